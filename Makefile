@@ -1,0 +1,35 @@
+# logsleuth: the commands a newcomer needs.  Everything runs from .venv.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint typecheck bench fixtures verify-fixes oracle-setup docs clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+# Diagnose the shipped EAGLE-3 incident log.  Exit status 1 means "failure found".
+demo: $(STAMP)
+	$(BIN)/logsleuth diagnose examples/eagle3-incident.log --format text || [ $$? -eq 1 ]
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check logsleuth tests scripts bench
+
+typecheck: $(STAMP)
+	$(BIN)/mypy logsleuth
+
+bench: $(STAMP)
+	$(BIN)/python bench/bench_local.py
+
+docs: $(STAMP)
+	$(BIN)/python scripts/gen_pattern_docs.py
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,152 @@
+"""The program without its command line: sources in, a `Report` out.
+
+Imports neither typer nor rich.  The CLI, watch mode and the tests all go through
+`diagnose()` / `diagnose_text()`, so they share one code path; only the source differs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+from logsleuth.errors import SourceError
+from logsleuth.fixes import build_fix
+from logsleuth.grouping import Grouper, is_cascade
+from logsleuth.launch import LaunchTracker
+from logsleuth.models import Diagnosis, FailureGroup, LaunchInfo, Report, SourceInfo
+from logsleuth.matcher import Pattern, PatternSet, load_patterns, match_failure
+from logsleuth.reader import DEFAULT_MAX_BYTES, ReadResult, read_all, read_latest
+from logsleuth.sources.base import Source, SSHOptions, open_sources
+
+
+@dataclass(frozen=True)
+class DiagnoseOptions:
+    all_failures: bool = False  # every failure group in the file, not only the latest launch
+    command: str | None = None  # the launch command, when the user gives it (--cmd)
+    engine_version: str | None = None  # overrides what the log suggests
+    pattern_dirs: tuple[str, ...] = ()
+    include_user_patterns: bool = True
+    max_bytes: int = DEFAULT_MAX_BYTES
+    ssh: SSHOptions = field(default_factory=SSHOptions)
+
+
+ProgressCallback = Callable[[str], None]
+
+
+def diagnose(
+    specs: Sequence[str],
+    options: DiagnoseOptions | None = None,
+    *,
+    patterns: PatternSet | None = None,
+    progress: ProgressCallback | None = None,
+) -> Report:
+    """Diagnose one or more sources (`path`, `-`, `host:path`).  A source that cannot be
+    read is recorded in `Report.sources` with its error; the others go on."""
+    options = options or DiagnoseOptions()
+    patterns = patterns or load_patterns(options.pattern_dirs, include_user=options.include_user_patterns)
+    results: list[tuple[Source | None, SourceInfo, ReadResult | None]] = []
+    for spec in specs:
+        try:
+            sources = open_sources(spec, options.ssh)
+        except SourceError as exc:
+            results.append((None, SourceInfo(name=spec, bytes_read=0, size=None, error=str(exc)), None))
+            continue
+        for source in sources:
+            try:
+                if progress is not None and hasattr(source, "progress"):
+                    source.progress = progress
+                result = read_all(source) if options.all_failures else read_latest(source, max_bytes=options.max_bytes)
+                info = SourceInfo(source.name, result.bytes_read, result.size, capped=result.capped)
+                results.append((source, info, result))
+            except SourceError as exc:
+                results.append((source, SourceInfo(source.name, 0, None, error=str(exc)), None))
+            finally:
+                source.close()
+    return build_report(results, options, patterns)
+
+
+def diagnose_text(text: str, options: DiagnoseOptions | None = None, *, patterns: PatternSet | None = None) -> Report:
+    """Diagnose log text held in memory (tests, pasted snippets)."""
+    from logsleuth.sources.memory import MemorySource
+
+    options = options or DiagnoseOptions()
+    patterns = patterns or load_patterns(options.pattern_dirs, include_user=options.include_user_patterns)
+    source = MemorySource(text.encode("utf-8", errors="surrogateescape"))
+    result = read_all(source) if options.all_failures else read_latest(source, max_bytes=options.max_bytes)
+    info = SourceInfo(source.name, result.bytes_read, result.size)
+    return build_report([(source, info, result)], options, patterns)
+
+
+def build_report(
+    results: Iterable[tuple[Source | None, SourceInfo, ReadResult | None]],
+    options: DiagnoseOptions,
+    patterns: PatternSet,
+) -> Report:
+    grouper = Grouper()
+    trackers: list[LaunchTracker] = []
+    infos: list[SourceInfo] = []
+    context_lines: list[str] = []
+    for source, info, result in results:
+        infos.append(info)
+        if result is None or source is None:
+            continue
+        trackers.append(result.tracker)
+        context_lines.extend(result.cascade_lines)
+        for failure in result.failures:
+            grouper.add(failure, source.name, source.host)
+    launch = _merge_launch(trackers, options)
+    warnings = list(patterns.errors)
+    groups = [_diagnose_group(group, patterns.patterns, launch, context_lines, warnings.append) for group in grouper.groups()]
+    groups = _order(groups, {p.id: p for p in patterns.patterns})
+    return Report(sources=tuple(infos), failures=tuple(groups), launch=launch, warnings=tuple(dict.fromkeys(warnings)))
+
+
+def _merge_launch(trackers: list[LaunchTracker], options: DiagnoseOptions) -> LaunchInfo:
+    merged = LaunchTracker()
+    for tracker in trackers:
+        merged.engine = merged.engine or tracker.engine
+        merged.engine_version = merged.engine_version or tracker.engine_version
+        merged.version_hint = merged.version_hint or tracker.version_hint
+        merged.command = merged.command or tracker.command
+        merged.server_args = merged.server_args or tracker.server_args
+    return merged.info(options.command, options.engine_version)
+
+
+def _diagnose_group(
+    group: FailureGroup,
+    patterns: list[Pattern],
+    launch: LaunchInfo,
+    log_lines: list[str],
+    warn: Callable[[str], None],
+) -> FailureGroup:
+    lines = [*group.cascade, *log_lines]
+    found = match_failure(patterns, group.failure, lines, engine=launch.engine, on_error=warn)
+    if found is None:
+        return group
+    pattern = found.pattern
+    from logsleuth.fixes import interpolate
+
+    diagnosis = Diagnosis(
+        pattern=pattern.id,
+        title=pattern.title,
+        category=pattern.category,
+        root_cause=interpolate(pattern.root_cause, found.captures),
+        fix=build_fix(pattern.fix, group.failure, found.captures, launch),
+        references=pattern.references,
+        engine=launch.engine,
+        engine_version=launch.engine_version,
+    )
+    return replace(group, diagnosis=diagnosis)
+
+
+def _order(groups: list[FailureGroup], patterns: dict[str, Pattern]) -> list[FailureGroup]:
+    """Causes before cascades; a pattern can mark its failure as a cascade."""
+
+    def cascade(group: FailureGroup) -> bool:
+        pattern = patterns.get(group.diagnosis.pattern) if group.diagnosis else None
+        return bool(pattern and pattern.cascade) or is_cascade(group.failure)
+
+    has_cause = any(not cascade(group) for group in groups)
+    indexed = list(enumerate(groups))
+    indexed.sort(key=lambda item: (1 if has_cause and cascade(item[1]) else 0, item[0]))
+    return [group for _, group in indexed]

@@ -1,0 +1,95 @@
+"""Flag catalogs: every launch flag of each supported engine version.
+
+Generated from the real argument parsers by scripts/oracle/dump_flags.py and shipped
+as JSON in `logsleuth.patterns/catalogs/`.  Used to suggest flags ("did you mean"),
+valid choices and renames for the version in use.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+
+@dataclass(frozen=True)
+class FlagInfo:
+    name: str
+    aliases: tuple[str, ...]
+    type: str | None
+    choices: tuple[str, ...]
+    default: Any
+    takes_value: bool
+    deprecated: bool
+    renamed_to: str | None
+
+
+@dataclass(frozen=True)
+class Catalog:
+    engine: str
+    version: str
+    flags: tuple[FlagInfo, ...]
+
+    def find(self, flag: str) -> FlagInfo | None:
+        for info in self.flags:
+            if flag == info.name or flag in info.aliases:
+                return info
+        return None
+
+    def names(self) -> list[str]:
+        return [alias for info in self.flags for alias in (info.name, *info.aliases) if alias.startswith("--")]
+
+    def boolean_flags(self) -> frozenset[str]:
+        return frozenset(alias for info in self.flags if not info.takes_value for alias in (info.name, *info.aliases))
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    parts = []
+    for piece in version.replace("post", ".").replace("rc", ".").split("."):
+        parts.append(int(piece) if piece.isdigit() else 0)
+    return tuple(parts)
+
+
+@lru_cache(maxsize=1)
+def available() -> tuple[tuple[str, str], ...]:
+    """(engine, version) pairs with a shipped catalog, oldest first."""
+    try:
+        root = resources.files("logsleuth.patterns").joinpath("catalogs")
+        names = [entry.name for entry in root.iterdir() if entry.name.endswith(".json")]
+    except (FileNotFoundError, NotADirectoryError, ModuleNotFoundError):
+        return ()
+    pairs = []
+    for name in names:
+        engine, _, version = name[: -len(".json")].partition("-")
+        pairs.append((engine, version))
+    return tuple(sorted(pairs, key=lambda pair: (pair[0], _version_key(pair[1]))))
+
+
+@lru_cache(maxsize=8)
+def load(engine: str, version: str | None) -> Catalog | None:
+    """The catalog for that version, or the nearest older one (newest when unknown)."""
+    candidates = [v for e, v in available() if e == engine]
+    if not candidates:
+        return None
+    chosen = candidates[-1]
+    if version:
+        older = [v for v in candidates if _version_key(v) <= _version_key(version)]
+        chosen = older[-1] if older else candidates[0]
+    path = resources.files("logsleuth.patterns").joinpath("catalogs", f"{engine}-{chosen}.json")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    flags = tuple(
+        FlagInfo(
+            name=entry["name"],
+            aliases=tuple(entry.get("aliases", ())),
+            type=entry.get("type"),
+            choices=tuple(str(choice) for choice in entry.get("choices") or ()),
+            default=entry.get("default"),
+            takes_value=entry.get("nargs") != 0 and entry.get("action") not in ("store_true", "store_false", "store_const", "count"),
+            deprecated=bool(entry.get("deprecated")),
+            renamed_to=entry.get("renamed_to"),
+        )
+        for entry in data.get("flags", ())
+    )
+    return Catalog(engine, data.get("version", chosen), flags)

@@ -1,0 +1,160 @@
+"""The command line: parse, build frozen options, call `logsleuth.api`, render, exit.
+
+Exit statuses (also in the README and `--help`):
+  0 no failure found · 1 failure found · 2 usage error · 3 a source could not be read ·
+  4 internal error (a logsleuth bug; reported in one line, never a traceback) · 130 interrupted
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from logsleuth.api import DiagnoseOptions, diagnose
+from logsleuth.errors import ExitStatus, LogsleuthError, UsageError
+from logsleuth.models import Report
+from logsleuth.reader import DEFAULT_MAX_BYTES
+from logsleuth.render import OutputFormat, RenderOptions
+from logsleuth.sources.base import SSHOptions
+
+EXIT_CODES_HELP = (
+    "Exit status: 0 no failure found, 1 failure found, 2 usage error, "
+    "3 a source could not be read, 4 internal error, 130 interrupted."
+)
+
+app = typer.Typer(
+    name="logsleuth",
+    help="Find why an SGLang or vLLM launch died: the failure, its frames, the root cause and the flag fix.\n\n"
+    + EXIT_CODES_HELP,
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def parse_size(text: str) -> int:
+    """`256M`, `1G`, `500000` -> bytes."""
+    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+    raw = text.strip().lower().removesuffix("b").removesuffix("i")
+    try:
+        if raw and raw[-1] in units:
+            return int(float(raw[:-1]) * units[raw[-1]])
+        return int(raw)
+    except ValueError:
+        raise UsageError(f"--max-bytes: not a size: {text!r} (use e.g. 256M or 1G)") from None
+
+
+def exit_status_for(report: Report) -> ExitStatus:
+    if report.failures:
+        return ExitStatus.FAILURE_FOUND
+    if any(source.error for source in report.sources):
+        return ExitStatus.SOURCE_ERROR
+    return ExitStatus.NO_FAILURE
+
+
+def render(report: Report, options: RenderOptions) -> str:
+    fmt = options.format
+    if fmt is OutputFormat.JSON:
+        from logsleuth.render.json_report import render_json
+
+        return render_json(report)
+    if fmt is OutputFormat.MARKDOWN:
+        from logsleuth.render.markdown import render_markdown
+
+        return render_markdown(report, options)
+    if fmt is OutputFormat.SLACK:
+        from logsleuth.render.slack import render_slack
+
+        return render_slack(report, options)
+    if fmt is OutputFormat.RICH:
+        from logsleuth.render.rich_view import render_rich
+
+        return render_rich(report, options)
+    from logsleuth.render.text import render_text
+
+    return render_text(report, options)
+
+
+def _default_format(output: Path | None) -> OutputFormat:
+    if output is None and sys.stdout.isatty():
+        return OutputFormat.RICH
+    return OutputFormat.TEXT
+
+
+def _redact(report: Report, redact: bool, anonymize: bool) -> Report:
+    if not redact and not anonymize:
+        return report
+    try:
+        from logsleuth.redact import redact_report
+    except ImportError:  # pragma: no cover - redaction ships with the reports module
+        return report
+    return redact_report(report, secrets=redact, anonymize=anonymize)
+
+
+@app.command("diagnose", epilog=EXIT_CODES_HELP)
+def diagnose_command(
+    sources: Annotated[list[str], typer.Argument(help="Log sources: PATH, '-' for stdin, HOST:PATH, user@host:path.")],
+    output_format: Annotated[
+        OutputFormat | None, typer.Option("--format", "-f", help="rich (TTY default), text, markdown, slack, json.")
+    ] = None,
+    all_failures: Annotated[bool, typer.Option("--all", help="Every failure group in the file, not just the latest launch.")] = False,
+    command: Annotated[str | None, typer.Option("--cmd", help="The launch command, to print it corrected.")] = None,
+    engine_version: Annotated[str | None, typer.Option("--engine-version", help="SGLang version, if the log does not say.")] = None,
+    patterns: Annotated[list[Path] | None, typer.Option("--patterns", help="Extra pattern directory (repeatable).")] = None,
+    no_user_patterns: Annotated[bool, typer.Option("--no-user-patterns", help="Ignore ~/.config/logsleuth/patterns.")] = False,
+    max_bytes: Annotated[str, typer.Option("--max-bytes", help="Read at most this much from the end of each log.")] = str(DEFAULT_MAX_BYTES),
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report to this file.")] = None,
+    width: Annotated[int, typer.Option("--width", help="Line width for rich/text output.")] = 100,
+    max_chars: Annotated[int, typer.Option("--max-chars", help="Slack report length limit.")] = 3500,
+    no_redact: Annotated[bool, typer.Option("--no-redact", help="Show secrets (API keys, tokens) as they are in the log.")] = False,
+    anonymize: Annotated[bool, typer.Option("--anonymize", help="Also replace host names, IPs and user names.")] = False,
+    ssh_config: Annotated[Path | None, typer.Option("--ssh-config", "-F", help="ssh config file (default ~/.ssh/config).")] = None,
+    accept_new_host_key: Annotated[
+        bool, typer.Option("--accept-new-host-key", help="Trust and remember an unknown host key (like accept-new).")
+    ] = False,
+    all_files: Annotated[bool, typer.Option("--all-files", help="A remote glob reads every match, not the newest.")] = False,
+) -> None:
+    """Diagnose the latest failure in one or more logs."""
+    options = DiagnoseOptions(
+        all_failures=all_failures,
+        command=command,
+        engine_version=engine_version,
+        pattern_dirs=tuple(str(p) for p in patterns or ()),
+        include_user_patterns=not no_user_patterns,
+        max_bytes=parse_size(max_bytes),
+        ssh=SSHOptions(
+            config_file=str(ssh_config) if ssh_config else None,
+            accept_new_host_key=accept_new_host_key,
+            all_files=all_files,
+        ),
+    )
+    fmt = output_format or _default_format(output)
+    color = fmt is OutputFormat.RICH and output is None and not os.environ.get("NO_COLOR")
+    render_options = RenderOptions(format=fmt, width=width, color=color, max_chars=max_chars)
+    report = diagnose(sources, options)
+    report = _redact(report, redact=not no_redact, anonymize=anonymize)
+    text = render(report, render_options)
+    for source in report.sources:
+        if source.error:
+            print(f"logsleuth: {source.error}", file=sys.stderr)
+    for warning in report.warnings:
+        print(f"logsleuth: warning: {warning}", file=sys.stderr)
+    if output is not None:
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise LogsleuthError(f"cannot write {output}: {exc.strerror or exc}") from None
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    raise typer.Exit(int(exit_status_for(report)))
+
+
+@app.callback()
+def main_callback() -> None:
+    """logsleuth: remote log forensics for LLM inference servers."""

@@ -1,0 +1,147 @@
+"""What a log says about the launch: the command, `server_args=`, engine and version.
+
+Fed the same normalized lines as the traceback scanner.  It also records *launch
+markers* (offsets where a new launch starts), which decide which failures belong to
+the most recent launch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import regex
+
+from logsleuth.models import Failure, LaunchInfo, LogLine
+
+# `+ python -m sglang.launch_server …` (bash -x), `$ sglang serve …`, `Launch command: …`,
+# optionally with leading environment assignments.
+_COMMAND = regex.compile(
+    r"(?P<cmd>(?:[A-Z_][A-Z0-9_]*=\S*\s+)*"
+    r"(?:(?:\S*/)?python[\d.]*\s+-m\s+(?:sglang\.launch_server|vllm\.entrypoints\.openai\.api_server)"
+    r"|(?:\S*/)?sglang\s+serve|(?:\S*/)?vllm\s+serve)(?:\s.*)?)$"
+)
+_SERVER_ARGS = regex.compile(r"\bserver_args=(?P<body>ServerArgs\(.*\)|\{.*\})\s*$")
+_EXPLICIT_VERSION = regex.compile(
+    r"(?i)\b(?P<engine>sglang|vllm)(?:==|\s+version[:=]?\s*v?|\s+v)(?P<version>\d+\.\d+\.\d+(?:\.?post\d+|rc\d+|\.dev\d+)?)"
+)
+
+
+@dataclass
+class LaunchTracker:
+    command: str | None = None
+    command_offset: int = -1
+    server_args: str | None = None
+    engine: str | None = None
+    engine_version: str | None = None
+    version_hint: str | None = None  # guessed from code layout when no version is printed
+    markers: list[int] = field(default_factory=list)
+
+    def observe(self, line: LogLine) -> None:
+        text = line.text
+        if "server_args=" in text:
+            m = _SERVER_ARGS.search(text)
+            if m:
+                self.server_args = m["body"]
+                self.engine = self.engine or "sglang"
+                self._mark(line.offset)
+        if ("launch_server" in text or " serve" in text) and (m := _COMMAND.search(text)):
+            command = m["cmd"].strip()
+            if command.count("-") and not command.endswith("serve"):
+                self.command = command
+                self.command_offset = line.offset
+                self.engine = "vllm" if "vllm" in command.split("--", 1)[0] else "sglang"
+                self._mark(line.offset)
+        if ("sglang" in text or "vllm" in text) and (m := _EXPLICIT_VERSION.search(text)):
+            self.engine = m["engine"].lower()
+            self.engine_version = m["version"]
+        if text.startswith("sglang serve: error:"):
+            self.version_hint = self.version_hint or "0.5.23"
+        elif text.startswith("launch_server.py: error:"):
+            self.version_hint = self.version_hint or "0.5.9"
+
+    def _mark(self, offset: int) -> None:
+        # One launch often logs its command and then its server_args: one marker.
+        if not self.markers or offset - self.markers[-1] > 64 * 1024:
+            self.markers.append(offset)
+
+    def observe_failure(self, failure: Failure) -> None:
+        """Frame paths tell the engine and, roughly, its version."""
+        for block in failure.exceptions:
+            for frame in block.frames:
+                path = frame.file
+                if "/sglang/" in path:
+                    self.engine = self.engine or "sglang"
+                    if "/srt/arg_groups/" in path:
+                        self.version_hint = "0.5.23"
+                    elif "/srt/utils/common.py" in path and self.version_hint is None:
+                        self.version_hint = "0.5.9"
+                    elif path.endswith("/srt/utils.py") and self.version_hint is None:
+                        self.version_hint = "0.4.10.post2"
+                elif "/vllm/" in path:
+                    self.engine = self.engine or "vllm"
+
+    def segment_start(self, before: int) -> int:
+        """Offset where the launch that includes `before` started (0 when unknown)."""
+        start = 0
+        for marker in self.markers:
+            if marker <= before:
+                start = marker
+        return start
+
+    def info(self, command_override: str | None = None, version_override: str | None = None) -> LaunchInfo:
+        return LaunchInfo(
+            engine=self.engine,
+            engine_version=version_override or self.engine_version or self.version_hint,
+            command=command_override or self.command,
+            server_args=tuple(parse_server_args(self.server_args)) if self.server_args else (),
+        )
+
+
+def parse_server_args(body: str) -> list[tuple[str, str]]:
+    """Split `ServerArgs(a=1, b='x, y', c=[1, 2])` or `{'a': 1, ...}` into (name, value repr)."""
+    if body.startswith("ServerArgs("):
+        inner, sep = body[len("ServerArgs(") : -1], "="
+    else:
+        inner, sep = body[1:-1], ":"
+    pairs: list[tuple[str, str]] = []
+    for item in _split_top_level(inner):
+        name, found, value = item.partition(sep)
+        if not found:
+            continue
+        name = name.strip().strip("'\"")
+        if name.isidentifier():
+            pairs.append((name, value.strip()))
+    return pairs
+
+
+def _split_top_level(text: str) -> list[str]:
+    """Split on commas that are not inside quotes or brackets."""
+    items: list[str] = []
+    depth = 0
+    quote: str | None = None
+    escaped = False
+    current: list[str] = []
+    for char in text:
+        if quote:
+            current.append(char)
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                quote = None
+            continue
+        if char in "'\"":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            items.append("".join(current))
+            current = []
+            continue
+        current.append(char)
+    if current:
+        items.append("".join(current))
+    return items

@@ -1,0 +1,345 @@
+"""The pattern library: one TOML file per known failure, loaded from layers.
+
+Layers, later ones first in matching order: bundled (`logsleuth.patterns`, shipped
+in the wheel), the user's `~/.config/logsleuth/patterns`, then each `--patterns DIR`.
+A broken user file is reported (file and line) and skipped; one bad pattern never
+breaks a run.  User regexes run with a timeout so a catastrophic one cannot hang us.
+See docs/writing-patterns.md for the format.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import regex
+
+from logsleuth.errors import PatternError
+from logsleuth.models import ExceptionBlock, Failure, Frame
+
+CATEGORIES = frozenset(
+    {
+        "spec-decoding-args",
+        "unknown-flag",
+        "invalid-flag-value",
+        "missing-flag",
+        "parallel-config",
+        "lora-config",
+        "context-length",
+        "model-path",
+        "weight-loading",
+        "unsupported-architecture",
+        "gpu-oom",
+        "kv-cache-memory",
+        "cuda-graph-capture",
+        "nccl",
+        "gpu-arch-unsupported",
+        "dependency-version",
+        "illegal-memory-access",
+        "port-in-use",
+        "process-killed",
+    }
+)
+_ID = regex.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)+$")
+_KINDS = frozenset({"traceback", "bare", "usage", "fatal", "killed"})
+_FLAG_OPS = frozenset({"add", "remove", "set", "rename"})
+_MATCH_KEYS = frozenset(
+    {"kind", "exception_type", "message", "chain_message", "frame_file", "frame_function", "source", "log_line", "usage"}
+)
+_TOP_KEYS = frozenset(
+    {"id", "title", "category", "priority", "engine", "versions", "cascade", "match", "root_cause", "fix", "references", "aliases"}
+)
+REGEX_TIMEOUT = 0.25  # seconds per search; user patterns are untrusted
+BUILTIN_LAYER = "bundled"
+
+
+class PatternTimeout(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class MatchRule:
+    """All given conditions must hold.  Frame conditions must hold on the same frame."""
+
+    kind: frozenset[str] = frozenset()
+    exception_type: regex.Pattern[str] | None = None
+    message: regex.Pattern[str] | None = None
+    chain_message: regex.Pattern[str] | None = None
+    frame_file: regex.Pattern[str] | None = None
+    frame_function: regex.Pattern[str] | None = None
+    source: regex.Pattern[str] | None = None
+    log_line: regex.Pattern[str] | None = None
+    usage: regex.Pattern[str] | None = None
+
+
+@dataclass(frozen=True)
+class Pattern:
+    id: str
+    title: str
+    category: str
+    root_cause: str
+    rules: tuple[MatchRule, ...]
+    fix: dict[str, Any] = field(default_factory=dict)
+    priority: int = 1000  # lower wins when two patterns match the same failure
+    engine: str | None = None
+    versions: tuple[str, ...] = ()
+    cascade: bool = False
+    references: tuple[str, ...] = ()
+    path: str = ""
+    layer: str = BUILTIN_LAYER
+
+
+@dataclass(frozen=True)
+class PatternMatch:
+    pattern: Pattern
+    captures: dict[str, str]
+
+
+def _search(pattern: regex.Pattern[str], text: str) -> regex.Match[str] | None:
+    try:
+        return pattern.search(text, timeout=REGEX_TIMEOUT)
+    except TimeoutError as exc:
+        raise PatternTimeout(pattern.pattern) from exc
+
+
+def _short_type(name: str) -> str:
+    return name.rsplit(".", 1)[-1]
+
+
+def _frame_matches(rule: MatchRule, frame: Frame, captures: dict[str, str]) -> bool:
+    checks = ((rule.frame_file, frame.file), (rule.frame_function, frame.function or ""), (rule.source, frame.source or ""))
+    found: dict[str, str] = {}
+    for pattern, text in checks:
+        if pattern is None:
+            continue
+        m = _search(pattern, text)
+        if m is None:
+            return False
+        found.update({k: v for k, v in m.groupdict().items() if v is not None})
+    captures.update(found)
+    return True
+
+
+def _rule_matches(rule: MatchRule, failure: Failure, log_lines: Iterable[str]) -> dict[str, str] | None:
+    final: ExceptionBlock = failure.final
+    captures: dict[str, str] = {}
+    if rule.kind and failure.kind not in rule.kind:
+        return None
+    if rule.exception_type is not None:
+        if not any(
+            rule.exception_type.fullmatch(name, timeout=REGEX_TIMEOUT) for name in (final.type, _short_type(final.type))
+        ):
+            return None
+    if rule.usage is not None:
+        if failure.kind != "usage":
+            return None
+        m = _search(rule.usage, final.message)
+        if m is None:
+            return None
+        captures.update({k: v for k, v in m.groupdict().items() if v is not None})
+    if rule.message is not None:
+        m = _search(rule.message, final.message)
+        if m is None:
+            return None
+        captures.update({k: v for k, v in m.groupdict().items() if v is not None})
+    if rule.chain_message is not None:
+        for block in failure.exceptions:
+            m = _search(rule.chain_message, f"{block.type}: {block.message}")
+            if m is not None:
+                captures.update({k: v for k, v in m.groupdict().items() if v is not None})
+                break
+        else:
+            return None
+    if rule.frame_file or rule.frame_function or rule.source:
+        if not any(_frame_matches(rule, frame, captures) for frame in reversed(final.frames)):
+            return None
+    if rule.log_line is not None:
+        for text in (*failure.context, *log_lines):
+            m = _search(rule.log_line, text)
+            if m is not None:
+                captures.update({k: v for k, v in m.groupdict().items() if v is not None})
+                break
+        else:
+            return None
+    return captures
+
+
+def match_failure(
+    patterns: Iterable[Pattern],
+    failure: Failure,
+    log_lines: Iterable[str] = (),
+    *,
+    engine: str | None = None,
+    on_error: Any = None,
+) -> PatternMatch | None:
+    """The best pattern for a failure: lowest priority number, then the last layer loaded."""
+    best: PatternMatch | None = None
+    lines = tuple(log_lines)
+    for pattern in patterns:
+        if engine and pattern.engine and pattern.engine != engine:
+            continue
+        try:
+            for rule in pattern.rules:
+                captures = _rule_matches(rule, failure, lines)
+                if captures is not None:
+                    if best is None or pattern.priority <= best.pattern.priority:
+                        best = PatternMatch(pattern, captures)
+                    break
+        except PatternTimeout as exc:
+            if on_error is not None:
+                on_error(f"pattern {pattern.id} ({pattern.path}): regex timed out and was skipped: {exc}")
+    return best
+
+
+# -- loading -------------------------------------------------------------------------
+
+
+def _compile(value: Any, where: str, key: str) -> regex.Pattern[str]:
+    if not isinstance(value, str):
+        raise PatternError(where, f"match.{key} must be a string (a regular expression)")
+    try:
+        return regex.compile(value, regex.MULTILINE)
+    except regex.error as exc:
+        raise PatternError(where, f"match.{key}: invalid regular expression: {exc}") from None
+
+
+def _parse_rule(table: Any, where: str) -> MatchRule:
+    if not isinstance(table, dict) or not table:
+        raise PatternError(where, "each [[match]] must be a non-empty table")
+    unknown = set(table) - _MATCH_KEYS
+    if unknown:
+        raise PatternError(where, f"unknown match key(s): {', '.join(sorted(unknown))}")
+    kinds = table.get("kind", [])
+    if isinstance(kinds, str):
+        kinds = [kinds]
+    if not set(kinds) <= _KINDS:
+        raise PatternError(where, f"match.kind must be among {', '.join(sorted(_KINDS))}")
+    fields: dict[str, Any] = {"kind": frozenset(kinds)}
+    for key in _MATCH_KEYS - {"kind"}:
+        if key in table:
+            fields[key] = _compile(table[key], where, key)
+    return MatchRule(**fields)
+
+
+def _check_fix(fix: Any, where: str) -> dict[str, Any]:
+    if not isinstance(fix, dict):
+        raise PatternError(where, "[fix] must be a table")
+    for option in (fix, *fix.get("alternatives", [])):
+        for flag in option.get("flags", []):
+            if not isinstance(flag, dict) or flag.get("op") not in _FLAG_OPS or not str(flag.get("flag", "")).startswith("-"):
+                raise PatternError(where, f"fix.flags entries need op in {sorted(_FLAG_OPS)} and a --flag: {flag!r}")
+    return fix
+
+
+def _line_of(text: str, needle: str) -> int:
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.lstrip().startswith(needle):
+            return number
+    return 1
+
+
+def parse_pattern(text: str, path: str, layer: str = BUILTIN_LAYER) -> Pattern:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        # tomllib says "(at line 3, column 7)"; keep it in the location.
+        m = regex.search(r"at line (\d+)", str(exc))
+        raise PatternError(f"{path}:{m.group(1) if m else 1}", f"invalid TOML: {exc}") from None
+    where = path
+
+    def at(key: str) -> str:
+        return f"{path}:{_line_of(text, key)}"
+
+    unknown = set(data) - _TOP_KEYS
+    if unknown:
+        raise PatternError(f"{path}:1", f"unknown key(s): {', '.join(sorted(unknown))}")
+    for key in ("id", "title", "category", "root_cause", "match"):
+        if key not in data:
+            raise PatternError(f"{path}:1", f"missing required key '{key}'")
+    if not isinstance(data["id"], str) or not _ID.match(data["id"]):
+        raise PatternError(at("id"), "id must be lowercase words joined by dashes, e.g. sglang-eagle-partial-spec-args")
+    if data["category"] not in CATEGORIES:
+        raise PatternError(at("category"), f"unknown category {data['category']!r}")
+    raw_rules = data["match"] if isinstance(data["match"], list) else [data["match"]]
+    rules = tuple(_parse_rule(rule, at("[match") if "[match" in text else at("match")) for rule in raw_rules)
+    priority = data.get("priority", 1000)
+    if not isinstance(priority, int):
+        raise PatternError(at("priority"), "priority must be an integer")
+    return Pattern(
+        id=data["id"],
+        title=str(data["title"]),
+        category=data["category"],
+        root_cause=str(data["root_cause"]).strip(),
+        rules=rules,
+        fix=_check_fix(data.get("fix", {}), at("[fix")) if data.get("fix") else {},
+        priority=priority,
+        engine=data.get("engine"),
+        versions=tuple(data.get("versions", ())),
+        cascade=bool(data.get("cascade", False)),
+        references=tuple(data.get("references", ())),
+        path=where,
+        layer=layer,
+    )
+
+
+def _bundled_files() -> Iterator[tuple[str, str]]:
+    root = resources.files("logsleuth.patterns")
+    for engine_dir in sorted(root.iterdir(), key=lambda entry: entry.name):
+        if not engine_dir.is_dir() or engine_dir.name.startswith(("_", ".")) or engine_dir.name == "catalogs":
+            continue
+        for entry in sorted(engine_dir.iterdir(), key=lambda e: e.name):
+            if entry.name.endswith(".toml"):
+                yield f"patterns/{engine_dir.name}/{entry.name}", entry.read_text(encoding="utf-8")
+
+
+def _directory_files(directory: Path) -> Iterator[tuple[str, str]]:
+    for path in sorted(directory.rglob("*.toml")):
+        yield str(path), path.read_text(encoding="utf-8", errors="replace")
+
+
+def user_pattern_dir() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "logsleuth" / "patterns"
+
+
+@dataclass
+class PatternSet:
+    patterns: list[Pattern]
+    errors: list[str]
+
+
+def load_patterns(extra_dirs: Iterable[str | Path] = (), *, include_user: bool = True, strict: bool = False) -> PatternSet:
+    """Load all layers.  Bundled patterns must be valid (strict); user ones are skipped with an error line."""
+    patterns: dict[str, Pattern] = {}
+    errors: list[str] = []
+    for path, text in _bundled_files():
+        pattern = parse_pattern(text, path)  # a broken bundled pattern is our bug: let tests catch it
+        patterns[pattern.id] = pattern
+    layers: list[tuple[str, Path]] = []
+    if include_user and user_pattern_dir().is_dir():
+        layers.append(("user", user_pattern_dir()))
+    layers.extend(("--patterns", Path(d)) for d in extra_dirs)
+    for layer, directory in layers:
+        if not directory.is_dir():
+            errors.append(f"{directory}: pattern directory not found")
+            continue
+        try:
+            files = list(_directory_files(directory))
+        except OSError as exc:
+            errors.append(f"{directory}: cannot read patterns: {exc.strerror or exc}")
+            continue
+        for path, text in files:
+            try:
+                pattern = parse_pattern(text, path, layer)
+            except PatternError as exc:
+                if strict:
+                    raise
+                errors.append(f"{exc} (pattern skipped)")
+                continue
+            patterns[pattern.id] = pattern  # a user pattern with a bundled id replaces it
+    return PatternSet(list(patterns.values()), errors)

@@ -1,0 +1,181 @@
+"""The data every pipeline stage hands to the next: frozen, plain-typed dataclasses.
+
+Nothing here knows how it was built (parser) or how it is shown (renderers), so a
+report serializes with `dataclasses.asdict` and tests can build values by hand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+# How exception i of a chain leads to exception i+1 (the newer one):
+# "cause"   -> printed "The above exception was the direct cause of the following exception"
+# "context" -> printed "During handling of the above exception, another exception occurred"
+Relation = Literal["cause", "context"]
+
+FailureKind = Literal["traceback", "bare", "usage", "fatal", "killed"]
+
+
+@dataclass(frozen=True, slots=True)
+class LineMeta:
+    """What the normalizer stripped off a line: who wrote it, and when."""
+
+    timestamp: str | None = None
+    host: str | None = None
+    process: str | None = None
+    pid: int | None = None
+    # Rank tags in the order printed, e.g. (("DP", 0), ("TP", 2)).
+    ranks: tuple[tuple[str, int], ...] = ()
+    level: str | None = None
+
+    @property
+    def rank_label(self) -> str | None:
+        """`DP0 TP2`, or the worker's rank (`rank=1`) when only that is known."""
+        if not self.ranks:
+            return None
+        return " ".join(f"{name}{value}" for name, value in self.ranks)
+
+
+@dataclass(frozen=True, slots=True)
+class LogLine:
+    """One physical line of a log after normalization."""
+
+    number: int  # 1-based line number in the source (relative to the window read when the start is unknown)
+    offset: int  # byte offset of the line in the source
+    text: str  # the line with ANSI, CR, quote markers and known prefixes removed
+    meta: LineMeta
+    # Lines with the same stream key were written by the same process; the parser
+    # demultiplexes interleaved tracebacks by it. "" means "no prefix seen".
+    stream: str = ""
+    # True when the line carried its own record header (an SGLang `[ts TP0]` header or a
+    # vLLM logger header), i.e. it starts a log record rather than continuing one.
+    starts_record: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    file: str
+    line: int | None
+    function: str | None  # None for SyntaxError location lines (`File "x", line 1`)
+    source: str | None = None
+    repeated: int = 0  # "[Previous line repeated N more times]" after this frame
+    in_app: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ExceptionBlock:
+    """One exception of a chain: its frames (oldest call first) and final line."""
+
+    type: str  # as printed, e.g. "torch.OutOfMemoryError", "UsageError", "Fatal Python error"
+    message: str  # without the "Type: " prefix; may span several lines
+    frames: tuple[Frame, ...] = ()
+    relation: Relation | None = None  # how this exception leads to the next one in the chain
+    # Exception groups: each member is its own chain (oldest first).
+    members: tuple[tuple[ExceptionBlock, ...], ...] = ()
+    more_members: int = 0  # "and N more exceptions"
+    truncated: bool = False  # frames missing at the start (excerpt) or the end (cut-off log)
+
+    @property
+    def is_group(self) -> bool:
+        return bool(self.members) or self.more_members > 0
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """One failure as it appears in the log: a traceback chain, a bare exception line,
+    an argparse usage error, a faulthandler dump or a kill notice."""
+
+    kind: FailureKind
+    exceptions: tuple[ExceptionBlock, ...]  # oldest first; exceptions[-1] ended the process
+    line: int  # line number of its first line
+    offset: int  # byte offset of its first line
+    end_offset: int  # byte offset just past its last line
+    meta: LineMeta = field(default_factory=LineMeta)
+    header: str | None = None  # text before "Traceback" on its first line, e.g. "Scheduler hit an exception:"
+    truncated: bool = False
+    # Log lines just before the failure (warnings, errors) that help explain it.
+    context: tuple[str, ...] = ()
+
+    @property
+    def final(self) -> ExceptionBlock:
+        return self.exceptions[-1]
+
+
+@dataclass(frozen=True, slots=True)
+class FlagOp:
+    """One change to the launch command.  `flag` is as typed, dashes included."""
+
+    op: Literal["add", "remove", "set", "rename"]
+    flag: str
+    value: str | None = None
+    to: str | None = None  # the new name, for "rename"
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    summary: str
+    flags: tuple[FlagOp, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    steps: tuple[str, ...] = ()
+    command: str | None = None  # the corrected launch command, when the original is known
+    # Other fixes that are equally valid (e.g. "or drop all three flags").
+    alternatives: tuple[Fix, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnosis:
+    pattern: str
+    title: str
+    category: str
+    root_cause: str
+    fix: Fix | None = None
+    references: tuple[str, ...] = ()
+    engine: str | None = None
+    engine_version: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FailureGroup:
+    """Identical failures (same fingerprint) seen once or many times, e.g. on every rank."""
+
+    fingerprint: str
+    failure: Failure  # the first occurrence
+    count: int
+    ranks: tuple[str, ...] = ()
+    hosts: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+    cascade: tuple[str, ...] = ()  # "Received sigquit…", "Killed" lines that followed it
+    diagnosis: Diagnosis | None = None
+    signature: str = ""  # normalized "Type: message" to search issue trackers with
+
+
+@dataclass(frozen=True, slots=True)
+class SourceInfo:
+    name: str
+    bytes_read: int
+    size: int | None
+    error: str | None = None
+    capped: bool = False  # the byte cap stopped the search before the failure was complete
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchInfo:
+    """What the log says about the launch itself."""
+
+    engine: str | None = None  # "sglang" | "vllm"
+    engine_version: str | None = None
+    command: str | None = None  # the launch command, when the log or --cmd gives it
+    server_args: tuple[tuple[str, str], ...] = ()  # name -> repr(value) from a server_args= line
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    sources: tuple[SourceInfo, ...]
+    failures: tuple[FailureGroup, ...]  # failures[0] is the primary failure
+    launch: LaunchInfo = field(default_factory=LaunchInfo)
+    warnings: tuple[str, ...] = ()  # e.g. a user pattern file that could not be loaded
+
+    @property
+    def primary(self) -> FailureGroup | None:
+        return self.failures[0] if self.failures else None

@@ -1,0 +1,401 @@
+"""Traceback parser: find failures in a stream of normalized log lines.
+
+The scanner is fed one `LogLine` at a time (so it works the same on a file read
+backwards in windows, on a whole file and on a live `watch` stream) and cuts the log
+into failures: Python tracebacks with their chains and groups, faulthandler dumps,
+bare exception lines, argparse usage errors and kill notices.  The text of each
+failure is then parsed into exception blocks by `traceback_text`.
+
+Interleaving: lines are demultiplexed by their stream (process prefix or SGLang rank
+record).  Within one stream, several tracebacks may still interleave line by line
+(ranks writing to one unprefixed stderr); each open collector takes the lines that fit
+its grammar, and among equals the one that is behind, so identical tracebacks printed
+at once by several ranks come out whole.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from enum import Enum, auto
+
+import regex
+
+from logsleuth.models import ExceptionBlock, Failure, FailureKind, LineMeta, LogLine
+from logsleuth.traceback_text import (
+    CARET_LINE,
+    CAUSE_SEPARATOR,
+    CONTEXT_SEPARATOR,
+    EXCEPTION_LINE,
+    FATAL_HEADER,
+    FAULT_FRAME_LINE,
+    FRAME_LINE,
+    GROUP_HEADER,
+    REPEATED_LINE,
+    THREAD_HEADER,
+    TRACEBACK_HEADER,
+    parse_chain,
+    parse_faulthandler,
+)
+
+# A bare exception line outside a traceback must look like an exception *type*:
+# `ValueError: …`, `torch.OutOfMemoryError: …`, `AssertionError`.
+STRICT_EXCEPTION_LINE = regex.compile(
+    r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Failure|Timeout))"
+    r"(?::(?: (?P<msg>.*)|$)|$)"
+)
+_NOT_BARE_TYPES = frozenset({"Error", "Exception", "Failure", "Timeout", "Fault"})
+# argparse: `launch_server.py: error: unrecognized arguments: …`, `sglang serve: error: …`
+USAGE_ERROR = regex.compile(r"^(?P<prog>[\w./\-]+(?: [\w\-]+)?): error: (?P<msg>.+)$")
+# Lines that only report the cascade after a process died.
+KILL_LINE = regex.compile(
+    r"(?:Received sigquit from a child proc(?:ess|es)?\b.*"
+    r"|^(?:.*\s)?Killed(?:\s+.*)?$"
+    r"|exit(?:ed with)? code:? -9\b.*"
+    r"|died, exit code: -?\d+.*)"
+)
+CASCADE_CONTEXT_LINE = regex.compile(r"kill_process_tree called|Dumping requests before crash|Dumped \d+ finished")
+_PY_WARNING = regex.compile(r"^\S+:\d+: \w*Warning: ")
+_THREAD_INTRO = regex.compile(r"^(?:Exception in thread .+:|Process [\w\-]+:|Error in atexit\._run_exitfuncs:)$")
+_CONTEXT_HINT = regex.compile(r"(?i)\b(?:warn(?:ing)?|error|fail(?:ed|ure)?|not enough|out of memory)\b")
+
+MAX_FAILURE_LINES = 20_000  # a runaway "traceback" is cut here and marked truncated
+MAX_MESSAGE_LINES = 60
+CONTEXT_LINES = 6
+STALE_GAP = 3  # a collector that got none of the last N lines of its stream is finished
+
+
+class LineKind(Enum):
+    HEADER = auto()
+    GROUP = auto()
+    SEPARATOR = auto()
+    FRAME = auto()
+    FAULT_FRAME = auto()
+    FATAL = auto()
+    THREAD = auto()
+    REPEATED = auto()
+    CARET = auto()
+    MARGIN = auto()
+    SOURCE = auto()
+    EXCEPTION = auto()
+    BLANK = auto()
+    OTHER = auto()
+
+
+def classify(text: str) -> LineKind:
+    stripped = text.strip()
+    if not stripped:
+        return LineKind.BLANK
+    if stripped.endswith(TRACEBACK_HEADER):
+        return LineKind.HEADER
+    if stripped in (CAUSE_SEPARATOR, CONTEXT_SEPARATOR):
+        return LineKind.SEPARATOR
+    first = text[0]
+    if first == " " or first == "\t":
+        if stripped.startswith("File "):
+            if FRAME_LINE.match(text):
+                return LineKind.FRAME
+            if FAULT_FRAME_LINE.match(text):
+                return LineKind.FAULT_FRAME
+        if stripped[0] in "+|":
+            return LineKind.GROUP if GROUP_HEADER.match(text) else LineKind.MARGIN
+        if stripped.startswith("[Previous line repeated") and REPEATED_LINE.match(text):
+            return LineKind.REPEATED
+        if CARET_LINE.match(text):
+            return LineKind.CARET
+        return LineKind.SOURCE
+    if stripped.startswith("File ") and FRAME_LINE.match(text):
+        return LineKind.FRAME  # pasted without indentation
+    if stripped.startswith("Fatal Python error: "):
+        return LineKind.FATAL
+    if THREAD_HEADER.match(stripped):
+        return LineKind.THREAD
+    if EXCEPTION_LINE.match(text):
+        return LineKind.EXCEPTION
+    return LineKind.OTHER
+
+
+class Phase(Enum):
+    FRAMES = auto()  # inside a traceback, before its exception line
+    MESSAGE = auto()  # after the exception line (message may continue)
+    BLANK = auto()  # a blank line after the message: a separator may follow
+    SEPARATOR = auto()  # after a chain separator: a new traceback follows
+    GROUP = auto()  # inside an exception group's margins
+    FATAL = auto()  # inside a faulthandler dump
+    DONE = auto()
+
+
+@dataclass
+class _Collector:
+    kind: FailureKind
+    first: LogLine
+    phase: Phase
+    header: str | None = None
+    truncated: bool = False
+    context: tuple[str, ...] = ()
+    texts: list[str] = field(default_factory=list)
+    last: LineKind = LineKind.OTHER
+    last_seq: int = 0
+    last_end: int = 0
+    message_lines: int = 0
+
+    def accepts(self, kind: LineKind, line: LogLine) -> int:
+        """0 = no; 1 = as structure; 2 = only as a message continuation (weaker)."""
+        if len(self.texts) >= MAX_FAILURE_LINES:
+            return 0
+        phase = self.phase
+        if phase is Phase.FRAMES:
+            if kind in (LineKind.FRAME, LineKind.REPEATED, LineKind.EXCEPTION):
+                return 1
+            if kind is LineKind.SOURCE and self.last in (LineKind.FRAME, LineKind.SOURCE):
+                return 1
+            if kind is LineKind.CARET and self.last in (LineKind.SOURCE, LineKind.CARET):
+                return 1
+            if kind is LineKind.GROUP and self.last is LineKind.HEADER:
+                return 1
+            return 0
+        if phase is Phase.GROUP:
+            return 1 if kind in (LineKind.MARGIN, LineKind.GROUP) else 0
+        if phase is Phase.FATAL:
+            if kind in (LineKind.FAULT_FRAME, LineKind.THREAD, LineKind.FRAME):
+                return 1
+            if kind is LineKind.BLANK:
+                return 1 if self.last is not LineKind.BLANK else 0
+            stripped = line.text.strip()
+            if stripped.startswith(("Extension modules:", "<no Python frame>", "Stack (most recent", "Binary file")):
+                return 1
+            return 0
+        if phase is Phase.MESSAGE:
+            if kind is LineKind.BLANK:
+                return 1
+            if line.starts_record or self.message_lines >= MAX_MESSAGE_LINES:
+                return 0
+            if kind in (LineKind.OTHER, LineKind.SOURCE, LineKind.CARET, LineKind.EXCEPTION):
+                text = line.text
+                if STRICT_EXCEPTION_LINE.match(text) or USAGE_ERROR.match(text) or _PY_WARNING.match(text):
+                    return 0
+                if KILL_LINE.search(text) or text.lstrip().startswith("warnings.warn("):
+                    return 0
+                return 2
+            return 0
+        if phase is Phase.BLANK:
+            return 1 if kind in (LineKind.SEPARATOR, LineKind.BLANK) else 0
+        if phase is Phase.SEPARATOR:
+            return 1 if kind in (LineKind.BLANK, LineKind.HEADER, LineKind.GROUP) else 0
+        return 0
+
+    def add(self, kind: LineKind, line: LogLine, seq: int) -> None:
+        self.texts.append(line.text)
+        self.last_seq = seq
+        self.last_end = line.offset + len(line.text) + 1
+        phase = self.phase
+        if phase is Phase.FRAMES:
+            if kind is LineKind.EXCEPTION:
+                self.phase = Phase.MESSAGE
+                self.message_lines = 0
+            elif kind is LineKind.GROUP:
+                self.phase = Phase.GROUP
+        elif phase is Phase.MESSAGE:
+            if kind is LineKind.BLANK:
+                self.phase = Phase.BLANK
+            else:
+                self.message_lines += 1
+        elif phase is Phase.BLANK:
+            if kind is LineKind.SEPARATOR:
+                self.phase = Phase.SEPARATOR
+        elif phase is Phase.SEPARATOR:
+            if kind is LineKind.HEADER:
+                self.phase = Phase.FRAMES
+            elif kind is LineKind.GROUP:
+                self.phase = Phase.GROUP
+        self.last = kind
+
+    @property
+    def complete(self) -> bool:
+        return self.phase in (Phase.MESSAGE, Phase.BLANK, Phase.FATAL, Phase.DONE, Phase.GROUP)
+
+    def build(self) -> Failure:
+        texts = self.texts
+        truncated = self.truncated or not self.complete
+        if self.kind == "fatal":
+            exceptions = parse_faulthandler(texts)
+        elif self.kind == "usage":
+            m = USAGE_ERROR.match(texts[0])
+            exceptions = (ExceptionBlock(type="UsageError", message=m["msg"].strip() if m else texts[0]),)
+        elif self.kind == "killed":
+            exceptions = (ExceptionBlock(type="Killed", message=texts[0].strip()),)
+        else:
+            exceptions = parse_chain(texts)
+            if not exceptions:
+                exceptions = (ExceptionBlock(type="", message="", truncated=True),)
+        if truncated and exceptions and not exceptions[-1].truncated and not self.complete:
+            exceptions = (*exceptions[:-1], _mark_truncated(exceptions[-1]))
+        return Failure(
+            kind=self.kind,
+            exceptions=exceptions,
+            line=self.first.number,
+            offset=self.first.offset,
+            end_offset=max(self.last_end, self.first.offset),
+            meta=self.first.meta,
+            header=self.header,
+            truncated=truncated or any(block.truncated for block in exceptions),
+            context=self.context,
+        )
+
+
+def _mark_truncated(block: ExceptionBlock) -> ExceptionBlock:
+    from dataclasses import replace
+
+    return replace(block, truncated=True)
+
+
+class FailureScanner:
+    """Feed lines in order; collect `Failure`s.  `finish()` flushes what is still open."""
+
+    def __init__(self) -> None:
+        self._open: dict[str, list[_Collector]] = {}
+        self._seq: dict[str, int] = {}
+        self._previous_text: dict[str, str] = {}
+        self._recent_context: deque[str] = deque(maxlen=CONTEXT_LINES)
+        self._recent_finals: dict[str, int] = {}  # final exception line -> line number, to drop re-logged copies
+        self.failures: list[Failure] = []
+        self.cascade_lines: list[LogLine] = []  # `kill_process_tree called`, ...
+
+    # -- public ------------------------------------------------------------------
+    def feed(self, line: LogLine) -> None:
+        stream = line.stream
+        seq = self._seq.get(stream, 0) + 1
+        self._seq[stream] = seq
+        kind = classify(line.text)
+        collectors = self._open.get(stream)
+
+        if collectors and line.starts_record:
+            self._close_all(stream)  # a new log record ends whatever this stream was printing
+            collectors = None
+
+        if collectors:
+            best: _Collector | None = None
+            best_score: tuple[int, int, int] | None = None
+            for index, collector in enumerate(collectors):
+                strength = collector.accepts(kind, line)
+                if strength:
+                    score = (strength, len(collector.texts), index)
+                    if best_score is None or score < best_score:
+                        best, best_score = collector, score
+            if best is not None and not (best_score and best_score[0] == 2 and self._starts_failure(kind, line)):
+                best.add(kind, line, seq)
+                self._close_stale(stream, seq)
+                self._previous_text[stream] = line.text
+                return
+            # Nobody takes the line: finished collectors in this stream are done, and
+            # unfinished ones that have been idle for a while were cut off.
+            for collector in list(collectors):
+                if collector.complete:
+                    self._close(stream, collector)
+            self._close_stale(stream, seq)
+
+        self._maybe_start(kind, line, seq)
+        self._previous_text[stream] = line.text
+
+    def feed_all(self, lines: Iterable[LogLine]) -> FailureScanner:
+        for line in lines:
+            self.feed(line)
+        return self
+
+    def finish(self) -> list[Failure]:
+        for stream in list(self._open):
+            self._close_all(stream)
+        self.failures.sort(key=lambda failure: failure.offset)
+        return self.failures
+
+    def drain(self) -> Iterator[Failure]:
+        """Failures completed so far (for watch mode); they are removed from the scanner."""
+        done, self.failures = self.failures, []
+        yield from sorted(done, key=lambda failure: failure.offset)
+
+    # -- internals ---------------------------------------------------------------
+    def _starts_failure(self, kind: LineKind, line: LogLine) -> bool:
+        if kind in (LineKind.HEADER, LineKind.GROUP, LineKind.FATAL, LineKind.SEPARATOR, LineKind.FRAME):
+            return True
+        text = line.text
+        if kind is LineKind.EXCEPTION and STRICT_EXCEPTION_LINE.match(text):
+            return True
+        return bool(USAGE_ERROR.match(text))
+
+    def _maybe_start(self, kind: LineKind, line: LogLine, seq: int) -> None:
+        text = line.text
+        stream = line.stream
+        new: _Collector | None = None
+        context = tuple(self._recent_context)
+        if kind in (LineKind.OTHER, LineKind.EXCEPTION) and USAGE_ERROR.match(text):
+            new = _Collector("usage", line, Phase.DONE, context=context)
+        elif kind is LineKind.HEADER:
+            head = text.strip()[: -len(TRACEBACK_HEADER)].strip()
+            previous = self._previous_text.get(stream, "")
+            if not head and _THREAD_INTRO.match(previous.strip()):
+                head = previous.strip()
+            new = _Collector("traceback", line, Phase.FRAMES, header=head or None, context=context)
+        elif kind is LineKind.GROUP:
+            new = _Collector("traceback", line, Phase.GROUP, context=context)
+        elif kind is LineKind.FRAME:
+            new = _Collector("traceback", line, Phase.FRAMES, truncated=True, context=context)
+        elif kind is LineKind.SEPARATOR:
+            new = _Collector("traceback", line, Phase.SEPARATOR, truncated=True, context=context)
+            new.phase = Phase.BLANK  # add() moves BLANK -> SEPARATOR on the separator line
+        elif kind is LineKind.FATAL:
+            new = _Collector("fatal", line, Phase.FATAL, context=context)
+        elif kind is LineKind.EXCEPTION:
+            m = STRICT_EXCEPTION_LINE.match(text)
+            if m and m["type"].rsplit(".", 1)[-1] not in _NOT_BARE_TYPES:
+                if self._recent_finals.get(text.strip(), -(10**9)) >= line.number - 400:
+                    return  # the same exception re-logged right after its traceback
+                new = _Collector("bare", line, Phase.MESSAGE, context=context)
+        if new is None:
+            if kind is LineKind.OTHER or kind is LineKind.SOURCE:
+                if CASCADE_CONTEXT_LINE.search(text):
+                    self.cascade_lines.append(line)
+                elif KILL_LINE.search(text):
+                    collector = _Collector("killed", line, Phase.DONE, context=context)
+                    collector.add(kind, line, seq)
+                    self.failures.append(collector.build())
+                    return
+                if _CONTEXT_HINT.search(text) or line.meta.level in ("WARNING", "ERROR", "CRITICAL"):
+                    self._recent_context.append(text.strip())
+            return
+        new.add(kind, line, seq)
+        self._open.setdefault(stream, []).append(new)
+
+    def _close(self, stream: str, collector: _Collector) -> None:
+        collectors = self._open.get(stream)
+        if not collectors or collector not in collectors:
+            return
+        collectors.remove(collector)
+        if not collectors:
+            del self._open[stream]
+        failure = collector.build()
+        self.failures.append(failure)
+        if failure.kind == "traceback" and collector.texts:
+            for text in reversed(collector.texts):
+                if STRICT_EXCEPTION_LINE.match(text):
+                    self._recent_finals[text.strip()] = failure.line + len(collector.texts)
+                    break
+            if len(self._recent_finals) > 256:
+                self._recent_finals.pop(next(iter(self._recent_finals)))
+
+    def _close_all(self, stream: str) -> None:
+        for collector in list(self._open.get(stream, ())):
+            self._close(stream, collector)
+
+    def _close_stale(self, stream: str, seq: int) -> None:
+        for collector in list(self._open.get(stream, ())):
+            if seq - collector.last_seq > STALE_GAP:
+                self._close(stream, collector)
+
+
+def scan(lines: Iterable[LogLine]) -> list[Failure]:
+    return FailureScanner().feed_all(lines).finish()
+
+
+def empty_meta() -> LineMeta:
+    return LineMeta()

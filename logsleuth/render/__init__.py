@@ -1,0 +1,23 @@
+"""Renderers: adapters that draw a `Report`.  They never parse or decide anything."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class OutputFormat(str, Enum):
+    RICH = "rich"
+    TEXT = "text"
+    MARKDOWN = "markdown"
+    SLACK = "slack"
+    JSON = "json"
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    format: OutputFormat = OutputFormat.TEXT
+    width: int = 100
+    color: bool = False
+    max_chars: int = 3500  # slack
+    log_location: str | None = None  # "where the full log is", for shared reports

@@ -1,0 +1,99 @@
+"""JSON report, schema `logsleuth.report/1` (docs/json-report.md, logsleuth/report.schema.json)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from logsleuth.models import ExceptionBlock, FailureGroup, Fix, Report
+
+SCHEMA = "logsleuth.report/1"
+
+
+def _exception(block: ExceptionBlock) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "type": block.type,
+        "message": block.message,
+        "relation": block.relation,
+        "frames": [
+            {
+                "file": frame.file,
+                "line": frame.line,
+                "function": frame.function,
+                "source": frame.source,
+                "in_app": frame.in_app,
+                "repeated": frame.repeated,
+            }
+            for frame in block.frames
+        ],
+        "truncated": block.truncated,
+    }
+    if block.is_group:
+        data["members"] = [[_exception(member) for member in chain] for chain in block.members]
+        data["more_members"] = block.more_members
+    return data
+
+
+def _fix(fix: Fix) -> dict[str, Any]:
+    return {
+        "summary": fix.summary,
+        "flags": [{"op": op.op, "flag": op.flag, "value": op.value, "to": op.to} for op in fix.flags],
+        "env": {name: value for name, value in fix.env},
+        "steps": list(fix.steps),
+        "command": fix.command,
+        "alternatives": [_fix(alt) for alt in fix.alternatives],
+    }
+
+
+def _failure(group: FailureGroup) -> dict[str, Any]:
+    failure = group.failure
+    diagnosis = group.diagnosis
+    return {
+        "fingerprint": group.fingerprint,
+        "count": group.count,
+        "ranks": list(group.ranks),
+        "hosts": list(group.hosts),
+        "sources": list(group.sources),
+        "kind": failure.kind,
+        "first_line": failure.line,
+        "offset": failure.offset,
+        "timestamp": failure.meta.timestamp,
+        "header": failure.header,
+        "truncated": failure.truncated,
+        "context": list(failure.context),
+        "cascade": list(group.cascade),
+        "signature": group.signature,
+        "exceptions": [_exception(block) for block in failure.exceptions],
+        "diagnosis": None
+        if diagnosis is None
+        else {
+            "pattern": diagnosis.pattern,
+            "title": diagnosis.title,
+            "category": diagnosis.category,
+            "root_cause": diagnosis.root_cause,
+            "fix": _fix(diagnosis.fix) if diagnosis.fix else None,
+            "references": list(diagnosis.references),
+        },
+    }
+
+
+def report_to_dict(report: Report) -> dict[str, Any]:
+    launch = report.launch
+    return {
+        "schema": SCHEMA,
+        "sources": [
+            {"name": s.name, "bytes_read": s.bytes_read, "size": s.size, "error": s.error, "capped": s.capped}
+            for s in report.sources
+        ],
+        "launch": {
+            "engine": launch.engine,
+            "engine_version": launch.engine_version,
+            "command": launch.command,
+        },
+        "failures": [_failure(group) for group in report.failures],
+        "warnings": list(report.warnings),
+    }
+
+
+def render_json(report: Report) -> str:
+    return json.dumps(report_to_dict(report), indent=2, ensure_ascii=False) + "\n"

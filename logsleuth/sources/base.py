@@ -1,0 +1,70 @@
+"""The small interface every log source implements (local file, stdin, SSH)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Protocol
+
+# Bytes read per request.  Large enough that syscalls and SSH round trips are
+# amortized, small enough to keep memory flat.
+CHUNK_SIZE = 1 << 20
+
+
+class Source(Protocol):
+    """A random-access byte source.
+
+    `size()` is the current size; `read_range(start, end)` yields the bytes in
+    [start, end) in chunks of at most CHUNK_SIZE.  Implementations raise
+    `logsleuth.errors.SourceError` with a one-line message for anything the
+    user can fix (missing file, permission, network).
+    """
+
+    name: str  # as the user wrote it, e.g. "gpu7:/var/log/sglang.log"
+    host: str | None  # the host the log lives on; None for local files
+
+    def size(self) -> int: ...
+
+    def read_range(self, start: int, end: int) -> Iterator[bytes]: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class SSHOptions:
+    """SSH settings from the command line (kept here so that building them never imports paramiko)."""
+
+    config_file: str | None = None  # -F FILE; default ~/.ssh/config
+    accept_new_host_key: bool = False  # like StrictHostKeyChecking=accept-new
+    all_files: bool = False  # a glob picks every match instead of the newest
+    connect_timeout: float = 10.0  # seconds; the config's ConnectTimeout wins when set
+    # The fields below are logsleuth-ssh additions (docs/ssh.md).
+    connect_attempts: int = 3  # tries for transient failures (refused, reset, timeout), with backoff
+    known_hosts_file: str | None = None  # where accepted keys go; default ~/.config/logsleuth/known_hosts
+    prefetch_bytes: int = 1 << 20  # the end of the file fetched with the size, in the first round trip
+    # Called with short status lines ("connecting to gpu7…", "reading gpu7:/x.log: 4.0 MiB"); the CLI
+    # shows them on a TTY.  Sources never print.
+    progress: Callable[[str], None] | None = field(default=None, compare=False)
+
+
+def open_sources(spec: str, ssh_options: SSHOptions | None = None) -> list[Source]:
+    """Open every source a spec names (a remote glob may name several files)."""
+    from logsleuth.sources.local import looks_remote
+
+    if spec != "-" and looks_remote(spec):
+        from logsleuth.sources import ssh  # lazy: paramiko is slow to import
+
+        return ssh.open_ssh_sources(spec, ssh_options or SSHOptions())
+    return [open_source(spec)]
+
+
+def open_source(spec: str) -> Source:
+    """Open a local source from its command-line spelling.
+
+    `-` is stdin; anything else is a local path.
+    """
+    from logsleuth.sources.local import LocalFileSource, open_stdin
+
+    if spec == "-":
+        return open_stdin()
+    return LocalFileSource(spec)

@@ -1,0 +1,97 @@
+"""Local files and stdin."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import sys
+import tempfile
+from collections.abc import Iterator
+from typing import BinaryIO
+
+from logsleuth.errors import SourceError
+from logsleuth.sources.base import CHUNK_SIZE
+
+
+def looks_remote(spec: str) -> bool:
+    """A spec is remote when it has a remote spelling (see ssh_spec) and no local file of that name exists."""
+    from logsleuth.sources.ssh_spec import parse_remote_spec  # pure parsing: no paramiko
+
+    if spec == "-" or (not spec.startswith("ssh://") and os.path.exists(spec)):
+        return False
+    return parse_remote_spec(spec) is not None
+
+
+def _describe_os_error(path: str, exc: OSError) -> str:
+    reasons = {
+        errno.ENOENT: "no such file",
+        errno.EACCES: "permission denied",
+        errno.EPERM: "permission denied",
+        errno.EISDIR: "is a directory",
+        errno.ELOOP: "too many symbolic links",
+        errno.ENAMETOOLONG: "file name too long",
+    }
+    return f"{path}: {reasons.get(exc.errno or 0, exc.strerror or str(exc))}"
+
+
+class LocalFileSource:
+    host: str | None = None
+
+    def __init__(self, path: str, *, display_name: str | None = None) -> None:
+        self.name = display_name or path
+        self.path = path
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError as exc:
+            raise SourceError(_describe_os_error(self.name, exc)) from None
+        try:
+            mode = os.fstat(fd).st_mode
+        except OSError as exc:
+            os.close(fd)
+            raise SourceError(_describe_os_error(self.name, exc)) from None
+        if stat.S_ISDIR(mode):
+            os.close(fd)
+            raise SourceError(f"{self.name}: is a directory")
+        self._file: BinaryIO = os.fdopen(fd, "rb", buffering=0)
+
+    def size(self) -> int:
+        try:
+            return os.fstat(self._file.fileno()).st_size
+        except OSError as exc:
+            raise SourceError(_describe_os_error(self.name, exc)) from None
+
+    def read_range(self, start: int, end: int) -> Iterator[bytes]:
+        position = max(0, start)
+        try:
+            self._file.seek(position)
+            while position < end:
+                chunk = self._file.read(min(CHUNK_SIZE, end - position))
+                if not chunk:
+                    return
+                position += len(chunk)
+                yield chunk
+        except OSError as exc:
+            raise SourceError(_describe_os_error(self.name, exc)) from None
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def open_stdin(stream: BinaryIO | None = None) -> LocalFileSource:
+    """Spool stdin to an anonymous temporary file so it can be read backwards
+    like any file, with memory that does not grow with its size."""
+    stream = stream or sys.stdin.buffer
+    spool = tempfile.TemporaryFile(prefix="logsleuth-stdin-")
+    try:
+        while chunk := stream.read(CHUNK_SIZE):
+            spool.write(chunk)
+        spool.flush()
+    except OSError as exc:
+        spool.close()
+        raise SourceError(f"stdin: {exc.strerror or exc}") from None
+    source = LocalFileSource.__new__(LocalFileSource)
+    source.name = "-"
+    source.path = "-"
+    source._file = spool  # type: ignore[assignment]
+    return source

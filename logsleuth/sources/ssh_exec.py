@@ -1,0 +1,110 @@
+"""Run one remote script over an exec channel and stream its stdout, draining stderr at the same time.
+
+stdout and stderr share the channel's flow-control window: reading only stdout while the remote side writes
+to stderr stalls the channel (paramiko #213), so both are read from one select loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import paramiko
+
+from logsleuth.errors import SourceError
+from logsleuth.sources.base import CHUNK_SIZE
+from logsleuth.sources.ssh_remote import command_line, new_marker
+
+_MAX_NOISE = 4 << 20  # a login banner bigger than this before our marker is not a banner
+_MAX_STDERR = 64 << 10  # kept for error messages; the rest is drained and dropped
+_POLL_SECONDS = 0.2
+
+
+class NoShell(Exception):
+    """The marker never came: the account has no usable shell (nologin, ForceCommand, restricted)."""
+
+
+class RemoteRun:
+    """One exec: iterate it for the stdout bytes after the marker; `stderr`/`exit_status` are set at the end."""
+
+    def __init__(self, transport: paramiko.Transport, script: str, *args: str | int, host: str) -> None:
+        self.marker = new_marker()
+        self.host = host
+        self.stderr = b""
+        self.exit_status: int | None = None
+        try:
+            self._channel = transport.open_session()
+            self._channel.exec_command(command_line(script, self.marker, *args))
+            self._channel.shutdown_write()  # stdin EOF: a forced sftp-server or cat exits instead of waiting
+        except (paramiko.SSHException, OSError, EOFError) as exc:
+            raise SourceError(f"{host}: cannot run a remote command: {exc or 'channel refused'}") from None
+
+    def __iter__(self) -> Iterator[bytes]:
+        channel = self._channel
+        tag = self.marker.encode() + b"\n"
+        before_marker: bytearray | None = bytearray()
+        stderr = bytearray()
+        channel.settimeout(_POLL_SECONDS)
+        try:
+            while True:
+                while channel.recv_stderr_ready():
+                    piece = channel.recv_stderr(65536)
+                    if len(stderr) < _MAX_STDERR:
+                        stderr += piece
+                # A blocking recv with a short timeout: cheaper than select() per packet, and a timeout returns
+                # here to drain stderr, whose unread bytes would otherwise hold the shared window shut.
+                try:
+                    data = channel.recv(CHUNK_SIZE)
+                except TimeoutError:
+                    transport = channel.get_transport()
+                    if transport is None or not transport.is_active():
+                        raise SourceError(f"{self.host}: connection lost while reading") from None
+                    continue
+                if not data:
+                    break
+                if before_marker is None:
+                    yield data
+                    continue
+                before_marker += data
+                index = before_marker.find(tag)
+                if index >= 0:
+                    rest = bytes(before_marker[index + len(tag) :])
+                    before_marker = None
+                    if rest:
+                        yield rest
+                elif len(before_marker) > _MAX_NOISE:
+                    raise SourceError(
+                        f"{self.host}: the remote login shell prints too much before commands run"
+                    )
+            channel.settimeout(None)
+            self.exit_status = channel.recv_exit_status()  # sent after all output: stderr is complete now
+            while channel.recv_stderr_ready():
+                piece = channel.recv_stderr(65536)
+                if len(stderr) < _MAX_STDERR:
+                    stderr += piece
+            self.stderr = bytes(stderr)
+            if before_marker is not None:
+                raise NoShell(bytes(before_marker[-500:]) + self.stderr[-500:])
+        finally:
+            channel.close()
+
+    def collect(self) -> bytes:
+        return b"".join(self)
+
+    def error_text(self) -> str:
+        """The last meaningful stderr line (after any login noise), for messages."""
+        lines = [line.strip() for line in self.stderr.decode("utf-8", "replace").splitlines() if line.strip()]
+        return lines[-1] if lines else f"remote command failed with status {self.exit_status}"
+
+
+def classify_remote_error(text: str) -> str:
+    """Map a coreutils/gzip error line to the words local sources use."""
+    lowered = text.lower()
+    if "no such file" in lowered:
+        return "no such file"
+    if "permission denied" in lowered:
+        return "permission denied"
+    if "is a directory" in lowered:
+        return "is a directory"
+    if "not in gzip format" in lowered or "unexpected end of file" in lowered or "crc error" in lowered:
+        return f"not a valid gzip file ({text})"
+    return text

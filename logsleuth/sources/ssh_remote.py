@@ -1,0 +1,158 @@
+"""The small POSIX sh programs logsleuth runs on the remote host, and the parsing of what they print.
+
+Why scripts rather than SFTP: `tail -c +K FILE | head -c N` seeks on the server and sends exactly the window
+we want in one round trip; SFTP needs a stat and pipelined reads.  (SFTP stays as the fallback for accounts
+without a usable shell, see ssh.py.)
+
+Safety: the remote path is never pasted into script text.  The command line is
+`/bin/sh -c SCRIPT logsleuth ARG1 ARG2 ...` with every piece passed through `shlex.quote`, so the path reaches
+the script as "$2" and a `;`, quote or `$(...)` in it is just a character.  Globbing is done by expanding an
+unquoted "$p" with IFS empty: pathname expansion happens, command substitution never does.
+
+Noise: a remote ~/.bashrc may print a banner before our command runs.  Every script first prints a random
+marker line; everything on stdout before it is discarded.  The scripts are written on one line so that any
+login shell (bash, dash, zsh, fish, csh) can pass them to /bin/sh unchanged.
+"""
+
+from __future__ import annotations
+
+import secrets
+import shlex
+from dataclasses import dataclass, field
+
+# Records after the marker are `kind TAB field... NUL`; NUL cannot occur in a path.
+_PROBE_LINES = r"""
+m=$1; p=$2; all=$3; want=$4;
+printf '%s\n' "$m";
+for c in tail head wc; do command -v "$c" >/dev/null 2>&1 || { printf 'nocmd\t%s\0' "$c"; exit 0; }; done;
+IFS=; set +f; best=; count=0;
+for f in $p; do
+  d=.; case $f in */*) d=${f%/*}; d=${d:-/} ;; esac;
+  if [ -d "$f" ]; then printf 'dir\t%s\0' "$f";
+  elif [ -d "$d" ] && [ ! -x "$d" ]; then printf 'denied\t%s\0' "$f";
+  elif [ ! -e "$f" ]; then printf 'missing\t%s\0' "$f";
+  elif [ ! -r "$f" ]; then printf 'denied\t%s\0' "$f";
+  else
+    count=$((count+1));
+    if [ -z "$best" ] || [ "$f" -nt "$best" ]; then best=$f; fi;
+    case $f in *.gz) printf 'file\t-\t%s\0' "$f" ;; *) printf 'file\t%s\t%s\0' "$(wc -c <"$f")" "$f" ;; esac;
+  fi;
+done;
+[ -n "$best" ] && [ "$want" -gt 0 ] && { [ "$all" = 0 ] || [ "$count" = 1 ]; } || exit 0;
+case $best in
+  *.gz)
+    command -v gzip >/dev/null 2>&1 || { printf 'nocmd\tgzip\0'; exit 0; };
+    printf 'gzdata\t%s\0' "$best";
+    gzip -dc -- "$best" | { tee /dev/fd/3 | wc -c | { read -r n; printf '%s size %s\n' "$m" "$n" >&2; }; } 3>&1 | tail -c "$want" ;;
+  *)
+    n=$(wc -c <"$best"); n=$((n+0)); s=$((n>want ? n-want : 0));
+    printf 'data\t%s\t%s\t%s\0' "$n" "$s" "$best";
+    tail -c +$((s+1)) -- "$best" | head -c $((n-s)) ;;
+esac
+"""
+
+_READ_LINES = r"""
+m=$1; f=$2; start=$3; len=$4; gz=$5;
+printf '%s\n' "$m";
+if [ "$gz" = 1 ]; then gzip -dc -- "$f" | tail -c +$((start+1)) | head -c "$len";
+else tail -c +$((start+1)) -- "$f" | head -c "$len"; fi
+"""
+
+# Decompressed size of a .gz file: the gzip trailer holds it only modulo 4 GiB, so count it.
+_GZ_SIZE_LINES = r"""
+m=$1; f=$2;
+printf '%s\n' "$m";
+command -v gzip >/dev/null 2>&1 || { printf 'nocmd\tgzip\0'; exit 0; };
+printf 'size\t%s\0' "$(gzip -dc -- "$f" | wc -c)"
+"""
+
+
+def _one_line(lines: str) -> str:
+    return " ".join(line.strip() for line in lines.strip().splitlines())
+
+
+PROBE_SCRIPT = _one_line(_PROBE_LINES)
+READ_SCRIPT = _one_line(_READ_LINES)
+GZ_SIZE_SCRIPT = _one_line(_GZ_SIZE_LINES)
+
+
+def new_marker() -> str:
+    return f"LOGSLEUTH-{secrets.token_hex(8)}"
+
+
+def command_line(script: str, *args: str | int) -> str:
+    """The exec request: the user's login shell runs /bin/sh (absolute: PATH may be odd) with quoted args."""
+    quoted = " ".join(shlex.quote(str(arg)) for arg in args)
+    return f"/bin/sh -c {shlex.quote(script)} logsleuth {quoted}"
+
+
+def strip_noise(stdout: bytes, marker: str) -> bytes | None:
+    """The bytes after the marker line, or None when the marker never came (the shell did not run us)."""
+    tag = marker.encode() + b"\n"
+    index = stdout.find(tag)
+    return None if index < 0 else stdout[index + len(tag) :]
+
+
+@dataclass(slots=True)
+class ProbeResult:
+    files: list[tuple[str, int | None]] = field(default_factory=list)  # (path, size; None for .gz)
+    problems: list[tuple[str, str]] = field(default_factory=list)  # (kind, path): dir/missing/denied
+    missing_command: str | None = None
+    newest: str | None = None
+    prefetch_start: int = 0
+    prefetch: bytes | None = None
+    prefetch_size: int | None = None  # the file size the prefetch belongs to
+
+
+def parse_probe(body: bytes, marker: str, stderr: bytes) -> ProbeResult:
+    """Split the probe output into listing records and the trailing prefetched bytes."""
+    result = ProbeResult()
+    position = 0
+    while position < len(body):
+        end = body.find(b"\0", position)
+        if end < 0:
+            break
+        kind, *fields = body[position:end].decode("utf-8", "surrogateescape").split("\t")
+        position = end + 1
+        if kind == "file":
+            size_text, path = fields[0], "\t".join(fields[1:])
+            result.files.append((path, None if size_text == "-" else int(size_text.strip())))
+        elif kind == "nocmd":
+            result.missing_command = fields[0]
+        elif kind == "data":
+            size, start, path = int(fields[0]), int(fields[1]), "\t".join(fields[2:])
+            result.newest, result.prefetch_size, result.prefetch_start = path, size, start
+            result.prefetch = body[position:]
+            break
+        elif kind == "gzdata":
+            result.newest = "\t".join(fields)
+            data = body[position:]
+            result.prefetch_size = _tagged_size(stderr, marker)
+            if result.prefetch_size is not None:
+                result.prefetch = data
+                result.prefetch_start = result.prefetch_size - len(data)
+            break
+        else:
+            result.problems.append((kind, "\t".join(fields)))
+    return result
+
+
+def _tagged_size(stderr: bytes, marker: str) -> int | None:
+    tag = f"{marker} size ".encode()
+    for line in stderr.splitlines():
+        if line.startswith(tag):
+            try:
+                return int(line[len(tag) :].strip())
+            except ValueError:
+                return None
+    return None
+
+
+def parse_records(body: bytes) -> dict[str, str]:
+    """`kind TAB value NUL` records from the small scripts, as a dict."""
+    records: dict[str, str] = {}
+    for record in body.split(b"\0"):
+        kind, _, value = record.decode("utf-8", "surrogateescape").partition("\t")
+        if kind:
+            records[kind] = value
+    return records

@@ -1,0 +1,317 @@
+"""Parse the text of one failure (already cut out of the log) into exception blocks.
+
+Input is a list of text lines with log prefixes removed.  Output is the chain of
+`ExceptionBlock`s, oldest first.  Handles chains (cause/context), 3.11 caret lines,
+SyntaxError location blocks, recursion markers, exception groups (recursively, by
+stripping their `| ` margins) and faulthandler dumps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import regex
+
+from logsleuth.models import ExceptionBlock, Frame, Relation
+
+TRACEBACK_HEADER = "Traceback (most recent call last):"
+CAUSE_SEPARATOR = "The above exception was the direct cause of the following exception:"
+CONTEXT_SEPARATOR = "During handling of the above exception, another exception occurred:"
+
+FRAME_LINE = regex.compile(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d+)(?:, in (?P<func>.+?))?\s*$')
+# faulthandler: `  File "x.py", line 10 in func` (no comma) and `line ???` when unknown.
+FAULT_FRAME_LINE = regex.compile(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d+|\?\?\?) in (?P<func>.+?)\s*$')
+CARET_LINE = regex.compile(r"^\s*[\^~]+[\s\^~]*$")
+REPEATED_LINE = regex.compile(r"^\s*\[Previous line repeated (?P<n>\d+) more times?\]\s*$")
+# The final line of an exception: `pkg.mod.TypeName: message` or a bare `TypeName`.
+EXCEPTION_LINE = regex.compile(r"^(?P<type>[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*)(?::(?: (?P<msg>.*)|$)|$)")
+GROUP_HEADER = regex.compile(r"^(?P<indent>\s*)\+ Exception Group Traceback \(most recent call last\):\s*$")
+FATAL_HEADER = regex.compile(r"^Fatal Python error: (?P<msg>.*)$")
+THREAD_HEADER = regex.compile(r"^(?P<current>Current thread|Thread) 0x[0-9a-fA-F]+ .*\(most recent call first\):\s*$")
+MORE_EXCEPTIONS = regex.compile(r"^and (?P<n>\d+) more exceptions?$")
+
+
+def parse_frame(text: str) -> Frame | None:
+    m = FRAME_LINE.match(text)
+    if not m:
+        return None
+    return Frame(file=m["file"], line=int(m["line"]), function=m["func"])
+
+
+def is_exception_line(text: str) -> bool:
+    return bool(text) and not text[0].isspace() and EXCEPTION_LINE.match(text) is not None
+
+
+class _ChainBuilder:
+    """Accumulates blocks of a chain while walking the lines of one failure."""
+
+    def __init__(self) -> None:
+        self.blocks: list[ExceptionBlock] = []
+        self.frames: list[Frame] = []
+        self.type: str | None = None
+        self.message_lines: list[str] = []
+        self.truncated_start = False
+        self.pending_relation: Relation | None = None
+        self.members: tuple[tuple[ExceptionBlock, ...], ...] = ()
+        self.more_members = 0
+
+    # -- frames ------------------------------------------------------------
+    def add_frame(self, frame: Frame) -> None:
+        if self.type is not None:  # a File line after the exception line: a new, headerless block
+            self.close_block()
+            self.truncated_start = True
+        self.frames.append(frame)
+
+    def set_source(self, source: str) -> None:
+        if self.frames and self.frames[-1].source is None:
+            self.frames[-1] = replace(self.frames[-1], source=source.strip())
+
+    def set_repeated(self, count: int) -> None:
+        if self.frames:
+            self.frames[-1] = replace(self.frames[-1], repeated=self.frames[-1].repeated + count)
+
+    # -- exception line ------------------------------------------------------
+    def set_exception(self, type_name: str, message: str) -> None:
+        if self.type is not None:
+            self.close_block()
+        self.type = type_name
+        self.message_lines = [message]
+
+    def add_message_line(self, text: str) -> None:
+        self.message_lines.append(text)
+
+    # -- chain ---------------------------------------------------------------
+    def close_block(self, relation: Relation | None = None) -> None:
+        if self.type is None and not self.frames and not self.members:
+            return
+        message = "\n".join(self.message_lines).rstrip("\n")
+        block = ExceptionBlock(
+            type=self.type or "",
+            message=message,
+            frames=tuple(self.frames),
+            relation=None,
+            members=self.members,
+            more_members=self.more_members,
+            truncated=self.truncated_start or self.type is None,
+        )
+        if self.pending_relation and self.blocks:
+            self.blocks[-1] = replace(self.blocks[-1], relation=self.pending_relation)
+        self.pending_relation = None
+        self.blocks.append(block)
+        self.frames = []
+        self.type = None
+        self.message_lines = []
+        self.truncated_start = False
+        self.members = ()
+        self.more_members = 0
+        if relation:
+            self.pending_relation = relation
+
+    def separator(self, relation: Relation) -> None:
+        if self.type is None and not self.frames and not self.blocks:
+            # The excerpt starts at the separator: the older exception is missing.
+            self.blocks.append(ExceptionBlock(type="", message="", truncated=True))
+            self.pending_relation = relation
+            return
+        self.close_block(relation)
+
+    def finish(self) -> tuple[ExceptionBlock, ...]:
+        self.close_block()
+        return tuple(self.blocks)
+
+
+def _strip_message_tail(lines: list[str]) -> list[str]:
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return lines
+
+
+def parse_chain(lines: list[str]) -> tuple[ExceptionBlock, ...]:
+    """Parse the lines of one traceback chain (possibly with groups) into blocks."""
+    builder = _ChainBuilder()
+    i = 0
+    n = len(lines)
+    in_message = False
+    while i < n:
+        text = lines[i]
+        stripped = text.strip()
+        if stripped == TRACEBACK_HEADER or stripped.endswith(TRACEBACK_HEADER):
+            if builder.type is not None or builder.frames:
+                builder.close_block()
+            in_message = False
+            i += 1
+            continue
+        if stripped == CAUSE_SEPARATOR or stripped == CONTEXT_SEPARATOR:
+            builder.message_lines = _strip_message_tail(builder.message_lines)
+            builder.separator("cause" if stripped == CAUSE_SEPARATOR else "context")
+            in_message = False
+            i += 1
+            continue
+        group = GROUP_HEADER.match(text)
+        if group:
+            if builder.type is not None or builder.frames:
+                builder.close_block()
+            end = _group_extent(lines, i, len(group["indent"]))
+            block = parse_group(lines[i:end], len(group["indent"]))
+            if builder.pending_relation and builder.blocks:
+                builder.blocks[-1] = replace(builder.blocks[-1], relation=builder.pending_relation)
+                builder.pending_relation = None
+            builder.blocks.append(block)
+            in_message = False
+            i = end
+            continue
+        frame = parse_frame(text)
+        if frame is not None and (text.startswith("  ") or not in_message):
+            builder.add_frame(frame)
+            in_message = False
+            i += 1
+            continue
+        if not in_message:
+            repeated = REPEATED_LINE.match(text)
+            if repeated:
+                builder.set_repeated(int(repeated["n"]))
+                i += 1
+                continue
+            if CARET_LINE.match(text):
+                i += 1
+                continue
+            if text.startswith("    ") and builder.frames and builder.type is None:
+                builder.set_source(text)
+                i += 1
+                continue
+        if is_exception_line(text) and not in_message:
+            m = EXCEPTION_LINE.match(text)
+            assert m is not None
+            builder.set_exception(m["type"], m["msg"] or "")
+            in_message = True
+            i += 1
+            continue
+        if in_message:
+            builder.add_message_line(text)
+        elif builder.frames and builder.type is None and stripped:
+            # A source line pasted without its indentation.
+            builder.set_source(text)
+        i += 1
+    builder.message_lines = _strip_message_tail(builder.message_lines)
+    return builder.finish()
+
+
+def _group_extent(lines: list[str], start: int, indent: int) -> int:
+    """Index just past the last line of the exception group starting at `start`."""
+    i = start + 1
+    while i < len(lines):
+        text = lines[i]
+        body = text[indent:]
+        if len(text) > indent and not text[:indent].strip() and body[:1] in ("|", "+"):
+            i += 1
+            continue
+        if text.startswith(" " * (indent + 1)) and text.lstrip()[:1] in ("|", "+"):
+            i += 1  # a deeper nested margin
+            continue
+        break
+    return i
+
+
+_MEMBER_SEPARATOR = regex.compile(r"^\+-+ (?:\d+|\.\.\.) -+$")
+_GROUP_END = regex.compile(r"^\+-{10,}$")
+_MEMBERS_START = regex.compile(r"^\+-\+-+ (?:\d+|\.\.\.) -+$")
+
+
+def parse_group(lines: list[str], indent: int) -> ExceptionBlock:
+    """Parse an exception group whose `+`/`|` margin sits at column `indent`."""
+    own: list[str] = []
+    i = 1  # line 0 is the "+ Exception Group Traceback" header
+    own.append(TRACEBACK_HEADER)
+    while i < len(lines):
+        body = lines[i][indent:]
+        if body.startswith("|"):
+            own.append(body[2:] if body.startswith("| ") else body[1:])
+            i += 1
+            continue
+        break
+    members, more = _parse_members(lines[i:], indent)
+    chain = parse_chain(own)
+    if not chain:
+        chain = (ExceptionBlock(type="ExceptionGroup", message="", truncated=True),)
+    head = chain[-1]
+    return replace(head, members=members, more_members=more)
+
+
+def _parse_members(lines: list[str], indent: int) -> tuple[tuple[tuple[ExceptionBlock, ...], ...], int]:
+    """Members start with `+-+---- 1 ----` at `indent`; their own lines sit at indent+2."""
+    if not lines or not _MEMBERS_START.match(lines[0][indent:].rstrip()):
+        return (), 0
+    inner = indent + 2
+    members: list[tuple[ExceptionBlock, ...]] = []
+    more = 0
+    current: list[str] = []
+
+    def flush() -> None:
+        nonlocal more
+        if not current:
+            return
+        first = current[0][inner:]
+        texts = [line[inner:] for line in current]
+        flat = [t[2:] if t.startswith("| ") else t[1:] if t.startswith("|") else t for t in texts]
+        more_match = MORE_EXCEPTIONS.match(flat[0].strip()) if len(flat) == 1 else None
+        if more_match:
+            more += int(more_match["n"])
+        elif first.startswith("|") and not any(t.startswith("+") for t in texts):
+            members.append(parse_chain(flat))
+        else:
+            members.append(_parse_nested_member(current, inner))
+        current.clear()
+
+    for line in lines[1:]:
+        body = line[inner:] if len(line) >= inner else line.strip()
+        if line[:inner].strip() == "" and (_MEMBER_SEPARATOR.match(body.rstrip()) or _GROUP_END.match(body.rstrip())):
+            flush()
+            continue
+        current.append(line)
+    flush()
+    return tuple(members), more
+
+
+def _parse_nested_member(lines: list[str], inner: int) -> tuple[ExceptionBlock, ...]:
+    """A member that is itself a group: `| ExceptionGroup: …` then `+-+--- 1 ---` at the same margin."""
+    own = [TRACEBACK_HEADER]
+    i = 0
+    while i < len(lines) and lines[i][inner:].startswith("|"):
+        body = lines[i][inner:]
+        own.append(body[2:] if body.startswith("| ") else body[1:])
+        i += 1
+    # A nested group printed with its own traceback header.
+    if own[1:] and GROUP_HEADER.match("  " + own[1].lstrip()) is None and own[1].startswith("Exception Group Traceback"):
+        own[1] = TRACEBACK_HEADER
+    members, more = _parse_members(lines[i:], inner)
+    chain = parse_chain(own)
+    if not chain:
+        chain = (ExceptionBlock(type="ExceptionGroup", message="", truncated=True),)
+    return (*chain[:-1], replace(chain[-1], members=members, more_members=more))
+
+
+def parse_faulthandler(lines: list[str]) -> tuple[ExceptionBlock, ...]:
+    """`Fatal Python error: …` then per-thread stacks, newest call first."""
+    message = ""
+    frames: list[Frame] = []
+    current = False
+    seen_current = False
+    other_frames: list[Frame] = []
+    for text in lines:
+        header = FATAL_HEADER.match(text.strip())
+        if header:
+            message = header["msg"]
+            continue
+        thread = THREAD_HEADER.match(text.strip())
+        if thread:
+            current = thread["current"] == "Current thread"
+            seen_current = seen_current or current
+            continue
+        m = FAULT_FRAME_LINE.match(text)
+        if m:
+            line = int(m["line"]) if m["line"].isdigit() else None
+            frame = Frame(file=m["file"], line=line, function=m["func"])
+            (frames if current else other_frames).append(frame)
+    chosen = frames if seen_current else other_frames
+    chosen.reverse()  # faulthandler prints the newest call first
+    return (ExceptionBlock(type="Fatal Python error", message=message, frames=tuple(chosen)),)

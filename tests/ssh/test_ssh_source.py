@@ -1,0 +1,525 @@
+"""The SSH source against a real OpenSSH server on 127.0.0.1 (see conftest.py)."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import random
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sshd_server import SSHD, free_port
+
+from logsleuth.errors import SourceError
+from logsleuth.sources.base import Source, SSHOptions, open_sources
+
+pytestmark = pytest.mark.ssh
+
+LINE = b"[2025-11-06 02:10:00 TP0] Decode batch. #running-req: 12, #token: 40960, gen throughput (token/s): 812.4\n"
+FAILURE = (
+    b"[2025-11-06 02:10:01 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+    b'  File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line 2316, in run_scheduler_process\n'
+    b"    scheduler.event_loop_overlap()\n"
+    b"AssertionError: req_to_token_pool is full\n"
+)
+
+
+def options(sshd: SSHD, **overrides: object) -> SSHOptions:
+    values: dict[str, object] = {"config_file": str(sshd.config), "connect_attempts": 1}
+    values.update(overrides)
+    return SSHOptions(**values)  # type: ignore[arg-type]
+
+
+def read_all(source: Source) -> bytes:
+    return b"".join(source.read_range(0, source.size()))
+
+
+def open_one(spec: str, opts: SSHOptions) -> Source:
+    sources = open_sources(spec, opts)
+    assert len(sources) == 1, [s.name for s in sources]
+    return sources[0]
+
+
+def error_of(spec: str, opts: SSHOptions) -> str:
+    with pytest.raises(SourceError) as caught:
+        for source in open_sources(spec, opts):
+            source.close()
+    assert caught.value.exit_status == 3
+    return str(caught.value)
+
+
+@pytest.fixture
+def log(sshd: SSHD) -> Iterator[Path]:
+    path = sshd.logs / f"server-{random.randrange(10**9)}.log"
+    path.write_bytes(LINE * 30000 + FAILURE)  # ~3 MiB: bigger than the prefetched tail
+    yield path
+    path.unlink(missing_ok=True)
+
+
+# --- source syntax -------------------------------------------------------------------------------------------
+
+
+def test_config_alias(sshd: SSHD, log: Path) -> None:
+    source = open_one(f"logsleuth-alias:{log}", options(sshd))
+    try:
+        assert source.name == f"logsleuth-alias:{log}"
+        assert source.host == "logsleuth-alias"
+        assert source.size() == log.stat().st_size
+        assert read_all(source) == log.read_bytes()
+    finally:
+        source.close()
+
+
+@pytest.mark.parametrize("form", ["scp", "url"])
+def test_user_host_port_spellings(sshd: SSHD, log: Path, form: str) -> None:
+    if form == "scp":
+        spec = f"logsleuth-test@127.0.0.1:{sshd.port}:{log}"
+    else:
+        spec = f"ssh://logsleuth-test@127.0.0.1:{sshd.port}{log}"
+    source = open_one(spec, options(sshd))
+    try:
+        assert source.name == spec
+        end = source.size()
+        assert b"".join(source.read_range(end - len(FAILURE), end)) == FAILURE
+    finally:
+        source.close()
+
+
+def test_relative_and_home_paths(sshd: SSHD) -> None:
+    home = Path(os.path.expanduser("~logsleuth-test"))
+    target = home / "relative.log"
+    target.write_bytes(FAILURE)
+    try:
+        for spec in ("logsleuth-alias:relative.log", "logsleuth-alias:~/relative.log"):
+            source = open_one(spec, options(sshd))
+            assert read_all(source) == FAILURE
+            source.close()
+    finally:
+        target.unlink()
+
+
+@pytest.mark.parametrize("alias", ["behind-jump", "behind-two-jumps"])
+def test_proxy_jump(sshd: SSHD, log: Path, alias: str) -> None:
+    source = open_one(f"{alias}:{log}", options(sshd))
+    try:
+        hops = 0
+        connection = source._shared.connection  # type: ignore[attr-defined]
+        while connection.outer:
+            hops += 1
+            connection = connection.outer[0]
+        assert connection.settings.port == sshd.jump_port
+        assert hops == (1 if alias == "behind-jump" else 2)
+        assert read_all(source) == log.read_bytes()
+    finally:
+        source.close()
+
+
+def test_proxy_command(sshd: SSHD, log: Path) -> None:
+    if not shutil.which("ssh"):
+        pytest.skip("no OpenSSH client for the ProxyCommand")
+    config = sshd.write_config(
+        "proxycommand",
+        f"Host via-command\n    ProxyCommand ssh -F {sshd.config} -W %h:%p jumpbox\n"
+        f"    HostName 127.0.0.1\n    Port {sshd.port}\n\n" + sshd.config.read_text(),
+    )
+    source = open_one(f"via-command:{log}", options(sshd, config_file=str(config)))
+    try:
+        assert read_all(source) == log.read_bytes()
+    finally:
+        source.close()
+
+
+def test_glob_newest_and_all_files(sshd: SSHD) -> None:
+    directory = sshd.logs / "glob"
+    directory.mkdir()
+    try:
+        for index, name in enumerate(["sglang-b.log", "sglang-a.log", "sglang-c.log"]):
+            path = directory / name
+            path.write_bytes(name.encode() + b"\n" + FAILURE)
+            os.utime(path, (1_700_000_000 + index * 100, 1_700_000_000 + index * 100))
+        (directory / "other.log").write_bytes(b"x")
+        newest = open_sources(f"logsleuth-alias:{directory}/sglang-*.log", options(sshd))
+        assert [s.name for s in newest] == [f"logsleuth-alias:{directory}/sglang-c.log"]
+        assert read_all(newest[0]).startswith(b"sglang-c.log\n")
+        newest[0].close()
+
+        every = open_sources(f"logsleuth-alias:{directory}/sglang-*.log", options(sshd, all_files=True))
+        assert sorted(s.name.rsplit("/", 1)[1] for s in every) == [
+            "sglang-a.log",
+            "sglang-b.log",
+            "sglang-c.log",
+        ]
+        for source in every:
+            assert read_all(source) == (directory / source.name.rsplit("/", 1)[1]).read_bytes()
+            source.close()
+    finally:
+        shutil.rmtree(directory)
+
+
+def test_all_files_keeps_going_past_an_unreadable_match(sshd: SSHD) -> None:
+    directory = sshd.logs / "mixed"
+    directory.mkdir()
+    try:
+        (directory / "ok.log").write_bytes(FAILURE)
+        secret = directory / "secret.log"
+        secret.write_bytes(FAILURE)
+        secret.chmod(0o600)
+        sources = open_sources(f"logsleuth-alias:{directory}/*.log", options(sshd, all_files=True))
+        by_name = {s.name.rsplit("/", 1)[1]: s for s in sources}
+        assert read_all(by_name["ok.log"]) == FAILURE
+        with pytest.raises(SourceError, match=r"secret\.log: permission denied$"):
+            by_name["secret.log"].size()
+        for source in sources:
+            source.close()
+    finally:
+        shutil.rmtree(directory)
+
+
+@pytest.mark.parametrize("all_files", [False, True])  # True: no prefetch, the size needs its own pass
+def test_gzip_file(sshd: SSHD, all_files: bool) -> None:
+    plain = LINE * 20000 + FAILURE
+    path = sshd.logs / f"rotated-{all_files}.log.gz"
+    path.write_bytes(gzip.compress(plain))
+    try:
+        source = open_one(f"logsleuth-alias:{path}", options(sshd, all_files=all_files))
+        assert source.size() == len(plain)
+        end = len(plain)
+        for start in (end - 1000, end - (1 << 20), 12345, 0):
+            assert b"".join(source.read_range(start, end)) == plain[start:end]
+        assert b"".join(source.read_range(100, 200)) == plain[100:200]
+        source.close()
+    finally:
+        path.unlink()
+
+
+# --- reading -------------------------------------------------------------------------------------------------
+
+
+def test_random_windows_match_local_bytes(sshd: SSHD, log: Path) -> None:
+    data = log.read_bytes()
+    source = open_one(f"logsleuth-alias:{log}", options(sshd))
+    rng = random.Random(4)
+    try:
+        size = source.size()
+        assert size == len(data)
+        windows = [(size - (1 << 20), size), (0, size), (0, 1), (size - 1, size), (5, 5)]
+        windows += [tuple(sorted(rng.randrange(0, size + 1) for _ in range(2))) for _ in range(25)]
+        windows += [(rng.randrange(size - (2 << 20), size), size) for _ in range(10)]  # across the cache edge
+        for start, end in windows:
+            assert b"".join(source.read_range(start, end)) == data[start:end], (start, end)
+    finally:
+        source.close()
+
+
+def test_backwards_widening_is_one_probe_then_one_exec_per_window(sshd: SSHD, log: Path) -> None:
+    messages: list[str] = []
+    source = open_one(f"logsleuth-alias:{log}", options(sshd, progress=messages.append))
+    try:
+        size = source.size()
+        started = time.monotonic()
+        tail = b"".join(source.read_range(size - (1 << 20), size))  # served from the prefetch
+        assert time.monotonic() - started < 0.05
+        assert tail == log.read_bytes()[-(1 << 20) :]
+        assert b"".join(source.read_range(size - (4 << 20), size)) == log.read_bytes()
+        assert messages and messages[0] == "connecting to logsleuth-alias…"
+    finally:
+        source.close()
+
+
+def test_bashrc_banner_does_not_corrupt_data(sshd: SSHD, log: Path) -> None:
+    spec = f"logsleuth-banner@127.0.0.1:{sshd.port}:{log}"
+    source = open_one(spec, options(sshd))
+    try:
+        assert read_all(source) == log.read_bytes()
+        end = source.size()
+        assert b"".join(source.read_range(end - 10, end)) == log.read_bytes()[-10:]
+    finally:
+        source.close()
+
+
+def test_sftp_fallback_for_an_account_without_shell(sshd: SSHD, log: Path) -> None:
+    base = f"logsleuth-nosh@127.0.0.1:{sshd.port}:"
+    source = open_one(base + str(log), options(sshd))
+    try:
+        assert type(source).__name__ == "SFTPFileSource"
+        data = log.read_bytes()
+        assert source.size() == len(data)
+        assert b"".join(source.read_range(len(data) - 5000, len(data))) == data[-5000:]
+        assert read_all(source) == data
+    finally:
+        source.close()
+    newest = open_one(f"{base}{log.parent}/server-*.log", options(sshd))
+    newest.close()
+    assert error_of(f"{base}{sshd.logs}/nothing-*.log", options(sshd)).endswith(": no file matches")
+    assert error_of(f"{base}/nonexistent.log", options(sshd)) == f"{base}/nonexistent.log: no such file"
+    gz = sshd.logs / "nosh.log.gz"
+    gz.write_bytes(gzip.compress(FAILURE * 100))
+    try:
+        source = open_one(base + str(gz), options(sshd))
+        assert read_all(source) == FAILURE * 100
+        source.close()
+    finally:
+        gz.unlink()
+
+
+def test_path_injection_runs_nothing(sshd: SSHD) -> None:
+    marker = sshd.logs / "MARKER"
+    attempts = [
+        f"{sshd.logs}/nope; touch {marker}",
+        f"{sshd.logs}/nope$(touch {marker})",
+        f"{sshd.logs}/nope`touch {marker}`",
+        f"{sshd.logs}/nope' ; touch {marker}; echo '",
+        f'{sshd.logs}/nope" ; touch {marker}; echo "',
+        f"{sshd.logs}/nope\ntouch {marker}",
+        f"{sshd.logs}/*; touch {marker}",
+    ]
+    for path in attempts:
+        message = error_of(f"logsleuth-alias:{path}", options(sshd))
+        assert message.endswith((": no such file", ": no file matches")), message
+        assert not marker.exists(), path
+    weird = sshd.logs / "a b;'\"$(x)`y`.log"
+    weird.write_bytes(FAILURE)
+    try:
+        source = open_one(f"logsleuth-alias:{weird}", options(sshd))
+        assert read_all(source) == FAILURE
+        source.close()
+    finally:
+        weird.unlink()
+    assert not marker.exists()
+
+
+# --- errors: one line each, exit status 3 ---------------------------------------------------------------------
+
+
+def test_unknown_host_name(sshd: SSHD) -> None:
+    # A 64-character label is rejected locally by IDNA encoding: no DNS query leaves this machine.
+    host = "x" * 64 + ".invalid"
+    assert error_of(f"{host}:/var/log/x.log", options(sshd)) == f"{host}: unknown host name '{host}'"
+
+
+def test_connection_refused(sshd: SSHD) -> None:
+    port = free_port()
+    spec = f"logsleuth-test@127.0.0.1:{port}:/x.log"
+    assert error_of(spec, options(sshd)) == f"127.0.0.1: connection refused by 127.0.0.1 port {port}"
+
+
+def test_transient_errors_are_retried_with_backoff(sshd: SSHD) -> None:
+    messages: list[str] = []
+    port = free_port()
+    started = time.monotonic()
+    error_of(f"127.0.0.1:{port}:/x.log", options(sshd, connect_attempts=3, progress=messages.append))
+    assert time.monotonic() - started >= 0.25 + 0.5 - 0.05
+    assert messages == [
+        "connecting to 127.0.0.1…",
+        "connecting to 127.0.0.1… (attempt 2)",
+        "connecting to 127.0.0.1… (attempt 3)",
+    ]
+
+
+@pytest.mark.parametrize("where", ["option", "config"])
+def test_timeout_on_a_server_that_never_answers(sshd: SSHD, where: str) -> None:
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)  # the kernel completes the TCP handshake; nobody ever speaks SSH
+        port = silent.getsockname()[1]
+        if where == "option":
+            opts = options(sshd, connect_timeout=1.0)
+            spec = f"127.0.0.1:{port}:/x.log"
+            alias = "127.0.0.1"
+        else:
+            config = sshd.write_config(
+                "timeout", f"Host silent\n    HostName 127.0.0.1\n    Port {port}\n    ConnectTimeout 1\n"
+            )
+            opts = options(sshd, config_file=str(config), connect_timeout=30.0)
+            spec, alias = "silent:/x.log", "silent"
+        started = time.monotonic()
+        message = error_of(spec, opts)
+        assert time.monotonic() - started < 5
+    assert message == f"{alias}: connection to 127.0.0.1 port {port} timed out after 1 s (no SSH handshake)"
+
+
+def test_auth_failed_names_the_methods_tried(sshd: SSHD, tmp_path: Path) -> None:
+    stranger = tmp_path / "id_stranger"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(stranger)], check=True)
+    config = sshd.write_config(
+        "stranger",
+        f"Host *\n    IdentityFile {stranger}\n    UserKnownHostsFile {sshd.root}/client/known_hosts\n",
+    )
+    spec = f"logsleuth-test@127.0.0.1:{sshd.port}:/x.log"
+    assert error_of(spec, options(sshd, config_file=str(config))) == (
+        f"127.0.0.1: authentication failed for logsleuth-test@127.0.0.1 "
+        f"(tried publickey with: {stranger}; server allows: publickey)"
+    )
+
+
+def test_passphrase_protected_key_gives_a_clear_message(sshd: SSHD) -> None:
+    locked = sshd.root / "client" / "id_locked"
+    config = sshd.write_config(
+        "locked",
+        f"Host *\n    IdentityFile {locked}\n    UserKnownHostsFile {sshd.root}/client/known_hosts\n",
+    )
+    spec = f"logsleuth-test@127.0.0.1:{sshd.port}:/x.log"
+    assert error_of(spec, options(sshd, config_file=str(config))) == (
+        f"127.0.0.1: authentication failed for logsleuth-test@127.0.0.1: key {locked} is passphrase-protected "
+        f"and logsleuth does not prompt; load it into ssh-agent with: ssh-add {locked}"
+    )
+
+
+def test_ssh_agent_keys_are_used(
+    sshd: SSHD, log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent_socket = tmp_path / "agent.sock"
+    agent = subprocess.Popen(["ssh-agent", "-D", "-a", str(agent_socket)], stdout=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 5
+        while not agent_socket.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        environment = {**os.environ, "SSH_AUTH_SOCK": str(agent_socket)}
+        subprocess.run(
+            ["ssh-add", "-q", str(sshd.client_key)], env=environment, check=True, capture_output=True
+        )
+        monkeypatch.setenv("SSH_AUTH_SOCK", str(agent_socket))
+        config = sshd.write_config(
+            "agent", f"Host *\n    UserKnownHostsFile {sshd.root}/client/known_hosts\n"
+        )
+        source = open_one(
+            f"logsleuth-test@127.0.0.1:{sshd.port}:{log}", options(sshd, config_file=str(config))
+        )
+        assert read_all(source) == log.read_bytes()
+        source.close()
+    finally:
+        agent.terminate()
+        agent.wait(timeout=5)
+
+
+def test_unknown_host_key_is_refused_then_accepted_on_request(sshd: SSHD, log: Path, tmp_path: Path) -> None:
+    empty = tmp_path / "empty_known_hosts"
+    empty.write_text("")
+    config = sshd.write_config(
+        "unknown-key", f"Host *\n    IdentityFile {sshd.client_key}\n    UserKnownHostsFile {empty}\n"
+    )
+    fingerprint = subprocess.run(
+        ["ssh-keygen", "-l", "-E", "sha256", "-f", str(sshd.root / "host_key.pub")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()[1]
+    spec = f"logsleuth-test@127.0.0.1:{sshd.port}:{log}"
+    opts = options(sshd, config_file=str(config))
+    assert error_of(spec, opts) == (
+        f"127.0.0.1: unknown host key for [127.0.0.1]:{sshd.port} (ssh-ed25519 {fingerprint}); "
+        "verify it, then rerun with --accept-new-host-key to trust it"
+    )
+    own = Path(os.environ["XDG_CONFIG_HOME"]) / "logsleuth" / "known_hosts"
+    assert not own.exists()
+    source = open_one(spec, options(sshd, config_file=str(config), accept_new_host_key=True))
+    source.close()
+    assert own.read_text() == sshd.known_hosts_line()
+    assert empty.read_text() == ""  # the user's own files are never written
+    open_one(spec, opts).close()  # now known
+
+
+def test_changed_host_key_is_always_refused(sshd: SSHD, tmp_path: Path) -> None:
+    impostor = tmp_path / "impostor"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(impostor)], check=True)
+    known = tmp_path / "known_hosts"
+    public = " ".join(Path(f"{impostor}.pub").read_text().split()[:2])
+    known.write_text(f"[127.0.0.1]:{sshd.port} {public}\n")
+    config = sshd.write_config(
+        "changed-key", f"Host *\n    IdentityFile {sshd.client_key}\n    UserKnownHostsFile {known}\n"
+    )
+    spec = f"logsleuth-test@127.0.0.1:{sshd.port}:/x.log"
+    for accept in (False, True):
+        message = error_of(spec, options(sshd, config_file=str(config), accept_new_host_key=accept))
+        assert message.startswith(
+            f"127.0.0.1: HOST KEY CHANGED for [127.0.0.1]:{sshd.port}: the server now presents ssh-ed25519 SHA256:"
+        )
+        assert message.endswith(
+            f"which does not match {known}; refusing to connect (possible man-in-the-middle). If the change is "
+            f"expected, remove the old key with: ssh-keygen -R '[127.0.0.1]:{sshd.port}' -f {known}"
+        )
+
+
+def test_remote_file_missing(sshd: SSHD) -> None:
+    spec = f"logsleuth-alias:{sshd.logs}/no-such.log"
+    assert error_of(spec, options(sshd)) == f"{spec}: no such file"
+
+
+def test_glob_without_match(sshd: SSHD) -> None:
+    spec = f"logsleuth-alias:{sshd.logs}/nothing-*.log"
+    assert error_of(spec, options(sshd)) == f"{spec}: no file matches"
+
+
+def test_permission_denied(sshd: SSHD) -> None:
+    secret = sshd.logs / "secret.log"
+    secret.write_bytes(FAILURE)
+    secret.chmod(0o600)  # owned by root; the test account cannot read it
+    try:
+        spec = f"logsleuth-alias:{secret}"
+        assert error_of(spec, options(sshd)) == f"{spec}: permission denied"
+    finally:
+        secret.unlink()
+
+
+def test_path_is_a_directory(sshd: SSHD) -> None:
+    spec = f"logsleuth-alias:{sshd.logs}"
+    assert error_of(spec, options(sshd)) == f"{spec}: is a directory"
+
+
+def test_tail_missing_on_the_remote(sshd: SSHD, log: Path) -> None:
+    spec = f"logsleuth-notail@127.0.0.1:{sshd.port}:{log}"
+    assert error_of(spec, options(sshd)) == (
+        f"{spec}: remote command 'tail' not found on 127.0.0.1 (logsleuth needs tail, head and wc; gzip for .gz)"
+    )
+
+
+# --- size -----------------------------------------------------------------------------------------------------
+
+
+def _make_big_log(path: Path, size: int) -> bytes:
+    """A sparse file of `size` bytes whose last ~1 MiB is real log text ending in a failure (quick to make)."""
+    tail = LINE * ((1 << 20) // len(LINE)) + FAILURE
+    with path.open("wb") as handle:
+        handle.truncate(size - len(tail))
+        handle.seek(size - len(tail))
+        handle.write(tail)
+    return tail
+
+
+def test_one_gib_log_reads_only_the_end(sshd: SSHD) -> None:
+    path = sshd.logs / "big-1g.log"
+    tail = _make_big_log(path, 1 << 30)
+    try:
+        started = time.monotonic()
+        source = open_one(f"logsleuth-alias:{path}", options(sshd))
+        size = source.size()
+        assert size == 1 << 30
+        assert b"".join(source.read_range(size - len(tail), size)) == tail
+        window = b"".join(source.read_range(size - (16 << 20), size))
+        assert window[-len(tail) :] == tail and len(window) == 16 << 20
+        source.close()
+        assert time.monotonic() - started < 3  # never proportional to the file size
+    finally:
+        path.unlink()
+
+
+@pytest.mark.slow
+def test_streaming_a_one_gib_log_does_not_stall_on_rekey(sshd: SSHD) -> None:
+    path = sshd.logs / "big-stream.log"
+    tail = _make_big_log(path, 1 << 30)
+    try:
+        source = open_one(f"logsleuth-alias:{path}", options(sshd))
+        total = 0
+        last = b""
+        for chunk in source.read_range(0, source.size()):
+            total += len(chunk)
+            last = (last + chunk)[-len(tail) :]
+        assert total == 1 << 30 and last == tail
+        source.close()
+    finally:
+        path.unlink()
