@@ -35,6 +35,7 @@ class LaunchTracker:
     engine_version: str | None = None
     version_hint: str | None = None  # guessed from code layout when no version is printed
     markers: list[int] = field(default_factory=list)
+    _marker_kinds: set[str] = field(default_factory=set)
 
     def observe(self, line: LogLine) -> None:
         text = line.text
@@ -43,14 +44,14 @@ class LaunchTracker:
             if m:
                 self.server_args = m["body"]
                 self.engine = self.engine or "sglang"
-                self._mark(line.offset)
+                self._mark(line.offset, "server_args")
         if ("launch_server" in text or " serve" in text) and (m := _COMMAND.search(text)):
             command = m["cmd"].strip()
             if command.count("-") and not command.endswith("serve"):
                 self.command = command
                 self.command_offset = line.offset
                 self.engine = "vllm" if "vllm" in command.split("--", 1)[0] else "sglang"
-                self._mark(line.offset)
+                self._mark(line.offset, "command")
         if ("sglang" in text or "vllm" in text) and (m := _EXPLICIT_VERSION.search(text)):
             self.engine = m["engine"].lower()
             self.engine_version = m["version"]
@@ -59,10 +60,13 @@ class LaunchTracker:
         elif text.startswith("launch_server.py: error:"):
             self.version_hint = self.version_hint or "0.5.9"
 
-    def _mark(self, offset: int) -> None:
-        # One launch often logs its command and then its server_args: one marker.
-        if not self.markers or offset - self.markers[-1] > 64 * 1024:
+    def _mark(self, offset: int, kind: str) -> None:
+        # One launch often logs its command and then its server_args: one marker.  A kind
+        # seen twice, or a marker far from the last, is a new launch.
+        if not self.markers or kind in self._marker_kinds or offset - self.markers[-1] > 64 * 1024:
             self.markers.append(offset)
+            self._marker_kinds = set()
+        self._marker_kinds.add(kind)
 
     def observe_failure(self, failure: Failure) -> None:
         """Frame paths tell the engine and, roughly, its version."""

@@ -88,7 +88,7 @@ class Failure:
 
     kind: FailureKind
     exceptions: tuple[ExceptionBlock, ...]  # oldest first; exceptions[-1] ended the process
-    line: int  # line number of its first line
+    line: int  # 1-based line number of its first line; 0 when unknown (read from mid-file)
     offset: int  # byte offset of its first line
     end_offset: int  # byte offset just past its last line
     meta: LineMeta = field(default_factory=LineMeta)

@@ -352,7 +352,7 @@ class FailureScanner:
                     return  # the same exception re-logged right after its traceback
                 new = _Collector("bare", line, Phase.MESSAGE, context=context)
         if new is None:
-            if kind is LineKind.OTHER or kind is LineKind.SOURCE:
+            if kind in (LineKind.OTHER, LineKind.SOURCE, LineKind.EXCEPTION):
                 if CASCADE_CONTEXT_LINE.search(text):
                     self.cascade_lines.append(line)
                 elif KILL_LINE.search(text):

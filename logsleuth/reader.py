@@ -5,7 +5,7 @@ anchored scan for `--all`.  Both feed the same normalizer and scanner.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from logsleuth.launch import LaunchTracker
 from logsleuth.models import Failure
@@ -31,6 +31,11 @@ class ReadResult:
     cascade_lines: list[str] = field(default_factory=list)
 
 
+def _without_line_numbers(failures: list[Failure]) -> list[Failure]:
+    """Line numbers counted from the middle of a file are not the file's: drop them (0 = unknown)."""
+    return [replace(failure, line=0) for failure in failures]
+
+
 def _scan(source: Source, start: int, end: int) -> tuple[list[Failure], LaunchTracker, list[str], int]:
     chunks: Iterable[bytes] = source.read_range(start, end)
     consumed = 0
@@ -50,6 +55,8 @@ def _scan(source: Source, start: int, end: int) -> tuple[list[Failure], LaunchTr
     failures = scanner.finish()
     for failure in failures:
         tracker.observe_failure(failure)
+    if start > 0:
+        failures = _without_line_numbers(failures)
     return failures, tracker, [line.text for line in scanner.cascade_lines], consumed
 
 

@@ -55,7 +55,7 @@ def _failure(group: FailureGroup) -> dict[str, Any]:
         "hosts": list(group.hosts),
         "sources": list(group.sources),
         "kind": failure.kind,
-        "first_line": failure.line,
+        "first_line": failure.line or None,
         "offset": failure.offset,
         "timestamp": failure.meta.timestamp,
         "header": failure.header,

@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import textwrap
 
-from logsleuth.models import FailureGroup, Fix, Report
+from logsleuth.models import FailureGroup, Report
 from logsleuth.render import RenderOptions
-from logsleuth.render.view import FrameView, build_view, describe_source_errors
-
-LIBRARY_FRAMES_SHOWN = 2
+from logsleuth.render.view import (
+    FixView,
+    FrameView,
+    SummaryRow,
+    build_view,
+    describe_source_errors,
+    is_multi,
+    no_failure_lines,
+    summary_rows,
+)
+from logsleuth.safety import clean
 
 
 def _wrap(text: str, width: int, indent: str = "  ") -> list[str]:
@@ -31,25 +39,42 @@ def _frames(frames: list[FrameView]) -> list[str]:
     return out
 
 
-def _fix_lines(fix: Fix, width: int, label: str = "Fix") -> list[str]:
+def _fix_lines(fix: FixView, width: int, label: str = "Fix") -> list[str]:
     out = [f"{label}:"]
     out.extend(_wrap(fix.summary, width - 2))
-    for op in fix.flags:
-        out.append(f"    {op.op:<7}{op.flag}" + (f" {op.value}" if op.value else "") + (f" -> {op.to}" if op.to else ""))
-    for name, value in fix.env:
-        out.append(f"    env    {name}={value}")
+    out.extend(f"    {change}" for change in fix.changes)
     for step in fix.steps:
         out.extend(_wrap(f"- {step}", width - 4, "    "))
     if fix.command:
         out.append("  Corrected command:")
+        # Never wrapped: it must survive copy and paste.
         out.append(f"    {fix.command}")
     for alternative in fix.alternatives:
         out.extend(_fix_lines(alternative, width, "Or"))
     return out
 
 
-def render_group(group: FailureGroup, width: int, index: int | None = None) -> list[str]:
-    view = build_view(group)
+def summary_table(rows: list[SummaryRow], width: int) -> list[str]:
+    """A fixed-width table; the failure column takes what the others leave."""
+    header = SummaryRow(0, "Failure", 0, "Ranks", "Hosts", "Category")
+    cells = [[str(r.index) if r.index else "#", r.failure, str(r.count) if r.index else "Count", r.ranks, r.hosts,
+              r.category] for r in [header, *rows]]
+    widths = [max(len(row[column]) for row in cells) for column in range(6)]
+    others = sum(widths) - widths[1] + 2 * 5 + 2
+    widths[1] = max(20, min(widths[1], width - others))
+    lines = []
+    for row in cells:
+        row[1] = row[1] if len(row[1]) <= widths[1] else row[1][: widths[1] - 1] + "…"
+        lines.append(
+            "  " + "  ".join(
+                cell.rjust(widths[i]) if i in (0, 2) else cell.ljust(widths[i]) for i, cell in enumerate(row)
+            ).rstrip()
+        )
+    return lines
+
+
+def render_group(group: FailureGroup, width: int, index: int | None = None, show_source: bool = False) -> list[str]:
+    view = build_view(group, show_source)
     out: list[str] = []
     title = f"[{index}] " if index is not None else ""
     out.append(f"{title}{view.verdict}")
@@ -61,17 +86,16 @@ def render_group(group: FailureGroup, width: int, index: int | None = None) -> l
             out.append(f"  ({block.relation_text})")
         out.extend(_frames(block.frames))
         out.append(f"  {block.exception_line}")
-        for extra in block.message_tail:
-            out.append(f"  {extra}")
+        out.extend(f"  {extra}" for extra in block.message_tail)
     if view.truncated:
         out.append("  (traceback incomplete in the log)")
-    if group.diagnosis:
+    if view.root_cause is not None:
         out.append("")
-        out.append(f"Root cause ({group.diagnosis.category}, pattern {group.diagnosis.pattern}):")
-        out.extend(_wrap(group.diagnosis.root_cause, width - 2))
-        if group.diagnosis.fix:
+        out.append(f"Root cause ({view.category}, pattern {view.pattern}):")
+        out.extend(_wrap(view.root_cause, width - 2))
+        if view.fix:
             out.append("")
-            out.extend(_fix_lines(group.diagnosis.fix, width))
+            out.extend(_fix_lines(view.fix, width))
     else:
         out.append("")
         out.append("No known pattern matches this failure.")
@@ -80,11 +104,11 @@ def render_group(group: FailureGroup, width: int, index: int | None = None) -> l
         if view.context:
             out.append("  Log lines just before it:")
             out.extend(f"    {line}" for line in view.context)
-        out.append(f"  Search for: {group.signature}")
-    if group.cascade:
+        out.append(f"  Search for: {view.signature}")
+    if view.cascade:
         out.append("")
         out.append("Then:")
-        out.extend(f"  {line}" for line in group.cascade[:3])
+        out.extend(f"  {line}" for line in view.cascade)
     return out
 
 
@@ -93,17 +117,16 @@ def render_text(report: Report, options: RenderOptions) -> str:
     out: list[str] = []
     out.extend(describe_source_errors(report))
     if not report.failures:
-        read = ", ".join(f"{s.name} ({s.bytes_read} bytes read)" for s in report.sources if not s.error)
-        out.append(f"No failure found in {read}." if read else "No log could be read.")
-        capped = [s.name for s in report.sources if s.capped]
-        if capped:
-            out.append(f"Searched only the end of {', '.join(capped)} (byte cap reached); use --all to scan everything.")
-    elif len(report.failures) > 1:
-        out.append(f"{len(report.failures)} failures; the first is the root failure.")
+        out.extend(no_failure_lines(report))
+    elif is_multi(report):
+        count = len(report.failures)
+        out.append(f"{count} failure{'s' if count > 1 else ''}; the first is the root failure.")
         out.append("")
+        out.extend(summary_table(summary_rows(report), width))
+        out.append("")
+    multi = is_multi(report)
     for index, group in enumerate(report.failures, start=1):
-        out.extend(render_group(group, width, index if len(report.failures) > 1 else None))
+        out.extend(render_group(group, width, index if multi else None, len(report.sources) > 1))
         out.append("")
-    for warning in report.warnings:
-        out.append(f"warning: {warning}")
+    out.extend(f"warning: {clean(warning)}" for warning in report.warnings)
     return "\n".join(out).rstrip() + "\n"

@@ -1,18 +1,29 @@
 """What every renderer shows, decided once: verdict, location, frames with library
-frames folded, the innermost app frame.  Renderers only lay this out."""
+frames folded, root cause, fix, and the summary of a multi-failure report.
+
+Renderers only lay this out, so the formats agree.  Every log-derived string here has
+already been through `safety.clean` (no escape sequences, no control characters, one
+line, clipped); each renderer still applies its own format's escaping.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 
 from logsleuth.grouping import module_path
-from logsleuth.models import ExceptionBlock, Frame, FailureGroup, Report
+from logsleuth.models import ExceptionBlock, FailureGroup, Fix, FlagOp, Frame, Report
+from logsleuth.safety import clean, clean_lines
 
 RELATION_TEXT = {
     "cause": "the above was the direct cause of:",
     "context": "while handling the above, another exception occurred:",
 }
 MAX_APP_FRAMES = 8
+MAX_MESSAGE_LINES = 12
+MAX_CONTEXT_LINES = 5
+MAX_CASCADE_LINES = 3
+COMMAND_CHARS = 4000  # a corrected command is shown whole unless absurd
 
 
 @dataclass(frozen=True)
@@ -32,6 +43,15 @@ class BlockView:
 
 
 @dataclass(frozen=True)
+class FixView:
+    summary: str
+    changes: list[str]  # "add --speculative-num-steps 15", "env HF_HOME=/data"
+    steps: list[str]
+    command: str | None
+    alternatives: list[FixView] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
 class GroupView:
     verdict: str
     where: str
@@ -39,6 +59,23 @@ class GroupView:
     innermost: str | None
     context: list[str]
     truncated: bool
+    category: str | None = None
+    pattern: str | None = None
+    root_cause: str | None = None
+    fix: FixView | None = None
+    cascade: list[str] = field(default_factory=list)
+    signature: str = ""
+    sources: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    index: int
+    failure: str
+    count: int
+    ranks: str
+    hosts: str
+    category: str
 
 
 def frame_location(frame: Frame) -> str:
@@ -46,7 +83,7 @@ def frame_location(frame: Frame) -> str:
     text = f"{where} in {frame.function}" if frame.function else where
     if frame.repeated:
         text += f" (repeated {frame.repeated} more times)"
-    return text
+    return clean(text)
 
 
 def fold_frames(frames: tuple[Frame, ...]) -> list[FrameView]:
@@ -59,30 +96,48 @@ def fold_frames(frames: tuple[Frame, ...]) -> list[FrameView]:
             if hidden:
                 out.append(FrameView(folded=hidden))
                 hidden = 0
-            out.append(FrameView(frame_location(frame), frame.source, frame.in_app))
+            source = clean(frame.source) if frame.source else None
+            out.append(FrameView(frame_location(frame), source, frame.in_app))
         else:
             hidden += 1
     if hidden:
         out.append(FrameView(folded=hidden))
     shown = [view for view in out if not view.folded]
     if len(shown) > MAX_APP_FRAMES:
-        dropped = len(shown) - MAX_APP_FRAMES
-        out = [FrameView(folded=dropped), *out[-(MAX_APP_FRAMES * 2) :]]
+        kept = out[-(MAX_APP_FRAMES * 2) :]
+        dropped = len(shown) - sum(1 for view in kept if not view.folded)
+        out = [FrameView(folded=dropped), *kept]
     return out
 
 
 def exception_line(block: ExceptionBlock) -> tuple[str, list[str]]:
-    lines = block.message.splitlines() if block.message else []
-    head = f"{block.type}: {lines[0]}" if lines else (block.type or "(exception line missing)")
+    lines = clean_lines(block.message) if block.message else []
+    kind = clean(block.type)
+    head = f"{kind}: {lines[0]}" if lines else (kind or "(exception line missing)")
     return head, lines[1:]
 
 
-def build_view(group: FailureGroup) -> GroupView:
+def describe_op(op: FlagOp) -> str:
+    if op.op == "rename":
+        return f"rename {op.flag} -> {op.to}"
+    return f"{op.op} {op.flag}" + (f" {op.value}" if op.value else "")
+
+
+def fix_view(fix: Fix) -> FixView:
+    return FixView(
+        summary=" ".join(clean_lines(fix.summary)),
+        changes=[clean(describe_op(op)) for op in fix.flags] + [clean(f"env {k}={v}") for k, v in fix.env],
+        steps=[clean(step) for step in fix.steps],
+        command=clean(fix.command, COMMAND_CHARS) if fix.command else None,
+        alternatives=[fix_view(alternative) for alternative in fix.alternatives],
+    )
+
+
+def where_text(group: FailureGroup, show_source: bool = False) -> str:
     failure = group.failure
-    final = failure.final
-    head, _ = exception_line(final)
-    verdict = group.diagnosis.title if group.diagnosis else head
     parts = []
+    if show_source and group.sources:
+        parts.append("in " + ", ".join(group.sources[:3]))
     if group.hosts:
         parts.append("host " + ", ".join(group.hosts))
     if group.ranks:
@@ -93,16 +148,107 @@ def build_view(group: FailureGroup) -> GroupView:
         parts.append(f"at {failure.meta.timestamp}")
     if failure.header:
         parts.append(failure.header.rstrip(":"))
+    return clean(" · ".join(parts))
+
+
+def build_view(group: FailureGroup, show_source: bool = False) -> GroupView:
+    failure = group.failure
+    final = failure.final
+    head, _ = exception_line(final)
+    diagnosis = group.diagnosis
     chain: list[BlockView] = []
     previous: ExceptionBlock | None = None
     for block in failure.exceptions:
         line, tail = exception_line(block)
         relation = RELATION_TEXT.get(previous.relation) if previous and previous.relation else None
-        chain.append(BlockView(fold_frames(block.frames), line, tail[:12], relation))
+        chain.append(BlockView(fold_frames(block.frames), line, tail[:MAX_MESSAGE_LINES], relation))
         previous = block
     innermost = next((frame_location(f) for f in reversed(final.frames) if f.in_app), None)
-    return GroupView(verdict, " · ".join(parts), chain, innermost, list(failure.context[-5:]), failure.truncated)
+    return GroupView(
+        verdict=clean(diagnosis.title) if diagnosis else head,
+        where=where_text(group, show_source),
+        chain=chain,
+        innermost=innermost,
+        context=[clean(line) for line in failure.context[-MAX_CONTEXT_LINES:]],
+        truncated=failure.truncated,
+        category=clean(diagnosis.category) if diagnosis else None,
+        pattern=clean(diagnosis.pattern) if diagnosis else None,
+        root_cause=" ".join(clean_lines(diagnosis.root_cause)) if diagnosis else None,
+        fix=fix_view(diagnosis.fix) if diagnosis and diagnosis.fix else None,
+        cascade=[clean(line) for line in group.cascade[:MAX_CASCADE_LINES]],
+        signature=clean(group.signature),
+        sources=[clean(source) for source in group.sources],
+    )
+
+
+def _ranks_text(ranks: tuple[str, ...], limit: int = 4) -> str:
+    if len(ranks) <= limit:
+        return ", ".join(ranks)
+    return ", ".join(ranks[:limit]) + f" +{len(ranks) - limit}"
+
+
+def is_multi(report: Report) -> bool:
+    """Several failures, or several sources: the report opens with a summary table."""
+    return len(report.failures) > 1 or (len(report.sources) > 1 and bool(report.failures))
+
+
+def summary_rows(report: Report) -> list[SummaryRow]:
+    rows = []
+    for index, group in enumerate(report.failures, start=1):
+        verdict = group.diagnosis.title if group.diagnosis else exception_line(group.failure.final)[0]
+        rows.append(
+            SummaryRow(
+                index=index,
+                failure=clean(verdict, 80),
+                count=group.count,
+                ranks=clean(_ranks_text(group.ranks) or "-"),
+                hosts=clean(_ranks_text(group.hosts, 3) or "-"),
+                category=clean(group.diagnosis.category) if group.diagnosis else "unknown",
+            )
+        )
+    return rows
+
+
+def headline(report: Report) -> str:
+    """The one-line verdict of the whole report."""
+    primary = report.primary
+    if primary is None:
+        return "No failure found"
+    view_verdict = primary.diagnosis.title if primary.diagnosis else exception_line(primary.failure.final)[0]
+    parts = [clean(view_verdict, 160)]
+    launch = report.launch
+    engine = " ".join(p for p in (launch.engine, launch.engine_version) if p)
+    if primary.hosts:
+        parts.append(clean(", ".join(primary.hosts[:3])))
+    if engine:
+        parts.append(clean(engine))
+    parts.append(clean(primary.diagnosis.category) if primary.diagnosis else "unknown failure")
+    return " · ".join(parts)
+
+
+def first_sentences(text: str, count: int = 2) -> str:
+    sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z`'\"(-])", text.strip())
+    return " ".join(sentences[:count])
 
 
 def describe_source_errors(report: Report) -> list[str]:
-    return [f"could not read {s.name}: {s.error}" for s in report.sources if s.error]
+    return [clean(f"could not read {s.name}: {s.error}") for s in report.sources if s.error]
+
+
+def no_failure_lines(report: Report) -> list[str]:
+    read = ", ".join(f"{s.name} ({s.bytes_read} bytes read)" for s in report.sources if not s.error)
+    out = [clean(f"No failure found in {read}." if read else "No log could be read.", 1000)]
+    capped = [s.name for s in report.sources if s.capped]
+    if capped:
+        out.append(
+            clean(f"Searched only the end of {', '.join(capped)} (byte cap reached); use --all to scan everything.", 1000)
+        )
+    return out
+
+
+def log_location(report: Report, explicit: str | None) -> str | None:
+    """Where the full log is, for shared reports: the option, else the sources read."""
+    if explicit:
+        return clean(explicit)
+    names = [s.name for s in report.sources if not s.error and s.name not in ("-", "<text>")]
+    return clean(", ".join(names)) if names else None

@@ -29,7 +29,7 @@ def _reason(exc: OSError) -> str:
 
 
 def open_sftp_sources(remote: RemoteSpec, shared: object, options: SSHOptions) -> list[Source]:
-    from logsleuth.sources.ssh import SharedConnection
+    from logsleuth.sources.ssh_files import SharedConnection
 
     assert isinstance(shared, SharedConnection)
     try:
@@ -61,7 +61,7 @@ def open_sftp_sources(remote: RemoteSpec, shared: object, options: SSHOptions) -
 
 class SFTPFileSource:
     def __init__(self, shared: object, remote: RemoteSpec, path: str) -> None:
-        from logsleuth.sources.ssh import SharedConnection
+        from logsleuth.sources.ssh_files import SharedConnection
 
         assert isinstance(shared, SharedConnection)
         self.name = remote.name_for(path)

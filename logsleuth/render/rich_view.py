@@ -1,0 +1,158 @@
+"""Terminal report drawn with rich: the TTY default.
+
+Log text only ever reaches rich inside `Text` objects, which rich never parses for
+markup or emoji, so `[bold]` or `:boom:` in a log is shown literally.
+"""
+
+from __future__ import annotations
+
+import io
+
+from rich import box
+from rich.console import Console
+from rich.padding import Padding
+from rich.rule import Rule
+from rich.table import Table
+from rich.text import Text
+
+from logsleuth.models import FailureGroup, Report
+from logsleuth.render import RenderOptions
+from logsleuth.render.theme import THEME
+from logsleuth.render.view import (
+    FixView,
+    FrameView,
+    build_view,
+    describe_source_errors,
+    headline,
+    is_multi,
+    no_failure_lines,
+    summary_rows,
+)
+from logsleuth.safety import clean
+
+
+def make_console(options: RenderOptions) -> Console:
+    return Console(
+        file=io.StringIO(),
+        width=max(40, options.width),
+        force_terminal=options.color,
+        color_system="standard" if options.color else None,
+        theme=THEME,
+        highlight=False,
+        emoji=False,
+        markup=False,
+        legacy_windows=False,
+    )
+
+
+def _frames(console: Console, frames: list[FrameView]) -> None:
+    for frame in frames:
+        if frame.folded:
+            plural = "s" if frame.folded > 1 else ""
+            console.print(Text(f"    … {frame.folded} library frame{plural}", style="logsleuth.frame.folded"))
+            continue
+        if frame.in_app:
+            console.print(Text.assemble("  ", ("›", "logsleuth.marker"), " ", (frame.location, "logsleuth.frame.app")))
+        else:
+            console.print(Text(f"    {frame.location}", style="logsleuth.frame.library"))
+        if frame.source:
+            console.print(Text(f"        {frame.source}", style="logsleuth.frame.source"))
+
+
+def _fix(console: Console, fix: FixView, label: str = "Fix") -> None:
+    console.print(Text(label, style="logsleuth.heading"))
+    console.print(Padding(Text(fix.summary, style="logsleuth.fix"), (0, 0, 0, 2)))
+    for change in fix.changes:
+        console.print(Text.assemble("    ", (change, "logsleuth.change")))
+    for step in fix.steps:
+        console.print(Text(f"    - {step}"))
+    if fix.command:
+        console.print(Text("  Corrected command:", style="logsleuth.heading"))
+        # soft_wrap: the terminal wraps it, rich inserts no newline, so copy and paste keeps one line.
+        console.print(Text(f"    {fix.command}", style="logsleuth.command"), soft_wrap=True)
+    for alternative in fix.alternatives:
+        _fix(console, alternative, "Or")
+
+
+def _group(console: Console, group: FailureGroup, index: int | None, show_source: bool) -> None:
+    view = build_view(group, show_source)
+    if index is not None:
+        console.print(Rule(Text(f"[{index}] {view.verdict}", style="logsleuth.verdict"), align="left"))
+    else:
+        console.print(Text(view.verdict, style="logsleuth.verdict"))
+    if view.where:
+        console.print(Text(f"  {view.where}", style="logsleuth.where"))
+    console.print()
+    for block in view.chain:
+        if block.relation_text:
+            console.print(Text(f"  ({block.relation_text})", style="logsleuth.relation"))
+        _frames(console, block.frames)
+        console.print(Text(f"  {block.exception_line}", style="logsleuth.exception"))
+        for extra in block.message_tail:
+            console.print(Text(f"  {extra}", style="logsleuth.exception"))
+    if view.truncated:
+        console.print(Text("  (traceback incomplete in the log)", style="logsleuth.note"))
+    console.print()
+    if view.root_cause is not None:
+        console.print(
+            Text.assemble(
+                ("Root cause", "logsleuth.heading"),
+                "  ",
+                (f"{view.category} · pattern {view.pattern}", "logsleuth.category"),
+            )
+        )
+        console.print(Padding(Text(view.root_cause, style="logsleuth.root_cause"), (0, 0, 0, 2)))
+        if view.fix:
+            console.print()
+            _fix(console, view.fix)
+    else:
+        console.print(Text("No known pattern matches this failure.", style="logsleuth.heading"))
+        if view.innermost:
+            console.print(Text.assemble("  Innermost app frame: ", (view.innermost, "logsleuth.frame.app")))
+        if view.context:
+            console.print(Text("  Log lines just before it:"))
+            for line in view.context:
+                console.print(Text(f"    {line}", style="logsleuth.context"))
+        console.print(Text(f"  Search for: {view.signature}"))
+    if view.cascade:
+        console.print()
+        console.print(Text("Then:", style="logsleuth.heading"))
+        for line in view.cascade:
+            console.print(Text(f"  {line}", style="logsleuth.note"))
+
+
+def _summary(console: Console, report: Report) -> None:
+    count = len(report.failures)
+    console.print(Text(f"{count} failure{'s' if count > 1 else ''}; the first is the root failure.", style="logsleuth.heading"))
+    table = Table(box=box.SIMPLE_HEAD, header_style="logsleuth.table.header", pad_edge=False)
+    table.add_column("#", justify="right")
+    table.add_column("Failure", ratio=1, overflow="ellipsis", no_wrap=True)
+    table.add_column("Count", justify="right")
+    table.add_column("Ranks")
+    table.add_column("Hosts")
+    table.add_column("Category")
+    for row in summary_rows(report):
+        table.add_row(*(Text(cell) for cell in (str(row.index), row.failure, str(row.count), row.ranks, row.hosts,
+                                                row.category)))
+    console.print(table)
+
+
+def render_rich(report: Report, options: RenderOptions) -> str:
+    console = make_console(options)
+    for error in describe_source_errors(report):
+        console.print(Text(error, style="logsleuth.warning"))
+    if not report.failures:
+        for line in no_failure_lines(report):
+            console.print(Text(line))
+    elif is_multi(report):
+        console.print(Text(f"✖ {headline(report)}", style="logsleuth.verdict"))
+        _summary(console, report)
+    multi = is_multi(report)
+    for index, group in enumerate(report.failures, start=1):
+        _group(console, group, index if multi else None, len(report.sources) > 1)
+        console.print()
+    for warning in report.warnings:
+        console.print(Text(f"warning: {clean(warning)}", style="logsleuth.warning"))
+    file = console.file
+    assert isinstance(file, io.StringIO)
+    return file.getvalue().rstrip() + "\n"

@@ -1,0 +1,114 @@
+"""Make log-derived text inert before it is displayed.
+
+A log is untrusted input: it can carry terminal escape sequences (cursor movement,
+window-title changes, OSC 52 clipboard writes), rich markup, code fences that would
+close ours early, and chat mentions.  Renderers pass every log-derived string through
+`clean()` (done once in `render.view`) and then through the escaper of their format.
+"""
+
+from __future__ import annotations
+
+import re
+
+ZWSP = "\u200b"  # zero-width space: breaks a token without changing how it reads
+
+_ESCAPE_SEQUENCES = re.compile(
+    r"""
+      \x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?    # OSC: title changes, OSC 52 clipboard, hyperlinks
+    | \x1b[PX^_][^\x1b]*(?:\x1b\\)?         # DCS / SOS / PM / APC strings
+    | \x1b\[[0-?]*[ -/]*[@-~]               # CSI: cursor movement, colours, screen clears
+    | \x1b[ -/]*[0-~]                       # the other two-byte escapes (RIS, charset switches)
+    | \x9d[^\x07\x9c]*(?:\x07|\x9c)?        # 8-bit OSC
+    | \x9b[0-?]*[ -/]*[@-~]                 # 8-bit CSI
+    """,
+    re.VERBOSE,
+)
+# C0/C1 controls (tab and newline are handled apart), DEL, and the bidirectional
+# overrides that can make a line display in a different order than it reads.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+MAX_LINE_CHARS = 400  # one log line in a report; the full line stays in the log
+
+
+def strip_controls(text: str) -> str:
+    """Remove escape sequences and control characters; tabs become spaces."""
+    if "\x1b" in text or "\x9b" in text or "\x9d" in text:
+        text = _ESCAPE_SEQUENCES.sub("", text)
+    return _CONTROLS.sub("", text.replace("\t", "    "))
+
+
+def clip(text: str, limit: int = MAX_LINE_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… (+{len(text) - limit} chars)"
+
+
+def clean(text: str, limit: int = MAX_LINE_CHARS) -> str:
+    """One display line: no controls, no newlines, at most `limit` characters (plus a marker)."""
+    return clip(strip_controls(text).replace("\n", " "), limit)
+
+
+def clean_lines(text: str, limit: int = MAX_LINE_CHARS) -> list[str]:
+    return [clip(line, limit) for line in strip_controls(text).split("\n")]
+
+
+def escape_rich_markup(text: str) -> str:
+    """`[bold]` in a log is shown literally when the string goes through console markup."""
+    from rich.markup import escape
+
+    return escape(text)
+
+
+_BACKTICK_RUN = re.compile(r"`{3,}")
+
+
+def break_fences(text: str) -> str:
+    """For Slack, whose fences are always three backticks: a run of 3+ backticks in log
+    text gets zero-width spaces so it can neither open nor close a fence."""
+    return _BACKTICK_RUN.sub(lambda m: ZWSP.join(m.group(0)), text)
+
+
+def markdown_fence(lines: list[str]) -> str:
+    """A CommonMark fence longer than any backtick run in the content, so no line can close it."""
+    longest = max((len(run) for line in lines for run in re.findall(r"`+", line)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def markdown_code_span(text: str) -> str:
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+_MENTION = re.compile(r"(^|[\s(>*_~])@(?=\w)")
+_SLACK_SPECIAL = re.compile(r"<(?=[!@#])")
+
+
+def defang_mentions(text: str) -> str:
+    """`@here`, `@channel`, `@alice` and Slack's `<!channel>`, `<@U123>` tokens stop pinging anyone."""
+    text = _MENTION.sub(lambda m: f"{m.group(1)}@{ZWSP}", text)
+    return _SLACK_SPECIAL.sub("<" + ZWSP, text)
+
+
+_MARKDOWN_INLINE = re.compile(r"([\\\[\]*_|])")
+_CODE_SPAN = re.compile(r"(`{1,2})([^`\n]+?)\1")
+
+
+def escape_markdown_prose(text: str) -> str:
+    """Prose (root cause, fix) may quote log text: no HTML, links, emphasis, tables or mentions.
+    Backtick code spans written by pattern authors are kept."""
+    parts = _CODE_SPAN.split(text)
+    # re.split with two groups yields [prose, ticks, code, prose, ticks, code, ..., prose]
+    out = []
+    for index in range(0, len(parts), 3):
+        prose = parts[index].replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+        out.append(defang_mentions(_MARKDOWN_INLINE.sub(r"\\\1", prose)))
+        if index + 2 < len(parts):
+            out.append(parts[index + 1] + parts[index + 2] + parts[index + 1])
+    return break_fences("".join(out))
+
+
+def escape_slack_api(text: str) -> str:
+    """Slack's API and webhooks treat only `&`, `<`, `>` as control characters."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -1,0 +1,229 @@
+"""Remote log files over one SSH connection: the exec-based source, glob expansion and prefetch.
+
+One connection per spec, shared by every file a glob names.  The first exec (the "probe") expands the glob,
+checks each match and returns the size plus the last `prefetch_bytes` of the newest file, so the common
+diagnose costs one connection and one round trip.  Wider windows are one `tail -c +K | head -c N` exec each.
+Accounts without a usable shell fall back to SFTP (ssh_sftp.py).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+
+import paramiko
+
+from logsleuth.errors import SourceError
+from logsleuth.sources.base import Source, SSHOptions
+from logsleuth.sources.ssh_config import load_config
+from logsleuth.sources.ssh_connect import SSHConnection, connect
+from logsleuth.sources.ssh_exec import NoShell, RemoteRun, classify_remote_error
+from logsleuth.sources.ssh_remote import (
+    GZ_SIZE_SCRIPT,
+    PROBE_SCRIPT,
+    READ_SCRIPT,
+    ProbeResult,
+    parse_probe,
+    parse_records,
+)
+from logsleuth.sources.ssh_spec import RemoteSpec
+
+Progress = Callable[[str], None]
+_GLOB_CHARS = frozenset("*?[")
+_PROBLEM_WORDS = {"missing": "no such file", "denied": "permission denied", "dir": "is a directory"}
+_PROGRESS_STEP = 4 << 20
+
+
+class SharedConnection:
+    """A connection used by several sources; closed when the last of them is."""
+
+    def __init__(self, connection: SSHConnection) -> None:
+        self.connection = connection
+        self.transport = connection.transport
+        self._users = 0
+        self._lock = threading.Lock()
+        self._sftp: paramiko.SFTPClient | None = None
+
+    def acquire(self) -> SharedConnection:
+        with self._lock:
+            self._users += 1
+        return self
+
+    def release(self) -> None:
+        with self._lock:
+            self._users -= 1
+            last = self._users <= 0
+        if last:
+            if self._sftp is not None:
+                self._sftp.close()
+            self.connection.close()
+
+    def sftp(self) -> paramiko.SFTPClient:
+        if self._sftp is None:
+            self._sftp = self.transport.open_sftp_client()
+            if self._sftp is None:
+                raise paramiko.SSHException("SFTP subsystem unavailable")
+        return self._sftp
+
+
+def open_remote_files(remote: RemoteSpec, options: SSHOptions) -> list[Source]:
+    config = load_config(options.config_file)
+    connection = connect(
+        remote.host, options, config, user=remote.user, port=remote.port, progress=options.progress
+    )
+    shared = SharedConnection(connection).acquire()  # held until the sources are built
+    try:
+        return _open_files(remote, shared, options)
+    finally:
+        shared.release()
+
+
+def _open_files(remote: RemoteSpec, shared: SharedConnection, options: SSHOptions) -> list[Source]:
+    want = options.prefetch_bytes
+    run = RemoteRun(
+        shared.transport, PROBE_SCRIPT, remote.path, int(options.all_files), want, host=remote.host
+    )
+    try:
+        body = run.collect()
+    except NoShell:
+        from logsleuth.sources.ssh_sftp import open_sftp_sources
+
+        return open_sftp_sources(remote, shared, options)
+    probe = parse_probe(body, run.marker, run.stderr)
+    if probe.missing_command:
+        raise SourceError(
+            f"{remote.name_for(remote.path)}: remote command '{probe.missing_command}' not found on "
+            f"{remote.host} (logsleuth needs tail, head and wc; gzip for .gz)"
+        )
+    is_glob = bool(_GLOB_CHARS & set(remote.path))
+    if not probe.files:
+        raise SourceError(_no_file_message(remote, probe, is_glob))
+    if options.all_files:
+        chosen = probe.files
+    else:
+        chosen = [entry for entry in probe.files if entry[0] == probe.newest] or probe.files[:1]
+    sources: list[Source] = []
+    for path, size in chosen:
+        prefetch = None
+        if path == probe.newest and probe.prefetch is not None and probe.prefetch_size is not None:
+            size = probe.prefetch_size
+            prefetch = (probe.prefetch_start, probe.prefetch)
+        sources.append(
+            SSHFileSource(shared, remote, path, size=size, prefetch=prefetch, progress=options.progress)
+        )
+    if options.all_files:  # unreadable matches become sources that fail alone, so the others still run
+        sources.extend(
+            FailedSource(remote, path, _PROBLEM_WORDS.get(kind, kind))
+            for kind, path in probe.problems
+            if kind == "denied"
+        )
+    return sources
+
+
+def _no_file_message(remote: RemoteSpec, probe: ProbeResult, is_glob: bool) -> str:
+    name = remote.name_for(remote.path)
+    kinds = [kind for kind, _ in probe.problems]
+    if is_glob and (not kinds or set(kinds) == {"missing"}):
+        return f"{name}: no file matches"
+    if "denied" in kinds:
+        return f"{name}: permission denied"
+    if kinds:
+        return f"{name}: {_PROBLEM_WORDS.get(kinds[0], kinds[0])}"
+    return f"{name}: no file matches" if is_glob else f"{name}: no such file"
+
+
+class SSHFileSource:
+    """One remote file read with `tail -c +K | head -c N` execs; `.gz` files are decompressed remotely."""
+
+    def __init__(
+        self,
+        shared: SharedConnection,
+        remote: RemoteSpec,
+        path: str,
+        *,
+        size: int | None,
+        prefetch: tuple[int, bytes] | None = None,
+        progress: Progress | None = None,
+    ) -> None:
+        self.name = remote.name_for(path)
+        self.host: str | None = remote.host
+        self.path = path
+        self.progress = progress
+        self.gz = path.endswith(".gz")
+        self._shared = shared.acquire()
+        self._size = size
+        self._cache_start, self._cache = prefetch if prefetch else (0, b"")
+        self._closed = False
+
+    def size(self) -> int:
+        if self._size is None:  # a .gz file opened without prefetch: its length needs a decompression pass
+            run = RemoteRun(self._shared.transport, GZ_SIZE_SCRIPT, self.path, host=self.host or "")
+            records = parse_records(run.collect())
+            if "nocmd" in records:
+                raise SourceError(f"{self.name}: remote command 'gzip' not found on {self.host}")
+            text = records.get("size", "").strip()
+            if not text.isdigit() or (text == "0" and run.stderr.strip()):
+                raise SourceError(f"{self.name}: {classify_remote_error(run.error_text())}")
+            self._size = int(text)
+        return self._size
+
+    def read_range(self, start: int, end: int) -> Iterator[bytes]:
+        start, end = max(0, start), min(end, self.size())
+        if start >= end:
+            return
+        cache_end = self._cache_start + len(self._cache)
+        if self._cache and self._cache_start <= end <= cache_end:
+            # Serve the cached tail; fetch only what lies before it.
+            if start < self._cache_start:
+                yield from self._fetch(start, self._cache_start)
+            offset = max(start, self._cache_start) - self._cache_start
+            yield self._cache[offset : end - self._cache_start]
+            return
+        yield from self._fetch(start, end)
+
+    def _fetch(self, start: int, end: int) -> Iterator[bytes]:
+        run = RemoteRun(
+            self._shared.transport,
+            READ_SCRIPT,
+            self.path,
+            start,
+            end - start,
+            int(self.gz),
+            host=self.host or "",
+        )
+        received = 0
+        reported = 0
+        try:
+            for chunk in run:
+                received += len(chunk)
+                yield chunk
+                if self.progress and received - reported >= _PROGRESS_STEP:
+                    reported = received
+                    self.progress(f"reading {self.name}: {received / (1 << 20):.0f} MiB")
+        except NoShell:
+            raise SourceError(f"{self.name}: the remote shell stopped accepting commands") from None
+        if received < end - start and run.stderr.strip():
+            raise SourceError(f"{self.name}: {classify_remote_error(run.error_text())}")
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._shared.release()
+
+
+class FailedSource:
+    """A glob match that cannot be read: fails on use, so that one bad file does not stop the others."""
+
+    def __init__(self, remote: RemoteSpec, path: str, reason: str) -> None:
+        self.name = remote.name_for(path)
+        self.host: str | None = remote.host
+        self._message = f"{self.name}: {reason}"
+
+    def size(self) -> int:
+        raise SourceError(self._message)
+
+    def read_range(self, start: int, end: int) -> Iterator[bytes]:
+        raise SourceError(self._message)
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,69 @@
+"""Shared test helpers: run the real CLI, and make real CPython tracebacks."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = REPO.parent / "shared" / "corpus"
+
+
+@dataclass
+class CliResult:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+
+def run_cli(*args: str, stdin: bytes | None = None) -> CliResult:
+    """Run `logsleuth ARGS` in-process, as the console script would."""
+    from logsleuth.__main__ import main
+
+    out, err = io.StringIO(), io.StringIO()
+    old_stdin = sys.stdin
+    if stdin is not None:
+        sys.stdin = io.TextIOWrapper(io.BytesIO(stdin))
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(args))
+    finally:
+        sys.stdin = old_stdin
+    return CliResult(code, out.getvalue(), err.getvalue())
+
+
+def run_cli_subprocess(*args: str, stdin: bytes | None = None, env: dict[str, str] | None = None) -> CliResult:
+    """Run the installed `logsleuth` command as a separate process."""
+    command = [sys.executable, "-m", "logsleuth", *args]
+    proc = subprocess.run(
+        command, input=stdin, capture_output=True, timeout=120, env={**os.environ, **(env or {})}
+    )
+    return CliResult(proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace"))
+
+
+@lru_cache(maxsize=64)
+def real_traceback(code: str, filename: str = "app.py") -> str:
+    """The traceback the real interpreter prints for `code`, run as the script `filename`
+    from a temporary package tree (so paths look like an installed SGLang when asked)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / filename
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(code))
+        proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=60, cwd=tmp)
+        assert proc.returncode != 0, "the snippet was meant to raise"
+        # Keep the temp path out of fingerprints and assertions.
+        return proc.stderr.replace(tmp + "/", "/srv/")
