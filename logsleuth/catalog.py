@@ -18,6 +18,7 @@ from typing import Any
 class FlagInfo:
     name: str
     aliases: tuple[str, ...]
+    dest: str | None
     type: str | None
     choices: tuple[str, ...]
     default: Any
@@ -37,6 +38,14 @@ class Catalog:
             if flag == info.name or flag in info.aliases:
                 return info
         return None
+
+    def by_field(self, field: str) -> FlagInfo | None:
+        """The flag that sets a `ServerArgs` field.  Usually its argparse dest; some flags
+        (`--tp-size`, dest tensor_parallel_size) are renamed when ServerArgs is built."""
+        for info in self.flags:
+            if info.dest == field:
+                return info
+        return self.find("--" + field.replace("_", "-"))
 
     def names(self) -> list[str]:
         return [alias for info in self.flags for alias in (info.name, *info.aliases) if alias.startswith("--")]
@@ -83,10 +92,12 @@ def load(engine: str, version: str | None) -> Catalog | None:
         FlagInfo(
             name=entry["name"],
             aliases=tuple(entry.get("aliases", ())),
+            dest=entry.get("dest"),
             type=entry.get("type"),
             choices=tuple(str(choice) for choice in entry.get("choices") or ()),
             default=entry.get("default"),
-            takes_value=entry.get("nargs") != 0 and entry.get("action") not in ("store_true", "store_false", "store_const", "count"),
+            takes_value=entry.get("nargs") != 0
+            and entry.get("action") not in ("store_true", "store_false", "store_const", "count", "boolean_optional"),
             deprecated=bool(entry.get("deprecated")),
             renamed_to=entry.get("renamed_to"),
         )

@@ -7,7 +7,7 @@ report serializes with `dataclasses.asdict` and tests can build values by hand.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 # How exception i of a chain leads to exception i+1 (the newer one):
 # "cause"   -> printed "The above exception was the direct cause of the following exception"
@@ -37,9 +37,11 @@ class LineMeta:
         return " ".join(f"{name}{value}" for name, value in self.ranks)
 
 
-@dataclass(frozen=True, slots=True)
-class LogLine:
-    """One physical line of a log after normalization."""
+class LogLine(NamedTuple):
+    """One physical line of a log after normalization.
+
+    A NamedTuple rather than a frozen dataclass: one is built for every line of a
+    multi-GB log, and tuple construction is several times cheaper."""
 
     number: int  # 1-based line number in the source (relative to the window read when the start is unknown)
     offset: int  # byte offset of the line in the source

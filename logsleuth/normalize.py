@@ -60,6 +60,8 @@ def clean_text(text: str) -> str:
         text = text.rstrip("\r")
         if "\r" in text:
             text = text.rsplit("\r", 1)[-1]
+    if text.isprintable():  # the common case, checked in C
+        return text
     return _CONTROL.sub("", text)
 
 
@@ -76,6 +78,8 @@ class LineNormalizer:
         self.host = host
         self._current = ""  # stream key of the last record seen
         self._streams: dict[str, _StreamState] = {}
+        # Consecutive records often share a header (same second, same rank): reuse its metadata.
+        self._meta_cache: dict[str, LineMeta] = {}
 
     def normalize(self, raw: str, number: int, offset: int) -> LogLine:
         text = clean_text(raw)
@@ -137,7 +141,12 @@ class LineNormalizer:
 
         state = self._streams.get(stream)
         if has_header:
-            meta = LineMeta(timestamp=timestamp, host=host, process=process, pid=pid, ranks=ranks, level=level)
+            meta = self._meta_cache.get(header_text) if host == self.host else None
+            if meta is None:
+                meta = LineMeta(timestamp=timestamp, host=host, process=process, pid=pid, ranks=ranks, level=level)
+                if len(self._meta_cache) > 4096:
+                    self._meta_cache.clear()
+                self._meta_cache[header_text] = meta
             # vLLM repeats the same header on every line of one record.
             starts_record = state is None or state.header != header_text
             self._streams[stream] = _StreamState(meta, header_text)
@@ -155,34 +164,32 @@ class LineNormalizer:
 
 def split_lines(chunks: Iterable[bytes], start_offset: int = 0) -> Iterator[tuple[bytes, int]]:
     """Split a byte stream into lines with their offsets, without ever holding more
-    than MAX_LINE_CHARS of one line: the rest of a huge line is skipped."""
-    offset = start_offset
-    pending = bytearray()
-    pending_offset = offset
-    skipping = False  # inside a line already cut at MAX_LINE_CHARS
+    than MAX_LINE_CHARS of one line: the rest of a huge line is skipped.
+
+    `bytes.split` does the work in C; only a line that spans chunks is stitched here."""
+    cursor = start_offset  # absolute offset of the next unread byte
+    pending = b""  # the start of a line continued by the next chunk (capped)
+    pending_start = -1  # its offset, or -1 when there is none
     for chunk in chunks:
-        start = 0
-        while True:
-            newline = chunk.find(b"\n", start)
-            if newline < 0:
-                if not skipping:
-                    room = MAX_LINE_CHARS - len(pending)
-                    pending += chunk[start : start + room]
-                    if len(chunk) - start > room:
-                        skipping = True
-                offset += len(chunk) - start
-                break
-            if not skipping:
-                room = MAX_LINE_CHARS - len(pending)
-                pending += chunk[start : min(newline, start + room)]
-            yield bytes(pending), pending_offset
-            offset += newline + 1 - start
-            pending.clear()
-            pending_offset = offset
-            skipping = False
-            start = newline + 1
-    if pending or skipping:
-        yield bytes(pending), pending_offset
+        parts = chunk.split(b"\n")
+        for part in parts[:-1]:
+            if pending_start >= 0:
+                if len(pending) < MAX_LINE_CHARS:
+                    pending += part[: MAX_LINE_CHARS - len(pending)]
+                yield pending, pending_start
+                pending, pending_start = b"", -1
+            else:
+                yield (part if len(part) <= MAX_LINE_CHARS else part[:MAX_LINE_CHARS]), cursor
+            cursor += len(part) + 1
+        last = parts[-1]
+        if last:
+            if pending_start < 0:
+                pending_start = cursor
+            if len(pending) < MAX_LINE_CHARS:
+                pending += last[: MAX_LINE_CHARS - len(pending)]
+            cursor += len(last)
+    if pending_start >= 0:
+        yield pending, pending_start
 
 
 def decode(line: bytes) -> str:

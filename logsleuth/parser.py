@@ -57,7 +57,15 @@ KILL_LINE = regex.compile(
 )
 CASCADE_CONTEXT_LINE = regex.compile(r"kill_process_tree called|Dumping requests before crash|Dumped \d+ finished")
 _PY_WARNING = regex.compile(r"^\S+:\d+: \w*Warning: ")
+# A line that opens a log record of its own: `INFO:     …` (uvicorn), `WARNING 03-25 …` (vLLM without
+# its process prefix), `2025-04-23 21:31:45,123 - …` (logging's default asctime), `[2025-… ]`.
+LOG_RECORD_START = regex.compile(
+    r"^(?:(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)(?::\s| \d\d-\d\d )"
+    r"|\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}"
+    r"|\d{2}-\d{2} \d{2}:\d{2}:\d{2} )"
+)
 _THREAD_INTRO = regex.compile(r"^(?:Exception in thread .+:|Process [\w\-]+:|Error in atexit\._run_exitfuncs:)$")
+_CONTEXT_WORDS = ("warn", "error", "fail", "not enough", "out of memory")
 _CONTEXT_HINT = regex.compile(r"(?i)\b(?:warn(?:ing)?|error|fail(?:ed|ure)?|not enough|out of memory)\b")
 
 MAX_FAILURE_LINES = 20_000  # a runaway "traceback" is cut here and marked truncated
@@ -87,6 +95,10 @@ def classify(text: str) -> LineKind:
     stripped = text.strip()
     if not stripped:
         return LineKind.BLANK
+    if stripped[0] in "+|" and text[0] in " \t":
+        # Exception-group margins first: `  | Traceback (most recent call last):` is a member's
+        # line, and the group header itself ends like a plain traceback header.
+        return LineKind.GROUP if GROUP_HEADER.match(text) else LineKind.MARGIN
     if stripped.endswith(TRACEBACK_HEADER):
         return LineKind.HEADER
     if stripped in (CAUSE_SEPARATOR, CONTEXT_SEPARATOR):
@@ -139,6 +151,16 @@ class _Collector:
     last_seq: int = 0
     last_end: int = 0
     message_lines: int = 0
+    # hashes[i] identifies texts[: i + 1], so "is this collector's text a prefix of that
+    # one's" is one comparison: it tells a rank that is behind an identical traceback.
+    hashes: list[int] = field(default_factory=list)
+
+    def expects(self, leader: _Collector) -> str | None:
+        """The line this collector needs next if it is printing the same text as `leader`."""
+        size = len(self.texts)
+        if len(leader.texts) <= size or (size and leader.hashes[size - 1] != self.hashes[-1]):
+            return None
+        return leader.texts[size]
 
     def accepts(self, kind: LineKind, line: LogLine) -> int:
         """0 = no; 1 = as structure; 2 = only as a message continuation (weaker)."""
@@ -177,6 +199,8 @@ class _Collector:
                     return 0
                 if KILL_LINE.search(text) or text.lstrip().startswith("warnings.warn("):
                     return 0
+                if LOG_RECORD_START.match(text):
+                    return 0  # the next log record (uvicorn, logging, a dated line), not more message
                 return 2
             return 0
         if phase is Phase.BLANK:
@@ -186,6 +210,7 @@ class _Collector:
         return 0
 
     def add(self, kind: LineKind, line: LogLine, seq: int) -> None:
+        self.hashes.append(hash((self.hashes[-1] if self.hashes else 0, line.text)))
         self.texts.append(line.text)
         self.last_seq = seq
         self.last_end = line.offset + len(line.text) + 1
@@ -244,6 +269,48 @@ class _Collector:
         )
 
 
+def _following(collector: _Collector, collectors: list[_Collector]) -> bool:
+    return any(collector.expects(other) is not None for other in collectors if other is not collector)
+
+
+def _choose(collectors: list[_Collector], kind: LineKind, line: LogLine) -> _Collector | None:
+    """Which open collector of a stream takes the line.
+
+    1. A collector that is behind another one printing the same text takes the line if it
+       is exactly the line it needs next (identical tracebacks from several ranks).
+    2. Otherwise the grammar decides; structural acceptance beats a message continuation,
+       and among equals the collector with the fewest lines takes it.  Collectors that
+       are behind a longer identical one come last: their next line is already known.
+    A message continuation never takes a line that starts a failure of its own.
+    """
+    if len(collectors) > 1:
+        waiting = [c for c in collectors if any(c.expects(o) == line.text for o in collectors if o is not c)]
+        if waiting:
+            return min(waiting, key=lambda c: len(c.texts))
+    best: _Collector | None = None
+    best_score: tuple[int, int, int, int] | None = None
+    for index, collector in enumerate(collectors):
+        strength = collector.accepts(kind, line)
+        if not strength:
+            continue
+        behind = len(collectors) > 1 and _following(collector, collectors)
+        score = (int(behind), strength, len(collector.texts), index)
+        if best_score is None or score < best_score:
+            best, best_score = collector, score
+    if best is not None and best_score is not None and best_score[1] == 2 and _starts_failure(kind, line):
+        return None
+    return best
+
+
+def _starts_failure(kind: LineKind, line: LogLine) -> bool:
+    if kind in (LineKind.HEADER, LineKind.GROUP, LineKind.FATAL, LineKind.SEPARATOR, LineKind.FRAME):
+        return True
+    text = line.text
+    if kind is LineKind.EXCEPTION and STRICT_EXCEPTION_LINE.match(text):
+        return True
+    return bool(USAGE_ERROR.match(text))
+
+
 def _mark_truncated(block: ExceptionBlock) -> ExceptionBlock:
     from dataclasses import replace
 
@@ -275,24 +342,20 @@ class FailureScanner:
             collectors = None
 
         if collectors:
-            best: _Collector | None = None
-            best_score: tuple[int, int, int] | None = None
-            for index, collector in enumerate(collectors):
-                strength = collector.accepts(kind, line)
-                if strength:
-                    score = (strength, len(collector.texts), index)
-                    if best_score is None or score < best_score:
-                        best, best_score = collector, score
-            if best is not None and not (best_score and best_score[0] == 2 and self._starts_failure(kind, line)):
+            best = _choose(collectors, kind, line)
+            if best is not None:
                 best.add(kind, line, seq)
                 self._close_stale(stream, seq)
                 self._previous_text[stream] = line.text
                 return
-            # Nobody takes the line: finished collectors in this stream are done, and
-            # unfinished ones that have been idle for a while were cut off.
-            for collector in list(collectors):
-                if collector.complete:
-                    self._close(stream, collector)
+            # Nobody takes the line: finished collectors in this stream are done, unless the
+            # line starts another traceback (another rank may be starting the same one while
+            # this one is between the blocks of its chain).  Unfinished ones that have been
+            # idle for a while were cut off.
+            if kind not in (LineKind.HEADER, LineKind.GROUP, LineKind.FRAME):
+                for collector in list(collectors):
+                    if collector.complete:
+                        self._close(stream, collector)
             self._close_stale(stream, seq)
 
         self._maybe_start(kind, line, seq)
@@ -315,14 +378,6 @@ class FailureScanner:
         yield from sorted(done, key=lambda failure: failure.offset)
 
     # -- internals ---------------------------------------------------------------
-    def _starts_failure(self, kind: LineKind, line: LogLine) -> bool:
-        if kind in (LineKind.HEADER, LineKind.GROUP, LineKind.FATAL, LineKind.SEPARATOR, LineKind.FRAME):
-            return True
-        text = line.text
-        if kind is LineKind.EXCEPTION and STRICT_EXCEPTION_LINE.match(text):
-            return True
-        return bool(USAGE_ERROR.match(text))
-
     def _maybe_start(self, kind: LineKind, line: LogLine, seq: int) -> None:
         text = line.text
         stream = line.stream
@@ -353,18 +408,29 @@ class FailureScanner:
                 new = _Collector("bare", line, Phase.MESSAGE, context=context)
         if new is None:
             if kind in (LineKind.OTHER, LineKind.SOURCE, LineKind.EXCEPTION):
-                if CASCADE_CONTEXT_LINE.search(text):
-                    self.cascade_lines.append(line)
-                elif KILL_LINE.search(text):
-                    collector = _Collector("killed", line, Phase.DONE, context=context)
-                    collector.add(kind, line, seq)
-                    self.failures.append(collector.build())
-                    return
-                if _CONTEXT_HINT.search(text) or line.meta.level in ("WARNING", "ERROR", "CRITICAL"):
-                    self._recent_context.append(text.strip())
+                self._note_plain_line(kind, line, seq, context)
             return
         new.add(kind, line, seq)
         self._open.setdefault(stream, []).append(new)
+
+    def _note_plain_line(self, kind: LineKind, line: LogLine, seq: int, context: tuple[str, ...]) -> None:
+        """Kill notices, cascade notes and warning context.  Most lines of a log are none of
+        these, so cheap substring checks guard the regexes (this runs on every line)."""
+        text = line.text
+        if "kill_process_tree" in text or "Dump" in text:
+            if CASCADE_CONTEXT_LINE.search(text):
+                self.cascade_lines.append(line)
+                return
+        if ("Killed" in text or "sigquit" in text or "exit" in text) and KILL_LINE.search(text):
+            collector = _Collector("killed", line, Phase.DONE, context=context)
+            collector.add(kind, line, seq)
+            self.failures.append(collector.build())
+            return
+        lowered = text.lower()
+        if any(word in lowered for word in _CONTEXT_WORDS) and _CONTEXT_HINT.search(text):
+            self._recent_context.append(text.strip())
+        elif line.meta.level in ("WARNING", "ERROR", "CRITICAL"):
+            self._recent_context.append(text.strip())
 
     def _close(self, stream: str, collector: _Collector) -> None:
         collectors = self._open.get(stream)
@@ -388,8 +454,12 @@ class FailureScanner:
             self._close(stream, collector)
 
     def _close_stale(self, stream: str, seq: int) -> None:
-        for collector in list(self._open.get(stream, ())):
-            if seq - collector.last_seq > STALE_GAP:
+        collectors = self._open.get(stream, [])
+        # Ranks interleaving on one stream leave each collector idle for longer; a rank that
+        # is behind an identical traceback is waiting for a known line, not cut off.
+        gap = STALE_GAP * len(collectors)
+        for collector in list(collectors):
+            if seq - collector.last_seq > gap and not _following(collector, collectors):
                 self._close(stream, collector)
 
 

@@ -97,15 +97,22 @@ def _latest_launch(failures: list[Failure], tracker: LaunchTracker) -> list[Fail
 
 # -- --all: anchored scan -----------------------------------------------------------
 
-# Literal anchors: every failure kind contains one of them.  Two plain `bytes.find`
-# passes per chunk, no regex with a leading wildcard.
+# Literal anchors: every failure kind contains one of them ("Traceback" headers; "…Error"
+# final lines, "error:" usage lines, "Fatal Python error").  Plain `find` passes, no regex
+# with a leading wildcard.
 ANCHORS = (b"Traceback", b"rror")
 FALLBACK_ANCHORS = (b"Killed", b"sigquit", b"xception")
-REGION_BEFORE = 64 << 10  # a failure's traceback starts before its anchor (the final "…Error" line)
-REGION_AFTER = 64 << 10
+REGION_BEFORE = 4 << 10  # context before an anchor (the header line before "Traceback")
+REGION_AFTER = 8 << 10  # the region is widened while a failure runs past its end
+LAUNCH_HEAD = 256 << 10  # the launch command is usually printed at the start of the log
 
 
-def _anchor_positions(source: Source, size: int, anchors: tuple[bytes, ...]) -> Iterator[int]:
+def _anchor_positions(source: Source, size: int, anchors: tuple[bytes, ...]) -> list[int]:
+    fast = getattr(source, "find_anchors", None)
+    found = fast(anchors) if fast is not None else None
+    if found is not None:
+        return found
+    positions: list[int] = []
     carry = b""
     position = 0
     longest = max(len(anchor) for anchor in anchors)
@@ -115,10 +122,11 @@ def _anchor_positions(source: Source, size: int, anchors: tuple[bytes, ...]) -> 
         for anchor in anchors:
             index = data.find(anchor)
             while index >= 0:
-                yield base + index
+                positions.append(base + index)
                 index = data.find(anchor, index + 1)
         position += len(chunk)
         carry = data[-(longest - 1) :] if longest > 1 else b""
+    return sorted(set(positions))
 
 
 def _regions(positions: Iterable[int], size: int) -> list[tuple[int, int]]:
@@ -132,19 +140,44 @@ def _regions(positions: Iterable[int], size: int) -> list[tuple[int, int]]:
     return merged
 
 
+def _scan_region(source: Source, start: int, end: int, size: int, max_region: int) -> tuple[
+    list[Failure], LaunchTracker, list[str], int, int
+]:
+    """Scan [start, end), widening it while a failure is cut by either edge."""
+    total = 0
+    while True:
+        failures, tracker, cascade, consumed = _scan(source, start, end)
+        total += consumed
+        cut_at_start = start > 0 and bool(failures) and failures[0].truncated and failures[0].offset - start < 1024
+        cut_at_end = end < size and bool(failures) and failures[-1].end_offset >= end - 1024
+        if not (cut_at_start or cut_at_end) or end - start >= max_region:
+            return failures, tracker, cascade, total, end
+        if cut_at_start:
+            start = max(0, start - 4 * REGION_BEFORE - (end - start))
+        if cut_at_end:
+            end = min(size, end + 2 * (end - start))
+
+
 def read_all(source: Source, *, max_region: int = 64 << 20) -> ReadResult:
     """Every failure in the file: find literal anchors, then parse only the regions around them."""
     size = source.size()
-    positions = list(_anchor_positions(source, size, ANCHORS))
+    positions = _anchor_positions(source, size, ANCHORS)
     total = size
     if not positions:
-        positions = list(_anchor_positions(source, size, FALLBACK_ANCHORS))
+        positions = _anchor_positions(source, size, FALLBACK_ANCHORS)
         total += size
     failures: dict[int, Failure] = {}
-    tracker = LaunchTracker()
+    _, tracker, _, consumed = _scan(source, 0, min(size, LAUNCH_HEAD))
+    total += consumed
     cascade: list[str] = []
+    scanned_to = 0
     for start, end in _regions(positions, size):
-        region_failures, region_tracker, region_cascade, consumed = _scan(source, start, min(end, start + max_region))
+        if end <= scanned_to:
+            continue  # already covered by a widened region
+        start = max(start, scanned_to)
+        region_failures, region_tracker, region_cascade, consumed, scanned_to = _scan_region(
+            source, start, end, size, max_region
+        )
         total += consumed
         cascade.extend(region_cascade)
         for failure in region_failures:

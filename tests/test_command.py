@@ -66,3 +66,27 @@ def test_nearest_choice() -> None:
     assert nearest_choice("fp16", ["auto", "half", "float16", "bfloat16"]) == "float16"
     assert nearest_choice("flashinfer2", ["triton", "flashinfer", "fa3"]) == "flashinfer"
     assert nearest_choice("zzzzzz", ["triton", "flashinfer"]) is None
+
+
+def test_command_rebuilt_from_server_args_line() -> None:
+    from logsleuth.launch import command_from_server_args, parse_server_args
+
+    line = (
+        "ServerArgs(model_path='/models/llama 8b', tokenizer_path=None, tp_size=2, dp_size=1, "
+        "disable_cuda_graph=True, cuda_graph_bs=[1, 2, 4], chat_template=None, speculative_algorithm='EAGLE3')"
+    )
+    command = command_from_server_args(tuple(parse_server_args(line)), "0.5.9")
+    assert command is not None
+    assert shlex.split(command) == [
+        "python", "-m", "sglang.launch_server", "--model-path", "/models/llama 8b", "--tp-size", "2",
+        "--disable-cuda-graph", "--cuda-graph-bs", "1", "2", "4", "--speculative-algorithm", "EAGLE3",
+    ]
+
+
+def test_server_args_dict_form_of_0_5_23() -> None:
+    from logsleuth.launch import command_from_server_args, parse_server_args
+
+    pairs = tuple(parse_server_args("{'model_path': '/m', 'tp_size': 4, 'enable_dp_attention': True, 'x': 1}"))
+    assert command_from_server_args(pairs, "0.5.23") == (
+        "python -m sglang.launch_server --model-path /m --tp-size 4 --enable-dp-attention"
+    )

@@ -74,6 +74,17 @@ class LocalFileSource:
         except OSError as exc:
             raise SourceError(_describe_os_error(self.name, exc)) from None
 
+    def find_anchors(self, anchors: tuple[bytes, ...]) -> list[int] | None:
+        """Offsets of literal anchors over the whole file (None: use read_range instead)."""
+        if self.path == "-":
+            return None  # the stdin spool has no name to reopen
+        from logsleuth.sources.anchors import find_anchors
+
+        try:
+            return find_anchors(self.path, self.size(), anchors)
+        except (OSError, ValueError):
+            return None
+
     def close(self) -> None:
         self._file.close()
 
