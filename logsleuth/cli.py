@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -118,6 +119,9 @@ def diagnose_command(
         bool, typer.Option("--accept-new-host-key", help="Trust and remember an unknown host key (like accept-new).")
     ] = False,
     all_files: Annotated[bool, typer.Option("--all-files", help="A remote glob reads every match, not the newest.")] = False,
+    slack_webhook: Annotated[
+        str | None, typer.Option("--slack-webhook", help="Also post the Slack report to this incoming-webhook URL.")
+    ] = None,
 ) -> None:
     """Diagnose the latest failure in one or more logs."""
     options = DiagnoseOptions(
@@ -152,6 +156,11 @@ def diagnose_command(
     else:
         sys.stdout.write(text)
         sys.stdout.flush()
+    if slack_webhook:
+        from logsleuth.render.slack import post_to_slack, render_slack_for_api
+
+        post_to_slack(slack_webhook, render_slack_for_api(report, replace(render_options, format=OutputFormat.SLACK)))
+        print("logsleuth: posted the report to Slack", file=sys.stderr)
     raise typer.Exit(int(exit_status_for(report)))
 
 

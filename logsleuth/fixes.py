@@ -42,7 +42,7 @@ def builder(name: str) -> Callable[[Builder], Builder]:
     return register
 
 
-class _Captures(dict[str, str]):
+class _Captures(dict[str, Any]):
     def __missing__(self, key: str) -> str:
         return "{" + key + "}"
 
@@ -54,9 +54,29 @@ def interpolate(template: str, captures: dict[str, str]) -> str:
         return template
 
 
-def _static_fix(data: dict[str, Any], captures: dict[str, str]) -> Fix:
+class _CommandValues(dict[str, str]):
+    """`{cmd[--tp-size]}` in a pattern's fix: that flag's value in the launch command."""
+
+    def __init__(self, command: CommandLine | None) -> None:
+        super().__init__()
+        self.command = command
+
+    def __missing__(self, flag: str) -> str:
+        value = self.command.value(flag) if self.command else None
+        if value is None:
+            raise KeyError(flag)
+        return value
+
+
+def _static_fix(data: dict[str, Any], captures: dict[str, Any]) -> Fix:
     def value(raw: Any) -> str | None:
-        return None if raw is None else interpolate(str(raw), captures)
+        if raw is None:
+            return None
+        try:
+            text = str(raw).format_map(_Captures(captures))
+        except (KeyError, ValueError, IndexError):
+            return None  # a value that depends on a flag the command does not have
+        return None if "{" in text else text
 
     return Fix(
         summary=interpolate(str(data.get("summary", "")), captures),
@@ -78,12 +98,14 @@ def build_fix(fix_data: dict[str, Any], failure: Failure, captures: dict[str, st
     command = None
     if launch.command:
         try:
-            command = CommandLine.parse(launch.command, catalog.boolean_flags() if catalog else frozenset())
+            # Parsed without knowing which flags are switches: a stray `true` after a switch
+            # then stays attached to it, where a fix can clear it.
+            command = CommandLine.parse(launch.command)
         except ValueError:
             command = None  # unbalanced quotes: no corrected command, the flag ops still stand
     context = FixContext(failure, captures, launch, command, catalog)
     name = fix_data.get("builder")
-    fix = _BUILDERS[name](context, fix_data) if name else _static_fix(fix_data, captures)
+    fix = _BUILDERS[name](context, fix_data) if name else _static_fix(fix_data, {**captures, "cmd": _CommandValues(command)})
     if fix is None:
         return None
     return with_commands(fix, command)
@@ -135,9 +157,10 @@ def _eagle_partial(ctx: FixContext, data: dict[str, Any]) -> Fix:
     )
     if has_topk and has_draft:
         steps = _steps_for(topk, draft)
+        how = f"{_STEPS} {steps}" if cmd else f"{_STEPS} N (N = draft tokens - 1 when top-k is 1)"
         return Fix(
             summary=(
-                f"Give all three speculative sizes: add {_STEPS} {steps} next to {_TOPK} and {_DRAFT}. "
+                f"Give all three speculative sizes: add {how} next to {_TOPK} and {_DRAFT}. "
                 "Removing only the top-k flag still crashes."
             ),
             flags=(FlagOp("add", _STEPS, str(steps) if cmd else None),),
@@ -216,6 +239,17 @@ def _split_unrecognized(message: str) -> list[tuple[str, str | None]]:
     return pairs
 
 
+def _switch_before(token: str, ctx: FixContext) -> str | None:
+    """The on/off flag that a stray value was written after (`--disable-radix-cache true`)."""
+    if ctx.command is None or ctx.catalog is None:
+        return None
+    for name, values in ctx.command.options:
+        info = ctx.catalog.find(name)
+        if values and values[0] == token and info is not None and not info.takes_value:
+            return name
+    return None
+
+
 def suggest_flag(flag: str, ctx: FixContext) -> str | None:
     """The flag the user probably meant, for this engine version."""
     if flag in VLLM_TO_SGLANG:
@@ -237,8 +271,15 @@ def _unrecognized(ctx: FixContext, data: dict[str, Any]) -> Fix:
     notes: list[str] = []
     for flag, value in _split_unrecognized(ctx.failure.final.message):
         if not flag.startswith("-"):
-            ops.append(FlagOp("add", "--model-path", flag))
-            notes.append(f"pass the model as --model-path {flag}")
+            switch = _switch_before(flag, ctx)
+            if switch:
+                ops.append(FlagOp("set", switch, ""))
+                notes.append(f"{switch} is a switch and takes no value: drop the '{flag}' after it")
+            elif ctx.command is not None and ctx.command.has("--model-path"):
+                notes.append(f"remove the stray argument '{flag}'")
+            else:
+                ops.append(FlagOp("add", "--model-path", flag))
+                notes.append(f"pass the model as --model-path {flag}")
             continue
         if flag == "--num-speculative-tokens":
             ops.append(FlagOp("remove", flag))
@@ -356,19 +397,23 @@ def _missing_required(ctx: FixContext, data: dict[str, Any]) -> Fix | None:
 
 @builder("divisible_sizes")
 def _divisible(ctx: FixContext, data: dict[str, Any]) -> Fix:
-    """`a % b == 0` asserts: make `b` a divisor of `a`, or `a` a multiple of `b`."""
+    """`a % b == 0` asserts: make `b` a divisor of `a`, or `a` a multiple of `b`.
+    `prefer = "outer"` puts the second first (e.g. round a chunk size up to the page size)."""
     outer, inner = data["outer"], data["inner"]  # e.g. --tp-size, --dp-size
     cmd = ctx.command
     a = cmd.int_value(outer) if cmd else None
     b = cmd.int_value(inner) if cmd else None
     new_b = max((d for d in range(1, (a or 1) + 1) if a and a % d == 0 and d <= (b or a)), default=None) if a else None
     new_a = (math.ceil(a / b) * b if a and b else None)
-    return Fix(
-        summary=interpolate(str(data.get("summary", f"{outer} must be divisible by {inner}.")), ctx.captures),
+    change_inner = Fix(
+        summary=interpolate(str(data.get("summary", f"Set {inner} to a divisor of {outer}.")), ctx.captures),
         flags=(FlagOp("set", inner, str(new_b) if new_b else None),),
-        alternatives=(Fix(summary=f"Or raise {outer} to a multiple of {inner}.",
-                          flags=(FlagOp("set", outer, str(new_a) if new_a else None),)),),
     )
+    change_outer = Fix(
+        summary=f"Set {outer} to a multiple of {inner}.", flags=(FlagOp("set", outer, str(new_a) if new_a else None),)
+    )
+    first, second = (change_outer, change_inner) if data.get("prefer") == "outer" else (change_inner, change_outer)
+    return replace(first, alternatives=(replace(second, summary="Or: " + second.summary[0].lower() + second.summary[1:]),))
 
 
 @builder("nearest_choice_for_flag")

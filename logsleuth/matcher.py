@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -169,19 +169,71 @@ def _rule_matches(rule: MatchRule, failure: Failure, log_lines: Iterable[str]) -
     return captures
 
 
+_VERSION_PART = regex.compile(r"\d+|[a-z]+")
+_CONSTRAINT = regex.compile(r"^\s*(?P<op><=|>=|==|!=|<|>)?\s*(?P<version>\d+(?:\.\d+)*(?:\.?(?:post|rc|dev)\d+)?)\s*$")
+_PRE_RELEASE = {"dev": -3, "rc": -2}
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """`0.4.10.post2` -> (0, 4, 10, 0, 2); `0.5.0rc1` sorts before `0.5.0`."""
+    key: list[int] = []
+    for part in _VERSION_PART.findall(version.lower()):
+        if part.isdigit():
+            key.append(int(part))
+        elif part == "post":
+            key.append(0)
+        else:
+            key.append(_PRE_RELEASE.get(part, -1))
+    while len(key) < 3:
+        key.append(0)
+    return tuple(key)
+
+
+def _check_constraint(constraint: str, version: str) -> bool:
+    m = _CONSTRAINT.match(constraint)
+    if m is None:
+        return False
+    have, want = version_key(version), version_key(m["version"])
+    width = max(len(have), len(want))
+    have += (0,) * (width - len(have))
+    want += (0,) * (width - len(want))
+    op = m["op"] or "=="
+    return {
+        "<": have < want,
+        "<=": have <= want,
+        ">": have > want,
+        ">=": have >= want,
+        "==": have == want,
+        "!=": have != want,
+    }[op]
+
+
+def version_matches(versions: tuple[str, ...], version: str | None) -> bool:
+    """`versions` entries are ORed; within one, comma-separated constraints are ANDed:
+    `["<0.5.23"]`, `[">=0.5,<0.5.23", "0.4.10.post2"]`.  An unknown version matches."""
+    if not versions or not version:
+        return True
+    return any(all(_check_constraint(c, version) for c in entry.split(",")) for entry in versions)
+
+
 def match_failure(
     patterns: Iterable[Pattern],
     failure: Failure,
     log_lines: Iterable[str] = (),
     *,
     engine: str | None = None,
+    engine_version: str | None = None,
     on_error: Any = None,
 ) -> PatternMatch | None:
-    """The best pattern for a failure: lowest priority number, then the last layer loaded."""
+    """The best pattern for a failure: lowest priority number, then the last layer loaded.
+
+    A pattern with `versions` is skipped when the engine version is known and outside them."""
     best: PatternMatch | None = None
     lines = tuple(log_lines)
     for pattern in patterns:
         if engine and pattern.engine and pattern.engine != engine:
+            continue
+        if not version_matches(pattern.versions, engine_version):
             continue
         try:
             for rule in pattern.rules:
@@ -199,44 +251,78 @@ def match_failure(
 # -- loading -------------------------------------------------------------------------
 
 
-def _compile(value: Any, where: str, key: str) -> regex.Pattern[str]:
+_Locate = Callable[[str], str]
+
+
+def _compile(value: Any, at: _Locate, key: str) -> regex.Pattern[str]:
     if not isinstance(value, str):
-        raise PatternError(where, f"match.{key} must be a string (a regular expression)")
+        raise PatternError(at(key), f"match.{key} must be a string (a regular expression)")
     try:
         return regex.compile(value, regex.MULTILINE)
     except regex.error as exc:
-        raise PatternError(where, f"match.{key}: invalid regular expression: {exc}") from None
+        raise PatternError(at(key), f"match.{key}: invalid regular expression: {exc}") from None
 
 
-def _parse_rule(table: Any, where: str) -> MatchRule:
+def _parse_rule(table: Any, at: _Locate) -> MatchRule:
     if not isinstance(table, dict) or not table:
-        raise PatternError(where, "each [[match]] must be a non-empty table")
+        raise PatternError(at("[[match]]"), "each [[match]] must be a non-empty table")
     unknown = set(table) - _MATCH_KEYS
     if unknown:
-        raise PatternError(where, f"unknown match key(s): {', '.join(sorted(unknown))}")
+        first = sorted(unknown)[0]
+        raise PatternError(
+            at(first), f"unknown match key(s): {', '.join(sorted(unknown))} (known: {', '.join(sorted(_MATCH_KEYS))})"
+        )
     kinds = table.get("kind", [])
     if isinstance(kinds, str):
         kinds = [kinds]
-    if not set(kinds) <= _KINDS:
-        raise PatternError(where, f"match.kind must be among {', '.join(sorted(_KINDS))}")
+    if not isinstance(kinds, list) or not set(kinds) <= _KINDS:
+        raise PatternError(at("kind"), f"match.kind must be among {', '.join(sorted(_KINDS))}")
     fields: dict[str, Any] = {"kind": frozenset(kinds)}
-    for key in _MATCH_KEYS - {"kind"}:
+    for key in sorted(_MATCH_KEYS - {"kind"}):
         if key in table:
-            fields[key] = _compile(table[key], where, key)
+            fields[key] = _compile(table[key], at, key)
     return MatchRule(**fields)
 
 
-def _check_fix(fix: Any, where: str) -> dict[str, Any]:
+def _known_builder(name: str) -> bool:
+    from logsleuth import fix_builders_runtime, fixes
+
+    return name in fixes._BUILDERS or name in fix_builders_runtime.NAMES
+
+
+_FIX_KEYS = frozenset({"summary", "flags", "env", "steps", "alternatives", "builder"})
+
+
+def _check_fix(fix: Any, at: _Locate) -> dict[str, Any]:
     if not isinstance(fix, dict):
-        raise PatternError(where, "[fix] must be a table")
+        raise PatternError(at("[fix]"), "[fix] must be a table")
+    name = fix.get("builder")
+    if name is not None:
+        if not isinstance(name, str) or not _known_builder(name):
+            raise PatternError(at("builder"), f"fix.builder {name!r} is not a known fix builder")
+        return fix  # a builder takes its own keys
+    unknown = set(fix) - _FIX_KEYS
+    if unknown:
+        raise PatternError(at(sorted(unknown)[0]), f"unknown fix key(s): {', '.join(sorted(unknown))}")
     for option in (fix, *fix.get("alternatives", [])):
+        if not isinstance(option, dict):
+            raise PatternError(at("alternatives"), "fix.alternatives must be tables")
         for flag in option.get("flags", []):
             if not isinstance(flag, dict) or flag.get("op") not in _FLAG_OPS or not str(flag.get("flag", "")).startswith("-"):
-                raise PatternError(where, f"fix.flags entries need op in {sorted(_FLAG_OPS)} and a --flag: {flag!r}")
+                raise PatternError(at("flags"), f"fix.flags entries need op in {sorted(_FLAG_OPS)} and a --flag: {flag!r}")
+        if not isinstance(option.get("env", {}), dict):
+            raise PatternError(at("env"), "fix.env must be a table of NAME = \"value\"")
+        steps = option.get("steps", [])
+        if not isinstance(steps, list) or not all(isinstance(step, str) for step in steps):
+            raise PatternError(at("steps"), "fix.steps must be a list of strings")
     return fix
 
 
 def _line_of(text: str, needle: str) -> int:
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.lstrip()
+        if stripped.startswith(needle) and (needle.startswith("[") or stripped[len(needle) :].lstrip().startswith("=")):
+            return number
     for number, line in enumerate(text.splitlines(), start=1):
         if line.lstrip().startswith(needle):
             return number
@@ -257,26 +343,44 @@ def parse_pattern(text: str, path: str, layer: str = BUILTIN_LAYER) -> Pattern:
 
     unknown = set(data) - _TOP_KEYS
     if unknown:
-        raise PatternError(f"{path}:1", f"unknown key(s): {', '.join(sorted(unknown))}")
+        raise PatternError(
+            at(sorted(unknown)[0]), f"unknown key(s): {', '.join(sorted(unknown))} (known: {', '.join(sorted(_TOP_KEYS))})"
+        )
     for key in ("id", "title", "category", "root_cause", "match"):
         if key not in data:
             raise PatternError(f"{path}:1", f"missing required key '{key}'")
     if not isinstance(data["id"], str) or not _ID.match(data["id"]):
         raise PatternError(at("id"), "id must be lowercase words joined by dashes, e.g. sglang-eagle-partial-spec-args")
     if data["category"] not in CATEGORIES:
-        raise PatternError(at("category"), f"unknown category {data['category']!r}")
+        raise PatternError(
+            at("category"), f"unknown category {data['category']!r} (known: {', '.join(sorted(CATEGORIES))})"
+        )
+    for key in ("title", "root_cause"):
+        if not isinstance(data[key], str) or not data[key].strip():
+            raise PatternError(at(key), f"{key} must be a non-empty string")
     raw_rules = data["match"] if isinstance(data["match"], list) else [data["match"]]
-    rules = tuple(_parse_rule(rule, at("[match") if "[match" in text else at("match")) for rule in raw_rules)
+    rules = tuple(_parse_rule(rule, at) for rule in raw_rules)
     priority = data.get("priority", 1000)
-    if not isinstance(priority, int):
-        raise PatternError(at("priority"), "priority must be an integer")
+    if not isinstance(priority, int) or isinstance(priority, bool):
+        raise PatternError(at("priority"), "priority must be an integer (lower wins)")
+    for key in ("versions", "references", "aliases"):
+        value = data.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise PatternError(at(key), f"{key} must be a list of strings")
+    for entry in data.get("versions", []):
+        if not all(_CONSTRAINT.match(c) for c in entry.split(",")):
+            raise PatternError(at("versions"), f"versions: cannot read {entry!r} (use e.g. \"<0.5.23\" or \">=0.5,<0.6\")")
+    if not isinstance(data.get("cascade", False), bool):
+        raise PatternError(at("cascade"), "cascade must be true or false")
+    if "engine" in data and not isinstance(data["engine"], str):
+        raise PatternError(at("engine"), "engine must be a string such as \"sglang\"")
     return Pattern(
         id=data["id"],
         title=str(data["title"]),
         category=data["category"],
         root_cause=str(data["root_cause"]).strip(),
         rules=rules,
-        fix=_check_fix(data.get("fix", {}), at("[fix")) if data.get("fix") else {},
+        fix=_check_fix(data["fix"], at) if data.get("fix") else {},
         priority=priority,
         engine=data.get("engine"),
         versions=tuple(data.get("versions", ())),

@@ -64,6 +64,8 @@ LOG_RECORD_START = regex.compile(
     r"|\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}"
     r"|\d{2}-\d{2} \d{2}:\d{2}:\d{2} )"
 )
+# A group header sharing its line with log text (SGLang logs `f"Scheduler hit an exception: {tb}"`).
+GROUP_AFTER_TEXT = regex.compile(r"^(?:(?P<head>.*\S) )?(?P<group> *\+ Exception Group Traceback \(most recent call last\):)\s*$")
 _THREAD_INTRO = regex.compile(r"^(?:Exception in thread .+:|Process [\w\-]+:|Error in atexit\._run_exitfuncs:)$")
 _CONTEXT_WORDS = ("warn", "error", "fail", "not enough", "out of memory")
 _CONTEXT_HINT = regex.compile(r"(?i)\b(?:warn(?:ing)?|error|fail(?:ed|ure)?|not enough|out of memory)\b")
@@ -100,7 +102,8 @@ def classify(text: str) -> LineKind:
         # line, and the group header itself ends like a plain traceback header.
         return LineKind.GROUP if GROUP_HEADER.match(text) else LineKind.MARGIN
     if stripped.endswith(TRACEBACK_HEADER):
-        return LineKind.HEADER
+        # `Scheduler hit an exception:   + Exception Group Traceback (…):` opens a group.
+        return LineKind.GROUP if GROUP_AFTER_TEXT.match(text) else LineKind.HEADER
     if stripped in (CAUSE_SEPARATOR, CONTEXT_SEPARATOR):
         return LineKind.SEPARATOR
     first = text[0]
@@ -178,7 +181,9 @@ class _Collector:
                 return 1
             return 0
         if phase is Phase.GROUP:
-            return 1 if kind in (LineKind.MARGIN, LineKind.GROUP) else 0
+            # A blank line after the group may lead to a chain separator (a group as a cause).
+            # A nested group's header carries a `|` margin; an unindented `+ Exception Group` is a new group.
+            return 1 if kind in (LineKind.MARGIN, LineKind.BLANK) else 0
         if phase is Phase.FATAL:
             if kind in (LineKind.FAULT_FRAME, LineKind.THREAD, LineKind.FRAME):
                 return 1
@@ -209,9 +214,11 @@ class _Collector:
             return 1 if kind in (LineKind.BLANK, LineKind.HEADER, LineKind.GROUP) else 0
         return 0
 
-    def add(self, kind: LineKind, line: LogLine, seq: int) -> None:
-        self.hashes.append(hash((self.hashes[-1] if self.hashes else 0, line.text)))
-        self.texts.append(line.text)
+    def add(self, kind: LineKind, line: LogLine, seq: int, text: str | None = None) -> None:
+        """`text` replaces the line's text (a group header without the log text before it)."""
+        text = line.text if text is None else text
+        self.hashes.append(hash((self.hashes[-1] if self.hashes else 0, text)))
+        self.texts.append(text)
         self.last_seq = seq
         self.last_end = line.offset + len(line.text) + 1
         phase = self.phase
@@ -221,6 +228,9 @@ class _Collector:
                 self.message_lines = 0
             elif kind is LineKind.GROUP:
                 self.phase = Phase.GROUP
+        elif phase is Phase.GROUP:
+            if kind is LineKind.BLANK:
+                self.phase = Phase.BLANK
         elif phase is Phase.MESSAGE:
             if kind is LineKind.BLANK:
                 self.phase = Phase.BLANK
@@ -230,10 +240,11 @@ class _Collector:
             if kind is LineKind.SEPARATOR:
                 self.phase = Phase.SEPARATOR
         elif phase is Phase.SEPARATOR:
-            if kind is LineKind.HEADER:
-                self.phase = Phase.FRAMES
-            elif kind is LineKind.GROUP:
-                self.phase = Phase.GROUP
+            if kind in (LineKind.HEADER, LineKind.GROUP):
+                # A cause printed without a traceback (`raise X from ValueError()`) started as
+                # a bare line; the chain makes it a traceback.
+                self.kind = "traceback"
+                self.phase = Phase.FRAMES if kind is LineKind.HEADER else Phase.GROUP
         self.last = kind
 
     @property
@@ -267,6 +278,15 @@ class _Collector:
             truncated=truncated or any(block.truncated for block in exceptions),
             context=self.context,
         )
+
+
+def _in_step(collector: _Collector, collectors: list[_Collector]) -> bool:
+    """Behind or ahead of another open collector with the same text."""
+    return any(
+        collector.expects(other) is not None or other.expects(collector) is not None
+        for other in collectors
+        if other is not collector
+    )
 
 
 def _following(collector: _Collector, collectors: list[_Collector]) -> bool:
@@ -392,7 +412,13 @@ class FailureScanner:
                 head = previous.strip()
             new = _Collector("traceback", line, Phase.FRAMES, header=head or None, context=context)
         elif kind is LineKind.GROUP:
-            new = _Collector("traceback", line, Phase.GROUP, context=context)
+            m = GROUP_AFTER_TEXT.match(text)
+            head = m["head"] if m else None
+            new = _Collector("traceback", line, Phase.GROUP, header=head, context=context)
+            if m and head:
+                new.add(kind, line, seq, text=m["group"])  # the margins line up with the group alone
+                self._open.setdefault(stream, []).append(new)
+                return
         elif kind is LineKind.FRAME:
             new = _Collector("traceback", line, Phase.FRAMES, truncated=True, context=context)
         elif kind is LineKind.SEPARATOR:
@@ -455,11 +481,11 @@ class FailureScanner:
 
     def _close_stale(self, stream: str, seq: int) -> None:
         collectors = self._open.get(stream, [])
-        # Ranks interleaving on one stream leave each collector idle for longer; a rank that
-        # is behind an identical traceback is waiting for a known line, not cut off.
+        # Ranks interleaving on one stream leave each collector idle for longer; ranks printing
+        # the same traceback (one behind the other) are waiting for each other, not cut off.
         gap = STALE_GAP * len(collectors)
         for collector in list(collectors):
-            if seq - collector.last_seq > gap and not _following(collector, collectors):
+            if seq - collector.last_seq > gap and not _in_step(collector, collectors):
                 self._close(stream, collector)
 
 

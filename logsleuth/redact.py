@@ -21,7 +21,9 @@ T = TypeVar("T")
 # Field, flag and variable names whose value is a secret: api_key, admin_api_key, hf_token,
 # HF_TOKEN, --api-key, OPENAI_API_KEY, AWS_SECRET_ACCESS_KEY, password, ...
 # `max_total_num_tokens` and `tokenizer_path` are not secrets: the secret word must end the name.
-_SECRET_NAME = r"(?:[A-Za-z0-9]+[_\-])*(?:api[_\-]?key|access[_\-]?key|token|secret|passw(?:or)?d|credentials?)"
+_SECRET_NAME = (
+    r"(?:[A-Za-z0-9]+[_\-])*(?:api[_\-]?key|access[_\-]?key|token|secret|passw(?:or)?d|credentials?)"
+)
 _SECRET_NAME_RE = re.compile(rf"^-*{_SECRET_NAME}$", re.IGNORECASE)
 _NOT_A_SECRET = {"none", "null", "''", '""', "", REDACTED, "true", "false"}
 # `#token: 1234` in SGLang batch lines is a count; a secret is never just a number.
@@ -44,17 +46,25 @@ _RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     ),
     # --api-key VALUE, --hf-token VALUE (a launch command)
     (
-        re.compile(rf"(?P<key>(?<!\S)--{_SECRET_NAME}\s+)(?P<q>[\"']?)(?P<value>[^\s\"']+)(?P=q)", re.IGNORECASE),
+        re.compile(
+            rf"(?P<key>(?<!\S)--{_SECRET_NAME}\s+)(?P<q>[\"']?)(?P<value>[^\s\"']+)(?P=q)", re.IGNORECASE
+        ),
         lambda m: f"{m['key']}{m['q']}{REDACTED}{m['q']}" if not m["value"].startswith("-") else m.group(0),
     ),
-    (re.compile(r"(?i)\b(authorization\s*[:=]\s*[\"']?(?:bearer|basic|token)\s+)[^\s\"',]+"), lambda m: m[1] + REDACTED),
+    (
+        re.compile(r"(?i)\b(authorization\s*[:=]\s*[\"']?(?:bearer|basic|token)\s+)[^\s\"',]+"),
+        lambda m: m[1] + REDACTED,
+    ),
     (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/\-]{8,}=*"), lambda m: m[1] + REDACTED),
     # Token shapes, wherever they appear.
     (re.compile(r"\bhf_[A-Za-z0-9]{20,}"), lambda m: REDACTED),
     (re.compile(r"\bsk-(?:or-|proj-|ant-)?[A-Za-z0-9_\-]{16,}"), lambda m: REDACTED),
     (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), lambda m: REDACTED),
     # scheme://user:password@host
-    (re.compile(r"(\b[a-z][a-z0-9+.\-]*://[^\s:/@]*:)[^\s/@]+@", re.IGNORECASE), lambda m: f"{m[1]}{REDACTED}@"),
+    (
+        re.compile(r"(\b[a-z][a-z0-9+.\-]*://[^\s:/@]*:)[^\s/@]+@", re.IGNORECASE),
+        lambda m: f"{m[1]}{REDACTED}@",
+    ),
 ]
 
 
@@ -64,31 +74,54 @@ def redact_secrets(text: str) -> str:
     return text
 
 
+# Fields holding (name, value) pairs, where the name says whether the value is a secret.
+_NAME_VALUE_FIELDS = {"server_args", "env"}
+
+
+def _redact_pairs(
+    pairs: tuple[tuple[str, str], ...], transform: Callable[[str], str]
+) -> tuple[tuple[str, str], ...]:
+    return tuple(
+        (
+            transform(name),
+            REDACTED if _SECRET_NAME_RE.match(name) and _is_secret_value(value) else transform(value),
+        )
+        for name, value in pairs
+    )
+
+
 def _walk(value: T, transform: Callable[[str], str]) -> T:
     """Apply `transform` to every string in nested frozen dataclasses and tuples."""
     result: Any
     if isinstance(value, str):
         result = transform(value)
     elif isinstance(value, tuple):
-        if len(value) == 2 and all(isinstance(item, str) for item in value) and _SECRET_NAME_RE.match(value[0]):
-            # (name, value) pairs: server_args entries, env vars of a fix.
-            result = (transform(value[0]), REDACTED if _is_secret_value(value[1]) else value[1])
-        else:
-            result = tuple(_walk(item, transform) for item in value)
+        result = tuple(_walk(item, transform) for item in value)
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        changes = {f.name: _walk(getattr(value, f.name), transform) for f in dataclasses.fields(value) if f.init}
+        changes = {
+            f.name: _redact_pairs(getattr(value, f.name), transform)
+            if f.name in _NAME_VALUE_FIELDS and transform is redact_secrets
+            else _walk(getattr(value, f.name), transform)
+            for f in dataclasses.fields(value)
+            if f.init
+        }
         result = dataclasses.replace(value, **changes)
     else:
         result = value
-    return result  # type: ignore[no-any-return]
+    return result
 
 
 class Anonymizer:
     """Stable placeholders: the same host, IP or user gets the same name throughout one report."""
 
-    _IPV4 = re.compile(r"(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)(?![\w.])")
+    _IPV4 = re.compile(
+        r"(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)(?![\w.])"
+    )
     _HOME = re.compile(r"(/home/|/Users/|/export/home/|[A-Za-z]:\\Users\\)([^/\\\s'\"]+)")
-    _USER_AT = re.compile(r"(?<![\w.\-])([A-Za-z_][\w.\-]*)@(?=[A-Za-z0-9][\w.\-]*[:/\s]|[A-Za-z0-9][\w.\-]*$)")
+    _USER_AT = re.compile(
+        r"(?<![\w.\-])([A-Za-z_][\w.\-]*)@(?=[A-Za-z0-9][\w.\-]*[:/\s]|[A-Za-z0-9][\w.\-]*$)"
+    )
+    _URL_USER = re.compile(r"(\b[a-z][a-z0-9+.\-]*://)([^\s:/@]+)(?=(?::[^\s/@]*)?@)", re.IGNORECASE)
     _KEEP_IPS = {"127.0.0.1", "0.0.0.0"}
 
     def __init__(self, hosts: list[str]) -> None:
@@ -97,7 +130,11 @@ class Anonymizer:
             self._placeholder(self._kind(host), host)
         # Longest first, so `gpu-node-12` is not replaced as `gpu-node-1` + `2`.
         self._host_pattern = (
-            re.compile("|".join(rf"(?<![\w\-.]){re.escape(h)}(?![\w\-])" for h in sorted(hosts, key=len, reverse=True)))
+            re.compile(
+                "|".join(
+                    rf"(?<![\w\-.]){re.escape(h)}(?![\w\-])" for h in sorted(hosts, key=len, reverse=True)
+                )
+            )
             if hosts
             else None
         )
@@ -115,8 +152,11 @@ class Anonymizer:
     def __call__(self, text: str) -> str:
         if self._host_pattern is not None:
             text = self._host_pattern.sub(lambda m: self._placeholder(self._kind(m[0]), m[0]), text)
-        text = self._IPV4.sub(lambda m: m[0] if m[0] in self._KEEP_IPS else self._placeholder("ip", m[0]), text)
+        text = self._IPV4.sub(
+            lambda m: m[0] if m[0] in self._KEEP_IPS else self._placeholder("ip", m[0]), text
+        )
         text = self._HOME.sub(lambda m: m[1] + self._placeholder("user", m[2]), text)
+        text = self._URL_USER.sub(lambda m: m[1] + self._placeholder("user", m[2]), text)
         return self._USER_AT.sub(lambda m: self._placeholder("user", m[1]) + "@", text)
 
 

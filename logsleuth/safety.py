@@ -92,21 +92,24 @@ def defang_mentions(text: str) -> str:
 
 
 _MARKDOWN_INLINE = re.compile(r"([\\\[\]*_|])")
-_CODE_SPAN = re.compile(r"(`{1,2})([^`\n]+?)\1")
+# Maximal backtick runs only, as CommonMark pairs them: "```" never counts as a span opener.
+_CODE_SPAN = re.compile(r"(?<!`)(`{1,2})(?!`)([^`\n]+?)(?<!`)\1(?!`)")
 
 
 def escape_markdown_prose(text: str) -> str:
-    """Prose (root cause, fix) may quote log text: no HTML, links, emphasis, tables or mentions.
-    Backtick code spans written by pattern authors are kept."""
+    """Prose (root cause, fix) may quote log text: no HTML, links, emphasis, tables, fences
+    or mentions.  Code spans (one or two backticks, as pattern authors write them) are kept:
+    nothing inside a code span is interpreted."""
     parts = _CODE_SPAN.split(text)
     # re.split with two groups yields [prose, ticks, code, prose, ticks, code, ..., prose]
     out = []
     for index in range(0, len(parts), 3):
         prose = parts[index].replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-        out.append(defang_mentions(_MARKDOWN_INLINE.sub(r"\\\1", prose)))
+        prose = _MARKDOWN_INLINE.sub(r"\\\1", prose)
+        out.append(defang_mentions(_BACKTICK_RUN.sub(lambda m: "\\`" * len(m.group(0)), prose)))
         if index + 2 < len(parts):
             out.append(parts[index + 1] + parts[index + 2] + parts[index + 1])
-    return break_fences("".join(out))
+    return "".join(out)
 
 
 def escape_slack_api(text: str) -> str:

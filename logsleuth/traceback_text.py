@@ -83,6 +83,8 @@ class _ChainBuilder:
     # -- chain ---------------------------------------------------------------
     def close_block(self, relation: Relation | None = None) -> None:
         if self.type is None and not self.frames and not self.members:
+            if relation:  # the previous block (e.g. an exception group) is already closed
+                self.pending_relation = relation
             return
         message = "\n".join(self.message_lines).rstrip("\n")
         block = ExceptionBlock(
@@ -135,7 +137,8 @@ def parse_chain(lines: list[str]) -> tuple[ExceptionBlock, ...]:
     while i < n:
         text = lines[i]
         stripped = text.strip()
-        if stripped == TRACEBACK_HEADER or stripped.endswith(TRACEBACK_HEADER):
+        group = GROUP_HEADER.match(text)
+        if (stripped == TRACEBACK_HEADER or stripped.endswith(TRACEBACK_HEADER)) and not group:
             if builder.type is not None or builder.frames:
                 builder.close_block()
             in_message = False
@@ -147,7 +150,6 @@ def parse_chain(lines: list[str]) -> tuple[ExceptionBlock, ...]:
             in_message = False
             i += 1
             continue
-        group = GROUP_HEADER.match(text)
         if group:
             if builder.type is not None or builder.frames:
                 builder.close_block()

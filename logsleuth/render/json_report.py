@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from logsleuth.models import ExceptionBlock, FailureGroup, Fix, Report
@@ -95,5 +96,11 @@ def report_to_dict(report: Report) -> dict[str, Any]:
     }
 
 
+# json.dumps escapes C0 controls but passes C1 controls and bidi overrides through raw;
+# escape them so a log cannot steer a terminal that shows the JSON.
+_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
 def render_json(report: Report) -> str:
-    return json.dumps(report_to_dict(report), indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(report_to_dict(report), indent=2, ensure_ascii=False)
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text) + "\n"

@@ -41,7 +41,9 @@ def _frame_lines(frames: list[FrameView]) -> list[str]:
 
 def _fix(fix: FixView, label: str = "Fix") -> list[str]:
     out = [f"**{label}:** {escape_markdown_prose(fix.summary)}", ""]
-    items = [markdown_code_span(change) for change in fix.changes] + [escape_markdown_prose(s) for s in fix.steps]
+    items = [markdown_code_span(change) for change in fix.changes] + [
+        escape_markdown_prose(s) for s in fix.steps
+    ]
     if items:
         out.extend(f"- {item}" for item in items)
         out.append("")

@@ -7,16 +7,15 @@ markup or emoji, so `[bold]` or `:boom:` in a log is shown literally.
 from __future__ import annotations
 
 import io
+import textwrap
 
-from rich import box
 from rich.console import Console
-from rich.padding import Padding
 from rich.rule import Rule
-from rich.table import Table
 from rich.text import Text
 
 from logsleuth.models import FailureGroup, Report
 from logsleuth.render import RenderOptions
+from logsleuth.render.text import summary_table
 from logsleuth.render.theme import THEME
 from logsleuth.render.view import (
     FixView,
@@ -45,6 +44,13 @@ def make_console(options: RenderOptions) -> Console:
     )
 
 
+def _indented(console: Console, text: str, style: str, indent: int = 2) -> None:
+    """Wrapped by us, so wrapped lines keep the indent and carry no trailing padding."""
+    width = max(20, console.width - indent)
+    for line in textwrap.wrap(text, width=width, break_on_hyphens=False) or [""]:
+        console.print(Text(" " * indent + line, style=style), no_wrap=True, overflow="fold")
+
+
 def _frames(console: Console, frames: list[FrameView]) -> None:
     for frame in frames:
         if frame.folded:
@@ -52,7 +58,9 @@ def _frames(console: Console, frames: list[FrameView]) -> None:
             console.print(Text(f"    … {frame.folded} library frame{plural}", style="logsleuth.frame.folded"))
             continue
         if frame.in_app:
-            console.print(Text.assemble("  ", ("›", "logsleuth.marker"), " ", (frame.location, "logsleuth.frame.app")))
+            console.print(
+                Text.assemble("  ", ("›", "logsleuth.marker"), " ", (frame.location, "logsleuth.frame.app"))
+            )
         else:
             console.print(Text(f"    {frame.location}", style="logsleuth.frame.library"))
         if frame.source:
@@ -61,7 +69,7 @@ def _frames(console: Console, frames: list[FrameView]) -> None:
 
 def _fix(console: Console, fix: FixView, label: str = "Fix") -> None:
     console.print(Text(label, style="logsleuth.heading"))
-    console.print(Padding(Text(fix.summary, style="logsleuth.fix"), (0, 0, 0, 2)))
+    _indented(console, fix.summary, "logsleuth.fix")
     for change in fix.changes:
         console.print(Text.assemble("    ", (change, "logsleuth.change")))
     for step in fix.steps:
@@ -81,15 +89,14 @@ def _group(console: Console, group: FailureGroup, index: int | None, show_source
     else:
         console.print(Text(view.verdict, style="logsleuth.verdict"))
     if view.where:
-        console.print(Text(f"  {view.where}", style="logsleuth.where"))
+        _indented(console, view.where, "logsleuth.where")
     console.print()
     for block in view.chain:
         if block.relation_text:
             console.print(Text(f"  ({block.relation_text})", style="logsleuth.relation"))
         _frames(console, block.frames)
-        console.print(Text(f"  {block.exception_line}", style="logsleuth.exception"))
-        for extra in block.message_tail:
-            console.print(Text(f"  {extra}", style="logsleuth.exception"))
+        for line in [block.exception_line, *block.message_tail]:
+            _indented(console, line, "logsleuth.exception")
     if view.truncated:
         console.print(Text("  (traceback incomplete in the log)", style="logsleuth.note"))
     console.print()
@@ -101,7 +108,7 @@ def _group(console: Console, group: FailureGroup, index: int | None, show_source
                 (f"{view.category} · pattern {view.pattern}", "logsleuth.category"),
             )
         )
-        console.print(Padding(Text(view.root_cause, style="logsleuth.root_cause"), (0, 0, 0, 2)))
+        _indented(console, view.root_cause, "logsleuth.root_cause")
         if view.fix:
             console.print()
             _fix(console, view.fix)
@@ -123,18 +130,19 @@ def _group(console: Console, group: FailureGroup, index: int | None, show_source
 
 def _summary(console: Console, report: Report) -> None:
     count = len(report.failures)
-    console.print(Text(f"{count} failure{'s' if count > 1 else ''}; the first is the root failure.", style="logsleuth.heading"))
-    table = Table(box=box.SIMPLE_HEAD, header_style="logsleuth.table.header", pad_edge=False)
-    table.add_column("#", justify="right")
-    table.add_column("Failure", ratio=1, overflow="ellipsis", no_wrap=True)
-    table.add_column("Count", justify="right")
-    table.add_column("Ranks")
-    table.add_column("Hosts")
-    table.add_column("Category")
-    for row in summary_rows(report):
-        table.add_row(*(Text(cell) for cell in (str(row.index), row.failure, str(row.count), row.ranks, row.hosts,
-                                                row.category)))
-    console.print(table)
+    console.print(
+        Text(
+            f"{count} failure{'s' if count > 1 else ''}; the first is the root failure.",
+            style="logsleuth.heading",
+        )
+    )
+    console.print()
+    # The plain-text table: fixed columns that never wrap, the same in every format.
+    header, *rows = summary_table(summary_rows(report), console.width)
+    console.print(Text(header, style="logsleuth.table.header"), no_wrap=True, overflow="ellipsis")
+    for row in rows:
+        console.print(Text(row), no_wrap=True, overflow="ellipsis")
+    console.print()
 
 
 def render_rich(report: Report, options: RenderOptions) -> str:
@@ -155,4 +163,8 @@ def render_rich(report: Report, options: RenderOptions) -> str:
         console.print(Text(f"warning: {clean(warning)}", style="logsleuth.warning"))
     file = console.file
     assert isinstance(file, io.StringIO)
-    return file.getvalue().rstrip() + "\n"
+    text = file.getvalue()
+    if not options.color:
+        # Without styles, rich's padding is only trailing blanks.
+        text = "\n".join(line.rstrip() for line in text.splitlines())
+    return text.rstrip() + "\n"

@@ -87,19 +87,19 @@ def fence(lines: list[str]) -> str:
 
 
 def _frames(frames: list[FrameView], detail: Detail) -> list[str]:
-    shown = [f for f in frames if not f.folded and (f.in_app or detail.library_frames)]
+    real = [f for f in frames if not f.folded]
+    innermost = real[-1] if real else None
+    shown = [f for f in real if f.in_app or detail.library_frames or f is innermost]
     shown = shown[-detail.app_frames :]  # the innermost frames are the useful ones
+    kept = {id(f) for f in shown}
+    start = next((i for i, f in enumerate(frames) if id(f) in kept), len(frames))
     out = []
-    if detail.library_frames:
-        # Keep the fold markers in place between the frames shown.
-        kept = set(map(id, shown))
-        first = next((i for i, f in enumerate(frames) if id(f) in kept), len(frames))
-        candidates = [f for f in frames[first:] if f.folded or id(f) in kept]
-    else:
-        candidates = shown
-    for frame in candidates:
+    for frame in frames[start:]:
         if frame.folded:
-            out.append(f"    … {frame.folded} library frame{'s' if frame.folded > 1 else ''}")
+            if detail.library_frames:
+                out.append(f"    … {frame.folded} library frame{'s' if frame.folded > 1 else ''}")
+            continue
+        if id(frame) not in kept:
             continue
         out.append(f"{'›' if frame.in_app else ' '} {frame.location}")
         if frame.source and detail.frame_sources:
@@ -128,12 +128,15 @@ def _group_blocks(group: FailureGroup, detail: Detail, title: str | None, show_s
         blocks.append(safe(clip(view.where, detail.line_chars)))
     blocks.append(fence(_traceback(view, detail)))
     if view.root_cause is not None:
-        blocks.append(f"*Root cause:* {safe(first_sentences(view.root_cause, detail.root_cause_sentences))}")
+        root_cause = first_sentences(view.root_cause, detail.root_cause_sentences)
+        blocks.append(f"*Root cause:* {safe(clip(root_cause, 2 * detail.line_chars))}")
         fixes = [view.fix] if view.fix else []
         if view.fix and detail.alternatives:
             fixes.extend(view.fix.alternatives)
         for number, fix in enumerate(fixes):
-            blocks.append(f"*{'Fix' if number == 0 else 'Or'}:* {safe(fix.summary)}")
+            blocks.append(
+                f"*{'Fix' if number == 0 else 'Or'}:* {safe(clip(fix.summary, 2 * detail.line_chars))}"
+            )
             # The corrected command, or the flag changes when the command is unknown.
             command = [fix.command] if fix.command else fix.changes
             if command:
@@ -156,7 +159,7 @@ def _blocks(report: Report, options: RenderOptions, detail: Detail) -> list[str]
     multi = is_multi(report)
     if multi:
         rows = summary_rows(report)
-        table = summary_table(rows[: detail.summary_rows], TABLE_WIDTH)
+        table = summary_table(rows[: detail.summary_rows], TABLE_WIDTH, drop_empty=True)
         if len(rows) > detail.summary_rows:
             table.append(f"  … and {len(rows) - detail.summary_rows} more")
         blocks.append(fence([safe(line) for line in table]))
@@ -188,12 +191,23 @@ def render_slack(report: Report, options: RenderOptions) -> str:
     while True:
         blocks = _blocks(report, options, detail)
         text = "\n".join(blocks)
-        if len(text) <= options.max_chars:
+        if len(text) + 1 <= options.max_chars:  # + the final newline
             return text + "\n"
         step = next(steps, None)
         if step is None:
-            return _fit(blocks, options.max_chars) + "\n"
+            return _fit(blocks, options.max_chars - 1) + "\n"
         detail = replace(detail, **step)
+
+
+def render_slack_for_api(report: Report, options: RenderOptions) -> str:
+    """The Slack report sized so that it still fits `max_chars` once `&<>` are escaped."""
+    limit = options.max_chars
+    while True:
+        text = render_slack(report, replace(options, max_chars=limit))
+        overflow = len(escape_slack_api(text)) - options.max_chars
+        if overflow <= 0 or limit <= 200:
+            return text
+        limit -= overflow
 
 
 def _is_loopback(host: str | None) -> bool:
@@ -216,7 +230,7 @@ def post_to_slack(webhook_url: str, text: str, timeout: float = 10.0) -> None:
         webhook_url, data=body, headers={"Content-Type": "application/json; charset=utf-8"}, method="POST"
     )
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - scheme checked above
+        with urllib.request.urlopen(request, timeout=timeout) as response:
             response.read()
     except urllib.error.HTTPError as exc:
         detail = exc.read(200).decode("utf-8", "replace").strip()

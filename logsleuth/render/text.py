@@ -22,7 +22,9 @@ from logsleuth.safety import clean
 def _wrap(text: str, width: int, indent: str = "  ") -> list[str]:
     lines: list[str] = []
     for paragraph in text.splitlines() or [""]:
-        lines.extend(textwrap.wrap(paragraph, width=width, initial_indent=indent, subsequent_indent=indent) or [indent])
+        lines.extend(
+            textwrap.wrap(paragraph, width=width, initial_indent=indent, subsequent_indent=indent) or [indent]
+        )
     return lines
 
 
@@ -54,26 +56,37 @@ def _fix_lines(fix: FixView, width: int, label: str = "Fix") -> list[str]:
     return out
 
 
-def summary_table(rows: list[SummaryRow], width: int) -> list[str]:
-    """A fixed-width table; the failure column takes what the others leave."""
-    header = SummaryRow(0, "Failure", 0, "Ranks", "Hosts", "Category")
-    cells = [[str(r.index) if r.index else "#", r.failure, str(r.count) if r.index else "Count", r.ranks, r.hosts,
-              r.category] for r in [header, *rows]]
-    widths = [max(len(row[column]) for row in cells) for column in range(6)]
-    others = sum(widths) - widths[1] + 2 * 5 + 2
-    widths[1] = max(20, min(widths[1], width - others))
+def summary_table(rows: list[SummaryRow], width: int, drop_empty: bool = False) -> list[str]:
+    """A fixed-width table; the failure column takes what the others leave.  With
+    `drop_empty`, the ranks and hosts columns are left out when no row has any."""
+    header = ["#", "Failure", "Count", "Ranks", "Hosts", "Category"]
+    cells = [header] + [[str(r.index), r.failure, str(r.count), r.ranks, r.hosts, r.category] for r in rows]
+    columns = [
+        column
+        for column in range(6)
+        if not (drop_empty and column in (3, 4) and all(row[column] == "-" for row in cells[1:]))
+    ]
+    cells = [[row[column] for column in columns] for row in cells]
+    failure = columns.index(1)
+    widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
+    others = sum(widths) - widths[failure] + 2 * (len(columns) - 1) + 2
+    widths[failure] = max(20, min(widths[failure], width - others))
+    right_aligned = {columns.index(0), columns.index(2)}
     lines = []
     for row in cells:
-        row[1] = row[1] if len(row[1]) <= widths[1] else row[1][: widths[1] - 1] + "…"
-        lines.append(
-            "  " + "  ".join(
-                cell.rjust(widths[i]) if i in (0, 2) else cell.ljust(widths[i]) for i, cell in enumerate(row)
-            ).rstrip()
-        )
+        if len(row[failure]) > widths[failure]:
+            row[failure] = row[failure][: widths[failure] - 1] + "…"
+        padded = [
+            cell.rjust(widths[i]) if i in right_aligned else cell.ljust(widths[i])
+            for i, cell in enumerate(row)
+        ]
+        lines.append(("  " + "  ".join(padded)).rstrip())
     return lines
 
 
-def render_group(group: FailureGroup, width: int, index: int | None = None, show_source: bool = False) -> list[str]:
+def render_group(
+    group: FailureGroup, width: int, index: int | None = None, show_source: bool = False
+) -> list[str]:
     view = build_view(group, show_source)
     out: list[str] = []
     title = f"[{index}] " if index is not None else ""

@@ -136,18 +136,18 @@ def fix_view(fix: Fix) -> FixView:
 def where_text(group: FailureGroup, show_source: bool = False) -> str:
     failure = group.failure
     parts = []
-    if show_source and group.sources:
-        parts.append("in " + ", ".join(group.sources[:3]))
     if group.hosts:
         parts.append("host " + ", ".join(group.hosts))
     if group.ranks:
-        parts.append("ranks " + ", ".join(group.ranks))
+        parts.append("ranks " + ", ".join(compress_ranks(group.ranks)))
     if group.count > 1:
         parts.append(f"seen {group.count} times")
     if failure.meta.timestamp:
         parts.append(f"at {failure.meta.timestamp}")
     if failure.header:
         parts.append(failure.header.rstrip(":"))
+    if show_source and group.sources:
+        parts.append("in " + _list_text(list(group.sources), 2))
     return clean(" · ".join(parts))
 
 
@@ -181,10 +181,31 @@ def build_view(group: FailureGroup, show_source: bool = False) -> GroupView:
     )
 
 
-def _ranks_text(ranks: tuple[str, ...], limit: int = 4) -> str:
-    if len(ranks) <= limit:
-        return ", ".join(ranks)
-    return ", ".join(ranks[:limit]) + f" +{len(ranks) - limit}"
+def compress_ranks(ranks: tuple[str, ...]) -> list[str]:
+    """`TP0, TP1, TP2, TP3` -> `TP0-3`; labels that are not `NAME<number>` stay as they are."""
+    out: list[str] = []
+    run: tuple[str, int, int] | None = None  # (name, first, last)
+    for rank in ranks:
+        match = re.fullmatch(r"([A-Za-z_]+)(\d+)", rank)
+        if match and run and match[1] == run[0] and int(match[2]) == run[2] + 1:
+            run = (run[0], run[1], int(match[2]))
+            continue
+        if run:
+            out.append(f"{run[0]}{run[1]}" + (f"-{run[2]}" if run[2] != run[1] else ""))
+            run = None
+        if match:
+            run = (match[1], int(match[2]), int(match[2]))
+        else:
+            out.append(rank)
+    if run:
+        out.append(f"{run[0]}{run[1]}" + (f"-{run[2]}" if run[2] != run[1] else ""))
+    return out
+
+
+def _list_text(items: list[str], limit: int) -> str:
+    if len(items) <= limit:
+        return ", ".join(items)
+    return ", ".join(items[:limit]) + f" +{len(items) - limit}"
 
 
 def is_multi(report: Report) -> bool:
@@ -201,8 +222,8 @@ def summary_rows(report: Report) -> list[SummaryRow]:
                 index=index,
                 failure=clean(verdict, 80),
                 count=group.count,
-                ranks=clean(_ranks_text(group.ranks) or "-"),
-                hosts=clean(_ranks_text(group.hosts, 3) or "-"),
+                ranks=clean(_list_text(compress_ranks(group.ranks), 2) or "-"),
+                hosts=clean(_list_text(list(group.hosts), 1) or "-"),
                 category=clean(group.diagnosis.category) if group.diagnosis else "unknown",
             )
         )
@@ -213,7 +234,8 @@ def headline(report: Report) -> str:
     """The one-line verdict of the whole report."""
     primary = report.primary
     if primary is None:
-        return "No failure found"
+        readable = [source for source in report.sources if not source.error]
+        return "No failure found" if readable or not report.sources else "No log could be read"
     view_verdict = primary.diagnosis.title if primary.diagnosis else exception_line(primary.failure.final)[0]
     parts = [clean(view_verdict, 160)]
     launch = report.launch
@@ -241,7 +263,10 @@ def no_failure_lines(report: Report) -> list[str]:
     capped = [s.name for s in report.sources if s.capped]
     if capped:
         out.append(
-            clean(f"Searched only the end of {', '.join(capped)} (byte cap reached); use --all to scan everything.", 1000)
+            clean(
+                f"Searched only the end of {', '.join(capped)} (byte cap reached); use --all to scan everything.",
+                1000,
+            )
         )
     return out
 

@@ -23,25 +23,31 @@ class _Attempts:
 
 def authenticate(settings: HostSettings, transport: paramiko.Transport) -> None:
     user = settings.user
-    try:
-        transport.auth_none(user)
-        return  # the server let us in without credentials
-    except paramiko.BadAuthenticationType as exc:
-        allowed = list(exc.allowed_types)
-    except paramiko.SSHException:
-        allowed = ["publickey"]
     attempts = _Attempts()
-    if "publickey" in allowed:
-        for label, key in _candidate_keys(settings, attempts):
-            attempts.tried.append(label)
-            try:
-                transport.auth_publickey(user, key)
-            except paramiko.AuthenticationException:
-                continue
-            except paramiko.SSHException as exc:
-                raise SourceError(f"{settings.alias}: authentication error: {exc}") from None
-            if transport.is_authenticated():
-                return
+    # Keys first, without the usual "none" probe: one round trip less on the common path.  The server's list
+    # of allowed methods is asked for only when no key worked, for the error message.
+    allowed: list[str] | None = None
+    for label, key in _candidate_keys(settings, attempts):
+        attempts.tried.append(label)
+        try:
+            transport.auth_publickey(user, key)
+        except paramiko.BadAuthenticationType as exc:
+            allowed = list(exc.allowed_types)  # publickey is not accepted at all
+            break
+        except paramiko.AuthenticationException:
+            continue
+        except paramiko.SSHException as exc:
+            raise SourceError(f"{settings.alias}: authentication error: {exc}") from None
+        if transport.is_authenticated():
+            return
+    if allowed is None:
+        try:
+            transport.auth_none(user)
+            return  # the server lets this user in without credentials
+        except paramiko.BadAuthenticationType as exc:
+            allowed = list(exc.allowed_types)
+        except paramiko.SSHException:
+            allowed = []
     raise SourceError(_failure_message(settings, allowed, attempts))
 
 

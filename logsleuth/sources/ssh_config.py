@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import glob
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import paramiko
 
@@ -33,7 +33,6 @@ class HostSettings:
     known_hosts_files: tuple[str, ...]
     host_key_alias: str | None
     strict_host_key_checking: str  # yes / accept-new / no / ask (ask behaves like yes: we never prompt)
-    extra: dict[str, str] = field(default_factory=dict)
 
     @property
     def host_key_name(self) -> str:

@@ -66,13 +66,9 @@ def connect(
     )
     for attempt in retrying:
         with attempt:
+            number = attempt.retry_state.attempt_number
             if progress:
-                suffix = (
-                    f" (attempt {attempt.retry_state.attempt_number})"
-                    if attempt.retry_state.attempt_number > 1
-                    else ""
-                )
-                progress(f"connecting to {alias}…{suffix}")
+                progress(f"connecting to {alias}…" + (f" (attempt {number})" if number > 1 else ""))
             return _open(settings, options, config, jumps=None, depth=0)
     raise AssertionError("unreachable")  # pragma: no cover
 

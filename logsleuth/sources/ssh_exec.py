@@ -6,6 +6,7 @@ to stderr stalls the channel (paramiko #213), so both are read from one select l
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 
 import paramiko
@@ -17,6 +18,32 @@ from logsleuth.sources.ssh_remote import command_line, new_marker
 _MAX_NOISE = 4 << 20  # a login banner bigger than this before our marker is not a banner
 _MAX_STDERR = 64 << 10  # kept for error messages; the rest is drained and dropped
 _POLL_SECONDS = 0.2
+
+
+def open_session_promptly(transport: paramiko.Transport) -> paramiko.Channel:
+    """open_session() without the 40 ms stall on a fresh connection.
+
+    Right after auth, sshd sends an unsolicited hostkeys-00@openssh.com message; Nagle is on for
+    non-interactive sessions, so sshd holds our channel confirmation until that message is ACKed, and our
+    kernel delays the ACK by 40 ms because we have nothing to send.  An SSH_MSG_IGNORE every 5 ms while we
+    wait carries the ACK (measured on loopback: first exec 43 ms -> 6 ms; later ones are ~1 ms anyway).
+    """
+    opened = threading.Event()
+
+    def nudge() -> None:
+        while not opened.wait(0.005):
+            try:
+                transport.send_ignore(1)
+            except Exception:  # the transport is failing: open_session() reports it
+                return
+
+    helper = threading.Thread(target=nudge, name="logsleuth-ssh-ack", daemon=True)
+    helper.start()
+    try:
+        return transport.open_session()
+    finally:
+        opened.set()
+        helper.join()
 
 
 class NoShell(Exception):
@@ -32,7 +59,7 @@ class RemoteRun:
         self.stderr = b""
         self.exit_status: int | None = None
         try:
-            self._channel = transport.open_session()
+            self._channel = open_session_promptly(transport)
             self._channel.exec_command(command_line(script, self.marker, *args))
             self._channel.shutdown_write()  # stdin EOF: a forced sftp-server or cat exits instead of waiting
         except (paramiko.SSHException, OSError, EOFError) as exc:

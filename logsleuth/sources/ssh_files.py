@@ -19,9 +19,9 @@ from logsleuth.sources.ssh_config import load_config
 from logsleuth.sources.ssh_connect import SSHConnection, connect
 from logsleuth.sources.ssh_exec import NoShell, RemoteRun, classify_remote_error
 from logsleuth.sources.ssh_remote import (
-    GZ_SIZE_SCRIPT,
     PROBE_SCRIPT,
     READ_SCRIPT,
+    SIZE_SCRIPT,
     ProbeResult,
     parse_probe,
     parse_records,
@@ -72,6 +72,8 @@ def open_remote_files(remote: RemoteSpec, options: SSHOptions) -> list[Source]:
         remote.host, options, config, user=remote.user, port=remote.port, progress=options.progress
     )
     shared = SharedConnection(connection).acquire()  # held until the sources are built
+    if options.progress:
+        options.progress(f"reading {remote.name_for(remote.path)}…")
     try:
         return _open_files(remote, shared, options)
     finally:
@@ -95,6 +97,10 @@ def _open_files(remote: RemoteSpec, shared: SharedConnection, options: SSHOption
             f"{remote.name_for(remote.path)}: remote command '{probe.missing_command}' not found on "
             f"{remote.host} (logsleuth needs tail, head and wc; gzip for .gz)"
         )
+    gzip_errors = [line for line in run.stderr.splitlines() if line.startswith(b"gzip:")]
+    if probe.newest and probe.newest.endswith(".gz") and gzip_errors:
+        reason = classify_remote_error(gzip_errors[0].decode("utf-8", "replace"))
+        raise SourceError(f"{remote.name_for(probe.newest)}: {reason}")
     is_glob = bool(_GLOB_CHARS & set(remote.path))
     if not probe.files:
         raise SourceError(_no_file_message(remote, probe, is_glob))
@@ -156,8 +162,10 @@ class SSHFileSource:
         self._closed = False
 
     def size(self) -> int:
-        if self._size is None:  # a .gz file opened without prefetch: its length needs a decompression pass
-            run = RemoteRun(self._shared.transport, GZ_SIZE_SCRIPT, self.path, host=self.host or "")
+        if self._size is None:  # opened without prefetch (all_files .gz, or prefetch_bytes=0): ask
+            run = RemoteRun(
+                self._shared.transport, SIZE_SCRIPT, self.path, int(self.gz), host=self.host or ""
+            )
             records = parse_records(run.collect())
             if "nocmd" in records:
                 raise SourceError(f"{self.name}: remote command 'gzip' not found on {self.host}")
@@ -182,19 +190,26 @@ class SSHFileSource:
         yield from self._fetch(start, end)
 
     def _fetch(self, start: int, end: int) -> Iterator[bytes]:
+        wanted = end - start
+        to_end = end >= self.size()  # then no `head` remotely: we stop reading at `end` ourselves
         run = RemoteRun(
             self._shared.transport,
             READ_SCRIPT,
             self.path,
             start,
-            end - start,
+            "-" if to_end else wanted,
             int(self.gz),
             host=self.host or "",
         )
         received = 0
         reported = 0
+        chunks = iter(run)
         try:
-            for chunk in run:
+            for chunk in chunks:
+                if received + len(chunk) >= wanted:
+                    yield chunk[: wanted - received]
+                    received = wanted
+                    break
                 received += len(chunk)
                 yield chunk
                 if self.progress and received - reported >= _PROGRESS_STEP:
@@ -202,7 +217,11 @@ class SSHFileSource:
                     self.progress(f"reading {self.name}: {received / (1 << 20):.0f} MiB")
         except NoShell:
             raise SourceError(f"{self.name}: the remote shell stopped accepting commands") from None
-        if received < end - start and run.stderr.strip():
+        finally:
+            close = getattr(chunks, "close", None)
+            if close:
+                close()  # a file that grew: stop the remote tail instead of draining it
+        if received < wanted and run.stderr.strip():
             raise SourceError(f"{self.name}: {classify_remote_error(run.error_text())}")
 
     def close(self) -> None:

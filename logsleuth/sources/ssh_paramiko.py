@@ -7,11 +7,17 @@ first), hiding invoke during the import makes every remote diagnose that much fa
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import sys
 
 _NEEDS_INVOKE = re.compile(rb"^\s*(?:match\b[^\n]*\bexec\b|include\b)", re.IGNORECASE | re.MULTILINE)
+
+
+# paramiko's transport thread logs errors we already report in one line ("Exception (client): Error reading
+# SSH protocol banner" plus a traceback); without any handler, logging's last resort would print them.
+logging.getLogger("paramiko").addHandler(logging.NullHandler())
 
 
 def load_paramiko(config_file: str | None) -> None:

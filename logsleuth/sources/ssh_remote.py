@@ -35,7 +35,7 @@ for f in $p; do
   else
     count=$((count+1));
     if [ -z "$best" ] || [ "$f" -nt "$best" ]; then best=$f; fi;
-    case $f in *.gz) printf 'file\t-\t%s\0' "$f" ;; *) printf 'file\t%s\t%s\0' "$(wc -c <"$f")" "$f" ;; esac;
+    case $all$f in 0*|*.gz) printf 'file\t-\t%s\0' "$f" ;; *) printf 'file\t%s\t%s\0' "$(wc -c <"$f")" "$f" ;; esac;
   fi;
 done;
 [ -n "$best" ] && [ "$want" -gt 0 ] && { [ "$all" = 0 ] || [ "$count" = 1 ]; } || exit 0;
@@ -51,19 +51,26 @@ case $best in
 esac
 """
 
+# len "-" reads to the end of the file (the caller stops at the size it knows): one process fewer in the
+# pipeline, which is ~25% faster when streaming a whole file.
 _READ_LINES = r"""
 m=$1; f=$2; start=$3; len=$4; gz=$5;
 printf '%s\n' "$m";
-if [ "$gz" = 1 ]; then gzip -dc -- "$f" | tail -c +$((start+1)) | head -c "$len";
+if [ "$gz" = 1 ]; then
+  if [ "$len" = - ]; then gzip -dc -- "$f" | tail -c +$((start+1)); else gzip -dc -- "$f" | tail -c +$((start+1)) | head -c "$len"; fi;
+elif [ "$len" = - ]; then tail -c +$((start+1)) -- "$f";
 else tail -c +$((start+1)) -- "$f" | head -c "$len"; fi
 """
 
-# Decompressed size of a .gz file: the gzip trailer holds it only modulo 4 GiB, so count it.
-_GZ_SIZE_LINES = r"""
-m=$1; f=$2;
+# The size of a file opened without prefetch.  For .gz it is the decompressed size: the gzip trailer holds it
+# only modulo 4 GiB, so it is counted.
+_SIZE_LINES = r"""
+m=$1; f=$2; gz=$3;
 printf '%s\n' "$m";
-command -v gzip >/dev/null 2>&1 || { printf 'nocmd\tgzip\0'; exit 0; };
-printf 'size\t%s\0' "$(gzip -dc -- "$f" | wc -c)"
+if [ "$gz" = 1 ]; then
+  command -v gzip >/dev/null 2>&1 || { printf 'nocmd\tgzip\0'; exit 0; };
+  printf 'size\t%s\0' "$(gzip -dc -- "$f" | wc -c)";
+else printf 'size\t%s\0' "$(wc -c <"$f")"; fi
 """
 
 
@@ -73,7 +80,7 @@ def _one_line(lines: str) -> str:
 
 PROBE_SCRIPT = _one_line(_PROBE_LINES)
 READ_SCRIPT = _one_line(_READ_LINES)
-GZ_SIZE_SCRIPT = _one_line(_GZ_SIZE_LINES)
+SIZE_SCRIPT = _one_line(_SIZE_LINES)
 
 
 def new_marker() -> str:
@@ -95,7 +102,8 @@ def strip_noise(stdout: bytes, marker: str) -> bytes | None:
 
 @dataclass(slots=True)
 class ProbeResult:
-    files: list[tuple[str, int | None]] = field(default_factory=list)  # (path, size; None for .gz)
+    # (path, size): the size only with all_files and not for .gz; the newest file's comes with its prefetch
+    files: list[tuple[str, int | None]] = field(default_factory=list)
     problems: list[tuple[str, str]] = field(default_factory=list)  # (kind, path): dir/missing/denied
     missing_command: str | None = None
     newest: str | None = None

@@ -61,26 +61,45 @@ def _type_name(action: argparse.Action) -> str | None:
     return getattr(kind, "__name__", None) or type(kind).__name__
 
 
-def _deprecation(action: argparse.Action, all_flags: set[str]) -> tuple[bool, str | None, str | None]:
-    """(deprecated, renamed_to, note) from Deprecated* action classes or help text that says so."""
+def _flags_in(text: str) -> list[str]:
+    """Flags named in a text, expanding shell-style braces: ``--a-{x,y}`` -> ``--a-x``, ``--a-y``."""
+    expanded = re.sub(
+        r"(--[\w-]*)\{([^}]*)\}([\w-]*)",
+        lambda m: " ".join(m[1] + part.strip() + m[3] for part in m[2].split(",")),
+        text,
+    )
+    return FLAG_RE.findall(expanded)
+
+
+def _help_says_deprecated(help_text: str, own: list[str]) -> bool:
+    """True when the help text deprecates *this* flag, not when it mentions something else deprecated.
+
+    Seen in the wild: "(Deprecated) ...", "Deprecated. Use X", "(Deprecated, use X)", "(Deprecated: use X)",
+    "Note: --x is deprecated now"; but also "Replaces the deprecated --y", which is about another flag.
+    """
+    lowered = help_text.lower()
+    if re.match(r"^\W*deprecated\b", lowered):
+        return True
+    return any(f"{flag} is deprecated" in lowered for flag in own)
+
+
+def _deprecation(action: argparse.Action, all_flags: set[str]) -> tuple[bool, list[str], str | None]:
+    """(deprecated, replacement flags, note) from Deprecated* action classes or a self-deprecating help."""
     help_text = action.help if isinstance(action.help, str) else ""
-    is_deprecated_class = "Deprecated" in type(action).__name__
-    mentions = "deprecat" in help_text.lower()
-    if not (is_deprecated_class or mentions):
-        return False, None, None
-    # 0.5.23's actions carry the replacement explicitly; older ones only say it in the help text.
+    own = list(action.option_strings)
+    if "Deprecated" not in type(action).__name__ and not _help_says_deprecated(help_text, own):
+        return False, [], None
+    # 0.5.23's actions carry the replacement explicitly (new_flag / error_message); older ones only say it
+    # in the help text.
     new_flag = getattr(action, "new_flag", None)
-    candidates: list[str] = []
-    if isinstance(new_flag, str):
-        candidates += FLAG_RE.findall(new_flag) or [new_flag]
     message = getattr(action, "error_message", None)
-    for text in (message if isinstance(message, str) else "", help_text):
-        candidates += FLAG_RE.findall(text)
-    own = set(action.option_strings)
-    renamed_to = next((c for c in candidates if c not in own and c in all_flags), None)
-    note = new_flag or message or help_text or None
-    # A help text that mentions deprecation of something else ("deprecated alias of X") still flags it.
-    return True, renamed_to, note if isinstance(note, str) else None
+    texts = [t for t in (new_flag, message, help_text) if isinstance(t, str)]
+    replacements: list[str] = []
+    for text in texts:
+        for flag in _flags_in(text):
+            if flag not in own and flag in all_flags and flag not in replacements:
+                replacements.append(flag)
+    return True, replacements, (texts[0] if texts else None)
 
 
 def describe_parser(parser: argparse.ArgumentParser) -> list[dict[str, Any]]:
@@ -90,9 +109,11 @@ def describe_parser(parser: argparse.ArgumentParser) -> list[dict[str, Any]]:
         if not action.option_strings or isinstance(action, argparse._HelpAction):
             continue  # positional args (none today) and argparse's own -h
         longs = [s for s in action.option_strings if s.startswith("--")]
-        deprecated, renamed_to, note = _deprecation(action, all_flags)
+        deprecated, replacements, note = _deprecation(action, all_flags)
         entries.append(
             {
+                # argparse's first long option (what its error messages print), e.g. 0.4.10's
+                # --tensor-parallel-size whose alias is --tp-size.
                 "name": (longs or action.option_strings)[0],
                 "aliases": list(action.option_strings),
                 "dest": action.dest,
@@ -103,7 +124,8 @@ def describe_parser(parser: argparse.ArgumentParser) -> list[dict[str, Any]]:
                 "action": _action_kind(action),
                 "required": bool(action.required),
                 "deprecated": deprecated,
-                "renamed_to": renamed_to,
+                "renamed_to": replacements[0] if replacements else None,
+                "replacements": replacements,
                 "deprecation_note": note,
             }
         )

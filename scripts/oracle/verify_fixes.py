@@ -89,7 +89,17 @@ def default_cli() -> list[str] | None:
 
 def diagnose(cli: list[str], fx: Fixture) -> dict[str, Any]:
     """Run the CLI and return failures[0].diagnosis (raises ValueError with a reason when unusable)."""
-    argv = [*cli, "diagnose", str(fx.log), "--cmd", fx.command, "--engine-version", fx.version, "--format", "json"]
+    argv = [
+        *cli,
+        "diagnose",
+        str(fx.log),
+        "--cmd",
+        fx.command,
+        "--engine-version",
+        fx.version,
+        "--format",
+        "json",
+    ]
     proc = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=CLI_TIMEOUT_S, check=False)
     try:
         report = json.loads(proc.stdout)
@@ -165,17 +175,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--versions", nargs="*", default=list(VERSIONS))
     parser.add_argument("--only", nargs="*", default=None, help="fixture names (default: all)")
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--cli", default=None, help='logsleuth command to use (default: "python -m logsleuth")')
-    parser.add_argument("--no-rerun", action="store_true", help="skip step (a), re-running the original command")
+    parser.add_argument(
+        "--cli", default=None, help='logsleuth command to use (default: "python -m logsleuth")'
+    )
+    parser.add_argument(
+        "--no-rerun", action="store_true", help="skip step (a), re-running the original command"
+    )
     ns = parser.parse_args(argv)
 
     cli = shlex.split(ns.cli) if ns.cli else default_cli()
     if cli is None:
-        print("verify-fixes: SKIPPED: logsleuth is not importable from this checkout (no logsleuth/__main__.py yet)")
+        print(
+            "verify-fixes: SKIPPED: logsleuth is not importable from this checkout (no logsleuth/__main__.py yet)"
+        )
         return 0
     missing = [v for v in ns.versions if not (venv_dir(v) / ".ready").exists()]
     if missing:
-        print(f"verify-fixes: oracle venvs missing for {missing}: run scripts/oracle/setup.sh", file=sys.stderr)
+        print(
+            f"verify-fixes: oracle venvs missing for {missing}: run scripts/oracle/setup.sh", file=sys.stderr
+        )
         return 2
 
     fixtures = load_fixtures(ns.versions, ns.only)
@@ -194,7 +212,9 @@ def main(argv: list[str] | None = None) -> int:
     print_table(verdicts, ns.versions)
     if unpatterned:
         names = sorted({f.name for f in unpatterned})
-        print(f"\nunpatterned (expect_pattern empty, not verified): {len(unpatterned)} fixtures: {', '.join(names)}")
+        print(
+            f"\nunpatterned (expect_pattern empty, not verified): {len(unpatterned)} fixtures: {', '.join(names)}"
+        )
     misses = sum(not v.ok for v in verdicts)
     print(f"\n{len(verdicts) - misses} verified, {misses} missed, in {time.monotonic() - started:.0f}s")
     return 1 if misses else 0

@@ -6,6 +6,7 @@ import os
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,11 +115,11 @@ LogLevel ERROR
     return config
 
 
-def wait_listening(port: int, process: subprocess.Popen[bytes]) -> None:
+def wait_listening(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"sshd exited: {process.stderr.read().decode() if process.stderr else ''}")
+            raise RuntimeError(f"sshd exited: {log.read_text(errors='replace')}")
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.2) as sock:
                 if sock.recv(4).startswith(b"SSH-"):
@@ -126,3 +127,81 @@ def wait_listening(port: int, process: subprocess.Popen[bytes]) -> None:
         except OSError:
             time.sleep(0.05)
     raise RuntimeError(f"sshd on port {port} did not start")
+
+
+def start_servers() -> tuple[SSHD, list[subprocess.Popen[bytes]]]:
+    """Two private sshds (target and jump host) with keys, accounts and a client config.  Needs root."""
+    # Not under pytest's basetemp: that is mode 0700 and the test accounts must read keys and logs here.
+    root = Path(tempfile.mkdtemp(prefix="logsleuth-sshd-"))
+    root.chmod(0o755)
+    Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
+    prepare_users()
+    host_key = root / "host_key"
+    host_pub = keygen(host_key)
+    client_dir = root / "client"
+    client_dir.mkdir()
+    client_key = client_dir / "id_test"
+    client_pub = keygen(client_key)
+    locked_key = client_dir / "id_locked"
+    locked_pub = keygen(locked_key, passphrase="secret phrase")
+    authorized = root / "authorized_keys"
+    authorized.write_text(f"{client_pub}\n{locked_pub}\n")
+    authorized.chmod(0o644)
+    logs = root / "logs"
+    logs.mkdir()
+    logs.chmod(0o755)
+    home = root / "home"
+    (home / ".ssh").mkdir(parents=True)
+
+    port, jump_port = free_port(), free_port()
+    processes = []
+    for listen in (port, jump_port):
+        config = sshd_config(root, listen, host_key, authorized)
+        # stderr to a file, not a pipe: nobody reads a pipe during the tests, and a full one would block sshd.
+        log = root / f"sshd.{listen}.log"
+        with open(log, "wb") as stderr:
+            process = subprocess.Popen([SSHD_PATH, "-D", "-e", "-f", str(config)], stderr=stderr)
+        processes.append(process)
+        wait_listening(listen, process, log)
+
+    server = SSHD(root, port, jump_port, client_key, host_pub, logs, home)
+    (client_dir / "known_hosts").write_text(server.known_hosts_line() + server.known_hosts_line(jump_port))
+    server.config.write_text(
+        f"""Host logsleuth-alias
+    HostName 127.0.0.1
+    Port {port}
+
+Host jumpbox
+    HostName 127.0.0.1
+    Port {jump_port}
+
+Host behind-jump
+    HostName 127.0.0.1
+    Port {port}
+    ProxyJump jumpbox
+
+Host behind-two-jumps
+    HostName 127.0.0.1
+    Port {port}
+    ProxyJump jumpbox,logsleuth-test@127.0.0.1:{jump_port}
+
+Host *
+    User logsleuth-test
+    IdentityFile {client_key}
+    IdentitiesOnly yes
+    UserKnownHostsFile {client_dir}/known_hosts
+"""
+    )
+    return server, processes
+
+
+def stop_servers(server: SSHD, processes: list[subprocess.Popen[bytes]]) -> None:
+    """Stop the sshds by the pids we started (nothing else), then remove the temp dir."""
+    for process in processes:  # stopped by the pid we started, nothing else
+        process.terminate()
+    for process in processes:
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+    shutil.rmtree(server.root, ignore_errors=True)

@@ -197,6 +197,16 @@ def test_gzip_file(sshd: SSHD, all_files: bool) -> None:
         path.unlink()
 
 
+def test_corrupt_gzip_file(sshd: SSHD) -> None:
+    path = sshd.logs / "corrupt.log.gz"
+    path.write_bytes(gzip.compress(FAILURE * 1000)[:-200])
+    try:
+        message = error_of(f"logsleuth-alias:{path}", options(sshd))
+        assert message.startswith(f"logsleuth-alias:{path}: not a valid gzip file (gzip: "), message
+    finally:
+        path.unlink()
+
+
 # --- reading -------------------------------------------------------------------------------------------------
 
 
@@ -208,10 +218,22 @@ def test_random_windows_match_local_bytes(sshd: SSHD, log: Path) -> None:
         size = source.size()
         assert size == len(data)
         windows = [(size - (1 << 20), size), (0, size), (0, 1), (size - 1, size), (5, 5)]
-        windows += [tuple(sorted(rng.randrange(0, size + 1) for _ in range(2))) for _ in range(25)]
+        for _ in range(25):
+            low, high = sorted((rng.randrange(0, size + 1), rng.randrange(0, size + 1)))
+            windows.append((low, high))
         windows += [(rng.randrange(size - (2 << 20), size), size) for _ in range(10)]  # across the cache edge
         for start, end in windows:
             assert b"".join(source.read_range(start, end)) == data[start:end], (start, end)
+    finally:
+        source.close()
+
+
+def test_without_prefetch_the_size_is_asked_for(sshd: SSHD, log: Path) -> None:
+    source = open_one(f"logsleuth-alias:{log}", options(sshd, prefetch_bytes=0))
+    try:
+        assert source.size() == log.stat().st_size
+        end = source.size()
+        assert b"".join(source.read_range(end - 5000, end)) == log.read_bytes()[-5000:]
     finally:
         source.close()
 
@@ -226,7 +248,7 @@ def test_backwards_widening_is_one_probe_then_one_exec_per_window(sshd: SSHD, lo
         assert time.monotonic() - started < 0.05
         assert tail == log.read_bytes()[-(1 << 20) :]
         assert b"".join(source.read_range(size - (4 << 20), size)) == log.read_bytes()
-        assert messages and messages[0] == "connecting to logsleuth-alias…"
+        assert messages == ["connecting to logsleuth-alias…", f"reading logsleuth-alias:{log}…"]
     finally:
         source.close()
 

@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""Benchmark `logsleuth diagnose 127.0.0.1:LOG` against the manual OpenSSH ways, on 1 GiB and 10 GiB logs.
+
+Starts the private test sshd (tests/ssh/sshd_server.py: needs root and openssh-server), writes the logs, and
+prints side by side the median whole-process wall time of:
+  - logsleuth diagnose 127.0.0.1:/path/1GiB.log --format json      (goal: <= 1.5x the tail below)
+  - ssh 127.0.0.1 'tail -c 1000000 LOG'                             (the floor: one OpenSSH round trip)
+  - ssh 127.0.0.1 'grep -B5 Assert LOG | tail -20'                  (the manual way; goal: >= 3x logsleuth)
+  - logsleuth on the 10 GiB log                                     (goal: <= 1.1x the 1 GiB time)
+The OpenSSH client uses the same keys, known_hosts and server.  Everything is removed afterwards.
+
+The 1 GiB log is written in full (grep must really read it); the 10 GiB one is sparse except for its last
+64 MiB of real log text, which is all logsleuth reads (pass --dense to write it in full: ~10 GiB of disk).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tests" / "ssh"))
+
+from sshd_server import SSHD, start_servers, stop_servers  # noqa: E402
+
+BLOCK = 64 << 20
+CRASH = (
+    b"[2025-11-06 02:10:01 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+    b'  File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line 2316, in run_scheduler_process\n'
+    b"    scheduler.event_loop_overlap()\n"
+    b'  File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line 690, in event_loop_overlap\n'
+    b"    batch = self.get_next_batch_to_run()\n"
+    b'  File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line 1421, in get_next_batch_to_run\n'
+    b"    assert self.req_to_token_pool.available_size() > 0, 'req_to_token_pool is full'\n"
+    b"AssertionError: req_to_token_pool is full\n"
+    b"\n"
+    b"[2025-11-06 02:10:01] Received sigquit from a child process. It usually means the child failed.\n"
+)
+
+
+def log_block() -> bytes:
+    """64 MiB of varied, realistic SGLang serving lines (no 'Assert' in them)."""
+    lines = []
+    for i in range(4096):
+        lines.append(
+            f"[2025-11-06 01:{i // 60 % 60:02d}:{i % 60:02d} TP0] Decode batch. #running-req: {i % 64}, "
+            f"#token: {40960 + i * 7}, token usage: 0.{i % 97:02d}, cuda graph: True, gen throughput (token/s): "
+            f"{800 + i % 300}.{i % 10}, #queue-req: {i % 5}\n"
+        )
+        if i % 16 == 0:
+            lines.append(
+                f'[2025-11-06 01:00:00] INFO:     127.0.0.1:{40000 + i} - "POST /generate HTTP/1.1" 200 OK\n'
+            )
+    chunk = "".join(lines).encode()
+    return (chunk * (BLOCK // len(chunk) + 1))[:BLOCK]
+
+
+def write_log(path: Path, size: int, *, sparse: bool) -> None:
+    block = log_block()
+    with path.open("wb") as handle:
+        if sparse:
+            handle.truncate(size - BLOCK)
+            handle.seek(size - BLOCK)
+            handle.write(block[: BLOCK - len(CRASH)])
+        else:
+            remaining = size - len(CRASH)
+            while remaining > 0:
+                piece = block[: min(BLOCK, remaining)]
+                handle.write(piece)
+                remaining -= len(piece)
+        handle.write(CRASH)
+
+
+def timed(
+    command: list[str], env: dict[str, str], runs: int
+) -> tuple[float, subprocess.CompletedProcess[bytes]]:
+    subprocess.run(command, env=env, capture_output=True)  # warm-up: page cache, sshd
+    times = []
+    result = None
+    for _ in range(runs):
+        started = time.perf_counter()
+        result = subprocess.run(command, env=env, capture_output=True)
+        times.append(time.perf_counter() - started)
+    assert result is not None
+    return statistics.median(times), result
+
+
+def logsleuth_command() -> list[str]:
+    script = shutil.which("logsleuth")
+    return [script] if script else [sys.executable, "-m", "logsleuth"]
+
+
+def write_client_config(server: SSHD) -> Path:
+    """`127.0.0.1:/path` spelled exactly as in the issue: the port and user come from this config."""
+    return server.write_config(
+        "bench",
+        f"Host 127.0.0.1\n    Port {server.port}\n    User logsleuth-test\n"
+        f"    IdentityFile {server.client_key}\n    IdentitiesOnly yes\n"
+        f"    UserKnownHostsFile {server.root}/client/known_hosts\n    BatchMode yes\n",
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--runs", type=int, default=5, help="timed runs per command (median reported)")
+    parser.add_argument("--dense", action="store_true", help="write the 10 GiB log in full")
+    parser.add_argument("--skip-10g", action="store_true")
+    args = parser.parse_args()
+    if os.geteuid() != 0 or not os.path.exists("/usr/sbin/sshd"):
+        print("bench_ssh: needs root and openssh-server (/usr/sbin/sshd)", file=sys.stderr)
+        return 2
+    need = (11 << 30) if args.dense and not args.skip_10g else (2 << 30)
+    if shutil.disk_usage("/tmp").free < need:
+        print(f"bench_ssh: not enough space in /tmp (need {need >> 30} GiB)", file=sys.stderr)
+        return 2
+
+    server, processes = start_servers()
+    try:
+        config = write_client_config(server)
+        env = {k: v for k, v in os.environ.items() if k != "SSH_AUTH_SOCK"}
+        env.update(HOME=str(server.home), XDG_CONFIG_HOME=str(server.home / ".config"))
+        print("writing logs…", file=sys.stderr)
+        one = server.logs / "1GiB.log"
+        write_log(one, 1 << 30, sparse=False)
+        ten = server.logs / "10GiB.log"
+        if not args.skip_10g:
+            write_log(ten, 10 << 30, sparse=not args.dense)
+
+        ssh = ["ssh", "-F", str(config), "127.0.0.1"]
+        diagnose = [*logsleuth_command(), "diagnose", "--ssh-config", str(config), "--format", "json"]
+        rows: list[tuple[str, float]] = []
+        t_ls1, result = timed([*diagnose, f"127.0.0.1:{one}"], env, args.runs)
+        report = json.loads(result.stdout or b"{}")
+        found = [f.get("signature", "?") for f in report.get("failures", [])]
+        local = json.loads(
+            subprocess.run([*diagnose[:2], str(one), "--format", "json"], env=env, capture_output=True).stdout
+            or b"{}"
+        )
+        same = [f["fingerprint"] for f in report.get("failures", [])] == [
+            f["fingerprint"] for f in local.get("failures", [])
+        ]
+        rows.append(("logsleuth diagnose 127.0.0.1:1GiB.log", t_ls1))
+        t_tail, _ = timed([*ssh, f"tail -c 1000000 {one}"], env, args.runs)
+        rows.append(("ssh 'tail -c 1000000 LOG' (1 GiB)", t_tail))
+        t_grep, grep = timed([*ssh, f"grep -B5 Assert {one} | tail -20"], env, args.runs)
+        rows.append(("ssh 'grep -B5 Assert LOG | tail -20' (1 GiB)", t_grep))
+        t_ls10 = None
+        if not args.skip_10g:
+            t_ls10, _ = timed([*diagnose, f"127.0.0.1:{ten}"], env, args.runs)
+            rows.append(("logsleuth diagnose 127.0.0.1:10GiB.log", t_ls10))
+        t_local, _ = timed([*logsleuth_command(), "diagnose", str(one), "--format", "json"], env, args.runs)
+        rows.append(("logsleuth diagnose 1GiB.log (local file: the floor)", t_local))
+        t_py, _ = timed([sys.executable, "-c", "import logsleuth.cli, paramiko"], env, args.runs)
+        rows.append(("(python start + import logsleuth.cli, paramiko)", t_py))
+
+        print(f"\nmedian of {args.runs} runs, whole process, sshd on 127.0.0.1 ({os.cpu_count()} cores)")
+        for label, seconds in rows:
+            print(f"  {label:<50} {seconds:7.3f} s")
+        print(
+            f"\n  logsleuth exit {result.returncode}, failures found: {found[:1]}, same as local diagnose: {same}"
+        )
+        print(f"  grep found {len(grep.stdout.splitlines())} lines")
+        print(f"  logsleuth / ssh tail      = {t_ls1 / t_tail:5.2f}x   (goal <= 1.5x)")
+        print(f"  ssh grep  / logsleuth     = {t_grep / t_ls1:5.2f}x   (goal >= 3x)")
+        print(f"  remote overhead over local diagnose = {t_ls1 - t_local:+.3f} s")
+        if t_ls10 is not None:
+            print(f"  10 GiB    / 1 GiB         = {t_ls10 / t_ls1:5.2f}x   (goal <= 1.1x)")
+        return 0
+    finally:
+        stop_servers(server, processes)  # removes the logs with the temp dir
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+"""docs/report-formats.md shows real output: each example block is what the tool prints now.
+
+Refreshed with the golden files: LOGSLEUTH_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/render
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from logsleuth.__main__ import main
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "report-formats.md"
+CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "sglang-validation" / "0.5.9"
+COMMAND = (
+    "python -m sglang.launch_server --model-path /m --speculative-algorithm EAGLE3 "
+    "--speculative-draft-model-path /d --speculative-num-draft-tokens 16 --speculative-eagle-topk 1"
+)
+# example name -> (logsleuth arguments, fence info string)
+EXAMPLES = {
+    "rich": (["server.log", "--cmd", COMMAND, "--format", "rich"], "text"),
+    "text": (["server.log", "--cmd", COMMAND, "--format", "text"], "text"),
+    "markdown": (["server.log", "--cmd", COMMAND, "--format", "markdown"], "markdown"),
+    "slack": (["server.log", "--cmd", COMMAND, "--format", "slack"], "text"),
+    "json": (["server.log", "--cmd", COMMAND, "--format", "json"], "json"),
+    "multi-text": (["server.log", "node2.log", "--format", "text"], "text"),
+}
+MARKED = re.compile(r"(<!-- example:(?P<name>[\w-]+) [^\n]*-->\n)(?P<block>.*?)(\n<!-- /example -->)", re.S)
+
+pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"dev corpus not found at {CORPUS}")
+
+
+def fenced(text: str, info: str) -> str:
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{text.rstrip()}\n{fence}"
+
+
+def generate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    shutil.copy(CORPUS / "eagle3_incident_topk1_ndt16.log", tmp_path / "server.log")
+    shutil.copy(CORPUS / "invalid_dtype.log", tmp_path / "node2.log")
+    monkeypatch.chdir(tmp_path)
+    blocks = {}
+    for name, (args, info) in EXAMPLES.items():
+        main(["diagnose", *args, "--output", "out"])  # --output: no colour, as the docs show it
+        blocks[name] = fenced((tmp_path / "out").read_text(), info)
+    return blocks
+
+
+def test_doc_examples_are_current(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    expected = generate(tmp_path, monkeypatch)
+    doc = DOC.read_text(encoding="utf-8")
+    assert {m["name"] for m in MARKED.finditer(doc)} == set(EXAMPLES)
+    if os.environ.get("LOGSLEUTH_UPDATE_GOLDEN") == "1":
+        DOC.write_text(MARKED.sub(lambda m: m[1] + expected[m["name"]] + m[4], doc), encoding="utf-8")
+        return
+    for match in MARKED.finditer(doc):
+        assert match["block"] == expected[match["name"]], f"example {match['name']} is stale"

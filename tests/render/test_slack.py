@@ -1,0 +1,142 @@
+"""Slack: the length budget gives up the least useful parts first, and --slack-webhook posts
+an API-escaped report (tested against a local HTTP server on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+
+import pytest
+
+from logsleuth.__main__ import main
+from logsleuth.errors import LogsleuthError
+from logsleuth.models import Frame, Report
+from logsleuth.render import OutputFormat
+from logsleuth.render.slack import post_to_slack
+from tests.render.cases import several_hosts, single_failure, unknown_failure
+from tests.render.helpers import render, slack_fences_balanced
+
+
+def with_library_frames(report: Report, count: int = 40) -> Report:
+    group = report.failures[0]
+    block = group.failure.final
+    library = tuple(
+        Frame(
+            f"/usr/lib/python3.11/site-packages/torch/nn/mod{i}.py", i, f"call{i}", f"return forward_{i}(x)"
+        )
+        for i in range(count)
+    )
+    block = dataclasses.replace(block, frames=(*block.frames[:2], *library, *block.frames[2:]))
+    failure = dataclasses.replace(group.failure, exceptions=(block,))
+    return dataclasses.replace(report, failures=(dataclasses.replace(group, failure=failure),))
+
+
+@pytest.mark.parametrize("limit", [3500, 1500, 900, 600, 300, 120])
+@pytest.mark.parametrize("make", [single_failure, unknown_failure, several_hosts])
+def test_fits_the_budget_with_closed_fences(make: object, limit: int) -> None:
+    output = render(with_library_frames(make()), OutputFormat.SLACK, max_chars=limit)  # type: ignore[operator]
+    assert len(output) <= limit  # the final newline included
+    assert slack_fences_balanced(output)
+
+
+def test_library_frames_go_first_then_context() -> None:
+    report = with_library_frames(unknown_failure())
+    full = render(report, OutputFormat.SLACK, max_chars=100_000)
+    assert "library frame" in full and "Log lines just before it" in full
+    without_library = len(full.replace("    … 1 library frame\n", "")) - 10  # force the first reduction
+    tighter = render(report, OutputFormat.SLACK, max_chars=without_library)
+    assert "library frame" not in tighter
+    assert "Log lines just before it" in tighter, "context lines outlive library frames"
+    assert "ValueError: Unsupported rope_scaling type" in tighter
+
+
+def test_the_corrected_command_survives_a_tight_budget() -> None:
+    output = render(single_failure(), OutputFormat.SLACK, max_chars=900)
+    assert "--speculative-num-steps 15\n```" in output
+    assert "*Or:*" not in output  # alternatives go before the main fix
+
+
+class _Hook(BaseHTTPRequestHandler):
+    received: list[dict[str, str]] = []
+    status = 200
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        _Hook.received.append(json.loads(body))
+        self.send_response(_Hook.status)
+        self.end_headers()
+        self.wfile.write(b"ok" if _Hook.status == 200 else b"invalid_payload")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture()
+def webhook() -> Iterator[str]:
+    server = HTTPServer(("127.0.0.1", 0), _Hook)
+    _Hook.received = []
+    _Hook.status = 200
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/services/T/B/X"
+    server.shutdown()
+    server.server_close()
+
+
+def test_post_escapes_control_characters(webhook: str) -> None:
+    post_to_slack(webhook, "a & b <module> -> <!channel>")
+    assert _Hook.received == [{"text": "a &amp; b &lt;module&gt; -&gt; &lt;!channel&gt;"}]
+
+
+def test_post_reports_a_refusal(webhook: str) -> None:
+    _Hook.status = 400
+    with pytest.raises(LogsleuthError, match="400 invalid_payload"):
+        post_to_slack(webhook, "x")
+
+
+def test_post_refuses_plain_http_to_other_hosts() -> None:
+    with pytest.raises(LogsleuthError, match="https"):
+        post_to_slack("http://hooks.slack.com/services/x", "x")
+
+
+LOG = """[2026-11-20 10:00:00] server_args=ServerArgs(model_path='/m', api_key='s3cret-posted-key')
+Traceback (most recent call last):
+  File "/usr/local/lib/python3.11/dist-packages/sglang/launch_server.py", line 32, in <module>
+    main()
+RuntimeError: failed in <frozen importlib._bootstrap> & <!channel> api_key='s3cret-posted-key'
+"""
+
+
+def test_cli_posts_the_slack_report(webhook: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = tmp_path / "server.log"
+    log.write_text(LOG)
+    status = main(["diagnose", str(log), "--format", "text", "--slack-webhook", webhook])
+    captured = capsys.readouterr()
+    assert status == 1
+    assert "RuntimeError" in captured.out and "posted the report to Slack" in captured.err
+    (payload,) = _Hook.received
+    text = payload["text"]
+    assert text.startswith("*logsleuth:*") and "```" in text
+    assert "&lt;frozen importlib._bootstrap&gt; &amp;" in text
+    assert "<" not in text and ">" not in text
+    assert "s3cret-posted-key" not in text
+    assert len(text) <= 3500  # counted after the API escaping
+
+
+def test_the_api_budget_counts_the_escapes() -> None:
+    from logsleuth.render import RenderOptions
+    from logsleuth.render.slack import render_slack_for_api
+    from logsleuth.safety import escape_slack_api
+
+    report = unknown_failure()
+    group = report.failures[0]
+    context = tuple("<module> -> <lambda> & <frozen>" * 3 for _ in range(5))
+    group = dataclasses.replace(group, failure=dataclasses.replace(group.failure, context=context))
+    report = dataclasses.replace(report, failures=(group,))
+    text = render_slack_for_api(report, RenderOptions(format=OutputFormat.SLACK, max_chars=900))
+    assert len(escape_slack_api(text)) <= 900
+    assert slack_fences_balanced(text)

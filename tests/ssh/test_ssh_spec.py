@@ -1,0 +1,66 @@
+"""Remote spec parsing and local/remote detection: pure functions, no sshd needed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from logsleuth.sources.local import looks_remote
+from logsleuth.sources.ssh_config import split_jump
+from logsleuth.sources.ssh_spec import RemoteSpec, parse_remote_spec
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ("gpu7:/var/log/sglang.log", RemoteSpec("gpu7", "/var/log/sglang.log", prefix="gpu7:")),
+        ("ubuntu@gpu7:/x.log", RemoteSpec("gpu7", "/x.log", user="ubuntu", prefix="ubuntu@gpu7:")),
+        (
+            "u@10.0.0.7:2222:/x.log",
+            RemoteSpec("10.0.0.7", "/x.log", user="u", port=2222, prefix="u@10.0.0.7:2222:"),
+        ),
+        (
+            "ssh://u@h:2222/var/x.log",
+            RemoteSpec("h", "/var/x.log", user="u", port=2222, prefix="ssh://u@h:2222"),
+        ),
+        ("ssh://h/~/x.log", RemoteSpec("h", "x.log", prefix="ssh://h")),
+        ("[::1]:/x.log", RemoteSpec("::1", "/x.log", prefix="[::1]:")),
+        ("u@[::1]:22:/x.log", RemoteSpec("::1", "/x.log", user="u", port=22, prefix="u@[::1]:22:")),
+        ("gpu7:logs/x.log", RemoteSpec("gpu7", "logs/x.log", prefix="gpu7:")),
+        ("gpu7:~/logs/x.log", RemoteSpec("gpu7", "logs/x.log", prefix="gpu7:")),
+        ("gpu7:/data/sglang-*.log", RemoteSpec("gpu7", "/data/sglang-*.log", prefix="gpu7:")),
+    ],
+)
+def test_remote_spellings(spec: str, expected: RemoteSpec) -> None:
+    assert parse_remote_spec(spec) == expected
+    assert looks_remote(spec)
+
+
+@pytest.mark.parametrize(
+    "spec", ["-", "/var/log/x.log", "./a:b.log", "../a:b", "~/a:b", "dir/a:b", "http://x/y", "x:"]
+)
+def test_local_spellings(spec: str) -> None:
+    assert not looks_remote(spec)
+
+
+def test_an_existing_local_file_with_a_colon_is_local(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("gpu7:server.log").write_text("x")
+    assert not looks_remote("gpu7:server.log")
+    assert looks_remote("gpu7:other.log")
+
+
+def test_names_keep_the_users_spelling() -> None:
+    spec = parse_remote_spec("ssh://h/~/logs/*.log")
+    assert spec is not None and spec.name_for("logs/a.log") == "ssh://h/~/logs/a.log"
+    spec = parse_remote_spec("u@h:2222:/logs/*.log")
+    assert spec is not None and spec.name_for("/logs/a.log") == "u@h:2222:/logs/a.log"
+
+
+def test_jump_hops() -> None:
+    assert split_jump("bastion") == ("bastion", None, None)
+    assert split_jump("me@bastion:2222") == ("bastion", "me", 2222)
+    assert split_jump("ssh://me@[::1]:22") == ("::1", "me", 22)
