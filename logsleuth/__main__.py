@@ -15,13 +15,13 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     # typer vendors click in recent releases and depends on it in older ones: find
     # click's exception base class through typer's public BadParameter either way.
-    click_error = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+    click_error: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
     try:
         status = app(args=argv, prog_name="logsleuth", standalone_mode=False)
         return status if isinstance(status, int) else 0
     except click_error as exc:
-        exc.show()  # type: ignore[attr-defined]
-        return int(exc.exit_code)  # type: ignore[attr-defined]
+        getattr(exc, "show")()  # noqa: B009 - click's API, typed through a runtime class
+        return int(getattr(exc, "exit_code", 2))
     except (KeyboardInterrupt, typer.Abort):
         print("logsleuth: interrupted", file=sys.stderr)
         return int(ExitStatus.INTERRUPTED)

@@ -167,3 +167,60 @@ def diagnose_command(
 @app.callback()
 def main_callback() -> None:
     """logsleuth: remote log forensics for LLM inference servers."""
+
+
+@app.command("watch", epilog="Exit status: 0 the server is ready, 1 it failed (the diagnosis is printed), "
+             "2 usage error, 3 the log could not be read or --timeout passed, 130 interrupted.")
+def watch_command(
+    source: Annotated[str, typer.Argument(help="The log to follow: PATH or HOST:PATH.")],
+    output_format: Annotated[
+        OutputFormat | None, typer.Option("--format", "-f", help="Format of the diagnosis if the launch fails.")
+    ] = None,
+    timeout: Annotated[float | None, typer.Option("--timeout", help="Give up after this many seconds.")] = None,
+    command: Annotated[str | None, typer.Option("--cmd", help="The launch command, to print it corrected.")] = None,
+    engine_version: Annotated[str | None, typer.Option("--engine-version")] = None,
+    width: Annotated[int, typer.Option("--width")] = 100,
+    no_redact: Annotated[bool, typer.Option("--no-redact")] = False,
+    ssh_config: Annotated[Path | None, typer.Option("--ssh-config", "-F")] = None,
+    accept_new_host_key: Annotated[bool, typer.Option("--accept-new-host-key")] = False,
+) -> None:
+    """Follow a log while the server launches: show the stage, exit 0 when it is ready,
+    print the diagnosis as soon as it crashes."""
+    from logsleuth.watch import watch_spec
+
+    options = DiagnoseOptions(
+        command=command,
+        engine_version=engine_version,
+        ssh=SSHOptions(config_file=str(ssh_config) if ssh_config else None, accept_new_host_key=accept_new_host_key),
+    )
+    fmt = output_format or _default_format(None)
+    render_options = RenderOptions(format=fmt, width=width, color=fmt is OutputFormat.RICH and not os.environ.get("NO_COLOR"))
+    interactive = sys.stderr.isatty()
+    status = None
+    if interactive:
+        from rich.console import Console
+
+        status = Console(stderr=True).status(f"watching {source}…")
+        status.start()
+    try:
+        for event in watch_spec(source, options, timeout=timeout):
+            if event.kind in ("stage", "restarted"):
+                message = event.stage.label if event.stage else (event.text or "")
+                if status is not None:
+                    status.update(f"{source}: {message}")
+                else:
+                    print(f"logsleuth: {source}: {message}", file=sys.stderr, flush=True)
+            elif event.kind == "ready":
+                if status is not None:
+                    status.stop()
+                print(f"{source}: the server is ready")
+                raise typer.Exit(int(ExitStatus.NO_FAILURE))
+            elif event.kind == "failure" and event.report is not None:
+                if status is not None:
+                    status.stop()
+                report = _redact(event.report, redact=not no_redact, anonymize=False)
+                sys.stdout.write(render(report, render_options))
+                raise typer.Exit(int(ExitStatus.FAILURE_FOUND))
+    finally:
+        if status is not None:
+            status.stop()

@@ -28,7 +28,6 @@ from logsleuth.traceback_text import (
     CAUSE_SEPARATOR,
     CONTEXT_SEPARATOR,
     EXCEPTION_LINE,
-    FATAL_HEADER,
     FAULT_FRAME_LINE,
     FRAME_LINE,
     GROUP_HEADER,
@@ -208,10 +207,19 @@ class _Collector:
                     return 0  # the next log record (uvicorn, logging, a dated line), not more message
                 return 2
             return 0
+        # CPython prints exactly one blank line on each side of a chain separator; extra or
+        # missing blanks (hand-edited logs) are tolerated but only weakly, so that among
+        # interleaved ranks the one whose next line this really is takes it.
         if phase is Phase.BLANK:
-            return 1 if kind in (LineKind.SEPARATOR, LineKind.BLANK) else 0
+            if kind is LineKind.SEPARATOR:
+                return 1
+            return 2 if kind is LineKind.BLANK else 0
         if phase is Phase.SEPARATOR:
-            return 1 if kind in (LineKind.BLANK, LineKind.HEADER, LineKind.GROUP) else 0
+            if kind is LineKind.BLANK:
+                return 1 if self.last is LineKind.SEPARATOR else 2
+            if kind in (LineKind.HEADER, LineKind.GROUP):
+                return 1 if self.last is LineKind.BLANK else 2
+            return 0
         return 0
 
     def add(self, kind: LineKind, line: LogLine, seq: int, text: str | None = None) -> None:
@@ -392,6 +400,10 @@ class FailureScanner:
         self.failures.sort(key=lambda failure: failure.offset)
         return self.failures
 
+    def has_open(self) -> bool:
+        """True while a failure is still being collected (watch mode waits for it)."""
+        return bool(self._open)
+
     def drain(self) -> Iterator[Failure]:
         """Failures completed so far (for watch mode); they are removed from the scanner."""
         done, self.failures = self.failures, []
@@ -453,9 +465,7 @@ class FailureScanner:
             self.failures.append(collector.build())
             return
         lowered = text.lower()
-        if any(word in lowered for word in _CONTEXT_WORDS) and _CONTEXT_HINT.search(text):
-            self._recent_context.append(text.strip())
-        elif line.meta.level in ("WARNING", "ERROR", "CRITICAL"):
+        if any(word in lowered for word in _CONTEXT_WORDS) and _CONTEXT_HINT.search(text) or line.meta.level in ("WARNING", "ERROR", "CRITICAL"):
             self._recent_context.append(text.strip())
 
     def _close(self, stream: str, collector: _Collector) -> None:

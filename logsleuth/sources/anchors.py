@@ -36,7 +36,7 @@ def find_anchors(path: str, size: int, anchors: tuple[bytes, ...]) -> list[int]:
     middle = size // 2
     spans = [(0, middle + overlap), (middle, size)]
     with ProcessPoolExecutor(max_workers=2, mp_context=get_context("fork")) as pool:
-        parts = list(pool.map(_find_in_span, [path] * 2, *zip(*spans), [anchors] * 2))
+        parts = list(pool.map(_find_in_span, [path] * 2, *zip(*spans, strict=True), [anchors] * 2))
     return sorted(set(parts[0]) | set(parts[1]))
 
 

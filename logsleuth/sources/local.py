@@ -93,7 +93,7 @@ def open_stdin(stream: BinaryIO | None = None) -> LocalFileSource:
     """Spool stdin to an anonymous temporary file so it can be read backwards
     like any file, with memory that does not grow with its size."""
     stream = stream or sys.stdin.buffer
-    spool = tempfile.TemporaryFile(prefix="logsleuth-stdin-")
+    spool = tempfile.TemporaryFile(prefix="logsleuth-stdin-")  # noqa: SIM115 - owned by the source
     try:
         while chunk := stream.read(CHUNK_SIZE):
             spool.write(chunk)
@@ -104,5 +104,5 @@ def open_stdin(stream: BinaryIO | None = None) -> LocalFileSource:
     source = LocalFileSource.__new__(LocalFileSource)
     source.name = "-"
     source.path = "-"
-    source._file = spool  # type: ignore[assignment]
+    source._file = spool
     return source

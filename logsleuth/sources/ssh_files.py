@@ -19,10 +19,12 @@ from logsleuth.sources.ssh_config import load_config
 from logsleuth.sources.ssh_connect import SSHConnection, connect
 from logsleuth.sources.ssh_exec import NoShell, RemoteRun, classify_remote_error
 from logsleuth.sources.ssh_remote import (
+    FIND_SCRIPT,
     PROBE_SCRIPT,
     READ_SCRIPT,
     SIZE_SCRIPT,
     ProbeResult,
+    parse_offsets,
     parse_probe,
     parse_records,
 )
@@ -223,6 +225,25 @@ class SSHFileSource:
                 close()  # a file that grew: stop the remote tail instead of draining it
         if received < wanted and run.stderr.strip():
             raise SourceError(f"{self.name}: {classify_remote_error(run.error_text())}")
+
+    def find_anchors(self, anchors: tuple[bytes, ...]) -> list[int] | None:
+        """Offsets of every anchor, searched on the remote host with `grep -boaF` (the reader's fast path for
+        reading a whole file).  None when grep is unusable there: the reader then streams the file."""
+        literals = [anchor.decode("utf-8", "surrogateescape") for anchor in anchors]
+        run = RemoteRun(
+            self._shared.transport, FIND_SCRIPT, self.path, int(self.gz), *literals, host=self.host or ""
+        )
+        try:
+            body = run.collect()
+        except NoShell:
+            return None
+        if run.exit_status not in (0, 1):  # 1: no match; anything else: grep failed or is missing
+            return None
+        offsets = parse_offsets(body)
+        if offsets is None:
+            return None
+        size = self.size()
+        return [offset for offset in offsets if offset < size]
 
     def close(self) -> None:
         if not self._closed:

@@ -74,6 +74,17 @@ else printf 'size\t%s\0' "$(wc -c <"$f")"; fi
 """
 
 
+# Byte offsets of literal strings, found on the remote host (grep reads at GB/s; streaming the file to us
+# would not).  Args after the path are the literals; each becomes `-e LITERAL`.
+_FIND_LINES = r"""
+m=$1; f=$2; gz=$3; shift 3;
+printf '%s\n' "$m";
+n=$#; i=0; while [ "$i" -lt "$n" ]; do set -- "$@" -e "$1"; shift; i=$((i+1)); done;
+if [ "$gz" = 1 ]; then gzip -dc -- "$f" | LC_ALL=C grep -boaF "$@";
+else LC_ALL=C grep -boaF "$@" -- "$f"; fi
+"""
+
+
 def _one_line(lines: str) -> str:
     return " ".join(line.strip() for line in lines.strip().splitlines())
 
@@ -81,6 +92,7 @@ def _one_line(lines: str) -> str:
 PROBE_SCRIPT = _one_line(_PROBE_LINES)
 READ_SCRIPT = _one_line(_READ_LINES)
 SIZE_SCRIPT = _one_line(_SIZE_LINES)
+FIND_SCRIPT = _one_line(_FIND_LINES)
 
 
 def new_marker() -> str:
@@ -164,3 +176,14 @@ def parse_records(body: bytes) -> dict[str, str]:
         if kind:
             records[kind] = value
     return records
+
+
+def parse_offsets(body: bytes) -> list[int] | None:
+    """`OFFSET:MATCH` lines from `grep -bo` as sorted unique offsets; None if the output is not that."""
+    offsets = set()
+    for line in body.splitlines():
+        head, colon, _ = line.partition(b":")
+        if not colon or not head.isdigit():
+            return None
+        offsets.add(int(head))
+    return sorted(offsets)
