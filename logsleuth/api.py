@@ -13,8 +13,8 @@ from logsleuth.errors import SourceError
 from logsleuth.fixes import build_fix
 from logsleuth.grouping import Grouper, is_cascade
 from logsleuth.launch import LaunchTracker
-from logsleuth.models import Diagnosis, FailureGroup, LaunchInfo, Report, SourceInfo
 from logsleuth.matcher import Pattern, PatternSet, load_patterns, match_failure
+from logsleuth.models import Diagnosis, FailureGroup, LaunchInfo, Report, SourceInfo
 from logsleuth.reader import DEFAULT_MAX_BYTES, ReadResult, read_all, read_latest
 from logsleuth.sources.base import Source, SSHOptions, open_sources
 
