@@ -3,8 +3,9 @@
 Fingerprint (versioned, like Sentry's grouping configs): the chain's exception types
 plus the top in-app frames of the final exception as (module path, function), line
 numbers excluded, so the same crash on eight ranks or in two versions of a file is one
-group.  Ordering: causes before cascades (NCCL/TCPStore errors, kill notices, a
-`resource_tracker` KeyError printed while everything shuts down), then first seen.
+group.  `is_cascade` tells failures that are usually a consequence of another (NCCL/
+TCPStore errors, kill notices, a `resource_tracker` KeyError printed while everything
+shuts down); the api puts causes before them.
 """
 
 from __future__ import annotations
@@ -140,38 +141,30 @@ class Grouper:
             else:
                 self._killed.append((failure, source, host))
             return
+        group = self._add_to_group(failure, source, host)
+        self._last_by_source[source] = group
+
+    def _add_to_group(self, failure: Failure, source: str, host: str | None) -> _Group:
         key = fingerprint(failure)
         group = self._groups.get(key)
         if group is None:
             self._order += 1
             group = self._groups[key] = _Group(key, failure, self._order)
         group.add(failure, source, host)
-        self._last_by_source[source] = group
+        return group
 
     def groups(self) -> list[FailureGroup]:
-        groups = list(self._groups.values())
-        if not groups:
+        """Groups in the order they happened: log order within one source, timestamps across
+        sources.  Putting causes before cascades is the caller's job (it knows the patterns)."""
+        if not self._groups:
             # Only kill notices: they are the failure (category process-killed).
             for failure, source, host in self._killed:
-                key = fingerprint(failure)
-                group = self._groups.get(key)
-                if group is None:
-                    self._order += 1
-                    group = self._groups[key] = _Group(key, failure, self._order)
-                group.add(failure, source, host)
-            groups = list(self._groups.values())
-        has_cause = any(not is_cascade(group.failure) for group in groups)
-
-        def rank(group: _Group) -> tuple[int, str, int]:
-            demoted = 1 if has_cause and is_cascade(group.failure) else 0
-            return (demoted, group.failure.meta.timestamp or "", group.order)
-
-        # Timestamps are compared only across sources; within one source, log order is truth.
-        single_source = len({s for g in groups for s in g.sources}) <= 1
-        if single_source:
-            groups.sort(key=lambda g: (1 if has_cause and is_cascade(g.failure) else 0, g.order))
+                self._add_to_group(failure, source, host)
+        groups = list(self._groups.values())
+        if len({s for g in groups for s in g.sources}) > 1:
+            groups.sort(key=lambda g: (g.failure.meta.timestamp or "", g.order))
         else:
-            groups.sort(key=rank)
+            groups.sort(key=lambda g: g.order)
         return [
             FailureGroup(
                 fingerprint=group.fingerprint,

@@ -14,8 +14,12 @@ import pytest
 
 from logsleuth.__main__ import main
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "report-formats.md"
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "sglang-validation" / "0.5.9"
+REPO = Path(__file__).resolve().parents[2]
+DOC = REPO / "docs" / "report-formats.md"
+README = REPO / "README.md"
+# The project's own logs, made from real SGLang runs (scripts/oracle/make_fixtures.py).
+INCIDENT_LOG = REPO / "examples" / "eagle3-incident.log"
+SECOND_LOG = REPO / "tests" / "fixtures" / "sglang" / "0.5.9" / "invalid_dtype_fp16.log"
 COMMAND = (
     "python -m sglang.launch_server --model-path /m --speculative-algorithm EAGLE3 "
     "--speculative-draft-model-path /d --speculative-num-draft-tokens 16 --speculative-eagle-topk 1"
@@ -31,7 +35,6 @@ EXAMPLES = {
 }
 MARKED = re.compile(r"(<!-- example:(?P<name>[\w-]+) [^\n]*-->\n)(?P<block>.*?)(\n<!-- /example -->)", re.S)
 
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"dev corpus not found at {CORPUS}")
 
 
 def fenced(text: str, info: str) -> str:
@@ -41,8 +44,8 @@ def fenced(text: str, info: str) -> str:
 
 
 def generate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    shutil.copy(CORPUS / "eagle3_incident_topk1_ndt16.log", tmp_path / "server.log")
-    shutil.copy(CORPUS / "invalid_dtype.log", tmp_path / "node2.log")
+    shutil.copy(INCIDENT_LOG, tmp_path / "server.log")
+    shutil.copy(SECOND_LOG, tmp_path / "node2.log")
     monkeypatch.chdir(tmp_path)
     blocks = {}
     for name, (args, info) in EXAMPLES.items():
@@ -51,12 +54,16 @@ def generate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     return blocks
 
 
-def test_doc_examples_are_current(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("path", "required"), [(DOC, set(EXAMPLES)), (README, set(EXAMPLES) - {"multi-text"})],
+                         ids=["report-formats", "readme"])
+def test_doc_examples_are_current(
+    path: Path, required: set[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     expected = generate(tmp_path, monkeypatch)
-    doc = DOC.read_text(encoding="utf-8")
-    assert {m["name"] for m in MARKED.finditer(doc)} == set(EXAMPLES)
+    doc = path.read_text(encoding="utf-8")
+    assert {m["name"] for m in MARKED.finditer(doc)} == required
     if os.environ.get("LOGSLEUTH_UPDATE_GOLDEN") == "1":
-        DOC.write_text(MARKED.sub(lambda m: m[1] + expected[m["name"]] + m[4], doc), encoding="utf-8")
+        path.write_text(MARKED.sub(lambda m: m[1] + expected[m["name"]] + m[4], doc), encoding="utf-8")
         return
     for match in MARKED.finditer(doc):
-        assert match["block"] == expected[match["name"]], f"example {match['name']} is stale"
+        assert match["block"] == expected[match["name"]], f"example {match['name']} in {path.name} is stale"
