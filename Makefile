@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck bench fixtures verify-fixes oracle-setup docs clean
+.PHONY: demo test lint typecheck bench fixtures pattern-fixtures verify-fixes oracle-setup docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,10 @@ bench: $(STAMP)
 
 docs: $(STAMP)
 	$(BIN)/python scripts/gen_pattern_docs.py
+
+# Runtime-failure fixtures: real CPython raising the engine's exceptions from a mirror of its paths.
+pattern-fixtures: $(STAMP)
+	$(BIN)/python scripts/make_pattern_fixtures.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

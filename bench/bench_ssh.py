@@ -7,6 +7,7 @@ prints side by side the median whole-process wall time of:
   - ssh 127.0.0.1 'tail -c 1000000 LOG'                             (the floor: one OpenSSH round trip)
   - ssh 127.0.0.1 'grep -B5 Assert LOG | tail -20'                  (the manual way; goal: >= 3x logsleuth)
   - logsleuth on the 10 GiB log                                     (goal: <= 1.1x the 1 GiB time)
+and, for reference, `diagnose --all` (every failure: anchors found by a remote grep) and a local diagnose.
 The OpenSSH client uses the same keys, known_hosts and server.  Everything is removed afterwards.
 
 The 1 GiB log is written in full (grep must really read it); the 10 GiB one is sparse except for its last
@@ -78,18 +79,21 @@ def write_log(path: Path, size: int, *, sparse: bool) -> None:
         handle.write(CRASH)
 
 
-def timed(
-    command: list[str], env: dict[str, str], runs: int
-) -> tuple[float, subprocess.CompletedProcess[bytes]]:
-    subprocess.run(command, env=env, capture_output=True)  # warm-up: page cache, sshd
-    times = []
-    result = None
+def timed_interleaved(
+    commands: dict[str, list[str]], env: dict[str, str], runs: int
+) -> tuple[dict[str, float], dict[str, subprocess.CompletedProcess[bytes]]]:
+    """Median wall time of each command.  Runs go round-robin (A B C, A B C, ...) so that background load on
+    the machine hits every command alike and the ratios stay meaningful."""
+    for command in commands.values():
+        subprocess.run(command, env=env, capture_output=True)  # warm-up: page cache, sshd
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    results: dict[str, subprocess.CompletedProcess[bytes]] = {}
     for _ in range(runs):
-        started = time.perf_counter()
-        result = subprocess.run(command, env=env, capture_output=True)
-        times.append(time.perf_counter() - started)
-    assert result is not None
-    return statistics.median(times), result
+        for name, command in commands.items():
+            started = time.perf_counter()
+            results[name] = subprocess.run(command, env=env, capture_output=True)
+            times[name].append(time.perf_counter() - started)
+    return {name: statistics.median(values) for name, values in times.items()}, results
 
 
 def logsleuth_command() -> list[str]:
@@ -136,35 +140,45 @@ def main() -> int:
             write_log(ten, 10 << 30, sparse=not args.dense)
 
         ssh = ["ssh", "-F", str(config), "127.0.0.1"]
-        diagnose = [*logsleuth_command(), "diagnose", "--ssh-config", str(config), "--format", "json"]
-        rows: list[tuple[str, float]] = []
-        t_ls1, result = timed([*diagnose, f"127.0.0.1:{one}"], env, args.runs)
+        logsleuth = [*logsleuth_command(), "diagnose", "--format", "json"]
+        remote = [*logsleuth, "--ssh-config", str(config)]
+        commands = {
+            "logsleuth diagnose 127.0.0.1:1GiB.log": [*remote, f"127.0.0.1:{one}"],
+            "ssh 'tail -c 1000000 LOG' (1 GiB)": [*ssh, f"tail -c 1000000 {one}"],
+            "ssh 'grep -B5 Assert LOG | tail -20' (1 GiB)": [*ssh, f"grep -B5 Assert {one} | tail -20"],
+        }
+        if not args.skip_10g:
+            commands["logsleuth diagnose 127.0.0.1:10GiB.log"] = [*remote, f"127.0.0.1:{ten}"]
+        commands["logsleuth diagnose --all 127.0.0.1:1GiB.log (remote grep)"] = [
+            *remote,
+            "--all",
+            f"127.0.0.1:{one}",
+        ]
+        commands["logsleuth diagnose 1GiB.log (local file: the floor)"] = [*logsleuth, str(one)]
+        commands["(python start + import logsleuth.cli, paramiko)"] = [
+            sys.executable,
+            "-c",
+            "import logsleuth.cli, paramiko",
+        ]
+        times, results = timed_interleaved(commands, env, args.runs)
+        rows = list(times.items())
+        names = list(commands)
+        result, grep = results[names[0]], results[names[2]]
         report = json.loads(result.stdout or b"{}")
+        local = json.loads(results["logsleuth diagnose 1GiB.log (local file: the floor)"].stdout or b"{}")
         found = [f.get("signature", "?") for f in report.get("failures", [])]
-        local = json.loads(
-            subprocess.run([*diagnose[:2], str(one), "--format", "json"], env=env, capture_output=True).stdout
-            or b"{}"
-        )
         same = [f["fingerprint"] for f in report.get("failures", [])] == [
             f["fingerprint"] for f in local.get("failures", [])
         ]
-        rows.append(("logsleuth diagnose 127.0.0.1:1GiB.log", t_ls1))
-        t_tail, _ = timed([*ssh, f"tail -c 1000000 {one}"], env, args.runs)
-        rows.append(("ssh 'tail -c 1000000 LOG' (1 GiB)", t_tail))
-        t_grep, grep = timed([*ssh, f"grep -B5 Assert {one} | tail -20"], env, args.runs)
-        rows.append(("ssh 'grep -B5 Assert LOG | tail -20' (1 GiB)", t_grep))
-        t_ls10 = None
-        if not args.skip_10g:
-            t_ls10, _ = timed([*diagnose, f"127.0.0.1:{ten}"], env, args.runs)
-            rows.append(("logsleuth diagnose 127.0.0.1:10GiB.log", t_ls10))
-        t_local, _ = timed([*logsleuth_command(), "diagnose", str(one), "--format", "json"], env, args.runs)
-        rows.append(("logsleuth diagnose 1GiB.log (local file: the floor)", t_local))
-        t_py, _ = timed([sys.executable, "-c", "import logsleuth.cli, paramiko"], env, args.runs)
-        rows.append(("(python start + import logsleuth.cli, paramiko)", t_py))
+        t_ls1, t_tail, t_grep = times[names[0]], times[names[1]], times[names[2]]
+        t_local = times["logsleuth diagnose 1GiB.log (local file: the floor)"]
+        t_ls10 = times.get("logsleuth diagnose 127.0.0.1:10GiB.log")
 
-        print(f"\nmedian of {args.runs} runs, whole process, sshd on 127.0.0.1 ({os.cpu_count()} cores)")
+        print(
+            f"\nmedian of {args.runs} interleaved runs, whole process, sshd on 127.0.0.1 ({os.cpu_count()} cores)"
+        )
         for label, seconds in rows:
-            print(f"  {label:<50} {seconds:7.3f} s")
+            print(f"  {label:<58} {seconds:7.3f} s")
         print(
             f"\n  logsleuth exit {result.returncode}, failures found: {found[:1]}, same as local diagnose: {same}"
         )

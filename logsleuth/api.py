@@ -120,7 +120,9 @@ def _diagnose_group(
     warn: Callable[[str], None],
 ) -> FailureGroup:
     lines = [*group.cascade, *log_lines]
-    found = match_failure(patterns, group.failure, lines, engine=launch.engine, on_error=warn)
+    found = match_failure(
+        patterns, group.failure, lines, engine=launch.engine, engine_version=launch.engine_version, on_error=warn
+    )
     if found is None:
         return group
     pattern = found.pattern

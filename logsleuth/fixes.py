@@ -34,6 +34,10 @@ Builder = Callable[[FixContext, dict[str, Any]], Fix | None]
 _BUILDERS: dict[str, Builder] = {}
 
 
+def has_builder(name: str) -> bool:
+    return name in _BUILDERS
+
+
 def builder(name: str) -> Callable[[Builder], Builder]:
     def register(function: Builder) -> Builder:
         _BUILDERS[name] = function
@@ -426,3 +430,7 @@ def _nearest_choice_for_flag(ctx: FixContext, data: dict[str, Any]) -> Fix:
     best = nearest_choice(value, choices) if choices else None
     summary = f"{flag} does not accept '{value}'" + (f": use {best}." if best else f"; valid: {', '.join(choices)}.")
     return Fix(summary=summary, flags=(FlagOp("set", flag, best),))
+
+
+# Builders for runtime failures live in their own module; importing it registers them.
+from logsleuth import fix_builders_runtime  # noqa: E402,F401  (registration side effect)

@@ -4,6 +4,9 @@ Layers, later ones first in matching order: bundled (`logsleuth.patterns`, shipp
 in the wheel), the user's `~/.config/logsleuth/patterns`, then each `--patterns DIR`.
 A broken user file is reported (file and line) and skipped; one bad pattern never
 breaks a run.  User regexes run with a timeout so a catastrophic one cannot hang us.
+A pattern may be limited to engine `versions` (checked when `match_failure` is given
+the engine version).  A `[fix] builder` must name a builder registered in
+`logsleuth.fixes` (which also loads the runtime builders).
 See docs/writing-patterns.md for the format.
 """
 
@@ -23,7 +26,7 @@ from logsleuth.errors import PatternError
 from logsleuth.models import ExceptionBlock, Failure, Frame
 
 CATEGORIES = frozenset(
-    {
+    {  # keep in step with CATEGORY_HELP below
         "spec-decoding-args",
         "unknown-flag",
         "invalid-flag-value",
@@ -45,6 +48,29 @@ CATEGORIES = frozenset(
         "process-killed",
     }
 )
+# One line each: what a failure in the category means.  docs/writing-patterns.md and the
+# generated docs/patterns pages use these; a new category needs a line here.
+CATEGORY_HELP: dict[str, str] = {
+    "spec-decoding-args": "speculative-decoding flags that do not fit together (EAGLE/EAGLE3 sizes, draft model)",
+    "unknown-flag": "a flag this engine version does not have (typo, vLLM name, removed or renamed flag)",
+    "invalid-flag-value": "a known flag with a value it does not accept (choice, type, switch given a value)",
+    "missing-flag": "a flag the launch needs was not given (--model-path, ...)",
+    "parallel-config": "tensor/pipeline/data/expert parallel sizes or node counts that do not divide or combine",
+    "lora-config": "LoRA flags that contradict each other or are incomplete",
+    "context-length": "--context-length beyond what the model supports",
+    "model-path": "the model path or repo id cannot be found or read",
+    "weight-loading": "checkpoint tensors do not match the model SGLang builds (names, quantization, tying)",
+    "unsupported-architecture": "the model's architecture is not implemented in this engine version",
+    "gpu-oom": "CUDA out of memory: loading weights, KV cache allocation, CUDA graph capture or serving",
+    "kv-cache-memory": "too little memory left for the KV cache after the weights (not an allocation failure)",
+    "cuda-graph-capture": "recording the CUDA graphs at startup failed for a reason other than memory",
+    "nccl": "collective communication between GPUs or nodes failed, hung or lost its rendezvous",
+    "gpu-arch-unsupported": "a kernel or library has no support for this GPU architecture (e.g. sm_120)",
+    "dependency-version": "an installed package (transformers, flashinfer, sgl-kernel) does not match the engine",
+    "illegal-memory-access": "a CUDA kernel accessed memory out of bounds",
+    "port-in-use": "a port the server needs is held by another process",
+    "process-killed": "a process died without a Python traceback (OOM killer, SIGKILL, a parent's cleanup)",
+}
 _ID = regex.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)+$")
 _KINDS = frozenset({"traceback", "bare", "usage", "fatal", "killed"})
 _FLAG_OPS = frozenset({"add", "remove", "set", "rename"})
@@ -285,9 +311,9 @@ def _parse_rule(table: Any, at: _Locate) -> MatchRule:
 
 
 def _known_builder(name: str) -> bool:
-    from logsleuth import fix_builders_runtime, fixes
+    from logsleuth import fixes
 
-    return name in fixes._BUILDERS or name in fix_builders_runtime.NAMES
+    return fixes.has_builder(name)
 
 
 _FIX_KEYS = frozenset({"summary", "flags", "env", "steps", "alternatives", "builder"})
@@ -447,3 +473,4 @@ def load_patterns(extra_dirs: Iterable[str | Path] = (), *, include_user: bool =
                 continue
             patterns[pattern.id] = pattern  # a user pattern with a bundled id replaces it
     return PatternSet(list(patterns.values()), errors)
+

@@ -19,8 +19,11 @@ import regex
 from logsleuth.models import LineMeta, LogLine
 
 # CSI sequences (colours, cursor movement), OSC sequences (titles, clipboard writes,
-# hyperlinks) terminated by BEL or ST, and two-character escapes.
-_ANSI = regex.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
+# hyperlinks) terminated by BEL or ST, character-set designations (`ESC ( B`, sent by
+# tput sgr0) and two-character escapes.
+_ANSI = regex.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -/]+[0-~]|\x1b[@-Z\\-_]"
+)
 # Other C0/C1 control characters except tab; \r is handled apart (tqdm redraws).
 _CONTROL = regex.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
 
@@ -69,6 +72,9 @@ def clean_text(text: str) -> str:
 class _StreamState:
     meta: LineMeta
     header: str  # the last record header, to tell a new record from a repeated one
+    # An unprefixed line followed the header: the same header again is a new record
+    # (vLLM repeats a header only on consecutive lines of one record).
+    continued: bool = False
 
 
 class LineNormalizer:
@@ -148,12 +154,13 @@ class LineNormalizer:
                     self._meta_cache.clear()
                 self._meta_cache[header_text] = meta
             # vLLM repeats the same header on every line of one record.
-            starts_record = state is None or state.header != header_text
+            starts_record = state is None or state.header != header_text or state.continued
             self._streams[stream] = _StreamState(meta, header_text)
         else:
             starts_record = False
             if state is not None and process is None:
                 meta = state.meta
+                state.continued = True
             else:
                 meta = LineMeta(timestamp=timestamp, host=host, process=process, pid=pid, ranks=ranks)
                 if process is not None and state is None:

@@ -65,6 +65,10 @@ LOG_RECORD_START = regex.compile(
 )
 # A group header sharing its line with log text (SGLang logs `f"Scheduler hit an exception: {tb}"`).
 GROUP_AFTER_TEXT = regex.compile(r"^(?:(?P<head>.*\S) )?(?P<group> *\+ Exception Group Traceback \(most recent call last\):)\s*$")
+_GROUP_CLOSE = regex.compile(r"^\s*\+-+$")
+# A C++ exception that reached std::terminate (NCCL watchdog aborts): no Python traceback,
+# the type on this line and the message on the `what():` line after it.
+CPP_TERMINATE = regex.compile(r"^terminate called after throwing an instance of '(?P<type>[^']+)'")
 _THREAD_INTRO = regex.compile(r"^(?:Exception in thread .+:|Process [\w\-]+:|Error in atexit\._run_exitfuncs:)$")
 _CONTEXT_WORDS = ("warn", "error", "fail", "not enough", "out of memory")
 _CONTEXT_HINT = regex.compile(r"(?i)\b(?:warn(?:ing)?|error|fail(?:ed|ure)?|not enough|out of memory)\b")
@@ -172,17 +176,24 @@ class _Collector:
         if phase is Phase.FRAMES:
             if kind in (LineKind.FRAME, LineKind.REPEATED, LineKind.EXCEPTION):
                 return 1
-            if kind is LineKind.SOURCE and self.last in (LineKind.FRAME, LineKind.SOURCE):
+            if kind is LineKind.SOURCE and self.last is LineKind.FRAME:
                 return 1
+            if kind is LineKind.SOURCE and self.last is LineKind.SOURCE:
+                return 2  # 3.11 prints one source line per frame; later versions may print more
             if kind is LineKind.CARET and self.last in (LineKind.SOURCE, LineKind.CARET):
                 return 1
             if kind is LineKind.GROUP and self.last is LineKind.HEADER:
-                return 1
+                return 2  # CPython never prints this, but a logger might; another rank's group is likelier
             return 0
         if phase is Phase.GROUP:
             # A blank line after the group may lead to a chain separator (a group as a cause).
             # A nested group's header carries a `|` margin; an unindented `+ Exception Group` is a new group.
-            return 1 if kind in (LineKind.MARGIN, LineKind.BLANK) else 0
+            if kind in (LineKind.MARGIN, LineKind.BLANK):
+                return 1
+            # CPython 3.11 prints the second line of a member's multi-line message without margin.
+            if kind in (LineKind.OTHER, LineKind.SOURCE, LineKind.EXCEPTION) and self.last is LineKind.MARGIN:
+                return 0 if _GROUP_CLOSE.match(self.texts[-1]) or line.starts_record else 2
+            return 0
         if phase is Phase.FATAL:
             if kind in (LineKind.FAULT_FRAME, LineKind.THREAD, LineKind.FRAME):
                 return 1
@@ -267,6 +278,9 @@ class _Collector:
         elif self.kind == "usage":
             m = USAGE_ERROR.match(texts[0])
             exceptions = (ExceptionBlock(type="UsageError", message=m["msg"].strip() if m else texts[0]),)
+        elif self.kind == "bare" and (cpp := CPP_TERMINATE.match(texts[0])):
+            message = "\n".join(t.strip().removeprefix("what():").strip() for t in texts[1:] if t.strip())
+            exceptions = (ExceptionBlock(type=cpp["type"], message=message),)
         elif self.kind == "killed":
             exceptions = (ExceptionBlock(type="Killed", message=texts[0].strip()),)
         else:
@@ -288,20 +302,32 @@ class _Collector:
         )
 
 
+def _same_start(a: _Collector, b: _Collector) -> bool:
+    """One collector's text is a prefix of the other's (or both are equal)."""
+    size = min(len(a.texts), len(b.texts))
+    return size > 0 and a.hashes[size - 1] == b.hashes[size - 1]
+
+
 def _in_step(collector: _Collector, collectors: list[_Collector]) -> bool:
-    """Behind or ahead of another open collector with the same text."""
-    return any(
-        collector.expects(other) is not None or other.expects(collector) is not None
-        for other in collectors
-        if other is not collector
-    )
+    """Behind, level with or ahead of another open collector printing the same text."""
+    return any(_same_start(collector, other) for other in collectors if other is not collector)
+
+
+def _expected_line(collector: _Collector, collectors: list[_Collector]) -> str | None:
+    """The next line of a longer open collector this one is a prefix of, if any."""
+    for other in collectors:
+        if other is not collector:
+            expected = collector.expects(other)
+            if expected is not None:
+                return expected
+    return None
 
 
 def _following(collector: _Collector, collectors: list[_Collector]) -> bool:
     return any(collector.expects(other) is not None for other in collectors if other is not collector)
 
 
-def _choose(collectors: list[_Collector], kind: LineKind, line: LogLine) -> _Collector | None:
+def _choose(collectors: list[_Collector], kind: LineKind, line: LogLine, seq: int) -> _Collector | None:
     """Which open collector of a stream takes the line.
 
     1. A collector that is behind another one printing the same text takes the line if it
@@ -312,9 +338,22 @@ def _choose(collectors: list[_Collector], kind: LineKind, line: LogLine) -> _Col
     A message continuation never takes a line that starts a failure of its own.
     """
     if len(collectors) > 1:
-        waiting = [c for c in collectors if any(c.expects(o) == line.text for o in collectors if o is not c)]
+        # CPython writes a frame (File line, source, carets) as one string, so a source or
+        # caret line right after a File line belongs to the collector that took that File
+        # line, even when another rank behind expects the same text (a lambda's source line
+        # repeats its caller's; recursion repeats whole frames).
+        after = {LineKind.SOURCE: LineKind.FRAME, LineKind.CARET: LineKind.SOURCE}.get(kind)
+        if after is not None:
+            for collector in collectors:
+                if collector.last_seq == seq - 1 and collector.last is after:
+                    expected = _expected_line(collector, collectors)
+                    if expected == line.text or (expected is None and collector.accepts(kind, line) == 1):
+                        return collector
+        waiting = [c for c in collectors if _expected_line(c, collectors) == line.text]
         if waiting:
             return min(waiting, key=lambda c: len(c.texts))
+        if kind is LineKind.EXCEPTION and any(c.texts[0] == line.text for c in collectors):
+            return None  # another rank starting the same bare-line-first failure
     best: _Collector | None = None
     best_score: tuple[int, int, int, int] | None = None
     for index, collector in enumerate(collectors):
@@ -370,7 +409,7 @@ class FailureScanner:
             collectors = None
 
         if collectors:
-            best = _choose(collectors, kind, line)
+            best = _choose(collectors, kind, line, seq)
             if best is not None:
                 best.add(kind, line, seq)
                 self._close_stale(stream, seq)
@@ -417,6 +456,8 @@ class FailureScanner:
         context = tuple(self._recent_context)
         if kind in (LineKind.OTHER, LineKind.EXCEPTION) and USAGE_ERROR.match(text):
             new = _Collector("usage", line, Phase.DONE, context=context)
+        elif text.startswith("terminate called") and CPP_TERMINATE.match(text):
+            new = _Collector("bare", line, Phase.MESSAGE, context=context)
         elif kind is LineKind.HEADER:
             head = text.strip()[: -len(TRACEBACK_HEADER)].strip()
             previous = self._previous_text.get(stream, "")
@@ -425,9 +466,9 @@ class FailureScanner:
             new = _Collector("traceback", line, Phase.FRAMES, header=head or None, context=context)
         elif kind is LineKind.GROUP:
             m = GROUP_AFTER_TEXT.match(text)
-            head = m["head"] if m else None
-            new = _Collector("traceback", line, Phase.GROUP, header=head, context=context)
-            if m and head:
+            group_head: str | None = m["head"] if m else None
+            new = _Collector("traceback", line, Phase.GROUP, header=group_head, context=context)
+            if m and group_head:
                 new.add(kind, line, seq, text=m["group"])  # the margins line up with the group alone
                 self._open.setdefault(stream, []).append(new)
                 return

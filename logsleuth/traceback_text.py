@@ -144,7 +144,7 @@ def parse_chain(lines: list[str]) -> tuple[ExceptionBlock, ...]:
             in_message = False
             i += 1
             continue
-        if stripped == CAUSE_SEPARATOR or stripped == CONTEXT_SEPARATOR:
+        if stripped in (CAUSE_SEPARATOR, CONTEXT_SEPARATOR):
             builder.message_lines = _strip_message_tail(builder.message_lines)
             builder.separator("cause" if stripped == CAUSE_SEPARATOR else "context")
             in_message = False
@@ -210,8 +210,15 @@ def _group_extent(lines: list[str], start: int, indent: int) -> int:
         if text.startswith(" " * (indent + 1)) and text.lstrip()[:1] in ("|", "+"):
             i += 1  # a deeper nested margin
             continue
+        if i + 1 < len(lines) and _has_margin(lines[i + 1], indent) and not _has_margin(lines[i - 1], indent, "+"):
+            i += 1  # CPython 3.11 prints a member's message continuation without its margin
+            continue
         break
     return i
+
+
+def _has_margin(text: str, indent: int, marks: str = "|+") -> bool:
+    return len(text) > indent and not text[:indent].strip() and text.lstrip()[:1] in marks
 
 
 _MEMBER_SEPARATOR = regex.compile(r"^\+-+ (?:\d+|\.\.\.) -+$")
@@ -253,7 +260,8 @@ def _parse_members(lines: list[str], indent: int) -> tuple[tuple[tuple[Exception
         if not current:
             return
         first = current[0][inner:]
-        texts = [line[inner:] for line in current]
+        # A line without margin (a 3.11 message continuation) is kept whole.
+        texts = [line[inner:] if not line[:inner].strip() else line for line in current]
         flat = [t[2:] if t.startswith("| ") else t[1:] if t.startswith("|") else t for t in texts]
         more_match = MORE_EXCEPTIONS.match(flat[0].strip()) if len(flat) == 1 else None
         if more_match:

@@ -39,7 +39,7 @@ import sys
 import tempfile
 import textwrap
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -84,6 +84,8 @@ class Case:
     torch_error: tuple[str, str] | None = None  # (qualified type, message) raised at C level by torch
     extra_modules: tuple[tuple[str, str], ...] = ()  # (path, source) stubs, e.g. transformers
     then: tuple[Case, ...] = ()  # more processes whose output follows in the same log
+    parser: str = ""  # mode "argparse": statements adding arguments to `parser`
+    argv: tuple[str, ...] = ()  # mode "argparse": the command line parsed
 
     @property
     def filename(self) -> str:
@@ -442,7 +444,19 @@ parent = make_logger("sglang.parent", "")
 for record in {before!r}:
     rank.info(record)
 mode = {mode!r}
-if mode == "launch":
+if mode == "argparse":
+    import argparse
+    sys.stdout.flush()
+    sys.stderr = sys.stdout
+    parser = argparse.ArgumentParser(prog="launch_server.py")
+    exec({parser!r})
+    try:
+        parser.parse_args({argv!r})
+    except SystemExit:
+        pass
+elif mode == "lines":
+    pass
+elif mode == "launch":
     import runpy
     sys.argv = ["launch_server.py"]
     try:
@@ -472,7 +486,7 @@ def render(case: Case) -> str:
             pre.write_text(
                 _DRIVER.format(
                     site=str(base / SITE), stdlib=str(base / STDLIB), stamp=case.stamp, ranks="",
-                    before=case.before, mode="none", after=(), raw_after=(),
+                    before=case.before, mode="none", after=(), raw_after=(), parser="", argv=(),
                 ).replace('    _lsfx.R["f0"]()', "    pass")
             )
             pieces.append(_run([sys.executable, str(pre)], env, base))
@@ -482,7 +496,7 @@ def render(case: Case) -> str:
             post.write_text(
                 _DRIVER.format(
                     site=str(base / SITE), stdlib=str(base / STDLIB), stamp=case.stamp, ranks="",
-                    before=(), mode="none", after=case.after, raw_after=case.raw_after,
+                    before=(), mode="none", after=case.after, raw_after=case.raw_after, parser="", argv=(),
                 ).replace('    _lsfx.R["f0"]()', "    pass").replace("TICK = [0]", f"TICK = [{len(case.before) + 1}]")
             )
             pieces.append(_run([sys.executable, str(post)], env, base))
@@ -493,6 +507,7 @@ def render(case: Case) -> str:
                 _DRIVER.format(
                     site=str(base / SITE), stdlib=str(base / STDLIB), stamp=case.stamp, ranks=ranks,
                     before=case.before, mode=case.mode, after=case.after, raw_after=case.raw_after,
+                    parser=case.parser, argv=case.argv,
                 )
             )
             output = _run([sys.executable, str(driver)], env, base)
@@ -1028,8 +1043,15 @@ def _cases() -> Iterator[Case]:  # noqa: C901 - one flat table
         Frame("sglang/srt/distributed/device_communicators/pynccl.py", "all_reduce", "dist.all_reduce(tensor, group=self.group)", lineno=150),
         allreduce,
     )
+    nccl_cuda = (
+        "torch.distributed.DistBackendError",
+        "NCCL error in: /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:3356, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.27.3\n"
+        "ncclUnhandledCudaError: Call to CUDA function failed.\nLast error:\nCuda failure 'peer access is not supported between these two devices'",
+    )
+    yield Case("sglang-nccl-error", "positive-0.5.9-unhandled-cuda-error", comm, ranks="TP1", after=(SIGQUIT,), torch_error=nccl_cuda)
+    yield Case("sglang-nccl-shm-exhausted", "negative-unhandled-cuda-error", comm, ranks="TP1", after=(SIGQUIT,), torch_error=nccl_cuda)
     yield Case(
-        "sglang-nccl-error",
+        "sglang-nccl-shm-exhausted",
         "positive-0.5.9-unhandled-system-error",
         comm,
         ranks="TP1",
@@ -1572,14 +1594,14 @@ def _cases() -> Iterator[Case]:  # noqa: C901 - one flat table
         )
     """
     yield Case(
-        "sglang-tp-not-divisible-by-nnodes",
+        "sglang-tp-nnodes-divisible",
         "positive-0.5.9",
         (*server_args_chain("0.5.9", "nnodes"),
          raise_frame("sglang/srt/server_args.py", "check_server_args", nnodes_assert, env=(("self", "NS(tp_size=4, pp_size=1, nnodes=3)"),), lineno=5131)),
         mode="launch",
     )
     yield Case(
-        "sglang-tp-not-divisible-by-nnodes",
+        "sglang-tp-nnodes-divisible",
         "positive-0.4.10.post2",
         (*server_args_chain("0.4.10.post2", "nnodes"),
          raise_frame("sglang/srt/server_args.py", "check_server_args", nnodes_assert, env=(("self", "NS(tp_size=8, pp_size=1, nnodes=3)"),), lineno=1910)),
@@ -1587,14 +1609,14 @@ def _cases() -> Iterator[Case]:  # noqa: C901 - one flat table
     )
     chain_0523 = server_args_chain("0.5.23", "nnodes")
     yield Case(
-        "sglang-tp-not-divisible-by-nnodes",
+        "sglang-tp-nnodes-divisible",
         "positive-0.5.23",
         (*chain_0523[:-1], raise_frame("sglang/srt/arg_groups/validation_hook.py", "check_server_args", nnodes_0523,
                                        env=(("cfg", "NS(ep_join_mode='static', tp_size=16, pp_size=1, nnodes=3)"),), lineno=172)),
         mode="launch",
     )
     yield Case(
-        "sglang-tp-not-divisible-by-nnodes",
+        "sglang-tp-nnodes-divisible",
         "negative-multi-node-dp",
         (*server_args_chain("0.5.9", "nnodes"),
          raise_frame("sglang/srt/server_args.py", "check_server_args", """
@@ -1615,7 +1637,7 @@ def _cases() -> Iterator[Case]:  # noqa: C901 - one flat table
     """
     for version in ("0.4.10.post2", "0.5.9"):
         yield Case(
-            "sglang-pp-incompatible",
+            "sglang-pp-with-speculative",
             f"positive-{version}",
             (*server_args_chain(version, "pp"),
              raise_frame("sglang/srt/server_args.py", "check_server_args", pp_assert,
@@ -1636,8 +1658,8 @@ def _cases() -> Iterator[Case]:  # noqa: C901 - one flat table
         )
     """
     yield Case(
-        "sglang-pp-incompatible",
-        "negative-0.5.23-overlap",
+        "sglang-pp-with-speculative",
+        "positive-0.5.23-overlap-first",
         (*chain_0523[:-1],
          Frame("sglang/srt/arg_groups/validation_hook.py", "check_server_args", "check_pipeline_parallel_compat(cfg)", lineno=186),
          raise_frame("sglang/srt/arg_groups/validation_hook.py", "check_pipeline_parallel_compat", pp_spec_0523,
@@ -1645,8 +1667,8 @@ def _cases() -> Iterator[Case]:  # noqa: C901 - one flat table
         mode="launch",
     )
     yield Case(
-        "sglang-pp-overlap-schedule-v0523",
-        "positive-0.5.23",
+        "sglang-pp-with-speculative",
+        "positive-0.5.23-overlap",
         (*chain_0523[:-1],
          Frame("sglang/srt/arg_groups/validation_hook.py", "check_server_args", "check_pipeline_parallel_compat(cfg)", lineno=186),
          raise_frame("sglang/srt/arg_groups/validation_hook.py", "check_pipeline_parallel_compat", pp_spec_0523,
@@ -1654,16 +1676,8 @@ def _cases() -> Iterator[Case]:  # noqa: C901 - one flat table
         mode="launch",
     )
     yield Case(
-        "sglang-pp-overlap-schedule-v0523",
-        "negative-0.5.9",
-        (*server_args_chain("0.5.9", "pp"),
-         raise_frame("sglang/srt/server_args.py", "check_server_args", pp_assert,
-                     env=(("self", "NS(pp_size=2, disable_overlap_schedule=False, speculative_algorithm=None, enable_mixed_chunk=False)"),), lineno=5135)),
-        mode="launch",
-    )
-    yield Case(
-        "sglang-pp-speculative-v0523",
-        "positive-0.5.23",
+        "sglang-pp-with-speculative",
+        "positive-0.5.23-eagle-only",
         (*chain_0523[:-1],
          Frame("sglang/srt/arg_groups/validation_hook.py", "check_server_args", "check_pipeline_parallel_compat(cfg)", lineno=186),
          raise_frame("sglang/srt/arg_groups/validation_hook.py", "check_pipeline_parallel_compat", pp_spec_0523,
@@ -1671,12 +1685,15 @@ def _cases() -> Iterator[Case]:  # noqa: C901 - one flat table
         mode="launch",
     )
     yield Case(
-        "sglang-pp-speculative-v0523",
-        "negative-overlap",
+        "sglang-pp-with-speculative",
+        "negative-0.5.23-micro-batch",
         (*chain_0523[:-1],
-         Frame("sglang/srt/arg_groups/validation_hook.py", "check_server_args", "check_pipeline_parallel_compat(cfg)", lineno=186),
-         raise_frame("sglang/srt/arg_groups/validation_hook.py", "check_pipeline_parallel_compat", pp_spec_0523,
-                     env=(("cfg", "NS(disable_overlap_schedule=False, speculative_algorithm='EAGLE3', enable_multi_layer_eagle=False)"),), lineno=119)),
+         raise_frame("sglang/srt/arg_groups/validation_hook.py", "check_server_args", """
+         assert cfg.pp_max_micro_batch_size is None or cfg.pp_max_micro_batch_size >= 1, (
+             "pp_max_micro_batch_size must be a positive integer or None (for auto-compute). "
+             f"Got: {cfg.pp_max_micro_batch_size}"
+         )
+         """, env=(("cfg", "NS(pp_max_micro_batch_size=0)"),), lineno=183)),
         mode="launch",
     )
 
@@ -1694,7 +1711,7 @@ def _cases() -> Iterator[Case]:  # noqa: C901 - one flat table
     """
     for version in ("0.4.10.post2", "0.5.9"):
         yield Case(
-            "sglang-lora-missing-rank-modules",
+            "sglang-lora-config",
             f"positive-{version}",
             (*server_args_chain(version, "lora"), Frame("sglang/srt/server_args.py", "check_server_args", "self.check_lora_server_args()", lineno=5160),
              raise_frame("sglang/srt/server_args.py", "check_lora_server_args", lora_missing,
@@ -1702,7 +1719,7 @@ def _cases() -> Iterator[Case]:  # noqa: C901 - one flat table
             mode="launch",
         )
     yield Case(
-        "sglang-lora-missing-rank-modules",
+        "sglang-lora-config",
         "positive-0.5.23",
         (*chain_0523[:-1], Frame("sglang/srt/arg_groups/validation_hook.py", "check_server_args", "check_lora_server_args(server_args)", lineno=230),
          raise_frame("sglang/srt/arg_groups/lora_hook.py", "check_lora_server_args", lora_missing.replace("self.", "cfg."),
@@ -1710,37 +1727,159 @@ def _cases() -> Iterator[Case]:  # noqa: C901 - one flat table
         mode="launch",
     )
     yield Case(
-        "sglang-lora-missing-rank-modules",
-        "negative-max-loaded",
+        "sglang-lora-config",
+        "positive-0.5.9-max-loaded",
         (*server_args_chain("0.5.9", "lora"), Frame("sglang/srt/server_args.py", "check_server_args", "self.check_lora_server_args()", lineno=5160),
          raise_frame("sglang/srt/server_args.py", "check_lora_server_args", lora_loaded,
                      env=(("self", "NS(max_loaded_loras=2, max_loras_per_batch=8)"),), lineno=5410)),
         mode="launch",
     )
     yield Case(
-        "sglang-lora-max-loaded-loras",
-        "positive-0.5.9",
-        (*server_args_chain("0.5.9", "lora"), Frame("sglang/srt/server_args.py", "check_server_args", "self.check_lora_server_args()", lineno=5160),
-         raise_frame("sglang/srt/server_args.py", "check_lora_server_args", lora_loaded,
-                     env=(("self", "NS(max_loaded_loras=2, max_loras_per_batch=8)"),), lineno=5410)),
+        "sglang-lora-config",
+        "negative-tp-nnodes",
+        (*server_args_chain("0.5.9", "nnodes"),
+         raise_frame("sglang/srt/server_args.py", "check_server_args", nnodes_assert, env=(("self", "NS(tp_size=4, pp_size=1, nnodes=3)"),), lineno=5131)),
         mode="launch",
     )
     yield Case(
-        "sglang-lora-max-loaded-loras",
-        "positive-0.5.23",
+        "sglang-lora-config",
+        "positive-0.5.23-max-loaded",
         (*chain_0523[:-1], Frame("sglang/srt/arg_groups/validation_hook.py", "check_server_args", "check_lora_server_args(server_args)", lineno=230),
          raise_frame("sglang/srt/arg_groups/lora_hook.py", "check_lora_server_args", lora_loaded.replace("self.", "cfg."),
                      env=(("cfg", "NS(max_loaded_loras=4, max_loras_per_batch=8)"),), lineno=156)),
         mode="launch",
     )
-    yield Case(
-        "sglang-lora-max-loaded-loras",
-        "negative-missing-rank",
-        (*server_args_chain("0.5.9", "lora"), Frame("sglang/srt/server_args.py", "check_server_args", "self.check_lora_server_args()", lineno=5160),
-         raise_frame("sglang/srt/server_args.py", "check_lora_server_args", lora_missing,
-                     env=(("self", "NS(lora_paths=None, max_lora_rank=None, lora_target_modules=None)"),), lineno=5404)),
-        mode="launch",
+    # Near misses (and missing positives) for the argument-handling patterns
+    sglang_parser = textwrap.dedent("""
+        parser.add_argument("--model-path", "--model", type=str, required=True)
+        parser.add_argument("--port", type=int, default=30000)
+        parser.add_argument("--tp-size", "--tensor-parallel-size", type=int, default=1)
+        parser.add_argument("--attention-backend", type=str, choices=["triton", "torch_native", "fa3", "flashinfer", "flashmla"])
+        parser.add_argument("--disable-cuda-graph", action="store_true")
+        parser.add_argument("--disable-radix-cache", action="store_true")
+        parser.add_argument("--mem-fraction-static", type=float)
+    """)
+
+    def usage(pattern: str, name: str, argv: tuple[str, ...]) -> Case:
+        return Case(pattern, name, (), mode="argparse", ranks="", parser=sglang_parser, argv=argv)
+
+    model = ("--model-path", "Qwen/Qwen2.5-7B-Instruct")
+    yield usage("sglang-invalid-choice", "negative-unrecognized", (*model, "--gpu-memory-utilization", "0.9"))
+    yield usage("sglang-invalid-int-value", "negative-invalid-choice", (*model, "--attention-backend", "flash_attn"))
+    yield usage("sglang-missing-model-path", "negative-expected-one-argument", ("--model-path",))
+    yield usage("sglang-store-true-with-value", "negative-expected-one-argument", (*model, "--port"))
+    yield usage("sglang-unrecognized-arguments", "negative-ambiguous-option", (*model, "--disable"))
+
+    def validation(pattern: str, name: str, version: str, function: str, body: str, env: str, lineno: int) -> Case:
+        chain = server_args_chain(version, "x")
+        if version == "0.5.23":
+            chain = chain[:-1]
+            path = "sglang/srt/arg_groups/validation_hook.py"
+        else:
+            path = "sglang/srt/server_args.py"
+            if function != "check_server_args":
+                chain = (*chain[:-1], Frame(path, "__post_init__", f"self.{function}()", lineno=chain[-1].lineno))
+        return Case(pattern, name, (*chain, raise_frame(path, function, body, env=(("self", env), ("cfg", env)), lineno=lineno)), mode="launch")
+
+    spec_topk_page = """
+    if self.speculative_eagle_topk > 1 and self.page_size > 1 and self.attention_backend != "flashinfer":
+        raise ValueError(
+            "speculative_eagle_topk > 1 with page_size > 1 is unstable and produces incorrect results for paged attention backends. This combination is only supported for the 'flashinfer' backend."
+        )
+    """
+    yield validation("sglang-eagle-partial-spec-args", "negative-topk-page-size", "0.5.9", "_handle_speculative_decoding", spec_topk_page,
+                     "NS(speculative_eagle_topk=4, page_size=16, attention_backend='fa3')", 2460)
+    yield validation("sglang-unknown-spec-algorithm", "negative-spec-v2-topk", "0.5.9", "_handle_speculative_decoding", """
+    if self.speculative_eagle_topk > 1:
+        raise ValueError(
+            "Spec v2 currently only supports topk = 1 for speculative decoding."
+        )
+    """, "NS(speculative_eagle_topk=4)", 2395)
+    yield validation("sglang-eagle-missing-topk", "positive-0.5.9", "0.5.9", "_handle_speculative_decoding", """
+    if self.speculative_eagle_topk > 1 and self.page_size > 1:
+        self.disable_overlap_schedule = True
+    """, "NS(speculative_eagle_topk=None, page_size=1)", 2452)
+    yield validation("sglang-eagle-missing-topk", "negative-page-size-none", "0.5.9", "_handle_speculative_decoding", """
+    if self.page_size > 1:
+        self.disable_overlap_schedule = True
+    """, "NS(speculative_eagle_topk=4, page_size=None)", 2452)
+    yield validation("sglang-dp-attention-tp-divisible", "negative-tp-nnodes", "0.5.9", "check_server_args", nnodes_assert,
+                     "NS(tp_size=4, pp_size=1, nnodes=3)", 5131)
+    yield validation("sglang-chunked-prefill-page-size", "positive-0.5.9", "0.5.9", "check_server_args", """
+    if self.chunked_prefill_size > 0 and self.disaggregation_mode != "decode":
+        assert (
+            self.chunked_prefill_size % self.page_size == 0
+        ), "chunked_prefill_size must be divisible by page_size"
+    """, "NS(chunked_prefill_size=1000, page_size=16, disaggregation_mode='null')", 5179)
+    yield validation("sglang-chunked-prefill-page-size", "negative-base-gpu-id", "0.5.9", "check_server_args",
+                     '\nassert self.base_gpu_id >= 0, "base_gpu_id must be non-negative"\n', "NS(base_gpu_id=-1)", 5147)
+    yield validation("sglang-negative-base-gpu-id", "positive-0.5.9", "0.5.9", "check_server_args",
+                     '\nassert self.base_gpu_id >= 0, "base_gpu_id must be non-negative"\n', "NS(base_gpu_id=-1)", 5147)
+    yield validation("sglang-negative-base-gpu-id", "negative-gpu-id-step", "0.5.9", "check_server_args",
+                     '\nassert self.gpu_id_step >= 1, "gpu_id_step must be positive"\n', "NS(gpu_id_step=0)", 5148)
+    dp_lm_head = """
+    if self.enable_dp_lm_head:
+        assert (
+            self.enable_dp_attention
+        ), "Please enable dp attention when setting enable_dp_lm_head. "
+    """
+    yield validation("sglang-dp-lm-head-needs-dp-attention", "positive-0.5.9", "0.5.9", "_handle_data_parallelism", dp_lm_head,
+                     "NS(enable_dp_lm_head=True, enable_dp_attention=False)", 2122)
+    yield validation("sglang-dp-lm-head-needs-dp-attention", "negative-multinode-dp", "0.5.9", "check_server_args", """
+    assert not (
+        self.dp_size > 1 and self.nnodes != 1 and not self.enable_dp_attention
+    ), "multi-node data parallel is not supported unless dp attention!"
+    """, "NS(dp_size=2, nnodes=2, enable_dp_attention=False)", 5143)
+    yield validation("sglang-multinode-dp-needs-dp-attention", "positive-0.5.9", "0.5.9", "check_server_args", """
+    assert not (
+        self.dp_size > 1 and self.nnodes != 1 and not self.enable_dp_attention
+    ), "multi-node data parallel is not supported unless dp attention!"
+    """, "NS(dp_size=2, nnodes=2, enable_dp_attention=False)", 5143)
+    yield validation("sglang-multinode-dp-needs-dp-attention", "negative-dp-lm-head", "0.5.9", "_handle_data_parallelism", dp_lm_head,
+                     "NS(enable_dp_lm_head=True, enable_dp_attention=False)", 2122)
+    dp_size = """
+    if self.enable_dp_attention:
+        assert self.dp_size > 1, "Please set a dp-size > 1. You can use 1 < dp-size <= tp-size "
+    """
+    yield validation("sglang-dp-attention-needs-dp-size", "positive-0.4.10.post2", "0.4.10.post2", "_handle_data_parallelism", dp_size,
+                     "NS(enable_dp_attention=True, dp_size=1)", 590)
+    yield validation("sglang-dp-attention-needs-dp-size", "negative-dp-lm-head", "0.5.9", "_handle_data_parallelism", dp_lm_head,
+                     "NS(enable_dp_lm_head=True, enable_dp_attention=False)", 2122)
+
+    # model path: transformers cannot find the config
+    hf_config = raise_frame("transformers/configuration_utils.py", "_get_config_dict", """
+    raise OSError(
+        f"Can't load the configuration of '{pretrained_model_name_or_path}'. If you were trying to load it"
+        " from 'https://huggingface.co/models', make sure you don't have a local directory with the same"
+        f" name. Otherwise, make sure '{pretrained_model_name_or_path}' is the correct path to a directory"
+        f" containing a {configuration_file} file"
     )
+    """, env=(("pretrained_model_name_or_path", "'/models/Qwen2.5-7B-Instruct'"), ("configuration_file", "'config.json'")), lineno=721)
+    model_config_chain = (
+        Frame("sglang/launch_server.py", "<module>", "server_args = prepare_server_args(sys.argv[1:])",
+              env=(("prepare_server_args", "NEXT"), ("sys", "__import__('sys')")), lineno=11),
+        Frame("sglang/srt/server_args.py", "prepare_server_args", "return ServerArgs.from_cli_args(raw_args)", lineno=5620),
+        Frame("sglang/srt/server_args.py", "from_cli_args", "return cls(**{attr: getattr(args, attr) for attr in attrs})", env=(("cls", "NEXT"), ("attrs", "[]"), ("args", "None")), lineno=5105),
+        Frame("<string>", "__init__", "", body="__post_init__(self)", env=(("__post_init__", "NEXT"), ("self", "None"))),
+        Frame("sglang/srt/server_args.py", "__post_init__", "self._handle_gpu_memory_settings(gpu_mem)", lineno=742),
+        Frame("sglang/srt/server_args.py", "_handle_gpu_memory_settings", "model_config = self.get_model_config()", lineno=1010),
+        Frame("sglang/srt/server_args.py", "get_model_config", "self.model_config = ModelConfig.from_server_args(self)", lineno=5200),
+        Frame("sglang/srt/configs/model_config.py", "from_server_args", "return ModelConfig(model_path=model_path or server_args.model_path, trust_remote_code=server_args.trust_remote_code)", lineno=230),
+        Frame("sglang/srt/configs/model_config.py", "__init__", "self.hf_config = get_config(self.model_path, trust_remote_code=trust_remote_code, revision=revision, model_override_args=self.model_override_args)", lineno=110),
+        Frame("sglang/srt/utils/hf_transformers_utils.py", "get_config", "config = AutoConfig.from_pretrained(model, trust_remote_code=trust_remote_code, revision=revision, **kwargs)", lineno=250),
+        Frame("transformers/models/auto/configuration_auto.py", "from_pretrained", "config_dict, unused_kwargs = PretrainedConfig.get_config_dict(pretrained_model_name_or_path, **kwargs)", lineno=1300),
+        Frame("transformers/configuration_utils.py", "get_config_dict", "config_dict, kwargs = cls._get_config_dict(pretrained_model_name_or_path, **kwargs)", lineno=662),
+    )
+    yield Case("sglang-model-path-not-found", "positive-0.5.9", (*model_config_chain, hf_config), mode="launch")
+    yield Case("sglang-model-path-not-found", "negative-permission-denied", (*model_config_chain, raise_frame(
+        "transformers/configuration_utils.py", "_get_config_dict", "with open(config_file, encoding='utf-8') as reader:\n    pass",
+        env=(("config_file", "'/proc/1/mem'"),), lineno=740)), mode="launch")
+
+    # no traceback at all: only the cascade lines
+    yield Case("sglang-process-killed", "positive-sigquit-killed", (), mode="lines", ranks="",
+               before=(LOAD_BEGIN,), after=(SIGQUIT,), raw_after=("Killed",))
+    yield Case("sglang-process-killed", "negative-traceback-first", (*kv_pool_frames("0.5.9"), KV_ALLOC),
+               before=(LOAD_END,), after=(SIGQUIT,), raw_after=("Killed",), torch_error=oom("1.75 GiB"))
 
     # The multiprocessing resource tracker's KeyError: a red herring after a kill
     tracker = raise_frame("stdlib:multiprocessing/resource_tracker.py", "main", """

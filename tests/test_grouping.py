@@ -62,3 +62,16 @@ def test_in_app_frames() -> None:
     assert not is_in_app("/opt/venv/lib/python3.11/site-packages/torch/nn/modules/module.py")
     assert not is_in_app("/usr/lib/python3.11/threading.py")
     assert not is_in_app("<frozen runpy>")
+
+
+def test_cpp_terminate_is_a_failure_with_its_type_and_what() -> None:
+    """An NCCL watchdog abort reaches std::terminate: no Python traceback at all."""
+    text = (
+        launch_line()
+        + "terminate called after throwing an instance of 'c10::DistBackendError'\n"
+        + "  what():  [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5) ran for 600020 ms\n"
+    )
+    (group,) = diagnose_text(text).failures
+    assert group.failure.final.type == "c10::DistBackendError"
+    assert group.failure.final.message.startswith("[Rank 3] Watchdog caught collective operation timeout")
+    assert group.diagnosis is not None and group.diagnosis.category == "nccl"

@@ -92,7 +92,7 @@ def resolve_host(
         hostname=entry.get("hostname", alias),
         port=port or int(entry.get("port", 22)),
         user=user or entry.get("user") or _local_user(),
-        identity_files=tuple(os.path.expanduser(p) for p in identity) or DEFAULT_IDENTITY_FILES,
+        identity_files=tuple(os.path.expanduser(p) for p in identity or DEFAULT_IDENTITY_FILES),
         identity_files_explicit=bool(identity),
         identities_only=entry.get("identitiesonly", "no").lower() == "yes",
         proxy_command=_none_if_none(entry.get("proxycommand")),

@@ -1,7 +1,7 @@
 """Run one remote script over an exec channel and stream its stdout, draining stderr at the same time.
 
 stdout and stderr share the channel's flow-control window: reading only stdout while the remote side writes
-to stderr stalls the channel (paramiko #213), so both are read from one select loop.
+to stderr stalls the channel (paramiko #213), so both are drained in one loop.
 """
 
 from __future__ import annotations

@@ -32,7 +32,12 @@ from logsleuth.sources.ssh_spec import RemoteSpec
 
 Progress = Callable[[str], None]
 _GLOB_CHARS = frozenset("*?[")
-_PROBLEM_WORDS = {"missing": "no such file", "denied": "permission denied", "dir": "is a directory"}
+_PROBLEM_WORDS = {
+    "missing": "no such file",
+    "denied": "permission denied",
+    "dir": "is a directory",
+    "special": "not a regular file",  # a FIFO or device would block `wc` and `tail` forever
+}
 _PROGRESS_STEP = 4 << 20
 
 

@@ -32,6 +32,7 @@ for f in $p; do
   elif [ -d "$d" ] && [ ! -x "$d" ]; then printf 'denied\t%s\0' "$f";
   elif [ ! -e "$f" ]; then printf 'missing\t%s\0' "$f";
   elif [ ! -r "$f" ]; then printf 'denied\t%s\0' "$f";
+  elif [ ! -f "$f" ]; then printf 'special\t%s\0' "$f";
   else
     count=$((count+1));
     if [ -z "$best" ] || [ "$f" -nt "$best" ]; then best=$f; fi;
@@ -116,7 +117,7 @@ def strip_noise(stdout: bytes, marker: str) -> bytes | None:
 class ProbeResult:
     # (path, size): the size only with all_files and not for .gz; the newest file's comes with its prefetch
     files: list[tuple[str, int | None]] = field(default_factory=list)
-    problems: list[tuple[str, str]] = field(default_factory=list)  # (kind, path): dir/missing/denied
+    problems: list[tuple[str, str]] = field(default_factory=list)  # (kind, path): dir/missing/denied/special
     missing_command: str | None = None
     newest: str | None = None
     prefetch_start: int = 0

@@ -73,6 +73,8 @@ class SFTPFileSource:
             attributes = shared.sftp().stat(path)
             if stat.S_ISDIR(attributes.st_mode or 0):
                 raise SourceError(f"{self.name}: is a directory")
+            if not stat.S_ISREG(attributes.st_mode or 0):
+                raise SourceError(f"{self.name}: not a regular file")
             self._file = shared.sftp().open(path, "rb")
         except OSError as exc:
             self._shared.release()

@@ -16,9 +16,9 @@ Usage: verify_fixes.py [--versions V ...] [--only NAME ...] [--jobs N] [--cli "p
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -75,16 +75,27 @@ def load_fixtures(versions: list[str], only: list[str] | None) -> list[Fixture]:
     return found
 
 
-def default_cli() -> list[str] | None:
-    """``python -m logsleuth`` from this checkout, or None when the package is not importable."""
-    sys.path.insert(0, str(REPO))
-    try:
-        spec = importlib.util.find_spec("logsleuth.__main__")
-    except ImportError:
-        spec = None
-    finally:
-        sys.path.pop(0)
-    return [sys.executable, "-m", "logsleuth"] if spec is not None else None
+def default_cli() -> tuple[list[str] | None, str]:
+    """The logsleuth command to use and, when there is none, why.
+
+    Prefers an installed ``logsleuth`` console script; otherwise ``python -m logsleuth`` from this checkout,
+    which works only once the package is installed (``logsleuth.patterns`` is mapped from the top-level
+    ``patterns/`` by the packaging), so that import is checked first.
+    """
+    script = shutil.which("logsleuth")
+    if script:
+        return [script], ""
+    probe = subprocess.run(
+        [sys.executable, "-c", "import logsleuth.__main__, logsleuth.patterns"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if probe.returncode != 0:
+        last = (probe.stderr.strip().splitlines() or ["import failed"])[-1]
+        return None, f"logsleuth is not importable ({last}); install it first, e.g. pip install -e ."
+    return [sys.executable, "-m", "logsleuth"], ""
 
 
 def diagnose(cli: list[str], fx: Fixture) -> dict[str, Any]:
@@ -183,11 +194,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     ns = parser.parse_args(argv)
 
-    cli = shlex.split(ns.cli) if ns.cli else default_cli()
+    cli, why = (shlex.split(ns.cli), "") if ns.cli else default_cli()
     if cli is None:
-        print(
-            "verify-fixes: SKIPPED: logsleuth is not importable from this checkout (no logsleuth/__main__.py yet)"
-        )
+        print(f"verify-fixes: SKIPPED: {why}")
         return 0
     missing = [v for v in ns.versions if not (venv_dir(v) / ".ready").exists()]
     if missing:

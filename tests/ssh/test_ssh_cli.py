@@ -39,12 +39,13 @@ def failures_without_location(report: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 @pytest.mark.ssh
-def test_remote_diagnose_finds_the_same_failure_as_local(sshd: SSHD) -> None:
+@pytest.mark.parametrize("mode", [(), ("--all",)], ids=["latest", "all"])
+def test_remote_diagnose_finds_the_same_failure_as_local(sshd: SSHD, mode: tuple[str, ...]) -> None:
     log = sshd.logs / "cli.log"
-    log.write_bytes(FAILURE_LOG)
+    log.write_bytes(FAILURE_LOG * 2 if mode else FAILURE_LOG)
     try:
-        remote = run_cli(sshd, f"logsleuth-alias:{log}")
-        local = run_cli(None, str(log))
+        remote = run_cli(sshd, *mode, f"logsleuth-alias:{log}")
+        local = run_cli(None, *mode, str(log))
     finally:
         log.unlink()
     assert remote.returncode == local.returncode == 1, remote.stderr

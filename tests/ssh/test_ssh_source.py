@@ -253,6 +253,32 @@ def test_backwards_widening_is_one_probe_then_one_exec_per_window(sshd: SSHD, lo
         source.close()
 
 
+def _local_offsets(data: bytes, anchors: tuple[bytes, ...]) -> list[int]:
+    found = set()
+    for anchor in anchors:
+        index = data.find(anchor)
+        while index >= 0:
+            found.add(index)
+            index = data.find(anchor, index + 1)
+    return sorted(found)
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+def test_find_anchors_runs_grep_remotely(sshd: SSHD, compressed: bool) -> None:
+    anchors = (b"Traceback", b"rror", b"-e", b"it's")
+    data = (LINE * 5000 + b"\0binary\0 Error here\n" + FAILURE) * 3 + b"RuntimeError: it's -e over\n"
+    path = sshd.logs / ("anchors.log.gz" if compressed else "anchors.log")
+    path.write_bytes(gzip.compress(data) if compressed else data)
+    try:
+        source = open_one(f"logsleuth-alias:{path}", options(sshd))
+        found = source.find_anchors(anchors)  # type: ignore[attr-defined]
+        assert found == _local_offsets(data, anchors)
+        assert source.find_anchors((b"no such text",)) == []  # type: ignore[attr-defined]
+        source.close()
+    finally:
+        path.unlink()
+
+
 def test_bashrc_banner_does_not_corrupt_data(sshd: SSHD, log: Path) -> None:
     spec = f"logsleuth-banner@127.0.0.1:{sshd.port}:{log}"
     source = open_one(spec, options(sshd))
@@ -392,9 +418,12 @@ def test_passphrase_protected_key_gives_a_clear_message(sshd: SSHD) -> None:
     )
 
 
+@pytest.mark.parametrize("key", ["plain", "locked"])
 def test_ssh_agent_keys_are_used(
-    sshd: SSHD, log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    sshd: SSHD, log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: str
 ) -> None:
+    """The agent's keys work; a passphrase-protected IdentityFile works once it is in the agent, even with
+    IdentitiesOnly (matched through its .pub file)."""
     agent_socket = tmp_path / "agent.sock"
     agent = subprocess.Popen(["ssh-agent", "-D", "-a", str(agent_socket)], stdout=subprocess.DEVNULL)
     try:
@@ -402,21 +431,56 @@ def test_ssh_agent_keys_are_used(
         while not agent_socket.exists() and time.monotonic() < deadline:
             time.sleep(0.02)
         environment = {**os.environ, "SSH_AUTH_SOCK": str(agent_socket)}
+        key_file = sshd.client_key if key == "plain" else sshd.root / "client" / "id_locked"
+        if key == "locked":  # ssh-add reads the passphrase from an askpass program
+            askpass = tmp_path / "askpass"
+            askpass.write_text("#!/bin/sh\necho 'secret phrase'\n")
+            askpass.chmod(0o755)
+            environment.update(SSH_ASKPASS=str(askpass), SSH_ASKPASS_REQUIRE="force", DISPLAY=":0")
         subprocess.run(
-            ["ssh-add", "-q", str(sshd.client_key)], env=environment, check=True, capture_output=True
+            ["ssh-add", "-q", str(key_file)],
+            env=environment,
+            check=True,
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
         )
         monkeypatch.setenv("SSH_AUTH_SOCK", str(agent_socket))
-        config = sshd.write_config(
-            "agent", f"Host *\n    UserKnownHostsFile {sshd.root}/client/known_hosts\n"
-        )
+        text = f"Host *\n    UserKnownHostsFile {sshd.root}/client/known_hosts\n"
+        if key == "locked":
+            text += f"    IdentityFile {key_file}\n    IdentitiesOnly yes\n"
+        config = sshd.write_config(f"agent-{key}", text)
         source = open_one(
             f"logsleuth-test@127.0.0.1:{sshd.port}:{log}", options(sshd, config_file=str(config))
         )
         assert read_all(source) == log.read_bytes()
         source.close()
+        if key == "plain":  # IdentitiesOnly with another IdentityFile: the agent's key is not offered
+            stranger = tmp_path / "id_stranger"
+            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(stranger)], check=True)
+            only = sshd.write_config(
+                "agent-only", f"{text}    IdentityFile {stranger}\n    IdentitiesOnly yes\n"
+            )
+            message = error_of(
+                f"logsleuth-test@127.0.0.1:{sshd.port}:{log}", options(sshd, config_file=str(only))
+            )
+            assert f"(tried publickey with: {stranger}; server allows: publickey)" in message
     finally:
         agent.terminate()
         agent.wait(timeout=5)
+
+
+def test_default_config_and_key_file(sshd: SSHD, log: Path) -> None:
+    """No -F: ~/.ssh/config is read; no IdentityFile: ~/.ssh/id_ed25519 is tried (HOME is a temp dir)."""
+    ssh_dir = Path(os.environ["HOME"]) / ".ssh"
+    shutil.copy(sshd.client_key, ssh_dir / "id_ed25519")
+    (ssh_dir / "id_ed25519").chmod(0o600)
+    (ssh_dir / "config").write_text(
+        f"Host home-alias\n    HostName 127.0.0.1\n    Port {sshd.port}\n    User logsleuth-test\n"
+        f"    UserKnownHostsFile {sshd.root}/client/known_hosts\n"
+    )
+    source = open_one(f"home-alias:{log}", options(sshd, config_file=None))
+    assert read_all(source) == log.read_bytes()
+    source.close()
 
 
 def test_unknown_host_key_is_refused_then_accepted_on_request(sshd: SSHD, log: Path, tmp_path: Path) -> None:
@@ -491,6 +555,16 @@ def test_permission_denied(sshd: SSHD) -> None:
 def test_path_is_a_directory(sshd: SSHD) -> None:
     spec = f"logsleuth-alias:{sshd.logs}"
     assert error_of(spec, options(sshd)) == f"{spec}: is a directory"
+
+
+def test_fifo_is_refused_instead_of_blocking(sshd: SSHD) -> None:
+    fifo = sshd.logs / "pipe.log"
+    os.mkfifo(fifo)
+    try:
+        spec = f"logsleuth-alias:{fifo}"
+        assert error_of(spec, options(sshd)) == f"{spec}: not a regular file"
+    finally:
+        fifo.unlink()
 
 
 def test_tail_missing_on_the_remote(sshd: SSHD, log: Path) -> None:

@@ -1,0 +1,188 @@
+"""Loading patterns from the user's layers: broken files and catastrophic regexes are
+reported and skipped, through the real CLI (a subprocess) and in-process."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from logsleuth.errors import PatternError
+from logsleuth.matcher import load_patterns, match_failure, parse_pattern, version_matches
+from logsleuth.models import ExceptionBlock, Failure
+
+REPO = Path(__file__).resolve().parents[2]
+OOM_LOG = REPO / "tests" / "fixtures" / "patterns" / "sglang-gpu-oom-kv-cache" / "positive-0.5.9.log"
+
+GOOD = """\
+id = "user-good"
+title = "A user pattern"
+category = "gpu-oom"
+root_cause = "mine"
+
+[[match]]
+message = "never matches anything 1f0c2e"
+"""
+
+BAD_TOML = """\
+id = "user-bad-toml"
+title = "Broken"
+category = "gpu-oom
+root_cause = "x"
+"""
+
+BAD_REGEX = """\
+id = "user-bad-regex"
+title = "Broken regex"
+category = "gpu-oom"
+root_cause = "x"
+
+[[match]]
+exception_type = "ValueError"
+message = "unclosed (group"
+"""
+
+UNKNOWN_KEY = """\
+id = "user-unknown-key"
+title = "Unknown key"
+category = "gpu-oom"
+root_cause = "x"
+
+[[match]]
+exception_type = "ValueError"
+mesage = "typo"
+"""
+
+
+def run_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "logsleuth", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=REPO,
+    )
+
+
+def write(directory: Path, name: str, text: str) -> Path:
+    path = directory / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_broken_user_patterns_are_reported_with_file_and_line_and_skipped(tmp_path: Path) -> None:
+    user = tmp_path / "patterns"
+    user.mkdir()
+    write(user, "good.toml", GOOD)
+    toml_file = write(user, "bad-toml.toml", BAD_TOML)
+    regex_file = write(user, "bad-regex.toml", BAD_REGEX)
+    key_file = write(user, "unknown-key.toml", UNKNOWN_KEY)
+
+    proc = run_cli("diagnose", str(OOM_LOG), "--patterns", str(user), "--no-user-patterns", "--format", "json")
+
+    assert proc.returncode == 1, proc.stderr  # a failure was found: the run went on
+    assert f"{toml_file}:3: invalid TOML" in proc.stderr
+    assert f"{regex_file}:8: match.message: invalid regular expression" in proc.stderr
+    assert f"{key_file}:8: unknown match key(s): mesage" in proc.stderr
+    assert proc.stderr.count("pattern skipped") == 3
+    assert '"pattern": "sglang-gpu-oom-kv-cache"' in proc.stdout  # bundled patterns still work
+
+
+def test_missing_pattern_directory_is_reported(tmp_path: Path) -> None:
+    proc = run_cli("diagnose", str(OOM_LOG), "--patterns", str(tmp_path / "nope"), "--no-user-patterns", "--format", "json")
+    assert proc.returncode == 1
+    assert "pattern directory not found" in proc.stderr
+
+
+CATASTROPHIC = """\
+id = "user-catastrophic"
+title = "Backtracking forever"
+category = "invalid-flag-value"
+priority = 1
+root_cause = "never"
+
+[[match]]
+exception_type = "ValueError"
+message = '^(a|a)*$'
+"""
+
+
+def test_catastrophic_user_regex_is_stopped_and_reported(tmp_path: Path) -> None:
+    user = tmp_path / "patterns"
+    user.mkdir()
+    write(user, "catastrophic.toml", CATASTROPHIC)
+    log = tmp_path / "server.log"
+    message = "a" * 60 + "b"
+    log.write_text(
+        "Traceback (most recent call last):\n"
+        '  File "/opt/venv/lib/python3.11/site-packages/sglang/srt/server_args.py", line 5131, in check_server_args\n'
+        "    raise ValueError(message)\n"
+        f"ValueError: {message}\n",
+        encoding="utf-8",
+    )
+    started = time.monotonic()
+    proc = run_cli("diagnose", str(log), "--patterns", str(user), "--no-user-patterns", "--format", "json")
+    elapsed = time.monotonic() - started
+    assert proc.returncode == 1, proc.stderr
+    assert "user-catastrophic" in proc.stderr and "timed out" in proc.stderr
+    assert elapsed < 20
+
+
+def test_match_failure_reports_timeouts_to_on_error() -> None:
+    pattern = parse_pattern(CATASTROPHIC, "catastrophic.toml", "--patterns")
+    failure = Failure(
+        kind="bare", exceptions=(ExceptionBlock("ValueError", "a" * 60 + "b"),), line=1, offset=0, end_offset=10
+    )
+    errors: list[str] = []
+    assert match_failure([pattern], failure, on_error=errors.append) is None
+    assert errors and "timed out" in errors[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "message"),
+    [
+        (BAD_TOML, "x.toml:3", "invalid TOML"),
+        (BAD_REGEX, "x.toml:8", "invalid regular expression"),
+        (UNKNOWN_KEY, "x.toml:8", "unknown match key"),
+        (GOOD.replace('category = "gpu-oom"', 'category = "gpu-oops"'), "x.toml:3", "unknown category"),
+        (GOOD.replace('id = "user-good"', 'id = "User Good"'), "x.toml:1", "id must be"),
+        (GOOD + 'versions = ["~0.5"]\n', "x.toml", "versions"),
+        (GOOD + '\n[fix]\nbuilder = "no_such_builder"\n', "x.toml", "not a known fix builder"),
+        (GOOD + '\n[fix]\nsumary = "typo"\n', "x.toml", "unknown fix key"),
+        (GOOD.replace('root_cause = "mine"\n', ""), "x.toml:1", "missing required key 'root_cause'"),
+    ],
+)
+def test_parse_errors_name_file_and_line(text: str, where: str, message: str) -> None:
+    with pytest.raises(PatternError) as info:
+        parse_pattern(text, "x.toml", "user")
+    assert str(info.value).startswith(where)
+    assert message in str(info.value)
+
+
+def test_bundled_patterns_load_strictly() -> None:
+    patterns = load_patterns(include_user=False, strict=True)
+    assert not patterns.errors
+    assert len(patterns.patterns) >= 30
+
+
+@pytest.mark.parametrize(
+    ("versions", "version", "expected"),
+    [
+        ((), "0.5.9", True),
+        (("<0.5.23",), None, True),
+        (("<0.5.23",), "0.4.10.post2", True),
+        (("<0.5.23",), "0.5.9", True),
+        (("<0.5.23",), "0.5.23", False),
+        ((">=0.5.23",), "0.5.23", True),
+        ((">=0.5,<0.5.23", "0.4.10.post2"), "0.4.10.post2", True),
+        ((">=0.5,<0.5.23",), "0.4.10.post2", False),
+        ((">0.4.10",), "0.4.10.post2", True),
+        (("<0.5.0",), "0.5.0rc1", True),  # a release candidate comes before the release
+        ((">=0.5.0",), "0.5.0rc1", False),
+    ],
+)
+def test_version_constraints(versions: tuple[str, ...], version: str | None, expected: bool) -> None:
+    assert version_matches(versions, version) is expected

@@ -1,0 +1,133 @@
+"""Fuzz the line normalizer, the failure scanner and the whole pipeline: arbitrary bytes and
+mutated real logs (CPython's own tracebacks embedded by the ground-truth generator) never
+raise and never hang.
+
+Profiles: `CI=true` runs 2,000 examples per test; locally 300 (`HYPOTHESIS_PROFILE` overrides).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from logsleuth.api import DiagnoseOptions, diagnose_text
+from logsleuth.matcher import PatternSet
+from logsleuth.normalize import MAX_LINE_CHARS, normalize_chunks
+from logsleuth.parser import FailureScanner
+
+sys.path.insert(0, str(Path(__file__).parent / "groundtruth"))
+from embed import INNER_STYLES, OUTER_STYLES, Case, build, variant_ok  # noqa: E402
+from runner import raw_shapes  # noqa: E402
+
+_COMMON = {"deadline": 5000, "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large], "derandomize": False}
+settings.register_profile("ci", max_examples=2000, **_COMMON)
+settings.register_profile("dev", max_examples=300, **_COMMON)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") == "true" else "dev"))
+
+HANG_SECONDS = 20  # far above any real example; the hypothesis deadline catches slowness first
+NO_PATTERNS = PatternSet(patterns=[], errors=[])
+
+
+@contextmanager
+def no_hang() -> Iterator[None]:
+    """Fail (instead of blocking the suite) if one example loops forever."""
+
+    def expired(signum: int, frame: object) -> None:
+        raise TimeoutError(f"example ran longer than {HANG_SECONDS}s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(HANG_SECONDS)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def run_pipeline(data: bytes, chunk: int) -> None:
+    chunks = [data[i : i + chunk] for i in range(0, len(data), chunk)] or [b""]
+    scanner = FailureScanner()
+    for line in normalize_chunks(chunks):
+        assert len(line.text) <= MAX_LINE_CHARS
+        scanner.feed(line)
+    for failure in scanner.finish():
+        assert failure.exceptions  # every failure names at least one (maybe empty, truncated) block
+    diagnose_text(data.decode("utf-8", errors="surrogateescape"), DiagnoseOptions(all_failures=True), patterns=NO_PATTERNS)
+    diagnose_text(data.decode("utf-8", errors="surrogateescape"), DiagnoseOptions(), patterns=NO_PATTERNS)
+
+
+@pytest.fixture(scope="module")
+def seed_logs() -> list[bytes]:
+    """A few dozen real logs: every shape once, in varied styles."""
+    shapes = raw_shapes()
+    rng = random.Random(7)
+    logs = []
+    for name in sorted(shapes):
+        variant = rng.choice([v for v in ("whole", "trunc_start", "trunc_end", "bare") if variant_ok(shapes[name], v)])
+        ranks = 1 if shapes[name]["kind"] == "usage" else rng.choice((1, 2, 3))
+        case = Case(name, variant, rng.choice(INNER_STYLES), rng.choice(OUTER_STYLES), ranks, rng.random() < 0.5,
+                    rng.random() < 0.3, rng.randrange(10**6))
+        logs.append(build(case, shapes[name])[0].encode("utf-8"))
+    return logs
+
+
+@given(data=st.binary(max_size=4096), chunk=st.integers(1, 5000))
+def test_arbitrary_bytes(data: bytes, chunk: int) -> None:
+    with no_hang():
+        run_pipeline(data, chunk)
+
+
+_SMALL_GARBAGE = st.one_of(
+    st.binary(min_size=1, max_size=64),
+    st.sampled_from([b"\xff\xfe", b"\xc3", b"\xed\xa0\x80", b"\x00" * 8, b"\x1b[31m", b"\x1b]0;t", b"\r", b"\r\r\n"]),
+)
+# Huge lines (around and beyond MAX_LINE_CHARS) are costly to push through, so they come less often.
+_GARBAGE = st.one_of(
+    _SMALL_GARBAGE,
+    _SMALL_GARBAGE,
+    _SMALL_GARBAGE,
+    st.builds(lambda n, c: c * n, st.integers(MAX_LINE_CHARS - 2, MAX_LINE_CHARS * 2), st.sampled_from([b"A", b"\x00", b" "])),
+)
+_MUTATION = st.tuples(st.sampled_from(["delete", "duplicate", "swap", "insert", "splice", "truncate"]),
+                      st.integers(0, 10**6), st.integers(0, 10**6), _GARBAGE)
+
+
+def mutate(log: bytes, mutations: list[tuple[str, int, int, bytes]]) -> bytes:
+    lines = log.split(b"\n")
+    for op, a, b, garbage in mutations:
+        if not lines:
+            lines = [garbage]
+            continue
+        i, j = a % len(lines), b % len(lines)
+        if op == "delete":
+            del lines[i]
+        elif op == "duplicate":
+            lines.insert(i, lines[i])
+        elif op == "swap":
+            lines[i], lines[j] = lines[j], lines[i]
+        elif op == "insert":
+            lines.insert(i, garbage)
+        elif op == "splice":  # garbage inside a line: invalid UTF-8, NULs, escapes, a huge run
+            cut = b % (len(lines[i]) + 1)
+            lines[i] = lines[i][:cut] + garbage + lines[i][cut:]
+        elif op == "truncate":
+            lines = lines[: i + 1]
+            lines[-1] = lines[-1][: b % (len(lines[-1]) + 1)]
+    return b"\n".join(lines)
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(index=st.integers(0, 10**6), mutations=st.lists(_MUTATION, min_size=1, max_size=8), chunk=st.integers(1, 70000))
+def test_mutated_real_logs(seed_logs: list[bytes], index: int, mutations: list[tuple[str, int, int, bytes]], chunk: int) -> None:
+    log = mutate(seed_logs[index % len(seed_logs)], mutations)
+    with no_hang():
+        run_pipeline(log, chunk)

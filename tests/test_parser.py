@@ -1,0 +1,135 @@
+"""Parser regressions, each on text CPython formats in-process from a real exception.
+
+The exhaustive check is the ground-truth suite (tests/groundtruth); these pin the bugs it
+found, one small case each, so a failure names the rule that broke.
+"""
+
+from __future__ import annotations
+
+import traceback
+
+import pytest
+
+from logsleuth.models import Failure
+from logsleuth.normalize import normalize_text
+from logsleuth.parser import LineKind, classify, scan
+from logsleuth.traceback_text import parse_chain
+
+
+def formatted(exc: BaseException) -> str:
+    return "".join(traceback.format_exception(exc))
+
+
+def raised(exc: BaseException) -> BaseException:
+    try:
+        raise exc
+    except BaseException as caught:
+        return caught
+
+
+def group_as_cause() -> BaseException:
+    try:
+        raise ExceptionGroup("workers", [raised(KeyError("k")), ValueError("v")])
+    except ExceptionGroup as group:
+        try:
+            raise RuntimeError("scheduler failed") from group
+        except RuntimeError as caught:
+            return caught
+
+
+def failures(text: str) -> list[Failure]:
+    return scan(normalize_text(text))
+
+
+def test_group_lines_are_classified_before_traceback_headers() -> None:
+    assert classify("  + Exception Group Traceback (most recent call last):") is LineKind.GROUP
+    assert classify("    | Traceback (most recent call last):") is LineKind.MARGIN
+    assert classify("Scheduler hit an exception:   + Exception Group Traceback (most recent call last):") is LineKind.GROUP
+
+
+def test_top_level_group_is_parsed_with_its_members() -> None:
+    (block,) = parse_chain(formatted(raised(ExceptionGroup("eg", [ValueError("a"), TypeError("b")]))).splitlines())
+    assert (block.type, block.message) == ("ExceptionGroup", "eg (2 sub-exceptions)")
+    assert [[(m.type, m.message) for m in chain] for chain in block.members] == [[("ValueError", "a")], [("TypeError", "b")]]
+
+
+def test_group_as_cause_keeps_the_relation() -> None:
+    (failure,) = failures(formatted(group_as_cause()))
+    group, final = failure.exceptions
+    assert (group.type, group.relation, final.type) == ("ExceptionGroup", "cause", "RuntimeError")
+    assert not failure.truncated
+
+
+def test_group_sharing_its_line_with_an_sglang_header() -> None:
+    text = formatted(group_as_cause())
+    (failure,) = failures(f"[2025-04-23 21:31:41 TP2] Scheduler hit an exception: {text}")
+    assert failure.header == "Scheduler hit an exception:"
+    assert [block.type for block in failure.exceptions] == ["ExceptionGroup", "RuntimeError"]
+    assert failure.meta.ranks == (("TP", 2),)
+
+
+def test_second_group_header_starts_a_second_failure() -> None:
+    text = formatted(raised(ExceptionGroup("eg", [ValueError("a")])))
+    assert [f.final.type for f in failures(text + text)] == ["ExceptionGroup", "ExceptionGroup"]
+
+
+def test_member_message_continuation_without_margin() -> None:
+    # CPython 3.11 prints the second line of a member's message without the `|` margin.
+    text = formatted(raised(ExceptionGroup("eg", [RuntimeError("one\ntwo"), ValueError("v")])))
+    (failure,) = failures(text)
+    assert [[(m.type, m.message) for m in chain] for chain in failure.final.members] == [
+        [("RuntimeError", "one\ntwo")],
+        [("ValueError", "v")],
+    ]
+
+
+def test_cause_printed_without_traceback_makes_a_traceback_failure() -> None:
+    try:
+        raise RuntimeError("outer") from ValueError("never raised")
+    except RuntimeError as exc:
+        text = formatted(exc)
+    (failure,) = failures(text)
+    assert failure.kind == "traceback"
+    assert [(b.type, b.relation, len(b.frames)) for b in failure.exceptions] == [("ValueError", "cause", 0), ("RuntimeError", None, 1)]
+
+
+@pytest.mark.parametrize(
+    "after",
+    ['INFO:     127.0.0.1:40178 - "GET /v1/models HTTP/1.1" 200 OK', "2025-04-23 21:31:45,123 - INFO - stopped",
+     "WARNING 03-25 21:13:55 [config.py:120] Casting"],
+)
+def test_message_stops_at_the_next_log_record(after: str) -> None:
+    text = formatted(raised(ValueError("first\nsecond")))
+    (failure,) = failures(text + after + "\n")
+    assert failure.final.message == "first\nsecond"
+
+
+def test_identical_tracebacks_interleaved_line_by_line() -> None:
+    try:
+        try:
+            {}["k"]
+        except KeyError as exc:
+            raise RuntimeError("boom") from exc
+    except RuntimeError as exc:
+        lines = formatted(exc).splitlines()
+    ranks = 4
+    # Rank r starts r lines late; all write one line at a time, round robin.
+    streams = [list(lines) for _ in range(ranks)]
+    merged: list[str] = []
+    for step in range(len(lines) + ranks):
+        for rank, stream in enumerate(streams):
+            index = step - rank
+            if 0 <= index < len(stream):
+                merged.append(stream[index])
+    found = failures("\n".join(merged) + "\n")
+    assert len(found) == ranks
+    for failure in found:
+        assert [(b.type, b.relation) for b in failure.exceptions] == [("KeyError", "cause"), ("RuntimeError", None)]
+        assert not failure.truncated
+
+
+def test_repeated_vllm_header_after_a_traceback_is_not_message() -> None:
+    head = "WARNING 03-25 21:13:55 [config.py:120] "
+    text = formatted(raised(KeyError("eagle_topk")))
+    (failure,) = failures(head + "Casting\n" + text + head + "Casting\n")
+    assert failure.final.message == "'eagle_topk'"
