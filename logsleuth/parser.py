@@ -174,6 +174,8 @@ class _Collector:
             return 0
         phase = self.phase
         if phase is Phase.FRAMES:
+            if kind is LineKind.EXCEPTION and self.last is LineKind.HEADER:
+                return 2  # CPython prints no header for a traceback without frames: likely another failure
             if kind in (LineKind.FRAME, LineKind.REPEATED, LineKind.EXCEPTION):
                 return 1
             if kind is LineKind.SOURCE and self.last is LineKind.FRAME:

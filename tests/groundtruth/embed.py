@@ -12,7 +12,9 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-INNER_STYLES = ("plain", "sglang", "vllm", "vllm_old", "ray", "ray_sglang")
+# plain: unprefixed, ranks interleaved by CPython's write units (a frame's File, source and
+# caret lines are one write); plain_lines: unprefixed, interleaved at any line.
+INNER_STYLES = ("plain", "plain_lines", "sglang", "vllm", "vllm_old", "ray", "ray_sglang")
 OUTER_STYLES = ("none", "ts", "kts", "quote", "quote_ts")
 VARIANTS = ("whole", "trunc_start", "trunc_end", "bare")
 TAGS = ("DP", "PP", "ATTN_CP", "MOE_DP", "TP", "EP")
@@ -191,7 +193,7 @@ def _noise(case: Case, rng: random.Random, after: bool) -> str:
         where = f"[{where}]" if case.inner != "vllm_old" else f"{where}]"
         name = rng.choice(("APIServer pid=100", "EngineCore_DP0 pid=101", "RayWorkerWrapper pid=102, ip=10.0.0.9"))
         return f"({name}) {level} 03-25 21:13:{second:02d} {where} {text}"
-    return rng.choice(_RECORD_NOISE if after else _PLAIN_NOISE_BEFORE + _RECORD_NOISE)
+    return rng.choice(_RECORD_NOISE if after else _PLAIN_NOISE_BEFORE + _RECORD_NOISE)  # plain, plain_lines
 
 
 # -- assembling the log -----------------------------------------------------------------------------
@@ -199,7 +201,7 @@ def _noise(case: Case, rng: random.Random, after: bool) -> str:
 
 def _raw_output(kind: str, case: Case) -> bool:
     """faulthandler and argparse write straight to stderr, past SGLang's and vLLM's loggers."""
-    return kind in ("fatal", "usage") and case.inner not in ("ray", "plain")
+    return kind in ("fatal", "usage") and case.inner not in ("ray", "plain", "plain_lines")
 
 
 def _rank_lines(case: Case, kind: str, lines: list[str], rank: int, rng: random.Random) -> tuple[list[str], str | None]:
@@ -217,9 +219,24 @@ def _rank_lines(case: Case, kind: str, lines: list[str], rank: int, rng: random.
     return list(lines), None
 
 
-def _interleave(streams: list[list[str]], rng: random.Random, noise: list[str] | None = None) -> list[str]:
-    """Merge lines keeping each stream's order; a stream writes 1-3 lines at a time."""
-    queues = [list(reversed(stream)) for stream in streams if stream]
+def write_units(lines: list[str]) -> list[list[str]]:
+    """Group lines the way CPython writes them: `traceback.print_exception` writes each frame
+    (its File line, source line and caret lines, inside group margins too) as one string."""
+    units: list[list[str]] = []
+    for text in lines:
+        body = text.lstrip(" ")
+        body = body[1:] if body.startswith("|") and text.startswith(" ") else text
+        if units and body.startswith("    ") and not body.lstrip().startswith("File "):
+            units[-1].append(text)
+        else:
+            units.append([text])
+    return units
+
+
+def _interleave(streams: list[list[str]], rng: random.Random, noise: list[str] | None = None,
+                units: bool = False) -> list[str]:
+    """Merge keeping each stream's order; a stream writes 1-3 lines (or write units) at a time."""
+    queues = [list(reversed(write_units(s) if units else [[t] for t in s])) for s in streams if s]
     extra = list(noise or ())
     merged: list[str] = []
     while queues:
@@ -228,7 +245,7 @@ def _interleave(streams: list[list[str]], rng: random.Random, noise: list[str] |
         queue = rng.choice(queues)
         for _ in range(rng.randint(1, 3)):
             if queue:
-                merged.append(queue.pop())
+                merged.extend(queue.pop())
         queues = [q for q in queues if q]
     return merged + extra
 
@@ -292,7 +309,8 @@ def build(case: Case, raw: dict[str, Any]) -> tuple[str, Expected]:
         for r in ranks:  # processes crash one after another; dumps do not interleave
             body.extend(r.lines)
     else:
-        body = _interleave([r.lines for r in ranks], rng)  # identical tracebacks on one stderr, line by line
+        # Identical tracebacks on one stderr: by write units (what CPython does), or at any line.
+        body = _interleave([r.lines for r in ranks], rng, units=case.inner == "plain")
     log_lines = _outer(case, before + body + after, rng)
     if case.ansi:
         log_lines = _colour(log_lines, rng)
