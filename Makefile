@@ -25,8 +25,11 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy logsleuth
 
+# Reading cost side by side with tail/grep (local) and OpenSSH (through a private sshd on
+# 127.0.0.1: needs root and openssh-server; writes 1 GiB + 10 GiB sparse under /tmp).
 bench: $(STAMP)
 	$(BIN)/python bench/bench_local.py
+	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/python bench/bench_ssh.py
 
 docs: $(STAMP)
 	$(BIN)/python scripts/gen_pattern_docs.py

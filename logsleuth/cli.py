@@ -7,8 +7,10 @@ Exit statuses (also in the README and `--help`):
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
@@ -48,6 +50,22 @@ def parse_size(text: str) -> int:
         return int(raw)
     except ValueError:
         raise UsageError(f"--max-bytes: not a size: {text!r} (use e.g. 256M or 1G)") from None
+
+
+@contextlib.contextmanager
+def _progress_status(enabled: bool) -> Iterator[Callable[[str], None] | None]:
+    """A rich status line on a TTY ("connecting to gpu7…", bytes read); nothing otherwise."""
+    if not enabled:
+        yield None
+        return
+    from rich.console import Console
+
+    status = Console(stderr=True).status("reading…")
+    status.start()
+    try:
+        yield lambda message: status.update(message)
+    finally:
+        status.stop()
 
 
 def exit_status_for(report: Report) -> ExitStatus:
@@ -140,7 +158,9 @@ def diagnose_command(
     fmt = output_format or _default_format(output)
     color = fmt is OutputFormat.RICH and output is None and not os.environ.get("NO_COLOR")
     render_options = RenderOptions(format=fmt, width=width, color=color, max_chars=max_chars)
-    report = diagnose(sources, options)
+    with _progress_status(enabled=sys.stderr.isatty() and fmt is not OutputFormat.JSON) as progress:
+        options = replace(options, ssh=replace(options.ssh, progress=progress))
+        report = diagnose(sources, options)
     report = _redact(report, redact=not no_redact, anonymize=anonymize)
     text = render(report, render_options)
     for source in report.sources:

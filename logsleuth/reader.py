@@ -13,12 +13,12 @@ from logsleuth.normalize import normalize_chunks
 from logsleuth.parser import FailureScanner
 from logsleuth.sources.base import CHUNK_SIZE, Source
 
-INITIAL_WINDOW = 1 << 20
+INITIAL_WINDOW = 256 << 10  # most crash logs end with the failure: start small
 GROWTH = 4
 DEFAULT_MAX_BYTES = 256 << 20
 # The first failure of a launch must be preceded by this many failure-free bytes (or a
 # launch marker, or the start of the file) before we trust we have seen its beginning.
-CONTEXT_BYTES = 128 << 10
+CONTEXT_BYTES = 64 << 10
 
 
 @dataclass

@@ -342,7 +342,9 @@ def generate_cases(shapes: dict[str, dict[str, Any]], seed: int, per_combination
             for inner in INNER_STYLES:
                 for _ in range(per_combination):
                     ranks = rng.choice((1, 1, 2, 3, 4, 8))
-                    if raw["kind"] == "usage" or (inner == "sglang" and variant.startswith("trunc")):
+                    # A cut excerpt of unprefixed or record-prefixed ranks cuts one rank's traceback,
+                    # not all of them at the same line (ranks on per-line prefixes may all be cut).
+                    if raw["kind"] == "usage" or (inner in ("sglang", "plain", "plain_lines") and variant.startswith("trunc")):
                         ranks = 1
                     cases.append(
                         Case(
