@@ -53,8 +53,11 @@ class NoShell(Exception):
 class RemoteRun:
     """One exec: iterate it for the stdout bytes after the marker; `stderr`/`exit_status` are set at the end."""
 
-    def __init__(self, transport: paramiko.Transport, script: str, *args: str | int, host: str) -> None:
+    def __init__(
+        self, transport: paramiko.Transport, script: str, *args: str | int, host: str, idle_ticks: bool = False
+    ) -> None:
         self.marker = new_marker()
+        self.idle_ticks = idle_ticks  # yield b"" when nothing arrived for a poll interval (watch keeps time)
         self.host = host
         self.stderr = b""
         self.exit_status: int | None = None
@@ -85,6 +88,8 @@ class RemoteRun:
                     transport = channel.get_transport()
                     if transport is None or not transport.is_active():
                         raise SourceError(f"{self.host}: connection lost while reading") from None
+                    if self.idle_ticks:
+                        yield b""
                     continue
                 if not data:
                     break

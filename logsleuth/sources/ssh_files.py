@@ -20,6 +20,7 @@ from logsleuth.sources.ssh_connect import SSHConnection, connect
 from logsleuth.sources.ssh_exec import NoShell, RemoteRun, classify_remote_error
 from logsleuth.sources.ssh_remote import (
     FIND_SCRIPT,
+    FOLLOW_SCRIPT,
     PROBE_SCRIPT,
     READ_SCRIPT,
     SIZE_SCRIPT,
@@ -249,6 +250,20 @@ class SSHFileSource:
             return None
         size = self.size()
         return [offset for offset in offsets if offset < size]
+
+    def follow(self, offset: int) -> Iterator[bytes]:
+        """New bytes from `offset` on, as the remote file grows (`tail -F`); b"" on idle polls."""
+        if self.gz:
+            raise SourceError(f"{self.name}: a compressed log cannot be followed")
+        run = RemoteRun(
+            self._shared.transport, FOLLOW_SCRIPT, self.path, offset, host=self.host or "", idle_ticks=True
+        )
+        try:
+            yield from run
+        except NoShell:
+            raise SourceError(f"{self.name}: the remote shell stopped accepting commands") from None
+        if run.stderr.strip() and run.exit_status:
+            raise SourceError(f"{self.name}: {classify_remote_error(run.error_text())}")
 
     def close(self) -> None:
         if not self._closed:

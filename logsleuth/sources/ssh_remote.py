@@ -63,6 +63,14 @@ elif [ "$len" = - ]; then tail -c +$((start+1)) -- "$f";
 else tail -c +$((start+1)) -- "$f" | head -c "$len"; fi
 """
 
+# Follow a file from a byte offset for `watch`.  `--pid=$PPID`: when our channel closes, the session
+# that started us ends and tail exits within a second (closing a channel does not signal it; paramiko #203).
+_FOLLOW_LINES = r"""
+m=$1; f=$2; start=$3;
+printf '%s\n' "$m";
+exec tail -F --pid=$PPID -c +$((start+1)) -- "$f"
+"""
+
 # The size of a file opened without prefetch.  For .gz it is the decompressed size: the gzip trailer holds it
 # only modulo 4 GiB, so it is counted.
 _SIZE_LINES = r"""
@@ -94,6 +102,7 @@ PROBE_SCRIPT = _one_line(_PROBE_LINES)
 READ_SCRIPT = _one_line(_READ_LINES)
 SIZE_SCRIPT = _one_line(_SIZE_LINES)
 FIND_SCRIPT = _one_line(_FIND_LINES)
+FOLLOW_SCRIPT = _one_line(_FOLLOW_LINES)
 
 
 def new_marker() -> str:

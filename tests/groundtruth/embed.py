@@ -219,14 +219,35 @@ def _rank_lines(case: Case, kind: str, lines: list[str], rank: int, rng: random.
     return list(lines), None
 
 
+_SEPARATORS = (
+    "The above exception was the direct cause of the following exception:",
+    "During handling of the above exception, another exception occurred:",
+)
+
+
 def write_units(lines: list[str]) -> list[list[str]]:
     """Group lines the way CPython writes them: `traceback.print_exception` writes each frame
-    (its File line, source line and caret lines, inside group margins too) as one string."""
+    (File line, source line, caret lines; inside group margins too) as one string, the
+    exception line with its whole multi-line message as one, and a chain separator with the
+    blank lines around it as one."""
     units: list[list[str]] = []
-    for text in lines:
+    in_message = False
+    for index, text in enumerate(lines):
         body = text.lstrip(" ")
         body = body[1:] if body.startswith("|") and text.startswith(" ") else text
-        if units and body.startswith("    ") and not body.lstrip().startswith("File "):
+        following = lines[index + 1] if index + 1 < len(lines) else ""
+        if text in _SEPARATORS or (not text and following in _SEPARATORS):
+            joins = bool(units) and units[-1][-1] == "" and len(units[-1]) == 1 and text in _SEPARATORS
+            joins = joins or (bool(units) and units[-1][-1] in _SEPARATORS)
+            in_message = False
+        elif not text and units and units[-1][-1] in _SEPARATORS:
+            joins = True
+        elif in_message and not text.startswith(" ") and not text.startswith("Traceback"):
+            joins = True
+        else:
+            joins = bool(units) and body.startswith("    ") and not body.lstrip().startswith("File ")
+            in_message = bool(text) and not text.startswith((" ", "Traceback"))
+        if joins:
             units[-1].append(text)
         else:
             units.append([text])
