@@ -23,7 +23,9 @@ def _wrap(text: str, width: int, indent: str = "  ") -> list[str]:
     lines: list[str] = []
     for paragraph in text.splitlines() or [""]:
         lines.extend(
-            textwrap.wrap(paragraph, width=width, initial_indent=indent, subsequent_indent=indent) or [indent]
+            textwrap.wrap(
+                paragraph, width=width, initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False
+            ) or [indent]
         )
     return lines
 
