@@ -15,7 +15,8 @@ at once by several ranks come out whole.
 
 from __future__ import annotations
 
-from collections import deque
+import copy
+from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum, auto
@@ -77,6 +78,11 @@ MAX_FAILURE_LINES = 20_000  # a runaway "traceback" is cut here and marked trunc
 MAX_MESSAGE_LINES = 60
 CONTEXT_LINES = 6
 STALE_GAP = 3  # a collector that got none of the last N lines of its stream is finished
+# Identical tracebacks of up to this many ranks interleaving in one stream are matched line by
+# line against each other; beyond it (or garbage that opens thousands) plain grammar decides,
+# so the cost per line stays bounded.
+MAX_INTERLEAVED = 16
+MAX_OPEN = 64  # open collectors per stream; the least recently fed one is closed beyond this
 
 
 class LineKind(Enum):
@@ -160,6 +166,9 @@ class _Collector:
     # hashes[i] identifies texts[: i + 1], so "is this collector's text a prefix of that
     # one's" is one comparison: it tells a rank that is behind an identical traceback.
     hashes: list[int] = field(default_factory=list)
+    # Collectors that started with the same line in one stream while another was open: ranks
+    # printing the same traceback at once.  They are built together (see `_redeal`).
+    cohort: int = 0
 
     def expects(self, leader: _Collector) -> str | None:
         """The line this collector needs next if it is printing the same text as `leader`."""
@@ -311,8 +320,29 @@ def _same_start(a: _Collector, b: _Collector) -> bool:
 
 
 def _in_step(collector: _Collector, collectors: list[_Collector]) -> bool:
-    """Behind, level with or ahead of another open collector printing the same text."""
-    return any(_same_start(collector, other) for other in collectors if other is not collector)
+    """Another open collector prints the same text and needs this one to stay open: one of
+    them is behind the other, or both are level and this one is not finished yet.  (A
+    finished collector level with another is done: the same traceback printed again.)"""
+    size = len(collector.texts)
+    for other in collectors:
+        if other is collector or not _same_start(collector, other):
+            continue
+        if len(other.texts) != size or not collector.complete:
+            return True
+    return False
+
+
+# Line kinds CPython writes in one string with the kind before them.
+_SAME_WRITE = {
+    LineKind.SOURCE: (LineKind.FRAME,),
+    LineKind.CARET: (LineKind.SOURCE, LineKind.CARET),
+    LineKind.SEPARATOR: (LineKind.BLANK,),
+    LineKind.BLANK: (LineKind.SEPARATOR,),
+}
+
+
+def _same_write(collector: _Collector, kind: LineKind) -> bool:
+    return collector.last in _SAME_WRITE.get(kind, ())
 
 
 def _expected_line(collector: _Collector, collectors: list[_Collector]) -> str | None:
@@ -330,28 +360,36 @@ def _following(collector: _Collector, collectors: list[_Collector]) -> bool:
 
 
 def _choose(collectors: list[_Collector], kind: LineKind, line: LogLine, seq: int) -> _Collector | None:
-    """Which open collector of a stream takes the line.
+    """Which open collector of a stream takes the line (None: the line starts a new one).
 
-    1. A collector that is behind another one printing the same text takes the line if it
-       is exactly the line it needs next (identical tracebacks from several ranks).
-    2. Otherwise the grammar decides; structural acceptance beats a message continuation,
-       and among equals the collector with the fewest lines takes it.  Collectors that
-       are behind a longer identical one come last: their next line is already known.
+    With several ranks printing the same traceback into one stream (up to MAX_INTERLEAVED):
+    1. the rest of one CPython write (a frame's source and caret lines, a chain separator's
+       blank line) goes to the collector that took the write's first line;
+    2. a collector that is behind another one printing the same text takes the line if it
+       is exactly the line it needs next;
+    Then, and always with a single collector:
+    3. the grammar decides; structural acceptance beats a message continuation, and among
+       equals the collector with the fewest lines takes it.  Collectors behind a longer
+       identical one come last: their next line is already known.
     A message continuation never takes a line that starts a failure of its own.
     """
-    if len(collectors) > 1:
-        # CPython writes a frame (File line, source, carets) as one string, so a source or
-        # caret line right after a File line belongs to the collector that took that File
-        # line, even when another rank behind expects the same text (a lambda's source line
-        # repeats its caller's; recursion repeats whole frames).
-        after = {LineKind.SOURCE: LineKind.FRAME, LineKind.CARET: LineKind.SOURCE}.get(kind)
-        if after is not None:
-            for collector in collectors:
-                if collector.last_seq == seq - 1 and collector.last is after:
-                    expected = _expected_line(collector, collectors)
-                    if expected == line.text or (expected is None and collector.accepts(kind, line) == 1):
-                        return collector
-        waiting = [c for c in collectors if _expected_line(c, collectors) == line.text]
+    interleaved = 1 < len(collectors) <= MAX_INTERLEAVED
+    if interleaved:
+        # CPython writes a frame (File line, source, carets) as one string, and a chain
+        # separator with its blank lines as one: the rest of such a write belongs to the
+        # collector that took its first line, even when another rank behind expects the same
+        # text (a lambda's source line repeats its caller's; recursion repeats whole frames),
+        # and a collector in the middle of a write takes nothing from another writer.
+        for collector in collectors:
+            if collector.last_seq == seq - 1 and _same_write(collector, kind):
+                expected = _expected_line(collector, collectors)
+                if expected == line.text or (expected is None and collector.accepts(kind, line) == 1):
+                    return collector
+        waiting = [
+            c
+            for c in collectors
+            if _expected_line(c, collectors) == line.text and not (_same_write(c, kind) and c.last_seq != seq - 1)
+        ]
         if waiting:
             return min(waiting, key=lambda c: len(c.texts))
         if kind is LineKind.EXCEPTION and any(c.texts[0] == line.text for c in collectors):
@@ -362,7 +400,7 @@ def _choose(collectors: list[_Collector], kind: LineKind, line: LogLine, seq: in
         strength = collector.accepts(kind, line)
         if not strength:
             continue
-        behind = len(collectors) > 1 and _following(collector, collectors)
+        behind = interleaved and _following(collector, collectors)
         score = (int(behind), strength, len(collector.texts), index)
         if best_score is None or score < best_score:
             best, best_score = collector, score
@@ -378,6 +416,37 @@ def _starts_failure(kind: LineKind, line: LogLine) -> bool:
     if kind is LineKind.EXCEPTION and STRICT_EXCEPTION_LINE.match(text):
         return True
     return bool(USAGE_ERROR.match(text))
+
+
+def _redeal(members: list[_Collector]) -> list[_Collector]:
+    """Repair a cohort of identical tracebacks interleaved line by line.
+
+    The same text at two places of a traceback (a chain's second `Traceback` header, a
+    recursion's repeated frames) can send a line to the wrong rank's collector, or make a
+    rank's first line look like another rank's next one.  The lines as a whole are still
+    right: if they are exactly k copies of one member's complete text, k ranks printed that
+    text, and the cohort becomes k collectors holding it.
+    """
+    if len(members) < 2:
+        return members
+    total = Counter(text for member in members for text in member.texts)
+    lines = sum(total.values())
+    for candidate in sorted(members, key=lambda m: (not m.complete, -len(m.texts))):
+        size = len(candidate.texts)
+        if not candidate.complete or lines % size:
+            continue
+        copies = lines // size
+        wanted = Counter(candidate.texts)
+        if len(total) != len(wanted) or any(total[text] != count * copies for text, count in wanted.items()):
+            continue
+        ordered = sorted(members, key=lambda m: m.first.offset)[:copies]
+        while len(ordered) < copies:  # a rank's start was taken for another rank's chain header
+            ordered.append(copy.copy(candidate))
+        for member in ordered:
+            member.texts = list(candidate.texts)
+            member.phase, member.kind, member.truncated = candidate.phase, candidate.kind, candidate.truncated
+        return ordered
+    return members
 
 
 def _mark_truncated(block: ExceptionBlock) -> ExceptionBlock:
@@ -397,6 +466,8 @@ class FailureScanner:
         self._recent_finals: dict[str, int] = {}  # final exception line -> line number, to drop re-logged copies
         self.failures: list[Failure] = []
         self.cascade_lines: list[LogLine] = []  # `kill_process_tree called`, ...
+        self._cohorts = 0
+        self._closed_cohorts: dict[int, list[_Collector]] = {}
 
     # -- public ------------------------------------------------------------------
     def feed(self, line: LogLine) -> None:
@@ -472,7 +543,7 @@ class FailureScanner:
             new = _Collector("traceback", line, Phase.GROUP, header=group_head, context=context)
             if m and group_head:
                 new.add(kind, line, seq, text=m["group"])  # the margins line up with the group alone
-                self._open.setdefault(stream, []).append(new)
+                self._register(stream, new)
                 return
         elif kind is LineKind.FRAME:
             new = _Collector("traceback", line, Phase.FRAMES, truncated=True, context=context)
@@ -492,7 +563,20 @@ class FailureScanner:
                 self._note_plain_line(kind, line, seq, context)
             return
         new.add(kind, line, seq)
-        self._open.setdefault(stream, []).append(new)
+        self._register(stream, new)
+
+    def _register(self, stream: str, new: _Collector) -> None:
+        collectors = self._open.setdefault(stream, [])
+        if len(collectors) >= MAX_OPEN:
+            self._close(stream, min(collectors, key=lambda c: c.last_seq))
+            collectors = self._open.setdefault(stream, [])
+        same = next((c for c in collectors if c.texts[:1] == new.texts[:1]), None)
+        if same is not None:
+            new.cohort = same.cohort
+        else:
+            self._cohorts += 1
+            new.cohort = self._cohorts
+        collectors.append(new)
 
     def _note_plain_line(self, kind: LineKind, line: LogLine, seq: int, context: tuple[str, ...]) -> None:
         """Kill notices, cascade notes and warning context.  Most lines of a log are none of
@@ -518,6 +602,15 @@ class FailureScanner:
         collectors.remove(collector)
         if not collectors:
             del self._open[stream]
+        done = self._closed_cohorts.setdefault(collector.cohort, [])
+        done.append(collector)
+        if any(c.cohort == collector.cohort for c in collectors) and len(done) < MAX_INTERLEAVED:
+            return  # built with the rest of its cohort (a long run of repeats is built as it goes)
+        del self._closed_cohorts[collector.cohort]
+        for member in _redeal(done):
+            self._build(member)
+
+    def _build(self, collector: _Collector) -> None:
         failure = collector.build()
         self.failures.append(failure)
         if failure.kind == "traceback" and collector.texts:
@@ -537,8 +630,9 @@ class FailureScanner:
         # Ranks interleaving on one stream leave each collector idle for longer; ranks printing
         # the same traceback (one behind the other) are waiting for each other, not cut off.
         gap = STALE_GAP * len(collectors)
+        interleaved = len(collectors) <= MAX_INTERLEAVED
         for collector in list(collectors):
-            if seq - collector.last_seq > gap and not _in_step(collector, collectors):
+            if seq - collector.last_seq > gap and not (interleaved and _in_step(collector, collectors)):
                 self._close(stream, collector)
 
 

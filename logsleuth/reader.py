@@ -192,12 +192,13 @@ def read_all(source: Source, *, max_region: int = 64 << 20) -> ReadResult:
 
 
 def _drop_overlaps(failures: list[Failure]) -> list[Failure]:
-    """A region boundary can cut a traceback, yielding a truncated copy inside a complete one."""
+    """A region boundary can cut a traceback, yielding a truncated copy that ends where the
+    complete one ends.  Tracebacks of several ranks that merely overlap are all kept."""
     kept: list[Failure] = []
     for failure in failures:
-        if kept and failure.offset < kept[-1].end_offset and failure.truncated:
+        if kept and failure.truncated and failure.offset < kept[-1].end_offset == failure.end_offset:
             continue
-        if kept and kept[-1].truncated and kept[-1].end_offset > failure.offset:
+        if kept and kept[-1].truncated and kept[-1].end_offset == failure.end_offset and failure.offset < kept[-1].offset:
             kept.pop()
         kept.append(failure)
     return kept

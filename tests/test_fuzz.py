@@ -97,7 +97,7 @@ _GARBAGE = st.one_of(
     _SMALL_GARBAGE,
     st.builds(lambda n, c: c * n, st.integers(MAX_LINE_CHARS - 2, MAX_LINE_CHARS * 2), st.sampled_from([b"A", b"\x00", b" "])),
 )
-_MUTATION = st.tuples(st.sampled_from(["delete", "duplicate", "swap", "insert", "splice", "truncate"]),
+_MUTATION = st.tuples(st.sampled_from(["delete", "duplicate", "swap", "insert", "splice", "truncate", "flood"]),
                       st.integers(0, 10**6), st.integers(0, 10**6), _GARBAGE)
 
 
@@ -119,6 +119,8 @@ def mutate(log: bytes, mutations: list[tuple[str, int, int, bytes]]) -> bytes:
         elif op == "splice":  # garbage inside a line: invalid UTF-8, NULs, escapes, a huge run
             cut = b % (len(lines[i]) + 1)
             lines[i] = lines[i][:cut] + garbage + lines[i][cut:]
+        elif op == "flood":  # one line repeated many times (a header flood must not cost quadratic time)
+            lines[i:i] = [lines[i][:1000]] * (b % 300)
         elif op == "truncate":
             lines = lines[: i + 1]
             lines[-1] = lines[-1][: b % (len(lines[-1]) + 1)]

@@ -6,7 +6,10 @@ found, one small case each, so a failure names the rule that broke.
 
 from __future__ import annotations
 
+import sys
+import time
 import traceback
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +17,9 @@ from logsleuth.models import Failure
 from logsleuth.normalize import normalize_text
 from logsleuth.parser import LineKind, classify, scan
 from logsleuth.traceback_text import parse_chain
+
+sys.path.insert(0, str(Path(__file__).parent / "groundtruth"))
+from embed import write_units  # noqa: E402  (how CPython splits a traceback into writes)
 
 
 def formatted(exc: BaseException) -> str:
@@ -111,16 +117,14 @@ def test_identical_tracebacks_interleaved_line_by_line() -> None:
         except KeyError as exc:
             raise RuntimeError("boom") from exc
     except RuntimeError as exc:
-        lines = formatted(exc).splitlines()
+        units = write_units(formatted(exc).splitlines())
     ranks = 4
-    # Rank r starts r lines late; all write one line at a time, round robin.
-    streams = [list(lines) for _ in range(ranks)]
+    # Rank r starts r writes late; each writes one unit (what CPython writes at once) in turn.
     merged: list[str] = []
-    for step in range(len(lines) + ranks):
-        for rank, stream in enumerate(streams):
-            index = step - rank
-            if 0 <= index < len(stream):
-                merged.append(stream[index])
+    for step in range(len(units) + ranks):
+        for rank in range(ranks):
+            if 0 <= step - rank < len(units):
+                merged.extend(units[step - rank])
     found = failures("\n".join(merged) + "\n")
     assert len(found) == ranks
     for failure in found:
@@ -133,3 +137,16 @@ def test_repeated_vllm_header_after_a_traceback_is_not_message() -> None:
     text = formatted(raised(KeyError("eagle_topk")))
     (failure,) = failures(head + "Casting\n" + text + head + "Casting\n")
     assert failure.final.message == "'eagle_topk'"
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["Traceback (most recent call last):", "  + Exception Group Traceback (most recent call last):", "ValueError: x"],
+)
+def test_thousands_of_failure_starts_cost_little(line: str) -> None:
+    # Each line opens a collector that shares its first line with the others: the number kept
+    # open (and compared with each other) per stream is bounded.
+    started = time.perf_counter()
+    found = failures(f"{line}\n" * 3000)
+    assert len(found) == 3000
+    assert time.perf_counter() - started < 10

@@ -241,9 +241,9 @@ def write_units(lines: list[str]) -> list[list[str]]:
             joins = joins or (bool(units) and units[-1][-1] in _SEPARATORS)
             in_message = False
         elif not text and units and units[-1][-1] in _SEPARATORS:
-            joins = True
-        elif in_message and not text.startswith(" ") and not text.startswith("Traceback"):
-            joins = True
+            joins = True  # the blank line after a separator
+        elif in_message and not text.startswith((" ", "Traceback")):
+            joins = True  # more lines of the message
         else:
             joins = bool(units) and body.startswith("    ") and not body.lstrip().startswith("File ")
             in_message = bool(text) and not text.startswith((" ", "Traceback"))
