@@ -226,6 +226,20 @@ def _lora_config(ctx: FixContext, data: dict[str, Any]) -> Fix:
             summary="Give --lora-target-modules either 'all' alone or a list of module names.",
             flags=(FlagOp("set", "--lora-target-modules", "all"),),
         )
+    if detail.startswith("Currently LoRA is only compatible with NGRAM"):
+        return Fix(
+            summary="LoRA works only with NGRAM speculative decoding in this version: drop the speculative "
+            "flags (or serve the adapters without speculative decoding).",
+            flags=tuple(
+                FlagOp("remove", flag)
+                for flag in (
+                    "--speculative-algorithm", "--speculative-draft-model-path", "--speculative-num-steps",
+                    "--speculative-eagle-topk", "--speculative-num-draft-tokens",
+                )
+                if cmd is None or cmd.has(flag)
+            ),
+            alternatives=(Fix(summary="Or keep speculative decoding and drop LoRA.", flags=(FlagOp("remove", "--enable-lora"),)),),
+        )
     if detail.startswith("compatibility of lora and radix"):
         given = cmd.int_value("--max-loras-per-batch") if cmd else None
         if given is not None and given <= 0:  # 0.4.x checks both in one assert
