@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -11,8 +12,15 @@ from tests.helpers import REPO
 
 
 def test_wheel_contains_patterns_and_works_installed(tmp_path: Path) -> None:
+    # Build from a clean copy: setuptools reuses build/ in the checkout, which may hold
+    # pattern files that were since renamed or removed.
+    source = tmp_path / "src"
+    shutil.copytree(
+        REPO, source,
+        ignore=shutil.ignore_patterns(".venv", "build", "dist", ".git", "*.egg-info", "__pycache__", "data", ".*_cache"),
+    )
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(REPO)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(source)],
         check=True,
         timeout=300,
         capture_output=True,
