@@ -82,11 +82,15 @@ def make_log(path: Path, size: int) -> None:
 
 
 def timed(command: list[str]) -> tuple[float, int]:
-    """Wall seconds and peak RSS (KiB) of one run of `command`."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(proc.pid, 0)
-    elapsed = time.perf_counter() - start
+    """Wall seconds and peak RSS (KiB) of one run of `command`.
+
+    Output goes to a real file, not /dev/null: GNU grep stops at the first match when it
+    sees its output is /dev/null, which would make the baseline meaningless."""
+    with tempfile.TemporaryFile() as sink:
+        start = time.perf_counter()
+        proc = subprocess.Popen(command, stdout=sink, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
     return elapsed, usage.ru_maxrss
 
