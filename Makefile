@@ -38,5 +38,21 @@ docs: $(STAMP)
 pattern-fixtures: $(STAMP)
 	$(BIN)/python scripts/make_pattern_fixtures.py
 
+# The real SGLang argument validation (0.4.10.post2, 0.5.9, 0.5.23) in cached venvs under
+# ~/.cache/logsleuth/oracle (first setup ~5 min, then seconds).  The scripts manage their own
+# venvs, so they run with the system python; verify-fixes drives this checkout's logsleuth.
+oracle-setup:
+	bash scripts/oracle/setup.sh
+
+# Regenerate tests/fixtures/sglang/ and the flag catalogs from real runs (~20 min).
+fixtures: oracle-setup
+	python3 scripts/oracle/make_fixtures.py --jobs 2
+	python3 scripts/oracle/dump_flags.py
+
+# Every argument-error fixture: the original fails, logsleuth names the expected pattern, and
+# each corrected command it prints passes SGLang's own validation (~15 min).
+verify-fixes: oracle-setup $(STAMP)
+	python3 scripts/oracle/verify_fixes.py --jobs 2 --cli $(CURDIR)/$(BIN)/logsleuth
+
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

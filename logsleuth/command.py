@@ -72,9 +72,13 @@ class CommandLine:
         for op in ops:
             index = next((i for i, (name, _) in enumerate(options) if name == op.flag), None)
             if op.op == "remove":
+                if not _is_flag(op.flag):  # a stray positional argument
+                    if op.flag in positional:
+                        positional.remove(op.flag)
+                    else:  # parsed as an extra value of the flag before it: keep that flag's own value
+                        options = [(n, values[:1] + tuple(v for v in values[1:] if v != op.flag)) for n, values in options]
+                    continue
                 options = [(n, v) for n, v in options if n != op.flag]
-                if op.value is not None and op.value in positional:
-                    positional.remove(op.value)
             elif op.op == "rename":
                 if index is not None and op.to:
                     values = (op.value,) if op.value is not None else options[index][1]

@@ -115,11 +115,23 @@ def build_fix(fix_data: dict[str, Any], failure: Failure, captures: dict[str, st
     return with_commands(fix, command)
 
 
+def needs_input(fix: Fix) -> tuple[str, ...]:
+    """Flags the fix adds without a value logsleuth can know (e.g. which model to serve)."""
+    return tuple(op.flag for op in fix.flags if op.op == "add" and op.value is None and op.flag in _VALUE_FLAGS)
+
+
+# Flags whose value only the user knows; an `add` of one without a value cannot be rendered.
+_VALUE_FLAGS = frozenset({"--model-path", "--tokenizer-path", "--speculative-draft-model-path", "--lora-paths"})
+
+
 def with_commands(fix: Fix, command: CommandLine | None) -> Fix:
-    """Fill in the corrected command of the fix and of each alternative."""
+    """Fill in the corrected command of the fix and of each alternative.  A fix that needs
+    a value only the user knows gets no command: a half-filled command would not run."""
     if command is None:
         return fix
     alternatives = tuple(with_commands(alt, command) for alt in fix.alternatives)
+    if needs_input(fix):
+        return replace(fix, alternatives=alternatives)
     rendered = command.apply(fix.flags).render() if fix.flags else None
     env = " ".join(f"{k}={v}" for k, v in fix.env)
     if env and rendered:
@@ -280,7 +292,8 @@ def _unrecognized(ctx: FixContext, data: dict[str, Any]) -> Fix:
                 ops.append(FlagOp("set", switch, ""))
                 notes.append(f"{switch} is a switch and takes no value: drop the '{flag}' after it")
             elif ctx.command is not None and ctx.command.has("--model-path"):
-                notes.append(f"remove the stray argument '{flag}'")
+                ops.append(FlagOp("remove", flag))  # a positional: `remove` of a token without dashes
+                notes.append(f"remove the stray argument '{flag}' (the model is already given with --model-path)")
             else:
                 ops.append(FlagOp("add", "--model-path", flag))
                 notes.append(f"pass the model as --model-path {flag}")

@@ -90,3 +90,9 @@ def test_server_args_dict_form_of_0_5_23() -> None:
     assert command_from_server_args(pairs, "0.5.23") == (
         "python -m sglang.launch_server --model-path /m --tp-size 4 --enable-dp-attention"
     )
+
+
+def test_stray_positional_is_removed_but_the_same_model_path_kept() -> None:
+    parsed = CommandLine.parse("python -m sglang.launch_server /m --model-path /m --port 1 extra")
+    fixed = parsed.apply((FlagOp("remove", "/m"), FlagOp("remove", "extra")))
+    assert fixed.render() == "python -m sglang.launch_server --model-path /m --port 1"

@@ -6,6 +6,7 @@ import json
 import re
 from typing import Any
 
+from logsleuth.fixes import needs_input
 from logsleuth.models import ExceptionBlock, FailureGroup, Fix, Report
 
 SCHEMA = "logsleuth.report/1"
@@ -42,6 +43,7 @@ def _fix(fix: Fix) -> dict[str, Any]:
         "env": {name: value for name, value in fix.env},
         "steps": list(fix.steps),
         "command": fix.command,
+        "needs_input": list(needs_input(fix)),
         "alternatives": [_fix(alt) for alt in fix.alternatives],
     }
 

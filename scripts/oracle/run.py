@@ -105,17 +105,22 @@ def run_launch(
     return Result(passed=passed, returncode=proc.returncode, output=output, command=command)
 
 
-def run_command_string(version: str, command: str, *, timeout: float = DEFAULT_TIMEOUT_S) -> Result:
-    """Run a full ``python -m sglang.launch_server ...`` string (as logsleuth prints a fix) on ``version``."""
+def run_command_string(
+    version: str, command: str, *, extra_env: dict[str, str] | None = None, timeout: float = DEFAULT_TIMEOUT_S
+) -> Result:
+    """Run a full ``python -m sglang.launch_server ...`` string (as logsleuth prints a fix) on ``version``.
+
+    ``extra_env`` is for fixes that are environment variables (e.g. SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN).
+    """
     argv = shlex.split(command)
     prefix = ["python", "-m", "sglang.launch_server"]
     if argv[:3] != prefix:
         raise ValueError(f"not a launch_server command: {command!r}")
     rest = argv[3:]
     if "--device" not in rest:
-        return run_launch(version, rest, timeout=timeout)
+        argv = launch_argv(rest)
     check_ready(version)
-    env = oracle_env(version)
+    env = oracle_env(version) | (extra_env or {})
     proc = subprocess.run(
         expand(argv),
         env=env,

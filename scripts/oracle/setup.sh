@@ -87,8 +87,12 @@ for V in "${VERSIONS[@]}"; do
     # Share torch instead of installing 1.9 GB per version; pip sees it as installed through this path.
     echo "$BASE_SP" >"$SP/zz_logsleuth_oracle_base.pth"
     pip_in "$VENV" --no-deps "sglang==$V"
+    # lock-<version>.txt pins every dependency to what produced the committed fixtures, so a rebuild
+    # months later imports the same code paths; LOGSLEUTH_ORACLE_UNLOCKED=1 resolves afresh instead.
+    LOCK=()
+    if [[ -f "$HERE/lock-$V.txt" && -z "${LOGSLEUTH_ORACLE_UNLOCKED:-}" ]]; then LOCK=(-c "$HERE/lock-$V.txt"); fi
     # shellcheck disable=SC2046
-    pip_in "$VENV" "${COMMON_DEPS[@]}" $(deps_for "$V")
+    pip_in "$VENV" "${LOCK[@]}" "${COMMON_DEPS[@]}" $(deps_for "$V")
     # The stop-after-validation hook: inert unless LOGSLEUTH_ORACLE_STOP is set.
     cp "$HERE/oracle_hook.py" "$SP/logsleuth_oracle_hook.py"
     echo 'import os, sys; os.environ.get("LOGSLEUTH_ORACLE_STOP") and __import__("logsleuth_oracle_hook").install()' \

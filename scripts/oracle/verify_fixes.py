@@ -52,6 +52,7 @@ class Verdict:
     ok: bool = False
     problems: list[str] = field(default_factory=list)
     fixes_checked: int = 0
+    needs_input: list[str] = field(default_factory=list)  # fixes with a value only the user can give
 
 
 def load_fixtures(versions: list[str], only: list[str] | None) -> list[Fixture]:
@@ -126,12 +127,22 @@ def diagnose(cli: list[str], fx: Fixture) -> dict[str, Any]:
     return diagnosis
 
 
-def proposed_commands(diagnosis: dict[str, Any]) -> list[tuple[str, str]]:
-    """(label, command) for the main fix and every alternative that carries a command."""
+def proposed_commands(
+    diagnosis: dict[str, Any], original: str
+) -> list[tuple[str, str, dict[str, str], list[str]]]:
+    """(label, command, env) for the main fix and every alternative.
+
+    A fix that is only environment variables (``env`` set, ``command`` null) applies to the original
+    command, so that is what gets run, with those variables.
+    """
     fix = diagnosis.get("fix") or {}
-    out = [("fix", fix.get("command") or "")]
-    for i, alt in enumerate(fix.get("alternatives") or [], start=1):
-        out.append((f"alternative {i}", alt.get("command") or ""))
+    out = []
+    for label, entry in [("fix", fix)] + [
+        (f"alternative {i}", alt) for i, alt in enumerate(fix.get("alternatives") or [], start=1)
+    ]:
+        env = {str(k): str(v) for k, v in (entry.get("env") or {}).items()}
+        command = entry.get("command") or (original if env else "")
+        out.append((label, command, env, list(entry.get("needs_input") or [])))
     return out
 
 
@@ -150,19 +161,24 @@ def verify(cli: list[str], fx: Fixture, rerun_original: bool) -> Verdict:
     if diagnosis.get("pattern") != fx.expect_pattern:
         verdict.problems.append(f"diagnosed as {diagnosis.get('pattern')!r}, expected {fx.expect_pattern!r}")
         return verdict
-    for label, command in proposed_commands(diagnosis):
+    for label, command, env, wanted in proposed_commands(diagnosis, fx.command):
+        if not command and wanted:
+            # The fix needs a value only the user knows (e.g. which model to serve): nothing to run.
+            verdict.needs_input.append(f"{label}: needs {', '.join(wanted)}")
+            continue
         if not command:
             verdict.problems.append(f"{label}: no command")
             continue
         try:
-            result = run_command_string(fx.version, command)
+            result = run_command_string(fx.version, command, extra_env=env)
         except ValueError as exc:
             verdict.problems.append(f"{label}: {exc}")
             continue
         verdict.fixes_checked += 1
         if not result.passed:
             last = [line for line in result.output.splitlines() if line.strip()][-1:] or ["(no output)"]
-            verdict.problems.append(f"{label} still fails: {command}\n      -> {last[0][:200]}")
+            shown = " ".join([*(f"{k}={v}" for k, v in env.items()), command])
+            verdict.problems.append(f"{label} still fails: {shown}\n      -> {last[0][:200]}")
     verdict.ok = not verdict.problems
     return verdict
 
@@ -215,6 +231,8 @@ def main(argv: list[str] | None = None) -> int:
     for v in verdicts:
         fx = v.fixture
         status = f"ok ({v.fixes_checked} fix command(s) pass)" if v.ok else "MISS"
+        if v.needs_input:
+            status += f"; not runnable without user input: {'; '.join(v.needs_input)}"
         print(f"{fx.version:13} {fx.name:45} {fx.expect_pattern:34} {status}")
         for problem in v.problems:
             print(f"    - {problem}")
