@@ -433,6 +433,15 @@ def _divisible(ctx: FixContext, data: dict[str, Any]) -> Fix:
     return replace(first, alternatives=(replace(second, summary="Or: " + second.summary[0].lower() + second.summary[1:]),))
 
 
+@builder("replace_in_value")
+def _replace_in_value(ctx: FixContext, data: dict[str, Any]) -> Fix:
+    """A value with a forbidden character: the same value with it replaced."""
+    flag, old, new = data["flag"], data["old"], data["new"]
+    given = ctx.captures.get("value") or (ctx.command.value(flag) if ctx.command else None)
+    value = given.replace(old, new) if given else None
+    return Fix(summary=f"Use {flag} {value or 'NAME'} (no '{old}').", flags=(FlagOp("set", flag, value),))
+
+
 @builder("nearest_choice_for_flag")
 def _nearest_choice_for_flag(ctx: FixContext, data: dict[str, Any]) -> Fix:
     """A bad value reported by the engine itself (not argparse): choices come from the catalog."""

@@ -1846,6 +1846,44 @@ def _cases() -> Iterator[Case]:  # noqa: C901 - one flat table
     yield validation("sglang-dp-attention-needs-dp-size", "negative-dp-lm-head", "0.5.9", "_handle_data_parallelism", dp_lm_head,
                      "NS(enable_dp_lm_head=True, enable_dp_attention=False)", 2122)
 
+    # Mutually exclusive or out-of-range settings: each pattern's near miss is another of them.
+    conflicts = {
+        "sglang-hicache-radix-conflict": ("""
+    if self.enable_hierarchical_cache and self.disable_radix_cache:
+        raise ValueError(
+            "The arguments enable-hierarchical-cache and disable-radix-cache are mutually exclusive and cannot be used at the same time. Please use only one of them."
+        )
+    """, "NS(enable_hierarchical_cache=True, disable_radix_cache=True)", 1900),
+        "sglang-swa-ratio-range": ("""
+    if not (0 < self.swa_full_tokens_ratio <= 1.0):
+        raise ValueError("--swa-full-tokens-ratio should be in range (0, 1.0].")
+    """, "NS(swa_full_tokens_ratio=1.5)", 5160),
+        "sglang-served-model-name-colon": ("""
+    assert ":" not in self.served_model_name, (
+        "served_model_name cannot contain a colon (':') character. The colon is reserved for the "
+        f"'model:adapter' syntax used in LoRA adapter specification. Invalid value: '{self.served_model_name}'"
+    )
+    """, "NS(served_model_name='meta-llama:tiny')", 5153),
+        "sglang-schedule-conservativeness": ("""
+    assert self.schedule_conservativeness >= 0, "schedule_conservativeness must be non-negative"
+    """, "NS(schedule_conservativeness=-0.5)", 5150),
+        "sglang-tokenizer-batching-conflict": ("""
+    if self.enable_tokenizer_batch_encode and self.enable_dynamic_batch_tokenizer:
+        raise ValueError(
+            "Cannot enable both --enable-tokenizer-batch-encode and --enable-dynamic-batch-tokenizer. Please choose one tokenizer batching approach."
+        )
+    """, "NS(enable_tokenizer_batch_encode=True, enable_dynamic_batch_tokenizer=True)", 5170),
+        "sglang-encoder-language-only-conflict": ("""
+    if self.encoder_only and self.language_only:
+        raise ValueError("Cannot set --encoder-only and --language-only together")
+    """, "NS(encoder_only=True, language_only=True)", 5175),
+    }
+    ids = list(conflicts)
+    for index, pattern in enumerate(ids):
+        near_miss = ids[(index + 1) % len(ids)]
+        body, env, lineno = conflicts[near_miss]
+        yield validation(pattern, f"negative-{near_miss.removeprefix('sglang-')}", "0.5.9", "check_server_args", body, env, lineno)
+
     # model path: transformers cannot find the config
     hf_config = raise_frame("transformers/configuration_utils.py", "_get_config_dict", """
     raise OSError(
