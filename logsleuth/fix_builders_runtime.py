@@ -15,31 +15,13 @@ from typing import Any
 
 import regex
 
-from logsleuth.fixes import FixContext, builder, interpolate
+from logsleuth.fixes import FixContext, builder, interpolate, static_fix
 from logsleuth.models import Fix, FlagOp
 
 NAMES = frozenset({"mem_fraction", "free_port", "pp_incompatible", "ensure_flags", "lora_config"})
 
 _MEM = "--mem-fraction-static"
 _FLOAT = regex.compile(r"\d*\.\d+|\d+")
-
-
-def _static(data: dict[str, Any], captures: dict[str, str]) -> Fix:
-    """A static `[fix]`-style table (used for a builder's alternatives)."""
-
-    def value(raw: Any) -> str | None:
-        return None if raw is None else interpolate(str(raw), captures)
-
-    return Fix(
-        summary=interpolate(str(data.get("summary", "")), captures),
-        flags=tuple(
-            FlagOp(op=f["op"], flag=f["flag"], value=value(f.get("value")), to=value(f.get("to")))
-            for f in data.get("flags", ())
-        ),
-        env=tuple((k, interpolate(str(v), captures)) for k, v in (data.get("env") or {}).items()),
-        steps=tuple(interpolate(str(step), captures) for step in data.get("steps", ())),
-        alternatives=tuple(_static(alt, captures) for alt in data.get("alternatives", ())),
-    )
 
 
 def _server_arg(ctx: FixContext, name: str) -> str | None:
@@ -88,7 +70,7 @@ def _mem_fraction(ctx: FixContext, data: dict[str, Any]) -> Fix:
         summary=summary,
         flags=(FlagOp("set", _MEM, value),),
         steps=tuple(interpolate(str(s), ctx.captures) for s in data.get("steps", ())),
-        alternatives=tuple(_static(alt, ctx.captures) for alt in data.get("alternatives", ())),
+        alternatives=tuple(static_fix(alt, ctx.captures) for alt in data.get("alternatives", ())),
     )
 
 
@@ -186,7 +168,7 @@ def _ensure_flags(ctx: FixContext, data: dict[str, Any]) -> Fix:
         summary=interpolate(str(data.get("summary", "")), ctx.captures),
         flags=ops,
         steps=tuple(interpolate(str(s), ctx.captures) for s in data.get("steps", ())),
-        alternatives=tuple(_static(alt, ctx.captures) for alt in data.get("alternatives", ())),
+        alternatives=tuple(static_fix(alt, ctx.captures) for alt in data.get("alternatives", ())),
     )
 
 

@@ -72,7 +72,9 @@ class _CommandValues(dict[str, str]):
         return value
 
 
-def _static_fix(data: dict[str, Any], captures: dict[str, Any]) -> Fix:
+def static_fix(data: dict[str, Any], captures: dict[str, Any]) -> Fix:
+    """A `[fix]` table as data: flags, env and steps with `{capture}` / `{cmd[--flag]}` placeholders."""
+
     def value(raw: Any) -> str | None:
         if raw is None:
             return None
@@ -90,7 +92,7 @@ def _static_fix(data: dict[str, Any], captures: dict[str, Any]) -> Fix:
         ),
         env=tuple((k, interpolate(str(v), captures)) for k, v in (data.get("env") or {}).items()),
         steps=tuple(interpolate(str(step), captures) for step in data.get("steps", ())),
-        alternatives=tuple(_static_fix(alt, captures) for alt in data.get("alternatives", ())),
+        alternatives=tuple(static_fix(alt, captures) for alt in data.get("alternatives", ())),
     )
 
 
@@ -109,7 +111,7 @@ def build_fix(fix_data: dict[str, Any], failure: Failure, captures: dict[str, st
             command = None  # unbalanced quotes: no corrected command, the flag ops still stand
     context = FixContext(failure, captures, launch, command, catalog)
     name = fix_data.get("builder")
-    fix = _BUILDERS[name](context, fix_data) if name else _static_fix(fix_data, {**captures, "cmd": _CommandValues(command)})
+    fix = _BUILDERS[name](context, fix_data) if name else static_fix(fix_data, {**captures, "cmd": _CommandValues(command)})
     if fix is None:
         return None
     return with_commands(fix, command)

@@ -48,7 +48,8 @@ class LaunchTracker:
                 if m["body"].startswith("{"):
                     self.version_hint = "0.5.23"
                 self._mark(line.offset, "server_args")
-        if ("launch_server" in text or " serve" in text) and (m := _COMMAND.search(text)):
+        # Length guard: the pattern searches from every position; launch commands are short.
+        if ("launch_server" in text or " serve" in text) and len(text) <= 8192 and (m := _COMMAND.search(text)):
             command = m["cmd"].strip()
             if command.count("-") and not command.endswith("serve"):
                 self.command = command

@@ -221,7 +221,7 @@ class _Collector:
                 return 0
             if kind in (LineKind.OTHER, LineKind.SOURCE, LineKind.CARET, LineKind.EXCEPTION):
                 text = line.text
-                if STRICT_EXCEPTION_LINE.match(text) or USAGE_ERROR.match(text) or _PY_WARNING.match(text):
+                if STRICT_EXCEPTION_LINE.match(text) or USAGE_ERROR.match(text) or ("Warning: " in text and _PY_WARNING.match(text)):
                     return 0
                 if KILL_LINE.search(text) or text.lstrip().startswith("warnings.warn("):
                     return 0

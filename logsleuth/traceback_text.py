@@ -18,13 +18,15 @@ TRACEBACK_HEADER = "Traceback (most recent call last):"
 CAUSE_SEPARATOR = "The above exception was the direct cause of the following exception:"
 CONTEXT_SEPARATOR = "During handling of the above exception, another exception occurred:"
 
-FRAME_LINE = regex.compile(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d+)(?:, in (?P<func>.+?))?\s*$')
+# `(?P<func>\S.*)` then strip in code: a lazy `.+?\s*$` is quadratic on a long run of spaces.
+FRAME_LINE = regex.compile(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d+)(?:, in (?P<func>\S.*)|\s*)$')
 # faulthandler: `  File "x.py", line 10 in func` (no comma) and `line ???` when unknown.
-FAULT_FRAME_LINE = regex.compile(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d+|\?\?\?) in (?P<func>.+?)\s*$')
-CARET_LINE = regex.compile(r"^\s*[\^~]+[\s\^~]*$")
+FAULT_FRAME_LINE = regex.compile(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d+|\?\?\?) in (?P<func>\S.*)$')
+CARET_LINE = regex.compile(r"^\s*[\^~][\s\^~]*$")  # one mark, then any: no ambiguous split to backtrack over
 REPEATED_LINE = regex.compile(r"^\s*\[Previous line repeated (?P<n>\d+) more times?\]\s*$")
 # The final line of an exception: `pkg.mod.TypeName: message` or a bare `TypeName`.
-EXCEPTION_LINE = regex.compile(r"^(?P<type>[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*)(?::(?: (?P<msg>.*)|$)|$)")
+# Possessive quantifiers: a 64 KiB line like `a.a.a.…` must not backtrack quadratically.
+EXCEPTION_LINE = regex.compile(r"^(?P<type>[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)*+)(?::(?: (?P<msg>.*)|$)|$)")
 GROUP_HEADER = regex.compile(r"^(?P<indent>\s*)\+ Exception Group Traceback \(most recent call last\):\s*$")
 FATAL_HEADER = regex.compile(r"^Fatal Python error: (?P<msg>.*)$")
 THREAD_HEADER = regex.compile(r"^(?P<current>Current thread|Thread) 0x[0-9a-fA-F]+ .*\(most recent call first\):\s*$")
@@ -35,7 +37,7 @@ def parse_frame(text: str) -> Frame | None:
     m = FRAME_LINE.match(text)
     if not m:
         return None
-    return Frame(file=m["file"], line=int(m["line"]), function=m["func"])
+    return Frame(file=m["file"], line=int(m["line"]), function=m["func"].rstrip() if m["func"] else None)
 
 
 def is_exception_line(text: str) -> bool:
@@ -320,7 +322,7 @@ def parse_faulthandler(lines: list[str]) -> tuple[ExceptionBlock, ...]:
         m = FAULT_FRAME_LINE.match(text)
         if m:
             line = int(m["line"]) if m["line"].isdigit() else None
-            frame = Frame(file=m["file"], line=line, function=m["func"])
+            frame = Frame(file=m["file"], line=line, function=m["func"].rstrip())
             (frames if current else other_frames).append(frame)
     chosen = frames if seen_current else other_frames
     chosen.reverse()  # faulthandler prints the newest call first
