@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from logsleuth.errors import SourceError
-from logsleuth.fixes import build_fix
+from logsleuth.fixes import build_fix, interpolate
 from logsleuth.grouping import Grouper, is_cascade
 from logsleuth.launch import LaunchTracker
 from logsleuth.matcher import Pattern, PatternSet, load_patterns, match_failure
@@ -126,8 +126,6 @@ def _diagnose_group(
     if found is None:
         return group
     pattern = found.pattern
-    from logsleuth.fixes import interpolate
-
     diagnosis = Diagnosis(
         pattern=pattern.id,
         title=pattern.title,

@@ -23,7 +23,7 @@ from enum import Enum, auto
 
 import regex
 
-from logsleuth.models import ExceptionBlock, Failure, FailureKind, LineMeta, LogLine
+from logsleuth.models import ExceptionBlock, Failure, FailureKind, LogLine
 from logsleuth.traceback_text import (
     CARET_LINE,
     CAUSE_SEPARATOR,
@@ -638,7 +638,3 @@ class FailureScanner:
 
 def scan(lines: Iterable[LogLine]) -> list[Failure]:
     return FailureScanner().feed_all(lines).finish()
-
-
-def empty_meta() -> LineMeta:
-    return LineMeta()

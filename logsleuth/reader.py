@@ -11,7 +11,7 @@ from logsleuth.launch import LaunchTracker
 from logsleuth.models import Failure
 from logsleuth.normalize import normalize_chunks
 from logsleuth.parser import FailureScanner
-from logsleuth.sources.base import CHUNK_SIZE, Source
+from logsleuth.sources.base import Source
 
 INITIAL_WINDOW = 256 << 10  # most crash logs end with the failure: start small
 GROWTH = 4
@@ -202,7 +202,3 @@ def _drop_overlaps(failures: list[Failure]) -> list[Failure]:
             kept.pop()
         kept.append(failure)
     return kept
-
-
-def read_chunk_size() -> int:
-    return CHUNK_SIZE
