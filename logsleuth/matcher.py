@@ -18,10 +18,11 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import regex
 
+from logsleuth import pattern_cache
 from logsleuth.errors import PatternError
 from logsleuth.models import ExceptionBlock, Failure, Frame
 
@@ -88,19 +89,63 @@ class PatternTimeout(Exception):
     pass
 
 
+class LazyRegex:
+    """A bundled pattern's regular expression, compiled on first use.
+
+    Compiling all ~140 bundled regexes costs ~40 ms of every run, yet for a given failure most patterns stop
+    at their first condition (kind or exception type).  Bundled regexes are checked by the test suite
+    (tests/patterns/test_loader.py compiles them all); user patterns are compiled at load, so that a broken
+    one is reported with its file and line.
+    """
+
+    __slots__ = ("pattern", "flags", "_compiled")
+
+    def __init__(self, pattern: str, flags: int) -> None:
+        self.pattern = pattern
+        self.flags = flags
+        self._compiled: regex.Pattern[str] | None = None
+
+    def compiled(self) -> regex.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = regex.compile(self.pattern, self.flags)
+        return self._compiled
+
+    def search(self, text: str, *, timeout: float | None = None) -> regex.Match[str] | None:
+        return self.compiled().search(text, timeout=timeout)
+
+    def fullmatch(self, text: str, *, timeout: float | None = None) -> regex.Match[str] | None:
+        return self.compiled().fullmatch(text, timeout=timeout)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LazyRegex) and (self.pattern, self.flags) == (other.pattern, other.flags)
+
+    def __hash__(self) -> int:
+        return hash((self.pattern, self.flags))
+
+    def __repr__(self) -> str:
+        return f"LazyRegex({self.pattern!r})"
+
+
+Regex: TypeAlias = regex.Pattern[str] | LazyRegex
+
+
 @dataclass(frozen=True)
 class MatchRule:
     """All given conditions must hold.  Frame conditions must hold on the same frame."""
 
     kind: frozenset[str] = frozenset()
-    exception_type: regex.Pattern[str] | None = None
-    message: regex.Pattern[str] | None = None
-    chain_message: regex.Pattern[str] | None = None
-    frame_file: regex.Pattern[str] | None = None
-    frame_function: regex.Pattern[str] | None = None
-    source: regex.Pattern[str] | None = None
-    log_line: regex.Pattern[str] | None = None
-    usage: regex.Pattern[str] | None = None
+    exception_type: Regex | None = None
+    message: Regex | None = None
+    chain_message: Regex | None = None
+    frame_file: Regex | None = None
+    frame_function: Regex | None = None
+    source: Regex | None = None
+    log_line: Regex | None = None
+    usage: Regex | None = None
+
+    def regexes(self) -> list[Regex]:
+        fields = (self.exception_type, self.message, self.chain_message, self.frame_file, self.frame_function)
+        return [r for r in (*fields, self.source, self.log_line, self.usage) if r is not None]
 
 
 @dataclass(frozen=True)
@@ -126,7 +171,7 @@ class PatternMatch:
     captures: dict[str, str]
 
 
-def _search(pattern: regex.Pattern[str], text: str) -> regex.Match[str] | None:
+def _search(pattern: Regex, text: str) -> regex.Match[str] | None:
     try:
         return pattern.search(text, timeout=REGEX_TIMEOUT)
     except TimeoutError as exc:
@@ -280,16 +325,18 @@ def match_failure(
 _Locate = Callable[[str], str]
 
 
-def _compile(value: Any, at: _Locate, key: str) -> regex.Pattern[str]:
+def _compile(value: Any, at: _Locate, key: str, *, lazy: bool) -> Regex:
     if not isinstance(value, str):
         raise PatternError(at(key), f"match.{key} must be a string (a regular expression)")
+    if lazy:
+        return LazyRegex(value, regex.MULTILINE)
     try:
         return regex.compile(value, regex.MULTILINE)
     except regex.error as exc:
         raise PatternError(at(key), f"match.{key}: invalid regular expression: {exc}") from None
 
 
-def _parse_rule(table: Any, at: _Locate) -> MatchRule:
+def _parse_rule(table: Any, at: _Locate, *, lazy: bool = False) -> MatchRule:
     if not isinstance(table, dict) or not table:
         raise PatternError(at("[[match]]"), "each [[match]] must be a non-empty table")
     unknown = set(table) - _MATCH_KEYS
@@ -306,7 +353,7 @@ def _parse_rule(table: Any, at: _Locate) -> MatchRule:
     fields: dict[str, Any] = {"kind": frozenset(kinds)}
     for key in sorted(_MATCH_KEYS - {"kind"}):
         if key in table:
-            fields[key] = _compile(table[key], at, key)
+            fields[key] = _compile(table[key], at, key, lazy=lazy)
     return MatchRule(**fields)
 
 
@@ -355,13 +402,15 @@ def _line_of(text: str, needle: str) -> int:
     return 1
 
 
-def parse_pattern(text: str, path: str, layer: str = BUILTIN_LAYER) -> Pattern:
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        # tomllib says "(at line 3, column 7)"; keep it in the location.
-        m = regex.search(r"at line (\d+)", str(exc))
-        raise PatternError(f"{path}:{m.group(1) if m else 1}", f"invalid TOML: {exc}") from None
+def parse_pattern(text: str, path: str, layer: str = BUILTIN_LAYER, *, data: dict[str, Any] | None = None) -> Pattern:
+    """A pattern from its TOML text (`data`: that text already parsed, e.g. by pattern_cache)."""
+    if data is None:
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            # tomllib says "(at line 3, column 7)"; keep it in the location.
+            m = regex.search(r"at line (\d+)", str(exc))
+            raise PatternError(f"{path}:{m.group(1) if m else 1}", f"invalid TOML: {exc}") from None
     where = path
 
     def at(key: str) -> str:
@@ -385,7 +434,7 @@ def parse_pattern(text: str, path: str, layer: str = BUILTIN_LAYER) -> Pattern:
         if not isinstance(data[key], str) or not data[key].strip():
             raise PatternError(at(key), f"{key} must be a non-empty string")
     raw_rules = data["match"] if isinstance(data["match"], list) else [data["match"]]
-    rules = tuple(_parse_rule(rule, at) for rule in raw_rules)
+    rules = tuple(_parse_rule(rule, at, lazy=layer == BUILTIN_LAYER) for rule in raw_rules)
     priority = data.get("priority", 1000)
     if not isinstance(priority, int) or isinstance(priority, bool):
         raise PatternError(at("priority"), "priority must be an integer (lower wins)")
@@ -441,14 +490,32 @@ def user_pattern_dir() -> Path:
 class PatternSet:
     patterns: list[Pattern]
     errors: list[str]
+    _uncompiled: Iterator[LazyRegex] | None = field(default=None, repr=False, compare=False)
+
+    def compile_next(self) -> bool:
+        """Compile one more lazy regex; False when none is left.  For time spent waiting anyway (the SSH
+        helper connecting): whatever this compiles, matching does not have to."""
+        if self._uncompiled is None:
+            self._uncompiled = (
+                expression
+                for pattern in self.patterns
+                for rule in pattern.rules
+                for expression in rule.regexes()
+                if isinstance(expression, LazyRegex)
+            )
+        for expression in self._uncompiled:
+            expression.compiled()
+            return True
+        return False
 
 
 def load_patterns(extra_dirs: Iterable[str | Path] = (), *, include_user: bool = True, strict: bool = False) -> PatternSet:
     """Load all layers.  Bundled patterns must be valid (strict); user ones are skipped with an error line."""
     patterns: dict[str, Pattern] = {}
     errors: list[str] = []
-    for path, text in _bundled_files():
-        pattern = parse_pattern(text, path)  # a broken bundled pattern is our bug: let tests catch it
+    bundled = list(_bundled_files())
+    for (path, text), data in zip(bundled, pattern_cache.parsed_files(bundled), strict=True):
+        pattern = parse_pattern(text, path, data=data)  # a broken bundled pattern is our bug: tests catch it
         patterns[pattern.id] = pattern
     layers: list[tuple[str, Path]] = []
     if include_user and user_pattern_dir().is_dir():

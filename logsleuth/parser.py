@@ -526,44 +526,47 @@ class FailureScanner:
         text = line.text
         stream = line.stream
         new: _Collector | None = None
-        context = tuple(self._recent_context)
         if kind in (LineKind.OTHER, LineKind.EXCEPTION) and USAGE_ERROR.match(text):
-            new = _Collector("usage", line, Phase.DONE, context=context)
+            new = _Collector("usage", line, Phase.DONE, context=self._context())
         elif text.startswith("terminate called") and CPP_TERMINATE.match(text):
-            new = _Collector("bare", line, Phase.MESSAGE, context=context)
+            new = _Collector("bare", line, Phase.MESSAGE, context=self._context())
         elif kind is LineKind.HEADER:
             head = text.strip()[: -len(TRACEBACK_HEADER)].strip()
             previous = self._previous_text.get(stream, "")
             if not head and _THREAD_INTRO.match(previous.strip()):
                 head = previous.strip()
-            new = _Collector("traceback", line, Phase.FRAMES, header=head or None, context=context)
+            new = _Collector("traceback", line, Phase.FRAMES, header=head or None, context=self._context())
         elif kind is LineKind.GROUP:
             m = GROUP_AFTER_TEXT.match(text)
             group_head: str | None = m["head"] if m else None
-            new = _Collector("traceback", line, Phase.GROUP, header=group_head, context=context)
+            new = _Collector("traceback", line, Phase.GROUP, header=group_head, context=self._context())
             if m and group_head:
                 new.add(kind, line, seq, text=m["group"])  # the margins line up with the group alone
                 self._register(stream, new)
                 return
         elif kind is LineKind.FRAME:
-            new = _Collector("traceback", line, Phase.FRAMES, truncated=True, context=context)
+            new = _Collector("traceback", line, Phase.FRAMES, truncated=True, context=self._context())
         elif kind is LineKind.SEPARATOR:
-            new = _Collector("traceback", line, Phase.SEPARATOR, truncated=True, context=context)
+            new = _Collector("traceback", line, Phase.SEPARATOR, truncated=True, context=self._context())
             new.phase = Phase.BLANK  # add() moves BLANK -> SEPARATOR on the separator line
         elif kind is LineKind.FATAL:
-            new = _Collector("fatal", line, Phase.FATAL, context=context)
+            new = _Collector("fatal", line, Phase.FATAL, context=self._context())
         elif kind is LineKind.EXCEPTION:
             m = STRICT_EXCEPTION_LINE.match(text)
             if m and m["type"].rsplit(".", 1)[-1] not in _NOT_BARE_TYPES:
                 if self._recent_finals.get(text.strip(), -(10**9)) >= line.number - 400:
                     return  # the same exception re-logged right after its traceback
-                new = _Collector("bare", line, Phase.MESSAGE, context=context)
+                new = _Collector("bare", line, Phase.MESSAGE, context=self._context())
         if new is None:
             if kind in (LineKind.OTHER, LineKind.SOURCE, LineKind.EXCEPTION):
-                self._note_plain_line(kind, line, seq, context)
+                self._note_plain_line(kind, line, seq)
             return
         new.add(kind, line, seq)
         self._register(stream, new)
+
+    def _context(self) -> tuple[str, ...]:
+        """The recent warning lines, for a failure starting now (built only then: this is per line)."""
+        return tuple(self._recent_context)
 
     def _register(self, stream: str, new: _Collector) -> None:
         collectors = self._open.setdefault(stream, [])
@@ -578,7 +581,7 @@ class FailureScanner:
             new.cohort = self._cohorts
         collectors.append(new)
 
-    def _note_plain_line(self, kind: LineKind, line: LogLine, seq: int, context: tuple[str, ...]) -> None:
+    def _note_plain_line(self, kind: LineKind, line: LogLine, seq: int) -> None:
         """Kill notices, cascade notes and warning context.  Most lines of a log are none of
         these, so cheap substring checks guard the regexes (this runs on every line)."""
         text = line.text
@@ -587,7 +590,7 @@ class FailureScanner:
                 self.cascade_lines.append(line)
                 return
         if ("Killed" in text or "sigquit" in text or "exit" in text) and KILL_LINE.search(text):
-            collector = _Collector("killed", line, Phase.DONE, context=context)
+            collector = _Collector("killed", line, Phase.DONE, context=self._context())
             collector.add(kind, line, seq)
             self.failures.append(collector.build())
             return

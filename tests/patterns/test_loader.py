@@ -3,6 +3,7 @@ reported and skipped, through the real CLI (a subprocess) and in-process."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from logsleuth import matcher
 from logsleuth.errors import PatternError
 from logsleuth.matcher import load_patterns, match_failure, parse_pattern, version_matches
 from logsleuth.models import ExceptionBlock, Failure
@@ -186,3 +188,52 @@ def test_bundled_patterns_load_strictly() -> None:
 )
 def test_version_constraints(versions: tuple[str, ...], version: str | None, expected: bool) -> None:
     assert version_matches(versions, version) is expected
+
+
+# -- the parsed-TOML cache (logsleuth/pattern_cache.py) ---------------------------------------------------------
+
+
+def test_cached_patterns_equal_the_freshly_parsed_ones(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from logsleuth import pattern_cache
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    first = load_patterns(include_user=False)  # parses the TOML and writes the cache
+    (cache_file,) = (tmp_path / "logsleuth").glob("patterns-*.json")
+    written = cache_file.read_text()
+    second = load_patterns(include_user=False)  # reads it
+    assert cache_file.read_text() == written
+    assert second.patterns == first.patterns
+    fresh = [parse_pattern(text, path) for path, text in matcher._bundled_files()]
+    assert {p.id: p for p in fresh} == {p.id: p for p in second.patterns}
+    assert pattern_cache.cache_dir() == tmp_path / "logsleuth"
+
+
+def test_a_corrupt_cache_is_parsed_over(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    expected = load_patterns(include_user=False).patterns
+    (cache_file,) = (tmp_path / "logsleuth").glob("patterns-*.json")
+    for garbage in ("{not json", "[]", '{"a": 1}', "[1, 2]"):
+        cache_file.write_text(garbage)
+        assert load_patterns(include_user=False).patterns == expected
+        rewritten = json.loads(cache_file.read_text())  # parsed over and written again
+        assert isinstance(rewritten, list) and len(rewritten) == len(list(matcher._bundled_files()))
+
+
+def test_an_unwritable_cache_directory_is_no_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    assert len(load_patterns(include_user=False).patterns) >= 30
+
+
+def test_an_edited_pattern_file_misses_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    load_patterns(include_user=False)
+    files = list(matcher._bundled_files())
+    path, text = files[0]
+    edited = text.replace('title = "', 'title = "EDITED ', 1)
+    assert edited != text
+    monkeypatch.setattr(matcher, "_bundled_files", lambda: iter([(path, edited), *files[1:]]))
+    patterns = load_patterns(include_user=False).patterns
+    assert patterns[0].title.startswith("EDITED ") or any(p.title.startswith("EDITED ") for p in patterns)
+    assert len(list((tmp_path / "logsleuth").glob("patterns-*.json"))) == 2

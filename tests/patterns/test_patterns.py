@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from logsleuth.api import DiagnoseOptions, diagnose_text
-from logsleuth.matcher import CATEGORIES, PatternSet, load_patterns, parse_pattern
+from logsleuth.matcher import CATEGORIES, LazyRegex, PatternSet, load_patterns, parse_pattern
 from logsleuth.models import Report
 
 REPO = Path(__file__).resolve().parents[2]
@@ -120,6 +120,10 @@ def test_every_bundled_pattern_file_parses_strictly() -> None:
     for path in _bundled_files():
         pattern = parse_pattern(path.read_text(encoding="utf-8"), str(path.relative_to(REPO)))
         assert pattern.category in CATEGORIES
+        for rule in pattern.rules:  # bundled regexes compile lazily at run time: prove they all compile here
+            for expression in rule.regexes():
+                assert isinstance(expression, LazyRegex)
+                assert expression.compiled().pattern == expression.pattern
         assert pattern.id not in ids, f"duplicate id {pattern.id}: {ids.get(pattern.id)} and {path}"
         ids[pattern.id] = path
         assert pattern.id.startswith(f"{path.parent.name}-"), f"{path}: id should start with the engine"
