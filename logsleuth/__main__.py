@@ -38,7 +38,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _entry() -> None:
-    sys.exit(main())
+    """The console script (and `python -m logsleuth`): the only caller that may fork the SSH helper."""
+    from logsleuth.sources import ssh_prefork
+
+    ssh_prefork.fork_if_remote(sys.argv[1:])  # before typer is imported: see sources/ssh_worker.py
+    try:
+        status = main()
+    finally:
+        ssh_prefork.stop()
+    sys.exit(status)
 
 
 if __name__ == "__main__":

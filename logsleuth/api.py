@@ -44,10 +44,11 @@ def diagnose(
     read is recorded in `Report.sources` with its error; the others go on."""
     options = options or DiagnoseOptions()
     patterns = patterns or load_patterns(options.pattern_dirs, include_user=options.include_user_patterns)
+    ssh = options.ssh if options.ssh.idle_work else replace(options.ssh, idle_work=patterns.compile_next)
     results: list[tuple[Source | None, SourceInfo, ReadResult | None]] = []
     for spec in specs:
         try:
-            sources = open_sources(spec, options.ssh)
+            sources = open_sources(spec, ssh)
         except SourceError as exc:
             results.append((None, SourceInfo(name=spec, bytes_read=0, size=None, error=str(exc)), None))
             continue

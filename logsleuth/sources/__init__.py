@@ -1,6 +1,5 @@
-"""Where log bytes come from.  Everything downstream sees only a `Source`."""
+"""Where log bytes come from.  Everything downstream sees only a `Source` (base.py).
 
-from logsleuth.sources.base import Source, SSHOptions, open_source, open_sources
-from logsleuth.sources.local import LocalFileSource, open_stdin
-
-__all__ = ["SSHOptions", "Source", "LocalFileSource", "open_source", "open_sources", "open_stdin"]
+Nothing is imported here: the console entry point imports `ssh_prefork` before anything else, and a package
+that pulled in its siblings would delay that.
+"""

@@ -41,20 +41,34 @@ class SSHOptions:
     # The fields below are logsleuth-ssh additions (docs/ssh.md).
     connect_attempts: int = 3  # tries for transient failures (refused, reset, timeout), with backoff
     known_hosts_file: str | None = None  # where accepted keys go; default ~/.config/logsleuth/known_hosts
-    prefetch_bytes: int = 1 << 20  # the end of the file fetched with the size, in the first round trip
+    # The end of the file fetched with its size in the first round trip: the reader's first window
+    # (reader.INITIAL_WINDOW), so a crash at the end of the log costs one exec.
+    prefetch_bytes: int = 256 << 10
     # Called with short status lines ("connecting to gpu7…", "reading gpu7:/x.log: 4.0 MiB"); the CLI
     # shows them on a TTY.  Sources never print.
     progress: Callable[[str], None] | None = field(default=None, compare=False)
+    # Called again and again while the SSH helper process (ssh_worker.py) is connecting, until it returns
+    # False: work the parent would otherwise do later (compiling pattern regexes).
+    idle_work: Callable[[], bool] | None = field(default=None, compare=False)
 
 
 def open_sources(spec: str, ssh_options: SSHOptions | None = None) -> list[Source]:
     """Open every source a spec names (a remote glob may name several files)."""
-    from logsleuth.sources.local import looks_remote
+    from logsleuth.sources.ssh_spec import looks_remote
 
     if spec != "-" and looks_remote(spec):
+        from logsleuth.sources import ssh_prefork, ssh_worker
+
+        options = ssh_options or SSHOptions()
+        worker = ssh_worker.current()  # the console entry point's helper process, if it started one
+        if worker is not None:
+            try:
+                return worker.open_sources(spec, options)
+            except ssh_worker.HelperFailed:
+                ssh_prefork.stop()  # it died before opening anything (a broken install?): open in-process
         from logsleuth.sources import ssh  # lazy: paramiko is slow to import
 
-        return ssh.open_ssh_sources(spec, ssh_options or SSHOptions())
+        return ssh.open_ssh_sources(spec, options)
     return [open_source(spec)]
 
 

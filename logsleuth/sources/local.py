@@ -14,15 +14,6 @@ from logsleuth.errors import SourceError
 from logsleuth.sources.base import CHUNK_SIZE
 
 
-def looks_remote(spec: str) -> bool:
-    """A spec is remote when it has a remote spelling (see ssh_spec) and no local file of that name exists."""
-    from logsleuth.sources.ssh_spec import parse_remote_spec  # pure parsing: no paramiko
-
-    if spec == "-" or (not spec.startswith("ssh://") and os.path.exists(spec)):
-        return False
-    return parse_remote_spec(spec) is not None
-
-
 def _describe_os_error(path: str, exc: OSError) -> str:
     reasons = {
         errno.ENOENT: "no such file",

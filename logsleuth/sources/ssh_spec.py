@@ -5,6 +5,7 @@ Pure string work (no paramiko), so the CLI can tell local from remote specs chea
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 
@@ -56,3 +57,10 @@ def _build(match: re.Match[str], path: str, prefix: str) -> RemoteSpec | None:
     if path.startswith("~/"):  # exec channels and SFTP both start in the login directory
         path = path[2:] or "."
     return RemoteSpec(host=host, path=path, user=match["user"], port=port, prefix=prefix)
+
+
+def looks_remote(spec: str) -> bool:
+    """A spec is remote when it has a remote spelling and no local file of that name exists (as in scp)."""
+    if spec == "-" or (not spec.startswith("ssh://") and os.path.exists(spec)):
+        return False
+    return parse_remote_spec(spec) is not None

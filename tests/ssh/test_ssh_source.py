@@ -16,6 +16,7 @@ import pytest
 from sshd_server import SSHD, free_port
 
 from logsleuth.errors import SourceError
+from logsleuth.reader import INITIAL_WINDOW
 from logsleuth.sources.base import Source, SSHOptions, open_sources
 
 pytestmark = pytest.mark.ssh
@@ -243,11 +244,16 @@ def test_backwards_widening_is_one_probe_then_one_exec_per_window(sshd: SSHD, lo
     source = open_one(f"logsleuth-alias:{log}", options(sshd, progress=messages.append))
     try:
         size = source.size()
-        started = time.monotonic()
-        tail = b"".join(source.read_range(size - (1 << 20), size))  # served from the prefetch
-        assert time.monotonic() - started < 0.05
-        assert tail == log.read_bytes()[-(1 << 20) :]
+        fetches: list[tuple[int, int]] = []
+        fetch = source._fetch  # type: ignore[attr-defined]
+        source._fetch = lambda start, end: (fetches.append((start, end)), fetch(start, end))[1]  # type: ignore[attr-defined]
+        window = INITIAL_WINDOW
+        assert b"".join(source.read_range(size - window, size)) == log.read_bytes()[-window:]
+        assert fetches == []  # served from the prefetch that came with the size
+        assert b"".join(source.read_range(size - 4 * window, size)) == log.read_bytes()[-4 * window :]
+        assert fetches == [(size - 4 * window, size - window)]  # only the part before the prefetch
         assert b"".join(source.read_range(size - (4 << 20), size)) == log.read_bytes()
+        assert len(fetches) == 2
         assert messages == ["connecting to logsleuth-alias…", f"reading logsleuth-alias:{log}…"]
     finally:
         source.close()

@@ -6,9 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from logsleuth.sources.local import looks_remote
 from logsleuth.sources.ssh_config import split_jump
-from logsleuth.sources.ssh_spec import RemoteSpec, parse_remote_spec
+from logsleuth.sources.ssh_spec import RemoteSpec, looks_remote, parse_remote_spec
 
 
 @pytest.mark.parametrize(

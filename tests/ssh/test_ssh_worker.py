@@ -1,0 +1,223 @@
+"""The SSH helper process (sources/ssh_prefork.py, sources/ssh_worker.py) against the private sshd.
+
+Each helper test runs in a fresh Python process (the helper is forked from it, as from the console entry
+point), never from the pytest process itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sshd_server import SSHD
+
+from logsleuth.sources.ssh_prefork import DIAGNOSE_VALUE_OPTIONS, CommandLine, may_name_a_remote_log
+
+LOG = (
+    b"[2025-11-06 02:09:59 TP0] Load weight end. type=Qwen2ForCausalLM, avail mem=60.12 GB\n" * 5000
+    + b"[2025-11-06 02:10:01 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+    b'  File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line 690, in event_loop_overlap\n'
+    b"    assert self.req_to_token_pool.available_size() > 0\n"
+    b"AssertionError\n"
+)
+
+# Forks the helper for ARGV (as __main__._entry does), then opens SPEC with the options given and reports
+# what it saw as JSON.  MODE: "kill" kills the helper first (the parent must fall back to in-process).
+SCRIPT = r"""
+import hashlib, json, os, signal, sys
+from logsleuth.sources import ssh_prefork, ssh_worker
+from logsleuth.sources.base import SSHOptions, open_sources
+
+argv, spec, config, mode = json.loads(sys.argv[1])
+ssh_prefork.fork_if_remote(argv)
+pid = ssh_prefork.started[0] if ssh_prefork.started else None
+if mode == "kill" and pid:
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+out = {"helper_pid": pid}
+if spec:
+    (source,) = open_sources(spec, SSHOptions(config_file=config, connect_attempts=1))
+    size = source.size()
+    data = b"".join(source.read_range(0, size))
+    out.update(kind=type(source).__name__, size=size, sha=hashlib.sha256(data).hexdigest(),
+               tail=b"".join(source.read_range(size - 100, size)).decode(),
+               anchors=source.find_anchors((b"Traceback", b"rror")))
+    source.close()
+ssh_prefork.stop()
+if pid:
+    try:
+        os.kill(pid, 0)
+        out["helper_alive_after_stop"] = True
+    except ProcessLookupError:
+        out["helper_alive_after_stop"] = False
+print(json.dumps(out))
+"""
+
+
+def run_script(argv: list[str], spec: str | None, config: str | None, mode: str = "") -> dict[str, object]:
+    environment = {k: v for k, v in os.environ.items() if k not in ("SSH_AUTH_SOCK", "LOGSLEUTH_SSH_WORKER")}
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT, json.dumps([argv, spec, config, mode])],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    result: dict[str, object] = json.loads(proc.stdout)
+    return result
+
+
+@pytest.fixture
+def log(sshd: SSHD) -> Path:
+    path = sshd.logs / "worker.log"
+    path.write_bytes(LOG)
+    return path
+
+
+def _local_anchors(data: bytes) -> list[int]:
+    found = set()
+    for anchor in (b"Traceback", b"rror"):
+        index = data.find(anchor)
+        while index >= 0:
+            found.add(index)
+            index = data.find(anchor, index + 1)
+    return sorted(found)
+
+
+def _expected(log: Path) -> dict[str, object]:
+    import hashlib
+
+    data = log.read_bytes()
+    return {
+        "size": len(data),
+        "sha": hashlib.sha256(data).hexdigest(),
+        "tail": data[-100:].decode(),
+        "anchors": _local_anchors(data),
+    }
+
+
+# -- the command line as the helper reads it ------------------------------------------------------------------
+
+
+def test_value_options_match_the_real_diagnose_command() -> None:
+    """The helper must skip option values exactly as click does, or it would take one for a host."""
+    import typer.main
+
+    from logsleuth.cli import app
+
+    diagnose = typer.main.get_command(app).commands["diagnose"]  # type: ignore[attr-defined]
+    taking_values = {
+        name
+        for param in diagnose.params
+        if param.param_type_name == "option" and not param.is_flag
+        for name in param.opts
+    }
+    assert taking_values == DIAGNOSE_VALUE_OPTIONS
+
+
+@pytest.mark.parametrize(
+    ("argv", "sources", "config"),
+    [
+        (["diagnose", "gpu7:/x.log"], ["gpu7:/x.log"], None),
+        (["diagnose", "--cmd", "a:b", "gpu7:/x.log"], ["gpu7:/x.log"], None),
+        (["diagnose", "-o", "out:file", "--all", "h:/y"], ["h:/y"], None),
+        (["diagnose", "--format=json", "-Fcfg", "h:/y", "--", "-odd:name"], ["h:/y", "-odd:name"], "cfg"),
+        (["diagnose", "--ssh-config", "c", "--ssh-config", "d", "h:/y"], ["h:/y"], "d"),  # click: last wins
+        (["diagnose", "-", "h:/y"], ["-", "h:/y"], None),
+    ],
+)
+def test_command_line_is_sorted_like_click(argv: list[str], sources: list[str], config: str | None) -> None:
+    line = CommandLine(argv)
+    assert line.command == "diagnose"
+    assert line.sources == sources
+    assert line.value("--ssh-config", "-F") == config
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["diagnose", "gpu7:/x.log"], True),
+        (["diagnose", "/var/log/x.log"], False),
+        (["diagnose", "--cmd", "python -m x --model a:b", "/x.log"], False),  # a colon in a value only
+        (["watch", "gpu7:/x.log"], False),
+        ([], False),
+    ],
+)
+def test_which_command_lines_fork_a_helper(argv: list[str], expected: bool) -> None:
+    assert may_name_a_remote_log(argv) is expected
+
+
+# -- the helper against the private sshd ------------------------------------------------------------------
+
+
+@pytest.mark.ssh
+def test_helper_serves_the_same_bytes_as_the_file(sshd: SSHD, log: Path) -> None:
+    spec = f"logsleuth-alias:{log}"
+    argv = ["diagnose", "--format", "json", spec, "--ssh-config", str(sshd.config)]
+    result = run_script(argv, spec, str(sshd.config))
+    assert result["kind"] == "RemoteSourceProxy"  # served by the helper, opened before it was asked
+    assert {key: result[key] for key in ("size", "sha", "tail", "anchors")} == _expected(log)
+    assert result["helper_alive_after_stop"] is False
+
+
+@pytest.mark.ssh
+def test_helper_opens_what_is_asked_when_it_guessed_another_source(sshd: SSHD, log: Path) -> None:
+    other = sshd.logs / "other.log"
+    other.write_bytes(b"nothing to see\n")
+    try:
+        argv = ["diagnose", f"logsleuth-alias:{other}", "-F", str(sshd.config)]
+        result = run_script(argv, f"logsleuth-alias:{log}", str(sshd.config))
+    finally:
+        other.unlink()
+    assert result["kind"] == "RemoteSourceProxy"
+    assert {key: result[key] for key in ("size", "sha", "tail", "anchors")} == _expected(log)
+
+
+@pytest.mark.ssh
+def test_a_dead_helper_falls_back_to_an_in_process_connection(sshd: SSHD, log: Path) -> None:
+    spec = f"logsleuth-alias:{log}"
+    result = run_script(["diagnose", spec, "-F", str(sshd.config)], spec, str(sshd.config), mode="kill")
+    assert result["kind"] == "SSHFileSource"
+    assert {key: result[key] for key in ("size", "sha", "tail", "anchors")} == _expected(log)
+
+
+def test_helper_leaves_at_once_when_the_colon_word_is_a_local_file(tmp_path: Path) -> None:
+    local = tmp_path / "gpu7:x.log"  # exists locally, so it is a local path (as in scp)
+    local.write_text("hello\n")
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT, json.dumps([["diagnose", local.name], None, None, ""])],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=30,
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["helper_pid"] is not None  # forked on the cheap test (a colon) ...
+    assert result["helper_alive_after_stop"] is False  # ... and gone without being asked anything
+
+
+@pytest.mark.ssh
+def test_cli_reports_the_same_with_and_without_the_helper(sshd: SSHD, log: Path) -> None:
+    reports = []
+    for helper in ("1", "0"):
+        environment = {k: v for k, v in os.environ.items() if k != "SSH_AUTH_SOCK"}
+        environment["LOGSLEUTH_SSH_WORKER"] = helper
+        proc = subprocess.run(
+            [sys.executable, "-m", "logsleuth", "diagnose", f"logsleuth-alias:{log}", "-F", str(sshd.config),
+             "--format", "json"],
+            capture_output=True,
+            text=True,
+            env=environment,
+            timeout=60,
+        )
+        assert proc.returncode == 1, proc.stderr
+        assert proc.stderr == ""
+        reports.append(json.loads(proc.stdout))
+    assert reports[0] == reports[1]
+    assert reports[0]["failures"][0]["signature"] == "AssertionError"
