@@ -7,8 +7,11 @@ prints side by side the median whole-process wall time of:
   - ssh 127.0.0.1 'tail -c 1000000 LOG'                             (the floor: one OpenSSH round trip)
   - ssh 127.0.0.1 'grep -B5 Assert LOG | tail -20'                  (the manual way; goal: >= 3x logsleuth)
   - logsleuth on the 10 GiB log                                     (goal: <= 1.1x the 1 GiB time)
-and, for reference, `diagnose --all` (every failure: anchors found by a remote grep) and a local diagnose.
-The OpenSSH client uses the same keys, known_hosts and server.  Everything is removed afterwards.
+and, for reference, `diagnose --all` (every failure: anchors found by a remote grep), a local diagnose, a remote
+one without the SSH helper process, and the same from the editable development checkout.
+logsleuth runs as a user has it after `pip install`: a wheel of this checkout in a venv of its own (see
+install_wheel).  The OpenSSH client uses the same keys, known_hosts and server.  Everything is removed
+afterwards.  Each command runs once before timing; that run also writes logsleuth's pattern cache.
 
 The 1 GiB log is written in full (grep must really read it); the 10 GiB one is sparse except for its last
 64 MiB of real log text, which is all logsleuth reads (pass --dense to write it in full: ~10 GiB of disk).
@@ -23,10 +26,13 @@ import shutil
 import statistics
 import subprocess
 import sys
+import sysconfig
+import tempfile
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
 sys.path.insert(0, str(HERE.parent / "tests" / "ssh"))
 
 from sshd_server import SSHD, start_servers, stop_servers  # noqa: E402
@@ -63,17 +69,24 @@ def log_block() -> bytes:
     return (chunk * (BLOCK // len(chunk) + 1))[:BLOCK]
 
 
+def _whole_lines(data: bytes) -> bytes:
+    return data[: data.rindex(b"\n") + 1]
+
+
 def write_log(path: Path, size: int, *, sparse: bool) -> None:
     block = log_block()
     with path.open("wb") as handle:
         if sparse:
             handle.truncate(size - BLOCK)
             handle.seek(size - BLOCK)
-            handle.write(block[: BLOCK - len(CRASH)])
+            handle.write(_whole_lines(block[: BLOCK - len(CRASH)]))
         else:
             remaining = size - len(CRASH)
             while remaining > 0:
                 piece = block[: min(BLOCK, remaining)]
+                if len(piece) < BLOCK:
+                    piece = _whole_lines(piece)  # the crash starts on a line of its own
+                    remaining = len(piece)
                 handle.write(piece)
                 remaining -= len(piece)
         handle.write(CRASH)
@@ -101,6 +114,34 @@ def logsleuth_command() -> list[str]:
     return [script] if script else [sys.executable, "-m", "logsleuth"]
 
 
+def install_wheel(root: Path) -> list[str]:
+    """logsleuth as `pip install` leaves it: built from this checkout (offline, no build isolation), installed
+    with its bytecode into a venv of its own, and started by a console script.  A development checkout is
+    installed in editable mode, whose import hook costs every start ~20 ms.  The dependencies are this
+    interpreter's (a .pth line points at its site-packages): nothing is downloaded."""
+    source = root / "src"
+    source.mkdir(parents=True)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, source / name)
+    for name in ("logsleuth", "patterns"):
+        shutil.copytree(REPO / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
+    venv = root / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = venv / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+    (site / "logsleuth-bench-deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index",
+         "--target", str(site), str(source)],
+        check=True,
+        capture_output=True,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": ""},
+    )
+    script = venv / "bin" / "logsleuth"
+    script.write_text(f"#!{venv}/bin/python\nimport sys\nfrom logsleuth.__main__ import _entry\nsys.exit(_entry())\n")
+    script.chmod(0o755)
+    return [str(script)]
+
+
 def write_client_config(server: SSHD) -> Path:
     """`127.0.0.1:/path` spelled exactly as in the issue: the port and user come from this config."""
     return server.write_config(
@@ -115,7 +156,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--runs", type=int, default=5, help="timed runs per command (median reported)")
+    parser.add_argument("--runs", type=int, default=11, help="timed runs per command (median reported)")
     parser.add_argument("--dense", action="store_true", help="write the 10 GiB log in full")
     parser.add_argument("--skip-10g", action="store_true")
     args = parser.parse_args()
@@ -140,8 +181,10 @@ def main() -> int:
             write_log(ten, 10 << 30, sparse=not args.dense)
 
         ssh = ["ssh", "-F", str(config), "127.0.0.1"]
-        logsleuth = [*logsleuth_command(), "diagnose", "--format", "json"]
+        print("installing a wheel of this checkout…", file=sys.stderr)
+        logsleuth = [*install_wheel(server.root / "wheel"), "diagnose", "--format", "json"]
         remote = [*logsleuth, "--ssh-config", str(config)]
+        dev_checkout = [*logsleuth_command(), "diagnose", "--format", "json", "--ssh-config", str(config)]
         commands = {
             "logsleuth diagnose 127.0.0.1:1GiB.log": [*remote, f"127.0.0.1:{one}"],
             "ssh 'tail -c 1000000 LOG' (1 GiB)": [*ssh, f"tail -c 1000000 {one}"],
@@ -155,11 +198,14 @@ def main() -> int:
             f"127.0.0.1:{one}",
         ]
         commands["logsleuth diagnose 1GiB.log (local file: the floor)"] = [*logsleuth, str(one)]
-        commands["(python start + import logsleuth.cli, paramiko)"] = [
-            sys.executable,
-            "-c",
-            "import logsleuth.cli, paramiko",
+        commands["logsleuth diagnose 127.0.0.1:1GiB.log, no SSH helper process"] = [
+            "env",
+            "LOGSLEUTH_SSH_WORKER=0",
+            *remote,
+            f"127.0.0.1:{one}",
         ]
+        commands["logsleuth diagnose 127.0.0.1:1GiB.log, editable dev checkout"] = [*dev_checkout, f"127.0.0.1:{one}"]
+        commands["(python start + import paramiko: the helper's floor)"] = [sys.executable, "-c", "import paramiko"]
         times, results = timed_interleaved(commands, env, args.runs)
         rows = list(times.items())
         names = list(commands)
@@ -175,7 +221,8 @@ def main() -> int:
         t_ls10 = times.get("logsleuth diagnose 127.0.0.1:10GiB.log")
 
         print(
-            f"\nmedian of {args.runs} interleaved runs, whole process, sshd on 127.0.0.1 ({os.cpu_count()} cores)"
+            f"\nmedian of {args.runs} interleaved runs, whole process, sshd on 127.0.0.1 ({os.cpu_count()} cores);"
+            "\nlogsleuth as installed from a wheel unless marked otherwise"
         )
         for label, seconds in rows:
             print(f"  {label:<58} {seconds:7.3f} s")
@@ -186,6 +233,8 @@ def main() -> int:
         print(f"  logsleuth / ssh tail      = {t_ls1 / t_tail:5.2f}x   (goal <= 1.5x)")
         print(f"  ssh grep  / logsleuth     = {t_grep / t_ls1:5.2f}x   (goal >= 3x)")
         print(f"  remote overhead over local diagnose = {t_ls1 - t_local:+.3f} s")
+        t_dev = times["logsleuth diagnose 127.0.0.1:1GiB.log, editable dev checkout"]
+        print(f"  editable dev checkout: / ssh tail = {t_dev / t_tail:.2f}x, ssh grep / it = {t_grep / t_dev:.2f}x")
         if t_ls10 is not None:
             print(f"  10 GiB    / 1 GiB         = {t_ls10 / t_ls1:5.2f}x   (goal <= 1.1x)")
         return 0

@@ -13,7 +13,6 @@ See docs/writing-patterns.md for the format.
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import resources
@@ -405,6 +404,8 @@ def _line_of(text: str, needle: str) -> int:
 def parse_pattern(text: str, path: str, layer: str = BUILTIN_LAYER, *, data: dict[str, Any] | None = None) -> Pattern:
     """A pattern from its TOML text (`data`: that text already parsed, e.g. by pattern_cache)."""
     if data is None:
+        import tomllib  # here, not at the top: bundled patterns usually come parsed from pattern_cache
+
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
