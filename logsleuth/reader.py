@@ -13,7 +13,7 @@ from logsleuth.normalize import normalize_chunks
 from logsleuth.parser import FailureScanner
 from logsleuth.sources.base import Source
 
-INITIAL_WINDOW = 256 << 10  # most crash logs end with the failure: start small
+INITIAL_WINDOW = 128 << 10  # most crash logs end with the failure (and 64 KiB of context): start small
 GROWTH = 4
 DEFAULT_MAX_BYTES = 256 << 20
 # The first failure of a launch must be preceded by this many failure-free bytes (or a

@@ -43,7 +43,7 @@ class SSHOptions:
     known_hosts_file: str | None = None  # where accepted keys go; default ~/.config/logsleuth/known_hosts
     # The end of the file fetched with its size in the first round trip: the reader's first window
     # (reader.INITIAL_WINDOW), so a crash at the end of the log costs one exec.
-    prefetch_bytes: int = 256 << 10
+    prefetch_bytes: int = 128 << 10
     # Called with short status lines ("connecting to gpu7…", "reading gpu7:/x.log: 4.0 MiB"); the CLI
     # shows them on a TTY.  Sources never print.
     progress: Callable[[str], None] | None = field(default=None, compare=False)

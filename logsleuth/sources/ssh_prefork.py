@@ -109,6 +109,6 @@ def stop() -> None:
             return
         if done:
             return
-        time.sleep(0.005)
+        time.sleep(0.001)
     os.kill(pid, 15)  # SIGTERM, without importing signal
     os.waitpid(pid, 0)
