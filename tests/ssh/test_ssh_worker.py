@@ -40,7 +40,7 @@ if mode == "kill" and pid:
     os.waitpid(pid, 0)
 out = {"helper_pid": pid}
 if spec:
-    (source,) = open_sources(spec, SSHOptions(config_file=config, connect_attempts=1))
+    (source,) = open_sources(spec, SSHOptions(config_file=config))
     size = source.size()
     data = b"".join(source.read_range(0, size))
     out.update(kind=type(source).__name__, size=size, sha=hashlib.sha256(data).hexdigest(),
@@ -184,6 +184,47 @@ def test_a_dead_helper_falls_back_to_an_in_process_connection(sshd: SSHD, log: P
     result = run_script(["diagnose", spec, "-F", str(sshd.config)], spec, str(sshd.config), mode="kill")
     assert result["kind"] == "SSHFileSource"
     assert {key: result[key] for key in ("size", "sha", "tail", "anchors")} == _expected(log)
+
+
+# Forks the helper, gives it time to connect on its own, then moves the remote log away before asking for
+# it: only a source opened before the request can still answer (its size and tail came with the probe).
+EARLY_SCRIPT = r"""
+import json, os, sys, time
+from logsleuth.sources import ssh_prefork
+from logsleuth.sources.base import SSHOptions, open_sources
+
+argv, spec, config, path = json.loads(sys.argv[1])
+ssh_prefork.fork_if_remote(argv)
+time.sleep(3)
+os.rename(path, path + ".moved")
+(source,) = open_sources(spec, SSHOptions(config_file=config))
+size = source.size()
+print(json.dumps({"size": size, "tail": b"".join(source.read_range(size - 100, size)).decode()}))
+source.close()
+ssh_prefork.stop()
+"""
+
+
+@pytest.mark.ssh
+@pytest.mark.parametrize("early", [True, False], ids=["diagnose", "diagnose --help"])
+def test_helper_opens_the_named_source_before_it_is_asked(sshd: SSHD, log: Path, early: bool) -> None:
+    spec = f"logsleuth-alias:{log}"
+    argv = ["diagnose", spec, "--ssh-config", str(sshd.config), *([] if early else ["--help"])]
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", EARLY_SCRIPT, json.dumps([argv, spec, str(sshd.config), str(log)])],
+            capture_output=True,
+            text=True,
+            env={k: v for k, v in os.environ.items() if k not in ("SSH_AUTH_SOCK", "LOGSLEUTH_SSH_WORKER")},
+            timeout=60,
+        )
+    finally:
+        Path(f"{log}.moved").unlink(missing_ok=True)
+    if not early:  # asking for help connects to nothing: the source is opened on request, after the move
+        assert proc.returncode != 0 and "no such file" in proc.stderr, proc.stderr
+        return
+    assert proc.returncode == 0, proc.stderr  # opened after the move, it would fail with "no such file"
+    assert json.loads(proc.stdout) == {"size": len(LOG), "tail": LOG[-100:].decode()}
 
 
 def test_helper_leaves_at_once_when_the_colon_word_is_a_local_file(tmp_path: Path) -> None:
