@@ -84,7 +84,7 @@ def fork_if_remote(argv: list[str]) -> None:
     if pid == 0:  # the helper: never returns
         os.close(to_child_write)
         os.close(to_parent_read)
-        from logsleuth.sources.ssh_worker import child_main
+        from logsleuth.sources.ssh_worker_child import child_main
 
         child_main(to_child_read, to_parent_write, argv)
     os.close(to_child_read)
