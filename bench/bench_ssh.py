@@ -27,7 +27,6 @@ import statistics
 import subprocess
 import sys
 import sysconfig
-import tempfile
 import time
 from pathlib import Path
 
@@ -204,6 +203,12 @@ def main() -> int:
             *remote,
             f"127.0.0.1:{one}",
         ]
+        nodes = []
+        for number in range(1, 5):  # four "nodes" of a multi-node launch, each log ending in the crash
+            node = server.logs / f"node{number}.log"
+            write_log(node, 4 << 20, sparse=False)
+            nodes.append(f"127.0.0.1:{node}")
+        commands["logsleuth diagnose 4 sources on 127.0.0.1 (4 MiB logs)"] = [*remote, *nodes]
         commands["logsleuth diagnose 127.0.0.1:1GiB.log, editable dev checkout"] = [*dev_checkout, f"127.0.0.1:{one}"]
         commands["(python start + import paramiko: the helper's floor)"] = [sys.executable, "-c", "import paramiko"]
         times, results = timed_interleaved(commands, env, args.runs)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -24,8 +25,8 @@ OpenSSHSources = Callable[[str, SSHOptions], list[Source]]
 
 
 def child_main(requests: int, answers: int, argv: list[str]) -> None:
-    """The helper's whole life (never returns): import paramiko, open the first remote source the command
-    line names, then serve requests until end of stream."""
+    """The helper's whole life (never returns): import paramiko, open the remote sources the command line
+    names, then serve requests until end of stream."""
     status = 0
     try:
         _detach()
@@ -40,7 +41,7 @@ def child_main(requests: int, answers: int, argv: list[str]) -> None:
             load_paramiko(options.config_file)  # the point of the helper: this runs while the parent starts
             from logsleuth.sources import ssh, ssh_files  # noqa: F401 - imported now, not after the request
 
-            early = None if line.flags & {"-h", "--help"} else _open_early(remote[0], options, ssh.open_ssh_sources)
+            early = {} if line.flags & {"-h", "--help"} else _open_early(remote, options, ssh.open_ssh_sources)
             _serve(requests, answers, ssh.open_ssh_sources, early)
     except BaseException:  # noqa: BLE001 - the child must never return into the parent's code
         status = 1
@@ -60,32 +61,45 @@ def _ssh_options(line: ssh_prefork.CommandLine) -> SSHOptions:
     )
 
 
-class EarlyOpen:
-    """The first remote source, opened before the parent asked: while the parent is still importing, the
-    helper has nothing else to do.  Used only if the parent's request is for the same spec and options."""
+MAX_EARLY = 16  # remote sources opened at once before the parent asks (one thread and connection each)
 
-    def __init__(self, spec: str, options: SSHOptions) -> None:
+
+class EarlyOpen:
+    """A remote source opened before the parent asked, in a thread of its own: while the parent is still
+    importing, the helper has nothing else to do, and several hosts connect at the same time instead of one
+    after the other.  Used only if the parent's request is for the same spec and options."""
+
+    def __init__(self, spec: str, options: SSHOptions, open_ssh_sources: OpenSSHSources) -> None:
         self.spec = spec
         self.options = options
         self.progress: list[str] = []  # replayed to the parent with the answer
         self.sources: list[Source] = []
-        self.error: SourceError | None = None
+        self.error: Exception | None = None
+        self._thread = threading.Thread(target=self._open, args=(open_ssh_sources,), daemon=True)
+        self._thread.start()
+
+    def _open(self, open_ssh_sources: OpenSSHSources) -> None:
+        try:
+            self.sources = open_ssh_sources(self.spec, replace(self.options, progress=self.progress.append))
+        except Exception as exc:  # noqa: BLE001 - handed to the parent with the answer
+            self.error = exc
 
     def matches(self, spec: str, options: SSHOptions) -> bool:
+        """Whether the request is the one guessed, once the opening has finished."""
+        self._thread.join()
         return (spec, options) == (self.spec, self.options)  # progress and idle_work do not compare
 
     def close(self) -> None:
-        for source in self.sources:
-            source.close()
+        """Close what was opened; a connection still being made is left to the helper's exit."""
+        if not self._thread.is_alive():
+            for source in self.sources:
+                source.close()
 
 
-def _open_early(spec: str, options: SSHOptions, open_ssh_sources: OpenSSHSources) -> EarlyOpen:
-    early = EarlyOpen(spec, options)
-    try:
-        early.sources = open_ssh_sources(spec, replace(options, progress=early.progress.append))
-    except SourceError as exc:
-        early.error = exc
-    return early
+def _open_early(specs: list[str], options: SSHOptions, open_ssh_sources: OpenSSHSources) -> dict[str, EarlyOpen]:
+    return {spec: EarlyOpen(spec, options, open_ssh_sources) for spec in list(dict.fromkeys(specs))[:MAX_EARLY]}
+
+
 def _detach() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     devnull = os.open(os.devnull, os.O_RDWR)
@@ -103,7 +117,7 @@ def _detach() -> None:
             os._exit(0)
 
 
-def _serve(requests: int, answers: int, open_ssh_sources: OpenSSHSources, early: EarlyOpen | None) -> None:
+def _serve(requests: int, answers: int, open_ssh_sources: OpenSSHSources, early: dict[str, EarlyOpen]) -> None:
     sources: dict[int, Source] = {}
 
     def progress(text: str) -> None:
@@ -118,9 +132,8 @@ def _serve(requests: int, answers: int, open_ssh_sources: OpenSSHSources, early:
         except EOFError:
             break
         try:
-            if request[0] == "open" and early is not None:
-                answer = _answer_open_early(request, early, sources, open_ssh_sources, progress)
-                early = None
+            if request[0] == "open" and request[1] in early:
+                answer = _answer_open_early(request, early.pop(request[1]), sources, open_ssh_sources, progress)
             else:
                 answer = _handle(request, sources, open_ssh_sources, progress, send_chunk)
             send_message(answers, ("ok", answer))
@@ -132,8 +145,8 @@ def _serve(requests: int, answers: int, open_ssh_sources: OpenSSHSources, early:
             send_message(answers, ("bug", f"{type(exc).__name__}: {exc}"))
     for source in sources.values():
         source.close()
-    if early is not None:
-        early.close()
+    for unused in early.values():
+        unused.close()
 
 
 def _answer_open_early(

@@ -245,20 +245,34 @@ def test_helper_leaves_at_once_when_the_colon_word_is_a_local_file(tmp_path: Pat
 
 @pytest.mark.ssh
 def test_cli_reports_the_same_with_and_without_the_helper(sshd: SSHD, log: Path) -> None:
-    reports = []
-    for helper in ("1", "0"):
-        environment = {k: v for k, v in os.environ.items() if k != "SSH_AUTH_SOCK"}
-        environment["LOGSLEUTH_SSH_WORKER"] = helper
-        proc = subprocess.run(
-            [sys.executable, "-m", "logsleuth", "diagnose", f"logsleuth-alias:{log}", "-F", str(sshd.config),
-             "--format", "json"],
-            capture_output=True,
-            text=True,
-            env=environment,
-            timeout=60,
-        )
-        assert proc.returncode == 1, proc.stderr
-        assert proc.stderr == ""
-        reports.append(json.loads(proc.stdout))
+    """Three remote sources (opened at once by the helper): one good, one missing, one good again."""
+    second = sshd.logs / "worker-2.log"
+    second.write_bytes(LOG.replace(b"AssertionError", b"RuntimeError: second host"))
+    specs = [f"logsleuth-alias:{log}", f"logsleuth-alias:{sshd.logs}/missing.log", f"127.0.0.1:{second}"]
+    config = sshd.write_config(
+        "two-names",
+        sshd.config.read_text() + f"\nHost 127.0.0.1\n    Port {sshd.port}\n    User logsleuth-test\n"
+        f"    IdentityFile {sshd.client_key}\n    UserKnownHostsFile {sshd.root}/client/known_hosts\n",
+    )
+    reports, errors = [], []
+    try:
+        for helper in ("1", "0"):
+            environment = {k: v for k, v in os.environ.items() if k != "SSH_AUTH_SOCK"}
+            environment["LOGSLEUTH_SSH_WORKER"] = helper
+            proc = subprocess.run(
+                [sys.executable, "-m", "logsleuth", "diagnose", *specs, "-F", str(config), "--format", "json"],
+                capture_output=True,
+                text=True,
+                env=environment,
+                timeout=60,
+            )
+            assert proc.returncode == 1, proc.stderr
+            reports.append(json.loads(proc.stdout))
+            errors.append(proc.stderr)
+    finally:
+        second.unlink()
     assert reports[0] == reports[1]
-    assert reports[0]["failures"][0]["signature"] == "AssertionError"
+    assert errors[0] == errors[1] == f"logsleuth: logsleuth-alias:{sshd.logs}/missing.log: no such file\n"
+    assert [source["error"] for source in reports[0]["sources"]] == [None, "logsleuth-alias:"
+                                                                     f"{sshd.logs}/missing.log: no such file", None]
+    assert sorted(f["signature"] for f in reports[0]["failures"]) == ["AssertionError", "RuntimeError: second host"]
