@@ -1,5 +1,5 @@
-"""The SSH helper process's side (see ssh_worker.py): import paramiko, open the first remote source early,
-then serve requests until the parent closes the pipes.
+"""The SSH helper process's side (see ssh_worker.py): import paramiko, open the command line's remote
+sources early, then serve requests until the parent closes the pipes.
 
 The child never prints: its stdin, stdout and stderr are /dev/null, so a pipe the parent writes to closes when
 the parent exits.  It ignores Ctrl-C (the parent handles it), exits at end of stream, and on Linux also when
