@@ -62,6 +62,7 @@ def _ssh_options(line: ssh_prefork.CommandLine) -> SSHOptions:
 
 
 MAX_EARLY = 16  # remote sources opened at once before the parent asks (one thread and connection each)
+_PROGRESS_POLL = 0.05  # seconds between progress checks while the parent waits for an early opening
 
 
 class EarlyOpen:
@@ -85,9 +86,19 @@ class EarlyOpen:
             self.error = exc
 
     def matches(self, spec: str, options: SSHOptions) -> bool:
-        """Whether the request is the one guessed, once the opening has finished."""
-        self._thread.join()
         return (spec, options) == (self.spec, self.options)  # progress and idle_work do not compare
+
+    def wait(self, progress: Progress) -> None:
+        """Wait for the opening to finish, passing its progress lines on as they come (a slow host shows
+        "connecting to gpu7… (attempt 2)" while it happens, not afterwards)."""
+        sent = 0
+        while True:
+            self._thread.join(_PROGRESS_POLL)
+            while sent < len(self.progress):
+                progress(self.progress[sent])
+                sent += 1
+            if not self._thread.is_alive():
+                return
 
     def close(self) -> None:
         """Close what was opened; a connection still being made is left to the helper's exit."""
@@ -160,8 +171,7 @@ def _answer_open_early(
     if not early.matches(spec, options):
         early.close()
         return _handle(request, sources, open_ssh_sources, progress, lambda chunk: None)
-    for line in early.progress:
-        progress(line)
+    early.wait(progress)
     if early.error is not None:
         raise early.error
     return _register(early.sources, sources)

@@ -38,9 +38,9 @@ pid = ssh_prefork.started[0] if ssh_prefork.started else None
 if mode == "kill" and pid:
     os.kill(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
-out = {"helper_pid": pid}
+out = {"helper_pid": pid, "progress": []}
 if spec:
-    (source,) = open_sources(spec, SSHOptions(config_file=config))
+    (source,) = open_sources(spec, SSHOptions(config_file=config, progress=out["progress"].append))
     size = source.size()
     data = b"".join(source.read_range(0, size))
     out.update(kind=type(source).__name__, size=size, sha=hashlib.sha256(data).hexdigest(),
@@ -163,6 +163,8 @@ def test_helper_serves_the_same_bytes_as_the_file(sshd: SSHD, log: Path) -> None
     assert result["kind"] == "RemoteSourceProxy"  # served by the helper, opened before it was asked
     assert {key: result[key] for key in ("size", "sha", "tail", "anchors")} == _expected(log)
     assert result["helper_alive_after_stop"] is False
+    # the same status lines as an in-process connection (the CLI shows them on a TTY)
+    assert result["progress"] == ["connecting to logsleuth-alias…", f"reading logsleuth-alias:{log}…"]
 
 
 @pytest.mark.ssh
