@@ -66,6 +66,8 @@ def load_paramiko(config_file: str | None) -> None:
     try:
         _import_paramiko(stand_ins)
     except Exception:  # noqa: BLE001 - a paramiko that wants more than the stand-ins give: import it plainly
+        for name in [name for name in sys.modules if name == "paramiko" or name.startswith("paramiko.")]:
+            del sys.modules[name]  # half-imported modules would be reused as they are
         stand_ins.pop("importlib.metadata", None)
         _import_paramiko(stand_ins)
 

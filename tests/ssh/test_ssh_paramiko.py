@@ -1,0 +1,70 @@
+"""Importing paramiko without invoke and importlib.metadata (sources/ssh_paramiko.py), in fresh processes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PROBE = r"""
+import json, sys
+config = sys.argv[1] or None
+from logsleuth.sources.ssh_paramiko import load_paramiko
+load_paramiko(config)
+import paramiko, paramiko.config, paramiko.transport
+state = {
+    "version": paramiko.__version__,
+    "client_id": paramiko.transport.Transport._CLIENT_ID,
+    "metadata_loaded": "importlib.metadata" in sys.modules,
+    "invoke_usable": paramiko.config.invoke is not None,
+}
+import importlib.metadata  # the real module, now that paramiko is in
+state["real_version"] = importlib.metadata.version("paramiko")
+state["metadata_is_real"] = hasattr(importlib.metadata, "distributions")
+print(json.dumps(state))
+"""
+
+
+def probe(config: Path | None) -> dict[str, object]:
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, str(config or "")], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    result: dict[str, object] = json.loads(proc.stdout)
+    return result
+
+
+def test_paramiko_gets_its_true_version_without_importlib_metadata(tmp_path: Path) -> None:
+    state = probe(tmp_path / "no-such-config")
+    assert state["metadata_loaded"] is False  # the stand-in answered and was removed
+    assert state["version"] == state["real_version"]
+    assert state["client_id"] == f"paramiko_{state['real_version']}"  # what the SSH banner says
+    assert state["metadata_is_real"] is True
+    assert state["invoke_usable"] is False  # no Match exec in the config: invoke stays out
+
+
+@pytest.mark.parametrize("line", ["Match exec \"true\"\n    User x\n", "Include other.conf\n"])
+def test_a_config_that_may_need_invoke_gets_it(tmp_path: Path, line: str) -> None:
+    pytest.importorskip("invoke")
+    config = tmp_path / "config"
+    config.write_text(line)
+    assert probe(config)["invoke_usable"] is True
+
+
+def test_invoke_is_given_back_when_a_later_config_needs_it(tmp_path: Path) -> None:
+    """The helper imports paramiko with the config it read from the command line; if the config used in the
+    end has `Match exec`, paramiko.config gets invoke then."""
+    pytest.importorskip("invoke")
+    plain, matching = tmp_path / "plain", tmp_path / "matching"
+    plain.write_text("Host x\n    User y\n")
+    matching.write_text('Match exec "true"\n    User x\n')
+    code = (
+        "from logsleuth.sources.ssh_paramiko import load_paramiko\n"
+        f"load_paramiko({str(plain)!r}); import paramiko.config as c; before = c.invoke is None\n"
+        f"load_paramiko({str(matching)!r}); print(before, c.invoke is not None)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.stdout.split() == ["True", "True"], proc.stderr
