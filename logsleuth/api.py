@@ -104,12 +104,8 @@ def build_report(
 
 def _merge_launch(trackers: list[LaunchTracker], options: DiagnoseOptions) -> LaunchInfo:
     merged = LaunchTracker()
-    for tracker in trackers:
-        merged.engine = merged.engine or tracker.engine
-        merged.engine_version = merged.engine_version or tracker.engine_version
-        merged.version_hint = merged.version_hint or tracker.version_hint
-        merged.command = merged.command or tracker.command
-        merged.server_args = merged.server_args or tracker.server_args
+    for tracker in trackers:  # one per source: hosts of the same launch, the first to know wins
+        merged.absorb(tracker, later_command_wins=False)
     return merged.info(options.command, options.engine_version)
 
 

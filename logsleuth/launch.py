@@ -72,6 +72,20 @@ class LaunchTracker:
             self._marker_kinds = set()
         self._marker_kinds.add(kind)
 
+    def absorb(self, other: LaunchTracker, *, later_command_wins: bool) -> None:
+        """Take what `other` knows.  The engine and its version: whichever was known first.  The command and
+        server_args: `other`'s when `later_command_wins` (a later region of the same log is a later launch),
+        otherwise only when this tracker has none (another host of the same launch)."""
+        self.engine = self.engine or other.engine
+        self.engine_version = self.engine_version or other.engine_version
+        self.version_hint = self.version_hint or other.version_hint
+        if later_command_wins:
+            self.command = other.command or self.command
+            self.server_args = other.server_args or self.server_args
+        else:
+            self.command = self.command or other.command
+            self.server_args = self.server_args or other.server_args
+
     def observe_failure(self, failure: Failure) -> None:
         """Frame paths tell the engine and, roughly, its version."""
         for block in failure.exceptions:

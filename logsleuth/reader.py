@@ -182,11 +182,7 @@ def read_all(source: Source, *, max_region: int = 64 << 20) -> ReadResult:
         cascade.extend(region_cascade)
         for failure in region_failures:
             failures.setdefault(failure.offset, failure)
-        tracker.engine = tracker.engine or region_tracker.engine
-        tracker.engine_version = tracker.engine_version or region_tracker.engine_version
-        tracker.version_hint = tracker.version_hint or region_tracker.version_hint
-        tracker.command = region_tracker.command or tracker.command
-        tracker.server_args = region_tracker.server_args or tracker.server_args
+        tracker.absorb(region_tracker, later_command_wins=True)
     ordered = sorted(failures.values(), key=lambda failure: failure.offset)
     return ReadResult(_drop_overlaps(ordered), tracker, total, size, False, cascade)
 

@@ -86,3 +86,26 @@ def test_read_all_finds_what_a_full_scan_finds(tmp_path: Path) -> None:
     anchored = [(f.offset, f.final.type, f.final.message) for f in read_all(source).failures]
     assert anchored == full
     assert len(full) == 62
+
+
+def test_launch_facts_merge_with_the_precedence_each_caller_needs() -> None:
+    from logsleuth.launch import LaunchTracker
+
+    def tracker(**facts: str | None) -> LaunchTracker:
+        made = LaunchTracker()
+        for name, value in facts.items():
+            setattr(made, name, value)
+        return made
+
+    first = dict(engine="sglang", engine_version=None, command="python -m sglang.launch_server --tp 1")
+    later = dict(engine="vllm", engine_version="0.5.9", command="python -m sglang.launch_server --tp 2")
+    region = tracker(**first)
+    region.absorb(tracker(**later), later_command_wins=True)  # a later region of one log: a later launch
+    hosts = tracker(**first)
+    hosts.absorb(tracker(**later), later_command_wins=False)  # another host of the same launch
+    for merged in (region, hosts):
+        assert (merged.engine, merged.engine_version) == ("sglang", "0.5.9")  # first known, gaps filled
+    assert (region.command or "").endswith("--tp 2") and (hosts.command or "").endswith("--tp 1")
+    empty = LaunchTracker()
+    empty.absorb(tracker(**later), later_command_wins=False)
+    assert (empty.command or "").endswith("--tp 2")
