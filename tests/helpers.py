@@ -9,6 +9,8 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -67,3 +69,17 @@ def real_traceback(code: str, filename: str = "app.py") -> str:
         assert proc.returncode != 0, "the snippet was meant to raise"
         # Keep the temp path out of fingerprints and assertions.
         return proc.stderr.replace(tmp + "/", "/srv/")
+
+
+def append_later(path: Path, pieces: list[str] | list[bytes], delay: float) -> threading.Thread:
+    """Append each piece to `path` after `delay` seconds, in a thread: a server writing its log (watch)."""
+
+    def run() -> None:
+        for piece in pieces:
+            time.sleep(delay)
+            with path.open("ab") as handle:
+                handle.write(piece.encode() if isinstance(piece, str) else piece)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread

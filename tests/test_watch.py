@@ -11,6 +11,7 @@ from pathlib import Path
 from logsleuth.api import DiagnoseOptions
 from logsleuth.sources.local import LocalFileSource
 from logsleuth.watch import follow_local, watch
+from tests.helpers import append_later
 from tests.logs import crash_record, launch_line, scheduler_traceback
 
 STAGE_LINES = [
@@ -26,22 +27,10 @@ STAGE_LINES = [
 ]
 
 
-def _writer(path: Path, pieces: list[str], delay: float) -> threading.Thread:
-    def run() -> None:
-        for piece in pieces:
-            time.sleep(delay)
-            with path.open("a") as handle:
-                handle.write(piece)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    return thread
-
-
 def test_stages_then_ready(tmp_path: Path) -> None:
     log = tmp_path / "server.log"
     log.write_text("")
-    writer = _writer(log, [line + "\n" for line in STAGE_LINES], 0.02)
+    writer = append_later(log, [line + "\n" for line in STAGE_LINES], 0.02)
     events = list(watch(LocalFileSource(str(log)), follow_local(str(log), poll=0.01), DiagnoseOptions(), timeout=20))
     writer.join()
     assert [e.stage.key for e in events if e.stage] == [
@@ -54,7 +43,7 @@ def test_crash_is_diagnosed_within_a_moment(tmp_path: Path) -> None:
     log = tmp_path / "server.log"
     log.write_text(launch_line())
     pieces = [line + "\n" for line in STAGE_LINES[:3]] + [crash_record("2026-11-29 10:00:03", "TP0", scheduler_traceback())]
-    writer = _writer(log, pieces, 0.02)
+    writer = append_later(log, pieces, 0.02)
     started = time.monotonic()
     events = list(watch(LocalFileSource(str(log)), follow_local(str(log), poll=0.01), DiagnoseOptions(), timeout=20))
     writer.join()
@@ -86,7 +75,7 @@ def test_rotation_is_followed(tmp_path: Path) -> None:
 def test_cli_watch_exit_codes(tmp_path: Path) -> None:
     log = tmp_path / "server.log"
     log.write_text("")
-    writer = _writer(log, [line + "\n" for line in STAGE_LINES], 0.05)
+    writer = append_later(log, [line + "\n" for line in STAGE_LINES], 0.05)
     proc = subprocess.run(
         [sys.executable, "-m", "logsleuth", "watch", str(log), "--timeout", "60"], capture_output=True, text=True, timeout=90
     )
@@ -97,7 +86,7 @@ def test_cli_watch_exit_codes(tmp_path: Path) -> None:
 
     crashed = tmp_path / "crashed.log"
     crashed.write_text(launch_line())
-    writer = _writer(crashed, [crash_record("2026-11-29 10:00:03", "TP0", scheduler_traceback())], 0.3)
+    writer = append_later(crashed, [crash_record("2026-11-29 10:00:03", "TP0", scheduler_traceback())], 0.3)
     proc = subprocess.run(
         [sys.executable, "-m", "logsleuth", "watch", str(crashed), "--format", "json", "--timeout", "60"],
         capture_output=True, text=True, timeout=90,

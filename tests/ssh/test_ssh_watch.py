@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
 from sshd_server import SSHD
+
+from tests.helpers import append_later
 
 STAGES = [
     b"[2026-11-29 10:00:00] server_args=ServerArgs(model_path='/m', tp_size=1)\n",
@@ -29,18 +29,6 @@ CRASH = (
 )
 
 
-def _append_later(path: Path, pieces: list[bytes], delay: float) -> threading.Thread:
-    def run() -> None:
-        for piece in pieces:
-            time.sleep(delay)
-            with path.open("ab") as handle:
-                handle.write(piece)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    return thread
-
-
 def _watch(sshd: SSHD, log: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     environment = dict(os.environ)
     environment.pop("SSH_AUTH_SOCK", None)
@@ -55,7 +43,7 @@ def _watch(sshd: SSHD, log: Path, *extra: str) -> subprocess.CompletedProcess[st
 def test_remote_watch_until_ready(sshd: SSHD) -> None:
     log = sshd.logs / "watch-ready.log"
     log.write_bytes(STAGES[0])
-    writer = _append_later(log, STAGES[1:], 0.3)
+    writer = append_later(log, STAGES[1:], 0.3)
     try:
         result = _watch(sshd, log)
     finally:
@@ -70,7 +58,7 @@ def test_remote_watch_until_ready(sshd: SSHD) -> None:
 def test_remote_watch_diagnoses_a_crash(sshd: SSHD) -> None:
     log = sshd.logs / "watch-crash.log"
     log.write_bytes(STAGES[0])
-    writer = _append_later(log, [STAGES[1], CRASH], 0.3)
+    writer = append_later(log, [STAGES[1], CRASH], 0.3)
     try:
         result = _watch(sshd, log, "--format", "json")
     finally:
