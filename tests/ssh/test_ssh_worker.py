@@ -278,3 +278,32 @@ def test_cli_reports_the_same_with_and_without_the_helper(sshd: SSHD, log: Path)
     assert [source["error"] for source in reports[0]["sources"]] == [None, "logsleuth-alias:"
                                                                      f"{sshd.logs}/missing.log: no such file", None]
     assert sorted(f["signature"] for f in reports[0]["failures"]) == ["AssertionError", "RuntimeError: second host"]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        [],
+        ["-F", "cfg"],
+        ["--ssh-config=./dir//cfg"],
+        ["-Fcfg", "--accept-new-host-key"],
+        ["--all-files", "--format", "json", "--cmd", "python -m sglang.launch_server --port 1"],
+    ],
+)
+def test_helper_guesses_the_ssh_options_the_cli_builds(options: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The helper's early connections are used only when its guess equals what `diagnose` asks for."""
+    from logsleuth import cli
+    from logsleuth.__main__ import main
+    from logsleuth.sources.ssh_worker_child import _ssh_options
+
+    asked: list[object] = []
+
+    def record(specs: list[str], diagnose_options: object) -> object:
+        asked.append(diagnose_options)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(cli, "diagnose", record)
+    argv = ["diagnose", "gpu7:/var/log/x.log", *options]
+    assert main(argv) == 0
+    (built,) = asked
+    assert _ssh_options(CommandLine(argv)) == built.ssh  # type: ignore[attr-defined]
