@@ -197,7 +197,7 @@ from logsleuth.sources.base import SSHOptions, open_sources
 
 argv, spec, config, path = json.loads(sys.argv[1])
 ssh_prefork.fork_if_remote(argv)
-time.sleep(3)
+time.sleep(5)  # the helper connects in ~0.2 s; a loaded CI machine gets 25 times that
 os.rename(path, path + ".moved")
 (source,) = open_sources(spec, SSHOptions(config_file=config))
 size = source.size()
