@@ -477,7 +477,7 @@ def render(case: Case) -> str:
     with tempfile.TemporaryDirectory(prefix="lsfx-") as tmp:
         base = Path(os.path.realpath(tmp))
         _write_tree(case, base)
-        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "TZ": "UTC"}
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "TZ": "UTC", "COLUMNS": "80"}  # argparse wraps usage at COLUMNS
         env.pop("PYTHONPATH", None)
         ranks = f" {case.ranks}" if case.ranks else ""
         if case.mode == "launch":
