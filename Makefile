@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck bench fixtures pattern-fixtures verify-fixes oracle-setup docs clean
+.PHONY: demo test test-slow lint typecheck bench fixtures pattern-fixtures verify-fixes oracle-setup docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,11 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+# The long tests left out of `make test` (~30 s): a 1 GiB log streamed over SSH, and the generated
+# pattern fixtures regenerated and compared.
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -q -m slow
 
 lint: $(STAMP)
 	$(BIN)/ruff check logsleuth tests scripts bench
