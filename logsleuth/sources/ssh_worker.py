@@ -170,15 +170,9 @@ class RemoteSourceProxy:
             self._worker.call("close", self._handle)
 
 
-_worker: SSHWorker | None = None
-
-
 def current() -> SSHWorker | None:
-    """The helper forked by the console entry point, if there is one."""
-    global _worker
+    """The helper forked by the console entry point, if there is one (a handle holds no state but its fds)."""
     if ssh_prefork.started is None:
-        _worker = None
-    elif _worker is None:
-        _pid, answers, requests = ssh_prefork.started
-        _worker = SSHWorker(answers, requests)
-    return _worker
+        return None
+    _pid, answers, requests = ssh_prefork.started
+    return SSHWorker(answers, requests)
