@@ -83,3 +83,14 @@ def append_later(path: Path, pieces: list[str] | list[bytes], delay: float) -> t
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
     return thread
+
+
+def offsets_of(data: bytes, anchors: tuple[bytes, ...]) -> list[int]:
+    """Every offset where one of the anchors starts, sorted: what `find_anchors` must return."""
+    found = set()
+    for anchor in anchors:
+        index = data.find(anchor)
+        while index >= 0:
+            found.add(index)
+            index = data.find(anchor, index + 1)
+    return sorted(found)

@@ -18,6 +18,7 @@ from sshd_server import SSHD, free_port
 from logsleuth.errors import SourceError
 from logsleuth.reader import INITIAL_WINDOW
 from logsleuth.sources.base import Source, SSHOptions, open_sources
+from tests.helpers import offsets_of
 
 pytestmark = pytest.mark.ssh
 
@@ -259,16 +260,6 @@ def test_backwards_widening_is_one_probe_then_one_exec_per_window(sshd: SSHD, lo
         source.close()
 
 
-def _local_offsets(data: bytes, anchors: tuple[bytes, ...]) -> list[int]:
-    found = set()
-    for anchor in anchors:
-        index = data.find(anchor)
-        while index >= 0:
-            found.add(index)
-            index = data.find(anchor, index + 1)
-    return sorted(found)
-
-
 @pytest.mark.parametrize("compressed", [False, True])
 def test_find_anchors_runs_grep_remotely(sshd: SSHD, compressed: bool) -> None:
     anchors = (b"Traceback", b"rror", b"-e", b"it's")
@@ -278,7 +269,7 @@ def test_find_anchors_runs_grep_remotely(sshd: SSHD, compressed: bool) -> None:
     try:
         source = open_one(f"logsleuth-alias:{path}", options(sshd))
         found = source.find_anchors(anchors)  # type: ignore[attr-defined]
-        assert found == _local_offsets(data, anchors)
+        assert found == offsets_of(data, anchors)
         assert source.find_anchors((b"no such text",)) == []  # type: ignore[attr-defined]
         source.close()
     finally:

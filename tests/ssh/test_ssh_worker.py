@@ -16,6 +16,7 @@ import pytest
 from sshd_server import SSHD
 
 from logsleuth.sources.ssh_prefork import DIAGNOSE_VALUE_OPTIONS, CommandLine, may_name_a_remote_log
+from tests.helpers import offsets_of
 
 LOG = (
     b"[2025-11-06 02:09:59 TP0] Load weight end. type=Qwen2ForCausalLM, avail mem=60.12 GB\n" * 5000
@@ -58,13 +59,17 @@ print(json.dumps(out))
 """
 
 
+def helper_environment() -> dict[str, str]:
+    """This process's environment without an ssh-agent, and with the helper on (its default)."""
+    return {k: v for k, v in os.environ.items() if k not in ("SSH_AUTH_SOCK", "LOGSLEUTH_SSH_WORKER")}
+
+
 def run_script(argv: list[str], spec: str | None, config: str | None, mode: str = "") -> dict[str, object]:
-    environment = {k: v for k, v in os.environ.items() if k not in ("SSH_AUTH_SOCK", "LOGSLEUTH_SSH_WORKER")}
     proc = subprocess.run(
         [sys.executable, "-c", SCRIPT, json.dumps([argv, spec, config, mode])],
         capture_output=True,
         text=True,
-        env=environment,
+        env=helper_environment(),
         timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
@@ -79,16 +84,6 @@ def log(sshd: SSHD) -> Path:
     return path
 
 
-def _local_anchors(data: bytes) -> list[int]:
-    found = set()
-    for anchor in (b"Traceback", b"rror"):
-        index = data.find(anchor)
-        while index >= 0:
-            found.add(index)
-            index = data.find(anchor, index + 1)
-    return sorted(found)
-
-
 def _expected(log: Path) -> dict[str, object]:
     import hashlib
 
@@ -97,7 +92,7 @@ def _expected(log: Path) -> dict[str, object]:
         "size": len(data),
         "sha": hashlib.sha256(data).hexdigest(),
         "tail": data[-100:].decode(),
-        "anchors": _local_anchors(data),
+        "anchors": offsets_of(data, (b"Traceback", b"rror")),
     }
 
 
@@ -217,7 +212,7 @@ def test_helper_opens_the_named_source_before_it_is_asked(sshd: SSHD, log: Path,
             [sys.executable, "-c", EARLY_SCRIPT, json.dumps([argv, spec, str(sshd.config), str(log)])],
             capture_output=True,
             text=True,
-            env={k: v for k, v in os.environ.items() if k not in ("SSH_AUTH_SOCK", "LOGSLEUTH_SSH_WORKER")},
+            env=helper_environment(),
             timeout=60,
         )
     finally:
@@ -259,8 +254,7 @@ def test_cli_reports_the_same_with_and_without_the_helper(sshd: SSHD, log: Path)
     reports, errors = [], []
     try:
         for helper in ("1", "0"):
-            environment = {k: v for k, v in os.environ.items() if k != "SSH_AUTH_SOCK"}
-            environment["LOGSLEUTH_SSH_WORKER"] = helper
+            environment = {**helper_environment(), "LOGSLEUTH_SSH_WORKER": helper}
             proc = subprocess.run(
                 [sys.executable, "-m", "logsleuth", "diagnose", *specs, "-F", str(config), "--format", "json"],
                 capture_output=True,
