@@ -1351,67 +1351,41 @@ def _cases() -> Iterator[Case]:  # noqa: C901 - one flat table
             + message
         )
     """
+    def pkg_version_launch(check: Frame, installed: str, not_found: str) -> tuple[Frame, ...]:
+        """An engine package-version check (`check`) failing in assert_pkg_version with `installed`."""
+        return launch((http_launch, engine_env, check,
+                       Frame("sglang/srt/utils/common.py", "assert_pkg_version", body=assert_pkg,
+                             env=(("pkg", "_args[0]"), ("min_version", "_args[1]"), ("message", "_args[2]"),
+                                  ("PackageNotFoundError", not_found), ("version", f"(lambda pkg: {installed})"),
+                                  ("pkg_version", "NS(parse=lambda v: tuple(int(p) for p in v.split('.')))")), lineno=1096)))
+
+    flashinfer_check = Frame("sglang/srt/entrypoints/engine.py", "_set_envs_and_config", body=pkg_check,
+                             env=(("get_bool_env_var", "lambda name: False"), ("server_args", "NS(attention_backend='flashinfer')"), ("assert_pkg_version", "NEXT")), lineno=846)
+    sgl_kernel_check = Frame("sglang/srt/entrypoints/engine.py", "_set_envs_and_config", body="""
+                if _is_cuda:
+                    assert_pkg_version(
+                        "sgl-kernel",
+                        "0.3.21",
+                        "Please reinstall the latest version with `pip install sgl-kernel --force-reinstall`",
+                    )
+                """, env=(("_is_cuda", "True"), ("assert_pkg_version", "NEXT")), lineno=855)
+    metadata_not_found = "__import__('importlib.metadata', fromlist=['x']).PackageNotFoundError"
     for name, installed in (("positive-0.5.9-too-old", "'0.4.1'"), ("positive-0.5.9-old-wheel", "'0.2.14'")):
         yield Case(
             "sglang-flashinfer-version",
             name,
-            launch((http_launch, engine_env,
-                    Frame("sglang/srt/entrypoints/engine.py", "_set_envs_and_config", body=pkg_check,
-                          env=(("get_bool_env_var", "lambda name: False"), ("server_args", "NS(attention_backend='flashinfer')"), ("assert_pkg_version", "NEXT")), lineno=846),
-                    Frame("sglang/srt/utils/common.py", "assert_pkg_version", body=assert_pkg,
-                          env=(("pkg", "_args[0]"), ("min_version", "_args[1]"), ("message", "_args[2]"),
-                               ("PackageNotFoundError", "__import__('importlib.metadata', fromlist=['x']).PackageNotFoundError"),
-                               ("version", f"(lambda pkg: {installed})"),
-                               ("pkg_version", "NS(parse=lambda v: tuple(int(p) for p in v.split('.')))")), lineno=1096))),
+            pkg_version_launch(flashinfer_check, installed, metadata_not_found),
             mode="launch",
             before=("server_args=ServerArgs(model_path='Qwen/Qwen2.5-7B-Instruct', attention_backend='flashinfer', port=30000)",),
         )
-    yield Case(
-        "sglang-flashinfer-version",
-        "negative-sgl-kernel",
-        launch((http_launch, engine_env,
-                Frame("sglang/srt/entrypoints/engine.py", "_set_envs_and_config", body="""
-                if _is_cuda:
-                    assert_pkg_version(
-                        "sgl-kernel",
-                        "0.3.21",
-                        "Please reinstall the latest version with `pip install sgl-kernel --force-reinstall`",
-                    )
-                """, env=(("_is_cuda", "True"), ("assert_pkg_version", "NEXT")), lineno=855),
-                Frame("sglang/srt/utils/common.py", "assert_pkg_version", body=assert_pkg,
-                      env=(("pkg", "_args[0]"), ("min_version", "_args[1]"), ("message", "_args[2]"),
-                           ("PackageNotFoundError", "LookupError"), ("version", "(lambda pkg: '0.3.16')"),
-                           ("pkg_version", "NS(parse=lambda v: tuple(int(p) for p in v.split('.')))")), lineno=1096))),
-        mode="launch",
-    )
-    yield Case(
-        "sglang-sgl-kernel-version",
-        "positive-0.5.9",
-        launch((http_launch, engine_env,
-                Frame("sglang/srt/entrypoints/engine.py", "_set_envs_and_config", body="""
-                if _is_cuda:
-                    assert_pkg_version(
-                        "sgl-kernel",
-                        "0.3.21",
-                        "Please reinstall the latest version with `pip install sgl-kernel --force-reinstall`",
-                    )
-                """, env=(("_is_cuda", "True"), ("assert_pkg_version", "NEXT")), lineno=855),
-                Frame("sglang/srt/utils/common.py", "assert_pkg_version", body=assert_pkg,
-                      env=(("pkg", "_args[0]"), ("min_version", "_args[1]"), ("message", "_args[2]"),
-                           ("PackageNotFoundError", "LookupError"), ("version", "(lambda pkg: '0.3.16')"),
-                           ("pkg_version", "NS(parse=lambda v: tuple(int(p) for p in v.split('.')))")), lineno=1096))),
-        mode="launch",
-    )
+    # One sgl-kernel failure: positive for its own pattern, negative for the flashinfer one (and back).
+    sgl_kernel_too_old = pkg_version_launch(sgl_kernel_check, "'0.3.16'", "LookupError")
+    yield Case("sglang-flashinfer-version", "negative-sgl-kernel", sgl_kernel_too_old, mode="launch")
+    yield Case("sglang-sgl-kernel-version", "positive-0.5.9", sgl_kernel_too_old, mode="launch")
     yield Case(
         "sglang-sgl-kernel-version",
         "negative-flashinfer",
-        launch((http_launch, engine_env,
-                Frame("sglang/srt/entrypoints/engine.py", "_set_envs_and_config", body=pkg_check,
-                      env=(("get_bool_env_var", "lambda name: False"), ("server_args", "NS(attention_backend='flashinfer')"), ("assert_pkg_version", "NEXT")), lineno=846),
-                Frame("sglang/srt/utils/common.py", "assert_pkg_version", body=assert_pkg,
-                      env=(("pkg", "_args[0]"), ("min_version", "_args[1]"), ("message", "_args[2]"),
-                           ("PackageNotFoundError", "LookupError"), ("version", "(lambda pkg: '0.4.1')"),
-                           ("pkg_version", "NS(parse=lambda v: tuple(int(p) for p in v.split('.')))")), lineno=1096))),
+        pkg_version_launch(flashinfer_check, "'0.4.1'", "LookupError"),
         mode="launch",
     )
 
