@@ -1,0 +1,20 @@
+"""Every runtime-failure case: each family module holds a table `CASES`, and `FAMILIES` lists them all.
+
+A new family module must be added to FAMILIES (all_cases() refuses to run while one is missing)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..engine import Case
+from . import arguments, cuda_graph, dependencies, kernels, memory, model_config, nccl, process, weights
+
+FAMILIES = (memory, cuda_graph, kernels, nccl, weights, model_config, dependencies, process, arguments)
+
+
+def all_cases() -> list[Case]:
+    listed = {family.__name__.rpartition(".")[2] for family in FAMILIES}
+    present = {path.stem for path in Path(__file__).parent.glob("*.py")} - {"__init__"}
+    if present != listed:
+        raise SystemExit(f"pattern_fixtures/cases/__init__.py: FAMILIES does not list {sorted(present - listed)}")
+    return [case for family in FAMILIES for case in family.CASES]

@@ -1,0 +1,407 @@
+"""The mirrored SGLang engine: the call paths, failing frames, error texts and log records the cases share.
+
+Paths, function names, source lines and line numbers follow SGLang 0.4.10.post2, 0.5.9 and 0.5.23
+(`VERSIONS`); exception texts follow the formats in SGLang's, torch's and CUDA's source.  A case
+(cases/<family>.py) strings these together and adds the frame that fails; engine.py turns it into a log.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+from .engine import Case, Frame
+
+VERSIONS = ("0.4.10.post2", "0.5.9", "0.5.23")
+
+SCHEDULER = "sglang/srt/managers/scheduler.py"
+TP_WORKER = "sglang/srt/managers/tp_worker.py"
+MODEL_RUNNER = "sglang/srt/model_executor/model_runner.py"
+LOADER = "sglang/srt/model_loader/loader.py"
+MEMORY_POOL = "sglang/srt/mem_cache/memory_pool.py"
+LAUNCH_SERVER = "sglang/launch_server.py"
+SERVER_ARGS = "sglang/srt/server_args.py"
+VALIDATION_HOOK = "sglang/srt/arg_groups/validation_hook.py"
+QWEN2 = "sglang/srt/models/qwen2.py"
+
+
+# -- log records around a crash ----------------------------------------------------------
+
+SIGQUIT = "Received sigquit from a child process. It usually means the child failed."
+LOAD_BEGIN = "Load weight begin. avail mem=78.84 GB"
+LOAD_END = "Load weight end. type=Qwen2ForCausalLM, dtype=torch.bfloat16, avail mem=64.37 GB, mem usage=14.47 GB."
+KV_LINE = "KV Cache is allocated. #tokens: 1048576, K size: 28.00 GB, V size: 28.00 GB"
+CAPTURE_BEGIN = "Capture cuda graph begin. This can take up to several minutes. avail mem=7.62 GB"
+READY = "The server is fired up and ready to roll!"
+DECODE = "Decode batch, #running-req: 212, #token: 401933, token usage: 0.38, cuda graph: False, gen throughput (token/s): 4127.55, #queue-req: 0,"
+PREFILL = "Prefill batch, #new-seq: 3, #new-token: 8192, #cached-token: 0, token usage: 0.41, #running-req: 209, #queue-req: 14,"
+
+
+# -- the two ways a process dies ------------------------------------------------------------
+
+
+def scheduler_crash(pattern: str, name: str, frames: tuple[Frame, ...], **fields: Any) -> Case:
+    """A scheduler process failing: run_scheduler_process logs the traceback, the parent its SIGQUIT notice."""
+    return Case(pattern, name, frames, after=(SIGQUIT,), **fields)
+
+
+def launch_crash(pattern: str, name: str, frames: tuple[Frame, ...], **fields: Any) -> Case:
+    """`python -m sglang.launch_server` failing uncaught: sys.excepthook prints the traceback."""
+    return Case(pattern, name, frames, mode="launch", **fields)
+
+
+def raise_frame(path: str, function: str, body: str, env: tuple[tuple[str, str], ...] = (), lineno: int = 0) -> Frame:
+    return Frame(path, function, body=body, env=env, lineno=lineno)
+
+
+# -- torch and CUDA error texts -------------------------------------------------------------
+
+
+def oom(size: str = "2.00 GiB", gpu: int = 0, total: str = "79.19 GiB", free: str = "1.38 GiB", used: str = "77.80 GiB") -> tuple[str, str]:
+    return (
+        "torch.OutOfMemoryError",
+        f"CUDA out of memory. Tried to allocate {size}. GPU {gpu} has a total capacity of {total} of which {free} is free. "
+        f"Process 183522 has {used} memory in use. Of the allocated memory 76.02 GiB is allocated by PyTorch, and "
+        "412.33 MiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting "
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory "
+        "Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
+    )
+
+
+CUDA_ASYNC_NOTE = (
+    "\nCUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect."
+    "\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1"
+    "\nCompile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n"
+)
+
+
+def cuda_error(text: str) -> tuple[str, str]:
+    return ("torch.AcceleratorError", f"CUDA error: {text}{CUDA_ASYNC_NOTE}")
+
+
+ILLEGAL_ACCESS = cuda_error("an illegal memory access was encountered")
+
+
+# -- the scheduler: start-up down to ModelRunner ----------------------------------------------
+
+_RUN_SCHEDULER = """
+    try:
+        {call}
+    except Exception:
+        traceback = get_exception_traceback()
+        logger.error(f"Scheduler hit an exception: {{traceback}}")
+        parent_process.send_signal(signal.SIGQUIT)
+    """
+_RUN_SCHEDULER_ENV = (
+    ("server_args", "None"), ("port_args", "None"), ("gpu_id", "0"), ("tp_rank", "0"),
+    ("moe_ep_rank", "0"), ("pp_rank", "0"), ("dp_rank", "None"),
+    ("logger", "__import__('logging').getLogger('sglang')"),
+    ("parent_process", "NS(send_signal=lambda signum: None)"),
+)
+_SCHEDULER_ARGS = {
+    "0.4.10.post2": "server_args, port_args, gpu_id, tp_rank, moe_ep_rank, pp_rank, dp_rank",
+    "0.5.9": "server_args, port_args, gpu_id, tp_rank, moe_ep_rank, pp_rank, dp_rank",
+    "0.5.23": "server_args, port_args",
+}
+_RUN_SCHEDULER_LINE = {"0.4.10.post2": 2532, "0.5.9": 3130, "0.5.23": 6360}
+
+# run_scheduler_process building the Scheduler: the top of every start-up failure in a scheduler
+SCHEDULER_TOP = {
+    version: Frame(
+        SCHEDULER,
+        "run_scheduler_process",
+        body=_RUN_SCHEDULER.format(call=f"scheduler = Scheduler({args})"),
+        env=(("Scheduler", "NEXT"), *_RUN_SCHEDULER_ENV),
+        lineno=_RUN_SCHEDULER_LINE[version],
+    )
+    for version, args in _SCHEDULER_ARGS.items()
+}
+# ... and running its event loop: the top of every failure while serving
+_SERVING_TOP = {
+    version: Frame(
+        SCHEDULER,
+        "run_scheduler_process",
+        body=_RUN_SCHEDULER.format(call="scheduler.event_loop_overlap()"),
+        env=(*_RUN_SCHEDULER_ENV, ("scheduler", "HOP:event_loop_overlap")),
+        lineno=_RUN_SCHEDULER_LINE[version] + 30,
+    )
+    for version in VERSIONS
+}
+
+_INIT_MODEL_RUNNER = "self._model_runner = ModelRunner(model_config=self.model_config, mem_fraction_static=self.server_args.mem_fraction_static, gpu_id=self.gpu_id, tp_rank=self.tp_rank)"
+# 0.5.9 / 0.5.23: the lines of Scheduler.__init__, init_model_worker, init_tp_model_worker,
+# TpModelWorker.__init__, _init_model_runner and ModelRunner.__init__
+_TO_MODEL_RUNNER_LINES = {"0.5.9": (367, 563, 521, 246, 329, 412), "0.5.23": (567, 1129, 1032, 318, 486, 498)}
+
+
+def to_model_runner(version: str) -> tuple[Frame, ...]:
+    """run_scheduler_process -> ... -> ModelRunner.__init__ -> initialize, as in each version."""
+    if version == "0.4.10.post2":
+        return (
+            SCHEDULER_TOP[version],
+            Frame(SCHEDULER, "__init__", "self.tp_worker = TpWorkerClass(server_args=server_args, gpu_id=gpu_id, tp_rank=tp_rank)", lineno=312),
+            Frame(TP_WORKER, "__init__", "self.model_runner = ModelRunner(model_config=self.model_config, mem_fraction_static=server_args.mem_fraction_static, gpu_id=gpu_id, tp_rank=tp_rank)", lineno=83),
+            Frame(MODEL_RUNNER, "__init__", "self.initialize(min_per_gpu_memory)", lineno=241),
+        )
+    scheduler, init_worker, init_tp_worker, tp_worker, init_runner, model_runner = _TO_MODEL_RUNNER_LINES[version]
+    return (
+        SCHEDULER_TOP[version],
+        Frame(SCHEDULER, "__init__", "self.init_model_worker()", lineno=scheduler),
+        Frame(SCHEDULER, "init_model_worker", "self.init_tp_model_worker()", lineno=init_worker),
+        Frame(SCHEDULER, "init_tp_model_worker", "self.tp_worker = TpModelWorker(**worker_kwargs)", lineno=init_tp_worker),
+        Frame(TP_WORKER, "__init__", "self._init_model_runner()", lineno=tp_worker),
+        Frame(TP_WORKER, "_init_model_runner", _INIT_MODEL_RUNNER, lineno=init_runner),
+        Frame(MODEL_RUNNER, "__init__", "self.initialize(min_per_gpu_memory)" if version == "0.5.9" else "self.initialize()", lineno=model_runner),
+    )
+
+
+def to_initialize(version: str, call: str, lineno: int) -> tuple[Frame, ...]:
+    """Down to ModelRunner.initialize, at its line `call` (e.g. "self.load_model()")."""
+    return (*to_model_runner(version), Frame(MODEL_RUNNER, "initialize", call, lineno=lineno))
+
+
+# -- loading the weights ------------------------------------------------------------------
+
+_LOAD_MODEL_LINES = {"0.4.10.post2": (284, 642), "0.5.9": (492, 979), "0.5.23": (714, 1300)}  # initialize, load_model
+_LOADER_LINES = {"0.4.10.post2": (436, 444), "0.5.9": (676, 685), "0.5.23": (904, 1028)}  # load_model, load_weights_and_postprocess
+
+
+def to_load_model(version: str) -> tuple[Frame, ...]:
+    """Down to ModelRunner.load_model asking the loader for the model."""
+    getter = "self.model = get_model(model_config=self.model_config, load_config=self.load_config, device_config=DeviceConfig(self.device))"
+    if version != "0.4.10.post2":
+        getter = "self.model = self.loader.load_model(model_config=self.model_config, device_config=DeviceConfig(self.device, self.gpu_id))"
+    initialize, load_model = _LOAD_MODEL_LINES[version]
+    return (*to_initialize(version, "self.load_model()", initialize), Frame(MODEL_RUNNER, "load_model", getter, lineno=load_model))
+
+
+def to_load_weights(version: str) -> tuple[Frame, ...]:
+    """Down to the loader handing the checkpoint's weights to `model.load_weights`."""
+    load_model, postprocess = _LOADER_LINES[version]
+    get_model: tuple[Frame, ...] = ()
+    if version == "0.4.10.post2":
+        get_model = (Frame("sglang/srt/model_loader/__init__.py", "get_model", "return loader.load_model(model_config=model_config, device_config=device_config)", lineno=21),)
+    return (
+        *to_load_model(version),
+        *get_model,
+        Frame(LOADER, "load_model", "self.load_weights_and_postprocess(model, self._get_all_weights(model_config, model), target_device)", lineno=load_model),
+        Frame(LOADER, "load_weights_and_postprocess", "model.load_weights(weights)", lineno=postprocess),
+    )
+
+
+def weight_key_error(model: str, key: str, version: str = "0.5.9") -> tuple[Frame, ...]:
+    """`model`'s load_weights looking up a checkpoint tensor name it has no parameter for."""
+    return (
+        *to_load_weights(version),
+        raise_frame(
+            model, "load_weights",
+            """
+            for name, loaded_weight in weights:
+                param = params_dict[name]
+            """,
+            env=(("weights", f"[({key!r}, None)]"), ("params_dict", "{'model.embed_tokens.weight': None}")),
+            lineno=606,
+        ),
+    )
+
+
+# -- allocating the KV cache -----------------------------------------------------------------
+
+_MHA_POOL = "MHATokenToKVPool(self.max_total_num_tokens, page_size=self.page_size, dtype=self.kv_cache_dtype, head_num=self.model_config.get_num_kv_heads(get_attention_tp_size()), head_dim=self.model_config.head_dim, layer_num=self.num_effective_layers, device=self.device)"
+# 0.4.10.post2 / 0.5.9: (initialize's call, its line, init_memory_pool's file and line, MHATokenToKVPool.__init__'s line)
+_INIT_MEMORY_POOL = {
+    "0.4.10.post2": ("self.init_memory_pool(min_per_gpu_memory, server_args.max_running_requests, server_args.max_total_tokens)", 330, MODEL_RUNNER, 1190, 410),
+    "0.5.9": ("self.init_memory_pool(min_per_gpu_memory)", 589, "sglang/srt/model_executor/model_runner_kv_cache_mixin.py", 560, 640),
+}
+KV_ALLOC = Frame(
+    MEMORY_POOL,
+    "_create_buffers",
+    "self.k_buffer = torch.zeros((self.size + self.page_size, self.head_num, self.head_dim), dtype=self.store_dtype, device=self.device)",
+    lineno=2434,
+)
+
+
+def kv_pool_frames(version: str) -> tuple[Frame, ...]:
+    """Down to MHATokenToKVPool.__init__ creating its buffers."""
+    if version == "0.5.23":
+        return (
+            *to_initialize(version, "self.alloc_memory_pool(pre_model_load_memory)", 730),
+            Frame(MODEL_RUNNER, "alloc_memory_pool", "self.token_to_kv_pool = self.kv_cache_configurator.build_kv_pool(result)", lineno=990),
+            Frame("sglang/srt/model_executor/kv_cache_configurator.py", "build_kv_pool", "return MHATokenToKVPool(result.max_total_num_tokens, page_size=self.page_size, dtype=self.kv_cache_dtype, head_num=self.head_num, head_dim=self.head_dim, layer_num=self.layer_num, device=self.device)", lineno=402),
+            Frame(MEMORY_POOL, "__init__", "self._create_buffers()", lineno=1620),
+        )
+    call, initialize, path, init_pool, pool = _INIT_MEMORY_POOL[version]
+    return (
+        *to_initialize(version, call, initialize),
+        Frame(path, "init_memory_pool", f"self.token_to_kv_pool = {_MHA_POOL}", lineno=init_pool),
+        Frame(MEMORY_POOL, "__init__", "self._create_buffers()", lineno=pool),
+    )
+
+
+def kv_alloc_frames(version: str) -> tuple[Frame, ...]:
+    """The KV pool's first buffer allocation (where a KV-cache OOM is raised)."""
+    return (*kv_pool_frames(version), KV_ALLOC)
+
+
+# -- capturing CUDA graphs ---------------------------------------------------------------------
+
+_CAPTURE_SOLUTIONS = {
+    "0.5.23": (
+        '"Possible solutions:\\n"\n'
+        '"1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)\\n"\n'
+        '"2. set --cuda-graph-max-bs-decode to a smaller value (e.g., 16)\\n"\n'
+        '"3. disable decode CUDA graph by --cuda-graph-backend-decode=disabled. "\n'
+        '"(Not recommended. Huge performance loss)\\n"\n'
+        '"Open an issue on GitHub https://github.com/sgl-project/sglang/issues/new/choose \\n"'
+    ),
+    "older": (
+        '"Possible solutions:\\n"\n'
+        '"1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)\\n"\n'
+        '"2. set --cuda-graph-max-bs to a smaller value (e.g., 16)\\n"\n'
+        '"3. disable torch compile by not using --enable-torch-compile\\n"\n'
+        '"4. disable CUDA graph by --disable-cuda-graph. (Not recommended. Huge performance loss)\\n"\n'
+        '"Open an issue on GitHub https://github.com/sgl-project/sglang/issues/new/choose \\n"'
+    ),
+}
+# the graph runner's file; ModelRunner.initialize's call, its line; the call creating the runner
+# (in init_cuda_graphs / init_device_graphs), its line; the runner's __init__ and capture lines
+_GRAPH_RUNNER = {
+    "0.4.10.post2": ("sglang/srt/model_executor/cuda_graph_runner.py", "init_cuda_graphs", 338,
+                     "self.cuda_graph_runner = CudaGraphRunner(self)", 1496, 383, 445),
+    "0.5.9": ("sglang/srt/model_executor/cuda_graph_runner.py", "init_device_graphs", 608,
+              "self.graph_runner = graph_runners[self.device](self)", 2156, 366, 476),
+    "0.5.23": ("sglang/srt/model_executor/runner/decode_cuda_graph_runner.py", "init_cuda_graphs", 738,
+               "self.decode_cuda_graph_runner = DecodeCudaGraphRunner(self)", 1200, 597, 1249),
+}
+
+
+def cuda_graph_frames(version: str, forward_lineno: int) -> tuple[Frame, ...]:
+    """ModelRunner.init_cuda_graphs -> CudaGraphRunner.__init__ (try: capture() except RuntimeError: raise
+    Exception("Capture cuda graph failed: ...")) -> capture -> ... -> ModelRunner.forward_decode (at
+    `forward_lineno`) calling the model."""
+    runner, init_graphs, initialize, create, create_lineno, init_line, capture_line = _GRAPH_RUNNER[version]
+    solutions = _CAPTURE_SOLUTIONS["0.5.23" if version == "0.5.23" else "older"]
+    msg_const = f"CUDA_GRAPH_CAPTURE_FAILED_MSG = (\n{textwrap.indent(solutions, '    ')}\n)"
+    graph_runner_init = Frame(
+        runner,
+        "__init__",
+        body=f"""
+        {msg_const.replace(chr(10), chr(10) + '        ')}
+        try:
+            with model_capture_mode():
+                self.capture()
+        except RuntimeError as e:
+            raise Exception(
+                f"Capture cuda graph failed: {{e}}\\n{{CUDA_GRAPH_CAPTURE_FAILED_MSG}}"
+            )
+        """,
+        env=(("self", "HOP:capture"), ("model_capture_mode", "__import__('contextlib').nullcontext")),
+        lineno=init_line,
+    )
+    return (
+        *to_initialize(version, f"self.{init_graphs}()", initialize),
+        Frame(MODEL_RUNNER, init_graphs, create, lineno=create_lineno),
+        graph_runner_init,
+        Frame(runner, "capture", "graph, output_buffers = self.capture_one_batch_size(bs, forward)", lineno=capture_line),
+        Frame(runner, "capture_one_batch_size", "run_once()", lineno=capture_line + 180),
+        Frame(runner, "run_once", "logits_output_or_pp_proxy_tensors = forward(input_ids, forward_batch.positions, forward_batch)", lineno=capture_line + 160),
+        Frame(MODEL_RUNNER, "forward_decode", "return self.model.forward(forward_batch.input_ids, forward_batch.positions, forward_batch)", lineno=forward_lineno),
+    )
+
+
+# -- serving: the event loop down to the model's forward ------------------------------------
+
+# event_loop_overlap, run_batch, ModelRunner.forward, _forward_raw, forward_decode / forward_extend
+_FORWARD_LINES = {
+    "0.4.10.post2": (790, 1720, 1620, 1660, 1545),
+    "0.5.9": (1120, 2310, 2390, 2430, 2290),
+    "0.5.23": (2080, 4650, 2890, 2950, 2800),
+}
+
+
+def forward_frames(version: str, mode: str = "decode") -> tuple[Frame, ...]:
+    """A request being served: event loop -> run_batch -> forward."""
+    event_loop, run_batch, forward, forward_raw, forward_mode = _FORWARD_LINES[version]
+    fn = "forward_decode" if mode == "decode" else "forward_extend"
+    return (
+        _SERVING_TOP[version],
+        Frame(SCHEDULER, "event_loop_overlap", "batch_result = self.run_batch(batch)", lineno=event_loop),
+        Frame(SCHEDULER, "run_batch", "batch_result = self.model_worker.forward_batch_generation(model_worker_batch)", lineno=run_batch),
+        Frame(TP_WORKER, "forward_batch_generation", "logits_output, can_run_cuda_graph = self.model_runner.forward(forward_batch, pp_proxy_tensors=pp_proxy_tensors)", lineno=240),
+        Frame(MODEL_RUNNER, "forward", "output = self._forward_raw(forward_batch, skip_attn_backend_init, pp_proxy_tensors)", lineno=forward),
+        Frame(MODEL_RUNNER, "_forward_raw", f"ret = self.{fn}(forward_batch, skip_attn_backend_init=skip_attn_backend_init, pp_proxy_tensors=pp_proxy_tensors)", lineno=forward_raw),
+        Frame(MODEL_RUNNER, fn, "return self.model.forward(forward_batch.input_ids, forward_batch.positions, forward_batch, **kwargs)", lineno=forward_mode),
+    )
+
+
+QWEN_FORWARD = Frame(QWEN2, "forward", "hidden_states = self.model(input_ids, positions, forward_batch, input_embeds, pp_proxy_tensors=pp_proxy_tensors)", lineno=470)
+LOGITS_ALLOC = Frame(
+    "sglang/srt/layers/logits_processor.py",
+    "_get_logits",
+    "logits = torch.empty((hidden_states.shape[0], lm_head.weight.shape[0]), dtype=hidden_states.dtype, device=hidden_states.device)",
+    env=(("hidden_states", "NS(shape=(4096, 3584), dtype=None, device=None)"), ("lm_head", "NS(weight=NS(shape=(152064, 3584)))")),
+    lineno=490,
+)
+ATTN_KERNEL = Frame(
+    "sglang/srt/layers/attention/flashinfer_backend.py",
+    "forward_decode",
+    "o = decode_wrapper.forward(q.contiguous().view(-1, layer.tp_q_head_num, layer.head_dim), forward_batch.token_to_kv_pool.get_kv_buffer(layer.layer_id), sm_scale=layer.scaling)",
+    lineno=560,
+)
+
+
+def attention_kernel_crash(pattern: str, name: str, version: str, error: tuple[str, str], before: tuple[str, ...] = (READY, DECODE)) -> Case:
+    """The decode attention kernel failing on the device while serving."""
+    return scheduler_crash(pattern, name, (*forward_frames(version), ATTN_KERNEL), before=before, torch_error=error)
+
+
+# -- launching: python -m sglang.launch_server ----------------------------------------------
+
+HTTP_LAUNCH = Frame("sglang/srt/entrypoints/http_server.py", "launch_server", "tokenizer_manager, template_manager, scheduler_info, port_args = _launch_subprocesses(server_args=server_args)", lineno=1330)
+
+
+def from_launch_server(*chain: Frame) -> tuple[Frame, ...]:
+    """launch_server.py's `launch_server(server_args)` calling down `chain`."""
+    return (
+        Frame(LAUNCH_SERVER, "<module>", "launch_server(server_args)", env=(("launch_server", "NEXT"), ("server_args", "None")), lineno=27),
+        *chain,
+    )
+
+
+_PREPARE_LINES = {"0.4.10.post2": (2060, 1890, 400), "0.5.9": (5620, 5105, 830), "0.5.23": (9210, 9180, 1120)}  # prepare_server_args, from_cli_args, __post_init__
+
+
+def to_server_args(version: str) -> tuple[Frame, ...]:
+    """launch_server.py's `prepare_server_args(sys.argv[1:])` down to the ServerArgs dataclass calling __post_init__."""
+    prepare, from_cli, _ = _PREPARE_LINES[version]
+    return (
+        Frame(LAUNCH_SERVER, "<module>", "server_args = prepare_server_args(sys.argv[1:])",
+              env=(("prepare_server_args", "NEXT"), ("sys", "__import__('sys')")), lineno=11),
+        Frame(SERVER_ARGS, "prepare_server_args", "return ServerArgs.from_cli_args(raw_args)", lineno=prepare),
+        Frame(SERVER_ARGS, "from_cli_args", "return cls(**{attr: getattr(args, attr) for attr in attrs})", env=(("cls", "NEXT"), ("attrs", "[]"), ("args", "None")), lineno=from_cli),
+        Frame("<string>", "__init__", "", body="__post_init__(self)", env=(("__post_init__", "NEXT"), ("self", "None"))),
+    )
+
+
+def server_args_chain(version: str, entry: str = "check_server_args") -> tuple[Frame, ...]:
+    """Down to ServerArgs.__post_init__ calling `self.<entry>()`; in 0.5.23, down to the registered
+    validation hooks being run (the next frame is a hook)."""
+    post_init = _PREPARE_LINES[version][2]
+    if version == "0.5.23":
+        return (
+            *to_server_args(version),
+            Frame(SERVER_ARGS, "__post_init__", "self._validate_and_resolve()", lineno=post_init),
+            Frame(SERVER_ARGS, "_validate_and_resolve", "run_validation_hooks(self)", lineno=1190),
+            Frame("sglang/srt/arg_groups/registry.py", "run_validation_hooks", "hook(server_args)", env=(("hook", "NEXT"),), lineno=88),
+        )
+    return (*to_server_args(version), Frame(SERVER_ARGS, "__post_init__", f"self.{entry}()", lineno=post_init))
+
+
+# -- a red herring: the multiprocessing resource tracker after a kill -------------------------
+
+RESOURCE_TRACKER = raise_frame("stdlib:multiprocessing/resource_tracker.py", "main", """
+    try:
+        cache[rtype].remove(name)
+    except Exception:
+        sys.excepthook(*sys.exc_info())
+    """, env=(("cache", "{'shared_memory': set(), 'semaphore': set()}"), ("rtype", "'shared_memory'"), ("name", "'/psm_3f2e9a1c'")), lineno=209)
