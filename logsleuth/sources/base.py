@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from logsleuth.sources.ssh_known_hosts import NewHostKey
 
 # Bytes read per request.  Large enough that syscalls and SSH round trips are
 # amortized, small enough to keep memory flat.
 CHUNK_SIZE = 1 << 20
+# The one chunk a follower (`follow(offset)`) yields when the file was truncated or replaced: what comes after
+# it is the new file from its first byte.
+RESTART = b"\x00LOGSLEUTH-RESTART\x00"
 
 
 class Source(Protocol):
@@ -39,7 +45,14 @@ class SSHOptions:
     all_files: bool = False  # a glob picks every match instead of the newest
     connect_timeout: float = 10.0  # seconds; the config's ConnectTimeout wins when set
     # The fields below are logsleuth-ssh additions (docs/ssh.md).
-    connect_attempts: int = 3  # tries for transient failures (refused, reset, timeout), with backoff
+    connect_attempts: int = 3  # tries for transient failures (refused, reset, timeout); the config's
+    # ConnectionAttempts wins when set
+    # A time.monotonic() value by which connecting must be over (`watch --timeout`): attempts, and the timeout of
+    # each, are cut to fit.  None: only connect_timeout and connect_attempts bound it.
+    deadline: float | None = None
+    # A server that answers no keepalive for this many seconds is stalled: the read fails with "HOST: connection
+    # stalled after N s".  The config's ServerAliveInterval × ServerAliveCountMax wins when set.
+    read_timeout: float = 30.0
     known_hosts_file: str | None = None  # where accepted keys go; default ~/.config/logsleuth/known_hosts
     # The end of the file fetched with its size in the first round trip: the reader's first window
     # (reader.INITIAL_WINDOW), so a crash at the end of the log costs one exec.
@@ -50,6 +63,12 @@ class SSHOptions:
     # Called again and again while the SSH helper process (ssh_worker.py) is connecting, until it returns
     # False: work the parent would otherwise do later (compiling pattern regexes).
     idle_work: Callable[[], bool] | None = field(default=None, compare=False)
+    # Called with lines the user must see whatever the terminal, as OpenSSH prints them ("Permanently added
+    # 'gpu7' (ED25519) to the list of known hosts in FILE"); the CLI prints them on stderr.
+    notice: Callable[[str], None] | None = field(default=None, compare=False)
+    # When set, a host key accepted as new is handed to it instead of being written: the SSH helper process
+    # connects before the command line is parsed and writes the key only once the parent asks for the source.
+    hold_new_host_key: Callable[[NewHostKey], None] | None = field(default=None, compare=False)
 
 
 def open_sources(spec: str, ssh_options: SSHOptions | None = None) -> list[Source]:

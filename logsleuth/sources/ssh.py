@@ -7,17 +7,16 @@ ssh_connect.py (connection, host keys, auth) and ssh_remote.py (the remote shell
 
 from __future__ import annotations
 
-from logsleuth.errors import SourceError
 from logsleuth.sources.base import Source, SSHOptions
 from logsleuth.sources.ssh_paramiko import load_paramiko
-from logsleuth.sources.ssh_spec import parse_remote_spec
+from logsleuth.sources.ssh_spec import RemoteError, parse_remote_spec
 
 
 def open_ssh_sources(spec: str, options: SSHOptions) -> list[Source]:
     """Connect once and open every file the spec names (a glob: the newest, or all with `all_files`)."""
     remote = parse_remote_spec(spec)
     if remote is None:
-        raise SourceError(f"{spec}: not a remote source (expected host:path, user@host:port:path or ssh://)")
+        raise RemoteError(f"{spec}: not a remote source (expected host:path, user@host:port:path or ssh://)")
     load_paramiko(options.config_file)
     from logsleuth.sources.ssh_files import open_remote_files
 

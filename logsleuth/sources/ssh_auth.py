@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 import paramiko
 
-from logsleuth.errors import SourceError
 from logsleuth.sources.ssh_config import HostSettings
+from logsleuth.sources.ssh_spec import RemoteError
 
 
 @dataclass
@@ -37,7 +37,7 @@ def authenticate(settings: HostSettings, transport: paramiko.Transport) -> None:
         except paramiko.AuthenticationException:
             continue
         except paramiko.SSHException as exc:
-            raise SourceError(f"{settings.alias}: authentication error: {exc}") from None
+            raise RemoteError(f"{settings.alias}: authentication error: {exc}") from None
         if transport.is_authenticated():
             return
     if allowed is None:
@@ -48,7 +48,7 @@ def authenticate(settings: HostSettings, transport: paramiko.Transport) -> None:
             allowed = list(exc.allowed_types)
         except paramiko.SSHException:
             allowed = []
-    raise SourceError(_failure_message(settings, allowed, attempts))
+    raise RemoteError(_failure_message(settings, allowed, attempts))
 
 
 def _failure_message(settings: HostSettings, allowed: list[str], attempts: _Attempts) -> str:

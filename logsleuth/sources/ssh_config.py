@@ -2,19 +2,43 @@
 
 paramiko parses the file (Host/Match blocks, first value wins, %h/%p/%r tokens) but acts on nothing; this
 module turns the lookup into the handful of settings logsleuth honours.  `Include` is expanded here because
-paramiko does not support it.
+paramiko does not support it, and every line is checked here first, so that a bad value is reported with its
+file and line (as OpenSSH does) instead of failing later without either.  Unknown keywords are skipped, as
+with OpenSSH's `IgnoreUnknown *`: distributions add their own (Apple's UseKeychain, Debian's GSSAPI ones).
 """
 
 from __future__ import annotations
 
 import glob
 import os
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import paramiko
 
+from logsleuth.errors import UsageError
+from logsleuth.sources.ssh_spec import printable
+
 DEFAULT_IDENTITY_FILES = ("~/.ssh/id_ed25519", "~/.ssh/id_ecdsa", "~/.ssh/id_rsa")
 DEFAULT_KNOWN_HOSTS = ("~/.ssh/known_hosts", "~/.ssh/known_hosts2")
+GLOBAL_KNOWN_HOSTS = ("/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2")  # read, never written
+MAX_INCLUDE_DEPTH = 16  # OpenSSH's READCONF_MAX_DEPTH
+DEFAULT_SERVER_ALIVE_COUNT_MAX = 3
+# paramiko's own reading of a line (paramiko.config.SSHConfig.SETTINGS_REGEX).
+_SETTING = re.compile(r"^\s*(?P<key>\w+)(?:\s*=\s*|\s+)(?P<value>.+?)\s*$")
+_KEYWORD_ALONE = re.compile(r"^\s*(?P<key>\w+)\s*=?\s*$")
+# OpenSSH's time format (sshd_config(5) TIME FORMATS): 90, 90s, 1m30s, 2h.
+_TIME = re.compile(r"^(?:\d+[sSmMhHdDwW]?)+$")
+_TIME_PART = re.compile(r"(\d+)([sSmMhHdDwW]?)")
+_TIME_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+class SSHConfigError(UsageError):
+    """A line of the user's ssh config that OpenSSH would refuse too: exit status 2, with file and line."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(printable(message))
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,49 +53,115 @@ class HostSettings:
     proxy_command: str | None
     proxy_jump: tuple[str, ...]  # hops, outermost first
     connect_timeout: float | None
-    server_alive_interval: int
-    known_hosts_files: tuple[str, ...]
+    connection_attempts: int | None  # ConnectionAttempts, when the config sets it
+    server_alive_interval: float  # seconds; 0: not set
+    server_alive_count_max: int
+    known_hosts_files: tuple[str, ...]  # UserKnownHostsFile: read, never written (logsleuth has its own)
+    global_known_hosts_files: tuple[str, ...]  # GlobalKnownHostsFile: read, never written
     host_key_alias: str | None
+    hash_known_hosts: bool  # HashKnownHosts: store accepted keys under a hashed name
     strict_host_key_checking: str  # yes / accept-new / no / ask (ask behaves like yes: we never prompt)
 
     @property
     def host_key_name(self) -> str:
-        """The name under which known_hosts stores this host's key (`[host]:port` off port 22)."""
-        name = self.host_key_alias or self.hostname
-        return name if self.port == 22 else f"[{name}]:{self.port}"
+        """The name under which known_hosts stores this host's key: the HostKeyAlias exactly as written (no port
+        added, ssh_config(5)), else the host name, as `[host]:port` off port 22."""
+        if self.host_key_alias:
+            return self.host_key_alias
+        return self.hostname if self.port == 22 else f"[{self.hostname}]:{self.port}"
 
 
 def load_config(config_file: str | None) -> paramiko.SSHConfig:
+    """The config (Includes expanded, every line checked).  Raises SSHConfigError for a bad file or line."""
     path = os.path.expanduser(config_file or "~/.ssh/config")
     if config_file is None and not os.path.exists(path):
         return paramiko.SSHConfig.from_text("")
+    text = _expand_includes(path, depth=0)
     try:
-        return paramiko.SSHConfig.from_text(_expand_includes(path, depth=0))
-    except OSError as exc:
-        from logsleuth.errors import SourceError
-
-        raise SourceError(f"ssh config {path}: {exc.strerror or exc}") from None
+        return paramiko.SSHConfig.from_text(text)
+    except paramiko.ConfigParseError as exc:  # what the line checks below do not foresee
+        raise SSHConfigError(f"ssh config {path}: {exc}") from None
 
 
 def _expand_includes(path: str, depth: int) -> str:
-    """The text of `path` with every `Include` line replaced by the files it names (relative to ~/.ssh)."""
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        lines = handle.read().splitlines()
-    if depth > 16:  # OpenSSH's own limit against include loops
-        return ""
+    """The text of `path`, checked line by line, with every `Include` line replaced by the files it names
+    (relative to ~/.ssh)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            lines = handle.read().splitlines()
+    except OSError as exc:
+        raise SSHConfigError(f"ssh config {path}: {exc.strerror or exc}") from None
     out: list[str] = []
-    for line in lines:
-        words = line.strip().replace("=", " ", 1).split()
-        if words and words[0].lower() == "include":
-            for pattern in words[1:]:
-                pattern = os.path.expanduser(pattern)
-                if not os.path.isabs(pattern):
-                    pattern = os.path.join(os.path.expanduser("~/.ssh"), pattern)
-                for included in sorted(glob.glob(pattern)):
-                    out.append(_expand_includes(included, depth + 1))
-        else:
+    for number, line in enumerate(lines, 1):
+        setting = _check_line(path, number, line)
+        if setting is None or setting[0] != "include":
             out.append(line)
+            continue
+        if depth >= MAX_INCLUDE_DEPTH:
+            raise SSHConfigError(
+                f"ssh config {path} line {number}: Include nested more than {MAX_INCLUDE_DEPTH} deep "
+                "(does a file include itself?)"
+            )
+        for pattern in setting[1].split():
+            pattern = os.path.expanduser(pattern)
+            if not os.path.isabs(pattern):
+                pattern = os.path.join(os.path.expanduser("~/.ssh"), pattern)
+            for included in sorted(glob.glob(pattern)):
+                out.append(_expand_includes(included, depth + 1))
     return "\n".join(out)
+
+
+def _check_line(path: str, number: int, line: str) -> tuple[str, str] | None:
+    """(keyword in lower case, value) of one config line, or None for a blank or comment line.  A line OpenSSH
+    would refuse raises SSHConfigError naming the file and line."""
+    if not line.strip() or line.lstrip().startswith("#"):
+        return None
+    where = f"ssh config {path} line {number}"
+    setting = _SETTING.match(line)
+    if setting is None:
+        alone = _KEYWORD_ALONE.match(line)
+        if alone:
+            raise SSHConfigError(f"{where}: no value after {alone['key']}")
+        raise SSHConfigError(f"{where}: cannot read '{line.strip()}'")
+    key, value = setting["key"].lower(), setting["value"]
+    check = _VALUE_CHECKS.get(key)
+    if check is not None:
+        name, test, expected = check
+        if not test(value):
+            raise SSHConfigError(f"{where}: bad {name} '{value}' ({expected})")
+    return key, value
+
+
+def parse_time(text: str) -> float | None:
+    """Seconds in OpenSSH's time format (`90`, `90s`, `1m30s`), or None if it is not one."""
+    if not _TIME.match(text):
+        return None
+    return float(sum(int(n) * _TIME_UNITS[unit.lower()] for n, unit in _TIME_PART.findall(text)))
+
+
+def _is_port(text: str) -> bool:
+    return text.isdigit() and 0 < int(text) < 65536
+
+
+def _jump_ports_ok(text: str) -> bool:
+    if text.lower() == "none":
+        return True
+    try:
+        for hop in text.split(","):
+            split_jump(hop.strip())
+    except ValueError:
+        return False
+    return True
+
+
+_VALUE_CHECKS: dict[str, tuple[str, Callable[[str], bool], str]] = {
+    "port": ("Port", _is_port, "a number from 1 to 65535"),
+    "connecttimeout": ("ConnectTimeout", lambda v: parse_time(v) is not None, "a number of seconds"),
+    "serveraliveinterval": ("ServerAliveInterval", lambda v: parse_time(v) is not None, "a number of seconds"),
+    "serveralivecountmax": ("ServerAliveCountMax", str.isdigit, "a whole number"),
+    "connectionattempts": ("ConnectionAttempts", lambda v: v.isdigit() and int(v) > 0, "a whole number above 0"),
+    "proxyjump": ("ProxyJump", _jump_ports_ok, "bad port"),
+}
 
 
 def resolve_host(
@@ -82,11 +172,13 @@ def resolve_host(
     port: int | None = None,
 ) -> HostSettings:
     """Settings for `alias`; a user or port in the spec beats the config file, as on the ssh command line."""
-    entry = config.lookup(alias)
+    try:
+        entry = config.lookup(alias)
+    except paramiko.ConfigParseError as exc:  # a Match line paramiko cannot evaluate
+        raise SSHConfigError(f"ssh config: {exc}") from None
     identity = tuple(entry.get("identityfile", []))
     jump = entry.get("proxyjump")
-    timeout = entry.get("connecttimeout")
-    known_hosts = tuple(os.path.expanduser(p) for p in entry.get("userknownhostsfile", "").split())
+    attempts = entry.get("connectionattempts")
     return HostSettings(
         alias=alias,
         hostname=entry.get("hostname", alias),
@@ -94,15 +186,30 @@ def resolve_host(
         user=user or entry.get("user") or _local_user(),
         identity_files=tuple(os.path.expanduser(p) for p in identity or DEFAULT_IDENTITY_FILES),
         identity_files_explicit=bool(identity),
-        identities_only=entry.get("identitiesonly", "no").lower() == "yes",
+        identities_only=_yes(entry.get("identitiesonly")),
         proxy_command=_none_if_none(entry.get("proxycommand")),
         proxy_jump=tuple(h.strip() for h in jump.split(",")) if jump and jump.lower() != "none" else (),
-        connect_timeout=float(timeout) if timeout else None,
-        server_alive_interval=int(entry.get("serveraliveinterval", 0) or 0),
-        known_hosts_files=known_hosts or tuple(os.path.expanduser(p) for p in DEFAULT_KNOWN_HOSTS),
+        connect_timeout=parse_time(entry.get("connecttimeout", "")),
+        connection_attempts=int(attempts) if attempts else None,
+        server_alive_interval=parse_time(entry.get("serveraliveinterval", "")) or 0.0,
+        server_alive_count_max=int(entry.get("serveralivecountmax", DEFAULT_SERVER_ALIVE_COUNT_MAX)),
+        known_hosts_files=_files(entry.get("userknownhostsfile"), DEFAULT_KNOWN_HOSTS),
+        global_known_hosts_files=_files(entry.get("globalknownhostsfile"), GLOBAL_KNOWN_HOSTS),
         host_key_alias=entry.get("hostkeyalias"),
+        hash_known_hosts=_yes(entry.get("hashknownhosts")),
         strict_host_key_checking=entry.get("stricthostkeychecking", "ask").lower(),
     )
+
+
+def _files(value: str | None, default: tuple[str, ...]) -> tuple[str, ...]:
+    """A known-hosts file list: the config's words (`none`: no file), else the default."""
+    if value is None:
+        return tuple(os.path.expanduser(p) for p in default)
+    return tuple(os.path.expanduser(p) for p in value.split() if p.lower() != "none")
+
+
+def _yes(value: str | None) -> bool:
+    return (value or "").lower() == "yes"
 
 
 def _none_if_none(value: str | None) -> str | None:
@@ -116,7 +223,7 @@ def _local_user() -> str:
 
 
 def split_jump(hop: str) -> tuple[str, str | None, int | None]:
-    """`[user@]host[:port]` of one ProxyJump hop (also `ssh://user@host:port`)."""
+    """`[user@]host[:port]` of one ProxyJump hop (also `ssh://user@host:port`).  ValueError for a bad port."""
     hop = hop.removeprefix("ssh://")
     user, _, hostport = hop.rpartition("@")
     host, port = hostport, None
@@ -126,4 +233,6 @@ def split_jump(hop: str) -> tuple[str, str | None, int | None]:
     elif hostport.count(":") == 1:
         host, port_text = hostport.split(":")
         port = int(port_text)
+    if port is not None and not 0 < port < 65536:
+        raise ValueError(f"port {port} out of range")
     return host, user or None, port

@@ -14,12 +14,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import paramiko
-from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+from tenacity.stop import stop_base
 
-from logsleuth.errors import SourceError
 from logsleuth.sources.base import SSHOptions
 from logsleuth.sources.ssh_config import HostSettings, resolve_host, split_jump
 from logsleuth.sources.ssh_hostkeys import check_host_key, preferred_key_types
+from logsleuth.sources.ssh_keepalive import Watchdog, stall_limits
+from logsleuth.sources.ssh_spec import RemoteError
 
 # paramiko rekeys every 512 MiB, and a rekey pending when the channel closes deadlocks the transport for
 # ~30 s (paramiko #822).  Rekeying after 1 TiB instead never triggers it; the server may still rekey.
@@ -31,8 +33,25 @@ _MAX_JUMP_DEPTH = 8
 Progress = Callable[[str], None]
 
 
-class TransientConnectError(SourceError):
-    """Worth retrying: refused, reset, timed out, dropped during the handshake (sshd MaxStartups)."""
+class TransientConnectError(RemoteError):
+    """Worth retrying: refused, reset, timed out, dropped during the handshake (sshd MaxStartups).
+
+    `head` is the message; for a timeout it ends before "timed out", so that the final message can state every
+    attempt and the real time they took (`after_attempts`)."""
+
+    def __init__(self, head: str, *, timeout: float | None = None, detail: str = "") -> None:
+        self.head, self.timeout, self.detail = head, timeout, detail
+        super().__init__(self.after_attempts(1, timeout or 0.0))
+
+    def after_attempts(self, attempts: int, elapsed: float) -> str:
+        if self.timeout is None:
+            return self.head + (f" ({attempts} attempts in {_seconds(elapsed)} s)" if attempts > 1 else "")
+        took = f"{attempts} attempts in {_seconds(elapsed)}" if attempts > 1 else _seconds(self.timeout)
+        return f"{self.head} timed out after {took} s{self.detail}"
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.0f}" if value >= 10 else f"{value:.1f}".removesuffix(".0")
 
 
 @dataclass
@@ -40,8 +59,24 @@ class SSHConnection:
     settings: HostSettings
     transport: paramiko.Transport
     outer: list[SSHConnection] = field(default_factory=list)  # jump hosts, closed after us
+    watchdog: Watchdog | None = None
+
+    def lost(self, host: str) -> RemoteError:
+        """The error for a read that ended because the connection went away: stalled (a watchdog closed it,
+        ours or a jump host's) or lost (the server or the network did)."""
+        stalled = self._stalled()
+        if stalled is not None:
+            return RemoteError(f"{host}: connection stalled after {_seconds(stalled.limit)} s")
+        return RemoteError(f"{host}: connection lost while reading")
+
+    def _stalled(self) -> Watchdog | None:
+        if self.watchdog is not None and self.watchdog.stalled:
+            return self.watchdog
+        return next((found for hop in self.outer if (found := hop._stalled()) is not None), None)
 
     def close(self) -> None:
+        if self.watchdog is not None:
+            self.watchdog.stop()
         self.transport.close()
         for hop in self.outer:
             hop.close()
@@ -56,21 +91,42 @@ def connect(
     port: int | None = None,
     progress: Progress | None = None,
 ) -> SSHConnection:
-    """Connect and authenticate, retrying transient failures with backoff (never auth or host-key ones)."""
+    """Connect and authenticate, retrying transient failures with backoff (never auth or host-key ones).
+
+    The config's ConnectionAttempts (else options.connect_attempts) bounds the attempts, and options.deadline
+    the whole: an attempt gets at most the time left, and no attempt starts once it has passed."""
     settings = resolve_host(config, alias, user=user, port=port)
+    attempts = max(1, settings.connection_attempts or options.connect_attempts)
+    backoff = wait_exponential(multiplier=0.25, max=2.0)
     retrying = Retrying(
-        stop=stop_after_attempt(max(1, options.connect_attempts)),
-        wait=wait_exponential(multiplier=0.25, max=2.0),
+        stop=stop_after_attempt(attempts) | _StopAtDeadline(options.deadline, backoff),
+        wait=backoff,
         retry=retry_if_exception_type(TransientConnectError),
         reraise=True,
     )
-    for attempt in retrying:
-        with attempt:
-            number = attempt.retry_state.attempt_number
-            if progress:
-                progress(f"connecting to {alias}…" + (f" (attempt {number})" if number > 1 else ""))
-            return _open(settings, options, config, jumps=None, depth=0)
+    started = time.monotonic()
+    number = 0
+    try:
+        for attempt in retrying:
+            with attempt:
+                number = attempt.retry_state.attempt_number
+                if progress:
+                    progress(f"connecting to {alias}…" + (f" (attempt {number})" if number > 1 else ""))
+                return _open(settings, options, config, jumps=None, depth=0)
+    except TransientConnectError as exc:
+        raise RemoteError(exc.after_attempts(number, time.monotonic() - started)) from None
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+class _StopAtDeadline(stop_base):
+    """No further attempt when it could not start before the deadline."""
+
+    def __init__(self, deadline: float | None, backoff: wait_exponential) -> None:
+        self.deadline = deadline
+        self.backoff = backoff
+
+    def __call__(self, retry_state: RetryCallState) -> bool:
+        return self.deadline is not None and time.monotonic() + self.backoff(retry_state) >= self.deadline
 
 
 def _open(
@@ -82,9 +138,9 @@ def _open(
 ) -> SSHConnection:
     """A connection to `settings`, through its jump hosts (like `ssh -J a,b`: b is reached through a)."""
     if depth > _MAX_JUMP_DEPTH:
-        raise SourceError(f"{settings.alias}: ProxyJump chain longer than {_MAX_JUMP_DEPTH} hops (a loop?)")
+        raise RemoteError(f"{settings.alias}: ProxyJump chain longer than {_MAX_JUMP_DEPTH} hops (a loop?)")
     hops = settings.proxy_jump if jumps is None else jumps
-    timeout = settings.connect_timeout or options.connect_timeout
+    timeout = _attempt_timeout(settings, options)
     if hops:
         hop_host, hop_user, hop_port = split_jump(hops[-1])
         hop = resolve_host(config, hop_host, user=hop_user, port=hop_port)
@@ -107,9 +163,19 @@ def _open(
         try:
             proxy = paramiko.ProxyCommand(settings.proxy_command)
         except (OSError, paramiko.SSHException) as exc:
-            raise SourceError(f"{settings.alias}: ProxyCommand failed to start: {exc}") from None
+            raise RemoteError(f"{settings.alias}: ProxyCommand failed to start: {exc}") from None
         return _handshake(settings, options, proxy, timeout, outer=[])
     return _handshake(settings, options, _tcp_socket(settings, timeout), timeout, outer=[])
+
+
+def _attempt_timeout(settings: HostSettings, options: SSHOptions) -> float:
+    """This hop's ConnectTimeout (else options.connect_timeout), cut to the time left before the deadline."""
+    timeout = settings.connect_timeout or options.connect_timeout
+    if options.deadline is not None:
+        timeout = min(timeout, options.deadline - time.monotonic())
+        if timeout <= 0:
+            raise TransientConnectError(f"{settings.alias}: connection to {_where(settings)}", timeout=0.0)
+    return timeout
 
 
 def _where(settings: HostSettings) -> str:
@@ -120,7 +186,7 @@ def _tcp_socket(settings: HostSettings, timeout: float) -> socket.socket:
     try:
         addresses = socket.getaddrinfo(settings.hostname, settings.port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError):
-        raise SourceError(f"{settings.alias}: unknown host name '{settings.hostname}'") from None
+        raise RemoteError(f"{settings.alias}: unknown host name '{settings.hostname}'") from None
     last_error: OSError | None = None
     for family, kind, proto, _, address in addresses:
         sock = socket.socket(family, kind, proto)
@@ -138,14 +204,12 @@ def _tcp_socket(settings: HostSettings, timeout: float) -> socket.socket:
     if isinstance(last_error, ConnectionRefusedError):
         raise TransientConnectError(f"{settings.alias}: connection refused by {_where(settings)}")
     if isinstance(last_error, TimeoutError):
-        raise TransientConnectError(
-            f"{settings.alias}: connection to {_where(settings)} timed out after {timeout:g} s"
-        )
+        raise TransientConnectError(f"{settings.alias}: connection to {_where(settings)}", timeout=timeout)
     if last_error.errno in (errno.ECONNRESET, errno.EHOSTUNREACH, errno.ENETUNREACH):
         raise TransientConnectError(
             f"{settings.alias}: cannot reach {_where(settings)}: {last_error.strerror}"
         )
-    raise SourceError(f"{settings.alias}: cannot connect to {_where(settings)}: {last_error.strerror}")
+    raise RemoteError(f"{settings.alias}: cannot connect to {_where(settings)}: {last_error.strerror}")
 
 
 def _handshake(
@@ -175,8 +239,7 @@ def _handshake(
         except (paramiko.SSHException, EOFError, OSError) as exc:
             if time.monotonic() - started >= timeout * 0.9:
                 raise TransientConnectError(
-                    f"{settings.alias}: connection to {_where(settings)} timed out after {timeout:g} s "
-                    "(no SSH handshake)"
+                    f"{settings.alias}: connection to {_where(settings)}", timeout=timeout, detail=" (no SSH handshake)"
                 ) from None
             raise TransientConnectError(
                 f"{settings.alias}: {_where(settings)} closed the connection during the SSH handshake ({exc})"
@@ -185,9 +248,10 @@ def _handshake(
         from logsleuth.sources.ssh_auth import authenticate
 
         authenticate(settings, transport)
-        if settings.server_alive_interval > 0:
-            transport.set_keepalive(settings.server_alive_interval)
-        return SSHConnection(settings, transport, outer)
+        interval, limit = stall_limits(
+            settings.server_alive_interval, settings.server_alive_count_max, options.read_timeout
+        )
+        return SSHConnection(settings, transport, outer, Watchdog(transport, interval, limit))
     except BaseException:
         transport.close()
         for hop in outer:

@@ -11,9 +11,10 @@ from collections.abc import Iterator
 
 import paramiko
 
-from logsleuth.errors import SourceError
 from logsleuth.sources.base import CHUNK_SIZE
+from logsleuth.sources.ssh_connect import SSHConnection
 from logsleuth.sources.ssh_remote import command_line, new_marker
+from logsleuth.sources.ssh_spec import RemoteError
 
 _MAX_NOISE = 4 << 20  # a login banner bigger than this before our marker is not a banner
 _MAX_STDERR = 64 << 10  # kept for error messages; the rest is drained and dropped
@@ -51,43 +52,49 @@ class NoShell(Exception):
 
 
 class RemoteRun:
-    """One exec: iterate it for the stdout bytes after the marker; `stderr`/`exit_status` are set at the end."""
+    """One exec: iterate it for the stdout bytes after the marker; `stderr`/`exit_status` are set at the end.
+    A connection that goes away meanwhile (lost, or stalled: ssh_keepalive.py) ends it with that error."""
 
     def __init__(
-        self, transport: paramiko.Transport, script: str, *args: str | int, host: str, idle_ticks: bool = False
+        self,
+        connection: SSHConnection,
+        script: str,
+        *args: str | int,
+        host: str,
+        idle_ticks: bool = False,
     ) -> None:
         self.marker = new_marker()
         self.idle_ticks = idle_ticks  # yield b"" when nothing arrived for a poll interval (watch keeps time)
         self.host = host
         self.stderr = b""
         self.exit_status: int | None = None
+        self._connection = connection
+        self._stderr = bytearray()
+        transport = connection.transport
         try:
             self._channel = open_session_promptly(transport)
             self._channel.exec_command(command_line(script, self.marker, *args))
             self._channel.shutdown_write()  # stdin EOF: a forced sftp-server or cat exits instead of waiting
         except (paramiko.SSHException, OSError, EOFError) as exc:
-            raise SourceError(f"{host}: cannot run a remote command: {exc or 'channel refused'}") from None
+            if not transport.is_active():  # the server went away or stalled (the watchdog closed it)
+                raise connection.lost(host) from None
+            raise RemoteError(f"{host}: cannot run a remote command: {exc or 'channel refused'}") from None
 
     def __iter__(self) -> Iterator[bytes]:
         channel = self._channel
         tag = self.marker.encode() + b"\n"
         before_marker: bytearray | None = bytearray()
-        stderr = bytearray()
         channel.settimeout(_POLL_SECONDS)
         try:
             while True:
-                while channel.recv_stderr_ready():
-                    piece = channel.recv_stderr(65536)
-                    if len(stderr) < _MAX_STDERR:
-                        stderr += piece
+                self._drain_stderr()
                 # A blocking recv with a short timeout: cheaper than select() per packet, and a timeout returns
                 # here to drain stderr, whose unread bytes would otherwise hold the shared window shut.
                 try:
                     data = channel.recv(CHUNK_SIZE)
                 except TimeoutError:
-                    transport = channel.get_transport()
-                    if transport is None or not transport.is_active():
-                        raise SourceError(f"{self.host}: connection lost while reading") from None
+                    if not self._connection.transport.is_active():
+                        raise self._connection.lost(self.host) from None
                     if self.idle_ticks:
                         yield b""
                     continue
@@ -104,20 +111,31 @@ class RemoteRun:
                     if rest:
                         yield rest
                 elif len(before_marker) > _MAX_NOISE:
-                    raise SourceError(
-                        f"{self.host}: the remote login shell prints too much before commands run"
-                    )
+                    raise RemoteError(f"{self.host}: the remote login shell prints too much before commands run")
             channel.settimeout(None)
             self.exit_status = channel.recv_exit_status()  # sent after all output: stderr is complete now
-            while channel.recv_stderr_ready():
-                piece = channel.recv_stderr(65536)
-                if len(stderr) < _MAX_STDERR:
-                    stderr += piece
-            self.stderr = bytes(stderr)
+            self._drain_stderr()
+            self.stderr = bytes(self._stderr)
+            if self.exit_status == -1 and self._transport_gone():
+                raise self._connection.lost(self.host)  # closed under us: no exit status ever came
             if before_marker is not None:
                 raise NoShell(bytes(before_marker[-500:]) + self.stderr[-500:])
         finally:
             channel.close()
+
+    def _transport_gone(self) -> bool:
+        """Whether the connection died (a channel closed without exit status also ends that way when the remote
+        command was killed by a signal).  paramiko closes the channels just before it marks the transport
+        inactive, so a dying transport thread gets a moment to finish."""
+        transport = self._connection.transport
+        transport.join(_POLL_SECONDS)
+        return not transport.is_active()
+
+    def _drain_stderr(self) -> None:
+        while self._channel.recv_stderr_ready():
+            piece = self._channel.recv_stderr(65536)
+            if len(self._stderr) < _MAX_STDERR:
+                self._stderr += piece
 
     def collect(self) -> bytes:
         return b"".join(self)

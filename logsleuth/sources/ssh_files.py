@@ -13,8 +13,7 @@ from collections.abc import Callable, Iterator
 
 import paramiko
 
-from logsleuth.errors import SourceError
-from logsleuth.sources.base import Source, SSHOptions
+from logsleuth.sources.base import RESTART, Source, SSHOptions
 from logsleuth.sources.ssh_config import load_config
 from logsleuth.sources.ssh_connect import SSHConnection, connect
 from logsleuth.sources.ssh_exec import NoShell, RemoteRun, classify_remote_error
@@ -25,11 +24,13 @@ from logsleuth.sources.ssh_remote import (
     READ_SCRIPT,
     SIZE_SCRIPT,
     ProbeResult,
-    parse_offsets,
+    TailOutput,
+    new_path_units,
+    parse_found,
     parse_probe,
     parse_records,
 )
-from logsleuth.sources.ssh_spec import RemoteSpec
+from logsleuth.sources.ssh_spec import RemoteError, RemoteSpec
 
 Progress = Callable[[str], None]
 _GLOB_CHARS = frozenset("*?[")
@@ -91,7 +92,7 @@ def open_remote_files(remote: RemoteSpec, options: SSHOptions) -> list[Source]:
 def _open_files(remote: RemoteSpec, shared: SharedConnection, options: SSHOptions) -> list[Source]:
     want = options.prefetch_bytes
     run = RemoteRun(
-        shared.transport, PROBE_SCRIPT, remote.path, int(options.all_files), want, host=remote.host
+        shared.connection, PROBE_SCRIPT, remote.path, int(options.all_files), want, host=remote.host
     )
     try:
         body = run.collect()
@@ -101,17 +102,17 @@ def _open_files(remote: RemoteSpec, shared: SharedConnection, options: SSHOption
         return open_sftp_sources(remote, shared, options)
     probe = parse_probe(body, run.marker, run.stderr)
     if probe.missing_command:
-        raise SourceError(
+        raise RemoteError(
             f"{remote.name_for(remote.path)}: remote command '{probe.missing_command}' not found on "
             f"{remote.host} (logsleuth needs tail, head and wc; gzip for .gz)"
         )
     gzip_errors = [line for line in run.stderr.splitlines() if line.startswith(b"gzip:")]
     if probe.newest and probe.newest.endswith(".gz") and gzip_errors:
         reason = classify_remote_error(gzip_errors[0].decode("utf-8", "replace"))
-        raise SourceError(f"{remote.name_for(probe.newest)}: {reason}")
+        raise RemoteError(f"{remote.name_for(probe.newest)}: {reason}")
     is_glob = bool(_GLOB_CHARS & set(remote.path))
     if not probe.files:
-        raise SourceError(_no_file_message(remote, probe, is_glob))
+        raise RemoteError(_no_file_message(remote, probe, is_glob))
     if options.all_files:
         chosen = probe.files
     else:
@@ -172,14 +173,14 @@ class SSHFileSource:
     def size(self) -> int:
         if self._size is None:  # opened without prefetch (all_files .gz, or prefetch_bytes=0): ask
             run = RemoteRun(
-                self._shared.transport, SIZE_SCRIPT, self.path, int(self.gz), host=self.host or ""
+                self._shared.connection, SIZE_SCRIPT, self.path, int(self.gz), host=self.host or ""
             )
             records = parse_records(run.collect())
             if "nocmd" in records:
-                raise SourceError(f"{self.name}: remote command 'gzip' not found on {self.host}")
+                raise RemoteError(f"{self.name}: remote command 'gzip' not found on {self.host}")
             text = records.get("size", "").strip()
             if not text.isdigit() or (text == "0" and run.stderr.strip()):
-                raise SourceError(f"{self.name}: {classify_remote_error(run.error_text())}")
+                raise RemoteError(f"{self.name}: {classify_remote_error(run.error_text())}")
             self._size = int(text)
         return self._size
 
@@ -201,7 +202,7 @@ class SSHFileSource:
         wanted = end - start
         to_end = end >= self.size()  # then no `head` remotely: we stop reading at `end` ourselves
         run = RemoteRun(
-            self._shared.transport,
+            self._shared.connection,
             READ_SCRIPT,
             self.path,
             start,
@@ -224,46 +225,78 @@ class SSHFileSource:
                     reported = received
                     self.progress(f"reading {self.name}: {received / (1 << 20):.0f} MiB")
         except NoShell:
-            raise SourceError(f"{self.name}: the remote shell stopped accepting commands") from None
+            raise RemoteError(f"{self.name}: the remote shell stopped accepting commands") from None
         finally:
             close = getattr(chunks, "close", None)
             if close:
                 close()  # a file that grew: stop the remote tail instead of draining it
-        if received < wanted and run.stderr.strip():
-            raise SourceError(f"{self.name}: {classify_remote_error(run.error_text())}")
+        if received < wanted:
+            if run.stderr.strip():
+                raise RemoteError(f"{self.name}: {classify_remote_error(run.error_text())}")
+            raise RemoteError(f"{self.name}: changed while being read")  # shorter than its size said
 
     def find_anchors(self, anchors: tuple[bytes, ...]) -> list[int] | None:
         """Offsets of every anchor, searched on the remote host with `grep -boaF` (the reader's fast path for
         reading a whole file).  None when grep is unusable there: the reader then streams the file."""
         literals = [anchor.decode("utf-8", "surrogateescape") for anchor in anchors]
         run = RemoteRun(
-            self._shared.transport, FIND_SCRIPT, self.path, int(self.gz), *literals, host=self.host or ""
+            self._shared.connection, FIND_SCRIPT, self.path, int(self.gz), *literals, host=self.host or ""
         )
         try:
             body = run.collect()
         except NoShell:
             return None
-        if run.exit_status not in (0, 1):  # 1: no match; anything else: grep failed or is missing
-            return None
-        offsets = parse_offsets(body)
-        if offsets is None:
-            return None
         size = self.size()
+        current_size, offsets = parse_found(body)
+        if current_size is not None and current_size < size:
+            raise RemoteError(f"{self.name}: changed while being read")  # truncated since the size was taken
+        if run.exit_status not in (0, 1) or offsets is None:  # 1: no match; else grep failed or is missing
+            return None
         return [offset for offset in offsets if offset < size]
 
     def follow(self, offset: int) -> Iterator[bytes]:
-        """New bytes from `offset` on, as the remote file grows (`tail -F`); b"" on idle polls."""
+        """New bytes from `offset` on, as the remote file grows (`tail -F`); b"" on idle polls.
+
+        When tail announces that the file was truncated or replaced, this yields RESTART, and what follows is
+        the new file from its first byte (tail goes on with it).  The announcements come in the same stream as
+        the file's bytes, exactly where tail wrote them (FOLLOW_SCRIPT), so the bytes before RESTART are the old
+        file's and those after it the new file's."""
         if self.gz:
-            raise SourceError(f"{self.name}: a compressed log cannot be followed")
+            raise RemoteError(f"{self.name}: a compressed log cannot be followed")
         run = RemoteRun(
-            self._shared.transport, FOLLOW_SCRIPT, self.path, offset, host=self.host or "", idle_ticks=True
+            self._shared.connection,
+            FOLLOW_SCRIPT,
+            self.path,
+            offset,
+            new_path_units(),
+            host=self.host or "",
+            idle_ticks=True,
         )
+        output = TailOutput()
+        said: list[bytes] = []  # tail's other messages, for the error if it gives up
+        chunks = iter(run)
         try:
-            yield from run
+            for chunk in chunks:
+                if not chunk:
+                    yield chunk  # an idle tick: watch keeps time
+                for piece in output.feed(chunk):
+                    if isinstance(piece, bytes):
+                        yield piece
+                    elif piece.restarts:
+                        yield RESTART
+                    else:
+                        said.append(piece.text)
         except NoShell:
-            raise SourceError(f"{self.name}: the remote shell stopped accepting commands") from None
-        if run.stderr.strip() and run.exit_status:
-            raise SourceError(f"{self.name}: {classify_remote_error(run.error_text())}")
+            raise RemoteError(f"{self.name}: the remote shell stopped accepting commands") from None
+        finally:
+            close = getattr(chunks, "close", None)
+            if close:
+                close()  # ends the remote tail (see FOLLOW_SCRIPT)
+        if run.exit_status:
+            # tail's last word is "no files remaining"; the reason it gave up came before
+            reasons = [text for text in said if not text.startswith(b"no files remaining")]
+            reason = reasons[-1].decode("utf-8", "replace") if reasons else run.error_text()
+            raise RemoteError(f"{self.name}: {classify_remote_error(reason)}")
 
     def close(self) -> None:
         if not self._closed:
@@ -280,10 +313,10 @@ class FailedSource:
         self._message = f"{self.name}: {reason}"
 
     def size(self) -> int:
-        raise SourceError(self._message)
+        raise RemoteError(self._message)
 
     def read_range(self, start: int, end: int) -> Iterator[bytes]:
-        raise SourceError(self._message)
+        raise RemoteError(self._message)
 
     def close(self) -> None:
         pass

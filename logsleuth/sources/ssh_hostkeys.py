@@ -1,10 +1,18 @@
 """Host key policy: OpenSSH's `StrictHostKeyChecking` with logsleuth's own store for accepted keys.
 
-- known: the key is in ~/.ssh/known_hosts, a UserKnownHostsFile, or logsleuth's known_hosts → connect.
+The files read, in OpenSSH's order: UserKnownHostsFile (default ~/.ssh/known_hosts, known_hosts2), logsleuth's
+own file, GlobalKnownHostsFile (default /etc/ssh/ssh_known_hosts, ssh_known_hosts2).  The name looked up is
+`host`, `[host]:port` off port 22, or the HostKeyAlias exactly as written (ssh_known_hosts.py reads the files).
+
+- revoked: a `@revoked` line holds the server's key → always refused.
+- known: a plain line holds it → connect.
+- changed: the host is known under other keys only → always refused, whatever the options.  A host known
+  under another key type is treated as changed (OpenSSH would prompt; we never prompt).
 - unknown: refused, with the command line that accepts it; `--accept-new-host-key` (or the config's
-  StrictHostKeyChecking accept-new/no) stores it in logsleuth's file, never in the user's ssh files.
-- changed: always refused, whatever the options.  A host known under another key type is treated as changed
-  (OpenSSH would prompt; we never prompt).
+  StrictHostKeyChecking accept-new/no) stores it in logsleuth's file, never in the user's ssh files, and says
+  so as OpenSSH does ("Permanently added ...", through SSHOptions.notice).
+- `@cert-authority` lines: paramiko cannot check host certificates, so they vouch for nothing; an unknown key
+  on a host that such a line covers says so in its message.
 """
 
 from __future__ import annotations
@@ -13,9 +21,10 @@ import os
 
 import paramiko
 
-from logsleuth.errors import SourceError
 from logsleuth.sources.base import SSHOptions
 from logsleuth.sources.ssh_config import HostSettings
+from logsleuth.sources.ssh_known_hosts import KnownHost, NewHostKey, known_host_entries
+from logsleuth.sources.ssh_spec import RemoteError
 
 
 def logsleuth_known_hosts(options: SSHOptions) -> str:
@@ -25,28 +34,9 @@ def logsleuth_known_hosts(options: SSHOptions) -> str:
     return os.path.join(config_home, "logsleuth", "known_hosts")
 
 
-def _known_files(settings: HostSettings, options: SSHOptions) -> list[str]:
-    return [*settings.known_hosts_files, logsleuth_known_hosts(options)]
-
-
-def _load(path: str) -> paramiko.HostKeys:
-    keys = paramiko.HostKeys()
-    if os.path.exists(path):
-        try:
-            keys.load(path)
-        except (OSError, paramiko.SSHException, ValueError) as exc:
-            raise SourceError(f"known_hosts file {path}: {exc}") from None
-    return keys
-
-
-def _known_keys(settings: HostSettings, options: SSHOptions) -> list[tuple[str, paramiko.PKey]]:
-    """(file, key) for every key any known_hosts file holds for this host."""
-    found: list[tuple[str, paramiko.PKey]] = []
-    for path in _known_files(settings, options):
-        entry = _load(path).lookup(settings.host_key_name)
-        if entry:
-            found.extend((path, entry[key_type]) for key_type in entry)
-    return found
+def _entries(settings: HostSettings, options: SSHOptions) -> list[KnownHost]:
+    files = [*settings.known_hosts_files, logsleuth_known_hosts(options), *settings.global_known_hosts_files]
+    return known_host_entries(files, settings.host_key_name)
 
 
 def preferred_key_types(
@@ -54,39 +44,62 @@ def preferred_key_types(
 ) -> tuple[str, ...]:
     """Ask the server for a key type we already know (as OpenSSH orders HostKeyAlgorithms)."""
     known: list[str] = []
-    for _, key in _known_keys(settings, options):
-        name = key.get_name()
-        names = ["rsa-sha2-512", "rsa-sha2-256"] if name == "ssh-rsa" else [name]
+    for entry in _entries(settings, options):
+        if entry.marker:
+            continue
+        names = ["rsa-sha2-512", "rsa-sha2-256"] if entry.key_type == "ssh-rsa" else [entry.key_type]
         known.extend(n for n in names if n in offered and n not in known)
     return tuple(known) + tuple(t for t in offered if t not in known)
 
 
 def check_host_key(settings: HostSettings, options: SSHOptions, server_key: paramiko.PKey) -> None:
     name = settings.host_key_name
-    known = _known_keys(settings, options)
+    entries = _entries(settings, options)
+    blob = server_key.asbytes()
     described = f"{server_key.get_name()} {server_key.fingerprint}"
-    if any(key == server_key for _, key in known):
+    revoked = next((e for e in entries if e.marker == "@revoked" and e.blob == blob), None)
+    if revoked is not None:
+        raise RemoteError(
+            f"{settings.alias}: REVOKED HOST KEY for {name}: the server presents {described}, which "
+            f"{revoked.where} marks as revoked; refusing to connect"
+        )
+    plain = [e for e in entries if e.marker is None]
+    if any(e.blob == blob for e in plain):
         return
-    if known:
-        where = known[0][0]
-        raise SourceError(
+    if plain:
+        where = plain[0].path
+        raise RemoteError(
             f"{settings.alias}: HOST KEY CHANGED for {name}: the server now presents {described}, which does "
             f"not match {where}; refusing to connect (possible man-in-the-middle). If the change is expected, "
             f"remove the old key with: ssh-keygen -R '{name}' -f {where}"
         )
     accept = options.accept_new_host_key or settings.strict_host_key_checking in ("accept-new", "no", "off")
     if not accept:
-        raise SourceError(
-            f"{settings.alias}: unknown host key for {name} ({described}); verify it, then rerun with "
+        authority = next((e for e in entries if e.marker == "@cert-authority"), None)
+        note = (
+            f"; {authority.where} trusts a certificate authority for this host, but logsleuth cannot check host "
+            "certificates; verify the key"
+            if authority
+            else "; verify it"
+        )
+        raise RemoteError(
+            f"{settings.alias}: unknown host key for {name} ({described}){note}, then rerun with "
             "--accept-new-host-key to trust it"
         )
-    _store(logsleuth_known_hosts(options), name, server_key)
+    new = NewHostKey(logsleuth_known_hosts(options), name, blob, hashed=settings.hash_known_hosts)
+    if options.hold_new_host_key is not None:
+        options.hold_new_host_key(new)  # the SSH helper: written once the parent asks (ssh_worker_child.py)
+    else:
+        store_host_key(new, options)
 
 
-def _store(path: str, name: str, key: paramiko.PKey) -> None:
+def store_host_key(new: NewHostKey, options: SSHOptions) -> None:
+    """Write an accepted key to logsleuth's known_hosts and tell the user, as OpenSSH does."""
     try:
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        with open(path, "a", encoding="ascii") as handle:
-            handle.write(f"{name} {key.get_name()} {key.get_base64()}\n")
+        added = new.write()
     except OSError as exc:
-        raise SourceError(f"cannot record the host key of {name} in {path}: {exc.strerror or exc}") from None
+        raise RemoteError(
+            f"cannot record the host key of {new.name} in {new.path}: {exc.strerror or exc}"
+        ) from None
+    if added and options.notice is not None:
+        options.notice(added)

@@ -92,8 +92,10 @@ def fork_if_remote(argv: list[str]) -> None:
     started = (pid, to_parent_read, to_child_write)
 
 
-def stop() -> None:
-    """Close the pipes (the helper exits at end of stream) and reap it, waiting at most ~1 s."""
+def stop(grace: float = 1.0) -> None:
+    """Close the pipes (the helper exits at end of stream) and reap it.  A helper still there after `grace`
+    seconds is terminated, then killed: a helper stuck on a frozen server never holds up logsleuth's exit
+    (this returns within about grace + 1 s)."""
     global started
     if started is None:
         return
@@ -101,14 +103,25 @@ def stop() -> None:
     for fd in fds:
         with contextlib.suppress(OSError):
             os.close(fd)
-    deadline = time.monotonic() + 1.0
-    while time.monotonic() < deadline:
+    for signal_number in (15, 9):  # SIGTERM, then SIGKILL (without importing signal)
+        if _reaped(pid, grace):
+            return
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal_number)
+        grace = 0.5
+    _reaped(pid, grace)
+
+
+def _reaped(pid: int, seconds: float) -> bool:
+    """Whether the helper has exited (and is reaped) within `seconds`."""
+    deadline = time.monotonic() + seconds
+    while True:
         try:
             done, _status = os.waitpid(pid, os.WNOHANG)
         except ChildProcessError:
-            return
+            return True
         if done:
-            return
+            return True
+        if time.monotonic() >= deadline:
+            return False
         time.sleep(0.001)
-    os.kill(pid, 15)  # SIGTERM, without importing signal
-    os.waitpid(pid, 0)

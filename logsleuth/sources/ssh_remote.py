@@ -16,6 +16,7 @@ login shell (bash, dash, zsh, fish, csh) can pass them to /bin/sh unchanged.
 
 from __future__ import annotations
 
+import re
 import secrets
 import shlex
 from dataclasses import dataclass, field
@@ -65,10 +66,17 @@ else tail -c +$((start+1)) -- "$f" | head -c "$len"; fi
 
 # Follow a file from a byte offset for `watch`.  `--pid=$PPID`: when our channel closes, the session
 # that started us ends and tail exits within a second (closing a channel does not signal it; paramiko #203).
+# tail's own messages ("file truncated", "has been replaced") go into stdout (2>&1), so that they come exactly
+# where tail wrote them between the file's bytes; tail runs under a program path with a random part ($4, `./`
+# and `/` runs: the same file), which GNU tail prints at the start of every message, so that no log line can
+# pass for one (TailOutput below).  That path is the first line, LC_ALL=C keeps the messages in English.
 _FOLLOW_LINES = r"""
-m=$1; f=$2; start=$3;
+m=$1; f=$2; start=$3; units=$4;
 printf '%s\n' "$m";
-exec tail -F --pid=$PPID -c +$((start+1)) -- "$f"
+t=$(command -v tail); case $t in /*) t=${t%/*}/$units${t##*/} ;; *) t=tail ;; esac;
+printf '%s\n' "$t";
+LC_ALL=C; export LC_ALL;
+exec "$t" -F --pid=$PPID -c +$((start+1)) -- "$f" 2>&1
 """
 
 # The size of a file opened without prefetch.  For .gz it is the decompressed size: the gzip trailer holds it
@@ -84,13 +92,14 @@ else printf 'size\t%s\0' "$(wc -c <"$f")"; fi
 
 
 # Byte offsets of literal strings, found on the remote host (grep reads at GB/s; streaming the file to us
-# would not).  Args after the path are the literals; each becomes `-e LITERAL`.
+# would not).  Args after the path are the literals; each becomes `-e LITERAL`.  A plain file's current size
+# comes first (`size TAB N NUL`): a file truncated since its size was taken is reported, not searched.
 _FIND_LINES = r"""
 m=$1; f=$2; gz=$3; shift 3;
 printf '%s\n' "$m";
 n=$#; i=0; while [ "$i" -lt "$n" ]; do set -- "$@" -e "$1"; shift; i=$((i+1)); done;
 if [ "$gz" = 1 ]; then gzip -dc -- "$f" | LC_ALL=C grep -boaF "$@";
-else LC_ALL=C grep -boaF "$@" -- "$f"; fi
+else printf 'size\t%s\0' "$(wc -c <"$f")"; LC_ALL=C grep -boaF "$@" -- "$f"; fi
 """
 
 
@@ -107,6 +116,13 @@ FOLLOW_SCRIPT = _one_line(_FOLLOW_LINES)
 
 def new_marker() -> str:
     return f"LOGSLEUTH-{secrets.token_hex(8)}"
+
+
+def new_path_units(bits: int = 64) -> str:
+    """A random run of `./` and `/` (one per bit): put before a file name it names the same file, and makes its
+    path unguessable (FOLLOW_SCRIPT runs tail under such a path)."""
+    pattern = secrets.randbits(bits)
+    return "".join("./" if pattern >> bit & 1 else "/" for bit in range(bits))
 
 
 def command_line(script: str, *args: str | int) -> str:
@@ -188,6 +204,17 @@ def parse_records(body: bytes) -> dict[str, str]:
     return records
 
 
+def parse_found(body: bytes) -> tuple[int | None, list[int] | None]:
+    """What FIND_SCRIPT printed: (the file's current size if it came, the offsets or None)."""
+    size: int | None = None
+    head, nul, rest = body.partition(b"\0")
+    if nul and head.startswith(b"size\t"):
+        text = head[len(b"size\t") :].strip()
+        size = int(text) if text.isdigit() else 0  # no number: the file is gone
+        body = rest
+    return size, parse_offsets(body)
+
+
 def parse_offsets(body: bytes) -> list[int] | None:
     """`OFFSET:MATCH` lines from `grep -bo` as sorted unique offsets; None if the output is not that."""
     offsets = set()
@@ -197,3 +224,64 @@ def parse_offsets(body: bytes) -> list[int] | None:
             return None
         offsets.add(int(head))
     return sorted(offsets)
+
+
+class TailOutput:
+    """Splits the merged output of FOLLOW_SCRIPT into the file's bytes and tail's own messages, in order.
+
+    The first line is the program path tail runs under; every message tail writes is `PATH: TEXT\n`.  `feed`
+    returns the pieces of one chunk: bytes of the file, and TailMessage for each message.  A piece of the chunk
+    that may be the start of a message is held until the rest comes."""
+
+    def __init__(self) -> None:
+        self._prefix: bytes | None = None
+        self._pending = b""
+
+    def feed(self, chunk: bytes) -> list[bytes | TailMessage]:
+        data = self._pending + chunk
+        self._pending = b""
+        if self._prefix is None:
+            line, newline, data = data.partition(b"\n")
+            if not newline:
+                self._pending = line
+                return []
+            self._prefix = line + b": "
+        pieces: list[bytes | TailMessage] = []
+        while data:
+            start = data.find(self._prefix)
+            if start < 0:
+                keep = _partial_match(data, self._prefix)
+                pieces.append(data[: len(data) - keep])
+                self._pending = data[len(data) - keep :]
+                break
+            end = data.find(b"\n", start)
+            if end < 0:
+                pieces.append(data[:start])
+                self._pending = data[start:]
+                break
+            pieces.append(data[:start])
+            pieces.append(TailMessage(data[start + len(self._prefix) : end]))
+            data = data[end + 1 :]
+        return [piece for piece in pieces if not isinstance(piece, bytes) or piece]
+
+
+# GNU tail -F starting over: copytruncate or `>` ("FILE: file truncated"), rotation ("'FILE' has been
+# replaced;  following new file"), a file back after it was removed ("'FILE' has appeared;  ...").
+_TAIL_RESTARTS = re.compile(rb"(?:: file truncated|(?:has been replaced|has appeared);\s+following new file)$")
+
+
+@dataclass(frozen=True, slots=True)
+class TailMessage:
+    text: bytes  # without the program path: "'/var/log/x.log' has been replaced;  following new file"
+
+    @property
+    def restarts(self) -> bool:
+        return bool(_TAIL_RESTARTS.search(self.text))
+
+
+def _partial_match(data: bytes, prefix: bytes) -> int:
+    """The length of the longest end of `data` that is the start of `prefix` (0 if none)."""
+    for size in range(min(len(data), len(prefix) - 1), 0, -1):
+        if data.endswith(prefix[:size]):
+            return size
+    return 0

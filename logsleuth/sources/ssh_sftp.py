@@ -15,9 +15,8 @@ from collections.abc import Iterator
 
 import paramiko
 
-from logsleuth.errors import SourceError
 from logsleuth.sources.base import CHUNK_SIZE, Source, SSHOptions
-from logsleuth.sources.ssh_spec import RemoteSpec
+from logsleuth.sources.ssh_spec import RemoteError, RemoteSpec
 
 _READV_SPAN = 8 << 20  # bytes asked for per readv() call; paramiko splits it into 32 KiB pipelined requests
 
@@ -35,7 +34,7 @@ def open_sftp_sources(remote: RemoteSpec, shared: object, options: SSHOptions) -
     try:
         sftp = shared.sftp()
     except (paramiko.SSHException, OSError, EOFError):
-        raise SourceError(
+        raise RemoteError(
             f"{remote.name_for(remote.path)}: the account on {remote.host} has no usable shell and no SFTP"
         ) from None
     directory, pattern = posixpath.split(remote.path)
@@ -44,14 +43,14 @@ def open_sftp_sources(remote: RemoteSpec, shared: object, options: SSHOptions) -
     try:
         entries = sftp.listdir_attr(directory or ".")
     except OSError as exc:
-        raise SourceError(f"{remote.name_for(directory or '.')}: {_reason(exc)}") from None
+        raise RemoteError(f"{remote.name_for(directory or '.')}: {_reason(exc)}") from None
     matches = [
         entry
         for entry in entries
         if fnmatch.fnmatchcase(entry.filename, pattern) and stat.S_ISREG(entry.st_mode or 0)
     ]
     if not matches:
-        raise SourceError(f"{remote.name_for(remote.path)}: no file matches")
+        raise RemoteError(f"{remote.name_for(remote.path)}: no file matches")
     if not options.all_files:
         matches = [max(matches, key=lambda entry: entry.st_mtime or 0)]
     else:
@@ -72,14 +71,14 @@ class SFTPFileSource:
         try:
             attributes = shared.sftp().stat(path)
             if stat.S_ISDIR(attributes.st_mode or 0):
-                raise SourceError(f"{self.name}: is a directory")
+                raise RemoteError(f"{self.name}: is a directory")
             if not stat.S_ISREG(attributes.st_mode or 0):
-                raise SourceError(f"{self.name}: not a regular file")
+                raise RemoteError(f"{self.name}: not a regular file")
             self._file = shared.sftp().open(path, "rb")
         except OSError as exc:
             self._shared.release()
-            raise SourceError(f"{self.name}: {_reason(exc)}") from None
-        except SourceError:
+            raise RemoteError(f"{self.name}: {_reason(exc)}") from None
+        except RemoteError:
             self._shared.release()
             raise
         self._raw_size = attributes.st_size or 0
@@ -105,8 +104,12 @@ class SFTPFileSource:
                 span_end = min(end, span_start + _READV_SPAN)
                 chunks = [(o, min(CHUNK_SIZE, span_end - o)) for o in range(span_start, span_end, CHUNK_SIZE)]
                 yield from self._file.readv(chunks)
+        except (EOFError, paramiko.SSHException) as exc:
+            if not self._shared.transport.is_active():  # the server went away or stalled
+                raise self._shared.connection.lost(self.host or "") from None
+            raise RemoteError(f"{self.name}: {exc}") from None
         except OSError as exc:
-            raise SourceError(f"{self.name}: {_reason(exc)}") from None
+            raise RemoteError(f"{self.name}: {_reason(exc)}") from None
 
     def _decompressed(self) -> Iterator[bytes]:
         inflater = zlib.decompressobj(wbits=47)  # gzip header, concatenated members handled below

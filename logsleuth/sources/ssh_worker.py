@@ -9,7 +9,9 @@ On 2 cores this takes ~0.1 s off a remote diagnose (bench/bench_ssh.py prints bo
 
 Only the console entry point starts the helper; `logsleuth.api` used as a library (and the tests that call
 it) opens remote sources in-process through the same `ssh.open_ssh_sources`.  Messages are length-prefixed
-pickles between two processes of the same program.
+pickles between two processes of the same program: a request one way; the other way, its answer ("ok",
+"error" for a SourceError, "usage" for a UsageError, "bug"), after any number of ("progress", text),
+("notice", text) and, for a read, ("chunk", bytes).
 
 This module is the wire format and the parent's side; ssh_worker_child.py is the helper's side.
 """
@@ -23,7 +25,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
-from logsleuth.errors import SourceError
+from logsleuth.errors import SourceError, UsageError
 from logsleuth.sources import ssh_prefork
 from logsleuth.sources.base import Source, SSHOptions
 
@@ -66,31 +68,47 @@ class HelperFailed(RuntimeError):
     """The helper process died or hit a bug: a logsleuth bug, reported as an internal error."""
 
 
+_PASSED_ON = ("progress", "notice")  # lines that come before an answer, for the caller's callbacks
+
+
 class SSHWorker:
-    """The parent's handle on the helper process.  One request at a time, as `api.diagnose` reads."""
+    """The parent's handle on the helper process.  One request at a time, as `api.diagnose` reads.
+
+    The parent never waits on a helper that cannot answer: an exception while it waits (Ctrl-C) stops the
+    helper at once, as its read may be stuck on a frozen server, and the handle is abandoned: its sources'
+    `close()` does nothing more, and any other request fails with HelperFailed."""
 
     def __init__(self, answers: int, requests: int) -> None:
         self._answers = answers  # fds owned by ssh_prefork, which closes them
         self._requests = requests
+        self.abandoned = False
 
-    def call(self, *request: Any, progress: Progress | None = None, idle_work: IdleWork | None = None) -> Any:
-        """Send one request and return its answer, passing progress lines on.  Until the first message
-        arrives, `idle_work()` runs step by step (while it returns True)."""
+    def call(
+        self,
+        *request: Any,
+        progress: Progress | None = None,
+        notice: Progress | None = None,
+        idle_work: IdleWork | None = None,
+    ) -> Any:
+        """Send one request and return its answer, passing progress and notice lines on.  Until the first
+        message arrives, `idle_work()` runs step by step (while it returns True)."""
         self._send(request)
         if idle_work is not None:
-            while not select.select([self._answers], [], [], 0)[0] and idle_work():
-                pass
+            try:
+                while not select.select([self._answers], [], [], 0)[0] and idle_work():
+                    pass
+            except BaseException:  # Ctrl-C while the helper works: as in _receive
+                self._abandon()
+                raise
         while True:
             kind, payload = self._receive()
-            if kind == "progress":
-                if progress is not None:
-                    progress(payload)
-            else:
+            if kind not in _PASSED_ON:
                 return self._answer(kind, payload)
+            _pass_on(kind, payload, progress, notice)
 
     def stream(self, *request: Any, progress: Progress | None = None) -> Iterator[bytes]:
-        """Send a read request and yield its chunks.  An abandoned stream is drained, so that the next answer
-        read is the next request's."""
+        """Send a read request and yield its chunks.  A stream the caller stops reading is drained, so that
+        the next answer read is the next request's."""
         self._send(request)
         finished = False
         try:
@@ -98,19 +116,20 @@ class SSHWorker:
                 kind, payload = self._receive()
                 if kind == "chunk":
                     yield payload
-                elif kind == "progress":
-                    if progress is not None:
-                        progress(payload)
+                elif kind in _PASSED_ON:
+                    _pass_on(kind, payload, progress, None)
                 else:
                     finished = True
                     self._answer(kind, payload)
                     return
         finally:
-            while not finished:
+            while not finished and not self.abandoned:
                 kind, _ = self._receive()
-                finished = kind not in ("chunk", "progress")
+                finished = kind not in ("chunk", *_PASSED_ON)
 
     def _send(self, request: tuple[Any, ...]) -> None:
+        if self.abandoned:
+            raise HelperFailed("ssh helper process was stopped")
         try:
             send_message(self._requests, request)
         except OSError as exc:
@@ -120,8 +139,16 @@ class SSHWorker:
         try:
             kind, payload = receive_message(self._answers)
         except (EOFError, OSError) as exc:
+            self._abandon()
             raise HelperFailed(f"ssh helper process exited unexpectedly ({exc or 'end of stream'})") from None
+        except BaseException:  # Ctrl-C while the helper works
+            self._abandon()
+            raise
         return kind, payload
+
+    def _abandon(self) -> None:
+        self.abandoned = True
+        ssh_prefork.stop(grace=0.0)
 
     @staticmethod
     def _answer(kind: str, payload: Any) -> Any:
@@ -129,12 +156,23 @@ class SSHWorker:
             return payload
         if kind == "error":
             raise SourceError(payload)
+        if kind == "usage":
+            raise UsageError(payload)
         raise HelperFailed(f"ssh helper: {payload}")
 
     def open_sources(self, spec: str, options: SSHOptions) -> list[Source]:
-        portable = replace(options, progress=None, idle_work=None)  # callbacks stay here; progress lines come
-        described = self.call("open", spec, portable, progress=options.progress, idle_work=options.idle_work)
+        # Callbacks stay here (their lines come over the pipe); holding a new host key is the helper's business.
+        portable = replace(options, progress=None, idle_work=None, notice=None, hold_new_host_key=None)
+        described = self.call(
+            "open", spec, portable, progress=options.progress, notice=options.notice, idle_work=options.idle_work
+        )
         return [RemoteSourceProxy(self, *entry, progress=options.progress) for entry in described]
+
+
+def _pass_on(kind: str, text: str, progress: Progress | None, notice: Progress | None) -> None:
+    callback = progress if kind == "progress" else notice
+    if callback is not None:
+        callback(text)
 
 
 class RemoteSourceProxy:
@@ -167,7 +205,8 @@ class RemoteSourceProxy:
     def close(self) -> None:
         if not self._closed:
             self._closed = True
-            self._worker.call("close", self._handle)
+            if not self._worker.abandoned:  # a stopped helper took its connections with it
+                self._worker.call("close", self._handle)
 
 
 def current() -> SSHWorker | None:

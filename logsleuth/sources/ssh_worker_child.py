@@ -1,6 +1,10 @@
 """The SSH helper process's side (see ssh_worker.py): import paramiko, open the command line's remote
 sources early, then serve requests until the parent closes the pipes.
 
+The early openings run before the command line is parsed, so they change nothing on disk: a host key they
+accept as new (`--accept-new-host-key`) is held, and written only when the parent's `open` request for that
+source arrives, which happens only once typer has accepted the command line.
+
 The child never prints: its stdin, stdout and stderr are /dev/null, so a pipe the parent writes to closes when
 the parent exits.  It ignores Ctrl-C (the parent handles it), exits at end of stream, and on Linux also when
 the parent dies (PR_SET_PDEATHSIG).
@@ -14,14 +18,18 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from logsleuth.errors import SourceError
+from logsleuth.errors import SourceError, UsageError
 from logsleuth.sources import ssh_prefork
 from logsleuth.sources.base import Source, SSHOptions
-from logsleuth.sources.ssh_worker import Progress, receive_message, send_message
+from logsleuth.sources.ssh_worker import receive_message, send_message
+
+if TYPE_CHECKING:
+    from logsleuth.sources.ssh_known_hosts import NewHostKey
 
 OpenSSHSources = Callable[[str, SSHOptions], list[Source]]
+Send = Callable[[str, Any], None]  # one message to the parent: ("progress", text), ("notice", text), ...
 
 
 def child_main(requests: int, answers: int, argv: list[str]) -> None:
@@ -73,32 +81,49 @@ class EarlyOpen:
     def __init__(self, spec: str, options: SSHOptions, open_ssh_sources: OpenSSHSources) -> None:
         self.spec = spec
         self.options = options
-        self.progress: list[str] = []  # replayed to the parent with the answer
+        self.messages: list[tuple[str, str]] = []  # ("progress"|"notice", text), passed on with the answer
+        self.new_host_keys: list[NewHostKey] = []  # accepted, but written only when the parent asks
         self.sources: list[Source] = []
         self.error: Exception | None = None
         self._thread = threading.Thread(target=self._open, args=(open_ssh_sources,), daemon=True)
         self._thread.start()
 
     def _open(self, open_ssh_sources: OpenSSHSources) -> None:
+        options = replace(
+            self.options,
+            progress=lambda text: self.messages.append(("progress", text)),
+            notice=lambda text: self.messages.append(("notice", text)),
+            hold_new_host_key=self.new_host_keys.append,
+        )
         try:
-            self.sources = open_ssh_sources(self.spec, replace(self.options, progress=self.progress.append))
+            self.sources = open_ssh_sources(self.spec, options)
         except Exception as exc:  # noqa: BLE001 - handed to the parent with the answer
             self.error = exc
 
     def matches(self, spec: str, options: SSHOptions) -> bool:
-        return (spec, options) == (self.spec, self.options)  # progress and idle_work do not compare
+        return (spec, options) == (self.spec, self.options)  # the callbacks do not compare
 
-    def wait(self, progress: Progress) -> None:
-        """Wait for the opening to finish, passing its progress lines on as they come (a slow host shows
+    def wait(self, send: Send) -> None:
+        """Wait for the opening to finish, passing its lines on as they come (a slow host shows
         "connecting to gpu7… (attempt 2)" while it happens, not afterwards)."""
         sent = 0
         while True:
             self._thread.join(_PROGRESS_POLL)
-            while sent < len(self.progress):
-                progress(self.progress[sent])
+            while sent < len(self.messages):
+                send(*self.messages[sent])
                 sent += 1
             if not self._thread.is_alive():
                 return
+
+    def write_host_keys(self, send: Send) -> None:
+        """The parent asked for this source, so its command line parsed: write the host keys accepted early
+        (as OpenSSH does, even when the connection failed after the key was accepted)."""
+        from logsleuth.sources.ssh_hostkeys import store_host_key
+
+        notify = replace(self.options, notice=lambda text: send("notice", text))
+        for new in self.new_host_keys:
+            store_host_key(new, notify)
+        self.new_host_keys.clear()
 
     def close(self) -> None:
         """Close what was opened; a connection still being made is left to the helper's exit."""
@@ -131,11 +156,8 @@ def _detach() -> None:
 def _serve(requests: int, answers: int, open_ssh_sources: OpenSSHSources, early: dict[str, EarlyOpen]) -> None:
     sources: dict[int, Source] = {}
 
-    def progress(text: str) -> None:
-        send_message(answers, ("progress", text))
-
-    def send_chunk(chunk: bytes) -> None:
-        send_message(answers, ("chunk", chunk))
+    def send(kind: str, payload: Any) -> None:
+        send_message(answers, (kind, payload))
 
     while True:
         try:
@@ -144,20 +166,22 @@ def _serve(requests: int, answers: int, open_ssh_sources: OpenSSHSources, early:
             break
         try:
             if request[0] == "open" and request[1] in early:
-                answer = _answer_open_early(request, early.pop(request[1]), sources, open_ssh_sources, progress)
+                answer = _answer_open_early(request, early.pop(request[1]), sources, open_ssh_sources, send)
             else:
-                answer = _handle(request, sources, open_ssh_sources, progress, send_chunk)
-            send_message(answers, ("ok", answer))
+                answer = _handle(request, sources, open_ssh_sources, send)
+            send("ok", answer)
         except SourceError as exc:
-            send_message(answers, ("error", str(exc)))
+            send("error", str(exc))
+        except UsageError as exc:
+            send("usage", str(exc))
         except (BrokenPipeError, ConnectionResetError):
             break
         except Exception as exc:  # noqa: BLE001 - a bug: the parent reports it as an internal error
-            send_message(answers, ("bug", f"{type(exc).__name__}: {exc}"))
+            send("bug", f"{type(exc).__name__}: {exc}")
     for source in sources.values():
         source.close()
     for unused in early.values():
-        unused.close()
+        unused.close()  # its held host keys are dropped: the parent never asked (the command line failed)
 
 
 def _answer_open_early(
@@ -165,13 +189,14 @@ def _answer_open_early(
     early: EarlyOpen,
     sources: dict[int, Source],
     open_ssh_sources: OpenSSHSources,
-    progress: Progress,
+    send: Send,
 ) -> Any:
     _, spec, options = request
     if not early.matches(spec, options):
         early.close()
-        return _handle(request, sources, open_ssh_sources, progress, lambda chunk: None)
-    early.wait(progress)
+        return _handle(request, sources, open_ssh_sources, send)
+    early.wait(send)
+    early.write_host_keys(send)
     if early.error is not None:
         raise early.error
     return _register(early.sources, sources)
@@ -187,16 +212,19 @@ def _register(opened: list[Source], sources: dict[int, Source]) -> list[tuple[in
 
 
 def _handle(
-    request: tuple[Any, ...],
-    sources: dict[int, Source],
-    open_ssh_sources: OpenSSHSources,
-    progress: Progress,
-    send_chunk: Callable[[bytes], None],
+    request: tuple[Any, ...], sources: dict[int, Source], open_ssh_sources: OpenSSHSources, send: Send
 ) -> Any:
     operation, *args = request
+
+    def progress(text: str) -> None:
+        send("progress", text)
+
+    def notice(text: str) -> None:
+        send("notice", text)
+
     if operation == "open":
         spec, options = args
-        return _register(open_ssh_sources(spec, replace(options, progress=progress)), sources)
+        return _register(open_ssh_sources(spec, replace(options, progress=progress, notice=notice)), sources)
     source = sources[args[0]]
     if operation == "size":
         return source.size()
@@ -205,7 +233,7 @@ def _handle(
         if hasattr(source, "progress"):
             source.progress = progress if show_progress else None
         for chunk in source.read_range(start, end):
-            send_chunk(chunk)
+            send("chunk", chunk)
         return None
     if operation == "anchors":
         find = getattr(source, "find_anchors", None)

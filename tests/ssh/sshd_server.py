@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +23,9 @@ USERS = {
     "logsleuth-banner": "/bin/bash",  # its ~/.bashrc prints a banner on stdout and stderr
     "logsleuth-notail": "/bin/bash",  # its PATH (from ~/.ssh/environment) has no tail
     "logsleuth-nosh": "/usr/sbin/nologin",  # no shell at all: SFTP only
+    "logsleuth-hold": "/bin/bash",  # its ~/.bashrc holds an exec while a test's gate is closed (Gate below)
 }
+HOLD_USER = "logsleuth-hold"
 
 
 @dataclass
@@ -41,8 +47,139 @@ class SSHD:
         path.write_text(text)
         return path
 
+    def unknown_key_config(self, name: str) -> tuple[Path, Path]:
+        """(config, its empty UserKnownHostsFile): a client config under which the server's key is unknown."""
+        empty = self.root / "client" / f"known_hosts.{name}"
+        empty.write_text("")
+        config = self.write_config(
+            name, f"Host *\n    IdentityFile {self.client_key}\n    UserKnownHostsFile {empty}\n"
+        )
+        return config, empty
+
     def known_hosts_line(self, port: int | None = None) -> str:
         return f"[127.0.0.1]:{port or self.port} {self.host_pub}\n"
+
+    @property
+    def host_key_described(self) -> str:
+        """The server's key as logsleuth's messages show it: `ssh-ed25519 SHA256:...`."""
+        listing = subprocess.run(
+            ["ssh-keygen", "-l", "-E", "sha256", "-f", str(self.root / "host_key.pub")],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        return f"ssh-ed25519 {listing.split()[1]}"
+
+    @property
+    def gate_dir(self) -> Path:
+        return self.root / "gate"
+
+    def hold_spec(self, path: Path | str) -> str:
+        """A spec read through the gated account (see Gate)."""
+        return f"{HOLD_USER}@127.0.0.1:{self.port}:{path}"
+
+
+# The gated account's ~/.bashrc (bash sources it for every exec over ssh).  While GATE exists, the exec that
+# finds it at 0 writes its shell's pid to GATE.held and waits until the test removes GATE; the ones before it
+# count GATE down and pass.  Everything else about the account is the normal one's.
+GATE_BASHRC = """g={gate}/hold
+if [ -e "$g" ]; then
+  n=$(cat "$g" 2>/dev/null)
+  if [ "${{n:-0}}" -gt 0 ]; then echo $((n-1)) >"$g"
+  else echo $$ >"$g.held"; while [ -e "$g" ]; do sleep 0.05; done
+  fi
+fi
+"""
+
+
+class Gate:
+    """Holds one exec of the gated account on the remote side, so that a test can act at a known point of a
+    session: `with Gate(sshd, passing=1) as gate:` lets one exec through (the probe), holds the next one, and
+    `gate.session()` waits for it and returns the pids of the sshd processes serving that connection."""
+
+    def __init__(self, sshd: SSHD, passing: int = 0) -> None:
+        self.hold = sshd.gate_dir / "hold"
+        self.held = sshd.gate_dir / "hold.held"
+        self.passing = passing
+        self.sshd_pids: list[int] = []
+
+    def __enter__(self) -> Gate:
+        self.held.unlink(missing_ok=True)
+        self.hold.write_text(f"{self.passing}\n")
+        self.hold.chmod(0o666)
+        return self
+
+    def session(self, client: subprocess.Popen[str] | None = None, timeout: float = 30.0) -> list[int]:
+        """Wait until an exec is held; the sshd processes of its connection (the [priv] monitor and the
+        unprivileged child that moves the bytes), found by walking up from the held shell.  `client`: the
+        process that connects, whose early end is reported with its output."""
+        deadline = time.monotonic() + timeout
+        while not self.held.exists() or not self.held.read_text().strip():
+            if client is not None and client.poll() is not None:
+                out, err = client.communicate()
+                raise AssertionError(f"the client ended ({client.returncode}) before an exec reached the gate: {err}")
+            if time.monotonic() > deadline:
+                raise AssertionError("no exec reached the gate")
+            time.sleep(0.02)
+        pid = int(self.held.read_text())
+        self.sshd_pids = []
+        while pid > 1:
+            pid = _parent(pid)
+            command = _command(pid)
+            if "[listener]" in command or not command.startswith("sshd"):
+                break  # the listener ("sshd: /usr/sbin/sshd -D [listener] ..."), which serves the other tests
+            if _SESSION_SSHD.match(command):
+                self.sshd_pids.append(pid)
+        if not self.sshd_pids:
+            raise AssertionError("the held exec has no per-connection sshd above it")
+        return self.sshd_pids
+
+    def release(self) -> None:
+        self.hold.unlink(missing_ok=True)
+
+    def signal_session(self, signum: int) -> None:
+        for pid in self.sshd_pids:
+            with suppress(ProcessLookupError):
+                os.kill(pid, signum)
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+        self.signal_session(signal.SIGCONT)  # a stopped session must not outlive the test
+        self.signal_session(signal.SIGKILL)
+        self.held.unlink(missing_ok=True)
+
+
+# The two per-connection processes: the unprivileged one that moves the bytes and its privileged monitor.
+_SESSION_SSHD = re.compile(r"^sshd: \S+(@notty| \[priv\])$")
+
+
+def _parent(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return int(handle.read().rsplit(")", 1)[1].split()[1])
+    except OSError:
+        return 0
+
+
+def _command(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return handle.read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return ""
+
+
+@contextmanager
+def stopped(pids: list[int]) -> Iterator[None]:
+    """SIGSTOP the processes for the duration, SIGCONT them after (by the pids given, nothing else)."""
+    for pid in pids:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        for pid in pids:
+            with suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
 
 
 def missing_sshd(reason: str) -> None:
@@ -64,7 +201,7 @@ def _ensure_user(name: str, shell: str) -> Path:
     return Path(os.path.expanduser(f"~{name}"))
 
 
-def prepare_users() -> None:
+def prepare_users(gate: Path) -> None:
     for name, shell in USERS.items():
         home = _ensure_user(name, shell)
         ssh_dir = home / ".ssh"
@@ -72,6 +209,8 @@ def prepare_users() -> None:
         bashrc = home / ".bashrc"
         if name == "logsleuth-banner":
             bashrc.write_text('echo "Welcome to gpu7! Disk quota: 93% used"\necho "motd on stderr" >&2\n')
+        elif name == HOLD_USER:
+            bashrc.write_text(GATE_BASHRC.format(gate=gate))
         else:
             bashrc.write_text("")
         environment = ssh_dir / "environment"
@@ -135,7 +274,10 @@ def start_servers() -> tuple[SSHD, list[subprocess.Popen[bytes]]]:
     root = Path(tempfile.mkdtemp(prefix="logsleuth-sshd-"))
     root.chmod(0o755)
     Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
-    prepare_users()
+    gate = root / "gate"
+    gate.mkdir()
+    gate.chmod(0o777)  # the gated account writes its held pid here
+    prepare_users(gate)
     host_key = root / "host_key"
     host_pub = keygen(host_key)
     client_dir = root / "client"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -83,7 +84,7 @@ def _error_case(
         port = free_port()
         return (
             f"127.0.0.1:{port}:/x.log",
-            f"127.0.0.1: connection refused by 127.0.0.1 port {port}",
+            f"127.0.0.1: connection refused by 127.0.0.1 port {port} (3 attempts in ",  # the real time follows
             sshd.config,
         )
     if case == "timeout":
@@ -91,7 +92,7 @@ def _error_case(
             "cli-timeout",
             f"Host silent\n    HostName 127.0.0.1\n    Port {silent_port}\n    ConnectTimeout 1\n",
         )
-        message = f"silent: connection to 127.0.0.1 port {silent_port} timed out after 1 s (no SSH handshake)"
+        message = f"silent: connection to 127.0.0.1 port {silent_port} timed out after 3 attempts in "
         return "silent:/x.log", message, config
     if case == "auth":
         config = sshd.write_config(
@@ -149,7 +150,9 @@ def test_each_error_is_one_line_and_exit_status_3(sshd: SSHD, case: str, tmp_pat
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"logsleuth: {message}"), result.stderr
     assert json.loads(result.stdout)["sources"][0]["error"].startswith(message)
-    if not case.endswith("host-key"):  # the host-key messages go on with a fingerprint
+    if case in ("refused", "timeout"):  # the total time of the 3 attempts follows
+        assert re.fullmatch(r"[\d.]+ s\)|[\d.]+ s \(no SSH handshake\)", lines[0][len(f"logsleuth: {message}") :])
+    elif not case.endswith("host-key"):  # the host-key messages go on with a fingerprint
         assert lines[0] == f"logsleuth: {message}"
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from remote_logs import FAILURE, LINE
 from sshd_server import SSHD, free_port
 
 from logsleuth.errors import SourceError
@@ -21,14 +22,6 @@ from logsleuth.sources.base import Source, SSHOptions, open_sources
 from tests.helpers import offsets_of
 
 pytestmark = pytest.mark.ssh
-
-LINE = b"[2025-11-06 02:10:00 TP0] Decode batch. #running-req: 12, #token: 40960, gen throughput (token/s): 812.4\n"
-FAILURE = (
-    b"[2025-11-06 02:10:01 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
-    b'  File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line 2316, in run_scheduler_process\n'
-    b"    scheduler.event_loop_overlap()\n"
-    b"AssertionError: req_to_token_pool is full\n"
-)
 
 
 def options(sshd: SSHD, **overrides: object) -> SSHOptions:
@@ -480,22 +473,12 @@ def test_default_config_and_key_file(sshd: SSHD, log: Path) -> None:
     source.close()
 
 
-def test_unknown_host_key_is_refused_then_accepted_on_request(sshd: SSHD, log: Path, tmp_path: Path) -> None:
-    empty = tmp_path / "empty_known_hosts"
-    empty.write_text("")
-    config = sshd.write_config(
-        "unknown-key", f"Host *\n    IdentityFile {sshd.client_key}\n    UserKnownHostsFile {empty}\n"
-    )
-    fingerprint = subprocess.run(
-        ["ssh-keygen", "-l", "-E", "sha256", "-f", str(sshd.root / "host_key.pub")],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()[1]
+def test_unknown_host_key_is_refused_then_accepted_on_request(sshd: SSHD, log: Path) -> None:
+    config, empty = sshd.unknown_key_config("unknown-key")
     spec = f"logsleuth-test@127.0.0.1:{sshd.port}:{log}"
     opts = options(sshd, config_file=str(config))
     assert error_of(spec, opts) == (
-        f"127.0.0.1: unknown host key for [127.0.0.1]:{sshd.port} (ssh-ed25519 {fingerprint}); "
+        f"127.0.0.1: unknown host key for [127.0.0.1]:{sshd.port} ({sshd.host_key_described}); "
         "verify it, then rerun with --accept-new-host-key to trust it"
     )
     own = Path(os.environ["XDG_CONFIG_HOME"]) / "logsleuth" / "known_hosts"
@@ -616,3 +599,36 @@ def test_streaming_a_one_gib_log_does_not_stall_on_rekey(sshd: SSHD) -> None:
         source.close()
     finally:
         path.unlink()
+
+
+# --- names and remote stderr in messages ----------------------------------------------------------------------
+
+HOSTILE_NAME = "evil-\x1b]0;pwned\x07\x1b[2J.log"  # a terminal title change and a screen clear
+HOSTILE_SHOWN = "evil-\\x1b]0;pwned\\x07\\x1b[2J.log"
+
+
+def test_remote_names_in_messages_carry_no_control_characters(sshd: SSHD) -> None:
+    """A file name matched by a glob and gzip's stderr (which repeats the name) are escaped in messages."""
+    directory = sshd.logs / "hostile-names"
+    directory.mkdir()
+    try:
+        secret = directory / HOSTILE_NAME
+        secret.write_bytes(FAILURE)
+        secret.chmod(0o600)
+        (directory / "evil-but-readable.log").write_bytes(FAILURE)
+        sources = open_sources(f"logsleuth-alias:{directory}/evil-*", options(sshd, all_files=True))
+        (failed,) = [source for source in sources if "readable" not in source.name]
+        with pytest.raises(SourceError) as caught:
+            failed.size()
+        assert str(caught.value) == f"logsleuth-alias:{directory}/{HOSTILE_SHOWN}: permission denied"
+        for source in sources:
+            source.close()
+        secret.unlink()
+        corrupt = directory / (HOSTILE_NAME + ".gz")
+        corrupt.write_bytes(b"this is not gzip data\n")
+        message = error_of(f"logsleuth-alias:{directory}/evil-*.gz", options(sshd))
+        assert message.startswith(f"logsleuth-alias:{directory}/{HOSTILE_SHOWN}.gz: not a valid gzip file (gzip: ")
+        assert HOSTILE_SHOWN in message[len(f"logsleuth-alias:{directory}/{HOSTILE_SHOWN}.gz") :]  # gzip's own text
+        assert not any(ord(c) < 32 or 127 <= ord(c) < 160 for c in message)
+    finally:
+        shutil.rmtree(directory)

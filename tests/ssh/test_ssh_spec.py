@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from logsleuth.errors import UsageError
 from logsleuth.sources.ssh_config import split_jump
-from logsleuth.sources.ssh_spec import RemoteSpec, looks_remote, parse_remote_spec
+from logsleuth.sources.ssh_spec import RemoteSpec, looks_remote, parse_remote_spec, printable
 
 
 @pytest.mark.parametrize(
@@ -63,3 +64,54 @@ def test_jump_hops() -> None:
     assert split_jump("bastion") == ("bastion", None, None)
     assert split_jump("me@bastion:2222") == ("bastion", "me", 2222)
     assert split_jump("ssh://me@[::1]:22") == ("::1", "me", 22)
+
+
+@pytest.mark.parametrize(
+    ("spec", "port"),
+    [("gpu7:99999:/x.log", 99999), ("u@gpu7:0:/x.log", 0), ("gpu7:123456:/x.log", 123456),
+     ("ssh://gpu7:70000/x.log", 70000), ("[::1]:65536:/x.log", 65536)],
+)
+def test_a_port_out_of_range_is_a_usage_error(spec: str, port: int) -> None:
+    """A number between two colons is the port; one out of range is an error, never a local path."""
+    assert looks_remote(spec)
+    with pytest.raises(UsageError) as caught:
+        parse_remote_spec(spec)
+    assert str(caught.value) == f"{spec}: port {port} out of range (1-65535)"
+    assert caught.value.exit_status == 2
+
+
+@pytest.mark.parametrize("helper", ["1", "0"], ids=["helper", "in-process"])
+def test_cli_port_out_of_range_exits_2(tmp_path: Path, helper: str) -> None:
+    import os
+    import subprocess
+    import sys
+
+    environment = {**os.environ, "LOGSLEUTH_SSH_WORKER": helper, "HOME": str(tmp_path)}
+    result = subprocess.run(
+        [sys.executable, "-m", "logsleuth", "diagnose", "gpu7:99999:/var/log/x.log"],
+        capture_output=True,
+        text=True,
+        env=environment,
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert (result.returncode, result.stderr) == (
+        2,
+        "logsleuth: gpu7:99999:/var/log/x.log: port 99999 out of range (1-65535)\n",
+    )
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        ("plain name.log", "plain name.log"),
+        ("\x1b]0;pwned\x07.log", "\\x1b]0;pwned\\x07.log"),
+        ("a\nb\rc\td", "a\\nb\\rc\\td"),
+        ("\x9b31m\x7f", "\\x9b31m\\x7f"),
+        ("caf\u00e9 \u65e5\u672c", "caf\u00e9 \u65e5\u672c"),  # printable non-ASCII stays as it is
+        ("bad\udcff byte", "bad\\xff byte"),  # an undecodable byte (surrogateescape) as the byte it was
+        ("\u202eevil", "\\u202eevil"),  # a bidi override would reorder the terminal line
+    ],
+)
+def test_printable_escapes_control_characters(raw: str, shown: str) -> None:
+    assert printable(raw) == shown

@@ -5,12 +5,18 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from sshd_server import SSHD
 
+from logsleuth.sources.base import SSHOptions, open_sources
 from tests.helpers import append_later
+
+RESTART = b"\x00LOGSLEUTH-RESTART\x00"  # what logsleuth.watch.follow_local yields on truncation or rotation
 
 STAGES = [
     b"[2026-11-29 10:00:00] server_args=ServerArgs(model_path='/m', tp_size=1)\n",
@@ -29,26 +35,26 @@ CRASH = (
 )
 
 
-def _watch(sshd: SSHD, log: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+def _watch(sshd: SSHD, log: Path, writer: threading.Thread, *extra: str) -> subprocess.CompletedProcess[str]:
+    """`logsleuth watch` on the log while `writer` writes it; the log is removed after."""
     environment = dict(os.environ)
     environment.pop("SSH_AUTH_SOCK", None)
-    return subprocess.run(
-        [sys.executable, "-m", "logsleuth", "watch", f"logsleuth-alias:{log}", "--ssh-config", str(sshd.config),
-         "--timeout", "60", *extra],
-        capture_output=True, text=True, env=environment, timeout=90,
-    )
+    try:
+        return subprocess.run(
+            [sys.executable, "-m", "logsleuth", "watch", f"logsleuth-alias:{log}", "--ssh-config", str(sshd.config),
+             "--timeout", "60", *extra],
+            capture_output=True, text=True, env=environment, timeout=90,
+        )
+    finally:
+        writer.join()
+        log.unlink()
 
 
 @pytest.mark.ssh
 def test_remote_watch_until_ready(sshd: SSHD) -> None:
     log = sshd.logs / "watch-ready.log"
     log.write_bytes(STAGES[0])
-    writer = append_later(log, STAGES[1:], 0.3)
-    try:
-        result = _watch(sshd, log)
-    finally:
-        writer.join()
-        log.unlink()
+    result = _watch(sshd, log, append_later(log, STAGES[1:], 0.3))
     assert result.returncode == 0, result.stderr
     assert "loading weights" in result.stderr and "KV cache allocated" in result.stderr
     assert result.stdout.strip().endswith("the server is ready")
@@ -58,12 +64,120 @@ def test_remote_watch_until_ready(sshd: SSHD) -> None:
 def test_remote_watch_diagnoses_a_crash(sshd: SSHD) -> None:
     log = sshd.logs / "watch-crash.log"
     log.write_bytes(STAGES[0])
-    writer = append_later(log, [STAGES[1], CRASH], 0.3)
-    try:
-        result = _watch(sshd, log, "--format", "json")
-    finally:
-        writer.join()
-        log.unlink()
+    result = _watch(sshd, log, append_later(log, [STAGES[1], CRASH], 0.3), "--format", "json")
     assert result.returncode == 1, result.stderr
     assert '"AssertionError"' in result.stdout
     assert '"hosts": [\n        "logsleuth-alias"' in result.stdout
+
+
+def _take(chunks: Iterator[bytes], size: int, seconds: float = 20.0) -> list[bytes]:
+    """Chunks (idle ticks left out) until `size` bytes came, or the time is up."""
+    taken: list[bytes] = []
+    deadline = time.monotonic() + seconds
+    for chunk in chunks:
+        if chunk:
+            taken.append(chunk)
+        if sum(len(c) for c in taken if c != RESTART) >= size or time.monotonic() > deadline:
+            break
+    return taken
+
+
+@pytest.mark.ssh
+@pytest.mark.parametrize("event", ["truncated", "replaced"])
+def test_remote_follow_turns_truncation_and_rotation_into_a_restart(sshd: SSHD, event: str) -> None:
+    """tail -F announces these on stderr; follow() yields the restart sentinel between the old file's bytes and
+    the new file's, which follow from its first byte, in order, none lost or repeated."""
+    log = sshd.logs / f"follow-{event}.log"
+    old = b"".join(b"old launch line %d\n" % n for n in range(200))
+    new = b"".join(b"new launch %d\n" % n for n in range(50))  # shorter than old: tail sees the size shrink
+    log.write_bytes(old)
+    (source,) = open_sources(f"logsleuth-alias:{log}", SSHOptions(config_file=str(sshd.config)))
+    chunks = source.follow(0)  # type: ignore[attr-defined]
+    try:
+        assert b"".join(_take(chunks, len(old))) == old
+        if event == "truncated":
+            with log.open("r+b") as handle:  # copytruncate, then the new launch writes at once
+                handle.truncate(0)
+                handle.write(new)
+        else:
+            log.rename(log.with_suffix(".log.1"))
+            log.write_bytes(new)
+        taken = _take(chunks, len(new))
+        assert taken[0] == RESTART and taken.count(RESTART) == 1, taken[:3]
+        assert b"".join(taken[1:]) == new
+        with log.open("ab") as handle:
+            handle.write(b"and later\n")
+        assert b"".join(_take(chunks, len(b"and later\n"))) == b"and later\n"
+    finally:
+        chunks.close()
+        source.close()
+        log.unlink()
+        log.with_suffix(".log.1").unlink(missing_ok=True)
+
+
+@pytest.mark.ssh
+def test_remote_watch_follows_a_truncated_log_into_the_next_launch(sshd: SSHD) -> None:
+    log = sshd.logs / "watch-truncated.log"
+    log.write_bytes(STAGES[0] + STAGES[1])
+
+    def relaunch() -> None:
+        time.sleep(1.5)  # watch is following by now
+        with log.open("r+b") as handle:
+            handle.truncate(0)
+        for stage in STAGES:
+            with log.open("ab") as handle:
+                handle.write(stage)
+            time.sleep(0.2)
+
+    writer = threading.Thread(target=relaunch)
+    writer.start()
+    result = _watch(sshd, log, writer)
+    assert result.returncode == 0, result.stderr
+    assert f"logsleuth-alias:{log}: log truncated or rotated; following it from the start" in result.stderr
+    assert result.stdout.strip().endswith("the server is ready")
+
+
+def test_tail_output_separates_messages_from_the_files_bytes_at_any_chunk_boundary() -> None:
+    """FOLLOW_SCRIPT's merged stream: the program path line, then file bytes and tail's messages in order.  A log
+    line that merely looks like a tail message (without the random program path) stays data."""
+    from logsleuth.sources.ssh_remote import TailMessage, TailOutput, new_path_units
+
+    program = f"/usr/bin/{new_path_units()}tail".encode()
+    forged = b"tail: /var/log/x.log: file truncated\n"
+    stream = (
+        program + b"\n"
+        + b"old line 1\nold partial"  # no newline before the message: tail writes it mid-line
+        + program + b": /var/log/x.log: file truncated\n"
+        + b"new line 1\n" + forged
+        + program + b": '/var/log/x.log' has become inaccessible: No such file or directory\n"
+        + program + b": '/var/log/x.log' has appeared;  following new file\n"
+        + b"newest\n"
+    )
+    expected = [
+        b"old line 1\nold partial", "restart", b"new line 1\n" + forged, "other", "restart", b"newest\n"
+    ]
+    for size in (1, 2, 3, 7, 64, len(stream)):
+        output = TailOutput()
+        pieces: list[bytes | TailMessage] = []
+        for start in range(0, len(stream), size):
+            pieces.extend(output.feed(stream[start : start + size]))
+        merged: list[bytes | str] = []
+        for piece in pieces:
+            if isinstance(piece, TailMessage):
+                merged.append("restart" if piece.restarts else "other")
+            elif merged and isinstance(merged[-1], bytes):
+                merged[-1] += piece
+            else:
+                merged.append(piece)
+        assert merged == expected, size
+
+
+def test_new_path_units_name_the_same_directory(tmp_path: Path) -> None:
+    from logsleuth.sources.ssh_remote import new_path_units
+
+    (tmp_path / "x.log").write_text("here\n")
+    units = new_path_units()
+    assert len({new_path_units() for _ in range(20)}) == 20  # random
+    assert set(units.replace("./", "").replace("/", "")) == set()
+    with open(f"{tmp_path}/{units}x.log") as handle:  # as FOLLOW_SCRIPT builds the path (pathlib would tidy it)
+        assert handle.read() == "here\n"

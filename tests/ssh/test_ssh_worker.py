@@ -301,3 +301,70 @@ def test_helper_guesses_the_ssh_options_the_cli_builds(options: list[str], monke
     assert main(argv) == 0
     (built,) = asked
     assert _ssh_options(CommandLine(argv)) == built.ssh  # type: ignore[attr-defined]
+
+
+# -- host keys: nothing is stored before the command line has parsed ------------------------------------------
+
+# Forks the helper for ARGV and gives it time to connect on its own (it meets an unknown host key and may
+# accept it: the command line says --accept-new-host-key).  Then, with ASK, opens the source as the CLI would
+# after parsing; without, stops as the CLI does when the parser rejects the command line.
+HOST_KEY_SCRIPT = r"""
+import json, os, sys, time
+from logsleuth.sources import ssh_prefork
+from logsleuth.sources.base import SSHOptions, open_sources
+
+argv, spec, config, own, ask = json.loads(sys.argv[1])
+ssh_prefork.fork_if_remote(argv)
+time.sleep(3)  # the helper connects in ~0.2 s
+out = {"stored_before_asking": os.path.exists(own), "notices": []}
+if ask:
+    options = SSHOptions(config_file=config, accept_new_host_key=True, notice=out["notices"].append)
+    for source in open_sources(spec, options):
+        source.close()
+ssh_prefork.stop()
+out["stored"] = open(own).read() if os.path.exists(own) else None
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.ssh
+@pytest.mark.parametrize("ask", [False, True], ids=["command line rejected", "command line parsed"])
+def test_helper_stores_a_new_host_key_only_when_the_parent_asks(
+    sshd: SSHD, log: Path, ask: bool
+) -> None:
+    config, _ = sshd.unknown_key_config("helper-new-key")
+    spec = f"logsleuth-test@127.0.0.1:{sshd.port}:{log}"
+    own = Path(os.environ["XDG_CONFIG_HOME"]) / "logsleuth" / "known_hosts"
+    argv = ["diagnose", spec, "-F", str(config), "--accept-new-host-key"]
+    proc = subprocess.run(
+        [sys.executable, "-c", HOST_KEY_SCRIPT, json.dumps([argv, spec, str(config), str(own), ask])],
+        capture_output=True,
+        text=True,
+        env=helper_environment(),
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["stored_before_asking"] is False
+    if not ask:
+        assert result["stored"] is None and result["notices"] == []
+        return
+    assert result["stored"] == sshd.known_hosts_line()
+    assert result["notices"] == [
+        f"Permanently added '[127.0.0.1]:{sshd.port}' (ED25519) to the list of known hosts in {own}"
+    ]
+
+
+@pytest.mark.ssh
+def test_a_command_line_the_parser_rejects_stores_no_host_key(sshd: SSHD, log: Path) -> None:
+    config, _ = sshd.unknown_key_config("rejected-new-key")
+    spec = f"logsleuth-test@127.0.0.1:{sshd.port}:{log}"
+    proc = subprocess.run(
+        [sys.executable, "-m", "logsleuth", "diagnose", spec, "-F", str(config), "--accept-new-host-key=false"],
+        capture_output=True,
+        text=True,
+        env=helper_environment(),
+        timeout=60,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert not (Path(os.environ["XDG_CONFIG_HOME"]) / "logsleuth" / "known_hosts").exists()
