@@ -74,7 +74,7 @@ def diagnose_text(text: str, options: DiagnoseOptions | None = None, *, patterns
     patterns = patterns or load_patterns(options.pattern_dirs, include_user=options.include_user_patterns)
     source = MemorySource(text.encode("utf-8", errors="surrogateescape"))
     result = read_all(source) if options.all_failures else read_latest(source, max_bytes=options.max_bytes)
-    info = SourceInfo(source.name, result.bytes_read, result.size)
+    info = SourceInfo(source.name, result.bytes_read, result.size, capped=result.capped)
     return build_report([(source, info, result)], options, patterns)
 
 
@@ -93,13 +93,28 @@ def build_report(
             continue
         trackers.append(result.tracker)
         context_lines.extend(result.cascade_lines)
-        for failure in result.failures:
-            grouper.add(failure, source.name, source.host)
+        if result.groups is not None:
+            grouper.merge(result.groups)  # read the dense way: grouped while reading
+        else:
+            for failure in result.failures:
+                grouper.add(failure, source.name, source.host)
     launch = _merge_launch(trackers, options)
     warnings = list(patterns.errors)
-    groups = [_diagnose_group(group, patterns.patterns, launch, context_lines, warnings.append) for group in grouper.groups()]
+    disabled: set[str] = set()  # patterns whose regex timed out: skipped for the rest of this report
+    groups = [
+        _diagnose_group(group, patterns.patterns, launch, context_lines, warnings.append, disabled)
+        for group in grouper.groups()
+    ]
     groups = _order(groups, {p.id: p for p in patterns.patterns})
-    return Report(sources=tuple(infos), failures=tuple(groups), launch=launch, warnings=tuple(dict.fromkeys(warnings)))
+    return Report(
+        sources=tuple(infos),
+        failures=tuple(groups),
+        launch=launch,
+        warnings=tuple(dict.fromkeys(warnings)),
+        omitted_failures=grouper.omitted_failures,
+        omitted_groups=grouper.omitted_distinct.value,
+        omitted_groups_estimated=grouper.omitted_distinct.estimated,
+    )
 
 
 def _merge_launch(trackers: list[LaunchTracker], options: DiagnoseOptions) -> LaunchInfo:
@@ -115,10 +130,17 @@ def _diagnose_group(
     launch: LaunchInfo,
     log_lines: list[str],
     warn: Callable[[str], None],
+    disabled: set[str],
 ) -> FailureGroup:
     lines = [*group.cascade, *log_lines]
     found = match_failure(
-        patterns, group.failure, lines, engine=launch.engine, engine_version=launch.engine_version, on_error=warn
+        patterns,
+        group.failure,
+        lines,
+        engine=launch.engine,
+        engine_version=launch.engine_version,
+        on_error=warn,
+        disabled=disabled,
     )
     if found is None:
         return group

@@ -95,6 +95,61 @@ def mark_in_app(frames: tuple[Frame, ...]) -> tuple[Frame, ...]:
     return tuple(replace(frame, in_app=is_in_app(frame.file)) for frame in frames)
 
 
+# At most this many failure groups are kept per report (and per source while reading).  A person
+# reads the first few; a hundred covers every distinct failure of a real multi-rank crash many
+# times over, keeps a JSON report well under a megabyte, and bounds the time spent parsing
+# first occurrences in a log where every traceback differs.  The rest are counted (Report.omitted_*).
+MAX_GROUPS = 100
+
+_EXACT_DISTINCT = 1 << 16  # distinct keys counted exactly; beyond this they are estimated
+
+
+class DistinctCounter:
+    """How many distinct keys were added, in bounded memory: exact up to _EXACT_DISTINCT keys, then
+    estimated by adaptive sampling (Flajolet 1990): only keys whose lowest `level` bits are zero are
+    kept, and each stands for 2**level keys; the estimate is within about 1 %.  Keys must be
+    well-mixed integers (Python's hash of bytes or str, a cryptographic digest)."""
+
+    def __init__(self) -> None:
+        self._keys: set[int] = set()
+        self._level = 0
+        self._mask = 0  # keys with any of these bits set are not kept
+
+    @property
+    def estimated(self) -> bool:
+        return self._level > 0
+
+    @property
+    def value(self) -> int:
+        return len(self._keys) << self._level
+
+    @property
+    def mask(self) -> int:
+        """`add` ignores keys with any of these bits set: a hot loop may skip calling it for them."""
+        return self._mask
+
+    def add(self, key: int) -> None:
+        if key & self._mask:
+            return
+        self._keys.add(key)
+        if len(self._keys) > _EXACT_DISTINCT:
+            self._thin(self._level + 1)
+
+    def _thin(self, level: int) -> None:
+        while True:
+            self._level, self._mask = level, (1 << level) - 1
+            self._keys = {key for key in self._keys if not key & self._mask}
+            if len(self._keys) <= _EXACT_DISTINCT:
+                return
+            level += 1
+
+    def merge(self, other: DistinctCounter) -> None:
+        if other._level > self._level:
+            self._thin(other._level)
+        for key in other._keys:
+            self.add(key)
+
+
 @dataclass
 class _Group:
     fingerprint: str
@@ -107,25 +162,46 @@ class _Group:
     cascade: list[str] = field(default_factory=list)
 
     def add(self, failure: Failure, source: str, host: str | None) -> None:
-        self.count += 1
-        rank = failure.meta.rank_label
+        self.add_copies(source, failure.meta.rank_label, failure.meta.host or host, 1)
+
+    def add_copies(self, source: str, rank: str | None, where: str | None, count: int) -> None:
+        self.count += count
         if rank and rank not in self.ranks:
             self.ranks.append(rank)
-        where = failure.meta.host or host
         if where and where not in self.hosts:
             self.hosts.append(where)
         if source not in self.sources:
             self.sources.append(source)
 
+    def absorb(self, other: _Group) -> None:
+        self.count += other.count
+        self.ranks.extend(rank for rank in other.ranks if rank not in self.ranks)
+        self.hosts.extend(host for host in other.hosts if host not in self.hosts)
+        self.sources.extend(source for source in other.sources if source not in self.sources)
+        self.cascade.extend(other.cascade)
+
 
 @dataclass
 class Grouper:
-    """Collects failures from one or more sources; `groups()` returns them ordered."""
+    """Collects failures from one or more sources; `groups()` returns them ordered.
 
+    At most `max_groups` groups are kept, the first ones seen; later failures of other groups are
+    counted in `omitted_failures` and, as distinct failures, in `omitted_distinct`."""
+
+    max_groups: int | None = MAX_GROUPS
     _groups: dict[str, _Group] = field(default_factory=dict)
     _killed: list[tuple[Failure, str, str | None]] = field(default_factory=list)
     _last_by_source: dict[str, _Group] = field(default_factory=dict)
     _order: int = 0
+    omitted_failures: int = 0
+    omitted_distinct: DistinctCounter = field(default_factory=DistinctCounter)
+
+    @property
+    def full(self) -> bool:
+        return self.max_groups is not None and len(self._groups) >= self.max_groups
+
+    def __len__(self) -> int:
+        return len(self._groups)
 
     def add(self, failure: Failure, source: str, host: str | None = None) -> None:
         from dataclasses import replace
@@ -137,21 +213,62 @@ class Grouper:
         if failure.kind == "killed":
             previous = self._last_by_source.get(source)
             if previous is not None:
-                previous.cascade.append(failure.final.message)
-            else:
+                if len(previous.cascade) < _MAX_CASCADE:
+                    previous.cascade.append(failure.final.message)
+            elif len(self._killed) < _MAX_CASCADE:
                 self._killed.append((failure, source, host))
             return
         group = self._add_to_group(failure, source, host)
+        if group is not None:
+            self._last_by_source[source] = group
+
+    def add_copies(self, key: str, source: str, rank: str | None, host: str | None, count: int) -> None:
+        """`count` more occurrences of the failure whose fingerprint is `key` (already added once),
+        seen on `rank` and `host` but not parsed (the reader recognized their text)."""
+        group = self._groups.get(key)
+        if group is None:
+            self.omitted_failures += count  # its group was beyond the bound
+            return
+        group.add_copies(source, rank, host, count)
         self._last_by_source[source] = group
 
-    def _add_to_group(self, failure: Failure, source: str, host: str | None) -> _Group:
+    def omit(self, distinct_key: int, count: int = 1) -> None:
+        """Occurrences of a failure that was not parsed because the bound was reached."""
+        self.omitted_failures += count
+        self.omitted_distinct.add(distinct_key)
+
+    def _add_to_group(self, failure: Failure, source: str, host: str | None) -> _Group | None:
         key = fingerprint(failure)
         group = self._groups.get(key)
         if group is None:
+            if self.full:
+                self.omit(int(key, 16))
+                return None
             self._order += 1
             group = self._groups[key] = _Group(key, failure, self._order)
         group.add(failure, source, host)
         return group
+
+    def merge(self, other: Grouper) -> None:
+        """Take `other`'s groups (read later, or from another source) after this one's."""
+        for group in sorted(other._groups.values(), key=lambda g: g.order):
+            mine = self._groups.get(group.fingerprint)
+            if mine is not None:
+                mine.absorb(group)
+            elif self.full:
+                self.omit(int(group.fingerprint, 16), group.count)
+            else:
+                self._order += 1
+                self._groups[group.fingerprint] = replace_order(group, self._order)
+        for source, group in other._last_by_source.items():
+            self._last_by_source[source] = self._groups.get(group.fingerprint, group)
+        self._killed.extend(other._killed[: max(0, _MAX_CASCADE - len(self._killed))])
+        self.omitted_failures += other.omitted_failures
+        self.omitted_distinct.merge(other.omitted_distinct)
+
+    def representatives(self) -> list[Failure]:
+        """The first failure of each group, in the order they were seen."""
+        return [group.failure for group in sorted(self._groups.values(), key=lambda g: g.order)]
 
     def groups(self) -> list[FailureGroup]:
         """Groups in the order they happened: log order within one source, timestamps across
@@ -178,3 +295,13 @@ class Grouper:
             )
             for group in groups
         ]
+
+
+_MAX_CASCADE = 1000  # kill notices kept per group (they repeat the same few lines)
+
+
+def replace_order(group: _Group, order: int) -> _Group:
+    from dataclasses import replace
+
+    return replace(group, order=order, ranks=list(group.ranks), hosts=list(group.hosts),
+                   sources=list(group.sources), cascade=list(group.cascade))

@@ -155,9 +155,11 @@ class FailureGroup:
 @dataclass(frozen=True, slots=True)
 class SourceInfo:
     name: str
+    # Distinct bytes of the log examined (read, searched for anchors, or grep'ed remotely), each
+    # counted once however often it was re-read: never more than `size`.
     bytes_read: int
     size: int | None
-    error: str | None = None
+    error: str | None = None  # the one-line error, naming the source once ("x.log: no such file")
     capped: bool = False  # the byte cap stopped the search before the failure was complete
 
 
@@ -168,6 +170,8 @@ class LaunchInfo:
     engine: str | None = None  # "sglang" | "vllm"
     engine_version: str | None = None
     command: str | None = None  # the launch command, when the log or --cmd gives it
+    # Where `command` came from: "user" (--cmd: printed back as written) or "log" (untrusted: requoted).
+    command_source: Literal["user", "log"] | None = None
     server_args: tuple[tuple[str, str], ...] = ()  # name -> repr(value) from a server_args= line
 
 
@@ -177,6 +181,12 @@ class Report:
     failures: tuple[FailureGroup, ...]  # failures[0] is the primary failure
     launch: LaunchInfo = field(default_factory=LaunchInfo)
     warnings: tuple[str, ...] = ()  # e.g. a user pattern file that could not be loaded
+    # At most grouping.MAX_GROUPS groups are kept (the first ones).  Occurrences of the others:
+    omitted_failures: int = 0
+    # ... and how many distinct failures they are, by their text (ranks and timestamps ignored);
+    # exact up to 65,536, an estimate within about 1 % beyond (omitted_groups_estimated).
+    omitted_groups: int = 0
+    omitted_groups_estimated: bool = False
 
     @property
     def primary(self) -> FailureGroup | None:

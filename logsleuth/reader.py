@@ -1,15 +1,24 @@
 """Reading strategies over a `Source`: backwards windows for the latest failure, an
 anchored scan for `--all`.  Both feed the same normalizer and scanner.
+
+Logs with many tracebacks (a server failing on every request writes a million of them) take
+a third way, `_DenseScan`: the text is cut into SGLang records at `[date …] … Traceback (most
+recent call last):` header lines with C-level bytes operations, and only the first copy of each
+record text is parsed; later copies are recognized by their text and counted.  At most
+grouping.MAX_GROUPS groups are kept; occurrences of the others are counted as omitted.  What this
+makes approximate (only ever on such logs) is listed in `_DenseScan`'s docstring.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
+from logsleuth.grouping import MAX_GROUPS, Grouper, fingerprint
 from logsleuth.launch import LaunchTracker
 from logsleuth.models import Failure
-from logsleuth.normalize import normalize_chunks
+from logsleuth.normalize import LineNormalizer, decode, normalize_chunks
 from logsleuth.parser import FailureScanner
 from logsleuth.sources.base import Source
 
@@ -19,16 +28,49 @@ DEFAULT_MAX_BYTES = 256 << 20
 # The first failure of a launch must be preceded by this many failure-free bytes (or a
 # launch marker, or the start of the file) before we trust we have seen its beginning.
 CONTEXT_BYTES = 64 << 10
+# A window or file with more failures (or anchors) than this is read the dense way: parsing them
+# one by one would cost ~250 µs and ~3 KB each.
+DENSE_FAILURES = 2_000
+DENSE_ANCHORS = 20_000
 
 
 @dataclass
 class ReadResult:
     failures: list[Failure]
     tracker: LaunchTracker
-    bytes_read: int
+    bytes_read: int  # distinct bytes examined, see SourceInfo.bytes_read
     size: int
     capped: bool = False
     cascade_lines: list[str] = field(default_factory=list)
+    # Dense reading groups as it goes: then these are the groups, and `failures` only holds the
+    # first failure of each (what a reader of the result may look at; the report takes the groups).
+    groups: Grouper | None = None
+
+
+class _Examined:
+    """The byte ranges of the log that were examined, each counted once (SourceInfo.bytes_read)."""
+
+    def __init__(self) -> None:
+        self._spans: list[tuple[int, int]] = []
+
+    def add(self, start: int, end: int) -> None:
+        if end > start:
+            self._spans.append((start, end))
+            if len(self._spans) > 4096:
+                self._spans = self._merged()
+
+    def _merged(self) -> list[tuple[int, int]]:
+        merged: list[tuple[int, int]] = []
+        for start, end in sorted(self._spans):
+            if merged and start <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+            else:
+                merged.append((start, end))
+        return merged
+
+    @property
+    def total(self) -> int:
+        return sum(end - start for start, end in self._merged())
 
 
 def _without_line_numbers(failures: list[Failure]) -> list[Failure]:
@@ -36,45 +78,75 @@ def _without_line_numbers(failures: list[Failure]) -> list[Failure]:
     return [replace(failure, line=0) for failure in failures]
 
 
-def _scan(source: Source, start: int, end: int) -> tuple[list[Failure], LaunchTracker, list[str], int]:
+@dataclass
+class _Scanned:
+    failures: list[Failure]
+    tracker: LaunchTracker
+    cascade: list[str]
+    end: int  # where the text read ended
+
+
+def _scan(source: Source, start: int, end: int, examined: _Examined, *, line_start: bool | None = None) -> _Scanned:
+    """Parse [start, end) exactly.  `line_start`: `start` is known to begin a line (default: only 0 is)."""
     chunks: Iterable[bytes] = source.read_range(start, end)
-    consumed = 0
+    read_to = start
 
     def counted(stream: Iterable[bytes]) -> Iterator[bytes]:
-        nonlocal consumed
+        nonlocal read_to
         for chunk in stream:
-            consumed += len(chunk)
+            read_to += len(chunk)
             yield chunk
 
     scanner = FailureScanner()
     tracker = LaunchTracker()
-    lines = normalize_chunks(counted(chunks), start_offset=start, host=source.host, drop_partial_first=start > 0)
+    partial_first = start > 0 if line_start is None else not line_start
+    lines = normalize_chunks(counted(chunks), start_offset=start, host=source.host, drop_partial_first=partial_first)
     for line in lines:
         tracker.observe(line)
         scanner.feed(line)
     failures = scanner.finish()
     for failure in failures:
         tracker.observe_failure(failure)
+    examined.add(start, read_to)
     if start > 0:
         failures = _without_line_numbers(failures)
-    return failures, tracker, [line.text for line in scanner.cascade_lines], consumed
+    return _Scanned(failures, tracker, [line.text for line in scanner.cascade_lines], read_to)
+
+
+# -- the latest launch: backwards windows ---------------------------------------------
 
 
 def read_latest(source: Source, *, max_bytes: int = DEFAULT_MAX_BYTES, initial: int = INITIAL_WINDOW) -> ReadResult:
     """Read backwards from the end in growing windows until the latest launch's failures
-    and what led to them are complete.  Cost depends on the failure, not the file size."""
+    and what led to them are complete.  Cost depends on the failure, not the file size.
+
+    Windows stop growing once they hold MAX_GROUPS groups.  A window with more than
+    DENSE_FAILURES failures switches to dense reading, which then reads only the bytes before
+    what was already read."""
     size = source.size()
+    examined = _Examined()
     window = min(initial, max_bytes) if size > initial else size
-    total_read = 0
     while True:
         start = max(0, size - window)
-        failures, tracker, cascade, consumed = _scan(source, start, size)
-        total_read += consumed
+        scanned = _scan(source, start, size, examined)
+        failures = _latest_launch(scanned.failures, scanned.tracker)
         capped = window >= max_bytes and start > 0
-        if start == 0 or capped or _complete(failures, tracker, start):
-            failures = _latest_launch(failures, tracker)
-            return ReadResult(failures, tracker, total_read, size, capped and not failures, cascade)
+        done = start == 0 or capped or _complete(scanned.failures, scanned.tracker, start)
+        if not done and _group_count(failures) >= MAX_GROUPS:
+            # Enough groups: stop here, without the pieces of a failure the window start cut (all
+            # before the first whole traceback).
+            whole = next((f.offset for f in failures if f.kind == "traceback" and not f.truncated), start)
+            failures = [f for f in failures if f.offset >= whole or f.offset - start >= CONTEXT_BYTES]
+            done = True
+        if done:
+            return ReadResult(failures, scanned.tracker, examined.total, size, capped and not failures, scanned.cascade)
+        if len(scanned.failures) * GROWTH > DENSE_FAILURES:  # the next window would hold too many
+            return _read_latest_dense(source, size, start, scanned, examined, window, max_bytes)
         window = min(window * GROWTH, max_bytes)
+
+
+def _group_count(failures: list[Failure]) -> int:
+    return len({fingerprint(failure) for failure in failures if failure.kind != "killed"})
 
 
 def _complete(failures: list[Failure], tracker: LaunchTracker, start: int) -> bool:
@@ -95,6 +167,60 @@ def _latest_launch(failures: list[Failure], tracker: LaunchTracker) -> list[Fail
     return [failure for failure in failures if failure.offset >= segment]
 
 
+def _read_latest_dense(
+    source: Source, size: int, start: int, later: _Scanned, examined: _Examined, window: int, max_bytes: int
+) -> ReadResult:
+    """Widen backwards the dense way: each step reads only the bytes before the last one.
+
+    `later` is the exact scan of [start, size).  Its failures from its first record header on
+    are kept; each dense step covers [an earlier record header, where the last step began)."""
+    boundary = _first_record_at_or_after(source, start, size)
+    kept = _latest_launch([failure for failure in later.failures if failure.offset >= boundary], later.tracker)
+    grouper = Grouper()
+    for failure in kept:
+        grouper.add(failure, source.name, source.host)
+    tracker, cascade = later.tracker, later.cascade
+    done = bool(kept) and tracker.segment_start(kept[-1].offset) >= boundary > 0
+    capped = False
+    while not done and boundary > 0 and not grouper.full:
+        window = min(window * GROWTH, max_bytes)
+        capped = window >= max_bytes and size - window > 0
+        start = _first_record_at_or_after(source, max(0, size - window), boundary)
+        scan = _DenseScan(source, examined, split_launches=True)
+        scan.run(start, boundary)
+        earlier = scan.finish()
+        if scan.launch_marker_seen:
+            done = True
+            if not len(earlier) and not len(grouper) and scan.previous is not None:
+                earlier = scan.previous  # nothing failed since the last launch began: the one before is the latest
+        earlier.merge(grouper)
+        grouper = earlier
+        scan.tracker.absorb(tracker, later_command_wins=True)
+        scan.tracker.markers.extend(tracker.markers)
+        tracker, cascade = scan.tracker, scan.cascade + cascade
+        boundary = start
+        done = done or capped
+    capped = capped and boundary > 0 and not len(grouper)
+    return ReadResult(grouper.representatives(), tracker, examined.total, size, capped, cascade, groups=grouper)
+
+
+def _first_record_at_or_after(source: Source, start: int, end: int) -> int:
+    """Offset of the first dense record header in [start, end), else `end`."""
+    if start == 0:
+        return 0
+    position = start
+    carry = b""
+    for chunk in source.read_range(start, end):
+        data = carry + chunk
+        base = position - len(carry)
+        found = _next_record(data, 0, len(data), line_at_start=False)
+        if found is not None:
+            return base + found[0]
+        position += len(chunk)
+        carry = data[-(_HEAD_LIMIT + len(ANCHOR)) :]
+    return end
+
+
 # -- --all: anchored scan -----------------------------------------------------------
 
 # Literal anchors: every failure kind contains one of them ("Traceback" headers; "…Error"
@@ -105,18 +231,26 @@ FALLBACK_ANCHORS = (b"Killed", b"sigquit", b"xception")
 REGION_BEFORE = 4 << 10  # context before an anchor (the header line before "Traceback")
 REGION_AFTER = 8 << 10  # the region is widened while a failure runs past its end
 LAUNCH_HEAD = 256 << 10  # the launch command is usually printed at the start of the log
+MAX_REGION = 64 << 20
 
 
-def _anchor_positions(source: Source, size: int, anchors: tuple[bytes, ...]) -> list[int]:
+def _anchor_positions(source: Source, size: int, anchors: tuple[bytes, ...], limit: int | None) -> list[int] | None:
+    """Sorted offsets of the anchors; None when there are more than `limit`."""
     fast = getattr(source, "find_anchors", None)
-    found = fast(anchors) if fast is not None else None
-    if found is not None:
-        return found
+    if fast is not None and getattr(source, "parallel_reads", False):
+        return fast(anchors, limit)  # a local file: None means more than `limit`
+    if fast is not None:
+        found = fast(anchors)  # a remote grep: None means it could not run
+        if found is not None:
+            return None if limit is not None and len(found) > limit else found
+    return _anchors_in(source.read_range(0, size), 0, anchors, limit)
+
+
+def _anchors_in(chunks: Iterable[bytes], position: int, anchors: tuple[bytes, ...], limit: int | None) -> list[int] | None:
     positions: list[int] = []
     carry = b""
-    position = 0
     longest = max(len(anchor) for anchor in anchors)
-    for chunk in source.read_range(0, size):
+    for chunk in chunks:
         data = carry + chunk
         base = position - len(carry)
         for anchor in anchors:
@@ -124,6 +258,8 @@ def _anchor_positions(source: Source, size: int, anchors: tuple[bytes, ...]) -> 
             while index >= 0:
                 positions.append(base + index)
                 index = data.find(anchor, index + 1)
+        if limit is not None and len(positions) > limit:
+            return None
         position += len(chunk)
         carry = data[-(longest - 1) :] if longest > 1 else b""
     return sorted(set(positions))
@@ -140,51 +276,50 @@ def _regions(positions: Iterable[int], size: int) -> list[tuple[int, int]]:
     return merged
 
 
-def _scan_region(source: Source, start: int, end: int, size: int, max_region: int) -> tuple[
-    list[Failure], LaunchTracker, list[str], int, int
-]:
+def _scan_region(source: Source, start: int, end: int, size: int, examined: _Examined) -> _Scanned:
     """Scan [start, end), widening it while a failure is cut by either edge."""
-    total = 0
     while True:
-        failures, tracker, cascade, consumed = _scan(source, start, end)
-        total += consumed
+        scanned = _scan(source, start, end, examined)
+        failures = scanned.failures
         cut_at_start = start > 0 and bool(failures) and failures[0].truncated and failures[0].offset - start < 1024
         cut_at_end = end < size and bool(failures) and failures[-1].end_offset >= end - 1024
-        if not (cut_at_start or cut_at_end) or end - start >= max_region:
-            return failures, tracker, cascade, total, end
+        if not (cut_at_start or cut_at_end) or end - start >= MAX_REGION:
+            return scanned
         if cut_at_start:
             start = max(0, start - 4 * REGION_BEFORE - (end - start))
         if cut_at_end:
             end = min(size, end + 2 * (end - start))
 
 
-def read_all(source: Source, *, max_region: int = 64 << 20) -> ReadResult:
-    """Every failure in the file: find literal anchors, then parse only the regions around them."""
+def read_all(source: Source) -> ReadResult:
+    """Every failure in the file: find literal anchors, then parse only the regions around them.
+    A file with more than DENSE_ANCHORS anchors is read the dense way instead."""
     size = source.size()
-    positions = _anchor_positions(source, size, ANCHORS)
-    total = size
+    examined = _Examined()
+    positions = _anchor_positions(source, size, ANCHORS, DENSE_ANCHORS)
+    examined.add(0, size)  # the anchor search looked at every byte
+    if positions is None:
+        return _read_all_dense(source, size, examined)
     if not positions:
-        positions = _anchor_positions(source, size, FALLBACK_ANCHORS)
-        total += size
+        positions = _anchor_positions(source, size, FALLBACK_ANCHORS, DENSE_ANCHORS)
+        if positions is None:
+            return _read_all_dense(source, size, examined)
     failures: dict[int, Failure] = {}
-    _, tracker, _, consumed = _scan(source, 0, min(size, LAUNCH_HEAD))
-    total += consumed
+    tracker = _scan(source, 0, min(size, LAUNCH_HEAD), examined).tracker
     cascade: list[str] = []
     scanned_to = 0
     for start, end in _regions(positions, size):
         if end <= scanned_to:
             continue  # already covered by a widened region
         start = max(start, scanned_to)
-        region_failures, region_tracker, region_cascade, consumed, scanned_to = _scan_region(
-            source, start, end, size, max_region
-        )
-        total += consumed
-        cascade.extend(region_cascade)
-        for failure in region_failures:
+        region = _scan_region(source, start, end, size, examined)
+        scanned_to = region.end
+        cascade.extend(region.cascade)
+        for failure in region.failures:
             failures.setdefault(failure.offset, failure)
-        tracker.absorb(region_tracker, later_command_wins=True)
+        tracker.absorb(region.tracker, later_command_wins=True)
     ordered = sorted(failures.values(), key=lambda failure: failure.offset)
-    return ReadResult(_drop_overlaps(ordered), tracker, total, size, False, cascade)
+    return ReadResult(_drop_overlaps(ordered), tracker, examined.total, size, False, cascade)
 
 
 def _drop_overlaps(failures: list[Failure]) -> list[Failure]:
@@ -198,3 +333,416 @@ def _drop_overlaps(failures: list[Failure]) -> list[Failure]:
             kept.pop()
         kept.append(failure)
     return kept
+
+
+def _read_all_dense(source: Source, size: int, examined: _Examined) -> ReadResult:
+    # No separate look at the head for the launch command: dense reading parses every text
+    # between records that mentions a launch (see _TAIL_TRIGGERS).
+    tracker = LaunchTracker()
+    from logsleuth.sources.anchors import in_two_halves
+
+    halves = in_two_halves(source, size, _dense_half, _split_point)
+    grouper = Grouper()
+    cascade: list[str] = []
+    for half in halves:
+        grouper.merge(half.grouper)
+        tracker.absorb(half.tracker, later_command_wins=True)
+        cascade.extend(half.cascade)
+    return ReadResult(grouper.representatives(), tracker, examined.total, size, False, cascade, groups=grouper)
+
+
+@dataclass
+class _Half:
+    grouper: Grouper
+    tracker: LaunchTracker
+    cascade: list[str]
+
+
+def _dense_half(source: Source, start: int, end: int) -> _Half:
+    scan = _DenseScan(source, _Examined(), split_launches=False)
+    scan.run(start, end)
+    return _Half(scan.finish(), scan.tracker, scan.cascade)
+
+
+def _split_point(source: Source, middle: int, size: int) -> int:
+    """Where the second half starts: a record header, so no record is cut in two."""
+    return _first_record_at_or_after(source, middle, size)
+
+
+# -- dense reading ----------------------------------------------------------------------
+
+ANCHOR = b"Traceback (most recent call last):"
+_DIGITS = b"0123456789"
+_HEAD_LIMIT = 512  # a record header longer than this before "Traceback" is not one
+_UNIT_LIMIT = 64 << 10  # a record with what follows it, up to the next one; longer: read exactly
+_CACHE_LIMIT = 50_000  # entries per cache: a cache of tails that fills up is emptied, records stop being added
+_PARSE_LIMIT = 10 * MAX_GROUPS  # records parsed at most per scan (first copies of distinct texts: ~2 ms each)
+# A text between records holding none of these (digits removed, lower-cased) adds nothing the
+# scanner, the launch tracker or a failure's context would use: every trigger of theirs contains
+# one (exception names and kill notices, launch lines, frames, context words).
+_TAIL_TRIGGERS = (
+    b"error", b"xception", b"exit", b"interrupt", b"fault", b"failure", b"timeout", b"killed", b"sigquit",
+    b"terminate", b"kill_process_tree", b"dump", b"server_args", b"launch_server", b" serve", b"sglang",
+    b"vllm", b'file "', b"traceback", b"warn", b"fail", b"not enough", b"out of memory", b"critical",
+    b"thread x", b"stack (most recent", b"[previous line", b"\n ", b"\n\t", b"\n+", b"\n|",
+)
+# A frames block and its exception type: a record's text without its message (the "shape").
+_FRAMES_END = re.compile(rb"\n(?![ \t])")
+
+
+def _next_record(data: bytes, start: int, end: int, *, line_at_start: bool = True) -> tuple[int, int] | None:
+    """(line start, anchor offset) of the first dense record header in data[start:end]: a line
+    that starts with `[` and a digit (an SGLang `[2026-… TP0]` or collector `[2026-…T…]` stamp)
+    and holds the traceback anchor.  `line_at_start`: data[0] begins a line."""
+    find = data.find
+    index = find(ANCHOR, start, end)
+    while index >= 0:
+        line_start = data.rfind(b"\n", max(0, index - _HEAD_LIMIT), index) + 1
+        if (line_start or (line_at_start and index <= _HEAD_LIMIT)) and data[line_start] == 91:  # "["
+            if 48 <= data[line_start + 1] <= 57:
+                return line_start, index
+        index = find(ANCHOR, index + 1, end)
+    return None
+
+
+@dataclass
+class _Known:
+    """What the first copy of a record text held: one complete failure starting at its header."""
+
+    key: str  # its fingerprint
+    shape_ok: bool  # a single traceback with frames: copies that differ only in the message match too
+    tag: bytes = b""  # appended to a header to key the copies of this record seen with that header
+
+
+def _known(failure: Failure, record_end: int) -> _Known | None:
+    if failure.truncated or failure.end_offset > record_end + 1:
+        return None  # the record did not hold all of it: its copies must be parsed too
+    return _Known(fingerprint(failure), len(failure.exceptions) == 1 and bool(failure.final.frames))
+
+
+_UNSEEN = object()
+_OMITTED = object()  # a record text counted as omitted: beyond the bound, never parsed
+
+
+class _DenseScan:
+    """Read [start, end) of a traceback-dense log record by record (see the module docstring).
+
+    Exact: the first copy of every record text is parsed with its 4 KiB of context, like --all
+    parses any region; a record followed by anything the scanner or tracker could use (an
+    exception or kill line, a launch line, a warning: see _TAIL_TRIGGERS) is parsed with it;
+    copies keep their own rank and host.
+    Approximate, only here: a group's ranks are listed in the order they were first seen per
+    record text; once MAX_GROUPS groups are kept (or _PARSE_LIMIT records were parsed), a record
+    text never seen before is not parsed but counted as omitted, as a distinct failure by its text
+    (so two texts of one failure that differ in their message count twice); a copy that differs
+    from a kept one only in its message is recognized (by its frames and exception type) while
+    that is worth it, i.e. unless fewer than 1 % of the last 1,000 tries matched.
+    """
+
+    def __init__(self, source: Source, examined: _Examined, *, split_launches: bool) -> None:
+        self.source = source
+        self.examined = examined
+        self.split_launches = split_launches
+        self.grouper = Grouper()
+        self.previous: Grouper | None = None  # the launch before the last launch marker
+        self.launch_marker_seen = False
+        self.tracker = LaunchTracker()
+        self.cascade: list[str] = []
+        # Hash of a record's text -> what it holds (a _Known, None: parse every copy, _OMITTED).
+        self.records: dict[int, object] = {}
+        self.shapes: dict[int, _Known] = {}
+        self.tails: dict[int, bool] = {}  # hash of a tail's text without digits -> plain
+        self.copies: dict[bytes, int] = {}  # header + _Known.tag -> copies not given to the grouper yet
+        self.known_by_tag: dict[bytes, _Known] = {}
+        self.heads: dict[bytes, tuple[str | None, str | None]] = {}
+        self.parses = 0
+        self.exact_until = 0  # failures starting before this were already taken
+        self.shape_tries = 0
+        self.shape_hits = 0
+        self.shape_skip = 0  # unseen records to count as omitted before matching one by its shape again
+
+    # -- driving -------------------------------------------------------------------
+    def run(self, start: int, end: int) -> None:
+        self.exact_until = max(self.exact_until, start)  # context is never read from before the range
+        carry = b""
+        base = start  # offset of carry[0]
+        unit: tuple[int, int] | None = None  # (line start, anchor) of the record being cut, in the buffer
+        lead = start  # text before the first record: read as a tail
+        at_line = True  # carry[0] begins a line (`start` is 0 or a record header)
+        for chunk in self.source.read_range(start, end):
+            data = carry + chunk if carry else chunk
+            if unit is None:
+                found = _next_record(data, 0, len(data), line_at_start=at_line)
+                if found is not None:
+                    self._tail(base, lead, base + found[0], data)
+                    unit = self._units(data, base, found)
+            else:
+                unit = self._units(data, base, unit)
+            # Keep the open record (or, before the first one, what may hold a header's start).
+            if unit is not None and len(data) - unit[0] <= _UNIT_LIMIT:
+                keep = unit[0]
+                at_line = True
+            else:
+                if unit is not None:
+                    self._unit(data, base, unit[0], unit[1], len(data), long=True)
+                    lead = base + len(data)
+                    unit = None
+                keep = max(0, len(data) - _HEAD_LIMIT - len(ANCHOR))
+                at_line = keep == 0 and at_line
+                if base + keep > lead:
+                    self._tail(base, lead, base + keep, data)
+                    lead = base + keep
+            carry = data[keep:]
+            if unit is not None:
+                unit = (unit[0] - keep, unit[1] - keep)
+            base += keep
+        self.examined.add(start, base + len(carry))
+        if unit is not None:
+            self._unit(carry, base, unit[0], unit[1], len(carry))
+        elif base + len(carry) > lead:
+            self._tail(base, lead, base + len(carry), carry)
+
+    def finish(self) -> Grouper:
+        """The groups since the last launch marker (all of them without `split_launches`)."""
+        self._flush_copies()
+        return self.grouper
+
+    def _units(self, data: bytes, base: int, unit: tuple[int, int]) -> tuple[int, int]:
+        """Take every record of `data` from `unit` on whose end is in `data`; return the open one.
+
+        The hot loop of dense reading (a million records take seconds, so it is written for speed):
+        copies of known records and records beyond the bound, with a plain tail, are counted here;
+        everything else goes to `_unit`."""
+        find, rfind = data.find, data.rfind
+        records, tails, copies, unseen, omitted = self.records, self.tails, self.copies, _UNSEEN, _OMITTED
+        distinct = self.grouper.omitted_distinct
+        distinct_mask = distinct.mask
+        anchor_length, head_limit, digits = len(ANCHOR), _HEAD_LIMIT, _DIGITS
+        full, exact_until, dropped, skip = self._full(), self.exact_until - base, 0, self.shape_skip
+        line_start, anchor = unit
+        index = find(ANCHOR, anchor + anchor_length)
+        while index >= 0:
+            next_start = rfind(b"\n", index - head_limit, index) + 1
+            if not (next_start and data[next_start] == 91 and 48 <= data[next_start + 1] <= 57):
+                index = find(ANCHOR, index + anchor_length)
+                continue  # not a record header: a chained or nested traceback inside the record
+            if line_start >= exact_until:
+                record_end = find(b"[", anchor, next_start)
+                while record_end >= 0 and not (data[record_end - 1] == 10 and 48 <= data[record_end + 1] <= 57):
+                    record_end = find(b"[", record_end + 1, next_start)
+                if record_end < 0:
+                    record_end = next_start
+                key = hash(data[anchor:record_end])
+                known = records.get(key, unseen)
+                plain = record_end == next_start or tails.get(hash(data[record_end:next_start].translate(None, digits)))
+                if not plain:
+                    known = None  # an unseen tail (None) or one to parse (False): see _unit
+                if known is omitted:
+                    dropped += 1  # a record text already counted as omitted
+                elif known is unseen and full and skip:
+                    skip -= 1
+                    dropped += 1  # beyond the bound: counted, not parsed
+                    if not key & distinct_mask:
+                        distinct.add(key)
+                        distinct_mask = distinct.mask
+                    if len(records) < _CACHE_LIMIT:
+                        records[key] = omitted
+                elif known is not unseen and known is not None:
+                    if data[line_start + 5] == 45 and data[line_start + 20] == 32:  # `[2026-11-01 00:00:00 TP3] …`
+                        copy = data[line_start + 20 : anchor] + known.tag  # type: ignore[attr-defined]
+                    else:
+                        copy = _head_key(data[line_start:anchor]) + known.tag  # type: ignore[attr-defined]
+                    copies[copy] = copies.get(copy, 0) + 1
+                else:
+                    self.shape_skip = skip
+                    self._unit(data, base, line_start, anchor, next_start)
+                    full, exact_until, skip = self._full(), self.exact_until - base, self.shape_skip
+                    distinct_mask = distinct.mask
+            line_start, anchor = next_start, index
+            index = find(ANCHOR, index + anchor_length)
+        self.grouper.omitted_failures += dropped
+        self.shape_skip = skip
+        if len(copies) > _CACHE_LIMIT:
+            self._flush_copies()
+        return line_start, anchor
+
+    # -- one record ------------------------------------------------------------------
+    def _unit(self, data: bytes, base: int, line_start: int, anchor: int, unit_end: int, *, long: bool = False) -> None:
+        """The record whose header line starts at `line_start`, and what follows it up to `unit_end`."""
+        if base + line_start < self.exact_until:
+            return
+        record_end = _record_end(data, anchor, unit_end)
+        text = data[anchor:record_end]
+        key = hash(text)
+        known = self.records.get(key, _UNSEEN)
+        if known is _UNSEEN:
+            known = self._by_shape(text)
+        plain = not long and self._plain(data[record_end:unit_end])
+        if plain and known is _OMITTED:
+            self.grouper.omitted_failures += 1
+            return
+        if plain and isinstance(known, _Known):
+            copy = _head_key(data[line_start:anchor]) + known.tag
+            self.copies[copy] = self.copies.get(copy, 0) + 1
+            return
+        if known is _UNSEEN and plain and self._full():
+            self.grouper.omitted_failures += 1  # beyond the bound: counted, not parsed
+            self.grouper.omitted_distinct.add(key)
+            if len(self.records) < _CACHE_LIMIT:
+                self.records[key] = _OMITTED
+            return
+        exact_end = base + (record_end if long else unit_end)
+        learned = self._exact(base + line_start, exact_end, record=(base + line_start, base + record_end), at_line=True)
+        if known is _UNSEEN:
+            self.parses += 1
+            self._remember(key, text, learned)
+        if long:
+            self._tail(base, base + record_end, base + unit_end, data)
+
+    def _full(self) -> bool:
+        """No record text never seen before is parsed any more."""
+        return self.grouper.full or self.parses >= _PARSE_LIMIT
+
+    def _by_shape(self, text: bytes) -> object:
+        """A known record with the same frames and exception type (only the message differs)."""
+        if not self.shapes:
+            self.shape_skip = 1 << 62  # no record with a shape was kept: nothing to match
+            return _UNSEEN
+        self.shape_tries += 1
+        known = self.shapes.get(_shape(text))
+        if known is not None:
+            self.shape_hits += 1
+        elif self.shape_tries >= 1000 and self.shape_hits * 100 < self.shape_tries:
+            self.shape_skip = 255  # copies with another message are rare here: try only now and then
+        return _UNSEEN if known is None else known
+
+    def _remember(self, key: int, text: bytes, known: _Known | None) -> None:
+        self.records[key] = known
+        if known is not None:
+            if not known.tag:
+                known.tag = b"\x00%d" % len(self.known_by_tag)
+                self.known_by_tag[known.tag] = known
+            if known.shape_ok and len(self.shapes) < _CACHE_LIMIT:
+                self.shapes.setdefault(_shape(text), known)
+                self.shape_skip = 0
+
+    def _plain(self, tail: bytes) -> bool:
+        if not tail:
+            return True
+        stripped = tail.translate(None, _DIGITS)
+        key = hash(stripped)
+        plain = self.tails.get(key)
+        if plain is None:
+            lowered = b"\n" + stripped.lower()
+            plain = not any(trigger in lowered for trigger in _TAIL_TRIGGERS)
+            if len(self.tails) > _CACHE_LIMIT:
+                self.tails.clear()
+            self.tails[key] = plain
+        return plain
+
+    # -- exact parsing -----------------------------------------------------------------
+    def _exact(
+        self, start: int, end: int, *, record: tuple[int, int] | None = None, at_line: bool = False
+    ) -> _Known | None:
+        """Parse [start, end) with up to 4 KiB of context before it; take its failures.  With
+        `record`: what the record there holds, if it is one complete failure starting at its header.
+        `at_line`: `start` begins a line."""
+        self._flush_copies()
+        region_start = max(self.exact_until, start - REGION_BEFORE)
+        scanned = _scan(self.source, region_start, end, self.examined, line_start=at_line and region_start == start)
+        learned = None
+        markers = sorted(marker for marker in scanned.tracker.markers if marker >= start)
+        for failure in scanned.failures:
+            if failure.offset < start:
+                continue  # context: an earlier record, already counted
+            while markers and markers[0] <= failure.offset:
+                self._new_launch(markers.pop(0))
+            if record is not None and failure.offset == record[0] and failure.kind == "traceback":
+                learned = _known(failure, record[1])
+            self.grouper.add(failure, self.source.name, self.source.host)
+        for marker in markers:
+            self._new_launch(marker)
+        self.tracker.absorb(scanned.tracker, later_command_wins=True)
+        self.tracker.markers.extend(marker for marker in scanned.tracker.markers if marker >= start)
+        self.cascade.extend(scanned.cascade)
+        self.exact_until = max(self.exact_until, scanned.end)
+        return learned
+
+    def _new_launch(self, marker: int) -> None:
+        """A launch began at `marker`: what came before belongs to an earlier one (read_latest)."""
+        if not self.split_launches:
+            return
+        self._flush_copies()
+        self.launch_marker_seen = True
+        if len(self.grouper):
+            self.previous = self.grouper
+        self.grouper = Grouper()
+
+    def _tail(self, base: int, start: int, end: int, data: bytes) -> None:
+        """Text with no record header: skipped when plain, else read like --all reads a file."""
+        if end <= max(start, self.exact_until):
+            return
+        if end - start <= _UNIT_LIMIT:
+            if not self._plain(data[start - base : end - base]):
+                self._exact(start, end)
+            return
+        positions = _anchors_in([data[start - base : end - base]], start, ANCHORS + FALLBACK_ANCHORS, None) or []
+        for region_start, region_end in _regions(positions, end):
+            if region_end > self.exact_until:
+                self._exact(max(region_start, start), region_end)
+
+    def _flush_copies(self) -> None:
+        for copy, count in self.copies.items():
+            head, _, tag = copy.rpartition(b"\x00")
+            rank, host = self._head_meta(head)
+            self.grouper.add_copies(self.known_by_tag[b"\x00" + tag].key, self.source.name, rank, host, count)
+        self.copies.clear()
+
+    def _head_meta(self, head: bytes) -> tuple[str | None, str | None]:
+        meta = self.heads.get(head)
+        if meta is None:
+            text = head[1:] if head[:1] == b"\x00" else _STAMP + head
+            line = LineNormalizer(self.source.host).normalize(decode(text) + ANCHOR.decode(), 1, 0)
+            meta = (line.meta.rank_label, line.meta.host or self.source.host)
+            if len(self.heads) > _CACHE_LIMIT:
+                self.heads.clear()
+            self.heads[head] = meta
+        return meta
+
+
+_STAMP = b"[2000-01-01 00:00:00"  # put back in front of a header whose stamp was cut off
+
+
+def _head_key(head: bytes) -> bytes:
+    """A record header without its timestamp: `[2026-11-01 00:00:00 TP3] Scheduler…` -> ` TP3] Scheduler…`."""
+    if head[5:6] == b"-" and head[11:12] in (b" ", b"T"):
+        cut = head.find(b" ", 12)  # after the time and its fraction
+        if cut < 0 or head[cut - 1 : cut] == b"]":
+            cut = head.find(b"]", 12)
+        if cut > 0:
+            return head[cut:]
+    return b"\x00" + head  # not an SGLang stamp: the header as it is (never mistaken for a cut one)
+
+
+def _record_end(data: bytes, anchor: int, end: int) -> int:
+    """End of the record whose traceback anchor is at `anchor`: the next line that starts with
+    `[` and a digit (another record's header), else `end`."""
+    find = data.find
+    index = find(b"[", anchor, end)
+    while index >= 0:
+        if data[index - 1] == 10 and 48 <= (data[index + 1] if index + 1 < len(data) else 0) <= 57:
+            return index
+        index = find(b"[", index + 1, end)
+    return end
+
+
+def _shape(text: bytes) -> int:
+    """A record's frames block and exception type, without the message: hash of the text before the
+    first unindented line after the anchor line, and of that line up to its first colon."""
+    first = text.find(b"\n")
+    match = _FRAMES_END.search(text, first + 1) if first >= 0 else None
+    if match is None:
+        return hash(text)
+    line_end = text.find(b"\n", match.end())
+    last_line = text[match.end() : line_end if line_end >= 0 else len(text)]
+    return hash((text[: match.start()], last_line.split(b":", 1)[0]))
