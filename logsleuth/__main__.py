@@ -2,49 +2,76 @@
 
 from __future__ import annotations
 
+import io
 import sys
+from typing import Any
+
+INTERRUPTED = "interrupted"
 
 
 def main(argv: list[str] | None = None) -> int:
     try:
         import typer
 
-        from logsleuth.cli import app
+        from logsleuth.cli import app, print_stderr, terminal_text
         from logsleuth.errors import ExitStatus, LogsleuthError
-    except KeyboardInterrupt:  # pragma: no cover - Ctrl-C during imports
+    except KeyboardInterrupt:  # Ctrl-C during imports
+        print(f"logsleuth: {INTERRUPTED}", file=sys.stderr)
         return 130
     # typer vendors click in recent releases and depends on it in older ones: find
     # click's exception base class through typer's public BadParameter either way.
     click_error: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
     try:
-        status = app(args=argv, prog_name="logsleuth", standalone_mode=False)
-        return status if isinstance(status, int) else 0
+        return _run(typer.main.get_command(app), sys.argv[1:] if argv is None else argv)
     except click_error as exc:
-        getattr(exc, "show")()  # noqa: B009 - click's API, typed through a runtime class
-        return int(getattr(exc, "exit_code", 2))
+        # click's usage message quotes the command line: shown cleaned like every other stderr line.
+        message = io.StringIO()
+        getattr(exc, "show")(file=message)  # noqa: B009 - click's API, typed through a runtime class
+        sys.stderr.write(terminal_text(message.getvalue()))
+        return int(getattr(exc, "exit_code", ExitStatus.USAGE))
     except (KeyboardInterrupt, typer.Abort):
-        print("logsleuth: interrupted", file=sys.stderr)
+        print_stderr(INTERRUPTED)
         return int(ExitStatus.INTERRUPTED)
     except LogsleuthError as exc:
-        print(f"logsleuth: {exc}", file=sys.stderr)
+        print_stderr(str(exc))
         return int(exc.exit_status)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
     except BrokenPipeError:
         return 0
     except Exception as exc:  # noqa: BLE001 - the one place that turns a bug into one line
-        print(f"logsleuth: internal error: {type(exc).__name__}: {exc} (please report this)", file=sys.stderr)
-        return 4
+        print_stderr(f"internal error: {type(exc).__name__}: {exc} (please report this)")
+        return int(ExitStatus.INTERNAL)
+
+
+def _run(command: Any, args: list[str]) -> int:
+    """Parse and invoke the click command ourselves: typer's own main() turns KeyboardInterrupt into a
+    silent `Exit(130)`, so Ctrl-C would never say "interrupted"."""
+    import typer
+
+    try:
+        with command.make_context("logsleuth", list(args)) as context:
+            command.invoke(context)
+    except typer.Exit as exc:
+        return int(exc.exit_code)
+    return 0
 
 
 def _entry() -> None:
     """The console script (and `python -m logsleuth`): the only caller that may fork the SSH helper."""
+    import signal
+
     from logsleuth.sources import ssh_prefork
 
-    ssh_prefork.fork_if_remote(sys.argv[1:])  # before typer is imported: see sources/ssh_worker.py
     try:
+        ssh_prefork.fork_if_remote(sys.argv[1:])  # before typer is imported: see sources/ssh_worker.py
         status = main()
+    except KeyboardInterrupt:  # before main() was running
+        print(f"logsleuth: {INTERRUPTED}", file=sys.stderr)
+        status = 130
     finally:
+        # One Ctrl-C prints "interrupted" once: a second one while cleaning up ends the process at once.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
         ssh_prefork.stop()
     sys.exit(status)
 

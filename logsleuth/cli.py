@@ -7,13 +7,15 @@ Exit statuses (also in the README and `--help`):
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -21,8 +23,12 @@ from logsleuth.api import DiagnoseOptions, diagnose
 from logsleuth.errors import ExitStatus, LogsleuthError, UsageError
 from logsleuth.models import Report
 from logsleuth.reader import DEFAULT_MAX_BYTES
-from logsleuth.render import OutputFormat, RenderOptions
+from logsleuth.render import MIN_MAX_CHARS, OutputFormat, RenderOptions
+from logsleuth.safety import strip_controls
 from logsleuth.sources.base import SSHOptions
+
+if TYPE_CHECKING:
+    from rich.text import Text
 
 EXIT_CODES_HELP = (
     "Exit status: 0 no failure found, 1 failure found, 2 usage error, "
@@ -41,15 +47,47 @@ app = typer.Typer(
 
 
 def parse_size(text: str) -> int:
-    """`256M`, `1G`, `500000` -> bytes."""
+    """`256M`, `1G`, `500000` -> bytes (at least one)."""
     units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
     raw = text.strip().lower().removesuffix("b").removesuffix("i")
     try:
-        if raw and raw[-1] in units:
-            return int(float(raw[:-1]) * units[raw[-1]])
-        return int(raw)
-    except ValueError:
+        size = int(float(raw[:-1]) * units[raw[-1]]) if raw and raw[-1] in units else int(raw)
+    except (ValueError, OverflowError):  # OverflowError: `infk`
         raise UsageError(f"--max-bytes: not a size: {text!r} (use e.g. 256M or 1G)") from None
+    if size <= 0:
+        raise UsageError(f"--max-bytes: must be more than 0 bytes, not {text!r}")
+    return size
+
+
+def terminal_text(message: str) -> str:
+    """A message for the terminal, made inert like report text: secrets redacted (always: stderr ends up in
+    CI logs, whatever --no-redact says of the report), escape sequences and control characters removed."""
+    from logsleuth.redact import redact_secrets
+
+    return strip_controls(redact_secrets(message))
+
+
+def print_stderr(message: str) -> None:
+    """The one way logsleuth prints an error, a warning or a watch line: `logsleuth: ` and one clean line."""
+    print(f"logsleuth: {terminal_text(message).replace(chr(10), ' ')}", file=sys.stderr, flush=True)
+
+
+def write_report(text: str, fmt: OutputFormat) -> None:
+    """JSON is UTF-8 by definition (RFC 8259), so it is written as UTF-8 whatever the locale says.  The
+    other formats follow the stream's encoding; what it cannot encode (`›` on an ASCII terminal) is
+    written as a backslash escape rather than failing the run or printing mojibake."""
+    stream = sys.stdout
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    buffer = getattr(stream, "buffer", None)
+    if fmt is OutputFormat.JSON and buffer is not None and codecs.lookup(encoding).name != "utf-8":
+        stream.flush()
+        buffer.write(text.encode("utf-8"))
+        buffer.flush()
+        return
+    if buffer is not None:
+        text = text.encode(encoding, "backslashreplace").decode(encoding)
+    stream.write(text)
+    stream.flush()
 
 
 @contextlib.contextmanager
@@ -63,9 +101,16 @@ def _progress_status(enabled: bool) -> Iterator[Callable[[str], None] | None]:
     status = Console(stderr=True).status("reading…")
     status.start()
     try:
-        yield lambda message: status.update(message)
+        yield lambda message: status.update(_status_text(message))
     finally:
         status.stop()
+
+
+def _status_text(message: str) -> Text:
+    """A rich status line from untrusted text: a `Text`, which rich never reads as markup."""
+    from rich.text import Text
+
+    return Text(terminal_text(message).replace("\n", " "))
 
 
 def exit_status_for(report: Report) -> ExitStatus:
@@ -153,8 +198,14 @@ def diagnose_command(
             config_file=str(ssh_config) if ssh_config else None,
             accept_new_host_key=accept_new_host_key,
             all_files=all_files,
+            notice=print_stderr,  # "Permanently added … to the list of known hosts", as OpenSSH prints it
         ),
     )
+    if max_chars < MIN_MAX_CHARS:
+        raise UsageError(
+            f"--max-chars: must be at least {MIN_MAX_CHARS} (a shorter Slack report cannot hold the verdict), "
+            f"not {max_chars}"
+        )
     fmt = output_format or _default_format(output)
     color = fmt is OutputFormat.RICH and output is None and not os.environ.get("NO_COLOR")
     render_options = RenderOptions(format=fmt, width=width, color=color, max_chars=max_chars)
@@ -163,24 +214,24 @@ def diagnose_command(
         report = diagnose(sources, options)
     report = _redact(report, redact=not no_redact, anonymize=anonymize)
     text = render(report, render_options)
+    # stderr carries each error and warning once; stdout (or --output) carries the report.
     for source in report.sources:
         if source.error:
-            print(f"logsleuth: {source.error}", file=sys.stderr)
+            print_stderr(source.error)
     for warning in report.warnings:
-        print(f"logsleuth: warning: {warning}", file=sys.stderr)
+        print_stderr(f"warning: {warning}")
     if output is not None:
         try:
             output.write_text(text, encoding="utf-8")
         except OSError as exc:
             raise LogsleuthError(f"cannot write {output}: {exc.strerror or exc}") from None
     else:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        write_report(text, fmt)
     if slack_webhook:
         from logsleuth.render.slack import post_to_slack, render_slack_for_api
 
         post_to_slack(slack_webhook, render_slack_for_api(report, replace(render_options, format=OutputFormat.SLACK)))
-        print("logsleuth: posted the report to Slack", file=sys.stderr)
+        print_stderr("posted the report to Slack")
     raise typer.Exit(int(exit_status_for(report)))
 
 
@@ -211,7 +262,13 @@ def watch_command(
     options = DiagnoseOptions(
         command=command,
         engine_version=engine_version,
-        ssh=SSHOptions(config_file=str(ssh_config) if ssh_config else None, accept_new_host_key=accept_new_host_key),
+        ssh=SSHOptions(
+            config_file=str(ssh_config) if ssh_config else None,
+            accept_new_host_key=accept_new_host_key,
+            notice=print_stderr,
+            # --timeout bounds the whole watch, connecting included (three connect attempts must not outlast it).
+            deadline=time.monotonic() + timeout if timeout is not None else None,
+        ),
     )
     fmt = output_format or _default_format(None)
     render_options = RenderOptions(format=fmt, width=width, color=fmt is OutputFormat.RICH and not os.environ.get("NO_COLOR"))
@@ -220,26 +277,26 @@ def watch_command(
     if interactive:
         from rich.console import Console
 
-        status = Console(stderr=True).status(f"watching {source}…")
+        status = Console(stderr=True).status(_status_text(f"watching {source}…"))
         status.start()
     try:
         for event in watch_spec(source, options, timeout=timeout):
             if event.kind in ("stage", "restarted"):
                 message = event.stage.label if event.stage else (event.text or "")
                 if status is not None:
-                    status.update(f"{source}: {message}")
+                    status.update(_status_text(f"{source}: {message}"))
                 else:
-                    print(f"logsleuth: {source}: {message}", file=sys.stderr, flush=True)
+                    print_stderr(f"{source}: {message}")
             elif event.kind == "ready":
                 if status is not None:
                     status.stop()
-                print(f"{source}: the server is ready")
+                write_report(f"{terminal_text(source)}: the server is ready\n", fmt)
                 raise typer.Exit(int(ExitStatus.NO_FAILURE))
             elif event.kind == "failure" and event.report is not None:
                 if status is not None:
                     status.stop()
                 report = _redact(event.report, redact=not no_redact, anonymize=False)
-                sys.stdout.write(render(report, render_options))
+                write_report(render(report, render_options), fmt)
                 raise typer.Exit(int(ExitStatus.FAILURE_FOUND))
     finally:
         if status is not None:

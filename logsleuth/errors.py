@@ -10,6 +10,7 @@ class ExitStatus(IntEnum):
     FAILURE_FOUND = 1  # a failure was found and reported
     USAGE = 2  # bad command line
     SOURCE_ERROR = 3  # a source could not be read (missing file, ssh error, ...)
+    INTERNAL = 4  # a logsleuth bug, reported in one line
     INTERRUPTED = 130  # Ctrl-C
 
 

@@ -9,99 +9,303 @@ dataclasses, so a field added to the model later is covered without touching thi
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
-from collections.abc import Callable
+import shlex
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-from logsleuth.models import Report
+from logsleuth.models import FlagOp, Report
 
-REDACTED = "<redacted>"
+# A plain shell word: a pasted command stays runnable (`<redacted>` was a redirection).
+REDACTED = "REDACTED"
 T = TypeVar("T")
 
 # Field, flag and variable names whose value is a secret: api_key, admin_api_key, hf_token,
-# HF_TOKEN, --api-key, OPENAI_API_KEY, AWS_SECRET_ACCESS_KEY, password, ...
+# HF_TOKEN, --api-key, OPENAI_API_KEY, AWS_SECRET_ACCESS_KEY, PGPASSWORD, cookie, ...
 # `max_total_num_tokens` and `tokenizer_path` are not secrets: the secret word must end the name.
 _SECRET_NAME = (
-    r"(?:[A-Za-z0-9]+[_\-])*(?:api[_\-]?key|access[_\-]?key|token|secret|passw(?:or)?d|credentials?)"
+    r"(?:[A-Za-z0-9]+[_\-])*(?:api[_\-]?key|access[_\-]?key|token|secret|[A-Za-z0-9]*passw(?:or)?d"
+    r"|credentials?|cookies?)"
 )
 _SECRET_NAME_RE = re.compile(rf"^-*{_SECRET_NAME}$", re.IGNORECASE)
-_NOT_A_SECRET = {"none", "null", "''", '""', "", REDACTED, "true", "false"}
+_NOT_A_SECRET = {"none", "null", "", REDACTED.lower(), "true", "false"}
 # `#token: 1234` in SGLang batch lines is a count; a secret is never just a number.
 _NUMBER = re.compile(r"^[\d.,]+$")
+# `"$HF_TOKEN"`, `${API_KEY}`: a reference to a secret, not the secret (and our own command placeholder).
+_VARIABLE = re.compile(r"^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$")
+# After a secret flag, the next word is its value unless it is the next flag (`--api-key --port 1`
+# is a missing value).  A value may start with one dash (`--api-key -Dash…`).
+_LONG_FLAG = re.compile(r"^--[a-z][a-z0-9]*(?:-[a-z0-9]+)*(?:=|$)")
 
 
 def _is_secret_value(value: str) -> bool:
     value = value.strip("'\"")
-    return value.lower() not in _NOT_A_SECRET and not _NUMBER.match(value)
+    return value.lower() not in _NOT_A_SECRET and not _NUMBER.match(value) and not _VARIABLE.match(value)
 
 
-_RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
-    # name=value, name: value, "name": "value", name='value' (server_args reprs, env dumps, JSON)
-    (
-        re.compile(
-            rf"""(?P<key>\b{_SECRET_NAME}\b["']?\s*[=:]\s*)(?P<q>["']?)(?P<value>[^\s"',;)}}\]]+)(?P=q)""",
-            re.IGNORECASE,
-        ),
-        lambda m: f"{m['key']}{m['q']}{REDACTED}{m['q']}" if _is_secret_value(m["value"]) else m.group(0),
-    ),
-    # --api-key VALUE, --hf-token VALUE (a launch command)
-    (
-        re.compile(
-            rf"(?P<key>(?<!\S)--{_SECRET_NAME}\s+)(?P<q>[\"']?)(?P<value>[^\s\"']+)(?P=q)", re.IGNORECASE
-        ),
-        lambda m: f"{m['key']}{m['q']}{REDACTED}{m['q']}" if not m["value"].startswith("-") else m.group(0),
-    ),
+def _quoted_or_word(stop: str) -> str:
+    """A value: single- or double-quoted (escapes allowed, spaces and all), or a bare word up to `stop`."""
+    return rf"""'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|[^\s"'{stop}]+"""
+
+
+def _replace_value(value: str) -> str:
+    """The value's quotes are kept, so the text around it still parses (JSON, reprs, shell); so is a colon
+    that ends it (`…/api_key=x.log: no such file`)."""
+    if not _is_secret_value(value):
+        return value
+    if value[:1] in ("'", '"') and len(value) > 1 and value[-1] == value[0]:
+        return f"{value[0]}{REDACTED}{value[0]}"
+    return REDACTED + (":" if value.endswith(":") else "")
+
+
+# Token shapes: (prefix, characters of the rest, shortest rest).  Found anywhere, and also when a log
+# wrapped them: the prefix at the end of one line, the rest at the start of the next.
+_TOKEN_SHAPES = (
+    ("hf_", "A-Za-z0-9", 20),  # Hugging Face
+    ("sk-(?:or-|proj-|ant-)?", r"A-Za-z0-9_\-", 16),  # OpenAI, OpenRouter, Anthropic
+    ("gh[pousr]_", "A-Za-z0-9", 20),  # GitHub tokens
+    ("github_pat_", "A-Za-z0-9_", 20),  # GitHub fine-grained tokens
+    ("xox[abeoprs]-", r"A-Za-z0-9\-", 10),  # Slack tokens
+    ("(?:AKIA|ASIA)", "0-9A-Z", 16),  # AWS access key ids
+)
+_TOKENS = [re.compile(rf"\b{prefix}[{chars}]{{{shortest},}}") for prefix, chars, shortest in _TOKEN_SHAPES]
+_WRAPPED_TOKENS = [
+    (re.compile(rf"\b{prefix}(?P<rest>[{chars}]*)\n(?P<tail>[{chars}]+)"), shortest)
+    for prefix, chars, shortest in _TOKEN_SHAPES
+]
+# A private key, on one line or across lines; a block cut off before its END line runs to the end.
+_PRIVATE_KEY = re.compile(
+    r"(?P<begin>-----BEGIN (?P<kind>[A-Z0-9 ]*PRIVATE KEY[A-Z0-9 ]*)-----)(?P<body>.*?)"
+    r"(?P<end>-----END (?P=kind)-----|\Z)",
+    re.DOTALL,
+)
+_LINE_CONTENT = re.compile(r"\S(?:[^\n]*\S)?")
+
+
+def _redact_private_key(match: re.Match[str]) -> str:
+    """Each line of the key becomes `REDACTED`, so a block spread over several log lines keeps its lines."""
+    return match["begin"] + _LINE_CONTENT.sub(REDACTED, match["body"]) + match["end"]
+
+
+def _multiline_rules(text: str) -> str:
+    """The rules that look across line ends: private-key blocks and wrapped tokens."""
+    if "PRIVATE KEY" in text:
+        text = _PRIVATE_KEY.sub(_redact_private_key, text)
+    if "\n" in text:
+        for pattern, shortest in _WRAPPED_TOKENS:
+            text = pattern.sub(functools.partial(_redact_wrapped, shortest=shortest), text)
+    return text
+
+
+def _redact_wrapped(match: re.Match[str], shortest: int) -> str:
+    if len(match["rest"]) + len(match["tail"]) < shortest:
+        return match.group(0)
+    return f"{REDACTED}\n{REDACTED}"
+
+
+_VALUE_STOP = ",;)}\\]"
+_LINE_RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
+    # Cookie headers: the whole header value (`a=1; b=2` is two secrets)
+    (re.compile(r"(?i)\b((?:set-)?cookie\s*:[ \t]*)(?=[^\s'\"])[^\n]+"), lambda m: m[1] + REDACTED),
     (
         re.compile(r"(?i)\b(authorization\s*[:=]\s*[\"']?(?:bearer|basic|token)\s+)[^\s\"',]+"),
         lambda m: m[1] + REDACTED,
     ),
     (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/\-]{8,}=*"), lambda m: m[1] + REDACTED),
-    # Token shapes, wherever they appear.
-    (re.compile(r"\bhf_[A-Za-z0-9]{20,}"), lambda m: REDACTED),
-    (re.compile(r"\bsk-(?:or-|proj-|ant-)?[A-Za-z0-9_\-]{16,}"), lambda m: REDACTED),
-    (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), lambda m: REDACTED),
-    # scheme://user:password@host
+    # name=value, name: value, "name": "value", name='two words' (server_args reprs, env dumps, JSON)
     (
-        re.compile(r"(\b[a-z][a-z0-9+.\-]*://[^\s:/@]*:)[^\s/@]+@", re.IGNORECASE),
-        lambda m: f"{m[1]}{REDACTED}@",
+        re.compile(
+            rf"""(?P<key>\b{_SECRET_NAME}\b["']?\s*[=:]\s*)(?P<value>{_quoted_or_word(_VALUE_STOP)})""",
+            re.IGNORECASE,
+        ),
+        lambda m: m["key"] + _replace_value(m["value"]),
     ),
+    # --api-key VALUE (an argparse message, a command line quoted in prose)
+    (
+        re.compile(
+            rf"(?P<key>(?<!\S)--{_SECRET_NAME}(?:\s+|=))(?!--[a-z][a-z0-9-]*(?:[\s=]|$))"
+            rf"(?P<value>{_quoted_or_word('')})",
+            re.IGNORECASE,
+        ),
+        lambda m: m["key"] + _replace_value(m["value"]),
+    ),
+    *((pattern, lambda m: REDACTED) for pattern in _TOKENS),
+    (
+        re.compile(r"(?i)\b(https://hooks\.slack\.com/(?:services|workflows|triggers)/)[^\s\"'<>]+"),
+        lambda m: m[1] + REDACTED,
+    ),
+    # scheme://user:password@host: the password runs to the last @ before the host
+    (re.compile(r"(\b[a-z][a-z0-9+.\-]*://[^\s:/@]*:)[^\s/]+@", re.IGNORECASE), lambda m: f"{m[1]}{REDACTED}@"),
 ]
 
 
-def redact_secrets(text: str) -> str:
-    for pattern, replacement in _RULES:
+def _line_rules(text: str) -> str:
+    for pattern, replacement in _LINE_RULES:
         text = pattern.sub(replacement, text)
     return text
 
 
-# Fields holding (name, value) pairs, where the name says whether the value is a secret.
-_NAME_VALUE_FIELDS = {"server_args", "env"}
+# --- commands: word by word, so that every replacement is a whole shell word ---------------------------
+
+# One shell word, quotes and escapes included; an unterminated quote (a cut-off line) runs to the end.
+_WORD = re.compile(r"""(?:[^\s'"\\]+|\\.?|'[^']*(?:'|$)|"(?:[^"\\]|\\.)*(?:"|$))+""")
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+# Where a launch command starts inside a log line (`+ python -m sglang.launch_server …` from `bash -x`).
+_LAUNCH = re.compile(
+    r"(?<!\S)(?:\S*/)?(?:python[\d.]*\s+(?:-\S+\s+)*?-m\s+(?:sglang|vllm)\b|(?:sglang|vllm)\s+serve\b)"
+)
+# Names that say what a secret is but not whose: the engine's name goes in front (SGLANG_API_KEY).
+_GENERIC_WORDS = {
+    "API", "KEY", "APIKEY", "ADMIN", "ACCESS", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL",
+    "CREDENTIALS", "COOKIE", "COOKIES",
+}
 
 
-def _redact_pairs(
-    pairs: tuple[tuple[str, str], ...], transform: Callable[[str], str]
-) -> tuple[tuple[str, str], ...]:
+def _unquote(word: str) -> str:
+    try:
+        parts = shlex.split(word)
+    except ValueError:  # an unterminated quote
+        return word.strip("'\"")
+    return parts[0] if len(parts) == 1 else word
+
+
+def _variable_for(flag: str, engine: str) -> str:
+    """`--hf-token` -> HF_TOKEN; `--api-key` -> SGLANG_API_KEY (VLLM_API_KEY for vLLM, which reads that)."""
+    variable = re.sub(r"\W", "_", flag.lstrip("-")).upper()
+    return f"{engine}_{variable}" if set(variable.split("_")) <= _GENERIC_WORDS else variable
+
+
+def _placeholder(variable: str) -> str:
+    return f'"${variable}"'
+
+
+def _command_words(command: str) -> Iterator[tuple[re.Match[str], str | None]]:
+    """Each word of `command` with its replacement (None: unchanged)."""
+    engine = "VLLM" if re.search(r"\bvllm\b", command.split(" -", 1)[0]) else "SGLANG"
+    value_of: str | None = None  # the secret flag whose value comes next
+    for word in _WORD.finditer(command):
+        value = _unquote(word.group(0))
+        flag, value_of = value_of, None
+        if flag is not None and not _LONG_FLAG.match(value):
+            yield word, _placeholder(_variable_for(flag, engine)) if _is_secret_value(value) else None
+            continue
+        name, equals, assigned = value.partition("=")
+        secret_name = bool(_SECRET_NAME_RE.match(name))
+        if value.startswith("--") and secret_name:
+            value_of = None if equals else name
+            secret = bool(equals) and _is_secret_value(assigned)
+            yield word, f"{name}={_placeholder(_variable_for(name, engine))}" if secret else None
+        elif equals and secret_name and _ASSIGNMENT.match(value):  # HF_TOKEN=… before the program
+            yield word, f"{name}={_placeholder(name)}" if _is_secret_value(assigned) else None
+        else:
+            redacted = redact_secrets(value)
+            yield word, shlex.quote(redacted) if redacted != value else None
+
+
+def redact_command(command: str) -> str:
+    """A launch or corrected command with each secret replaced by a quoted shell variable named after the
+    flag or variable (`--api-key "$SGLANG_API_KEY"`, `HF_TOKEN="$HF_TOKEN"`): still one runnable shell line
+    that says what to supply.  Words without a secret are kept exactly as written."""
+    out: list[str] = []
+    position = 0
+    for word, replacement in _command_words(command):
+        if replacement is not None:
+            out.extend((command[position : word.start()], replacement))
+            position = word.end()
+    out.append(command[position:])
+    return "".join(out)
+
+
+def _command_start(line: str) -> int | None:
+    """Where a launch command starts in a log line, with the variable assignments before it."""
+    if "sglang" not in line and "vllm" not in line:
+        return None
+    found = _LAUNCH.search(line)
+    if found is None:
+        return None
+    start = found.start()
+    for word in reversed(list(_WORD.finditer(line, 0, start))):
+        if not (_ASSIGNMENT.match(word.group(0)) or word.group(0) == "env"):
+            break
+        start = word.start()
+    return start
+
+
+def _redact_line(line: str) -> str:
+    start = _command_start(line)
+    if start is None:
+        return _line_rules(line)
+    return _line_rules(line[:start]) + redact_command(line[start:])
+
+
+def redact_secrets(text: str) -> str:
+    """Log text with every secret replaced by `REDACTED` (in a launch command: by shell variables)."""
+    return "\n".join(_redact_line(line) for line in _multiline_rules(text).split("\n"))
+
+
+def redact_lines(lines: tuple[str, ...]) -> tuple[str, ...]:
+    """Strings that were consecutive log lines (context, cascade): a token wrapped at a line end, or a key
+    spread over lines, is seen across them.  Each string stays one string."""
+    if len(lines) > 1 and not any("\n" in line for line in lines):
+        redacted = redact_secrets("\n".join(lines)).split("\n")
+        if len(redacted) == len(lines):
+            return tuple(redacted)
+    return tuple(redact_secrets(line) for line in lines)
+
+
+def _redact_pairs(pairs: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """(name, value) fields: the name says whether the value is a secret."""
     return tuple(
         (
-            transform(name),
-            REDACTED if _SECRET_NAME_RE.match(name) and _is_secret_value(value) else transform(value),
+            redact_secrets(name),
+            REDACTED if _SECRET_NAME_RE.match(name) and _is_secret_value(value) else redact_secrets(value),
         )
         for name, value in pairs
     )
 
 
-def _walk(value: T, transform: Callable[[str], str]) -> T:
-    """Apply `transform` to every string in nested frozen dataclasses and tuples."""
+def _redact_flag_ops(ops: tuple[FlagOp, ...]) -> tuple[FlagOp, ...]:
+    """A flag operation's value is a secret when its flag says so (`set --api-key VALUE`)."""
+    return tuple(
+        dataclasses.replace(op, value=REDACTED)
+        if op.value and _SECRET_NAME_RE.match(op.flag) and _is_secret_value(op.value)
+        else op
+        for op in _walk(ops, redact_secrets)
+    )
+
+
+# Fields whose strings are not plain log text.
+_SECRET_FIELDS: dict[str, Callable[[Any], Any]] = {
+    "command": lambda value: redact_command(value) if isinstance(value, str) else value,
+    "server_args": _redact_pairs,
+    "env": _redact_pairs,
+    "flags": _redact_flag_ops,
+}
+
+
+def _walk(
+    value: T,
+    transform: Callable[[str], str],
+    fields: dict[str, Callable[[Any], Any]] | None = None,
+    lines: Callable[[tuple[str, ...]], tuple[str, ...]] | None = None,
+) -> T:
+    """Apply `transform` to every string in nested frozen dataclasses and tuples.  `fields`: dataclass fields
+    handled by their own function; `lines`: how a tuple of strings (consecutive log lines) is handled."""
     result: Any
     if isinstance(value, str):
         result = transform(value)
     elif isinstance(value, tuple):
-        result = tuple(_walk(item, transform) for item in value)
+        if lines is not None and value and all(isinstance(item, str) for item in value):
+            result = lines(value)
+        else:
+            result = tuple(_walk(item, transform, fields, lines) for item in value)
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        special = fields or {}
         changes = {
-            f.name: _redact_pairs(getattr(value, f.name), transform)
-            if f.name in _NAME_VALUE_FIELDS and transform is redact_secrets
-            else _walk(getattr(value, f.name), transform)
+            f.name: special[f.name](getattr(value, f.name))
+            if f.name in special
+            else _walk(getattr(value, f.name), transform, fields, lines)
             for f in dataclasses.fields(value)
             if f.init
         }
@@ -174,11 +378,25 @@ def _known_hosts(report: Report) -> list[str]:
     return [host for host in dict.fromkeys(hosts) if host not in Anonymizer._KEEP_IPS and host != "localhost"]
 
 
+def _signatures_in_context(report: Report) -> Report:
+    """A group's `signature` repeats the first line of its final exception's message, so a token the log
+    wrapped at the end of that line goes on at the start of the message's second line: redacted with that
+    line in view, as the message itself is."""
+    groups = []
+    for group in report.failures:
+        following = group.failure.final.message.split("\n")[1:2]
+        if following:
+            signature = redact_secrets("\n".join([group.signature, *following])).split("\n")[0]
+            group = dataclasses.replace(group, signature=signature)
+        groups.append(group)
+    return dataclasses.replace(report, failures=tuple(groups))
+
+
 def redact_report(report: Report, *, secrets: bool = True, anonymize: bool = False) -> Report:
-    """A copy of `report` with secrets replaced by `<redacted>` and, with `anonymize`,
-    host names, IP addresses and user names replaced by `host-1`, `ip-1`, `user-1`."""
+    """A copy of `report` with secrets replaced by `REDACTED` (in commands by `"$VARIABLE"`) and, with
+    `anonymize`, host names, IP addresses and user names replaced by `host-1`, `ip-1`, `user-1`."""
     if secrets:
-        report = _walk(report, redact_secrets)
+        report = _walk(_signatures_in_context(report), redact_secrets, _SECRET_FIELDS, redact_lines)
     if anonymize:
         report = _walk(report, Anonymizer(_known_hosts(report)))
     return report

@@ -30,11 +30,29 @@ _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
 MAX_LINE_CHARS = 400  # one log line in a report; the full line stays in the log
 
 
+# Lone surrogates: bytes that were not UTF-8 (a file name decoded with surrogateescape).  No UTF-8 stream
+# can carry them, so they are shown as the byte they stand for.
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def _undecodable_byte(surrogate: str, backslash: str) -> str:
+    code = ord(surrogate)
+    return f"{backslash}x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else "\ufffd"
+
+
+def escape_surrogates(text: str, backslash: str = "\\") -> str:
+    """Each byte a surrogateescape surrogate (U+DC80-U+DCFF) stands for as `\\xNN`; any other lone
+    surrogate as U+FFFD.  `backslash` is what writes a backslash (JSON text: two)."""
+    if not _SURROGATES.search(text):
+        return text
+    return _SURROGATES.sub(lambda m: _undecodable_byte(m.group(0), backslash), text)
+
+
 def strip_controls(text: str) -> str:
-    """Remove escape sequences and control characters; tabs become spaces."""
+    """Remove escape sequences and control characters; tabs become spaces; undecodable bytes become `\\xNN`."""
     if "\x1b" in text or "\x9b" in text or "\x9d" in text:
         text = _ESCAPE_SEQUENCES.sub("", text)
-    return _CONTROLS.sub("", text.replace("\t", "    "))
+    return escape_surrogates(_CONTROLS.sub("", text.replace("\t", "    ")))
 
 
 def clip(text: str, limit: int = MAX_LINE_CHARS) -> str:
@@ -81,13 +99,14 @@ def markdown_code_span(text: str) -> str:
     return f"{ticks}{pad}{text}{pad}{ticks}"
 
 
-_MENTION = re.compile(r"(^|[\s(>*_~])@(?=\w)")
+# Slack and GitHub link `@name` after any non-word character ("@here", [@here], :@here), not in `a@b`.
+_MENTION = re.compile(r"(?<!\w)@(?=\w)")
 _SLACK_SPECIAL = re.compile(r"<(?=[!@#])")
 
 
 def defang_mentions(text: str) -> str:
     """`@here`, `@channel`, `@alice` and Slack's `<!channel>`, `<@U123>` tokens stop pinging anyone."""
-    text = _MENTION.sub(lambda m: f"{m.group(1)}@{ZWSP}", text)
+    text = _MENTION.sub("@" + ZWSP, text)
     return _SLACK_SPECIAL.sub("<" + ZWSP, text)
 
 
@@ -96,10 +115,24 @@ _MARKDOWN_INLINE = re.compile(r"([\\\[\]*_|])")
 _CODE_SPAN = re.compile(r"(?<!`)(`{1,2})(?!`)([^`\n]+?)(?<!`)\1(?!`)")
 
 
+# What opens a block when it starts a line (after the inline escaping, which already took care of `*`, `_`,
+# `|`, `<`, `>` and backtick fences): ATX headings, bullet and ordered list markers, setext underlines and
+# thematic breaks, tilde fences.  Leading blanks are dropped: four of them open a code block.
+_BLOCK_START = re.compile(
+    r"^[ \t]*(?:(?=#{1,6}(?:[ \t]|$)|[-+](?:[ \t]|$)|=+[ \t]*$|(?:-[ \t]*){3,}$|~{3,})|(\d{1,9})(?=[.)](?:[ \t]|$)))",
+    re.MULTILINE,
+)
+
+
+def escape_markdown_block_start(text: str) -> str:
+    """`# x`, `1. x`, `- x`, `---` at the start of a line are shown as text, not as a heading, list or rule."""
+    return _BLOCK_START.sub(lambda m: f"{m.group(1)}\\" if m.group(1) else "\\", text.lstrip(" \t"))
+
+
 def escape_markdown_prose(text: str) -> str:
-    """Prose (root cause, fix) may quote log text: no HTML, links, emphasis, tables, fences
-    or mentions.  Code spans (one or two backticks, as pattern authors write them) are kept:
-    nothing inside a code span is interpreted."""
+    """Prose (root cause, fix) may quote log text: no HTML, links, emphasis, tables, fences,
+    headings, lists or mentions.  Code spans (one or two backticks, as pattern authors write
+    them) are kept: nothing inside a code span is interpreted."""
     parts = _CODE_SPAN.split(text)
     # re.split with two groups yields [prose, ticks, code, prose, ticks, code, ..., prose]
     out = []
@@ -109,7 +142,7 @@ def escape_markdown_prose(text: str) -> str:
         out.append(defang_mentions(_BACKTICK_RUN.sub(lambda m: "\\`" * len(m.group(0)), prose)))
         if index + 2 < len(parts):
             out.append(parts[index + 1] + parts[index + 2] + parts[index + 1])
-    return "".join(out)
+    return escape_markdown_block_start("".join(out))
 
 
 def escape_slack_api(text: str) -> str:

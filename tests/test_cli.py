@@ -127,14 +127,10 @@ def _unprivileged_python() -> list[str] | None:
     return None
 
 
-@pytest.mark.skipif(_unprivileged_python() is None, reason="needs root (to drop to nobody) and a system python3")
-def test_permission_denied_exit_3(tmp_path: Path) -> None:
+def run_as_nobody(*args: str, env: dict[str, str], stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """`logsleuth ARGS` as user nobody (root would read anything), with our package on its path."""
     import site
 
-    tmp_path.chmod(0o755)
-    path = tmp_path / "secret.log"
-    path.write_text("ValueError: x\n")
-    path.chmod(0o600)
     # addsitedir processes the venv's .pth files, which hold the editable install's finder.
     bootstrap = (
         "import site, sys\n"
@@ -142,14 +138,24 @@ def test_permission_denied_exit_3(tmp_path: Path) -> None:
         "from logsleuth.__main__ import main\n"
         "sys.exit(main(sys.argv[1:]))\n"
     )
-    proc = subprocess.run(
-        [*_unprivileged_python(), "-c", bootstrap, "diagnose", str(path)],  # type: ignore[misc]
+    return subprocess.run(
+        [*_unprivileged_python(), "-c", bootstrap, *args],  # type: ignore[misc]
+        input=stdin,
         capture_output=True,
         text=True,
         timeout=60,
-        preexec_fn=lambda: os.setuid(65534),  # nobody: root would read anything
-        env={"PATH": os.environ.get("PATH", ""), "HOME": "/tmp"},
+        preexec_fn=lambda: os.setuid(65534),
+        env={"PATH": os.environ.get("PATH", ""), **env},
     )
+
+
+@pytest.mark.skipif(_unprivileged_python() is None, reason="needs root (to drop to nobody) and a system python3")
+def test_permission_denied_exit_3(tmp_path: Path) -> None:
+    tmp_path.chmod(0o755)
+    path = tmp_path / "secret.log"
+    path.write_text("ValueError: x\n")
+    path.chmod(0o600)
+    proc = run_as_nobody("diagnose", str(path), env={"HOME": "/tmp"})
     assert proc.returncode == 3, proc.stderr
     assert proc.stderr.strip() == f"logsleuth: {path}: permission denied"
 
@@ -209,3 +215,84 @@ def test_help_documents_exit_codes() -> None:
     text = " ".join(result.stdout.split())
     for fragment in ("0 no failure found", "1 failure found", "2 usage error", "3 a source could not be read", "130"):
         assert fragment in text
+
+
+# --- hardening (issue 9): options, interrupts, errors printed once, internal errors --------------------------
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "199"])
+def test_max_chars_below_a_useful_report_is_a_usage_error(crash_log: Path, value: str) -> None:
+    """Below 200 characters not even the verdict line fits (a report of nothing but the "cut" note)."""
+    result = run_cli("diagnose", str(crash_log), "--format", "slack", "--max-chars", value)
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert "--max-chars" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "0k", "-1M", "infk", "nan"])
+def test_max_bytes_must_be_a_positive_size(crash_log: Path, value: str) -> None:
+    result = run_cli("diagnose", str(crash_log), "--max-bytes", value)
+    assert result.exit_code == 2
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("logsleuth: --max-bytes: ")
+
+
+def test_ctrl_c_prints_interrupted_once_and_exits_130() -> None:
+    """A real SIGINT while `diagnose -` waits on stdin (typer turns KeyboardInterrupt into a silent exit 130)."""
+    import signal
+    import sys
+    import time
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "logsleuth", "diagnose", "-"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    try:
+        time.sleep(3)  # started and blocked reading stdin (an earlier SIGINT is reported the same way)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert process.returncode == 130
+    assert err.decode() == "logsleuth: interrupted\n"
+    assert out == b""
+
+
+@pytest.mark.parametrize("fmt", ["text", "rich"])
+def test_a_source_error_is_printed_once_on_stderr(tmp_path: Path, crash_log: Path, fmt: str) -> None:
+    """stdout carries the report, stderr each error line exactly once."""
+    missing = tmp_path / "missing.log"
+    result = run_cli("diagnose", str(missing), str(crash_log), "--format", fmt)
+    assert result.exit_code == 1
+    assert result.stderr == f"logsleuth: {missing}: no such file\n"
+    assert "no such file" not in result.stdout
+
+
+def test_internal_error_is_one_line_with_status_4(crash_log: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A logsleuth bug, simulated by a renderer that raises (a mock: no real input reaches a bug on purpose)."""
+    from logsleuth import cli
+    from logsleuth.errors import ExitStatus
+
+    def broken(*args: object) -> str:
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr(cli, "render", broken)
+    result = run_cli("diagnose", str(crash_log))
+    assert result.exit_code == ExitStatus.INTERNAL == 4
+    assert result.stderr == "logsleuth: internal error: ZeroDivisionError: division by zero (please report this)\n"
+
+
+@pytest.mark.skipif(_unprivileged_python() is None, reason="needs root (to drop to nobody) and a system python3")
+def test_unreadable_config_dir_is_a_warning(tmp_path: Path) -> None:
+    """$XDG_CONFIG_HOME that the user cannot search: one warning line, and the bundled patterns still diagnose."""
+    config = tmp_path / "config"
+    (config / "logsleuth" / "patterns").mkdir(parents=True)
+    config.chmod(0o000)
+    proc = run_as_nobody(
+        "diagnose", "-", "--format", "json",
+        env={"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(config)},
+        stdin=launch_line() + crash_record("2026-11-29 10:00:05", "TP0", scheduler_traceback()),
+    )
+    config.chmod(0o755)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr == f"logsleuth: warning: {config}/logsleuth/patterns: cannot read user patterns: Permission denied\n"

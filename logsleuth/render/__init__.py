@@ -14,6 +14,10 @@ class OutputFormat(StrEnum):
     JSON = "json"
 
 
+# The smallest Slack budget that always holds the verdict line (clipped to 100 characters) and the "cut" note.
+MIN_MAX_CHARS = 200
+
+
 @dataclass(frozen=True)
 class RenderOptions:
     format: OutputFormat = OutputFormat.TEXT

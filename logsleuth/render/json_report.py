@@ -8,6 +8,7 @@ from typing import Any
 
 from logsleuth.fixes import needs_input
 from logsleuth.models import ExceptionBlock, FailureGroup, Fix, Report
+from logsleuth.safety import escape_surrogates
 
 SCHEMA = "logsleuth.report/1"
 
@@ -95,6 +96,10 @@ def report_to_dict(report: Report) -> dict[str, Any]:
         },
         "failures": [_failure(group) for group in report.failures],
         "warnings": list(report.warnings),
+        # The report keeps the first groups only (grouping.MAX_GROUPS); these count what it left out.
+        "omitted_failures": report.omitted_failures,
+        "omitted_groups": report.omitted_groups,
+        "omitted_groups_estimated": report.omitted_groups_estimated,
     }
 
 
@@ -104,5 +109,7 @@ _UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def render_json(report: Report) -> str:
+    """Always valid UTF-8: a byte that was not UTF-8 (a file name) is written as the text `\\xNN`."""
     text = json.dumps(report_to_dict(report), indent=2, ensure_ascii=False)
-    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text) + "\n"
+    text = _UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+    return escape_surrogates(text, backslash="\\\\") + "\n"

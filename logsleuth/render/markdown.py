@@ -17,6 +17,7 @@ from logsleuth.render.view import (
     headline,
     is_multi,
     no_failure_lines,
+    omitted_line,
     summary_rows,
 )
 from logsleuth.safety import clean, escape_markdown_prose, markdown_code_span, markdown_fence
@@ -116,6 +117,9 @@ def render_markdown(report: Report, options: RenderOptions) -> str:
         # A single failure is already named by the report's title.
         heading = f"#### {index}." if multi else None
         out.extend(_group(group, heading, len(report.sources) > 1))
+    omitted = omitted_line(report)
+    if omitted:
+        out.extend([escape_markdown_prose(omitted), ""])
     for warning in report.warnings:
         out.extend([f"> warning: {escape_markdown_prose(clean(warning))}", ""])
     return "\n".join(out).rstrip() + "\n"

@@ -21,13 +21,12 @@ from logsleuth.render.view import (
     FixView,
     FrameView,
     build_view,
-    describe_source_errors,
     headline,
     is_multi,
     no_failure_lines,
+    omitted_line,
     summary_rows,
 )
-from logsleuth.safety import clean
 
 
 def make_console(options: RenderOptions) -> Console:
@@ -146,9 +145,8 @@ def _summary(console: Console, report: Report) -> None:
 
 
 def render_rich(report: Report, options: RenderOptions) -> str:
+    """The report only: source errors and warnings are the CLI's stderr lines, printed there once."""
     console = make_console(options)
-    for error in describe_source_errors(report):
-        console.print(Text(error, style="logsleuth.warning"))
     if not report.failures:
         for line in no_failure_lines(report):
             console.print(Text(line))
@@ -159,8 +157,9 @@ def render_rich(report: Report, options: RenderOptions) -> str:
     for index, group in enumerate(report.failures, start=1):
         _group(console, group, index if multi else None, len(report.sources) > 1)
         console.print()
-    for warning in report.warnings:
-        console.print(Text(f"warning: {clean(warning)}", style="logsleuth.warning"))
+    omitted = omitted_line(report)
+    if omitted:
+        console.print(Text(omitted, style="logsleuth.note"))
     file = console.file
     assert isinstance(file, io.StringIO)
     text = file.getvalue()

@@ -31,6 +31,7 @@ from logsleuth.render.view import (
     is_multi,
     log_location,
     no_failure_lines,
+    omitted_line,
     summary_rows,
 )
 from logsleuth.safety import break_fences, clip, defang_mentions, escape_slack_api
@@ -166,6 +167,9 @@ def _blocks(report: Report, options: RenderOptions, detail: Detail) -> list[str]
     for index, group in enumerate(report.failures[: detail.detailed_groups], start=1):
         title = f"[{index}]" if multi else None
         blocks.extend(_group_blocks(group, detail, title, len(report.sources) > 1))
+    omitted = omitted_line(report)
+    if omitted:
+        blocks.append(f"_{safe(omitted)}_")
     location = log_location(report, options.log_location)
     if location:
         blocks.append(f"_Full log: {safe(clip(location, 300))}_")

@@ -11,12 +11,11 @@ from logsleuth.render.view import (
     FrameView,
     SummaryRow,
     build_view,
-    describe_source_errors,
     is_multi,
     no_failure_lines,
+    omitted_line,
     summary_rows,
 )
-from logsleuth.safety import clean
 
 
 def _wrap(text: str, width: int, indent: str = "  ") -> list[str]:
@@ -128,9 +127,9 @@ def render_group(
 
 
 def render_text(report: Report, options: RenderOptions) -> str:
+    """The report only: source errors and warnings are the CLI's stderr lines, printed there once."""
     width = max(40, options.width)
     out: list[str] = []
-    out.extend(describe_source_errors(report))
     if not report.failures:
         out.extend(no_failure_lines(report))
     elif is_multi(report):
@@ -143,5 +142,7 @@ def render_text(report: Report, options: RenderOptions) -> str:
     for index, group in enumerate(report.failures, start=1):
         out.extend(render_group(group, width, index if multi else None, len(report.sources) > 1))
         out.append("")
-    out.extend(f"warning: {clean(warning)}" for warning in report.warnings)
+    omitted = omitted_line(report)
+    if omitted:
+        out.append(omitted)
     return "\n".join(out).rstrip() + "\n"

@@ -22,7 +22,6 @@ STYLES = {
     "logsleuth.command": "bold",
     "logsleuth.context": "yellow",
     "logsleuth.note": "dim",
-    "logsleuth.warning": "yellow",
     "logsleuth.table.header": "bold",
 }
 

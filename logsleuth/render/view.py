@@ -254,7 +254,7 @@ def first_sentences(text: str, count: int = 2) -> str:
 
 
 def describe_source_errors(report: Report) -> list[str]:
-    return [clean(f"could not read {s.name}: {s.error}") for s in report.sources if s.error]
+    return [clean(f"could not read {s.error}") for s in report.sources if s.error]  # the error names its source
 
 
 def no_failure_lines(report: Report) -> list[str]:
@@ -269,6 +269,20 @@ def no_failure_lines(report: Report) -> list[str]:
             )
         )
     return out
+
+
+def omitted_line(report: Report) -> str | None:
+    """What the bounded report left out ("… and 236,134 more distinct failures …"), or None."""
+    if not report.omitted_failures:
+        return None
+    about = "about " if report.omitted_groups_estimated else ""
+    groups = report.omitted_groups
+    shown = len(report.failures)
+    return (
+        f"… and {about}{groups:,} more distinct failure{'s' if groups != 1 else ''} "
+        f"({report.omitted_failures:,} occurrence{'s' if report.omitted_failures != 1 else ''}) not shown: "
+        f"the report keeps the first {shown} groups"
+    )
 
 
 def log_location(report: Report, explicit: str | None) -> str | None:

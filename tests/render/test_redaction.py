@@ -91,7 +91,7 @@ def test_no_secret_in_any_format(case: str, fmt: OutputFormat) -> None:
     output = render(redact_report(report), fmt)
     leaked = [name for name, secret in SECRETS.items() if secret in output]
     assert not leaked, f"{fmt.value} leaks {leaked}"
-    assert "<redacted>" in output or "&lt;redacted&gt;" in output
+    assert "REDACTED" in output
 
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=[f.value for f in FORMATS])
@@ -107,7 +107,7 @@ def test_redaction_walks_every_field() -> None:
     report = redact_report(planted(several_hosts()))
     text = repr(report)
     assert not [name for name, secret in SECRETS.items() if secret in text]
-    assert report.launch.server_args == (("api_key", "<redacted>"),)
+    assert report.launch.server_args == (("api_key", "REDACTED"),)
 
 
 def test_secrets_in_a_real_log_never_reach_the_cli_output() -> None:
@@ -135,12 +135,12 @@ def test_secrets_in_a_real_log_never_reach_the_cli_output() -> None:
         ("max_total_num_tokens=1234, token usage: 0.52", "max_total_num_tokens=1234, token usage: 0.52"),
         ("#token: 8192, tokenizer_path='/m'", "#token: 8192, tokenizer_path='/m'"),
         ("api_key=None, admin_api_key=''", "api_key=None, admin_api_key=''"),
-        ("{'api_key': 'abc123'}", "{'api_key': '<redacted>'}"),
-        ("--hf-token=abc123 --port 30000", "--hf-token=<redacted> --port 30000"),
-        ("redis://:pw@cache:6379", "redis://:<redacted>@cache:6379"),
+        ("{'api_key': 'abc123'}", "{'api_key': 'REDACTED'}"),
+        ("--hf-token=abc123 --port 30000", "--hf-token=REDACTED --port 30000"),
+        ("redis://:pw@cache:6379", "redis://:REDACTED@cache:6379"),
         (
             "OPENAI_API_KEY=abc AWS_SECRET_ACCESS_KEY=wJalr/K7MDENG",
-            "OPENAI_API_KEY=<redacted> AWS_SECRET_ACCESS_KEY=<redacted>",
+            "OPENAI_API_KEY=REDACTED AWS_SECRET_ACCESS_KEY=REDACTED",
         ),
     ],
 )

@@ -1,0 +1,90 @@
+"""What each redaction rule leaves: exact strings, so a placeholder change is a visible decision.
+
+Free text gets `REDACTED`; a command (the launch command, a corrected command, or a launch command
+line inside log text) gets a quoted shell variable named after the flag or variable, so that a pasted
+command stays one harmless, runnable shell line.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from logsleuth.redact import redact_command, redact_lines, redact_secrets
+
+TEXT_CASES = [
+    # Quoted values are redacted whole, spaces and all.
+    ("server_args=ServerArgs(api_key='two SECRET words', tp_size=1)",
+     "server_args=ServerArgs(api_key='REDACTED', tp_size=1)"),
+    ('password="pass SECRET" user=x', 'password="REDACTED" user=x'),
+    ('{"api_key": "a SECRET b", "n": 1}', '{"api_key": "REDACTED", "n": 1}'),
+    ("{'hf_token': 'x\\'y SECRET'}", "{'hf_token': 'REDACTED'}"),
+    # Names glued to the secret word, and values that start with a dash.
+    ("PGPASSWORD=s3cret psql", "PGPASSWORD=REDACTED psql"),
+    ("error: --api-key -DashSECRET is not valid", "error: --api-key REDACTED is not valid"),
+    ("--api-key --port 30000", "--api-key --port 30000"),  # a flag follows: nothing to redact
+    # The password of a URL runs to the last @ before the host.
+    ("redis://u:p4ss@word@host:6379/0", "redis://u:REDACTED@host:6379/0"),
+    ("https://host:8080/path?a=b@c", "https://host:8080/path?a=b@c"),
+    # Cookies, private keys, service tokens.
+    ("Cookie: session=abc; theme=dark", "Cookie: REDACTED"),
+    ("Set-Cookie: id=abc; Path=/; HttpOnly", "Set-Cookie: REDACTED"),
+    ("upstream cookie=abc rejected", "upstream cookie=REDACTED rejected"),
+    ("key -----BEGIN RSA PRIVATE KEY----- MIIEpAbc -----END RSA PRIVATE KEY----- end",
+     "key -----BEGIN RSA PRIVATE KEY----- REDACTED -----END RSA PRIVATE KEY----- end"),
+    ("-----BEGIN PRIVATE KEY-----\nMIIEv\nQwerty\n-----END PRIVATE KEY-----",
+     "-----BEGIN PRIVATE KEY-----\nREDACTED\nREDACTED\n-----END PRIVATE KEY-----"),
+    ("-----BEGIN EC PRIVATE KEY-----\nMIIEv (cut off)", "-----BEGIN EC PRIVATE KEY-----\nREDACTED"),
+    ("ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789 gho_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789", "REDACTED REDACTED"),
+    ("github_pat_11AAAA0aBcDeFgHiJ_kLmNoPqRsTuVwXyZ0123456789", "REDACTED"),
+    ("xoxb-1234-5678-abcdefghij xoxp-1234-5678-abcdefghij", "REDACTED REDACTED"),
+    ("https://hooks.slack.com/services/T000/B000/XXXXXXXX failed",
+     "https://hooks.slack.com/services/REDACTED failed"),
+    ("aws AKIAIOSFODNN7EXAMPLE", "aws REDACTED"),
+    # A token wrapped at the end of a line: both parts go.
+    ("token hf_AbCdEfGhIj\nKlMnOpQrStUvWxYz0123456789 rest", "token REDACTED\nREDACTED rest"),
+    ("token hf_AbCdEfGhIjKlMnOpQrStUv\nWxYz0123 rest", "token REDACTED\nREDACTED rest"),
+    # Not secrets: counts, empty values, environment references, names where the secret word is not last.
+    ("#token: 8192, max_total_num_tokens=1234, api_key=None", "#token: 8192, max_total_num_tokens=1234, api_key=None"),
+    ('api_key="$SGLANG_API_KEY" tokenizer_path=/m', 'api_key="$SGLANG_API_KEY" tokenizer_path=/m'),
+    ("load hf_hub_download\nfailed", "load hf_hub_download\nfailed"),
+    # A launch command inside log text is redacted as a command.
+    ("+ python -m sglang.launch_server --model-path /m --api-key 'two SECRET words' --port 1",
+     '+ python -m sglang.launch_server --model-path /m --api-key "$SGLANG_API_KEY" --port 1'),
+    ("[2026-01-01] + HF_TOKEN=hf_x PGPASSWORD='a b' sglang serve --hf-token x --admin-api-key=y",
+     '[2026-01-01] + HF_TOKEN="$HF_TOKEN" PGPASSWORD="$PGPASSWORD" sglang serve --hf-token "$HF_TOKEN" '
+     '--admin-api-key="$SGLANG_ADMIN_API_KEY"'),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), TEXT_CASES)
+def test_redact_secrets(text: str, expected: str) -> None:
+    assert redact_secrets(text) == expected
+
+
+COMMAND_CASES = [
+    ("python -m sglang.launch_server --model-path /m --api-key 'two SECRET words'",
+     'python -m sglang.launch_server --model-path /m --api-key "$SGLANG_API_KEY"'),
+    ("python -m sglang.launch_server --api-key -DashSECRET --port 30000",
+     'python -m sglang.launch_server --api-key "$SGLANG_API_KEY" --port 30000'),
+    ("HF_TOKEN=hf_abc OPENAI_API_KEY='sk x y' python -m sglang.launch_server --hf-token=abc",
+     'HF_TOKEN="$HF_TOKEN" OPENAI_API_KEY="$OPENAI_API_KEY" python -m sglang.launch_server --hf-token="$HF_TOKEN"'),
+    ("vllm serve /m --api-key abc", 'vllm serve /m --api-key "$VLLM_API_KEY"'),
+    ("python -m sglang.launch_server --json-model-override-args '{\"api_key\": \"a b\"}'",
+     "python -m sglang.launch_server --json-model-override-args '{\"api_key\": \"REDACTED\"}'"),
+    ("python -m sglang.launch_server --dist-init-addr 'redis://u:p@w@h:1'",
+     "python -m sglang.launch_server --dist-init-addr redis://u:REDACTED@h:1"),
+    ("python -m sglang.launch_server --model-path /m --tp 2", "python -m sglang.launch_server --model-path /m --tp 2"),
+]
+
+
+@pytest.mark.parametrize(("command", "expected"), COMMAND_CASES)
+def test_redact_command(command: str, expected: str) -> None:
+    assert redact_command(command) == expected
+
+
+def test_a_token_wrapped_across_two_log_lines() -> None:
+    """Context lines are separate strings: the wrap is seen across them, and the line count is kept."""
+    lines = ("warning: token hf_AbCdEfGhIj", "KlMnOpQrStUvWxYz0123456789 to download", "-----BEGIN PRIVATE KEY-----",
+             "MIIEv", "-----END PRIVATE KEY-----")
+    assert redact_lines(lines) == ("warning: token REDACTED", "REDACTED to download", "-----BEGIN PRIVATE KEY-----",
+                                   "REDACTED", "-----END PRIVATE KEY-----")
