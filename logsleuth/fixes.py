@@ -106,7 +106,7 @@ def build_fix(fix_data: dict[str, Any], failure: Failure, captures: dict[str, st
         try:
             # Parsed without knowing which flags are switches: a stray `true` after a switch
             # then stays attached to it, where a fix can clear it.
-            command = CommandLine.parse(launch.command)
+            command = CommandLine.parse(launch.command, trusted=launch.command_source == "user")
         except ValueError:
             command = None  # unbalanced quotes: no corrected command, the flag ops still stand
     context = FixContext(failure, captures, launch, command, catalog)
@@ -134,10 +134,13 @@ def with_commands(fix: Fix, command: CommandLine | None) -> Fix:
     alternatives = tuple(with_commands(alt, command) for alt in fix.alternatives)
     if needs_input(fix):
         return replace(fix, alternatives=alternatives)
-    rendered = command.apply(fix.flags).render() if fix.flags else None
-    env = " ".join(f"{k}={v}" for k, v in fix.env)
-    if env and rendered:
-        rendered = f"{env} {rendered}"
+    rendered = None
+    if fix.flags:
+        try:
+            # Every name and value is quoted by the command: env values can hold log text (captures).
+            rendered = command.apply(fix.flags).with_env(fix.env).render()
+        except ValueError:
+            rendered = None  # an env name that is not a variable name: no command rather than a wrong one
     return replace(fix, command=rendered, alternatives=alternatives)
 
 

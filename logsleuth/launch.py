@@ -8,6 +8,7 @@ the most recent launch.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 import regex
 
@@ -116,7 +117,10 @@ class LaunchTracker:
         command = command_override or self.command
         if command is None and server_args and (self.engine or "sglang") == "sglang":
             command = command_from_server_args(server_args, version)
-        return LaunchInfo(engine=self.engine, engine_version=version, command=command, server_args=server_args)
+        source: Literal["user", "log"] | None = "user" if command_override else ("log" if command else None)
+        return LaunchInfo(
+            engine=self.engine, engine_version=version, command=command, command_source=source, server_args=server_args
+        )
 
 
 def parse_server_args(body: str) -> list[tuple[str, str]]:

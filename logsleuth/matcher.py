@@ -13,6 +13,7 @@ See docs/writing-patterns.md for the format.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import resources
@@ -22,6 +23,7 @@ from typing import Any, TypeAlias
 import regex
 
 from logsleuth import pattern_cache
+from logsleuth.command import ENV_NAME
 from logsleuth.errors import PatternError
 from logsleuth.models import ExceptionBlock, Failure, Frame
 
@@ -177,6 +179,13 @@ def _search(pattern: Regex, text: str) -> regex.Match[str] | None:
         raise PatternTimeout(pattern.pattern) from exc
 
 
+def _fullmatch(pattern: Regex, text: str) -> regex.Match[str] | None:
+    try:
+        return pattern.fullmatch(text, timeout=REGEX_TIMEOUT)
+    except TimeoutError as exc:
+        raise PatternTimeout(pattern.pattern) from exc
+
+
 def _short_type(name: str) -> str:
     return name.rsplit(".", 1)[-1]
 
@@ -201,9 +210,7 @@ def _rule_matches(rule: MatchRule, failure: Failure, log_lines: Iterable[str]) -
     if rule.kind and failure.kind not in rule.kind:
         return None
     if rule.exception_type is not None:
-        if not any(
-            rule.exception_type.fullmatch(name, timeout=REGEX_TIMEOUT) for name in (final.type, _short_type(final.type))
-        ):
+        if not any(_fullmatch(rule.exception_type, name) for name in (final.type, _short_type(final.type))):
             return None
     if rule.usage is not None:
         if failure.kind != "usage":
@@ -294,13 +301,18 @@ def match_failure(
     engine: str | None = None,
     engine_version: str | None = None,
     on_error: Any = None,
+    disabled: set[str] | None = None,
 ) -> PatternMatch | None:
     """The best pattern for a failure: lowest priority number, then the last layer loaded.
 
-    A pattern with `versions` is skipped when the engine version is known and outside them."""
+    A pattern with `versions` is skipped when the engine version is known and outside them.  A pattern whose
+    regex times out is reported once through `on_error` and added to `disabled`, which later calls skip: one
+    catastrophic user regex costs REGEX_TIMEOUT once per run, not once per failure."""
     best: PatternMatch | None = None
     lines = tuple(log_lines)
     for pattern in patterns:
+        if disabled is not None and pattern.id in disabled:
+            continue
         if engine and pattern.engine and pattern.engine != engine:
             continue
         if not version_matches(pattern.versions, engine_version):
@@ -313,8 +325,12 @@ def match_failure(
                         best = PatternMatch(pattern, captures)
                     break
         except PatternTimeout as exc:
+            if disabled is not None:
+                disabled.add(pattern.id)
             if on_error is not None:
-                on_error(f"pattern {pattern.id} ({pattern.path}): regex timed out and was skipped: {exc}")
+                on_error(
+                    f"pattern {pattern.id} ({pattern.path}): regex timed out; the pattern is disabled for this run: {exc}"
+                )
     return best
 
 
@@ -382,8 +398,12 @@ def _check_fix(fix: Any, at: _Locate) -> dict[str, Any]:
         for flag in option.get("flags", []):
             if not isinstance(flag, dict) or flag.get("op") not in _FLAG_OPS or not str(flag.get("flag", "")).startswith("-"):
                 raise PatternError(at("flags"), f"fix.flags entries need op in {sorted(_FLAG_OPS)} and a --flag: {flag!r}")
-        if not isinstance(option.get("env", {}), dict):
+        env = option.get("env", {})
+        if not isinstance(env, dict):
             raise PatternError(at("env"), "fix.env must be a table of NAME = \"value\"")
+        bad_names = [name for name in env if not ENV_NAME.fullmatch(name)]
+        if bad_names:
+            raise PatternError(at("env"), f"fix.env: {bad_names[0]!r} is not an environment variable name")
         steps = option.get("steps", [])
         if not isinstance(steps, list) or not all(isinstance(step, str) for step in steps):
             raise PatternError(at("steps"), "fix.steps must be a list of strings")
@@ -477,14 +497,46 @@ def _bundled_files() -> Iterator[tuple[str, str]]:
                 yield f"patterns/{engine_dir.name}/{entry.name}", entry.read_text(encoding="utf-8")
 
 
-def _directory_files(directory: Path) -> Iterator[tuple[str, str]]:
+MAX_PATTERN_FILE_BYTES = 1 << 20  # a pattern is a few KiB; anything bigger is not one
+
+
+def _directory_files(directory: Path) -> Iterator[tuple[str, str | PatternError]]:
+    """(path, text) for every `*.toml` below `directory`; an entry that cannot be a pattern file (a directory
+    named `x.toml`, a FIFO or device, an unreadable or huge file) comes with the error that names it, so the
+    rest of the directory still loads.  Special files are never opened: a FIFO or /dev/zero would hang."""
     for path in sorted(directory.rglob("*.toml")):
-        yield str(path), path.read_text(encoding="utf-8", errors="replace")
+        try:
+            info = path.stat()
+        except OSError as exc:
+            yield str(path), PatternError(str(path), f"cannot read: {exc.strerror or exc}")
+            continue
+        if not stat.S_ISREG(info.st_mode):
+            kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+            yield str(path), PatternError(str(path), f"{kind}, not a pattern file")
+            continue
+        if info.st_size > MAX_PATTERN_FILE_BYTES:
+            yield str(path), PatternError(str(path), f"{info.st_size} bytes: too big for a pattern file")
+            continue
+        try:
+            with path.open("rb") as handle:
+                data = handle.read(MAX_PATTERN_FILE_BYTES + 1)
+        except OSError as exc:
+            yield str(path), PatternError(str(path), f"cannot read: {exc.strerror or exc}")
+            continue
+        yield str(path), data.decode("utf-8", errors="replace")
 
 
 def user_pattern_dir() -> Path:
     base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
     return Path(base) / "logsleuth" / "patterns"
+
+
+def _is_dir(path: Path) -> bool | OSError:
+    """Path.is_dir() raises on a parent the user cannot search (an unreadable ~/.config): say so instead."""
+    try:
+        return path.is_dir()
+    except OSError as exc:
+        return exc
 
 
 @dataclass
@@ -510,21 +562,40 @@ class PatternSet:
         return False
 
 
+def _bundled_patterns() -> list[Pattern]:
+    """The bundled layer, parsed from the cache when it holds these files.  A cache that parses as JSON but
+    not as patterns (written by another version, edited by hand) is ignored: the TOML is the truth."""
+    bundled = list(_bundled_files())
+    try:
+        return [
+            parse_pattern(text, path, data=data)
+            for (path, text), data in zip(bundled, pattern_cache.parsed_files(bundled), strict=True)
+        ]
+    except (PatternError, KeyError, TypeError, AttributeError, ValueError):
+        # A broken bundled pattern is our bug (the tests parse every one strictly); this re-raises it then.
+        return [
+            parse_pattern(text, path, data=data)
+            for (path, text), data in zip(bundled, pattern_cache.parsed_files(bundled, use_cache=False), strict=True)
+        ]
+
+
 def load_patterns(extra_dirs: Iterable[str | Path] = (), *, include_user: bool = True, strict: bool = False) -> PatternSet:
     """Load all layers.  Bundled patterns must be valid (strict); user ones are skipped with an error line."""
-    patterns: dict[str, Pattern] = {}
+    patterns: dict[str, Pattern] = {pattern.id: pattern for pattern in _bundled_patterns()}
     errors: list[str] = []
-    bundled = list(_bundled_files())
-    for (path, text), data in zip(bundled, pattern_cache.parsed_files(bundled), strict=True):
-        pattern = parse_pattern(text, path, data=data)  # a broken bundled pattern is our bug: tests catch it
-        patterns[pattern.id] = pattern
     layers: list[tuple[str, Path]] = []
-    if include_user and user_pattern_dir().is_dir():
-        layers.append(("user", user_pattern_dir()))
+    if include_user:
+        found = _is_dir(user_pattern_dir())
+        if isinstance(found, OSError):
+            errors.append(f"{user_pattern_dir()}: cannot read user patterns: {found.strerror or found}")
+        elif found:
+            layers.append(("user", user_pattern_dir()))
     layers.extend(("--patterns", Path(d)) for d in extra_dirs)
     for layer, directory in layers:
-        if not directory.is_dir():
-            errors.append(f"{directory}: pattern directory not found")
+        found = _is_dir(directory)
+        if found is not True:
+            why = f"cannot read patterns: {found.strerror or found}" if isinstance(found, OSError) else "pattern directory not found"
+            errors.append(f"{directory}: {why}")
             continue
         try:
             files = list(_directory_files(directory))
@@ -532,6 +603,11 @@ def load_patterns(extra_dirs: Iterable[str | Path] = (), *, include_user: bool =
             errors.append(f"{directory}: cannot read patterns: {exc.strerror or exc}")
             continue
         for path, text in files:
+            if isinstance(text, PatternError):
+                if strict:
+                    raise text
+                errors.append(f"{text} (pattern skipped)")
+                continue
             try:
                 pattern = parse_pattern(text, path, layer)
             except PatternError as exc:

@@ -54,15 +54,25 @@ _RANK_TAG = regex.compile(r"(DP|PP|TP|EP|ATTN_CP|MOE_DP|CP)(\d+)")
 MAX_LINE_CHARS = 64 * 1024  # longer lines are cut: a 100 MB line must not cost 100 MB per copy
 
 
+# What a line that must not be lost to a `\r` redraw starts with: an exception line or a traceback header.
+_FAILURE_START = regex.compile(
+    r"^\s*(?:Traceback \(most recent call last\):|(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Failure|Timeout)(?::|$))"
+)
+
+
 def clean_text(text: str) -> str:
-    """Remove terminal escapes and control characters.  A `\\r` inside a line is a
-    redraw (tqdm): keep only what was drawn last."""
+    """Remove terminal escapes and control characters.  A `\\r` inside a line is a redraw (tqdm): keep only
+    what was drawn last, unless an earlier part is the start of a failure and the last is not (a progress bar
+    drawn over an exception line in a terminal still leaves the exception in the log)."""
     if "\x1b" in text:
         text = _ANSI.sub("", text)
     if "\r" in text:
         text = text.rstrip("\r")
         if "\r" in text:
-            text = text.rsplit("\r", 1)[-1]
+            parts = [part for part in text.split("\r") if part]
+            text = parts[-1] if parts else ""
+            if not _FAILURE_START.match(text):
+                text = next((part for part in reversed(parts) if _FAILURE_START.match(part)), text)
     if text.isprintable():  # the common case, checked in C
         return text
     return _CONTROL.sub("", text)

@@ -28,6 +28,8 @@ from logsleuth.traceback_text import (
     CARET_LINE,
     CAUSE_SEPARATOR,
     CONTEXT_SEPARATOR,
+    ELIDED_LINE,
+    ELIDED_TEMPLATE,
     EXCEPTION_LINE,
     FAULT_FRAME_LINE,
     FRAME_LINE,
@@ -74,7 +76,11 @@ _THREAD_INTRO = regex.compile(r"^(?:Exception in thread .+:|Process [\w\-]+:|Err
 _CONTEXT_WORDS = ("warn", "error", "fail", "not enough", "out of memory")
 _CONTEXT_HINT = regex.compile(r"(?i)\b(?:warn(?:ing)?|error|fail(?:ed|ure)?|not enough|out of memory)\b")
 
-MAX_FAILURE_LINES = 20_000  # a runaway "traceback" is cut here and marked truncated
+# A runaway traceback (deep recursion printed without CPython's repeat marker, 100k frames) keeps its first
+# ELIDED_HEAD and its last lines, up to MAX_FAILURE_LINES in all; the middle becomes one marker line.  The
+# innermost frames and the exception line are what matter, so they are never the part dropped.
+MAX_FAILURE_LINES = 20_000
+ELIDED_HEAD = 1_000
 MAX_MESSAGE_LINES = 60
 CONTEXT_LINES = 6
 STALE_GAP = 3  # a collector that got none of the last N lines of its stream is finished
@@ -179,8 +185,6 @@ class _Collector:
 
     def accepts(self, kind: LineKind, line: LogLine) -> int:
         """0 = no; 1 = as structure; 2 = only as a message continuation (weaker)."""
-        if len(self.texts) >= MAX_FAILURE_LINES:
-            return 0
         phase = self.phase
         if phase is Phase.FRAMES:
             if kind is LineKind.EXCEPTION and self.last is LineKind.HEADER:
@@ -249,6 +253,8 @@ class _Collector:
         text = line.text if text is None else text
         self.hashes.append(hash((self.hashes[-1] if self.hashes else 0, text)))
         self.texts.append(text)
+        if len(self.texts) > MAX_FAILURE_LINES:
+            self._elide_middle()
         self.last_seq = seq
         self.last_end = line.offset + len(line.text) + 1
         phase = self.phase
@@ -276,6 +282,20 @@ class _Collector:
                 self.kind = "traceback"
                 self.phase = Phase.FRAMES if kind is LineKind.HEADER else Phase.GROUP
         self.last = kind
+
+    def _elide_middle(self) -> None:
+        """Replace lines after the first ELIDED_HEAD by one marker, keeping the last half of the budget."""
+        head = self.texts[:ELIDED_HEAD]
+        keep_tail = MAX_FAILURE_LINES // 2
+        middle = self.texts[ELIDED_HEAD:-keep_tail]
+        elided = len(middle)
+        if middle and (m := ELIDED_LINE.match(middle[0])):
+            elided += int(m["n"]) - 1  # the marker of an earlier elision is itself one of the middle lines
+        self.texts = [*head, ELIDED_TEMPLATE.format(n=elided), *self.texts[-keep_tail:]]
+        self.hashes = []
+        for text in self.texts:
+            self.hashes.append(hash((self.hashes[-1] if self.hashes else 0, text)))
+        self.truncated = True
 
     @property
     def complete(self) -> bool:
@@ -515,6 +535,11 @@ class FailureScanner:
     def has_open(self) -> bool:
         """True while a failure is still being collected (watch mode waits for it)."""
         return bool(self._open)
+
+    def has_incomplete(self) -> bool:
+        """True while an open traceback has not reached its exception line: more of it is still to come
+        (watch mode waits longer before it reports a traceback cut short)."""
+        return any(not collector.complete for collectors in self._open.values() for collector in collectors)
 
     def drain(self) -> Iterator[Failure]:
         """Failures completed so far (for watch mode); they are removed from the scanner."""

@@ -31,12 +31,13 @@ def _cache_path(files: list[tuple[str, str]]) -> Path:
     return cache_dir() / f"patterns-{digest.hexdigest()[:32]}.json"
 
 
-def parsed_files(files: list[tuple[str, str]]) -> list[dict[str, Any]]:
-    """`tomllib.loads(text)` for each (path, text), from the cache when it holds exactly these files.
-    TOML errors propagate (a broken bundled file is a bug the tests catch)."""
+def parsed_files(files: list[tuple[str, str]], *, use_cache: bool = True) -> list[dict[str, Any]]:
+    """`tomllib.loads(text)` for each (path, text), from the cache when it holds exactly these files
+    (`use_cache=False`: parse, and overwrite the cache).  TOML errors propagate (a broken bundled file is a
+    bug the tests catch)."""
     path = _cache_path(files)
     try:
-        cached = json.loads(path.read_text(encoding="utf-8"))
+        cached = json.loads(path.read_text(encoding="utf-8")) if use_cache else None
         if isinstance(cached, list) and len(cached) == len(files) and all(isinstance(d, dict) for d in cached):
             return cached
     except (OSError, ValueError):

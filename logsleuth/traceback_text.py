@@ -31,6 +31,9 @@ GROUP_HEADER = regex.compile(r"^(?P<indent>\s*)\+ Exception Group Traceback \(mo
 FATAL_HEADER = regex.compile(r"^Fatal Python error: (?P<msg>.*)$")
 THREAD_HEADER = regex.compile(r"^(?P<current>Current thread|Thread) 0x[0-9a-fA-F]+ .*\(most recent call first\):\s*$")
 MORE_EXCEPTIONS = regex.compile(r"^and (?P<n>\d+) more exceptions?$")
+# Written by the scanner in place of the middle of a runaway traceback (parser.MAX_FAILURE_LINES).
+ELIDED_TEMPLATE = "  [logsleuth: {n} lines elided]"
+ELIDED_LINE = regex.compile(r"^  \[logsleuth: (?P<n>\d+) lines elided\]$")
 
 
 def parse_frame(text: str) -> Frame | None:
@@ -163,6 +166,10 @@ def parse_chain(lines: list[str]) -> tuple[ExceptionBlock, ...]:
             builder.blocks.append(block)
             in_message = False
             i = end
+            continue
+        if ELIDED_LINE.match(text):
+            builder.truncated_start = True  # frames are missing between the ones kept
+            i += 1
             continue
         frame = parse_frame(text)
         if frame is not None and (text.startswith("  ") or not in_message):

@@ -96,3 +96,65 @@ def test_stray_positional_is_removed_but_the_same_model_path_kept() -> None:
     parsed = CommandLine.parse("python -m sglang.launch_server /m --model-path /m --port 1 extra")
     fixed = parsed.apply((FlagOp("remove", "/m"), FlagOp("remove", "extra")))
     assert fixed.render() == "python -m sglang.launch_server --model-path /m --port 1"
+
+
+# -- the user's own command (--cmd) keeps its shell words; a log's command is requoted --------------------
+
+
+def test_trusted_command_keeps_words_as_written() -> None:
+    command = (
+        'HF_HOME="/a b" python -m sglang.launch_server --model-path $MODEL --api-key "$(cat ~/key)" '
+        "--served-model-name `hostname` --tp-size 2"
+    )
+    fixed = CommandLine.parse(command, trusted=True).apply((FlagOp("set", "--tp-size", "4"),))
+    assert fixed.render() == (
+        'HF_HOME="/a b" python -m sglang.launch_server --model-path $MODEL --api-key "$(cat ~/key)" '
+        "--served-model-name `hostname` --tp-size 4"
+    )
+
+
+def test_trusted_command_with_continuations_and_comments_is_one_line() -> None:
+    command = "python -m sglang.launch_server \\\n  --model-path /m \\\n  --tp-size 2  # eight GPUs soon\n"
+    parsed = CommandLine.parse(command, trusted=True)
+    assert parsed.options == (("--model-path", ("/m",)), ("--tp-size", ("2",)))
+    rendered = parsed.apply((FlagOp("add", "--port", "1"),)).render()
+    assert rendered == "python -m sglang.launch_server --model-path /m --tp-size 2 --port 1"
+    assert "\n" not in rendered and "\\" not in rendered
+
+
+def test_trusted_command_keeps_its_pipe_and_redirections() -> None:
+    parsed = CommandLine.parse("python -m sglang.launch_server --model-path /m 2>&1 | tee server.log", trusted=True)
+    assert parsed.options == (("--model-path", ("/m",)),)
+    rendered = parsed.apply((FlagOp("add", "--port", "1"),)).render()
+    assert rendered == "python -m sglang.launch_server --model-path /m --port 1 2>&1 | tee server.log"
+
+
+def test_log_command_is_requoted_and_keeps_assignments() -> None:
+    """A command read from a log is untrusted: expansions become inert text, a pipe is dropped, and an
+    environment assignment stays an assignment (`'HF_HOME=/a b' python` would be a command name)."""
+    parsed = CommandLine.parse("HF_HOME='/a b' python -m sglang.launch_server --api-key \"$(touch pwned)\" | tee x")
+    rendered = parsed.apply((FlagOp("add", "--port", "1"),)).render()
+    assert rendered == "HF_HOME='/a b' python -m sglang.launch_server --api-key '$(touch pwned)' --port 1"
+
+
+def test_env_names_and_values_are_quoted() -> None:
+    parsed = CommandLine.parse(BASE)
+    rendered = parsed.with_env((("CUDA_VISIBLE_DEVICES", "0; touch /tmp/x #"),)).render()
+    assert shlex.split(rendered)[0] == "CUDA_VISIBLE_DEVICES=0; touch /tmp/x #"
+    import pytest
+
+    with pytest.raises(ValueError):
+        parsed.with_env((("A B", "1"),))
+
+
+def test_env_replaces_an_assignment_already_in_the_command() -> None:
+    parsed = CommandLine.parse("NCCL_DEBUG=WARN " + BASE, trusted=True)
+    assert parsed.with_env((("NCCL_DEBUG", "INFO"),)).render() == "NCCL_DEBUG=INFO " + BASE
+
+
+def test_unbalanced_quotes_are_refused() -> None:
+    import pytest
+
+    for text in ("python -m sglang.launch_server --model-path '/m", 'x "$(a', "x `a"):
+        with pytest.raises(ValueError):
+            CommandLine.parse(text)

@@ -115,6 +115,10 @@ def test_host_from_normalizer_and_ray_ip() -> None:
         ("\x1b(Bplain", "plain"),
         ("line\r", "line"),
         ("  0%|   | 0/2\r 50%|#  | 1/2\r100%|###| 2/2", "100%|###| 2/2"),
+        # A bar redrawn over an exception line: the exception is what the log holds.
+        ("RuntimeError: CUDA error: out of memory\r 50%|#  | 1/2", "RuntimeError: CUDA error: out of memory"),
+        ("Loading 10%\rValueError: bad\r", "ValueError: bad"),
+        ("Traceback (most recent call last):\rx", "Traceback (most recent call last):"),
         ("nul\x00byte\x07bell", "nulbytebell"),
         ("tab\tkept", "tab\tkept"),
     ],

@@ -150,3 +150,35 @@ def test_thousands_of_failure_starts_cost_little(line: str) -> None:
     found = failures(f"{line}\n" * 3000)
     assert len(found) == 3000
     assert time.perf_counter() - started < 10
+
+
+def _deep_traceback(depth: int, tmp_path: Path) -> str:
+    """Real CPython output for mutual recursion `depth` calls deep, printed by the traceback module (as SGLang
+    logs tracebacks; sys.excepthook would stop at 1,000 frames).  No two consecutive frames are equal, so
+    CPython prints every one (its `[Previous line repeated]` marker never applies)."""
+    import subprocess
+
+    program = tmp_path / "deep.py"
+    program.write_text(
+        "import sys, traceback\n"
+        f"sys.setrecursionlimit({depth + 1000})\n"
+        "def ping(n):\n    return pong(n - 1) if n else bottom()\n"
+        "def pong(n):\n    return ping(n - 1)\n"
+        "def bottom():\n    raise ValueError('the innermost failure')\n"
+        f"try:\n    ping({depth})\nexcept ValueError:\n    traceback.print_exc()\n"
+    )
+    proc = subprocess.run([sys.executable, str(program)], capture_output=True, text=True, timeout=120)
+    assert proc.stderr.startswith("Traceback (most recent call last):")
+    return proc.stderr
+
+
+def test_a_runaway_traceback_stays_one_failure_with_its_exception(tmp_path: Path) -> None:
+    text = _deep_traceback(30_000, tmp_path)  # ~60,000 lines: three times the per-failure budget
+    assert text.count("\n") > 3 * 20_000
+    failures = scan(normalize_text(text))
+    assert len(failures) == 1
+    (failure,) = failures
+    assert failure.final.type == "ValueError" and failure.final.message == "the innermost failure"
+    assert failure.truncated, "the middle was elided"
+    assert failure.final.frames[-1].function == "bottom", "the innermost frames are kept"
+    assert failure.final.frames[0].function == "<module>", "the outermost frames are kept"

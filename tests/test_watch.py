@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 from logsleuth.api import DiagnoseOptions
+from logsleuth.errors import SourceError
 from logsleuth.sources.local import LocalFileSource
-from logsleuth.watch import follow_local, watch
+from logsleuth.sources.memory import MemorySource
+from logsleuth.watch import RESTART, Follow, follow_local, watch, watch_spec
 from tests.helpers import append_later
 from tests.logs import crash_record, launch_line, scheduler_traceback
 
@@ -74,15 +80,20 @@ def test_rotation_is_followed(tmp_path: Path) -> None:
 
 def test_cli_watch_exit_codes(tmp_path: Path) -> None:
     log = tmp_path / "server.log"
-    log.write_text("")
-    writer = append_later(log, [line + "\n" for line in STAGE_LINES], 0.05)
-    proc = subprocess.run(
-        [sys.executable, "-m", "logsleuth", "watch", str(log), "--timeout", "60"], capture_output=True, text=True, timeout=90
+    log.write_text(STAGE_LINES[0] + "\n")
+    watcher = subprocess.Popen(
+        [sys.executable, "-m", "logsleuth", "watch", str(log), "--timeout", "60"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
+    assert watcher.stderr is not None
+    first = watcher.stderr.readline()  # the backlog's stage: the watch is running
+    assert first.rstrip().endswith("arguments parsed")
+    writer = append_later(log, [line + "\n" for line in STAGE_LINES[1:]], 0.05)
+    stdout, stderr = watcher.communicate(timeout=90)
     writer.join()
-    assert proc.returncode == 0, proc.stderr
-    assert "loading weights" in proc.stderr
-    assert proc.stdout.strip().endswith("the server is ready")
+    assert watcher.returncode == 0, stderr
+    assert "loading weights" in stderr
+    assert stdout.strip().endswith("the server is ready")
 
     crashed = tmp_path / "crashed.log"
     crashed.write_text(launch_line())
@@ -104,3 +115,115 @@ def test_cli_watch_timeout_exit_3(tmp_path: Path) -> None:
     )
     assert proc.returncode == 3
     assert proc.stderr.strip().splitlines()[-1].startswith(f"logsleuth: {log}: not ready after 1 s")
+
+
+# -- hardening: the backlog, truncation, streams ------------------------------------------------------------
+
+
+def _scripted(chunks: list[bytes]) -> Follow:
+    """The bytes a follower hands to `watch`, in order, then silence (b"" forever).  Paired with a fake clock so
+    that timing rules (settle, idle flush, grace) are checked without sleeping."""
+
+    def follow(offset: int) -> Iterator[bytes]:
+        yield from chunks
+        while True:
+            yield b""
+
+    return follow
+
+
+class FakeClock:
+    def __init__(self, step: float) -> None:
+        self.now, self.step = 0.0, step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def test_ready_of_an_earlier_launch_in_the_backlog_is_not_ready(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    second_launch = [STAGE_LINES[0].replace("10:00:00", "11:00:00"), STAGE_LINES[2].replace("10:00:02", "11:00:02")]
+    log.write_text("\n".join([*STAGE_LINES, *second_launch]) + "\n")
+    events = []
+    with pytest.raises(SourceError, match="not ready after 1 s \\(last stage: loading weights\\)"):
+        for event in watch(LocalFileSource(str(log)), follow_local(str(log), poll=0.01), DiagnoseOptions(), timeout=1):
+            events.append(event)
+    assert [e.stage.key for e in events if e.stage] == ["args", "weights"]  # the later launch's stages only
+
+
+def test_a_backlog_that_ends_ready_is_ready_at_once(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    log.write_text("\n".join(STAGE_LINES) + "\n")
+    events = list(watch(LocalFileSource(str(log)), follow_local(str(log), poll=0.01), DiagnoseOptions(), timeout=5))
+    assert events[-1].kind == "ready" and [e.kind for e in events].count("ready") == 1
+
+
+def test_truncation_drops_everything_of_the_old_log(tmp_path: Path) -> None:
+    """An old crash in the backlog, then the log is truncated and a new launch starts: the old crash is never
+    reported, and the timeout names the new launch's stage."""
+    old = (launch_line() + crash_record("2026-11-29 09:00:03", "TP0", scheduler_traceback())).encode()
+    new = (STAGE_LINES[0] + "\n").encode()
+    source = MemorySource(old)
+    with pytest.raises(SourceError, match="last stage: arguments parsed"):
+        events = []
+        for event in watch(source, _scripted([old, RESTART, new]), DiagnoseOptions(), timeout=30, clock=FakeClock(0.2)):
+            events.append(event)
+    assert "failure" not in [e.kind for e in events]
+    assert "restarted" in [e.kind for e in events]
+
+
+def test_a_traceback_written_in_two_parts_is_reported_whole() -> None:
+    record = crash_record("2026-11-29 10:00:03", "TP0", scheduler_traceback()).encode()
+    cut = record.index(b"AssertionError")
+    pauses = [b""] * 10  # two seconds of silence between the two writes (0.2 s per clock tick)
+    follow = _scripted([launch_line().encode(), record[:cut], *pauses, record[cut:]])
+    events = list(watch(MemorySource(b""), follow, DiagnoseOptions(), timeout=60, clock=FakeClock(0.2)))
+    report = events[-1].report
+    assert events[-1].kind == "failure" and report is not None
+    assert report.failures[0].failure.final.type == "AssertionError"
+
+
+def test_a_fifo_is_watched_as_a_stream(tmp_path: Path) -> None:
+    fifo = tmp_path / "server.fifo"
+    os.mkfifo(fifo)
+
+    def write() -> None:
+        with fifo.open("w") as handle:  # blocks until the watch opens the FIFO
+            for line in STAGE_LINES:
+                handle.write(line + "\n")
+                handle.flush()
+                time.sleep(0.01)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    events = list(watch_spec(str(fifo), DiagnoseOptions(), timeout=30))
+    writer.join(5)
+    assert events[-1].kind == "ready"
+    assert "weights" in [e.stage.key for e in events if e.stage]
+
+
+def test_a_fifo_without_a_writer_honours_the_timeout(tmp_path: Path) -> None:
+    fifo = tmp_path / "server.fifo"
+    os.mkfifo(fifo)
+    started = time.monotonic()
+    with pytest.raises(SourceError, match="not ready after 1 s"):
+        list(watch_spec(str(fifo), DiagnoseOptions(), timeout=1))
+    assert time.monotonic() - started < 15  # generous: the point is that it ends, not how fast
+
+
+def test_cli_watch_reads_stdin_and_reports_a_stream_that_ends(tmp_path: Path) -> None:
+    ready = subprocess.run(
+        [sys.executable, "-m", "logsleuth", "watch", "-", "--timeout", "60"],
+        input="\n".join(STAGE_LINES) + "\n", capture_output=True, text=True, timeout=90,
+    )
+    assert ready.returncode == 0, ready.stderr
+    assert ready.stdout.strip().endswith("the server is ready")
+    ended = subprocess.run(
+        [sys.executable, "-m", "logsleuth", "watch", "-", "--timeout", "60"],
+        input="\n".join(STAGE_LINES[:3]) + "\n", capture_output=True, text=True, timeout=90,
+    )
+    assert ended.returncode == 3
+    assert ended.stderr.strip().splitlines()[-1] == (
+        "logsleuth: -: the log ended before the server was ready (last stage: loading weights)"
+    )

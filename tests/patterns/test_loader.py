@@ -237,3 +237,112 @@ def test_an_edited_pattern_file_misses_the_cache(tmp_path: Path, monkeypatch: py
     patterns = load_patterns(include_user=False).patterns
     assert patterns[0].title.startswith("EDITED ") or any(p.title.startswith("EDITED ") for p in patterns)
     assert len(list((tmp_path / "logsleuth").glob("patterns-*.json"))) == 2
+
+
+# -- hardening: timeouts disable a pattern, bad entries are named, the cache is never trusted blindly --------
+
+CATASTROPHIC_TYPE = CATASTROPHIC.replace("exception_type = \"ValueError\"\nmessage = '^(a|a)*$'",
+                                         "exception_type = '(a|a)*'")
+
+
+def test_a_catastrophic_exception_type_regex_is_contained() -> None:
+    """exception_type is matched with fullmatch: it must be guarded by the timeout like every other key."""
+    pattern = parse_pattern(CATASTROPHIC_TYPE, "catastrophic.toml", "--patterns")
+    failure = Failure(kind="bare", exceptions=(ExceptionBlock("a" * 60 + "c", "m"),), line=1, offset=0, end_offset=1)
+    errors: list[str] = []
+    assert match_failure([pattern], failure, on_error=errors.append) is None
+    assert errors and "timed out" in errors[0]
+
+
+def test_a_pattern_that_timed_out_is_skipped_for_the_rest_of_the_run() -> None:
+    pattern = parse_pattern(CATASTROPHIC, "catastrophic.toml", "--patterns")
+    disabled: set[str] = set()
+    errors: list[str] = []
+    for number in range(20):
+        failure = Failure(
+            kind="bare", exceptions=(ExceptionBlock("ValueError", "a" * 60 + f"b{number}"),), line=1, offset=0, end_offset=1
+        )
+        assert match_failure([pattern], failure, on_error=errors.append, disabled=disabled) is None
+    assert disabled == {"user-catastrophic"}
+    assert len(errors) == 1 and "disabled for this run" in errors[0]
+
+
+def test_one_bad_entry_does_not_disable_the_directory(tmp_path: Path) -> None:
+    import os
+
+    user = tmp_path / "patterns"
+    user.mkdir()
+    write(user, "good.toml", GOOD)
+    (user / "subdir.toml").mkdir()
+    os.mkfifo(user / "fifo.toml")
+    unreadable = write(user, "unreadable.toml", GOOD.replace("user-good", "user-hidden"))
+    unreadable.chmod(0)
+    (user / "zero.toml").symlink_to("/dev/zero")
+    loaded = load_patterns([user], include_user=False)
+    assert "user-good" in {pattern.id for pattern in loaded.patterns}
+    text = "\n".join(loaded.errors)
+    assert "subdir.toml: a directory" in text
+    assert "fifo.toml: not a regular file" in text
+    assert "zero.toml: not a regular file" in text
+    if os.geteuid() != 0:  # root reads any file
+        assert "unreadable.toml: cannot read" in text
+
+
+def test_a_wrong_but_well_formed_cache_falls_back_to_the_toml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from logsleuth import pattern_cache
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    fresh = load_patterns(include_user=False)
+    (cache_file,) = (tmp_path / "cache" / "logsleuth").glob("patterns-*.json")
+    entries = json.loads(cache_file.read_text())
+    cache_file.write_text(json.dumps([{"id": "x"} for _ in entries]))  # valid JSON, right length, wrong content
+    loaded = load_patterns(include_user=False)
+    assert [p.id for p in loaded.patterns] == [p.id for p in fresh.patterns]
+    assert json.loads(cache_file.read_text()) == entries, "the cache is rewritten from the TOML"
+    assert pattern_cache.cache_dir() == tmp_path / "cache" / "logsleuth"
+
+
+def test_an_unreadable_config_directory_is_a_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Path.is_dir() raises PermissionError under a directory the user cannot search.  CI runs as root, who
+    can search any directory, so the error is injected (a stand-in for the unreadable ~/.config)."""
+    config = tmp_path / "config"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
+    real_is_dir = Path.is_dir
+
+    def is_dir(self: Path) -> bool:
+        if str(self).startswith(str(config)):
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_is_dir(self)
+
+    monkeypatch.setattr(Path, "is_dir", is_dir)
+    loaded = load_patterns()
+    assert any("cannot read user patterns: Permission denied" in error for error in loaded.errors)
+    assert loaded.patterns, "the bundled patterns still load"
+
+
+def test_a_timed_out_pattern_costs_one_timeout_per_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """200 distinct failures and a catastrophic user regex: one timeout, one warning, then the pattern is off
+    (before: a 0.25 s timeout for every failure)."""
+    from logsleuth.api import DiagnoseOptions, diagnose_text
+
+    user = tmp_path / "patterns"
+    user.mkdir()
+    write(user, "catastrophic.toml", CATASTROPHIC)
+    log = "".join(f"ValueError: {'a' * 60}b{number}\n" for number in range(200))
+    patterns = load_patterns([user], include_user=False)
+    timeouts = []
+    real_search = matcher._search
+
+    def counting_search(pattern: object, text: str) -> object:
+        try:
+            return real_search(pattern, text)  # type: ignore[arg-type]
+        except matcher.PatternTimeout:
+            timeouts.append(text)
+            raise
+
+    monkeypatch.setattr(matcher, "_search", counting_search)
+    report = diagnose_text(log, DiagnoseOptions(all_failures=True, include_user_patterns=False), patterns=patterns)
+    warnings = [warning for warning in report.warnings if "timed out" in warning]
+    assert len(report.failures) >= 100
+    assert len(timeouts) == 1
+    assert len(warnings) == 1 and "disabled for this run" in warnings[0]

@@ -1,0 +1,77 @@
+"""Corrected commands are safe to paste: log text that reaches a fix through a capture stays data."""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from logsleuth.api import DiagnoseOptions, diagnose_text
+from logsleuth.errors import PatternError
+from logsleuth.matcher import load_patterns, parse_pattern
+
+INJECTING_PATTERN = '''
+id = "test-bad-devices"
+title = "Bad devices"
+category = "parallel-config"
+root_cause = "The devices {dev} are wrong."
+
+[[match]]
+kind = "bare"
+exception_type = "RuntimeError"
+message = 'bad devices (?P<dev>.+)$'
+
+[fix]
+summary = "Use the devices {dev}."
+flags = [{ op = "set", flag = "--tp-size", value = "1" }]
+env = { CUDA_VISIBLE_DEVICES = "{dev}" }
+'''
+
+LOG = "+ python -m sglang.launch_server --model-path /m --tp-size 2\nRuntimeError: bad devices 0; touch pwned #\n"
+
+
+def test_a_capture_in_an_env_value_cannot_run_a_command(tmp_path: Path) -> None:
+    patterns_dir = tmp_path / "patterns"
+    patterns_dir.mkdir()
+    (patterns_dir / "test-bad-devices.toml").write_text(INJECTING_PATTERN)
+    patterns = load_patterns([patterns_dir], include_user=False, strict=True)
+    report = diagnose_text(LOG, DiagnoseOptions(include_user_patterns=False), patterns=patterns)
+    diagnosis = report.failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.fix is not None and diagnosis.fix.command
+    command = diagnosis.fix.command
+    assert shlex.split(command)[0] == "CUDA_VISIBLE_DEVICES=0; touch pwned #"
+    assert subprocess.run(["bash", "-n", "-c", command]).returncode == 0
+    workdir = tmp_path / "run"
+    workdir.mkdir()
+    subprocess.run(["bash", "-c", f"echo {command}"], cwd=workdir, check=True, capture_output=True)
+    assert list(workdir.iterdir()) == [], "pasting the corrected command created a file"
+
+
+@pytest.mark.parametrize("name", ["A B", "X;touch", "1ABC", "A-B"])
+def test_a_pattern_env_name_must_be_a_variable_name(name: str) -> None:
+    text = INJECTING_PATTERN.replace("env = { CUDA_VISIBLE_DEVICES", f'env = {{ "{name}"')
+    with pytest.raises(PatternError, match="not an environment variable name"):
+        parse_pattern(text, "x.toml", "user")
+
+
+def test_the_users_cmd_keeps_its_expansions_and_pipe() -> None:
+    """--cmd is the user's own text: `$MODEL` and `| tee` must still work when they paste the fix."""
+    log = (
+        "[2026-01-01 00:00:00] server_args=ServerArgs(model_path='/m', tp_size=2)\n"
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3/dist-packages/sglang/srt/server_args.py", line 900, in __post_init__\n'
+        "    assert self.speculative_eagle_topk is None and self.speculative_num_draft_tokens is None\n"
+        "AssertionError\n"
+    )
+    cmd = (
+        "python -m sglang.launch_server --model-path $MODEL --speculative-algorithm EAGLE3 \\\n"
+        "  --speculative-eagle-topk 1 --speculative-num-draft-tokens 16 2>&1 | tee server.log"
+    )
+    report = diagnose_text(log, DiagnoseOptions(include_user_patterns=False, command=cmd, engine_version="0.5.9"))
+    fix = report.failures[0].diagnosis.fix  # type: ignore[union-attr]
+    assert fix is not None and fix.command is not None
+    assert fix.command.startswith("python -m sglang.launch_server --model-path $MODEL ")
+    assert fix.command.endswith(" 2>&1 | tee server.log")
+    assert "\n" not in fix.command
