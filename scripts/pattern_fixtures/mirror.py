@@ -405,3 +405,141 @@ RESOURCE_TRACKER = raise_frame("stdlib:multiprocessing/resource_tracker.py", "ma
     except Exception:
         sys.excepthook(*sys.exc_info())
     """, env=(("cache", "{'shared_memory': set(), 'semaphore': set()}"), ("rtype", "'shared_memory'"), ("name", "'/psm_3f2e9a1c'")), lineno=209)
+
+
+# -- added for the wild corpus (scripts/wild_fixtures): frames placed at the lines a report showed --
+
+
+def frame_at(path: str, function: str, statement: str, line: int, env: tuple[tuple[str, str], ...] = ()) -> Frame:
+    """A one-statement frame whose statement is printed at `line` (its def sits two lines above)."""
+    return Frame(path, function, statement, env=env, lineno=line - 2)
+
+
+def failing_at(path: str, function: str, body: str, line: int, env: tuple[tuple[str, str], ...] = (), marker: str = "raise") -> Frame:
+    """A frame running `body`, placed so that the first body line starting with `marker` (the
+    statement that fails) is printed at `line`."""
+    lines = textwrap.dedent(body).strip("\n").splitlines()
+    index = next(i for i, text in enumerate(lines) if text.lstrip().startswith(marker))
+    return Frame(path, function, body=body, env=env, lineno=line - 2 - index)
+
+
+def scheduler_entry(call: str, line: int, wiring: tuple[tuple[str, str], ...]) -> Frame:
+    """run_scheduler_process running `call` (printed at `line`) in the try/except that logs
+    "Scheduler hit an exception: <traceback>" and signals the parent; `wiring` binds the names
+    `call` uses, e.g. (("scheduler", "HOP:event_loop_overlap"),)."""
+    return Frame(SCHEDULER, "run_scheduler_process", body=_RUN_SCHEDULER.format(call=call),
+                 env=(*wiring, *_RUN_SCHEDULER_ENV), lineno=line - 3)
+
+
+SCHEDULE_BATCH = "sglang/srt/managers/schedule_batch.py"
+
+
+def alloc_req_slots(line: int, available: int, num_reqs: int) -> Frame:
+    """ScheduleBatch.alloc_req_slots finding no free request slot (0.4.x-0.5.x wording)."""
+    return failing_at(SCHEDULE_BATCH, "alloc_req_slots", """
+        req_pool_indices = self.req_to_token_pool.alloc(num_reqs)
+        if req_pool_indices is None:
+            raise RuntimeError(
+                "alloc_req_slots runs out of memory. "
+                "Please set a smaller number for `--max-running-requests`. "
+                f"{self.req_to_token_pool.available_size()=}, "
+                f"{num_reqs=}, "
+            )
+        """, line, env=(("self", f"NS(req_to_token_pool=NS(alloc=lambda n: None, available_size=lambda: {available}))"),
+                        ("num_reqs", str(num_reqs))))
+
+
+def paged_decode_oom(line: int, wanted: int, available: int, evictable: int) -> Frame:
+    """ScheduleBatch.alloc_paged_token_slots_decode out of KV slots (0.4.4: "Avaliable", as printed)."""
+    return failing_at(SCHEDULE_BATCH, "alloc_paged_token_slots_decode", """
+        out_cache_loc = self.token_to_kv_pool_allocator.alloc_decode(seq_lens, last_loc)
+        if out_cache_loc is None:
+            error_msg = (
+                f"Decode out of memory. Try to lower your batch size.\\n"
+                f"Try to allocate {len(seq_lens)} tokens.\\n"
+                f"Avaliable tokens: {self.token_to_kv_pool_allocator.available_size() + self.tree_cache.evictable_size()}\\n"
+                f"{self.token_to_kv_pool_allocator.available_size()=}\\n"
+                f"{self.tree_cache.evictable_size()=}\\n"
+            )
+            logger.error(error_msg)
+            raise RuntimeError(error_msg)
+        """, line, env=(("self", f"NS(token_to_kv_pool_allocator=NS(alloc_decode=lambda *a: None, available_size=lambda: {available}), "
+                                 f"tree_cache=NS(evictable_size=lambda: {evictable}))"),
+                        ("seq_lens", f"[0] * {wanted}"), ("last_loc", "None"), ("logger", "__import__('logging').getLogger('sglang')")))
+
+
+def hybrid_prefill_oom(line: int, wanted: int, full: tuple[int, int], mamba: tuple[int, int]) -> Frame:
+    """alloc_paged_token_slots_extend out of KV slots with a hybrid (Mamba) cache (0.5.16 wording)."""
+    return failing_at("sglang/srt/mem_cache/common.py", "alloc_paged_token_slots_extend", """
+        out_cache_loc = allocator.alloc_extend(prefix_lens, seq_lens, last_loc, extend_num_tokens)
+        if out_cache_loc is None:
+            error_msg = (
+                f"Prefill out of memory. Try to lower your batch size.\\n"
+                f"Try to allocate {extend_num_tokens} tokens.\\n"
+                f"{available_and_evictable_str(tree_cache)}"
+            )
+            raise RuntimeError(error_msg)
+        """, line, env=(("allocator", "NS(alloc_extend=lambda *a: None)"), ("prefix_lens", "None"), ("seq_lens", "None"),
+                        ("last_loc", "None"), ("extend_num_tokens", str(wanted)), ("tree_cache", "None"),
+                        ("available_and_evictable_str", "lambda cache: "
+                         f"'Available full tokens: {sum(full)} (full_available_size={full[0]} + full_evictable_size_={full[1]})\\n"
+                         f"Available mamba: {sum(mamba)} (available_size={mamba[0]} + component_evictable_size_={mamba[1]})\\n'")))
+
+
+PYNCCL = "sglang/srt/distributed/device_communicators/pynccl.py"
+PYNCCL_WRAPPER = "sglang/srt/distributed/device_communicators/pynccl_wrapper.py"
+# ncclGetErrorString for the ncclResult_t codes
+NCCL_ERROR_STRINGS = {
+    1: "unhandled cuda error (run with NCCL_DEBUG=INFO for details)",
+    2: "unhandled system error (run with NCCL_DEBUG=INFO for details)",
+    3: "internal error - please report this issue to the NCCL developers",
+}
+
+
+def pynccl_init_rank(init_line: int, check_line: int, result: int) -> tuple[Frame, ...]:
+    """NCCLLibrary.ncclCommInitRank handing a failing ncclResult_t to NCCL_CHECK, which raises."""
+    return (
+        frame_at(PYNCCL_WRAPPER, "ncclCommInitRank", "self.NCCL_CHECK(self._funcs[\"ncclCommInitRank\"](ctypes.byref(comm), world_size, unique_id, rank))",
+                 init_line, env=(("self", "HOP:NCCL_CHECK"), ("ctypes", "NS(byref=lambda x: x)"), ("comm", "None"), ("world_size", "8"),
+                                 ("unique_id", "None"), ("rank", "1"))),
+        failing_at(PYNCCL_WRAPPER, "NCCL_CHECK", """
+            if result != 0:
+                error_str = self.ncclGetErrorString(result)
+                raise RuntimeError(f"NCCL error: {error_str}")
+            """, check_line, env=(("result", str(result)), ("self", f"NS(ncclGetErrorString=lambda r: {NCCL_ERROR_STRINGS[result]!r})"))),
+    )
+
+
+SGL_KERNEL_INIT = "sgl_kernel/__init__.py"
+
+
+def sgl_kernel_common_ops(line: int) -> Frame:
+    """sgl_kernel/__init__.py importing its compiled ops (the import fails as the case arranges)."""
+    return frame_at(SGL_KERNEL_INIT, "<module>", "from sgl_kernel import common_ops", line)
+
+
+# CudaGraphRunner's "Possible solutions" after "Capture cuda graph failed:", as the versions printed it
+CAPTURE_HINTS = {
+    "0.4.5": ("1. disable cuda graph by --disable-cuda-graph", "2. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)",
+              "3. disable torch compile by not using --enable-torch-compile", "4. set --cuda-graph-max-bs to a smaller value (e.g., 32)"),
+    "0.4.9": ("1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)", "2. set --cuda-graph-max-bs to a smaller value (e.g., 16)",
+              "3. disable torch compile by not using --enable-torch-compile",
+              "4. disable CUDA graph by --disable-cuda-graph. (Not recommended. Huge performance loss)"),
+}
+
+
+def capture_failed_at(path: str, line: int, hints: str) -> Frame:
+    """CudaGraphRunner.__init__ re-raising a capture failure as `Exception("Capture cuda graph failed: ...")`,
+    the raise printed at `line`; the next frame is `capture`."""
+    message = "".join(f'"{hint}\\n"\n' for hint in ("Possible solutions:", *CAPTURE_HINTS[hints]))
+    message += '"Open an issue on GitHub https://github.com/sgl-project/sglang/issues/new/choose \\n"'
+    return failing_at(path, "__init__", f"""
+        try:
+            with model_capture_mode():
+                self.capture()
+        except RuntimeError as e:
+            raise Exception(
+                f"Capture cuda graph failed: {{e}}\\n"
+{textwrap.indent(message, ' ' * 16)}
+            )
+        """, line, env=(("self", "HOP:capture"), ("model_capture_mode", "__import__('contextlib').nullcontext")))

@@ -1,0 +1,33 @@
+"""Every wild case: each family module holds a table `CASES`; `FAMILIES` lists the modules.
+
+A new family module must be added to FAMILIES (all_cases() refuses to run while one is missing).
+Importing this package runs nothing but the tables' definitions."""
+
+from __future__ import annotations
+
+import pkgutil
+
+from ..corpus import WildCase
+from . import (
+    arguments,
+    cuda_graph,
+    dependencies,
+    features,
+    hangs,
+    kernels,
+    memory,
+    models,
+    native_crashes,
+    nccl,
+    ports,
+    weights,
+)
+
+FAMILIES = (memory, hangs, nccl, kernels, native_crashes, cuda_graph, weights, models, dependencies, arguments, features, ports)
+
+
+def all_cases() -> list[WildCase]:
+    unlisted = {info.name for info in pkgutil.iter_modules(__path__)} - {family.__name__.rpartition(".")[2] for family in FAMILIES}
+    if unlisted:
+        raise SystemExit(f"wild_fixtures/cases/__init__.py: FAMILIES does not list {sorted(unlisted)}")
+    return [case for family in FAMILIES for case in family.CASES]
