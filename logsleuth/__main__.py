@@ -61,10 +61,10 @@ def _entry() -> None:
     """The console script (and `python -m logsleuth`): the only caller that may fork the SSH helper."""
     import signal
 
-    from logsleuth.sources import ssh_prefork
+    from logsleuth.internal.ssh_helper import process as ssh_helper
 
     try:
-        ssh_prefork.fork_if_remote(sys.argv[1:])  # before typer is imported: see sources/ssh_worker.py
+        ssh_helper.fork_if_remote(sys.argv[1:])  # before typer is imported: see internal/ssh_helper/parent.py
         status = main()
     except KeyboardInterrupt:  # before main() was running
         print(f"logsleuth: {INTERRUPTED}", file=sys.stderr)
@@ -72,7 +72,7 @@ def _entry() -> None:
     finally:
         # One Ctrl-C prints "interrupted" once: a second one while cleaning up ends the process at once.
         signal.signal(signal.SIGINT, signal.SIG_DFL)
-        ssh_prefork.stop()
+        ssh_helper.stop()
     sys.exit(status)
 
 

@@ -16,7 +16,9 @@ from logsleuth.launch import LaunchTracker
 from logsleuth.matcher import Pattern, PatternSet, load_patterns, match_failure
 from logsleuth.models import Diagnosis, FailureGroup, LaunchInfo, Report, SourceInfo
 from logsleuth.reader import DEFAULT_MAX_BYTES, ReadResult, read_all, read_latest
-from logsleuth.sources.base import Source, SSHOptions, open_sources
+from logsleuth.sources.base import ReportsProgress, Source
+from logsleuth.sources.open import open_sources
+from logsleuth.sources.options import SSHOptions
 
 
 @dataclass(frozen=True)
@@ -44,17 +46,17 @@ def diagnose(
     read is recorded in `Report.sources` with its error; the others go on."""
     options = options or DiagnoseOptions()
     patterns = patterns or load_patterns(options.pattern_dirs, include_user=options.include_user_patterns)
-    ssh = options.ssh if options.ssh.idle_work else replace(options.ssh, idle_work=patterns.compile_next)
     results: list[tuple[Source | None, SourceInfo, ReadResult | None]] = []
     for spec in specs:
         try:
-            sources = open_sources(spec, ssh)
+            # While the SSH helper connects, compile pattern regexes: matching would do it later anyway.
+            sources = open_sources(spec, options.ssh, while_waiting=patterns.compile_next)
         except SourceError as exc:
             results.append((None, SourceInfo(name=spec, bytes_read=0, size=None, error=str(exc)), None))
             continue
         for source in sources:
             try:
-                if progress is not None and hasattr(source, "progress"):
+                if progress is not None and isinstance(source, ReportsProgress):
                     source.progress = progress
                 result = read_all(source) if options.all_failures else read_latest(source, max_bytes=options.max_bytes)
                 info = SourceInfo(source.name, result.bytes_read, result.size, capped=result.capped)

@@ -25,7 +25,7 @@ from logsleuth.models import Report
 from logsleuth.reader import DEFAULT_MAX_BYTES
 from logsleuth.render import MIN_MAX_CHARS, OutputFormat, RenderOptions
 from logsleuth.safety import strip_controls
-from logsleuth.sources.base import SSHOptions
+from logsleuth.sources.options import SSHOptions
 
 if TYPE_CHECKING:
     from rich.text import Text

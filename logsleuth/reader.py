@@ -20,7 +20,8 @@ from logsleuth.launch import LaunchTracker
 from logsleuth.models import Failure
 from logsleuth.normalize import LineNormalizer, decode, normalize_chunks
 from logsleuth.parser import FailureScanner
-from logsleuth.sources.base import Source
+from logsleuth.sources.anchors import anchors_in_chunks
+from logsleuth.sources.base import FindsAnchors, Source
 
 INITIAL_WINDOW = 128 << 10  # most crash logs end with the failure (and 64 KiB of context): start small
 GROWTH = 4
@@ -236,33 +237,11 @@ MAX_REGION = 64 << 20
 
 def _anchor_positions(source: Source, size: int, anchors: tuple[bytes, ...], limit: int | None) -> list[int] | None:
     """Sorted offsets of the anchors; None when there are more than `limit`."""
-    fast = getattr(source, "find_anchors", None)
-    if fast is not None and getattr(source, "parallel_reads", False):
-        return fast(anchors, limit)  # a local file: None means more than `limit`
-    if fast is not None:
-        found = fast(anchors)  # a remote grep: None means it could not run
-        if found is not None:
-            return None if limit is not None and len(found) > limit else found
-    return _anchors_in(source.read_range(0, size), 0, anchors, limit)
+    if isinstance(source, FindsAnchors):
+        return source.find_anchors(anchors, limit)  # a local file on two cores, a remote grep
+    return anchors_in_chunks(source.read_range(0, size), 0, anchors, limit)
 
 
-def _anchors_in(chunks: Iterable[bytes], position: int, anchors: tuple[bytes, ...], limit: int | None) -> list[int] | None:
-    positions: list[int] = []
-    carry = b""
-    longest = max(len(anchor) for anchor in anchors)
-    for chunk in chunks:
-        data = carry + chunk
-        base = position - len(carry)
-        for anchor in anchors:
-            index = data.find(anchor)
-            while index >= 0:
-                positions.append(base + index)
-                index = data.find(anchor, index + 1)
-        if limit is not None and len(positions) > limit:
-            return None
-        position += len(chunk)
-        carry = data[-(longest - 1) :] if longest > 1 else b""
-    return sorted(set(positions))
 
 
 def _regions(positions: Iterable[int], size: int) -> list[tuple[int, int]]:
@@ -686,7 +665,7 @@ class _DenseScan:
             if not self._plain(data[start - base : end - base]):
                 self._exact(start, end)
             return
-        positions = _anchors_in([data[start - base : end - base]], start, ANCHORS + FALLBACK_ANCHORS, None) or []
+        positions = anchors_in_chunks([data[start - base : end - base]], start, ANCHORS + FALLBACK_ANCHORS, None) or []
         for region_start, region_end in _regions(positions, end):
             if region_end > self.exact_until:
                 self._exact(max(region_start, start), region_end)

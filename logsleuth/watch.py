@@ -24,7 +24,7 @@ from logsleuth.models import Failure, Report, SourceInfo
 from logsleuth.normalize import MAX_LINE_CHARS, LineNormalizer, decode
 from logsleuth.parser import FailureScanner
 from logsleuth.reader import ReadResult
-from logsleuth.sources.base import RESTART, Source
+from logsleuth.sources.base import RESTART, Follows, Source
 from logsleuth.stages import Stage, is_later, stage_of
 
 BACKLOG = 1 << 20  # on start, replay this much of the end of the log to learn the current stage
@@ -334,12 +334,11 @@ def watch_spec(spec: str, options: DiagnoseOptions, *, timeout: float | None = N
             if fd is not None:
                 os.close(fd)
         return
-    from logsleuth.sources.base import open_sources
+    from logsleuth.sources.open import open_sources
 
     (opened,) = open_sources(spec, options.ssh)[:1]
     try:
-        remote_follow = getattr(opened, "follow", None)
-        follow: Follow = remote_follow if remote_follow is not None else follow_local(opened.path)  # type: ignore[attr-defined]
+        follow: Follow = opened.follow if isinstance(opened, Follows) else follow_local(opened.path)  # type: ignore[attr-defined]
         yield from watch(opened, follow, options, timeout=timeout, started=started)
     finally:
         opened.close()

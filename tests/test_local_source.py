@@ -14,7 +14,8 @@ import pytest
 from logsleuth import reader
 from logsleuth.errors import SourceError
 from logsleuth.sources.anchors import find_anchors
-from logsleuth.sources.local import FileShrank, LocalFileSource
+from logsleuth.sources.local import LocalFileSource
+from logsleuth.sources.pread import FileShrank
 from tests.helpers import run_cli, run_cli_subprocess
 from tests.logs import crash_record, launch_line, noise, scheduler_traceback
 from tests.test_scale import _dense_log

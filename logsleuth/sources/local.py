@@ -18,6 +18,7 @@ from typing import BinaryIO
 
 from logsleuth.errors import SourceError
 from logsleuth.sources.base import CHUNK_SIZE
+from logsleuth.sources.pread import FileShrank, changed_while_read, pread_exactly
 
 
 def _describe_os_error(path: str, exc: OSError) -> str:
@@ -31,24 +32,6 @@ def _describe_os_error(path: str, exc: OSError) -> str:
         errno.ENXIO: "not a regular file",  # a socket, or a device without a driver
     }
     return f"{path}: {reasons.get(exc.errno or 0, exc.strerror or str(exc))}"
-
-
-class FileShrank(Exception):
-    """The file is shorter than when its size was taken: it was truncated while being read."""
-
-
-def changed_while_read(name: str) -> SourceError:
-    return SourceError(f"{name}: changed while being read")
-
-
-def pread_exactly(fd: int, length: int, offset: int) -> bytes:
-    """`length` bytes at `offset`; raises FileShrank when the file ends before them."""
-    data = os.pread(fd, length, offset)
-    if len(data) < length:
-        # pread may return less than asked only at the end of the file (regular files are not
-        # interrupted mid-read): the rest is gone.
-        raise FileShrank(offset + len(data))
-    return data
 
 
 class LocalFileSource:

@@ -170,4 +170,4 @@ def test_local_diagnose_never_imports_paramiko(tmp_path: Path) -> None:
         line.split("|")[-1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")
     }
     assert "paramiko" not in imported and "logsleuth.sources.ssh" not in imported
-    assert "logsleuth.sources.ssh_spec" in imported  # the cheap spec parser is what decides local vs remote
+    assert "logsleuth.sources.spec" in imported  # the cheap spec parser is what decides local vs remote

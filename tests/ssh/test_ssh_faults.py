@@ -23,7 +23,8 @@ from remote_logs import FAILURE, LINE
 from sshd_server import SSHD, Gate, stopped
 
 from logsleuth.errors import SourceError
-from logsleuth.sources.base import SSHOptions, open_sources
+from logsleuth.sources.options import SSHOptions
+from logsleuth.sources.open import open_sources
 
 pytestmark = pytest.mark.ssh
 

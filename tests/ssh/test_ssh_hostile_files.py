@@ -14,8 +14,9 @@ import pytest
 from sshd_server import SSHD
 
 from logsleuth.errors import SourceError
-from logsleuth.sources.base import SSHOptions, open_sources
-from logsleuth.sources.ssh_known_hosts import known_host_entries
+from logsleuth.sources.options import SSHOptions
+from logsleuth.sources.open import open_sources
+from logsleuth.sources.ssh.known_hosts import known_host_entries
 
 FAILURE_LOG = (
     b"[2025-11-06 02:10:01 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
@@ -242,7 +243,7 @@ def test_global_known_hosts_file_is_read_and_never_written(sshd: SSHD, tmp_path:
 def test_global_known_hosts_default_to_openssh_files() -> None:
     import paramiko
 
-    from logsleuth.sources.ssh_config import resolve_host
+    from logsleuth.sources.ssh.config import resolve_host
 
     settings = resolve_host(paramiko.SSHConfig.from_text(""), "gpu7")
     assert settings.global_known_hosts_files == ("/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2")

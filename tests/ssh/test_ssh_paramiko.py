@@ -1,4 +1,4 @@
-"""Importing paramiko without invoke and importlib.metadata (sources/ssh_paramiko.py), in fresh processes."""
+"""Importing paramiko without invoke and importlib.metadata (sources/ssh/importing.py), in fresh processes."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 PROBE = r"""
 import json, sys
 config = sys.argv[1] or None
-from logsleuth.sources.ssh_paramiko import load_paramiko
+from logsleuth.sources.ssh.importing import load_paramiko
 load_paramiko(config)
 import paramiko, paramiko.config, paramiko.transport
 state = {
@@ -62,7 +62,7 @@ def test_invoke_is_given_back_when_a_later_config_needs_it(tmp_path: Path) -> No
     plain.write_text("Host x\n    User y\n")
     matching.write_text('Match exec "true"\n    User x\n')
     code = (
-        "from logsleuth.sources.ssh_paramiko import load_paramiko\n"
+        "from logsleuth.sources.ssh.importing import load_paramiko\n"
         f"load_paramiko({str(plain)!r}); import paramiko.config as c; before = c.invoke is None\n"
         f"load_paramiko({str(matching)!r}); print(before, c.invoke is not None)"
     )

@@ -18,7 +18,9 @@ from sshd_server import SSHD, free_port
 
 from logsleuth.errors import SourceError
 from logsleuth.reader import INITIAL_WINDOW
-from logsleuth.sources.base import Source, SSHOptions, open_sources
+from logsleuth.sources.base import Source
+from logsleuth.sources.options import SSHOptions
+from logsleuth.sources.open import open_sources
 from tests.helpers import offsets_of
 
 pytestmark = pytest.mark.ssh

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from sshd_server import SSHD
 
-from logsleuth.sources.base import SSHOptions, open_sources
+from logsleuth.sources.options import SSHOptions
+from logsleuth.sources.open import open_sources
 from tests.helpers import append_later
 
 RESTART = b"\x00LOGSLEUTH-RESTART\x00"  # what logsleuth.watch.follow_local yields on truncation or rotation
@@ -140,7 +141,7 @@ def test_remote_watch_follows_a_truncated_log_into_the_next_launch(sshd: SSHD) -
 def test_tail_output_separates_messages_from_the_files_bytes_at_any_chunk_boundary() -> None:
     """FOLLOW_SCRIPT's merged stream: the program path line, then file bytes and tail's messages in order.  A log
     line that merely looks like a tail message (without the random program path) stays data."""
-    from logsleuth.sources.ssh_remote import TailMessage, TailOutput, new_path_units
+    from logsleuth.sources.ssh.scripts import TailMessage, TailOutput, new_path_units
 
     program = f"/usr/bin/{new_path_units()}tail".encode()
     forged = b"tail: /var/log/x.log: file truncated\n"
@@ -173,7 +174,7 @@ def test_tail_output_separates_messages_from_the_files_bytes_at_any_chunk_bounda
 
 
 def test_new_path_units_name_the_same_directory(tmp_path: Path) -> None:
-    from logsleuth.sources.ssh_remote import new_path_units
+    from logsleuth.sources.ssh.scripts import new_path_units
 
     (tmp_path / "x.log").write_text("here\n")
     units = new_path_units()

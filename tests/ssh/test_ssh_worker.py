@@ -1,4 +1,4 @@
-"""The SSH helper process (sources/ssh_prefork.py, sources/ssh_worker.py) against the private sshd.
+"""The SSH helper process (internal/ssh_helper/process.py, internal/ssh_helper/parent.py) against the private sshd.
 
 Each helper test runs in a fresh Python process (the helper is forked from it, as from the console entry
 point), never from the pytest process itself.
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from sshd_server import SSHD
 
-from logsleuth.sources.ssh_prefork import DIAGNOSE_VALUE_OPTIONS, CommandLine, may_name_a_remote_log
+from logsleuth.internal.ssh_helper.argv import DIAGNOSE_VALUE_OPTIONS, HelperArgv, may_name_a_remote_log
 from tests.helpers import offsets_of
 
 LOG = (
@@ -30,8 +30,9 @@ LOG = (
 # what it saw as JSON.  MODE: "kill" kills the helper first (the parent must fall back to in-process).
 SCRIPT = r"""
 import hashlib, json, os, signal, sys
-from logsleuth.sources import ssh_prefork, ssh_worker
-from logsleuth.sources.base import SSHOptions, open_sources
+from logsleuth.internal.ssh_helper import process as ssh_prefork
+from logsleuth.sources.options import SSHOptions
+from logsleuth.sources.open import open_sources
 
 argv, spec, config, mode = json.loads(sys.argv[1])
 ssh_prefork.fork_if_remote(argv)
@@ -127,7 +128,7 @@ def test_value_options_match_the_real_diagnose_command() -> None:
     ],
 )
 def test_command_line_is_sorted_like_click(argv: list[str], sources: list[str], config: str | None) -> None:
-    line = CommandLine(argv)
+    line = HelperArgv(argv)
     assert line.command == "diagnose"
     assert line.sources == sources
     assert line.value("--ssh-config", "-F") == config
@@ -187,8 +188,9 @@ def test_a_dead_helper_falls_back_to_an_in_process_connection(sshd: SSHD, log: P
 # it: only a source opened before the request can still answer (its size and tail came with the probe).
 EARLY_SCRIPT = r"""
 import json, os, sys, time
-from logsleuth.sources import ssh_prefork
-from logsleuth.sources.base import SSHOptions, open_sources
+from logsleuth.internal.ssh_helper import process as ssh_prefork
+from logsleuth.sources.options import SSHOptions
+from logsleuth.sources.open import open_sources
 
 argv, spec, config, path = json.loads(sys.argv[1])
 ssh_prefork.fork_if_remote(argv)
@@ -288,7 +290,7 @@ def test_helper_guesses_the_ssh_options_the_cli_builds(options: list[str], monke
     """The helper's early connections are used only when its guess equals what `diagnose` asks for."""
     from logsleuth import cli
     from logsleuth.__main__ import main
-    from logsleuth.sources.ssh_worker_child import _ssh_options
+    from logsleuth.internal.ssh_helper.child import _ssh_options
 
     asked: list[object] = []
 
@@ -300,7 +302,7 @@ def test_helper_guesses_the_ssh_options_the_cli_builds(options: list[str], monke
     argv = ["diagnose", "gpu7:/var/log/x.log", *options]
     assert main(argv) == 0
     (built,) = asked
-    assert _ssh_options(CommandLine(argv)) == built.ssh  # type: ignore[attr-defined]
+    assert _ssh_options(HelperArgv(argv)) == built.ssh  # type: ignore[attr-defined]
 
 
 # -- host keys: nothing is stored before the command line has parsed ------------------------------------------
@@ -310,8 +312,9 @@ def test_helper_guesses_the_ssh_options_the_cli_builds(options: list[str], monke
 # after parsing; without, stops as the CLI does when the parser rejects the command line.
 HOST_KEY_SCRIPT = r"""
 import json, os, sys, time
-from logsleuth.sources import ssh_prefork
-from logsleuth.sources.base import SSHOptions, open_sources
+from logsleuth.internal.ssh_helper import process as ssh_prefork
+from logsleuth.sources.options import SSHOptions
+from logsleuth.sources.open import open_sources
 
 argv, spec, config, own, ask = json.loads(sys.argv[1])
 ssh_prefork.fork_if_remote(argv)

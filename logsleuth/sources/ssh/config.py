@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import paramiko
 
 from logsleuth.errors import UsageError
-from logsleuth.sources.ssh_spec import printable
+from logsleuth.sources.spec import printable
 
 DEFAULT_IDENTITY_FILES = ("~/.ssh/id_ed25519", "~/.ssh/id_ecdsa", "~/.ssh/id_rsa")
 DEFAULT_KNOWN_HOSTS = ("~/.ssh/known_hosts", "~/.ssh/known_hosts2")

@@ -1,4 +1,4 @@
-"""Fork the SSH helper process first thing when a command line may name a remote log (see ssh_worker.py).
+"""Fork the SSH helper process first thing when a command line may name a remote log (see parent.py).
 
 This runs in the console entry point before typer or any other logsleuth module is imported, so it imports
 nothing that Python has not loaded at start-up: whatever ran here would delay the helper too.  The test is a
@@ -15,59 +15,10 @@ import os
 import sys
 import time
 
-_COMMANDS = ("diagnose",)  # watch follows a log for minutes: its start-up time does not matter
-# The options of `diagnose` that take a value (cli.py), so that their values are not taken for sources.
-# tests/ssh/test_ssh_worker.py checks this against the real command.
-DIAGNOSE_VALUE_OPTIONS = frozenset(
-    {"--format", "-f", "--cmd", "--engine-version", "--patterns", "--max-bytes", "--output", "-o", "--width",
-     "--max-chars", "--ssh-config", "-F", "--slack-webhook"}
-)
+from logsleuth.internal.ssh_helper.argv import may_name_a_remote_log
 
 # (pid, fd the parent reads answers from, fd it writes requests to), set in the parent after the fork.
 started: tuple[int, int, int] | None = None
-
-
-class CommandLine:
-    """The words of a command line sorted the way click sorts them: command, sources, options."""
-
-    def __init__(self, argv: list[str]) -> None:
-        self.positional: list[str] = []
-        self.values: dict[str, str] = {}
-        self.flags: set[str] = set()
-        words = iter(argv)
-        for word in words:
-            if word == "--":
-                self.positional.extend(words)
-            elif word.startswith("--"):
-                name, equals, value = word.partition("=")
-                if name in DIAGNOSE_VALUE_OPTIONS:
-                    self.values[name] = value if equals else next(words, "")
-                else:
-                    self.flags.add(name)
-            elif word.startswith("-") and word != "-":
-                name = word[:2]
-                if name in DIAGNOSE_VALUE_OPTIONS:
-                    self.values[name] = word[2:] or next(words, "")
-                else:
-                    self.flags.add(word)
-            else:
-                self.positional.append(word)
-
-    @property
-    def command(self) -> str | None:
-        return self.positional[0] if self.positional else None
-
-    @property
-    def sources(self) -> list[str]:
-        return self.positional[1:]
-
-    def value(self, *names: str) -> str | None:
-        return next((self.values[name] for name in names if name in self.values), None)
-
-
-def may_name_a_remote_log(argv: list[str]) -> bool:
-    line = CommandLine(argv)
-    return line.command in _COMMANDS and any(":" in word for word in line.sources)
 
 
 def fork_if_remote(argv: list[str]) -> None:
@@ -84,7 +35,7 @@ def fork_if_remote(argv: list[str]) -> None:
     if pid == 0:  # the helper: never returns
         os.close(to_child_write)
         os.close(to_parent_read)
-        from logsleuth.sources.ssh_worker_child import child_main
+        from logsleuth.internal.ssh_helper.child import child_main
 
         child_main(to_child_read, to_parent_write, argv)
     os.close(to_child_read)

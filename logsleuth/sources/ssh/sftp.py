@@ -15,8 +15,10 @@ from collections.abc import Iterator
 
 import paramiko
 
-from logsleuth.sources.base import CHUNK_SIZE, Source, SSHOptions
-from logsleuth.sources.ssh_spec import RemoteError, RemoteSpec
+from logsleuth.sources.base import CHUNK_SIZE, Source
+from logsleuth.sources.options import SSHOptions
+from logsleuth.sources.spec import RemoteError, RemoteSpec
+from logsleuth.sources.ssh.shared import SharedConnection
 
 _READV_SPAN = 8 << 20  # bytes asked for per readv() call; paramiko splits it into 32 KiB pipelined requests
 
@@ -27,10 +29,7 @@ def _reason(exc: OSError) -> str:
     )
 
 
-def open_sftp_sources(remote: RemoteSpec, shared: object, options: SSHOptions) -> list[Source]:
-    from logsleuth.sources.ssh_files import SharedConnection
-
-    assert isinstance(shared, SharedConnection)
+def open_sftp_sources(remote: RemoteSpec, shared: SharedConnection, options: SSHOptions) -> list[Source]:
     try:
         sftp = shared.sftp()
     except (paramiko.SSHException, OSError, EOFError):
@@ -59,10 +58,7 @@ def open_sftp_sources(remote: RemoteSpec, shared: object, options: SSHOptions) -
 
 
 class SFTPFileSource:
-    def __init__(self, shared: object, remote: RemoteSpec, path: str) -> None:
-        from logsleuth.sources.ssh_files import SharedConnection
-
-        assert isinstance(shared, SharedConnection)
+    def __init__(self, shared: SharedConnection, remote: RemoteSpec, path: str) -> None:
         self.name = remote.name_for(path)
         self.host: str | None = remote.host
         self.path = path

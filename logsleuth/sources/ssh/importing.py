@@ -10,7 +10,7 @@
 
 Both stand-ins are removed from `sys.modules` as soon as paramiko is imported, so any later import gets the
 real modules.  A remote diagnose spends its first ~0.2 s importing paramiko (in the helper process, see
-ssh_worker.py), so these 75 ms are a third of the distance to OpenSSH's `ssh host tail`.
+internal/ssh_helper/parent.py), so these 75 ms are a third of the distance to OpenSSH's `ssh host tail`.
 """
 
 from __future__ import annotations

@@ -8,16 +8,16 @@ Accounts without a usable shell fall back to SFTP (ssh_sftp.py).
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
-import paramiko
-
-from logsleuth.sources.base import RESTART, Source, SSHOptions
-from logsleuth.sources.ssh_config import load_config
-from logsleuth.sources.ssh_connect import SSHConnection, connect
-from logsleuth.sources.ssh_exec import NoShell, RemoteRun, classify_remote_error
-from logsleuth.sources.ssh_remote import (
+from logsleuth.sources.anchors import anchors_in_chunks
+from logsleuth.sources.base import RESTART, Progress, Source
+from logsleuth.sources.options import SSHOptions
+from logsleuth.sources.spec import RemoteError, RemoteSpec
+from logsleuth.sources.ssh.config import load_config
+from logsleuth.sources.ssh.connect import connect
+from logsleuth.sources.ssh.exec import NoShell, RemoteRun, classify_remote_error
+from logsleuth.sources.ssh.scripts import (
     FIND_SCRIPT,
     FOLLOW_SCRIPT,
     PROBE_SCRIPT,
@@ -30,9 +30,8 @@ from logsleuth.sources.ssh_remote import (
     parse_probe,
     parse_records,
 )
-from logsleuth.sources.ssh_spec import RemoteError, RemoteSpec
+from logsleuth.sources.ssh.shared import SharedConnection
 
-Progress = Callable[[str], None]
 _GLOB_CHARS = frozenset("*?[")
 _PROBLEM_WORDS = {
     "missing": "no such file",
@@ -41,38 +40,6 @@ _PROBLEM_WORDS = {
     "special": "not a regular file",  # a FIFO or device would block `wc` and `tail` forever
 }
 _PROGRESS_STEP = 4 << 20
-
-
-class SharedConnection:
-    """A connection used by several sources; closed when the last of them is."""
-
-    def __init__(self, connection: SSHConnection) -> None:
-        self.connection = connection
-        self.transport = connection.transport
-        self._users = 0
-        self._lock = threading.Lock()
-        self._sftp: paramiko.SFTPClient | None = None
-
-    def acquire(self) -> SharedConnection:
-        with self._lock:
-            self._users += 1
-        return self
-
-    def release(self) -> None:
-        with self._lock:
-            self._users -= 1
-            last = self._users <= 0
-        if last:
-            if self._sftp is not None:
-                self._sftp.close()
-            self.connection.close()
-
-    def sftp(self) -> paramiko.SFTPClient:
-        if self._sftp is None:
-            self._sftp = self.transport.open_sftp_client()
-            if self._sftp is None:
-                raise paramiko.SSHException("SFTP subsystem unavailable")
-        return self._sftp
 
 
 def open_remote_files(remote: RemoteSpec, options: SSHOptions) -> list[Source]:
@@ -97,7 +64,7 @@ def _open_files(remote: RemoteSpec, shared: SharedConnection, options: SSHOption
     try:
         body = run.collect()
     except NoShell:
-        from logsleuth.sources.ssh_sftp import open_sftp_sources
+        from logsleuth.sources.ssh.sftp import open_sftp_sources
 
         return open_sftp_sources(remote, shared, options)
     probe = parse_probe(body, run.marker, run.stderr)
@@ -235,9 +202,17 @@ class SSHFileSource:
                 raise RemoteError(f"{self.name}: {classify_remote_error(run.error_text())}")
             raise RemoteError(f"{self.name}: changed while being read")  # shorter than its size said
 
-    def find_anchors(self, anchors: tuple[bytes, ...]) -> list[int] | None:
+    def find_anchors(self, anchors: tuple[bytes, ...], limit: int | None = None) -> list[int] | None:
         """Offsets of every anchor, searched on the remote host with `grep -boaF` (the reader's fast path for
-        reading a whole file).  None when grep is unusable there: the reader then streams the file."""
+        reading a whole file); streamed and searched here when grep is unusable there.  None when there are
+        more than `limit`."""
+        found = self._grep_anchors(anchors)
+        if found is None:
+            return anchors_in_chunks(self.read_range(0, self.size()), 0, anchors, limit)
+        return None if limit is not None and len(found) > limit else found
+
+    def _grep_anchors(self, anchors: tuple[bytes, ...]) -> list[int] | None:
+        """The offsets `grep -boaF` finds on the remote host; None when grep is unusable there."""
         literals = [anchor.decode("utf-8", "surrogateescape") for anchor in anchors]
         run = RemoteRun(
             self._shared.connection, FIND_SCRIPT, self.path, int(self.gz), *literals, host=self.host or ""

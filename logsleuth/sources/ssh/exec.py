@@ -12,9 +12,9 @@ from collections.abc import Iterator
 import paramiko
 
 from logsleuth.sources.base import CHUNK_SIZE
-from logsleuth.sources.ssh_connect import SSHConnection
-from logsleuth.sources.ssh_remote import command_line, new_marker
-from logsleuth.sources.ssh_spec import RemoteError
+from logsleuth.sources.spec import RemoteError
+from logsleuth.sources.ssh.connect import SSHConnection
+from logsleuth.sources.ssh.scripts import command_line, new_marker
 
 _MAX_NOISE = 4 << 20  # a login banner bigger than this before our marker is not a banner
 _MAX_STDERR = 64 << 10  # kept for error messages; the rest is drained and dropped

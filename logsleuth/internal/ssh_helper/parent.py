@@ -3,62 +3,32 @@
 Why: a remote diagnose has two CPU-bound halves.  Importing paramiko (cryptography, nacl, bcrypt) and
 connecting takes ~0.15 s; starting the CLI, importing the parser and loading the patterns takes about as
 long.  Threads would take turns on the GIL, so the console entry point forks once, before importing typer
-(ssh_prefork.py).  The child imports paramiko at once and then waits; when `diagnose` opens a remote spec,
+(process.py).  The child imports paramiko at once and then waits; when `diagnose` opens a remote spec,
 the child connects and serves the source's reads over two pipes while the parent goes on with its own work.
 On 2 cores this takes ~0.1 s off a remote diagnose (bench/bench_ssh.py prints both).
 
 Only the console entry point starts the helper; `logsleuth.api` used as a library (and the tests that call
-it) opens remote sources in-process through the same `ssh.open_ssh_sources`.  Messages are length-prefixed
-pickles between two processes of the same program: a request one way; the other way, its answer ("ok",
-"error" for a SourceError, "usage" for a UsageError, "bug"), after any number of ("progress", text),
-("notice", text) and, for a read, ("chunk", bytes).
+it) opens remote sources in-process through the same `sources.ssh.open.open_ssh_sources`.
 
-This module is the wire format and the parent's side; ssh_worker_child.py is the helper's side.
+This module is the parent's side (and `open_through_helper`, the one seam the sources use); child.py is the
+helper's side, wire.py the messages between them, process.py the fork, argv.py the early look at the command
+line.
 """
 
 from __future__ import annotations
 
-import os
-import pickle
 import select
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
 from logsleuth.errors import SourceError, UsageError
-from logsleuth.sources import ssh_prefork
-from logsleuth.sources.base import Source, SSHOptions
+from logsleuth.internal.ssh_helper import process
+from logsleuth.internal.ssh_helper.wire import receive_message, send_message
+from logsleuth.sources.base import Progress, Source
+from logsleuth.sources.options import SSHOptions
 
-_HEADER = 8  # bytes of big-endian message length
-
-Progress = Callable[[str], None]
 IdleWork = Callable[[], bool]
-
-
-def send_message(fd: int, message: tuple[Any, ...]) -> None:
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    view = memoryview(len(data).to_bytes(_HEADER, "big") + data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def _receive_exact(fd: int, size: int) -> bytes:
-    parts: list[bytes] = []
-    while size > 0:
-        part = os.read(fd, min(size, 1 << 20))
-        if not part:
-            raise EOFError
-        parts.append(part)
-        size -= len(part)
-    return b"".join(parts)
-
-
-def receive_message(fd: int) -> tuple[Any, ...]:
-    size = int.from_bytes(_receive_exact(fd, _HEADER), "big")
-    message = pickle.loads(_receive_exact(fd, size))
-    if not isinstance(message, tuple):
-        raise EOFError  # not our protocol
-    return message
 
 
 # -- the parent side ---------------------------------------------------------------------------------------
@@ -79,7 +49,7 @@ class SSHWorker:
     `close()` does nothing more, and any other request fails with HelperFailed."""
 
     def __init__(self, answers: int, requests: int) -> None:
-        self._answers = answers  # fds owned by ssh_prefork, which closes them
+        self._answers = answers  # fds owned by process.py, which closes them
         self._requests = requests
         self.abandoned = False
 
@@ -148,7 +118,7 @@ class SSHWorker:
 
     def _abandon(self) -> None:
         self.abandoned = True
-        ssh_prefork.stop(grace=0.0)
+        process.stop(grace=0.0)
 
     @staticmethod
     def _answer(kind: str, payload: Any) -> Any:
@@ -160,11 +130,11 @@ class SSHWorker:
             raise UsageError(payload)
         raise HelperFailed(f"ssh helper: {payload}")
 
-    def open_sources(self, spec: str, options: SSHOptions) -> list[Source]:
+    def open_sources(self, spec: str, options: SSHOptions, *, while_waiting: IdleWork | None = None) -> list[Source]:
         # Callbacks stay here (their lines come over the pipe); holding a new host key is the helper's business.
-        portable = replace(options, progress=None, idle_work=None, notice=None, hold_new_host_key=None)
+        portable = replace(options, progress=None, notice=None, hold_new_host_key=None)
         described = self.call(
-            "open", spec, portable, progress=options.progress, notice=options.notice, idle_work=options.idle_work
+            "open", spec, portable, progress=options.progress, notice=options.notice, idle_work=while_waiting
         )
         return [RemoteSourceProxy(self, *entry, progress=options.progress) for entry in described]
 
@@ -198,8 +168,8 @@ class RemoteSourceProxy:
         show = self.progress is not None
         return self._worker.stream("read", self._handle, start, end, show, progress=self.progress)
 
-    def find_anchors(self, anchors: tuple[bytes, ...]) -> list[int] | None:
-        found = self._worker.call("anchors", self._handle, anchors, progress=self.progress)
+    def find_anchors(self, anchors: tuple[bytes, ...], limit: int | None = None) -> list[int] | None:
+        found = self._worker.call("anchors", self._handle, anchors, limit, progress=self.progress)
         return None if found is None else list(found)
 
     def close(self) -> None:
@@ -211,7 +181,22 @@ class RemoteSourceProxy:
 
 def current() -> SSHWorker | None:
     """The helper forked by the console entry point, if there is one (a handle holds no state but its fds)."""
-    if ssh_prefork.started is None:
+    if process.started is None:
         return None
-    _pid, answers, requests = ssh_prefork.started
+    _pid, answers, requests = process.started
     return SSHWorker(answers, requests)
+
+
+def open_through_helper(spec: str, options: SSHOptions, *, while_waiting: IdleWork | None = None) -> list[Source] | None:
+    """The one seam between the sources and the helper: the remote sources of `spec`, opened by the helper
+    process when the console entry point started one, else None (then the caller opens them in-process).
+    A helper that died before opening anything is stopped, and None returned.  `while_waiting` runs step
+    by step while the helper connects (work the caller would do later anyway)."""
+    worker = current()
+    if worker is None:
+        return None
+    try:
+        return worker.open_sources(spec, options, while_waiting=while_waiting)
+    except HelperFailed:
+        process.stop()  # a broken install? the caller opens in-process
+        return None

@@ -1,4 +1,4 @@
-"""The SSH helper process's side (see ssh_worker.py): import paramiko, open the command line's remote
+"""The SSH helper process's side (see parent.py): import paramiko, open the command line's remote
 sources early, then serve requests until the parent closes the pipes.
 
 The early openings run before the command line is parsed, so they change nothing on disk: a host key they
@@ -21,12 +21,14 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from logsleuth.errors import SourceError, UsageError
-from logsleuth.sources import ssh_prefork
-from logsleuth.sources.base import Source, SSHOptions
-from logsleuth.sources.ssh_worker import receive_message, send_message
+from logsleuth.internal.ssh_helper.argv import HelperArgv
+from logsleuth.internal.ssh_helper.wire import receive_message, send_message
+from logsleuth.sources.anchors import anchors_in_chunks
+from logsleuth.sources.base import FindsAnchors, ReportsProgress, Source
+from logsleuth.sources.options import SSHOptions
 
 if TYPE_CHECKING:
-    from logsleuth.sources.ssh_known_hosts import NewHostKey
+    from logsleuth.sources.ssh.known_hosts import NewHostKey
 
 OpenSSHSources = Callable[[str, SSHOptions], list[Source]]
 Send = Callable[[str, Any], None]  # one message to the parent: ("progress", text), ("notice", text), ...
@@ -38,26 +40,27 @@ def child_main(requests: int, answers: int, argv: list[str]) -> None:
     status = 0
     try:
         _detach()
-        from logsleuth.sources.ssh_spec import looks_remote
+        from logsleuth.sources.spec import looks_remote
 
-        line = ssh_prefork.CommandLine(argv)
+        line = HelperArgv(argv)
         remote = [word for word in line.sources if looks_remote(word)]
         if remote:
             options = _ssh_options(line)
-            from logsleuth.sources.ssh_paramiko import load_paramiko
+            from logsleuth.sources.ssh.importing import load_paramiko
 
             load_paramiko(options.config_file)  # the point of the helper: this runs while the parent starts
-            from logsleuth.sources import ssh, ssh_files  # noqa: F401 - imported now, not after the request
+            from logsleuth.sources.ssh import files  # noqa: F401 - imported now, not after the request
+            from logsleuth.sources.ssh.open import open_ssh_sources
 
-            early = {} if line.flags & {"-h", "--help"} else _open_early(remote, options, ssh.open_ssh_sources)
-            _serve(requests, answers, ssh.open_ssh_sources, early)
+            early = {} if line.flags & {"-h", "--help"} else _open_early(remote, options, open_ssh_sources)
+            _serve(requests, answers, open_ssh_sources, early)
     except BaseException:  # noqa: BLE001 - the child must never return into the parent's code
         status = 1
     finally:
         os._exit(status)
 
 
-def _ssh_options(line: ssh_prefork.CommandLine) -> SSHOptions:
+def _ssh_options(line: HelperArgv) -> SSHOptions:
     """The SSH options `cli.diagnose_command` will build from these words (compared again on request)."""
     from pathlib import Path
 
@@ -118,7 +121,7 @@ class EarlyOpen:
     def write_host_keys(self, send: Send) -> None:
         """The parent asked for this source, so its command line parsed: write the host keys accepted early
         (as OpenSSH does, even when the connection failed after the key was accepted)."""
-        from logsleuth.sources.ssh_hostkeys import store_host_key
+        from logsleuth.sources.ssh.hostkeys import store_host_key
 
         notify = replace(self.options, notice=lambda text: send("notice", text))
         for new in self.new_host_keys:
@@ -230,14 +233,16 @@ def _handle(
         return source.size()
     if operation == "read":
         _, start, end, show_progress = args
-        if hasattr(source, "progress"):
+        if isinstance(source, ReportsProgress):
             source.progress = progress if show_progress else None
         for chunk in source.read_range(start, end):
             send("chunk", chunk)
         return None
     if operation == "anchors":
-        find = getattr(source, "find_anchors", None)
-        return None if find is None else find(args[1])
+        _, anchors, limit = args
+        if isinstance(source, FindsAnchors):
+            return source.find_anchors(anchors, limit)
+        return anchors_in_chunks(source.read_range(0, source.size()), 0, anchors, limit)  # SFTP: read it all
     if operation == "close":
         sources.pop(args[0]).close()
         return None

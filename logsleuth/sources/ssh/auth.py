@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 import paramiko
 
-from logsleuth.sources.ssh_config import HostSettings
-from logsleuth.sources.ssh_spec import RemoteError
+from logsleuth.sources.spec import RemoteError
+from logsleuth.sources.ssh.config import HostSettings
 
 
 @dataclass

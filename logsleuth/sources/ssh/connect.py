@@ -10,18 +10,18 @@ from __future__ import annotations
 import errno
 import socket
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import paramiko
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 from tenacity.stop import stop_base
 
-from logsleuth.sources.base import SSHOptions
-from logsleuth.sources.ssh_config import HostSettings, resolve_host, split_jump
-from logsleuth.sources.ssh_hostkeys import check_host_key, preferred_key_types
-from logsleuth.sources.ssh_keepalive import Watchdog, stall_limits
-from logsleuth.sources.ssh_spec import RemoteError
+from logsleuth.sources.base import Progress
+from logsleuth.sources.options import SSHOptions
+from logsleuth.sources.spec import RemoteError
+from logsleuth.sources.ssh.config import HostSettings, resolve_host, split_jump
+from logsleuth.sources.ssh.hostkeys import check_host_key, preferred_key_types
+from logsleuth.sources.ssh.keepalive import Watchdog, stall_limits
 
 # paramiko rekeys every 512 MiB, and a rekey pending when the channel closes deadlocks the transport for
 # ~30 s (paramiko #822).  Rekeying after 1 TiB instead never triggers it; the server may still rekey.
@@ -30,7 +30,6 @@ _REKEY_LIMIT = 2**40
 _FAST_CIPHERS = ("aes128-gcm@openssh.com", "aes256-gcm@openssh.com")
 _MAX_JUMP_DEPTH = 8
 
-Progress = Callable[[str], None]
 
 
 class TransientConnectError(RemoteError):
@@ -245,7 +244,7 @@ def _handshake(
                 f"{settings.alias}: {_where(settings)} closed the connection during the SSH handshake ({exc})"
             ) from None
         check_host_key(settings, options, server_key)
-        from logsleuth.sources.ssh_auth import authenticate
+        from logsleuth.sources.ssh.auth import authenticate
 
         authenticate(settings, transport)
         interval, limit = stall_limits(

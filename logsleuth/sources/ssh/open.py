@@ -7,9 +7,10 @@ ssh_connect.py (connection, host keys, auth) and ssh_remote.py (the remote shell
 
 from __future__ import annotations
 
-from logsleuth.sources.base import Source, SSHOptions
-from logsleuth.sources.ssh_paramiko import load_paramiko
-from logsleuth.sources.ssh_spec import RemoteError, parse_remote_spec
+from logsleuth.sources.base import Source
+from logsleuth.sources.options import SSHOptions
+from logsleuth.sources.spec import RemoteError, parse_remote_spec
+from logsleuth.sources.ssh.importing import load_paramiko
 
 
 def open_ssh_sources(spec: str, options: SSHOptions) -> list[Source]:
@@ -18,6 +19,6 @@ def open_ssh_sources(spec: str, options: SSHOptions) -> list[Source]:
     if remote is None:
         raise RemoteError(f"{spec}: not a remote source (expected host:path, user@host:port:path or ssh://)")
     load_paramiko(options.config_file)
-    from logsleuth.sources.ssh_files import open_remote_files
+    from logsleuth.sources.ssh.files import open_remote_files
 
     return open_remote_files(remote, options)

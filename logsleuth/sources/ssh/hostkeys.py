@@ -21,10 +21,10 @@ import os
 
 import paramiko
 
-from logsleuth.sources.base import SSHOptions
-from logsleuth.sources.ssh_config import HostSettings
-from logsleuth.sources.ssh_known_hosts import KnownHost, NewHostKey, known_host_entries
-from logsleuth.sources.ssh_spec import RemoteError
+from logsleuth.sources.options import SSHOptions
+from logsleuth.sources.spec import RemoteError
+from logsleuth.sources.ssh.config import HostSettings
+from logsleuth.sources.ssh.known_hosts import KnownHost, NewHostKey, known_host_entries
 
 
 def logsleuth_known_hosts(options: SSHOptions) -> str:
@@ -88,7 +88,7 @@ def check_host_key(settings: HostSettings, options: SSHOptions, server_key: para
         )
     new = NewHostKey(logsleuth_known_hosts(options), name, blob, hashed=settings.hash_known_hosts)
     if options.hold_new_host_key is not None:
-        options.hold_new_host_key(new)  # the SSH helper: written once the parent asks (ssh_worker_child.py)
+        options.hold_new_host_key(new)  # the SSH helper: written once the parent asks (internal/ssh_helper/child.py)
     else:
         store_host_key(new, options)
 

@@ -1,0 +1,44 @@
+"""SSH settings from the command line, as plain data (building them never imports paramiko)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from logsleuth.sources.base import Progress
+
+if TYPE_CHECKING:
+    from logsleuth.sources.ssh.known_hosts import NewHostKey
+
+
+@dataclass(frozen=True, slots=True)
+class SSHOptions:
+    """SSH settings from the command line (kept here so that building them never imports paramiko)."""
+
+    config_file: str | None = None  # -F FILE; default ~/.ssh/config
+    accept_new_host_key: bool = False  # like StrictHostKeyChecking=accept-new
+    all_files: bool = False  # a glob picks every match instead of the newest
+    connect_timeout: float = 10.0  # seconds; the config's ConnectTimeout wins when set
+    # The fields below are logsleuth-ssh additions (docs/ssh.md).
+    connect_attempts: int = 3  # tries for transient failures (refused, reset, timeout); the config's
+    # ConnectionAttempts wins when set
+    # A time.monotonic() value by which connecting must be over (`watch --timeout`): attempts, and the timeout of
+    # each, are cut to fit.  None: only connect_timeout and connect_attempts bound it.
+    deadline: float | None = None
+    # A server that answers no keepalive for this many seconds is stalled: the read fails with "HOST: connection
+    # stalled after N s".  The config's ServerAliveInterval × ServerAliveCountMax wins when set.
+    read_timeout: float = 30.0
+    known_hosts_file: str | None = None  # where accepted keys go; default ~/.config/logsleuth/known_hosts
+    # The end of the file fetched with its size in the first round trip: the reader's first window
+    # (reader.INITIAL_WINDOW), so a crash at the end of the log costs one exec.
+    prefetch_bytes: int = 128 << 10
+    # Called with short status lines ("connecting to gpu7…", "reading gpu7:/x.log: 4.0 MiB"); the CLI
+    # shows them on a TTY.  Sources never print.
+    progress: Progress | None = field(default=None, compare=False)
+    # Called with lines the user must see whatever the terminal, as OpenSSH prints them ("Permanently added
+    # 'gpu7' (ED25519) to the list of known hosts in FILE"); the CLI prints them on stderr.
+    notice: Progress | None = field(default=None, compare=False)
+    # When set, a host key accepted as new is handed to it instead of being written: the SSH helper process
+    # connects before the command line is parsed and writes the key only once the parent asks for the source.
+    hold_new_host_key: Callable[[NewHostKey], None] | None = field(default=None, compare=False)
