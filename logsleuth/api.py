@@ -12,10 +12,11 @@ from dataclasses import dataclass, field, replace
 from logsleuth.errors import SourceError
 from logsleuth.fixes import build_fix, interpolate
 from logsleuth.grouping import Grouper, is_cascade
-from logsleuth.launch import LaunchTracker
+from logsleuth.ingest.launch import LaunchTracker
+from logsleuth.ingest.reader import DEFAULT_MAX_BYTES, read_all, read_latest
+from logsleuth.ingest.scan import ReadResult
 from logsleuth.matcher import Pattern, PatternSet, load_patterns, match_failure
 from logsleuth.models import Diagnosis, FailureGroup, LaunchInfo, Report, SourceInfo
-from logsleuth.reader import DEFAULT_MAX_BYTES, ReadResult, read_all, read_latest
 from logsleuth.sources.base import ReportsProgress, Source
 from logsleuth.sources.open import open_sources
 from logsleuth.sources.options import SSHOptions

@@ -21,8 +21,8 @@ import typer
 
 from logsleuth.api import DiagnoseOptions, diagnose
 from logsleuth.errors import ExitStatus, LogsleuthError, UsageError
+from logsleuth.ingest.reader import DEFAULT_MAX_BYTES
 from logsleuth.models import Report
-from logsleuth.reader import DEFAULT_MAX_BYTES
 from logsleuth.render import MIN_MAX_CHARS, OutputFormat, RenderOptions
 from logsleuth.safety import strip_controls
 from logsleuth.sources.options import SSHOptions

@@ -13,19 +13,20 @@ import stat
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from logsleuth.api import DiagnoseOptions, build_report
 from logsleuth.errors import SourceError
-from logsleuth.launch import LaunchTracker
+from logsleuth.ingest.launch import LaunchTracker
+from logsleuth.ingest.lines import LineSplitter, decode
+from logsleuth.ingest.normalize import LineNormalizer
+from logsleuth.ingest.scan import ReadResult
+from logsleuth.ingest.stages import Stage, is_later, stage_of
 from logsleuth.matcher import PatternSet, load_patterns
 from logsleuth.models import Failure, Report, SourceInfo
-from logsleuth.normalize import MAX_LINE_CHARS, LineNormalizer, decode
-from logsleuth.parser import FailureScanner
-from logsleuth.reader import ReadResult
 from logsleuth.sources.base import RESTART, Follows, Source
-from logsleuth.stages import Stage, is_later, stage_of
+from logsleuth.tracebacks.scanner import FailureScanner
 
 BACKLOG = 1 << 20  # on start, replay this much of the end of the log to learn the current stage
 SETTLE_SECONDS = 1.0  # after a failure, wait this long for sibling ranks before reporting
@@ -122,17 +123,19 @@ class _Generation:
 
     launch: _Launch
     start: int  # offset the reading started at
-    offset: int
     skip_first: bool  # started mid-file: the first line is a fragment
     last_data: float
-    partial: bytes = b""
+    lines: LineSplitter = field(init=False)
     number: int = 0
     first_failure_at: float | None = None
+
+    def __post_init__(self) -> None:
+        self.lines = LineSplitter(self.start)
 
     @property
     def end(self) -> int:
         """Offset just past the last byte received (a partial line included)."""
-        return self.offset + len(self.partial)
+        return self.lines.end
 
 
 def watch(
@@ -159,20 +162,20 @@ def watch(
     start = max(0, size - BACKLOG)
     now = clock()
     started = now if started is None else started  # --timeout counts from here (connecting included)
-    current = _Generation(_Launch(source.host), start, start, skip_first=start > 0, last_data=now)
+    current = _Generation(_Launch(source.host), start, skip_first=start > 0, last_data=now)
     replaying = size > start  # events wait until the backlog is read
 
     def report() -> Report:
         failures = current.launch.flush()
-        read = current.offset - current.start
-        result = ReadResult(failures, current.launch.tracker, read, current.offset)
-        return build_report([(source, SourceInfo(source.name, read, current.offset), result)], options, patterns)
+        read = current.end - current.start
+        result = ReadResult(failures, current.launch.tracker, read, current.end)
+        return build_report([(source, SourceInfo(source.name, read, current.end), result)], options, patterns)
 
     for chunk in follow(start):
         now = clock()
         if chunk == RESTART:
             yield WatchEvent("restarted", text="log truncated or rotated; following it from the start")
-            current = _Generation(_Launch(source.host), 0, 0, skip_first=False, last_data=now)
+            current = _Generation(_Launch(source.host), 0, skip_first=False, last_data=now)
             replaying = False
             continue
         if chunk:
@@ -227,19 +230,12 @@ def _backlog_state(launch: _Launch) -> list[Stage]:
 def _feed(current: _Generation, chunk: bytes) -> list[Stage]:
     """Feed the complete lines of `chunk` to the launch; return the stages they reach."""
     reached: list[Stage] = []
-    data = current.partial + chunk
-    lines = data.split(b"\n")
-    current.partial = lines.pop()
-    if len(current.partial) > MAX_LINE_CHARS * 4:
-        current.partial = current.partial[: MAX_LINE_CHARS * 4]  # a runaway line: keep memory bounded
-    for raw in lines:
-        line_offset = current.offset
-        current.offset += len(raw) + 1
+    for raw, line_offset in current.lines.feed(chunk):
         if current.skip_first:
             current.skip_first = False
             continue
         current.number += 1
-        stage = current.launch.feed(decode(raw[:MAX_LINE_CHARS]), current.number, line_offset)
+        stage = current.launch.feed(decode(raw), current.number, line_offset)
         if stage is not None:
             reached.append(stage)
     return reached

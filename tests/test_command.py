@@ -69,7 +69,7 @@ def test_nearest_choice() -> None:
 
 
 def test_command_rebuilt_from_server_args_line() -> None:
-    from logsleuth.launch import command_from_server_args, parse_server_args
+    from logsleuth.ingest.launch import command_from_server_args, parse_server_args
 
     line = (
         "ServerArgs(model_path='/models/llama 8b', tokenizer_path=None, tp_size=2, dp_size=1, "
@@ -84,7 +84,7 @@ def test_command_rebuilt_from_server_args_line() -> None:
 
 
 def test_server_args_dict_form_of_0_5_23() -> None:
-    from logsleuth.launch import command_from_server_args, parse_server_args
+    from logsleuth.ingest.launch import command_from_server_args, parse_server_args
 
     pairs = tuple(parse_server_args("{'model_path': '/m', 'tp_size': 4, 'enable_dp_attention': True, 'x': 1}"))
     assert command_from_server_args(pairs, "0.5.23") == (

@@ -20,9 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from logsleuth.api import DiagnoseOptions, diagnose_text
+from logsleuth.ingest.lines import MAX_LINE_BYTES
+from logsleuth.ingest.normalize import normalize_chunks
 from logsleuth.matcher import PatternSet
-from logsleuth.normalize import MAX_LINE_CHARS, normalize_chunks
-from logsleuth.parser import FailureScanner
+from logsleuth.tracebacks.scanner import FailureScanner
 
 sys.path.insert(0, str(Path(__file__).parent / "groundtruth"))
 from embed import INNER_STYLES, OUTER_STYLES, Case, build, variant_ok  # noqa: E402
@@ -57,7 +58,7 @@ def run_pipeline(data: bytes, chunk: int) -> None:
     chunks = [data[i : i + chunk] for i in range(0, len(data), chunk)] or [b""]
     scanner = FailureScanner()
     for line in normalize_chunks(chunks):
-        assert len(line.text) <= MAX_LINE_CHARS
+        assert len(line.text) <= MAX_LINE_BYTES
         scanner.feed(line)
     for failure in scanner.finish():
         assert failure.exceptions  # every failure names at least one (maybe empty, truncated) block
@@ -90,12 +91,12 @@ _SMALL_GARBAGE = st.one_of(
     st.binary(min_size=1, max_size=64),
     st.sampled_from([b"\xff\xfe", b"\xc3", b"\xed\xa0\x80", b"\x00" * 8, b"\x1b[31m", b"\x1b]0;t", b"\r", b"\r\r\n"]),
 )
-# Huge lines (around and beyond MAX_LINE_CHARS) are costly to push through, so they come less often.
+# Huge lines (around and beyond MAX_LINE_BYTES) are costly to push through, so they come less often.
 _GARBAGE = st.one_of(
     _SMALL_GARBAGE,
     _SMALL_GARBAGE,
     _SMALL_GARBAGE,
-    st.builds(lambda n, c: c * n, st.integers(MAX_LINE_CHARS - 2, MAX_LINE_CHARS * 2), st.sampled_from([b"A", b"\x00", b" "])),
+    st.builds(lambda n, c: c * n, st.integers(MAX_LINE_BYTES - 2, MAX_LINE_BYTES * 2), st.sampled_from([b"A", b"\x00", b" "])),
 )
 _MUTATION = st.tuples(st.sampled_from(["delete", "duplicate", "swap", "insert", "splice", "truncate", "flood"]),
                       st.integers(0, 10**6), st.integers(0, 10**6), _GARBAGE)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from logsleuth import reader
+from logsleuth.ingest import reader
 from logsleuth.errors import SourceError
 from logsleuth.sources.anchors import find_anchors
 from logsleuth.sources.local import LocalFileSource

@@ -7,15 +7,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from logsleuth.models import LineMeta
-from logsleuth.normalize import (
-    MAX_LINE_CHARS,
+from logsleuth.ingest.lines import MAX_LINE_BYTES, split_lines
+from logsleuth.ingest.normalize import (
     LineNormalizer,
     clean_text,
     normalize_chunks,
     normalize_text,
-    split_lines,
 )
+from logsleuth.models import LineMeta
 
 TB = "Traceback (most recent call last):"
 
@@ -162,15 +161,15 @@ def test_100mb_line_without_newline_keeps_memory_bounded() -> None:
     finally:
         tracemalloc.stop()
     assert len(lines) == 2
-    assert len(lines[0].text) == MAX_LINE_CHARS
+    assert len(lines[0].text) == MAX_LINE_BYTES
     assert lines[1].text == "ValueError: after the huge line"
     assert lines[1].offset == (100 << 20) + 1
     assert peak < 16 << 20  # a few chunks and one capped line, never the 100 MB
 
 
 def test_split_lines_offsets_after_a_capped_line() -> None:
-    data = [b"a" * (MAX_LINE_CHARS + 10), b"\nb\n"]
-    assert list(split_lines(data)) == [(b"a" * MAX_LINE_CHARS, 0), (b"b", MAX_LINE_CHARS + 11)]
+    data = [b"a" * (MAX_LINE_BYTES + 10), b"\nb\n"]
+    assert list(split_lines(data)) == [(b"a" * MAX_LINE_BYTES, 0), (b"b", MAX_LINE_BYTES + 11)]
 
 
 def test_rank_label() -> None:

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from logsleuth.ingest.normalize import normalize_text
 from logsleuth.models import Failure
-from logsleuth.normalize import normalize_text
-from logsleuth.parser import LineKind, classify, scan
-from logsleuth.traceback_text import parse_chain
+from logsleuth.tracebacks.chain import parse_chain
+from logsleuth.tracebacks.scanner import LineKind, classify, scan
 
 sys.path.insert(0, str(Path(__file__).parent / "groundtruth"))
 from embed import write_units  # noqa: E402  (how CPython splits a traceback into writes)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from logsleuth.normalize import normalize_chunks
-from logsleuth.parser import FailureScanner
-from logsleuth.reader import CONTEXT_BYTES, read_all, read_latest
+from logsleuth.ingest.normalize import normalize_chunks
+from logsleuth.ingest.reader import CONTEXT_BYTES, read_all, read_latest
 from logsleuth.sources.local import LocalFileSource
+from logsleuth.tracebacks.scanner import FailureScanner
 from tests.logs import (
     crash_record,
     launch_line,
@@ -89,7 +89,7 @@ def test_read_all_finds_what_a_full_scan_finds(tmp_path: Path) -> None:
 
 
 def test_launch_facts_merge_with_the_precedence_each_caller_needs() -> None:
-    from logsleuth.launch import LaunchTracker
+    from logsleuth.ingest.launch import LaunchTracker
 
     def tracker(**facts: str | None) -> LaunchTracker:
         made = LaunchTracker()

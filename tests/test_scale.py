@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from logsleuth import reader
+from logsleuth.ingest import reader
 from logsleuth.api import DiagnoseOptions, diagnose
 from logsleuth.grouping import MAX_GROUPS, DistinctCounter, Grouper
-from logsleuth.normalize import normalize_chunks
-from logsleuth.parser import FailureScanner
+from logsleuth.ingest.normalize import normalize_chunks
 from logsleuth.sources.local import LocalFileSource
+from logsleuth.tracebacks.scanner import FailureScanner
 from tests.logs import (
     crash_record,
     launch_line,

@@ -227,3 +227,17 @@ def test_cli_watch_reads_stdin_and_reports_a_stream_that_ends(tmp_path: Path) ->
     assert ended.stderr.strip().splitlines()[-1] == (
         "logsleuth: -: the log ended before the server was ready (last stage: loading weights)"
     )
+
+
+def test_offsets_after_a_700_kib_line_stay_exact() -> None:
+    """Watch splits lines with the same splitter as diagnose: a line over the per-line cap is cut but its
+    bytes are counted, so the crash after it is found at its true offset and bytes_read is exact."""
+    huge = b"x" * (700 << 10) + b"\n"
+    crash = crash_record("2026-11-29 10:00:03", "TP0", scheduler_traceback()).encode()
+    data = launch_line().encode() + huge + crash
+    halves = [data[: len(data) // 3], data[len(data) // 3 :]]
+    events = list(watch(MemorySource(b""), _scripted(halves), DiagnoseOptions(), timeout=60, clock=FakeClock(0.2)))
+    report = events[-1].report
+    assert events[-1].kind == "failure" and report is not None
+    assert report.failures[0].failure.offset == data.index(crash)
+    assert report.sources[0].bytes_read == len(data)

@@ -16,10 +16,10 @@ from embed import VARIANTS, Case, Expected, build, generate_cases, variant_ok
 from runner import PER_COMBINATION, SEED, raw_shapes
 
 from logsleuth.api import DiagnoseOptions, diagnose_text
+from logsleuth.ingest.normalize import normalize_chunks
 from logsleuth.matcher import PatternSet
 from logsleuth.models import ExceptionBlock, Failure
-from logsleuth.normalize import normalize_chunks
-from logsleuth.parser import FailureScanner
+from logsleuth.tracebacks.scanner import FailureScanner
 
 CASES = generate_cases(raw_shapes(), SEED, PER_COMBINATION)
 # diagnose_text runs the whole pipeline (reader, grouping, patterns): every 4th case goes through it too.

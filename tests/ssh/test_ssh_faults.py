@@ -23,8 +23,8 @@ from remote_logs import FAILURE, LINE
 from sshd_server import SSHD, Gate, stopped
 
 from logsleuth.errors import SourceError
-from logsleuth.sources.options import SSHOptions
 from logsleuth.sources.open import open_sources
+from logsleuth.sources.options import SSHOptions
 
 pytestmark = pytest.mark.ssh
 

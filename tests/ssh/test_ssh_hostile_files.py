@@ -14,8 +14,8 @@ import pytest
 from sshd_server import SSHD
 
 from logsleuth.errors import SourceError
-from logsleuth.sources.options import SSHOptions
 from logsleuth.sources.open import open_sources
+from logsleuth.sources.options import SSHOptions
 from logsleuth.sources.ssh.known_hosts import known_host_entries
 
 FAILURE_LOG = (

@@ -17,10 +17,10 @@ from remote_logs import FAILURE, LINE
 from sshd_server import SSHD, free_port
 
 from logsleuth.errors import SourceError
-from logsleuth.reader import INITIAL_WINDOW
+from logsleuth.ingest.reader import INITIAL_WINDOW
 from logsleuth.sources.base import Source
-from logsleuth.sources.options import SSHOptions
 from logsleuth.sources.open import open_sources
+from logsleuth.sources.options import SSHOptions
 from tests.helpers import offsets_of
 
 pytestmark = pytest.mark.ssh

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from logsleuth.errors import UsageError
-from logsleuth.sources.ssh.config import split_jump
 from logsleuth.sources.spec import RemoteSpec, looks_remote, parse_remote_spec, printable
+from logsleuth.sources.ssh.config import split_jump
 
 
 @pytest.mark.parametrize(

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from sshd_server import SSHD
 
-from logsleuth.sources.options import SSHOptions
 from logsleuth.sources.open import open_sources
+from logsleuth.sources.options import SSHOptions
 from tests.helpers import append_later
 
 RESTART = b"\x00LOGSLEUTH-RESTART\x00"  # what logsleuth.watch.follow_local yields on truncation or rotation

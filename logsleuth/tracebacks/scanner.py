@@ -4,7 +4,7 @@ The scanner is fed one `LogLine` at a time (so it works the same on a file read
 backwards in windows, on a whole file and on a live `watch` stream) and cuts the log
 into failures: Python tracebacks with their chains and groups, faulthandler dumps,
 bare exception lines, argparse usage errors and kill notices.  The text of each
-failure is then parsed into exception blocks by `traceback_text`.
+failure is then parsed into exception blocks by chain.py; the line regexes are in grammar.py.
 
 Interleaving: lines are demultiplexed by their stream (process prefix or SGLang rank
 record).  Within one stream, several tracebacks may still interleave line by line
@@ -21,60 +21,28 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum, auto
 
-import regex
-
 from logsleuth.models import ExceptionBlock, Failure, FailureKind, LogLine
-from logsleuth.traceback_text import (
-    CARET_LINE,
-    CAUSE_SEPARATOR,
-    CONTEXT_SEPARATOR,
+from logsleuth.tracebacks.chain import parse_chain, parse_faulthandler
+from logsleuth.tracebacks.grammar import (
+    CASCADE_CONTEXT_LINE,
+    CONTEXT_HINT,
+    CONTEXT_WORDS,
+    CPP_TERMINATE,
     ELIDED_LINE,
     ELIDED_TEMPLATE,
-    EXCEPTION_LINE,
-    FAULT_FRAME_LINE,
-    FRAME_LINE,
-    GROUP_HEADER,
-    REPEATED_LINE,
-    THREAD_HEADER,
+    GROUP_AFTER_TEXT,
+    GROUP_CLOSE,
+    KILL_LINE,
+    LOG_RECORD_START,
+    NOT_BARE_TYPES,
+    PY_WARNING,
+    STRICT_EXCEPTION_LINE,
+    THREAD_INTRO,
     TRACEBACK_HEADER,
-    parse_chain,
-    parse_faulthandler,
+    USAGE_ERROR,
+    LineKind,
+    classify,
 )
-
-# A bare exception line outside a traceback must look like an exception *type*:
-# `ValueError: …`, `torch.OutOfMemoryError: …`, `AssertionError`.
-STRICT_EXCEPTION_LINE = regex.compile(
-    r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Failure|Timeout))"
-    r"(?::(?: (?P<msg>.*)|$)|$)"
-)
-_NOT_BARE_TYPES = frozenset({"Error", "Exception", "Failure", "Timeout", "Fault"})
-# argparse: `launch_server.py: error: unrecognized arguments: …`, `sglang serve: error: …`
-USAGE_ERROR = regex.compile(r"^(?P<prog>[\w./\-]+(?: [\w\-]+)?): error: (?P<msg>.+)$")
-# Lines that only report the cascade after a process died.
-KILL_LINE = regex.compile(
-    r"(?:Received sigquit from a child proc(?:ess|es)?\b.*"
-    r"|^(?:.*\s)?Killed(?:\s+.*)?$"
-    r"|exit(?:ed with)? code:? -9\b.*"
-    r"|died, exit code: -?\d+.*)"
-)
-CASCADE_CONTEXT_LINE = regex.compile(r"kill_process_tree called|Dumping requests before crash|Dumped \d+ finished")
-_PY_WARNING = regex.compile(r"^\S+:\d+: \w*Warning: ")
-# A line that opens a log record of its own: `INFO:     …` (uvicorn), `WARNING 03-25 …` (vLLM without
-# its process prefix), `2025-04-23 21:31:45,123 - …` (logging's default asctime), `[2025-… ]`.
-LOG_RECORD_START = regex.compile(
-    r"^(?:(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)(?::\s| \d\d-\d\d )"
-    r"|\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}"
-    r"|\d{2}-\d{2} \d{2}:\d{2}:\d{2} )"
-)
-# A group header sharing its line with log text (SGLang logs `f"Scheduler hit an exception: {tb}"`).
-GROUP_AFTER_TEXT = regex.compile(r"^(?:(?P<head>.*\S) )?(?P<group> *\+ Exception Group Traceback \(most recent call last\):)\s*$")
-_GROUP_CLOSE = regex.compile(r"^\s*\+-+$")
-# A C++ exception that reached std::terminate (NCCL watchdog aborts): no Python traceback,
-# the type on this line and the message on the `what():` line after it.
-CPP_TERMINATE = regex.compile(r"^terminate called after throwing an instance of '(?P<type>[^']+)'")
-_THREAD_INTRO = regex.compile(r"^(?:Exception in thread .+:|Process [\w\-]+:|Error in atexit\._run_exitfuncs:)$")
-_CONTEXT_WORDS = ("warn", "error", "fail", "not enough", "out of memory")
-_CONTEXT_HINT = regex.compile(r"(?i)\b(?:warn(?:ing)?|error|fail(?:ed|ure)?|not enough|out of memory)\b")
 
 # A runaway traceback (deep recursion printed without CPython's repeat marker, 100k frames) keeps its first
 # ELIDED_HEAD and its last lines, up to MAX_FAILURE_LINES in all; the middle becomes one marker line.  The
@@ -89,61 +57,6 @@ STALE_GAP = 3  # a collector that got none of the last N lines of its stream is 
 # so the cost per line stays bounded.
 MAX_INTERLEAVED = 16
 MAX_OPEN = 64  # open collectors per stream; the least recently fed one is closed beyond this
-
-
-class LineKind(Enum):
-    HEADER = auto()
-    GROUP = auto()
-    SEPARATOR = auto()
-    FRAME = auto()
-    FAULT_FRAME = auto()
-    FATAL = auto()
-    THREAD = auto()
-    REPEATED = auto()
-    CARET = auto()
-    MARGIN = auto()
-    SOURCE = auto()
-    EXCEPTION = auto()
-    BLANK = auto()
-    OTHER = auto()
-
-
-def classify(text: str) -> LineKind:
-    stripped = text.strip()
-    if not stripped:
-        return LineKind.BLANK
-    if stripped[0] in "+|" and text[0] in " \t":
-        # Exception-group margins first: `  | Traceback (most recent call last):` is a member's
-        # line, and the group header itself ends like a plain traceback header.
-        return LineKind.GROUP if GROUP_HEADER.match(text) else LineKind.MARGIN
-    if stripped.endswith(TRACEBACK_HEADER):
-        # `Scheduler hit an exception:   + Exception Group Traceback (…):` opens a group.
-        return LineKind.GROUP if GROUP_AFTER_TEXT.match(text) else LineKind.HEADER
-    if stripped in (CAUSE_SEPARATOR, CONTEXT_SEPARATOR):
-        return LineKind.SEPARATOR
-    first = text[0]
-    if first == " " or first == "\t":
-        if stripped.startswith("File "):
-            if FRAME_LINE.match(text):
-                return LineKind.FRAME
-            if FAULT_FRAME_LINE.match(text):
-                return LineKind.FAULT_FRAME
-        if stripped[0] in "+|":
-            return LineKind.GROUP if GROUP_HEADER.match(text) else LineKind.MARGIN
-        if stripped.startswith("[Previous line repeated") and REPEATED_LINE.match(text):
-            return LineKind.REPEATED
-        if CARET_LINE.match(text):
-            return LineKind.CARET
-        return LineKind.SOURCE
-    if stripped.startswith("File ") and FRAME_LINE.match(text):
-        return LineKind.FRAME  # pasted without indentation
-    if stripped.startswith("Fatal Python error: "):
-        return LineKind.FATAL
-    if THREAD_HEADER.match(stripped):
-        return LineKind.THREAD
-    if EXCEPTION_LINE.match(text):
-        return LineKind.EXCEPTION
-    return LineKind.OTHER
 
 
 class Phase(Enum):
@@ -207,7 +120,7 @@ class _Collector:
                 return 1
             # CPython 3.11 prints the second line of a member's multi-line message without margin.
             if kind in (LineKind.OTHER, LineKind.SOURCE, LineKind.EXCEPTION) and self.last is LineKind.MARGIN:
-                return 0 if _GROUP_CLOSE.match(self.texts[-1]) or line.starts_record else 2
+                return 0 if GROUP_CLOSE.match(self.texts[-1]) or line.starts_record else 2
             return 0
         if phase is Phase.FATAL:
             if kind in (LineKind.FAULT_FRAME, LineKind.THREAD, LineKind.FRAME):
@@ -225,7 +138,7 @@ class _Collector:
                 return 0
             if kind in (LineKind.OTHER, LineKind.SOURCE, LineKind.CARET, LineKind.EXCEPTION):
                 text = line.text
-                if STRICT_EXCEPTION_LINE.match(text) or USAGE_ERROR.match(text) or ("Warning: " in text and _PY_WARNING.match(text)):
+                if STRICT_EXCEPTION_LINE.match(text) or USAGE_ERROR.match(text) or ("Warning: " in text and PY_WARNING.match(text)):
                     return 0
                 if KILL_LINE.search(text) or text.lstrip().startswith("warnings.warn("):
                     return 0
@@ -558,7 +471,7 @@ class FailureScanner:
         elif kind is LineKind.HEADER:
             head = text.strip()[: -len(TRACEBACK_HEADER)].strip()
             previous = self._previous_text.get(stream, "")
-            if not head and _THREAD_INTRO.match(previous.strip()):
+            if not head and THREAD_INTRO.match(previous.strip()):
                 head = previous.strip()
             new = _Collector("traceback", line, Phase.FRAMES, header=head or None, context=self._context())
         elif kind is LineKind.GROUP:
@@ -578,7 +491,7 @@ class FailureScanner:
             new = _Collector("fatal", line, Phase.FATAL, context=self._context())
         elif kind is LineKind.EXCEPTION:
             m = STRICT_EXCEPTION_LINE.match(text)
-            if m and m["type"].rsplit(".", 1)[-1] not in _NOT_BARE_TYPES:
+            if m and m["type"].rsplit(".", 1)[-1] not in NOT_BARE_TYPES:
                 if self._recent_finals.get(text.strip(), -(10**9)) >= line.number - 400:
                     return  # the same exception re-logged right after its traceback
                 new = _Collector("bare", line, Phase.MESSAGE, context=self._context())
@@ -620,7 +533,7 @@ class FailureScanner:
             self.failures.append(collector.build())
             return
         lowered = text.lower()
-        if any(word in lowered for word in _CONTEXT_WORDS) and _CONTEXT_HINT.search(text) or line.meta.level in ("WARNING", "ERROR", "CRITICAL"):
+        if any(word in lowered for word in CONTEXT_WORDS) and CONTEXT_HINT.search(text) or line.meta.level in ("WARNING", "ERROR", "CRITICAL"):
             self._recent_context.append(text.strip())
 
     def _close(self, stream: str, collector: _Collector) -> None:

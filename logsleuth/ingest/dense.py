@@ -1,182 +1,46 @@
-"""Reading strategies over a `Source`: backwards windows for the latest failure, an
-anchored scan for `--all`.  Both feed the same normalizer and scanner.
+"""Dense reading: logs with many tracebacks (a server failing on every request writes a million of them).
 
-Logs with many tracebacks (a server failing on every request writes a million of them) take
-a third way, `_DenseScan`: the text is cut into SGLang records at `[date …] … Traceback (most
-recent call last):` header lines with C-level bytes operations, and only the first copy of each
-record text is parsed; later copies are recognized by their text and counted.  At most
-grouping.MAX_GROUPS groups are kept; occurrences of the others are counted as omitted.  What this
-makes approximate (only ever on such logs) is listed in `_DenseScan`'s docstring.
+The text is cut into SGLang records at `[date …] … Traceback (most recent call last):` header lines with
+C-level bytes operations, and only the first copy of each record text is parsed; later copies are recognized
+by their text and counted.  At most grouping.MAX_GROUPS groups are kept; occurrences of the others are counted
+as omitted.  What this makes approximate (only ever on such logs) is listed in `DenseScan`'s docstring.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 
 from logsleuth.grouping import MAX_GROUPS, Grouper, fingerprint
-from logsleuth.launch import LaunchTracker
+from logsleuth.ingest.launch import LaunchTracker
+from logsleuth.ingest.lines import decode
+from logsleuth.ingest.normalize import LineNormalizer
+from logsleuth.ingest.scan import (
+    ANCHORS,
+    FALLBACK_ANCHORS,
+    GROWTH,
+    REGION_BEFORE,
+    Examined,
+    ReadResult,
+    Scanned,
+    latest_launch,
+    regions,
+    scan_range,
+)
 from logsleuth.models import Failure
-from logsleuth.normalize import LineNormalizer, decode, normalize_chunks
-from logsleuth.parser import FailureScanner
 from logsleuth.sources.anchors import anchors_in_chunks
-from logsleuth.sources.base import FindsAnchors, Source
-
-INITIAL_WINDOW = 128 << 10  # most crash logs end with the failure (and 64 KiB of context): start small
-GROWTH = 4
-DEFAULT_MAX_BYTES = 256 << 20
-# The first failure of a launch must be preceded by this many failure-free bytes (or a
-# launch marker, or the start of the file) before we trust we have seen its beginning.
-CONTEXT_BYTES = 64 << 10
-# A window or file with more failures (or anchors) than this is read the dense way: parsing them
-# one by one would cost ~250 µs and ~3 KB each.
-DENSE_FAILURES = 2_000
-DENSE_ANCHORS = 20_000
+from logsleuth.sources.base import Source
 
 
-@dataclass
-class ReadResult:
-    failures: list[Failure]
-    tracker: LaunchTracker
-    bytes_read: int  # distinct bytes examined, see SourceInfo.bytes_read
-    size: int
-    capped: bool = False
-    cascade_lines: list[str] = field(default_factory=list)
-    # Dense reading groups as it goes: then these are the groups, and `failures` only holds the
-    # first failure of each (what a reader of the result may look at; the report takes the groups).
-    groups: Grouper | None = None
-
-
-class _Examined:
-    """The byte ranges of the log that were examined, each counted once (SourceInfo.bytes_read)."""
-
-    def __init__(self) -> None:
-        self._spans: list[tuple[int, int]] = []
-
-    def add(self, start: int, end: int) -> None:
-        if end > start:
-            self._spans.append((start, end))
-            if len(self._spans) > 4096:
-                self._spans = self._merged()
-
-    def _merged(self) -> list[tuple[int, int]]:
-        merged: list[tuple[int, int]] = []
-        for start, end in sorted(self._spans):
-            if merged and start <= merged[-1][1]:
-                merged[-1] = (merged[-1][0], max(merged[-1][1], end))
-            else:
-                merged.append((start, end))
-        return merged
-
-    @property
-    def total(self) -> int:
-        return sum(end - start for start, end in self._merged())
-
-
-def _without_line_numbers(failures: list[Failure]) -> list[Failure]:
-    """Line numbers counted from the middle of a file are not the file's: drop them (0 = unknown)."""
-    return [replace(failure, line=0) for failure in failures]
-
-
-@dataclass
-class _Scanned:
-    failures: list[Failure]
-    tracker: LaunchTracker
-    cascade: list[str]
-    end: int  # where the text read ended
-
-
-def _scan(source: Source, start: int, end: int, examined: _Examined, *, line_start: bool | None = None) -> _Scanned:
-    """Parse [start, end) exactly.  `line_start`: `start` is known to begin a line (default: only 0 is)."""
-    chunks: Iterable[bytes] = source.read_range(start, end)
-    read_to = start
-
-    def counted(stream: Iterable[bytes]) -> Iterator[bytes]:
-        nonlocal read_to
-        for chunk in stream:
-            read_to += len(chunk)
-            yield chunk
-
-    scanner = FailureScanner()
-    tracker = LaunchTracker()
-    partial_first = start > 0 if line_start is None else not line_start
-    lines = normalize_chunks(counted(chunks), start_offset=start, host=source.host, drop_partial_first=partial_first)
-    for line in lines:
-        tracker.observe(line)
-        scanner.feed(line)
-    failures = scanner.finish()
-    for failure in failures:
-        tracker.observe_failure(failure)
-    examined.add(start, read_to)
-    if start > 0:
-        failures = _without_line_numbers(failures)
-    return _Scanned(failures, tracker, [line.text for line in scanner.cascade_lines], read_to)
-
-
-# -- the latest launch: backwards windows ---------------------------------------------
-
-
-def read_latest(source: Source, *, max_bytes: int = DEFAULT_MAX_BYTES, initial: int = INITIAL_WINDOW) -> ReadResult:
-    """Read backwards from the end in growing windows until the latest launch's failures
-    and what led to them are complete.  Cost depends on the failure, not the file size.
-
-    Windows stop growing once they hold MAX_GROUPS groups.  A window with more than
-    DENSE_FAILURES failures switches to dense reading, which then reads only the bytes before
-    what was already read."""
-    size = source.size()
-    examined = _Examined()
-    window = min(initial, max_bytes) if size > initial else size
-    while True:
-        start = max(0, size - window)
-        scanned = _scan(source, start, size, examined)
-        failures = _latest_launch(scanned.failures, scanned.tracker)
-        capped = window >= max_bytes and start > 0
-        done = start == 0 or capped or _complete(scanned.failures, scanned.tracker, start)
-        if not done and _group_count(failures) >= MAX_GROUPS:
-            # Enough groups: stop here, without the pieces of a failure the window start cut (all
-            # before the first whole traceback).
-            whole = next((f.offset for f in failures if f.kind == "traceback" and not f.truncated), start)
-            failures = [f for f in failures if f.offset >= whole or f.offset - start >= CONTEXT_BYTES]
-            done = True
-        if done:
-            return ReadResult(failures, scanned.tracker, examined.total, size, capped and not failures, scanned.cascade)
-        if len(scanned.failures) * GROWTH > DENSE_FAILURES:  # the next window would hold too many
-            return _read_latest_dense(source, size, start, scanned, examined, window, max_bytes)
-        window = min(window * GROWTH, max_bytes)
-
-
-def _group_count(failures: list[Failure]) -> int:
-    return len({fingerprint(failure) for failure in failures if failure.kind != "killed"})
-
-
-def _complete(failures: list[Failure], tracker: LaunchTracker, start: int) -> bool:
-    if not failures:
-        return False
-    segment = tracker.segment_start(failures[-1].offset)
-    in_launch = [f for f in failures if f.offset >= segment]
-    if segment > start:
-        return True  # the launch began inside the window
-    first = in_launch[0]
-    return first.offset - start >= CONTEXT_BYTES and not first.truncated
-
-
-def _latest_launch(failures: list[Failure], tracker: LaunchTracker) -> list[Failure]:
-    if not failures:
-        return failures
-    segment = tracker.segment_start(failures[-1].offset)
-    return [failure for failure in failures if failure.offset >= segment]
-
-
-def _read_latest_dense(
-    source: Source, size: int, start: int, later: _Scanned, examined: _Examined, window: int, max_bytes: int
+def read_latest_dense(
+    source: Source, size: int, start: int, later: Scanned, examined: Examined, window: int, max_bytes: int
 ) -> ReadResult:
     """Widen backwards the dense way: each step reads only the bytes before the last one.
 
     `later` is the exact scan of [start, size).  Its failures from its first record header on
     are kept; each dense step covers [an earlier record header, where the last step began)."""
-    boundary = _first_record_at_or_after(source, start, size)
-    kept = _latest_launch([failure for failure in later.failures if failure.offset >= boundary], later.tracker)
+    boundary = first_record_at_or_after(source, start, size)
+    kept = latest_launch([failure for failure in later.failures if failure.offset >= boundary], later.tracker)
     grouper = Grouper()
     for failure in kept:
         grouper.add(failure, source.name, source.host)
@@ -186,8 +50,8 @@ def _read_latest_dense(
     while not done and boundary > 0 and not grouper.full:
         window = min(window * GROWTH, max_bytes)
         capped = window >= max_bytes and size - window > 0
-        start = _first_record_at_or_after(source, max(0, size - window), boundary)
-        scan = _DenseScan(source, examined, split_launches=True)
+        start = first_record_at_or_after(source, max(0, size - window), boundary)
+        scan = DenseScan(source, examined, split_launches=True)
         scan.run(start, boundary)
         earlier = scan.finish()
         if scan.launch_marker_seen:
@@ -205,7 +69,7 @@ def _read_latest_dense(
     return ReadResult(grouper.representatives(), tracker, examined.total, size, capped, cascade, groups=grouper)
 
 
-def _first_record_at_or_after(source: Source, start: int, end: int) -> int:
+def first_record_at_or_after(source: Source, start: int, end: int) -> int:
     """Offset of the first dense record header in [start, end), else `end`."""
     if start == 0:
         return 0
@@ -222,99 +86,7 @@ def _first_record_at_or_after(source: Source, start: int, end: int) -> int:
     return end
 
 
-# -- --all: anchored scan -----------------------------------------------------------
-
-# Literal anchors: every failure kind contains one of them ("Traceback" headers; "…Error"
-# final lines, "error:" usage lines, "Fatal Python error").  Plain `find` passes, no regex
-# with a leading wildcard.
-ANCHORS = (b"Traceback", b"rror")
-FALLBACK_ANCHORS = (b"Killed", b"sigquit", b"xception")
-REGION_BEFORE = 4 << 10  # context before an anchor (the header line before "Traceback")
-REGION_AFTER = 8 << 10  # the region is widened while a failure runs past its end
-LAUNCH_HEAD = 256 << 10  # the launch command is usually printed at the start of the log
-MAX_REGION = 64 << 20
-
-
-def _anchor_positions(source: Source, size: int, anchors: tuple[bytes, ...], limit: int | None) -> list[int] | None:
-    """Sorted offsets of the anchors; None when there are more than `limit`."""
-    if isinstance(source, FindsAnchors):
-        return source.find_anchors(anchors, limit)  # a local file on two cores, a remote grep
-    return anchors_in_chunks(source.read_range(0, size), 0, anchors, limit)
-
-
-
-
-def _regions(positions: Iterable[int], size: int) -> list[tuple[int, int]]:
-    spans = sorted((max(0, p - REGION_BEFORE), min(size, p + REGION_AFTER)) for p in positions)
-    merged: list[tuple[int, int]] = []
-    for start, end in spans:
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
-        else:
-            merged.append((start, end))
-    return merged
-
-
-def _scan_region(source: Source, start: int, end: int, size: int, examined: _Examined) -> _Scanned:
-    """Scan [start, end), widening it while a failure is cut by either edge."""
-    while True:
-        scanned = _scan(source, start, end, examined)
-        failures = scanned.failures
-        cut_at_start = start > 0 and bool(failures) and failures[0].truncated and failures[0].offset - start < 1024
-        cut_at_end = end < size and bool(failures) and failures[-1].end_offset >= end - 1024
-        if not (cut_at_start or cut_at_end) or end - start >= MAX_REGION:
-            return scanned
-        if cut_at_start:
-            start = max(0, start - 4 * REGION_BEFORE - (end - start))
-        if cut_at_end:
-            end = min(size, end + 2 * (end - start))
-
-
-def read_all(source: Source) -> ReadResult:
-    """Every failure in the file: find literal anchors, then parse only the regions around them.
-    A file with more than DENSE_ANCHORS anchors is read the dense way instead."""
-    size = source.size()
-    examined = _Examined()
-    positions = _anchor_positions(source, size, ANCHORS, DENSE_ANCHORS)
-    examined.add(0, size)  # the anchor search looked at every byte
-    if positions is None:
-        return _read_all_dense(source, size, examined)
-    if not positions:
-        positions = _anchor_positions(source, size, FALLBACK_ANCHORS, DENSE_ANCHORS)
-        if positions is None:
-            return _read_all_dense(source, size, examined)
-    failures: dict[int, Failure] = {}
-    tracker = _scan(source, 0, min(size, LAUNCH_HEAD), examined).tracker
-    cascade: list[str] = []
-    scanned_to = 0
-    for start, end in _regions(positions, size):
-        if end <= scanned_to:
-            continue  # already covered by a widened region
-        start = max(start, scanned_to)
-        region = _scan_region(source, start, end, size, examined)
-        scanned_to = region.end
-        cascade.extend(region.cascade)
-        for failure in region.failures:
-            failures.setdefault(failure.offset, failure)
-        tracker.absorb(region.tracker, later_command_wins=True)
-    ordered = sorted(failures.values(), key=lambda failure: failure.offset)
-    return ReadResult(_drop_overlaps(ordered), tracker, examined.total, size, False, cascade)
-
-
-def _drop_overlaps(failures: list[Failure]) -> list[Failure]:
-    """A region boundary can cut a traceback, yielding a truncated copy that ends where the
-    complete one ends.  Tracebacks of several ranks that merely overlap are all kept."""
-    kept: list[Failure] = []
-    for failure in failures:
-        if kept and failure.truncated and failure.offset < kept[-1].end_offset == failure.end_offset:
-            continue
-        if kept and kept[-1].truncated and kept[-1].end_offset == failure.end_offset and failure.offset < kept[-1].offset:
-            kept.pop()
-        kept.append(failure)
-    return kept
-
-
-def _read_all_dense(source: Source, size: int, examined: _Examined) -> ReadResult:
+def read_all_dense(source: Source, size: int, examined: Examined) -> ReadResult:
     # No separate look at the head for the launch command: dense reading parses every text
     # between records that mentions a launch (see _TAIL_TRIGGERS).
     tracker = LaunchTracker()
@@ -338,14 +110,14 @@ class _Half:
 
 
 def _dense_half(source: Source, start: int, end: int) -> _Half:
-    scan = _DenseScan(source, _Examined(), split_launches=False)
+    scan = DenseScan(source, Examined(), split_launches=False)
     scan.run(start, end)
     return _Half(scan.finish(), scan.tracker, scan.cascade)
 
 
 def _split_point(source: Source, middle: int, size: int) -> int:
     """Where the second half starts: a record header, so no record is cut in two."""
-    return _first_record_at_or_after(source, middle, size)
+    return first_record_at_or_after(source, middle, size)
 
 
 # -- dense reading ----------------------------------------------------------------------
@@ -403,7 +175,7 @@ _UNSEEN = object()
 _OMITTED = object()  # a record text counted as omitted: beyond the bound, never parsed
 
 
-class _DenseScan:
+class DenseScan:
     """Read [start, end) of a traceback-dense log record by record (see the module docstring).
 
     Exact: the first copy of every record text is parsed with its 4 KiB of context, like --all
@@ -418,7 +190,7 @@ class _DenseScan:
     that is worth it, i.e. unless fewer than 1 % of the last 1,000 tries matched.
     """
 
-    def __init__(self, source: Source, examined: _Examined, *, split_launches: bool) -> None:
+    def __init__(self, source: Source, examined: Examined, *, split_launches: bool) -> None:
         self.source = source
         self.examined = examined
         self.split_launches = split_launches
@@ -628,7 +400,7 @@ class _DenseScan:
         `at_line`: `start` begins a line."""
         self._flush_copies()
         region_start = max(self.exact_until, start - REGION_BEFORE)
-        scanned = _scan(self.source, region_start, end, self.examined, line_start=at_line and region_start == start)
+        scanned = scan_range(self.source, region_start, end, self.examined, line_start=at_line and region_start == start)
         learned = None
         markers = sorted(marker for marker in scanned.tracker.markers if marker >= start)
         for failure in scanned.failures:
@@ -666,7 +438,7 @@ class _DenseScan:
                 self._exact(start, end)
             return
         positions = anchors_in_chunks([data[start - base : end - base]], start, ANCHORS + FALLBACK_ANCHORS, None) or []
-        for region_start, region_end in _regions(positions, end):
+        for region_start, region_end in regions(positions, end):
             if region_end > self.exact_until:
                 self._exact(max(region_start, start), region_end)
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import regex
 
+from logsleuth.ingest.lines import decode, split_lines
 from logsleuth.models import LineMeta, LogLine
 
 # CSI sequences (colours, cursor movement), OSC sequences (titles, clipboard writes,
@@ -51,7 +52,6 @@ _SGLANG_HEADER = regex.compile(
 )
 _RANK_TAG = regex.compile(r"(DP|PP|TP|EP|ATTN_CP|MOE_DP|CP)(\d+)")
 
-MAX_LINE_CHARS = 64 * 1024  # longer lines are cut: a 100 MB line must not cost 100 MB per copy
 
 
 # What a line that must not be lost to a `\r` redraw starts with: an exception line or a traceback header.
@@ -179,41 +179,6 @@ class LineNormalizer:
                     self._streams[stream] = _StreamState(meta, header_text)
         self._current = stream
         return LogLine(number, offset, text, meta, stream, starts_record)
-
-
-def split_lines(chunks: Iterable[bytes], start_offset: int = 0) -> Iterator[tuple[bytes, int]]:
-    """Split a byte stream into lines with their offsets, without ever holding more
-    than MAX_LINE_CHARS of one line: the rest of a huge line is skipped.
-
-    `bytes.split` does the work in C; only a line that spans chunks is stitched here."""
-    cursor = start_offset  # absolute offset of the next unread byte
-    pending = b""  # the start of a line continued by the next chunk (capped)
-    pending_start = -1  # its offset, or -1 when there is none
-    for chunk in chunks:
-        parts = chunk.split(b"\n")
-        for part in parts[:-1]:
-            if pending_start >= 0:
-                if len(pending) < MAX_LINE_CHARS:
-                    pending += part[: MAX_LINE_CHARS - len(pending)]
-                yield pending, pending_start
-                pending, pending_start = b"", -1
-            else:
-                yield (part if len(part) <= MAX_LINE_CHARS else part[:MAX_LINE_CHARS]), cursor
-            cursor += len(part) + 1
-        last = parts[-1]
-        if last:
-            if pending_start < 0:
-                pending_start = cursor
-            if len(pending) < MAX_LINE_CHARS:
-                pending += last[: MAX_LINE_CHARS - len(pending)]
-            cursor += len(last)
-    if pending_start >= 0:
-        yield pending, pending_start
-
-
-def decode(line: bytes) -> str:
-    """Logs are mostly UTF-8 but may hold anything: never fail on a byte."""
-    return line.decode("utf-8", errors="replace")
 
 
 def normalize_chunks(

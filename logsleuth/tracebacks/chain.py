@@ -10,30 +10,25 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import regex
-
 from logsleuth.models import ExceptionBlock, Frame, Relation
-
-TRACEBACK_HEADER = "Traceback (most recent call last):"
-CAUSE_SEPARATOR = "The above exception was the direct cause of the following exception:"
-CONTEXT_SEPARATOR = "During handling of the above exception, another exception occurred:"
-
-# `(?P<func>\S.*)` then strip in code: a lazy `.+?\s*$` is quadratic on a long run of spaces.
-FRAME_LINE = regex.compile(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d+)(?:, in (?P<func>\S.*)|\s*)$')
-# faulthandler: `  File "x.py", line 10 in func` (no comma) and `line ???` when unknown.
-FAULT_FRAME_LINE = regex.compile(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d+|\?\?\?) in (?P<func>\S.*)$')
-CARET_LINE = regex.compile(r"^\s*[\^~][\s\^~]*$")  # one mark, then any: no ambiguous split to backtrack over
-REPEATED_LINE = regex.compile(r"^\s*\[Previous line repeated (?P<n>\d+) more times?\]\s*$")
-# The final line of an exception: `pkg.mod.TypeName: message` or a bare `TypeName`.
-# Possessive quantifiers: a 64 KiB line like `a.a.a.…` must not backtrack quadratically.
-EXCEPTION_LINE = regex.compile(r"^(?P<type>[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)*+)(?::(?: (?P<msg>.*)|$)|$)")
-GROUP_HEADER = regex.compile(r"^(?P<indent>\s*)\+ Exception Group Traceback \(most recent call last\):\s*$")
-FATAL_HEADER = regex.compile(r"^Fatal Python error: (?P<msg>.*)$")
-THREAD_HEADER = regex.compile(r"^(?P<current>Current thread|Thread) 0x[0-9a-fA-F]+ .*\(most recent call first\):\s*$")
-MORE_EXCEPTIONS = regex.compile(r"^and (?P<n>\d+) more exceptions?$")
-# Written by the scanner in place of the middle of a runaway traceback (parser.MAX_FAILURE_LINES).
-ELIDED_TEMPLATE = "  [logsleuth: {n} lines elided]"
-ELIDED_LINE = regex.compile(r"^  \[logsleuth: (?P<n>\d+) lines elided\]$")
+from logsleuth.tracebacks.grammar import (
+    CARET_LINE,
+    CAUSE_SEPARATOR,
+    CONTEXT_SEPARATOR,
+    ELIDED_LINE,
+    EXCEPTION_LINE,
+    FATAL_HEADER,
+    FAULT_FRAME_LINE,
+    FRAME_LINE,
+    GROUP_END,
+    GROUP_HEADER,
+    MEMBER_SEPARATOR,
+    MEMBERS_START,
+    MORE_EXCEPTIONS,
+    REPEATED_LINE,
+    THREAD_HEADER,
+    TRACEBACK_HEADER,
+)
 
 
 def parse_frame(text: str) -> Frame | None:
@@ -230,11 +225,6 @@ def _has_margin(text: str, indent: int, marks: str = "|+") -> bool:
     return len(text) > indent and not text[:indent].strip() and text.lstrip()[:1] in marks
 
 
-_MEMBER_SEPARATOR = regex.compile(r"^\+-+ (?:\d+|\.\.\.) -+$")
-_GROUP_END = regex.compile(r"^\+-{10,}$")
-_MEMBERS_START = regex.compile(r"^\+-\+-+ (?:\d+|\.\.\.) -+$")
-
-
 def parse_group(lines: list[str], indent: int) -> ExceptionBlock:
     """Parse an exception group whose `+`/`|` margin sits at column `indent`."""
     own: list[str] = []
@@ -257,7 +247,7 @@ def parse_group(lines: list[str], indent: int) -> ExceptionBlock:
 
 def _parse_members(lines: list[str], indent: int) -> tuple[tuple[tuple[ExceptionBlock, ...], ...], int]:
     """Members start with `+-+---- 1 ----` at `indent`; their own lines sit at indent+2."""
-    if not lines or not _MEMBERS_START.match(lines[0][indent:].rstrip()):
+    if not lines or not MEMBERS_START.match(lines[0][indent:].rstrip()):
         return (), 0
     inner = indent + 2
     members: list[tuple[ExceptionBlock, ...]] = []
@@ -283,7 +273,7 @@ def _parse_members(lines: list[str], indent: int) -> tuple[tuple[tuple[Exception
 
     for line in lines[1:]:
         body = line[inner:] if len(line) >= inner else line.strip()
-        if line[:inner].strip() == "" and (_MEMBER_SEPARATOR.match(body.rstrip()) or _GROUP_END.match(body.rstrip())):
+        if line[:inner].strip() == "" and (MEMBER_SEPARATOR.match(body.rstrip()) or GROUP_END.match(body.rstrip())):
             flush()
             continue
         current.append(line)

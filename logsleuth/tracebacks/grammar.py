@@ -1,0 +1,126 @@
+"""The grammar of the text logsleuth reads: every line regex, and the kind of each line.
+
+CPython's traceback formats (frames, carets, chain separators, exception groups, faulthandler dumps), the
+exception lines, argparse usage errors, kill notices and the log-record starts that end a message.  The
+scanner (scanner.py) and the chain parser (chain.py) share these; nothing else defines a line regex.
+"""
+
+from __future__ import annotations
+
+from enum import Enum, auto
+
+import regex
+
+TRACEBACK_HEADER = "Traceback (most recent call last):"
+CAUSE_SEPARATOR = "The above exception was the direct cause of the following exception:"
+CONTEXT_SEPARATOR = "During handling of the above exception, another exception occurred:"
+
+# `(?P<func>\S.*)` then strip in code: a lazy `.+?\s*$` is quadratic on a long run of spaces.
+FRAME_LINE = regex.compile(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d+)(?:, in (?P<func>\S.*)|\s*)$')
+# faulthandler: `  File "x.py", line 10 in func` (no comma) and `line ???` when unknown.
+FAULT_FRAME_LINE = regex.compile(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d+|\?\?\?) in (?P<func>\S.*)$')
+CARET_LINE = regex.compile(r"^\s*[\^~][\s\^~]*$")  # one mark, then any: no ambiguous split to backtrack over
+REPEATED_LINE = regex.compile(r"^\s*\[Previous line repeated (?P<n>\d+) more times?\]\s*$")
+# The final line of an exception: `pkg.mod.TypeName: message` or a bare `TypeName`.
+# Possessive quantifiers: a 64 KiB line like `a.a.a.…` must not backtrack quadratically.
+EXCEPTION_LINE = regex.compile(r"^(?P<type>[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)*+)(?::(?: (?P<msg>.*)|$)|$)")
+GROUP_HEADER = regex.compile(r"^(?P<indent>\s*)\+ Exception Group Traceback \(most recent call last\):\s*$")
+FATAL_HEADER = regex.compile(r"^Fatal Python error: (?P<msg>.*)$")
+THREAD_HEADER = regex.compile(r"^(?P<current>Current thread|Thread) 0x[0-9a-fA-F]+ .*\(most recent call first\):\s*$")
+MORE_EXCEPTIONS = regex.compile(r"^and (?P<n>\d+) more exceptions?$")
+# Written by the scanner in place of the middle of a runaway traceback (parser.MAX_FAILURE_LINES).
+ELIDED_TEMPLATE = "  [logsleuth: {n} lines elided]"
+ELIDED_LINE = regex.compile(r"^  \[logsleuth: (?P<n>\d+) lines elided\]$")
+MEMBER_SEPARATOR = regex.compile(r"^\+-+ (?:\d+|\.\.\.) -+$")
+GROUP_END = regex.compile(r"^\+-{10,}$")
+MEMBERS_START = regex.compile(r"^\+-\+-+ (?:\d+|\.\.\.) -+$")
+
+# A bare exception line outside a traceback must look like an exception *type*:
+# `ValueError: …`, `torch.OutOfMemoryError: …`, `AssertionError`.
+STRICT_EXCEPTION_LINE = regex.compile(
+    r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Failure|Timeout))"
+    r"(?::(?: (?P<msg>.*)|$)|$)"
+)
+NOT_BARE_TYPES = frozenset({"Error", "Exception", "Failure", "Timeout", "Fault"})
+# argparse: `launch_server.py: error: unrecognized arguments: …`, `sglang serve: error: …`
+USAGE_ERROR = regex.compile(r"^(?P<prog>[\w./\-]+(?: [\w\-]+)?): error: (?P<msg>.+)$")
+# Lines that only report the cascade after a process died.
+KILL_LINE = regex.compile(
+    r"(?:Received sigquit from a child proc(?:ess|es)?\b.*"
+    r"|^(?:.*\s)?Killed(?:\s+.*)?$"
+    r"|exit(?:ed with)? code:? -9\b.*"
+    r"|died, exit code: -?\d+.*)"
+)
+CASCADE_CONTEXT_LINE = regex.compile(r"kill_process_tree called|Dumping requests before crash|Dumped \d+ finished")
+PY_WARNING = regex.compile(r"^\S+:\d+: \w*Warning: ")
+# A line that opens a log record of its own: `INFO:     …` (uvicorn), `WARNING 03-25 …` (vLLM without
+# its process prefix), `2025-04-23 21:31:45,123 - …` (logging's default asctime), `[2025-… ]`.
+LOG_RECORD_START = regex.compile(
+    r"^(?:(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)(?::\s| \d\d-\d\d )"
+    r"|\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}"
+    r"|\d{2}-\d{2} \d{2}:\d{2}:\d{2} )"
+)
+# A group header sharing its line with log text (SGLang logs `f"Scheduler hit an exception: {tb}"`).
+GROUP_AFTER_TEXT = regex.compile(r"^(?:(?P<head>.*\S) )?(?P<group> *\+ Exception Group Traceback \(most recent call last\):)\s*$")
+GROUP_CLOSE = regex.compile(r"^\s*\+-+$")
+# A C++ exception that reached std::terminate (NCCL watchdog aborts): no Python traceback,
+# the type on this line and the message on the `what():` line after it.
+CPP_TERMINATE = regex.compile(r"^terminate called after throwing an instance of '(?P<type>[^']+)'")
+THREAD_INTRO = regex.compile(r"^(?:Exception in thread .+:|Process [\w\-]+:|Error in atexit\._run_exitfuncs:)$")
+CONTEXT_WORDS = ("warn", "error", "fail", "not enough", "out of memory")
+CONTEXT_HINT = regex.compile(r"(?i)\b(?:warn(?:ing)?|error|fail(?:ed|ure)?|not enough|out of memory)\b")
+
+
+class LineKind(Enum):
+    HEADER = auto()
+    GROUP = auto()
+    SEPARATOR = auto()
+    FRAME = auto()
+    FAULT_FRAME = auto()
+    FATAL = auto()
+    THREAD = auto()
+    REPEATED = auto()
+    CARET = auto()
+    MARGIN = auto()
+    SOURCE = auto()
+    EXCEPTION = auto()
+    BLANK = auto()
+    OTHER = auto()
+
+
+def classify(text: str) -> LineKind:
+    stripped = text.strip()
+    if not stripped:
+        return LineKind.BLANK
+    if stripped[0] in "+|" and text[0] in " \t":
+        # Exception-group margins first: `  | Traceback (most recent call last):` is a member's
+        # line, and the group header itself ends like a plain traceback header.
+        return LineKind.GROUP if GROUP_HEADER.match(text) else LineKind.MARGIN
+    if stripped.endswith(TRACEBACK_HEADER):
+        # `Scheduler hit an exception:   + Exception Group Traceback (…):` opens a group.
+        return LineKind.GROUP if GROUP_AFTER_TEXT.match(text) else LineKind.HEADER
+    if stripped in (CAUSE_SEPARATOR, CONTEXT_SEPARATOR):
+        return LineKind.SEPARATOR
+    first = text[0]
+    if first == " " or first == "\t":
+        if stripped.startswith("File "):
+            if FRAME_LINE.match(text):
+                return LineKind.FRAME
+            if FAULT_FRAME_LINE.match(text):
+                return LineKind.FAULT_FRAME
+        if stripped[0] in "+|":
+            return LineKind.GROUP if GROUP_HEADER.match(text) else LineKind.MARGIN
+        if stripped.startswith("[Previous line repeated") and REPEATED_LINE.match(text):
+            return LineKind.REPEATED
+        if CARET_LINE.match(text):
+            return LineKind.CARET
+        return LineKind.SOURCE
+    if stripped.startswith("File ") and FRAME_LINE.match(text):
+        return LineKind.FRAME  # pasted without indentation
+    if stripped.startswith("Fatal Python error: "):
+        return LineKind.FATAL
+    if THREAD_HEADER.match(stripped):
+        return LineKind.THREAD
+    if EXCEPTION_LINE.match(text):
+        return LineKind.EXCEPTION
+    return LineKind.OTHER
