@@ -9,13 +9,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
+from logsleuth.diagnosis.grouping import Grouper, is_cascade
+from logsleuth.diagnosis.library import PatternSet, load_patterns
+from logsleuth.diagnosis.match import match_failure
+from logsleuth.diagnosis.schema import Pattern
 from logsleuth.errors import SourceError
-from logsleuth.fixes import build_fix, interpolate
-from logsleuth.grouping import Grouper, is_cascade
+from logsleuth.fixes.build import build_fix
+from logsleuth.fixes.builders import BUILDERS
+from logsleuth.fixes.context import interpolate
+from logsleuth.fixes.server_args import command_from_server_args
 from logsleuth.ingest.launch import LaunchTracker
 from logsleuth.ingest.reader import DEFAULT_MAX_BYTES, read_all, read_latest
 from logsleuth.ingest.scan import ReadResult
-from logsleuth.matcher import Pattern, PatternSet, load_patterns, match_failure
 from logsleuth.models import Diagnosis, FailureGroup, LaunchInfo, Report, SourceInfo
 from logsleuth.sources.base import ReportsProgress, Source
 from logsleuth.sources.open import open_sources
@@ -36,6 +41,11 @@ class DiagnoseOptions:
 ProgressCallback = Callable[[str], None]
 
 
+def load_library(options: DiagnoseOptions) -> PatternSet:
+    """The pattern layers the options name, checked against the fix builders this version has."""
+    return load_patterns(options.pattern_dirs, include_user=options.include_user_patterns, known_builders=BUILDERS)
+
+
 def diagnose(
     specs: Sequence[str],
     options: DiagnoseOptions | None = None,
@@ -46,7 +56,7 @@ def diagnose(
     """Diagnose one or more sources (`path`, `-`, `host:path`).  A source that cannot be
     read is recorded in `Report.sources` with its error; the others go on."""
     options = options or DiagnoseOptions()
-    patterns = patterns or load_patterns(options.pattern_dirs, include_user=options.include_user_patterns)
+    patterns = patterns or load_library(options)
     results: list[tuple[Source | None, SourceInfo, ReadResult | None]] = []
     for spec in specs:
         try:
@@ -74,7 +84,7 @@ def diagnose_text(text: str, options: DiagnoseOptions | None = None, *, patterns
     from logsleuth.sources.memory import MemorySource
 
     options = options or DiagnoseOptions()
-    patterns = patterns or load_patterns(options.pattern_dirs, include_user=options.include_user_patterns)
+    patterns = patterns or load_library(options)
     source = MemorySource(text.encode("utf-8", errors="surrogateescape"))
     result = read_all(source) if options.all_failures else read_latest(source, max_bytes=options.max_bytes)
     info = SourceInfo(source.name, result.bytes_read, result.size, capped=result.capped)
@@ -124,7 +134,12 @@ def _merge_launch(trackers: list[LaunchTracker], options: DiagnoseOptions) -> La
     merged = LaunchTracker()
     for tracker in trackers:  # one per source: hosts of the same launch, the first to know wins
         merged.absorb(tracker, later_command_wins=False)
-    return merged.info(options.command, options.engine_version)
+    launch = merged.info(options.command, options.engine_version)
+    if launch.command is None and launch.server_args and (launch.engine or "sglang") == "sglang":
+        rebuilt = command_from_server_args(launch.server_args, launch.engine_version)
+        if rebuilt is not None:
+            launch = replace(launch, command=rebuilt, command_source="server_args")
+    return launch
 
 
 def _diagnose_group(

@@ -24,7 +24,7 @@ from logsleuth.errors import ExitStatus, LogsleuthError, UsageError
 from logsleuth.ingest.reader import DEFAULT_MAX_BYTES
 from logsleuth.models import Report
 from logsleuth.render import MIN_MAX_CHARS, OutputFormat, RenderOptions
-from logsleuth.safety import strip_controls
+from logsleuth.render.safety import strip_controls
 from logsleuth.sources.options import SSHOptions
 
 if TYPE_CHECKING:

@@ -6,6 +6,7 @@ report serializes with `dataclasses.asdict` and tests can build values by hand.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
@@ -64,6 +65,15 @@ class Frame:
     repeated: int = 0  # "[Previous line repeated N more times]" after this frame
     in_app: bool = False
 
+    @property
+    def module_path(self) -> str:
+        """The file as a module path: `/usr/lib/python3.11/dist-packages/sglang/srt/server_args.py` ->
+        `sglang/srt/server_args.py`; elsewhere its last two path parts."""
+        for marker in ("site-packages/", "dist-packages/"):
+            if marker in self.file:
+                return self.file.rsplit(marker, 1)[1]
+        return "/".join(self.file.replace("\\", "/").split("/")[-2:])
+
 
 @dataclass(frozen=True, slots=True)
 class ExceptionBlock:
@@ -104,6 +114,10 @@ class Failure:
         return self.exceptions[-1]
 
 
+# What a name in Fix.env must look like: a shell variable name (anything else could only be log text).
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 @dataclass(frozen=True, slots=True)
 class FlagOp:
     """One change to the launch command.  `flag` is as typed, dashes included."""
@@ -121,6 +135,8 @@ class Fix:
     env: tuple[tuple[str, str], ...] = ()
     steps: tuple[str, ...] = ()
     command: str | None = None  # the corrected launch command, when the original is known
+    # Flags the fix adds whose value only the user knows (which model to serve): such a fix has no command.
+    needs_input: tuple[str, ...] = ()
     # Other fixes that are equally valid (e.g. "or drop all three flags").
     alternatives: tuple[Fix, ...] = ()
 
@@ -170,8 +186,9 @@ class LaunchInfo:
     engine: str | None = None  # "sglang" | "vllm"
     engine_version: str | None = None
     command: str | None = None  # the launch command, when the log or --cmd gives it
-    # Where `command` came from: "user" (--cmd: printed back as written) or "log" (untrusted: requoted).
-    command_source: Literal["user", "log"] | None = None
+    # Where `command` came from: "user" (--cmd: printed back as written), "log" (a command line in the log:
+    # untrusted, requoted) or "server_args" (rebuilt from a complete `server_args=` line).
+    command_source: Literal["user", "log", "server_args"] | None = None
     server_args: tuple[tuple[str, str], ...] = ()  # name -> repr(value) from a server_args= line
 
 

@@ -16,14 +16,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
-from logsleuth.api import DiagnoseOptions, build_report
+from logsleuth.api import DiagnoseOptions, build_report, load_library
+from logsleuth.diagnosis.library import PatternSet
 from logsleuth.errors import SourceError
 from logsleuth.ingest.launch import LaunchTracker
 from logsleuth.ingest.lines import LineSplitter, decode
 from logsleuth.ingest.normalize import LineNormalizer
 from logsleuth.ingest.scan import ReadResult
 from logsleuth.ingest.stages import Stage, is_later, stage_of
-from logsleuth.matcher import PatternSet, load_patterns
 from logsleuth.models import Failure, Report, SourceInfo
 from logsleuth.sources.base import RESTART, Follows, Source
 from logsleuth.tracebacks.scanner import FailureScanner
@@ -157,7 +157,7 @@ def watch(
     the stages of the latest launch in it shown: a "ready" line of an earlier launch followed by a later
     launch that is still loading is not ready."""
     options = options or DiagnoseOptions()
-    patterns = patterns or load_patterns(options.pattern_dirs, include_user=options.include_user_patterns)
+    patterns = patterns or load_library(options)
     size = source.size()
     start = max(0, size - BACKLOG)
     now = clock()

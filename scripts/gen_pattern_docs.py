@@ -20,8 +20,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from logsleuth import fix_builders_runtime, fixes  # noqa: E402
-from logsleuth.matcher import CATEGORY_HELP, Pattern, parse_pattern  # noqa: E402
+from logsleuth.diagnosis.library import parse_pattern  # noqa: E402
+from logsleuth.diagnosis.schema import CATEGORIES, Pattern  # noqa: E402
+from logsleuth.fixes.builders import BUILDERS  # noqa: E402
 
 OUT = ROOT / "docs" / "patterns"
 PATTERNS = ROOT / "patterns"
@@ -33,11 +34,9 @@ MATCH_KEYS = ("kind", "exception_type", "message", "chain_message", "frame_file"
 def load() -> list[tuple[Pattern, dict[str, Any], Path]]:
     found = []
     for path in sorted(PATTERNS.glob("*/*.toml")):
-        if path.parent.name == "catalogs":
-            continue
         text = path.read_text(encoding="utf-8")
         rel = path.relative_to(ROOT).as_posix()
-        found.append((parse_pattern(text, rel), tomllib.loads(text), path))
+        found.append((parse_pattern(text, rel, known_builders=BUILDERS), tomllib.loads(text), path))
     return sorted(found, key=lambda item: (item[0].category, item[0].priority, item[0].id))
 
 
@@ -66,7 +65,7 @@ def _fix_section(fix: dict[str, Any]) -> list[str]:
     lines: list[str] = []
     name = fix.get("builder")
     if name:
-        function = fixes._BUILDERS.get(name)
+        function = BUILDERS.get(name)
         doc = inspect.getdoc(function) if function else None
         module = function.__module__ if function else "?"
         lines.append(f"Built at diagnosis time by the fix builder {_code(name)} ({_code(module)}), "
@@ -112,7 +111,7 @@ def page(pattern: Pattern, raw: dict[str, Any], path: Path) -> str:
     out += [
         "| | |",
         "|---|---|",
-        f"| category | [{pattern.category}](index.md#{pattern.category}): {CATEGORY_HELP.get(pattern.category, '')} |",
+        f"| category | [{pattern.category}](index.md#{pattern.category}): {CATEGORIES.get(pattern.category, '')} |",
         f"| priority | {pattern.priority} (lower wins when several patterns match) |",
         f"| engine | {pattern.engine or 'any'} |",
         f"| versions | {', '.join(_cell(v) for v in pattern.versions) if pattern.versions else 'all'} |",
@@ -148,7 +147,7 @@ def index(items: list[tuple[Pattern, dict[str, Any], Path]]) -> str:
     for pattern, _, _ in items:
         by_category.setdefault(pattern.category, []).append(pattern)
     for category in sorted(by_category):
-        out += [f"## {category}", "", CATEGORY_HELP.get(category, ""), "", "| pattern | title | priority |", "|---|---|---|"]
+        out += [f"## {category}", "", CATEGORIES.get(category, ""), "", "| pattern | title | priority |", "|---|---|---|"]
         for pattern in by_category[category]:
             marks = " (cascade)" if pattern.cascade else ""
             versions = f" [{', '.join(pattern.versions)}]" if pattern.versions else ""
@@ -158,7 +157,6 @@ def index(items: list[tuple[Pattern, dict[str, Any], Path]]) -> str:
 
 
 def render_all() -> dict[Path, str]:
-    assert fix_builders_runtime.NAMES  # imported so its builders are registered
     items = load()
     files = {OUT / "index.md": index(items)}
     for pattern, raw, path in items:

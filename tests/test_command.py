@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import shlex
 
-from logsleuth.command import CommandLine
-from logsleuth.fixes import _steps_for, nearest_choice
+from logsleuth.fixes.builders.arguments import nearest_choice
+from logsleuth.fixes.builders.speculative import _steps_for
+from logsleuth.fixes.command import CommandLine
 from logsleuth.models import FlagOp
 
 BASE = "python -m sglang.launch_server --model-path /m --tp-size 2"
@@ -69,7 +70,8 @@ def test_nearest_choice() -> None:
 
 
 def test_command_rebuilt_from_server_args_line() -> None:
-    from logsleuth.ingest.launch import command_from_server_args, parse_server_args
+    from logsleuth.fixes.server_args import command_from_server_args
+    from logsleuth.ingest.launch import parse_server_args
 
     line = (
         "ServerArgs(model_path='/models/llama 8b', tokenizer_path=None, tp_size=2, dp_size=1, "
@@ -84,7 +86,8 @@ def test_command_rebuilt_from_server_args_line() -> None:
 
 
 def test_server_args_dict_form_of_0_5_23() -> None:
-    from logsleuth.ingest.launch import command_from_server_args, parse_server_args
+    from logsleuth.fixes.server_args import command_from_server_args
+    from logsleuth.ingest.launch import parse_server_args
 
     pairs = tuple(parse_server_args("{'model_path': '/m', 'tp_size': 4, 'enable_dp_attention': True, 'x': 1}"))
     assert command_from_server_args(pairs, "0.5.23") == (

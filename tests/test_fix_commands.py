@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from logsleuth.api import DiagnoseOptions, diagnose_text
+from logsleuth.diagnosis.library import load_patterns, parse_pattern
 from logsleuth.errors import PatternError
-from logsleuth.matcher import load_patterns, parse_pattern
 
 INJECTING_PATTERN = '''
 id = "test-bad-devices"

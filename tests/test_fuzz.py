@@ -20,9 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from logsleuth.api import DiagnoseOptions, diagnose_text
+from logsleuth.diagnosis.library import PatternSet
 from logsleuth.ingest.lines import MAX_LINE_BYTES
 from logsleuth.ingest.normalize import normalize_chunks
-from logsleuth.matcher import PatternSet
 from logsleuth.tracebacks.scanner import FailureScanner
 
 sys.path.insert(0, str(Path(__file__).parent / "groundtruth"))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from logsleuth.api import DiagnoseOptions, diagnose_text
-from logsleuth.grouping import is_in_app
+from logsleuth.diagnosis.grouping import is_in_app
 from tests.logs import crash_record, launch_line, nccl_traceback, noise, scheduler_traceback
 
 

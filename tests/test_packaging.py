@@ -33,7 +33,7 @@ def test_wheel_contains_patterns_and_works_installed(tmp_path: Path) -> None:
     unpacked = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(unpacked)
     probe = (
-        "import logsleuth, sys; from logsleuth.matcher import load_patterns;"
+        "import logsleuth, sys; from logsleuth.diagnosis.library import load_patterns;"
         "assert logsleuth.__file__.startswith(sys.argv[1]), logsleuth.__file__;"
         "print(len(load_patterns(include_user=False).patterns))"
     )

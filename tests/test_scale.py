@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from logsleuth.ingest import reader
 from logsleuth.api import DiagnoseOptions, diagnose
-from logsleuth.grouping import MAX_GROUPS, DistinctCounter, Grouper
+from logsleuth.diagnosis.grouping import MAX_GROUPS, DistinctCounter, Grouper
+from logsleuth.ingest import reader
 from logsleuth.ingest.normalize import normalize_chunks
 from logsleuth.sources.local import LocalFileSource
 from logsleuth.tracebacks.scanner import FailureScanner

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from logsleuth.grouping import MAX_GROUPS, Grouper, fingerprint
+from logsleuth.diagnosis.grouping import MAX_GROUPS, Grouper, fingerprint
 from logsleuth.ingest.launch import LaunchTracker
 from logsleuth.ingest.lines import decode
 from logsleuth.ingest.normalize import LineNormalizer
@@ -28,8 +28,7 @@ from logsleuth.ingest.scan import (
     scan_range,
 )
 from logsleuth.models import Failure
-from logsleuth.sources.anchors import anchors_in_chunks
-from logsleuth.sources.base import Source
+from logsleuth.sources.base import Source, SplitsWork, anchors_in_chunks
 
 
 def read_latest_dense(
@@ -90,9 +89,10 @@ def read_all_dense(source: Source, size: int, examined: Examined) -> ReadResult:
     # No separate look at the head for the launch command: dense reading parses every text
     # between records that mentions a launch (see _TAIL_TRIGGERS).
     tracker = LaunchTracker()
-    from logsleuth.sources.anchors import in_two_halves
-
-    halves = in_two_halves(source, size, _dense_half, _split_point)
+    if isinstance(source, SplitsWork):
+        halves = source.in_two_halves(size, _dense_half, _split_point)  # a local file: two cores
+    else:
+        halves = [_dense_half(source, 0, size)]
     grouper = Grouper()
     cascade: list[str] = []
     for half in halves:

@@ -115,8 +115,6 @@ class LaunchTracker:
         version = version_override or self.engine_version or self.version_hint
         server_args = tuple(parse_server_args(self.server_args)) if self.server_args else ()
         command = command_override or self.command
-        if command is None and server_args and (self.engine or "sglang") == "sglang":
-            command = command_from_server_args(server_args, version)
         source: Literal["user", "log"] | None = "user" if command_override else ("log" if command else None)
         return LaunchInfo(
             engine=self.engine, engine_version=version, command=command, command_source=source, server_args=server_args
@@ -171,43 +169,3 @@ def _split_top_level(text: str) -> list[str]:
     if current:
         items.append("".join(current))
     return items
-
-
-def command_from_server_args(pairs: tuple[tuple[str, str], ...], version: str | None) -> str | None:
-    """Rebuild a launch command from a logged `server_args=`: every field that differs
-    from that version's default becomes its flag.  Fields SGLang derived itself appear
-    too; the command is equivalent to the one that ran."""
-    import ast
-    import json
-    import shlex
-
-    from logsleuth import catalog as catalogs
-
-    flags = catalogs.load("sglang", version)
-    if flags is None:
-        return None
-    tokens = ["python", "-m", "sglang.launch_server"]
-    for dest, raw in pairs:
-        info = flags.by_field(dest)
-        if info is None:
-            continue
-        preferred = "--" + dest.replace("_", "-")
-        name = preferred if preferred in info.aliases else info.name
-        try:
-            value = ast.literal_eval(raw)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
-            continue  # an object repr we cannot turn back into a flag
-        if value == info.default or value is None:
-            continue
-        if not info.takes_value:
-            if value is True:
-                tokens.append(name)
-            continue
-        if isinstance(value, (list, tuple)):
-            tokens.append(name)
-            tokens.extend(str(item) for item in value)
-        elif isinstance(value, dict):
-            tokens.extend((name, json.dumps(value)))
-        else:
-            tokens.extend((name, str(value)))
-    return shlex.join(tokens) if len(tokens) > 3 else None

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from logsleuth.grouping import MAX_GROUPS, fingerprint
+from logsleuth.diagnosis.grouping import MAX_GROUPS, fingerprint
 from logsleuth.ingest.dense import read_all_dense, read_latest_dense
 from logsleuth.ingest.launch import LaunchTracker
 from logsleuth.ingest.scan import (
@@ -21,8 +21,7 @@ from logsleuth.ingest.scan import (
     scan_range,
 )
 from logsleuth.models import Failure
-from logsleuth.sources.anchors import anchors_in_chunks
-from logsleuth.sources.base import FindsAnchors, Source
+from logsleuth.sources.base import FindsAnchors, Source, anchors_in_chunks
 
 INITIAL_WINDOW = 128 << 10  # most crash logs end with the failure (and 64 KiB of context): start small
 DEFAULT_MAX_BYTES = 256 << 20

@@ -6,9 +6,8 @@ import json
 import re
 from typing import Any
 
-from logsleuth.fixes import needs_input
 from logsleuth.models import ExceptionBlock, FailureGroup, Fix, Report
-from logsleuth.safety import escape_surrogates
+from logsleuth.render.safety import escape_surrogates
 
 SCHEMA = "logsleuth.report/1"
 
@@ -44,7 +43,7 @@ def _fix(fix: Fix) -> dict[str, Any]:
         "env": {name: value for name, value in fix.env},
         "steps": list(fix.steps),
         "command": fix.command,
-        "needs_input": list(needs_input(fix)),
+        "needs_input": list(fix.needs_input),
         "alternatives": [_fix(alt) for alt in fix.alternatives],
     }
 

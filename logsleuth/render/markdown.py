@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from logsleuth.models import FailureGroup, Report
 from logsleuth.render import RenderOptions
+from logsleuth.render.safety import clean, escape_markdown_prose, markdown_code_span, markdown_fence
 from logsleuth.render.view import (
     FixView,
     FrameView,
@@ -20,7 +21,6 @@ from logsleuth.render.view import (
     omitted_line,
     summary_rows,
 )
-from logsleuth.safety import clean, escape_markdown_prose, markdown_code_span, markdown_fence
 
 
 def fenced(lines: list[str], info: str = "") -> list[str]:

@@ -76,7 +76,7 @@ def _fix(console: Console, fix: FixView, label: str = "Fix") -> None:
     if fix.command:
         console.print(Text("  Corrected command:", style="logsleuth.heading"))
         # soft_wrap: the terminal wraps it, rich inserts no newline, so copy and paste keeps one line.
-        console.print(Text(f"    {fix.command}", style="logsleuth.command"), soft_wrap=True)
+        console.print(Text(f"    {fix.command}", style="logsleuth.fixes.command"), soft_wrap=True)
     for alternative in fix.alternatives:
         _fix(console, alternative, "Or")
 

@@ -20,6 +20,7 @@ from typing import Any
 from logsleuth.errors import LogsleuthError
 from logsleuth.models import FailureGroup, Report
 from logsleuth.render import RenderOptions
+from logsleuth.render.safety import break_fences, clip, defang_mentions, escape_slack_api
 from logsleuth.render.text import summary_table
 from logsleuth.render.view import (
     FrameView,
@@ -34,7 +35,6 @@ from logsleuth.render.view import (
     omitted_line,
     summary_rows,
 )
-from logsleuth.safety import break_fences, clip, defang_mentions, escape_slack_api
 
 FENCE = "```"
 TABLE_WIDTH = 72  # Slack's message pane is narrow

@@ -19,7 +19,7 @@ STYLES = {
     "logsleuth.root_cause": "",
     "logsleuth.fix": "green",
     "logsleuth.change": "bold green",
-    "logsleuth.command": "bold",
+    "logsleuth.fixes.command": "bold",
     "logsleuth.context": "yellow",
     "logsleuth.note": "dim",
     "logsleuth.table.header": "bold",

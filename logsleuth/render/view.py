@@ -11,9 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from logsleuth.grouping import module_path
 from logsleuth.models import ExceptionBlock, FailureGroup, Fix, FlagOp, Frame, Report
-from logsleuth.safety import clean, clean_lines
+from logsleuth.render.safety import clean, clean_lines
 
 RELATION_TEXT = {
     "cause": "the above was the direct cause of:",
@@ -79,7 +78,7 @@ class SummaryRow:
 
 
 def frame_location(frame: Frame) -> str:
-    where = f"{module_path(frame.file)}:{frame.line}" if frame.line is not None else module_path(frame.file)
+    where = f"{frame.module_path}:{frame.line}" if frame.line is not None else frame.module_path
     text = f"{where} in {frame.function}" if frame.function else where
     if frame.repeated:
         text += f" (repeated {frame.repeated} more times)"

@@ -10,7 +10,7 @@ buffer of WINDOW bytes per process whatever the file size.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
@@ -20,29 +20,6 @@ from logsleuth.sources.pread import FileShrank
 
 PARALLEL_MIN_BYTES = 64 << 20  # below this a fork costs more than it saves
 WINDOW = 8 << 20
-
-
-def anchors_in_chunks(
-    chunks: Iterable[bytes], position: int, anchors: tuple[bytes, ...], limit: int | None
-) -> list[int] | None:
-    """Sorted offsets of the anchors in a stream of bytes starting at `position`; None when there are more
-    than `limit` (for sources that cannot search faster than reading)."""
-    positions: list[int] = []
-    carry = b""
-    longest = max(len(anchor) for anchor in anchors)
-    for chunk in chunks:
-        data = carry + chunk
-        base = position - len(carry)
-        for anchor in anchors:
-            index = data.find(anchor)
-            while index >= 0:
-                positions.append(base + index)
-                index = data.find(anchor, index + 1)
-        if limit is not None and len(positions) > limit:
-            return None
-        position += len(chunk)
-        carry = data[-(longest - 1) :] if longest > 1 else b""
-    return sorted(set(positions))
 
 
 class TooMany(Exception):

@@ -6,8 +6,8 @@ an implementation.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 # Bytes read per request.  Large enough that syscalls and SSH round trips are
 # amortized, small enough to keep memory flat.
@@ -57,9 +57,45 @@ class FindsAnchors(Protocol):
         """Sorted offsets of every anchor; None when there are more than `limit` (a traceback-dense log)."""
 
 
+T = TypeVar("T")
+
+
+@runtime_checkable
+class SplitsWork(Protocol):
+    """A source that forked processes can read too (a local file): `work(source, start, end)` runs over the
+    two halves of [0, size) on two cores, cut where `split(source, size // 2, size)` says."""
+
+    def in_two_halves(
+        self, size: int, work: Callable[[Any, int, int], T], split: Callable[[Any, int, int], int]
+    ) -> list[T]: ...
+
+
 @runtime_checkable
 class Follows(Protocol):
     """A source that can be followed as it grows (`watch`): new bytes from `offset` on, b"" on idle polls,
     RESTART when the log was truncated or replaced."""
 
     def follow(self, offset: int) -> Iterator[bytes]: ...
+
+
+def anchors_in_chunks(
+    chunks: Iterable[bytes], position: int, anchors: tuple[bytes, ...], limit: int | None
+) -> list[int] | None:
+    """Sorted offsets of the anchors in a stream of bytes starting at `position`; None when there are more
+    than `limit` (for sources that cannot search faster than reading)."""
+    positions: list[int] = []
+    carry = b""
+    longest = max(len(anchor) for anchor in anchors)
+    for chunk in chunks:
+        data = carry + chunk
+        base = position - len(carry)
+        for anchor in anchors:
+            index = data.find(anchor)
+            while index >= 0:
+                positions.append(base + index)
+                index = data.find(anchor, index + 1)
+        if limit is not None and len(positions) > limit:
+            return None
+        position += len(chunk)
+        carry = data[-(longest - 1) :] if longest > 1 else b""
+    return sorted(set(positions))

@@ -13,12 +13,14 @@ import errno
 import os
 import stat
 import sys
-from collections.abc import Iterator
-from typing import BinaryIO
+from collections.abc import Callable, Iterator
+from typing import Any, BinaryIO, TypeVar
 
 from logsleuth.errors import SourceError
 from logsleuth.sources.base import CHUNK_SIZE
 from logsleuth.sources.pread import FileShrank, changed_while_read, pread_exactly
+
+T = TypeVar("T")
 
 
 def _describe_os_error(path: str, exc: OSError) -> str:
@@ -98,6 +100,13 @@ class LocalFileSource:
                 raise SourceError(_describe_os_error(self.name, exc)) from None
             position += len(chunk)
             yield chunk
+
+    def in_two_halves(
+        self, size: int, work: Callable[[Any, int, int], T], split: Callable[[Any, int, int], int]
+    ) -> list[T]:
+        from logsleuth.sources.anchors import in_two_halves
+
+        return in_two_halves(self, size, work, split)
 
     def find_anchors(self, anchors: tuple[bytes, ...], limit: int | None = None) -> list[int] | None:
         """Offsets of literal anchors over the whole file; None when more than `limit` were found

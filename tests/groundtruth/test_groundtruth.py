@@ -16,8 +16,8 @@ from embed import VARIANTS, Case, Expected, build, generate_cases, variant_ok
 from runner import PER_COMBINATION, SEED, raw_shapes
 
 from logsleuth.api import DiagnoseOptions, diagnose_text
+from logsleuth.diagnosis.library import PatternSet
 from logsleuth.ingest.normalize import normalize_chunks
-from logsleuth.matcher import PatternSet
 from logsleuth.models import ExceptionBlock, Failure
 from logsleuth.tracebacks.scanner import FailureScanner
 

@@ -11,10 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from logsleuth import matcher
+from logsleuth.diagnosis import library, match
+from logsleuth.diagnosis.library import load_patterns, parse_pattern
+from logsleuth.diagnosis.match import match_failure
 from logsleuth.errors import PatternError
-from logsleuth.matcher import load_patterns, match_failure, parse_pattern, version_matches
+from logsleuth.fixes.builders import BUILDERS
 from logsleuth.models import ExceptionBlock, Failure
+from logsleuth.versions import matches as version_matches
 
 REPO = Path(__file__).resolve().parents[2]
 OOM_LOG = REPO / "tests" / "fixtures" / "patterns" / "sglang-gpu-oom-kv-cache" / "positive-0.5.9.log"
@@ -159,13 +162,13 @@ def test_match_failure_reports_timeouts_to_on_error() -> None:
 )
 def test_parse_errors_name_file_and_line(text: str, where: str, message: str) -> None:
     with pytest.raises(PatternError) as info:
-        parse_pattern(text, "x.toml", "user")
+        parse_pattern(text, "x.toml", "user", known_builders=BUILDERS)
     assert str(info.value).startswith(where)
     assert message in str(info.value)
 
 
 def test_bundled_patterns_load_strictly() -> None:
-    patterns = load_patterns(include_user=False, strict=True)
+    patterns = load_patterns(include_user=False, strict=True, known_builders=BUILDERS)
     assert not patterns.errors
     assert len(patterns.patterns) >= 30
 
@@ -190,11 +193,11 @@ def test_version_constraints(versions: tuple[str, ...], version: str | None, exp
     assert version_matches(versions, version) is expected
 
 
-# -- the parsed-TOML cache (logsleuth/pattern_cache.py) ---------------------------------------------------------
+# -- the parsed-TOML cache (logsleuth/diagnosis/cache.py) ---------------------------------------------------------
 
 
 def test_cached_patterns_equal_the_freshly_parsed_ones(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from logsleuth import pattern_cache
+    from logsleuth.diagnosis import cache as pattern_cache
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     first = load_patterns(include_user=False)  # parses the TOML and writes the cache
@@ -203,7 +206,7 @@ def test_cached_patterns_equal_the_freshly_parsed_ones(tmp_path: Path, monkeypat
     second = load_patterns(include_user=False)  # reads it
     assert cache_file.read_text() == written
     assert second.patterns == first.patterns
-    fresh = [parse_pattern(text, path) for path, text in matcher._bundled_files()]
+    fresh = [parse_pattern(text, path) for path, text in library._bundled_files()]
     assert {p.id: p for p in fresh} == {p.id: p for p in second.patterns}
     assert pattern_cache.cache_dir() == tmp_path / "logsleuth"
 
@@ -216,7 +219,7 @@ def test_a_corrupt_cache_is_parsed_over(tmp_path: Path, monkeypatch: pytest.Monk
         cache_file.write_text(garbage)
         assert load_patterns(include_user=False).patterns == expected
         rewritten = json.loads(cache_file.read_text())  # parsed over and written again
-        assert isinstance(rewritten, list) and len(rewritten) == len(list(matcher._bundled_files()))
+        assert isinstance(rewritten, list) and len(rewritten) == len(list(library._bundled_files()))
 
 
 def test_an_unwritable_cache_directory_is_no_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -229,11 +232,11 @@ def test_an_unwritable_cache_directory_is_no_error(tmp_path: Path, monkeypatch: 
 def test_an_edited_pattern_file_misses_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     load_patterns(include_user=False)
-    files = list(matcher._bundled_files())
+    files = list(library._bundled_files())
     path, text = files[0]
     edited = text.replace('title = "', 'title = "EDITED ', 1)
     assert edited != text
-    monkeypatch.setattr(matcher, "_bundled_files", lambda: iter([(path, edited), *files[1:]]))
+    monkeypatch.setattr(library, "_bundled_files", lambda: iter([(path, edited), *files[1:]]))
     patterns = load_patterns(include_user=False).patterns
     assert patterns[0].title.startswith("EDITED ") or any(p.title.startswith("EDITED ") for p in patterns)
     assert len(list((tmp_path / "logsleuth").glob("patterns-*.json"))) == 2
@@ -289,7 +292,7 @@ def test_one_bad_entry_does_not_disable_the_directory(tmp_path: Path) -> None:
 
 
 def test_a_wrong_but_well_formed_cache_falls_back_to_the_toml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from logsleuth import pattern_cache
+    from logsleuth.diagnosis import cache as pattern_cache
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     fresh = load_patterns(include_user=False)
@@ -331,18 +334,33 @@ def test_a_timed_out_pattern_costs_one_timeout_per_run(tmp_path: Path, monkeypat
     log = "".join(f"ValueError: {'a' * 60}b{number}\n" for number in range(200))
     patterns = load_patterns([user], include_user=False)
     timeouts = []
-    real_search = matcher._search
+    real_search = match._search
 
     def counting_search(pattern: object, text: str) -> object:
         try:
             return real_search(pattern, text)  # type: ignore[arg-type]
-        except matcher.PatternTimeout:
+        except match.PatternTimeout:
             timeouts.append(text)
             raise
 
-    monkeypatch.setattr(matcher, "_search", counting_search)
+    monkeypatch.setattr(match, "_search", counting_search)
     report = diagnose_text(log, DiagnoseOptions(all_failures=True, include_user_patterns=False), patterns=patterns)
     warnings = [warning for warning in report.warnings if "timed out" in warning]
     assert len(report.failures) >= 100
     assert len(timeouts) == 1
     assert len(warnings) == 1 and "disabled for this run" in warnings[0]
+
+
+def test_aliases_are_kept_and_a_later_pattern_with_a_former_id_replaces_the_renamed_one(tmp_path: Path) -> None:
+    """A pattern renamed from `user-old-name` keeps it in `aliases`: a user's override written for the old id
+    still replaces it, instead of both matching."""
+    renamed = GOOD.replace('id = "user-good"', 'id = "user-new-name"\naliases = ["user-old-name"]')
+    assert parse_pattern(renamed, "x.toml", "user").aliases == ("user-old-name",)
+    base = tmp_path / "base"
+    base.mkdir()
+    write(base, "new-name.toml", renamed)
+    override = tmp_path / "override"
+    override.mkdir()
+    write(override, "old-name.toml", GOOD.replace('id = "user-good"', 'id = "user-old-name"'))
+    ids = {p.id for p in load_patterns([base, override], include_user=False).patterns}
+    assert "user-old-name" in ids and "user-new-name" not in ids

@@ -23,7 +23,8 @@ from pathlib import Path
 import pytest
 
 from logsleuth.api import DiagnoseOptions, diagnose_text
-from logsleuth.matcher import CATEGORIES, LazyRegex, PatternSet, load_patterns, parse_pattern
+from logsleuth.diagnosis.library import PatternSet, load_patterns, parse_pattern
+from logsleuth.diagnosis.schema import CATEGORIES, LazyRegex
 from logsleuth.models import Report
 
 REPO = Path(__file__).resolve().parents[2]
@@ -177,3 +178,19 @@ def test_generated_fixtures_are_up_to_date() -> None:
         timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def test_a_pattern_file_is_named_after_its_id() -> None:
+    """`patterns/sglang/invalid-int-value.toml` holds `sglang-invalid-int-value`: the file is found by its id."""
+    for path in _bundled_files():
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        assert f"{path.parent.name}-{path.stem}" == data["id"], path
+
+
+def test_every_builder_a_bundled_pattern_names_exists() -> None:
+    from logsleuth.fixes.builders import BUILDERS
+
+    for path in _bundled_files():
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        name = (data.get("fix") or {}).get("builder")
+        assert name is None or name in BUILDERS, f"{path}: unknown builder {name}"

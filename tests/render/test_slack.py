@@ -129,8 +129,8 @@ def test_cli_posts_the_slack_report(webhook: str, tmp_path: Path, capsys: pytest
 
 def test_the_api_budget_counts_the_escapes() -> None:
     from logsleuth.render import RenderOptions
+    from logsleuth.render.safety import escape_slack_api
     from logsleuth.render.slack import render_slack_for_api
-    from logsleuth.safety import escape_slack_api
 
     report = unknown_failure()
     group = report.failures[0]

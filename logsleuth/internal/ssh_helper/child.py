@@ -23,8 +23,7 @@ from typing import TYPE_CHECKING, Any
 from logsleuth.errors import SourceError, UsageError
 from logsleuth.internal.ssh_helper.argv import HelperArgv
 from logsleuth.internal.ssh_helper.wire import receive_message, send_message
-from logsleuth.sources.anchors import anchors_in_chunks
-from logsleuth.sources.base import FindsAnchors, ReportsProgress, Source
+from logsleuth.sources.base import FindsAnchors, ReportsProgress, Source, anchors_in_chunks
 from logsleuth.sources.options import SSHOptions
 
 if TYPE_CHECKING:

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from logsleuth.sources.anchors import anchors_in_chunks
-from logsleuth.sources.base import RESTART, Progress, Source
+from logsleuth.sources.base import RESTART, Progress, Source, anchors_in_chunks
 from logsleuth.sources.options import SSHOptions
 from logsleuth.sources.spec import RemoteError, RemoteSpec
 from logsleuth.sources.ssh.config import load_config

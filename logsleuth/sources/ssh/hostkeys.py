@@ -21,6 +21,7 @@ import os
 
 import paramiko
 
+from logsleuth import paths
 from logsleuth.sources.options import SSHOptions
 from logsleuth.sources.spec import RemoteError
 from logsleuth.sources.ssh.config import HostSettings
@@ -30,8 +31,7 @@ from logsleuth.sources.ssh.known_hosts import KnownHost, NewHostKey, known_host_
 def logsleuth_known_hosts(options: SSHOptions) -> str:
     if options.known_hosts_file:
         return os.path.expanduser(options.known_hosts_file)
-    config_home = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
-    return os.path.join(config_home, "logsleuth", "known_hosts")
+    return str(paths.config_dir() / "known_hosts")
 
 
 def _entries(settings: HostSettings, options: SSHOptions) -> list[KnownHost]:

@@ -17,10 +17,9 @@ import re
 import shlex
 from dataclasses import dataclass, replace
 
-from logsleuth.models import FlagOp
+from logsleuth.models import ENV_NAME, FlagOp
 
 _ENTRYPOINT_ENDS = ("sglang.launch_server", "api_server", "serve")
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _OPERATOR_CHARS = "|&;<>()"
 _FD_REDIRECTION = re.compile(r"\d+[<>]")  # `2>&1`, `1> log`; `>`, `<` and `&>` start with an operator character
 _PARAMETER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")  # the name after a bare `$`

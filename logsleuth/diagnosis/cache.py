@@ -16,12 +16,13 @@ import os
 from pathlib import Path
 from typing import Any
 
+from logsleuth import paths
+
 _FORMAT = 1  # bump when the cached structure changes
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "logsleuth"
+    return paths.cache_dir()
 
 
 def _cache_path(files: list[tuple[str, str]]) -> Path:

@@ -39,15 +39,6 @@ def is_in_app(path: str) -> bool:
     return True  # the user's own code
 
 
-def module_path(path: str) -> str:
-    """`/usr/lib/python3.11/dist-packages/sglang/srt/server_args.py` -> `sglang/srt/server_args.py`."""
-    for marker in ("site-packages/", "dist-packages/"):
-        if marker in path:
-            return path.rsplit(marker, 1)[1]
-    parts = path.replace("\\", "/").split("/")
-    return "/".join(parts[-2:])
-
-
 _MASKS = (
     (regex.compile(r"0x[0-9a-fA-F]+"), "0xX"),
     (regex.compile(r"(?:[A-Za-z]:)?(?:/[\w.\-~@+]+){2,}/?"), "<path>"),
@@ -75,7 +66,7 @@ def fingerprint(failure: Failure) -> str:
     frames = [frame for frame in final.frames if frame.in_app or is_in_app(frame.file)]
     if not frames:
         frames = list(final.frames[-3:])
-    parts.extend(f"{module_path(frame.file)}:{frame.function}" for frame in frames[-TOP_FRAMES:])
+    parts.extend(f"{frame.module_path}:{frame.function}" for frame in frames[-TOP_FRAMES:])
     if not final.frames or failure.kind in ("usage", "bare", "killed"):
         parts.append(mask(final.message.splitlines()[0] if final.message else ""))
     return hashlib.sha1("\x1f".join(parts).encode("utf-8", "replace")).hexdigest()[:16]

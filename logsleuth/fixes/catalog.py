@@ -13,6 +13,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from logsleuth import versions
+
 
 @dataclass(frozen=True)
 class FlagInfo:
@@ -54,39 +56,27 @@ class Catalog:
         return frozenset(alias for info in self.flags if not info.takes_value for alias in (info.name, *info.aliases))
 
 
-def _version_key(version: str) -> tuple[int, ...]:
-    parts = []
-    for piece in version.replace("post", ".").replace("rc", ".").split("."):
-        parts.append(int(piece) if piece.isdigit() else 0)
-    return tuple(parts)
+_PACKAGE = "logsleuth.fixes"  # catalogs/ is package data next to this module
 
 
 @lru_cache(maxsize=1)
 def available() -> tuple[tuple[str, str], ...]:
-    """(engine, version) pairs with a shipped catalog, oldest first."""
+    """(engine, version) pairs with a shipped catalog."""
     try:
-        root = resources.files("logsleuth.patterns").joinpath("catalogs")
+        root = resources.files(_PACKAGE).joinpath("catalogs")
         names = [entry.name for entry in root.iterdir() if entry.name.endswith(".json")]
     except (FileNotFoundError, NotADirectoryError, ModuleNotFoundError):
         return ()
-    pairs = []
-    for name in names:
-        engine, _, version = name[: -len(".json")].partition("-")
-        pairs.append((engine, version))
-    return tuple(sorted(pairs, key=lambda pair: (pair[0], _version_key(pair[1]))))
+    return tuple(sorted(tuple(name[: -len(".json")].partition("-")[::2]) for name in names))  # type: ignore[misc]
 
 
 @lru_cache(maxsize=8)
 def load(engine: str, version: str | None) -> Catalog | None:
-    """The catalog for that version, or the nearest older one (newest when unknown)."""
-    candidates = [v for e, v in available() if e == engine]
-    if not candidates:
+    """The catalog for that version, or the nearest older one (the newest when the version is unknown)."""
+    chosen = versions.newest_at_or_below([v for e, v in available() if e == engine], version)
+    if chosen is None:
         return None
-    chosen = candidates[-1]
-    if version:
-        older = [v for v in candidates if _version_key(v) <= _version_key(version)]
-        chosen = older[-1] if older else candidates[0]
-    path = resources.files("logsleuth.patterns").joinpath("catalogs", f"{engine}-{chosen}.json")
+    path = resources.files(_PACKAGE).joinpath("catalogs", f"{engine}-{chosen}.json")
     data = json.loads(path.read_text(encoding="utf-8"))
     flags = tuple(
         FlagInfo(

@@ -1,0 +1,127 @@
+"""Matching a failure against the patterns: the best pattern and what its regexes captured."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import regex
+
+from logsleuth import versions
+from logsleuth.diagnosis.schema import REGEX_TIMEOUT, MatchRule, Pattern, PatternMatch, PatternTimeout, Regex
+from logsleuth.models import ExceptionBlock, Failure, Frame
+
+
+def _search(pattern: Regex, text: str) -> regex.Match[str] | None:
+    try:
+        return pattern.search(text, timeout=REGEX_TIMEOUT)
+    except TimeoutError as exc:
+        raise PatternTimeout(pattern.pattern) from exc
+
+
+def _fullmatch(pattern: Regex, text: str) -> regex.Match[str] | None:
+    try:
+        return pattern.fullmatch(text, timeout=REGEX_TIMEOUT)
+    except TimeoutError as exc:
+        raise PatternTimeout(pattern.pattern) from exc
+
+
+def _short_type(name: str) -> str:
+    return name.rsplit(".", 1)[-1]
+
+
+def _frame_matches(rule: MatchRule, frame: Frame, captures: dict[str, str]) -> bool:
+    checks = ((rule.frame_file, frame.file), (rule.frame_function, frame.function or ""), (rule.source, frame.source or ""))
+    found: dict[str, str] = {}
+    for pattern, text in checks:
+        if pattern is None:
+            continue
+        m = _search(pattern, text)
+        if m is None:
+            return False
+        found.update({k: v for k, v in m.groupdict().items() if v is not None})
+    captures.update(found)
+    return True
+
+
+def _rule_matches(rule: MatchRule, failure: Failure, log_lines: Iterable[str]) -> dict[str, str] | None:
+    final: ExceptionBlock = failure.final
+    captures: dict[str, str] = {}
+    if rule.kind and failure.kind not in rule.kind:
+        return None
+    if rule.exception_type is not None:
+        if not any(_fullmatch(rule.exception_type, name) for name in (final.type, _short_type(final.type))):
+            return None
+    if rule.usage is not None:
+        if failure.kind != "usage":
+            return None
+        m = _search(rule.usage, final.message)
+        if m is None:
+            return None
+        captures.update({k: v for k, v in m.groupdict().items() if v is not None})
+    if rule.message is not None:
+        m = _search(rule.message, final.message)
+        if m is None:
+            return None
+        captures.update({k: v for k, v in m.groupdict().items() if v is not None})
+    if rule.chain_message is not None:
+        for block in failure.exceptions:
+            m = _search(rule.chain_message, f"{block.type}: {block.message}")
+            if m is not None:
+                captures.update({k: v for k, v in m.groupdict().items() if v is not None})
+                break
+        else:
+            return None
+    if rule.frame_file or rule.frame_function or rule.source:
+        if not any(_frame_matches(rule, frame, captures) for frame in reversed(final.frames)):
+            return None
+    if rule.log_line is not None:
+        for text in (*failure.context, *log_lines):
+            m = _search(rule.log_line, text)
+            if m is not None:
+                captures.update({k: v for k, v in m.groupdict().items() if v is not None})
+                break
+        else:
+            return None
+    return captures
+
+
+def match_failure(
+    patterns: Iterable[Pattern],
+    failure: Failure,
+    log_lines: Iterable[str] = (),
+    *,
+    engine: str | None = None,
+    engine_version: str | None = None,
+    on_error: Any = None,
+    disabled: set[str] | None = None,
+) -> PatternMatch | None:
+    """The best pattern for a failure: lowest priority number, then the last layer loaded.
+
+    A pattern with `versions` is skipped when the engine version is known and outside them.  A pattern whose
+    regex times out is reported once through `on_error` and added to `disabled`, which later calls skip: one
+    catastrophic user regex costs REGEX_TIMEOUT once per run, not once per failure."""
+    best: PatternMatch | None = None
+    lines = tuple(log_lines)
+    for pattern in patterns:
+        if disabled is not None and pattern.id in disabled:
+            continue
+        if engine and pattern.engine and pattern.engine != engine:
+            continue
+        if not versions.matches(pattern.versions, engine_version):
+            continue
+        try:
+            for rule in pattern.rules:
+                captures = _rule_matches(rule, failure, lines)
+                if captures is not None:
+                    if best is None or pattern.priority <= best.pattern.priority:
+                        best = PatternMatch(pattern, captures)
+                    break
+        except PatternTimeout as exc:
+            if disabled is not None:
+                disabled.add(pattern.id)
+            if on_error is not None:
+                on_error(
+                    f"pattern {pattern.id} ({pattern.path}): regex timed out; the pattern is disabled for this run: {exc}"
+                )
+    return best

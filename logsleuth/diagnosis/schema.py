@@ -1,0 +1,125 @@
+"""What a pattern is: its fields, its match rules, and the failure categories.
+
+A pattern is one TOML file (library.py loads them, match.py matches them); see docs/writing-patterns.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+import regex
+
+# The failure categories, each with one line saying what a failure in it means.  A new category needs a line
+# here; docs/writing-patterns.md and the generated docs/patterns pages use these.
+CATEGORIES: dict[str, str] = {
+    "spec-decoding-args": "speculative-decoding flags that do not fit together (EAGLE/EAGLE3 sizes, draft model)",
+    "unknown-flag": "a flag this engine version does not have (typo, vLLM name, removed or renamed flag)",
+    "invalid-flag-value": "a known flag with a value it does not accept (choice, type, switch given a value)",
+    "missing-flag": "a flag the launch needs was not given (--model-path, ...)",
+    "parallel-config": "tensor/pipeline/data/expert parallel sizes or node counts that do not divide or combine",
+    "lora-config": "LoRA flags that contradict each other or are incomplete",
+    "context-length": "--context-length beyond what the model supports",
+    "model-path": "the model path or repo id cannot be found or read",
+    "weight-loading": "checkpoint tensors do not match the model SGLang builds (names, quantization, tying)",
+    "unsupported-architecture": "the model's architecture is not implemented in this engine version",
+    "gpu-oom": "CUDA out of memory: loading weights, KV cache allocation, CUDA graph capture or serving",
+    "kv-cache-memory": "too little memory left for the KV cache after the weights (not an allocation failure)",
+    "cuda-graph-capture": "recording the CUDA graphs at startup failed for a reason other than memory",
+    "nccl": "collective communication between GPUs or nodes failed, hung or lost its rendezvous",
+    "gpu-arch-unsupported": "a kernel or library has no support for this GPU architecture (e.g. sm_120)",
+    "dependency-version": "an installed package (transformers, flashinfer, sgl-kernel) does not match the engine",
+    "illegal-memory-access": "a CUDA kernel accessed memory out of bounds",
+    "port-in-use": "a port the server needs is held by another process",
+    "process-killed": "a process died without a Python traceback (OOM killer, SIGKILL, a parent's cleanup)",
+}
+
+REGEX_TIMEOUT = 0.25  # seconds per search; user patterns are untrusted
+BUILTIN_LAYER = "bundled"
+
+
+class PatternTimeout(Exception):
+    pass
+
+
+class LazyRegex:
+    """A bundled pattern's regular expression, compiled on first use.
+
+    Compiling all ~140 bundled regexes costs ~40 ms of every run, yet for a given failure most patterns stop
+    at their first condition (kind or exception type).  Bundled regexes are checked by the test suite
+    (tests/patterns/test_loader.py compiles them all); user patterns are compiled at load, so that a broken
+    one is reported with its file and line.
+    """
+
+    __slots__ = ("pattern", "flags", "_compiled")
+
+    def __init__(self, pattern: str, flags: int) -> None:
+        self.pattern = pattern
+        self.flags = flags
+        self._compiled: regex.Pattern[str] | None = None
+
+    def compiled(self) -> regex.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = regex.compile(self.pattern, self.flags)
+        return self._compiled
+
+    def search(self, text: str, *, timeout: float | None = None) -> regex.Match[str] | None:
+        return self.compiled().search(text, timeout=timeout)
+
+    def fullmatch(self, text: str, *, timeout: float | None = None) -> regex.Match[str] | None:
+        return self.compiled().fullmatch(text, timeout=timeout)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LazyRegex) and (self.pattern, self.flags) == (other.pattern, other.flags)
+
+    def __hash__(self) -> int:
+        return hash((self.pattern, self.flags))
+
+    def __repr__(self) -> str:
+        return f"LazyRegex({self.pattern!r})"
+
+
+Regex: TypeAlias = regex.Pattern[str] | LazyRegex
+
+
+@dataclass(frozen=True)
+class MatchRule:
+    """All given conditions must hold.  Frame conditions must hold on the same frame."""
+
+    kind: frozenset[str] = frozenset()
+    exception_type: Regex | None = None
+    message: Regex | None = None
+    chain_message: Regex | None = None
+    frame_file: Regex | None = None
+    frame_function: Regex | None = None
+    source: Regex | None = None
+    log_line: Regex | None = None
+    usage: Regex | None = None
+
+    def regexes(self) -> list[Regex]:
+        fields = (self.exception_type, self.message, self.chain_message, self.frame_file, self.frame_function)
+        return [r for r in (*fields, self.source, self.log_line, self.usage) if r is not None]
+
+
+@dataclass(frozen=True)
+class Pattern:
+    id: str
+    title: str
+    category: str
+    root_cause: str
+    rules: tuple[MatchRule, ...]
+    fix: dict[str, Any] = field(default_factory=dict)
+    priority: int = 1000  # lower wins when two patterns match the same failure
+    engine: str | None = None
+    versions: tuple[str, ...] = ()
+    cascade: bool = False
+    references: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()  # former ids: a user pattern with one of them replaces this one
+    path: str = ""
+    layer: str = BUILTIN_LAYER
+
+
+@dataclass(frozen=True)
+class PatternMatch:
+    pattern: Pattern
+    captures: dict[str, str]

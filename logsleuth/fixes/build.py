@@ -1,0 +1,77 @@
+"""Turn a matched pattern into a Fix: flag operations, and the corrected command when the launch command is known.
+
+A pattern's `[fix]` is either static data (static.py) or names a builder (builders/) when the right change
+depends on the command that was run: which flags were given, their values, and the flags that exist in that
+engine version (catalog.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from logsleuth.fixes import catalog as catalogs
+from logsleuth.fixes.builders import BUILDERS
+from logsleuth.fixes.command import CommandLine
+from logsleuth.fixes.context import Builder, FixContext
+from logsleuth.fixes.static import CommandValues, static_fix
+from logsleuth.models import Failure, Fix, LaunchInfo
+
+
+def build_fix(
+    fix_data: dict[str, Any],
+    failure: Failure,
+    captures: dict[str, str],
+    launch: LaunchInfo,
+    builders: Mapping[str, Builder] = BUILDERS,
+) -> Fix | None:
+    if not fix_data:
+        return None
+    engine = launch.engine or "sglang"
+    catalog = catalogs.load(engine, launch.engine_version)
+    command = None
+    if launch.command:
+        try:
+            # Parsed without knowing which flags are switches: a stray `true` after a switch
+            # then stays attached to it, where a fix can clear it.
+            command = CommandLine.parse(launch.command, trusted=launch.command_source == "user")
+        except ValueError:
+            command = None  # unbalanced quotes: no corrected command, the flag ops still stand
+    context = FixContext(failure, captures, launch, command, catalog)
+    name = fix_data.get("builder")
+    if name:
+        builder = builders.get(name)
+        if builder is None:
+            return None  # a user pattern naming a builder this version does not have (reported at load)
+        fix = builder(context, fix_data)
+    else:
+        fix = static_fix(fix_data, {**captures, "cmd": CommandValues(command)})
+    if fix is None:
+        return None
+    return with_commands(fix, command)
+
+
+# Flags whose value only the user knows; an `add` of one without a value cannot be rendered.
+_VALUE_FLAGS = frozenset({"--model-path", "--tokenizer-path", "--speculative-draft-model-path", "--lora-paths"})
+
+
+def _needs_input(fix: Fix) -> tuple[str, ...]:
+    """Flags the fix adds without a value logsleuth can know (e.g. which model to serve)."""
+    return tuple(op.flag for op in fix.flags if op.op == "add" and op.value is None and op.flag in _VALUE_FLAGS)
+
+
+def with_commands(fix: Fix, command: CommandLine | None) -> Fix:
+    """Fill in what the fix needs from the user and, when the command is known, the corrected command of the
+    fix and of each alternative.  A fix that needs a value only the user knows gets no command: a half-filled
+    command would not run."""
+    alternatives = tuple(with_commands(alt, command) for alt in fix.alternatives)
+    needs = _needs_input(fix)
+    rendered = None
+    if command is not None and fix.flags and not needs:
+        try:
+            # Every name and value is quoted by the command: env values can hold log text (captures).
+            rendered = command.apply(fix.flags).with_env(fix.env).render()
+        except ValueError:
+            rendered = None  # an env name that is not a variable name: no command rather than a wrong one
+    return replace(fix, command=rendered, needs_input=needs, alternatives=alternatives)

@@ -1,0 +1,63 @@
+"""Builders for memory failures: move --mem-fraction-static by a step, within bounds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import regex
+
+from logsleuth.fixes.context import FixContext, interpolate
+from logsleuth.fixes.static import static_fix
+from logsleuth.models import Fix, FlagOp
+
+_MEM = "--mem-fraction-static"
+_FLOAT = regex.compile(r"\d*\.\d+|\d+")
+
+
+def server_arg(ctx: FixContext, name: str) -> str | None:
+    for key, value in ctx.launch.server_args:
+        if key == name:
+            return value.strip("'\"")
+    return None
+
+
+def current_mem_fraction(ctx: FixContext) -> float | None:
+    """--mem-fraction-static as launched: the command, the `server_args=` line, or the message."""
+    candidates = [
+        ctx.command.value(_MEM) if ctx.command else None,
+        server_arg(ctx, "mem_fraction_static"),
+        ctx.captures.get("current"),
+    ]
+    for raw in candidates:
+        if raw and (m := _FLOAT.search(raw)):
+            try:
+                return float(m.group(0))
+            except ValueError:
+                continue
+    return None
+
+
+def mem_fraction(ctx: FixContext, data: dict[str, Any]) -> Fix:
+    """Move --mem-fraction-static down (more room for activations and CUDA graphs) or up
+    (more room for the KV cache), by `step`, within [`floor`, `ceiling`]."""
+    direction = data.get("direction", "lower")
+    step = float(data.get("step", 0.1))
+    current = current_mem_fraction(ctx)
+    if current is None:
+        new = float(data.get("default", 0.8 if direction == "lower" else 0.9))
+    elif direction == "lower":
+        new = max(float(data.get("floor", 0.5)), current - step)
+    else:
+        new = min(float(data.get("ceiling", 0.95)), current + step)
+    value = f"{new:.2f}".rstrip("0").rstrip(".")
+    was = f" (was {current:g})" if current is not None else ""
+    summary = interpolate(str(data.get("summary", "")), {**ctx.captures, "value": value, "was": was})
+    if not summary:
+        verb = "Lower" if direction == "lower" else "Raise"
+        summary = f"{verb} {_MEM} to {value}{was}."
+    return Fix(
+        summary=summary,
+        flags=(FlagOp("set", _MEM, value),),
+        steps=tuple(interpolate(str(s), ctx.captures) for s in data.get("steps", ())),
+        alternatives=tuple(static_fix(alt, ctx.captures) for alt in data.get("alternatives", ())),
+    )

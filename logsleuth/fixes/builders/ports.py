@@ -1,0 +1,52 @@
+"""Builders for ports already in use: the HTTP port, the NCCL port, the rendezvous address."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import regex
+
+from logsleuth.fixes.builders.memory import server_arg
+from logsleuth.fixes.context import FixContext
+from logsleuth.models import Fix, FlagOp
+
+_PORT_FLAGS = (
+    (regex.compile(r"(?i)nccl"), "--nccl-port", "nccl_port"),
+    (regex.compile(r"(?i)dist[_ -]?init|TCPStore|c10d|server socket"), "--dist-init-addr", "dist_init_addr"),
+)
+
+
+def free_port(ctx: FixContext, data: dict[str, Any]) -> Fix:
+    """The HTTP port (or the NCCL / dist-init port) is taken: pick the next one."""
+    what = ctx.captures.get("what", "")
+    taken = ctx.captures.get("port")
+    flag, arg = "--port", "port"
+    for pattern, candidate_flag, candidate_arg in _PORT_FLAGS:
+        if pattern.search(what):
+            flag, arg = candidate_flag, candidate_arg
+            break
+    steps = (
+        f"see who holds it: ss -ltnp | grep ':{taken or '<port>'}' (often an earlier server that is still running)",
+        "stop that process, or start this server on a free port as below",
+    )
+    if flag == "--dist-init-addr":
+        current = (ctx.command.value(flag) if ctx.command else None) or server_arg(ctx, arg)
+        host, _, port = (current or "").rpartition(":")
+        new = f"{host}:{int(port) + 1}" if host and port.isdigit() else None
+        return Fix(
+            summary=f"The rendezvous port of --dist-init-addr{f' ({taken})' if taken else ''} is in use: "
+            "give every node the same new HOST:PORT.",
+            flags=(FlagOp("set", flag, new),),
+            steps=steps,
+        )
+    current_raw = (ctx.command.value(flag) if ctx.command else None) or server_arg(ctx, arg) or taken
+    try:
+        base = int(current_raw) if current_raw else (30000 if flag == "--port" else None)
+    except ValueError:
+        base = None
+    new_port = str(base + int(data.get("step", 1))) if base is not None else None
+    return Fix(
+        summary=f"Port {taken or base or ''} is already in use: start the server on another {flag}.".replace("  ", " "),
+        flags=(FlagOp("set", flag, new_port),),
+        steps=steps,
+    )

@@ -1,0 +1,93 @@
+"""Builders for speculative-decoding failures: the EAGLE/EAGLE3 sizes (steps, top-k, draft tokens)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from logsleuth.fixes.context import FixContext
+from logsleuth.models import Fix, FlagOp
+
+SPECULATIVE_FLAGS = (
+    "--speculative-algorithm",
+    "--speculative-draft-model-path",
+    "--speculative-num-steps",
+    "--speculative-eagle-topk",
+    "--speculative-num-draft-tokens",
+)
+TOPK = "--speculative-eagle-topk"
+DRAFT = "--speculative-num-draft-tokens"
+STEPS = "--speculative-num-steps"
+
+
+def _steps_for(topk: int | None, draft_tokens: int | None) -> int:
+    """A --speculative-num-steps that SGLang accepts with that top-k and draft-token count.
+
+    With top-k 1 the draft tree is a chain, and SGLang requires draft tokens = steps + 1.
+    With a wider tree the tokens spread over the steps.
+    """
+    if draft_tokens is None:
+        return 3
+    if topk in (None, 1):
+        return max(1, draft_tokens - 1)
+    return max(1, math.ceil((draft_tokens - 1) / topk))
+
+
+def eagle_partial_spec_args(ctx: FixContext, data: dict[str, Any]) -> Fix:
+    """SGLang asserts that top-k and draft tokens are both unset when num-steps is unset."""
+    cmd = ctx.command
+    has_topk = cmd.has(TOPK) if cmd else True
+    has_draft = cmd.has(DRAFT) if cmd else True
+    topk = cmd.int_value(TOPK) if cmd else None
+    draft = cmd.int_value(DRAFT) if cmd else None
+    remove_all = Fix(
+        summary="Or drop the speculative size flags you gave and let SGLang choose steps, top-k and draft tokens itself.",
+        flags=tuple(FlagOp("remove", flag) for flag, given in ((TOPK, has_topk), (DRAFT, has_draft)) if given),
+    )
+    if has_topk and has_draft:
+        steps = _steps_for(topk, draft)
+        how = f"{STEPS} {steps}" if cmd else f"{STEPS} N (N = draft tokens - 1 when top-k is 1)"
+        return Fix(
+            summary=(
+                f"Give all three speculative sizes: add {how} next to {TOPK} and {DRAFT}. "
+                "Removing only the top-k flag still crashes."
+            ),
+            flags=(FlagOp("add", STEPS, str(steps) if cmd else None),),
+            alternatives=(remove_all,),
+        )
+    if has_draft:  # draft tokens alone
+        steps = _steps_for(1, draft)
+        return Fix(
+            summary=f"Remove {DRAFT} (SGLang then chooses all three), or give all three sizes.",
+            flags=(FlagOp("remove", DRAFT),),
+            alternatives=(
+                Fix(
+                    summary=f"Or give all three: {STEPS} {steps} {TOPK} 1 {DRAFT} {draft}.",
+                    flags=(FlagOp("add", STEPS, str(steps)), FlagOp("add", TOPK, "1")),
+                ),
+            ),
+        )
+    steps = _steps_for(topk, None)
+    return Fix(
+        summary=f"Add {STEPS} {steps} next to {TOPK} (SGLang then derives the draft tokens), or remove {TOPK}.",
+        flags=(FlagOp("add", STEPS, str(steps)),),
+        alternatives=(remove_all,),
+    )
+
+
+def eagle_missing_topk(ctx: FixContext, data: dict[str, Any]) -> Fix:
+    cmd = ctx.command
+    steps = cmd.int_value(STEPS) if cmd else None
+    draft = cmd.int_value(DRAFT) if cmd else None
+    # top-k 1 is valid whenever draft tokens = steps + 1; otherwise keep the tree small.
+    topk = 1 if steps is None or draft is None or draft == steps + 1 else max(1, math.ceil((draft - 1) / steps))
+    return Fix(
+        summary=f"Add {TOPK} {topk}: with {STEPS} given, SGLang needs top-k too.",
+        flags=(FlagOp("add", TOPK, str(topk)),),
+        alternatives=(
+            Fix(
+                summary=f"Or remove {STEPS} and {DRAFT} and let SGLang choose all three.",
+                flags=tuple(FlagOp("remove", f) for f in (STEPS, DRAFT) if cmd is None or cmd.has(f)),
+            ),
+        ),
+    )
