@@ -22,7 +22,7 @@ from logsleuth.ingest.launch import LaunchTracker
 from logsleuth.ingest.reader import DEFAULT_MAX_BYTES, read_all, read_latest
 from logsleuth.ingest.scan import ReadResult
 from logsleuth.models import Diagnosis, FailureGroup, LaunchInfo, Report, SourceInfo
-from logsleuth.sources.base import ReportsProgress, Source
+from logsleuth.sources.base import Progress, ReportsProgress, Source
 from logsleuth.sources.open import open_sources
 from logsleuth.sources.options import SSHOptions
 
@@ -38,7 +38,6 @@ class DiagnoseOptions:
     ssh: SSHOptions = field(default_factory=SSHOptions)
 
 
-ProgressCallback = Callable[[str], None]
 
 
 def load_library(options: DiagnoseOptions) -> PatternSet:
@@ -51,7 +50,7 @@ def diagnose(
     options: DiagnoseOptions | None = None,
     *,
     patterns: PatternSet | None = None,
-    progress: ProgressCallback | None = None,
+    progress: Progress | None = None,
 ) -> Report:
     """Diagnose one or more sources (`path`, `-`, `host:path`).  A source that cannot be
     read is recorded in `Report.sources` with its error; the others go on."""

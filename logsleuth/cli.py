@@ -12,7 +12,7 @@ import contextlib
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -23,8 +23,10 @@ from logsleuth.api import DiagnoseOptions, diagnose
 from logsleuth.errors import ExitStatus, LogsleuthError, UsageError
 from logsleuth.ingest.reader import DEFAULT_MAX_BYTES
 from logsleuth.models import Report
-from logsleuth.render import MIN_MAX_CHARS, OutputFormat, RenderOptions
+from logsleuth.render import render
+from logsleuth.render.options import MIN_MAX_CHARS, OutputFormat, RenderOptions
 from logsleuth.render.safety import strip_controls
+from logsleuth.sources.base import Progress
 from logsleuth.sources.options import SSHOptions
 
 if TYPE_CHECKING:
@@ -91,7 +93,7 @@ def write_report(text: str, fmt: OutputFormat) -> None:
 
 
 @contextlib.contextmanager
-def _progress_status(enabled: bool) -> Iterator[Callable[[str], None] | None]:
+def _progress_status(enabled: bool) -> Iterator[Progress | None]:
     """A rich status line on a TTY ("connecting to gpu7…", bytes read); nothing otherwise."""
     if not enabled:
         yield None
@@ -119,29 +121,6 @@ def exit_status_for(report: Report) -> ExitStatus:
     if any(source.error for source in report.sources):
         return ExitStatus.SOURCE_ERROR
     return ExitStatus.NO_FAILURE
-
-
-def render(report: Report, options: RenderOptions) -> str:
-    fmt = options.format
-    if fmt is OutputFormat.JSON:
-        from logsleuth.render.json_report import render_json
-
-        return render_json(report)
-    if fmt is OutputFormat.MARKDOWN:
-        from logsleuth.render.markdown import render_markdown
-
-        return render_markdown(report, options)
-    if fmt is OutputFormat.SLACK:
-        from logsleuth.render.slack import render_slack
-
-        return render_slack(report, options)
-    if fmt is OutputFormat.RICH:
-        from logsleuth.render.rich_view import render_rich
-
-        return render_rich(report, options)
-    from logsleuth.render.text import render_text
-
-    return render_text(report, options)
 
 
 def _default_format(output: Path | None) -> OutputFormat:
@@ -228,7 +207,8 @@ def diagnose_command(
     else:
         write_report(text, fmt)
     if slack_webhook:
-        from logsleuth.render.slack import post_to_slack, render_slack_for_api
+        from logsleuth.render.slack import render_slack_for_api
+        from logsleuth.slack_webhook import post_to_slack
 
         post_to_slack(slack_webhook, render_slack_for_api(report, replace(render_options, format=OutputFormat.SLACK)))
         print_stderr("posted the report to Slack")

@@ -1,27 +1,31 @@
-"""Renderers: adapters that draw a `Report`.  They never parse or decide anything."""
+"""Renderers: adapters that draw a `Report`.  They never parse or decide anything, and they see only the
+model (logsleuth.models), never how it was built."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from enum import StrEnum
+from logsleuth.models import Report
+from logsleuth.render.options import OutputFormat, RenderOptions
 
 
-class OutputFormat(StrEnum):
-    RICH = "rich"
-    TEXT = "text"
-    MARKDOWN = "markdown"
-    SLACK = "slack"
-    JSON = "json"
+def render(report: Report, options: RenderOptions) -> str:
+    """The report in `options.format` (each renderer is imported only when used: rich is slow to import)."""
+    fmt = options.format
+    if fmt is OutputFormat.JSON:
+        from logsleuth.render.json_report import render_json
 
+        return render_json(report)
+    if fmt is OutputFormat.MARKDOWN:
+        from logsleuth.render.markdown import render_markdown
 
-# The smallest Slack budget that always holds the verdict line (clipped to 100 characters) and the "cut" note.
-MIN_MAX_CHARS = 200
+        return render_markdown(report, options)
+    if fmt is OutputFormat.SLACK:
+        from logsleuth.render.slack import render_slack
 
+        return render_slack(report, options)
+    if fmt is OutputFormat.RICH:
+        from logsleuth.render.rich_view import render_rich
 
-@dataclass(frozen=True)
-class RenderOptions:
-    format: OutputFormat = OutputFormat.TEXT
-    width: int = 100
-    color: bool = False
-    max_chars: int = 3500  # slack
-    log_location: str | None = None  # "where the full log is", for shared reports
+        return render_rich(report, options)
+    from logsleuth.render.text import render_text
+
+    return render_text(report, options)

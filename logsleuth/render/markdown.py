@@ -8,13 +8,14 @@ table cells or @mentions.
 from __future__ import annotations
 
 from logsleuth.models import FailureGroup, Report
-from logsleuth.render import RenderOptions
+from logsleuth.render.options import RenderOptions
 from logsleuth.render.safety import clean, escape_markdown_prose, markdown_code_span, markdown_fence
 from logsleuth.render.view import (
     FixView,
     FrameView,
     build_view,
     describe_source_errors,
+    folded_text,
     headline,
     is_multi,
     no_failure_lines,
@@ -32,7 +33,7 @@ def _frame_lines(frames: list[FrameView]) -> list[str]:
     out = []
     for frame in frames:
         if frame.folded:
-            out.append(f"    … {frame.folded} library frame{'s' if frame.folded > 1 else ''}")
+            out.append(f"    {folded_text(frame.folded)}")
             continue
         out.append(f"  {'›' if frame.in_app else ' '} {frame.location}")
         if frame.source:

@@ -14,13 +14,14 @@ from rich.rule import Rule
 from rich.text import Text
 
 from logsleuth.models import FailureGroup, Report
-from logsleuth.render import RenderOptions
-from logsleuth.render.text import summary_table
+from logsleuth.render.options import RenderOptions
+from logsleuth.render.table import summary_table
 from logsleuth.render.theme import THEME
 from logsleuth.render.view import (
     FixView,
     FrameView,
     build_view,
+    folded_text,
     headline,
     is_multi,
     no_failure_lines,
@@ -53,8 +54,7 @@ def _indented(console: Console, text: str, style: str, indent: int = 2) -> None:
 def _frames(console: Console, frames: list[FrameView]) -> None:
     for frame in frames:
         if frame.folded:
-            plural = "s" if frame.folded > 1 else ""
-            console.print(Text(f"    … {frame.folded} library frame{plural}", style="logsleuth.frame.folded"))
+            console.print(Text(f"    {folded_text(frame.folded)}", style="logsleuth.frame.folded"))
             continue
         if frame.in_app:
             console.print(

@@ -27,7 +27,7 @@ _ESCAPE_SEQUENCES = re.compile(
 # overrides that can make a line display in a different order than it reads.
 _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
-MAX_LINE_CHARS = 400  # one log line in a report; the full line stays in the log
+MAX_DISPLAY_CHARS = 400  # of one log line shown in a report; the full line stays in the log (ingest keeps 64 KiB)
 
 
 # Lone surrogates: bytes that were not UTF-8 (a file name decoded with surrogateescape).  No UTF-8 stream
@@ -55,18 +55,18 @@ def strip_controls(text: str) -> str:
     return escape_surrogates(_CONTROLS.sub("", text.replace("\t", "    ")))
 
 
-def clip(text: str, limit: int = MAX_LINE_CHARS) -> str:
+def clip(text: str, limit: int = MAX_DISPLAY_CHARS) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}… (+{len(text) - limit} chars)"
 
 
-def clean(text: str, limit: int = MAX_LINE_CHARS) -> str:
+def clean(text: str, limit: int = MAX_DISPLAY_CHARS) -> str:
     """One display line: no controls, no newlines, at most `limit` characters (plus a marker)."""
     return clip(strip_controls(text).replace("\n", " "), limit)
 
 
-def clean_lines(text: str, limit: int = MAX_LINE_CHARS) -> list[str]:
+def clean_lines(text: str, limit: int = MAX_DISPLAY_CHARS) -> list[str]:
     return [clip(line, limit) for line in strip_controls(text).split("\n")]
 
 

@@ -9,25 +9,20 @@ a fence of its own.
 
 from __future__ import annotations
 
-import ipaddress
-import json
-import urllib.error
-import urllib.parse
-import urllib.request
 from dataclasses import dataclass, replace
 from typing import Any
 
-from logsleuth.errors import LogsleuthError
 from logsleuth.models import FailureGroup, Report
-from logsleuth.render import RenderOptions
+from logsleuth.render.options import RenderOptions
 from logsleuth.render.safety import break_fences, clip, defang_mentions, escape_slack_api
-from logsleuth.render.text import summary_table
+from logsleuth.render.table import summary_table
 from logsleuth.render.view import (
     FrameView,
     GroupView,
     build_view,
     describe_source_errors,
     first_sentences,
+    folded_text,
     headline,
     is_multi,
     log_location,
@@ -98,7 +93,7 @@ def _frames(frames: list[FrameView], detail: Detail) -> list[str]:
     for frame in frames[start:]:
         if frame.folded:
             if detail.library_frames:
-                out.append(f"    … {frame.folded} library frame{'s' if frame.folded > 1 else ''}")
+                out.append(f"    {folded_text(frame.folded)}")
             continue
         if id(frame) not in kept:
             continue
@@ -212,33 +207,3 @@ def render_slack_for_api(report: Report, options: RenderOptions) -> str:
         if overflow <= 0 or limit <= 200:
             return text
         limit -= overflow
-
-
-def _is_loopback(host: str | None) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return host is not None and ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def post_to_slack(webhook_url: str, text: str, timeout: float = 10.0) -> None:
-    """Post `text` to an incoming webhook.  `&`, `<`, `>` are escaped as the API requires,
-    which also leaves any `<!channel>` from a log inert.  Plain http only to loopback (tests)."""
-    url = urllib.parse.urlsplit(webhook_url)
-    if url.scheme != "https" and not (url.scheme == "http" and _is_loopback(url.hostname)):
-        raise LogsleuthError("--slack-webhook: the URL must start with https://")
-    body = json.dumps({"text": escape_slack_api(text)}).encode("utf-8")
-    request = urllib.request.Request(
-        webhook_url, data=body, headers={"Content-Type": "application/json; charset=utf-8"}, method="POST"
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            response.read()
-    except urllib.error.HTTPError as exc:
-        detail = exc.read(200).decode("utf-8", "replace").strip()
-        raise LogsleuthError(f"--slack-webhook: Slack answered {exc.code} {detail}".rstrip()) from None
-    except (urllib.error.URLError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise LogsleuthError(f"--slack-webhook: cannot post to {url.hostname}: {reason}") from None

@@ -5,12 +5,13 @@ from __future__ import annotations
 import textwrap
 
 from logsleuth.models import FailureGroup, Report
-from logsleuth.render import RenderOptions
+from logsleuth.render.options import RenderOptions
+from logsleuth.render.table import summary_table
 from logsleuth.render.view import (
     FixView,
     FrameView,
-    SummaryRow,
     build_view,
+    folded_text,
     is_multi,
     no_failure_lines,
     omitted_line,
@@ -33,7 +34,7 @@ def _frames(frames: list[FrameView]) -> list[str]:
     out: list[str] = []
     for frame in frames:
         if frame.folded:
-            out.append(f"    … {frame.folded} library frame{'s' if frame.folded > 1 else ''}")
+            out.append(f"    {folded_text(frame.folded)}")
             continue
         marker = "›" if frame.in_app else " "
         out.append(f"  {marker} {frame.location}")
@@ -55,34 +56,6 @@ def _fix_lines(fix: FixView, width: int, label: str = "Fix") -> list[str]:
     for alternative in fix.alternatives:
         out.extend(_fix_lines(alternative, width, "Or"))
     return out
-
-
-def summary_table(rows: list[SummaryRow], width: int, drop_empty: bool = False) -> list[str]:
-    """A fixed-width table; the failure column takes what the others leave.  With
-    `drop_empty`, the ranks and hosts columns are left out when no row has any."""
-    header = ["#", "Failure", "Count", "Ranks", "Hosts", "Category"]
-    cells = [header] + [[str(r.index), r.failure, str(r.count), r.ranks, r.hosts, r.category] for r in rows]
-    columns = [
-        column
-        for column in range(6)
-        if not (drop_empty and column in (3, 4) and all(row[column] == "-" for row in cells[1:]))
-    ]
-    cells = [[row[column] for column in columns] for row in cells]
-    failure = columns.index(1)
-    widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
-    others = sum(widths) - widths[failure] + 2 * (len(columns) - 1) + 2
-    widths[failure] = max(20, min(widths[failure], width - others))
-    right_aligned = {columns.index(0), columns.index(2)}
-    lines = []
-    for row in cells:
-        if len(row[failure]) > widths[failure]:
-            row[failure] = row[failure][: widths[failure] - 1] + "…"
-        padded = [
-            cell.rjust(widths[i]) if i in right_aligned else cell.ljust(widths[i])
-            for i, cell in enumerate(row)
-        ]
-        lines.append(("  " + "  ".join(padded)).rstrip())
-    return lines
 
 
 def render_group(

@@ -19,7 +19,7 @@ RELATION_TEXT = {
     "context": "while handling the above, another exception occurred:",
 }
 MAX_APP_FRAMES = 8
-MAX_MESSAGE_LINES = 12
+MAX_MESSAGE_LINES_SHOWN = 12  # of an exception message in a report (the scanner keeps up to 60)
 MAX_CONTEXT_LINES = 5
 MAX_CASCADE_LINES = 3
 COMMAND_CHARS = 4000  # a corrected command is shown whole unless absurd
@@ -75,6 +75,11 @@ class SummaryRow:
     ranks: str
     hosts: str
     category: str
+
+
+def folded_text(count: int) -> str:
+    """The line that stands for `count` library frames left out."""
+    return f"… {count} library frame{'s' if count > 1 else ''}"
 
 
 def frame_location(frame: Frame) -> str:
@@ -160,7 +165,7 @@ def build_view(group: FailureGroup, show_source: bool = False) -> GroupView:
     for block in failure.exceptions:
         line, tail = exception_line(block)
         relation = RELATION_TEXT.get(previous.relation) if previous and previous.relation else None
-        chain.append(BlockView(fold_frames(block.frames), line, tail[:MAX_MESSAGE_LINES], relation))
+        chain.append(BlockView(fold_frames(block.frames), line, tail[:MAX_MESSAGE_LINES_SHOWN], relation))
         previous = block
     innermost = next((frame_location(f) for f in reversed(final.frames) if f.in_app), None)
     return GroupView(

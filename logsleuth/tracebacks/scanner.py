@@ -49,7 +49,7 @@ from logsleuth.tracebacks.grammar import (
 # innermost frames and the exception line are what matter, so they are never the part dropped.
 MAX_FAILURE_LINES = 20_000
 ELIDED_HEAD = 1_000
-MAX_MESSAGE_LINES = 60
+MAX_MESSAGE_LINES_KEPT = 60  # of an exception message; reports show fewer (render.view)
 CONTEXT_LINES = 6
 STALE_GAP = 3  # a collector that got none of the last N lines of its stream is finished
 # Identical tracebacks of up to this many ranks interleaving in one stream are matched line by
@@ -134,7 +134,7 @@ class _Collector:
         if phase is Phase.MESSAGE:
             if kind is LineKind.BLANK:
                 return 1
-            if line.starts_record or self.message_lines >= MAX_MESSAGE_LINES:
+            if line.starts_record or self.message_lines >= MAX_MESSAGE_LINES_KEPT:
                 return 0
             if kind in (LineKind.OTHER, LineKind.SOURCE, LineKind.CARET, LineKind.EXCEPTION):
                 text = line.text

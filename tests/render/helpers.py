@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from logsleuth.models import Report
-from logsleuth.render import OutputFormat, RenderOptions
+from logsleuth.render.options import OutputFormat, RenderOptions
 
 FORMATS = tuple(OutputFormat)
 EXTENSIONS = {
@@ -19,7 +19,7 @@ EXTENSIONS = {
 
 def render(report: Report, fmt: OutputFormat, **options: object) -> str:
     """What the CLI prints for `--format fmt` (through the CLI's own dispatcher)."""
-    from logsleuth.cli import render as cli_render
+    from logsleuth.render import render as cli_render
 
     settings: dict[str, object] = {"width": 100, "color": False, **options}
     return cli_render(report, RenderOptions(format=fmt, **settings))  # type: ignore[arg-type]

@@ -8,7 +8,7 @@ import pytest
 
 from logsleuth.api import DiagnoseOptions, diagnose
 from logsleuth.redact import redact_report
-from logsleuth.render import OutputFormat
+from logsleuth.render.options import OutputFormat
 from tests.render.helpers import FORMATS, markdown_fences, render, slack_fences_balanced
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from logsleuth.render import OutputFormat
+from logsleuth.render.options import OutputFormat
 from tests.render.cases import CASES
 from tests.render.helpers import EXTENSIONS, FORMATS, render
 

@@ -11,7 +11,7 @@ import pytest
 
 from logsleuth.api import DiagnoseOptions, diagnose_text
 from logsleuth.models import Report
-from logsleuth.render import OutputFormat
+from logsleuth.render.options import OutputFormat
 from logsleuth.render.safety import ZWSP, break_fences, clean, defang_mentions, markdown_fence, strip_controls
 from tests.render.cases import several_hosts, unknown_failure
 from tests.render.helpers import FORMATS, markdown_fences, render, slack_fences_balanced

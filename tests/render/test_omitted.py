@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from logsleuth.render import OutputFormat
+from logsleuth.render.options import OutputFormat
 from tests.render.cases import several_hosts
 from tests.render.helpers import FORMATS, render
 

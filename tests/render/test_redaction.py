@@ -9,7 +9,7 @@ import pytest
 from logsleuth.api import DiagnoseOptions, diagnose_text
 from logsleuth.models import Fix, LaunchInfo, Report
 from logsleuth.redact import Anonymizer, redact_report, redact_secrets
-from logsleuth.render import OutputFormat
+from logsleuth.render.options import OutputFormat
 from tests.render.cases import chained, several_hosts, single_failure, unknown_failure
 from tests.render.helpers import FORMATS, render
 

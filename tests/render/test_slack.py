@@ -15,8 +15,8 @@ import pytest
 from logsleuth.__main__ import main
 from logsleuth.errors import LogsleuthError
 from logsleuth.models import Frame, Report
-from logsleuth.render import OutputFormat
-from logsleuth.render.slack import post_to_slack
+from logsleuth.render.options import OutputFormat
+from logsleuth.slack_webhook import post_to_slack
 from tests.render.cases import several_hosts, single_failure, unknown_failure
 from tests.render.helpers import render, slack_fences_balanced
 
@@ -128,7 +128,7 @@ def test_cli_posts_the_slack_report(webhook: str, tmp_path: Path, capsys: pytest
 
 
 def test_the_api_budget_counts_the_escapes() -> None:
-    from logsleuth.render import RenderOptions
+    from logsleuth.render.options import RenderOptions
     from logsleuth.render.safety import escape_slack_api
     from logsleuth.render.slack import render_slack_for_api
 
