@@ -15,7 +15,11 @@ from typing import Literal, NamedTuple
 # "context" -> printed "During handling of the above exception, another exception occurred"
 Relation = Literal["cause", "context"]
 
-FailureKind = Literal["traceback", "bare", "usage", "fatal", "killed"]
+# traceback: a Python traceback chain; bare: an exception line without one; usage: an argparse error; fatal: a
+# faulthandler dump (`Fatal Python error: …`); abort: a C++ exception that reached std::terminate; line: a
+# fatal error printed as a log line (a kernel's `CUDA Error: …`, SGLang's watchdog, uvicorn's bind error);
+# killed: a kill notice (`Killed`, exit code -9).
+FailureKind = Literal["traceback", "bare", "usage", "fatal", "abort", "line", "killed"]
 
 
 @dataclass(frozen=True, slots=True)

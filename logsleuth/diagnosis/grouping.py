@@ -67,7 +67,7 @@ def fingerprint(failure: Failure) -> str:
     if not frames:
         frames = list(final.frames[-3:])
     parts.extend(f"{frame.module_path}:{frame.function}" for frame in frames[-TOP_FRAMES:])
-    if not final.frames or failure.kind in ("usage", "bare", "killed"):
+    if not final.frames or failure.kind in ("usage", "bare", "abort", "line", "killed"):
         parts.append(mask(final.message.splitlines()[0] if final.message else ""))
     return hashlib.sha1("\x1f".join(parts).encode("utf-8", "replace")).hexdigest()[:16]
 

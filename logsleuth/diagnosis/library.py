@@ -24,13 +24,16 @@ from logsleuth.errors import PatternError
 from logsleuth.models import ENV_NAME
 
 _ID = regex.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)+$")
-_KINDS = frozenset({"traceback", "bare", "usage", "fatal", "killed"})
+_KINDS = frozenset({"traceback", "bare", "usage", "fatal", "abort", "line", "killed"})
 _FLAG_OPS = frozenset({"add", "remove", "set", "rename"})
 _MATCH_KEYS = frozenset(
     {"kind", "exception_type", "message", "chain_message", "frame_file", "frame_function", "source", "log_line", "usage"}
 )
 _TOP_KEYS = frozenset(
-    {"id", "title", "category", "priority", "engine", "versions", "cascade", "match", "root_cause", "fix", "references", "aliases"}
+    {
+        "id", "title", "category", "priority", "engine", "versions", "cascade", "match", "root_cause", "fix",
+        "references", "aliases", "fixed_in",
+    }
 )
 
 
@@ -168,6 +171,9 @@ def parse_pattern(
     for entry in data.get("versions", []):
         if not all(versions.is_valid_constraint(c) for c in entry.split(",")):
             raise PatternError(at("versions"), f"versions: cannot read {entry!r} (use e.g. \"<0.5.23\" or \">=0.5,<0.6\")")
+    fixed_in = data.get("fixed_in")
+    if fixed_in is not None and (not isinstance(fixed_in, str) or versions.version_key(fixed_in) is None):
+        raise PatternError(at("fixed_in"), f"fixed_in must be an engine version such as \"0.5.4.post2\", not {fixed_in!r}")
     if not isinstance(data.get("cascade", False), bool):
         raise PatternError(at("cascade"), "cascade must be true or false")
     if "engine" in data and not isinstance(data["engine"], str):
@@ -185,6 +191,7 @@ def parse_pattern(
         cascade=bool(data.get("cascade", False)),
         references=tuple(data.get("references", ())),
         aliases=tuple(data.get("aliases", ())),
+        fixed_in=fixed_in,
         path=where,
         layer=layer,
     )

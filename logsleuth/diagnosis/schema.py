@@ -32,6 +32,12 @@ CATEGORIES: dict[str, str] = {
     "illegal-memory-access": "a CUDA kernel accessed memory out of bounds",
     "port-in-use": "a port the server needs is held by another process",
     "process-killed": "a process died without a Python traceback (OOM killer, SIGKILL, a parent's cleanup)",
+    "serving-memory": "the KV cache or request-slot pool ran out while serving (not a CUDA allocation at startup)",
+    "device-assert": "a CUDA device-side assert fired in a kernel (an index out of range: a token id, a position)",
+    "hang-timeout": "the scheduler stopped making progress and its watchdog ended the server",
+    "native-crash": "a segfault or abort in native code (faulthandler dump) with no more specific cause",
+    "host-memory": "host RAM or shared memory ran out (ENOMEM), not GPU memory",
+    "feature-conflict": "two features this engine version cannot run together (e.g. speculative decoding with a grammar)",
 }
 
 REGEX_TIMEOUT = 0.25  # seconds per search; user patterns are untrusted
@@ -114,6 +120,8 @@ class Pattern:
     versions: tuple[str, ...] = ()
     cascade: bool = False
     references: tuple[str, ...] = ()
+    # The engine release that fixed the bug this pattern describes: a log from an older one gets "upgrade".
+    fixed_in: str | None = None
     aliases: tuple[str, ...] = ()  # former ids: a user pattern with one of them replaces this one
     path: str = ""
     layer: str = BUILTIN_LAYER

@@ -66,6 +66,32 @@ GROUP_CLOSE = regex.compile(r"^\s*\+-+$")
 # A C++ exception that reached std::terminate (NCCL watchdog aborts): no Python traceback,
 # the type on this line and the message on the `what():` line after it.
 CPP_TERMINATE = regex.compile(r"^terminate called after throwing an instance of '(?P<type>[^']+)'")
+# After `what():`, the C++ exception's message ends where its backtrace starts.
+CPP_BACKTRACE = regex.compile(r"^\s*(?:Exception raised from |frame #\d+:)")
+# A fatal error printed as one log line, not as a Python exception: (regex, type).  The regex's `msg` group
+# is the message, its `type` group the type when the second item is None.  Tried only on lines that hold
+# one of FATAL_LINE_WORDS.
+FATAL_LINE_WORDS = ("rror", "atchdog")
+FATAL_LINES: tuple[tuple[regex.Pattern[str], str | None], ...] = (
+    # a kernel or library (flashinfer, sgl-kernel): `CUDA Error: <text> (700) <file>: line N at function F`
+    (regex.compile(r"^\s*(?P<type>CUDA [Ee]rror): (?P<msg>\S.*?\(\d+\).*)$"), None),
+    # SGLang's scheduler watchdog: `Watchdog timeout (self.watchdog_timeout=300)`, newer releases
+    # `Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)`
+    (regex.compile(r"^(?P<type>(?:\w+ )?[Ww]atchdog timeout) \((?P<msg>self\.watchdog_timeout=[^)]*)\)"), None),
+    # uvicorn cannot bind the HTTP port (it logs the OSError instead of raising it)
+    (regex.compile(r"^ERROR:\s+(?P<msg>\[Errno \d+\] error while attempting to bind on address .*)$"), "OSError"),
+)
+
+
+def fatal_line(text: str) -> tuple[str, str] | None:
+    """(type, message) of a fatal error printed as a line of its own, else None."""
+    if not any(word in text for word in FATAL_LINE_WORDS):
+        return None
+    for pattern, fixed_type in FATAL_LINES:
+        m = pattern.match(text)
+        if m is not None:
+            return fixed_type or m["type"], m["msg"].strip()
+    return None
 THREAD_INTRO = regex.compile(r"^(?:Exception in thread .+:|Process [\w\-]+:|Error in atexit\._run_exitfuncs:)$")
 CONTEXT_WORDS = ("warn", "error", "fail", "not enough", "out of memory")
 CONTEXT_HINT = regex.compile(r"(?i)\b(?:warn(?:ing)?|error|fail(?:ed|ure)?|not enough|out of memory)\b")

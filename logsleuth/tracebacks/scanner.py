@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum, auto
 
 from logsleuth.models import ExceptionBlock, Failure, FailureKind, LogLine
@@ -27,6 +27,7 @@ from logsleuth.tracebacks.grammar import (
     CASCADE_CONTEXT_LINE,
     CONTEXT_HINT,
     CONTEXT_WORDS,
+    CPP_BACKTRACE,
     CPP_TERMINATE,
     ELIDED_LINE,
     ELIDED_TEMPLATE,
@@ -42,6 +43,7 @@ from logsleuth.tracebacks.grammar import (
     USAGE_ERROR,
     LineKind,
     classify,
+    fatal_line,
 )
 
 # A runaway traceback (deep recursion printed without CPython's repeat marker, 100k frames) keeps its first
@@ -222,9 +224,10 @@ class _Collector:
         elif self.kind == "usage":
             m = USAGE_ERROR.match(texts[0])
             exceptions = (ExceptionBlock(type="UsageError", message=m["msg"].strip() if m else texts[0]),)
-        elif self.kind == "bare" and (cpp := CPP_TERMINATE.match(texts[0])):
-            message = "\n".join(t.strip().removeprefix("what():").strip() for t in texts[1:] if t.strip())
-            exceptions = (ExceptionBlock(type=cpp["type"], message=message),)
+        elif self.kind == "abort" and (cpp := CPP_TERMINATE.match(texts[0])):
+            exceptions = (ExceptionBlock(type=cpp["type"], message=_what(texts[1:])),)
+        elif self.kind == "line" and (found := fatal_line(texts[0])):
+            exceptions = (ExceptionBlock(type=found[0], message=found[1]),)
         elif self.kind == "killed":
             exceptions = (ExceptionBlock(type="Killed", message=texts[0].strip()),)
         else:
@@ -244,6 +247,41 @@ class _Collector:
             truncated=truncated or any(block.truncated for block in exceptions),
             context=self.context,
         )
+
+
+KERNEL_PRINT_REACH = 16 << 10  # bytes between a kernel's error print and the exception it causes
+
+
+def _fold_kernel_prints(failures: list[Failure]) -> list[Failure]:
+    """A kernel's `CUDA Error: … (700)` print just before the Python exception it caused (flashinfer prints,
+    then raises) is that exception's context, not a failure of its own; alone, it is the failure."""
+    kept: list[Failure] = []
+    for index, failure in enumerate(failures):
+        following = failures[index + 1] if index + 1 < len(failures) else None
+        if (
+            failure.kind == "line"
+            and failure.final.type.lower() == "cuda error"
+            and following is not None
+            and following.kind in ("traceback", "bare")
+            and 0 <= following.offset - failure.end_offset <= KERNEL_PRINT_REACH
+        ):
+            printed = f"{failure.final.type}: {failure.final.message}"
+            failures[index + 1] = replace(following, context=(*following.context, printed))
+            continue
+        kept.append(failure)
+    return kept
+
+
+def _what(lines: list[str]) -> str:
+    """The message of a C++ exception: the text after `what():`, up to its backtrace."""
+    message: list[str] = []
+    for text in lines:
+        if CPP_BACKTRACE.match(text):
+            break
+        message.append(text.strip().removeprefix("what():").strip())
+    while message and not message[-1]:
+        message.pop()
+    return "\n".join(message)
 
 
 def _same_start(a: _Collector, b: _Collector) -> bool:
@@ -383,8 +421,6 @@ def _redeal(members: list[_Collector]) -> list[_Collector]:
 
 
 def _mark_truncated(block: ExceptionBlock) -> ExceptionBlock:
-    from dataclasses import replace
-
     return replace(block, truncated=True)
 
 
@@ -443,6 +479,7 @@ class FailureScanner:
         for stream in list(self._open):
             self._close_all(stream)
         self.failures.sort(key=lambda failure: failure.offset)
+        self.failures = _fold_kernel_prints(self.failures)
         return self.failures
 
     def has_open(self) -> bool:
@@ -467,7 +504,9 @@ class FailureScanner:
         if kind in (LineKind.OTHER, LineKind.EXCEPTION) and USAGE_ERROR.match(text):
             new = _Collector("usage", line, Phase.DONE, context=self._context())
         elif text.startswith("terminate called") and CPP_TERMINATE.match(text):
-            new = _Collector("bare", line, Phase.MESSAGE, context=self._context())
+            new = _Collector("abort", line, Phase.MESSAGE, context=self._context())
+        elif kind in (LineKind.OTHER, LineKind.EXCEPTION) and fatal_line(text) is not None:
+            new = _Collector("line", line, Phase.DONE, context=self._context())
         elif kind is LineKind.HEADER:
             head = text.strip()[: -len(TRACEBACK_HEADER)].strip()
             previous = self._previous_text.get(stream, "")
