@@ -18,6 +18,7 @@ from logsleuth.fixes.build import build_fix
 from logsleuth.fixes.builders import BUILDERS
 from logsleuth.fixes.context import interpolate
 from logsleuth.fixes.server_args import command_from_server_args
+from logsleuth.fixes.upgrade import with_upgrade
 from logsleuth.ingest.launch import LaunchTracker
 from logsleuth.ingest.reader import DEFAULT_MAX_BYTES, read_all, read_latest
 from logsleuth.ingest.scan import ReadResult
@@ -162,12 +163,15 @@ def _diagnose_group(
     if found is None:
         return group
     pattern = found.pattern
+    fix = build_fix(pattern.fix, group.failure, found.captures, launch)
+    if pattern.fixed_in:
+        fix = with_upgrade(fix, pattern.fixed_in, launch.engine or pattern.engine, launch.engine_version)
     diagnosis = Diagnosis(
         pattern=pattern.id,
         title=pattern.title,
         category=pattern.category,
         root_cause=interpolate(pattern.root_cause, found.captures),
-        fix=build_fix(pattern.fix, group.failure, found.captures, launch),
+        fix=fix,
         references=pattern.references,
         engine=launch.engine,
         engine_version=launch.engine_version,
