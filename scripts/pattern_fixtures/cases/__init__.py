@@ -7,9 +7,23 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..engine import Case
-from . import arguments, cuda_graph, dependencies, kernels, memory, model_config, nccl, process, weights
+from . import (
+    arguments,
+    cuda_graph,
+    dependencies,
+    gpu_faults,
+    kernels,
+    memory,
+    model_config,
+    nccl,
+    process,
+    runtime_env,
+    weights,
+)
 
-FAMILIES = (memory, cuda_graph, kernels, nccl, weights, model_config, dependencies, process, arguments)
+FAMILIES = (
+    memory, cuda_graph, kernels, nccl, weights, model_config, dependencies, process, arguments, gpu_faults, runtime_env,
+)
 
 
 def all_cases() -> list[Case]:
