@@ -97,25 +97,27 @@ def build_report(
     patterns: PatternSet,
 ) -> Report:
     grouper = Grouper()
-    trackers: list[LaunchTracker] = []
+    trackers: dict[str, LaunchTracker] = {}  # source name -> what its log says about its launches
     infos: list[SourceInfo] = []
     context_lines: list[str] = []
     for source, info, result in results:
         infos.append(info)
         if result is None or source is None:
             continue
-        trackers.append(result.tracker)
+        trackers[source.name] = result.tracker
         context_lines.extend(result.cascade_lines)
         if result.groups is not None:
             grouper.merge(result.groups)  # read the dense way: grouped while reading
         else:
             for failure in result.failures:
                 grouper.add(failure, source.name, source.host)
-    launch = _merge_launch(trackers, options)
+    launch = _merge_launch(list(trackers.values()), options)
     warnings = list(patterns.errors)
     disabled: set[str] = set()  # patterns whose regex timed out: skipped for the rest of this report
     groups = [
-        _diagnose_group(group, patterns.patterns, launch, context_lines, warnings.append, disabled)
+        _diagnose_group(
+            group, patterns.patterns, _own_launch(group, launch, trackers, options), context_lines, warnings.append, disabled
+        )
         for group in grouper.groups()
     ]
     groups = _order(groups, {p.id: p for p in patterns.patterns})
@@ -131,14 +133,34 @@ def build_report(
 
 
 def _merge_launch(trackers: list[LaunchTracker], options: DiagnoseOptions) -> LaunchInfo:
+    """The launch the report is about (its header and JSON `launch`): the first source to know wins."""
     merged = LaunchTracker()
     for tracker in trackers:  # one per source: hosts of the same launch, the first to know wins
         merged.absorb(tracker, later_command_wins=False)
-    launch = merged.info(options.command, options.engine_version)
-    if launch.command is None and launch.server_args and (launch.engine or "sglang") == "sglang":
+    return _with_rebuilt_command(merged.info(options.command, options.engine_version))
+
+
+def _own_launch(
+    group: FailureGroup, report_launch: LaunchInfo, trackers: dict[str, LaunchTracker], options: DiagnoseOptions
+) -> LaunchInfo:
+    """The launch a failure belongs to, for its fix: the user's --cmd when given, otherwise the command that
+    the same source logged for the same launch.  A failure from a source or launch that logged none gets no
+    command (never another launch's or another host's)."""
+    if options.command is not None:
+        return report_launch
+    tracker = trackers.get(group.sources[0]) if group.sources else None
+    if tracker is None:
+        return replace(report_launch, command=None, command_source=None, server_args=(), server_args_complete=False)
+    own = tracker.info(None, options.engine_version, at=group.failure.offset)
+    return _with_rebuilt_command(replace(own, engine=report_launch.engine, engine_version=report_launch.engine_version))
+
+
+def _with_rebuilt_command(launch: LaunchInfo) -> LaunchInfo:
+    """No command line in the log, but a whole `server_args=` line: the command it describes."""
+    if launch.command is None and launch.server_args_complete and (launch.engine or "sglang") == "sglang":
         rebuilt = command_from_server_args(launch.server_args, launch.engine_version)
         if rebuilt is not None:
-            launch = replace(launch, command=rebuilt, command_source="server_args")
+            return replace(launch, command=rebuilt, command_source="server_args")
     return launch
 
 

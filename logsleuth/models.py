@@ -194,6 +194,8 @@ class LaunchInfo:
     # untrusted, requoted) or "server_args" (rebuilt from a complete `server_args=` line).
     command_source: Literal["user", "log", "server_args"] | None = None
     server_args: tuple[tuple[str, str], ...] = ()  # name -> repr(value) from a server_args= line
+    # The server_args= line was printed whole (a pasted one may be elided with `...`: no command from it).
+    server_args_complete: bool = False
 
 
 @dataclass(frozen=True, slots=True)

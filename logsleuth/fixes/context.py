@@ -6,6 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import regex
+
 from logsleuth.fixes.catalog import Catalog
 from logsleuth.fixes.command import CommandLine
 from logsleuth.models import Failure, Fix, LaunchInfo
@@ -29,8 +31,34 @@ class _Captures(dict[str, Any]):
         return "{" + key + "}"
 
 
-def interpolate(template: str, captures: dict[str, str]) -> str:
-    try:
-        return template.format_map(_Captures(captures))
-    except (ValueError, IndexError):
-        return template
+_PLACEHOLDER = regex.compile(r"\{\{|\}\}|\{[^{}\n]*\}")
+_EMPTY_PARENTHESES = regex.compile(r"\( *\)")
+_SPACES = regex.compile(r" {2,}")
+_SPACE_BEFORE_PUNCTUATION = regex.compile(r" +(?=[.,;:)])")
+
+
+class _Strict(dict[str, Any]):
+    def __missing__(self, key: str) -> str:
+        raise KeyError(key)
+
+
+def interpolate(template: str, captures: dict[str, Any]) -> str:
+    """Prose with `{capture}` placeholders filled.  A placeholder with nothing to fill it is left out (with the
+    space around it), never shown as `{what}`: a pattern's sentence must read without it."""
+    missing = False
+
+    def fill(match: regex.Match[str]) -> str:
+        nonlocal missing
+        placeholder = match.group(0)
+        if placeholder in ("{{", "}}"):
+            return placeholder[0]
+        try:
+            return placeholder.format_map(_Strict(captures))
+        except (ValueError, IndexError, KeyError, AttributeError, TypeError):
+            missing = True
+            return ""
+
+    text = _PLACEHOLDER.sub(fill, template)
+    if missing:
+        text = _SPACE_BEFORE_PUNCTUATION.sub("", _SPACES.sub(" ", _EMPTY_PARENTHESES.sub("", text)))
+    return text

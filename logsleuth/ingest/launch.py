@@ -22,24 +22,46 @@ _COMMAND = regex.compile(
     r"|(?:\S*/)?sglang\s+serve|(?:\S*/)?vllm\s+serve)(?:\s.*)?)$"
 )
 _SERVER_ARGS = regex.compile(r"\bserver_args=(?P<body>ServerArgs\(.*\)|\{.*\})\s*$")
+# Text that shows how to launch rather than a launch: argparse's `usage: sglang serve [-h] --model-path
+# MODEL_PATH …`, a launcher's `Example: sglang serve --model-path <model> [options]`, an elided `...`.
+_NOT_A_COMMAND = regex.compile(r"(?i)^\s*(?:usage|example|e\.g\.)\s*:|\[-h\]|\[options\]|<[a-z_\-]+>|\s(?:\.\.\.|…)(?:\s|$)")
+# An item of a `server_args=` repr left out by whoever pasted it: `ServerArgs(model_path='/m', ...)`.
+_ELIDED_ITEM = regex.compile(r"(?:^|,)\s*(?:\.\.\.|…)\s*(?:,|$)")
 _EXPLICIT_VERSION = regex.compile(
     r"(?i)\b(?P<engine>sglang|vllm)(?:==|\s+version[:=]?\s*v?|\s+v)(?P<version>\d+\.\d+\.\d+(?:\.?post\d+|rc\d+|\.dev\d+)?)"
 )
 
 
 @dataclass
-class LaunchTracker:
+class LaunchFacts:
+    """What one launch logged about itself."""
+
     command: str | None = None
+    server_args: str | None = None  # the body of its `server_args=` line, as printed
+
+
+@dataclass
+class LaunchTracker:
+    command: str | None = None  # of the latest launch
     command_offset: int = -1
-    server_args: str | None = None
+    server_args: str | None = None  # of the latest launch
     engine: str | None = None
     engine_version: str | None = None
     version_hint: str | None = None  # guessed from code layout when no version is printed
     markers: list[int] = field(default_factory=list)
+    launches: dict[int, LaunchFacts] = field(default_factory=dict)  # marker offset -> what that launch logged
     _marker_kinds: set[str] = field(default_factory=set)
+    # A launch command written over several lines with backslash continuations (a launch script, a pasted
+    # shell session): the lines so far, joined, and the offset of its first line.
+    _continued: tuple[str, int] | None = None
 
     def observe(self, line: LogLine) -> None:
         text = line.text
+        if self._continued is not None:
+            start, offset = self._continued
+            self._continued = None
+            text = f"{start} {text.strip()}"
+            line = line._replace(text=text, offset=offset)
         if "server_args=" in text:
             m = _SERVER_ARGS.search(text)
             if m:
@@ -48,15 +70,18 @@ class LaunchTracker:
                 # 0.5.23 logs a dict; older versions the dataclass repr.
                 if m["body"].startswith("{"):
                     self.version_hint = "0.5.23"
-                self._mark(line.offset, "server_args")
+                self._mark(line.offset, "server_args").server_args = m["body"]
         # Length guard: the pattern searches from every position; launch commands are short.
         if ("launch_server" in text or " serve" in text) and len(text) <= 8192 and (m := _COMMAND.search(text)):
             command = m["cmd"].strip()
-            if command.count("-") and not command.endswith("serve"):
+            if command.endswith("\\") and len(text) <= 8192:
+                self._continued = (text.rstrip()[:-1].rstrip(), line.offset)  # the rest is on the next line
+                return
+            if command.count("-") and not command.endswith("serve") and not _NOT_A_COMMAND.search(text):
                 self.command = command
                 self.command_offset = line.offset
                 self.engine = "vllm" if "vllm" in command.split("--", 1)[0] else "sglang"
-                self._mark(line.offset, "command")
+                self._mark(line.offset, "command").command = command
         if ("sglang" in text or "vllm" in text) and (m := _EXPLICIT_VERSION.search(text)):
             self.engine = m["engine"].lower()
             self.engine_version = m["version"]
@@ -65,13 +90,14 @@ class LaunchTracker:
         elif text.startswith("launch_server.py: error:"):
             self.version_hint = self.version_hint or "0.5.9"
 
-    def _mark(self, offset: int, kind: str) -> None:
-        # One launch often logs its command and then its server_args: one marker.  A kind
-        # seen twice, or a marker far from the last, is a new launch.
+    def _mark(self, offset: int, kind: str) -> LaunchFacts:
+        """The launch this line belongs to.  One launch often logs its command and then its server_args:
+        one marker.  A kind seen twice, or a marker far from the last, is a new launch."""
         if not self.markers or kind in self._marker_kinds or offset - self.markers[-1] > 64 * 1024:
             self.markers.append(offset)
             self._marker_kinds = set()
         self._marker_kinds.add(kind)
+        return self.launches.setdefault(self.markers[-1], LaunchFacts())
 
     def absorb(self, other: LaunchTracker, *, later_command_wins: bool) -> None:
         """Take what `other` knows.  The engine and its version: whichever was known first.  The command and
@@ -86,6 +112,10 @@ class LaunchTracker:
         else:
             self.command = self.command or other.command
             self.server_args = self.server_args or other.server_args
+        for marker, facts in other.launches.items():
+            mine = self.launches.setdefault(marker, LaunchFacts())
+            mine.command = mine.command or facts.command
+            mine.server_args = mine.server_args or facts.server_args
 
     def observe_failure(self, failure: Failure) -> None:
         """Frame paths tell the engine and, roughly, its version."""
@@ -111,13 +141,28 @@ class LaunchTracker:
                 start = marker
         return start
 
-    def info(self, command_override: str | None = None, version_override: str | None = None) -> LaunchInfo:
+    def launch_at(self, offset: int) -> LaunchFacts:
+        """What the launch that includes `offset` logged (nothing, when no launch began before it)."""
+        starts = [marker for marker in self.markers if marker <= offset]
+        return self.launches.get(max(starts), LaunchFacts()) if starts else LaunchFacts()
+
+    def info(
+        self, command_override: str | None = None, version_override: str | None = None, *, at: int | None = None
+    ) -> LaunchInfo:
+        """The launch as the log tells it: the latest one, or with `at` the one that includes that offset."""
         version = version_override or self.engine_version or self.version_hint
-        server_args = tuple(parse_server_args(self.server_args)) if self.server_args else ()
-        command = command_override or self.command
+        facts = LaunchFacts(self.command, self.server_args) if at is None else self.launch_at(at)
+        complete = facts.server_args is not None and not _ELIDED_ITEM.search(facts.server_args)
+        server_args = tuple(parse_server_args(facts.server_args)) if facts.server_args else ()
+        command = command_override or facts.command
         source: Literal["user", "log"] | None = "user" if command_override else ("log" if command else None)
         return LaunchInfo(
-            engine=self.engine, engine_version=version, command=command, command_source=source, server_args=server_args
+            engine=self.engine,
+            engine_version=version,
+            command=command,
+            command_source=source,
+            server_args=server_args,
+            server_args_complete=complete,
         )
 
 

@@ -7,12 +7,13 @@ table cells or @mentions.
 
 from __future__ import annotations
 
-from logsleuth.models import FailureGroup, Report
+from logsleuth.models import FailureGroup, LaunchInfo, Report
 from logsleuth.render.options import RenderOptions
 from logsleuth.render.safety import clean, escape_markdown_prose, markdown_code_span, markdown_fence
 from logsleuth.render.view import (
     FixView,
     FrameView,
+    abstention,
     build_view,
     describe_source_errors,
     folded_text,
@@ -59,8 +60,8 @@ def _fix(fix: FixView, label: str = "Fix") -> list[str]:
     return out
 
 
-def _group(group: FailureGroup, heading: str | None, show_source: bool) -> list[str]:
-    view = build_view(group, show_source)
+def _group(group: FailureGroup, heading: str | None, show_source: bool, launch: LaunchInfo) -> list[str]:
+    view = build_view(group, show_source, launch)
     out = [f"{heading} {escape_markdown_prose(view.verdict)}", ""] if heading else []
     if view.where:
         out.extend([escape_markdown_prose(view.where), ""])
@@ -80,12 +81,10 @@ def _group(group: FailureGroup, heading: str | None, show_source: bool) -> list[
         if view.fix:
             out.extend(_fix(view.fix))
     else:
-        out.extend(["**No known pattern matches this failure.**", ""])
-        if view.innermost:
-            out.extend([f"Innermost app frame: {markdown_code_span(view.innermost)}", ""])
+        out.extend(["**No known pattern matches this failure:** logsleuth gives no advice for it. What helps next:", ""])
+        out.extend([*(f"- {label}: {markdown_code_span(text)}" for label, text in abstention(view)), ""])
         if view.context:
             out.extend(["Log lines just before it:", "", *fenced(view.context, "text"), ""])
-        out.extend([f"Search for: {markdown_code_span(view.signature)}", ""])
     if view.cascade:
         out.extend(["Then:", "", *fenced(view.cascade, "text"), ""])
     return out
@@ -117,7 +116,7 @@ def render_markdown(report: Report, options: RenderOptions) -> str:
     for index, group in enumerate(report.failures, start=1):
         # A single failure is already named by the report's title.
         heading = f"#### {index}." if multi else None
-        out.extend(_group(group, heading, len(report.sources) > 1))
+        out.extend(_group(group, heading, len(report.sources) > 1, report.launch))
     omitted = omitted_line(report)
     if omitted:
         out.extend([escape_markdown_prose(omitted), ""])

@@ -13,13 +13,14 @@ from rich.console import Console
 from rich.rule import Rule
 from rich.text import Text
 
-from logsleuth.models import FailureGroup, Report
+from logsleuth.models import FailureGroup, LaunchInfo, Report
 from logsleuth.render.options import RenderOptions
 from logsleuth.render.table import summary_table
 from logsleuth.render.theme import THEME
 from logsleuth.render.view import (
     FixView,
     FrameView,
+    abstention,
     build_view,
     folded_text,
     headline,
@@ -81,8 +82,8 @@ def _fix(console: Console, fix: FixView, label: str = "Fix") -> None:
         _fix(console, alternative, "Or")
 
 
-def _group(console: Console, group: FailureGroup, index: int | None, show_source: bool) -> None:
-    view = build_view(group, show_source)
+def _group(console: Console, group: FailureGroup, index: int | None, show_source: bool, launch: LaunchInfo) -> None:
+    view = build_view(group, show_source, launch)
     if index is not None:
         console.print(Rule(Text(f"[{index}] {view.verdict}", style="logsleuth.verdict"), align="left"))
     else:
@@ -112,14 +113,15 @@ def _group(console: Console, group: FailureGroup, index: int | None, show_source
             console.print()
             _fix(console, view.fix)
     else:
-        console.print(Text("No known pattern matches this failure.", style="logsleuth.heading"))
-        if view.innermost:
-            console.print(Text.assemble("  Innermost app frame: ", (view.innermost, "logsleuth.frame.app")))
+        console.print(
+            Text("No known pattern matches this failure: logsleuth gives no advice for it. What helps next:", style="logsleuth.heading")
+        )
+        for label, text in abstention(view):
+            console.print(Text.assemble(f"  {label}: ", (text, "logsleuth.frame.app")))
         if view.context:
             console.print(Text("  Log lines just before it:"))
             for line in view.context:
                 console.print(Text(f"    {line}", style="logsleuth.context"))
-        console.print(Text(f"  Search for: {view.signature}"))
     if view.cascade:
         console.print()
         console.print(Text("Then:", style="logsleuth.heading"))
@@ -155,7 +157,7 @@ def render_rich(report: Report, options: RenderOptions) -> str:
         _summary(console, report)
     multi = is_multi(report)
     for index, group in enumerate(report.failures, start=1):
-        _group(console, group, index if multi else None, len(report.sources) > 1)
+        _group(console, group, index if multi else None, len(report.sources) > 1, report.launch)
         console.print()
     omitted = omitted_line(report)
     if omitted:

@@ -12,13 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from logsleuth.models import FailureGroup, Report
+from logsleuth.models import FailureGroup, LaunchInfo, Report
 from logsleuth.render.options import RenderOptions
 from logsleuth.render.safety import break_fences, clip, defang_mentions, escape_slack_api
 from logsleuth.render.table import summary_table
 from logsleuth.render.view import (
     FrameView,
     GroupView,
+    abstention,
     build_view,
     describe_source_errors,
     first_sentences,
@@ -115,8 +116,10 @@ def _traceback(view: GroupView, detail: Detail) -> list[str]:
     return [safe(clip(line, detail.line_chars)) for line in lines]
 
 
-def _group_blocks(group: FailureGroup, detail: Detail, title: str | None, show_source: bool) -> list[str]:
-    view = build_view(group, show_source)
+def _group_blocks(
+    group: FailureGroup, detail: Detail, title: str | None, show_source: bool, launch: LaunchInfo
+) -> list[str]:
+    view = build_view(group, show_source, launch)
     blocks = []
     if title:
         blocks.append(f"*{title} {safe(clip(view.verdict, detail.line_chars))}*")
@@ -138,12 +141,12 @@ def _group_blocks(group: FailureGroup, detail: Detail, title: str | None, show_s
             if command:
                 blocks.append(fence([safe(line) for line in command]))
     else:
-        blocks.append("*No known pattern matches this failure.*")
+        blocks.append("*No known pattern matches this failure:* logsleuth gives no advice for it.")
+        blocks.extend(f"{label}: `{safe(clip(text, detail.line_chars))}`" for label, text in abstention(view))
         context = view.context[-detail.context_lines :] if detail.context_lines else []
         if context:
             blocks.append("Log lines just before it:")
             blocks.append(fence([safe(clip(line, detail.line_chars)) for line in context]))
-        blocks.append(f"Search for: {safe(clip(view.signature, detail.line_chars))}")
     return blocks
 
 
@@ -161,7 +164,7 @@ def _blocks(report: Report, options: RenderOptions, detail: Detail) -> list[str]
         blocks.append(fence([safe(line) for line in table]))
     for index, group in enumerate(report.failures[: detail.detailed_groups], start=1):
         title = f"[{index}]" if multi else None
-        blocks.extend(_group_blocks(group, detail, title, len(report.sources) > 1))
+        blocks.extend(_group_blocks(group, detail, title, len(report.sources) > 1, report.launch))
     omitted = omitted_line(report)
     if omitted:
         blocks.append(f"_{safe(omitted)}_")

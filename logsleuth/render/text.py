@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import textwrap
 
-from logsleuth.models import FailureGroup, Report
+from logsleuth.models import FailureGroup, LaunchInfo, Report
 from logsleuth.render.options import RenderOptions
 from logsleuth.render.table import summary_table
 from logsleuth.render.view import (
     FixView,
     FrameView,
+    abstention,
     build_view,
     folded_text,
     is_multi,
@@ -59,9 +60,9 @@ def _fix_lines(fix: FixView, width: int, label: str = "Fix") -> list[str]:
 
 
 def render_group(
-    group: FailureGroup, width: int, index: int | None = None, show_source: bool = False
+    group: FailureGroup, width: int, index: int | None = None, show_source: bool = False, launch: LaunchInfo | None = None
 ) -> list[str]:
-    view = build_view(group, show_source)
+    view = build_view(group, show_source, launch)
     out: list[str] = []
     title = f"[{index}] " if index is not None else ""
     out.append(f"{title}{view.verdict}")
@@ -85,13 +86,11 @@ def render_group(
             out.extend(_fix_lines(view.fix, width))
     else:
         out.append("")
-        out.append("No known pattern matches this failure.")
-        if view.innermost:
-            out.append(f"  Innermost app frame: {view.innermost}")
+        out.append("No known pattern matches this failure: logsleuth gives no advice for it. What helps next:")
+        out.extend(f"  {label}: {text}" for label, text in abstention(view))
         if view.context:
             out.append("  Log lines just before it:")
             out.extend(f"    {line}" for line in view.context)
-        out.append(f"  Search for: {view.signature}")
     if view.cascade:
         out.append("")
         out.append("Then:")
@@ -113,7 +112,7 @@ def render_text(report: Report, options: RenderOptions) -> str:
         out.append("")
     multi = is_multi(report)
     for index, group in enumerate(report.failures, start=1):
-        out.extend(render_group(group, width, index if multi else None, len(report.sources) > 1))
+        out.extend(render_group(group, width, index if multi else None, len(report.sources) > 1, report.launch))
         out.append("")
     omitted = omitted_line(report)
     if omitted:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from logsleuth.models import ExceptionBlock, FailureGroup, Fix, FlagOp, Frame, Report
+from logsleuth.models import ExceptionBlock, FailureGroup, Fix, FlagOp, Frame, LaunchInfo, Report
 from logsleuth.render.safety import clean, clean_lines
 
 RELATION_TEXT = {
@@ -56,6 +56,7 @@ class GroupView:
     where: str
     chain: list[BlockView]
     innermost: str | None
+    innermost_source: str | None  # the source line of that frame, as the log shows it
     context: list[str]
     truncated: bool
     category: str | None = None
@@ -64,6 +65,8 @@ class GroupView:
     fix: FixView | None = None
     cascade: list[str] = field(default_factory=list)
     signature: str = ""
+    search: str = ""  # the failure's exact first line ("Type: message"), to search issue trackers with
+    engine: str = ""  # "sglang 0.5.9", or what is not known of it
     sources: list[str] = field(default_factory=list)
 
 
@@ -155,7 +158,26 @@ def where_text(group: FailureGroup, show_source: bool = False) -> str:
     return clean(" · ".join(parts))
 
 
-def build_view(group: FailureGroup, show_source: bool = False) -> GroupView:
+def engine_text(launch: LaunchInfo | None) -> str:
+    if launch is None or not launch.engine:
+        return "not named in the log"
+    return f"{launch.engine} {launch.engine_version}" if launch.engine_version else f"{launch.engine}, version not in the log"
+
+
+def abstention(view: GroupView) -> list[tuple[str, str]]:
+    """What helps next when no pattern fits, as (label, text) rows: the innermost app frame and its source
+    line, the engine and its version, the exact text to search for."""
+    rows: list[tuple[str, str]] = []
+    if view.innermost:
+        rows.append(("Innermost app frame", view.innermost))
+        if view.innermost_source:
+            rows.append(("Its source line", view.innermost_source))
+    rows.append(("Engine", view.engine))
+    rows.append(("Search for", view.search or view.signature))
+    return rows
+
+
+def build_view(group: FailureGroup, show_source: bool = False, launch: LaunchInfo | None = None) -> GroupView:
     failure = group.failure
     final = failure.final
     head, _ = exception_line(final)
@@ -167,12 +189,14 @@ def build_view(group: FailureGroup, show_source: bool = False) -> GroupView:
         relation = RELATION_TEXT.get(previous.relation) if previous and previous.relation else None
         chain.append(BlockView(fold_frames(block.frames), line, tail[:MAX_MESSAGE_LINES_SHOWN], relation))
         previous = block
-    innermost = next((frame_location(f) for f in reversed(final.frames) if f.in_app), None)
+    innermost_frame = next((f for f in reversed(final.frames) if f.in_app), None)
+    innermost = frame_location(innermost_frame) if innermost_frame else None
     return GroupView(
         verdict=clean(diagnosis.title) if diagnosis else head,
         where=where_text(group, show_source),
         chain=chain,
         innermost=innermost,
+        innermost_source=clean(innermost_frame.source) if innermost_frame and innermost_frame.source else None,
         context=[clean(line) for line in failure.context[-MAX_CONTEXT_LINES:]],
         truncated=failure.truncated,
         category=clean(diagnosis.category) if diagnosis else None,
@@ -181,6 +205,8 @@ def build_view(group: FailureGroup, show_source: bool = False) -> GroupView:
         fix=fix_view(diagnosis.fix) if diagnosis and diagnosis.fix else None,
         cascade=[clean(line) for line in group.cascade[:MAX_CASCADE_LINES]],
         signature=clean(group.signature),
+        search=clean(f"{final.type}: {final.message.splitlines()[0]}" if final.message else final.type, 300),
+        engine=clean(engine_text(launch)),
         sources=[clean(source) for source in group.sources],
     )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 from logsleuth.fixes.context import FixContext
@@ -36,6 +37,18 @@ def _steps_for(topk: int | None, draft_tokens: int | None) -> int:
 def eagle_partial_spec_args(ctx: FixContext, data: dict[str, Any]) -> Fix:
     """SGLang asserts that top-k and draft tokens are both unset when num-steps is unset."""
     cmd = ctx.command
+    if cmd is None:
+        # The assert tells only that --speculative-num-steps was not given.  Adding it alone leads into a
+        # TypeError when top-k was not given either: what works for every command is to remove the two
+        # (SGLang then chooses all three) or to give all three.
+        return Fix(
+            summary=(
+                f"Remove {TOPK} and {DRAFT}, whichever you gave: without {STEPS}, SGLang chooses all three sizes "
+                f"itself. Adding only {STEPS} is not enough when {TOPK} was not given (that fails with a TypeError)."
+            ),
+            flags=(FlagOp("remove", TOPK), FlagOp("remove", DRAFT)),
+            alternatives=(_all_three("Or give all three sizes together"),),
+        )
     has_topk = cmd.has(TOPK) if cmd else True
     has_draft = cmd.has(DRAFT) if cmd else True
     topk = cmd.int_value(TOPK) if cmd else None
@@ -75,8 +88,28 @@ def eagle_partial_spec_args(ctx: FixContext, data: dict[str, Any]) -> Fix:
     )
 
 
+def _all_three(lead: str) -> Fix:
+    """Steps, top-k and draft tokens that pass SGLang's checks together, whatever else the command holds."""
+    return Fix(
+        summary=f"{lead}: {STEPS} 3 {TOPK} 1 {DRAFT} 4 (with top-k 1, the draft tokens must be steps + 1).",
+        flags=(FlagOp("set", STEPS, "3"), FlagOp("set", TOPK, "1"), FlagOp("set", DRAFT, "4")),
+    )
+
+
 def eagle_missing_topk(ctx: FixContext, data: dict[str, Any]) -> Fix:
     cmd = ctx.command
+    if cmd is None:
+        # The TypeError tells that --speculative-num-steps was given and top-k was not; the draft tokens are
+        # unknown, so a top-k alone could still contradict them.
+        return replace(
+            _all_three("Give all three speculative sizes together"),
+            alternatives=(
+                Fix(
+                    summary=f"Or remove {STEPS} and {DRAFT}, whichever you gave, and let SGLang choose all three.",
+                    flags=(FlagOp("remove", STEPS), FlagOp("remove", DRAFT)),
+                ),
+            ),
+        )
     steps = cmd.int_value(STEPS) if cmd else None
     draft = cmd.int_value(DRAFT) if cmd else None
     # top-k 1 is valid whenever draft tokens = steps + 1; otherwise keep the tree small.
