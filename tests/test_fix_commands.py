@@ -75,3 +75,59 @@ def test_the_users_cmd_keeps_its_expansions_and_pipe() -> None:
     assert fix.command.startswith("python -m sglang.launch_server --model-path $MODEL ")
     assert fix.command.endswith(" 2>&1 | tee server.log")
     assert "\n" not in fix.command
+
+
+# -- advice the log contradicts is not given ----------------------------------------------------------------
+
+NOT_ENOUGH = (
+    "Traceback (most recent call last):\n"
+    '  File "/usr/lib/python3/dist-packages/sglang/srt/model_executor/model_runner.py", line 900, in init_memory_pool\n'
+    '    raise RuntimeError("Not enough memory. Please try to increase --mem-fraction-static.")\n'
+    "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. Current value: mem_fraction_static=0.95\n"
+)
+
+
+def test_a_fraction_already_at_the_bound_is_not_raised_again() -> None:
+    report = diagnose_text(NOT_ENOUGH, DiagnoseOptions(include_user_patterns=False))
+    diagnosis = report.failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.pattern == "sglang-kv-cache-not-enough-memory"
+    fix = diagnosis.fix
+    assert fix is not None
+    assert "--mem-fraction-static" not in [op.flag for op in fix.flags]
+    assert fix.summary.startswith("--mem-fraction-static was already 0.95")
+    raised = NOT_ENOUGH.replace("0.95", "0.7")
+    fix = diagnose_text(raised, DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis.fix  # type: ignore[union-attr]
+    assert fix is not None and [(op.flag, op.value) for op in fix.flags] == [("--mem-fraction-static", "0.8")]
+
+
+REMOVING_PATTERN = '''
+id = "test-remove-quantization"
+title = "Quantization"
+category = "weight-loading"
+root_cause = "x"
+
+[[match]]
+exception_type = "ValueError"
+message = "zz_quantization"
+
+[fix]
+summary = "Remove --quantization."
+flags = [{ op = "remove", flag = "--quantization" }]
+alternatives = [{ summary = "Or use another checkpoint.", steps = ["download the unquantized one"] }]
+'''
+
+
+def test_a_flag_the_command_does_not_have_is_not_removed(tmp_path: Path) -> None:
+    directory = tmp_path / "patterns"
+    directory.mkdir()
+    (directory / "q.toml").write_text(REMOVING_PATTERN)
+    patterns = load_patterns([directory], include_user=False, strict=True)
+    log = "ValueError: zz_quantization\n"
+    without = diagnose_text(log, DiagnoseOptions(include_user_patterns=False, command="python -m sglang.launch_server --model-path /m"), patterns=patterns)
+    fix = without.failures[0].diagnosis.fix  # type: ignore[union-attr]
+    assert fix is not None and fix.flags == () and fix.summary == "Use another checkpoint."
+    with_flag = diagnose_text(
+        log, DiagnoseOptions(include_user_patterns=False, command="python -m sglang.launch_server --model-path /m --quantization fp8"), patterns=patterns
+    )
+    fix = with_flag.failures[0].diagnosis.fix  # type: ignore[union-attr]
+    assert fix is not None and fix.command == "python -m sglang.launch_server --model-path /m"

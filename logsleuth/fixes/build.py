@@ -47,6 +47,7 @@ def build_fix(
         fix = builder(context, fix_data)
     else:
         fix = static_fix(fix_data, {**captures, "cmd": CommandValues(command)})
+    fix = fit_to_command(fix, command) if fix is not None else None
     if fix is None:
         return None
     return with_commands(fix, command)
@@ -59,6 +60,30 @@ _VALUE_FLAGS = frozenset({"--model-path", "--tokenizer-path", "--speculative-dra
 def _needs_input(fix: Fix) -> tuple[str, ...]:
     """Flags the fix adds without a value logsleuth can know (e.g. which model to serve)."""
     return tuple(op.flag for op in fix.flags if op.op == "add" and op.value is None and op.flag in _VALUE_FLAGS)
+
+
+def _fitted(fix: Fix, command: CommandLine) -> Fix | None:
+    """The fix without operations on flags the command does not have (removing or renaming a flag that was
+    never given is advice the command contradicts).  None when nothing of it applies to this command."""
+    kept = tuple(op for op in fix.flags if op.op not in ("remove", "rename") or not op.flag.startswith("-") or command.has(op.flag))
+    if fix.flags and not kept and not fix.env and not fix.steps:
+        return None
+    return replace(fix, flags=kept)
+
+
+def fit_to_command(fix: Fix, command: CommandLine | None) -> Fix | None:
+    """`fix` and its alternatives with what the known command contradicts taken out; an alternative takes the
+    place of a fix that does not apply at all."""
+    if command is None:
+        return fix
+    options = [fitted for option in (replace(fix, alternatives=()), *fix.alternatives) if (fitted := _fitted(option, command))]
+    if not options:
+        return None
+    first, *rest = options
+    if first.summary != fix.summary:  # an alternative became the fix: it no longer starts with "Or"
+        summary = first.summary.removeprefix("Or, ").removeprefix("Or ")
+        first = replace(first, summary=summary[:1].upper() + summary[1:])
+    return replace(first, alternatives=tuple(rest))
 
 
 def with_commands(fix: Fix, command: CommandLine | None) -> Fix:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import regex
@@ -49,6 +50,9 @@ def mem_fraction(ctx: FixContext, data: dict[str, Any]) -> Fix:
         new = max(float(data.get("floor", 0.5)), current - step)
     else:
         new = min(float(data.get("ceiling", 0.95)), current + step)
+    alternatives = tuple(static_fix(alt, ctx.captures) for alt in data.get("alternatives", ()))
+    if current is not None and ((direction == "raise" and new <= current) or (direction == "lower" and new >= current)):
+        return _already_at_bound(current, direction, alternatives)
     value = f"{new:.2f}".rstrip("0").rstrip(".")
     was = f" (was {current:g})" if current is not None else ""
     summary = interpolate(str(data.get("summary", "")), {**ctx.captures, "value": value, "was": was})
@@ -59,5 +63,17 @@ def mem_fraction(ctx: FixContext, data: dict[str, Any]) -> Fix:
         summary=summary,
         flags=(FlagOp("set", _MEM, value),),
         steps=tuple(interpolate(str(s), ctx.captures) for s in data.get("steps", ())),
-        alternatives=tuple(static_fix(alt, ctx.captures) for alt in data.get("alternatives", ())),
+        alternatives=alternatives,
     )
+
+
+def _already_at_bound(current: float, direction: str, alternatives: tuple[Fix, ...]) -> Fix:
+    """The launch already ran with the fraction at the bound: moving it further is advice the log contradicts.
+    The pattern's other fixes come first instead."""
+    moved = "raised" if direction == "raise" else "lowered"
+    note = f"{_MEM} was already {current:g} and cannot usefully be {moved} further."
+    if not alternatives:
+        return Fix(summary=note)
+    first, *rest = alternatives
+    summary = first.summary.removeprefix("Or ").removeprefix("or ")
+    return replace(first, summary=f"{note} {summary[:1].upper()}{summary[1:]}", alternatives=tuple(rest))
