@@ -152,7 +152,14 @@ def _own_launch(
     if tracker is None:
         return replace(report_launch, command=None, command_source=None, server_args=(), server_args_complete=False)
     own = tracker.info(None, options.engine_version, at=group.failure.offset)
-    return _with_rebuilt_command(replace(own, engine=report_launch.engine, engine_version=report_launch.engine_version))
+    return _with_rebuilt_command(
+        replace(
+            own,
+            engine=report_launch.engine,
+            engine_version=report_launch.engine_version,
+            engine_version_source=report_launch.engine_version_source,
+        )
+    )
 
 
 def _with_rebuilt_command(launch: LaunchInfo) -> LaunchInfo:
@@ -182,12 +189,16 @@ def _diagnose_group(
         on_error=warn,
         disabled=disabled,
     )
+    if found is None and launch.engine_version_source == "inferred":
+        # A guessed version must not keep a pattern out when no pattern of that version fits.
+        found = match_failure(patterns, group.failure, lines, engine=launch.engine, on_error=warn, disabled=disabled)
     if found is None:
         return group
     pattern = found.pattern
     fix = build_fix(pattern.fix, group.failure, found.captures, launch)
     if pattern.fixed_in:
-        fix = with_upgrade(fix, pattern.fixed_in, launch.engine or pattern.engine, launch.engine_version)
+        known = launch.engine_version if launch.engine_version_source in ("log", "user") else None
+        fix = with_upgrade(fix, pattern.fixed_in, launch.engine or pattern.engine, known)
     diagnosis = Diagnosis(
         pattern=pattern.id,
         title=pattern.title,

@@ -189,6 +189,9 @@ class LaunchInfo:
 
     engine: str | None = None  # "sglang" | "vllm"
     engine_version: str | None = None
+    # Where engine_version came from: "log" (the log names it), "inferred" (guessed from the code layout in
+    # the frames or the wording of a message: may be wrong), "user" (--engine-version).
+    engine_version_source: Literal["log", "inferred", "user"] | None = None
     command: str | None = None  # the launch command, when the log or --cmd gives it
     # Where `command` came from: "user" (--cmd: printed back as written), "log" (a command line in the log:
     # untrusted, requoted) or "server_args" (rebuilt from a complete `server_args=` line).

@@ -151,6 +151,9 @@ class LaunchTracker:
     ) -> LaunchInfo:
         """The launch as the log tells it: the latest one, or with `at` the one that includes that offset."""
         version = version_override or self.engine_version or self.version_hint
+        version_source: Literal["log", "inferred", "user"] | None = (
+            "user" if version_override else "log" if self.engine_version else "inferred" if self.version_hint else None
+        )
         facts = LaunchFacts(self.command, self.server_args) if at is None else self.launch_at(at)
         complete = facts.server_args is not None and not _ELIDED_ITEM.search(facts.server_args)
         server_args = tuple(parse_server_args(facts.server_args)) if facts.server_args else ()
@@ -159,6 +162,7 @@ class LaunchTracker:
         return LaunchInfo(
             engine=self.engine,
             engine_version=version,
+            engine_version_source=version_source,
             command=command,
             command_source=source,
             server_args=server_args,

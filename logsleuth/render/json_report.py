@@ -91,6 +91,7 @@ def report_to_dict(report: Report) -> dict[str, Any]:
         "launch": {
             "engine": launch.engine,
             "engine_version": launch.engine_version,
+            "engine_version_source": launch.engine_version_source,
             "command": launch.command,
         },
         "failures": [_failure(group) for group in report.failures],
