@@ -131,3 +131,83 @@ def test_a_flag_the_command_does_not_have_is_not_removed(tmp_path: Path) -> None
     )
     fix = with_flag.failures[0].diagnosis.fix  # type: ignore[union-attr]
     assert fix is not None and fix.command == "python -m sglang.launch_server --model-path /m"
+
+
+# -- values the pattern cannot write as plain data ----------------------------------------------------------
+
+JSON_PATTERN = '''
+id = "test-json-override"
+title = "Tied embeddings"
+category = "weight-loading"
+root_cause = "x"
+
+[[match]]
+exception_type = "KeyError"
+message = "zz_(?P<key>\\\\w+)"
+
+[fix]
+summary = "Override the config."
+flags = [{ op = "set", flag = "--json-model-override-args", value = '{{"{key}": false}}' }]
+alternatives = [
+    { summary = "Or a value with a placeholder nothing fills.", flags = [{ op = "set", flag = "--tp-size", value = "{nothing}" }] },
+    { builder = "mem_fraction", direction = "lower", step = 0.05, summary = "Or lower --mem-fraction-static to {value}{was}." },
+]
+'''
+
+
+def test_a_json_value_and_a_built_alternative(tmp_path: Path) -> None:
+    directory = tmp_path / "patterns"
+    directory.mkdir()
+    (directory / "j.toml").write_text(JSON_PATTERN)
+    patterns = load_patterns([directory], include_user=False, strict=True)
+    command = "python -m sglang.launch_server --model-path /m --mem-fraction-static 0.9"
+    report = diagnose_text("KeyError: 'zz_tie_word_embeddings'\n", DiagnoseOptions(include_user_patterns=False, command=command), patterns=patterns)
+    fix = report.failures[0].diagnosis.fix  # type: ignore[union-attr]
+    assert fix is not None
+    assert [(op.flag, op.value) for op in fix.flags] == [("--json-model-override-args", '{"tie_word_embeddings": false}')]
+    assert fix.command is not None and shlex.split(fix.command)[-1] == '{"tie_word_embeddings": false}'
+    unfilled, built = fix.alternatives
+    assert [(op.flag, op.value) for op in unfilled.flags] == [("--tp-size", None)]
+    assert built.summary == "Or lower --mem-fraction-static to 0.85 (was 0.9)."
+    assert built.command == "python -m sglang.launch_server --model-path /m --mem-fraction-static 0.85"
+
+
+def test_an_alternative_naming_an_unknown_builder_is_a_pattern_error() -> None:
+    text = JSON_PATTERN.replace('builder = "mem_fraction"', 'builder = "no_such_builder"')
+    from logsleuth.fixes.builders import BUILDERS
+
+    with pytest.raises(PatternError, match="not a known fix builder"):
+        parse_pattern(text, "x.toml", "user", known_builders=BUILDERS)
+
+
+SLOTS = (
+    "[2026-01-01 00:00:00] server_args=ServerArgs(model_path='/m', max_running_requests={current})\n"
+    "Traceback (most recent call last):\n"
+    '  File "/usr/lib/python3/dist-packages/sglang/srt/managers/schedule_batch.py", line 900, in alloc_req_slots\n'
+    '    raise RuntimeError("alloc_req_slots runs out of memory.")\n'
+    "RuntimeError: alloc_req_slots runs out of memory. Please set a smaller number for `--max-running-requests`.\n"
+)
+
+
+@pytest.mark.parametrize(("current", "expected"), [("48", "24"), ("8", "4"), ("None", "32")])
+def test_fewer_running_requests_never_raises_the_launched_value(current: str, expected: str) -> None:
+    report = diagnose_text(SLOTS.format(current=current), DiagnoseOptions(include_user_patterns=False))
+    diagnosis = report.failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.pattern == "sglang-serving-out-of-memory"
+    assert diagnosis.fix is not None
+    assert [(op.flag, op.value) for op in diagnosis.fix.flags] == [("--max-running-requests", expected)]
+
+
+def test_one_running_request_is_not_lowered_further() -> None:
+    fix = diagnose_text(SLOTS.format(current="1"), DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis.fix  # type: ignore[union-attr]
+    assert fix is not None and "--max-running-requests" not in [op.flag for op in fix.flags]
+    assert fix.summary.startswith("--max-running-requests was already 1")
+
+
+def test_multi_layer_eagle_draft_tokens_are_steps_plus_one() -> None:
+    log = "AssertionError: multi-layer EAGLE requires speculative_num_draft_tokens == speculative_num_steps + 1, got 8 and 3\n"
+    command = "python -m sglang.launch_server --model-path /m --speculative-num-steps 3 --speculative-num-draft-tokens 8"
+    fix = diagnose_text(log, DiagnoseOptions(include_user_patterns=False, command=command)).failures[0].diagnosis.fix  # type: ignore[union-attr]
+    assert fix is not None
+    assert fix.command == "python -m sglang.launch_server --model-path /m --speculative-num-steps 3 --speculative-num-draft-tokens 4"
+    assert fix.alternatives[0].command == "python -m sglang.launch_server --model-path /m --speculative-num-steps 7 --speculative-num-draft-tokens 8"

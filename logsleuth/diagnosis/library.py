@@ -81,10 +81,7 @@ _FIX_KEYS = frozenset({"summary", "flags", "env", "steps", "alternatives", "buil
 def _check_fix(fix: Any, at: _Locate, known_builders: Collection[str] | None) -> dict[str, Any]:
     if not isinstance(fix, dict):
         raise PatternError(at("[fix]"), "[fix] must be a table")
-    name = fix.get("builder")
-    if name is not None:
-        if not isinstance(name, str) or (known_builders is not None and name not in known_builders):
-            raise PatternError(at("builder"), f"fix.builder {name!r} is not a known fix builder")
+    if _names_builder(fix, at, known_builders):
         return fix  # a builder takes its own keys
     unknown = set(fix) - _FIX_KEYS
     if unknown:
@@ -92,6 +89,8 @@ def _check_fix(fix: Any, at: _Locate, known_builders: Collection[str] | None) ->
     for option in (fix, *fix.get("alternatives", [])):
         if not isinstance(option, dict):
             raise PatternError(at("alternatives"), "fix.alternatives must be tables")
+        if option is not fix and _names_builder(option, at, known_builders):
+            continue  # an alternative may be built too (e.g. a computed --mem-fraction-static)
         for flag in option.get("flags", []):
             if not isinstance(flag, dict) or flag.get("op") not in _FLAG_OPS or not str(flag.get("flag", "")).startswith("-"):
                 raise PatternError(at("flags"), f"fix.flags entries need op in {sorted(_FLAG_OPS)} and a --flag: {flag!r}")
@@ -105,6 +104,15 @@ def _check_fix(fix: Any, at: _Locate, known_builders: Collection[str] | None) ->
         if not isinstance(steps, list) or not all(isinstance(step, str) for step in steps):
             raise PatternError(at("steps"), "fix.steps must be a list of strings")
     return fix
+
+
+def _names_builder(option: dict[str, Any], at: _Locate, known_builders: Collection[str] | None) -> bool:
+    name = option.get("builder")
+    if name is None:
+        return False
+    if not isinstance(name, str) or (known_builders is not None and name not in known_builders):
+        raise PatternError(at("builder"), f"fix.builder {name!r} is not a known fix builder")
+    return True
 
 
 def _line_of(text: str, needle: str) -> int:

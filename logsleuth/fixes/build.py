@@ -39,14 +39,18 @@ def build_fix(
         except ValueError:
             command = None  # unbalanced quotes: no corrected command, the flag ops still stand
     context = FixContext(failure, captures, launch, command, catalog)
-    name = fix_data.get("builder")
-    if name:
+    values = {**captures, "cmd": CommandValues(command)}
+
+    def build(data: dict[str, Any]) -> Fix | None:
+        name = data.get("builder")
+        if not name:
+            return static_fix(data, values, build)
         builder = builders.get(name)
         if builder is None:
             return None  # a user pattern naming a builder this version does not have (reported at load)
-        fix = builder(context, fix_data)
-    else:
-        fix = static_fix(fix_data, {**captures, "cmd": CommandValues(command)})
+        return builder(context, data)
+
+    fix = build(fix_data)
     fix = fit_to_command(fix, command) if fix is not None else None
     if fix is None:
         return None

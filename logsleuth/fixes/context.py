@@ -26,18 +26,15 @@ class FixContext:
 Builder = Callable[[FixContext, dict[str, Any]], Fix | None]
 
 
-class _Captures(dict[str, Any]):
-    def __missing__(self, key: str) -> str:
-        return "{" + key + "}"
-
-
 _PLACEHOLDER = regex.compile(r"\{\{|\}\}|\{[^{}\n]*\}")
 _EMPTY_PARENTHESES = regex.compile(r"\( *\)")
 _SPACES = regex.compile(r" {2,}")
 _SPACE_BEFORE_PUNCTUATION = regex.compile(r" +(?=[.,;:)])")
 
 
-class _Strict(dict[str, Any]):
+class StrictValues(dict[str, Any]):
+    """Placeholder values where a missing one raises KeyError (str.format_map would otherwise not know)."""
+
     def __missing__(self, key: str) -> str:
         raise KeyError(key)
 
@@ -53,7 +50,7 @@ def interpolate(template: str, captures: dict[str, Any]) -> str:
         if placeholder in ("{{", "}}"):
             return placeholder[0]
         try:
-            return placeholder.format_map(_Strict(captures))
+            return placeholder.format_map(StrictValues(captures))
         except (ValueError, IndexError, KeyError, AttributeError, TypeError):
             missing = True
             return ""

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from logsleuth.fixes.command import CommandLine
-from logsleuth.fixes.context import _Captures, interpolate
+from logsleuth.fixes.context import StrictValues, interpolate
 from logsleuth.models import Fix, FlagOp
 
 
@@ -23,17 +24,29 @@ class CommandValues(dict[str, str]):
         return value
 
 
-def static_fix(data: dict[str, Any], captures: dict[str, Any]) -> Fix:
-    """A `[fix]` table as data: flags, env and steps with `{capture}` / `{cmd[--flag]}` placeholders."""
+def static_fix(
+    data: dict[str, Any],
+    captures: dict[str, Any],
+    build_alternative: Callable[[dict[str, Any]], Fix | None] | None = None,
+) -> Fix:
+    """A `[fix]` table as data: flags, env and steps with `{capture}` / `{cmd[--flag]}` placeholders.
+
+    A flag value is all or nothing: one with a placeholder nothing fills has no value (the fix then names the
+    flag only).  Literal braces, e.g. a JSON value, are written doubled: `'{{"key": false}}'`.
+    An alternative may name a builder of its own; `build_alternative` builds those."""
 
     def value(raw: Any) -> str | None:
         if raw is None:
             return None
         try:
-            text = str(raw).format_map(_Captures(captures))
-        except (KeyError, ValueError, IndexError):
-            return None  # a value that depends on a flag the command does not have
-        return None if "{" in text else text
+            return str(raw).format_map(StrictValues(captures))
+        except (KeyError, ValueError, IndexError, AttributeError):
+            return None  # a value that depends on a capture or a flag this failure does not have
+
+    def alternative(alt: dict[str, Any]) -> Fix | None:
+        if build_alternative is not None:
+            return build_alternative(alt)
+        return None if alt.get("builder") else static_fix(alt, captures)
 
     return Fix(
         summary=interpolate(str(data.get("summary", "")), captures),
@@ -43,5 +56,5 @@ def static_fix(data: dict[str, Any], captures: dict[str, Any]) -> Fix:
         ),
         env=tuple((k, interpolate(str(v), captures)) for k, v in (data.get("env") or {}).items()),
         steps=tuple(interpolate(str(step), captures) for step in data.get("steps", ())),
-        alternatives=tuple(static_fix(alt, captures) for alt in data.get("alternatives", ())),
+        alternatives=tuple(fix for alt in data.get("alternatives", ()) if (fix := alternative(alt)) is not None),
     )

@@ -543,3 +543,105 @@ def capture_failed_at(path: str, line: int, hints: str) -> Frame:
 {textwrap.indent(message, ' ' * 16)}
             )
         """, line, env=(("self", "HOP:capture"), ("model_capture_mode", "__import__('contextlib').nullcontext")))
+
+
+# -- added for the GPU-fault patterns (cases/gpu_faults.py): a kernel's own prints, native crashes ----------
+
+
+def printing_then(path: str, function: str, printed: str, statement: str, line: int,
+                  env: tuple[tuple[str, str], ...] = ()) -> Frame:
+    """A frame whose `statement` (printed at `line`) fails after the lines a kernel or library wrote
+    itself (a CUDA device assert's printf, flashinfer's `CUDA Error: ...`): they reach the log just
+    before the traceback, as they do from a real process.  `printed` ends with a newline."""
+    body = f"sys.stdout.write({printed!r}); sys.stdout.flush()\n{statement}"
+    return failing_at(path, function, body, line, env=env, marker=statement)
+
+
+def device_asserts(kernel: str, line: int, function: str, condition: str, threads: range) -> str:
+    """A CUDA device-side assert as the device's printf writes it, once per failing thread."""
+    return "".join(f"{kernel}:{line}: {function}: block: [0,0,0], thread: [{thread},0,0] Assertion `{condition}` failed.\n"
+                   for thread in threads)
+
+
+# faulthandler dumps thread ids (pthread addresses) and the interpreter's own stdlib path, which differ per
+# run and machine: the scheduler child writes its dump to a file and the parent prints it with fixed ones.
+_NATIVE_HELPER = ("_lsfx_native.py", '''
+"""Wiring for native-crash fixtures (never on a crashing stack)."""
+import os
+import re
+import sys
+import sysconfig
+
+_ENV = "LSFX_FAULT_DUMP"
+
+
+def dump_file():
+    """Where the spawned scheduler's faulthandler, and its stderr (Py_FatalError writes there), go: the
+    file the parent chose before spawning."""
+    dump = open(os.environ[_ENV], "w")
+    os.dup2(dump.fileno(), 2)
+    return dump
+
+
+def prepare():
+    os.environ[_ENV] = os.path.join(os.getcwd(), "faulthandler.txt")
+
+
+def print_dump():
+    text = open(os.environ[_ENV]).read().replace(sysconfig.get_paths()["stdlib"], "/usr/lib/python3.11")
+    fixed = {}
+
+    def stable(found):
+        return fixed.setdefault(found.group(0), f"0x00007f{0x3a1c7ff640 + 0x1f3000 * len(fixed):010x}")
+
+    sys.stdout.write(re.sub(r"(?<=[Tt]hread )0x[0-9a-f]{16}", stable, text))
+    sys.stdout.flush()
+''')
+_NATIVE = "__import__('_lsfx_native')"
+
+
+def fatal_signal(path: str, function: str, line: int, signal_name: str = "SIGSEGV") -> Frame:
+    """The innermost frame of a native crash: its call into native code (at `line`) kills the process
+    with a real `signal_name` on this thread (faulthandler shows no source line, only the line number)."""
+    return failing_at(path, function, f"signal.pthread_kill(__import__('threading').get_ident(), signal.{signal_name})",
+                      line, marker="signal.")
+
+
+def native_crash(pattern: str, name: str, scheduler_call: str, call_line: int, wiring: tuple[tuple[str, str], ...],
+                 below: tuple[Frame, ...], **fields: Any) -> Case:
+    """`python -m sglang.launch_server` spawning its scheduler with multiprocessing (as SGLang does); the child
+    enables faulthandler and runs `scheduler_call` (printed at `call_line`, its names bound by `wiring`) down
+    `below` to a `fatal_signal` frame.  The log shows faulthandler's real dump of that child."""
+    body = f"faulthandler.enable(file=fault_file)\n{scheduler_call}"
+    entry = failing_at(SCHEDULER, "run_scheduler_process", body, call_line, marker=scheduler_call,
+                       env=(("faulthandler", "__import__('faulthandler')"), ("fault_file", f"{_NATIVE}.dump_file()"), *wiring))
+    frames = (
+        Frame(LAUNCH_SERVER, "<module>", body='if __name__ == "__main__":\n    launch_server(server_args)',
+              env=(("launch_server", "NEXT"), ("server_args", "None")), lineno=26),
+        HTTP_LAUNCH,
+        Frame("sglang/srt/entrypoints/engine.py", "_launch_subprocesses", body=f"""
+            {_NATIVE}.prepare()
+            mp.set_start_method("spawn", force=True)
+            proc = mp.Process(target=run_scheduler_process, args=(server_args, port_args))
+            proc.start()
+            proc.join()
+            {_NATIVE}.print_dump()
+            return None, None, None, None
+            """, env=(("mp", "__import__('multiprocessing')"), ("run_scheduler_process", "NEXT"), ("server_args", "None"),
+                      ("port_args", "None")), lineno=880),
+        entry,
+        *below,
+    )
+    modules = (_NATIVE_HELPER, *fields.pop("extra_modules", ()))
+    return Case(pattern, name, frames, mode="launch", extra_modules=modules, **fields)
+
+
+def decoder_to_mlp(model: str, lines: tuple[int, int, int], mlp_call: str = "hidden_states = self.mlp(hidden_states)") -> tuple[Frame, ...]:
+    """A decoder model's forward (in `model`) down to one layer calling its MLP: the CausalLM calling the model,
+    the model calling a layer, the layer running `mlp_call`, printed at `lines`."""
+    model_line, layer_line, mlp_line = lines
+    return (
+        frame_at(model, "forward", "hidden_states = self.model(input_ids, positions, forward_batch, input_embeds, pp_proxy_tensors=pp_proxy_tensors)", model_line),
+        frame_at(model, "forward", "hidden_states, residual = layer(positions, hidden_states, forward_batch, residual)", layer_line, env=(("layer", "NEXT"),)),
+        frame_at(model, "forward", mlp_call, mlp_line),
+    )

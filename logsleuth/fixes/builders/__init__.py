@@ -9,6 +9,7 @@ from logsleuth.fixes.context import Builder
 BUILDERS: dict[str, Builder] = {
     "eagle_partial_spec_args": speculative.eagle_partial_spec_args,
     "eagle_missing_topk": speculative.eagle_missing_topk,
+    "multi_layer_draft_tokens": speculative.multi_layer_draft_tokens,
     "unrecognized_arguments": arguments.unrecognized_arguments,
     "invalid_choice": arguments.invalid_choice,
     "invalid_value": arguments.invalid_value,
@@ -19,6 +20,7 @@ BUILDERS: dict[str, Builder] = {
     "divisible_sizes": parallel.divisible_sizes,
     "pp_incompatible": parallel.pp_incompatible,
     "mem_fraction": memory.mem_fraction,
+    "fewer_running_requests": memory.fewer_running_requests,
     "free_port": ports.free_port,
     "lora_config": lora.lora_config,
 }

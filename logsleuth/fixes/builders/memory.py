@@ -1,4 +1,4 @@
-"""Builders for memory failures: move --mem-fraction-static by a step, within bounds."""
+"""Builders for memory failures: move --mem-fraction-static by a step, within bounds; admit fewer requests."""
 
 from __future__ import annotations
 
@@ -74,6 +74,36 @@ def _already_at_bound(current: float, direction: str, alternatives: tuple[Fix, .
     note = f"{_MEM} was already {current:g} and cannot usefully be {moved} further."
     if not alternatives:
         return Fix(summary=note)
-    first, *rest = alternatives
-    summary = first.summary.removeprefix("Or ").removeprefix("or ")
+    return _first_alternative(note, Fix(summary=note, alternatives=alternatives))
+
+
+_MAX_RUNNING = "--max-running-requests"
+
+
+def current_max_running_requests(ctx: FixContext) -> int | None:
+    """--max-running-requests as launched (the command, else the `server_args=` line); None when SGLang chose it."""
+    raw = (ctx.command.value(_MAX_RUNNING) if ctx.command else None) or server_arg(ctx, "max_running_requests")
+    try:
+        return int(raw) if raw else None
+    except ValueError:
+        return None  # `None`, or an expansion such as $MAX_REQS
+
+
+def fewer_running_requests(ctx: FixContext, data: dict[str, Any]) -> Fix:
+    """Lower --max-running-requests: to half the launched value when known (a fixed value could raise a small
+    one), else to the pattern's `default`."""
+    current = current_max_running_requests(ctx)
+    base = static_fix(data, ctx.captures)
+    if current is not None and current <= 1:
+        note = f"{_MAX_RUNNING} was already {current}: fewer requests at once cannot help."
+        return replace(base, summary=note, flags=()) if not base.alternatives else _first_alternative(note, base)
+    value = str(max(1, current // 2)) if current is not None else str(data.get("default", 32))
+    was = f" (was {current})" if current is not None else ""
+    summary = interpolate(str(data.get("summary", "")), {**ctx.captures, "value": value, "was": was})
+    return replace(base, summary=summary, flags=(FlagOp("set", _MAX_RUNNING, value),))
+
+
+def _first_alternative(note: str, fix: Fix) -> Fix:
+    first, *rest = fix.alternatives
+    summary = first.summary.removeprefix("Or, ").removeprefix("Or ")
     return replace(first, summary=f"{note} {summary[:1].upper()}{summary[1:]}", alternatives=tuple(rest))

@@ -124,3 +124,27 @@ def eagle_missing_topk(ctx: FixContext, data: dict[str, Any]) -> Fix:
             ),
         ),
     )
+
+
+def multi_layer_draft_tokens(ctx: FixContext, data: dict[str, Any]) -> Fix:
+    """Multi-layer EAGLE drafts one token per step: draft tokens must be steps + 1.  The assert names both."""
+    steps, draft = _int(ctx.captures.get("steps")), _int(ctx.captures.get("draft"))
+    if steps is None:
+        return Fix(summary=f"Set {DRAFT} to {STEPS} + 1.", flags=(FlagOp("set", DRAFT),))
+    alternatives: tuple[Fix, ...] = ()
+    if draft is not None and draft >= 2:
+        alternatives = (
+            Fix(summary=f"Or keep {draft} draft tokens and set {STEPS} to {draft - 1}.", flags=(FlagOp("set", STEPS, str(draft - 1)),)),
+        )
+    return Fix(
+        summary=f"Set {DRAFT} to {steps + 1} ({STEPS} {steps} + 1).",
+        flags=(FlagOp("set", DRAFT, str(steps + 1)),),
+        alternatives=alternatives,
+    )
+
+
+def _int(text: str | None) -> int | None:
+    try:
+        return int(text) if text else None
+    except ValueError:
+        return None
