@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import sys
 from typing import Any
 
@@ -13,7 +14,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import typer
 
-        from logsleuth.cli import app, print_stderr, terminal_text
+        from logsleuth.cli import COMPLETE_VAR, app, print_stderr, terminal_text
         from logsleuth.errors import ExitStatus, LogsleuthError
     except KeyboardInterrupt:  # Ctrl-C during imports
         print(f"logsleuth: {INTERRUPTED}", file=sys.stderr)
@@ -22,7 +23,10 @@ def main(argv: list[str] | None = None) -> int:
     # click's exception base class through typer's public BadParameter either way.
     click_error: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
     try:
-        return _run(typer.main.get_command(app), sys.argv[1:] if argv is None else argv)
+        command = typer.main.get_command(app)
+        if os.environ.get(COMPLETE_VAR):  # the shell asking for completions (`logsleuth completion SHELL`)
+            return _complete(command, COMPLETE_VAR)
+        return _run(command, sys.argv[1:] if argv is None else argv)
     except click_error as exc:
         # click's usage message quotes the command line: shown cleaned like every other stderr line.
         message = io.StringIO()
@@ -55,6 +59,15 @@ def _run(command: Any, args: list[str]) -> int:
     except typer.Exit as exc:
         return int(exc.exit_code)
     return 0
+
+
+def _complete(command: Any, complete_var: str) -> int:
+    """Answer a completion request from the script `logsleuth completion SHELL` printed.  click's own `main()`
+    would do it, but logsleuth parses through `_run`."""
+    from typer.completion import completion_init, shell_complete
+
+    completion_init()  # typer's bash/zsh/fish completion classes, as its scripts expect them
+    return int(shell_complete(command, {}, "logsleuth", complete_var, os.environ[complete_var]))
 
 
 def _entry() -> None:

@@ -237,6 +237,14 @@ def test_max_bytes_must_be_a_positive_size(crash_log: Path, value: str) -> None:
     assert line.startswith("logsleuth: --max-bytes: ")
 
 
+@pytest.mark.parametrize("value", ["0", "-1", "nan"])
+def test_watch_timeout_must_be_positive(crash_log: Path, value: str) -> None:
+    result = run_cli("watch", str(crash_log), "--timeout", value)
+    assert result.exit_code == 2
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("logsleuth: --timeout: ")
+
+
 def test_ctrl_c_prints_interrupted_once_and_exits_130() -> None:
     """A real SIGINT while `diagnose -` waits on stdin (typer turns KeyboardInterrupt into a silent exit 130)."""
     import signal

@@ -211,3 +211,21 @@ def test_multi_layer_eagle_draft_tokens_are_steps_plus_one() -> None:
     assert fix is not None
     assert fix.command == "python -m sglang.launch_server --model-path /m --speculative-num-steps 3 --speculative-num-draft-tokens 4"
     assert fix.alternatives[0].command == "python -m sglang.launch_server --model-path /m --speculative-num-steps 7 --speculative-num-draft-tokens 8"
+
+
+def test_a_builders_alternative_is_built_too() -> None:
+    """gpu-oom-forward's fix is built (mem_fraction) and so is its fewer-requests alternative: 16 becomes 8,
+    where a fixed value (64) would have raised it."""
+    log = (
+        "[2026-01-01 00:00:00] server_args=ServerArgs(model_path='/m', mem_fraction_static=0.85, max_running_requests=16)\n"
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3/dist-packages/sglang/srt/managers/scheduler.py", line 900, in run_batch\n'
+        "    result = self.model_worker.forward_batch_generation(batch)\n"
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
+    )
+    diagnosis = diagnose_text(log, DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.pattern == "sglang-gpu-oom-forward" and diagnosis.fix is not None
+    assert [(op.flag, op.value) for op in diagnosis.fix.flags] == [("--mem-fraction-static", "0.8")]
+    fewer = [alt for alt in diagnosis.fix.alternatives if any(op.flag == "--max-running-requests" for op in alt.flags)]
+    assert [(op.flag, op.value) for alt in fewer for op in alt.flags] == [("--max-running-requests", "8")]
+    assert fewer[0].summary.endswith("to 8 (was 16).")

@@ -38,7 +38,6 @@ def build_fix(
             command = CommandLine.parse(launch.command, trusted=launch.command_source == "user")
         except ValueError:
             command = None  # unbalanced quotes: no corrected command, the flag ops still stand
-    context = FixContext(failure, captures, launch, command, catalog)
     values = {**captures, "cmd": CommandValues(command)}
 
     def build(data: dict[str, Any]) -> Fix | None:
@@ -49,6 +48,8 @@ def build_fix(
         if builder is None:
             return None  # a user pattern naming a builder this version does not have (reported at load)
         return builder(context, data)
+
+    context = FixContext(failure, captures, launch, command, catalog, build)
 
     fix = build(fix_data)
     fix = fit_to_command(fix, command) if fix is not None else None

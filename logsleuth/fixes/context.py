@@ -20,6 +20,13 @@ class FixContext:
     launch: LaunchInfo
     command: CommandLine | None  # the failure's own launch command, when known
     catalog: Catalog | None  # the flags of the engine version in use
+    # Builds another `[fix]`-shaped table (static or naming a builder) for this failure: a builder's
+    # `alternatives` go through it, so an alternative can be built too.
+    build: Callable[[dict[str, Any]], Fix | None] = lambda _data: None
+
+    def alternatives(self, data: dict[str, Any]) -> tuple[Fix, ...]:
+        """The `alternatives` of a builder's table, each built for this failure."""
+        return tuple(fix for alt in data.get("alternatives", ()) if (fix := self.build(alt)) is not None)
 
 
 # A builder turns a pattern's `[fix]` table into a Fix for this failure and command (None: no fix).

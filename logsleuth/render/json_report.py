@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Literal
 
+from logsleuth import __version__
 from logsleuth.models import ExceptionBlock, FailureGroup, Fix, Report
 from logsleuth.render.safety import escape_surrogates
 
@@ -48,9 +49,23 @@ def _fix(fix: Fix) -> dict[str, Any]:
     }
 
 
-def _failure(group: FailureGroup) -> dict[str, Any]:
-    failure = group.failure
+def _diagnosis(group: FailureGroup) -> dict[str, Any] | None:
     diagnosis = group.diagnosis
+    if diagnosis is None:
+        return None
+    return {
+        "pattern": diagnosis.pattern,
+        "title": diagnosis.title,
+        "category": diagnosis.category,
+        "root_cause": diagnosis.root_cause,
+        "fix": _fix(diagnosis.fix) if diagnosis.fix else None,
+        "references": list(diagnosis.references),
+    }
+
+
+def _failure(group: FailureGroup) -> dict[str, Any]:
+    """Answer first, as in every format: where it died and the diagnosis, then the evidence."""
+    failure = group.failure
     return {
         "fingerprint": group.fingerprint,
         "count": group.count,
@@ -58,43 +73,51 @@ def _failure(group: FailureGroup) -> dict[str, Any]:
         "hosts": list(group.hosts),
         "sources": list(group.sources),
         "kind": failure.kind,
+        "signature": group.signature,
+        "diagnosis": _diagnosis(group),
         "first_line": failure.line or None,
         "offset": failure.offset,
         "timestamp": failure.meta.timestamp,
         "header": failure.header,
         "truncated": failure.truncated,
+        "exceptions": [_exception(block) for block in failure.exceptions],
         "context": list(failure.context),
         "cascade": list(group.cascade),
-        "signature": group.signature,
-        "exceptions": [_exception(block) for block in failure.exceptions],
-        "diagnosis": None
-        if diagnosis is None
-        else {
-            "pattern": diagnosis.pattern,
-            "title": diagnosis.title,
-            "category": diagnosis.category,
-            "root_cause": diagnosis.root_cause,
-            "fix": _fix(diagnosis.fix) if diagnosis.fix else None,
-            "references": list(diagnosis.references),
-        },
     }
 
 
+ReportStatus = Literal["failure", "no-failure", "unreadable"]
+
+
+def report_status(report: Report) -> ReportStatus:
+    """`failure`: a failure was found (exit 1); `unreadable`: none was, and a source could not be read (exit 3);
+    `no-failure`: every source was read and none holds a failure (exit 0)."""
+    if report.failures:
+        return "failure"
+    if any(source.error for source in report.sources):
+        return "unreadable"
+    return "no-failure"
+
+
 def report_to_dict(report: Report) -> dict[str, Any]:
+    """The report as JSON data: what it is and the verdict first, then the failures (the root failure first),
+    then what was read."""
     launch = report.launch
     return {
         "schema": SCHEMA,
-        "sources": [
-            {"name": s.name, "bytes_read": s.bytes_read, "size": s.size, "error": s.error, "capped": s.capped}
-            for s in report.sources
-        ],
+        "tool": {"name": "logsleuth", "version": __version__},
+        "status": report_status(report),
+        "failures": [_failure(group) for group in report.failures],
         "launch": {
             "engine": launch.engine,
             "engine_version": launch.engine_version,
             "engine_version_source": launch.engine_version_source,
             "command": launch.command,
         },
-        "failures": [_failure(group) for group in report.failures],
+        "sources": [
+            {"name": s.name, "bytes_read": s.bytes_read, "size": s.size, "error": s.error, "capped": s.capped}
+            for s in report.sources
+        ],
         "warnings": list(report.warnings),
         # The report keeps the first groups only (grouping.MAX_GROUPS); these count what it left out.
         "omitted_failures": report.omitted_failures,

@@ -1,4 +1,4 @@
-"""GitHub-flavoured Markdown report, for issues and postmortems.
+"""GitHub-flavoured Markdown report, for issues and postmortems: the answer first, then the evidence.
 
 Log text goes into fences longer than any backtick run it contains (so no log line can
 close them) or into code spans; prose is escaped so a log cannot inject HTML, links,
@@ -7,18 +7,19 @@ table cells or @mentions.
 
 from __future__ import annotations
 
-from logsleuth.models import FailureGroup, LaunchInfo, Report
+from logsleuth.models import Report
 from logsleuth.render.options import RenderOptions
 from logsleuth.render.safety import clean, escape_markdown_prose, markdown_code_span, markdown_fence
 from logsleuth.render.view import (
     FixView,
-    FrameView,
+    GroupView,
     abstention,
     build_view,
     describe_source_errors,
-    folded_text,
     headline,
     is_multi,
+    more_lines_text,
+    multi_heading,
     no_failure_lines,
     omitted_line,
     summary_rows,
@@ -28,18 +29,6 @@ from logsleuth.render.view import (
 def fenced(lines: list[str], info: str = "") -> list[str]:
     fence = markdown_fence(lines)
     return [f"{fence}{info}", *lines, fence]
-
-
-def _frame_lines(frames: list[FrameView]) -> list[str]:
-    out = []
-    for frame in frames:
-        if frame.folded:
-            out.append(f"    {folded_text(frame.folded)}")
-            continue
-        out.append(f"  {'›' if frame.in_app else ' '} {frame.location}")
-        if frame.source:
-            out.append(f"        {frame.source}")
-    return out
 
 
 def _fix(fix: FixView, label: str = "Fix") -> list[str]:
@@ -60,33 +49,46 @@ def _fix(fix: FixView, label: str = "Fix") -> list[str]:
     return out
 
 
-def _group(group: FailureGroup, heading: str | None, show_source: bool, launch: LaunchInfo) -> list[str]:
-    view = build_view(group, show_source, launch)
-    out = [f"{heading} {escape_markdown_prose(view.verdict)}", ""] if heading else []
-    if view.where:
-        out.extend([escape_markdown_prose(view.where), ""])
+def _answer(view: GroupView, heading: str | None) -> list[str]:
+    out = [f"{heading} {escape_markdown_prose(view.headline)}", ""] if heading else []
+    if view.details:
+        out.extend([escape_markdown_prose(view.details), ""])
+    if view.root_cause is None:
+        out.extend(["**No known pattern matches this failure:** logsleuth gives no advice for it. What helps next:", ""])
+        out.extend([*(f"- {label}: {markdown_code_span(text)}" for label, text in abstention(view)), ""])
+        return out
+    label = f"{markdown_code_span(view.category or '')}, pattern {markdown_code_span(view.pattern or '')}"
+    out.extend([f"**Root cause** ({label}): {escape_markdown_prose(view.root_cause)}", ""])
+    if view.fix:
+        out.extend(_fix(view.fix))
+    return out
+
+
+def _evidence(view: GroupView) -> list[str]:
     traceback: list[str] = []
     for block in view.chain:
         if block.relation_text:
             traceback.append(f"({block.relation_text})")
-        traceback.extend(_frame_lines(block.frames))
+        for frame in block.frames:
+            if frame.folded:
+                traceback.append(f"    {frame.folded_text}")
+                continue
+            traceback.append(f"  {'›' if frame.in_app else ' '} {frame.location}")
+            if frame.source:
+                traceback.append(f"        {frame.source}")
         traceback.append(block.exception_line)
         traceback.extend(block.message_tail)
+        if block.message_left_out:
+            traceback.append(more_lines_text(block.message_left_out))
     if view.truncated:
         traceback.append("(traceback incomplete in the log)")
-    out.extend([*fenced(traceback, "text"), ""])
-    if view.root_cause is not None:
-        label = f"{markdown_code_span(view.category or '')}, pattern {markdown_code_span(view.pattern or '')}"
-        out.extend([f"**Root cause** ({label}): {escape_markdown_prose(view.root_cause)}", ""])
-        if view.fix:
-            out.extend(_fix(view.fix))
-    else:
-        out.extend(["**No known pattern matches this failure:** logsleuth gives no advice for it. What helps next:", ""])
-        out.extend([*(f"- {label}: {markdown_code_span(text)}" for label, text in abstention(view)), ""])
-        if view.context:
-            out.extend(["Log lines just before it:", "", *fenced(view.context, "text"), ""])
+    out = ["**Evidence**", "", *fenced(traceback, "text"), ""]
+    if view.context:
+        earlier = [more_lines_text(view.context_left_out, "earlier")] if view.context_left_out else []
+        out.extend(["Log lines just before it:", "", *fenced([*earlier, *view.context], "text"), ""])
     if view.cascade:
-        out.extend(["Then:", "", *fenced(view.cascade, "text"), ""])
+        later = [more_lines_text(view.cascade_left_out)] if view.cascade_left_out else []
+        out.extend(["Then:", "", *fenced([*view.cascade, *later], "text"), ""])
     return out
 
 
@@ -102,6 +104,8 @@ def _summary_table(report: Report) -> list[str]:
 
 
 def render_markdown(report: Report, options: RenderOptions) -> str:
+    """The report's title is the root failure's headline; its answer follows, then its evidence, then (with
+    several failures) the table of all of them and each other failure under a heading of its own."""
     out: list[str] = [f"### logsleuth: {escape_markdown_prose(headline(report))}", ""]
     for error in describe_source_errors(report):
         out.extend([f"> {escape_markdown_prose(error)}", ""])
@@ -109,14 +113,14 @@ def render_markdown(report: Report, options: RenderOptions) -> str:
         out.extend([escape_markdown_prose(line) for line in no_failure_lines(report)])
         out.append("")
     multi = is_multi(report)
-    if multi:
-        count = len(report.failures)
-        out.extend([f"{count} failure{'s' if count > 1 else ''}; the first is the root failure.", ""])
-        out.extend([*_summary_table(report), ""])
+    show_source = len(report.sources) > 1
     for index, group in enumerate(report.failures, start=1):
-        # A single failure is already named by the report's title.
-        heading = f"#### {index}." if multi else None
-        out.extend(_group(group, heading, len(report.sources) > 1, report.launch))
+        view = build_view(group, show_source, report.launch)
+        # The first failure is named by the report's title.
+        out.extend(_answer(view, f"#### {index}." if index > 1 else None))
+        out.extend(_evidence(view))
+        if multi and index == 1:
+            out.extend([multi_heading(report), "", *_summary_table(report), ""])
     omitted = omitted_line(report)
     if omitted:
         out.extend([escape_markdown_prose(omitted), ""])

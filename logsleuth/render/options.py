@@ -14,6 +14,8 @@ class OutputFormat(StrEnum):
     JSON = "json"
 
 
+# The narrowest rich or text report: below it, an indented frame line no longer fits.
+MIN_WIDTH = 40
 # The smallest Slack budget that always holds the verdict line (clipped to 100 characters) and the "cut" note.
 MIN_MAX_CHARS = 200
 
@@ -21,7 +23,7 @@ MIN_MAX_CHARS = 200
 @dataclass(frozen=True)
 class RenderOptions:
     format: OutputFormat = OutputFormat.TEXT
-    width: int = 100
+    width: int = 80  # rich and text wrap here (the CLI passes the terminal's width)
     color: bool = False
     max_chars: int = 3500  # slack
     log_location: str | None = None  # "where the full log is", for shared reports

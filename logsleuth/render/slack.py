@@ -1,32 +1,44 @@
 """Slack mrkdwn report: short enough to paste, safe to post (FIELD-NOTES §6).
 
-The message is a list of blocks (a prose line or a whole fence).  It is first drawn
-with everything, then with less and less detail, least useful first, until it fits
-`max_chars`; the last resort drops whole trailing blocks.  A fence is never cut, so
-every fence is closed.  Log text is defanged (`@here`, `<!channel>`) and cannot contain
-a fence of its own.
+Answer first: the headline (what died, where), the root cause and the fix with its corrected command come
+before any log text, so they are what the channel sees above the fold; a short frame excerpt follows.
+
+The message is a list of blocks (a prose line or a whole fence).  It is first drawn with everything, then
+with less and less evidence, least useful first, until it fits `max_chars`; the last resort drops whole
+trailing blocks.  Pattern prose (root cause, fix) is never cut, and a fence is never cut, so every fence is
+closed.
+
+Prose that quotes log text is defanged (`@here`, `<!channel>` get a zero-width space).  Code blocks get no
+zero-width character, so what is copied from them is what the log or the command says: Slack never turns a
+mention inside a code block into a ping, and a run of backticks that would close the block is spaced out
+visibly (`` ` ` ` ``).  Local file paths are left out: they name files on the machine that ran logsleuth.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from logsleuth.models import FailureGroup, LaunchInfo, Report
+from logsleuth.models import Report
 from logsleuth.render.options import RenderOptions
 from logsleuth.render.safety import break_fences, clip, defang_mentions, escape_slack_api
 from logsleuth.render.table import summary_table
 from logsleuth.render.view import (
+    SEARCH_LABEL,
+    FixView,
     FrameView,
     GroupView,
     abstention,
     build_view,
     describe_source_errors,
-    first_sentences,
     folded_text,
     headline,
     is_multi,
+    is_remote_name,
     log_location,
+    more_lines_text,
+    multi_heading,
     no_failure_lines,
     omitted_line,
     summary_rows,
@@ -38,65 +50,72 @@ TABLE_WIDTH = 72  # Slack's message pane is narrow
 
 @dataclass(frozen=True)
 class Detail:
-    """How much of the report to show.  Each field is one thing the budget can give up."""
+    """How much evidence to show.  Each field is one thing the budget can give up; the answer (headline, root
+    cause, fix, corrected command) is never among them."""
 
-    library_frames: bool = True
-    context_lines: int = 5
-    alternatives: bool = True
+    context_lines: int = 3
     earlier_exceptions: bool = True
-    detailed_groups: int = 5
-    app_frames: int = 5
+    app_frames: int = 3
     message_lines: int = 4
     frame_sources: bool = True
+    alternatives: bool = True
+    detailed_groups: int = 3
     line_chars: int = 300
-    root_cause_sentences: int = 2
     summary_rows: int = 10
+    evidence: bool = True
 
 
-# Applied one after another, least useful detail first (the issue: library frames, then context lines).
+# Applied one after another, least useful first.
 REDUCTIONS: tuple[dict[str, Any], ...] = (
-    {"library_frames": False},
-    {"context_lines": 2},
     {"context_lines": 0},
-    {"alternatives": False},
     {"earlier_exceptions": False},
-    {"detailed_groups": 2},
-    {"app_frames": 3},
     {"message_lines": 1},
-    {"detailed_groups": 1},
+    {"detailed_groups": 2},
+    {"app_frames": 2},
     {"frame_sources": False},
     {"app_frames": 1},
     {"line_chars": 160},
+    {"detailed_groups": 1},
     {"summary_rows": 5},
-    {"root_cause_sentences": 1},
     {"line_chars": 100},
     {"summary_rows": 3},
+    {"evidence": False},
+    {"alternatives": False},  # the last of the answer that may go: the first fix always stays
 )
 
 
 def safe(text: str) -> str:
-    """Log-derived text for Slack: no mentions, no fences."""
+    """Prose that may quote log text: no mentions, no fences."""
     return break_fences(defang_mentions(text))
 
 
+_BACKTICK_RUN = re.compile(r"`{3,}")
+
+
+def code_line(text: str) -> str:
+    """A line inside a code block: only a run of backticks that would close it changes, visibly."""
+    return _BACKTICK_RUN.sub(lambda m: " ".join(m.group(0)), text)
+
+
 def fence(lines: list[str]) -> str:
-    return "\n".join([FENCE, *lines, FENCE])
+    return "\n".join([FENCE, *(code_line(line) for line in lines), FENCE])
+
+
+def inline_code(text: str) -> str:
+    """`text` as inline code, mentions defanged (a span sits in a line of prose); text that holds a backtick
+    (which would end the span) as defanged prose."""
+    return f"`{defang_mentions(text)}`" if "`" not in text else safe(text)
 
 
 def _frames(frames: list[FrameView], detail: Detail) -> list[str]:
-    real = [f for f in frames if not f.folded]
-    innermost = real[-1] if real else None
-    shown = [f for f in real if f.in_app or detail.library_frames or f is innermost]
-    shown = shown[-detail.app_frames :]  # the innermost frames are the useful ones
-    kept = {id(f) for f in shown}
-    start = next((i for i, f in enumerate(frames) if id(f) in kept), len(frames))
-    out = []
+    """A short excerpt: the innermost `app_frames` frames, after a note of how many come before them."""
+    real = [index for index, frame in enumerate(frames) if not frame.folded]
+    start = real[-detail.app_frames] if len(real) >= detail.app_frames else (real[0] if real else len(frames))
+    earlier = sum(frame.folded or 1 for frame in frames[:start])
+    out = [f"    {folded_text(earlier, 'earlier')}"] if earlier else []
     for frame in frames[start:]:
         if frame.folded:
-            if detail.library_frames:
-                out.append(f"    {folded_text(frame.folded)}")
-            continue
-        if id(frame) not in kept:
+            out.append(f"    {frame.folded_text}")
             continue
         out.append(f"{'›' if frame.in_app else ' '} {frame.location}")
         if frame.source and detail.frame_sources:
@@ -112,59 +131,82 @@ def _traceback(view: GroupView, detail: Detail) -> list[str]:
             lines.append(f"({block.relation_text})")
         lines.extend(_frames(block.frames, detail))
         lines.append(block.exception_line)
-        lines.extend(block.message_tail[: max(0, detail.message_lines - 1)])
-    return [safe(clip(line, detail.line_chars)) for line in lines]
+        tail = block.message_tail[: max(0, detail.message_lines - 1)]
+        lines.extend(tail)
+        left_out = block.message_left_out + len(block.message_tail) - len(tail)
+        if left_out:
+            lines.append(more_lines_text(left_out))
+    return [clip(line, detail.line_chars) for line in lines]
 
 
-def _group_blocks(
-    group: FailureGroup, detail: Detail, title: str | None, show_source: bool, launch: LaunchInfo
-) -> list[str]:
-    view = build_view(group, show_source, launch)
-    blocks = []
-    if title:
-        blocks.append(f"*{title} {safe(clip(view.verdict, detail.line_chars))}*")
-    if view.where:
-        blocks.append(safe(clip(view.where, detail.line_chars)))
-    blocks.append(fence(_traceback(view, detail)))
-    if view.root_cause is not None:
-        root_cause = first_sentences(view.root_cause, detail.root_cause_sentences)
-        blocks.append(f"*Root cause:* {safe(clip(root_cause, 2 * detail.line_chars))}")
-        fixes = [view.fix] if view.fix else []
-        if view.fix and detail.alternatives:
-            fixes.extend(view.fix.alternatives)
-        for number, fix in enumerate(fixes):
-            blocks.append(
-                f"*{'Fix' if number == 0 else 'Or'}:* {safe(clip(fix.summary, 2 * detail.line_chars))}"
-            )
-            # The corrected command, or the flag changes when the command is unknown.
-            command = [fix.command] if fix.command else fix.changes
-            if command:
-                blocks.append(fence([safe(line) for line in command]))
+def _fix_blocks(fix: FixView, label: str) -> list[str]:
+    """The summary, its steps, then the corrected command in a code block of its own (the one thing to copy);
+    without a command, the flag changes as a list."""
+    blocks = [f"*{label}:* {safe(fix.summary)}"]
+    blocks.extend(f"• {safe(step)}" for step in fix.steps)
+    if fix.command:
+        blocks.append(fence([fix.command]))
     else:
-        blocks.append("*No known pattern matches this failure:* logsleuth gives no advice for it.")
-        blocks.extend(f"{label}: `{safe(clip(text, detail.line_chars))}`" for label, text in abstention(view))
-        context = view.context[-detail.context_lines :] if detail.context_lines else []
-        if context:
-            blocks.append("Log lines just before it:")
-            blocks.append(fence([safe(clip(line, detail.line_chars)) for line in context]))
+        blocks.extend(f"• {inline_code(change)}" for change in fix.changes)
     return blocks
 
 
+def _answer(view: GroupView, detail: Detail) -> list[str]:
+    if view.root_cause is None:
+        blocks = ["*No known pattern matches this failure:* logsleuth gives no advice for it."]
+        for label, text in abstention(view):
+            if label == SEARCH_LABEL:  # the exact text, in a code block so that it copies as the log has it
+                blocks.extend([f"{label}:", fence([text])])
+            else:
+                blocks.append(f"{label}: {inline_code(clip(text, detail.line_chars))}")
+        return blocks
+    blocks = [f"*Root cause:* {safe(view.root_cause)}"]
+    if view.fix:
+        blocks.extend(_fix_blocks(view.fix, "Fix"))
+        if detail.alternatives:
+            for alternative in view.fix.alternatives:
+                blocks.extend(_fix_blocks(alternative, "Or"))
+    return blocks
+
+
+def _evidence(view: GroupView, detail: Detail) -> list[str]:
+    if not detail.evidence:
+        return []
+    blocks = [fence(_traceback(view, detail))]
+    context = view.context[-detail.context_lines :] if detail.context_lines else []
+    if context:
+        earlier = view.context_left_out + len(view.context) - len(context)
+        note = [more_lines_text(earlier, "earlier")] if earlier else []
+        blocks.append("Log lines just before it:")
+        blocks.append(fence([*note, *(clip(line, detail.line_chars) for line in context)]))
+    return blocks
+
+
+def _group_blocks(view: GroupView, detail: Detail, title: str | None) -> list[str]:
+    blocks = [f"*{title} {safe(view.headline)}*"] if title else []
+    if view.details:
+        blocks.append(safe(clip(view.details, detail.line_chars)))
+    return [*blocks, *_answer(view, detail), *_evidence(view, detail)]
+
+
 def _blocks(report: Report, options: RenderOptions, detail: Detail) -> list[str]:
-    blocks = [f"*logsleuth:* {safe(clip(headline(report), detail.line_chars))}"]
+    blocks = [f"*logsleuth:* {safe(headline(report))}"]
     blocks.extend(safe(error) for error in describe_source_errors(report))
     if not report.failures:
-        blocks.extend(safe(line) for line in no_failure_lines(report))
+        blocks.extend(safe(line) for line in no_failure_lines(report, local_names=False))
     multi = is_multi(report)
-    if multi:
-        rows = summary_rows(report)
-        table = summary_table(rows[: detail.summary_rows], TABLE_WIDTH, drop_empty=True)
-        if len(rows) > detail.summary_rows:
-            table.append(f"  … and {len(rows) - detail.summary_rows} more")
-        blocks.append(fence([safe(line) for line in table]))
+    hosts = {host for group in report.failures for host in group.hosts}
     for index, group in enumerate(report.failures[: detail.detailed_groups], start=1):
-        title = f"[{index}]" if multi else None
-        blocks.extend(_group_blocks(group, detail, title, len(report.sources) > 1, report.launch))
+        # Only remote sources (`host:path`) are named: a local path means nothing in a channel.
+        sources = [name for name in group.sources if is_remote_name(name, hosts)]
+        view = build_view(group, len(report.sources) > 1, report.launch, sources)
+        blocks.extend(_group_blocks(view, detail, f"[{index}]" if multi and index > 1 else None))
+        if multi and index == 1:
+            rows = summary_rows(report)
+            table = summary_table(rows[: detail.summary_rows], TABLE_WIDTH, drop_empty=True)
+            if len(rows) > detail.summary_rows:
+                table.append(f"  … and {len(rows) - detail.summary_rows} more")
+            blocks.extend([f"*{multi_heading(report)}*", fence(table)])
     omitted = omitted_line(report)
     if omitted:
         blocks.append(f"_{safe(omitted)}_")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from logsleuth.render.view import SummaryRow
 
+MIN_FAILURE_WIDTH = 10  # the failure column gives way to the others down to this; each failure is named in full below
+
 
 def summary_table(rows: list[SummaryRow], width: int, drop_empty: bool = False) -> list[str]:
     """A fixed-width table; the failure column takes what the others leave.  With
@@ -19,7 +21,7 @@ def summary_table(rows: list[SummaryRow], width: int, drop_empty: bool = False) 
     failure = columns.index(1)
     widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
     others = sum(widths) - widths[failure] + 2 * (len(columns) - 1) + 2
-    widths[failure] = max(20, min(widths[failure], width - others))
+    widths[failure] = max(MIN_FAILURE_WIDTH, min(widths[failure], width - others))
     right_aligned = {columns.index(0), columns.index(2)}
     lines = []
     for row in cells:

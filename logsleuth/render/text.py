@@ -1,120 +1,162 @@
-"""Plain text report: the non-TTY default.  No escape sequences, ever."""
+"""Plain text report: the non-TTY default.  No escape sequences, ever.
+
+Answer first: the headline (what died, where), the root cause, the fix and its corrected command, then the
+evidence.  Prose wraps at the width and log lines wrap with a hanging indent; a corrected command never
+wraps, so it copies as one line.
+
+The lines carry the name of their style (render/theme.py): the rich renderer draws these same lines in
+colour, so the two terminal formats never drift apart.
+"""
 
 from __future__ import annotations
 
 import textwrap
+from typing import NamedTuple
 
-from logsleuth.models import FailureGroup, LaunchInfo, Report
-from logsleuth.render.options import RenderOptions
+from logsleuth.models import Report
+from logsleuth.render.options import MIN_WIDTH, RenderOptions
 from logsleuth.render.table import summary_table
 from logsleuth.render.view import (
+    SEARCH_LABEL,
     FixView,
-    FrameView,
+    GroupView,
     abstention,
     build_view,
-    folded_text,
     is_multi,
+    more_lines_text,
+    multi_heading,
     no_failure_lines,
     omitted_line,
     summary_rows,
 )
 
-
-def _wrap(text: str, width: int, indent: str = "  ") -> list[str]:
-    lines: list[str] = []
-    for paragraph in text.splitlines() or [""]:
-        lines.extend(
-            textwrap.wrap(
-                paragraph, width=width, initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False
-            ) or [indent]
-        )
-    return lines
+NO_PATTERN = "No known pattern matches this failure: logsleuth gives no advice for it. What helps next:"
 
 
-def _frames(frames: list[FrameView]) -> list[str]:
-    out: list[str] = []
-    for frame in frames:
-        if frame.folded:
-            out.append(f"    {folded_text(frame.folded)}")
-            continue
-        marker = "›" if frame.in_app else " "
-        out.append(f"  {marker} {frame.location}")
-        if frame.source:
-            out.append(f"        {frame.source}")
-    return out
+class Line(NamedTuple):
+    text: str
+    style: str = ""  # a name from render/theme.py
 
 
-def _fix_lines(fix: FixView, width: int, label: str = "Fix") -> list[str]:
-    out = [f"{label}:"]
-    out.extend(_wrap(fix.summary, width - 2))
-    out.extend(f"    {change}" for change in fix.changes)
+def wrap(text: str, width: int, indent: str = "  ", first: str | None = None) -> list[str]:
+    """`text` wrapped at `width` columns, every line after the first indented by `indent` (the first by
+    `first`, default `indent`); words longer than a line (paths, flags) are never broken."""
+    lead = indent if first is None else first
+    return textwrap.wrap(
+        text, width=width, initial_indent=lead, subsequent_indent=indent, break_on_hyphens=False, break_long_words=False
+    ) or [lead]
+
+
+def hang(line: str, width: int) -> list[str]:
+    """A log-derived line wrapped at `width`, its continuation lines indented four more than it."""
+    indent = line[: len(line) - len(line.lstrip(" "))]
+    return wrap(line.lstrip(" "), width, indent + "    ", indent) if len(line) > width else [line]
+
+
+def _styled(lines: list[str], style: str) -> list[Line]:
+    return [Line(line, style) for line in lines]
+
+
+def _fix_lines(fix: FixView, width: int, label: str = "Fix") -> list[Line]:
+    out = [Line(f"{label}:", "logsleuth.heading"), *_styled(wrap(fix.summary, width), "logsleuth.fix")]
+    out.extend(Line(f"    {change}", "logsleuth.change") for change in fix.changes)
     for step in fix.steps:
-        out.extend(_wrap(f"- {step}", width - 4, "    "))
+        out.extend(_styled(wrap(step, width, "      ", "    - "), "logsleuth.fix"))
     if fix.command:
-        out.append("  Corrected command:")
-        # Never wrapped: it must survive copy and paste.
-        out.append(f"    {fix.command}")
+        out.append(Line("  Corrected command:", "logsleuth.heading"))
+        out.append(Line(f"    {fix.command}", "logsleuth.command"))
     for alternative in fix.alternatives:
         out.extend(_fix_lines(alternative, width, "Or"))
     return out
 
 
-def render_group(
-    group: FailureGroup, width: int, index: int | None = None, show_source: bool = False, launch: LaunchInfo | None = None
-) -> list[str]:
-    view = build_view(group, show_source, launch)
-    out: list[str] = []
-    title = f"[{index}] " if index is not None else ""
-    out.append(f"{title}{view.verdict}")
-    if view.where:
-        out.append(f"  {view.where}")
-    out.append("")
+def answer_lines(view: GroupView, width: int, title: str = "") -> list[Line]:
+    """Headline, details, then the root cause and fix (or, without a pattern, what helps next)."""
+    out = _styled(wrap(f"{title}{view.headline}", width, "  ", ""), "logsleuth.verdict")
+    if view.details:
+        out.extend(_styled(wrap(view.details, width), "logsleuth.where"))
+    out.append(Line(""))
+    if view.root_cause is None:
+        out.extend(_styled(wrap(NO_PATTERN, width, "  ", ""), "logsleuth.heading"))
+        for label, text in abstention(view):
+            if label == SEARCH_LABEL:  # the exact text, on a line of its own so that it copies whole
+                out.extend([Line(f"  {label}:"), Line(f"    {text}", "logsleuth.frame.app")])
+            else:
+                out.extend(_styled(hang(f"  {label}: {text}", width), "logsleuth.frame.app"))
+        return out
+    out.extend(_styled(wrap(f"Root cause ({view.category}, pattern {view.pattern}):", width, "  ", ""), "logsleuth.heading"))
+    out.extend(_styled(wrap(view.root_cause, width), "logsleuth.root_cause"))
+    if view.fix:
+        out.append(Line(""))
+        out.extend(_fix_lines(view.fix, width))
+    return out
+
+
+def evidence_lines(view: GroupView, width: int) -> list[Line]:
+    """The traceback as the log shows it (library frames folded), the lines before it and what followed;
+    each line wrapped with a hanging indent."""
+    return [Line(wrapped, line.style) for line in _evidence(view) for wrapped in hang(line.text, width)]
+
+
+def _evidence(view: GroupView) -> list[Line]:
+    out = [Line("Evidence:", "logsleuth.heading")]
     for block in view.chain:
         if block.relation_text:
-            out.append(f"  ({block.relation_text})")
-        out.extend(_frames(block.frames))
-        out.append(f"  {block.exception_line}")
-        out.extend(f"  {extra}" for extra in block.message_tail)
+            out.append(Line(f"  ({block.relation_text})", "logsleuth.relation"))
+        for frame in block.frames:
+            if frame.folded:
+                out.append(Line(f"    {frame.folded_text}", "logsleuth.frame.folded"))
+                continue
+            if frame.in_app:
+                out.append(Line(f"  › {frame.location}", "logsleuth.frame.app"))
+            else:
+                out.append(Line(f"    {frame.location}", "logsleuth.frame.library"))
+            if frame.source:
+                out.append(Line(f"        {frame.source}", "logsleuth.frame.source"))
+        out.extend(Line(f"  {text}", "logsleuth.exception") for text in [block.exception_line, *block.message_tail])
+        if block.message_left_out:
+            out.append(Line(f"  {more_lines_text(block.message_left_out)}", "logsleuth.note"))
     if view.truncated:
-        out.append("  (traceback incomplete in the log)")
-    if view.root_cause is not None:
-        out.append("")
-        out.append(f"Root cause ({view.category}, pattern {view.pattern}):")
-        out.extend(_wrap(view.root_cause, width - 2))
-        if view.fix:
-            out.append("")
-            out.extend(_fix_lines(view.fix, width))
-    else:
-        out.append("")
-        out.append("No known pattern matches this failure: logsleuth gives no advice for it. What helps next:")
-        out.extend(f"  {label}: {text}" for label, text in abstention(view))
-        if view.context:
-            out.append("  Log lines just before it:")
-            out.extend(f"    {line}" for line in view.context)
+        out.append(Line("  (traceback incomplete in the log)", "logsleuth.note"))
+    if view.context:
+        out.append(Line("  Log lines just before it:"))
+        if view.context_left_out:
+            out.append(Line(f"    {more_lines_text(view.context_left_out, 'earlier')}", "logsleuth.note"))
+        out.extend(Line(f"    {line}", "logsleuth.context") for line in view.context)
     if view.cascade:
-        out.append("")
-        out.append("Then:")
-        out.extend(f"  {line}" for line in view.cascade)
+        out.append(Line("  Then:"))
+        out.extend(Line(f"    {line}", "logsleuth.note") for line in view.cascade)
+        if view.cascade_left_out:
+            out.append(Line(f"    {more_lines_text(view.cascade_left_out)}", "logsleuth.note"))
+    return out
+
+
+def report_lines(report: Report, width: int) -> list[Line]:
+    """The whole report: each failure's answer, then its evidence; with several failures, the table of all
+    of them comes right after the root failure."""
+    width = max(MIN_WIDTH, width)
+    if not report.failures:
+        return [Line(line) for line in no_failure_lines(report)]
+    multi = is_multi(report)
+    show_source = len(report.sources) > 1
+    out: list[Line] = []
+    for index, group in enumerate(report.failures, start=1):
+        view = build_view(group, show_source, report.launch)
+        out.extend(answer_lines(view, width, f"[{index}] " if multi else ""))
+        out.append(Line(""))
+        out.extend(evidence_lines(view, width))
+        out.append(Line(""))
+        if multi and index == 1:
+            out.append(Line(multi_heading(report), "logsleuth.heading"))
+            out.append(Line(""))
+            header, *rows = summary_table(summary_rows(report), width)
+            out.extend([Line(header, "logsleuth.table.header"), *(Line(row) for row in rows), Line("")])
+    omitted = omitted_line(report)
+    if omitted:
+        out.extend(_styled(wrap(omitted, width, "  ", ""), "logsleuth.note"))
     return out
 
 
 def render_text(report: Report, options: RenderOptions) -> str:
     """The report only: source errors and warnings are the CLI's stderr lines, printed there once."""
-    width = max(40, options.width)
-    out: list[str] = []
-    if not report.failures:
-        out.extend(no_failure_lines(report))
-    elif is_multi(report):
-        count = len(report.failures)
-        out.append(f"{count} failure{'s' if count > 1 else ''}; the first is the root failure.")
-        out.append("")
-        out.extend(summary_table(summary_rows(report), width))
-        out.append("")
-    multi = is_multi(report)
-    for index, group in enumerate(report.failures, start=1):
-        out.extend(render_group(group, width, index if multi else None, len(report.sources) > 1, report.launch))
-        out.append("")
-    omitted = omitted_line(report)
-    if omitted:
-        out.append(omitted)
-    return "\n".join(out).rstrip() + "\n"
+    return "\n".join(line.text for line in report_lines(report, options.width)).rstrip() + "\n"

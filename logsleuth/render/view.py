@@ -1,9 +1,11 @@
-"""What every renderer shows, decided once: verdict, location, frames with library
-frames folded, root cause, fix, and the summary of a multi-failure report.
+"""What every renderer shows, decided once, in the order a reader needs it: the answer first (a headline
+saying what died and where, the root cause, the fix, the corrected command), then the evidence (frames, log
+lines, what followed).
 
-Renderers only lay this out, so the formats agree.  Every log-derived string here has
-already been through `safety.clean` (no escape sequences, no control characters, one
-line, clipped); each renderer still applies its own format's escaping.
+Renderers only lay this out, so the formats agree.  Every log-derived string here has already been through
+`safety.clean` (no escape sequences, no control characters, one line, clipped with a note of how much was
+cut); pattern prose (root cause, fix summaries, steps) is cleaned but never clipped.  Each renderer still
+applies its own format's escaping.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from logsleuth.models import ExceptionBlock, FailureGroup, Fix, FlagOp, Frame, LaunchInfo, Report
-from logsleuth.render.safety import clean, clean_lines
+from logsleuth.render.safety import clean, clean_lines, strip_controls
 
 RELATION_TEXT = {
     "cause": "the above was the direct cause of:",
@@ -23,6 +25,11 @@ MAX_MESSAGE_LINES_SHOWN = 12  # of an exception message in a report (the scanner
 MAX_CONTEXT_LINES = 5
 MAX_CASCADE_LINES = 3
 COMMAND_CHARS = 4000  # a corrected command is shown whole unless absurd
+# How a version's origin is said (LaunchInfo.engine_version_source); a version read from the log is plain.
+VERSION_ORIGIN = {
+    "inferred": "inferred from the code layout; the log does not name it",
+    "user": "given with --engine-version",
+}
 
 
 @dataclass(frozen=True)
@@ -30,15 +37,21 @@ class FrameView:
     location: str = ""
     source: str | None = None
     in_app: bool = False
-    folded: int = 0  # >0: a placeholder for that many hidden library frames
+    folded: int = 0  # >0: a placeholder for that many hidden frames
+    folded_app: bool = False  # the hidden frames are the outermost ones (beyond MAX_APP_FRAMES), of any kind
+
+    @property
+    def folded_text(self) -> str:
+        return folded_text(self.folded, "earlier" if self.folded_app else "library")
 
 
 @dataclass(frozen=True)
 class BlockView:
     frames: list[FrameView]
     exception_line: str
-    message_tail: list[str]
+    message_tail: list[str]  # the message's further lines shown
     relation_text: str | None
+    message_left_out: int = 0  # lines of the message beyond those
 
 
 @dataclass(frozen=True)
@@ -52,22 +65,30 @@ class FixView:
 
 @dataclass(frozen=True)
 class GroupView:
-    verdict: str
-    where: str
+    verdict: str  # the pattern's title, or the failure's exception line
+    place: str  # where it died: "host gpu7 · ranks TP0-7", or ""
+    details: str  # engine and version, how often, when, the log's own header, the sources
     chain: list[BlockView]
     innermost: str | None
     innermost_source: str | None  # the source line of that frame, as the log shows it
-    context: list[str]
+    context: list[str]  # the log lines just before it (the last MAX_CONTEXT_LINES)
     truncated: bool
     category: str | None = None
     pattern: str | None = None
     root_cause: str | None = None
     fix: FixView | None = None
-    cascade: list[str] = field(default_factory=list)
+    cascade: list[str] = field(default_factory=list)  # what followed (the first MAX_CASCADE_LINES)
+    context_left_out: int = 0  # earlier context lines not shown
+    cascade_left_out: int = 0
     signature: str = ""
     search: str = ""  # the failure's exact first line ("Type: message"), to search issue trackers with
-    engine: str = ""  # "sglang 0.5.9", or what is not known of it
+    engine: str = ""  # "sglang 0.5.9", and what is not known of it
     sources: list[str] = field(default_factory=list)
+
+    @property
+    def headline(self) -> str:
+        """What died, and where."""
+        return f"{self.verdict} · {self.place}" if self.place else self.verdict
 
 
 @dataclass(frozen=True)
@@ -80,9 +101,19 @@ class SummaryRow:
     category: str
 
 
-def folded_text(count: int) -> str:
-    """The line that stands for `count` library frames left out."""
-    return f"… {count} library frame{'s' if count > 1 else ''}"
+def folded_text(count: int, kind: str = "library") -> str:
+    """The line that stands for `count` frames left out."""
+    return f"… {count} {kind} frame{'s' if count > 1 else ''}"
+
+
+def more_lines_text(count: int, which: str = "more") -> str:
+    """The note that stands for `count` log lines left out."""
+    return f"… {count} {which} line{'s' if count > 1 else ''}"
+
+
+def prose(text: str) -> str:
+    """Pattern prose (root cause, fix summary, a step): one line, inert, never clipped."""
+    return " ".join(strip_controls(text).split())
 
 
 def frame_location(frame: Frame) -> str:
@@ -109,11 +140,11 @@ def fold_frames(frames: tuple[Frame, ...]) -> list[FrameView]:
             hidden += 1
     if hidden:
         out.append(FrameView(folded=hidden))
-    shown = [view for view in out if not view.folded]
-    if len(shown) > MAX_APP_FRAMES:
-        kept = out[-(MAX_APP_FRAMES * 2) :]
-        dropped = len(shown) - sum(1 for view in kept if not view.folded)
-        out = [FrameView(folded=dropped), *kept]
+    shown = [index for index, view in enumerate(out) if not view.folded]
+    if len(shown) > MAX_APP_FRAMES:  # the innermost ones are kept: a note counts every frame before them
+        start = shown[-MAX_APP_FRAMES]
+        earlier = sum(view.folded or 1 for view in out[:start])
+        out = [FrameView(folded=earlier, folded_app=True), *out[start:]]
     return out
 
 
@@ -130,38 +161,68 @@ def describe_op(op: FlagOp) -> str:
     return f"{op.op} {op.flag}" + (f" {op.value}" if op.value else "")
 
 
-def fix_view(fix: Fix) -> FixView:
+def _without_or(summary: str) -> str:
+    """An alternative's summary under its "Or:" label: a pattern's leading "Or" would say it twice."""
+    for lead in ("Or, ", "Or "):
+        if summary.startswith(lead):
+            rest = summary[len(lead) :]
+            return rest[:1].upper() + rest[1:]
+    return summary
+
+
+def fix_view(fix: Fix, alternative: bool = False) -> FixView:
     return FixView(
-        summary=" ".join(clean_lines(fix.summary)),
+        summary=prose(_without_or(fix.summary) if alternative else fix.summary),
         changes=[clean(describe_op(op)) for op in fix.flags] + [clean(f"env {k}={v}") for k, v in fix.env],
-        steps=[clean(step) for step in fix.steps],
+        steps=[prose(step) for step in fix.steps],
         command=clean(fix.command, COMMAND_CHARS) if fix.command else None,
-        alternatives=[fix_view(alternative) for alternative in fix.alternatives],
+        alternatives=[fix_view(other, alternative=True) for other in fix.alternatives],
     )
 
 
-def where_text(group: FailureGroup, show_source: bool = False) -> str:
-    failure = group.failure
+def place_text(group: FailureGroup) -> str:
+    """Where it died: the hosts and ranks."""
     parts = []
     if group.hosts:
-        parts.append("host " + ", ".join(group.hosts))
+        parts.append(("host " if len(group.hosts) == 1 else "hosts ") + _list_text(list(group.hosts), 3))
     if group.ranks:
-        parts.append("ranks " + ", ".join(compress_ranks(group.ranks)))
+        ranks = compress_ranks(group.ranks)
+        parts.append(("rank " if len(group.ranks) == 1 else "ranks ") + _list_text(ranks, 4))
+    return clean(" · ".join(parts))
+
+
+def details_text(
+    group: FailureGroup, launch: LaunchInfo | None, show_source: bool = False, sources: list[str] | None = None
+) -> str:
+    """The facts after the headline: the engine (and how its version is known), how often, when, the log's own
+    words before the traceback, and (with several sources) which ones.  `sources` overrides the names shown."""
+    failure = group.failure
+    parts = []
+    if launch is not None and launch.engine:
+        parts.append(engine_text(launch))
     if group.count > 1:
         parts.append(f"seen {group.count} times")
     if failure.meta.timestamp:
         parts.append(f"at {failure.meta.timestamp}")
     if failure.header:
         parts.append(failure.header.rstrip(":"))
-    if show_source and group.sources:
-        parts.append("in " + _list_text(list(group.sources), 2))
-    return clean(" · ".join(parts))
+    names = list(group.sources) if sources is None else sources
+    if show_source and names:
+        parts.append("in " + _list_text(names, 2))
+    return clean(" · ".join(parts), 1000)
 
 
 def engine_text(launch: LaunchInfo | None) -> str:
+    """`sglang 0.5.9`, and how the version is known when the log does not say it."""
     if launch is None or not launch.engine:
-        return "not named in the log"
-    return f"{launch.engine} {launch.engine_version}" if launch.engine_version else f"{launch.engine}, version not in the log"
+        return "engine not named in the log"
+    if not launch.engine_version:
+        return f"{launch.engine}, version not in the log"
+    origin = VERSION_ORIGIN.get(launch.engine_version_source or "")
+    return f"{launch.engine} {launch.engine_version}" + (f" ({origin})" if origin else "")
+
+
+SEARCH_LABEL = "Search for"
 
 
 def abstention(view: GroupView) -> list[tuple[str, str]]:
@@ -173,37 +234,46 @@ def abstention(view: GroupView) -> list[tuple[str, str]]:
         if view.innermost_source:
             rows.append(("Its source line", view.innermost_source))
     rows.append(("Engine", view.engine))
-    rows.append(("Search for", view.search or view.signature))
+    rows.append((SEARCH_LABEL, view.search or view.signature))
     return rows
 
 
-def build_view(group: FailureGroup, show_source: bool = False, launch: LaunchInfo | None = None) -> GroupView:
+def _chain(failure_exceptions: tuple[ExceptionBlock, ...]) -> list[BlockView]:
+    chain: list[BlockView] = []
+    previous: ExceptionBlock | None = None
+    for block in failure_exceptions:
+        line, tail = exception_line(block)
+        relation = RELATION_TEXT.get(previous.relation) if previous and previous.relation else None
+        shown = tail[:MAX_MESSAGE_LINES_SHOWN]
+        chain.append(BlockView(fold_frames(block.frames), line, shown, relation, len(tail) - len(shown)))
+        previous = block
+    return chain
+
+
+def build_view(
+    group: FailureGroup, show_source: bool = False, launch: LaunchInfo | None = None, sources: list[str] | None = None
+) -> GroupView:
     failure = group.failure
     final = failure.final
     head, _ = exception_line(final)
     diagnosis = group.diagnosis
-    chain: list[BlockView] = []
-    previous: ExceptionBlock | None = None
-    for block in failure.exceptions:
-        line, tail = exception_line(block)
-        relation = RELATION_TEXT.get(previous.relation) if previous and previous.relation else None
-        chain.append(BlockView(fold_frames(block.frames), line, tail[:MAX_MESSAGE_LINES_SHOWN], relation))
-        previous = block
     innermost_frame = next((f for f in reversed(final.frames) if f.in_app), None)
-    innermost = frame_location(innermost_frame) if innermost_frame else None
     return GroupView(
-        verdict=clean(diagnosis.title) if diagnosis else head,
-        where=where_text(group, show_source),
-        chain=chain,
-        innermost=innermost,
+        verdict=prose(diagnosis.title) if diagnosis else head,
+        place=place_text(group),
+        details=details_text(group, launch, show_source, sources),
+        chain=_chain(failure.exceptions),
+        innermost=frame_location(innermost_frame) if innermost_frame else None,
         innermost_source=clean(innermost_frame.source) if innermost_frame and innermost_frame.source else None,
         context=[clean(line) for line in failure.context[-MAX_CONTEXT_LINES:]],
         truncated=failure.truncated,
         category=clean(diagnosis.category) if diagnosis else None,
         pattern=clean(diagnosis.pattern) if diagnosis else None,
-        root_cause=" ".join(clean_lines(diagnosis.root_cause)) if diagnosis else None,
+        root_cause=prose(diagnosis.root_cause) if diagnosis else None,
         fix=fix_view(diagnosis.fix) if diagnosis and diagnosis.fix else None,
         cascade=[clean(line) for line in group.cascade[:MAX_CASCADE_LINES]],
+        context_left_out=max(0, len(failure.context) - MAX_CONTEXT_LINES),
+        cascade_left_out=max(0, len(group.cascade) - MAX_CASCADE_LINES),
         signature=clean(group.signature),
         search=clean(f"{final.type}: {final.message.splitlines()[0]}" if final.message else final.type, 300),
         engine=clean(engine_text(launch)),
@@ -239,8 +309,13 @@ def _list_text(items: list[str], limit: int) -> str:
 
 
 def is_multi(report: Report) -> bool:
-    """Several failures, or several sources: the report opens with a summary table."""
+    """Several failures, or several sources: the report has a summary table."""
     return len(report.failures) > 1 or (len(report.sources) > 1 and bool(report.failures))
+
+
+def multi_heading(report: Report) -> str:
+    count = len(report.failures)
+    return f"{count} failure{'s' if count > 1 else ''}; the first is the root failure."
 
 
 def summary_rows(report: Report) -> list[SummaryRow]:
@@ -261,42 +336,33 @@ def summary_rows(report: Report) -> list[SummaryRow]:
 
 
 def headline(report: Report) -> str:
-    """The one-line verdict of the whole report."""
+    """The one-line verdict of the whole report: what died and where, or that nothing did."""
     primary = report.primary
     if primary is None:
         readable = [source for source in report.sources if not source.error]
         return "No failure found" if readable or not report.sources else "No log could be read"
-    view_verdict = primary.diagnosis.title if primary.diagnosis else exception_line(primary.failure.final)[0]
-    parts = [clean(view_verdict, 160)]
-    launch = report.launch
-    engine = " ".join(p for p in (launch.engine, launch.engine_version) if p)
-    if primary.hosts:
-        parts.append(clean(", ".join(primary.hosts[:3])))
-    if engine:
-        parts.append(clean(engine))
-    parts.append(clean(primary.diagnosis.category) if primary.diagnosis else "unknown failure")
-    return " · ".join(parts)
-
-
-def first_sentences(text: str, count: int = 2) -> str:
-    sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z`'\"(-])", text.strip())
-    return " ".join(sentences[:count])
+    return build_view(primary).headline
 
 
 def describe_source_errors(report: Report) -> list[str]:
     return [clean(f"could not read {s.error}") for s in report.sources if s.error]  # the error names its source
 
 
-def no_failure_lines(report: Report) -> list[str]:
-    read = ", ".join(f"{s.name} ({s.bytes_read} bytes read)" for s in report.sources if not s.error)
+def no_failure_lines(report: Report, local_names: bool = True) -> list[str]:
+    """What was read and found clean.  Without `local_names` (reports shared with people on other machines) a
+    local path is said as "the log"."""
+    readable = [s for s in report.sources if not s.error]
+    hosts = {host for group in report.failures for host in group.hosts}
+
+    def name(source_name: str) -> str:
+        return source_name if local_names or is_remote_name(source_name, hosts) else "the log"
+
+    read = ", ".join(f"{name(s.name)} ({s.bytes_read} bytes read)" for s in readable)
     out = [clean(f"No failure found in {read}." if read else "No log could be read.", 1000)]
-    capped = [s.name for s in report.sources if s.capped]
+    capped = [name(s.name) for s in readable if s.capped]
     if capped:
         out.append(
-            clean(
-                f"Searched only the end of {', '.join(capped)} (byte cap reached); use --all to scan everything.",
-                1000,
-            )
+            clean(f"Searched only the end of {', '.join(capped)} (byte cap reached); use --all to scan everything.", 1000)
         )
     return out
 
@@ -315,9 +381,26 @@ def omitted_line(report: Report) -> str | None:
     )
 
 
+# `host:path`, `user@host:path`, `ssh://[user@]host[:port]/path`: the host part of a source name.
+_REMOTE_NAME = re.compile(r"^(?:ssh://)?(?:[^@/:\s]+@)?(?:\[(?P<v6>[^\]]+)\]|(?P<host>[\w.\-]+))[:/]")
+
+
+def is_remote_name(name: str, hosts: set[str]) -> bool:
+    """A source name spelled `host:path` whose host is one the report knows (an SSH source's host is recorded
+    with its failures), as opposed to a local path, which means nothing to someone on another machine."""
+    match = _REMOTE_NAME.match(name)
+    return match is not None and (match["v6"] or match["host"]) in hosts
+
+
+def remote_source_names(report: Report) -> list[str]:
+    hosts = {host for group in report.failures for host in group.hosts}
+    return [clean(s.name) for s in report.sources if not s.error and is_remote_name(s.name, hosts)]
+
+
 def log_location(report: Report, explicit: str | None) -> str | None:
-    """Where the full log is, for shared reports: the option, else the sources read."""
+    """Where the full log is, for shared reports: the option, else the remote sources (`host:path`) read.  A
+    local path is left out: it names a file on the machine that ran logsleuth, not one the reader can open."""
     if explicit:
         return clean(explicit)
-    names = [s.name for s in report.sources if not s.error and s.name not in ("-", "<text>")]
-    return clean(", ".join(names)) if names else None
+    names = remote_source_names(report)
+    return ", ".join(names) if names else None

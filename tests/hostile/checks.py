@@ -78,12 +78,16 @@ def printed_commands(fmt: str, output: str) -> list[str]:
         return [lines[i + 1].strip() for i, line in enumerate(lines[:-1]) if line.strip() == "Corrected command:"]
     if fmt == "markdown":
         return [lines[i + 1] for i, line in enumerate(lines[:-1]) if line.startswith("```sh")]
-    # slack: the fence right after a fix line holds its command (or its flag changes)
-    return [
-        lines[i + 2]
-        for i, line in enumerate(lines[:-2])
-        if line.startswith(("*Fix:*", "*Or:*")) and lines[i + 1] == "```" and lines[i + 3] == "```"
-    ]
+    # slack: a fix line, its steps and flag changes ("• …"), then a one-line fence holding its command
+    commands = []
+    for i, line in enumerate(lines):
+        if line.startswith(("*Fix:*", "*Or:*")):
+            j = i + 1
+            while j < len(lines) and lines[j].startswith("• "):
+                j += 1
+            if j + 2 < len(lines) and lines[j] == "```" and lines[j + 2] == "```":
+                commands.append(lines[j + 1])
+    return commands
 
 
 def assert_safe_shell_command(command: str, workdir: Path) -> str:

@@ -15,6 +15,19 @@ EXTENSIONS = {
     OutputFormat.SLACK: "slack.txt",
     OutputFormat.JSON: "json",
 }
+# The formats that wrap at the width, and the widths their goldens are drawn at: a narrow tmux pane, the
+# classic terminal, a wide screen.
+WRAPPING = (OutputFormat.RICH, OutputFormat.TEXT)
+WIDTHS = (60, 80, 200)
+
+
+def golden_name(case: str, fmt: OutputFormat, width: int | None = None) -> str:
+    return f"{case}.{width}.{EXTENSIONS[fmt]}" if width else f"{case}.{EXTENSIONS[fmt]}"
+
+
+def golden_variants() -> list[tuple[OutputFormat, int | None]]:
+    """Every (format, width) a golden exists for: each wrapping format at every width, the others once."""
+    return [(fmt, width) for fmt in FORMATS for width in (WIDTHS if fmt in WRAPPING else (None,))]
 
 
 def render(report: Report, fmt: OutputFormat, **options: object) -> str:
@@ -44,3 +57,17 @@ def markdown_fences(text: str) -> list[tuple[int, int]]:
             opened = None
     assert opened is None, f"fence opened on line {opened[0] + 1} is never closed"
     return spans
+
+
+def slack_split(text: str) -> tuple[list[str], list[str]]:
+    """A Slack message's lines as (inside code blocks, outside them).  Slack turns no mention inside a code
+    block into a ping, so only the prose must be defanged; the code must carry no zero-width character."""
+    code: list[str] = []
+    prose: list[str] = []
+    inside = False
+    for line in text.splitlines():
+        if line == "```":
+            inside = not inside
+            continue
+        (code if inside else prose).append(line)
+    return code, prose

@@ -40,4 +40,6 @@ def test_the_whole_corpus_as_one_multi_source_report() -> None:
     assert len(report.failures) > 5
     outputs = {fmt: render(report, fmt) for fmt in FORMATS}
     _check(outputs)
-    assert outputs[OutputFormat.TEXT].splitlines()[0].endswith("the first is the root failure.")
+    text = outputs[OutputFormat.TEXT]
+    assert text.startswith("[1] "), "the root failure's answer comes first"
+    assert "the first is the root failure." in text

@@ -25,13 +25,14 @@ COMMAND = (
     "--speculative-draft-model-path /d --speculative-num-draft-tokens 16 --speculative-eagle-topk 1"
 )
 # example name -> (logsleuth arguments, fence info string)
+# (--width 80: what a pipe or a file gets when $COLUMNS is not set, here set whatever the environment says.)
 EXAMPLES = {
-    "rich": (["server.log", "--cmd", COMMAND, "--format", "rich"], "text"),
-    "text": (["server.log", "--cmd", COMMAND, "--format", "text"], "text"),
+    "rich": (["server.log", "--cmd", COMMAND, "--format", "rich", "--width", "80"], "text"),
+    "text": (["server.log", "--cmd", COMMAND, "--format", "text", "--width", "80"], "text"),
     "markdown": (["server.log", "--cmd", COMMAND, "--format", "markdown"], "markdown"),
     "slack": (["server.log", "--cmd", COMMAND, "--format", "slack"], "text"),
     "json": (["server.log", "--cmd", COMMAND, "--format", "json"], "json"),
-    "multi-text": (["server.log", "node2.log", "--format", "text"], "text"),
+    "multi-text": (["server.log", "node2.log", "--format", "text", "--width", "80"], "text"),
 }
 MARKED = re.compile(r"(<!-- example:(?P<name>[\w-]+) [^\n]*-->\n)(?P<block>.*?)(\n<!-- /example -->)", re.S)
 

@@ -14,7 +14,7 @@ from logsleuth.models import Report
 from logsleuth.render.options import OutputFormat
 from logsleuth.render.safety import ZWSP, break_fences, clean, defang_mentions, markdown_fence, strip_controls
 from tests.render.cases import several_hosts, unknown_failure
-from tests.render.helpers import FORMATS, markdown_fences, render, slack_fences_balanced
+from tests.render.helpers import FORMATS, markdown_fences, render, slack_fences_balanced, slack_split
 
 OSC52 = "\x1b]52;c;cm0gLXJmIH4K\x07"  # writes "rm -rf ~" to the clipboard
 TITLE = "\x1b]0;pwned-title\x1b\\"
@@ -118,8 +118,10 @@ def test_slack_fences_and_mentions_are_defanged(case: str) -> None:
     output = render(CASES[case](), OutputFormat.SLACK)
     assert slack_fences_balanced(output)
     assert all(line == "```" for line in output.splitlines() if "```" in line), "only our own fences"
+    code, prose = slack_split(output)
     for token in ("<!channel>", "<!here", "<@U024BE7LH>", "@here", "@channel", "@everyone"):
-        assert token not in output, token
+        assert not [line for line in prose if token in line], token
+    assert not [line for line in code if ZWSP in line], "a zero-width character would be copied with the code"
     assert len(output) <= 3500
 
 
@@ -136,7 +138,9 @@ def test_hostile_log_through_the_whole_pipeline() -> None:
         output = render(report, fmt)
         assert "\x1b" not in output and "\x07" not in output, fmt
         if fmt is OutputFormat.SLACK:
-            assert "<!channel>" not in output and slack_fences_balanced(output)
+            code, prose = slack_split(output)
+            assert not [line for line in prose if "<!channel>" in line] and slack_fences_balanced(output)
+            assert not [line for line in code if ZWSP in line]
         if fmt is OutputFormat.MARKDOWN:
             markdown_fences(output)
         if fmt in (OutputFormat.RICH, OutputFormat.TEXT):

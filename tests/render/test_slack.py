@@ -43,33 +43,45 @@ def test_fits_the_budget_with_closed_fences(make: object, limit: int) -> None:
     assert slack_fences_balanced(output)
 
 
-def test_library_frames_go_first_then_context() -> None:
+def test_the_evidence_gives_way_before_the_answer() -> None:
+    """Under a tight budget the log lines go first, then the frames; the root cause, the fix and the corrected
+    command stay whole."""
     report = with_library_frames(unknown_failure())
     full = render(report, OutputFormat.SLACK, max_chars=100_000)
-    assert "library frame" in full and "Log lines just before it" in full
-    without_library = len(full.replace("    … 1 library frame\n", "")) - 10  # force the first reduction
-    tighter = render(report, OutputFormat.SLACK, max_chars=without_library)
-    assert "library frame" not in tighter
-    assert "Log lines just before it" in tighter, "context lines outlive library frames"
+    assert "Log lines just before it" in full and "› app/serve.py:14 in main" in full
+    tighter = render(report, OutputFormat.SLACK, max_chars=len(full) - 10)
+    assert "Log lines just before it" not in tighter, "context lines go first"
     assert "ValueError: Unsupported rope_scaling type" in tighter
+    answer = render(single_failure(), OutputFormat.SLACK, max_chars=100_000)
+    evidence = answer.index("\n```\n    … 3 earlier frames")
+    tightest = render(single_failure(), OutputFormat.SLACK, max_chars=evidence + 10)
+    assert "›" not in tightest, "the frames give way"
+    assert single_failure().failures[0].diagnosis.root_cause.split()[-1] in tightest  # type: ignore[union-attr]
+    assert "--speculative-num-steps 15\n```" in tightest
 
 
-def test_the_corrected_command_survives_a_tight_budget() -> None:
-    output = render(single_failure(), OutputFormat.SLACK, max_chars=900)
+@pytest.mark.parametrize(("limit", "alternative"), [(900, True), (700, False)])
+def test_the_corrected_command_survives_a_tight_budget(limit: int, alternative: bool) -> None:
+    output = render(single_failure(), OutputFormat.SLACK, max_chars=limit)
     assert "--speculative-num-steps 15\n```" in output
-    assert "*Or:*" not in output  # alternatives go before the main fix
+    assert "›" not in output, "the frames go before any fix"
+    assert ("*Or:*" in output) is alternative, "the alternative goes after the frames, before the main fix"
 
 
 class _Hook(BaseHTTPRequestHandler):
     received: list[dict[str, str]] = []
     status = 200
+    first: list[int] = []  # statuses answered before `status`, one per request
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's naming
         body = self.rfile.read(int(self.headers["Content-Length"]))
         _Hook.received.append(json.loads(body))
-        self.send_response(_Hook.status)
+        status = _Hook.first.pop(0) if _Hook.first else _Hook.status
+        self.send_response(status)
+        if status == 429:
+            self.send_header("Retry-After", "0")
         self.end_headers()
-        self.wfile.write(b"ok" if _Hook.status == 200 else b"invalid_payload")
+        self.wfile.write(b"ok" if status == 200 else b"invalid_payload")
 
     def log_message(self, *args: object) -> None:
         pass
@@ -80,6 +92,7 @@ def webhook() -> Iterator[str]:
     server = HTTPServer(("127.0.0.1", 0), _Hook)
     _Hook.received = []
     _Hook.status = 200
+    _Hook.first = []
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}/services/T/B/X"
@@ -96,6 +109,51 @@ def test_post_reports_a_refusal(webhook: str) -> None:
     _Hook.status = 400
     with pytest.raises(LogsleuthError, match="400 invalid_payload"):
         post_to_slack(webhook, "x")
+
+
+@pytest.mark.parametrize("transient", [503, 500, 429])
+def test_post_retries_a_transient_failure(webhook: str, transient: int) -> None:
+    _Hook.first = [transient]
+    post_to_slack(webhook, "x", backoff=0.01)
+    assert len(_Hook.received) == 2
+
+
+def test_post_gives_up_after_three_tries(webhook: str) -> None:
+    _Hook.status = 503
+    with pytest.raises(LogsleuthError, match=r"503 invalid_payload \(tried 3 times\)"):
+        post_to_slack(webhook, "x", backoff=0.01)
+    assert len(_Hook.received) == 3
+
+
+def test_post_does_not_retry_a_refusal(webhook: str) -> None:
+    _Hook.status = 404
+    with pytest.raises(LogsleuthError, match="404"):
+        post_to_slack(webhook, "x", backoff=0.01)
+    assert len(_Hook.received) == 1
+
+
+def test_post_retries_a_refused_connection() -> None:
+    """A port on 127.0.0.1 that nothing listens on: refused three times, then one error line."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(LogsleuthError, match=r"cannot post to 127\.0\.0\.1: .*\(tried 3 times\)"):
+        post_to_slack(f"http://127.0.0.1:{port}/services/T/B/X", "x", backoff=0.01)
+
+
+def test_cli_posts_to_the_webhook_in_the_environment(
+    webhook: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = tmp_path / "server.log"
+    log.write_text(LOG)
+    monkeypatch.setenv("LOGSLEUTH_SLACK_WEBHOOK", webhook)
+    assert main(["diagnose", str(log), "--format", "json"]) == 1
+    assert _Hook.received == [], "the variable alone never posts"
+    assert main(["diagnose", str(log), "--format", "json", "--post-to-slack"]) == 1
+    assert len(_Hook.received) == 1 and _Hook.received[0]["text"].startswith("*logsleuth:*")
+    assert "posted the report to Slack" in capsys.readouterr().err
 
 
 def test_post_refuses_plain_http_to_other_hosts() -> None:

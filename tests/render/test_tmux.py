@@ -64,11 +64,11 @@ def tmux() -> Iterator[Tmux]:
     session.run("kill-server")
 
 
-def run_in_terminal(tmux: Tmux, tmp_path: Path, *args: str) -> str:
+def run_in_terminal(tmux: Tmux, tmp_path: Path, *args: str, columns: int = 120) -> str:
     script = tmp_path / "run.sh"
     quoted = " ".join("'" + a.replace("'", "'\\''") + "'" for a in (sys.executable, "-m", "logsleuth", *args))
-    script.write_text(f"unset NO_COLOR\n{quoted}\necho {DONE} $?\nsleep 60\n")
-    tmux.run("new-session", "-d", "-s", "report", "-x", "120", "-y", "50", f"sh {script}")
+    script.write_text(f"unset NO_COLOR COLUMNS\n{quoted}\necho {DONE} $?\nsleep 60\n")
+    tmux.run("new-session", "-d", "-s", "report", "-x", str(columns), "-y", "80", f"sh {script}")
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         screen = tmux.screen()
@@ -87,7 +87,9 @@ def test_rich_report_in_a_real_terminal(tmux: Tmux, tmp_path: Path) -> None:
     assert "  › sglang/srt/server_args.py:2425 in _handle_speculative_decoding" in lines
     assert "    … 2 library frames" in lines
     assert "  AssertionError" in lines
-    assert any(line.startswith("Root cause  spec-decoding-args") for line in lines)
+    assert "Root cause (spec-decoding-args, pattern sglang-eagle-partial-spec-args):" in lines
+    # Answer first: the root cause and the corrected command come before the frames.
+    assert lines.index(f"    {COMMAND} --speculative-num-steps 15") < lines.index("  AssertionError")
     # The corrected command is one logical line (joined by -J), ready to copy.
     assert f"    {COMMAND} --speculative-num-steps 15" in lines
     assert f"{DONE} 1" in screen  # exit status 1: failure found
@@ -103,3 +105,20 @@ def test_rich_shows_markup_from_the_log_literally(tmux: Tmux, tmp_path: Path) ->
     )
     screen = run_in_terminal(tmux, tmp_path, "diagnose", "--all", str(log))
     assert "RuntimeError: [bold]boom[/bold] [link=x]y[/link]" in screen
+
+
+@pytest.mark.parametrize("columns", [60, 80])
+def test_rich_report_fits_a_narrow_pane(tmux: Tmux, tmp_path: Path, columns: int) -> None:
+    """In a 60- or 80-column pane the report wraps itself at the pane's width (rich reads it from the terminal),
+    so the terminal wraps nothing but the corrected commands, which stay one logical line to copy."""
+    log = tmp_path / "server.log"
+    log.write_text(EAGLE_LOG)
+    joined = run_in_terminal(tmux, tmp_path, "diagnose", str(log), "--cmd", COMMAND, columns=columns).splitlines()
+    assert joined[0] == "EAGLE speculative sizes given only in part"
+    too_long = [line for line in joined if len(line) > columns]
+    assert too_long and all(line.startswith("    python -m sglang.launch_server") for line in too_long), too_long
+    assert f"    {COMMAND} --speculative-num-steps 15" in joined
+    root_cause = joined.index("Root cause (spec-decoding-args, pattern sglang-eagle-partial-spec-args):") if columns > 72 else (
+        joined.index("Root cause (spec-decoding-args, pattern")
+    )
+    assert root_cause < 10, "the answer is on the first screen"

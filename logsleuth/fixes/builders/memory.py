@@ -50,7 +50,7 @@ def mem_fraction(ctx: FixContext, data: dict[str, Any]) -> Fix:
         new = max(float(data.get("floor", 0.5)), current - step)
     else:
         new = min(float(data.get("ceiling", 0.95)), current + step)
-    alternatives = tuple(static_fix(alt, ctx.captures) for alt in data.get("alternatives", ()))
+    alternatives = ctx.alternatives(data)
     if current is not None and ((direction == "raise" and new <= current) or (direction == "lower" and new >= current)):
         return _already_at_bound(current, direction, alternatives)
     value = f"{new:.2f}".rstrip("0").rstrip(".")
@@ -93,7 +93,7 @@ def fewer_running_requests(ctx: FixContext, data: dict[str, Any]) -> Fix:
     """Lower --max-running-requests: to half the launched value when known (a fixed value could raise a small
     one), else to the pattern's `default`."""
     current = current_max_running_requests(ctx)
-    base = static_fix(data, ctx.captures)
+    base = replace(static_fix({**data, "alternatives": ()}, ctx.captures), alternatives=ctx.alternatives(data))
     if current is not None and current <= 1:
         note = f"{_MAX_RUNNING} was already {current}: fewer requests at once cannot help."
         return replace(base, summary=note, flags=()) if not base.alternatives else _first_alternative(note, base)
