@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import replace
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -235,6 +236,22 @@ AcceptNewHostKeyOption = Annotated[
 ]
 
 
+class SSHBackendChoice(StrEnum):  # the values of sources.options.SSH_BACKENDS (a test keeps them the same)
+    AUTO = "auto"
+    PARAMIKO = "paramiko"
+    OPENSSH = "openssh"
+
+
+SSHBackendOption = Annotated[
+    SSHBackendChoice,
+    typer.Option(
+        "--ssh-backend",
+        help="How to reach remote hosts: auto (OpenSSH's ssh when the host's config needs it: host certificates, "
+        "ControlMaster, FIDO keys, Match exec; else paramiko), paramiko, openssh.",
+    ),
+]
+
+
 @app.command("diagnose", short_help="Diagnose the latest failure in logs.", epilog=EXIT_CODES_HELP)
 def diagnose_command(
     sources: Annotated[
@@ -286,6 +303,7 @@ def diagnose_command(
     # SSH: how remote sources are reached (docs/ssh.md).
     ssh_config: SSHConfigOption = None,
     accept_new_host_key: AcceptNewHostKeyOption = False,
+    ssh_backend: SSHBackendOption = SSHBackendChoice.AUTO,
     all_files: Annotated[bool, typer.Option("--all-files", help="A remote glob reads every match, not the newest.")] = False,
 ) -> None:
     """Diagnose the latest failure in one or more logs."""
@@ -299,6 +317,7 @@ def diagnose_command(
         ssh=SSHOptions(
             config_file=str(ssh_config) if ssh_config else None,
             accept_new_host_key=accept_new_host_key,
+            backend=ssh_backend.value,
             all_files=all_files,
             notice=print_stderr,  # "Permanently added … to the list of known hosts", as OpenSSH prints it
         ),
@@ -395,6 +414,7 @@ def watch_command(
     # SSH: how a remote log is reached (docs/ssh.md).
     ssh_config: SSHConfigOption = None,
     accept_new_host_key: AcceptNewHostKeyOption = False,
+    ssh_backend: SSHBackendOption = SSHBackendChoice.AUTO,
 ) -> None:
     """Follow a log while the server launches: show the stage, exit 0 when it is ready,
     print the diagnosis as soon as it crashes."""
@@ -408,6 +428,7 @@ def watch_command(
         ssh=SSHOptions(
             config_file=str(ssh_config) if ssh_config else None,
             accept_new_host_key=accept_new_host_key,
+            backend=ssh_backend.value,
             notice=print_stderr,
             # --timeout bounds the whole watch, connecting included (three connect attempts must not outlast it).
             deadline=time.monotonic() + timeout if timeout is not None else None,

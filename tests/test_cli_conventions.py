@@ -257,3 +257,10 @@ def test_json_says_what_wrote_it_and_what_it_found(crash_log: Path, tmp_path: Pa
     report = result.json()
     assert report["tool"] == {"name": "logsleuth", "version": logsleuth.__version__}
     assert (report["status"], result.exit_code) == (status, exit_code)
+
+
+def test_ssh_backend_choices_are_the_sources_backends() -> None:
+    from logsleuth.cli import SSHBackendChoice
+    from logsleuth.sources.options import SSH_BACKENDS
+
+    assert tuple(choice.value for choice in SSHBackendChoice) == SSH_BACKENDS

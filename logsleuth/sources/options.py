@@ -4,19 +4,29 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from logsleuth.sources.base import Progress
 
 if TYPE_CHECKING:
     from logsleuth.sources.ssh.known_hosts import NewHostKey
 
+# How a remote source is reached (docs/ssh.md, "Two ways to connect"): paramiko in-process, OpenSSH's own `ssh`
+# client, or "auto": ssh when the host's config asks for what paramiko lacks (host certificates, ControlMaster,
+# FIDO keys, Match exec), else paramiko.
+SSHBackend = Literal["auto", "paramiko", "openssh"]
+SSH_BACKENDS: tuple[SSHBackend, ...] = ("auto", "paramiko", "openssh")
+SYSTEM_SSH_CONFIG = "/etc/ssh/ssh_config"
+
 
 @dataclass(frozen=True, slots=True)
 class SSHOptions:
     """SSH settings from the command line (kept here so that building them never imports paramiko)."""
 
-    config_file: str | None = None  # -F FILE; default ~/.ssh/config
+    config_file: str | None = None  # -F FILE (then only that file, as OpenSSH; "none": no file); default below
+    # Read after ~/.ssh/config when no -F is given (first value wins).  The openssh backend's ssh reads its own.
+    system_config_file: str | None = SYSTEM_SSH_CONFIG
+    backend: SSHBackend = "auto"
     accept_new_host_key: bool = False  # like StrictHostKeyChecking=accept-new
     all_files: bool = False  # a glob picks every match instead of the newest
     connect_timeout: float = 10.0  # seconds; the config's ConnectTimeout wins when set

@@ -16,7 +16,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sshd_server import SSHD, SSHD_PATH, missing_sshd, start_servers, stop_servers
+from sshd_server import (
+    SSHD,
+    SSHD_PATH,
+    CertifiedSSHD,
+    missing_sshd,
+    start_certified_server,
+    start_servers,
+    stop_process,
+    stop_servers,
+)
 
 
 @pytest.fixture(scope="session")
@@ -30,6 +39,16 @@ def sshd() -> Iterator[SSHD]:
         yield server
     finally:
         stop_servers(server, processes)
+
+
+@pytest.fixture(scope="session")
+def certified_sshd(sshd: SSHD) -> Iterator[CertifiedSSHD]:
+    """A third sshd, started only for the tests that ask for it: its host key comes with a host certificate."""
+    server, process = start_certified_server(sshd)
+    try:
+        yield server
+    finally:
+        stop_process(process)
 
 
 @pytest.fixture(autouse=True)

@@ -56,6 +56,12 @@ class SSHD:
         )
         return config, empty
 
+    @property
+    def choose_openssh(self) -> str:
+        """Config lines under which the default backend ("auto") chooses OpenSSH's ssh without changing how it
+        connects: a ControlPath whose master never runs (ssh looks for one, finds none, connects itself)."""
+        return f"    ControlMaster no\n    ControlPath {self.root}/no-master-%C\n"
+
     def known_hosts_line(self, port: int | None = None) -> str:
         return f"[127.0.0.1]:{port or self.port} {self.host_pub}\n"
 
@@ -230,12 +236,13 @@ def keygen(path: Path, passphrase: str = "") -> str:
     return " ".join(Path(f"{path}.pub").read_text().split()[:2])
 
 
-def sshd_config(root: Path, port: int, host_key: Path, authorized: Path) -> Path:
+def sshd_config(root: Path, port: int, host_key: Path, authorized: Path, *, certificate: Path | None = None) -> Path:
     config = root / f"sshd_config.{port}"
     config.write_text(
         f"""Port {port}
 ListenAddress 127.0.0.1
 HostKey {host_key}
+{f"HostCertificate {certificate}" if certificate else ""}
 PidFile {root}/sshd.{port}.pid
 AuthorizedKeysFile {authorized}
 StrictModes no
@@ -268,6 +275,53 @@ def wait_listening(port: int, process: subprocess.Popen[bytes], log: Path) -> No
     raise RuntimeError(f"sshd on port {port} did not start")
 
 
+def run_sshd(root: Path, config: Path, port: int) -> subprocess.Popen[bytes]:
+    # stderr to a file, not a pipe: nobody reads a pipe during the tests, and a full one would block sshd.
+    log = root / f"sshd.{port}.log"
+    with open(log, "wb") as stderr:
+        process = subprocess.Popen([SSHD_PATH, "-D", "-e", "-f", str(config)], stderr=stderr)
+    wait_listening(port, process, log)
+    return process
+
+
+@dataclass
+class CertifiedSSHD:
+    """A third sshd (same accounts and logs) whose host key is signed by a throwaway certificate authority."""
+
+    port: int
+    ca_pub: str  # "ssh-ed25519 AAAA...": what a `@cert-authority` known_hosts line trusts
+    host_pub: str  # the plain host key inside the certificate (known to no known_hosts file)
+
+    def known_hosts_line(self) -> str:
+        return f"@cert-authority [127.0.0.1]:{self.port} {self.ca_pub}\n"
+
+
+def start_certified_server(server: SSHD) -> tuple[CertifiedSSHD, subprocess.Popen[bytes]]:
+    """An sshd presenting a host certificate (`HostCertificate`) for the name 127.0.0.1, signed by a new CA."""
+    root = server.root
+    ca = root / "host_ca"
+    ca_pub = keygen(ca)
+    host_key = root / "certified_host_key"
+    host_pub = keygen(host_key)
+    subprocess.run(
+        ["ssh-keygen", "-q", "-s", str(ca), "-I", "logsleuth-test-host", "-h", "-n", "127.0.0.1", f"{host_key}.pub"],
+        check=True,
+        capture_output=True,
+    )
+    port = free_port()
+    config = sshd_config(root, port, host_key, root / "authorized_keys", certificate=Path(f"{host_key}-cert.pub"))
+    return CertifiedSSHD(port, ca_pub, host_pub), run_sshd(root, config, port)
+
+
+def stop_process(process: subprocess.Popen[bytes]) -> None:
+    """Stop one sshd we started, by its pid."""
+    process.terminate()
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
 def start_servers() -> tuple[SSHD, list[subprocess.Popen[bytes]]]:
     """Two private sshds (target and jump host) with keys, accounts and a client config.  Needs root."""
     # Not under pytest's basetemp: that is mode 0700 and the test accounts must read keys and logs here.
@@ -296,15 +350,7 @@ def start_servers() -> tuple[SSHD, list[subprocess.Popen[bytes]]]:
     (home / ".ssh").mkdir(parents=True)
 
     port, jump_port = free_port(), free_port()
-    processes = []
-    for listen in (port, jump_port):
-        config = sshd_config(root, listen, host_key, authorized)
-        # stderr to a file, not a pipe: nobody reads a pipe during the tests, and a full one would block sshd.
-        log = root / f"sshd.{listen}.log"
-        with open(log, "wb") as stderr:
-            process = subprocess.Popen([SSHD_PATH, "-D", "-e", "-f", str(config)], stderr=stderr)
-        processes.append(process)
-        wait_listening(listen, process, log)
+    processes = [run_sshd(root, sshd_config(root, listen, host_key, authorized), listen) for listen in (port, jump_port)]
 
     server = SSHD(root, port, jump_port, client_key, host_pub, logs, home)
     (client_dir / "known_hosts").write_text(server.known_hosts_line() + server.known_hosts_line(jump_port))
@@ -339,11 +385,6 @@ Host *
 
 def stop_servers(server: SSHD, processes: list[subprocess.Popen[bytes]]) -> None:
     """Stop the sshds by the pids we started (nothing else), then remove the temp dir."""
-    for process in processes:  # stopped by the pid we started, nothing else
-        process.terminate()
     for process in processes:
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop_process(process)
     shutil.rmtree(server.root, ignore_errors=True)

@@ -70,10 +70,18 @@ def log(sshd: SSHD, request: pytest.FixtureRequest) -> Path:
     path.unlink(missing_ok=True)
 
 
-@pytest.mark.parametrize("helper", [True, False], ids=["helper", "in-process"])
-def test_a_frozen_server_is_a_stall_after_the_configured_keepalives(sshd: SSHD, log: Path, helper: bool) -> None:
-    """ServerAliveInterval 1 × ServerAliveCountMax 2: no answer for 2 s and the read gives up, in one line."""
-    config = fault_config(sshd, "frozen", "    ServerAliveInterval 1\n    ServerAliveCountMax 2\n")
+@pytest.mark.parametrize(
+    ("helper", "backend"),
+    [(True, "paramiko"), (False, "paramiko"), (True, "openssh")],
+    ids=["helper", "in-process", "openssh"],
+)
+def test_a_frozen_server_is_a_stall_after_the_configured_keepalives(
+    sshd: SSHD, log: Path, helper: bool, backend: str
+) -> None:
+    """ServerAliveInterval 1 × ServerAliveCountMax 2: no answer for 2 s and the read gives up, in one line (ssh's
+    own keepalives with the openssh backend)."""
+    extra = "    ServerAliveInterval 1\n    ServerAliveCountMax 2\n"
+    config = fault_config(sshd, f"frozen-{backend}", extra + (sshd.choose_openssh if backend == "openssh" else ""))
     with Gate(sshd) as gate:  # holds the very first exec (the probe)
         process = start_cli(config, sshd.hold_spec(log), helper=helper)
         with stopped(gate.session(process)):
@@ -86,8 +94,9 @@ def test_a_frozen_server_is_a_stall_after_the_configured_keepalives(sshd: SSHD, 
     assert 1.5 < waited < 15
 
 
-def test_a_killed_session_is_a_lost_connection(sshd: SSHD, log: Path) -> None:
-    config = fault_config(sshd, "killed")
+@pytest.mark.parametrize("backend", ["paramiko", "openssh"])
+def test_a_killed_session_is_a_lost_connection(sshd: SSHD, log: Path, backend: str) -> None:
+    config = fault_config(sshd, f"killed-{backend}", sshd.choose_openssh if backend == "openssh" else "")
     with Gate(sshd, passing=1) as gate:  # the probe passes; the wider read after it is held
         process = start_cli(config, sshd.hold_spec(log))
         gate.session(process)
@@ -114,10 +123,15 @@ def test_a_log_truncated_while_being_read(sshd: SSHD, log: Path, mode: tuple[str
     assert status == 3
 
 
-@pytest.mark.parametrize("helper", [True, False], ids=["helper", "in-process"])
-def test_one_ctrl_c_ends_a_stuck_read_at_once(sshd: SSHD, log: Path, helper: bool) -> None:
+@pytest.mark.parametrize(
+    ("helper", "backend"),
+    [(True, "paramiko"), (False, "paramiko"), (True, "openssh"), (False, "openssh")],
+    ids=["helper", "in-process", "openssh-helper", "openssh-in-process"],
+)
+def test_one_ctrl_c_ends_a_stuck_read_at_once(sshd: SSHD, log: Path, helper: bool, backend: str) -> None:
     """A frozen read with a long stall limit: the first Ctrl-C exits 130 promptly, helper or not."""
-    config = fault_config(sshd, "ctrl-c", "    ServerAliveInterval 60\n")
+    extra = "    ServerAliveInterval 60\n" + (sshd.choose_openssh if backend == "openssh" else "")
+    config = fault_config(sshd, f"ctrl-c-{backend}", extra)
     with Gate(sshd, passing=1) as gate:  # the probe passes; the wider read after it freezes
         process = start_cli(config, sshd.hold_spec(log), helper=helper)
         with stopped(gate.session(process)):

@@ -11,9 +11,10 @@ import pytest
 
 PROBE = r"""
 import json, sys
-config = sys.argv[1] or None
+from logsleuth.sources.options import SSHOptions
+config, system = sys.argv[1] or None, sys.argv[2] or None
 from logsleuth.sources.ssh.importing import load_paramiko
-load_paramiko(config)
+load_paramiko(SSHOptions(config_file=config, system_config_file=system))
 import paramiko, paramiko.config, paramiko.transport
 state = {
     "version": paramiko.__version__,
@@ -28,9 +29,9 @@ print(json.dumps(state))
 """
 
 
-def probe(config: Path | None) -> dict[str, object]:
+def probe(config: Path | None, system: Path | None = None) -> dict[str, object]:
     proc = subprocess.run(
-        [sys.executable, "-c", PROBE, str(config or "")], capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", PROBE, str(config or ""), str(system or "")], capture_output=True, text=True, timeout=60
     )
     assert proc.returncode == 0, proc.stderr
     result: dict[str, object] = json.loads(proc.stdout)
@@ -46,12 +47,35 @@ def test_paramiko_gets_its_true_version_without_importlib_metadata(tmp_path: Pat
     assert state["invoke_usable"] is False  # no Match exec in the config: invoke stays out
 
 
-@pytest.mark.parametrize("line", ["Match exec \"true\"\n    User x\n", "Include other.conf\n"])
-def test_a_config_that_may_need_invoke_gets_it(tmp_path: Path, line: str) -> None:
+MATCH_EXEC = 'Match exec "true"\n    User x\n'
+
+
+@pytest.mark.parametrize("where", ["config", "included", "system"])
+def test_a_config_that_needs_invoke_gets_it(tmp_path: Path, where: str) -> None:
+    """`Match exec` in the -F file, in a file it includes, or in the system-wide file read when no -F is given."""
     pytest.importorskip("invoke")
     config = tmp_path / "config"
-    config.write_text(line)
-    assert probe(config)["invoke_usable"] is True
+    if where == "config":
+        config.write_text(MATCH_EXEC)
+        assert probe(config)["invoke_usable"] is True
+    elif where == "included":
+        (tmp_path / "other.conf").write_text(MATCH_EXEC)
+        config.write_text(f"Include {tmp_path}/other.conf\n")
+        assert probe(config)["invoke_usable"] is True
+    else:
+        config.write_text(MATCH_EXEC)
+        assert probe(None, system=config)["invoke_usable"] is True
+        empty = tmp_path / "empty"
+        empty.write_text("")
+        assert probe(empty, system=config)["invoke_usable"] is False  # with -F the system file is not read
+
+
+def test_an_include_without_match_exec_keeps_invoke_out(tmp_path: Path) -> None:
+    """Includes are followed, not feared: Debian's /etc/ssh/ssh_config includes ssh_config.d/*.conf."""
+    (tmp_path / "other.conf").write_text("Host x\n    User y\n")
+    config = tmp_path / "config"
+    config.write_text(f"Include {tmp_path}/other.conf\nInclude {tmp_path}/missing-*.conf\n")
+    assert probe(config)["invoke_usable"] is False
 
 
 def test_invoke_is_given_back_when_a_later_config_needs_it(tmp_path: Path) -> None:
@@ -63,8 +87,9 @@ def test_invoke_is_given_back_when_a_later_config_needs_it(tmp_path: Path) -> No
     matching.write_text('Match exec "true"\n    User x\n')
     code = (
         "from logsleuth.sources.ssh.importing import load_paramiko\n"
-        f"load_paramiko({str(plain)!r}); import paramiko.config as c; before = c.invoke is None\n"
-        f"load_paramiko({str(matching)!r}); print(before, c.invoke is not None)"
+        "from logsleuth.sources.options import SSHOptions as O\n"
+        f"load_paramiko(O(config_file={str(plain)!r})); import paramiko.config as c; before = c.invoke is None\n"
+        f"load_paramiko(O(config_file={str(matching)!r})); print(before, c.invoke is not None)"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.stdout.split() == ["True", "True"], proc.stderr

@@ -105,7 +105,7 @@ def test_proxy_jump(sshd: SSHD, log: Path, alias: str) -> None:
     source = open_one(f"{alias}:{log}", options(sshd))
     try:
         hops = 0
-        connection = source._shared.connection  # type: ignore[attr-defined]
+        connection = source._runner.connection  # type: ignore[attr-defined]
         while connection.outer:
             hops += 1
             connection = connection.outer[0]

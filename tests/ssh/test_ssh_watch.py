@@ -84,15 +84,17 @@ def _take(chunks: Iterator[bytes], size: int, seconds: float = 20.0) -> list[byt
 
 
 @pytest.mark.ssh
+@pytest.mark.parametrize("backend", ["paramiko", "openssh"])
 @pytest.mark.parametrize("event", ["truncated", "replaced"])
-def test_remote_follow_turns_truncation_and_rotation_into_a_restart(sshd: SSHD, event: str) -> None:
+def test_remote_follow_turns_truncation_and_rotation_into_a_restart(sshd: SSHD, event: str, backend: str) -> None:
     """tail -F announces these on stderr; follow() yields the restart sentinel between the old file's bytes and
-    the new file's, which follow from its first byte, in order, none lost or repeated."""
-    log = sshd.logs / f"follow-{event}.log"
+    the new file's, which follow from its first byte, in order, none lost or repeated (over either backend)."""
+    log = sshd.logs / f"follow-{event}-{backend}.log"
     old = b"".join(b"old launch line %d\n" % n for n in range(200))
     new = b"".join(b"new launch %d\n" % n for n in range(50))  # shorter than old: tail sees the size shrink
     log.write_bytes(old)
-    (source,) = open_sources(f"logsleuth-alias:{log}", SSHOptions(config_file=str(sshd.config)))
+    options = SSHOptions(config_file=str(sshd.config), backend=backend)  # type: ignore[arg-type]
+    (source,) = open_sources(f"logsleuth-alias:{log}", options)
     chunks = source.follow(0)  # type: ignore[attr-defined]
     try:
         assert b"".join(_take(chunks, len(old))) == old

@@ -331,11 +331,16 @@ print(json.dumps(out))
 
 
 @pytest.mark.ssh
+@pytest.mark.parametrize("backend", ["paramiko", "openssh"])
 @pytest.mark.parametrize("ask", [False, True], ids=["command line rejected", "command line parsed"])
 def test_helper_stores_a_new_host_key_only_when_the_parent_asks(
-    sshd: SSHD, log: Path, ask: bool
+    sshd: SSHD, log: Path, ask: bool, backend: str
 ) -> None:
-    config, _ = sshd.unknown_key_config("helper-new-key")
+    """With the openssh backend ("auto" chooses it for this config), ssh accepts the key into a private file and
+    the helper holds it the same way."""
+    config, _ = sshd.unknown_key_config(f"helper-new-key-{backend}")
+    if backend == "openssh":
+        config.write_text(config.read_text() + sshd.choose_openssh)
     spec = f"logsleuth-test@127.0.0.1:{sshd.port}:{log}"
     own = Path(os.environ["XDG_CONFIG_HOME"]) / "logsleuth" / "known_hosts"
     argv = ["diagnose", spec, "-F", str(config), "--accept-new-host-key"]

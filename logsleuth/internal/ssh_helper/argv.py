@@ -10,7 +10,7 @@ _COMMANDS = ("diagnose",)  # watch follows a log for minutes: its start-up time 
 # tests/ssh/test_ssh_worker.py checks this against the real command.
 DIAGNOSE_VALUE_OPTIONS = frozenset(
     {"--format", "-f", "--cmd", "--engine-version", "--patterns", "--max-bytes", "--output", "-o", "--width",
-     "--max-chars", "--ssh-config", "-F", "--slack-webhook"}
+     "--max-chars", "--ssh-config", "-F", "--slack-webhook", "--ssh-backend"}
 )
 
 class HelperArgv:

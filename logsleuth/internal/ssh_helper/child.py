@@ -24,7 +24,7 @@ from logsleuth.errors import SourceError, UsageError
 from logsleuth.internal.ssh_helper.argv import HelperArgv
 from logsleuth.internal.ssh_helper.wire import receive_message, send_message
 from logsleuth.sources.base import FindsAnchors, ReportsProgress, Source, anchors_in_chunks
-from logsleuth.sources.options import SSHOptions
+from logsleuth.sources.options import SSH_BACKENDS, SSHOptions
 
 if TYPE_CHECKING:
     from logsleuth.sources.ssh.known_hosts import NewHostKey
@@ -47,8 +47,8 @@ def child_main(requests: int, answers: int, argv: list[str]) -> None:
             options = _ssh_options(line)
             from logsleuth.sources.ssh.importing import load_paramiko
 
-            load_paramiko(options.config_file)  # the point of the helper: this runs while the parent starts
-            from logsleuth.sources.ssh import files  # noqa: F401 - imported now, not after the request
+            load_paramiko(options)  # the point of the helper: this runs while the parent starts
+            from logsleuth.sources.ssh import paramiko_backend  # noqa: F401 - imported now, not after the request
             from logsleuth.sources.ssh.open import open_ssh_sources
 
             early = {} if line.flags & {"-h", "--help"} else _open_early(remote, options, open_ssh_sources)
@@ -64,8 +64,10 @@ def _ssh_options(line: HelperArgv) -> SSHOptions:
     from pathlib import Path
 
     config = line.value("--ssh-config", "-F")
+    backend = line.value("--ssh-backend")  # None until argv.DIAGNOSE_VALUE_OPTIONS lists it (with cli.py's option)
     return SSHOptions(
         config_file=str(Path(config)) if config else None,  # as typer's Path parameter spells it
+        backend=backend if backend in SSH_BACKENDS else "auto",
         accept_new_host_key="--accept-new-host-key" in line.flags,
         all_files="--all-files" in line.flags,
     )
@@ -120,11 +122,10 @@ class EarlyOpen:
     def write_host_keys(self, send: Send) -> None:
         """The parent asked for this source, so its command line parsed: write the host keys accepted early
         (as OpenSSH does, even when the connection failed after the key was accepted)."""
-        from logsleuth.sources.ssh.hostkeys import store_host_key
+        from logsleuth.sources.ssh.known_hosts import store_host_key
 
-        notify = replace(self.options, notice=lambda text: send("notice", text))
         for new in self.new_host_keys:
-            store_host_key(new, notify)
+            store_host_key(new, lambda text: send("notice", text))
         self.new_host_keys.clear()
 
     def close(self) -> None:

@@ -1,10 +1,14 @@
-"""Resolve a host the way OpenSSH would: ~/.ssh/config (or -F FILE) through paramiko's SSHConfig.
+"""Resolve a host the way OpenSSH would: the user's ~/.ssh/config, then the system-wide /etc/ssh/ssh_config (or
+only the -F FILE, or none with `-F none`), through paramiko's SSHConfig.
 
-paramiko parses the file (Host/Match blocks, first value wins, %h/%p/%r tokens) but acts on nothing; this
+paramiko parses the files (Host/Match blocks, first value wins, %h/%p/%r tokens) but acts on nothing; this
 module turns the lookup into the handful of settings logsleuth honours.  `Include` is expanded here because
 paramiko does not support it, and every line is checked here first, so that a bad value is reported with its
 file and line (as OpenSSH does) instead of failing later without either.  Unknown keywords are skipped, as
 with OpenSSH's `IgnoreUnknown *`: distributions add their own (Apple's UseKeychain, Debian's GSSAPI ones).
+
+Reading and checking the files needs no paramiko (the importer looks for `Match exec` before paramiko is
+imported); paramiko is imported by the functions that parse.
 """
 
 from __future__ import annotations
@@ -14,13 +18,19 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-
-import paramiko
+from typing import TYPE_CHECKING
 
 from logsleuth.errors import UsageError
+from logsleuth.sources.options import SSHOptions
 from logsleuth.sources.spec import printable
 
+if TYPE_CHECKING:
+    import paramiko
+
 DEFAULT_IDENTITY_FILES = ("~/.ssh/id_ed25519", "~/.ssh/id_ecdsa", "~/.ssh/id_rsa")
+# OpenSSH's default FIDO keys: paramiko cannot use them, so only the backend choice looks at them.
+DEFAULT_SECURITY_KEY_FILES = ("~/.ssh/id_ecdsa_sk", "~/.ssh/id_ed25519_sk")
+USER_CONFIG = "~/.ssh/config"
 DEFAULT_KNOWN_HOSTS = ("~/.ssh/known_hosts", "~/.ssh/known_hosts2")
 GLOBAL_KNOWN_HOSTS = ("/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2")  # read, never written
 MAX_INCLUDE_DEPTH = 16  # OpenSSH's READCONF_MAX_DEPTH
@@ -32,6 +42,7 @@ _KEYWORD_ALONE = re.compile(r"^\s*(?P<key>\w+)\s*=?\s*$")
 _TIME = re.compile(r"^(?:\d+[sSmMhHdDwW]?)+$")
 _TIME_PART = re.compile(r"(\d+)([sSmMhHdDwW]?)")
 _TIME_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+_MATCH_EXEC = re.compile(r"^\s*match\b[^\n]*\bexec\b", re.IGNORECASE | re.MULTILINE)
 
 
 class SSHConfigError(UsageError):
@@ -61,6 +72,10 @@ class HostSettings:
     host_key_alias: str | None
     hash_known_hosts: bool  # HashKnownHosts: store accepted keys under a hashed name
     strict_host_key_checking: str  # yes / accept-new / no / ask (ask behaves like yes: we never prompt)
+    # What paramiko cannot do (the backend choice reads these; the paramiko backend ignores them):
+    certificate_file: str | None  # CertificateFile: a user certificate
+    control_path: str | None  # ControlPath: an OpenSSH master connection to share (None: none)
+    control_master: str  # ControlMaster: no / yes / auto / ask / autoask
 
     @property
     def host_key_name(self) -> str:
@@ -71,21 +86,60 @@ class HostSettings:
         return self.hostname if self.port == 22 else f"[{self.hostname}]:{self.port}"
 
 
-def load_config(config_file: str | None) -> paramiko.SSHConfig:
+@dataclass(frozen=True, slots=True)
+class ConfigFile:
+    path: str
+    include_dir: str  # where relative Include names are: ~/.ssh for the user's files, /etc/ssh for the system's
+    required: bool  # -F FILE must exist; the default files may be missing
+
+
+def config_files(options: SSHOptions) -> list[ConfigFile]:
+    """The files OpenSSH reads, in its order: `-F FILE` alone (`-F none`: none), else the user's file, then the
+    system-wide one (first value wins, so the user's settings come first)."""
+    if options.config_file is not None:
+        if options.config_file.lower() == "none":
+            return []
+        return [ConfigFile(os.path.expanduser(options.config_file), os.path.expanduser("~/.ssh"), True)]
+    files = [ConfigFile(os.path.expanduser(USER_CONFIG), os.path.expanduser("~/.ssh"), False)]
+    if options.system_config_file:
+        system = options.system_config_file
+        files.append(ConfigFile(system, os.path.dirname(system) or ".", False))
+    return files
+
+
+def config_text(options: SSHOptions) -> str:
+    """The text of every config file, Includes expanded and every line checked; each file starts a new
+    `Host *` section, as each file does for OpenSSH.  Raises SSHConfigError for a bad file or line."""
+    parts = []
+    for file in config_files(options):
+        if file.required or os.path.exists(file.path):
+            parts.append("Host *\n" + _expand_includes(file.path, file.include_dir, depth=0))
+    return "\n".join(parts)
+
+
+def has_match_exec(text: str) -> bool:
+    """Whether a `Match ... exec` line is in the text (only paramiko's optional `invoke` can run it)."""
+    return bool(_MATCH_EXEC.search(text))
+
+
+def load_config(options: SSHOptions) -> paramiko.SSHConfig:
     """The config (Includes expanded, every line checked).  Raises SSHConfigError for a bad file or line."""
-    path = os.path.expanduser(config_file or "~/.ssh/config")
-    if config_file is None and not os.path.exists(path):
-        return paramiko.SSHConfig.from_text("")
-    text = _expand_includes(path, depth=0)
+    return parse_config(config_text(options))
+
+
+def parse_config(text: str) -> paramiko.SSHConfig:
+    """paramiko's reading of `config_text()`."""
+    import paramiko
+
     try:
         return paramiko.SSHConfig.from_text(text)
     except paramiko.ConfigParseError as exc:  # what the line checks below do not foresee
-        raise SSHConfigError(f"ssh config {path}: {exc}") from None
+        raise SSHConfigError(f"ssh config: {exc}") from None
 
 
-def _expand_includes(path: str, depth: int) -> str:
+def _expand_includes(path: str, include_dir: str, depth: int) -> str:
     """The text of `path`, checked line by line, with every `Include` line replaced by the files it names
-    (relative to ~/.ssh)."""
+    (relative names under `include_dir`)."""
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
             lines = handle.read().splitlines()
@@ -105,9 +159,9 @@ def _expand_includes(path: str, depth: int) -> str:
         for pattern in setting[1].split():
             pattern = os.path.expanduser(pattern)
             if not os.path.isabs(pattern):
-                pattern = os.path.join(os.path.expanduser("~/.ssh"), pattern)
+                pattern = os.path.join(include_dir, pattern)
             for included in sorted(glob.glob(pattern)):
-                out.append(_expand_includes(included, depth + 1))
+                out.append(_expand_includes(included, include_dir, depth + 1))
     return "\n".join(out)
 
 
@@ -172,6 +226,8 @@ def resolve_host(
     port: int | None = None,
 ) -> HostSettings:
     """Settings for `alias`; a user or port in the spec beats the config file, as on the ssh command line."""
+    import paramiko
+
     try:
         entry = config.lookup(alias)
     except paramiko.ConfigParseError as exc:  # a Match line paramiko cannot evaluate
@@ -198,6 +254,9 @@ def resolve_host(
         host_key_alias=entry.get("hostkeyalias"),
         hash_known_hosts=_yes(entry.get("hashknownhosts")),
         strict_host_key_checking=entry.get("stricthostkeychecking", "ask").lower(),
+        certificate_file=_none_if_none(entry.get("certificatefile")),
+        control_path=_none_if_none(entry.get("controlpath")),
+        control_master=entry.get("controlmaster", "no").lower(),
     )
 
 

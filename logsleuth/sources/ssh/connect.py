@@ -13,8 +13,6 @@ import time
 from dataclasses import dataclass, field
 
 import paramiko
-from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
-from tenacity.stop import stop_base
 
 from logsleuth.sources.base import Progress
 from logsleuth.sources.options import SSHOptions
@@ -22,6 +20,7 @@ from logsleuth.sources.spec import RemoteError
 from logsleuth.sources.ssh.config import HostSettings, resolve_host, split_jump
 from logsleuth.sources.ssh.hostkeys import check_host_key, preferred_key_types
 from logsleuth.sources.ssh.keepalive import Watchdog, stall_limits
+from logsleuth.sources.ssh.retry import TransientConnectError, seconds, time_left, with_retries
 
 # paramiko rekeys every 512 MiB, and a rekey pending when the channel closes deadlocks the transport for
 # ~30 s (paramiko #822).  Rekeying after 1 TiB instead never triggers it; the server may still rekey.
@@ -29,28 +28,6 @@ _REKEY_LIMIT = 2**40
 # aes-gcm is ~40% faster than paramiko's default aes128-ctr on bulk reads (FIELD-NOTES §8).
 _FAST_CIPHERS = ("aes128-gcm@openssh.com", "aes256-gcm@openssh.com")
 _MAX_JUMP_DEPTH = 8
-
-
-
-class TransientConnectError(RemoteError):
-    """Worth retrying: refused, reset, timed out, dropped during the handshake (sshd MaxStartups).
-
-    `head` is the message; for a timeout it ends before "timed out", so that the final message can state every
-    attempt and the real time they took (`after_attempts`)."""
-
-    def __init__(self, head: str, *, timeout: float | None = None, detail: str = "") -> None:
-        self.head, self.timeout, self.detail = head, timeout, detail
-        super().__init__(self.after_attempts(1, timeout or 0.0))
-
-    def after_attempts(self, attempts: int, elapsed: float) -> str:
-        if self.timeout is None:
-            return self.head + (f" ({attempts} attempts in {_seconds(elapsed)} s)" if attempts > 1 else "")
-        took = f"{attempts} attempts in {_seconds(elapsed)}" if attempts > 1 else _seconds(self.timeout)
-        return f"{self.head} timed out after {took} s{self.detail}"
-
-
-def _seconds(value: float) -> str:
-    return f"{value:.0f}" if value >= 10 else f"{value:.1f}".removesuffix(".0")
 
 
 @dataclass
@@ -65,7 +42,7 @@ class SSHConnection:
         ours or a jump host's) or lost (the server or the network did)."""
         stalled = self._stalled()
         if stalled is not None:
-            return RemoteError(f"{host}: connection stalled after {_seconds(stalled.limit)} s")
+            return RemoteError(f"{host}: connection stalled after {seconds(stalled.limit)} s")
         return RemoteError(f"{host}: connection lost while reading")
 
     def _stalled(self) -> Watchdog | None:
@@ -95,37 +72,14 @@ def connect(
     The config's ConnectionAttempts (else options.connect_attempts) bounds the attempts, and options.deadline
     the whole: an attempt gets at most the time left, and no attempt starts once it has passed."""
     settings = resolve_host(config, alias, user=user, port=port)
-    attempts = max(1, settings.connection_attempts or options.connect_attempts)
-    backoff = wait_exponential(multiplier=0.25, max=2.0)
-    retrying = Retrying(
-        stop=stop_after_attempt(attempts) | _StopAtDeadline(options.deadline, backoff),
-        wait=backoff,
-        retry=retry_if_exception_type(TransientConnectError),
-        reraise=True,
+    attempts = settings.connection_attempts or options.connect_attempts
+    return with_retries(
+        alias,
+        attempts,
+        options.deadline,
+        lambda: _open(settings, options, config, jumps=None, depth=0),
+        progress=progress,
     )
-    started = time.monotonic()
-    number = 0
-    try:
-        for attempt in retrying:
-            with attempt:
-                number = attempt.retry_state.attempt_number
-                if progress:
-                    progress(f"connecting to {alias}…" + (f" (attempt {number})" if number > 1 else ""))
-                return _open(settings, options, config, jumps=None, depth=0)
-    except TransientConnectError as exc:
-        raise RemoteError(exc.after_attempts(number, time.monotonic() - started)) from None
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-class _StopAtDeadline(stop_base):
-    """No further attempt when it could not start before the deadline."""
-
-    def __init__(self, deadline: float | None, backoff: wait_exponential) -> None:
-        self.deadline = deadline
-        self.backoff = backoff
-
-    def __call__(self, retry_state: RetryCallState) -> bool:
-        return self.deadline is not None and time.monotonic() + self.backoff(retry_state) >= self.deadline
 
 
 def _open(
@@ -170,11 +124,7 @@ def _open(
 def _attempt_timeout(settings: HostSettings, options: SSHOptions) -> float:
     """This hop's ConnectTimeout (else options.connect_timeout), cut to the time left before the deadline."""
     timeout = settings.connect_timeout or options.connect_timeout
-    if options.deadline is not None:
-        timeout = min(timeout, options.deadline - time.monotonic())
-        if timeout <= 0:
-            raise TransientConnectError(f"{settings.alias}: connection to {_where(settings)}", timeout=0.0)
-    return timeout
+    return time_left(settings.alias, _where(settings), timeout, options.deadline)
 
 
 def _where(settings: HostSettings) -> str:

@@ -1,4 +1,4 @@
-"""Run one remote script over an exec channel and stream its stdout, draining stderr at the same time.
+"""Run one remote script over a paramiko exec channel and stream its stdout, draining stderr at the same time.
 
 stdout and stderr share the channel's flow-control window: reading only stdout while the remote side writes
 to stderr stalls the channel (paramiko #213), so both are drained in one loop.
@@ -14,10 +14,9 @@ import paramiko
 from logsleuth.sources.base import CHUNK_SIZE
 from logsleuth.sources.spec import RemoteError
 from logsleuth.sources.ssh.connect import SSHConnection
+from logsleuth.sources.ssh.run import MAX_STDERR, MarkerFilter, RunResult
 from logsleuth.sources.ssh.scripts import command_line, new_marker
 
-_MAX_NOISE = 4 << 20  # a login banner bigger than this before our marker is not a banner
-_MAX_STDERR = 64 << 10  # kept for error messages; the rest is drained and dropped
 _POLL_SECONDS = 0.2
 
 
@@ -47,13 +46,9 @@ def open_session_promptly(transport: paramiko.Transport) -> paramiko.Channel:
         helper.join()
 
 
-class NoShell(Exception):
-    """The marker never came: the account has no usable shell (nologin, ForceCommand, restricted)."""
-
-
-class RemoteRun:
+class ChannelRun(RunResult):
     """One exec: iterate it for the stdout bytes after the marker; `stderr`/`exit_status` are set at the end.
-    A connection that goes away meanwhile (lost, or stalled: ssh_keepalive.py) ends it with that error."""
+    A connection that goes away meanwhile (lost, or stalled: keepalive.py) ends it with that error."""
 
     def __init__(
         self,
@@ -82,8 +77,7 @@ class RemoteRun:
 
     def __iter__(self) -> Iterator[bytes]:
         channel = self._channel
-        tag = self.marker.encode() + b"\n"
-        before_marker: bytearray | None = bytearray()
+        output = MarkerFilter(self.marker, self.host)
         channel.settimeout(_POLL_SECONDS)
         try:
             while True:
@@ -100,26 +94,17 @@ class RemoteRun:
                     continue
                 if not data:
                     break
-                if before_marker is None:
+                data = output.feed(data)
+                if data:
                     yield data
-                    continue
-                before_marker += data
-                index = before_marker.find(tag)
-                if index >= 0:
-                    rest = bytes(before_marker[index + len(tag) :])
-                    before_marker = None
-                    if rest:
-                        yield rest
-                elif len(before_marker) > _MAX_NOISE:
-                    raise RemoteError(f"{self.host}: the remote login shell prints too much before commands run")
             channel.settimeout(None)
             self.exit_status = channel.recv_exit_status()  # sent after all output: stderr is complete now
             self._drain_stderr()
             self.stderr = bytes(self._stderr)
             if self.exit_status == -1 and self._transport_gone():
                 raise self._connection.lost(self.host)  # closed under us: no exit status ever came
-            if before_marker is not None:
-                raise NoShell(bytes(before_marker[-500:]) + self.stderr[-500:])
+            if not output.seen:
+                raise output.no_shell(self.stderr)
         finally:
             channel.close()
 
@@ -134,27 +119,5 @@ class RemoteRun:
     def _drain_stderr(self) -> None:
         while self._channel.recv_stderr_ready():
             piece = self._channel.recv_stderr(65536)
-            if len(self._stderr) < _MAX_STDERR:
+            if len(self._stderr) < MAX_STDERR:
                 self._stderr += piece
-
-    def collect(self) -> bytes:
-        return b"".join(self)
-
-    def error_text(self) -> str:
-        """The last meaningful stderr line (after any login noise), for messages."""
-        lines = [line.strip() for line in self.stderr.decode("utf-8", "replace").splitlines() if line.strip()]
-        return lines[-1] if lines else f"remote command failed with status {self.exit_status}"
-
-
-def classify_remote_error(text: str) -> str:
-    """Map a coreutils/gzip error line to the words local sources use."""
-    lowered = text.lower()
-    if "no such file" in lowered:
-        return "no such file"
-    if "permission denied" in lowered:
-        return "permission denied"
-    if "is a directory" in lowered:
-        return "is a directory"
-    if "not in gzip format" in lowered or "unexpected end of file" in lowered or "crc error" in lowered:
-        return f"not a valid gzip file ({text})"
-    return text

@@ -1,9 +1,10 @@
-"""Remote log files over one SSH connection: the exec-based source, glob expansion and prefetch.
+"""Remote log files read with remote scripts, over either backend (a `run.Runner`: paramiko or OpenSSH's ssh):
+the source, glob expansion and prefetch.  No paramiko here.
 
-One connection per spec, shared by every file a glob names.  The first exec (the "probe") expands the glob,
-checks each match and returns the size plus the last `prefetch_bytes` of the newest file, so the common
-diagnose costs one connection and one round trip.  Wider windows are one `tail -c +K | head -c N` exec each.
-Accounts without a usable shell fall back to SFTP (ssh_sftp.py).
+One runner per spec, shared by every file a glob names.  The first run (the "probe") expands the glob, checks
+each match and returns the size plus the last `prefetch_bytes` of the newest file, so the common diagnose costs
+one connection and one round trip.  Wider windows are one `tail -c +K | head -c N` run each.  The probe raises
+run.NoShell for an account without a usable shell: the paramiko backend falls back to SFTP (sftp.py).
 """
 
 from __future__ import annotations
@@ -13,9 +14,7 @@ from collections.abc import Iterator
 from logsleuth.sources.base import RESTART, Progress, Source, anchors_in_chunks
 from logsleuth.sources.options import SSHOptions
 from logsleuth.sources.spec import RemoteError, RemoteSpec
-from logsleuth.sources.ssh.config import load_config
-from logsleuth.sources.ssh.connect import connect
-from logsleuth.sources.ssh.exec import NoShell, RemoteRun, classify_remote_error
+from logsleuth.sources.ssh.run import NoShell, Runner, classify_remote_error
 from logsleuth.sources.ssh.scripts import (
     FIND_SCRIPT,
     FOLLOW_SCRIPT,
@@ -29,7 +28,6 @@ from logsleuth.sources.ssh.scripts import (
     parse_probe,
     parse_records,
 )
-from logsleuth.sources.ssh.shared import SharedConnection
 
 _GLOB_CHARS = frozenset("*?[")
 _PROBLEM_WORDS = {
@@ -41,31 +39,12 @@ _PROBLEM_WORDS = {
 _PROGRESS_STEP = 4 << 20
 
 
-def open_remote_files(remote: RemoteSpec, options: SSHOptions) -> list[Source]:
-    config = load_config(options.config_file)
-    connection = connect(
-        remote.host, options, config, user=remote.user, port=remote.port, progress=options.progress
-    )
-    shared = SharedConnection(connection).acquire()  # held until the sources are built
-    if options.progress:
-        options.progress(f"reading {remote.name_for(remote.path)}…")
-    try:
-        return _open_files(remote, shared, options)
-    finally:
-        shared.release()
-
-
-def _open_files(remote: RemoteSpec, shared: SharedConnection, options: SSHOptions) -> list[Source]:
+def open_files(remote: RemoteSpec, runner: Runner, options: SSHOptions) -> list[Source]:
+    """The sources for every file the spec names (a glob: the newest, or all with `all_files`), after one probe.
+    Raises run.NoShell when the account runs no shell."""
     want = options.prefetch_bytes
-    run = RemoteRun(
-        shared.connection, PROBE_SCRIPT, remote.path, int(options.all_files), want, host=remote.host
-    )
-    try:
-        body = run.collect()
-    except NoShell:
-        from logsleuth.sources.ssh.sftp import open_sftp_sources
-
-        return open_sftp_sources(remote, shared, options)
+    run = runner.run(PROBE_SCRIPT, remote.path, int(options.all_files), want)
+    body = run.collect()
     probe = parse_probe(body, run.marker, run.stderr)
     if probe.missing_command:
         raise RemoteError(
@@ -90,7 +69,7 @@ def _open_files(remote: RemoteSpec, shared: SharedConnection, options: SSHOption
             size = probe.prefetch_size
             prefetch = (probe.prefetch_start, probe.prefetch)
         sources.append(
-            SSHFileSource(shared, remote, path, size=size, prefetch=prefetch, progress=options.progress)
+            SSHFileSource(runner, remote, path, size=size, prefetch=prefetch, progress=options.progress)
         )
     if options.all_files:  # unreadable matches become sources that fail alone, so the others still run
         sources.extend(
@@ -114,11 +93,11 @@ def _no_file_message(remote: RemoteSpec, probe: ProbeResult, is_glob: bool) -> s
 
 
 class SSHFileSource:
-    """One remote file read with `tail -c +K | head -c N` execs; `.gz` files are decompressed remotely."""
+    """One remote file read with `tail -c +K | head -c N` runs; `.gz` files are decompressed remotely."""
 
     def __init__(
         self,
-        shared: SharedConnection,
+        runner: Runner,
         remote: RemoteSpec,
         path: str,
         *,
@@ -131,16 +110,15 @@ class SSHFileSource:
         self.path = path
         self.progress = progress
         self.gz = path.endswith(".gz")
-        self._shared = shared.acquire()
+        self.backend = runner.backend  # "paramiko" or "openssh"
+        self._runner = runner.acquire()
         self._size = size
         self._cache_start, self._cache = prefetch if prefetch else (0, b"")
         self._closed = False
 
     def size(self) -> int:
         if self._size is None:  # opened without prefetch (all_files .gz, or prefetch_bytes=0): ask
-            run = RemoteRun(
-                self._shared.connection, SIZE_SCRIPT, self.path, int(self.gz), host=self.host or ""
-            )
+            run = self._runner.run(SIZE_SCRIPT, self.path, int(self.gz))
             records = parse_records(run.collect())
             if "nocmd" in records:
                 raise RemoteError(f"{self.name}: remote command 'gzip' not found on {self.host}")
@@ -167,15 +145,7 @@ class SSHFileSource:
     def _fetch(self, start: int, end: int) -> Iterator[bytes]:
         wanted = end - start
         to_end = end >= self.size()  # then no `head` remotely: we stop reading at `end` ourselves
-        run = RemoteRun(
-            self._shared.connection,
-            READ_SCRIPT,
-            self.path,
-            start,
-            "-" if to_end else wanted,
-            int(self.gz),
-            host=self.host or "",
-        )
+        run = self._runner.run(READ_SCRIPT, self.path, start, "-" if to_end else wanted, int(self.gz))
         received = 0
         reported = 0
         chunks = iter(run)
@@ -213,9 +183,7 @@ class SSHFileSource:
     def _grep_anchors(self, anchors: tuple[bytes, ...]) -> list[int] | None:
         """The offsets `grep -boaF` finds on the remote host; None when grep is unusable there."""
         literals = [anchor.decode("utf-8", "surrogateescape") for anchor in anchors]
-        run = RemoteRun(
-            self._shared.connection, FIND_SCRIPT, self.path, int(self.gz), *literals, host=self.host or ""
-        )
+        run = self._runner.run(FIND_SCRIPT, self.path, int(self.gz), *literals)
         try:
             body = run.collect()
         except NoShell:
@@ -237,15 +205,7 @@ class SSHFileSource:
         file's and those after it the new file's."""
         if self.gz:
             raise RemoteError(f"{self.name}: a compressed log cannot be followed")
-        run = RemoteRun(
-            self._shared.connection,
-            FOLLOW_SCRIPT,
-            self.path,
-            offset,
-            new_path_units(),
-            host=self.host or "",
-            idle_ticks=True,
-        )
+        run = self._runner.run(FOLLOW_SCRIPT, self.path, offset, new_path_units(), idle_ticks=True)
         output = TailOutput()
         said: list[bytes] = []  # tail's other messages, for the error if it gives up
         chunks = iter(run)
@@ -275,7 +235,7 @@ class SSHFileSource:
     def close(self) -> None:
         if not self._closed:
             self._closed = True
-            self._shared.release()
+            self._runner.release()
 
 
 class FailedSource:

@@ -11,31 +11,29 @@ own file, GlobalKnownHostsFile (default /etc/ssh/ssh_known_hosts, ssh_known_host
 - unknown: refused, with the command line that accepts it; `--accept-new-host-key` (or the config's
   StrictHostKeyChecking accept-new/no) stores it in logsleuth's file, never in the user's ssh files, and says
   so as OpenSSH does ("Permanently added ...", through SSHOptions.notice).
-- `@cert-authority` lines: paramiko cannot check host certificates, so they vouch for nothing; an unknown key
-  on a host that such a line covers says so in its message.
+- `@cert-authority` lines: paramiko cannot check host certificates, so they vouch for nothing here; an unknown
+  key on a host that such a line covers says so in its message.  (With the default backend "auto", such a host
+  is reached through OpenSSH's ssh, which checks them: sources/ssh/open.py.)
 """
 
 from __future__ import annotations
 
-import os
-
 import paramiko
 
-from logsleuth import paths
 from logsleuth.sources.options import SSHOptions
 from logsleuth.sources.spec import RemoteError
 from logsleuth.sources.ssh.config import HostSettings
-from logsleuth.sources.ssh.known_hosts import KnownHost, NewHostKey, known_host_entries
+from logsleuth.sources.ssh.known_hosts import (
+    KnownHost,
+    NewHostKey,
+    known_host_entries,
+    logsleuth_known_hosts,
+    store_host_key,
+)
 
 
-def logsleuth_known_hosts(options: SSHOptions) -> str:
-    if options.known_hosts_file:
-        return os.path.expanduser(options.known_hosts_file)
-    return str(paths.config_dir() / "known_hosts")
-
-
-def _entries(settings: HostSettings, options: SSHOptions) -> list[KnownHost]:
-    files = [*settings.known_hosts_files, logsleuth_known_hosts(options), *settings.global_known_hosts_files]
+def host_key_entries(settings: HostSettings, options: SSHOptions) -> list[KnownHost]:
+    files = [*settings.known_hosts_files, logsleuth_known_hosts(options.known_hosts_file), *settings.global_known_hosts_files]
     return known_host_entries(files, settings.host_key_name)
 
 
@@ -44,7 +42,7 @@ def preferred_key_types(
 ) -> tuple[str, ...]:
     """Ask the server for a key type we already know (as OpenSSH orders HostKeyAlgorithms)."""
     known: list[str] = []
-    for entry in _entries(settings, options):
+    for entry in host_key_entries(settings, options):
         if entry.marker:
             continue
         names = ["rsa-sha2-512", "rsa-sha2-256"] if entry.key_type == "ssh-rsa" else [entry.key_type]
@@ -54,7 +52,7 @@ def preferred_key_types(
 
 def check_host_key(settings: HostSettings, options: SSHOptions, server_key: paramiko.PKey) -> None:
     name = settings.host_key_name
-    entries = _entries(settings, options)
+    entries = host_key_entries(settings, options)
     blob = server_key.asbytes()
     described = f"{server_key.get_name()} {server_key.fingerprint}"
     revoked = next((e for e in entries if e.marker == "@revoked" and e.blob == blob), None)
@@ -77,8 +75,8 @@ def check_host_key(settings: HostSettings, options: SSHOptions, server_key: para
     if not accept:
         authority = next((e for e in entries if e.marker == "@cert-authority"), None)
         note = (
-            f"; {authority.where} trusts a certificate authority for this host, but logsleuth cannot check host "
-            "certificates; verify the key"
+            f"; {authority.where} trusts a certificate authority for this host, but the paramiko backend cannot "
+            "check host certificates (the openssh backend can); verify the key"
             if authority
             else "; verify it"
         )
@@ -86,20 +84,8 @@ def check_host_key(settings: HostSettings, options: SSHOptions, server_key: para
             f"{settings.alias}: unknown host key for {name} ({described}){note}, then rerun with "
             "--accept-new-host-key to trust it"
         )
-    new = NewHostKey(logsleuth_known_hosts(options), name, blob, hashed=settings.hash_known_hosts)
+    new = NewHostKey(logsleuth_known_hosts(options.known_hosts_file), name, blob, hashed=settings.hash_known_hosts)
     if options.hold_new_host_key is not None:
         options.hold_new_host_key(new)  # the SSH helper: written once the parent asks (internal/ssh_helper/child.py)
     else:
-        store_host_key(new, options)
-
-
-def store_host_key(new: NewHostKey, options: SSHOptions) -> None:
-    """Write an accepted key to logsleuth's known_hosts and tell the user, as OpenSSH does."""
-    try:
-        added = new.write()
-    except OSError as exc:
-        raise RemoteError(
-            f"cannot record the host key of {new.name} in {new.path}: {exc.strerror or exc}"
-        ) from None
-    if added and options.notice is not None:
-        options.notice(added)
+        store_host_key(new, options.notice)

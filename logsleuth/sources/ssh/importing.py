@@ -1,7 +1,7 @@
 """Import paramiko without the two imports that make up a third of its cost but that logsleuth never needs.
 
-- `invoke` (~50 ms): paramiko.config imports it only to run `Match exec` conditions.  When the config file has
-  no `Match ... exec` (and no `Include`, which we would have to follow first), invoke is hidden during the
+- `invoke` (~50 ms): paramiko.config imports it only to run `Match exec` conditions.  When the config files
+  (the user's and the system's, Includes followed) have no `Match ... exec`, invoke is hidden during the
   import.  If a config read later turns out to need it, `load_paramiko` imports it then (see below).
 - `importlib.metadata` (~25 ms: it pulls in email, zipfile, csv...): paramiko/__init__ calls
   `metadata.version("paramiko")` once, for the client version string it sends in the SSH banner.  During the
@@ -22,7 +22,10 @@ import sys
 import types
 from importlib.util import find_spec
 
-_NEEDS_INVOKE = re.compile(rb"^\s*(?:match\b[^\n]*\bexec\b|include\b)", re.IGNORECASE | re.MULTILINE)
+from logsleuth.errors import UsageError
+from logsleuth.sources.options import SSHOptions
+from logsleuth.sources.ssh.config import config_text, has_match_exec
+
 _DIST_INFO = re.compile(r"^paramiko-(?P<version>[^-]+)\.dist-info$", re.IGNORECASE)
 
 
@@ -31,12 +34,11 @@ _DIST_INFO = re.compile(r"^paramiko-(?P<version>[^-]+)\.dist-info$", re.IGNORECA
 logging.getLogger("paramiko").addHandler(logging.NullHandler())
 
 
-def _config_needs_invoke(config_file: str | None) -> bool:
+def _config_needs_invoke(options: SSHOptions) -> bool:
     try:
-        with open(os.path.expanduser(config_file or "~/.ssh/config"), "rb") as handle:
-            return bool(_NEEDS_INVOKE.search(handle.read()))
-    except OSError:
-        return False
+        return has_match_exec(config_text(options))
+    except UsageError:
+        return False  # a bad config: load_config reports it, with file and line
 
 
 def installed_version() -> str | None:
@@ -53,12 +55,13 @@ def installed_version() -> str | None:
     return versions[0] if len(versions) == 1 else None  # two dist-infos: let the real lookup decide
 
 
-def load_paramiko(config_file: str | None) -> None:
+def load_paramiko(options: SSHOptions) -> None:
+    """Import paramiko for the config files `options` name (see above)."""
     if "paramiko" in sys.modules:
-        _enable_invoke_if_needed(config_file)
+        _enable_invoke_if_needed(options)
         return
     stand_ins: dict[str, types.ModuleType | None] = {}
-    if "invoke" not in sys.modules and not _config_needs_invoke(config_file):
+    if "invoke" not in sys.modules and not _config_needs_invoke(options):
         stand_ins["invoke"] = None  # makes `import invoke` raise ImportError
     version = installed_version() if "importlib.metadata" not in sys.modules else None
     if version is not None:
@@ -97,12 +100,12 @@ def _import_paramiko(stand_ins: dict[str, types.ModuleType | None]) -> None:
                 del importlib.metadata  # in case `from importlib import metadata` set the attribute
 
 
-def _enable_invoke_if_needed(config_file: str | None) -> None:
+def _enable_invoke_if_needed(options: SSHOptions) -> None:
     """paramiko was imported with invoke hidden (the helper guesses the config file from the command line);
     give paramiko.config its invoke now if this config has `Match exec`."""
     import paramiko.config
 
-    if getattr(paramiko.config, "invoke", True) is None and _config_needs_invoke(config_file):
+    if getattr(paramiko.config, "invoke", True) is None and _config_needs_invoke(options):
         try:
             import invoke
         except ImportError:

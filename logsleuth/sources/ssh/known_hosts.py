@@ -25,6 +25,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
+from logsleuth import paths
+from logsleuth.sources.base import Progress
+from logsleuth.sources.spec import RemoteError
+
 MARKERS = ("@revoked", "@cert-authority")
 _HASH_PREFIX = "|1|"
 
@@ -58,13 +62,14 @@ def _read(path: str) -> Iterator[tuple[str, KnownHost]]:
     except OSError:
         return
     for number, text in enumerate(lines, 1):
-        parsed = _parse_line(text)
+        parsed = parse_line(text)
         if parsed is not None:
             marker, patterns, key_type, blob = parsed
             yield patterns, KnownHost(path, number, marker, key_type, blob)
 
 
-def _parse_line(text: str) -> tuple[str | None, str, str, bytes] | None:
+def parse_line(text: str) -> tuple[str | None, str, str, bytes] | None:
+    """(marker, host patterns, key type, key blob) of a usable known_hosts line; None for a line OpenSSH skips."""
     fields = text.split()
     if not fields or fields[0].startswith("#"):
         return None
@@ -93,6 +98,52 @@ def blob_key_type(blob: bytes) -> str | None:
     if length > len(blob) - 4:
         return None
     return blob[4 : 4 + length].decode("ascii", "replace")
+
+
+def fingerprint(blob: bytes) -> str:
+    """A key's fingerprint as OpenSSH and paramiko print it: `SHA256:` and the unpadded base64 of the digest."""
+    return "SHA256:" + base64.b64encode(hashlib.sha256(blob).digest()).decode().rstrip("=")
+
+
+def key_file_type(path: str) -> str | None:
+    """The key type of a key file (`ssh-ed25519`, `sk-ssh-ed25519@openssh.com`, ...): from `path.pub`, else from the
+    public half an OpenSSH private key file keeps unencrypted.  None when neither can be read."""
+    try:
+        with open(path + ".pub", encoding="utf-8", errors="replace") as handle:
+            words = handle.read().split()
+        return words[0] if words else None
+    except OSError:
+        pass
+    try:
+        with open(path, encoding="ascii", errors="replace") as handle:
+            text = handle.read(64 << 10)
+    except OSError:
+        return None
+    body = "".join(line for line in text.splitlines() if line and not line.startswith("-----"))
+    try:
+        data = base64.b64decode(body, validate=False)
+    except (binascii.Error, ValueError):
+        return None
+    return _private_key_container_type(data)
+
+
+def _private_key_container_type(data: bytes) -> str | None:
+    """The first public key's type in an `openssh-key-v1` container (PROTOCOL.key): magic, cipher, kdf, kdf
+    options, key count, then the public keys."""
+    magic = b"openssh-key-v1\0"
+    if not data.startswith(magic):
+        return None
+    position = len(magic)
+    for _ in range(3):  # cipher name, kdf name, kdf options
+        if position + 4 > len(data):
+            return None
+        (length,) = struct.unpack(">I", data[position : position + 4])
+        position += 4 + length
+    position += 4  # number of keys
+    if position + 4 > len(data):
+        return None
+    (length,) = struct.unpack(">I", data[position : position + 4])
+    return blob_key_type(data[position + 4 : position + 4 + length])
 
 
 def _host_matches(patterns: str, name: str) -> bool:
@@ -172,3 +223,23 @@ class NewHostKey:
             f"Permanently added '{self.name}' ({key_type_label(self.key_type)}) to the list of known hosts in "
             f"{self.path}"
         )
+
+
+def logsleuth_known_hosts(configured: str | None) -> str:
+    """logsleuth's own known_hosts (`SSHOptions.known_hosts_file`, else under ~/.config/logsleuth): where accepted
+    keys go, never the user's ssh files; both backends read it."""
+    if configured:
+        return os.path.expanduser(configured)
+    return str(paths.config_dir() / "known_hosts")
+
+
+def store_host_key(new: NewHostKey, notice: Progress | None) -> None:
+    """Write an accepted key to logsleuth's known_hosts and tell the user (`notice`), as OpenSSH does."""
+    try:
+        added = new.write()
+    except OSError as exc:
+        raise RemoteError(
+            f"cannot record the host key of {new.name} in {new.path}: {exc.strerror or exc}"
+        ) from None
+    if added and notice is not None:
+        notice(added)

@@ -1,37 +1,34 @@
-"""One SSH connection shared by every file a spec names (a glob), and its SFTP session when one is needed."""
+"""One paramiko connection shared by every file a spec names (a glob), and its SFTP session when one is needed."""
 
 from __future__ import annotations
-
-import threading
 
 import paramiko
 
 from logsleuth.sources.ssh.connect import SSHConnection
+from logsleuth.sources.ssh.exec import ChannelRun
+from logsleuth.sources.ssh.run import Shared
 
 
-class SharedConnection:
-    """A connection used by several sources; closed when the last of them is."""
+class SharedConnection(Shared):
+    """A connection used by several sources (the paramiko backend's `run.Runner`); closed when the last of them
+    is."""
 
-    def __init__(self, connection: SSHConnection) -> None:
+    backend = "paramiko"
+
+    def __init__(self, connection: SSHConnection, host: str) -> None:
+        super().__init__()
         self.connection = connection
+        self.host = host  # as the spec names it, for messages
         self.transport = connection.transport
-        self._users = 0
-        self._lock = threading.Lock()
         self._sftp: paramiko.SFTPClient | None = None
 
-    def acquire(self) -> SharedConnection:
-        with self._lock:
-            self._users += 1
-        return self
+    def run(self, script: str, *args: str | int, idle_ticks: bool = False) -> ChannelRun:
+        return ChannelRun(self.connection, script, *args, host=self.host, idle_ticks=idle_ticks)
 
-    def release(self) -> None:
-        with self._lock:
-            self._users -= 1
-            last = self._users <= 0
-        if last:
-            if self._sftp is not None:
-                self._sftp.close()
-            self.connection.close()
+    def close_shared(self) -> None:
+        if self._sftp is not None:
+            self._sftp.close()
+        self.connection.close()
 
     def sftp(self) -> paramiko.SFTPClient:
         if self._sftp is None:
