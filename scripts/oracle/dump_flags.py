@@ -1,4 +1,4 @@
-"""Build ``patterns/catalogs/sglang-<version>.json`` from the REAL launch_server argparse parser.
+"""Build ``logsleuth/fixes/catalogs/sglang-<version>.json`` (package data) from the REAL launch_server argparse parser.
 
 Run on the host: ``dump_flags.py [VERSION ...]``. For each version it re-runs itself inside that version's
 oracle venv (``--inside``), where it builds ``argparse.ArgumentParser`` + ``ServerArgs.add_cli_args`` exactly
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
-CATALOG_DIR = REPO / "patterns" / "catalogs"
+CATALOG_DIR = REPO / "logsleuth" / "fixes" / "catalogs"  # read by logsleuth.fixes.catalog
 FLAG_RE = re.compile(r"--[a-z0-9][a-z0-9-]*")
 
 

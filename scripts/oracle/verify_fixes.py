@@ -10,7 +10,17 @@ Prints a patterns x versions table of fixtures that went fail -> pass; exits 1 o
 and 0 with a clear message when logsleuth itself is not importable yet (nothing to verify against).
 Fixtures with an empty expect_pattern are listed as "unpatterned" and not counted as misses.
 
+``--check without-cmd`` (or ``all``) checks the advice a user gets when logsleuth does NOT know the command,
+the common case: for every failing fixture, patterned or not,
+  (d) ``logsleuth diagnose LOG --format json`` on the log without its ``+ python -m ...`` line (bash -x
+      prints the command there, and logsleuth would read it), no ``--cmd``, no ``--engine-version``
+  (e) apply each fix's and alternative's flag operations (and env) to the fixture's own command, as the
+      user would by hand (flagops.py) -> must pass the real validation, unless the fix lists what it
+      needs from the user (``needs_input``)
+Every fixture where that fails is listed; misses count towards the exit status like those of (a)-(c).
+
 Usage: verify_fixes.py [--versions V ...] [--only NAME ...] [--jobs N] [--cli "python -m logsleuth"]
+                       [--check cmd|without-cmd|all] [--no-rerun]
 """
 
 from __future__ import annotations
@@ -21,6 +31,8 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 import tomllib
 from collections import defaultdict
@@ -30,11 +42,13 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import VERSIONS, run_command_string, venv_dir  # noqa: E402
+from flagops import applied_command  # noqa: E402
+from run import VERSIONS, Result, run_command_string, venv_dir  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "sglang"
 CLI_TIMEOUT_S = 120
+CHECKS = ("cmd", "without-cmd", "all")
 
 
 @dataclass(frozen=True)
@@ -100,28 +114,28 @@ def default_cli() -> tuple[list[str] | None, str]:
 
 
 def diagnose(cli: list[str], fx: Fixture) -> dict[str, Any]:
-    """Run the CLI and return failures[0].diagnosis (raises ValueError with a reason when unusable)."""
-    argv = [
-        *cli,
-        "diagnose",
-        str(fx.log),
-        "--cmd",
-        fx.command,
-        "--engine-version",
-        fx.version,
-        "--format",
-        "json",
-    ]
+    """Run the CLI with the command and version given; failures[0].diagnosis (ValueError when unusable)."""
+    report = run_cli(cli, fx.log, "--cmd", fx.command, "--engine-version", fx.version)
+    return primary_diagnosis(report)
+
+
+def run_cli(cli: list[str], log: Path, *options: str) -> dict[str, Any]:
+    """`logsleuth diagnose LOG OPTIONS --format json`, parsed (ValueError with the CLI's last words when not JSON)."""
+    argv = [*cli, "diagnose", str(log), *options, "--format", "json"]
     proc = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=CLI_TIMEOUT_S, check=False)
     try:
-        report = json.loads(proc.stdout)
+        report: dict[str, Any] = json.loads(proc.stdout)
     except json.JSONDecodeError as exc:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
         raise ValueError(f"CLI exit {proc.returncode}, no JSON ({exc.msg}): {' | '.join(tail)}") from None
+    return report
+
+
+def primary_diagnosis(report: dict[str, Any]) -> dict[str, Any]:
     failures = report.get("failures") or []
     if not failures:
         raise ValueError("CLI found no failure in the log")
-    diagnosis = failures[0].get("diagnosis")
+    diagnosis: dict[str, Any] | None = failures[0].get("diagnosis")
     if not diagnosis:
         raise ValueError("failures[0].diagnosis is null")
     return diagnosis
@@ -135,15 +149,23 @@ def proposed_commands(
     A fix that is only environment variables (``env`` set, ``command`` null) applies to the original
     command, so that is what gets run, with those variables.
     """
-    fix = diagnosis.get("fix") or {}
     out = []
-    for label, entry in [("fix", fix)] + [
-        (f"alternative {i}", alt) for i, alt in enumerate(fix.get("alternatives") or [], start=1)
-    ]:
-        env = {str(k): str(v) for k, v in (entry.get("env") or {}).items()}
+    for label, entry in fix_entries(diagnosis):
+        env = fix_env(entry)
         command = entry.get("command") or (original if env else "")
         out.append((label, command, env, list(entry.get("needs_input") or [])))
     return out
+
+
+def fix_entries(diagnosis: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """("fix", the fix) and ("alternative N", each alternative), in the report's order."""
+    fix = diagnosis.get("fix") or {}
+    alternatives = fix.get("alternatives") or []
+    return [("fix", fix)] + [(f"alternative {i}", alt) for i, alt in enumerate(alternatives, start=1)]
+
+
+def fix_env(entry: dict[str, Any]) -> dict[str, str]:
+    return {str(k): str(v) for k, v in (entry.get("env") or {}).items()}
 
 
 def verify(cli: list[str], fx: Fixture, rerun_original: bool) -> Verdict:
@@ -169,18 +191,131 @@ def verify(cli: list[str], fx: Fixture, rerun_original: bool) -> Verdict:
         if not command:
             verdict.problems.append(f"{label}: no command")
             continue
+        verdict.fixes_checked += judge(fx.version, command, env, f"{label} still fails", verdict.problems)
+    verdict.ok = not verdict.problems
+    return verdict
+
+
+def judge(version: str, command: str, env: dict[str, str], failing: str, problems: list[str]) -> bool:
+    """Run `command` on the oracle; a problem (`failing: command -> SGLang's last line`) when it does not
+    pass validation. True when it ran."""
+    try:
+        result = run_once(version, command, env)
+    except ValueError as exc:
+        problems.append(f"{failing} (not run: {exc})")
+        return False
+    if not result.passed:
+        problems.append(f"{failing}: {_shown(command, env)}\n      -> {_last_line(result)}")
+    return True
+
+
+_RUNS: dict[tuple[str, str, tuple[tuple[str, str], ...]], Result] = {}
+_RUNS_LOCK = threading.Lock()
+
+
+def run_once(version: str, command: str, env: dict[str, str]) -> Result:
+    """The oracle's verdict on a command, run once per (version, command, env) in a verify run: the same
+    corrected command often comes out of both checks and of several fixtures."""
+    key = (version, command, tuple(sorted(env.items())))
+    with _RUNS_LOCK:
+        cached = _RUNS.get(key)
+    if cached is None:
+        cached = run_command_string(version, command, extra_env=env)
+        with _RUNS_LOCK:
+            _RUNS[key] = cached
+    return cached
+
+
+def _last_line(result: Result) -> str:
+    last = [line for line in result.output.splitlines() if line.strip()][-1:] or ["(no output)"]
+    return last[0][:200]
+
+
+def _shown(command: str, env: dict[str, str]) -> str:
+    return " ".join([*(f"{k}={v}" for k, v in env.items()), command])
+
+
+# -- (d)/(e): the advice without the command ------------------------------------------------------
+
+
+@dataclass
+class BlindVerdict:
+    fixture: Fixture
+    pattern: str | None = None  # what logsleuth diagnosed without the command
+    seen_command: str | None = None  # a launch command logsleuth still found in the log (should be None)
+    problems: list[str] = field(default_factory=list)
+    fixes_checked: int = 0
+    needs_input: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def log_without_command(fx: Fixture, directory: Path) -> Path:
+    """A copy of the fixture log without the `+ python -m sglang.launch_server ...` line(s) of bash -x."""
+    kept = [line for line in fx.log.read_text().splitlines(keepends=True) if not line.startswith("+ ")]
+    out = directory / f"{fx.version}-{fx.name}.log"
+    out.write_text("".join(kept))
+    return out
+
+
+def verify_without_cmd(cli: list[str], fx: Fixture, directory: Path) -> BlindVerdict:
+    verdict = BlindVerdict(fx)
+    try:
+        report = run_cli(cli, log_without_command(fx, directory))
+        diagnosis = primary_diagnosis(report)
+    except (ValueError, subprocess.TimeoutExpired) as exc:
+        verdict.problems.append(f"diagnose without --cmd: {exc}")
+        return verdict
+    verdict.pattern = diagnosis.get("pattern")
+    verdict.seen_command = (report.get("launch") or {}).get("command")
+    for label, entry in fix_entries(diagnosis):
+        wanted = list(entry.get("needs_input") or [])
+        if wanted:
+            verdict.needs_input.append(f"{label}: needs {', '.join(wanted)}")
+            continue
+        ops, env = list(entry.get("flags") or []), fix_env(entry)
+        if not ops and not env:
+            verdict.problems.append(f"{label}: no flag operation or env to apply ({entry.get('summary', '')[:100]})")
+            continue
         try:
-            result = run_command_string(fx.version, command, extra_env=env)
+            command = applied_command(fx.command, ops, fx.version)
         except ValueError as exc:
             verdict.problems.append(f"{label}: {exc}")
             continue
-        verdict.fixes_checked += 1
-        if not result.passed:
-            last = [line for line in result.output.splitlines() if line.strip()][-1:] or ["(no output)"]
-            shown = " ".join([*(f"{k}={v}" for k, v in env.items()), command])
-            verdict.problems.append(f"{label} still fails: {shown}\n      -> {last[0][:200]}")
-    verdict.ok = not verdict.problems
+        shown_ops = ", ".join(_op_text(op) for op in ops) or "no flag change"
+        verdict.fixes_checked += judge(fx.version, command, env, f"{label} [{shown_ops}] fails", verdict.problems)
     return verdict
+
+
+def _op_text(op: dict[str, Any]) -> str:
+    text = f"{op['op']} {op['flag']}"
+    if op.get("to"):
+        text += f" -> {op['to']}"
+    if op.get("value") is not None:
+        text += f" {op['value']!r}"
+    return text
+
+
+def report_without_cmd(verdicts: list[BlindVerdict]) -> None:
+    print("\n== advice WITHOUT the command: each fix's flag operations applied to the fixture's command")
+    for v in verdicts:
+        fx = v.fixture
+        status = f"ok ({v.fixes_checked} applied command(s) pass)" if v.ok else "UNSAFE"
+        if v.needs_input:
+            status += f"; needs user input: {'; '.join(v.needs_input)}"
+        if v.pattern != fx.expect_pattern:
+            status += f"; diagnosed as {v.pattern!r} (with the command: {fx.expect_pattern or 'none'!r})"
+        if v.seen_command:
+            status += f"; command still read from the log: {v.seen_command[:80]!r}"
+        print(f"{fx.version:13} {fx.name:45} {str(v.pattern):34} {status}")
+        for problem in v.problems:
+            print(f"    - {problem}")
+    unsafe = [v for v in verdicts if not v.ok]
+    print(f"\nwithout the command: {len(verdicts) - len(unsafe)} safe, {len(unsafe)} unsafe")
+    for v in unsafe:
+        print(f"  UNSAFE {v.fixture.version} {v.fixture.name} ({v.pattern})")
 
 
 def print_table(verdicts: list[Verdict], versions: list[str]) -> None:
@@ -208,6 +343,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-rerun", action="store_true", help="skip step (a), re-running the original command"
     )
+    parser.add_argument(
+        "--check",
+        choices=CHECKS,
+        default="cmd",
+        help="cmd: steps (a)-(c), logsleuth given the command; without-cmd: steps (d)-(e); all: both",
+    )
     ns = parser.parse_args(argv)
 
     cli, why = (shlex.split(ns.cli), "") if ns.cli else default_cli()
@@ -222,6 +363,23 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     fixtures = load_fixtures(ns.versions, ns.only)
+    started = time.monotonic()
+    misses = 0
+    if ns.check in ("cmd", "all"):
+        misses += check_with_cmd(cli, fixtures, ns)
+    if ns.check in ("without-cmd", "all"):
+        with tempfile.TemporaryDirectory(prefix="verify-without-cmd-") as tmp, ThreadPoolExecutor(
+            max_workers=max(1, ns.jobs)
+        ) as pool:
+            blind = list(pool.map(lambda fx: verify_without_cmd(cli, fx, Path(tmp)), fixtures))
+        report_without_cmd(blind)
+        misses += sum(not v.ok for v in blind)
+    print(f"\n{misses} miss(es) in {time.monotonic() - started:.0f}s")
+    return 1 if misses else 0
+
+
+def check_with_cmd(cli: list[str], fixtures: list[Fixture], ns: argparse.Namespace) -> int:
+    """Steps (a)-(c) for the fixtures with an expected pattern; the number of misses."""
     patterned = [f for f in fixtures if f.expect_pattern]
     unpatterned = [f for f in fixtures if not f.expect_pattern]
     started = time.monotonic()
@@ -244,7 +402,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     misses = sum(not v.ok for v in verdicts)
     print(f"\n{len(verdicts) - misses} verified, {misses} missed, in {time.monotonic() - started:.0f}s")
-    return 1 if misses else 0
+    return misses
 
 
 if __name__ == "__main__":

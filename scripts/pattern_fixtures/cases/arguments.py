@@ -7,7 +7,10 @@ sglang-dp-attention-needs-dp-size, sglang-lora-config, sglang-eagle-partial-spec
 sglang-unknown-spec-algorithm, sglang-eagle-missing-topk, sglang-chunked-prefill-page-size,
 sglang-negative-base-gpu-id, sglang-hicache-radix-conflict, sglang-swa-ratio-range,
 sglang-served-model-name-colon, sglang-schedule-conservativeness, sglang-tokenizer-batching-conflict,
-sglang-encoder-language-only-conflict; near misses for sglang-invalid-choice, sglang-invalid-int-value,
+sglang-encoder-language-only-conflict; near misses for the argument rules recorded from real SGLang
+(sglang-eagle-topk-page-size, sglang-rejection-sampling-topk, sglang-priority-scheduling-policy,
+sglang-retraction-policy-priority, sglang-grpc-port-conflict, sglang-pp-spec-prefill-only,
+sglang-ambiguous-option); near misses for sglang-invalid-choice, sglang-invalid-int-value,
 sglang-missing-model-path, sglang-store-true-with-value, sglang-unrecognized-arguments (their
 positives are recorded from real SGLang runs: tests/fixtures/sglang/).
 """
@@ -52,6 +55,8 @@ USAGE_ERRORS = (
     ("sglang-missing-model-path", "negative-expected-one-argument", ("--model-path",)),
     ("sglang-store-true-with-value", "negative-expected-one-argument", (*MODEL, "--port")),
     ("sglang-unrecognized-arguments", "negative-ambiguous-option", (*MODEL, "--disable")),
+    ("sglang-ambiguous-option", "positive-typed-prefix", (*MODEL, "--disable")),
+    ("sglang-ambiguous-option", "negative-expected-one-argument", (*MODEL, "--tp-size")),
 )
 
 # -- the parallel layout ------------------------------------------------------------------------
@@ -259,4 +264,16 @@ CASES = (
 
     *(server_args_error(pattern, f"negative-{near_miss.removeprefix('sglang-')}", "0.5.9", "check_server_args", *CONFLICTS[near_miss])
       for pattern, near_miss in _NEXT_CONFLICT.items()),
+
+    # Near misses of the rules whose positives are real SGLang runs (tests/fixtures/sglang/), each on a
+    # version the rule applies to: another top-k check, other conflicting settings, another PP check.
+    *(server_args_error(pattern, "negative-spec-v2-topk", version, "_handle_speculative_decoding", SPEC_V2_TOPK, "NS(speculative_eagle_topk=4)", 2395)
+      for pattern, version in (("sglang-eagle-topk-page-size", "0.5.9"), ("sglang-rejection-sampling-topk", "0.5.23"))),
+    *(server_args_error(pattern, f"negative-{near_miss.removeprefix('sglang-')}", "0.5.23", "check_server_args", *CONFLICTS[near_miss])
+      for pattern, near_miss in (
+          ("sglang-priority-scheduling-policy", "sglang-schedule-conservativeness"),
+          ("sglang-retraction-policy-priority", "sglang-tokenizer-batching-conflict"),
+          ("sglang-grpc-port-conflict", "sglang-encoder-language-only-conflict"),
+      )),
+    server_args_error("sglang-pp-spec-prefill-only", "negative-0.5.23-micro-batch", "0.5.23", "check_server_args", PP_MICRO_BATCH, "NS(pp_max_micro_batch_size=0)", 183),
 )
