@@ -186,12 +186,15 @@ def _diagnose_group(
         lines,
         engine=launch.engine,
         engine_version=launch.engine_version,
+        command=launch.command,
         on_error=warn,
         disabled=disabled,
     )
     if found is None and launch.engine_version_source == "inferred":
         # A guessed version must not keep a pattern out when no pattern of that version fits.
-        found = match_failure(patterns, group.failure, lines, engine=launch.engine, on_error=warn, disabled=disabled)
+        found = match_failure(
+            patterns, group.failure, lines, engine=launch.engine, command=launch.command, on_error=warn, disabled=disabled
+        )
     if found is None:
         return group
     pattern = found.pattern

@@ -36,7 +36,7 @@ def test_two_sources_each_get_their_own_command_and_a_source_without_one_gets_no
     with_command = tmp_path / "node1.log"
     with_command.write_text(_launch("/models/first", "fp16"))
     without = tmp_path / "node2.log"
-    without.write_text(f"launch_server.py: error: argument --kv-cache-dtype: invalid choice: 'fp9' (choose from 'auto', 'fp8_e5m2', 'fp8_e4m3')\n")
+    without.write_text("launch_server.py: error: argument --kv-cache-dtype: invalid choice: 'fp9' (choose from 'auto', 'fp8_e5m2', 'fp8_e4m3')\n")
     report = diagnose([str(with_command), str(without)], DiagnoseOptions(include_user_patterns=False))
     by_source = {group.sources[0]: group.diagnosis.fix for group in report.failures if group.diagnosis and group.diagnosis.fix}
     assert by_source[str(with_command)].command == "python -m sglang.launch_server --model-path /models/first --dtype float16"

@@ -27,7 +27,7 @@ _ID = regex.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)+$")
 _KINDS = frozenset({"traceback", "bare", "usage", "fatal", "abort", "line", "killed"})
 _FLAG_OPS = frozenset({"add", "remove", "set", "rename"})
 _MATCH_KEYS = frozenset(
-    {"kind", "exception_type", "message", "chain_message", "frame_file", "frame_function", "source", "log_line", "usage"}
+    {"kind", "exception_type", "message", "chain_message", "frame_file", "frame_function", "source", "log_line", "usage", "command"}
 )
 _TOP_KEYS = frozenset(
     {

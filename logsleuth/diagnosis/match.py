@@ -44,7 +44,7 @@ def _frame_matches(rule: MatchRule, frame: Frame, captures: dict[str, str]) -> b
     return True
 
 
-def _rule_matches(rule: MatchRule, failure: Failure, log_lines: Iterable[str]) -> dict[str, str] | None:
+def _rule_matches(rule: MatchRule, failure: Failure, log_lines: Iterable[str], command: str | None = None) -> dict[str, str] | None:
     final: ExceptionBlock = failure.final
     captures: dict[str, str] = {}
     if rule.kind and failure.kind not in rule.kind:
@@ -83,6 +83,11 @@ def _rule_matches(rule: MatchRule, failure: Failure, log_lines: Iterable[str]) -
                 break
         else:
             return None
+    if rule.command is not None:
+        m = _search(rule.command, command) if command else None
+        if m is None:
+            return None
+        captures.update({k: v for k, v in m.groupdict().items() if v is not None})
     return captures
 
 
@@ -93,6 +98,7 @@ def match_failure(
     *,
     engine: str | None = None,
     engine_version: str | None = None,
+    command: str | None = None,
     on_error: Any = None,
     disabled: set[str] | None = None,
 ) -> PatternMatch | None:
@@ -112,7 +118,7 @@ def match_failure(
             continue
         try:
             for rule in pattern.rules:
-                captures = _rule_matches(rule, failure, lines)
+                captures = _rule_matches(rule, failure, lines, command)
                 if captures is not None:
                     if best is None or pattern.priority <= best.pattern.priority:
                         best = PatternMatch(pattern, captures)

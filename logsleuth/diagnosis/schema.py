@@ -101,10 +101,11 @@ class MatchRule:
     source: Regex | None = None
     log_line: Regex | None = None
     usage: Regex | None = None
+    command: Regex | None = None  # the failure's own launch command, when known (a bare line's only context)
 
     def regexes(self) -> list[Regex]:
         fields = (self.exception_type, self.message, self.chain_message, self.frame_file, self.frame_function)
-        return [r for r in (*fields, self.source, self.log_line, self.usage) if r is not None]
+        return [r for r in (*fields, self.source, self.log_line, self.usage, self.command) if r is not None]
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Flag catalogs: every launch flag of each supported engine version.
 
 Generated from the real argument parsers by scripts/oracle/dump_flags.py and shipped
-as JSON in `logsleuth.patterns/catalogs/`.  Used to suggest flags ("did you mean"),
+as JSON in `logsleuth/fixes/catalogs/`.  Used to suggest flags ("did you mean"),
 valid choices and renames for the version in use.
 """
 
@@ -94,3 +94,10 @@ def load(engine: str, version: str | None) -> Catalog | None:
         for entry in data.get("flags", ())
     )
     return Catalog(engine, data.get("version", chosen), flags)
+
+
+def versions_with(engine: str, flag: str) -> tuple[str, ...]:
+    """The shipped catalog versions that have `flag`, oldest first: tells a flag of another release (newer
+    or removed) from a typo."""
+    ordered = sorted((key, v) for e, v in available() if e == engine and (key := versions.version_key(v)) is not None)
+    return tuple(version for _, version in ordered if (catalog := load(engine, version)) is not None and catalog.find(flag))

@@ -274,10 +274,8 @@ class CommandLine:
                     values = (Word.of(op.value),) if op.value is not None else options[index][1]
                     options[index] = (Word.of(op.to), values)
             elif op.op in ("add", "set"):
-                if op.op == "set" and op.value is None and index is not None and options[index][1]:
-                    # "choose a value" with nothing to choose: drop the flag so the engine default applies
-                    options.pop(index)
-                    continue
+                if op.op == "set" and op.value is None:
+                    continue  # a value only the user can choose: the fix lists it in needs_input, no command
                 new_values = (Word.of(op.value),) if op.value not in (None, "") else ()
                 if op.value is not None:
                     # a positional model becomes --model-path MODEL

@@ -142,9 +142,18 @@ class LaunchTracker:
         return start
 
     def launch_at(self, offset: int) -> LaunchFacts:
-        """What the launch that includes `offset` logged (nothing, when no launch began before it)."""
+        """What the launch that includes `offset` logged (nothing, when no launch began before it, except for
+        a pasted repro: see below)."""
         starts = [marker for marker in self.markers if marker <= offset]
-        return self.launches.get(max(starts), LaunchFacts()) if starts else LaunchFacts()
+        if starts:
+            return self.launches.get(max(starts), LaunchFacts())
+        # A paste that gives the command after the error ("fails with X. Repro: <command>"): the source's only
+        # launch, when it is a command that no server output followed (a relaunch logs its server_args).
+        if len(self.markers) == 1:
+            only = self.launches.get(self.markers[0])
+            if only is not None and only.command and not only.server_args:
+                return only
+        return LaunchFacts()
 
     def info(
         self, command_override: str | None = None, version_override: str | None = None, *, at: int | None = None

@@ -157,7 +157,9 @@ def exception_line(block: ExceptionBlock) -> tuple[str, list[str]]:
 
 def describe_op(op: FlagOp) -> str:
     if op.op == "rename":
-        return f"rename {op.flag} -> {op.to}"
+        return f"rename {op.flag} -> {op.to}" if op.to else f"rename {op.flag} -> (the full flag name you mean)"
+    if op.op == "set" and op.value is None:
+        return f"set {op.flag} (to a value you choose)"
     return f"{op.op} {op.flag}" + (f" {op.value}" if op.value else "")
 
 

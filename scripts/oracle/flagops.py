@@ -8,8 +8,9 @@ SGLang's validation. This is an independent reading of the documented semantics,
 - ``add``/``set`` with a value: the flag takes that value (replacing what it had), or is appended; a
   positional word equal to the value goes (a vLLM-style positional model becomes ``--model-path MODEL``).
   An empty value means a switch: the flag is kept or added without a value.
-- ``set`` with value null means "choose a value": the flag is removed, so the engine default applies.
-  ``add`` with value null adds a switch.
+- ``set`` with value null, and ``rename`` with ``to`` null, mean "a value only the user knows": the fix
+  lists the flag in ``needs_input`` and the operation changes nothing here. ``add`` with value null adds
+  a switch.
 - ``rename``: the flag gets its new name; with a value it also gets that value. Absent flag: nothing.
 - ``remove`` of ``--flag`` drops it and its values; ``remove`` of a word without dashes drops that
   positional word (a stray value after a switch is one, as argparse sees it).
@@ -116,7 +117,7 @@ def apply_ops(items: list[Item], ops: list[dict[str, Any]]) -> list[Item]:
                     if value is not None:
                         item.values = [value]
         elif kind == "set" and value is None:
-            out = _remove(out, flag)
+            continue  # needs_input: the user chooses the value
         elif kind in ("add", "set"):
             out = _give(out, flag, value)
         else:

@@ -7,6 +7,8 @@ from typing import Any
 
 import regex
 
+from logsleuth import versions
+from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes.builders.speculative import DRAFT, STEPS, TOPK
 from logsleuth.fixes.context import FixContext
 from logsleuth.models import Fix, FlagOp
@@ -74,51 +76,79 @@ def unrecognized_arguments(ctx: FixContext, data: dict[str, Any]) -> Fix:
     notes: list[str] = []
     for flag, value in _split_unrecognized(ctx.failure.final.message):
         if not flag.startswith("-"):
+            # --model-path is required in every release, so argparse reaching "unrecognized" means it was
+            # given: a stray word is a value written after a switch, or the model a second time.
             switch = _switch_before(flag, ctx)
             if switch:
                 ops.append(FlagOp("set", switch, ""))
                 notes.append(f"{switch} is a switch and takes no value: drop the '{flag}' after it")
-            elif ctx.command is not None and ctx.command.has("--model-path"):
-                ops.append(FlagOp("remove", flag))  # a positional: `remove` of a token without dashes
-                notes.append(f"remove the stray argument '{flag}' (the model is already given with --model-path)")
             else:
-                ops.append(FlagOp("add", "--model-path", flag))
-                notes.append(f"pass the model as --model-path {flag}")
+                ops.append(FlagOp("remove", flag))  # a positional: `remove` of a token without dashes
+                notes.append(f"remove the stray argument '{flag}' (a switch takes no value, and the model is given with --model-path)")
             continue
         if flag == "--num-speculative-tokens":
+            ops.extend(_num_speculative_tokens(ctx, value, notes))
+            continue
+        elsewhere = _other_release(flag, ctx)
+        if elsewhere:
             ops.append(FlagOp("remove", flag))
-            cmd = ctx.command
-            if cmd is not None and cmd.has("--speculative-algorithm") and value and value.isdigit():
-                steps = int(value)
-                ops.extend(
-                    (
-                        FlagOp("add", STEPS, str(steps)),
-                        FlagOp("add", TOPK, "1"),
-                        FlagOp("add", DRAFT, str(steps + 1)),
-                    )
-                )
-                notes.append(f"SGLang sizes speculation with {STEPS}/{TOPK}/{DRAFT} instead of {flag}")
-            else:
-                notes.append(
-                    f"SGLang has no {flag}: speculative decoding is set with --speculative-algorithm, "
-                    f"--speculative-draft-model-path and {STEPS}/{TOPK}/{DRAFT}"
-                )
+            notes.append(elsewhere)
             continue
         suggestion = suggest_flag(flag, ctx)
-        if suggestion:
+        if suggestion and suggestion != flag:
             ops.append(FlagOp("rename", flag, value, to=suggestion))
             notes.append(f"{flag} is {suggestion} in SGLang")
         else:
             ops.append(FlagOp("remove", flag))
             notes.append(f"SGLang has no {flag}")
-    return Fix(summary="; ".join(notes).capitalize() + ".", flags=tuple(ops))
+    summary = "; ".join(notes)
+    return Fix(summary=summary[:1].upper() + summary[1:] + ".", flags=tuple(ops))
+
+
+def _num_speculative_tokens(ctx: FixContext, value: str | None, notes: list[str]) -> list[FlagOp]:
+    """vLLM's --num-speculative-tokens N is SGLang's three speculative sizes."""
+    flag = "--num-speculative-tokens"
+    cmd = ctx.command
+    if cmd is not None and cmd.has("--speculative-algorithm") and value and value.isdigit():
+        steps = int(value)
+        notes.append(f"SGLang sizes speculation with {STEPS}/{TOPK}/{DRAFT} instead of {flag}")
+        return [FlagOp("remove", flag), FlagOp("add", STEPS, str(steps)), FlagOp("add", TOPK, "1"), FlagOp("add", DRAFT, str(steps + 1))]
+    notes.append(
+        f"SGLang has no {flag}: speculative decoding is set with --speculative-algorithm, "
+        f"--speculative-draft-model-path and {STEPS}/{TOPK}/{DRAFT}"
+    )
+    return [FlagOp("remove", flag)]
+
+
+def _other_release(flag: str, ctx: FixContext) -> str | None:
+    """Why a real SGLang flag was rejected: it belongs to a newer release (or one that removed it).  Then it
+    is left out, never renamed to a look-alike (`--retraction-policy` is not `--lora-eviction-policy`)."""
+    engine = ctx.launch.engine or "sglang"
+    if flag in VLLM_TO_SGLANG:
+        return None
+    found = catalogs.versions_with(engine, flag)
+    if not found:
+        return None
+    # Only a version the log or the user gave is named: an inferred one may be what is wrong here.
+    told = ctx.launch.engine_version if ctx.launch.engine_version_source in ("log", "user") else None
+    running = versions.version_key(told) if told else None
+    if running is None:
+        return f"{flag} is not in your SGLang; SGLang {found[0]} has it: leave it out, or upgrade SGLang to use it"
+    newer = [v for v in found if (key := versions.version_key(v)) is not None and key > running]
+    if newer:
+        return f"{flag} is not in your SGLang ({told}); SGLang {newer[0]} has it: leave it out, or upgrade SGLang to use it"
+    if all((key := versions.version_key(v)) is not None and key < running for v in found):
+        return f"{flag} was removed after SGLang {found[-1]}: leave it out"
+    return f"your SGLang does not accept {flag}: leave it out"
 
 
 _CHOICE = regex.compile(r"argument (?P<flag>--[\w\-]+)(?:/[\w\-/]+)?: invalid choice: '(?P<value>[^']*)' \(choose from (?P<choices>.*)\)")
 _INVALID_VALUE = regex.compile(r"argument (?P<flag>--[\w\-]+)(?:/[\w\-/]+)?: invalid (?P<type>\w+) value: '(?P<value>[^']*)'")
 _EXPLICIT = regex.compile(r"argument (?P<flag>--[\w\-]+)(?:/[\w\-/]+)?: ignored explicit argument '(?P<value>[^']*)'")
 _REQUIRED = regex.compile(r"the following arguments are required: (?P<flags>.+)")
-_CHOICE_ALIASES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "half": "float16"}
+# fp8 is vLLM's name for FP8 E4M3 (a KV-cache dtype SGLang validates on every GPU); the closest spelling,
+# mxfp8, needs a Blackwell GPU (0.5.23: "--kv-cache-dtype mxfp8 requires an SM100+ (Blackwell) GPU").
+_CHOICE_ALIASES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "half": "float16", "fp8": "fp8_e4m3"}
 
 
 def _normalize_choice(text: str) -> str:
@@ -209,3 +239,25 @@ def nearest_choice_for_flag(ctx: FixContext, data: dict[str, Any]) -> Fix:
     best = nearest_choice(value, choices) if choices else None
     summary = f"{flag} does not accept '{value}'" + (f": use {best}." if best else f"; valid: {', '.join(choices)}.")
     return Fix(summary=summary, flags=(FlagOp("set", flag, best),))
+
+
+_AMBIGUOUS = regex.compile(r"ambiguous option: (?P<flag>-[^\s=]+)(?:=(?P<value>\S*))? could match (?P<matches>.+)")
+
+
+def ambiguous_option(ctx: FixContext, data: dict[str, Any]) -> Fix | None:
+    """argparse took a flag as the beginning of several: rename it to the one it stands for when that is known
+    (a flag a release split, in the pattern's `replacements`; a vLLM name), else the user must choose."""
+    m = _AMBIGUOUS.search(ctx.failure.final.message)
+    if not m:
+        return None
+    flag = m["flag"]
+    candidates = [name.strip() for name in m["matches"].split(",") if name.strip().startswith("-")]
+    known = dict(data.get("replacements", {}))
+    meant = known.get(flag) or VLLM_TO_SGLANG.get(flag)
+    if meant in candidates:
+        why = f"SGLang's name for {flag} is {meant}" if flag in VLLM_TO_SGLANG else f"this release split {flag}; the old flag is {meant}"
+        return Fix(summary=f"Write {meant} in full ({why}).", flags=(FlagOp("rename", flag, m["value"] or None, to=meant),))
+    return Fix(
+        summary=f"Write the full name of the flag you mean: {flag} is the beginning of {', '.join(candidates)}.",
+        flags=(FlagOp("rename", flag, to=None),),  # needs_input: only the user knows which one
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from logsleuth.fixes.builders.speculative import SPECULATIVE_FLAGS
+from logsleuth.fixes.command import CommandLine
 from logsleuth.fixes.context import FixContext
 from logsleuth.models import Fix, FlagOp
 
@@ -56,14 +57,36 @@ def lora_config(ctx: FixContext, data: dict[str, Any]) -> Fix:
             alternatives=(Fix(summary="Or keep speculative decoding and drop LoRA.", flags=(FlagOp("remove", "--enable-lora"),)),),
         )
     if detail.startswith("compatibility of lora and radix"):
-        given = cmd.int_value("--max-loras-per-batch") if cmd else None
-        if given is not None and given <= 0:  # 0.4.x checks both in one assert
-            return Fix(summary="--max-loras-per-batch must be at least 1.", flags=(FlagOp("set", "--max-loras-per-batch", "8"),))
-        return Fix(
-            summary="This SGLang version cannot combine LoRA with the radix cache: add --disable-radix-cache.",
-            flags=(FlagOp("add", "--disable-radix-cache"),),
-        )
+        return _lora_and_radix(cmd)
     return Fix(
         summary="--max-loras-per-batch must be at least 1.",
         flags=(FlagOp("set", "--max-loras-per-batch", "8"),),
     )
+
+
+def _lora_and_radix(cmd: CommandLine | None) -> Fix:
+    """0.4.x checks two things in one assert: `max_loras_per_batch > 0 and (lora_paths is None or
+    disable_radix_cache)`.  Run on 0.4.10.post2: --lora-paths with --max-loras-per-batch 0 passes only with
+    both changes; without --lora-paths only the per-batch value matters."""
+    per_batch = cmd.int_value("--max-loras-per-batch") if cmd else None
+    radix_needed = cmd is None or (cmd.has("--lora-paths") and not cmd.has("--disable-radix-cache"))
+    per_batch_needed = cmd is None or (per_batch is not None and per_batch <= 0)
+    if not radix_needed and not per_batch_needed:  # the command says neither (it may not be the whole story)
+        radix_needed = True
+    ops = []
+    if radix_needed:
+        ops.append(FlagOp("add", "--disable-radix-cache"))
+    if per_batch_needed:
+        ops.append(FlagOp("set", "--max-loras-per-batch", "8"))
+    if cmd is None:
+        summary = (
+            "This SGLang version serves LoRA adapters only without the radix cache and with --max-loras-per-batch "
+            "at least 1: add --disable-radix-cache, and --max-loras-per-batch 8 (the default) if you gave 0."
+        )
+    elif radix_needed and per_batch_needed:
+        summary = "This SGLang version needs both: --disable-radix-cache with --lora-paths, and --max-loras-per-batch at least 1."
+    elif per_batch_needed:
+        summary = "--max-loras-per-batch must be at least 1."
+    else:
+        summary = "This SGLang version cannot combine LoRA with the radix cache: add --disable-radix-cache."
+    return Fix(summary=summary, flags=tuple(ops))

@@ -1,4 +1,4 @@
-"""Builders for ports already in use: the HTTP port, the NCCL port, the rendezvous address."""
+"""Builders for ports: one already in use (HTTP, NCCL, rendezvous), and the gRPC port that must differ from --port."""
 
 from __future__ import annotations
 
@@ -49,4 +49,16 @@ def free_port(ctx: FixContext, data: dict[str, Any]) -> Fix:
         summary=f"Port {taken or base or ''} is already in use: start the server on another {flag}.".replace("  ", " "),
         flags=(FlagOp("set", flag, new_port),),
         steps=steps,
+    )
+
+
+def grpc_port(ctx: FixContext, data: dict[str, Any]) -> Fix:
+    """--grpc-port equal to --port: --port + 10000 (the offset SGLang itself used for it), or - 10000 near the top."""
+    raw = ctx.captures.get("port") or (ctx.command.value("--port") if ctx.command else None) or server_arg(ctx, "port")
+    port = int(raw) if raw and raw.isdigit() else 30000
+    new = port + 10000 if port + 10000 <= 65535 else port - 10000
+    return Fix(
+        summary=f"Give the gRPC server its own port: --grpc-port {new} (any free port other than --port {port}).",
+        flags=(FlagOp("set", "--grpc-port", str(new)),),
+        alternatives=(Fix(summary="Or drop --grpc-port to serve HTTP only.", flags=(FlagOp("remove", "--grpc-port"),)),),
     )

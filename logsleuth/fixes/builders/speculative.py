@@ -81,8 +81,11 @@ def eagle_partial_spec_args(ctx: FixContext, data: dict[str, Any]) -> Fix:
             ),
         )
     steps = _steps_for(topk, None)
+    # Run on 0.4.10.post2 / 0.5.9 / 0.5.23: top-k and steps without draft tokens pass; with top-k 1 SGLang
+    # sets draft tokens = steps + 1 itself, with a wider tree it leaves them unset.
+    derived = f" (SGLang then sets {DRAFT} to {steps + 1})" if topk == 1 else ""
     return Fix(
-        summary=f"Add {STEPS} {steps} next to {TOPK} (SGLang then derives the draft tokens), or remove {TOPK}.",
+        summary=f"Add {STEPS} {steps} next to {TOPK}{derived}, or remove {TOPK}.",
         flags=(FlagOp("add", STEPS, str(steps)),),
         alternatives=(remove_all,),
     )
@@ -148,3 +151,16 @@ def _int(text: str | None) -> int | None:
         return int(text) if text else None
     except ValueError:
         return None
+
+
+def eagle_chain(ctx: FixContext, data: dict[str, Any]) -> Fix:
+    """Draft a chain instead of a tree (top-k 1, which some settings require): keep the steps the user gave,
+    with draft tokens = steps + 1; all three sizes given so that no check about partial sizes fires."""
+    steps = ctx.command.int_value(STEPS) if ctx.command else None
+    steps = steps if steps and steps > 0 else 3
+    lead = str(data.get("summary", "Draft a chain"))
+    return Fix(
+        summary=f"{lead}: {STEPS} {steps} {TOPK} 1 {DRAFT} {steps + 1} (with top-k 1, draft tokens = steps + 1).",
+        flags=(FlagOp("set", STEPS, str(steps)), FlagOp("set", TOPK, "1"), FlagOp("set", DRAFT, str(steps + 1))),
+        alternatives=ctx.alternatives(data),
+    )

@@ -117,7 +117,10 @@ def partial_spec(version: str, line: int) -> Run:
 
 
 NONE_GT_INT = "'>' not supported between instances of 'NoneType' and 'int'"
-SPEC_FIX = (("add --speculative-eagle-topk", "add --speculative-num-draft-tokens"), ("remove --speculative-num-steps",))
+# Top-k alone also passes: run on the real 0.4.10.post2 / 0.5.9 / 0.5.23, steps with top-k 1 and no draft
+# tokens validates, and SGLang sets the draft tokens to steps + 1 itself (scripts/oracle/cases.toml).
+SPEC_FIX = (("add --speculative-eagle-topk", "add --speculative-num-draft-tokens"), ("add --speculative-eagle-topk",),
+            ("remove --speculative-num-steps",))
 REPRO = ("```bash\nSGLANG_ENABLE_SPEC_V2=1 python -m sglang.launch_server \\\n  --model-path Qwen/Qwen3.5-27B \\\n  --speculative-algorithm NEXTN \\\n"
          "  --speculative-num-steps 1 \\\n  --mamba-scheduler-strategy extra_buffer\n```")
 GPUSTACK = ("2025-11-20 16:02:09.114205+08:00 - gpustack.worker.backends.base - INFO - Preparing model files...\n"
