@@ -495,16 +495,19 @@ TOKEN_REFUSED = (
             raise ValueError(f"Tokens not accepted: {token}")
         """, 66, env=(("token", "_args[0]"), ("self", "NS(matcher=NS(accept_token=lambda token: False))"))),
 )
-LORA_0_3 = from_launch_server(
-    frame_at("sglang/srt/server.py", "launch_server", "server_args.check_server_args()", 383, env=(("server_args", "HOP:check_server_args"),)),
-    failing_at(SERVER_ARGS, "check_server_args", """
+# SGLang 0.3's check_server_args (server_args.py:745); the wild corpus raises it too.
+LORA_0_3_CHECK = """
         assert (
             self.max_loras_per_batch > 0
             and (self.lora_paths is None or self.disable_cuda_graph)
             and (self.lora_paths is None or self.disable_radix_cache)
         ), "compatibility of lora and cuda graph and radix attention is in progress"
-        """, 745, env=(("self", "NS(max_loras_per_batch=4, lora_paths=['sql=/adapters/sql-lora'], disable_cuda_graph=False, disable_radix_cache=False)"),),
-        marker="assert"),
+        """
+LORA_0_3 = from_launch_server(
+    frame_at("sglang/srt/server.py", "launch_server", "server_args.check_server_args()", 383, env=(("server_args", "HOP:check_server_args"),)),
+    failing_at(SERVER_ARGS, "check_server_args", LORA_0_3_CHECK, 745,
+               env=(("self", "NS(max_loras_per_batch=4, lora_paths=['sql=/adapters/sql-lora'], disable_cuda_graph=False, disable_radix_cache=False)"),),
+               marker="assert"),
 )
 LORA_0_3_CASE = launch_crash("sglang-lora-cuda-graph-radix", "positive-0.3", LORA_0_3)
 LORA_RADIX = lora_error("x", "0.5.9", """

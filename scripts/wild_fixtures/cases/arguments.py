@@ -7,6 +7,7 @@ from __future__ import annotations
 import textwrap
 from functools import partial
 
+from pattern_fixtures.cases.runtime_env import LORA_0_3_CHECK
 from pattern_fixtures.mirror import LAUNCH_SERVER, SERVER_ARGS, failing_at, frame_at, server_args_chain
 
 from .. import composed, paste
@@ -82,13 +83,7 @@ LORA_0_3 = launch((
             kill_child_process(os.getpid(), including_parent=False)
         """, 16, env=(("launch_server", "NEXT"), ("server_args", "None"), ("kill_child_process", "lambda *a, **k: None")), marker="    raise"),
     frame_at("sglang/srt/server.py", "launch_server", "server_args.check_server_args()", 383, env=(("server_args", "HOP:check_server_args"),)),
-    failing_at(SERVER_ARGS, "check_server_args", """
-        assert (
-            self.max_loras_per_batch > 0
-            and (self.lora_paths is None or self.disable_cuda_graph)
-            and (self.lora_paths is None or self.disable_radix_cache)
-        ), "compatibility of lora and cuda graph and radix attention is in progress"
-        """, 745, env=(("self", "NS(max_loras_per_batch=8, lora_paths=['sql=/data/lora/sql', 'chat=/data/lora/chat'], disable_cuda_graph=False, disable_radix_cache=False)"),),
+    failing_at(SERVER_ARGS, "check_server_args", LORA_0_3_CHECK, 745, env=(("self", "NS(max_loras_per_batch=8, lora_paths=['sql=/data/lora/sql', 'chat=/data/lora/chat'], disable_cuda_graph=False, disable_radix_cache=False)"),),
         marker="assert"),
 ))
 LORA_EXPECT = Expect("lora-config", "AssertionError", "compatibility of lora and cuda graph and radix attention is in progress", frame="check_server_args",
