@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import tracemalloc
 from collections.abc import Iterator
 
@@ -15,6 +16,7 @@ from logsleuth.ingest.normalize import (
     normalize_text,
 )
 from logsleuth.models import LineMeta
+from logsleuth.tracebacks.scanner import scan
 
 TB = "Traceback (most recent call last):"
 
@@ -58,6 +60,43 @@ PREFIX_CASES = {
     "quote-blank": (">", "", None, set(), None, None, None, None),
     "quote-collector-vllm": ("> [2025-11-06T02:10:00.702Z] (VllmWorker rank=0 pid=3) ERROR 03-25 21:13:53 [x.py:1] y",
                              "y", "03-25 21:13:53", {("rank", 0)}, "VllmWorker", 3, None, "ERROR"),
+    # -- what runs the server, and what a paste adds (issue 11) --
+    "docker-compose": ("sglang-1  | " + TB, TB, None, set(), "sglang-1", None, None, None),
+    "docker-compose-sglang": ("sglang-kimi-1  | [2026-05-02 23:26:05 TP1] Scheduler hit an exception: " + TB,
+                              "Scheduler hit an exception: " + TB, "2026-05-02 23:26:05", {("TP", 1)}, "sglang-kimi-1",
+                              None, None, None),
+    "docker-compose-empty": ("sglang-1  |", "", None, set(), "sglang-1", None, None, None),
+    "torchrun": ("[rank3]: File \"a.py\", line 3, in f", 'File "a.py", line 3, in f', None, {("rank", 3)}, None, None,
+                 None, None),
+    "torchrun-c10d": ("[rank1]:[E210 02:06:33.347835395 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught",
+                      "[E210 02:06:33.347835395 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught", None, {("rank", 1)},
+                      None, None, None, None),
+    "journald": ("Nov 30 12:00:01 gpu-node-3 python3[2315]:   File \"a.py\", line 3, in f", '  File "a.py", line 3, in f',
+                 "Nov 30 12:00:01", set(), "python3", 2315, "gpu-node-3", None),
+    "journald-vllm": ("Mar  9 11:02:30 gpu-node-3 vllm[8052]: (APIServer pid=8052) " + TB, TB, "Mar  9 11:02:30", set(),
+                      "APIServer", 8052, "gpu-node-3", None),
+    "cri": ("2026-01-17T18:48:10.418481013+01:00 stderr F [2026-01-17 18:48:06 TP0] Scheduler hit an exception: " + TB,
+            "Scheduler hit an exception: " + TB, "2026-01-17 18:48:06", {("TP", 0)}, None, None, None, None),
+    "cri-partial": ("2026-01-17T18:48:10.418481013Z stdout P   File \"a.py\", line 3", '  File "a.py", line 3',
+                    "2026-01-17T18:48:10.418481013Z", set(), None, None, None, None),
+    "cloud-log-viewer": ("ERROR 2025-04-04T06:24:51.493646621Z KeyError: 'x'", "KeyError: 'x'", "2025-04-04T06:24:51.493646621Z",
+                         set(), None, None, None, None),
+    "stderr-logger": ("2025-03-02 10:26:10 | ERROR | stderr |   File \"a.py\", line 3, in f", '  File "a.py", line 3, in f',
+                      "2025-03-02 10:26:10", set(), None, None, None, "ERROR"),
+    "module-logger": ("2025-11-20 16:02:11.304512+08:00 - gpustack.worker.backends.sglang - INFO - " + TB, TB,
+                      "2025-11-20 16:02:11.304512+08:00", set(), None, None, None, "INFO"),
+    "docker-desktop": ("2025-04-15 14:30:13 [2025-04-15 05:30:15 TP0] Load weight begin.", "Load weight begin.",
+                       "2025-04-15 05:30:15", {("TP", 0)}, None, None, None, None),
+    "ray-colour-remnants": ("[36m(WorkerDict pid=1216, ip=train-8e2c7a-worker-0)[0m   File \"a.py\", line 3, in f",
+                            '  File "a.py", line 3, in f', None, set(), "WorkerDict", 1216, "train-8e2c7a-worker-0", None),
+    "skypilot": ("(head, rank=0, pid=8292) " + TB, TB, None, {("rank", 0)}, "head", 8292, None, None),
+    "nul-glyphs": ("^@^@^@For debugging consider passing CUDA_LAUNCH_BLOCKING=1", "For debugging consider passing "
+                   "CUDA_LAUNCH_BLOCKING=1", None, set(), None, None, None, None),
+    "sglang-lost-bracket": ("2025-02-09 10:14:05 TP0] Prefill batch.", "Prefill batch.", "2025-02-09 10:14:05", {("TP", 0)},
+                            None, None, None, None),
+    "python-logging-kept": ("2025-04-23 21:31:45,123 - INFO - server stopped", "2025-04-23 21:31:45,123 - INFO - server stopped",
+                            None, set(), None, None, None, None),
+    "table-row-kept": ("Name | Value", "Name | Value", None, set(), None, None, None, None),
 }
 
 
@@ -175,3 +214,144 @@ def test_split_lines_offsets_after_a_capped_line() -> None:
 def test_rank_label() -> None:
     assert LineMeta(ranks=(("DP", 0), ("TP", 2))).rank_label == "DP0 TP2"
     assert LineMeta().rank_label is None
+
+
+# -- what a paste adds (issue 11) --------------------------------------------------------------------------
+
+
+def _texts(text: str) -> list[tuple[str, bool]]:
+    return [(line.text, line.starts_record) for line in normalize_text(text)]
+
+
+def test_code_fences_and_html_end_what_was_printed() -> None:
+    lines = _texts("```python\nValueError: x\n```\n<details><summary>Log</summary>\n<pre>\nKeyError: 'k'\n</pre></div></details>\n")
+    assert lines == [("```python", True), ("ValueError: x", False), ("```", True), ("<details><summary>Log</summary>", True),
+                     ("<pre>", True), ("KeyError: 'k'", False), ("</pre></div></details>", True)]
+
+
+def test_fence_glued_to_a_line() -> None:
+    lines = _texts("```ValueError: first line\nsecond line```\nprose after the block\n")
+    assert lines == [("ValueError: first line", False), ("second line", False), ("prose after the block", True)]
+
+
+def test_a_caret_line_of_tildes_is_not_a_fence() -> None:
+    assert _texts("~~~~~~~~~~~^^^^^^\n") == [("~~~~~~~~~~~^^^^^^", False)]
+
+
+def test_inline_code_span_over_several_lines() -> None:
+    lines = _texts("`RuntimeError: Decode out of memory.\nTry to allocate 148 tokens.\nAvaliable tokens: 2048`\nnext\n")
+    assert lines == [("RuntimeError: Decode out of memory.", False), ("Try to allocate 148 tokens.", False),
+                     ("Avaliable tokens: 2048", False), ("next", True)]
+
+
+def test_a_message_with_its_own_backticks_keeps_them() -> None:
+    text = "Exception: Please reinstall with `pip install sgl-kernel --force-reinstall`"
+    assert _texts(text + "\n") == [(text, False)]
+
+
+def test_bold_line_and_json_escaped_frame() -> None:
+    assert _texts("**RuntimeError: Not enough memory.**\n")[0][0] == "RuntimeError: Not enough memory."
+    assert _texts('  File \\"/x/a.py\\", line 3, in f\n')[0][0] == '  File "/x/a.py", line 3, in f'
+    assert _texts('ValueError: got \\"x\\"\n')[0][0] == 'ValueError: got \\"x\\"'  # only frames are unescaped
+
+
+def test_transport_namespaces_keep_pipes_apart() -> None:
+    lines = normalize_text(
+        "sglang-1  | [2025-04-23 21:31:41 TP0] Scheduler hit an exception: " + TB + "\n"
+        "sglang-2  | [2025-04-23 21:31:41 TP0] Scheduler hit an exception: " + TB + "\n"
+        "sglang-1  |   File \"a.py\", line 1, in f\n"
+        "[rank0]: x\n[rank1]: y\n[rank0]: z\n"
+    )
+    assert lines[0].stream != lines[1].stream
+    assert lines[2].stream == lines[0].stream and lines[2].meta.ranks == (("TP", 0),)
+    assert lines[3].stream == lines[5].stream != lines[4].stream
+
+
+@pytest.mark.parametrize("head", ["2025-01-01 10:00:00,123 - myapp - ERROR - ", "2025-01-01 10:00:00 "])
+def test_a_wrapper_logger_starts_a_record_only_after_lines_it_did_not_prefix(head: str) -> None:
+    lines = normalize_text(f"{head}Failed\n{head}retrying\nTraceback (most recent call last):\n{head}next\n")
+    assert [line.starts_record for line in lines] == [False, False, False, True]
+    assert lines[3].text == "next"
+
+
+# -- line breaks a paste added -----------------------------------------------------------------------------
+
+
+def _reflowed(lines: list[str]) -> list[str]:
+    return [line.text for line in normalize_text("".join(line + "\n" for line in lines))]
+
+
+def test_hard_wrapped_frame_and_message_are_rejoined() -> None:
+    frame = '  File "/root/.local/lib/python3.11/site-packages/sglang/srt/managers/router/manager.py", line 71, in start'
+    message = "KeyError: 'model.layers.31.mlp.gate_up_proj.input_scale' while loading the checkpoint shard number 7"
+    wrapped = [frame[:80], frame[80:], "    model_client = ModelRpcClient(server_args)", message[:80], message[80:]]
+    assert _reflowed(wrapped) == [frame, "    model_client = ModelRpcClient(server_args)", message]
+
+
+def test_equal_longest_lines_without_a_sure_cut_are_not_joined() -> None:
+    # Eight ranks print the same CUDA error: its longest line repeats, and the next line is its own.
+    message = ["RuntimeError: CUDA error: an illegal memory access was encountered",
+               "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below "
+               "might be incorrect.", "For debugging consider passing CUDA_LAUNCH_BLOCKING=1"]
+    assert _reflowed(message * 8) == message * 8
+
+
+def test_a_log_with_longer_lines_is_not_rejoined() -> None:
+    frame = '  File "/root/.local/lib/python3.11/site-packages/sglang/srt/managers/router/manager.py", line 71, in start'
+    lines = ["x" * 200, frame[:80], frame[80:]]
+    assert _reflowed(lines) == lines
+
+
+def test_double_spaced_paste_is_undone() -> None:
+    lines = ["Fatal Python error: Segmentation fault", "", "Current thread 0x7f (most recent call first):",
+             *(f'  File "{name}.py", line 3 in {name}' for name in "abcdef"), "", "ok"]
+    spaced = [part for line in lines for part in (line, "")]
+    assert _reflowed(spaced) == lines
+
+
+def test_cpython_blank_lines_around_a_chain_separator_are_not_double_spacing() -> None:
+    lines = ["ValueError: a", "", "The above exception was the direct cause of the following exception:", "",
+             "ValueError: b", "", "The above exception was the direct cause of the following exception:", "",
+             "ValueError: c", "", "ValueError: d"]
+    assert _reflowed(lines) == lines
+
+
+# -- pathological lines: every new regex and loop on a 64 KiB line -------------------------------------------
+
+_LONG = MAX_LINE_BYTES
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "a" * (_LONG - 3) + "  |",
+        "a-" * (_LONG // 2),
+        "[rank" + "1" * (_LONG - 8) + "]:",
+        "[36" + ";1" * (_LONG // 2),
+        "2025-01-01 10:00:00 " + "| ERROR " * (_LONG // 8),
+        "2025-01-01 10:00:00 - " + "a.b" * (_LONG // 3),
+        "Nov 30 12:00:01 " + "h" * (_LONG - 20),
+        "ERROR " + "2" * (_LONG - 10),
+        "`" + "a`" * (_LONG // 2),
+        "**" + "a**" * (_LONG // 3),
+        '"' + 'a "' * (_LONG // 3),
+        "I get `" + "ValueError: " * (_LONG // 13) + "` and `KeyError: 'x",
+        "**ValueError: " + "x" * (_LONG - 20),
+        "<details" * (_LONG // 8),
+        "^@" * (_LONG // 2),
+        "```" + "`" * (_LONG - 3),
+        '  File \\"' + "\\\"" * (_LONG // 3),
+        "x" * (_LONG - 1) + "`",
+        "(head, rank=0, pid=" + "1" * (_LONG - 30),
+        "frame #1: " + "(" * (_LONG - 20),
+    ],
+    ids=lambda line: repr(line[:12]),
+)
+def test_pathological_lines_stay_linear(line: str) -> None:
+    data = ((line + "\n") * 3 + "ValueError: after\n").encode()
+    started = time.perf_counter()
+    lines = list(normalize_chunks([data]))
+    failures = scan(lines)
+    assert time.perf_counter() - started < 2
+    assert lines[-1].text == "ValueError: after"
+    assert failures[-1].final.type == "ValueError"

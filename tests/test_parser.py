@@ -6,6 +6,7 @@ found, one small case each, so a failure names the rule that broke.
 
 from __future__ import annotations
 
+import random
 import sys
 import time
 import traceback
@@ -182,3 +183,112 @@ def test_a_runaway_traceback_stays_one_failure_with_its_exception(tmp_path: Path
     assert failure.truncated, "the middle was elided"
     assert failure.final.frames[-1].function == "bottom", "the innermost frames are kept"
     assert failure.final.frames[0].function == "<module>", "the outermost frames are kept"
+
+
+# -- paste styles (issue 11): rules the ground-truth styles (tests/groundtruth/test_paste_styles.py) rely on --
+
+
+def keyerror_traceback() -> str:
+    def load(config: dict[str, object]) -> object:
+        return config["speculative"]
+
+    try:
+        load({})
+    except KeyError as exc:
+        return formatted(exc)
+    raise AssertionError("unreachable")
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Loading the AWQ model fails with `KeyError: 'lm_head.weight'`.",
+        "`python -m sglang.launch_server --model-path m` -> `KeyError: 'lm_head.weight'`",
+        "**KeyError: 'lm_head.weight'** on every start",
+        'It occurs that "KeyError: \'lm_head.weight\'", after the upgrade.',
+        "It occurs that \u201cKeyError: 'lm_head.weight'\u201d, after the upgrade.",
+        "Then `KeyError: 'lm_head.weight` when I start the server.",  # the closing quote lost in the copy
+    ],
+)
+def test_an_exception_quoted_in_a_sentence(sentence: str) -> None:
+    (failure,) = failures(sentence + "\nWith the other checkpoint it works.\n")
+    assert (failure.kind, failure.final.type, failure.final.message) == ("bare", "KeyError", "'lm_head.weight'")
+
+
+def test_a_sentence_quoting_a_usage_error() -> None:
+    (failure,) = failures('it occurs that "launch_server.py: error: unrecognized arguments: --max-loaded-loras 1", and\n')
+    assert (failure.kind, failure.final.message) == ("usage", "unrecognized arguments: --max-loaded-loras 1")
+
+
+def test_an_unbalanced_backtick_span_is_not_read() -> None:
+    # `also-inline`: the span's own backtick breaks it, so where it ends is unknown.
+    assert failures("The scheduler dies with `RuntimeError: set a smaller `--max-running-requests`. x=1\n") == []
+
+
+def test_a_quoted_exception_is_dropped_when_the_log_shows_it() -> None:
+    text = keyerror_traceback()
+    found = failures("The server dies with `KeyError: 'speculative'`:\n\n" + text)
+    assert [(f.kind, f.final.type) for f in found] == [("traceback", "KeyError")]
+
+
+def test_a_bare_generic_exception_line_is_the_failure_only_of_a_log_without_another() -> None:
+    line = "Exception: sgl-kernel is installed with version 0.0.9.post2, which is less than the minimum required version"
+    (alone,) = failures("> " + line + "\n")
+    assert (alone.kind, alone.final.type) == ("bare", "Exception")
+    found = failures(line + "\n\n" + keyerror_traceback())
+    assert [f.final.type for f in found] == ["KeyError"]
+
+
+def test_a_message_continues_after_a_blank_line_only_with_a_heading() -> None:
+    try:
+        try:
+            raise RuntimeError("CUDA error: operation not permitted\nCUDA kernel errors might be reported later.\n")
+        except RuntimeError as inner:
+            raise Exception(f"Capture cuda graph failed: {inner}\nPossible solutions:\n1. disable cuda graph") from None
+    except Exception as exc:  # noqa: BLE001 - the generic type is the point
+        text = formatted(exc)
+    (failure,) = failures(text + "\nInitialization failed. detoken_init_state: init ok\n")
+    assert failure.final.message.endswith("\n\nPossible solutions:\n1. disable cuda graph")
+    (single,) = failures(formatted(raised(KeyError("k"))) + "\nInitialization failed. detoken_init_state: init ok\n")
+    assert single.final.message == "'k'"
+
+
+def test_an_indented_bare_exception_line() -> None:
+    (failure,) = failures("Serving the model:\n\n    ValueError: Unsupported architectures: ChatGLMForConditionalGeneration\n")
+    assert (failure.final.type, failure.final.message) == ("ValueError", "Unsupported architectures: ChatGLMForConditionalGeneration")
+
+
+def test_a_wrappers_tag_is_not_part_of_the_message() -> None:
+    (failure,) = failures("RuntimeError: [address=0.0.0.0:41227, pid=1893] NCCL error: unhandled system error\n")
+    assert failure.final.message == "NCCL error: unhandled system error"
+
+
+def test_a_frame_joined_with_its_source_line() -> None:
+    (block,) = parse_chain(['  File "/s/scheduler.py", line 1796, in run_scheduler_process scheduler.event_loop()',
+                            "ValueError: x"])
+    (frame,) = block.frames
+    assert (frame.function, frame.source) == ("run_scheduler_process", "scheduler.event_loop()")
+    (native,) = parse_chain(['  File "/x/batch_prefill.cu", line 197, in Run(tvm::ffi::TensorView a, int b)', "E: x"])
+    assert native.frames[0].function == "Run(tvm::ffi::TensorView a, int b)"  # a native frame keeps its signature
+
+
+def test_elided_frames_mark_the_traceback_truncated() -> None:
+    lines = keyerror_traceback().splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("  File"))
+    (failure,) = failures("\n".join([*lines[: first + 2], "...", *lines[first + 2 :]]) + "\n")
+    assert failure.truncated and failure.final.type == "KeyError" and failure.final.message == "'speculative'"
+
+
+def test_two_processes_mixed_inside_cpythons_writes() -> None:
+    # Two processes' identical tracebacks cut at any line (not by CPython's writes): each rank's text is rebuilt.
+    lines = keyerror_traceback().splitlines()
+    rng = random.Random(3)
+    queues = [list(reversed(lines)), list(reversed(lines))]
+    merged = []
+    while any(queues):
+        merged.append(rng.choice([q for q in queues if q]).pop())
+    found = failures("\n".join(merged) + "\n")
+    (alone,) = failures("\n".join(lines) + "\n")
+    assert len(found) == 2
+    for failure in found:
+        assert failure.exceptions == alone.exceptions

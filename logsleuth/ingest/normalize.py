@@ -2,11 +2,25 @@
 
 Layers are peeled from the outside in, the way collectors wrap them:
 
-    > [2025-11-06T02:10:00.702Z] (VllmWorker rank=1 pid=12231) ERROR 03-25 21:13:53 [core.py:12] text
-    ^ quote   ^ collector timestamp ^ vLLM/Ray process prefix       ^ vLLM logger header
+    > 2026-01-17T18:48:10.418+01:00 stderr F sglang-1  | (WorkerDict pid=5) [2025-04-23 21:31:41 TP2] text
+    ^ quote ^ collector timestamp (CRI)       ^ compose  ^ Ray/vLLM process  ^ SGLang record header
 
-or, for SGLang, `[2025-04-23 21:31:41 DP0 TP2] text` (header on the first line of a
-record only; the following unprefixed lines continue that record).
+Transport layers (quote markers, collector and log-viewer timestamps, journald, docker compose,
+torchrun's `[rankN]:`, wrapper loggers that re-log a child's output) sit on every line a program
+wrote.  They name the pipe the line came through (its namespace, so two containers or two torchrun
+ranks are never mixed) and add metadata; only a wrapper logger's prefix after lines without it starts
+a record (`LineNormalizer._wrapped_record`).  Record headers (SGLang's
+`[2025-04-23 21:31:41 DP0 TP2] `, vLLM's `ERROR 03-25 21:13:53 [file.py:374] `) start records: for
+SGLang on the first line of a record only (the unprefixed lines that follow continue it).
+
+A paste adds its own decoration: Markdown fences (```), HTML `<details>`/`<pre>` lines, `**bold**`
+lines, an inline-code span over several lines, frames copied out of a JSON string (`File \\"x\\"`).
+Fences and HTML lines end whatever was being printed (they are record boundaries); the rest is
+removed.  Line breaks a paste added (hard wraps, double spacing) are undone before this, by
+`lines.Reflow`.
+
+Every check that runs on every line is a slice or character test first: most lines of a multi-GB log
+have none of these layers, and each regex below runs only on a line that passed its cheap test.
 """
 
 from __future__ import annotations
@@ -16,7 +30,7 @@ from dataclasses import dataclass
 
 import regex
 
-from logsleuth.ingest.lines import decode, split_lines
+from logsleuth.ingest.lines import Reflow, split_lines
 from logsleuth.models import LineMeta, LogLine
 
 # CSI sequences (colours, cursor movement), OSC sequences (titles, clipboard writes,
@@ -29,15 +43,44 @@ _ANSI = regex.compile(
 _CONTROL = regex.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
 
 _QUOTE = regex.compile(r"^>(?: |$)")
+# What is left of a colour code whose ESC byte a copy dropped: `[36m(WorkerDict pid=5)[0m `.
+_SGR_REMNANT = regex.compile(r"^\[\d{1,3}(?:;\d{1,3}){0,4}m")
 # ISO 8601 timestamps added by collectors: GitHub Actions / Buildkite `[2025-11-06T02:10:00.702Z] `,
-# `kubectl logs --timestamps` `2025-11-06T02:10:00.702123456Z `.
+# `kubectl logs --timestamps` `2025-11-06T02:10:00.702123456Z `, a container runtime's log file (CRI)
+# `2026-01-17T18:48:10.418481013+01:00 stderr F ` (P would mark a partial line; both are kept as lines).
 _COLLECTOR_TS = regex.compile(
     r"^\[?(?P<ts>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)\]?\s"
+    r"(?:(?:stdout|stderr) [FP](?: |$))?"
 )
-# vLLM / Ray process prefix: `(VllmWorker rank=1 pid=12231) `, `(EngineCore_DP0 pid=1)`,
-# `(RayWorkerWrapper pid=5, ip=10.0.0.1)`, `(Worker_TP1 pid=7)`.
+# A cloud log viewer's export: the entry's severity, then its ISO time (`ERROR 2025-04-04T06:24:51.493Z `).
+_VIEWER = regex.compile(
+    r"^(?:DEFAULT|DEBUG|INFO|NOTICE|WARNING|ERROR|CRITICAL|ALERT|EMERGENCY) "
+    r"(?P<ts>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?) "
+)
+_LEVELS = r"(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|TRACE|SUCCESS)"
+# A date and time with a space: Docker Desktop's local time before every line (no fraction), or a wrapper
+# logger re-logging a child's output line by line: `<ts> | ERROR | stderr | ` (FastChat) or
+# `<ts> - gpustack.worker.backends.sglang - INFO - ` (GPUStack).  Python logging's own asctime has a comma
+# fraction (`2025-04-23 21:31:45,123 - INFO - x`): that is a record of its own, left as it is.
+_SPACED_TS = regex.compile(
+    r"^(?P<ts>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?P<fraction>[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?) "
+    rf"(?:\| (?P<level>{_LEVELS}) +\| (?P<name>[\w.\-]+) +\| ?|- (?P<logger>[\w.\-]+) - (?P<level2>{_LEVELS}) - ?)?"
+)
+# journald / syslog: `Nov 30 12:00:01 gpu-node-3 python3[123]: `.
+_JOURNALD = regex.compile(
+    r"^(?P<ts>[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}) (?P<host>[^\s\[\]]+) (?P<unit>[^\s\[\]]+)\[(?P<pid>\d{1,10})\]: ?"
+)
+# docker compose: `sglang-1  | ` (the service name padded, then ` | `); a bare `sglang-1  |` is an empty line.
+_COMPOSE = regex.compile(r"^(?P<service>\w[\w.\-]*) {2,}\|(?: |$)")
+# torchrun's per-rank prefix `[rank0]: ` (torch's own c10d lines start `[rank1]:[E210 …]`).
+_TORCHRUN = regex.compile(r"^\[rank(?P<rank>\d{1,6})\]: ?")
+# vLLM / Ray / SkyPilot process prefix: `(VllmWorker rank=1 pid=12231) `, `(EngineCore_DP0 pid=1)`,
+# `(RayWorkerWrapper pid=5, ip=10.0.0.1)`, `(Worker_TP1 pid=7)`, `(head, rank=0, pid=8292)`; a colour
+# code's remnant may follow it.
 _PROCESS = regex.compile(
-    r"^\((?P<name>[\w.\-]+(?: \([\w]+\))?)(?: rank=(?P<rank>\d+))? pid=(?P<pid>\d+)(?:, ip=(?P<ip>[\w.:\-]+))?\)\s?"
+    r"^\((?P<name>[\w.\-]+(?: \([\w]+\))?)(?:,? rank=(?P<rank>\d{1,6}))?,? pid=(?P<pid>\d{1,10})"
+    r"(?:, ip=(?P<ip>[\w.:\-]+))?\)"
+    r"(?:\[\d{1,3}(?:;\d{1,3}){0,4}m)?\s?"
 )
 # vLLM logger header: `ERROR 03-25 21:13:53 [multiproc_executor.py:374] ` or the older
 # `INFO 03-25 21:13:53 multiproc_executor.py:374] `.
@@ -47,11 +90,19 @@ _VLLM_HEADER = regex.compile(
 )
 # SGLang logger header: `[2025-01-01 12:00:00 DP0 TP2] ` with rank tags in any order.
 _SGLANG_HEADER = regex.compile(
-    r"^\[(?P<ts>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?)"
-    r"(?P<tags>(?: (?:DP|PP|TP|EP|ATTN_CP|MOE_DP|CP)\d+)*)\] ?"
+    r"^\[?(?P<ts>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?)"
+    r"(?P<tags>(?: (?:DP|PP|TP|EP|ATTN_CP|MOE_DP|CP)\d{1,6})*)\] ?"
 )
+# The rank tags of an SGLang header whose `[` a copy lost, after its time: `TP0] `.
+_LOST_BRACKET = regex.compile(r"^(?:(?:DP|PP|TP|EP|ATTN_CP|MOE_DP|CP)\d{1,6} ?)*\]")
 _RANK_TAG = regex.compile(r"(DP|PP|TP|EP|ATTN_CP|MOE_DP|CP)(\d+)")
+# A line of HTML a paste put around a log: `<details>`, `<summary>Logs</summary>`, `<pre>`, `</pre></div></details>`.
+_HTML_LINE = regex.compile(r"^(?:</?(?:details|summary|pre|code|div|p|br)\b[^<>]{0,200}>[^<>]{0,200})+$")
+# A fence's info string: ```python, ~~~text.
+_FENCE_INFO = regex.compile(r"^[\w+\-.]*$")
 
+MAX_LAYERS = 8  # transport layers peeled off one line
+SPAN_LINES = 1000  # an inline-code span left open this many lines was a stray backtick
 
 
 # What a line that must not be lost to a `\r` redraw starts with: an exception line or a traceback header.
@@ -78,6 +129,10 @@ def clean_text(text: str) -> str:
     return _CONTROL.sub("", text)
 
 
+def _odd_backticks(text: str) -> bool:
+    return text.count("`") % 2 == 1
+
+
 @dataclass(slots=True)
 class _StreamState:
     meta: LineMeta
@@ -87,61 +142,89 @@ class _StreamState:
     continued: bool = False
 
 
+@dataclass(slots=True)
+class _Transport:
+    """What the transport layers of one line said."""
+
+    namespace: str = ""
+    timestamp: str | None = None
+    host: str | None = None
+    process: str | None = None
+    pid: int | None = None
+    ranks: tuple[tuple[str, int], ...] = ()
+    level: str | None = None
+    # A wrapper logger's `| ERROR | stderr |` (or a bare time): it re-logs a child's lines one by one, so
+    # it starts a record only after lines it did not prefix (see LineNormalizer._wrapped_record).
+    wrapper: str | None = None
+
+
 class LineNormalizer:
     """Stateful: a record header sets the metadata of the unprefixed lines that follow it."""
 
     def __init__(self, host: str | None = None) -> None:
         self.host = host
-        self._current = ""  # stream key of the last record seen
+        self._current_plain = ""  # stream key of the last record seen outside any transport
+        self._current: dict[str, str] = {}  # transport namespace -> stream key of the last record seen in it
         self._streams: dict[str, _StreamState] = {}
         # Consecutive records often share a header (same second, same rank): reuse its metadata.
         self._meta_cache: dict[str, LineMeta] = {}
+        self._boundary_next = False  # the last line closed a code fence or span: the next one starts anew
+        self._span_lines = 0  # lines since an inline-code span opened, 0 when none is open
+        self._wrapped: dict[str, bool] = {}  # wrapper namespace -> its last line carried the wrapper
 
     def normalize(self, raw: str, number: int, offset: int) -> LogLine:
-        text = clean_text(raw)
-        timestamp: str | None = None
-        process: str | None = None
+        return self.normalize_clean(clean_text(raw), number, offset)
+
+    def normalize_clean(self, text: str, number: int, offset: int) -> LogLine:
+        """`text` already went through `clean_text` (and maybe `Reflow`)."""
+        boundary = self._boundary_next
+        if boundary:
+            self._boundary_next = False
+        first = text[:1]
+        if first and first in ">`*<~":
+            text = _unquote(text) if first == ">" else text
+            if text[:1] in "`*<~":
+                text, whole = self._markdown(text)
+                if whole:
+                    return self._boundary(text, number, offset)
+            first = text[:1]
+        transport: _Transport | None = None
+        if first and first not in " \t" and (first != "[" or text[11:12] == "T" or text[1:5] == "rank" or "m" in text[2:9]):
+            text, transport = _peel_transport(text)
+        if transport is None:
+            namespace = ""
+            timestamp = level = meta_process = None
+            meta_pid = None
+            host = self.host
+            ranks: tuple[tuple[str, int], ...] = ()
+        else:
+            namespace = transport.namespace
+            timestamp, level, ranks = transport.timestamp, transport.level, transport.ranks
+            meta_process, meta_pid = transport.process, transport.pid
+            host = transport.host or self.host
+
+        process: str | None = None  # of the program's own prefix (Ray, vLLM): it decides the stream
         pid: int | None = None
-        host = self.host
-        ranks: tuple[tuple[str, int], ...] = ()
-        level: str | None = None
         has_header = False
         header_text = ""
-
-        # Outer layers may repeat (a quoted CI log), so peel until nothing changes.
-        for _ in range(3):
-            changed = False
-            if text.startswith(">") and (m := _QUOTE.match(text)):
-                text = text[m.end() :]
-                changed = True
-            # An ISO date has its "T" at index 10 (11 after "["): a cheap test that spares SGLang's
-            # `[2025-11-06 02:10:00 TP0]` headers a regex match on every line.
-            if (text[10:11] == "T" and text[:1].isdigit()) or (text[11:12] == "T" and text[:1] == "["):
-                m = _COLLECTOR_TS.match(text)
-                if m:
-                    timestamp = m["ts"]
-                    text = text[m.end() :]
-                    changed = True
-            if not changed:
-                break
-
-        if text.startswith("(") and (m := _PROCESS.match(text)):
-            process = m["name"]
-            pid = int(m["pid"])
+        first = text[:1]
+        if first == "(" and (m := _PROCESS.match(text)):
+            process = meta_process = m["name"]
+            pid = meta_pid = int(m["pid"])
             if m["ip"]:
                 host = m["ip"]
             if m["rank"] is not None:
                 ranks = (("rank", int(m["rank"])),)
             text = text[m.end() :]
             header_text = m.group(0)
-
-        if text[:1] in "DIWEC" and (m := _VLLM_HEADER.match(text)):
+            first = text[:1]
+        if first in "DIWEC" and first and (m := _VLLM_HEADER.match(text)):
             level = m["level"]
             timestamp = m["ts"]
             header_text += m.group(0)
             text = text[m.end() :]
             has_header = True
-        elif text.startswith("[") and (m := _SGLANG_HEADER.match(text)):
+        elif (first == "[" or first.isdigit() and text[4:5] == "-") and (m := _SGLANG_HEADER.match(text)):
             timestamp = m["ts"]
             tags = tuple((name, int(value)) for name, value in _RANK_TAG.findall(m["tags"])) if m["tags"] else ()
             if tags:
@@ -150,35 +233,248 @@ class LineNormalizer:
             text = text[m.end() :]
             has_header = True
 
+        if self._span_lines or text[-1:] == "`":
+            text = self._close_markdown(text)
+        if text.find('\\"', 0, 24) >= 0:
+            text = _unescape_json_frame(text)
+
         if process is not None:
-            stream = f"{process}:{pid}"
+            stream = f"{namespace}{process}:{pid}"
         elif has_header:
-            stream = "sglang:" + " ".join(f"{n}{v}" for n, v in ranks)
+            stream = namespace + "sglang:" + " ".join(f"{n}{v}" for n, v in ranks)
+        elif namespace:
+            stream = self._current.get(namespace, namespace)  # an unprefixed line continues the last record
         else:
-            stream = self._current  # an unprefixed line continues the last record
+            stream = self._current_plain
 
         state = self._streams.get(stream)
         if has_header:
-            meta = self._meta_cache.get(header_text) if host == self.host else None
+            cache_key = namespace + header_text
+            meta = self._meta_cache.get(cache_key) if host == self.host else None
             if meta is None:
-                meta = LineMeta(timestamp=timestamp, host=host, process=process, pid=pid, ranks=ranks, level=level)
+                meta = LineMeta(
+                    timestamp=timestamp, host=host, process=meta_process, pid=meta_pid, ranks=ranks, level=level
+                )
                 if len(self._meta_cache) > 4096:
                     self._meta_cache.clear()
-                self._meta_cache[header_text] = meta
+                self._meta_cache[cache_key] = meta
             # vLLM repeats the same header on every line of one record.
             starts_record = state is None or state.header != header_text or state.continued
             self._streams[stream] = _StreamState(meta, header_text)
         else:
-            starts_record = False
+            starts_record = transport is not None and transport.wrapper is not None and self._wrapped_record(transport)
             if state is not None and process is None:
                 meta = state.meta
                 state.continued = True
             else:
-                meta = LineMeta(timestamp=timestamp, host=host, process=process, pid=pid, ranks=ranks)
-                if process is not None and state is None:
+                meta = LineMeta(
+                    timestamp=timestamp, host=host, process=meta_process, pid=meta_pid, ranks=ranks, level=level
+                )
+                if state is None and (process is not None or transport is not None):
                     self._streams[stream] = _StreamState(meta, header_text)
-        self._current = stream
-        return LogLine(number, offset, text, meta, stream, starts_record)
+        if self._wrapped and (transport is None or transport.wrapper is None):
+            self._unwrapped()
+        if namespace:
+            self._current[namespace] = stream
+        else:
+            self._current_plain = stream
+        return LogLine(number, offset, text, meta, stream, starts_record or boundary)
+
+    # -- paste decoration ------------------------------------------------------------------------
+
+    def _markdown(self, text: str) -> tuple[str, bool]:
+        """The text without its Markdown decoration, and whether the whole line is a boundary (a fence or
+        HTML around a log)."""
+        first = text[:1]
+        if first == "`" and text.startswith("```"):
+            rest = text[3:].lstrip("`")
+            if _FENCE_INFO.match(rest):
+                return text, True  # an opening or closing fence
+            return rest, False  # a fence glued to the first line of the block
+        if first == "~" and text.startswith("~~~") and _FENCE_INFO.match(text.lstrip("~")):
+            return text, True
+        if first == "`" and _odd_backticks(text):
+            self._span_lines = 1  # an inline-code span over several lines opens here
+            return text[1:], False
+        if first == "*" and text.startswith("**") and text.endswith("**") and len(text) > 4:
+            return text[2:-2], False
+        if first == "<" and _HTML_LINE.match(text):
+            return text, True
+        return text, False
+
+    def _close_markdown(self, text: str) -> str:
+        """The end of a line inside an inline-code span (its closing backtick ends what was printed), or a
+        fence glued to the end of a line (```: the block, and so the message, ends there)."""
+        if self._span_lines:
+            # The line that opened the span counts twice (when it opens, and here): only a later line
+            # (count > 2) can close it.
+            self._span_lines += 1
+            if self._span_lines > SPAN_LINES:
+                self._span_lines = 0
+            elif self._span_lines > 2 and text.endswith("`") and _odd_backticks(text):
+                self._span_lines = 0
+                self._boundary_next = True
+                return text[:-1]
+        elif text.endswith("```"):
+            self._boundary_next = True
+            return text[:-3]
+        return text
+
+    def _boundary(self, text: str, number: int, offset: int) -> LogLine:
+        """A fence or HTML line: it belongs to no program's output and ends what the last one printed."""
+        self._span_lines = 0
+        stream = self._current_plain
+        state = self._streams.get(stream)
+        meta = state.meta if state is not None else LineMeta(host=self.host)
+        return LogLine(number, offset, text, meta, stream, True)
+
+    def _wrapped_record(self, transport: _Transport) -> bool:
+        """A wrapper-prefixed line starts a record after lines the wrapper did not prefix (a logger's
+        traceback continues unprefixed), not after its own: then it is re-logging a child line by line."""
+        namespace = transport.namespace
+        previous = self._wrapped.get(namespace)
+        self._wrapped[namespace] = True
+        return previous is False
+
+    def _unwrapped(self) -> None:
+        for namespace in self._wrapped:
+            self._wrapped[namespace] = False
+
+
+def has_line_prefix(text: str) -> bool:
+    """The text starts with a prefix that only the start of a log line carries (a transport layer, a
+    process prefix, a record header): it cannot be the continuation of a wrapped line."""
+    first = text[:1]
+    if first == "(" and _PROCESS.match(text):
+        return True
+    if first in "DIWEC" and _VLLM_HEADER.match(text):
+        return True
+    if first == "[" and _SGLANG_HEADER.match(text):
+        return True
+    return _peel_transport(text)[1] is not None
+
+
+def _unquote(text: str) -> str:
+    """Markdown quote markers, `> ` (an empty quoted line is a bare `>`), possibly nested."""
+    for _ in range(4):
+        m = _QUOTE.match(text)
+        if m is None:
+            break
+        text = text[m.end() :]
+    return text
+
+
+def _unescape_json_frame(text: str) -> str:
+    """A frame copied out of a JSON string: `File \\"/x.py\\", line 3, in f` (maybe in a group's margin)."""
+    if text.lstrip(" |").startswith('File \\"'):
+        return text.replace('\\"', '"')
+    return text
+
+
+def _bracketed_transport(text: str) -> bool:
+    """A `[` that may open a transport layer (`[2025-11-06T…Z]`, `[rank0]:`, `[36m`), not an SGLang header."""
+    return text[11:12] == "T" or text[1:5] == "rank" or "m" in text[2:9]
+
+
+def _peel_transport(text: str) -> tuple[str, _Transport | None]:
+    """Strip the transport layers at the start of `text` (outermost first); None when there were none.
+    Each branch is entered on one or two character tests: most lines have no transport layer at all."""
+    transport: _Transport | None = None
+    for _ in range(MAX_LAYERS):
+        first = text[:1]
+        m = None
+        if first == "[":
+            if not _bracketed_transport(text):
+                break
+            if text[11:12] == "T" and (m := _COLLECTOR_TS.match(text)):
+                transport = transport or _Transport()
+                transport.timestamp = m["ts"]
+            elif text.startswith("[rank") and (m := _TORCHRUN.match(text)):
+                transport = transport or _Transport()
+                transport.namespace += f"rank{m['rank']}|"
+                transport.ranks = (("rank", int(m["rank"])),)
+            elif text[1:2].isdigit() and "m" in text[2:9] and (m := _SGR_REMNANT.match(text)):
+                transport = transport or _Transport()
+            if m is None:
+                break
+            text = text[m.end() :]
+            continue
+        if first.isdigit():
+            if text[10:11] == "T":
+                m = _COLLECTOR_TS.match(text)
+                if m:
+                    transport = transport or _Transport()
+                    transport.timestamp = m["ts"]
+                    text = text[m.end() :]
+                    continue
+            elif text[10:11] == " " and text[4:5] == "-" and text[13:14] == ":":
+                peeled = _peel_spaced_timestamp(text, transport)
+                if peeled is None:
+                    break
+                text, transport = peeled
+                continue
+        elif first.isupper():
+            if text[3:4] == " " and text[9:10] == ":" and (m := _JOURNALD.match(text)):
+                transport = transport or _Transport()
+                transport.timestamp = m["ts"]
+                transport.host = m["host"]
+                transport.process = m["unit"]
+                transport.pid = int(m["pid"])
+                transport.namespace += f"{m['host']}:{m['unit']}[{m['pid']}]|"
+                text = text[m.end() :]
+                continue
+            space = text.find(" ", 4, 10)
+            if space > 0 and text[space + 11 : space + 12] == "T" and (m := _VIEWER.match(text)):
+                transport = transport or _Transport()
+                transport.timestamp = m["ts"]
+                text = text[m.end() :]
+                continue
+        elif first == ">":
+            text = _unquote(text)
+            transport = transport or _Transport()
+            continue
+        elif first == "^":
+            if text.startswith("^@"):  # NUL bytes a terminal showed as ^@
+                text = text.lstrip("^@")
+                transport = transport or _Transport()
+                continue
+            break
+        elif not first or first in " \t(":
+            break
+        if text.find("  |", 1, 100) > 0 and (m := _COMPOSE.match(text)):
+            transport = transport or _Transport()
+            transport.process = transport.process or m["service"]
+            transport.namespace += f"{m['service']}|"
+            text = text[m.end() :]
+            continue
+        break
+    return text, transport
+
+
+def _peel_spaced_timestamp(text: str, transport: _Transport | None) -> tuple[str, _Transport] | None:
+    """Docker Desktop's time or a wrapper logger's prefix; None for a record of Python logging or an SGLang
+    header that lost its `[` (the header regex takes it)."""
+    m = _SPACED_TS.match(text)
+    if m is None:
+        return None
+    name, level = m["name"] or m["logger"], m["level"] or m["level2"]
+    if name is None:
+        rest = text[m.end() :]
+        if (m["fraction"] or "").startswith(",") or rest.startswith(("- ", "| ")):
+            return None  # Python logging's asctime: a record of its own
+        if _LOST_BRACKET.match(rest):
+            return None  # `2025-02-09 10:14:05 TP0] …`: an SGLang header whose `[` a copy lost
+    transport = transport or _Transport()
+    transport.timestamp = m["ts"]
+    if name is not None:
+        transport.level = level
+        transport.wrapper = f"{name}|{level}"
+        transport.namespace += f"{name}|{level}|"
+    else:
+        # A time on every line (Docker Desktop) is transport; on a line after lines without one, it is a
+        # program's record starting (`2025-04-23 21:31:45 Server stopped` after a traceback).
+        transport.wrapper = "time"
+    return text[m.end() :], transport
 
 
 def normalize_chunks(
@@ -191,12 +487,12 @@ def normalize_chunks(
 ) -> Iterator[LogLine]:
     """Normalize every line.  `drop_partial_first`: the bytes start mid-file, so the
     first line is a fragment of a longer one and is skipped."""
-    normalizer = LineNormalizer(host)
+    normalize = LineNormalizer(host).normalize_clean
     lines = split_lines(chunks, start_offset)
     if drop_partial_first:
         next(lines, None)
-    for number, (raw, offset) in enumerate(lines, start=first_line):
-        yield normalizer.normalize(decode(raw), number, offset)
+    for text, number, offset in Reflow(starts_line=has_line_prefix).lines(lines, first_line, clean_text):
+        yield normalize(text, number, offset)
 
 
 def normalize_text(text: str, host: str | None = None) -> list[LogLine]:

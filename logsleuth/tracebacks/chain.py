@@ -16,6 +16,7 @@ from logsleuth.tracebacks.grammar import (
     CAUSE_SEPARATOR,
     CONTEXT_SEPARATOR,
     ELIDED_LINE,
+    ELISION_LENGTH,
     EXCEPTION_LINE,
     FATAL_HEADER,
     FAULT_FRAME_LINE,
@@ -28,6 +29,8 @@ from logsleuth.tracebacks.grammar import (
     REPEATED_LINE,
     THREAD_HEADER,
     TRACEBACK_HEADER,
+    WRAPPER_TAG,
+    is_elision,
 )
 
 
@@ -35,7 +38,15 @@ def parse_frame(text: str) -> Frame | None:
     m = FRAME_LINE.match(text)
     if not m:
         return None
-    return Frame(file=m["file"], line=int(m["line"]), function=m["func"].rstrip() if m["func"] else None)
+    function = m["func"].rstrip() if m["func"] else None
+    if function and " " in function and m["file"].endswith((".py", ">")):
+        # A Python function's name has no space: the frame's source line was joined to it by the copy
+        # (`…, in run_scheduler_process scheduler.event_loop()`).  (Native frames, `foo.cu`, print
+        # whole C++ signatures.)
+        name, source = function.split(" ", 1)
+        if name.isidentifier() or name.startswith("<") and name.endswith(">"):
+            return Frame(file=m["file"], line=int(m["line"]), function=name, source=source.strip())
+    return Frame(file=m["file"], line=int(m["line"]), function=function)
 
 
 def is_exception_line(text: str) -> bool:
@@ -74,6 +85,8 @@ class _ChainBuilder:
     def set_exception(self, type_name: str, message: str) -> None:
         if self.type is not None:
             self.close_block()
+        if message.startswith("[address="):
+            message = WRAPPER_TAG.sub("", message, count=1)
         self.type = type_name
         self.message_lines = [message]
 
@@ -162,7 +175,7 @@ def parse_chain(lines: list[str]) -> tuple[ExceptionBlock, ...]:
             in_message = False
             i = end
             continue
-        if ELIDED_LINE.match(text):
+        if ELIDED_LINE.match(text) or len(text) < ELISION_LENGTH and is_elision(text):
             builder.truncated_start = True  # frames are missing between the ones kept
             i += 1
             continue

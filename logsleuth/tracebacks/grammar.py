@@ -31,17 +31,33 @@ MORE_EXCEPTIONS = regex.compile(r"^and (?P<n>\d+) more exceptions?$")
 # Written by the scanner in place of the middle of a runaway traceback (parser.MAX_FAILURE_LINES).
 ELIDED_TEMPLATE = "  [logsleuth: {n} lines elided]"
 ELIDED_LINE = regex.compile(r"^  \[logsleuth: (?P<n>\d+) lines elided\]$")
+# What a reader writes in place of lines left out of a paste.
+ELISIONS = frozenset({"...", "\u2026", "[...]", "(...)", "[\u2026]", "<...>"})
+ELISION_LENGTH = 16  # longer lines are no elision
 MEMBER_SEPARATOR = regex.compile(r"^\+-+ (?:\d+|\.\.\.) -+$")
 GROUP_END = regex.compile(r"^\+-{10,}$")
 MEMBERS_START = regex.compile(r"^\+-\+-+ (?:\d+|\.\.\.) -+$")
 
 # A bare exception line outside a traceback must look like an exception *type*:
-# `ValueError: …`, `torch.OutOfMemoryError: …`, `AssertionError`.
+# `ValueError: …`, `torch.OutOfMemoryError: …`, `AssertionError`, `ExceptionGroup: … (2 sub-exceptions)`.
 STRICT_EXCEPTION_LINE = regex.compile(
-    r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Failure|Timeout))"
+    r"^(?P<type>(?:[A-Za-z_]\w*\.)*"
+    r"(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Failure|Timeout)|(?:Base)?ExceptionGroup))"
     r"(?::(?: (?P<msg>.*)|$)|$)"
 )
 NOT_BARE_TYPES = frozenset({"Error", "Exception", "Failure", "Timeout", "Fault"})
+# `Exception: …` (what `raise Exception(…)` prints): a bare line of it could be any program's print.
+GENERIC_EXCEPTION_LINE = regex.compile(r"^(?P<type>Exception|Error): (?P<msg>\S.*)$")
+# An exception or argparse error a sentence quotes: in backticks, in bold, in straight or curly quotes.
+# Each span stops at its closing mark (no mark inside it), so a long line is read once.
+EMBEDDED = regex.compile(
+    r'`(?P<code>[^`]{3,})`|\*\*(?P<bold>[^*]{3,})\*\*|["\u201c](?P<quoted>[^"\u201c\u201d]{3,})["\u201d]'
+)
+# A quoted name whose closing quote the copy lost at the end of the span: `No module named 'vllm.x`.
+UNCLOSED_NAME = regex.compile(r"(?:^|\s)'[\w.\-/]++$")
+# A wrapper's tag before the message it re-raises (Xinference: `[address=0.0.0.0:39501, pid=13418] `): not
+# part of the engine's message.
+WRAPPER_TAG = regex.compile(r"^\[address=[^\]\s]{1,200}, pid=\d+\] ")
 # argparse: `launch_server.py: error: unrecognized arguments: …`, `sglang serve: error: …`
 USAGE_ERROR = regex.compile(r"^(?P<prog>[\w./\-]+(?: [\w\-]+)?): error: (?P<msg>.+)$")
 # Lines that only report the cascade after a process died.
@@ -81,6 +97,28 @@ FATAL_LINES: tuple[tuple[regex.Pattern[str], str | None], ...] = (
     # uvicorn cannot bind the HTTP port (it logs the OSError instead of raising it)
     (regex.compile(r"^ERROR:\s+(?P<msg>\[Errno \d+\] error while attempting to bind on address .*)$"), "OSError"),
 )
+
+
+def is_elision(text: str) -> bool:
+    """`...` or `…` alone on a line: lines were left out there.  (Callers on hot paths test
+    `len(text) < ELISION_LENGTH` first.)"""
+    return len(text) < ELISION_LENGTH and text.strip() in ELISIONS
+
+
+def embedded_failure(text: str) -> str | None:
+    """The exception or argparse line a sentence quotes, else None: "I get `KeyError: 'x'` when …"."""
+    if "`" not in text and '"' not in text and "**" not in text and "\u201c" not in text:
+        return None  # most lines quote nothing: plain substring tests before any regex
+    ambiguous_code = text.count("`") % 2 == 1  # a backtick inside the span: its end is unknown
+    for m in EMBEDDED.finditer(text):
+        if m["code"] is not None and ambiguous_code:
+            continue
+        quoted = (m["code"] or m["bold"] or m["quoted"]).strip()
+        if STRICT_EXCEPTION_LINE.match(quoted) or GENERIC_EXCEPTION_LINE.match(quoted) or USAGE_ERROR.match(quoted):
+            if quoted.count("'") % 2 and UNCLOSED_NAME.search(quoted):
+                quoted += "'"
+            return quoted
+    return None
 
 
 def fatal_line(text: str) -> tuple[str, str] | None:
@@ -143,6 +181,10 @@ def classify(text: str) -> LineKind:
         return LineKind.SOURCE
     if stripped.startswith("File ") and FRAME_LINE.match(text):
         return LineKind.FRAME  # pasted without indentation
+    if first in "^~" and CARET_LINE.match(text):
+        return LineKind.CARET  # pasted without indentation
+    if first == "[" and stripped.startswith("[Previous line repeated") and REPEATED_LINE.match(text):
+        return LineKind.REPEATED  # pasted without indentation
     if stripped.startswith("Fatal Python error: "):
         return LineKind.FATAL
     if THREAD_HEADER.match(stripped):

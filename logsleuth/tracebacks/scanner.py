@@ -10,7 +10,14 @@ Interleaving: lines are demultiplexed by their stream (process prefix or SGLang 
 record).  Within one stream, several tracebacks may still interleave line by line
 (ranks writing to one unprefixed stderr); each open collector takes the lines that fit
 its grammar, and among equals the one that is behind, so identical tracebacks printed
-at once by several ranks come out whole.
+at once by several ranks come out whole.  When they were mixed at any line rather than by
+CPython's writes (two processes on one terminal), the cohort is rebuilt after the fact
+(`_reinterleave`).
+
+Pastes: a traceback in an indented block is read without that indentation; an exception quoted
+in a sentence (backticks, bold, quotes) is a failure unless the log shows it itself; a bare
+`Exception: …` line is the failure only of a log without another; an exception line pasted
+above its frames is theirs (`_attach_moved_exceptions`).
 """
 
 from __future__ import annotations
@@ -31,6 +38,8 @@ from logsleuth.tracebacks.grammar import (
     CPP_TERMINATE,
     ELIDED_LINE,
     ELIDED_TEMPLATE,
+    ELISION_LENGTH,
+    GENERIC_EXCEPTION_LINE,
     GROUP_AFTER_TEXT,
     GROUP_CLOSE,
     KILL_LINE,
@@ -43,7 +52,9 @@ from logsleuth.tracebacks.grammar import (
     USAGE_ERROR,
     LineKind,
     classify,
+    embedded_failure,
     fatal_line,
+    is_elision,
 )
 
 # A runaway traceback (deep recursion printed without CPython's repeat marker, 100k frames) keeps its first
@@ -87,9 +98,16 @@ class _Collector:
     # hashes[i] identifies texts[: i + 1], so "is this collector's text a prefix of that
     # one's" is one comparison: it tells a rank that is behind an identical traceback.
     hashes: list[int] = field(default_factory=list)
+    seqs: list[int] | None = field(default_factory=list)  # the stream position of each line (None once elided)
     # Collectors that started with the same line in one stream while another was open: ranks
     # printing the same traceback at once.  They are built together (see `_redeal`).
     cohort: int = 0
+    # The failure started on an indented line (a Markdown code block, a paste indented as a whole):
+    # its lines are read without this indentation.
+    indent: str = ""
+    fallback: bool = False  # reported only when the log has no other failure (a bare `Exception: …`)
+    mention: bool = False  # quoted in a sentence: dropped when the log shows the same failure itself
+    blanks: int = 0  # blank lines at the end of its text
 
     def expects(self, leader: _Collector) -> str | None:
         """The line this collector needs next if it is printing the same text as `leader`."""
@@ -98,10 +116,25 @@ class _Collector:
             return None
         return leader.texts[size]
 
+    def view(self, kind: LineKind, text: str) -> tuple[LineKind, str]:
+        """A line as this collector reads it: without the indentation its failure started with."""
+        indent = self.indent
+        if indent and text.startswith(indent) and len(text) > len(indent):
+            text = text[len(indent) :]
+            return classify(text), text
+        return kind, text
+
     def accepts(self, kind: LineKind, line: LogLine) -> int:
         """0 = no; 1 = as structure; 2 = only as a message continuation (weaker)."""
+        text = line.text
+        if self.indent:
+            kind, text = self.view(kind, text)
         phase = self.phase
         if phase is Phase.FRAMES:
+            if kind is LineKind.OTHER:
+                if self.last is LineKind.FRAME:
+                    return 2  # a source line pasted without its indentation
+                return 1 if len(text) < ELISION_LENGTH and is_elision(text) else 0  # `...` in place of frames
             if kind is LineKind.EXCEPTION and self.last is LineKind.HEADER:
                 return 2  # CPython prints no header for a traceback without frames: likely another failure
             if kind in (LineKind.FRAME, LineKind.REPEATED, LineKind.EXCEPTION):
@@ -129,32 +162,29 @@ class _Collector:
                 return 1
             if kind is LineKind.BLANK:
                 return 1 if self.last is not LineKind.BLANK else 0
-            stripped = line.text.strip()
+            stripped = text.strip()
             if stripped.startswith(("Extension modules:", "<no Python frame>", "Stack (most recent", "Binary file")):
                 return 1
             return 0
         if phase is Phase.MESSAGE:
             if kind is LineKind.BLANK:
                 return 1
-            if line.starts_record or self.message_lines >= MAX_MESSAGE_LINES_KEPT:
-                return 0
-            if kind in (LineKind.OTHER, LineKind.SOURCE, LineKind.CARET, LineKind.EXCEPTION):
-                text = line.text
-                if STRICT_EXCEPTION_LINE.match(text) or USAGE_ERROR.match(text) or ("Warning: " in text and PY_WARNING.match(text)):
-                    return 0
-                if KILL_LINE.search(text) or text.lstrip().startswith("warnings.warn("):
-                    return 0
-                if LOG_RECORD_START.match(text):
-                    return 0  # the next log record (uvicorn, logging, a dated line), not more message
-                return 2
-            return 0
+            return 2 if self._message_line(kind, text, line) else 0
         # CPython prints exactly one blank line on each side of a chain separator; extra or
         # missing blanks (hand-edited logs) are tolerated but only weakly, so that among
         # interleaved ranks the one whose next line this really is takes it.
         if phase is Phase.BLANK:
             if kind is LineKind.SEPARATOR:
                 return 1
-            return 2 if kind is LineKind.BLANK else 0
+            if kind is LineKind.BLANK:
+                return 2
+            # A message may hold a blank line: an engine wraps an error whose text ends with a newline
+            # (SGLang: `Capture cuda graph failed: {torch's CUDA error}\nPossible solutions:\n1. …`).
+            # What follows a message after a blank line is mostly someone else's (a status line, the
+            # reporter's prose), so only a heading that introduces more (`…:`) after a multi-line
+            # message continues it.
+            heading = self.blanks == 1 and self.message_lines >= 1 and text.rstrip().endswith(":")
+            return 2 if heading and self.kind in ("traceback", "bare") and self._message_line(kind, text, line) else 0
         if phase is Phase.SEPARATOR:
             if kind is LineKind.BLANK:
                 return 1 if self.last is LineKind.SEPARATOR else 2
@@ -163,11 +193,33 @@ class _Collector:
             return 0
         return 0
 
+    def _message_line(self, kind: LineKind, text: str, line: LogLine) -> bool:
+        """Whether a line may continue the exception message (not a new record, failure or warning, nor
+        a reader's `...`)."""
+        if line.starts_record or self.message_lines >= MAX_MESSAGE_LINES_KEPT:
+            return False
+        if len(text) < ELISION_LENGTH and is_elision(text):
+            return False
+        if text == self.texts[0]:
+            return False  # the same line again: another rank printing the same failure
+        if kind not in (LineKind.OTHER, LineKind.SOURCE, LineKind.CARET, LineKind.EXCEPTION):
+            return False
+        if STRICT_EXCEPTION_LINE.match(text) or USAGE_ERROR.match(text) or ("Warning: " in text and PY_WARNING.match(text)):
+            return False
+        if KILL_LINE.search(text) or text.lstrip().startswith("warnings.warn("):
+            return False
+        return not LOG_RECORD_START.match(text)  # the next log record (uvicorn, logging, a dated line)
+
     def add(self, kind: LineKind, line: LogLine, seq: int, text: str | None = None) -> None:
         """`text` replaces the line's text (a group header without the log text before it)."""
-        text = line.text if text is None else text
+        if text is None:
+            text = line.text
+            if self.indent:
+                kind, text = self.view(kind, text)
         self.hashes.append(hash((self.hashes[-1] if self.hashes else 0, text)))
         self.texts.append(text)
+        if self.seqs is not None:
+            self.seqs.append(seq)
         if len(self.texts) > MAX_FAILURE_LINES:
             self._elide_middle()
         self.last_seq = seq
@@ -177,6 +229,8 @@ class _Collector:
             if kind is LineKind.EXCEPTION:
                 self.phase = Phase.MESSAGE
                 self.message_lines = 0
+            elif kind is LineKind.OTHER and self.last is LineKind.FRAME:
+                kind = LineKind.SOURCE  # a source line pasted without its indentation
             elif kind is LineKind.GROUP:
                 self.phase = Phase.GROUP
         elif phase is Phase.GROUP:
@@ -185,17 +239,21 @@ class _Collector:
         elif phase is Phase.MESSAGE:
             if kind is LineKind.BLANK:
                 self.phase = Phase.BLANK
-            else:
+            elif len(self.texts) > 1:  # lines after the exception line (a bare failure starts with it)
                 self.message_lines += 1
         elif phase is Phase.BLANK:
             if kind is LineKind.SEPARATOR:
                 self.phase = Phase.SEPARATOR
+            elif kind is not LineKind.BLANK:
+                self.phase = Phase.MESSAGE  # a paragraph of the message after a blank line
+                self.message_lines += 1
         elif phase is Phase.SEPARATOR:
             if kind in (LineKind.HEADER, LineKind.GROUP):
                 # A cause printed without a traceback (`raise X from ValueError()`) started as
                 # a bare line; the chain makes it a traceback.
                 self.kind = "traceback"
                 self.phase = Phase.FRAMES if kind is LineKind.HEADER else Phase.GROUP
+        self.blanks = self.blanks + 1 if not text or text.isspace() else 0  # (kind is BLANK, without the enum lookup)
         self.last = kind
 
     def _elide_middle(self) -> None:
@@ -207,6 +265,7 @@ class _Collector:
         if middle and (m := ELIDED_LINE.match(middle[0])):
             elided += int(m["n"]) - 1  # the marker of an earlier elision is itself one of the middle lines
         self.texts = [*head, ELIDED_TEMPLATE.format(n=elided), *self.texts[-keep_tail:]]
+        self.seqs = None
         self.hashes = []
         for text in self.texts:
             self.hashes.append(hash((self.hashes[-1] if self.hashes else 0, text)))
@@ -270,6 +329,33 @@ def _fold_kernel_prints(failures: list[Failure]) -> list[Failure]:
             continue
         kept.append(failure)
     return kept
+
+
+# Bytes between an exception line and the frames it was moved above (room for one `...` line).
+MOVED_EXCEPTION_REACH = 8
+
+
+def _attach_moved_exceptions(failures: list[Failure]) -> list[Failure]:
+    """A paste that shows the exception line first and then its frames (maybe after a `...`): a bare line
+    right before frames that end without an exception line is theirs."""
+    merged: list[Failure] = []
+    for failure in failures:
+        previous = merged[-1] if merged else None
+        if (
+            previous is not None
+            and previous.kind == "bare"
+            and failure.kind == "traceback"
+            and len(failure.exceptions) == 1
+            and not failure.final.type
+            and failure.final.frames
+            and 0 <= failure.offset - previous.end_offset <= MOVED_EXCEPTION_REACH
+        ):
+            block = replace(failure.final, type=previous.final.type, message=previous.final.message, truncated=True)
+            merged[-1] = replace(failure, exceptions=(block,), line=previous.line, offset=previous.offset,
+                                 meta=previous.meta, context=previous.context, truncated=True)
+            continue
+        merged.append(failure)
+    return merged
 
 
 def _what(lines: list[str]) -> str:
@@ -356,12 +442,13 @@ def _choose(collectors: list[_Collector], kind: LineKind, line: LogLine, seq: in
                 expected = _expected_line(collector, collectors)
                 if expected == line.text or (expected is None and collector.accepts(kind, line) == 1):
                     return collector
-        waiting = [
-            c
-            for c in collectors
-            if _expected_line(c, collectors) == line.text and not (_same_write(c, kind) and c.last_seq != seq - 1)
-        ]
-        if waiting:
+        waiting = [c for c in collectors if _expected_line(c, collectors) == line.text]
+        in_step = [c for c in waiting if not (_same_write(c, kind) and c.last_seq != seq - 1)]
+        if in_step:
+            return min(in_step, key=lambda c: len(c.texts))
+        if waiting and not any(c.accepts(kind, line) == 1 for c in collectors if c not in waiting):
+            # Interleaved inside CPython's writes (two processes on one terminal, or a copy that mixed
+            # them): the exact next line of a rank that is behind, which no one else takes as structure.
             return min(waiting, key=lambda c: len(c.texts))
         if kind is LineKind.EXCEPTION and any(c.texts[0] == line.text for c in collectors):
             return None  # another rank starting the same bare-line-first failure
@@ -417,7 +504,61 @@ def _redeal(members: list[_Collector]) -> list[_Collector]:
             member.texts = list(candidate.texts)
             member.phase, member.kind, member.truncated = candidate.phase, candidate.kind, candidate.truncated
         return ordered
+    return _reinterleave(members) or members
+
+
+def _reinterleave(members: list[_Collector]) -> list[_Collector] | None:
+    """Rebuild a cohort whose ranks' lines interleaved at any line, not by CPython's writes (two processes
+    on one terminal, or a copy that mixed them), when no member holds the whole text.
+
+    The members' lines in log order are k copies of one text T, each in order.  Walking them, a line
+    is the next line of a rank that is behind (the one furthest behind first), or else extends T as
+    the next line of a rank that is level with it.  This succeeds only if every rank ends with all of
+    T and T is a traceback that reached its exception line; otherwise the cohort is left as it was."""
+    if any(member.seqs is None for member in members):
+        return None
+    merged = sorted((seq, text) for member in members for seq, text in zip(member.seqs or (), member.texts, strict=True))
+    whole: list[str] = []
+    positions = [0] * len(members)
+    for _, text in merged:
+        behind = [i for i, at in enumerate(positions) if at < len(whole) and whole[at] == text]
+        if behind:
+            rank = min(behind, key=lambda i: positions[i])
+        else:
+            level = [i for i, at in enumerate(positions) if at == len(whole)]
+            if not level:
+                return None
+            rank = level[0]
+            whole.append(text)
+        positions[rank] += 1
+    if any(at != len(whole) for at in positions):
+        return None
+    chain = parse_chain(whole)
+    if not chain or not chain[-1].type or chain[-1].truncated:
+        return None
+    done = next((member for member in members if member.complete), None)
+    if done is None:
+        return None
+    for member in members:
+        member.texts = list(whole)
+        member.phase, member.kind, member.truncated = done.phase, done.kind, False
     return members
+
+
+def _indentation(text: str) -> str:
+    return text[: len(text) - len(text.lstrip())]
+
+
+def _shown(mention: Failure, failures: list[Failure]) -> bool:
+    """Whether one of `failures` is the failure a sentence quoted (the same exception; the quote may be
+    cut short, or the log's message cut by a wrapped span)."""
+    quoted = " ".join(mention.final.message.split())
+    for failure in failures:
+        if failure.final.type == mention.final.type:
+            message = " ".join(failure.final.message.split())
+            if message.startswith(quoted) or quoted.startswith(message):
+                return True
+    return False
 
 
 def _mark_truncated(block: ExceptionBlock) -> ExceptionBlock:
@@ -435,6 +576,8 @@ class FailureScanner:
         self._recent_finals: dict[str, int] = {}  # final exception line -> line number, to drop re-logged copies
         self.failures: list[Failure] = []
         self.cascade_lines: list[LogLine] = []  # `kill_process_tree called`, ...
+        self._fallbacks: list[Failure] = []  # failures reported only when there is no other
+        self._mentions: list[Failure] = []  # failures quoted in prose, reported unless the log shows them
         self._cohorts = 0
         self._closed_cohorts: dict[int, list[_Collector]] = {}
 
@@ -478,8 +621,14 @@ class FailureScanner:
     def finish(self) -> list[Failure]:
         for stream in list(self._open):
             self._close_all(stream)
-        self.failures.sort(key=lambda failure: failure.offset)
-        self.failures = _fold_kernel_prints(self.failures)
+        self.failures.extend(mention for mention in self._mentions if not _shown(mention, self.failures))
+        # A fallback (a bare `Exception: …`) may be the exception of frames pasted after it; else it is
+        # reported only when nothing else was found.
+        found = _attach_moved_exceptions(sorted(self.failures + self._fallbacks, key=lambda failure: failure.offset))
+        fallbacks = {id(failure) for failure in self._fallbacks}
+        if any(id(failure) not in fallbacks for failure in found):
+            found = [failure for failure in found if id(failure) not in fallbacks]
+        self.failures = _fold_kernel_prints(found)
         return self.failures
 
     def has_open(self) -> bool:
@@ -499,7 +648,35 @@ class FailureScanner:
     # -- internals ---------------------------------------------------------------
     def _maybe_start(self, kind: LineKind, line: LogLine, seq: int) -> None:
         text = line.text
-        stream = line.stream
+        if self._recent_finals and kind is LineKind.EXCEPTION and self._relogged(text, line):
+            return  # the same exception re-logged right after its traceback
+        started = self._start(kind, text, line)
+        if started is None and text[:1] in " \t" and kind is LineKind.SOURCE:
+            # An indented line nobody took: a Markdown code block, or a paste indented as a whole.
+            body = text.lstrip()
+            started = self._start(classify(body), body, line)
+            if started is not None:
+                started[0].indent = _indentation(text)
+        if (
+            started is None
+            and ("rror" in text or "xception" in text)  # what a quoted failure says: most lines do not
+            and not line.starts_record
+            and kind in (LineKind.OTHER, LineKind.EXCEPTION)
+        ):
+            quoted = embedded_failure(text)
+            if quoted is not None:
+                kind_of: FailureKind = "usage" if USAGE_ERROR.match(quoted) else "bare"
+                started = (_Collector(kind_of, line, Phase.DONE, context=self._context(), mention=True), quoted)
+        if started is None:
+            if kind in (LineKind.OTHER, LineKind.SOURCE, LineKind.EXCEPTION):
+                self._note_plain_line(kind, line, seq)
+            return
+        new, first_text = started
+        new.add(kind if first_text is text else classify(first_text), line, seq, text=first_text)
+        self._register(line.stream, new)
+
+    def _start(self, kind: LineKind, text: str, line: LogLine) -> tuple[_Collector, str] | None:
+        """The collector a line starts (and the text it keeps of the line), or None."""
         new: _Collector | None = None
         if kind in (LineKind.OTHER, LineKind.EXCEPTION) and USAGE_ERROR.match(text):
             new = _Collector("usage", line, Phase.DONE, context=self._context())
@@ -509,18 +686,20 @@ class FailureScanner:
             new = _Collector("line", line, Phase.DONE, context=self._context())
         elif kind is LineKind.HEADER:
             head = text.strip()[: -len(TRACEBACK_HEADER)].strip()
-            previous = self._previous_text.get(stream, "")
+            previous = self._previous_text.get(line.stream, "")
             if not head and THREAD_INTRO.match(previous.strip()):
                 head = previous.strip()
             new = _Collector("traceback", line, Phase.FRAMES, header=head or None, context=self._context())
+            if not head and text[:1] in " \t":
+                new.indent = _indentation(text)  # a traceback in an indented block
         elif kind is LineKind.GROUP:
             m = GROUP_AFTER_TEXT.match(text)
             group_head: str | None = m["head"] if m else None
             new = _Collector("traceback", line, Phase.GROUP, header=group_head, context=self._context())
             if m and group_head:
-                new.add(kind, line, seq, text=m["group"])  # the margins line up with the group alone
-                self._register(stream, new)
-                return
+                return new, m["group"]  # the margins line up with the group alone
+            new.indent = _indentation(text)[2:]  # CPython indents a top-level group's header by two
+            return new, text[len(new.indent) :]
         elif kind is LineKind.FRAME:
             new = _Collector("traceback", line, Phase.FRAMES, truncated=True, context=self._context())
         elif kind is LineKind.SEPARATOR:
@@ -531,15 +710,16 @@ class FailureScanner:
         elif kind is LineKind.EXCEPTION:
             m = STRICT_EXCEPTION_LINE.match(text)
             if m and m["type"].rsplit(".", 1)[-1] not in NOT_BARE_TYPES:
-                if self._recent_finals.get(text.strip(), -(10**9)) >= line.number - 400:
-                    return  # the same exception re-logged right after its traceback
                 new = _Collector("bare", line, Phase.MESSAGE, context=self._context())
-        if new is None:
-            if kind in (LineKind.OTHER, LineKind.SOURCE, LineKind.EXCEPTION):
-                self._note_plain_line(kind, line, seq)
-            return
-        new.add(kind, line, seq)
-        self._register(stream, new)
+            elif m is None and text.startswith(("Exception: ", "Error: ")) and GENERIC_EXCEPTION_LINE.match(text):
+                # `Exception: …` alone says little (a program's own print may look like it): it is the
+                # failure only of a log that has no other.
+                new = _Collector("bare", line, Phase.MESSAGE, context=self._context(), fallback=True)
+        return None if new is None else (new, text)
+
+    def _relogged(self, text: str, line: LogLine) -> bool:
+        """The same exception line re-logged right after its traceback."""
+        return self._recent_finals.get(text.strip(), -(10**9)) >= line.number - 400
 
     def _context(self) -> tuple[str, ...]:
         """The recent warning lines, for a failure starting now (built only then: this is per line)."""
@@ -592,6 +772,9 @@ class FailureScanner:
 
     def _build(self, collector: _Collector) -> None:
         failure = collector.build()
+        if collector.fallback or collector.mention:
+            (self._fallbacks if collector.fallback else self._mentions).append(failure)
+            return
         self.failures.append(failure)
         if failure.kind == "traceback" and collector.texts:
             for text in reversed(collector.texts):

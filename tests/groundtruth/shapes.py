@@ -116,6 +116,36 @@ def shape_multiline_message() -> None:
     run_scheduler(capture)
 
 
+def shape_generic_exception() -> None:
+    """`raise Exception(…)`: a bare line of it is the failure only of a log without another."""
+
+    def assert_pkg_version() -> None:
+        raise Exception(
+            "flashinfer with minimum required version 0.1.6 is not installed. Please uninstall the old "
+            "version and reinstall the latest version by following the instructions at "
+            "https://docs.flashinfer.ai/installation.html."
+        )
+
+    run_scheduler(assert_pkg_version)
+
+
+def shape_message_with_blank_line() -> None:
+    """An engine wraps an error whose text ends with a newline, then adds hints (SGLang's graph capture)."""
+    try:
+        raise RuntimeError(
+            "CUDA error: operation not permitted when stream is capturing\n"
+            "CUDA kernel errors might be asynchronously reported at some other API call.\n"
+            "For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n"
+        )
+    except RuntimeError as error:
+        raise Exception(
+            f"Capture cuda graph failed: {error}\n"
+            "Possible solutions:\n"
+            "1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)\n"
+            "2. disable CUDA graph by --disable-cuda-graph. (Not recommended. Huge performance loss)\n"
+        ) from None
+
+
 def shape_empty_message() -> None:
     def fail() -> None:
         raise NotImplementedError
