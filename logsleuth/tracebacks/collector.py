@@ -1,0 +1,291 @@
+"""One failure being collected: the grammar of what may follow each line, by phase.
+
+A `Collector` holds the lines of one failure (a traceback with its chain or group, a faulthandler dump,
+a bare exception line, an abort, a usage error) while the scanner feeds it; `accepts` says whether a
+line continues it (as structure, or only as a message continuation), `add` moves its phase, and `build`
+parses the text into a `Failure` (chain.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from enum import Enum, auto
+
+from logsleuth.models import ExceptionBlock, Failure, FailureKind, LogLine
+from logsleuth.tracebacks.chain import parse_chain, parse_faulthandler
+from logsleuth.tracebacks.grammar import (
+    CPP_BACKTRACE,
+    CPP_TERMINATE,
+    ELIDED_LINE,
+    ELIDED_TEMPLATE,
+    ELISION_LENGTH,
+    GROUP_CLOSE,
+    KILL_LINE,
+    LOG_RECORD_START,
+    PY_WARNING,
+    STRICT_EXCEPTION_LINE,
+    USAGE_ERROR,
+    LineKind,
+    classify,
+    fatal_line,
+    is_elision,
+)
+
+# A runaway traceback (deep recursion printed without CPython's repeat marker, 100k frames) keeps its first
+# ELIDED_HEAD and its last lines, up to MAX_FAILURE_LINES in all; the middle becomes one marker line.  The
+# innermost frames and the exception line are what matter, so they are never the part dropped.
+MAX_FAILURE_LINES = 20_000
+ELIDED_HEAD = 1_000
+MAX_MESSAGE_LINES_KEPT = 60  # of an exception message; reports show fewer (render.view)
+
+
+class Phase(Enum):
+    FRAMES = auto()  # inside a traceback, before its exception line
+    MESSAGE = auto()  # after the exception line (message may continue)
+    BLANK = auto()  # a blank line after the message: a separator may follow
+    SEPARATOR = auto()  # after a chain separator: a new traceback follows
+    GROUP = auto()  # inside an exception group's margins
+    FATAL = auto()  # inside a faulthandler dump
+    DONE = auto()
+
+
+@dataclass
+class Collector:
+    kind: FailureKind
+    first: LogLine
+    phase: Phase
+    header: str | None = None
+    truncated: bool = False
+    context: tuple[str, ...] = ()
+    texts: list[str] = field(default_factory=list)
+    last: LineKind = LineKind.OTHER
+    last_seq: int = 0
+    last_end: int = 0
+    message_lines: int = 0
+    # hashes[i] identifies texts[: i + 1], so "is this collector's text a prefix of that
+    # one's" is one comparison: it tells a rank that is behind an identical traceback.
+    hashes: list[int] = field(default_factory=list)
+    seqs: list[int] | None = field(default_factory=list)  # the stream position of each line (None once elided)
+    # Collectors that started with the same line in one stream while another was open: ranks
+    # printing the same traceback at once.  They are built together (see `redeal`).
+    cohort: int = 0
+    # The failure started on an indented line (a Markdown code block, a paste indented as a whole):
+    # its lines are read without this indentation.
+    indent: str = ""
+    fallback: bool = False  # reported only when the log has no other failure (a bare `Exception: …`)
+    mention: bool = False  # quoted in a sentence: dropped when the log shows the same failure itself
+    blanks: int = 0  # blank lines at the end of its text
+
+    def expects(self, leader: Collector) -> str | None:
+        """The line this collector needs next if it is printing the same text as `leader`."""
+        size = len(self.texts)
+        if len(leader.texts) <= size or (size and leader.hashes[size - 1] != self.hashes[-1]):
+            return None
+        return leader.texts[size]
+
+    def view(self, kind: LineKind, text: str) -> tuple[LineKind, str]:
+        """A line as this collector reads it: without the indentation its failure started with."""
+        indent = self.indent
+        if indent and text.startswith(indent) and len(text) > len(indent):
+            text = text[len(indent) :]
+            return classify(text), text
+        return kind, text
+
+    def accepts(self, kind: LineKind, line: LogLine) -> int:
+        """0 = no; 1 = as structure; 2 = only as a message continuation (weaker)."""
+        text = line.text
+        if self.indent:
+            kind, text = self.view(kind, text)
+        phase = self.phase
+        if phase is Phase.FRAMES:
+            if kind is LineKind.OTHER:
+                if self.last is LineKind.FRAME:
+                    return 2  # a source line pasted without its indentation
+                return 1 if len(text) < ELISION_LENGTH and is_elision(text) else 0  # `...` in place of frames
+            if kind is LineKind.EXCEPTION and self.last is LineKind.HEADER:
+                return 2  # CPython prints no header for a traceback without frames: likely another failure
+            if kind in (LineKind.FRAME, LineKind.REPEATED, LineKind.EXCEPTION):
+                return 1
+            if kind is LineKind.SOURCE and self.last is LineKind.FRAME:
+                return 1
+            if kind is LineKind.SOURCE and self.last is LineKind.SOURCE:
+                return 2  # 3.11 prints one source line per frame; later versions may print more
+            if kind is LineKind.CARET and self.last in (LineKind.SOURCE, LineKind.CARET):
+                return 1
+            if kind is LineKind.GROUP and self.last is LineKind.HEADER:
+                return 2  # CPython never prints this, but a logger might; another rank's group is likelier
+            return 0
+        if phase is Phase.GROUP:
+            # A blank line after the group may lead to a chain separator (a group as a cause).
+            # A nested group's header carries a `|` margin; an unindented `+ Exception Group` is a new group.
+            if kind in (LineKind.MARGIN, LineKind.BLANK):
+                return 1
+            # CPython 3.11 prints the second line of a member's multi-line message without margin.
+            if kind in (LineKind.OTHER, LineKind.SOURCE, LineKind.EXCEPTION) and self.last is LineKind.MARGIN:
+                return 0 if GROUP_CLOSE.match(self.texts[-1]) or line.starts_record else 2
+            return 0
+        if phase is Phase.FATAL:
+            if kind in (LineKind.FAULT_FRAME, LineKind.THREAD, LineKind.FRAME):
+                return 1
+            if kind is LineKind.BLANK:
+                return 1 if self.last is not LineKind.BLANK else 0
+            stripped = text.strip()
+            if stripped.startswith(("Extension modules:", "<no Python frame>", "Stack (most recent", "Binary file")):
+                return 1
+            return 0
+        if phase is Phase.MESSAGE:
+            if kind is LineKind.BLANK:
+                return 1
+            return 2 if self._message_line(kind, text, line) else 0
+        # CPython prints exactly one blank line on each side of a chain separator; extra or
+        # missing blanks (hand-edited logs) are tolerated but only weakly, so that among
+        # interleaved ranks the one whose next line this really is takes it.
+        if phase is Phase.BLANK:
+            if kind is LineKind.SEPARATOR:
+                return 1
+            if kind is LineKind.BLANK:
+                return 2
+            # A message may hold a blank line: an engine wraps an error whose text ends with a newline
+            # (SGLang: `Capture cuda graph failed: {torch's CUDA error}\nPossible solutions:\n1. …`).
+            # What follows a message after a blank line is mostly someone else's (a status line, the
+            # reporter's prose), so only a heading that introduces more (`…:`) after a multi-line
+            # message continues it.
+            heading = self.blanks == 1 and self.message_lines >= 1 and text.rstrip().endswith(":")
+            return 2 if heading and self.kind in ("traceback", "bare") and self._message_line(kind, text, line) else 0
+        if phase is Phase.SEPARATOR:
+            if kind is LineKind.BLANK:
+                return 1 if self.last is LineKind.SEPARATOR else 2
+            if kind in (LineKind.HEADER, LineKind.GROUP):
+                return 1 if self.last is LineKind.BLANK else 2
+            return 0
+        return 0
+
+    def _message_line(self, kind: LineKind, text: str, line: LogLine) -> bool:
+        """Whether a line may continue the exception message (not a new record, failure or warning, nor
+        a reader's `...`)."""
+        if line.starts_record or self.message_lines >= MAX_MESSAGE_LINES_KEPT:
+            return False
+        if len(text) < ELISION_LENGTH and is_elision(text):
+            return False
+        if text == self.texts[0]:
+            return False  # the same line again: another rank printing the same failure
+        if kind not in (LineKind.OTHER, LineKind.SOURCE, LineKind.CARET, LineKind.EXCEPTION):
+            return False
+        if STRICT_EXCEPTION_LINE.match(text) or USAGE_ERROR.match(text) or ("Warning: " in text and PY_WARNING.match(text)):
+            return False
+        if KILL_LINE.search(text) or text.lstrip().startswith("warnings.warn("):
+            return False
+        return not LOG_RECORD_START.match(text)  # the next log record (uvicorn, logging, a dated line)
+
+    def add(self, kind: LineKind, line: LogLine, seq: int, text: str | None = None) -> None:
+        """`text` replaces the line's text (a group header without the log text before it)."""
+        if text is None:
+            text = line.text
+            if self.indent:
+                kind, text = self.view(kind, text)
+        self.hashes.append(hash((self.hashes[-1] if self.hashes else 0, text)))
+        self.texts.append(text)
+        if self.seqs is not None:
+            self.seqs.append(seq)
+        if len(self.texts) > MAX_FAILURE_LINES:
+            self._elide_middle()
+        self.last_seq = seq
+        self.last_end = line.offset + len(line.text) + 1
+        phase = self.phase
+        if phase is Phase.FRAMES:
+            if kind is LineKind.EXCEPTION:
+                self.phase = Phase.MESSAGE
+                self.message_lines = 0
+            elif kind is LineKind.OTHER and self.last is LineKind.FRAME:
+                kind = LineKind.SOURCE  # a source line pasted without its indentation
+            elif kind is LineKind.GROUP:
+                self.phase = Phase.GROUP
+        elif phase is Phase.GROUP:
+            if kind is LineKind.BLANK:
+                self.phase = Phase.BLANK
+        elif phase is Phase.MESSAGE:
+            if kind is LineKind.BLANK:
+                self.phase = Phase.BLANK
+            elif len(self.texts) > 1:  # lines after the exception line (a bare failure starts with it)
+                self.message_lines += 1
+        elif phase is Phase.BLANK:
+            if kind is LineKind.SEPARATOR:
+                self.phase = Phase.SEPARATOR
+            elif kind is not LineKind.BLANK:
+                self.phase = Phase.MESSAGE  # a paragraph of the message after a blank line
+                self.message_lines += 1
+        elif phase is Phase.SEPARATOR:
+            if kind in (LineKind.HEADER, LineKind.GROUP):
+                # A cause printed without a traceback (`raise X from ValueError()`) started as
+                # a bare line; the chain makes it a traceback.
+                self.kind = "traceback"
+                self.phase = Phase.FRAMES if kind is LineKind.HEADER else Phase.GROUP
+        self.blanks = self.blanks + 1 if not text or text.isspace() else 0  # (kind is BLANK, without the enum lookup)
+        self.last = kind
+
+    def _elide_middle(self) -> None:
+        """Replace lines after the first ELIDED_HEAD by one marker, keeping the last half of the budget."""
+        head = self.texts[:ELIDED_HEAD]
+        keep_tail = MAX_FAILURE_LINES // 2
+        middle = self.texts[ELIDED_HEAD:-keep_tail]
+        elided = len(middle)
+        if middle and (m := ELIDED_LINE.match(middle[0])):
+            elided += int(m["n"]) - 1  # the marker of an earlier elision is itself one of the middle lines
+        self.texts = [*head, ELIDED_TEMPLATE.format(n=elided), *self.texts[-keep_tail:]]
+        self.seqs = None
+        self.hashes = []
+        for text in self.texts:
+            self.hashes.append(hash((self.hashes[-1] if self.hashes else 0, text)))
+        self.truncated = True
+
+    @property
+    def complete(self) -> bool:
+        return self.phase in (Phase.MESSAGE, Phase.BLANK, Phase.FATAL, Phase.DONE, Phase.GROUP)
+
+    def build(self) -> Failure:
+        texts = self.texts
+        truncated = self.truncated or not self.complete
+        if self.kind == "fatal":
+            exceptions = parse_faulthandler(texts)
+        elif self.kind == "usage":
+            m = USAGE_ERROR.match(texts[0])
+            exceptions = (ExceptionBlock(type="UsageError", message=m["msg"].strip() if m else texts[0]),)
+        elif self.kind == "abort" and (cpp := CPP_TERMINATE.match(texts[0])):
+            exceptions = (ExceptionBlock(type=cpp["type"], message=_what(texts[1:])),)
+        elif self.kind == "line" and (found := fatal_line(texts[0])):
+            exceptions = (ExceptionBlock(type=found[0], message=found[1]),)
+        elif self.kind == "killed":
+            exceptions = (ExceptionBlock(type="Killed", message=texts[0].strip()),)
+        else:
+            exceptions = parse_chain(texts)
+            if not exceptions:
+                exceptions = (ExceptionBlock(type="", message="", truncated=True),)
+        if truncated and exceptions and not exceptions[-1].truncated and not self.complete:
+            exceptions = (*exceptions[:-1], _mark_truncated(exceptions[-1]))
+        return Failure(
+            kind=self.kind,
+            exceptions=exceptions,
+            line=self.first.number,
+            offset=self.first.offset,
+            end_offset=max(self.last_end, self.first.offset),
+            meta=self.first.meta,
+            header=self.header,
+            truncated=truncated or any(block.truncated for block in exceptions),
+            context=self.context,
+        )
+
+
+def _what(lines: list[str]) -> str:
+    """The message of a C++ exception: the text after `what():`, up to its backtrace."""
+    message: list[str] = []
+    for text in lines:
+        if CPP_BACKTRACE.match(text):
+            break
+        message.append(text.strip().removeprefix("what():").strip())
+    while message and not message[-1]:
+        message.pop()
+    return "\n".join(message)
+
+
+def _mark_truncated(block: ExceptionBlock) -> ExceptionBlock:
+    return replace(block, truncated=True)

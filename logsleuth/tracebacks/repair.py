@@ -1,0 +1,68 @@
+"""Repairs over the failures of a whole scan: what one failure says about its neighbours."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from logsleuth.models import Failure
+
+KERNEL_PRINT_REACH = 16 << 10  # bytes between a kernel's error print and the exception it causes
+
+
+def fold_kernel_prints(failures: list[Failure]) -> list[Failure]:
+    """A kernel's `CUDA Error: … (700)` print just before the Python exception it caused (flashinfer prints,
+    then raises) is that exception's context, not a failure of its own; alone, it is the failure."""
+    kept: list[Failure] = []
+    for index, failure in enumerate(failures):
+        following = failures[index + 1] if index + 1 < len(failures) else None
+        if (
+            failure.kind == "line"
+            and failure.final.type.lower() == "cuda error"
+            and following is not None
+            and following.kind in ("traceback", "bare")
+            and 0 <= following.offset - failure.end_offset <= KERNEL_PRINT_REACH
+        ):
+            printed = f"{failure.final.type}: {failure.final.message}"
+            failures[index + 1] = replace(following, context=(*following.context, printed))
+            continue
+        kept.append(failure)
+    return kept
+
+
+# Bytes between an exception line and the frames it was moved above (room for one `...` line).
+MOVED_EXCEPTION_REACH = 8
+
+
+def attach_moved_exceptions(failures: list[Failure]) -> list[Failure]:
+    """A paste that shows the exception line first and then its frames (maybe after a `...`): a bare line
+    right before frames that end without an exception line is theirs."""
+    merged: list[Failure] = []
+    for failure in failures:
+        previous = merged[-1] if merged else None
+        if (
+            previous is not None
+            and previous.kind == "bare"
+            and failure.kind == "traceback"
+            and len(failure.exceptions) == 1
+            and not failure.final.type
+            and failure.final.frames
+            and 0 <= failure.offset - previous.end_offset <= MOVED_EXCEPTION_REACH
+        ):
+            block = replace(failure.final, type=previous.final.type, message=previous.final.message, truncated=True)
+            merged[-1] = replace(failure, exceptions=(block,), line=previous.line, offset=previous.offset,
+                                 meta=previous.meta, context=previous.context, truncated=True)
+            continue
+        merged.append(failure)
+    return merged
+
+
+def shown_in(mention: Failure, failures: list[Failure]) -> bool:
+    """Whether one of `failures` is the failure a sentence quoted (the same exception; the quote may be
+    cut short, or the log's message cut by a wrapped span)."""
+    quoted = " ".join(mention.final.message.split())
+    for failure in failures:
+        if failure.final.type == mention.final.type:
+            message = " ".join(failure.final.message.split())
+            if message.startswith(quoted) or quoted.startswith(message):
+                return True
+    return False
