@@ -11,7 +11,6 @@ from __future__ import annotations
 import stat
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -206,7 +205,7 @@ def parse_pattern(
 
 
 def _bundled_files() -> Iterator[tuple[str, str]]:
-    root = resources.files("logsleuth.patterns")
+    root = paths.bundled_patterns_dir()
     for engine_dir in sorted(root.iterdir(), key=lambda entry: entry.name):
         if not engine_dir.is_dir() or engine_dir.name.startswith(("_", ".")) or engine_dir.name == "catalogs":
             continue

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from logsleuth import versions
@@ -56,14 +56,15 @@ class Catalog:
         return frozenset(alias for info in self.flags if not info.takes_value for alias in (info.name, *info.aliases))
 
 
-_PACKAGE = "logsleuth.fixes"  # catalogs/ is package data next to this module
+# Package data next to this module (a path, not importlib.resources: see paths.bundled_patterns_dir).
+_CATALOGS = Path(__file__).resolve().parent / "catalogs"
 
 
 @lru_cache(maxsize=1)
 def available() -> tuple[tuple[str, str], ...]:
     """(engine, version) pairs with a shipped catalog."""
     try:
-        root = resources.files(_PACKAGE).joinpath("catalogs")
+        root = _CATALOGS
         names = [entry.name for entry in root.iterdir() if entry.name.endswith(".json")]
     except (FileNotFoundError, NotADirectoryError, ModuleNotFoundError):
         return ()
@@ -76,7 +77,7 @@ def load(engine: str, version: str | None) -> Catalog | None:
     chosen = versions.newest_at_or_below([v for e, v in available() if e == engine], version)
     if chosen is None:
         return None
-    path = resources.files(_PACKAGE).joinpath("catalogs", f"{engine}-{chosen}.json")
+    path = _CATALOGS / f"{engine}-{chosen}.json"
     data = json.loads(path.read_text(encoding="utf-8"))
     flags = tuple(
         FlagInfo(
