@@ -292,3 +292,44 @@ def test_two_processes_mixed_inside_cpythons_writes() -> None:
     assert len(found) == 2
     for failure in found:
         assert failure.exceptions == alone.exceptions
+
+
+def test_another_writers_line_between_terminate_and_what_is_not_the_message() -> None:
+    # NCCL_DEBUG=INFO lines of a sibling thread land between std::terminate's two lines (sglang#3836).
+    text = ("terminate called after throwing an instance of 'c10::DistBackendError'\n"
+            "node-7:192:3199 [4] NCCL INFO Connected all trees\n"
+            "  what():  [Rank 4] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5653, OpType=ALLREDUCE)\n"
+            "Exception raised from checkTimeout at /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:618 (most recent call first):\n")
+    (failure,) = failures(text)
+    assert (failure.final.type, failure.final.message) == (
+        "c10::DistBackendError", "[Rank 4] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5653, OpType=ALLREDUCE)")
+
+
+@pytest.mark.parametrize("lead", ["Server error: 500 - [address=0.0.0.0:42651, pid=775] ", ""])
+def test_an_extension_modules_undefined_symbol_without_its_type_is_an_import_error(lead: str) -> None:
+    # A web UI shows only str(ImportError) (xorbitsai/inference#3657): the loader's text still names the failure.
+    message = "/usr/lib/python3/dist-packages/sgl_kernel/common_ops.abi3.so: undefined symbol: _ZN3c108ListType3getE"
+    (failure,) = failures(lead + message + "\n")
+    assert (failure.final.type, failure.final.message) == ("ImportError", message)
+
+
+def test_an_undefined_symbol_line_with_its_type_is_read_once() -> None:
+    text = formatted(raised(ImportError("/x/sgl_kernel/common_ops.abi3.so: undefined symbol: cuGreenCtxDestroy")))
+    (failure,) = failures(text)
+    assert failure.kind == "traceback" and failure.final.type == "ImportError"
+
+
+def test_a_librarys_second_paragraph_after_a_blank_line_stays_in_the_message() -> None:
+    # transformers' unknown-model-type ValueError (xorbitsai/inference#3471) has two paragraphs; the
+    # next log record after another blank line is not part of it.
+    message = ("The checkpoint you are trying to load has model type `qwen3_moe` but Transformers does not recognize "
+               "this architecture.\n\nYou can update Transformers with the command `pip install --upgrade transformers`.")
+    text = formatted(raised(ValueError(message))) + "\n[2025-05-19 08:42:12] Received sigquit from a child process.\n"
+    (failure,) = [f for f in failures(text) if f.kind == "traceback"]
+    assert failure.final.message == message
+
+
+def test_prose_after_a_blank_line_is_not_the_message() -> None:
+    text = formatted(raised(ValueError("model type `qwen3_moe` is not recognized."))) + "\nYou can see the full log below.\n"
+    (failure,) = failures(text)
+    assert failure.final.message == "model type `qwen3_moe` is not recognized."

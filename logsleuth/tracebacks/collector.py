@@ -22,6 +22,7 @@ from logsleuth.tracebacks.grammar import (
     GROUP_CLOSE,
     KILL_LINE,
     LOG_RECORD_START,
+    MESSAGE_SECOND_PARAGRAPH,
     PY_WARNING,
     STRICT_EXCEPTION_LINE,
     USAGE_ERROR,
@@ -149,9 +150,10 @@ class Collector:
             # (SGLang: `Capture cuda graph failed: {torch's CUDA error}\nPossible solutions:\n1. …`).
             # What follows a message after a blank line is mostly someone else's (a status line, the
             # reporter's prose), so only a heading that introduces more (`…:`) after a multi-line
-            # message continues it.
+            # message continues it, or a library's own second paragraph (MESSAGE_SECOND_PARAGRAPH).
             heading = self.blanks == 1 and self.message_lines >= 1 and text.rstrip().endswith(":")
-            return 2 if heading and self.kind in ("traceback", "bare") and self._message_line(kind, text, line) else 0
+            known = self.blanks == 1 and MESSAGE_SECOND_PARAGRAPH.match(text) is not None
+            return 2 if (heading or known) and self.kind in ("traceback", "bare") and self._message_line(kind, text, line) else 0
         if phase is Phase.SEPARATOR:
             if kind is LineKind.BLANK:
                 return 1 if self.last is LineKind.SEPARATOR else 2
@@ -276,9 +278,11 @@ class Collector:
 
 
 def _what(lines: list[str]) -> str:
-    """The message of a C++ exception: the text after `what():`, up to its backtrace."""
+    """The message of a C++ exception: the text after `what():`, up to its backtrace.  Lines before
+    `what():` are other writers' (an NCCL INFO line of a sibling thread), never the message."""
+    start = next((index for index, text in enumerate(lines) if text.lstrip().startswith("what():")), 0)
     message: list[str] = []
-    for text in lines:
+    for text in lines[start:]:
         if CPP_BACKTRACE.match(text):
             break
         message.append(text.strip().removeprefix("what():").strip())

@@ -58,6 +58,9 @@ UNCLOSED_NAME = regex.compile(r"(?:^|\s)'[\w.\-/]++$")
 # A wrapper's tag before the message it re-raises (Xinference: `[address=0.0.0.0:39501, pid=13418] `): not
 # part of the engine's message.
 WRAPPER_TAG = regex.compile(r"^\[address=[^\]\s]{1,200}, pid=\d+\] ")
+# The second paragraph a library prints after a blank line in its own exception message: transformers'
+# unknown model type (`…is out of date.` + blank line + `You can update Transformers with the command …`).
+MESSAGE_SECOND_PARAGRAPH = regex.compile(r"You can update Transformers with the command ")
 # argparse: `launch_server.py: error: unrecognized arguments: …`, `sglang serve: error: …`
 USAGE_ERROR = regex.compile(r"^(?P<prog>[\w./\-]+(?: [\w\-]+)?): error: (?P<msg>.+)$")
 # Lines that only report the cascade after a process died.
@@ -87,7 +90,7 @@ CPP_BACKTRACE = regex.compile(r"^\s*(?:Exception raised from |frame #\d+:)")
 # A fatal error printed as one log line, not as a Python exception: (regex, type).  The regex's `msg` group
 # is the message, its `type` group the type when the second item is None.  Tried only on lines that hold
 # one of FATAL_LINE_WORDS.
-FATAL_LINE_WORDS = ("rror", "atchdog")
+FATAL_LINE_WORDS = ("rror", "atchdog", "undefined symbol")
 FATAL_LINES: tuple[tuple[regex.Pattern[str], str | None], ...] = (
     # a kernel or library (flashinfer, sgl-kernel): `CUDA Error: <text> (700) <file>: line N at function F`
     (regex.compile(r"^\s*(?P<type>CUDA [Ee]rror): (?P<msg>\S.*?\(\d+\).*)$"), None),
@@ -96,6 +99,9 @@ FATAL_LINES: tuple[tuple[regex.Pattern[str], str | None], ...] = (
     (regex.compile(r"^(?P<type>(?:\w+ )?[Ww]atchdog timeout) \((?P<msg>self\.watchdog_timeout=[^)]*)\)"), None),
     # uvicorn cannot bind the HTTP port (it logs the OSError instead of raising it)
     (regex.compile(r"^ERROR:\s+(?P<msg>\[Errno \d+\] error while attempting to bind on address .*)$"), "OSError"),
+    # the dynamic loader's text of a Python extension module that cannot load, its `ImportError: ` lost (a
+    # web UI showing str(exc), a wrapper's tag before it): only an import raises this text for such a module
+    (regex.compile(r"^(?!\s*[\w.]+(?:Error|Exception): )(?:.*?\s)?(?P<msg>/\S+\.(?:abi3|cpython-[\w\-]+)\.so: undefined symbol: \S+)\s*$"), "ImportError"),
 )
 
 

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -59,7 +60,9 @@ class Tmux:
 
 @pytest.fixture()
 def tmux() -> Iterator[Tmux]:
-    session = Tmux(f"logsleuth-test-{os.getpid()}")
+    # A server (socket) of its own per test: `kill-server` returns before the old server is gone, and a
+    # next test reusing its socket name could attach to the dying server and lose its session.
+    session = Tmux(f"logsleuth-test-{os.getpid()}-{uuid.uuid4().hex[:8]}")
     yield session
     session.run("kill-server")
 

@@ -14,6 +14,7 @@ from . import (
     dependencies,
     features,
     hangs,
+    heldout,
     kernels,
     memory,
     models,
@@ -23,7 +24,7 @@ from . import (
     weights,
 )
 
-FAMILIES = (memory, hangs, nccl, kernels, native_crashes, cuda_graph, weights, models, dependencies, arguments, features, ports)
+FAMILIES = (memory, hangs, nccl, kernels, native_crashes, cuda_graph, weights, models, dependencies, arguments, features, ports, heldout)
 
 
 def all_cases() -> list[WildCase]:
