@@ -6,20 +6,19 @@ every stage (0.5.23 has no "Init torch distributed"), so stages only move forwar
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-
-import regex
 
 
 @dataclass(frozen=True)
 class Stage:
     key: str
     label: str
-    pattern: regex.Pattern[str]
+    pattern: re.Pattern[str]
 
 
 STAGES: tuple[Stage, ...] = tuple(
-    Stage(key, label, regex.compile(pattern))
+    Stage(key, label, re.compile(pattern))
     for key, label, pattern in (
         ("args", "arguments parsed", r"\bserver_args="),
         ("distributed", "initialising torch distributed", r"Init torch distributed begin"),
