@@ -109,3 +109,34 @@ def test_plain_log_lines_about_timeouts_are_not_failures(tmp_path: Path) -> None
         "INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)\n"
     )
     assert scan(normalize_text(log)) == []
+
+
+# The error bodies are built as the servers build them (an OpenAI-style ErrorResponse serialized to JSON), with
+# an engine error as the message, and pasted after the client's command.
+OOM = "CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.02 GiB is free."
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"object": "error", "message": OOM, "type": "InternalServerError", "param": None, "code": 500},
+        {"error": {"message": OOM, "type": "InternalServerError", "param": None, "code": 500}},
+    ],
+)
+def test_a_servers_json_error_body_keeps_the_engines_message(body: dict[str, object]) -> None:
+    import json
+
+    text = "$ curl -s http://127.0.0.1:30000/v1/completions -d @req.json\n" + json.dumps(body) + "\n"
+    (failure,) = scan(normalize_text(text))
+    assert (failure.final.type, failure.final.message) == ("InternalServerError", OOM)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"message": "Server started", "level": "error-free"}',  # JSON that is not an error body
+        '{"object": "error", "message": "CUDA out of mem',  # a body cut off in the paste
+    ],
+)
+def test_json_that_is_not_a_whole_error_body_is_no_failure(line: str) -> None:
+    assert [f for f in scan(normalize_text(line + "\n")) if f.kind == "line"] == []

@@ -7,6 +7,7 @@ scanner (scanner.py) and the chain parser (chain.py) share these; nothing else d
 
 from __future__ import annotations
 
+import json
 import re
 from enum import Enum, auto
 
@@ -134,7 +135,34 @@ def fatal_line(text: str) -> tuple[str, str] | None:
         m = pattern.match(text)
         if m is not None:
             return fixed_type or m["type"], m["msg"].strip()
-    return None
+    return http_error_body(text) if '"message"' in text else None
+
+
+# The error body of an OpenAI-compatible server (SGLang and vLLM answer a failed request with it, HTTP 4xx or
+# 5xx), pasted from the client's side: `{"object": "error", "message": "…", "type": "InternalServerError",
+# "param": null, "code": 500}`, or the newer `{"error": {"message": "…", "type": "…", "code": 500}}`.
+HTTP_ERROR_BODY = re.compile(r'\{\s*"(?:object"\s*:\s*"error"|error"\s*:\s*\{)')
+_TYPE_NAME = re.compile(r"[A-Za-z_][\w.]*")
+
+
+def http_error_body(text: str) -> tuple[str, str] | None:
+    """(type, message) of a server's JSON error body in the line, else None.  The engine's error is in the
+    body's message; its type is the server's (`InternalServerError`), or `HTTPError` when it names none."""
+    m = HTTP_ERROR_BODY.search(text)
+    if m is None:
+        return None
+    try:
+        body, _ = json.JSONDecoder().raw_decode(text, m.start())
+    except ValueError:
+        return None  # cut off or not JSON: nothing reliable to read
+    if isinstance(body.get("error"), dict):
+        body = body["error"]
+    message, kind = body.get("message"), body.get("type")
+    if not isinstance(message, str) or not message.strip():
+        return None
+    return (kind if isinstance(kind, str) and _TYPE_NAME.fullmatch(kind) else "HTTPError"), message.strip()
+
+
 THREAD_INTRO = re.compile(r"^(?:Exception in thread .+:|Process [\w\-]+:|Error in atexit\._run_exitfuncs:)$")
 CONTEXT_WORDS = ("warn", "error", "fail", "not enough", "out of memory")
 CONTEXT_HINT = re.compile(r"(?i)\b(?:warn(?:ing)?|error|fail(?:ed|ure)?|not enough|out of memory)\b")
