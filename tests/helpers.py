@@ -1,4 +1,4 @@
-"""Shared test helpers: run the real CLI, and make real CPython tracebacks."""
+"""Shared test helpers: run the real CLI, make real CPython tracebacks, load a test's own pattern."""
 
 from __future__ import annotations
 
@@ -94,3 +94,14 @@ def offsets_of(data: bytes, anchors: tuple[bytes, ...]) -> list[int]:
             found.add(index)
             index = data.find(anchor, index + 1)
     return sorted(found)
+
+
+def load_test_pattern(tmp_path: Path, name: str, text: str) -> list[Any]:
+    """The patterns of one pattern file written to `tmp_path/patterns/NAME.toml`, loaded strictly (a
+    mistake in the test's own pattern fails the test instead of being skipped with a warning)."""
+    from logsleuth.diagnosis.library import load_patterns
+
+    directory = tmp_path / "patterns"
+    directory.mkdir(exist_ok=True)
+    (directory / f"{name}.toml").write_text(text)
+    return load_patterns([directory], include_user=False, strict=True)

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from logsleuth.api import DiagnoseOptions, diagnose_text
-from logsleuth.diagnosis.library import load_patterns, parse_pattern
+from logsleuth.diagnosis.library import parse_pattern
 from logsleuth.errors import PatternError
+from tests.helpers import load_test_pattern
 
 INJECTING_PATTERN = '''
 id = "test-bad-devices"
@@ -33,10 +34,7 @@ LOG = "+ python -m sglang.launch_server --model-path /m --tp-size 2\nRuntimeErro
 
 
 def test_a_capture_in_an_env_value_cannot_run_a_command(tmp_path: Path) -> None:
-    patterns_dir = tmp_path / "patterns"
-    patterns_dir.mkdir()
-    (patterns_dir / "test-bad-devices.toml").write_text(INJECTING_PATTERN)
-    patterns = load_patterns([patterns_dir], include_user=False, strict=True)
+    patterns = load_test_pattern(tmp_path, "test-bad-devices", INJECTING_PATTERN)
     report = diagnose_text(LOG, DiagnoseOptions(include_user_patterns=False), patterns=patterns)
     diagnosis = report.failures[0].diagnosis
     assert diagnosis is not None and diagnosis.fix is not None and diagnosis.fix.command
@@ -118,10 +116,7 @@ alternatives = [{ summary = "Or use another checkpoint.", steps = ["download the
 
 
 def test_a_flag_the_command_does_not_have_is_not_removed(tmp_path: Path) -> None:
-    directory = tmp_path / "patterns"
-    directory.mkdir()
-    (directory / "q.toml").write_text(REMOVING_PATTERN)
-    patterns = load_patterns([directory], include_user=False, strict=True)
+    patterns = load_test_pattern(tmp_path, "q", REMOVING_PATTERN)
     log = "ValueError: zz_quantization\n"
     without = diagnose_text(log, DiagnoseOptions(include_user_patterns=False, command="python -m sglang.launch_server --model-path /m"), patterns=patterns)
     fix = without.failures[0].diagnosis.fix  # type: ignore[union-attr]
@@ -156,10 +151,7 @@ alternatives = [
 
 
 def test_a_json_value_and_a_built_alternative(tmp_path: Path) -> None:
-    directory = tmp_path / "patterns"
-    directory.mkdir()
-    (directory / "j.toml").write_text(JSON_PATTERN)
-    patterns = load_patterns([directory], include_user=False, strict=True)
+    patterns = load_test_pattern(tmp_path, "j", JSON_PATTERN)
     command = "python -m sglang.launch_server --model-path /m --mem-fraction-static 0.9"
     report = diagnose_text("KeyError: 'zz_tie_word_embeddings'\n", DiagnoseOptions(include_user_patterns=False, command=command), patterns=patterns)
     fix = report.failures[0].diagnosis.fix  # type: ignore[union-attr]

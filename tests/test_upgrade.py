@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from logsleuth.api import DiagnoseOptions, diagnose_text
-from logsleuth.diagnosis.library import load_patterns
+from tests.helpers import load_test_pattern
 
 PATTERN = '''
 id = "test-engine-bug"
@@ -32,10 +32,7 @@ CRASH = "KeyError: 'zz_test_key'\n"
 
 @pytest.fixture()
 def patterns(tmp_path: Path):  # type: ignore[no-untyped-def]
-    directory = tmp_path / "patterns"
-    directory.mkdir()
-    (directory / "engine-bug.toml").write_text(PATTERN)
-    return load_patterns([directory], include_user=False, strict=True)
+    return load_test_pattern(tmp_path, "engine-bug", PATTERN)
 
 
 def _fix(log: str, patterns, version: str | None = None):  # type: ignore[no-untyped-def]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import socket
 import subprocess
@@ -12,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_runner import run_diagnose
 from sshd_server import SSHD, free_port
 
 FAILURE_LOG = (
@@ -27,12 +27,7 @@ FAILURE_LOG = (
 
 
 def run_cli(sshd: SSHD | None, *args: str) -> subprocess.CompletedProcess[str]:
-    environment = dict(os.environ)
-    environment.pop("SSH_AUTH_SOCK", None)  # HOME/XDG come from the autouse fixture in conftest.py
-    command = [sys.executable, "-m", "logsleuth", "diagnose", *args, "--format", "json"]
-    if sshd is not None:
-        command += ["--ssh-config", str(sshd.config)]
-    return subprocess.run(command, capture_output=True, text=True, env=environment, timeout=60)
+    return run_diagnose(sshd.config if sshd is not None else None, *args)
 
 
 def failures_without_location(report: dict[str, Any]) -> list[dict[str, Any]]:

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_runner import run_diagnose
 from sshd_server import SSHD
 
 from logsleuth.errors import SourceError
@@ -170,14 +171,7 @@ def direct_config(sshd: SSHD, name: str, known: str, extra: str = "") -> tuple[P
 
 
 def run_cli(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    environment = {k: v for k, v in os.environ.items() if k != "SSH_AUTH_SOCK"}
-    return subprocess.run(
-        [sys.executable, "-m", "logsleuth", "diagnose", *args, "--ssh-config", str(config), "--format", "json"],
-        capture_output=True,
-        text=True,
-        env=environment,
-        timeout=60,
-    )
+    return run_diagnose(config, *args)
 
 
 @pytest.mark.ssh

@@ -22,6 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from cli_runner import run_diagnose
 from remote_logs import FAILURE, LINE
 from sshd_server import SSHD, CertifiedSSHD, free_port
 
@@ -78,15 +79,7 @@ def described(public: str) -> str:
 
 
 def run_cli(config: Path, *args: str, helper: bool = True) -> subprocess.CompletedProcess[str]:
-    environment = {k: v for k, v in os.environ.items() if k not in ("SSH_AUTH_SOCK", "LOGSLEUTH_SSH_WORKER")}
-    environment["LOGSLEUTH_SSH_WORKER"] = "1" if helper else "0"
-    return subprocess.run(
-        [sys.executable, "-m", "logsleuth", "diagnose", *args, "-F", str(config), "--format", "json"],
-        capture_output=True,
-        text=True,
-        env=environment,
-        timeout=90,
-    )
+    return run_diagnose(config, *args, helper=helper, timeout=90)
 
 
 @pytest.fixture
