@@ -232,6 +232,7 @@ def prepare_users(gate: Path) -> None:
 
 
 def keygen(path: Path, passphrase: str = "") -> str:
+    """A fresh ed25519 key pair at `path`; its public key as known_hosts spells it: `ssh-ed25519 AAAA...`."""
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", passphrase, "-f", str(path)], check=True)
     return " ".join(Path(f"{path}.pub").read_text().split()[:2])
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from cli_runner import run_diagnose
-from sshd_server import SSHD
+from sshd_server import SSHD, keygen
 
 from logsleuth.errors import SourceError
 from logsleuth.sources.open import open_sources
@@ -27,13 +27,6 @@ FAILURE_LOG = (
 )
 
 
-def new_key(directory: Path, name: str) -> str:
-    """A fresh ed25519 public key as known_hosts spells it: `ssh-ed25519 AAAA...`."""
-    path = directory / name
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(path)], check=True)
-    return " ".join(Path(f"{path}.pub").read_text().split()[:2])
-
-
 def hashed(directory: Path, line: str) -> str:
     """`line` with its host names hashed by OpenSSH's own `ssh-keygen -H`."""
     path = directory / "to-hash"
@@ -46,7 +39,7 @@ def hashed(directory: Path, line: str) -> str:
 
 
 def test_known_hosts_lines_are_matched_like_openssh(tmp_path: Path) -> None:
-    a, b = new_key(tmp_path, "a"), new_key(tmp_path, "b")
+    a, b = keygen(tmp_path / "a"), keygen(tmp_path / "b")
     file = tmp_path / "known_hosts"
     file.write_text(
         "# a comment\n"
@@ -132,7 +125,7 @@ def alias_config(sshd: SSHD, tmp_path: Path, known: str) -> Path:
 @pytest.mark.parametrize("accept", [False, True])
 def test_host_key_alias_with_a_changed_key_is_refused(sshd: SSHD, tmp_path: Path, accept: bool) -> None:
     """HostKeyAlias names the known_hosts entry as it is, port not appended (ssh_config(5))."""
-    impostor = new_key(tmp_path, "impostor")
+    impostor = keygen(tmp_path / "impostor")
     config = alias_config(sshd, tmp_path, f"gpu-alias {impostor}\n")
     message = refused(sshd, config, f"aliased:{sshd.logs}/x.log", accept_new_host_key=accept)
     assert message.startswith("aliased: HOST KEY CHANGED for gpu-alias: the server now presents ssh-ed25519 ")
@@ -180,7 +173,7 @@ def run_cli(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
 )
 def test_hostile_known_hosts_end_in_one_line(sshd: SSHD, tmp_path: Path, case: str) -> None:
     real = f"[127.0.0.1]:{sshd.port} {sshd.host_pub}\n"
-    ca = new_key(tmp_path, "ca")
+    ca = keygen(tmp_path / "ca")
     known = {
         "revoked": real + f"@revoked [127.0.0.1]:{sshd.port} {sshd.host_pub}\n",
         "revoked-by-wildcard": f"@revoked * {sshd.host_pub}\n" + real,

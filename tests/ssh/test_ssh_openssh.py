@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from cli_runner import run_diagnose
 from remote_logs import FAILURE, LINE
-from sshd_server import SSHD, CertifiedSSHD, free_port
+from sshd_server import SSHD, CertifiedSSHD, free_port, keygen
 
 from logsleuth.errors import SourceError, UsageError
 from logsleuth.sources.base import Source
@@ -63,12 +63,6 @@ def error_of(spec: str, opts: SSHOptions) -> str:
 
 def own_known_hosts() -> Path:
     return Path(os.environ["XDG_CONFIG_HOME"]) / "logsleuth" / "known_hosts"
-
-
-def new_key(directory: Path, name: str) -> str:
-    path = directory / name
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(path)], check=True)
-    return " ".join(Path(f"{path}.pub").read_text().split()[:2])
 
 
 def described(public: str) -> str:
@@ -200,19 +194,19 @@ def _error_case(sshd: SSHD, tmp_path: Path, case: str, silent_port: int) -> tupl
     if case in ("auth", "locked-key"):
         key = sshd.root / "client" / "id_locked"
         if case == "auth":
-            new_key(tmp_path, "stranger")
+            keygen(tmp_path / "stranger")
             key = tmp_path / "stranger"
         config_text = f"Host *\n    IdentityFile {key}\n    UserKnownHostsFile {known}\n"
     elif case == "unknown-host-key":
         (tmp_path / "known_hosts").write_text("")
     elif case == "changed-host-key":
-        (tmp_path / "known_hosts").write_text(f"[127.0.0.1]:{sshd.port} {new_key(tmp_path, 'impostor')}\n")
+        (tmp_path / "known_hosts").write_text(f"[127.0.0.1]:{sshd.port} {keygen(tmp_path / 'impostor')}\n")
     elif case == "revoked-host-key":
         (tmp_path / "known_hosts").write_text(
             f"[127.0.0.1]:{sshd.port} {sshd.host_pub}\n@revoked * {sshd.host_pub}\n"
         )
     elif case == "alias-changed-host-key":
-        (tmp_path / "known_hosts").write_text(f"gpu-alias {new_key(tmp_path, 'impostor')}\n")
+        (tmp_path / "known_hosts").write_text(f"gpu-alias {keygen(tmp_path / 'impostor')}\n")
         config_text = f"Host aliased\n    HostName 127.0.0.1\n    Port {sshd.port}\n    HostKeyAlias gpu-alias\n" + config_text
         direct = f"logsleuth-test@aliased:{sshd.logs}/x.log"
     else:
@@ -360,7 +354,7 @@ def test_auto_reaches_a_host_with_a_certificate_through_ssh(
 def test_a_certificate_from_another_authority_is_refused_in_one_line(
     sshd: SSHD, certified_sshd: CertifiedSSHD, log: Path, tmp_path: Path
 ) -> None:
-    config = certified_config(sshd, certified_sshd, tmp_path, new_key(tmp_path, "other-ca"))
+    config = certified_config(sshd, certified_sshd, tmp_path, keygen(tmp_path / "other-ca"))
     result = run_cli(config, f"certified:{log}")
     assert result.returncode == 3, result.stderr
     assert result.stderr == (  # ssh tried the certificate, then the plain key inside it: known to no file
@@ -450,7 +444,7 @@ def test_what_paramiko_lacks(tmp_path: Path, extra: str, reason: str | None) -> 
     (home / ".ssh" / "id_token").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n")
     (home / ".ssh" / "id_token.pub").write_text(_sk_public_key())
     known = tmp_path / "known_hosts"
-    known.write_text(f"@cert-authority *.cluster {new_key(tmp_path, 'ca')}\n")
+    known.write_text(f"@cert-authority *.cluster {keygen(tmp_path / 'ca')}\n")
     if extra == "default-sk":  # no IdentityFile: OpenSSH also tries ~/.ssh/id_ed25519_sk
         shutil.copy(home / ".ssh" / "id_token", home / ".ssh" / "id_ed25519_sk")
         shutil.copy(home / ".ssh" / "id_token.pub", home / ".ssh" / "id_ed25519_sk.pub")
