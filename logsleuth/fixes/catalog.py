@@ -64,9 +64,8 @@ _CATALOGS = Path(__file__).resolve().parent / "catalogs"
 def available() -> tuple[tuple[str, str], ...]:
     """(engine, version) pairs with a shipped catalog."""
     try:
-        root = _CATALOGS
-        names = [entry.name for entry in root.iterdir() if entry.name.endswith(".json")]
-    except (FileNotFoundError, NotADirectoryError, ModuleNotFoundError):
+        names = [entry.name for entry in _CATALOGS.iterdir() if entry.name.endswith(".json")]
+    except (FileNotFoundError, NotADirectoryError):
         return ()
     return tuple(sorted(tuple(name[: -len(".json")].partition("-")[::2]) for name in names))  # type: ignore[misc]
 
