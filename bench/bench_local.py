@@ -1,45 +1,31 @@
-"""Local reading cost: `logsleuth diagnose` vs `tail -c`, `--all` vs `grep -c`, peak RSS.
+"""The bench's logs, and its rows that need no SSH: `diagnose --all` vs `grep -c`, start-up vs `python -c pass`.
 
-Two tables:
-1. Generates SGLang-like logs of 100 MiB and 1 GiB under bench/data/ (a real CPython traceback
-   every few MiB, the crash at the end) and prints, per size, median whole-process wall times of
-   the commands side by side and logsleuth's peak RSS.
-2. Traceback-dense logs (bench/many_tracebacks.py: 1,000,000 tracebacks, ~1.3 GB, 1,000 or
-   1,000,000 of them distinct; cached under /tmp/logsleuth-bench): `diagnose` and `diagnose
-   --all`, each run paired with `grep -c Traceback` on the same file, in interleaved order, with
-   the median of the per-pair ratios.  Goals: --all <= 5x grep, peak RSS of the whole process
-   tree <= 200 MB in both modes.
+The logs are SGLang serving logs with a real CPython traceback: an earlier failure every 4 MiB (for --all to
+find), a launch line, then 4 MiB later the crash at the end.  A log can be sparse: only its last `real_tail`
+bytes are text, the rest a hole that reads as zeros (a 10 GiB log costs 64 MiB of disk).
 
-Peak RSS of the process tree (logsleuth forks two helpers for large files): /proc is sampled
-every 20 ms; "tree RSS" is the largest sum of the resident sizes of the tree's processes seen at
-one time, "bound" the largest sum of the high-water marks (VmHWM) of the processes alive at one
-time, which also counts a peak that fell between two samples (and can only overstate).  Both are
-at least the ru_maxrss that wait4 returns (the largest single process).
+`make bench` runs these rows inside bench_ssh.py's one table.  Alone, this prints the local rows only:
 
-    python bench/bench_local.py [--sizes 100M,1G] [--repeat 5] [--dense-repeat 3] [--skip-sparse]
+    python bench/bench_local.py [--rounds 7] [--logsleuth PATH]
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import statistics
+import functools
 import subprocess
 import sys
 import tempfile
-import threading
-import time
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from many_tracebacks import make_log as make_dense_log  # noqa: E402
+from measure import Command, command, exit_status_in, measure_rounds
+from table import Goal, Row, pairs_of, render_table
 
-HERE = Path(__file__).resolve().parent
-DATA = HERE / "data"
 MiB = 1 << 20
+GiB = 1 << 30
 
-CRASH = """
+CRASH_SOURCE = """
 def event_loop(cfg):
     assert cfg["speculative_eagle_topk"] is None and cfg["speculative_num_draft_tokens"] is None
 
@@ -48,17 +34,20 @@ def run_scheduler_process():
 
 run_scheduler_process()
 """
+CRASH_END = b"Received sigquit from a child process. It usually means the child failed.\n"
 
 
+@functools.cache  # one per run: every log of the bench ends in the same crash
 def real_traceback() -> str:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "site-packages" / "sglang" / "srt" / "managers" / "scheduler.py"
         path.parent.mkdir(parents=True)
-        path.write_text(CRASH)
+        path.write_text(CRASH_SOURCE)
         proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True)
         return proc.stderr.replace(tmp, "/usr/local/lib/python3.11")
 
 
+@functools.cache
 def noise_block(size: int) -> bytes:
     lines = []
     total = 0
@@ -75,176 +64,80 @@ def noise_block(size: int) -> bytes:
     return "".join(lines).encode()
 
 
-def make_log(path: Path, size: int) -> None:
-    if path.exists() and path.stat().st_size >= size:
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
+def write_log(path: Path, size: int, *, real_tail: int | None = None) -> None:
+    """About `size` bytes of log ending in the crash; with `real_tail`, a hole before the last real_tail bytes."""
     traceback = real_traceback()
     block = noise_block(4 * MiB)
     earlier = ("[2026-11-29 09:00:00 TP3] Scheduler hit an exception: " + traceback).encode()
     crash = ("[2026-11-29 11:00:00 TP0] Scheduler hit an exception: " + traceback).encode()
     launch = b"+ python -m sglang.launch_server --model-path /models/llama --tp-size 8\n"
+    text_from = 0 if real_tail is None else size - real_tail
     with path.open("wb") as handle:
-        written = 0
+        handle.truncate(text_from)
+        handle.seek(text_from)
+        written = text_from
         while written < size - 8 * MiB:
             handle.write(block)
-            handle.write(earlier)  # an older failure every 4 MiB, for --all to find
+            handle.write(earlier)
             written += len(block) + len(earlier)
         handle.write(launch)
         handle.write(block)
         handle.write(crash)
-        handle.write(
-            b"[2026-11-29 11:00:01] Received sigquit from a child process. It usually means the child failed.\n"
-        )
+        handle.write(b"[2026-11-29 11:00:01] " + CRASH_END)
 
 
-@dataclass
-class Run:
-    seconds: float
-    tree_kib: int  # largest sum of the tree's resident sizes seen at one time (sampled)
-    bound_kib: int  # largest sum, over the processes alive at one time, of each one's own peak so far
+def failure_found(status: int, stdout: bytes) -> str | None:
+    """logsleuth's check: exit status 1 and a crash in the report."""
+    if status != 1:
+        return f"exit status {status}, expected 1 (failure found)"
+    return None if b"AssertionError" in stdout else "the report does not name the AssertionError"
 
 
-def _status_kib(pid: int, field: str) -> int:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith(field):
-                return int(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0
+def all_and_grep(logsleuth: Sequence[str], log: Path, label: str) -> dict[str, Command]:
+    return {
+        f"--all {label}": command([*logsleuth, "diagnose", "--format", "json", "--all", str(log)], failure_found),
+        f"grep -c {label}": command(["grep", "-c", "Traceback", str(log)], exit_status_in(0)),
+    }
 
 
-def _tree(pid: int) -> list[int]:
-    found, pending = [], [pid]
-    while pending:
-        current = pending.pop()
-        found.append(current)
-        try:
-            for task in Path(f"/proc/{current}/task").iterdir():
-                pending.extend(int(child) for child in (task / "children").read_text().split())
-        except OSError:
-            continue
-    return found
+def all_rows(logsleuth: Sequence[str], one: Path, ten: Path, rounds: int) -> list[Row]:
+    """Row 4: `--all` against `grep -c` on 1 GiB, then on 10 GiB, with the peak RSS of logsleuth's tree."""
+    one_gib, ten_gib = all_and_grep(logsleuth, one, "1 GiB"), all_and_grep(logsleuth, ten, "10 GiB")
+    one_runs = measure_rounds(one_gib, rounds, sample=True, allowance=45)
+    # 10 GiB: half a minute a run before the --all speed-up, so one or two rounds and no warm-up (the page
+    # cache holds nothing of a hole).  grep skips the hole (SEEK_HOLE): there only the RSS has a goal.
+    ten_runs = measure_rounds(ten_gib, min(rounds, 2), sample=True, warm=False, least=1, allowance=60)
+    return [
+        Row("`diagnose --all` 1 GiB vs `grep -c Traceback LOG` (local)", "wall",
+            (Goal("ratio", 1.2), Goal("rss", 100)), pairs_of(one_runs, *one_gib), show_rss=True),
+        Row("`diagnose --all` 10 GiB (sparse) vs `grep -c Traceback LOG` (local)", "wall", (Goal("rss", 100),),
+            pairs_of(ten_runs, *ten_gib), show_rss=True),
+    ]
 
 
-def timed(command: list[str]) -> Run:
-    """Wall seconds and peak RSS of one run of `command` and every process it forks.
-
-    Output goes to a real file, not /dev/null: GNU grep stops at the first match when it
-    sees its output is /dev/null, which would make the baseline meaningless."""
-    peaks: dict[int, int] = {}
-    tree_peak = bound = 0
-    done = threading.Event()
-
-    def sample(root: int) -> None:
-        nonlocal tree_peak, bound
-        while not done.is_set():
-            total = total_peaks = 0
-            for pid in _tree(root):
-                total += _status_kib(pid, "VmRSS:")
-                peaks[pid] = max(peaks.get(pid, 0), _status_kib(pid, "VmHWM:"))
-                total_peaks += peaks[pid]
-            tree_peak, bound = max(tree_peak, total), max(bound, total_peaks)
-            time.sleep(0.02)  # VmHWM keeps each peak: a coarse sampling misses none
-
-    with tempfile.TemporaryFile() as sink:
-        start = time.perf_counter()
-        proc = subprocess.Popen(command, stdout=sink, stderr=subprocess.DEVNULL)
-        sampler = threading.Thread(target=sample, args=(proc.pid,), daemon=True)
-        sampler.start()
-        _, status, usage = os.wait4(proc.pid, 0)
-        elapsed = time.perf_counter() - start
-        done.set()
-        sampler.join()
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode not in (0, 1):
-        raise SystemExit(f"{' '.join(command)}: exit status {proc.returncode}")
-    return Run(elapsed, max(tree_peak, usage.ru_maxrss), max(bound, usage.ru_maxrss))
-
-
-def median_run(command: list[str], repeat: int) -> tuple[float, int]:
-    timed(command)  # warm the page cache and the interpreter's imports
-    runs = [timed(command) for _ in range(repeat)]
-    return statistics.median(r.seconds for r in runs), max(r.bound_kib for r in runs)
-
-
-def parse_size(text: str) -> int:
-    text = text.strip().upper()
-    factor = {"M": MiB, "G": 1 << 30}[text[-1]]
-    return int(float(text[:-1]) * factor)
-
-
-def sparse_table(logsleuth: list[str], sizes: str, repeat: int) -> None:
-    rows = []
-    for label in sizes.split(","):
-        log = DATA / f"sglang-{label}.log"
-        make_log(log, parse_size(label))
-        diagnose_t, diagnose_rss = median_run([*logsleuth, str(log)], repeat)
-        tail_t, _ = median_run(["tail", "-c", "1000000", str(log)], repeat)
-        all_t, all_rss = median_run([*logsleuth, "--all", str(log)], repeat)
-        grep_t, _ = median_run(["grep", "-c", "Traceback", str(log)], repeat)
-        rows.append((label, diagnose_t, tail_t, all_t, grep_t, diagnose_rss, all_rss))
-    print(
-        f"{'log':>6} | {'diagnose':>9} {'tail -c 1M':>10} {'ratio':>6} | {'--all':>7} {'grep -c':>8} {'ratio':>6} "
-        f"| {'RSS diag':>9} {'RSS --all':>9}"
-    )
-    for label, d, t, a, g, rd, ra in rows:
-        print(
-            f"{label:>6} | {d:8.3f}s {t:9.3f}s {d / t:5.1f}x | {a:6.3f}s {g:7.3f}s {a / g:5.2f}x "
-            f"| {rd / 1024:7.1f}MB {ra / 1024:7.1f}MB"
-        )
-    if len(rows) > 1:
-        print(f"diagnose {rows[-1][0]} vs {rows[0][0]}: {rows[-1][1] / rows[0][1]:.2f}x")
-
-
-def dense_table(logsleuth: list[str], repeat: int, tracebacks: int) -> bool:
-    """Paired, interleaved runs on traceback-dense logs; True when the goals are met."""
-    grep_rows: dict[str, list[float]] = {}
-    print(
-        f"\n{tracebacks:,} tracebacks | {'mode':>8} | {'logsleuth':>9} {'grep -c':>8} {'ratio':>6} "
-        f"| {'tree RSS':>9} {'bound':>9}"
-    )
-    ok = True
-    for distinct in (1000, tracebacks):
-        log = str(make_dense_log(tracebacks, distinct))
-        grep = ["grep", "-c", "Traceback", log]
-        commands = {"default": [*logsleuth, log], "--all": [*logsleuth, "--all", log]}
-        for command in (grep, *commands.values()):
-            timed(command)  # warm the page cache and the imports
-        results: dict[str, list[tuple[Run, Run]]] = {mode: [] for mode in commands}
-        for i in range(repeat):
-            for mode, command in commands.items():
-                pair = (timed(grep), timed(command)) if i % 2 == 0 else tuple(reversed((timed(command), timed(grep))))
-                results[mode].append(pair)  # type: ignore[arg-type]
-        for mode, pairs in results.items():
-            ratio = statistics.median(run.seconds / g.seconds for g, run in pairs)
-            seconds = statistics.median(run.seconds for _, run in pairs)
-            grep_seconds = statistics.median(g.seconds for g, _ in pairs)
-            tree = max(run.tree_kib for _, run in pairs) / 1024
-            bound = max(run.bound_kib for _, run in pairs) / 1024
-            grep_rows.setdefault(mode, []).append(ratio)
-            print(
-                f"{distinct:>9,} distinct | {mode:>8} | {seconds:8.2f}s {grep_seconds:7.2f}s {ratio:5.2f}x "
-                f"| {tree:7.1f}MB {bound:7.1f}MB"
-            )
-            ok = ok and bound <= 200 and (mode != "--all" or ratio <= 5)
-    print("goals (--all <= 5x grep -c, tree RSS bound <= 200 MB):", "met" if ok else "NOT met")
-    return ok
+def startup_row(logsleuth: Sequence[str], python: str, rounds: int) -> Row:
+    """Row 7: the cheapest real command against the interpreter's own start."""
+    commands = {
+        "--version": command([*logsleuth, "--version"], exit_status_in(0)),
+        "python -c pass": command([python, "-c", "pass"], exit_status_in(0)),
+    }
+    runs = measure_rounds(commands, rounds, allowance=10)
+    return Row("start-up: `logsleuth --version` vs `python -c pass`", "wall", (), pairs_of(runs, *commands))
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="100M,1G")
-    parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--dense-repeat", type=int, default=3)
-    parser.add_argument("--dense-tracebacks", type=int, default=1_000_000)
-    parser.add_argument("--skip-sparse", action="store_true", help="only the traceback-dense table")
+    parser.add_argument("--rounds", type=int, default=7)
+    beside_python = Path(sys.executable).parent / "logsleuth"  # this venv's console script
+    parser.add_argument("--logsleuth", default=str(beside_python) if beside_python.exists() else "logsleuth")
     args = parser.parse_args()
-    logsleuth = [sys.executable, "-m", "logsleuth", "diagnose", "--format", "json", "--no-user-patterns"]
-    if not args.skip_sparse:
-        sparse_table(logsleuth, args.sizes, args.repeat)
-    dense_table(logsleuth, args.dense_repeat, args.dense_tracebacks)
+    with tempfile.TemporaryDirectory(prefix="logsleuth-bench-") as tmp:
+        one, ten = Path(tmp) / "1GiB.log", Path(tmp) / "10GiB.log"
+        write_log(one, GiB)
+        write_log(ten, 10 * GiB, real_tail=64 * MiB)
+        logsleuth = [args.logsleuth]
+        rows = [*all_rows(logsleuth, one, ten, args.rounds), startup_row(logsleuth, sys.executable, args.rounds)]
+    print(render_table(rows))
     return 0
 
 
