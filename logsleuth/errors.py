@@ -11,6 +11,7 @@ class ExitStatus(IntEnum):
     USAGE = 2  # bad command line
     SOURCE_ERROR = 3  # a source could not be read (missing file, ssh error, ...)
     INTERNAL = 4  # a logsleuth bug, reported in one line
+    TIMEOUT = 124  # watch: --timeout or --stall passed (what timeout(1) returns)
     INTERRUPTED = 130  # Ctrl-C
 
 

@@ -1,8 +1,14 @@
 """Watch mode: follow a log while a server launches.
 
 The same normalizer, scanner, grouping, patterns and fixes as `diagnose`; only the
-source differs (bytes arrive over time).  Yields events: each new launch stage, then
-either `ready` (the server is up) or `failure` with a full `Report`.
+source differs (bytes arrive over time).  Yields events: each new launch stage, progress bar readings and
+memory figures, then either `ready` (the server is up) or `failure` with a full `Report`, or `stall` when the
+launch stopped moving.  With `then_follow`, a ready server is watched on: runtime crashes are reported like a
+launch crash, and a few health signals as one-line warnings.
+
+When a crash is reported (watch --settle): as soon as the failure is complete and every rank the launch
+declared (tp × dp × pp per node, from server_args; else the ranks seen so far) has either failed or said
+nothing for the settle time since the first failure.  A single-rank launch has no sibling to wait for.
 """
 
 from __future__ import annotations
@@ -12,77 +18,154 @@ import select
 import stat
 import sys
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Literal
 
 from logsleuth.api import DiagnoseOptions, build_report, load_library
 from logsleuth.diagnosis.library import PatternSet
 from logsleuth.errors import SourceError
-from logsleuth.ingest.launch import LaunchTracker
+from logsleuth.ingest.launch import LaunchTracker, parse_server_args
 from logsleuth.ingest.lines import LineSplitter, decode
 from logsleuth.ingest.normalize import LineNormalizer
 from logsleuth.ingest.scan import ReadResult
-from logsleuth.ingest.stages import Stage, is_later, stage_of
-from logsleuth.models import Failure, Report, SourceInfo
+from logsleuth.ingest.stages import (
+    ACCEPT_LEN,
+    DECODE_BATCH,
+    KV_POOL_FULL,
+    QUEUE_REQ,
+    START_ADVICE,
+    Stage,
+    is_later,
+    memory_in,
+    progress_in,
+    ranks_declared,
+    stage_of,
+    url_from_server_args,
+    url_in,
+)
+from logsleuth.models import Failure, LogLine, ProgressReading, Report, SourceInfo
 from logsleuth.sources.base import RESTART, Follows, Source
+from logsleuth.sources.follow_local import Follow, follow_local, wait_for_file
 from logsleuth.tracebacks.scanner import FailureScanner
 
+__all__ = ["RESTART", "Follow", "WatchEvent", "WatchTimeout", "follow_local", "watch", "watch_spec"]
+
 BACKLOG = 1 << 20  # on start, replay this much of the end of the log to learn the current stage
-SETTLE_SECONDS = 1.0  # after a failure, wait this long for sibling ranks before reporting
-IDLE_FLUSH_SECONDS = 0.5  # a traceback at the end of the log is complete after this much silence
+SETTLE_SECONDS = 1.0  # after a failure, how long a rank that has not failed must be silent before reporting
+# A traceback at the very end of the log whose exception line has arrived is complete unless more of it comes
+# at once (a chained exception, a multi-line message: the same process writes them within microseconds).
+TAIL_QUIET_SECONDS = 0.05
 # A traceback still without its exception line is being written (loggers flush in parts, ranks interleave):
 # it is reported as cut short only after this much silence.
 INCOMPLETE_GRACE_SECONDS = 10.0
+STALL_LINES = 5  # the last lines of the log shown with a stall
 
-EventKind = Literal["stage", "ready", "failure", "truncated", "restarted"]
+# --then-follow: when a running server's health lines deserve a warning.
+KV_FULL_REPEATS = 3  # "KV cache pool is full. Retract requests" this many times...
+KV_FULL_WINDOW_SECONDS = 60.0  # ...within this window
+ACCEPT_LEN_NEAR_ONE = 1.2  # a speculative accept length at or below this: the draft model contributes nothing...
+ACCEPT_LEN_BATCHES = 20  # ...over this many decode batches in a row
+QUEUE_GROWTH_BATCHES = 20  # #queue-req never falls over this many decode batches in a row...
+QUEUE_GROWTH_MIN = 100  # ...and grows by at least this many requests
+
+EventKind = Literal[
+    "waiting", "stage", "progress", "line", "ready", "failure", "stall", "warning", "truncated", "restarted"
+]
 
 
 @dataclass(frozen=True)
 class WatchEvent:
+    """What the watch saw.  `at`: for a stage (and ready), when it began, in seconds on the launch's own
+    clock (the log's timestamps when it has them, else the time the line was read): differences between
+    stages are their durations.  `memory` and `url`: what the launch has reported so far.  `lines`: with a
+    stall, the last lines of the log."""
+
     kind: EventKind
     stage: Stage | None = None
     text: str | None = None
     report: Report | None = None
+    # With a failure: what was read, for a report across several watched logs (watch_fleet.py).
+    read: tuple[Source, SourceInfo, ReadResult] | None = None
+    progress: ProgressReading | None = None
+    at: float | None = None
+    memory: tuple[tuple[str, str], ...] = ()
+    url: str | None = None
+    lines: tuple[str, ...] = ()
 
 
-Follow = Callable[[int], Iterator[bytes]]
+class WatchTimeout(SourceError):
+    """--timeout passed before the server was ready (exit 124, as timeout(1))."""
 
 
-def follow_local(path: str, *, poll: float = 0.1) -> Follow:
-    """Poll a local file from an offset; survives truncation and rotation (re-opens by name).
+class _LaunchClock:
+    """The launch's own time: the log's timestamps when it prints them, carried forward by the watch clock
+    between them (an untimestamped uvicorn line, or a log without timestamps at all)."""
 
-    Yields b"" on every idle poll so the caller can keep time."""
+    def __init__(self) -> None:
+        self._log: float | None = None  # the latest log timestamp, as seconds
+        self._read_at = 0.0  # the watch clock when it was read
 
-    def chunks(offset: int) -> Iterator[bytes]:
-        handle = open(path, "rb")  # noqa: SIM115 - reopened on rotation
-        inode = os.fstat(handle.fileno()).st_ino
-        handle.seek(offset)
-        try:
-            while True:
-                data = handle.read(1 << 20)
-                if data:
-                    yield data
-                    continue
-                try:
-                    current = os.stat(path)
-                except FileNotFoundError:
-                    yield b""
-                    time.sleep(poll)
-                    continue
-                if current.st_ino != inode or current.st_size < handle.tell():
-                    # Rotated (new file under the name) or truncated: start over at its beginning.
-                    handle.close()
-                    handle = open(path, "rb")  # noqa: SIM115
-                    inode = os.fstat(handle.fileno()).st_ino
-                    yield RESTART
-                    continue
-                yield b""
-                time.sleep(poll)
-        finally:
-            handle.close()
+    def observe(self, line: LogLine, now: float) -> float:
+        stamp = _seconds(line.meta.timestamp)
+        if stamp is not None:
+            self._log, self._read_at = stamp, now
+            return stamp
+        return now if self._log is None else self._log + (now - self._read_at)
 
-    return chunks
+
+def _seconds(timestamp: str | None) -> float | None:
+    if not timestamp:
+        return None
+    try:
+        return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+class _Health:
+    """The health lines of a running server (--then-follow): each signal warns once."""
+
+    def __init__(self) -> None:
+        self._kv_full: deque[float] = deque(maxlen=KV_FULL_REPEATS)
+        self._low_accept = 0
+        self._queue: deque[int] = deque(maxlen=QUEUE_GROWTH_BATCHES)
+        self._warned: set[str] = set()
+
+    def feed(self, text: str, now: float) -> str | None:
+        if KV_POOL_FULL in text:
+            self._kv_full.append(now)
+            if len(self._kv_full) == KV_FULL_REPEATS and now - self._kv_full[0] <= KV_FULL_WINDOW_SECONDS:
+                return self._once("kv-full", f"KV cache pool full {KV_FULL_REPEATS} times in "
+                                  f"{now - self._kv_full[0]:.0f} s: requests are being retracted (lower "
+                                  "--max-running-requests or raise --mem-fraction-static)")
+        if "Decode batch" not in text or DECODE_BATCH.search(text) is None:
+            return None
+        accept = ACCEPT_LEN.search(text)
+        if accept is not None:
+            self._low_accept = self._low_accept + 1 if float(accept["value"]) <= ACCEPT_LEN_NEAR_ONE else 0
+            if self._low_accept >= ACCEPT_LEN_BATCHES:
+                return self._once("accept-len", f"speculative accept len ≤ {ACCEPT_LEN_NEAR_ONE} over "
+                                  f"{ACCEPT_LEN_BATCHES} decode batches: the draft model contributes nothing "
+                                  "(check the draft checkpoint and --speculative-algorithm)")
+        queue = QUEUE_REQ.search(text)
+        if queue is not None:
+            self._queue.append(int(queue["value"]))
+            values = list(self._queue)
+            growing = all(later >= earlier for earlier, later in zip(values, values[1:], strict=False))
+            if len(values) == QUEUE_GROWTH_BATCHES and growing and values[-1] - values[0] >= QUEUE_GROWTH_MIN:
+                return self._once("queue", f"#queue-req grew from {values[0]} to {values[-1]} over "
+                                  f"{QUEUE_GROWTH_BATCHES} decode batches without falling: requests arrive "
+                                  "faster than the server serves them")
+        return None
+
+    def _once(self, key: str, message: str) -> str | None:
+        if key in self._warned:
+            return None
+        self._warned.add(key)
+        return message
 
 
 class _Launch:
@@ -92,29 +175,88 @@ class _Launch:
         self.normalizer = LineNormalizer(host)
         self.tracker = LaunchTracker()
         self.scanner = FailureScanner()
-        self.history: list[Stage] = []  # the stages this launch reached, in order
+        self.clock = _LaunchClock()
+        self._reset()
+
+    def _reset(self) -> None:
+        # The stages this launch reached, in order: each as its event, with when and the memory figures then.
+        self.history: list[WatchEvent] = []
+        self.memory: dict[str, str] = {}
+        self.url: str | None = None
+        self.bars: dict[str, int] = {}  # progress bar label -> last percent shown
+        self.rank_seen: dict[str, float] = {}  # rank label -> watch clock of its latest line
+        self.recent: deque[str] = deque(maxlen=STALL_LINES)
+        self.health = _Health()
+        self._server_args: str | None = None
+        self.declared: int | None = None  # ranks writing this log, from server_args
 
     @property
     def stage(self) -> Stage | None:
-        return self.history[-1] if self.history else None
+        return self.history[-1].stage if self.history else None
 
-    def feed(self, text: str, number: int, offset: int) -> Stage | None:
+    def feed(self, text: str, number: int, offset: int, now: float) -> list[WatchEvent]:
         line = self.normalizer.normalize(text, number, offset)
         markers = len(self.tracker.markers)
         self.tracker.observe(line)
         if len(self.tracker.markers) > markers:
             # A new launch in the same log: what came before belongs to an older one.
             self.scanner = FailureScanner()
-            self.history = []
+            self._reset()
         self.scanner.feed(line)
+        at = self.clock.observe(line, now)
+        if line.meta.rank_label:
+            self.rank_seen[line.meta.rank_label] = now
+        if line.text.strip():
+            self.recent.append(line.text)
+        self._learn(line.text)
+        events: list[WatchEvent] = []
         stage = stage_of(line.text)
         if stage is not None and is_later(stage, self.stage):
-            self.history.append(stage)
-            return stage
-        return None
+            self.history.append(self.stage_event(stage, at))
+            events.append(self.history[-1])
+        if self.stage is not None and self.stage.key == "ready":
+            warning = self.health.feed(line.text, now)
+            if warning is not None:
+                events.append(WatchEvent("warning", text=warning))
+        return events
 
-    def flush(self) -> list[Failure]:
-        return self.scanner.finish()
+    def _learn(self, text: str) -> None:
+        self.memory.update(memory_in(text))
+        self.url = url_in(text) or self.url
+        if self.tracker.server_args is not None and self.tracker.server_args != self._server_args:
+            self._server_args = self.tracker.server_args
+            pairs = parse_server_args(self._server_args)
+            self.declared = ranks_declared(pairs)
+            self.url = self.url or url_from_server_args(pairs)
+
+    def stage_event(self, stage: Stage, at: float) -> WatchEvent:
+        kind: EventKind = "ready" if stage.key == "ready" else "stage"
+        return WatchEvent(kind, stage=stage, at=at, memory=tuple(self.memory.items()), url=self.url)
+
+    def progress(self, chunk: bytes) -> WatchEvent | None:
+        """A progress event for the latest bar reading in `chunk`, when its percentage moved."""
+        reading = progress_in(decode(chunk))
+        if reading is None or self.bars.get(reading.label) == reading.percent:
+            return None
+        self.bars[reading.label] = reading.percent
+        return WatchEvent("progress", stage=self.stage, progress=reading, memory=tuple(self.memory.items()))
+
+    def failures(self) -> list[Failure]:
+        """The failures found so far, open ones closed (only called once they are complete)."""
+        found = self.scanner.finish() if self.scanner.has_open() else self.scanner.failures
+        return list({id(failure): failure for failure in found}.values())  # finish() twice repeats fallbacks
+
+    def ranks_settled(self, failures: list[Failure], now: float, since: float, settle: float) -> bool:
+        """Every rank of the launch has failed, or has been silent for `settle` seconds since `since` (the
+        first failure)."""
+        failed = {failure.meta.rank_label for failure in failures} - {None}
+        declared = self.declared or max(1, len(self.rank_seen))
+        if declared <= 1 or len(failed) >= declared:
+            return True
+        if any(now - max(seen, since) < settle for rank, seen in self.rank_seen.items() if rank not in failed):
+            return False
+        unseen = declared - len(failed | set(self.rank_seen))
+        return unseen <= 0 or now - since >= settle
 
 
 @dataclass
@@ -128,14 +270,32 @@ class _Generation:
     lines: LineSplitter = field(init=False)
     number: int = 0
     first_failure_at: float | None = None
+    last_move: float = 0.0  # watch clock of the latest stage or progress (--stall)
+    dismissed: int = 0  # failures found so far that made no report (an older launch's, say): not rebuilt
 
     def __post_init__(self) -> None:
         self.lines = LineSplitter(self.start)
+        self.last_move = self.last_data
 
     @property
     def end(self) -> int:
         """Offset just past the last byte received (a partial line included)."""
         return self.lines.end
+
+    def failure_due(self, now: float, settle: float, tail_quiet: float, incomplete_grace: float) -> list[Failure]:
+        """The failures to report now, or [] while they are incomplete or sibling ranks may still fail."""
+        scanner = self.launch.scanner
+        if scanner.has_open():
+            idle = now - self.last_data
+            if idle < (incomplete_grace if scanner.has_incomplete() else tail_quiet):
+                return []
+        elif not scanner.failures:
+            return []
+        failures = self.launch.failures()
+        if len(failures) <= self.dismissed:
+            return []
+        self.first_failure_at = self.first_failure_at if self.first_failure_at is not None else now
+        return failures if self.launch.ranks_settled(failures, now, self.first_failure_at, settle) else []
 
 
 def watch(
@@ -145,33 +305,47 @@ def watch(
     *,
     patterns: PatternSet | None = None,
     settle: float = SETTLE_SECONDS,
-    idle_flush: float = IDLE_FLUSH_SECONDS,
+    tail_quiet: float = TAIL_QUIET_SECONDS,
     incomplete_grace: float = INCOMPLETE_GRACE_SECONDS,
     timeout: float | None = None,
+    stall: float | None = None,
+    then_follow: bool = False,
+    from_start: bool = False,
+    details: bool = False,
     started: float | None = None,
     clock: Callable[[], float] = time.monotonic,
+    stop: Callable[[], bool] | None = None,
 ) -> Iterator[WatchEvent]:
-    """Follow the log; yield stage events, then `ready` or `failure` (and `restarted` on rotation).
+    """Follow the log; yield stage, progress and line events, then `ready`, `failure` or `stall` (and
+    `restarted` on rotation).  Raises WatchTimeout after `timeout` seconds without ready.
 
-    The backlog (the end of the log already written when the watch starts) is read first, and only then are
-    the stages of the latest launch in it shown: a "ready" line of an earlier launch followed by a later
-    launch that is still loading is not ready."""
+    The backlog (the end of the log already written when the watch starts; with `from_start` all of it) is read
+    first, and only then are the stages of the latest launch in it shown: a "ready" line of an earlier launch
+    followed by a later launch that is still loading is not ready.  `stop()`, checked at every poll, ends the
+    watch quietly (another log of the same fleet decided the outcome).  With `then_follow`, ready does not end
+    the watch: a later crash does (and `warning` events tell a struggling server); stall and timeout stop
+    counting at ready.  `details`: also yield progress bar readings and the latest line of each chunk (for a view
+of the launch)."""
     options = options or DiagnoseOptions()
     patterns = patterns or load_library(options)
     size = source.size()
-    start = max(0, size - BACKLOG)
+    start = 0 if from_start else max(0, size - BACKLOG)
     now = clock()
     started = now if started is None else started  # --timeout counts from here (connecting included)
     current = _Generation(_Launch(source.host), start, skip_first=start > 0, last_data=now)
     replaying = size > start  # events wait until the backlog is read
+    ready = False
 
-    def report() -> Report:
-        failures = current.launch.flush()
+    def failure_event(failures: list[Failure]) -> WatchEvent | None:
         read = current.end - current.start
         result = ReadResult(failures, current.launch.tracker, read, current.end)
-        return build_report([(source, SourceInfo(source.name, read, current.end), result)], options, patterns)
+        what = (source, SourceInfo(source.name, read, current.end), result)
+        final = build_report([what], options, patterns)
+        return WatchEvent("failure", report=final, read=what) if final.failures else None
 
     for chunk in follow(start):
+        if stop is not None and stop():
+            return
         now = clock()
         if chunk == RESTART:
             yield WatchEvent("restarted", text="log truncated or rotated; following it from the start")
@@ -180,39 +354,50 @@ def watch(
             continue
         if chunk:
             current.last_data = now
-            stages: list[Stage] = []
+            events: list[WatchEvent] = []
             if replaying:
                 in_backlog = max(0, size - current.end)  # bytes of this chunk that were there at the start
-                _feed(current, chunk[:in_backlog])
+                _feed(current, chunk[:in_backlog], now)
                 chunk = chunk[in_backlog:]
                 if current.end >= size:
                     replaying = False
-                    stages.extend(_backlog_state(current.launch))
-            stages.extend(_feed(current, chunk))
-            for stage in stages:
-                if stage.key == "ready":
-                    yield WatchEvent("ready", stage=stage)
-                    return
-                yield WatchEvent("stage", stage=stage)
-            if current.launch.scanner.failures and current.first_failure_at is None:
-                current.first_failure_at = now
-        scanner = current.launch.scanner
-        quiet = incomplete_grace if scanner.has_incomplete() else idle_flush
-        if current.first_failure_at is None and scanner.has_open() and now - current.last_data >= quiet:
-            current.first_failure_at = now  # a traceback at the very end: complete after the silence
-        if current.first_failure_at is not None and now - current.first_failure_at >= settle:
-            final = report()
-            if final.failures:
-                yield WatchEvent("failure", report=final)
+                    events.extend(_backlog_state(current.launch))
+            events.extend(_feed(current, chunk, now))
+            if details and chunk and not replaying:
+                events.extend(_chunk_events(current.launch, chunk))
+            for event in events:
+                if event.kind in ("stage", "progress", "ready"):
+                    current.last_move = now
+                if event.kind == "ready":
+                    if ready:
+                        continue
+                    ready = True
+                    yield event
+                    if not then_follow:
+                        return
+                    continue
+                yield event
+        failures = current.failure_due(now, settle, tail_quiet, incomplete_grace)
+        if failures:
+            failed = failure_event(failures)
+            if failed is not None:
+                yield failed
                 return
-            current.first_failure_at = None
+            current.first_failure_at, current.dismissed = None, len(failures)
+        if ready:
+            continue
+        if stall is not None and now - current.last_move >= stall:
+            yield _stall_event(current.launch, stall)
+            return
         if timeout is not None and now - started >= timeout:
-            raise SourceError(f"{source.name}: not ready after {timeout:g} s (last stage: {_stage_label(current)})")
+            raise WatchTimeout(f"{source.name}: not ready after {timeout:g} s (last stage: {_stage_label(current)})")
     # The stream ended (a pipe's writer closed, the remote tail died): a failure, or an error; never "ready".
-    final = report()
-    if final.failures:
-        yield WatchEvent("failure", report=final)
+    failed = failure_event(current.launch.failures())
+    if failed is not None:
+        yield failed
         return
+    if ready:
+        return  # --then-follow: the server was ready and the log ended without a crash
     raise SourceError(f"{source.name}: the log ended before the server was ready (last stage: {_stage_label(current)})")
 
 
@@ -220,25 +405,43 @@ def _stage_label(current: _Generation) -> str:
     return current.launch.stage.label if current.launch.stage else "none seen"
 
 
-def _backlog_state(launch: _Launch) -> list[Stage]:
+def _stall_event(launch: _Launch, stall: float) -> WatchEvent:
+    stage = launch.stage
+    label = stage.label if stage else "before the first stage"
+    advice = (stage.stall_advice if stage else "") or START_ADVICE
+    return WatchEvent("stall", stage=stage, text=f"stalled: no new stage or progress for {stall:g} s while "
+                      f"{label}. {advice}", lines=tuple(launch.recent), memory=tuple(launch.memory.items()))
+
+
+def _backlog_state(launch: _Launch) -> list[WatchEvent]:
     """The stages to show once the backlog is read: those the latest launch in it reached.  "ready" counts
     only if that launch has not failed since."""
     failed = bool(launch.scanner.failures) or launch.scanner.has_open()
-    return [stage for stage in launch.history if not (failed and stage.key == "ready")]
+    return [event for event in launch.history if not (failed and event.kind == "ready")]
 
 
-def _feed(current: _Generation, chunk: bytes) -> list[Stage]:
-    """Feed the complete lines of `chunk` to the launch; return the stages they reach."""
-    reached: list[Stage] = []
+def _chunk_events(launch: _Launch, chunk: bytes) -> list[WatchEvent]:
+    """What a chunk read live shows besides stages: its latest progress reading and its last line."""
+    events: list[WatchEvent] = []
+    progress = launch.progress(chunk)
+    if progress is not None:
+        events.append(progress)
+    if launch.recent:
+        events.append(WatchEvent("line", text=launch.recent[-1]))
+    return events
+
+
+def _feed(current: _Generation, chunk: bytes, now: float) -> list[WatchEvent]:
+    """Feed the complete lines of `chunk` to the launch; return the events they make (before the backlog is
+    read, only the state is kept)."""
+    events: list[WatchEvent] = []
     for raw, line_offset in current.lines.feed(chunk):
         if current.skip_first:
             current.skip_first = False
             continue
         current.number += 1
-        stage = current.launch.feed(decode(raw), current.number, line_offset)
-        if stage is not None:
-            reached.append(stage)
-    return reached
+        events.extend(current.launch.feed(decode(raw), current.number, line_offset, now))
+    return events
 
 
 def follow_stream(fd: int, *, poll: float = 0.1, wait_for_writer: bool = False) -> Follow:
@@ -314,27 +517,84 @@ def _open_stream(spec: str) -> tuple[StreamSource, Follow, int | None] | None:
     return StreamSource(spec), follow_stream(fd, wait_for_writer=True), fd
 
 
-def watch_spec(spec: str, options: DiagnoseOptions, *, timeout: float | None = None) -> Iterator[WatchEvent]:
-    """Watch SPEC: a local file (followed across rotation), stdin or a FIFO (followed as a stream), or
-    HOST:PATH (followed with `tail -F` over SSH).  With `options.ssh.deadline` set, `timeout` counts from
-    the moment the deadline was set, so that connecting and following share one bound."""
+class _Library:
+    """The pattern library, loaded when there is time: step by step while a remote log connects in the SSH helper
+    process (`load_step`), else at once when the watch starts."""
+
+    def __init__(self, options: DiagnoseOptions) -> None:
+        self._options = options
+        self._patterns: PatternSet | None = None
+
+    def load_step(self) -> bool:
+        """One step of loading (the files, then one regex at a time); False when there is nothing left to do."""
+        if self._patterns is None:
+            self._patterns = load_library(self._options)
+            return True
+        return self._patterns.compile_next()
+
+    def loaded(self) -> PatternSet:
+        if self._patterns is None:
+            self._patterns = load_library(self._options)
+        return self._patterns
+
+
+def watch_spec(
+    spec: str,
+    options: DiagnoseOptions,
+    *,
+    timeout: float | None = None,
+    settle: float = SETTLE_SECONDS,
+    stall: float | None = None,
+    then_follow: bool = False,
+    from_start: bool = False,
+    details: bool = False,
+    stop: Callable[[], bool] | None = None,
+) -> Iterator[WatchEvent]:
+    """Watch SPEC: a local file (followed across rotation, waited for while it does not exist), stdin or a FIFO
+    (followed as a stream), or HOST:PATH (followed with `tail -F` over SSH).  With `options.ssh.deadline` set,
+    `timeout` counts from the moment the deadline was set, so that connecting and following share one bound.
+    `details`: as for `watch` (a fleet of logs shows stages only)."""
     started = time.monotonic()
     if timeout is not None and options.ssh.deadline is not None:
         started = options.ssh.deadline - timeout
+
+    library = _Library(options)
+
+    def follow_with(source: Source, follow: Follow, *, read_all: bool) -> Iterator[WatchEvent]:
+        return watch(source, follow, options, patterns=library.loaded(), timeout=timeout, started=started,
+                     settle=settle, stall=stall, then_follow=then_follow, from_start=read_all, details=details,
+                     stop=stop)
+
     stream = _open_stream(spec)
     if stream is not None:
         source, follow_pipe, fd = stream
         try:
-            yield from watch(source, follow_pipe, options, timeout=timeout, started=started)
+            yield from follow_with(source, follow_pipe, read_all=False)
         finally:
             if fd is not None:
                 os.close(fd)
         return
     from logsleuth.sources.open import open_sources
+    from logsleuth.sources.spec import looks_remote
 
-    (opened,) = open_sources(spec, options.ssh)[:1]
+    appeared = False
+    if not looks_remote(spec) and not os.path.lexists(spec):
+        yield WatchEvent("waiting", text=f"waiting for {spec} to appear")
+        for exists in wait_for_file(spec):
+            if exists:
+                break
+            if stop is not None and stop():
+                return
+            if timeout is not None and time.monotonic() - started >= timeout:
+                raise WatchTimeout(f"{spec}: not ready after {timeout:g} s (the log never appeared)")
+        appeared = True
+    # While the SSH helper process connects, the pattern library loads: the diagnosis of a crash needs it.
+    opened, *others = open_sources(spec, options.ssh, while_waiting=library.load_step)
+    for other in others:  # a remote glob opens only its newest file (no --all-files here); never leak more
+        other.close()
     try:
         follow: Follow = opened.follow if isinstance(opened, Follows) else follow_local(opened.path)  # type: ignore[attr-defined]
-        yield from watch(opened, follow, options, timeout=timeout, started=started)
+        # A log that appeared while we waited is all this launch's: read it from its first byte.
+        yield from follow_with(opened, follow, read_all=from_start or appeared)
     finally:
         opened.close()

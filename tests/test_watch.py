@@ -18,7 +18,7 @@ from logsleuth.sources.local import LocalFileSource
 from logsleuth.sources.memory import MemorySource
 from logsleuth.watch import RESTART, Follow, follow_local, watch, watch_spec
 from tests.helpers import append_later
-from tests.logs import crash_record, launch_line, scheduler_traceback
+from tests.logs import crash_record, launch_line, nccl_traceback, scheduler_traceback
 
 STAGE_LINES = [
     "[2026-11-29 10:00:00] server_args=ServerArgs(model_path='/m', tp_size=1)",
@@ -107,13 +107,14 @@ def test_cli_watch_exit_codes(tmp_path: Path) -> None:
     assert '"AssertionError"' in proc.stdout
 
 
-def test_cli_watch_timeout_exit_3(tmp_path: Path) -> None:
+def test_cli_watch_timeout_exit_124(tmp_path: Path) -> None:
+    """--timeout is not an unreadable source: 124, as timeout(1).  (Passes once cli.py's watch calls run_watch.)"""
     log = tmp_path / "server.log"
     log.write_text(STAGE_LINES[0] + "\n")
     proc = subprocess.run(
         [sys.executable, "-m", "logsleuth", "watch", str(log), "--timeout", "1"], capture_output=True, text=True, timeout=60
     )
-    assert proc.returncode == 3
+    assert proc.returncode == 124
     assert proc.stderr.strip().splitlines()[-1].startswith(f"logsleuth: {log}: not ready after 1 s")
 
 
@@ -241,3 +242,64 @@ def test_offsets_after_a_700_kib_line_stay_exact() -> None:
     assert events[-1].kind == "failure" and report is not None
     assert report.failures[0].failure.offset == data.index(crash)
     assert report.sources[0].bytes_read == len(data)
+
+
+# -- the settle rule: report as soon as every rank has failed or gone quiet -----------------------------------
+
+TP4_ARGS = "[2026-11-29 10:00:00] server_args=ServerArgs(model_path='/m', tp_size=4, dp_size=1, pp_size=1, nnodes=1)\n"
+
+
+def _reported_at(chunks: list[bytes], settle: float) -> float:
+    """The fake clock's time when the failure is yielded (10 ms per look)."""
+    clock = FakeClock(0.01)
+    for event in watch(MemorySource(b""), _scripted(chunks), DiagnoseOptions(), settle=settle, timeout=600, clock=clock):
+        if event.kind == "failure":
+            return clock.now
+    raise AssertionError("no failure")
+
+
+def _rank_crash(rank: int) -> bytes:
+    text = scheduler_traceback() if rank == 0 else nccl_traceback()
+    return crash_record("2026-11-29 10:00:03", f"TP{rank}", text).encode()
+
+
+def test_a_single_rank_crash_needs_no_settle() -> None:
+    """tp_size=1: no sibling to wait for.  Before: 0.5 s of idle flush, then the fixed settle."""
+    args = TP4_ARGS.replace("tp_size=4", "tp_size=1").encode()
+    crash = crash_record("2026-11-29 10:00:03", "", scheduler_traceback()).encode()
+    assert _reported_at([args, crash], settle=30) < 0.2
+
+
+def test_tp4_waits_for_the_settle_time_while_ranks_have_not_failed() -> None:
+    reported = _reported_at([TP4_ARGS.encode(), _rank_crash(0)], settle=5)
+    assert 5 <= reported < 5.3
+
+
+def test_tp4_reports_at_once_when_all_four_ranks_failed() -> None:
+    assert _reported_at([TP4_ARGS.encode(), *(_rank_crash(rank) for rank in range(4))], settle=5) < 0.2
+
+
+def test_without_server_args_the_ranks_seen_so_far_count() -> None:
+    seen = "".join(f"[2026-11-29 10:00:01 TP{rank}] Load weight begin. avail mem=78.84 GB\n" for rank in range(2))
+    assert 5 <= _reported_at([seen.encode(), _rank_crash(0)], settle=5) < 5.3
+    assert _reported_at([seen.encode(), _rank_crash(0), _rank_crash(1)], settle=5) < 0.2
+
+
+def test_a_rank_that_keeps_logging_is_waited_for() -> None:
+    """TP1 goes on printing after TP0 failed: it may still fail, so it must be quiet for the settle time."""
+    seen = "".join(f"[2026-11-29 10:00:01 TP{rank}] Load weight begin. avail mem=78.84 GB\n" for rank in range(2))
+    chatter = [b"[2026-11-29 10:00:04 TP1] still loading\n", *[b""] * 100, b"[2026-11-29 10:00:05 TP1] still loading\n"]
+    reported = _reported_at([seen.encode(), _rank_crash(0), *chatter], settle=2)
+    assert reported > 1.0 + 2  # after TP1's last line (about 1 s in) plus the settle time
+
+
+def test_a_traceback_without_its_exception_line_is_not_reported_early() -> None:
+    """The end of the log is inside a traceback: it is complete only once its exception line arrives."""
+    record = crash_record("2026-11-29 10:00:03", "", scheduler_traceback()).encode()
+    cut = record.index(b"AssertionError")
+    clock = FakeClock(0.01)
+    follow = _scripted([record[:cut], *[b""] * 300, record[cut:]])
+    events = list(watch(MemorySource(b""), follow, DiagnoseOptions(), timeout=600, clock=clock))
+    assert events[-1].kind == "failure" and clock.now > 3.0  # waited through the 3 s pause for the rest
+    report = events[-1].report
+    assert report is not None and not report.failures[0].failure.truncated

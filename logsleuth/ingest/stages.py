@@ -1,4 +1,5 @@
-"""Launch stages of an SGLang server, recognised from its log lines (for `watch`).
+"""Launch stages of an SGLang server, recognised from its log lines (for `watch`), and what else the launch log
+tells while it loads: progress bars, memory figures, the server's URL, and the health lines of a running server.
 
 Strings checked in the 0.4.10.post2, 0.5.9 and 0.5.23 wheels; not every version prints
 every stage (0.5.23 has no "Init torch distributed"), so stages only move forward.
@@ -9,32 +10,57 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from logsleuth.models import ProgressReading
+
 
 @dataclass(frozen=True)
 class Stage:
     key: str
     label: str
     pattern: re.Pattern[str]
+    # What usually keeps a launch in this stage when it stops moving (`watch --stall`): shown with the stall.
+    stall_advice: str = ""
 
+
+_DISTRIBUTED_ADVICE = (
+    "NCCL/torch distributed init waits for every rank: a rank that did not start, a wrong --nnodes, --node-rank or "
+    "--dist-init-addr, a blocked port between nodes, or a wrong NCCL_SOCKET_IFNAME (NCCL_DEBUG=INFO shows which)."
+)
+_WEIGHTS_ADVICE = (
+    "Loading weights: a first launch downloads the model (watch the HF cache directory grow; HF_HUB_OFFLINE=1 "
+    "if it is already there), a slow network file system, or a rank that died without a traceback."
+)
+_CUDA_GRAPH_ADVICE = (
+    "CUDA graph capture is slow for large --cuda-graph-max-bs and can hang on a GPU out of memory or an NCCL "
+    "collective of a rank that died: try a smaller --cuda-graph-max-bs, or --disable-cuda-graph to confirm."
+)
+_HTTP_ADVICE = (
+    "The HTTP server is up but the warm-up request has not finished: the port may be taken, or the first "
+    "forward pass is slow (a large --chunked-prefill-size) or stuck."
+)
 
 STAGES: tuple[Stage, ...] = tuple(
-    Stage(key, label, re.compile(pattern))
-    for key, label, pattern in (
-        ("args", "arguments parsed", r"\bserver_args="),
-        ("distributed", "initialising torch distributed", r"Init torch distributed begin"),
-        ("weights", "loading weights", r"Load weight begin"),
-        ("weights-loaded", "weights loaded", r"Load weight end"),
-        ("kv-cache", "KV cache allocated", r"KV Cache is allocated|Memory pool end"),
-        ("cuda-graph", "capturing CUDA graphs", r"Capture cuda graph (?:begin|bs|num tokens)"),
-        ("cuda-graph-done", "CUDA graphs captured", r"Capture cuda graph end"),
-        ("http", "HTTP server starting", r"Uvicorn running on|Application startup complete"),
-        ("ready", "ready", r"The server is fired up and ready to roll!"),
+    Stage(key, label, re.compile(pattern), advice)
+    for key, label, pattern, advice in (
+        ("args", "arguments parsed", r"\bserver_args=", _DISTRIBUTED_ADVICE),
+        ("distributed", "initialising torch distributed", r"Init torch distributed begin", _DISTRIBUTED_ADVICE),
+        ("weights", "loading weights", r"Load weight begin", _WEIGHTS_ADVICE),
+        ("weights-loaded", "weights loaded", r"Load weight end", "Sizing the KV cache: a rank may be stuck in an "
+         "NCCL collective of a peer that died."),
+        ("kv-cache", "KV cache allocated", r"KV Cache is allocated|Memory pool end", _CUDA_GRAPH_ADVICE),
+        ("cuda-graph", "capturing CUDA graphs", r"Capture cuda graph (?:begin|bs|num tokens)", _CUDA_GRAPH_ADVICE),
+        ("cuda-graph-done", "CUDA graphs captured", r"Capture cuda graph end", _HTTP_ADVICE),
+        ("http", "HTTP server starting", r"Uvicorn running on|Application startup complete", _HTTP_ADVICE),
+        ("ready", "ready", r"The server is fired up and ready to roll!", ""),
     )
 )
 _INDEX = {stage.key: index for index, stage in enumerate(STAGES)}
 # Cheap pre-check: every stage line contains one of these words.
 _WORDS = ("server_args=", "Init torch", "Load weight", "KV Cache", "Memory pool", "Capture cuda", "Uvicorn",
           "Application startup", "fired up")
+# Before any stage line: what a launch that is stuck before printing its arguments usually waits for.
+START_ADVICE = "Nothing from the server yet: it may still be importing (minutes on a cold file system), or it " \
+    "writes its log elsewhere."
 
 
 def stage_of(text: str) -> Stage | None:
@@ -48,3 +74,118 @@ def stage_of(text: str) -> Stage | None:
 
 def is_later(new: Stage, current: Stage | None) -> bool:
     return current is None or _INDEX[new.key] > _INDEX[current.key]
+
+
+# -- progress bars ------------------------------------------------------------------------------------------
+
+
+
+
+# SGLang's weight loaders draw tqdm bars with BAR_FORMAT "{desc}: {percentage:3.0f}% Completed | {n_fmt}/{total_fmt}
+# [...]" (desc "Loading safetensors checkpoint shards", "Loading pt checkpoint shards", ...); the CUDA graph
+# runner uses tqdm's default format with desc f"Capturing batches ({bs=} {avail_mem=:.2f} GB)".
+PROGRESS_BARS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("checkpoint shards", re.compile(
+        r"(?P<desc>Loading [\w ]*?checkpoint shards|Loading safetensors[\w ]*?): *(?P<percent>\d{1,3})% Completed "
+        r"\| *(?P<done>\d+)/(?P<total>\d+)")),
+    ("CUDA graph batches", re.compile(
+        r"Capturing batches \((?P<detail>[^)]*)\): *(?P<percent>\d{1,3})%\|[^|]*\| *(?P<done>\d+)/(?P<total>\d+)")),
+)
+
+
+def progress_in(text: str) -> ProgressReading | None:
+    """The latest progress bar reading in `text` (a chunk of the log: tqdm redraws a bar with `\\r`, so several
+    readings may sit on one line)."""
+    if "%" not in text:
+        return None
+    latest: tuple[int, ProgressReading] | None = None
+    for label, pattern in PROGRESS_BARS:
+        for match in pattern.finditer(text):
+            groups = match.groupdict()
+            reading = ProgressReading(label, min(100, int(groups["percent"])), int(groups["done"]), int(groups["total"]),
+                               (groups.get("detail") or "").strip())
+            if latest is None or match.start() >= latest[0]:
+                latest = (match.start(), reading)
+    return latest[1] if latest else None
+
+
+# -- memory figures ----------------------------------------------------------------------------------------
+
+# (name shown, pattern): the last value each one printed wins.  From model_runner.py ("Load weight end. …
+# mem usage=… GB", "avail mem=… GB" on several lines) and memory_pool.py ("KV Cache is allocated. #tokens: N,
+# K size: … GB, V size: … GB" or "KV size: … GB").
+MEMORY_FIGURES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("weights", re.compile(r"Load weight end\..*?mem usage=(?P<value>[\d.]+ ?GB)")),
+    ("KV cache tokens", re.compile(r"KV Cache is allocated\. #tokens: (?P<value>\d+)")),
+    ("KV cache", re.compile(r"KV Cache is allocated\..*?(?:\bKV size: (?P<value>[\d.]+ ?GB)|"
+                            r"K size: (?P<k>[\d.]+) ?GB, V size: (?P<v>[\d.]+) ?GB)")),
+    ("avail mem", re.compile(r"avail(?: mem=|_mem=)(?P<value>[\d.]+ ?GB)")),
+)
+
+
+def memory_in(text: str) -> dict[str, str]:
+    """The memory figures a log line reports, by name."""
+    if "mem" not in text and "KV Cache" not in text:
+        return {}
+    found: dict[str, str] = {}
+    for name, pattern in MEMORY_FIGURES:
+        match = pattern.search(text)
+        if match is None:
+            continue
+        value = match.group("value") if "value" in match.groupdict() else None
+        if value is None and match.groupdict().get("k"):
+            value = f"{float(match['k']) + float(match['v']):.2f} GB"  # K and V pools together
+        if value:
+            found[name] = value.replace("GB", " GB").replace("  ", " ")
+    return found
+
+
+# -- the server's address ----------------------------------------------------------------------------------
+
+# uvicorn: "Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)"; SGLang with reuseport workers:
+# "Uvicorn running on 0.0.0.0:30000 with 4 SO_REUSEPORT workers".
+_UVICORN_URL = re.compile(r"Uvicorn running on (?:(?P<scheme>https?)://)?(?P<host>\[[^\]]+\]|[^\s:/]+):(?P<port>\d+)")
+
+
+def url_in(text: str) -> str | None:
+    match = _UVICORN_URL.search(text) if "Uvicorn running" in text else None
+    if match is None:
+        return None
+    return f"{match['scheme'] or 'http'}://{match['host']}:{match['port']}"
+
+
+def url_from_server_args(pairs: list[tuple[str, str]] | tuple[tuple[str, str], ...]) -> str | None:
+    """http://HOST:PORT from server_args' host and port (values as printed: `'127.0.0.1'`, `30000`)."""
+    values = {name: value.strip("'\"") for name, value in pairs}
+    host, port = values.get("host"), values.get("port")
+    if not host or not port or not port.isdigit():
+        return None
+    host = f"[{host}]" if ":" in host else host
+    return f"http://{host}:{port}"
+
+
+def ranks_declared(pairs: list[tuple[str, str]] | tuple[tuple[str, str], ...]) -> int | None:
+    """How many scheduler processes (ranks) write this log, from server_args: tp × dp × pp over the nodes.
+    With DP attention the DP groups are inside the TP group (tp_size counts them)."""
+    values = {name: value.strip("'\"") for name, value in pairs}
+
+    def number(name: str) -> int:
+        value = values.get(name, "1")
+        return int(value) if value.isdigit() and int(value) > 0 else 1
+
+    if "tp_size" not in values:
+        return None
+    dp = 1 if values.get("enable_dp_attention") == "True" else number("dp_size")
+    total = number("tp_size") * dp * number("pp_size")
+    return max(1, total // number("nnodes"))
+
+
+# -- a running server's health (watch --then-follow) -------------------------------------------------------
+
+# scheduler.py: "KV cache pool is full. Retract requests. #retracted_reqs: …"
+KV_POOL_FULL = "KV cache pool is full. Retract requests"
+# scheduler_metrics_mixin.py (0.5.9) / metrics_reporter.py (0.5.23): "Decode batch[…], #running-req: N, …
+# accept len: 1.02, accept rate: 0.34, … gen throughput (token/s): F, #queue-req: N"
+DECODE_BATCH = re.compile(r"Decode batch\b.*?#running-req: (?P<running>\d+)")
+ACCEPT_LEN = re.compile(r"(?<!block )\baccept len: (?P<value>\d+(?:\.\d+)?)")
+QUEUE_REQ = re.compile(r"#queue-req: (?P<value>\d+)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -67,8 +68,11 @@ def test_remote_watch_diagnoses_a_crash(sshd: SSHD) -> None:
     log.write_bytes(STAGES[0])
     result = _watch(sshd, log, append_later(log, [STAGES[1], CRASH], 0.3), "--format", "json")
     assert result.returncode == 1, result.stderr
-    assert '"AssertionError"' in result.stdout
-    assert '"hosts": [\n        "logsleuth-alias"' in result.stdout
+    events = [json.loads(line) for line in result.stdout.splitlines()]  # JSON lines, one per event
+    failure = events[-1]
+    assert failure["event"] == "failure"
+    assert failure["report"]["failures"][0]["exceptions"][-1]["type"] == "AssertionError"
+    assert failure["report"]["failures"][0]["hosts"] == ["logsleuth-alias"]
 
 
 def _take(chunks: Iterator[bytes], size: int, seconds: float = 20.0) -> list[bytes]:

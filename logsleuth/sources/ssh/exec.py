@@ -14,7 +14,7 @@ import paramiko
 from logsleuth.sources.base import CHUNK_SIZE
 from logsleuth.sources.spec import RemoteError
 from logsleuth.sources.ssh.connect import SSHConnection
-from logsleuth.sources.ssh.run import MAX_STDERR, MarkerFilter, RunResult
+from logsleuth.sources.ssh.run import FOLLOW_TICK_SECONDS, MAX_STDERR, MarkerFilter, RunResult
 from logsleuth.sources.ssh.scripts import command_line, new_marker
 
 _POLL_SECONDS = 0.2
@@ -78,7 +78,7 @@ class ChannelRun(RunResult):
     def __iter__(self) -> Iterator[bytes]:
         channel = self._channel
         output = MarkerFilter(self.marker, self.host)
-        channel.settimeout(_POLL_SECONDS)
+        channel.settimeout(FOLLOW_TICK_SECONDS if self.idle_ticks else _POLL_SECONDS)
         try:
             while True:
                 self._drain_stderr()

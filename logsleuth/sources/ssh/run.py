@@ -15,6 +15,9 @@ from logsleuth.sources.spec import RemoteError
 
 _MAX_NOISE = 4 << 20  # a login banner bigger than this before our marker is not a banner
 MAX_STDERR = 64 << 10  # kept for error messages; the rest is drained and dropped
+# A follow's idle tick (`idle_ticks` runs, both backends): watch learns that a crash's traceback has ended only
+# from the silence after it, so the silence must be seen soon.  A tick costs a wake-up, nothing on the wire.
+FOLLOW_TICK_SECONDS = 0.04
 
 
 class NoShell(Exception):

@@ -64,19 +64,42 @@ elif [ "$len" = - ]; then tail -c +$((start+1)) -- "$f";
 else tail -c +$((start+1)) -- "$f" | head -c "$len"; fi
 """
 
-# Follow a file from a byte offset for `watch`.  `--pid=$PPID`: when our channel closes, the session
-# that started us ends and tail exits within a second (closing a channel does not signal it; paramiko #203).
+# The inode of "$f" into $i (empty when there is no such file): `ls -di` is POSIX, `stat -c` is not.  The two
+# expansions drop any padding before the number and the name after it.
+_INODE = r"""i=$(ls -di -- "$f" 2>/dev/null); i=${i#"${i%%[0-9]*}"}; i=${i%%[!0-9]*};"""
+
+# Follow a file from a byte offset for `watch`; run again after a lost connection (sources/ssh/follow.py).
+# First line after the marker: how the follow starts and the file's inode.  "resume": from `start`, the file is
+# the one `known` names (or `known` is "-") and not shorter than `least` (bytes known to have been there);
+# "restart": it was replaced or truncated meanwhile, so from its first byte; "missing": no file by that name now
+# (tail -F waits for it).
+# `--pid=$PPID`: when our connection closes, the session that started us ends and tail exits within a second
+# (closing a channel does not signal it; paramiko #203).
 # tail's own messages ("file truncated", "has been replaced") go into stdout (2>&1), so that they come exactly
 # where tail wrote them between the file's bytes; tail runs under a program path with a random part ($4, `./`
 # and `/` runs: the same file), which GNU tail prints at the start of every message, so that no log line can
-# pass for one (TailOutput below).  That path is the first line, LC_ALL=C keeps the messages in English.
+# pass for one (TailOutput below).  That path is the second line, LC_ALL=C keeps the messages in English.
 _FOLLOW_LINES = r"""
-m=$1; f=$2; start=$3; units=$4;
+m=$1; f=$2; start=$3; units=$4; known=$5; least=$6;
 printf '%s\n' "$m";
+""" + _INODE + r"""
+if [ -z "$i" ]; then how=missing; start=0;
+else n=$(wc -c <"$f"); n=$((n+0));
+  if [ "$n" -lt "$least" ] || { [ "$known" != - ] && [ "$known" != "$i" ]; }; then how=restart; start=0; else how=resume; fi;
+fi;
+printf '%s %s\n' "$how" "$i";
 t=$(command -v tail); case $t in /*) t=${t%/*}/$units${t##*/} ;; *) t=tail ;; esac;
 printf '%s\n' "$t";
 LC_ALL=C; export LC_ALL;
 exec "$t" -F --pid=$PPID -c +$((start+1)) -- "$f" 2>&1
+"""
+
+# The inode of the file a name now points to (after tail announced it was replaced): one line, empty if none.
+_INODE_LINES = r"""
+m=$1; f=$2;
+printf '%s\n' "$m";
+""" + _INODE + r"""
+printf '%s\n' "$i"
 """
 
 # The size of a file opened without prefetch.  For .gz it is the decompressed size: the gzip trailer holds it
@@ -112,6 +135,7 @@ READ_SCRIPT = _one_line(_READ_LINES)
 SIZE_SCRIPT = _one_line(_SIZE_LINES)
 FIND_SCRIPT = _one_line(_FIND_LINES)
 FOLLOW_SCRIPT = _one_line(_FOLLOW_LINES)
+INODE_SCRIPT = _one_line(_INODE_LINES)
 
 
 def new_marker() -> str:
@@ -226,6 +250,23 @@ def parse_offsets(body: bytes) -> list[int] | None:
     return sorted(offsets)
 
 
+@dataclass(frozen=True, slots=True)
+class FollowStart:
+    """FOLLOW_SCRIPT's first line: how the follow starts ("resume", "restart" or "missing") and the inode of the
+    file it follows ("" when missing)."""
+
+    how: str
+    inode: str
+
+
+def parse_follow_start(line: bytes) -> FollowStart | None:
+    """FOLLOW_SCRIPT's first line (without its newline); None if it is not one."""
+    how, _, inode = line.decode("ascii", "replace").partition(" ")
+    if how not in ("resume", "restart", "missing") or not (inode.isdigit() or (how == "missing" and not inode)):
+        return None
+    return FollowStart(how, inode)
+
+
 class TailOutput:
     """Splits the merged output of FOLLOW_SCRIPT into the file's bytes and tail's own messages, in order.
 
@@ -277,6 +318,11 @@ class TailMessage:
     @property
     def restarts(self) -> bool:
         return bool(_TAIL_RESTARTS.search(self.text))
+
+    @property
+    def same_file(self) -> bool:
+        """The file was truncated (the name still points to the file followed), not replaced."""
+        return self.text.endswith(b": file truncated")
 
 
 def _partial_match(data: bytes, prefix: bytes) -> int:
