@@ -5,35 +5,43 @@ from __future__ import annotations
 import io
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 INTERRUPTED = "interrupted"
 
 
-def main(argv: list[str] | None = None) -> int:
-    try:
-        import typer
+def main(argv: list[str] | None = None, *, quick: bool = False) -> int:
+    """Run `logsleuth ARGV`.  `quick`: a plain `diagnose` command line skips typer (cli_quick.py); the console
+    script asks for it, while in-process callers (the tests) get typer's parse, and can patch cli's names."""
+    args = sys.argv[1:] if argv is None else argv
+    if quick:
+        try:
+            from logsleuth.cli_quick import parse_diagnose
 
-        from logsleuth.cli import COMPLETE_VAR, app, print_stderr, terminal_text
-        from logsleuth.errors import ExitStatus, LogsleuthError
-    except KeyboardInterrupt:  # Ctrl-C during imports
-        print(f"logsleuth: {INTERRUPTED}", file=sys.stderr)
-        return 130
-    # typer vendors click in recent releases and depends on it in older ones: find
-    # click's exception base class through typer's public BadParameter either way.
-    click_error: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+            parsed = parse_diagnose(args)
+        except KeyboardInterrupt:  # Ctrl-C during imports
+            print(f"logsleuth: {INTERRUPTED}", file=sys.stderr)
+            return 130
+        if parsed is not None:
+            return _guarded(lambda: _run_quick(parsed))
+    return _main_typer(args)
+
+
+def _run_quick(parsed: dict[str, Any]) -> int:
+    from logsleuth.program import run_diagnose
+
+    return int(run_diagnose(**parsed))
+
+
+def _guarded(run: Callable[[], int]) -> int:
+    """`run()`'s exit status, with every exception turned into one line on stderr and its exit status."""
+    from logsleuth.errors import ExitStatus, LogsleuthError
+    from logsleuth.program import print_stderr
+
     try:
-        command = typer.main.get_command(app)
-        if os.environ.get(COMPLETE_VAR):  # the shell asking for completions (`logsleuth completion SHELL`)
-            return _complete(command, COMPLETE_VAR)
-        return _run(command, sys.argv[1:] if argv is None else argv)
-    except click_error as exc:
-        # click's usage message quotes the command line: shown cleaned like every other stderr line.
-        message = io.StringIO()
-        getattr(exc, "show")(file=message)  # noqa: B009 - click's API, typed through a runtime class
-        sys.stderr.write(terminal_text(message.getvalue()))
-        return int(getattr(exc, "exit_code", ExitStatus.USAGE))
-    except (KeyboardInterrupt, typer.Abort):
+        return run()
+    except KeyboardInterrupt:
         print_stderr(INTERRUPTED)
         return int(ExitStatus.INTERRUPTED)
     except LogsleuthError as exc:
@@ -46,6 +54,37 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - the one place that turns a bug into one line
         print_stderr(f"internal error: {type(exc).__name__}: {exc} (please report this)")
         return int(ExitStatus.INTERNAL)
+
+
+def _main_typer(args: list[str]) -> int:
+    try:
+        import typer
+
+        from logsleuth.cli import COMPLETE_VAR, app, terminal_text
+        from logsleuth.errors import ExitStatus
+    except KeyboardInterrupt:  # Ctrl-C during imports
+        print(f"logsleuth: {INTERRUPTED}", file=sys.stderr)
+        return 130
+    # typer vendors click in recent releases and depends on it in older ones: find
+    # click's exception base class through typer's public BadParameter either way.
+    click_error: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+    def run() -> int:
+        try:
+            command = typer.main.get_command(app)
+            if os.environ.get(COMPLETE_VAR):  # the shell asking for completions (`logsleuth completion SHELL`)
+                return _complete(command, COMPLETE_VAR)
+            return _run(command, args)
+        except click_error as exc:
+            # click's usage message quotes the command line: shown cleaned like every other stderr line.
+            message = io.StringIO()
+            getattr(exc, "show")(file=message)  # noqa: B009 - click's API, typed through a runtime class
+            sys.stderr.write(terminal_text(message.getvalue()))
+            return int(getattr(exc, "exit_code", ExitStatus.USAGE))
+        except typer.Abort:
+            raise KeyboardInterrupt from None
+
+    return _guarded(run)
 
 
 def _run(command: Any, args: list[str]) -> int:
@@ -78,7 +117,7 @@ def _entry() -> None:
 
     try:
         ssh_helper.fork_if_remote(sys.argv[1:])  # before typer is imported: see internal/ssh_helper/parent.py
-        status = main()
+        status = main(quick=True)
     except KeyboardInterrupt:  # before main() was running
         print(f"logsleuth: {INTERRUPTED}", file=sys.stderr)
         status = 130

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 from logsleuth.diagnosis.grouping import Grouper, is_cascade
 from logsleuth.diagnosis.library import PatternSet, load_patterns
 from logsleuth.diagnosis.match import match_failure
 from logsleuth.diagnosis.schema import Pattern
-from logsleuth.errors import SourceError
+from logsleuth.errors import SourceError, UsageError
 from logsleuth.fixes.build import build_fix
 from logsleuth.fixes.builders import BUILDERS
 from logsleuth.fixes.context import interpolate
@@ -22,9 +23,10 @@ from logsleuth.fixes.upgrade import with_upgrade
 from logsleuth.ingest.launch import LaunchTracker
 from logsleuth.ingest.reader import DEFAULT_MAX_BYTES, read_all, read_latest
 from logsleuth.ingest.scan import ReadResult
-from logsleuth.models import Diagnosis, FailureGroup, LaunchInfo, Report, SourceInfo
+from logsleuth.models import ClockOffset, Diagnosis, FailureGroup, LaunchInfo, Report, SourceInfo
 from logsleuth.sources.base import Progress, ReportsProgress, Source
-from logsleuth.sources.open import open_sources
+from logsleuth.sources.fanout import DEFAULT_PARALLEL, IdleWork, fan_out, one_at_a_time
+from logsleuth.sources.open import is_remote, open_sources
 from logsleuth.sources.options import SSHOptions
 
 
@@ -37,6 +39,7 @@ class DiagnoseOptions:
     include_user_patterns: bool = True
     max_bytes: int = DEFAULT_MAX_BYTES
     ssh: SSHOptions = field(default_factory=SSHOptions)
+    parallel: int = DEFAULT_PARALLEL  # remote sources read at once (--parallel); 1: one after another
 
 
 
@@ -46,37 +49,108 @@ def load_library(options: DiagnoseOptions) -> PatternSet:
     return load_patterns(options.pattern_dirs, include_user=options.include_user_patterns, known_builders=BUILDERS)
 
 
+# on_source(name, state, detail): a source's progress for the CLI's per-host line.  `state` is "connecting"
+# (a remote spec, by its spec), then for each source it names "reading" and "done" or "error" (by the source's
+# name; detail: the one-line error).  A spec that cannot be opened goes from "connecting" to "error".
+OnSource = Callable[[str, str, str | None], None]
+SourceResult = tuple[Source | None, SourceInfo, ReadResult | None]
+
+
 def diagnose(
     specs: Sequence[str],
     options: DiagnoseOptions | None = None,
     *,
     patterns: PatternSet | None = None,
     progress: Progress | None = None,
+    on_source: OnSource | None = None,
 ) -> Report:
-    """Diagnose one or more sources (`path`, `-`, `host:path`).  A source that cannot be
-    read is recorded in `Report.sources` with its error; the others go on."""
+    """Diagnose one or more sources (`path`, `-`, `host:path`).  A source that cannot be read is recorded in
+    `Report.sources` with its error; the others go on.  The report is the same whatever `options.parallel`.
+
+    Remote specs are opened and read at once, `options.parallel` at a time, on worker threads: `on_source`,
+    `progress` and the SSH options' callbacks are then called from those threads, and must be thread-safe.
+    Local specs (and stdin) are read first, in the caller's thread: a large local file is searched by forked
+    processes, and a fork is safest with no other thread running."""
     options = options or DiagnoseOptions()
     patterns = patterns or load_library(options)
-    results: list[tuple[Source | None, SourceInfo, ReadResult | None]] = []
-    for spec in specs:
-        try:
-            # While the SSH helper connects, compile pattern regexes: matching would do it later anyway.
-            sources = open_sources(spec, options.ssh, while_waiting=patterns.compile_next)
-        except SourceError as exc:
-            results.append((None, SourceInfo(name=spec, bytes_read=0, size=None, error=str(exc)), None))
-            continue
-        for source in sources:
-            try:
-                if progress is not None and isinstance(source, ReportsProgress):
-                    source.progress = progress
-                result = read_all(source) if options.all_failures else read_latest(source, max_bytes=options.max_bytes)
-                info = SourceInfo(source.name, result.bytes_read, result.size, capped=result.capped)
-                results.append((source, info, result))
-            except SourceError as exc:
-                results.append((source, SourceInfo(source.name, 0, None, error=str(exc)), None))
-            finally:
-                source.close()
-    return build_report(results, options, patterns)
+    remote = [index for index, spec in enumerate(specs) if is_remote(spec)]
+    # While sources connect (in the SSH helper), compile pattern regexes: matching would do it later anyway.
+    read = partial(
+        _read_spec,
+        options=options,
+        progress=progress,
+        on_source=on_source or _ignore,
+        while_waiting=one_at_a_time(patterns.compile_next),
+        # Several hosts: their failures are ordered by time, which needs their clocks (diagnosis/fleet.py).
+        # One remote spec is one host: its clock would change nothing, so it costs nothing.
+        with_clock=len(remote) > 1,
+    )
+    by_spec = {index: read(spec) for index, spec in enumerate(specs) if index not in remote}
+    fanned_out = fan_out([specs[index] for index in remote], read, parallel=options.parallel)
+    by_spec.update(zip(remote, fanned_out, strict=True))
+    return build_report([result for index in range(len(specs)) for result in by_spec[index]], options, patterns)
+
+
+def _ignore(name: str, state: str, detail: str | None) -> None:
+    pass
+
+
+def _read_spec(
+    spec: str,
+    *,
+    options: DiagnoseOptions,
+    progress: Progress | None,
+    on_source: OnSource,
+    while_waiting: IdleWork,
+    with_clock: bool,
+) -> list[SourceResult]:
+    """Open and read every source a spec names (a remote glob may name several)."""
+    if is_remote(spec):
+        on_source(spec, "connecting", None)
+    try:
+        sources = open_sources(spec, options.ssh, while_waiting=while_waiting)
+    except SourceError as exc:
+        on_source(spec, "error", str(exc))
+        return [(None, SourceInfo(name=spec, bytes_read=0, size=None, error=str(exc), host=_host_named(spec)), None)]
+    return [_read_source(source, options, progress, on_source, with_clock) for source in sources]
+
+
+def _host_named(spec: str) -> str | None:
+    """The host a remote spec names (for a source that could not even be opened), None for a local one."""
+    from logsleuth.sources.spec import parse_remote_spec
+
+    try:
+        remote = parse_remote_spec(spec) if is_remote(spec) else None
+    except UsageError:
+        return None
+    return remote.host if remote else None
+
+
+def _read_source(
+    source: Source, options: DiagnoseOptions, progress: Progress | None, on_source: OnSource, with_clock: bool
+) -> SourceResult:
+    """Read one source and close it; with `with_clock`, also measure its host's clock, over its connection
+    while it is still open."""
+    on_source(source.name, "reading", None)
+    try:
+        if progress is not None and isinstance(source, ReportsProgress):
+            source.progress = progress
+        result = read_all(source) if options.all_failures else read_latest(source, max_bytes=options.max_bytes)
+        clock = _clock_of(source) if with_clock else None
+    except SourceError as exc:
+        on_source(source.name, "error", str(exc))
+        return (source, SourceInfo(source.name, 0, None, error=str(exc), host=source.host), None)
+    finally:
+        source.close()
+    on_source(source.name, "done", None)
+    info = SourceInfo(source.name, result.bytes_read, result.size, capped=result.capped, clock=clock)
+    return (source, info, result)
+
+
+def _clock_of(source: Source) -> ClockOffset | None:
+    from logsleuth.sources.ssh.clock import clock_of  # no paramiko: only the protocol and the measurement
+
+    return clock_of(source)
 
 
 def diagnose_text(text: str, options: DiagnoseOptions | None = None, *, patterns: PatternSet | None = None) -> Report:
@@ -96,12 +170,14 @@ def build_report(
     options: DiagnoseOptions,
     patterns: PatternSet,
 ) -> Report:
+    from logsleuth.diagnosis.fleet import build_fleet  # here, not at the top: this function's own import
+
     grouper = Grouper()
     trackers: dict[str, LaunchTracker] = {}  # source name -> what its log says about its launches
     infos: list[SourceInfo] = []
     context_lines: list[str] = []
     for source, info, result in results:
-        infos.append(info)
+        infos.append(info if source is None or info.host else replace(info, host=source.host))
         if result is None or source is None:
             continue
         trackers[source.name] = result.tracker
@@ -120,7 +196,9 @@ def build_report(
         )
         for group in grouper.groups()
     ]
-    groups = _order(groups, {p.id: p for p in patterns.patterns})
+    by_id = {p.id: p for p in patterns.patterns}
+    groups = _order(groups, by_id)
+    fleet, groups = build_fleet(infos, groups, lambda group: _is_cascade(group, by_id))
     return Report(
         sources=tuple(infos),
         failures=tuple(groups),
@@ -129,6 +207,7 @@ def build_report(
         omitted_failures=grouper.omitted_failures,
         omitted_groups=grouper.omitted_distinct.value,
         omitted_groups_estimated=grouper.omitted_distinct.estimated,
+        fleet=fleet,
     )
 
 
@@ -217,12 +296,13 @@ def _diagnose_group(
 
 def _order(groups: list[FailureGroup], patterns: dict[str, Pattern]) -> list[FailureGroup]:
     """Causes before cascades; a pattern can mark its failure as a cascade."""
-
-    def cascade(group: FailureGroup) -> bool:
-        pattern = patterns.get(group.diagnosis.pattern) if group.diagnosis else None
-        return bool(pattern and pattern.cascade) or is_cascade(group.failure)
-
-    has_cause = any(not cascade(group) for group in groups)
+    has_cause = any(not _is_cascade(group, patterns) for group in groups)
     indexed = list(enumerate(groups))
-    indexed.sort(key=lambda item: (1 if has_cause and cascade(item[1]) else 0, item[0]))
+    indexed.sort(key=lambda item: (1 if has_cause and _is_cascade(item[1], patterns) else 0, item[0]))
     return [group for _, group in indexed]
+
+
+def _is_cascade(group: FailureGroup, patterns: dict[str, Pattern]) -> bool:
+    """A failure that usually follows another: its pattern says so (`cascade = true`), or its text does."""
+    pattern = patterns.get(group.diagnosis.pattern) if group.diagnosis else None
+    return bool(pattern and pattern.cascade) or is_cascade(group.failure)

@@ -7,33 +7,37 @@ Exit statuses (also in the README and `--help`):
 
 from __future__ import annotations
 
-import codecs
-import contextlib
 import os
 import platform
 import sys
 import time
-from collections.abc import Iterator
-from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from logsleuth.api import DiagnoseOptions, diagnose
-from logsleuth.errors import ExitStatus, LogsleuthError, UsageError
+from logsleuth.cli_quick import COMPLETE_VAR
+from logsleuth.errors import ExitStatus, UsageError
 from logsleuth.ingest.reader import DEFAULT_MAX_BYTES
-from logsleuth.models import Report
+from logsleuth.program import (  # noqa: F401 - re-exported: the helpers tests and __main__ know as cli's
+    SLACK_WEBHOOK_ENV,
+    default_format,
+    exit_status_for,
+    output_width,
+    parse_size,
+    print_stderr,
+    redacted,
+    run_diagnose,
+    status_text,
+    terminal_text,
+    write_report,
+)
 from logsleuth.render import render
-from logsleuth.render.json_report import report_status
-from logsleuth.render.options import MIN_MAX_CHARS, MIN_WIDTH, OutputFormat, RenderOptions
-from logsleuth.render.safety import strip_controls
-from logsleuth.sources.base import Progress
+from logsleuth.render.options import MIN_WIDTH, OutputFormat, RenderOptions
+from logsleuth.sources.fanout import DEFAULT_PARALLEL
 from logsleuth.sources.options import SSHOptions
-
-if TYPE_CHECKING:
-    from rich.text import Text
 
 EXIT_CODES_HELP = (
     "Exit status: 0 no failure found, 1 failure found, 2 usage error, "
@@ -55,160 +59,6 @@ app = typer.Typer(
 )
 
 
-def parse_size(text: str) -> int:
-    """`256M`, `1G`, `500000` -> bytes (at least one)."""
-    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-    raw = text.strip().lower().removesuffix("b").removesuffix("i")
-    try:
-        size = int(float(raw[:-1]) * units[raw[-1]]) if raw and raw[-1] in units else int(raw)
-    except (ValueError, OverflowError):  # OverflowError: `infk`
-        raise UsageError(f"--max-bytes: not a size: {text!r} (use e.g. 256M or 1G)") from None
-    if size <= 0:
-        raise UsageError(f"--max-bytes: must be more than 0 bytes, not {text!r}")
-    return size
-
-
-def terminal_text(message: str) -> str:
-    """A message for the terminal, made inert like report text: secrets redacted (always: stderr ends up in
-    CI logs, whatever --no-redact says of the report), escape sequences and control characters removed."""
-    from logsleuth.redact import redact_secrets
-
-    return strip_controls(redact_secrets(message))
-
-
-def print_stderr(message: str) -> None:
-    """The one way logsleuth prints an error, a warning or a watch line: `logsleuth: ` and one clean line."""
-    print(f"logsleuth: {terminal_text(message).replace(chr(10), ' ')}", file=sys.stderr, flush=True)
-
-
-def write_report(text: str, fmt: OutputFormat) -> None:
-    """JSON is UTF-8 by definition (RFC 8259), so it is written as UTF-8 whatever the locale says.  The
-    other formats follow the stream's encoding; what it cannot encode (`›` on an ASCII terminal) is
-    written as a backslash escape rather than failing the run or printing mojibake."""
-    stream = sys.stdout
-    encoding = getattr(stream, "encoding", None) or "utf-8"
-    buffer = getattr(stream, "buffer", None)
-    if fmt is OutputFormat.JSON and buffer is not None and codecs.lookup(encoding).name != "utf-8":
-        stream.flush()
-        buffer.write(text.encode("utf-8"))
-        buffer.flush()
-        return
-    if buffer is not None:
-        text = text.encode(encoding, "backslashreplace").decode(encoding)
-    stream.write(text)
-    stream.flush()
-
-
-@contextlib.contextmanager
-def _progress_status(enabled: bool) -> Iterator[Progress | None]:
-    """A rich status line on a TTY ("connecting to gpu7…", bytes read); nothing otherwise."""
-    if not enabled:
-        yield None
-        return
-    from rich.console import Console
-
-    status = Console(stderr=True).status("reading…")
-    status.start()
-    try:
-        yield lambda message: status.update(_status_text(message))
-    finally:
-        status.stop()
-
-
-def _status_text(message: str) -> Text:
-    """A rich status line from untrusted text: a `Text`, which rich never reads as markup."""
-    from rich.text import Text
-
-    return Text(terminal_text(message).replace("\n", " "))
-
-
-# Where a report's status (the JSON's `status`) sends the exit status: one decision, two spellings.
-STATUS_EXIT = {
-    "failure": ExitStatus.FAILURE_FOUND,
-    "no-failure": ExitStatus.NO_FAILURE,
-    "unreadable": ExitStatus.SOURCE_ERROR,
-}
-
-
-def exit_status_for(report: Report) -> ExitStatus:
-    return STATUS_EXIT[report_status(report)]
-
-
-# `-o FILE` without --format: the format its extension names (anything else is plain text).
-EXTENSION_FORMATS = {
-    ".json": OutputFormat.JSON,
-    ".md": OutputFormat.MARKDOWN,
-    ".markdown": OutputFormat.MARKDOWN,
-    ".slack": OutputFormat.SLACK,
-    ".txt": OutputFormat.TEXT,
-    ".text": OutputFormat.TEXT,
-    ".log": OutputFormat.TEXT,
-}
-
-
-def default_format(output: Path | None) -> OutputFormat:
-    """--format when it is not given: the output file's extension, else rich on a terminal, else text."""
-    if output is not None:
-        return EXTENSION_FORMATS.get(output.suffix.lower(), OutputFormat.TEXT)
-    return OutputFormat.RICH if sys.stdout.isatty() else OutputFormat.TEXT
-
-
-FALLBACK_WIDTH = 80  # a pipe or a file: what rich, man and git assume
-
-
-def output_width(explicit: int | None, to_terminal: bool) -> int:
-    """--width, else $COLUMNS (as rich reads it), else the terminal's width when the report goes to one,
-    else 80 columns."""
-    if explicit is not None:
-        return explicit
-    columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) > 0:
-        return max(MIN_WIDTH, int(columns))
-    if to_terminal:
-        with contextlib.suppress(OSError, ValueError):
-            return max(MIN_WIDTH, os.get_terminal_size(sys.stdout.fileno()).columns)
-    return FALLBACK_WIDTH
-
-
-def sources_or_stdin(sources: list[str] | None) -> list[str]:
-    """The sources given, or stdin when none is and a log is piped in (`cat server.log | logsleuth diagnose`)."""
-    if sources:
-        return sources
-    if sys.stdin is not None and not sys.stdin.isatty():
-        return ["-"]
-    raise UsageError("no log given: name a file or HOST:PATH, or pipe one in (cat server.log | logsleuth diagnose)")
-
-
-def _redact(report: Report, redact: bool, anonymize: bool) -> Report:
-    if not redact and not anonymize:
-        return report
-    from logsleuth.redact import redact_report
-
-    return redact_report(report, secrets=redact, anonymize=anonymize)
-
-
-def _write_output(output: Path, text: str) -> None:
-    try:
-        output.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise LogsleuthError(f"cannot write {output}: {exc.strerror or exc}") from None
-
-
-def _slack_webhook_url(url: str | None, post: bool) -> str | None:
-    """Where to post the Slack report: --slack-webhook URL, or with --post-to-slack the URL in
-    $LOGSLEUTH_SLACK_WEBHOOK (which keeps the URL, a secret, out of shell history and `ps`).  The variable
-    alone never posts: a report leaves the machine only when the command line asks for it."""
-    if url:
-        return url
-    if not post:
-        return None
-    from_env = os.environ.get(SLACK_WEBHOOK_ENV, "").strip()
-    if not from_env:
-        raise UsageError(f"--post-to-slack: set {SLACK_WEBHOOK_ENV} to the incoming-webhook URL, or give --slack-webhook URL")
-    return from_env
-
-
-SLACK_WEBHOOK_ENV = "LOGSLEUTH_SLACK_WEBHOOK"
 FORMAT_HELP = "rich (default on a terminal), text (default otherwise), markdown, slack or json."
 
 # Options that diagnose and watch share, declared once.
@@ -236,6 +86,16 @@ AcceptNewHostKeyOption = Annotated[
 ]
 
 
+HostsFileOption = Annotated[
+    str | None,
+    typer.Option("--hosts-file", help="Read sources from FILE, one per line (# comments): HOST:PATH, or a bare "
+                 "HOST that fills each {host} SOURCE. '-' reads it from stdin.", metavar="FILE"),
+]
+ParallelOption = Annotated[
+    int, typer.Option("--parallel", min=1, help="Read at most N sources at once.", metavar="N")
+]
+
+
 class SSHBackendChoice(StrEnum):  # the values of sources.options.SSH_BACKENDS (a test keeps them the same)
     AUTO = "auto"
     PARAMIKO = "paramiko"
@@ -257,8 +117,8 @@ def diagnose_command(
     sources: Annotated[
         list[str] | None,
         typer.Argument(
-            help="Logs to read: PATH, '-' for stdin, HOST:PATH or user@host:path (ssh). "
-            "With none, a log piped to stdin is read.",
+            help="Logs to read: PATH, '-' for stdin, HOST:PATH or user@host:path (ssh), "
+            "'node[01-16]:PATH' for several hosts. With none, a log piped to stdin is read.",
             metavar="SOURCE",
             show_default=False,
         ),
@@ -305,58 +165,21 @@ def diagnose_command(
     accept_new_host_key: AcceptNewHostKeyOption = False,
     ssh_backend: SSHBackendOption = SSHBackendChoice.AUTO,
     all_files: Annotated[bool, typer.Option("--all-files", help="A remote glob reads every match, not the newest.")] = False,
+    # Fleets (docs/fleet-syntax.md): node[01-16]:/var/log/sglang.log, {host} templates, a hosts file.
+    hosts_file: HostsFileOption = None,
+    parallel: ParallelOption = DEFAULT_PARALLEL,
 ) -> None:
-    """Diagnose the latest failure in one or more logs."""
-    options = DiagnoseOptions(
-        all_failures=all_failures,
-        command=command,
-        engine_version=engine_version,
-        pattern_dirs=tuple(str(p) for p in patterns or ()),
-        include_user_patterns=not no_user_patterns,
-        max_bytes=parse_size(max_bytes),
-        ssh=SSHOptions(
-            config_file=str(ssh_config) if ssh_config else None,
-            accept_new_host_key=accept_new_host_key,
-            backend=ssh_backend.value,
-            all_files=all_files,
-            notice=print_stderr,  # "Permanently added … to the list of known hosts", as OpenSSH prints it
-        ),
+    """Diagnose the latest failure in one or more logs.  Several logs (a multi-node launch, a fleet) are read
+    at once and reported together: the earliest failure across hosts first, its cascades on the others after."""
+    status = run_diagnose(
+        sources=sources, output_format=output_format, output=output, width=width, all_failures=all_failures,
+        command=command, engine_version=engine_version, patterns=patterns, no_user_patterns=no_user_patterns,
+        max_bytes=max_bytes, max_chars=max_chars, no_redact=no_redact, anonymize=anonymize,
+        slack_webhook=slack_webhook, post_to_slack=post_to_slack, ssh_config=ssh_config,
+        accept_new_host_key=accept_new_host_key, ssh_backend=ssh_backend.value, all_files=all_files,
+        hosts_file=hosts_file, parallel=parallel, diagnose_specs=diagnose, render_report=render,  # cli's names: the tests stand in for them
     )
-    if max_chars < MIN_MAX_CHARS:
-        raise UsageError(
-            f"--max-chars: must be at least {MIN_MAX_CHARS} (a shorter Slack report cannot hold the verdict), "
-            f"not {max_chars}"
-        )
-    webhook = _slack_webhook_url(slack_webhook, post_to_slack)
-    specs = sources_or_stdin(sources)
-    fmt = output_format or default_format(output)
-    to_terminal = output is None and sys.stdout.isatty()
-    color = fmt is OutputFormat.RICH and output is None and not os.environ.get("NO_COLOR")
-    render_options = RenderOptions(
-        format=fmt, width=output_width(width, to_terminal), color=color, max_chars=max_chars
-    )
-    with _progress_status(enabled=sys.stderr.isatty() and fmt is not OutputFormat.JSON) as progress:
-        options = replace(options, ssh=replace(options.ssh, progress=progress))
-        report = diagnose(specs, options)
-    report = _redact(report, redact=not no_redact, anonymize=anonymize)
-    text = render(report, render_options)
-    # stderr carries each error and warning once; stdout (or --output) carries the report.
-    for source in report.sources:
-        if source.error:
-            print_stderr(source.error)
-    for warning in report.warnings:
-        print_stderr(f"warning: {warning}")
-    if output is not None:
-        _write_output(output, text)
-    else:
-        write_report(text, fmt)
-    if webhook:
-        from logsleuth.render.slack import render_slack_for_api
-        from logsleuth.slack_webhook import post_to_slack as post
-
-        post(webhook, render_slack_for_api(report, replace(render_options, format=OutputFormat.SLACK)))
-        print_stderr("posted the report to Slack")
-    raise typer.Exit(int(exit_status_for(report)))
+    raise typer.Exit(int(status))
 
 
 def version_text() -> str:
@@ -392,21 +215,46 @@ def main_callback(
     """logsleuth: remote log forensics for LLM inference servers."""
 
 
-@app.command("watch", short_help="Follow a launch until ready or crashed.", epilog="Exit status: 0 the server is ready, 1 it failed (the diagnosis is printed), "
-             "2 usage error, 3 the log could not be read or --timeout passed, 130 interrupted.")
+WATCH_EXIT_HELP = (
+    "Exit status: 0 the server is ready (every one, for several logs), 1 it failed (the diagnosis is printed), "
+    "2 usage error, 3 a log could not be read or ended before ready, 124 --timeout or --stall passed, "
+    "130 interrupted."
+)
+
+
+@app.command("watch", short_help="Follow a launch until ready or crashed.", epilog=WATCH_EXIT_HELP)
 def watch_command(
-    source: Annotated[
-        str, typer.Argument(help="The log to follow: PATH or HOST:PATH (ssh).", metavar="SOURCE", show_default=False)
-    ],
+    sources: Annotated[
+        list[str] | None,
+        typer.Argument(help="The logs to follow: PATH, '-' or HOST:PATH (ssh); several (or 'node[01-04]:PATH') "
+                       "are watched as one multi-node launch.", metavar="SOURCE", show_default=False),
+    ] = None,
     output_format: Annotated[
         OutputFormat | None,
-        typer.Option("--format", "-f", help=f"Format of the diagnosis if the launch fails: {FORMAT_HELP}"),
+        typer.Option("--format", "-f", help=f"Format of the diagnosis if the launch fails: {FORMAT_HELP} "
+                     "json prints one JSON line per event."),
     ] = None,
     timeout: Annotated[
         float | None,
-        typer.Option("--timeout", help="Give up after SECONDS (exit 3); default: wait for ready or a crash.",
+        typer.Option("--timeout", help="Give up after SECONDS (exit 124); default: wait for ready or a crash.",
                      metavar="SECONDS"),
     ] = None,
+    stall: Annotated[
+        float | None,
+        typer.Option("--stall", metavar="SECONDS", help="Exit 124 when no new stage or progress shows for SECONDS; "
+                     "print the stuck stage, its last lines and the usual causes."),
+    ] = None,
+    settle: Annotated[
+        float | None,
+        typer.Option("--settle", metavar="SECONDS", help="After a crash, wait up to SECONDS (default 1) for ranks "
+                     "that have not failed yet (a single-rank launch is reported at once)."),
+    ] = None,
+    then_follow: Annotated[
+        bool,
+        typer.Option("--then-follow", help="After ready, keep watching: report a runtime crash (exit 1), warn of a "
+                     "struggling server."),
+    ] = False,
+    from_start: Annotated[bool, typer.Option("--from-start", help="Read the whole log, not only its last 1 MiB.")] = False,
     command: CommandOption = None,
     engine_version: EngineVersionOption = None,
     width: WidthOption = None,
@@ -415,24 +263,66 @@ def watch_command(
     ssh_config: SSHConfigOption = None,
     accept_new_host_key: AcceptNewHostKeyOption = False,
     ssh_backend: SSHBackendOption = SSHBackendChoice.AUTO,
+    hosts_file: HostsFileOption = None,
 ) -> None:
-    """Follow a log while the server launches: show the stage, exit 0 when it is ready,
+    """Follow a log while the server launches: show the stages, exit 0 when it is ready,
     print the diagnosis as soon as it crashes."""
-    from logsleuth.watch import watch_spec
+    from logsleuth.program import sources_or_stdin
+    from logsleuth.watch import SETTLE_SECONDS
+    from logsleuth.watch_output import run_watch
 
     if timeout is not None and not timeout > 0:  # `not >`: also NaN
         raise UsageError(f"--timeout: must be more than 0 seconds, not {timeout:g}")
+    specs = sources_or_stdin(sources, hosts_file)
     options = DiagnoseOptions(
         command=command,
         engine_version=engine_version,
-        ssh=SSHOptions(
-            config_file=str(ssh_config) if ssh_config else None,
-            accept_new_host_key=accept_new_host_key,
-            backend=ssh_backend.value,
-            notice=print_stderr,
-            # --timeout bounds the whole watch, connecting included (three connect attempts must not outlast it).
-            deadline=time.monotonic() + timeout if timeout is not None else None,
-        ),
+        # --timeout bounds the whole watch, connecting included (three connect attempts must not outlast it).
+        ssh=_ssh_options(ssh_config, accept_new_host_key, ssh_backend, timeout=timeout),
+    )
+    status = run_watch(
+        specs, options, fmt=output_format or default_format(None), timeout=timeout, stall=stall,
+        settle=SETTLE_SECONDS if settle is None else settle, then_follow=then_follow, from_start=from_start, width=output_width(width, sys.stdout.isatty()),
+        color=not os.environ.get("NO_COLOR"), redact=not no_redact,
+    )
+    raise typer.Exit(status)
+
+
+@app.command("launch", short_help="Start a server on a host and watch it.",
+             epilog="Exit status: 0 the server is ready (or --dry-run), 1 it crashed or exited before ready (the "
+             "diagnosis is printed), 2 usage error, 3 nothing could be started or the log could not be read, "
+             "130 interrupted.")
+def launch_command(
+    host: Annotated[str, typer.Argument(help="Where to start it: HOST, user@host or user@host:port (ssh).",
+                                        metavar="HOST", show_default=False)],
+    command_words: Annotated[list[str] | None, typer.Argument(help="The server's command line, after --.",
+                                                              metavar="-- COMMAND...", show_default=False)] = None,
+    log: Annotated[str | None, typer.Option("--log", help="The log on the host (default "
+                                            "~/logsleuth/launch-<UTC time>.log); its pid goes to LOG.pid.",
+                                            metavar="PATH")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print what would run on the host; connect to nothing.")] = False,
+    retry: Annotated[bool, typer.Option("--retry", help="After a crash with a corrected command, ask, then run "
+                                        "that command.")] = False,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing log and pid file (never a "
+                                            "running launch's).")] = False,
+    output_format: Annotated[
+        OutputFormat | None,
+        typer.Option("--format", "-f", help=f"Format of the diagnosis if the launch fails: {FORMAT_HELP}"),
+    ] = None,
+    engine_version: EngineVersionOption = None,
+    width: WidthOption = None,
+    no_redact: NoRedactOption = False,
+    ssh_config: SSHConfigOption = None,
+    accept_new_host_key: AcceptNewHostKeyOption = False,
+    ssh_backend: SSHBackendOption = SSHBackendChoice.AUTO,
+) -> None:
+    """Start COMMAND on HOST, detached (setsid nohup, output to a log, pid recorded), print exactly what runs
+    there, and watch the log until the server is ready or crashes (docs/launch.md).  The only command that
+    writes to a remote host."""
+    from logsleuth.launch import run_launch, terminal_confirm
+
+    options = DiagnoseOptions(
+        engine_version=engine_version, ssh=_ssh_options(ssh_config, accept_new_host_key, ssh_backend)
     )
     fmt = output_format or default_format(None)
     render_options = RenderOptions(
@@ -440,39 +330,27 @@ def watch_command(
         width=output_width(width, sys.stdout.isatty()),
         color=fmt is OutputFormat.RICH and not os.environ.get("NO_COLOR"),
     )
-    interactive = sys.stderr.isatty()
-    status = None
-    if interactive:
-        from rich.console import Console
+    status = run_launch(
+        host, command_words or [], log_path=log, dry_run=dry_run, retry=retry, overwrite=overwrite,
+        options=options, render_options=render_options, confirm=terminal_confirm(), redact=not no_redact,
+    )
+    raise typer.Exit(status)
 
-        status = Console(stderr=True).status(_status_text(f"watching {source}…"))
-        status.start()
-    try:
-        for event in watch_spec(source, options, timeout=timeout):
-            if event.kind in ("stage", "restarted"):
-                message = event.stage.label if event.stage else (event.text or "")
-                if status is not None:
-                    status.update(_status_text(f"{source}: {message}"))
-                else:
-                    print_stderr(f"{source}: {message}")
-            elif event.kind == "ready":
-                if status is not None:
-                    status.stop()
-                write_report(f"{terminal_text(source)}: the server is ready\n", fmt)
-                raise typer.Exit(int(ExitStatus.NO_FAILURE))
-            elif event.kind == "failure" and event.report is not None:
-                if status is not None:
-                    status.stop()
-                report = _redact(event.report, redact=not no_redact, anonymize=False)
-                write_report(render(report, render_options), fmt)
-                raise typer.Exit(int(ExitStatus.FAILURE_FOUND))
-    finally:
-        if status is not None:
-            status.stop()
+
+def _ssh_options(
+    config: Path | None, accept_new_host_key: bool, backend: SSHBackendChoice, *, timeout: float | None = None
+) -> SSHOptions:
+    """How watch and launch reach a host (diagnose builds the same in program.run_diagnose)."""
+    return SSHOptions(
+        config_file=str(config) if config else None,
+        accept_new_host_key=accept_new_host_key,
+        backend=backend.value,
+        notice=print_stderr,  # "Permanently added … to the list of known hosts", as OpenSSH prints it
+        deadline=time.monotonic() + timeout if timeout is not None else None,
+    )
 
 
 SHELLS = ("bash", "zsh", "fish")
-COMPLETE_VAR = "_LOGSLEUTH_COMPLETE"
 
 
 @app.command("completion", short_help="Print a shell completion script.",

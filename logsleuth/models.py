@@ -158,6 +158,17 @@ class Diagnosis:
 
 
 @dataclass(frozen=True, slots=True)
+class Occurrence:
+    """Where and when a failure of a group first appeared in one source (a fleet report orders hosts by it)."""
+
+    source: str
+    host: str | None  # the host the line names, else the source's host; None for a local file
+    timestamp: str | None  # as the log printed it (LineMeta.timestamp)
+    line: int
+    offset: int
+
+
+@dataclass(frozen=True, slots=True)
 class FailureGroup:
     """Identical failures (same fingerprint) seen once or many times, e.g. on every rank."""
 
@@ -170,6 +181,20 @@ class FailureGroup:
     cascade: tuple[str, ...] = ()  # "Received sigquit…", "Killed" lines that followed it
     diagnosis: Diagnosis | None = None
     signature: str = ""  # normalized "Type: message" to search issue trackers with
+    # Occurrences per host and per rank, in the order first seen (hosts and ranks list the same keys).
+    host_counts: tuple[tuple[str, int], ...] = ()
+    rank_counts: tuple[tuple[str, int], ...] = ()
+    firsts: tuple[Occurrence, ...] = ()  # the first occurrence in each source, in the order the sources came
+    # The fingerprint of the fleet's root failure when this group is its cascade on other hosts (fleet.py).
+    cascade_of: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ClockOffset:
+    """A remote host's clock against ours, measured over SSH (sources/ssh/clock.py)."""
+
+    offset: float  # seconds the remote clock is ahead of ours (negative: behind)
+    uncertainty: float  # ± seconds: half the query's round trip
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +206,8 @@ class SourceInfo:
     size: int | None
     error: str | None = None  # the one-line error, naming the source once ("x.log: no such file")
     capped: bool = False  # the byte cap stopped the search before the failure was complete
+    host: str | None = None  # the host a remote source lives on (None: local, or not known)
+    clock: ClockOffset | None = None  # the host's clock, when it was measured (fleets of remote sources)
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +228,40 @@ class LaunchInfo:
     server_args_complete: bool = False
 
 
+# root: failed first; failed: a failure of its own after the root; cascade: a failure that follows another
+# (NCCL timeout, sigquit, dead peer) after the root; no-failure: read, nothing found; unreadable: not read.
+FleetOutcome = Literal["root", "failed", "cascade", "no-failure", "unreadable"]
+
+
+@dataclass(frozen=True, slots=True)
+class FleetMember:
+    """One host (one source) of a fleet report."""
+
+    name: str  # the host for a remote source, else the source's name
+    source: str
+    outcome: FleetOutcome
+    error: str | None = None  # why it could not be read
+    fingerprint: str | None = None  # of its first failure's group
+    signature: str = ""  # its first failure, short
+    timestamp: str | None = None  # its first failure's time, as the log printed it
+    time_known: bool = False  # that time could be read (and compared with the others')
+
+
+@dataclass(frozen=True, slots=True)
+class Fleet:
+    """Several sources read as one fleet: which host failed first, and what followed on the others."""
+
+    members: tuple[FleetMember, ...]  # the root first, then failures in time order, then the rest
+    root: str | None = None  # the member whose failure came first
+    root_fingerprint: str | None = None
+    # False when a failed member's first failure has no readable time: the root is then the report's first
+    # failure by the usual ordering (causes before cascades), and the report says the order is unknown.
+    order_known: bool = True
+    clock_spread: float | None = None  # how far apart the measured clocks may be, in seconds
+    first_gap: float | None = None  # seconds between the root's failure and the next host's first failure
+    root_uncertain: bool = False  # clock_spread > first_gap: another host may have failed first
+
+
 @dataclass(frozen=True, slots=True)
 class Report:
     sources: tuple[SourceInfo, ...]
@@ -213,7 +274,19 @@ class Report:
     # exact up to 65,536, an estimate within about 1 % beyond (omitted_groups_estimated).
     omitted_groups: int = 0
     omitted_groups_estimated: bool = False
+    fleet: Fleet | None = None  # with more than one source
 
     @property
     def primary(self) -> FailureGroup | None:
         return self.failures[0] if self.failures else None
+
+
+@dataclass(frozen=True)
+class ProgressReading:
+    """One reading of a progress bar that a launch prints (watch: ingest/stages.py reads it, the launch view draws it): `label` names the bar (the same label for every reading of it)."""
+
+    label: str
+    percent: int
+    done: int
+    total: int
+    detail: str = ""  # e.g. "bs=160 avail_mem=10.50 GB" while capturing CUDA graphs

@@ -15,6 +15,7 @@ import shlex
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
+from logsleuth.lazyre import compile_lazily
 from logsleuth.models import FlagOp, Report
 
 # A plain shell word: a pasted command stays runnable (`<redacted>` was a redirection).
@@ -28,15 +29,15 @@ _SECRET_NAME = (
     r"(?:[A-Za-z0-9]+[_\-])*(?:api[_\-]?key|access[_\-]?key|token|secret|[A-Za-z0-9]*passw(?:or)?d"
     r"|credentials?|cookies?)"
 )
-_SECRET_NAME_RE = re.compile(rf"^-*{_SECRET_NAME}$", re.IGNORECASE)
+_SECRET_NAME_RE = compile_lazily(rf"^-*{_SECRET_NAME}$", re.IGNORECASE)
 _NOT_A_SECRET = {"none", "null", "", REDACTED.lower(), "true", "false"}
 # `#token: 1234` in SGLang batch lines is a count; a secret is never just a number.
-_NUMBER = re.compile(r"^[\d.,]+$")
+_NUMBER = compile_lazily(r"^[\d.,]+$")
 # `"$HF_TOKEN"`, `${API_KEY}`: a reference to a secret, not the secret (and our own command placeholder).
-_VARIABLE = re.compile(r"^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$")
+_VARIABLE = compile_lazily(r"^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$")
 # After a secret flag, the next word is its value unless it is the next flag (`--api-key --port 1`
 # is a missing value).  A value may start with one dash (`--api-key -Dash…`).
-_LONG_FLAG = re.compile(r"^--[a-z][a-z0-9]*(?:-[a-z0-9]+)*(?:=|$)")
+_LONG_FLAG = compile_lazily(r"^--[a-z][a-z0-9]*(?:-[a-z0-9]+)*(?:=|$)")
 
 
 def _is_secret_value(value: str) -> bool:
@@ -69,18 +70,18 @@ _TOKEN_SHAPES = (
     ("xox[abeoprs]-", r"A-Za-z0-9\-", 10),  # Slack tokens
     ("(?:AKIA|ASIA)", "0-9A-Z", 16),  # AWS access key ids
 )
-_TOKENS = [re.compile(rf"\b{prefix}[{chars}]{{{shortest},}}") for prefix, chars, shortest in _TOKEN_SHAPES]
+_TOKENS = [compile_lazily(rf"\b{prefix}[{chars}]{{{shortest},}}") for prefix, chars, shortest in _TOKEN_SHAPES]
 _WRAPPED_TOKENS = [
-    (re.compile(rf"\b{prefix}(?P<rest>[{chars}]*)\n(?P<tail>[{chars}]+)"), shortest)
+    (compile_lazily(rf"\b{prefix}(?P<rest>[{chars}]*)\n(?P<tail>[{chars}]+)"), shortest)
     for prefix, chars, shortest in _TOKEN_SHAPES
 ]
 # A private key, on one line or across lines; a block cut off before its END line runs to the end.
-_PRIVATE_KEY = re.compile(
+_PRIVATE_KEY = compile_lazily(
     r"(?P<begin>-----BEGIN (?P<kind>[A-Z0-9 ]*PRIVATE KEY[A-Z0-9 ]*)-----)(?P<body>.*?)"
     r"(?P<end>-----END (?P=kind)-----|\Z)",
     re.DOTALL,
 )
-_LINE_CONTENT = re.compile(r"\S(?:[^\n]*\S)?")
+_LINE_CONTENT = compile_lazily(r"\S(?:[^\n]*\S)?")
 
 
 def _redact_private_key(match: re.Match[str]) -> str:
@@ -107,15 +108,15 @@ def _redact_wrapped(match: re.Match[str], shortest: int) -> str:
 _VALUE_STOP = ",;)}\\]"
 _LINE_RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     # Cookie headers: the whole header value (`a=1; b=2` is two secrets)
-    (re.compile(r"(?i)\b((?:set-)?cookie\s*:[ \t]*)(?=[^\s'\"])[^\n]+"), lambda m: m[1] + REDACTED),
+    (compile_lazily(r"(?i)\b((?:set-)?cookie\s*:[ \t]*)(?=[^\s'\"])[^\n]+"), lambda m: m[1] + REDACTED),
     (
-        re.compile(r"(?i)\b(authorization\s*[:=]\s*[\"']?(?:bearer|basic|token)\s+)[^\s\"',]+"),
+        compile_lazily(r"(?i)\b(authorization\s*[:=]\s*[\"']?(?:bearer|basic|token)\s+)[^\s\"',]+"),
         lambda m: m[1] + REDACTED,
     ),
-    (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/\-]{8,}=*"), lambda m: m[1] + REDACTED),
+    (compile_lazily(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/\-]{8,}=*"), lambda m: m[1] + REDACTED),
     # name=value, name: value, "name": "value", name='two words' (server_args reprs, env dumps, JSON)
     (
-        re.compile(
+        compile_lazily(
             rf"""(?P<key>\b{_SECRET_NAME}\b["']?\s*[=:]\s*)(?P<value>{_quoted_or_word(_VALUE_STOP)})""",
             re.IGNORECASE,
         ),
@@ -123,7 +124,7 @@ _LINE_RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     ),
     # --api-key VALUE (an argparse message, a command line quoted in prose)
     (
-        re.compile(
+        compile_lazily(
             rf"(?P<key>(?<!\S)--{_SECRET_NAME}(?:\s+|=))(?!--[a-z][a-z0-9-]*(?:[\s=]|$))"
             rf"(?P<value>{_quoted_or_word('')})",
             re.IGNORECASE,
@@ -132,11 +133,11 @@ _LINE_RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     ),
     *((pattern, lambda m: REDACTED) for pattern in _TOKENS),
     (
-        re.compile(r"(?i)\b(https://hooks\.slack\.com/(?:services|workflows|triggers)/)[^\s\"'<>]+"),
+        compile_lazily(r"(?i)\b(https://hooks\.slack\.com/(?:services|workflows|triggers)/)[^\s\"'<>]+"),
         lambda m: m[1] + REDACTED,
     ),
     # scheme://user:password@host: the password runs to the last @ before the host
-    (re.compile(r"(\b[a-z][a-z0-9+.\-]*://[^\s:/@]*:)[^\s/]+@", re.IGNORECASE), lambda m: f"{m[1]}{REDACTED}@"),
+    (compile_lazily(r"(\b[a-z][a-z0-9+.\-]*://[^\s:/@]*:)[^\s/]+@", re.IGNORECASE), lambda m: f"{m[1]}{REDACTED}@"),
 ]
 
 
@@ -149,10 +150,10 @@ def _line_rules(text: str) -> str:
 # --- commands: word by word, so that every replacement is a whole shell word ---------------------------
 
 # One shell word, quotes and escapes included; an unterminated quote (a cut-off line) runs to the end.
-_WORD = re.compile(r"""(?:[^\s'"\\]+|\\.?|'[^']*(?:'|$)|"(?:[^"\\]|\\.)*(?:"|$))+""")
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_WORD = compile_lazily(r"""(?:[^\s'"\\]+|\\.?|'[^']*(?:'|$)|"(?:[^"\\]|\\.)*(?:"|$))+""")
+_ASSIGNMENT = compile_lazily(r"^[A-Za-z_][A-Za-z0-9_]*=")
 # Where a launch command starts inside a log line (`+ python -m sglang.launch_server …` from `bash -x`).
-_LAUNCH = re.compile(
+_LAUNCH = compile_lazily(
     r"(?<!\S)(?:\S*/)?(?:python[\d.]*\s+(?:-\S+\s+)*?-m\s+(?:sglang|vllm)\b|(?:sglang|vllm)\s+serve\b)"
 )
 # Names that say what a secret is but not whose: the engine's name goes in front (SGLANG_API_KEY).
@@ -241,7 +242,7 @@ def _redact_line(line: str) -> str:
 
 # Every rule above needs one of these in the text: a secret word, a token prefix, a URL, a launch command.
 # Most strings of a report (frame paths, function names, source lines) have none, and skip the ~20 rules.
-_MAYBE_SECRET = re.compile(
+_MAYBE_SECRET = compile_lazily(
     r"(?i:key|token|secret|passw|credential|cookie|auth|bearer|hf_|sk-|gh[pousr]_|github_pat|xox|akia|asia|://)"
     r"|-m\s+(?:sglang|vllm)|(?:sglang|vllm)\s+serve"
 )
@@ -328,14 +329,14 @@ def _walk(
 class Anonymizer:
     """Stable placeholders: the same host, IP or user gets the same name throughout one report."""
 
-    _IPV4 = re.compile(
+    _IPV4 = compile_lazily(
         r"(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)(?![\w.])"
     )
-    _HOME = re.compile(r"(/home/|/Users/|/export/home/|[A-Za-z]:\\Users\\)([^/\\\s'\"]+)")
-    _USER_AT = re.compile(
+    _HOME = compile_lazily(r"(/home/|/Users/|/export/home/|[A-Za-z]:\\Users\\)([^/\\\s'\"]+)")
+    _USER_AT = compile_lazily(
         r"(?<![\w.\-])([A-Za-z_][\w.\-]*)@(?=[A-Za-z0-9][\w.\-]*[:/\s]|[A-Za-z0-9][\w.\-]*$)"
     )
-    _URL_USER = re.compile(r"(\b[a-z][a-z0-9+.\-]*://)([^\s:/@]+)(?=(?::[^\s/@]*)?@)", re.IGNORECASE)
+    _URL_USER = compile_lazily(r"(\b[a-z][a-z0-9+.\-]*://)([^\s:/@]+)(?=(?::[^\s/@]*)?@)", re.IGNORECASE)
     _KEEP_IPS = {"127.0.0.1", "0.0.0.0"}
 
     def __init__(self, hosts: list[str]) -> None:
@@ -393,13 +394,22 @@ def _signatures_in_context(report: Report) -> Report:
     wrapped at the end of that line goes on at the start of the message's second line: redacted with that
     line in view, as the message itself is."""
     groups = []
+    redacted: dict[tuple[str, str], str] = {}  # (fingerprint, signature as it was) -> redacted
     for group in report.failures:
         following = group.failure.final.message.split("\n")[1:2]
         if following:
             signature = redact_secrets("\n".join([group.signature, *following])).split("\n")[0]
+            redacted[(group.fingerprint, group.signature)] = signature
             group = dataclasses.replace(group, signature=signature)
         groups.append(group)
-    return dataclasses.replace(report, failures=tuple(groups))
+    report = dataclasses.replace(report, failures=tuple(groups))
+    if report.fleet is None:
+        return report
+    members = tuple(  # a fleet member names its first failure by the same signature
+        dataclasses.replace(member, signature=redacted.get((member.fingerprint or "", member.signature), member.signature))
+        for member in report.fleet.members
+    )
+    return dataclasses.replace(report, fleet=dataclasses.replace(report.fleet, members=members))
 
 
 def redact_report(report: Report, *, secrets: bool = True, anonymize: bool = False) -> Report:

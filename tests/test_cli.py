@@ -268,12 +268,14 @@ def test_ctrl_c_prints_interrupted_once_and_exits_130() -> None:
 
 @pytest.mark.parametrize("fmt", ["text", "rich"])
 def test_a_source_error_is_printed_once_on_stderr(tmp_path: Path, crash_log: Path, fmt: str) -> None:
-    """stdout carries the report, stderr each error line exactly once."""
+    """stdout carries the report, stderr each error line exactly once.  The report's table of sources lists
+    the unreadable one with its reason (a fleet report never drops a host), not the error line again."""
     missing = tmp_path / "missing.log"
     result = run_cli("diagnose", str(missing), str(crash_log), "--format", fmt)
     assert result.exit_code == 1
     assert result.stderr == f"logsleuth: {missing}: no such file\n"
-    assert "no such file" not in result.stdout
+    assert f"{missing}: no such file" not in result.stdout
+    assert "unreadable" in result.stdout
 
 
 def test_internal_error_is_one_line_with_status_4(crash_log: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -164,6 +164,7 @@ def test_unreadable_source_named_once_in_the_report(tmp_path: Path) -> None:
     missing = tmp_path / "missing.log"
     result = run_cli("diagnose", str(missing), str(_crash_log(tmp_path, 10)), "--format", "slack")
     assert result.exit_code == 1
-    assert f"could not read {missing}: no such file" in result.stdout  # slack keeps the note: it is pasted where stderr is not seen
-    assert result.stdout.count(str(missing)) == 1
+    # Slack keeps the error (it is pasted where stderr is not seen), in its line of the sources' outcomes.
+    assert "unreadable" in result.stdout and "missing.log: no such file" in result.stdout
+    assert result.stdout.count("missing.log") == 1  # by its file name: Slack gets no local directories
     assert result.stderr.count(str(missing)) == 1

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import regex
 
-from logsleuth.models import Failure, FailureGroup, Frame
+from logsleuth.models import Failure, FailureGroup, Frame, Occurrence
 
 GROUPING_CONFIG = "logsleuth:2026-11"
 TOP_FRAMES = 5
@@ -151,25 +151,48 @@ class _Group:
     hosts: list[str] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
     cascade: list[str] = field(default_factory=list)
+    # Occurrences per host and per rank (their keys are `hosts` and `ranks`, in the same order).
+    host_counts: dict[str, int] = field(default_factory=dict)
+    rank_counts: dict[str, int] = field(default_factory=dict)
+    firsts: dict[str, Occurrence] = field(default_factory=dict)  # source -> its earliest occurrence
 
     def add(self, failure: Failure, source: str, host: str | None) -> None:
-        self.add_copies(source, failure.meta.rank_label, failure.meta.host or host, 1)
+        where = failure.meta.host or host
+        self.add_copies(source, failure.meta.rank_label, where, 1)
+        seen = self.firsts.get(source)
+        if seen is None or failure.offset < seen.offset:  # a source may be read from its end backwards
+            self.firsts[source] = Occurrence(source, where, failure.meta.timestamp, failure.line, failure.offset)
 
     def add_copies(self, source: str, rank: str | None, where: str | None, count: int) -> None:
         self.count += count
-        if rank and rank not in self.ranks:
-            self.ranks.append(rank)
-        if where and where not in self.hosts:
-            self.hosts.append(where)
+        if rank:
+            _count(self.rank_counts, self.ranks, rank, count)
+        if where:
+            _count(self.host_counts, self.hosts, where, count)
         if source not in self.sources:
             self.sources.append(source)
 
     def absorb(self, other: _Group) -> None:
         self.count += other.count
-        self.ranks.extend(rank for rank in other.ranks if rank not in self.ranks)
-        self.hosts.extend(host for host in other.hosts if host not in self.hosts)
+        for rank, count in other.rank_counts.items():
+            _count(self.rank_counts, self.ranks, rank, count)
+        for host, count in other.host_counts.items():
+            _count(self.host_counts, self.hosts, host, count)
         self.sources.extend(source for source in other.sources if source not in self.sources)
         self.cascade.extend(other.cascade)
+        for source, occurrence in other.firsts.items():
+            seen = self.firsts.get(source)
+            if seen is None or occurrence.offset < seen.offset:
+                self.firsts[source] = occurrence
+
+
+def _count(counts: dict[str, int], keys: list[str], key: str, count: int) -> None:
+    """`count` more of `key`; `keys` lists the keys in the order first seen (the hot path of a dense log
+    calls this for every copy, so a new key is appended rather than the list rebuilt)."""
+    seen = counts.get(key)
+    if seen is None:
+        keys.append(key)
+    counts[key] = (seen or 0) + count
 
 
 @dataclass
@@ -283,6 +306,9 @@ class Grouper:
                 sources=tuple(group.sources),
                 cascade=tuple(dict.fromkeys(group.cascade)),
                 signature=signature(group.failure),
+                host_counts=tuple(group.host_counts.items()),
+                rank_counts=tuple(group.rank_counts.items()),
+                firsts=tuple(group.firsts[source] for source in group.sources if source in group.firsts),
             )
             for group in groups
         ]
@@ -295,4 +321,5 @@ def replace_order(group: _Group, order: int) -> _Group:
     from dataclasses import replace
 
     return replace(group, order=order, ranks=list(group.ranks), hosts=list(group.hosts),
-                   sources=list(group.sources), cascade=list(group.cascade))
+                   sources=list(group.sources), cascade=list(group.cascade), host_counts=dict(group.host_counts),
+                   rank_counts=dict(group.rank_counts), firsts=dict(group.firsts))

@@ -257,13 +257,16 @@ def _is_dir(path: Path) -> bool | OSError:
 
 @dataclass
 class PatternSet:
+    """The patterns of every layer, in matching order, and the error line of each user file skipped."""
+
     patterns: list[Pattern]
     errors: list[str]
     _uncompiled: Iterator[LazyRegex] | None = field(default=None, repr=False, compare=False)
 
     def compile_next(self) -> bool:
-        """Compile one more lazy regex; False when none is left.  For time spent waiting anyway (the SSH
-        helper connecting): whatever this compiles, matching does not have to."""
+        """Make one more lazy regex ready for matching; False when none is left.  For time spent waiting anyway
+        (the SSH helper connecting): whatever this does, matching does not have to.  Since the prefilter, that is
+        reading its literals (LazyRegex.prepare), not compiling it: most regexes are never compiled in a run."""
         if self._uncompiled is None:
             self._uncompiled = (
                 expression
@@ -273,7 +276,7 @@ class PatternSet:
                 if isinstance(expression, LazyRegex)
             )
         for expression in self._uncompiled:
-            expression.compiled()
+            expression.prepare()
             return True
         return False
 

@@ -10,6 +10,8 @@ from typing import Any, TypeAlias
 
 import regex
 
+from logsleuth.diagnosis.prefilter import may_match, required_literals
+
 # The failure categories, each with one line saying what a failure in it means.  A new category needs a line
 # here; docs/writing-patterns.md and the generated docs/patterns pages use these.
 CATEGORIES: dict[str, str] = {
@@ -44,6 +46,10 @@ REGEX_TIMEOUT = 0.25  # seconds per search; user patterns are untrusted
 BUILTIN_LAYER = "bundled"
 
 
+# The flags under which prefilter.py reads a pattern's literals as the regex does (IGNORECASE would not).
+_PREFILTERED_FLAGS = frozenset({0, regex.MULTILINE})
+
+
 class PatternTimeout(Exception):
     pass
 
@@ -51,18 +57,35 @@ class PatternTimeout(Exception):
 class LazyRegex:
     """A bundled pattern's regular expression, compiled on first use.
 
-    Compiling all ~140 bundled regexes costs ~40 ms of every run, yet for a given failure most patterns stop
-    at their first condition (kind or exception type).  Bundled regexes are checked by the test suite
-    (tests/patterns/test_loader.py compiles them all); user patterns are compiled at load, so that a broken
-    one is reported with its file and line.
+    Compiling all ~220 bundled regexes costs ~100 ms of every run, yet for a given failure most cannot match:
+    a text that holds none of the literals every match holds (prefilter.py) is answered "no match" without
+    compiling.  Bundled regexes are checked by the test suite (tests/patterns/test_loader.py compiles them
+    all); user patterns are compiled at load, so that a broken one is reported with its file and line.
     """
 
-    __slots__ = ("pattern", "flags", "_compiled")
+    __slots__ = ("pattern", "flags", "_compiled", "_literals", "_literals_read")
 
     def __init__(self, pattern: str, flags: int) -> None:
         self.pattern = pattern
         self.flags = flags
         self._compiled: regex.Pattern[str] | None = None
+        self._literals: tuple[str, ...] | None = None
+        self._literals_read = False
+
+    def may_match(self, text: str) -> bool:
+        """False when no match is possible (no compiling needed to say so); True when the regex must run."""
+        return may_match(self._read_literals(), text)
+
+    def prepare(self) -> None:
+        """Do now what any first search does: read the literals.  Compiling waits until a text needs it: most
+        regexes are never compiled in a run, and compiling them while waiting would still be CPU spent."""
+        self._read_literals()
+
+    def _read_literals(self) -> tuple[str, ...] | None:
+        if not self._literals_read:
+            self._literals = required_literals(self.pattern) if self.flags in _PREFILTERED_FLAGS else None
+            self._literals_read = True
+        return self._literals
 
     def compiled(self) -> regex.Pattern[str]:
         if self._compiled is None:
@@ -70,9 +93,13 @@ class LazyRegex:
         return self._compiled
 
     def search(self, text: str, *, timeout: float | None = None) -> regex.Match[str] | None:
+        if not self.may_match(text):
+            return None
         return self.compiled().search(text, timeout=timeout)
 
     def fullmatch(self, text: str, *, timeout: float | None = None) -> regex.Match[str] | None:
+        if not self.may_match(text):
+            return None
         return self.compiled().fullmatch(text, timeout=timeout)
 
     def __eq__(self, other: object) -> bool:
@@ -110,6 +137,8 @@ class MatchRule:
 
 @dataclass(frozen=True)
 class Pattern:
+    """One pattern file: its match rules, root cause and fix (docs/writing-patterns.md)."""
+
     id: str
     title: str
     category: str
@@ -130,5 +159,7 @@ class Pattern:
 
 @dataclass(frozen=True)
 class PatternMatch:
+    """The pattern a failure matched, and what its regexes captured (for the root cause and fix)."""
+
     pattern: Pattern
     captures: dict[str, str]

@@ -18,6 +18,8 @@ from logsleuth import versions
 
 @dataclass(frozen=True)
 class FlagInfo:
+    """One flag of an engine version's argument parser, as its catalog records it."""
+
     name: str
     aliases: tuple[str, ...]
     dest: str | None
@@ -31,6 +33,8 @@ class FlagInfo:
 
 @dataclass(frozen=True)
 class Catalog:
+    """The flags one engine version accepts."""
+
     engine: str
     version: str
     flags: tuple[FlagInfo, ...]

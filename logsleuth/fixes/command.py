@@ -13,16 +13,16 @@ Only ever parsed and rewritten, never run.  Two origins, two ways to print it ba
 
 from __future__ import annotations
 
-import re
 import shlex
 from dataclasses import dataclass, replace
 
+from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENV_NAME, FlagOp
 
 _ENTRYPOINT_ENDS = ("sglang.launch_server", "api_server", "serve")
 _OPERATOR_CHARS = "|&;<>()"
-_FD_REDIRECTION = re.compile(r"\d+[<>]")  # `2>&1`, `1> log`; `>`, `<` and `&>` start with an operator character
-_PARAMETER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")  # the name after a bare `$`
+_FD_REDIRECTION = compile_lazily(r"\d+[<>]")  # `2>&1`, `1> log`; `>`, `<` and `&>` start with an operator character
+_PARAMETER = compile_lazily(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")  # the name after a bare `$`
 
 
 def _is_flag(token: str) -> bool:
@@ -32,6 +32,8 @@ def _is_flag(token: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Word:
+    """One shell word of a launch command."""
+
     raw: str  # as written: quotes, escapes and expansions kept
     value: str  # what the shell passes, for a literal word; the text without quotes otherwise
     literal: bool = True  # False: holds an expansion ($VAR, $(…), `…`) whose value is unknown here

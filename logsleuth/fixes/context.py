@@ -10,11 +10,14 @@ import regex
 
 from logsleuth.fixes.catalog import Catalog
 from logsleuth.fixes.command import CommandLine
+from logsleuth.lazyre import compile_lazily_regex
 from logsleuth.models import Failure, Fix, LaunchInfo
 
 
 @dataclass(frozen=True)
 class FixContext:
+    """What a fix builder knows of the failure it fixes."""
+
     failure: Failure
     captures: dict[str, str]
     launch: LaunchInfo
@@ -33,10 +36,10 @@ class FixContext:
 Builder = Callable[[FixContext, dict[str, Any]], Fix | None]
 
 
-_PLACEHOLDER = regex.compile(r"\{\{|\}\}|\{[^{}\n]*\}")
-_EMPTY_PARENTHESES = regex.compile(r"\( *\)")
-_SPACES = regex.compile(r" {2,}")
-_SPACE_BEFORE_PUNCTUATION = regex.compile(r" +(?=[.,;:)])")
+_PLACEHOLDER = compile_lazily_regex(r"\{\{|\}\}|\{[^{}\n]*\}")
+_EMPTY_PARENTHESES = compile_lazily_regex(r"\( *\)")
+_SPACES = compile_lazily_regex(r" {2,}")
+_SPACE_BEFORE_PUNCTUATION = compile_lazily_regex(r" +(?=[.,;:)])")
 
 
 class StrictValues(dict[str, Any]):

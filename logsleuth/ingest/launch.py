@@ -7,26 +7,26 @@ the most recent launch.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, LaunchInfo, LogLine
 
 # `+ python -m sglang.launch_server …` (bash -x), `$ sglang serve …`, `Launch command: …`,
 # optionally with leading environment assignments.
-_COMMAND = re.compile(
+_COMMAND = compile_lazily(
     r"(?P<cmd>(?:[A-Z_][A-Z0-9_]*=\S*\s+)*"
     r"(?:(?:\S*/)?python[\d.]*\s+-m\s+(?:sglang\.launch_server|vllm\.entrypoints\.openai\.api_server)"
     r"|(?:\S*/)?sglang\s+serve|(?:\S*/)?vllm\s+serve)(?:\s.*)?)$"
 )
-_SERVER_ARGS = re.compile(r"\bserver_args=(?P<body>ServerArgs\(.*\)|\{.*\})\s*$")
+_SERVER_ARGS = compile_lazily(r"\bserver_args=(?P<body>ServerArgs\(.*\)|\{.*\})\s*$")
 # Text that shows how to launch rather than a launch: argparse's `usage: sglang serve [-h] --model-path
 # MODEL_PATH …`, a launcher's `Example: sglang serve --model-path <model> [options]`, an elided `...`.
-_NOT_A_COMMAND = re.compile(r"(?i)^\s*(?:usage|example|e\.g\.)\s*:|\[-h\]|\[options\]|<[a-z_\-]+>|\s(?:\.\.\.|…)(?:\s|$)")
+_NOT_A_COMMAND = compile_lazily(r"(?i)^\s*(?:usage|example|e\.g\.)\s*:|\[-h\]|\[options\]|<[a-z_\-]+>|\s(?:\.\.\.|…)(?:\s|$)")
 # An item of a `server_args=` repr left out by whoever pasted it: `ServerArgs(model_path='/m', ...)`.
-_ELIDED_ITEM = re.compile(r"(?:^|,)\s*(?:\.\.\.|…)\s*(?:,|$)")
-_EXPLICIT_VERSION = re.compile(
+_ELIDED_ITEM = compile_lazily(r"(?:^|,)\s*(?:\.\.\.|…)\s*(?:,|$)")
+_EXPLICIT_VERSION = compile_lazily(
     r"(?i)\b(?P<engine>sglang|vllm)(?:==|\s+version[:=]?\s*v?|\s+v)(?P<version>\d+\.\d+\.\d+(?:\.?post\d+|rc\d+|\.dev\d+)?)"
 )
 
@@ -41,6 +41,8 @@ class LaunchFacts:
 
 @dataclass
 class LaunchTracker:
+    """The latest launch seen so far in a log: its command, server args and engine version."""
+
     command: str | None = None  # of the latest launch
     command_offset: int = -1
     server_args: str | None = None  # of the latest launch

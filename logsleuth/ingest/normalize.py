@@ -25,34 +25,34 @@ have none of these layers, and each regex below runs only on a line that passed 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from logsleuth.ingest.lines import Reflow, split_lines
+from logsleuth.lazyre import compile_lazily
 from logsleuth.models import LineMeta, LogLine
 
 # CSI sequences (colours, cursor movement), OSC sequences (titles, clipboard writes,
 # hyperlinks) terminated by BEL or ST, character-set designations (`ESC ( B`, sent by
 # tput sgr0) and two-character escapes.
-_ANSI = re.compile(
+_ANSI = compile_lazily(
     r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -/]+[0-~]|\x1b[@-Z\\-_]"
 )
 # Other C0/C1 control characters except tab; \r is handled apart (tqdm redraws).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
+_CONTROL = compile_lazily(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
 
-_QUOTE = re.compile(r"^>(?: |$)")
+_QUOTE = compile_lazily(r"^>(?: |$)")
 # What is left of a colour code whose ESC byte a copy dropped: `[36m(WorkerDict pid=5)[0m `.
-_SGR_REMNANT = re.compile(r"^\[\d{1,3}(?:;\d{1,3}){0,4}m")
+_SGR_REMNANT = compile_lazily(r"^\[\d{1,3}(?:;\d{1,3}){0,4}m")
 # ISO 8601 timestamps added by collectors: GitHub Actions / Buildkite `[2025-11-06T02:10:00.702Z] `,
 # `kubectl logs --timestamps` `2025-11-06T02:10:00.702123456Z `, a container runtime's log file (CRI)
 # `2026-01-17T18:48:10.418481013+01:00 stderr F ` (P would mark a partial line; both are kept as lines).
-_COLLECTOR_TS = re.compile(
+_COLLECTOR_TS = compile_lazily(
     r"^\[?(?P<ts>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)\]?\s"
     r"(?:(?:stdout|stderr) [FP](?: |$))?"
 )
 # A cloud log viewer's export: the entry's severity, then its ISO time (`ERROR 2025-04-04T06:24:51.493Z `).
-_VIEWER = re.compile(
+_VIEWER = compile_lazily(
     r"^(?:DEFAULT|DEBUG|INFO|NOTICE|WARNING|ERROR|CRITICAL|ALERT|EMERGENCY) "
     r"(?P<ts>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?) "
 )
@@ -61,51 +61,51 @@ _LEVELS = r"(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|TRACE|SUCCESS)"
 # logger re-logging a child's output line by line: `<ts> | ERROR | stderr | ` (FastChat) or
 # `<ts> - gpustack.worker.backends.sglang - INFO - ` (GPUStack).  Python logging's own asctime has a comma
 # fraction (`2025-04-23 21:31:45,123 - INFO - x`): that is a record of its own, left as it is.
-_SPACED_TS = re.compile(
+_SPACED_TS = compile_lazily(
     r"^(?P<ts>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?P<fraction>[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?) "
     rf"(?:\| (?P<level>{_LEVELS}) +\| (?P<name>[\w.\-]+) +\| ?|- (?P<logger>[\w.\-]+) - (?P<level2>{_LEVELS}) - ?)?"
 )
 # journald / syslog: `Nov 30 12:00:01 gpu-node-3 python3[123]: `.
-_JOURNALD = re.compile(
+_JOURNALD = compile_lazily(
     r"^(?P<ts>[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}) (?P<host>[^\s\[\]]+) (?P<unit>[^\s\[\]]+)\[(?P<pid>\d{1,10})\]: ?"
 )
 # docker compose: `sglang-1  | ` (the service name padded, then ` | `); a bare `sglang-1  |` is an empty line.
-_COMPOSE = re.compile(r"^(?P<service>\w[\w.\-]*) {2,}\|(?: |$)")
+_COMPOSE = compile_lazily(r"^(?P<service>\w[\w.\-]*) {2,}\|(?: |$)")
 # torchrun's per-rank prefix `[rank0]: ` (torch's own c10d lines start `[rank1]:[E210 …]`).
-_TORCHRUN = re.compile(r"^\[rank(?P<rank>\d{1,6})\]: ?")
+_TORCHRUN = compile_lazily(r"^\[rank(?P<rank>\d{1,6})\]: ?")
 # vLLM / Ray / SkyPilot process prefix: `(VllmWorker rank=1 pid=12231) `, `(EngineCore_DP0 pid=1)`,
 # `(RayWorkerWrapper pid=5, ip=10.0.0.1)`, `(Worker_TP1 pid=7)`, `(head, rank=0, pid=8292)`; a colour
 # code's remnant may follow it.
-_PROCESS = re.compile(
+_PROCESS = compile_lazily(
     r"^\((?P<name>[\w.\-]+(?: \([\w]+\))?)(?:,? rank=(?P<rank>\d{1,6}))?,? pid=(?P<pid>\d{1,10})"
     r"(?:, ip=(?P<ip>[\w.:\-]+))?\)"
     r"(?:\[\d{1,3}(?:;\d{1,3}){0,4}m)?\s?"
 )
 # vLLM logger header: `ERROR 03-25 21:13:53 [multiproc_executor.py:374] ` or the older
 # `INFO 03-25 21:13:53 multiproc_executor.py:374] `.
-_VLLM_HEADER = re.compile(
+_VLLM_HEADER = compile_lazily(
     r"^(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) (?P<ts>\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?) "
     r"\[?(?P<where>[\w.\-]+:\d+)\] ?"
 )
 # SGLang logger header: `[2025-01-01 12:00:00 DP0 TP2] ` with rank tags in any order.
-_SGLANG_HEADER = re.compile(
+_SGLANG_HEADER = compile_lazily(
     r"^\[?(?P<ts>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?)"
     r"(?P<tags>(?: (?:DP|PP|TP|EP|ATTN_CP|MOE_DP|CP)\d{1,6})*)\] ?"
 )
 # The rank tags of an SGLang header whose `[` a copy lost, after its time: `TP0] `.
-_LOST_BRACKET = re.compile(r"^(?:(?:DP|PP|TP|EP|ATTN_CP|MOE_DP|CP)\d{1,6} ?)*\]")
-_RANK_TAG = re.compile(r"(DP|PP|TP|EP|ATTN_CP|MOE_DP|CP)(\d+)")
+_LOST_BRACKET = compile_lazily(r"^(?:(?:DP|PP|TP|EP|ATTN_CP|MOE_DP|CP)\d{1,6} ?)*\]")
+_RANK_TAG = compile_lazily(r"(DP|PP|TP|EP|ATTN_CP|MOE_DP|CP)(\d+)")
 # A line of HTML a paste put around a log: `<details>`, `<summary>Logs</summary>`, `<pre>`, `</pre></div></details>`.
-_HTML_LINE = re.compile(r"^(?:</?(?:details|summary|pre|code|div|p|br)\b[^<>]{0,200}>[^<>]{0,200})+$")
+_HTML_LINE = compile_lazily(r"^(?:</?(?:details|summary|pre|code|div|p|br)\b[^<>]{0,200}>[^<>]{0,200})+$")
 # A fence's info string: ```python, ~~~text.
-_FENCE_INFO = re.compile(r"^[\w+\-.]*$")
+_FENCE_INFO = compile_lazily(r"^[\w+\-.]*$")
 
 MAX_LAYERS = 8  # transport layers peeled off one line
 SPAN_LINES = 1000  # an inline-code span left open this many lines was a stray backtick
 
 
 # What a line that must not be lost to a `\r` redraw starts with: an exception line or a traceback header.
-_FAILURE_START = re.compile(
+_FAILURE_START = compile_lazily(
     r"^\s*(?:Traceback \(most recent call last\):|(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Failure|Timeout)(?::|$))"
 )
 
@@ -134,6 +134,8 @@ def _odd_backticks(text: str) -> bool:
 
 @dataclass(slots=True)
 class _StreamState:
+    """Where one interleaved stream (one process's lines) is in its current record."""
+
     meta: LineMeta
     header: str  # the last record header, to tell a new record from a repeated one
     # An unprefixed line followed the header: the same header again is a new record

@@ -7,7 +7,7 @@ import re
 from typing import Any, Literal
 
 from logsleuth import __version__
-from logsleuth.models import ExceptionBlock, FailureGroup, Fix, Report
+from logsleuth.models import ExceptionBlock, FailureGroup, Fix, Fleet, Report, SourceInfo
 from logsleuth.render.safety import escape_surrogates
 
 SCHEMA = "logsleuth.report/1"
@@ -72,6 +72,9 @@ def _failure(group: FailureGroup) -> dict[str, Any]:
         "ranks": list(group.ranks),
         "hosts": list(group.hosts),
         "sources": list(group.sources),
+        "host_counts": dict(group.host_counts),
+        "rank_counts": dict(group.rank_counts),
+        "cascade_of": group.cascade_of,
         "kind": failure.kind,
         "signature": group.signature,
         "diagnosis": _diagnosis(group),
@@ -83,6 +86,45 @@ def _failure(group: FailureGroup) -> dict[str, Any]:
         "exceptions": [_exception(block) for block in failure.exceptions],
         "context": list(failure.context),
         "cascade": list(group.cascade),
+    }
+
+
+def _fleet(fleet: Fleet | None) -> dict[str, Any] | None:
+    """A fleet's hosts (the root first) and how sure its root is."""
+    if fleet is None:
+        return None
+    return {
+        "root": fleet.root,
+        "root_fingerprint": fleet.root_fingerprint,
+        "order_known": fleet.order_known,
+        "clock_spread_seconds": fleet.clock_spread,
+        "first_gap_seconds": fleet.first_gap,
+        "root_uncertain": fleet.root_uncertain,
+        "hosts": [
+            {
+                "name": member.name,
+                "source": member.source,
+                "outcome": member.outcome,
+                "error": member.error,
+                "fingerprint": member.fingerprint,
+                "signature": member.signature or None,
+                "timestamp": member.timestamp,
+            }
+            for member in fleet.members
+        ],
+    }
+
+
+def _source(source: SourceInfo) -> dict[str, Any]:
+    clock = source.clock
+    return {
+        "name": source.name,
+        "bytes_read": source.bytes_read,
+        "size": source.size,
+        "error": source.error,
+        "capped": source.capped,
+        "host": source.host,
+        "clock": {"offset_seconds": clock.offset, "uncertainty_seconds": clock.uncertainty} if clock else None,
     }
 
 
@@ -108,16 +150,14 @@ def report_to_dict(report: Report) -> dict[str, Any]:
         "tool": {"name": "logsleuth", "version": __version__},
         "status": report_status(report),
         "failures": [_failure(group) for group in report.failures],
+        "fleet": _fleet(report.fleet),
         "launch": {
             "engine": launch.engine,
             "engine_version": launch.engine_version,
             "engine_version_source": launch.engine_version_source,
             "command": launch.command,
         },
-        "sources": [
-            {"name": s.name, "bytes_read": s.bytes_read, "size": s.size, "error": s.error, "capped": s.capped}
-            for s in report.sources
-        ],
+        "sources": [_source(source) for source in report.sources],
         "warnings": list(report.warnings),
         # The report keeps the first groups only (grouping.MAX_GROUPS); these count what it left out.
         "omitted_failures": report.omitted_failures,

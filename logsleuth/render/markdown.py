@@ -15,7 +15,11 @@ from logsleuth.render.view import (
     GroupView,
     abstention,
     build_view,
+    cascade_note,
     describe_source_errors,
+    fleet_heading,
+    fleet_notes,
+    fleet_rows,
     headline,
     is_multi,
     more_lines_text,
@@ -103,19 +107,34 @@ def _summary_table(report: Report) -> list[str]:
     return out
 
 
+def _fleet(report: Report) -> list[str]:
+    """A fleet's hosts as a table, one row each (the root first), after what makes its root uncertain."""
+    if report.fleet is None:
+        return []
+    out = [f"**{escape_markdown_prose(fleet_heading(report))}**", ""]
+    out.extend(line for note in fleet_notes(report) for line in (f"> {escape_markdown_prose(note)}", ""))
+    out.extend(["| Host | Outcome | First failure | Time |", "|---|---|---|---|"])
+    for row in fleet_rows(report):
+        cells = (row.host, row.outcome, row.failure, row.time)
+        out.append("| " + " | ".join(escape_markdown_prose(cell) for cell in cells) + " |")
+    return [*out, ""]
+
+
 def render_markdown(report: Report, options: RenderOptions) -> str:
     """The report's title is the root failure's headline; its answer follows, then its evidence, then (with
     several failures) the table of all of them and each other failure under a heading of its own."""
     out: list[str] = [f"### logsleuth: {escape_markdown_prose(headline(report))}", ""]
-    for error in describe_source_errors(report):
-        out.extend([f"> {escape_markdown_prose(error)}", ""])
+    if report.fleet is None:  # a fleet's table lists its unreadable hosts with their errors
+        for error in describe_source_errors(report):
+            out.extend([f"> {escape_markdown_prose(error)}", ""])
+    out.extend(_fleet(report))
     if not report.failures:
         out.extend([escape_markdown_prose(line) for line in no_failure_lines(report)])
         out.append("")
     multi = is_multi(report)
     show_source = len(report.sources) > 1
     for index, group in enumerate(report.failures, start=1):
-        view = build_view(group, show_source, report.launch)
+        view = build_view(group, show_source, report.launch, note=cascade_note(report, group))
         # The first failure is named by the report's title.
         out.extend(_answer(view, f"#### {index}." if index > 1 else None))
         out.extend(_evidence(view))

@@ -31,7 +31,10 @@ from logsleuth.render.view import (
     GroupView,
     abstention,
     build_view,
+    cascade_note,
     describe_source_errors,
+    fleet_notes,
+    fleet_summary,
     folded_text,
     headline,
     is_multi,
@@ -63,6 +66,7 @@ class Detail:
     line_chars: int = 300
     summary_rows: int = 10
     evidence: bool = True
+    fleet_kinds: int = 8  # lines of a fleet's summary (hosts by outcome and failure)
 
 
 # Applied one after another, least useful first.
@@ -77,8 +81,10 @@ REDUCTIONS: tuple[dict[str, Any], ...] = (
     {"line_chars": 160},
     {"detailed_groups": 1},
     {"summary_rows": 5},
+    {"fleet_kinds": 4},
     {"line_chars": 100},
     {"summary_rows": 3},
+    {"fleet_kinds": 2},
     {"evidence": False},
     {"alternatives": False},  # the last of the answer that may go: the first fix always stays
 )
@@ -191,7 +197,10 @@ def _group_blocks(view: GroupView, detail: Detail, title: str | None) -> list[st
 
 def _blocks(report: Report, options: RenderOptions, detail: Detail) -> list[str]:
     blocks = [f"*logsleuth:* {safe(headline(report))}"]
-    blocks.extend(safe(error) for error in describe_source_errors(report))
+    if report.fleet is not None:  # the hosts, summarised: the errors are among them
+        blocks.extend(_fleet_blocks(report, detail))
+    else:
+        blocks.extend(safe(error) for error in describe_source_errors(report))
     if not report.failures:
         blocks.extend(safe(line) for line in no_failure_lines(report, local_names=False))
     multi = is_multi(report)
@@ -199,7 +208,7 @@ def _blocks(report: Report, options: RenderOptions, detail: Detail) -> list[str]
     for index, group in enumerate(report.failures[: detail.detailed_groups], start=1):
         # Only remote sources (`host:path`) are named: a local path means nothing in a channel.
         sources = [name for name in group.sources if is_remote_name(name, hosts)]
-        view = build_view(group, len(report.sources) > 1, report.launch, sources)
+        view = build_view(group, len(report.sources) > 1, report.launch, sources, cascade_note(report, group))
         blocks.extend(_group_blocks(view, detail, f"[{index}]" if multi and index > 1 else None))
         if multi and index == 1:
             rows = summary_rows(report)
@@ -214,6 +223,13 @@ def _blocks(report: Report, options: RenderOptions, detail: Detail) -> list[str]
     if location:
         blocks.append(f"_Full log: {safe(clip(location, 300))}_")
     return blocks
+
+
+def _fleet_blocks(report: Report, detail: Detail) -> list[str]:
+    """The hosts in a few lines: the root, then how many hosts ended each way (`61 hosts: cascade of node03 …`)."""
+    lines = [f"• {safe(clip(line, detail.line_chars))}" for line in fleet_summary(report, kinds=detail.fleet_kinds)]
+    # The root's line first, each its own block: the last resort (_fit) keeps what fits from the top.
+    return [*lines[:1], *(f"_{safe(note)}_" for note in fleet_notes(report)), *lines[1:]]
 
 
 def _fit(blocks: list[str], limit: int) -> str:

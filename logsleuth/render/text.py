@@ -15,13 +15,17 @@ from typing import NamedTuple
 
 from logsleuth.models import Report
 from logsleuth.render.options import MIN_WIDTH, RenderOptions
-from logsleuth.render.table import summary_table
+from logsleuth.render.table import host_table, summary_table
 from logsleuth.render.view import (
     SEARCH_LABEL,
     FixView,
     GroupView,
     abstention,
     build_view,
+    cascade_note,
+    fleet_heading,
+    fleet_notes,
+    fleet_rows,
     is_multi,
     more_lines_text,
     multi_heading,
@@ -131,17 +135,29 @@ def _evidence(view: GroupView) -> list[Line]:
     return out
 
 
+def fleet_lines(report: Report, width: int) -> list[Line]:
+    """A fleet's hosts, one line each (the root first), and what makes its root uncertain."""
+    if report.fleet is None:
+        return []
+    out = _styled(wrap(fleet_heading(report), width, "  ", ""), "logsleuth.verdict")
+    for note in fleet_notes(report):
+        out.extend(_styled(wrap(note, width, "  ", ""), "logsleuth.note"))
+    header, *rows = host_table(fleet_rows(report), width)
+    return [*out, Line(""), Line(header, "logsleuth.table.header"), *(Line(row) for row in rows), Line("")]
+
+
 def report_lines(report: Report, width: int) -> list[Line]:
-    """The whole report: each failure's answer, then its evidence; with several failures, the table of all
-    of them comes right after the root failure."""
+    """The whole report: a fleet's hosts, then each failure's answer and its evidence; with several failures,
+    the table of all of them comes right after the root failure."""
     width = max(MIN_WIDTH, width)
+    fleet = fleet_lines(report, width)
     if not report.failures:
-        return [Line(line) for line in no_failure_lines(report)]
+        return [*fleet, *(Line(line) for line in no_failure_lines(report))]
     multi = is_multi(report)
     show_source = len(report.sources) > 1
-    out: list[Line] = []
+    out: list[Line] = fleet
     for index, group in enumerate(report.failures, start=1):
-        view = build_view(group, show_source, report.launch)
+        view = build_view(group, show_source, report.launch, note=cascade_note(report, group))
         out.extend(answer_lines(view, width, f"[{index}] " if multi else ""))
         out.append(Line(""))
         out.extend(evidence_lines(view, width))

@@ -13,7 +13,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from logsleuth.models import ExceptionBlock, FailureGroup, Fix, FlagOp, Frame, LaunchInfo, Report
+from logsleuth.models import (
+    ExceptionBlock,
+    FailureGroup,
+    Fix,
+    FlagOp,
+    Fleet,
+    FleetMember,
+    Frame,
+    LaunchInfo,
+    Report,
+)
 from logsleuth.render.safety import clean, clean_lines, strip_controls
 
 RELATION_TEXT = {
@@ -194,12 +204,17 @@ def place_text(group: FailureGroup) -> str:
 
 
 def details_text(
-    group: FailureGroup, launch: LaunchInfo | None, show_source: bool = False, sources: list[str] | None = None
+    group: FailureGroup,
+    launch: LaunchInfo | None,
+    show_source: bool = False,
+    sources: list[str] | None = None,
+    note: str | None = None,
 ) -> str:
-    """The facts after the headline: the engine (and how its version is known), how often, when, the log's own
-    words before the traceback, and (with several sources) which ones.  `sources` overrides the names shown."""
+    """The facts after the headline: what it followed in a fleet (`note`), the engine (and how its version is
+    known), how often, when, the log's own words before the traceback, and (with several sources) which ones.
+    `sources` overrides the names shown."""
     failure = group.failure
-    parts = []
+    parts = [note] if note else []
     if launch is not None and launch.engine:
         parts.append(engine_text(launch))
     if group.count > 1:
@@ -253,7 +268,11 @@ def _chain(failure_exceptions: tuple[ExceptionBlock, ...]) -> list[BlockView]:
 
 
 def build_view(
-    group: FailureGroup, show_source: bool = False, launch: LaunchInfo | None = None, sources: list[str] | None = None
+    group: FailureGroup,
+    show_source: bool = False,
+    launch: LaunchInfo | None = None,
+    sources: list[str] | None = None,
+    note: str | None = None,
 ) -> GroupView:
     failure = group.failure
     final = failure.final
@@ -263,7 +282,7 @@ def build_view(
     return GroupView(
         verdict=prose(diagnosis.title) if diagnosis else head,
         place=place_text(group),
-        details=details_text(group, launch, show_source, sources),
+        details=details_text(group, launch, show_source, sources, note),
         chain=_chain(failure.exceptions),
         innermost=frame_location(innermost_frame) if innermost_frame else None,
         innermost_source=clean(innermost_frame.source) if innermost_frame and innermost_frame.source else None,
@@ -406,3 +425,131 @@ def log_location(report: Report, explicit: str | None) -> str | None:
         return clean(explicit)
     names = remote_source_names(report)
     return ", ".join(names) if names else None
+
+
+# -- a fleet: one line per host (issue 14) -------------------------------------------------------------------------
+
+OUTCOME_TEXT = {"root": "failed first", "failed": "failed", "no-failure": "no failure", "unreadable": "unreadable"}
+
+
+@dataclass(frozen=True)
+class HostRow:
+    host: str
+    outcome: str  # "failed first", "cascade of node03", "failed", "no failure", "unreadable"
+    failure: str  # its first failure, short; for an unreadable host, why
+    time: str  # as the log printed it; "" when not known
+
+
+def group_title(group: FailureGroup) -> str:
+    """A failure in a few words: its pattern's title, or its exception line."""
+    return prose(group.diagnosis.title) if group.diagnosis else exception_line(group.failure.final)[0]
+
+
+def outcome_text(fleet: Fleet, member: FleetMember) -> str:
+    if member.outcome == "cascade":
+        return f"cascade of {fleet.root}"
+    return OUTCOME_TEXT[member.outcome]
+
+
+def _own_error(member: FleetMember) -> str:
+    """The error without the source or host name it starts with (the row names the host already)."""
+    error = member.error or "not read"
+    for name in (member.source, member.name):
+        if error.startswith(f"{name}: "):
+            return error[len(name) + 2 :]
+    return error
+
+
+def fleet_rows(report: Report) -> list[HostRow]:
+    fleet = report.fleet
+    if fleet is None:
+        return []
+    return [
+        HostRow(
+            host=clean(member.name, 120),
+            outcome=clean(outcome_text(fleet, member), 200),
+            failure=clean(_own_error(member) if member.outcome == "unreadable" else member.signature, 200),
+            time=clean(member.timestamp or ""),
+        )
+        for member in fleet.members
+    ]
+
+
+def fleet_heading(report: Report) -> str:
+    """The answer for the whole fleet, first: `node03 failed first: GPU out of memory · 32 hosts: 29 cascade ·
+    1 no failure · 1 unreadable`."""
+    fleet = report.fleet
+    assert fleet is not None
+    counts: dict[str, int] = {}
+    for member in fleet.members:
+        if member.outcome != "root":
+            counts[member.outcome] = counts.get(member.outcome, 0) + 1
+    root = next((g for g in report.failures if g.fingerprint == fleet.root_fingerprint), None)
+    lead = f"{fleet.root} failed first: {group_title(root)} · " if fleet.root and root else ""
+    tally = " · ".join(f"{count} {OUTCOME_TEXT.get(outcome, outcome)}" for outcome, count in counts.items())
+    return clean(f"{lead}{len(fleet.members)} hosts" + (f": {tally}" if tally else ""), 1000)
+
+
+def fleet_notes(report: Report) -> list[str]:
+    """What makes the root less than certain: hosts whose order is unknown, clocks that disagree."""
+    fleet = report.fleet
+    if fleet is None or not fleet.root:
+        return []
+    notes = []
+    failed = sum(1 for member in fleet.members if member.fingerprint is not None)
+    if not fleet.order_known and failed > 1:  # one failed host: there is no order to know
+        untimed = [m.name for m in fleet.members if m.fingerprint is not None and not m.time_known]
+        which = f"{_list_text(untimed, 3)} logged no time" if untimed else "the logs' times cannot be compared"
+        notes.append(f"Order unknown: {which}, so the root is the usual first failure, not the earliest.")
+    if fleet.root_uncertain and fleet.clock_spread is not None and fleet.first_gap is not None:
+        notes.append(
+            f"The clocks differ by up to {fleet.clock_spread:.1f} s, more than the {fleet.first_gap:.1f} s between "
+            "the first two failures: the root is uncertain."
+        )
+    return [clean(note, 1000) for note in notes]
+
+
+def cascade_note(report: Report, group: FailureGroup) -> str | None:
+    """`cascade of GPU out of memory on node03` for a group that followed the fleet's root failure."""
+    fleet = report.fleet
+    if fleet is None or group.cascade_of is None:
+        return None
+    root = next((g for g in report.failures if g.fingerprint == group.cascade_of), None)
+    if root is None:
+        return None
+    return clean(f"cascade of {group_title(root)} on {fleet.root}", 300)
+
+
+def fleet_summary(report: Report, names: int = 3, kinds: int = 8) -> list[str]:
+    """The hosts in a few lines for a short report (Slack): the root, then one line per outcome and failure
+    with a few of the hosts (`61 hosts: cascade of node03 (NCCL watchdog timeout): node01, node02 +59`), at most
+    `kinds` such lines."""
+    fleet = report.fleet
+    if fleet is None:
+        return []
+    lines = []
+    by_kind: dict[tuple[str, str], list[FleetMember]] = {}
+    for member in fleet.members:
+        if member.outcome == "root":
+            when = f" at {member.timestamp}" if member.timestamp else ""
+            lines.append(f"{member.name} failed first: {member.signature}{when}")
+        elif member.outcome == "unreadable":
+            by_kind.setdefault(("unreadable", ""), []).append(member)
+        else:
+            by_kind.setdefault((outcome_text(fleet, member), member.signature), []).append(member)
+    for (outcome, what), members in list(by_kind.items())[:kinds]:
+        about = f" ({what})" if what else ""
+        if outcome == "unreadable":
+            shown = "; ".join(f"{m.name}: {_own_error(m)}" for m in members[:names])
+        else:
+            shown = ", ".join(m.name for m in members[:names])
+        more = f" +{len(members) - names}" if len(members) > names else ""
+        lines.append(f"{_hosts(len(members))}: {outcome}{about}: {shown}{more}")
+    left = sum(len(members) for members in list(by_kind.values())[kinds:])
+    if left:
+        lines.append(f"… and {_hosts(left)} more")
+    return [clean(line, 400) for line in lines]
+
+
+def _hosts(count: int) -> str:
+    return f"{count} host{'s' if count != 1 else ''}"

@@ -51,10 +51,11 @@ class ReportsProgress(Protocol):
 @runtime_checkable
 class FindsAnchors(Protocol):
     """A source that can find literal strings over the whole log faster than reading it (`--all`): a local
-    file searched in two processes, a remote file searched by `grep` on its host."""
+    file searched on two cores, a remote file searched by `grep` on its host."""
 
     def find_anchors(self, anchors: tuple[bytes, ...], limit: int | None = None) -> list[int] | None:
-        """Sorted offsets of every anchor; None when there are more than `limit` (a traceback-dense log)."""
+        """Sorted offsets of the anchors as `grep -boaF` reports them (GrepMatches); None when there are more
+        than `limit` (a traceback-dense log)."""
 
 
 T = TypeVar("T")
@@ -78,24 +79,61 @@ class Follows(Protocol):
     def follow(self, offset: int) -> Iterator[bytes]: ...
 
 
+class GrepMatches:
+    """The offsets `LC_ALL=C grep -boaF -e A -e B …` prints for a file, built from every occurrence of every
+    anchor: the leftmost occurrence, the longest of those starting there, then the next one that starts at or
+    after its end (grep -o never reports overlapping matches).  Every anchor search (a local file, a stream,
+    the remote grep) gives these offsets, so local and remote reports agree.  Anchors hold no newline, so
+    grep's lines change nothing.
+
+    `add` takes the occurrences that start in the next stretch of the file, stretch after stretch."""
+
+    def __init__(self, start: int = 0) -> None:
+        self.offsets: list[int] = []
+        self.end = start  # where the last match ends: nothing starting before it is a match
+
+    def add(self, occurrences: list[tuple[int, int]]) -> None:
+        """`occurrences`: (offset, -length) of each, in any order."""
+        occurrences.sort()  # leftmost first; at one offset the longest first
+        for offset, negative_length in occurrences:
+            if offset >= self.end:
+                self.offsets.append(offset)
+                self.end = offset - negative_length
+
+
+def _occurrences_in(
+    data: bytes | bytearray, anchors: tuple[bytes, ...], base: int, stop: int
+) -> list[tuple[int, int]]:
+    """(base + offset, -length) of every occurrence of every anchor that starts before `stop` in `data`,
+    overlapping ones included (pure Python: `bytes.find`)."""
+    found: list[tuple[int, int]] = []
+    for anchor in anchors:
+        end = min(len(data), stop + len(anchor) - 1)
+        index = data.find(anchor, 0, end)
+        while index >= 0:
+            found.append((base + index, -len(anchor)))
+            index = data.find(anchor, index + 1, end)
+    return found
+
+
 def anchors_in_chunks(
     chunks: Iterable[bytes], position: int, anchors: tuple[bytes, ...], limit: int | None
 ) -> list[int] | None:
-    """Sorted offsets of the anchors in a stream of bytes starting at `position`; None when there are more
-    than `limit` (for sources that cannot search faster than reading)."""
-    positions: list[int] = []
+    """Sorted offsets of the anchors (GrepMatches) in a stream of bytes starting at `position`; None when
+    there are more than `limit` (for sources that cannot search faster than reading)."""
+    matches = GrepMatches(position)
     carry = b""
     longest = max(len(anchor) for anchor in anchors)
     for chunk in chunks:
         data = carry + chunk
         base = position - len(carry)
-        for anchor in anchors:
-            index = data.find(anchor)
-            while index >= 0:
-                positions.append(base + index)
-                index = data.find(anchor, index + 1)
-        if limit is not None and len(positions) > limit:
+        # Occurrences that start in the last longest-1 bytes may run into the next chunk: they are
+        # taken with it, so each stretch holds the occurrences that start in it.
+        keep = min(len(data), longest - 1)
+        matches.add(_occurrences_in(data, anchors, base, len(data) - keep))
+        if limit is not None and len(matches.offsets) > limit:
             return None
         position += len(chunk)
-        carry = data[-(longest - 1) :] if longest > 1 else b""
-    return sorted(set(positions))
+        carry = data[len(data) - keep :]
+    matches.add(_occurrences_in(carry, anchors, position - len(carry), len(carry)))
+    return None if limit is not None and len(matches.offsets) > limit else matches.offsets

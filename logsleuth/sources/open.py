@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 from logsleuth.sources.base import Source
@@ -13,9 +14,7 @@ def open_sources(
 ) -> list[Source]:
     """Open every source a spec names (a remote glob may name several files).  `while_waiting`: work to do
     step by step (until it returns False) while a remote source connects in the SSH helper process."""
-    from logsleuth.sources.spec import looks_remote
-
-    if spec != "-" and looks_remote(spec):
+    if is_remote(spec):
         from logsleuth.internal.ssh_helper.parent import open_through_helper
 
         options = ssh_options or SSHOptions()
@@ -24,8 +23,30 @@ def open_sources(
             return opened
         from logsleuth.sources.ssh.open import open_ssh_sources  # lazy: paramiko is slow to import
 
+        if options.backend != "openssh":
+            with _first_import:
+                _load_paramiko(options)
         return open_ssh_sources(spec, options)
     return [open_source(spec)]
+
+
+# importing.load_paramiko puts stand-ins in sys.modules while paramiko imports, which another thread importing
+# at the same time (api.diagnose opens sources on several) would see: one thread imports, the others wait for
+# it and find paramiko imported.
+_first_import = threading.Lock()
+
+
+def _load_paramiko(options: SSHOptions) -> None:
+    from logsleuth.sources.ssh.importing import load_paramiko
+
+    load_paramiko(options)
+
+
+def is_remote(spec: str) -> bool:
+    """Whether a command-line spec names a remote log (`host:path`), not a local path or stdin."""
+    from logsleuth.sources.spec import looks_remote
+
+    return spec != "-" and looks_remote(spec)
 
 
 def open_source(spec: str) -> Source:

@@ -52,6 +52,8 @@ class Phase(Enum):
 
 @dataclass
 class Collector:
+    """The lines of one failure being collected, until it ends."""
+
     kind: FailureKind
     first: LogLine
     phase: Phase

@@ -11,97 +11,99 @@ import json
 import re
 from enum import Enum, auto
 
+from logsleuth.lazyre import compile_lazily
+
 TRACEBACK_HEADER = "Traceback (most recent call last):"
 CAUSE_SEPARATOR = "The above exception was the direct cause of the following exception:"
 CONTEXT_SEPARATOR = "During handling of the above exception, another exception occurred:"
 
 # `(?P<func>\S.*)` then strip in code: a lazy `.+?\s*$` is quadratic on a long run of spaces.
-FRAME_LINE = re.compile(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d+)(?:, in (?P<func>\S.*)|\s*)$')
+FRAME_LINE = compile_lazily(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d+)(?:, in (?P<func>\S.*)|\s*)$')
 # faulthandler: `  File "x.py", line 10 in func` (no comma) and `line ???` when unknown.
-FAULT_FRAME_LINE = re.compile(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d+|\?\?\?) in (?P<func>\S.*)$')
-CARET_LINE = re.compile(r"^\s*[\^~][\s\^~]*$")  # one mark, then any: no ambiguous split to backtrack over
-REPEATED_LINE = re.compile(r"^\s*\[Previous line repeated (?P<n>\d+) more times?\]\s*$")
+FAULT_FRAME_LINE = compile_lazily(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d+|\?\?\?) in (?P<func>\S.*)$')
+CARET_LINE = compile_lazily(r"^\s*[\^~][\s\^~]*$")  # one mark, then any: no ambiguous split to backtrack over
+REPEATED_LINE = compile_lazily(r"^\s*\[Previous line repeated (?P<n>\d+) more times?\]\s*$")
 # The final line of an exception: `pkg.mod.TypeName: message` or a bare `TypeName`.
 # Possessive quantifiers: a 64 KiB line like `a.a.a.…` must not backtrack quadratically.
-EXCEPTION_LINE = re.compile(r"^(?P<type>[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)*+)(?::(?: (?P<msg>.*)|$)|$)")
-GROUP_HEADER = re.compile(r"^(?P<indent>\s*)\+ Exception Group Traceback \(most recent call last\):\s*$")
-FATAL_HEADER = re.compile(r"^Fatal Python error: (?P<msg>.*)$")
-THREAD_HEADER = re.compile(r"^(?P<current>Current thread|Thread) 0x[0-9a-fA-F]+ .*\(most recent call first\):\s*$")
-MORE_EXCEPTIONS = re.compile(r"^and (?P<n>\d+) more exceptions?$")
+EXCEPTION_LINE = compile_lazily(r"^(?P<type>[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)*+)(?::(?: (?P<msg>.*)|$)|$)")
+GROUP_HEADER = compile_lazily(r"^(?P<indent>\s*)\+ Exception Group Traceback \(most recent call last\):\s*$")
+FATAL_HEADER = compile_lazily(r"^Fatal Python error: (?P<msg>.*)$")
+THREAD_HEADER = compile_lazily(r"^(?P<current>Current thread|Thread) 0x[0-9a-fA-F]+ .*\(most recent call first\):\s*$")
+MORE_EXCEPTIONS = compile_lazily(r"^and (?P<n>\d+) more exceptions?$")
 # Written by the scanner in place of the middle of a runaway traceback (parser.MAX_FAILURE_LINES).
 ELIDED_TEMPLATE = "  [logsleuth: {n} lines elided]"
-ELIDED_LINE = re.compile(r"^  \[logsleuth: (?P<n>\d+) lines elided\]$")
+ELIDED_LINE = compile_lazily(r"^  \[logsleuth: (?P<n>\d+) lines elided\]$")
 # What a reader writes in place of lines left out of a paste.
 ELISIONS = frozenset({"...", "\u2026", "[...]", "(...)", "[\u2026]", "<...>"})
 ELISION_LENGTH = 16  # longer lines are no elision
-MEMBER_SEPARATOR = re.compile(r"^\+-+ (?:\d+|\.\.\.) -+$")
-GROUP_END = re.compile(r"^\+-{10,}$")
-MEMBERS_START = re.compile(r"^\+-\+-+ (?:\d+|\.\.\.) -+$")
+MEMBER_SEPARATOR = compile_lazily(r"^\+-+ (?:\d+|\.\.\.) -+$")
+GROUP_END = compile_lazily(r"^\+-{10,}$")
+MEMBERS_START = compile_lazily(r"^\+-\+-+ (?:\d+|\.\.\.) -+$")
 
 # A bare exception line outside a traceback must look like an exception *type*:
 # `ValueError: …`, `torch.OutOfMemoryError: …`, `AssertionError`, `ExceptionGroup: … (2 sub-exceptions)`.
-STRICT_EXCEPTION_LINE = re.compile(
+STRICT_EXCEPTION_LINE = compile_lazily(
     r"^(?P<type>(?:[A-Za-z_]\w*\.)*"
     r"(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Failure|Timeout)|(?:Base)?ExceptionGroup))"
     r"(?::(?: (?P<msg>.*)|$)|$)"
 )
 NOT_BARE_TYPES = frozenset({"Error", "Exception", "Failure", "Timeout", "Fault"})
 # `Exception: …` (what `raise Exception(…)` prints): a bare line of it could be any program's print.
-GENERIC_EXCEPTION_LINE = re.compile(r"^(?P<type>Exception|Error): (?P<msg>\S.*)$")
+GENERIC_EXCEPTION_LINE = compile_lazily(r"^(?P<type>Exception|Error): (?P<msg>\S.*)$")
 # An exception or argparse error a sentence quotes: in backticks, in bold, in straight or curly quotes.
 # Each span stops at its closing mark (no mark inside it), so a long line is read once.
-EMBEDDED = re.compile(
+EMBEDDED = compile_lazily(
     r'`(?P<code>[^`]{3,})`|\*\*(?P<bold>[^*]{3,})\*\*|["\u201c](?P<quoted>[^"\u201c\u201d]{3,})["\u201d]'
 )
 # A quoted name whose closing quote the copy lost at the end of the span: `No module named 'vllm.x`.
-UNCLOSED_NAME = re.compile(r"(?:^|\s)'[\w.\-/]++$")
+UNCLOSED_NAME = compile_lazily(r"(?:^|\s)'[\w.\-/]++$")
 # A wrapper's tag before the message it re-raises (Xinference: `[address=0.0.0.0:39501, pid=13418] `): not
 # part of the engine's message.
-WRAPPER_TAG = re.compile(r"^\[address=[^\]\s]{1,200}, pid=\d+\] ")
+WRAPPER_TAG = compile_lazily(r"^\[address=[^\]\s]{1,200}, pid=\d+\] ")
 # The second paragraph a library prints after a blank line in its own exception message: transformers'
 # unknown model type (`…is out of date.` + blank line + `You can update Transformers with the command …`).
-MESSAGE_SECOND_PARAGRAPH = re.compile(r"You can update Transformers with the command ")
+MESSAGE_SECOND_PARAGRAPH = compile_lazily(r"You can update Transformers with the command ")
 # argparse: `launch_server.py: error: unrecognized arguments: …`, `sglang serve: error: …`
-USAGE_ERROR = re.compile(r"^(?P<prog>[\w./\-]+(?: [\w\-]+)?): error: (?P<msg>.+)$")
+USAGE_ERROR = compile_lazily(r"^(?P<prog>[\w./\-]+(?: [\w\-]+)?): error: (?P<msg>.+)$")
 # Lines that only report the cascade after a process died.
-KILL_LINE = re.compile(
+KILL_LINE = compile_lazily(
     r"(?:Received sigquit from a child proc(?:ess|es)?\b.*"
     r"|^(?:.*\s)?Killed(?:\s+.*)?$"
     r"|exit(?:ed with)? code:? -9\b.*"
     r"|died, exit code: -?\d+.*)"
 )
-CASCADE_CONTEXT_LINE = re.compile(r"kill_process_tree called|Dumping requests before crash|Dumped \d+ finished")
-PY_WARNING = re.compile(r"^\S+:\d+: \w*Warning: ")
+CASCADE_CONTEXT_LINE = compile_lazily(r"kill_process_tree called|Dumping requests before crash|Dumped \d+ finished")
+PY_WARNING = compile_lazily(r"^\S+:\d+: \w*Warning: ")
 # A line that opens a log record of its own: `INFO:     …` (uvicorn), `WARNING 03-25 …` (vLLM without
 # its process prefix), `2025-04-23 21:31:45,123 - …` (logging's default asctime), `[2025-… ]`.
-LOG_RECORD_START = re.compile(
+LOG_RECORD_START = compile_lazily(
     r"^(?:(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)(?::\s| \d\d-\d\d )"
     r"|\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}"
     r"|\d{2}-\d{2} \d{2}:\d{2}:\d{2} )"
 )
 # A group header sharing its line with log text (SGLang logs `f"Scheduler hit an exception: {tb}"`).
-GROUP_AFTER_TEXT = re.compile(r"^(?:(?P<head>.*\S) )?(?P<group> *\+ Exception Group Traceback \(most recent call last\):)\s*$")
-GROUP_CLOSE = re.compile(r"^\s*\+-+$")
+GROUP_AFTER_TEXT = compile_lazily(r"^(?:(?P<head>.*\S) )?(?P<group> *\+ Exception Group Traceback \(most recent call last\):)\s*$")
+GROUP_CLOSE = compile_lazily(r"^\s*\+-+$")
 # A C++ exception that reached std::terminate (NCCL watchdog aborts): no Python traceback,
 # the type on this line and the message on the `what():` line after it.
-CPP_TERMINATE = re.compile(r"^terminate called after throwing an instance of '(?P<type>[^']+)'")
+CPP_TERMINATE = compile_lazily(r"^terminate called after throwing an instance of '(?P<type>[^']+)'")
 # After `what():`, the C++ exception's message ends where its backtrace starts.
-CPP_BACKTRACE = re.compile(r"^\s*(?:Exception raised from |frame #\d+:)")
+CPP_BACKTRACE = compile_lazily(r"^\s*(?:Exception raised from |frame #\d+:)")
 # A fatal error printed as one log line, not as a Python exception: (regex, type).  The regex's `msg` group
 # is the message, its `type` group the type when the second item is None.  Tried only on lines that hold
 # one of FATAL_LINE_WORDS.
 FATAL_LINE_WORDS = ("rror", "atchdog", "undefined symbol")
 FATAL_LINES: tuple[tuple[re.Pattern[str], str | None], ...] = (
     # a kernel or library (flashinfer, sgl-kernel): `CUDA Error: <text> (700) <file>: line N at function F`
-    (re.compile(r"^\s*(?P<type>CUDA [Ee]rror): (?P<msg>\S.*?\(\d+\).*)$"), None),
+    (compile_lazily(r"^\s*(?P<type>CUDA [Ee]rror): (?P<msg>\S.*?\(\d+\).*)$"), None),
     # SGLang's scheduler watchdog: `Watchdog timeout (self.watchdog_timeout=300)`, newer releases
     # `Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)`
-    (re.compile(r"^(?P<type>(?:\w+ )?[Ww]atchdog timeout) \((?P<msg>self\.watchdog_timeout=[^)]*)\)"), None),
+    (compile_lazily(r"^(?P<type>(?:\w+ )?[Ww]atchdog timeout) \((?P<msg>self\.watchdog_timeout=[^)]*)\)"), None),
     # uvicorn cannot bind the HTTP port (it logs the OSError instead of raising it)
-    (re.compile(r"^ERROR:\s+(?P<msg>\[Errno \d+\] error while attempting to bind on address .*)$"), "OSError"),
+    (compile_lazily(r"^ERROR:\s+(?P<msg>\[Errno \d+\] error while attempting to bind on address .*)$"), "OSError"),
     # the dynamic loader's text of a Python extension module that cannot load, its `ImportError: ` lost (a
     # web UI showing str(exc), a wrapper's tag before it): only an import raises this text for such a module
-    (re.compile(r"^(?!\s*[\w.]+(?:Error|Exception): )(?:.*?\s)?(?P<msg>/\S+\.(?:abi3|cpython-[\w\-]+)\.so: undefined symbol: \S+)\s*$"), "ImportError"),
+    (compile_lazily(r"^(?!\s*[\w.]+(?:Error|Exception): )(?:.*?\s)?(?P<msg>/\S+\.(?:abi3|cpython-[\w\-]+)\.so: undefined symbol: \S+)\s*$"), "ImportError"),
 )
 
 
@@ -141,8 +143,8 @@ def fatal_line(text: str) -> tuple[str, str] | None:
 # The error body of an OpenAI-compatible server (SGLang and vLLM answer a failed request with it, HTTP 4xx or
 # 5xx), pasted from the client's side: `{"object": "error", "message": "…", "type": "InternalServerError",
 # "param": null, "code": 500}`, or the newer `{"error": {"message": "…", "type": "…", "code": 500}}`.
-HTTP_ERROR_BODY = re.compile(r'\{\s*"(?:object"\s*:\s*"error"|error"\s*:\s*\{)')
-_TYPE_NAME = re.compile(r"[A-Za-z_][\w.]*")
+HTTP_ERROR_BODY = compile_lazily(r'\{\s*"(?:object"\s*:\s*"error"|error"\s*:\s*\{)')
+_TYPE_NAME = compile_lazily(r"[A-Za-z_][\w.]*")
 
 
 def http_error_body(text: str) -> tuple[str, str] | None:
@@ -163,9 +165,9 @@ def http_error_body(text: str) -> tuple[str, str] | None:
     return (kind if isinstance(kind, str) and _TYPE_NAME.fullmatch(kind) else "HTTPError"), message.strip()
 
 
-THREAD_INTRO = re.compile(r"^(?:Exception in thread .+:|Process [\w\-]+:|Error in atexit\._run_exitfuncs:)$")
+THREAD_INTRO = compile_lazily(r"^(?:Exception in thread .+:|Process [\w\-]+:|Error in atexit\._run_exitfuncs:)$")
 CONTEXT_WORDS = ("warn", "error", "fail", "not enough", "out of memory")
-CONTEXT_HINT = re.compile(r"(?i)\b(?:warn(?:ing)?|error|fail(?:ed|ure)?|not enough|out of memory)\b")
+CONTEXT_HINT = compile_lazily(r"(?i)\b(?:warn(?:ing)?|error|fail(?:ed|ure)?|not enough|out of memory)\b")
 
 
 class LineKind(Enum):

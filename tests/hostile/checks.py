@@ -123,13 +123,15 @@ def markdown_rendered_text(markdown: str) -> list[str]:
 
 
 # The blocks logsleuth writes itself: headings start with the title or a failure number, quotes carry
-# errors and warnings, lists hold fix items (no log text), fences are tagged text or sh, the table is the
-# summary.  Rules, HTML, indented code and ordered lists are never ours.
+# errors and warnings, lists hold fix items (no log text), fences are tagged text or sh, the tables are the
+# summary ("#") and, with several sources, the fleet's one line per host ("Host").  Rules, HTML, indented code and ordered lists are never ours.
 _OURS: dict[str, Callable[[str, str], bool]] = {
     "heading_open": lambda text, info: bool(re.match(r"^(?:logsleuth:|\d+\.)", text)),
-    "blockquote_open": lambda text, info: bool(re.match(r"^(?:could not read|warning:)", text)),
+    "blockquote_open": lambda text, info: bool(
+        re.match(r"^(?:could not read|warning:|Order unknown:|The clocks differ by)", text)
+    ),
     "bullet_list_open": lambda text, info: "pwned" not in text,
-    "table_open": lambda text, info: text == "#",
+    "table_open": lambda text, info: text in ("#", "Host"),
     "fence": lambda text, info: info in ("text", "sh"),
 }
 _NEVER_OURS = {"hr", "code_block", "html_block", "ordered_list_open"}

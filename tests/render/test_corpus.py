@@ -41,5 +41,7 @@ def test_the_whole_corpus_as_one_multi_source_report() -> None:
     outputs = {fmt: render(report, fmt) for fmt in FORMATS}
     _check(outputs)
     text = outputs[OutputFormat.TEXT]
-    assert text.startswith("[1] "), "the root failure's answer comes first"
+    # Several sources: the answer comes first as which one failed first and with what, then the groups.
+    assert report.fleet is not None and text.startswith(f"{report.fleet.root} failed first:")
+    assert "\n[1] " in text
     assert "the first is the root failure." in text

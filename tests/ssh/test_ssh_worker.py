@@ -11,11 +11,17 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sshd_server import SSHD
 
-from logsleuth.internal.ssh_helper.argv import DIAGNOSE_VALUE_OPTIONS, HelperArgv, may_name_a_remote_log
+from logsleuth.internal.ssh_helper.argv import (
+    DIAGNOSE_VALUE_OPTIONS,
+    WATCH_VALUE_OPTIONS,
+    HelperArgv,
+    may_name_a_remote_log,
+)
 from tests.helpers import offsets_of
 
 LOG = (
@@ -100,20 +106,36 @@ def _expected(log: Path) -> dict[str, object]:
 # -- the command line as the helper reads it ------------------------------------------------------------------
 
 
-def test_value_options_match_the_real_diagnose_command() -> None:
-    """The helper must skip option values exactly as click does, or it would take one for a host."""
+def _real_options(command_name: str) -> tuple[set[str], set[str]]:
+    """(the options of the real command that take a value, all its options)."""
     import typer.main
 
     from logsleuth.cli import app
 
-    diagnose = typer.main.get_command(app).commands["diagnose"]  # type: ignore[attr-defined]
-    taking_values = {
-        name
-        for param in diagnose.params
-        if param.param_type_name == "option" and not param.is_flag
-        for name in param.opts
-    }
+    command = typer.main.get_command(app).commands[command_name]  # type: ignore[attr-defined]
+    options = [param for param in command.params if param.param_type_name == "option"]
+    taking_values = {name for param in options if not param.is_flag for name in param.opts}
+    return taking_values, {name for param in options for name in param.opts}
+
+
+def test_value_options_match_the_real_diagnose_command() -> None:
+    """The helper must skip option values exactly as click does, or it would take one for a host."""
+    taking_values, _ = _real_options("diagnose")
     assert taking_values == DIAGNOSE_VALUE_OPTIONS
+
+
+# Announced for `watch` with issues 13 and 14 (cli.py, another change): --stall, --settle, --parallel and
+# --hosts-file take values; --then-follow and --from-start do not.
+_WATCH_OPTIONS_TO_COME = {"--stall", "--settle", "--parallel", "--hosts-file"}
+
+
+def test_value_options_match_the_real_watch_command() -> None:
+    taking_values, every_option = _real_options("watch")
+    if "--then-follow" in every_option:  # the announced options have landed: exactly the same
+        assert taking_values == WATCH_VALUE_OPTIONS
+    else:  # every value option the command has is known; what is missing is what is announced
+        assert taking_values <= WATCH_VALUE_OPTIONS
+        assert WATCH_VALUE_OPTIONS - taking_values <= _WATCH_OPTIONS_TO_COME
 
 
 @pytest.mark.parametrize(
@@ -125,11 +147,15 @@ def test_value_options_match_the_real_diagnose_command() -> None:
         (["diagnose", "--format=json", "-Fcfg", "h:/y", "--", "-odd:name"], ["h:/y", "-odd:name"], "cfg"),
         (["diagnose", "--ssh-config", "c", "--ssh-config", "d", "h:/y"], ["h:/y"], "d"),  # click: last wins
         (["diagnose", "-", "h:/y"], ["-", "h:/y"], None),
+        (["diagnose", "--parallel", "8", "--hosts-file", "hosts:txt", "h:/y"], ["h:/y"], None),
+        (["watch", "--timeout", "600", "--stall", "60", "-Fcfg", "h:/y", "--then-follow"], ["h:/y"], "cfg"),
+        (["watch", "--settle=2", "--from-start", "a:/x", "b:/x"], ["a:/x", "b:/x"], None),
+        (["watch", "--max-bytes", "1", "h:/y"], ["1", "h:/y"], None),  # a diagnose option: watch has no such value
     ],
 )
 def test_command_line_is_sorted_like_click(argv: list[str], sources: list[str], config: str | None) -> None:
     line = HelperArgv(argv)
-    assert line.command == "diagnose"
+    assert line.command == argv[0]
     assert line.sources == sources
     assert line.value("--ssh-config", "-F") == config
 
@@ -140,12 +166,47 @@ def test_command_line_is_sorted_like_click(argv: list[str], sources: list[str], 
         (["diagnose", "gpu7:/x.log"], True),
         (["diagnose", "/var/log/x.log"], False),
         (["diagnose", "--cmd", "python -m x --model a:b", "/x.log"], False),  # a colon in a value only
-        (["watch", "gpu7:/x.log"], False),
+        (["watch", "gpu7:/x.log"], True),  # watch's first stage waits for the connection too
+        (["watch", "/var/log/x.log"], False),
+        (["watch", "--cmd", "python -m x --model a:b", "/x.log"], False),
+        (["watch", "--hosts-file", "hosts.txt"], True),
+        (["diagnose", "--hosts-file", "hosts.txt"], True),  # the hosts are in the file
+        (["diagnose", "--parallel", "4", "/x.log"], False),
         ([], False),
     ],
 )
 def test_which_command_lines_fork_a_helper(argv: list[str], expected: bool) -> None:
     assert may_name_a_remote_log(argv) is expected
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["diagnose"] + [f"n{i}:/x" for i in range(40)], [f"n{i}:/x" for i in range(32)]),  # 32 by default
+        (["diagnose", "--parallel", "2", "a:/x", "b:/x", "c:/x"], ["a:/x", "b:/x"]),
+        (["diagnose", "--parallel=64"] + [f"n{i}:/x" for i in range(40)], [f"n{i}:/x" for i in range(40)]),
+        (["diagnose", "--parallel", "many", "a:/x"], []),  # the CLI rejects it: nothing is opened for nothing
+        (["diagnose", "a:/x", "--help"], []),
+    ],
+)
+def test_the_helper_opens_early_as_many_sources_as_diagnose_reads_at_once(
+    argv: list[str], expected: list[str]
+) -> None:
+    from logsleuth.internal.ssh_helper.child import early_specs, remote_specs
+
+    line = HelperArgv(argv)
+    assert early_specs(line, remote_specs(line)) == expected
+
+
+def test_the_helper_expands_ranges_and_hosts_files_as_the_cli_does(tmp_path: Path) -> None:
+    pytest.importorskip("logsleuth.sources.fleet")  # written beside this change (issue 14, item 1)
+    from logsleuth.internal.ssh_helper.child import remote_specs
+
+    hosts = tmp_path / "hosts"
+    hosts.write_text("# the rack\ngpu7:/var/log/a.log\n")
+    line = HelperArgv(["diagnose", "node[01-03]:/x.log", "--hosts-file", str(hosts), "/local.log"])
+    assert remote_specs(line) == ["node01:/x.log", "node02:/x.log", "node03:/x.log", "gpu7:/var/log/a.log"]
+    assert remote_specs(HelperArgv(["diagnose", "node[5-1]:/x.log"])) == []  # the CLI says why, exit 2
 
 
 # -- the helper against the private sshd ------------------------------------------------------------------
@@ -192,11 +253,12 @@ from logsleuth.internal.ssh_helper import process as ssh_prefork
 from logsleuth.sources.options import SSHOptions
 from logsleuth.sources.open import open_sources
 
-argv, spec, config, path = json.loads(sys.argv[1])
+argv, spec, config, path, timeout = json.loads(sys.argv[1])
 ssh_prefork.fork_if_remote(argv)
 time.sleep(5)  # the helper connects in ~0.2 s; a loaded CI machine gets 25 times that
 os.rename(path, path + ".moved")
-(source,) = open_sources(spec, SSHOptions(config_file=config))
+deadline = time.monotonic() + timeout if timeout else None  # as cli.watch_command sets it, after parsing
+(source,) = open_sources(spec, SSHOptions(config_file=config, deadline=deadline))
 size = source.size()
 print(json.dumps({"size": size, "tail": b"".join(source.read_range(size - 100, size)).decode()}))
 source.close()
@@ -205,13 +267,20 @@ ssh_prefork.stop()
 
 
 @pytest.mark.ssh
-@pytest.mark.parametrize("early", [True, False], ids=["diagnose", "diagnose --help"])
-def test_helper_opens_the_named_source_before_it_is_asked(sshd: SSHD, log: Path, early: bool) -> None:
+@pytest.mark.parametrize(
+    ("command", "early"),
+    [(["diagnose"], True), (["diagnose", "--help"], False), (["watch", "--timeout", "60"], True)],
+    ids=["diagnose", "diagnose --help", "watch --timeout"],  # watch's deadline differs from the helper's guess
+)
+def test_helper_opens_the_named_source_before_it_is_asked(
+    sshd: SSHD, log: Path, command: list[str], early: bool
+) -> None:
     spec = f"logsleuth-alias:{log}"
-    argv = ["diagnose", spec, "--ssh-config", str(sshd.config), *([] if early else ["--help"])]
+    argv = [command[0], spec, "--ssh-config", str(sshd.config), *command[1:]]
+    timeout = 60 if "--timeout" in command else None
     try:
         proc = subprocess.run(
-            [sys.executable, "-c", EARLY_SCRIPT, json.dumps([argv, spec, str(sshd.config), str(log)])],
+            [sys.executable, "-c", EARLY_SCRIPT, json.dumps([argv, spec, str(sshd.config), str(log), timeout])],
             capture_output=True,
             text=True,
             env=helper_environment(),
@@ -269,11 +338,22 @@ def test_cli_reports_the_same_with_and_without_the_helper(sshd: SSHD, log: Path)
             errors.append(proc.stderr)
     finally:
         second.unlink()
+    clocks = [_measured_clocks(report) for report in reports]  # measurements: they differ from run to run
     assert reports[0] == reports[1]
+    for measured in clocks:  # three remote sources: a fleet, so each host read has its clock (the helper's too)
+        assert [clock is not None for clock in measured] == [True, False, True]
     assert errors[0] == errors[1] == f"logsleuth: logsleuth-alias:{sshd.logs}/missing.log: no such file\n"
     assert [source["error"] for source in reports[0]["sources"]] == [None, "logsleuth-alias:"
                                                                      f"{sshd.logs}/missing.log: no such file", None]
     assert sorted(f["signature"] for f in reports[0]["failures"]) == ["AssertionError", "RuntimeError: second host"]
+
+
+def _measured_clocks(report: dict[str, Any]) -> list[dict[str, float] | None]:
+    """Take the clock measurements out of a JSON report (each source's clock, the fleet's spread); return the
+    sources' clocks."""
+    if report.get("fleet"):
+        report["fleet"].pop("clock_spread_seconds")
+    return [source.pop("clock") for source in report["sources"]]
 
 
 @pytest.mark.parametrize(
@@ -303,6 +383,37 @@ def test_helper_guesses_the_ssh_options_the_cli_builds(options: list[str], monke
     assert main(argv) == 0
     (built,) = asked
     assert _ssh_options(HelperArgv(argv)) == built.ssh  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("options", [[], ["-Fcfg", "--accept-new-host-key"], ["--ssh-backend", "openssh", "--timeout", "30"]])
+def test_helper_guesses_the_ssh_options_watch_builds(options: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """As for diagnose, except the deadline (`--timeout`): the helper counts it from its own start, a moment
+    before the CLI does, and EarlyOpen.matches does not compare it."""
+    import time
+    from dataclasses import replace
+
+    from logsleuth import watch_output
+    from logsleuth.__main__ import main
+    from logsleuth.internal.ssh_helper.child import _ssh_options
+
+    asked: list[object] = []
+
+    def record(spec: str, diagnose_options: object, **_: object) -> object:
+        asked.append(diagnose_options)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(watch_output, "watch_spec", record)  # what the watch command calls
+    argv = ["watch", "gpu7:/var/log/x.log", *options]
+    guessed = _ssh_options(HelperArgv(argv))
+    assert main(argv) == 0
+    (built,) = asked
+    assert replace(guessed, deadline=None) == replace(built.ssh, deadline=None)  # type: ignore[attr-defined]
+    if "--timeout" in options:
+        assert guessed.deadline is not None and built.ssh.deadline is not None  # type: ignore[attr-defined]
+        assert 0 <= built.ssh.deadline - guessed.deadline < 5  # type: ignore[attr-defined]
+        assert guessed.deadline - time.monotonic() <= 30
+    else:
+        assert guessed.deadline is None
 
 
 # -- host keys: nothing is stored before the command line has parsed ------------------------------------------

@@ -11,6 +11,7 @@ from logsleuth import versions
 from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes.builders.speculative import DRAFT, STEPS, TOPK
 from logsleuth.fixes.context import FixContext
+from logsleuth.lazyre import compile_lazily_regex
 from logsleuth.models import Fix, FlagOp
 
 # vLLM flag names people carry over to SGLang.
@@ -142,10 +143,10 @@ def _other_release(flag: str, ctx: FixContext) -> str | None:
     return f"your SGLang does not accept {flag}: leave it out"
 
 
-_CHOICE = regex.compile(r"argument (?P<flag>--[\w\-]+)(?:/[\w\-/]+)?: invalid choice: '(?P<value>[^']*)' \(choose from (?P<choices>.*)\)")
-_INVALID_VALUE = regex.compile(r"argument (?P<flag>--[\w\-]+)(?:/[\w\-/]+)?: invalid (?P<type>\w+) value: '(?P<value>[^']*)'")
-_EXPLICIT = regex.compile(r"argument (?P<flag>--[\w\-]+)(?:/[\w\-/]+)?: ignored explicit argument '(?P<value>[^']*)'")
-_REQUIRED = regex.compile(r"the following arguments are required: (?P<flags>.+)")
+_CHOICE = compile_lazily_regex(r"argument (?P<flag>--[\w\-]+)(?:/[\w\-/]+)?: invalid choice: '(?P<value>[^']*)' \(choose from (?P<choices>.*)\)")
+_INVALID_VALUE = compile_lazily_regex(r"argument (?P<flag>--[\w\-]+)(?:/[\w\-/]+)?: invalid (?P<type>\w+) value: '(?P<value>[^']*)'")
+_EXPLICIT = compile_lazily_regex(r"argument (?P<flag>--[\w\-]+)(?:/[\w\-/]+)?: ignored explicit argument '(?P<value>[^']*)'")
+_REQUIRED = compile_lazily_regex(r"the following arguments are required: (?P<flags>.+)")
 # fp8 is vLLM's name for FP8 E4M3 (a KV-cache dtype SGLang validates on every GPU); the closest spelling,
 # mxfp8, needs a Blackwell GPU (0.5.23: "--kv-cache-dtype mxfp8 requires an SM100+ (Blackwell) GPU").
 _CHOICE_ALIASES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "half": "float16", "fp8": "fp8_e4m3"}
@@ -241,7 +242,7 @@ def nearest_choice_for_flag(ctx: FixContext, data: dict[str, Any]) -> Fix:
     return Fix(summary=summary, flags=(FlagOp("set", flag, best),))
 
 
-_AMBIGUOUS = regex.compile(r"ambiguous option: (?P<flag>-[^\s=]+)(?:=(?P<value>\S*))? could match (?P<matches>.+)")
+_AMBIGUOUS = compile_lazily_regex(r"ambiguous option: (?P<flag>-[^\s=]+)(?:=(?P<value>\S*))? could match (?P<matches>.+)")
 
 
 def ambiguous_option(ctx: FixContext, data: dict[str, Any]) -> Fix | None:

@@ -5,14 +5,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-import regex
-
 from logsleuth.fixes.context import FixContext, interpolate
 from logsleuth.fixes.static import static_fix
+from logsleuth.lazyre import compile_lazily_regex
 from logsleuth.models import Fix, FlagOp
 
 _MEM = "--mem-fraction-static"
-_FLOAT = regex.compile(r"\d*\.\d+|\d+")
+_FLOAT = compile_lazily_regex(r"\d*\.\d+|\d+")
 
 
 def server_arg(ctx: FixContext, name: str) -> str | None:

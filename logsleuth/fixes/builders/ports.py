@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-import regex
-
 from logsleuth.fixes.builders.memory import server_arg
 from logsleuth.fixes.context import FixContext
+from logsleuth.lazyre import compile_lazily_regex
 from logsleuth.models import Fix, FlagOp
 
 _PORT_FLAGS = (
-    (regex.compile(r"(?i)nccl"), "--nccl-port", "nccl_port"),
-    (regex.compile(r"(?i)dist[_ -]?init|TCPStore|c10d|server socket"), "--dist-init-addr", "dist_init_addr"),
+    (compile_lazily_regex(r"(?i)nccl"), "--nccl-port", "nccl_port"),
+    (compile_lazily_regex(r"(?i)dist[_ -]?init|TCPStore|c10d|server socket"), "--dist-init-addr", "dist_init_addr"),
 )
 
 

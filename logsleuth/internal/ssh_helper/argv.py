@@ -5,13 +5,19 @@ Only what Python has loaded at start-up may be imported here: this runs first th
 
 from __future__ import annotations
 
-_COMMANDS = ("diagnose",)  # watch follows a log for minutes: its start-up time does not matter
-# The options of `diagnose` that take a value (cli.py), so that their values are not taken for sources.
-# tests/ssh/test_ssh_worker.py checks this against the real command.
+# The options that take a value, per command the helper starts for (cli.py), so that their values are not taken
+# for sources.  tests/ssh/test_ssh_worker.py checks these against the real commands.
 DIAGNOSE_VALUE_OPTIONS = frozenset(
     {"--format", "-f", "--cmd", "--engine-version", "--patterns", "--max-bytes", "--output", "-o", "--width",
-     "--max-chars", "--ssh-config", "-F", "--slack-webhook", "--ssh-backend"}
+     "--max-chars", "--ssh-config", "-F", "--slack-webhook", "--ssh-backend", "--parallel", "--hosts-file"}
 )
+WATCH_VALUE_OPTIONS = frozenset(
+    {"--format", "-f", "--timeout", "--cmd", "--engine-version", "--width", "--ssh-config", "-F", "--ssh-backend",
+     "--stall", "--settle", "--hosts-file"}
+)
+# `watch` too: its first stage shows only once the log is open, so it gains what `diagnose` gains.
+VALUE_OPTIONS = {"diagnose": DIAGNOSE_VALUE_OPTIONS, "watch": WATCH_VALUE_OPTIONS}
+
 
 class HelperArgv:
     """The words of a command line sorted the way click sorts them: command, sources, options.  (Not
@@ -21,19 +27,22 @@ class HelperArgv:
         self.positional: list[str] = []
         self.values: dict[str, str] = {}
         self.flags: set[str] = set()
+        # The command is the first word that is not an option (logsleuth's own options take no value).
+        command = next((word for word in argv if not word.startswith("-")), None)
+        taking_values = VALUE_OPTIONS.get(command or "", frozenset())
         words = iter(argv)
         for word in words:
             if word == "--":
                 self.positional.extend(words)
             elif word.startswith("--"):
                 name, equals, value = word.partition("=")
-                if name in DIAGNOSE_VALUE_OPTIONS:
+                if name in taking_values:
                     self.values[name] = value if equals else next(words, "")
                 else:
                     self.flags.add(name)
             elif word.startswith("-") and word != "-":
                 name = word[:2]
-                if name in DIAGNOSE_VALUE_OPTIONS:
+                if name in taking_values:
                     self.values[name] = word[2:] or next(words, "")
                 else:
                     self.flags.add(word)
@@ -54,4 +63,5 @@ class HelperArgv:
 
 def may_name_a_remote_log(argv: list[str]) -> bool:
     line = HelperArgv(argv)
-    return line.command in _COMMANDS and any(":" in word for word in line.sources)
+    named = any(":" in word for word in line.sources) or line.value("--hosts-file") is not None
+    return line.command in VALUE_OPTIONS and named

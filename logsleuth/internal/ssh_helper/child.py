@@ -1,5 +1,7 @@
 """The SSH helper process's side (see parent.py): import paramiko, open the command line's remote
-sources early, then serve requests until the parent closes the pipes.
+sources early (as many as `diagnose` or `watch` reads at once, `--parallel`), then serve requests until the
+parent closes the pipes, each in a thread of its own: the parent reads several sources at once
+(sources/fanout.py), and a `watch` follows its log in one request that lasts as long as the watch.
 
 The early openings run before the command line is parsed, so they change nothing on disk: a host key they
 accept as new (`--accept-new-host-key`) is held, and written only when the parent's `open` request for that
@@ -12,18 +14,21 @@ the parent dies (PR_SET_PDEATHSIG).
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import os
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from logsleuth.errors import SourceError, UsageError
+from logsleuth.errors import LogsleuthError, SourceError, UsageError
 from logsleuth.internal.ssh_helper.argv import HelperArgv
-from logsleuth.internal.ssh_helper.wire import receive_message, send_message
-from logsleuth.sources.base import FindsAnchors, ReportsProgress, Source, anchors_in_chunks
+from logsleuth.internal.ssh_helper.wire import STREAM_CONTROL, STREAM_WINDOW, Sender, receive_message
+from logsleuth.sources.base import FindsAnchors, Follows, Progress, ReportsProgress, Source, anchors_in_chunks
+from logsleuth.sources.fanout import DEFAULT_PARALLEL
 from logsleuth.sources.options import SSH_BACKENDS, SSHOptions
 
 if TYPE_CHECKING:
@@ -39,19 +44,18 @@ def child_main(requests: int, answers: int, argv: list[str]) -> None:
     status = 0
     try:
         _detach()
-        from logsleuth.sources.spec import looks_remote
-
         line = HelperArgv(argv)
-        remote = [word for word in line.sources if looks_remote(word)]
+        remote = remote_specs(line)
         if remote:
             options = _ssh_options(line)
-            from logsleuth.sources.ssh.importing import load_paramiko
+            if options.backend != "openssh":  # OpenSSH's ssh does the SSH: paramiko would be ~0.2 s of CPU for nothing
+                from logsleuth.sources.ssh.importing import load_paramiko
 
-            load_paramiko(options)  # the point of the helper: this runs while the parent starts
-            from logsleuth.sources.ssh import paramiko_backend  # noqa: F401 - imported now, not after the request
+                load_paramiko(options)  # the point of the helper: this runs while the parent starts
+                from logsleuth.sources.ssh import paramiko_backend  # noqa: F401 - imported now, not after the request
             from logsleuth.sources.ssh.open import open_ssh_sources
 
-            early = {} if line.flags & {"-h", "--help"} else _open_early(remote, options, open_ssh_sources)
+            early = _open_early(early_specs(line, remote), options, open_ssh_sources)
             _serve(requests, answers, open_ssh_sources, early)
     except BaseException:  # noqa: BLE001 - the child must never return into the parent's code
         status = 1
@@ -59,21 +63,60 @@ def child_main(requests: int, answers: int, argv: list[str]) -> None:
         os._exit(status)
 
 
+def remote_specs(line: HelperArgv) -> list[str]:
+    """The remote specs `diagnose` (or `watch`) will read: the sources expanded as the CLI expands them (`node[01-16]:/x`,
+    `--hosts-file`).  Empty when the expansion fails: the CLI reports that and reads nothing."""
+    from logsleuth.sources.fleet import expand_sources
+    from logsleuth.sources.spec import looks_remote
+
+    try:
+        specs = expand_sources(line.sources, line.value("--hosts-file"))
+    except LogsleuthError:
+        return []
+    return [spec for spec in dict.fromkeys(specs) if spec != "-" and looks_remote(spec)]
+
+
+def early_specs(line: HelperArgv, remote: list[str]) -> list[str]:
+    """The remote specs to open before the parent asks: as many as `diagnose` reads at once (`--parallel N`),
+    and none for `--help`."""
+    if line.flags & {"-h", "--help"}:
+        return []
+    try:
+        parallel = int(line.value("--parallel") or DEFAULT_PARALLEL)
+    except ValueError:  # the CLI rejects the command line; early openings would never be asked for
+        return []
+    return remote[: max(1, parallel)]
+
+
 def _ssh_options(line: HelperArgv) -> SSHOptions:
-    """The SSH options `cli.diagnose_command` will build from these words (compared again on request)."""
+    """The SSH options `cli.diagnose_command` (or `watch_command`) will build from these words (compared again on
+    request, deadline aside: see EarlyOpen.matches)."""
     from pathlib import Path
 
     config = line.value("--ssh-config", "-F")
-    backend = line.value("--ssh-backend")  # None until argv.DIAGNOSE_VALUE_OPTIONS lists it (with cli.py's option)
+    backend = line.value("--ssh-backend")
     return SSHOptions(
         config_file=str(Path(config)) if config else None,  # as typer's Path parameter spells it
         backend=backend if backend in SSH_BACKENDS else "auto",
         accept_new_host_key="--accept-new-host-key" in line.flags,
         all_files="--all-files" in line.flags,
+        deadline=_deadline(line.value("--timeout")),
     )
 
 
-MAX_EARLY = 16  # remote sources opened at once before the parent asks (one thread and connection each)
+def _deadline(timeout: str | None) -> float | None:
+    """`watch --timeout S` bounds the whole watch, connecting included: counted from now, the process's start
+    (time.monotonic() is the same clock in both processes), so an early connection never outlasts it."""
+    import math
+    import time
+
+    try:
+        seconds = float(timeout) if timeout is not None else math.nan
+    except ValueError:  # the CLI rejects it
+        return None
+    return time.monotonic() + seconds if seconds > 0 and math.isfinite(seconds) else None
+
+
 _PROGRESS_POLL = 0.05  # seconds between progress checks while the parent waits for an early opening
 
 
@@ -105,7 +148,9 @@ class EarlyOpen:
             self.error = exc
 
     def matches(self, spec: str, options: SSHOptions) -> bool:
-        return (spec, options) == (self.spec, self.options)  # the callbacks do not compare
+        """The callbacks do not compare, nor does the deadline: `watch --timeout` sets the parent's a little later
+        than the helper's own (_deadline)."""
+        return (spec, replace(options, deadline=None)) == (self.spec, replace(self.options, deadline=None))
 
     def wait(self, send: Send) -> None:
         """Wait for the opening to finish, passing its lines on as they come (a slow host shows
@@ -136,7 +181,7 @@ class EarlyOpen:
 
 
 def _open_early(specs: list[str], options: SSHOptions, open_ssh_sources: OpenSSHSources) -> dict[str, EarlyOpen]:
-    return {spec: EarlyOpen(spec, options, open_ssh_sources) for spec in list(dict.fromkeys(specs))[:MAX_EARLY]}
+    return {spec: EarlyOpen(spec, options, open_ssh_sources) for spec in specs}
 
 
 def _detach() -> None:
@@ -157,93 +202,195 @@ def _detach() -> None:
 
 
 def _serve(requests: int, answers: int, open_ssh_sources: OpenSSHSources, early: dict[str, EarlyOpen]) -> None:
-    sources: dict[int, Source] = {}
-
-    def send(kind: str, payload: Any) -> None:
-        send_message(answers, (kind, payload))
-
+    """Read requests until end of stream, each served in a thread of its own: the parent sends at most as many
+    at once as it reads sources at once (its `--parallel`), and a slow host holds up only its own."""
+    server = _Server(Sender(answers), open_ssh_sources, early)
     while True:
         try:
             request = receive_message(requests)
-        except EOFError:
+        except (EOFError, OSError):
             break
-        try:
-            if request[0] == "open" and request[1] in early:
-                answer = _answer_open_early(request, early.pop(request[1]), sources, open_ssh_sources, send)
+        server.accept(*request)
+    server.close()
+
+
+class _Flow:
+    """A stream's window (wire.py): the bytes it may still send before the parent acknowledges more."""
+
+    def __init__(self) -> None:
+        self._room = STREAM_WINDOW
+        self._cancelled = False
+        self._changed = threading.Condition()
+
+    def take(self, size: int) -> bool:
+        """Wait for room, then count a chunk of `size` bytes as sent; False when the parent cancelled."""
+        with self._changed:
+            while self._room <= 0 and not self._cancelled:
+                self._changed.wait()
+            self._room -= size
+            return not self._cancelled
+
+    def control(self, operation: str, *args: Any) -> None:
+        with self._changed:
+            if operation == "credit":
+                self._room += args[0]
             else:
-                answer = _handle(request, sources, open_ssh_sources, send)
-            send("ok", answer)
+                self._cancelled = True
+            self._changed.notify_all()
+
+
+class _Server:
+    """What the request threads share: the pipe to the parent, the sources opened, the early openings."""
+
+    def __init__(self, answers: Sender, open_ssh_sources: OpenSSHSources, early: dict[str, EarlyOpen]) -> None:
+        self._answers = answers
+        self._open_ssh_sources = open_ssh_sources
+        self._early = early
+        self._sources: dict[int, Source] = {}
+        self._handles = itertools.count(1)
+        self._flows: dict[int, _Flow] = {}  # reads in flight, by request id
+        self._lock = threading.Lock()
+
+    def accept(self, request_id: int, operation: str, *args: Any) -> None:
+        """One message from the parent: flow control for a read is applied here, in the order it came; a
+        request is served in a thread of its own."""
+        with self._lock:
+            if operation in STREAM_CONTROL:
+                flow = self._flows.get(request_id)  # None: the read has ended meanwhile
+                if flow is not None:
+                    flow.control(operation, *args)
+                return
+            if operation in _STREAMS:  # before its thread starts: a credit may come before the first chunk
+                self._flows[request_id] = _Flow()
+        threading.Thread(target=self.serve, args=(request_id, operation, *args), daemon=True).start()
+
+    def serve(self, request_id: int, operation: str, *args: Any) -> None:
+        def send(kind: str, payload: Any) -> None:
+            self._answers.send((request_id, kind, payload))
+
+        try:
+            answer: tuple[str, Any] = ("ok", self._answer(request_id, operation, args, send))
         except SourceError as exc:
-            send("error", str(exc))
+            answer = ("error", str(exc))
         except UsageError as exc:
-            send("usage", str(exc))
-        except (BrokenPipeError, ConnectionResetError):
-            break
-        except Exception as exc:  # noqa: BLE001 - a bug: the parent reports it as an internal error
-            send("bug", f"{type(exc).__name__}: {exc}")
-    for source in sources.values():
-        source.close()
-    for unused in early.values():
-        unused.close()  # its held host keys are dropped: the parent never asked (the command line failed)
+            answer = ("usage", str(exc))
+        except Exception as exc:  # noqa: BLE001 - a bug (or the parent gone): reported as an internal error
+            answer = ("bug", f"{type(exc).__name__}: {exc}")
+        with self._lock:
+            self._flows.pop(request_id, None)
+        with contextlib.suppress(OSError):  # the parent is gone: the main thread meets the end of the requests
+            send(*answer)
+
+    def _answer(self, request_id: int, operation: str, args: tuple[Any, ...], send: Send) -> Any:
+        if operation == "open":
+            spec, options = args
+            with self._lock:
+                early = self._early.pop(spec, None)
+            if early is not None:
+                return self._open_early(early, spec, options, send)
+            return self._register(self._open_ssh_sources(spec, _sending_lines(options, send)))
+        if operation == "close":
+            with self._lock:
+                source = self._sources.pop(args[0])
+            source.close()
+            return None
+        with self._lock:
+            source = self._sources[args[0]]
+            flow = self._flows.get(request_id)
+        if flow is not None:
+            return _STREAMS[operation](source, *args[1:], send=send, flow=flow)
+        return _use(source, operation, args[1:], send)
+
+    def _open_early(self, early: EarlyOpen, spec: str, options: SSHOptions, send: Send) -> Any:
+        if not early.matches(spec, options):
+            early.close()
+            return self._register(self._open_ssh_sources(spec, _sending_lines(options, send)))
+        early.wait(send)
+        early.write_host_keys(send)
+        if early.error is not None:
+            raise early.error
+        return self._register(early.sources)
+
+    def _register(self, opened: list[Source]) -> list[tuple[int, str, str | None]]:
+        described = []
+        with self._lock:
+            for source in opened:
+                handle = next(self._handles)
+                self._sources[handle] = source
+                described.append((handle, source.name, source.host))
+        return described
+
+    def close(self) -> None:
+        """The parent is gone or done: close what is open (a read still running on it ends with it)."""
+        with self._lock:
+            opened, self._sources = list(self._sources.values()), {}
+            unused, self._early = list(self._early.values()), {}
+        for source in opened:
+            source.close()
+        for opening in unused:
+            opening.close()  # its held host keys are dropped: the parent never asked (the command line failed)
 
 
-def _answer_open_early(
-    request: tuple[Any, ...],
-    early: EarlyOpen,
-    sources: dict[int, Source],
-    open_ssh_sources: OpenSSHSources,
-    send: Send,
-) -> Any:
-    _, spec, options = request
-    if not early.matches(spec, options):
-        early.close()
-        return _handle(request, sources, open_ssh_sources, send)
-    early.wait(send)
-    early.write_host_keys(send)
-    if early.error is not None:
-        raise early.error
-    return _register(early.sources, sources)
+def _sending_lines(options: SSHOptions, send: Send) -> SSHOptions:
+    return replace(options, progress=lambda text: send("progress", text), notice=lambda text: send("notice", text))
 
 
-def _register(opened: list[Source], sources: dict[int, Source]) -> list[tuple[int, str, str | None]]:
-    described = []
-    for source in opened:
-        handle = len(sources) + 1
-        sources[handle] = source
-        described.append((handle, source.name, source.host))
-    return described
+def _read(source: Source, start: int, end: int, show_progress: bool, *, send: Send, flow: _Flow) -> None:
+    """A read request: its chunks as they come, within the window the parent allows."""
+    if isinstance(source, ReportsProgress):
+        source.progress = (lambda text: send("progress", text)) if show_progress else None
+    _send_chunks(source.read_range(start, end), send, flow)
 
 
-def _handle(
-    request: tuple[Any, ...], sources: dict[int, Source], open_ssh_sources: OpenSSHSources, send: Send
-) -> Any:
-    operation, *args = request
+@runtime_checkable
+class _Notices(Protocol):
+    notice: Progress | None  # a follow's "reconnecting (attempt n)…" (files.SSHFileSource)
 
-    def progress(text: str) -> None:
-        send("progress", text)
 
-    def notice(text: str) -> None:
-        send("notice", text)
+def _follow(source: Source, offset: int, *, send: Send, flow: _Flow) -> None:
+    """A follow request (`watch HOST:PATH`): the log's bytes from `offset` on as it grows, each RESTART a chunk of
+    its own and b"" idle ticks (watch keeps time with them, and a cancel is seen within a tick).  It ends only with
+    an error or the parent's cancel.
 
-    if operation == "open":
-        spec, options = args
-        return _register(open_ssh_sources(spec, replace(options, progress=progress, notice=notice)), sources)
-    source = sources[args[0]]
+    The whole follow runs in this request's thread, its end included: the openssh backend's `ssh` processes
+    die with the thread that started them (PR_SET_PDEATHSIG is per thread), so a reconnect must not outlive it."""
+    if not isinstance(source, Follows):
+        raise SourceError(f"{source.name}: cannot be followed")
+    if isinstance(source, _Notices):
+        source.notice = lambda text: send("notice", text)
+    chunks = source.follow(offset)
+    try:
+        _send_chunks(chunks, send, flow)
+    finally:
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()  # ends the remote tail at once
+
+
+def _send_chunks(chunks: Iterable[bytes], send: Send, flow: _Flow) -> None:
+    for chunk in chunks:
+        if not flow.take(len(chunk)):
+            return  # the parent stopped reading (and drops the answer)
+        send("chunk", chunk)
+
+
+# The requests whose answer is a stream of chunks under flow control (wire.py), and what serves each.
+_STREAMS: dict[str, Callable[..., None]] = {"read": _read, "follow": _follow}
+
+
+def _use(source: Source, operation: str, args: tuple[Any, ...], send: Send) -> Any:
+    """Any other request on an open source."""
     if operation == "size":
         return source.size()
-    if operation == "read":
-        _, start, end, show_progress = args
-        if isinstance(source, ReportsProgress):
-            source.progress = progress if show_progress else None
-        for chunk in source.read_range(start, end):
-            send("chunk", chunk)
-        return None
+    if operation == "clock":
+        from logsleuth.sources.ssh.clock import KnowsRemoteClock
+
+        if not isinstance(source, KnowsRemoteClock):
+            raise SourceError(f"{source.name}: cannot tell its host's clock")
+        return source.remote_clock()
     if operation == "anchors":
-        _, anchors, limit = args
+        anchors, limit = args
         if isinstance(source, FindsAnchors):
             return source.find_anchors(anchors, limit)
         return anchors_in_chunks(source.read_range(0, source.size()), 0, anchors, limit)  # SFTP: read it all
-    if operation == "close":
-        sources.pop(args[0]).close()
-        return None
     raise ValueError(f"unknown request {operation!r}")

@@ -3,8 +3,9 @@
 Why: a remote diagnose has two CPU-bound halves.  Importing paramiko (cryptography, nacl, bcrypt) and
 connecting takes ~0.15 s; starting the CLI, importing the parser and loading the patterns takes about as
 long.  Threads would take turns on the GIL, so the console entry point forks once, before importing typer
-(process.py).  The child imports paramiko at once and then waits; when `diagnose` opens a remote spec,
-the child connects and serves the source's reads over two pipes while the parent goes on with its own work.
+(process.py).  The child imports paramiko at once and then waits; when `diagnose` (or `watch`) opens a remote
+spec, the child connects and serves the source's reads (or follow) over two pipes while the parent goes on with
+its own work.
 On 2 cores this takes ~0.1 s off a remote diagnose (bench/bench_ssh.py prints both).
 
 Only the console entry point starts the helper; `logsleuth.api` used as a library (and the tests that call
@@ -17,16 +18,22 @@ line.
 
 from __future__ import annotations
 
-import select
+import itertools
+import os
+import threading
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from logsleuth.errors import SourceError, UsageError
 from logsleuth.internal.ssh_helper import process
-from logsleuth.internal.ssh_helper.wire import receive_message, send_message
+from logsleuth.internal.ssh_helper.wire import ANSWERS, CREDIT_EVERY, Sender, receive_message
 from logsleuth.sources.base import Progress, Source
 from logsleuth.sources.options import SSHOptions
+
+if TYPE_CHECKING:
+    from logsleuth.models import ClockOffset
 
 IdleWork = Callable[[], bool]
 
@@ -39,19 +46,126 @@ class HelperFailed(RuntimeError):
 
 
 _PASSED_ON = ("progress", "notice")  # lines that come before an answer, for the caller's callbacks
+_GONE = "gone"  # not on the wire: what a waiting caller is handed when the helper is gone or stopped
+
+
+class _Pending:
+    """One request in flight: the messages the reader thread routed to it, until its answer.  Never more than
+    a read's window of chunks pile up here (wire.STREAM_WINDOW), so the reader never waits for a caller."""
+
+    def __init__(self, request_id: int) -> None:
+        self.request_id = request_id
+        self._messages: deque[tuple[str, Any]] = deque()
+        self._changed = threading.Condition()
+        self._dropped = False
+
+    def put(self, kind: str, payload: Any) -> None:
+        """From the reader thread.  A stream the caller stopped reading is drained here: its messages go."""
+        with self._changed:
+            if not self._dropped or kind == _GONE:
+                self._messages.append((kind, payload))
+                self._changed.notify_all()
+
+    def get(self) -> tuple[str, Any]:
+        with self._changed:
+            while not self._messages:
+                self._changed.wait()
+            return self._messages.popleft()
+
+    def has_message(self) -> bool:
+        return bool(self._messages)
+
+    def drop(self) -> None:
+        """The caller stopped reading: what came and what is still to come is thrown away."""
+        with self._changed:
+            self._dropped = True
+            self._messages.clear()
+
+
+class _Connection:
+    """The pipes to one helper process, shared by every caller: requests go out whole under a lock (wire.Sender),
+    and one reader thread routes each message to the request it answers by its id.
+
+    Why a reader thread rather than callers taking turns at reading: a caller that stopped reading (a dropped
+    stream, a Ctrl-C) would leave its messages in the pipe for another to sort out, and a worker blocked in
+    `read()` cannot be woken; with one reader, each caller waits on its own queue, which Ctrl-C interrupts."""
+
+    def __init__(self, answers: int, requests: int) -> None:
+        self._sender = Sender(requests)
+        self._ids = itertools.count(1)
+        self._pending: dict[int, _Pending] = {}
+        self._lock = threading.Lock()
+        self.gone: str | None = None  # why no request can be answered any more
+        # The reader reads its own copy of the fd: process.stop() may close the original at any time.
+        threading.Thread(target=self._read, args=(os.dup(answers),), name="logsleuth-ssh-helper", daemon=True).start()
+
+    def start(self, request: tuple[Any, ...]) -> _Pending:
+        with self._lock:
+            if self.gone is not None:
+                raise HelperFailed(self.gone)
+            pending = _Pending(next(self._ids))
+            self._pending[pending.request_id] = pending
+        self.send(pending.request_id, *request)
+        return pending
+
+    def send(self, request_id: int, *message: Any) -> None:
+        """A request, or a read's flow control (wire.STREAM_CONTROL); a helper that is gone fails the callers."""
+        try:
+            self._sender.send((request_id, *message))
+        except OSError as exc:
+            self.stop(f"ssh helper process is gone ({exc})")
+
+    def _read(self, answers: int) -> None:
+        try:
+            while True:
+                request_id, kind, payload = receive_message(answers)
+                with self._lock:
+                    pending = self._pending.pop(request_id) if kind in ANSWERS else self._pending.get(request_id)
+                if pending is not None:
+                    pending.put(kind, payload)
+        except (EOFError, OSError, ValueError) as exc:
+            self.stop(f"ssh helper process exited unexpectedly ({exc or 'end of stream'})")
+        finally:
+            os.close(answers)
+
+    def stop(self, reason: str) -> None:
+        """No more answers: every caller still waiting is handed the reason."""
+        with self._lock:
+            self.gone = self.gone or reason
+            waiting, self._pending = list(self._pending.values()), {}
+        for pending in waiting:
+            pending.put(_GONE, self.gone)
+
+
+_connection: _Connection | None = None
+_connection_for: tuple[int, int, int] | None = None  # the process.started it was made for
+_connection_lock = threading.Lock()
+
+
+def _shared_connection() -> _Connection | None:
+    global _connection, _connection_for
+    with _connection_lock:
+        if process.started is None:
+            return None
+        if _connection_for != process.started:
+            _connection, _connection_for = _Connection(*process.started[1:]), process.started
+        return _connection
 
 
 class SSHWorker:
-    """The parent's handle on the helper process.  One request at a time, as `api.diagnose` reads.
+    """The parent's handle on the helper process.  Any number of threads may call it at once (api.diagnose
+    reads several sources at a time); each request waits only for its own answer.
 
-    The parent never waits on a helper that cannot answer: an exception while it waits (Ctrl-C) stops the
-    helper at once, as its read may be stuck on a frozen server, and the handle is abandoned: its sources'
+    The parent never waits on a helper that cannot answer: an exception while a caller waits (Ctrl-C) stops the
+    helper at once, as its reads may be stuck on a frozen server, and the handle is abandoned: its sources'
     `close()` does nothing more, and any other request fails with HelperFailed."""
 
-    def __init__(self, answers: int, requests: int) -> None:
-        self._answers = answers  # fds owned by process.py, which closes them
-        self._requests = requests
-        self.abandoned = False
+    def __init__(self, connection: _Connection) -> None:
+        self._connection = connection
+
+    @property
+    def abandoned(self) -> bool:
+        return self._connection.gone is not None
 
     def call(
         self,
@@ -62,62 +176,58 @@ class SSHWorker:
     ) -> Any:
         """Send one request and return its answer, passing progress and notice lines on.  Until the first
         message arrives, `idle_work()` runs step by step (while it returns True)."""
-        self._send(request)
+        pending = self._connection.start(request)
         if idle_work is not None:
-            try:
-                while not select.select([self._answers], [], [], 0)[0] and idle_work():
-                    pass
-            except BaseException:  # Ctrl-C while the helper works: as in _receive
-                self._abandon()
-                raise
+            self._waiting(lambda: _until(pending.has_message, idle_work))
         while True:
-            kind, payload = self._receive()
+            kind, payload = self._receive(pending)
             if kind not in _PASSED_ON:
                 return self._answer(kind, payload)
             _pass_on(kind, payload, progress, notice)
 
-    def stream(self, *request: Any, progress: Progress | None = None) -> Iterator[bytes]:
-        """Send a read request and yield its chunks.  A stream the caller stops reading is drained, so that
-        the next answer read is the next request's."""
-        self._send(request)
+    def stream(
+        self, *request: Any, progress: Progress | None = None, notice: Progress | None = None
+    ) -> Iterator[bytes]:
+        """Send a stream request ("read", "follow") and yield its chunks, acknowledging them as they are taken
+        (wire.py).  A stream the caller stops reading is cancelled (a follow's remote tail ends with it), and what
+        is already on its way is dropped by the reader thread: no other request ever sees it."""
+        pending = self._connection.start(request)
         finished = False
+        taken = 0  # bytes taken and not yet acknowledged
         try:
             while True:
-                kind, payload = self._receive()
+                kind, payload = self._receive(pending)
                 if kind == "chunk":
+                    taken += len(payload)
+                    if taken >= CREDIT_EVERY:
+                        self._connection.send(pending.request_id, "credit", taken)
+                        taken = 0
                     yield payload
                 elif kind in _PASSED_ON:
-                    _pass_on(kind, payload, progress, None)
+                    _pass_on(kind, payload, progress, notice)
                 else:
                     finished = True
                     self._answer(kind, payload)
                     return
         finally:
-            while not finished and not self.abandoned:
-                kind, _ = self._receive()
-                finished = kind not in ("chunk", *_PASSED_ON)
+            if not finished:
+                pending.drop()
+                if not self.abandoned:
+                    self._connection.send(pending.request_id, "cancel")
 
-    def _send(self, request: tuple[Any, ...]) -> None:
-        if self.abandoned:
-            raise HelperFailed("ssh helper process was stopped")
-        try:
-            send_message(self._requests, request)
-        except OSError as exc:
-            raise HelperFailed(f"ssh helper process is gone ({exc})") from None
+    def _receive(self, pending: _Pending) -> tuple[str, Any]:
+        return self._waiting(pending.get)
 
-    def _receive(self) -> tuple[str, Any]:
+    def _waiting(self, wait: Callable[[], Any]) -> Any:
+        """`wait()`, but an exception while it runs (Ctrl-C) abandons the helper: see the class."""
         try:
-            kind, payload = receive_message(self._answers)
-        except (EOFError, OSError) as exc:
-            self._abandon()
-            raise HelperFailed(f"ssh helper process exited unexpectedly ({exc or 'end of stream'})") from None
-        except BaseException:  # Ctrl-C while the helper works
+            return wait()
+        except BaseException:
             self._abandon()
             raise
-        return kind, payload
 
     def _abandon(self) -> None:
-        self.abandoned = True
+        self._connection.stop("ssh helper process was stopped")
         process.stop(grace=0.0)
 
     @staticmethod
@@ -128,6 +238,8 @@ class SSHWorker:
             raise SourceError(payload)
         if kind == "usage":
             raise UsageError(payload)
+        if kind == _GONE:
+            raise HelperFailed(payload)
         raise HelperFailed(f"ssh helper: {payload}")
 
     def open_sources(self, spec: str, options: SSHOptions, *, while_waiting: IdleWork | None = None) -> list[Source]:
@@ -136,7 +248,15 @@ class SSHWorker:
         described = self.call(
             "open", spec, portable, progress=options.progress, notice=options.notice, idle_work=while_waiting
         )
-        return [RemoteSourceProxy(self, *entry, progress=options.progress) for entry in described]
+        return [
+            RemoteSourceProxy(self, *entry, progress=options.progress, notice=options.notice) for entry in described
+        ]
+
+
+def _until(done: Callable[[], bool], step: IdleWork) -> None:
+    """`step()` again and again until `done()`, or until it has nothing more to do."""
+    while not done() and step():
+        pass
 
 
 def _pass_on(kind: str, text: str, progress: Progress | None, notice: Progress | None) -> None:
@@ -149,13 +269,21 @@ class RemoteSourceProxy:
     """A remote `Source` living in the helper process: every call is one request."""
 
     def __init__(
-        self, worker: SSHWorker, handle: int, name: str, host: str | None, *, progress: Progress | None
+        self,
+        worker: SSHWorker,
+        handle: int,
+        name: str,
+        host: str | None,
+        *,
+        progress: Progress | None,
+        notice: Progress | None = None,
     ) -> None:
         self._worker = worker
         self._handle = handle
         self.name = name
         self.host = host
         self.progress = progress  # api.diagnose sets this to show bytes read
+        self.notice = notice  # hears a follow's "reconnecting (attempt n)…"
         self._size: int | None = None
         self._closed = False
 
@@ -172,6 +300,17 @@ class RemoteSourceProxy:
         found = self._worker.call("anchors", self._handle, anchors, limit, progress=self.progress)
         return None if found is None else list(found)
 
+    def follow(self, offset: int) -> Iterator[bytes]:
+        """The log's bytes from `offset` on as it grows (files.SSHFileSource.follow, run in the helper).  Closing
+        the iterator cancels the follow, which ends the remote tail."""
+        return self._worker.stream("follow", self._handle, offset, notice=self.notice)
+
+    def remote_clock(self) -> ClockOffset:
+        """The host's clock against ours (sources/ssh/clock.py), measured by the helper over the source's
+        connection.  The helper's clock is ours: both processes read the same system clock."""
+        clock: ClockOffset = self._worker.call("clock", self._handle)
+        return clock
+
     def close(self) -> None:
         if not self._closed:
             self._closed = True
@@ -180,11 +319,9 @@ class RemoteSourceProxy:
 
 
 def current() -> SSHWorker | None:
-    """The helper forked by the console entry point, if there is one (a handle holds no state but its fds)."""
-    if process.started is None:
-        return None
-    _pid, answers, requests = process.started
-    return SSHWorker(answers, requests)
+    """The helper forked by the console entry point, if there is one (every handle shares its one connection)."""
+    connection = _shared_connection()
+    return None if connection is None else SSHWorker(connection)
 
 
 def open_through_helper(spec: str, options: SSHOptions, *, while_waiting: IdleWork | None = None) -> list[Source] | None:

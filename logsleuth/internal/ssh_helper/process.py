@@ -2,7 +2,7 @@
 
 This runs in the console entry point before typer or any other logsleuth module is imported, so it imports
 nothing that Python has not loaded at start-up: whatever ran here would delay the helper too.  The test is a
-cheap one (`diagnose` and a source with a colon); the helper makes the exact check (`looks_remote`, which
+cheap one (`diagnose` or `watch` and a source with a colon); the helper makes the exact check (`looks_remote`, which
 needs the spec parser) and exits at once when no source is remote.
 
 `LOGSLEUTH_SSH_WORKER=0` turns the helper off; without `os.fork` (Windows) there is none.

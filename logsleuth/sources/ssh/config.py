@@ -13,12 +13,14 @@ imported); paramiko is imported by the functions that parse.
 
 from __future__ import annotations
 
+import functools
 import glob
 import os
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from logsleuth.errors import UsageError
 from logsleuth.sources.options import SSHOptions
@@ -127,14 +129,49 @@ def load_config(options: SSHOptions) -> paramiko.SSHConfig:
     return parse_config(config_text(options))
 
 
+# A fleet opens dozens of sources from one config: it is parsed once per text, and each host resolved once.
+# (Measured with a 64-host config on 2 cores: parsing ~17 ms and a lookup ~11 ms, each per source.)
+_PARSED: dict[str, paramiko.SSHConfig] = {}
+_RESOLVED: dict[tuple[int, str, str | None, int | None, str, str], HostSettings] = {}
+_PARSING = threading.Lock()
+
+
 def parse_config(text: str) -> paramiko.SSHConfig:
-    """paramiko's reading of `config_text()`."""
+    """paramiko's reading of `config_text()` (the same text is parsed once per process)."""
     import paramiko
 
-    try:
-        return paramiko.SSHConfig.from_text(text)
-    except paramiko.ConfigParseError as exc:  # what the line checks below do not foresee
-        raise SSHConfigError(f"ssh config: {exc}") from None
+    with _PARSING:  # the sources of a fleet open at once: one thread parses, the others wait for it
+        parsed = _PARSED.get(text)
+        if parsed is not None:
+            return parsed
+        _ask_local_user_once(paramiko)
+        try:
+            parsed = paramiko.SSHConfig.from_text(text)
+        except paramiko.ConfigParseError as exc:  # what the line checks below do not foresee
+            raise SSHConfigError(f"ssh config: {exc}") from None
+        if len(_PARSED) > 8:  # tests write many configs; a run has one or two
+            _PARSED.clear()
+            _RESOLVED.clear()
+        _PARSED[text] = parsed
+        return parsed
+
+
+class _LocalUserOnce:
+    """Stands in for the `getpass` module inside paramiko's config code, which asks `getpass.getuser()` for
+    every Host block of every lookup: a passwd lookup each time, two thirds of a lookup's cost in a 64-host
+    config.  The local user cannot change while logsleuth runs."""
+
+    @staticmethod
+    @functools.cache
+    def getuser() -> str:
+        import getpass
+
+        return getpass.getuser()
+
+
+def _ask_local_user_once(paramiko: Any) -> None:
+    if getattr(paramiko.config, "getpass", None) is not _LocalUserOnce:
+        paramiko.config.getpass = _LocalUserOnce
 
 
 def _expand_includes(path: str, include_dir: str, depth: int) -> str:
@@ -225,7 +262,18 @@ def resolve_host(
     user: str | None = None,
     port: int | None = None,
 ) -> HostSettings:
-    """Settings for `alias`; a user or port in the spec beats the config file, as on the ssh command line."""
+    """Settings for `alias`; a user or port in the spec beats the config file, as on the ssh command line.
+    Resolved once per config, host, user and port (and home directory: paths expand under it)."""
+    if not any(parsed is config for parsed in _PARSED.values()):  # not ours: its id may be reused later
+        return _resolve_host(config, alias, user=user, port=port)
+    key = (id(config), alias, user, port, os.path.expanduser("~"), os.environ.get("USER", ""))
+    resolved = _RESOLVED.get(key)
+    if resolved is None:
+        resolved = _RESOLVED[key] = _resolve_host(config, alias, user=user, port=port)
+    return resolved
+
+
+def _resolve_host(config: paramiko.SSHConfig, alias: str, *, user: str | None, port: int | None) -> HostSettings:
     import paramiko
 
     try:

@@ -32,6 +32,8 @@ _MAX_JUMP_DEPTH = 8
 
 @dataclass
 class SSHConnection:
+    """An open paramiko connection to a host, through its jump hosts."""
+
     settings: HostSettings
     transport: paramiko.Transport
     outer: list[SSHConnection] = field(default_factory=list)  # jump hosts, closed after us

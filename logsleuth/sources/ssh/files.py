@@ -9,25 +9,28 @@ run.NoShell for an account without a usable shell: the paramiko backend falls ba
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from logsleuth.sources.base import RESTART, Progress, Source, anchors_in_chunks
+from logsleuth.sources.base import Progress, Source, anchors_in_chunks
 from logsleuth.sources.options import SSHOptions
 from logsleuth.sources.spec import RemoteError, RemoteSpec
+from logsleuth.sources.ssh.follow import reconnecting_follow
 from logsleuth.sources.ssh.run import NoShell, Runner, classify_remote_error
 from logsleuth.sources.ssh.scripts import (
     FIND_SCRIPT,
-    FOLLOW_SCRIPT,
     PROBE_SCRIPT,
     READ_SCRIPT,
     SIZE_SCRIPT,
     ProbeResult,
-    TailOutput,
-    new_path_units,
     parse_found,
     parse_probe,
     parse_records,
 )
+
+if TYPE_CHECKING:
+    from logsleuth.models import ClockOffset
 
 _GLOB_CHARS = frozenset("*?[")
 _PROBLEM_WORDS = {
@@ -69,7 +72,9 @@ def open_files(remote: RemoteSpec, runner: Runner, options: SSHOptions) -> list[
             size = probe.prefetch_size
             prefetch = (probe.prefetch_start, probe.prefetch)
         sources.append(
-            SSHFileSource(runner, remote, path, size=size, prefetch=prefetch, progress=options.progress)
+            SSHFileSource(
+                runner, remote, path, size=size, prefetch=prefetch, progress=options.progress, options=options
+            )
         )
     if options.all_files:  # unreadable matches become sources that fail alone, so the others still run
         sources.extend(
@@ -95,6 +100,9 @@ def _no_file_message(remote: RemoteSpec, probe: ProbeResult, is_glob: bool) -> s
 class SSHFileSource:
     """One remote file read with `tail -c +K | head -c N` runs; `.gz` files are decompressed remotely."""
 
+    # How to open it again (ssh/open.py's open_ssh_sources, set by it: that module imports this one).
+    opener: Callable[[str, SSHOptions], list[Source]] | None = None
+
     def __init__(
         self,
         runner: Runner,
@@ -104,6 +112,7 @@ class SSHFileSource:
         size: int | None,
         prefetch: tuple[int, bytes] | None = None,
         progress: Progress | None = None,
+        options: SSHOptions | None = None,  # how it was opened: a follow opens it again with them
     ) -> None:
         self.name = remote.name_for(path)
         self.host: str | None = remote.host
@@ -115,6 +124,8 @@ class SSHFileSource:
         self._size = size
         self._cache_start, self._cache = prefetch if prefetch else (0, b"")
         self._closed = False
+        self._options = options
+        self.notice = options.notice if options else None  # a follow's "reconnecting (attempt n)…"
 
     def size(self) -> int:
         if self._size is None:  # opened without prefetch (all_files .gz, or prefetch_bytes=0): ask
@@ -181,7 +192,8 @@ class SSHFileSource:
         return None if limit is not None and len(found) > limit else found
 
     def _grep_anchors(self, anchors: tuple[bytes, ...]) -> list[int] | None:
-        """The offsets `grep -boaF` finds on the remote host; None when grep is unusable there."""
+        """The offsets `grep -boaF` finds on the remote host (base.GrepMatches: what the local search finds in the
+        same bytes); None when grep is unusable there."""
         literals = [anchor.decode("utf-8", "surrogateescape") for anchor in anchors]
         run = self._runner.run(FIND_SCRIPT, self.path, int(self.gz), *literals)
         try:
@@ -199,38 +211,46 @@ class SSHFileSource:
     def follow(self, offset: int) -> Iterator[bytes]:
         """New bytes from `offset` on, as the remote file grows (`tail -F`); b"" on idle polls.
 
-        When tail announces that the file was truncated or replaced, this yields RESTART, and what follows is
-        the new file from its first byte (tail goes on with it).  The announcements come in the same stream as
-        the file's bytes, exactly where tail wrote them (FOLLOW_SCRIPT), so the bytes before RESTART are the old
-        file's and those after it the new file's."""
+        When the file is truncated or replaced this yields RESTART, and what follows is the new file from its first
+        byte, exactly where it starts (FOLLOW_SCRIPT).  A lost connection or a killed remote tail is not the end:
+        the file is opened again and followed on from the last byte yielded (follow.py)."""
         if self.gz:
             raise RemoteError(f"{self.name}: a compressed log cannot be followed")
-        run = self._runner.run(FOLLOW_SCRIPT, self.path, offset, new_path_units(), idle_ticks=True)
-        output = TailOutput()
-        said: list[bytes] = []  # tail's other messages, for the error if it gives up
-        chunks = iter(run)
-        try:
-            for chunk in chunks:
-                if not chunk:
-                    yield chunk  # an idle tick: watch keeps time
-                for piece in output.feed(chunk):
-                    if isinstance(piece, bytes):
-                        yield piece
-                    elif piece.restarts:
-                        yield RESTART
-                    else:
-                        said.append(piece.text)
-        except NoShell:
-            raise RemoteError(f"{self.name}: the remote shell stopped accepting commands") from None
-        finally:
-            close = getattr(chunks, "close", None)
-            if close:
-                close()  # ends the remote tail (see FOLLOW_SCRIPT)
-        if run.exit_status:
-            # tail's last word is "no files remaining"; the reason it gave up came before
-            reasons = [text for text in said if not text.startswith(b"no files remaining")]
-            reason = reasons[-1].decode("utf-8", "replace") if reasons else run.error_text()
-            raise RemoteError(f"{self.name}: {classify_remote_error(reason)}")
+        yield from reconnecting_follow(self, offset)
+
+    @property
+    def runner(self) -> Runner:
+        return self._runner
+
+    def remote_clock(self) -> ClockOffset:
+        """This host's clock against ours (clock.py), over the connection this file is read on."""
+        from logsleuth.sources.ssh.clock import measure_clock  # only a fleet report asks
+
+        return measure_clock(self._runner, self.host or self.name)
+
+    def reopen(self) -> SSHFileSource:
+        """This file over a new connection, for a follow whose connection was lost: the same backend and settings,
+        one connect attempt (the follow retries), no prefetch, no progress lines; a host key accepted now is
+        written at once (the command line was accepted long ago)."""
+        if self._options is None or self.opener is None:
+            raise RemoteError(f"{self.name}: cannot reconnect")
+        again = replace(
+            self._options,
+            all_files=False,
+            prefetch_bytes=0,
+            connect_attempts=1,
+            deadline=None,
+            progress=None,
+            hold_new_host_key=None,
+        )
+        opened = self.opener(self.name, again)
+        same = next((s for s in opened if isinstance(s, SSHFileSource) and s.path == self.path), None)
+        for other in opened:
+            if other is not same:
+                other.close()
+        if same is None:
+            raise RemoteError(f"{self.name}: no longer readable")
+        return same
 
     def close(self) -> None:
         if not self._closed:

@@ -21,7 +21,7 @@ import hmac
 import os
 import re
 import struct
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -55,17 +55,30 @@ def known_host_entries(paths: Iterable[str], name: str) -> list[KnownHost]:
     return [entry for path in paths for patterns, entry in _read(path) if _host_matches(patterns, name)]
 
 
-def _read(path: str) -> Iterator[tuple[str, KnownHost]]:
+# Parsed files by path, valid while the file's inode, size and mtime stay: the hosts of a fleet share one
+# known_hosts, and a key written meanwhile (`--accept-new-host-key`) changes its size and mtime.
+_PARSED_FILES: dict[str, tuple[tuple[int, int, int], list[tuple[str, KnownHost]]]] = {}
+
+
+def _read(path: str) -> list[tuple[str, KnownHost]]:
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
+            info = os.fstat(handle.fileno())
+            stamp = (info.st_ino, info.st_size, info.st_mtime_ns)
+            cached = _PARSED_FILES.get(path)
+            if cached is not None and cached[0] == stamp:
+                return cached[1]
             lines = handle.read().splitlines()
     except OSError:
-        return
+        return []
+    entries = []
     for number, text in enumerate(lines, 1):
         parsed = parse_line(text)
         if parsed is not None:
             marker, patterns, key_type, blob = parsed
-            yield patterns, KnownHost(path, number, marker, key_type, blob)
+            entries.append((patterns, KnownHost(path, number, marker, key_type, blob)))
+    _PARSED_FILES[path] = (stamp, entries)
+    return entries
 
 
 def parse_line(text: str) -> tuple[str | None, str, str, bytes] | None:

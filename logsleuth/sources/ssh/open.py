@@ -25,7 +25,18 @@ if TYPE_CHECKING:
 
 
 def open_ssh_sources(spec: str, options: SSHOptions) -> list[Source]:
-    """Connect once and open every file the spec names (a glob: the newest, or all with `all_files`)."""
+    """Connect once and open every file the spec names (a glob: the newest, or all with `all_files`).  Each
+    can open itself again (a follow whose connection was lost reconnects through this function)."""
+    from logsleuth.sources.ssh.files import SSHFileSource
+
+    sources = _open_with_a_backend(spec, options)
+    for source in sources:
+        if isinstance(source, SSHFileSource):
+            source.opener = open_ssh_sources
+    return sources
+
+
+def _open_with_a_backend(spec: str, options: SSHOptions) -> list[Source]:
     remote = parse_remote_spec(spec)
     if remote is None:
         raise RemoteError(f"{spec}: not a remote source (expected host:path, user@host:port:path or ssh://)")

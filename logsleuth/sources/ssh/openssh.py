@@ -35,10 +35,12 @@ import math
 import os
 import selectors
 import shutil
+import signal
 import subprocess
+import sys
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from logsleuth.sources.base import CHUNK_SIZE, Progress, Source
@@ -48,13 +50,21 @@ from logsleuth.sources.ssh.files import open_files
 from logsleuth.sources.ssh.known_hosts import NewHostKey, logsleuth_known_hosts, parse_line, store_host_key
 from logsleuth.sources.ssh.openssh_log import HostKeyFiles, config_error, failure
 from logsleuth.sources.ssh.retry import time_left, with_retries
-from logsleuth.sources.ssh.run import MAX_STDERR, MarkerFilter, NoShell, RunResult, Shared
+from logsleuth.sources.ssh.run import (
+    FOLLOW_TICK_SECONDS,
+    MAX_STDERR,
+    MarkerFilter,
+    NoShell,
+    RunResult,
+    Shared,
+)
 from logsleuth.sources.ssh.scripts import command_line, new_marker
 
 _POLL_SECONDS = 0.2
 _RESOLVE_TIMEOUT = 30.0  # `ssh -G` runs the config's `Match exec` commands: one that hangs must not hang us
 _MAX_LOG = 256 << 10  # of ssh's debug log, read for messages
 _STOP_GRACE = 2.0  # seconds an ssh told to stop gets before it is killed
+_PR_SET_PDEATHSIG = 1  # prctl(2)
 _DIRECTORY_PREFIX = "logsleuth-ssh-"  # + the owning process's pid: what a killed logsleuth left is swept later
 
 
@@ -337,7 +347,8 @@ class SSHProcessRun(RunResult):
         try:
             if first:
                 yield first
-            while (data := process.read(_POLL_SECONDS)) is not None:
+            tick = FOLLOW_TICK_SECONDS if self.idle_ticks else _POLL_SECONDS
+            while (data := process.read(tick)) is not None:
                 if data or self.idle_ticks:
                     yield data
             process.finish()
@@ -353,7 +364,9 @@ class SSHProcessRun(RunResult):
         else."""
         target = self._target
         argv, timeout = target.argv(self._command, target.new_log())
-        process = SSHProcess(argv, log=argv[argv.index("-E") + 1], timeout=timeout)
+        # A follow (the only run with idle ticks) lasts as long as the watch: its ssh, and so the remote tail, must
+        # not outlive a watch that is killed outright.
+        process = SSHProcess(argv, log=argv[argv.index("-E") + 1], timeout=timeout, die_with_us=self.idle_ticks)
         output = MarkerFilter(self.marker, target.alias)
         try:
             while (data := process.read(_POLL_SECONDS)) is not None:
@@ -384,15 +397,42 @@ class SSHProcessRun(RunResult):
         )
 
 
+def _parent_death_signal() -> Callable[[], None] | None:
+    """What the forked ssh runs before exec so that it gets SIGTERM when this process dies, even by SIGKILL
+    (Linux's PR_SET_PDEATHSIG; None elsewhere).  Only for long runs: a preexec_fn makes every spawn a fork."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes  # here: only a follow needs it
+
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl  # loaded here: the child only calls it
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def in_child() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent:  # died before prctl took effect
+            os._exit(1)
+
+    return in_child
+
+
 class SSHProcess:
     """An ssh process whose stdout and stderr are drained together (a full stderr pipe would stop it)."""
 
-    def __init__(self, argv: list[str], *, log: str, timeout: float) -> None:
+    def __init__(self, argv: list[str], *, log: str, timeout: float, die_with_us: bool = False) -> None:
         self.timeout = timeout
         self.stderr = bytearray()
         self.returncode: int | None = None
         self._log = log
-        self._popen = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self._popen = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            preexec_fn=_parent_death_signal() if die_with_us else None,  # noqa: PLW1509 - only prctl, see there
+        )
         self._selector = selectors.DefaultSelector()
         assert self._popen.stdout is not None and self._popen.stderr is not None
         self._stdout = self._popen.stdout.fileno()

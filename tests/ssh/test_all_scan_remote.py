@@ -1,0 +1,73 @@
+"""`--all` on a remote file finds the same anchors with the remote grep as the local search does on the same
+file, and so gives the same report (issue 14, item 5), against the real test sshd."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_runner import run_diagnose
+from remote_logs import FAILURE, LINE
+from sshd_server import SSHD
+
+from logsleuth.ingest.scan import ANCHORS, FALLBACK_ANCHORS
+from logsleuth.sources.local import LocalFileSource
+from logsleuth.sources.open import open_sources
+from logsleuth.sources.options import SSHOptions
+
+pytestmark = pytest.mark.ssh
+
+# Self-overlapping anchors ("rrorror": grep -o reports "rror" once), NUL bytes, anchors glued together.
+NOISE = b"\x00bin\x00 rrorror rrorrorrorr TracebackTraceback Killed sigquit xception\n"
+
+
+@pytest.fixture
+def tricky_log(sshd: SSHD) -> Iterator[Path]:
+    path = sshd.logs / f"tricky-{os.getpid()}.log"
+    path.write_bytes((LINE * 300 + NOISE * 20 + FAILURE) * 40)
+    yield path
+    path.unlink(missing_ok=True)
+
+
+def _remote_and_local(sshd: SSHD, path: Path, anchors: tuple[bytes, ...], limit: int | None) -> tuple[Any, Any]:
+    options = SSHOptions(config_file=str(sshd.config), connect_attempts=1)
+    (remote,) = open_sources(f"logsleuth-alias:{path}", options)
+    local = LocalFileSource(str(path))
+    try:
+        return remote.find_anchors(anchors, limit), local.find_anchors(anchors, limit)  # type: ignore[attr-defined]
+    finally:
+        remote.close()
+        local.close()
+
+
+@pytest.mark.parametrize("anchors", [ANCHORS, FALLBACK_ANCHORS], ids=["anchors", "fallback"])
+def test_remote_grep_finds_the_anchors_the_local_search_finds(
+    sshd: SSHD, tricky_log: Path, anchors: tuple[bytes, ...]
+) -> None:
+    remote, local = _remote_and_local(sshd, tricky_log, anchors, None)
+    assert remote == local
+    assert len(local) > 1000
+    every_occurrence = sum(len(re.findall(b"(?=%s)" % anchor, tricky_log.read_bytes())) for anchor in anchors)
+    assert len(local) < every_occurrence if anchors == ANCHORS else len(local) == every_occurrence
+    # The limit (more anchors than it: a traceback-dense log) is decided alike on both sides.
+    assert _remote_and_local(sshd, tricky_log, anchors, len(local)) == (local, local)
+    assert _remote_and_local(sshd, tricky_log, anchors, len(local) - 1) == (None, None)
+
+
+def test_all_reports_the_same_failures_remotely_and_locally(sshd: SSHD, tricky_log: Path) -> None:
+    remote = run_diagnose(sshd.config, "--all", "--no-user-patterns", f"logsleuth-alias:{tricky_log}")
+    local = run_diagnose(None, "--all", "--no-user-patterns", str(tricky_log))
+    assert remote.returncode == local.returncode == 1, remote.stderr + local.stderr
+    remote_report, local_report = json.loads(remote.stdout), json.loads(local.stdout)
+
+    def without_location(report: dict[str, Any]) -> list[dict[str, Any]]:
+        return [{k: v for k, v in f.items() if k not in ("hosts", "host_counts", "sources")} for f in report["failures"]]
+
+    assert sum(failure["count"] for failure in local_report["failures"]) == 40
+    assert without_location(remote_report) == without_location(local_report)
+    assert remote_report["sources"][0]["bytes_read"] == local_report["sources"][0]["bytes_read"]
