@@ -215,7 +215,7 @@ def test_then_follow_warns_once_for_each_health_signal(tmp_path: Path) -> None:
 # -- exit statuses and outputs ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("fmt", [OutputFormat.TEXT, OutputFormat.JSON])
+@pytest.mark.parametrize("fmt", list(OutputFormat))  # every report format
 def test_timeout_exits_124(tmp_path: Path, fmt: OutputFormat) -> None:
     log = _empty_log(tmp_path)
     log.write_text(launch_pieces(until="args")[0])
@@ -228,7 +228,7 @@ def test_timeout_exits_124(tmp_path: Path, fmt: OutputFormat) -> None:
         assert stdout == ""
 
 
-@pytest.mark.parametrize("fmt", [OutputFormat.TEXT, OutputFormat.JSON])
+@pytest.mark.parametrize("fmt", list(OutputFormat))  # every report format
 def test_an_unreadable_source_exits_3(tmp_path: Path, fmt: OutputFormat) -> None:
     code, stdout, stderr = watch_cli(str(tmp_path), fmt)  # a directory
     assert code == 3
@@ -239,7 +239,7 @@ def test_an_unreadable_source_exits_3(tmp_path: Path, fmt: OutputFormat) -> None
              "message": f"{tmp_path}: is a directory"}]
 
 
-@pytest.mark.parametrize("fmt", [OutputFormat.TEXT, OutputFormat.JSON])
+@pytest.mark.parametrize("fmt", list(OutputFormat))  # every report format
 def test_a_crash_exits_1_with_the_diagnosis(tmp_path: Path, fmt: OutputFormat) -> None:
     log = _empty_log(tmp_path)
     writer = append_later(log, [*launch_pieces(until="weights"), crash_record(_at(5), "", scheduler_traceback())], 0.01)
