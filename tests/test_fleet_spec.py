@@ -378,3 +378,21 @@ def test_importing_the_fleet_module_is_cheap() -> None:
     assert (
         result.stdout == "['logsleuth', 'logsleuth.errors', 'logsleuth.sources', 'logsleuth.sources.fleet']\n"
     )
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["diagnose", "node[5-1]:/x"], "logsleuth: node[5-1]:/x: host range [5-1] goes backwards (5 > 1)\n"),
+        (["watch", "node[5-1]:/x"], "logsleuth: node[5-1]:/x: host range [5-1] goes backwards (5 > 1)\n"),
+        (["diagnose", "--hosts-file", "{empty}"], "logsleuth: --hosts-file {empty}: no hosts or sources in it\n"),
+        (["watch", "--hosts-file", "{empty}"], "logsleuth: --hosts-file {empty}: no hosts or sources in it\n"),
+    ],
+)
+def test_the_console_script_says_it_in_one_line_with_exit_2(tmp_path: Path, argv: list[str], message: str) -> None:
+    """Through the real console script, for diagnose and watch: the error line, exit 2, no traceback."""
+    empty = tmp_path / "hosts.txt"
+    empty.write_text("# nothing yet\n")
+    argv = [word.replace("{empty}", str(empty)) for word in argv]
+    run = subprocess.run([sys.executable, "-m", "logsleuth", *argv], capture_output=True, text=True, timeout=60)
+    assert (run.returncode, run.stdout, run.stderr) == (2, "", message.replace("{empty}", str(empty)))
