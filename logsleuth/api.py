@@ -32,6 +32,8 @@ from logsleuth.sources.options import SSHOptions
 
 @dataclass(frozen=True)
 class DiagnoseOptions:
+    """What to read and how (the command line's options, without the output's)."""
+
     all_failures: bool = False  # every failure group in the file, not only the latest launch
     command: str | None = None  # the launch command, when the user gives it (--cmd)
     engine_version: str | None = None  # overrides what the log suggests

@@ -62,6 +62,8 @@ class LogLine(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class Frame:
+    """One frame of a traceback, oldest call first."""
+
     file: str
     line: int | None
     function: str | None  # None for SyntaxError location lines (`File "x", line 1`)
@@ -134,6 +136,8 @@ class FlagOp:
 
 @dataclass(frozen=True, slots=True)
 class Fix:
+    """What to change: flag operations, environment, steps, and the corrected command when it is known."""
+
     summary: str
     flags: tuple[FlagOp, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
@@ -147,6 +151,8 @@ class Fix:
 
 @dataclass(frozen=True, slots=True)
 class Diagnosis:
+    """A failure explained by a pattern: its root cause and fix."""
+
     pattern: str
     title: str
     category: str
@@ -199,6 +205,8 @@ class ClockOffset:
 
 @dataclass(frozen=True, slots=True)
 class SourceInfo:
+    """One source of a report: what was read of it, or why it could not be."""
+
     name: str
     # Distinct bytes of the log examined (read, searched for anchors, or grep'ed remotely), each
     # counted once however often it was re-read: never more than `size`.
@@ -264,6 +272,8 @@ class Fleet:
 
 @dataclass(frozen=True, slots=True)
 class Report:
+    """What `diagnose` found: the sources, the failure groups (root first) and the launch."""
+
     sources: tuple[SourceInfo, ...]
     failures: tuple[FailureGroup, ...]  # failures[0] is the primary failure
     launch: LaunchInfo = field(default_factory=LaunchInfo)

@@ -26,6 +26,8 @@ REGION_AFTER = 8 << 10  # the region is widened while a failure runs past its en
 
 @dataclass
 class ReadResult:
+    """What reading one source found: its failures, its launches, how much was read."""
+
     failures: list[Failure]
     tracker: LaunchTracker
     bytes_read: int  # distinct bytes examined, see SourceInfo.bytes_read
@@ -70,6 +72,8 @@ def without_line_numbers(failures: list[Failure]) -> list[Failure]:
 
 @dataclass
 class Scanned:
+    """What one scan of a byte range found."""
+
     failures: list[Failure]
     tracker: LaunchTracker
     cascade: list[str]

@@ -22,6 +22,8 @@ MIN_MAX_CHARS = 200
 
 @dataclass(frozen=True)
 class RenderOptions:
+    """How a report is laid out: format, width, colour, the Slack length limit."""
+
     format: OutputFormat = OutputFormat.TEXT
     width: int = 80  # rich and text wrap here (the CLI passes the terminal's width)
     color: bool = False

@@ -49,6 +49,8 @@ class RemoteError(SourceError):
 
 @dataclass(frozen=True, slots=True)
 class RemoteSpec:
+    """The parts of a remote source's spelling."""
+
     host: str  # as written (an ssh config alias or an address); IPv6 without brackets
     path: str  # remote path, may contain a glob; relative paths are relative to the login directory
     user: str | None = None
