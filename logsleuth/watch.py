@@ -32,10 +32,6 @@ from logsleuth.ingest.lines import LineSplitter, decode
 from logsleuth.ingest.normalize import LineNormalizer
 from logsleuth.ingest.scan import ReadResult
 from logsleuth.ingest.stages import (
-    ACCEPT_LEN,
-    DECODE_BATCH,
-    KV_POOL_FULL,
-    QUEUE_REQ,
     START_ADVICE,
     Stage,
     is_later,
@@ -50,6 +46,7 @@ from logsleuth.models import Failure, LogLine, ProgressReading, Report, SourceIn
 from logsleuth.sources.base import RESTART, Follows, Source
 from logsleuth.sources.follow_local import Follow, follow_local, wait_for_file
 from logsleuth.tracebacks.scanner import FailureScanner
+from logsleuth.watch_health import ServerHealth
 
 __all__ = ["RESTART", "Follow", "WatchEvent", "WatchTimeout", "follow_local", "watch", "watch_spec"]
 
@@ -62,14 +59,6 @@ TAIL_QUIET_SECONDS = 0.05
 # it is reported as cut short only after this much silence.
 INCOMPLETE_GRACE_SECONDS = 10.0
 STALL_LINES = 5  # the last lines of the log shown with a stall
-
-# --then-follow: when a running server's health lines deserve a warning.
-KV_FULL_REPEATS = 3  # "KV cache pool is full. Retract requests" this many times...
-KV_FULL_WINDOW_SECONDS = 60.0  # ...within this window
-ACCEPT_LEN_NEAR_ONE = 1.2  # a speculative accept length at or below this: the draft model contributes nothing...
-ACCEPT_LEN_BATCHES = 20  # ...over this many decode batches in a row
-QUEUE_GROWTH_BATCHES = 20  # #queue-req never falls over this many decode batches in a row...
-QUEUE_GROWTH_MIN = 100  # ...and grows by at least this many requests
 
 EventKind = Literal[
     "waiting", "stage", "progress", "line", "ready", "failure", "stall", "warning", "truncated", "restarted"
@@ -125,49 +114,6 @@ def _seconds(timestamp: str | None) -> float | None:
         return None
 
 
-class _Health:
-    """The health lines of a running server (--then-follow): each signal warns once."""
-
-    def __init__(self) -> None:
-        self._kv_full: deque[float] = deque(maxlen=KV_FULL_REPEATS)
-        self._low_accept = 0
-        self._queue: deque[int] = deque(maxlen=QUEUE_GROWTH_BATCHES)
-        self._warned: set[str] = set()
-
-    def feed(self, text: str, now: float) -> str | None:
-        if KV_POOL_FULL in text:
-            self._kv_full.append(now)
-            if len(self._kv_full) == KV_FULL_REPEATS and now - self._kv_full[0] <= KV_FULL_WINDOW_SECONDS:
-                return self._once("kv-full", f"KV cache pool full {KV_FULL_REPEATS} times in "
-                                  f"{now - self._kv_full[0]:.0f} s: requests are being retracted (lower "
-                                  "--max-running-requests or raise --mem-fraction-static)")
-        if "Decode batch" not in text or DECODE_BATCH.search(text) is None:
-            return None
-        accept = ACCEPT_LEN.search(text)
-        if accept is not None:
-            self._low_accept = self._low_accept + 1 if float(accept["value"]) <= ACCEPT_LEN_NEAR_ONE else 0
-            if self._low_accept >= ACCEPT_LEN_BATCHES:
-                return self._once("accept-len", f"speculative accept len ≤ {ACCEPT_LEN_NEAR_ONE} over "
-                                  f"{ACCEPT_LEN_BATCHES} decode batches: the draft model contributes nothing "
-                                  "(check the draft checkpoint and --speculative-algorithm)")
-        queue = QUEUE_REQ.search(text)
-        if queue is not None:
-            self._queue.append(int(queue["value"]))
-            values = list(self._queue)
-            growing = all(later >= earlier for earlier, later in zip(values, values[1:], strict=False))
-            if len(values) == QUEUE_GROWTH_BATCHES and growing and values[-1] - values[0] >= QUEUE_GROWTH_MIN:
-                return self._once("queue", f"#queue-req grew from {values[0]} to {values[-1]} over "
-                                  f"{QUEUE_GROWTH_BATCHES} decode batches without falling: requests arrive "
-                                  "faster than the server serves them")
-        return None
-
-    def _once(self, key: str, message: str) -> str | None:
-        if key in self._warned:
-            return None
-        self._warned.add(key)
-        return message
-
-
 class _Launch:
     """Everything known about the launch being watched."""
 
@@ -186,7 +132,7 @@ class _Launch:
         self.bars: dict[str, int] = {}  # progress bar label -> last percent shown
         self.rank_seen: dict[str, float] = {}  # rank label -> watch clock of its latest line
         self.recent: deque[str] = deque(maxlen=STALL_LINES)
-        self.health = _Health()
+        self.health = ServerHealth()
         self._server_args: str | None = None
         self.declared: int | None = None  # ranks writing this log, from server_args
 
