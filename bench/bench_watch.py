@@ -41,7 +41,7 @@ from typing import IO, TYPE_CHECKING
 
 from bench_local import real_traceback
 from measure import Check, _end_leftovers, measure
-from table import Sample, run_rounds
+from table import Sample, markdown_row, markdown_table, run_rounds
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 from replay_launch import loading, oom_while_loading, records, server_args  # noqa: E402
@@ -360,16 +360,12 @@ def render_watch_row(number: int, row: WatchRow) -> str:
     if row.a and row.b:
         b, ratio = percentiles([sample.wall for sample in row.b]), row.judged()
         cells[4:7] = [_ms(b.p50), _ms(b.p95), f"{ratio.p50:.2f}× ({ratio.p95:.2f}×)"]
-    return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+    return markdown_row(cells)
 
 
 def render_watch_table(rows: list[WatchRow]) -> str:
-    lines = ["| " + " | ".join(WATCH_COLUMNS) + " |", "|" + "|".join("---" for _ in WATCH_COLUMNS) + "|"]
-    lines += [render_watch_row(number, row) for number, row in enumerate(rows, 1)]
     errors = [f"- watch row {number}: {error}" for number, row in enumerate(rows, 1) for error in row.errors]
-    if errors:
-        lines += ["", "Errors (an ERROR row's times mean nothing):", *errors]
-    return "\n".join(lines)
+    return markdown_table(WATCH_COLUMNS, [render_watch_row(number, row) for number, row in enumerate(rows, 1)], errors)
 
 
 def watch_notes() -> str:

@@ -175,13 +175,22 @@ def render_row(number: int, row: Row) -> str:
             goals,
             verdict,
         ]
+    return markdown_row(cells)
+
+
+def markdown_row(cells: Sequence[str]) -> str:
+    """One Markdown table row; a `|` inside a cell is escaped."""
     return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
 
 
-def render_table(rows: list[Row]) -> str:
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join("---" for _ in COLUMNS) + "|"]
-    lines += [render_row(number, row) for number, row in enumerate(rows, 1)]
-    errors = [f"- row {number}: {error}" for number, row in enumerate(rows, 1) for error in row.errors]
+def markdown_table(columns: Sequence[str], rows: list[str], errors: list[str]) -> str:
+    """A Markdown table of rendered rows, then the rows' errors, one per line."""
+    lines = [markdown_row(columns), "|" + "|".join("---" for _ in columns) + "|", *rows]
     if errors:
         lines += ["", "Errors (an ERROR row's times mean nothing):", *errors]
     return "\n".join(lines)
+
+
+def render_table(rows: list[Row]) -> str:
+    errors = [f"- row {number}: {error}" for number, row in enumerate(rows, 1) for error in row.errors]
+    return markdown_table(COLUMNS, [render_row(number, row) for number, row in enumerate(rows, 1)], errors)
