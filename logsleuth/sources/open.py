@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 
 from logsleuth.sources.base import Source
@@ -23,30 +22,15 @@ def open_sources(
             return opened
         from logsleuth.sources.ssh.open import open_ssh_sources  # lazy: paramiko is slow to import
 
-        if options.backend != "openssh":
-            with _first_import:
-                _load_paramiko(options)
         return open_ssh_sources(spec, options)
     return [open_source(spec)]
 
 
-# importing.load_paramiko puts stand-ins in sys.modules while paramiko imports, which another thread importing
-# at the same time (api.diagnose opens sources on several) would see: one thread imports, the others wait for
-# it and find paramiko imported.
-_first_import = threading.Lock()
-
-
-def _load_paramiko(options: SSHOptions) -> None:
-    from logsleuth.sources.ssh.importing import load_paramiko
-
-    load_paramiko(options)
-
-
 def is_remote(spec: str) -> bool:
-    """Whether a command-line spec names a remote log (`host:path`), not a local path or stdin."""
-    from logsleuth.sources.spec import looks_remote
+    """Whether a command-line spec names a remote log (`host:path`), not a local path or stdin (`-`)."""
+    from logsleuth.sources.spec import looks_remote  # lazy: a local diagnose need not load it
 
-    return spec != "-" and looks_remote(spec)
+    return looks_remote(spec)
 
 
 def open_source(spec: str) -> Source:

@@ -73,7 +73,7 @@ def remote_specs(line: HelperArgv) -> list[str]:
         specs = expand_sources(line.sources, line.value("--hosts-file"))
     except LogsleuthError:
         return []
-    return [spec for spec in dict.fromkeys(specs) if spec != "-" and looks_remote(spec)]
+    return [spec for spec in dict.fromkeys(specs) if looks_remote(spec)]  # not stdin, not a local file
 
 
 def early_specs(line: HelperArgv, remote: list[str]) -> list[str]:

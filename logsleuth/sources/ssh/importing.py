@@ -19,6 +19,7 @@ import logging
 import os
 import re
 import sys
+import threading
 import types
 from importlib.util import find_spec
 
@@ -55,8 +56,18 @@ def installed_version() -> str | None:
     return versions[0] if len(versions) == 1 else None  # two dist-infos: let the real lookup decide
 
 
+# The stand-ins below sit in sys.modules while paramiko imports, where another thread importing at the same
+# time (api.diagnose opens sources on several) would see them: one thread imports, the others wait for it.
+_IMPORTING = threading.Lock()
+
+
 def load_paramiko(options: SSHOptions) -> None:
-    """Import paramiko for the config files `options` name (see above)."""
+    """Import paramiko for the config files `options` name (see above).  Thread-safe."""
+    with _IMPORTING:
+        _load_paramiko(options)
+
+
+def _load_paramiko(options: SSHOptions) -> None:
     if "paramiko" in sys.modules:
         _enable_invoke_if_needed(options)
         return
