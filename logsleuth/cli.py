@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import platform
 import sys
-import time
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -30,6 +29,7 @@ from logsleuth.program import (  # noqa: F401 - re-exported: the helpers tests a
     print_stderr,
     redacted,
     run_diagnose,
+    ssh_options,
     status_text,
     terminal_text,
     write_report,
@@ -37,7 +37,6 @@ from logsleuth.program import (  # noqa: F401 - re-exported: the helpers tests a
 from logsleuth.render import render
 from logsleuth.render.options import MIN_WIDTH, OutputFormat, RenderOptions
 from logsleuth.sources.fanout import DEFAULT_PARALLEL
-from logsleuth.sources.options import SSHOptions
 
 EXIT_CODES_HELP = (
     "Exit status: 0 no failure found, 1 failure found, 2 usage error, "
@@ -277,8 +276,7 @@ def watch_command(
     options = DiagnoseOptions(
         command=command,
         engine_version=engine_version,
-        # --timeout bounds the whole watch, connecting included (three connect attempts must not outlast it).
-        ssh=_ssh_options(ssh_config, accept_new_host_key, ssh_backend, timeout=timeout),
+        ssh=ssh_options(ssh_config, accept_new_host_key, ssh_backend.value, timeout=timeout),
     )
     status = run_watch(
         specs, options, fmt=output_format or default_format(None), timeout=timeout, stall=stall,
@@ -322,7 +320,7 @@ def launch_command(
     from logsleuth.launch import run_launch, terminal_confirm
 
     options = DiagnoseOptions(
-        engine_version=engine_version, ssh=_ssh_options(ssh_config, accept_new_host_key, ssh_backend)
+        engine_version=engine_version, ssh=ssh_options(ssh_config, accept_new_host_key, ssh_backend.value)
     )
     fmt = output_format or default_format(None)
     render_options = RenderOptions(
@@ -335,19 +333,6 @@ def launch_command(
         options=options, render_options=render_options, confirm=terminal_confirm(), redact=not no_redact,
     )
     raise typer.Exit(status)
-
-
-def _ssh_options(
-    config: Path | None, accept_new_host_key: bool, backend: SSHBackendChoice, *, timeout: float | None = None
-) -> SSHOptions:
-    """How watch and launch reach a host (diagnose builds the same in program.run_diagnose)."""
-    return SSHOptions(
-        config_file=str(config) if config else None,
-        accept_new_host_key=accept_new_host_key,
-        backend=backend.value,
-        notice=print_stderr,  # "Permanently added … to the list of known hosts", as OpenSSH prints it
-        deadline=time.monotonic() + timeout if timeout is not None else None,
-    )
 
 
 SHELLS = ("bash", "zsh", "fish")

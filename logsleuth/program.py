@@ -11,6 +11,7 @@ import contextlib
 import os
 import sys
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
@@ -125,6 +126,26 @@ class FleetProgress:
         return f"{self._total} sources: " + " · ".join(parts) + tail
 
 
+def ssh_options(
+    config: Path | None,
+    accept_new_host_key: bool,
+    backend: SSHBackend,
+    *,
+    all_files: bool = False,
+    timeout: float | None = None,
+) -> SSHOptions:
+    """How diagnose, watch and launch reach a host, from their shared command-line options.  `timeout` bounds
+    the whole command, connecting included (three connect attempts must not outlast it)."""
+    return SSHOptions(
+        config_file=str(config) if config else None,
+        accept_new_host_key=accept_new_host_key,
+        backend=backend,
+        all_files=all_files,
+        notice=print_stderr,  # "Permanently added … to the list of known hosts", as OpenSSH prints it
+        deadline=time.monotonic() + timeout if timeout is not None else None,
+    )
+
+
 def status_text(message: str) -> Text:
     """A rich status line from untrusted text: a `Text`, which rich never reads as markup."""
     from rich.text import Text
@@ -187,10 +208,7 @@ def sources_or_stdin(sources: list[str] | None, hosts_file: str | None = None) -
     if sources or hosts_file is not None:
         from logsleuth.sources.fleet import expand_sources
 
-        expanded = expand_sources(sources or [], hosts_file)
-        if not expanded:
-            raise UsageError(f"--hosts-file {hosts_file}: no sources in it")
-        return expanded
+        return expand_sources(sources or [], hosts_file)  # a hosts file that names none is its UsageError
     if sys.stdin is not None and not sys.stdin.isatty():
         return ["-"]
     raise UsageError("no log given: name a file or HOST:PATH, or pipe one in (cat server.log | logsleuth diagnose)")
@@ -266,13 +284,7 @@ def run_diagnose(
         include_user_patterns=not no_user_patterns,
         max_bytes=parse_size(max_bytes),
         parallel=parallel,
-        ssh=SSHOptions(
-            config_file=str(ssh_config) if ssh_config else None,
-            accept_new_host_key=accept_new_host_key,
-            backend=ssh_backend,
-            all_files=all_files,
-            notice=print_stderr,  # "Permanently added … to the list of known hosts", as OpenSSH prints it
-        ),
+        ssh=ssh_options(ssh_config, accept_new_host_key, ssh_backend, all_files=all_files),
     )
     if max_chars < MIN_MAX_CHARS:
         raise UsageError(
