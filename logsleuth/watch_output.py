@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from logsleuth.api import DiagnoseOptions
 from logsleuth.errors import ExitStatus, SourceError, UsageError
 from logsleuth.models import Report
+from logsleuth.program import terminal_text
 from logsleuth.render import render
 from logsleuth.render.options import OutputFormat, RenderOptions
 from logsleuth.render.safety import strip_controls
@@ -293,7 +294,8 @@ class _Printer:
         self._write(self.streams.stdout, json.dumps(record) + "\n")
 
     def _stderr_line(self, message: str) -> None:
-        self._write(self.streams.stderr, f"logsleuth: {self._clean(message).replace(chr(10), ' ')}\n")
+        """As program.print_stderr, through this printer's streams: redacted even with --no-redact."""
+        self._write(self.streams.stderr, f"logsleuth: {terminal_text(message).replace(chr(10), ' ')}\n")
 
     def _clean(self, text: str) -> str:
         """Log text made inert for a terminal, and without secrets unless --no-redact."""
