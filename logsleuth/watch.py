@@ -21,10 +21,10 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Literal
 
 from logsleuth.api import DiagnoseOptions, build_report, load_library
+from logsleuth.diagnosis.fleet import event_time
 from logsleuth.diagnosis.library import PatternSet
 from logsleuth.errors import SourceError
 from logsleuth.ingest.launch import LaunchTracker, parse_server_args
@@ -98,20 +98,12 @@ class _LaunchClock:
         self._read_at = 0.0  # the watch clock when it was read
 
     def observe(self, line: LogLine, now: float) -> float:
-        stamp = _seconds(line.meta.timestamp)
+        moment = event_time(line.meta.timestamp)
+        stamp = moment.seconds if moment is not None else None
         if stamp is not None:
             self._log, self._read_at = stamp, now
             return stamp
         return now if self._log is None else self._log + (now - self._read_at)
-
-
-def _seconds(timestamp: str | None) -> float | None:
-    if not timestamp:
-        return None
-    try:
-        return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 class _Launch:
