@@ -26,7 +26,7 @@ from logsleuth.ingest.scan import ReadResult
 from logsleuth.models import ClockOffset, Diagnosis, FailureGroup, LaunchInfo, Report, SourceInfo
 from logsleuth.sources.base import Progress, ReportsProgress, Source
 from logsleuth.sources.fanout import DEFAULT_PARALLEL, IdleWork, fan_out, one_at_a_time
-from logsleuth.sources.open import is_remote, open_sources
+from logsleuth.sources.open import is_remote, is_runtime, open_sources
 from logsleuth.sources.options import SSHOptions
 
 
@@ -75,7 +75,9 @@ def diagnose(
     processes, and a fork is safest with no other thread running."""
     options = options or DiagnoseOptions()
     patterns = patterns or load_library(options)
-    remote = [index for index, spec in enumerate(specs) if is_remote(spec)]
+    specs = _with_pods(specs)
+    # Remote specs, and runtime ones (a command each: `docker logs`, `kubectl logs`), are read concurrently.
+    remote = [index for index, spec in enumerate(specs) if is_remote(spec) or is_runtime(spec)]
     # While sources connect (in the SSH helper), compile pattern regexes: matching would do it later anyway.
     read = partial(
         _read_spec,
@@ -93,6 +95,23 @@ def diagnose(
     return build_report([result for index in range(len(specs)) for result in by_spec[index]], options, patterns)
 
 
+def _with_pods(specs: Sequence[str]) -> list[str]:
+    """`specs` with each Kubernetes workload (`k8s:NS/deploy/NAME`) replaced by its pods, so that they are read
+    concurrently as a fleet.  A workload that cannot be listed stays: reading it reports the error."""
+    expanded: list[str] = []
+    for spec in specs:
+        if spec.startswith("k8s:") and is_runtime(spec):
+            from logsleuth.sources.runtime.open import pod_specs
+
+            try:
+                expanded.extend(pod_specs(spec))
+                continue
+            except (SourceError, UsageError):
+                pass
+        expanded.append(spec)
+    return expanded
+
+
 def _ignore(name: str, state: str, detail: str | None) -> None:
     pass
 
@@ -107,7 +126,7 @@ def _read_spec(
     with_clock: bool,
 ) -> list[SourceResult]:
     """Open and read every source a spec names (a remote glob may name several)."""
-    if is_remote(spec):
+    if is_remote(spec) or is_runtime(spec):
         on_source(spec, "connecting", None)
     try:
         sources = open_sources(spec, options.ssh, while_waiting=while_waiting)
@@ -137,7 +156,7 @@ def _read_source(
     try:
         if progress is not None and isinstance(source, ReportsProgress):
             source.progress = progress
-        result = read_all(source) if options.all_failures else read_latest(source, max_bytes=options.max_bytes)
+        result = _read(source, options)
         clock = _clock_of(source) if with_clock else None
     except SourceError as exc:
         on_source(source.name, "error", str(exc))
@@ -145,8 +164,23 @@ def _read_source(
     finally:
         source.close()
     on_source(source.name, "done", None)
-    info = SourceInfo(source.name, result.bytes_read, result.size, capped=result.capped, clock=clock)
+    note = getattr(source, "note", None)  # a runtime source's word on where its log came from
+    info = SourceInfo(source.name, result.bytes_read, result.size, capped=result.capped, clock=clock, note=note)
     return (source, info, result)
+
+
+def _read(source: Source, options: DiagnoseOptions) -> ReadResult:
+    """The latest launch's failures (every failure with `--all`).  A runtime's log (`docker logs`) is fetched by
+    a command a number of lines at a time: it is widened until the latest launch is complete, or to every
+    line for `--all`."""
+    from logsleuth.sources.runtime.command import CommandSource, read_latest_widening
+
+    if isinstance(source, CommandSource):
+        if options.all_failures:
+            source.widen(to_all=True)
+            return read_all(source)
+        return read_latest_widening(source, max_bytes=options.max_bytes)
+    return read_all(source) if options.all_failures else read_latest(source, max_bytes=options.max_bytes)
 
 
 def _clock_of(source: Source) -> ClockOffset | None:

@@ -10,13 +10,27 @@ from __future__ import annotations
 import os
 import platform
 import sys
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from logsleuth.api import DiagnoseOptions, diagnose
+from logsleuth.cli_case import CASE_EXIT_HELP, case_command
+from logsleuth.cli_check import CHECK_EXIT_HELP, check_command
+from logsleuth.cli_options import (
+    FORMAT_HELP,
+    AcceptNewHostKeyOption,
+    CommandOption,
+    EngineVersionOption,
+    HostsFileOption,
+    NoRedactOption,
+    ParallelOption,
+    SSHBackendChoice,
+    SSHBackendOption,
+    SSHConfigOption,
+    WidthOption,
+)
 from logsleuth.cli_quick import COMPLETE_VAR
 from logsleuth.errors import ExitStatus, UsageError
 from logsleuth.ingest.reader import DEFAULT_MAX_BYTES
@@ -35,7 +49,7 @@ from logsleuth.program import (  # noqa: F401 - re-exported: the helpers tests a
     write_report,
 )
 from logsleuth.render import render
-from logsleuth.render.options import MIN_WIDTH, OutputFormat, RenderOptions
+from logsleuth.render.options import OutputFormat, RenderOptions
 from logsleuth.sources.fanout import DEFAULT_PARALLEL
 
 EXIT_CODES_HELP = (
@@ -56,59 +70,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-
-
-FORMAT_HELP = "rich (default on a terminal), text (default otherwise), markdown, slack or json."
-
-# Options that diagnose and watch share, declared once.
-CommandOption = Annotated[
-    str | None, typer.Option("--cmd", help="The launch command, to print it corrected.", metavar="COMMAND")
-]
-EngineVersionOption = Annotated[
-    str | None,
-    typer.Option("--engine-version", help="The SGLang version, when the log does not name it.", metavar="VERSION"),
-]
-WidthOption = Annotated[
-    int | None,
-    typer.Option("--width", min=MIN_WIDTH, help="Wrap rich and text reports at N columns (default: the "
-                 "terminal's width, $COLUMNS, or 80).", metavar="N"),
-]
-NoRedactOption = Annotated[
-    bool, typer.Option("--no-redact", help="Show secrets (API keys, tokens) as they are in the log.")
-]
-# SSH: how remote sources are reached (docs/ssh.md).
-SSHConfigOption = Annotated[
-    Path | None, typer.Option("--ssh-config", "-F", help="ssh config file (default ~/.ssh/config).", metavar="FILE")
-]
-AcceptNewHostKeyOption = Annotated[
-    bool, typer.Option("--accept-new-host-key", help="Trust and remember an unknown host key (like accept-new).")
-]
-
-
-HostsFileOption = Annotated[
-    str | None,
-    typer.Option("--hosts-file", help="Read sources from FILE, one per line (# comments): HOST:PATH, or a bare "
-                 "HOST that fills each {host} SOURCE. '-' reads it from stdin.", metavar="FILE"),
-]
-ParallelOption = Annotated[
-    int, typer.Option("--parallel", min=1, help="Read at most N sources at once.", metavar="N")
-]
-
-
-class SSHBackendChoice(StrEnum):  # the values of sources.options.SSH_BACKENDS (a test keeps them the same)
-    AUTO = "auto"
-    PARAMIKO = "paramiko"
-    OPENSSH = "openssh"
-
-
-SSHBackendOption = Annotated[
-    SSHBackendChoice,
-    typer.Option(
-        "--ssh-backend",
-        help="How to reach remote hosts: auto (OpenSSH's ssh when the host's config needs it: host certificates, "
-        "ControlMaster, FIDO keys, Match exec; else paramiko), paramiko, openssh.",
-    ),
-]
 
 
 @app.command("diagnose", short_help="Diagnose the latest failure in logs.", epilog=EXIT_CODES_HELP)
@@ -167,6 +128,27 @@ def diagnose_command(
     # Fleets (docs/fleet-syntax.md): node[01-16]:/var/log/sglang.log, {host} templates, a hosts file.
     hosts_file: HostsFileOption = None,
     parallel: ParallelOption = DEFAULT_PARALLEL,
+    # --explain (docs/explain.md): opt-in; nothing is sent anywhere without it.
+    explain: Annotated[
+        bool,
+        typer.Option("--explain", help="Also send the redacted case file of the failure to your own "
+                     "OpenAI-compatible model and show its answer, labelled unverified (docs/explain.md)."),
+    ] = False,
+    llm_url: Annotated[
+        str | None,
+        typer.Option("--llm-url", help="The model's endpoint for --explain (default: $LOGSLEUTH_LLM_URL, then url "
+                     "in ~/.config/logsleuth/config.toml).", metavar="URL"),
+    ] = None,
+    llm_model: Annotated[
+        str | None,
+        typer.Option("--llm-model", help="The model to ask with --explain (default: $LOGSLEUTH_LLM_MODEL, the "
+                     "config file, else the one the server serves).", metavar="NAME"),
+    ] = None,
+    verify_fix: Annotated[
+        str | None,
+        typer.Option("--verify-fix", help="Also check a fix someone suggested (flags or a command, as pasted) "
+                     "against the log's SGLang version and launch command (docs/check.md).", metavar="TEXT"),
+    ] = None,
 ) -> None:
     """Diagnose the latest failure in one or more logs.  Several logs (a multi-node launch, a fleet) are read
     at once and reported together: the earliest failure across hosts first, its cascades on the others after."""
@@ -176,7 +158,9 @@ def diagnose_command(
         max_bytes=max_bytes, max_chars=max_chars, no_redact=no_redact, anonymize=anonymize,
         slack_webhook=slack_webhook, post_to_slack=post_to_slack, ssh_config=ssh_config,
         accept_new_host_key=accept_new_host_key, ssh_backend=ssh_backend.value, all_files=all_files,
-        hosts_file=hosts_file, parallel=parallel, diagnose_specs=diagnose, render_report=render,  # cli's names: the tests stand in for them
+        hosts_file=hosts_file, parallel=parallel, explain=explain, llm_url=llm_url, llm_model=llm_model,
+        verify_fix=verify_fix,
+        diagnose_specs=diagnose, render_report=render,  # cli's names: the tests stand in for them
     )
     raise typer.Exit(int(status))
 
@@ -354,3 +338,8 @@ def completion_command(
     from typer.completion import get_completion_script
 
     print(get_completion_script(prog_name="logsleuth", complete_var=COMPLETE_VAR, shell=shell))
+
+
+app.command("case", short_help="Write a case file to paste into any assistant.", epilog=CASE_EXIT_HELP)(case_command)
+app.command("check", short_help="Check a command's or a suggested fix's flags for an SGLang version.",
+            epilog=CHECK_EXIT_HELP)(check_command)

@@ -63,6 +63,9 @@ VALUE_OPTIONS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "--ssh-backend": ("ssh_backend", _choice(SSH_BACKENDS)),
     "--parallel": ("parallel", _count(1)),
     "--hosts-file": ("hosts_file", str),
+    "--llm-url": ("llm_url", str),
+    "--llm-model": ("llm_model", str),
+    "--verify-fix": ("verify_fix", str),
 }
 SHORT_NAMES = {"-f": "--format", "-o": "--output", "-F": "--ssh-config"}
 REPEATABLE = frozenset({"patterns"})
@@ -74,6 +77,7 @@ FLAGS = {
     "--post-to-slack": "post_to_slack",
     "--accept-new-host-key": "accept_new_host_key",
     "--all-files": "all_files",
+    "--explain": "explain",
 }
 
 

@@ -216,6 +216,8 @@ class SourceInfo:
     capped: bool = False  # the byte cap stopped the search before the failure was complete
     host: str | None = None  # the host a remote source lives on (None: local, or not known)
     clock: ClockOffset | None = None  # the host's clock, when it was measured (fleets of remote sources)
+    # Where the log came from, when the report must say it: a restarted pod's previous container was read.
+    note: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,6 +287,8 @@ class Report:
     omitted_groups: int = 0
     omitted_groups_estimated: bool = False
     fleet: Fleet | None = None  # with more than one source
+    # What the user's own model said of the primary failure (`--explain`): unverified, shown in its own section.
+    explanation: Explanation | None = None
 
     @property
     def primary(self) -> FailureGroup | None:
@@ -300,3 +304,28 @@ class ProgressReading:
     done: int
     total: int
     detail: str = ""  # e.g. "bs=160 avail_mem=10.50 GB" while capturing CUDA graphs
+
+
+@dataclass(frozen=True, slots=True)
+class FlagCheck:
+    """A flag operation someone suggested, checked against the flag catalog of the log's engine version."""
+
+    op: FlagOp
+    ok: bool
+    reason: str  # why it is ✗ (unknown, removed, a bad choice), or what was checked for ✓
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """The answer of the user's own model to the case file (`--explain`, logsleuth/explain/).  Unverified: shown in
+    a section of its own, labelled so, never in place of a pattern's diagnosis and never deciding the exit status."""
+
+    model: str  # as the server named it
+    endpoint: str  # where the case file went: scheme, host, port and path, without credentials or query
+    root_cause: str
+    category: str  # one of diagnosis.schema.CATEGORIES, or "other"
+    flags: tuple[FlagOp, ...] = ()  # the fix, as flag operations
+    upgrade: str | None = None  # upgrade advice, when the model gives any
+    # Lines the model quotes from the case file as its evidence, each with whether the case file holds it.
+    evidence: tuple[tuple[str, bool], ...] = ()
+    checks: tuple[FlagCheck, ...] = ()  # `flags` checked against the catalog, in order; () when not checked

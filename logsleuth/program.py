@@ -32,6 +32,9 @@ from logsleuth.sources.options import SSHBackend, SSHOptions
 if TYPE_CHECKING:
     from rich.text import Text
 
+    from logsleuth.case.model import LogWindow
+    from logsleuth.explain import ExplainSettings
+
 DiagnoseSpecs = Callable[[Sequence[str], DiagnoseOptions], Report]
 RenderReport = Callable[[Report, RenderOptions], str]
 
@@ -247,6 +250,65 @@ def _slack_webhook_url(url: str | None, post: bool) -> str | None:
 SLACK_WEBHOOK_ENV = "LOGSLEUTH_SLACK_WEBHOOK"
 
 
+def _with_verified_fix(text: str, fmt: OutputFormat, report: Report, suggestion: str) -> str:
+    """The report followed by `--verify-fix`'s check of a suggested fix (docs/check.md), for the log's engine version
+    and applied to its launch command; in JSON, the check is the report's `verify_fix` key."""
+    import json
+
+    from logsleuth.check.render import RENDERERS
+    from logsleuth.check.verify import verify_fix
+    from logsleuth.redact import redact_secrets
+
+    checked = verify_fix(suggestion, report.launch.engine_version, command=report.launch.command)
+    if fmt is OutputFormat.JSON:
+        data = json.loads(text)
+        data["verify_fix"] = json.loads(redact_secrets(RENDERERS["json"](checked)))
+        return json.dumps(data, indent=2) + "\n"  # ASCII: no raw control or bidi character from either part
+    rendered = RENDERERS["markdown" if fmt is OutputFormat.MARKDOWN else "text"](checked)
+    return text.rstrip("\n") + "\n\n" + redact_secrets(rendered).rstrip("\n") + "\n"
+
+
+def _explain_settings(explain: bool, llm_url: str | None, llm_model: str | None) -> ExplainSettings | None:
+    """--explain's settings; None without --explain (then nothing is sent anywhere).  An endpoint that cannot be
+    resolved is one stderr line, and the report goes on without an explanation (docs/explain.md)."""
+    from logsleuth.explain import ExplainError, explain_options, resolve_settings
+
+    options = explain_options(explain, llm_url, llm_model)  # --llm-url without --explain: UsageError
+    if not options.enabled:
+        return None
+    from logsleuth.explain.config import config_file
+
+    try:
+        return resolve_settings(options, config_file=config_file())
+    except ExplainError as error:
+        print_stderr(str(error))
+        return None
+
+
+def _case_window(report: Report) -> LogWindow | None:
+    """The lines before the primary failure, read again from its local file for the case file (none for stdin or a
+    remote log: --explain opens no second connection)."""
+    from logsleuth.case.window import local_window
+
+    return local_window(report, report.primary) if report.primary is not None else None
+
+
+def _explained(report: Report, settings: ExplainSettings, window: LogWindow | None) -> Report:
+    """The report with the model's unverified explanation; unchanged (and one stderr line) when there is none."""
+    from functools import partial
+
+    from logsleuth.case import case_markdown
+    from logsleuth.check.ops import check_flag_ops
+    from logsleuth.explain import ExplainError, explain_report
+
+    build_case = partial(case_markdown, window=window)
+    try:
+        return replace(report, explanation=explain_report(report, settings, build_case=build_case, check_flags=check_flag_ops))
+    except ExplainError as error:
+        print_stderr(str(error))
+        return report
+
+
 def run_diagnose(
     *,
     sources: list[str] | None,
@@ -270,6 +332,10 @@ def run_diagnose(
     all_files: bool,
     hosts_file: str | None = None,
     parallel: int = DEFAULT_PARALLEL,
+    explain: bool = False,
+    llm_url: str | None = None,
+    llm_model: str | None = None,
+    verify_fix: str | None = None,
     diagnose_specs: DiagnoseSpecs = diagnose,
     render_report: RenderReport = render,
 ) -> ExitStatus:
@@ -294,6 +360,7 @@ def run_diagnose(
     webhook = _slack_webhook_url(slack_webhook, post_to_slack)
     if parallel < 1:
         raise UsageError(f"--parallel: must be at least 1, not {parallel}")
+    explaining = _explain_settings(explain, llm_url, llm_model)  # before reading: a usage error reads nothing
     specs = sources_or_stdin(sources, hosts_file)
     fmt = output_format or default_format(output)
     to_terminal = output is None and sys.stdout.isatty()
@@ -308,8 +375,13 @@ def run_diagnose(
         else:
             options = replace(options, ssh=replace(options.ssh, progress=progress))
             report = diagnose_specs(specs, options)
+    window = _case_window(report) if explaining is not None else None  # read before names are anonymized
     report = redacted(report, redact=not no_redact, anonymize=anonymize)
+    if explaining is not None:
+        report = _explained(report, explaining, window)
     text = render_report(report, render_options)
+    if verify_fix is not None:
+        text = _with_verified_fix(text, fmt, report, verify_fix)
     # stderr carries each error and warning once; stdout (or --output) carries the report.
     for source in report.sources:
         if source.error:

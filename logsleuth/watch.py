@@ -236,6 +236,11 @@ class _Generation:
         return failures if self.launch.ranks_settled(failures, now, self.first_failure_at, settle) else []
 
 
+# What the `restarted` event says: a followed file was truncated or replaced; a container was started again.
+FILE_RESTARTED = "log truncated or rotated; following it from the start"
+RUNTIME_RESTARTED = "the container restarted; following the new one from its start"
+
+
 def watch(
     source: Source,
     follow: Follow,
@@ -250,6 +255,7 @@ def watch(
     then_follow: bool = False,
     from_start: bool = False,
     details: bool = False,
+    restarted_text: str = FILE_RESTARTED,
     started: float | None = None,
     clock: Callable[[], float] = time.monotonic,
     stop: Callable[[], bool] | None = None,
@@ -286,7 +292,7 @@ of the launch)."""
             return
         now = clock()
         if chunk == RESTART:
-            yield WatchEvent("restarted", text="log truncated or rotated; following it from the start")
+            yield WatchEvent("restarted", text=restarted_text)
             current = _Generation(_Launch(source.host), 0, skip_first=False, last_data=now)
             replaying = False
             continue
@@ -498,8 +504,11 @@ def watch_spec(
 
     library = _Library(options)
 
-    def follow_with(source: Source, follow: Follow, *, read_all: bool) -> Iterator[WatchEvent]:
+    def follow_with(
+        source: Source, follow: Follow, *, read_all: bool, restarted_text: str = FILE_RESTARTED
+    ) -> Iterator[WatchEvent]:
         return watch(source, follow, options, patterns=library.loaded(), timeout=timeout, started=started,
+                     restarted_text=restarted_text,
                      settle=settle, stall=stall, then_follow=then_follow, from_start=read_all, details=details,
                      stop=stop)
 
@@ -512,8 +521,19 @@ def watch_spec(
             if fd is not None:
                 os.close(fd)
         return
-    from logsleuth.sources.open import open_sources
+    from logsleuth.sources.open import is_runtime, open_sources
     from logsleuth.sources.spec import looks_remote
+
+    if is_runtime(spec):  # a container, unit or pod: its log is there already, or the runtime says why not
+        from logsleuth.sources.runtime.follow import open_followed
+
+        followed = open_followed(spec, options.ssh, whole=from_start)
+        try:
+            yield from follow_with(followed.source, followed.follow, read_all=from_start,
+                                   restarted_text=RUNTIME_RESTARTED)
+        finally:
+            followed.close()
+        return
 
     appeared = False
     if not looks_remote(spec) and not os.path.lexists(spec):

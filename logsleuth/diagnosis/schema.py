@@ -40,6 +40,7 @@ CATEGORIES: dict[str, str] = {
     "native-crash": "a segfault or abort in native code (faulthandler dump) with no more specific cause",
     "host-memory": "host RAM or shared memory ran out (ENOMEM), not GPU memory",
     "feature-conflict": "two features this engine version cannot run together (e.g. speculative decoding with a grammar)",
+    "orchestration": "the container runtime or Kubernetes could not place, pull or keep the server (no GPU node, image pull, probe kill)",
 }
 
 REGEX_TIMEOUT = 0.25  # seconds per search; user patterns are untrusted

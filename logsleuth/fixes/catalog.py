@@ -29,6 +29,7 @@ class FlagInfo:
     takes_value: bool
     deprecated: bool
     renamed_to: str | None
+    nargs: int | str | None = None  # argparse's nargs: None for one value, or N, "?", "*", "+"
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,7 @@ def load(engine: str, version: str | None) -> Catalog | None:
             and entry.get("action") not in ("store_true", "store_false", "store_const", "count", "boolean_optional"),
             deprecated=bool(entry.get("deprecated")),
             renamed_to=entry.get("renamed_to"),
+            nargs=entry.get("nargs"),
         )
         for entry in data.get("flags", ())
     )

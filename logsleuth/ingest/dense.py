@@ -135,7 +135,7 @@ _TAIL_TRIGGERS = (
     b"error", b"xception", b"exit", b"interrupt", b"fault", b"failure", b"timeout", b"killed", b"sigquit",
     b"terminate", b"kill_process_tree", b"dump", b"server_args", b"launch_server", b" serve", b"sglang",
     b"vllm", b'file "', b"traceback", b"warn", b"fail", b"not enough", b"out of memory", b"critical",
-    b"thread x", b"stack (most recent", b"[previous line", b"\n ", b"\n\t", b"\n+", b"\n|",
+    b"thread x", b"stack (most recent", b"[previous line", b"[logsleuth: ", b"\n ", b"\n\t", b"\n+", b"\n|",
 )
 # A frames block and its exception type: a record's text without its message (the "shape").
 _FRAMES_END = re.compile(rb"\n(?![ \t])")

@@ -65,10 +65,13 @@ _SPACED_TS = compile_lazily(
     r"^(?P<ts>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?P<fraction>[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?) "
     rf"(?:\| (?P<level>{_LEVELS}) +\| (?P<name>[\w.\-]+) +\| ?|- (?P<logger>[\w.\-]+) - (?P<level2>{_LEVELS}) - ?)?"
 )
-# journald / syslog: `Nov 30 12:00:01 gpu-node-3 python3[123]: `.
-_JOURNALD = compile_lazily(
-    r"^(?P<ts>[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}) (?P<host>[^\s\[\]]+) (?P<unit>[^\s\[\]]+)\[(?P<pid>\d{1,10})\]: ?"
-)
+# journald / syslog: `Nov 30 12:00:01 gpu-node-3 python3[123]: ` (journalctl's default `short`), and the
+# writer after an ISO time (`journalctl -o short-iso`): `2026-11-30T23:58:41+0000 gpu-node-3 python3[123]: `.
+_JOURNALD = compile_lazily(r"^(?P<ts>[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}) ")
+_JOURNAL_WRITER = compile_lazily(r"^(?P<host>[^\s\[\]]+) (?P<unit>[^\s\[\]]+)\[(?P<pid>\d{1,10})\]: ?")
+# journalctl's ISO times end in a numeric offset (`+0000`; `+00:00` since systemd 255), never in `Z`, which
+# `kubectl logs --timestamps` writes: a line after a `Z` time is the program's own text.
+_NUMERIC_OFFSET = compile_lazily(r"[+-]\d{2}:?\d{2}$")
 # docker compose: `sglang-1  | ` (the service name padded, then ` | `); a bare `sglang-1  |` is an empty line.
 _COMPOSE = compile_lazily(r"^(?P<service>\w[\w.\-]*) {2,}\|(?: |$)")
 # torchrun's per-rank prefix `[rank0]: ` (torch's own c10d lines start `[rank1]:[E210 …]`).
@@ -407,6 +410,8 @@ def _peel_transport(text: str) -> tuple[str, _Transport | None]:
                     transport = transport or _Transport()
                     transport.timestamp = m["ts"]
                     text = text[m.end() :]
+                    if _NUMERIC_OFFSET.search(m["ts"]) and text.find("]", 2, 160) > 0:
+                        text = _peel_journal_writer(text, transport)
                     continue
             elif text[10:11] == " " and text[4:5] == "-" and text[13:14] == ":":
                 peeled = _peel_spaced_timestamp(text, transport)
@@ -416,14 +421,15 @@ def _peel_transport(text: str) -> tuple[str, _Transport | None]:
                 continue
         elif first.isupper():
             if text[3:4] == " " and text[9:10] == ":" and (m := _JOURNALD.match(text)):
-                transport = transport or _Transport()
-                transport.timestamp = m["ts"]
-                transport.host = m["host"]
-                transport.process = m["unit"]
-                transport.pid = int(m["pid"])
-                transport.namespace += f"{m['host']}:{m['unit']}[{m['pid']}]|"
-                text = text[m.end() :]
-                continue
+                candidate = _Transport(timestamp=m["ts"])
+                rest = _peel_journal_writer(text[m.end() :], candidate)
+                if candidate.pid is not None:  # a syslog time alone is no transport layer
+                    transport = transport or _Transport()
+                    transport.timestamp = candidate.timestamp
+                    transport.host, transport.process, transport.pid = candidate.host, candidate.process, candidate.pid
+                    transport.namespace += candidate.namespace
+                    text = rest
+                    continue
             space = text.find(" ", 4, 10)
             if space > 0 and text[space + 11 : space + 12] == "T" and (m := _VIEWER.match(text)):
                 transport = transport or _Transport()
@@ -450,6 +456,19 @@ def _peel_transport(text: str) -> tuple[str, _Transport | None]:
             continue
         break
     return text, transport
+
+
+def _peel_journal_writer(text: str, transport: _Transport) -> str:
+    """The text after journald's `host unit[pid]: ` (the writer of the entry), which becomes the line's host,
+    process and pipe; the text unchanged when it does not start so."""
+    m = _JOURNAL_WRITER.match(text)
+    if m is None:
+        return text
+    transport.host = m["host"]
+    transport.process = m["unit"]
+    transport.pid = int(m["pid"])
+    transport.namespace += f"{m['host']}:{m['unit']}[{m['pid']}]|"
+    return text[m.end() :]
 
 
 def _peel_spaced_timestamp(text: str, transport: _Transport | None) -> tuple[str, _Transport] | None:

@@ -52,7 +52,7 @@ def read_latest(source: Source, *, max_bytes: int = DEFAULT_MAX_BYTES, initial: 
         scanned = scan_range(source, start, size, examined)
         failures = latest_launch(scanned.failures, scanned.tracker)
         capped = window >= max_bytes and start > 0
-        done = start == 0 or capped or _complete(scanned.failures, scanned.tracker, start)
+        done = start == 0 or capped or launch_complete(scanned.failures, scanned.tracker, start)
         if not done and _group_count(failures) >= MAX_GROUPS:
             # Enough groups: stop here, without the pieces of a failure the window start cut (all
             # before the first whole traceback).
@@ -70,7 +70,10 @@ def _group_count(failures: list[Failure]) -> int:
     return len({fingerprint(failure) for failure in failures if failure.kind != "killed"})
 
 
-def _complete(failures: list[Failure], tracker: LaunchTracker, start: int) -> bool:
+def launch_complete(failures: list[Failure], tracker: LaunchTracker, start: int) -> bool:
+    """Whether a window of the log that starts at `start` holds the latest launch's failures whole: the launch
+    began inside it, or its first failure is far enough in.  A command source (`docker logs --tail N`) widens
+    until this holds."""
     if not failures:
         return False
     segment = tracker.segment_start(failures[-1].offset)

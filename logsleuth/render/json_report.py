@@ -7,7 +7,17 @@ import re
 from typing import Any, Literal
 
 from logsleuth import __version__
-from logsleuth.models import ExceptionBlock, FailureGroup, Fix, Fleet, Report, SourceInfo
+from logsleuth.models import (
+    ExceptionBlock,
+    Explanation,
+    FailureGroup,
+    Fix,
+    FlagCheck,
+    Fleet,
+    Report,
+    SourceInfo,
+)
+from logsleuth.render.explanation import LABEL
 from logsleuth.render.safety import escape_surrogates
 
 SCHEMA = "logsleuth.report/1"
@@ -124,7 +134,36 @@ def _source(source: SourceInfo) -> dict[str, Any]:
         "error": source.error,
         "capped": source.capped,
         "host": source.host,
+        "note": source.note,
         "clock": {"offset_seconds": clock.offset, "uncertainty_seconds": clock.uncertainty} if clock else None,
+    }
+
+
+def _explanation(explanation: Explanation | None) -> dict[str, Any] | None:
+    """What the user's own model answered (--explain); each flag with its catalog check, null when not checked."""
+    if explanation is None:
+        return None
+    checked = len(explanation.checks) == len(explanation.flags)
+    checks: list[FlagCheck | None] = list(explanation.checks) if checked else [None] * len(explanation.flags)
+    return {
+        "label": LABEL + explanation.model,
+        "verified": False,
+        "model": explanation.model,
+        "endpoint": explanation.endpoint,
+        "root_cause": explanation.root_cause,
+        "category": explanation.category,
+        "flags": [
+            {
+                "op": op.op,
+                "flag": op.flag,
+                "value": op.value,
+                "to": op.to,
+                "check": {"ok": check.ok, "reason": check.reason} if check else None,
+            }
+            for op, check in zip(explanation.flags, checks, strict=True)
+        ],
+        "upgrade": explanation.upgrade,
+        "evidence": [{"text": text, "in_case_file": found} for text, found in explanation.evidence],
     }
 
 
@@ -163,6 +202,7 @@ def report_to_dict(report: Report) -> dict[str, Any]:
         "omitted_failures": report.omitted_failures,
         "omitted_groups": report.omitted_groups,
         "omitted_groups_estimated": report.omitted_groups_estimated,
+        "explanation": _explanation(report.explanation),  # --explain: unverified, never the verdict
     }
 
 

@@ -7,7 +7,8 @@ table cells or @mentions.
 
 from __future__ import annotations
 
-from logsleuth.models import Report
+from logsleuth.models import Explanation, Report
+from logsleuth.render.explanation import explanation_view
 from logsleuth.render.options import RenderOptions
 from logsleuth.render.safety import clean, escape_markdown_prose, markdown_code_span, markdown_fence
 from logsleuth.render.view import (
@@ -26,6 +27,7 @@ from logsleuth.render.view import (
     multi_heading,
     no_failure_lines,
     omitted_line,
+    source_notes,
     summary_rows,
 )
 
@@ -96,6 +98,25 @@ def _evidence(view: GroupView) -> list[str]:
     return out
 
 
+def _explanation(explanation: Explanation) -> list[str]:
+    """The unverified explanation (--explain) under a heading of its own."""
+    view = explanation_view(explanation)
+    out = [f"#### {escape_markdown_prose(view.heading)}", "", f"> {escape_markdown_prose(view.note)}", ""]
+    category = markdown_code_span(view.category)
+    out.extend([f"**Root cause, as the model says** ({category}): {escape_markdown_prose(view.root_cause)}", ""])
+    if view.changes:
+        out.extend(["**Fix it proposes:**", ""])
+        out.extend(f"- {c.mark} {markdown_code_span(c.change)}: {escape_markdown_prose(c.why)}" for c in view.changes)
+        out.append("")
+    if view.upgrade:
+        out.extend([f"**Upgrade:** {escape_markdown_prose(view.upgrade)}", ""])
+    if view.quotes:
+        out.extend(["**Quoted from the case file:**", ""])
+        out.extend(f"- {mark} {markdown_code_span(quote)}" for mark, quote in view.quotes)
+        out.append("")
+    return out
+
+
 def _summary_table(report: Report) -> list[str]:
     def cell(text: str) -> str:
         return escape_markdown_prose(text)
@@ -127,6 +148,7 @@ def render_markdown(report: Report, options: RenderOptions) -> str:
     if report.fleet is None:  # a fleet's table lists its unreadable hosts with their errors
         for error in describe_source_errors(report):
             out.extend([f"> {escape_markdown_prose(error)}", ""])
+    out.extend(line for note in source_notes(report) for line in (f"> {escape_markdown_prose(note)}", ""))
     out.extend(_fleet(report))
     if not report.failures:
         out.extend([escape_markdown_prose(line) for line in no_failure_lines(report)])
@@ -143,6 +165,8 @@ def render_markdown(report: Report, options: RenderOptions) -> str:
     omitted = omitted_line(report)
     if omitted:
         out.extend([escape_markdown_prose(omitted), ""])
+    if report.explanation is not None:  # after everything logsleuth found (--explain)
+        out.extend(_explanation(report.explanation))
     for warning in report.warnings:
         out.extend([f"> warning: {escape_markdown_prose(clean(warning))}", ""])
     return "\n".join(out).rstrip() + "\n"

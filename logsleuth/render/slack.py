@@ -20,7 +20,8 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from logsleuth.models import Report
+from logsleuth.models import Explanation, Report
+from logsleuth.render.explanation import explanation_view
 from logsleuth.render.options import RenderOptions
 from logsleuth.render.safety import break_fences, clip, defang_mentions, escape_slack_api
 from logsleuth.render.table import summary_table
@@ -44,6 +45,7 @@ from logsleuth.render.view import (
     multi_heading,
     no_failure_lines,
     omitted_line,
+    source_notes,
     summary_rows,
 )
 
@@ -67,6 +69,7 @@ class Detail:
     summary_rows: int = 10
     evidence: bool = True
     fleet_kinds: int = 8  # lines of a fleet's summary (hosts by outcome and failure)
+    explanation: bool = True  # the unverified explanation (--explain): it goes before the evidence does
 
 
 # Applied one after another, least useful first.
@@ -85,6 +88,7 @@ REDUCTIONS: tuple[dict[str, Any], ...] = (
     {"line_chars": 100},
     {"summary_rows": 3},
     {"fleet_kinds": 2},
+    {"explanation": False},
     {"evidence": False},
     {"alternatives": False},  # the last of the answer that may go: the first fix always stays
 )
@@ -201,6 +205,7 @@ def _blocks(report: Report, options: RenderOptions, detail: Detail) -> list[str]
         blocks.extend(_fleet_blocks(report, detail))
     else:
         blocks.extend(safe(error) for error in describe_source_errors(report))
+    blocks.extend(safe(note) for note in source_notes(report))
     if not report.failures:
         blocks.extend(safe(line) for line in no_failure_lines(report, local_names=False))
     multi = is_multi(report)
@@ -219,9 +224,23 @@ def _blocks(report: Report, options: RenderOptions, detail: Detail) -> list[str]
     omitted = omitted_line(report)
     if omitted:
         blocks.append(f"_{safe(omitted)}_")
+    if report.explanation is not None and detail.explanation:  # after everything logsleuth found (--explain)
+        blocks.extend(_explanation_blocks(report.explanation))
     location = log_location(report, options.log_location)
     if location:
         blocks.append(f"_Full log: {safe(clip(location, 300))}_")
+    return blocks
+
+
+def _explanation_blocks(explanation: Explanation) -> list[str]:
+    """The unverified explanation (--explain): label, root cause, flags with their marks (its quotes are left to
+    the full report: the channel has the evidence)."""
+    view = explanation_view(explanation)
+    blocks = [f"*{safe(view.heading)}* _({view.short_note})_"]
+    blocks.append(f"*Root cause, as the model says* ({inline_code(view.category)}): {safe(view.root_cause)}")
+    blocks.extend(f"• {c.mark} {inline_code(c.change)}: {safe(c.why)}" for c in view.changes)
+    if view.upgrade:
+        blocks.append(f"*Upgrade:* {safe(view.upgrade)}")
     return blocks
 
 

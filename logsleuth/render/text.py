@@ -13,7 +13,8 @@ from __future__ import annotations
 import textwrap
 from typing import NamedTuple
 
-from logsleuth.models import Report
+from logsleuth.models import Explanation, Report
+from logsleuth.render.explanation import CHECKED_BAD, CHECKED_OK, NOT_CHECKED, explanation_view
 from logsleuth.render.options import MIN_WIDTH, RenderOptions
 from logsleuth.render.table import host_table, summary_table
 from logsleuth.render.view import (
@@ -31,6 +32,7 @@ from logsleuth.render.view import (
     multi_heading,
     no_failure_lines,
     omitted_line,
+    source_notes,
     summary_rows,
 )
 
@@ -151,6 +153,9 @@ def report_lines(report: Report, width: int) -> list[Line]:
     the table of all of them comes right after the root failure."""
     width = max(MIN_WIDTH, width)
     fleet = fleet_lines(report, width)
+    notes = [wrapped for note in source_notes(report) for wrapped in wrap(note, width, "  ", "")]
+    if notes:
+        fleet = [*fleet, *_styled(notes, "logsleuth.note"), Line("")]
     if not report.failures:
         return [*fleet, *(Line(line) for line in no_failure_lines(report))]
     multi = is_multi(report)
@@ -170,6 +175,31 @@ def report_lines(report: Report, width: int) -> list[Line]:
     omitted = omitted_line(report)
     if omitted:
         out.extend(_styled(wrap(omitted, width, "  ", ""), "logsleuth.note"))
+    if report.explanation is not None:  # after everything logsleuth found (--explain)
+        out.extend([*([Line("")] if out and out[-1].text else []), *explanation_lines(report.explanation, width)])
+    return out
+
+
+_MARK_STYLES = {CHECKED_OK: "logsleuth.fix", CHECKED_BAD: "logsleuth.exception", NOT_CHECKED: ""}
+
+
+def explanation_lines(explanation: Explanation, width: int) -> list[Line]:
+    """The unverified explanation (--explain): its label, what it is, then the model's root cause, flags and quotes."""
+    view = explanation_view(explanation)
+    out = [Line(f"{view.heading}:", "logsleuth.heading"), *_styled(wrap(view.note, width), "logsleuth.note")]
+    out.append(Line(f"  Root cause, as the model says ({view.category}):", "logsleuth.heading"))
+    out.extend(Line(line) for line in wrap(view.root_cause, width, "    "))
+    if view.changes:
+        out.append(Line("  Fix it proposes:", "logsleuth.heading"))
+    for change in view.changes:
+        lines = wrap(f"{change.change}: {change.why}", width, "        ", f"    {change.mark} ")
+        out.extend(_styled(lines, _MARK_STYLES[change.mark]))
+    if view.upgrade:
+        out.extend(Line(line) for line in wrap(f"Upgrade: {view.upgrade}", width, "    ", "  "))
+    if view.quotes:
+        out.append(Line("  Quoted from the case file:", "logsleuth.heading"))
+    for mark, quote in view.quotes:
+        out.extend(_styled(wrap(quote, width, "        ", f"    {mark} "), _MARK_STYLES[mark]))
     return out
 
 

@@ -369,6 +369,12 @@ def describe_source_errors(report: Report) -> list[str]:
     return [clean(f"could not read {s.error}") for s in report.sources if s.error]  # the error names its source
 
 
+def source_notes(report: Report) -> list[str]:
+    """What the report must say about where a log came from: "k8s:serving/sglang-0: read the previous
+    container …" (a runtime source's note)."""
+    return [clean(f"{s.name}: {s.note}", 1000) for s in report.sources if s.note and not s.error]
+
+
 def no_failure_lines(report: Report, local_names: bool = True) -> list[str]:
     """What was read and found clean.  Without `local_names` (reports shared with people on other machines) a
     local path is said as "the log"."""

@@ -13,6 +13,10 @@ def open_sources(
 ) -> list[Source]:
     """Open every source a spec names (a remote glob may name several files).  `while_waiting`: work to do
     step by step (until it returns False) while a remote source connects in the SSH helper process."""
+    if is_runtime(spec):  # before is_remote: `gpu7:docker:web` is a container on gpu7, not a file
+        from logsleuth.sources.runtime.open import open_runtime
+
+        return open_runtime(spec, ssh_options)
     if is_remote(spec):
         from logsleuth.internal.ssh_helper.parent import open_through_helper
 
@@ -24,6 +28,13 @@ def open_sources(
 
         return open_ssh_sources(spec, options)
     return [open_source(spec)]
+
+
+def is_runtime(spec: str) -> bool:
+    """Whether a spec names a container, pod or unit (`docker:web`, `gpu7:journal:sglang`, `k8s:ns/pod`)."""
+    from logsleuth.sources.runtime.spec import looks_runtime  # lazy: a local diagnose need not load it
+
+    return looks_runtime(spec)
 
 
 def is_remote(spec: str) -> bool:

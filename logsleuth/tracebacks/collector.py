@@ -30,6 +30,7 @@ from logsleuth.tracebacks.grammar import (
     classify,
     fatal_line,
     is_elision,
+    runtime_fact,
 )
 
 # A runaway traceback (deep recursion printed without CPython's repeat marker, 100k frames) keeps its first
@@ -258,6 +259,8 @@ class Collector:
             exceptions = (ExceptionBlock(type=cpp["type"], message=_what(texts[1:])),)
         elif self.kind == "line" and (found := fatal_line(texts[0])):
             exceptions = (ExceptionBlock(type=found[0], message=found[1]),)
+        elif fact := runtime_fact(texts[0]):
+            exceptions = (ExceptionBlock(type=fact.type, message=fact.message),)
         elif self.kind == "killed":
             exceptions = (ExceptionBlock(type="Killed", message=texts[0].strip()),)
         else:

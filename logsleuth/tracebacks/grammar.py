@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from enum import Enum, auto
 
 from logsleuth.lazyre import compile_lazily
+from logsleuth.models import FailureKind
 
 TRACEBACK_HEADER = "Traceback (most recent call last):"
 CAUSE_SEPARATOR = "The above exception was the direct cause of the following exception:"
@@ -72,6 +74,21 @@ KILL_LINE = compile_lazily(
     r"|exit(?:ed with)? code:? -9\b.*"
     r"|died, exit code: -?\d+.*)"
 )
+# What a runtime source (sources/runtime/: docker inspect, kubectl get pod, systemctl show) knows and the log
+# does not, appended after the log as marked lines: `[logsleuth: SUBJECT: FACT, FACT, …]`.  No server prints it.
+FACT_PREFIX = "[logsleuth: "
+FACT_LINE = compile_lazily(r"^\[logsleuth: (?P<subject>[^:\]]+): (?P<facts>.+)\]\s*$")
+# A Kubernetes event of the pod: `Warning FailedScheduling (x1, last …): message`.
+FACT_EVENT = compile_lazily(r"^(?P<level>Warning|Normal) (?P<reason>\w+)(?: \([^)]*\))?: (?P<message>.*)$")
+FACT_REASON = compile_lazily(r"(?:^|, )reason (?P<reason>\w+)")
+FACT_EXIT = compile_lazily(r"(?:^|, )(?:exit code|exit status) (?P<code>\d+)")
+FACT_SIGNAL = compile_lazily(r"\(SIG\w+\)|killed by (?:SIG\w+|signal \d+)|\(Result=(?:signal|core-dump)\)")
+FACT_SYSTEMD_RESULT = compile_lazily(r"\(Result=(?P<result>[\w-]+)\)")
+FACT_UNSCHEDULABLE = compile_lazily(r"phase Pending, PodScheduled False \((?P<reason>\w+)\)")
+# kubelet's image-pull reasons (pkg/kubelet/images/types.go): a container waiting on them never started.
+IMAGE_PULL_REASONS = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"})
+# A container that ended with one of these only says how it ended: its cause is in the log, or unknown.
+ENDED_REASONS = frozenset({"Error", "Completed", "CrashLoopBackOff", "ContainerStatusUnknown"})
 CASCADE_CONTEXT_LINE = compile_lazily(r"kill_process_tree called|Dumping requests before crash|Dumped \d+ finished")
 PY_WARNING = compile_lazily(r"^\S+:\d+: \w*Warning: ")
 # A line that opens a log record of its own: `INFO:     …` (uvicorn), `WARNING 03-25 …` (vLLM without
@@ -127,6 +144,71 @@ def embedded_failure(text: str) -> str | None:
                 quoted += "'"
             return quoted
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeFact:
+    """What one fact line says went wrong.  `kind` is "line" for a fact that names a cause (an OOM kill, a probe
+    kill, an event) and "killed" for one that only says how the process ended (an exit code, a signal), which
+    is a cascade of whatever the log shows before it.  Of several fact lines, the one of highest `rank` is the
+    failure; the others are its context."""
+
+    kind: FailureKind
+    type: str
+    message: str
+    rank: int
+
+
+def runtime_fact(text: str) -> RuntimeFact | None:
+    """The failure a runtime fact line states; None for any other line, and for a fact line that states nothing
+    wrong (a running container, restarts only, a readiness probe failing while the server loads)."""
+    if not text.startswith(FACT_PREFIX) or (m := FACT_LINE.match(text)) is None:
+        return None
+    subject, facts = m["subject"], m["facts"]
+    message = f"{subject}: {facts}"
+    if subject.endswith(" event"):
+        return _event_fact(facts, message)
+    if "OOMKilled" in facts or "(Result=oom-kill)" in facts:
+        return RuntimeFact("line", "OOMKilled", message, 60)
+    reason = FACT_REASON.search(facts)
+    if reason is not None and reason["reason"] in IMAGE_PULL_REASONS:
+        return RuntimeFact("line", reason["reason"], message, 40)
+    if reason is not None and reason["reason"] not in ENDED_REASONS:
+        return RuntimeFact("line", reason["reason"], message, 20)  # ContainerCannotRun, CreateContainerConfigError, …
+    if (unschedulable := FACT_UNSCHEDULABLE.search(facts)) is not None:
+        return RuntimeFact("line", unschedulable["reason"], message, 30)  # its FailedScheduling event says why
+    result = FACT_SYSTEMD_RESULT.search(facts)
+    if ", error: " in facts or (result is not None and result["result"] not in ("signal", "core-dump", "exit-code")):
+        return RuntimeFact("line", "RuntimeError" if result is None else f"Result={result['result']}", message, 20)
+    exit_code = FACT_EXIT.search(facts)
+    if FACT_SIGNAL.search(facts) or (reason is not None and reason["reason"] == "CrashLoopBackOff"):
+        return RuntimeFact("killed", "Killed", message, 10)
+    if (exit_code is not None and exit_code["code"] != "0") or facts.startswith("phase Failed"):
+        return RuntimeFact("killed", "Exited", message, 10)
+    return None
+
+
+def _event_fact(facts: str, message: str) -> RuntimeFact | None:
+    """A Kubernetes event: its reason is the type.  The kubelet's wordings: prober.go (`Liveness probe failed: …`),
+    kuberuntime_manager.go (`Container X failed liveness probe, will be restarted`), images/image_manager.go
+    (`Failed to pull image "…": …`, `Back-off pulling image "…"`)."""
+    m = FACT_EVENT.match(facts)
+    if m is None:
+        return None
+    reason, said = m["reason"], m["message"]
+    if reason == "Killing":
+        probe_kill = " failed liveness probe" in said or " failed startup probe" in said
+        return RuntimeFact("line", reason, message, 50) if probe_kill else None  # else a deletion, a rollout
+    if m["level"] != "Warning":
+        return None
+    if reason == "Unhealthy":
+        # Readiness keeps traffic away until the server is ready: failing while weights load is its job.
+        return None if said.startswith("Readiness probe") else RuntimeFact("line", reason, message, 45)
+    if reason == "BackOff" and said.startswith("Back-off restarting failed container"):
+        return RuntimeFact("killed", "Killed", message, 5)  # the consequence of a crash, not its cause
+    if reason == "FailedScheduling" or "pull image" in said or "ImagePull" in said or "InvalidImageName" in said:
+        return RuntimeFact("line", reason, message, 40)
+    return RuntimeFact("line", reason, message, 20)
 
 
 def fatal_line(text: str) -> tuple[str, str] | None:

@@ -33,6 +33,7 @@ from logsleuth.tracebacks.grammar import (
     CONTEXT_HINT,
     CONTEXT_WORDS,
     CPP_TERMINATE,
+    FACT_PREFIX,
     GENERIC_EXCEPTION_LINE,
     GROUP_AFTER_TEXT,
     KILL_LINE,
@@ -42,9 +43,11 @@ from logsleuth.tracebacks.grammar import (
     TRACEBACK_HEADER,
     USAGE_ERROR,
     LineKind,
+    RuntimeFact,
     classify,
     embedded_failure,
     fatal_line,
+    runtime_fact,
 )
 from logsleuth.tracebacks.interleave import MAX_INTERLEAVED, choose, in_step, redeal
 from logsleuth.tracebacks.repair import attach_moved_exceptions, fold_kernel_prints, shown_in
@@ -75,9 +78,16 @@ class FailureScanner:
         self._mentions: list[Failure] = []  # failures quoted in prose, reported unless the log shows them
         self._cohorts = 0
         self._closed_cohorts: dict[int, list[Collector]] = {}
+        # The runtime's fact lines after the log (grammar.runtime_fact): the strongest is a failure, the others
+        # its context.  (line, fact or None when it states nothing wrong), in order.
+        self._facts: list[tuple[LogLine, RuntimeFact | None]] = []
+        self._fact_failure: Failure | None = None
 
     # -- public ------------------------------------------------------------------
     def feed(self, line: LogLine) -> None:
+        if line.text.startswith(FACT_PREFIX):
+            self._note_fact(line)
+            return
         stream = line.stream
         seq = self._seq.get(stream, 0) + 1
         self._seq[stream] = seq
@@ -249,6 +259,24 @@ class FailureScanner:
         lowered = text.lower()
         if any(word in lowered for word in CONTEXT_WORDS) and CONTEXT_HINT.search(text) or line.meta.level in ("WARNING", "ERROR", "CRITICAL"):
             self._recent_context.append(text.strip())
+
+    def _note_fact(self, line: LogLine) -> None:
+        """A runtime fact line: the log it follows has ended, so whatever was being printed is complete.  The
+        strongest fact so far (the first of equal rank) is the one fact failure, the other facts its context."""
+        for stream in list(self._open):
+            self._close_all(stream)
+        self._facts.append((line, runtime_fact(line.text)))
+        stated = [(fact_line, fact) for fact_line, fact in self._facts if fact is not None]
+        if not stated:
+            return
+        best_line, best = max(stated, key=lambda item: item[1].rank)
+        if self._fact_failure is not None and self._fact_failure in self.failures:
+            self.failures.remove(self._fact_failure)  # a stronger fact came after it (or the same, rebuilt)
+        others = tuple(fact_line.text for fact_line, _ in self._facts if fact_line is not best_line)
+        collector = Collector(best.kind, best_line, Phase.DONE, context=(*self._context(), *others))
+        collector.add(LineKind.OTHER, best_line, self._seq.get(best_line.stream, 0))
+        self._fact_failure = collector.build()
+        self.failures.append(self._fact_failure)
 
     def _close(self, stream: str, collector: Collector) -> None:
         collectors = self._open.get(stream)

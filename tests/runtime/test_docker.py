@@ -69,7 +69,10 @@ def test_a_crash_with_a_traceback_keeps_the_traceback_last_before_the_facts(runt
     crash = real_traceback("import torch_stub_missing_module\n")
     runtime.container("sglang", [*LOADING, *[("stderr", line) for line in crash.splitlines()]], exit_code=1)
     result = read_latest(_open("docker:sglang"))
-    assert [failure.final.type for failure in result.failures] == ["ModuleNotFoundError"]
+    # The traceback, then the container's exit as a failure of its own (a cascade of it in the report).
+    assert [(failure.kind, failure.final.type) for failure in result.failures] == [
+        ("traceback", "ModuleNotFoundError"), ("killed", "Exited")
+    ]
 
 
 @pytest.mark.parametrize(
@@ -98,7 +101,8 @@ def test_fact_lines_from_inspect(inspect: dict[str, object], line: str | None) -
 
 def test_inspect_facts_fields() -> None:
     facts = parse_inspect("web", json.dumps([container_inspect("web", status="running")]).encode())
-    assert facts == ContainerFacts("web", "running", False, 0, "", 0, None)  # Go's zero FinishedAt is no time
+    # Go's zero FinishedAt is no time; StartedAt is the latest run's start
+    assert facts == ContainerFacts("web", "running", False, 0, "", 0, None, "2026-11-30T22:10:04.004513211Z")
 
 
 @pytest.mark.parametrize(

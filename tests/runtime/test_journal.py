@@ -76,7 +76,6 @@ def test_a_unit_journal_keeps_its_traceback(runtime: Runtime) -> None:
     assert text.endswith(PREFIX + "ValueError: bad --tp-size\n")  # no systemctl facts: nothing appended
 
 
-@pytest.mark.xfail(strict=True, reason="normalize.py's journald prefix does not accept short-iso timestamps yet (report)")
 def test_a_unit_journal_traceback_is_parsed(runtime: Runtime) -> None:
     # Stand-in journalctl (no journald here); a real CPython traceback behind journalctl's short-iso prefix.
     crash = real_traceback("def serve():\n    raise ValueError('bad --tp-size')\nserve()\n")

@@ -24,7 +24,11 @@ USERS = {
     "logsleuth-notail": "/bin/bash",  # its PATH (from ~/.ssh/environment) has no tail
     "logsleuth-nosh": "/usr/sbin/nologin",  # no shell at all: SFTP only
     "logsleuth-hold": "/bin/bash",  # its ~/.bashrc holds an exec while a test's gate is closed (Gate below)
+    # its PATH (from ~/.ssh/environment) starts with the stand-in docker, journalctl and systemctl
+    # (tests/runtime/standins), which keep their state in runtime_state(root)
+    "logsleuth-runtime": "/bin/bash",
 }
+RUNTIME_USER = "logsleuth-runtime"
 HOLD_USER = "logsleuth-hold"
 
 
@@ -207,7 +211,16 @@ def _ensure_user(name: str, shell: str) -> Path:
     return Path(os.path.expanduser(f"~{name}"))
 
 
+def runtime_bin(root: Path) -> Path:
+    return root / "runtime-bin"
+
+
+def runtime_state(root: Path) -> Path:
+    return root / "runtime-state"
+
+
 def prepare_users(gate: Path) -> None:
+    root = gate.parent
     for name, shell in USERS.items():
         home = _ensure_user(name, shell)
         ssh_dir = home / ".ssh"
@@ -224,6 +237,10 @@ def prepare_users(gate: Path) -> None:
             empty = home / "empty-bin"
             empty.mkdir(exist_ok=True)
             environment.write_text(f"PATH={empty}\n")
+        elif name == RUNTIME_USER:
+            environment.write_text(
+                f"PATH={runtime_bin(root)}:/usr/local/bin:/usr/bin:/bin\nLOGSLEUTH_STANDIN_STATE={runtime_state(root)}\n"
+            )
         elif environment.exists():
             environment.unlink()
         shutil.chown(home, name, name)

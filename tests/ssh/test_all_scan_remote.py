@@ -52,7 +52,7 @@ def test_remote_grep_finds_the_anchors_the_local_search_finds(
     remote, local = _remote_and_local(sshd, tricky_log, anchors, None)
     assert remote == local
     assert len(local) > 1000
-    every_occurrence = sum(len(re.findall(b"(?=%s)" % anchor, tricky_log.read_bytes())) for anchor in anchors)
+    every_occurrence = sum(len(re.findall(b"(?=%s)" % re.escape(anchor), tricky_log.read_bytes())) for anchor in anchors)
     assert len(local) < every_occurrence if anchors == ANCHORS else len(local) == every_occurrence
     # The limit (more anchors than it: a traceback-dense log) is decided alike on both sides.
     assert _remote_and_local(sshd, tricky_log, anchors, len(local)) == (local, local)

@@ -9,7 +9,8 @@ from __future__ import annotations
 # for sources.  tests/ssh/test_ssh_worker.py checks these against the real commands.
 DIAGNOSE_VALUE_OPTIONS = frozenset(
     {"--format", "-f", "--cmd", "--engine-version", "--patterns", "--max-bytes", "--output", "-o", "--width",
-     "--max-chars", "--ssh-config", "-F", "--slack-webhook", "--ssh-backend", "--parallel", "--hosts-file"}
+     "--max-chars", "--ssh-config", "-F", "--slack-webhook", "--ssh-backend", "--parallel", "--hosts-file",
+     "--llm-url", "--llm-model", "--verify-fix"}
 )
 WATCH_VALUE_OPTIONS = frozenset(
     {"--format", "-f", "--timeout", "--cmd", "--engine-version", "--width", "--ssh-config", "-F", "--ssh-backend",

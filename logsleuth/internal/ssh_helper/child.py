@@ -67,13 +67,16 @@ def remote_specs(line: HelperArgv) -> list[str]:
     """The remote specs `diagnose` (or `watch`) will read: the sources expanded as the CLI expands them (`node[01-16]:/x`,
     `--hosts-file`).  Empty when the expansion fails: the CLI reports that and reads nothing."""
     from logsleuth.sources.fleet import expand_sources
+    from logsleuth.sources.runtime.spec import looks_runtime
     from logsleuth.sources.spec import looks_remote
 
     try:
         specs = expand_sources(line.sources, line.value("--hosts-file"))
     except LogsleuthError:
         return []
-    return [spec for spec in dict.fromkeys(specs) if looks_remote(spec)]  # not stdin, not a local file
+    # Not stdin, not a local file, and not a container or unit on a host (`gpu7:docker:web`): those run a
+    # command there (sources/runtime/remote.py), not the helper's file probe.
+    return [spec for spec in dict.fromkeys(specs) if looks_remote(spec) and not looks_runtime(spec)]
 
 
 def early_specs(line: HelperArgv, remote: list[str]) -> list[str]:

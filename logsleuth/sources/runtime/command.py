@@ -3,7 +3,7 @@
 A command has no random access, so the source holds the last N lines in memory (N growing through LINE_STEPS, then
 everything) and is a source of that size.  `read_latest` reads growing windows from the end of a source and stops
 at its first byte, so it cannot ask for bytes before the lines held: `read_latest_widening` runs it, and when the
-latest launch's failures may start before the lines held (the reader's own test, `_complete`), widens the source
+latest launch's failures may start before the lines held (the reader's own test, `launch_complete`), widens the source
 (the next N) and reads again.  Each step is ten times the last, so the re-read costs at most a ninth more.
 
 Memory: at most MAX_HELD bytes are kept, the newest, cut at a line start (the reader's own byte limit).
@@ -16,13 +16,16 @@ shell string.
 from __future__ import annotations
 
 import io
+import os
+import selectors
+import signal
 import subprocess
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from logsleuth.errors import SourceError
-from logsleuth.ingest.reader import DEFAULT_MAX_BYTES, _complete, read_latest
+from logsleuth.ingest.reader import DEFAULT_MAX_BYTES, launch_complete, read_latest
 from logsleuth.ingest.scan import ReadResult
 from logsleuth.sources.base import CHUNK_SIZE
 from logsleuth.sources.memory import MemorySource
@@ -32,6 +35,7 @@ LINE_STEPS: tuple[int | None, ...] = (2_000, 20_000, 200_000, None)  # None: eve
 MAX_HELD = DEFAULT_MAX_BYTES
 # Every runtime fact line starts so (docker.py, journal.py): no server prints it, and a pattern can anchor on it.
 FACT_PREFIX = "[logsleuth: "
+IDLE_TICK = 0.04  # seconds of silence after which a stream yields b"": the watch looks at its clock that often
 TIMEOUT = 120.0  # seconds for one command: `docker logs` of a long-lived container can take a while
 
 
@@ -56,6 +60,10 @@ class Finished:
 
 
 Runner = Callable[[Command], Finished]
+# A command whose output is followed (`docker logs -f`, `kubectl logs -f`, `journalctl -f`): yields its stdout as
+# it comes, b"" on an idle tick (about every 40 ms, so a watch can look at its clock), and ends when the command
+# exits.  Raises as a Runner does when the program cannot be started; closing the iterator stops the command.
+StreamRunner = Callable[[Command], Iterator[bytes]]
 
 
 def run_local(command: Command, keep: int = MAX_HELD) -> Finished:
@@ -94,6 +102,37 @@ def run_local(command: Command, keep: int = MAX_HELD) -> Finished:
     if timed_out.is_set():
         raise TimeoutError(f"{argv[0]} did not finish within {timeout:g}s")
     return Finished(returncode, output, b"".join(errors), clipped)
+
+
+def stream_local(command: Command) -> Iterator[bytes]:
+    """Run the command here (no shell) and yield its stdout as it comes (stderr too when `merge_errors`), b""
+    after every IDLE_TICK of silence; end when it exits.  Closing the iterator (or an exception in the caller,
+    KeyboardInterrupt included) kills the command.  Raises FileNotFoundError / PermissionError / OSError when it
+    cannot be started."""
+    process = subprocess.Popen(
+        list(command.argv),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT if command.merge_errors else subprocess.DEVNULL,
+        bufsize=0,
+    )
+    assert process.stdout is not None
+    try:
+        with selectors.DefaultSelector() as selector:
+            selector.register(process.stdout, selectors.EVENT_READ)
+            while True:
+                if not selector.select(IDLE_TICK):
+                    yield b""
+                    continue
+                chunk = os.read(process.stdout.fileno(), CHUNK_SIZE)
+                if not chunk:  # every writer closed the pipe: the command exited
+                    return
+                yield chunk
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        process.stdout.close()
 
 
 def _read_all(process: subprocess.Popen[bytes]) -> bytes:
@@ -154,6 +193,10 @@ class CommandSource:
         self._log = b""
         self._held = MemorySource(b"", name)  # the log, then the trailer
         self.whole = False  # every line the runtime has is held
+        # What the report should say about where the log came from, e.g. that a restarted pod's previous
+        # container was read (SourceInfo.note); None when there is nothing to say.
+        self.note: str | None = None
+        self.on_close: Callable[[], None] | None = None  # ends what the runner holds (an SSH connection)
 
     # -- Source ------------------------------------------------------------------------------------------
 
@@ -168,6 +211,9 @@ class CommandSource:
     def close(self) -> None:
         self._log = b""
         self._held = MemorySource(b"", self.name)
+        if self.on_close is not None:
+            on_close, self.on_close = self.on_close, None
+            on_close()
 
     def set_trailer(self, trailer: bytes) -> None:
         """Bytes that follow the log, whatever its window (one line per runtime fact, see docker.py)."""
@@ -219,6 +265,16 @@ def fact_line(subject: str, facts: list[str]) -> str:
     return f"{FACT_PREFIX}{subject}: {', '.join(facts)}]"
 
 
+def signal_name(exit_code: int, number: int = 0) -> str | None:
+    """The name of the signal that killed a container's main process: `number` when the runtime says it, else
+    from the shell convention 128 + N that Docker and the kubelet use for the exit code; None when not killed."""
+    number = number or (exit_code - 128 if exit_code > 128 else 0)
+    try:
+        return signal.Signals(number).name if number else None
+    except ValueError:
+        return None
+
+
 def last_line(text: bytes) -> str:
     """The last non-empty line of a command's error output, decoded: what it says went wrong."""
     lines = [line.strip() for line in text.decode("utf-8", "replace").splitlines() if line.strip()]
@@ -230,6 +286,6 @@ def read_latest_widening(source: CommandSource, max_bytes: int = DEFAULT_MAX_BYT
     complete or every line is held.  A log with no failure is read whole, as a file is."""
     while True:
         result = read_latest(source, max_bytes=max_bytes)
-        if source.whole or _complete(result.failures, result.tracker, 0):
+        if source.whole or launch_complete(result.failures, result.tracker, 0):
             return result
         source.widen()

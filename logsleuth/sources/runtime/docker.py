@@ -8,7 +8,6 @@ failure when the process died without a word, as an OOM-killed server does (docs
 from __future__ import annotations
 
 import json
-import signal
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +21,7 @@ from logsleuth.sources.runtime.command import (
     last_line,
     run_checked,
     run_local,
+    signal_name,
 )
 from logsleuth.sources.runtime.spec import RuntimeSpec
 
@@ -31,7 +31,8 @@ _NEVER = "0001-01-01T00:00:00Z"  # Go's zero time: what Docker reports for a con
 def logs_command(runtime: str, container: str, lines: int | None) -> Command:
     """`docker logs --tail N -- CONTAINER` (`--tail all` for every line).  The container's stderr is merged
     into stdout in the order the client writes them."""
-    tail = "all" if lines is None else str(lines)
+    # Every line: docker spells it `all`; podman's --tail takes only an integer, -1 for all (podman-logs(1)).
+    tail = str(lines) if lines is not None else "all" if runtime == "docker" else "-1"
     return Command((runtime, "logs", "--tail", tail, "--", container), merge_errors=True)
 
 
@@ -65,16 +66,12 @@ class ContainerFacts:
     error: str  # the runtime's own error (e.g. the entrypoint could not start)
     restarts: int
     finished_at: str | None  # RFC 3339; None when it never finished
+    started_at: str | None = None  # when the latest run started (RFC 3339); None when it never started
 
     @property
     def signal_name(self) -> str | None:
-        """The signal that killed the main process, from the shell convention 128 + N that Docker uses."""
-        if self.exit_code <= 128:
-            return None
-        try:
-            return signal.Signals(self.exit_code - 128).name
-        except ValueError:
-            return None
+        """The signal that killed the main process (exit code 128 + N)."""
+        return signal_name(self.exit_code)
 
     def fact_line(self) -> str | None:
         """One marked line naming what went wrong, or None for a container with nothing to report."""
@@ -104,6 +101,7 @@ def parse_inspect(container: str, text: bytes) -> ContainerFacts:
     found: dict[str, Any] = data[0]
     state = found.get("State") or {}
     finished = state.get("FinishedAt") or None
+    started = state.get("StartedAt") or None
     return ContainerFacts(
         container=container,
         status=str(state.get("Status", "unknown")),
@@ -112,6 +110,7 @@ def parse_inspect(container: str, text: bytes) -> ContainerFacts:
         error=str(state.get("Error") or ""),
         restarts=int(found.get("RestartCount", 0)),
         finished_at=None if finished == _NEVER else finished,
+        started_at=None if started == _NEVER else started,
     )
 
 

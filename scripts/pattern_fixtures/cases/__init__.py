@@ -18,11 +18,13 @@ from . import (
     nccl,
     process,
     runtime_env,
+    runtime_facts,
     weights,
 )
 
 FAMILIES = (
     memory, cuda_graph, kernels, nccl, weights, model_config, dependencies, process, arguments, gpu_faults, runtime_env,
+    runtime_facts,
 )
 
 

@@ -1,0 +1,142 @@
+"""Running SGLang's own argument validation: the program that does it (validation_hook.py, package data), what it
+reports, and the local run in an oracle venv (scripts/oracle/setup.sh builds them; nothing is downloaded here).
+
+The oracle has no GPU and only two stand-in models (config.json only), so a command is run as close to the user's
+as it can be and every change is said: a model path that is not a local directory becomes the tiny Llama (the draft
+model the tiny EAGLE-3 draft), and `--device cpu` is added.  Checks that depend on the model (its context length,
+its architecture) or on a GPU are then those of the stand-in, not of the user's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from logsleuth.check.model import Validation
+from logsleuth.check.words import Command
+from logsleuth.redact import redact_command, redact_secrets
+
+HOOK = Path(__file__).resolve().with_name("validation_hook.py")
+RESULT_TAG = "LOGSLEUTH-CHECK "  # validation_hook.RESULT_TAG (that file is run by other Pythons, not imported)
+LOCAL_TIMEOUT_SECONDS = 180.0
+# Flags whose value is a model on the hub or a local directory: validation reads its config.json.
+MODEL_FLAGS = ("--model-path", "--model", "--tokenizer-path", "--speculative-draft-model-path")
+_DRAFT_FLAGS = ("--speculative-draft-model-path",)
+
+
+def hook_source() -> str:
+    return HOOK.read_text(encoding="utf-8")
+
+
+def oracle_home() -> Path:
+    """Where scripts/oracle/setup.sh puts the venvs (the same rule as scripts/oracle/run.py)."""
+    configured = os.environ.get("LOGSLEUTH_ORACLE_HOME")
+    return Path(configured) if configured else Path.home() / ".cache" / "logsleuth" / "oracle"
+
+
+def oracle_python(version: str) -> Path | None:
+    venv = oracle_home() / f"sglang-{version}"
+    return venv / "bin" / "python" if (venv / ".ready").exists() else None
+
+
+@dataclass(frozen=True, slots=True)
+class HookResult:
+    """What validation_hook.py reported (its last `LOGSLEUTH-CHECK {json}` line)."""
+
+    outcome: str  # passed | usage | error | exited | no-sglang
+    version: str
+    type: str = ""
+    message: str = ""
+    where: str = ""
+    source: str = ""
+
+
+def read_hook_result(output: str) -> HookResult | None:
+    for line in reversed(output.splitlines()):
+        if line.startswith(RESULT_TAG):
+            try:
+                data = json.loads(line[len(RESULT_TAG) :])
+            except ValueError:
+                return None
+            fields = {key: str(data.get(key) or "") for key in ("type", "message", "where", "source")}
+            return HookResult(str(data.get("outcome", "")), str(data.get("version", "")), **fields)
+    return None
+
+
+def describe(result: HookResult | None, where: str, output: str, notes: tuple[str, ...] = (),
+             command: str | None = None) -> Validation:
+    """The one line a report gives for a run of the hook."""
+    label = f"SGLang {result.version}" if result is not None and result.version else "SGLang"
+    if result is None:
+        last = next((line for line in reversed(output.splitlines()) if line.strip()), "no output")
+        return Validation("unavailable", where, f"not validated: the validation did not finish ({redact_secrets(last.strip())[:200]})", notes, command)
+    if result.outcome == "passed":
+        return Validation("validated", f"{where}{label}", f"validated on {label}", notes, command)
+    if result.outcome == "no-sglang":
+        return Validation("unavailable", where, "not validated: no SGLang in that Python", notes, command)
+    if result.outcome == "usage":
+        return Validation("rejected", f"{where}{label}", f"{label} rejects it: {redact_secrets(result.message)}", notes, command)
+    detail = result.message or (f"`{result.source}`" if result.source else "")
+    at = f" at {result.where}" if result.where else ""
+    text = f"{label} raised {result.type}{at}" + (f": {detail}" if detail else "")
+    return Validation("rejected", f"{where}{label}", redact_secrets(text), notes, command)
+
+
+def local_arguments(command: Command, home: Path) -> tuple[list[str], tuple[str, ...]]:
+    """The arguments to run in the oracle, and what was changed to run them here."""
+    models = home / "models"
+    args = list(command.args)
+    notes: list[str] = []
+    seen_model = False
+    for index, word in enumerate(args[:-1]):
+        if word in MODEL_FLAGS:
+            seen_model = seen_model or word in ("--model-path", "--model")
+            value = args[index + 1]
+            if Path(value).is_dir() and (Path(value) / "config.json").exists():
+                continue
+            stand_in = models / ("tiny-eagle3" if word in _DRAFT_FLAGS else "tiny-llama")
+            args[index + 1] = str(stand_in)
+            notes.append(f"{word} {value} ran as the oracle's {stand_in.name} (config.json only): model-dependent "
+                         "checks are the stand-in's")
+    if not seen_model and not any(word.startswith(("--model-path=", "--model=")) for word in args):
+        args += ["--model-path", str(models / "tiny-llama")]
+        notes.append("no --model-path given: ran with the oracle's tiny-llama")
+    device = next((i for i, word in enumerate(args) if word == "--device"), None)
+    if device is None:
+        args += ["--device", "cpu"]
+        notes.append("ran with --device cpu (no GPU here): GPU-dependent checks did not run")
+    elif device + 1 < len(args) and args[device + 1] != "cpu":
+        notes.append(f"ran with --device cpu instead of {args[device + 1]} (no GPU here)")
+        args[device + 1] = "cpu"
+    return args, tuple(notes)
+
+
+def validate_locally(command: Command, version: str | None, timeout: float = LOCAL_TIMEOUT_SECONDS) -> Validation:
+    """The command through SGLang `version`'s validation in its oracle venv, or why it could not run."""
+    if version is None:
+        return Validation("unavailable", "", "not validated: no SGLang version given (--engine-version)")
+    python = oracle_python(version)
+    if python is None:
+        return Validation("unavailable", "", f"not validated: no SGLang {version} here (make oracle-setup)")
+    if not command.literal:
+        return Validation("unavailable", "", "not validated: the command holds shell expansions ($VAR, $(…)) "
+                          "whose values are not known here")
+    args, notes = local_arguments(command, oracle_home())
+    mode = "serve" if command.entry == "serve" else "launch_server"
+    shown = redact_command(shlex.join(["python", "-m", "sglang.launch_server", *args]))
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1",
+               TOKENIZERS_PARALLELISM="false", VIRTUAL_ENV=str(python.parent.parent))
+    env.update(dict(command.env))
+    try:
+        proc = subprocess.run([str(python), "-c", hook_source(), mode, *args], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, errors="replace", timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return Validation("unavailable", "", f"not validated: SGLang {version} took more than {timeout:.0f} s", notes, shown)
+    except OSError as exc:
+        return Validation("unavailable", "", f"not validated: cannot run {python}: {exc.strerror or exc}", notes, shown)
+    return describe(read_hook_result(proc.stdout), "", proc.stdout, notes, shown)

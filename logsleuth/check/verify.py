@@ -1,0 +1,148 @@
+"""`check` as functions over plain values: a command, bare flags or an assistant's answer in, a CheckResult out.
+
+`verify_fix(text, version)` is what `diagnose --verify-fix` calls, with the version the report's launch info names
+(and, when the log gives it, the launch command: the answer's changes are then applied to it and the corrected
+command is what gets checked and validated).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from logsleuth.check.flags import Given, read_flags
+from logsleuth.check.model import CheckResult, FlagVerdict, Validation
+from logsleuth.check.traps import find_traps
+from logsleuth.check.validation import validate_locally
+from logsleuth.check.words import Command, parse_command_text, parse_words, read_suggestion
+from logsleuth.errors import UsageError
+from logsleuth.fixes import catalog as catalogs
+from logsleuth.fixes.catalog import Catalog
+from logsleuth.fixes.command import CommandLine
+from logsleuth.models import FlagOp
+
+ENGINE = "sglang"
+ENTRY = "python -m sglang.launch_server"
+
+
+def catalog_for(version: str | None) -> tuple[Catalog, str | None]:
+    """The catalog to check against, and a note when it is not exactly the version asked for."""
+    catalog = catalogs.load(ENGINE, version)
+    if catalog is None:
+        raise UsageError("no SGLang flag catalog is installed with logsleuth")  # a broken install
+    if version is None:
+        return catalog, f"no version given (--engine-version): checked against the newest catalog, SGLang {catalog.version}"
+    if catalog.version != version:
+        return catalog, f"no catalog for SGLang {version}: checked against SGLang {catalog.version}, the nearest older one"
+    return catalog, None
+
+
+def check_words(words: Sequence[str], version: str | None, *, validate: bool = True) -> CheckResult:
+    """Bare flags or a whole command, as words after `--`.  One word holding spaces is read as pasted text."""
+    if len(words) == 1 and any(space in words[0] for space in " \t\n"):
+        return check_text(words[0], version, validate=validate)
+    try:
+        command = parse_words(list(words))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return check_command(command, version, validate=validate)
+
+
+def check_command(command: Command, version: str | None, *, validate: bool = True,
+                  notes: tuple[str, ...] = ()) -> CheckResult:
+    if command.engine != ENGINE:
+        raise UsageError(f"check knows SGLang's flags; this is a {command.engine} command")
+    catalog, version_note = catalog_for(version)
+    verdicts, given = read_flags(command.args, catalog, ENGINE)
+    positional_model = any((verdict.suggestion or "").startswith("--model-path ") for verdict in verdicts)
+    if command.whole and not positional_model and not any(item.info is not None and item.info.dest == "model_path"
+                                                          for item in given):
+        verdicts.append(FlagVerdict("--model-path", (), False, "required by every SGLang release, and not given"))
+    as_line = _command_line(command)
+    traps = find_traps(given, catalog, as_line, whole=command.whole)
+    validation = _validation(command, version, verdicts, validate)
+    return CheckResult(ENGINE, version, catalog.version, version_note, command.text, tuple(verdicts), traps,
+                       validation, notes)
+
+
+def check_text(text: str, version: str | None, *, command: str | None = None, validate: bool = True) -> CheckResult:
+    """An answer as pasted: a whole command in it is checked as one; else the flags it adds are checked (applied
+    to `command` when the launch command is known) and the flags it removes are listed."""
+    suggestion = read_suggestion(text)
+    if suggestion.command is not None:
+        return check_command(suggestion.command, version, validate=validate,
+                             notes=("checked the launch command the text gives",))
+    if not suggestion.added and not suggestion.removed:
+        raise UsageError("no flag or launch command found in the text")
+    catalog, _note = catalog_for(version)
+    if command is not None:
+        return _applied(suggestion.added, suggestion.removed, command, version, catalog, validate)
+    result = _flags_only(suggestion.added, version, catalog, validate)
+    removed = tuple(_removal(flag, catalog) for flag in suggestion.removed)
+    notes = ("the launch command is not known: the flags the text adds were checked on their own",)
+    return CheckResult(result.engine, result.version, result.catalog_version, result.version_note, result.command,
+                       result.flags + removed, result.traps, result.validation, notes)
+
+
+def verify_fix(text: str, version: str | None, *, command: str | None = None, validate: bool = True) -> CheckResult:
+    """The fix an assistant gave, checked flag by flag against `version`'s catalog and, where the oracle has that
+    version, through SGLang's own validation.  `command`: the launch command of the log, when known."""
+    return check_text(text, version, command=command, validate=validate)
+
+
+def _flags_only(words: Sequence[str], version: str | None, catalog: Catalog, validate: bool) -> CheckResult:
+    command = Command((), None, None, ENGINE, tuple(words))
+    verdicts, given = read_flags(words, catalog, ENGINE, prose=True)
+    as_line = _command_line(command)
+    traps = find_traps(given, catalog, as_line, whole=False)
+    _catalog, version_note = catalog_for(version)
+    validation = _validation(command, version, verdicts, validate)
+    return CheckResult(ENGINE, version, catalog.version, version_note, " ".join(words), tuple(verdicts), traps, validation)
+
+
+def _applied(added: Sequence[str], removed: Sequence[str], original: str, version: str | None, catalog: Catalog,
+             validate: bool) -> CheckResult:
+    """The answer's changes applied to the launch command, and the corrected command checked whole."""
+    try:
+        line = CommandLine.parse(original, catalog.boolean_flags(), trusted=True)
+    except ValueError:
+        raise UsageError("the launch command has an unbalanced quote") from None
+    _verdicts, given = read_flags(added, catalog, ENGINE, prose=True)
+    ops = [FlagOp("remove", flag) for flag in removed]
+    ops += [FlagOp("set", item.written, item.values[-1] if item.values else "") for item in given]
+    corrected = line.apply(tuple(ops)).render()
+    try:
+        command = parse_command_text(corrected)
+    except ValueError:
+        raise UsageError("the launch command is not an SGLang launch command") from None
+    result = check_command(command, version, validate=validate)
+    note = f"the text's changes applied to the launch command: {', '.join(_describe(op) for op in ops)}"
+    return CheckResult(result.engine, result.version, result.catalog_version, result.version_note, result.command,
+                       result.flags, result.traps, result.validation, (note,))
+
+
+def _describe(op: FlagOp) -> str:
+    return f"remove {op.flag}" if op.op == "remove" else f"set {op.flag}" + (f" {op.value}" if op.value else "")
+
+
+def _removal(flag: str, catalog: Catalog) -> FlagVerdict:
+    known = catalog.find(flag) is not None
+    where = f"SGLang {catalog.version} has it" if known else f"SGLang {catalog.version} has no such flag anyway"
+    return FlagVerdict(flag, (), True, f"removed by the suggestion ({where})")
+
+
+def _command_line(command: Command) -> CommandLine | None:
+    """The command as the fix builders read it (bare flags behind the launcher)."""
+    text = command.text if command.whole else f"{ENTRY} {command.text}"
+    try:
+        return CommandLine.parse(text, trusted=True)
+    except ValueError:
+        return None
+
+
+def _validation(command: Command, version: str | None, verdicts: Sequence[FlagVerdict], validate: bool) -> Validation | None:
+    if not validate:
+        return None
+    return validate_locally(command, version)
+
+
+__all__ = ["Given", "check_command", "check_text", "check_words", "verify_fix"]

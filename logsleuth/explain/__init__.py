@@ -1,0 +1,66 @@
+"""`--explain`: the case file of a failure, sent to an OpenAI-compatible endpoint the user names, and the
+model's answer, checked against a strict schema and returned as an unverified `Explanation`.
+
+Opt-in: nothing here runs, and nothing is sent, unless the command line says --explain.  What is sent is the
+case file (logsleuth.case), redacted here once more whatever the report's own redaction; never the raw log.
+The answer never replaces a pattern's diagnosis and never decides the exit status: any failure is one
+`ExplainError` line for stderr, and the report is printed as it would be without --explain.  docs/explain.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from logsleuth.explain.config import ExplainOptions, ExplainSettings, explain_options, resolve_settings
+from logsleuth.explain.errors import ExplainError
+from logsleuth.models import Explanation, FlagCheck, FlagOp, LaunchInfo, Report
+
+__all__ = [
+    "ExplainError",
+    "ExplainOptions",
+    "ExplainSettings",
+    "explain_options",
+    "explain_report",
+    "resolve_settings",
+]
+
+BuildCase = Callable[[Report], str]
+CheckFlags = Callable[[tuple[FlagOp, ...], LaunchInfo], tuple[FlagCheck, ...]]
+
+
+def _quoted_in(quote: str, text: str) -> bool:
+    """Whether the case file holds the quote, whitespace aside (a model re-spaces what it copies)."""
+    return " ".join(quote.split()) in " ".join(text.split())
+
+
+def explain_report(
+    report: Report,
+    settings: ExplainSettings,
+    *,
+    build_case: BuildCase | None = None,
+    check_flags: CheckFlags | None = None,
+) -> Explanation:
+    """Ask the model about the report's primary failure.  `build_case`: logsleuth.case.case_markdown unless
+    given; `check_flags`: marks each proposed flag ✓/✗ for the log's engine version (logsleuth.check), or None
+    to leave them unchecked.  Raises ExplainError (one line) when there is no answer to show."""
+    if report.primary is None:
+        raise ExplainError("the report holds no failure to explain; nothing was sent")
+    # Imported here: urllib.request and the case builder cost a plain diagnose nothing.
+    from logsleuth.case import case_markdown
+    from logsleuth.explain.client import ask_model
+    from logsleuth.redact import redact_report, redact_secrets
+
+    build = build_case or case_markdown
+    # Redacted before and after building: a --no-redact report, or a case builder that adds text, leaks nothing.
+    case_text = redact_secrets(build(redact_report(report)))
+    model, answer = ask_model(case_text, settings)
+    return Explanation(
+        model=model,
+        endpoint=settings.endpoint,
+        root_cause=answer.root_cause,
+        category=answer.category,
+        flags=answer.flags,
+        upgrade=answer.upgrade,
+        evidence=tuple((quote, _quoted_in(quote, case_text)) for quote in answer.evidence),
+        checks=check_flags(answer.flags, report.launch) if check_flags is not None and answer.flags else (),
+    )

@@ -1,0 +1,77 @@
+"""What every format shows of `--explain`'s answer (Report.explanation), decided once: the renderers lay it out
+in a section of its own, after everything logsleuth itself found, so it never stands in for a pattern's
+diagnosis.
+
+The answer came from a model that read log text: it is as untrusted as the log, so every string here has been
+through `safety.clean` (no control characters or escape sequences) and each renderer still applies its
+format's escaping.  Each flag the model proposes is marked ✓ or ✗ with the reason when it was checked against
+the flag catalog, and "not checked" otherwise; each line it quotes is marked by whether the case file holds it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from logsleuth.models import Explanation
+from logsleuth.render.safety import clean
+from logsleuth.render.view import describe_op, prose
+
+CHECKED_OK, CHECKED_BAD, NOT_CHECKED = "✓", "✗", "?"
+NOT_IN_CASE = "not in the case file"
+MAX_QUOTE_SHOWN = 200
+
+
+LABEL = "unverified explanation from "  # + the model: the section's name in every format
+
+
+def label(model: str) -> str:
+    return LABEL.capitalize() + model
+
+
+@dataclass(frozen=True)
+class ChangeView:
+    mark: str  # CHECKED_OK, CHECKED_BAD or NOT_CHECKED
+    change: str  # "set --context-len 4096"
+    why: str  # the check's reason, or "not checked"
+
+
+@dataclass(frozen=True)
+class ExplanationView:
+    heading: str  # "Unverified explanation from MODEL"
+    note: str  # what it is, where it came from, and what to do with it
+    short_note: str  # the same in a few words (Slack)
+    category: str
+    root_cause: str
+    changes: list[ChangeView]
+    upgrade: str | None
+    quotes: list[tuple[str, str]]  # (mark, the quoted line with NOT_IN_CASE when the case file lacks it)
+
+
+def _changes(explanation: Explanation) -> list[ChangeView]:
+    if len(explanation.checks) != len(explanation.flags):  # not checked: none is passed off as checked
+        return [ChangeView(NOT_CHECKED, clean(describe_op(op)), "not checked") for op in explanation.flags]
+    return [
+        ChangeView(CHECKED_OK if check.ok else CHECKED_BAD, clean(describe_op(check.op)), prose(check.reason))
+        for check in explanation.checks
+    ]
+
+
+def explanation_view(explanation: Explanation) -> ExplanationView:
+    return ExplanationView(
+        heading=label(clean(explanation.model, 120)),
+        note=clean(
+            f"A model's answer to the redacted case file, sent to {explanation.endpoint}. It is not a logsleuth "
+            "diagnosis and logsleuth did not check it, except where marked: verify it before acting on it.",
+            1000,
+        ),
+        short_note="a model's answer, not a logsleuth diagnosis: verify it first",
+        category=clean(explanation.category, 80),
+        root_cause=prose(explanation.root_cause),
+        changes=_changes(explanation),
+        upgrade=prose(explanation.upgrade) if explanation.upgrade else None,
+        quotes=[
+            (CHECKED_OK, clean(quote, MAX_QUOTE_SHOWN)) if found
+            else (CHECKED_BAD, f"{clean(quote, MAX_QUOTE_SHOWN)} ({NOT_IN_CASE})")
+            for quote, found in explanation.evidence
+        ],
+    )

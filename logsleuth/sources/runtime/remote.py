@@ -1,0 +1,95 @@
+"""Run a runtime's read-only commands on another host: the `HOST:docker:C`, `HOST:podman:C` and `HOST:journal:U`
+forms.  The same argv as locally, through the SSH backend `sources/ssh/open.py` would choose for that host.
+
+Like every remote script (scripts.py), the argv travels as positional arguments of `/bin/sh -c SCRIPT`, each
+quoted by `scripts.command_line`, never pasted into the script.  The script itself only checks that the program
+exists (exit 127, which becomes FileNotFoundError as a local run's would) and execs it, so the exit status and
+stderr are the program's own.  A command with a time limit runs under coreutils `timeout` where the host has it.
+
+One connection serves every command of a source (inspect, then each widening of the log); `close` ends it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+from logsleuth.sources.options import SSHOptions
+from logsleuth.sources.runtime.command import Command, Finished, newest
+from logsleuth.sources.spec import RemoteError, RemoteSpec
+from logsleuth.sources.ssh.run import NoShell, RemoteRun
+from logsleuth.sources.ssh.run import Runner as ScriptRunner
+from logsleuth.sources.ssh.scripts import _one_line
+
+MISSING = 127  # POSIX: the exit status of a command that was not found
+TIMED_OUT = 124  # coreutils timeout(1): the command ran out of time
+# What the script says on stderr when the program is missing: an exit status of 127 alone could be the
+# program's own.
+_MISSING_NOTE = b"logsleuth-runtime: not found: "
+_RUN_LINES = r"""
+m=$1; merge=$2; limit=$3; shift 3;
+printf '%s\n' "$m";
+command -v "$1" >/dev/null 2>&1 || { printf 'logsleuth-runtime: not found: %s\n' "$1" >&2; exit 127; };
+if [ "$limit" != 0 ] && command -v timeout >/dev/null 2>&1; then set -- timeout "$limit" "$@"; fi;
+if [ "$merge" = 1 ]; then exec "$@" 2>&1; else exec "$@"; fi
+"""
+RUN_SCRIPT = _one_line(_RUN_LINES)
+
+
+class RemoteCommands:
+    """Runs commands on one host over one connection, opened at the first command.  Call it as a Runner
+    (`command -> Finished`); `stream` follows a command (a StreamRunner); `close` ends the connection."""
+
+    def __init__(self, remote: RemoteSpec, options: SSHOptions) -> None:
+        self.remote = remote
+        self.options = options
+        self._runner: ScriptRunner | None = None
+        self._lock = threading.Lock()
+
+    def _connected(self) -> ScriptRunner:
+        with self._lock:
+            if self._runner is None:
+                from logsleuth.sources.ssh.remote_command import open_runner
+
+                self._runner = open_runner(self.remote, self.options)
+            return self._runner
+
+    def __call__(self, command: Command) -> Finished:
+        run = self._connected().run(RUN_SCRIPT, *_arguments(command, limit=command.timeout))
+        output, clipped = newest(self._chunks(run, command))
+        _raise_if_missing(run.exit_status, run.stderr, command)
+        if run.exit_status == TIMED_OUT:
+            raise TimeoutError(f"{command.argv[0]} did not finish within {command.timeout:g}s")
+        return Finished(run.exit_status or 0, output, run.stderr, clipped)
+
+    def stream(self, command: Command) -> Iterator[bytes]:
+        """The command's stdout as it comes, b"" on idle ticks; ends when it exits.  No time limit: a follow
+        runs until the watch ends, and closing this iterator closes the channel (the remote command gets
+        SIGHUP/EOF with it)."""
+        run = self._connected().run(RUN_SCRIPT, *_arguments(command, limit=0), idle_ticks=True)
+        yield from self._chunks(run, command)
+        _raise_if_missing(run.exit_status, run.stderr, command)
+
+    def _chunks(self, run: RemoteRun, command: Command) -> Iterator[bytes]:
+        try:
+            yield from run
+        except NoShell:
+            raise RemoteError(
+                f"{self.remote.host}: the account has no usable shell, so {command.argv[0]} cannot be run there"
+            ) from None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._runner is not None:
+                self._runner.release()
+                self._runner = None
+
+
+def _arguments(command: Command, *, limit: float) -> tuple[str | int, ...]:
+    seconds = max(1, round(limit)) if limit else 0
+    return ("1" if command.merge_errors else "0", seconds, *command.argv)
+
+
+def _raise_if_missing(status: int | None, stderr: bytes, command: Command) -> None:
+    if status == MISSING and _MISSING_NOTE in stderr:
+        raise FileNotFoundError(command.argv[0])

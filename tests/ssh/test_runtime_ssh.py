@@ -1,0 +1,188 @@
+"""`HOST:docker:C`, `HOST:podman:C` and `HOST:journal:UNIT` over the test sshd, with both SSH backends.
+
+The host's `docker`, `journalctl` and `systemctl` are the stand-ins of tests/runtime/standins, first on the
+PATH of the `logsleuth-runtime` account (sshd_server.py): no Docker daemon, journald or systemd-as-PID-1 can
+run on the test machines.  Everything else is real: sshd, the login shell, the quoting of every argument.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_runner import run_diagnose
+from sshd_server import RUNTIME_USER, SSHD, runtime_bin, runtime_state
+
+from tests.runtime.conftest import STANDINS, Runtime
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "eagle3-incident.log"
+BACKENDS = ["paramiko", "openssh"]
+
+
+@pytest.fixture
+def remote_runtime(sshd: SSHD) -> Runtime:
+    """The stand-ins and an empty state for them on the test host (the stand-ins are copied: pytest's own temp
+    dirs are private to root, and the test account must run them)."""
+    bin_dir, state = runtime_bin(sshd.root), runtime_state(sshd.root)
+    for path in (bin_dir, state):
+        shutil.rmtree(path, ignore_errors=True)
+    shutil.copytree(STANDINS, bin_dir)
+    (bin_dir / "podman").symlink_to("docker")  # podman's CLI takes docker's flags for logs and inspect
+    bin_dir.chmod(0o755)
+    for part in ("", "docker", "journal", "systemd"):
+        (state / part).mkdir(exist_ok=True)
+        (state / part).chmod(0o777)  # the stand-ins log their calls here, as the test account
+    return Runtime(state)
+
+
+def _report(sshd: SSHD, backend: str, *specs: str, status: int = 1) -> dict[str, Any]:
+    done = run_diagnose(sshd.config, *specs, "--ssh-backend", backend)
+    assert done.returncode == status, done.stderr
+    report: dict[str, Any] = json.loads(done.stdout)
+    return report
+
+
+def _records() -> list[tuple[str, str]]:
+    return [("stderr", line) for line in EXAMPLE.read_text().splitlines()]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_container_on_a_host(sshd: SSHD, remote_runtime: Runtime, backend: str) -> None:
+    remote_runtime.container("sglang", _records(), exit_code=1)
+    report = _report(sshd, backend, f"{RUNTIME_USER}@logsleuth-alias:docker:sglang")
+    assert report["failures"][0]["diagnosis"]["pattern"] == "sglang-eagle-partial-spec-args"
+    assert report["sources"][0]["host"] == "logsleuth-alias"
+    # The same argv as locally, each argument passed as itself through the remote shell.
+    assert [call[:2] for call in remote_runtime.calls()] == [["docker", "inspect"], ["docker", "logs"]]
+    assert remote_runtime.calls()[1][2:] == ["--tail", "2000", "--", "sglang"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_oom_killed_container_on_a_host_names_its_fact(sshd: SSHD, remote_runtime: Runtime, backend: str) -> None:
+    loading = ["[2026-11-30 22:10:31] Load weight begin. avail mem=78.50 GB"]
+    remote_runtime.container("sglang", [("stdout", line) for line in loading], oom_killed=True, exit_code=137)
+    done = run_diagnose(sshd.config, f"{RUNTIME_USER}@logsleuth-alias:docker:sglang", "--ssh-backend", backend)
+    report = json.loads(done.stdout)
+    assert done.returncode == 1, done.stderr
+    assert report["failures"][0]["diagnosis"]["pattern"] == "sglang-cgroup-oom-killed"
+    assert "OOMKilled by its cgroup" in json.dumps(report["failures"][0])
+
+
+def test_a_unit_on_a_host(sshd: SSHD, remote_runtime: Runtime) -> None:
+    stamp = "2026-11-30T22:10:31+0000 gpu7 python3[4187]: "
+    remote_runtime.unit("sglang.service", [stamp + "Load weight begin. avail mem=78.50 GB"],
+                        {"LoadState": "loaded", "ActiveState": "failed", "Result": "oom-kill", "ExecMainCode": "2",
+                         "ExecMainStatus": "9", "NRestarts": "1"})
+    report = _report(sshd, "openssh", f"{RUNTIME_USER}@logsleuth-alias:journal:sglang.service")
+    assert "Result=oom-kill" in json.dumps(report["failures"][0])
+    assert [call[0] for call in remote_runtime.calls()] == ["systemctl", "journalctl"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_container_name_with_shell_characters_reaches_docker_as_itself(
+    sshd: SSHD, remote_runtime: Runtime, backend: str
+) -> None:
+    # A valid Docker name may hold `.`, `-` and `_`; nothing else passes the spec check, so this is the
+    # strangest name that reaches the host.  It must arrive as one argument, unchanged.
+    remote_runtime.container("a.b-c_d", _records(), exit_code=1)
+    _report(sshd, backend, f"{RUNTIME_USER}@logsleuth-alias:docker:a.b-c_d")
+    assert remote_runtime.calls()[0][-1] == "a.b-c_d"
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (f"{RUNTIME_USER}@logsleuth-alias:docker:nope", "docker:nope: no such container (docker ps -a lists them)"),
+        # The notail account's PATH is an empty directory: no docker there.
+        ("logsleuth-notail@logsleuth-alias:docker:sglang", "docker:sglang: docker is not installed (not found on PATH)"),
+    ],
+)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_errors_on_a_host_are_one_line_and_exit_3(
+    sshd: SSHD, remote_runtime: Runtime, backend: str, spec: str, message: str
+) -> None:
+    remote_runtime.container("sglang", _records())
+    done = run_diagnose(sshd.config, spec, "--ssh-backend", backend)
+    assert done.returncode == 3, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("logsleuth: ") and lines[0].endswith(message)
+
+
+def test_a_fleet_of_containers(sshd: SSHD, remote_runtime: Runtime) -> None:
+    # Two "hosts" (aliases of the one test sshd) with a container each: one crashed, one still loading.
+    remote_runtime.container("sglang", _records(), exit_code=1)
+    remote_runtime.container("other", [("stdout", "Load weight begin. avail mem=78.50 GB")], status="running")
+    report = _report(
+        sshd, "openssh", f"{RUNTIME_USER}@logsleuth-alias:docker:sglang", f"{RUNTIME_USER}@logsleuth-alias:docker:other"
+    )
+    assert report["fleet"] is not None
+    outcomes = {member["source"]: member["outcome"] for member in report["fleet"]["hosts"]}
+    assert outcomes == {
+        f"{RUNTIME_USER}@logsleuth-alias:docker:sglang": "root",
+        f"{RUNTIME_USER}@logsleuth-alias:docker:other": "no-failure",
+    }
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_watch_a_container_on_a_host_until_it_crashes(sshd: SSHD, remote_runtime: Runtime, backend: str) -> None:
+    # `docker logs --follow` runs on the host; the stand-in follows the container while it is "running" and ends
+    # its stream when the test marks it exited, after which `docker inspect` tells the exit.
+    import subprocess
+    import sys
+    import threading
+
+    from tests.runtime.test_follow import set_container
+    from tests.runtime.test_watch_runtime import LAUNCH, _records
+
+    set_container(remote_runtime, "web", _records(LAUNCH), status="running")
+    crash = [*_records(LAUNCH), *_records(EXAMPLE.read_text().splitlines(), 10, "stderr")]
+    timer = threading.Timer(1.5, lambda: set_container(remote_runtime, "web", crash, exit_code=1))
+    timer.start()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "logsleuth", "watch", f"{RUNTIME_USER}@logsleuth-alias:docker:web",
+             "--ssh-config", str(sshd.config), "--ssh-backend", backend, "--timeout", "30", "--format", "json"],
+            capture_output=True, text=True, timeout=90)
+    finally:
+        timer.cancel()
+    assert done.returncode == 1, done.stderr
+    assert "sglang-eagle-partial-spec-args" in done.stdout
+    assert ["docker", "logs", "--follow"] in [call[:3] for call in remote_runtime.calls()]
+
+
+def test_a_podman_container_on_a_host(sshd: SSHD, remote_runtime: Runtime) -> None:
+    remote_runtime.container("sglang", _records(), exit_code=1)
+    report = _report(sshd, "paramiko", f"{RUNTIME_USER}@logsleuth-alias:podman:sglang")
+    assert report["failures"][0]["diagnosis"]["pattern"] == "sglang-eagle-partial-spec-args"
+    assert [call[:2] for call in remote_runtime.calls()] == [["podman", "inspect"], ["podman", "logs"]]
+
+
+def test_watch_a_unit_on_a_host_until_ready(sshd: SSHD, remote_runtime: Runtime) -> None:
+    # `journalctl --follow` on the host (the stand-in follows its state file until the watch ends it).
+    import subprocess
+    import sys
+    import threading
+
+    from tests.runtime.test_follow import set_unit
+    from tests.runtime.test_watch_runtime import LAUNCH, READY
+
+    stamp = "2026-11-30T22:10:31+0000 gpu7 python3[4187]: "
+    remote_runtime.unit("sglang.service", [stamp + line for line in LAUNCH],
+                        {"LoadState": "loaded", "ActiveState": "active", "Result": "success", "NRestarts": "0"})
+    timer = threading.Timer(1.5, lambda: set_unit(remote_runtime, "sglang.service",
+                                                  [stamp + line for line in LAUNCH + READY]))
+    timer.start()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "logsleuth", "watch", f"{RUNTIME_USER}@logsleuth-alias:journal:sglang.service",
+             "--ssh-config", str(sshd.config), "--timeout", "30"],
+            capture_output=True, text=True, timeout=90)
+    finally:
+        timer.cancel()
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith("the server is ready")
