@@ -210,6 +210,7 @@ def test_clocks_that_differ_more_than_the_gap_make_the_root_uncertain(tmp_path: 
     assert fleet is not None and not fleet.root_uncertain
 
 
+@pytest.mark.slow  # make test-slow (CI runs it): keeps make test under 10 minutes
 def test_slack_summarises_a_large_fleet_within_its_limit(tmp_path: Path) -> None:
     logs = {f"node{n:02d}": nccl_timeout("02:20:03", f"TP{n}") for n in range(1, 65) if n not in (3, 7, 9)}
     logs["node03"] = oom()

@@ -128,6 +128,7 @@ def mutate(log: bytes, mutations: list[tuple[str, int, int, bytes]]) -> bytes:
     return b"\n".join(lines)
 
 
+@pytest.mark.slow  # make test-slow (CI runs it): keeps make test under 10 minutes
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(index=st.integers(0, 10**6), mutations=st.lists(_MUTATION, min_size=1, max_size=8), chunk=st.integers(1, 70000))
 def test_mutated_real_logs(seed_logs: list[bytes], index: int, mutations: list[tuple[str, int, int, bytes]], chunk: int) -> None:

@@ -173,6 +173,7 @@ def _deep_traceback(depth: int, tmp_path: Path) -> str:
     return proc.stderr
 
 
+@pytest.mark.slow  # make test-slow (CI runs it): keeps make test under 10 minutes
 def test_a_runaway_traceback_stays_one_failure_with_its_exception(tmp_path: Path) -> None:
     text = _deep_traceback(30_000, tmp_path)  # ~60,000 lines: three times the per-failure budget
     assert text.count("\n") > 3 * 20_000

@@ -75,6 +75,7 @@ def _fixture_texts() -> list[str]:
     return texts
 
 
+@pytest.mark.slow  # make test-slow (CI runs it): keeps make test under 10 minutes
 def test_the_prefilter_never_rules_out_a_text_its_regex_matches(bundled: PatternSet) -> None:
     """Against the real regex engine, on every fixture text: a match always passes the prefilter."""
     texts = _fixture_texts()

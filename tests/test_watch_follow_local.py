@@ -203,6 +203,7 @@ def test_a_single_rank_crash_is_reported_without_settling(tmp_path: Path) -> Non
     assert statistics.median(delays) < 1.0  # the 5 s settle is not waited: no sibling rank (goal: 150 ms)
 
 
+@pytest.mark.slow  # make test-slow (CI runs it): keeps make test under 10 minutes
 def test_a_tp4_crash_is_reported_once_every_rank_failed(tmp_path: Path) -> None:
     records = [crash_record("2026-11-29 10:00:05", "TP0", scheduler_traceback())] + [
         crash_record("2026-11-29 10:00:06", f"TP{rank}", nccl_traceback()) for rank in (1, 2, 3)]

@@ -35,9 +35,6 @@ def test_the_explanation_is_added_labelled_and_changes_neither_diagnosis_nor_sta
     assert report["explanation"]["verified"] is False
     sent = behaviour.requests[-1].json()["messages"][-1]["content"]
     assert "AssertionError" in sent and "--speculative-num-steps" in sent  # the case file, with its catalog rows
-    text = _diagnose("--explain", "--llm-url", url)  # the server is gone now: one line, and the report as usual
-    assert text.returncode == 1
-    assert len([line for line in text.stderr.splitlines() if "--explain" in line]) == 1
 
 
 def test_every_format_labels_it_unverified() -> None:
@@ -66,7 +63,8 @@ def test_an_endpoint_without_explain_is_a_usage_error() -> None:
 
 
 def test_a_failing_endpoint_is_one_line_and_the_report_stands() -> None:
-    with standin_server(Behaviour(status=500)) as url:
+    # 401 fails at once; a 500 is retried first (test_client.py, with a short backoff), then ends the same way.
+    with standin_server(Behaviour(status=401)) as url:
         done = _diagnose("--format", "json", "--explain", "--llm-url", url)
     assert done.returncode == 1
     assert json.loads(done.stdout)["explanation"] is None

@@ -129,6 +129,7 @@ def in_process(config: Path) -> DiagnoseOptions:
 # -- the core: api.diagnose reads the sources at once ----------------------------------------------------------
 
 
+@pytest.mark.slow  # make test-slow (CI runs it): keeps make test under 10 minutes
 def test_32_sources_at_once_give_the_sequential_report(sshd: SSHD, fleet_logs: dict[int, Path]) -> None:
     config = fleet_config(sshd, 32)
     specs = [f"{node(n)}:{path}" for n, path in fleet_logs.items()]
@@ -169,6 +170,7 @@ def test_a_refused_host_and_a_missing_file_among_good_ones(sshd: SSHD, fleet_log
 # -- the command line, with the helper process and without --------------------------------------------------
 
 
+@pytest.mark.slow  # make test-slow (CI runs it): keeps make test under 10 minutes
 def test_the_cli_reads_64_hosts_the_same_with_and_without_the_helper(
     sshd: SSHD, fleet_logs: dict[int, Path]
 ) -> None:

@@ -273,6 +273,7 @@ def _interrupt_a_launch(sshd: SSHD, place: Path, answer: str) -> tuple[int, str,
     return child.returncode, stderr, pid
 
 
+@pytest.mark.slow  # make test-slow (CI runs it): keeps make test under 10 minutes
 @pytest.mark.ssh
 def test_ctrl_c_asks_then_stops_the_process_group(sshd: SSHD, place: Path) -> None:
     status, stderr, pid = _interrupt_a_launch(sshd, place, "yes")

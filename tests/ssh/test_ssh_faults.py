@@ -70,6 +70,7 @@ def log(sshd: SSHD, request: pytest.FixtureRequest) -> Path:
     path.unlink(missing_ok=True)
 
 
+@pytest.mark.slow  # make test-slow (CI runs it): keeps make test under 10 minutes
 @pytest.mark.parametrize(
     ("helper", "backend"),
     [(True, "paramiko"), (False, "paramiko"), (True, "openssh")],
@@ -165,6 +166,7 @@ def connect_error(spec: str, opts: SSHOptions) -> tuple[str, float]:
     return str(caught.value), time.monotonic() - started
 
 
+@pytest.mark.slow  # make test-slow (CI runs it): keeps make test under 10 minutes
 def test_a_timeout_after_retries_states_the_attempts_and_the_real_time(sshd: SSHD, silent_port: int) -> None:
     opts = SSHOptions(config_file=str(sshd.config), connect_timeout=1.0, connect_attempts=3)
     message, took = connect_error(f"127.0.0.1:{silent_port}:/x.log", opts)

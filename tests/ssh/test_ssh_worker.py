@@ -266,6 +266,7 @@ ssh_prefork.stop()
 """
 
 
+@pytest.mark.slow  # make test-slow (CI runs it): keeps make test under 10 minutes
 @pytest.mark.ssh
 @pytest.mark.parametrize(
     ("command", "early"),
@@ -441,6 +442,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow  # make test-slow (CI runs it): keeps make test under 10 minutes
 @pytest.mark.ssh
 @pytest.mark.parametrize("backend", ["paramiko", "openssh"])
 @pytest.mark.parametrize("ask", [False, True], ids=["command line rejected", "command line parsed"])

@@ -197,6 +197,7 @@ def log(sshd: SSHD, request: pytest.FixtureRequest) -> Iterator[Path]:
 # -- the tests ----------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # make test-slow (CI runs it): keeps make test under 10 minutes
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_ten_drops_a_truncation_and_a_rotation_lose_and_repeat_nothing(sshd: SSHD, log: Path, backend: str) -> None:
     """One follow of a log being appended to: its serving sshd is killed 10 times, then the log is truncated
@@ -395,6 +396,7 @@ def start_watch(sshd: SSHD, log: Path, backend: str) -> subprocess.Popen[str]:
     )
 
 
+@pytest.mark.slow  # make test-slow (CI runs it): keeps make test under 10 minutes
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_cli_watch_is_ready_after_several_drops(sshd: SSHD, log: Path, backend: str) -> None:
     """`logsleuth watch HOST:PATH` while its connection is killed 4 times during the launch: it says it
@@ -483,6 +485,7 @@ def test_a_replayed_tp4_crash_is_diagnosed_with_its_four_ranks(sshd: SSHD, log: 
     assert "ready" not in [event.kind for event in events]
 
 
+@pytest.mark.slow  # make test-slow (CI runs it): keeps make test under 10 minutes
 def test_a_replayed_stall_is_not_ready(sshd: SSHD, log: Path) -> None:
     replay = start_replay("stall", log, "--stall", "30")
     try:
