@@ -75,7 +75,10 @@ def diagnose(
     processes, and a fork is safest with no other thread running."""
     options = options or DiagnoseOptions()
     patterns = patterns or load_library(options)
-    specs = _with_pods(specs)
+    if any(spec.startswith("k8s:") for spec in specs):  # Kubernetes workloads: each pod is read as a source
+        from logsleuth.sources.runtime.open import with_pods
+
+        specs = with_pods(specs, keep_unlisted=True)
     # Remote specs, and runtime ones (a command each: `docker logs`, `kubectl logs`), are read concurrently.
     remote = [index for index, spec in enumerate(specs) if is_remote(spec) or is_runtime(spec)]
     # While sources connect (in the SSH helper), compile pattern regexes: matching would do it later anyway.
@@ -93,23 +96,6 @@ def diagnose(
     fanned_out = fan_out([specs[index] for index in remote], read, parallel=options.parallel)
     by_spec.update(zip(remote, fanned_out, strict=True))
     return build_report([result for index in range(len(specs)) for result in by_spec[index]], options, patterns)
-
-
-def _with_pods(specs: Sequence[str]) -> list[str]:
-    """`specs` with each Kubernetes workload (`k8s:NS/deploy/NAME`) replaced by its pods, so that they are read
-    concurrently as a fleet.  A workload that cannot be listed stays: reading it reports the error."""
-    expanded: list[str] = []
-    for spec in specs:
-        if spec.startswith("k8s:") and is_runtime(spec):
-            from logsleuth.sources.runtime.open import pod_specs
-
-            try:
-                expanded.extend(pod_specs(spec))
-                continue
-            except (SourceError, UsageError):
-                pass
-        expanded.append(spec)
-    return expanded
 
 
 def _ignore(name: str, state: str, detail: str | None) -> None:

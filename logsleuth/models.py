@@ -203,6 +203,11 @@ class ClockOffset:
     uncertainty: float  # ± seconds: half the query's round trip
 
 
+# A runtime fact line (sources/runtime writes it after a container's, pod's or unit's log; tracebacks/grammar
+# reads it): `[logsleuth: SUBJECT: FACT, FACT, …]`.  No server prints it.
+FACT_PREFIX = "[logsleuth: "
+
+
 @dataclass(frozen=True, slots=True)
 class SourceInfo:
     """One source of a report: what was read of it, or why it could not be."""

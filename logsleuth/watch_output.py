@@ -96,11 +96,14 @@ def run_watch(
     printer = _Printer(streams, render_options, redact=redact)
     if not specs:
         raise UsageError("no log given: name a file, '-' or HOST:PATH")
-    try:
-        specs = _with_pods(specs)
-    except SourceError as exc:  # a Kubernetes workload whose pods cannot be listed
-        printer.error(specs[0], "error", str(exc))
-        return int(ExitStatus.SOURCE_ERROR)
+    if any(spec.startswith("k8s:") for spec in specs):  # Kubernetes workloads: each pod is watched
+        from logsleuth.sources.runtime.open import with_pods
+
+        try:
+            specs = with_pods(specs, keep_unlisted=False)
+        except SourceError as exc:  # a workload whose pods cannot be listed
+            printer.error(specs[0], "error", str(exc))
+            return int(ExitStatus.SOURCE_ERROR)
     if len(specs) > 1:
         return _run_fleet(list(specs), options, settings, printer)
     (spec,) = specs
@@ -115,15 +118,6 @@ def run_watch(
         raise
     finally:
         printer.release()  # what waited for the view to stop: the diagnosis, the error line
-
-
-def _with_pods(specs: Sequence[str]) -> list[str]:
-    """Each Kubernetes workload (`k8s:NS/deploy/NAME`, `k8s:NS/lws/NAME`) as its pods: a fleet of logs."""
-    if not any(spec.startswith("k8s:") for spec in specs):
-        return list(specs)
-    from logsleuth.sources.runtime.open import pod_specs
-
-    return [pod for spec in specs for pod in (pod_specs(spec) if spec.startswith("k8s:") else [spec])]
 
 
 def _follow(spec: str, options: DiagnoseOptions, settings: WatchSettings, printer: _Printer) -> int:

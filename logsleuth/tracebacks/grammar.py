@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import Enum, auto
 
 from logsleuth.lazyre import compile_lazily
-from logsleuth.models import FailureKind
+from logsleuth.models import FACT_PREFIX, FailureKind
 
 TRACEBACK_HEADER = "Traceback (most recent call last):"
 CAUSE_SEPARATOR = "The above exception was the direct cause of the following exception:"
@@ -75,8 +75,7 @@ KILL_LINE = compile_lazily(
     r"|died, exit code: -?\d+.*)"
 )
 # What a runtime source (sources/runtime/: docker inspect, kubectl get pod, systemctl show) knows and the log
-# does not, appended after the log as marked lines: `[logsleuth: SUBJECT: FACT, FACT, …]`.  No server prints it.
-FACT_PREFIX = "[logsleuth: "
+# does not, appended after the log as marked lines starting with models.FACT_PREFIX.
 FACT_LINE = compile_lazily(r"^\[logsleuth: (?P<subject>[^:\]]+): (?P<facts>.+)\]\s*$")
 # A Kubernetes event of the pod: `Warning FailedScheduling (x1, last …): message`.
 FACT_EVENT = compile_lazily(r"^(?P<level>Warning|Normal) (?P<reason>\w+)(?: \([^)]*\))?: (?P<message>.*)$")

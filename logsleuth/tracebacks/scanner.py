@@ -26,14 +26,13 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Iterator
 
-from logsleuth.models import Failure, FailureKind, LogLine
+from logsleuth.models import FACT_PREFIX, Failure, FailureKind, LogLine
 from logsleuth.tracebacks.collector import Collector, Phase
 from logsleuth.tracebacks.grammar import (
     CASCADE_CONTEXT_LINE,
     CONTEXT_HINT,
     CONTEXT_WORDS,
     CPP_TERMINATE,
-    FACT_PREFIX,
     GENERIC_EXCEPTION_LINE,
     GROUP_AFTER_TEXT,
     KILL_LINE,

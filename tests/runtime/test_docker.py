@@ -10,7 +10,8 @@ import pytest
 
 from logsleuth.errors import ExitStatus, SourceError
 from logsleuth.ingest.reader import read_latest
-from logsleuth.sources.runtime.command import FACT_PREFIX, CommandSource, Finished
+from logsleuth.models import FACT_PREFIX
+from logsleuth.sources.runtime.command import CommandSource, Finished
 from logsleuth.sources.runtime.docker import ContainerFacts, open_container, parse_inspect
 from logsleuth.sources.runtime.spec import parse_runtime_spec
 from tests.helpers import real_traceback

@@ -27,14 +27,13 @@ from dataclasses import dataclass
 from logsleuth.errors import SourceError
 from logsleuth.ingest.reader import DEFAULT_MAX_BYTES, launch_complete, read_latest
 from logsleuth.ingest.scan import ReadResult
+from logsleuth.models import FACT_PREFIX
 from logsleuth.sources.base import CHUNK_SIZE
 from logsleuth.sources.memory import MemorySource
 from logsleuth.sources.spec import printable
 
 LINE_STEPS: tuple[int | None, ...] = (2_000, 20_000, 200_000, None)  # None: every line
 MAX_HELD = DEFAULT_MAX_BYTES
-# Every runtime fact line starts so (docker.py, journal.py): no server prints it, and a pattern can anchor on it.
-FACT_PREFIX = "[logsleuth: "
 IDLE_TICK = 0.04  # seconds of silence after which a stream yields b"": the watch looks at its clock that often
 TIMEOUT = 120.0  # seconds for one command: `docker logs` of a long-lived container can take a while
 

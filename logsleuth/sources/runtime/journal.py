@@ -7,7 +7,6 @@ journal is an error here, named by `systemctl show`'s LoadState when systemctl c
 
 from __future__ import annotations
 
-import signal
 from dataclasses import dataclass
 
 from logsleuth.errors import SourceError
@@ -20,6 +19,7 @@ from logsleuth.sources.runtime.command import (
     last_line,
     run_checked,
     run_local,
+    signal_name,
 )
 from logsleuth.sources.runtime.spec import RuntimeSpec
 
@@ -83,10 +83,8 @@ class UnitFacts:
         if self.result != "success":
             parts.append(_RESULTS.get(self.result, f"Result={self.result}"))
         if self.main_code in _KILLED:
-            try:
-                parts.append(f"main process killed by {signal.Signals(self.main_status).name}")
-            except ValueError:
-                parts.append(f"main process killed by signal {self.main_status}")
+            name = signal_name(0, self.main_status) or f"signal {self.main_status}"
+            parts.append(f"main process killed by {name}")
         elif self.main_status:
             parts.append(f"exit status {self.main_status}")
         if not parts and not self.restarts:

@@ -3,8 +3,9 @@ workloads): choose the runner (here, or on the host over SSH) and the runtime's 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
+from logsleuth.errors import SourceError, UsageError
 from logsleuth.sources.base import Source
 from logsleuth.sources.options import SSHOptions
 from logsleuth.sources.runtime.command import CommandSource, Runner, StreamRunner, run_local, stream_local
@@ -38,6 +39,24 @@ def pod_specs(spec: str) -> list[str]:
     from logsleuth.sources.runtime.kubernetes import workload_pods
 
     return workload_pods(parsed)
+
+
+def with_pods(specs: Sequence[str], *, keep_unlisted: bool) -> list[str]:
+    """`specs` with each Kubernetes workload (`k8s:NS/deploy/NAME`, `k8s:NS/lws/NAME`) replaced by its pods: a
+    fleet.  A workload whose pods cannot be listed raises SourceError (UsageError when misspelled), or with
+    `keep_unlisted` stays as it is, so that reading it reports the error beside the other sources."""
+    expanded: list[str] = []
+    for spec in specs:
+        if not spec.startswith("k8s:"):
+            expanded.append(spec)
+            continue
+        try:
+            expanded.extend(pod_specs(spec))
+        except (SourceError, UsageError):
+            if not keep_unlisted:
+                raise
+            expanded.append(spec)
+    return expanded
 
 
 def _open_k8s(parsed: RuntimeSpec) -> list[Source]:
