@@ -242,7 +242,7 @@ class Cluster:
 
     def contexts(self, current: str, *names: str) -> None:
         self._write("kubeconfig.json", {"current-context": current, "contexts": [current, *names],
-                                        "server": "https://10.20.0.1:6443"})
+                                        "server": "https://127.0.0.1:6443"})  # a state file of the stand-in: nothing connects
 
     def no_kubeconfig(self) -> None:
         self._write("kubeconfig.json", "none")
