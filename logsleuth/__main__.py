@@ -17,14 +17,17 @@ def main(argv: list[str] | None = None, *, quick: bool = False) -> int:
     args = sys.argv[1:] if argv is None else argv
     if quick:
         try:
-            from logsleuth.cli_quick import parse_diagnose
+            from logsleuth.cli_quick import parse_diagnose, parse_health
 
             parsed = parse_diagnose(args)
+            health = parse_health(args) if parsed is None else None
         except KeyboardInterrupt:  # Ctrl-C during imports
             print(f"logsleuth: {INTERRUPTED}", file=sys.stderr)
             return 130
         if parsed is not None:
             return _guarded(lambda: _run_quick(parsed))
+        if health is not None:
+            return _guarded(lambda: _run_quick_health(health))
     return _main_typer(args)
 
 
@@ -34,10 +37,16 @@ def _run_quick(parsed: dict[str, Any]) -> int:
     return int(run_diagnose(**parsed))
 
 
+def _run_quick_health(parsed: dict[str, Any]) -> int:
+    from logsleuth.health_program import run_health
+
+    return int(run_health(**parsed))
+
+
 def _guarded(run: Callable[[], int]) -> int:
     """`run()`'s exit status, with every exception turned into one line on stderr and its exit status."""
     from logsleuth.errors import ExitStatus, LogsleuthError
-    from logsleuth.program import print_stderr
+    from logsleuth.program_io import print_stderr
 
     try:
         return run()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
+from typing import TYPE_CHECKING
 
 from logsleuth.diagnosis.grouping import Grouper, is_cascade
 from logsleuth.diagnosis.library import PatternSet, load_patterns
@@ -28,6 +29,10 @@ from logsleuth.sources.base import Progress, ReportsProgress, Source
 from logsleuth.sources.fanout import DEFAULT_PARALLEL, IdleWork, fan_out, one_at_a_time
 from logsleuth.sources.open import is_remote, is_runtime, open_sources
 from logsleuth.sources.options import SSHOptions
+
+if TYPE_CHECKING:  # health's modules are imported when `health` runs: a diagnose does not pay for them
+    from logsleuth.health.model import HealthReport
+    from logsleuth.health.run import HealthOptions
 
 
 @dataclass(frozen=True)
@@ -328,3 +333,10 @@ def _is_cascade(group: FailureGroup, patterns: dict[str, Pattern]) -> bool:
     """A failure that usually follows another: its pattern says so (`cascade = true`), or its text does."""
     pattern = patterns.get(group.diagnosis.pattern) if group.diagnosis else None
     return bool(pattern and pattern.cascade) or is_cascade(group.failure)
+
+
+def health(specs: Sequence[str], options: HealthOptions | None = None) -> HealthReport:
+    """`logsleuth health`: what the steady-state lines of one or more servers say is wrong (health/run.py)."""
+    from logsleuth.health.run import check_health
+
+    return check_health(specs, options)

@@ -18,6 +18,8 @@ import typer
 from logsleuth.api import DiagnoseOptions, diagnose
 from logsleuth.cli_case import CASE_EXIT_HELP, case_command
 from logsleuth.cli_check import CHECK_EXIT_HELP, check_command
+from logsleuth.cli_diff import DIFF_EXIT_HELP, diff_command
+from logsleuth.cli_health import HEALTH_EXIT_HELP, health_command
 from logsleuth.cli_options import (
     FORMAT_HELP,
     AcceptNewHostKeyOption,
@@ -341,5 +343,9 @@ def completion_command(
 
 
 app.command("case", short_help="Write a case file to paste into any assistant.", epilog=CASE_EXIT_HELP)(case_command)
+app.command("diff", short_help="Show what changed between a good launch and a bad one.",
+            epilog=DIFF_EXIT_HELP)(diff_command)
+app.command("health", short_help="Report a running server's health from its batch lines.",
+            epilog=HEALTH_EXIT_HELP)(health_command)
 app.command("check", short_help="Check a command's or a suggested fix's flags for an SGLang version.",
             epilog=CHECK_EXIT_HELP)(check_command)

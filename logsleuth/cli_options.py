@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from logsleuth.render.options import MIN_WIDTH
+from logsleuth.render.options import MIN_WIDTH, OutputFormat
 
 FORMAT_HELP = "rich (default on a terminal), text (default otherwise), markdown, slack or json."
 
@@ -60,4 +60,23 @@ SSHBackendOption = Annotated[
         help="How to reach remote hosts: auto (OpenSSH's ssh when the host's config needs it: host certificates, "
         "ControlMaster, FIDO keys, Match exec; else paramiko), paramiko, openssh.",
     ),
+]
+
+
+# The report options of the commands that print a report of logs (diagnose, health).
+FormatOption = Annotated[
+    OutputFormat | None,
+    typer.Option("--format", "-f", help=f"Report format: {FORMAT_HELP} With -o, the file's extension decides."),
+]
+OutputFileOption = Annotated[
+    Path | None,
+    typer.Option("--output", "-o", help="Write the report to FILE (.json, .md, .slack, .txt pick the format).",
+                 metavar="FILE"),
+]
+PatternDirsOption = Annotated[
+    list[Path] | None, typer.Option("--patterns", help="Also read patterns from DIR (repeatable).", metavar="DIR")
+]
+NoUserPatternsOption = Annotated[bool, typer.Option("--no-user-patterns", help="Ignore ~/.config/logsleuth/patterns.")]
+MaxCharsOption = Annotated[
+    int, typer.Option("--max-chars", help="Length limit of the Slack report, in characters.", metavar="N")
 ]

@@ -102,13 +102,43 @@ def parse_diagnose(argv: list[str]) -> dict[str, Any] | None:
     if not argv or argv[0] != COMMAND or os.environ.get(COMPLETE_VAR):
         return None
     try:
-        return _parse(argv[1:])
+        return _parse(argv[1:], defaults(), VALUE_OPTIONS, FLAGS)
     except _NotPlain:
         return None
 
 
-def _parse(words: list[str]) -> dict[str, Any]:
-    values = defaults()
+# `logsleuth health` (cli_health.health_command): its options, a subset of diagnose's.
+HEALTH_VALUE_OPTIONS = {
+    option: VALUE_OPTIONS[option]
+    for option in (
+        "--format", "--output", "--width", "--cmd", "--engine-version", "--patterns", "--max-chars", "--ssh-config",
+        "--ssh-backend", "--parallel", "--hosts-file",
+    )
+}
+HEALTH_FLAGS = {option: FLAGS[option] for option in ("--no-user-patterns", "--no-redact", "--accept-new-host-key")}
+
+
+def parse_health(argv: list[str]) -> dict[str, Any] | None:
+    """The keyword arguments of health_program.run_health for a plain `health` command line, or None."""
+    if not argv or argv[0] != "health" or os.environ.get(COMPLETE_VAR):
+        return None
+    from logsleuth.sources.fanout import DEFAULT_PARALLEL
+
+    values: dict[str, Any] = {name: None for name, _ in HEALTH_VALUE_OPTIONS.values()}
+    values.update({name: False for name in HEALTH_FLAGS.values()})
+    values.update(sources=None, max_chars=3500, ssh_backend="auto", parallel=DEFAULT_PARALLEL)
+    try:
+        return _parse(argv[1:], values, HEALTH_VALUE_OPTIONS, HEALTH_FLAGS)
+    except _NotPlain:
+        return None
+
+
+def _parse(
+    words: list[str],
+    values: dict[str, Any],
+    value_options: dict[str, tuple[str, Callable[[str], Any]]],
+    flags: dict[str, str],
+) -> dict[str, Any]:
     sources: list[str] = []
     repeated: dict[str, list[Any]] = {}
     rest = iter(words)
@@ -117,11 +147,11 @@ def _parse(words: list[str]) -> dict[str, Any]:
             sources.extend(rest)
         elif word == "-" or not word.startswith("-"):
             sources.append(word)
-        elif word in FLAGS:
-            values[FLAGS[word]] = True
+        elif word in flags:
+            values[flags[word]] = True
         else:
-            option, value = _option_and_value(word, rest)
-            name, convert = VALUE_OPTIONS[option]
+            option, value = _option_and_value(word, rest, value_options)
+            name, convert = value_options[option]
             if name in REPEATABLE:
                 repeated.setdefault(name, []).append(convert(value))
             else:
@@ -131,7 +161,7 @@ def _parse(words: list[str]) -> dict[str, Any]:
     return values
 
 
-def _option_and_value(word: str, rest: Any) -> tuple[str, str]:
+def _option_and_value(word: str, rest: Any, value_options: dict[str, Any]) -> tuple[str, str]:
     """`--width=100`, `--width 100`, `-Fcfg`, `-F cfg` -> (long name, value)."""
     if word.startswith("--"):
         option, equals, value = word.partition("=")
@@ -139,6 +169,6 @@ def _option_and_value(word: str, rest: Any) -> tuple[str, str]:
             value = next(rest, "")
     else:
         option, value = SHORT_NAMES.get(word[:2], ""), word[2:] or next(rest, "")
-    if option not in VALUE_OPTIONS or not value or value.startswith("-"):
+    if option not in value_options or not value or value.startswith("-"):
         raise _NotPlain  # unknown, missing, or a value click might read otherwise
     return option, value

@@ -6,12 +6,10 @@ imports typer or rich.
 
 from __future__ import annotations
 
-import codecs
 import contextlib
 import os
 import sys
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
@@ -19,15 +17,27 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from logsleuth.api import DiagnoseOptions, diagnose
-from logsleuth.errors import ExitStatus, LogsleuthError, UsageError
+from logsleuth.errors import ExitStatus, UsageError
 from logsleuth.models import Report
+from logsleuth.program_io import (  # noqa: F401 - also known by these names here (cli.py re-exports them)
+    EXTENSION_FORMATS,
+    FALLBACK_WIDTH,
+    default_format,
+    deliver,
+    output_width,
+    print_stderr,
+    sources_or_stdin,
+    ssh_options,
+    terminal_text,
+    write_output,
+    write_report,
+)
 from logsleuth.render import render
 from logsleuth.render.json_report import report_status
-from logsleuth.render.options import MIN_MAX_CHARS, MIN_WIDTH, OutputFormat, RenderOptions
-from logsleuth.render.safety import strip_controls
+from logsleuth.render.options import MIN_MAX_CHARS, OutputFormat, RenderOptions
 from logsleuth.sources.base import Progress
 from logsleuth.sources.fanout import DEFAULT_PARALLEL
-from logsleuth.sources.options import SSHBackend, SSHOptions
+from logsleuth.sources.options import SSHBackend
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -50,37 +60,6 @@ def parse_size(text: str) -> int:
     if size <= 0:
         raise UsageError(f"--max-bytes: must be more than 0 bytes, not {text!r}")
     return size
-
-
-def terminal_text(message: str) -> str:
-    """A message for the terminal, made inert like report text: secrets redacted (always: stderr ends up in
-    CI logs, whatever --no-redact says of the report), escape sequences and control characters removed."""
-    from logsleuth.redact import redact_secrets
-
-    return strip_controls(redact_secrets(message))
-
-
-def print_stderr(message: str) -> None:
-    """The one way logsleuth prints an error, a warning or a watch line: `logsleuth: ` and one clean line."""
-    print(f"logsleuth: {terminal_text(message).replace(chr(10), ' ')}", file=sys.stderr, flush=True)
-
-
-def write_report(text: str, fmt: OutputFormat) -> None:
-    """JSON is UTF-8 by definition (RFC 8259), so it is written as UTF-8 whatever the locale says.  The
-    other formats follow the stream's encoding; what it cannot encode (`›` on an ASCII terminal) is
-    written as a backslash escape rather than failing the run or printing mojibake."""
-    stream = sys.stdout
-    encoding = getattr(stream, "encoding", None) or "utf-8"
-    buffer = getattr(stream, "buffer", None)
-    if fmt is OutputFormat.JSON and buffer is not None and codecs.lookup(encoding).name != "utf-8":
-        stream.flush()
-        buffer.write(text.encode("utf-8"))
-        buffer.flush()
-        return
-    if buffer is not None:
-        text = text.encode(encoding, "backslashreplace").decode(encoding)
-    stream.write(text)
-    stream.flush()
 
 
 @contextlib.contextmanager
@@ -129,26 +108,6 @@ class FleetProgress:
         return f"{self._total} sources: " + " · ".join(parts) + tail
 
 
-def ssh_options(
-    config: Path | None,
-    accept_new_host_key: bool,
-    backend: SSHBackend,
-    *,
-    all_files: bool = False,
-    timeout: float | None = None,
-) -> SSHOptions:
-    """How diagnose, watch and launch reach a host, from their shared command-line options.  `timeout` bounds
-    the whole command, connecting included (three connect attempts must not outlast it)."""
-    return SSHOptions(
-        config_file=str(config) if config else None,
-        accept_new_host_key=accept_new_host_key,
-        backend=backend,
-        all_files=all_files,
-        notice=print_stderr,  # "Permanently added … to the list of known hosts", as OpenSSH prints it
-        deadline=time.monotonic() + timeout if timeout is not None else None,
-    )
-
-
 def status_text(message: str) -> Text:
     """A rich status line from untrusted text: a `Text`, which rich never reads as markup."""
     from rich.text import Text
@@ -168,55 +127,6 @@ def exit_status_for(report: Report) -> ExitStatus:
     return STATUS_EXIT[report_status(report)]
 
 
-# `-o FILE` without --format: the format its extension names (anything else is plain text).
-EXTENSION_FORMATS = {
-    ".json": OutputFormat.JSON,
-    ".md": OutputFormat.MARKDOWN,
-    ".markdown": OutputFormat.MARKDOWN,
-    ".slack": OutputFormat.SLACK,
-    ".txt": OutputFormat.TEXT,
-    ".text": OutputFormat.TEXT,
-    ".log": OutputFormat.TEXT,
-}
-
-
-def default_format(output: Path | None) -> OutputFormat:
-    """--format when it is not given: the output file's extension, else rich on a terminal, else text."""
-    if output is not None:
-        return EXTENSION_FORMATS.get(output.suffix.lower(), OutputFormat.TEXT)
-    return OutputFormat.RICH if sys.stdout.isatty() else OutputFormat.TEXT
-
-
-FALLBACK_WIDTH = 80  # a pipe or a file: what rich, man and git assume
-
-
-def output_width(explicit: int | None, to_terminal: bool) -> int:
-    """--width, else $COLUMNS (as rich reads it), else the terminal's width when the report goes to one,
-    else 80 columns."""
-    if explicit is not None:
-        return explicit
-    columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) > 0:
-        return max(MIN_WIDTH, int(columns))
-    if to_terminal:
-        with contextlib.suppress(OSError, ValueError):
-            return max(MIN_WIDTH, os.get_terminal_size(sys.stdout.fileno()).columns)
-    return FALLBACK_WIDTH
-
-
-def sources_or_stdin(sources: list[str] | None, hosts_file: str | None = None) -> list[str]:
-    """The sources given, their host ranges and `{host}` templates expanded (docs/fleet-syntax.md), or stdin
-    when none is given and a log is piped in (`cat server.log | logsleuth diagnose`).  With a hosts file there
-    is no stdin default: the file names the sources (and may itself be stdin)."""
-    if sources or hosts_file is not None:
-        from logsleuth.sources.fleet import expand_sources
-
-        return expand_sources(sources or [], hosts_file)  # a hosts file that names none is its UsageError
-    if sys.stdin is not None and not sys.stdin.isatty():
-        return ["-"]
-    raise UsageError("no log given: name a file or HOST:PATH, or pipe one in (cat server.log | logsleuth diagnose)")
-
-
 def redacted(report: Report, redact: bool, anonymize: bool) -> Report:
     """The report with its secrets (`redact`) and identities (`anonymize`) replaced, as the options ask."""
     if not redact and not anonymize:
@@ -224,13 +134,6 @@ def redacted(report: Report, redact: bool, anonymize: bool) -> Report:
     from logsleuth.redact import redact_report
 
     return redact_report(report, secrets=redact, anonymize=anonymize)
-
-
-def _write_output(output: Path, text: str) -> None:
-    try:
-        output.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise LogsleuthError(f"cannot write {output}: {exc.strerror or exc}") from None
 
 
 def _slack_webhook_url(url: str | None, post: bool) -> str | None:
@@ -382,16 +285,7 @@ def run_diagnose(
     text = render_report(report, render_options)
     if verify_fix is not None:
         text = _with_verified_fix(text, fmt, report, verify_fix)
-    # stderr carries each error and warning once; stdout (or --output) carries the report.
-    for source in report.sources:
-        if source.error:
-            print_stderr(source.error)
-    for warning in report.warnings:
-        print_stderr(f"warning: {warning}")
-    if output is not None:
-        _write_output(output, text)
-    else:
-        write_report(text, fmt)
+    deliver(text, fmt, output, [source.error for source in report.sources if source.error], report.warnings)
     if webhook:
         from logsleuth.render.slack import render_slack_for_api
         from logsleuth.slack_webhook import post_to_slack as post

@@ -375,9 +375,9 @@ class Anonymizer:
         return self._USER_AT.sub(lambda m: self._placeholder("user", m[1]) + "@", text)
 
 
-def _known_hosts(report: Report) -> list[str]:
+def _known_hosts(report: Any) -> list[str]:
     hosts: list[str] = []
-    for group in report.failures:
+    for group in getattr(report, "failures", ()):
         hosts.extend(group.hosts)
         if group.failure.meta.host:
             hosts.append(group.failure.meta.host)
@@ -412,11 +412,13 @@ def _signatures_in_context(report: Report) -> Report:
     return dataclasses.replace(report, fleet=dataclasses.replace(report.fleet, members=members))
 
 
-def redact_report(report: Report, *, secrets: bool = True, anonymize: bool = False) -> Report:
-    """A copy of `report` with secrets replaced by `REDACTED` (in commands by `"$VARIABLE"`) and, with
-    `anonymize`, host names, IP addresses and user names replaced by `host-1`, `ip-1`, `user-1`."""
+def redact_report(report: T, *, secrets: bool = True, anonymize: bool = False) -> T:
+    """A copy of `report` (a crash `Report`, or any other report of frozen dataclasses: health, diff) with
+    secrets replaced by `REDACTED` (in commands by `"$VARIABLE"`) and, with `anonymize`, host names, IP
+    addresses and user names replaced by `host-1`, `ip-1`, `user-1`."""
     if secrets:
-        report = _walk(_signatures_in_context(report), redact_secrets, _SECRET_FIELDS, redact_lines)
+        in_context: Any = _signatures_in_context(report) if isinstance(report, Report) else report
+        report = _walk(in_context, redact_secrets, _SECRET_FIELDS, redact_lines)
     if anonymize:
         report = _walk(report, Anonymizer(_known_hosts(report)))
     return report

@@ -153,7 +153,7 @@ class _Launch:
             self.history.append(self.stage_event(stage, at))
             events.append(self.history[-1])
         if self.stage is not None and self.stage.key == "ready":
-            warning = self.health.feed(line.text, now)
+            warning = self.health.feed(line)
             if warning is not None:
                 events.append(WatchEvent("warning", text=warning))
         return events

@@ -56,9 +56,9 @@ def search(path: Path, anchors: tuple[bytes, ...], limit: int | None = None) -> 
 @pytest.fixture(params=["memmem", "bytes.find"])
 def finder(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     if request.param == "bytes.find":
-        monkeypatch.setattr(anchor_search, "_memmem_finder", lambda: None)
+        monkeypatch.setattr(anchor_search, "_memmem_finder", lambda rare: None)
     else:
-        assert anchor_search._memmem_finder() is not None, "memmem should load on this system"
+        assert anchor_search._memmem_finder({}) is not None, "memmem should load on this system"
     return str(request.param)
 
 
@@ -79,6 +79,22 @@ def test_offsets_are_those_grep_prints(tmp_path: Path, finder: str, windows: str
     expected = grep_offsets(path, anchors)
     assert len(expected) >= 2000
     assert search(path, anchors) == expected
+
+
+@needs_grep
+def test_an_anchor_byte_rare_at_the_start_but_common_later_still_finds_grep_s_offsets(
+    tmp_path: Path, windows: str
+) -> None:
+    # The start of the log has no `_`, so `server_args=` is searched by its `_`; later, `_` is everywhere
+    # (false hits past MEMCHR_HITS hand the window to memmem) and the real anchors sit among them.
+    steady = b"[2025-08-01 12:00:00 TP0] Decode batch. #running-req: 3, #queue-req: 0\n" * 2000
+    noisy = b"".join(b"weight_%d loaded_ok server_arg %d\n" % (i, i) for i in range(3000))
+    log = tmp_path / "log"
+    log.write_bytes(steady + noisy + b"x server_args=ServerArgs(tp_size=1)\n" + noisy + b"server_args=\n" + steady)
+    anchors = (b"server_args=", b"Retract requests")
+    assert anchor_search.rare_bytes(steady[: anchor_search.SAMPLE_FOR_RARITY], anchors)[b"server_args="] is not None
+    assert search(log, anchors) == grep_offsets(log, anchors)
+    assert len(grep_offsets(log, anchors)) == 2
 
 
 @needs_grep

@@ -68,7 +68,8 @@ def test_the_build_prints_no_warning(built: Built) -> None:
 def test_wheel_contains_patterns_and_works_installed(built: Built, tmp_path: Path) -> None:
     bundled = sorted(p.name for p in (REPO / "patterns" / "sglang").glob("*.toml"))
     assert bundled and all(f"logsleuth/patterns/sglang/{name}" in built.names for name in bundled)
-    assert "logsleuth/report.schema.json" in built.names
+    for schema in ("report", "health_report", "diff", "watch_events"):
+        assert f"logsleuth/{schema}.schema.json" in built.names
     catalogs = sorted(p.name for p in (REPO / "logsleuth" / "fixes" / "catalogs").glob("*.json"))
     assert catalogs and all(f"logsleuth/fixes/catalogs/{name}" in built.names for name in catalogs)
     unpacked = tmp_path / "site"
@@ -76,7 +77,8 @@ def test_wheel_contains_patterns_and_works_installed(built: Built, tmp_path: Pat
     probe = (
         "import logsleuth, sys; from logsleuth.diagnosis.library import load_patterns;"
         "assert logsleuth.__file__.startswith(sys.argv[1]), logsleuth.__file__;"
-        "print(len(load_patterns(include_user=False).patterns))"
+        "from logsleuth.health.library import load_health_patterns;"
+        "print(len(load_patterns(include_user=False).patterns) + len(load_health_patterns(include_user=False).patterns))"
     )
     out = subprocess.run(
         [sys.executable, "-c", probe, str(unpacked)],
@@ -123,7 +125,11 @@ def test_every_package_is_listed() -> None:
         for path in (REPO / "logsleuth").rglob("*")
         if path.is_dir() and path.name != "__pycache__" and any(f.is_file() for f in path.iterdir())
     } | {"logsleuth"}
-    tree |= {"logsleuth.patterns." + path.name for path in (REPO / "patterns").iterdir() if path.is_dir()}
+    tree |= {
+        "logsleuth.patterns." + path.name
+        for path in (REPO / "patterns").iterdir()
+        if path.is_dir() and path.name != "__pycache__"
+    }
     tree.add("logsleuth.patterns")
     tree = {name.rstrip(".") for name in tree}
     assert tree - listed == set() and listed - tree == set()

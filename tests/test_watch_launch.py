@@ -195,11 +195,13 @@ def test_a_crash_after_ready_with_then_follow(tmp_path: Path) -> None:
 
 
 def test_then_follow_warns_once_for_each_health_signal(tmp_path: Path) -> None:
+    # The thresholds are the bundled health patterns' (patterns/sglang/health-*.toml): 5 retractions within
+    # 2 minutes, accept len <= 1.2 over 20 decode batches, #queue-req climbing by 100 over 60 batches.
     log = _empty_log(tmp_path)
     full = [_record(30 + n, None, "KV cache pool is full. Retract requests. #retracted_reqs: 2, "
-                                  "#new_tokens_gained: 512") for n in range(4)]
+                                  "#new_tokens_gained: 512") for n in range(6)]
     low_accept = [decode_batch(40 + n, 0, accept=1.03) for n in range(25)]
-    queue = [decode_batch(70 + n, 10 * n) for n in range(25)]
+    queue = [decode_batch(70 + n, 10 * n) for n in range(40)]
     crash = [crash_record(_at(99), "", scheduler_traceback())]
     writer = append_later(log, [*launch_pieces(), "".join(full), "".join(low_accept), "".join(queue), *crash], 0.01)
     code, _, stderr = watch_cli(str(log), then_follow=True)
@@ -207,9 +209,10 @@ def test_then_follow_warns_once_for_each_health_signal(tmp_path: Path) -> None:
     warnings = [line for line in stderr.splitlines() if ": warning: " in line]
     assert code == 1
     assert len(warnings) == 3, warnings
-    assert "KV cache pool full 3 times" in warnings[0]
-    assert "accept len ≤ 1.2 over 20 decode batches" in warnings[1]
-    assert "#queue-req grew from" in warnings[2]
+    assert "requests are retracted: 5 such lines, 5 within 120 s" in warnings[0]
+    assert "accept len ≤ 1.2 in 20 decode batches in a row" in warnings[1]
+    # The climb counts from the 25 batches at 0 before it: 60 batches in all, the 35th of the climb at 340.
+    assert "#queue-req grew from 0 to 340 over 60 batches without draining" in warnings[2]
 
 
 # -- exit statuses and outputs ------------------------------------------------------------------------------

@@ -136,14 +136,7 @@ def parse_pattern(
     """A pattern from its TOML text (`data`: that text already parsed, e.g. by the cache).  `known_builders`:
     the fix builders a `[fix] builder` may name (None: not checked here)."""
     if data is None:
-        import tomllib  # here, not at the top: bundled patterns usually come parsed from pattern_cache
-
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            # tomllib says "(at line 3, column 7)"; keep it in the location.
-            m = regex.search(r"at line (\d+)", str(exc))
-            raise PatternError(f"{path}:{m.group(1) if m else 1}", f"invalid TOML: {exc}") from None
+        data = parse_toml(text, path)
     where = path
 
     def at(key: str) -> str:
@@ -204,7 +197,8 @@ def parse_pattern(
     )
 
 
-def _bundled_files() -> Iterator[tuple[str, str]]:
+def bundled_files() -> Iterator[tuple[str, str]]:
+    """(path, text) of every bundled pattern file, failure and health patterns alike."""
     root = paths.bundled_patterns_dir()
     for engine_dir in sorted(root.iterdir(), key=lambda entry: entry.name):
         if not engine_dir.is_dir() or engine_dir.name.startswith(("_", ".")) or engine_dir.name == "catalogs":
@@ -284,33 +278,34 @@ class PatternSet:
 def _bundled_patterns(known_builders: Collection[str] | None) -> list[Pattern]:
     """The bundled layer, parsed from the cache when it holds these files.  A cache that parses as JSON but
     not as patterns (written by another version, edited by hand) is ignored: the TOML is the truth."""
-    bundled = list(_bundled_files())
+    bundled = list(bundled_files())
     try:
         return [
             parse_pattern(text, path, data=data, known_builders=known_builders)
             for (path, text), data in zip(bundled, cache.parsed_files(bundled), strict=True)
+            if not is_health_pattern(data)
         ]
     except (PatternError, KeyError, TypeError, AttributeError, ValueError):
         # A broken bundled pattern is our bug (the tests parse every one strictly); this re-raises it then.
         return [
             parse_pattern(text, path, data=data, known_builders=known_builders)
             for (path, text), data in zip(bundled, cache.parsed_files(bundled, use_cache=False), strict=True)
+            if not is_health_pattern(data)
         ]
 
 
-def load_patterns(
-    extra_dirs: Iterable[str | Path] = (),
-    *,
-    include_user: bool = True,
-    strict: bool = False,
-    known_builders: Collection[str] | None = None,
-) -> PatternSet:
-    """Load all layers.  Bundled patterns must be valid (strict); user ones are skipped with an error line.
-    A user pattern replaces the bundled one with the same id, or whose `aliases` (former ids) hold its id."""
-    bundled = _bundled_patterns(known_builders)
-    patterns: dict[str, Pattern] = {pattern.id: pattern for pattern in bundled}
-    former_ids = {alias: pattern.id for pattern in bundled for alias in pattern.aliases}
-    errors: list[str] = []
+HEALTH_KIND = "health"  # a pattern file with `kind = "health"` is a health pattern (logsleuth/health/library.py)
+
+
+def is_health_pattern(data: dict[str, Any]) -> bool:
+    return data.get("kind") == HEALTH_KIND
+
+
+def layer_files(
+    extra_dirs: Iterable[str | Path], include_user: bool, errors: list[str]
+) -> Iterator[tuple[str, str, str | PatternError]]:
+    """(layer, path, text or the error that names the file) for every user and `--patterns` file, in layer
+    order; a layer that cannot be read is an error line in `errors`.  Crash and health patterns share it."""
     layers: list[tuple[str, Path]] = []
     if include_user:
         found = _is_dir(user_pattern_dir())
@@ -331,20 +326,49 @@ def load_patterns(
             errors.append(f"{directory}: cannot read patterns: {exc.strerror or exc}")
             continue
         for path, text in files:
-            if isinstance(text, PatternError):
-                if strict:
-                    raise text
-                errors.append(f"{text} (pattern skipped)")
-                continue
-            try:
-                pattern = parse_pattern(text, path, layer, known_builders=known_builders)
-            except PatternError as exc:
-                if strict:
-                    raise
-                errors.append(f"{exc} (pattern skipped)")
-                continue
-            patterns.pop(former_ids.get(pattern.id, ""), None)  # an earlier pattern renamed since (its alias)
-            patterns[pattern.id] = pattern  # a later pattern with the same id replaces it
-            former_ids.update((alias, pattern.id) for alias in pattern.aliases)
-    return PatternSet(list(patterns.values()), errors)
+            yield layer, path, text
 
+
+def parse_toml(text: str, path: str) -> dict[str, Any]:
+    """A pattern file's TOML, or PatternError naming its line."""
+    import tomllib  # here, not at the top: bundled patterns usually come parsed from pattern_cache
+
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        # tomllib says "(at line 3, column 7)"; keep it in the location.
+        m = regex.search(r"at line (\d+)", str(exc))
+        raise PatternError(f"{path}:{m.group(1) if m else 1}", f"invalid TOML: {exc}") from None
+
+
+def load_patterns(
+    extra_dirs: Iterable[str | Path] = (),
+    *,
+    include_user: bool = True,
+    strict: bool = False,
+    known_builders: Collection[str] | None = None,
+) -> PatternSet:
+    """Load all layers.  Bundled patterns must be valid (strict); user ones are skipped with an error line.
+    A user pattern replaces the bundled one with the same id, or whose `aliases` (former ids) hold its id.
+    Health patterns (`kind = "health"`) are not failure patterns: logsleuth/health/library.py loads them."""
+    bundled = _bundled_patterns(known_builders)
+    patterns: dict[str, Pattern] = {pattern.id: pattern for pattern in bundled}
+    former_ids = {alias: pattern.id for pattern in bundled for alias in pattern.aliases}
+    errors: list[str] = []
+    for layer, path, text in layer_files(extra_dirs, include_user, errors):
+        try:
+            if isinstance(text, PatternError):
+                raise text
+            data = parse_toml(text, path)
+            if is_health_pattern(data):
+                continue
+            pattern = parse_pattern(text, path, layer, data=data, known_builders=known_builders)
+        except PatternError as exc:
+            if strict:
+                raise
+            errors.append(f"{exc} (pattern skipped)")
+            continue
+        patterns.pop(former_ids.get(pattern.id, ""), None)  # an earlier pattern renamed since (its alias)
+        patterns[pattern.id] = pattern  # a later pattern with the same id replaces it
+        former_ids.update((alias, pattern.id) for alias in pattern.aliases)
+    return PatternSet(list(patterns.values()), errors)

@@ -41,6 +41,12 @@ CATEGORIES: dict[str, str] = {
     "host-memory": "host RAM or shared memory ran out (ENOMEM), not GPU memory",
     "feature-conflict": "two features this engine version cannot run together (e.g. speculative decoding with a grammar)",
     "orchestration": "the container runtime or Kubernetes could not place, pull or keep the server (no GPU node, image pull, probe kill)",
+    # Health findings (`logsleuth health`): a running server that does not crash but serves badly.
+    "speculative-acceptance": "speculative decoding accepts next to nothing from the draft model (accept length near 1)",
+    "queueing": "requests wait in a queue that keeps growing: they arrive faster than the server finishes them",
+    "throughput": "decode throughput fell far below the run's own start at the same load",
+    "cuda-graph-disabled": "decoding runs without CUDA graphs (a fallback or a flag), several times slower",
+    "precision-fallback": "a dtype or quantization setting fell back to another one, announced only in a warning",
 }
 
 REGEX_TIMEOUT = 0.25  # seconds per search; user patterns are untrusted

@@ -27,12 +27,15 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from logsleuth.sources.base import GrepMatches, anchors_in_chunks
+from logsleuth.sources.base import GrepMatches, matches_in_chunks
 from logsleuth.sources.pread import FileShrank, pread_exactly
 
 PARALLEL_MIN_BYTES = 64 << 20  # below this forked helpers cost more than they save
 THREADS_MIN_BYTES = 16 << 20  # below this a second search thread saves less than a millisecond
-WINDOW = 1 << 20  # read and searched at once: small enough to stay in the CPU cache
+WINDOW = 128 << 10  # read and searched at once: small enough to stay in the CPU cache (see below)
+MEMCHR_HITS = 16  # false hits of an anchor's rarest byte in one window before memmem takes over
+SAMPLE_FOR_RARITY = 64 << 10  # bytes from the middle of the log counted to find each anchor's rarest byte
+RARE_PER_SAMPLE = 8  # at most this many of it in that sample, or memchr would stop too often: memmem then
 
 
 class TooMany(Exception):
@@ -42,20 +45,40 @@ class TooMany(Exception):
 Finder = Callable[[bytearray, int, bytes], list[int]]  # (buffer, length, anchor) -> offsets of every occurrence
 
 
-def _memmem_finder() -> Finder | None:
-    """`memmem` from the C library, or None where it cannot be loaded (no ctypes, no such function)."""
+def _memmem_finder(rare_index: dict[bytes, int | None]) -> Finder | None:
+    """`memchr` and `memmem` from the C library, or None where they cannot be loaded (no ctypes, no such
+    function).  `rare_index`: per anchor, the index of its byte that is rare in this log (None: none is)."""
     try:
         import ctypes
 
-        memmem = ctypes.CDLL(None).memmem
+        libc = ctypes.CDLL(None)
+        memmem, memchr = libc.memmem, libc.memchr
     except (ImportError, OSError, AttributeError):
         return None
-    memmem.restype = ctypes.c_void_p
+    memmem.restype = memchr.restype = ctypes.c_void_p
     memmem.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t]
+    memchr.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t]
 
     def find_all(buffer: bytearray, length: int, anchor: bytes) -> list[int]:
         base = ctypes.addressof(ctypes.c_char.from_buffer(buffer))  # held (not resizable) while it lives
-        found, start, size = [], 0, len(anchor)
+        found: list[int] = []
+        start, size = 0, len(anchor)
+        # memchr (vectorised) for the anchor's rare byte, each hit checked in place: where that byte is
+        # absent from the log's common lines, the window is passed over at memory speed.  Past MEMCHR_HITS
+        # false hits in a window the byte is not rare here after all: memmem does the rest.
+        at = rare_index.get(anchor)
+        false_hits = 0 if at is not None else MEMCHR_HITS
+        at = at or 0
+        while length - start >= size and false_hits < MEMCHR_HITS:
+            hit = memchr(base + start + at, anchor[at], length - start - at)
+            if not hit or hit - base - at > length - size:
+                return found
+            candidate = hit - base - at
+            if buffer.startswith(anchor, candidate):
+                found.append(candidate)
+            else:
+                false_hits += 1
+            start = candidate + 1
         while length - start >= size:
             hit = memmem(base + start, length - start, anchor, size)
             if not hit:
@@ -65,6 +88,18 @@ def _memmem_finder() -> Finder | None:
         return found
 
     return find_all
+
+
+def rare_bytes(sample: bytes, anchors: tuple[bytes, ...]) -> dict[bytes, int | None]:
+    """Per anchor, the index of its byte that occurs least in `sample` (the start of the log), None when
+    even that one is common there.  In a steady-state log `=` or `_` may never occur, while every letter
+    of `Traceback` does."""
+    counts = {byte: sample.count(bytes([byte])) for byte in set(b"".join(anchors))}
+    rare: dict[bytes, int | None] = {}
+    for anchor in anchors:
+        best = min(range(len(anchor)), key=lambda index: (counts[anchor[index]], -index))
+        rare[anchor] = best if counts[anchor[best]] * SAMPLE_FOR_RARITY <= RARE_PER_SAMPLE * max(len(sample), 1) else None
+    return rare
 
 
 def _search_span(
@@ -130,21 +165,32 @@ def _next_data(fd: int, offset: int, end: int) -> int:
 def find_anchors(fd: int, size: int, anchors: tuple[bytes, ...], *, limit: int | None = None) -> list[int] | None:
     """Sorted offsets of the anchors (GrepMatches) in the first `size` bytes of `fd`; None when there are
     more than `limit`.  Raises FileShrank when the file is shorter than `size`."""
+    matches = find_matches(fd, size, anchors, limit=limit)
+    return None if matches is None else matches.offsets
+
+
+def find_matches(fd: int, size: int, anchors: tuple[bytes, ...], *, limit: int | None = None) -> GrepMatches | None:
+    """find_anchors, with each match's length (which anchor it is)."""
     if size == 0:
-        return []
-    find = _memmem_finder()
+        return GrepMatches()
+    # The bytes that are rare in the log's bulk: its middle, past the start-up lines.
+    middle = max(0, size // 2 - SAMPLE_FOR_RARITY // 2)
+    rare = rare_bytes(pread_exactly(fd, min(SAMPLE_FOR_RARITY, size - middle), middle), anchors)
+    find = _memmem_finder(rare)
     if find is None:
         chunks = (pread_exactly(fd, min(WINDOW, size - at), at) for at in range(0, size, WINDOW))
-        return anchors_in_chunks(chunks, 0, anchors, limit)
+        return matches_in_chunks(chunks, 0, anchors, limit)
     try:
-        if size < THREADS_MIN_BYTES or (os.cpu_count() or 1) < 2:
-            return _search_span(fd, 0, size, anchors, limit, find).offsets
+        # A search by rare bytes runs at the speed of reading: a second thread only fights for the GIL.
+        all_rare = None not in rare.values()
+        if all_rare or size < THREADS_MIN_BYTES or (os.cpu_count() or 1) < 2:
+            return _search_span(fd, 0, size, anchors, limit, find)
         return _in_two_threads(fd, size, anchors, limit, find)
     except TooMany:
         return None
 
 
-def _in_two_threads(fd: int, size: int, anchors: tuple[bytes, ...], limit: int | None, find: Finder) -> list[int]:
+def _in_two_threads(fd: int, size: int, anchors: tuple[bytes, ...], limit: int | None, find: Finder) -> GrepMatches:
     """Both halves at once, one per thread (memmem and pread let go of the GIL)."""
     middle = size // 2
     cut = threading.Event()
@@ -175,7 +221,7 @@ def _in_two_threads(fd: int, size: int, anchors: tuple[bytes, ...], limit: int |
     assert isinstance(later, GrepMatches)
     if limit is not None and len(first.offsets) + len(later.offsets) > limit:
         raise TooMany
-    return first.offsets + later.offsets
+    return first.extend(later)
 
 
 T = TypeVar("T")

@@ -90,6 +90,7 @@ class GrepMatches:
 
     def __init__(self, start: int = 0) -> None:
         self.offsets: list[int] = []
+        self.lengths: list[int] = []  # of each match: which anchor it is, where their lengths differ
         self.end = start  # where the last match ends: nothing starting before it is a match
 
     def add(self, occurrences: list[tuple[int, int]]) -> None:
@@ -98,7 +99,15 @@ class GrepMatches:
         for offset, negative_length in occurrences:
             if offset >= self.end:
                 self.offsets.append(offset)
+                self.lengths.append(-negative_length)
                 self.end = offset - negative_length
+
+    def extend(self, later: GrepMatches) -> GrepMatches:
+        """These matches followed by those of a later stretch."""
+        self.offsets.extend(later.offsets)
+        self.lengths.extend(later.lengths)
+        self.end = later.end
+        return self
 
 
 def _occurrences_in(
@@ -121,6 +130,14 @@ def anchors_in_chunks(
 ) -> list[int] | None:
     """Sorted offsets of the anchors (GrepMatches) in a stream of bytes starting at `position`; None when
     there are more than `limit` (for sources that cannot search faster than reading)."""
+    matches = matches_in_chunks(chunks, position, anchors, limit)
+    return None if matches is None else matches.offsets
+
+
+def matches_in_chunks(
+    chunks: Iterable[bytes], position: int, anchors: tuple[bytes, ...], limit: int | None
+) -> GrepMatches | None:
+    """anchors_in_chunks, with each match's length."""
     matches = GrepMatches(position)
     carry = b""
     longest = max(len(anchor) for anchor in anchors)
@@ -136,4 +153,4 @@ def anchors_in_chunks(
         position += len(chunk)
         carry = data[len(data) - keep :]
     matches.add(_occurrences_in(carry, anchors, position - len(carry), len(carry)))
-    return None if limit is not None and len(matches.offsets) > limit else matches.offsets
+    return None if limit is not None and len(matches.offsets) > limit else matches

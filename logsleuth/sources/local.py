@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO, TypeVar
 
 from logsleuth.errors import SourceError
-from logsleuth.sources.base import CHUNK_SIZE
+from logsleuth.sources.base import CHUNK_SIZE, GrepMatches
 from logsleuth.sources.pread import FileShrank, changed_while_read, pread_exactly
 
 T = TypeVar("T")
@@ -111,11 +111,16 @@ class LocalFileSource:
     def find_anchors(self, anchors: tuple[bytes, ...], limit: int | None = None) -> list[int] | None:
         """Offsets of literal anchors over the whole file; None when more than `limit` were found
         (the reader then takes its path for traceback-dense logs)."""
-        from logsleuth.sources.anchors import find_anchors
+        matches = self.find_matches(anchors, limit)
+        return None if matches is None else matches.offsets
+
+    def find_matches(self, anchors: tuple[bytes, ...], limit: int | None = None) -> GrepMatches | None:
+        """find_anchors, with each match's length: which anchor it is (`logsleuth health`)."""
+        from logsleuth.sources.anchors import find_matches
 
         size = self.size()
         try:
-            return find_anchors(self._file.fileno(), size, anchors, limit=limit)
+            return find_matches(self._file.fileno(), size, anchors, limit=limit)
         except FileShrank:
             raise changed_while_read(self.name) from None
         except OSError as exc:

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import time
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -206,7 +207,11 @@ def test_cached_patterns_equal_the_freshly_parsed_ones(tmp_path: Path, monkeypat
     second = load_patterns(include_user=False)  # reads it
     assert cache_file.read_text() == written
     assert second.patterns == first.patterns
-    fresh = [parse_pattern(text, path) for path, text in library._bundled_files()]
+    fresh = [
+        parse_pattern(text, path)
+        for path, text in library.bundled_files()
+        if not library.is_health_pattern(tomllib.loads(text))
+    ]
     assert {p.id: p for p in fresh} == {p.id: p for p in second.patterns}
     assert pattern_cache.cache_dir() == tmp_path / "logsleuth"
 
@@ -219,7 +224,7 @@ def test_a_corrupt_cache_is_parsed_over(tmp_path: Path, monkeypatch: pytest.Monk
         cache_file.write_text(garbage)
         assert load_patterns(include_user=False).patterns == expected
         rewritten = json.loads(cache_file.read_text())  # parsed over and written again
-        assert isinstance(rewritten, list) and len(rewritten) == len(list(library._bundled_files()))
+        assert isinstance(rewritten, list) and len(rewritten) == len(list(library.bundled_files()))
 
 
 def test_an_unwritable_cache_directory_is_no_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -232,11 +237,11 @@ def test_an_unwritable_cache_directory_is_no_error(tmp_path: Path, monkeypatch: 
 def test_an_edited_pattern_file_misses_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     load_patterns(include_user=False)
-    files = list(library._bundled_files())
+    files = list(library.bundled_files())
     path, text = files[0]
     edited = text.replace('title = "', 'title = "EDITED ', 1)
     assert edited != text
-    monkeypatch.setattr(library, "_bundled_files", lambda: iter([(path, edited), *files[1:]]))
+    monkeypatch.setattr(library, "bundled_files", lambda: iter([(path, edited), *files[1:]]))
     patterns = load_patterns(include_user=False).patterns
     assert patterns[0].title.startswith("EDITED ") or any(p.title.startswith("EDITED ") for p in patterns)
     assert len(list((tmp_path / "logsleuth").glob("patterns-*.json"))) == 2

@@ -1,0 +1,1 @@
+"""`logsleuth health`: a running server's steady-state lines against the health patterns (docs/health.md)."""

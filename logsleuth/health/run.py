@@ -1,0 +1,209 @@
+"""`logsleuth health` without its command line: sources in, a `HealthReport` out (api.health calls it)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+from logsleuth import versions
+from logsleuth.errors import SourceError
+from logsleuth.health.causes import rank_causes
+from logsleuth.health.detectors import MAX_EVIDENCE, Hit
+from logsleuth.health.library import HealthPattern, HealthPatternSet, load_health_patterns
+from logsleuth.health.model import Finding, HealthReport
+from logsleuth.health.scan import HealthScan, plan_reads, read_plan
+from logsleuth.health.series import build_series
+from logsleuth.models import LaunchInfo, SourceInfo
+from logsleuth.sources.base import Source
+from logsleuth.sources.fanout import DEFAULT_PARALLEL, fan_out
+from logsleuth.sources.open import is_remote, is_runtime, open_sources
+from logsleuth.sources.options import SSHOptions
+
+# on_source(name, state, detail), as api.OnSource: "connecting", "reading", "done" or "error".
+OnSource = Callable[[str, str, str | None], None]
+
+
+@dataclass(frozen=True)
+class HealthOptions:
+    pattern_dirs: tuple[str, ...] = ()
+    include_user_patterns: bool = True
+    command: str | None = None  # the launch command, when the user gives it (--cmd): for the causes
+    engine_version: str | None = None  # overrides what the log says
+    ssh: SSHOptions = field(default_factory=SSHOptions)
+    parallel: int = DEFAULT_PARALLEL
+
+
+@dataclass(frozen=True)
+class SourceHealth:
+    info: SourceInfo
+    findings: tuple[Finding, ...] = ()
+    scan: HealthScan | None = None
+    launch: LaunchInfo = field(default_factory=LaunchInfo)
+    sampled: bool = False
+
+
+def check_health(
+    specs: Sequence[str],
+    options: HealthOptions | None = None,
+    *,
+    patterns: HealthPatternSet | None = None,
+    on_source: OnSource | None = None,
+) -> HealthReport:
+    """The health of one or more sources (`path`, `-`, `host:path`, runtime specs); a source that cannot be
+    read is in `HealthReport.sources` with its error, and the others go on."""
+    options = options or HealthOptions()
+    patterns = patterns or load_health_patterns(options.pattern_dirs, include_user=options.include_user_patterns)
+    notify = on_source or (lambda name, state, detail: None)
+    if any(spec.startswith("k8s:") for spec in specs):
+        from logsleuth.sources.runtime.open import with_pods
+
+        specs = with_pods(specs, keep_unlisted=True)
+
+    def read_spec(spec: str) -> list[SourceHealth]:
+        if is_remote(spec) or is_runtime(spec):
+            notify(spec, "connecting", None)
+        try:
+            sources = open_sources(spec, options.ssh)
+        except SourceError as exc:
+            notify(spec, "error", str(exc))
+            return [SourceHealth(SourceInfo(name=spec, bytes_read=0, size=None, error=str(exc)))]
+        return [_read_source(source, patterns.patterns, options, notify) for source in sources]
+
+    remote = [index for index, spec in enumerate(specs) if is_remote(spec) or is_runtime(spec)]
+    by_spec = {index: read_spec(spec) for index, spec in enumerate(specs) if index not in remote}
+    by_spec.update(zip(remote, fan_out([specs[i] for i in remote], read_spec, parallel=options.parallel), strict=True))
+    results = [result for index in range(len(specs)) for result in by_spec[index]]
+    return _report(results, patterns)
+
+
+def _read_source(source: Source, patterns: tuple[HealthPattern, ...], options: HealthOptions, notify: OnSource) -> SourceHealth:
+    notify(source.name, "reading", None)
+    try:
+        widen = getattr(source, "widen", None)  # a runtime's log (runtime/command.py): every line it keeps
+        if widen is not None:
+            widen(to_all=True)
+        size = source.size()
+        literals = tuple(dict.fromkeys(literal for pattern in patterns for literal in pattern.literals()))
+        plan = plan_reads(source, size, literals)
+        scan = HealthScan(patterns)
+        read_plan(source, size, plan, scan, host=source.host)
+    except SourceError as exc:
+        notify(source.name, "error", str(exc))
+        return SourceHealth(SourceInfo(source.name, 0, None, error=str(exc), host=source.host))
+    finally:
+        source.close()
+    notify(source.name, "done", None)
+    bytes_read = size if plan.searched else sum(end - start for start, end in (plan.head, *plan.ranges))
+    info = SourceInfo(source.name, bytes_read, size, host=source.host, note=getattr(source, "note", None))
+    launch = scan.launch(options.command, options.engine_version)
+    findings = tuple(_findings(scan, launch, source.name))
+    return SourceHealth(info, findings, scan, launch, plan.sampled)
+
+
+def _applies(pattern: HealthPattern, launch: LaunchInfo) -> bool:
+    if pattern.engine and launch.engine and pattern.engine != launch.engine:
+        return False
+    return not pattern.versions or launch.engine_version is None or versions.matches(pattern.versions, launch.engine_version)
+
+
+def _findings(scan: HealthScan, launch: LaunchInfo, source: str) -> list[Finding]:
+    hits = {
+        pattern.id: [hit for detector in scan.detectors[pattern.id] if (hit := detector.hit()) is not None]
+        for pattern in scan.patterns
+        if _applies(pattern, launch)
+    }
+    _fold_explained(hits, scan.patterns)
+    return [
+        _finding(pattern, hits[pattern.id], launch, scan.seen, source) for pattern in scan.patterns if hits.get(pattern.id)
+    ]
+
+
+def _finding(pattern: HealthPattern, hits: list[Hit], launch: LaunchInfo, seen: set[str], source: str) -> Finding:
+    firsts = [hit.first_seconds for hit in hits if hit.first_seconds is not None]
+    lasts = [hit.last_seconds for hit in hits if hit.last_seconds is not None]
+    return Finding(
+        pattern_id=pattern.id,
+        title=pattern.title,
+        category=pattern.category,
+        summary="; ".join(hit.summary for hit in hits),
+        root_cause=pattern.root_cause,
+        causes=rank_causes(pattern, launch, seen, _dropped(hits)),
+        evidence=tuple(evidence for hit in hits for evidence in hit.evidence)[: MAX_EVIDENCE + 2],
+        occurrences=sum(hit.occurrences for hit in hits),
+        first_seconds=min(firsts) if firsts else None,
+        last_seconds=max(lasts) if lasts else None,
+        references=pattern.references,
+        sources=(source,),
+    )
+
+
+def _dropped(hits: list[Hit]) -> bool | None:
+    answers = [hit.after_healthy_start for hit in hits if hit.after_healthy_start is not None]
+    return any(answers) if answers else None
+
+
+def _fold_explained(hits: dict[str, list[Hit]], patterns: tuple[HealthPattern, ...]) -> None:
+    """A signal another finding explains (`explained_by`) while it holds is told within that finding; what
+    of it happened at other times stays a finding of its own."""
+    titles = {pattern.id: pattern.title for pattern in patterns}
+    for pattern in patterns:
+        explainers = [i for i in pattern.explained_by if hits.get(i)]
+        if not hits.get(pattern.id) or not explainers:
+            continue
+        spans = [(h.first_seconds, h.last_seconds) for i in explainers for h in hits[i]]
+        kept: list[Hit] = []
+        told: list[Hit] = []
+        for hit in hits[pattern.id]:
+            for episode in hit.episodes or [hit]:
+                (told if any(_overlap(episode, span) for span in spans) else kept).append(episode)
+        if told:
+            host = hits[explainers[0]][0]
+            title = titles[pattern.id]
+            host.summary += f"; with it, {title[0].lower()}{title[1:]}: " + "; ".join(h.summary for h in told)
+        hits[pattern.id] = kept
+
+
+def _overlap(hit: Hit, span: tuple[float | None, float | None]) -> bool:
+    """Whether the hit's time overlaps the span (without times, it is taken to: the same run)."""
+    start, end = span
+    if None in (hit.first_seconds, hit.last_seconds, start, end):
+        return True
+    assert hit.first_seconds is not None and hit.last_seconds is not None and start is not None and end is not None
+    return hit.first_seconds <= end and start <= hit.last_seconds
+
+
+def _report(results: list[SourceHealth], patterns: HealthPatternSet) -> HealthReport:
+    """One report: findings of every source (one per pattern, naming every source that shows it, the first
+    source's evidence), the series of each source, the first launch that is known."""
+    merged: dict[str, Finding] = {}
+    for result in results:
+        for finding in result.findings:
+            if finding.pattern_id in merged:
+                earlier = merged[finding.pattern_id]
+                merged[finding.pattern_id] = _with_sources(earlier, earlier.sources + finding.sources, finding.occurrences)
+            else:
+                merged[finding.pattern_id] = finding
+    scans = [result for result in results if result.scan is not None]
+    launch = next((r.launch for r in scans if r.launch.engine_version or r.launch.command), LaunchInfo())
+    several = len(results) > 1
+    series = tuple(
+        s for r in scans if r.scan is not None for s in build_series(r.scan.samples, r.info.name if several else "")
+    )
+    warnings = list(patterns.errors)
+    warnings.extend(
+        broken for r in scans if r.scan for ds in r.scan.detectors.values() for d in ds if (broken := getattr(d, "broken", None))
+    )
+    return HealthReport(
+        sources=tuple(result.info for result in results),
+        findings=tuple(merged.values()),
+        series=series,
+        launch=launch,
+        batches=sum(len(r.scan.samples) for r in scans if r.scan is not None),
+        sampled=any(r.sampled for r in results),
+        speculative=any(s.accept_length is not None for r in scans if r.scan is not None for s in r.scan.samples[:1000]),
+        warnings=tuple(dict.fromkeys(warnings)),
+    )
+
+
+def _with_sources(finding: Finding, sources: tuple[str, ...], more: int) -> Finding:
+    return replace(finding, sources=sources, occurrences=finding.occurrences + more)

@@ -1,0 +1,170 @@
+"""Reading a running server's log for its health: the latest launch's steady-state lines, fed to detectors.
+
+`HealthScan` is fed lines in log order (a whole log here, a followed one in watch_health.py) and keeps every
+health pattern's detectors, the batch samples for the series, and the launch facts.  A new launch in the log
+starts it over: health is about the latest run.
+
+A large log is not read whole.  One pass of the fast literal search (sources/anchors.py, or grep on a
+remote host) finds every launch (`server_args=`) and every line a `lines` signal names by its literal (a
+retraction storm may last a minute of a week); then the latest launch's start-up (HEAD_BYTES), SAMPLES
+evenly spaced windows of batch lines and the tail are read.  The series and the batch signals come from
+those samples: a signal that holds for a run of batches shows in them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from logsleuth.diagnosis.schema import REGEX_TIMEOUT
+from logsleuth.health.detectors import Detector, detector_for
+from logsleuth.health.library import HealthPattern
+from logsleuth.health.metrics import parse_batch_line
+from logsleuth.health.model import BatchSample
+from logsleuth.ingest.launch import LaunchTracker
+from logsleuth.ingest.normalize import normalize_chunks
+from logsleuth.models import LaunchInfo, LogLine
+from logsleuth.sources.base import FindsAnchors, Source
+
+FULL_READ_BYTES = 48 << 20  # a log this small is read whole
+HEAD_BYTES = 4 << 20  # at most, of the latest launch: its version, flags and start-up warnings...
+HEAD_BATCHES = 200  # ...read until this many batch lines show the steady state (the collapse's baseline)
+BEFORE_LAUNCH_BYTES = 64 << 10  # read before the launch's `server_args=` line, for its command line
+TAIL_BYTES = 32 << 10
+SAMPLES = 128  # evenly spaced windows between the head and the tail...
+SAMPLE_BYTES = 4 << 10  # ...of this many bytes: ~15 batch lines each
+SEARCH_LIMIT = 200_000  # hits of the literal search kept (more: only the launches are searched for again)
+EVENT_READS = 200  # hit lines read: all of them, or the first and the last half of this many
+EVENT_WINDOW = 512  # read before a literal's hit, to the start of its line
+LAUNCH_ANCHOR = b"server_args="  # every SGLang launch logs its arguments once, at its start
+
+
+@dataclass
+class HealthScan:
+    """Detectors for every pattern, fed one line at a time, and the latest launch's batch samples."""
+
+    patterns: tuple[HealthPattern, ...]
+    tracker: LaunchTracker = field(default_factory=LaunchTracker)
+    samples: list[BatchSample] = field(default_factory=list)
+    # The causes' `log_line` regexes (by their text) that a line of this launch matched
+    seen: set[str] = field(default_factory=set)
+    detectors: dict[str, list[Detector]] = field(default_factory=dict)
+    _launches: int = 0
+
+    def __post_init__(self) -> None:
+        self._cause_lines = list(
+            {c.log_line.pattern: c.log_line for p in self.patterns for r in p.causes for c in r.when if c.log_line}.values()
+        )
+        self._restart()
+
+    def _restart(self) -> None:
+        self.detectors = {pattern.id: [detector_for(d) for d in pattern.detects] for pattern in self.patterns}
+        self.samples = []
+        self.seen = set()
+
+    def feed(self, line: LogLine) -> BatchSample | None:
+        """One line of the log, in order; the batch sample it is, if it is one."""
+        self.tracker.observe(line)
+        if len(self.tracker.markers) != self._launches:  # a new launch: health is about the latest one
+            self._launches = len(self.tracker.markers)
+            self._restart()
+        sample = parse_batch_line(line.text, line.meta.timestamp, line.offset)
+        if sample is None:
+            for expression in self._cause_lines:
+                if expression.pattern not in self.seen and expression.search(line.text, timeout=REGEX_TIMEOUT):
+                    self.seen.add(expression.pattern)
+            for detectors in self.detectors.values():
+                for detector in detectors:
+                    detector.feed_line(line)
+            return None
+        self.samples.append(sample)
+        for detectors in self.detectors.values():
+            for detector in detectors:
+                detector.feed_batch(sample, line)
+        return sample
+
+    def launch(self, command: str | None = None, version: str | None = None) -> LaunchInfo:
+        return self.tracker.info(command, version)
+
+
+@dataclass(frozen=True)
+class ReadPlan:
+    head: tuple[int, int]  # [start, end): read until its batch lines show the steady state (HEAD_BATCHES)
+    ranges: tuple[tuple[int, int], ...]  # then these, [start, end) in order, not overlapping
+    sampled: bool  # not every line is read
+    searched: bool  # the whole log was searched for the literals
+
+
+def _merged(ranges: Iterable[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    merged: list[list[int]] = []
+    for start, end in sorted(r for r in ranges if r[1] > r[0]):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return tuple((start, end) for start, end in merged)
+
+
+def plan_reads(source: Source, size: int, literals: tuple[str, ...]) -> ReadPlan:
+    """What to read of a log of `size` bytes: all of it when small; otherwise the latest launch's head, the
+    samples, the tail and the lines the literal search found."""
+    if size <= FULL_READ_BYTES:
+        return ReadPlan((0, 0), ((0, size),), sampled=False, searched=True)
+    launches, events, searched = _search(source, literals)
+    read = events
+    if len(read) > EVENT_READS:  # a storm's start and end, each line as it came: its density shows
+        read = read[: EVENT_READS // 2] + read[-EVENT_READS // 2 :]
+    event_ranges = [(max(0, hit - EVENT_WINDOW), min(size, hit + 1)) for hit in read]  # read_plan ends the line
+    launch_start = launches[-1] if launches else 0
+    head_start = max(0, launch_start - BEFORE_LAUNCH_BYTES) if launch_start else 0
+    head_end = min(size, launch_start + HEAD_BYTES)
+    tail_start = max(head_end, size - TAIL_BYTES)
+    step = max((tail_start - head_end) // SAMPLES, SAMPLE_BYTES)
+    samples = [(at, min(at + SAMPLE_BYTES, tail_start)) for at in range(head_end, tail_start, step)]
+    ranges = _merged([*samples, (tail_start, size), *event_ranges])
+    return ReadPlan((head_start, head_end), ranges, sampled=True, searched=searched)
+
+
+def _search(source: Source, literals: tuple[str, ...]) -> tuple[list[int], list[int], bool]:
+    """(offsets of every launch's `server_args=`, offsets of the literals' hits, whether the log was searched)
+    in one pass where the source tells which anchor each hit is (a local file); else by reading the hits
+    when they are few, or a second search for the launches alone."""
+    if not isinstance(source, FindsAnchors):
+        return [], [], False
+    anchors = (LAUNCH_ANCHOR, *(literal.encode() for literal in literals))
+    find_matches = getattr(source, "find_matches", None)
+    if find_matches is not None and len({len(anchor) for anchor in anchors}) == len(anchors):
+        matches = find_matches(anchors, SEARCH_LIMIT)
+        if matches is not None:
+            launches = [o for o, n in zip(matches.offsets, matches.lengths, strict=True) if n == len(LAUNCH_ANCHOR)]
+            events = [o for o, n in zip(matches.offsets, matches.lengths, strict=True) if n != len(LAUNCH_ANCHOR)]
+            return launches, events, True
+    hits = source.find_anchors(anchors, limit=SEARCH_LIMIT) or []
+    if len(hits) <= EVENT_READS:
+        launches = [hit for hit in hits if _starts_with(source, hit, LAUNCH_ANCHOR)]
+    else:  # too many to read each: the launches alone, in a search of their own
+        launches = source.find_anchors((LAUNCH_ANCHOR,), limit=SEARCH_LIMIT) or []
+    known = set(launches)
+    return launches, [hit for hit in hits if hit not in known], True
+
+
+def _starts_with(source: Source, offset: int, text: bytes) -> bool:
+    return b"".join(source.read_range(offset, offset + len(text))) == text
+
+
+def read_plan(source: Source, size: int, plan: ReadPlan, scan: HealthScan, host: str | None = None) -> None:
+    """Feed `scan` the whole lines that start in each range of the plan, in order, each line once: the head
+    until HEAD_BATCHES batch lines, then the ranges.  A range that starts mid-line drops its fragment, one
+    that ends mid-line reads on to the line's end."""
+    fed_until = 0
+    for index, (start, end) in enumerate(((plan.head), *plan.ranges)):
+        chunks = source.read_range(start, min(size, end + LINE_OVERRUN if end < size else end))
+        for line in normalize_chunks(chunks, start_offset=start, host=host, drop_partial_first=start > 0):
+            if line.offset >= end or (index == 0 and len(scan.samples) >= HEAD_BATCHES):
+                break
+            if line.offset >= fed_until:
+                scan.feed(line)
+                fed_until = line.offset + 1
+
+
+LINE_OVERRUN = 8 << 10  # read past a range's end to finish its last line (longer lines are cut there)

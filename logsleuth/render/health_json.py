@@ -1,0 +1,91 @@
+"""JSON health report, schema `logsleuth.health/1` (logsleuth/health_report.schema.json).
+
+Answer first, like every format: the status and verdict, then the findings, then the series with their
+numbers and timestamps, then what was read.  Log text is kept as the log has it (json.dumps escapes C0
+controls, render_json_text the rest), so a program reading the JSON sees the evidence unaltered but inert.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from logsleuth import __version__
+from logsleuth.health.model import Finding, HealthReport, Series
+from logsleuth.render.health_view import health_status, verdict
+from logsleuth.render.json_report import _UNSAFE, _source
+from logsleuth.render.safety import escape_surrogates
+
+SCHEMA = "logsleuth.health/1"
+
+
+def _finding(finding: Finding) -> dict[str, Any]:
+    return {
+        "pattern": finding.pattern_id,
+        "title": finding.title,
+        "category": finding.category,
+        "summary": finding.summary,
+        "root_cause": finding.root_cause,
+        "causes": [
+            {"id": cause.id, "text": cause.text, "fix": cause.fix, "evidence": cause.evidence}
+            for cause in finding.causes
+        ],
+        "occurrences": finding.occurrences,
+        "first_seconds": finding.first_seconds,
+        "last_seconds": finding.last_seconds,
+        "evidence": [
+            {
+                "text": evidence.text,
+                "offset": evidence.offset,
+                "timestamp": evidence.timestamp,
+                "line_number": evidence.line_number,
+            }
+            for evidence in finding.evidence
+        ],
+        "references": list(finding.references),
+    }
+
+
+def _number(value: float) -> float | None:
+    """JSON has no NaN or infinity: a missing value is null."""
+    return value if math.isfinite(value) else None
+
+
+def _series(series: Series) -> dict[str, Any]:
+    return {
+        "name": series.name,
+        "unit": series.unit,
+        "samples": series.samples,
+        "points": [{"seconds": point.seconds, "value": _number(point.value)} for point in series.points],
+    }
+
+
+def health_to_dict(report: HealthReport) -> dict[str, Any]:
+    launch = report.launch
+    return {
+        "schema": SCHEMA,
+        "tool": {"name": "logsleuth", "version": __version__},
+        "status": health_status(report),
+        "verdict": verdict(report),
+        "batches": report.batches,
+        "sampled": report.sampled,
+        "speculative": report.speculative,
+        "findings": [_finding(finding) for finding in report.findings],
+        "series": [_series(series) for series in report.series],
+        "launch": {
+            "engine": launch.engine,
+            "engine_version": launch.engine_version,
+            "engine_version_source": launch.engine_version_source,
+            "command": launch.command,
+        },
+        "sources": [_source(source) for source in report.sources],
+        "warnings": list(report.warnings),
+    }
+
+
+def render_health_json(report: HealthReport) -> str:
+    """Always valid UTF-8 and inert: C1 controls and bidi overrides escaped, undecodable bytes as `\\xNN`."""
+    text = json.dumps(health_to_dict(report), indent=2, ensure_ascii=False, allow_nan=False)
+    text = _UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+    return escape_surrogates(text, backslash="\\\\") + "\n"

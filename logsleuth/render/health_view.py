@@ -1,0 +1,185 @@
+"""What every health report shows, decided once, answer first: the verdict, then each finding (its numbers,
+root cause, likely causes with their fixes, evidence lines), then the series behind them.
+
+Like render/view.py for crash reports: every log-derived string here has been through `safety.clean` (no
+escape sequences or control characters, one line, clipped); pattern prose is cleaned and never clipped.
+Each renderer still applies its own format's escaping.  Secrets are not this module's business: the report is
+redacted before it reaches a renderer (unless --no-redact).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Literal
+
+from logsleuth.health.model import Evidence, Finding, HealthReport, Series
+from logsleuth.render.safety import clean
+from logsleuth.render.view import prose
+
+NO_BATCH_LINES = "no Prefill/Decode batch lines found"
+# The series shown, in this order, with their labels; accept length only for a speculative run, and a series
+# the report does not carry is left out (a name not listed here is shown after these, under its own name).
+SERIES_LABELS = {
+    "throughput": "throughput",
+    "accept_length": "accept length",
+    "queue_requests": "queue depth",
+    "running_requests": "running requests",
+    "token_usage": "token usage",
+}
+MAX_EVIDENCE_SHOWN = 5  # lines per finding (the detectors keep a few)
+
+HealthStatus = Literal["findings", "healthy", "no-batches", "unreadable"]
+
+
+@dataclass(frozen=True)
+class CauseView:
+    text: str
+    fix: str
+    evidence: str  # "" when nothing in the log or launch supports it
+
+
+@dataclass(frozen=True)
+class FindingView:
+    title: str
+    pattern: str
+    category: str
+    summary: str  # the detector's line with the numbers
+    details: str  # how often and when: "412 occurrences · 2026-01-01 10:00:00 – 11:30:00 UTC"
+    root_cause: str
+    causes: list[CauseView]  # most likely first
+    evidence: list[str]  # log lines, inert, each with its line number and time when known
+    evidence_left_out: int
+    references: list[str]
+
+
+# Every health series is a quantity (tokens, requests, token/s, a fraction): drawn from zero, so noise stays
+# flat and a fall is as deep as it is (render/sparkline.py).
+SERIES_FLOOR = 0.0
+
+
+@dataclass(frozen=True)
+class SeriesView:
+    label: str
+    unit: str
+    values: tuple[float, ...]
+    samples: int
+
+
+def health_status(report: HealthReport) -> HealthStatus:
+    """`findings`: at least one; `unreadable`: none, and no source could be read; `no-batches`: none, and no
+    batch line was read (nothing shows the steady state); `healthy`: batch lines were read and none is wrong."""
+    if report.findings:
+        return "findings"
+    if report.sources and all(source.error for source in report.sources):
+        return "unreadable"
+    return "no-batches" if report.batches == 0 else "healthy"
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count:,} {word}{'' if count == 1 else 's'}"
+
+
+def read_text(report: HealthReport) -> str:
+    """`12,345 batch lines (sampled)`."""
+    return _plural(report.batches, "batch line") + (" (sampled)" if report.sampled else "")
+
+
+def verdict(report: HealthReport) -> str:
+    """The one-line answer: `healthy: no finding in 12,345 batch lines (sampled)`, `2 findings in …: A · B`."""
+    status = health_status(report)
+    if status == "findings":
+        titles = " · ".join(prose(finding.title) for finding in report.findings)
+        where = f"in {read_text(report)}" if report.batches else f"({NO_BATCH_LINES})"
+        text = f"{_plural(len(report.findings), 'finding')} {where}: {titles}"
+    elif status == "unreadable":
+        return "no log could be read"
+    elif status == "no-batches":
+        text = f"no finding, and {NO_BATCH_LINES}: the log shows no steady state to judge"
+    else:
+        text = f"healthy: no finding in {read_text(report)}"
+    unreadable = sum(1 for source in report.sources if source.error)
+    if unreadable:
+        text += f" · {unreadable} of {_plural(len(report.sources), 'source')} could not be read"
+    return clean(text, 1000)
+
+
+def notes(report: HealthReport) -> list[str]:
+    """What the reader must know about what was read: sampling, unreadable sources (each with its error)."""
+    out = []
+    if report.sampled:
+        out.append(
+            f"The log was sampled: {read_text(report).removesuffix(' (sampled)')} were read, evenly spaced "
+            "through it, not every line."
+        )
+    out.extend(f"could not read {source.error}" for source in report.sources if source.error)
+    return [clean(note, 1000) for note in out]
+
+
+def utc_time(seconds: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(seconds))
+
+
+def span_text(first: float | None, last: float | None) -> str:
+    """`2026-01-01 10:00:00 – 11:30:00 UTC` (the date once when both fall on it), or "" when not known."""
+    if first is None:
+        return ""
+    start = utc_time(first)
+    if last is None or last == first:
+        return f"at {start} UTC"
+    end = utc_time(last)
+    return f"{start} – {end[11:] if end[:10] == start[:10] else end} UTC"
+
+
+def evidence_line(evidence: Evidence) -> str:
+    """A log line as shown: `line 1,204 · [2026-01-01 10:00:00] Decode batch …`, inert and clipped."""
+    lead = f"line {evidence.line_number:,} · " if evidence.line_number is not None else ""
+    text = evidence.text
+    if evidence.timestamp and evidence.timestamp not in text:
+        text = f"[{evidence.timestamp}] {text}"
+    return clean(lead + text)
+
+
+def finding_view(finding: Finding) -> FindingView:
+    details = [
+        _plural(finding.occurrences, "occurrence"),
+        span_text(finding.first_seconds, finding.last_seconds),
+    ]
+    shown = finding.evidence[:MAX_EVIDENCE_SHOWN]
+    return FindingView(
+        title=prose(finding.title),
+        pattern=clean(finding.pattern_id),
+        category=clean(finding.category),
+        summary=clean(finding.summary, 1000),
+        details=" · ".join(part for part in details if part),
+        root_cause=prose(finding.root_cause),
+        causes=[CauseView(prose(c.text), prose(c.fix), clean(c.evidence)) for c in finding.causes],
+        evidence=[evidence_line(evidence) for evidence in shown],
+        evidence_left_out=len(finding.evidence) - len(shown),
+        references=[clean(reference) for reference in finding.references],
+    )
+
+
+def series_views(report: HealthReport) -> list[SeriesView]:
+    """The series to draw, in SERIES_LABELS order; none when no batch line was read (the renderers then say
+    NO_BATCH_LINES instead of drawing nothing)."""
+    if report.batches == 0 or not any(series.points for series in report.series):
+        return []
+    rank = {name: index for index, name in enumerate(SERIES_LABELS)}
+    shown = [s for s in report.series if s.name != "accept_length" or report.speculative]
+    return [_series_view(series) for series in sorted(shown, key=lambda s: rank.get(s.name, len(rank)))]
+
+
+def _series_view(series: Series) -> SeriesView:
+    label = SERIES_LABELS.get(series.name, series.name.replace("_", " "))
+    return SeriesView(clean(label, 40), clean(series.unit, 40), series.values, series.samples)
+
+
+def series_heading(report: HealthReport) -> str:
+    """`Over the run (12,345 batch lines, sampled, 2026-01-01 10:00:00 – 11:30:00 UTC):`."""
+    stamps = [
+        point.seconds for series in report.series for point in series.points if point.seconds is not None
+    ]
+    when = span_text(min(stamps), max(stamps)) if stamps else "by position in the log: it has no timestamps"
+    sampled = ", sampled" if report.sampled else ""
+    return f"Over the run ({_plural(report.batches, 'batch line')}{sampled}, {when}):"

@@ -1,0 +1,5 @@
+"""Generated `logsleuth health` fixtures: SGLang's steady-state lines per version (see generate.py)."""
+
+from scripts.health_fixtures.steady import PLANTS, write_steady_state
+
+__all__ = ["PLANTS", "write_steady_state"]
