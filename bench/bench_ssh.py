@@ -37,6 +37,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO / "tests" / "ssh"))
 
 from bench_local import CRASH_END, GiB, MiB, all_rows, failure_found, startup_row, write_log  # noqa: E402
+from bench_health import health_rows  # noqa: E402
 from bench_watch import render_watch_table, watch_notes, watch_rows  # noqa: E402
 from measure import Check, Command, command, exit_status_in, measure_rounds  # noqa: E402
 from sshd_server import SSHD, start_servers, stop_servers  # noqa: E402
@@ -332,8 +333,8 @@ def main() -> int:
     if os.geteuid() != 0 or not os.path.exists("/usr/sbin/sshd"):
         print("bench_ssh: needs root and openssh-server (/usr/sbin/sshd)", file=sys.stderr)
         return 2
-    if args.only is None and shutil.disk_usage("/tmp").free < (2 << 30):
-        print("bench_ssh: not enough space in /tmp (need 2 GiB)", file=sys.stderr)
+    if args.only is None and shutil.disk_usage("/tmp").free < (5 << 30):
+        print("bench_ssh: not enough space in /tmp (need 5 GiB)", file=sys.stderr)
         return 2
     started = time.monotonic()
     load_before = os.getloadavg()
@@ -353,6 +354,7 @@ def main() -> int:
                 *bench.fleet_rows(),
                 *bench.cpu_rows(python),
                 startup_row(logsleuth, python, args.rounds),
+                *health_rows(logsleuth, server.root, args.rounds),
             ]
         watch = watch_rows(bench)
     finally:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import partial
 
 from logsleuth.diagnosis.schema import REGEX_TIMEOUT
 from logsleuth.health.detectors import Detector, detector_for
@@ -24,7 +25,7 @@ from logsleuth.health.model import BatchSample
 from logsleuth.ingest.launch import LaunchTracker
 from logsleuth.ingest.normalize import normalize_chunks
 from logsleuth.models import LaunchInfo, LogLine
-from logsleuth.sources.base import FindsAnchors, Source
+from logsleuth.sources.base import FindsAnchors, GrepMatches, Source, SplitsWork
 
 FULL_READ_BYTES = 48 << 20  # a log this small is read whole
 HEAD_BYTES = 4 << 20  # at most, of the latest launch: its version, flags and start-up warnings...
@@ -134,7 +135,7 @@ def _search(source: Source, literals: tuple[str, ...]) -> tuple[list[int], list[
     anchors = (LAUNCH_ANCHOR, *(literal.encode() for literal in literals))
     find_matches = getattr(source, "find_matches", None)
     if find_matches is not None and len({len(anchor) for anchor in anchors}) == len(anchors):
-        matches = find_matches(anchors, SEARCH_LIMIT)
+        matches = _matches_in_halves(source, anchors) if isinstance(source, SplitsWork) else find_matches(anchors)
         if matches is not None:
             launches = [o for o, n in zip(matches.offsets, matches.lengths, strict=True) if n == len(LAUNCH_ANCHOR)]
             events = [o for o, n in zip(matches.offsets, matches.lengths, strict=True) if n != len(LAUNCH_ANCHOR)]
@@ -146,6 +147,33 @@ def _search(source: Source, literals: tuple[str, ...]) -> tuple[list[int], list[
         launches = source.find_anchors((LAUNCH_ANCHOR,), limit=SEARCH_LIMIT) or []
     known = set(launches)
     return launches, [hit for hit in hits if hit not in known], True
+
+
+def _matches_in_halves(source: SplitsWork, anchors: tuple[bytes, ...]) -> GrepMatches | None:
+    """A local file's matches, its two halves searched at once by two forked processes (sources/anchors.py's
+    in_two_halves: here only when the file is large and there are two cores).  A search with hits to check
+    (a retraction storm's thousands of lines) is bound by the CPU, not by reading."""
+    size = source.size()  # type: ignore[attr-defined]
+    halves = source.in_two_halves(size, partial(_matches_between, anchors=anchors), _line_start_after)
+    found = [half for half in halves if half is not None]
+    if len(found) < len(halves):
+        return None  # too many in a half
+    merged = found[0]
+    for half in found[1:]:
+        merged = merged.extend(half)
+    return merged if len(merged.offsets) <= SEARCH_LIMIT else None
+
+
+def _matches_between(source: Source, start: int, end: int, *, anchors: tuple[bytes, ...]) -> GrepMatches | None:
+    matches: GrepMatches | None = source.find_matches(anchors, SEARCH_LIMIT, start, end)  # type: ignore[attr-defined]
+    return matches
+
+
+def _line_start_after(source: Source, middle: int, size: int) -> int:
+    """Where the line after `middle` starts (no anchor holds a newline, so none straddles it)."""
+    window = b"".join(source.read_range(middle, min(size, middle + LINE_OVERRUN)))
+    newline = window.find(b"\n")
+    return middle + newline + 1 if newline >= 0 else size
 
 
 def _starts_with(source: Source, offset: int, text: bytes) -> bool:

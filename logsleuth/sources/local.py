@@ -114,13 +114,16 @@ class LocalFileSource:
         matches = self.find_matches(anchors, limit)
         return None if matches is None else matches.offsets
 
-    def find_matches(self, anchors: tuple[bytes, ...], limit: int | None = None) -> GrepMatches | None:
-        """find_anchors, with each match's length: which anchor it is (`logsleuth health`)."""
+    def find_matches(
+        self, anchors: tuple[bytes, ...], limit: int | None = None, start: int = 0, end: int | None = None
+    ) -> GrepMatches | None:
+        """find_anchors, with each match's length: which anchor it is (`logsleuth health`); in [start, end)
+        when given (a line's start, and the start of the next part)."""
         from logsleuth.sources.anchors import find_matches
 
-        size = self.size()
+        size = self.size() if end is None else end
         try:
-            return find_matches(self._file.fileno(), size, anchors, limit=limit)
+            return find_matches(self._file.fileno(), size, anchors, limit=limit, start=start)
         except FileShrank:
             raise changed_while_read(self.name) from None
         except OSError as exc:
