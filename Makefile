@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow test-oracle lint typecheck bench fixtures pattern-fixtures verify-fixes oracle-setup docs clean
+.PHONY: demo test test-slow test-oracle lint typecheck bench fixtures pattern-fixtures health-fixtures diff-fixtures verify-fixes oracle-setup docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,14 @@ bench: $(STAMP)
 
 docs: $(STAMP)
 	$(BIN)/python scripts/gen_pattern_docs.py
+
+# Steady-state logs for `logsleuth health`, from the three releases' own batch-line wordings (seconds).
+health-fixtures: $(STAMP)
+	$(BIN)/python scripts/health_fixtures/generate.py
+
+# Launch logs for `logsleuth diff`, their server_args= lines printed by the real SGLang 0.5.9 and 0.5.23.
+diff-fixtures: oracle-setup $(STAMP)
+	$(BIN)/python scripts/diff_fixtures/make_diff_fixtures.py
 
 # Runtime-failure fixtures: real CPython raising the engine's exceptions from a mirror of its paths.
 pattern-fixtures: $(STAMP)

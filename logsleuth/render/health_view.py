@@ -45,7 +45,7 @@ class FindingView:
     pattern: str
     category: str
     summary: str  # the detector's line with the numbers
-    details: str  # how often and when: "412 occurrences · 2026-01-01 10:00:00 – 11:30:00 UTC"
+    details: str  # how often, when and where: "412 occurrences · 2026-01-01 10:00:00 – 11:30:00"
     root_cause: str
     causes: list[CauseView]  # most likely first
     evidence: list[str]  # log lines, inert, each with its line number and time when known
@@ -116,19 +116,21 @@ def notes(report: HealthReport) -> list[str]:
     return [clean(note, 1000) for note in out]
 
 
-def utc_time(seconds: float) -> str:
+def log_time(seconds: float) -> str:
+    """A time as the log printed it: SGLang's own times carry no zone (the host's local time), so none is
+    named here (health/metrics.py reads them as if UTC, and gives them back the same way)."""
     return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(seconds))
 
 
 def span_text(first: float | None, last: float | None) -> str:
-    """`2026-01-01 10:00:00 – 11:30:00 UTC` (the date once when both fall on it), or "" when not known."""
+    """`2026-01-01 10:00:00 – 11:30:00` in the log's own time (the date once when both fall on it), or ""."""
     if first is None:
         return ""
-    start = utc_time(first)
+    start = log_time(first)
     if last is None or last == first:
-        return f"at {start} UTC"
-    end = utc_time(last)
-    return f"{start} – {end[11:] if end[:10] == start[:10] else end} UTC"
+        return f"at {start}"
+    end = log_time(last)
+    return f"{start} – {end[11:] if end[:10] == start[:10] else end}"
 
 
 def evidence_line(evidence: Evidence) -> str:
@@ -144,6 +146,7 @@ def finding_view(finding: Finding) -> FindingView:
     details = [
         _plural(finding.occurrences, "occurrence"),
         span_text(finding.first_seconds, finding.last_seconds),
+        f"in {len(finding.sources)} sources: {', '.join(finding.sources)}" if len(finding.sources) > 1 else "",
     ]
     shown = finding.evidence[:MAX_EVIDENCE_SHOWN]
     return FindingView(
@@ -176,7 +179,7 @@ def _series_view(series: Series) -> SeriesView:
 
 
 def series_heading(report: HealthReport) -> str:
-    """`Over the run (12,345 batch lines, sampled, 2026-01-01 10:00:00 – 11:30:00 UTC):`."""
+    """`Over the run (12,345 batch lines, sampled, 2026-01-01 10:00:00 – 11:30:00):` (log time)."""
     stamps = [
         point.seconds for series in report.series for point in series.points if point.seconds is not None
     ]
