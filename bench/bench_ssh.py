@@ -36,8 +36,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO / "tests" / "ssh"))
 
-from bench_local import CRASH_END, GiB, MiB, all_rows, failure_found, startup_row, write_log  # noqa: E402
 from bench_health import health_rows  # noqa: E402
+from bench_local import CRASH_END, GiB, MiB, all_rows, failure_found, startup_row, write_log  # noqa: E402
 from bench_watch import render_watch_table, watch_notes, watch_rows  # noqa: E402
 from measure import Check, Command, command, exit_status_in, measure_rounds  # noqa: E402
 from sshd_server import SSHD, start_servers, stop_servers  # noqa: E402
