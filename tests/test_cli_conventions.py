@@ -93,7 +93,8 @@ def test_bash_completes_commands_options_and_values(tmp_path: Path) -> None:
         assert done.returncode == 0, done.stderr
         return done.stdout.split()
 
-    assert complete("logsleuth", "di") == ["diagnose"]
+    assert complete("logsleuth", "di") == ["diagnose", "diff"]
+    assert complete("logsleuth", "he") == ["health"]
     assert complete("logsleuth", "diagnose", "--accept") == ["--accept-new-host-key"]
     assert complete("logsleuth", "diagnose", "--format", "ma") == ["markdown"]
 

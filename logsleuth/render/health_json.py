@@ -7,15 +7,13 @@ controls, render_json_text the rest), so a program reading the JSON sees the evi
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
 from logsleuth import __version__
 from logsleuth.health.model import Finding, HealthReport, Series
 from logsleuth.render.health_view import health_status, verdict
-from logsleuth.render.json_report import _UNSAFE, _source
-from logsleuth.render.safety import escape_surrogates
+from logsleuth.render.json_report import json_text, launch_json, source_json
 
 SCHEMA = "logsleuth.health/1"
 
@@ -62,7 +60,6 @@ def _series(series: Series) -> dict[str, Any]:
 
 
 def health_to_dict(report: HealthReport) -> dict[str, Any]:
-    launch = report.launch
     return {
         "schema": SCHEMA,
         "tool": {"name": "logsleuth", "version": __version__},
@@ -73,19 +70,12 @@ def health_to_dict(report: HealthReport) -> dict[str, Any]:
         "speculative": report.speculative,
         "findings": [_finding(finding) for finding in report.findings],
         "series": [_series(series) for series in report.series],
-        "launch": {
-            "engine": launch.engine,
-            "engine_version": launch.engine_version,
-            "engine_version_source": launch.engine_version_source,
-            "command": launch.command,
-        },
-        "sources": [_source(source) for source in report.sources],
+        "launch": launch_json(report.launch),
+        "sources": [source_json(source) for source in report.sources],
         "warnings": list(report.warnings),
     }
 
 
 def render_health_json(report: HealthReport) -> str:
     """Always valid UTF-8 and inert: C1 controls and bidi overrides escaped, undecodable bytes as `\\xNN`."""
-    text = json.dumps(health_to_dict(report), indent=2, ensure_ascii=False, allow_nan=False)
-    text = _UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
-    return escape_surrogates(text, backslash="\\\\") + "\n"
+    return json_text(health_to_dict(report), allow_nan=False)

@@ -8,7 +8,7 @@ so every fence is closed.  Prose is defanged (mentions, fences) as in the crash 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from logsleuth.health.model import HealthReport
@@ -24,7 +24,7 @@ from logsleuth.render.health_view import (
 )
 from logsleuth.render.options import RenderOptions
 from logsleuth.render.safety import clip
-from logsleuth.render.slack import TABLE_WIDTH, _fit, fence, inline_code, safe
+from logsleuth.render.slack import TABLE_WIDTH, fence, inline_code, safe, shrink_to_fit
 from logsleuth.render.view import more_lines_text
 
 
@@ -100,14 +100,4 @@ def _blocks(report: HealthReport, options: RenderOptions, detail: Detail) -> lis
 
 
 def render_health_slack(report: HealthReport, options: RenderOptions) -> str:
-    detail = Detail()
-    steps = iter(REDUCTIONS)
-    while True:
-        blocks = _blocks(report, options, detail)
-        text = "\n".join(blocks)
-        if len(text) + 1 <= options.max_chars:  # + the final newline
-            return text + "\n"
-        step = next(steps, None)
-        if step is None:
-            return _fit(blocks, options.max_chars - 1) + "\n"
-        detail = replace(detail, **step)
+    return shrink_to_fit(lambda detail: _blocks(report, options, detail), Detail(), REDUCTIONS, options.max_chars)

@@ -14,6 +14,7 @@ from logsleuth.models import (
     Fix,
     FlagCheck,
     Fleet,
+    LaunchInfo,
     Report,
     SourceInfo,
 )
@@ -125,7 +126,7 @@ def _fleet(fleet: Fleet | None) -> dict[str, Any] | None:
     }
 
 
-def _source(source: SourceInfo) -> dict[str, Any]:
+def source_json(source: SourceInfo) -> dict[str, Any]:
     clock = source.clock
     return {
         "name": source.name,
@@ -190,13 +191,8 @@ def report_to_dict(report: Report) -> dict[str, Any]:
         "status": report_status(report),
         "failures": [_failure(group) for group in report.failures],
         "fleet": _fleet(report.fleet),
-        "launch": {
-            "engine": launch.engine,
-            "engine_version": launch.engine_version,
-            "engine_version_source": launch.engine_version_source,
-            "command": launch.command,
-        },
-        "sources": [_source(source) for source in report.sources],
+        "launch": launch_json(launch),
+        "sources": [source_json(source) for source in report.sources],
         "warnings": list(report.warnings),
         # The report keeps the first groups only (grouping.MAX_GROUPS); these count what it left out.
         "omitted_failures": report.omitted_failures,
@@ -212,7 +208,21 @@ _UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def render_json(report: Report) -> str:
-    """Always valid UTF-8: a byte that was not UTF-8 (a file name) is written as the text `\\xNN`."""
-    text = json.dumps(report_to_dict(report), indent=2, ensure_ascii=False)
+    return json_text(report_to_dict(report))
+
+
+def json_text(data: dict[str, Any], *, allow_nan: bool = True) -> str:
+    """A report's JSON, always valid UTF-8 (a byte that was not UTF-8, in a file name, is written as the text
+    `\\xNN`), with the controls json.dumps lets through escaped.  Every JSON report (crash, health) shares it."""
+    text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=allow_nan)
     text = _UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
     return escape_surrogates(text, backslash="\\\\") + "\n"
+
+
+def launch_json(launch: LaunchInfo) -> dict[str, Any]:
+    return {
+        "engine": launch.engine,
+        "engine_version": launch.engine_version,
+        "engine_version_source": launch.engine_version_source,
+        "command": launch.command,
+    }

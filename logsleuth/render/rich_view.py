@@ -8,6 +8,8 @@ or emoji, so `[bold]` or `:boom:` in a log is shown literally.
 from __future__ import annotations
 
 import io
+from collections.abc import Iterable
+from typing import Any
 
 from rich.console import Console
 from rich.text import Text
@@ -34,8 +36,14 @@ def make_console(options: RenderOptions) -> Console:
 
 def render_rich(report: Report, options: RenderOptions) -> str:
     """The report only: source errors and warnings are the CLI's stderr lines, printed there once."""
+    return print_lines(report_lines(report, options.width), options)
+
+
+def print_lines(lines: Iterable[Any], options: RenderOptions) -> str:
+    """Styled lines (each with `text` and `style`), wrapped already, as rich prints them: the crash, health and
+    diff reports share it."""
     console = make_console(options)
-    for line in report_lines(report, options.width):
+    for line in lines:
         # The lines are wrapped already; soft_wrap keeps rich from wrapping them again, so a corrected command
         # longer than the terminal is wrapped by the terminal alone and copies as one line.
         console.print(Text(line.text, style=line.style), soft_wrap=True)

@@ -17,8 +17,9 @@ visibly (`` ` ` ` ``).  Local file paths are left out: they name files on the ma
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from logsleuth.models import Explanation, Report
 from logsleuth.render.explanation import explanation_view
@@ -265,17 +266,28 @@ def _fit(blocks: list[str], limit: int) -> str:
 
 
 def render_slack(report: Report, options: RenderOptions) -> str:
-    detail = Detail()
-    steps = iter(REDUCTIONS)
+    return shrink_to_fit(lambda detail: _blocks(report, options, detail), Detail(), REDUCTIONS, options.max_chars)
+
+
+D = TypeVar("D")
+
+
+def shrink_to_fit(
+    blocks_for: Callable[[D], list[str]], detail: D, reductions: Iterable[dict[str, Any]], max_chars: int
+) -> str:
+    """The blocks a detail level gives, with less and less detail (each reduction, in turn, replaces fields of
+    the dataclass `detail`) until they fit `max_chars`; whole blocks from the top as the last resort.  The
+    crash and health reports share it."""
+    steps = iter(reductions)
     while True:
-        blocks = _blocks(report, options, detail)
+        blocks = blocks_for(detail)
         text = "\n".join(blocks)
-        if len(text) + 1 <= options.max_chars:  # + the final newline
+        if len(text) + 1 <= max_chars:  # + the final newline
             return text + "\n"
         step = next(steps, None)
         if step is None:
-            return _fit(blocks, options.max_chars - 1) + "\n"
-        detail = replace(detail, **step)
+            return _fit(blocks, max_chars - 1) + "\n"
+        detail = replace(detail, **step)  # type: ignore[type-var]
 
 
 def render_slack_for_api(report: Report, options: RenderOptions) -> str:
