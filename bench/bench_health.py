@@ -10,10 +10,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "scripts"))
-from health_fixtures.steady import PLANTS, write_steady_state  # noqa: E402
+sys.path.insert(0, str(HERE.parent))  # the checkout: scripts.health_fixtures
 from measure import Check, Command, command, exit_status_in, measure_rounds  # noqa: E402
 from table import Goal, Row, pairs_of  # noqa: E402
+
+from scripts.health_fixtures.steady import PLANTS, write_steady_state  # noqa: E402
 
 SIZE = 2 << 30
 PLANTED = {

@@ -19,8 +19,8 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "health"
 PATTERNS = ROOT / "patterns" / "sglang"
 MANIFEST = tomllib.loads((FIXTURES / "manifest.toml").read_text(encoding="utf-8"))["fixtures"]
-sys.path.insert(0, str(ROOT / "scripts"))
-from health_fixtures.steady import write_steady_state  # noqa: E402
+sys.path.insert(0, str(ROOT))  # the checkout: scripts.health_fixtures
+from scripts.health_fixtures.steady import write_steady_state  # noqa: E402
 
 BUNDLED = load_health_patterns(include_user=False).patterns
 

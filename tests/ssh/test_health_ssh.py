@@ -17,10 +17,9 @@ from sshd_server import SSHD
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "health"
 SCRIPT = Path(sys.executable).parent / "logsleuth"
-sys.path.insert(0, str(ROOT / "scripts"))
-from health_fixtures.steady import write_steady_state  # noqa: E402
-
+sys.path.insert(0, str(ROOT))  # the checkout: scripts.health_fixtures
 from logsleuth.health.scan import FULL_READ_BYTES  # noqa: E402
+from scripts.health_fixtures.steady import write_steady_state  # noqa: E402
 
 
 def health(config: Path | None, *args: str) -> subprocess.CompletedProcess[str]:
