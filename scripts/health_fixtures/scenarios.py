@@ -163,6 +163,13 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("nearmiss-throughput-fewer-running", "throughput falls to ~20% because #running-req falls from "
              "48 to 10 (the load dropped; per-request speed unchanged)", V05, PLAIN,
              (Phase(100, running=(48, 48)), Phase(RUN - 100, running=(10, 10)))),
+    Scenario("nearmiss-dtype-upcast", "--dtype float32 on a bf16 checkpoint: a lossless upcast, logged at info",
+             BEFORE_LAYERS0, Launch(LLAMA, "LlamaForCausalLM", flags=(("--dtype", "dtype", "float32"),)), _steady(),
+             notes=(Note("load", say.upcasting("bfloat16", "float32")),)),
+    Scenario("nearmiss-weights-unused", "a vision tower's pooler in the checkpoint that the model does not use: "
+             "transformers says so, and nothing is missing", ALL, PLAIN, _steady(),
+             notes=(Note("load", say.weights_not_used("/models/siglip-so400m-patch14-384", "SiglipVisionModel",
+                                                      ["vision_model.head.mlp.fc1.weight"])),)),
     Scenario("nearmiss-cuda-graph-large-batch", "--cuda-graph-max-bs 128 and batches of 100-180: `cuda graph: "
              "False` only on the lines above 128", BEFORE_LAYERS0,
              Launch(LLAMA, "LlamaForCausalLM", cuda_graph_max_bs=128), _steady(running=(100, 150))),

@@ -134,6 +134,19 @@ CUDA_GRAPH_TORCH_NATIVE = "Cuda graph is disabled because of using torch native 
 CASTING_BF16_TO_FP16 = "Casting torch.bfloat16 to torch.float16."
 
 
+def upcasting(config_dtype: str, dtype: str) -> str:
+    """SGLang v0.4.10.post2 and v0.5.9 srt/configs/model_config.py:_get_and_verify_dtype (logger.info, an
+    upcast to float32 is lossless; debug level in v0.5.23)."""
+    return f"Upcasting torch.{config_dtype} to torch.{dtype}."
+
+
+def weights_not_used(path: str, model_class: str, names: list[str]) -> str:
+    """transformers 4.57.1 modeling_utils.py:PreTrainedModel._load_pretrained_model, the first line of its
+    unexpected-keys message (checkpoint tensors the class has no place for: often expected, e.g. a pooler)."""
+    return (f"Some weights of the model checkpoint at {path} were not used when initializing {model_class}: "
+            f"{names!r}")
+
+
 def fp8_kv_without_scales(version: str) -> str:
     """SGLang v0.4.10.post2 and v0.5.9 srt/model_executor/model_runner.py:ModelRunner.load_model; v0.5.23
     srt/model_executor/model_runner_components/load_model_utils.py:load_kv_cache_scales (last sentence dropped)."""

@@ -40,12 +40,26 @@ def test_each_fixture_shows_exactly_its_patterns_and_its_first_cause(entry: dict
         assert finding.evidence, "a finding shows the lines it stands on"
 
 
+# For each pattern, the near miss that looks like it and must not fire (scripts/health_fixtures/scenarios.py).
+NEAR_MISSES = {
+    "sglang-health-accept-length-near-one": "nearmiss-accept-hard",
+    "sglang-health-kv-pool-full-retract": "nearmiss-single-kv-full",
+    "sglang-health-queue-growth": "nearmiss-queue-bump",
+    "sglang-health-throughput-collapse": "nearmiss-throughput-fewer-running",
+    "sglang-health-cuda-graph-disabled": "nearmiss-cuda-graph-large-batch",
+    "sglang-health-weights-not-initialized": "nearmiss-weights-unused",
+    "sglang-health-precision-fallback": "nearmiss-dtype-upcast",
+}
+
+
 def test_every_health_pattern_has_positive_and_near_miss_fixtures() -> None:
+    assert set(NEAR_MISSES) == {p.id for p in BUNDLED}
     for pattern in BUNDLED:
         positives = [e for e in MANIFEST if pattern.id in e["patterns"]]
-        negatives = [e for e in MANIFEST if pattern.id not in e["patterns"]]
         assert len({e["version"] for e in positives}) >= 2, pattern.id
-        assert any(e["scenario"] == "healthy" for e in negatives), pattern.id
+        near = [e for e in MANIFEST if e["scenario"] == NEAR_MISSES[pattern.id]]
+        assert near and all(pattern.id not in e["patterns"] for e in near), pattern.id  # each checked to be silent
+        assert any(e["scenario"] == "healthy" and pattern.id not in e["patterns"] for e in MANIFEST)
 
 
 def test_every_bundled_regex_compiles_and_the_ids_follow_the_file_names() -> None:
