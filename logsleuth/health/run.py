@@ -193,6 +193,12 @@ def _report(results: list[SourceHealth], patterns: HealthPatternSet) -> HealthRe
     warnings.extend(
         broken for r in scans if r.scan for ds in r.scan.detectors.values() for d in ds if (broken := getattr(d, "broken", None))
     )
+    warnings.extend(
+        f"{r.info.name}: the server failed after serving (a traceback at byte {r.scan.failure_offset:,}): "
+        "`diagnose` names that failure, `health` does not"
+        for r in scans
+        if r.scan is not None and r.scan.failure_offset is not None
+    )
     return HealthReport(
         sources=tuple(result.info for result in results),
         findings=tuple(merged.values()),

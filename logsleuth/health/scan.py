@@ -26,6 +26,7 @@ from logsleuth.ingest.launch import LaunchTracker
 from logsleuth.ingest.normalize import normalize_chunks
 from logsleuth.models import LaunchInfo, LogLine
 from logsleuth.sources.base import FindsAnchors, GrepMatches, Source, SplitsWork
+from logsleuth.tracebacks.grammar import TRACEBACK_HEADER
 
 FULL_READ_BYTES = 48 << 20  # a log this small is read whole
 HEAD_BYTES = 4 << 20  # at most, of the latest launch: its version, flags and start-up warnings...
@@ -50,6 +51,9 @@ class HealthScan:
     # The causes' `log_line` regexes (by their text) that a line of this launch matched
     seen: set[str] = field(default_factory=set)
     detectors: dict[str, list[Detector]] = field(default_factory=dict)
+    # Where a Python traceback began after the steady state did: the run ended in a failure, which is
+    # diagnose's to name (None: none was read)
+    failure_offset: int | None = None
     _launches: int = 0
 
     def __post_init__(self) -> None:
@@ -62,6 +66,7 @@ class HealthScan:
         self.detectors = {pattern.id: [detector_for(d) for d in pattern.detects] for pattern in self.patterns}
         self.samples = []
         self.seen = set()
+        self.failure_offset = None
 
     def feed(self, line: LogLine) -> BatchSample | None:
         """One line of the log, in order; the batch sample it is, if it is one."""
@@ -71,6 +76,8 @@ class HealthScan:
             self._restart()
         sample = parse_batch_line(line.text, line.meta.timestamp, line.offset)
         if sample is None:
+            if self.samples and self.failure_offset is None and line.text.endswith(TRACEBACK_HEADER):
+                self.failure_offset = line.offset
             for expression in self._cause_lines:
                 if expression.pattern not in self.seen and expression.search(line.text, timeout=REGEX_TIMEOUT):
                     self.seen.add(expression.pattern)

@@ -86,3 +86,15 @@ def test_a_planted_secret_never_reaches_the_report(tmp_path: Path) -> None:
         done = health(str(log), "--format", fmt)
         assert done.returncode == 1, done.stderr
         assert secret not in done.stdout and secret not in done.stderr
+
+
+def test_a_server_that_failed_after_serving_is_pointed_to_diagnose(tmp_path: Path) -> None:
+    log = tmp_path / "crashed.log"
+    text = (FIXTURES / "0.5.9" / "healthy.log").read_text(encoding="utf-8")
+    log.write_text(text + '[2025-03-15 10:00:00] Traceback (most recent call last):\n  File "x.py", line 1, in f\n'
+                   "RuntimeError: the scheduler died\n", encoding="utf-8")
+    done = health(str(log), "--format", "text")
+    assert done.returncode == 0  # its health findings: none; the failure is diagnose's
+    (warning,) = [line for line in done.stderr.splitlines() if "failed after serving" in line]
+    assert f"byte {len(text.encode()):,}" in warning and "`diagnose`" in warning
+    assert "failed after serving" not in health(str(FIXTURES / "0.5.9" / "healthy.log")).stderr
