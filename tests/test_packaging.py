@@ -66,8 +66,9 @@ def test_the_build_prints_no_warning(built: Built) -> None:
 
 
 def test_wheel_contains_patterns_and_works_installed(built: Built, tmp_path: Path) -> None:
-    bundled = sorted(p.name for p in (REPO / "patterns" / "sglang").glob("*.toml"))
-    assert bundled and all(f"logsleuth/patterns/sglang/{name}" in built.names for name in bundled)
+    bundled = sorted(p.relative_to(REPO / "patterns").as_posix() for p in (REPO / "patterns").glob("*/*.toml"))
+    assert bundled and all(f"logsleuth/patterns/{name}" in built.names for name in bundled)
+    assert any(name.startswith("vllm/") for name in bundled)
     for schema in ("report", "health_report", "diff", "watch_events"):
         assert f"logsleuth/{schema}.schema.json" in built.names
     catalogs = sorted(p.name for p in (REPO / "logsleuth" / "fixes" / "catalogs").glob("*.json"))

@@ -19,12 +19,13 @@ from . import (
     process,
     runtime_env,
     runtime_facts,
+    vllm,
     weights,
 )
 
 FAMILIES = (
     memory, cuda_graph, kernels, nccl, weights, model_config, dependencies, process, arguments, gpu_faults, runtime_env,
-    runtime_facts,
+    runtime_facts, vllm,
 )
 
 
