@@ -27,7 +27,13 @@ _NOT_A_COMMAND = compile_lazily(r"(?i)^\s*(?:usage|example|e\.g\.)\s*:|\[-h\]|\[
 # An item of a `server_args=` repr left out by whoever pasted it: `ServerArgs(model_path='/m', ...)`.
 _ELIDED_ITEM = compile_lazily(r"(?:^|,)\s*(?:\.\.\.|…)\s*(?:,|$)")
 _EXPLICIT_VERSION = compile_lazily(
-    r"(?i)\b(?P<engine>sglang|vllm)(?:==|\s+version[:=]?\s*v?|\s+v)(?P<version>\d+\.\d+\.\d+(?:\.?post\d+|rc\d+|\.dev\d+)?)"
+    r"(?i)\b(?P<engine>sglang|vllm)(?:==|\s+(?:API server\s+)?version[:=]?\s*v?|\s+v)"
+    r"(?P<version>\d+\.\d+\.\d+(?:\.?post\d+|rc\d+|\.dev\d+)?)"
+)
+# vLLM's engine names its version when it starts: "Initializing a V1 LLM engine (v0.11.0) with config: …"
+# (vllm/v1/engine/core.py), "Initializing an LLM engine (v0.6.6.post1) with config: …" (V0 llm_engine.py).
+_VLLM_ENGINE_VERSION = compile_lazily(
+    r"Initializing (?:a V1|an) LLM engine \(v(?P<version>\d+\.\d+\.\d+(?:\.?post\d+|rc\d+|\.dev\d+)?)"
 )
 
 
@@ -83,8 +89,11 @@ class LaunchTracker:
                 self.command_offset = line.offset
                 self.engine = "vllm" if "vllm" in command.split("--", 1)[0] else "sglang"
                 self._mark(line.offset, "command").command = command
-        if ("sglang" in text or "vllm" in text) and (m := _EXPLICIT_VERSION.search(text)):
+        if ("sglang" in text or "vllm" in text or "vLLM" in text) and (m := _EXPLICIT_VERSION.search(text)):
             self.engine = m["engine"].lower()
+            self.engine_version = m["version"]
+        elif "LLM engine (v" in text and (m := _VLLM_ENGINE_VERSION.search(text)):
+            self.engine = "vllm"
             self.engine_version = m["version"]
         if text.startswith("sglang serve: error:"):
             self.version_hint = self.version_hint or "0.5.23"
