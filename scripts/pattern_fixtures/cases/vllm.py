@@ -788,6 +788,7 @@ KERNEL = "vllm-no-kernel-image"
 ARCH = "vllm-unsupported-architecture"
 PATH = "vllm-model-path-invalid"
 SCALE = "vllm-weight-key-quant-scale"
+CORE = "vllm-engine-core-init-failed"
 
 KV_0110 = engine_crash(KV, "positive-0.11.0", "0.11.0", kv_check("0.11.0", int(6.93 * GIB)), api_cascade=True, records=KV_RECORDS)
 V0_KV = engine_crash(KV_V0, "positive-0.6.6.post1", "0.6.6.post1", v0_kv_check(1478), records=v0_kv_records(1478))
@@ -827,4 +828,9 @@ CASES = (
     engine_crash(SCALE, "positive-0.11.0", "0.11.0", qwen2_key_error("layers.0.mlp.down_proj.weight_scale"), api_cascade=True),
     engine_crash(SCALE, "positive-0.6.6.post1", "0.6.6.post1", v0_key_error("layers.0.mlp.down_proj.weight_scale")),
     engine_crash(SCALE, "negative-0.11.0-rotary-inv-freq", "0.11.0", qwen2_key_error("model.layers.0.self_attn.rotary_emb.inv_freq")),
+
+    # The cascade alone: a log cut above the API server's report (vllm-project/vllm#21882, #26898).  With its root
+    # above it, it is the report's second group (the KV, bf16, free-memory and kernel positives show that).
+    engine_startup_failed("0.11.0").named(CORE, "positive-0.11.0-root-not-in-log"),
+    ARCH_CASE.named(CORE, "negative-0.11.0-apiserver-config-error"),
 )
