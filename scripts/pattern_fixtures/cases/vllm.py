@@ -788,7 +788,7 @@ KERNEL = "vllm-no-kernel-image"
 ARCH = "vllm-unsupported-architecture"
 PATH = "vllm-model-path-invalid"
 SCALE = "vllm-weight-key-quant-scale"
-CORE = "vllm-engine-core-init-failed"
+ENGINE_DIED = "vllm-engine-core-init-failed"
 
 KV_0110 = engine_crash(KV, "positive-0.11.0", "0.11.0", kv_check("0.11.0", int(6.93 * GIB)), api_cascade=True, records=KV_RECORDS)
 V0_KV = engine_crash(KV_V0, "positive-0.6.6.post1", "0.6.6.post1", v0_kv_check(1478), records=v0_kv_records(1478))
@@ -831,6 +831,6 @@ CASES = (
 
     # The cascade alone: a log cut above the API server's report (vllm-project/vllm#21882, #26898).  With its root
     # above it, it is the report's second group (the KV, bf16, free-memory and kernel positives show that).
-    engine_startup_failed("0.11.0").named(CORE, "positive-0.11.0-root-not-in-log"),
-    ARCH_CASE.named(CORE, "negative-0.11.0-apiserver-config-error"),
+    engine_startup_failed("0.11.0").named(ENGINE_DIED, "positive-0.11.0-root-not-in-log"),
+    ARCH_CASE.named(ENGINE_DIED, "negative-0.11.0-apiserver-config-error"),
 )
