@@ -302,10 +302,11 @@ def is_health_pattern(data: dict[str, Any]) -> bool:
 
 
 def layer_files(
-    extra_dirs: Iterable[str | Path], include_user: bool, errors: list[str]
-) -> Iterator[tuple[str, str, str | PatternError]]:
-    """(layer, path, text or the error that names the file) for every user and `--patterns` file, in layer
-    order; a layer that cannot be read is an error line in `errors`.  Crash and health patterns share it."""
+    extra_dirs: Iterable[str | Path], include_user: bool, errors: list[str], *, health: bool, strict: bool = False
+) -> Iterator[tuple[str, str, str, dict[str, Any]]]:
+    """(layer, path, text, its TOML) of every user and `--patterns` file of one kind, failure or `health`, in
+    layer order; files of the other kind are passed over.  A layer that cannot be read, and a file that cannot
+    be read or is not TOML, is an error line in `errors` (raised with `strict`).  Both loaders share it."""
     layers: list[tuple[str, Path]] = []
     if include_user:
         found = _is_dir(user_pattern_dir())
@@ -326,7 +327,17 @@ def layer_files(
             errors.append(f"{directory}: cannot read patterns: {exc.strerror or exc}")
             continue
         for path, text in files:
-            yield layer, path, text
+            try:
+                if isinstance(text, PatternError):
+                    raise text
+                data = parse_toml(text, path)
+            except PatternError as exc:
+                if strict:
+                    raise
+                errors.append(f"{exc} (pattern skipped)")
+                continue
+            if is_health_pattern(data) == health:
+                yield layer, path, text, data
 
 
 def parse_toml(text: str, path: str) -> dict[str, Any]:
@@ -355,13 +366,8 @@ def load_patterns(
     patterns: dict[str, Pattern] = {pattern.id: pattern for pattern in bundled}
     former_ids = {alias: pattern.id for pattern in bundled for alias in pattern.aliases}
     errors: list[str] = []
-    for layer, path, text in layer_files(extra_dirs, include_user, errors):
+    for layer, path, text, data in layer_files(extra_dirs, include_user, errors, health=False, strict=strict):
         try:
-            if isinstance(text, PatternError):
-                raise text
-            data = parse_toml(text, path)
-            if is_health_pattern(data):
-                continue
             pattern = parse_pattern(text, path, layer, data=data, known_builders=known_builders)
         except PatternError as exc:
             if strict:

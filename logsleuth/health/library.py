@@ -17,7 +17,7 @@ import regex
 
 from logsleuth import versions
 from logsleuth.diagnosis import cache
-from logsleuth.diagnosis.library import bundled_files, is_health_pattern, layer_files, parse_toml
+from logsleuth.diagnosis.library import bundled_files, is_health_pattern, layer_files
 from logsleuth.diagnosis.schema import CATEGORIES, LazyRegex
 from logsleuth.errors import PatternError
 
@@ -255,13 +255,8 @@ def load_health_patterns(extra_dirs: Iterable[str | Path] = (), *, include_user:
         if is_health_pattern(data):
             patterns[data["id"]] = parse_health_pattern(data, path, check=False)
     errors: list[str] = []
-    for _layer, path, text in layer_files(extra_dirs, include_user, errors):
+    for _layer, path, _text, data in layer_files(extra_dirs, include_user, errors, health=True):
         try:
-            if isinstance(text, PatternError):
-                raise text
-            data = parse_toml(text, path)
-            if not is_health_pattern(data):
-                continue
             pattern = parse_health_pattern(data, path)
         except PatternError as exc:
             errors.append(f"{exc} (pattern skipped)")
