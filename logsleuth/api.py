@@ -26,8 +26,8 @@ from logsleuth.ingest.reader import DEFAULT_MAX_BYTES, read_all, read_latest
 from logsleuth.ingest.scan import ReadResult
 from logsleuth.models import ClockOffset, Diagnosis, FailureGroup, LaunchInfo, Report, SourceInfo
 from logsleuth.sources.base import Progress, ReportsProgress, Source
-from logsleuth.sources.fanout import DEFAULT_PARALLEL, IdleWork, fan_out, one_at_a_time
-from logsleuth.sources.open import is_remote, is_runtime, open_sources
+from logsleuth.sources.fanout import DEFAULT_PARALLEL, IdleWork, one_at_a_time
+from logsleuth.sources.open import is_remote, is_runtime, open_sources, read_specs, with_workloads_expanded
 from logsleuth.sources.options import SSHOptions
 
 if TYPE_CHECKING:  # health's modules are imported when `health` runs: a diagnose does not pay for them
@@ -80,12 +80,8 @@ def diagnose(
     processes, and a fork is safest with no other thread running."""
     options = options or DiagnoseOptions()
     patterns = patterns or load_library(options)
-    if any(spec.startswith("k8s:") for spec in specs):  # Kubernetes workloads: each pod is read as a source
-        from logsleuth.sources.runtime.open import with_pods
-
-        specs = with_pods(specs, keep_unlisted=True)
-    # Remote specs, and runtime ones (a command each: `docker logs`, `kubectl logs`), are read concurrently.
-    remote = [index for index, spec in enumerate(specs) if is_remote(spec) or is_runtime(spec)]
+    specs = with_workloads_expanded(specs)  # each pod of a Kubernetes workload is read as a source
+    remote = [spec for spec in specs if is_remote(spec) or is_runtime(spec)]
     # While sources connect (in the SSH helper), compile pattern regexes: matching would do it later anyway.
     read = partial(
         _read_spec,
@@ -97,10 +93,8 @@ def diagnose(
         # One remote spec is one host: its clock would change nothing, so it costs nothing.
         with_clock=len(remote) > 1,
     )
-    by_spec = {index: read(spec) for index, spec in enumerate(specs) if index not in remote}
-    fanned_out = fan_out([specs[index] for index in remote], read, parallel=options.parallel)
-    by_spec.update(zip(remote, fanned_out, strict=True))
-    return build_report([result for index in range(len(specs)) for result in by_spec[index]], options, patterns)
+    results = read_specs(specs, read, parallel=options.parallel)
+    return build_report([result for per_spec in results for result in per_spec], options, patterns)
 
 
 def _ignore(name: str, state: str, detail: str | None) -> None:

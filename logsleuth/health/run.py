@@ -15,8 +15,8 @@ from logsleuth.health.scan import HealthScan, plan_reads, read_plan
 from logsleuth.health.series import build_series
 from logsleuth.models import LaunchInfo, SourceInfo
 from logsleuth.sources.base import Source
-from logsleuth.sources.fanout import DEFAULT_PARALLEL, fan_out
-from logsleuth.sources.open import is_remote, is_runtime, open_sources
+from logsleuth.sources.fanout import DEFAULT_PARALLEL
+from logsleuth.sources.open import is_remote, is_runtime, open_sources, read_specs, with_workloads_expanded
 from logsleuth.sources.options import SSHOptions
 
 # on_source(name, state, detail), as api.OnSource: "connecting", "reading", "done" or "error".
@@ -54,10 +54,7 @@ def check_health(
     options = options or HealthOptions()
     patterns = patterns or load_health_patterns(options.pattern_dirs, include_user=options.include_user_patterns)
     notify = on_source or (lambda name, state, detail: None)
-    if any(spec.startswith("k8s:") for spec in specs):
-        from logsleuth.sources.runtime.open import with_pods
-
-        specs = with_pods(specs, keep_unlisted=True)
+    specs = with_workloads_expanded(specs)  # each pod of a Kubernetes workload is read as a source
 
     def read_spec(spec: str) -> list[SourceHealth]:
         if is_remote(spec) or is_runtime(spec):
@@ -69,11 +66,8 @@ def check_health(
             return [SourceHealth(SourceInfo(name=spec, bytes_read=0, size=None, error=str(exc)))]
         return [_read_source(source, patterns.patterns, options, notify) for source in sources]
 
-    remote = [index for index, spec in enumerate(specs) if is_remote(spec) or is_runtime(spec)]
-    by_spec = {index: read_spec(spec) for index, spec in enumerate(specs) if index not in remote}
-    by_spec.update(zip(remote, fan_out([specs[i] for i in remote], read_spec, parallel=options.parallel), strict=True))
-    results = [result for index in range(len(specs)) for result in by_spec[index]]
-    return _report(results, patterns)
+    results = read_specs(specs, read_spec, parallel=options.parallel)
+    return _report([result for per_spec in results for result in per_spec], patterns)
 
 
 def _read_source(source: Source, patterns: tuple[HealthPattern, ...], options: HealthOptions, notify: OnSource) -> SourceHealth:

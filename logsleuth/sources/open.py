@@ -2,10 +2,35 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from logsleuth.sources.base import Source
 from logsleuth.sources.options import SSHOptions
+
+T = TypeVar("T")
+
+
+def with_workloads_expanded(specs: Sequence[str]) -> Sequence[str]:
+    """The specs with each Kubernetes workload (`k8s:NS/deploy/NAME`) replaced by its pods, read as sources."""
+    if not any(spec.startswith("k8s:") for spec in specs):
+        return specs
+    from logsleuth.sources.runtime.open import with_pods
+
+    return with_pods(specs, keep_unlisted=True)
+
+
+def read_specs(specs: Sequence[str], read: Callable[[str], T], *, parallel: int) -> list[T]:
+    """`read(spec)` for each spec, in the specs' order.  Remote specs, and runtime ones (a command each:
+    `docker logs`, `kubectl logs`), are read concurrently, `parallel` at a time on worker threads.  Local
+    specs (and stdin) are read first, in the caller's thread: a large local file is searched by forked
+    processes, and a fork is safest with no other thread running.  `diagnose` and `health` share it."""
+    from logsleuth.sources.fanout import fan_out
+
+    remote = [index for index, spec in enumerate(specs) if is_remote(spec) or is_runtime(spec)]
+    by_spec = {index: read(spec) for index, spec in enumerate(specs) if index not in remote}
+    by_spec.update(zip(remote, fan_out([specs[index] for index in remote], read, parallel=parallel), strict=True))
+    return [by_spec[index] for index in range(len(specs))]
 
 
 def open_sources(
