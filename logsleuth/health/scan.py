@@ -38,6 +38,7 @@ SAMPLE_BYTES = 4 << 10  # ...of this many bytes: ~15 batch lines each
 SEARCH_LIMIT = 200_000  # hits of the literal search kept (more: only the launches are searched for again)
 EVENT_READS = 200  # hit lines read: all of them, or the first and the last half of this many
 EVENT_WINDOW = 512  # read before a literal's hit, to the start of its line
+LINE_OVERRUN = 8 << 10  # read past a range's end to finish its last line (longer lines are cut there)
 LAUNCH_ANCHOR = b"server_args="  # every SGLang launch logs its arguments once, at its start
 
 
@@ -192,7 +193,7 @@ def read_plan(source: Source, size: int, plan: ReadPlan, scan: HealthScan, host:
     until HEAD_BATCHES batch lines, then the ranges.  A range that starts mid-line drops its fragment, one
     that ends mid-line reads on to the line's end."""
     fed_until = 0
-    for index, (start, end) in enumerate(((plan.head), *plan.ranges)):
+    for index, (start, end) in enumerate((plan.head, *plan.ranges)):
         chunks = source.read_range(start, min(size, end + LINE_OVERRUN if end < size else end))
         for line in normalize_chunks(chunks, start_offset=start, host=host, drop_partial_first=start > 0):
             if line.offset >= end or (index == 0 and len(scan.samples) >= HEAD_BATCHES):
@@ -201,5 +202,3 @@ def read_plan(source: Source, size: int, plan: ReadPlan, scan: HealthScan, host:
                 scan.feed(line)
                 fed_until = line.offset + 1
 
-
-LINE_OVERRUN = 8 << 10  # read past a range's end to finish its last line (longer lines are cut there)
