@@ -148,7 +148,7 @@ class _Launch:
             self.recent.append(line.text)
         self._learn(line.text)
         events: list[WatchEvent] = []
-        stage = stage_of(line.text)
+        stage = stage_of(line.text, self.tracker.engine)
         if stage is not None and is_later(stage, self.stage):
             self.history.append(self.stage_event(stage, at))
             events.append(self.history[-1])

@@ -1,8 +1,10 @@
-"""Launch stages of an SGLang server, recognised from its log lines (for `watch`), and what else the launch log
-tells while it loads: progress bars, memory figures, the server's URL, and the health lines of a running server.
+"""Launch stages of an SGLang or vLLM server, recognised from its log lines (for `watch`), and what else the
+launch log tells while it loads: progress bars, memory figures, the server's URL, and the health lines of a
+running server.
 
-Strings checked in the 0.4.10.post2, 0.5.9 and 0.5.23 wheels; not every version prints
-every stage (0.5.23 has no "Init torch distributed"), so stages only move forward.
+SGLang strings checked in the 0.4.10.post2, 0.5.9 and 0.5.23 wheels; not every version prints every stage
+(0.5.23 has no "Init torch distributed"), so stages only move forward.  vLLM's stages share the keys (so
+`is_later` orders both) but have their own lines: see VLLM_STAGES.
 """
 
 from __future__ import annotations
@@ -55,18 +57,53 @@ STAGES: tuple[Stage, ...] = tuple(
     )
 )
 _INDEX = {stage.key: index for index, stage in enumerate(STAGES)}
+
+_VLLM_CUDA_GRAPH_ADVICE = (
+    "CUDA graph capture (or torch.compile before it) can take minutes on a first launch and hangs on a GPU out of "
+    "memory or an NCCL collective of a worker that died: --enforce-eager confirms whether capture is the problem."
+)
+# vLLM's start-up lines, by the same keys.  Its API server only starts once the engine is ready (no warm-up
+# request as in SGLang), so uvicorn's "Application startup complete." is vLLM's "ready".  Wordings:
+# "non-default args: …" (entrypoints/utils.py, 0.9+); "Initializing a V1 LLM engine (v…) with config" (v1/engine/
+# core.py) or "Initializing an LLM engine (v…)" (V0 llm_engine.py); "Starting to load model …" and "Model loading
+# took … GiB and … seconds" (worker/gpu_model_runner.py; V0 "Loading model weights took … GB"); "GPU KV cache
+# size: N tokens" (v1/core/kv_cache_utils.py; V0 "# GPU blocks: N" / "# cuda blocks: N"); the capture bar
+# "Capturing CUDA graph shapes" (0.8-0.10) / "Capturing CUDA graphs (…)" (0.11+), V0 "Capturing cudagraphs for
+# decoding"; "Graph capturing finished in N secs"; "Starting vLLM API server [N] on http://…" (api_server.py).
+VLLM_STAGES: tuple[Stage, ...] = tuple(
+    Stage(key, label, re.compile(pattern), advice)
+    for key, label, pattern, advice in (
+        ("args", "arguments parsed", r"non-default args: |Initializing an? (?:V1 )?LLM engine \(v", _WEIGHTS_ADVICE),
+        ("weights", "loading weights", r"Starting to load model ", _WEIGHTS_ADVICE),
+        ("weights-loaded", "weights loaded", r"Model loading took [\d.]+ GiB|Loading model weights took ",
+         "Profiling memory and sizing the KV cache: torch.compile runs here on a first launch (minutes), or a "
+         "worker is stuck in an NCCL collective of a peer that died."),
+        ("kv-cache", "KV cache allocated", r"GPU KV cache size: |# (?:GPU|cuda) blocks: \d+", _VLLM_CUDA_GRAPH_ADVICE),
+        ("cuda-graph", "capturing CUDA graphs", r"Capturing CUDA graph|Capturing cudagraphs", _VLLM_CUDA_GRAPH_ADVICE),
+        ("cuda-graph-done", "CUDA graphs captured", r"Graph capturing finished in ",
+         "The engine is up and the API server is starting: the port may be taken (look for 'Address already in "
+         "use')."),
+        ("http", "HTTP server starting", r"Starting vLLM API server\b", "The API server is starting: the port may "
+         "be taken, or --host names an address this machine does not have."),
+        ("ready", "ready", r"Application startup complete", ""),
+    )
+)
 # Cheap pre-check: every stage line contains one of these words.
 _WORDS = ("server_args=", "Init torch", "Load weight", "KV Cache", "Memory pool", "Capture cuda", "Uvicorn",
           "Application startup", "fired up")
+_VLLM_WORDS = ("non-default args", "LLM engine (v", "load model", "Model loading", "model weights took",
+               "KV cache size", " blocks: ", "Capturing", "Graph capturing", "vLLM API server", "Application startup")
 # Before any stage line: what a launch that is stuck before printing its arguments usually waits for.
 START_ADVICE = "Nothing from the server yet: it may still be importing (minutes on a cold file system), or it " \
     "writes its log elsewhere."
 
 
-def stage_of(text: str) -> Stage | None:
-    if not any(word in text for word in _WORDS):
+def stage_of(text: str, engine: str | None = None) -> Stage | None:
+    """The stage `text` announces, in the stage lines of `engine` (SGLang's when unknown)."""
+    words, stages = (_VLLM_WORDS, VLLM_STAGES) if engine == "vllm" else (_WORDS, STAGES)
+    if not any(word in text for word in words):
         return None
-    for stage in STAGES:
+    for stage in stages:
         if stage.pattern.search(text):
             return stage
     return None
