@@ -14,6 +14,7 @@ import pytest
 
 from logsleuth.api import DiagnoseOptions
 from logsleuth.errors import SourceError
+from logsleuth.ingest.stages import stage_of
 from logsleuth.sources.local import LocalFileSource
 from logsleuth.sources.memory import MemorySource
 from logsleuth.watch import RESTART, Follow, follow_local, watch, watch_spec
@@ -303,3 +304,10 @@ def test_a_traceback_without_its_exception_line_is_not_reported_early() -> None:
     assert events[-1].kind == "failure" and clock.now > 3.0  # waited through the 3 s pause for the rest
     report = events[-1].report
     assert report is not None and not report.failures[0].failure.truncated
+
+
+def test_sglang_0_5_23_capture_bar_is_the_cuda_graph_stage() -> None:
+    # 0.5.23 prints no "Capture cuda graph begin": decode_cuda_graph_runner.py's tqdm bar is all there is.
+    bar = "Capturing batches (bs=256 avail_mem=21.40 GB):   4%|▍         | 2/52 [00:01<00:30,  1.62it/s]"
+    stage = stage_of(bar, "sglang")
+    assert stage is not None and stage.key == "cuda-graph"

@@ -100,3 +100,4 @@ def test_a_vllm_crash_after_the_kv_cache_stage_is_diagnosed(tmp_path: Path) -> N
     assert events[-1].kind == "failure"
     report = events[-1].report
     assert report is not None and report.failures[0].failure.final.type == "torch.OutOfMemoryError"
+

@@ -50,7 +50,9 @@ STAGES: tuple[Stage, ...] = tuple(
         ("weights-loaded", "weights loaded", r"Load weight end", "Sizing the KV cache: a rank may be stuck in an "
          "NCCL collective of a peer that died."),
         ("kv-cache", "KV cache allocated", r"KV Cache is allocated|Memory pool end", _CUDA_GRAPH_ADVICE),
-        ("cuda-graph", "capturing CUDA graphs", r"Capture cuda graph (?:begin|bs|num tokens)", _CUDA_GRAPH_ADVICE),
+        # 0.5.23 logs no "Capture cuda graph" line: its capture bar (decode_cuda_graph_runner.py) is the sign.
+        ("cuda-graph", "capturing CUDA graphs", r"Capture cuda graph (?:begin|bs|num tokens)|Capturing batches \(",
+         _CUDA_GRAPH_ADVICE),
         ("cuda-graph-done", "CUDA graphs captured", r"Capture cuda graph end", _HTTP_ADVICE),
         ("http", "HTTP server starting", r"Uvicorn running on|Application startup complete", _HTTP_ADVICE),
         ("ready", "ready", r"The server is fired up and ready to roll!", ""),
@@ -89,8 +91,8 @@ VLLM_STAGES: tuple[Stage, ...] = tuple(
     )
 )
 # Cheap pre-check: every stage line contains one of these words.
-_WORDS = ("server_args=", "Init torch", "Load weight", "KV Cache", "Memory pool", "Capture cuda", "Uvicorn",
-          "Application startup", "fired up")
+_WORDS = ("server_args=", "Init torch", "Load weight", "KV Cache", "Memory pool", "Capture cuda", "Capturing batches",
+          "Uvicorn", "Application startup", "fired up")
 _VLLM_WORDS = ("non-default args", "LLM engine (v", "load model", "Model loading", "model weights took",
                "KV cache size", " blocks: ", "Capturing", "Graph capturing", "vLLM API server", "Application startup")
 # Before any stage line: what a launch that is stuck before printing its arguments usually waits for.
