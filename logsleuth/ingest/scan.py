@@ -21,8 +21,8 @@ GROWTH = 4  # each window (read_latest) or widened region is this many times the
 # "[logsleuth: " starts a runtime fact line (sources/runtime): a death with no traceback, e.g. an OOM kill.
 ANCHORS = (b"Traceback", b"rror", b"[logsleuth: ")
 FALLBACK_ANCHORS = (b"Killed", b"sigquit", b"xception")
-REGION_BEFORE = 1 << 10  # context before an anchor (the header line before "Traceback")
-REGION_AFTER = 4 << 10  # the region is widened while a failure runs past its end
+REGION_BEFORE = 4 << 10  # context before an anchor (the header line before "Traceback")
+REGION_AFTER = 8 << 10  # the region is widened while a failure runs past its end
 
 
 @dataclass
