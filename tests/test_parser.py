@@ -334,3 +334,46 @@ def test_prose_after_a_blank_line_is_not_the_message() -> None:
     text = formatted(raised(ValueError("model type `qwen3_moe` is not recognized."))) + "\nYou can see the full log below.\n"
     (failure,) = failures(text)
     assert failure.final.message == "model type `qwen3_moe` is not recognized."
+
+
+# A child process that logs its exception with a header on every line (vLLM V0's MQ engine, NewLineFormatter)
+# and re-raises it: multiprocessing's _bootstrap then prints `Process SpawnProcess-1:` and the traceback again.
+LOGGED_THEN_RAISED_IN_A_CHILD = """
+import logging, multiprocessing, sys
+
+class EveryLine(logging.Formatter):
+    def format(self, record):
+        text = super().format(record)
+        head = text[: text.index("]") + 2]
+        return text.replace("\\n", "\\n" + head)
+
+def load_weights(params):
+    return params["layers.0.mlp.down_proj.weight_scale"]
+
+def run_engine():
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(EveryLine("ERROR %(asctime)s engine.py:366] %(message)s", "%m-%d %H:%M:%S"))
+    log = logging.getLogger("engine")
+    log.addHandler(handler)
+    try:
+        load_weights({})
+    except BaseException:
+        log.exception("")
+        raise
+
+if __name__ == "__main__":
+    child = multiprocessing.get_context("spawn").Process(target=run_engine)
+    child.start()
+    child.join()
+"""
+
+
+def test_a_process_header_after_a_logged_traceback_is_not_message(tmp_path: Path) -> None:
+    import subprocess
+
+    script = tmp_path / "engine_main.py"
+    script.write_text(LOGGED_THEN_RAISED_IN_A_CHILD)
+    stderr = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60).stderr
+    assert "\nProcess SpawnProcess-1:\n" in stderr  # what CPython printed, not what this test wrote
+    found = failures(stderr)
+    assert [failure.final.message for failure in found] == ["'layers.0.mlp.down_proj.weight_scale'"] * 2

@@ -23,6 +23,7 @@ from logsleuth.tracebacks.grammar import (
     KILL_LINE,
     LOG_RECORD_START,
     MESSAGE_SECOND_PARAGRAPH,
+    PROCESS_DIED_HEADER,
     PY_WARNING,
     STRICT_EXCEPTION_LINE,
     USAGE_ERROR,
@@ -178,7 +179,7 @@ class Collector:
             return False
         if STRICT_EXCEPTION_LINE.match(text) or USAGE_ERROR.match(text) or ("Warning: " in text and PY_WARNING.match(text)):
             return False
-        if KILL_LINE.search(text) or text.lstrip().startswith("warnings.warn("):
+        if KILL_LINE.search(text) or text.lstrip().startswith("warnings.warn(") or PROCESS_DIED_HEADER.match(text):
             return False
         return not LOG_RECORD_START.match(text)  # the next log record (uvicorn, logging, a dated line)
 

@@ -92,6 +92,10 @@ CASCADE_CONTEXT_LINE = compile_lazily(r"kill_process_tree called|Dumping request
 PY_WARNING = compile_lazily(r"^\S+:\d+: \w*Warning: ")
 # A line that opens a log record of its own: `INFO:     …` (uvicorn), `WARNING 03-25 …` (vLLM without
 # its process prefix), `2025-04-23 21:31:45,123 - …` (logging's default asctime), `[2025-… ]`.
+# multiprocessing's BaseProcess._bootstrap prints "Process <name>:" before the traceback of a child process that
+# died (vLLM's `Process EngineCore_DP0:`, `Process SpawnProcess-1:`): it starts another failure, so it never
+# continues the message of the one before it.
+PROCESS_DIED_HEADER = compile_lazily(r"^Process [^\s:]+:$")
 LOG_RECORD_START = compile_lazily(
     r"^(?:(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)(?::\s| \d\d-\d\d )"
     r"|\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}"
