@@ -377,3 +377,28 @@ def test_a_process_header_after_a_logged_traceback_is_not_message(tmp_path: Path
     assert "\nProcess SpawnProcess-1:\n" in stderr  # what CPython printed, not what this test wrote
     found = failures(stderr)
     assert [failure.final.message for failure in found] == ["'layers.0.mlp.down_proj.weight_scale'"] * 2
+
+
+def _last_line(exc: BaseException) -> str:
+    return formatted(raised(exc)).rstrip("\n").splitlines()[-1]
+
+
+def test_an_exception_in_a_bug_report_title_is_found() -> None:
+    line = _last_line(ValueError("User-specified max_model_len (131072) is greater than the derived max_model_len"))
+    (failure,) = failures(f"[Bug]: CohereForAI/c4ai-command-r-v01 : {line}\n")
+    assert (failure.final.type, failure.final.message) == ("ValueError", line.partition(": ")[2])
+    assert failures(f"[Bug]: vLLM slower than expected, no {line.split(':')[0]} at all\n") == []
+
+
+def test_a_quote_holding_its_own_code_span_runs_to_the_last_backtick() -> None:
+    line = _last_line(ValueError("Repo id must be in the form 'repo_name': '/data/m'. Use `repo_type` argument if needed."))
+    (failure,) = failures(f"Serving from a local copy fails with: `{line}`\n")
+    assert failure.final.message.endswith("Use `repo_type` argument if needed.")
+    two = failures(f"First `{_last_line(KeyError('a'))}` then `{_last_line(ValueError('b'))}` here\n")
+    assert [f.final.message for f in two] == ["'a'"]  # the first quote, closed where it closes
+
+
+def test_the_shell_prompt_after_a_crash_is_not_message() -> None:
+    text = formatted(raised(RuntimeError("Engine core initialization failed. See root cause above.")))
+    (failure,) = failures(text + "(vllm-dev) user@workstation:~/vllm$ \n")
+    assert failure.final.message == "Engine core initialization failed. See root cause above."

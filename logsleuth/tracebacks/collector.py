@@ -25,6 +25,7 @@ from logsleuth.tracebacks.grammar import (
     MESSAGE_SECOND_PARAGRAPH,
     PROCESS_DIED_HEADER,
     PY_WARNING,
+    SHELL_PROMPT,
     STRICT_EXCEPTION_LINE,
     USAGE_ERROR,
     LineKind,
@@ -181,6 +182,8 @@ class Collector:
             return False
         if KILL_LINE.search(text) or text.lstrip().startswith("warnings.warn(") or PROCESS_DIED_HEADER.match(text):
             return False
+        if "@" in text and SHELL_PROMPT.match(text):
+            return False  # the prompt that came back after the crash
         return not LOG_RECORD_START.match(text)  # the next log record (uvicorn, logging, a dated line)
 
     def add(self, kind: LineKind, line: LogLine, seq: int, text: str | None = None) -> None:

@@ -57,6 +57,14 @@ GENERIC_EXCEPTION_LINE = compile_lazily(r"^(?P<type>Exception|Error): (?P<msg>\S
 EMBEDDED = compile_lazily(
     r'`(?P<code>[^`]{3,})`|\*\*(?P<bold>[^*]{3,})\*\*|["\u201c](?P<quoted>[^"\u201c\u201d]{3,})["\u201d]'
 )
+# A GitHub issue title from a bug template, quoting the exception without marks (vllm#3676:
+# `[Bug]: CohereForAI/c4ai-command-r-v01 : ValueError: User-specified max_model_len …`).
+ISSUE_TITLE = compile_lazily(
+    r"^\[(?:Bug|Usage|Installation|Performance|Feature|Misc|Doc)\]:? .*?(?<![\w.])"
+    r"(?P<failure>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): \S.*)$"
+)
+# A shell prompt that came back after the crash and was copied with it: `(venv) user@host:~/dir$ `.
+SHELL_PROMPT = compile_lazily(r"^(?:\([\w.-]+\) )?[\w.-]+@[\w.-]+:[^\s$#]*[$#](?: |$)")
 # A quoted name whose closing quote the copy lost at the end of the span: `No module named 'vllm.x`.
 UNCLOSED_NAME = compile_lazily(r"(?:^|\s)'[\w.\-/]++$")
 # A wrapper's tag before the message it re-raises (Xinference: `[address=0.0.0.0:39501, pid=13418] `): not
@@ -135,13 +143,20 @@ def is_elision(text: str) -> bool:
 
 def embedded_failure(text: str) -> str | None:
     """The exception or argparse line a sentence quotes, else None: "I get `KeyError: 'x'` when …"."""
+    if text.startswith("[") and (title := ISSUE_TITLE.match(text)) and STRICT_EXCEPTION_LINE.match(title["failure"]):
+        return title["failure"].rstrip()
     if "`" not in text and '"' not in text and "**" not in text and "\u201c" not in text:
         return None  # most lines quote nothing: plain substring tests before any regex
     ambiguous_code = text.count("`") % 2 == 1  # a backtick inside the span: its end is unknown
     for m in EMBEDDED.finditer(text):
         if m["code"] is not None and ambiguous_code:
             continue
-        quoted = (m["code"] or m["bold"] or m["quoted"]).strip()
+        quoted = m["code"] or m["bold"] or m["quoted"]
+        if m["code"] is not None and quoted[-1].isspace() and (last := text.rfind("`")) >= m.end():
+            # `… Use `repo_type` argument if needed.`: a backtick after a space opens a span inside the quote
+            # rather than closing it, so the quote runs to the line's last backtick.
+            quoted = text[m.start("code") : last]
+        quoted = quoted.strip()
         if STRICT_EXCEPTION_LINE.match(quoted) or GENERIC_EXCEPTION_LINE.match(quoted) or USAGE_ERROR.match(quoted):
             if quoted.count("'") % 2 and UNCLOSED_NAME.search(quoted):
                 quoted += "'"
