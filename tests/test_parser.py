@@ -402,3 +402,30 @@ def test_the_shell_prompt_after_a_crash_is_not_message() -> None:
     text = formatted(raised(RuntimeError("Engine core initialization failed. See root cause above.")))
     (failure,) = failures(text + "(vllm-dev) user@workstation:~/vllm$ \n")
     assert failure.final.message == "Engine core initialization failed. See root cause above."
+
+
+KV_V0_MESSAGE = ("The model's max seq len (29000) is larger than the maximum number of tokens that can be stored in KV "
+                 "cache (23648). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing "
+                 "the engine.")
+
+
+def test_vllm_logged_error_text_alone_is_the_failure() -> None:
+    # vLLM V0's run_mp_engine logs the error's text as a record of its own; a paste may keep only that.
+    (failure,) = failures(f"INFO 11-29 10:00:01 [worker.py:232] Memory profiling done\n{KV_V0_MESSAGE}\n")
+    assert (failure.kind, failure.final.type, failure.final.message) == ("line", "ValueError", KV_V0_MESSAGE)
+
+
+def test_vllm_logged_error_text_gives_way_to_its_traceback() -> None:
+    text = formatted(raised(ValueError(KV_V0_MESSAGE)))
+    (failure,) = failures(f"ERROR 11-29 10:00:01 [engine.py:366] {KV_V0_MESSAGE}\n{text}")
+    assert failure.kind == "traceback" and failure.final.message == KV_V0_MESSAGE and failure.final.frames
+
+
+def test_a_placement_group_wait_is_a_failure_only_once_it_is_long() -> None:
+    def waited(seconds: int) -> str:
+        return (f"INFO 04-01 02:45:54 [ray_utils.py:214] Waiting for creating a placement group of specs for {seconds} "
+                "seconds. specs=[{'GPU': 1.0}, {'GPU': 1.0}]. Check `ray status` to see if you have enough resources.\n")
+
+    assert failures(waited(10) + waited(30) + waited(70)) == []
+    found = failures(waited(70) + waited(150) + waited(310))
+    assert [failure.final.type for failure in found] == ["Waiting for a Ray placement group"] * 2

@@ -120,7 +120,21 @@ CPP_BACKTRACE = compile_lazily(r"^\s*(?:Exception raised from |frame #\d+:)")
 # A fatal error printed as one log line, not as a Python exception: (regex, type).  The regex's `msg` group
 # is the message, its `type` group the type when the second item is None.  Tried only on lines that hold
 # one of FATAL_LINE_WORDS.
-FATAL_LINE_WORDS = ("rror", "atchdog", "undefined symbol")
+# vLLM's engine logs its start-up error's text before raising it (V0 run_mp_engine, V1 run_engine_core), and
+# pastes often keep only that record.  Such a line is a failure only when the log has no other
+# (`is_typeless_engine_line`): with the traceback present, the traceback is the failure.
+TYPELESS_ENGINE_LINES: tuple[tuple[re.Pattern[str], str], ...] = (
+    # the KV cache check: V0 worker.raise_if_cache_size_invalid, V1 kv_cache_utils (a ValueError in both)
+    (compile_lazily(r"^(?!\s*[\w.]+(?:Error|Exception): )(?:.*?\s)?(?P<msg>The model's max seq len \(\d+\) is larger "
+                    r"than the maximum number of tokens that can be stored in KV cache \(\d+\)\..*)$"), "ValueError"),
+    (compile_lazily(r"^(?!\s*[\w.]+(?:Error|Exception): )(?:.*?\s)?(?P<msg>To serve at least one request with the "
+                    r"models?'s max seq len \(\d+\), \([\d.]+ GiB KV cache is needed.*)$"), "ValueError"),
+    # Ray: vLLM waits for its placement group with growing waits (ray_utils.py: 10, 30, 70, 150, 310 … s) and
+    # raises only after 1800 s; a paste that ends after a wait of 150 s or more shows a launch stuck there.
+    (compile_lazily(r"^(?:.*?\s)?(?P<msg>Waiting for creating a placement group of specs for "
+                    r"(?:1[5-9]\d|[2-9]\d\d|\d{4,}) seconds\..*)$"), "Waiting for a Ray placement group"),
+)
+FATAL_LINE_WORDS = ("rror", "atchdog", "undefined symbol", "max seq len", "placement group of specs")
 FATAL_LINES: tuple[tuple[re.Pattern[str], str | None], ...] = (
     # a kernel or library (flashinfer, sgl-kernel): `CUDA Error: <text> (700) <file>: line N at function F`
     (compile_lazily(r"^\s*(?P<type>CUDA [Ee]rror): (?P<msg>\S.*?\(\d+\).*)$"), None),
@@ -132,7 +146,13 @@ FATAL_LINES: tuple[tuple[re.Pattern[str], str | None], ...] = (
     # the dynamic loader's text of a Python extension module that cannot load, its `ImportError: ` lost (a
     # web UI showing str(exc), a wrapper's tag before it): only an import raises this text for such a module
     (compile_lazily(r"^(?!\s*[\w.]+(?:Error|Exception): )(?:.*?\s)?(?P<msg>/\S+\.(?:abi3|cpython-[\w\-]+)\.so: undefined symbol: \S+)\s*$"), "ImportError"),
+    *TYPELESS_ENGINE_LINES,
 )
+
+
+def is_typeless_engine_line(text: str) -> bool:
+    """A fatal line that is an engine's logged error text (reported only when nothing else failed)."""
+    return any(pattern.match(text) for pattern, _ in TYPELESS_ENGINE_LINES)
 
 
 def is_elision(text: str) -> bool:

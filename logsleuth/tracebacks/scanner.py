@@ -46,6 +46,7 @@ from logsleuth.tracebacks.grammar import (
     classify,
     embedded_failure,
     fatal_line,
+    is_typeless_engine_line,
     runtime_fact,
 )
 from logsleuth.tracebacks.interleave import MAX_INTERLEAVED, choose, in_step, redeal
@@ -187,7 +188,8 @@ class FailureScanner:
         elif text.startswith("terminate called") and CPP_TERMINATE.match(text):
             new = Collector("abort", line, Phase.MESSAGE, context=self._context())
         elif kind in (LineKind.OTHER, LineKind.EXCEPTION) and fatal_line(text) is not None:
-            new = Collector("line", line, Phase.DONE, context=self._context())
+            typeless = is_typeless_engine_line(text)  # an engine's logged error text: only if nothing else failed
+            new = Collector("line", line, Phase.DONE, context=self._context(), fallback=typeless)
         elif kind is LineKind.HEADER:
             head = text.strip()[: -len(TRACEBACK_HEADER)].strip()
             previous = self._previous_text.get(line.stream, "")
