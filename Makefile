@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow test-oracle lint typecheck bench fixtures pattern-fixtures health-fixtures diff-fixtures verify-fixes oracle-setup docs clean
+.PHONY: demo test test-slow test-oracle lint typecheck bench fixtures pattern-fixtures health-fixtures diff-fixtures verify-fixes verify-fixes-vllm oracle-setup oracle-setup-vllm fixtures-vllm docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,7 +27,7 @@ test-slow: $(STAMP)
 
 # The tests that run the real SGLang argument validation (`check`, on this machine and on a host over SSH):
 # they need the oracle venvs, so they are left out of `make test`.
-test-oracle: oracle-setup $(STAMP)
+test-oracle: oracle-setup oracle-setup-vllm $(STAMP)
 	$(BIN)/python -m pytest -q -m oracle
 
 lint: $(STAMP)
@@ -64,6 +64,15 @@ pattern-fixtures: $(STAMP)
 oracle-setup:
 	bash scripts/oracle/setup.sh
 
+# The vLLM oracle (scripts/oracle_vllm/README.md): vllm 0.11.2 and 0.33.0 sharing oracle-setup's torch (~1.5 min).
+oracle-setup-vllm: oracle-setup
+	bash scripts/oracle_vllm/setup.sh
+
+# Regenerate tests/fixtures/vllm/ and the vLLM flag catalogs from real `vllm serve` runs (~6 min).
+fixtures-vllm: oracle-setup-vllm
+	python3 scripts/oracle_vllm/make_fixtures.py --jobs 2
+	python3 scripts/oracle_vllm/dump_flags.py
+
 # Regenerate tests/fixtures/sglang/ and the flag catalogs from real runs (~20 min).
 fixtures: oracle-setup
 	python3 scripts/oracle/make_fixtures.py --jobs 2
@@ -72,8 +81,12 @@ fixtures: oracle-setup
 # Every argument-error fixture: the original fails, logsleuth names the expected pattern, and
 # each corrected command it prints passes SGLang's own validation; then the advice given WITHOUT
 # the command, applied by hand to the fixture's command, passes too or says what it needs (~35 min).
-verify-fixes: oracle-setup $(STAMP)
+verify-fixes: oracle-setup $(STAMP) verify-fixes-vllm
 	python3 scripts/oracle/verify_fixes.py --jobs 2 --check all --cli $(CURDIR)/$(BIN)/logsleuth
+
+# The same proof on the real vLLM 0.11.2 and 0.33.0: every vLLM argument-error fixture fail -> pass (~6 min).
+verify-fixes-vllm: oracle-setup-vllm $(STAMP)
+	python3 scripts/oracle_vllm/verify_fixes.py --jobs 2 --cli $(CURDIR)/$(BIN)/logsleuth
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
