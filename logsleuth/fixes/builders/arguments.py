@@ -3,32 +3,73 @@
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterator, Mapping
+from functools import lru_cache
 from typing import Any
 
 import regex
 
 from logsleuth import versions
 from logsleuth.fixes import catalog as catalogs
+from logsleuth.fixes import cross_engine
+from logsleuth.fixes.builders.other_engine import command_for_other_engine
 from logsleuth.fixes.builders.speculative import DRAFT, STEPS, TOPK
+from logsleuth.fixes.command import Word
 from logsleuth.fixes.context import FixContext
 from logsleuth.lazyre import compile_lazily_regex
 from logsleuth.models import Fix, FlagOp
 
-# vLLM flag names people carry over to SGLang.
-VLLM_TO_SGLANG: dict[str, str | None] = {
-    "--gpu-memory-utilization": "--mem-fraction-static",
-    "--max-model-len": "--context-length",
-    "--tensor-parallel-size": "--tp-size",
-    "--pipeline-parallel-size": "--pp-size",
-    "--data-parallel-size": "--dp-size",
-    "--max-num-seqs": "--max-running-requests",
-    "--max-num-batched-tokens": "--max-prefill-tokens",
-    "--served-model-name": "--served-model-name",
-    "--enforce-eager": "--disable-cuda-graph",
-    "--num-speculative-tokens": None,  # maps to three flags: handled apart
-    "--model": "--model-path",
-    "--tokenizer": "--tokenizer-path",
-}
+
+class _VllmNames(Mapping[str, "str | None"]):
+    """vLLM flag names people carry over to SGLang, each with the SGLang flag it is (or the nearest one, for a
+    setting measured differently: cross_engine.toml says which), when every shipped SGLang release has it.
+    --num-speculative-tokens maps to three flags: handled apart.  Read from the table on first use (not at
+    import: most runs never ask); check/ reads it too."""
+
+    def _names(self) -> dict[str, str | None]:
+        return _vllm_names()
+
+    def __getitem__(self, key: str) -> str | None:
+        return self._names()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+
+@lru_cache(maxsize=1)
+def _vllm_names() -> dict[str, str | None]:
+    releases = [catalogs.load("sglang", version) for engine, version in catalogs.available() if engine == "sglang"]
+    names: dict[str, str | None] = {
+        name: to
+        for name, to in cross_engine.mapping("vllm", "sglang").items()
+        if to is not None and to != name and all(release is not None and release.find(to) for release in releases)
+    }
+    return {**names, "--num-speculative-tokens": None}
+
+
+VLLM_TO_SGLANG: Mapping[str, str | None] = _VllmNames()
+
+
+__all__ = ["VLLM_TO_SGLANG", "command_for_other_engine"]  # the other-engine builder is registered through here
+
+
+def _display(ctx: FixContext) -> str:
+    return cross_engine.DISPLAY.get(ctx.launch.engine or "sglang", "SGLang")
+
+
+def _foreign(flag: str, value: str | None, ctx: FixContext) -> cross_engine.FlagTranslation | None:
+    """What `flag`, a flag of the other engine, is in the engine that ran (None: not the other engine's flag)."""
+    engine = cross_engine.engine_of(ctx.launch.engine)
+    source = cross_engine.other(engine)
+    name = cross_engine.normalized(flag, source)
+    row = cross_engine.row_for(name, source, engine)
+    if row is None or (row.kind == "none" and name in row.names[engine]):
+        return None  # a flag both engines spell alike: this engine's own (an older or newer release's) first
+    words = (Word(value, value),) if value is not None else ()
+    return cross_engine.translate_flag(flag, words, engine, ctx.catalog)
 
 
 def _split_unrecognized(message: str) -> list[tuple[str, str | None]]:
@@ -36,7 +77,7 @@ def _split_unrecognized(message: str) -> list[tuple[str, str | None]]:
     tokens = message.split(":", 1)[-1].split()
     pairs: list[tuple[str, str | None]] = []
     for token in tokens:
-        if token.startswith("--"):
+        if _is_flag(token):  # `--max-model-len`, and vLLM's short `-tp`
             name, eq, value = token.partition("=")
             pairs.append((name, value if eq else None))
         elif pairs and pairs[-1][1] is None:
@@ -57,10 +98,20 @@ def _switch_before(token: str, ctx: FixContext) -> str | None:
     return None
 
 
+def _renames(ctx: FixContext) -> dict[str, str]:
+    """The other engine's flag names this engine spells differently (cross_engine.toml)."""
+    if ctx.launch.engine == "vllm":
+        return {name: to for name, to in cross_engine.mapping("sglang", "vllm").items() if to is not None and to != name}
+    return {name: to for name, to in VLLM_TO_SGLANG.items() if to is not None}
+
+
 def suggest_flag(flag: str, ctx: FixContext) -> str | None:
     """The flag the user probably meant, for this engine version."""
-    if flag in VLLM_TO_SGLANG:
+    if ctx.launch.engine != "vllm" and flag in VLLM_TO_SGLANG:
         return VLLM_TO_SGLANG[flag]
+    renames = _renames(ctx)
+    if flag in renames:
+        return renames[flag]
     names = ctx.catalog.names() if ctx.catalog else []
     dashed = "--" + flag.lstrip("-").replace("_", "-")
     if dashed in names:
@@ -72,11 +123,17 @@ def suggest_flag(flag: str, ctx: FixContext) -> str | None:
     return close[0] if close else None
 
 
+def _is_flag(token: str) -> bool:
+    return token.startswith("-") and len(token) > 1 and not token[1:2].isdigit() and token[1:2] != "."
+
+
 def unrecognized_arguments(ctx: FixContext, data: dict[str, Any]) -> Fix:
     ops: list[FlagOp] = []
     notes: list[str] = []
+    nearest: list[str] = []  # flags measured differently in this engine: the user may set them (needs_input)
+    engine = _display(ctx)
     for flag, value in _split_unrecognized(ctx.failure.final.message):
-        if not flag.startswith("-"):
+        if not _is_flag(flag):
             # --model-path is required in every release, so argparse reaching "unrecognized" means it was
             # given: a stray word is a value written after a switch, or the model a second time.
             switch = _switch_before(flag, ctx)
@@ -87,8 +144,21 @@ def unrecognized_arguments(ctx: FixContext, data: dict[str, Any]) -> Fix:
                 ops.append(FlagOp("remove", flag))  # a positional: `remove` of a token without dashes
                 notes.append(f"remove the stray argument '{flag}' (a switch takes no value, and the model is given with --model-path)")
             continue
-        if flag == "--num-speculative-tokens":
+        if flag == "--num-speculative-tokens" and ctx.launch.engine != "vllm":
             ops.extend(_num_speculative_tokens(ctx, value, notes))
+            continue
+        foreign = _foreign(flag, value, ctx)
+        if foreign is not None and foreign.outcome == "renamed" and foreign.target:
+            ops.append(FlagOp("rename", flag, foreign.value if foreign.value is not None else value, to=foreign.target))
+            notes.append(f"{flag} is {foreign.target} in {engine}")
+            continue
+        if foreign is not None and foreign.outcome == "left-out":
+            ops.append(FlagOp("remove", flag))
+            if foreign.reason == "near" and foreign.target:
+                nearest.append(foreign.target)
+                notes.append(f"{flag} is not {engine}'s {foreign.target}, only the nearest setting ({foreign.note}): left out")
+            else:
+                notes.append(f"{flag}: {foreign.note}")
             continue
         elsewhere = _other_release(flag, ctx)
         if elsewhere:
@@ -98,12 +168,16 @@ def unrecognized_arguments(ctx: FixContext, data: dict[str, Any]) -> Fix:
         suggestion = suggest_flag(flag, ctx)
         if suggestion and suggestion != flag:
             ops.append(FlagOp("rename", flag, value, to=suggestion))
-            notes.append(f"{flag} is {suggestion} in SGLang")
+            notes.append(f"{flag} is {suggestion} in {engine}")
         else:
             ops.append(FlagOp("remove", flag))
-            notes.append(f"SGLang has no {flag}")
+            notes.append(f"{engine} has no {flag}")
     summary = "; ".join(notes)
-    return Fix(summary=summary[:1].upper() + summary[1:] + ".", flags=tuple(ops))
+    alternatives: tuple[Fix, ...] = ()
+    if nearest:
+        chosen = tuple(FlagOp("set", name, None) for name in nearest)
+        alternatives = (Fix(summary=f"Or set {', '.join(nearest)} to a value you choose for {engine}.", flags=(*ops, *chosen)),)
+    return Fix(summary=summary[:1].upper() + summary[1:] + ".", flags=tuple(ops), alternatives=alternatives)
 
 
 def _num_speculative_tokens(ctx: FixContext, value: str | None, notes: list[str]) -> list[FlagOp]:
@@ -125,7 +199,7 @@ def _other_release(flag: str, ctx: FixContext) -> str | None:
     """Why a real SGLang flag was rejected: it belongs to a newer release (or one that removed it).  Then it
     is left out, never renamed to a look-alike (`--retraction-policy` is not `--lora-eviction-policy`)."""
     engine = ctx.launch.engine or "sglang"
-    if flag in VLLM_TO_SGLANG:
+    if flag in _renames(ctx):
         return None
     found = catalogs.versions_with(engine, flag)
     if not found:
@@ -133,14 +207,15 @@ def _other_release(flag: str, ctx: FixContext) -> str | None:
     # Only a version the log or the user gave is named: an inferred one may be what is wrong here.
     told = ctx.launch.engine_version if ctx.launch.engine_version_source in ("log", "user") else None
     running = versions.version_key(told) if told else None
+    name = _display(ctx)
     if running is None:
-        return f"{flag} is not in your SGLang; SGLang {found[0]} has it: leave it out, or upgrade SGLang to use it"
+        return f"{flag} is not in your {name}; {name} {found[0]} has it: leave it out, or upgrade {name} to use it"
     newer = [v for v in found if (key := versions.version_key(v)) is not None and key > running]
     if newer:
-        return f"{flag} is not in your SGLang ({told}); SGLang {newer[0]} has it: leave it out, or upgrade SGLang to use it"
+        return f"{flag} is not in your {name} ({told}); {name} {newer[0]} has it: leave it out, or upgrade {name} to use it"
     if all((key := versions.version_key(v)) is not None and key < running for v in found):
-        return f"{flag} was removed after SGLang {found[-1]}: leave it out"
-    return f"your SGLang does not accept {flag}: leave it out"
+        return f"{flag} was removed after {name} {found[-1]}: leave it out"
+    return f"your {name} does not accept {flag}: leave it out"
 
 
 _CHOICE = compile_lazily_regex(r"argument (?P<flag>--[\w\-]+)(?:/[\w\-/]+)?: invalid choice: '(?P<value>[^']*)' \(choose from (?P<choices>.*)\)")
