@@ -24,8 +24,10 @@ def health_patterns() -> list[HealthPattern]:
     return list(load_health_patterns(include_user=False).patterns)
 
 
-def _fixtures(pattern_id: str) -> list[str]:
-    entries = tomllib.loads(MANIFEST.read_text(encoding="utf-8"))["fixtures"]
+def _fixtures(pattern_id: str, engine: str | None = None) -> list[str]:
+    """The pattern's positives, and the near misses of its engine's logs (entries without `engine` are SGLang's)."""
+    entries = [entry for entry in tomllib.loads(MANIFEST.read_text(encoding="utf-8"))["fixtures"]
+               if engine is None or entry.get("engine", "sglang") == engine]
     lines = []
     for kind, wanted in (("positive", True), ("negative (near miss)", False)):
         for entry in entries:
@@ -83,7 +85,7 @@ def health_page(pattern: HealthPattern) -> str:
         out += [f"{number}. **{cause.id}** ({_conditions(cause)}): {cause.text}", f"   Fix: {cause.fix}"]
     if pattern.references:
         out += ["", "## References", ""] + [f"- {ref}" for ref in pattern.references]
-    out += ["", "## Fixtures", ""] + _fixtures(pattern.id) + [""]
+    out += ["", "## Fixtures", ""] + _fixtures(pattern.id, pattern.engine) + [""]
     return "\n".join(out)
 
 

@@ -7,6 +7,7 @@ signal holds.  Thresholds come from the pattern (docs/health.md); none is writte
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from dataclasses import dataclass, field, replace
 
@@ -26,7 +27,25 @@ METRIC_WORDS = {
     "throughput": "gen throughput (token/s)",
     "token_usage": "token usage",
     "cuda_graph": "cuda graph",
+    "preemptions": "preemptions",
 }
+# ...and in vLLM's stats lines (health/vllm_metrics.py; V0 says `Pending` for what V1 calls `Waiting`).
+VLLM_METRIC_WORDS = {
+    "accept_length": "Mean acceptance length",
+    "accept_rate": "Draft acceptance rate",
+    "queue_requests": "Waiting",
+    "running_requests": "Running",
+    "throughput": "Avg generation throughput (tokens/s)",
+    "token_usage": "GPU KV cache usage",
+    "cuda_graph": "CUDA graphs",
+    "preemptions": "Preemptions",
+}
+# What one sample is called in each engine's log: SGLang prints a line per batch, vLLM one per interval.
+LINE_NOUNS = {"sglang": "{batch} batches", "vllm": "stats lines"}
+
+
+def metric_words(metric: str, engine: str) -> str:
+    return (VLLM_METRIC_WORDS if engine == "vllm" else METRIC_WORDS)[metric]
 
 
 @dataclass
@@ -109,6 +128,7 @@ class _BatchDetector:
     """The part every batch signal shares: which batches it reads, and the value of its metric in one."""
 
     detect: Detect
+    engine: str = "sglang"  # the wording of the samples read: their words in the summary
 
     def feed_line(self, line: LogLine) -> None:
         pass
@@ -117,11 +137,22 @@ class _BatchDetector:
         if sample.kind != self.detect.params.get("batch", "decode"):
             return None
         value = getattr(sample, self.detect.params["metric"])
-        return None if value is None else float(value)
+        if value is None:
+            return None
+        self.engine = sample.engine
+        return float(value)
 
     @property
     def words(self) -> str:
-        return METRIC_WORDS[self.detect.params["metric"]]
+        return metric_words(self.detect.params["metric"], self.engine)
+
+    def words_of(self, metric: str) -> str:
+        return metric_words(metric, self.engine)
+
+    @property
+    def lines(self) -> str:
+        """What the samples are called: "decode batches" (SGLang), "stats lines" (vLLM)."""
+        return LINE_NOUNS.get(self.engine, LINE_NOUNS["sglang"]).format(batch=self.detect.params.get("batch", "decode"))
 
 
 @dataclass
@@ -161,7 +192,7 @@ class LowDetector(_BatchDetector):
         length, first, t0, t1 = self.best
         summary = (
             f"{self.words} ≤ {_number(self.detect.number('at_most', 0))} in {length} "
-            f"{self.detect.params.get('batch', 'decode')} batches in a row ({self.low_total} of {self.total} read)"
+            f"{self.lines} in a row ({self.low_total} of {self.total} read)"
         )
         dropped = len(self.healthy_before) >= needed
         if dropped:
@@ -202,7 +233,8 @@ class GrowthDetector(_BatchDetector):
         if self.best is None:
             return None
         start, end, length, first, last, t0, t1 = self.best
-        summary = f"{self.words} grew from {_number(start)} to {_number(end)} over {length} batches without draining"
+        noun = "batches" if self.engine == "sglang" else self.lines
+        summary = f"{self.words} grew from {_number(start)} to {_number(end)} over {length} {noun} without draining"
         return Hit(summary, length, [first, last], t0, t1)
 
 
@@ -272,10 +304,11 @@ class CollapseDetector(_BatchDetector):
     def _episode_hit(self, episode: _Episode) -> Hit:
         base_value = median(v for v, _ in self.baseline)
         base_load = median(load for _, load in self.baseline)
-        load_words = METRIC_WORDS[self.detect.params.get("load_metric", "running_requests")]
+        load_words = self.words_of(self.detect.params.get("load_metric", "running_requests"))
+        noun = "batches'" if self.engine == "sglang" else f"{self.lines}'"
         summary = (
             f"{self.words} fell to {_number(round(episode.value, 1))} ({episode.value / base_value:.0%} of the "
-            f"first {len(self.baseline)} batches' {_number(round(base_value, 1))}) at a similar load ({load_words} "
+            f"first {len(self.baseline)} {noun} {_number(round(base_value, 1))}) at a similar load ({load_words} "
             f"{_number(episode.load)} against {_number(base_load)})"
         )
         return Hit(summary, episode.windows, [episode.first], episode.t0, episode.t1)
@@ -338,13 +371,57 @@ class FalseDetector(_BatchDetector):
         return Hit(summary, self.false, list(self.evidence), self.first_seconds, self.last_seconds)
 
 
-Detector = LinesDetector | LowDetector | GrowthDetector | CollapseDetector | FalseDetector
+@dataclass
+class TotalDetector(_BatchDetector):
+    """`total`: a count metric (vLLM's preemptions since the previous stats line) adding up to `min_total` or
+    more within `within_seconds`: a storm, where one preemption under a burst is normal.  Lines without a
+    time count as one window (the whole run)."""
+
+    detect: Detect
+    window: deque[tuple[float | None, float, Evidence]] = field(default_factory=deque)
+    in_window: float = 0.0
+    total: float = 0.0
+    most: float = 0.0
+    evidence: list[Evidence] = field(default_factory=list)
+    first_seconds: float | None = None
+    last_seconds: float | None = None
+
+    def feed_batch(self, sample: BatchSample, line: LogLine) -> None:
+        value = self._value(sample)
+        if not value:
+            return
+        self.total += value
+        seconds = sample.seconds
+        self.window.append((seconds, value, evidence_of(line)))
+        self.in_window += value
+        span = self.detect.number("within_seconds", math.inf)
+        while seconds is not None and self.window[0][0] is not None and seconds - self.window[0][0] > span:
+            self.in_window -= self.window.popleft()[1]
+        if self.in_window > self.most:
+            self.most = self.in_window
+            if self.most >= self.detect.number("min_total", 1) and not self.evidence:
+                self.evidence = [self.window[0][2], evidence_of(line)] if len(self.window) > 1 else [evidence_of(line)]
+                self.first_seconds = self.window[0][0]
+        if self.evidence:
+            self.last_seconds = seconds if seconds is not None else self.last_seconds
+
+    def hit(self) -> Hit | None:
+        if self.most < self.detect.number("min_total", 1):
+            return None
+        summary = f"{_number(self.total)} {self.words.lower()} in all, {_number(self.most)} within " + (
+            f"{_number(self.detect.number('within_seconds', 0))} s" if "within_seconds" in self.detect.params else "the run"
+        )
+        return Hit(summary, int(self.total), list(self.evidence), self.first_seconds, self.last_seconds)
+
+
+Detector = LinesDetector | LowDetector | GrowthDetector | CollapseDetector | FalseDetector | TotalDetector
 _BY_SIGNAL: dict[str, type[Detector]] = {
     "lines": LinesDetector,
     "low": LowDetector,
     "growth": GrowthDetector,
     "collapse": CollapseDetector,
     "false": FalseDetector,
+    "total": TotalDetector,
 }
 
 

@@ -39,9 +39,14 @@ SIGNALS: dict[str, frozenset[str]] = {
     # a boolean batch metric false in `min_fraction` of the batches, over `min_batches` batches or more
     # (`load_metric`: a batch whose load is above any seen with the metric true is left out)
     "false": frozenset({"metric", "min_fraction", "min_batches", "load_metric", "batch"}),
+    # a count metric (vLLM's preemptions per stats line) adding up to `min_total` within `within_seconds`
+    "total": frozenset({"metric", "min_total", "within_seconds", "batch"}),
 }
 METRICS = frozenset(
-    {"running_requests", "queue_requests", "token_usage", "throughput", "accept_length", "accept_rate", "cuda_graph"}
+    {
+        "running_requests", "queue_requests", "token_usage", "throughput", "accept_length", "accept_rate",
+        "cuda_graph", "preemptions",
+    }
 )
 _TOP_KEYS = frozenset(
     {

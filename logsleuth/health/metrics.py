@@ -124,7 +124,7 @@ def _flag(value: str) -> bool:
 
 # Year-less times (journald's `Nov 30 12:00:01`, vLLM's `03-25 21:13:53`) are placed in this year: a leap
 # year, so that `Feb 29` exists.  Differences within one log stay right unless it runs across a new year.
-_YEARLESS_YEAR = 2000
+YEARLESS_YEAR = 2000
 
 
 def timestamp_seconds(timestamp: str | None) -> float | None:
@@ -169,7 +169,7 @@ def _parse_iso(text: str) -> datetime | None:
 def _parse_yearless(text: str) -> datetime | None:
     for layout in ("%b %d %H:%M:%S", "%m-%d %H:%M:%S", "%b %d %H:%M:%S.%f", "%m-%d %H:%M:%S.%f"):
         try:
-            return datetime.strptime(f"{_YEARLESS_YEAR} {' '.join(text.split())}", f"%Y {layout}")
+            return datetime.strptime(f"{YEARLESS_YEAR} {' '.join(text.split())}", f"%Y {layout}")
         except ValueError:
             continue
     return None

@@ -13,9 +13,10 @@ from logsleuth.models import LaunchInfo, SourceInfo
 
 @dataclass(frozen=True, slots=True)
 class BatchSample:
-    """One `Prefill batch` or `Decode batch` line of SGLang's scheduler, as numbers (None: not printed)."""
+    """One `Prefill batch` or `Decode batch` line of SGLang's scheduler, or one of vLLM's periodic stats lines
+    (health/vllm_metrics.py), as numbers (None: not printed)."""
 
-    kind: str  # "prefill" | "decode"
+    kind: str  # "prefill" | "decode" (vLLM's stats lines are "decode": they measure the decode side)
     seconds: float | None  # the line's own timestamp, seconds since the epoch (UTC); None when it has none
     offset: int  # byte offset of the line in the source
     running_requests: int | None = None
@@ -25,6 +26,8 @@ class BatchSample:
     accept_length: float | None = None  # speculative decoding: mean accepted tokens per step
     accept_rate: float | None = None
     cuda_graph: bool | None = None
+    preemptions: int | None = None  # vLLM V1: requests preempted since the previous stats line
+    engine: str = "sglang"  # whose wording the line is in: "sglang" | "vllm"
 
 
 @dataclass(frozen=True, slots=True)

@@ -94,9 +94,12 @@ def _read_source(source: Source, patterns: tuple[HealthPattern, ...], options: H
     return SourceHealth(info, findings, scan, launch, plan.sampled)
 
 
-def _applies(pattern: HealthPattern, launch: LaunchInfo) -> bool:
-    if pattern.engine and launch.engine and pattern.engine != launch.engine:
+def _applies(pattern: HealthPattern, scan: HealthScan, launch: LaunchInfo) -> bool:
+    """The pattern is about this server's engine (its batch lines' wording, else the launch's) and release."""
+    if not scan.applies(pattern):
         return False
+    if pattern.engine and launch.engine and pattern.engine != launch.engine:
+        return True  # the version the log names is the other engine's (a dependency): it says nothing here
     return not pattern.versions or launch.engine_version is None or versions.matches(pattern.versions, launch.engine_version)
 
 
@@ -104,7 +107,7 @@ def _findings(scan: HealthScan, launch: LaunchInfo, source: str) -> list[Finding
     hits = {
         pattern.id: [hit for detector in scan.detectors[pattern.id] if (hit := detector.hit()) is not None]
         for pattern in scan.patterns
-        if _applies(pattern, launch)
+        if _applies(pattern, scan, launch)
     }
     _fold_explained(hits, scan.patterns)
     return [

@@ -4,9 +4,13 @@
 health pattern's detectors, the batch samples for the series, and the launch facts.  A new launch in the log
 starts it over: health is about the latest run.
 
+The lines are SGLang's `Prefill batch`/`Decode batch` lines (metrics.py) or vLLM's periodic stats lines
+(vllm_metrics.py).  Once the lines show whose server it is (the batch lines' wording, else the launch), only
+that engine's patterns are fed: SGLang and vLLM print some of the same warnings, with other causes and flags.
+
 A large log is not read whole.  One pass of the fast literal search (sources/anchors.py, or grep on a
-remote host) finds every launch (`server_args=`) and every line a `lines` signal names by its literal (a
-retraction storm may last a minute of a week); then the latest launch's start-up (HEAD_BYTES), SAMPLES
+remote host) finds every launch (SGLang's `server_args=`, vLLM's engine config line) and every line a
+`lines` signal names by its literal (a retraction storm may last a minute of a week); then the latest launch's start-up (HEAD_BYTES), SAMPLES
 evenly spaced windows of batch lines and the tail are read.  The series and the batch signals come from
 those samples: a signal that holds for a run of batches shows in them.
 """
@@ -14,7 +18,7 @@ those samples: a signal that holds for a run of batches shows in them.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 from logsleuth.diagnosis.schema import REGEX_TIMEOUT
@@ -22,6 +26,7 @@ from logsleuth.health.detectors import Detector, detector_for
 from logsleuth.health.library import HealthPattern
 from logsleuth.health.metrics import parse_batch_line
 from logsleuth.health.model import BatchSample
+from logsleuth.health.vllm_metrics import VllmStatsReader, is_launch_line
 from logsleuth.ingest.launch import LaunchTracker
 from logsleuth.ingest.normalize import normalize_chunks
 from logsleuth.models import LaunchInfo, LogLine
@@ -39,7 +44,10 @@ SEARCH_LIMIT = 200_000  # hits of the literal search kept (more: only the launch
 EVENT_READS = 200  # hit lines read: all of them, or the first and the last half of this many
 EVENT_WINDOW = 512  # read before a literal's hit, to the start of its line
 LINE_OVERRUN = 8 << 10  # read past a range's end to finish its last line (longer lines are cut there)
-LAUNCH_ANCHOR = b"server_args="  # every SGLang launch logs its arguments once, at its start
+# Every SGLang launch logs its arguments once, at its start; every vLLM launch its engine's config (V0 and V1:
+# `Initializing … LLM engine (vX) with config: model=…, speculative_config=…`, vllm/config VllmConfig.__str__).
+# Both hold `_` and `=`, rare in batch lines: the search shares one memchr pass (sources/anchors.py).
+LAUNCH_ANCHORS = (b"server_args=", b"speculative_config=")
 
 
 @dataclass
@@ -55,7 +63,11 @@ class HealthScan:
     # Where a Python traceback began after the steady state did: the run ended in a failure, which is
     # diagnose's to name (None: none was read)
     failure_offset: int | None = None
+    vllm: VllmStatsReader = field(default_factory=VllmStatsReader)
+    sample_engine: str | None = None  # whose wording this launch's batch lines are in
     _launches: int = 0
+    _fed_engine: str | None = None  # the engine whose patterns `_fed` holds (None: every pattern's)
+    _fed: list[Detector] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._cause_lines = list(
@@ -68,32 +80,59 @@ class HealthScan:
         self.samples = []
         self.seen = set()
         self.failure_offset = None
+        self.vllm = VllmStatsReader()
+        self.sample_engine = None
+        self._feed_engine(self.tracker.engine)
+
+    @property
+    def engine(self) -> str | None:
+        """Whose server this launch is: the batch lines' wording says it best (a version line may name the
+        other engine, e.g. a dependency in `pip freeze`), else what the launch lines say."""
+        return self.sample_engine or self.tracker.engine
+
+    def applies(self, pattern: HealthPattern) -> bool:
+        """Whether the pattern is about this engine (a pattern of no engine, or an engine not known: yes)."""
+        engine = self.engine
+        return not (pattern.engine and engine and pattern.engine != engine)
+
+    def _feed_engine(self, engine: str | None) -> None:
+        self._fed_engine = engine
+        self._fed = [d for p in self.patterns if self.applies(p) for d in self.detectors[p.id]]
 
     def feed(self, line: LogLine) -> BatchSample | None:
         """One line of the log, in order; the batch sample it is, if it is one."""
         self.tracker.observe(line)
+        text = line.text
         if len(self.tracker.markers) != self._launches:  # a new launch: health is about the latest one
             self._launches = len(self.tracker.markers)
             self._restart()
-        sample = parse_batch_line(line.text, line.meta.timestamp, line.offset)
+        elif self.samples and "LLM engine (v" in text and is_launch_line(text):
+            self._restart()  # vLLM started again (its engine config line) after serving: no command line logged
+        sample = parse_batch_line(text, line.meta.timestamp, line.offset) or self.vllm.parse(
+            text, line.meta.timestamp, line.offset
+        )
+        if sample is not None and self.sample_engine is None:
+            self.sample_engine = sample.engine
+        if self.engine != self._fed_engine:
+            self._feed_engine(self.engine)
         if sample is None:
-            if self.samples and self.failure_offset is None and line.text.endswith(TRACEBACK_HEADER):
+            if self.samples and self.failure_offset is None and text.endswith(TRACEBACK_HEADER):
                 self.failure_offset = line.offset
             for expression in self._cause_lines:
-                if expression.pattern not in self.seen and expression.search(line.text, timeout=REGEX_TIMEOUT):
+                if expression.pattern not in self.seen and expression.search(text, timeout=REGEX_TIMEOUT):
                     self.seen.add(expression.pattern)
-            for detectors in self.detectors.values():
-                for detector in detectors:
-                    detector.feed_line(line)
+            for detector in self._fed:
+                detector.feed_line(line)
             return None
         self.samples.append(sample)
-        for detectors in self.detectors.values():
-            for detector in detectors:
-                detector.feed_batch(sample, line)
+        for detector in self._fed:
+            detector.feed_batch(sample, line)
         return sample
 
     def launch(self, command: str | None = None, version: str | None = None) -> LaunchInfo:
-        return self.tracker.info(command, version)
+        """The launch, with the engine its batch or stats lines are written by (`engine`) when they showed it."""
+        info = self.tracker.info(command, version)
+        return info if self.engine == info.engine else replace(info, engine=self.engine)
 
 
 @dataclass(frozen=True)
@@ -124,7 +163,7 @@ def plan_reads(source: Source, size: int, literals: tuple[str, ...]) -> ReadPlan
     if len(read) > EVENT_READS:  # a storm's start and end, each line as it came: its density shows
         read = read[: EVENT_READS // 2] + read[-EVENT_READS // 2 :]
     event_ranges = [(max(0, hit - EVENT_WINDOW), min(size, hit + 1)) for hit in read]  # read_plan ends the line
-    launch_start = launches[-1] if launches else 0
+    launch_start = _latest_launch(source, launches)
     head_start = max(0, launch_start - BEFORE_LAUNCH_BYTES) if launch_start else 0
     head_end = min(size, launch_start + HEAD_BYTES)
     tail_start = max(head_end, size - TAIL_BYTES)
@@ -140,19 +179,20 @@ def _search(source: Source, literals: tuple[str, ...]) -> tuple[list[int], list[
     when they are few, or a second search for the launches alone."""
     if not isinstance(source, FindsAnchors):
         return [], [], False
-    anchors = (LAUNCH_ANCHOR, *(literal.encode() for literal in literals))
+    anchors = (*LAUNCH_ANCHORS, *(literal.encode() for literal in literals))
+    launch_lengths = {len(anchor) for anchor in LAUNCH_ANCHORS}
     find_matches = getattr(source, "find_matches", None)
     if find_matches is not None and len({len(anchor) for anchor in anchors}) == len(anchors):
         matches = _matches_in_halves(source, anchors) if isinstance(source, SplitsWork) else find_matches(anchors)
         if matches is not None:
-            launches = [o for o, n in zip(matches.offsets, matches.lengths, strict=True) if n == len(LAUNCH_ANCHOR)]
-            events = [o for o, n in zip(matches.offsets, matches.lengths, strict=True) if n != len(LAUNCH_ANCHOR)]
+            launches = [o for o, n in zip(matches.offsets, matches.lengths, strict=True) if n in launch_lengths]
+            events = [o for o, n in zip(matches.offsets, matches.lengths, strict=True) if n not in launch_lengths]
             return launches, events, True
     hits = source.find_anchors(anchors, limit=SEARCH_LIMIT) or []
     if len(hits) <= EVENT_READS:
-        launches = [hit for hit in hits if _starts_with(source, hit, LAUNCH_ANCHOR)]
+        launches = [hit for hit in hits if _is_launch_at(source, hit)]
     else:  # too many to read each: the launches alone, in a search of their own
-        launches = source.find_anchors((LAUNCH_ANCHOR,), limit=SEARCH_LIMIT) or []
+        launches = source.find_anchors(LAUNCH_ANCHORS, limit=SEARCH_LIMIT) or []
     known = set(launches)
     return launches, [hit for hit in hits if hit not in known], True
 
@@ -184,8 +224,27 @@ def _line_start_after(source: Source, middle: int, size: int) -> int:
     return middle + newline + 1 if newline >= 0 else size
 
 
-def _starts_with(source: Source, offset: int, text: bytes) -> bool:
-    return b"".join(source.read_range(offset, offset + len(text))) == text
+LAUNCH_CHECKS = 8  # launch anchors checked from the last one back, for the latest that is a launch
+LAUNCH_LINE_BEFORE = 2 << 10  # read before a vLLM anchor, for the start of its line
+
+
+def _latest_launch(source: Source, launches: list[int]) -> int:
+    """The offset of the latest launch among the anchors' hits (0: none).  `server_args=` is one; vLLM's
+    `speculative_config=` also comes in the dump V1 prints when its engine fails (`Dumping input data for V1
+    LLM engine (v…) with config: …`), which is not a launch: its line must say `Initializing a`."""
+    for offset in launches[::-1][:LAUNCH_CHECKS]:
+        start = max(0, offset - LAUNCH_LINE_BEFORE)
+        window = b"".join(source.read_range(start, offset + len(LAUNCH_ANCHORS[0])))
+        line = window[window.rfind(b"\n", 0, offset - start) + 1 :]
+        if line.endswith(LAUNCH_ANCHORS[0]) or (b"Initializing a" in line and b" with config: " in line):
+            return offset
+    return launches[-1] if launches else 0
+
+
+def _is_launch_at(source: Source, offset: int) -> bool:
+    """Whether a launch anchor starts at `offset` (one read, however many anchors: over SSH a read is a trip)."""
+    text = b"".join(source.read_range(offset, offset + max(len(anchor) for anchor in LAUNCH_ANCHORS)))
+    return text.startswith(LAUNCH_ANCHORS)
 
 
 def read_plan(source: Source, size: int, plan: ReadPlan, scan: HealthScan, host: str | None = None) -> None:

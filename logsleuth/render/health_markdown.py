@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from logsleuth.health.model import HealthReport
 from logsleuth.render.health_view import (
-    NO_BATCH_LINES,
     SERIES_FLOOR,
     FindingView,
     SeriesView,
     finding_view,
+    no_lines_text,
     notes,
     series_heading,
     series_views,
@@ -69,7 +69,7 @@ def _series_row(view: SeriesView) -> str:
 def _series(report: HealthReport) -> list[str]:
     views = series_views(report)
     if not views:
-        return [f"**Series:** {NO_BATCH_LINES}.", ""]
+        return [f"**Series:** {no_lines_text(report)}.", ""]
     out = [f"**{escape_markdown_prose(series_heading(report))}**", ""]
     out.extend(["| Series | Trend | Min | Max | Last | Unit |", "|---|---|--:|--:|--:|---|"])
     return [*out, *(_series_row(view) for view in views), ""]

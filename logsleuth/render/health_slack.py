@@ -14,9 +14,9 @@ from typing import Any
 from logsleuth.health.model import HealthReport
 from logsleuth.render.health_text import series_rows
 from logsleuth.render.health_view import (
-    NO_BATCH_LINES,
     FindingView,
     finding_view,
+    no_lines_text,
     notes,
     series_heading,
     series_views,
@@ -90,7 +90,7 @@ def _blocks(report: HealthReport, options: RenderOptions, detail: Detail) -> lis
         blocks.append(f"_… and {hidden} more finding{'s' if hidden > 1 else ''}: the full report has them_")
     views = series_views(report)
     if not views:
-        blocks.append(f"_Series: {NO_BATCH_LINES}._")
+        blocks.append(f"_Series: {no_lines_text(report)}._")
     elif detail.series:
         blocks.extend([f"*{safe(series_heading(report))}*", fence(series_rows(views, TABLE_WIDTH))])
     location = _location(report, options)

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from logsleuth.health.model import HealthReport
 from logsleuth.render.health_view import (
-    NO_BATCH_LINES,
     SERIES_FLOOR,
     FindingView,
     SeriesView,
     finding_view,
     health_status,
+    no_lines_text,
     notes,
     series_heading,
     series_views,
@@ -105,7 +105,7 @@ def health_lines(report: HealthReport, width: int) -> list[Line]:
         out.append(Line(""))
     views = series_views(report)
     if not views:
-        return [*out, *_styled(wrap(f"Series: {NO_BATCH_LINES}.", width, "  ", ""), "logsleuth.note")]
+        return [*out, *_styled(wrap(f"Series: {no_lines_text(report)}.", width, "  ", ""), "logsleuth.note")]
     out.extend(_styled(wrap(series_heading(report), width, "  ", ""), "logsleuth.heading"))
     return [*out, *_styled(series_rows(views, width), "logsleuth.marker")]
 

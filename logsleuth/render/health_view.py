@@ -13,11 +13,18 @@ import time
 from dataclasses import dataclass
 from typing import Literal
 
+from logsleuth.health.metrics import YEARLESS_YEAR
 from logsleuth.health.model import Evidence, Finding, HealthReport, Series
 from logsleuth.render.safety import clean
 from logsleuth.render.view import prose
 
-NO_BATCH_LINES = "no Prefill/Decode batch lines found"
+# What the periodic lines health reads are called, by engine: SGLang's `Prefill batch`/`Decode batch` lines,
+# vLLM's stats lines (`Avg prompt throughput: …`); SGLang's words when the log shows no engine (the default).
+LINES_READ = {"sglang": "batch line", "vllm": "stats line"}
+NO_LINES_FOUND = {
+    "sglang": "no Prefill/Decode batch lines found",
+    "vllm": "no vLLM stats lines (Avg prompt throughput …) found",
+}
 # The series shown, in this order, with their labels; accept length only for a speculative run, and a series
 # the report does not carry is left out (a name not listed here is shown after these, under its own name).
 SERIES_LABELS = {
@@ -80,9 +87,15 @@ def _plural(count: int, word: str) -> str:
     return f"{count:,} {word}{'' if count == 1 else 's'}"
 
 
+def no_lines_text(report: HealthReport) -> str:
+    """`no Prefill/Decode batch lines found`, in the words of the server's engine."""
+    return NO_LINES_FOUND.get(report.launch.engine or "sglang", NO_LINES_FOUND["sglang"])
+
+
 def read_text(report: HealthReport) -> str:
-    """`12,345 batch lines (sampled)`."""
-    return _plural(report.batches, "batch line") + (" (sampled)" if report.sampled else "")
+    """`12,345 batch lines (sampled)` (vLLM: `stats lines`)."""
+    word = LINES_READ.get(report.launch.engine or "sglang", "batch line")
+    return _plural(report.batches, word) + (" (sampled)" if report.sampled else "")
 
 
 def verdict(report: HealthReport) -> str:
@@ -90,12 +103,12 @@ def verdict(report: HealthReport) -> str:
     status = health_status(report)
     if status == "findings":
         titles = " · ".join(prose(finding.title) for finding in report.findings)
-        where = f"in {read_text(report)}" if report.batches else f"({NO_BATCH_LINES})"
+        where = f"in {read_text(report)}" if report.batches else f"({no_lines_text(report)})"
         text = f"{_plural(len(report.findings), 'finding')} {where}: {titles}"
     elif status == "unreadable":
         return "no log could be read"
     elif status == "no-batches":
-        text = f"no finding, and {NO_BATCH_LINES}: the log shows no steady state to judge"
+        text = f"no finding, and {no_lines_text(report)}: the log shows no steady state to judge"
     else:
         text = f"healthy: no finding in {read_text(report)}"
     unreadable = sum(1 for source in report.sources if source.error)
@@ -118,8 +131,10 @@ def notes(report: HealthReport) -> list[str]:
 
 def log_time(seconds: float) -> str:
     """A time as the log printed it: SGLang's own times carry no zone (the host's local time), so none is
-    named here (health/metrics.py reads them as if UTC, and gives them back the same way)."""
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(seconds))
+    named here (health/metrics.py reads them as if UTC, and gives them back the same way).  A time the log
+    printed without its year (vLLM's `03-25 21:13:53`) is shown without one."""
+    moment = time.gmtime(seconds)
+    return time.strftime("%m-%d %H:%M:%S" if moment.tm_year == YEARLESS_YEAR else "%Y-%m-%d %H:%M:%S", moment)
 
 
 def span_text(first: float | None, last: float | None) -> str:

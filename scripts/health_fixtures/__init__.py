@@ -1,4 +1,4 @@
-"""Generated `logsleuth health` fixtures: SGLang's steady-state lines per version (see generate.py)."""
+"""Generated `logsleuth health` fixtures: SGLang's and vLLM's steady-state lines per version (see generate.py)."""
 
 from scripts.health_fixtures.steady import PLANTS, write_steady_state
 

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from scripts.health_fixtures import vllm_run
+from scripts.health_fixtures import vllm_scenarios as vllm
 from scripts.health_fixtures.run import render, seed, startup, steady
 from scripts.health_fixtures.scenarios import SCENARIOS, Scenario
 from scripts.health_fixtures.wordings import VERSIONS
@@ -20,20 +22,30 @@ STARTED = datetime(2025, 3, 14, 9, 0, 0)
 @dataclass(frozen=True, slots=True)
 class Fixture:
     version: str
-    scenario: Scenario
+    scenario: Scenario | vllm.Scenario
+
+    @property
+    def engine(self) -> str:
+        return "vllm" if isinstance(self.scenario, vllm.Scenario) else "sglang"
 
     @property
     def path(self) -> str:
-        return f"{self.version}/{self.scenario.name}.log"
+        """SGLang's under `<version>/`, vLLM's under `vllm/<release>/`."""
+        prefix = "vllm/" if self.engine == "vllm" else ""
+        return f"{prefix}{self.version}/{self.scenario.name}.log"
 
 
 def fixtures() -> list[Fixture]:
-    return [Fixture(version, scenario) for scenario in SCENARIOS for version in VERSIONS
-            if version in scenario.versions]
+    sglang = [Fixture(version, scenario) for scenario in SCENARIOS for version in VERSIONS
+              if version in scenario.versions]
+    return sglang + [Fixture(release, scenario) for scenario in vllm.SCENARIOS for release in vllm.ALL
+                     if release in scenario.versions]
 
 
 def log_text(fixture: Fixture) -> str:
     version, scenario = fixture.version, fixture.scenario
+    if isinstance(scenario, vllm.Scenario):
+        return _vllm_log_text(version, scenario)
     rng = seed(version, scenario.name)
     launch, notes = scenario.launch_for(version), scenario.notes_for(version)
     records = list(startup(version, launch, notes, rng))
@@ -42,15 +54,27 @@ def log_text(fixture: Fixture) -> str:
     return render(records, started)
 
 
+def _vllm_log_text(release: str, scenario: vllm.Scenario) -> str:
+    rng = seed("vllm", release, scenario.name)
+    launch = scenario.launch_for(release)
+    notes = scenario.notes_for(release)
+    records = list(vllm_run.startup(release, launch, notes))
+    records += vllm_run.steady(release, launch, scenario.phases, notes, rng, records[-1].seconds + 2.0)
+    started = STARTED + timedelta(days=vllm.ALL.index(release), minutes=vllm.SCENARIOS.index(scenario) * 31)
+    return vllm_run.render(release, records, started)
+
+
 def manifest_text(items: list[Fixture]) -> str:
-    """For each log: the pattern ids it must trigger ([] for healthy logs and near misses) and, for an accept
-    length near 1.0, the cause that must come first."""
+    """For each log: the pattern ids it must trigger ([] for healthy logs and near misses), for an accept
+    length near 1.0 the cause that must come first, and `engine = "vllm"` for vLLM's (none: SGLang's)."""
     parts = [GENERATED]
     for fixture in items:
         scenario = fixture.scenario
         patterns = ", ".join(f'"{pattern}"' for pattern in scenario.patterns)
         parts.append(f'\n[[fixtures]]\npath = "{fixture.path}"\nversion = "{fixture.version}"\n'
                      f'scenario = "{scenario.name}"\npatterns = [{patterns}]\n')
+        if fixture.engine != "sglang":  # entries without it are SGLang's
+            parts.append(f'engine = "{fixture.engine}"\n')
         if scenario.first_cause:
             parts.append(f'first_cause = "{scenario.first_cause}"\n')
         parts.append(f"description = {_toml_string(scenario.description)}\n")

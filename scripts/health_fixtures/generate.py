@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Generate the `logsleuth health` fixtures: tests/fixtures/health/<version>/<scenario>.log and manifest.toml.
+"""Generate the `logsleuth health` fixtures: tests/fixtures/health/<version>/<scenario>.log (SGLang),
+tests/fixtures/health/vllm/<release>/<scenario>.log (vLLM) and manifest.toml.
 
-The lines are SGLang's wordings, transcribed per version from its source (wordings.py cites each one); the
-numbers come from a seeded simulation (run.py); the stories are tables (scenarios.py).  No text is copied
-from real logs.
+The lines are the engines' wordings, transcribed per version from their source (wordings.py and
+vllm_wordings.py cite each one); the numbers come from a seeded simulation (run.py, vllm_run.py); the stories
+are tables (scenarios.py, vllm_scenarios.py).  No text is copied from real logs.
 
     python scripts/health_fixtures/generate.py            # (re)write the fixtures
     python scripts/health_fixtures/generate.py --check    # exit 1 if they are stale

@@ -36,8 +36,13 @@ CONTRACT_CAUSES = {
 MAX_BATCH_LINES, MAX_BYTES = 600, 150 * 1024
 
 
-def _manifest() -> list[dict[str, object]]:
+def _all_entries() -> list[dict[str, object]]:
     return tomllib.loads((OUT / MANIFEST).read_text(encoding="utf-8"))["fixtures"]
+
+
+def _manifest() -> list[dict[str, object]]:
+    """SGLang's entries (vLLM's say `engine = "vllm"`: tests/health/test_vllm_health.py)."""
+    return [entry for entry in _all_entries() if entry.get("engine", "sglang") == "sglang"]
 
 
 def _samples(text: str) -> list[BatchSample]:
@@ -80,8 +85,8 @@ def test_the_manifest_names_only_the_contracts_ids() -> None:
 
 
 def test_the_manifest_lists_every_log_and_only_logs_that_exist() -> None:
-    listed = {str(entry["path"]) for entry in _manifest()}
-    on_disk = {path.relative_to(OUT).as_posix() for path in OUT.glob("*/*.log")}
+    listed = {str(entry["path"]) for entry in _all_entries()}
+    on_disk = {path.relative_to(OUT).as_posix() for path in OUT.rglob("*.log")}
     assert listed == on_disk
 
 

@@ -18,11 +18,14 @@ from logsleuth.health.scan import FULL_READ_BYTES
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "health"
 PATTERNS = ROOT / "patterns" / "sglang"
-MANIFEST = tomllib.loads((FIXTURES / "manifest.toml").read_text(encoding="utf-8"))["fixtures"]
+MANIFEST = [  # SGLang's fixtures (vLLM's: tests/health/test_vllm_health.py)
+    entry for entry in tomllib.loads((FIXTURES / "manifest.toml").read_text(encoding="utf-8"))["fixtures"]
+    if entry.get("engine", "sglang") == "sglang"
+]
 sys.path.insert(0, str(ROOT))  # the checkout: scripts.health_fixtures
 from scripts.health_fixtures.steady import write_steady_state  # noqa: E402
 
-BUNDLED = load_health_patterns(include_user=False).patterns
+BUNDLED = tuple(p for p in load_health_patterns(include_user=False).patterns if p.engine == "sglang")
 
 
 def _options(**kwargs: object) -> HealthOptions:
