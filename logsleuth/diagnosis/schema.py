@@ -41,6 +41,7 @@ CATEGORIES: dict[str, str] = {
     "host-memory": "host RAM or shared memory ran out (ENOMEM), not GPU memory",
     "feature-conflict": "two features this engine version cannot run together (e.g. speculative decoding with a grammar)",
     "orchestration": "the container runtime or Kubernetes could not place, pull or keep the server (no GPU node, image pull, probe kill)",
+    "tokenizer": "the tokenizer or its chat template cannot be loaded or used (a class transformers lacks, no chat template)",
     # Health findings (`logsleuth health`): a running server that does not crash but serves badly.
     "speculative-acceptance": "speculative decoding accepts next to nothing from the draft model (accept length near 1)",
     "queueing": "requests wait in a queue that keeps growing: they arrive faster than the server finishes them",

@@ -111,6 +111,7 @@ class WildCase:
     fixed_in: str = ""
     install: Install = VENV
     paste: tuple[Transform, ...] = ()
+    engine: str = "sglang"  # the engine that failed: "sglang" or "vllm"
 
     @property
     def slug(self) -> str:
@@ -224,6 +225,11 @@ def printed_forms(exception_type: str, message: str) -> list[str]:
     return [f"{exception_type}: {message}"]
 
 
+# what vLLM puts before every line: its processes' prefix (vllm/utils _add_prefix, colour codes included) and the
+# header of a log record (NewLineFormatter repeats it on each line of a logged traceback)
+_VLLM_PROCESS_PREFIX = re.compile(
+    r"^(?:(?:\x1b\[1;36m)?\((?:EngineCore|APIServer|ApiServer|Worker|VllmWorker)[\w =]*? pid=\d+\)(?:\x1b\[0;0m)? )?"
+    r"(?:(?:DEBUG|INFO|WARNING|ERROR) \d\d-\d\d \d\d:\d\d:\d\d \[?[\w.]+:\d+\] )?", re.M)
 _PY_FRAME = re.compile(r'^  File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>.+)$', re.M)
 _FAULT_FRAME = re.compile(r'^  File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<function>.+)$', re.M)
 
@@ -238,6 +244,7 @@ class InnermostFrame:
 def check(case: WildCase, primary: str) -> InnermostFrame | None:
     """The expectation holds for the output (else SystemExit naming the case); the innermost frame."""
     want = case.expect
+    primary = _VLLM_PROCESS_PREFIX.sub("", primary)  # a multi-line message reads through vLLM's per-line prefixes
     if want.exception_type is None:
         return None
     forms = printed_forms(want.exception_type, want.shown_prefix + (want.message or ""))
@@ -336,7 +343,7 @@ def expectation_toml(case: WildCase, frame: InnermostFrame | None) -> str:
         "# ---- not read by score.py",
         f"thread = {_string(case.thread)}",
         f"kind = {_string(case.kind)}",
-        'engine = "sglang"',
+        f"engine = {_string(case.engine)}",
         f"engine_version = {_string(case.engine_version)}",
         f"paste_style = {_strings(paste_styles(case))}",
         f"resolution = {_string(case.resolution)}",

@@ -11,8 +11,9 @@ INTRO = """\
 # The wild corpus
 
 Logs as users pasted them into public issue threads about SGLang launches (SGLang run directly or
-under verl, slime, Xinference, GPUStack, SkyPilot, AReaL, Dynamo), each with the diagnosis a careful
-engineer reads from the paste. `logsleuth diagnose` is scored against it with
+under verl, slime, Xinference, GPUStack, SkyPilot, AReaL, Dynamo) and vLLM launches (`vllm serve`, the
+V0 `api_server`, the `LLM` class, vLLM under LlamaFactory, ms-swift, Xinference, GPUStack, Transformer
+Lab, AIBrix and PyTorch's CI), each with the diagnosis a careful engineer reads from the paste. `logsleuth diagnose` is scored against it with
 `/work/shared/eval/score.py` (and in CI by `tests/wild/test_wild_corpus.py::test_wild_scores`).
 
 **Generated, never copied.** Nothing a user wrote is in these files. The facts were mined from the
@@ -73,6 +74,23 @@ every path shows `python3.11` even where the reporter ran 3.10 or 3.12, and Pyth
   expected message; the message is always the one the engine raised.
 - `fix_alternatives` only where the thread's confirmed resolution or the engine's own validation or
   hint makes the flag fix clear; `[[]]` is a fix with no flag change (an upgrade, the environment).
+
+vLLM (`engine = "vllm"`, kinds `vllm-*` except SGLang's `vllm-module-removed`):
+
+- vLLM's process prefixes (`(EngineCore_DP0 pid=N)`, `(Worker pid=N)`, `(APIServer pid=N)`, with or
+  without their colour codes) and record headers (`ERROR 03-14 09:26:54 [core.py:708] `, V0
+  `engine.py:366] `) are not part of a message. The engine core logs its failure
+  (`EngineCore failed to start.` + traceback) and multiprocessing prints it again after
+  `Process EngineCore_DP0:`: one failure.
+- The cascades are never the answer when their root is in the paste: the API server's
+  `Engine core initialization failed. See root cause above.` (V0: `Engine process failed to start`),
+  the engine core's `WorkerProc initialization failed due to an exception in a background process`.
+  Alone in a paste, the API server's cascade is `process-killed`.
+- A failure printed without a Python exception type (the V0 engine's one-line error record with the
+  headers left out, uvicorn's `ERROR: [Errno 98] error while attempting to bind ...`, Ray's
+  placement-group waits) has no exception fields: the category (and fix) is what is expected.
+- Frames the thread did not show follow the vLLM release the case names (0.6.6.post1 for V0, 0.11.0
+  and 0.33.0 for V1, `pattern_fixtures/cases/vllm.py`); each `.toml`'s facts say which came from the thread.
 """
 
 
@@ -87,8 +105,11 @@ def render(cases: Sequence[WildCase]) -> str:
     kinds: dict[str, list[WildCase]] = defaultdict(list)
     for case in cases:
         kinds[case.kind].append(case)
+    per_engine = ", ".join(
+        f"{engine}: {sum(case.engine == engine for case in cases)} cases from {len({case.thread for case in cases if case.engine == engine})} threads"
+        for engine in sorted({case.engine for case in cases}))
     lines = [INTRO, "## Kinds and threads", "",
-             f"{len(cases)} cases from {len(threads)} threads, {len(kinds)} failure kinds.", "",
+             f"{len(cases)} cases from {len(threads)} threads, {len(kinds)} failure kinds ({per_engine}).", "",
              "| kind | category | threads (cases) |", "|---|---|---|"]
     for kind in sorted(kinds):
         group = kinds[kind]

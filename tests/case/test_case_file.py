@@ -58,7 +58,7 @@ def test_case_of_every_fixture_fits_and_names_version_and_flags(log: Path) -> No
         assert report.launch.engine_version in markdown
     # the flags logsleuth's fix changes that the consulted catalogs know are rows, with their real defaults
     rows = {row.flag: row for row in case.flags}
-    known = [catalogs.load("sglang", version) for version in case.catalogs]
+    known = [catalogs.load(case.engine or "sglang", version) for version in case.catalogs]
     for flag in _fix_flags(primary.diagnosis.fix if primary.diagnosis else None):
         infos = [info for catalog in known if catalog and (info := catalog.find(flag))]
         if infos:

@@ -3,7 +3,17 @@ one registry, written out here (no builder registers itself on import)."""
 
 from __future__ import annotations
 
-from logsleuth.fixes.builders import arguments, lora, memory, parallel, ports, scheduling, speculative
+from logsleuth.fixes.builders import (
+    arguments,
+    lora,
+    memory,
+    parallel,
+    ports,
+    scheduling,
+    speculative,
+    vllm,
+    vllm_arguments,
+)
 from logsleuth.fixes.context import Builder
 
 BUILDERS: dict[str, Builder] = {
@@ -12,6 +22,7 @@ BUILDERS: dict[str, Builder] = {
     "multi_layer_draft_tokens": speculative.multi_layer_draft_tokens,
     "eagle_chain": speculative.eagle_chain,
     "unrecognized_arguments": arguments.unrecognized_arguments,
+    "command_for_other_engine": arguments.command_for_other_engine,
     "ambiguous_option": arguments.ambiguous_option,
     "invalid_choice": arguments.invalid_choice,
     "invalid_value": arguments.invalid_value,
@@ -21,10 +32,21 @@ BUILDERS: dict[str, Builder] = {
     "nearest_choice_for_flag": arguments.nearest_choice_for_flag,
     "divisible_sizes": parallel.divisible_sizes,
     "pp_incompatible": parallel.pp_incompatible,
+    "divisors_text": parallel.divisors_text,
     "mem_fraction": memory.mem_fraction,
     "fewer_running_requests": memory.fewer_running_requests,
     "free_port": ports.free_port,
     "grpc_port": ports.grpc_port,
     "enable_priority_scheduling": scheduling.enable_priority_scheduling,
     "lora_config": lora.lora_config,
+    "vllm_kv_cache_max_model_len": vllm.kv_cache_max_model_len,
+    "vllm_utilization_within_free": vllm.utilization_within_free,
+    "vllm_profiling_oom": vllm.profiling_oom,
+    "vllm_weight_load_oom": vllm.weight_load_oom,
+    "vllm_cuda_graph_oom": vllm.cuda_graph_oom,
+    "vllm_unrecognized_arguments": vllm_arguments.vllm_unrecognized_arguments,
+    "vllm_invalid_value": vllm_arguments.vllm_invalid_value,
+    "vllm_switch_given_value": vllm_arguments.vllm_switch_given_value,
+    "vllm_config_choice": vllm_arguments.vllm_config_choice,
+    "vllm_config_out_of_range": vllm_arguments.vllm_config_out_of_range,
 }

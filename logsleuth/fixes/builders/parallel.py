@@ -31,6 +31,41 @@ def divisible_sizes(ctx: FixContext, data: dict[str, Any]) -> Fix:
     return replace(first, alternatives=(replace(second, summary="Or: " + second.summary[0].lower() + second.summary[1:]),))
 
 
+
+def divisors_text(ctx: FixContext, data: dict[str, Any]) -> Fix:
+    """A size that must divide a number in the message (attention heads by the tensor-parallel size): the fix
+    names the divisors, as text only (`{divisors}`, `{below}`: the largest divisor under the size asked for,
+    `{above}`: the smallest over it).  `of` and `size` name the captures that hold the two numbers."""
+    number, size = ctx.captures.get(str(data["of"]), ""), ctx.captures.get(str(data["size"]), "")
+    values = dict(ctx.captures)
+    if number.isdigit() and int(number) > 0:
+        divisors = [d for d in range(1, int(number) + 1) if int(number) % d == 0]
+        asked = int(size) if size.isdigit() else 0
+        values["divisors"] = ", ".join(map(str, divisors))
+        values.update({k: str(v) for k, v in (("below", max((d for d in divisors if d < asked), default=None)),
+                                              ("above", min((d for d in divisors if d > asked), default=None)),
+                                              ("power_of_two_below", max((d for d in divisors if d < asked
+                                                                          and d & (d - 1) == 0), default=None)))
+                       if v})
+    # With `flag`, the fix also sets it to `{power_of_two_below}`: fewer GPUs than asked for are there, and a
+    # power of two also divides the sizes the message does not show (KV heads, hidden and MoE sizes), where an
+    # odd divisor such as 7 of 28 heads fails at load.  A larger size needs GPUs the message does not show.
+    flag = data.get("flag")
+    return Fix(
+        summary=interpolate(str(data.get("summary", "")), values),
+        flags=(FlagOp("set", flag_as_given(ctx, str(flag)), values.get("power_of_two_below")),) if flag else (),
+        steps=tuple(interpolate(str(step), values) for step in data.get("steps", ())),
+    )
+
+
+def flag_as_given(ctx: FixContext, flag: str) -> str:
+    """`flag` as the command spells it (`-tp` for --tensor-parallel-size), so a `set` replaces that word."""
+    if ctx.command is None or ctx.command.has(flag):
+        return flag
+    info = ctx.catalog.find(flag) if ctx.catalog is not None else None
+    return next((alias for alias in (info.aliases if info else ()) if ctx.command.has(alias)), flag)
+
+
 def pp_incompatible(ctx: FixContext, data: dict[str, Any]) -> Fix:
     """Pipeline parallelism (0.4.x-0.5.9) needs the overlap scheduler off, no speculative
     decoding and no mixed chunked prefill."""

@@ -15,6 +15,17 @@ _PORT_FLAGS = (
 )
 
 
+# The HTTP port each engine listens on when --port is not given: vLLM's api server 8000, SGLang's 30000.
+DEFAULT_HTTP_PORTS = {"vllm": 8000, "sglang": 30000}
+
+
+def default_http_port(ctx: FixContext, data: dict[str, Any]) -> int:
+    """The pattern's `default_port`, else the default of the engine the launch ran."""
+    if "default_port" in data:
+        return int(data["default_port"])
+    return DEFAULT_HTTP_PORTS.get(ctx.launch.engine or "sglang", 30000)
+
+
 def free_port(ctx: FixContext, data: dict[str, Any]) -> Fix:
     """The HTTP port (or the NCCL / dist-init port) is taken: pick the next one."""
     what = ctx.captures.get("what", "")
@@ -40,7 +51,7 @@ def free_port(ctx: FixContext, data: dict[str, Any]) -> Fix:
         )
     current_raw = (ctx.command.value(flag) if ctx.command else None) or server_arg(ctx, arg) or taken
     try:
-        base = int(current_raw) if current_raw else (30000 if flag == "--port" else None)
+        base = int(current_raw) if current_raw else (default_http_port(ctx, data) if flag == "--port" else None)
     except ValueError:
         base = None
     new_port = str(base + int(data.get("step", 1))) if base is not None else None

@@ -9,6 +9,7 @@ from pathlib import Path
 from ..engine import Case
 from . import (
     arguments,
+    cross_engine,
     cuda_graph,
     dependencies,
     gpu_faults,
@@ -20,12 +21,14 @@ from . import (
     runtime_env,
     runtime_facts,
     vllm,
+    vllm_models,
+    vllm_runtime,
     weights,
 )
 
 FAMILIES = (
     memory, cuda_graph, kernels, nccl, weights, model_config, dependencies, process, arguments, gpu_faults, runtime_env,
-    runtime_facts, vllm,
+    runtime_facts, vllm, vllm_runtime, vllm_models, cross_engine,
 )
 
 

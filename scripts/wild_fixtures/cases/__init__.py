@@ -21,10 +21,11 @@ from . import (
     native_crashes,
     nccl,
     ports,
+    vllm,
     weights,
 )
 
-FAMILIES = (memory, hangs, nccl, kernels, native_crashes, cuda_graph, weights, models, dependencies, arguments, features, ports, heldout)
+FAMILIES = (memory, hangs, nccl, kernels, native_crashes, cuda_graph, weights, models, dependencies, arguments, features, ports, heldout, vllm)
 
 
 def all_cases() -> list[WildCase]:
