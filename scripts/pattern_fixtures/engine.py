@@ -582,5 +582,11 @@ def write(cases: Iterable[Case], root: Path, header: str = HEADER, complete: boo
     return len(paths)
 
 
+# Fixture directories another generator owns: the vLLM argument errors are real vLLM runs, copied here by
+# scripts/oracle_vllm/make_fixtures.py, never by this generator (so never orphans of it).
+OTHER_GENERATORS = ("vllm-args-",)
+
+
 def _orphans(root: Path, paths: dict[Path, Case]) -> list[Path]:
-    return [path for path in sorted(root.glob("*/*.log")) if path not in paths]
+    return [path for path in sorted(root.glob("*/*.log"))
+            if path not in paths and not path.parent.name.startswith(OTHER_GENERATORS)]
