@@ -41,22 +41,25 @@ _HTTP_ADVICE = (
     "forward pass is slow (a large --chunked-prefill-size) or stuck."
 )
 
-STAGES: tuple[Stage, ...] = tuple(
-    Stage(key, label, re.compile(pattern), advice)
-    for key, label, pattern, advice in (
-        ("args", "arguments parsed", r"\bserver_args=", _DISTRIBUTED_ADVICE),
-        ("distributed", "initialising torch distributed", r"Init torch distributed begin", _DISTRIBUTED_ADVICE),
-        ("weights", "loading weights", r"Load weight begin", _WEIGHTS_ADVICE),
-        ("weights-loaded", "weights loaded", r"Load weight end", "Sizing the KV cache: a rank may be stuck in an "
-         "NCCL collective of a peer that died."),
-        ("kv-cache", "KV cache allocated", r"KV Cache is allocated|Memory pool end", _CUDA_GRAPH_ADVICE),
-        # 0.5.23 logs no "Capture cuda graph" line: its capture bar (decode_cuda_graph_runner.py) is the sign.
-        ("cuda-graph", "capturing CUDA graphs", r"Capture cuda graph (?:begin|bs|num tokens)|Capturing batches \(",
-         _CUDA_GRAPH_ADVICE),
-        ("cuda-graph-done", "CUDA graphs captured", r"Capture cuda graph end", _HTTP_ADVICE),
-        ("http", "HTTP server starting", r"Uvicorn running on|Application startup complete", _HTTP_ADVICE),
-        ("ready", "ready", r"The server is fired up and ready to roll!", ""),
-    )
+
+def _stages(*rows: tuple[str, str, str, str]) -> tuple[Stage, ...]:
+    """(key, label, pattern, stall advice) rows as Stages."""
+    return tuple(Stage(key, label, re.compile(pattern), advice) for key, label, pattern, advice in rows)
+
+
+STAGES = _stages(
+    ("args", "arguments parsed", r"\bserver_args=", _DISTRIBUTED_ADVICE),
+    ("distributed", "initialising torch distributed", r"Init torch distributed begin", _DISTRIBUTED_ADVICE),
+    ("weights", "loading weights", r"Load weight begin", _WEIGHTS_ADVICE),
+    ("weights-loaded", "weights loaded", r"Load weight end", "Sizing the KV cache: a rank may be stuck in an "
+     "NCCL collective of a peer that died."),
+    ("kv-cache", "KV cache allocated", r"KV Cache is allocated|Memory pool end", _CUDA_GRAPH_ADVICE),
+    # 0.5.23 logs no "Capture cuda graph" line: its capture bar (decode_cuda_graph_runner.py) is the sign.
+    ("cuda-graph", "capturing CUDA graphs", r"Capture cuda graph (?:begin|bs|num tokens)|Capturing batches \(",
+     _CUDA_GRAPH_ADVICE),
+    ("cuda-graph-done", "CUDA graphs captured", r"Capture cuda graph end", _HTTP_ADVICE),
+    ("http", "HTTP server starting", r"Uvicorn running on|Application startup complete", _HTTP_ADVICE),
+    ("ready", "ready", r"The server is fired up and ready to roll!", ""),
 )
 _INDEX = {stage.key: index for index, stage in enumerate(STAGES)}
 
@@ -72,23 +75,20 @@ _VLLM_CUDA_GRAPH_ADVICE = (
 # size: N tokens" (v1/core/kv_cache_utils.py; V0 "# GPU blocks: N" / "# cuda blocks: N"); the capture bar
 # "Capturing CUDA graph shapes" (0.8-0.10) / "Capturing CUDA graphs (…)" (0.11+), V0 "Capturing cudagraphs for
 # decoding"; "Graph capturing finished in N secs"; "Starting vLLM API server [N] on http://…" (api_server.py).
-VLLM_STAGES: tuple[Stage, ...] = tuple(
-    Stage(key, label, re.compile(pattern), advice)
-    for key, label, pattern, advice in (
-        ("args", "arguments parsed", r"non-default args: |Initializing an? (?:V1 )?LLM engine \(v", _WEIGHTS_ADVICE),
-        ("weights", "loading weights", r"Starting to load model ", _WEIGHTS_ADVICE),
-        ("weights-loaded", "weights loaded", r"Model loading took [\d.]+ GiB|Loading model weights took ",
-         "Profiling memory and sizing the KV cache: torch.compile runs here on a first launch (minutes), or a "
-         "worker is stuck in an NCCL collective of a peer that died."),
-        ("kv-cache", "KV cache allocated", r"GPU KV cache size: |# (?:GPU|cuda) blocks: \d+", _VLLM_CUDA_GRAPH_ADVICE),
-        ("cuda-graph", "capturing CUDA graphs", r"Capturing CUDA graph|Capturing cudagraphs", _VLLM_CUDA_GRAPH_ADVICE),
-        ("cuda-graph-done", "CUDA graphs captured", r"Graph capturing finished in ",
-         "The engine is up and the API server is starting: the port may be taken (look for 'Address already in "
-         "use')."),
-        ("http", "HTTP server starting", r"Starting vLLM API server\b", "The API server is starting: the port may "
-         "be taken, or --host names an address this machine does not have."),
-        ("ready", "ready", r"Application startup complete", ""),
-    )
+VLLM_STAGES = _stages(
+    ("args", "arguments parsed", r"non-default args: |Initializing an? (?:V1 )?LLM engine \(v", _WEIGHTS_ADVICE),
+    ("weights", "loading weights", r"Starting to load model ", _WEIGHTS_ADVICE),
+    ("weights-loaded", "weights loaded", r"Model loading took [\d.]+ GiB|Loading model weights took ",
+     "Profiling memory and sizing the KV cache: torch.compile runs here on a first launch (minutes), or a "
+     "worker is stuck in an NCCL collective of a peer that died."),
+    ("kv-cache", "KV cache allocated", r"GPU KV cache size: |# (?:GPU|cuda) blocks: \d+", _VLLM_CUDA_GRAPH_ADVICE),
+    ("cuda-graph", "capturing CUDA graphs", r"Capturing CUDA graph|Capturing cudagraphs", _VLLM_CUDA_GRAPH_ADVICE),
+    ("cuda-graph-done", "CUDA graphs captured", r"Graph capturing finished in ",
+     "The engine is up and the API server is starting: the port may be taken (look for 'Address already in "
+     "use')."),
+    ("http", "HTTP server starting", r"Starting vLLM API server\b", "The API server is starting: the port may "
+     "be taken, or --host names an address this machine does not have."),
+    ("ready", "ready", r"Application startup complete", ""),
 )
 # Cheap pre-check: every stage line contains one of these words.
 _WORDS = ("server_args=", "Init torch", "Load weight", "KV Cache", "Memory pool", "Capture cuda", "Capturing batches",
