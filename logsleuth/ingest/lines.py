@@ -6,6 +6,7 @@ offset after it stays exact.  `bytes.split` does the work in C; only a line that
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator
 
 from logsleuth.tracebacks.grammar import (
@@ -84,6 +85,8 @@ DOUBLE_SPACED_AFTER = 6  # lines each followed by an odd run of blank lines befo
 _SEPARATORS = (CONTEXT_SEPARATOR, CAUSE_SEPARATOR)
 _HEADER = TRACEBACK_HEADER
 _NAME_CONTINUES = frozenset("abcdefghijklmnopqrstuvwxyz_0123456789")
+_CODE_NAME = re.compile(r"<[a-z]+>")  # the name CPython gives a module's, a lambda's or a comprehension's code
+_OPEN_CODE_NAME = re.compile(r", in <[a-z]+$")
 _WHOLE_LINES = frozenset({CAUSE_SEPARATOR, CONTEXT_SEPARATOR})
 # What only a line of its own starts with: never the continuation of a wrapped one.
 _LINE_STARTS = ('  File "', _HEADER, *_SEPARATORS)
@@ -123,7 +126,6 @@ class Reflow:
         self._pending: Line | None = None  # the last line, waiting for its continuation
         self._piece = 0  # length of the last piece of the pending line
         self._longest = 0
-        self._longest_count = 0
 
     def lines(
         self, source: Iterable[tuple[bytes, int]], first_line: int, clean: Callable[[str], str]
@@ -202,11 +204,8 @@ class Reflow:
     def _wrap(self, line: Line) -> list[Line]:
         """Glue `line` to the wrapped line waiting for it, if it continues it; the lines that are complete."""
         size = len(line[0])
-        if size >= self._longest:
-            if size == self._longest:
-                self._longest_count += 1
-            else:
-                self._longest, self._longest_count = size, 1
+        if size > self._longest:
+            self._longest = size
         pending = self._pending
         if pending is not None and self._piece == self._longest and self._continues(pending[0], line[0]):
             self._pending = (pending[0] + line[0], pending[1], pending[2])
@@ -234,9 +233,9 @@ class Reflow:
                 return False  # a frame line; a caret line under a line that happens to be W long
             if text.lstrip(" |").startswith('File "') and following.startswith("    "):
                 return False  # a frame's source line
-        if self._starts_line(following):
-            return False
-        if _wrap_evidence(text, following, self._longest_count):
+        if self._starts_line(following) and not (following == ">" and _OPEN_CODE_NAME.search(text)):
+            return False  # (a bare `>` is an empty quoted line, or the end of a `<module>` a wrap cut off)
+        if _wrap_evidence(text, following):
             self._width = piece
             return True
         return piece == self._width
@@ -251,9 +250,9 @@ def _may_be_cut(text: str) -> bool:
     return start >= 0 and _HEADER.startswith(body[start:])
 
 
-def _wrap_evidence(text: str, following: str, count: int) -> bool:
+def _wrap_evidence(text: str, following: str) -> bool:
     """`text`, the longest line so far, was surely cut by a wrap: a frame line cut before its function
-    name ends (or inside it, when two lines had this length), a caret line continued by carets, a C++
+    name ends (or inside it: the rest is a lower-case name), a caret line continued by carets, a C++
     backtrace frame cut before its closing parenthesis.  Exception-group margins (`  | `) are looked
     through."""
     body = text.lstrip(" |")
@@ -270,8 +269,11 @@ def _wrap_evidence(text: str, following: str, count: int) -> bool:
             whole = FRAME_LINE.match(body + following)
             return whole is not None and whole["func"] is not None
         # cut inside its function name: the rest is lower case (an exception type, printed after a frame
-        # without source, is capitalized)
-        return count >= 2 and following.isidentifier() and following[:1] in _NAME_CONTINUES
+        # without source, is capitalized), or the rest of a code object's name (`<mod` + `ule>`).  The first
+        # frame of a traceback may be the first line this long.
+        if alone["func"].startswith("<") and not alone["func"].endswith(">"):
+            return _CODE_NAME.fullmatch(alone["func"] + tail) is not None
+        return following.isidentifier() and following[:1] in _NAME_CONTINUES
     if body[:1] in "^~" and CARET_LINE.match(body) and CARET_LINE.match(following):
         return True
     return text.startswith("frame #") and not text.endswith(")") and not following.startswith("frame #")

@@ -232,7 +232,10 @@ def wrap_width(raw: Raw) -> int:
 
 def hard_wrap(raw: Raw, rng: random.Random) -> str:
     """A terminal's hard wrap at its width: every longer line cut into pieces of exactly that width."""
-    width = wrap_width(raw)
+    return hard_wrap_at(raw, wrap_width(raw))
+
+
+def hard_wrap_at(raw: Raw, width: int) -> str:
     out: list[str] = []
     for line in lines_of(raw):
         out.extend(line[i : i + width] for i in range(0, max(len(line), 1), width))

@@ -12,7 +12,7 @@ import random
 from typing import Any
 
 import pytest
-from paste_styles import STYLES, Expected, Style
+from paste_styles import STYLES, Expected, Style, hard_wrap_at, is_traceback, lines_of, whole
 from runner import SEED, raw_shapes
 from test_groundtruth import as_data, scan_bytes
 
@@ -47,6 +47,31 @@ def test_paste_style(style: Style, shape: str) -> None:
     expected = style.expect(raw)
     data = paste.encode("utf-8")
     _check(scan_bytes(data, chunk=4096 if len(data) % 2 else 61), expected, paste)
+
+
+def _first_frame_cuts(raw: dict[str, Any]) -> list[int]:
+    """The terminal widths that cut a traceback's first frame line inside its function name (the line may
+    be the first one that long), leaving out widths that some line has by itself (a paste cannot tell an
+    uncut line of exactly that width from a cut one)."""
+    lines = lines_of(raw)
+    first = next((line for line in lines if line.lstrip(" |").startswith('File "')), None)
+    if first is None or ", in " not in first:
+        return []
+    name_starts = first.rindex(", in ") + len(", in ")
+    lengths = {len(line) for line in lines}
+    return [width for width in range(max(name_starts + 1, 60), len(first)) if width not in lengths]
+
+
+HARD_WRAP_CUTS = [(name, width) for name in sorted(SHAPES) if is_traceback(SHAPES[name]) for width in _first_frame_cuts(SHAPES[name])]
+
+
+@pytest.mark.parametrize(("shape", "width"), HARD_WRAP_CUTS, ids=[f"{name}-{width}" for name, width in HARD_WRAP_CUTS])
+def test_a_hard_wrap_inside_the_first_frames_function_name_is_rejoined(shape: str, width: int) -> None:
+    """The cut falls where the checkout's path puts it; every width that cuts the first frame's function
+    name is tried, so the result does not depend on where the tests run."""
+    raw = SHAPES[shape]
+    paste = hard_wrap_at(raw, width)
+    _check(scan_bytes(paste.encode("utf-8"), chunk=4096), whole(raw), paste)
 
 
 @pytest.mark.parametrize("style", STYLES, ids=[style.name for style in STYLES])
