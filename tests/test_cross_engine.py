@@ -175,6 +175,7 @@ def test_a_value_measured_differently_is_left_to_the_user() -> None:
     assert fix is not None and fix.command == f"{SG} --model-path /m --context-length 8192"
     (keep_limit,) = fix.alternatives
     assert keep_limit.needs_input == ("--mem-fraction-static",) and keep_limit.command is None
+    assert ("add", "--mem-fraction-static", None) in [(op.op, op.flag, op.value) for op in keep_limit.flags]
 
 
 def test_an_sglang_error_that_names_no_vllm_flag_is_recognised_by_the_command() -> None:
@@ -198,9 +199,11 @@ def test_one_vllm_flag_is_the_unknown_flag_pattern_with_the_same_translation() -
     diagnosis = diagnosis_of(sglang_log(command, "--gpu-memory-utilization 0.9"))
     assert diagnosis.pattern == "sglang-unrecognized-arguments"
     fix = diagnosis.fix
-    assert fix is not None and fix.command == f"{SG} --model-path /m --tp-size 2"
+    # One setting carried over: keeping it, with the user's own number for SGLang, comes first.
+    assert fix is not None and fix.needs_input == ("--mem-fraction-static",) and fix.command is None
+    assert [(op.op, op.flag) for op in fix.flags] == [("remove", "--gpu-memory-utilization"), ("add", "--mem-fraction-static")]
     assert "only the nearest setting" in fix.summary
-    assert fix.alternatives and fix.alternatives[0].needs_input == ("--mem-fraction-static",)
+    assert fix.alternatives and fix.alternatives[0].command == f"{SG} --model-path /m --tp-size 2"
     renamed = diagnosis_of(sglang_log(f"{SG} --model-path /m --max-model-len 4096", "--max-model-len 4096")).fix
     assert renamed is not None and renamed.command == f"{SG} --model-path /m --context-length 4096"
 

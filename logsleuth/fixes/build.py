@@ -65,14 +65,16 @@ _VALUE_FLAGS = frozenset({"--model-path", "--tokenizer-path", "--speculative-dra
 def _needs_input(fix: Fix) -> tuple[str, ...]:
     """Flags the fix changes without a value logsleuth can know: a `set` with no value (e.g. a size that
     depends on the command, when it is not known), a `rename` with no new name (an abbreviation that could
-    be several flags), an `add` of a flag such as --model-path."""
-    return tuple(
+    be several flags), an `add` of a flag such as --model-path; and those the builder named itself (an `add`
+    of a setting the other engine measures differently)."""
+    computed = (
         op.flag
         for op in fix.flags
         if (op.op == "set" and op.value is None)
         or (op.op == "rename" and not op.to)
         or (op.op == "add" and op.value is None and op.flag in _VALUE_FLAGS)
     )
+    return tuple(dict.fromkeys((*fix.needs_input, *computed)))
 
 
 def _fitted(fix: Fix, command: CommandLine) -> Fix | None:

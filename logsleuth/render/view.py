@@ -165,11 +165,11 @@ def exception_line(block: ExceptionBlock) -> tuple[str, list[str]]:
     return head, lines[1:]
 
 
-def describe_op(op: FlagOp) -> str:
+def describe_op(op: FlagOp, needs_input: tuple[str, ...] = ()) -> str:
     if op.op == "rename":
         return f"rename {op.flag} -> {op.to}" if op.to else f"rename {op.flag} -> (the full flag name you mean)"
-    if op.op == "set" and op.value is None:
-        return f"set {op.flag} (to a value you choose)"
+    if op.value is None and (op.op == "set" or op.op == "add" and op.flag in needs_input):
+        return f"{op.op} {op.flag} (to a value you choose)"
     return f"{op.op} {op.flag}" + (f" {op.value}" if op.value else "")
 
 
@@ -185,7 +185,7 @@ def _without_or(summary: str) -> str:
 def fix_view(fix: Fix, alternative: bool = False) -> FixView:
     return FixView(
         summary=prose(_without_or(fix.summary) if alternative else fix.summary),
-        changes=[clean(describe_op(op)) for op in fix.flags] + [clean(f"env {k}={v}") for k, v in fix.env],
+        changes=[clean(describe_op(op, fix.needs_input)) for op in fix.flags] + [clean(f"env {k}={v}") for k, v in fix.env],
         steps=[prose(step) for step in fix.steps],
         command=clean(fix.command, COMMAND_CHARS) if fix.command else None,
         alternatives=[fix_view(other, alternative=True) for other in fix.alternatives],

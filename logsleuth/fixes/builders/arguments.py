@@ -12,7 +12,7 @@ import regex
 from logsleuth import versions
 from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes import cross_engine
-from logsleuth.fixes.builders.other_engine import command_for_other_engine
+from logsleuth.fixes.builders.other_engine import command_for_other_engine, with_nearest_chosen
 from logsleuth.fixes.builders.speculative import DRAFT, STEPS, TOPK
 from logsleuth.fixes.command import Word
 from logsleuth.fixes.context import FixContext
@@ -173,11 +173,11 @@ def unrecognized_arguments(ctx: FixContext, data: dict[str, Any]) -> Fix:
             ops.append(FlagOp("remove", flag))
             notes.append(f"{engine} has no {flag}")
     summary = "; ".join(notes)
-    alternatives: tuple[Fix, ...] = ()
+    summary = summary[:1].upper() + summary[1:] + "."
     if nearest:
-        chosen = tuple(FlagOp("set", name, None) for name in nearest)
-        alternatives = (Fix(summary=f"Or set {', '.join(nearest)} to a value you choose for {engine}.", flags=(*ops, *chosen)),)
-    return Fix(summary=summary[:1].upper() + summary[1:] + ".", flags=tuple(ops), alternatives=alternatives)
+        return with_nearest_chosen(Fix(summary=summary, flags=tuple(ops)), nearest, engine, chosen_first=True)
+    return Fix(summary=summary, flags=tuple(ops))
+
 
 
 def _num_speculative_tokens(ctx: FixContext, value: str | None, notes: list[str]) -> list[FlagOp]:

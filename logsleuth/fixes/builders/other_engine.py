@@ -68,17 +68,26 @@ def command_for_other_engine(ctx: FixContext, data: dict[str, Any]) -> Fix | Non
     translation = cross_engine.translate(command, target, catalog)
     if not translation.foreign:
         return ctx.build({"builder": "unrecognized_arguments"})  # --cmd gave a command of this engine after all
-    ops = translation.ops()
-    alternatives: tuple[Fix, ...] = ()
-    near = translation.near
-    if near:
-        names = ", ".join(str(item.target) for item in near)
-        chosen = tuple(FlagOp("set", str(item.target), None) for item in near)
-        alternatives = (
-            Fix(
-                summary=f"Or set {names} yourself: {_DISPLAY[target]} measures {'them' if len(near) > 1 else 'it'} "
-                "differently, so only you can choose the value (without it, the engine's default applies).",
-                flags=ops + chosen,
-            ),
-        )
-    return Fix(summary=describe(translation), flags=ops, alternatives=alternatives)
+    translated = Fix(summary=describe(translation), flags=translation.ops())
+    near = [str(item.target) for item in translation.near]
+    # A whole command carried over: the translation that runs as it is comes first.
+    return with_nearest_chosen(translated, near, _DISPLAY[target], chosen_first=False) if near else translated
+
+
+def with_nearest_chosen(left_out: Fix, nearest: list[str], engine: str, chosen_first: bool) -> Fix:
+    """Flags of the other engine whose nearest counterparts here measure something else (the same number would
+    mean another amount here).  Two fixes: add those counterparts with a value only the user can choose
+    (needs_input: no number is made up), or leave them to the engine's default (runs as it is).
+    `chosen_first`: a single setting carried over was what the user meant to set, so keeping it comes first;
+    for a whole command, the translation that runs comes first."""
+    names = ", ".join(nearest)
+    chosen = Fix(
+        summary=f"{left_out.summary} Set {names} to a value you choose for {engine}.",
+        flags=(*left_out.flags, *(FlagOp("add", name, None) for name in nearest)),
+        needs_input=tuple(nearest),
+    )
+    if chosen_first:
+        default = Fix(summary=f"Or leave {names} to {engine}: without the flag, it chooses the value itself.", flags=left_out.flags)
+        return Fix(chosen.summary, chosen.flags, needs_input=chosen.needs_input, alternatives=(default,))
+    keep_limit = Fix(summary=f"Or set {names} to a value you choose for {engine}.", flags=chosen.flags, needs_input=chosen.needs_input)
+    return Fix(left_out.summary, left_out.flags, alternatives=(keep_limit,))
