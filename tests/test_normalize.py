@@ -288,6 +288,17 @@ def test_hard_wrapped_frame_and_message_are_rejoined() -> None:
     assert _reflowed(wrapped) == [frame, "    model_client = ModelRpcClient(server_args)", message]
 
 
+def test_a_hard_wrapped_frame_under_a_vllm_prefix_is_rejoined_and_the_prefix_read() -> None:
+    # A terminal 100 columns wide: the continuation of a prefixed line carries no prefix of its own.
+    head = "(EngineCore pid=2817) ERROR 03-14 09:26:54 [core.py:1584] "
+    frame = head + '  File "/opt/venv/lib/python3.11/site-packages/vllm/v1/engine/core.py", line 321, in _initialize_kv_caches'
+    source = head + "    kv_cache_configs = get_kv_cache_configs(vllm_config, kv_cache_specs, available_gpu_memory)"
+    wrapped = [frame[:100], frame[100:], source[:100], source[100:]]
+    lines = normalize_text("".join(line + "\n" for line in wrapped))
+    assert [line.text for line in lines] == [frame[len(head) :], source[len(head) :]]
+    assert all(line.meta.process == "EngineCore" and line.meta.pid == 2817 for line in lines)
+
+
 def test_equal_longest_lines_without_a_sure_cut_are_not_joined() -> None:
     # Eight ranks print the same CUDA error: its longest line repeats, and the next line is its own.
     message = ["RuntimeError: CUDA error: an illegal memory access was encountered",

@@ -115,8 +115,11 @@ class Reflow:
     double-spaced.
     """
 
-    def __init__(self, starts_line: Callable[[str], bool] = lambda text: False) -> None:
+    def __init__(
+        self, starts_line: Callable[[str], bool] = lambda text: False, body: Callable[[str], str] = lambda text: text
+    ) -> None:
         self._starts_line = starts_line  # the text begins with a prefix only a line of its own has
+        self._body = body  # the text after the log prefixes a program put before it (`(EngineCore pid=1) ERROR …] `)
         self._width = 0  # the wrap width, once a line was surely wrapped at it
         self._held: list[Line] = []  # lines (and blank lines) that may be a double-spaced paste
         self._blank_run: list[Line] = []
@@ -212,7 +215,7 @@ class Reflow:
             self._piece = size
             return []
         out = [pending] if pending is not None else []
-        if size == self._longest and (size == self._width or _may_be_cut(line[0])):
+        if size == self._longest and (size == self._width or _may_be_cut(self._body(line[0]))):
             self._pending, self._piece = line, size  # maybe cut by a wrap: wait for the next line
         else:
             self._pending = None
@@ -235,7 +238,7 @@ class Reflow:
                 return False  # a frame's source line
         if self._starts_line(following) and not (following == ">" and _OPEN_CODE_NAME.search(text)):
             return False  # (a bare `>` is an empty quoted line, or the end of a `<module>` a wrap cut off)
-        if _wrap_evidence(text, following):
+        if _wrap_evidence(self._body(text), following):
             self._width = piece
             return True
         return piece == self._width

@@ -358,6 +358,16 @@ def has_line_prefix(text: str) -> bool:
     return _peel_transport(text)[1] is not None
 
 
+def after_line_prefix(text: str) -> str:
+    """The text after a process prefix and a logger header (`(EngineCore pid=1) ERROR 03-14 09:26:54 [core.py:1]
+    `): what a wrapped line's first piece says, for Reflow (only lines as long as the longest get here)."""
+    if text[:1] == "(" and (m := _PROCESS.match(text)):
+        text = text[m.end() :]
+    if text[:1] in "DIWEC" and (m := _VLLM_HEADER.match(text)) or text[:1] == "[" and (m := _SGLANG_HEADER.match(text)):
+        text = text[m.end() :]
+    return text
+
+
 def _unquote(text: str) -> str:
     """Markdown quote markers, `> ` (an empty quoted line is a bare `>`), possibly nested."""
     for _ in range(4):
@@ -511,7 +521,7 @@ def normalize_chunks(
     lines = split_lines(chunks, start_offset)
     if drop_partial_first:
         next(lines, None)
-    for text, number, offset in Reflow(starts_line=has_line_prefix).lines(lines, first_line, clean_text):
+    for text, number, offset in Reflow(starts_line=has_line_prefix, body=after_line_prefix).lines(lines, first_line, clean_text):
         yield normalize(text, number, offset)
 
 
