@@ -35,7 +35,20 @@ def _print_server_args(server_args: Any, *_args: Any, **_kwargs: Any) -> NoRetur
     raise SystemExit(0)
 
 
+# SGLang sizes mem_fraction_static, cuda_graph_max_bs and chunked_prefill_size from the device's memory; on CPU that
+# is the host's (its smallest NUMA node), which differs from machine to machine.  The fixtures pin it, so a fresh run
+# prints the same dump anywhere: 24 GiB, the memory of the machines the fixtures are made and checked on.
+PINNED_HOST_MEMORY_MB = 24 * 1024.0
+
+
+def _pin_host_memory() -> None:
+    import sglang.srt.utils.common as common
+
+    common.get_cpu_memory_capacity = lambda: PINNED_HOST_MEMORY_MB  # read by get_device_memory_capacity("cpu")
+
+
 def main() -> None:
+    _pin_host_memory()
     hook = sys.modules.get("logsleuth_oracle_hook")
     if hook is None:
         raise SystemExit("the oracle hook is not loaded: run with LOGSLEUTH_ORACLE_STOP=1 in an oracle venv")
