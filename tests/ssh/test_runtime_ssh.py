@@ -186,3 +186,20 @@ def test_watch_a_unit_on_a_host_until_ready(sshd: SSHD, remote_runtime: Runtime)
         timer.cancel()
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().endswith("the server is ready")
+    _assert_the_follow_ended_on_the_host(sshd)
+
+
+def _assert_the_follow_ended_on_the_host(sshd: SSHD) -> None:
+    """The unit was quiet after "ready", so `journalctl --follow` would never learn from a write that the watch
+    ended: it must still go with the session, not stay on the host."""
+    import subprocess
+    import time
+
+    follower = str(runtime_bin(sshd.root) / "journalctl")
+    deadline = time.monotonic() + 10
+    while True:
+        left = subprocess.run(["pgrep", "-f", follower], capture_output=True, text=True).stdout.split()
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert not left, f"journalctl --follow still running on the host after the watch ended: pids {left}"

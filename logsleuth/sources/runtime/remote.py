@@ -34,6 +34,22 @@ if [ "$limit" != 0 ] && command -v timeout >/dev/null 2>&1; then set -- timeout 
 if [ "$merge" = 1 ]; then exec "$@" 2>&1; else exec "$@"; fi
 """
 RUN_SCRIPT = _one_line(_RUN_LINES)
+# A follow (`journalctl --follow`, `docker logs -f`) notices that our connection closed only when it next writes:
+# a quiet unit would keep it running on the host for good.  So it runs beside a watcher of the session that
+# started this shell ($PPID), which ends it within a second of the session; its own exit status is kept.
+_STREAM_LINES = r"""
+m=$1; merge=$2; shift 3;
+printf '%s\n' "$m";
+command -v "$1" >/dev/null 2>&1 || { printf 'logsleuth-runtime: not found: %s\n' "$1" >&2; exit 127; };
+if [ "$merge" = 1 ]; then "$@" 2>&1 & else "$@" & fi;
+c=$!;
+( while kill -0 "$PPID" 2>/dev/null; do sleep 1; done; kill "$c" 2>/dev/null ) </dev/null >/dev/null 2>&1 &
+w=$!;
+wait "$c"; s=$?;
+kill "$w" 2>/dev/null;
+exit "$s"
+"""
+STREAM_SCRIPT = _one_line(_STREAM_LINES)
 
 
 class RemoteCommands:
@@ -64,9 +80,9 @@ class RemoteCommands:
 
     def stream(self, command: Command) -> Iterator[bytes]:
         """The command's stdout as it comes, b"" on idle ticks; ends when it exits.  No time limit: a follow
-        runs until the watch ends, and closing this iterator closes the channel (the remote command gets
-        SIGHUP/EOF with it)."""
-        run = self._connected().run(RUN_SCRIPT, *_arguments(command, limit=0), idle_ticks=True)
+        runs until the watch ends, and closing this iterator closes the channel; the remote command ends with
+        the session (STREAM_SCRIPT)."""
+        run = self._connected().run(STREAM_SCRIPT, *_arguments(command, limit=0), idle_ticks=True)
         yield from self._chunks(run, command)
         _raise_if_missing(run.exit_status, run.stderr, command)
 
