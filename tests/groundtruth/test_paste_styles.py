@@ -52,14 +52,20 @@ def test_paste_style(style: Style, shape: str) -> None:
 def _first_frame_cuts(raw: dict[str, Any]) -> list[int]:
     """The terminal widths that cut a traceback's first frame line inside its function name (the line may
     be the first one that long), leaving out widths that some line has by itself (a paste cannot tell an
-    uncut line of exactly that width from a cut one)."""
+    uncut line of exactly that width from a cut one) and widths that leave a piece of blanks on a line of its
+    own (a trailing space cut off: nothing tells it from a blank line)."""
     lines = lines_of(raw)
     first = next((line for line in lines if line.lstrip(" |").startswith('File "')), None)
     if first is None or ", in " not in first:
         return []
     name_starts = first.rindex(", in ") + len(", in ")
     lengths = {len(line) for line in lines}
-    return [width for width in range(max(name_starts + 1, 60), len(first)) if width not in lengths]
+
+    def cuts_off_blanks(width: int) -> bool:
+        return any(not line[i : i + width].strip() for line in lines for i in range(width, len(line), width))
+
+    widths = range(max(name_starts + 1, 60), len(first))
+    return [width for width in widths if width not in lengths and not cuts_off_blanks(width)]
 
 
 HARD_WRAP_CUTS = [(name, width) for name in sorted(SHAPES) if is_traceback(SHAPES[name]) for width in _first_frame_cuts(SHAPES[name])]
