@@ -46,7 +46,7 @@ def test_every_printed_command_passes_vllm_validation(case: Case, tmp_path: Path
     commands = printed_commands(diagnose(case, str(model))["fix"])
     assert commands, "the case has a launch command: the fix must print a corrected one"
     # The two releases are checked side by side: each check is one `vllm serve` start-up that keeps one core
-    # busy for seconds, and CI has two cores (this file was most of `make test-oracle`'s half hour).
+    # busy for seconds, and CI has two cores.
     with ThreadPoolExecutor(max_workers=len(vllm_oracle.VERSIONS)) as pool:
         rejections = pool.map(lambda version: rejected_commands(version, commands), vllm_oracle.VERSIONS)
     rejected = [rejection for per_version in rejections for rejection in per_version]
