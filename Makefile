@@ -84,7 +84,7 @@ fixtures: oracle-setup
 verify-fixes: oracle-setup $(STAMP) verify-fixes-vllm
 	python3 scripts/oracle/verify_fixes.py --jobs 2 --check all --cli $(CURDIR)/$(BIN)/logsleuth
 
-# The same proof on the real vLLM 0.11.2 and 0.33.0: every vLLM argument-error fixture fail -> pass (~6 min).
+# The same proof on the real vLLM 0.11.2 and 0.33.0: every vLLM argument-error fixture fail -> pass (~2 min; runs are forks of a warm vLLM, scripts/oracle/warm.py).
 verify-fixes-vllm: oracle-setup-vllm $(STAMP)
 	python3 scripts/oracle_vllm/verify_fixes.py --jobs 2 --cli $(CURDIR)/$(BIN)/logsleuth
 

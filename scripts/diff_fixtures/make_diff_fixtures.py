@@ -96,7 +96,7 @@ def _served_lines(launch: Launch, dump: str) -> list[str]:
 
 def _refused_lines(launch: Launch) -> list[str]:
     """The engine's own output for flags it refuses, its times and pids the case's."""
-    result = run_launch(launch.version, list(launch.args), timeout=TIMEOUT_S)
+    result = run_launch(launch.version, list(launch.args), timeout=TIMEOUT_S, warm=False)  # its traceback is committed
     if result.passed:
         raise SystemExit(f"{launch}: the driver saw no server_args but the launch passed")
     out = []

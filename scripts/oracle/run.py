@@ -10,6 +10,8 @@ Importable: ``run_launch(version, args) -> Result``.
 from __future__ import annotations
 
 import argparse
+import atexit
+import importlib.util
 import os
 import shlex
 import subprocess
@@ -68,6 +70,36 @@ def oracle_env(version: str) -> dict[str, str]:
     return env
 
 
+def _load_warm():  # type: ignore[no-untyped-def]
+    """scripts/oracle/warm.py, by path: this file is also loaded by path, and vLLM's run.py shares it."""
+    name = "logsleuth_oracle_warm"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().with_name("warm.py"))
+        assert spec is not None and spec.loader is not None
+        sys.modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[name])
+    return sys.modules[name]
+
+
+# SGLang imported once per venv; each run is a fork of it (warm.py says why and what keeps it equal to cold).
+WARM = _load_warm().WarmPool("module", "sglang.launch_server", ["sglang.launch_server"])
+atexit.register(WARM.close)
+
+
+def _run_argv(  # type: ignore[no-untyped-def]
+    version: str, argv: list[str], env: dict[str, str], extra_env: dict[str, str], timeout: float, warm: bool = True
+):
+    """(exit status, output) of ``python -m sglang.launch_server ...`` (``argv``): warm where it can be, else cold."""
+    forked = WARM.run(venv_dir(version), ["-m", *argv[3:]], env, extra_env, timeout) if warm else None
+    if forked is not None:
+        return forked
+    proc = subprocess.run(
+        argv, env=env | extra_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout,
+        check=False,
+    )
+    return proc.returncode, proc.stdout
+
+
 @dataclass(frozen=True)
 class Result:
     passed: bool
@@ -82,27 +114,27 @@ def check_ready(version: str) -> None:
 
 
 def run_launch(
-    version: str, args: list[str], *, trace: bool = False, timeout: float = DEFAULT_TIMEOUT_S
+    version: str, args: list[str], *, trace: bool = False, timeout: float = DEFAULT_TIMEOUT_S, warm: bool = True
 ) -> Result:
-    """Run the launcher; with ``trace`` it goes through ``bash -xc`` so the output starts with ``+ python ...``."""
+    """Run the launcher; with ``trace`` it goes through ``bash -xc`` so the output starts with ``+ python ...``.
+
+    ``warm=False`` runs a fresh interpreter even where a warm fork would do: for output that becomes a fixture.
+    """
     check_ready(version)
     argv = launch_argv(args)
     command = shlex.join(argv)
-    cmd = ["bash", "-xc", command] if trace else argv
-    # bash -x prints "+ " by default; PS4 is pinned so a user's PS4 cannot change the fixtures.
-    env = oracle_env(version) | {"PS4": "+ "}
-    proc = subprocess.run(
-        cmd,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-    output = proc.stdout
-    passed = proc.returncode == 0 and MARKER in output
-    return Result(passed=passed, returncode=proc.returncode, output=output, command=command)
+    if trace:
+        # bash -x prints "+ " by default; PS4 is pinned so a user's PS4 cannot change the fixtures.
+        env = oracle_env(version) | {"PS4": "+ "}
+        proc = subprocess.run(
+            ["bash", "-xc", command], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            timeout=timeout, check=False,
+        )
+        returncode, output = proc.returncode, proc.stdout
+    else:
+        returncode, output = _run_argv(version, argv, oracle_env(version), {}, timeout, warm=warm)
+    passed = returncode == 0 and MARKER in output
+    return Result(passed=passed, returncode=returncode, output=output, command=command)
 
 
 def run_command_string(
@@ -120,17 +152,8 @@ def run_command_string(
     if "--device" not in rest:
         argv = launch_argv(rest)
     check_ready(version)
-    env = oracle_env(version) | (extra_env or {})
-    proc = subprocess.run(
-        expand(argv),
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-    return Result(proc.returncode == 0 and MARKER in proc.stdout, proc.returncode, proc.stdout, command)
+    returncode, output = _run_argv(version, expand(argv), oracle_env(version), extra_env or {}, timeout)
+    return Result(returncode == 0 and MARKER in output, returncode, output, command)
 
 
 def main(argv: list[str] | None = None) -> int:

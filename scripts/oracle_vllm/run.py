@@ -10,6 +10,8 @@ Importable: ``run_serve(version, args) -> Result``, ``run_command_string(version
 from __future__ import annotations
 
 import argparse
+import atexit
+import importlib.util
 import os
 import shlex
 import subprocess
@@ -73,6 +75,26 @@ def oracle_env(version: str) -> dict[str, str]:
     return env
 
 
+def _load_warm():  # type: ignore[no-untyped-def]
+    """scripts/oracle/warm.py, by path (one module object shared with the SGLang oracle's run.py)."""
+    name = "logsleuth_oracle_warm"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parents[1] / "oracle" / "warm.py")
+        assert spec is not None and spec.loader is not None
+        sys.modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[name])
+    return sys.modules[name]
+
+
+# vLLM imported once per venv, up to the modules `vllm serve` runs before validating; each run is a fork of it.
+WARM = _load_warm().WarmPool(
+    "entry",
+    "vllm.entrypoints.cli.main:main",
+    ["vllm.entrypoints.cli.main", "vllm.entrypoints.cli.serve", "vllm.engine.arg_utils", "vllm.entrypoints.openai.api_server"],
+)
+atexit.register(WARM.close)
+
+
 @dataclass(frozen=True)
 class Result:
     passed: bool
@@ -89,14 +111,22 @@ def check_ready(version: str) -> None:
 def _run(version: str, argv: list[str], *, trace: bool, extra_env: dict[str, str] | None, timeout: float) -> Result:
     check_ready(version)
     command = shlex.join(argv)
-    cmd = ["bash", "-xc", command] if trace else argv
-    # bash -x prints "+ " by default; PS4 is pinned so a user's PS4 cannot change the fixtures.
-    env = oracle_env(version) | {"PS4": "+ "} | (extra_env or {})
-    proc = subprocess.run(
-        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout, check=False
-    )
-    passed = proc.returncode == 0 and MARKER in proc.stdout
-    return Result(passed=passed, returncode=proc.returncode, output=proc.stdout, command=command)
+    warm = None
+    if not trace:  # argv is ["vllm", "serve", ...]: the console script, found first on the venv's PATH
+        script = str(venv_dir(version) / "bin" / argv[0])
+        warm = WARM.run(venv_dir(version), [script, *argv[1:]], oracle_env(version), extra_env, timeout)
+    if warm is not None:
+        returncode, output = warm
+    else:
+        cmd = ["bash", "-xc", command] if trace else argv
+        # bash -x prints "+ " by default; PS4 is pinned so a user's PS4 cannot change the fixtures.
+        env = oracle_env(version) | {"PS4": "+ "} | (extra_env or {})
+        proc = subprocess.run(
+            cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout, check=False
+        )
+        returncode, output = proc.returncode, proc.stdout
+    passed = returncode == 0 and MARKER in output
+    return Result(passed=passed, returncode=returncode, output=output, command=command)
 
 
 def run_serve(version: str, args: list[str], *, trace: bool = False, timeout: float = DEFAULT_TIMEOUT_S) -> Result:
