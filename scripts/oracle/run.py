@@ -87,9 +87,10 @@ atexit.register(WARM.close)
 
 
 def _run_argv(  # type: ignore[no-untyped-def]
-    version: str, argv: list[str], env: dict[str, str], extra_env: dict[str, str], timeout: float, warm: bool = True
+    version: str, argv: list[str], extra_env: dict[str, str], timeout: float, warm: bool = True
 ):
     """(exit status, output) of ``python -m sglang.launch_server ...`` (``argv``): warm where it can be, else cold."""
+    env = oracle_env(version)
     forked = WARM.run(venv_dir(version), ["-m", *argv[3:]], env, extra_env, timeout) if warm else None
     if forked is not None:
         return forked
@@ -132,7 +133,7 @@ def run_launch(
         )
         returncode, output = proc.returncode, proc.stdout
     else:
-        returncode, output = _run_argv(version, argv, oracle_env(version), {}, timeout, warm=warm)
+        returncode, output = _run_argv(version, argv, {}, timeout, warm=warm)
     passed = returncode == 0 and MARKER in output
     return Result(passed=passed, returncode=returncode, output=output, command=command)
 
@@ -152,7 +153,7 @@ def run_command_string(
     if "--device" not in rest:
         argv = launch_argv(rest)
     check_ready(version)
-    returncode, output = _run_argv(version, expand(argv), oracle_env(version), extra_env or {}, timeout)
+    returncode, output = _run_argv(version, expand(argv), extra_env or {}, timeout)
     return Result(returncode == 0 and MARKER in output, returncode, output, command)
 
 

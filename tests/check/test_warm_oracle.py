@@ -8,14 +8,12 @@ engine's own validation, on the newest release of each oracle, and the deep fail
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.test_cross_engine import _oracle
+
 pytestmark = pytest.mark.oracle
 
 SGLANG = "python -m sglang.launch_server --model-path {tiny_llama}"
@@ -32,16 +30,6 @@ VLLM_CASES = {
     "config-refusal": VLLM + " --max-model-len 99999999",
 }
 VOLATILE = re.compile(r"\x1b\[[0-9;]*m|pid=\d+|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d|\d\d-\d\d \d\d:\d\d:\d\d")
-
-
-def _oracle(package: str):  # type: ignore[no-untyped-def]
-    name = f"_warm_test_{package}_run"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / package / "run.py")
-        assert spec is not None and spec.loader is not None
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
 
 
 def _last_line(output: str) -> str:
