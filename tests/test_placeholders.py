@@ -29,6 +29,7 @@ def test_interpolate_leaves_out_what_it_cannot_fill() -> None:
     assert interpolate("A {{literal}} brace", {}) == "A {literal} brace"
 
 
+@pytest.mark.slow  # make test-slow (CI runs it): keeps make test under 10 minutes
 @pytest.mark.parametrize("chunk", range(4))
 def test_no_report_shows_an_unfilled_placeholder(chunk: int) -> None:
     assert LOGS

@@ -124,6 +124,7 @@ def test_matching_a_failure_compiles_only_the_regexes_it_may_match(monkeypatch: 
     assert report.failures  # found, and matched against every pattern (none fits this assertion)
 
 
+@pytest.mark.slow  # make test-slow (CI runs it): keeps make test under 10 minutes
 def test_diagnoses_are_the_same_with_the_prefilter_off(bundled: PatternSet, monkeypatch: pytest.MonkeyPatch) -> None:
     options = DiagnoseOptions(include_user_patterns=False)
     logs = sorted((FIXTURES / "patterns").glob("*/positive-*.log"))

@@ -83,6 +83,7 @@ def _write(tmp_path: Path, text: str) -> LocalFileSource:
     ],
     ids=["one-failure", "twelve-failures", "kill-notices", "bare-errors"],
 )
+@pytest.mark.slow  # make test-slow (CI runs it): keeps make test under 10 minutes
 def test_dense_path_finds_what_the_exact_path_finds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, distinct: int, extra: str
 ) -> None:

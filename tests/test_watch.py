@@ -65,15 +65,25 @@ def test_crash_is_diagnosed_within_a_moment(tmp_path: Path) -> None:
 def test_rotation_is_followed(tmp_path: Path) -> None:
     log = tmp_path / "server.log"
     log.write_text("[2026-11-29 09:00:00] old launch\n" * 10)
+    following = threading.Event()
+    real_follow = follow_local(str(log), poll=0.01)
+
+    def follow_then_signal(offset: int) -> Iterator[bytes]:
+        # Rotate only once the watch has read the backlog and waits at its end: a rotation
+        # before that is a plain new log, not a restart (a busy CI machine got there first).
+        for chunk in real_follow(offset):
+            if chunk == b"":
+                following.set()
+            yield chunk
 
     def rotate() -> None:
-        time.sleep(0.2)
+        assert following.wait(20)
         log.rename(tmp_path / "server.log.1")
         log.write_text("\n".join(STAGE_LINES) + "\n")
 
     thread = threading.Thread(target=rotate, daemon=True)
     thread.start()
-    events = list(watch(LocalFileSource(str(log)), follow_local(str(log), poll=0.01), DiagnoseOptions(), timeout=20))
+    events = list(watch(LocalFileSource(str(log)), follow_then_signal, DiagnoseOptions(), timeout=20))
     thread.join()
     assert events[0].kind == "restarted"
     assert events[-1].kind == "ready"

@@ -40,6 +40,7 @@ def _id(path: Path) -> str:
     return str(path.relative_to(FIXTURES).with_suffix(""))
 
 
+@pytest.mark.slow  # make test-slow (CI runs it): keeps make test under 10 minutes
 @pytest.mark.parametrize("log", LOGS, ids=_id)
 def test_case_of_every_fixture_fits_and_names_version_and_flags(log: Path) -> None:
     report = _diagnose(log)

@@ -158,6 +158,7 @@ def test_steady_state_log_is_healthy_without_plants(tmp_path: Path) -> None:
     assert None not in seconds and seconds == sorted(seconds)  # type: ignore[type-var]
 
 
+@pytest.mark.slow  # make test-slow (CI runs it): keeps make test under 10 minutes
 def test_steady_state_log_plants_runs_in_the_middle_and_warnings_at_start_up(tmp_path: Path) -> None:
     path = tmp_path / "planted.log"
     write_steady_state(path, 24 << 20, "0.5.23", list(PLANTS))

@@ -267,10 +267,14 @@ def _interrupt_a_launch(sshd: SSHD, place: Path, answer: str) -> tuple[int, str,
     assert _wait_for(lambda: Path(f"{log}.pid").exists() and "server_args=" in log.read_text(), 30)
     pid = int(Path(f"{log}.pid").read_text())
     assert _group(pid)
-    time.sleep(0.3)  # the watch is following by now
+    assert child.stderr is not None
+    seen = [child.stderr.readline()]
+    # The watch reported the log's first stage: it is following (a fixed wait was a guess a loaded machine beat).
+    while seen[-1] and "arguments parsed" not in seen[-1]:
+        seen.append(child.stderr.readline())
     child.send_signal(signal.SIGINT)
     _, stderr = child.communicate(timeout=60)
-    return child.returncode, stderr, pid
+    return child.returncode, "".join(seen) + stderr, pid
 
 
 @pytest.mark.slow  # make test-slow (CI runs it): keeps make test under 10 minutes

@@ -78,6 +78,7 @@ def check_fleet(report: Report) -> None:
     assert "refused" in errors[REFUSING]
 
 
+@pytest.mark.slow  # make test-slow (CI runs it): keeps make test under 10 minutes
 def test_the_oom_on_node03_is_the_root_of_31_hosts_timing_out(sshd: SSHD, rack: tuple[Path, list[str]]) -> None:
     config, specs = rack
     report = diagnose(specs, DiagnoseOptions(ssh=SSHOptions(config_file=str(config), connect_attempts=1)))

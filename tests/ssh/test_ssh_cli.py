@@ -127,6 +127,7 @@ def _error_case(
     return spec, f"{spec}: {reason}", sshd.config
 
 
+@pytest.mark.slow  # make test-slow (CI runs it): keeps make test under 10 minutes
 @pytest.mark.ssh
 @pytest.mark.parametrize("case", CASES)
 def test_each_error_is_one_line_and_exit_status_3(sshd: SSHD, case: str, tmp_path: Path) -> None:

@@ -129,6 +129,7 @@ def test_a_log_truncated_while_being_read(sshd: SSHD, log: Path, mode: tuple[str
     [(True, "paramiko"), (False, "paramiko"), (True, "openssh"), (False, "openssh")],
     ids=["helper", "in-process", "openssh-helper", "openssh-in-process"],
 )
+@pytest.mark.slow  # make test-slow (CI runs it): keeps make test under 10 minutes
 def test_one_ctrl_c_ends_a_stuck_read_at_once(sshd: SSHD, log: Path, helper: bool, backend: str) -> None:
     """A frozen read with a long stall limit: the first Ctrl-C exits 130 promptly, helper or not."""
     extra = "    ServerAliveInterval 60\n" + (sshd.choose_openssh if backend == "openssh" else "")

@@ -250,6 +250,7 @@ BAD_CONFIGS = {
 }
 
 
+@pytest.mark.slow  # make test-slow (CI runs it): keeps make test under 10 minutes
 @pytest.mark.ssh
 @pytest.mark.parametrize("helper", ["1", "0"], ids=["helper", "in-process"])
 @pytest.mark.parametrize("case", sorted(BAD_CONFIGS))

@@ -239,6 +239,7 @@ ERROR_CASES = [
 ]
 
 
+@pytest.mark.slow  # make test-slow (CI runs it): keeps make test under 10 minutes
 @pytest.mark.parametrize("case", ERROR_CASES)
 def test_openssh_errors_are_the_paramiko_errors(sshd: SSHD, tmp_path: Path, case: str) -> None:
     target = sshd.logs / "x.log"

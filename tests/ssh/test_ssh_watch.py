@@ -126,22 +126,36 @@ def test_remote_follow_turns_truncation_and_rotation_into_a_restart(sshd: SSHD, 
 def test_remote_watch_follows_a_truncated_log_into_the_next_launch(sshd: SSHD) -> None:
     log = sshd.logs / "watch-truncated.log"
     log.write_bytes(STAGES[0] + STAGES[1])
-
-    def relaunch() -> None:
-        time.sleep(1.5)  # watch is following by now
+    environment = {k: v for k, v in os.environ.items() if k != "SSH_AUTH_SOCK"}
+    watcher = subprocess.Popen(
+        [sys.executable, "-m", "logsleuth", "watch", f"logsleuth-alias:{log}", "--ssh-config", str(sshd.config),
+         "--timeout", "60"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment,
+    )
+    try:
+        assert watcher.stderr is not None
+        seen = [watcher.stderr.readline()]
+        while seen[-1] and "loading weights" not in seen[-1]:  # the backlog is read: the watch follows from here
+            seen.append(watcher.stderr.readline())
+        # Truncate only now: a truncation before the watch read the backlog is just a new log, not a restart
+        # (a fixed 1.5 s wait was a guess a loaded CI machine could beat).
+        time.sleep(0.5)
         with log.open("r+b") as handle:
             handle.truncate(0)
         for stage in STAGES:
             with log.open("ab") as handle:
                 handle.write(stage)
             time.sleep(0.2)
-
-    writer = threading.Thread(target=relaunch)
-    writer.start()
-    result = _watch(sshd, log, writer)
-    assert result.returncode == 0, result.stderr
-    assert f"logsleuth-alias:{log}: log truncated or rotated; following it from the start" in result.stderr
-    assert result.stdout.strip().endswith("the server is ready")
+        stdout, rest = watcher.communicate(timeout=90)
+    finally:
+        if watcher.poll() is None:
+            watcher.kill()
+            watcher.communicate()
+        log.unlink()
+    stderr = "".join(seen) + rest
+    assert watcher.returncode == 0, stderr
+    assert f"logsleuth-alias:{log}: log truncated or rotated; following it from the start" in stderr
+    assert stdout.strip().endswith("the server is ready")
 
 
 def test_tail_output_separates_messages_from_the_files_bytes_at_any_chunk_boundary() -> None:

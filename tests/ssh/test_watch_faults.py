@@ -248,6 +248,7 @@ def test_ten_drops_a_truncation_and_a_rotation_lose_and_repeat_nothing(sshd: SSH
     assert_no_tail_left(log)
 
 
+@pytest.mark.slow  # make test-slow (CI runs it): keeps make test under 10 minutes
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("event", ["truncated", "rotated", "grown"])
 def test_what_happened_while_the_connection_was_down(sshd: SSHD, log: Path, backend: str, event: str) -> None:

@@ -128,6 +128,7 @@ def finish(watch: subprocess.Popen[str], writer: threading.Thread | None = None)
     return watch.returncode, stdout, stderr
 
 
+@pytest.mark.slow  # make test-slow (CI runs it): keeps make test under 10 minutes
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("helper", [True, False], ids=["helper", "no helper"])
 def test_watch_follows_over_the_helper_until_ready(sshd: SSHD, log: Path, backend: str, helper: bool) -> None:
