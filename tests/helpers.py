@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO.parent / "shared" / "corpus"
@@ -83,6 +83,15 @@ def append_later(path: Path, pieces: list[str] | list[bytes], delay: float) -> t
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
     return thread
+
+
+def lines_until(stream: IO[str], marker: str) -> list[str]:
+    """Lines read from `stream` up to and including the first one containing `marker` (all of it if none does):
+    a test waits on what the program says it is doing, not on a guess of how long it takes."""
+    lines = [stream.readline()]
+    while lines[-1] and marker not in lines[-1]:
+        lines.append(stream.readline())
+    return lines
 
 
 def offsets_of(data: bytes, anchors: tuple[bytes, ...]) -> list[int]:

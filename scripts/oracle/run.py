@@ -126,12 +126,7 @@ def run_launch(
     command = shlex.join(argv)
     if trace:
         # bash -x prints "+ " by default; PS4 is pinned so a user's PS4 cannot change the fixtures.
-        env = oracle_env(version) | {"PS4": "+ "}
-        proc = subprocess.run(
-            ["bash", "-xc", command], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            timeout=timeout, check=False,
-        )
-        returncode, output = proc.returncode, proc.stdout
+        returncode, output = _run_argv(version, ["bash", "-xc", command], {"PS4": "+ "}, timeout, warm=False)
     else:
         returncode, output = _run_argv(version, argv, {}, timeout, warm=warm)
     passed = returncode == 0 and MARKER in output

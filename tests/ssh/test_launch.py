@@ -30,6 +30,7 @@ from logsleuth.launch import LaunchStreams, default_log_path, retry_log_path, ru
 from logsleuth.render.options import OutputFormat, RenderOptions
 from logsleuth.sources.options import SSHBackend, SSHOptions
 from logsleuth.sources.spec import parse_remote_spec
+from tests.helpers import lines_until
 
 FAKE_SERVER = Path(__file__).resolve().parent.parent / "fixtures" / "fake_sglang_server.py"
 USER = "logsleuth-test"
@@ -268,10 +269,8 @@ def _interrupt_a_launch(sshd: SSHD, place: Path, answer: str) -> tuple[int, str,
     pid = int(Path(f"{log}.pid").read_text())
     assert _group(pid)
     assert child.stderr is not None
-    seen = [child.stderr.readline()]
     # The watch reported the log's first stage: it is following (a fixed wait was a guess a loaded machine beat).
-    while seen[-1] and "arguments parsed" not in seen[-1]:
-        seen.append(child.stderr.readline())
+    seen = lines_until(child.stderr, "arguments parsed")
     child.send_signal(signal.SIGINT)
     _, stderr = child.communicate(timeout=60)
     return child.returncode, "".join(seen) + stderr, pid

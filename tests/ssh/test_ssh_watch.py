@@ -16,7 +16,7 @@ from sshd_server import SSHD
 
 from logsleuth.sources.open import open_sources
 from logsleuth.sources.options import SSHOptions
-from tests.helpers import append_later
+from tests.helpers import append_later, lines_until
 
 RESTART = b"\x00LOGSLEUTH-RESTART\x00"  # what logsleuth.watch.follow_local yields on truncation or rotation
 
@@ -37,16 +37,21 @@ CRASH = (
 )
 
 
+def _watch_argv(sshd: SSHD, log: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "logsleuth", "watch", f"logsleuth-alias:{log}", "--ssh-config", str(sshd.config),
+            "--timeout", "60", *extra]
+
+
+def _without_agent() -> dict[str, str]:
+    """This environment without the user's ssh agent: only the test's own key may log in."""
+    return {name: value for name, value in os.environ.items() if name != "SSH_AUTH_SOCK"}
+
+
 def _watch(sshd: SSHD, log: Path, writer: threading.Thread, *extra: str) -> subprocess.CompletedProcess[str]:
     """`logsleuth watch` on the log while `writer` writes it; the log is removed after."""
-    environment = dict(os.environ)
-    environment.pop("SSH_AUTH_SOCK", None)
     try:
-        return subprocess.run(
-            [sys.executable, "-m", "logsleuth", "watch", f"logsleuth-alias:{log}", "--ssh-config", str(sshd.config),
-             "--timeout", "60", *extra],
-            capture_output=True, text=True, env=environment, timeout=90,
-        )
+        return subprocess.run(_watch_argv(sshd, log, *extra), capture_output=True, text=True, env=_without_agent(),
+                              timeout=90)
     finally:
         writer.join()
         log.unlink()
@@ -126,17 +131,11 @@ def test_remote_follow_turns_truncation_and_rotation_into_a_restart(sshd: SSHD, 
 def test_remote_watch_follows_a_truncated_log_into_the_next_launch(sshd: SSHD) -> None:
     log = sshd.logs / "watch-truncated.log"
     log.write_bytes(STAGES[0] + STAGES[1])
-    environment = {k: v for k, v in os.environ.items() if k != "SSH_AUTH_SOCK"}
-    watcher = subprocess.Popen(
-        [sys.executable, "-m", "logsleuth", "watch", f"logsleuth-alias:{log}", "--ssh-config", str(sshd.config),
-         "--timeout", "60"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment,
-    )
+    watcher = subprocess.Popen(_watch_argv(sshd, log), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=_without_agent())
     try:
         assert watcher.stderr is not None
-        seen = [watcher.stderr.readline()]
-        while seen[-1] and "loading weights" not in seen[-1]:  # the backlog is read: the watch follows from here
-            seen.append(watcher.stderr.readline())
+        seen = lines_until(watcher.stderr, "loading weights")  # the backlog is read: the watch follows from here
         # Truncate only now: a truncation before the watch read the backlog is just a new log, not a restart
         # (a fixed 1.5 s wait was a guess a loaded CI machine could beat).
         time.sleep(0.5)
