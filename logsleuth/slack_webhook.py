@@ -2,26 +2,29 @@
 $LOGSLEUTH_SLACK_WEBHOOK).
 
 The only network write logsleuth does, kept out of the renderers: render/slack.py only draws the text.  A
-transient failure (no connection, a timeout, Slack answering 429 or 5xx) is retried a few times with backoff;
+transient failure (no connection, a reset, Slack answering 429 or 5xx) is retried a few times with backoff;
 a refusal (any other 4xx: a wrong URL, a revoked hook, a bad payload) is reported at once, since trying again
-cannot change the answer.
+cannot change the answer, and so are a redirect (not followed: the report goes only to the URL given), a reply
+that is not well-formed HTTP, and a reply not whole within the timeout (a deadline for the whole exchange).
+Proxy variables are not used, as for --explain: the URL is a secret (logsleuth.http_exchange).
 """
 
 from __future__ import annotations
 
 import ipaddress
 import json
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable
 
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 
 from logsleuth.errors import LogsleuthError
+from logsleuth.http_exchange import DeadlinePassed, ExchangeError, Unreachable, exchange
 from logsleuth.render.safety import escape_slack_api
 
 ATTEMPTS = 3
+_HEADERS = {"Content-Type": "application/json; charset=utf-8"}
+_MAX_REPLY = 64 << 10  # Slack answers `ok` or a short error
 MAX_RETRY_AFTER = 30.0  # seconds: a longer Retry-After from Slack is not waited for
 
 
@@ -49,18 +52,29 @@ def _retry_after(header: str | None) -> float | None:
         return None
 
 
-def _post_once(request: urllib.request.Request, host: str | None, timeout: float) -> None:
+def _post_once(url: str, body: bytes, host: str | None, timeout: float) -> None:
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            response.read()
-    except urllib.error.HTTPError as exc:
-        detail = exc.read(200).decode("utf-8", "replace").strip()
-        message = f"--slack-webhook: Slack answered {exc.code} {detail}".rstrip()
-        if exc.code == 429 or exc.code >= 500:
-            raise _Transient(message, _retry_after(exc.headers.get("Retry-After"))) from None
-        raise LogsleuthError(message) from None
-    except (urllib.error.URLError, OSError) as exc:  # refused, reset, DNS, timeout
-        raise _Transient(f"--slack-webhook: cannot post to {host}: {getattr(exc, 'reason', exc)}") from None
+        reply = exchange(url, body=body, headers=_HEADERS, deadline_seconds=timeout, max_body=_MAX_REPLY)
+    except DeadlinePassed:  # not retried: a hook that slow would hold the run as long again
+        raise LogsleuthError(f"--slack-webhook: no whole reply from {host} within {timeout:g} s; not posted") from None
+    except Unreachable as exc:  # refused, reset, DNS
+        raise _Transient(f"--slack-webhook: cannot post to {host}: {exc}") from None
+    except ExchangeError as exc:  # a malformed reply, TLS: not known to be posted, and asking again changes nothing
+        raise LogsleuthError(f"--slack-webhook: {host}: {exc}; not known to be posted") from None
+    if 300 <= reply.status < 400:  # followed, it would be a GET to wherever the Location says
+        target = urllib.parse.urlsplit(reply.headers.get("Location", "")).hostname or "elsewhere"
+        raise LogsleuthError(
+            f"--slack-webhook: {host} answered {reply.status}, a redirect to {target!r}; not followed, not posted"
+        )
+    if reply.status == 429 or reply.status >= 500:
+        message = f"--slack-webhook: Slack answered {reply.status} {_detail(reply.body)}".rstrip()
+        raise _Transient(message, _retry_after(reply.headers.get("Retry-After")))
+    if not 200 <= reply.status < 300:
+        raise LogsleuthError(f"--slack-webhook: Slack answered {reply.status} {_detail(reply.body)}".rstrip())
+
+
+def _detail(body: bytes) -> str:
+    return " ".join(body[:200].decode("utf-8", "replace").split())
 
 
 def _wait(backoff: Callable[[RetryCallState], float]) -> Callable[[RetryCallState], float]:
@@ -75,17 +89,25 @@ def _wait(backoff: Callable[[RetryCallState], float]) -> Callable[[RetryCallStat
     return wait
 
 
+def _checked_url(webhook_url: str) -> urllib.parse.SplitResult:
+    try:
+        url = urllib.parse.urlsplit(webhook_url)
+        url.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        raise LogsleuthError("--slack-webhook: not a URL") from None
+    if url.scheme != "https" and not (url.scheme == "http" and _is_loopback(url.hostname)):
+        raise LogsleuthError("--slack-webhook: the URL must start with https://")
+    if url.username is not None or url.password is not None:  # `user:pass@host` would be looked up as a host
+        raise LogsleuthError("--slack-webhook: the URL must not hold a user name or password (`user:pass@`)")
+    return url
+
+
 def post_to_slack(webhook_url: str, text: str, timeout: float = 10.0, backoff: float = 1.0) -> None:
     """Post `text` to an incoming webhook.  `&`, `<`, `>` are escaped as the API requires, which also leaves
     any `<!channel>` from a log inert.  Plain http only to loopback (tests).  `backoff`: the first wait, in
     seconds, before a retry (doubled each time)."""
-    url = urllib.parse.urlsplit(webhook_url)
-    if url.scheme != "https" and not (url.scheme == "http" and _is_loopback(url.hostname)):
-        raise LogsleuthError("--slack-webhook: the URL must start with https://")
+    url = _checked_url(webhook_url)
     body = json.dumps({"text": escape_slack_api(text)}).encode("utf-8")
-    request = urllib.request.Request(
-        webhook_url, data=body, headers={"Content-Type": "application/json; charset=utf-8"}, method="POST"
-    )
     retrying = Retrying(
         retry=retry_if_exception(lambda error: isinstance(error, _Transient)),
         stop=stop_after_attempt(ATTEMPTS),
@@ -93,6 +115,6 @@ def post_to_slack(webhook_url: str, text: str, timeout: float = 10.0, backoff: f
         reraise=True,
     )
     try:
-        retrying(_post_once, request, url.hostname, timeout)
+        retrying(_post_once, webhook_url, body, url.hostname, timeout)
     except _Transient as exc:
         raise LogsleuthError(f"{exc} (tried {ATTEMPTS} times)") from None

@@ -1,21 +1,24 @@
 """One question to an OpenAI-compatible server: POST the case file to /v1/chat/completions, read the answer.
 
-Standard library only (urllib): no new dependency for an opt-in feature.  The request goes to the URL the
-user named and nowhere else: environment proxies are not used and redirects are not followed (a redirect
-would send the case file to a host the user never named).  The structured answer is asked for with
-`response_format` json_schema; a server that rejects that (400/422) is asked again with json_object, then
-with none, and the reply is parsed out of the text (answer.read_answer).
+Standard library only (http.client, through logsleuth.http_exchange): no new dependency for an opt-in feature.
+The request goes to the URL the user named and nowhere else: environment proxies are not used and redirects
+are not followed (a redirect would send the case file to a host the user never named).  The configured timeout
+is a deadline for each whole exchange, and a reply that is not well-formed HTTP is one line, never retried.
+The structured answer is asked for with `response_format` json_schema; a server that rejects that (400/422) is
+asked again with json_object, then with none, and the reply is parsed out of the text (answer.read_answer).
 
 Retries (tenacity): a refused or reset connection, 429 and 5xx are tried `attempts` times with a bounded
-exponential backoff.  A timeout is not retried: a model too slow once is as slow again, and the user waits.
+exponential backoff.  A deadline passed is not retried: a model too slow once is as slow again, and the user
+waits.
 Every failure is one ExplainError line naming the endpoint; the API key never appears in one.
 """
 
 from __future__ import annotations
 
+import base64
 import json
-import urllib.error
-import urllib.request
+import urllib.parse
+from dataclasses import dataclass, field
 from typing import Any
 
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
@@ -25,6 +28,8 @@ from logsleuth.explain.answer import ANSWER_SCHEMA, Answer, read_answer
 from logsleuth.explain.config import COMPLETIONS_PATH, ExplainSettings
 from logsleuth.explain.errors import ExplainError
 from logsleuth.explain.prompt import chat_messages
+from logsleuth.http_exchange import DeadlinePassed, ExchangeError, Reply, Unreachable, exchange
+from logsleuth.redact import REDACTED
 
 MAX_REPLY_BYTES = 1 << 20  # an answer is a few KiB; a bigger reply is not one
 MAX_TOKENS = 2048  # room for the JSON answer, and for a reasoning model's thoughts before it
@@ -44,63 +49,59 @@ class _Rejected(Exception):
     """The server refused the request as malformed (400/422): perhaps the response_format it does not take."""
 
 
-class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None  # urllib then raises the 3xx as an HTTPError
-
-
-_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirects())
+@dataclass(frozen=True)
+class _Request:
+    url: str
+    method: str
+    headers: dict[str, str] = field(repr=False)  # the key, when there is one
+    body: bytes | None
 
 
 def _without_key(text: str, settings: ExplainSettings) -> str:
     """A server may echo the request's headers in an error: the key never reaches a message."""
-    return text.replace(settings.api_key, "REDACTED") if settings.api_key else text
+    for secret in settings.secrets:
+        text = text.replace(secret, REDACTED)
+    return text
 
 
-def _http_error(exc: urllib.error.HTTPError, settings: ExplainSettings) -> Exception:
-    if 300 <= exc.code < 400:
-        location = exc.headers.get("Location", "elsewhere")
+def _http_error(reply: Reply, settings: ExplainSettings) -> Exception:
+    if 300 <= reply.status < 400:
+        location = urllib.parse.urlsplit(reply.headers.get("Location", ""))
+        where = f"{location.scheme}://{location.hostname}" if location.hostname else "elsewhere"
         return ExplainError(
-            f"{settings.endpoint}: the server redirects to {location[:120]}; not followed (the case file goes only "
+            f"{settings.endpoint}: the server redirects to {where[:120]!r}; not followed (the case file goes only "
             "to the URL you named: give that one)"
         )
-    detail = " ".join(exc.read(300).decode("utf-8", "replace").split())
-    message = _without_key(f"the server answered {exc.code} {exc.reason}: {detail}".rstrip(": "), settings)
-    if exc.code == 429 or exc.code >= 500:
+    detail = " ".join(reply.body[:300].decode("utf-8", "replace").split())
+    message = _without_key(f"the server answered {reply.status} {reply.reason}: {detail}".rstrip(": "), settings)
+    if reply.status == 429 or reply.status >= 500:
         return _Transient(message)
-    if exc.code in (400, 422):
+    if reply.status in (400, 422):
         return _Rejected(message)
     return ExplainError(f"{settings.endpoint}: {message}")  # 401, 403, 404: asking again changes nothing
 
 
-def _timed_out(settings: ExplainSettings) -> ExplainError:
-    return ExplainError(
-        f"{settings.endpoint}: no answer within {settings.timeout:g} s (raise timeout under [explain] in the config file)"
-    )
-
-
-def _exchange(request: urllib.request.Request, settings: ExplainSettings) -> bytes:
-    """One request; its reply's body, or the error it becomes."""
+def _exchange(request: _Request, settings: ExplainSettings) -> bytes:
+    """One request; its reply's body, or the error it becomes.  `timeout` is the deadline of the whole
+    exchange, so a server that drips its reply a byte at a time cannot hold the report."""
     try:
-        with _OPENER.open(request, timeout=settings.timeout) as response:
-            body: bytes = response.read(MAX_REPLY_BYTES + 1)
-    except urllib.error.HTTPError as exc:
-        raise _http_error(exc, settings) from None
-    except TimeoutError:
-        raise _timed_out(settings) from None
-    except urllib.error.URLError as exc:
-        if isinstance(exc.reason, TimeoutError):
-            raise _timed_out(settings) from None
-        reason = getattr(exc.reason, "strerror", None) or exc.reason
-        raise _Transient(f"cannot connect: {str(reason).lower()}") from None
-    except OSError as exc:  # reset, broken pipe
-        raise _Transient(f"the connection failed: {exc.strerror or exc}") from None
-    if len(body) > MAX_REPLY_BYTES:
-        raise ExplainError(f"{settings.endpoint}: the reply is larger than {MAX_REPLY_BYTES >> 20} MiB: not an answer")
-    return body
+        reply = exchange(request.url, method=request.method, body=request.body, headers=request.headers,
+                         deadline_seconds=settings.timeout, max_body=MAX_REPLY_BYTES)
+    except DeadlinePassed:
+        raise ExplainError(
+            f"{settings.endpoint}: no answer within {settings.timeout:g} s (raise timeout under [explain] in the "
+            "config file)"
+        ) from None
+    except Unreachable as exc:
+        raise _Transient(str(exc)) from None
+    except ExchangeError as exc:  # a malformed reply, TLS: the same again if asked again
+        raise ExplainError(f"{settings.endpoint}: {exc}") from None
+    if not 200 <= reply.status < 300:
+        raise _http_error(reply, settings)
+    return reply.body
 
 
-def _with_retries(request: urllib.request.Request, settings: ExplainSettings) -> bytes:
+def _with_retries(request: _Request, settings: ExplainSettings) -> bytes:
     retrying = Retrying(
         retry=retry_if_exception_type(_Transient),
         stop=stop_after_attempt(settings.attempts),
@@ -114,21 +115,24 @@ def _with_retries(request: urllib.request.Request, settings: ExplainSettings) ->
         raise ExplainError(f"{settings.endpoint}: {exc} ({tries})") from None
 
 
-def _request(url: str, settings: ExplainSettings, payload: dict[str, Any] | None = None) -> urllib.request.Request:
+def _request(url: str, settings: ExplainSettings, payload: dict[str, Any] | None = None) -> _Request:
     headers = {"Accept": "application/json", "User-Agent": f"logsleuth/{__version__}"}
     if settings.api_key:
         headers["Authorization"] = f"Bearer {settings.api_key}"
+    elif settings.basic_auth is not None:  # the URL's `user:password@`, taken out of it (config.py)
+        pair = ":".join(settings.basic_auth).encode("utf-8")
+        headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
     data = None
     if payload is not None:
         headers["Content-Type"] = "application/json"
         data = json.dumps(payload).encode("utf-8")
-    return urllib.request.Request(url, data=data, headers=headers, method="POST" if data else "GET")
+    return _Request(url, "POST" if data else "GET", headers, data)
 
 
 def _reply(body: bytes, settings: ExplainSettings) -> dict[str, Any]:
     try:
         data = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, a number too long, nested too deeply
         data = None
     if not isinstance(data, dict):
         start = body[:60].decode("utf-8", "replace")

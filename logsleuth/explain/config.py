@@ -27,7 +27,7 @@ URL_ENV = "LOGSLEUTH_LLM_URL"
 MODEL_ENV = "LOGSLEUTH_LLM_MODEL"
 DEFAULT_API_KEY_ENV = "LOGSLEUTH_LLM_API_KEY"
 SECTION = "explain"
-DEFAULT_TIMEOUT = 60.0  # seconds without a byte from the server: a local model writing ~500 tokens of JSON
+DEFAULT_TIMEOUT = 60.0  # seconds for a whole exchange: a local model writing ~500 tokens of JSON
 ATTEMPTS = 3  # for a refused connection, a reset, 429 and 5xx; a timeout is not retried
 COMPLETIONS_PATH = "/chat/completions"
 
@@ -65,13 +65,21 @@ class ExplainSettings:
     url: str  # the chat-completions URL itself; the case file goes there and nowhere else
     model: str | None  # None: the first model the server lists
     api_key: str | None = field(default=None, repr=False)  # never printed, never in an error
-    timeout: float = DEFAULT_TIMEOUT  # seconds without a byte from the server, per request
+    timeout: float = DEFAULT_TIMEOUT  # seconds for one whole exchange: connect, send, the full reply
+    # The URL's `user:password@`, taken out of it (never looked up as part of a host name), sent as basic auth.
+    basic_auth: tuple[str, str] | None = field(default=None, repr=False)
     attempts: int = ATTEMPTS
     backoff: float = 1.0  # seconds before the first retry, doubled each time (at most 8x)
 
     @property
     def endpoint(self) -> str:
         return endpoint_label(self.url)
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """What must never be shown: the key, the URL's password (a user name alone is no secret)."""
+        password = self.basic_auth[1] if self.basic_auth else None
+        return tuple(secret for secret in (self.api_key, password) if secret)
 
 
 def endpoint_label(url: str) -> str:
@@ -85,24 +93,40 @@ def endpoint_label(url: str) -> str:
 
 
 def _shown(url: str) -> str:
-    """A URL that may not parse, for an error: without `user:password@`, query or fragment."""
-    return repr(re.sub(r"//[^/@]*@", "//", url).split("?")[0].split("#")[0][:120])
+    """A URL that may not parse, for an error: without `user:password@` (up to the last `@`: a password may
+    hold a `/`), query or fragment."""
+    return repr(re.sub(r"//[^?#]*@", "//", url).split("?")[0].split("#")[0][:120])
+
+
+def _split(url: str) -> urllib.parse.SplitResult:
+    try:
+        parts = urllib.parse.urlsplit(url.strip())
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:  # its own message may quote what follows a `:`, a password cut at a `/` among it
+        raise ExplainError(f"not a URL: {_shown(url)} (no host, or a port that is not a number)") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ExplainError(f"the endpoint must be an http:// or https:// URL with a host, not {_shown(url)}")
+    return parts
 
 
 def completions_url(url: str) -> str:
     """`http://gpu7:30000`, `…/v1` or `…/v1/chat/completions` (as OpenAI clients take a base URL): the URL of the
-    chat-completions endpoint.  Only http and https, with a host."""
-    try:
-        parts = urllib.parse.urlsplit(url.strip())
-        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
-    except ValueError as exc:
-        raise ExplainError(f"not a URL: {_shown(url)} ({exc})") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ExplainError(f"the endpoint must be an http:// or https:// URL with a host, not {_shown(url)}")
+    chat-completions endpoint, without the user information (`url_credentials`).  Only http and https, with a
+    host."""
+    parts = _split(url)
     path = parts.path.rstrip("/")
     if not path.endswith(COMPLETIONS_PATH):
         path = (path or "/v1") + COMPLETIONS_PATH
-    return urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
+    netloc = parts.netloc.rpartition("@")[2]  # `user:password@` never goes into a host name (DNS) or a label
+    return urllib.parse.urlunsplit((parts.scheme, netloc, path, parts.query, ""))
+
+
+def url_credentials(url: str) -> tuple[str, str] | None:
+    """The URL's `user:password@`, percent-decoded, for basic authentication; None without one."""
+    parts = _split(url)
+    if parts.username is None and parts.password is None:
+        return None
+    return urllib.parse.unquote(parts.username or ""), urllib.parse.unquote(parts.password or "")
 
 
 def read_config(path: Path) -> dict[str, object]:
@@ -154,9 +178,16 @@ def resolve_settings(
     timeout = float(table.get("timeout", DEFAULT_TIMEOUT))  # type: ignore[arg-type]
     if not math.isfinite(timeout) or timeout <= 0:
         raise ExplainError(f"{where}: [{SECTION}] timeout must be a number of seconds above 0")
+    credentials = url_credentials(url)
+    if credentials is not None and api_key is not None:
+        raise ExplainError(
+            f"the endpoint's URL holds a user and password and {key_env} holds an API key: give one of them, "
+            "not both; nothing was sent"
+        )
     return ExplainSettings(
         url=completions_url(url),
         model=_first(options.model, environ.get(MODEL_ENV), table.get("model")),
         api_key=api_key,
         timeout=timeout,
+        basic_auth=credentials,
     )
