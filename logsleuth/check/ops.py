@@ -1,12 +1,21 @@
 """The flag operations a model proposed (`--explain`), each checked against the catalog of the log's engine
-version: ✓ or ✗ with the reason, as `check` marks the flags of a command (flags.read_flags)."""
+version: ✓ or ✗ with the reason, as `check` marks the flags of a command (flags.read_flags).
+
+A flag that exists is not enough for ✓: a value holding shell syntax (`$(touch x)`, `a; rm`, a pipe, a
+redirection) is what an injected log or a confused model writes, never what an engine flag takes, so it is ✗
+whatever the flag."""
 
 from __future__ import annotations
+
+import re
 
 from logsleuth.check.flags import read_flags
 from logsleuth.check.verify import ENGINE, catalog_for
 from logsleuth.fixes.catalog import Catalog
 from logsleuth.models import FlagCheck, FlagOp, LaunchInfo
+
+# Command substitution, command separators and redirections: shell syntax, harmless only once quoted.
+_SHELL_SYNTAX = re.compile(r"\$\(|`|[;|&<>\n\r]")
 
 
 def check_flag_ops(ops: tuple[FlagOp, ...], launch: LaunchInfo) -> tuple[FlagCheck, ...]:
@@ -18,6 +27,10 @@ def check_flag_ops(ops: tuple[FlagOp, ...], launch: LaunchInfo) -> tuple[FlagChe
 
 
 def _check(op: FlagOp, catalog: Catalog, where: str) -> FlagCheck:
+    syntax = _SHELL_SYNTAX.search(op.value or "")
+    if op.value is not None and syntax and op.op != "remove":
+        return FlagCheck(op, False, f"its value holds shell syntax ({syntax[0]!r}), which no {op.flag} value needs: "
+                         "do not run it")
     if op.op == "remove":
         words = [op.flag]
         if catalog.find(op.flag) is not None:  # removing a switch or a valued flag: the name alone is enough

@@ -3,13 +3,15 @@ model's answer, checked against a strict schema and returned as an unverified `E
 
 Opt-in: nothing here runs, and nothing is sent, unless the command line says --explain.  What is sent is the
 case file (logsleuth.case), redacted here once more whatever the report's own redaction; never the raw log.
-The answer never replaces a pattern's diagnosis and never decides the exit status: any failure is one
-`ExplainError` line for stderr, and the report is printed as it would be without --explain.  docs/explain.md.
+The answer, as untrusted as the log, is made inert and redacted as it arrives.  It never replaces a pattern's
+diagnosis and never decides the exit status: any failure is one `ExplainError` line for stderr, and the report
+is printed as it would be without --explain.  docs/explain.md.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from logsleuth.explain.config import ExplainOptions, ExplainSettings, explain_options, resolve_settings
 from logsleuth.explain.errors import ExplainError
@@ -49,18 +51,29 @@ def explain_report(
     from logsleuth.case import case_markdown
     from logsleuth.explain.client import ask_model
     from logsleuth.redact import redact_report, redact_secrets
+    from logsleuth.render.safety import strip_controls
 
     build = build_case or case_markdown
     # Redacted before and after building: a --no-redact report, or a case builder that adds text, leaks nothing.
     case_text = redact_secrets(build(redact_report(report)))
     model, answer = ask_model(case_text, settings)
-    return Explanation(
-        model=model,
-        endpoint=settings.endpoint,
-        root_cause=answer.root_cause,
-        category=answer.category,
-        flags=answer.flags,
-        upgrade=answer.upgrade,
-        evidence=tuple((quote, _quoted_in(quote, case_text)) for quote in answer.evidence),
-        checks=check_flags(answer.flags, report.launch) if check_flags is not None and answer.flags else (),
+
+    def shown(text: str) -> str:
+        # The answer is as untrusted as the log, and a server may echo the key: inert and redacted here, once, so
+        # every format (JSON and the Slack post included) and every flag check gets it so, --no-redact or not.
+        return settings.without_secrets(strip_controls(text))
+
+    explanation = redact_report(
+        Explanation(
+            model=shown(model),
+            endpoint=settings.endpoint,
+            root_cause=shown(answer.root_cause),
+            category=answer.category,
+            flags=tuple(replace(op, value=shown(op.value)) if op.value else op for op in answer.flags),
+            upgrade=shown(answer.upgrade) if answer.upgrade else None,
+            evidence=tuple((shown(quote), _quoted_in(quote, case_text)) for quote in answer.evidence),
+        )
     )
+    if check_flags is None or not explanation.flags:
+        return explanation
+    return replace(explanation, checks=check_flags(explanation.flags, report.launch))

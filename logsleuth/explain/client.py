@@ -29,7 +29,6 @@ from logsleuth.explain.config import COMPLETIONS_PATH, ExplainSettings
 from logsleuth.explain.errors import ExplainError
 from logsleuth.explain.prompt import chat_messages
 from logsleuth.http_exchange import DeadlinePassed, ExchangeError, Reply, Unreachable, exchange
-from logsleuth.redact import REDACTED
 
 MAX_REPLY_BYTES = 1 << 20  # an answer is a few KiB; a bigger reply is not one
 MAX_TOKENS = 2048  # room for the JSON answer, and for a reasoning model's thoughts before it
@@ -57,13 +56,6 @@ class _Request:
     body: bytes | None
 
 
-def _without_key(text: str, settings: ExplainSettings) -> str:
-    """A server may echo the request's headers in an error: the key never reaches a message."""
-    for secret in settings.secrets:
-        text = text.replace(secret, REDACTED)
-    return text
-
-
 def _http_error(reply: Reply, settings: ExplainSettings) -> Exception:
     if 300 <= reply.status < 400:
         location = urllib.parse.urlsplit(reply.headers.get("Location", ""))
@@ -73,7 +65,7 @@ def _http_error(reply: Reply, settings: ExplainSettings) -> Exception:
             "to the URL you named: give that one)"
         )
     detail = " ".join(reply.body[:300].decode("utf-8", "replace").split())
-    message = _without_key(f"the server answered {reply.status} {reply.reason}: {detail}".rstrip(": "), settings)
+    message = settings.without_secrets(f"the server answered {reply.status} {reply.reason}: {detail}".rstrip(": "))
     if reply.status == 429 or reply.status >= 500:
         return _Transient(message)
     if reply.status in (400, 422):

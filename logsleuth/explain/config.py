@@ -22,6 +22,7 @@ from pathlib import Path
 from logsleuth import paths
 from logsleuth.errors import UsageError
 from logsleuth.explain.errors import ExplainError
+from logsleuth.redact import REDACTED
 
 URL_ENV = "LOGSLEUTH_LLM_URL"
 MODEL_ENV = "LOGSLEUTH_LLM_MODEL"
@@ -75,11 +76,14 @@ class ExplainSettings:
     def endpoint(self) -> str:
         return endpoint_label(self.url)
 
-    @property
-    def secrets(self) -> tuple[str, ...]:
-        """What must never be shown: the key, the URL's password (a user name alone is no secret)."""
+    def without_secrets(self, text: str) -> str:
+        """`text` with the key and the URL's password (a user name alone is no secret) replaced by REDACTED: a
+        server may echo them, in an error or in the answer itself, in a shape no redaction rule knows."""
         password = self.basic_auth[1] if self.basic_auth else None
-        return tuple(secret for secret in (self.api_key, password) if secret)
+        for secret in (self.api_key, password):
+            if secret:
+                text = text.replace(secret, REDACTED)
+        return text
 
 
 def endpoint_label(url: str) -> str:

@@ -4,15 +4,16 @@ diagnosis.
 
 The answer came from a model that read log text: it is as untrusted as the log, so every string here has been
 through `safety.clean` (no control characters or escape sequences) and each renderer still applies its
-format's escaping.  Each flag the model proposes is marked ✓ or ✗ with the reason when it was checked against
-the flag catalog, and "not checked" otherwise; each line it quotes is marked by whether the case file holds it.
+format's escaping.  Each flag the model proposes is shown with its value shell-quoted, and marked ✓ or ✗ with the
+reason when it was checked against the flag catalog, and "not checked" otherwise; each line it quotes is marked by whether the case file holds it.
 """
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 
-from logsleuth.models import Explanation
+from logsleuth.models import Explanation, FlagOp
 from logsleuth.render.safety import clean
 from logsleuth.render.view import describe_op, prose
 
@@ -47,11 +48,19 @@ class ExplanationView:
     quotes: list[tuple[str, str]]  # (mark, the quoted line with NOT_IN_CASE when the case file lacks it)
 
 
+def proposed_change(op: FlagOp) -> str:
+    """A proposed operation with its value shell-quoted, as the user might copy it: a model's value is never
+    printed as shell syntax (`set --model-path '$(touch x)'`, not `set --model-path $(touch x)`)."""
+    if op.value is None or op.op == "rename":  # the flags are flag-shaped (explain.answer.FLAG_SHAPE)
+        return describe_op(op)
+    return f"{op.op} {shlex.quote(op.flag)} {shlex.quote(op.value)}"
+
+
 def _changes(explanation: Explanation) -> list[ChangeView]:
     if len(explanation.checks) != len(explanation.flags):  # not checked: none is passed off as checked
-        return [ChangeView(NOT_CHECKED, clean(describe_op(op)), "not checked") for op in explanation.flags]
+        return [ChangeView(NOT_CHECKED, clean(proposed_change(op)), "not checked") for op in explanation.flags]
     return [
-        ChangeView(CHECKED_OK if check.ok else CHECKED_BAD, clean(describe_op(check.op)), prose(check.reason))
+        ChangeView(CHECKED_OK if check.ok else CHECKED_BAD, clean(proposed_change(check.op)), prose(check.reason))
         for check in explanation.checks
     ]
 

@@ -18,7 +18,7 @@ from logsleuth.models import (
     Report,
     SourceInfo,
 )
-from logsleuth.render.explanation import LABEL
+from logsleuth.render.explanation import LABEL, proposed_change
 from logsleuth.render.safety import escape_surrogates
 
 SCHEMA = "logsleuth.report/1"
@@ -159,6 +159,7 @@ def _explanation(explanation: Explanation | None) -> dict[str, Any] | None:
                 "flag": op.flag,
                 "value": op.value,
                 "to": op.to,
+                "change": proposed_change(op),  # as the other formats show it: the value shell-quoted
                 "check": {"ok": check.ok, "reason": check.reason} if check else None,
             }
             for op, check in zip(explanation.flags, checks, strict=True)
