@@ -9,8 +9,7 @@ asked again with json_object, then with none, and the reply is parsed out of the
 
 Retries (tenacity): a refused or reset connection, 429 and 5xx are tried `attempts` times with a bounded
 exponential backoff.  A deadline passed is not retried: a model too slow once is as slow again, and the user
-waits.
-Every failure is one ExplainError line naming the endpoint; the API key never appears in one.
+waits.  Every failure is one ExplainError line naming the endpoint; the API key never appears in one.
 """
 
 from __future__ import annotations
@@ -50,6 +49,8 @@ class _Rejected(Exception):
 
 @dataclass(frozen=True)
 class _Request:
+    """One request as http_exchange sends it."""
+
     url: str
     method: str
     headers: dict[str, str] = field(repr=False)  # the key, when there is one

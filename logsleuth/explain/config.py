@@ -4,8 +4,9 @@ The endpoint is the first of: `--llm-url`, $LOGSLEUTH_LLM_URL, `url` under `[exp
 ~/.config/logsleuth/config.toml ($XDG_CONFIG_HOME).  The model likewise (`--llm-model`, $LOGSLEUTH_LLM_MODEL,
 `model`), else the one the server lists first under /models.  The API key is read from the environment
 variable the config's `api_key_env` names (default $LOGSLEUTH_LLM_API_KEY), never from the file itself and
-never from $OPENAI_API_KEY: a key for one service must not reach a server the user runs.  None of this is read
-unless --explain is given, so a broken config file never affects a plain diagnose.
+never from $OPENAI_API_KEY: a key for one service must not reach a server the user runs.  A `user:password@`
+in the URL is taken out of it and sent as basic authentication instead (never with a key as well).  None of
+this is read unless --explain is given, so a broken config file never affects a plain diagnose.
 """
 
 from __future__ import annotations
@@ -128,7 +129,7 @@ def completions_url(url: str) -> str:
 def url_credentials(url: str) -> tuple[str, str] | None:
     """The URL's `user:password@`, percent-decoded, for basic authentication; None without one."""
     parts = _split(url)
-    if parts.username is None and parts.password is None:
+    if not parts.username and not parts.password:  # none, or an empty `@`
         return None
     return urllib.parse.unquote(parts.username or ""), urllib.parse.unquote(parts.password or "")
 
