@@ -3,7 +3,8 @@
 Standard library only (http.client, through logsleuth.http_exchange): no new dependency for an opt-in feature.
 The request goes to the URL the user named and nowhere else: environment proxies are not used and redirects
 are not followed (a redirect would send the case file to a host the user never named).  The configured timeout
-is a deadline for each whole exchange, and a reply that is not well-formed HTTP is one line, never retried.
+is one deadline for all of it (every request, every byte of every reply, every retry), and a reply that is not
+well-formed HTTP is one line, never retried.
 The structured answer is asked for with `response_format` json_schema; a server that rejects that (400/422) is
 asked again with json_object, then with none, and the reply is parsed out of the text (answer.read_answer).
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,17 +76,24 @@ def _http_error(reply: Reply, settings: ExplainSettings) -> Exception:
     return ExplainError(f"{settings.endpoint}: {message}")  # 401, 403, 404: asking again changes nothing
 
 
-def _exchange(request: _Request, settings: ExplainSettings) -> bytes:
-    """One request; its reply's body, or the error it becomes.  `timeout` is the deadline of the whole
-    exchange, so a server that drips its reply a byte at a time cannot hold the report."""
+def _timed_out(settings: ExplainSettings) -> ExplainError:
+    return ExplainError(
+        f"{settings.endpoint}: no answer within {settings.timeout:g} s (raise timeout under [explain] in the config "
+        "file)"
+    )
+
+
+def _exchange(request: _Request, settings: ExplainSettings, deadline: float) -> bytes:
+    """One request; its reply's body, or the error it becomes.  `deadline` (time.monotonic) holds for the whole
+    of --explain, so a server that drips its replies a byte at a time, or fails slowly, cannot hold the report."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise _timed_out(settings)
     try:
         reply = exchange(request.url, method=request.method, body=request.body, headers=request.headers,
-                         deadline_seconds=settings.timeout, max_body=MAX_REPLY_BYTES)
+                         deadline_seconds=left, max_body=MAX_REPLY_BYTES)
     except DeadlinePassed:
-        raise ExplainError(
-            f"{settings.endpoint}: no answer within {settings.timeout:g} s (raise timeout under [explain] in the "
-            "config file)"
-        ) from None
+        raise _timed_out(settings) from None
     except Unreachable as exc:
         raise _Transient(str(exc)) from None
     except ExchangeError as exc:  # a malformed reply, TLS: the same again if asked again
@@ -94,7 +103,7 @@ def _exchange(request: _Request, settings: ExplainSettings) -> bytes:
     return reply.body
 
 
-def _with_retries(request: _Request, settings: ExplainSettings) -> bytes:
+def _with_retries(request: _Request, settings: ExplainSettings, deadline: float) -> bytes:
     retrying = Retrying(
         retry=retry_if_exception_type(_Transient),
         stop=stop_after_attempt(settings.attempts),
@@ -102,7 +111,7 @@ def _with_retries(request: _Request, settings: ExplainSettings) -> bytes:
         reraise=True,
     )
     try:
-        return retrying(_exchange, request, settings)
+        return retrying(_exchange, request, settings, deadline)
     except _Transient as exc:
         tries = f"tried {settings.attempts} times" if settings.attempts > 1 else "tried once"
         raise ExplainError(f"{settings.endpoint}: {exc} ({tries})") from None
@@ -133,10 +142,11 @@ def _reply(body: bytes, settings: ExplainSettings) -> dict[str, Any]:
     return data
 
 
-def served_model(settings: ExplainSettings) -> str:
+def served_model(settings: ExplainSettings, deadline: float | None = None) -> str:
     """The model the server lists first under /models (SGLang and vLLM serve one), for a user who named none."""
     url = settings.url.split("?")[0].removesuffix(COMPLETIONS_PATH) + "/models"
-    data = _reply(_with_retries(_request(url, settings), settings), settings).get("data")
+    deadline = time.monotonic() + settings.timeout if deadline is None else deadline
+    data = _reply(_with_retries(_request(url, settings), settings, deadline), settings).get("data")
     first = data[0] if isinstance(data, list) and data and isinstance(data[0], dict) else {}
     name = first.get("id")
     if not isinstance(name, str) or not name:
@@ -157,7 +167,8 @@ def _content(data: dict[str, Any], settings: ExplainSettings) -> str:
 
 def ask_model(case_text: str, settings: ExplainSettings) -> tuple[str, Answer]:
     """Send the case file; the model's name (as the server says it) and its checked answer."""
-    model = settings.model or served_model(settings)
+    deadline = time.monotonic() + settings.timeout  # for all of it: the model's name, each format, each retry
+    model = settings.model or served_model(settings, deadline)
     rejected: _Rejected | None = None
     for response_format in RESPONSE_FORMATS:
         payload: dict[str, Any] = {
@@ -169,7 +180,7 @@ def ask_model(case_text: str, settings: ExplainSettings) -> tuple[str, Answer]:
         if response_format is not None:
             payload["response_format"] = response_format
         try:
-            data = _reply(_with_retries(_request(settings.url, settings, payload), settings), settings)
+            data = _reply(_with_retries(_request(settings.url, settings, payload), settings, deadline), settings)
         except _Rejected as exc:
             rejected = exc
             continue

@@ -29,7 +29,7 @@ URL_ENV = "LOGSLEUTH_LLM_URL"
 MODEL_ENV = "LOGSLEUTH_LLM_MODEL"
 DEFAULT_API_KEY_ENV = "LOGSLEUTH_LLM_API_KEY"
 SECTION = "explain"
-DEFAULT_TIMEOUT = 60.0  # seconds for a whole exchange: a local model writing ~500 tokens of JSON
+DEFAULT_TIMEOUT = 60.0  # seconds for all of --explain: a local model writing ~500 tokens of JSON
 ATTEMPTS = 3  # for a refused connection, a reset, 429 and 5xx; a timeout is not retried
 COMPLETIONS_PATH = "/chat/completions"
 
@@ -67,7 +67,7 @@ class ExplainSettings:
     url: str  # the chat-completions URL itself; the case file goes there and nowhere else
     model: str | None  # None: the first model the server lists
     api_key: str | None = field(default=None, repr=False)  # never printed, never in an error
-    timeout: float = DEFAULT_TIMEOUT  # seconds for one whole exchange: connect, send, the full reply
+    timeout: float = DEFAULT_TIMEOUT  # seconds for all of --explain: every request, its whole reply, retries
     # The URL's `user:password@`, taken out of it (never looked up as part of a host name), sent as basic auth.
     basic_auth: tuple[str, str] | None = field(default=None, repr=False)
     attempts: int = ATTEMPTS

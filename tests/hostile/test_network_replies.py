@@ -16,13 +16,18 @@ import socket
 import subprocess
 import sys
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from logsleuth.api import DiagnoseOptions, diagnose_text
 from logsleuth.errors import LogsleuthError
+from logsleuth.explain import ExplainError, explain_report
+from logsleuth.explain.config import ExplainOptions, resolve_settings
 from logsleuth.slack_webhook import post_to_slack
+from tests.explain.conftest import planted_log
 from tests.explain.llm_standin import Behaviour, answer, standin_server
 from tests.hostile.checks import Output, run_cli_bytes
 from tests.hostile.raw_http import RawReply, http_reply, raw_http_server
@@ -205,3 +210,14 @@ def test_the_webhook_ignores_proxy_variables(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stderr
     assert proxy.requests == [], "the webhook's URL (a secret) went to a proxy"
     assert len(hook.requests) == 1 and "posted the report to Slack" in done.stderr
+
+
+def test_the_explain_deadline_holds_across_retries() -> None:
+    # Each attempt is answered (a 500, retried) within the deadline; all of them together are not.
+    report = diagnose_text(planted_log(), DiagnoseOptions(include_user_patterns=False))
+    behaviour = Behaviour(status=500, sleep=0.4)
+    with standin_server(behaviour) as url, pytest.raises(ExplainError) as caught:
+        settings = resolve_settings(ExplainOptions(enabled=True, url=url, model="m"), environ={}, config_file=None)
+        explain_report(report, replace(settings, timeout=1.0, attempts=6, backoff=0.01))
+    assert "within 1 s" in str(caught.value)
+    assert len(behaviour.requests) < 6
