@@ -1,0 +1,109 @@
+"""`--all` on logs with many tracebacks: every occurrence counted, and the distinct failures left out of the
+report counted as failures, not as texts.
+
+Local files of PARALLEL_MIN_BYTES (64 MiB) or more are read the dense way in two forked halves.  Writing 64 MiB
+per test would be slow, so these tests lower that threshold (and the anchor count that selects the dense
+way): the small log then takes the same code path, forked halves included (`_split_point` is called, which
+only happens on that path)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from logsleuth.api import DiagnoseOptions, diagnose
+from logsleuth.diagnosis.grouping import MAX_GROUPS
+from logsleuth.ingest import dense, reader
+from logsleuth.sources import anchors
+from tests.logs import crash_record, distinct_tracebacks, launch_line
+
+EXTRA_GROUPS = 50  # distinct failures beyond what the report keeps
+EACH = 12  # occurrences of each
+
+
+def _write_shuffled_log(path: Path, *, varying_messages: bool) -> None:
+    """MAX_GROUPS + EXTRA_GROUPS failures, EACH times each, in random order over ranks TP0-7.  With
+    `varying_messages` every occurrence's message differs (a request id), as a server failing per request
+    writes them: one failure, many texts."""
+    variants = distinct_tracebacks(MAX_GROUPS + EXTRA_GROUPS)
+    order = [index for index in range(len(variants)) for _ in range(EACH)]
+    random.Random(5).shuffle(order)
+    parts = [launch_line()]
+    for occurrence, index in enumerate(order):
+        text = variants[index]
+        if varying_messages:
+            last = text.rstrip("\n").rsplit("\n", 1)[1]
+            text = text.replace(last, f"{last} (request {occurrence})")
+        parts.append(crash_record("2026-11-29 10:00:00", f"TP{occurrence % 8}", text))
+    path.write_text("".join(parts))
+
+
+@pytest.fixture
+def split_dense_read(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The dense, two-halves path for small logs; returns where each split fell."""
+    monkeypatch.setattr(anchors, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(reader, "DENSE_ANCHORS", 100)
+    splits: list[int] = []
+    real_split = dense._split_point
+
+    def recorded_split(source: object, middle: int, size: int) -> int:
+        splits.append(real_split(source, middle, size))  # type: ignore[arg-type]
+        return splits[-1]
+
+    monkeypatch.setattr(dense, "_split_point", recorded_split)
+    return splits
+
+
+@pytest.mark.parametrize("varying_messages", [False, True], ids=["same-texts", "varying-messages"])
+def test_all_counts_every_occurrence_of_a_log_read_in_two_halves(
+    tmp_path: Path, split_dense_read: list[int], varying_messages: bool
+) -> None:
+    log = tmp_path / "dense.log"
+    _write_shuffled_log(log, varying_messages=varying_messages)
+    report = diagnose([str(log)], DiagnoseOptions(all_failures=True, include_user_patterns=False))
+    assert split_dense_read and 0 < split_dense_read[0] < log.stat().st_size, "the log was not split"
+    assert len(report.failures) == MAX_GROUPS
+    assert [group.count for group in report.failures] == [EACH] * MAX_GROUPS
+    assert all(sum(count for _, count in group.rank_counts) == EACH for group in report.failures)
+    assert report.omitted_failures == EXTRA_GROUPS * EACH
+    assert (report.omitted_groups, report.omitted_groups_estimated) == (EXTRA_GROUPS, False)
+
+
+@pytest.mark.parametrize("varying_messages", [False, True], ids=["same-texts", "varying-messages"])
+def test_distinct_failures_left_out_are_failures_not_texts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, varying_messages: bool
+) -> None:
+    """One process (no split): a failure whose message differs on every occurrence is one distinct failure
+    (it was counted once per text: 42,509 "more distinct failures" for 900)."""
+    monkeypatch.setattr(reader, "DENSE_ANCHORS", 100)
+    log = tmp_path / "dense.log"
+    _write_shuffled_log(log, varying_messages=varying_messages)
+    report = diagnose([str(log)], DiagnoseOptions(all_failures=True, include_user_patterns=False))
+    assert report.omitted_failures == EXTRA_GROUPS * EACH
+    assert (report.omitted_groups, report.omitted_groups_estimated) == (EXTRA_GROUPS, False)
+
+
+@pytest.mark.parametrize("parse_limit", [None, 60], ids=["default", "second-half-over-its-parse-limit"])
+def test_a_split_read_reports_what_one_process_reports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parse_limit: int | None
+) -> None:
+    """The halves are read at once for speed only: the report is the one a single process gives.  With a
+    parse limit below the number of failures, the second half leaves records unparsed, and the first
+    half's reading goes on over it."""
+    if parse_limit is not None:
+        monkeypatch.setattr(dense, "_PARSE_LIMIT", parse_limit)
+    monkeypatch.setattr(reader, "DENSE_ANCHORS", 100)
+    log = tmp_path / "dense.log"
+    _write_shuffled_log(log, varying_messages=True)
+    options = DiagnoseOptions(all_failures=True, include_user_patterns=False)
+
+    def summary() -> tuple[object, ...]:
+        report = diagnose([str(log)], options)
+        groups = [(g.fingerprint, g.count, g.rank_counts) for g in report.failures]
+        return groups, report.omitted_failures, report.omitted_groups, report.omitted_groups_estimated
+
+    one_process = summary()
+    monkeypatch.setattr(anchors, "PARALLEL_MIN_BYTES", 0)
+    assert summary() == one_process
