@@ -17,6 +17,7 @@ from logsleuth.api import DiagnoseOptions, diagnose
 from logsleuth.diagnosis.grouping import MAX_GROUPS
 from logsleuth.ingest import dense, reader
 from logsleuth.sources import anchors
+from tests.helpers import run_cli
 from tests.logs import crash_record, distinct_tracebacks, launch_line
 
 EXTRA_GROUPS = 50  # distinct failures beyond what the report keeps
@@ -107,3 +108,45 @@ def test_a_split_read_reports_what_one_process_reports(
     one_process = summary()
     monkeypatch.setattr(anchors, "PARALLEL_MIN_BYTES", 0)
     assert summary() == one_process
+
+
+# -- health: numbers no server prints ---------------------------------------------------------------------------
+
+HEALTH_FORMATS = ("text", "json", "markdown", "slack", "rich")
+
+
+def _decode_lines(count: int, *, throughput: str = "812.40", accept: str | None = None, every: int = 0) -> str:
+    """SGLang 0.4.10 decode batch lines; `accept` replaces the accept length on every `every`-th line."""
+    lines = []
+    for i in range(count):
+        accept_len = accept if every and i % every == every - 1 else "1.00"
+        lines.append(
+            f"[2026-11-29 10:{i // 60 % 60:02d}:{i % 60:02d} TP0] Decode batch. #running-req: 8, #token: 912, "
+            f"token usage: 0.01, accept len: {accept_len}, cuda graph: True, gen throughput (token/s): {throughput}, "
+            "#queue-req: 0,\n"
+        )
+    return "".join(lines)
+
+
+@pytest.mark.parametrize("value", ["1e308", "1.7976931348623157e308", "9" * 400])
+@pytest.mark.parametrize("fmt", HEALTH_FORMATS)
+def test_health_survives_an_absurd_throughput_on_every_line(tmp_path: Path, fmt: str, value: str) -> None:
+    log = tmp_path / "server.log"
+    log.write_text(_decode_lines(300, throughput=value))
+    result = run_cli("health", str(log), "--format", fmt)
+    assert "internal error" not in result.stderr
+    assert result.exit_code in (0, 1), result.stderr
+    assert result.stdout.strip()
+    assert "no server prints" in result.stdout + result.stderr  # the values were set aside, and it says so
+
+
+@pytest.mark.parametrize("value", ["1e308", "inf", "123456789012"])
+def test_an_absurd_accept_length_on_some_lines_hides_no_finding(tmp_path: Path, value: str) -> None:
+    """Accept length 1.00 on 95 % of the lines (the pattern needs 20 batches in a row at 1.2 or less); the
+    other 5 % print a value no speculative decoder reaches: they are not measurements, and break no run."""
+    log = tmp_path / "server.log"
+    log.write_text(_decode_lines(400, accept=value, every=20))
+    result = run_cli("health", str(log), "--format", "json")
+    assert result.exit_code == 1, result.stderr
+    findings = [finding["pattern"] for finding in result.json()["findings"]]
+    assert "sglang-health-accept-length-near-one" in findings
