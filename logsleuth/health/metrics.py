@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from logsleuth.health.model import BatchSample
 from logsleuth.lazyre import compile_lazily
@@ -140,7 +140,8 @@ def plausible(sample: BatchSample) -> tuple[BatchSample, tuple[str, str] | None]
         return sample, None
     metric, value = next(iter(absurd.items()))
     shown = f"{value:g}" if isinstance(value, float) else str(value)
-    return replace(sample, **dict.fromkeys(absurd)), (metric, shown if len(shown) <= 24 else shown[:20] + "…")
+    missing: dict[str, Any] = dict.fromkeys(absurd)
+    return replace(sample, **missing), (metric, shown if len(shown) <= 24 else shown[:20] + "…")
 
 
 def _flag(value: str) -> bool:
