@@ -8,7 +8,10 @@ only happens on that path)."""
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -150,3 +153,17 @@ def test_an_absurd_accept_length_on_some_lines_hides_no_finding(tmp_path: Path, 
     assert result.exit_code == 1, result.stderr
     findings = [finding["pattern"] for finding in result.json()["findings"]]
     assert "sglang-health-accept-length-near-one" in findings
+
+
+# -- stdin closed --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args", [("case", "-"), ("diff", "-", "OTHER"), ("diff", "OTHER", "-")], ids=["case", "diff-good", "diff-bad"])
+def test_stdin_closed_is_one_line_and_exit_3(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """Started with fd 0 closed (`logsleuth case - <&-`): Python sets sys.stdin to None."""
+    other = tmp_path / "other.log"
+    other.write_text(launch_line() + crash_record("2026-11-29 10:00:00", "TP0", distinct_tracebacks(1)[0]))
+    argv = [sys.executable, "-m", "logsleuth", *(str(other) if arg == "OTHER" else arg for arg in args)]
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=60, preexec_fn=lambda: os.close(0))
+    assert result.returncode == 3, result.stderr
+    assert result.stderr.splitlines() == [f"logsleuth{' diff' if args[0] == 'diff' else ''}: stdin: not open (nothing to read)"]
