@@ -18,8 +18,10 @@ import pytest
 
 from logsleuth.api import DiagnoseOptions, diagnose
 from logsleuth.diagnosis.grouping import MAX_GROUPS
+from logsleuth.errors import UsageError
 from logsleuth.ingest import dense, reader
 from logsleuth.sources import anchors
+from logsleuth.sources.spec import parse_remote_spec
 from tests.helpers import run_cli
 from tests.logs import crash_record, distinct_tracebacks, launch_line
 
@@ -167,3 +169,27 @@ def test_stdin_closed_is_one_line_and_exit_3(tmp_path: Path, args: tuple[str, ..
     result = subprocess.run(argv, capture_output=True, text=True, timeout=60, preexec_fn=lambda: os.close(0))
     assert result.returncode == 3, result.stderr
     assert result.stderr.splitlines() == [f"logsleuth{' diff' if args[0] == 'diff' else ''}: stdin: not open (nothing to read)"]
+
+
+# -- a password in an ssh:// URL -----------------------------------------------------------------------------
+
+PASSWORD_URL = "ssh://bob:hunter2-Secret@127.0.0.1:2222/var/log/sglang.log"
+
+
+@pytest.mark.parametrize("command", ["diagnose", "case", "health"])
+def test_a_password_in_an_ssh_url_is_refused_in_one_line(command: str) -> None:
+    """It was read as a local path (and so reported as a missing file).  The refusal never echoes the password;
+    nothing is contacted (the spec is refused before any connection)."""
+    result = run_cli(command, PASSWORD_URL)
+    assert result.exit_code == 2, result.stderr
+    (line,) = result.stderr.splitlines()
+    assert "password" in line and "not supported" in line
+    assert "hunter2" not in result.stdout + result.stderr
+
+
+def test_an_at_sign_in_the_path_of_an_ssh_url_is_no_password() -> None:
+    remote = parse_remote_spec("ssh://gpu7:2222/logs/run:1@night.log")
+    assert remote is not None and (remote.host, remote.port, remote.path) == ("gpu7", 2222, "/logs/run:1@night.log")
+    with pytest.raises(UsageError, match="password") as refused:
+        parse_remote_spec("ssh://bob:p4ss@gpu7/logs/x.log")
+    assert "p4ss" not in str(refused.value)
