@@ -389,7 +389,7 @@ class DenseScan:
         """A record text counted as omitted, never parsed: remember one record of its shape (the distinct
         failures omitted are counted by their fingerprints, not by their texts, which may differ in every
         occurrence's message)."""
-        shape = _shape(text)
+        shape = _omission_key(text)
         if shape in self.omitted_shapes:
             return
         if len(self.omitted_shapes) < _RESOLVE_LIMIT:
@@ -545,6 +545,18 @@ def _record_end(data: bytes, anchor: int, end: int) -> int:
             return index
         index = find(b"[", index + 1, end)
     return end
+
+
+_CHAINED = (b"\nDuring handling of the above exception", b"\nThe above exception was the direct cause")
+_MESSAGES = re.compile(rb"(?m)^([^ \t\n][^:\n]*):[^\n]*")  # an exception line: its type, without the message
+
+
+def _omission_key(text: bytes) -> int:
+    """What tells a record left unparsed from another failure: its shape, or for a chain (whose shape holds only
+    its first exception) every frame and exception type in it, the messages left out."""
+    if any(marker in text for marker in _CHAINED):
+        return hash(_MESSAGES.sub(rb"\1", text))
+    return _shape(text)
 
 
 def _shape(text: bytes) -> int:

@@ -22,7 +22,7 @@ from logsleuth.errors import UsageError
 from logsleuth.ingest import dense, reader
 from logsleuth.sources import anchors
 from logsleuth.sources.spec import parse_remote_spec
-from tests.helpers import run_cli
+from tests.helpers import real_traceback, run_cli
 from tests.logs import crash_record, distinct_tracebacks, launch_line
 
 EXTRA_GROUPS = 50  # distinct failures beyond what the report keeps
@@ -193,3 +193,32 @@ def test_an_at_sign_in_the_path_of_an_ssh_url_is_no_password() -> None:
     with pytest.raises(UsageError, match="password") as refused:
         parse_remote_spec("ssh://bob:p4ss@gpu7/logs/x.log")
     assert "p4ss" not in str(refused.value)
+
+
+def _chained_tracebacks(count: int) -> list[str]:
+    """`count` chained tracebacks whose first exception is the same (frames, type, line numbers) and whose
+    second is raised in a handler of its own (one real traceback, the handler renamed per variant): distinct
+    failures that share their first block."""
+    code = (
+        "def inner():\n    raise ValueError('bad value')\n\n"
+        "def main():\n    try:\n        inner()\n    except ValueError:\n        handle()\n\n"
+        "def handle():\n    handler_x()\n\n"
+        "def handler_x():\n    raise RuntimeError('boom')\n\nmain()\n"
+    )
+    chained = real_traceback(code, "site-packages/sglang/srt/managers/scheduler.py")
+    assert "During handling of the above exception" in chained
+    return [chained.replace("handler_x", f"handler_{index}") for index in range(count)]
+
+
+def test_chained_failures_left_out_that_share_their_first_exception_are_told_apart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(reader, "DENSE_ANCHORS", 100)
+    variants = _chained_tracebacks(MAX_GROUPS + EXTRA_GROUPS)
+    order = [index for index in range(len(variants)) for _ in range(4)]
+    random.Random(3).shuffle(order)
+    log = tmp_path / "dense.log"
+    log.write_text(launch_line() + "".join(crash_record("2026-11-29 10:00:00", "TP0", variants[i]) for i in order))
+    report = diagnose([str(log)], DiagnoseOptions(all_failures=True, include_user_patterns=False))
+    assert len(report.failures) == MAX_GROUPS
+    assert (report.omitted_groups, report.omitted_groups_estimated) == (EXTRA_GROUPS, False)
