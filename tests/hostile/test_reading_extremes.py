@@ -145,6 +145,22 @@ def test_health_survives_an_absurd_throughput_on_every_line(tmp_path: Path, fmt:
     assert "no server prints" in result.stdout + result.stderr  # the values were set aside, and it says so
 
 
+@pytest.mark.parametrize("fmt", HEALTH_FORMATS)
+def test_health_survives_absurd_vllm_stats_lines(tmp_path: Path, fmt: str) -> None:
+    lines = [
+        f"INFO 03-14 09:{i // 60:02d}:{i % 60:02d} [loggers.py:123] Engine 000: Avg prompt throughput: 1.0 tokens/s, "
+        f"Avg generation throughput: 1e308 tokens/s, Running: {'9' * 300} reqs, Waiting: 0 reqs, "
+        "GPU KV cache usage: 1.0%, Prefix cache hit rate: 0.0%\n"
+        for i in range(300)
+    ]
+    log = tmp_path / "vllm.log"
+    log.write_text("".join(lines))
+    result = run_cli("health", str(log), "--format", fmt)
+    assert "internal error" not in result.stderr
+    assert result.exit_code in (0, 1), result.stderr
+    assert "no server prints" in result.stdout + result.stderr
+
+
 @pytest.mark.parametrize("value", ["1e308", "inf", "123456789012"])
 def test_an_absurd_accept_length_on_some_lines_hides_no_finding(tmp_path: Path, value: str) -> None:
     """Accept length 1.00 on 95 % of the lines (the pattern needs 20 batches in a row at 1.2 or less); the
