@@ -8,6 +8,7 @@ only happens on that path)."""
 
 from __future__ import annotations
 
+import math
 import os
 import random
 import subprocess
@@ -20,6 +21,7 @@ from logsleuth.api import DiagnoseOptions, diagnose
 from logsleuth.diagnosis.grouping import MAX_GROUPS
 from logsleuth.errors import UsageError
 from logsleuth.ingest import dense, reader
+from logsleuth.render.sparkline import BARS, GAP, sparkline
 from logsleuth.sources import anchors
 from logsleuth.sources.spec import parse_remote_spec
 from tests.helpers import real_traceback, run_cli
@@ -238,3 +240,15 @@ def test_chained_failures_left_out_that_share_their_first_exception_are_told_apa
     report = diagnose([str(log)], DiagnoseOptions(all_failures=True, include_user_patterns=False))
     assert len(report.failures) == MAX_GROUPS
     assert (report.omitted_groups, report.omitted_groups_estimated) == (EXTRA_GROUPS, False)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [[1e308, -1e308, 0.0], [1.7976931348623157e308, 1.0], [math.inf, 5.0, math.nan], [1e308] * 3],
+    ids=["both-extremes", "max-float", "non-finite", "flat-huge"],
+)
+def test_a_sparkline_of_extreme_values_is_one_short_line(values: list[float]) -> None:
+    """The renderers' last line of defence (health reads such numbers as missing before they get here)."""
+    line = sparkline(values, 12, "token/s")
+    assert len(line) < 60, line
+    assert line[:12].strip(" ") and all(char in BARS + GAP for char in line[:12])
