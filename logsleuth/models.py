@@ -288,7 +288,7 @@ class Report:
     # At most grouping.MAX_GROUPS groups are kept (the first ones).  Occurrences of the others:
     omitted_failures: int = 0
     # ... and how many distinct failures they are, by their fingerprint (a dense log's records left unparsed:
-    # one parsed per shape); exact up to 65,536 and 2,000 shapes per log, an estimate beyond
+    # one parsed per shape, up to 8 MiB of them per log); exact up to 65,536, an estimate beyond
     # (omitted_groups_estimated).
     omitted_groups: int = 0
     omitted_groups_estimated: bool = False

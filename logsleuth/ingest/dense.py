@@ -24,6 +24,7 @@ from logsleuth.ingest.scan import (
     Examined,
     ReadResult,
     Scanned,
+    failures_in,
     latest_launch,
     regions,
     scan_range,
@@ -138,9 +139,10 @@ _HEAD_LIMIT = 512  # a record header longer than this before "Traceback" is not 
 _UNIT_LIMIT = 64 << 10  # a record with what follows it, up to the next one; longer: read exactly
 _CACHE_LIMIT = 50_000  # entries per cache: a cache of tails that fills up is emptied, records stop being added
 _PARSE_LIMIT = 10 * MAX_GROUPS  # records parsed at most per scan (first copies of distinct texts: ~2 ms each)
-# Distinct shapes of records left unparsed beyond the bound that are parsed alone, at the end, to count the
-# distinct failures left out (~0.3 ms each); past this many, the count is an estimate.
-_RESOLVE_LIMIT = 20 * MAX_GROUPS
+# Distinct shapes of records left unparsed beyond the bound: one record of each is kept (up to this many
+# bytes in all) and parsed alone at the end (~0.3 ms each), to count the distinct failures left out; past
+# that, the count is an estimate.
+_RESOLVE_BYTES = 8 << 20
 # A text between records holding none of these (digits removed, lower-cased) adds nothing the
 # scanner, the launch tracker or a failure's context would use: every trigger of theirs contains
 # one (exception names and kill notices, launch lines, frames, context words).
@@ -205,10 +207,10 @@ class DenseScan:
     Approximate, only here: a group's ranks are listed in the order they were first seen per
     record text; once MAX_GROUPS groups are kept (or _PARSE_LIMIT records were parsed), a record
     text never seen before is not parsed but counted as omitted; the distinct failures so omitted
-    are counted by parsing one record of each shape (frames and exception type) at the end, exactly
-    up to _RESOLVE_LIMIT shapes, estimated beyond; a copy that differs from a kept one only in its
-    message is recognized (by its frames and exception type) while that is worth it, i.e. unless
-    fewer than 1 % of the last 1,000 tries matched.
+    are counted by parsing one record of each shape (frames and exception types) at the end, exactly
+    while those records fit in _RESOLVE_BYTES, estimated beyond (one per shape); a copy that differs
+    from a kept one only in its message is recognized (by its frames and exception type) while that
+    is worth it, i.e. unless fewer than 1 % of the last 1,000 tries matched.
     `bounded`: at most MAX_GROUPS groups (off for the second half of a log read in two halves).
     """
 
@@ -219,8 +221,9 @@ class DenseScan:
         self.grouper = Grouper() if bounded else Grouper(max_groups=None)
         self.start: int | None = None  # where the first run began
         self.unparsed = 0  # records counted as omitted without being parsed
-        # Shape of a record left unparsed -> (its header's offset, its end) until resolved, then None.
-        self.omitted_shapes: dict[int, tuple[int, int] | None] = {}
+        # Shape of a record left unparsed -> its text until resolved, then None (a remote log is not read again).
+        self.omitted_shapes: dict[int, bytes | None] = {}
+        self._omitted_bytes = 0
         self.previous: Grouper | None = None  # the launch before the last launch marker
         self.launch_marker_seen = False
         self.tracker = LaunchTracker()
@@ -328,7 +331,7 @@ class DenseScan:
                 elif known is unseen and full and skip:
                     skip -= 1
                     dropped += 1  # beyond the bound: counted, not parsed
-                    self._omitted_text(data[anchor:record_end], base + line_start, base + record_end)
+                    self._omitted_text(data, line_start, anchor, record_end)
                     if len(records) < _CACHE_LIMIT:
                         records[key] = omitted
                 elif known is not unseen and known is not None:
@@ -373,7 +376,7 @@ class DenseScan:
         if known is _UNSEEN and plain and self._full():
             self.grouper.omitted_failures += 1  # beyond the bound: counted, not parsed
             self.unparsed += 1
-            self._omitted_text(text, base + line_start, base + record_end)
+            self._omitted_text(data, line_start, anchor, record_end)
             if len(self.records) < _CACHE_LIMIT:
                 self.records[key] = _OMITTED
             return
@@ -385,26 +388,26 @@ class DenseScan:
         if long:
             self._tail(base, base + record_end, base + unit_end, data)
 
-    def _omitted_text(self, text: bytes, start: int, end: int) -> None:
-        """A record text counted as omitted, never parsed: remember one record of its shape (the distinct
-        failures omitted are counted by their fingerprints, not by their texts, which may differ in every
-        occurrence's message)."""
-        shape = _omission_key(text)
+    def _omitted_text(self, data: bytes, line_start: int, anchor: int, record_end: int) -> None:
+        """A record counted as omitted, never parsed: keep one record of its shape (the distinct failures
+        omitted are counted by their fingerprints, not by their texts, which may differ in every occurrence's
+        message)."""
+        shape = _omission_key(data[anchor:record_end])
         if shape in self.omitted_shapes:
             return
-        if len(self.omitted_shapes) < _RESOLVE_LIMIT:
-            self.omitted_shapes[shape] = (start, end)
+        if self._omitted_bytes + record_end - line_start <= _RESOLVE_BYTES:
+            self.omitted_shapes[shape] = data[line_start:record_end]
+            self._omitted_bytes += record_end - line_start
         else:  # too many shapes to parse one of each: each further shape counts as a failure of its own
             self.grouper.omitted_distinct.add(shape, exact=False)
 
     def _resolve_omitted(self) -> None:
-        """Parse one record of each shape left unparsed, alone, and count its failure as a distinct one
+        """Parse the kept record of each shape left unparsed, alone, and count its failure as a distinct one
         omitted (unless its group is kept: then only its occurrences were counted as omitted)."""
-        for shape, span in self.omitted_shapes.items():
-            if span is None:
+        for shape, text in self.omitted_shapes.items():
+            if text is None:
                 continue
-            scanned = scan_range(self._source, span[0], span[1], self.examined, line_start=True)
-            for failure in scanned.failures[:1]:
+            for failure in failures_in(text, self._source.host)[:1]:
                 key = fingerprint(failure)
                 if key not in self.grouper:
                     self.grouper.omitted_distinct.add(int(key, 16))

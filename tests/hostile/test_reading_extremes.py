@@ -22,6 +22,7 @@ from logsleuth.diagnosis.grouping import MAX_GROUPS
 from logsleuth.errors import UsageError
 from logsleuth.ingest import dense, reader
 from logsleuth.render.sparkline import BARS, GAP, sparkline
+from logsleuth.render.view import omitted_line
 from logsleuth.sources import anchors
 from logsleuth.sources.spec import parse_remote_spec
 from tests.helpers import real_traceback, run_cli
@@ -252,3 +253,16 @@ def test_a_sparkline_of_extreme_values_is_one_short_line(values: list[float]) ->
     line = sparkline(values, 12, "token/s")
     assert len(line) < 60, line
     assert line[:12].strip(" ") and all(char in BARS + GAP for char in line[:12])
+
+
+def test_past_the_budget_for_parsing_left_out_records_the_count_is_labelled_an_estimate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(reader, "DENSE_ANCHORS", 100)
+    monkeypatch.setattr(dense, "_RESOLVE_BYTES", 20_000)  # a few dozen records: not one of each of the 50
+    log = tmp_path / "dense.log"
+    _write_shuffled_log(log, varying_messages=True)
+    report = diagnose([str(log)], DiagnoseOptions(all_failures=True, include_user_patterns=False))
+    assert report.omitted_groups_estimated
+    assert report.omitted_groups == EXTRA_GROUPS  # one per shape: here each failure has one
+    assert "about 50 more distinct failures" in (omitted_line(report) or "")
