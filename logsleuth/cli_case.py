@@ -8,7 +8,6 @@ Registered in cli.py, after the option types it shares with diagnose:
 
 from __future__ import annotations
 
-import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -35,6 +34,7 @@ from logsleuth.errors import ExitStatus, LogsleuthError, UsageError
 from logsleuth.ingest.reader import DEFAULT_MAX_BYTES
 from logsleuth.models import Report
 from logsleuth.program import exit_status_for, parse_size, print_stderr, sources_or_stdin, ssh_options
+from logsleuth.program_io import stdin_chunks
 from logsleuth.sources.fanout import DEFAULT_PARALLEL
 from logsleuth.sources.options import SSHOptions
 
@@ -59,7 +59,7 @@ def _spooled_stdin(specs: list[str]) -> Iterator[tuple[list[str], str | None]]:
         yield specs, None
         return
     with tempfile.NamedTemporaryFile(prefix="logsleuth-case-", suffix=".log") as spool:
-        for chunk in iter(lambda: sys.stdin.buffer.read(1 << 20), b""):
+        for chunk in stdin_chunks():
             spool.write(chunk)
         spool.flush()
         yield [spool.name if spec == "-" else spec for spec in specs], spool.name

@@ -80,10 +80,11 @@ def run_diff(sources: list[str], launches: list[int], fmt: OutputFormat | None, 
 
     from logsleuth.diff import LaunchChoice, diff_launches
     from logsleuth.program import default_format, output_width, ssh_options, write_report
+    from logsleuth.program_io import stdin_chunks
 
     try:
         (good_spec, good_number), (bad_spec, bad_number) = choices(sources, launches)
-        stdin = sys.stdin.buffer.read() if "-" in sources else None
+        stdin = b"".join(stdin_chunks()) if "-" in sources else None
         ssh = ssh_options(cast("Path | None", ssh_config), accept_new_host_key, cast("Any", ssh_backend))
         report = diff_launches(LaunchChoice(good_spec, good_number), LaunchChoice(bad_spec, bad_number), ssh, stdin)
     except LogsleuthError as error:

@@ -287,8 +287,9 @@ class Report:
     warnings: tuple[str, ...] = ()  # e.g. a user pattern file that could not be loaded
     # At most grouping.MAX_GROUPS groups are kept (the first ones).  Occurrences of the others:
     omitted_failures: int = 0
-    # ... and how many distinct failures they are, by their text (ranks and timestamps ignored);
-    # exact up to 65,536, an estimate within about 1 % beyond (omitted_groups_estimated).
+    # ... and how many distinct failures they are, by their fingerprint (a dense log's records left unparsed:
+    # one parsed per shape, up to 8 MiB of them per log); exact up to 65,536, an estimate beyond
+    # (omitted_groups_estimated).
     omitted_groups: int = 0
     omitted_groups_estimated: bool = False
     fleet: Fleet | None = None  # with more than one source

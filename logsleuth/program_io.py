@@ -9,9 +9,10 @@ import contextlib
 import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
-from logsleuth.errors import LogsleuthError, UsageError
+from logsleuth.errors import LogsleuthError, SourceError, UsageError
 from logsleuth.render.options import MIN_WIDTH, OutputFormat
 from logsleuth.render.safety import strip_controls
 from logsleuth.sources.options import SSHBackend, SSHOptions
@@ -115,6 +116,18 @@ def sources_or_stdin(sources: list[str] | None, hosts_file: str | None = None) -
     if sys.stdin is not None and not sys.stdin.isatty():
         return ["-"]
     raise UsageError("no log given: name a file or HOST:PATH, or pipe one in (cat server.log | logsleuth diagnose)")
+
+
+def stdin_chunks(size: int = 1 << 20) -> Iterator[bytes]:
+    """stdin's bytes, a chunk at a time (`case -`, `diff -`).  SourceError when there is no stdin: started with
+    fd 0 closed (`<&-`), Python sets sys.stdin to None; or when reading it fails."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None:
+        raise SourceError("stdin: not open (nothing to read)")
+    try:
+        yield from iter(lambda: buffer.read(size), b"")
+    except OSError as exc:
+        raise SourceError(f"stdin: {exc.strerror or exc}") from None
 
 
 def write_output(output: Path, text: str) -> None:

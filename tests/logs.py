@@ -69,3 +69,11 @@ def noise(count: int, timestamp: str = "2026-11-29 10:00:00", start: int = 0) ->
 
 def launch_line(command: str = "python -m sglang.launch_server --model-path /models/llama --tp-size 2") -> str:
     return f"+ {command}\n"
+
+
+def distinct_tracebacks(count: int) -> list[str]:
+    """`count` distinct tracebacks: real ones, with the innermost function renamed per variant (a different
+    in-app frame, so a different group)."""
+    bases = [scheduler_traceback(), weights_traceback(), nccl_traceback()]
+    names = ["event_loop", "load_weights", "all_reduce"]
+    return [bases[i % 3].replace(names[i % 3], f"{names[i % 3]}_{i}") for i in range(count)]

@@ -20,27 +20,17 @@ from logsleuth.sources.local import LocalFileSource
 from logsleuth.tracebacks.scanner import FailureScanner
 from tests.logs import (
     crash_record,
+    distinct_tracebacks,
     launch_line,
-    nccl_traceback,
-    scheduler_traceback,
     sglang_record,
-    weights_traceback,
 )
-
-
-def _variants(count: int) -> list[str]:
-    """`count` distinct tracebacks: real ones, with the innermost function renamed per variant
-    (a different in-app frame, so a different group)."""
-    bases = [scheduler_traceback(), weights_traceback(), nccl_traceback()]
-    names = ["event_loop", "load_weights", "all_reduce"]
-    return [bases[i % 3].replace(names[i % 3], f"{names[i % 3]}_{i}") for i in range(count)]
 
 
 def _dense_log(tracebacks: int, distinct: int, *, seed: int = 7, extra: str = "") -> str:
     """SGLang-style: a record per traceback on rank TP0-7, ordinary records with changing counters
     between them, timestamps that advance; `extra` records now and then (kill notices, bare errors)."""
     rng = random.Random(seed)
-    variants = _variants(distinct)
+    variants = distinct_tracebacks(distinct)
     parts = [launch_line()]
     for i in range(tracebacks):
         clock = f"2026-11-29 {10 + i // 3600 % 10:02d}:{i // 60 % 60:02d}:{i % 60:02d}"
@@ -106,7 +96,7 @@ def test_dense_path_keeps_the_cascade_of_kill_notices(tmp_path: Path, monkeypatc
 
 def test_at_most_max_groups_and_the_rest_counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     distinct = MAX_GROUPS + 37
-    records = [crash_record("2026-11-29 10:00:00", "TP0", tb) for tb in _variants(distinct)]
+    records = [crash_record("2026-11-29 10:00:00", "TP0", tb) for tb in distinct_tracebacks(distinct)]
     text = launch_line() + "".join(records) + "".join(records[-10:])  # the last ten twice
     source = _write(tmp_path, text)
     exact = _exact_groups(text)
@@ -135,7 +125,7 @@ def test_default_mode_on_a_dense_log_stays_bounded(tmp_path: Path) -> None:
 
 
 def test_default_mode_stops_once_it_holds_max_groups(tmp_path: Path) -> None:
-    records = [crash_record("2026-11-29 10:00:00", f"TP{i % 8}", tb) for i, tb in enumerate(_variants(3 * MAX_GROUPS))]
+    records = [crash_record("2026-11-29 10:00:00", f"TP{i % 8}", tb) for i, tb in enumerate(distinct_tracebacks(3 * MAX_GROUPS))]
     source = _write(tmp_path, launch_line() + "".join(records))
     result = reader.read_latest(source)
     assert all(failure.final.frames for failure in result.failures)  # no piece of one cut by the window
@@ -146,7 +136,7 @@ def test_default_mode_stops_once_it_holds_max_groups(tmp_path: Path) -> None:
 def test_bytes_read_counts_each_byte_once(tmp_path: Path) -> None:
     text = launch_line() + "".join(
         crash_record("2026-11-29 10:00:00", "TP0", tb) + sglang_record("2026-11-29 10:00:00", "TP0", "x" * 4000)
-        for tb in _variants(60)
+        for tb in distinct_tracebacks(60)
     )
     source = _write(tmp_path, text)
     size = len(text.encode())

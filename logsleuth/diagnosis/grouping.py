@@ -105,10 +105,11 @@ class DistinctCounter:
         self._keys: set[int] = set()
         self._level = 0
         self._mask = 0  # keys with any of these bits set are not kept
+        self._approximate_keys = False  # some key stands for what may be a failure counted under another
 
     @property
     def estimated(self) -> bool:
-        return self._level > 0
+        return self._level > 0 or self._approximate_keys
 
     @property
     def value(self) -> int:
@@ -119,7 +120,10 @@ class DistinctCounter:
         """`add` ignores keys with any of these bits set: a hot loop may skip calling it for them."""
         return self._mask
 
-    def add(self, key: int) -> None:
+    def add(self, key: int, *, exact: bool = True) -> None:
+        """`exact=False`: `key` is not the failure's own key (a text's shape, when there were too many to
+        fingerprint each), so the count becomes an estimate."""
+        self._approximate_keys = self._approximate_keys or not exact
         if key & self._mask:
             return
         self._keys.add(key)
@@ -135,6 +139,7 @@ class DistinctCounter:
             level += 1
 
     def merge(self, other: DistinctCounter) -> None:
+        self._approximate_keys = self._approximate_keys or other._approximate_keys
         if other._level > self._level:
             self._thin(other._level)
         for key in other._keys:
@@ -216,6 +221,9 @@ class Grouper:
 
     def __len__(self) -> int:
         return len(self._groups)
+
+    def __contains__(self, fingerprint: object) -> bool:
+        return fingerprint in self._groups
 
     def add(self, failure: Failure, source: str, host: str | None = None) -> None:
         from dataclasses import replace

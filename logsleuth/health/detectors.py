@@ -66,6 +66,8 @@ def evidence_of(line: LogLine) -> Evidence:
 
 
 def _number(value: float) -> str:
+    if not math.isfinite(value) or abs(value) >= 1e15:
+        return f"{value:g}"  # never printed by a server (metrics.plausible), but never an exception either
     return f"{value:.2f}".rstrip("0").rstrip(".") if value != int(value) else str(int(value))
 
 

@@ -19,11 +19,11 @@ other line, and a batch line costs a split and a few dictionary lookups, no rege
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from logsleuth.health.model import BatchSample
 from logsleuth.lazyre import compile_lazily
@@ -109,9 +109,39 @@ def _count(value: str) -> int:
 
 def _number(value: str) -> float:
     number = float(value)  # ValueError for text
-    if not math.isfinite(number) or number < 0:
+    if number < 0 or not value[:1].isdigit():  # `-4`, `nan`, `inf`: not what SGLang prints
         raise ValueError(value)
-    return number
+    return number  # digits too many for a float read as inf: `plausible` sets it aside, not the whole line
+
+
+# The most of each metric a server can print; beyond it a number is not a measurement (a corrupted or forged
+# line).  Generous: a thousand times what the largest deployment shows.
+PLAUSIBLE_MAX: dict[str, float] = {
+    "running_requests": 1e7,
+    "queue_requests": 1e9,
+    "token_usage": 10.0,  # a fraction of the KV pool
+    "throughput": 1e9,  # tokens per second
+    "accept_length": 1e3,  # accepted tokens per speculative step: at most the draft tokens plus one
+    "accept_rate": 10.0,  # a fraction
+    "preemptions": 1e9,
+}
+
+
+def plausible(sample: BatchSample) -> tuple[BatchSample, tuple[str, str] | None]:
+    """The sample with every number beyond PLAUSIBLE_MAX (or not finite) read as not printed, so that it can
+    neither overflow the arithmetic of a detector or series nor break a run of batches that a finding needs;
+    and the first such (metric, value), to say so."""
+    absurd = {
+        metric: value
+        for metric, limit in PLAUSIBLE_MAX.items()
+        if (value := getattr(sample, metric)) is not None and not 0 <= value <= limit  # also NaN
+    }
+    if not absurd:
+        return sample, None
+    metric, value = next(iter(absurd.items()))
+    shown = f"{value:g}" if isinstance(value, float) else str(value)
+    missing: dict[str, Any] = dict.fromkeys(absurd)
+    return replace(sample, **missing), (metric, shown if len(shown) <= 24 else shown[:20] + "…")
 
 
 def _flag(value: str) -> bool:

@@ -111,4 +111,4 @@ def median(values: Iterable[float]) -> float:
     if not ordered:
         raise ValueError("median of no values")
     middle = len(ordered) // 2
-    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+    return ordered[middle] if len(ordered) % 2 else ordered[middle - 1] / 2 + ordered[middle] / 2  # no overflow

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from logsleuth import versions
 from logsleuth.errors import SourceError
 from logsleuth.health.causes import rank_causes
-from logsleuth.health.detectors import MAX_EVIDENCE, Hit
+from logsleuth.health.detectors import MAX_EVIDENCE, Hit, metric_words
 from logsleuth.health.library import HealthPattern, HealthPatternSet, load_health_patterns
 from logsleuth.health.model import Finding, HealthReport
 from logsleuth.health.scan import HealthScan, plan_reads, read_plan
@@ -196,6 +196,7 @@ def _report(results: list[SourceHealth], patterns: HealthPatternSet) -> HealthRe
         for r in scans
         if r.scan is not None and r.scan.failure_offset is not None
     )
+    warnings.extend(_implausible_warning(r.info.name, r.scan) for r in scans if r.scan is not None and r.scan.implausible)
     return HealthReport(
         sources=tuple(result.info for result in results),
         findings=tuple(merged.values()),
@@ -205,6 +206,16 @@ def _report(results: list[SourceHealth], patterns: HealthPatternSet) -> HealthRe
         sampled=any(r.sampled for r in results),
         speculative=any(s.accept_length is not None for r in scans if r.scan is not None for s in r.scan.samples[:1000]),
         warnings=tuple(dict.fromkeys(warnings)),
+    )
+
+
+def _implausible_warning(name: str, scan: HealthScan) -> str:
+    assert scan.first_implausible is not None
+    metric, value = scan.first_implausible
+    lines = scan.implausible
+    return (
+        f"{name}: {lines:,} batch line{'s' if lines != 1 else ''} held numbers no server prints "
+        f"({metric_words(metric, scan.engine or 'sglang')} {value}): read as missing"
     )
 
 

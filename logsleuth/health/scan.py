@@ -24,7 +24,7 @@ from functools import partial
 from logsleuth.diagnosis.schema import REGEX_TIMEOUT
 from logsleuth.health.detectors import Detector, detector_for
 from logsleuth.health.library import HealthPattern
-from logsleuth.health.metrics import parse_batch_line
+from logsleuth.health.metrics import parse_batch_line, plausible
 from logsleuth.health.model import BatchSample
 from logsleuth.health.vllm_metrics import VllmStatsReader, is_launch_line
 from logsleuth.ingest.launch import LaunchTracker
@@ -65,6 +65,9 @@ class HealthScan:
     failure_offset: int | None = None
     vllm: VllmStatsReader = field(default_factory=VllmStatsReader)
     sample_engine: str | None = None  # whose wording this launch's batch lines are in
+    # Batch lines of this launch holding a number no server prints (metrics.plausible), and the first one
+    implausible: int = 0
+    first_implausible: tuple[str, str] | None = None
     _launches: int = 0
     _fed_engine: str | None = None  # the engine whose patterns `_fed` holds (None: every pattern's)
     _fed: list[Detector] = field(default_factory=list)
@@ -82,6 +85,7 @@ class HealthScan:
         self.failure_offset = None
         self.vllm = VllmStatsReader()
         self.sample_engine = None
+        self.implausible, self.first_implausible = 0, None
         self._feed_engine(self.tracker.engine)
 
     @property
@@ -111,8 +115,13 @@ class HealthScan:
         sample = parse_batch_line(text, line.meta.timestamp, line.offset) or self.vllm.parse(
             text, line.meta.timestamp, line.offset
         )
-        if sample is not None and self.sample_engine is None:
-            self.sample_engine = sample.engine
+        if sample is not None:
+            sample, absurd = plausible(sample)
+            if absurd is not None:
+                self.implausible += 1
+                self.first_implausible = self.first_implausible or absurd
+            if self.sample_engine is None:
+                self.sample_engine = sample.engine
         if self.engine != self._fed_engine:
             self._feed_engine(self.engine)
         if sample is None:

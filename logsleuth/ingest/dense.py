@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from enum import Enum
 
 from logsleuth.diagnosis.grouping import MAX_GROUPS, Grouper, fingerprint
 from logsleuth.ingest.launch import LaunchTracker
@@ -23,6 +24,7 @@ from logsleuth.ingest.scan import (
     Examined,
     ReadResult,
     Scanned,
+    failures_in,
     latest_launch,
     regions,
     scan_range,
@@ -86,13 +88,27 @@ def first_record_at_or_after(source: Source, start: int, end: int) -> int:
 
 
 def read_all_dense(source: Source, size: int, examined: Examined) -> ReadResult:
+    """The whole log the dense way; a local file in two halves at once (two cores).
+
+    Only the first half's groups are bounded (MAX_GROUPS, the first seen in the log).  The second half keeps
+    every group it parses, so that each of the first half's groups gets its occurrences from both: bounded on
+    its own, it kept the first groups *it* saw and counted the others' occurrences as omitted (451 of 900).
+    Where the second half met more distinct texts than it may parse, what it left unparsed might belong to a
+    kept group: the first half's reading then goes on over the second half here, as one process reads it."""
     # No separate look at the head for the launch command: dense reading parses every text
     # between records that mentions a launch (see _TAIL_TRIGGERS).
-    tracker = LaunchTracker()
     if isinstance(source, SplitsWork):
-        halves = source.in_two_halves(size, _dense_half, _split_point)  # a local file: two cores
+        halves = source.in_two_halves(size, _dense_half, _split_point)
     else:
         halves = [_dense_half(source, 0, size)]
+    if len(halves) == 2 and halves[1].unparsed:
+        first, second = halves
+        assert second.start is not None
+        first.source = source
+        first.run(second.start, size)
+        first.finish()
+        halves = [first]
+    tracker = LaunchTracker()
     grouper = Grouper()
     cascade: list[str] = []
     for half in halves:
@@ -102,17 +118,12 @@ def read_all_dense(source: Source, size: int, examined: Examined) -> ReadResult:
     return ReadResult(grouper.representatives(), tracker, examined.total, size, False, cascade, groups=grouper)
 
 
-@dataclass
-class _Half:
-    grouper: Grouper
-    tracker: LaunchTracker
-    cascade: list[str]
-
-
-def _dense_half(source: Source, start: int, end: int) -> _Half:
-    scan = DenseScan(source, Examined(), split_launches=False)
+def _dense_half(source: Source, start: int, end: int) -> DenseScan:
+    """One half's reading, returned whole (from a forked helper: pickled without its source)."""
+    scan = DenseScan(source, Examined(), split_launches=False, bounded=start == 0)
     scan.run(start, end)
-    return _Half(scan.finish(), scan.tracker, scan.cascade)
+    scan.finish()
+    return scan
 
 
 def _split_point(source: Source, middle: int, size: int) -> int:
@@ -128,6 +139,10 @@ _HEAD_LIMIT = 512  # a record header longer than this before "Traceback" is not 
 _UNIT_LIMIT = 64 << 10  # a record with what follows it, up to the next one; longer: read exactly
 _CACHE_LIMIT = 50_000  # entries per cache: a cache of tails that fills up is emptied, records stop being added
 _PARSE_LIMIT = 10 * MAX_GROUPS  # records parsed at most per scan (first copies of distinct texts: ~2 ms each)
+# Distinct shapes of records left unparsed beyond the bound: one record of each is kept (up to this many
+# bytes in all) and parsed alone at the end (~0.3 ms each), to count the distinct failures left out; past
+# that, the count is an estimate.
+_RESOLVE_BYTES = 8 << 20
 # A text between records holding none of these (digits removed, lower-cased) adds nothing the
 # scanner, the launch tracker or a failure's context would use: every trigger of theirs contains
 # one (exception names and kill notices, launch lines, frames, context words).
@@ -171,8 +186,15 @@ def _known(failure: Failure, record_end: int) -> _Known | None:
     return _Known(fingerprint(failure), len(failure.exceptions) == 1 and bool(failure.final.frames))
 
 
-_UNSEEN = object()
-_OMITTED = object()  # a record text counted as omitted: beyond the bound, never parsed
+class _Mark(Enum):
+    """What a record text's cache entry says when it is not a _Known (an Enum: it survives pickling, so a
+    half read by a forked helper can be read on here)."""
+
+    UNSEEN = 0
+    OMITTED = 1  # a record text counted as omitted: beyond the bound, never parsed
+
+
+_UNSEEN, _OMITTED = _Mark.UNSEEN, _Mark.OMITTED
 
 
 class DenseScan:
@@ -184,17 +206,24 @@ class DenseScan:
     copies keep their own rank and host.
     Approximate, only here: a group's ranks are listed in the order they were first seen per
     record text; once MAX_GROUPS groups are kept (or _PARSE_LIMIT records were parsed), a record
-    text never seen before is not parsed but counted as omitted, as a distinct failure by its text
-    (so two texts of one failure that differ in their message count twice); a copy that differs
-    from a kept one only in its message is recognized (by its frames and exception type) while
-    that is worth it, i.e. unless fewer than 1 % of the last 1,000 tries matched.
+    text never seen before is not parsed but counted as omitted; the distinct failures so omitted
+    are counted by parsing one record of each shape (frames and exception types) at the end, exactly
+    while those records fit in _RESOLVE_BYTES, estimated beyond (one per shape); a copy that differs
+    from a kept one only in its message is recognized (by its frames and exception type) while that
+    is worth it, i.e. unless fewer than 1 % of the last 1,000 tries matched.
+    `bounded`: at most MAX_GROUPS groups (off for the second half of a log read in two halves).
     """
 
-    def __init__(self, source: Source, examined: Examined, *, split_launches: bool) -> None:
-        self.source = source
+    def __init__(self, source: Source, examined: Examined, *, split_launches: bool, bounded: bool = True) -> None:
+        self.source: Source | None = source
         self.examined = examined
         self.split_launches = split_launches
-        self.grouper = Grouper()
+        self.grouper = Grouper() if bounded else Grouper(max_groups=None)
+        self.start: int | None = None  # where the first run began
+        self.unparsed = 0  # records counted as omitted without being parsed
+        # Shape of a record left unparsed -> its text until resolved, then None (a remote log is not read again).
+        self.omitted_shapes: dict[int, bytes | None] = {}
+        self._omitted_bytes = 0
         self.previous: Grouper | None = None  # the launch before the last launch marker
         self.launch_marker_seen = False
         self.tracker = LaunchTracker()
@@ -212,15 +241,25 @@ class DenseScan:
         self.shape_hits = 0
         self.shape_skip = 0  # unseen records to count as omitted before matching one by its shape again
 
+    def __getstate__(self) -> dict[str, object]:
+        return {**self.__dict__, "source": None}  # a file object stays with its process
+
+    @property
+    def _source(self) -> Source:
+        assert self.source is not None, "a scan returned by a forked helper needs its source back"
+        return self.source
+
     # -- driving -------------------------------------------------------------------
     def run(self, start: int, end: int) -> None:
+        if self.start is None:
+            self.start = start
         self.exact_until = max(self.exact_until, start)  # context is never read from before the range
         carry = b""
         base = start  # offset of carry[0]
         unit: tuple[int, int] | None = None  # (line start, anchor) of the record being cut, in the buffer
         lead = start  # text before the first record: read as a tail
         at_line = True  # carry[0] begins a line (`start` is 0 or a record header)
-        for chunk in self.source.read_range(start, end):
+        for chunk in self._source.read_range(start, end):
             data = carry + chunk if carry else chunk
             if unit is None:
                 found = _next_record(data, 0, len(data), line_at_start=at_line)
@@ -256,6 +295,7 @@ class DenseScan:
     def finish(self) -> Grouper:
         """The groups since the last launch marker (all of them without `split_launches`)."""
         self._flush_copies()
+        self._resolve_omitted()
         return self.grouper
 
     def _units(self, data: bytes, base: int, unit: tuple[int, int]) -> tuple[int, int]:
@@ -266,14 +306,12 @@ class DenseScan:
         everything else goes to `_unit`."""
         find, rfind = data.find, data.rfind
         records, tails, copies, unseen, omitted = self.records, self.tails, self.copies, _UNSEEN, _OMITTED
-        distinct = self.grouper.omitted_distinct
-        distinct_mask = distinct.mask
         anchor_length, head_limit, digits = len(ANCHOR), _HEAD_LIMIT, _DIGITS
         full, exact_until, dropped, skip = self._full(), self.exact_until - base, 0, self.shape_skip
         line_start, anchor = unit
         index = find(ANCHOR, anchor + anchor_length)
         while index >= 0:
-            next_start = rfind(b"\n", index - head_limit, index) + 1
+            next_start = rfind(b"\n", max(0, index - head_limit), index) + 1
             if not (next_start and data[next_start] == 91 and 48 <= data[next_start + 1] <= 57):
                 index = find(ANCHOR, index + anchor_length)
                 continue  # not a record header: a chained or nested traceback inside the record
@@ -293,9 +331,7 @@ class DenseScan:
                 elif known is unseen and full and skip:
                     skip -= 1
                     dropped += 1  # beyond the bound: counted, not parsed
-                    if not key & distinct_mask:
-                        distinct.add(key)
-                        distinct_mask = distinct.mask
+                    self._omitted_text(data, line_start, anchor, record_end)
                     if len(records) < _CACHE_LIMIT:
                         records[key] = omitted
                 elif known is not unseen and known is not None:
@@ -308,10 +344,10 @@ class DenseScan:
                     self.shape_skip = skip
                     self._unit(data, base, line_start, anchor, next_start)
                     full, exact_until, skip = self._full(), self.exact_until - base, self.shape_skip
-                    distinct_mask = distinct.mask
             line_start, anchor = next_start, index
             index = find(ANCHOR, index + anchor_length)
         self.grouper.omitted_failures += dropped
+        self.unparsed += dropped
         self.shape_skip = skip
         if len(copies) > _CACHE_LIMIT:
             self._flush_copies()
@@ -331,6 +367,7 @@ class DenseScan:
         plain = not long and self._plain(data[record_end:unit_end])
         if plain and known is _OMITTED:
             self.grouper.omitted_failures += 1
+            self.unparsed += 1
             return
         if plain and isinstance(known, _Known):
             copy = _head_key(data[line_start:anchor]) + known.tag
@@ -338,7 +375,8 @@ class DenseScan:
             return
         if known is _UNSEEN and plain and self._full():
             self.grouper.omitted_failures += 1  # beyond the bound: counted, not parsed
-            self.grouper.omitted_distinct.add(key)
+            self.unparsed += 1
+            self._omitted_text(data, line_start, anchor, record_end)
             if len(self.records) < _CACHE_LIMIT:
                 self.records[key] = _OMITTED
             return
@@ -349,6 +387,31 @@ class DenseScan:
             self._remember(key, text, learned)
         if long:
             self._tail(base, base + record_end, base + unit_end, data)
+
+    def _omitted_text(self, data: bytes, line_start: int, anchor: int, record_end: int) -> None:
+        """A record counted as omitted, never parsed: keep one record of its shape (the distinct failures
+        omitted are counted by their fingerprints, not by their texts, which may differ in every occurrence's
+        message)."""
+        shape = _omission_key(data[anchor:record_end])
+        if shape in self.omitted_shapes:
+            return
+        if self._omitted_bytes + record_end - line_start <= _RESOLVE_BYTES:
+            self.omitted_shapes[shape] = data[line_start:record_end]
+            self._omitted_bytes += record_end - line_start
+        else:  # too many shapes to parse one of each: each further shape counts as a failure of its own
+            self.grouper.omitted_distinct.add(shape, exact=False)
+
+    def _resolve_omitted(self) -> None:
+        """Parse the kept record of each shape left unparsed, alone, and count its failure as a distinct one
+        omitted (unless its group is kept: then only its occurrences were counted as omitted)."""
+        for shape, text in self.omitted_shapes.items():
+            if text is None:
+                continue
+            for failure in failures_in(text, self._source.host)[:1]:
+                key = fingerprint(failure)
+                if key not in self.grouper:
+                    self.grouper.omitted_distinct.add(int(key, 16))
+            self.omitted_shapes[shape] = None
 
     def _full(self) -> bool:
         """No record text never seen before is parsed any more."""
@@ -400,7 +463,7 @@ class DenseScan:
         `at_line`: `start` begins a line."""
         self._flush_copies()
         region_start = max(self.exact_until, start - REGION_BEFORE)
-        scanned = scan_range(self.source, region_start, end, self.examined, line_start=at_line and region_start == start)
+        scanned = scan_range(self._source, region_start, end, self.examined, line_start=at_line and region_start == start)
         learned = None
         markers = sorted(marker for marker in scanned.tracker.markers if marker >= start)
         for failure in scanned.failures:
@@ -410,7 +473,7 @@ class DenseScan:
                 self._new_launch(markers.pop(0))
             if record is not None and failure.offset == record[0] and failure.kind == "traceback":
                 learned = _known(failure, record[1])
-            self.grouper.add(failure, self.source.name, self.source.host)
+            self.grouper.add(failure, self._source.name, self._source.host)
         for marker in markers:
             self._new_launch(marker)
         self.tracker.absorb(scanned.tracker, later_command_wins=True)
@@ -446,15 +509,15 @@ class DenseScan:
         for copy, count in self.copies.items():
             head, _, tag = copy.rpartition(b"\x00")
             rank, host = self._head_meta(head)
-            self.grouper.add_copies(self.known_by_tag[b"\x00" + tag].key, self.source.name, rank, host, count)
+            self.grouper.add_copies(self.known_by_tag[b"\x00" + tag].key, self._source.name, rank, host, count)
         self.copies.clear()
 
     def _head_meta(self, head: bytes) -> tuple[str | None, str | None]:
         meta = self.heads.get(head)
         if meta is None:
             text = head[1:] if head[:1] == b"\x00" else _STAMP + head
-            line = LineNormalizer(self.source.host).normalize(decode(text) + ANCHOR.decode(), 1, 0)
-            meta = (line.meta.rank_label, line.meta.host or self.source.host)
+            line = LineNormalizer(self._source.host).normalize(decode(text) + ANCHOR.decode(), 1, 0)
+            meta = (line.meta.rank_label, line.meta.host or self._source.host)
             if len(self.heads) > _CACHE_LIMIT:
                 self.heads.clear()
             self.heads[head] = meta
@@ -485,6 +548,18 @@ def _record_end(data: bytes, anchor: int, end: int) -> int:
             return index
         index = find(b"[", index + 1, end)
     return end
+
+
+_CHAINED = (b"\nDuring handling of the above exception", b"\nThe above exception was the direct cause")
+_MESSAGES = re.compile(rb"(?m)^([^ \t\n][^:\n]*):[^\n]*")  # an exception line: its type, without the message
+
+
+def _omission_key(text: bytes) -> int:
+    """What tells a record left unparsed from another failure: its shape, or for a chain (whose shape holds only
+    its first exception) every frame and exception type in it, the messages left out."""
+    if any(marker in text for marker in _CHAINED):
+        return hash(_MESSAGES.sub(rb"\1", text))
+    return _shape(text)
 
 
 def _shape(text: bytes) -> int:

@@ -81,6 +81,14 @@ class Scanned:
     end: int  # where the text read ended
 
 
+def failures_in(text: bytes, host: str | None) -> list[Failure]:
+    """The failures in `text`, a piece of a log already read (lines whole), parsed alone."""
+    scanner = FailureScanner()
+    for line in normalize_chunks([text], host=host):
+        scanner.feed(line)
+    return scanner.finish()
+
+
 def scan_range(source: Source, start: int, end: int, examined: Examined, *, line_start: bool | None = None) -> Scanned:
     """Parse [start, end) exactly.  `line_start`: `start` is known to begin a line (default: only 0 is)."""
     chunks: Iterable[bytes] = source.read_range(start, end)

@@ -14,6 +14,7 @@ BARS = "▁▂▃▄▅▆▇█"
 FLAT_BAR = BARS[3]  # a constant series: a level line half-way up, not a floor that reads as zero
 GAP = " "
 NO_DATA = "·"
+LARGEST_PLAIN = 1e15  # from here on a value is written in exponent form
 
 
 def _columns(values: Sequence[float], width: int) -> list[float]:
@@ -59,8 +60,9 @@ def bars(values: Sequence[float], width: int, floor: float | None = None) -> str
             line.append(GAP)
         elif high == low:  # all equal: a level line, or the floor itself
             line.append(BARS[0] if floor == low else FLAT_BAR)
-        else:
-            line.append(BARS[round((value - low) / (high - low) * (len(BARS) - 1))])
+        else:  # halves first: the difference of two large floats (1e308 and -1e308) would overflow
+            share = (value / 2 - low / 2) / (high / 2 - low / 2)
+            line.append(BARS[round(share * (len(BARS) - 1))])
     return "".join(line)
 
 
@@ -75,6 +77,8 @@ def decimals_for(values: Sequence[float]) -> int:
 
 def format_value(value: float, decimals: int | None = None) -> str:
     """`2,904`, `12.3`, `0.52`, `148`; `decimals` None: chosen for this value alone."""
+    if abs(value) >= LARGEST_PLAIN:
+        return f"{value:.3g}"  # `1e+308`, not 300 digits
     places = decimals_for((value,)) if decimals is None else decimals
     return f"{value:,.{places}f}"
 

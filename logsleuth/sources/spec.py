@@ -67,7 +67,9 @@ class RemoteSpec:
 def parse_remote_spec(spec: str) -> RemoteSpec | None:
     """Return the remote parts of `spec`, or None when it is not a remote spelling.
 
-    Raises UsageError for a remote spelling with a port out of range."""
+    Raises UsageError for a remote spelling with a port out of range, or an ssh:// URL with a password."""
+    if spec.startswith("ssh://"):
+        _refuse_password(spec)
     url = _URL_SPEC.match(spec)
     if url:
         path = url["path"]
@@ -80,6 +82,20 @@ def parse_remote_spec(spec: str) -> RemoteSpec | None:
     if not scp or not scp["path"]:
         return None
     return _build(spec, scp, scp["path"], prefix=spec[: scp.start("path")])
+
+
+def _refuse_password(url: str) -> None:
+    """`ssh://user:password@host/x`: refused, in a message without the password.  A password on the command
+    line shows in process lists and shell history, and logsleuth never types one in: keys only.  The user
+    part is the URL's authority (up to its first `/`, RFC 3986), so `ssh://host:22/run:1@night.log` is a path."""
+    authority = url[len("ssh://") :].split("/", 1)[0]
+    user_info, at, host = authority.rpartition("@")
+    if at and ":" in user_info:
+        user = user_info.split(":", 1)[0]
+        raise UsageError(
+            printable(f"ssh://{user}:…@{host}: a password in an ssh:// URL is not supported (it would show in "
+                      "process lists and shell history): use a key (IdentityFile in ~/.ssh/config, or ssh-agent)")
+        )
 
 
 def _build(spec: str, match: re.Match[str], path: str, prefix: str) -> RemoteSpec:

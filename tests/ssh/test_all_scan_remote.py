@@ -71,3 +71,61 @@ def test_all_reports_the_same_failures_remotely_and_locally(sshd: SSHD, tricky_l
     assert sum(failure["count"] for failure in local_report["failures"]) == 40
     assert without_location(remote_report) == without_location(local_report)
     assert remote_report["sources"][0]["bytes_read"] == local_report["sources"][0]["bytes_read"]
+
+
+@pytest.fixture
+def anchor_storm_log(sshd: SSHD) -> Iterator[Path]:
+    """A million anchors in 11 MiB: the remote grep prints ~20 MiB of `OFFSET:Traceback` lines."""
+    path = sshd.logs / f"storm-{os.getpid()}.log"
+    path.write_bytes(b"Traceback\n" * 1_100_000)
+    yield path
+    path.unlink(missing_ok=True)
+
+
+@pytest.mark.parametrize("backend", ["paramiko", "openssh"])
+def test_remote_anchor_offsets_are_streamed_in_bounded_memory(sshd: SSHD, anchor_storm_log: Path, backend: str) -> None:
+    """`--all` asks for at most DENSE_ANCHORS offsets (more: the log is read the dense way).  The remote grep's
+    output is parsed as it arrives and dropped once there are more than that: collected whole, with a
+    million offsets parsed, the client grew by hundreds of MB (319 MB for 900k tracebacks).  Measured with
+    tracemalloc (every Python allocation of this process, paramiko's buffers included): 164 MiB at the peak
+    before, 11 MiB streamed (a chunk of output in lines, paramiko's window); the bound is generous."""
+    import tracemalloc
+
+    from logsleuth.ingest.reader import DENSE_ANCHORS
+
+    options = SSHOptions(config_file=str(sshd.config), connect_attempts=1, backend=backend)  # type: ignore[arg-type]
+    (remote,) = open_sources(f"logsleuth-alias:{anchor_storm_log}", options)
+    try:
+        tracemalloc.start()
+        try:
+            found = remote.find_anchors(ANCHORS, DENSE_ANCHORS)  # type: ignore[attr-defined]
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert found is None  # more than the limit
+        assert peak < 32 << 20, f"peak {peak / (1 << 20):.0f} MiB while reading the remote anchor offsets"
+        few = remote.find_anchors(ANCHORS, None)  # type: ignore[attr-defined]
+        assert few == list(range(0, 11_000_000, 10))  # the same search, unbounded, still gives every offset
+    finally:
+        remote.close()
+
+
+@pytest.mark.parametrize("cut", [1, 3, 7, 64])
+def test_found_offsets_are_parsed_across_any_chunk_boundary(cut: int) -> None:
+    """FIND_SCRIPT's output split anywhere (the size record, a line): the same result as whole."""
+    from logsleuth.sources.ssh.scripts import FoundOffsets
+
+    output = b"size\t4096\x00" + b"".join(b"%d:Traceback\n" % offset for offset in range(0, 4000, 40))
+    for body, size in ((output, 4096), (output.split(b"\x00", 1)[1], None)):  # a .gz prints no size record
+        found = FoundOffsets()
+        for at in range(0, len(body), cut):
+            found.feed(body[at : at + cut])
+        found.finish()
+        assert (found.size, found.offsets()) == (size, list(range(0, 4000, 40)))
+    bounded = FoundOffsets(limit=10)
+    bounded.feed(output)
+    assert bounded.too_many
+    broken = FoundOffsets()
+    broken.feed(b"grep: invalid option\n")
+    broken.finish()
+    assert broken.offsets() is None

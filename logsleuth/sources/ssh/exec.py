@@ -68,7 +68,9 @@ class ChannelRun(RunResult):
         transport = connection.transport
         try:
             self._channel = open_session_promptly(transport)
-            self._channel.exec_command(command_line(script, self.marker, *args))
+            # As bytes: a path that is not UTF-8 (`caf\xe9.log`) is held with surrogates and goes out as the
+            # bytes it was typed as (paramiko would encode the str strictly and fail).
+            self._channel.exec_command(command_line(script, self.marker, *args).encode("utf-8", "surrogateescape"))
             self._channel.shutdown_write()  # stdin EOF: a forced sftp-server or cat exits instead of waiting
         except (paramiko.SSHException, OSError, EOFError) as exc:
             if not transport.is_active():  # the server went away or stalled (the watchdog closed it)

@@ -23,8 +23,8 @@ from logsleuth.sources.ssh.scripts import (
     PROBE_SCRIPT,
     READ_SCRIPT,
     SIZE_SCRIPT,
+    FoundOffsets,
     ProbeResult,
-    parse_found,
     parse_probe,
     parse_records,
 )
@@ -186,27 +186,40 @@ class SSHFileSource:
         """Offsets of every anchor, searched on the remote host with `grep -boaF` (the reader's fast path for
         reading a whole file); streamed and searched here when grep is unusable there.  None when there are
         more than `limit`."""
-        found = self._grep_anchors(anchors)
+        found = self._grep_anchors(anchors, limit)
         if found is None:
             return anchors_in_chunks(self.read_range(0, self.size()), 0, anchors, limit)
-        return None if limit is not None and len(found) > limit else found
+        return None if found.too_many else found.offsets()
 
-    def _grep_anchors(self, anchors: tuple[bytes, ...]) -> list[int] | None:
+    def _grep_anchors(self, anchors: tuple[bytes, ...], limit: int | None) -> FoundOffsets | None:
         """The offsets `grep -boaF` finds on the remote host (base.GrepMatches: what the local search finds in the
-        same bytes); None when grep is unusable there."""
+        same bytes), parsed as they arrive and the run stopped past `limit`; None when grep is unusable there."""
         literals = [anchor.decode("utf-8", "surrogateescape") for anchor in anchors]
         run = self._runner.run(FIND_SCRIPT, self.path, int(self.gz), *literals)
+        found = FoundOffsets(limit)
+        chunks = iter(run)
         try:
-            body = run.collect()
+            for chunk in chunks:
+                found.feed(chunk)
+                if found.too_many or not found.valid:
+                    break
+            else:
+                found.finish()
         except NoShell:
             return None
+        finally:
+            close = getattr(chunks, "close", None)
+            if close:
+                close()  # stopped early: end the remote grep instead of draining its output
         size = self.size()
-        current_size, offsets = parse_found(body)
-        if current_size is not None and current_size < size:
+        if found.size is not None and found.size < size:
             raise RemoteError(f"{self.name}: changed while being read")  # truncated since the size was taken
-        if run.exit_status not in (0, 1) or offsets is None:  # 1: no match; else grep failed or is missing
+        if found.too_many:
+            return found
+        if run.exit_status not in (0, 1) or not found.valid:  # 1: no match; else grep failed or is missing
             return None
-        return [offset for offset in offsets if offset < size]
+        found.drop_from(size)
+        return found
 
     def follow(self, offset: int) -> Iterator[bytes]:
         """New bytes from `offset` on, as the remote file grows (`tail -F`); b"" on idle polls.

@@ -228,26 +228,69 @@ def parse_records(body: bytes) -> dict[str, str]:
     return records
 
 
-def parse_found(body: bytes) -> tuple[int | None, list[int] | None]:
-    """What FIND_SCRIPT printed: (the file's current size if it came, the offsets or None)."""
-    size: int | None = None
-    head, nul, rest = body.partition(b"\0")
-    if nul and head.startswith(b"size\t"):
-        text = head[len(b"size\t") :].strip()
-        size = int(text) if text.isdigit() else 0  # no number: the file is gone
-        body = rest
-    return size, parse_offsets(body)
+class FoundOffsets:
+    """What FIND_SCRIPT prints, parsed as it arrives: the file's current size (a `size TAB N NUL` record first,
+    for a file that is not compressed), then grep's `OFFSET:MATCH` lines.  Only the offsets are kept, and only
+    up to `limit` + 1 of them: a caller that wants at most `limit` stops the run at `too_many`, so memory does
+    not grow with the matches (a million tracebacks print 20 MiB of lines)."""
 
+    _HEADER = b"size\t"
 
-def parse_offsets(body: bytes) -> list[int] | None:
-    """`OFFSET:MATCH` lines from `grep -bo` as sorted unique offsets; None if the output is not that."""
-    offsets = set()
-    for line in body.splitlines():
-        head, colon, _ = line.partition(b":")
-        if not colon or not head.isdigit():
-            return None
-        offsets.add(int(head))
-    return sorted(offsets)
+    def __init__(self, limit: int | None = None) -> None:
+        self.size: int | None = None
+        self.valid = True  # every line so far was OFFSET:MATCH (else grep is unusable there)
+        self._offsets: set[int] = set()
+        self._limit = limit
+        self._carry = b""
+        self._started = False  # past the size record (or sure there is none)
+
+    @property
+    def too_many(self) -> bool:
+        return self._limit is not None and len(self._offsets) > self._limit
+
+    def feed(self, chunk: bytes) -> None:
+        data = self._carry + chunk if self._carry else chunk
+        if not self._started:
+            if self._HEADER.startswith(data[: len(self._HEADER)]) and b"\0" not in data:
+                self._carry = data  # the size record is still coming (it is a few bytes)
+                return
+            self._started = True
+            head, nul, rest = data.partition(b"\0")
+            if nul and head.startswith(self._HEADER):
+                text = head[len(self._HEADER) :].strip()
+                self.size = int(text) if text.isdigit() else 0  # no number: the file is gone
+                data = rest
+        cut = data.rfind(b"\n") + 1
+        self._carry = data[cut:]
+        self._lines(data[:cut])
+
+    def finish(self) -> None:
+        """The last line, if the output did not end with a newline."""
+        carry, self._carry = self._carry, b""
+        if not self._started:
+            self._started = True
+            self.feed(carry)
+            carry, self._carry = self._carry, b""
+        self._lines(carry)
+
+    def _lines(self, text: bytes) -> None:
+        offsets = self._offsets
+        for line in text.splitlines():
+            head, colon, _ = line.partition(b":")
+            if not colon or not head.isdigit():
+                self.valid = False
+                return
+            offsets.add(int(head))
+            if self.too_many:
+                return
+
+    def drop_from(self, size: int) -> None:
+        """Forget the matches at or after `size` (bytes the file gained after its size was taken)."""
+        self._offsets = {offset for offset in self._offsets if offset < size}
+
+    def offsets(self) -> list[int] | None:
+        """Sorted unique offsets; None when the output was not grep's."""
+        return sorted(self._offsets) if self.valid else None
 
 
 @dataclass(frozen=True, slots=True)
