@@ -158,7 +158,7 @@ _LINE_RULES: list[tuple[tuple[str, ...], re.Pattern[str], Callable[[re.Match[str
     (
         ("--",),
         compile_lazily(
-            rf"(?P<key>(?<!\S)--(?P<name>{_SECRET_NAME})(?:{_GAP}+|=)){_NO_CONTINUATION}"
+            rf"(?P<key>(?<!\S)--(?P<name>{_SECRET_NAME})(?:{_GAP}+|={_CONTINUATION}?)){_NO_CONTINUATION}"
             rf"(?!--[a-z][a-z0-9-]*(?:[\s=]|$))(?P<value>{_quoted_or_word('')})",
             re.IGNORECASE,
         ),
@@ -263,13 +263,14 @@ def _is_value_of(word: str, value: str, values_so_far: int) -> bool:
 def _command_words(command: str) -> Iterator[tuple[re.Match[str], str | None]]:
     """Each word of `command` with its replacement (None: unchanged)."""
     engine = "VLLM" if re.search(r"\bvllm\b", command.split(" -", 1)[0]) else "SGLANG"
-    value_of: str | None = None  # the secret flag whose values come next
+    value_of: str | None = None  # the secret flag (or variable) whose values come next
     values = 0  # how many of its values were seen
+    several = True  # a flag may take several; a variable (`HF_TOKEN=\` then the value) one
     for word in _WORD.finditer(command):
         if word.group(0) == _CUT_CONTINUATION:  # the value is on a line not in view: nothing to replace here
             continue
         value = _unquote(word.group(0))
-        if value_of is not None and _is_value_of(word.group(0), value, values):
+        if value_of is not None and (several or not values) and _is_value_of(word.group(0), value, values):
             values += 1
             secret = _is_secret_value(value, value_of)
             yield word, _placeholder(_variable_for(value_of, engine, values)) if secret else None
@@ -277,11 +278,14 @@ def _command_words(command: str) -> Iterator[tuple[re.Match[str], str | None]]:
         value_of = None
         name, equals, assigned = value.partition("=")
         secret_name = bool(_SECRET_NAME_RE.match(name))
+        # `--api-key=\` or `HF_TOKEN=\` then the value on the next line: one shell word, the value the next here
+        continued = equals and not assigned and command.startswith("\\\n", word.end())
         if value.startswith("--") and secret_name:
-            value_of, values = (None if equals else name), 0
+            value_of, values, several = (None if equals and not continued else name), 0, not equals
             secret = bool(equals) and _is_secret_value(assigned, name)
             yield word, f"{name}={_placeholder(_variable_for(name, engine))}" if secret else None
         elif equals and secret_name and _ASSIGNMENT.match(value):  # HF_TOKEN=… before the program
+            value_of, values, several = (name if continued else None), 0, False
             yield word, f"{name}={_placeholder(name)}" if _is_secret_value(assigned, name) else None
         else:
             redacted = redact_secrets(value)

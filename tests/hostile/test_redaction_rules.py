@@ -97,6 +97,7 @@ ROUND_TWO_TEXT_CASES = [
     ("python -m sglang.launch_server --api-key \\\n  SECRETcont --port 1",
      'python -m sglang.launch_server --api-key \\\n  "$SGLANG_API_KEY" --port 1'),
     ("error: --api-key \\\nSECRETcont", "error: --api-key \\\nREDACTED"),
+    ("error: --api-key=\\\nSECRETcont", "error: --api-key=\\\nREDACTED"),
     ("export HF_TOKEN=\\\nSECRETcont", "export HF_TOKEN=\\\nREDACTED"),
     # Passwords with a slash, in URLs and scp-style user:password@host.
     ("postgres://u:pa/ss@db.internal/x", "postgres://u:REDACTED@db.internal/x"),
@@ -136,6 +137,8 @@ ROUND_TWO_COMMAND_CASES = [
     ("vllm serve /m --api-key \\\n  k1SECRET \\\n  k2SECRET",
      'vllm serve /m --api-key \\\n  "$VLLM_API_KEY" \\\n  "$VLLM_API_KEY_2"'),
     ("vllm serve /m --api-key \\", "vllm serve /m --api-key \\"),
+    ("vllm serve /m --api-key=\\\nk1SECRET --port 1", 'vllm serve /m --api-key=\\\n"$VLLM_API_KEY" --port 1'),
+    ("HF_TOKEN=\\\nhf_SECRET vllm serve /m", 'HF_TOKEN=\\\n"$HF_TOKEN" vllm serve /m'),
 ]
 
 
