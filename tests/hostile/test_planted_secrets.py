@@ -9,7 +9,12 @@ Every output must hold none of the planted secrets.
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from logsleuth.api import DiagnoseOptions, diagnose_text
+from tests.hostile.checks import run_cli_bytes
 
 
 def test_a_value_continued_right_after_equals_stays_one_word() -> None:
@@ -26,3 +31,49 @@ def test_a_value_continued_right_after_equals_stays_one_word() -> None:
     )
     report = diagnose_text(log, DiagnoseOptions(include_user_patterns=False))
     assert report.launch.command == "vllm serve /m --api-key=SECRETglued --port 1 --max-model-len 10"
+
+
+# -- the case file's window: redacted whole, then cut -------------------------------------------------------
+
+FILLER = "[2026-03-14 09:26:5{} TP0] INFO scheduler step {}"
+CRASH = (
+    "Traceback (most recent call last):\n"
+    '  File "/usr/local/lib/python3.11/dist-packages/sglang/launch_server.py", line 32, in <module>\n'
+    "    main()\n"
+    "RuntimeError: boom\n"
+)
+
+
+def _filler(count: int) -> list[str]:
+    return [FILLER.format(index % 10, index) for index in range(count)]
+
+
+# The window keeps the 10 lines before the failure: each log puts the start of a secret just outside it.
+WINDOW_LOGS = {
+    "private-key": (
+        [*_filler(3), "-----BEGIN PRIVATE KEY-----", "MIIEvSECRETwinA", "QwertySECRETwinB", "AsdfSECRETwinC",
+         "-----END PRIVATE KEY-----", *_filler(7)],
+        ("MIIEvSECRETwinA", "QwertySECRETwinB", "AsdfSECRETwinC"),
+    ),
+    "wrapped-token": (
+        [*_filler(3), "[2026-03-14 09:26:50 TP0] WARNING using token hf_AbCdEfGhIj",
+         "KlMnOpQrStUvWxYz0123456789SECRETwrap to download", *_filler(9)],
+        ("KlMnOpQrStUvWxYz0123456789SECRETwrap",),
+    ),
+    "continued-flag": (
+        [*_filler(3), "$ vllm serve /m --api-key \\", "    SECRETwinFlag --port 1", *_filler(9)],
+        ("SECRETwinFlag",),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WINDOW_LOGS))
+def test_the_case_window_is_redacted_before_it_is_cut(name: str, tmp_path: Path) -> None:
+    lines, secrets = WINDOW_LOGS[name]
+    log = tmp_path / "server.log"
+    log.write_text("\n".join(lines) + "\n" + CRASH)
+    result = run_cli_bytes("case", str(log))
+    assert result.exit_code in (0, 1), result.errors
+    assert "scheduler step" in result.text  # the window is there
+    leaked = [secret for secret in secrets if secret in result.text or secret in result.errors]
+    assert not leaked, leaked
