@@ -371,13 +371,16 @@ def redact_lines(lines: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(redact_secrets(line) for line in lines)
 
 
+def secret_by_name(name: str, value: str) -> bool:
+    """Whether `value` is a secret because of the name it goes by (`OPENAI_API_KEY`, `--api-key`, `api_key`): then
+    all of it is, spaces and all, whatever it looks like."""
+    return bool(_SECRET_NAME_RE.match(name)) and _is_secret_value(value, name)
+
+
 def _redact_pairs(pairs: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
     """(name, value) fields: the name says whether the value is a secret."""
     return tuple(
-        (
-            redact_secrets(name),
-            REDACTED if _SECRET_NAME_RE.match(name) and _is_secret_value(value, name) else redact_secrets(value),
-        )
+        (redact_secrets(name), REDACTED if secret_by_name(name, value) else redact_secrets(value))
         for name, value in pairs
     )
 
@@ -385,9 +388,7 @@ def _redact_pairs(pairs: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], 
 def _redact_flag_ops(ops: tuple[FlagOp, ...]) -> tuple[FlagOp, ...]:
     """A flag operation's value is a secret when its flag says so (`set --api-key VALUE`)."""
     return tuple(
-        dataclasses.replace(op, value=REDACTED)
-        if op.value and _SECRET_NAME_RE.match(op.flag) and _is_secret_value(op.value, op.flag)
-        else op
+        dataclasses.replace(op, value=REDACTED) if op.value and secret_by_name(op.flag, op.value) else op
         for op in _walk(ops, redact_secrets)
     )
 

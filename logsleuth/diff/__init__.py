@@ -104,7 +104,7 @@ def _summary(choice: LaunchChoice, launch: Launch, count: int, failure: FailureS
     started = min(launch.stage_times.values(), default=None)
     last = furthest(launch)
     return LaunchSummary(
-        source=clean(choice.spec), launch=launch.number, launches=count, engine=launch.engine or "sglang",
+        source=clean(redact_secrets(choice.spec)), launch=launch.number, launches=count, engine=launch.engine or "sglang",
         version=version_of(launch), command=clean(redact_command(launch.command), 2000) if launch.command else None,
         started=started.strftime("%Y-%m-%d %H:%M:%S") if started else None, reached=_LABELS[last] if last else None,
         failure=failure,

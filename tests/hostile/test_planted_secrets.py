@@ -15,6 +15,7 @@ import pytest
 
 from logsleuth.api import DiagnoseOptions, diagnose_text
 from tests.hostile.checks import run_cli_bytes
+from tests.hostile.corpora import REPO
 
 
 def test_a_value_continued_right_after_equals_stays_one_word() -> None:
@@ -75,5 +76,37 @@ def test_the_case_window_is_redacted_before_it_is_cut(name: str, tmp_path: Path)
     result = run_cli_bytes("case", str(log))
     assert result.exit_code in (0, 1), result.errors
     assert "scheduler step" in result.text  # the window is there
+    leaked = [secret for secret in secrets if secret in result.text or secret in result.errors]
+    assert not leaked, leaked
+
+
+# -- diff: values with spaces, and the source names in its header ---------------------------------------------
+
+DIFF_FIXTURES = REPO / "tests" / "fixtures" / "diff"
+DIFF_FORMATS = ("text", "markdown", "slack", "json", "rich")
+
+
+def _diff_sources(tmp_path: Path) -> tuple[Path, Path, tuple[str, ...]]:
+    """GOOD and BAD: the diff fixtures with spaced secrets in their environment, under secret-bearing names."""
+    secrets = ("SECRETdirname", "SECRETspacedGood", "w0rdzGood", "SECRETspacedBad", "w0rdzBad", "SECRETsigDiff")
+    folder = tmp_path / "api_key=SECRETdirname"
+    folder.mkdir()
+    sides = []
+    for side, name in (("Good", "secret-good-0.5.9.log"), ("Bad", "secret-bad-0.5.9.log")):
+        text = (DIFF_FIXTURES / name).read_text()
+        exports = (f"+ export OPENAI_API_KEY='kq SECRETspaced{side} w0rdz{side}'\n"
+                   f"+ export HF_ENDPOINT='https://hub.internal/x?sv=1&sig=SECRETsigDiff{side}'\n")
+        path = folder / f"{side.lower()}-sig=SECRETsigDiff.log"
+        path.write_text(exports + text)
+        sides.append(path)
+    return sides[0], sides[1], secrets
+
+
+@pytest.mark.parametrize("fmt", DIFF_FORMATS)
+def test_diff_shows_no_secret(fmt: str, tmp_path: Path) -> None:
+    good, bad, secrets = _diff_sources(tmp_path)
+    result = run_cli_bytes("diff", str(good), str(bad), "--format", fmt)
+    assert result.exit_code == 1, result.errors
+    assert "OPENAI_API_KEY" in result.text  # the change is shown, without its values
     leaked = [secret for secret in secrets if secret in result.text or secret in result.errors]
     assert not leaked, leaked
