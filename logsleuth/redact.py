@@ -91,8 +91,11 @@ _TOKENS = [
     (needles, compile_lazily(rf"\b{prefix}[{chars}]{{{shortest},}}"))
     for prefix, chars, shortest, needles in _TOKEN_SHAPES
 ]
+# The record header a raw log line may start with, between the two parts of a wrapped token: SGLang's
+# `[2026-03-14 09:26:54 TP0] `, vLLM's `WARNING 03-25 21:13:53 [file.py:12] `, after vLLM's `(VllmWorker …) `.
+_RECORD_HEADER = r"(?:\([^)\n]{0,80}\)\s)?(?:[A-Z]+\s+\d\d-\d\d\s[\d:.]+\s)?\[[^\]\n]{0,80}\]\s?"
 _WRAPPED_TOKENS = [
-    (compile_lazily(rf"\b{prefix}(?P<rest>[{chars}]*)\n(?P<tail>[{chars}]+)"), shortest)
+    (compile_lazily(rf"\b{prefix}(?P<rest>[{chars}]*)\n(?P<header>{_RECORD_HEADER})?(?P<tail>[{chars}]+)"), shortest)
     for prefix, chars, shortest, _ in _TOKEN_SHAPES
 ]
 # A private key, on one line or across lines; a block cut off before its END line runs to the end.
@@ -122,7 +125,7 @@ def _multiline_rules(text: str) -> str:
 def _redact_wrapped(match: re.Match[str], shortest: int) -> str:
     if len(match["rest"]) + len(match["tail"]) < shortest:
         return match.group(0)
-    return f"{REDACTED}\n{REDACTED}"
+    return f"{REDACTED}\n{match['header'] or ''}{REDACTED}"
 
 
 _VALUE_STOP = ",;)}\\]"

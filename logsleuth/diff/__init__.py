@@ -96,8 +96,9 @@ def _failure(source: Source, launch: Launch) -> FailureSummary | None:
                               clean(redact_secrets(cause.split(". ")[0].rstrip(".") + ".")))
     block = group.failure.exceptions[-1] if group.failure.exceptions else None
     title = f"{block.type}" if block is not None and block.type else group.failure.kind
-    message = block.message.split("\n")[0] if block is not None and block.message else ""
-    return FailureSummary(None, clean(redact_secrets(title)), clean(redact_secrets(message)))
+    # Redacted whole, then its first line taken: a token the log wrapped at that line's end goes on in the next
+    message = redact_secrets(block.message).split("\n")[0] if block is not None and block.message else ""
+    return FailureSummary(None, clean(redact_secrets(title)), clean(message))
 
 
 def _summary(choice: LaunchChoice, launch: Launch, count: int, failure: FailureSummary | None) -> LaunchSummary:

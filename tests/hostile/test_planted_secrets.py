@@ -9,13 +9,18 @@ Every output must hold none of the planted secrets.
 
 from __future__ import annotations
 
+import dataclasses
+import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from logsleuth.api import DiagnoseOptions, diagnose_text
-from tests.hostile.checks import run_cli_bytes
-from tests.hostile.corpora import REPO
+from logsleuth.redact import redact_secrets
+from tests.explain.llm_standin import Behaviour, answer, standin_server
+from tests.hostile.checks import Output, run_cli_bytes
+from tests.hostile.corpora import REPO, SECRET_CASES, Case, unknown_failure_log
 
 
 def test_a_value_continued_right_after_equals_stays_one_word() -> None:
@@ -110,3 +115,139 @@ def test_diff_shows_no_secret(fmt: str, tmp_path: Path) -> None:
     assert "OPENAI_API_KEY" in result.text  # the change is shown, without its values
     leaked = [secret for secret in secrets if secret in result.text or secret in result.errors]
     assert not leaked, leaked
+
+
+# -- every output, every secret form ------------------------------------------------------------------------
+
+CASES = {case.name: case for case in SECRET_CASES}
+HEALTH_LOG = REPO / "tests" / "fixtures" / "health" / "0.5.9" / "accept-near-one.log"  # a finding with evidence
+
+
+def _planted_log(case: Case, folder: Path, stem: str = "server") -> Path:
+    """The crash no pattern knows (context, message, frames and command all shown), named after the case."""
+    folder.mkdir(parents=True, exist_ok=True)
+    log = folder / f"{stem}-{case.file_name}.log"
+    log.write_text(unknown_failure_log(case), encoding="utf-8")
+    return log
+
+
+def _cmd(case: Case) -> list[str]:
+    return ["--cmd", case.cmd] if case.cmd else []
+
+
+def _texts(result: Output) -> list[str]:
+    assert result.exit_code in (0, 1), result.errors  # 0 or 1: the output was delivered
+    return [result.text, result.errors]
+
+
+def _report_formats(case: Case, fmt: str, tmp_path: Path) -> list[str]:
+    """diagnose with --cmd: the five formats (what tests/hostile/test_hostile_cli.py checks further)."""
+    return _texts(run_cli_bytes("diagnose", str(_planted_log(case, tmp_path)), "--format", fmt, *_cmd(case)))
+
+
+def _case_file(case: Case, fmt: str, tmp_path: Path) -> list[str]:
+    return _texts(run_cli_bytes("case", str(_planted_log(case, tmp_path)), "--format", fmt, *_cmd(case)))
+
+
+def _explain_request(case: Case, fmt: str, tmp_path: Path) -> list[str]:
+    """What --explain sends (the request bodies the stand-in received) and what diagnose prints with it."""
+    behaviour = Behaviour(content=answer())
+    with standin_server(behaviour) as url:
+        result = run_cli_bytes("diagnose", str(_planted_log(case, tmp_path)), "--format", fmt, "--explain",
+                               "--llm-url", url, *_cmd(case))
+    bodies = [request.body.decode("utf-8") for request in behaviour.requests if request.method == "POST"]
+    assert bodies, result.errors  # the case file was sent
+    return [*_texts(result), *bodies, *(json.dumps(json.loads(body), ensure_ascii=False) for body in bodies)]
+
+
+def _slack_post(case: Case, fmt: str, tmp_path: Path) -> list[str]:
+    """What a Slack webhook receives: any local HTTP server that records its POSTs stands in for Slack (the
+    explain stand-in does; Slack needs only a 200)."""
+    behaviour = Behaviour(content="ok")
+    with standin_server(behaviour) as url:
+        result = run_cli_bytes("diagnose", str(_planted_log(case, tmp_path)), "--format", fmt, "--slack-webhook",
+                               f"{url}/services/T0/B0/hook", *_cmd(case))
+    posts = [json.loads(request.body)["text"] for request in behaviour.requests if request.method == "POST"]
+    assert len(posts) == 1, result.errors
+    return [*_texts(result), *posts]
+
+
+def _fleet_table(case: Case, fmt: str, tmp_path: Path) -> list[str]:
+    """Several sources: the fleet table names each one and its first failure."""
+    logs = [str(_planted_log(case, tmp_path, f"node{index}")) for index in range(1, 4)]
+    return _texts(run_cli_bytes("diagnose", *logs, "--format", fmt, *_cmd(case)))
+
+
+def _secret_on_its_own(line: str, case: Case) -> bool:
+    """A line that holds a secret the redaction knows without the lines around it (half a wrapped token does not
+    count), and is not a launch's own (server_args, a command: after each batch line, it would start a launch)."""
+    return (any(secret in line for secret in case.secrets) and "server_args" not in line and "+ " not in line
+            and not any(secret in redact_secrets(line) for secret in case.secrets))
+
+
+def _planted_health_log(case: Case, folder: Path) -> Path:
+    """The health fixture with the case's command first, its lines before the first batch line, and its first
+    secret-bearing line after each line the finding shows as evidence."""
+    lines = HEALTH_LOG.read_text().splitlines()
+    first_batch = next(index for index, line in enumerate(lines) if "batch" in line)
+    planted = [*case.context, *case.message]
+    trailer = next((line for line in [*case.message, *case.context] if _secret_on_its_own(line, case)), "")
+    lines = [f"{line}, note: {trailer}" if "accept len" in line else line for line in lines]
+    lines[first_batch:first_batch] = planted
+    if case.command:
+        lines.insert(0, f"+ {case.command}")
+    folder.mkdir(parents=True, exist_ok=True)
+    log = folder / f"health-{case.file_name}.log"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return log
+
+
+def _health(case: Case, fmt: str, tmp_path: Path) -> list[str]:
+    return _texts(run_cli_bytes("health", str(_planted_health_log(case, tmp_path)), "--format", fmt,
+                                "--no-user-patterns"))
+
+
+def _planted_diff_log(case: Case, folder: Path) -> Path:
+    """BAD: the diff fixture's bad launch, with the case's command for its own and the case's crash at its end."""
+    lines = (DIFF_FIXTURES / "secret-bad-0.5.9.log").read_text().splitlines()
+    if case.command:
+        launch = next(index for index, line in enumerate(lines) if "sglang.launch_server" in line)
+        lines[launch] = f"+ {case.command}"
+    crash = unknown_failure_log(dataclasses.replace(case, command=None))
+    folder.mkdir(parents=True, exist_ok=True)
+    log = folder / f"bad-{case.file_name}.log"
+    log.write_text("\n".join(lines) + "\n" + crash, encoding="utf-8")
+    return log
+
+
+def _diff(case: Case, fmt: str, tmp_path: Path) -> list[str]:
+    good = DIFF_FIXTURES / "secret-good-0.5.9.log"
+    return _texts(run_cli_bytes("diff", str(good), str(_planted_diff_log(case, tmp_path)), "--format", fmt))
+
+
+FIVE = ("json", "text", "markdown", "slack", "rich")
+OUTPUTS: dict[str, tuple[Callable[[Case, str, Path], list[str]], tuple[str, ...]]] = {
+    "report": (_report_formats, FIVE),
+    "case": (_case_file, ("markdown", "json")),
+    "explain-request": (_explain_request, FIVE),
+    "slack-post": (_slack_post, ("text",)),
+    "fleet": (_fleet_table, FIVE),
+    "health": (_health, FIVE),
+    "diff": (_diff, FIVE),
+}
+# The default run: every output in its first format, for every case; the other formats are `make test-slow`.
+PLANTED = [
+    pytest.param(output, fmt, name, marks=() if index == 0 else pytest.mark.slow)
+    for output, (_, formats) in OUTPUTS.items()
+    for index, fmt in enumerate(formats)
+    for name in sorted(CASES)
+]
+
+
+@pytest.mark.parametrize(("output", "fmt", "name"), PLANTED)
+def test_no_output_shows_a_planted_secret(output: str, fmt: str, name: str, tmp_path: Path) -> None:
+    case = CASES[name]
+    produce, _ = OUTPUTS[output]
+    texts = produce(case, fmt, tmp_path)
+    leaked = sorted({secret for secret in case.secrets for text in texts if secret in text})
+    assert not leaked, f"{output} ({fmt}) shows {leaked}"

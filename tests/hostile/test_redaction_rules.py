@@ -108,6 +108,11 @@ ROUND_TWO_TEXT_CASES = [
     ("claims eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV rejected",
      "claims REDACTED rejected"),
     ("claims eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIx\nMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fw rejected", "claims REDACTED\nREDACTED rejected"),
+    # A token wrapped in a raw log, where the next line starts with its record header.
+    ("WARNING 03-25 21:13:53 [a.py:1] token hf_AbCdEfGhIj\nWARNING 03-25 21:13:53 [a.py:1] KlMnOpQrStUvWxYz0123 x",
+     "WARNING 03-25 21:13:53 [a.py:1] token REDACTED\nWARNING 03-25 21:13:53 [a.py:1] REDACTED x"),
+    ("[2026-03-14 09:26:54 TP0] token hf_AbCdEfGhIj\n[2026-03-14 09:26:54 TP0] KlMnOpQrStUvWxYz0123 x",
+     "[2026-03-14 09:26:54 TP0] token REDACTED\n[2026-03-14 09:26:54 TP0] REDACTED x"),
     # Slack webhooks: over http, JSON-escaped, or without a scheme.
     ("http://hooks.slack.com/services/T0SECRET/B0SECRET/XXSECRET failed", "http://hooks.slack.com/services/REDACTED failed"),
     ('{"url": "https:\\/\\/hooks.slack.com\\/services\\/T0SECRET\\/B0SECRET\\/XXSECRET"}',
