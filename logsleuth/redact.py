@@ -263,8 +263,8 @@ def _is_value_of(word: str, value: str, values_so_far: int) -> bool:
     return not value.startswith("-") and not _SHELL_SYNTAX.match(word)
 
 
-def _command_words(command: str) -> Iterator[tuple[re.Match[str], str | None]]:
-    """Each word of `command` with its replacement (None: unchanged)."""
+def _command_words(command: str) -> Iterator[tuple[re.Match[str], str | None, str | None]]:
+    """Each word of `command` with its replacement (None: unchanged) and the secret value it gives, if any."""
     engine = "VLLM" if re.search(r"\bvllm\b", command.split(" -", 1)[0]) else "SGLANG"
     value_of: str | None = None  # the secret flag (or variable) whose values come next
     values = 0  # how many of its values were seen
@@ -275,8 +275,10 @@ def _command_words(command: str) -> Iterator[tuple[re.Match[str], str | None]]:
         value = _unquote(word.group(0))
         if value_of is not None and (several or not values) and _is_value_of(word.group(0), value, values):
             values += 1
-            secret = _is_secret_value(value, value_of)
-            yield word, _placeholder(_variable_for(value_of, engine, values)) if secret else None
+            if _is_secret_value(value, value_of):
+                yield word, _placeholder(_variable_for(value_of, engine, values)), value
+            else:
+                yield word, None, None
             continue
         value_of = None
         name, equals, assigned = value.partition("=")
@@ -285,14 +287,19 @@ def _command_words(command: str) -> Iterator[tuple[re.Match[str], str | None]]:
         continued = equals and not assigned and command.startswith("\\\n", word.end())
         if value.startswith("--") and secret_name:
             value_of, values, several = (None if equals and not continued else name), 0, not equals
-            secret = bool(equals) and _is_secret_value(assigned, name)
-            yield word, f"{name}={_placeholder(_variable_for(name, engine))}" if secret else None
+            if equals and _is_secret_value(assigned, name):
+                yield word, f"{name}={_placeholder(_variable_for(name, engine))}", assigned
+            else:
+                yield word, None, None
         elif equals and secret_name and _ASSIGNMENT.match(value):  # HF_TOKEN=… before the program
             value_of, values, several = (name if continued else None), 0, False
-            yield word, f"{name}={_placeholder(name)}" if _is_secret_value(assigned, name) else None
+            if _is_secret_value(assigned, name):
+                yield word, f"{name}={_placeholder(name)}", assigned
+            else:
+                yield word, None, None
         else:
             redacted = redact_secrets(value)
-            yield word, shlex.quote(redacted) if redacted != value else None
+            yield word, shlex.quote(redacted) if redacted != value else None, None
 
 
 def redact_command(command: str) -> str:
@@ -301,7 +308,7 @@ def redact_command(command: str) -> str:
     that says what to supply.  Words without a secret are kept exactly as written."""
     out: list[str] = []
     position = 0
-    for word, replacement in _command_words(command):
+    for word, replacement, _ in _command_words(command):
         if replacement is not None:
             out.extend((command[position : word.start()], replacement))
             position = word.end()
@@ -522,13 +529,44 @@ def _signatures_in_context(report: Report) -> Report:
     return dataclasses.replace(report, fleet=dataclasses.replace(report.fleet, members=members))
 
 
+# A value shorter than this is not looked for elsewhere in a report: replacing every `abc` would garble the text.
+_SHORTEST_KNOWN_SECRET = 6
+
+
+def command_secrets(command: str) -> set[str]:
+    """The secret values a command gives (its secret flags' values, its secret variables'), as the shell reads
+    them: a log may repeat one where no rule knows it for a key (`unrecognized arguments: k2`)."""
+    values = (value for _, _, value in _command_words(command))
+    return {value for value in values if value is not None and len(value) >= _SHORTEST_KNOWN_SECRET}
+
+
+def _known_secrets(report: Report) -> set[str]:
+    """The secrets the report's launch gave, to be found wherever the log repeats them."""
+    launch = report.launch
+    known = command_secrets(launch.command) if launch.command else set()
+    for name, value in launch.server_args:
+        unquoted = value.strip("'\"")
+        if secret_by_name(name, unquoted) and len(unquoted) >= _SHORTEST_KNOWN_SECRET:
+            known.add(unquoted)
+    return known
+
+
+def _without(known: set[str]) -> Callable[[str], str]:
+    pattern = re.compile("|".join(re.escape(value) for value in sorted(known, key=len, reverse=True)))
+    return lambda text: pattern.sub(REDACTED, text) if text else text
+
+
 def redact_report(report: T, *, secrets: bool = True, anonymize: bool = False) -> T:
     """A copy of `report` (a crash `Report`, or any other report of frozen dataclasses: health, diff) with
     secrets replaced by `REDACTED` (in commands by `"$VARIABLE"`) and, with `anonymize`, host names, IP
-    addresses and user names replaced by `host-1`, `ip-1`, `user-1`."""
+    addresses and user names replaced by `host-1`, `ip-1`, `user-1`.  A secret the launch command gave is
+    replaced wherever the report repeats it."""
     if secrets:
         in_context: Any = _signatures_in_context(report) if isinstance(report, Report) else report
+        known = _known_secrets(report) if isinstance(report, Report) else set()
         report = _walk(in_context, redact_secrets, _SECRET_FIELDS, redact_lines)
+        if known:
+            report = _walk(report, _without(known))
     if anonymize:
         report = _walk(report, Anonymizer(_known_hosts(report)))
     return report

@@ -251,3 +251,20 @@ def test_no_output_shows_a_planted_secret(output: str, fmt: str, name: str, tmp_
     texts = produce(case, fmt, tmp_path)
     leaked = sorted({secret for secret in case.secrets for text in texts if secret in text})
     assert not leaked, f"{output} ({fmt}) shows {leaked}"
+
+
+def test_a_key_the_launch_command_gave_is_redacted_wherever_the_log_repeats_it(tmp_path: Path) -> None:
+    """SGLang takes one --api-key: given two, vLLM's way, its argparse error names the second alone, which no
+    rule can know for a key.  The launch command says it is one: it is redacted everywhere in the report."""
+    log = tmp_path / "server.log"
+    log.write_text(
+        "+ python -m sglang.launch_server --model-path /m --api-key SECRETfirstKey SECRETsecondKey\n"
+        "usage: launch_server.py [-h] --model-path MODEL_PATH [--api-key API_KEY]\n"
+        "launch_server.py: error: unrecognized arguments: SECRETsecondKey\n"
+    )
+    for fmt in FIVE:
+        result = run_cli_bytes("diagnose", str(log), "--format", fmt)
+        assert "unrecognized arguments" in result.text
+        assert "SECRETsecondKey" not in result.text and "SECRETfirstKey" not in result.text, fmt
+    case = run_cli_bytes("case", str(log))
+    assert "SECRETsecondKey" not in case.text
