@@ -149,15 +149,27 @@ def _case_file(case: Case, fmt: str, tmp_path: Path) -> list[str]:
     return _texts(run_cli_bytes("case", str(_planted_log(case, tmp_path)), "--format", fmt, *_cmd(case)))
 
 
-def _explain_request(case: Case, fmt: str, tmp_path: Path) -> list[str]:
-    """What --explain sends (the request bodies the stand-in received) and what diagnose prints with it."""
+def _explained(case: Case, fmt: str, tmp_path: Path, *options: str) -> tuple[Output, list[str]]:
+    """diagnose --explain against the stand-in: what it printed, and the request bodies the stand-in received
+    (as sent, and with their JSON escapes undone)."""
     behaviour = Behaviour(content=answer())
     with standin_server(behaviour) as url:
         result = run_cli_bytes("diagnose", str(_planted_log(case, tmp_path)), "--format", fmt, "--explain",
-                               "--llm-url", url, *_cmd(case))
+                               "--llm-url", url, *options, *_cmd(case))
     bodies = [request.body.decode("utf-8") for request in behaviour.requests if request.method == "POST"]
     assert bodies, result.errors  # the case file was sent
-    return [*_texts(result), *bodies, *(json.dumps(json.loads(body), ensure_ascii=False) for body in bodies)]
+    return result, [*bodies, *(json.dumps(json.loads(body), ensure_ascii=False) for body in bodies)]
+
+
+def _explain_request(case: Case, fmt: str, tmp_path: Path) -> list[str]:
+    result, bodies = _explained(case, fmt, tmp_path)
+    return [*_texts(result), *bodies]
+
+
+def _explain_request_without_redaction(case: Case, fmt: str, tmp_path: Path) -> list[str]:
+    """--no-redact shows the secrets in the report, by request; what is sent is redacted all the same."""
+    _, bodies = _explained(case, fmt, tmp_path, "--no-redact")
+    return bodies
 
 
 def _slack_post(case: Case, fmt: str, tmp_path: Path) -> list[str]:
@@ -230,6 +242,7 @@ OUTPUTS: dict[str, tuple[Callable[[Case, str, Path], list[str]], tuple[str, ...]
     "report": (_report_formats, FIVE),
     "case": (_case_file, ("markdown", "json")),
     "explain-request": (_explain_request, FIVE),
+    "explain-request-no-redact": (_explain_request_without_redaction, ("json",)),
     "slack-post": (_slack_post, ("text",)),
     "fleet": (_fleet_table, FIVE),
     "health": (_health, FIVE),
