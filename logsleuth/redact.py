@@ -192,11 +192,12 @@ _LINE_RULES: list[tuple[tuple[str, ...], re.Pattern[str], Callable[[re.Match[str
         ),
         lambda m: f"{m[1]}{REDACTED}@",
     ),
-    # scp-style user:password@host (rsync, git, scp): the password runs to the last @ before the host
+    # scp-style user:password@host (rsync, git, scp): the password runs to the last @ before the host; not an
+    # image's tag and digest (`sglang:v0.5.9@sha256:…`)
     (
         ("@",),
         compile_lazily(
-            r"(?<![\w/:.@\\\-])(?P<user>[A-Za-z_][\w.\-]*:)(?!/)(?P<value>[^\s\"'<>]+)@"
+            r"(?<![\w/:.@\\\-])(?P<user>[A-Za-z_][\w.\-]*:)(?!/)(?P<value>[^\s\"'<>]+)@(?!sha\d+:)"
             r"(?=[A-Za-z0-9][\w\-]*(?:\.[\w\-]+)*(?:[:/\s,;)\"']|$))"
         ),
         lambda m: f"{m['user']}{_replace_value(m['value'])}@",

@@ -130,6 +130,7 @@ ROUND_TWO_TEXT_CASES = [
     ("PWD=/home/u/run OLDPWD=/tmp", "PWD=/home/u/run OLDPWD=/tmp"),
     ("handler(sig=SIGTERM) sig=15", "handler(sig=SIGTERM) sig=15"),
     ("scp model.bin user@node1:/data", "scp model.bin user@node1:/data"),
+    ("pulled sglang:v0.5.9@sha256:0123abcd", "pulled sglang:v0.5.9@sha256:0123abcd"),
     ("ERROR 03-14 09:26:54 engine.py:366] failed", "ERROR 03-14 09:26:54 engine.py:366] failed"),
 ]
 
