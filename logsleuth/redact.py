@@ -552,7 +552,10 @@ def _known_secrets(report: Report) -> set[str]:
     return known
 
 
-def _without(known: set[str]) -> Callable[[str], str]:
+def without_secrets(known: set[str]) -> Callable[[str], str]:
+    """A function that replaces each of the `known` secret values (`command_secrets`) wherever a text holds it."""
+    if not known:
+        return lambda text: text
     pattern = re.compile("|".join(re.escape(value) for value in sorted(known, key=len, reverse=True)))
     return lambda text: pattern.sub(REDACTED, text) if text else text
 
@@ -567,7 +570,7 @@ def redact_report(report: T, *, secrets: bool = True, anonymize: bool = False) -
         known = _known_secrets(report) if isinstance(report, Report) else set()
         report = _walk(in_context, redact_secrets, _SECRET_FIELDS, redact_lines)
         if known:
-            report = _walk(report, _without(known))
+            report = _walk(report, without_secrets(known))
     if anonymize:
         report = _walk(report, Anonymizer(_known_hosts(report)))
     return report

@@ -281,3 +281,16 @@ def test_a_key_the_launch_command_gave_is_redacted_wherever_the_log_repeats_it(t
         assert "SECRETsecondKey" not in result.text and "SECRETfirstKey" not in result.text, fmt
     case = run_cli_bytes("case", str(log))
     assert "SECRETsecondKey" not in case.text
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "json"])
+def test_check_shows_no_key_of_the_command(fmt: str) -> None:
+    """`check` lists each flag with its values, and SGLang's one-key --api-key leaves the second key a stray word."""
+    words = ["python", "-m", "sglang.launch_server", "--model-path", "/m", "--api-key", "SECRETcheckA", "SECRETcheckB",
+             "--hf-token", "hf_SECRETcheckTokenabcdefghijk"]
+    result = run_cli_bytes("check", "--format", fmt, "--", *words)
+    assert result.exit_code == 1, result.errors  # the stray word fails the check
+    assert "--api-key" in result.text
+    leaked = [secret for secret in ("SECRETcheckA", "SECRETcheckB", "SECRETcheckToken")
+              if secret in result.text or secret in result.errors]
+    assert not leaked, leaked
