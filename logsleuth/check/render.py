@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 
 from logsleuth.check.model import CheckResult, FlagVerdict, TrapVerdict, Validation
@@ -33,8 +33,13 @@ def headline(result: CheckResult) -> str:
     return f"{FAIL} " + "; ".join(parts) + f" (SGLang {result.catalog_version})"
 
 
+def _shown_values(flag: str, values: Sequence[str]) -> list[str]:
+    """A flag's values as shown: all of one a secret flag's (`--api-key 'two words'`), else what redaction leaves."""
+    return [REDACTED if secret_by_name(flag, value) else redact_secrets(value) for value in values]
+
+
 def _flag_text(verdict: FlagVerdict) -> str:
-    return redact_secrets(" ".join((verdict.flag, *verdict.values)))
+    return redact_secrets(" ".join((verdict.flag, *_shown_values(verdict.flag, verdict.values))))
 
 
 def _validation_line(validation: Validation) -> str:
@@ -116,8 +121,7 @@ def render_json(result: CheckResult) -> str:
     data = {"schema_version": SCHEMA_VERSION, "passed": result.passed, **asdict(result)}
     data["command"] = redact_command(result.command) if result.command else None
     for flag in data["flags"]:
-        flag["values"] = [REDACTED if secret_by_name(flag["flag"], value) else redact_secrets(value)
-                          for value in flag["values"]]
+        flag["values"] = _shown_values(flag["flag"], flag["values"])
     for trap in data["traps"]:
         trap["corrected"] = redact_command(trap["corrected"]) if trap["corrected"] else None
     if data["validation"] and data["validation"]["command"]:

@@ -2,15 +2,17 @@
 
 Outputs: the five report formats, `case`, the `--explain` request (the body the OpenAI-compatible stand-in of
 tests/explain/llm_standin.py received), `diff`, `health` in every format, the fleet table of several sources,
-and what a Slack webhook receives (a local HTTP server on 127.0.0.1 stands in for Slack).  What `launch` prints
-is checked against the private sshd in tests/ssh/test_planted_launch.py, which needs that server's fixtures.
-Every output must hold none of the planted secrets.
+what a Slack webhook receives (a local HTTP server on 127.0.0.1 stands in for Slack), and `check`.  What `launch`
+prints is checked against the private sshd in tests/ssh/test_planted_launch.py, which needs that server's fixtures.
+Every output must hold none of the planted secrets.  `make test` runs each output in one format for every case;
+the other formats are `make test-slow`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 
@@ -237,6 +239,16 @@ def _diff(case: Case, fmt: str, tmp_path: Path) -> list[str]:
     return _texts(run_cli_bytes("diff", str(good), str(_planted_diff_log(case, tmp_path)), "--format", fmt))
 
 
+def _check(case: Case, fmt: str, tmp_path: Path) -> list[str]:
+    """`check` of the case's commands (none: nothing to check), each flag listed with its values."""
+    texts = []
+    for command in filter(None, (case.command, case.cmd)):
+        result = run_cli_bytes("check", "--format", fmt, "--", *shlex.split(command))
+        assert result.exit_code in (0, 1), result.errors
+        texts += [result.text, result.errors]
+    return texts
+
+
 FIVE = ("json", "text", "markdown", "slack", "rich")
 OUTPUTS: dict[str, tuple[Callable[[Case, str, Path], list[str]], tuple[str, ...]]] = {
     "report": (_report_formats, FIVE),
@@ -247,6 +259,7 @@ OUTPUTS: dict[str, tuple[Callable[[Case, str, Path], list[str]], tuple[str, ...]
     "fleet": (_fleet_table, FIVE),
     "health": (_health, FIVE),
     "diff": (_diff, FIVE),
+    "check": (_check, ("json", "text", "markdown")),
 }
 # The default run: every output in its first format, for every case; the other formats are `make test-slow`.
 PLANTED = [
