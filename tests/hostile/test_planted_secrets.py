@@ -2,7 +2,7 @@
 
 Outputs: the five report formats, `case`, the `--explain` request (the body the OpenAI-compatible stand-in of
 tests/explain/llm_standin.py received), `diff`, `health` in every format, the fleet table of several sources,
-what a Slack webhook receives (a local HTTP server on 127.0.0.1 stands in for Slack), and `check`.  What `launch`
+what a Slack webhook receives (a local HTTP server on 127.0.0.1 stands in for Slack), `check` and `watch`.  What `launch`
 prints is checked against the private sshd in tests/ssh/test_planted_launch.py, which needs that server's fixtures.
 Every output must hold none of the planted secrets.  `make test` runs each output in one format for every case;
 the other formats are `make test-slow`.
@@ -239,6 +239,11 @@ def _diff(case: Case, fmt: str, tmp_path: Path) -> list[str]:
     return _texts(run_cli_bytes("diff", str(good), str(_planted_diff_log(case, tmp_path)), "--format", fmt))
 
 
+def _watch(case: Case, fmt: str, tmp_path: Path) -> list[str]:
+    """`watch` of a log that already crashed: its events (JSON lines) or its view, then the report."""
+    return _texts(run_cli_bytes("watch", str(_planted_log(case, tmp_path)), "--format", fmt, *_cmd(case)))
+
+
 def _check(case: Case, fmt: str, tmp_path: Path) -> list[str]:
     """`check` of the case's commands (none: nothing to check), each flag listed with its values."""
     texts = []
@@ -260,6 +265,7 @@ OUTPUTS: dict[str, tuple[Callable[[Case, str, Path], list[str]], tuple[str, ...]
     "health": (_health, FIVE),
     "diff": (_diff, FIVE),
     "check": (_check, ("json", "text", "markdown")),
+    "watch": (_watch, ("json", "text")),
 }
 # The default run: every output in its first format, for every case; the other formats are `make test-slow`.
 PLANTED = [
