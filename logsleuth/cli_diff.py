@@ -88,7 +88,9 @@ def run_diff(sources: list[str], launches: list[int], fmt: OutputFormat | None, 
         ssh = ssh_options(cast("Path | None", ssh_config), accept_new_host_key, cast("Any", ssh_backend))
         report = diff_launches(LaunchChoice(good_spec, good_number), LaunchChoice(bad_spec, bad_number), ssh, stdin)
     except LogsleuthError as error:
-        print(f"logsleuth diff: {error}", file=sys.stderr)
+        from logsleuth.program_io import terminal_text
+
+        print(f"logsleuth diff: {terminal_text(str(error))}", file=sys.stderr)
         return int(error.exit_status)
     chosen = fmt or default_format(None)
     write_report(render_diff(report, chosen, output_width(width, sys.stdout.isatty()), max_chars), chosen)

@@ -296,7 +296,7 @@ class _Printer:
             self._json("interrupted", spec, {"message": "interrupted"})
 
     def _json(self, kind: str, spec: str, fields: dict[str, Any]) -> None:
-        record = {"schema": SCHEMA, "event": kind, "source": spec,
+        record = {"schema": SCHEMA, "event": kind, "source": self._clean(spec),
                   "elapsed": round(time.monotonic() - self.started, 3), **fields}
         # ASCII escapes: a JSON line is valid whatever the locale's encoding is.
         self._write(self.streams.stdout, json.dumps(record) + "\n")

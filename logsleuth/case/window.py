@@ -4,6 +4,9 @@ A `Report` keeps the failure and the warning lines that explain it, not the plai
 case reads them again from the log: the bytes before the failure's offset (WINDOW_BYTES at most), from any
 `Source` (a local file here; the CLI reopens a remote one).  Reading never fails a case: a log that cannot be
 read again gives an empty window, and the case says so.
+
+Everything read is redacted as one text before the window is cut from it: a private key or a wrapped token
+whose first line falls outside the window is seen whole, so its later lines inside the window are redacted too.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from logsleuth.errors import SourceError
 from logsleuth.ingest.lines import decode, split_lines
 from logsleuth.ingest.stages import memory_in
 from logsleuth.models import FailureGroup, Report
+from logsleuth.redact import redact_lines
 from logsleuth.render.safety import clean
 from logsleuth.sources.base import Source
 
@@ -57,6 +61,8 @@ def window_before(source: Source, offset: int, origin: str, *, end: int | None =
         return LogWindow()
     if start > 0 and lines:
         lines = lines[1:]  # the window began inside a line
+    redacted = redact_lines((*lines, *own))  # whole, before any cut (see the module docstring)
+    lines, own = list(redacted[: len(lines)]), list(redacted[len(lines) :])
     cleaned = [clean(line, LINE_CHARS) for line in lines]
     before = [line for line in cleaned if line.strip()][-LINES_BEFORE:]
     facts: dict[str, str] = {}  # without its record header -> the last line that said it

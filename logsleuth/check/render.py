@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 
 from logsleuth.check.model import CheckResult, FlagVerdict, TrapVerdict, Validation
-from logsleuth.redact import redact_command, redact_secrets
+from logsleuth.redact import (
+    REDACTED,
+    command_secrets,
+    redact_command,
+    redact_secrets,
+    secret_by_name,
+    without_secrets,
+)
 
 SCHEMA_VERSION = 1
 PASS, FAIL = "✓", "✗"
@@ -24,8 +33,13 @@ def headline(result: CheckResult) -> str:
     return f"{FAIL} " + "; ".join(parts) + f" (SGLang {result.catalog_version})"
 
 
+def _shown_values(flag: str, values: Sequence[str]) -> list[str]:
+    """A flag's values as shown: all of one a secret flag's (`--api-key 'two words'`), else what redaction leaves."""
+    return [REDACTED if secret_by_name(flag, value) else redact_secrets(value) for value in values]
+
+
 def _flag_text(verdict: FlagVerdict) -> str:
-    return redact_secrets(" ".join((verdict.flag, *verdict.values)))
+    return redact_secrets(" ".join((verdict.flag, *_shown_values(verdict.flag, verdict.values))))
 
 
 def _validation_line(validation: Validation) -> str:
@@ -33,6 +47,18 @@ def _validation_line(validation: Validation) -> str:
     return f"{mark} {validation.message}"
 
 
+def _without_command_secrets(render: Callable[[CheckResult], str]) -> Callable[[CheckResult], str]:
+    """The command's secret values replaced wherever the output repeats them: a key argparse does not take as
+    one (SGLang's one-value --api-key given two) is listed as a stray word."""
+
+    @functools.wraps(render)
+    def rendered(result: CheckResult) -> str:
+        return without_secrets(command_secrets(result.command) if result.command else set())(render(result))
+
+    return rendered
+
+
+@_without_command_secrets
 def render_text(result: CheckResult) -> str:
     lines = [headline(result)]
     if result.version_note:
@@ -64,6 +90,7 @@ def _trap_lines(trap: TrapVerdict) -> list[str]:
     return lines
 
 
+@_without_command_secrets
 def render_markdown(result: CheckResult) -> str:
     lines = [f"**{headline(result)}**", ""]
     if result.version_note:
@@ -89,11 +116,12 @@ def render_markdown(result: CheckResult) -> str:
     return "\n".join(lines) + "\n"
 
 
+@_without_command_secrets
 def render_json(result: CheckResult) -> str:
     data = {"schema_version": SCHEMA_VERSION, "passed": result.passed, **asdict(result)}
     data["command"] = redact_command(result.command) if result.command else None
     for flag in data["flags"]:
-        flag["values"] = redact_secrets(" ".join(flag["values"])).split(" ") if flag["values"] else []
+        flag["values"] = _shown_values(flag["flag"], flag["values"])
     for trap in data["traps"]:
         trap["corrected"] = redact_command(trap["corrected"]) if trap["corrected"] else None
     if data["validation"] and data["validation"]["command"]:

@@ -96,15 +96,16 @@ def _failure(source: Source, launch: Launch) -> FailureSummary | None:
                               clean(redact_secrets(cause.split(". ")[0].rstrip(".") + ".")))
     block = group.failure.exceptions[-1] if group.failure.exceptions else None
     title = f"{block.type}" if block is not None and block.type else group.failure.kind
-    message = block.message.split("\n")[0] if block is not None and block.message else ""
-    return FailureSummary(None, clean(redact_secrets(title)), clean(redact_secrets(message)))
+    # Redacted whole, then its first line taken: a token the log wrapped at that line's end goes on in the next
+    message = redact_secrets(block.message).split("\n")[0] if block is not None and block.message else ""
+    return FailureSummary(None, clean(redact_secrets(title)), clean(message))
 
 
 def _summary(choice: LaunchChoice, launch: Launch, count: int, failure: FailureSummary | None) -> LaunchSummary:
     started = min(launch.stage_times.values(), default=None)
     last = furthest(launch)
     return LaunchSummary(
-        source=clean(choice.spec), launch=launch.number, launches=count, engine=launch.engine or "sglang",
+        source=clean(redact_secrets(choice.spec)), launch=launch.number, launches=count, engine=launch.engine or "sglang",
         version=version_of(launch), command=clean(redact_command(launch.command), 2000) if launch.command else None,
         started=started.strftime("%Y-%m-%d %H:%M:%S") if started else None, reached=_LABELS[last] if last else None,
         failure=failure,

@@ -18,7 +18,7 @@ from logsleuth.diff.flags import MODEL_FIELDS, FlagValue, catalog_for, in_other_
 from logsleuth.diff.model import Change, ChangeKind, FailureSummary, Section
 from logsleuth.ingest.launch import parse_server_args
 from logsleuth.ingest.stages import STAGES
-from logsleuth.redact import REDACTED, redact_secrets
+from logsleuth.redact import REDACTED, redact_secrets, secret_by_name
 from logsleuth.render.safety import clean
 
 STAGE_CHANGE_RATIO = 1.5  # the slower side took at least this many times as long ...
@@ -34,11 +34,13 @@ _MODEL_ARGS = (("model_path", "model path"), ("quantization", "quantization"), (
 
 
 def secret_free(name: str, value: str | None) -> str | None:
-    """A value as shown: a secret's (by its name, or by its look) is REDACTED."""
+    """A value as shown: a secret's by its name is REDACTED whole (`OPENAI_API_KEY='two words'`); one that holds
+    a secret by its look (a URL's password, a token) shows what is left of it."""
     if value is None:
         return None
-    redacted = redact_secrets(f"{name.lstrip('-')}={value}").partition("=")[2]
-    return clean(redacted if redacted == value or REDACTED in redacted else REDACTED, VALUE_CHARS)
+    if secret_by_name(name, value):
+        return REDACTED
+    return clean(redact_secrets(value), VALUE_CHARS)
 
 
 def _is_secret(name: str, value: str | None) -> bool:

@@ -16,11 +16,12 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from logsleuth.check.flags import read_flags
+from logsleuth.check.flags import Given, read_flags
 from logsleuth.check.words import parse_command_text
 from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes.catalog import Catalog, FlagInfo
 from logsleuth.ingest.launch import parse_server_args
+from logsleuth.redact import secret_by_name
 
 # Shown in the model section, not among the flags.
 MODEL_FIELDS = frozenset({"model_path"})
@@ -79,6 +80,13 @@ def _fields_by_flag(dump: dict[str, str], catalog: Catalog) -> dict[str, str]:
     return found
 
 
+def _dashed_secret(previous: Given, flag: Given) -> bool:
+    """`--api-key -Dx`: argparse reads `-Dx` as a flag of its own, but it is the key the user gave (a secret, to
+    show redacted under its flag's name, never as a flag name)."""
+    return (not previous.values and flag.info is None and not flag.written.startswith("--")
+            and secret_by_name(previous.written, flag.written))
+
+
 def launch_flags(command: str | None, server_args: str | None, catalog: Catalog | None) -> dict[str, FlagValue]:
     """The flags a launch set (defaults left out), by flag name in its own release's catalog."""
     dump = dict(parse_server_args(server_args)) if server_args else {}
@@ -89,7 +97,11 @@ def launch_flags(command: str | None, server_args: str | None, catalog: Catalog 
     if command is not None:
         parsed = parse_command_text(command)
         _verdicts, given = read_flags(parsed.args, catalog, parsed.engine)
-        for flag in given:
+        for previous, flag in zip([None, *given], given, strict=False):
+            if previous is not None and _dashed_secret(previous, flag):
+                name = previous.info.name if previous.info is not None else previous.written
+                flags[name] = FlagValue(name, previous.info.dest if previous.info else None, flag.written, flag.written)
+                continue
             if flag.info is None:
                 flags[flag.written] = FlagValue(flag.written, None, " ".join(flag.values), tuple(flag.values))
                 continue

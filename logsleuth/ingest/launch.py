@@ -37,6 +37,14 @@ _VLLM_ENGINE_VERSION = compile_lazily(
 )
 
 
+def _join_continued(start: str, rest: str) -> str:
+    """A line that ended in a continuation (`start`, its backslash removed) and the next: as the shell reads them,
+    one word when nothing separated them (`--api-key=\\` then `VALUE` is `--api-key=VALUE`), else one space."""
+    if start and rest and not start[-1].isspace() and not rest[0].isspace():
+        return start + rest.rstrip()
+    return f"{start.rstrip()} {rest.strip()}"
+
+
 @dataclass
 class LaunchFacts:
     """What one launch logged about itself."""
@@ -67,7 +75,7 @@ class LaunchTracker:
         if self._continued is not None:
             start, offset = self._continued
             self._continued = None
-            text = f"{start} {text.strip()}"
+            text = _join_continued(start, text)
             line = line._replace(text=text, offset=offset)
         if "server_args=" in text:
             m = _SERVER_ARGS.search(text)
@@ -82,7 +90,7 @@ class LaunchTracker:
         if ("launch_server" in text or " serve" in text) and len(text) <= 8192 and (m := _COMMAND.search(text)):
             command = m["cmd"].strip()
             if command.endswith("\\") and len(text) <= 8192:
-                self._continued = (text.rstrip()[:-1].rstrip(), line.offset)  # the rest is on the next line
+                self._continued = (text.rstrip()[:-1], line.offset)  # the rest is on the next line
                 return
             if command.count("-") and not command.endswith("serve") and not _NOT_A_COMMAND.search(text):
                 self.command = command

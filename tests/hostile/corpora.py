@@ -136,6 +136,48 @@ SECRET_CASES = (
     ),
 )
 
+# Issue 26: the forms the first round missed.
+ROUND_TWO_SECRET_CASES = (
+    Case(
+        "several-vllm-keys",  # vLLM's --api-key takes several; its non-default args line lists them
+        command=_launch("python -m sglang.launch_server --api-key SECRETkeyA1 SECRETkeyA2 SECRETkeyA3"),
+        cmd=_launch("python -m sglang.launch_server --api-key SECRETkeyB1 SECRETkeyB2"),
+        context=(
+            f"{VLLM_WARNING}non-default args: {{'model': '/m', 'api_key': ['SECRETlist1', 'SECRETlist2'], 'port': 8000}}",
+            f"{VLLM_WARNING}args: Namespace(api_key=[\"SECRETlist3\", \"SECRETlist4\"], port=8000)",
+        ),
+        message=("+ vllm serve /m --api-key SECRETkeyC1 SECRETkeyC2 --port 8000",),
+        secrets=("SECRETkeyA1", "SECRETkeyA2", "SECRETkeyA3", "SECRETkeyB1", "SECRETkeyB2", "SECRETlist1", "SECRETlist2",
+                 "SECRETlist3", "SECRETlist4", "SECRETkeyC1", "SECRETkeyC2"),
+    ),
+    Case(
+        "line-continuations",  # the value of a secret flag on the line after `\`
+        command=_launch("python -m sglang.launch_server --api-key \\\n    SECRETcontA --hf-token=\\\nSECRETcontB"),
+        cmd=_launch("python -m sglang.launch_server --api-key \\\n  SECRETcontC"),
+        context=(f"{VLLM_WARNING}retrying with --api-key \\", "    SECRETcontD and the same settings"),
+        secrets=("SECRETcontA", "SECRETcontB", "SECRETcontC", "SECRETcontD"),
+    ),
+    Case(
+        "more-secret-forms",
+        context=(
+            f"{VLLM_WARNING}db postgres://app:pa/ssSECRETslash@db.internal/prod refused",
+            f"{VLLM_WARNING}claims eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJTRUNSRVRqd3QifQ.SECRETjwtSig0123456789 expired",
+            f"{VLLM_WARNING}notify http://hooks.slack.com/services/T0SECRETh/B0SECRETh/XXSECREThttp failed",
+            f'{VLLM_WARNING}payload {{"webhook": "https:\\/\\/hooks.slack.com\\/services\\/T0SECRETj\\/XXSECRETjson"}}',
+            f"{VLLM_WARNING}openssl passphrase=SECRETphrase Pwd=SECRETodbc;",
+            f"{VLLM_WARNING}gitlab glpat-SECRETgitlab0123456789ab maps ?key=AIzaSECRETgoogle0123456789abcdefghijklm",
+            f"{VLLM_WARNING}blob https://a.blob.core.windows.net/c/b?sv=2020-08-04&sig=SECRETsas%2Bx%3D&se=1",
+            f"{VLLM_WARNING}rsync admin:SECRETscp/pw@backup.example.com:/data failed",
+        ),
+        message=("upload to deploy:SECRETscp2@git.internal:repo.git failed with passphrase='kq8 SECRETphrase2'",),
+        file_name="glpat-SECRETgitlabFile0123456789",
+        secrets=("SECRETslash", "SECRETjwtSig0123456789", "eyJzdWIiOiJTRUNSRVRqd3QifQ", "T0SECRETh", "XXSECREThttp",
+                 "T0SECRETj", "XXSECRETjson", "SECRETphrase", "SECRETodbc", "SECRETgitlab", "SECRETgoogle", "SECRETsas",
+                 "SECRETscp", "SECRETscp2", "kq8", "SECRETphrase2"),
+    ),
+)
+SECRET_CASES += ROUND_TWO_SECRET_CASES
+
 OSC52 = "\x1b]52;c;cm0gLXJmIH4K\x07"  # writes "rm -rf ~" to the clipboard
 TITLE = "\x1b]0;pwned-title\x1b\\"
 CURSOR = "\x1b[2J\x1b[1;1H\x1b[5A"
