@@ -29,7 +29,7 @@ from logsleuth.errors import ExitStatus, LogsleuthError, SourceError, UsageError
 from logsleuth.models import Report
 from logsleuth.render import render
 from logsleuth.render.options import OutputFormat, RenderOptions
-from logsleuth.render.safety import strip_controls
+from logsleuth.render.safety import quote_shell_word, quote_shell_words, strip_controls
 from logsleuth.sources.options import SSHOptions
 from logsleuth.sources.spec import RemoteSpec, parse_remote_spec
 
@@ -88,7 +88,9 @@ class LaunchPlan:
         return f"+ {self.command_text}"
 
     def shell_lines(self) -> list[str]:
-        """What runs on the host, as sh lines to paste there (in any directory: paths are absolute or $HOME's)."""
+        """What runs on the host, as sh lines to paste there (in any directory: paths are absolute or $HOME's).
+        A word holding a character a terminal would not show (a tab, ESC, a bidi override) is written in bash's
+        `$'…'` form with it escaped, so the lines read as what runs."""
         log, pid_file = _shell_path(self.log), _shell_path(self.pid_file)
         directory = self.log.rpartition("/")[0]
         lines = ["umask 077"]  # the log's first line holds the command, tokens included
@@ -96,8 +98,8 @@ class LaunchPlan:
         lines += [f"chmod go-rwx {_shell_path(directory)}"] if directory and self.private_directory else []
         lines += [f"rm -f {log} {pid_file}"] if self.overwrite else []
         return lines + [
-            f"printf '%s\\n' {shlex.quote(self.header)} > {log}",
-            f"setsid nohup {shlex.join(self.run_words)} >> {log} 2>&1 < /dev/null &",
+            f"printf '%s\\n' {quote_shell_word(self.header)} > {log}",
+            f"setsid nohup {quote_shell_words(self.run_words)} >> {log} 2>&1 < /dev/null &",
             f"echo $! > {pid_file}",
         ]
 
@@ -107,7 +109,7 @@ class LaunchPlan:
 
 
 def _shell_path(path: str) -> str:
-    return shlex.quote(path) if path.startswith("/") else f'"$HOME"/{shlex.quote(path)}'
+    return quote_shell_word(path) if path.startswith("/") else f'"$HOME"/{quote_shell_word(path)}'
 
 
 def default_log_path(now: datetime) -> str:
@@ -303,8 +305,8 @@ def _launch_with_retries(plan: LaunchPlan, options: DiagnoseOptions, out: _Outpu
             if status == ExitStatus.FAILURE_FOUND:
                 out.note("no corrected command for this failure: nothing to retry")
             return status
-        out.note(f"corrected command: {fixed}")
         words = tuple(shlex.split(fixed))
+        out.note(f"corrected command: {quote_shell_words(words)}")  # what a retry runs, hidden characters shown
         if not retry:
             out.note("--retry runs it after asking")
             return status

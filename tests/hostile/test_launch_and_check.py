@@ -167,3 +167,35 @@ def test_a_directory_the_user_typed_is_read_but_never_with_remote_code(tmp_path:
     run_logsleuth("check", "--engine-version", VERSION, "--", *typed, "--trust-remote-code", env=env)
     argv = json.loads(record.read_text())["argv"]
     assert "--trust-remote-code" not in argv and str(model) not in argv
+
+
+# -- launch: the printed lines show what runs --------------------------------------------------------------
+
+HIDDEN = ("tab\there", "cr\rhere", "esc\x1b[31mred", "bidi\u202eevil", "nl\nhere", "quote'and\\slash")
+
+
+def _dry_run_lines(words: list[str]) -> list[str]:
+    import io
+
+    from logsleuth.api import DiagnoseOptions
+    from logsleuth.launch import LaunchStreams, run_launch
+
+    stdout, stderr = io.StringIO(), io.StringIO()
+    status = run_launch("gpu7", words, options=DiagnoseOptions(), streams=LaunchStreams(stdout, stderr),
+                        dry_run=True)
+    assert status == 0, stderr.getvalue()
+    return stdout.getvalue().splitlines()
+
+
+def test_launch_prints_hidden_characters_escaped_and_the_line_runs_them() -> None:
+    words = ["python3", "-m", "sglang.launch_server", "--served-model-name", *HIDDEN]
+    lines = _dry_run_lines(words)
+    printed = "\n".join(lines)
+    assert not any(ord(char) < 0x20 or 0x7F <= ord(char) <= 0x9F or 0x202A <= ord(char) <= 0x202E
+                   for char in printed.replace("\n", "")), repr(printed)
+    for visible in ("\\t", "\\r", "\\x1b", "\\u202e", "\\n"):
+        assert visible in printed
+    start = next(line for line in lines if line.startswith("setsid nohup "))
+    shown = start.removeprefix("setsid nohup ").rpartition(" >> ")[0]
+    ran = subprocess.run(["bash", "-c", f"printf '%s\\0' {shown}"], capture_output=True, check=True).stdout
+    assert ran.decode("utf-8").split("\0")[:-1] == words  # what the line runs is exactly the command
