@@ -199,3 +199,19 @@ def test_launch_prints_hidden_characters_escaped_and_the_line_runs_them() -> Non
     shown = start.removeprefix("setsid nohup ").rpartition(" >> ")[0]
     ran = subprocess.run(["bash", "-c", f"printf '%s\\0' {shown}"], capture_output=True, check=True).stdout
     assert ran.decode("utf-8").split("\0")[:-1] == words  # what the line runs is exactly the command
+
+
+# -- a fix's env line --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["0; touch owned #", "$(touch owned)", "a b", "tab\there"])
+def test_a_fixs_env_value_prints_as_one_shell_word(value: str, tmp_path: Path) -> None:
+    from logsleuth.models import Fix
+    from logsleuth.render.view import fix_view
+
+    (change,) = fix_view(Fix("set the devices", env=(("CUDA_VISIBLE_DEVICES", value),))).changes
+    assert change.startswith("env ")
+    ran = subprocess.run(["bash", "-c", f"printf '%s\\0' {change.removeprefix('env ')}"], capture_output=True,
+                         cwd=tmp_path, check=True).stdout  # bash reads the line back: one word, nothing runs
+    assert ran.decode().split("\0")[:-1] == [f"CUDA_VISIBLE_DEVICES={value}"]
+    assert not (tmp_path / "owned").exists()
