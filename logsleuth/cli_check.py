@@ -73,12 +73,13 @@ def run_check(words: list[str], version: str | None, fmt: str, *, validate: bool
     """Print the check and return the exit status; errors are one line on stderr."""
     from logsleuth.check.render import RENDERERS
     from logsleuth.errors import LogsleuthError
+    from logsleuth.render.safety import clean
 
     try:
         result = _result(words, version, validate=validate, allow_download=allow_download, ssh_config=ssh_config,
                          accept_new_host_key=accept_new_host_key, ssh_backend=ssh_backend)
     except LogsleuthError as error:
-        print(f"logsleuth check: {error}", file=sys.stderr)
+        print(f"logsleuth check: {clean(str(error))}", file=sys.stderr)  # may quote a host or pasted text
         return int(error.exit_status)
     sys.stdout.write(RENDERERS[fmt](result))
     return int(ExitStatus.NO_FAILURE if result.passed else ExitStatus.FAILURE_FOUND)

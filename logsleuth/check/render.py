@@ -7,6 +7,7 @@ from dataclasses import asdict
 
 from logsleuth.check.model import CheckResult, FlagVerdict, TrapVerdict, Validation
 from logsleuth.redact import redact_command, redact_secrets
+from logsleuth.render.safety import strip_controls
 
 SCHEMA_VERSION = 1
 PASS, FAIL = "✓", "✗"
@@ -33,6 +34,12 @@ def _validation_line(validation: Validation) -> str:
     return f"{mark} {validation.message}"
 
 
+def _inert(lines: list[str]) -> str:
+    """The last guard: a pasted command, a host's answer or a log's text holds no escape sequence or control
+    character by the time it is printed (each source is cleaned too; tabs become spaces)."""
+    return "\n".join(strip_controls(line) for line in lines) + "\n"
+
+
 def render_text(result: CheckResult) -> str:
     lines = [headline(result)]
     if result.version_note:
@@ -52,7 +59,7 @@ def render_text(result: CheckResult) -> str:
         lines += [f"  ({note})" for note in result.validation.notes]
     if result.notes:
         lines += ["", *(f"note: {note}" for note in result.notes)]
-    return "\n".join(lines) + "\n"
+    return _inert(lines)
 
 
 def _trap_lines(trap: TrapVerdict) -> list[str]:
@@ -86,7 +93,7 @@ def render_markdown(result: CheckResult) -> str:
         lines += [f"- {note}" for note in result.validation.notes]
     if result.notes:
         lines += ["", *(f"_{note}_" for note in result.notes)]
-    return "\n".join(lines) + "\n"
+    return _inert(lines)
 
 
 def render_json(result: CheckResult) -> str:
@@ -98,7 +105,7 @@ def render_json(result: CheckResult) -> str:
         trap["corrected"] = redact_command(trap["corrected"]) if trap["corrected"] else None
     if data["validation"] and data["validation"]["command"]:
         data["validation"]["command"] = redact_command(data["validation"]["command"])
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(data, indent=2) + "\n"  # ASCII: no raw control or bidi character reaches a terminal
 
 
 RENDERERS = {"text": render_text, "markdown": render_markdown, "json": render_json}

@@ -26,6 +26,7 @@ from pathlib import Path
 from logsleuth.check.model import Validation
 from logsleuth.check.words import Command
 from logsleuth.redact import redact_command, redact_secrets
+from logsleuth.render.safety import clean
 
 HOOK = Path(__file__).resolve().with_name("validation_hook.py")
 RESULT_TAG = "LOGSLEUTH-CHECK "  # validation_hook.RESULT_TAG (that file is run by other Pythons, not imported)
@@ -73,8 +74,9 @@ def read_hook_result(output: str) -> HookResult | None:
                 data = json.loads(line[len(RESULT_TAG) :])
             except ValueError:
                 return None
-            fields = {key: str(data.get(key) or "") for key in ("type", "message", "where", "source")}
-            return HookResult(str(data.get("outcome", "")), str(data.get("version", "")), **fields)
+            # The Python that printed it may be a host's: its text reaches a terminal only inert.
+            fields = {key: clean(str(data.get(key) or "")) for key in ("type", "message", "where", "source")}
+            return HookResult(str(data.get("outcome", "")), clean(str(data.get("version", ""))), **fields)
     return None
 
 
@@ -84,7 +86,8 @@ def describe(result: HookResult | None, where: str, output: str, notes: tuple[st
     label = f"SGLang {result.version}" if result is not None and result.version else "SGLang"
     if result is None:
         last = next((line for line in reversed(output.splitlines()) if line.strip()), "no output")
-        return Validation("unavailable", where, f"not validated: the validation did not finish ({redact_secrets(last.strip())[:200]})", notes, command)
+        last = clean(redact_secrets(last.strip()), 200)
+        return Validation("unavailable", where, f"not validated: the validation did not finish ({last})", notes, command)
     if result.outcome == "passed":
         return Validation("validated", f"{where}{label}", f"validated on {label}", notes, command)
     if result.outcome == "no-sglang":
