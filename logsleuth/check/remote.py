@@ -70,9 +70,12 @@ class HostSGLang:
 
 
 def parse_host(host: str) -> RemoteSpec:
+    """HOST, user@host or user@host:port; a source spec (`gpu7:/var/log/x.log`, `gpu7:docker:x`) is refused, not
+    read as its host: check runs SGLang on a host, it reads no log or container."""
     remote = parse_remote_spec(f"{host}:.") if host and not host.startswith("-") else None
-    if remote is None:
-        raise UsageError(f"{host!r}: not a host (HOST, user@host or user@host:port)")
+    if remote is None or remote.path != ".":
+        raise UsageError(f"{host!r}: not a host (HOST, user@host or user@host:port; check takes no path, "
+                         "container or unit after it)")
     return remote
 
 

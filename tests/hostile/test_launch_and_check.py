@@ -215,3 +215,17 @@ def test_a_fixs_env_value_prints_as_one_shell_word(value: str, tmp_path: Path) -
                          cwd=tmp_path, check=True).stdout  # bash reads the line back: one word, nothing runs
     assert ran.decode().split("\0")[:-1] == [f"CUDA_VISIBLE_DEVICES={value}"]
     assert not (tmp_path / "owned").exists()
+
+
+# -- check HOST: a source spec is not a host ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:1:docker:x", "127.0.0.1:1:/var/log/x.log", "127.0.0.1:journal:u",
+                                  "127.0.0.1:1:k8s:pod/x"])
+def test_check_refuses_a_source_spec_as_its_host(host: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from logsleuth.cli_check import run_check
+
+    status = run_check([host, "python3", "-m", "sglang.launch_server", "--model-path", "/m"], None, "text")
+    out, err = capsys.readouterr()
+    assert (status, out) == (2, ""), err
+    assert err.count("\n") == 1 and "not a host" in err
