@@ -229,3 +229,31 @@ def test_check_refuses_a_source_spec_as_its_host(host: str, capsys: pytest.Captu
     out, err = capsys.readouterr()
     assert (status, out) == (2, ""), err
     assert err.count("\n") == 1 and "not a host" in err
+
+
+# -- check: stdin closed, an ASCII-only stdout -------------------------------------------------------------
+
+
+def test_check_stdin_closed_is_one_line_not_an_internal_error() -> None:
+    done = subprocess.run(["bash", "-c", f"exec {LOGSLEUTH} check - <&-"], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "internal error" not in done.stderr, done.stderr
+    assert "standard input" in done.stderr
+
+
+@pytest.mark.parametrize("locale", [{"PYTHONIOENCODING": "ascii"},
+                                    {"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0",
+                                     "PYTHONIOENCODING": ""}])
+@pytest.mark.parametrize("fmt", ["text", "markdown", "json"])
+def test_check_on_an_ascii_stdout_delivers_the_report(locale: dict[str, str], fmt: str) -> None:
+    env = {**os.environ, **locale}
+    for argv, stdin in ((["check", "--format", fmt, "--", "--tp-size", "2"], None),
+                        (["check", "--format", fmt, "-"], "add --tp-size 2 …\n")):
+        done = run_logsleuth(*argv, stdin=stdin, env=env)
+        assert done.returncode == 0, done.stderr
+        assert done.stderr == "" and "--tp-size" in done.stdout
+        if fmt == "json":
+            assert json.loads(done.stdout)["passed"] is True
+        else:
+            assert "\\u2713" in done.stdout  # ✓, written as an escape the stream can carry
