@@ -73,14 +73,19 @@ def run_check(words: list[str], version: str | None, fmt: str, *, validate: bool
     """Print the check and return the exit status; errors are one line on stderr."""
     from logsleuth.check.render import RENDERERS
     from logsleuth.errors import LogsleuthError
+    from logsleuth.render.safety import clean
 
     try:
         result = _result(words, version, validate=validate, allow_download=allow_download, ssh_config=ssh_config,
                          accept_new_host_key=accept_new_host_key, ssh_backend=ssh_backend)
     except LogsleuthError as error:
-        print(f"logsleuth check: {error}", file=sys.stderr)
+        print(f"logsleuth check: {clean(str(error))}", file=sys.stderr)  # may quote a host or pasted text
         return int(error.exit_status)
-    sys.stdout.write(RENDERERS[fmt](result))
+    from logsleuth.program_io import write_report
+    from logsleuth.render.options import OutputFormat
+
+    # What an ASCII-only stdout cannot carry (✓) is written as an escape; JSON is ASCII already.
+    write_report(RENDERERS[fmt](result), OutputFormat.JSON if fmt == "json" else OutputFormat.TEXT)
     return int(ExitStatus.NO_FAILURE if result.passed else ExitStatus.FAILURE_FOUND)
 
 
@@ -92,11 +97,22 @@ def _result(words: list[str], version: str | None, *, validate: bool, allow_down
         raise UsageError("nothing to check: give the command or flags after --, e.g. logsleuth check "
                          "--engine-version 0.5.9 -- --tp-size 2")
     if words == ["-"]:
-        return check_text(sys.stdin.read(), version, validate=validate)
+        return check_text(_stdin_text(), version, validate=validate)
     if len(words) > 1 and _looks_like_host(words[0]):
         return _on_host(words[0], words[1:], version, allow_download=allow_download, ssh_config=ssh_config,
                         accept_new_host_key=accept_new_host_key, ssh_backend=ssh_backend)
     return check_words(words, version, validate=validate)
+
+
+def _stdin_text() -> str:
+    """`check -`'s text: standard input's bytes as UTF-8 (what is not, replaced), whatever the locale says."""
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        raise UsageError("check -: there is no standard input to read (it is closed)")
+    try:
+        return stream.read().decode("utf-8", "replace")
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"check -: cannot read standard input ({getattr(exc, 'strerror', None) or exc})") from None
 
 
 def _on_host(host: str, words: list[str], version: str | None, *, allow_download: bool, ssh_config: Path | None,

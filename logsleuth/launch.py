@@ -29,7 +29,7 @@ from logsleuth.errors import ExitStatus, LogsleuthError, SourceError, UsageError
 from logsleuth.models import Report
 from logsleuth.render import render
 from logsleuth.render.options import OutputFormat, RenderOptions
-from logsleuth.render.safety import strip_controls
+from logsleuth.render.safety import quote_shell_word, quote_shell_words, strip_controls
 from logsleuth.sources.options import SSHOptions
 from logsleuth.sources.spec import RemoteSpec, parse_remote_spec
 
@@ -62,6 +62,7 @@ class LaunchPlan:
     words: tuple[str, ...]
     log: str
     overwrite: bool = False
+    private_directory: bool = False  # the log's directory is logsleuth's default one: made the account's alone
 
     @property
     def pid_file(self) -> str:
@@ -87,13 +88,18 @@ class LaunchPlan:
         return f"+ {self.command_text}"
 
     def shell_lines(self) -> list[str]:
-        """What runs on the host, as sh lines to paste there (in any directory: paths are absolute or $HOME's)."""
+        """What runs on the host, as sh lines to paste there (in any directory: paths are absolute or $HOME's).
+        A word holding a character a terminal would not show (a tab, ESC, a bidi override) is written in bash's
+        `$'…'` form with it escaped, so the lines read as what runs."""
         log, pid_file = _shell_path(self.log), _shell_path(self.pid_file)
         directory = self.log.rpartition("/")[0]
-        lines = [f"mkdir -p {_shell_path(directory)}"] if directory else []
+        lines = ["umask 077"]  # the log's first line holds the command, tokens included
+        lines += [f"mkdir -p {_shell_path(directory)}"] if directory else []
+        lines += [f"chmod go-rwx {_shell_path(directory)}"] if directory and self.private_directory else []
+        lines += [f"rm -f {log} {pid_file}"] if self.overwrite else []
         return lines + [
-            f"printf '%s\\n' {shlex.quote(self.header)} > {log}",
-            f"setsid nohup {shlex.join(self.run_words)} >> {log} 2>&1 < /dev/null &",
+            f"printf '%s\\n' {quote_shell_word(self.header)} > {log}",
+            f"setsid nohup {quote_shell_words(self.run_words)} >> {log} 2>&1 < /dev/null &",
             f"echo $! > {pid_file}",
         ]
 
@@ -103,7 +109,7 @@ class LaunchPlan:
 
 
 def _shell_path(path: str) -> str:
-    return shlex.quote(path) if path.startswith("/") else f'"$HOME"/{shlex.quote(path)}'
+    return quote_shell_word(path) if path.startswith("/") else f'"$HOME"/{quote_shell_word(path)}'
 
 
 def default_log_path(now: datetime) -> str:
@@ -130,7 +136,7 @@ def make_plan(host: str, words: Sequence[str], log_path: str | None, *, overwrit
     remote = parse_remote_spec(f"{host}:{log}") if host and not host.startswith("-") else None
     if remote is None or remote.path != log.removeprefix("~/"):
         raise UsageError(f"{host!r}: not a host (HOST, user@host or user@host:port)")
-    return LaunchPlan(host, remote, tuple(words), remote.path, overwrite)
+    return LaunchPlan(host, remote, tuple(words), remote.path, overwrite, private_directory=log_path is None)
 
 
 def _checked_log(path: str) -> str:
@@ -155,7 +161,7 @@ def start(plan: LaunchPlan, ssh: SSHOptions) -> Started:
     from logsleuth.sources.ssh.remote_command import LAUNCH_SCRIPT, run_remote_script
 
     records = run_remote_script(plan.remote, ssh, LAUNCH_SCRIPT, plan.log, plan.pid_file, int(plan.overwrite),
-                                plan.program, plan.header, *plan.run_words)
+                                plan.program, plan.header, int(plan.private_directory), *plan.run_words)
     problem = _launch_problem(plan, records)
     if problem is not None:
         raise SourceError(f"{plan.host}: {problem}")
@@ -174,15 +180,46 @@ def _launch_problem(plan: LaunchPlan, records: dict[str, str]) -> str | None:
     if "nodir" in records:
         return f"cannot create or write the log directory {records['nodir']}"
     if "running" in records:
-        return (f"{plan.pid_file} records a launch that is still running (process group {records['running']}): "
-                f"stop it first (kill -TERM -{records['running']}) or choose another --log")
+        return _still_running(plan, records)
     if "exists" in records:
         return f"{records['exists']} already exists: choose another --log, or --overwrite to replace it"
     if "nolog" in records:
         return f"cannot write the log {records['nolog']}"
-    if not records.get("pid", "").isdigit():
+    if not _is_group(records.get("pid", "")):
         return "the launch script did not report a pid"
     return None
+
+
+def _is_group(pid: str) -> bool:
+    """A process group logsleuth may name in a kill command: 0 and 1 (and -1) mean "every process" to kill(1)."""
+    return pid.isascii() and pid.isdigit() and int(pid) >= 2
+
+
+def _still_running(plan: LaunchPlan, records: dict[str, str]) -> str:
+    """The pid file's process group runs: a kill command only for a group that is the account's own and whose
+    leader runs the command the log's first line records (a reused pid, or a pid file holding 1, is neither)."""
+    group = records["running"]
+    if _is_group(group) and "owned" in records and _runs_recorded_command(records):
+        return (f"{plan.pid_file} records a launch that is still running (process group {group}): "
+                f"stop it first (kill -TERM -{group}) or choose another --log")
+    return (f"{plan.pid_file} names process group {group}, which is running but is not confirmed to be the launch "
+            f"{plan.log} records: look at it on the host before stopping anything, or choose another --log")
+
+
+def _runs_recorded_command(records: dict[str, str]) -> bool:
+    """The group leader's argv (the `leader` record) is the command of the log's first line, `+ COMMAND`, after
+    its NAME=value words (env(1) consumed them; nohup and setsid exec'd)."""
+    recorded = records.get("recorded", "")
+    if not recorded.startswith("+ ") or "leader" not in records:
+        return False
+    try:
+        words = shlex.split(recorded[2:])
+    except ValueError:
+        return False
+    while words and (_ASSIGNMENT.match(words[0]) or words[0] == "env"):
+        words.pop(0)
+    leader = records["leader"].removesuffix("\x01").split("\x01")
+    return bool(words) and leader == words
 
 
 def stop_launch(remote: RemoteSpec, pid: int, ssh: SSHOptions, wait: int = STOP_WAIT_SECONDS) -> str:
@@ -268,8 +305,8 @@ def _launch_with_retries(plan: LaunchPlan, options: DiagnoseOptions, out: _Outpu
             if status == ExitStatus.FAILURE_FOUND:
                 out.note("no corrected command for this failure: nothing to retry")
             return status
-        out.note(f"corrected command: {fixed}")
         words = tuple(shlex.split(fixed))
+        out.note(f"corrected command: {quote_shell_words(words)}")  # what a retry runs, hidden characters shown
         if not retry:
             out.note("--retry runs it after asking")
             return status

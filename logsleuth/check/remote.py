@@ -20,6 +20,7 @@ from logsleuth.check.model import CheckResult, Validation
 from logsleuth.check.validation import MODEL_FLAGS, describe, hook_source, read_hook_result
 from logsleuth.check.words import Command
 from logsleuth.errors import SourceError, UsageError
+from logsleuth.render.safety import clean
 from logsleuth.sources.options import SSHOptions
 from logsleuth.sources.spec import RemoteSpec, parse_remote_spec
 from logsleuth.sources.ssh.scripts import _one_line
@@ -69,9 +70,12 @@ class HostSGLang:
 
 
 def parse_host(host: str) -> RemoteSpec:
+    """HOST, user@host or user@host:port; a source spec (`gpu7:/var/log/x.log`, `gpu7:docker:x`) is refused, not
+    read as its host: check runs SGLang on a host, it reads no log or container."""
     remote = parse_remote_spec(f"{host}:.") if host and not host.startswith("-") else None
-    if remote is None:
-        raise UsageError(f"{host!r}: not a host (HOST, user@host or user@host:port)")
+    if remote is None or remote.path != ".":
+        raise UsageError(f"{host!r}: not a host (HOST, user@host or user@host:port; check takes no path, "
+                         "container or unit after it)")
     return remote
 
 
@@ -92,15 +96,16 @@ def _records(body: bytes) -> list[tuple[str, str]]:
 def probe(host: str, scripts: HostScripts, command: Command) -> HostSGLang:
     records = _records(scripts.run(PROBE_SCRIPT, command.program or "python3", *model_values(command)))
     found = dict(records)
+    # What the host printed is shown only inert (clean): a path or a version can hold escape sequences.
     if "nopython" in found:
-        raise SourceError(f"{host}: no program '{found['nopython']}' on the PATH of a non-interactive shell there")
+        raise SourceError(f"{host}: no program '{clean(found['nopython'])}' on the PATH of a non-interactive shell there")
     if "nosglang" in found:
-        raise SourceError(f"{host}: {found['nosglang']} has no SGLang (name the Python that has it: "
+        raise SourceError(f"{host}: {clean(found['nosglang'])} has no SGLang (name the Python that has it: "
                           "logsleuth check HOST -- /path/to/venv/bin/python -m sglang.launch_server …)")
     if "version" not in found:
         raise SourceError(f"{host}: the probe reported nothing")
     hub = tuple(value for kind, value in records if kind == "hub")
-    return HostSGLang(found["python"], found["version"].strip(), hub)
+    return HostSGLang(found["python"], clean(found["version"].strip(), 80), hub)
 
 
 def validate_on_host(host: str, command: Command, ssh: SSHOptions, *, allow_download: bool,
@@ -133,7 +138,7 @@ def _may_fetch(host: str, found: HostSGLang, allow_download: bool, confirm: Conf
     """True: validate offline.  Asks first when a model would come from the hub; refuses without an answer."""
     if not found.hub_models:
         return True
-    what = ", ".join(found.hub_models)
+    what = clean(", ".join(found.hub_models))  # echoed by the host
     question = (f"{host}: {what} is not a directory there, so SGLang's validation would download its config from "
                 "the Hugging Face hub into the host's cache. Allow that?")
     if allow_download or (confirm is not None and confirm(question)):

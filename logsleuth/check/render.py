@@ -16,6 +16,7 @@ from logsleuth.redact import (
     secret_by_name,
     without_secrets,
 )
+from logsleuth.render.safety import strip_controls
 
 SCHEMA_VERSION = 1
 PASS, FAIL = "✓", "✗"
@@ -58,6 +59,12 @@ def _without_command_secrets(render: Callable[[CheckResult], str]) -> Callable[[
     return rendered
 
 
+def _inert(lines: list[str]) -> str:
+    """The last guard: a pasted command, a host's answer or a log's text holds no escape sequence or control
+    character by the time it is printed (each source is cleaned too; tabs become spaces)."""
+    return "\n".join(strip_controls(line) for line in lines) + "\n"
+
+
 @_without_command_secrets
 def render_text(result: CheckResult) -> str:
     lines = [headline(result)]
@@ -78,7 +85,7 @@ def render_text(result: CheckResult) -> str:
         lines += [f"  ({note})" for note in result.validation.notes]
     if result.notes:
         lines += ["", *(f"note: {note}" for note in result.notes)]
-    return "\n".join(lines) + "\n"
+    return _inert(lines)
 
 
 def _trap_lines(trap: TrapVerdict) -> list[str]:
@@ -113,7 +120,7 @@ def render_markdown(result: CheckResult) -> str:
         lines += [f"- {note}" for note in result.validation.notes]
     if result.notes:
         lines += ["", *(f"_{note}_" for note in result.notes)]
-    return "\n".join(lines) + "\n"
+    return _inert(lines)
 
 
 @_without_command_secrets
@@ -126,7 +133,7 @@ def render_json(result: CheckResult) -> str:
         trap["corrected"] = redact_command(trap["corrected"]) if trap["corrected"] else None
     if data["validation"] and data["validation"]["command"]:
         data["validation"]["command"] = redact_command(data["validation"]["command"])
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(data, indent=2) + "\n"  # ASCII: no raw control or bidi character reaches a terminal
 
 
 RENDERERS = {"text": render_text, "markdown": render_markdown, "json": render_json}

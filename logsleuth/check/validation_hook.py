@@ -112,12 +112,32 @@ def _remember_usage_error(original: Any) -> Any:
     return error
 
 
+class ModelCodeRefused(Exception):
+    """A model's config names Python files of its own (`auto_map`): validation never imports them."""
+
+
+def _refuse_model_code(*_args: Any, **_kwargs: Any) -> NoReturn:
+    raise ModelCodeRefused("the model names code of its own (trust_remote_code); logsleuth check never runs it")
+
+
+def refuse_model_code() -> None:
+    """Replace transformers' loaders of a model's own modules before anything binds them: a command can come from
+    a log, and its model directory from whoever wrote that log."""
+    try:
+        import transformers.dynamic_module_utils as dynamic
+    except Exception:  # no transformers (or a broken one): SGLang will say so itself
+        return
+    dynamic.get_class_from_dynamic_module = _refuse_model_code
+    dynamic.get_class_in_module = _refuse_model_code
+
+
 def install() -> None:
     for name, functions in STUB_ENTRYPOINTS.items():
         sys.modules.setdefault(name, _make_stub(name, functions))
     if sglang_version().startswith("0.4.") and importlib.util.find_spec("vllm") is None:
         _vllm_custom_ops_placeholder()
     sys.meta_path.insert(0, TorchAmxShim())
+    refuse_model_code()
     argparse.ArgumentParser.error = _remember_usage_error(argparse.ArgumentParser.error)  # type: ignore[method-assign]
 
 

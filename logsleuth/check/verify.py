@@ -44,11 +44,13 @@ def check_words(words: Sequence[str], version: str | None, *, validate: bool = T
         command = parse_words(list(words))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    return check_command(command, version, validate=validate)
+    return check_command(command, version, validate=validate, user_named=True)
 
 
 def check_command(command: Command, version: str | None, *, validate: bool = True,
-                  notes: tuple[str, ...] = ()) -> CheckResult:
+                  notes: tuple[str, ...] = (), user_named: bool = False) -> CheckResult:
+    """`user_named`: the user typed the command as words, so the validation may read a local model directory in it
+    (one a log or a pasted answer names is never read: validation.local_arguments)."""
     if command.engine != ENGINE:
         raise UsageError(f"check knows SGLang's flags; this is a {command.engine} command")
     catalog, version_note = catalog_for(version)
@@ -59,7 +61,7 @@ def check_command(command: Command, version: str | None, *, validate: bool = Tru
         verdicts.append(FlagVerdict("--model-path", (), False, "required by every SGLang release, and not given"))
     as_line = _command_line(command)
     traps = find_traps(given, catalog, as_line, whole=command.whole)
-    validation = _validation(command, version, verdicts, validate)
+    validation = _validation(command, version, validate, user_named)
     return CheckResult(ENGINE, version, catalog.version, version_note, command.text, tuple(verdicts), traps,
                        validation, notes)
 
@@ -95,7 +97,7 @@ def _flags_only(words: Sequence[str], version: str | None, catalog: Catalog, val
     as_line = _command_line(command)
     traps = find_traps(given, catalog, as_line, whole=False)
     _catalog, version_note = catalog_for(version)
-    validation = _validation(command, version, verdicts, validate)
+    validation = _validation(command, version, validate, user_named=False)
     return CheckResult(ENGINE, version, catalog.version, version_note, " ".join(words), tuple(verdicts), traps, validation)
 
 
@@ -139,10 +141,10 @@ def _command_line(command: Command) -> CommandLine | None:
         return None
 
 
-def _validation(command: Command, version: str | None, verdicts: Sequence[FlagVerdict], validate: bool) -> Validation | None:
+def _validation(command: Command, version: str | None, validate: bool, user_named: bool) -> Validation | None:
     if not validate:
         return None
-    return validate_locally(command, version)
+    return validate_locally(command, version, user_named=user_named)
 
 
 __all__ = ["Given", "check_command", "check_text", "check_words", "verify_fix"]

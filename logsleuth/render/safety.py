@@ -9,6 +9,8 @@ close ours early, and chat mentions.  Renderers pass every log-derived string th
 from __future__ import annotations
 
 import re
+import shlex
+from collections.abc import Sequence
 
 ZWSP = "\u200b"  # zero-width space: breaks a token without changing how it reads
 
@@ -53,6 +55,36 @@ def strip_controls(text: str) -> str:
     if "\x1b" in text or "\x9b" in text or "\x9d" in text:
         text = _ESCAPE_SEQUENCES.sub("", text)
     return escape_surrogates(_CONTROLS.sub("", text.replace("\t", "    ")))
+
+
+# What a terminal does not show as itself: controls (tab and newline too), DEL, C1, zero-width and bidi marks,
+# line separators, the BOM; and lone surrogates (undecodable bytes).
+_UNSEEN = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ud800-\udfff]")
+_NAMED_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r", "\\": "\\\\", "'": "\\'"}
+
+
+def quote_shell_word(word: str) -> str:
+    """`word` as one shell word that shows every character it holds: shlex.quote's, or, when it holds one a
+    terminal would not show (a tab, ESC, a bidi override), bash's `$'…'` with that one escaped (`\\t`,
+    `\\x1b`, `\\u202e`), so a printed command reads as what it runs.  An undecodable byte is `\\xNN`."""
+    if not _UNSEEN.search(word):
+        return shlex.quote(word)
+    return "$'" + "".join(_escaped_char(char) for char in word) + "'"
+
+
+def _escaped_char(char: str) -> str:
+    if char in _NAMED_ESCAPES:
+        return _NAMED_ESCAPES[char]
+    if not _UNSEEN.match(char):
+        return char
+    code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def quote_shell_words(words: Sequence[str]) -> str:
+    return " ".join(quote_shell_word(word) for word in words)
 
 
 def clip(text: str, limit: int = MAX_DISPLAY_CHARS) -> str:

@@ -24,7 +24,7 @@ from logsleuth.models import (
     LaunchInfo,
     Report,
 )
-from logsleuth.render.safety import clean, clean_lines, strip_controls
+from logsleuth.render.safety import clean, clean_lines, quote_shell_word, strip_controls
 
 RELATION_TEXT = {
     "cause": "the above was the direct cause of:",
@@ -35,6 +35,7 @@ MAX_MESSAGE_LINES_SHOWN = 12  # of an exception message in a report (the scanner
 MAX_CONTEXT_LINES = 5
 MAX_CASCADE_LINES = 3
 COMMAND_CHARS = 4000  # a corrected command is shown whole unless absurd
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # How a version's origin is said (LaunchInfo.engine_version_source); a version read from the log is plain.
 VERSION_ORIGIN = {
     "inferred": "inferred from the code layout; the log does not name it",
@@ -173,6 +174,12 @@ def describe_op(op: FlagOp, needs_input: tuple[str, ...] = ()) -> str:
     return f"{op.op} {op.flag}" + (f" {op.value}" if op.value else "")
 
 
+def env_change(name: str, value: str) -> str:
+    """`env NAME=VALUE` with the assignment as one shell word (a value can hold log text: `0; touch x #`)."""
+    assignment = f"{name}={quote_shell_word(value)}" if _VARIABLE_NAME.fullmatch(name) else quote_shell_word(f"{name}={value}")
+    return clean(f"env {assignment}", COMMAND_CHARS)
+
+
 def _without_or(summary: str) -> str:
     """An alternative's summary under its "Or:" label: a pattern's leading "Or" would say it twice."""
     for lead in ("Or, ", "Or "):
@@ -185,7 +192,7 @@ def _without_or(summary: str) -> str:
 def fix_view(fix: Fix, alternative: bool = False) -> FixView:
     return FixView(
         summary=prose(_without_or(fix.summary) if alternative else fix.summary),
-        changes=[clean(describe_op(op, fix.needs_input)) for op in fix.flags] + [clean(f"env {k}={v}") for k, v in fix.env],
+        changes=[clean(describe_op(op, fix.needs_input)) for op in fix.flags] + [env_change(k, v) for k, v in fix.env],
         steps=[prose(step) for step in fix.steps],
         command=clean(fix.command, COMMAND_CHARS) if fix.command else None,
         alternatives=[fix_view(other, alternative=True) for other in fix.alternatives],

@@ -64,6 +64,8 @@ def place(sshd: SSHD) -> Iterator[Path]:
 
 
 def _kill_group(pgid: int) -> None:
+    if pgid < 2:  # a pid file a test planted: killpg(0) is our own group, killpg(1) init's
+        return
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pgid, signal.SIGKILL)
 
@@ -185,7 +187,9 @@ def test_dry_run_prints_the_commands_and_writes_nothing(sshd: SSHD, place: Path)
     log = default_log_path(now)
     assert log == "logsleuth/launch-20261130T224800Z.log"
     assert run.stdout.splitlines() == [
+        "umask 077",
         'mkdir -p "$HOME"/logsleuth',
+        'chmod go-rwx "$HOME"/logsleuth',
         f"printf '%s\\n' '+ PYTHONPATH={place}/pkg python3 -m sglang.launch_server --model-path /models/m "
         f"--fake-step-seconds 0.05' > \"$HOME\"/{log}",
         f"setsid nohup env PYTHONPATH={place}/pkg python3 -m sglang.launch_server --model-path /models/m "

@@ -18,23 +18,36 @@ from logsleuth.sources.spec import RemoteError, RemoteSpec
 from logsleuth.sources.ssh.run import NoShell, Runner
 from logsleuth.sources.ssh.scripts import _one_line, parse_records
 
-# Start COMMAND ("$@" after six values) detached: checks first (each failure is one record, nothing written),
+# Start COMMAND ("$@" after seven values) detached: checks first (each failure is one record, nothing written),
 # then the log's first line (the command, as `sh -x` writes it: the log says what it is the log of), then the
-# server.  `set -C` (noclobber) makes "never overwrite" hold even against a launch racing us.  `$!` is the
-# server's pid and process group: a background job of a non-interactive sh is no group leader, so setsid(1)
-# calls setsid() and execs rather than forking.  dash's kill takes no `--`: `kill -0 -G` tests a group.
+# server.  umask 077: the log's first line holds the command, tokens included, so the log, the pid file and any
+# directory made for them are the account's alone; `private` = 1 (logsleuth's default directory, not one the user
+# named) also takes group and others' access away from that directory when it already exists.  `set -C`
+# (noclobber) makes "never overwrite" hold even against a launch racing us, and --overwrite removes the old files
+# first, so what is written is always a new private file (never written through a link).  `$!` is the server's
+# pid and process group: a background job of a non-interactive sh is no group leader, so setsid(1) calls setsid()
+# and execs rather than forking.  dash's kill takes no `--`: `kill -0 -G` tests a group.  A pid file's group still
+# running is reported with what confirms it is the launch (records `owned`, `leader`: its leader's argv with \1
+# between words, `recorded`: the log's first line); a group below 2 is never one (0 and 1 mean "every process").
 _LAUNCH_LINES = r"""
-m=$1; log=$2; pidfile=$3; overwrite=$4; program=$5; header=$6; shift 6;
+m=$1; log=$2; pidfile=$3; overwrite=$4; program=$5; header=$6; private=$7; shift 7;
 printf '%s\n' "$m";
+umask 077;
 for c in setsid nohup; do command -v "$c" >/dev/null 2>&1 || { printf 'nocmd\t%s\0' "$c"; exit 0; }; done;
 command -v "$program" >/dev/null 2>&1 || { printf 'noprogram\t%s\0' "$program"; exit 0; };
 case $log in */*) d=${log%/*}; d=${d:-/} ;; *) d=. ;; esac;
 mkdir -p -- "$d" 2>/dev/null && [ -d "$d" ] && [ -w "$d" ] || { printf 'nodir\t%s\0' "$d"; exit 0; };
-if [ -s "$pidfile" ]; then g=$(cat -- "$pidfile" 2>/dev/null);
-  case $g in ''|*[!0-9]*) ;; *) kill -0 "-$g" 2>/dev/null && { printf 'running\t%s\0' "$g"; exit 0; } ;; esac; fi;
-if [ "$overwrite" = 0 ]; then
-  for f in "$log" "$pidfile"; do if [ -e "$f" ] || [ -L "$f" ]; then printf 'exists\t%s\0' "$f"; exit 0; fi; done;
-  set -C; fi;
+if [ "$private" = 1 ]; then chmod go-rwx -- "$d" 2>/dev/null; fi;
+if [ -s "$pidfile" ]; then g=$(head -c 32 -- "$pidfile" 2>/dev/null);
+  case $g in ''|0*|*[!0-9]*) ;; *) if [ "$g" -ge 2 ] 2>/dev/null && kill -0 "-$g" 2>/dev/null; then
+    printf 'running\t%s\0' "$g";
+    [ -O "/proc/$g" ] && printf 'owned\t%s\0' "$g";
+    [ -r "/proc/$g/cmdline" ] && printf 'leader\t%s\0' "$(tr '\000' '\001' <"/proc/$g/cmdline" 2>/dev/null)";
+    printf 'recorded\t%s\0' "$(head -c 65536 -- "$log" 2>/dev/null | head -n 1)";
+    exit 0; fi ;; esac; fi;
+if [ "$overwrite" = 1 ]; then rm -f -- "$log" "$pidfile" 2>/dev/null;
+else for f in "$log" "$pidfile"; do if [ -e "$f" ] || [ -L "$f" ]; then printf 'exists\t%s\0' "$f"; exit 0; fi; done; fi;
+set -C;
 { printf '%s\n' "$header" >"$log"; } 2>/dev/null || { printf 'nolog\t%s\0' "$log"; exit 0; };
 setsid nohup "$@" >>"$log" 2>&1 </dev/null &
 g=$!;
