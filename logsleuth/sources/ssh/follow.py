@@ -13,6 +13,10 @@ after a RESTART, as tail's own announcements are within a leg.  So however often
 drops, no byte is delivered twice and none is skipped.  (Not detected: a file truncated during an outage that
 grew past the offset again before the reconnect; its inode and size look like the old file's.)
 
+While a leg runs, a heartbeat on the host reports the file's size every second; when it is no more than what was
+delivered, the follow yields ALIVE (base.py): watch takes silence for the end of a traceback only when the host
+confirms it, never while the connection is frozen (before the keepalives find it stalled) or being reconnected.
+
 The follow ends only with an error: a RemoteError (exit 3) once the attempts are used up, or when tail gives up
 by itself (it cannot read the file).  It never ends as a stream does, which watch would take for "the log ended".
 """
@@ -27,7 +31,7 @@ from typing import Protocol
 
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
-from logsleuth.sources.base import RESTART, Progress
+from logsleuth.sources.base import ALIVE, RESTART, Progress
 from logsleuth.sources.spec import RemoteError
 from logsleuth.sources.ssh.run import NoShell, RemoteRun, Runner, classify_remote_error
 from logsleuth.sources.ssh.scripts import (
@@ -206,7 +210,8 @@ class _Leg:
         raise RemoteError(f"{self._name}: the remote follow did not start ({self._run.error_text()})")
 
     def pieces(self, place: _Place) -> Iterator[bytes]:
-        """The file's bytes, RESTARTs where the file started over, b"" on idle polls; returns when tail ended."""
+        """The file's bytes, RESTARTs where the file started over, ALIVE when a heartbeat found nothing on its way
+        (base.ALIVE), b"" on idle polls; returns when tail ended."""
         place.inode = self.start.inode or None
         if self.start.how == "restart" or (self.start.how == "missing" and place.offset > 0):
             if place.restart():
@@ -219,6 +224,9 @@ class _Leg:
                 if isinstance(piece, bytes):
                     place.delivered(piece)
                     yield piece
+                elif piece.alive_size is not None:
+                    if piece.alive_size <= place.offset:  # nothing written is still on its way
+                        yield ALIVE
                 elif piece.restarts:
                     if not piece.same_file:
                         place.inode = self._inode_now()
