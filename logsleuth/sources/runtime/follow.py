@@ -41,6 +41,9 @@ INSPECT_EVERY = 1.0  # seconds between two looks at a stopped container (`docker
 # purpose, and its fact line (which the watch reads as a failure) is told only if it stays stopped this long.
 STOPPED_ON_PURPOSE_GRACE = 10.0
 _SIGTERM_EXIT = 128 + 15
+# After a lost SSH connection the follow starts again with this many of the newest lines, to find where it was in
+# them (runtime/remote.py): lines written while it was away beyond this many are lost.
+RESUME_LINES = LINE_STEPS[0]
 
 
 # -- Docker and Podman ------------------------------------------------------------------------------------------
@@ -50,7 +53,10 @@ def follow_command(runtime: str, container: str, *, tail: int | None = None, sin
     """`docker logs --follow --tail N -- C` (every line when `tail` is None), or `--since TIME` for the run that
     started after TIME.  The container's stderr is merged into stdout, as for `docker logs` (docker.py)."""
     window = (*(("--since", since) if since is not None else ()), *(("--tail", str(tail)) if tail is not None else ()))
-    return Command((runtime, "logs", "--follow", *window, "--", container), merge_errors=True)
+    resume = (runtime, "logs", "--follow", *(("--since", since) if since is not None else ()), "--tail", str(RESUME_LINES),
+              "--", container)
+    return Command((runtime, "logs", "--follow", *window, "--", container), merge_errors=True,
+                   resume=Command(resume, merge_errors=True))
 
 
 def follow_container(
@@ -122,8 +128,10 @@ def _idle(seconds: float, clock: Callable[[], float]) -> Iterator[bytes]:
 def unit_follow_command(unit: str, tail: int | None = 0) -> Command:
     """`journalctl -u UNIT --follow -n N -o short-iso --no-pager` (`-n all` when `tail` is None: with --follow,
     journalctl shows 10 lines unless told)."""
-    return Command(("journalctl", "-u", unit, "--follow", "-n", "all" if tail is None else str(tail), "--no-pager",
-                    "-o", "short-iso"))
+    def lines(count: str) -> tuple[str, ...]:
+        return ("journalctl", "-u", unit, "--follow", "-n", count, "--no-pager", "-o", "short-iso")
+
+    return Command(lines("all" if tail is None else str(tail)), resume=Command(lines(str(RESUME_LINES))))
 
 
 def follow_unit(spec: RuntimeSpec, stream: StreamRunner, *, tail: int | None = 0) -> Iterator[bytes]:

@@ -7,15 +7,22 @@ exists (exit 127, which becomes FileNotFoundError as a local run's would) and ex
 stderr are the program's own.  A command with a time limit runs under coreutils `timeout` where the host has it.
 
 One connection serves every command of a source (inspect, then each widening of the log); `close` ends it.
+
+A follow (`watch HOST:docker:C`, `watch HOST:journal:U`) outlives a lost connection as `watch HOST:PATH` does: the
+same attempts, backoff and "reconnecting (attempt n)…" notices (ssh/follow.py's `reconnect`).  A command has no
+byte offset to resume from, so the follow starts again with the newest lines (`Command.resume`) and drops those
+that overlap the end of what was delivered (`_Resumed`): nothing is repeated, and nothing is lost unless more than
+RESUME_LINES lines were written while the connection was down.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 
 from logsleuth.sources.options import SSHOptions
-from logsleuth.sources.runtime.command import Command, Finished, newest
+from logsleuth.sources.runtime.command import MAX_HELD, Command, Finished, newest
 from logsleuth.sources.spec import RemoteError, RemoteSpec
 from logsleuth.sources.ssh.run import NoShell, RemoteRun
 from logsleuth.sources.ssh.run import Runner as ScriptRunner
@@ -56,9 +63,10 @@ class RemoteCommands:
     """Runs commands on one host over one connection, opened at the first command.  Call it as a Runner
     (`command -> Finished`); `stream` follows a command (a StreamRunner); `close` ends the connection."""
 
-    def __init__(self, remote: RemoteSpec, options: SSHOptions) -> None:
+    def __init__(self, remote: RemoteSpec, options: SSHOptions, name: str | None = None) -> None:
         self.remote = remote
         self.options = options
+        self.name = name or remote.host  # the spec as the user wrote it, for the reconnect notices
         self._runner: ScriptRunner | None = None
         self._lock = threading.Lock()
 
@@ -81,24 +89,98 @@ class RemoteCommands:
     def stream(self, command: Command) -> Iterator[bytes]:
         """The command's stdout as it comes, b"" on idle ticks; ends when it exits.  No time limit: a follow
         runs until the watch ends, and closing this iterator closes the channel; the remote command ends with
-        the session (STREAM_SCRIPT)."""
-        run = self._connected().run(STREAM_SCRIPT, *_arguments(command, limit=0), idle_ticks=True)
-        yield from self._chunks(run, command)
-        _raise_if_missing(run.exit_status, run.stderr, command)
+        the session (STREAM_SCRIPT).  A lost connection is connected again and the command followed on with its
+        `resume` (module docstring); RemoteError once reconnecting failed."""
+        from logsleuth.sources.ssh.follow import reconnect
+
+        delivered = b""  # the end of what was yielded: where a resumed follow picks up
+        running, resumed = command, None
+        while True:
+            try:
+                run = self._connected().run(STREAM_SCRIPT, *_arguments(running, limit=0), idle_ticks=True)
+                for chunk in run:
+                    if resumed is not None:
+                        chunk = resumed.feed(chunk)
+                    if chunk:
+                        delivered = (delivered + chunk)[-_ANCHOR:]
+                    yield chunk
+            except NoShell:
+                raise self._no_shell(running) from None  # the account, not the connection: never retried
+            except RemoteError as exc:  # the connection was lost, or stalled
+                if command.resume is None:
+                    raise
+                reason = str(exc).removeprefix(f"{self.remote.host}: ")
+                yield from reconnect(self.name, self.remote.host, self.options.notice, reason, self._reconnected)
+                # Nothing delivered yet: the command as it was is still right (it has not shown its lines).
+                running, resumed = (command.resume, _Resumed(delivered)) if delivered else (command, None)
+                continue
+            _raise_if_missing(run.exit_status, run.stderr, running)
+            return
+
+    def _reconnected(self) -> ScriptRunner:
+        """A new connection in place of a lost one: the same settings, one connect attempt (reconnect retries)."""
+        with self._lock:
+            if self._runner is not None:
+                self._runner.release()
+                self._runner = None
+        from logsleuth.sources.ssh.remote_command import open_runner
+
+        again = replace(self.options, connect_attempts=1, deadline=None, progress=None, hold_new_host_key=None)
+        runner = open_runner(self.remote, again)
+        with self._lock:
+            self._runner = runner
+        return runner
 
     def _chunks(self, run: RemoteRun, command: Command) -> Iterator[bytes]:
         try:
             yield from run
         except NoShell:
-            raise RemoteError(
-                f"{self.remote.host}: the account has no usable shell, so {command.argv[0]} cannot be run there"
-            ) from None
+            raise self._no_shell(command) from None
+
+    def _no_shell(self, command: Command) -> RemoteError:
+        return RemoteError(
+            f"{self.remote.host}: the account has no usable shell, so {command.argv[0]} cannot be run there"
+        )
 
     def close(self) -> None:
         with self._lock:
             if self._runner is not None:
                 self._runner.release()
                 self._runner = None
+
+
+_ANCHOR = 4096  # bytes: the end of what a follow delivered, looked for in a resumed follow's first lines
+_SETTLED_TICKS = 25  # idle ticks (about a second) after which a resumed follow's newest lines are all there
+
+
+class _Resumed:
+    """A resumed follow's output without what was delivered before the connection was lost.  Its first lines (the
+    newest RESUME_LINES) are held until the end of what was delivered (`anchor`) turns up in them: what comes after
+    it is new.  When it does not (more lines than that were written meanwhile, or the log started over), everything
+    is passed on once the command has been quiet for a second or MAX_HELD bytes came."""
+
+    def __init__(self, anchor: bytes) -> None:
+        self._anchor = anchor
+        self._held: bytearray | None = bytearray() if anchor else None
+        self._quiet = 0
+
+    def feed(self, chunk: bytes) -> bytes:
+        if self._held is None:
+            return chunk
+        if not chunk:
+            self._quiet += 1
+            return self._release() if self._quiet >= _SETTLED_TICKS else b""
+        self._quiet = 0
+        self._held += chunk
+        found = self._held.find(self._anchor)
+        if found >= 0:
+            self._held = self._held[found + len(self._anchor) :]
+            return self._release()
+        return self._release() if len(self._held) > MAX_HELD else b""
+
+    def _release(self) -> bytes:
+        held, self._held = bytes(self._held or b""), None
+        return held
 
 
 def _arguments(command: Command, *, limit: float) -> tuple[str | int, ...]:

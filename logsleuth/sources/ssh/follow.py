@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
@@ -49,6 +49,7 @@ _IDLE_TICK = 0.2  # seconds, as the runs' own idle ticks
 _MAX_START_LINE = 4096  # FOLLOW_SCRIPT's first line is a word and a number
 # What a lost leg raises: the connection went away (RemoteError) or the marker never came (NoShell).
 _LOST = (RemoteError, NoShell)
+T = TypeVar("T")
 
 
 class Reconnectable(Protocol):
@@ -124,9 +125,28 @@ def reconnecting_follow(source: Reconnectable, offset: int, *, attempts: int = R
 def _reconnect(
     source: Reconnectable, place: _Place, reason: str, attempts: int
 ) -> Generator[bytes, None, tuple[Reconnectable, _Leg]]:
-    """The file opened again and a leg started on it, with bounded exponential backoff; RemoteError when every
-    attempt failed.  Yields b"" while it waits between attempts, so that watch keeps time (--timeout)."""
-    say = source.notice or (lambda _text: None)
+    """The file opened again and a leg started on it (reconnect's policy)."""
+
+    def reopen_and_start() -> tuple[Reconnectable, _Leg]:
+        reopened = source.reopen()
+        try:
+            return reopened, _Leg(reopened.runner, source, place, least=place.offset)
+        except BaseException:
+            reopened.close()
+            raise
+
+    return (yield from reconnect(source.name, source.host, source.notice, reason, reopen_and_start, attempts))
+
+
+def reconnect(
+    name: str, host: str | None, notice: Progress | None, reason: str, connect: Callable[[], T],
+    attempts: int = RECONNECT_ATTEMPTS,
+) -> Generator[bytes, None, T]:
+    """`connect()` after a lost connection, with bounded exponential backoff (module docstring), each attempt
+    announced to `notice` as "NAME: REASON; reconnecting (attempt n)…"; RemoteError when every attempt failed.
+    Yields b"" while it waits between attempts, so that watch keeps time (--timeout).  The policy of every
+    follow over SSH: a remote file's (here) and a runtime's (runtime/remote.py)."""
+    say = notice or (lambda _text: None)
     waits: list[float] = []  # tenacity's backoff, waited here in idle ticks instead of one sleep
     retrying = Retrying(
         stop=stop_after_attempt(max(1, attempts)),
@@ -139,22 +159,15 @@ def _reconnect(
         for attempt in retrying:
             yield from _idle(waits.pop() if waits else 0.0)
             with attempt:
-                say(f"{source.name}: {reason}; reconnecting (attempt {attempt.retry_state.attempt_number})…")
+                say(f"{name}: {reason}; reconnecting (attempt {attempt.retry_state.attempt_number})…")
                 try:
-                    reopened = source.reopen()
-                except _LOST as exc:
-                    reason = _without_host(exc, source.host)
-                    raise
-                try:
-                    return reopened, _Leg(reopened.runner, source, place, least=place.offset)
+                    return connect()
                 except BaseException as exc:
-                    reopened.close()
-                    reason = _without_host(exc, source.host)
+                    reason = _without_host(exc, host)
                     raise
     except _LOST as exc:
         raise RemoteError(
-            f"{source.name}: connection lost; gave up after {attempts} attempts to reconnect "
-            f"({_without_host(exc, source.host)})"
+            f"{name}: connection lost; gave up after {attempts} attempts to reconnect ({_without_host(exc, host)})"
         ) from None
     raise AssertionError("unreachable")  # pragma: no cover
 
