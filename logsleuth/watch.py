@@ -292,6 +292,7 @@ def watch(
     from_start: bool = False,
     details: bool = False,
     restarted_text: str = FILE_RESTARTED,
+    confirms_silence: bool | None = None,
     started: float | None = None,
     clock: Callable[[], float] = time.monotonic,
     stop: Callable[[], bool] | None = None,
@@ -304,7 +305,8 @@ def watch(
     followed by a later launch that is still loading is not ready.  `stop()`, checked at every poll, ends the
     watch quietly (another log of the same fleet decided the outcome).  With `then_follow`, ready does not end
     the watch: a later crash does (and `warning` events tell a struggling server); stall and timeout stop
-    counting at ready.  `details`: also yield progress bar readings and the latest line of each chunk (for a view
+    counting at ready.  `confirms_silence`: whether the follower yields ALIVE (base.py; default: what the source
+    says, base.ConfirmsSilence).  `details`: also yield progress bar readings and the latest line of each chunk (for a view
 of the launch)."""
     options = options or DiagnoseOptions()
     patterns = patterns or load_library(options)
@@ -315,7 +317,9 @@ of the launch)."""
     current = _Generation(_Launch(source.host), start, skip_first=start > 0, last_data=now)
     replaying = size > start  # events wait until the backlog is read
     ready = False
-    link = _Link(confirms=isinstance(source, ConfirmsSilence) and source.confirms_silence)
+    if confirms_silence is None:
+        confirms_silence = isinstance(source, ConfirmsSilence) and source.confirms_silence
+    link = _Link(confirms=confirms_silence)
     lost: list[SourceError] = []
 
     def failure_event(failures: list[Failure], source_lost: str | None = None) -> WatchEvent | None:
@@ -555,10 +559,11 @@ def watch_spec(
     library = _Library(options)
 
     def follow_with(
-        source: Source, follow: Follow, *, read_all: bool, restarted_text: str = FILE_RESTARTED
+        source: Source, follow: Follow, *, read_all: bool, restarted_text: str = FILE_RESTARTED,
+        confirms_silence: bool | None = None,
     ) -> Iterator[WatchEvent]:
         return watch(source, follow, options, patterns=library.loaded(), timeout=timeout, started=started,
-                     restarted_text=restarted_text,
+                     restarted_text=restarted_text, confirms_silence=confirms_silence,
                      settle=settle, stall=stall, then_follow=then_follow, from_start=read_all, details=details,
                      stop=stop)
 
@@ -580,7 +585,7 @@ def watch_spec(
         followed = open_followed(spec, options.ssh, whole=from_start)
         try:
             yield from follow_with(followed.source, followed.follow, read_all=from_start,
-                                   restarted_text=RUNTIME_RESTARTED)
+                                   restarted_text=RUNTIME_RESTARTED, confirms_silence=followed.confirms_silence)
         finally:
             followed.close()
         return

@@ -29,6 +29,10 @@ BACKENDS = ["paramiko", "openssh"]
 
 @pytest.fixture
 def remote_runtime(sshd: SSHD) -> Runtime:
+    return install_standins(sshd)
+
+
+def install_standins(sshd: SSHD) -> Runtime:
     """The stand-ins and an empty state for them on the test host (the stand-ins are copied: pytest's own temp
     dirs are private to root, and the test account must run them)."""
     bin_dir, state = runtime_bin(sshd.root), runtime_state(sshd.root)
@@ -325,12 +329,12 @@ def test_a_resumed_follow_passes_on_only_what_comes_after_what_was_delivered() -
     """The overlap rule alone: the newest lines again, cut after the end of what was delivered; when that end is
     not among them (more lines were written while the connection was down), all of them once the command is
     quiet for a second (25 idle ticks)."""
-    from logsleuth.sources.runtime.remote import _Resumed
+    from logsleuth.sources.runtime.link import Resumed
 
-    resumed = _Resumed(b"line 2\nline 3\n")
+    resumed = Resumed(b"line 2\nline 3\n")
     assert [resumed.feed(chunk) for chunk in (b"line 1\nline 2\n", b"line 3\nline 4\n", b"line 5\n")] == [
         b"", b"line 4\n", b"line 5\n"]
-    gap = _Resumed(b"line 3\n")
+    gap = Resumed(b"line 3\n")
     assert gap.feed(b"line 90\nline 91\n") == b""
     assert b"".join(gap.feed(b"") for _ in range(25)) == b"line 90\nline 91\n"
     assert gap.feed(b"line 92\n") == b"line 92\n"

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sshd_server import SSHD, _command, _parent, free_port
@@ -546,9 +547,10 @@ class BackgroundWatch(threading.Thread):
     """watch() of one remote log in a thread, its events collected; `finish` stops it (watch's own `stop`)."""
 
     def __init__(self, source: object, follow: Callable[[int], Iterator[bytes]], options: DiagnoseOptions,
-                 clock: MovableClock) -> None:
+                 clock: MovableClock, **settings: Any) -> None:
         super().__init__(daemon=True)
         self.source, self.follow, self.options, self.clock = source, follow, options, clock
+        self.settings = settings
         self.events: list[WatchEvent] = []
         self.error: BaseException | None = None
         self._stopping = threading.Event()
@@ -558,15 +560,35 @@ class BackgroundWatch(threading.Thread):
 
         try:
             for event in watch(self.source, self.follow, self.options, incomplete_grace=GRACE,  # type: ignore[arg-type]
-                               clock=self.clock, stop=self._stopping.is_set):
+                               clock=self.clock, stop=self._stopping.is_set, **self.settings):
                 self.events.append(event)
         except BaseException as exc:  # noqa: BLE001 - handed to the test, which asserts on it
             self.error = exc
 
-    def wait_for_stage(self) -> None:
-        """The backlog is read (its stages are shown only then): the half traceback has arrived."""
-        wait_for(lambda: self.error or any(event.kind == "stage" for event in self.events), 30, "the backlog")
+    def wait_for_stage(self, text: str | None = None) -> None:
+        """The backlog is read (its stages are shown only then): the half traceback has arrived.  `text`: wait for
+        the last line of a chunk read live to hold it instead (watch's `details`)."""
+        def seen(event: WatchEvent) -> bool:
+            return event.kind == "stage" if text is None else event.kind == "line" and text in (event.text or "")
+
+        wait_for(lambda: self.error or any(seen(event) for event in self.events), 30, "the backlog")
         assert self.error is None, self.error
+
+    def outcome(self, meanwhile: Callable[[], None], close: Callable[[], None], text: str | None = None) -> WatchEvent:
+        """Run the watch; once half the traceback arrived (wait_for_stage), run `meanwhile` and move the watch's
+        clock past the grace.  The watch's last event, a failure; `close` closes its source."""
+        self.start()
+        try:
+            self.wait_for_stage(text)
+            meanwhile()
+            self.clock.added = JUMP  # the grace is long over
+            self.finish()
+        finally:
+            close()
+        assert self.error is None, self.error
+        outcome = self.events[-1]
+        assert outcome.kind == "failure" and outcome.report is not None, [event.kind for event in self.events]
+        return outcome
 
     def finish(self, seconds: float = 30) -> None:
         self.join(seconds)
@@ -602,7 +624,7 @@ def signal_proxies(counter: Path, signum: int) -> None:
 
 
 @pytest.fixture
-def frozen_setup(sshd: SSHD, log: Path, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[Path, Path]]:
+def frozen_setup(sshd: SSHD, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[Path, Path]]:
     """(the client config through the proxy, the proxy's pid file); the proxies are ended afterwards."""
     backend = request.node.callspec.params["backend"]
     counter = tmp_path / "proxies"
@@ -627,20 +649,7 @@ def watch_half_a_traceback(
     (source,) = open_sources(f"logsleuth-alias:{log}", ssh)
     follow = source.follow if attempts is None else (  # type: ignore[attr-defined]
         lambda offset: reconnecting_follow(source, offset, attempts=attempts))  # type: ignore[arg-type]
-    clock = MovableClock()
-    watching = BackgroundWatch(source, follow, DiagnoseOptions(ssh=ssh), clock)
-    watching.start()
-    try:
-        watching.wait_for_stage()
-        meanwhile()
-        clock.added = JUMP  # the grace is long over
-        watching.finish()
-    finally:
-        source.close()
-    assert watching.error is None, watching.error
-    outcome = watching.events[-1]
-    assert outcome.kind == "failure" and outcome.report is not None, [event.kind for event in watching.events]
-    return outcome
+    return BackgroundWatch(source, follow, DiagnoseOptions(ssh=ssh), MovableClock()).outcome(meanwhile, source.close)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -701,3 +710,44 @@ def test_a_connection_that_never_comes_back_reports_the_half_traceback_as_cut_sh
                                         "cut short")
     (group,) = outcome.report.failures
     assert group.failure.truncated
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("frozen", [True, False], ids=["frozen", "alive"])
+def test_a_unit_whose_connection_freezes_mid_traceback_is_reported_whole(
+    sshd: SSHD, backend: str, frozen: bool, frozen_setup: tuple[Path, Path]
+) -> None:
+    """`watch HOST:journal:UNIT` (journalctl on the host is the stand-in of tests/runtime/standins: no journald runs
+    here): the same freeze after half a traceback.  The follow's heartbeat stops with the link, so the grace does
+    not report the half; after the reconnect the rest is read and the whole traceback is the failure.  On a live
+    link the heartbeat confirms the silence, and the half is reported as it is."""
+    from test_runtime_ssh import install_standins
+
+    from logsleuth.sources.runtime.follow import open_followed
+    from tests.runtime.test_follow import set_unit
+
+    stamp = "2026-11-30T22:10:31+0000 gpu7 python3[4187]: "
+    before = [stamp + line for line in (b"".join(STAGES) + HALF_TRACEBACK).decode().splitlines()]
+    runtime = install_standins(sshd)
+    runtime.unit("sglang.service", before, {"LoadState": "loaded", "ActiveState": "active", "Result": "success"})
+    config, counter = frozen_setup
+    notices: list[str] = []
+    ssh = SSHOptions(config_file=str(config), backend=backend, notice=notices.append)  # type: ignore[arg-type]
+    followed = open_followed("logsleuth-runtime@logsleuth-alias:journal:sglang.service", ssh)
+
+    def freeze_then_finish_the_traceback() -> None:
+        if frozen:
+            signal_proxies(counter, signal.SIGSTOP)
+            set_unit(runtime, "sglang.service", [*before, stamp + REST_OF_TRACEBACK.decode().strip()])
+
+    watching = BackgroundWatch(followed.source, followed.follow, DiagnoseOptions(ssh=ssh), MovableClock(),
+                               details=True, confirms_silence=followed.confirms_silence)
+    outcome = watching.outcome(freeze_then_finish_the_traceback, followed.close, "TokenizerManager(server_args)")
+    assert outcome.report is not None
+    (group,) = outcome.report.failures
+    if not frozen:
+        assert group.failure.truncated
+        return
+    assert (group.failure.final.type, group.failure.final.message) == (
+        "RuntimeError", "written while the connection was frozen")
+    assert any("reconnecting (attempt 1)" in notice for notice in notices), notices

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Iterator
 
 from logsleuth.errors import UsageError
-from logsleuth.sources.base import RESTART, Source
+from logsleuth.sources.base import ALIVE, RESTART, Source
 from logsleuth.sources.memory import MemorySource
 from logsleuth.sources.options import SSHOptions
 from logsleuth.sources.runtime.command import (
@@ -82,6 +82,7 @@ def follow_container(
         told = False
         while True:
             facts = read_facts(spec, runner)
+            yield ALIVE  # the run's log has ended, all of it delivered: silence now is the container's
             if _new_run(following, facts):
                 yield RESTART
                 command = follow_command(spec.runtime, spec.target, since=facts.finished_at)
@@ -148,8 +149,12 @@ class FollowedSource:
     `follow(offset)`, the watch's Follow: the backlog again from `offset`, then the live log.  `close` stops the
     follow and ends the connection."""
 
-    def __init__(self, source: Source, chunks: Callable[[], Iterator[bytes]], on_close: Callable[[], None]) -> None:
+    def __init__(
+        self, source: Source, chunks: Callable[[], Iterator[bytes]], on_close: Callable[[], None], *,
+        confirms_silence: bool = False,
+    ) -> None:
         self.source = source
+        self.confirms_silence = confirms_silence  # its follow yields ALIVE (a host's, over SSH: remote.py)
         self._chunks = chunks
         self._on_close = on_close
         self._following: list[Iterator[bytes]] = []
@@ -180,7 +185,9 @@ def open_followed(spec: str, ssh_options: SSHOptions | None = None, *, whole: bo
                          f"{parsed.pod.workload} as a fleet")
     runner, stream, close = commands_for(parsed, ssh_options)
     try:
-        return _open(parsed, runner, stream, close, whole=whole)
+        followed = _open(parsed, runner, stream, close, whole=whole)
+        followed.confirms_silence = parsed.remote is not None  # its heartbeat (remote.py); here nothing can freeze
+        return followed
     except BaseException:
         close()
         raise
@@ -221,7 +228,7 @@ def _open_pod(parsed: RuntimeSpec, runner: Runner, stream: StreamRunner, close: 
 def _from_offset(chunks: Iterator[bytes], offset: int) -> Iterator[bytes]:
     """The chunks without their first `offset` bytes (the part of the backlog the watch does not replay)."""
     for chunk in chunks:
-        if offset and chunk != RESTART:
+        if offset and chunk not in (RESTART, ALIVE):
             dropped = min(offset, len(chunk))
             offset -= dropped
             chunk = chunk[dropped:]

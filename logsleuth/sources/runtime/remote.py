@@ -21,8 +21,10 @@ import threading
 from collections.abc import Iterator
 from dataclasses import replace
 
+from logsleuth.sources.base import ALIVE
 from logsleuth.sources.options import SSHOptions
-from logsleuth.sources.runtime.command import MAX_HELD, Command, Finished, newest
+from logsleuth.sources.runtime.command import Command, Finished, newest
+from logsleuth.sources.runtime.link import ANCHOR, Heartbeats, Resumed, new_heartbeat
 from logsleuth.sources.spec import RemoteError, RemoteSpec
 from logsleuth.sources.ssh.run import NoShell, RemoteRun
 from logsleuth.sources.ssh.run import Runner as ScriptRunner
@@ -44,16 +46,20 @@ RUN_SCRIPT = _one_line(_RUN_LINES)
 # A follow (`journalctl --follow`, `docker logs -f`) notices that our connection closed only when it next writes:
 # a quiet unit would keep it running on the host for good.  So it runs beside a watcher of the session that
 # started this shell ($PPID), which ends it within a second of the session; its own exit status is kept.
+# Beside it, a heartbeat prints the follow's own random word ($3) every second while the command runs: delivered, it
+# says that everything the command wrote before it was delivered too (link.py), which a frozen connection cannot.
 _STREAM_LINES = r"""
-m=$1; merge=$2; shift 3;
+m=$1; merge=$2; beat=$3; shift 3;
 printf '%s\n' "$m";
 command -v "$1" >/dev/null 2>&1 || { printf 'logsleuth-runtime: not found: %s\n' "$1" >&2; exit 127; };
 if [ "$merge" = 1 ]; then "$@" 2>&1 & else "$@" & fi;
 c=$!;
 ( while kill -0 "$PPID" 2>/dev/null; do sleep 1; done; kill "$c" 2>/dev/null ) </dev/null >/dev/null 2>&1 &
 w=$!;
+( while kill -0 "$c" 2>/dev/null; do sleep 1 >/dev/null 2>&1; printf '%s\n' "$beat"; done ) </dev/null 2>/dev/null &
+h=$!;
 wait "$c"; s=$?;
-kill "$w" 2>/dev/null;
+kill "$w" "$h" 2>/dev/null;
 exit "$s"
 """
 STREAM_SCRIPT = _one_line(_STREAM_LINES)
@@ -96,14 +102,20 @@ class RemoteCommands:
         delivered = b""  # the end of what was yielded: where a resumed follow picks up
         running, resumed = command, None
         while True:
+            beat = new_heartbeat()
+            beats = Heartbeats(beat)
             try:
-                run = self._connected().run(STREAM_SCRIPT, *_arguments(running, limit=0), idle_ticks=True)
+                run = self._connected().run(STREAM_SCRIPT, "1" if running.merge_errors else "0", beat, *running.argv,
+                                            idle_ticks=True)
                 for chunk in run:
+                    data, alive = beats.feed(chunk)
                     if resumed is not None:
-                        chunk = resumed.feed(chunk)
-                    if chunk:
-                        delivered = (delivered + chunk)[-_ANCHOR:]
-                    yield chunk
+                        data = resumed.feed(data)
+                    if data:
+                        delivered = (delivered + data)[-ANCHOR:]
+                    yield data
+                    if alive and beats.clear and (resumed is None or resumed.clear):
+                        yield ALIVE  # every byte written before the heartbeat has been yielded
             except NoShell:
                 raise self._no_shell(running) from None  # the account, not the connection: never retried
             except RemoteError as exc:  # the connection was lost, or stalled
@@ -112,7 +124,7 @@ class RemoteCommands:
                 reason = str(exc).removeprefix(f"{self.remote.host}: ")
                 yield from reconnect(self.name, self.remote.host, self.options.notice, reason, self._reconnected)
                 # Nothing delivered yet: the command as it was is still right (it has not shown its lines).
-                running, resumed = (command.resume, _Resumed(delivered)) if delivered else (command, None)
+                running, resumed = (command.resume, Resumed(delivered)) if delivered else (command, None)
                 continue
             _raise_if_missing(run.exit_status, run.stderr, running)
             return
@@ -147,40 +159,6 @@ class RemoteCommands:
             if self._runner is not None:
                 self._runner.release()
                 self._runner = None
-
-
-_ANCHOR = 4096  # bytes: the end of what a follow delivered, looked for in a resumed follow's first lines
-_SETTLED_TICKS = 25  # idle ticks (about a second) after which a resumed follow's newest lines are all there
-
-
-class _Resumed:
-    """A resumed follow's output without what was delivered before the connection was lost.  Its first lines (the
-    newest RESUME_LINES) are held until the end of what was delivered (`anchor`) turns up in them: what comes after
-    it is new.  When it does not (more lines than that were written meanwhile, or the log started over), everything
-    is passed on once the command has been quiet for a second or MAX_HELD bytes came."""
-
-    def __init__(self, anchor: bytes) -> None:
-        self._anchor = anchor
-        self._held: bytearray | None = bytearray() if anchor else None
-        self._quiet = 0
-
-    def feed(self, chunk: bytes) -> bytes:
-        if self._held is None:
-            return chunk
-        if not chunk:
-            self._quiet += 1
-            return self._release() if self._quiet >= _SETTLED_TICKS else b""
-        self._quiet = 0
-        self._held += chunk
-        found = self._held.find(self._anchor)
-        if found >= 0:
-            self._held = self._held[found + len(self._anchor) :]
-            return self._release()
-        return self._release() if len(self._held) > MAX_HELD else b""
-
-    def _release(self) -> bytes:
-        held, self._held = bytes(self._held or b""), None
-        return held
 
 
 def _arguments(command: Command, *, limit: float) -> tuple[str | int, ...]:

@@ -296,7 +296,7 @@ class TailOutput:
         while data:
             start = data.find(self._prefix)
             if start < 0:
-                keep = _partial_match(data, self._prefix)
+                keep = partial_match(data, self._prefix)
                 pieces.append(data[: len(data) - keep])
                 self._pending = data[len(data) - keep :]
                 break
@@ -339,7 +339,7 @@ class TailMessage:
 _HEARTBEAT = b"logsleuth-alive"  # FOLLOW_SCRIPT's heartbeat, after tail's program path
 
 
-def _partial_match(data: bytes, prefix: bytes) -> int:
+def partial_match(data: bytes, prefix: bytes) -> int:
     """The length of the longest end of `data` that is the start of `prefix` (0 if none)."""
     for size in range(min(len(data), len(prefix) - 1), 0, -1):
         if data.endswith(prefix[:size]):
