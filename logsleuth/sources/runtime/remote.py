@@ -11,8 +11,9 @@ One connection serves every command of a source (inspect, then each widening of 
 A follow (`watch HOST:docker:C`, `watch HOST:journal:U`) outlives a lost connection as `watch HOST:PATH` does: the
 same attempts, backoff and "reconnecting (attempt n)…" notices (ssh/follow.py's `reconnect`).  A command has no
 byte offset to resume from, so the follow starts again with the newest lines (`Command.resume`) and drops those
-that overlap the end of what was delivered (`_Resumed`): nothing is repeated, and nothing is lost unless more than
-RESUME_LINES lines were written while the connection was down.
+that overlap the end of what was delivered (link.Resumed): nothing is repeated, and nothing is lost unless more than
+RESUME_LINES lines were written while the connection was down.  Its heartbeat (link.Heartbeats) makes it yield
+ALIVE, as `tail -F`'s follow does, so that watch tells a frozen connection from a quiet log.
 """
 
 from __future__ import annotations
