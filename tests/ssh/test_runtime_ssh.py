@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -245,12 +247,24 @@ def drop_the_connection_of(sshd: SSHD, program: str, old: set[int] | None = None
     return follower
 
 
-def _watch_process(sshd: SSHD, spec: str, backend: str) -> subprocess.Popen[str]:
+def _crash_reported_after(sshd: SSHD, spec: str, backend: str, meanwhile: Callable[[], None]) -> list[dict[str, Any]]:
+    """`logsleuth watch SPEC --format json` while `meanwhile` breaks things; it must report the example's crash
+    (exit 1).  Its JSON events."""
     environment = {k: v for k, v in os.environ.items() if k != "SSH_AUTH_SOCK"}
-    return subprocess.Popen(
+    process = subprocess.Popen(
         [sys.executable, "-m", "logsleuth", "watch", spec, "--ssh-config", str(sshd.config), "--ssh-backend", backend,
          "--timeout", "60", "--format", "json"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment)
+    try:
+        meanwhile()
+        stdout, stderr = process.communicate(timeout=90)  # a hang fails here
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 1, stderr
+    assert "sglang-eagle-partial-spec-args" in stdout
+    return [json.loads(line) for line in stdout.splitlines()]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -263,19 +277,13 @@ def test_watch_a_container_on_a_host_across_a_dropped_connection(
     from tests.runtime.test_watch_runtime import LAUNCH, _records
 
     set_container(remote_runtime, "web", _records(LAUNCH), status="running")
-    process = _watch_process(sshd, f"{RUNTIME_USER}@logsleuth-alias:docker:web", backend)
-    try:
+
+    def drop_then_crash() -> None:
         drop_the_connection_of(sshd, "docker")
         crash = [*_records(LAUNCH), *_records(EXAMPLE.read_text().splitlines(), 10, "stderr")]
         set_container(remote_runtime, "web", crash, exit_code=1)
-        stdout, stderr = process.communicate(timeout=90)  # a hang fails here
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
-    assert process.returncode == 1, stderr
-    assert "sglang-eagle-partial-spec-args" in stdout
-    events = [json.loads(line) for line in stdout.splitlines()]
+
+    events = _crash_reported_after(sshd, f"{RUNTIME_USER}@logsleuth-alias:docker:web", backend, drop_then_crash)
     reconnects = [event for event in events if event["event"] == "reconnect"]
     assert reconnects and reconnects[0]["attempt"] == 1, events
     assert reconnects[0]["message"].startswith(f"{RUNTIME_USER}@logsleuth-alias:docker:web: ")
@@ -338,3 +346,50 @@ def test_a_resumed_follow_passes_on_only_what_comes_after_what_was_delivered() -
     assert gap.feed(b"line 90\nline 91\n") == b""
     assert b"".join(gap.feed(b"") for _ in range(25)) == b"line 90\nline 91\n"
     assert gap.feed(b"line 92\n") == b"line 92\n"
+
+
+def runtime_sessions(sshd: SSHD) -> set[int]:
+    """The per-connection sshd processes of the runtime account under this test's own sshd (found by its listener,
+    whose title names the config under sshd.root): nobody else's."""
+    from sshd_server import _command, _parent
+
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and _command(int(entry)) == f"sshd: {RUNTIME_USER}@notty":
+            pid = int(entry)
+            while pid > 1:
+                pid = _parent(pid)
+                if str(sshd.root) in _command(pid):
+                    found.add(int(entry))
+                    break
+    return found
+
+
+def test_a_connection_lost_while_a_stopped_container_is_waited_for_is_reconnected(
+    sshd: SSHD, remote_runtime: Runtime
+) -> None:
+    """`docker stop` ends the run (SIGTERM): the watch waits for a restart, asking `docker inspect` every second over
+    its one connection (paramiko's), which is lost then.  It reconnects, sees the restart, and reports the new run's
+    crash (exit 1, not 3)."""
+    from test_watch_faults import wait_for
+
+    from tests.runtime.test_follow import RUN1_END, RUN2_START, set_container
+    from tests.runtime.test_watch_runtime import LAUNCH, _records
+
+    run1 = _records(LAUNCH)
+    set_container(remote_runtime, "web", run1, status="running")
+
+    def stop_drop_then_restart() -> None:
+        wait_for(lambda: remote_followers(sshd, "docker"), 30, "a remote docker --follow")
+        set_container(remote_runtime, "web", run1, exit_code=143, finished_at=RUN1_END)  # docker stop
+        wait_for(lambda: not remote_followers(sshd, "docker"), 30, "the run's follow to end")
+        sessions = wait_for(lambda: runtime_sessions(sshd), 30, "the watch's connection")
+        for session in sessions:  # type: ignore[union-attr]
+            os.kill(session, signal.SIGKILL)
+        run2 = _records(EXAMPLE.read_text().splitlines(), 62, "stderr")  # from 22:11:02, after RUN1_END
+        set_container(remote_runtime, "web", run1 + run2, status="running", started_at=RUN2_START,
+                      finished_at=RUN1_END, restarts=1)
+
+    events = _crash_reported_after(sshd, f"{RUNTIME_USER}@logsleuth-alias:docker:web", "paramiko",
+                                   stop_drop_then_restart)
+    assert "reconnect" in [event["event"] for event in events]

@@ -184,6 +184,11 @@ def open_followed(spec: str, ssh_options: SSHOptions | None = None, *, whole: bo
         raise UsageError(f"{spec}: watch follows one pod; name it (k8s:NAMESPACE/POD), or watch each pod of the "
                          f"{parsed.pod.workload} as a fleet")
     runner, stream, close = commands_for(parsed, ssh_options)
+    if parsed.remote is not None:
+        from logsleuth.sources.runtime.remote import RemoteCommands
+
+        assert isinstance(runner, RemoteCommands)
+        runner = runner.call_reconnecting  # a follow's inspects outlive a lost connection too
     try:
         followed = _open(parsed, runner, stream, close, whole=whole)
         followed.confirms_silence = parsed.remote is not None  # its heartbeat (remote.py); here nothing can freeze

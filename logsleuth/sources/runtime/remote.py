@@ -130,6 +130,22 @@ class RemoteCommands:
             _raise_if_missing(run.exit_status, run.stderr, running)
             return
 
+    def call_reconnecting(self, command: Command) -> Finished:
+        """As a call, but a lost connection is connected again first (the follow's attempts and notices) and the
+        command run once more: the runner of a follow's `docker inspect` (runtime/follow.py).  This waits without
+        idle ticks, being no stream: watch's --timeout is looked at again only after it."""
+        from logsleuth.sources.ssh.follow import reconnect
+
+        try:
+            return self(command)
+        except _NoUsableShell:
+            raise
+        except RemoteError as exc:  # the connection was lost, or stalled
+            reason = str(exc).removeprefix(f"{self.remote.host}: ")
+            for _tick in reconnect(self.name, self.remote.host, self.options.notice, reason, self._reconnected):
+                pass
+        return self(command)
+
     def _reconnected(self) -> ScriptRunner:
         """A new connection in place of a lost one: the same settings, one connect attempt (reconnect retries)."""
         with self._lock:
@@ -151,7 +167,7 @@ class RemoteCommands:
             raise self._no_shell(command) from None
 
     def _no_shell(self, command: Command) -> RemoteError:
-        return RemoteError(
+        return _NoUsableShell(
             f"{self.remote.host}: the account has no usable shell, so {command.argv[0]} cannot be run there"
         )
 
@@ -160,6 +176,10 @@ class RemoteCommands:
             if self._runner is not None:
                 self._runner.release()
                 self._runner = None
+
+
+class _NoUsableShell(RemoteError):
+    """The account, not the connection: never reconnected for."""
 
 
 def _arguments(command: Command, *, limit: float) -> tuple[str | int, ...]:
