@@ -43,7 +43,7 @@ from logsleuth.ingest.stages import (
     url_in,
 )
 from logsleuth.models import Failure, LogLine, ProgressReading, Report, SourceInfo
-from logsleuth.sources.base import RESTART, Follows, Source
+from logsleuth.sources.base import ALIVE, RESTART, ConfirmsSilence, Follows, Source
 from logsleuth.sources.follow_local import Follow, follow_local, wait_for_file
 from logsleuth.tracebacks.scanner import FailureScanner
 from logsleuth.watch_health import ServerHealth
@@ -56,7 +56,8 @@ SETTLE_SECONDS = 1.0  # after a failure, how long a rank that has not failed mus
 # at once (a chained exception, a multi-line message: the same process writes them within microseconds).
 TAIL_QUIET_SECONDS = 0.05
 # A traceback still without its exception line is being written (loggers flush in parts, ranks interleave):
-# it is reported as cut short only after this much silence.
+# it is reported as cut short only after this much silence, and over a link that can freeze (SSH) only once the
+# host has confirmed that silence (base.ALIVE): a frozen or reconnecting connection is not the end of a log.
 INCOMPLETE_GRACE_SECONDS = 10.0
 STALL_LINES = 5  # the last lines of the log shown with a stall
 
@@ -83,6 +84,9 @@ class WatchEvent:
     memory: tuple[tuple[str, str], ...] = ()
     url: str | None = None
     lines: tuple[str, ...] = ()
+    # With a failure: the source was lost for good before the failure was complete (the connection never came
+    # back); what arrived is reported, and this says why it may be cut short.  The watch ends as a source error.
+    source_lost: str | None = None
 
 
 class WatchTimeout(SourceError):
@@ -220,12 +224,16 @@ class _Generation:
         """Offset just past the last byte received (a partial line included)."""
         return self.lines.end
 
-    def failure_due(self, now: float, settle: float, tail_quiet: float, incomplete_grace: float) -> list[Failure]:
+    def failure_due(
+        self, now: float, settle: float, tail_quiet: float, incomplete_grace: float, link: _Link
+    ) -> list[Failure]:
         """The failures to report now, or [] while they are incomplete or sibling ranks may still fail."""
         scanner = self.launch.scanner
         if scanner.has_open():
-            idle = now - self.last_data
-            if idle < (incomplete_grace if scanner.has_incomplete() else tail_quiet):
+            if scanner.has_incomplete():
+                if not link.silent_for(incomplete_grace, self.last_data, now):
+                    return []
+            elif now - self.last_data < tail_quiet:
                 return []
         elif not scanner.failures:
             return []
@@ -234,6 +242,34 @@ class _Generation:
             return []
         self.first_failure_at = self.first_failure_at if self.first_failure_at is not None else now
         return failures if self.launch.ranks_settled(failures, now, self.first_failure_at, settle) else []
+
+
+@dataclass
+class _Link:
+    """What the follower said about its link (base.ALIVE).  A source that does not confirm (a local file, a pipe)
+    cannot freeze: silence on it is the log's.  One that does (a remote log: base.ConfirmsSilence) is silent also
+    while its connection is frozen or being reconnected: there, only a confirmation that came `seconds` after the
+    last data proves that the log itself was silent that long."""
+
+    confirms: bool
+    confirmed_at: float | None = None  # watch clock of the latest ALIVE
+
+    def confirm(self, now: float) -> None:
+        self.confirmed_at = now
+
+    def silent_for(self, seconds: float, last_data: float, now: float) -> bool:
+        if not self.confirms:
+            return now - last_data >= seconds
+        return self.confirmed_at is not None and self.confirmed_at - last_data >= seconds
+
+
+def _until_lost(chunks: Iterator[bytes], lost: list[SourceError]) -> Iterator[bytes]:
+    """The follower's chunks; a SourceError it raises (the connection is gone for good) ends them and is kept in
+    `lost`, so that a failure already under way can still be reported."""
+    try:
+        yield from chunks
+    except SourceError as exc:
+        lost.append(exc)
 
 
 # What the `restarted` event says: a followed file was truncated or replaced; a container was started again.
@@ -256,6 +292,7 @@ def watch(
     from_start: bool = False,
     details: bool = False,
     restarted_text: str = FILE_RESTARTED,
+    confirms_silence: bool | None = None,
     started: float | None = None,
     clock: Callable[[], float] = time.monotonic,
     stop: Callable[[], bool] | None = None,
@@ -268,7 +305,8 @@ def watch(
     followed by a later launch that is still loading is not ready.  `stop()`, checked at every poll, ends the
     watch quietly (another log of the same fleet decided the outcome).  With `then_follow`, ready does not end
     the watch: a later crash does (and `warning` events tell a struggling server); stall and timeout stop
-    counting at ready.  `details`: also yield progress bar readings and the latest line of each chunk (for a view
+    counting at ready.  `confirms_silence`: whether the follower yields ALIVE (base.py; default: what the source
+    says, base.ConfirmsSilence).  `details`: also yield progress bar readings and the latest line of each chunk (for a view
 of the launch)."""
     options = options or DiagnoseOptions()
     patterns = patterns or load_library(options)
@@ -279,18 +317,25 @@ of the launch)."""
     current = _Generation(_Launch(source.host), start, skip_first=start > 0, last_data=now)
     replaying = size > start  # events wait until the backlog is read
     ready = False
+    if confirms_silence is None:
+        confirms_silence = isinstance(source, ConfirmsSilence) and source.confirms_silence
+    link = _Link(confirms=confirms_silence)
+    lost: list[SourceError] = []
 
-    def failure_event(failures: list[Failure]) -> WatchEvent | None:
+    def failure_event(failures: list[Failure], source_lost: str | None = None) -> WatchEvent | None:
         read = current.end - current.start
         result = ReadResult(failures, current.launch.tracker, read, current.end)
         what = (source, SourceInfo(source.name, read, current.end), result)
         final = build_report([what], options, patterns)
-        return WatchEvent("failure", report=final, read=what) if final.failures else None
+        return WatchEvent("failure", report=final, read=what, source_lost=source_lost) if final.failures else None
 
-    for chunk in follow(start):
+    for chunk in _until_lost(follow(start), lost):
         if stop is not None and stop():
             return
         now = clock()
+        if chunk == ALIVE:
+            link.confirm(now)
+            chunk = b""
         if chunk == RESTART:
             yield WatchEvent("restarted", text=restarted_text)
             current = _Generation(_Launch(source.host), 0, skip_first=False, last_data=now)
@@ -321,7 +366,7 @@ of the launch)."""
                         return
                     continue
                 yield event
-        failures = current.failure_due(now, settle, tail_quiet, incomplete_grace)
+        failures = current.failure_due(now, settle, tail_quiet, incomplete_grace, link)
         if failures:
             failed = failure_event(failures)
             if failed is not None:
@@ -335,6 +380,15 @@ of the launch)."""
             return
         if timeout is not None and now - started >= timeout:
             raise WatchTimeout(f"{source.name}: not ready after {timeout:g} s (last stage: {_stage_label(current)})")
+    if lost:
+        # The connection never came back.  A failure under way is reported as far as it arrived, said to be cut
+        # short by the lost source (exit 3, not a confident diagnosis); else the error stands alone.
+        failed = failure_event(current.launch.failures(), f"{lost[0]}; the failure above is what arrived before "
+                               "the source was lost, and may be cut short")
+        if failed is None:
+            raise lost[0]
+        yield failed
+        return
     # The stream ended (a pipe's writer closed, the remote tail died): a failure, or an error; never "ready".
     failed = failure_event(current.launch.failures())
     if failed is not None:
@@ -505,10 +559,11 @@ def watch_spec(
     library = _Library(options)
 
     def follow_with(
-        source: Source, follow: Follow, *, read_all: bool, restarted_text: str = FILE_RESTARTED
+        source: Source, follow: Follow, *, read_all: bool, restarted_text: str = FILE_RESTARTED,
+        confirms_silence: bool | None = None,
     ) -> Iterator[WatchEvent]:
         return watch(source, follow, options, patterns=library.loaded(), timeout=timeout, started=started,
-                     restarted_text=restarted_text,
+                     restarted_text=restarted_text, confirms_silence=confirms_silence,
                      settle=settle, stall=stall, then_follow=then_follow, from_start=read_all, details=details,
                      stop=stop)
 
@@ -530,7 +585,7 @@ def watch_spec(
         followed = open_followed(spec, options.ssh, whole=from_start)
         try:
             yield from follow_with(followed.source, followed.follow, read_all=from_start,
-                                   restarted_text=RUNTIME_RESTARTED)
+                                   restarted_text=RUNTIME_RESTARTED, confirms_silence=followed.confirms_silence)
         finally:
             followed.close()
         return

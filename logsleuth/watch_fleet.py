@@ -126,6 +126,9 @@ def _merge(
             elif message.kind == "failure" and message.read is not None:
                 failed[spec] = message.read
                 last_failure_at = time.monotonic()
+                if message.source_lost is not None:  # reported as far as it arrived; the host is lost all the same
+                    errors[spec] = message.source_lost
+                    yield FleetEvent("error", spec, message.source_lost)
             else:
                 label = message.stage.label if message.stage else (message.text or "")
                 yield FleetEvent(message.kind if message.kind == "restarted" else "stage", spec, label)

@@ -6,7 +6,8 @@ Three ways to show a launch, one outcome:
 - `--format json`: JSON lines on stdout, one per event (schema logsleuth/watch_events.schema.json).
 
 The outcome is on stdout (the diagnosis of a crash, "the server is ready", the stall report) and in the exit
-status: 0 ready, 1 crashed (the diagnosis is printed), 3 the log could not be read (or ended before ready),
+status: 0 ready, 1 crashed (the diagnosis is printed), 3 the log could not be read (or ended before ready; or
+its connection was lost for good while a crash was being written: what arrived is printed, then the error),
 124 --stall or --timeout passed.  Ctrl-C propagates as KeyboardInterrupt (the entry point makes it 130).
 """
 
@@ -125,6 +126,9 @@ def _follow(spec: str, options: DiagnoseOptions, settings: WatchSettings, printe
         for event in watch_spec(spec, options, timeout=settings.timeout, settle=settings.settle, stall=settings.stall,
                                 then_follow=settings.then_follow, from_start=settings.from_start, details=True):
             printer.event(spec, event)
+            if event.kind == "failure" and event.source_lost is not None:
+                printer.error(spec, "error", event.source_lost)
+                return int(ExitStatus.SOURCE_ERROR)
             if event.kind == "failure":
                 return int(ExitStatus.FAILURE_FOUND)
             if event.kind == "stall":

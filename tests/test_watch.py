@@ -321,3 +321,60 @@ def test_sglang_0_5_23_capture_bar_is_the_cuda_graph_stage() -> None:
     bar = "Capturing batches (bs=256 avail_mem=21.40 GB):   4%|▍         | 2/52 [00:01<00:30,  1.62it/s]"
     stage = stage_of(bar, "sglang")
     assert stage is not None and stage.key == "cuda-graph"
+
+
+# -- a source lost for good while a traceback was being written (the SSH follow gave up reconnecting) ----------
+
+
+def _lost_after(chunks: list[bytes], message: str) -> Follow:
+    """A follower that hands over `chunks`, then raises what the SSH follow raises once reconnecting failed."""
+
+    def follow(offset: int) -> Iterator[bytes]:
+        yield from chunks
+        raise SourceError(message)
+
+    return follow
+
+
+def test_a_traceback_cut_by_a_lost_source_is_reported_as_cut_short() -> None:
+    record = crash_record("2026-11-29 10:00:03", "TP0", scheduler_traceback()).encode()
+    half = record[: record.index(b"AssertionError")]
+    gone = "gpu7:/x.log: connection lost; gave up after 10 attempts to reconnect (connection refused)"
+    events = list(watch(MemorySource(b""), _lost_after([launch_line().encode(), half], gone), DiagnoseOptions(),
+                        timeout=60, clock=FakeClock(0.2)))
+    outcome = events[-1]
+    assert outcome.kind == "failure" and outcome.report is not None
+    assert outcome.report.failures[0].failure.truncated
+    assert outcome.source_lost == (f"{gone}; the failure above is what arrived before the source was lost, and may "
+                                   "be cut short")
+
+
+def test_a_lost_source_without_a_failure_is_the_error_alone() -> None:
+    gone = "gpu7:/x.log: connection lost; gave up after 10 attempts to reconnect (connection refused)"
+    with pytest.raises(SourceError) as raised:
+        list(watch(MemorySource(b""), _lost_after([launch_line().encode()], gone), DiagnoseOptions(), timeout=60,
+                   clock=FakeClock(0.2)))
+    assert str(raised.value) == gone
+
+
+def test_cli_watch_prints_a_cut_short_failure_then_the_error_and_exits_3(monkeypatch: pytest.MonkeyPatch) -> None:
+    """run_watch's side: the failure as far as it arrived on stdout, the lost source's line on stderr, exit 3.  The
+    watch itself is the real one over a scripted follower (the SSH loss is in tests/ssh/test_watch_faults.py)."""
+    import io
+
+    import logsleuth.watch_output as watch_output
+    from logsleuth.render.options import OutputFormat
+    from logsleuth.watch_output import Streams, run_watch
+
+    record = crash_record("2026-11-29 10:00:03", "TP0", scheduler_traceback()).encode()
+    half = record[: record.index(b"AssertionError")]
+    gone = "gpu7:/x.log: connection lost; gave up after 10 attempts to reconnect (connection refused)"
+    follow = _lost_after([launch_line().encode(), half], gone)
+    monkeypatch.setattr(watch_output, "watch_spec", lambda spec, options, **_: watch(
+        MemorySource(b"", spec), follow, options, timeout=60, clock=FakeClock(0.2)))
+    out, err = io.StringIO(), io.StringIO()
+    code = run_watch(["gpu7:/x.log"], DiagnoseOptions(), fmt=OutputFormat.TEXT, live=False, streams=Streams(out, err))
+    assert code == 3
+    assert "traceback incomplete in the log" in out.getvalue()
+    assert err.getvalue().splitlines()[-1] == (f"logsleuth: {gone}; the failure above is what arrived before the "
+                                               "source was lost, and may be cut short")

@@ -15,6 +15,13 @@ CHUNK_SIZE = 1 << 20
 # The one chunk a follower (`follow(offset)`) yields when the file was truncated or replaced: what comes after
 # it is the new file from its first byte.
 RESTART = b"\x00LOGSLEUTH-RESTART\x00"
+# The chunk a follower over a link that can freeze (a remote log followed over SSH) yields when its host has just
+# confirmed that every byte written so far has been delivered: silence before it is the log's own, not a frozen or
+# lost connection's.  A follower that yields it at all yields it about every second while the link is alive, and
+# none while the link is frozen or being reconnected.  A follower that never yields it (a local file, a pipe)
+# cannot freeze: its silence is always the log's (watch.py waits for it before it takes silence for the end of a
+# traceback).  A source whose follow yields it says so from the start (ConfirmsSilence).
+ALIVE = b"\x00LOGSLEUTH-ALIVE\x00"
 
 Progress = Callable[[str], None]  # short status lines ("connecting to gpu7…"); the CLI shows them on a TTY
 
@@ -74,9 +81,17 @@ class SplitsWork(Protocol):
 @runtime_checkable
 class Follows(Protocol):
     """A source that can be followed as it grows (`watch`): new bytes from `offset` on, b"" on idle polls,
-    RESTART when the log was truncated or replaced."""
+    RESTART when the log was truncated or replaced, ALIVE when its host confirmed that nothing is in flight."""
 
     def follow(self, offset: int) -> Iterator[bytes]: ...
+
+
+@runtime_checkable
+class ConfirmsSilence(Protocol):
+    """A followed source whose link can freeze (a remote log over SSH): its follow yields ALIVE while the link is
+    alive, so that silence it has not confirmed is not taken for the log's (watch.py)."""
+
+    confirms_silence: bool
 
 
 class GrepMatches:

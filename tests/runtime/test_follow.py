@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from logsleuth.sources.base import RESTART
+from logsleuth.sources.base import ALIVE, RESTART
 from logsleuth.sources.runtime.command import IDLE_TICK, Command, stream_local
 from logsleuth.sources.runtime.follow import (
     follow_command,
@@ -87,11 +87,12 @@ def later(delay: float, *steps: Any) -> threading.Thread:
 
 
 def collect(chunks: Iterator[bytes], until: bytes, limit: float = 20.0) -> list[bytes]:
-    """The chunks (without idle ticks) until one holds `until`; fails after `limit` seconds."""
+    """The chunks (without idle ticks and ALIVE, which says the log has no more) until one holds `until`; fails
+    after `limit` seconds."""
     seen: list[bytes] = []
     deadline = time.monotonic() + limit
     for chunk in chunks:
-        if chunk:
+        if chunk and chunk != ALIVE:
             seen.append(chunk)
         if until in b"".join(seen[-3:]):
             return seen
@@ -216,7 +217,8 @@ def test_a_stopped_container_tells_its_facts_once_then_idles(runtime: Runtime) -
     while time.monotonic() - started < 0.6:
         idle.append(next(chunks))
     chunks.close()
-    assert set(idle) == {b""} and len(idle) >= 5  # told once; the watch's clock keeps ticking
+    # Told once; the watch's clock keeps ticking, and each look says the log has no more (ALIVE).
+    assert set(idle) == {b"", ALIVE} and len(idle) >= 5
     assert 1 <= len(runtime.calls()) - inspected <= 7  # inspected about every 0.1 s, not in a busy loop
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from sshd_server import SSHD
 
+from logsleuth.sources.base import ALIVE
 from logsleuth.sources.open import open_sources
 from logsleuth.sources.options import SSHOptions
 from tests.helpers import append_later, lines_until
@@ -85,7 +86,7 @@ def _take(chunks: Iterator[bytes], size: int, seconds: float = 20.0) -> list[byt
     taken: list[bytes] = []
     deadline = time.monotonic() + seconds
     for chunk in chunks:
-        if chunk:
+        if chunk and chunk != ALIVE:  # ALIVE: the heartbeat's confirmation, not the log's bytes
             taken.append(chunk)
         if sum(len(c) for c in taken if c != RESTART) >= size or time.monotonic() > deadline:
             break

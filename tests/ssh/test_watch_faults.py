@@ -11,6 +11,7 @@ held exec).  Only processes found that way are signalled.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -21,13 +22,14 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sshd_server import SSHD, _command, _parent, free_port
 
 from logsleuth.api import DiagnoseOptions, diagnose
 from logsleuth.errors import LogsleuthError, SourceError
-from logsleuth.sources.base import RESTART
+from logsleuth.sources.base import ALIVE, RESTART
 from logsleuth.sources.open import open_sources
 from logsleuth.sources.options import SSHOptions
 from logsleuth.watch import WatchEvent, watch_spec
@@ -145,7 +147,7 @@ class Reader(threading.Thread):
             for chunk in self.chunks:
                 if self._done.is_set():
                     break
-                if chunk:
+                if chunk and chunk != ALIVE:  # the heartbeat's confirmations are not the log's bytes
                     self.received.append(chunk)
         except BaseException as exc:  # noqa: BLE001 - handed to the test, which asserts on it
             self.error = exc
@@ -350,7 +352,7 @@ def test_giving_up_reconnecting_is_one_line_error(sshd: SSHD, log: Path, backend
     try:
         with pytest.raises(SourceError) as raised:
             for chunk in chunks:
-                received += chunk
+                received += chunk if chunk != ALIVE else b""
                 ticks_while_down += bool(started) and chunk == b""
                 if received == numbered("line", 5) and not started:
                     config.write_text(_config_for_port(sshd, free_port()))  # nothing listens there
@@ -509,3 +511,243 @@ def test_a_replayed_crash_after_ready(sshd: SSHD, log: Path) -> None:
     (failure,) = report.failures
     assert failure.failure.final.type == "RuntimeError"
     assert "illegal memory access" in failure.failure.final.message
+
+
+# -- a connection frozen while a traceback is being written -------------------------------------------------
+#
+# The connection goes through tests/ssh/counting_proxy.py (a ProxyCommand that records its pid): SIGSTOP on that
+# pid freezes the link for real (nothing passes either way, nothing is closed) until the keepalives (1 s here)
+# find it stalled and the follow reconnects through a new proxy.  The watch runs on a clock the test moves
+# forward: the grace for an unfinished traceback runs out when the test says so, never by the machine's speed.
+
+COUNTING_PROXY = Path(__file__).with_name("counting_proxy.py")
+HALF_TRACEBACK = (
+    b"Traceback (most recent call last):\n"
+    b'  File "/opt/sglang/python/sglang/launch_server.py", line 14, in <module>\n'
+    b"    launch_server(server_args)\n"
+    b'  File "/opt/sglang/python/sglang/srt/entrypoints/http_server.py", line 880, in launch_server\n'
+    b"    tokenizer_manager = TokenizerManager(server_args)\n"
+)
+REST_OF_TRACEBACK = b"RuntimeError: written while the connection was frozen\n"
+GRACE = 60.0  # seconds of the watch's clock, which the test moves forward by JUMP at once
+JUMP = 1000.0
+
+
+class MovableClock:
+    """time.monotonic(), plus whatever the test adds."""
+
+    def __init__(self) -> None:
+        self.added = 0.0
+
+    def __call__(self) -> float:
+        return time.monotonic() + self.added
+
+
+class BackgroundWatch(threading.Thread):
+    """watch() of one remote log in a thread, its events collected; `finish` stops it (watch's own `stop`)."""
+
+    def __init__(self, source: object, follow: Callable[[int], Iterator[bytes]], options: DiagnoseOptions,
+                 clock: MovableClock, **settings: Any) -> None:
+        super().__init__(daemon=True)
+        self.source, self.follow, self.options, self.clock = source, follow, options, clock
+        self.settings = settings
+        self.events: list[WatchEvent] = []
+        self.error: BaseException | None = None
+        self._stopping = threading.Event()
+
+    def run(self) -> None:
+        from logsleuth.watch import watch
+
+        try:
+            for event in watch(self.source, self.follow, self.options, incomplete_grace=GRACE,  # type: ignore[arg-type]
+                               clock=self.clock, stop=self._stopping.is_set, **self.settings):
+                self.events.append(event)
+        except BaseException as exc:  # noqa: BLE001 - handed to the test, which asserts on it
+            self.error = exc
+
+    def wait_for_stage(self, text: str | None = None) -> None:
+        """The backlog is read (its stages are shown only then): the half traceback has arrived.  `text`: wait for
+        the last line of a chunk read live to hold it instead (watch's `details`)."""
+        def seen(event: WatchEvent) -> bool:
+            return event.kind == "stage" if text is None else event.kind == "line" and text in (event.text or "")
+
+        wait_for(lambda: self.error or any(seen(event) for event in self.events), 30, "the backlog")
+        assert self.error is None, self.error
+
+    def outcome(self, meanwhile: Callable[[], None], close: Callable[[], None], text: str | None = None) -> WatchEvent:
+        """Run the watch; once half the traceback arrived (wait_for_stage), run `meanwhile` and move the watch's
+        clock past the grace.  The watch's last event, a failure; `close` closes its source."""
+        self.start()
+        try:
+            self.wait_for_stage(text)
+            meanwhile()
+            self.clock.added = JUMP  # the grace is long over
+            self.finish()
+        finally:
+            close()
+        assert self.error is None, self.error
+        outcome = self.events[-1]
+        assert outcome.kind == "failure" and outcome.report is not None, [event.kind for event in self.events]
+        return outcome
+
+    def finish(self, seconds: float = 30) -> None:
+        self.join(seconds)
+        if self.is_alive():
+            self._stopping.set()
+            self.join(30)
+            raise AssertionError(f"the watch did not end within {seconds} s; events: {[e.kind for e in self.events]}")
+
+
+def proxied_config(sshd: SSHD, name: str, counter: Path, port: int, backend: str) -> Path:
+    return sshd.write_config(
+        name,
+        f"Host logsleuth-alias\n    HostName 127.0.0.1\n    Port {port}\n"
+        f"    ProxyCommand {sys.executable} {COUNTING_PROXY} {counter} %p\n"
+        "    ServerAliveInterval 1\n    ServerAliveCountMax 1\n"
+        f"Host *\n    User logsleuth-test\n    IdentityFile {sshd.client_key}\n    IdentitiesOnly yes\n"
+        f"    UserKnownHostsFile {sshd.root}/client/known_hosts\n"
+        + (sshd.choose_openssh if backend == "openssh" else ""),
+    )
+
+
+def proxy_pids(counter: Path) -> list[int]:
+    return [int(line) for line in counter.read_text().split()]
+
+
+def signal_proxies(counter: Path, signum: int) -> None:
+    """Signal the proxies this test started (their pids are in `counter`) that are still running: SIGSTOP freezes
+    the follow's connection, which goes through one of them (the openssh backend's probe had a connection of its
+    own, over by now or idle); SIGKILL ends them, a stopped one too."""
+    for pid in proxy_pids(counter):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signum)
+
+
+@pytest.fixture
+def frozen_setup(sshd: SSHD, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[Path, Path]]:
+    """(the client config through the proxy, the proxy's pid file); the proxies are ended afterwards."""
+    backend = request.node.callspec.params["backend"]
+    counter = tmp_path / "proxies"
+    counter.write_text("")
+    config = proxied_config(sshd, f"frozen-{backend}-{os.getpid()}", counter, sshd.port, backend)
+    try:
+        yield config, counter
+    finally:
+        signal_proxies(counter, signal.SIGKILL)
+
+
+def watch_half_a_traceback(
+    config: Path, backend: str, log: Path, meanwhile: Callable[[], None], *, attempts: int | None = None,
+    notices: list[str] | None = None,
+) -> WatchEvent:
+    """Watch `log` (the stages and half a traceback) with a long grace; once the backlog is read, run `meanwhile`
+    and move the watch's clock past the grace.  The watch's last event, a failure."""
+    from logsleuth.sources.ssh.follow import reconnecting_follow
+
+    ssh = SSHOptions(config_file=str(config), backend=backend, notice=None if notices is None else notices.append)  # type: ignore[arg-type]
+    log.write_bytes(b"".join(STAGES) + HALF_TRACEBACK)
+    (source,) = open_sources(f"logsleuth-alias:{log}", ssh)
+    follow = source.follow if attempts is None else (  # type: ignore[attr-defined]
+        lambda offset: reconnecting_follow(source, offset, attempts=attempts))  # type: ignore[arg-type]
+    return BackgroundWatch(source, follow, DiagnoseOptions(ssh=ssh), MovableClock()).outcome(meanwhile, source.close)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_traceback_cut_by_a_frozen_connection_is_reported_whole_after_the_reconnect(
+    log: Path, backend: str, frozen_setup: tuple[Path, Path]
+) -> None:
+    """The connection freezes after the first half of a traceback arrived; the rest is written meanwhile.  The grace
+    for an unfinished traceback runs out long before the keepalives find the connection stalled: the half must not
+    be reported.  The follow reconnects, reads the rest, and the whole traceback is the failure."""
+    config, counter = frozen_setup
+
+    def freeze_then_finish_the_traceback() -> None:
+        signal_proxies(counter, signal.SIGSTOP)
+        with log.open("ab") as handle:
+            handle.write(REST_OF_TRACEBACK)
+
+    notices: list[str] = []
+    outcome = watch_half_a_traceback(config, backend, log, freeze_then_finish_the_traceback, notices=notices)
+    assert outcome.report is not None and outcome.source_lost is None
+    (group,) = outcome.report.failures
+    assert (group.failure.final.type, group.failure.final.message) == (
+        "RuntimeError", "written while the connection was frozen")
+    assert any("reconnecting (attempt 1)" in notice for notice in notices), notices
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_traceback_the_process_left_unfinished_is_reported_once_the_host_confirms_the_silence(
+    log: Path, backend: str, frozen_setup: tuple[Path, Path]
+) -> None:
+    """The same half traceback on a live connection: the process really stopped writing.  Once the grace is over
+    and the host has confirmed that nothing is on its way, the traceback is reported as it is (cut short)."""
+    config, _ = frozen_setup
+    outcome = watch_half_a_traceback(config, backend, log, lambda: None)
+    assert outcome.report is not None and outcome.source_lost is None
+    (group,) = outcome.report.failures
+    assert group.failure.truncated
+    assert "launch_server" in [frame.function for frame in group.failure.final.frames]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_connection_that_never_comes_back_reports_the_half_traceback_as_cut_short(
+    sshd: SSHD, log: Path, backend: str, frozen_setup: tuple[Path, Path]
+) -> None:
+    """Frozen, then no reconnect succeeds: what arrived is reported, with the error that says it may be cut short
+    (watch exits 3: the source was lost), not as a confident diagnosis."""
+    config, counter = frozen_setup
+
+    def freeze_for_good() -> None:
+        # Nothing listens there, and no proxy is asked: each attempt is refused at once.
+        config.write_text(_config_for_port(sshd, free_port()) + "    ServerAliveInterval 1\n    ServerAliveCountMax 1\n"
+                          + (sshd.choose_openssh if backend == "openssh" else ""))
+        signal_proxies(counter, signal.SIGSTOP)
+
+    outcome = watch_half_a_traceback(config, backend, log, freeze_for_good, attempts=1)
+    assert outcome.report is not None and outcome.source_lost is not None
+    assert outcome.source_lost.startswith(f"logsleuth-alias:{log}: connection lost; gave up after 1 attempts")
+    assert outcome.source_lost.endswith("the failure above is what arrived before the source was lost, and may be "
+                                        "cut short")
+    (group,) = outcome.report.failures
+    assert group.failure.truncated
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("frozen", [True, False], ids=["frozen", "alive"])
+def test_a_unit_whose_connection_freezes_mid_traceback_is_reported_whole(
+    sshd: SSHD, backend: str, frozen: bool, frozen_setup: tuple[Path, Path]
+) -> None:
+    """`watch HOST:journal:UNIT` (journalctl on the host is the stand-in of tests/runtime/standins: no journald runs
+    here): the same freeze after half a traceback.  The follow's heartbeat stops with the link, so the grace does
+    not report the half; after the reconnect the rest is read and the whole traceback is the failure.  On a live
+    link the heartbeat confirms the silence, and the half is reported as it is."""
+    from test_runtime_ssh import install_standins
+
+    from logsleuth.sources.runtime.follow import open_followed
+    from tests.runtime.test_follow import set_unit
+
+    stamp = "2026-11-30T22:10:31+0000 gpu7 python3[4187]: "
+    before = [stamp + line for line in (b"".join(STAGES) + HALF_TRACEBACK).decode().splitlines()]
+    runtime = install_standins(sshd)
+    runtime.unit("sglang.service", before, {"LoadState": "loaded", "ActiveState": "active", "Result": "success"})
+    config, counter = frozen_setup
+    notices: list[str] = []
+    ssh = SSHOptions(config_file=str(config), backend=backend, notice=notices.append)  # type: ignore[arg-type]
+    followed = open_followed("logsleuth-runtime@logsleuth-alias:journal:sglang.service", ssh)
+
+    def freeze_then_finish_the_traceback() -> None:
+        if frozen:
+            signal_proxies(counter, signal.SIGSTOP)
+            set_unit(runtime, "sglang.service", [*before, stamp + REST_OF_TRACEBACK.decode().strip()])
+
+    watching = BackgroundWatch(followed.source, followed.follow, DiagnoseOptions(ssh=ssh), MovableClock(),
+                               details=True, confirms_silence=followed.confirms_silence)
+    outcome = watching.outcome(freeze_then_finish_the_traceback, followed.close, "TokenizerManager(server_args)")
+    assert outcome.report is not None
+    (group,) = outcome.report.failures
+    if not frozen:
+        assert group.failure.truncated
+        return
+    assert (group.failure.final.type, group.failure.final.message) == (
+        "RuntimeError", "written while the connection was frozen")
+    assert any("reconnecting (attempt 1)" in notice for notice in notices), notices

@@ -284,6 +284,7 @@ class RemoteSourceProxy:
         self.host = host
         self.progress = progress  # api.diagnose sets this to show bytes read
         self.notice = notice  # hears a follow's "reconnecting (attempt n)…"
+        self.confirms_silence = True  # a follow here is files.SSHFileSource's, which yields ALIVE
         self._size: int | None = None
         self._closed = False
 

@@ -46,6 +46,9 @@ class Command:
     argv: tuple[str, ...]
     merge_errors: bool = False
     timeout: float = TIMEOUT
+    # A follow's: how to follow on after its connection to a host was lost (runtime/remote.py).  Its output starts
+    # with the newest lines again, some of them delivered already (dropped by their overlap with what was).
+    resume: Command | None = None
 
 
 @dataclass(frozen=True, slots=True)

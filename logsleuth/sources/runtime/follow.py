@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Iterator
 
 from logsleuth.errors import UsageError
-from logsleuth.sources.base import RESTART, Source
+from logsleuth.sources.base import ALIVE, RESTART, Source
 from logsleuth.sources.memory import MemorySource
 from logsleuth.sources.options import SSHOptions
 from logsleuth.sources.runtime.command import (
@@ -41,6 +41,9 @@ INSPECT_EVERY = 1.0  # seconds between two looks at a stopped container (`docker
 # purpose, and its fact line (which the watch reads as a failure) is told only if it stays stopped this long.
 STOPPED_ON_PURPOSE_GRACE = 10.0
 _SIGTERM_EXIT = 128 + 15
+# After a lost SSH connection the follow starts again with this many of the newest lines, to find where it was in
+# them (runtime/remote.py): lines written while it was away beyond this many are lost.
+RESUME_LINES = LINE_STEPS[0]
 
 
 # -- Docker and Podman ------------------------------------------------------------------------------------------
@@ -50,7 +53,10 @@ def follow_command(runtime: str, container: str, *, tail: int | None = None, sin
     """`docker logs --follow --tail N -- C` (every line when `tail` is None), or `--since TIME` for the run that
     started after TIME.  The container's stderr is merged into stdout, as for `docker logs` (docker.py)."""
     window = (*(("--since", since) if since is not None else ()), *(("--tail", str(tail)) if tail is not None else ()))
-    return Command((runtime, "logs", "--follow", *window, "--", container), merge_errors=True)
+    resume = (runtime, "logs", "--follow", *(("--since", since) if since is not None else ()), "--tail", str(RESUME_LINES),
+              "--", container)
+    return Command((runtime, "logs", "--follow", *window, "--", container), merge_errors=True,
+                   resume=Command(resume, merge_errors=True))
 
 
 def follow_container(
@@ -76,6 +82,7 @@ def follow_container(
         told = False
         while True:
             facts = read_facts(spec, runner)
+            yield ALIVE  # the run's log has ended, all of it delivered: silence now is the container's
             if _new_run(following, facts):
                 yield RESTART
                 command = follow_command(spec.runtime, spec.target, since=facts.finished_at)
@@ -122,8 +129,10 @@ def _idle(seconds: float, clock: Callable[[], float]) -> Iterator[bytes]:
 def unit_follow_command(unit: str, tail: int | None = 0) -> Command:
     """`journalctl -u UNIT --follow -n N -o short-iso --no-pager` (`-n all` when `tail` is None: with --follow,
     journalctl shows 10 lines unless told)."""
-    return Command(("journalctl", "-u", unit, "--follow", "-n", "all" if tail is None else str(tail), "--no-pager",
-                    "-o", "short-iso"))
+    def lines(count: str) -> tuple[str, ...]:
+        return ("journalctl", "-u", unit, "--follow", "-n", count, "--no-pager", "-o", "short-iso")
+
+    return Command(lines("all" if tail is None else str(tail)), resume=Command(lines(str(RESUME_LINES))))
 
 
 def follow_unit(spec: RuntimeSpec, stream: StreamRunner, *, tail: int | None = 0) -> Iterator[bytes]:
@@ -140,8 +149,12 @@ class FollowedSource:
     `follow(offset)`, the watch's Follow: the backlog again from `offset`, then the live log.  `close` stops the
     follow and ends the connection."""
 
-    def __init__(self, source: Source, chunks: Callable[[], Iterator[bytes]], on_close: Callable[[], None]) -> None:
+    def __init__(
+        self, source: Source, chunks: Callable[[], Iterator[bytes]], on_close: Callable[[], None], *,
+        confirms_silence: bool = False,
+    ) -> None:
         self.source = source
+        self.confirms_silence = confirms_silence  # its follow yields ALIVE (a host's, over SSH: remote.py)
         self._chunks = chunks
         self._on_close = on_close
         self._following: list[Iterator[bytes]] = []
@@ -171,8 +184,15 @@ def open_followed(spec: str, ssh_options: SSHOptions | None = None, *, whole: bo
         raise UsageError(f"{spec}: watch follows one pod; name it (k8s:NAMESPACE/POD), or watch each pod of the "
                          f"{parsed.pod.workload} as a fleet")
     runner, stream, close = commands_for(parsed, ssh_options)
+    if parsed.remote is not None:
+        from logsleuth.sources.runtime.remote import RemoteCommands
+
+        assert isinstance(runner, RemoteCommands)
+        runner = runner.call_reconnecting  # a follow's inspects outlive a lost connection too
     try:
-        return _open(parsed, runner, stream, close, whole=whole)
+        followed = _open(parsed, runner, stream, close, whole=whole)
+        followed.confirms_silence = parsed.remote is not None  # its heartbeat (remote.py); here nothing can freeze
+        return followed
     except BaseException:
         close()
         raise
@@ -213,7 +233,7 @@ def _open_pod(parsed: RuntimeSpec, runner: Runner, stream: StreamRunner, close: 
 def _from_offset(chunks: Iterator[bytes], offset: int) -> Iterator[bytes]:
     """The chunks without their first `offset` bytes (the part of the backlog the watch does not replay)."""
     for chunk in chunks:
-        if offset and chunk != RESTART:
+        if offset and chunk not in (RESTART, ALIVE):
             dropped = min(offset, len(chunk))
             offset -= dropped
             chunk = chunk[dropped:]

@@ -81,7 +81,7 @@ def commands_for(
         return run_local, stream_local, _nothing
     from logsleuth.sources.runtime.remote import RemoteCommands
 
-    commands = RemoteCommands(parsed.remote, ssh_options or SSHOptions())
+    commands = RemoteCommands(parsed.remote, ssh_options or SSHOptions(), parsed.spec)
     return commands, commands.stream, commands.close
 
 

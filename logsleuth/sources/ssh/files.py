@@ -126,6 +126,7 @@ class SSHFileSource:
         self._closed = False
         self._options = options
         self.notice = options.notice if options else None  # a follow's "reconnecting (attempt n)…"
+        self.confirms_silence = True  # its follow yields ALIVE (FOLLOW_SCRIPT's heartbeat)
 
     def size(self) -> int:
         if self._size is None:  # opened without prefetch (all_files .gz, or prefetch_bytes=0): ask

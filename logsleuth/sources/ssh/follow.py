@@ -13,6 +13,10 @@ after a RESTART, as tail's own announcements are within a leg.  So however often
 drops, no byte is delivered twice and none is skipped.  (Not detected: a file truncated during an outage that
 grew past the offset again before the reconnect; its inode and size look like the old file's.)
 
+While a leg runs, a heartbeat on the host reports the file's size every second; when it is no more than what was
+delivered, the follow yields ALIVE (base.py): watch takes silence for the end of a traceback only when the host
+confirms it, never while the connection is frozen (before the keepalives find it stalled) or being reconnected.
+
 The follow ends only with an error: a RemoteError (exit 3) once the attempts are used up, or when tail gives up
 by itself (it cannot read the file).  It never ends as a stream does, which watch would take for "the log ended".
 """
@@ -21,13 +25,13 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
-from logsleuth.sources.base import RESTART, Progress
+from logsleuth.sources.base import ALIVE, RESTART, Progress
 from logsleuth.sources.spec import RemoteError
 from logsleuth.sources.ssh.run import NoShell, RemoteRun, Runner, classify_remote_error
 from logsleuth.sources.ssh.scripts import (
@@ -45,6 +49,7 @@ _IDLE_TICK = 0.2  # seconds, as the runs' own idle ticks
 _MAX_START_LINE = 4096  # FOLLOW_SCRIPT's first line is a word and a number
 # What a lost leg raises: the connection went away (RemoteError) or the marker never came (NoShell).
 _LOST = (RemoteError, NoShell)
+T = TypeVar("T")
 
 
 class Reconnectable(Protocol):
@@ -120,9 +125,28 @@ def reconnecting_follow(source: Reconnectable, offset: int, *, attempts: int = R
 def _reconnect(
     source: Reconnectable, place: _Place, reason: str, attempts: int
 ) -> Generator[bytes, None, tuple[Reconnectable, _Leg]]:
-    """The file opened again and a leg started on it, with bounded exponential backoff; RemoteError when every
-    attempt failed.  Yields b"" while it waits between attempts, so that watch keeps time (--timeout)."""
-    say = source.notice or (lambda _text: None)
+    """The file opened again and a leg started on it (reconnect's policy)."""
+
+    def reopen_and_start() -> tuple[Reconnectable, _Leg]:
+        reopened = source.reopen()
+        try:
+            return reopened, _Leg(reopened.runner, source, place, least=place.offset)
+        except BaseException:
+            reopened.close()
+            raise
+
+    return (yield from reconnect(source.name, source.host, source.notice, reason, reopen_and_start, attempts))
+
+
+def reconnect(
+    name: str, host: str | None, notice: Progress | None, reason: str, connect: Callable[[], T],
+    attempts: int = RECONNECT_ATTEMPTS,
+) -> Generator[bytes, None, T]:
+    """`connect()` after a lost connection, with bounded exponential backoff (module docstring), each attempt
+    announced to `notice` as "NAME: REASON; reconnecting (attempt n)…"; RemoteError when every attempt failed.
+    Yields b"" while it waits between attempts, so that watch keeps time (--timeout).  The policy of every
+    follow over SSH: a remote file's (here) and a runtime's (runtime/remote.py)."""
+    say = notice or (lambda _text: None)
     waits: list[float] = []  # tenacity's backoff, waited here in idle ticks instead of one sleep
     retrying = Retrying(
         stop=stop_after_attempt(max(1, attempts)),
@@ -135,22 +159,15 @@ def _reconnect(
         for attempt in retrying:
             yield from _idle(waits.pop() if waits else 0.0)
             with attempt:
-                say(f"{source.name}: {reason}; reconnecting (attempt {attempt.retry_state.attempt_number})…")
+                say(f"{name}: {reason}; reconnecting (attempt {attempt.retry_state.attempt_number})…")
                 try:
-                    reopened = source.reopen()
-                except _LOST as exc:
-                    reason = _without_host(exc, source.host)
-                    raise
-                try:
-                    return reopened, _Leg(reopened.runner, source, place, least=place.offset)
+                    return connect()
                 except BaseException as exc:
-                    reopened.close()
-                    reason = _without_host(exc, source.host)
+                    reason = _without_host(exc, host)
                     raise
     except _LOST as exc:
         raise RemoteError(
-            f"{source.name}: connection lost; gave up after {attempts} attempts to reconnect "
-            f"({_without_host(exc, source.host)})"
+            f"{name}: connection lost; gave up after {attempts} attempts to reconnect ({_without_host(exc, host)})"
         ) from None
     raise AssertionError("unreachable")  # pragma: no cover
 
@@ -206,7 +223,8 @@ class _Leg:
         raise RemoteError(f"{self._name}: the remote follow did not start ({self._run.error_text()})")
 
     def pieces(self, place: _Place) -> Iterator[bytes]:
-        """The file's bytes, RESTARTs where the file started over, b"" on idle polls; returns when tail ended."""
+        """The file's bytes, RESTARTs where the file started over, ALIVE when a heartbeat found nothing on its way
+        (base.ALIVE), b"" on idle polls; returns when tail ended."""
         place.inode = self.start.inode or None
         if self.start.how == "restart" or (self.start.how == "missing" and place.offset > 0):
             if place.restart():
@@ -219,6 +237,9 @@ class _Leg:
                 if isinstance(piece, bytes):
                     place.delivered(piece)
                     yield piece
+                elif piece.alive_size is not None:
+                    if piece.alive_size <= place.offset:  # nothing written is still on its way
+                        yield ALIVE
                 elif piece.restarts:
                     if not piece.same_file:
                         place.inode = self._inode_now()

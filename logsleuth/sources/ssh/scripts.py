@@ -79,6 +79,9 @@ _INODE = r"""i=$(ls -di -- "$f" 2>/dev/null); i=${i#"${i%%[0-9]*}"}; i=${i%%[!0-
 # where tail wrote them between the file's bytes; tail runs under a program path with a random part ($4, `./`
 # and `/` runs: the same file), which GNU tail prints at the start of every message, so that no log line can
 # pass for one (TailOutput below).  That path is the second line, LC_ALL=C keeps the messages in English.
+# Beside tail, a heartbeat says every second, as a message of tail's own form, how long the file is: the follower
+# tells from it that nothing written is still on its way (base.ALIVE), which a frozen connection cannot say.  It
+# checks tail's pid (tail replaced this shell: $$) and ends with it; `sleep` does not hold stdout open.
 _FOLLOW_LINES = r"""
 m=$1; f=$2; start=$3; units=$4; known=$5; least=$6;
 printf '%s\n' "$m";
@@ -91,6 +94,8 @@ printf '%s %s\n' "$how" "$i";
 t=$(command -v tail); case $t in /*) t=${t%/*}/$units${t##*/} ;; *) t=tail ;; esac;
 printf '%s\n' "$t";
 LC_ALL=C; export LC_ALL;
+( while kill -0 $$ 2>/dev/null; do sleep 1 >/dev/null 2>&1; s=$(wc -c <"$f" 2>/dev/null);
+  printf '%s: logsleuth-alive %s\n' "$t" "$((s+0))"; done ) </dev/null 2>/dev/null &
 exec "$t" -F --pid=$PPID -c +$((start+1)) -- "$f" 2>&1
 """
 
@@ -334,7 +339,7 @@ class TailOutput:
         while data:
             start = data.find(self._prefix)
             if start < 0:
-                keep = _partial_match(data, self._prefix)
+                keep = partial_match(data, self._prefix)
                 pieces.append(data[: len(data) - keep])
                 self._pending = data[len(data) - keep :]
                 break
@@ -367,8 +372,17 @@ class TailMessage:
         """The file was truncated (the name still points to the file followed), not replaced."""
         return self.text.endswith(b": file truncated")
 
+    @property
+    def alive_size(self) -> int | None:
+        """The file's size a heartbeat of FOLLOW_SCRIPT reported; None when this is one of tail's own messages."""
+        word, _, size = self.text.partition(b" ")
+        return int(size) if word == _HEARTBEAT and size.isdigit() else None
 
-def _partial_match(data: bytes, prefix: bytes) -> int:
+
+_HEARTBEAT = b"logsleuth-alive"  # FOLLOW_SCRIPT's heartbeat, after tail's program path
+
+
+def partial_match(data: bytes, prefix: bytes) -> int:
     """The length of the longest end of `data` that is the start of `prefix` (0 if none)."""
     for size in range(min(len(data), len(prefix) - 1), 0, -1):
         if data.endswith(prefix[:size]):
