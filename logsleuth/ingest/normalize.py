@@ -300,8 +300,8 @@ class LineNormalizer:
         if first == "`" and _odd_backticks(text):
             self._span_lines = 1  # an inline-code span over several lines opens here
             return text[1:], False
-        if first == "*" and text.startswith("**") and text.endswith("**") and len(text) > 4:
-            return text[2:-2], False
+        if first == "*" and text.startswith("**") and text.endswith("**") and len(text) > 4 and not text.startswith("*** "):
+            return text[2:-2], False  # (`*** SIGSEGV received … ***` is a signal handler's banner, not bold)
         if first == "<" and _HTML_LINE.match(text):
             return text, True
         return text, False

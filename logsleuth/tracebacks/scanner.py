@@ -34,6 +34,7 @@ from logsleuth.tracebacks.grammar import (
     CONTEXT_WORDS,
     CPP_TERMINATE,
     GENERIC_EXCEPTION_LINE,
+    GLOG_ERROR,
     GROUP_AFTER_TEXT,
     KILL_LINE,
     NOT_BARE_TYPES,
@@ -46,7 +47,9 @@ from logsleuth.tracebacks.grammar import (
     classify,
     embedded_failure,
     fatal_line,
+    inline_failure,
     is_typeless_engine_line,
+    native_header,
     runtime_fact,
 )
 from logsleuth.tracebacks.interleave import MAX_INTERLEAVED, choose, in_step, redeal
@@ -172,6 +175,8 @@ class FailureScanner:
             if quoted is not None:
                 kind_of: FailureKind = "usage" if USAGE_ERROR.match(quoted) else "bare"
                 started = (Collector(kind_of, line, Phase.DONE, context=self._context(), mention=True), quoted)
+            elif ("rror: " in text or "xception: " in text) and (named := inline_failure(text)) is not None:
+                started = (Collector("bare", line, Phase.DONE, context=self._context(), fallback=True), named)
         if started is None:
             if kind in (LineKind.OTHER, LineKind.SOURCE, LineKind.EXCEPTION):
                 self._note_plain_line(kind, line, seq)
@@ -187,6 +192,11 @@ class FailureScanner:
             new = Collector("usage", line, Phase.DONE, context=self._context())
         elif text.startswith("terminate called") and CPP_TERMINATE.match(text):
             new = Collector("abort", line, Phase.MESSAGE, context=self._context())
+        elif kind in (LineKind.OTHER, LineKind.EXCEPTION) and native_header(text) is not None:
+            # a signal handler's report, glog's FATAL, a Rust panic, pip's resolver: read like a C++ abort
+            new = Collector("abort", line, Phase.MESSAGE, context=self._context())
+        elif text[:1] == "E" and text[1:5].isdigit() and GLOG_ERROR.match(text):
+            new = Collector("line", line, Phase.DONE, context=self._context(), fallback=True)
         elif kind in (LineKind.OTHER, LineKind.EXCEPTION) and fatal_line(text) is not None:
             typeless = is_typeless_engine_line(text)  # an engine's logged error text: only if nothing else failed
             new = Collector("line", line, Phase.DONE, context=self._context(), fallback=typeless)
