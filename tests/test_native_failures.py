@@ -269,3 +269,62 @@ def test_a_cpp_abort_ends_before_the_shells_notice() -> None:
 )
 def test_lines_that_only_talk_of_errors_are_no_failure(text: str) -> None:
     assert scan(normalize_text(START + text)) == []
+
+
+# -- a log viewer's export, newest line first ----------------------------------------------------------------
+
+
+def _viewer_export(text: str, newest_first: bool) -> str:
+    """`text` as a log viewer exports it (`SEVERITY <ISO time> line`, grafana/grafana#16555,
+    azimuth-cloud/capi-helm-charts#297): one second per line, newest first when asked."""
+    stamped = [f"DEFAULT 2026-01-01T00:{i // 60:02d}:{i % 60:02d}.000Z {line}" for i, line in enumerate(text.splitlines())]
+    return "\n".join(reversed(stamped) if newest_first else stamped) + "\n"
+
+
+def _real_traceback() -> str:
+    import traceback
+
+    def load_config() -> None:
+        raise ValueError("model type `qwen9` is not supported by this transformers release")
+
+    try:
+        load_config()
+    except ValueError as exc:
+        return "Load weight begin.\n" + "".join(traceback.format_exception(exc))
+    raise AssertionError("not raised")
+
+
+def test_an_export_newest_first_is_read_in_the_order_it_was_written() -> None:
+    from logsleuth.api import diagnose_text
+
+    report = diagnose_text(_viewer_export(_real_traceback(), newest_first=True))
+    assert report.primary is not None
+    failure = report.primary.failure
+    assert (failure.kind, failure.final.type) == ("traceback", "ValueError")
+    assert failure.final.frames[-1].function == "load_config"
+    assert "newest first" in (report.sources[0].note or "")
+
+
+def test_a_local_file_exported_newest_first_is_read_in_reverse(tmp_path: Path) -> None:
+    from logsleuth.api import in_written_order
+    from logsleuth.sources.local import LocalFileSource
+
+    path = tmp_path / "export.log"
+    path.write_text(_viewer_export(_real_traceback(), newest_first=True))
+    ordered = in_written_order(LocalFileSource(str(path)))
+    text = b"".join(ordered.read_range(0, ordered.size())).decode()
+    assert text.splitlines()[0].endswith("Load weight begin.") and text.rstrip().endswith("is not supported by this transformers release")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        _viewer_export(_real_traceback(), newest_first=False),  # oldest first: as written
+        "2026-01-01T00:00:03Z a\n2026-01-01T00:00:02Z b\n2026-01-01T00:00:04Z c\n2026-01-01T00:00:01Z d\n",  # both ways
+        "2026-01-01T00:00:03Z a\n2026-01-01T00:00:03Z b\n2026-01-01T00:00:02Z c\n",  # one step down only
+    ],
+)
+def test_a_log_whose_times_do_not_only_go_down_is_read_as_written(text: str) -> None:
+    from logsleuth.ingest.order import newest_first
+
+    assert not newest_first(text)

@@ -345,6 +345,13 @@ class LineNormalizer:
             self._wrapped[namespace] = False
 
 
+def collector_stamp(text: str) -> str | None:
+    """The ISO time a collector or a log viewer wrote before a raw line (ingest/order.py reads the order of a
+    log from it), else None."""
+    m = _COLLECTOR_TS.match(text) or _VIEWER.match(text)
+    return m["ts"] if m else None
+
+
 def has_line_prefix(text: str) -> bool:
     """The text starts with a prefix that only the start of a log line carries (a transport layer, a
     process prefix, a record header): it cannot be the continuation of a wrapped line."""
