@@ -132,6 +132,22 @@ def test_a_glog_error_record_is_the_failure_only_of_a_paste_with_no_other() -> N
     assert failure.final.type == "FATAL"
 
 
+@pytest.mark.parametrize(
+    ("line", "kind", "type_", "message"),
+    [
+        # torch's c10 logging: bracketed, no thread id, a 3-digit date (sgl-project/sglang#1693, #3368)
+        ("[rank6]:[E207 01:29:36.730311765 ProcessGroupNCCL.cpp:616] [Rank 6] Watchdog caught collective operation "
+         "timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE) ran for 600050 milliseconds before timing out.", "line", "ERROR",
+         "[Rank 6] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE) ran for 600050 "
+         "milliseconds before timing out."),
+        ("[F1016 03:41:38.919469923 ProcessGroupNCCL.cpp:1521] [PG 0 Rank 3] Process group watchdog thread terminated",
+         "abort", "FATAL", "[PG 0 Rank 3] Process group watchdog thread terminated"),
+    ],
+)
+def test_torchs_c10_records_read_like_glogs(line: str, kind: str, type_: str, message: str) -> None:
+    assert only_failure(START + line + "\n") == (kind, type_, message)
+
+
 # -- Rust panics -------------------------------------------------------------------------------------------
 
 RUST_PROGRAM = """fn main() {
@@ -259,6 +275,7 @@ def test_a_cpp_abort_ends_before_the_shells_notice() -> None:
         "[2026-01-01 00:00:09] The server is fired up and ready to roll!\n",
         "[2026-01-01 00:00:10] Decode batch. #running-req: 1, #token: 90, gen throughput (token/s): 51.2, error_rate=0.0\n",
         "I0101 00:00:01.000000  4242 server.cc:12] no errors so far\n",
+        "[I207 01:29:36.730311765 ProcessGroupNCCL.cpp:900] [PG 0 Rank 0] NCCL_DEBUG: N/A, no error\n",
         "W0101 00:00:01.000000  4242 server.cc:12] slow ack from peer, Error: none\n",
         "There were no errors and the error rate stayed at 0.\n",
         "The scheduler logs 'Check failed' only in debug builds.\n",

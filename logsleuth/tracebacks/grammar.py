@@ -136,7 +136,7 @@ NATIVE_HEADERS: tuple[tuple[re.Pattern[str], str | None], ...] = (
     (compile_lazily(r"^(?:\[[^\]]{1,200}\]\s*)?Caught signal (?P<signal>\d{1,2}) \((?P<msg>[^)]*)\)"), None),
     (compile_lazily(r"^(?:.{0,300}\s)?\*\*\* (?P<msg>(?P<type>SIG[A-Z]{2,8}) [^*]*?)\s*\*\*\*"), None),
     (compile_lazily(r"^(?:.{0,300}\s)?thread '(?P<thread>[^']*)'(?: \(\d+\))? panicked at (?P<msg>.*)$"), "Rust panic"),
-    (compile_lazily(r"^F\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [^\]\s]+\] (?P<msg>.*)$"), "FATAL"),
+    (compile_lazily(r"^\[?F\d{3,4} \d\d:\d\d:\d\d\.\d+\s+(?:\d+\s+)?[^\]\s]+\] ?(?P<msg>\S.*)$"), "FATAL"),
     (compile_lazily(r"^ERROR: (?P<msg>Cannot install .* because these package versions have conflicting dependencies\.)"),
      "ResolutionImpossible"),
     (compile_lazily(r"^ERROR: (?P<msg>pip's dependency resolver does not currently take into account .*)"),
@@ -152,12 +152,21 @@ NATIVE_MESSAGE_END = compile_lazily(
 )
 # A glog ERROR record (`E1203 12:00:00.000000  1234 file.cc:12] …`): a logged error, which a server may
 # survive, so it is the failure only of a paste that shows no other (a fallback).
-GLOG_ERROR = compile_lazily(r"^E\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [^\]\s]+\] (?P<msg>\S.*)$")
+# torch's c10 logging writes the same record in brackets and without the thread id
+# (`[rank3]:[E1016 03:31:38.919469923 ProcessGroupNCCL.cpp:607] [Rank 3] Watchdog caught collective operation
+# timeout: …`, sgl-project/sglang#1693, sgl-project/sglang#3368).
+GLOG_ERROR = compile_lazily(r"^\[?E\d{3,4} \d\d:\d\d:\d\d\.\d+\s+(?:\d+\s+)?[^\]\s]+\] ?(?P<msg>\S.*)$")
+
+
+def glog_record(text: str, severity: str) -> bool:
+    """Whether a line may be a glog or c10 record of `severity` ("E", "F"): the cheap test before the regex."""
+    start = 1 if text[:1] == "[" else 0
+    return text[start : start + 1] == severity and text[start + 1 : start + 4].isdigit()
 
 
 def native_header(text: str) -> tuple[str, str] | None:
     """(type, first message line) of a line that starts native fatal output, else None."""
-    if not any(word in text for word in NATIVE_WORDS) and not (text[:1] == "F" and text[1:5].isdigit()):
+    if not any(word in text for word in NATIVE_WORDS) and not glog_record(text, "F"):
         return None
     for pattern, fixed_type in NATIVE_HEADERS:
         m = pattern.match(text)

@@ -47,6 +47,7 @@ from logsleuth.tracebacks.grammar import (
     classify,
     embedded_failure,
     fatal_line,
+    glog_record,
     inline_failure,
     is_typeless_engine_line,
     native_header,
@@ -195,7 +196,7 @@ class FailureScanner:
         elif kind in (LineKind.OTHER, LineKind.EXCEPTION) and native_header(text) is not None:
             # a signal handler's report, glog's FATAL, a Rust panic, pip's resolver: read like a C++ abort
             new = Collector("abort", line, Phase.MESSAGE, context=self._context())
-        elif text[:1] == "E" and text[1:5].isdigit() and GLOG_ERROR.match(text):
+        elif glog_record(text, "E") and GLOG_ERROR.match(text):
             new = Collector("line", line, Phase.DONE, context=self._context(), fallback=True)
         elif kind in (LineKind.OTHER, LineKind.EXCEPTION) and fatal_line(text) is not None:
             typeless = is_typeless_engine_line(text)  # an engine's logged error text: only if nothing else failed
