@@ -122,7 +122,7 @@ CPP_TERMINATE = compile_lazily(r"^terminate called after throwing an instance of
 CPP_BACKTRACE = compile_lazily(r"^\s*(?:Exception raised from |frame #\d+:)")
 # Native fatal output that is no Python exception (scanned like a C++ abort: the header line, then the lines
 # that belong to it).  Each row: (regex, type).  The `msg` group is the message's first line, `type` the
-# type when the row gives None.  Only lines holding one of NATIVE_WORDS are tried (native_header).
+# type when the row gives None.  A row is tried only on a line that holds its literal (native_header).
 # Wordings: the C runtime's and UCX's signal handlers (`Caught signal 11 (Segmentation fault: …)` then
 # `==== backtrace`, NVIDIA/TensorRT-LLM#752), abseil's and glog's failure signal handler as Ray and
 # gRPC print it (`*** SIGSEGV received at time=… on cpu N ***`, vllm-project/vllm#6783, #3053, #17242),
@@ -131,17 +131,19 @@ CPP_BACKTRACE = compile_lazily(r"^\s*(?:Exception raised from |frame #\d+:)")
 # ishiko732/fsrs-online-training#13; the sgl-router is written in Rust, sgl-project/sglang#6491) and pip's
 # resolver (`ERROR: Cannot install …`, vllm-project/vllm#9092, waybarrios/vllm-mlx#19; `ERROR: pip's
 # dependency resolver …`, vllm-project/vllm#6200, vllm-project/vllm-ascend#8286).
-NATIVE_WORDS = ("Caught signal", "*** SIG", "panicked at", "] Check failed", "ERROR: ")
-NATIVE_HEADERS: tuple[tuple[re.Pattern[str], str | None], ...] = (
-    (compile_lazily(r"^(?:\[[^\]]{1,200}\]\s*)?Caught signal (?P<signal>\d{1,2}) \((?P<msg>[^)]*)\)"), None),
-    (compile_lazily(r"^(?:.{0,300}\s)?\*\*\* (?P<msg>(?P<type>SIG[A-Z]{2,8}) [^*]*?)\s*\*\*\*"), None),
-    (compile_lazily(r"^(?:.{0,300}\s)?thread '(?P<thread>[^']*)'(?: \(\d+\))? panicked at (?P<msg>.*)$"), "Rust panic"),
-    (compile_lazily(r"^\[?F\d{3,4} \d\d:\d\d:\d\d\.\d+\s+(?:\d+\s+)?[^\]\s]+\] ?(?P<msg>\S.*)$"), "FATAL"),
-    (compile_lazily(r"^ERROR: (?P<msg>Cannot install .* because these package versions have conflicting dependencies\.)"),
+NATIVE_HEADERS: tuple[tuple[str, re.Pattern[str], str | None], ...] = (
+    # (the literal a line needs before the regex is tried ("" = a glog record's `F`), regex, type)
+    ("Caught signal", compile_lazily(r"^(?:\[[^\]]{1,200}\]\s*)?Caught signal (?P<signal>\d{1,2}) \((?P<msg>[^)]*)\)"), None),
+    ("*** SIG", compile_lazily(r"^(?:.{0,300}\s)?\*\*\* (?P<msg>(?P<type>SIG[A-Z]{2,8}) [^*]*?)\s*\*\*\*"), None),
+    ("panicked at", compile_lazily(r"^(?:.{0,300}\s)?thread '(?P<thread>[^']*)'(?: \(\d+\))? panicked at (?P<msg>.*)$"),
+     "Rust panic"),
+    ("", compile_lazily(r"^\[?F\d{3,4} \d\d:\d\d:\d\d\.\d+\s+(?:\d+\s+)?[^\]\s]+\] ?(?P<msg>\S.*)$"), "FATAL"),
+    ("ERROR: Cannot install",
+     compile_lazily(r"^ERROR: (?P<msg>Cannot install .* because these package versions have conflicting dependencies\.)"),
      "ResolutionImpossible"),
-    (compile_lazily(r"^ERROR: (?P<msg>pip's dependency resolver does not currently take into account .*)"),
+    ("ERROR: pip's", compile_lazily(r"^ERROR: (?P<msg>pip's dependency resolver does not currently take into account .*)"),
      "pip dependency conflict"),
-    (compile_lazily(r"^ERROR: (?P<msg>No matching distribution found for .*)$"), "pip: no matching distribution"),
+    ("ERROR: No matching", compile_lazily(r"^ERROR: (?P<msg>No matching distribution found for .*)$"), "pip: no matching distribution"),
 )
 # What the shell prints when the program died of a signal (bash's wordings; localized ones are left out).
 SHELL_NOTICE = compile_lazily(r"^(?:Aborted|Segmentation fault|Bus error|Illegal instruction)(?: \(core dumped\))?\s*$")
@@ -166,9 +168,9 @@ def glog_record(text: str, severity: str) -> bool:
 
 def native_header(text: str) -> tuple[str, str] | None:
     """(type, first message line) of a line that starts native fatal output, else None."""
-    if not any(word in text for word in NATIVE_WORDS) and not glog_record(text, "F"):
-        return None
-    for pattern, fixed_type in NATIVE_HEADERS:
+    for literal, pattern, fixed_type in NATIVE_HEADERS:
+        if not (literal in text if literal else glog_record(text, "F")):
+            continue
         m = pattern.match(text)
         if m is None:
             continue
