@@ -345,3 +345,32 @@ def test_a_log_whose_times_do_not_only_go_down_is_read_as_written(text: str) -> 
     from logsleuth.ingest.order import newest_first
 
     assert not newest_first(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a type alone on its line, no traceback: the message below is its own
+        ("RuntimeError:\nCUDA error: no kernel image is available for execution on the device\n",
+         ("bare", "RuntimeError", "CUDA error: no kernel image is available for execution on the device")),
+        # a message wrapped over lines by the paste
+        ("ValueError: The checkpoint has model type `qwen9` but Transformers does not\nrecognize this architecture.\n",
+         ("bare", "ValueError", "The checkpoint has model type `qwen9` but Transformers does not\nrecognize this architecture.")),
+        # the exception pasted above its traceback, a `...` between
+        ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n...\nTraceback (most recent call last):\n"
+         '  File "/venv/sglang/srt/model_executor/model_runner.py", line 3, in load_model\n    self.model = loader.load()\n',
+         ("traceback", "torch.OutOfMemoryError", "CUDA out of memory. Tried to allocate 2.00 GiB.")),
+    ],
+)
+def test_exceptions_split_wrapped_or_moved_by_the_paste_are_found(text: str, expected: tuple[str, str, str]) -> None:
+    assert only_failure(START + text) == expected
+
+
+def test_diagnose_exits_1_on_native_output_and_0_on_a_healthy_start(tmp_path: Path) -> None:
+    panic = tmp_path / "router.log"
+    panic.write_text("thread 'main' panicked at 'invalid worker url', src/router.rs:88:14\n")
+    healthy = tmp_path / "server.log"
+    healthy.write_text(START + "[2026-01-01 00:00:09] The server is fired up and ready to roll!\n")
+    run = [sys.executable, "-m", "logsleuth", "diagnose", "--format", "text"]
+    assert subprocess.run([*run, str(panic)], capture_output=True).returncode == 1
+    assert subprocess.run([*run, str(healthy)], capture_output=True).returncode == 0
