@@ -374,3 +374,15 @@ def test_diagnose_exits_1_on_native_output_and_0_on_a_healthy_start(tmp_path: Pa
     run = [sys.executable, "-m", "logsleuth", "diagnose", "--format", "text"]
     assert subprocess.run([*run, str(panic)], capture_output=True).returncode == 1
     assert subprocess.run([*run, str(healthy)], capture_output=True).returncode == 0
+
+
+def test_the_case_file_of_an_export_newest_first_shows_the_lines_written_before_the_failure(tmp_path: Path) -> None:
+    from logsleuth.api import DiagnoseOptions, diagnose
+    from logsleuth.case.window import local_window
+
+    path = tmp_path / "export.log"
+    path.write_text(_viewer_export(_real_traceback(), newest_first=True))
+    report = diagnose([str(path)], DiagnoseOptions())
+    assert report.primary is not None
+    window = local_window(report, report.primary)
+    assert window is not None and [line.endswith("Load weight begin.") for line in window.before] == [True]
