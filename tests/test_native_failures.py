@@ -386,3 +386,11 @@ def test_the_case_file_of_an_export_newest_first_shows_the_lines_written_before_
     assert report.primary is not None
     window = local_window(report, report.primary)
     assert window is not None and [line.endswith("Load weight begin.") for line in window.before] == [True]
+
+
+def test_a_logged_error_the_server_came_up_after_is_no_failure() -> None:
+    """torch retries the rendezvous and logs each refused connection; the server then starts."""
+    error = "[W socket.cpp:1] x\n[E1203 12:00:00.000000 1234 socket.cpp:1000] [c10d] The client socket has failed to connect to [node-0]:29500 (errno: 111 - Connection refused).\n"
+    assert scan(normalize_text(START + error + "[2026-01-01 00:00:30] The server is fired up and ready to roll!\n")) == []
+    (failure,) = scan(normalize_text("INFO:     Application startup complete.\n" + START + error))
+    assert failure.final.type == "ERROR"  # after the start: the paste ends on it

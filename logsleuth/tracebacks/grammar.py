@@ -160,6 +160,10 @@ NATIVE_MESSAGE_END = compile_lazily(
 GLOG_ERROR = compile_lazily(r"^\[?E\d{3,4} \d\d:\d\d:\d\d\.\d+\s+(?:\d+\s+)?[^\]\s]+\] ?(?P<msg>\S.*)$")
 
 
+# The line a server prints once it serves (SGLang; uvicorn's, which is vLLM's): errors logged before it were survived.
+READY_LINE = compile_lazily(r"The server is fired up and ready to roll!|Application startup complete")
+
+
 def glog_record(text: str, severity: str) -> bool:
     """Whether a line may be a glog or c10 record of `severity` ("E", "F"): the cheap test before the regex."""
     start = 1 if text[:1] == "[" else 0
