@@ -141,6 +141,7 @@ def _read_source(
     try:
         if progress is not None and isinstance(source, ReportsProgress):
             source.progress = progress
+        source = in_written_order(source)
         result = _read(source, options)
         clock = _clock_of(source) if with_clock else None
     except SourceError as exc:
@@ -180,10 +181,33 @@ def diagnose_text(text: str, options: DiagnoseOptions | None = None, *, patterns
 
     options = options or DiagnoseOptions()
     patterns = patterns or load_library(options)
-    source = MemorySource(text.encode("utf-8", errors="surrogateescape"))
+    source = in_written_order(MemorySource(text.encode("utf-8", errors="surrogateescape")))
     result = read_all(source) if options.all_failures else read_latest(source, max_bytes=options.max_bytes)
-    info = SourceInfo(source.name, result.bytes_read, result.size, capped=result.capped)
+    info = SourceInfo(source.name, result.bytes_read, result.size, capped=result.capped, note=getattr(source, "note", None))
     return build_report([(source, info, result)], options, patterns)
+
+
+def in_written_order(source: Source) -> Source:
+    """A local log exported newest line first (a cloud console's export), as a source of its lines in the order
+    they were written, with a note that says so; any other source as it is.  (Remote logs are never exported
+    this way: no round trip is spent on them.)"""
+    from logsleuth.ingest.order import REVERSIBLE_BYTES, newest_first, reversed_lines
+    from logsleuth.sources.local import LocalFileSource
+    from logsleuth.sources.memory import MemorySource
+
+    if not isinstance(source, (LocalFileSource, MemorySource)) or getattr(source, "note", None) is not None:
+        return source  # a remote or runtime log, or one already put in order
+    size = source.size()
+    if size > REVERSIBLE_BYTES or size == 0:
+        return source
+    head = b"".join(source.read_range(0, min(size, 64 << 10)))
+    if not newest_first(head.decode("utf-8", errors="surrogateescape")):
+        return source
+    data = b"".join(source.read_range(0, size))
+    source.close()
+    ordered = MemorySource(reversed_lines(data), name=source.name)
+    ordered.note = "its lines are newest first (a console's export): read in reverse, line numbers count from its last line"
+    return ordered
 
 
 def build_report(

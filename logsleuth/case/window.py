@@ -78,6 +78,7 @@ def window_before(source: Source, offset: int, origin: str, *, end: int | None =
 def local_window(report: Report, group: FailureGroup) -> LogWindow | None:
     """The window of a failure read from a local file (None when its log is not one: stdin, a remote host, text
     held in memory)."""
+    from logsleuth.api import in_written_order
     from logsleuth.sources.local import LocalFileSource
 
     name = group.sources[0] if group.sources else None
@@ -85,7 +86,7 @@ def local_window(report: Report, group: FailureGroup) -> LogWindow | None:
     if name is None or info is None or info.host is not None or not os.path.isfile(name):
         return None
     try:
-        source = LocalFileSource(name)
+        source = in_written_order(LocalFileSource(name))  # the offsets are those of the order diagnose read
     except SourceError:
         return None
     try:

@@ -300,8 +300,8 @@ class LineNormalizer:
         if first == "`" and _odd_backticks(text):
             self._span_lines = 1  # an inline-code span over several lines opens here
             return text[1:], False
-        if first == "*" and text.startswith("**") and text.endswith("**") and len(text) > 4:
-            return text[2:-2], False
+        if first == "*" and text.startswith("**") and text.endswith("**") and len(text) > 4 and not text.startswith("*** "):
+            return text[2:-2], False  # (`*** SIGSEGV received … ***` is a signal handler's banner, not bold)
         if first == "<" and _HTML_LINE.match(text):
             return text, True
         return text, False
@@ -343,6 +343,13 @@ class LineNormalizer:
     def _unwrapped(self) -> None:
         for namespace in self._wrapped:
             self._wrapped[namespace] = False
+
+
+def collector_stamp(text: str) -> str | None:
+    """The ISO time a collector or a log viewer wrote before a raw line (ingest/order.py reads the order of a
+    log from it), else None."""
+    m = _COLLECTOR_TS.match(text) or _VIEWER.match(text)
+    return m["ts"] if m else None
 
 
 def has_line_prefix(text: str) -> bool:

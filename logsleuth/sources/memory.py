@@ -9,6 +9,7 @@ from logsleuth.sources.base import CHUNK_SIZE
 
 class MemorySource:
     host: str | None = None
+    note: str | None = None  # what the report must say of where these bytes came from (SourceInfo.note)
 
     def __init__(self, data: bytes, name: str = "<text>") -> None:
         self.name = name

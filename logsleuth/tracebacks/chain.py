@@ -99,7 +99,7 @@ class _ChainBuilder:
             if relation:  # the previous block (e.g. an exception group) is already closed
                 self.pending_relation = relation
             return
-        message = "\n".join(self.message_lines).rstrip("\n")
+        message = "\n".join(self.message_lines).strip("\n")  # `ValueError:` alone, its text on the next line
         block = ExceptionBlock(
             type=self.type or "",
             message=message,

@@ -19,12 +19,15 @@ from logsleuth.tracebacks.grammar import (
     ELIDED_LINE,
     ELIDED_TEMPLATE,
     ELISION_LENGTH,
+    GLOG_ERROR,
     GROUP_CLOSE,
     KILL_LINE,
     LOG_RECORD_START,
     MESSAGE_SECOND_PARAGRAPH,
+    NATIVE_MESSAGE_END,
     PROCESS_DIED_HEADER,
     PY_WARNING,
+    SHELL_NOTICE,
     SHELL_PROMPT,
     STRICT_EXCEPTION_LINE,
     USAGE_ERROR,
@@ -32,6 +35,7 @@ from logsleuth.tracebacks.grammar import (
     classify,
     fatal_line,
     is_elision,
+    native_header,
     runtime_fact,
 )
 
@@ -158,7 +162,10 @@ class Collector:
             # message continues it, or a library's own second paragraph (MESSAGE_SECOND_PARAGRAPH).
             heading = self.blanks == 1 and self.message_lines >= 1 and text.rstrip().endswith(":")
             known = self.blanks == 1 and MESSAGE_SECOND_PARAGRAPH.match(text) is not None
-            return 2 if (heading or known) and self.kind in ("traceback", "bare") and self._message_line(kind, text, line) else 0
+            # Native output (pip's resolver) introduces its detail with a heading after one blank line.
+            native = self.kind == "abort" and self.blanks == 1 and not self.texts[0].startswith("terminate called")
+            heading = heading or (native and text.rstrip().endswith(":"))
+            return 2 if (heading or known) and self.kind in ("traceback", "bare", "abort") and self._message_line(kind, text, line) else 0
         if phase is Phase.SEPARATOR:
             if kind is LineKind.BLANK:
                 return 1 if self.last is LineKind.SEPARATOR else 2
@@ -261,6 +268,10 @@ class Collector:
             exceptions = (ExceptionBlock(type="UsageError", message=m["msg"].strip() if m else texts[0]),)
         elif self.kind == "abort" and (cpp := CPP_TERMINATE.match(texts[0])):
             exceptions = (ExceptionBlock(type=cpp["type"], message=_what(texts[1:])),)
+        elif self.kind == "abort" and (native := native_header(texts[0])):
+            exceptions = (ExceptionBlock(type=native[0], message=_native_message(native, texts[1:])),)
+        elif self.kind == "line" and (glog := GLOG_ERROR.match(texts[0])):
+            exceptions = (ExceptionBlock(type="ERROR", message=glog["msg"].strip()),)
         elif self.kind == "line" and (found := fatal_line(texts[0])):
             exceptions = (ExceptionBlock(type=found[0], message=found[1]),)
         elif fact := runtime_fact(texts[0]):
@@ -286,13 +297,32 @@ class Collector:
         )
 
 
+def _native_message(header: tuple[str, str], lines: list[str]) -> str:
+    """The message of native fatal output: the header's text and the lines after it up to its backtrace or
+    hint.  A Rust panic since 1.73 prints its location on the header line and its text on the next lines."""
+    kind, first = header
+    if kind not in ("Rust panic", "ResolutionImpossible", "pip dependency conflict"):
+        return first  # a signal's or glog's report: the lines after it are frames
+    body: list[str] = []
+    for text in lines:
+        if NATIVE_MESSAGE_END.match(text) or SHELL_NOTICE.match(text):
+            break
+        if text.strip() or body:
+            body.append(text.strip())
+    while body and not body[-1]:
+        body.pop()
+    if kind == "Rust panic" and body and "'" not in first:
+        return "\n".join([*body, f"at {first}"])
+    return "\n".join([first, *body])
+
+
 def _what(lines: list[str]) -> str:
     """The message of a C++ exception: the text after `what():`, up to its backtrace.  Lines before
     `what():` are other writers' (an NCCL INFO line of a sibling thread), never the message."""
     start = next((index for index, text in enumerate(lines) if text.lstrip().startswith("what():")), 0)
     message: list[str] = []
     for text in lines[start:]:
-        if CPP_BACKTRACE.match(text):
+        if CPP_BACKTRACE.match(text) or SHELL_NOTICE.match(text):
             break
         message.append(text.strip().removeprefix("what():").strip())
     while message and not message[-1]:

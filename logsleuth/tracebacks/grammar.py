@@ -57,6 +57,9 @@ GENERIC_EXCEPTION_LINE = compile_lazily(r"^(?P<type>Exception|Error): (?P<msg>\S
 EMBEDDED = compile_lazily(
     r'`(?P<code>[^`]{3,})`|\*\*(?P<bold>[^*]{3,})\*\*|["\u201c](?P<quoted>[^"\u201c\u201d]{3,})["\u201d]'
 )
+# An exception a sentence quotes without marks: "When I start it I get ValueError: … and it stops."  A sentence
+# may say anything, so such a line is the failure only of a paste that has no other (a fallback).
+INLINE_EXCEPTION = compile_lazily(r"(?:^|\s)(?P<failure>(?:[A-Za-z_]\w*+\.)*+[A-Z]\w*?(?:Error|Exception): \S.*)$")
 # A GitHub issue title from a bug template, quoting the exception without marks (vllm#3676:
 # `[Bug]: CohereForAI/c4ai-command-r-v01 : ValueError: User-specified max_model_len …`).
 ISSUE_TITLE = compile_lazily(
@@ -117,6 +120,82 @@ GROUP_CLOSE = compile_lazily(r"^\s*\+-+$")
 CPP_TERMINATE = compile_lazily(r"^terminate called after throwing an instance of '(?P<type>[^']+)'")
 # After `what():`, the C++ exception's message ends where its backtrace starts.
 CPP_BACKTRACE = compile_lazily(r"^\s*(?:Exception raised from |frame #\d+:)")
+# Native fatal output that is no Python exception (scanned like a C++ abort: the header line, then the lines
+# that belong to it).  Each row: (regex, type).  The `msg` group is the message's first line, `type` the
+# type when the row gives None.  A row is tried only on a line that holds its literal (native_header).
+# Wordings: the C runtime's and UCX's signal handlers (`Caught signal 11 (Segmentation fault: …)` then
+# `==== backtrace`, NVIDIA/TensorRT-LLM#752), abseil's and glog's failure signal handler as Ray and
+# gRPC print it (`*** SIGSEGV received at time=… on cpu N ***`, vllm-project/vllm#6783, #3053, #17242),
+# glog's FATAL record (`F1006 09:50:58.620735 13380 common.cc:34] Check failed: …`, apache/singa#805,
+# chipsalliance/verible#452), Rust's panic message before and after Rust 1.73 (rust-lang/rust#54900,
+# ishiko732/fsrs-online-training#13; the sgl-router is written in Rust, sgl-project/sglang#6491) and pip's
+# resolver (`ERROR: Cannot install …`, vllm-project/vllm#9092, waybarrios/vllm-mlx#19; `ERROR: pip's
+# dependency resolver …`, vllm-project/vllm#6200, vllm-project/vllm-ascend#8286).
+NATIVE_HEADERS: tuple[tuple[str, re.Pattern[str], str | None], ...] = (
+    # (the literal a line needs before the regex is tried ("" = a glog record's `F`), regex, type)
+    ("Caught signal", compile_lazily(r"^(?:\[[^\]]{1,200}\]\s*)?Caught signal (?P<signal>\d{1,2}) \((?P<msg>[^)]*)\)"), None),
+    ("*** SIG", compile_lazily(r"^(?:.{0,300}\s)?\*\*\* (?P<msg>(?P<type>SIG[A-Z]{2,8}) [^*]*?)\s*\*\*\*"), None),
+    ("panicked at", compile_lazily(r"^(?:.{0,300}\s)?thread '(?P<thread>[^']*)'(?: \(\d+\))? panicked at (?P<msg>.*)$"),
+     "Rust panic"),
+    ("", compile_lazily(r"^\[?F\d{3,4} \d\d:\d\d:\d\d\.\d+\s+(?:\d+\s+)?[^\]\s]+\] ?(?P<msg>\S.*)$"), "FATAL"),
+    ("ERROR: Cannot install",
+     compile_lazily(r"^ERROR: (?P<msg>Cannot install .* because these package versions have conflicting dependencies\.)"),
+     "ResolutionImpossible"),
+    ("ERROR: pip's", compile_lazily(r"^ERROR: (?P<msg>pip's dependency resolver does not currently take into account .*)"),
+     "pip dependency conflict"),
+    ("ERROR: No matching", compile_lazily(r"^ERROR: (?P<msg>No matching distribution found for .*)$"), "pip: no matching distribution"),
+)
+# What the shell prints when the program died of a signal (bash's wordings; localized ones are left out).
+SHELL_NOTICE = compile_lazily(r"^(?:Aborted|Segmentation fault|Bus error|Illegal instruction)(?: \(core dumped\))?\s*$")
+# Where a native failure's message ends and its backtrace or a hint begins.
+NATIVE_MESSAGE_END = compile_lazily(
+    r"^\s*(?:stack backtrace:|note: |\d+: |==== backtrace|\*\*\* Check failure stack trace|@ |PC: @|"
+    r"To fix this you could try|ERROR: ResolutionImpossible|Successfully installed )"
+)
+# A glog ERROR record (`E1203 12:00:00.000000  1234 file.cc:12] …`): a logged error, which a server may
+# survive, so it is the failure only of a paste that shows no other (a fallback).
+# torch's c10 logging writes the same record in brackets and without the thread id
+# (`[rank3]:[E1016 03:31:38.919469923 ProcessGroupNCCL.cpp:607] [Rank 3] Watchdog caught collective operation
+# timeout: …`, sgl-project/sglang#1693, sgl-project/sglang#3368).
+GLOG_ERROR = compile_lazily(r"^\[?E\d{3,4} \d\d:\d\d:\d\d\.\d+\s+(?:\d+\s+)?[^\]\s]+\] ?(?P<msg>\S.*)$")
+
+
+# The line a server prints once it serves (SGLang; uvicorn's, which is vLLM's): errors logged before it were survived.
+READY_LINE = compile_lazily(r"The server is fired up and ready to roll!|Application startup complete")
+
+
+def glog_record(text: str, severity: str) -> bool:
+    """Whether a line may be a glog or c10 record of `severity` ("E", "F"): the cheap test before the regex."""
+    start = 1 if text[:1] == "[" else 0
+    return text[start : start + 1] == severity and text[start + 1 : start + 4].isdigit()
+
+
+def native_header(text: str) -> tuple[str, str] | None:
+    """(type, first message line) of a line that starts native fatal output, else None."""
+    for literal, pattern, fixed_type in NATIVE_HEADERS:
+        if not (literal in text if literal else glog_record(text, "F")):
+            continue
+        m = pattern.match(text)
+        if m is None:
+            continue
+        if "signal" in m.groupdict():
+            return _signal_name(int(m["signal"])), m["msg"].strip()
+        message = m["msg"].strip()
+        if fixed_type == "Rust panic":
+            message = message.removesuffix(":") if message.endswith(":") and "'" not in message else message
+        return fixed_type or m["type"], message
+    return None
+
+
+def _signal_name(number: int) -> str:
+    import signal
+
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
 # A fatal error printed as one log line, not as a Python exception: (regex, type).  The regex's `msg` group
 # is the message, its `type` group the type when the second item is None.  Tried only on lines that hold
 # one of FATAL_LINE_WORDS.
@@ -182,6 +261,16 @@ def embedded_failure(text: str) -> str | None:
                 quoted += "'"
             return quoted
     return None
+
+
+def inline_failure(text: str) -> str | None:
+    """The exception a sentence names without quoting it, else None (the caller's prefilter: `rror: ` or
+    `xception: ` is in the line)."""
+    m = INLINE_EXCEPTION.search(text)
+    if m is None or m.start("failure") == 0:
+        return None  # at the line's start it is an exception line, which the grammar reads as such
+    failure = m["failure"].rstrip()
+    return failure if STRICT_EXCEPTION_LINE.match(failure) else None
 
 
 @dataclass(frozen=True, slots=True)

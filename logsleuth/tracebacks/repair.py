@@ -11,22 +11,27 @@ KERNEL_PRINT_REACH = 16 << 10  # bytes between a kernel's error print and the ex
 
 def fold_kernel_prints(failures: list[Failure]) -> list[Failure]:
     """A kernel's `CUDA Error: … (700)` print just before the Python exception it caused (flashinfer prints,
-    then raises) is that exception's context, not a failure of its own; alone, it is the failure."""
+    then raises) is that exception's context, not a failure of its own; alone, it is the failure.  So is a
+    signal handler's banner (abseil's `*** SIGSEGV received …`, printed again through glog by Ray) just before
+    faulthandler's dump of the same crash: the dump, with its Python frames, is the failure."""
     kept: list[Failure] = []
     for index, failure in enumerate(failures):
         following = failures[index + 1] if index + 1 < len(failures) else None
-        if (
-            failure.kind == "line"
-            and failure.final.type.lower() == "cuda error"
-            and following is not None
-            and following.kind in ("traceback", "bare")
-            and 0 <= following.offset - failure.end_offset <= KERNEL_PRINT_REACH
-        ):
+        if following is not None and _explains(failure, following):
             printed = f"{failure.final.type}: {failure.final.message}"
             failures[index + 1] = replace(following, context=(*following.context, printed))
             continue
         kept.append(failure)
     return kept
+
+
+def _explains(failure: Failure, following: Failure) -> bool:
+    """Whether `failure` is only a print about the crash that `following` reports."""
+    if not 0 <= following.offset - failure.end_offset <= KERNEL_PRINT_REACH:
+        return False
+    if failure.kind == "line" and failure.final.type.lower() == "cuda error":
+        return following.kind in ("traceback", "bare")
+    return failure.kind == "abort" and failure.final.type.startswith("SIG") and following.kind in ("fatal", "abort")
 
 
 # Bytes between an exception line and the frames it was moved above (room for one `...` line).

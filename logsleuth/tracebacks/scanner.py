@@ -34,9 +34,11 @@ from logsleuth.tracebacks.grammar import (
     CONTEXT_WORDS,
     CPP_TERMINATE,
     GENERIC_EXCEPTION_LINE,
+    GLOG_ERROR,
     GROUP_AFTER_TEXT,
     KILL_LINE,
     NOT_BARE_TYPES,
+    READY_LINE,
     STRICT_EXCEPTION_LINE,
     THREAD_INTRO,
     TRACEBACK_HEADER,
@@ -46,7 +48,10 @@ from logsleuth.tracebacks.grammar import (
     classify,
     embedded_failure,
     fatal_line,
+    glog_record,
+    inline_failure,
     is_typeless_engine_line,
+    native_header,
     runtime_fact,
 )
 from logsleuth.tracebacks.interleave import MAX_INTERLEAVED, choose, in_step, redeal
@@ -75,6 +80,7 @@ class FailureScanner:
         self.failures: list[Failure] = []
         self.cascade_lines: list[LogLine] = []  # `kill_process_tree called`, ...
         self._fallbacks: list[Failure] = []  # failures reported only when there is no other
+        self._ready_offset = -1  # where the server last said it was ready: logged errors before it were survived
         self._mentions: list[Failure] = []  # failures quoted in prose, reported unless the log shows them
         self._cohorts = 0
         self._closed_cohorts: dict[int, list[Collector]] = {}
@@ -129,6 +135,8 @@ class FailureScanner:
         self.failures.extend(mention for mention in self._mentions if not shown_in(mention, self.failures))
         # A fallback (a bare `Exception: …`) may be the exception of frames pasted after it; else it is
         # reported only when nothing else was found.
+        # A glog/c10 ERROR record the server came up after (a connection retried while ranks met) was survived.
+        self._fallbacks = [f for f in self._fallbacks if not (_is_logged_error(f) and f.offset < self._ready_offset)]
         found = attach_moved_exceptions(sorted(self.failures + self._fallbacks, key=lambda failure: failure.offset))
         fallbacks = {id(failure) for failure in self._fallbacks}
         if any(id(failure) not in fallbacks for failure in found):
@@ -172,6 +180,8 @@ class FailureScanner:
             if quoted is not None:
                 kind_of: FailureKind = "usage" if USAGE_ERROR.match(quoted) else "bare"
                 started = (Collector(kind_of, line, Phase.DONE, context=self._context(), mention=True), quoted)
+            elif ("rror: " in text or "xception: " in text) and (named := inline_failure(text)) is not None:
+                started = (Collector("bare", line, Phase.DONE, context=self._context(), fallback=True), named)
         if started is None:
             if kind in (LineKind.OTHER, LineKind.SOURCE, LineKind.EXCEPTION):
                 self._note_plain_line(kind, line, seq)
@@ -187,6 +197,11 @@ class FailureScanner:
             new = Collector("usage", line, Phase.DONE, context=self._context())
         elif text.startswith("terminate called") and CPP_TERMINATE.match(text):
             new = Collector("abort", line, Phase.MESSAGE, context=self._context())
+        elif kind in (LineKind.OTHER, LineKind.EXCEPTION) and native_header(text) is not None:
+            # a signal handler's report, glog's FATAL, a Rust panic, pip's resolver: read like a C++ abort
+            new = Collector("abort", line, Phase.MESSAGE, context=self._context())
+        elif glog_record(text, "E") and GLOG_ERROR.match(text):
+            new = Collector("line", line, Phase.DONE, context=self._context(), fallback=True)
         elif kind in (LineKind.OTHER, LineKind.EXCEPTION) and fatal_line(text) is not None:
             typeless = is_typeless_engine_line(text)  # an engine's logged error text: only if nothing else failed
             new = Collector("line", line, Phase.DONE, context=self._context(), fallback=typeless)
@@ -248,6 +263,9 @@ class FailureScanner:
         """Kill notices, cascade notes and warning context.  Most lines of a log are none of
         these, so cheap substring checks guard the regexes (this runs on every line)."""
         text = line.text
+        if ("ready to roll" in text or "startup complete" in text) and READY_LINE.search(text):
+            self._ready_offset = line.offset
+            return
         if "kill_process_tree" in text or "Dump" in text:
             if CASCADE_CONTEXT_LINE.search(text):
                 self.cascade_lines.append(line)
@@ -321,6 +339,11 @@ class FailureScanner:
         for collector in list(collectors):
             if seq - collector.last_seq > gap and not (interleaved and in_step(collector, collectors)):
                 self._close(stream, collector)
+
+
+def _is_logged_error(failure: Failure) -> bool:
+    """A glog or c10 ERROR record read as a failure (collector.py gives it the type `ERROR`)."""
+    return failure.kind == "line" and failure.final.type == "ERROR"
 
 
 def scan(lines: Iterable[LogLine]) -> list[Failure]:

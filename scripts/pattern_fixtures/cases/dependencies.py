@@ -2,12 +2,14 @@
 transformers or flashinfer that the installed version does not have.
 
 Patterns: sglang-flashinfer-version, sglang-sgl-kernel-version, sglang-transformers-import-error,
-sglang-flashinfer-import-error.
+sglang-flashinfer-import-error, sglang-pip-resolver-conflict (pip's resolver output, for either engine,
+in the wording of pip's resolvelib factory: vllm-project/vllm#9092, waybarrios/vllm-mlx#19, vllm-project/vllm#6200,
+vllm-project/vllm-ascend#8286).
 """
 
 from __future__ import annotations
 
-from ..engine import Frame
+from ..engine import Case, Frame
 from ..mirror import (
     HTTP_LAUNCH,
     LAUNCH_SERVER,
@@ -97,6 +99,47 @@ FLASHINFER_DECODE_CALL = raise_frame("sglang/srt/layers/attention/flashinfer_bac
                                      "o = flashinfer.decode.trtllm_batch_decode_with_kv_cache(q, k_cache, workspace_buffer)",
                                      env=(("flashinfer", "__import__('flashinfer')"), ("q", "None"), ("k_cache", "None"), ("workspace_buffer", "None")), lineno=870)
 
+def pip_cannot_install(pattern: str, name: str, engine: str, pin: str, other: str, other_pin: str) -> Case:
+    """`pip install <engine> <other>` whose pins of one package contradict each other."""
+    return Case(pattern, name, (), mode="lines", ranks="", raw_after=(
+        f"INFO: pip is looking at multiple versions of {other} to determine which version is compatible with other requirements. This could take a while.",
+        f"ERROR: Cannot install {engine} and {other} because these package versions have conflicting dependencies.",
+        "",
+        "The conflict is caused by:",
+        f"    {engine.replace('==', ' ')} depends on {pin}",
+        f"    {other.replace('==', ' ')} depends on {other_pin}",
+        "",
+        "To fix this you could try to:",
+        "1. loosen the range of package versions you've specified",
+        "2. remove package versions to allow pip to attempt to solve the dependency conflict",
+        "",
+        "ERROR: ResolutionImpossible: for help visit https://pip.pypa.io/en/latest/topics/dependency-resolution/#dealing-with-dependency-conflicts",
+    ))
+
+
+def pip_broke_a_pin(pattern: str, name: str, holder: str, pin: str, installed: str) -> Case:
+    """An install that replaced a package another installed one pins (pip warns after the fact)."""
+    package, wanted = pin.split("==")
+    return Case(pattern, name, (), mode="lines", ranks="", raw_after=(
+        f"Installing collected packages: {package}",
+        f"  Attempting uninstall: {package}",
+        f"    Found existing installation: {package} {wanted}",
+        f"    Uninstalling {package}-{wanted}:",
+        f"      Successfully uninstalled {package}-{wanted}",
+        "ERROR: pip's dependency resolver does not currently take into account all the packages that are installed. This behaviour is the source of the following dependency conflicts.",
+        f"{holder} requires {pin}, but you have {package} {installed} which is incompatible.",
+        f"Successfully installed {package}-{installed}",
+    ))
+
+
+def pip_no_distribution(pattern: str, name: str, requirement: str) -> Case:
+    """A near miss: no such version at all, which is no conflict."""
+    return Case(pattern, name, (), mode="lines", ranks="", raw_after=(
+        f"ERROR: Could not find a version that satisfies the requirement {requirement} (from versions: none)",
+        f"ERROR: No matching distribution found for {requirement}",
+    ))
+
+
 CASES = (
     *(launch_crash("sglang-flashinfer-version", name, too_old(FLASHINFER_CHECK, installed, METADATA_NOT_FOUND), before=(FLASHINFER_SERVER_ARGS,))
       for name, installed in (("positive-0.5.9-too-old", "'0.4.1'"), ("positive-0.5.9-old-wheel", "'0.2.14'"))),
@@ -119,4 +162,11 @@ CASES = (
     scheduler_crash("sglang-flashinfer-import-error", "positive-0.5.9-attribute", (*forward_frames("0.5.9"), FLASHINFER_DECODE_CALL), before=(READY,),
                     extra_modules=(("flashinfer/__init__.py", "from flashinfer import decode\n"), ("flashinfer/decode.py", "def single_decode_with_kv_cache():\n    pass\n"))),
     PRETRAINED_CONFIG.named("sglang-flashinfer-import-error", "negative-transformers"),
+    pip_cannot_install("sglang-pip-resolver-conflict", "positive-cannot-install", "sglang==0.5.9", "torch==2.8.0",
+                       "xformers==0.0.29", "torch==2.5.1"),
+    pip_broke_a_pin("sglang-pip-resolver-conflict", "positive-installed-conflict", "sglang 0.5.9", "transformers==4.57.1", "4.46.0"),
+    pip_no_distribution("sglang-pip-resolver-conflict", "negative-no-matching-distribution", "sgl-kernel==9.9.9"),
+    pip_cannot_install("sglang-pip-resolver-conflict", "positive-vllm-cannot-install", "vllm==0.10.1", "torch==2.7.1",
+                       "flash-attn==2.8.3", "torch==2.8.0"),
+    pip_broke_a_pin("sglang-pip-resolver-conflict", "positive-vllm-installed-conflict", "vllm 0.10.1", "torch==2.7.1", "2.8.0"),
 )
