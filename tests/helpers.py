@@ -6,6 +6,7 @@ import contextlib
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -46,11 +47,26 @@ def run_cli(*args: str, stdin: bytes | None = None) -> CliResult:
     return CliResult(code, out.getvalue(), err.getvalue())
 
 
+def default_sigint() -> None:
+    """A `preexec_fn`: the child starts with SIGINT's default action whatever the test run inherited.  A suite
+    started with SIGINT ignored (`nohup make test &`, a background job of a non-interactive shell) passes the
+    ignoring on through fork and exec; Python then installs no KeyboardInterrupt handler, and a Ctrl-C test's
+    SIGINT would do nothing."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def spawn(argv: list[str], **popen: Any) -> subprocess.Popen[Any]:
+    """subprocess.Popen(argv, **popen) for a child a test may interrupt: its SIGINT is the default one
+    (default_sigint).  Every test that sends SIGINT starts its child with this."""
+    return subprocess.Popen(argv, preexec_fn=default_sigint, **popen)
+
+
 def run_cli_subprocess(*args: str, stdin: bytes | None = None, env: dict[str, str] | None = None) -> CliResult:
-    """Run the installed `logsleuth` command as a separate process."""
+    """Run the installed `logsleuth` command as a separate process (with the default SIGINT: default_sigint)."""
     command = [sys.executable, "-m", "logsleuth", *args]
     proc = subprocess.run(
-        command, input=stdin, capture_output=True, timeout=120, env={**os.environ, **(env or {})}
+        command, input=stdin, capture_output=True, timeout=120, env={**os.environ, **(env or {})},
+        preexec_fn=default_sigint,
     )
     return CliResult(proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace"))
 

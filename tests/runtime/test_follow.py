@@ -136,7 +136,9 @@ def test_stream_local_ticks_while_the_command_is_silent(runtime: Runtime) -> Non
     elapsed = time.monotonic() - started
     chunks.close()
     assert ticks == [b""] * 5
-    assert 4 * IDLE_TICK <= elapsed < 2.0
+    # Not a busy loop (a loaded machine only makes this longer); the ticks came at all while the command said
+    # nothing, which a follower blocked on its output would never give (the upper bound only fails on a hang).
+    assert 4 * IDLE_TICK <= elapsed < 60
 
 
 def test_stream_local_kills_its_command_when_closed(runtime: Runtime) -> None:
@@ -212,12 +214,13 @@ def test_a_stopped_container_tells_its_facts_once_then_idles(runtime: Runtime) -
     )
     inspected = len(runtime.calls())
     started = time.monotonic()
-    idle = []
-    while time.monotonic() - started < 0.6:
-        idle.append(next(chunks))
+    idle = [next(chunks) for _ in range(8)]
+    elapsed = time.monotonic() - started
     chunks.close()
-    assert set(idle) == {b""} and len(idle) >= 5  # told once; the watch's clock keeps ticking
-    assert 1 <= len(runtime.calls()) - inspected <= 7  # inspected about every 0.1 s, not in a busy loop
+    assert set(idle) == {b""}  # told once; the watch's clock keeps ticking
+    # Inspected again while it idles, but at most once a 0.1 s poll, not in a busy loop: bounds on counts over
+    # the time it really took, which a loaded machine stretches without breaking them.
+    assert 1 <= len(runtime.calls()) - inspected <= elapsed / 0.1 + 1
 
 
 def test_a_run_stopped_on_purpose_is_told_only_when_it_stays_stopped(runtime: Runtime) -> None:

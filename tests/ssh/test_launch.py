@@ -30,7 +30,7 @@ from logsleuth.launch import LaunchStreams, default_log_path, retry_log_path, ru
 from logsleuth.render.options import OutputFormat, RenderOptions
 from logsleuth.sources.options import SSHBackend, SSHOptions
 from logsleuth.sources.spec import parse_remote_spec
-from tests.helpers import lines_until
+from tests.helpers import lines_until, spawn
 
 FAKE_SERVER = Path(__file__).resolve().parent.parent / "fixtures" / "fake_sglang_server.py"
 USER = "logsleuth-test"
@@ -263,7 +263,7 @@ def _interrupt_a_launch(sshd: SSHD, place: Path, answer: str) -> tuple[int, str,
         f"confirm = {'confirm' if answer == 'yes' else 'None'}\n"
         f"sys.exit(run_launch({HOST!r}, words, log_path={str(log)!r}, options=options, confirm=confirm))\n"
     )
-    child = subprocess.Popen([sys.executable, str(script)], stderr=subprocess.PIPE, text=True,
+    child = spawn([sys.executable, str(script)], stderr=subprocess.PIPE, text=True,
                              env={k: v for k, v in os.environ.items() if k != "SSH_AUTH_SOCK"})
     assert _wait_for(lambda: Path(f"{log}.pid").exists() and "server_args=" in log.read_text(), 30)
     pid = int(Path(f"{log}.pid").read_text())
