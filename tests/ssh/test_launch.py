@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from sshd_server import SSHD
+from sshd_server import RUN_PREFIX, SSHD
 
 from logsleuth.api import DiagnoseOptions
 from logsleuth.launch import LaunchStreams, default_log_path, retry_log_path, run_launch, stop_launch
@@ -171,7 +171,11 @@ def test_retry_answered_no_runs_nothing(sshd: SSHD, place: Path) -> None:
 
 
 def _listing(root: Path) -> list[tuple[str, int, float]]:
-    return sorted((str(path), path.stat().st_size, path.stat().st_mtime) for path in [root, *root.rglob("*")])
+    """Every path under `root` with its size and time; in the shared test home, other runs' own files (named
+    after their run: SSHD.in_home) aside, as they may come and go meanwhile (and with them the time of `root`
+    itself: a new entry in it shows anyway)."""
+    paths = [path for path in root.rglob("*") if RUN_PREFIX not in path.name]
+    return sorted((str(path), path.stat().st_size, path.stat().st_mtime) for path in paths)
 
 
 @pytest.mark.ssh

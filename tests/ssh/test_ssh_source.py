@@ -88,11 +88,10 @@ def test_user_host_port_spellings(sshd: SSHD, log: Path, form: str) -> None:
 
 
 def test_relative_and_home_paths(sshd: SSHD) -> None:
-    home = Path(os.path.expanduser("~logsleuth-test"))
-    target = home / "relative.log"
+    target = sshd.in_home("logsleuth-test", "relative.log")
     target.write_bytes(FAILURE)
     try:
-        for spec in ("logsleuth-alias:relative.log", "logsleuth-alias:~/relative.log"):
+        for spec in (f"logsleuth-alias:{target.name}", f"logsleuth-alias:~/{target.name}"):
             source = open_one(spec, options(sshd))
             assert read_all(source) == FAILURE
             source.close()
