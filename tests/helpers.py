@@ -101,6 +101,43 @@ def append_later(path: Path, pieces: list[str] | list[bytes], delay: float) -> t
     return thread
 
 
+def append_as_read(path: Path, pieces: list[str], deadline: float = 60.0) -> threading.Thread:
+    """Append each piece to `path` once the main thread, following it, has read the file to its end and sleeps
+    for more (its read position in /proc/self/fdinfo, its kernel wait in /proc/.../wchan), in a thread: each
+    piece then reaches the follower as a read of its own however loaded the machine.  (append_later's fixed
+    delay lets a slow reader take several at once, and so does a buffered read that loops on the file while
+    the next piece lands.)"""
+    main = threading.main_thread().native_id
+
+    def waits_at_the_end() -> bool:
+        try:
+            wchan = Path(f"/proc/self/task/{main}/wchan").read_text()
+        except OSError:
+            wchan = "0"
+        if wchan != "0" and not wchan.startswith(("poll_schedule_timeout", "do_select", "do_nanosleep", "hrtimer")):
+            return False  # busy, or asleep on something else (the GIL): not yet waiting for the file
+        size = path.stat().st_size
+        for fd in os.listdir("/proc/self/fd"):
+            with contextlib.suppress(OSError):
+                if os.readlink(f"/proc/self/fd/{fd}") == str(path):
+                    with open(f"/proc/self/fdinfo/{fd}") as info:
+                        if int(info.readline().split()[1]) == size:  # "pos:\tN"
+                            return True
+        return False
+
+    def run() -> None:
+        for piece in pieces:
+            give_up = time.monotonic() + deadline  # only a follower that hangs is this slow
+            while not waits_at_the_end() and time.monotonic() < give_up:
+                time.sleep(0.005)
+            with path.open("a") as handle:
+                handle.write(piece)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
 def lines_until(stream: IO[str], marker: str) -> list[str]:
     """Lines read from `stream` up to and including the first one containing `marker` (all of it if none does):
     a test waits on what the program says it is doing, not on a guess of how long it takes."""

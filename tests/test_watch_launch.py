@@ -18,7 +18,7 @@ from referencing import Registry, Resource
 from logsleuth.api import DiagnoseOptions
 from logsleuth.render.options import OutputFormat, RenderOptions
 from logsleuth.watch_output import EXIT_TIMEOUT, Streams, run_watch
-from tests.helpers import append_later, spawn
+from tests.helpers import append_as_read, append_later, spawn
 from tests.logs import crash_record, nccl_traceback, scheduler_traceback
 
 SCHEMA = json.loads(resources.files("logsleuth").joinpath("watch_events.schema.json").read_text())
@@ -104,7 +104,7 @@ def _empty_log(tmp_path: Path) -> Path:
 
 def test_stages_then_ready_in_json(tmp_path: Path) -> None:
     log = _empty_log(tmp_path)
-    writer = append_later(log, launch_pieces(), 0.01)
+    writer = append_as_read(log, launch_pieces())  # each bar reading read on its own: each one is told
     code, stdout, stderr = watch_cli(str(log), OutputFormat.JSON)
     writer.join()
     assert code == 0, stderr
