@@ -12,7 +12,7 @@ TEST_WORKERS ?= 4
 # never share one, at the cost of the memory of one more set of servers.
 ORACLE_WORKERS ?= 2
 
-.PHONY: demo test test-slow test-oracle lint typecheck bench fixtures pattern-fixtures health-fixtures diff-fixtures verify-fixes verify-fixes-vllm oracle-setup oracle-setup-vllm fixtures-vllm docs clean
+.PHONY: demo test test-slow test-oracle test-stress lint typecheck bench fixtures pattern-fixtures health-fixtures diff-fixtures verify-fixes verify-fixes-vllm oracle-setup oracle-setup-vllm fixtures-vllm docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,14 @@ test: $(STAMP)
 # fault, fan-out and helper tests.
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow -n $(TEST_WORKERS)
+
+# make test with every core kept busy by a CPU hog (one `yes` per core, killed however the tests end, Ctrl-C
+# included): the suite must pass on a loaded machine, not only on a quiet one.  .ci/run runs it once.
+test-stress: $(STAMP)
+	@hogs=""; trap 'kill $$hogs 2>/dev/null' EXIT; trap 'exit 130' INT TERM; \
+	for _ in $$(seq "$$(nproc)"); do yes > /dev/null & hogs="$$hogs $$!"; done; \
+	echo "test-stress: $$(nproc) CPU hogs (pids$$hogs)"; \
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 
 # The tests that run the real SGLang argument validation (`check`, on this machine and on a host over SSH):
 # they need the oracle venvs, so they are left out of `make test`.
