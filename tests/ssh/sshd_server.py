@@ -23,7 +23,9 @@ USERS = {
     "logsleuth-banner": "/bin/bash",  # its ~/.bashrc prints a banner on stdout and stderr
     "logsleuth-notail": "/bin/bash",  # its PATH (from ~/.ssh/environment) has no tail
     "logsleuth-nosh": "/usr/sbin/nologin",  # no shell at all: SFTP only
-    "logsleuth-hold": "/bin/bash",  # its ~/.bashrc holds an exec while a test's gate is closed (Gate below)
+    # its ~/.bashrc holds an exec while a test's gate is closed (Gate below).  Not "logsleuth-hold", the name
+    # before run_environment: test runs of older checkouts still write that account's ~/.bashrc for their gate.
+    "logsleuth-gated": "/bin/bash",
     # its PATH (set by this run's sshd: run_environment) starts with the stand-in docker, journalctl and
     # systemctl (tests/runtime/standins), which keep their state in runtime_state(root)
     "logsleuth-runtime": "/bin/bash",
@@ -36,7 +38,7 @@ RUNTIME_USER = "logsleuth-runtime"
 # The prefix of every run's private directory (SSHD.root); a file a test writes in a shared home carries its
 # run's directory name (SSHD.in_home), so that runs at once never touch each other's.
 RUN_PREFIX = "logsleuth-sshd-"
-HOLD_USER = "logsleuth-hold"
+HOLD_USER = "logsleuth-gated"
 
 
 @dataclass
