@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +81,44 @@ def later(delay: float, *steps: Any) -> threading.Thread:
         for step in steps:
             time.sleep(delay)
             step()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+def later_seen(runtime: Runtime, delay: float, *steps: Any) -> threading.Thread:
+    """Run the first step `delay` seconds from now and each next one once the follower has seen the state the
+    step before left: the `docker logs --follow` it was running then has ended (the stand-in ends it when the
+    container stops) and it asked `docker inspect` since.  In a thread: a state that lasts a fixed time may
+    come and go unseen on a loaded machine.  Only a follower that never looks waits 30 s."""
+
+    def inspections() -> int:
+        return sum(call[1] == "inspect" for call in runtime.calls())
+
+    def following() -> set[int]:
+        found = set()
+        for pid in _children():
+            with suppress(OSError):
+                alive = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+                if alive and b"\0logs\0" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    found.add(pid)
+        return found
+
+    def seen_the_last_step(inspected: int, followers: set[int]) -> bool:
+        if not followers:  # before the first step: the follower is following
+            return bool(following())
+        return inspections() > inspected and not followers & following()
+
+    def run() -> None:
+        time.sleep(delay)
+        inspected, followers = 0, set[int]()
+        for step in steps:
+            give_up = time.monotonic() + 30
+            while not seen_the_last_step(inspected, followers) and time.monotonic() < give_up:
+                time.sleep(0.02)
+            step()
+            inspected, followers = inspections(), following()
 
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
