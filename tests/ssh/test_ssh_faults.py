@@ -182,11 +182,15 @@ def test_a_timeout_after_retries_states_the_attempts_and_the_real_time(sshd: SSH
 
 
 def test_a_deadline_bounds_the_whole_connect(sshd: SSHD, silent_port: int) -> None:
-    """`watch --timeout 2` on a silent port: the deadline cuts the attempts, not 3 × 10 s plus backoff."""
-    opts = SSHOptions(config_file=str(sshd.config), deadline=time.monotonic() + 2.0, deadline_seconds=2.0)
+    """`watch --timeout 5` on a silent port: the deadline cuts the attempts, not 3 × 10 s plus backoff.  The
+    connect code is imported first, and the deadline leaves time to reach the handshake: on a loaded machine the
+    imports alone took 2 s (the deadline passed before the first attempt, a message without the handshake)."""
+    import logsleuth.sources.ssh.connect  # noqa: F401 - imported before the deadline starts
+
+    opts = SSHOptions(config_file=str(sshd.config), deadline=time.monotonic() + 5.0, deadline_seconds=5.0)
     message, took = connect_error(f"127.0.0.1:{silent_port}:/x.log", opts)
     assert took < 25  # cut by the deadline: not the 3 × 10 s attempts plus backoff (a bound only a hang fails)
-    assert message == f"127.0.0.1: connection to 127.0.0.1 port {silent_port} timed out after 2 s (no SSH handshake)"
+    assert message == f"127.0.0.1: connection to 127.0.0.1 port {silent_port} timed out after 5 s (no SSH handshake)"
 
 
 def test_a_deadline_already_past_does_not_connect(sshd: SSHD, log: Path) -> None:
