@@ -125,7 +125,7 @@ def test_stages_then_ready_in_json(tmp_path: Path) -> None:
 
 def test_stages_then_ready_in_text(tmp_path: Path) -> None:
     log = _empty_log(tmp_path)
-    writer = append_later(log, launch_pieces(), 0.01)
+    writer = append_as_read(log, launch_pieces())  # each bar reading read on its own: each one is told
     code, stdout, stderr = watch_cli(str(log))
     writer.join()
     assert code == 0
