@@ -66,6 +66,7 @@ def ssh_options(
         all_files=all_files,
         notice=print_stderr,  # "Permanently added … to the list of known hosts", as OpenSSH prints it
         deadline=time.monotonic() + timeout if timeout is not None else None,
+        deadline_seconds=timeout,
     )
 
 

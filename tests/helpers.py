@@ -6,6 +6,7 @@ import contextlib
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -46,11 +47,26 @@ def run_cli(*args: str, stdin: bytes | None = None) -> CliResult:
     return CliResult(code, out.getvalue(), err.getvalue())
 
 
+def default_sigint() -> None:
+    """A `preexec_fn`: the child starts with SIGINT's default action whatever the test run inherited.  A suite
+    started with SIGINT ignored (`nohup make test &`, a background job of a non-interactive shell) passes the
+    ignoring on through fork and exec; Python then installs no KeyboardInterrupt handler, and a Ctrl-C test's
+    SIGINT would do nothing."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def spawn(argv: list[str], **popen: Any) -> subprocess.Popen[Any]:
+    """subprocess.Popen(argv, **popen) for a child a test may interrupt: its SIGINT is the default one
+    (default_sigint).  Every test that sends SIGINT starts its child with this."""
+    return subprocess.Popen(argv, preexec_fn=default_sigint, **popen)
+
+
 def run_cli_subprocess(*args: str, stdin: bytes | None = None, env: dict[str, str] | None = None) -> CliResult:
-    """Run the installed `logsleuth` command as a separate process."""
+    """Run the installed `logsleuth` command as a separate process (with the default SIGINT: default_sigint)."""
     command = [sys.executable, "-m", "logsleuth", *args]
     proc = subprocess.run(
-        command, input=stdin, capture_output=True, timeout=120, env={**os.environ, **(env or {})}
+        command, input=stdin, capture_output=True, timeout=120, env={**os.environ, **(env or {})},
+        preexec_fn=default_sigint,
     )
     return CliResult(proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace"))
 
@@ -79,6 +95,43 @@ def append_later(path: Path, pieces: list[str] | list[bytes], delay: float) -> t
             time.sleep(delay)
             with path.open("ab") as handle:
                 handle.write(piece.encode() if isinstance(piece, str) else piece)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+def append_as_read(path: Path, pieces: list[str], deadline: float = 60.0) -> threading.Thread:
+    """Append each piece to `path` once the main thread, following it, has read the file to its end and sleeps
+    for more (its read position in /proc/self/fdinfo, its kernel wait in /proc/.../wchan), in a thread: each
+    piece then reaches the follower as a read of its own however loaded the machine.  (append_later's fixed
+    delay lets a slow reader take several at once, and so does a buffered read that loops on the file while
+    the next piece lands.)"""
+    main = threading.main_thread().native_id
+
+    def waits_at_the_end() -> bool:
+        try:
+            wchan = Path(f"/proc/self/task/{main}/wchan").read_text()
+        except OSError:
+            wchan = "0"
+        if wchan != "0" and not wchan.startswith(("poll_schedule_timeout", "do_select", "do_nanosleep", "hrtimer")):
+            return False  # busy, or asleep on something else (the GIL): not yet waiting for the file
+        size = path.stat().st_size
+        for fd in os.listdir("/proc/self/fd"):
+            with contextlib.suppress(OSError):
+                if os.readlink(f"/proc/self/fd/{fd}") == str(path):
+                    with open(f"/proc/self/fdinfo/{fd}") as info:
+                        if int(info.readline().split()[1]) == size:  # "pos:\tN"
+                            return True
+        return False
+
+    def run() -> None:
+        for piece in pieces:
+            give_up = time.monotonic() + deadline  # only a follower that hangs is this slow
+            while not waits_at_the_end() and time.monotonic() < give_up:
+                time.sleep(0.005)
+            with path.open("a") as handle:
+                handle.write(piece)
 
     thread = threading.Thread(target=run, daemon=True)
     thread.start()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import CORPUS, run_cli, run_cli_subprocess
+from tests.helpers import CORPUS, run_cli, run_cli_subprocess, spawn
 from tests.logs import crash_record, launch_line, noise, scheduler_traceback
 
 EAGLE_LOG = CORPUS / "sglang-validation" / "0.5.9" / "eagle3_incident_topk1_ndt16.log"
@@ -251,7 +251,7 @@ def test_ctrl_c_prints_interrupted_once_and_exits_130() -> None:
     import sys
     import time
 
-    process = subprocess.Popen(
+    process = spawn(
         [sys.executable, "-m", "logsleuth", "diagnose", "-"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )

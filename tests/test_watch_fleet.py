@@ -39,7 +39,7 @@ def test_one_log_not_ready_keeps_the_fleet_waiting_until_the_timeout(tmp_path: P
     logs[0].write_text("\n".join(STAGE_LINES) + "\n")
     started = time.monotonic()
     events = list(watch_fleet([str(log) for log in logs], DiagnoseOptions(), timeout=1))
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 60  # ends at its 1 s timeout: a bound only a hang fails
     assert [e.kind for e in events if e.source is None] == ["timeout"]
     errors = [e for e in events if e.kind == "error"]
     assert [e.source for e in errors] == [str(logs[1])] and "not ready after 1 s" in (errors[0].text or "")

@@ -16,7 +16,7 @@ import pytest
 from logsleuth.api import DiagnoseOptions
 from logsleuth.render.options import OutputFormat
 from logsleuth.sources.base import RESTART
-from logsleuth.sources.follow_local import Waiter, follow_local
+from logsleuth.sources.follow_local import LOOK_ANYWAY_TICKS, Waiter, follow_local
 from logsleuth.watch import watch_spec
 from logsleuth.watch_output import EXIT_TIMEOUT, Streams, run_watch
 from tests.helpers import append_later
@@ -27,57 +27,61 @@ linux_only = pytest.mark.skipif(not Waiter(__file__, 0.1).uses_inotify, reason="
 
 
 def _first_data(chunks: Iterator[bytes]) -> bytes:
-    for chunk in chunks:
+    return _data_and_wakeups(chunks)[0]
+
+
+def _data_and_wakeups(chunks: Iterator[bytes]) -> tuple[bytes, int]:
+    """The next data chunk, and how many idle wake-ups (b"") the follower yielded before it: a count of polls,
+    which a loaded machine does not change (unlike a measured time)."""
+    for idle, chunk in enumerate(chunks):
         if chunk:
-            return chunk
+            return chunk, idle
     raise AssertionError("the follower ended")
 
 
-def _delays(tmp_path: Path, *, use_inotify: bool, writes: int = 15) -> list[float]:
-    """Seconds from each append to the follower yielding it (poll 0.1 s, the default)."""
-    log = tmp_path / f"delays-{use_inotify}.log"
-    log.write_text("")
-    chunks = follow_local(str(log), use_inotify=use_inotify)(0)
-    delays = []
+def _follow_writes(log: Path, chunks: Iterator[bytes], writes: int = 15) -> None:
+    """`writes` appends, each made by a thread while the follower waits, each seen by the follower."""
     for number in range(writes):
-        written: list[float] = []
-
-        def write(number: int = number, written: list[float] = written) -> None:
-            time.sleep(0.013 * (number % 7) + 0.01)  # writes land anywhere in the poll interval
-            with log.open("a") as handle:
-                handle.write(f"line {number}\n")
-            written.append(time.monotonic())
-
-        writer = threading.Thread(target=write)
-        writer.start()
-        _first_data(chunks)
-        delays.append(time.monotonic() - written[0] if written else 0.0)
+        writer = append_later(log, [f"line {number}\n"], 0.013 * (number % 7) + 0.01)  # anywhere in a poll
+        assert _first_data(chunks) == f"line {number}\n".encode()
         writer.join()
-    chunks.close()  # type: ignore[attr-defined]
-    return delays
+
+
+# A poll so long that a follower that saw a write before it could end was woken by inotify.  The bound below
+# is that poll, not a measure of speed: it fails only when the follower waited it out (a test that fails
+# takes a minute).  The time inotify saves (median well under 5 ms; polling every 0.1 s, about 50 ms) is
+# for make bench to measure, not for a test on a busy machine.
+LONG_POLL = 60.0
 
 
 @linux_only
 def test_inotify_sees_a_write_at_once(tmp_path: Path) -> None:
-    """With a 5 s poll, only inotify can see the write within a fraction of a second."""
+    """With a 60 s poll, only inotify can see the write before the poll is over."""
     log = tmp_path / "server.log"
     log.write_text("")
-    chunks = follow_local(str(log), poll=5.0)(0)
+    chunks = follow_local(str(log), poll=LONG_POLL)(0)
     assert next(chunks) == b""  # nothing yet: the follower is waiting
     writer = append_later(log, ["Load weight begin. avail mem=78.84 GB\n"], 0.2)
     started = time.monotonic()
     assert _first_data(chunks) == b"Load weight begin. avail mem=78.84 GB\n"
-    assert time.monotonic() - started < 1.5
+    assert time.monotonic() - started < LONG_POLL  # woken by the write, not by the end of the poll
     writer.join()
 
 
 @linux_only
-def test_inotify_is_faster_than_polling(tmp_path: Path) -> None:
-    """Measured here (2 shared cores): inotify median well under 5 ms, polling every 0.1 s about 50 ms."""
-    inotify = statistics.median(_delays(tmp_path, use_inotify=True))
-    polling = statistics.median(_delays(tmp_path, use_inotify=False))
-    print(f"append -> follower: median {inotify * 1000:.1f} ms with inotify, {polling * 1000:.1f} ms polling")
-    assert inotify < polling / 3
+def test_inotify_wakes_on_each_write_and_polling_sees_each_at_its_poll(tmp_path: Path) -> None:
+    log = tmp_path / "inotify.log"
+    log.write_text("")
+    chunks = follow_local(str(log), poll=LONG_POLL)(0)
+    started = time.monotonic()
+    _follow_writes(log, chunks)
+    assert time.monotonic() - started < LONG_POLL  # every write woke it: not one poll ran out
+    chunks.close()  # type: ignore[attr-defined]
+    polled = tmp_path / "polling.log"
+    polled.write_text("")
+    chunks = follow_local(str(polled), poll=0.1, use_inotify=False)(0)
+    _follow_writes(polled, chunks)
+    chunks.close()  # type: ignore[attr-defined]
 
 
 def test_polling_fallback_follows_truncation(tmp_path: Path) -> None:
@@ -110,14 +114,16 @@ def test_a_change_inotify_does_not_announce_switches_to_polling(tmp_path: Path) 
     os.replace(tmp_path / "tmp.link", link)  # the link re-pointed: a new inode under the name
     assert next(chunk for chunk in chunks if chunk == RESTART) == RESTART
     assert _first_data(chunks) == b"run 2\n"
+    # Counted in the follower's idle wake-ups (one per poll), not in seconds: a loaded machine changes neither.
+    # The follower has read everything; a full look's worth of idle polls lets it take the events of the
+    # re-pointing still queued (one would wake it, and a write it then finds counts as announced).
+    assert [next(chunks) for _ in range(LOOK_ANYWAY_TICKS + 2)] == [b""] * (LOOK_ANYWAY_TICKS + 2)
     append_later(second / "run2.log", ["more\n"], 0.05).join()
-    started = time.monotonic()
-    assert _first_data(chunks) == b"more\n"  # found by the look every 10 polls (0.5 s), not lost
-    assert time.monotonic() - started < 3
+    data, polls = _data_and_wakeups(chunks)
+    assert data == b"more\n" and polls <= LOOK_ANYWAY_TICKS  # found by the next look, not lost
+    assert next(chunks) == b""
     append_later(second / "run2.log", ["again\n"], 0.05).join()
-    started = time.monotonic()
-    assert _first_data(chunks) == b"again\n"
-    assert time.monotonic() - started < 0.4  # polling now: within a poll or two, not the 0.5 s look
+    assert _data_and_wakeups(chunks) == (b"again\n", 0)  # polling now: the next poll, not the next look
 
 
 # -- a log that does not exist yet, --from-start ------------------------------------------------------------
@@ -188,7 +194,9 @@ def _crash_delay(tmp_path: Path, name: str, records: list[str], tp: int) -> floa
 
     writer = threading.Thread(target=write, daemon=True)
     writer.start()
-    for event in watch_spec(str(log), DiagnoseOptions(), timeout=30, settle=5.0):
+    # A settle far beyond the timeout: a failure reported at all was reported without settling (a watch that
+    # waited would end in WatchTimeout).  The delays are printed; make bench measures them.
+    for event in watch_spec(str(log), DiagnoseOptions(), timeout=120, settle=3600.0):
         if event.kind == "failure":
             reported = time.monotonic()
             break
@@ -200,7 +208,7 @@ def test_a_single_rank_crash_is_reported_without_settling(tmp_path: Path) -> Non
     delays = [_crash_delay(tmp_path, f"single{n}", [crash_record("2026-11-29 10:00:05", "", scheduler_traceback())], 1)
               for n in range(5)]
     print(f"single rank: crash -> diagnosis p50 {statistics.median(delays) * 1000:.0f} ms, max {max(delays) * 1000:.0f} ms")
-    assert statistics.median(delays) < 1.0  # the 5 s settle is not waited: no sibling rank (goal: 150 ms)
+    assert len(delays) == 5  # each reported without the settle: no sibling rank (goal: 150 ms)
 
 
 @pytest.mark.slow  # make test-slow (CI runs it): keeps make test under 10 minutes
@@ -209,4 +217,4 @@ def test_a_tp4_crash_is_reported_once_every_rank_failed(tmp_path: Path) -> None:
         crash_record("2026-11-29 10:00:06", f"TP{rank}", nccl_traceback()) for rank in (1, 2, 3)]
     delays = [_crash_delay(tmp_path, f"tp4-{n}", records, 4) for n in range(5)]
     print(f"TP4: last traceback -> diagnosis p50 {statistics.median(delays) * 1000:.0f} ms, max {max(delays) * 1000:.0f} ms")
-    assert statistics.median(delays) < 1.0  # not the 5 s settle: all four declared ranks failed
+    assert len(delays) == 5  # each reported without the settle: all four declared ranks failed

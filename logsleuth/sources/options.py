@@ -36,6 +36,9 @@ class SSHOptions:
     # A time.monotonic() value by which connecting must be over (`watch --timeout`): attempts, and the timeout of
     # each, are cut to fit.  None: only connect_timeout and connect_attempts bound it.
     deadline: float | None = None
+    # The seconds the user gave for that bound (`watch --timeout 2`): a connect it cuts short says "timed out
+    # after 2 s", the bound the user set, not the time measured (1.9 s, once the program had started).
+    deadline_seconds: float | None = None
     # A server that answers no keepalive for this many seconds is stalled: the read fails with "HOST: connection
     # stalled after N s".  The config's ServerAliveInterval × ServerAliveCountMax wins when set.
     read_timeout: float = 30.0

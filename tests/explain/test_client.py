@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import socket
-import time
 from dataclasses import replace
 from typing import Any
 
@@ -23,12 +22,15 @@ from logsleuth.redact import redact_report, redact_secrets
 from tests.explain.conftest import PLANTED, PLANTED_API_KEY
 from tests.explain.llm_standin import MODEL, Behaviour, Request, answer, standin_server
 
-TIMEOUT = 0.5  # seconds: the client's, kept short so the suite stays fast
+# The client's timeout (seconds): generous for every answer the stand-in gives at once (a loaded machine may
+# take a while to serve it); short where a test waits for it to run out, on a stand-in that answers later.
+ANSWER_TIMEOUT = 30.0
+TIMEOUT = 0.5
 
 
 def settings_for(url: str, **changes: Any) -> ExplainSettings:
     settings = resolve_settings(ExplainOptions(enabled=True, url=url), environ={}, config_file=None)
-    return replace(settings, timeout=TIMEOUT, backoff=0.01, **changes)
+    return replace(settings, **{"timeout": ANSWER_TIMEOUT, "backoff": 0.01, **changes})
 
 
 def explain(report: Report, behaviour: Behaviour, **changes: Any) -> Any:
@@ -152,12 +154,10 @@ def test_a_schema_invalid_answer_is_one_line_naming_the_field(
 
 
 def test_a_timeout_is_one_line_and_not_retried(planted_report: Report) -> None:
-    behaviour = Behaviour(content=answer(), sleep=TIMEOUT * 2)
-    started = time.monotonic()
+    behaviour = Behaviour(content=answer(), sleep=TIMEOUT * 4)
     with pytest.raises(ExplainError) as caught:
-        explain(planted_report, behaviour)
+        explain(planted_report, behaviour, timeout=TIMEOUT)
     assert f"no answer within {TIMEOUT:g} s" in assert_one_line(caught.value)
-    assert time.monotonic() - started < TIMEOUT * 4
     assert len(posts(behaviour)) == 1  # a slow model would be as slow again: not retried
 
 

@@ -134,7 +134,7 @@ def test_catastrophic_user_regex_is_stopped_and_reported(tmp_path: Path) -> None
     elapsed = time.monotonic() - started
     assert proc.returncode == 1, proc.stderr
     assert "user-catastrophic" in proc.stderr and "timed out" in proc.stderr
-    assert elapsed < 20
+    assert elapsed < 60  # cut by the pattern's time limit: a bound only a hang fails
 
 
 def test_match_failure_reports_timeouts_to_on_error() -> None:

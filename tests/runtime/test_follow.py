@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +87,44 @@ def later(delay: float, *steps: Any) -> threading.Thread:
     return thread
 
 
+def later_seen(runtime: Runtime, delay: float, *steps: Any) -> threading.Thread:
+    """Run the first step `delay` seconds from now and each next one once the follower has seen the state the
+    step before left: the `docker logs --follow` it was running then has ended (the stand-in ends it when the
+    container stops) and it asked `docker inspect` since.  In a thread: a state that lasts a fixed time may
+    come and go unseen on a loaded machine.  Only a follower that never looks waits 30 s."""
+
+    def inspections() -> int:
+        return sum(call[1] == "inspect" for call in runtime.calls())
+
+    def following() -> set[int]:
+        found = set()
+        for pid in _children():
+            with suppress(OSError):
+                alive = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+                if alive and b"\0logs\0" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    found.add(pid)
+        return found
+
+    def seen_the_last_step(inspected: int, followers: set[int]) -> bool:
+        if not followers:  # before the first step: the follower is following
+            return bool(following())
+        return inspections() > inspected and not followers & following()
+
+    def run() -> None:
+        time.sleep(delay)
+        inspected, followers = 0, set[int]()
+        for step in steps:
+            give_up = time.monotonic() + 30
+            while not seen_the_last_step(inspected, followers) and time.monotonic() < give_up:
+                time.sleep(0.02)
+            step()
+            inspected, followers = inspections(), following()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
 def collect(chunks: Iterator[bytes], until: bytes, limit: float = 20.0) -> list[bytes]:
     """The chunks (without idle ticks and ALIVE, which says the log has no more) until one holds `until`; fails
     after `limit` seconds."""
@@ -137,7 +176,9 @@ def test_stream_local_ticks_while_the_command_is_silent(runtime: Runtime) -> Non
     elapsed = time.monotonic() - started
     chunks.close()
     assert ticks == [b""] * 5
-    assert 4 * IDLE_TICK <= elapsed < 2.0
+    # Not a busy loop (a loaded machine only makes this longer); the ticks came at all while the command said
+    # nothing, which a follower blocked on its output would never give (the upper bound only fails on a hang).
+    assert 4 * IDLE_TICK <= elapsed < 60
 
 
 def test_stream_local_kills_its_command_when_closed(runtime: Runtime) -> None:
@@ -213,13 +254,14 @@ def test_a_stopped_container_tells_its_facts_once_then_idles(runtime: Runtime) -
     )
     inspected = len(runtime.calls())
     started = time.monotonic()
-    idle = []
-    while time.monotonic() - started < 0.6:
-        idle.append(next(chunks))
+    idle = [next(chunks) for _ in range(8)]
+    elapsed = time.monotonic() - started
     chunks.close()
-    # Told once; the watch's clock keeps ticking, and each look says the log has no more (ALIVE).
-    assert set(idle) == {b"", ALIVE} and len(idle) >= 5
-    assert 1 <= len(runtime.calls()) - inspected <= 7  # inspected about every 0.1 s, not in a busy loop
+    # Told once; the watch's clock keeps ticking, and a look may say the log has no more (ALIVE).
+    assert set(idle) <= {b"", ALIVE}
+    # Inspected again while it idles, but at most once a 0.1 s poll, not in a busy loop: bounds on counts over
+    # the time it really took, which a loaded machine stretches without breaking them.
+    assert 1 <= len(runtime.calls()) - inspected <= elapsed / 0.1 + 1
 
 
 def test_a_run_stopped_on_purpose_is_told_only_when_it_stays_stopped(runtime: Runtime) -> None:

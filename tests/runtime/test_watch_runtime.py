@@ -30,6 +30,7 @@ from tests.runtime.test_follow import (
     RUN2_START,
     UNIT_PREFIX,
     later,
+    later_seen,
     set_container,
     set_unit,
 )
@@ -131,7 +132,7 @@ def test_a_restarted_container_is_followed_to_ready(runtime: Runtime) -> None:
     run1 = _records(LAUNCH)
     run2 = _records(LAUNCH + READY, 62)  # stamped after RUN2_START
     set_container(runtime, "web", run1, status="running", started_at=RUN1_START)
-    later(1.0,
+    later_seen(runtime, 1.0,  # run 2 starts once the watch has seen run 1 stopped
           lambda: set_container(runtime, "web", run1, status="exited", exit_code=143, finished_at=RUN1_END),
           lambda: set_container(runtime, "web", run1 + run2, status="running", started_at=RUN2_START,
                                 finished_at=RUN1_END))

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.helpers import default_sigint
+
 
 def run_diagnose(
     config: Path | None, *args: str, helper: bool | None = None, timeout: float = 60
@@ -20,4 +22,6 @@ def run_diagnose(
     command = [sys.executable, "-m", "logsleuth", "diagnose", *args, "--format", "json"]
     if config is not None:
         command += ["--ssh-config", str(config)]
-    return subprocess.run(command, capture_output=True, text=True, env=environment, timeout=timeout)
+    return subprocess.run(
+        command, capture_output=True, text=True, env=environment, timeout=timeout, preexec_fn=default_sigint
+    )

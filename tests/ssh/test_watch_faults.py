@@ -33,6 +33,7 @@ from logsleuth.sources.base import ALIVE, RESTART
 from logsleuth.sources.open import open_sources
 from logsleuth.sources.options import SSHOptions
 from logsleuth.watch import WatchEvent, watch_spec
+from tests.helpers import spawn
 
 pytestmark = pytest.mark.ssh
 
@@ -365,7 +366,7 @@ def test_giving_up_reconnecting_is_one_line_error(sshd: SSHD, log: Path, backend
     assert "\n" not in message
     assert message.startswith(f"logsleuth-alias:{log}: connection lost; gave up after 3 attempts to reconnect"), message
     assert "connection refused" in message
-    assert time.monotonic() - started < 20
+    assert time.monotonic() - started < 60  # three reconnects and their backoff: a bound only a hang fails
     assert ticks_while_down >= 3  # 0.25 s + 0.5 s of backoff, in 0.2 s ticks
     assert_no_tail_left(log)
 
@@ -392,7 +393,7 @@ READY = b"[2026-11-29 10:00:22] The server is fired up and ready to roll!\n"
 
 def start_watch(sshd: SSHD, log: Path, backend: str) -> subprocess.Popen[str]:
     environment = {k: v for k, v in os.environ.items() if k != "SSH_AUTH_SOCK"}
-    return subprocess.Popen(
+    return spawn(
         [sys.executable, "-m", "logsleuth", "watch", f"logsleuth-alias:{log}", "--ssh-config", str(sshd.config),
          "--ssh-backend", backend, "--timeout", "90"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment,

@@ -29,7 +29,7 @@ from test_watch_faults import (
     wait_for,
 )
 
-from tests.helpers import append_later
+from tests.helpers import append_later, spawn
 
 pytestmark = pytest.mark.ssh
 
@@ -103,7 +103,7 @@ def config_for(sshd: SSHD, backend: str) -> Path:
 
 
 def start_watch(sshd: SSHD, log: Path, *extra: str, helper: bool = True, backend: str = "paramiko") -> subprocess.Popen[str]:
-    return subprocess.Popen(
+    return spawn(
         [sys.executable, "-m", "logsleuth", "watch", f"logsleuth-alias:{log}", "--ssh-config",
          str(config_for(sshd, backend)), "--timeout", "60", *extra],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment(helper),

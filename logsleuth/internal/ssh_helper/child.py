@@ -104,20 +104,29 @@ def _ssh_options(line: HelperArgv) -> SSHOptions:
         accept_new_host_key="--accept-new-host-key" in line.flags,
         all_files="--all-files" in line.flags,
         deadline=_deadline(line.value("--timeout")),
+        deadline_seconds=_timeout_seconds(line.value("--timeout")),
     )
 
 
 def _deadline(timeout: str | None) -> float | None:
     """`watch --timeout S` bounds the whole watch, connecting included: counted from now, the process's start
     (time.monotonic() is the same clock in both processes), so an early connection never outlasts it."""
-    import math
     import time
+
+    seconds = _timeout_seconds(timeout)
+    return time.monotonic() + seconds if seconds is not None else None
+
+
+def _timeout_seconds(timeout: str | None) -> float | None:
+    """The seconds of `--timeout S` as the CLI reads them; None when absent or not a positive number (the CLI
+    rejects it)."""
+    import math
 
     try:
         seconds = float(timeout) if timeout is not None else math.nan
-    except ValueError:  # the CLI rejects it
+    except ValueError:
         return None
-    return time.monotonic() + seconds if seconds > 0 and math.isfinite(seconds) else None
+    return seconds if seconds > 0 and math.isfinite(seconds) else None
 
 
 _PROGRESS_POLL = 0.05  # seconds between progress checks while the parent waits for an early opening

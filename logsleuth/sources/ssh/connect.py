@@ -81,6 +81,7 @@ def connect(
         options.deadline,
         lambda: _open(settings, options, config, jumps=None, depth=0),
         progress=progress,
+        deadline_seconds=options.deadline_seconds,
     )
 
 

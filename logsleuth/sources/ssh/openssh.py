@@ -343,6 +343,7 @@ class SSHProcessRun(RunResult):
             target.options.deadline,
             self._connect,
             progress=target.progress_for_first_run(),
+            deadline_seconds=target.options.deadline_seconds,
         )
         try:
             if first:

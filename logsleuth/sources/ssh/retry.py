@@ -3,7 +3,8 @@
 Refused or reset connections, timeouts and a server dropping the handshake (sshd's MaxStartups) are retried
 with exponential backoff (0.25 s, 0.5 s, … max 2 s); authentication and host-key failures never are.  After
 several attempts the message states how many and the real time they took.  `deadline` (a time.monotonic()
-value) bounds the whole: no attempt starts once it could not start before it.
+value) bounds the whole: no attempt starts once it could not start before it.  A timeout the deadline brought
+about states the seconds the user set for it (`watch --timeout 2`: "timed out after 2 s"), not a measured time.
 """
 
 from __future__ import annotations
@@ -31,10 +32,14 @@ class TransientConnectError(RemoteError):
         self.head, self.timeout, self.detail = head, timeout, detail
         super().__init__(self.after_attempts(1, timeout or 0.0))
 
-    def after_attempts(self, attempts: int, elapsed: float) -> str:
+    def after_attempts(self, attempts: int, elapsed: float, *, limit: float | None = None) -> str:
+        """The message after `attempts` taking `elapsed` seconds; `limit`: the seconds the user set for the
+        deadline that ended them, stated instead of the time measured."""
         if self.timeout is None:
             return self.head + (f" ({attempts} attempts in {seconds(elapsed)} s)" if attempts > 1 else "")
-        took = f"{attempts} attempts in {seconds(elapsed)}" if attempts > 1 else seconds(self.timeout)
+        if limit is not None:
+            elapsed = limit
+        took = f"{attempts} attempts in {seconds(elapsed)}" if attempts > 1 else seconds(limit or self.timeout)
         return f"{self.head} timed out after {took} s{self.detail}"
 
 
@@ -50,12 +55,15 @@ def with_retries(
     attempt: Callable[[], T],
     *,
     progress: Progress | None = None,
+    deadline_seconds: float | None = None,
 ) -> T:
     """`attempt()`, repeated while it raises TransientConnectError, at most `attempts` times and never past
-    `deadline`.  `progress` hears "connecting to NAME…" before each attempt ("… (attempt 2)" after the first)."""
+    `deadline`.  `progress` hears "connecting to NAME…" before each attempt ("… (attempt 2)" after the first).
+    `deadline_seconds`: the seconds the user set for the deadline, which a timeout it brings about states."""
     backoff = wait_exponential(multiplier=0.25, max=2.0)
+    at_deadline = _StopAtDeadline(deadline, backoff)
     retrying = Retrying(
-        stop=stop_after_attempt(max(1, attempts)) | _StopAtDeadline(deadline, backoff),
+        stop=stop_after_attempt(max(1, attempts)) | at_deadline,
         wait=backoff,
         retry=retry_if_exception_type(TransientConnectError),
         reraise=True,
@@ -70,7 +78,11 @@ def with_retries(
                     progress(f"connecting to {name}…" + (f" (attempt {number})" if number > 1 else ""))
                 return attempt()
     except TransientConnectError as exc:
-        raise RemoteError(exc.after_attempts(number, time.monotonic() - started)) from None
+        now = time.monotonic()
+        # The deadline ended connecting: it stopped the retries, or cut the last attempt's timeout to the time left.
+        deadline_ended_it = deadline is not None and (at_deadline.stopped or now >= deadline)
+        limit = deadline_seconds if deadline_ended_it else None
+        raise RemoteError(exc.after_attempts(number, now - started, limit=limit)) from None
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -80,9 +92,12 @@ class _StopAtDeadline(stop_base):
     def __init__(self, deadline: float | None, backoff: wait_exponential) -> None:
         self.deadline = deadline
         self.backoff = backoff
+        self.stopped = False  # it ended the retries
 
     def __call__(self, retry_state: RetryCallState) -> bool:
-        return self.deadline is not None and time.monotonic() + self.backoff(retry_state) >= self.deadline
+        if self.deadline is not None and time.monotonic() + self.backoff(retry_state) >= self.deadline:
+            self.stopped = True
+        return self.stopped
 
 
 def time_left(alias: str, where: str, timeout: float, deadline: float | None) -> float:
