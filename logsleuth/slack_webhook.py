@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import time
 import urllib.parse
 from collections.abc import Callable
 
@@ -52,11 +53,12 @@ def _retry_after(header: str | None) -> float | None:
         return None
 
 
-def _post_once(url: str, body: bytes, host: str | None, timeout: float) -> None:
+def _post_once(url: str, body: bytes, host: str | None, seconds_left: float, deadline: float) -> None:
+    """One try with what is left of the whole post's `deadline` (both in seconds)."""
     try:
-        reply = exchange(url, body=body, headers=_HEADERS, deadline_seconds=timeout, max_body=_MAX_REPLY)
+        reply = exchange(url, body=body, headers=_HEADERS, deadline_seconds=seconds_left, max_body=_MAX_REPLY)
     except DeadlinePassed:  # not retried: a hook that slow would hold the run as long again
-        raise LogsleuthError(f"--slack-webhook: no whole reply from {host} within {timeout:g} s; not posted") from None
+        raise LogsleuthError(f"--slack-webhook: no whole reply from {host} within {deadline:g} s; not posted") from None
     except Unreachable as exc:  # refused, reset, DNS
         raise _Transient(f"--slack-webhook: cannot post to {host}: {exc}") from None
     except ExchangeError as exc:  # a malformed reply, TLS: not known to be posted, and asking again changes nothing
@@ -77,14 +79,14 @@ def _detail(body: bytes) -> str:
     return " ".join(body[:200].decode("utf-8", "replace").split())
 
 
-def _wait(backoff: Callable[[RetryCallState], float]) -> Callable[[RetryCallState], float]:
-    """The backoff, or Slack's Retry-After when it gave one."""
+def _wait(backoff: Callable[[RetryCallState], float], left: Callable[[], float]) -> Callable[[RetryCallState], float]:
+    """The backoff, or Slack's Retry-After when it gave one; never past the deadline (`left` seconds)."""
 
     def wait(state: RetryCallState) -> float:
         error = state.outcome.exception() if state.outcome else None
         if isinstance(error, _Transient) and error.retry_after is not None:
-            return error.retry_after
-        return backoff(state)
+            return max(0.0, min(error.retry_after, left()))
+        return max(0.0, min(backoff(state), left()))
 
     return wait
 
@@ -104,17 +106,33 @@ def _checked_url(webhook_url: str) -> urllib.parse.SplitResult:
 
 def post_to_slack(webhook_url: str, text: str, timeout: float = 10.0, backoff: float = 1.0) -> None:
     """Post `text` to an incoming webhook.  `&`, `<`, `>` are escaped as the API requires, which also leaves
-    any `<!channel>` from a log inert.  Plain http only to loopback (tests).  `backoff`: the first wait, in
-    seconds, before a retry (doubled each time)."""
+    any `<!channel>` from a log inert.  Plain http only to loopback (tests).  `timeout`: one deadline, in
+    seconds, for the whole post, its retries and the waits between them included.  `backoff`: the first wait,
+    in seconds, before a retry (doubled each time)."""
     url = _checked_url(webhook_url)
     body = json.dumps({"text": escape_slack_api(text)}).encode("utf-8")
+    deadline = time.monotonic() + timeout
+    tries: list[_Transient] = []
+
+    def left() -> float:
+        return deadline - time.monotonic()
+
+    def attempt() -> None:
+        if tries and left() <= 0:  # the waits used up the deadline: no try that could not finish
+            raise LogsleuthError(f"{tries[-1]} (tried {len(tries)} times within {timeout:g} s)")
+        try:
+            _post_once(webhook_url, body, url.hostname, max(left(), 0.001), timeout)
+        except _Transient as exc:
+            tries.append(exc)
+            raise
+
     retrying = Retrying(
         retry=retry_if_exception(lambda error: isinstance(error, _Transient)),
         stop=stop_after_attempt(ATTEMPTS),
-        wait=_wait(wait_exponential(multiplier=backoff, max=8 * backoff)),
+        wait=_wait(wait_exponential(multiplier=backoff, max=8 * backoff), left),
         reraise=True,
     )
     try:
-        retrying(_post_once, webhook_url, body, url.hostname, timeout)
+        retrying(attempt)
     except _Transient as exc:
         raise LogsleuthError(f"{exc} (tried {ATTEMPTS} times)") from None

@@ -221,3 +221,25 @@ def test_the_explain_deadline_holds_across_retries() -> None:
         explain_report(report, replace(settings, timeout=1.0, attempts=6, backoff=0.01))
     assert "within 1 s" in str(caught.value)
     assert len(behaviour.requests) < 6
+
+
+def test_the_webhook_deadline_holds_across_retries() -> None:
+    """A hook that answers 503 with a long Retry-After: the waits between tries stop at the post's one deadline
+    (issue 26: an overall deadline), instead of the 30 s Retry-After the tries would otherwise wait."""
+    busy = RawReply(head=http_reply(b"HTTP/1.1 503 Service Unavailable", [b"Retry-After: 30"], b"busy"))
+    outcome: list[BaseException | None] = []
+
+    def post() -> None:
+        try:
+            post_to_slack(url + "/services/T/B/X", "x", timeout=1.0, backoff=0.01)
+            outcome.append(None)
+        except LogsleuthError as error:
+            outcome.append(error)
+
+    with raw_http_server(busy) as url:
+        thread = threading.Thread(target=post, daemon=True)
+        thread.start()
+        thread.join(HANG)
+    assert not thread.is_alive(), "the post outlived its deadline"
+    (error,) = outcome
+    assert isinstance(error, LogsleuthError) and "503" in str(error) and "within 1 s" in str(error)
