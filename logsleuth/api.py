@@ -239,6 +239,8 @@ def _merge_launch(trackers: list[LaunchTracker], options: DiagnoseOptions) -> La
     merged = LaunchTracker()
     for tracker in trackers:  # one per source: hosts of the same launch, the first to know wins
         merged.absorb(tracker, later_command_wins=False)
+    if options.command:
+        merged.observe_user_command(options.command)
     launch = merged.info(options.command, options.engine_version)
     if options.engine is not None:
         launch = replace(launch, engine=options.engine)

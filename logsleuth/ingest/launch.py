@@ -131,6 +131,12 @@ class LaunchTracker:
         elif text.startswith("launch_server.py: error:"):
             self.version_hint = self.version_hint or "0.5.9"
 
+    def observe_user_command(self, command: str) -> None:
+        """The launch command the user gave (--cmd): evidence of its engine like a logged one, and the latest."""
+        if len(command) <= 8192 and (m := _COMMAND.search(command.strip())):
+            self.command_engine = "vllm" if "vllm" in m["cmd"].split("--", 1)[0] else "sglang"
+            self._saw("command", self.command_engine)
+
     def _saw(self, kind: str, engine: str) -> None:
         self.evidence.setdefault(kind, set()).add(engine)
 
