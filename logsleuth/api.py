@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from logsleuth.diagnosis.grouping import Grouper, is_cascade
 from logsleuth.diagnosis.library import PatternSet, load_patterns
-from logsleuth.diagnosis.match import match_failure
+from logsleuth.diagnosis.match import engine_unknown_diagnosis, match_failure
 from logsleuth.diagnosis.schema import Pattern
 from logsleuth.errors import SourceError, UsageError
 from logsleuth.fixes.build import build_fix
@@ -42,6 +42,7 @@ class DiagnoseOptions:
     all_failures: bool = False  # every failure group in the file, not only the latest launch
     command: str | None = None  # the launch command, when the user gives it (--cmd)
     engine_version: str | None = None  # overrides what the log suggests
+    engine: str | None = None  # the engine, when the caller knows it ("sglang", "vllm"): positive evidence
     pattern_dirs: tuple[str, ...] = ()
     include_user_patterns: bool = True
     max_bytes: int = DEFAULT_MAX_BYTES
@@ -242,6 +243,7 @@ def build_report(
         for group in grouper.groups()
     ]
     by_id = {p.id: p for p in patterns.patterns}
+    launch = _with_engine_from_words(launch, groups)
     groups = _order(groups, by_id)
     fleet, groups = build_fleet(infos, groups, lambda group: _is_cascade(group, by_id))
     return Report(
@@ -261,7 +263,21 @@ def _merge_launch(trackers: list[LaunchTracker], options: DiagnoseOptions) -> La
     merged = LaunchTracker()
     for tracker in trackers:  # one per source: hosts of the same launch, the first to know wins
         merged.absorb(tracker, later_command_wins=False)
-    return _with_rebuilt_command(merged.info(options.command, options.engine_version))
+    if options.command:
+        merged.observe_user_command(options.command)
+    launch = merged.info(options.command, options.engine_version)
+    if options.engine is not None:
+        launch = replace(launch, engine=options.engine)
+    return _with_rebuilt_command(launch)
+
+
+def _with_engine_from_words(launch: LaunchInfo, groups: list[FailureGroup]) -> LaunchInfo:
+    """A launch that shows no engine, whose failures are worded by one engine's code alone (`own_words`
+    patterns): that engine.  Two engines' words: still unknown."""
+    if launch.engine is not None:
+        return launch
+    engines = {group.diagnosis.engine for group in groups if group.diagnosis and group.diagnosis.engine}
+    return replace(launch, engine=engines.pop()) if len(engines) == 1 else launch
 
 
 def _own_launch(
@@ -322,6 +338,10 @@ def _diagnose_group(
     if found is None:
         return group
     pattern = found.pattern
+    if launch.engine is None and pattern.engine is not None:
+        if not pattern.own_words:
+            return replace(group, diagnosis=engine_unknown_diagnosis(pattern))
+        launch = replace(launch, engine=pattern.engine)  # its engine's own words: positive evidence
     fix = build_fix(pattern.fix, group.failure, found.captures, launch)
     if pattern.fixed_in:
         known = launch.engine_version if launch.engine_version_source in ("log", "user") else None

@@ -16,8 +16,9 @@ REAL = Path(__file__).parent / "fixtures" / "sglang"
 GENERATED = Path(__file__).parent / "fixtures" / "patterns"
 
 
-def diagnosis_of(log: str, command: str | None = None, version: str | None = None) -> Diagnosis:
-    report = diagnose_text(log, DiagnoseOptions(include_user_patterns=False, command=command, engine_version=version))
+def diagnosis_of(log: str, command: str | None = None, version: str | None = None, engine: str | None = None) -> Diagnosis:
+    options = DiagnoseOptions(include_user_patterns=False, command=command, engine_version=version, engine=engine)
+    report = diagnose_text(log, options)
     diagnosis = report.failures[0].diagnosis
     assert diagnosis is not None and diagnosis.fix is not None
     return diagnosis
@@ -131,8 +132,11 @@ def test_a_chain_keeps_the_users_steps() -> None:
 def test_the_grpc_port_moves_away_from_the_http_port() -> None:
     diagnosis = diagnosis_of(without_command(REAL / "0.5.23" / "grpc_port_equals_port.log"))
     assert ops(diagnosis.fix) == [("set", "--grpc-port", "18000", None)]
-    high = diagnosis_of("ValueError: --grpc-port (60000) must differ from --port (60000)\n", version="0.5.23")
+    bare = "ValueError: --grpc-port (60000) must differ from --port (60000)\n"
+    high = diagnosis_of(bare, version="0.5.23", engine="sglang")
     assert ops(high.fix) == [("set", "--grpc-port", "50000", None)]
+    # Alone, the line shows no engine (vLLM 0.33 words a --grpc-port/--port clash alike): no engine's flag fix.
+    assert ops(diagnosis_of(bare, version="0.5.23").fix) == []
 
 
 # -- a bare exception line, told apart by the launch command --------------------------------------------

@@ -90,22 +90,27 @@ def test_read_all_finds_what_a_full_scan_finds(tmp_path: Path) -> None:
 
 def test_launch_facts_merge_with_the_precedence_each_caller_needs() -> None:
     from logsleuth.ingest.launch import LaunchTracker
+    from logsleuth.models import LineMeta, LogLine
 
-    def tracker(**facts: str | None) -> LaunchTracker:
+    def tracker(*lines: str) -> LaunchTracker:
         made = LaunchTracker()
-        for name, value in facts.items():
-            setattr(made, name, value)
+        for offset, text in enumerate(lines):
+            made.observe(LogLine(offset + 1, offset * 100, text, LineMeta()))
         return made
 
-    first = dict(engine="sglang", engine_version=None, command="python -m sglang.launch_server --tp 1")
-    later = dict(engine="vllm", engine_version="0.5.9", command="python -m sglang.launch_server --tp 2")
-    region = tracker(**first)
-    region.absorb(tracker(**later), later_command_wins=True)  # a later region of one log: a later launch
-    hosts = tracker(**first)
-    hosts.absorb(tracker(**later), later_command_wins=False)  # another host of the same launch
+    first = ("python -m sglang.launch_server --tp 1",)
+    later = ("python -m sglang.launch_server --tp 2", "sglang version 0.5.9")
+    region = tracker(*first)
+    region.absorb(tracker(*later), later_command_wins=True)  # a later region of one log: a later launch
+    hosts = tracker(*first)
+    hosts.absorb(tracker(*later), later_command_wins=False)  # another host of the same launch
     for merged in (region, hosts):
-        assert (merged.engine, merged.engine_version) == ("sglang", "0.5.9")  # first known, gaps filled
+        assert (merged.engine, merged.engine_version) == ("sglang", "0.5.9")  # evidence merged, gaps filled
     assert (region.command or "").endswith("--tp 2") and (hosts.command or "").endswith("--tp 1")
     empty = LaunchTracker()
-    empty.absorb(tracker(**later), later_command_wins=False)
+    empty.absorb(tracker(*later), later_command_wins=False)
     assert (empty.command or "").endswith("--tp 2")
+    # Two launch commands of different engines: the latest launch's.
+    switched = tracker(*first)
+    switched.absorb(tracker("vllm serve /models/m --tensor-parallel-size 2"), later_command_wins=True)
+    assert switched.engine == "vllm"

@@ -111,3 +111,6 @@ class LogWindow:
     facts: tuple[str, ...] = ()
     origin: str = ""
     failure: tuple[str, ...] = ()  # the failure's own lines, as the log printed them (a drafted pattern's fixture)
+    # The first line that shows the engine (SGLang's `[… TP0]` header, a banner), when it is not among `before`:
+    # a drafted engine pattern's fixture needs it to fire (issue 28: a log that shows no engine gets no fix).
+    opening: str = ""

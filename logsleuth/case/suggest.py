@@ -270,6 +270,8 @@ def _positives(group: FailureGroup, window: LogWindow, command: str | None) -> l
     candidates = []
     if window.failure:
         candidates += [[*launch, *window.before, *window.failure], list(window.failure)]
+        if window.opening:  # the log's lines do not show the engine without it: tried when those fail
+            candidates.insert(1, [*launch, window.opening, *window.before, *window.failure])
     candidates.append(traceback_lines(primary_failure(group)))
     return [FIXTURE_HEADER + "\n".join(lines) + "\n" for lines in candidates]
 

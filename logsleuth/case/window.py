@@ -50,6 +50,19 @@ def _lines(source: Source, start: int, end: int) -> list[str]:
     return [decode(raw).rstrip() for raw, _ in split_lines(source.read_range(start, end), start)]
 
 
+def _engine_line(lines: list[str]) -> str:
+    """The first line after which the log shows its engine (ingest/launch.py's evidence), or ""."""
+    from logsleuth.ingest.launch import LaunchTracker
+    from logsleuth.ingest.normalize import normalize_text
+
+    tracker = LaunchTracker()
+    for index, line in enumerate(normalize_text("\n".join(lines))):
+        tracker.observe(line)
+        if tracker.evidence:
+            return lines[index] if index < len(lines) else ""
+    return ""
+
+
 def window_before(source: Source, offset: int, origin: str, *, end: int | None = None, window: int = WINDOW_BYTES) -> LogWindow:
     """The LINES_BEFORE lines before `offset` and the GPU facts of the WINDOW_BYTES before it; with `end`, also
     the lines from `offset` to `end` (the failure's own, FAILURE_BYTES at most)."""
@@ -72,7 +85,9 @@ def window_before(source: Source, offset: int, origin: str, *, end: int | None =
             facts.pop(key, None)
             facts[key] = line
     failure = tuple(clean(line, FAILURE_LINE_CHARS) for line in own)
-    return LogWindow(tuple(before), tuple(list(facts.values())[-MAX_FACTS:]), origin, failure)
+    opening = _engine_line(cleaned)
+    opening = "" if opening in before else opening
+    return LogWindow(tuple(before), tuple(list(facts.values())[-MAX_FACTS:]), origin, failure, opening)
 
 
 def local_window(report: Report, group: FailureGroup) -> LogWindow | None:

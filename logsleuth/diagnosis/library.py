@@ -31,7 +31,7 @@ _MATCH_KEYS = frozenset(
 _TOP_KEYS = frozenset(
     {
         "id", "title", "category", "priority", "engine", "versions", "cascade", "match", "root_cause", "fix",
-        "references", "aliases", "fixed_in",
+        "references", "aliases", "fixed_in", "own_words",
     }
 )
 
@@ -174,8 +174,11 @@ def parse_pattern(
     fixed_in = data.get("fixed_in")
     if fixed_in is not None and (not isinstance(fixed_in, str) or versions.version_key(fixed_in) is None):
         raise PatternError(at("fixed_in"), f"fixed_in must be an engine version such as \"0.5.4.post2\", not {fixed_in!r}")
-    if not isinstance(data.get("cascade", False), bool):
-        raise PatternError(at("cascade"), "cascade must be true or false")
+    for key in ("cascade", "own_words"):
+        if not isinstance(data.get(key, False), bool):
+            raise PatternError(at(key), f"{key} must be true or false")
+    if data.get("own_words") and not isinstance(data.get("engine"), str):
+        raise PatternError(at("own_words"), "own_words needs the pattern's engine")
     if "engine" in data and not isinstance(data["engine"], str):
         raise PatternError(at("engine"), "engine must be a string such as \"sglang\"")
     return Pattern(
@@ -189,6 +192,7 @@ def parse_pattern(
         engine=data.get("engine"),
         versions=tuple(data.get("versions", ())),
         cascade=bool(data.get("cascade", False)),
+        own_words=bool(data.get("own_words", False)),
         references=tuple(data.get("references", ())),
         aliases=tuple(data.get("aliases", ())),
         fixed_in=fixed_in,

@@ -8,8 +8,19 @@ from typing import Any
 import regex
 
 from logsleuth import versions
-from logsleuth.diagnosis.schema import REGEX_TIMEOUT, MatchRule, Pattern, PatternMatch, PatternTimeout, Regex
-from logsleuth.models import ExceptionBlock, Failure, Frame
+from logsleuth.diagnosis.schema import (
+    CATEGORIES,
+    REGEX_TIMEOUT,
+    MatchRule,
+    Pattern,
+    PatternMatch,
+    PatternTimeout,
+    Regex,
+)
+from logsleuth.models import Diagnosis, ExceptionBlock, Failure, Fix, Frame
+
+# The id of a diagnosis made without knowing the engine: `engine-unknown-<category>`.
+ENGINE_UNKNOWN_PREFIX = "engine-unknown-"
 
 
 def _search(pattern: Regex, text: str) -> regex.Match[str] | None:
@@ -131,3 +142,25 @@ def match_failure(
                     f"pattern {pattern.id} ({pattern.path}): regex timed out; the pattern is disabled for this run: {exc}"
                 )
     return best
+
+
+def engine_unknown_diagnosis(pattern: Pattern) -> Diagnosis:
+    """What an engine's pattern may say when the log does not show which engine ran: its category, nothing of
+    its engine.  The engines word many failures alike (SGLang's registry raises vLLM's "Model architectures
+    [...] are not supported for now"), and a fix names one engine's flags, releases and packages: said for the
+    wrong engine, it is harmful.  So no engine-specific fix, only how to let logsleuth know the engine."""
+    meaning = CATEGORIES.get(pattern.category, pattern.category)
+    return Diagnosis(
+        pattern=ENGINE_UNKNOWN_PREFIX + pattern.category,
+        title=meaning[:1].upper() + meaning[1:],
+        category=pattern.category,
+        root_cause=(
+            f"The failure reads as {pattern.category} ({meaning}). The log does not show which engine ran "
+            "(no launch command, no argparse program name, no version banner, no engine frame), and the engines "
+            "word this failure alike, so no engine-specific cause or fix is given."
+        ),
+        fix=Fix(
+            summary="Give logsleuth the launch command (--cmd '...') or the start of the log, so the engine and "
+            "its version are known and the fix can be specific."
+        ),
+    )

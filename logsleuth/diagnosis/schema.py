@@ -157,6 +157,10 @@ class Pattern:
     engine: str | None = None
     versions: tuple[str, ...] = ()
     cascade: bool = False
+    # The text it matches is worded by its engine's code alone (checked against the other engine's source):
+    # it shows the engine when nothing else in the log does.  Without it, a pattern of an engine the log does
+    # not show gives only its category (diagnosis/match.py engine_unknown_diagnosis).
+    own_words: bool = False
     references: tuple[str, ...] = ()
     # The engine release that fixed the bug this pattern describes: a log from an older one gets "upgrade".
     fixed_in: str | None = None

@@ -30,6 +30,27 @@ _EXPLICIT_VERSION = compile_lazily(
     r"(?i)\b(?P<engine>sglang|vllm)(?:==|\s+(?:API server\s+)?version[:=]?\s*v?|\s+v)"
     r"(?P<version>\d+\.\d+\.\d+(?:\.?post\d+|rc\d+|\.dev\d+)?)"
 )
+# Text that names an engine's package without being that engine: SGLang's "Please install vllm by `pip install
+# vllm==0.8.4`" (sglang/srt/layers/quantization), a requirement.  Neither its engine nor its version counts.
+_INSTRUCTION = compile_lazily(r"(?i)\b(?:install|requires?|required|requirement|needs?|upgrade|downgrade|please)\b")
+# A package listing (`vllm==0.7.2`, `[pip3] sglang==0.5.9`): the version of that package, which may be the
+# engine's, but a package being installed does not show that it ran.
+_LISTING = compile_lazily(r"(?i)\b(?:sglang|vllm)==|\[(?:pip3?|conda)\]")
+# argparse names the program that rejected a command: `vllm: error:`, `usage: vllm serve [-h]`, `api_server.py:
+# error:` (vLLM's `-m vllm.entrypoints.openai.api_server`), `launch_server.py: error:` (SGLang's `-m
+# sglang.launch_server`), `sglang serve: error:` and `sglang: error:` (SGLang's `sglang` command).
+_ARGPARSE_PROGRAM = compile_lazily(
+    r"^(?:usage:\s+)?(?P<program>vllm(?:\s+serve)?|api_server\.py|sglang(?:\s+serve)?|launch_server\.py)(?::\s+error:|\s+\[-h\])"
+)
+# The stream the normalizer gives a line under SGLang's own header (`[2025-02-09 10:14:05 DP0 TP2] `), not
+# torchrun's `[rank0]: ` (`rank0|sglang:rank0`).
+_SGLANG_HEADER_STREAM = compile_lazily(r"^sglang:(?:DP|PP|TP|EP|ATTN_CP|MOE_DP|CP)\d")
+_PROGRAM_ENGINE = {"api_server.py": "vllm", "launch_server.py": "sglang"}
+# How strongly a kind of evidence shows which engine ran, strongest first: the program argparse names, the
+# launch command, a banner (a version line, `server_args=`), SGLang's record header with rank tags (`[… TP0]`;
+# vLLM's header style is no evidence: SGLang's vLLM imports log in it), frame paths.  The strongest kind seen
+# decides.
+EVIDENCE_KINDS = ("program", "command", "banner", "header", "frames")
 # vLLM's engine names its version when it starts: "Initializing a V1 LLM engine (v0.11.0) with config: …"
 # (vllm/v1/engine/core.py), "Initializing an LLM engine (v0.6.6.post1) with config: …" (V0 llm_engine.py).
 _VLLM_ENGINE_VERSION = compile_lazily(
@@ -60,8 +81,10 @@ class LaunchTracker:
     command: str | None = None  # of the latest launch
     command_offset: int = -1
     server_args: str | None = None  # of the latest launch
-    engine: str | None = None
-    engine_version: str | None = None
+    # kind of evidence (EVIDENCE_KINDS) -> the engines it showed; `engine` is decided from it, once, when asked
+    evidence: dict[str, set[str]] = field(default_factory=dict)
+    command_engine: str | None = None  # the engine of the latest launch command
+    versions: dict[str, str] = field(default_factory=dict)  # engine -> the version the log names (first wins)
     version_hint: str | None = None  # guessed from code layout when no version is printed
     markers: list[int] = field(default_factory=list)
     launches: dict[int, LaunchFacts] = field(default_factory=dict)  # marker offset -> what that launch logged
@@ -81,7 +104,7 @@ class LaunchTracker:
             m = _SERVER_ARGS.search(text)
             if m:
                 self.server_args = m["body"]
-                self.engine = self.engine or "sglang"
+                self._saw("banner", "sglang")
                 # 0.5.23 logs a dict; older versions the dataclass repr.
                 if m["body"].startswith("{"):
                     self.version_hint = "0.5.23"
@@ -95,18 +118,62 @@ class LaunchTracker:
             if command.count("-") and not command.endswith("serve") and not _NOT_A_COMMAND.search(text):
                 self.command = command
                 self.command_offset = line.offset
-                self.engine = "vllm" if "vllm" in command.split("--", 1)[0] else "sglang"
+                self.command_engine = "vllm" if "vllm" in command.split("--", 1)[0] else "sglang"
+                self._saw("command", self.command_engine)
                 self._mark(line.offset, "command").command = command
         if ("sglang" in text or "vllm" in text or "vLLM" in text) and (m := _EXPLICIT_VERSION.search(text)):
-            self.engine = m["engine"].lower()
-            self.engine_version = m["version"]
+            if not _INSTRUCTION.search(text):
+                self.versions.setdefault(m["engine"].lower(), m["version"])
+                if not _LISTING.search(text):
+                    self._saw("banner", m["engine"].lower())
         elif "LLM engine (v" in text and (m := _VLLM_ENGINE_VERSION.search(text)):
-            self.engine = "vllm"
-            self.engine_version = m["version"]
+            self._saw("banner", "vllm")
+            self.versions.setdefault("vllm", m["version"])
+        if "header" not in self.evidence and line.meta.ranks and _SGLANG_HEADER_STREAM.match(line.stream):
+            self._saw("header", "sglang")
+        if ("error:" in text or "[-h]" in text) and (m := _ARGPARSE_PROGRAM.match(text)):
+            program = m["program"]
+            self._saw("program", _PROGRAM_ENGINE.get(program, program.split()[0]))
         if text.startswith("sglang serve: error:"):
             self.version_hint = self.version_hint or "0.5.23"
         elif text.startswith("launch_server.py: error:"):
             self.version_hint = self.version_hint or "0.5.9"
+
+    def observe_user_command(self, command: str) -> None:
+        """The launch command the user gave (--cmd): evidence of its engine like a logged one, and the latest."""
+        if len(command) <= 8192 and (m := _COMMAND.search(command.strip())):
+            self.command_engine = "vllm" if "vllm" in m["cmd"].split("--", 1)[0] else "sglang"
+            self._saw("command", self.command_engine)
+
+    def _saw(self, kind: str, engine: str) -> None:
+        self.evidence.setdefault(kind, set()).add(engine)
+
+    @property
+    def engine(self) -> str | None:
+        """The engine the log shows, from positive evidence only; None when it shows none, or conflicting
+        evidence of the strongest kind.  Two kinds are read with what they mean: frames of both engines are
+        SGLang's (SGLang runs vLLM's layers; vLLM never runs SGLang's code), and of two launch commands the
+        latest is the launch."""
+        for kind in EVIDENCE_KINDS:
+            engines = self.evidence.get(kind)
+            if not engines:
+                continue
+            if len(engines) == 1:
+                return next(iter(engines))
+            if kind == "frames":
+                return "sglang"
+            if kind == "command":
+                return self.command_engine
+            return None
+        return None
+
+    @property
+    def engine_version(self) -> str | None:
+        """The version the log names for its engine (not one it names for the other engine's package)."""
+        engine = self.engine
+        if engine is not None:
+            return self.versions.get(engine)
+        return next(iter(self.versions.values())) if len(self.versions) == 1 else None
 
     def _mark(self, offset: int, kind: str) -> LaunchFacts:
         """The launch this line belongs to.  One launch often logs its command and then its server_args:
@@ -121,8 +188,12 @@ class LaunchTracker:
         """Take what `other` knows.  The engine and its version: whichever was known first.  The command and
         server_args: `other`'s when `later_command_wins` (a later region of the same log is a later launch),
         otherwise only when this tracker has none (another host of the same launch)."""
-        self.engine = self.engine or other.engine
-        self.engine_version = self.engine_version or other.engine_version
+        for kind, engines in other.evidence.items():
+            self.evidence.setdefault(kind, set()).update(engines)
+        if later_command_wins or self.command_engine is None:
+            self.command_engine = other.command_engine or self.command_engine
+        for engine, version in other.versions.items():
+            self.versions.setdefault(engine, version)
         self.version_hint = self.version_hint or other.version_hint
         if later_command_wins:
             self.command = other.command or self.command
@@ -141,7 +212,7 @@ class LaunchTracker:
             for frame in block.frames:
                 path = frame.file
                 if "/sglang/" in path:
-                    self.engine = self.engine or "sglang"
+                    self._saw("frames", "sglang")
                     if "/srt/arg_groups/" in path:
                         self.version_hint = "0.5.23"
                     elif "/srt/utils/common.py" in path and self.version_hint is None:
@@ -149,7 +220,7 @@ class LaunchTracker:
                     elif path.endswith("/srt/utils.py") and self.version_hint is None:
                         self.version_hint = "0.4.10.post2"
                 elif "/vllm/" in path:
-                    self.engine = self.engine or "vllm"
+                    self._saw("frames", "vllm")
 
     def segment_start(self, before: int) -> int:
         """Offset where the launch that includes `before` started (0 when unknown)."""

@@ -79,8 +79,11 @@ def bundled() -> PatternSet:
 
 
 def _diagnose(case: PatternCase, patterns: PatternSet) -> Report:
+    # A fixture shows its pattern's engine: some logs (a bare NCCL abort, a client's error) show no engine by
+    # themselves, and a pattern of an engine the log does not show gives only its category (issue 28).
+    engine = case.pattern.split("-", 1)[0] if case.pattern.startswith(("sglang-", "vllm-")) else None
     options = DiagnoseOptions(
-        include_user_patterns=False, command=case.command, engine_version=case.engine_version
+        include_user_patterns=False, command=case.command, engine_version=case.engine_version, engine=engine
     )
     return diagnose_text(case.log.read_text(encoding="utf-8"), options, patterns=patterns)
 
