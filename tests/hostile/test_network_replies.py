@@ -164,9 +164,9 @@ def test_a_malformed_reply_from_the_webhook_is_one_line(case: str) -> None:
     assert "posted the report" not in result.errors
 
 
-def test_a_webhook_that_drips_its_reply_meets_the_deadline() -> None:
-    reply = RawReply(head=b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n", drip=b"o", drip_every=0.05,
-                     drip_forever=True)
+def _post_with_a_one_second_deadline(reply: RawReply) -> BaseException | None:
+    """Post to a webhook sending `reply`, in a thread the test waits for only as long as a hang takes; what
+    the post raised, or None."""
     outcome: list[BaseException | None] = []
 
     def post() -> None:
@@ -182,6 +182,13 @@ def test_a_webhook_that_drips_its_reply_meets_the_deadline() -> None:
         thread.join(HANG)
     assert not thread.is_alive(), "the post outlived its deadline"
     (error,) = outcome
+    return error
+
+
+def test_a_webhook_that_drips_its_reply_meets_the_deadline() -> None:
+    reply = RawReply(head=b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n", drip=b"o", drip_every=0.05,
+                     drip_forever=True)
+    error = _post_with_a_one_second_deadline(reply)
     assert isinstance(error, LogsleuthError) and "within 1 s" in str(error)
 
 
@@ -227,19 +234,5 @@ def test_the_webhook_deadline_holds_across_retries() -> None:
     """A hook that answers 503 with a long Retry-After: the waits between tries stop at the post's one deadline
     (issue 26: an overall deadline), instead of the 30 s Retry-After the tries would otherwise wait."""
     busy = RawReply(head=http_reply(b"HTTP/1.1 503 Service Unavailable", [b"Retry-After: 30"], b"busy"))
-    outcome: list[BaseException | None] = []
-
-    def post() -> None:
-        try:
-            post_to_slack(url + "/services/T/B/X", "x", timeout=1.0, backoff=0.01)
-            outcome.append(None)
-        except LogsleuthError as error:
-            outcome.append(error)
-
-    with raw_http_server(busy) as url:
-        thread = threading.Thread(target=post, daemon=True)
-        thread.start()
-        thread.join(HANG)
-    assert not thread.is_alive(), "the post outlived its deadline"
-    (error,) = outcome
+    error = _post_with_a_one_second_deadline(busy)
     assert isinstance(error, LogsleuthError) and "503" in str(error) and "within 1 s" in str(error)
