@@ -39,6 +39,15 @@ def required_literals(pattern: str) -> tuple[str, ...] | None:
     return tuple(literals)
 
 
+def required_runs(pattern: str) -> tuple[tuple[str, ...], ...] | None:
+    """Every literal run each top-level alternative of `pattern` requires (one tuple per alternative), or None
+    if the pattern cannot be read so.  scripts/own_words.py reads a message's whole wording from them."""
+    try:
+        return tuple(tuple(_runs(branch, [])) for branch in _split(pattern))
+    except _Unreadable:
+        return None
+
+
 def _branch_literals(branch: str) -> tuple[str, ...]:
     """The longest required run of one alternative, else the literals of a group every match of it holds
     (`^(?:load_model|load_weights)$`)."""
