@@ -223,6 +223,20 @@ def test_own_words_decide_the_engine_when_nothing_else_does() -> None:
     assert diagnosis is not None and diagnosis.pattern == "sglang-kv-cache-not-enough-memory"
 
 
+def test_a_swept_pattern_keeps_its_fix_when_the_log_names_no_engine() -> None:
+    """vLLM's derived-max_model_len check, alone in a paste: its words are vLLM's (the sweep), so the report
+    keeps vLLM's concrete fix instead of the neutral engine-unknown category."""
+    report = report_of(
+        "ValueError: User-specified max_model_len (65536) is greater than the derived max_model_len "
+        "(max_position_embeddings=32768 in model's config.json). To allow overriding this maximum, set the env "
+        "var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.\n"
+    )
+    assert report.launch.engine == "vllm"
+    diagnosis = report.failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.pattern == "vllm-max-model-len-exceeds-derived", diagnosis
+    assert diagnosis.fix is not None
+
+
 def test_sglang_record_header_shows_sglang_and_vllms_header_shows_nothing() -> None:
     """SGLang's `[time TP0]` header is SGLang's own; vLLM's `INFO 03-06 10:05:08 [file.py:190]` style is also
     printed inside SGLang (its vLLM imports log in it: sgl-project/sglang#4116), so it decides nothing."""
