@@ -10,9 +10,11 @@ And the Done-when check: the engine is right on every log of every corpus, never
 
 from __future__ import annotations
 
+import functools
 import sys
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -182,13 +184,22 @@ def test_engine_is_never_the_other_one_on_any_corpus() -> None:
 
 # -- own_words: a pattern that shows its engine must be worded by that engine alone ---------------------------
 
-def _own_words_sweep():  # type: ignore[no-untyped-def]
+@functools.cache
+def _own_words_verdicts() -> tuple[Any, ...]:
+    """One sweep (~10 s of grep over the oracle venvs) shared by the tests below."""
     sys.path.insert(0, str(REPO / "scripts"))
     import own_words
 
     if not own_words.oracles_installed():
-        pytest.skip(f"no oracle venvs of both engines under {own_words.ORACLES}")
-    return own_words
+        return ()
+    return tuple(own_words.verdicts())
+
+
+def _own_words_sweep() -> tuple[Any, ...]:
+    verdicts = _own_words_verdicts()
+    if not verdicts:
+        pytest.skip("no oracle venvs of both engines under ~/.cache/logsleuth/oracle")
+    return verdicts
 
 
 def test_own_words_is_claimed_exactly_where_the_engines_code_shows_it() -> None:
@@ -197,8 +208,7 @@ def test_own_words_is_claimed_exactly_where_the_engines_code_shows_it() -> None:
     other engine and from torch, transformers... SGLang's "Model architectures [...] are not supported" is
     vLLM's wording, and such a pattern must not claim an engine; a pattern left unmarked loses its diagnosis on
     logs that show no engine."""
-    own_words = _own_words_sweep()
-    verdicts = own_words.verdicts()
+    verdicts = _own_words_sweep()
     wrong = [f"{v.pattern.id}: own_words={v.pattern.own_words}, {v.reason}" for v in verdicts if v.qualifies != v.pattern.own_words]
     assert not wrong, "\n".join(wrong)
     assert {v.pattern.engine for v in verdicts if v.qualifies} == {"sglang", "vllm"}
@@ -207,8 +217,7 @@ def test_own_words_is_claimed_exactly_where_the_engines_code_shows_it() -> None:
 def test_own_words_sweep_rejects_shared_and_generic_text() -> None:
     """The sweep's reasons on known wordings: the architecture message is both engines', CUDA's OOM text and
     NCCL's error names are anyone's, and a usage rule without message text decides nothing."""
-    own_words = _own_words_sweep()
-    reasons = {v.pattern.id: v.reason for v in own_words.verdicts()}
+    reasons = {v.pattern.id: v.reason for v in _own_words_sweep()}
     assert reasons["vllm-unsupported-architecture"].startswith(("generic", "other engine"))
     assert reasons["sglang-gpu-oom-forward"].startswith(("generic", "other engine"))
     assert reasons["sglang-nccl-error"].startswith("generic")
