@@ -25,6 +25,7 @@ from logsleuth.ingest.launch import LaunchTracker
 from logsleuth.ingest.reader import DEFAULT_MAX_BYTES, read_all, read_latest
 from logsleuth.ingest.scan import ReadResult
 from logsleuth.models import ClockOffset, Diagnosis, FailureGroup, LaunchInfo, Report, SourceInfo
+from logsleuth.reasoning.registry import Evidence, reason
 from logsleuth.sources.base import Progress, ReportsProgress, Source
 from logsleuth.sources.fanout import DEFAULT_PARALLEL, IdleWork, one_at_a_time
 from logsleuth.sources.open import is_remote, is_runtime, open_sources, read_specs, with_workloads_expanded
@@ -336,10 +337,15 @@ def _diagnose_group(
             patterns, group.failure, lines, engine=launch.engine, command=launch.command, on_error=warn, disabled=disabled
         )
     if found is None:
-        return group
+        reasoned = reason(Evidence(group.failure, launch, lines))
+        return replace(group, diagnosis=reasoned) if reasoned is not None else group
     pattern = found.pattern
     if launch.engine is None and pattern.engine is not None:
         if not pattern.own_words:
+            # The pattern's fix names its engine's flags; a rule reasoning from facts may still say more.
+            reasoned = reason(Evidence(group.failure, launch, lines))
+            if reasoned is not None and reasoned.basis == "rule":
+                return replace(group, diagnosis=reasoned)
             return replace(group, diagnosis=engine_unknown_diagnosis(pattern))
         launch = replace(launch, engine=pattern.engine)  # its engine's own words: positive evidence
     fix = build_fix(pattern.fix, group.failure, found.captures, launch)

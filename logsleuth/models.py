@@ -150,8 +150,22 @@ class Fix:
 
 
 @dataclass(frozen=True, slots=True)
+class EngineWords:
+    """An instruction the engine's own message gives ("please install X==Y", "enable --some-flag"), quoted as it
+    said it, and what logsleuth checked of it against the user's release (a flag's catalog row, a package's pin)."""
+
+    text: str
+    checks: tuple[str, ...] = ()  # e.g. "--enable-foo is not a flag of SGLang 0.4.6 (added in 0.4.9)"
+
+
+@dataclass(frozen=True, slots=True)
 class Diagnosis:
-    """A failure explained by a pattern: its root cause and fix."""
+    """A failure explained: its root cause and fix.
+
+    `basis` says how far to trust it: "pattern" (a pattern of the library, proven on its fixtures), "rule" (a
+    rule of logsleuth/reasoning/ that reasoned from facts: a GPU's compute capability, a release's pinned
+    dependencies, parallelism arithmetic; its `evidence` lists those facts) or "general" (no pattern or rule
+    fits: the likeliest category and its general checks, shown as "general guidance, not a proven fix")."""
 
     pattern: str
     title: str
@@ -161,6 +175,9 @@ class Diagnosis:
     references: tuple[str, ...] = ()
     engine: str | None = None
     engine_version: str | None = None
+    basis: Literal["pattern", "rule", "general"] = "pattern"
+    evidence: tuple[str, ...] = ()
+    engine_says: tuple[EngineWords, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

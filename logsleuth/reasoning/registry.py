@@ -1,0 +1,33 @@
+"""What logsleuth says about a failure no pattern names (docs/how-it-reasons.md).
+
+Rules reason from facts (logsleuth/facts/: GPUs, pinned dependencies, ...) and the numbers and names in the
+failure itself; each stands for a class of failures, never for one thread's wording.  The first rule that
+answers gives the diagnosis (basis "rule").  When none does, `general.py` names the likeliest category and its
+general checks (basis "general": "general guidance, not a proven fix").
+
+The registry is explicit, like fixes/builders: a rule is a function in a module of this package, listed in
+RULES below; nothing registers itself on import."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from logsleuth.models import Diagnosis
+from logsleuth.reasoning.evidence import Evidence
+from logsleuth.reasoning.general import categorize
+
+__all__ = ["RULES", "Evidence", "Rule", "reason"]
+
+Rule = Callable[[Evidence], Diagnosis | None]
+
+# In order: the first rule that answers wins.  Specific facts before general ones.
+RULES: tuple[Rule, ...] = ()
+
+
+def reason(evidence: Evidence) -> Diagnosis | None:
+    """The diagnosis of a failure no pattern matched: a rule's, else the honest category's (None: nothing to say)."""
+    for rule in RULES:
+        diagnosis = rule(evidence)
+        if diagnosis is not None:
+            return diagnosis
+    return categorize(evidence)
