@@ -42,6 +42,11 @@ CATEGORIES: dict[str, str] = {
     "feature-conflict": "two features this engine version cannot run together (e.g. speculative decoding with a grammar)",
     "orchestration": "the container runtime or Kubernetes could not place, pull or keep the server (no GPU node, image pull, probe kill)",
     "tokenizer": "the tokenizer or its chat template cannot be loaded or used (a class transformers lacks, no chat template)",
+    # Categories the reasoning rules and the honest category name (logsleuth/reasoning/, issue 28).
+    "engine-bug": "engine code failed on its own (NameError, AttributeError, a shape mismatch) at this release: a bug, not a setting",
+    "network": "the host's network got in the way: an HTTP proxy answering the server's own requests, an unreachable rendezvous address",
+    "cuda-error": "a CUDA runtime or driver call failed (not out of memory, not an illegal access, not a device assert)",
+    "quantization": "a quantization method, its checkpoint or its kernels do not fit the model, the GPU or the other settings",
     # Health findings (`logsleuth health`): a running server that does not crash but serves badly.
     "speculative-acceptance": "speculative decoding accepts next to nothing from the draft model (accept length near 1)",
     "queueing": "requests wait in a queue that keeps growing: they arrive faster than the server finishes them",
