@@ -109,7 +109,7 @@ def test_an_oom_kill_reaches_the_watch(runtime: Runtime) -> None:
     # line docker inspect gives is the only trace; it must reach the watch when the run ends.
     set_container(runtime, "web", _records(LAUNCH), status="running")
     later(1.0, lambda: set_container(runtime, "web", _records(LAUNCH), oom_killed=True, exit_code=137))
-    events = _events("docker:web", timeout=6)
+    events = _events("docker:web", timeout=120)  # ends when the container does; only a hang meets it
     lines = [event.text for event in events if event.kind == "line"]
     assert ("[logsleuth: container web: exited, OOMKilled by its cgroup, exit code 137 (SIGKILL), restarts 0, "
             "finished 2026-11-30T23:58:41.215470913Z]") in lines
@@ -136,7 +136,7 @@ def test_a_restarted_container_is_followed_to_ready(runtime: Runtime) -> None:
           lambda: set_container(runtime, "web", run1, status="exited", exit_code=143, finished_at=RUN1_END),
           lambda: set_container(runtime, "web", run1 + run2, status="running", started_at=RUN2_START,
                                 finished_at=RUN1_END))
-    events = _events("docker:web", timeout=20)
+    events = _events("docker:web", timeout=120)
     shown = [event.stage.key if event.stage else event.kind for event in events if event.kind != "line"]
     assert shown == ["args", "distributed", "weights", "restarted",  # run 1, stopped while loading weights
                      "args", "distributed", "weights", "weights-loaded", "kv-cache", "http", "ready"]
@@ -149,7 +149,7 @@ def test_the_fact_of_a_run_before_does_not_end_the_watch(runtime: Runtime) -> No
     set_container(runtime, "web", _records(LAUNCH), status="running", oom_killed=True, restarts=3)
     later(1.0, lambda: set_container(runtime, "web", _records(LAUNCH + READY), status="running", oom_killed=True,
                                      restarts=3))
-    events = _events("docker:web", timeout=20)
+    events = _events("docker:web", timeout=120)
     assert events[-1].kind == "ready"
     assert not any(event.text and "OOMKilled" in event.text for event in events)
 
@@ -201,7 +201,7 @@ def test_a_restarted_pod_is_watched_in_its_current_container(cluster: Cluster) -
     restarted = container_status("sglang", running(), last=terminated("OOMKilled", 137), restarts=1)
     cluster.add_pod(pod("sglang-0", [restarted]), logs={"sglang": LAUNCH}, previous={"sglang": LAUNCH + crash})
     later(1.0, lambda: cluster.write_log("serving", "sglang-0", "sglang.log", READY, append=True))
-    events = _events("k8s:serving/sglang-0", timeout=20)
+    events = _events("k8s:serving/sglang-0", timeout=120)
     assert events[-1].kind == "ready"
     assert not any(event.kind == "failure" for event in events)
 

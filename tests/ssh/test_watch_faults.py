@@ -494,7 +494,7 @@ def test_a_replayed_stall_is_not_ready(sshd: SSHD, log: Path) -> None:
     replay = start_replay("stall", log, "--stall", "30")
     try:
         with pytest.raises(LogsleuthError) as raised:
-            watch_events(sshd, log, timeout=4)
+            watch_events(sshd, log, timeout=15)  # the stall lasts 30 s: this deadline is the one met
     finally:
         replay.kill()
         replay.wait()
