@@ -81,10 +81,10 @@ def _events(spec: str, **settings: float) -> list[WatchEvent]:
 def test_watch_a_container_until_ready(runtime: Runtime) -> None:
     # Stand-in docker: a running container loading; the test writes its later lines.
     set_container(runtime, "web", _records(LAUNCH), status="running")
-    watcher = _watch("docker:web", "--timeout", "20")
+    watcher = _watch("docker:web", "--timeout", "120")
     assert "loading weights" in _first_stage(watcher) + _first_stage(watcher) + _first_stage(watcher)
     set_container(runtime, "web", _records(LAUNCH + READY), status="running")
-    stdout, stderr = watcher.communicate(timeout=60)
+    stdout, stderr = watcher.communicate(timeout=180)
     assert watcher.returncode == 0, stderr
     assert stdout.strip() == "docker:web: the server is ready"
     # The latest run's newest lines and the live log, from one command.
@@ -94,11 +94,11 @@ def test_watch_a_container_until_ready(runtime: Runtime) -> None:
 def test_watch_a_container_that_crashes(runtime: Runtime) -> None:
     # Stand-in docker; the crash is a real CPython traceback, on the container's stderr.
     set_container(runtime, "web", _records(LAUNCH), status="running")
-    watcher = _watch("docker:web", "--timeout", "20", "--format", "json")
+    watcher = _watch("docker:web", "--timeout", "120", "--format", "json")
     assert '"stage"' in _first_stage(watcher, json_lines=True)
     crash = crash_record("2026-11-30 22:10:09", "TP0", scheduler_traceback()).splitlines()
     set_container(runtime, "web", _records(LAUNCH) + _records(crash, 9, "stderr"), status="running")
-    stdout, stderr = watcher.communicate(timeout=60)
+    stdout, stderr = watcher.communicate(timeout=180)
     assert watcher.returncode == 1, stderr
     failure = json.loads(stdout.strip().splitlines()[-1])
     assert '"AssertionError"' in json.dumps(failure)
@@ -118,10 +118,10 @@ def test_an_oom_kill_reaches_the_watch(runtime: Runtime) -> None:
 def test_an_oom_killed_container_ends_the_watch_with_its_diagnosis(runtime: Runtime) -> None:
     # Stand-in docker, as above, through the console script.
     set_container(runtime, "web", _records(LAUNCH), status="running")
-    watcher = _watch("docker:web", "--timeout", "20", "--format", "json")
+    watcher = _watch("docker:web", "--timeout", "120", "--format", "json")
     assert '"stage"' in _first_stage(watcher, json_lines=True)
     set_container(runtime, "web", _records(LAUNCH), oom_killed=True, exit_code=137)
-    stdout, stderr = watcher.communicate(timeout=60)
+    stdout, stderr = watcher.communicate(timeout=180)
     assert watcher.returncode == 1, stderr
     assert "OOMKilled" in stdout
     assert '"sglang-cgroup-oom-killed"' in stdout  # named by its pattern, not only as a killed process
@@ -158,19 +158,19 @@ def test_watch_a_unit_until_ready_and_until_it_crashes(runtime: Runtime) -> None
     # Stand-in journalctl and systemctl (no journald, systemd is not PID 1 here).
     runtime.unit("sglang.service", [UNIT_PREFIX + line for line in LAUNCH],
                  {"LoadState": "loaded", "ActiveState": "active", "Result": "success", "NRestarts": "0"})
-    watcher = _watch("journal:sglang.service", "--timeout", "20")
+    watcher = _watch("journal:sglang.service", "--timeout", "120")
     _first_stage(watcher)
     set_unit(runtime, "sglang.service", [UNIT_PREFIX + line for line in LAUNCH + READY])
-    stdout, stderr = watcher.communicate(timeout=60)
+    stdout, stderr = watcher.communicate(timeout=180)
     assert watcher.returncode == 0, stderr
     assert stdout.strip() == "journal:sglang.service: the server is ready"
 
     runtime.unit("crash.service", [UNIT_PREFIX + line for line in LAUNCH])
-    watcher = _watch("journal:crash.service", "--timeout", "20", "--format", "json")
+    watcher = _watch("journal:crash.service", "--timeout", "120", "--format", "json")
     _first_stage(watcher, json_lines=True)
     crash = crash_record("2026-11-30 22:10:09", "TP0", scheduler_traceback()).splitlines()
     set_unit(runtime, "crash.service", [UNIT_PREFIX + line for line in LAUNCH + crash])
-    stdout, stderr = watcher.communicate(timeout=60)
+    stdout, stderr = watcher.communicate(timeout=180)
     assert watcher.returncode == 1, stderr
     assert '"AssertionError"' in stdout
 
@@ -186,10 +186,10 @@ def test_watch_a_container_that_does_not_exist(runtime: Runtime) -> None:
 def test_watch_a_pod_until_ready(cluster: Cluster) -> None:
     # Stand-in kubectl (no cluster here): a running pod loading; the test writes its later lines.
     cluster.add_pod(pod("sglang-0", [container_status("sglang", running())]), logs={"sglang": LAUNCH})
-    watcher = _watch("k8s:serving/sglang-0", "--timeout", "20")
+    watcher = _watch("k8s:serving/sglang-0", "--timeout", "120")
     assert "loading weights" in _first_stage(watcher) + _first_stage(watcher) + _first_stage(watcher)
     cluster.write_log("serving", "sglang-0", "sglang.log", READY, append=True)
-    stdout, stderr = watcher.communicate(timeout=60)
+    stdout, stderr = watcher.communicate(timeout=180)
     assert watcher.returncode == 0, stderr
     assert stdout.strip() == "k8s:serving/sglang-0: the server is ready"
 
