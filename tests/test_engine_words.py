@@ -71,6 +71,11 @@ def test_a_pin_the_release_declares_is_set_beside_it(monkeypatch: pytest.MonkeyP
     log = traceback_log("vllm/model_executor/models/minicpmv.py", 1238, "init_vision_module", "ImportError",
                         "Please install timm==0.9.10")
     assert only(said(log, "vllm", "0.11.2")).checks == ("vLLM 0.11.2 declares timm==1.0.15 (the message names timm==0.9.10)",)
+    # vllm-0.11.2 vllm/model_executor/models/deepseek_vl2.py:429: a package named without a version
+    bare = traceback_log("vllm/model_executor/models/deepseek_vl2.py", 429, "_init_vision_module", "ImportError",
+                         "Please install timm")
+    assert only(said(bare, "vllm", "0.11.2")).checks == ("vLLM 0.11.2 declares timm==1.0.15",)
+    assert only(said(bare, "vllm", None)).checks == ()  # no release: nothing to read its requirements from
 
 
 def test_enable_a_flag_is_checked_in_the_release_catalog() -> None:
@@ -371,11 +376,11 @@ def test_the_other_engines_package_in_an_instruction_stays_a_quote_and_decides_n
     report = diagnose_text(AWQ_NEEDS_VLLM, OPTIONS)
     assert report.launch.engine == "sglang"
     words = only(instructions(report.failures[0].failure, report.launch.engine, None))
-    assert words.checks == ("the pin vllm==0.9.0.1 could not be checked against what SGLang (release not known) declares",)
+    assert words.checks == ("the pin vllm==0.9.0.1 could not be checked: the SGLang release is not known",)
     alone = diagnose_text(AWQ_NEEDS_VLLM.splitlines()[-1] + "\n", OPTIONS)
     assert alone.launch.engine is None
     words = only(instructions(alone.failures[0].failure, alone.launch.engine, None))
-    assert words.checks == ("vllm==0.9.0.1 could not be checked: the log shows no engine, so no release's "
+    assert words.checks == ("the pin vllm==0.9.0.1 could not be checked: the log shows no engine, so no release's "
                             "requirements apply",)
 
 

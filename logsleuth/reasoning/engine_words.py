@@ -326,33 +326,32 @@ def _flags_choosing(words: list[str], catalog: Catalog) -> list[FlagInfo]:
 
 
 def _package_checks(sentence: str, engine: str | None, version: str | None) -> Iterator[str]:
-    """Each package the sentence pins, against what the release declares (facts/requires.py); a package
-    installed without a version only when the release declares it."""
+    """Each package the sentence pins, against what the user's release declares (facts/requires.py); a package
+    named without a version only when the release declares it."""
     pinned: set[str] = set()
     for name, op, wanted in _PIN.findall(sentence):
-        wanted = wanted.rstrip(".")
+        said = f"{name}{op}{wanted.rstrip('.')}"
         pinned.add(_dist(name))
-        said = f"{name}{op}{wanted}"
         if engine not in ENGINE_NAMES:
-            yield f"{said} could not be checked: the log shows no engine, so no release's requirements apply"
-            continue
-        release = f"{ENGINE_NAMES[engine]} {version}" if version else f"{ENGINE_NAMES[engine]} (release not known)"
-        declared = pinned_requirement(engine, version, name)
-        if declared is None:
-            yield f"the pin {said} could not be checked against what {release} declares"
-        elif _dist(declared) == _dist(said) and declared.replace(" ", "") == said:
-            yield f"{release} declares {declared} too"
+            yield f"the pin {said} could not be checked: the log shows no engine, so no release's requirements apply"
+        elif version is None:
+            yield f"the pin {said} could not be checked: the {ENGINE_NAMES[engine]} release is not known"
         else:
-            yield f"{release} declares {declared} (the message names {said})"
-    if engine not in ENGINE_NAMES:
+            release = f"{ENGINE_NAMES[engine]} {version}"
+            declared = pinned_requirement(engine, version, name)
+            if declared is None:
+                yield f"the pin {said} could not be checked against what {release} declares"
+            elif declared.replace(" ", "") == said:
+                yield f"{release} declares {declared} too"
+            else:
+                yield f"{release} declares {declared} (the message names {said})"
+    if engine not in ENGINE_NAMES or version is None:
         return
     for name in dict.fromkeys(_INSTALL.findall(sentence)):
-        if name.lower() in _NOT_PACKAGES or _dist(name) in pinned:
-            continue
-        declared = pinned_requirement(engine, version, name)
-        if declared is not None:
-            release = f"{ENGINE_NAMES[engine]} {version}" if version else ENGINE_NAMES[engine]
-            yield f"{release} declares {declared}"
+        if name.lower() not in _NOT_PACKAGES and _dist(name) not in pinned:
+            declared = pinned_requirement(engine, version, name)
+            if declared is not None:
+                yield f"{ENGINE_NAMES[engine]} {version} declares {declared}"
 
 
 def _dist(requirement: str) -> str:
