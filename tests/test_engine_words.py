@@ -284,12 +284,25 @@ def flag_check(flag: str, engine: str | None, version: str | None, sentence: str
         ("--cuda-graph-sizes", "vllm", "0.33.0", "--cuda-graph-sizes is not a flag of vLLM 0.33.0 (it is in vLLM 0.11.2)"),
         ("--no-enable-prefix-caching", "vllm", "0.33.0", "--no-enable-prefix-caching is a flag of vLLM 0.33.0"),
         ("--mem-fraction-static", "vllm", "0.11.2",
-         "--mem-fraction-static is not a flag of vLLM 0.11.2 (nor of any vLLM release logsleuth has a catalog of); "
+         "--mem-fraction-static is not a flag of vLLM 0.11.2 (nor of any vLLM release logsleuth has a catalog of; "
+         "the catalogs hold the server's launch flags: another program's flag is not in them); "
          "it is a flag of SGLang 0.4.10.post2, 0.5.9, 0.5.23"),
+        # argparse takes a unique beginning of a long option (neither engine turns allow_abbrev off)
+        ("--tp", "sglang", "0.5.23",
+         "--tp is not a flag of SGLang 0.5.23 by that name; its argparse takes it as short for --tp-size"),
     ],
 )
 def test_a_flag_in_the_catalog_of_the_users_release(flag: str, engine: str, version: str, expected: str) -> None:
     assert flag_check(flag, engine, version) == expected
+
+
+def test_a_flag_of_another_program_of_the_engine_is_not_called_missing_outright() -> None:
+    """sglang-0.5.9 sglang/multimodal_gen/configs/pipeline_configs/base.py:635 names a flag of SGLang's diffusion
+    server, which the launch server's catalog does not hold: the check says what the catalogs are."""
+    sentence = "Currently enabling vae_sp requires enabling vae_tiling, please set --vae-tiling to True."
+    assert flag_check("", "sglang", "0.5.9", sentence) == (
+        "--vae-tiling is not a flag of SGLang 0.5.9 (nor of any SGLang release logsleuth has a catalog of; the catalogs "
+        "hold the server's launch flags: another program's flag is not in them)")
 
 
 def test_with_the_release_unknown_the_check_says_which_releases_have_it() -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from logsleuth import versions
 from logsleuth.facts.requires import pinned_requirement
@@ -187,15 +188,16 @@ def _checks(sentence: str, engine: str | None, version: str | None) -> Iterator[
 def _scope(engine: str | None, version: str | None) -> _Scope:
     if engine not in ENGINE_NAMES:
         return _Scope(None, None, tuple(catalog for name in ENGINE_NAMES for catalog in _all_catalogs(name)))
-    every = tuple(_all_catalogs(engine))
+    every = _all_catalogs(engine)
     own = tuple(catalog for catalog in every if catalog.version == version)
     return _Scope(engine, version, own or every)
 
 
-def _all_catalogs(engine: str) -> list[Catalog]:
-    """Every shipped catalog of `engine`, oldest first."""
+@lru_cache(maxsize=4)
+def _all_catalogs(engine: str) -> tuple[Catalog, ...]:
+    """Every shipped catalog of `engine`, oldest first (held here: catalog.load keeps only a few)."""
     ordered = sorted((key, v) for e, v in catalogs.available() if e == engine and (key := versions.version_key(v)))
-    return [catalog for _, v in ordered if (catalog := catalogs.load(engine, v)) is not None]
+    return tuple(catalog for _, v in ordered if (catalog := catalogs.load(engine, v)) is not None)
 
 
 def _named(catalog: Catalog) -> str:
@@ -218,12 +220,15 @@ def _flag_facts(flag: str, value: str | None, scope: _Scope) -> str:
         info = find_flag(flag, release.engine, release)
         if info is not None:
             return f"is a flag of {_named(release)}" + _deprecation(info) + _value_check(value, info)
+        short_for = _abbreviated(flag, release)
+        if short_for is not None:
+            return f"is not a flag of {_named(release)} by that name; its argparse takes it as short for {short_for}"
         return f"is not a flag of {_named(release)}" + _elsewhere(flag, release)
     having = [catalog for catalog in scope.catalogs if find_flag(flag, catalog.engine, catalog) is not None]
     lacking = [catalog for catalog in scope.catalogs if catalog not in having]
     if not having:
         other = _other_engines(flag, scope.engine) if scope.engine else ""
-        return f"is in no catalog of {_listed(scope.catalogs)} ({scope.unknown()}){other}"
+        return f"is in no catalog of {_listed(scope.catalogs)} ({scope.unknown()}; {_ONLY_SERVER_FLAGS}){other}"
     not_of = f", not of {_listed(lacking)}" if lacking else ""
     return f"is in the catalogs of {_listed(having)}{not_of} ({scope.unknown()})" + _values_check(flag, value, having)
 
@@ -234,8 +239,21 @@ def _elsewhere(flag: str, catalog: Catalog) -> str:
               if other.version != catalog.version and find_flag(flag, other.engine, other) is not None]
     if having:
         return f" (it is in {_listed(having)})"
-    return f" (nor of any {ENGINE_NAMES[catalog.engine]} release logsleuth has a catalog of)" + _other_engines(
-        flag, catalog.engine)
+    return f" (nor of any {ENGINE_NAMES[catalog.engine]} release logsleuth has a catalog of; {_ONLY_SERVER_FLAGS})" + (
+        _other_engines(flag, catalog.engine))
+
+
+# A flag in no catalog may still be a flag of another program of the engine (its benchmark, its router, SGLang's
+# diffusion server): the catalogs are read from the server's own parser, and a check must not claim more.
+_ONLY_SERVER_FLAGS = "the catalogs hold the server's launch flags: another program's flag is not in them"
+
+
+def _abbreviated(flag: str, catalog: Catalog) -> str | None:
+    """The one flag `flag` begins (argparse accepts a unique beginning of a long option); None when it begins
+    none or several (argparse refuses an ambiguous one)."""
+    begun = {alias: info.name for info in catalog.flags for alias in (info.name, *info.aliases)
+             if alias.startswith(flag) and alias.startswith("--")}
+    return min(begun, key=len) if len(set(begun.values())) == 1 else None
 
 
 def _other_engines(flag: str, engine: str) -> str:
