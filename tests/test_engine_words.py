@@ -327,6 +327,16 @@ def test_a_value_given_with_the_flag_is_checked_against_its_choices() -> None:
     sentence = "disable decode CUDA graph by --cuda-graph-backend-decode=disabled."
     assert flag_check("", "sglang", "0.5.23", sentence) == (
         "--cuda-graph-backend-decode is a flag of SGLang 0.5.23; disabled is one of its choices")
+    # the word after a flag is its value when it is one of the flag's choices in some release
+    # (sglang-0.5.9 sglang/srt/layers/attention/xpu_backend.py:65 "please use --attention-backend triton instead";
+    # SGLang's trtllm_mha first appears in 0.5.9)
+    assert flag_check("", "sglang", "0.4.10.post2", "Please use --attention-backend trtllm_mha instead.") == (
+        "--attention-backend is a flag of SGLang 0.4.10.post2; trtllm_mha is not one of its choices (aiter, "
+        "cutlass_mla, fa3, flashinfer, flashmla, intel_amx, torch_native, ascend, …)")
+    assert flag_check("", "sglang", "0.5.9", "Please use --attention-backend triton instead.") == (
+        "--attention-backend is a flag of SGLang 0.5.9; triton is one of its choices")
+    assert flag_check("", "sglang", "0.5.9", "Please set --attention-backend to a supported one.") == (
+        "--attention-backend is a flag of SGLang 0.5.9")
     assert flag_check("", "sglang", "0.5.23", "use --attention-backend=fa9 instead.").endswith(
         "; fa9 is not one of its choices (triton, torch_native, flex_attention, dsa, nsa, qsa, dsv4, compressed, …)")
 

@@ -59,8 +59,11 @@ _INSTRUCTION = compile_lazily(
     r"|\bchat_template\s+is\s+not\s+set\b",
     re.IGNORECASE,
 )
-# A flag as a message writes it, with a value given by `=`.
-_FLAG = compile_lazily(r"(?<![\w-])(--[A-Za-z][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*)(?:=([^\s`'\",;)\]]+))?")
+# A flag as a message writes it, with a value given by `=`, or the word after it (a value only if it is one of
+# the flag's choices in some release: "use --attention-backend triton", not "set --x to a smaller value").
+_FLAG = compile_lazily(
+    r"(?<![\w-])(--[A-Za-z][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*)(?:=([^\s`'\",;)\]]+)|[ \t]+`?([A-Za-z0-9_][\w.\-]*))?"
+)
 # A launch setting named as its ServerArgs / EngineArgs field: `gpu_memory_utilization`.
 _FIELD = compile_lazily(r"`([a-z][a-z0-9]*(?:_[a-z0-9]+)+)`")
 # A requirement: `vllm==0.9.0.1`, `bitsandbytes>=0.46.1`, `timm==0.9.10`.
@@ -169,7 +172,9 @@ def _checks(sentence: str, engine: str | None, version: str | None) -> Iterator[
     scope = _scope(engine, version)
     flags: dict[str, str | None] = {}
     for match in _FLAG.finditer(_PIP_COMMAND.sub(" ", sentence)):
-        flags.setdefault(match[1], (match[2] or "").rstrip(".") or None)
+        given = (match[2] or "").rstrip(".") or None
+        after = (match[3] or "").rstrip(".")
+        flags.setdefault(match[1], given or (after if _is_a_choice(match[1], after, scope) else None))
     for flag, value in flags.items():
         yield f"{flag} {_flag_facts(flag, value, scope)}"
     for field in dict.fromkeys(_FIELD.findall(sentence)):
@@ -266,6 +271,13 @@ def _deprecation(info: FlagInfo) -> str:
     if not info.deprecated:
         return ""
     return "; deprecated" + (f", replaced by {info.renamed_to}" if info.renamed_to else "")
+
+
+def _is_a_choice(flag: str, word: str, scope: _Scope) -> bool:
+    """`word` is one of `flag`'s choices in some release of the engine (both engines when it is not known)."""
+    engines = [scope.engine] if scope.engine else list(ENGINE_NAMES)
+    return bool(word) and any(word in info.choices for engine in engines for catalog in _all_catalogs(engine)
+                              if (info := find_flag(flag, engine, catalog)) is not None)
 
 
 def _value_check(value: str | None, info: FlagInfo) -> str:
