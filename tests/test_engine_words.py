@@ -6,11 +6,13 @@ Each message below is our own text in the wording of the engine code that raises
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from logsleuth.api import DiagnoseOptions, diagnose_text
 from logsleuth.check.verify import check_words
-from logsleuth.models import Diagnosis, EngineWords, Failure
+from logsleuth.models import Diagnosis, EngineWords, Failure, LaunchInfo
 from logsleuth.reasoning import engine_words
 from logsleuth.reasoning.engine_words import (
     MAX_INSTRUCTIONS,
@@ -18,6 +20,7 @@ from logsleuth.reasoning.engine_words import (
     instructions,
     with_engine_words,
 )
+from logsleuth.redact import REDACTED, redact_report
 
 OPTIONS = DiagnoseOptions(include_user_patterns=False)
 
@@ -85,7 +88,7 @@ def test_enable_a_flag_is_checked_in_the_release_catalog() -> None:
                         "Use a shorter input or enable --allow-auto-truncate.")
     words = only(said(log, "sglang", "0.5.9"))
     assert words.text == "Use a shorter input or enable --allow-auto-truncate."
-    assert words.checks == ("--allow-auto-truncate is a flag of SGLang 0.5.9",)
+    assert words.checks == ("`--allow-auto-truncate` is a flag of SGLang 0.5.9",)
 
 
 # sglang-0.5.23 sglang/srt/layers/attention/attention_registry.py:474 (attn_backend_wrapper)
@@ -147,7 +150,7 @@ def test_try_increasing_a_flag_and_a_field_that_names_one() -> None:
                            "Current value: self.server_args.mem_fraction_static=0.5")
     words = only(said(sglang, "sglang", "0.5.9"))
     assert words == EngineWords("Please try to increase --mem-fraction-static.",
-                                ("--mem-fraction-static is a flag of SGLang 0.5.9",))
+                                ("`--mem-fraction-static` is a flag of SGLang 0.5.9",))
     # vllm-0.11.2 vllm/v1/core/kv_cache_utils.py:713 names the settings as fields, each set by a flag
     vllm = traceback_log("vllm/v1/core/kv_cache_utils.py", 713, "check_enough_kv_cache_memory", "ValueError",
                          "To serve at least one request with the models's max seq len (131072), (16.00 GiB KV cache "
@@ -186,7 +189,7 @@ def test_use_trust_remote_code() -> None:
                         "the `--trust-remote-code` flag in the CLI.")
     words = only(said(log, "sglang", "0.5.23"))
     assert words.text.startswith("If the tokenizer is a custom tokenizer")
-    assert words.checks == ("--trust-remote-code is a flag of SGLang 0.5.23",)
+    assert words.checks == ("`--trust-remote-code` is a flag of SGLang 0.5.23",)
 
 
 # sglang-0.4.10.post2 sglang/srt/model_executor/cuda_graph_runner.py:833 (CUDA_GRAPH_CAPTURE_FAILED_MSG)
@@ -266,30 +269,30 @@ def flag_check(flag: str, engine: str | None, version: str | None, sentence: str
 @pytest.mark.parametrize(
     ("flag", "engine", "version", "expected"),
     [
-        ("--allow-auto-truncate", "sglang", "0.4.10.post2", "--allow-auto-truncate is a flag of SGLang 0.4.10.post2"),
+        ("--allow-auto-truncate", "sglang", "0.4.10.post2", "`--allow-auto-truncate` is a flag of SGLang 0.4.10.post2"),
         ("--enable-dynamic-batch-tokenizer", "sglang", "0.4.10.post2",
-         "--enable-dynamic-batch-tokenizer is not a flag of SGLang 0.4.10.post2 (it is in SGLang 0.5.9, 0.5.23)"),
-        ("--cuda-graph-max-bs", "sglang", "0.5.9", "--cuda-graph-max-bs is a flag of SGLang 0.5.9"),
+         "`--enable-dynamic-batch-tokenizer` is not a flag of SGLang 0.4.10.post2 (it is in SGLang 0.5.9, 0.5.23)"),
+        ("--cuda-graph-max-bs", "sglang", "0.5.9", "`--cuda-graph-max-bs` is a flag of SGLang 0.5.9"),
         # removed: sglang-0.5.23's own list of solutions names --cuda-graph-max-bs-decode instead
         # (sglang/srt/model_executor/runner_backend_utils/__init__.py:16)
         ("--cuda-graph-max-bs", "sglang", "0.5.23",
-         "--cuda-graph-max-bs is not a flag of SGLang 0.5.23 (it is in SGLang 0.4.10.post2, 0.5.9)"),
-        ("--cuda-graph-max-bs-decode", "sglang", "0.5.23", "--cuda-graph-max-bs-decode is a flag of SGLang 0.5.23"),
+         "`--cuda-graph-max-bs` is not a flag of SGLang 0.5.23 (it is in SGLang 0.4.10.post2, 0.5.9)"),
+        ("--cuda-graph-max-bs-decode", "sglang", "0.5.23", "`--cuda-graph-max-bs-decode` is a flag of SGLang 0.5.23"),
         ("--disable-cuda-graph", "sglang", "0.5.23",
-         "--disable-cuda-graph is a flag of SGLang 0.5.23; deprecated, replaced by --cuda-graph-backend-decode"),
+         "`--disable-cuda-graph` is a flag of SGLang 0.5.23; deprecated, replaced by --cuda-graph-backend-decode"),
         # vllm-0.33.0 vllm/v1/worker/cp_utils.py:56 ("Try a different backend by setting --attention-backend")
-        ("--attention-backend", "vllm", "0.11.2", "--attention-backend is not a flag of vLLM 0.11.2 (it is in vLLM 0.33.0)"),
-        ("--attention-backend", "vllm", "0.33.0", "--attention-backend is a flag of vLLM 0.33.0"),
+        ("--attention-backend", "vllm", "0.11.2", "`--attention-backend` is not a flag of vLLM 0.11.2 (it is in vLLM 0.33.0)"),
+        ("--attention-backend", "vllm", "0.33.0", "`--attention-backend` is a flag of vLLM 0.33.0"),
         # removed: vllm-0.11.2 vllm/engine/arg_utils.py:1746 ("Please use --cudagraph-capture-sizes instead")
-        ("--cuda-graph-sizes", "vllm", "0.33.0", "--cuda-graph-sizes is not a flag of vLLM 0.33.0 (it is in vLLM 0.11.2)"),
-        ("--no-enable-prefix-caching", "vllm", "0.33.0", "--no-enable-prefix-caching is a flag of vLLM 0.33.0"),
+        ("--cuda-graph-sizes", "vllm", "0.33.0", "`--cuda-graph-sizes` is not a flag of vLLM 0.33.0 (it is in vLLM 0.11.2)"),
+        ("--no-enable-prefix-caching", "vllm", "0.33.0", "`--no-enable-prefix-caching` is a flag of vLLM 0.33.0"),
         ("--mem-fraction-static", "vllm", "0.11.2",
-         "--mem-fraction-static is not a flag of vLLM 0.11.2 (nor of any vLLM release logsleuth has a catalog of; "
+         "`--mem-fraction-static` is not a flag of vLLM 0.11.2 (nor of any vLLM release logsleuth has a catalog of; "
          "the catalogs hold the server's launch flags: another program's flag is not in them); "
          "it is a flag of SGLang 0.4.10.post2, 0.5.9, 0.5.23"),
         # argparse takes a unique beginning of a long option (neither engine turns allow_abbrev off)
         ("--tp", "sglang", "0.5.23",
-         "--tp is not a flag of SGLang 0.5.23 by that name; its argparse takes it as short for --tp-size"),
+         "`--tp` is not a flag of SGLang 0.5.23 by that name; its argparse takes it as short for --tp-size"),
     ],
 )
 def test_a_flag_in_the_catalog_of_the_users_release(flag: str, engine: str, version: str, expected: str) -> None:
@@ -301,23 +304,23 @@ def test_a_flag_of_another_program_of_the_engine_is_not_called_missing_outright(
     server, which the launch server's catalog does not hold: the check says what the catalogs are."""
     sentence = "Currently enabling vae_sp requires enabling vae_tiling, please set --vae-tiling to True."
     assert flag_check("", "sglang", "0.5.9", sentence) == (
-        "--vae-tiling is not a flag of SGLang 0.5.9 (nor of any SGLang release logsleuth has a catalog of; the catalogs "
+        "`--vae-tiling` is not a flag of SGLang 0.5.9 (nor of any SGLang release logsleuth has a catalog of; the catalogs "
         "hold the server's launch flags: another program's flag is not in them)")
 
 
 def test_with_the_release_unknown_the_check_says_which_releases_have_it() -> None:
     assert flag_check("--cuda-graph-max-bs", "sglang", None) == (
-        "--cuda-graph-max-bs is in the catalogs of SGLang 0.4.10.post2, 0.5.9, not of SGLang 0.5.23 "
+        "`--cuda-graph-max-bs` is in the catalogs of SGLang 0.4.10.post2, 0.5.9, not of SGLang 0.5.23 "
         "(the SGLang release is not known)")
     # a release logsleuth has no catalog of: no claim is made about it, nor about a release near it
     assert flag_check("--dtype", "vllm", "0.5.4", "Use --dtype=half instead.") == (
-        "--dtype is in the catalogs of vLLM 0.11.2, 0.33.0 (logsleuth has no catalog of vLLM 0.5.4); "
+        "`--dtype` is in the catalogs of vLLM 0.11.2, 0.33.0 (logsleuth has no catalog of vLLM 0.5.4); "
         "half is one of its choices")
 
 
 def test_with_the_engine_unknown_the_check_names_both_engines_releases() -> None:
     assert flag_check("--gpu-memory-utilization", None, None) == (
-        "--gpu-memory-utilization is in the catalogs of vLLM 0.11.2, 0.33.0, not of SGLang 0.4.10.post2, 0.5.9, "
+        "`--gpu-memory-utilization` is in the catalogs of vLLM 0.11.2, 0.33.0, not of SGLang 0.4.10.post2, 0.5.9, "
         "0.5.23 (the log shows no engine)")
 
 
@@ -326,17 +329,17 @@ def test_a_value_given_with_the_flag_is_checked_against_its_choices() -> None:
     # --cuda-graph-backend-decode=disabled")
     sentence = "disable decode CUDA graph by --cuda-graph-backend-decode=disabled."
     assert flag_check("", "sglang", "0.5.23", sentence) == (
-        "--cuda-graph-backend-decode is a flag of SGLang 0.5.23; disabled is one of its choices")
+        "`--cuda-graph-backend-decode` is a flag of SGLang 0.5.23; disabled is one of its choices")
     # the word after a flag is its value when it is one of the flag's choices in some release
     # (sglang-0.5.9 sglang/srt/layers/attention/xpu_backend.py:65 "please use --attention-backend triton instead";
     # SGLang's trtllm_mha first appears in 0.5.9)
     assert flag_check("", "sglang", "0.4.10.post2", "Please use --attention-backend trtllm_mha instead.") == (
-        "--attention-backend is a flag of SGLang 0.4.10.post2; trtllm_mha is not one of its choices (aiter, "
+        "`--attention-backend` is a flag of SGLang 0.4.10.post2; trtllm_mha is not one of its choices (aiter, "
         "cutlass_mla, fa3, flashinfer, flashmla, intel_amx, torch_native, ascend, …)")
     assert flag_check("", "sglang", "0.5.9", "Please use --attention-backend triton instead.") == (
-        "--attention-backend is a flag of SGLang 0.5.9; triton is one of its choices")
+        "`--attention-backend` is a flag of SGLang 0.5.9; triton is one of its choices")
     assert flag_check("", "sglang", "0.5.9", "Please set --attention-backend to a supported one.") == (
-        "--attention-backend is a flag of SGLang 0.5.9")
+        "`--attention-backend` is a flag of SGLang 0.5.9")
     assert flag_check("", "sglang", "0.5.23", "use --attention-backend=fa9 instead.").endswith(
         "; fa9 is not one of its choices (triton, torch_native, flex_attention, dsa, nsa, qsa, dsv4, compressed, …)")
 
@@ -350,7 +353,7 @@ def test_a_pattern_diagnosis_carries_the_engine_words_checked_for_the_release() 
     assert diagnosis is not None and diagnosis.basis == "pattern"
     by_text = {words.text: words.checks for words in diagnosis.engine_says}
     assert by_text["set --cuda-graph-max-bs to a smaller value (e.g., 16)"] == (
-        "--cuda-graph-max-bs is not a flag of SGLang 0.5.23 (it is in SGLang 0.4.10.post2, 0.5.9)",)
+        "`--cuda-graph-max-bs` is not a flag of SGLang 0.5.23 (it is in SGLang 0.4.10.post2, 0.5.9)",)
     # No fix repeating that flag is passed as good for that release: `check` (how a fix gets its ✓) agrees.
     (verdict,) = check_words(["--cuda-graph-max-bs", "16"], "0.5.23", validate=False).flags
     assert not verdict.ok
@@ -364,7 +367,7 @@ def test_with_the_release_unknown_a_fix_repeating_the_flag_is_hedged_by_the_chec
     proposed = {op.flag for fix in (diagnosis.fix, *diagnosis.fix.alternatives) for op in fix.flags}
     assert "--cuda-graph-max-bs" in proposed
     checks = [check for words in diagnosis.engine_says for check in words.checks]
-    assert "--cuda-graph-max-bs is in the catalogs of SGLang 0.4.10.post2, 0.5.9, not of SGLang 0.5.23 " \
+    assert "`--cuda-graph-max-bs` is in the catalogs of SGLang 0.4.10.post2, 0.5.9, not of SGLang 0.5.23 " \
            "(the SGLang release is not known)" in checks
 
 
@@ -409,8 +412,6 @@ def test_the_other_engines_package_in_an_instruction_stays_a_quote_and_decides_n
 
 def test_with_engine_words_keeps_what_a_rule_already_quoted_and_leaves_no_diagnosis_alone() -> None:
     failure = failure_of(CUDA_GRAPH_CAPTURE)
-    from logsleuth.models import LaunchInfo
-
     launch = LaunchInfo(engine="sglang", engine_version="0.5.9", engine_version_source="log")
     assert with_engine_words(None, failure, launch) is None
     first = EngineWords("set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)", ("a rule's own check",))
@@ -426,3 +427,21 @@ def test_with_engine_words_keeps_what_a_rule_already_quoted_and_leaves_no_diagno
     guessed = with_engine_words(diagnosis, failure, LaunchInfo(engine="sglang", engine_version="0.5.23",
                                                                engine_version_source="inferred"))
     assert guessed is not None and "(the SGLang release is not known)" in guessed.engine_says[1].checks[0]
+
+
+def test_secrets_in_the_engines_words_are_redacted_and_the_checks_stay_whole() -> None:
+    """The quote is log text: redaction replaces a secret in it; a check naming a secret's flag keeps its words
+    (`--api-key is …` would read as the flag and its value)."""
+    secret = "sk-" + "q7Zr" * 8
+    log = traceback_log("sglang/srt/entrypoints/http_server.py", 300, "launch_server", "ValueError",
+                        f"Unauthorized. Please set --api-key {secret} on both sides.")
+    report = diagnose_text(log, OPTIONS)
+    launch = LaunchInfo(engine="sglang", engine_version="0.5.9", engine_version_source="user")
+    # any diagnosis (no pattern names this failure; the general category will, after its own work lands)
+    attached = with_engine_words(Diagnosis("x", "t", "other", "c"), report.failures[0].failure, launch)
+    report = redact_report(replace(report, failures=(replace(report.failures[0], diagnosis=attached),)))
+    diagnosis = report.failures[0].diagnosis
+    assert diagnosis is not None
+    (words,) = diagnosis.engine_says
+    assert secret not in words.text and f"--api-key {REDACTED}" in words.text
+    assert words.checks == ("`--api-key` is a flag of SGLang 0.5.9",)

@@ -176,7 +176,9 @@ def _checks(sentence: str, engine: str | None, version: str | None) -> Iterator[
         after = (match[3] or "").rstrip(".")
         flags.setdefault(match[1], given or (after if _is_a_choice(match[1], after, scope) else None))
     for flag, value in flags.items():
-        yield f"{flag} {_flag_facts(flag, value, scope)}"
+        # The flag in backticks: a secret's flag followed by a word (`--api-key is …`) reads as its value to the
+        # redactor, which would replace "is".
+        yield f"`{flag}` {_flag_facts(flag, value, scope)}"
     for field in dict.fromkeys(_FIELD.findall(sentence)):
         line = _field_check(field, scope, set(flags))
         if line:
