@@ -65,6 +65,13 @@ def test_please_install_a_pin_is_quoted_and_the_pin_checked_against_the_release(
     assert words.checks == ("the pin vllm==0.9.0.1 could not be checked against what SGLang 0.4.10.post2 declares",)
 
 
+def test_a_version_bound_without_a_package_is_no_pin() -> None:
+    # vllm-0.11.2 vllm/model_executor/model_loader/weight_utils.py:611
+    log = traceback_log("vllm/model_executor/model_loader/weight_utils.py", 611, "safetensors_weights_iterator",
+                        "ValueError", "Please use torchao version >= 0.14.0 to load torchao safetensors checkpoint")
+    assert only(said(log, "vllm", "0.11.2")).checks == ()
+
+
 def test_a_pin_the_release_declares_is_set_beside_it(monkeypatch: pytest.MonkeyPatch) -> None:
     """facts/requires.py is filled by its own work; until then this stands in for its answer (a mock, said so:
     the release data is not on this branch)."""

@@ -80,7 +80,8 @@ _INSTALL = compile_lazily(
 _PIP_COMMAND = compile_lazily(r"\bpip3?\s+install\b[^`'\"\n]*", re.IGNORECASE)
 _INSTALL_CONTEXT = compile_lazily(r"\b(?:install|upgrade|downgrade|requires?|version)\b", re.IGNORECASE)
 _NOT_PACKAGES = frozenset({"it", "the", "a", "an", "by", "via", "with", "using", "from", "them", "this", "that",
-                           "and", "or", "one", "following", "required", "latest", "newer", "dependencies"})
+                           "and", "or", "one", "following", "required", "latest", "newer", "dependencies", "version",
+                           "versions"})
 # The words of an "only A, B and C are supported" list.
 _ONLY_LIST = compile_lazily(r"\bonly\b([^.\n]{0,160}?)\b(?:are|is)\s+supported\b", re.IGNORECASE)
 _WORD = compile_lazily(r"[A-Za-z0-9][\w.\-]*")
@@ -362,6 +363,8 @@ def _package_checks(sentence: str, engine: str | None, version: str | None) -> I
     named without a version only when the release declares it."""
     pinned: set[str] = set()
     for name, op, wanted in _PIN.findall(sentence):
+        if name.lower() in _NOT_PACKAGES:  # "requires a version >= 4.51": no package named
+            continue
         said = f"{name}{op}{wanted.rstrip('.')}"
         pinned.add(_dist(name))
         if engine not in ENGINE_NAMES:
