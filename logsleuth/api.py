@@ -25,6 +25,7 @@ from logsleuth.ingest.launch import LaunchTracker
 from logsleuth.ingest.reader import DEFAULT_MAX_BYTES, read_all, read_latest
 from logsleuth.ingest.scan import ReadResult
 from logsleuth.models import ClockOffset, Diagnosis, FailureGroup, LaunchInfo, Report, SourceInfo
+from logsleuth.reasoning.engine_words import with_engine_words
 from logsleuth.reasoning.registry import Evidence, reason
 from logsleuth.sources.base import Progress, ReportsProgress, Source
 from logsleuth.sources.fanout import DEFAULT_PARALLEL, IdleWork, one_at_a_time
@@ -237,12 +238,12 @@ def build_report(
     launch = _merge_launch(list(trackers.values()), options)
     warnings = list(patterns.errors)
     disabled: set[str] = set()  # patterns whose regex timed out: skipped for the rest of this report
-    groups = [
-        _diagnose_group(
-            group, patterns.patterns, _own_launch(group, launch, trackers, options), context_lines, warnings.append, disabled
-        )
-        for group in grouper.groups()
-    ]
+    groups: list[FailureGroup] = []
+    for group in grouper.groups():
+        own = _own_launch(group, launch, trackers, options)
+        found = _diagnose_group(group, patterns.patterns, own, context_lines, warnings.append, disabled)
+        # Whatever gave the diagnosis (pattern, rule, general): the instructions of the engine's own message, checked.
+        groups.append(replace(found, diagnosis=with_engine_words(found.diagnosis, found.failure, own)))
     by_id = {p.id: p for p in patterns.patterns}
     launch = _with_engine_from_words(launch, groups)
     groups = _order(groups, by_id)
