@@ -529,3 +529,43 @@ def test_the_wrapper_is_one_line_in_text_and_markdown() -> None:
     assert markdown.count("> Run by: Ray") == 1
     plain = render(report_of(VLLM_FORMATS["header"] + NEUTRAL_FAILURE), RenderOptions(format=OutputFormat.TEXT))
     assert "Run by" not in plain
+
+
+def test_a_format_never_outweighs_the_program_that_rejected_the_command() -> None:
+    """The cross-engine fix still needs positive evidence of the program that rejected the command: the other
+    engine's format in the same paste changes nothing."""
+    sglang_rejects = report_of(VLLM_FORMATS["header"] + "launch_server.py: error: unrecognized arguments: --foo-bar 2\n")
+    assert sglang_rejects.launch.engine == "sglang"
+    assert all(not g.diagnosis or not g.diagnosis.pattern.startswith("vllm-") for g in sglang_rejects.failures)
+    vllm_rejects = report_of(
+        SGLANG_FORMATS["bare-header"] + "vllm: error: unrecognized arguments: --tp-size 2 --mem-fraction-static 0.8\n"
+    )
+    assert vllm_rejects.launch.engine == "vllm"
+    diagnosis = vllm_rejects.failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.pattern == "vllm-sglang-command-for-vllm"
+
+
+# What SGLang imports from vLLM (its `from vllm import _custom_ops`, `import vllm.distributed.parallel_state`, in
+# every SGLang release of the oracle venvs): the lines vLLM logs meanwhile are the ones an SGLang log can show.
+_SGLANG_IMPORTS_OF_VLLM = "import vllm, vllm._custom_ops, vllm.distributed.parallel_state"
+_VLLM_HEADER_FILE = re.compile(r"^(?:INFO|WARNING|ERROR|DEBUG) \d\d-\d\d \d\d:\d\d:\d\d \[?(?P<file>[\w.]+\.py):\d+\]", re.M)
+
+
+@pytest.mark.oracle
+def test_vllms_import_time_files_are_those_its_real_import_logs_from() -> None:
+    """ingest/engine_evidence.VLLM_IMPORT_TIME_FILES against the real thing: every file vLLM's logger names while
+    the oracle venvs' vLLM is imported the way SGLang imports it is in the set (such a line shows vLLM imported,
+    not vLLM running)."""
+    import subprocess
+
+    from logsleuth.ingest.engine_evidence import VLLM_IMPORT_TIME_FILES
+
+    pythons = sorted((Path.home() / ".cache/logsleuth/oracle").glob("vllm-*/bin/python"))
+    if not pythons:
+        pytest.skip("no vLLM oracle venv under ~/.cache/logsleuth/oracle")
+    logged: set[str] = set()
+    for python in pythons:
+        run = subprocess.run([python, "-c", _SGLANG_IMPORTS_OF_VLLM], capture_output=True, text=True, timeout=600)
+        logged |= {m["file"] for m in _VLLM_HEADER_FILE.finditer(run.stdout + run.stderr)}
+    assert logged, "the import logged no line in vLLM's format: nothing was checked"
+    assert logged <= VLLM_IMPORT_TIME_FILES, logged - VLLM_IMPORT_TIME_FILES
