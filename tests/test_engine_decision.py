@@ -428,6 +428,12 @@ WRAPPED = {
         "sglang",
         "Xinference",
     ),
+    # Xinference's actor pool re-raises a worker's error with its address (xoscar; xorbitsai/inference#3373).
+    "xinference-actor-error": (
+        "RuntimeError: [address=0.0.0.0:41000, pid=1800] NCCL error: unhandled system error\n",
+        None,
+        "Xinference",
+    ),
     # Triton's vLLM backend logs through Triton's glog with a `[vllm] ` prefix (triton-inference-server/vllm_backend
     # src/model.py; triton-inference-server/server#8578).
     "triton": (

@@ -89,6 +89,10 @@ _WRAPPER_WORDS = compile_lazily(
     r"|(?P<xinference>xinference)[./\s]|(?P<triton>tritonserver\b|model\.py:\d+\] \"?\[vllm\] )"
     r"|(?P<dynamo>dynamo[._](?:vllm|sglang|run|runtime|frontend)\b)|(?P<llmd>llm-d)-|(?P<ray>ray::|ray\.exceptions\.))"
 )
+# Xinference's actor pool (xoscar) re-raises a worker's error as `[address=0.0.0.0:41227, pid=1893] <message>`
+# (xoscar's _AsCauseBase.__str__; xorbitsai/inference#3373, #2945).  The failure's message is read without it
+# (tracebacks/grammar.py WRAPPER_TAG), so the line is read here.
+_XOSCAR_ERROR = compile_lazily(r"\[address=[^\s,\]]+, pid=\d+\] ")
 _WRAPPER_GROUPS = {
     "verl": "verl",
     "openrlhf": "OpenRLHF",
@@ -129,6 +133,11 @@ def named_in_line(text: str) -> tuple[set[str], set[str]]:
     engines = {next(name for name in m.groups() if name) for m in _MODULE_PATH.finditer(text)}
     wrappers = {_WRAPPER_GROUPS[m.lastgroup] for m in _WRAPPER_WORDS.finditer(text) if m.lastgroup}
     return engines, wrappers
+
+
+def xoscar_error(text: str) -> bool:
+    """A line holding an error that Xinference's actor pool re-raised (`[address=…, pid=…] `)."""
+    return bool(_XOSCAR_ERROR.search(text))
 
 
 def failure_wrappers(failure: Failure) -> set[str]:

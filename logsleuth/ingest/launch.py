@@ -146,6 +146,8 @@ class LaunchTracker:
             self.versions.setdefault("vllm", m["version"])
         elif text[:1] == "(" and text.startswith("(raylet)"):  # Ray's own daemon, re-logged by the driver (gpustack/gpustack#2415)
             self.wrappers.add("Ray")
+        elif "[address=" in text and engine_evidence.xoscar_error(text):
+            self.wrappers.add("Xinference")
         meta = line.meta
         if meta is not self._last_meta and (meta.header or meta.process):  # once per record: its lines share it
             self._last_meta = meta
