@@ -323,6 +323,11 @@ VLLM_FORMATS = {
 SGLANG_FORMATS = {
     "rank-header": "[2025-01-01 12:00:00 TP0] Prefill batch. #new-seq: 1, #new-token: 12\n",
     "dp-tp-ep-header": "[2025-01-01 12:00:00 DP0 TP0 EP0] Starting the scheduler loop.\n",
+    # 2024's releases: configure_logger's datefmt was "%H:%M:%S" (srt/utils.py).
+    "time-only-header": "[15:04:31 TP0] the scheduler is starting\n",
+    # ...which ran vLLM's distributed code, logging in vLLM's format: SGLang's rank header outranks it.
+    "time-only-header-with-vllm-lines": "INFO 08-05 15:04:30 custom_all_reduce_utils.py:232] reading the P2P cache\n"
+    "[15:04:31 TP0] the scheduler is starting\n",
     "bare-header": "[2025-01-01 12:00:00] Starting the tokenizer manager.\n",
     "millisecond-header": "[2025-01-01 12:00:00.125] Starting the tokenizer manager.\n",
     "installed-path": "/usr/local/lib/python3.11/dist-packages/sglang/srt/layers/quantization/awq.py:76: UserWarning: "

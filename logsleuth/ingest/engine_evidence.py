@@ -38,6 +38,11 @@ _VLLM_PROCESS = compile_lazily(
     r"|Worker(?:_(?:DP|PP|PCP|TP|DCP|EP)\d+)+)"
 )
 
+# SGLang's header before its dates (2024: configure_logger's datefmt "%H:%M:%S" in srt/utils.py): `[15:04:31 TP0] `.
+# The normalizer does not read it as a header; with its rank tags it is SGLang's alone.  Those releases ran vLLM's
+# distributed and loader code, whose lines in vLLM's format it outranks.
+OLD_SGLANG_HEADER = compile_lazily(r"\[\d\d:\d\d:\d\d(?: (?:DP|PP|TP|EP)\d{1,6})+\] ")
+
 # An engine's own code named in a line: a path under the installed package (`dist-packages/sglang/launch_server.py:71:
 # UserWarning`), a source tree's module path (`vllm/v1/engine/core.py`, `sglang/srt/managers/scheduler.py`), a
 # dotted module or exception name (`vllm.v1.engine.exceptions.EngineDeadError`, logger `sglang.srt.managers`),

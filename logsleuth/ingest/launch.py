@@ -148,6 +148,8 @@ class LaunchTracker:
             self.wrappers.add("Ray")
         elif "[address=" in text and engine_evidence.xoscar_error(text):
             self.wrappers.add("Xinference")
+        elif text[:1] == "[" and text[3:4] == ":" and engine_evidence.OLD_SGLANG_HEADER.match(text):
+            self._saw("header", "sglang")
         meta = line.meta
         if meta is not self._last_meta and (meta.header or meta.process):  # once per record: its lines share it
             self._last_meta = meta
