@@ -580,3 +580,28 @@ def test_vllms_import_time_files_are_those_its_real_import_logs_from() -> None:
         logged |= {m["file"] for m in _VLLM_HEADER_FILE.finditer(run.stdout + run.stderr)}
     assert logged, "the import logged no line in vLLM's format: nothing was checked"
     assert logged <= VLLM_IMPORT_TIME_FILES, logged - VLLM_IMPORT_TIME_FILES
+
+
+def test_line_evidence_costs_no_regex_on_frames_or_once_an_engine_is_known(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Engine evidence rides on the one pass the tracker makes: a frame line is read from the failure, not again
+    as a line; once a line showed vLLM's paths, later lines naming only vLLM are not searched for paths."""
+    from logsleuth.ingest import engine_evidence
+    from logsleuth.ingest.launch import LaunchTracker
+    from logsleuth.ingest.normalize import normalize_text
+
+    calls: list[bool] = []
+    real = engine_evidence.named_in_line
+
+    def counted(text: str, **options: bool) -> tuple[set[str], set[str]]:
+        calls.append(options.get("paths", True))
+        return real(text, **options)
+
+    monkeypatch.setattr(engine_evidence, "named_in_line", counted)
+    frame = '  File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core.py", line {0}, in step\n'
+    warning = "/usr/local/lib/python3.12/dist-packages/vllm/config.py:{0}: UserWarning: a setting is ignored\n"
+    tracker = LaunchTracker()
+    for line in normalize_text("".join(frame.format(i) + warning.format(i) for i in range(500))):
+        tracker.observe(line)
+    assert tracker.engine == "vllm"
+    assert len(calls) == 500  # the warnings only, never the frames
+    assert calls.count(True) == 1  # paths searched until vLLM's were seen

@@ -130,12 +130,13 @@ def process_wrapper(process: str) -> str | None:
     return _WRAPPER_PROCESSES.get(process)
 
 
-def named_in_line(text: str) -> tuple[set[str], set[str]]:
+def named_in_line(text: str, *, paths: bool = True) -> tuple[set[str], set[str]]:
     """The engines whose code, and the wrappers whose code, a line names (it names at least one engine: the caller
-    tested that).  Nothing from a line that only names a module to import or install."""
+    tested that); without `paths`, only the wrappers (the engines it could name are known already).  Nothing from
+    a line that only names a module to import or install."""
     if _NAMES_ONLY.search(text):
         return set(), set()
-    engines = {next(name for name in m.groups() if name) for m in _MODULE_PATH.finditer(text)}
+    engines = {next(name for name in m.groups() if name) for m in _MODULE_PATH.finditer(text)} if paths else set()
     wrappers = {_WRAPPER_GROUPS[m.lastgroup] for m in _WRAPPER_WORDS.finditer(text) if m.lastgroup}
     return engines, wrappers
 

@@ -137,8 +137,8 @@ class LaunchTracker:
                 self.command_engine = "vllm" if "vllm" in command.split("--", 1)[0] else "sglang"
                 self._saw("command", self.command_engine)
                 self._mark(line.offset, "command").command = command
-        if "sglang" in text or "vllm" in text or "vLLM" in text:
-            self._observe_engine_named(text)
+        if ("sglang" in text or "vllm" in text or "vLLM" in text) and 'File "' not in text:
+            self._observe_engine_named(text)  # (a frame's path is read from the failure: observe_failure)
         if ("LLM engine (v" in text and (m := _VLLM_ENGINE_VERSION.search(text))) or (
             "▀▄▀" in text and (m := _VLLM_LOGO_VERSION.search(text))
         ):
@@ -173,7 +173,9 @@ class LaunchTracker:
                 if not _LISTING.search(text):
                     self._saw("banner", m["engine"].lower())
             return
-        engines, wrappers = engine_evidence.named_in_line(text)
+        shown = self.evidence.get("paths", set())
+        unread = ("vllm" in text and "vllm" not in shown) or ("sglang" in text and "sglang" not in shown)
+        engines, wrappers = engine_evidence.named_in_line(text, paths=unread)
         for engine in engines:
             self._saw("paths", engine)
         self.wrappers |= wrappers
