@@ -33,6 +33,11 @@ class LineMeta:
     # Rank tags in the order printed, e.g. (("DP", 0), ("TP", 2)).
     ranks: tuple[tuple[str, int], ...] = ()
     level: str | None = None
+    # The logger header that started the line's record: "vllm" (`INFO 05-12 10:11:12 [core.py:123] `) or "sglang"
+    # (`[2025-01-01 12:00:00 TP0] `); and the file a vLLM header names (`core.py`).  The engine is read from them
+    # (ingest/engine_evidence.py).
+    header: str | None = None
+    logged_from: str | None = None
 
     @property
     def rank_label(self) -> str | None:
@@ -258,6 +263,9 @@ class LaunchInfo:
     server_args: tuple[tuple[str, str], ...] = ()  # name -> repr(value) from a server_args= line
     # The server_args= line was printed whole (a pasted one may be elided with `...`: no command from it).
     server_args_complete: bool = False
+    # The program that ran the engine, when the log shows one (ingest/engine_evidence.WRAPPERS): "Ray", "verl",
+    # "Xinference"...  The engine stays the engine (vLLM under Ray is vLLM).
+    wrapper: str | None = None
 
 
 # root: failed first; failed: a failure of its own after the root; cascade: a failure that follows another

@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from logsleuth.ingest import engine_evidence
 from logsleuth.lazyre import compile_lazily
-from logsleuth.models import Failure, LaunchInfo, LogLine
+from logsleuth.models import Failure, LaunchInfo, LineMeta, LogLine
 
 # `+ python -m sglang.launch_server …` (bash -x), `$ sglang serve …`, `Launch command: …`,
 # optionally with leading environment assignments.
@@ -26,10 +27,16 @@ _SERVER_ARGS = compile_lazily(r"\bserver_args=(?P<body>ServerArgs\(.*\)|\{.*\})\
 _NOT_A_COMMAND = compile_lazily(r"(?i)^\s*(?:usage|example|e\.g\.)\s*:|\[-h\]|\[options\]|<[a-z_\-]+>|\s(?:\.\.\.|…)(?:\s|$)")
 # An item of a `server_args=` repr left out by whoever pasted it: `ServerArgs(model_path='/m', ...)`.
 _ELIDED_ITEM = compile_lazily(r"(?:^|,)\s*(?:\.\.\.|…)\s*(?:,|$)")
+# vLLM's start-up lines: "vLLM API server version 0.11.2" (entrypoints/openai/api_server.py), "vLLM server version
+# 0.33.0, serving model …" (0.33's entrypoints/common/startup.py without its logo), "vLLM batch processing API version
+# …" (run_batch.py); SGLang's `sglang version` ("sglang version: 0.5.9", sglang/cli/main.py); a package listing.
 _EXPLICIT_VERSION = compile_lazily(
-    r"(?i)\b(?P<engine>sglang|vllm)(?:==|\s+(?:API server\s+)?version[:=]?\s*v?|\s+v)"
+    r"(?i)\b(?P<engine>sglang|vllm)(?:==|\s+(?:API server\s+|server\s+|batch processing API\s+)?version[:=]?\s*v?|\s+v)"
     r"(?P<version>\d+\.\d+\.\d+(?:\.?post\d+|rc\d+|\.dev\d+)?)"
 )
+# The logo vLLM 0.33 logs at start-up (entrypoints/common/startup.py), its second line ending in the version:
+# ` ▄▄ ▄█ █     █     █ ▀▄▀ █  version 0.33.0`.
+_VLLM_LOGO_VERSION = compile_lazily(r"▀▄▀ █\s+version\s+v?(?P<version>\d+\.\d+\.\d+(?:\.?post\d+|rc\d+|\.dev\d+)?)")
 # Text that names an engine's package without being that engine: SGLang's "Please install vllm by `pip install
 # vllm==0.8.4`" (sglang/srt/layers/quantization), a requirement.  Neither its engine nor its version counts.
 _INSTRUCTION = compile_lazily(r"(?i)\b(?:install|requires?|required|requirement|needs?|upgrade|downgrade|please)\b")
@@ -47,14 +54,19 @@ _ARGPARSE_PROGRAM = compile_lazily(
 _SGLANG_HEADER_STREAM = compile_lazily(r"^sglang:(?:DP|PP|TP|EP|ATTN_CP|MOE_DP|CP)\d")
 _PROGRAM_ENGINE = {"api_server.py": "vllm", "launch_server.py": "sglang"}
 # How strongly a kind of evidence shows which engine ran, strongest first: the program argparse names, the
-# launch command, a banner (a version line, `server_args=`), SGLang's record header with rank tags (`[… TP0]`;
-# vLLM's header style is no evidence: SGLang's vLLM imports log in it), frame paths.  The strongest kind seen
-# decides.
-EVIDENCE_KINDS = ("program", "command", "banner", "header", "frames")
+# launch command, a banner (a version line, `server_args=`), a record header only one engine writes (SGLang's with
+# rank tags, `[… TP0]`; vLLM's process prefixes, `(EngineCore_DP0 pid=1)`), the failure's own frames and lines, the
+# engines' module paths named in other lines, the logger header of other lines (vLLM's `INFO 05-12 10:11:12
+# [core.py:1]`, except from modules that log when vLLM is merely imported; SGLang's `[2025-01-01 12:00:00]`).  The
+# strongest kind seen decides (engine_evidence.py has the tables).
+EVIDENCE_KINDS = ("program", "command", "banner", "header", "frames", "paths", "format")
+# Kinds of evidence that are a log's format: when they show both engines, the failure's own frames and lines decide.
+_FORMAT_KINDS = frozenset({"header", "paths", "format"})
 # vLLM's engine names its version when it starts: "Initializing a V1 LLM engine (v0.11.0) with config: …"
-# (vllm/v1/engine/core.py), "Initializing an LLM engine (v0.6.6.post1) with config: …" (V0 llm_engine.py).
+# (vllm/v1/engine/core.py), "Initializing an LLM engine (v0.6.6.post1) with config: …" (V0 llm_engine.py) and
+# "Initializing a V0 LLM engine (v0.8.2) …" (V0 while V1 existed: vllm-project/vllm#15631).
 _VLLM_ENGINE_VERSION = compile_lazily(
-    r"Initializing (?:a V1|an) LLM engine \(v(?P<version>\d+\.\d+\.\d+(?:\.?post\d+|rc\d+|\.dev\d+)?)"
+    r"Initializing (?:a V[01]|an) LLM engine \(v(?P<version>\d+\.\d+\.\d+(?:\.?post\d+|rc\d+|\.dev\d+)?)"
 )
 
 
@@ -88,6 +100,10 @@ class LaunchTracker:
     version_hint: str | None = None  # guessed from code layout when no version is printed
     markers: list[int] = field(default_factory=list)
     launches: dict[int, LaunchFacts] = field(default_factory=dict)  # marker offset -> what that launch logged
+    wrappers: set[str] = field(default_factory=set)  # the programs seen running the engine (engine_evidence.WRAPPERS)
+    _last_meta: LineMeta | None = None  # the last line's metadata read for evidence (records share theirs)
+    _headers_decided: set[str] = field(default_factory=set)  # logger headers that can show nothing more
+    _processes_read: set[str] = field(default_factory=set)  # process prefixes already read
     _marker_kinds: set[str] = field(default_factory=set)
     # A launch command written over several lines with backslash continuations (a launch script, a pasted
     # shell session): the lines so far, joined, and the offset of its first line.
@@ -121,16 +137,26 @@ class LaunchTracker:
                 self.command_engine = "vllm" if "vllm" in command.split("--", 1)[0] else "sglang"
                 self._saw("command", self.command_engine)
                 self._mark(line.offset, "command").command = command
-        if ("sglang" in text or "vllm" in text or "vLLM" in text) and (m := _EXPLICIT_VERSION.search(text)):
-            if not _INSTRUCTION.search(text):
-                self.versions.setdefault(m["engine"].lower(), m["version"])
-                if not _LISTING.search(text):
-                    self._saw("banner", m["engine"].lower())
-        elif "LLM engine (v" in text and (m := _VLLM_ENGINE_VERSION.search(text)):
+        if ("sglang" in text or "vllm" in text or "vLLM" in text) and 'File "' not in text:
+            self._observe_engine_named(text)  # (a frame's path is read from the failure: observe_failure)
+        if ("LLM engine (v" in text and (m := _VLLM_ENGINE_VERSION.search(text))) or (
+            "▀▄▀" in text and (m := _VLLM_LOGO_VERSION.search(text))
+        ):
             self._saw("banner", "vllm")
             self.versions.setdefault("vllm", m["version"])
-        if "header" not in self.evidence and line.meta.ranks and _SGLANG_HEADER_STREAM.match(line.stream):
+        elif text[:1] == "(" and text.startswith("(raylet)"):  # Ray's own daemon, re-logged by the driver (gpustack/gpustack#2415)
+            self.wrappers.add("Ray")
+        elif "[address=" in text and engine_evidence.xoscar_error(text):
+            self.wrappers.add("Xinference")
+        elif text[:1] == "[" and text[3:4] == ":" and engine_evidence.OLD_SGLANG_HEADER.match(text):
             self._saw("header", "sglang")
+        meta = line.meta
+        if meta is not self._last_meta and (meta.header or meta.process):  # once per record: its lines share it
+            self._last_meta = meta
+            if meta.process and meta.process not in self._processes_read:
+                self._observe_process(meta.process)
+            if meta.header and meta.header not in self._headers_decided:
+                self._observe_header(meta, line.stream)
         if ("error:" in text or "[-h]" in text) and (m := _ARGPARSE_PROGRAM.match(text)):
             program = m["program"]
             self._saw("program", _PROGRAM_ENGINE.get(program, program.split()[0]))
@@ -138,6 +164,40 @@ class LaunchTracker:
             self.version_hint = self.version_hint or "0.5.23"
         elif text.startswith("launch_server.py: error:"):
             self.version_hint = self.version_hint or "0.5.9"
+
+    def _observe_engine_named(self, text: str) -> None:
+        """A line that names an engine: its version, its code's paths, a wrapper around it."""
+        if m := _EXPLICIT_VERSION.search(text):
+            if not _INSTRUCTION.search(text):
+                self.versions.setdefault(m["engine"].lower(), m["version"])
+                if not _LISTING.search(text):
+                    self._saw("banner", m["engine"].lower())
+            return
+        shown = self.evidence.get("paths", set())
+        unread = ("vllm" in text and "vllm" not in shown) or ("sglang" in text and "sglang" not in shown)
+        engines, wrappers = engine_evidence.named_in_line(text, paths=unread)
+        for engine in engines:
+            self._saw("paths", engine)
+        self.wrappers |= wrappers
+
+    def _observe_header(self, meta: LineMeta, stream: str) -> None:
+        """What a record's logger header shows.  Once a header has shown all it can (vLLM's from a module that
+        runs, SGLang's with rank tags), later records of that header are not read again."""
+        if meta.ranks and meta.header == "sglang" and _SGLANG_HEADER_STREAM.match(stream):
+            self._saw("header", "sglang")
+            self._headers_decided.add("sglang")
+        elif engine := engine_evidence.header_engine(meta):
+            self._saw("format", engine)
+            if engine == "vllm":
+                self._headers_decided.add("vllm")
+
+    def _observe_process(self, process: str) -> None:
+        """What a process prefix shows (each name read once)."""
+        self._processes_read.add(process)
+        if engine_evidence.process_engine(process):
+            self._saw("header", "vllm")
+        if wrapper := engine_evidence.process_wrapper(process):
+            self.wrappers.add(wrapper)
 
     def observe_user_command(self, command: str) -> None:
         """The launch command the user gave (--cmd): evidence of its engine like a logged one, and the latest."""
@@ -151,9 +211,9 @@ class LaunchTracker:
     @property
     def engine(self) -> str | None:
         """The engine the log shows, from positive evidence only; None when it shows none, or conflicting
-        evidence of the strongest kind.  Two kinds are read with what they mean: frames of both engines are
-        SGLang's (SGLang runs vLLM's layers; vLLM never runs SGLang's code), and of two launch commands the
-        latest is the launch."""
+        evidence of the strongest kind.  Conflicts are read with what they mean: frames of both engines are
+        SGLang's (SGLang runs vLLM's layers; vLLM never runs SGLang's code), of two launch commands the latest is
+        the launch, and of two engines' formats the one the failure's own frames and lines show."""
         for kind in EVIDENCE_KINDS:
             engines = self.evidence.get(kind)
             if not engines:
@@ -164,8 +224,17 @@ class LaunchTracker:
                 return "sglang"
             if kind == "command":
                 return self.command_engine
+            if kind in _FORMAT_KINDS:
+                return self._failure_engine()
             return None
         return None
+
+    def _failure_engine(self) -> str | None:
+        """The engine the failures' own frames and lines show (both: SGLang, see `engine`), else None."""
+        engines = self.evidence.get("frames")
+        if not engines:
+            return None
+        return next(iter(engines)) if len(engines) == 1 else "sglang"
 
     @property
     def engine_version(self) -> str | None:
@@ -194,6 +263,7 @@ class LaunchTracker:
             self.command_engine = other.command_engine or self.command_engine
         for engine, version in other.versions.items():
             self.versions.setdefault(engine, version)
+        self.wrappers |= other.wrappers
         self.version_hint = self.version_hint or other.version_hint
         if later_command_wins:
             self.command = other.command or self.command
@@ -207,7 +277,14 @@ class LaunchTracker:
             mine.server_args = mine.server_args or facts.server_args
 
     def observe_failure(self, failure: Failure) -> None:
-        """Frame paths tell the engine and, roughly, its version."""
+        """Frame paths tell the engine and, roughly, its version; the failure's own header and process prefix
+        tell whose logger printed it; frames, exceptions and prefixes tell a wrapper."""
+        meta = failure.meta
+        if meta.header and (engine := engine_evidence.header_engine(meta)):
+            self._saw("frames", engine)
+        if meta.process and engine_evidence.process_engine(meta.process):
+            self._saw("frames", "vllm")
+        self.wrappers |= engine_evidence.failure_wrappers(failure)
         for block in failure.exceptions:
             for frame in block.frames:
                 path = frame.file
@@ -265,6 +342,7 @@ class LaunchTracker:
             command_source=source,
             server_args=server_args,
             server_args_complete=complete,
+            wrapper=engine_evidence.most_specific(self.wrappers),
         )
 
 

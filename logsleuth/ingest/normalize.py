@@ -211,6 +211,8 @@ class LineNormalizer:
         pid: int | None = None
         has_header = False
         header_text = ""
+        header_kind: str | None = None  # "vllm" | "sglang": whose logger header it was
+        logged_from: str | None = None  # the file a vLLM header names
         first = text[:1]
         if first == "(" and (m := _PROCESS.match(text)):
             process = meta_process = m["name"]
@@ -228,6 +230,7 @@ class LineNormalizer:
             header_text += m.group(0)
             text = text[m.end() :]
             has_header = True
+            header_kind, logged_from = "vllm", m["where"].partition(":")[0]
         elif (first == "[" or first.isdigit() and text[4:5] == "-") and (m := _SGLANG_HEADER.match(text)):
             timestamp = m["ts"]
             tags = tuple((name, int(value)) for name, value in _RANK_TAG.findall(m["tags"])) if m["tags"] else ()
@@ -236,6 +239,7 @@ class LineNormalizer:
             header_text += m.group(0)
             text = text[m.end() :]
             has_header = True
+            header_kind = "sglang"
 
         if self._span_lines or text[-1:] == "`":
             text = self._close_markdown(text)
@@ -257,7 +261,8 @@ class LineNormalizer:
             meta = self._meta_cache.get(cache_key) if host == self.host else None
             if meta is None:
                 meta = LineMeta(
-                    timestamp=timestamp, host=host, process=meta_process, pid=meta_pid, ranks=ranks, level=level
+                    timestamp=timestamp, host=host, process=meta_process, pid=meta_pid, ranks=ranks, level=level,
+                    header=header_kind, logged_from=logged_from,
                 )
                 if len(self._meta_cache) > 4096:
                     self._meta_cache.clear()

@@ -226,4 +226,5 @@ def launch_json(launch: LaunchInfo) -> dict[str, Any]:
         "engine_version": launch.engine_version,
         "engine_version_source": launch.engine_version_source,
         "command": launch.command,
+        "wrapper": launch.wrapper,
     }

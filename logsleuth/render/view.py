@@ -378,8 +378,11 @@ def describe_source_errors(report: Report) -> list[str]:
 
 def source_notes(report: Report) -> list[str]:
     """What the report must say about where a log came from: "k8s:serving/sglang-0: read the previous
-    container …" (a runtime source's note)."""
-    return [clean(f"{s.name}: {s.note}", 1000) for s in report.sources if s.note and not s.error]
+    container …" (a runtime source's note), and "Run by: Ray" when the log shows a program running the engine."""
+    notes = [clean(f"{s.name}: {s.note}", 1000) for s in report.sources if s.note and not s.error]
+    if report.launch.wrapper:
+        notes.append(clean(f"Run by: {report.launch.wrapper}"))
+    return notes
 
 
 def no_failure_lines(report: Report, local_names: bool = True) -> list[str]:

@@ -1,0 +1,165 @@
+"""What a log's own format shows about the engine that wrote it, and about the program that ran the engine.
+
+A person names the engine of a paste that holds no launch command from the way its lines look: vLLM's logger
+header (`INFO 05-12 10:11:12 [api_server.py:123] `, older `INFO 05-12 10:11:12 api_server.py:123] `), its process
+prefixes (`(EngineCore_DP0 pid=1) `, `(VllmWorker rank=0 pid=1) `), SGLang's header (`[2025-01-01 12:00:00 TP0] `,
+`[2025-01-01 12:00:00] `), the engines' module paths in warnings and logger names.  These tables say which of
+those belong to one engine alone; ingest/launch.py weighs them against the stronger evidence (argparse's
+program, the launch command, the banner) and decides once.
+
+Not evidence: a message that only *names* an engine ("please install vllm==0.8.4", "No module named
+'vllm.model_executor'", "vLLM is not installed") or an engine's name in a model path (`/models/sglang-test`).
+
+Every check here runs behind a literal test in launch.py (a line that names neither engine costs nothing more),
+on metadata the normalizer already parsed, or on a failure's frames.
+"""
+
+from __future__ import annotations
+
+from logsleuth.lazyre import compile_lazily
+from logsleuth.models import Failure, LineMeta
+
+# vLLM modules that log while `import vllm` runs, so any program importing vLLM prints them in vLLM's format:
+# SGLang does (`from vllm import _custom_ops`), and its pastes start with vLLM's "Automatically detected platform
+# cuda." (vllm/platforms/__init__.py; sgl-project/sglang#4116, #5100, #6732).  `import vllm, vllm._custom_ops` in
+# the oracle venvs of 0.11.2 logs from platforms/interface.py ("Failed to import from vllm._C") and
+# triton_utils/importing.py ("Triton not installed ...").  A line from these files shows vLLM was imported,
+# not that vLLM ran.
+VLLM_IMPORT_TIME_FILES = frozenset({"__init__.py", "interface.py", "importing.py", "_custom_ops.py"})
+
+# The names vLLM puts in its process prefix `(NAME pid=N) ` (vllm/logger.py's format since 0.11, before that
+# vllm/utils' decorate_logs): the API server, the engine core (`EngineCore_DP0`, vllm/v1/engine/utils.py), the
+# multiproc workers (`VllmWorker rank=N`, `Worker_TP0`, `Worker_PP1_TP0`: v1/executor/multiproc_executor.py), V0's
+# `VllmWorkerProcess` (executor/multiproc_worker_utils.py), the data-parallel actor, and `RayWorkerWrapper`, vLLM's
+# class that Ray names its actor after (v1/executor/ray_utils.py).  Threads: vllm-project/vllm#28910, #17756,
+# #15469, #5785; noonghunna/club-3090#60.  A bare `Worker` or `MainProcess` is any program's name.
+_VLLM_PROCESS = compile_lazily(
+    r"(?:APIServer|EngineCore(?:_DP\d+)?|DPEngineCoreActor_DP\d+|VllmWorker(?:Process)?|RayWorkerWrapper"
+    r"|Worker(?:_(?:DP|PP|PCP|TP|DCP|EP)\d+)+)"
+)
+
+# SGLang's header before its dates (2024: configure_logger's datefmt "%H:%M:%S" in srt/utils.py): `[15:04:31 TP0] `.
+# The normalizer does not read it as a header; with its rank tags it is SGLang's alone.  Those releases ran vLLM's
+# distributed and loader code, whose lines in vLLM's format it outranks.
+OLD_SGLANG_HEADER = compile_lazily(r"\[\d\d:\d\d:\d\d(?: (?:DP|PP|TP|EP)\d{1,6})+\] ")
+
+# An engine's own code named in a line: a path under the installed package (`dist-packages/sglang/launch_server.py:71:
+# UserWarning`), a source tree's module path (`vllm/v1/engine/core.py`, `sglang/srt/managers/scheduler.py`), a
+# dotted module or exception name (`vllm.v1.engine.exceptions.EngineDeadError`, logger `sglang.srt.managers`),
+# SGLang's process titles (`sglang::scheduler_TP0`, set by setproctitle in srt/managers/scheduler.py; seen in native
+# frames of verl-project/verl#490).  vLLM's subpackages are named so that `vllm/` alone (a directory of models)
+# is not.
+_MODULE_PATH = compile_lazily(
+    r"(?:site|dist)-packages/(?P<installed>vllm|sglang)/"
+    r"|\b(?P<vllm>vllm)[./](?:v1|engine|entrypoints|model_executor|worker|executor|distributed|attention"
+    r"|platforms|transformers_utils|multimodal|lora|compilation|inputs|core|logging_utils)[./]"
+    r"|\b(?P<sglang>sglang)(?:[./]srt[./]|::(?:scheduler|detokenizer|data_parallel_controller))"
+)
+# A line that names a module without running it: an import error, an instruction, a requirement.
+_NAMES_ONLY = compile_lazily(r"(?i)\bimport|no module named|\binstall|\brequire|\bplease\b|\bpip\b")
+
+# The program that ran the engine, most specific first: verl runs its rollout engine on Ray, so a log showing
+# both was run by verl.
+WRAPPERS = ("verl", "OpenRLHF", "LLaMA-Factory", "Xinference", "Triton Inference Server", "Dynamo", "llm-d", "Ray")
+# A directory of a wrapper's code in a frame's path (torch's `_dynamo/` is not Dynamo's `dynamo/`).
+_WRAPPER_DIRS = (
+    ("/verl/", "verl"),  # verl/workers/rollout/... (verl-project/verl#705)
+    ("/openrlhf/", "OpenRLHF"),  # openrlhf/trainer/ray/vllm_engine.py (OpenRLHF/OpenRLHF#679, #922)
+    ("/llamafactory/", "LLaMA-Factory"),  # src/llamafactory/chat/vllm_engine.py (hiyouga/LlamaFactory#6523)
+    ("/xinference/", "Xinference"),  # xinference/core/worker.py (xorbitsai/inference#3377, #3481)
+    ("/xoscar/", "Xinference"),  # Xinference's actor pool
+    ("/tritonserver/", "Triton Inference Server"),  # /opt/tritonserver/backends/vllm/model.py (triton-inference-server/server#8578)
+    ("/dynamo/", "Dynamo"),  # site-packages/dynamo/vllm/main.py (ai-dynamo/dynamo#4299)
+    ("/ray/", "Ray"),  # site-packages/ray/_private/worker.py (ray-project/ray#59778)
+)
+# The actor names Ray prints in its prefix `(NAME pid=N)`: verl's `WorkerDict` (verl/trainer/ppo/ray_trainer.py)
+# and `AsyncvLLMServer` (verl-project/verl#1642), OpenRLHF's `ActorModelRayActor` (OpenRLHF/OpenRLHF#922), the
+# `LLMRayActor` of OpenRLHF and open-instruct (allenai/open-instruct#521), vLLM's `RayWorkerWrapper`.
+_WRAPPER_PROCESSES = {
+    "WorkerDict": "verl",
+    "AsyncvLLMServer": "verl",
+    "ActorModelRayActor": "OpenRLHF",
+    "LLMRayActor": "Ray",
+    "RayWorkerWrapper": "Ray",
+}
+# A wrapper named in a line that also names an engine (the literal test launch.py runs first): verl's and
+# OpenRLHF's module paths (`python3 -m verl.trainer.main_ppo ... rollout.name=sglang`, `repr=<openrlhf.trainer.ray.
+# vllm_engine.LLMRayActor ...>`), `llamafactory-cli`, Xinference's loggers, the Triton vLLM backend's log lines
+# (`model.py:502] "[vllm] Error generating stream`: triton-inference-server/vllm_backend src/model.py logs with a
+# `[vllm] ` prefix; aws-samples/amazon-eks-machine-learning-with-terraform-and-kubeflow#117), Dynamo's entry
+# points (`python -m dynamo.vllm`, `dynamo_run::subprocess`: ai-dynamo/dynamo#1422), llm-d's pods
+# (`ms-pd-llm-d-modelservice-decode-... vllm (APIServer pid=1)`: llm-d/llm-d#394), Ray's task names and errors.
+_WRAPPER_WORDS = compile_lazily(
+    r"\b(?:(?P<verl>verl)[./]|(?P<openrlhf>openrlhf)[./]|(?P<llamafactory>llamafactory)\b"
+    r"|(?P<xinference>xinference)[./\s]|(?P<triton>tritonserver\b|model\.py:\d+\] \"?\[vllm\] )"
+    r"|(?P<dynamo>dynamo[._](?:vllm|sglang|run|runtime|frontend)\b)|(?P<llmd>llm-d)-|(?P<ray>ray::|ray\.exceptions\.))"
+)
+# Xinference's actor pool (xoscar) re-raises a worker's error as `[address=0.0.0.0:41227, pid=1893] <message>`
+# (xoscar's _AsCauseBase.__str__; xorbitsai/inference#3373, #2945).  The failure's message is read without it
+# (tracebacks/grammar.py WRAPPER_TAG), so the line is read here.
+_XOSCAR_ERROR = compile_lazily(r"\[address=[^\s,\]]+, pid=\d+\] ")
+_WRAPPER_GROUPS = {
+    "verl": "verl",
+    "openrlhf": "OpenRLHF",
+    "llamafactory": "LLaMA-Factory",
+    "xinference": "Xinference",
+    "triton": "Triton Inference Server",
+    "dynamo": "Dynamo",
+    "llmd": "llm-d",
+    "ray": "Ray",
+}
+
+
+def header_engine(meta: LineMeta) -> str | None:
+    """The engine whose logger header started the line's record, or None.  vLLM's header from a module that logs
+    at import time shows only that vLLM was imported; SGLang's is `[date time]` with a dot before milliseconds
+    when there are any (DeepSpeed's `[2025-01-01 12:00:00,123] [INFO]` has a comma)."""
+    if meta.header == "vllm":
+        return None if meta.logged_from in VLLM_IMPORT_TIME_FILES else "vllm"
+    if meta.header == "sglang" and meta.timestamp and "," not in meta.timestamp:
+        return "sglang"
+    return None
+
+
+def process_engine(process: str) -> str | None:
+    """vLLM, for a process prefix only vLLM writes; None otherwise."""
+    return "vllm" if _VLLM_PROCESS.fullmatch(process) else None
+
+
+def process_wrapper(process: str) -> str | None:
+    return _WRAPPER_PROCESSES.get(process)
+
+
+def named_in_line(text: str, *, paths: bool = True) -> tuple[set[str], set[str]]:
+    """The engines whose code, and the wrappers whose code, a line names (it names at least one engine: the caller
+    tested that); without `paths`, only the wrappers (the engines it could name are known already).  Nothing from
+    a line that only names a module to import or install."""
+    if _NAMES_ONLY.search(text):
+        return set(), set()
+    engines = {next(name for name in m.groups() if name) for m in _MODULE_PATH.finditer(text)} if paths else set()
+    wrappers = {_WRAPPER_GROUPS[m.lastgroup] for m in _WRAPPER_WORDS.finditer(text) if m.lastgroup}
+    return engines, wrappers
+
+
+def xoscar_error(text: str) -> bool:
+    """A line holding an error that Xinference's actor pool re-raised (`[address=…, pid=…] `)."""
+    return bool(_XOSCAR_ERROR.search(text))
+
+
+def failure_wrappers(failure: Failure) -> set[str]:
+    """The wrappers a failure's frames, exception types and messages show: a frame in a wrapper's code, Ray's
+    exceptions (`ray.exceptions.RayTaskError(ValueError)`) and task names (`ray::RayWorkerWrapper.execute_method()`)."""
+    found: set[str] = set()
+    for block in failure.exceptions:
+        if block.type.startswith("ray.exceptions.") or "ray::" in block.message:
+            found.add("Ray")
+        for frame in block.frames:
+            found.update(wrapper for directory, wrapper in _WRAPPER_DIRS if directory in frame.file)
+    if failure.meta.process and (wrapper := process_wrapper(failure.meta.process)):
+        found.add(wrapper)
+    return found
+
+
+def most_specific(wrappers: set[str]) -> str | None:
+    """The wrapper to name: the most specific of those seen (verl over the Ray it runs on)."""
+    return next((wrapper for wrapper in WRAPPERS if wrapper in wrappers), None)
