@@ -258,6 +258,8 @@ class LaunchInfo:
     server_args: tuple[tuple[str, str], ...] = ()  # name -> repr(value) from a server_args= line
     # The server_args= line was printed whole (a pasted one may be elided with `...`: no command from it).
     server_args_complete: bool = False
+    # Lines that show the GPU (an environment dump, nvidia-smi, a device name: facts/gpus.py), the first ones.
+    gpu_lines: tuple[str, ...] = ()
 
 
 # root: failed first; failed: a failure of its own after the root; cascade: a failure that follows another

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from logsleuth.facts.gpus import shows_gpu
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, LaunchInfo, LogLine
 
@@ -50,6 +51,7 @@ _PROGRAM_ENGINE = {"api_server.py": "vllm", "launch_server.py": "sglang"}
 # launch command, a banner (a version line, `server_args=`), SGLang's record header with rank tags (`[… TP0]`;
 # vLLM's header style is no evidence: SGLang's vLLM imports log in it), frame paths.  The strongest kind seen
 # decides.
+MAX_GPU_LINES = 16  # an environment dump lists every GPU; the first lines say which they are
 EVIDENCE_KINDS = ("program", "command", "banner", "header", "frames")
 # vLLM's engine names its version when it starts: "Initializing a V1 LLM engine (v0.11.0) with config: …"
 # (vllm/v1/engine/core.py), "Initializing an LLM engine (v0.6.6.post1) with config: …" (V0 llm_engine.py).
@@ -89,6 +91,7 @@ class LaunchTracker:
     markers: list[int] = field(default_factory=list)
     launches: dict[int, LaunchFacts] = field(default_factory=dict)  # marker offset -> what that launch logged
     _marker_kinds: set[str] = field(default_factory=set)
+    gpu_lines: list[str] = field(default_factory=list)  # lines that show the GPU (facts/gpus.py), the first ones
     # A launch command written over several lines with backslash continuations (a launch script, a pasted
     # shell session): the lines so far, joined, and the offset of its first line.
     _continued: tuple[str, int] | None = None
@@ -134,6 +137,8 @@ class LaunchTracker:
         if ("error:" in text or "[-h]" in text) and (m := _ARGPARSE_PROGRAM.match(text)):
             program = m["program"]
             self._saw("program", _PROGRAM_ENGINE.get(program, program.split()[0]))
+        if len(self.gpu_lines) < MAX_GPU_LINES and shows_gpu(text):
+            self.gpu_lines.append(text)
         if text.startswith("sglang serve: error:"):
             self.version_hint = self.version_hint or "0.5.23"
         elif text.startswith("launch_server.py: error:"):
@@ -201,6 +206,8 @@ class LaunchTracker:
         else:
             self.command = self.command or other.command
             self.server_args = self.server_args or other.server_args
+        room = MAX_GPU_LINES - len(self.gpu_lines)
+        self.gpu_lines.extend(line for line in other.gpu_lines[:room] if line not in self.gpu_lines)
         for marker, facts in other.launches.items():
             mine = self.launches.setdefault(marker, LaunchFacts())
             mine.command = mine.command or facts.command
@@ -265,6 +272,7 @@ class LaunchTracker:
             command_source=source,
             server_args=server_args,
             server_args_complete=complete,
+            gpu_lines=tuple(self.gpu_lines),
         )
 
 

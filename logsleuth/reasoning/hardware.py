@@ -1,0 +1,425 @@
+"""A failure that names a hardware limit: a dtype, kernel or feature the GPU's architecture lacks, a kernel
+binary or a `ptxas` target for another architecture, or a build for another accelerator (issue 28, item 3).
+
+It reasons from the facts in facts/gpus.toml (compute capability per GPU, what each feature needs, the CUDA
+toolkit each architecture needs) and from the numbers in the message itself, which win over the table when the
+message states them.  The GPU comes from the log when it shows one (facts/gpus.py: `gpus_in`).  The patterns
+that name these failures for one engine (sglang-fp8-unsupported-gpu, *-no-kernel-image, vllm-bf16-unsupported-gpu,
+sglang-deepgemm-unsupported-arch, ...) match first; this rule answers what they miss, and a log that shows no
+engine, where it gives engine-neutral advice."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from logsleuth.facts import gpus as facts
+from logsleuth.facts.gpus import Capability, Feature, Gpu, arch_name, show
+from logsleuth.fixes import catalog as catalogs
+from logsleuth.fixes.build import build_fix
+from logsleuth.fixes.command import CommandLine
+from logsleuth.models import Diagnosis, Failure, Fix, LaunchInfo
+from logsleuth.reasoning.evidence import Evidence
+
+PATTERN_ID = "rule-gpu-arch-unsupported"
+CHECK_GPU = "nvidia-smi --query-gpu=name,compute_cap --format=csv"
+CHECK_TORCH = 'python -c "import torch; print(torch.cuda.get_device_capability(), torch.cuda.get_arch_list())"'
+ANY_MINOR = -1  # "SM12x": any minor revision of that major
+
+# Wordings that say the hardware is the limit (the rule's gate: a message without one is not this rule's).
+_HARDWARE_LIMIT = re.compile(
+    r"not supported (?:on|in|for|by) (?:this|the current|your|the) (?:GPU|architecture|arch\b|device|hardware)"
+    r"|not supported on CUDA arch|unsupported (?:GPU |CUDA )?arch(?:itecture)?\b"
+    r"|only (?:supported|available|implemented) (?:on|for) [^.\n]{0,40}?(?:GPU|device|\bSM|sm_|Hopper|Blackwell|Ampere|Ada\b|capability)"
+    r"|only supports? (?:Ampere|Hopper|Blackwell|Ada|Turing|Volta)"
+    r"|requires? [^.\n]{0,30}?(?:\bSM ?[>=<]*\d|\bsm_?\d|Hopper|Blackwell|Ampere|compute capability)"
+    r"|\b(?:SM|sm_?)\d{2,3}[af]?[- ]only|compute capability (?:of at least|>=|≥)"
+    r"|(?:Min(?:imum)?|Required) capability: |(?:Device|GPU)s? does not support",
+    re.IGNORECASE,
+)
+_NO_KERNEL = re.compile(
+    r"no kernel image is available for execution on the device|cudaErrorNoKernelImageForDevice|hipErrorNoBinaryForGpu"
+    r"|Unable to find code object for all current devices|invalid device function"
+    r"|with CUDA capability sm_(?P<sm>\d{2,3}) is not compatible with the current PyTorch installation"
+)
+_PTXAS = re.compile(
+    r"ptxas fatal\s*:\s*Value '(?P<ptxas>sm_\d{2,3}[af]?)' is not defined for option 'gpu-name'"
+    r"|nvcc fatal\s*:\s*Unsupported gpu architecture '(?P<nvcc>compute_\d{2,3}[af]?)'"
+)
+_OTHER_BUILD = re.compile(r"Torch not compiled with (?P<missing>CUDA|XPU) enabled|No HIP GPUs are available")
+
+# The requirement's numbers, as the message states them.
+_MINIMUM = re.compile(
+    r"capability (?:of at least|>=|≥) ?(?P<dot>\d{1,2}\.\d)|capability (?P<dot2>\d{1,2}\.\d)\+? or (?:newer|higher|above|later)"
+    r"|capability >= ?(?P<int0>\d{2,3})\b|(?:Min(?:imum)?) capability: (?:', ')?(?P<int>\d{2,3})\b"
+    r"|CUDA arch < ?(?P<below>\d{2,3})\b|\bSM ?>= ?(?P<sm>\d{2,3}|\d{1,2}\.\d)",
+    re.IGNORECASE,
+)
+_MAXIMUM = re.compile(r"\bSM ?<= ?(?P<sm>\d{2,3}|\d{1,2}\.\d)", re.IGNORECASE)
+_EXACT = re.compile(r"Required capability: (?:', ')?(?P<int>\d{2,3})\b")
+_ARCH_TOKEN = re.compile(r"\b(?:SM|sm_?)(?P<digits>\d{2,3})(?P<x>x)?[af]?\b|\bSM ?(?P<major>\d{1,2})\.(?:x|\d)\b")
+_GOT = re.compile(r",?\s*\bgot\b[^\n]*|\bCurrent capability: [\d.]+", re.IGNORECASE)  # the GPU's, not the need
+_FAMILIES: dict[str, tuple[Capability, ...]] = {
+    "volta": ((7, 0),),
+    "turing": ((7, 5),),
+    "ampere": ((8, ANY_MINOR),),
+    "ada": ((8, 9),),
+    "hopper": ((9, 0),),
+    "blackwell": ((10, ANY_MINOR), (12, ANY_MINOR)),
+}
+_NEWER = re.compile(r"or (?:newer|later|above|higher)|and (?:newer|later|above)|\bat least\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """What the failing code needs: a minimum capability, a maximum, or only some architectures."""
+
+    minimum: Capability | None = None
+    maximum: Capability | None = None
+    archs: tuple[Capability, ...] = ()
+    said_by: str = "message"  # "message" (its numbers) or a facts source key (the table's row)
+
+    def runs_on(self, capability: Capability) -> bool:
+        if self.archs:
+            return any(arch[0] == capability[0] and arch[1] in (capability[1], ANY_MINOR) for arch in self.archs)
+        if self.minimum is not None and capability < self.minimum:
+            return False
+        return self.maximum is None or capability <= self.maximum
+
+    def describe(self) -> str:
+        if self.archs:
+            return " or ".join(f"sm_{a[0]}x" if a[1] == ANY_MINOR else arch_name(a) for a in self.archs)
+        parts = []
+        if self.minimum is not None:
+            parts.append(f"compute capability {show(self.minimum)} or newer")
+        if self.maximum is not None:
+            parts.append(f"at most {show(self.maximum)}")
+        return " and ".join(parts) or "another GPU architecture"
+
+
+@dataclass(frozen=True)
+class Limit:
+    """The hardware limit a failure names."""
+
+    kind: Literal["needs", "no-kernel", "ptxas", "build"]
+    features: tuple[Feature, ...] = ()
+    requirement: Requirement | None = None
+    arch: Capability | None = None  # the architecture a no-kernel or ptxas message names
+    arch_text: str = ""  # as printed: "sm_120a"
+    build: str = ""  # the missing backend: "CUDA", "XPU", "HIP"
+    gpus_from_message: tuple[Gpu, ...] = field(default=())
+
+
+def gpu_arch_limit(evidence: Evidence) -> Diagnosis | None:
+    """Category gpu-arch-unsupported for a failure whose message names a hardware limit (basis "rule")."""
+    text = _chain_text(evidence.failure)
+    limit = limit_in(text)
+    if limit is None:
+        # The compiler's own line is printed above the exception it causes (a build's CalledProcessError).
+        context = "\n".join(evidence.failure.context)
+        match = _PTXAS.search(context) if "fatal" in context else None
+        if match is None:
+            return None
+        limit = limit_in(match[0])
+        if limit is None:
+            return None
+    gpus = facts.gpus_in([*text.splitlines(), *evidence.failure.context, *evidence.lines, *evidence.launch.gpu_lines])
+    gpu = _the_gpu(gpus, limit)
+    return _diagnosis(limit, gpu, evidence)
+
+
+def _chain_text(failure: Failure) -> str:
+    parts = [failure.header or ""]
+    parts += [f"{block.type}: {block.message}" for block in failure.exceptions]
+    return "\n".join(part for part in parts if part)
+
+
+def limit_in(text: str) -> Limit | None:
+    """The hardware limit the failure's text names, or None (then this rule does not apply)."""
+    match = _PTXAS.search(text)
+    if match:
+        arch_text = match["ptxas"] or match["nvcc"]
+        return Limit("ptxas", arch=facts.parse_capability(arch_text), arch_text=arch_text)
+    match = _NO_KERNEL.search(text)
+    if match:
+        arch = facts.parse_capability(match["sm"]) if match["sm"] else None
+        return Limit("no-kernel", arch=arch, arch_text=f"sm_{match['sm']}" if match["sm"] else "")
+    match = _OTHER_BUILD.search(text)
+    if match:
+        return Limit("build", build=match["missing"] or "HIP")
+    if not _HARDWARE_LIMIT.search(text):
+        return None
+    features = tuple(facts.features_named_in(text))
+    requirement = _stated_requirement(text)
+    if requirement is None and features:
+        row = features[0]
+        requirement = Requirement(minimum=row.minimum, archs=row.archs, said_by=row.source)
+    if requirement is None:
+        return None
+    return Limit("needs", features=features, requirement=requirement)
+
+
+def _stated_requirement(text: str) -> Requirement | None:
+    """The requirement in the message's own numbers and words (the GPU's own, after "got", left out)."""
+    wanted = _GOT.sub("", text)
+    exact = _EXACT.search(wanted)
+    if exact:
+        return Requirement(archs=(_capability(exact["int"]),))
+    minimum = _MINIMUM.search(wanted)
+    maximum = _MAXIMUM.search(wanted)
+    if minimum or maximum:
+        low = None
+        if minimum:
+            raw = next(value for value in minimum.groupdict().values() if value)
+            low = _capability(raw)
+        return Requirement(minimum=low, maximum=_capability(maximum["sm"]) if maximum else None)
+    archs: list[Capability] = []
+    for token in _ARCH_TOKEN.finditer(wanted):
+        if token["major"]:
+            arch = (int(token["major"]), ANY_MINOR if ".x" in token[0] else int(token[0][-1]))
+        elif token["x"]:
+            arch = (int(token["digits"]), ANY_MINOR)
+        else:
+            arch = _capability(token["digits"])
+        if arch not in archs:
+            archs.append(arch)
+    if not archs:
+        lowered = wanted.lower()
+        for word, family in _FAMILIES.items():
+            if re.search(rf"\b{word}\b", lowered):
+                archs.extend(arch for arch in family if arch not in archs)
+    if not archs:
+        return None
+    if _NEWER.search(wanted) and len(archs) == 1:
+        return Requirement(minimum=(archs[0][0], max(archs[0][1], 0)))
+    return Requirement(archs=tuple(archs))
+
+
+def _capability(raw: str) -> Capability:
+    parsed = facts.parse_capability(raw)
+    return parsed if parsed is not None else (0, 0)
+
+
+def _the_gpu(gpus: list[Gpu], limit: Limit) -> Gpu | None:
+    """The GPU the failure ran on: the first the log shows that the limit excludes (a GPU that meets the
+    requirement is not the one that failed, so it is not named)."""
+    for gpu in gpus:
+        if gpu.capability is None:
+            if gpu.gfx is not None or gpu.name:
+                return gpu
+            continue
+        if limit.requirement is not None and limit.requirement.runs_on(gpu.capability):
+            continue
+        if limit.kind == "ptxas":
+            continue  # the compiler's version is the limit, not the GPU
+        return gpu
+    return None
+
+
+def _diagnosis(limit: Limit, gpu: Gpu | None, evidence: Evidence) -> Diagnosis:
+    launch = evidence.launch
+    shown = [f"GPU: {gpu.describe()}"] if gpu else ["GPU: not shown in the log"]
+    if limit.kind == "needs":
+        title, cause, fix_data, said = _needs(limit, gpu, launch)
+    elif limit.kind == "no-kernel":
+        title, cause, fix_data, said = _no_kernel(limit, gpu, launch)
+    elif limit.kind == "ptxas":
+        title, cause, fix_data, said = _ptxas(limit)
+    else:
+        title, cause, fix_data, said = _other_build(limit, launch)
+    if gpu is None or (gpu.capability is None and gpu.gfx is None):
+        fix_data.setdefault("steps", []).append(f"check the GPU and its compute capability where the server runs: {CHECK_GPU}")
+    fix = build_fix(fix_data, evidence.failure, {}, launch) if launch.engine else _plain_fix(fix_data)
+    return Diagnosis(
+        pattern=PATTERN_ID,
+        title=title,
+        category="gpu-arch-unsupported",
+        root_cause=cause,
+        fix=fix,
+        references=tuple(dict.fromkeys(facts.facts().sources[key] for key in said if key in facts.facts().sources)),
+        engine=launch.engine,
+        engine_version=launch.engine_version,
+        basis="rule",
+        evidence=(*shown, *_requirement_evidence(limit)),
+    )
+
+
+def _plain_fix(data: dict[str, Any]) -> Fix:
+    """A fix with no flag operations, for a log that shows no engine (no engine's flag is named as an op)."""
+    return Fix(summary=data["summary"], steps=tuple(data.get("steps", ())))
+
+
+def _requirement_evidence(limit: Limit) -> list[str]:
+    lines = []
+    if limit.requirement is not None:
+        what = " and ".join(row.what for row in limit.features) or "this code"
+        said = "the message" if limit.requirement.said_by == "message" else "facts/gpus.toml"
+        lines.append(f"{what} needs {limit.requirement.describe()} ({said})")
+    if limit.arch is not None and limit.kind in ("ptxas", "no-kernel"):
+        toolkit = facts.toolkit_for((limit.arch[0], limit.arch[1]))
+        if toolkit:
+            lines.append(f"{arch_name(limit.arch)} needs CUDA {toolkit.cuda} or newer to compile for it")
+    return lines
+
+
+def _needs(limit: Limit, gpu: Gpu | None, launch: LaunchInfo) -> tuple[str, str, dict[str, Any], list[str]]:
+    assert limit.requirement is not None
+    keys = {row.key for row in limit.features}
+    need = limit.requirement.describe()
+    what = " and ".join(row.what for row in limit.features) or "The failing kernel or feature"
+    on = f"the {gpu.describe()}" if gpu else "this GPU"
+    cause = f"{what} needs {need}, and {on} does not have it."
+    said = [row.source for row in limit.features]
+    if "bf16" in keys:
+        return "bfloat16 on a GPU without bfloat16 support", cause, _float16_fix(launch), said
+    if "fp8" in keys:
+        fix = _fp8_fix(launch, need)
+        if launch.engine == "vllm":
+            row = facts.feature("fp8")
+            if row and row.note and row.note_source:
+                fix["steps"].append(f"note: {row.note}")
+                said.append(row.note_source)
+        return "FP8 compute on a GPU without FP8 support", cause, fix, said
+    if keys & {"fa2", "fa3", "flashmla", "trtllm"}:
+        return f"{what} does not run on this GPU", cause, _attention_fix(launch, what, need), said
+    if "deepgemm" in keys:
+        return "DeepGEMM does not run on this GPU", cause, _deepgemm_fix(launch, need), said
+    summary = f"Run this on a GPU with {need}, or turn off the option or checkpoint feature that selected this kernel."
+    return "A kernel or feature this GPU's architecture lacks", cause, {"summary": summary, "steps": []}, said
+
+
+def _float16_fix(launch: LaunchInfo) -> dict[str, Any]:
+    steps = [
+        "float16 has a smaller range than bfloat16: a model trained in bfloat16 can overflow (inf/NaN, garbled "
+        "output); check a few outputs, and fall back to float32 (twice the memory) if it does",
+    ]
+    catalog = catalogs.load(launch.engine, launch.engine_version) if launch.engine else None
+    info = catalog.find("--dtype") if catalog else None
+    if info is not None and "float16" in info.choices:
+        return {
+            "summary": "Run the model in float16 (--dtype float16): bfloat16 needs compute capability 8.0 or newer.",
+            "flags": [{"op": "set", "flag": "--dtype", "value": "float16"}],
+            "steps": steps,
+        }
+    engines = [f"{name} {', '.join(found)}" for name in ("sglang", "vllm") if (found := _releases_with(name, "--dtype", "float16"))]
+    if engines:
+        steps.insert(0, "--dtype float16 is a choice of the engines' --dtype in " + "; ".join(engines) + " (logsleuth's catalogs)")
+    return {"summary": "Run the model in float16 instead of bfloat16: bfloat16 needs compute capability 8.0 or newer.", "steps": steps}
+
+
+def _releases_with(engine: str, flag: str, choice: str) -> list[str]:
+    return [
+        version
+        for version in catalogs.versions_with(engine, flag)
+        if (catalog := catalogs.load(engine, version)) and (info := catalog.find(flag)) and choice in info.choices
+    ]
+
+
+def _fp8_fix(launch: LaunchInfo, need: str) -> dict[str, Any]:
+    flags = []
+    command = _command(launch)
+    for flag in ("--quantization", "--kv-cache-dtype"):
+        value = command.value(flag) if command else None
+        if value and "fp8" in value.lower():
+            flags.append({"op": "remove", "flag": flag})
+    steps = ["an FP8 checkpoint (e.g. *-FP8 models, DeepSeek-V3/R1) needs such a GPU; an FP8 KV cache does too"]
+    if flags:
+        steps.insert(0, "the launch asks for FP8 itself: drop " + " and ".join(f["flag"] for f in flags))
+    return {
+        "summary": f"Serve a checkpoint without FP8 compute on this GPU (BF16/FP16, or INT8/INT4 such as AWQ or GPTQ), or use a GPU with {need}.",
+        "flags": flags,
+        "steps": steps,
+    }
+
+
+def _attention_fix(launch: LaunchInfo, what: str, need: str) -> dict[str, Any]:
+    summary = f"Use an attention backend that runs on this GPU: {what} needs {need}."
+    if launch.engine == "sglang":
+        catalog = catalogs.load("sglang", launch.engine_version)
+        info = catalog.find("--attention-backend") if catalog else None
+        if info is not None and "triton" in info.choices:
+            return {
+                "summary": summary + " The triton backend is compiled for the GPU at run time.",
+                "flags": [{"op": "set", "flag": "--attention-backend", "value": "triton"}],
+                "steps": [],
+            }
+    if launch.engine == "vllm":
+        exact = launch.engine_version if (launch.engine, launch.engine_version) in catalogs.available() else None
+        catalog = catalogs.load("vllm", exact) if exact else None
+        if catalog is not None and catalog.find("--attention-backend") is not None:
+            return {
+                "summary": summary + " vLLM's Triton backend runs on any CUDA GPU it supports.",
+                "flags": [{"op": "set", "flag": "--attention-backend", "value": "TRITON_ATTN"}],
+                "steps": [],
+            }
+        steps = [
+            "vLLM 0.33.0 takes --attention-backend TRITON_ATTN; vLLM 0.11.2 reads VLLM_ATTENTION_BACKEND=TRITON_ATTN "
+            "(check which your release has: vllm serve --help)"
+        ]
+        return {"summary": summary, "steps": steps}
+    return {"summary": summary, "steps": ["if the launch chose this backend, choose another; otherwise the engine picked it for the model: a newer release may pick one that fits this GPU"]}
+
+
+def _deepgemm_fix(launch: LaunchInfo, need: str) -> dict[str, Any]:
+    steps = ["a model whose kernels exist only in DeepGEMM needs a GPU with " + need]
+    if launch.engine == "sglang":
+        return {
+            "summary": "Turn off DeepGEMM so SGLang uses its other kernels.",
+            "env": {"SGLANG_ENABLE_JIT_DEEPGEMM": "0", "SGL_ENABLE_JIT_DEEPGEMM": "0"},
+            "steps": ["SGLang 0.4.x reads SGL_ENABLE_JIT_DEEPGEMM, 0.5.x SGLANG_ENABLE_JIT_DEEPGEMM", *steps],
+        }
+    return {"summary": f"Turn off DeepGEMM (it needs {need}) or run on such a GPU.", "steps": steps}
+
+
+def _no_kernel(limit: Limit, gpu: Gpu | None, launch: LaunchInfo) -> tuple[str, str, dict[str, Any], list[str]]:
+    arch = limit.arch or (gpu.capability if gpu else None)
+    engine = {"sglang": "SGLang (and sgl-kernel, flashinfer)", "vllm": "vLLM"}.get(launch.engine or "", "the engine")
+    said: list[str] = []
+    if gpu is not None and gpu.gfx is not None:
+        cause = f"A compiled kernel has no code for {gpu.describe()}: the installed ROCm builds were made for other gfx targets."
+        summary = f"Install torch and {engine} builds for ROCm that include {gpu.gfx}."
+        return "No kernel built for this GPU architecture", cause, {"summary": summary, "steps": [CHECK_TORCH]}, said
+    if arch is None:
+        cause = "A compiled CUDA kernel (torch, the engine's ops or an attention library) has no code for this GPU's architecture."
+        summary = f"Install torch and {engine} builds compiled for this GPU's architecture."
+        return "No kernel built for this GPU architecture", cause, {"summary": summary, "steps": [CHECK_TORCH]}, said
+    toolkit = facts.toolkit_for(arch)
+    name = arch_name(arch)
+    on = gpu.describe() if gpu else name
+    cause = f"A compiled CUDA kernel has no code for {on}: the installed wheels were built for other architectures."
+    summary = f"Install torch and {engine} builds that include {name}"
+    if toolkit:
+        summary += f" (built with CUDA {toolkit.cuda} or newer, e.g. the cu{toolkit.cuda.replace('.', '')}+ wheels)"
+        said.append(toolkit.source)
+    return "No kernel built for this GPU architecture", cause, {"summary": summary + ".", "steps": [CHECK_TORCH]}, said
+
+
+def _ptxas(limit: Limit) -> tuple[str, str, dict[str, Any], list[str]]:
+    toolkit = facts.toolkit_for(limit.arch) if limit.arch else None
+    cause = f"The CUDA compiler (ptxas/nvcc) that ran does not know {limit.arch_text}: its CUDA toolkit is older than that architecture."
+    if toolkit is None:
+        return "CUDA toolkit too old for this GPU", cause, {"summary": "Use a CUDA toolkit new enough for this GPU architecture.", "steps": []}, []
+    summary = f"Use CUDA toolkit {toolkit.cuda} or newer for {limit.arch_text}: the nvcc/ptxas on PATH or under CUDA_HOME is older."
+    steps = ["nvcc --version and which ptxas show the toolkit that ran; a JIT-compiling library (Triton, flashinfer, DeepGEMM) uses it"]
+    return "CUDA toolkit too old for this GPU", cause, {"summary": summary, "steps": steps}, [toolkit.source]
+
+
+def _other_build(limit: Limit, launch: LaunchInfo) -> tuple[str, str, dict[str, Any], list[str]]:
+    check = 'python -c "import torch; print(torch.__version__, torch.version.cuda, torch.version.hip)"'
+    if limit.build == "HIP":
+        cause = "The installed torch is a ROCm (HIP) build, and it finds no AMD GPU: on an NVIDIA machine it needs a CUDA build."
+        summary = "Install the torch build for this machine's GPUs (a CUDA build on NVIDIA GPUs, a ROCm build on AMD GPUs)."
+    else:
+        cause = f"The installed torch has no {limit.build} support (a CPU-only or other-accelerator build), so the engine cannot use the GPU."
+        summary = f"Install a {limit.build} build of torch, of the version the engine release requires."
+    return "torch built for another accelerator", cause, {"summary": summary, "steps": [check]}, []
+
+
+def _command(launch: LaunchInfo) -> CommandLine | None:
+    if not launch.command:
+        return None
+    try:
+        return CommandLine.parse(launch.command, trusted=launch.command_source == "user")
+    except ValueError:
+        return None

@@ -1,0 +1,165 @@
+"""Hardware limits (issue 28, item 3): the rule that names a dtype, kernel, compiler target or build the GPU's
+architecture lacks (logsleuth/reasoning/hardware.py), through the api as a user sees it.
+
+Every message below is our own fixture text in the wording of the code that raises it (the site is named
+beside it); none is a user's paste."""
+
+from __future__ import annotations
+
+import pytest
+
+from logsleuth import api
+from logsleuth.models import Diagnosis
+
+SGLANG_LAUNCH = "python -m sglang.launch_server --model-path /models/m --attention-backend {backend} --port 30000\n"
+
+
+def _diagnosis(text: str) -> Diagnosis:
+    report = api.diagnose_text(text)
+    assert report.failures, "no failure found"
+    diagnosis = report.failures[0].diagnosis
+    assert diagnosis is not None
+    return diagnosis
+
+
+def _raised(message: str, where: str = "/usr/lib/python3.10/site-packages/somepkg/layer.py", function: str = "setup") -> str:
+    """A traceback as CPython prints it, its frame in a package that names no engine."""
+    return (
+        "Traceback (most recent call last):\n"
+        f'  File "{where}", line 42, in {function}\n'
+        "    check_device()\n"
+        f"{message}\n"
+    )
+
+
+# ---- the rule ------------------------------------------------------------------------------------------------
+
+
+def test_an_attention_backend_for_another_architecture_on_sglang_gets_a_backend_of_its_catalog() -> None:
+    # sglang 0.4.10.post2 srt/server_args.py:431 raises this for trtllm_mla off Blackwell
+    log = SGLANG_LAUNCH.format(backend="trtllm_mla") + _raised(
+        "ValueError: TRTLLM MLA backend is only supported on Blackwell GPUs (SM100). Please use a different backend."
+    )
+    diagnosis = _diagnosis(log)
+    assert diagnosis.basis == "rule" and diagnosis.category == "gpu-arch-unsupported"
+    assert diagnosis.fix is not None
+    assert [(op.op, op.flag, op.value) for op in diagnosis.fix.flags] == [("set", "--attention-backend", "triton")]
+    assert "--attention-backend triton" in (diagnosis.fix.command or "")
+    assert any("sm_100" in line for line in diagnosis.evidence)
+
+
+def test_a_version_window_in_the_message_wins_over_the_table() -> None:
+    # sglang srt/layers/attention/attention_registry.py:244 (0.5.23), model_runner.py:1432 (0.4.10.post2)
+    log = "GPU 0: NVIDIA GeForce RTX 5090\n" + SGLANG_LAUNCH.format(backend="fa3") + _raised(
+        "AssertionError: FlashAttention v3 Backend requires SM>=80 and SM<=90. Please use `--attention-backend flashinfer`."
+    )
+    diagnosis = _diagnosis(log)
+    assert diagnosis.pattern == "rule-gpu-arch-unsupported"
+    assert "compute capability 8.0 or newer and at most 9.0" in " ".join(diagnosis.evidence)
+
+
+def test_bf16_on_turing_with_the_engine_unknown_gives_float16_without_naming_one_engine_flag_as_a_change() -> None:
+    # torch/amp/autocast_mode.py raises this when the device lacks bfloat16
+    log = (
+        "|   0  Tesla T4                       Off |   00000000:00:04.0 Off |                    0 |\n"
+        + _raised("RuntimeError: Current CUDA Device does not support bfloat16. Please switch dtype to float16.")
+    )
+    diagnosis = _diagnosis(log)
+    assert diagnosis.basis == "rule" and diagnosis.category == "gpu-arch-unsupported"
+    assert diagnosis.evidence[0] == "GPU: Tesla T4 (compute capability 7.5)"
+    assert diagnosis.fix is not None and diagnosis.fix.flags == () and diagnosis.fix.command is None
+    assert "float16" in diagnosis.fix.summary
+    assert "vllm" in " ".join(diagnosis.fix.steps) and "sglang" in " ".join(diagnosis.fix.steps)
+
+
+def test_bf16_on_a_known_engine_sets_dtype_float16_from_its_catalog() -> None:
+    log = SGLANG_LAUNCH.format(backend="triton") + _raised(
+        "RuntimeError: Current CUDA Device does not support bfloat16. Please switch dtype to float16."
+    )
+    diagnosis = _diagnosis(log)
+    assert diagnosis.fix is not None
+    assert [(op.op, op.flag, op.value) for op in diagnosis.fix.flags] == [("set", "--dtype", "float16")]
+    assert any("nvidia-smi --query-gpu=name,compute_cap --format=csv" in step for step in diagnosis.fix.steps)
+
+
+def test_a_quantization_minimum_on_a_log_without_engine_is_reasoned_not_left_engine_unknown() -> None:
+    # vllm/config/vllm.py (0.11.2, 0.33.0) words it; the pattern vllm-quantization-capability is vLLM's only
+    log = _raised(
+        "ValueError: The quantization method awq is not supported for the current GPU. Minimum capability: 75. Current capability: 70."
+    )
+    diagnosis = _diagnosis(log)
+    assert diagnosis.pattern == "rule-gpu-arch-unsupported"
+    assert diagnosis.evidence[:2] == ("GPU: the GPU (compute capability 7.0)", "this code needs compute capability 7.5 or newer (the message)")
+
+
+def test_an_sm100_only_kernel_on_hopper_names_the_gpu_and_the_arch() -> None:
+    # sglang 0.5.23 srt/layers/quantization/fp8.py:2323
+    log = "GPU 0: NVIDIA H100 80GB HBM3\n" + _raised("RuntimeError: MXFP8 MoE quantization requires SM100 or ROCm gfx95")
+    diagnosis = _diagnosis(log)
+    assert diagnosis.evidence[0] == "GPU: NVIDIA H100 80GB HBM3 (compute capability 9.0)"
+    assert "sm_100" in diagnosis.root_cause
+
+
+def test_fp8_not_supported_on_this_gpu_uses_the_table_minimum() -> None:
+    log = "GPU 0: NVIDIA A100-SXM4-80GB\n" + _raised("ValueError: fp8 e4m3 is not supported on this GPU")
+    diagnosis = _diagnosis(log)
+    assert diagnosis.title.startswith("FP8")
+    assert "compute capability 8.9 or newer" in diagnosis.root_cause
+    assert "A100" in diagnosis.evidence[0]
+
+
+def test_ptxas_that_does_not_know_the_arch_asks_for_the_toolkit_that_does() -> None:
+    # ptxas's own error, as Triton and torch.utils.cpp_extension pass it on
+    log = _raised(
+        "RuntimeError: Internal Triton PTX codegen error\n"
+        "`ptxas` stderr:\n"
+        "ptxas fatal   : Value 'sm_120a' is not defined for option 'gpu-name'"
+    )
+    diagnosis = _diagnosis(log)
+    assert diagnosis.category == "gpu-arch-unsupported"
+    assert "CUDA toolkit 12.8 or newer" in diagnosis.fix.summary if diagnosis.fix else False
+
+
+def test_no_kernel_image_on_a_log_without_engine_names_the_gpu_and_its_toolkit() -> None:
+    # torch/cuda/__init__.py _check_capability warns; the first kernel then fails (cudaErrorNoKernelImageForDevice)
+    log = (
+        "/usr/lib/python3.12/site-packages/torch/cuda/__init__.py:235: UserWarning:\n"
+        "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation.\n"
+        + _raised("RuntimeError: CUDA error: no kernel image is available for execution on the device")
+    )
+    diagnosis = _diagnosis(log)
+    assert diagnosis.basis == "rule"
+    assert diagnosis.evidence[0] == "GPU: NVIDIA GeForce RTX 5090 (compute capability 12.0)"
+    assert diagnosis.fix is not None and "CUDA 12.8 or newer" in diagnosis.fix.summary
+    assert "SGLang" not in diagnosis.fix.summary and "vLLM" not in diagnosis.fix.summary
+
+
+def test_a_cpu_only_torch_is_a_build_for_another_accelerator() -> None:
+    # torch/cuda/__init__.py _lazy_init
+    diagnosis = _diagnosis(_raised("AssertionError: Torch not compiled with CUDA enabled"))
+    assert diagnosis.category == "gpu-arch-unsupported"
+    assert diagnosis.fix is not None and "CUDA build of torch" in diagnosis.fix.summary
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        # sglang flashmla backend: a page size, not an architecture
+        "ValueError: FlashMLA only supports a page_size of 64, change page_size to 64.",
+        "ValueError: bfloat16 KV cache is not supported by the Triton MLA backend",
+        "RuntimeError: requires a tokenizer with a chat template",
+    ],
+)
+def test_limits_that_are_not_the_hardware_are_not_this_rule(message: str) -> None:
+    report = api.diagnose_text(_raised(message))
+    diagnosis = report.failures[0].diagnosis
+    assert diagnosis is None or diagnosis.pattern != "rule-gpu-arch-unsupported"
+
+
+def test_an_engine_pattern_keeps_precedence_over_the_rule() -> None:
+    log = SGLANG_LAUNCH.format(backend="fa3") + _raised(
+        "RuntimeError: Assertion error (csrc/apis/gemm.hpp:42): Unsupported architecture",
+        where="/usr/lib/python3.10/site-packages/deep_gemm/jit.py",
+        function="deep_gemm_fp8_gemm_nt",
+    )
+    assert _diagnosis(log).pattern == "sglang-deepgemm-unsupported-arch"
