@@ -59,7 +59,7 @@ def test_a_version_window_in_the_message_wins_over_the_table() -> None:
 
 
 def test_bf16_on_turing_with_the_engine_unknown_gives_float16_without_naming_one_engine_flag_as_a_change() -> None:
-    # torch/amp/autocast_mode.py raises this when the device lacks bfloat16
+    # torch/amp/autocast_mode.py raises this when the device lacks bfloat16 (karpathy/nanoGPT#277, isi-nlp/rtg#20)
     log = (
         "|   0  Tesla T4                       Off |   00000000:00:04.0 Off |                    0 |\n"
         + _raised("RuntimeError: Current CUDA Device does not support bfloat16. Please switch dtype to float16.")
@@ -89,7 +89,8 @@ def test_a_quantization_minimum_on_a_log_without_engine_is_reasoned_not_left_eng
     )
     diagnosis = _diagnosis(log)
     assert diagnosis.pattern == "rule-gpu-arch-unsupported"
-    assert diagnosis.evidence[:2] == ("GPU: the GPU (compute capability 7.0)", "this code needs compute capability 7.5 or newer (the message)")
+    assert diagnosis.evidence[:2] == ("GPU: the GPU (compute capability 7.0)", "awq quantization needs compute capability 7.5 or newer (the message)")
+    assert diagnosis.fix is not None and "quantization this GPU supports" in diagnosis.fix.summary
 
 
 def test_an_sm100_only_kernel_on_hopper_names_the_gpu_and_the_arch() -> None:
@@ -109,7 +110,8 @@ def test_fp8_not_supported_on_this_gpu_uses_the_table_minimum() -> None:
 
 
 def test_ptxas_that_does_not_know_the_arch_asks_for_the_toolkit_that_does() -> None:
-    # ptxas's own error, as Triton and torch.utils.cpp_extension pass it on
+    # ptxas's own error as Triton's PTXASError passes it on (triton-lang/triton#8539, gpustack/gpustack#4372,
+    # vllm-project/vllm#31338: the bundled ptxas predates the GPU; TRITON_PTXAS_PATH to a newer toolkit's)
     log = _raised(
         "RuntimeError: Internal Triton PTX codegen error\n"
         "`ptxas` stderr:\n"
@@ -117,7 +119,9 @@ def test_ptxas_that_does_not_know_the_arch_asks_for_the_toolkit_that_does() -> N
     )
     diagnosis = _diagnosis(log)
     assert diagnosis.category == "gpu-arch-unsupported"
-    assert "CUDA toolkit 12.8 or newer" in diagnosis.fix.summary if diagnosis.fix else False
+    assert diagnosis.fix is not None and "CUDA toolkit 12.8 or newer" in diagnosis.fix.summary
+    assert any("TRITON_PTXAS_PATH" in step for step in diagnosis.fix.steps)
+    assert "sm_120 needs CUDA 12.8 or newer to compile for it" in diagnosis.evidence
 
 
 def test_no_kernel_image_on_a_log_without_engine_names_the_gpu_and_its_toolkit() -> None:
@@ -163,3 +167,24 @@ def test_an_engine_pattern_keeps_precedence_over_the_rule() -> None:
         function="deep_gemm_fp8_gemm_nt",
     )
     assert _diagnosis(log).pattern == "sglang-deepgemm-unsupported-arch"
+
+
+def test_a_quantization_minimum_from_transformers_names_the_gpu_of_the_dump() -> None:
+    # transformers/quantizers/quantizer_mxfp4.py validate_environment (the SGLang 0.5.9 and 0.5.23 venvs)
+    log = "GPU 0: Tesla V100-SXM2-32GB\n" + _raised(
+        "ValueError: MXFP4 quantization is only supported on GPUs with compute capability >= 7.5 (e.g T4, A100, L4, H100, or B200)"
+    )
+    diagnosis = _diagnosis(log)
+    assert diagnosis.evidence[:2] == (
+        "GPU: Tesla V100-SXM2-32GB (compute capability 7.0)",
+        "MXFP4 quantization needs compute capability 7.5 or newer (the message)",
+    )
+
+
+def test_a_gpu_that_meets_the_requirement_is_not_blamed() -> None:
+    log = "GPU 0: NVIDIA H100 80GB HBM3\n" + _raised(
+        "ValueError: MXFP4 quantization is only supported on GPUs with compute capability >= 7.5"
+    )
+    diagnosis = _diagnosis(log)
+    assert diagnosis.evidence[0].startswith("GPU: the log shows NVIDIA H100 80GB HBM3 (compute capability 9.0), which meets this")
+    assert "H100" not in diagnosis.root_cause

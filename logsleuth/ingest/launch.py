@@ -47,11 +47,14 @@ _ARGPARSE_PROGRAM = compile_lazily(
 # torchrun's `[rank0]: ` (`rank0|sglang:rank0`).
 _SGLANG_HEADER_STREAM = compile_lazily(r"^sglang:(?:DP|PP|TP|EP|ATTN_CP|MOE_DP|CP)\d")
 _PROGRAM_ENGINE = {"api_server.py": "vllm", "launch_server.py": "sglang"}
+MAX_GPU_LINES = 16  # an environment dump lists every GPU; the first lines say which they are
+# Where a log shows its GPU: a paste's environment dump, the start of a server's log.  Beyond this, a line costs
+# one comparison (the cue test is a few substring scans per line: not for every line of a large log).
+GPU_LINES_WITHIN = 1 << 20
 # How strongly a kind of evidence shows which engine ran, strongest first: the program argparse names, the
 # launch command, a banner (a version line, `server_args=`), SGLang's record header with rank tags (`[… TP0]`;
 # vLLM's header style is no evidence: SGLang's vLLM imports log in it), frame paths.  The strongest kind seen
 # decides.
-MAX_GPU_LINES = 16  # an environment dump lists every GPU; the first lines say which they are
 EVIDENCE_KINDS = ("program", "command", "banner", "header", "frames")
 # vLLM's engine names its version when it starts: "Initializing a V1 LLM engine (v0.11.0) with config: …"
 # (vllm/v1/engine/core.py), "Initializing an LLM engine (v0.6.6.post1) with config: …" (V0 llm_engine.py).
@@ -137,7 +140,7 @@ class LaunchTracker:
         if ("error:" in text or "[-h]" in text) and (m := _ARGPARSE_PROGRAM.match(text)):
             program = m["program"]
             self._saw("program", _PROGRAM_ENGINE.get(program, program.split()[0]))
-        if len(self.gpu_lines) < MAX_GPU_LINES and shows_gpu(text):
+        if line.offset < GPU_LINES_WITHIN and len(self.gpu_lines) < MAX_GPU_LINES and shows_gpu(text):
             self.gpu_lines.append(text)
         if text.startswith("sglang serve: error:"):
             self.version_hint = self.version_hint or "0.5.23"

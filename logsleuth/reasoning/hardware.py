@@ -11,7 +11,7 @@ engine, where it gives engine-neutral advice."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from logsleuth.facts import gpus as facts
@@ -56,6 +56,8 @@ _MINIMUM = re.compile(
     r"|CUDA arch < ?(?P<below>\d{2,3})\b|\bSM ?>= ?(?P<sm>\d{2,3}|\d{1,2}\.\d)",
     re.IGNORECASE,
 )
+_QUANTIZATION_METHOD = re.compile(r"quantization (?:method|scheme) (?P<name>[\w-]{1,40})", re.IGNORECASE)
+_NAMED_QUANTIZATION = re.compile(r"\b(?P<name>[A-Z0-9][\w-]{1,40}) quantization\b")  # "MXFP4 quantization", "AWQ quantization"
 _MAXIMUM = re.compile(r"\bSM ?<= ?(?P<sm>\d{2,3}|\d{1,2}\.\d)", re.IGNORECASE)
 _EXACT = re.compile(r"Required capability: (?:', ')?(?P<int>\d{2,3})\b")
 _ARCH_TOKEN = re.compile(r"\b(?:SM|sm_?)(?P<digits>\d{2,3})(?P<x>x)?[af]?\b|\bSM ?(?P<major>\d{1,2})\.(?:x|\d)\b")
@@ -108,7 +110,7 @@ class Limit:
     arch: Capability | None = None  # the architecture a no-kernel or ptxas message names
     arch_text: str = ""  # as printed: "sm_120a"
     build: str = ""  # the missing backend: "CUDA", "XPU", "HIP"
-    gpus_from_message: tuple[Gpu, ...] = field(default=())
+    quantization: str = ""  # the quantization the message names ("awq", "MXFP4"), when it names one
 
 
 def gpu_arch_limit(evidence: Evidence) -> Diagnosis | None:
@@ -126,7 +128,7 @@ def gpu_arch_limit(evidence: Evidence) -> Diagnosis | None:
             return None
     gpus = facts.gpus_in([*text.splitlines(), *evidence.failure.context, *evidence.lines, *evidence.launch.gpu_lines])
     gpu = _the_gpu(gpus, limit)
-    return _diagnosis(limit, gpu, evidence)
+    return _diagnosis(limit, gpu, gpus, evidence)
 
 
 def _chain_text(failure: Failure) -> str:
@@ -157,7 +159,9 @@ def limit_in(text: str) -> Limit | None:
         requirement = Requirement(minimum=row.minimum, archs=row.archs, said_by=row.source)
     if requirement is None:
         return None
-    return Limit("needs", features=features, requirement=requirement)
+    method = _QUANTIZATION_METHOD.search(text) or _NAMED_QUANTIZATION.search(text)
+    quantization = method["name"] if method and method["name"] not in ("The", "This") else ""
+    return Limit("needs", features=features, requirement=requirement, quantization=quantization)
 
 
 def _stated_requirement(text: str) -> Requirement | None:
@@ -217,9 +221,14 @@ def _the_gpu(gpus: list[Gpu], limit: Limit) -> Gpu | None:
     return None
 
 
-def _diagnosis(limit: Limit, gpu: Gpu | None, evidence: Evidence) -> Diagnosis:
+def _diagnosis(limit: Limit, gpu: Gpu | None, gpus: list[Gpu], evidence: Evidence) -> Diagnosis:
     launch = evidence.launch
-    shown = [f"GPU: {gpu.describe()}"] if gpu else ["GPU: not shown in the log"]
+    if gpu is not None:
+        shown = [f"GPU: {gpu.describe()}"]
+    elif gpus:  # every GPU the log shows meets the requirement: the failing process may have run on another
+        shown = [f"GPU: the log shows {gpus[0].describe()}, which meets this; the failing process may use another GPU"]
+    else:
+        shown = ["GPU: not shown in the log"]
     if limit.kind == "needs":
         title, cause, fix_data, said = _needs(limit, gpu, launch)
     elif limit.kind == "no-kernel":
@@ -253,7 +262,9 @@ def _plain_fix(data: dict[str, Any]) -> Fix:
 def _requirement_evidence(limit: Limit) -> list[str]:
     lines = []
     if limit.requirement is not None:
-        what = " and ".join(row.what for row in limit.features) or "this code"
+        what = " and ".join(row.what for row in limit.features) or (
+            f"{limit.quantization} quantization" if limit.quantization else "this code"
+        )
         said = "the message" if limit.requirement.said_by == "message" else "facts/gpus.toml"
         lines.append(f"{what} needs {limit.requirement.describe()} ({said})")
     if limit.arch is not None and limit.kind in ("ptxas", "no-kernel"):
@@ -267,7 +278,9 @@ def _needs(limit: Limit, gpu: Gpu | None, launch: LaunchInfo) -> tuple[str, str,
     assert limit.requirement is not None
     keys = {row.key for row in limit.features}
     need = limit.requirement.describe()
-    what = " and ".join(row.what for row in limit.features) or "The failing kernel or feature"
+    what = " and ".join(row.what for row in limit.features) or (
+        f"{limit.quantization} quantization" if limit.quantization else "The failing kernel or feature"
+    )
     on = f"the {gpu.describe()}" if gpu else "this GPU"
     cause = f"{what} needs {need}, and {on} does not have it."
     said = [row.source for row in limit.features]
@@ -282,9 +295,13 @@ def _needs(limit: Limit, gpu: Gpu | None, launch: LaunchInfo) -> tuple[str, str,
                 said.append(row.note_source)
         return "FP8 compute on a GPU without FP8 support", cause, fix, said
     if keys & {"fa2", "fa3", "flashmla", "trtllm"}:
-        return f"{what} does not run on this GPU", cause, _attention_fix(launch, what, need), said
+        return f"{what}: not for this GPU's architecture", cause, _attention_fix(launch, what, need), said
     if "deepgemm" in keys:
-        return "DeepGEMM does not run on this GPU", cause, _deepgemm_fix(launch, need), said
+        return "DeepGEMM: not for this GPU's architecture", cause, _deepgemm_fix(launch, need), said
+    if limit.quantization:
+        summary = f"Serve a checkpoint whose quantization this GPU supports (or the unquantized model), or use a GPU with {need}."
+        steps = ["if the launch passes --quantization while the checkpoint is not quantized that way, drop that flag"]
+        return "Quantization kernels this GPU's architecture lacks", cause, {"summary": summary, "steps": steps}, said
     summary = f"Run this on a GPU with {need}, or turn off the option or checkpoint feature that selected this kernel."
     return "A kernel or feature this GPU's architecture lacks", cause, {"summary": summary, "steps": []}, said
 
@@ -400,8 +417,13 @@ def _ptxas(limit: Limit) -> tuple[str, str, dict[str, Any], list[str]]:
     cause = f"The CUDA compiler (ptxas/nvcc) that ran does not know {limit.arch_text}: its CUDA toolkit is older than that architecture."
     if toolkit is None:
         return "CUDA toolkit too old for this GPU", cause, {"summary": "Use a CUDA toolkit new enough for this GPU architecture.", "steps": []}, []
-    summary = f"Use CUDA toolkit {toolkit.cuda} or newer for {limit.arch_text}: the nvcc/ptxas on PATH or under CUDA_HOME is older."
-    steps = ["nvcc --version and which ptxas show the toolkit that ran; a JIT-compiling library (Triton, flashinfer, DeepGEMM) uses it"]
+    summary = f"Compile with the ptxas/nvcc of CUDA toolkit {toolkit.cuda} or newer: the one that ran predates {limit.arch_text}."
+    steps = [
+        "Triton compiles with the ptxas it bundles (triton/backends/nvidia/bin/ptxas): point TRITON_PTXAS_PATH at the "
+        f"ptxas of an installed CUDA {toolkit.cuda}+ toolkit, or install a Triton release whose bundled ptxas knows {limit.arch_text}",
+        "a build or JIT that runs nvcc (flashinfer, DeepGEMM, a source build) uses the toolkit under CUDA_HOME: its nvcc --version must be "
+        f"{toolkit.cuda} or newer",
+    ]
     return "CUDA toolkit too old for this GPU", cause, {"summary": summary, "steps": steps}, [toolkit.source]
 
 
