@@ -27,6 +27,7 @@ def test_every_row_of_the_gpu_table_names_a_source_it_defines() -> None:
         assert row["source"] in sources, row
         if "note" in row:
             assert row["note_source"] in sources, row
+        assert row.get("note_source_2", row["source"]) in sources, row
     names = [name.upper() for row in data["gpu"] for name in row["names"]]
     assert len(names) == len(set(names)), "a GPU name in two rows"
     assert all(("capability" in row) != ("gfx" in row) for row in data["gpu"])

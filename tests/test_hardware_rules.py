@@ -69,7 +69,7 @@ def test_bf16_on_turing_with_the_engine_unknown_gives_float16_without_naming_one
     assert diagnosis.evidence[0] == "GPU: Tesla T4 (compute capability 7.5)"
     assert diagnosis.fix is not None and diagnosis.fix.flags == () and diagnosis.fix.command is None
     assert "float16" in diagnosis.fix.summary
-    assert "vllm" in " ".join(diagnosis.fix.steps) and "sglang" in " ".join(diagnosis.fix.steps)
+    assert "SGLang 0.4.10.post2, 0.5.9" in diagnosis.fix.steps[0] and "vLLM 0.11.2, 0.33.0" in diagnosis.fix.steps[0]
 
 
 def test_bf16_on_a_known_engine_sets_dtype_float16_from_its_catalog() -> None:
@@ -107,6 +107,7 @@ def test_fp8_not_supported_on_this_gpu_uses_the_table_minimum() -> None:
     assert diagnosis.title.startswith("FP8")
     assert "compute capability 8.9 or newer" in diagnosis.root_cause
     assert "A100" in diagnosis.evidence[0]
+    assert diagnosis.fix is not None and any("Marlin" in step for step in diagnosis.fix.steps)
 
 
 def test_ptxas_that_does_not_know_the_arch_asks_for_the_toolkit_that_does() -> None:

@@ -288,11 +288,10 @@ def _needs(limit: Limit, gpu: Gpu | None, launch: LaunchInfo) -> tuple[str, str,
         return "bfloat16 on a GPU without bfloat16 support", cause, _float16_fix(launch), said
     if "fp8" in keys:
         fix = _fp8_fix(launch, need)
-        if launch.engine == "vllm":
-            row = facts.feature("fp8")
-            if row and row.note and row.note_source:
-                fix["steps"].append(f"note: {row.note}")
-                said.append(row.note_source)
+        row = facts.feature("fp8")
+        if row and row.note and row.note_source and (gpu is None or gpu.capability is None or gpu.capability >= (8, 0)):
+            fix["steps"].append(f"note: {row.note}")
+            said.extend(["vllm-marlin-fp8", "sglang-marlin-fp8"])
         return "FP8 compute on a GPU without FP8 support", cause, fix, said
     if keys & {"fa2", "fa3", "flashmla", "trtllm"}:
         return f"{what}: not for this GPU's architecture", cause, _attention_fix(launch, what, need), said
@@ -319,9 +318,13 @@ def _float16_fix(launch: LaunchInfo) -> dict[str, Any]:
             "flags": [{"op": "set", "flag": "--dtype", "value": "float16"}],
             "steps": steps,
         }
-    engines = [f"{name} {', '.join(found)}" for name in ("sglang", "vllm") if (found := _releases_with(name, "--dtype", "float16"))]
+    engines = [
+        f"{label} {', '.join(found)}"
+        for name, label in (("sglang", "SGLang"), ("vllm", "vLLM"))
+        if (found := _releases_with(name, "--dtype", "float16"))
+    ]
     if engines:
-        steps.insert(0, "--dtype float16 is a choice of the engines' --dtype in " + "; ".join(engines) + " (logsleuth's catalogs)")
+        steps.insert(0, "--dtype float16 sets it in " + "; ".join(engines) + " (the releases in logsleuth's catalogs)")
     return {"summary": "Run the model in float16 instead of bfloat16: bfloat16 needs compute capability 8.0 or newer.", "steps": steps}
 
 
