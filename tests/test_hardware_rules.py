@@ -189,3 +189,32 @@ def test_a_gpu_that_meets_the_requirement_is_not_blamed() -> None:
     diagnosis = _diagnosis(log)
     assert diagnosis.evidence[0].startswith("GPU: the log shows NVIDIA H100 80GB HBM3 (compute capability 9.0), which meets this")
     assert "H100" not in diagnosis.root_cause
+
+
+def test_vllms_attention_selector_rejecting_the_gpu_gets_another_backend_of_that_release() -> None:
+    # vllm/platforms/cuda.py (0.33.0) raises this with AttentionBackend.validate_configuration's reasons
+    log = (
+        "INFO 01-01 10:00:00 [__init__.py:1] vLLM version 0.33.0\n"
+        "vllm serve /models/m --attention-backend FLASHMLA\n"
+        "GPU 0: NVIDIA A100-SXM4-80GB\n"
+        + _raised(
+            "ValueError: Selected backend AttentionBackendEnum.FLASHMLA is not valid for this configuration. "
+            "Reason: ['compute capability not supported']",
+            where="/usr/lib/python3.12/site-packages/vllm/platforms/cuda.py",
+        )
+    )
+    diagnosis = _diagnosis(log)
+    assert diagnosis.pattern == "rule-gpu-arch-unsupported" and diagnosis.engine == "vllm"
+    assert diagnosis.evidence[0] == "GPU: NVIDIA A100-SXM4-80GB (compute capability 8.0)"
+    assert diagnosis.fix is not None
+    assert [(op.op, op.flag, op.value) for op in diagnosis.fix.flags] == [("set", "--attention-backend", "TRITON_ATTN")]
+
+
+def test_flash_attn_on_turing_reads_ampere_or_newer_as_the_minimum() -> None:
+    # flash-attn's csrc/flash_attn/flash_api.cpp TORCH_CHECK (Dao-AILab/flash-attention)
+    log = "|   0  Tesla T4                       Off |   00000000:00:04.0 Off |                    0 |\n" + _raised(
+        "RuntimeError: FlashAttention only supports Ampere GPUs or newer."
+    )
+    diagnosis = _diagnosis(log)
+    assert diagnosis.root_cause.startswith("FlashAttention-2 needs compute capability 8.0 or newer")
+    assert diagnosis.fix is not None and diagnosis.fix.flags == ()

@@ -47,6 +47,12 @@ _PTXAS = re.compile(
     r"ptxas fatal\s*:\s*Value '(?P<ptxas>sm_\d{2,3}[af]?)' is not defined for option 'gpu-name'"
     r"|nvcc fatal\s*:\s*Unsupported gpu architecture '(?P<nvcc>compute_\d{2,3}[af]?)'"
 )
+# vLLM's attention selector (vllm/platforms/cuda.py; the reason from AttentionBackend.validate_configuration in
+# vllm/v1/attention/backend.py 0.33.0, vllm/attention/backends/abstract.py 0.11.2).
+_SELECTED_BACKEND = re.compile(
+    r"Selected backend (?:\w+\.)?(?P<backend>[A-Z][A-Z0-9_]{1,40}) is not valid for this configuration\. Reason: "
+    r"[^\n]{0,300}?compute capability not supported"
+)
 _OTHER_BUILD = re.compile(r"Torch not compiled with (?P<missing>CUDA|XPU) enabled|No HIP GPUs are available")
 
 # The requirement's numbers, as the message states them.
@@ -82,7 +88,13 @@ class Requirement:
     archs: tuple[Capability, ...] = ()
     said_by: str = "message"  # "message" (its numbers) or a facts source key (the table's row)
 
+    @property
+    def stated(self) -> bool:
+        return bool(self.archs) or self.minimum is not None or self.maximum is not None
+
     def runs_on(self, capability: Capability) -> bool:
+        if not self.stated:
+            return False  # the message says this GPU is not supported, not what is
         if self.archs:
             return any(arch[0] == capability[0] and arch[1] in (capability[1], ANY_MINOR) for arch in self.archs)
         if self.minimum is not None and capability < self.minimum:
@@ -111,6 +123,7 @@ class Limit:
     arch_text: str = ""  # as printed: "sm_120a"
     build: str = ""  # the missing backend: "CUDA", "XPU", "HIP"
     quantization: str = ""  # the quantization the message names ("awq", "MXFP4"), when it names one
+    backend: str = ""  # the attention backend a selector rejected for this GPU ("FLASHMLA")
 
 
 def gpu_arch_limit(evidence: Evidence) -> Diagnosis | None:
@@ -150,18 +163,22 @@ def limit_in(text: str) -> Limit | None:
     match = _OTHER_BUILD.search(text)
     if match:
         return Limit("build", build=match["missing"] or "HIP")
-    if not _HARDWARE_LIMIT.search(text):
+    selected = _SELECTED_BACKEND.search(text)
+    if not selected and not _HARDWARE_LIMIT.search(text):
         return None
     features = tuple(facts.features_named_in(text))
     requirement = _stated_requirement(text)
     if requirement is None and features:
         row = features[0]
         requirement = Requirement(minimum=row.minimum, archs=row.archs, said_by=row.source)
+    if requirement is None and selected:
+        requirement = Requirement()  # rejected for this GPU; what it needs is not said
     if requirement is None:
         return None
     method = _QUANTIZATION_METHOD.search(text) or _NAMED_QUANTIZATION.search(text)
     quantization = method["name"] if method and method["name"] not in ("The", "This") else ""
-    return Limit("needs", features=features, requirement=requirement, quantization=quantization)
+    backend = selected["backend"] if selected else ""
+    return Limit("needs", features=features, requirement=requirement, quantization=quantization, backend=backend)
 
 
 def _stated_requirement(text: str) -> Requirement | None:
@@ -261,7 +278,7 @@ def _plain_fix(data: dict[str, Any]) -> Fix:
 
 def _requirement_evidence(limit: Limit) -> list[str]:
     lines = []
-    if limit.requirement is not None:
+    if limit.requirement is not None and limit.requirement.stated:
         what = " and ".join(row.what for row in limit.features) or (
             f"{limit.quantization} quantization" if limit.quantization else "this code"
         )
@@ -283,6 +300,11 @@ def _needs(limit: Limit, gpu: Gpu | None, launch: LaunchInfo) -> tuple[str, str,
     )
     on = f"the {gpu.describe()}" if gpu else "this GPU"
     cause = f"{what} needs {need}, and {on} does not have it."
+    if limit.backend:
+        what = f"the {limit.backend} attention backend"
+        cause = f"The launch selected {what}, and it does not support {on}'s compute capability" + (
+            f" (it needs {need})." if limit.requirement.stated else "."
+        )
     said = [row.source for row in limit.features]
     if "bf16" in keys:
         return "bfloat16 on a GPU without bfloat16 support", cause, _float16_fix(launch), said
@@ -293,8 +315,9 @@ def _needs(limit: Limit, gpu: Gpu | None, launch: LaunchInfo) -> tuple[str, str,
             fix["steps"].append(f"note: {row.note}")
             said.extend(["vllm-marlin-fp8", "sglang-marlin-fp8"])
         return "FP8 compute on a GPU without FP8 support", cause, fix, said
-    if keys & {"fa2", "fa3", "flashmla", "trtllm"}:
-        return f"{what}: not for this GPU's architecture", cause, _attention_fix(launch, what, need), said
+    if limit.backend or keys & {"fa2", "fa3", "flashmla", "trtllm"}:
+        stated = need if limit.requirement.stated else ""
+        return f"{what[:1].upper()}{what[1:]}: not for this GPU's architecture", cause, _attention_fix(launch, what, stated), said
     if "deepgemm" in keys:
         return "DeepGEMM: not for this GPU's architecture", cause, _deepgemm_fix(launch, need), said
     if limit.quantization:
@@ -354,7 +377,11 @@ def _fp8_fix(launch: LaunchInfo, need: str) -> dict[str, Any]:
 
 
 def _attention_fix(launch: LaunchInfo, what: str, need: str) -> dict[str, Any]:
-    summary = f"Use an attention backend that runs on this GPU: {what} needs {need}."
+    summary = (
+        f"Use an attention backend that runs on this GPU: {what} needs {need}."
+        if need
+        else f"Use an attention backend that supports this GPU instead of {what}."
+    )
     if launch.engine == "sglang":
         catalog = catalogs.load("sglang", launch.engine_version)
         info = catalog.find("--attention-backend") if catalog else None
