@@ -113,7 +113,7 @@ def test_fp8_not_supported_on_this_gpu_uses_the_table_minimum() -> None:
 def test_ptxas_that_does_not_know_the_arch_asks_for_the_toolkit_that_does() -> None:
     # ptxas's own error as Triton's PTXASError passes it on (triton-lang/triton#8539, gpustack/gpustack#4372,
     # vllm-project/vllm#31338: the bundled ptxas predates the GPU; TRITON_PTXAS_PATH to a newer toolkit's)
-    log = _raised(
+    log = "GPU 0: NVIDIA GeForce RTX 5090\n" + _raised(
         "RuntimeError: Internal Triton PTX codegen error\n"
         "`ptxas` stderr:\n"
         "ptxas fatal   : Value 'sm_120a' is not defined for option 'gpu-name'"
@@ -123,6 +123,7 @@ def test_ptxas_that_does_not_know_the_arch_asks_for_the_toolkit_that_does() -> N
     assert diagnosis.fix is not None and "CUDA toolkit 12.8 or newer" in diagnosis.fix.summary
     assert any("TRITON_PTXAS_PATH" in step for step in diagnosis.fix.steps)
     assert "sm_120 needs CUDA 12.8 or newer to compile for it" in diagnosis.evidence
+    assert diagnosis.evidence[0] == "GPU: NVIDIA GeForce RTX 5090 (compute capability 12.0)"
 
 
 def test_no_kernel_image_on_a_log_without_engine_names_the_gpu_and_its_toolkit() -> None:

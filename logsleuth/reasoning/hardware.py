@@ -224,7 +224,9 @@ def _capability(raw: str) -> Capability:
 
 def _the_gpu(gpus: list[Gpu], limit: Limit) -> Gpu | None:
     """The GPU the failure ran on: the first the log shows that the limit excludes (a GPU that meets the
-    requirement is not the one that failed, so it is not named)."""
+    requirement is not the one that failed, so it is not named).  For a compiler's limit, the GPU as shown."""
+    if limit.kind in ("ptxas", "build"):
+        return gpus[0] if gpus else None
     for gpu in gpus:
         if gpu.capability is None:
             if gpu.gfx is not None or gpu.name:
@@ -232,8 +234,6 @@ def _the_gpu(gpus: list[Gpu], limit: Limit) -> Gpu | None:
             continue
         if limit.requirement is not None and limit.requirement.runs_on(gpu.capability):
             continue
-        if limit.kind == "ptxas":
-            continue  # the compiler's version is the limit, not the GPU
         return gpu
     return None
 
@@ -254,7 +254,7 @@ def _diagnosis(limit: Limit, gpu: Gpu | None, gpus: list[Gpu], evidence: Evidenc
         title, cause, fix_data, said = _ptxas(limit)
     else:
         title, cause, fix_data, said = _other_build(limit, launch)
-    if gpu is None or (gpu.capability is None and gpu.gfx is None):
+    if limit.kind in ("needs", "no-kernel") and (gpu is None or (gpu.capability is None and gpu.gfx is None)):
         fix_data.setdefault("steps", []).append(f"check the GPU and its compute capability where the server runs: {CHECK_GPU}")
     fix = build_fix(fix_data, evidence.failure, {}, launch) if launch.engine else _plain_fix(fix_data)
     return Diagnosis(
