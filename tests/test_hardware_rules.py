@@ -219,3 +219,23 @@ def test_flash_attn_on_turing_reads_ampere_or_newer_as_the_minimum() -> None:
     diagnosis = _diagnosis(log)
     assert diagnosis.root_cause.startswith("FlashAttention-2 needs compute capability 8.0 or newer")
     assert diagnosis.fix is not None and diagnosis.fix.flags == ()
+
+
+def test_fa3_for_the_vision_encoder_on_blackwell_sets_the_mm_attention_backend() -> None:
+    # sglang/srt/layers/attention/vision.py raises it (0.5.9 line 745, 0.5.23 line 1331): "not supported on
+    # Blackwell" names the GPU, the table says what FlashAttention-3 needs
+    log = (
+        "GPU 0: NVIDIA B200\n"
+        "python -m sglang.launch_server --model-path /models/vl --mm-attention-backend fa3\n"
+        + _raised(
+            "ValueError: The 'fa3' backend is not supported on Blackwell GPUs",
+            where="/usr/lib/python3.12/site-packages/sglang/srt/layers/attention/vision.py",
+        )
+    )
+    diagnosis = _diagnosis(log)
+    assert diagnosis.evidence[:2] == (
+        "GPU: NVIDIA B200 (compute capability 10.0)",
+        "FlashAttention-3 needs sm_90 (facts/gpus.toml)",
+    )
+    assert diagnosis.fix is not None
+    assert [op.flag for op in diagnosis.fix.flags] == ["--mm-attention-backend"]

@@ -11,7 +11,7 @@ engine, where it gives engine-neutral advice."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from logsleuth.facts import gpus as facts
@@ -31,6 +31,7 @@ ANY_MINOR = -1  # "SM12x": any minor revision of that major
 _HARDWARE_LIMIT = re.compile(
     r"not supported (?:on|in|for|by) (?:this|the current|your|the) (?:GPU|architecture|arch\b|device|hardware)"
     r"|not supported on CUDA arch|unsupported (?:GPU |CUDA )?arch(?:itecture)?\b"
+    r"|not supported on [^.\n]{0,30}?(?:\bSM ?\d|\bsm_?\d|Hopper|Blackwell|Ampere|Ada\b|Volta|Turing)"
     r"|only (?:supported|available|implemented) (?:on|for) [^.\n]{0,40}?(?:GPU|device|\bSM|sm_|Hopper|Blackwell|Ampere|Ada\b|capability)"
     r"|only supports? (?:Ampere|Hopper|Blackwell|Ada|Turing|Volta)"
     r"|requires? [^.\n]{0,30}?(?:\bSM ?[>=<]*\d|\bsm_?\d|Hopper|Blackwell|Ampere|compute capability)"
@@ -67,7 +68,8 @@ _NAMED_QUANTIZATION = re.compile(r"\b(?P<name>[A-Z0-9][\w-]{1,40}) quantization\
 _MAXIMUM = re.compile(r"\bSM ?<= ?(?P<sm>\d{2,3}|\d{1,2}\.\d)", re.IGNORECASE)
 _EXACT = re.compile(r"Required capability: (?:', ')?(?P<int>\d{2,3})\b")
 _ARCH_TOKEN = re.compile(r"\b(?:SM|sm_?)(?P<digits>\d{2,3})(?P<x>x)?[af]?\b|\bSM ?(?P<major>\d{1,2})\.(?:x|\d)\b")
-_GOT = re.compile(r",?\s*\bgot\b[^\n]*|\bCurrent capability: [\d.]+", re.IGNORECASE)  # the GPU's, not the need
+# What names the GPU, not the requirement: "got SM8.x", "Current capability: 75", "not supported on Blackwell GPUs".
+_GOT = re.compile(r",?\s*\bgot\b[^\n]*|\bCurrent capability: [\d.]+|\bnot supported on [^.\n]*", re.IGNORECASE)
 _FAMILIES: dict[str, tuple[Capability, ...]] = {
     "volta": ((7, 0),),
     "turing": ((7, 5),),
@@ -124,6 +126,7 @@ class Limit:
     build: str = ""  # the missing backend: "CUDA", "XPU", "HIP"
     quantization: str = ""  # the quantization the message names ("awq", "MXFP4"), when it names one
     backend: str = ""  # the attention backend a selector rejected for this GPU ("FLASHMLA")
+    vision: bool = False  # raised by the vision encoder's attention (SGLang: --mm-attention-backend), not the LLM's
 
 
 def gpu_arch_limit(evidence: Evidence) -> Diagnosis | None:
@@ -139,9 +142,16 @@ def gpu_arch_limit(evidence: Evidence) -> Diagnosis | None:
         limit = limit_in(match[0])
         if limit is None:
             return None
+    if limit.kind == "needs" and _in_vision_attention(evidence.failure):
+        limit = replace(limit, vision=True)
     gpus = facts.gpus_in([*text.splitlines(), *evidence.failure.context, *evidence.lines, *evidence.launch.gpu_lines])
     gpu = _the_gpu(gpus, limit)
     return _diagnosis(limit, gpu, gpus, evidence)
+
+
+def _in_vision_attention(failure: Failure) -> bool:
+    """Raised in the vision encoder's attention (sglang/srt/layers/attention/vision.py), whose backend is its own."""
+    return any(frame.file.endswith("attention/vision.py") for block in failure.exceptions for frame in block.frames)
 
 
 def _chain_text(failure: Failure) -> str:
@@ -317,7 +327,8 @@ def _needs(limit: Limit, gpu: Gpu | None, launch: LaunchInfo) -> tuple[str, str,
         return "FP8 compute on a GPU without FP8 support", cause, fix, said
     if limit.backend or keys & {"fa2", "fa3", "flashmla", "trtllm"}:
         stated = need if limit.requirement.stated else ""
-        return f"{what[:1].upper()}{what[1:]}: not for this GPU's architecture", cause, _attention_fix(launch, what, stated), said
+        fix = _attention_fix(launch, what, stated, vision=limit.vision)
+        return f"{what[:1].upper()}{what[1:]}: not for this GPU's architecture", cause, fix, said
     if "deepgemm" in keys:
         return "DeepGEMM: not for this GPU's architecture", cause, _deepgemm_fix(launch, need), said
     if limit.quantization:
@@ -376,12 +387,22 @@ def _fp8_fix(launch: LaunchInfo, need: str) -> dict[str, Any]:
     }
 
 
-def _attention_fix(launch: LaunchInfo, what: str, need: str) -> dict[str, Any]:
+def _attention_fix(launch: LaunchInfo, what: str, need: str, *, vision: bool = False) -> dict[str, Any]:
     summary = (
         f"Use an attention backend that runs on this GPU: {what} needs {need}."
         if need
         else f"Use an attention backend that supports this GPU instead of {what}."
     )
+    if launch.engine == "sglang" and vision:
+        catalog = catalogs.load("sglang", launch.engine_version)
+        info = catalog.find("--mm-attention-backend") if catalog else None
+        choice = next((c for c in ("triton_attn", "sdpa") if info is not None and c in info.choices), None)
+        if choice is not None:
+            return {
+                "summary": summary + " This is the vision encoder's attention: --mm-attention-backend sets it.",
+                "flags": [{"op": "set", "flag": "--mm-attention-backend", "value": choice}],
+                "steps": [],
+            }
     if launch.engine == "sglang":
         catalog = catalogs.load("sglang", launch.engine_version)
         info = catalog.find("--attention-backend") if catalog else None
