@@ -87,6 +87,10 @@ def test_features_and_toolkits_say_what_each_architecture_needs() -> None:
         # vLLM's quantization check: the GPU's capability alone
         (["ValueError: The quantization method awq is not supported for the current GPU. Minimum capability: 75. Current capability: 70."],
          [("", (7, 0), None)]),
+        # a GPU the table does not hold, its capability on the dump's next line (sglang.check_env)
+        (["GPU 0,1: NVIDIA H20", "GPU 0,1 Compute Capability: 9.0"], [("NVIDIA H20", (9, 0), None)]),
+        # nvidia-smi --query-gpu=name,compute_cap --format=csv,noheader (the check the rule prints)
+        (["NVIDIA A10G, 8.6"], [("NVIDIA A10G", (8, 6), None)]),
         # ROCm: a device name, or the gfx target rocminfo and torch print
         (["GPU 0: AMD Instinct MI300X"], [("AMD Instinct MI300X", None, "gfx942")]),
         (["  Name:                    gfx90a"], [("", None, "gfx90a")]),

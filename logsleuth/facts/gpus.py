@@ -177,6 +177,7 @@ def gpu_named(name: str) -> Gpu | None:
 _DEVICE = r"(?P<name>(?:NVIDIA|Tesla|Quadro|GeForce|AMD Instinct|AMD Radeon)[ ][A-Za-z0-9][A-Za-z0-9 ._/-]{0,60})"
 _LISTED = compile_lazily(rf"\bGPU [\d, ]{{1,40}}:\s*{_DEVICE}")  # collect_env, sglang.check_env
 _SMI_ROW = compile_lazily(rf"^\|\s*\d+\s+{_DEVICE}?\s(?:On|Off)\s*\|")  # nvidia-smi's table
+_SMI_CSV = compile_lazily(rf"^\s*{_DEVICE}, (?P<cc>\d{{1,2}}\.\d)\s*$")  # nvidia-smi --query-gpu=name,compute_cap
 _CHECK_ENV_CC = compile_lazily(r"\bGPU [\d, ]{1,40} Compute Capability:\s*(?P<cc>\d{1,2}\.\d)")
 _WITH_SM = compile_lazily(rf"{_DEVICE}? with CUDA capability sm_(?P<cc>\d{{2,3}})")  # torch's _check_capability
 _YOUR_GPU = compile_lazily(r"Your (?P<name>[A-Za-z0-9][A-Za-z0-9 ._/-]{0,60}?) GPU has compute capability (?P<cc>\d{1,2}\.\d)")
@@ -226,13 +227,20 @@ def _stated_capabilities(text: str) -> list[Gpu]:
 
 
 def _named_device(text: str) -> Gpu | None:
-    """A device name the table knows, in a dump's line, an nvidia-smi row or any message."""
+    """A device in a dump's GPU line or an nvidia-smi row (named as listed, with the table's capability when it
+    has the name), or a device name the table knows anywhere else."""
+    csv = _SMI_CSV.search(text)
+    if csv:
+        return Gpu(_trimmed(csv["name"]), parse_capability(csv["cc"]))
     for regex in (_LISTED, _SMI_ROW, _ANY_DEVICE):
         match = regex.search(text)
         if match and match["name"]:
-            gpu = gpu_named(_trimmed(match["name"]))
+            name = _trimmed(match["name"])
+            gpu = gpu_named(name)
             if gpu is not None:
                 return gpu
+            if regex is not _ANY_DEVICE:
+                return Gpu(name)  # listed as a GPU: its capability may be on another line of the dump
     return None
 
 
