@@ -239,3 +239,11 @@ def test_fa3_for_the_vision_encoder_on_blackwell_sets_the_mm_attention_backend()
     )
     assert diagnosis.fix is not None
     assert [op.flag for op in diagnosis.fix.flags] == ["--mm-attention-backend"]
+
+
+def test_a_rocm_torch_that_finds_no_amd_gpu_names_both_readings() -> None:
+    # torch/cuda/__init__.py _lazy_init on a ROCm build (torch._C._cuda_init); vllm-project/vllm#34573,
+    # kyuz0/amd-strix-halo-vllm-toolboxes#6
+    diagnosis = _diagnosis(_raised("RuntimeError: No HIP GPUs are available"))
+    assert diagnosis.category == "gpu-arch-unsupported" and diagnosis.basis == "rule"
+    assert diagnosis.fix is not None and any("/dev/kfd" in step for step in diagnosis.fix.steps)

@@ -481,11 +481,19 @@ def _ptxas(limit: Limit) -> tuple[str, str, dict[str, Any], list[str]]:
 def _other_build(limit: Limit, launch: LaunchInfo) -> tuple[str, str, dict[str, Any], list[str]]:
     check = 'python -c "import torch; print(torch.__version__, torch.version.cuda, torch.version.hip)"'
     if limit.build == "HIP":
-        cause = "The installed torch is a ROCm (HIP) build, and it finds no AMD GPU: on an NVIDIA machine it needs a CUDA build."
-        summary = "Install the torch build for this machine's GPUs (a CUDA build on NVIDIA GPUs, a ROCm build on AMD GPUs)."
-    else:
-        cause = f"The installed torch has no {limit.build} support (a CPU-only or other-accelerator build), so the engine cannot use the GPU."
-        summary = f"Install a {limit.build} build of torch, of the version the engine release requires."
+        cause = (
+            "The installed torch is a ROCm (HIP) build and sees no AMD GPU it can use: the process cannot reach the "
+            "GPU, the ROCm build has no support for this GPU's gfx target, or the machine's GPUs are NVIDIA's."
+        )
+        summary = "Let this ROCm build of torch reach a GPU it supports, or install the CUDA build on an NVIDIA machine."
+        steps = [
+            check,
+            "a container needs /dev/kfd and /dev/dri, and the user the video and render groups",
+            "rocminfo lists the GPU's gfx target: the torch and engine builds must support it",
+        ]
+        return "torch built for another accelerator", cause, {"summary": summary, "steps": steps}, []
+    cause = f"The installed torch has no {limit.build} support (a CPU-only or other-accelerator build), so the engine cannot use the GPU."
+    summary = f"Install a {limit.build} build of torch, of the version the engine release requires."
     return "torch built for another accelerator", cause, {"summary": summary, "steps": [check]}, []
 
 
