@@ -247,3 +247,21 @@ def test_a_rocm_torch_that_finds_no_amd_gpu_names_both_readings() -> None:
     diagnosis = _diagnosis(_raised("RuntimeError: No HIP GPUs are available"))
     assert diagnosis.category == "gpu-arch-unsupported" and diagnosis.basis == "rule"
     assert diagnosis.fix is not None and any("/dev/kfd" in step for step in diagnosis.fix.steps)
+
+
+@pytest.mark.parametrize(
+    ("message", "needs"),
+    [
+        # vllm 0.33.0 model_executor/kernels/linear/scaled_mm/aiter.py, mixed_precision/machete.py
+        ("RuntimeError: requires compute capability 90 and above.", "compute capability 9.0 or newer"),
+        ("ValueError: Machete requires compute capability of 90 (Hopper)", "sm_90"),
+        # sglang 0.5.23 quantization/compressed_tensors/compressed_tensors.py
+        ("ValueError: NVFP4 w4a4 requires compute capability >= 10.0", "compute capability 10.0 or newer"),
+        # vllm's FP8 Marlin kernel (marlin_utils_fp8)
+        ("ValueError: FP8 Marlin requires compute capability 7.5 or higher", "compute capability 7.5 or newer"),
+    ],
+)
+def test_each_way_a_message_states_the_capability_it_needs(message: str, needs: str) -> None:
+    diagnosis = _diagnosis("GPU 0: Tesla V100-SXM2-32GB\n" + _raised(message))
+    assert diagnosis.evidence[0] == "GPU: Tesla V100-SXM2-32GB (compute capability 7.0)"
+    assert f"needs {needs} (the message)" in diagnosis.evidence[1]

@@ -60,13 +60,16 @@ _OTHER_BUILD = re.compile(r"Torch not compiled with (?P<missing>CUDA|XPU) enable
 _MINIMUM = re.compile(
     r"capability (?:of at least|>=|≥) ?(?P<dot>\d{1,2}\.\d)|capability (?P<dot2>\d{1,2}\.\d)\+? or (?:newer|higher|above|later)"
     r"|capability >= ?(?P<int0>\d{2,3})\b|(?:Min(?:imum)?) capability: (?:', ')?(?P<int>\d{2,3})\b"
+    r"|capability (?:of )?(?P<int2>\d{2,3}) (?:and (?:above|newer|later)|or (?:higher|newer|above|later))"
     r"|CUDA arch < ?(?P<below>\d{2,3})\b|\bSM ?>= ?(?P<sm>\d{2,3}|\d{1,2}\.\d)",
     re.IGNORECASE,
 )
 _QUANTIZATION_METHOD = re.compile(r"quantization (?:method|scheme) (?P<name>[\w-]{1,40})", re.IGNORECASE)
 _NAMED_QUANTIZATION = re.compile(r"\b(?P<name>[A-Z0-9][\w-]{1,40}) quantization\b")  # "MXFP4 quantization", "AWQ quantization"
 _MAXIMUM = re.compile(r"\bSM ?<= ?(?P<sm>\d{2,3}|\d{1,2}\.\d)", re.IGNORECASE)
-_EXACT = re.compile(r"Required capability: (?:', ')?(?P<int>\d{2,3})\b")
+_EXACT = re.compile(  # only this architecture: "Required capability: 90" (match_exact), "requires compute capability of 90"
+    r"Required capability: (?:', ')?(?P<int>\d{2,3})\b|requires? (?:GPU )?compute capability (?:of )?(?P<int2>\d{2,3})\b(?! and| or)"
+)
 _ARCH_TOKEN = re.compile(r"\b(?:SM|sm_?)(?P<digits>\d{2,3})(?P<x>x)?[af]?\b|\bSM ?(?P<major>\d{1,2})\.(?:x|\d)\b")
 # What names the GPU, not the requirement: "got SM8.x", "Current capability: 75", "not supported on Blackwell GPUs".
 _GOT = re.compile(r",?\s*\bgot\b[^\n]*|\bCurrent capability: [\d.]+|\bnot supported on [^.\n]*", re.IGNORECASE)
@@ -196,7 +199,7 @@ def _stated_requirement(text: str) -> Requirement | None:
     wanted = _GOT.sub("", text)
     exact = _EXACT.search(wanted)
     if exact:
-        return Requirement(archs=(_capability(exact["int"]),))
+        return Requirement(archs=(_capability(exact["int"] or exact["int2"]),))
     minimum = _MINIMUM.search(wanted)
     maximum = _MAXIMUM.search(wanted)
     if minimum or maximum:
