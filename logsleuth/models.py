@@ -266,6 +266,8 @@ class LaunchInfo:
     # The program that ran the engine, when the log shows one (ingest/engine_evidence.WRAPPERS): "Ray", "verl",
     # "Xinference"...  The engine stays the engine (vLLM under Ray is vLLM).
     wrapper: str | None = None
+    # Lines that show the GPU (an environment dump, nvidia-smi, a device name: facts/gpus.py), the first ones.
+    gpu_lines: tuple[str, ...] = ()
 
 
 # root: failed first; failed: a failure of its own after the root; cascade: a failure that follows another

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from logsleuth.facts.gpus import shows_gpu
 from logsleuth.ingest import engine_evidence
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, LaunchInfo, LineMeta, LogLine
@@ -53,6 +54,10 @@ _ARGPARSE_PROGRAM = compile_lazily(
 # torchrun's `[rank0]: ` (`rank0|sglang:rank0`).
 _SGLANG_HEADER_STREAM = compile_lazily(r"^sglang:(?:DP|PP|TP|EP|ATTN_CP|MOE_DP|CP)\d")
 _PROGRAM_ENGINE = {"api_server.py": "vllm", "launch_server.py": "sglang"}
+MAX_GPU_LINES = 16  # an environment dump lists every GPU; the first lines say which they are
+# Where a log shows its GPU: a paste's environment dump, the start of a server's log.  Beyond this, a line costs
+# one comparison (the cue test is a few substring scans per line: not for every line of a large log).
+GPU_LINES_WITHIN = 1 << 20
 # How strongly a kind of evidence shows which engine ran, strongest first: the program argparse names, the
 # launch command, a banner (a version line, `server_args=`), a record header only one engine writes (SGLang's with
 # rank tags, `[… TP0]`; vLLM's process prefixes, `(EngineCore_DP0 pid=1)`), the failure's own frames and lines, the
@@ -105,6 +110,7 @@ class LaunchTracker:
     _headers_decided: set[str] = field(default_factory=set)  # logger headers that can show nothing more
     _processes_read: set[str] = field(default_factory=set)  # process prefixes already read
     _marker_kinds: set[str] = field(default_factory=set)
+    gpu_lines: list[str] = field(default_factory=list)  # lines that show the GPU (facts/gpus.py), the first ones
     # A launch command written over several lines with backslash continuations (a launch script, a pasted
     # shell session): the lines so far, joined, and the offset of its first line.
     _continued: tuple[str, int] | None = None
@@ -160,6 +166,8 @@ class LaunchTracker:
         if ("error:" in text or "[-h]" in text) and (m := _ARGPARSE_PROGRAM.match(text)):
             program = m["program"]
             self._saw("program", _PROGRAM_ENGINE.get(program, program.split()[0]))
+        if line.offset < GPU_LINES_WITHIN and len(self.gpu_lines) < MAX_GPU_LINES and shows_gpu(text):
+            self.gpu_lines.append(text)
         if text.startswith("sglang serve: error:"):
             self.version_hint = self.version_hint or "0.5.23"
         elif text.startswith("launch_server.py: error:"):
@@ -271,6 +279,8 @@ class LaunchTracker:
         else:
             self.command = self.command or other.command
             self.server_args = self.server_args or other.server_args
+        room = MAX_GPU_LINES - len(self.gpu_lines)
+        self.gpu_lines.extend(line for line in other.gpu_lines[:room] if line not in self.gpu_lines)
         for marker, facts in other.launches.items():
             mine = self.launches.setdefault(marker, LaunchFacts())
             mine.command = mine.command or facts.command
@@ -343,6 +353,7 @@ class LaunchTracker:
             server_args=server_args,
             server_args_complete=complete,
             wrapper=engine_evidence.most_specific(self.wrappers),
+            gpu_lines=tuple(self.gpu_lines),
         )
 
 

@@ -15,13 +15,16 @@ from collections.abc import Callable
 from logsleuth.models import Diagnosis
 from logsleuth.reasoning.evidence import Evidence
 from logsleuth.reasoning.general import categorize
+from logsleuth.reasoning.hardware import gpu_arch_limit
 
 __all__ = ["RULES", "Evidence", "Rule", "reason"]
 
 Rule = Callable[[Evidence], Diagnosis | None]
 
 # In order: the first rule that answers wins.  Specific facts before general ones.
-RULES: tuple[Rule, ...] = ()
+RULES: tuple[Rule, ...] = (
+    gpu_arch_limit,  # a dtype, kernel or build the GPU's architecture lacks (facts/gpus.toml)
+)
 
 
 def reason(evidence: Evidence) -> Diagnosis | None:

@@ -1,0 +1,201 @@
+"""What a failure's message says the hardware lacks: the requirement in its own numbers and words (a minimum
+capability, a window, only some architectures), a kernel binary or compiler target for another architecture, or
+a build for another accelerator.  The hardware rule (hardware.py) reads it; the table (facts/gpus.toml) fills in
+what a named feature needs when the message states no number.
+
+Every regex is bounded (no nested quantifiers; the free text between words is at most a few dozen characters)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from logsleuth.facts import gpus as facts
+from logsleuth.facts.gpus import Capability, Feature, arch_name, show
+
+ANY_MINOR = -1  # "SM12x": any minor revision of that major
+
+# Wordings that say the hardware is the limit (the rule's gate: a message without one is not this rule's).
+_HARDWARE_LIMIT = re.compile(
+    r"not supported (?:on|in|for|by) (?:this|the current|your|the) (?:GPU|architecture|arch\b|device|hardware)"
+    r"|not supported on CUDA arch|unsupported (?:GPU |CUDA )?arch(?:itecture)?\b"
+    r"|not supported on [^.\n]{0,30}?(?:\bSM ?\d|\bsm_?\d|Hopper|Blackwell|Ampere|Ada\b|Volta|Turing)"
+    r"|only (?:supported|available|implemented) (?:on|for) [^.\n]{0,40}?(?:GPU|device|\bSM|sm_|Hopper|Blackwell|Ampere|Ada\b|capability)"
+    r"|only supports? (?:Ampere|Hopper|Blackwell|Ada|Turing|Volta)"
+    r"|requires? [^.\n]{0,30}?(?:\bSM ?[>=<]*\d|\bsm_?\d|Hopper|Blackwell|Ampere|compute capability)"
+    r"|\b(?:SM|sm_?)\d{2,3}[af]?[- ]only|compute capability (?:of at least|>=|≥)"
+    r"|(?:Min(?:imum)?|Required) capability: |(?:Device|GPU)s? does not support",
+    re.IGNORECASE,
+)
+_NO_KERNEL = re.compile(
+    r"no kernel image is available for execution on the device|cudaErrorNoKernelImageForDevice|hipErrorNoBinaryForGpu"
+    r"|Unable to find code object for all current devices|invalid device function"
+    r"|with CUDA capability sm_(?P<sm>\d{2,3}) is not compatible with the current PyTorch installation"
+)
+_PTXAS = re.compile(
+    r"ptxas fatal\s*:\s*Value '(?P<ptxas>sm_\d{2,3}[af]?)' is not defined for option 'gpu-name'"
+    r"|nvcc fatal\s*:\s*Unsupported gpu architecture '(?P<nvcc>compute_\d{2,3}[af]?)'"
+)
+# vLLM's attention selector (vllm/platforms/cuda.py; the reason from AttentionBackend.validate_configuration in
+# vllm/v1/attention/backend.py 0.33.0, vllm/attention/backends/abstract.py 0.11.2).
+_SELECTED_BACKEND = re.compile(
+    r"Selected backend (?:\w+\.)?(?P<backend>[A-Z][A-Z0-9_]{1,40}) is not valid for this configuration\. Reason: "
+    r"[^\n]{0,300}?compute capability not supported"
+)
+_OTHER_BUILD = re.compile(r"Torch not compiled with (?P<missing>CUDA|XPU) enabled|No HIP GPUs are available")
+
+# The requirement's numbers, as the message states them.
+_MINIMUM = re.compile(
+    r"capability (?:of at least|>=|≥) ?(?P<dot>\d{1,2}\.\d)|capability (?P<dot2>\d{1,2}\.\d)\+? or (?:newer|higher|above|later)"
+    r"|capability >= ?(?P<int0>\d{2,3})\b|(?:Min(?:imum)?) capability: (?:', ')?(?P<int>\d{2,3})\b"
+    r"|capability (?:of )?(?P<int2>\d{2,3}) (?:and (?:above|newer|later)|or (?:higher|newer|above|later))"
+    r"|CUDA arch < ?(?P<below>\d{2,3})\b|\bSM ?>= ?(?P<sm>\d{2,3}|\d{1,2}\.\d)",
+    re.IGNORECASE,
+)
+_QUANTIZATION_METHOD = re.compile(r"quantization (?:method|scheme) (?P<name>[\w-]{1,40})", re.IGNORECASE)
+_NAMED_QUANTIZATION = re.compile(r"\b(?P<name>[A-Z0-9][\w-]{1,40}) quantization\b")  # "MXFP4 quantization", "AWQ quantization"
+_MAXIMUM = re.compile(r"\bSM ?<= ?(?P<sm>\d{2,3}|\d{1,2}\.\d)", re.IGNORECASE)
+_EXACT = re.compile(  # only this architecture: "Required capability: 90" (match_exact), "requires compute capability of 90"
+    r"Required capability: (?:', ')?(?P<int>\d{2,3})\b|requires? (?:GPU )?compute capability (?:of )?(?P<int2>\d{2,3})\b(?! and| or)"
+)
+_ARCH_TOKEN = re.compile(r"\b(?:SM|sm_?)(?P<digits>\d{2,3})(?P<x>x)?[af]?\b|\bSM ?(?P<major>\d{1,2})\.(?:x|\d)\b")
+# What names the GPU, not the requirement: "got SM8.x", "Current capability: 75", "not supported on Blackwell GPUs".
+_GOT = re.compile(r",?\s*\bgot\b[^\n]*|\bCurrent capability: [\d.]+|\bnot supported on [^.\n]*", re.IGNORECASE)
+_FAMILIES: dict[str, tuple[Capability, ...]] = {
+    "volta": ((7, 0),),
+    "turing": ((7, 5),),
+    "ampere": ((8, ANY_MINOR),),
+    "ada": ((8, 9),),
+    "hopper": ((9, 0),),
+    "blackwell": ((10, ANY_MINOR), (12, ANY_MINOR)),
+}
+_NEWER = re.compile(r"or (?:newer|later|above|higher)|and (?:newer|later|above)|\bat least\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """What the failing code needs: a minimum capability, a maximum, or only some architectures."""
+
+    minimum: Capability | None = None
+    maximum: Capability | None = None
+    archs: tuple[Capability, ...] = ()
+    said_by: str = "message"  # "message" (its numbers) or a facts source key (the table's row)
+
+    @property
+    def stated(self) -> bool:
+        return bool(self.archs) or self.minimum is not None or self.maximum is not None
+
+    def runs_on(self, capability: Capability) -> bool:
+        if not self.stated:
+            return False  # the message says this GPU is not supported, not what is
+        if self.archs:
+            return any(arch[0] == capability[0] and arch[1] in (capability[1], ANY_MINOR) for arch in self.archs)
+        if self.minimum is not None and capability < self.minimum:
+            return False
+        return self.maximum is None or capability <= self.maximum
+
+    def describe(self) -> str:
+        if self.archs:
+            return " or ".join(f"sm_{a[0]}x" if a[1] == ANY_MINOR else arch_name(a) for a in self.archs)
+        parts = []
+        if self.minimum is not None:
+            parts.append(f"compute capability {show(self.minimum)} or newer")
+        if self.maximum is not None:
+            parts.append(f"at most {show(self.maximum)}")
+        return " and ".join(parts) or "another GPU architecture"
+
+
+@dataclass(frozen=True)
+class Limit:
+    """The hardware limit a failure names."""
+
+    kind: Literal["needs", "no-kernel", "ptxas", "build"]
+    features: tuple[Feature, ...] = ()
+    requirement: Requirement | None = None
+    arch: Capability | None = None  # the architecture a no-kernel or ptxas message names
+    arch_text: str = ""  # as printed: "sm_120a"
+    build: str = ""  # the missing backend: "CUDA", "XPU", "HIP"
+    quantization: str = ""  # the quantization the message names ("awq", "MXFP4"), when it names one
+    backend: str = ""  # the attention backend a selector rejected for this GPU ("FLASHMLA")
+    vision: bool = False  # raised by the vision encoder's attention (SGLang: --mm-attention-backend), not the LLM's
+
+
+def compiler_limit_in(lines: Sequence[str]) -> Limit | None:
+    """A compiler's own line printed above the exception it causes (a build's CalledProcessError)."""
+    context = "\n".join(lines)
+    match = _PTXAS.search(context) if "fatal" in context else None
+    return limit_in(match[0]) if match else None
+
+
+def limit_in(text: str) -> Limit | None:
+    """The hardware limit the failure's text names, or None (then this rule does not apply)."""
+    match = _PTXAS.search(text)
+    if match:
+        arch_text = match["ptxas"] or match["nvcc"]
+        return Limit("ptxas", arch=facts.parse_capability(arch_text), arch_text=arch_text)
+    match = _NO_KERNEL.search(text)
+    if match:
+        arch = facts.parse_capability(match["sm"]) if match["sm"] else None
+        return Limit("no-kernel", arch=arch, arch_text=f"sm_{match['sm']}" if match["sm"] else "")
+    match = _OTHER_BUILD.search(text)
+    if match:
+        return Limit("build", build=match["missing"] or "HIP")
+    selected = _SELECTED_BACKEND.search(text)
+    if not selected and not _HARDWARE_LIMIT.search(text):
+        return None
+    features = tuple(facts.features_named_in(text))
+    requirement = _stated_requirement(text)
+    if requirement is None and features:
+        row = features[0]
+        requirement = Requirement(minimum=row.minimum, archs=row.archs, said_by=row.source)
+    if requirement is None and selected:
+        requirement = Requirement()  # rejected for this GPU; what it needs is not said
+    if requirement is None:
+        return None
+    method = _QUANTIZATION_METHOD.search(text) or _NAMED_QUANTIZATION.search(text)
+    quantization = method["name"] if method and method["name"] not in ("The", "This") else ""
+    backend = selected["backend"] if selected else ""
+    return Limit("needs", features=features, requirement=requirement, quantization=quantization, backend=backend)
+
+
+def _stated_requirement(text: str) -> Requirement | None:
+    """The requirement in the message's own numbers and words (the GPU's own, after "got", left out)."""
+    wanted = _GOT.sub("", text)
+    exact = _EXACT.search(wanted)
+    if exact:
+        return Requirement(archs=(_capability(exact["int"] or exact["int2"]),))
+    minimum = _MINIMUM.search(wanted)
+    maximum = _MAXIMUM.search(wanted)
+    if minimum or maximum:
+        low = None
+        if minimum:
+            raw = next(value for value in minimum.groupdict().values() if value)
+            low = _capability(raw)
+        return Requirement(minimum=low, maximum=_capability(maximum["sm"]) if maximum else None)
+    archs: list[Capability] = []
+    for token in _ARCH_TOKEN.finditer(wanted):
+        if token["major"]:
+            arch = (int(token["major"]), ANY_MINOR if ".x" in token[0] else int(token[0][-1]))
+        elif token["x"]:
+            arch = (int(token["digits"]), ANY_MINOR)
+        else:
+            arch = _capability(token["digits"])
+        if arch not in archs:
+            archs.append(arch)
+    if not archs:
+        lowered = wanted.lower()
+        for word, family in _FAMILIES.items():
+            if re.search(rf"\b{word}\b", lowered):
+                archs.extend(arch for arch in family if arch not in archs)
+    if not archs:
+        return None
+    if _NEWER.search(wanted) and len(archs) == 1:
+        return Requirement(minimum=(archs[0][0], max(archs[0][1], 0)))
+    return Requirement(archs=tuple(archs))
+
+
+def _capability(raw: str) -> Capability:
+    parsed = facts.parse_capability(raw)
+    return parsed if parsed is not None else (0, 0)
