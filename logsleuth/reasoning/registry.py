@@ -15,13 +15,16 @@ from collections.abc import Callable
 from logsleuth.models import Diagnosis
 from logsleuth.reasoning.evidence import Evidence
 from logsleuth.reasoning.general import categorize
+from logsleuth.reasoning.parallelism import parallelism
 
 __all__ = ["RULES", "Evidence", "Rule", "reason"]
 
 Rule = Callable[[Evidence], Diagnosis | None]
 
 # In order: the first rule that answers wins.  Specific facts before general ones.
-RULES: tuple[Rule, ...] = ()
+RULES: tuple[Rule, ...] = (
+    parallelism,
+)
 
 
 def reason(evidence: Evidence) -> Diagnosis | None:

@@ -1,0 +1,45 @@
+"""The divisibility checks between parallel degrees and a model's sizes (divisibility.toml, with its sources)."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Literal
+
+import regex
+
+_TABLE = Path(__file__).resolve().parent / "divisibility.toml"
+
+CheckKind = Literal["split", "kv_split", "block"]
+
+
+@dataclass(frozen=True)
+class DivisibilityCheck:
+    """One engine check: the message it raises (`regex`, with the numbers it prints as named groups) and the
+    arithmetic behind it (`kind`, see the table's header)."""
+
+    name: str
+    kind: CheckKind
+    quantity: str  # the model size, in prose ("attention heads")
+    degree_name: str  # "tp", "ep" or "moe_tp"
+    regex: regex.Pattern[str]
+    sources: tuple[str, ...]
+
+
+@cache
+def divisibility_checks() -> tuple[DivisibilityCheck, ...]:
+    """The table's rows, in order (a more specific row first)."""
+    rows = tomllib.loads(_TABLE.read_text(encoding="utf-8")).get("check", ())
+    return tuple(
+        DivisibilityCheck(
+            name=row["name"],
+            kind=row["kind"],
+            quantity=row["quantity"],
+            degree_name=row["degree_name"],
+            regex=regex.compile(row["regex"]),
+            sources=tuple(row.get("sources", ())),
+        )
+        for row in rows
+    )
