@@ -15,6 +15,7 @@ from collections.abc import Callable
 from logsleuth.models import Diagnosis
 from logsleuth.reasoning.evidence import Evidence
 from logsleuth.reasoning.general import categorize
+from logsleuth.reasoning.network import network
 from logsleuth.reasoning.parallelism import parallelism
 
 __all__ = ["RULES", "Evidence", "Rule", "reason"]
@@ -24,6 +25,7 @@ Rule = Callable[[Evidence], Diagnosis | None]
 # In order: the first rule that answers wins.  Specific facts before general ones.
 RULES: tuple[Rule, ...] = (
     parallelism,
+    network,
 )
 
 

@@ -8,18 +8,7 @@ from __future__ import annotations
 import shlex
 
 from logsleuth.api import DiagnoseOptions, diagnose_text
-from logsleuth.models import Diagnosis
-
-OPTIONS = DiagnoseOptions(include_user_patterns=False)
-
-
-def _diagnosis(log: str, options: DiagnoseOptions = OPTIONS) -> Diagnosis:
-    report = diagnose_text(log, options)
-    assert report.failures, "no failure found"
-    diagnosis = report.failures[0].diagnosis
-    assert diagnosis is not None, "no diagnosis"
-    return diagnosis
-
+from tests.reasoning.diagnosed import OPTIONS, first_diagnosis
 
 # sglang/srt/layers/quantization/fp8.py (0.5.9 line 293): a dense layer of a block-FP8 checkpoint over 32 GPUs; the
 # numbers of sgl-project/sglang#3345 (intermediate 18432 / tp 32 = 576, not a multiple of 128).
@@ -36,7 +25,7 @@ ValueError: Weight output_partition_size = 576 is not divisible by weight quanti
 
 
 def test_a_block_quantized_partition_gets_the_largest_tp_whose_share_is_whole_blocks() -> None:
-    diagnosis = _diagnosis(SGLANG_BLOCK_N)
+    diagnosis = first_diagnosis(SGLANG_BLOCK_N)
     assert diagnosis.basis == "rule" and diagnosis.category == "parallel-config"
     assert diagnosis.fix is not None
     assert [(op.flag, op.value) for op in diagnosis.fix.flags] == [("--tp-size", "16")]  # 18432 / 16 = 1152 = 9 x 128
@@ -62,7 +51,7 @@ INFO 05-02 10:00:00 [api_server.py:1] vLLM API server version 0.11.2
 
 def test_a_moe_block_failure_without_the_launch_command_names_the_flag_in_words_and_expert_parallelism() -> None:
     options = DiagnoseOptions(include_user_patterns=False, command="vllm serve Qwen/Qwen3-30B-A3B-FP8 -tp 4 --port 8001")
-    diagnosis = _diagnosis(VLLM_MOE_BLOCK_N, options)
+    diagnosis = first_diagnosis(VLLM_MOE_BLOCK_N, options)
     assert diagnosis.basis == "rule" and diagnosis.engine == "vllm"
     fix = diagnosis.fix
     assert fix is not None
@@ -72,7 +61,7 @@ def test_a_moe_block_failure_without_the_launch_command_names_the_flag_in_words_
     assert any("--enable-expert-parallel" in step for step in fix.steps)
     assert not any("--ep-size" in text for text in (fix.summary, *fix.steps))  # no SGLang flag for vLLM
 
-    without_command = _diagnosis(VLLM_MOE_BLOCK_N)
+    without_command = first_diagnosis(VLLM_MOE_BLOCK_N)
     assert without_command.fix is not None and without_command.fix.command is None
     assert "tensor-parallel size" in without_command.fix.summary and "--tensor-parallel-size" in without_command.fix.summary
 
@@ -92,7 +81,7 @@ AssertionError
 
 
 def test_a_bare_heads_assert_reads_the_heads_from_the_printed_config() -> None:
-    diagnosis = _diagnosis(SGLANG_HEADS_ASSERT)
+    diagnosis = first_diagnosis(SGLANG_HEADS_ASSERT)
     assert diagnosis.basis == "rule" and diagnosis.category == "parallel-config"
     assert "tp 1, 2, 4, 5, 8, 10 divide 40 attention heads; 16 does not" in diagnosis.evidence
     assert diagnosis.fix is not None
@@ -112,7 +101,7 @@ INFO 08-15 14:56:15 [api_server.py:1] vLLM API server version 0.33.0
 
 
 def test_experts_over_an_expert_parallel_size_get_the_divisors_and_no_flag_vllm_lacks() -> None:
-    diagnosis = _diagnosis(VLLM_EXPERTS)
+    diagnosis = first_diagnosis(VLLM_EXPERTS)
     assert diagnosis.basis == "rule" and diagnosis.category == "parallel-config"
     assert "ep 1, 2 divide 256 experts; 3 does not" in diagnosis.evidence
     fix = diagnosis.fix
