@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 from typing import Literal
 
 import regex
 
-_TABLE = Path(__file__).resolve().parent / "divisibility.toml"
+from logsleuth.facts.table import table_rows
 
 CheckKind = Literal["split", "kv_split", "block"]
 
@@ -31,7 +29,6 @@ class DivisibilityCheck:
 @cache
 def divisibility_checks() -> tuple[DivisibilityCheck, ...]:
     """The table's rows, in order (a more specific row first)."""
-    rows = tomllib.loads(_TABLE.read_text(encoding="utf-8")).get("check", ())
     return tuple(
         DivisibilityCheck(
             name=row["name"],
@@ -41,5 +38,5 @@ def divisibility_checks() -> tuple[DivisibilityCheck, ...]:
             regex=regex.compile(row["regex"]),
             sources=tuple(row.get("sources", ())),
         )
-        for row in rows
+        for row in table_rows("divisibility.toml", "check")
     )

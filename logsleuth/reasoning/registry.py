@@ -15,6 +15,7 @@ from collections.abc import Callable
 from logsleuth.models import Diagnosis
 from logsleuth.reasoning.evidence import Evidence
 from logsleuth.reasoning.general import categorize
+from logsleuth.reasoning.model_files import model_files
 from logsleuth.reasoning.network import network
 from logsleuth.reasoning.parallelism import parallelism
 
@@ -26,6 +27,7 @@ Rule = Callable[[Evidence], Diagnosis | None]
 RULES: tuple[Rule, ...] = (
     parallelism,
     network,
+    model_files,
 )
 
 
