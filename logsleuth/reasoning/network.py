@@ -96,7 +96,7 @@ def _proxy(evidence: Evidence, text: str) -> Diagnosis | None:
     ]
     return Diagnosis(
         pattern="rule-network-proxy-answers-local-request",
-        title="An HTTP proxy answered the server's request to itself",
+        title="An HTTP proxy answered a request the server sent to this host itself",
         category="network",
         root_cause=(
             "The environment routes HTTP through a proxy (http_proxy / HTTPS_PROXY), and NO_PROXY does not name "

@@ -115,3 +115,33 @@ def test_a_rendezvous_not_reachable_names_the_address_and_the_release_s_flag() -
     fix = diagnosis.fix
     assert fix is not None and "--dist-init-addr" in fix.summary and fix.command is None
     assert any("nc -zv 10.1.0.5 5000" in step for step in fix.steps)
+
+
+def test_a_port_in_use_on_a_log_that_shows_no_engine_names_each_engine_s_setting_and_sets_no_flag() -> None:
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/app/serve.py", line 3, in <module>\n'
+        '    sock.bind(("0.0.0.0", 8000))\n'
+        "OSError: [Errno 98] Address already in use\n"
+    )
+    diagnosis = first_diagnosis(log)
+    assert diagnosis.basis == "rule" and diagnosis.category == "port-in-use" and diagnosis.engine is None
+    fix = diagnosis.fix
+    assert fix is not None and not fix.flags and fix.command is None
+    assert "SGLang" in fix.summary and "vLLM" in fix.summary
+
+
+# requests' ProxyError on a request to localhost (the proxy set for downloads is not reachable from the job): the
+# shape of sgl-project/sglang#9155 and PR#7341's motivation.
+def test_a_proxy_error_on_a_local_request_is_a_proxy() -> None:
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/usr/local/lib/python3.10/dist-packages/requests/adapters.py", line 694, in send\n'
+        "    raise ProxyError(e, request=request)\n"
+        "requests.exceptions.ProxyError: HTTPConnectionPool(host='127.0.0.1', port=30000): Max retries exceeded with "
+        "url: http://127.0.0.1:30000/model_info (Caused by ProxyError('Unable to connect to proxy', "
+        "OSError('Tunnel connection failed: 503 Service Unavailable')))\n"
+    )
+    diagnosis = first_diagnosis(log)
+    assert diagnosis.category == "network" and diagnosis.fix is not None
+    assert ("NO_PROXY", "localhost,127.0.0.1,0.0.0.0") in diagnosis.fix.env
