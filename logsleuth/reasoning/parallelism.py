@@ -32,8 +32,10 @@ _CONFIG_VALUE = r"""(?<!\w){name}['"]?\s*[:=]\s*['"]?(\d+)\b"""
 
 # SGLang's model code checks heads with bare asserts (`assert self.total_num_heads % tp_size == 0`, models/llama.py,
 # qwen2.py, … in 0.4.10.post2-0.5.23): no message, so the size comes from the config the log prints.
+# `assert tp_size % self.total_num_kv_heads == 0` is the other branch: fewer KV heads than GPUs, each copied.
 _HEADS_ASSERT = regex.compile(
     r"assert\s+(?:self\.)?(?P<size>total_num_heads|num_heads|total_num_kv_heads|num_kv_heads)\s*%\s*(?:self\.)?\w*tp_size\s*==\s*0"
+    r"|assert\s+(?:self\.)?\w*tp_size\s*%\s*(?:self\.)?(?P<size>total_num_kv_heads|num_kv_heads)\s*==\s*0"
 )
 _ASSERT_CONFIG_KEYS = {
     "total_num_heads": ("attention heads", "num_attention_heads", "split"),
@@ -222,7 +224,7 @@ def _arithmetic(numbers: _Numbers, valid: list[int]) -> list[str]:
             facts.append(f"{prose} {', '.join(map(str, valid))} give{'s' if len(valid) == 1 else ''} whole blocks "
                          f"({count} / {prose} is a multiple of {numbers.block}); {degree} does not")
         elif not degree:
-            facts.append(f"the {prose} of the launch is not in the log: the full size is {numbers.part} x that size")
+            facts.append(f"the {_DEGREE_PROSE[prose]} of the launch is not in the log: the full size is {numbers.part} x that size")
         return facts
     if count and degree:
         facts.append(f"{count} {numbers.quantity} / {prose} {degree} = {count / degree:g}: not a whole number")
@@ -232,7 +234,7 @@ def _arithmetic(numbers: _Numbers, valid: list[int]) -> list[str]:
         if numbers.kind == "kv_split":
             facts.append(f"a multiple of {count} (e.g. {count * 2}) also works: each KV head is then copied")
     elif degree:
-        facts.append(f"the {prose} of the launch is {degree}; the model's {numbers.quantity} are not in the log "
+        facts.append(f"the {_DEGREE_PROSE[prose]} of the launch is {degree}; the model's {numbers.quantity} are not in the log "
                      "(its config.json has them)")
     return facts
 
@@ -284,10 +286,17 @@ def _summary_in_words(numbers: _Numbers, suggested: int | None, engine: str | No
         "moe_tp": "in SGLang the tensor-parallel size / --ep-size",
     }[numbers.degree_name]
     if suggested is not None:
-        return f"Use a {prose} of {suggested} ({spelled})."
+        return f"Use {_article(prose)} {prose} of {suggested} ({spelled})."
     if numbers.kind == "block":
-        return f"Use a {prose} that leaves each GPU a whole number of quantization blocks ({spelled}), or a checkpoint without block quantization."
-    return f"Use a {prose} that divides the model's {numbers.quantity} ({spelled})."
+        return f"Use {_article(prose)} {prose} that leaves each GPU a whole number of quantization blocks ({spelled}), or a checkpoint without block quantization."
+    if numbers.kind == "kv_split":
+        return (f"Use {_article(prose)} {prose} that divides the model's KV heads or is a multiple of them ({spelled}); "
+                "the model's config.json gives num_key_value_heads.")
+    return f"Use {_article(prose)} {prose} that divides the model's {numbers.quantity} ({spelled})."
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"
 
 
 def _steps(numbers: _Numbers, engine: str | None) -> tuple[str, ...]:

@@ -120,3 +120,23 @@ def test_a_divisibility_message_about_something_else_is_left_alone() -> None:
     report = diagnose_text(log, OPTIONS)
     diagnosis = report.failures[0].diagnosis
     assert diagnosis is None or not diagnosis.pattern.startswith("rule-parallelism")
+
+
+# The other branch of SGLang's KV-head check (sglang/srt/models/qwen2.py line 132 in 0.5.9): fewer KV heads than
+# GPUs, each copied, so the degree must be a multiple of them.  No config in the log: the advice says where to look.
+SGLANG_KV_REPLICA_ASSERT = """\
+[2026-03-02 09:00:00] server_args=ServerArgs(model_path='/models/qwen2-7b', tp_size=12, port=30000, ...)
+[2026-03-02 09:00:10 TP0] Scheduler hit an exception: Traceback (most recent call last):
+  File "/usr/local/lib/python3.10/dist-packages/sglang/srt/models/qwen2.py", line 132, in __init__
+    assert tp_size % self.total_num_kv_heads == 0
+AssertionError
+"""
+
+
+def test_the_kv_copy_branch_without_the_config_says_divide_or_multiple_and_where_the_number_is() -> None:
+    diagnosis = first_diagnosis(SGLANG_KV_REPLICA_ASSERT)
+    assert diagnosis.basis == "rule" and diagnosis.category == "parallel-config"
+    assert any("the model's KV heads are not in the log" in fact for fact in diagnosis.evidence)
+    fix = diagnosis.fix
+    assert fix is not None and not fix.flags and fix.command is None  # no number to set without the head count
+    assert "multiple" in fix.summary and "num_key_value_heads" in fix.summary and "--tp-size" in fix.summary
