@@ -60,6 +60,7 @@ class _Numbers:
     part: int | None = None  # the size per partition the message printed
     axis: str | None = None  # block_n / block_k
     moe: bool = False  # a MoE layer's weight: expert parallelism is a way out
+    tp: int | None = None  # the tensor-parallel size a MoE-split message printed
 
 
 def parallelism(evidence: Evidence) -> Diagnosis | None:
@@ -88,7 +89,7 @@ def _from_message(check: DivisibilityCheck, found: regex.Match[str], evidence: E
         count = groups["part"] * degree
     quantity = "MoE layers' weight" if moe and check.kind == "block" else check.quantity
     return _Numbers(check.kind, quantity, check.degree_name, count, degree, groups.get("block"),
-                    groups.get("part"), words.get("axis"), moe)
+                    groups.get("part"), words.get("axis"), moe, groups.get("tp"))
 
 
 def _from_assert(evidence: Evidence) -> Diagnosis | None:
@@ -264,7 +265,7 @@ def _fix(numbers: _Numbers, suggested: int | None, evidence: Evidence) -> Fix | 
 def _moe_tp_fix(numbers: _Numbers, suggested: int | None, evidence: Evidence, steps: list[str]) -> Fix | None:
     """SGLang splits a MoE layer over tp / ep GPUs: raise --ep-size until that split fits."""
     failure, launch = evidence.failure, evidence.launch
-    tp = launch_degree(evidence, "tp")
+    tp = numbers.tp or launch_degree(evidence, "tp")
     flag = release_flag(launch, "--ep-size", "--expert-parallel-size")
     if flag is None or not tp or suggested is None or tp % suggested:
         return Fix(summary=_summary_in_words(numbers, suggested, launch.engine), steps=tuple(steps))

@@ -140,3 +140,23 @@ def test_the_kv_copy_branch_without_the_config_says_divide_or_multiple_and_where
     fix = diagnosis.fix
     assert fix is not None and not fix.flags and fix.command is None  # no number to set without the head count
     assert "multiple" in fix.summary and "num_key_value_heads" in fix.summary and "--tp-size" in fix.summary
+
+
+# sglang/srt/model_executor/model_runner.py check_quantized_moe_compatibility (0.5.9 line 724): the MoE layers are
+# split over tp / ep GPUs; 1536 / 16 = 96 is not a multiple of 128.  The message names tp 16 itself.
+SGLANG_QUANTIZED_MOE = """\
+[2026-03-03 09:00:10 TP0] Scheduler hit an exception: Traceback (most recent call last):
+  File "/usr/local/lib/python3.10/dist-packages/sglang/srt/model_executor/model_runner.py", line 722, in check_quantized_moe_compatibility
+    raise ValueError(
+ValueError: For quantized MoE models, please make sure (moe_intermediate_size=1536 / moe_tp_size=16) % weight_block_size_n=128 == 0 where moe_tp_size is equal to tp_size (16) divided by ep_size (1). You can fix this by setting arguments `--tp` and `--ep` correctly.
+"""
+
+
+def test_a_quantized_moe_split_raises_the_expert_parallel_size_until_it_fits() -> None:
+    diagnosis = first_diagnosis(SGLANG_QUANTIZED_MOE)
+    assert diagnosis.basis == "rule" and diagnosis.category == "parallel-config"
+    # moe_tp must leave 1536 / moe_tp a multiple of 128: 1, 2, 3, 4, 6, 12; the largest power of two under 16 is 4
+    assert any(fact.startswith("moe_tp 1, 2, 3, 4, 6, 12 give whole blocks") for fact in diagnosis.evidence)
+    fix = diagnosis.fix
+    assert fix is not None and [(op.flag, op.value) for op in fix.flags] == [("--ep-size", "4")]
+    assert "16 / 4 = 4" in fix.summary
