@@ -39,8 +39,8 @@ def model_files(evidence: Evidence) -> Diagnosis | None:
     given = model_path(evidence.launch)
     for message in model_file_messages():
         found = message.regex.search(text)
-        if found is not None:
-            return _diagnosis(message, found, evidence, given)
+        if found is not None and (diagnosis := _diagnosis(message, found, evidence, given)) is not None:
+            return diagnosis
     if given and _WEIGHTS_FILE.search(given) and not given.lower().endswith(".gguf") and _loading(evidence):
         return _weights_file(evidence, given, f"the launch's model path is a file: {given}", ())
     return None
@@ -72,13 +72,16 @@ def _loading(evidence: Evidence) -> bool:
     )
 
 
-def _diagnosis(message: ModelFileMessage, found: regex.Match[str], evidence: Evidence, given: str | None) -> Diagnosis:
+def _diagnosis(message: ModelFileMessage, found: regex.Match[str], evidence: Evidence,
+               given: str | None) -> Diagnosis | None:
     groups = {name: value for name, value in found.groupdict().items() if value}
     path = groups.get("path") or given
     fact = f"the message: {found.group(0).strip()}"
     weights_file = next((p for p in (path, given) if p and _WEIGHTS_FILE.search(p.removesuffix("/config.json"))), None)
     if weights_file and message.kind in ("missing-file", "not-found", "not-a-directory", "config-not-json"):
         return _weights_file(evidence, weights_file.removesuffix("/config.json"), fact, message.sources)
+    if message.kind == "not-a-directory" and not _model_path_like(path, given):
+        return None  # a file where a directory is expected, but not the model's: not this rule's
     advice = model_file_advice()[message.kind]
     values = dict(groups)
     if path:
@@ -89,6 +92,13 @@ def _diagnosis(message: ModelFileMessage, found: regex.Match[str], evidence: Evi
               steps=(*(interpolate(step, values) for step in advice.steps), _DIRECTORY_HOLDS))
     return _rule_diagnosis(message.name, advice.title, interpolate(advice.cause, values), fix, evidence, (fact,),
                            message.sources)
+
+
+def _model_path_like(path: str | None, given: str | None) -> bool:
+    """A path under the launch's model, or one naming a model's file (config.json, a tokenizer or weights file)."""
+    if not path:
+        return False
+    return bool((given and path.startswith(given)) or regex.search(r"config\.json|tokenizer|\.safetensors|\.bin\b", path))
 
 
 def _weights_file(evidence: Evidence, path: str, fact: str, sources: tuple[str, ...]) -> Diagnosis:

@@ -119,3 +119,26 @@ def test_an_unrelated_file_not_found_is_left_alone() -> None:
     )
     diagnosis = diagnose_text(log, OPTIONS).failures[0].diagnosis
     assert diagnosis is None or diagnosis.category != "model-path"
+
+
+def test_a_not_a_directory_error_elsewhere_is_left_alone() -> None:
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/app/run.py", line 3, in <module>\n'
+        "    os.listdir(out)\n"
+        "NotADirectoryError: [Errno 20] Not a directory: '/data/out.txt/part-0'\n"
+    )
+    diagnosis = diagnose_text(log, OPTIONS).failures[0].diagnosis
+    assert diagnosis is None or diagnosis.category != "model-path"
+
+
+def test_a_model_file_inside_a_weights_file_path_is_the_weights_file_case() -> None:
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/usr/local/lib/python3.10/dist-packages/transformers/utils/hub.py", line 400, in cached_files\n'
+        "    open(resolved)\n"
+        "NotADirectoryError: [Errno 20] Not a directory: '/models/m/model.safetensors/config.json'\n"
+    )
+    diagnosis = first_diagnosis(log)
+    assert diagnosis.pattern == "rule-model-files-weights-file" and diagnosis.fix is not None
+    assert "/models/m" in diagnosis.fix.summary
