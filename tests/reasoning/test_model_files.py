@@ -9,8 +9,10 @@ from __future__ import annotations
 import dataclasses
 import shlex
 
+import pytest
+
 from logsleuth.api import DiagnoseOptions, diagnose_text
-from tests.reasoning.diagnosed import OPTIONS, first_diagnosis
+from tests.reasoning.diagnosed import app_traceback, category_of, first_diagnosis
 
 SGLANG_WEIGHTS_FILE = """\
 $ python3 -m sglang.launch_server --model-path /models/qwen/model.safetensors --port 30000 --tp-size 1
@@ -110,26 +112,15 @@ def test_vllm_s_model_path_pattern_keeps_precedence() -> None:
     assert diagnosis is not None and diagnosis.pattern == "vllm-model-path-invalid"
 
 
-def test_an_unrelated_file_not_found_is_left_alone() -> None:
-    log = (
-        "Traceback (most recent call last):\n"
-        '  File "/app/run.py", line 3, in <module>\n'
-        "    open(path)\n"
-        "FileNotFoundError: [Errno 2] No such file or directory: '/data/prompts.jsonl'\n"
-    )
-    diagnosis = diagnose_text(log, OPTIONS).failures[0].diagnosis
-    assert diagnosis is None or diagnosis.category != "model-path"
-
-
-def test_a_not_a_directory_error_elsewhere_is_left_alone() -> None:
-    log = (
-        "Traceback (most recent call last):\n"
-        '  File "/app/run.py", line 3, in <module>\n'
-        "    os.listdir(out)\n"
-        "NotADirectoryError: [Errno 20] Not a directory: '/data/out.txt/part-0'\n"
-    )
-    diagnosis = diagnose_text(log, OPTIONS).failures[0].diagnosis
-    assert diagnosis is None or diagnosis.category != "model-path"
+@pytest.mark.parametrize(
+    "final_line",
+    [
+        "FileNotFoundError: [Errno 2] No such file or directory: '/data/prompts.jsonl'",
+        "NotADirectoryError: [Errno 20] Not a directory: '/data/out.txt/part-0'",
+    ],
+)
+def test_a_missing_file_of_the_user_s_own_script_is_left_alone(final_line: str) -> None:
+    assert category_of(app_traceback(final_line)) != "model-path"
 
 
 def test_a_model_file_inside_a_weights_file_path_is_the_weights_file_case() -> None:

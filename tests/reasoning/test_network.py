@@ -7,7 +7,7 @@ _execute_server_warmup, 0.5.9 line 1679), torch's TCPStore messages, the shapes 
 from __future__ import annotations
 
 from logsleuth.api import DiagnoseOptions, diagnose_text
-from tests.reasoning.diagnosed import OPTIONS, first_diagnosis
+from tests.reasoning.diagnosed import OPTIONS, app_traceback, category_of, first_diagnosis
 
 # The shape of sgl-project/sglang#16855 and #9814: --host 0.0.0.0, a proxy in the environment, the warm-up's GET
 # answered 502 with an empty body.
@@ -53,8 +53,7 @@ def test_a_403_alone_is_not_called_a_proxy() -> None:
         "res.text='<!DOCTYPE html><html><head><title>ERROR: The requested URL could not be retrieved</title></head>"
         "<body><p>Access Denied.</p></body></html>'", "res.text='{\"detail\": \"Forbidden\"}'"
     )
-    diagnosis = diagnose_text(log, OPTIONS).failures[0].diagnosis
-    assert diagnosis is None or diagnosis.category != "network"
+    assert category_of(log) != "network"
 
 
 # torch's TCPStore server (c10d socket.cpp) in a vLLM worker: the vLLM port-in-use pattern covers the API server's
@@ -118,13 +117,7 @@ def test_a_rendezvous_not_reachable_names_the_address_and_the_release_s_flag() -
 
 
 def test_a_port_in_use_on_a_log_that_shows_no_engine_names_each_engine_s_setting_and_sets_no_flag() -> None:
-    log = (
-        "Traceback (most recent call last):\n"
-        '  File "/app/serve.py", line 3, in <module>\n'
-        '    sock.bind(("0.0.0.0", 8000))\n'
-        "OSError: [Errno 98] Address already in use\n"
-    )
-    diagnosis = first_diagnosis(log)
+    diagnosis = first_diagnosis(app_traceback("OSError: [Errno 98] Address already in use", 'sock.bind(("0.0.0.0", 8000))'))
     assert diagnosis.basis == "rule" and diagnosis.category == "port-in-use" and diagnosis.engine is None
     fix = diagnosis.fix
     assert fix is not None and not fix.flags and fix.command is None
