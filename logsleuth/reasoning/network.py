@@ -23,6 +23,8 @@ from logsleuth.reasoning.evidence import Evidence
 
 _NO_PROXY = "localhost,127.0.0.1,0.0.0.0"
 _LOCAL = regex.compile(r"(?<![\w.])(?:127\.0\.0\.1|localhost|0\.0\.0\.0|\[?::1\]?)(?::(?P<port>\d{2,5}))?(?![\w.])")
+# Every pattern here is bounded: a host name is at most 253 characters and is tried only where one can start
+# (tests/reasoning/test_network.py times them on long lines).
 # A response came back (a proxy answers; a server that is down refuses the connection instead).
 _PROXY_STATUS = regex.compile(r"<Response \[(?P<status>403|407|502|503|504)\]>|\b(?P<status>407) Proxy Authentication Required")
 _PROXY_WORDS = regex.compile(r"(?i)ProxyError|Unable to connect to proxy|\bsquid\b|proxy[ -]server|Proxy Authentication|via:\s*\S*proxy")
@@ -36,7 +38,7 @@ _IN_USE = regex.compile(
 )
 _IN_USE_PORT = regex.compile(
     r"(?:\('[^']*', (?P<port>\d{2,5})\)|port:? (?P<port>\d{2,5})\b|addr='\w+://[^']*:(?P<port>\d{2,5})'|"
-    r"(?:[\w.-]+|\[[\w:]+\]):(?P<port>\d{2,5})\b)"
+    r"(?<![\w.\[:-])(?:[\w.-]{1,253}|\[[\w:]{1,45}\]):(?P<port>\d{2,5})\b)"
 )
 _UNREACHABLE = regex.compile(
     r"(?i)client socket has failed to connect|client socket has timed out|Connection refused|connect\(\) timed out|No route to host|"
@@ -45,7 +47,7 @@ _UNREACHABLE = regex.compile(
 _RENDEZVOUS_WORDS = regex.compile(r"(?i)TCPStore|c10d|rendezvous|dist[_-]init|MASTER_ADDR|MASTER_PORT|init_process_group|DistNetworkError|DistStoreError")
 _ADDRESS = regex.compile(
     r"(?:network address of|trying to connect to) \((?P<host>\w[\w.:-]*), (?P<port>\d{2,5})\)|"
-    r"(?:tcp://)?(?P<host>(?:\d{1,3}\.){3}\d{1,3}|[a-zA-Z][\w-]*(?:\.[\w-]+)+):(?P<port>\d{2,5})\b"
+    r"(?<![\w.-])(?:tcp://)?(?P<host>(?:\d{1,3}\.){3}\d{1,3}|[a-zA-Z][\w-]{0,62}\.[\w.-]{1,190}):(?P<port>\d{2,5})\b"
 )
 
 
