@@ -37,6 +37,10 @@ _HEADS_ASSERT = regex.compile(
     r"assert\s+(?:self\.)?(?P<size>total_num_heads|num_heads|total_num_kv_heads|num_kv_heads)\s*%\s*(?:self\.)?\w*tp_size\s*==\s*0"
     r"|assert\s+(?:self\.)?\w*tp_size\s*%\s*(?:self\.)?(?P<size>total_num_kv_heads|num_kv_heads)\s*==\s*0"
 )
+_HEADS_ASSERT_SOURCES = (
+    "sglang/srt/models/llama.py (0.5.9 lines 139-149), qwen2.py (lines 122-132): `assert self.total_num_heads % tp_size "
+    "== 0`, `assert self.total_num_kv_heads % tp_size == 0`, `assert tp_size % self.total_num_kv_heads == 0`",
+)
 _ASSERT_CONFIG_KEYS = {
     "total_num_heads": ("attention heads", "num_attention_heads", "split"),
     "num_heads": ("attention heads", "num_attention_heads", "split"),
@@ -78,17 +82,17 @@ def _from_message(check: DivisibilityCheck, found: regex.Match[str], evidence: E
     groups = {name: int(value) for name, value in found.groupdict().items() if value and value.isdigit()}
     words = found.groupdict()
     moe = check.name.startswith("moe") or "gate" in (words.get("which") or "") or "down" in (words.get("which") or "")
-    degree = groups.get("degree")
+    degree, degree_name = groups.get("degree"), check.degree_name
     if degree is None:  # a size per partition: the degree is the launch's
         degree = launch_degree(evidence, "tp")
-        if moe and evidence.launch.engine == "sglang" and degree:
-            ep = launch_degree(evidence, "ep")
-            degree = degree // ep if ep and degree % ep == 0 else degree
+        ep = launch_degree(evidence, "ep") if moe and evidence.launch.engine == "sglang" else None
+        if degree and ep and ep > 1 and degree % ep == 0:  # SGLang splits a MoE layer over tp / ep GPUs
+            degree, degree_name = degree // ep, "moe_tp"
     count = groups.get("count") or groups.get("full")
     if count is None and groups.get("part") and degree:
         count = groups["part"] * degree
     quantity = "MoE layers' weight" if moe and check.kind == "block" else check.quantity
-    return _Numbers(check.kind, quantity, check.degree_name, count, degree, groups.get("block"),
+    return _Numbers(check.kind, quantity, degree_name, count, degree, groups.get("block"),
                     groups.get("part"), words.get("axis"), moe, groups.get("tp"))
 
 
@@ -102,7 +106,7 @@ def _from_assert(evidence: Evidence) -> Diagnosis | None:
             quantity, key, kind = _ASSERT_CONFIG_KEYS[found["size"]]
             numbers = _Numbers(kind, quantity, "tp", config_value(_log_lines(evidence), key), launch_degree(evidence, "tp"))
             return _diagnosis(numbers, evidence, f"the check that failed ({frame.module_path}): {found.group(0)}",
-                              f"assert-{key}", ("sglang/srt/models/llama.py, qwen2.py: `assert self.total_num_heads % tp_size == 0` (0.5.9 lines 139, 122)",))
+                              f"assert-{key}", _HEADS_ASSERT_SOURCES)
     return None
 
 

@@ -152,3 +152,22 @@ def test_a_quantized_moe_split_raises_the_expert_parallel_size_until_it_fits() -
     fix = diagnosis.fix
     assert fix is not None and [(op.flag, op.value) for op in fix.flags] == [("--ep-size", "4")]
     assert "16 / 4 = 4" in fix.summary
+
+
+# sglang/srt/layers/quantization/fp8.py Fp8MoEMethod.create_weights (0.5.9 line 729): with --ep-size 2 the MoE layers
+# are split over 16 / 2 = 8 GPUs, so 96 per GPU is 768 in all; the way out is more expert parallelism, not less TP.
+SGLANG_MOE_WEIGHT_WITH_EP = """\
+$ python3 -m sglang.launch_server --model-path /models/moe-fp8 --tp-size 16 --ep-size 2 --nnodes 2 --node-rank 0 --dist-init-addr 10.1.0.5:5000
+[2026-03-04 09:00:10 TP0] Scheduler hit an exception: Traceback (most recent call last):
+  File "/usr/local/lib/python3.10/dist-packages/sglang/srt/layers/quantization/fp8.py", line 729, in create_weights
+    raise ValueError(
+ValueError: The output_size of gate's and up's weight = 96 is not divisible by weight quantization block_n = 128.
+"""
+
+
+def test_a_moe_weight_under_expert_parallelism_raises_ep_not_lowers_tp() -> None:
+    diagnosis = first_diagnosis(SGLANG_MOE_WEIGHT_WITH_EP)
+    assert any("96 per GPU x moe_tp 8 = 768" in fact for fact in diagnosis.evidence)
+    fix = diagnosis.fix
+    assert fix is not None and [(op.flag, op.value) for op in fix.flags] == [("--ep-size", "8")]  # 768 / (16 / 8) = 384
+    assert fix.command is not None and "--tp-size 16" in fix.command and "--ep-size 8" in fix.command
