@@ -16,6 +16,9 @@ from logsleuth.models import Diagnosis
 from logsleuth.reasoning.evidence import Evidence
 from logsleuth.reasoning.general import categorize
 from logsleuth.reasoning.hardware import gpu_arch_limit
+from logsleuth.reasoning.model_files import model_files
+from logsleuth.reasoning.network import network
+from logsleuth.reasoning.parallelism import parallelism
 
 __all__ = ["RULES", "Evidence", "Rule", "reason"]
 
@@ -24,6 +27,9 @@ Rule = Callable[[Evidence], Diagnosis | None]
 # In order: the first rule that answers wins.  Specific facts before general ones.
 RULES: tuple[Rule, ...] = (
     gpu_arch_limit,  # a dtype, kernel or build the GPU's architecture lacks (facts/gpus.toml)
+    parallelism,  # parallel degrees against heads, experts and quantization blocks (facts/divisibility.toml)
+    network,  # a proxy answering the server's own request, a taken port, an unreachable rendezvous
+    model_files,  # a weights file given as the model, files missing from a checkpoint (facts/model_files.toml)
 )
 
 

@@ -1,0 +1,151 @@
+"""Model paths and files (issue 28, class 7): a weights file given where a directory or hub id is expected, files
+missing from a checkpoint, a hub repo that is not there or not open to this host.
+
+The loaders' messages and their raise sites are in facts/model_files.toml; the path comes from the message, else
+from the launch (`--model-path`, `--model`, `vllm serve PATH`, server_args `model_path`).  The engines' own
+model-path patterns come first (patterns/sglang/model-path-not-found.toml, patterns/vllm/model-path-invalid.toml,
+gated-repo.toml): this rule answers what they leave.  A token is never printed: the advice names HF_TOKEN only."""
+
+from __future__ import annotations
+
+import posixpath
+import shlex
+
+import regex
+
+from logsleuth.facts.model_files import ModelFileMessage, model_file_advice, model_file_messages
+from logsleuth.fixes.command import CommandLine
+from logsleuth.fixes.context import interpolate
+from logsleuth.models import Diagnosis, Fix, LaunchInfo
+from logsleuth.reasoning.catalog_flags import release_flag, setting_fix
+from logsleuth.reasoning.evidence import Evidence
+
+# A file of weights (GGUF is one file by design: the engines read a single *.gguf, see _GGUF_NOTE).
+_WEIGHTS_FILE = regex.compile(r"(?i)\.(?:safetensors|bin|pt|pth|ckpt|gguf)$")
+_GGUF_NOTE = (
+    "both engines read a single GGUF file when it exists on this host and its name ends in .gguf "
+    "(check_gguf_file in vllm/transformers_utils/utils.py and sglang's hf_transformers_utils): the error shows "
+    "it was read as a directory or a repo id instead, so check that the file is there and readable"
+)
+_DIRECTORY_HOLDS = "the directory must hold config.json, the weights (*.safetensors, with model.safetensors.index.json when sharded) and the tokenizer files (tokenizer.json or tokenizer.model, tokenizer_config.json)"
+# The frames a model's config and weights are read through: a weights-file path failing there is this rule's.
+_LOADING = regex.compile(r"(?i)get_config|from_pretrained|AutoConfig|hf_transformers_utils|transformers_utils|model_loader|cached_file|model_config")
+
+
+def model_files(evidence: Evidence) -> Diagnosis | None:
+    """What is missing from the model's path, with the path from the message or the launch."""
+    failure = evidence.failure
+    text = "\n".join([*(f"{block.type}: {block.message}" for block in failure.exceptions), failure.header or ""])
+    given = model_path(evidence.launch)
+    for message in model_file_messages():
+        found = message.regex.search(text)
+        if found is not None and (diagnosis := _diagnosis(message, found, evidence, given)) is not None:
+            return diagnosis
+    if given and _WEIGHTS_FILE.search(given) and not given.lower().endswith(".gguf") and _loading(evidence):
+        return _weights_file(evidence, given, f"the launch's model path is a file: {given}", ())
+    return None
+
+
+def model_path(launch: LaunchInfo) -> str | None:
+    """The model the launch asked for: its command's --model-path / --model / `vllm serve PATH`, or server_args."""
+    if launch.command:
+        try:
+            command = CommandLine.parse(launch.command)
+        except ValueError:
+            command = None
+        if command is not None:
+            for flag in ("--model-path", "--model"):
+                if command.value(flag):
+                    return command.value(flag)
+            if command.positional and "serve" in command.prefix:
+                return command.positional[0]
+    values = dict(launch.server_args)
+    raw = values.get("model_path") or values.get("model")
+    return raw.strip("'\"") if raw else None
+
+
+def _loading(evidence: Evidence) -> bool:
+    frames = (frame for block in evidence.failure.exceptions for frame in block.frames)
+    return any(_LOADING.search(f"{frame.file} {frame.function or ''}") for frame in frames) or bool(
+        regex.search(r"config\.json|Not a directory|NotADirectoryError|HFValidationError|Repo id must", evidence.failure.final.message
+                     + evidence.failure.final.type)
+    )
+
+
+def _diagnosis(message: ModelFileMessage, found: regex.Match[str], evidence: Evidence,
+               given: str | None) -> Diagnosis | None:
+    groups = {name: value for name, value in found.groupdict().items() if value}
+    path = groups.get("path") or given
+    fact = f"the message: {found.group(0).strip()}"
+    weights_file = next((p for p in (path, given) if p and _WEIGHTS_FILE.search(p.removesuffix("/config.json"))), None)
+    if weights_file and message.kind in ("missing-file", "not-found", "not-a-directory", "config-not-json"):
+        return _weights_file(evidence, weights_file.removesuffix("/config.json"), fact, message.sources)
+    if message.kind == "not-a-directory" and not _model_path_like(path, given):
+        return None  # a file where a directory is expected, but not the model's: not this rule's
+    advice = model_file_advice()[message.kind]
+    values = dict(groups)
+    if path:
+        values.update(path=path, quoted_path=_quoted(path))
+    if "repo" not in values and given:
+        values["repo"] = given
+    fix = Fix(summary=interpolate(advice.summary, values),
+              steps=(*(interpolate(step, values) for step in advice.steps), _DIRECTORY_HOLDS))
+    return _rule_diagnosis(message.name, advice.title, interpolate(advice.cause, values), fix, evidence, (fact,),
+                           message.sources)
+
+
+def _model_path_like(path: str | None, given: str | None) -> bool:
+    """A path under the launch's model, or one naming a model's file (config.json, a tokenizer or weights file)."""
+    if not path:
+        return False
+    return bool((given and path.startswith(given)) or regex.search(r"config\.json|tokenizer|\.safetensors|\.bin\b", path))
+
+
+def _weights_file(evidence: Evidence, path: str, fact: str, sources: tuple[str, ...]) -> Diagnosis:
+    """A weights file given as the model: the engine wants the directory that holds it (or a hub id)."""
+    directory = posixpath.dirname(path.rstrip("/")) or "."
+    launch = evidence.launch
+    cause = (f"The model path {path} is a weights file; the engine wants the directory that holds the checkpoint "
+             "(config.json, the weights and the tokenizer files) or a Hugging Face repo id, and reads the config from it.")
+    steps = [_DIRECTORY_HOLDS, f"ls -la {_quoted(directory)} on the host that runs the server"]
+    if path.lower().endswith(".gguf"):
+        steps.insert(0, _GGUF_NOTE)
+    flag = _flag_in_command(launch)
+    summary = f"Give the directory that holds the checkpoint ({directory}) instead of the file."
+    fix = setting_fix(evidence.failure, launch, summary, ((flag, directory),), tuple(steps)) if flag else None
+    return _rule_diagnosis("weights-file", "A weights file was given where the model's directory is expected", cause,
+                           fix or Fix(summary=summary, steps=tuple(steps)), evidence,
+                           (fact, f"{path} ends in {posixpath.splitext(path)[1]}: a file of weights, not a checkpoint directory"),
+                           sources)
+
+
+def _flag_in_command(launch: LaunchInfo) -> str | None:
+    """The model flag the user's command gives (and the release has): a positional model is left as words."""
+    if not launch.command:
+        return None
+    try:
+        command = CommandLine.parse(launch.command)
+    except ValueError:
+        return None
+    given = next((flag for flag in ("--model-path", "--model") if command.has(flag)), None)
+    return release_flag(launch, given) if given else None
+
+
+def _quoted(path: str) -> str:
+    return shlex.quote(path)
+
+
+def _rule_diagnosis(name: str, title: str, cause: str, fix: Fix, evidence: Evidence, facts: tuple[str, ...],
+                    sources: tuple[str, ...]) -> Diagnosis:
+    return Diagnosis(
+        pattern=f"rule-model-files-{name}",
+        title=title,
+        category="model-path",
+        root_cause=cause,
+        fix=fix,
+        references=sources,
+        engine=evidence.launch.engine,
+        engine_version=evidence.launch.engine_version,
+        basis="rule",
+        evidence=facts,
+    )

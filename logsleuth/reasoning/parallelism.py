@@ -1,0 +1,326 @@
+"""Parallelism arithmetic (issue 28, class 5): a parallel degree that does not divide a model's size.
+
+The numbers come from the engine's message (facts/divisibility.toml lists the messages and what each checks), else
+from the config the log prints (`num_attention_heads`, …) and the degrees of the launch (its command, its
+`server_args=` line, an engine config line).  The answer is the arithmetic itself: which degrees divide the size,
+and the nearest one under the degree asked for, set through the user's own command when the log gives it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import regex
+
+from logsleuth.facts.divisibility import DivisibilityCheck, divisibility_checks
+from logsleuth.fixes.command import CommandLine
+from logsleuth.models import Diagnosis, Fix
+from logsleuth.reasoning.catalog_flags import release_flag, setting_fix
+from logsleuth.reasoning.evidence import Evidence
+
+# The degrees as the launch gives them: server_args fields, command flags (every spelling of both engines),
+# and the `name=value` / `'name': value` an engine's config line prints.
+_DEGREE_FIELDS = {
+    "tp": ("tp_size", "tensor_parallel_size"),
+    "ep": ("ep_size", "expert_parallel_size", "moe_ep_size"),
+}
+_DEGREE_FLAGS = {
+    "tp": ("--tp-size", "--tensor-parallel-size", "--tp", "-tp"),
+    "ep": ("--ep-size", "--expert-parallel-size", "--ep"),
+}
+_CONFIG_VALUE = r"""(?<!\w){name}['"]?\s*[:=]\s*['"]?(\d+)\b"""
+
+# SGLang's model code checks heads with bare asserts (`assert self.total_num_heads % tp_size == 0`, models/llama.py,
+# qwen2.py, … in 0.4.10.post2-0.5.23): no message, so the size comes from the config the log prints.
+# `assert tp_size % self.total_num_kv_heads == 0` is the other branch: fewer KV heads than GPUs, each copied.
+_HEADS_ASSERT = regex.compile(
+    r"assert\s+(?:self\.)?(?P<size>total_num_heads|num_heads|total_num_kv_heads|num_kv_heads)\s*%\s*(?:self\.)?\w*tp_size\s*==\s*0"
+    r"|assert\s+(?:self\.)?\w*tp_size\s*%\s*(?:self\.)?(?P<size>total_num_kv_heads|num_kv_heads)\s*==\s*0"
+)
+_HEADS_ASSERT_SOURCES = (
+    "sglang/srt/models/llama.py (0.5.9 lines 139-149), qwen2.py (lines 122-132): `assert self.total_num_heads % tp_size "
+    "== 0`, `assert self.total_num_kv_heads % tp_size == 0`, `assert tp_size % self.total_num_kv_heads == 0`",
+)
+_ASSERT_CONFIG_KEYS = {
+    "total_num_heads": ("attention heads", "num_attention_heads", "split"),
+    "num_heads": ("attention heads", "num_attention_heads", "split"),
+    "total_num_kv_heads": ("KV heads", "num_key_value_heads", "kv_split"),
+    "num_kv_heads": ("KV heads", "num_key_value_heads", "kv_split"),
+}
+
+_DEGREE_PROSE = {"tp": "tensor-parallel size", "ep": "expert-parallel size", "moe_tp": "MoE tensor-parallel size"}
+
+
+@dataclass(frozen=True)
+class _Numbers:
+    """What the arithmetic works on: a size, the degree asked for, and for block checks the block."""
+
+    kind: str
+    quantity: str
+    degree_name: str
+    count: int | None  # the full size
+    degree: int | None
+    block: int | None = None
+    part: int | None = None  # the size per partition the message printed
+    axis: str | None = None  # block_n / block_k
+    moe: bool = False  # a MoE layer's weight: expert parallelism is a way out
+    tp: int | None = None  # the tensor-parallel size a MoE-split message printed
+
+
+def parallelism(evidence: Evidence) -> Diagnosis | None:
+    """A divisibility failure between a parallel degree and a model size, with the degrees that fit."""
+    text = "\n".join(f"{block.type}: {block.message}" for block in evidence.failure.exceptions)
+    for check in divisibility_checks():
+        found = check.regex.search(text)
+        if found is not None:
+            numbers = _from_message(check, found, evidence)
+            return _diagnosis(numbers, evidence, f"the message: {found.group(0)}", check.name, check.sources)
+    return _from_assert(evidence)
+
+
+def _from_message(check: DivisibilityCheck, found: regex.Match[str], evidence: Evidence) -> _Numbers:
+    groups = {name: int(value) for name, value in found.groupdict().items() if value and value.isdigit()}
+    words = found.groupdict()
+    moe = check.name.startswith("moe") or "gate" in (words.get("which") or "") or "down" in (words.get("which") or "")
+    degree, degree_name = groups.get("degree"), check.degree_name
+    if degree is None:  # a size per partition: the degree is the launch's
+        degree = launch_degree(evidence, "tp")
+        ep = launch_degree(evidence, "ep") if moe and evidence.launch.engine == "sglang" else None
+        if degree and ep and ep > 1 and degree % ep == 0:  # SGLang splits a MoE layer over tp / ep GPUs
+            degree, degree_name = degree // ep, "moe_tp"
+    count = groups.get("count") or groups.get("full")
+    if count is None and groups.get("part") and degree:
+        count = groups["part"] * degree
+    quantity = "MoE layers' weight" if moe and check.kind == "block" else check.quantity
+    return _Numbers(check.kind, quantity, degree_name, count, degree, groups.get("block"),
+                    groups.get("part"), words.get("axis"), moe, groups.get("tp"))
+
+
+def _from_assert(evidence: Evidence) -> Diagnosis | None:
+    failure = evidence.failure
+    if failure.final.type.rsplit(".", 1)[-1] != "AssertionError":
+        return None
+    for frame in reversed(failure.final.frames):
+        found = _HEADS_ASSERT.search(frame.source or "")
+        if found is not None:
+            quantity, key, kind = _ASSERT_CONFIG_KEYS[found["size"]]
+            numbers = _Numbers(kind, quantity, "tp", config_value(_log_lines(evidence), key), launch_degree(evidence, "tp"))
+            return _diagnosis(numbers, evidence, f"the check that failed ({frame.module_path}): {found.group(0)}",
+                              f"assert-{key}", _HEADS_ASSERT_SOURCES)
+    return None
+
+
+def launch_degree(evidence: Evidence, name: str) -> int | None:
+    """A parallel degree of the launch: its `server_args=` line, its command, or a config line of the log."""
+    launch = evidence.launch
+    for key, value in launch.server_args:
+        if key in _DEGREE_FIELDS[name] and value.strip("'\"").isdigit():
+            return int(value.strip("'\""))
+    if launch.command:
+        try:
+            command = CommandLine.parse(launch.command)
+        except ValueError:
+            command = None
+        for flag in _DEGREE_FLAGS[name] if command else ():
+            given = command.int_value(flag) if command else None
+            if given:
+                return given
+    for field in _DEGREE_FIELDS[name]:
+        printed = config_value(_log_lines(evidence), field)
+        if printed:
+            return printed
+    return None
+
+
+def _log_lines(evidence: Evidence) -> list[str]:
+    """The log's lines a rule can read: those kept before the failure (its context) and the reader's."""
+    return [*evidence.failure.context, *evidence.lines]
+
+
+def config_value(lines: Sequence[str], key: str) -> int | None:
+    """`key`'s number in the config or engine arguments the log prints (`"num_attention_heads": 40`,
+    `tensor_parallel_size=4`, `'tp_size': 8`): the last one printed."""
+    pattern = regex.compile(_CONFIG_VALUE.format(name=regex.escape(key)))
+    for line in reversed(lines):
+        if key in line and (found := pattern.search(line)):
+            return int(found.group(1))
+    return None
+
+
+def divisors(number: int) -> list[int]:
+    return [d for d in range(1, number + 1) if number % d == 0]
+
+
+def valid_degrees(numbers: _Numbers) -> list[int]:
+    """The degrees the model's size allows (only those that are known from the numbers)."""
+    count = numbers.count
+    if not count:
+        return []
+    if numbers.kind == "block" and numbers.block:
+        return [d for d in divisors(count) if (count // d) % numbers.block == 0]
+    return divisors(count)
+
+
+def best_under(valid: list[int], asked: int | None) -> int | None:
+    """The degree to suggest: the largest valid one under the degree asked for, a power of two when one is (a
+    power of two also divides the sizes the message does not show: KV heads, hidden and MoE sizes)."""
+    fits = [d for d in valid if asked is None or d < asked]
+    powers = [d for d in fits if d & (d - 1) == 0]
+    return max(powers or fits, default=None)
+
+
+def _diagnosis(numbers: _Numbers, evidence: Evidence, message_fact: str, check_name: str,
+               sources: tuple[str, ...] = ()) -> Diagnosis:
+    valid = valid_degrees(numbers)
+    suggested = best_under(valid, numbers.degree)
+    facts = [message_fact, *_arithmetic(numbers, valid)]
+    return Diagnosis(
+        pattern=f"rule-parallelism-{check_name}",
+        title=_title(numbers),
+        category="parallel-config",
+        root_cause=_root_cause(numbers),
+        fix=_fix(numbers, suggested, evidence),
+        references=sources,
+        engine=evidence.launch.engine,
+        engine_version=evidence.launch.engine_version,
+        basis="rule",
+        evidence=tuple(facts),
+    )
+
+
+def _title(numbers: _Numbers) -> str:
+    if numbers.kind == "block":
+        return f"A {numbers.quantity} split over this {_DEGREE_PROSE[numbers.degree_name]} is not a whole number of quantization blocks"
+    return f"The model's {numbers.quantity} cannot be split evenly over this {_DEGREE_PROSE[numbers.degree_name]}"
+
+
+def _root_cause(numbers: _Numbers) -> str:
+    prose = _DEGREE_PROSE[numbers.degree_name]
+    if numbers.kind == "block":
+        part = f" ({numbers.part} per GPU)" if numbers.part else ""
+        return (
+            f"The checkpoint is quantized in blocks of {numbers.block or 'N'} (weight_block_size): every GPU's slice of a "
+            f"weight must hold whole blocks. Split over {prose} {numbers.degree or 'as launched'}, the {numbers.quantity}"
+            f"{part} is not a multiple of {numbers.block or 'the block'}, so the engine refuses to load it."
+        )
+    if numbers.kind == "kv_split":
+        return (
+            f"Each GPU of the tensor-parallel group holds an equal share of the model's {numbers.count or ''} KV heads "
+            f"(or a copy of one when there are fewer KV heads than GPUs), so the {prose} "
+            f"{numbers.degree or ''} must divide the KV heads or be a multiple of them."
+        ).replace("  ", " ")
+    return (
+        f"The {numbers.quantity} are shared out equally over the {prose}, so {numbers.degree or 'the degree'} must "
+        f"divide {numbers.count or 'their number'}" + (", and it does not." if numbers.count and numbers.degree else ".")
+    )
+
+
+def _arithmetic(numbers: _Numbers, valid: list[int]) -> list[str]:
+    """The evidence lines: the division that fails and the degrees that would not fail."""
+    count, degree, prose = numbers.count, numbers.degree, numbers.degree_name
+    facts: list[str] = []
+    if numbers.kind == "block" and numbers.block:
+        if numbers.part and degree:
+            facts.append(f"{numbers.quantity}: {numbers.part} per GPU x {prose} {degree} = {count} in all; "
+                         f"{numbers.part} % {numbers.block} = {numbers.part % numbers.block} (the block is {numbers.block})")
+        elif count and degree:
+            facts.append(f"{count} / {prose} {degree} = {count / degree:g}, not a multiple of {numbers.block}")
+        if valid and degree:
+            facts.append(f"{prose} {', '.join(map(str, valid))} give{'s' if len(valid) == 1 else ''} whole blocks "
+                         f"({count} / {prose} is a multiple of {numbers.block}); {degree} does not")
+        elif not degree:
+            facts.append(f"the {_DEGREE_PROSE[prose]} of the launch is not in the log: the full size is {numbers.part} x that size")
+        return facts
+    if count and degree:
+        facts.append(f"{count} {numbers.quantity} / {prose} {degree} = {count / degree:g}: not a whole number")
+        under = [d for d in valid if d <= degree]
+        facts.append(f"{prose} {', '.join(map(str, under))} divide{'s' if len(under) == 1 else ''} {count} "
+                     f"{numbers.quantity}; {degree} does not")
+        if numbers.kind == "kv_split":
+            facts.append(f"a multiple of {count} (e.g. {count * 2}) also works: each KV head is then copied")
+    elif degree:
+        facts.append(f"the {_DEGREE_PROSE[prose]} of the launch is {degree}; the model's {numbers.quantity} are not in the log "
+                     "(its config.json has them)")
+    return facts
+
+
+# Per engine: the flag that sets each degree, in the spellings releases have (the catalog decides which).
+_FLAGS = {
+    ("sglang", "tp"): ("--tp-size", "--tensor-parallel-size"),
+    ("sglang", "ep"): ("--ep-size", "--expert-parallel-size"),
+    ("vllm", "tp"): ("--tensor-parallel-size",),
+}
+
+
+def _fix(numbers: _Numbers, suggested: int | None, evidence: Evidence) -> Fix | None:
+    failure, launch = evidence.failure, evidence.launch
+    engine = launch.engine
+    steps = list(_steps(numbers, engine))
+    if numbers.degree_name == "moe_tp":
+        return _moe_tp_fix(numbers, suggested, evidence, steps)
+    flag = release_flag(launch, *_FLAGS.get((engine or "", numbers.degree_name), ()))
+    if flag is None or suggested is None:
+        return Fix(summary=_summary_in_words(numbers, suggested, engine), steps=tuple(steps))
+    summary = f"Use {flag} {suggested}: it divides the {numbers.quantity}" if numbers.kind != "block" else (
+        f"Use {flag} {suggested}: each GPU's share is then a whole number of {numbers.block}-wide blocks")
+    return setting_fix(failure, launch, summary + ".", ((flag, str(suggested)),), tuple(steps))
+
+
+def _moe_tp_fix(numbers: _Numbers, suggested: int | None, evidence: Evidence, steps: list[str]) -> Fix | None:
+    """SGLang splits a MoE layer over tp / ep GPUs: raise --ep-size until that split fits."""
+    failure, launch = evidence.failure, evidence.launch
+    tp = numbers.tp or launch_degree(evidence, "tp")
+    flag = release_flag(launch, "--ep-size", "--expert-parallel-size")
+    if flag is None or not tp or suggested is None or tp % suggested:
+        return Fix(summary=_summary_in_words(numbers, suggested, launch.engine), steps=tuple(steps))
+    ep = tp // suggested
+    return setting_fix(failure, launch, f"Use {flag} {ep}: the MoE layers are then split over {tp} / {ep} = "
+                       f"{suggested} GPUs, which fits the {numbers.quantity}.", ((flag, str(ep)),), tuple(steps))
+
+
+_VLLM_EP = "in vLLM, with --enable-expert-parallel, the tensor-parallel size x the data-parallel size"
+
+
+def _summary_in_words(numbers: _Numbers, suggested: int | None, engine: str | None) -> str:
+    """The advice without a flag logsleuth could check: the degree in words, and each engine's spelling."""
+    prose = _DEGREE_PROSE[numbers.degree_name]
+    spelled = {
+        "tp": {"sglang": "--tp-size", "vllm": "--tensor-parallel-size"}.get(
+            engine or "", "SGLang --tp-size, vLLM --tensor-parallel-size"),
+        "ep": {"sglang": "--ep-size", "vllm": _VLLM_EP}.get(engine or "", f"SGLang --ep-size; {_VLLM_EP}"),
+        "moe_tp": "in SGLang the tensor-parallel size / --ep-size",
+    }[numbers.degree_name]
+    if suggested is not None:
+        return f"Use {_article(prose)} {prose} of {suggested} ({spelled})."
+    if numbers.kind == "block":
+        return f"Use {_article(prose)} {prose} that leaves each GPU a whole number of quantization blocks ({spelled}), or a checkpoint without block quantization."
+    if numbers.kind == "kv_split":
+        return (f"Use {_article(prose)} {prose} that divides the model's KV heads or is a multiple of them ({spelled}); "
+                "the model's config.json gives num_key_value_heads.")
+    return f"Use {_article(prose)} {prose} that divides the model's {numbers.quantity} ({spelled})."
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"
+
+
+def _steps(numbers: _Numbers, engine: str | None) -> tuple[str, ...]:
+    steps: list[str] = []
+    if numbers.kind == "block":
+        if numbers.moe:
+            steps.append("or split the MoE layers by experts instead: expert parallelism leaves each expert's "
+                         "weights whole (SGLang: --ep-size equal to the tensor-parallel size; vLLM: "
+                         "--enable-expert-parallel)" if engine is None else
+                         ("or split the MoE layers by experts instead: --ep-size equal to the tensor-parallel size "
+                          "leaves each expert's weights whole" if engine == "sglang" else
+                          "or split the MoE layers by experts instead: --enable-expert-parallel leaves each "
+                          "expert's weights whole"))
+        steps.append("or serve a checkpoint of this model without block-wise quantization (BF16, or FP8 per tensor "
+                     "or per channel), which has no block to align to")
+        steps.append("to keep all your GPUs, combine the smaller tensor-parallel size with pipeline or data "
+                     "parallelism (tensor x pipeline x data = GPUs)")
+    elif numbers.degree_name == "tp":
+        steps.append("to keep all your GPUs, combine a size that divides with pipeline parallelism (tensor x "
+                     "pipeline = GPUs) or data parallelism; pipeline parallelism splits the layers and has no head "
+                     "constraint, but the model must support it")
+    return tuple(steps)

@@ -1,0 +1,140 @@
+"""Network on the host (issue 28, class 6): a proxy answering the server's request to itself, a port in use, a
+rendezvous address not reachable.
+
+The logs are our own text in the real wordings: SGLang's warm-up assert (sglang/srt/entrypoints/http_server.py
+_execute_server_warmup, 0.5.9 line 1679), torch's TCPStore messages, the shapes of the threads each test cites."""
+
+from __future__ import annotations
+
+from logsleuth.api import DiagnoseOptions, diagnose_text
+from tests.reasoning.diagnosed import OPTIONS, app_traceback, category_of, first_diagnosis
+
+# The shape of sgl-project/sglang#16855 and #9814: --host 0.0.0.0, a proxy in the environment, the warm-up's GET
+# answered 502 with an empty body.
+WARMUP_502 = """\
+[2026-01-10 13:23:00] server_args=ServerArgs(model_path='/data/ckpt-30', host='0.0.0.0', port=18089, tp_size=4, ...)
+[2026-01-10 13:23:20] INFO:     Uvicorn running on http://0.0.0.0:18089 (Press CTRL+C to quit)
+[2026-01-10 13:23:27] Initialization failed. warmup error: Traceback (most recent call last):
+  File "/opt/conda/lib/python3.11/site-packages/sglang/srt/entrypoints/http_server.py", line 1679, in _execute_server_warmup
+    assert res.status_code == 200, f"{res=}, {res.text=}"
+AssertionError: res=<Response [502]>, res.text=''
+"""
+
+
+def test_the_warmup_answered_by_a_gateway_status_is_a_proxy_and_gets_no_proxy() -> None:
+    diagnosis = first_diagnosis(WARMUP_502)
+    assert diagnosis.basis == "rule" and diagnosis.category == "network"
+    fix = diagnosis.fix
+    assert fix is not None
+    assert dict(fix.env) == {"NO_PROXY": "localhost,127.0.0.1,0.0.0.0", "no_proxy": "localhost,127.0.0.1,0.0.0.0"}
+    assert fix.command is None and not fix.flags  # an environment change: no launch flag is invented
+    assert any("0.0.0.0:18089" in fact for fact in diagnosis.evidence)
+    assert any("HTTP 502" in fact for fact in diagnosis.evidence)
+
+
+# The shape of sgl-project/sglang#4935: a squid page (HTML) in the reply to the warm-up's GET.
+WARMUP_HTML_403 = """\
+[2025-03-30 10:00:00] Initialization failed. warmup error: Traceback (most recent call last):
+  File "/usr/local/lib/python3.10/dist-packages/sglang/srt/entrypoints/http_server.py", line 990, in _wait_and_warmup
+    assert res.status_code == 200, f"{res=}, {res.text=}"
+AssertionError: res=<Response [403]>, res.text='<!DOCTYPE html><html><head><title>ERROR: The requested URL could not be retrieved</title></head><body><p>Access Denied.</p></body></html>'
+"""
+
+
+def test_a_403_with_an_html_page_on_the_warmup_is_a_proxy() -> None:
+    diagnosis = first_diagnosis(WARMUP_HTML_403)
+    assert diagnosis.category == "network" and diagnosis.pattern == "rule-network-proxy-answers-local-request"
+    assert "the reply is an HTML page, not the server's JSON" in diagnosis.evidence
+
+
+def test_a_403_alone_is_not_called_a_proxy() -> None:
+    # A server can refuse a request itself (a key it does not accept): a 403 needs another sign of a proxy.
+    log = WARMUP_HTML_403.replace(
+        "res.text='<!DOCTYPE html><html><head><title>ERROR: The requested URL could not be retrieved</title></head>"
+        "<body><p>Access Denied.</p></body></html>'", "res.text='{\"detail\": \"Forbidden\"}'"
+    )
+    assert category_of(log) != "network"
+
+
+# torch's TCPStore server (c10d socket.cpp) in a vLLM worker: the vLLM port-in-use pattern covers the API server's
+# own bind only (patterns/vllm/port-in-use.toml), so this is the rule's.
+VLLM_TCPSTORE_IN_USE = """\
+INFO 05-02 10:00:00 [api_server.py:1] vLLM API server version 0.11.2
+(EngineCore_DP0 pid=812) ERROR 05-02 10:00:40 [core.py:708] EngineCore failed to start.
+(EngineCore_DP0 pid=812) ERROR 05-02 10:00:40 [core.py:708] Traceback (most recent call last):
+(EngineCore_DP0 pid=812) ERROR 05-02 10:00:40 [core.py:708]   File "/usr/local/lib/python3.12/dist-packages/torch/distributed/rendezvous.py", line 189, in _create_c10d_store
+(EngineCore_DP0 pid=812) ERROR 05-02 10:00:40 [core.py:708]     return TCPStore(
+(EngineCore_DP0 pid=812) ERROR 05-02 10:00:40 [core.py:708] torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. port: 29500, useIpv6: 0, code: -98, name: EADDRINUSE, message: address already in use
+"""
+
+
+def test_a_vllm_rendezvous_port_in_use_names_vllm_s_own_setting_not_sglang_s_flags() -> None:
+    diagnosis = first_diagnosis(VLLM_TCPSTORE_IN_USE)
+    assert diagnosis.basis == "rule" and diagnosis.category == "port-in-use" and diagnosis.engine == "vllm"
+    fix = diagnosis.fix
+    assert fix is not None and not fix.flags
+    assert dict(fix.env) == {"VLLM_PORT": "29600"}
+    assert "--dist-init-addr" not in fix.summary and "--nccl-port" not in fix.summary
+    assert any("ss -ltnp | grep ':29500'" in step for step in fix.steps)
+
+
+def test_the_vllm_api_port_in_use_sets_port_in_the_user_s_own_command() -> None:
+    log = VLLM_TCPSTORE_IN_USE.replace("port: 29500", "port: 8001")
+    options = DiagnoseOptions(include_user_patterns=False, command="vllm serve Qwen/Qwen3-8B --port 8001")
+    diagnosis = first_diagnosis(log, options)
+    assert diagnosis.fix is not None and diagnosis.fix.command == "vllm serve Qwen/Qwen3-8B --port 8002"
+
+
+def test_sglang_s_port_in_use_pattern_keeps_precedence() -> None:
+    log = (
+        "[2026-01-01 10:00:00] server_args=ServerArgs(model_path='/m', port=30000, ...)\n"
+        "[2026-01-01 10:00:05] ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 30000): "
+        "address already in use\n"
+    )
+    report = diagnose_text(log, OPTIONS)
+    diagnoses = [group.diagnosis for group in report.failures if group.diagnosis is not None]
+    assert diagnoses and diagnoses[0].pattern == "sglang-port-in-use" and diagnoses[0].basis == "pattern"
+
+
+# torch's TCPStore client giving up on the rendezvous (the message of modelscope/DiffSynth-Studio#538 and
+# hpcaitech/Open-Sora#667, here on an SGLang second node).
+SGLANG_RENDEZVOUS_TIMEOUT = """\
+$ python3 -m sglang.launch_server --model-path /models/m --tp-size 16 --nnodes 2 --node-rank 1 --dist-init-addr 10.1.0.5:5000
+[2026-02-01 08:31:10 TP9] Scheduler hit an exception: Traceback (most recent call last):
+  File "/usr/local/lib/python3.10/dist-packages/torch/distributed/rendezvous.py", line 189, in _create_c10d_store
+    return TCPStore(
+torch.distributed.DistNetworkError: The client socket has timed out after 600000ms while trying to connect to (10.1.0.5, 5000).
+"""
+
+
+def test_a_rendezvous_not_reachable_names_the_address_and_the_release_s_flag() -> None:
+    diagnosis = first_diagnosis(SGLANG_RENDEZVOUS_TIMEOUT)
+    assert diagnosis.basis == "rule" and diagnosis.category == "network"
+    assert "the rendezvous address is 10.1.0.5:5000" in diagnosis.evidence
+    fix = diagnosis.fix
+    assert fix is not None and "--dist-init-addr" in fix.summary and fix.command is None
+    assert any("nc -zv 10.1.0.5 5000" in step for step in fix.steps)
+
+
+def test_a_port_in_use_on_a_log_that_shows_no_engine_names_each_engine_s_setting_and_sets_no_flag() -> None:
+    diagnosis = first_diagnosis(app_traceback("OSError: [Errno 98] Address already in use", 'sock.bind(("0.0.0.0", 8000))'))
+    assert diagnosis.basis == "rule" and diagnosis.category == "port-in-use" and diagnosis.engine is None
+    fix = diagnosis.fix
+    assert fix is not None and not fix.flags and fix.command is None
+    assert "SGLang" in fix.summary and "vLLM" in fix.summary
+
+
+# requests' ProxyError on a request to localhost (the proxy set for downloads is not reachable from the job): the
+# shape of sgl-project/sglang#9155 and PR#7341's motivation.
+def test_a_proxy_error_on_a_local_request_is_a_proxy() -> None:
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/usr/local/lib/python3.10/dist-packages/requests/adapters.py", line 694, in send\n'
+        "    raise ProxyError(e, request=request)\n"
+        "requests.exceptions.ProxyError: HTTPConnectionPool(host='127.0.0.1', port=30000): Max retries exceeded with "
+        "url: http://127.0.0.1:30000/model_info (Caused by ProxyError('Unable to connect to proxy', "
+        "OSError('Tunnel connection failed: 503 Service Unavailable')))\n"
+    )
+    diagnosis = first_diagnosis(log)
+    assert diagnosis.category == "network" and diagnosis.fix is not None
+    assert ("NO_PROXY", "localhost,127.0.0.1,0.0.0.0") in diagnosis.fix.env

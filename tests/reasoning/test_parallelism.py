@@ -1,0 +1,173 @@
+"""Parallelism arithmetic (issue 28, class 5): a degree that does not divide a model's size gets the degrees that do.
+
+The logs are our own text in the engines' real wordings: each test cites the raise site in the oracle venvs
+(facts/divisibility.toml lists them) or the thread whose shape it follows."""
+
+from __future__ import annotations
+
+import shlex
+
+from logsleuth.api import DiagnoseOptions
+from tests.reasoning.diagnosed import app_traceback, category_of, first_diagnosis
+
+# sglang/srt/layers/quantization/fp8.py (0.5.9 line 293): a dense layer of a block-FP8 checkpoint over 32 GPUs; the
+# numbers of sgl-project/sglang#3345 (intermediate 18432 / tp 32 = 576, not a multiple of 128).
+SGLANG_BLOCK_N = """\
+$ python3 -m sglang.launch_server --model-path /models/DeepSeek-R1 --tp-size 32 --nnodes 4 --node-rank 0 --dist-init-addr 10.1.0.5:5000 --trust-remote-code
+[2026-02-01 08:00:00] server_args=ServerArgs(model_path='/models/DeepSeek-R1', tp_size=32, nnodes=4, node_rank=0, ...)
+[2026-02-01 08:01:10 TP3] Scheduler hit an exception: Traceback (most recent call last):
+  File "/usr/local/lib/python3.10/dist-packages/sglang/srt/managers/scheduler.py", line 2900, in run_scheduler_process
+    scheduler = Scheduler(server_args, port_args, gpu_id, tp_rank, moe_ep_rank, pp_rank, dp_rank)
+  File "/usr/local/lib/python3.10/dist-packages/sglang/srt/layers/quantization/fp8.py", line 293, in create_weights
+    raise ValueError(
+ValueError: Weight output_partition_size = 576 is not divisible by weight quantization block_n = 128.
+"""
+
+
+def test_a_block_quantized_partition_gets_the_largest_tp_whose_share_is_whole_blocks() -> None:
+    diagnosis = first_diagnosis(SGLANG_BLOCK_N)
+    assert diagnosis.basis == "rule" and diagnosis.category == "parallel-config"
+    assert diagnosis.fix is not None
+    assert [(op.flag, op.value) for op in diagnosis.fix.flags] == [("--tp-size", "16")]  # 18432 / 16 = 1152 = 9 x 128
+    assert any("576 per GPU x tp 32 = 18432" in fact for fact in diagnosis.evidence)
+    assert any(fact.startswith("tp 1, 2, 3, 4, 6, 8, 9, 12, 16, 18, 24, 36, 48, 72, 144 give whole blocks") for fact in diagnosis.evidence)
+    # The corrected command is the user's own launch with the one flag changed.
+    assert diagnosis.fix.command is not None
+    words = shlex.split(diagnosis.fix.command)
+    assert words[words.index("--tp-size") + 1] == "16" and "--dist-init-addr" in words and "32" not in words
+
+
+# vllm/model_executor/layers/quantization/utils/fp8_utils.py validate_fp8_block_shape_moe (0.33.0 line 1364): a MoE
+# FP8 checkpoint whose 768-wide expert layers are split over 4 GPUs (the case of vllm-project/vllm PR#44763).
+VLLM_MOE_BLOCK_N = """\
+INFO 05-02 10:00:00 [api_server.py:1] vLLM API server version 0.11.2
+(Worker_TP1 pid=3301) ERROR 05-02 10:00:30 [multiproc_executor.py:671] WorkerProc failed to start.
+(Worker_TP1 pid=3301) ERROR 05-02 10:00:30 [multiproc_executor.py:671] Traceback (most recent call last):
+(Worker_TP1 pid=3301) ERROR 05-02 10:00:30 [multiproc_executor.py:671]   File "/usr/local/lib/python3.12/dist-packages/vllm/model_executor/layers/quantization/fp8.py", line 696, in create_weights
+(Worker_TP1 pid=3301) ERROR 05-02 10:00:30 [multiproc_executor.py:671]     raise ValueError(
+(Worker_TP1 pid=3301) ERROR 05-02 10:00:30 [multiproc_executor.py:671] ValueError: The output_size of gate's and up's weight = 192 is not divisible by weight quantization block_n = 128.
+"""
+
+
+def test_a_moe_block_failure_without_the_launch_command_names_the_flag_in_words_and_expert_parallelism() -> None:
+    options = DiagnoseOptions(include_user_patterns=False, command="vllm serve Qwen/Qwen3-30B-A3B-FP8 -tp 4 --port 8001")
+    diagnosis = first_diagnosis(VLLM_MOE_BLOCK_N, options)
+    assert diagnosis.basis == "rule" and diagnosis.engine == "vllm"
+    fix = diagnosis.fix
+    assert fix is not None
+    # 768 / 2 = 384 = 3 x 128; the command spells the flag -tp, so the fix changes that word
+    assert [(op.flag, op.value) for op in fix.flags] == [("-tp", "2")]
+    assert fix.command == "vllm serve Qwen/Qwen3-30B-A3B-FP8 -tp 2 --port 8001"
+    assert any("--enable-expert-parallel" in step for step in fix.steps)
+    assert not any("--ep-size" in text for text in (fix.summary, *fix.steps))  # no SGLang flag for vLLM
+
+    without_command = first_diagnosis(VLLM_MOE_BLOCK_N)
+    assert without_command.fix is not None and without_command.fix.command is None
+    assert "tensor-parallel size" in without_command.fix.summary and "--tensor-parallel-size" in without_command.fix.summary
+
+
+# SGLang's model code checks heads with a bare assert (sglang/srt/models/qwen2.py line 122, llama.py line 139 in
+# 0.5.9): the head count comes from the config the log printed, the degree from server_args.
+SGLANG_HEADS_ASSERT = """\
+[2026-03-01 09:00:00] server_args=ServerArgs(model_path='/models/llama-13b', tp_size=16, port=30000, ...)
+[2026-03-01 09:00:05 TP0] WARNING model config: {"num_attention_heads": 40, "num_key_value_heads": 40, "hidden_size": 5120}
+[2026-03-01 09:00:10 TP0] Scheduler hit an exception: Traceback (most recent call last):
+  File "/usr/local/lib/python3.10/dist-packages/sglang/srt/managers/scheduler.py", line 2900, in run_scheduler_process
+    scheduler = Scheduler(server_args, port_args, gpu_id, tp_rank, moe_ep_rank, pp_rank, dp_rank)
+  File "/usr/local/lib/python3.10/dist-packages/sglang/srt/models/llama.py", line 139, in __init__
+    assert self.total_num_heads % tp_size == 0
+AssertionError
+"""
+
+
+def test_a_bare_heads_assert_reads_the_heads_from_the_printed_config() -> None:
+    diagnosis = first_diagnosis(SGLANG_HEADS_ASSERT)
+    assert diagnosis.basis == "rule" and diagnosis.category == "parallel-config"
+    assert "tp 1, 2, 4, 5, 8, 10 divide 40 attention heads; 16 does not" in diagnosis.evidence
+    assert diagnosis.fix is not None
+    assert [(op.flag, op.value) for op in diagnosis.fix.flags] == [("--tp-size", "8")]
+
+
+# vllm/models/deepseek_v4/nvidia/model.py (0.33.0 line 357), the shape of vllm-project/vllm#52435: vLLM has no EP size
+# flag (the EP size is tp x dp with --enable-expert-parallel), so the degree is given in words.
+VLLM_EXPERTS = """\
+INFO 08-15 14:56:15 [api_server.py:1] vLLM API server version 0.33.0
+(EngineCore pid=415) ERROR 08-15 14:57:00 [core.py:1] EngineCore failed to start.
+(EngineCore pid=415) ERROR 08-15 14:57:00 [core.py:1] Traceback (most recent call last):
+(EngineCore pid=415) ERROR 08-15 14:57:00 [core.py:1]   File "/usr/local/lib/python3.12/dist-packages/vllm/models/deepseek_v4/nvidia/model.py", line 356, in __init__
+(EngineCore pid=415) ERROR 08-15 14:57:00 [core.py:1]     assert self.n_physical_experts % self.ep_size == 0, (
+(EngineCore pid=415) ERROR 08-15 14:57:00 [core.py:1] AssertionError: n_physical_experts=256 must be divisible by ep_size=3. Adjust num_redundant_experts.
+"""
+
+
+def test_experts_over_an_expert_parallel_size_get_the_divisors_and_no_flag_vllm_lacks() -> None:
+    diagnosis = first_diagnosis(VLLM_EXPERTS)
+    assert diagnosis.basis == "rule" and diagnosis.category == "parallel-config"
+    assert "ep 1, 2 divide 256 experts; 3 does not" in diagnosis.evidence
+    fix = diagnosis.fix
+    assert fix is not None and not fix.flags and fix.command is None
+    assert "of 2" in fix.summary and "--enable-expert-parallel" in fix.summary and "--ep-size" not in fix.summary
+
+
+# A message that names no engine's model size is not this rule's (a bare divisibility of something else).
+def test_a_divisibility_message_about_something_else_is_left_alone() -> None:
+    assert category_of(app_traceback("ValueError: batch size 30 must be divisible by micro batch 4")) != "parallel-config"
+
+
+# The other branch of SGLang's KV-head check (sglang/srt/models/qwen2.py line 132 in 0.5.9): fewer KV heads than
+# GPUs, each copied, so the degree must be a multiple of them.  No config in the log: the advice says where to look.
+SGLANG_KV_REPLICA_ASSERT = """\
+[2026-03-02 09:00:00] server_args=ServerArgs(model_path='/models/qwen2-7b', tp_size=12, port=30000, ...)
+[2026-03-02 09:00:10 TP0] Scheduler hit an exception: Traceback (most recent call last):
+  File "/usr/local/lib/python3.10/dist-packages/sglang/srt/models/qwen2.py", line 132, in __init__
+    assert tp_size % self.total_num_kv_heads == 0
+AssertionError
+"""
+
+
+def test_the_kv_copy_branch_without_the_config_says_divide_or_multiple_and_where_the_number_is() -> None:
+    diagnosis = first_diagnosis(SGLANG_KV_REPLICA_ASSERT)
+    assert diagnosis.basis == "rule" and diagnosis.category == "parallel-config"
+    assert any("the model's KV heads are not in the log" in fact for fact in diagnosis.evidence)
+    fix = diagnosis.fix
+    assert fix is not None and not fix.flags and fix.command is None  # no number to set without the head count
+    assert "multiple" in fix.summary and "num_key_value_heads" in fix.summary and "--tp-size" in fix.summary
+
+
+# sglang/srt/model_executor/model_runner.py check_quantized_moe_compatibility (0.5.9 line 724): the MoE layers are
+# split over tp / ep GPUs; 1536 / 16 = 96 is not a multiple of 128.  The message names tp 16 itself.
+SGLANG_QUANTIZED_MOE = """\
+[2026-03-03 09:00:10 TP0] Scheduler hit an exception: Traceback (most recent call last):
+  File "/usr/local/lib/python3.10/dist-packages/sglang/srt/model_executor/model_runner.py", line 722, in check_quantized_moe_compatibility
+    raise ValueError(
+ValueError: For quantized MoE models, please make sure (moe_intermediate_size=1536 / moe_tp_size=16) % weight_block_size_n=128 == 0 where moe_tp_size is equal to tp_size (16) divided by ep_size (1). You can fix this by setting arguments `--tp` and `--ep` correctly.
+"""
+
+
+def test_a_quantized_moe_split_raises_the_expert_parallel_size_until_it_fits() -> None:
+    diagnosis = first_diagnosis(SGLANG_QUANTIZED_MOE)
+    assert diagnosis.basis == "rule" and diagnosis.category == "parallel-config"
+    # moe_tp must leave 1536 / moe_tp a multiple of 128: 1, 2, 3, 4, 6, 12; the largest power of two under 16 is 4
+    assert any(fact.startswith("moe_tp 1, 2, 3, 4, 6, 12 give whole blocks") for fact in diagnosis.evidence)
+    fix = diagnosis.fix
+    assert fix is not None and [(op.flag, op.value) for op in fix.flags] == [("--ep-size", "4")]
+    assert "16 / 4 = 4" in fix.summary
+
+
+# sglang/srt/layers/quantization/fp8.py Fp8MoEMethod.create_weights (0.5.9 line 729): with --ep-size 2 the MoE layers
+# are split over 16 / 2 = 8 GPUs, so 96 per GPU is 768 in all; the way out is more expert parallelism, not less TP.
+SGLANG_MOE_WEIGHT_WITH_EP = """\
+$ python3 -m sglang.launch_server --model-path /models/moe-fp8 --tp-size 16 --ep-size 2 --nnodes 2 --node-rank 0 --dist-init-addr 10.1.0.5:5000
+[2026-03-04 09:00:10 TP0] Scheduler hit an exception: Traceback (most recent call last):
+  File "/usr/local/lib/python3.10/dist-packages/sglang/srt/layers/quantization/fp8.py", line 729, in create_weights
+    raise ValueError(
+ValueError: The output_size of gate's and up's weight = 96 is not divisible by weight quantization block_n = 128.
+"""
+
+
+def test_a_moe_weight_under_expert_parallelism_raises_ep_not_lowers_tp() -> None:
+    diagnosis = first_diagnosis(SGLANG_MOE_WEIGHT_WITH_EP)
+    assert any("96 per GPU x moe_tp 8 = 768" in fact for fact in diagnosis.evidence)
+    fix = diagnosis.fix
+    assert fix is not None and [(op.flag, op.value) for op in fix.flags] == [("--ep-size", "8")]  # 768 / (16 / 8) = 384
+    assert fix.command is not None and "--tp-size 16" in fix.command and "--ep-size 8" in fix.command
