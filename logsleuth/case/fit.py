@@ -80,9 +80,9 @@ def _drop_rule_evidence(case: Case) -> tuple[Case, str] | None:
 
 
 def _drop_diagnosis(case: Case) -> tuple[Case, str] | None:
-    if case.diagnosis is None:
+    if case.diagnosis is None and case.known_pattern is None:
         return None
-    return dataclasses.replace(case, diagnosis=None), "logsleuth's diagnosis"
+    return dataclasses.replace(case, diagnosis=None, known_pattern=None), "logsleuth's diagnosis"
 
 
 def _hide_parsed(case: Case) -> tuple[Case, str] | None:
@@ -98,6 +98,13 @@ def _drop_index(case: Case) -> tuple[Case, str] | None:
     if not case.paste or not (case.error_lines or case.gpu_facts):
         return None
     return dataclasses.replace(case, error_lines=(), error_lines_left_out=0, gpu_facts=()), "the index of error-looking and GPU lines (all are in the log shown whole)"
+
+
+def _drop_launch_in_paste(case: Case) -> tuple[Case, str] | None:
+    """With the whole log in the case: the launch command or server_args the log printed, which are in it."""
+    if not case.paste or case.launch_origin == "--cmd" or not (case.launch_command or case.server_args):
+        return None
+    return dataclasses.replace(case, launch_command=None, server_args=()), "the launch command apart (it is in the log shown whole)"
 
 
 # -- the log's own lines ----------------------------------------------------------------------------------
@@ -290,7 +297,7 @@ EVIDENCE_STEPS: tuple[Step, ...] = (
 FIT_STEPS: tuple[Step, ...] = LOGSLEUTH_STEPS + EVIDENCE_STEPS
 # A log shown whole: logsleuth's reading goes, then the index of its lines; never a line of the log itself
 # (a case that does not fit so is built from the log's sections instead).
-PASTE_STEPS: tuple[Step, ...] = (*LOGSLEUTH_STEPS, _drop_index, _clip_launch(400))
+PASTE_STEPS: tuple[Step, ...] = (*LOGSLEUTH_STEPS, _drop_index, _drop_launch_in_paste, _clip_launch(400))
 
 
 def fit(case: Case, measure: Measure, limit: int, steps: tuple[Step, ...] = FIT_STEPS) -> Case:

@@ -226,7 +226,8 @@ def _logsleuth_reading(case: Case) -> list[str]:
 
 def _body(case: Case) -> list[str]:
     out = _header(case)
-    out.extend(_launch(case))
+    if not case.paste or case.launch_command or case.server_args:  # else what the log says of it is in the log
+        out.extend(_launch(case))
     if case.paste:
         out.extend([f"#### The log, whole ({len(case.paste)} lines)", "",
                     f"From {escape_markdown_prose(case.lines_before_origin)}, redacted, otherwise as it printed them.", "",

@@ -214,3 +214,18 @@ def test_a_no_failure_paste_on_stdin_carries_its_lines(tmp_path: Path) -> None:
     assert "no failure found in the log" in result.stdout
     assert C10D_TIMEOUT in result.stdout
     assert text.splitlines()[-1] in result.stdout
+
+
+def test_a_paste_just_under_the_limit_is_whole(tmp_path: Path) -> None:
+    """What logsleuth adds (its reading, the launch command apart) gives way to a paste that fills the limit but
+    for the case's header (the headline, the engine, where: under 1,000 characters)."""
+    log = tmp_path / "server.log"
+    crash = crash_record("2026-11-29 10:00:01", "TP0", _oom_traceback())
+    head = "+ python -m sglang.launch_server --model-path /models/llama --tp-size 2 --mem-fraction-static 0.9\n"
+    room = CASE_LIMIT - 900 - len(head) - len(crash)
+    log.write_text(head + noise(200)[:room].rsplit("\n", 1)[0] + "\n" + crash, encoding="utf-8")
+    report = _diagnose(log)
+    case = build_case(report)
+    assert case.paste, case.left_out
+    assert log.read_text(encoding="utf-8").rstrip("\n") in case_markdown(report)
+    assert len(case_markdown(report)) <= CASE_LIMIT
