@@ -23,24 +23,37 @@ _ERROR_WORDS = re.compile(
     r"ERROR|Error\b|\berror:|Exception\b|Traceback \(most recent call last\)|\bFATAL\b|\bKilled\b"
     r"|terminate called|what\(\):"
 )
+# A line holds one of these, or none of _ERROR_WORDS can match (a cheap test first: most lines hold none).
+_ERROR_LITERALS = ("ERROR", "Error", "error:", "Exception", "Traceback", "FATAL", "Killed", "terminate called", "what():")
+# A line of a fatal shape of the grammar holds one of these (or is a glog record, tested apart).
+_SHAPE_LITERALS = (
+    "rror", "Caught signal", "*** SIG", "panicked", "atchdog", "undefined symbol", "max seq len", "placement group",
+    "Abort", "Segmentation fault", "Illegal instruction", "Exit", "Interrupt", "Fault", "Failure", "Timeout",
+    "Killed", "sigquit", "exit", "died", '"message"', "ERROR", "Exception", "Traceback", "FATAL", "terminate called",
+    "what():",
+)
 # A record header that differs between ranks or repeats of one record: SGLang's `[time TPn] `, a bracketed time.
 _RECORD_HEADER = re.compile(r"^\[[^\]]{0,80}\]\s*")
+_GLOG_HINT = re.compile(r"[EF]\d{4} \d\d:")
 _FRAME_PREFIX = re.compile(r'^\s*File "')
 
 
-def _message(line: str) -> str:
-    """The line without its process prefix and record header: what it says."""
-    text = after_line_prefix(line)
-    return _RECORD_HEADER.sub("", text, count=1) if text[:1] == "[" else text
+def _message(record: str) -> str:
+    """A line without its process prefix and record header (`record`: the line after its prefix): what it says."""
+    return _RECORD_HEADER.sub("", record, count=1) if record[:1] == "[" else record
 
 
-def is_error_looking(line: str) -> bool:
-    """Whether a person scanning the log would point at this line as an error."""
-    if _ERROR_WORDS.search(line):
+def is_error_looking(line: str, record: str | None = None) -> bool:
+    """Whether a person scanning the log would point at this line as an error (`record`: the line after its
+    process prefix and logger header, when the caller has it)."""
+    if any(word in line for word in _ERROR_LITERALS) and _ERROR_WORDS.search(line):
         return True
+    record = (after_line_prefix(line) if record is None else record).strip()
+    if not (grammar.glog_record(record, "E") or grammar.glog_record(record, "F")
+            or any(word in line for word in _SHAPE_LITERALS)):
+        return False
     # A glog or c10 record's own header is bracketed like a record header: tried with it and without.
-    record = after_line_prefix(line).strip()
-    return any(_fatal_shape(text) for text in {record, _message(line).strip()} if text)
+    return any(_fatal_shape(text) for text in {record, _message(record).strip()} if text)
 
 
 def _fatal_shape(text: str) -> bool:
@@ -67,14 +80,19 @@ def error_lines(lines: Iterable[str]) -> list[tuple[int, int]]:
     seen: dict[str, _Seen] = {}
     after_frame = False
     for index, line in enumerate(lines):
-        text = _message(line)
-        if after_frame and text[:1] in " \t":
+        if after_frame:
             after_frame = False
+            if _message(after_line_prefix(line))[:1] in " \t":
+                continue
+        if 'File "' in line and _FRAME_PREFIX.match(_message(after_line_prefix(line))):
+            after_frame = True
             continue
-        after_frame = bool(_FRAME_PREFIX.match(text))
-        if after_frame or not is_error_looking(line):
+        if not (any(word in line for word in _SHAPE_LITERALS) or _GLOG_HINT.search(line)):
+            continue  # every error-looking line holds one of them ("rror" and "Exception" among the words)
+        record = after_line_prefix(line)
+        if not is_error_looking(line, record):
             continue
-        key = text.strip()
+        key = _message(record).strip()
         if key in seen:
             seen[key].count += 1
         else:

@@ -38,6 +38,7 @@ from logsleuth.sources.base import Source
 WINDOW_BYTES = 1 << 20  # before the failure: where the load and memory lines of the launch usually are
 SCAN_BYTES = 4 << 20  # of the log's end, searched for error-looking lines (and the failure's window besides)
 WHOLE_BYTES = 128 << 10  # a log this small is kept whole: the case may hold all of it (case/build.py decides)
+HEAD_BYTES = 256 << 10  # of a longer log's start, read only for the secrets its launch command gives
 LINES_BEFORE = 10
 TAIL_LINES = 40
 MAX_FACTS = 8
@@ -122,7 +123,7 @@ def _ranges(size: int, offset: int | None, end: int | None) -> list[tuple[int, i
     return merged
 
 
-def _redacted(lines: _Lines, runs: list[int], singles: list[int]) -> dict[int, str]:
+def _redacted(lines: _Lines, runs: list[int], singles: list[int], secrets: set[str]) -> dict[int, str]:
     """The lines at the given indices, each redacted with the log around it (see the module docstring)."""
     spans = [lines.around(index, CONTEXT_BYTES, AFTER_BYTES) for index in runs]
     spans += [lines.around(index, SINGLE_CONTEXT_BYTES, AFTER_BYTES) for index in singles]
@@ -135,20 +136,20 @@ def _redacted(lines: _Lines, runs: list[int], singles: list[int]) -> dict[int, s
             merged.append((lo, hi))
     wanted = set(runs) | set(singles)
     shown: dict[int, str] = {}
-    known = without_secrets(_launch_secrets(lines))
+    known = without_secrets(secrets)
     for lo, hi in merged:
         redacted = redact_lines(tuple(lines.texts[lo:hi]))
         shown.update((index, known(redacted[index - lo])) for index in range(lo, hi) if index in wanted)
     return shown
 
 
-def _launch_secrets(lines: _Lines) -> set[str]:
+def _launch_secrets(texts: list[str]) -> set[str]:
     """The secrets every launch command the lines hold gives (`--api-key K`, `HF_TOKEN=…`), a command continued
     over lines (`--api-key \\`) read whole: the log may repeat one bare, where no rule knows it for a key, and
     the report knows only the secrets of the launch it chose."""
     known: set[str] = set()
     continued: list[str] = []
-    for text in lines.texts:
+    for text in texts:
         continued.append(text)
         if text.endswith("\\"):
             continue
@@ -189,6 +190,8 @@ def read_window(source: Source, origin: str, *, offset: int | None = None, end: 
         size = source.size()
         ranges = _ranges(size, offset, end)
         lines = _read(source, ranges)
+        # A long log's launch command is often its first lines, far above what is read: read for its secrets.
+        head = _read(source, [(0, min(HEAD_BYTES, ranges[0][0]))]).texts if ranges[0][0] > 0 else []
     except (SourceError, OSError):
         return LogWindow()
     count = len(lines.texts)
@@ -222,7 +225,8 @@ def read_window(source: Source, origin: str, *, offset: int | None = None, end: 
     found = _engine_index(lines.texts[fact_range.start : fact_range.stop]) if offset is not None else None
     opening = [] if found is None or fact_range.start + found in before else [fact_range.start + found]
     singles = sorted({*fact_lines, *opening, *(index for index, _ in errors)})
-    shown = _redacted(lines, sorted({*whole, *own, *before, *tail}), singles)
+    secrets = _launch_secrets(head) | _launch_secrets(lines.texts)
+    shown = _redacted(lines, sorted({*whole, *own, *before, *tail}), singles, secrets)
 
     def text(indices: list[int], chars: int = LINE_CHARS) -> tuple[str, ...]:
         return tuple(clean(shown[index], chars) for index in indices)

@@ -98,3 +98,20 @@ def test_the_case_command_shows_no_planted_secret(planted_log: Path, fmt: str) -
     assert result.exit_code == 1, result.errors
     assert "after the crash" in result.text
     assert _leaked(result.text) == [] and _leaked(result.errors) == []
+
+
+def test_a_key_the_first_launch_gave_is_redacted_in_the_error_lines_of_a_long_log(tmp_path: Path) -> None:
+    """The launch command at the top of a log far longer than what the case reads again (its last 4 MiB and the
+    MiB before the failure): its key, repeated bare in an error line near the end, is still redacted."""
+    log = tmp_path / "server.log"
+    with log.open("w", encoding="utf-8") as handle:
+        handle.write(f"+ python -m sglang.launch_server --model-path /models/llama --api-key {API_KEY}\n")
+        filler = noise(6000)
+        for _ in range(7):  # about 6 MiB
+            handle.write(filler)
+        handle.write(f"[2026-11-29 10:00:00 TP0] ERROR auth rejected for {API_KEY}\n")
+        handle.write(_crash("plainly"))
+    report = diagnose([str(log)], DiagnoseOptions(include_user_patterns=False))
+    case = build_case(report)
+    assert any("ERROR auth rejected for" in line.text for line in case.error_lines)
+    assert API_KEY not in case_markdown(report)
