@@ -36,6 +36,10 @@ _SHAPE_LITERALS = (
 _RECORD_HEADER = re.compile(r"^\[[^\]]{0,80}\]\s*")
 _GLOG_HINT = re.compile(r"[EF]\d{4} \d\d:")
 _FRAME_PREFIX = re.compile(r'^\s*File "')
+_TRACEBACK_PIECES = frozenset(
+    {grammar.LineKind.FRAME, grammar.LineKind.FAULT_FRAME, grammar.LineKind.CARET, grammar.LineKind.REPEATED}
+)
+_ERROR_LEVELS = ("ERROR", "CRITICAL", "FATAL")
 
 
 def _message(record: str) -> str:
@@ -45,15 +49,29 @@ def _message(record: str) -> str:
 
 def is_error_looking(line: str, record: str | None = None) -> bool:
     """Whether a person scanning the log would point at this line as an error (`record`: the line after its
-    process prefix and logger header, when the caller has it)."""
-    if any(word in line for word in _ERROR_LITERALS) and _ERROR_WORDS.search(line):
+    process prefix and logger header, when the caller has it).
+
+    What the line itself says decides: an ERROR record's header makes its message an error unless the message is
+    a piece of a traceback (vLLM logs every line of one as an ERROR record: its frames, source lines and carets
+    are the failure region's, not errors of their own)."""
+    record = after_line_prefix(line) if record is None else record
+    message = _message(record)
+    if not message.strip():
+        return False
+    kind = grammar.classify(message)
+    if kind in _TRACEBACK_PIECES:
+        return False
+    if any(word in message for word in _ERROR_LITERALS) and _ERROR_WORDS.search(message):
         return True
-    record = (after_line_prefix(line) if record is None else record).strip()
+    header = line[: len(line) - len(record)]
+    if kind is not grammar.LineKind.SOURCE and any(level in header for level in _ERROR_LEVELS):
+        return True
+    record = record.strip()
     if not (grammar.glog_record(record, "E") or grammar.glog_record(record, "F")
             or any(word in line for word in _SHAPE_LITERALS)):
         return False
     # A glog or c10 record's own header is bracketed like a record header: tried with it and without.
-    return any(_fatal_shape(text) for text in {record, _message(record).strip()} if text)
+    return any(_fatal_shape(text) for text in {record, message.strip()} if text)
 
 
 def _fatal_shape(text: str) -> bool:

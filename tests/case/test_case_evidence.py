@@ -229,3 +229,22 @@ def test_a_paste_just_under_the_limit_is_whole(tmp_path: Path) -> None:
     assert case.paste, case.left_out
     assert log.read_text(encoding="utf-8").rstrip("\n") in case_markdown(report)
     assert len(case_markdown(report)) <= CASE_LIMIT
+
+
+def test_a_traceback_logged_as_error_records_lists_its_header_and_exception_only() -> None:
+    """vLLM logs every line of a traceback as an ERROR record (vllm/v1/engine/core.py run_engine_core): its frames,
+    source lines and carets belong to the failure region, not to the list of error lines."""
+    from logsleuth.case.errors import error_lines
+
+    header = "(EngineCore_DP0 pid=7) ERROR 11-29 10:00:03 [core.py:708] "
+    traceback = real_traceback(
+        """
+        def build(config):
+            return config["tensor_parallel_size"] // config["heads"]
+        build({"tensor_parallel_size": 8})
+        """,
+        "site-packages/vllm/v1/engine/core.py",
+    )
+    lines = [header + "EngineCore failed to start.", *(header + line for line in traceback.splitlines())]
+    listed = [lines[index][len(header):] for index, _ in error_lines(lines)]
+    assert listed == ["EngineCore failed to start.", "Traceback (most recent call last):", "KeyError: 'heads'"]
