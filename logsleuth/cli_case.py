@@ -75,14 +75,17 @@ def _renamed(report: Report, old: str, new: str) -> Report:
 
 
 def remote_window(report: Report, ssh: SSHOptions) -> LogWindow | None:
-    """The window of the primary failure read again from its remote log (one more connection); None when it
-    cannot be, which the case then says."""
-    from logsleuth.case.window import window_before
+    """The window of the primary failure (of the log's end when there is none) read again from its remote log
+    (one more connection); None when it cannot be, which the case then says."""
+    from logsleuth.case.window import read_window
     from logsleuth.sources.open import is_remote, open_sources
 
     primary = report.primary
-    name = primary.sources[0] if primary and primary.sources else None
-    if primary is None or name is None or not is_remote(name):
+    if primary is not None:
+        name = primary.sources[0] if primary.sources else None
+    else:
+        name = next((source.name for source in report.sources if source.error is None), None)
+    if name is None or not is_remote(name):
         return None
     try:
         sources = open_sources(name, ssh)
@@ -90,7 +93,11 @@ def remote_window(report: Report, ssh: SSHOptions) -> LogWindow | None:
         return None
     try:
         origin = f"the log on {sources[0].host}" if sources and sources[0].host else "the log"
-        return window_before(sources[0], primary.failure.offset, origin, end=primary.failure.end_offset) if sources else None
+        if not sources:
+            return None
+        if primary is None:
+            return read_window(sources[0], origin)
+        return read_window(sources[0], origin, offset=primary.failure.offset, end=primary.failure.end_offset)
     finally:
         for source in sources:
             source.close()
@@ -154,9 +161,10 @@ def case_command(
     hosts_file: HostsFileOption = None,
     parallel: ParallelOption = DEFAULT_PARALLEL,
 ) -> None:
-    """Write the case file of the latest failure: the failure with its frames and source lines, what followed,
-    the engine and its version, the launch command, the GPU facts, the lines before it and the catalog rows of
-    the flags it touches; redacted and at most 12,000 characters, to paste into any assistant (docs/case.md)."""
+    """Write the case file of the latest failure: the log's own lines (the whole log when small, else the failure
+    as the log printed it, every error-looking line and the last lines), the engine and its version, the launch
+    command, the GPU facts, then logsleuth's reading and the catalog rows of the flags it touches; redacted and at
+    most 20,000 characters, to paste into any assistant (docs/case.md)."""
     if (confirmed_fix or out or category) and not suggest_pattern:
         raise UsageError("--confirmed-fix, --out and --category go with --suggest-pattern")
     if parallel < 1:
@@ -173,7 +181,7 @@ def case_command(
         if spool is not None:
             from logsleuth.case.window import local_window
 
-            window = local_window(report, report.primary) if report.primary else None
+            window = local_window(report, report.primary)
             report = _renamed(report, spool, STDIN_NAME)
     window = window or remote_window(report, ssh)
     for source in report.sources:

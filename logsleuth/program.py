@@ -202,9 +202,9 @@ def _explained(report: Report, settings: ExplainSettings, window: LogWindow | No
 
     from logsleuth.case import case_markdown
     from logsleuth.check.ops import check_flag_ops
-    from logsleuth.explain import ExplainError, explain_report
+    from logsleuth.explain import EXPLAIN_CASE_LIMIT, ExplainError, explain_report
 
-    build_case = partial(case_markdown, window=window)
+    build_case = partial(case_markdown, window=window, limit=EXPLAIN_CASE_LIMIT)
     try:
         return replace(report, explanation=explain_report(report, settings, build_case=build_case, check_flags=check_flag_ops))
     except ExplainError as error:

@@ -1,8 +1,8 @@
 """`logsleuth case`: a case file any assistant can read (issue 18), and a draft pattern from a confirmed fix.
 
-    build_case(report, limit=12_000) -> Case      the data: frozen dataclasses, redacted, fitted to the limit
-    case_markdown(report, limit=12_000) -> str    what a user pastes into an assistant or an issue
-    case_json(report, limit=12_000) -> dict       the same for machines (schema `logsleuth.case/1`)
+    build_case(report, limit=20_000) -> Case      the data: frozen dataclasses, redacted, fitted to the limit
+    case_markdown(report, limit=20_000) -> str    what a user pastes into an assistant or an issue
+    case_json(report, limit=20_000) -> dict       the same for machines (schema `logsleuth.case/1`)
 
 Neither imports typer or rich.  See docs/case.md.
 """

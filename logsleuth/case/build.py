@@ -1,31 +1,37 @@
 """Build the case file of a report's primary failure, redacted, and fit it to a size limit.
 
-Redaction runs first, on the report and on the lines the case adds from the log (the lines just before the
-failure, the GPU facts): they ride through `redact_report` with the report, so `--anonymize` gives the same
-host the same placeholder everywhere.  Then the case is fitted: the least useful parts go first, and the case
-says what went.
+Redaction runs first, on the report and on the lines the case adds from the log (case/window.py: the whole
+small log, the failure region, the error-looking lines, the tail, the GPU facts): they ride through
+`redact_report` with the report, so a secret the launch command gave is replaced wherever the log repeats it,
+and `--anonymize` gives the same host the same placeholder everywhere.
+
+Then the case is fitted (issue 28, item 6: never worse than the paste).  A log small enough is shown whole;
+else its failure region, error-looking lines and last lines.  logsleuth's own reading (the parsed failure, what
+followed, its diagnosis, the flag rows) is added to that evidence and is the first to go when the limit bites;
+the log's own lines go last.  The case says what went.
 """
 
 from __future__ import annotations
 
 import ast
 import dataclasses
-from collections.abc import Callable
 from typing import Any
 
-from logsleuth.case.flags import MAX_CHOICES_CHARS, choose_catalogs, flag_rows
+from logsleuth.case.fit import FIT_STEPS, PASTE_STEPS, Measure, fit
+from logsleuth.case.flags import choose_catalogs, flag_rows
 from logsleuth.case.model import (
     CASE_LIMIT,
     Case,
+    CaseDiagnosis,
     CaseException,
     CaseFrame,
-    FlagRow,
+    ErrorLine,
     LogWindow,
     PrimaryFailure,
 )
-from logsleuth.case.window import local_window
+from logsleuth.case.window import MAX_ERROR_LINES, local_window
 from logsleuth.fixes.catalog import Catalog
-from logsleuth.models import ExceptionBlock, FailureGroup, LaunchInfo, Report
+from logsleuth.models import Diagnosis, ExceptionBlock, FailureGroup, LaunchInfo, Report
 from logsleuth.redact import redact_report
 from logsleuth.render.safety import clean, clean_lines
 from logsleuth.render.view import VERSION_ORIGIN, fleet_summary, group_title, place_text
@@ -36,20 +42,32 @@ MAX_CASCADE_LINES = 10
 COMMAND_ORIGIN = {"user": "--cmd", "log": "the log", "server_args": "rebuilt from the log's server_args"}
 NO_WINDOW = "the warning lines logsleuth kept before the failure (the log itself could not be read again)"
 
-Measure = Callable[[Case], int]
 
 
 # -- redaction of the report and of what the case adds ----------------------------------------------------
 
 
+# The window's fields that hold log lines, each a tuple of strings.
+_WINDOW_LINES = ("whole", "before", "failure", "tail", "facts")
+
+
 def _redacted(report: Report, window: LogWindow, anonymize: bool) -> tuple[Report, LogWindow]:
     """The report and the window, redacted in one pass (see the module docstring).  The window's lines ride in
-    `warnings`, a tuple of strings that the redaction treats as consecutive log lines."""
-    carried = dataclasses.replace(report, warnings=(*window.before, *window.failure, *window.facts))
+    `warnings`, a tuple of strings that the redaction treats as consecutive log lines (pieces that are not
+    consecutive in the log may then be redacted a little more, never less)."""
+    pieces = [getattr(window, name) for name in _WINDOW_LINES]
+    pieces += [(window.opening,), tuple(text for text, _ in window.errors)]
+    carried = dataclasses.replace(report, warnings=tuple(line for piece in pieces for line in piece))
     redacted = redact_report(carried, secrets=True, anonymize=anonymize)
-    lines = redacted.warnings
-    before, failure = len(window.before), len(window.before) + len(window.failure)
-    window = dataclasses.replace(window, before=lines[:before], failure=lines[before:failure], facts=lines[failure:])
+    lines = iter(redacted.warnings)
+    out = [tuple(next(lines) for _ in piece) for piece in pieces]
+    runs: dict[str, Any] = dict(zip(_WINDOW_LINES, out, strict=False))
+    window = dataclasses.replace(
+        window,
+        **runs,
+        opening=out[-2][0],
+        errors=tuple((text, count) for text, (_, count) in zip(out[-1], window.errors, strict=True)),
+    )
     return dataclasses.replace(redacted, warnings=report.warnings), window
 
 
@@ -151,17 +169,35 @@ def case_launch(launch: LaunchInfo) -> LaunchInfo:
 
 
 def redacted_inputs(report: Report, window: LogWindow | None, anonymize: bool = False) -> tuple[Report, LogWindow]:
-    """The report and the log window of its primary failure (read again from a local log when not given;
-    else the warning lines the report kept), both redacted."""
+    """The report and the log window of its primary failure (of the log's end when it holds none), read again
+    from a local log when not given (else the warning lines the report kept), both redacted."""
     primary = report.primary
     if window is None:
-        window = (local_window(report, primary) if primary else None) or LogWindow(
+        window = local_window(report, primary) or LogWindow(
             before=primary.failure.context if primary else (), origin=NO_WINDOW
         )
     return _redacted(report, window, anonymize)
 
 
+def _diagnosis(diagnosis: Diagnosis | None) -> CaseDiagnosis | None:
+    if diagnosis is None:
+        return None
+    says = tuple(
+        clean(words.text + (f" (logsleuth checked: {'; '.join(words.checks)})" if words.checks else ""), 800)
+        for words in diagnosis.engine_says
+    )
+    return CaseDiagnosis(
+        basis=diagnosis.basis,
+        category=clean(diagnosis.category),
+        title=clean(diagnosis.title),
+        root_cause=clean(diagnosis.root_cause, 1500),
+        evidence=tuple(clean(fact) for fact in diagnosis.evidence),
+        engine_says=says,
+    )
+
+
 def _full_case(report: Report, window: LogWindow | None, anonymize: bool, limit: int) -> Case:
+    """Every part of the case, in its sections (the log's failure region, error lines and tail; no whole log)."""
     report, window = redacted_inputs(report, window, anonymize)
     launch = case_launch(report.launch)
     known, catalog_note = choose_catalogs(launch)
@@ -188,190 +224,23 @@ def _full_case(report: Report, window: LogWindow | None, anonymize: bool, limit:
         packages=_packages(primary) if primary else None,
         sources=tuple(clean(source.name) for source in report.sources),
         limit=limit,
+        paste=window.whole,
+        failure_lines=window.failure if primary else (),
+        error_lines=tuple(ErrorLine(text, count) for text, count in window.errors),
+        error_lines_left_out=window.errors_left_out,
+        error_lines_cut_at=MAX_ERROR_LINES // 2 if window.errors_left_out else 0,
+        error_scope=window.scope,
+        tail=window.tail,
+        diagnosis=_diagnosis(primary.diagnosis) if primary else None,
     )
 
 
-# -- fitting the limit --------------------------------------------------------------------------------------
-
-Step = Callable[[Case], tuple[Case, str] | None]
-
-
-def _keep_cascade(count: int) -> Step:
-    def step(case: Case) -> tuple[Case, str] | None:
-        dropped = len(case.cascade) - count
-        if dropped <= 0:
-            return None
-        return dataclasses.replace(case, cascade=case.cascade[:count]), f"{dropped} lines of what followed the failure"
-
-    return step
-
-
-def _keep_last(field: str, count: int, what: str) -> Step:
-    """Keep the last `count` lines of a tuple field of the case (the latest lines say the most)."""
-
-    def step(case: Case) -> tuple[Case, str] | None:
-        lines: tuple[str, ...] = getattr(case, field)
-        dropped = len(lines) - count
-        if dropped <= 0:
-            return None
-        kept = lines[len(lines) - count :] if count else ()
-        changes: dict[str, Any] = {field: kept}
-        return dataclasses.replace(case, **changes), f"the {dropped} earliest {what}"
-
-    return step
-
-
-def _keep_before(count: int) -> Step:
-    return _keep_last("lines_before", count, "of the log lines before the failure")
-
-
-def _keep_facts(count: int) -> Step:
-    return _keep_last("gpu_facts", count, "GPU and memory lines")
-
-
-def _keep_flag_reasons(count: int) -> Step:
-    """Keep rows whose reason is among the `count` strongest."""
-    from logsleuth.case.model import FLAG_REASONS
-
-    def step(case: Case) -> tuple[Case, str] | None:
-        kept = tuple(row for row in case.flags if row.reason in FLAG_REASONS[:count])
-        if len(kept) == len(case.flags):
-            return None
-        return dataclasses.replace(case, flags=kept), f"{len(case.flags) - len(kept)} flag rows related less closely"
-
-    return step
-
-
-def _keep_flags(count: int, choices_chars: int) -> Step:
-    def step(case: Case) -> tuple[Case, str] | None:
-        rows = tuple(_clip_choices(row, choices_chars) for row in case.flags[:count])
-        if rows == case.flags:
-            return None
-        return dataclasses.replace(case, flags=rows), "flag rows beyond the first few, and long lists of choices"
-
-    return step
-
-
-def _clip_choices(row: FlagRow, chars: int) -> FlagRow:
-    facts = []
-    for fact in row.facts:
-        choices: list[str] = []
-        total = 0
-        for choice in fact.choices:
-            total += len(choice) + 2
-            if total > chars:
-                choices.append(f"… +{len(fact.choices) - len(choices)} more")
-                break
-            choices.append(choice)
-        facts.append(dataclasses.replace(fact, choices=tuple(choices)))
-    return dataclasses.replace(row, facts=tuple(facts))
-
-
-def _map_chain(case: Case, change: Callable[[int, CaseException], CaseException]) -> Case | None:
-    assert case.failure is not None
-    chain = tuple(change(index, block) for index, block in enumerate(case.failure.chain))
-    if chain == case.failure.chain:
+def as_paste(case: Case) -> Case | None:
+    """The case with the whole log instead of its sections (which are all in it), or None when the log was not
+    read whole.  The error-looking lines stay, as an index of the log."""
+    if not case.paste:
         return None
-    return dataclasses.replace(case, failure=dataclasses.replace(case.failure, chain=chain))
-
-
-def _keep_frames(first: int, last: int, earlier_blocks: int | None = None) -> Step:
-    """Keep the outermost `first` and innermost `last` frames of each exception (of the earlier exceptions of
-    a chain: `earlier_blocks` frames), the ones in the middle said as left out where they were."""
-
-    def step(case: Case) -> tuple[Case, str] | None:
-        if case.failure is None:
-            return None
-        final = len(case.failure.chain) - 1
-
-        def change(index: int, block: CaseException) -> CaseException:
-            keep_first, keep_last = (first, last) if index == final or earlier_blocks is None else (0, earlier_blocks)
-            if len(block.frames) <= keep_first + keep_last:
-                return block
-            dropped = len(block.frames) - keep_first - keep_last
-            frames = block.frames[:keep_first] + (block.frames[-keep_last:] if keep_last else ())
-            return dataclasses.replace(
-                block, frames=frames, frames_left_out=block.frames_left_out + dropped, frames_left_out_at=keep_first
-            )
-
-        changed = _map_chain(case, change)
-        return (changed, "frames in the middle of the traceback") if changed else None
-
-    return step
-
-
-def _keep_message_lines(count: int) -> Step:
-    def step(case: Case) -> tuple[Case, str] | None:
-        if case.failure is None:
-            return None
-
-        def change(index: int, block: CaseException) -> CaseException:
-            if len(block.message) <= count:
-                return block
-            return dataclasses.replace(
-                block, message=block.message[:count], message_left_out=block.message_left_out + len(block.message) - count
-            )
-
-        changed = _map_chain(case, change)
-        return (changed, f"exception message lines beyond the first {count}") if changed else None
-
-    return step
-
-
-def _clip_launch(chars: int) -> Step:
-    def step(case: Case) -> tuple[Case, str] | None:
-        command = clean(case.launch_command, chars) if case.launch_command else None
-        args = case.server_args[: chars // 40]
-        if command == case.launch_command and args == case.server_args:
-            return None
-        return dataclasses.replace(case, launch_command=command, server_args=args), "the end of the launch command"
-
-    return step
-
-
-# Least useful first: what followed, then context, then frames in the middle, then the rest.
-FIT_STEPS: tuple[Step, ...] = (
-    _keep_cascade(4),
-    _keep_before(5),
-    _keep_facts(4),
-    _keep_flag_reasons(3),
-    _keep_cascade(1),
-    _keep_frames(1, 6, earlier_blocks=2),
-    _keep_message_lines(12),
-    _keep_before(2),
-    _keep_facts(1),
-    _keep_flag_reasons(2),
-    _keep_frames(1, 3, earlier_blocks=0),
-    _keep_flags(8, MAX_CHOICES_CHARS // 2),
-    _keep_message_lines(4),
-    _clip_launch(1500),
-    _keep_cascade(0),
-    _keep_before(0),
-    _keep_facts(0),
-    _keep_frames(0, 2, earlier_blocks=0),
-    _keep_message_lines(1),
-    _keep_flags(5, 60),
-    _clip_launch(400),
-    _keep_flags(3, 0),
-    _keep_frames(0, 1, earlier_blocks=0),
-    _clip_launch(160),
-)
-
-
-def fit(case: Case, measure: Measure, limit: int) -> Case:
-    """The case with the least useful parts dropped until `measure` says it fits, each drop noted once."""
-    notes: list[str] = []
-    for step in FIT_STEPS:
-        if measure(case) <= limit:
-            break
-        changed = step(case)
-        if changed is None:
-            continue
-        case, note = changed
-        if note not in notes:
-            notes.append(note)
-        case = dataclasses.replace(case, left_out=tuple(notes))
-    return case
+    return dataclasses.replace(case, failure_lines=(), lines_before=(), tail=())
 
 
 def build_case(
@@ -391,4 +260,10 @@ def build_case(
         def measure(case: Case) -> int:
             return len(render_uncut(case))
 
-    return fit(_full_case(report, window, anonymize, limit), measure, limit)
+    full = _full_case(report, window, anonymize, limit)
+    whole = as_paste(full)
+    if whole is not None:
+        fitted = fit(whole, measure, limit, PASTE_STEPS)
+        if measure(fitted) <= limit:
+            return fitted
+    return fit(dataclasses.replace(full, paste=()), measure, limit, FIT_STEPS)

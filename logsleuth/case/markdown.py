@@ -146,11 +146,12 @@ def _launch(case: Case) -> list[str]:
     return ["#### Launch command", "", "Not in the log (neither a command line nor `server_args`).", ""]
 
 
-def _body(case: Case) -> list[str]:
+def _header(case: Case) -> list[str]:
     failure = case.failure
     headline = failure.headline if failure else "no failure found in the log"
     out = [f"### Case: {escape_markdown_prose(headline)}", "",
-           "_logsleuth case file: secrets redacted; paste it whole._", "",
+           "_logsleuth case file: secrets redacted; paste it whole. The log's own lines come first, as it printed "
+           "them; logsleuth's reading of them follows._", "",
            f"- **Engine:** {_engine(case)}"]
     if failure is not None and _where(failure):
         out.append(f"- **Where:** {escape_markdown_prose(_where(failure))}")
@@ -160,20 +161,85 @@ def _body(case: Case) -> list[str]:
         out.append(f"- **Installed under:** {markdown_code_span(case.packages)}")
     if case.known_pattern:
         out.append(f"- **Known pattern (logsleuth):** {escape_markdown_prose(case.known_pattern)}")
-    out.append("")
-    if failure is not None:
-        out.extend(["#### Failure", "", *_fenced(traceback_lines(failure))])
+    return [*out, ""]
+
+
+def _with_cut(lines: tuple[str, ...], left_out: int, at: int, what: str) -> list[str]:
+    if not left_out:
+        return list(lines)
+    return [*lines[:at], f"[... {left_out} {what} left out here to fit ...]", *lines[at:]]
+
+
+def _failure_region(case: Case) -> list[str]:
+    if case.failure is None:
+        return []
+    origin = escape_markdown_prose(case.lines_before_origin)
+    if not case.failure_lines:  # the log could not be read again: the lines the report kept
+        title = f"The {len(case.lines_before)} log lines before the failure" if case.lines_before else "Log lines before the failure"
+        return [f"#### {title}", "", f"From {origin}.", "", *(_fenced(case.lines_before) if case.lines_before else ["None.", ""])]
+    lines = [*case.lines_before, *_with_cut(case.failure_lines, case.failure_lines_left_out, case.failure_lines_cut_at, "lines")]
+    said = f"the {len(case.lines_before)} lines before it, then the failure" if case.lines_before else "the failure"
+    return ["#### The failure, as the log printed it", "", f"From {origin}: {said}.", "", *_fenced(lines)]
+
+
+def _error_lines(case: Case) -> list[str]:
+    if not case.error_lines and not case.error_lines_left_out:
+        return []
+    lines = [f"{line.text}  [×{line.count}]" if line.count > 1 else line.text for line in case.error_lines]
+    lines = _with_cut(tuple(lines), case.error_lines_left_out, case.error_lines_cut_at, "distinct error-looking lines")
+    scope = f"Searched in {escape_markdown_prose(case.error_scope)}; each" if case.error_scope else "Each"
+    return ["#### Error-looking lines", "",
+            f"{scope} distinct line once, in order; `[×N]`: it occurs N times.", "", *_fenced(lines)]
+
+
+def _tail(case: Case) -> list[str]:
+    if not case.tail:
+        return []
+    return [f"#### The last {len(case.tail)} lines of the log", "", *_fenced(case.tail)]
+
+
+def _diagnosis(case: Case) -> list[str]:
+    diagnosis = case.diagnosis
+    if diagnosis is None:
+        return []
+    basis = {"pattern": "a known pattern", "rule": "a rule that reasoned from facts",
+             "general": "general guidance, not a proven fix"}.get(diagnosis.basis, diagnosis.basis)
+    out = [f"#### logsleuth's diagnosis ({escape_markdown_prose(basis)})", "",
+           f"- **{escape_markdown_prose(diagnosis.title)}** (category {markdown_code_span(diagnosis.category)})",
+           f"- {escape_markdown_prose(diagnosis.root_cause)}"]
+    out.extend(f"- Fact used: {escape_markdown_prose(fact)}" for fact in diagnosis.evidence)
+    out.extend(f"- The engine says: {markdown_code_span(words)}" for words in diagnosis.engine_says)
+    return [*out, ""]
+
+
+def _logsleuth_reading(case: Case) -> list[str]:
+    out: list[str] = []
+    out.extend(_diagnosis(case))
+    if case.failure is not None and case.parsed_shown:
+        out.extend(["#### The failure as logsleuth parsed it", "", *_fenced(traceback_lines(case.failure))])
     if case.cascade:
-        out.extend(["#### What followed", "", *_fenced(case.cascade)])
-    out.extend(_launch(case))
+        out.extend(["#### What followed (logsleuth's summary)", "", *_fenced(case.cascade)])
+    if case.failure is not None and not any(note == "the flag table" for note in case.left_out):
+        out.extend(_flag_table(case))
+    return out
+
+
+def _body(case: Case) -> list[str]:
+    out = _header(case)
+    if not case.paste or case.launch_command or case.server_args:  # else what the log says of it is in the log
+        out.extend(_launch(case))
+    if case.paste:
+        out.extend([f"#### The log, whole ({len(case.paste)} lines)", "",
+                    f"From {escape_markdown_prose(case.lines_before_origin)}, redacted, otherwise as it printed them.", "",
+                    *_fenced(case.paste)])
+    else:
+        out.extend(_failure_region(case))
+    out.extend(_error_lines(case))
+    if not case.paste:
+        out.extend(_tail(case))
     if case.gpu_facts:
         out.extend(["#### GPU and memory (as the log reports them)", "", *_fenced(case.gpu_facts)])
-    if failure is not None:
-        title = f"The {len(case.lines_before)} log lines before the failure" if case.lines_before else "Log lines before the failure"
-        out.extend([f"#### {title}", "", f"From {escape_markdown_prose(case.lines_before_origin)}.", ""])
-        out.extend(_fenced(case.lines_before) if case.lines_before else ["None.", ""])
-    if failure is not None:
-        out.extend(_flag_table(case))
+    out.extend(_logsleuth_reading(case))
     if case.left_out:
         out.extend([f"#### Left out to fit {case.limit:,} characters", ""])
         out.extend(f"- {escape_markdown_prose(note)}" for note in case.left_out)

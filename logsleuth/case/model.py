@@ -10,7 +10,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 CASE_SCHEMA = "logsleuth.case/1"
-CASE_LIMIT = 12_000  # characters: what fits a chat message
+# Characters: what fits a chat message with the log's own evidence in it (issue 28, item 6).  It was 12,000; on the
+# 163 wild fixtures (real pastes' wordings) 4 then lost lines of the log itself (the earliest of its last lines,
+# the middle of a failure region and of the error lines), the largest a 21 KB paste of interleaved vLLM workers;
+# at 20,000 none loses a line of the log, and 311 of 343 fixture logs are shown whole (288 at 12,000).  About
+# 5,000 to 7,000 tokens: well within what any assistant reads in one message.  --explain sends a case fitted to
+# its own, smaller limit (explain.EXPLAIN_CASE_LIMIT): a small local model must still have room to answer.
+CASE_LIMIT = 20_000
 
 # Why a flag is in the case file, strongest first: the trimmer drops the weakest reasons first.
 FlagReason = Literal["named in the failure", "in logsleuth's fix", "related, in the launch command", "named just before"]
@@ -78,6 +84,26 @@ class FlagRow:
 
 
 @dataclass(frozen=True)
+class ErrorLine:
+    """An error-looking line of the log, as it first printed it, and how often it printed it."""
+
+    text: str
+    count: int
+
+
+@dataclass(frozen=True)
+class CaseDiagnosis:
+    """What logsleuth concluded (models.Diagnosis): its own words, added to the log's, never in their place."""
+
+    basis: str  # "pattern" | "rule" | "general"
+    category: str
+    title: str
+    root_cause: str
+    evidence: tuple[str, ...]  # the facts a rule used
+    engine_says: tuple[str, ...]  # the engine's instructions, each with what logsleuth checked of it
+
+
+@dataclass(frozen=True)
 class Case:
     """Everything a reader needs to diagnose the primary failure of a report."""
 
@@ -100,6 +126,19 @@ class Case:
     sources: tuple[str, ...]
     left_out: tuple[str, ...] = ()  # what was dropped to fit the limit, in words
     limit: int = CASE_LIMIT
+    # The log's own lines (case/window.py), the evidence: redacted, otherwise as the log printed them.
+    paste: tuple[str, ...] = ()  # the whole log, when it fits: the failure region, error lines and tail are in it
+    failure_lines: tuple[str, ...] = ()  # the failure region as the log printed it (after `lines_before`)
+    failure_lines_left_out: int = 0  # lines in its middle left out to fit, where `failure_lines_cut_at` says
+    failure_lines_cut_at: int = 0
+    error_lines: tuple[ErrorLine, ...] = ()  # each error-looking line once, in order
+    error_lines_left_out: int = 0  # distinct ones left out in the middle (beyond those read, or to fit)
+    error_lines_cut_at: int = 0  # where in `error_lines` they were
+    error_scope: str = ""  # what part of the log they were searched in
+    tail: tuple[str, ...] = ()  # the log's last lines
+    # logsleuth's own reading, added to the evidence: the first to go when the limit bites.
+    diagnosis: CaseDiagnosis | None = None
+    parsed_shown: bool = True  # the failure rebuilt in CPython's layout (`failure.chain`) is shown
 
 
 @dataclass(frozen=True)
@@ -114,3 +153,8 @@ class LogWindow:
     # The first line that shows the engine (SGLang's `[… TP0]` header, a banner), when it is not among `before`:
     # a drafted engine pattern's fixture needs it to fire (issue 28: a log that shows no engine gets no fix).
     opening: str = ""
+    whole: tuple[str, ...] = ()  # every line of a small log (case/window.py WHOLE_BYTES)
+    tail: tuple[str, ...] = ()  # the log's last lines
+    errors: tuple[tuple[str, int], ...] = ()  # each error-looking line once, with how often it occurs, in order
+    errors_left_out: int = 0  # distinct error-looking lines left out in the middle (beyond those kept)
+    scope: str = ""  # what part of the log the error-looking lines were searched in

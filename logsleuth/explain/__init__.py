@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 
 from logsleuth.explain.config import ExplainOptions, ExplainSettings, explain_options, resolve_settings
 from logsleuth.explain.errors import ExplainError
 from logsleuth.models import Explanation, FlagCheck, FlagOp, LaunchInfo, Report
 
 __all__ = [
+    "EXPLAIN_CASE_LIMIT",
     "ExplainError",
     "ExplainOptions",
     "ExplainSettings",
@@ -27,6 +29,11 @@ __all__ = [
 ]
 
 BuildCase = Callable[[Report], str]
+# The case file --explain sends is fitted to this, smaller than `logsleuth case`'s (case.CASE_LIMIT): about 4,000
+# tokens, so that with the system message (~1,000) and the answer's max_tokens (client.MAX_TOKENS, 2,048) the
+# request fits a local model served with an 8,192-token context.  The case keeps the log's own lines first and
+# drops logsleuth's reading before any of them (case/fit.py).
+EXPLAIN_CASE_LIMIT = 12_000
 CheckFlags = Callable[[tuple[FlagOp, ...], LaunchInfo], tuple[FlagCheck, ...]]
 
 
@@ -53,7 +60,7 @@ def explain_report(
     from logsleuth.redact import redact_report, redact_secrets
     from logsleuth.render.safety import strip_controls
 
-    build = build_case or case_markdown
+    build = build_case or partial(case_markdown, limit=EXPLAIN_CASE_LIMIT)
     # Redacted before and after building: a --no-redact report, or a case builder that adds text, leaks nothing.
     case_text = redact_secrets(build(redact_report(report)))
     model, answer = ask_model(case_text, settings)

@@ -57,7 +57,12 @@ def test_case_of_every_fixture_fits_and_names_version_and_flags(log: Path) -> No
         return
     if report.launch.engine_version:
         assert report.launch.engine_version in markdown
-    # the flags logsleuth's fix changes that the consulted catalogs know are rows, with their real defaults
+    # the flags logsleuth's fix changes that the consulted catalogs know are rows, with their real defaults (of
+    # the case uncut: the flag table is logsleuth's text, which goes before any line of the log to fit)
+    if case.flags != build_case(report, limit=10**9).flags:
+        assert any("flag" in note for note in case.left_out)
+    case = build_case(report, limit=10**9)
+    markdown = case_markdown(report, limit=10**9)
     rows = {row.flag: row for row in case.flags}
     known = [catalogs.load(case.engine or "sglang", version) for version in case.catalogs]
     for flag in _fix_flags(primary.diagnosis.fix if primary.diagnosis else None):
@@ -103,10 +108,15 @@ def test_eagle_seed_lists_the_three_speculative_sizes_with_their_catalog_default
     assert "_handle_speculative_decoding" in case.failure.headline  # type: ignore[union-attr]
 
 
-def test_the_ten_lines_before_the_failure_are_the_logs_own() -> None:
-    report = _diagnose(EAGLE_INCIDENT)
+def test_the_ten_lines_before_the_failure_are_the_logs_own(tmp_path: Path) -> None:
+    from tests.logs import noise
+
+    log = tmp_path / "server.log"  # too long to be shown whole: the case shows the lines before the failure
+    log.write_text(noise(2000) + EAGLE_INCIDENT.read_text(encoding="utf-8"), encoding="utf-8")
+    report = _diagnose(log)
     case = build_case(report)
-    lines = EAGLE_INCIDENT.read_text(encoding="utf-8").splitlines()
+    assert not case.paste
+    lines = log.read_text(encoding="utf-8").splitlines()
     start = lines.index("Traceback (most recent call last):")
     expected = [line for line in lines[:start] if line.strip()][-10:]
     assert list(case.lines_before) == [line.rstrip() for line in expected]
@@ -206,13 +216,22 @@ def test_a_case_too_big_drops_the_least_useful_parts_first_and_says_so(tmp_path:
     markdown = case_markdown(report)
     assert len(markdown) <= CASE_LIMIT
     assert case.left_out, "something had to go"
-    assert "#### Left out to fit 12,000 characters" in markdown
-    # the exception and the innermost frame always stay; the middle frames are said to be left out
-    final = case.failure.chain[-1]  # type: ignore[union-attr]
+    assert "#### Left out to fit 20,000 characters" in markdown
+    # logsleuth's parsed failure goes first: the log's own lines of it stay, their middle said as left out; the
+    # exception and the innermost frame always stay
+    assert not case.parsed_shown and "the failure as logsleuth parsed it" in markdown
+    region = "\n".join(case.failure_lines)
+    assert "RuntimeError: CUDA out of memory" in region and ", in f150" in region
+    assert case.failure_lines_left_out > 0 and re.search(r"\[\.\.\. \d+ lines left out here to fit \.\.\.\]", markdown)
+    # without the log's lines (read from nowhere), the parsed failure is the evidence and is cut the old way
+    from logsleuth.case.model import LogWindow
+
+    parsed = build_case(report, window=LogWindow(origin="nowhere"))
+    final = parsed.failure.chain[-1]  # type: ignore[union-attr]
     assert final.type == "RuntimeError" and final.message[0].startswith("CUDA out of memory")
     assert final.frames[-1].function == "f150"
-    assert final.frames_left_out > 0 and "frames left out" in markdown
-    assert "frames in the middle of the traceback" in case.left_out
+    assert final.frames_left_out > 0
+    assert "frames in the middle of the traceback" in parsed.left_out
 
 
 @pytest.mark.parametrize("limit", [4000, 6000])
