@@ -71,6 +71,11 @@ def _diagnosis(group: FailureGroup) -> dict[str, Any] | None:
         "root_cause": diagnosis.root_cause,
         "fix": _fix(diagnosis.fix) if diagnosis.fix else None,
         "references": list(diagnosis.references),
+        # How far to trust it: "pattern" (proven on fixtures), "rule" (reasoned from the facts in `evidence`) or
+        # "general" (the likeliest category's general checks: general guidance, not a proven fix).
+        "basis": diagnosis.basis,
+        "evidence": list(diagnosis.evidence),
+        "engine_says": [{"text": words.text, "checks": list(words.checks)} for words in diagnosis.engine_says],
     }
 
 

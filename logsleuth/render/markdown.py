@@ -12,6 +12,10 @@ from logsleuth.render.explanation import explanation_view
 from logsleuth.render.options import RenderOptions
 from logsleuth.render.safety import clean, escape_markdown_prose, markdown_code_span, markdown_fence
 from logsleuth.render.view import (
+    ENGINE_SAYS_LABEL,
+    FACTS_LABEL,
+    GENERAL_LABEL,
+    SEARCH_LABEL,
     FixView,
     GroupView,
     abstention,
@@ -63,10 +67,29 @@ def _answer(view: GroupView, heading: str | None) -> list[str]:
         out.extend(["**No known pattern matches this failure:** logsleuth gives no advice for it. What helps next:", ""])
         out.extend([*(f"- {label}: {markdown_code_span(text)}" for label, text in abstention(view)), ""])
         return out
-    label = f"{markdown_code_span(view.category or '')}, pattern {markdown_code_span(view.pattern or '')}"
-    out.extend([f"**Root cause** ({label}): {escape_markdown_prose(view.root_cause)}", ""])
+    if view.general:
+        label = f"{markdown_code_span(view.category or '')}, _{GENERAL_LABEL}_"
+    else:
+        kind = "rule" if view.basis == "rule" else "pattern"
+        label = f"{markdown_code_span(view.category or '')}, {kind} {markdown_code_span(view.pattern or '')}"
+    out.extend([f"**{view.cause_heading}** ({label}): {escape_markdown_prose(view.root_cause)}", ""])
+    out.extend(_trust(view))
     if view.fix:
-        out.extend(_fix(view.fix))
+        out.extend(_fix(view.fix, view.fix_label))
+    if view.general:
+        out.extend([f"{SEARCH_LABEL}: {markdown_code_span(view.search or view.signature)}", ""])
+    return out
+
+
+def _trust(view: GroupView) -> list[str]:
+    """The facts a rule used, and the engine's own words with what logsleuth checked of them."""
+    out: list[str] = []
+    if view.evidence:
+        out.extend([f"**{FACTS_LABEL}:**", "", *(f"- {escape_markdown_prose(fact)}" for fact in view.evidence), ""])
+    for words in view.engine_says:
+        out.extend([f"**{ENGINE_SAYS_LABEL}:** {markdown_code_span(words.text)}", ""])
+        if words.checks:
+            out.extend([*(f"- {escape_markdown_prose(check)}" for check in words.checks), ""])
     return out
 
 

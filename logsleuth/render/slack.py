@@ -27,6 +27,9 @@ from logsleuth.render.options import RenderOptions
 from logsleuth.render.safety import break_fences, clip, defang_mentions, escape_slack_api
 from logsleuth.render.table import summary_table
 from logsleuth.render.view import (
+    ENGINE_SAYS_LABEL,
+    FACTS_LABEL,
+    GENERAL_LABEL,
     SEARCH_LABEL,
     FixView,
     FrameView,
@@ -171,12 +174,21 @@ def _answer(view: GroupView, detail: Detail) -> list[str]:
             else:
                 blocks.append(f"{label}: {inline_code(clip(text, detail.line_chars))}")
         return blocks
-    blocks = [f"*Root cause:* {safe(view.root_cause)}"]
+    label = f" ({inline_code(view.category or '')}, _{GENERAL_LABEL}_)" if view.general else ""
+    blocks = [f"*{view.cause_heading}:*{label} {safe(view.root_cause)}"]
+    if view.evidence:
+        blocks.append(f"*{FACTS_LABEL}:*")
+        blocks.extend(f"• {safe(fact)}" for fact in view.evidence)
+    for words in view.engine_says:
+        blocks.append(f"*{ENGINE_SAYS_LABEL}:* {inline_code(words.text)}")
+        blocks.extend(f"• {safe(check)}" for check in words.checks)
     if view.fix:
-        blocks.extend(_fix_blocks(view.fix, "Fix"))
+        blocks.extend(_fix_blocks(view.fix, view.fix_label))
         if detail.alternatives:
             for alternative in view.fix.alternatives:
                 blocks.extend(_fix_blocks(alternative, "Or"))
+    if view.general:
+        blocks.extend([f"{SEARCH_LABEL}:", fence([view.search or view.signature])])
     return blocks
 
 

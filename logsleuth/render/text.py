@@ -18,6 +18,8 @@ from logsleuth.render.explanation import CHECKED_BAD, CHECKED_OK, NOT_CHECKED, e
 from logsleuth.render.options import MIN_WIDTH, RenderOptions
 from logsleuth.render.table import host_table, summary_table
 from logsleuth.render.view import (
+    ENGINE_SAYS_LABEL,
+    FACTS_LABEL,
     SEARCH_LABEL,
     FixView,
     GroupView,
@@ -90,11 +92,29 @@ def answer_lines(view: GroupView, width: int, title: str = "") -> list[Line]:
             else:
                 out.extend(_styled(hang(f"  {label}: {text}", width), "logsleuth.frame.app"))
         return out
-    out.extend(_styled(wrap(f"Root cause ({view.category}, pattern {view.pattern}):", width, "  ", ""), "logsleuth.heading"))
+    heading = f"{view.cause_heading} ({view.category}, {view.cause_source}):"
+    out.extend(_styled(wrap(heading, width, "  ", ""), "logsleuth.heading"))
     out.extend(_styled(wrap(view.root_cause, width), "logsleuth.root_cause"))
+    out.extend(trust_lines(view, width))
     if view.fix:
         out.append(Line(""))
-        out.extend(_fix_lines(view.fix, width))
+        out.extend(_fix_lines(view.fix, width, view.fix_label))
+    if view.general:  # the exact text, on a line of its own so that it copies whole
+        out.extend([Line(f"  {SEARCH_LABEL}:"), Line(f"    {view.search or view.signature}", "logsleuth.frame.app")])
+    return out
+
+
+def trust_lines(view: GroupView, width: int) -> list[Line]:
+    """The facts a rule used, and the engine's own words with what logsleuth checked of them."""
+    out: list[Line] = []
+    if view.evidence:
+        out.append(Line(f"  {FACTS_LABEL}:", "logsleuth.heading"))
+        for fact in view.evidence:
+            out.extend(_styled(wrap(fact, width, "      ", "    - "), "logsleuth.where"))
+    for words in view.engine_says:
+        out.extend(_styled(wrap(f"{ENGINE_SAYS_LABEL}: {words.text}", width, "    ", "  "), "logsleuth.heading"))
+        for check in words.checks:
+            out.extend(_styled(wrap(check, width, "      ", "    - "), "logsleuth.where"))
     return out
 
 

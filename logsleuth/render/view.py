@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from logsleuth.models import (
+    Diagnosis,
     ExceptionBlock,
     FailureGroup,
     Fix,
@@ -75,6 +76,20 @@ class FixView:
 
 
 @dataclass(frozen=True)
+class EngineSaysView:
+    """An instruction in the engine's own message, and what logsleuth checked of it for the user's release."""
+
+    text: str
+    checks: list[str]
+
+
+# How far to trust a diagnosis (Diagnosis.basis), said in every format.
+GENERAL_LABEL = "general guidance, not a proven fix"
+FACTS_LABEL = "Facts"
+ENGINE_SAYS_LABEL = "The engine says"
+
+
+@dataclass(frozen=True)
 class GroupView:
     verdict: str  # the pattern's title, or the failure's exception line
     place: str  # where it died: "host gpu7 · ranks TP0-7", or ""
@@ -95,11 +110,36 @@ class GroupView:
     search: str = ""  # the failure's exact first line ("Type: message"), to search issue trackers with
     engine: str = ""  # "sglang 0.5.9", and what is not known of it
     sources: list[str] = field(default_factory=list)
+    basis: str = "pattern"  # Diagnosis.basis: "pattern", "rule" (reasoned from facts) or "general"
+    evidence: list[str] = field(default_factory=list)  # the facts a rule used
+    engine_says: list[EngineSaysView] = field(default_factory=list)
 
     @property
     def headline(self) -> str:
         """What died, and where."""
         return f"{self.verdict} · {self.place}" if self.place else self.verdict
+
+    @property
+    def general(self) -> bool:
+        """No pattern or rule proves it: the likeliest category and its general checks."""
+        return self.basis == "general"
+
+    @property
+    def cause_heading(self) -> str:
+        """"Root cause" for a proven answer, "Likely cause" for general guidance."""
+        return "Likely cause" if self.general else "Root cause"
+
+    @property
+    def cause_source(self) -> str:
+        """Where the answer comes from, after its category: "pattern sglang-gpu-oom", "rule rule-gpu-dtype",
+        or the general label."""
+        if self.general:
+            return GENERAL_LABEL
+        return f"{'rule' if self.basis == 'rule' else 'pattern'} {self.pattern or ''}".rstrip()
+
+    @property
+    def fix_label(self) -> str:
+        return "What to check" if self.general else "Fix"
 
 
 @dataclass(frozen=True)
@@ -306,7 +346,21 @@ def build_view(
         search=clean(f"{final.type}: {final.message.splitlines()[0]}" if final.message else final.type, 300),
         engine=clean(engine_text(launch)),
         sources=[clean(source) for source in group.sources],
+        basis=diagnosis.basis if diagnosis else "pattern",
+        evidence=[clean(fact, 400) for fact in diagnosis.evidence] if diagnosis else [],
+        engine_says=_engine_says(diagnosis),
     )
+
+
+def _engine_says(diagnosis: Diagnosis | None) -> list[EngineSaysView]:
+    """The engine's own words and what logsleuth checked of them; they quote log text, so they are cleaned and
+    clipped like any log line."""
+    if diagnosis is None:
+        return []
+    return [
+        EngineSaysView(clean(words.text, 400), [clean(check, 400) for check in words.checks])
+        for words in diagnosis.engine_says
+    ]
 
 
 def compress_ranks(ranks: tuple[str, ...]) -> list[str]:
