@@ -132,13 +132,14 @@ def categorize(evidence: Evidence) -> Diagnosis:
         engine = engine or engine_code_of(failure)  # the engine's own frames are positive evidence of it
     version = launch.engine_version if engine == launch.engine else None
     meaning = CATEGORIES.get(row.category, row.category)
+    title = _words(row.title, engine, version)
     return Diagnosis(
         pattern=f"general-{row.category}",
-        title=_words(row.title, engine, version),
+        title=title,
         category=row.category,
         root_cause=(
-            f"No pattern or rule of logsleuth names this failure. The likeliest category is {row.category} "
-            f"({meaning}), read from {_and(why)}."
+            f"{title}. No pattern or rule of logsleuth names this failure; the likeliest category is "
+            f"{row.category} ({meaning}), read from {_and(why)}."
         ),
         fix=Fix(summary=f"General checks for {row.category}:", steps=row_checks(row, engine, version)),
         engine=engine,

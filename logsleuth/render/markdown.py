@@ -15,13 +15,17 @@ from logsleuth.render.view import (
     ENGINE_SAYS_LABEL,
     FACTS_LABEL,
     GENERAL_LABEL,
+    NO_PROVEN_FIX,
     SEARCH_LABEL,
+    STDIN_NOTE,
+    Ending,
     FixView,
     GroupView,
     abstention,
     build_view,
     cascade_note,
     describe_source_errors,
+    ending,
     fleet_heading,
     fleet_notes,
     fleet_rows,
@@ -140,6 +144,21 @@ def _explanation(explanation: Explanation) -> list[str]:
     return out
 
 
+def _ending(end: Ending) -> list[str]:
+    """How to get more help when there is no proven fix (the commands in a plain fence: they copy whole), and the
+    --cmd hint."""
+    out: list[str] = []
+    if end.case_command:
+        out.extend([f"**{escape_markdown_prose(NO_PROVEN_FIX)}**", ""])
+        out.extend(f"- {markdown_code_span(command)}: {escape_markdown_prose(note)}" for command, note in end.offers())
+        if end.stdin:
+            out.append(f"- {escape_markdown_prose(STDIN_NOTE)}")
+        out.append("")
+    if end.cmd_hint:
+        out.extend([escape_markdown_prose(end.cmd_hint), ""])
+    return out
+
+
 def _summary_table(report: Report) -> list[str]:
     def cell(text: str) -> str:
         return escape_markdown_prose(text)
@@ -190,6 +209,7 @@ def render_markdown(report: Report, options: RenderOptions) -> str:
         out.extend([escape_markdown_prose(omitted), ""])
     if report.explanation is not None:  # after everything logsleuth found (--explain)
         out.extend(_explanation(report.explanation))
+    out.extend(_ending(ending(report)))
     for warning in report.warnings:
         out.extend([f"> warning: {escape_markdown_prose(clean(warning))}", ""])
     return "\n".join(out).rstrip() + "\n"

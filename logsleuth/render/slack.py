@@ -30,7 +30,10 @@ from logsleuth.render.view import (
     ENGINE_SAYS_LABEL,
     FACTS_LABEL,
     GENERAL_LABEL,
+    NO_PROVEN_FIX,
     SEARCH_LABEL,
+    STDIN_NOTE,
+    Ending,
     FixView,
     FrameView,
     GroupView,
@@ -38,6 +41,7 @@ from logsleuth.render.view import (
     build_view,
     cascade_note,
     describe_source_errors,
+    ending,
     fleet_notes,
     fleet_summary,
     folded_text,
@@ -242,6 +246,19 @@ def _blocks(report: Report, options: RenderOptions, detail: Detail) -> list[str]
     location = log_location(report, options.log_location)
     if location:
         blocks.append(f"_Full log: {safe(clip(location, 300))}_")
+    return [*blocks, *_ending_blocks(ending(report))]
+
+
+def _ending_blocks(end: Ending) -> list[str]:
+    """How to get more help when there is no proven fix, and the --cmd hint: short, last."""
+    blocks: list[str] = []
+    if end.case_command:
+        blocks.append(f"*{safe(NO_PROVEN_FIX)}*")
+        blocks.extend(f"• {inline_code(command)}: {safe(note)}" for command, note in end.offers())
+        if end.stdin:
+            blocks.append(f"• {safe(STDIN_NOTE)}")
+    if end.cmd_hint:
+        blocks.append(f"_{safe(end.cmd_hint)}_")
     return blocks
 
 

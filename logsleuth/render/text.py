@@ -20,12 +20,16 @@ from logsleuth.render.table import host_table, summary_table
 from logsleuth.render.view import (
     ENGINE_SAYS_LABEL,
     FACTS_LABEL,
+    NO_PROVEN_FIX,
     SEARCH_LABEL,
+    STDIN_NOTE,
+    Ending,
     FixView,
     GroupView,
     abstention,
     build_view,
     cascade_note,
+    ending,
     fleet_heading,
     fleet_notes,
     fleet_rows,
@@ -197,6 +201,25 @@ def report_lines(report: Report, width: int) -> list[Line]:
         out.extend(_styled(wrap(omitted, width, "  ", ""), "logsleuth.note"))
     if report.explanation is not None:  # after everything logsleuth found (--explain)
         out.extend([*([Line("")] if out and out[-1].text else []), *explanation_lines(report.explanation, width)])
+    closing = ending_lines(ending(report), width)
+    if closing:
+        out.extend([*([Line("")] if out and out[-1].text else []), *closing])
+    return out
+
+
+def ending_lines(end: Ending, width: int) -> list[Line]:
+    """The report's last lines: how to get more help when there is no proven fix (each command on a line of its
+    own, so that it copies whole), and the --cmd hint."""
+    out: list[Line] = []
+    if end.case_command:
+        out.extend(_styled(wrap(NO_PROVEN_FIX, width, "  ", ""), "logsleuth.heading"))
+        for command, note in end.offers():
+            out.append(Line(f"  {command}", "logsleuth.command"))
+            out.extend(_styled(wrap(note, width, "      "), "logsleuth.note"))
+        if end.stdin:
+            out.append(Line(f"  {STDIN_NOTE}", "logsleuth.note"))
+    if end.cmd_hint:
+        out.extend(_styled(wrap(end.cmd_hint, width, "  ", ""), "logsleuth.note"))
     return out
 
 

@@ -327,7 +327,7 @@ def build_view(
     diagnosis = group.diagnosis
     innermost_frame = next((f for f in reversed(final.frames) if f.in_app), None)
     return GroupView(
-        verdict=prose(diagnosis.title) if diagnosis else head,
+        verdict=group_title(group),
         place=place_text(group),
         details=details_text(group, launch, show_source, sources, note),
         chain=_chain(failure.exceptions),
@@ -403,7 +403,7 @@ def multi_heading(report: Report) -> str:
 def summary_rows(report: Report) -> list[SummaryRow]:
     rows = []
     for index, group in enumerate(report.failures, start=1):
-        verdict = group.diagnosis.title if group.diagnosis else exception_line(group.failure.final)[0]
+        verdict = group_title(group)
         rows.append(
             SummaryRow(
                 index=index,
@@ -508,8 +508,12 @@ class HostRow:
 
 
 def group_title(group: FailureGroup) -> str:
-    """A failure in a few words: its pattern's title, or its exception line."""
-    return prose(group.diagnosis.title) if group.diagnosis else exception_line(group.failure.final)[0]
+    """A failure in a few words: its pattern's or rule's title, or its exception line (also under general
+    guidance: what died is surer than the likeliest category, which the answer names)."""
+    diagnosis = group.diagnosis
+    if diagnosis is None or diagnosis.basis == "general":
+        return exception_line(group.failure.final)[0]
+    return prose(diagnosis.title)
 
 
 def outcome_text(fleet: Fleet, member: FleetMember) -> str:
@@ -620,3 +624,63 @@ def fleet_summary(report: Report, names: int = 3, kinds: int = 8) -> list[str]:
 
 def _hosts(count: int) -> str:
     return f"{count} host{'s' if count != 1 else ''}"
+
+
+# -- the report's ending: what helps next when logsleuth has no proven fix (issue 28, item 6) ----------------------
+
+STDIN_NAMES = ("-", "<text>")  # stdin, and text given to the api (a paste): both read again from stdin
+
+
+@dataclass(frozen=True)
+class Ending:
+    """What a report ends with: when its first failure has no proven fix (a general diagnosis, the engine not
+    known, no fix at all), the two ways to get more help for the same logs; when the launch command is not
+    known, how to give it."""
+
+    case_command: str | None = None  # `logsleuth case 'server.log'`
+    explain_command: str | None = None  # `logsleuth diagnose --explain 'server.log'`
+    stdin: bool = False  # the logs were read from stdin: the same input goes to the command again
+    cmd_hint: str | None = None
+
+    @property
+    def empty(self) -> bool:
+        return self.case_command is None and self.cmd_hint is None
+
+    def offers(self) -> list[tuple[str, str]]:
+        """(command, what it gives), in order."""
+        out = [(self.case_command, CASE_NOTE)] if self.case_command else []
+        return out + ([(self.explain_command, EXPLAIN_NOTE)] if self.explain_command else [])
+
+
+NO_PROVEN_FIX = "No proven fix for this failure. For more help with the same logs:"
+CASE_NOTE = "its case file (the evidence, redacted) for any assistant"
+EXPLAIN_NOTE = "your own model's answer, labelled unverified (docs/explain.md)"
+STDIN_NOTE = "(give it the same input on stdin)"
+CMD_HINT = "The launch command is not in the log: give it with --cmd '...' (the command you ran) for a fix built on it."
+
+
+def has_proven_fix(group: FailureGroup) -> bool:
+    diagnosis = group.diagnosis
+    return diagnosis is not None and diagnosis.basis != "general" and diagnosis.fix is not None
+
+
+def ending(report: Report) -> Ending:
+    """The report's ending (empty without a failure)."""
+    primary = report.primary
+    if primary is None:
+        return Ending()
+    fix = primary.diagnosis.fix if primary.diagnosis else None
+    says_cmd = fix is not None and any("--cmd" in text for text in (fix.summary, *fix.steps))
+    hint = CMD_HINT if report.launch.command is None and not says_cmd else None
+    if has_proven_fix(primary):
+        return Ending(cmd_hint=hint)
+    asked = report.explanation is not None  # --explain ran already: its answer is in the report
+    names = [source.name for source in report.sources if not source.error] or [s.name for s in report.sources]
+    stdin = any(name in STDIN_NAMES for name in names)
+    words = " ".join(quote_shell_word("-" if name in STDIN_NAMES else name) for name in dict.fromkeys(names))
+    return Ending(
+        case_command=clean(f"logsleuth case {words}", COMMAND_CHARS),
+        explain_command=None if asked else clean(f"logsleuth diagnose --explain {words}", COMMAND_CHARS),
+        stdin=stdin,
+        cmd_hint=hint,
+    )
