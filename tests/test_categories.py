@@ -171,6 +171,26 @@ def test_a_shape_error_raised_through_engine_code_is_an_engine_bug() -> None:
     assert "vLLM" in diagnosis.title
 
 
+def test_the_other_engines_code_under_this_engine_is_dependency_drift() -> None:
+    """SGLang releases import vLLM's modules: an AttributeError raised in vllm/ code while SGLang ran is the two
+    packages' versions not fitting, not a bug of the SGLang release."""
+    traceback = real_traceback(
+        """
+        class Config:
+            pass
+
+        def get_layer(config):
+            return config.quant_method_for_layer
+
+        get_layer(Config())
+        """,
+        "vllm/model_executor/layers/quantization/base_config.py",
+    )
+    diagnosis = _report(SGLANG_BANNER + traceback).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == "dependency-version", diagnosis
+    assert "vLLM code running under SGLang" in diagnosis.root_cause
+
+
 def test_the_same_error_outside_engine_code_is_no_engine_bug() -> None:
     traceback = real_traceback(
         """

@@ -129,7 +129,13 @@ def categorize(evidence: Evidence) -> Diagnosis:
         return _unclassified(evidence)
     row, why = found
     if row.in_engine_code:
-        engine = engine or engine_code_of(failure)  # the engine's own frames are positive evidence of it
+        code_of = engine_code_of(failure)
+        if engine and code_of != engine:
+            # The other engine's code, run by this one (SGLang releases import vLLM's modules): the two
+            # packages' versions do not fit, rather than a bug of either release.
+            row = table().row("dependency-version") or row
+            why = [*why, f"{ENGINE_NAMES.get(code_of or '', code_of)} code running under {ENGINE_NAMES.get(engine, engine)}"]
+        engine = engine or code_of  # the engine's own frames are positive evidence of it
     version = launch.engine_version if engine == launch.engine else None
     meaning = CATEGORIES.get(row.category, row.category)
     title = _words(row.title, engine, version)
