@@ -99,6 +99,14 @@ CASES = [
     ("hang-timeout",
      "TimeoutError: the weights were not loaded within 1800 seconds\n",
      "CPython TimeoutError raised by a startup wait"),
+    ("illegal-memory-access",
+     "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+     "CUDA kernel errors might be asynchronously reported at some other API call.\n",
+     "torch c10/cuda/CUDAException.cpp (cudaErrorIllegalAddress)"),
+    ("device-assert",
+     "RuntimeError: CUDA error: device-side assert triggered\n"
+     "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n",
+     "torch c10/cuda/CUDAException.cpp after an ATen kernel's CUDA_KERNEL_ASSERT"),
     ("host-memory",
      "OSError: [Errno 12] Cannot allocate memory\n",
      "CPython OSError ENOMEM"),
@@ -189,6 +197,29 @@ def test_the_other_engines_code_under_this_engine_is_dependency_drift() -> None:
     diagnosis = _report(SGLANG_BANNER + traceback).failures[0].diagnosis
     assert diagnosis is not None and diagnosis.category == "dependency-version", diagnosis
     assert "vLLM code running under SGLang" in diagnosis.root_cause
+
+
+def test_the_subsystem_of_the_frames_names_the_category_when_the_words_do_not() -> None:
+    """An assertion with no message, raised in an attention backend's module: the backend is the likeliest
+    suspect; the vLLM check naming --attention-backend is kept for 0.33.0, which has the flag, and not for
+    0.11.2, which does not."""
+    traceback = real_traceback(
+        """
+        def init_forward_metadata(batch):
+            assert batch is not None
+
+        init_forward_metadata(None)
+        """,
+        "vllm/v1/attention/backends/triton_attn.py",
+    )
+    steps = {}
+    for version in ("0.11.2", "0.33.0"):
+        banner = f"INFO 03-02 10:00:00 [api_server.py:1] vLLM API server version {version}\n"
+        diagnosis = _report(banner + traceback).failures[0].diagnosis
+        assert diagnosis is not None and diagnosis.category == "feature-conflict", diagnosis
+        steps[version] = " ".join(diagnosis.fix.steps if diagnosis.fix else ())
+    assert "--attention-backend" in steps["0.33.0"]
+    assert "--attention-backend" not in steps["0.11.2"]
 
 
 def test_the_same_error_outside_engine_code_is_no_engine_bug() -> None:
