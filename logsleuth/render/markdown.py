@@ -145,15 +145,15 @@ def _explanation(explanation: Explanation) -> list[str]:
 
 
 def _ending(end: Ending) -> list[str]:
-    """How to get more help when there is no proven fix (the commands in a plain fence: they copy whole), and the
-    --cmd hint."""
+    """How to get more help when there is no proven fix (each command in a code span of a paragraph of its own:
+    a source name is log-controlled text, kept out of any block structure), and the --cmd hint."""
     out: list[str] = []
     if end.case_command:
         out.extend([f"**{escape_markdown_prose(NO_PROVEN_FIX)}**", ""])
-        out.extend(f"- {markdown_code_span(command)}: {escape_markdown_prose(note)}" for command, note in end.offers())
+        for command, note in end.offers():
+            out.extend([f"{markdown_code_span(command)}: {escape_markdown_prose(note)}", ""])
         if end.stdin:
-            out.append(f"- {escape_markdown_prose(STDIN_NOTE)}")
-        out.append("")
+            out.extend([escape_markdown_prose(STDIN_NOTE), ""])
     if end.cmd_hint:
         out.extend([escape_markdown_prose(end.cmd_hint), ""])
     return out

@@ -659,6 +659,20 @@ STDIN_NOTE = "(give it the same input on stdin)"
 CMD_HINT = "The launch command is not in the log: give it with --cmd '...' (the command you ran) for a fix built on it."
 
 
+def _source_word(name: str) -> str:
+    """A source as the user named it, for a command to copy; a name holding a terminal escape or another
+    character a terminal would not show (a file named by hostile hands) is said as a placeholder instead:
+    log and file-name text is never printed raw, and escaped it would not read as the name."""
+    if name in STDIN_NAMES:
+        return "-"
+    if clean(name, len(name) + 1) != name or quote_shell_word(name).startswith("$'"):
+        return UNSHOWN_SOURCE
+    return name
+
+
+UNSHOWN_SOURCE = "<the log you gave>"
+
+
 def has_proven_fix(group: FailureGroup) -> bool:
     diagnosis = group.diagnosis
     return diagnosis is not None and diagnosis.basis != "general" and diagnosis.fix is not None
@@ -677,7 +691,7 @@ def ending(report: Report) -> Ending:
     asked = report.explanation is not None  # --explain ran already: its answer is in the report
     names = [source.name for source in report.sources if not source.error] or [s.name for s in report.sources]
     stdin = any(name in STDIN_NAMES for name in names)
-    words = " ".join(quote_shell_word("-" if name in STDIN_NAMES else name) for name in dict.fromkeys(names))
+    words = " ".join(quote_shell_word(_source_word(name)) for name in dict.fromkeys(names))
     return Ending(
         case_command=clean(f"logsleuth case {words}", COMMAND_CHARS),
         explain_command=None if asked else clean(f"logsleuth diagnose --explain {words}", COMMAND_CHARS),

@@ -117,3 +117,11 @@ def test_the_json_ending() -> None:
     assert general["next_steps"]["explain_command"] == "logsleuth diagnose --explain server.log"
     assert proven["next_steps"] is None
     assert hint_only["next_steps"]["no_proven_fix"] is False and "--cmd" in hint_only["next_steps"]["cmd_hint"]
+
+
+@pytest.mark.parametrize("fmt", PROSE_FORMATS, ids=[f.value for f in PROSE_FORMATS])
+def test_a_source_name_with_terminal_escapes_is_not_printed_in_the_offer(fmt: OutputFormat) -> None:
+    report = _with_source(general_failure(), "server-\x1b]0;pwned-title\x07.log")
+    text = render(report, fmt, width=200)
+    assert "pwned-title" not in text and "\x1b" not in text
+    assert "logsleuth case '<the log you gave>'" in _flat(text)
