@@ -151,7 +151,8 @@ def test_a_bare_type_error_is_the_missing_top_k_only_when_the_command_says_so() 
     assert ops(diagnosis.fix) == [("add", "--speculative-eagle-topk", "1", None)]
     for command in (None, steps_only + " --speculative-eagle-topk 2"):
         report = diagnose_text(BARE_TYPE_ERROR, DiagnoseOptions(include_user_patterns=False, command=command))
-        assert report.failures[0].diagnosis is None
+        diagnosis = report.failures[0].diagnosis  # no pattern: at most the honest category's general guidance
+        assert diagnosis is None or diagnosis.basis == "general", diagnosis
 
 
 def test_a_repro_command_pasted_after_the_error_is_its_command() -> None:
@@ -174,4 +175,5 @@ def test_a_later_launch_that_started_a_server_is_not_the_earlier_failures_comman
         + "[2026-01-01 00:00:00] server_args=ServerArgs(model_path='/m', speculative_num_steps=1)\n"
     )
     report = diagnose_text(log, DiagnoseOptions(include_user_patterns=False))
-    assert report.failures[0].diagnosis is None
+    diagnosis = report.failures[0].diagnosis  # no pattern: at most the honest category's general guidance
+    assert diagnosis is None or diagnosis.basis == "general", diagnosis

@@ -196,7 +196,12 @@ def test_output_file_takes_its_format_from_the_extension(
 def _wrapped_lines(output: str) -> list[str]:
     lines = output.splitlines()
     whole = {"Corrected command:", "Search for:"}
-    return [line for before, line in zip(["", *lines], lines, strict=False) if before.strip() not in whole]
+    offered = ("logsleuth case ", "logsleuth diagnose ")  # the ending's commands, each on a line of its own
+    return [
+        line
+        for before, line in zip(["", *lines], lines, strict=False)
+        if before.strip() not in whole and not line.strip().startswith(offered)
+    ]
 
 
 @pytest.mark.parametrize(("env", "width"), [({"COLUMNS": "60"}, 60), ({"COLUMNS": "200"}, 200), ({}, 80)])

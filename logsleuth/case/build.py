@@ -211,7 +211,7 @@ def _full_case(report: Report, window: LogWindow | None, anonymize: bool, limit:
         catalog_note=catalog_note,
         failure=primary_failure(primary) if primary else None,
         known_pattern=clean(f"{primary.diagnosis.pattern}: {primary.diagnosis.title}")
-        if primary and primary.diagnosis
+        if primary and primary.diagnosis and primary.diagnosis.basis == "pattern"  # general guidance is no pattern
         else None,
         cascade=_cascade(report, primary) if primary else (),
         launch_command=command,

@@ -17,6 +17,7 @@ from logsleuth.diagnosis.schema import (
     PatternTimeout,
     Regex,
 )
+from logsleuth.facts.categories import neutral_checks
 from logsleuth.models import Diagnosis, ExceptionBlock, Failure, Fix, Frame
 
 # The id of a diagnosis made without knowing the engine: `engine-unknown-<category>`.
@@ -145,11 +146,15 @@ def match_failure(
 
 
 def engine_unknown_diagnosis(pattern: Pattern) -> Diagnosis:
-    """What an engine's pattern may say when the log does not show which engine ran: its category, nothing of
-    its engine.  The engines word many failures alike (SGLang's registry raises vLLM's "Model architectures
-    [...] are not supported for now"), and a fix names one engine's flags, releases and packages: said for the
-    wrong engine, it is harmful.  So no engine-specific fix, only how to let logsleuth know the engine."""
+    """What an engine's pattern may say when the log does not show which engine ran: its category and that
+    category's engine-neutral general checks (facts/categories.toml), nothing of its engine.  The engines word
+    many failures alike (SGLang's registry raises vLLM's "Model architectures [...] are not supported for now"),
+    and a fix names one engine's flags, releases and packages: said for the wrong engine, it is harmful.  So no
+    engine-specific fix, the general checks (basis "general"), and one line on how to let logsleuth know the
+    engine."""
     meaning = CATEGORIES.get(pattern.category, pattern.category)
+    checks = neutral_checks(pattern.category)
+    fix = Fix(summary=f"General checks for {pattern.category}, for either engine:", steps=(*checks, CMD_HINT))
     return Diagnosis(
         pattern=ENGINE_UNKNOWN_PREFIX + pattern.category,
         title=meaning[:1].upper() + meaning[1:],
@@ -159,8 +164,13 @@ def engine_unknown_diagnosis(pattern: Pattern) -> Diagnosis:
             "(no launch command, no argparse program name, no version banner, no engine frame), and the engines "
             "word this failure alike, so no engine-specific cause or fix is given."
         ),
-        fix=Fix(
-            summary="Give logsleuth the launch command (--cmd '...') or the start of the log, so the engine and "
-            "its version are known and the fix can be specific."
-        ),
+        fix=fix if checks else Fix(summary=CMD_HINT),
+        basis="general",
     )
+
+
+# How to let logsleuth know the engine and its launch: one line, said where the command is not known.
+CMD_HINT = (
+    "Give logsleuth the launch command (--cmd '...') or the start of the log, so the engine and its version are "
+    "known and the fix can be specific."
+)

@@ -47,6 +47,7 @@ CATEGORIES: dict[str, str] = {
     "network": "the host's network got in the way: an HTTP proxy answering the server's own requests, an unreachable rendezvous address",
     "cuda-error": "a CUDA runtime or driver call failed (not out of memory, not an illegal access, not a device assert)",
     "quantization": "a quantization method, its checkpoint or its kernels do not fit the model, the GPU or the other settings",
+    "unclassified": "no pattern, rule or cue names it: only what its exception type says, as general guidance",
     # Health findings (`logsleuth health`): a running server that does not crash but serves badly.
     "speculative-acceptance": "speculative decoding accepts next to nothing from the draft model (accept length near 1)",
     "queueing": "requests wait in a queue that keeps growing: they arrive faster than the server finishes them",

@@ -1,11 +1,177 @@
-"""The honest category of a failure no pattern or rule names (issue 28, item 5): filled in by its own work."""
+"""The honest category of a failure no pattern or rule names (issue 28, item 5).
+
+The likeliest category comes from the evidence the failure itself carries, weighed by the table in
+facts/categories.toml: its kind (an argparse error, an abort), its exception type, the words of its messages and
+the subsystem its innermost frames run through (the model loader, the distributed layer, the quantization
+layers, ...).  The answer is that category's general checks, with basis "general": every format labels it
+"general guidance, not a proven fix" and shows the text to search for.  When no cue fits, it says so plainly
+and gives what the exception type alone says.
+
+The checks are engine-neutral, or scoped to the engine the log decided; a check that names a flag is kept only
+when the release's catalog has it (with the version unknown: every shipped release of that engine)."""
 
 from __future__ import annotations
 
-from logsleuth.models import Diagnosis
+import re
+
+from logsleuth.diagnosis.schema import CATEGORIES
+from logsleuth.facts.categories import CategoryRow, table
+from logsleuth.fixes import catalog
+from logsleuth.models import Diagnosis, Failure, Fix, Frame
 from logsleuth.reasoning.evidence import Evidence
 
+# How much each kind of cue weighs: the words a message says are the strongest evidence, a frame's subsystem
+# the weakest (a failure passes through many subsystems on its way up).
+WORD_WEIGHT = 4
+TYPE_WEIGHT = 3
+KIND_WEIGHT = 3
+FRAME_WEIGHT = 1
+INNERMOST_FRAMES = 6  # the frames whose files name the subsystem: the innermost ones
+UNCLASSIFIED = "unclassified"
+ENGINE_NAMES = {"sglang": "SGLang", "vllm": "vLLM"}
 
-def categorize(evidence: Evidence) -> Diagnosis | None:
-    """The likeliest category and its general checks (basis "general"); None until that work lands."""
-    return None
+# Frames that are never where an engine bug is raised: torch's own ops and the standard library they run through.
+_LIBRARY_FRAME = re.compile(r"(^|/)(torch|functools|contextlib|<frozen [\w.]+>)(/|\.py$)|^<")
+_ENGINE_FRAME = re.compile(r"(^|/)(sglang|vllm)/")
+_FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
+
+
+def _short(name: str) -> str:
+    return name.rsplit(".", 1)[-1]
+
+
+def _innermost_own_frame(frames: tuple[Frame, ...]) -> Frame | None:
+    """The innermost frame outside torch and the standard library: where the failing call was made."""
+    return next((frame for frame in reversed(frames) if not _LIBRARY_FRAME.search(frame.file)), None)
+
+
+def engine_code_of(failure: Failure) -> str | None:
+    """The engine ("sglang", "vllm") whose own code raised the failure, if its innermost own frame is the engine's."""
+    frame = _innermost_own_frame(failure.final.frames)
+    match = _ENGINE_FRAME.search(frame.file) if frame is not None else None
+    return match[2] if match else None
+
+
+def _chain_text(failure: Failure) -> list[str]:
+    return [f"{block.type}: {block.message}" for block in failure.exceptions]
+
+
+def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str]) -> tuple[int, list[str]]:
+    """How strongly the failure's evidence points to `row`, and what pointed (for the root cause's prose)."""
+    if row.in_engine_code and engine_code_of(failure) is None:
+        return 0, []
+    score, why = 0, []
+    if failure.kind in row.kinds:
+        score += KIND_WEIGHT
+        why.append("an argument error" if failure.kind == "usage" else f"a failure of kind {failure.kind}")
+    types = {_short(block.type) for block in failure.exceptions}
+    hit_type = next((t for t in row.types if t in types), None)
+    if hit_type:
+        score += TYPE_WEIGHT
+        why.append(f"the exception type {hit_type}")
+    word = next((m[0] for pattern in row.words for text in texts if (m := pattern.search(text))), None)
+    if word:
+        score += WORD_WEIGHT
+        why.append(f"the message's words ({word.strip()!r})")
+    fragment = next((f for f in row.frames for file in files if f in file), None)
+    if fragment:
+        score += FRAME_WEIGHT
+        why.append(f"frames through {fragment.rstrip('/')}")
+    return score, why
+
+
+def best_row(failure: Failure) -> tuple[CategoryRow, list[str]] | None:
+    """The category the evidence points to most strongly (ties: the row written first), with what pointed."""
+    texts = _chain_text(failure)
+    files = [frame.file for frame in failure.final.frames[-INNERMOST_FRAMES:]]
+    best: tuple[int, CategoryRow, list[str]] | None = None
+    for row in table().rows:
+        score, why = _score(row, failure, texts, files)
+        if score and (best is None or score > best[0]):
+            best = (score, row, why)
+    return (best[1], best[2]) if best else None
+
+
+def flags_hold(text: str, engine: str, version: str | None) -> bool:
+    """Every flag `text` names is one of the engine release's catalog; with the version unknown, one every
+    shipped release of that engine has."""
+    flags = _FLAG.findall(text)
+    if not flags:
+        return True
+    if version:
+        known = catalog.load(engine, version)
+        return known is not None and all(known.find(flag) for flag in flags)
+    releases = [v for e, v in catalog.available() if e == engine]
+    return bool(releases) and all(set(catalog.versions_with(engine, flag)) == set(releases) for flag in flags)
+
+
+def _words(text: str, engine: str | None, version: str | None) -> str:
+    name = ENGINE_NAMES.get(engine or "", engine or "the engine")
+    release = f"{name} {version}" if version else name
+    return text.replace("{release}", release).replace("{engine}", name)
+
+
+def row_checks(row: CategoryRow, engine: str | None, version: str | None) -> tuple[str, ...]:
+    """The row's neutral checks, then the decided engine's own whose flags hold for its release."""
+    own = row.engine_checks.get(engine, ()) if engine else ()
+    kept = [check for check in own if engine and flags_hold(check, engine, version)]
+    return tuple(_words(check, engine, version) for check in (*row.checks, *kept))
+
+
+def categorize(evidence: Evidence) -> Diagnosis:
+    """The likeliest category and its general checks (basis "general"); "unclassified" with the exception
+    type's guidance when no cue fits."""
+    failure = evidence.failure
+    launch = evidence.launch
+    engine = launch.engine
+    found = best_row(failure)
+    if found is None:
+        return _unclassified(evidence)
+    row, why = found
+    if row.in_engine_code:
+        code_of = engine_code_of(failure)
+        if engine and code_of != engine:
+            # The other engine's code, run by this one (SGLang releases import vLLM's modules): the two
+            # packages' versions do not fit, rather than a bug of either release.
+            row = table().row("dependency-version") or row
+            why = [*why, f"{ENGINE_NAMES.get(code_of or '', code_of)} code running under {ENGINE_NAMES.get(engine, engine)}"]
+        engine = engine or code_of  # the engine's own frames are positive evidence of it
+    version = launch.engine_version if engine == launch.engine else None
+    meaning = CATEGORIES.get(row.category, row.category)
+    title = _words(row.title, engine, version)
+    return Diagnosis(
+        pattern=f"general-{row.category}",
+        title=title,
+        category=row.category,
+        root_cause=(
+            f"{title}. No pattern or rule of logsleuth names this failure; the likeliest category is "
+            f"{row.category} ({meaning}), read from {_and(why)}."
+        ),
+        fix=Fix(summary=f"General checks for {row.category}:", steps=row_checks(row, engine, version)),
+        engine=engine,
+        engine_version=version,
+        basis="general",
+    )
+
+
+def _unclassified(evidence: Evidence) -> Diagnosis:
+    final = evidence.failure.final
+    kind = _short(final.type) or "failure"
+    guidance = table().type_guidance(kind)
+    return Diagnosis(
+        pattern=f"general-{UNCLASSIFIED}",
+        title="No pattern or rule fits this failure",
+        category=UNCLASSIFIED,
+        root_cause=(
+            f"No pattern or rule of logsleuth names this failure, and its words, type and frames point to no "
+            f"category. What a {kind} generally means is below."
+        ),
+        fix=Fix(summary=f"General checks for a {kind}:", steps=guidance.checks),
+        engine=evidence.launch.engine,
+        engine_version=evidence.launch.engine_version,
+        basis="general",
+    )
+
+
+def _and(parts: list[str]) -> str:
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]

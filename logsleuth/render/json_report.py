@@ -20,6 +20,7 @@ from logsleuth.models import (
 )
 from logsleuth.render.explanation import LABEL, proposed_change
 from logsleuth.render.safety import escape_surrogates
+from logsleuth.render.view import ending
 
 SCHEMA = "logsleuth.report/1"
 
@@ -71,6 +72,11 @@ def _diagnosis(group: FailureGroup) -> dict[str, Any] | None:
         "root_cause": diagnosis.root_cause,
         "fix": _fix(diagnosis.fix) if diagnosis.fix else None,
         "references": list(diagnosis.references),
+        # How far to trust it: "pattern" (proven on fixtures), "rule" (reasoned from the facts in `evidence`) or
+        # "general" (the likeliest category's general checks: general guidance, not a proven fix).
+        "basis": diagnosis.basis,
+        "evidence": list(diagnosis.evidence),
+        "engine_says": [{"text": words.text, "checks": list(words.checks)} for words in diagnosis.engine_says],
     }
 
 
@@ -200,6 +206,22 @@ def report_to_dict(report: Report) -> dict[str, Any]:
         "omitted_groups": report.omitted_groups,
         "omitted_groups_estimated": report.omitted_groups_estimated,
         "explanation": _explanation(report.explanation),  # --explain: unverified, never the verdict
+        "next_steps": _next_steps(report),
+    }
+
+
+def _next_steps(report: Report) -> dict[str, Any] | None:
+    """The report's ending, as the other formats end: the commands that give more help when the first failure
+    has no proven fix, and the --cmd hint; null when there is nothing to say."""
+    end = ending(report)
+    if end.empty:
+        return None
+    return {
+        "no_proven_fix": end.case_command is not None,
+        "case_command": end.case_command,
+        "explain_command": end.explain_command,
+        "stdin": end.stdin,
+        "cmd_hint": end.cmd_hint,
     }
 
 

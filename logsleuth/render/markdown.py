@@ -12,12 +12,20 @@ from logsleuth.render.explanation import explanation_view
 from logsleuth.render.options import RenderOptions
 from logsleuth.render.safety import clean, escape_markdown_prose, markdown_code_span, markdown_fence
 from logsleuth.render.view import (
+    ENGINE_SAYS_LABEL,
+    FACTS_LABEL,
+    GENERAL_LABEL,
+    NO_PROVEN_FIX,
+    SEARCH_LABEL,
+    STDIN_NOTE,
+    Ending,
     FixView,
     GroupView,
     abstention,
     build_view,
     cascade_note,
     describe_source_errors,
+    ending,
     fleet_heading,
     fleet_notes,
     fleet_rows,
@@ -63,10 +71,29 @@ def _answer(view: GroupView, heading: str | None) -> list[str]:
         out.extend(["**No known pattern matches this failure:** logsleuth gives no advice for it. What helps next:", ""])
         out.extend([*(f"- {label}: {markdown_code_span(text)}" for label, text in abstention(view)), ""])
         return out
-    label = f"{markdown_code_span(view.category or '')}, pattern {markdown_code_span(view.pattern or '')}"
-    out.extend([f"**Root cause** ({label}): {escape_markdown_prose(view.root_cause)}", ""])
+    if view.general:
+        label = f"{markdown_code_span(view.category or '')}, _{GENERAL_LABEL}_"
+    else:
+        kind = "rule" if view.basis == "rule" else "pattern"
+        label = f"{markdown_code_span(view.category or '')}, {kind} {markdown_code_span(view.pattern or '')}"
+    out.extend([f"**{view.cause_heading}** ({label}): {escape_markdown_prose(view.root_cause)}", ""])
+    out.extend(_trust(view))
     if view.fix:
-        out.extend(_fix(view.fix))
+        out.extend(_fix(view.fix, view.fix_label))
+    if view.general:
+        out.extend([f"{SEARCH_LABEL}: {markdown_code_span(view.search or view.signature)}", ""])
+    return out
+
+
+def _trust(view: GroupView) -> list[str]:
+    """The facts a rule used, and the engine's own words with what logsleuth checked of them."""
+    out: list[str] = []
+    if view.evidence:
+        out.extend([f"**{FACTS_LABEL}:**", "", *(f"- {escape_markdown_prose(fact)}" for fact in view.evidence), ""])
+    for words in view.engine_says:
+        out.extend([f"**{ENGINE_SAYS_LABEL}:** {markdown_code_span(words.text)}", ""])
+        if words.checks:
+            out.extend([*(f"- {escape_markdown_prose(check)}" for check in words.checks), ""])
     return out
 
 
@@ -114,6 +141,21 @@ def _explanation(explanation: Explanation) -> list[str]:
         out.extend(["**Quoted from the case file:**", ""])
         out.extend(f"- {mark} {markdown_code_span(quote)}" for mark, quote in view.quotes)
         out.append("")
+    return out
+
+
+def _ending(end: Ending) -> list[str]:
+    """How to get more help when there is no proven fix (each command in a code span of a paragraph of its own:
+    a source name is log-controlled text, kept out of any block structure), and the --cmd hint."""
+    out: list[str] = []
+    if end.case_command:
+        out.extend([f"**{escape_markdown_prose(NO_PROVEN_FIX)}**", ""])
+        for command, note in end.offers():
+            out.extend([f"{markdown_code_span(command)}: {escape_markdown_prose(note)}", ""])
+        if end.stdin:
+            out.extend([escape_markdown_prose(STDIN_NOTE), ""])
+    if end.cmd_hint:
+        out.extend([escape_markdown_prose(end.cmd_hint), ""])
     return out
 
 
@@ -167,6 +209,7 @@ def render_markdown(report: Report, options: RenderOptions) -> str:
         out.extend([escape_markdown_prose(omitted), ""])
     if report.explanation is not None:  # after everything logsleuth found (--explain)
         out.extend(_explanation(report.explanation))
+    out.extend(_ending(ending(report)))
     for warning in report.warnings:
         out.extend([f"> warning: {escape_markdown_prose(clean(warning))}", ""])
     return "\n".join(out).rstrip() + "\n"

@@ -27,7 +27,13 @@ from logsleuth.render.options import RenderOptions
 from logsleuth.render.safety import break_fences, clip, defang_mentions, escape_slack_api
 from logsleuth.render.table import summary_table
 from logsleuth.render.view import (
+    ENGINE_SAYS_LABEL,
+    FACTS_LABEL,
+    GENERAL_LABEL,
+    NO_PROVEN_FIX,
     SEARCH_LABEL,
+    STDIN_NOTE,
+    Ending,
     FixView,
     FrameView,
     GroupView,
@@ -35,6 +41,7 @@ from logsleuth.render.view import (
     build_view,
     cascade_note,
     describe_source_errors,
+    ending,
     fleet_notes,
     fleet_summary,
     folded_text,
@@ -171,12 +178,21 @@ def _answer(view: GroupView, detail: Detail) -> list[str]:
             else:
                 blocks.append(f"{label}: {inline_code(clip(text, detail.line_chars))}")
         return blocks
-    blocks = [f"*Root cause:* {safe(view.root_cause)}"]
+    label = f" ({inline_code(view.category or '')}, _{GENERAL_LABEL}_)" if view.general else ""
+    blocks = [f"*{view.cause_heading}:*{label} {safe(view.root_cause)}"]
+    if view.evidence:
+        blocks.append(f"*{FACTS_LABEL}:*")
+        blocks.extend(f"• {safe(fact)}" for fact in view.evidence)
+    for words in view.engine_says:
+        blocks.append(f"*{ENGINE_SAYS_LABEL}:* {inline_code(words.text)}")
+        blocks.extend(f"• {safe(check)}" for check in words.checks)
     if view.fix:
-        blocks.extend(_fix_blocks(view.fix, "Fix"))
+        blocks.extend(_fix_blocks(view.fix, view.fix_label))
         if detail.alternatives:
             for alternative in view.fix.alternatives:
                 blocks.extend(_fix_blocks(alternative, "Or"))
+    if view.general:
+        blocks.extend([f"{SEARCH_LABEL}:", fence([view.search or view.signature])])
     return blocks
 
 
@@ -230,6 +246,19 @@ def _blocks(report: Report, options: RenderOptions, detail: Detail) -> list[str]
     location = log_location(report, options.log_location)
     if location:
         blocks.append(f"_Full log: {safe(clip(location, 300))}_")
+    return [*blocks, *_ending_blocks(ending(report))]
+
+
+def _ending_blocks(end: Ending) -> list[str]:
+    """How to get more help when there is no proven fix, and the --cmd hint: short, last."""
+    blocks: list[str] = []
+    if end.case_command:
+        blocks.append(f"*{safe(NO_PROVEN_FIX)}*")
+        blocks.extend(f"• {inline_code(command)}: {safe(note)}" for command, note in end.offers())
+        if end.stdin:
+            blocks.append(f"• {safe(STDIN_NOTE)}")
+    if end.cmd_hint:
+        blocks.append(f"_{safe(end.cmd_hint)}_")
     return blocks
 
 

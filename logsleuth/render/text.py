@@ -18,12 +18,18 @@ from logsleuth.render.explanation import CHECKED_BAD, CHECKED_OK, NOT_CHECKED, e
 from logsleuth.render.options import MIN_WIDTH, RenderOptions
 from logsleuth.render.table import host_table, summary_table
 from logsleuth.render.view import (
+    ENGINE_SAYS_LABEL,
+    FACTS_LABEL,
+    NO_PROVEN_FIX,
     SEARCH_LABEL,
+    STDIN_NOTE,
+    Ending,
     FixView,
     GroupView,
     abstention,
     build_view,
     cascade_note,
+    ending,
     fleet_heading,
     fleet_notes,
     fleet_rows,
@@ -90,11 +96,29 @@ def answer_lines(view: GroupView, width: int, title: str = "") -> list[Line]:
             else:
                 out.extend(_styled(hang(f"  {label}: {text}", width), "logsleuth.frame.app"))
         return out
-    out.extend(_styled(wrap(f"Root cause ({view.category}, pattern {view.pattern}):", width, "  ", ""), "logsleuth.heading"))
+    heading = f"{view.cause_heading} ({view.category}, {view.cause_source}):"
+    out.extend(_styled(wrap(heading, width, "  ", ""), "logsleuth.heading"))
     out.extend(_styled(wrap(view.root_cause, width), "logsleuth.root_cause"))
+    out.extend(trust_lines(view, width))
     if view.fix:
         out.append(Line(""))
-        out.extend(_fix_lines(view.fix, width))
+        out.extend(_fix_lines(view.fix, width, view.fix_label))
+    if view.general:  # the exact text, on a line of its own so that it copies whole
+        out.extend([Line(f"  {SEARCH_LABEL}:"), Line(f"    {view.search or view.signature}", "logsleuth.frame.app")])
+    return out
+
+
+def trust_lines(view: GroupView, width: int) -> list[Line]:
+    """The facts a rule used, and the engine's own words with what logsleuth checked of them."""
+    out: list[Line] = []
+    if view.evidence:
+        out.append(Line(f"  {FACTS_LABEL}:", "logsleuth.heading"))
+        for fact in view.evidence:
+            out.extend(_styled(wrap(fact, width, "      ", "    - "), "logsleuth.where"))
+    for words in view.engine_says:
+        out.extend(_styled(wrap(f"{ENGINE_SAYS_LABEL}: {words.text}", width, "    ", "  "), "logsleuth.heading"))
+        for check in words.checks:
+            out.extend(_styled(wrap(check, width, "      ", "    - "), "logsleuth.where"))
     return out
 
 
@@ -177,6 +201,25 @@ def report_lines(report: Report, width: int) -> list[Line]:
         out.extend(_styled(wrap(omitted, width, "  ", ""), "logsleuth.note"))
     if report.explanation is not None:  # after everything logsleuth found (--explain)
         out.extend([*([Line("")] if out and out[-1].text else []), *explanation_lines(report.explanation, width)])
+    closing = ending_lines(ending(report), width)
+    if closing:
+        out.extend([*([Line("")] if out and out[-1].text else []), *closing])
+    return out
+
+
+def ending_lines(end: Ending, width: int) -> list[Line]:
+    """The report's last lines: how to get more help when there is no proven fix (each command on a line of its
+    own, so that it copies whole), and the --cmd hint."""
+    out: list[Line] = []
+    if end.case_command:
+        out.extend(_styled(wrap(NO_PROVEN_FIX, width, "  ", ""), "logsleuth.heading"))
+        for command, note in end.offers():
+            out.append(Line(f"  {command}", "logsleuth.command"))
+            out.extend(_styled(wrap(note, width, "      "), "logsleuth.note"))
+        if end.stdin:
+            out.append(Line(f"  {STDIN_NOTE}", "logsleuth.note"))
+    if end.cmd_hint:
+        out.extend(_styled(wrap(end.cmd_hint, width, "  ", ""), "logsleuth.note"))
     return out
 
 

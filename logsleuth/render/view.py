@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from logsleuth.models import (
+    Diagnosis,
     ExceptionBlock,
     FailureGroup,
     Fix,
@@ -75,6 +76,20 @@ class FixView:
 
 
 @dataclass(frozen=True)
+class EngineSaysView:
+    """An instruction in the engine's own message, and what logsleuth checked of it for the user's release."""
+
+    text: str
+    checks: list[str]
+
+
+# How far to trust a diagnosis (Diagnosis.basis), said in every format.
+GENERAL_LABEL = "general guidance, not a proven fix"
+FACTS_LABEL = "Facts"
+ENGINE_SAYS_LABEL = "The engine says"
+
+
+@dataclass(frozen=True)
 class GroupView:
     verdict: str  # the pattern's title, or the failure's exception line
     place: str  # where it died: "host gpu7 · ranks TP0-7", or ""
@@ -95,11 +110,36 @@ class GroupView:
     search: str = ""  # the failure's exact first line ("Type: message"), to search issue trackers with
     engine: str = ""  # "sglang 0.5.9", and what is not known of it
     sources: list[str] = field(default_factory=list)
+    basis: str = "pattern"  # Diagnosis.basis: "pattern", "rule" (reasoned from facts) or "general"
+    evidence: list[str] = field(default_factory=list)  # the facts a rule used
+    engine_says: list[EngineSaysView] = field(default_factory=list)
 
     @property
     def headline(self) -> str:
         """What died, and where."""
         return f"{self.verdict} · {self.place}" if self.place else self.verdict
+
+    @property
+    def general(self) -> bool:
+        """No pattern or rule proves it: the likeliest category and its general checks."""
+        return self.basis == "general"
+
+    @property
+    def cause_heading(self) -> str:
+        """"Root cause" for a proven answer, "Likely cause" for general guidance."""
+        return "Likely cause" if self.general else "Root cause"
+
+    @property
+    def cause_source(self) -> str:
+        """Where the answer comes from, after its category: "pattern sglang-gpu-oom", "rule rule-gpu-dtype",
+        or the general label."""
+        if self.general:
+            return GENERAL_LABEL
+        return f"{'rule' if self.basis == 'rule' else 'pattern'} {self.pattern or ''}".rstrip()
+
+    @property
+    def fix_label(self) -> str:
+        return "What to check" if self.general else "Fix"
 
 
 @dataclass(frozen=True)
@@ -287,7 +327,7 @@ def build_view(
     diagnosis = group.diagnosis
     innermost_frame = next((f for f in reversed(final.frames) if f.in_app), None)
     return GroupView(
-        verdict=prose(diagnosis.title) if diagnosis else head,
+        verdict=group_title(group),
         place=place_text(group),
         details=details_text(group, launch, show_source, sources, note),
         chain=_chain(failure.exceptions),
@@ -306,7 +346,21 @@ def build_view(
         search=clean(f"{final.type}: {final.message.splitlines()[0]}" if final.message else final.type, 300),
         engine=clean(engine_text(launch)),
         sources=[clean(source) for source in group.sources],
+        basis=diagnosis.basis if diagnosis else "pattern",
+        evidence=[clean(fact, 400) for fact in diagnosis.evidence] if diagnosis else [],
+        engine_says=_engine_says(diagnosis),
     )
+
+
+def _engine_says(diagnosis: Diagnosis | None) -> list[EngineSaysView]:
+    """The engine's own words and what logsleuth checked of them; they quote log text, so they are cleaned and
+    clipped like any log line."""
+    if diagnosis is None:
+        return []
+    return [
+        EngineSaysView(clean(words.text, 400), [clean(check, 400) for check in words.checks])
+        for words in diagnosis.engine_says
+    ]
 
 
 def compress_ranks(ranks: tuple[str, ...]) -> list[str]:
@@ -349,7 +403,7 @@ def multi_heading(report: Report) -> str:
 def summary_rows(report: Report) -> list[SummaryRow]:
     rows = []
     for index, group in enumerate(report.failures, start=1):
-        verdict = group.diagnosis.title if group.diagnosis else exception_line(group.failure.final)[0]
+        verdict = group_title(group)
         rows.append(
             SummaryRow(
                 index=index,
@@ -457,8 +511,12 @@ class HostRow:
 
 
 def group_title(group: FailureGroup) -> str:
-    """A failure in a few words: its pattern's title, or its exception line."""
-    return prose(group.diagnosis.title) if group.diagnosis else exception_line(group.failure.final)[0]
+    """A failure in a few words: its pattern's or rule's title, or its exception line (also under general
+    guidance: what died is surer than the likeliest category, which the answer names)."""
+    diagnosis = group.diagnosis
+    if diagnosis is None or diagnosis.basis == "general":
+        return exception_line(group.failure.final)[0]
+    return prose(diagnosis.title)
 
 
 def outcome_text(fleet: Fleet, member: FleetMember) -> str:
@@ -569,3 +627,77 @@ def fleet_summary(report: Report, names: int = 3, kinds: int = 8) -> list[str]:
 
 def _hosts(count: int) -> str:
     return f"{count} host{'s' if count != 1 else ''}"
+
+
+# -- the report's ending: what helps next when logsleuth has no proven fix (issue 28, item 6) ----------------------
+
+STDIN_NAMES = ("-", "<text>")  # stdin, and text given to the api (a paste): both read again from stdin
+
+
+@dataclass(frozen=True)
+class Ending:
+    """What a report ends with: when its first failure has no proven fix (a general diagnosis, the engine not
+    known, no fix at all), the two ways to get more help for the same logs; when the launch command is not
+    known, how to give it."""
+
+    case_command: str | None = None  # `logsleuth case 'server.log'`
+    explain_command: str | None = None  # `logsleuth diagnose --explain 'server.log'`
+    stdin: bool = False  # the logs were read from stdin: the same input goes to the command again
+    cmd_hint: str | None = None
+
+    @property
+    def empty(self) -> bool:
+        return self.case_command is None and self.cmd_hint is None
+
+    def offers(self) -> list[tuple[str, str]]:
+        """(command, what it gives), in order."""
+        out = [(self.case_command, CASE_NOTE)] if self.case_command else []
+        return out + ([(self.explain_command, EXPLAIN_NOTE)] if self.explain_command else [])
+
+
+NO_PROVEN_FIX = "No proven fix for this failure. For more help with the same logs:"
+CASE_NOTE = "its case file (the evidence, redacted) for any assistant"
+EXPLAIN_NOTE = "your own model's answer, labelled unverified (docs/explain.md)"
+STDIN_NOTE = "(give it the same input on stdin)"
+CMD_HINT = "The launch command is not in the log: give it with --cmd '...' (the command you ran) for a fix built on it."
+
+
+def _source_word(name: str) -> str:
+    """A source as the user named it, for a command to copy; a name holding a terminal escape or another
+    character a terminal would not show (a file named by hostile hands) is said as a placeholder instead:
+    log and file-name text is never printed raw, and escaped it would not read as the name."""
+    if name in STDIN_NAMES:
+        return "-"
+    if clean(name, len(name) + 1) != name or quote_shell_word(name).startswith("$'"):
+        return UNSHOWN_SOURCE
+    return name
+
+
+UNSHOWN_SOURCE = "<the log you gave>"
+
+
+def has_proven_fix(group: FailureGroup) -> bool:
+    diagnosis = group.diagnosis
+    return diagnosis is not None and diagnosis.basis != "general" and diagnosis.fix is not None
+
+
+def ending(report: Report) -> Ending:
+    """The report's ending (empty without a failure)."""
+    primary = report.primary
+    if primary is None:
+        return Ending()
+    fix = primary.diagnosis.fix if primary.diagnosis else None
+    says_cmd = fix is not None and any("--cmd" in text for text in (fix.summary, *fix.steps))
+    hint = CMD_HINT if report.launch.command is None and not says_cmd else None
+    if has_proven_fix(primary):
+        return Ending(cmd_hint=hint)
+    asked = report.explanation is not None  # --explain ran already: its answer is in the report
+    names = [source.name for source in report.sources if not source.error] or [s.name for s in report.sources]
+    stdin = any(name in STDIN_NAMES for name in names)
+    words = " ".join(quote_shell_word(_source_word(name)) for name in dict.fromkeys(names))
+    return Ending(
+        case_command=clean(f"logsleuth case {words}", COMMAND_CHARS),
+        explain_command=None if asked else clean(f"logsleuth diagnose --explain {words}", COMMAND_CHARS),
+        stdin=stdin,
+        cmd_hint=hint,
+    )

@@ -255,3 +255,13 @@ def test_no_failure_is_a_short_case(tmp_path: Path) -> None:
     markdown = case_markdown(_diagnose(log))
     assert "no failure found in the log" in markdown
     assert len(markdown) < 1000
+
+
+def test_general_guidance_is_not_called_a_known_pattern(tmp_path: Path) -> None:
+    """A failure no pattern names gets the honest category (basis "general", issue 28): the case file must not
+    tell the assistant that a bundled pattern matched it."""
+    log = tmp_path / "key.log"
+    log.write_text("KeyError: 'lm_head.bias'\n", encoding="utf-8")
+    report = _diagnose(log)
+    assert report.failures[0].diagnosis is not None and report.failures[0].diagnosis.basis == "general"
+    assert build_case(report).known_pattern is None

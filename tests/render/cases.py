@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from logsleuth.models import (
     Diagnosis,
+    EngineWords,
     ExceptionBlock,
     Failure,
     FailureGroup,
@@ -106,7 +107,7 @@ def single_failure() -> Report:
     return Report(
         sources=(SourceInfo("server.log", 4096, 4096),),
         failures=(group,),
-        launch=LaunchInfo("sglang", "0.5.9", COMMAND),
+        launch=LaunchInfo("sglang", "0.5.9", "log", command=COMMAND),
     )
 
 
@@ -256,6 +257,63 @@ def unknown_failure() -> Report:
     return Report((SourceInfo("serve.log", 900, 900),), (group,), LaunchInfo("sglang", None))
 
 
+def general_failure() -> Report:
+    """No pattern or rule names it: the honest category and its general checks (basis "general"), and the
+    engine's own instruction with what logsleuth checked of it."""
+    block = ExceptionBlock(
+        "NameError",
+        "name 'flashinfer_allreduce' is not defined",
+        (
+            Frame(f"{SGLANG}/managers/scheduler.py", 2400, "run_scheduler_process", "scheduler = Scheduler(...)", in_app=True),
+            Frame(f"{SGLANG}/layers/communicator.py", 88, "__init__", "self.fused = flashinfer_allreduce", in_app=True),
+        ),
+    )
+    failure = Failure("traceback", (block,), 30, 2000, 2600, header="Scheduler hit an exception:")
+    diagnosis = Diagnosis(
+        pattern="general-engine-bug",
+        title="Looks like a bug in sglang 0.5.9",
+        category="engine-bug",
+        root_cause="A NameError raised inside SGLang's own code (sglang/srt/layers/communicator.py): no setting "
+        "explains it; it looks like a bug in this release.",
+        fix=Fix(
+            summary="Check whether a newer release fixed it.",
+            steps=(
+                "Try a newer release of SGLang.",
+                "Search the SGLang issues for the text below.",
+                "A minimal report needs the launch command, the release, the GPU and the traceback.",
+            ),
+        ),
+        engine="sglang",
+        engine_version="0.5.9",
+        basis="general",
+        engine_says=(
+            EngineWords("Please enable --enable-flashinfer-allreduce-fusion", ("a flag of SGLang 0.5.9",)),
+        ),
+    )
+    group = FailureGroup(
+        "g1", failure, 1, diagnosis=diagnosis, sources=("server.log",),
+        signature="NameError: name 'flashinfer_allreduce' is not defined",
+    )
+    return Report((SourceInfo("server.log", 2600, 2600),), (group,), LaunchInfo("sglang", "0.5.9"))
+
+
+def rule_failure() -> Report:
+    """A rule reasoned from facts (basis "rule"): the facts it used are shown with it."""
+    block = ExceptionBlock("ValueError", "Bfloat16 is only supported on GPUs with compute capability of at least 8.0.")
+    failure = Failure("traceback", (block,), 5, 100, 300)
+    diagnosis = Diagnosis(
+        pattern="rule-gpu-dtype",
+        title="The GPU cannot run bfloat16",
+        category="gpu-arch-unsupported",
+        root_cause="bfloat16 needs compute capability 8.0; the Tesla T4 in the log has 7.5.",
+        fix=Fix(summary="Run in float16.", flags=(FlagOp("add", "--dtype", "float16"),), command=f"{COMMAND} --dtype float16"),
+        basis="rule",
+        evidence=("The log shows a Tesla T4 (compute capability 7.5).", "bfloat16 needs compute capability 8.0."),
+    )
+    group = FailureGroup("r1", failure, 1, diagnosis=diagnosis, sources=("server.log",), signature="ValueError: Bfloat16")
+    return Report((SourceInfo("server.log", 300, 300),), (group,), LaunchInfo("sglang", "0.5.9", "log", command=COMMAND))
+
+
 def several_hosts() -> Report:
     oom = chained().failures[0]
     nccl = multi_rank().failures[0]
@@ -300,4 +358,6 @@ CASES = {
     "unknown_failure": unknown_failure,
     "several_hosts": several_hosts,
     "no_failure": no_failure,
+    "general_failure": general_failure,
+    "rule_failure": rule_failure,
 }

@@ -1,0 +1,90 @@
+"""The evidence→category table (categories.toml): for each category, the cues that point to it (failure kinds,
+exception types, words, frame path fragments) and its general checks; and what an exception type alone says.
+
+Read once per run.  Reasoning about a failure with it is reasoning/general.py's; this module only loads."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+
+@dataclass(frozen=True)
+class CategoryRow:
+    """One category's cues and checks (the field comments in categories.toml say what each is)."""
+
+    category: str
+    title: str
+    kinds: tuple[str, ...]
+    types: tuple[str, ...]
+    words: tuple[re.Pattern[str], ...]
+    frames: tuple[str, ...]
+    in_engine_code: bool
+    checks: tuple[str, ...]  # engine-neutral
+    engine_checks: dict[str, tuple[str, ...]]  # engine -> its own checks (flags still to be checked)
+    sources: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TypeGuidance:
+    """What an exception type alone says (the empty `types` row: any other type)."""
+
+    types: tuple[str, ...]
+    checks: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CategoryTable:
+    rows: tuple[CategoryRow, ...]
+    by_type: tuple[TypeGuidance, ...]
+
+    def row(self, category: str) -> CategoryRow | None:
+        return next((row for row in self.rows if row.category == category), None)
+
+    def type_guidance(self, short_type: str) -> TypeGuidance:
+        for guidance in self.by_type:
+            if short_type in guidance.types:
+                return guidance
+        return next(g for g in self.by_type if not g.types)
+
+
+ENGINES = ("sglang", "vllm")
+
+
+def _row(entry: dict[str, object]) -> CategoryRow:
+    def strings(key: str) -> tuple[str, ...]:
+        value = entry.get(key, ())
+        assert isinstance(value, list | tuple)
+        return tuple(str(item) for item in value)
+
+    return CategoryRow(
+        category=str(entry["category"]),
+        title=str(entry["title"]),
+        kinds=strings("kinds"),
+        types=strings("types"),
+        words=tuple(re.compile(word, re.IGNORECASE) for word in strings("words")),
+        frames=strings("frames"),
+        in_engine_code=bool(entry.get("in_engine_code", False)),
+        checks=strings("checks"),
+        engine_checks={engine: strings(engine) for engine in ENGINES if engine in entry},
+        sources=strings("sources"),
+    )
+
+
+@lru_cache(maxsize=1)
+def table() -> CategoryTable:
+    text = resources.files("logsleuth.facts").joinpath("categories.toml").read_text(encoding="utf-8")
+    data = tomllib.loads(text)
+    return CategoryTable(
+        rows=tuple(_row(entry) for entry in data["category"]),
+        by_type=tuple(TypeGuidance(tuple(g["types"]), tuple(g["checks"])) for g in data["by_type"]),
+    )
+
+
+def neutral_checks(category: str) -> tuple[str, ...]:
+    """A category's engine-neutral general checks (none for a category the table does not cover)."""
+    row = table().row(category)
+    return row.checks if row is not None else ()

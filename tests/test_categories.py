@@ -1,0 +1,329 @@
+"""The honest category (issue 28, item 5): a failure no pattern or rule names still gets its likeliest
+category, read from its kind, exception type, words and frames (logsleuth/facts/categories.toml), and that
+category's general checks, labelled "general guidance, not a proven fix" in every format.
+
+The wordings are our own text, each modelled on the code site that raises the message (cited per case: the
+installed sources in the oracle venvs, ~/.cache/logsleuth/oracle/<release>/lib/python3.11/site-packages/, or
+torch's and CPython's own sources).  The patterns are left out (an empty library) so that what is tested is the
+category table, not a pattern."""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib import resources
+
+import jsonschema
+import pytest
+
+from logsleuth.api import DiagnoseOptions, diagnose_text
+from logsleuth.diagnosis.library import PatternSet
+from logsleuth.diagnosis.schema import CATEGORIES
+from logsleuth.facts.categories import table
+from logsleuth.fixes import catalog
+from logsleuth.models import Report
+from logsleuth.reasoning.general import flags_hold
+from logsleuth.render import render
+from logsleuth.render.options import OutputFormat, RenderOptions
+from tests.helpers import real_traceback
+
+NO_PATTERNS = PatternSet(patterns=[], errors=[])
+SCHEMA = json.loads(resources.files("logsleuth").joinpath("report.schema.json").read_text(encoding="utf-8"))
+GENERAL_LABEL = "general guidance, not a proven fix"
+SGLANG_BANNER = "[2026-03-02 10:00:00] server_args=ServerArgs(model_path='/models/m', tp_size=8)\n"
+
+# (expected category, our own text in the shape the code site prints, the code site)
+CASES = [
+    ("unknown-flag",
+     "usage: launch_server.py [-h] [--model-path MODEL_PATH]\nlaunch_server.py: error: unrecognized arguments: --max-batch 8\n",
+     "argparse (CPython Lib/argparse.py): 'unrecognized arguments: %s'"),
+    ("gpu-oom",
+     "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.20 GiB. GPU 2 has a total capacity of "
+     "44.35 GiB of which 1.02 GiB is free.\n",
+     "torch c10/cuda/CUDACachingAllocator.cpp"),
+    ("cuda-error",
+     "RuntimeError: CUDA error: operation not supported on global/shared address space\n"
+     "CUDA kernel errors might be asynchronously reported at some other API call.\n",
+     "torch c10/cuda/CUDAException.cpp"),
+    ("nccl",
+     "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:3401, "
+     "unhandled system error (run with NCCL_DEBUG=INFO for details)\n",
+     "torch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp"),
+    ("dependency-version",
+     "ImportError: /opt/venv/lib/python3.11/site-packages/sgl_kernel/common_ops.abi3.so: undefined symbol: "
+     "_ZN3c104cuda20CUDACachingAllocator9allocatorE\n",
+     "the dynamic loader's 'undefined symbol' through CPython's ImportError"),
+    ("gpu-arch-unsupported",
+     "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla V100-SXM2-16GB "
+     "GPU has compute capability 7.0.\n",
+     "vllm-0.11.2 vllm/platforms/cuda.py"),
+    ("gpu-arch-unsupported",
+     "RuntimeError: CUDA error: no kernel image is available for execution on the device\n",
+     "torch c10/cuda/CUDAException.cpp (a wheel built without this GPU's architecture)"),
+    ("parallel-config",
+     "ValueError: Total number of attention heads (28) must be divisible by tensor parallel size (8).\n",
+     "vllm-0.11.2 vllm/config/model.py verify_with_parallel_config"),
+    ("port-in-use",
+     "OSError: [Errno 98] Address already in use\n",
+     "CPython socket.bind"),
+    ("network",
+     "Exception: Initialization failed. warmup error: <html><head><title>502 Bad Gateway</title></head></html>\n",
+     "sglang-0.5.9 sglang/srt/entrypoints/http_server.py _wait_and_warmup (its first request answered by a proxy)"),
+    ("network",
+     "torch.distributed.DistNetworkError: The client socket has failed to connect to [node-a]:29500 "
+     "(errno: 111 - Connection refused).\n",
+     "torch torch/csrc/distributed/c10d/socket.cpp (the rendezvous address refused)"),
+    ("model-path",
+     "OSError: /data/ckpt/model-00001-of-00004.safetensors does not appear to have a file named config.json. "
+     "Checkout 'https://huggingface.co//data/ckpt/model-00001-of-00004.safetensors/tree/None' for available files.\n",
+     "transformers transformers/utils/hub.py cached_files"),
+    ("model-path",
+     "NotADirectoryError: [Errno 20] Not a directory: '/data/q4.gguf/config.json'\n",
+     "CPython open() on a path under a file"),
+    ("unsupported-architecture",
+     "ValueError: Model architectures ['Ernie5ForCausalLM'] are not supported for now. Supported architectures: "
+     "dict_keys(['LlamaForCausalLM'])\n",
+     "sglang-0.5.9 sglang/srt/models/registry.py; vllm-0.11.2 vllm/model_executor/models/registry.py"),
+    ("quantization",
+     "ValueError: Quantization method specified in the model config (fp8) does not match the quantization method "
+     "specified in the `quantization` argument (awq).\n",
+     "sglang-0.5.9 sglang/srt/configs/model_config.py _verify_quantization"),
+    ("tokenizer",
+     "ValueError: Cannot use chat template functions because tokenizer.chat_template is not set and no template "
+     "argument was passed! For information about writing templates and setting the tokenizer.chat_template "
+     "attribute, please see the documentation.\n",
+     "transformers transformers/tokenization_utils_base.py get_chat_template"),
+    ("context-length",
+     "ValueError: The input (40961 tokens) is longer than the model's context length (32768 tokens).\n",
+     "sglang-0.5.9 sglang/srt/managers/tokenizer_manager.py _validate_one_request"),
+    ("hang-timeout",
+     "TimeoutError: the weights were not loaded within 1800 seconds\n",
+     "CPython TimeoutError raised by a startup wait"),
+    ("illegal-memory-access",
+     "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+     "CUDA kernel errors might be asynchronously reported at some other API call.\n",
+     "torch c10/cuda/CUDAException.cpp (cudaErrorIllegalAddress)"),
+    ("device-assert",
+     "RuntimeError: CUDA error: device-side assert triggered\n"
+     "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n",
+     "torch c10/cuda/CUDAException.cpp after an ATen kernel's CUDA_KERNEL_ASSERT"),
+    ("host-memory",
+     "OSError: [Errno 12] Cannot allocate memory\n",
+     "CPython OSError ENOMEM"),
+]
+
+
+def _report(text: str) -> Report:
+    return diagnose_text(text, DiagnoseOptions(include_user_patterns=False), patterns=NO_PATTERNS)
+
+
+@pytest.mark.parametrize(("category", "text", "site"), CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_a_failure_no_pattern_names_gets_its_category(category: str, text: str, site: str) -> None:
+    report = _report(text)
+    diagnosis = report.failures[0].diagnosis
+    assert diagnosis is not None, site
+    assert (diagnosis.category, diagnosis.basis) == (category, "general"), site
+    assert diagnosis.fix is not None and len(diagnosis.fix.steps) >= 1
+
+
+@pytest.mark.parametrize(("category", "text", "site"), CASES[:6], ids=[c[0] for c in CASES[:6]])
+@pytest.mark.parametrize("fmt", list(OutputFormat), ids=[f.value for f in OutputFormat])
+def test_the_category_and_its_label_show_in_every_format(category: str, text: str, site: str, fmt: OutputFormat) -> None:
+    report = _report(text)
+    output = render(report, RenderOptions(format=fmt, width=200))
+    if fmt is OutputFormat.JSON:
+        data = json.loads(output)
+        jsonschema.Draft202012Validator(SCHEMA).validate(data)
+        assert data["failures"][0]["diagnosis"]["basis"] == "general"
+        assert data["failures"][0]["diagnosis"]["category"] == category
+        return
+    words = " ".join(output.replace("*", "").replace("`", "").replace("_", " ").split())
+    assert GENERAL_LABEL in words
+    assert category.replace("_", " ") in words
+
+
+def test_an_error_in_engine_code_looks_like_a_bug_in_that_release() -> None:
+    """A real CPython traceback raised at a line of a file named like SGLang's own code."""
+    traceback = real_traceback(
+        """
+        def build_communicator(layer_id):
+            return fused_allreduce_for(layer_id)
+
+        build_communicator(3)
+        """,
+        "sglang/srt/layers/communicator.py",
+    )
+    banner = "[2026-03-02 10:00:00] sglang version 0.5.9\n" + SGLANG_BANNER
+    report = _report(banner + traceback)
+    diagnosis = report.failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == "engine-bug", diagnosis
+    assert diagnosis.basis == "general"
+    assert "SGLang" in diagnosis.title
+    steps = " ".join(diagnosis.fix.steps if diagnosis.fix else ())
+    assert "newer release" in steps and "minimal report" in steps
+    assert not re.search(r"\b0\.\d+\.\d+", steps.replace("0.5.9", "")), "names no release the data does not give"
+
+
+def test_a_shape_error_raised_through_engine_code_is_an_engine_bug() -> None:
+    traceback = real_traceback(
+        """
+        def forward(hidden):
+            raise RuntimeError("mat1 and mat2 shapes cannot be multiplied (4x4096 and 2048x4096)")
+
+        forward(None)
+        """,
+        "vllm/model_executor/layers/linear.py",
+    )
+    diagnosis = _report(traceback).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == "engine-bug"
+    assert "vLLM" in diagnosis.title
+
+
+def test_the_other_engines_code_under_this_engine_is_dependency_drift() -> None:
+    """SGLang releases import vLLM's modules: an AttributeError raised in vllm/ code while SGLang ran is the two
+    packages' versions not fitting, not a bug of the SGLang release."""
+    traceback = real_traceback(
+        """
+        class Config:
+            pass
+
+        def get_layer(config):
+            return config.quant_method_for_layer
+
+        get_layer(Config())
+        """,
+        "vllm/model_executor/layers/quantization/base_config.py",
+    )
+    diagnosis = _report(SGLANG_BANNER + traceback).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == "dependency-version", diagnosis
+    assert "vLLM code running under SGLang" in diagnosis.root_cause
+
+
+def test_the_subsystem_of_the_frames_names_the_category_when_the_words_do_not() -> None:
+    """An assertion with no message, raised in an attention backend's module: the backend is the likeliest
+    suspect; the vLLM check naming --attention-backend is kept for 0.33.0, which has the flag, and not for
+    0.11.2, which does not."""
+    traceback = real_traceback(
+        """
+        def init_forward_metadata(batch):
+            assert batch is not None
+
+        init_forward_metadata(None)
+        """,
+        "vllm/v1/attention/backends/triton_attn.py",
+    )
+    steps = {}
+    for version in ("0.11.2", "0.33.0"):
+        banner = f"INFO 03-02 10:00:00 [api_server.py:1] vLLM API server version {version}\n"
+        diagnosis = _report(banner + traceback).failures[0].diagnosis
+        assert diagnosis is not None and diagnosis.category == "feature-conflict", diagnosis
+        steps[version] = " ".join(diagnosis.fix.steps if diagnosis.fix else ())
+    assert "--attention-backend" in steps["0.33.0"]
+    assert "--attention-backend" not in steps["0.11.2"]
+
+
+def test_the_same_error_outside_engine_code_is_no_engine_bug() -> None:
+    traceback = real_traceback(
+        """
+        def main():
+            return helper_that_is_gone()
+
+        main()
+        """,
+        "my_service/launcher.py",
+    )
+    diagnosis = _report(traceback).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category != "engine-bug"
+
+
+def test_a_third_party_attribute_missing_in_engine_code_is_dependency_drift() -> None:
+    traceback = real_traceback(
+        """
+        import types
+        transformers = types.ModuleType("transformers")
+
+        def load_config():
+            return transformers.Qwen3NextConfig
+
+        load_config()
+        """,
+        "sglang/srt/configs/model_config.py",
+    )
+    diagnosis = _report(traceback).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == "dependency-version", diagnosis
+
+
+def test_no_cue_says_so_plainly_and_still_gives_the_types_guidance() -> None:
+    diagnosis = _report("KeyError: 'lm_head.bias'\n").failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.basis == "general"
+    assert diagnosis.title == "No pattern or rule fits this failure"
+    assert diagnosis.fix is not None and any("looked up and not found" in step for step in diagnosis.fix.steps)
+
+
+def test_a_paste_without_a_failure_stays_no_failure() -> None:
+    healthy = (
+        SGLANG_BANNER
+        + "[2026-03-02 10:00:30] WARNING: the tokenizer has no chat template; using the default\n"
+        + "[2026-03-02 10:01:00] The server is fired up and ready to roll!\n"
+    )
+    assert _report(healthy).failures == ()
+
+
+def test_an_engine_specific_pattern_on_a_log_without_engine_gives_neutral_checks() -> None:
+    """The engine-unknown diagnosis keeps its category and gives that category's engine-neutral checks, and the
+    --cmd hint as one line."""
+    line = "ValueError: Model architectures ['Glm4ForCausalLM'] are not supported for now. Supported architectures: dict_keys(['LlamaForCausalLM'])\n"
+    report = diagnose_text("```\n" + line + "```\n", DiagnoseOptions(include_user_patterns=False))
+    diagnosis = report.failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.pattern == "engine-unknown-unsupported-architecture"
+    assert diagnosis.basis == "general"
+    steps = diagnosis.fix.steps if diagnosis.fix else ()
+    assert set(table().row("unsupported-architecture").checks) <= set(steps)  # type: ignore[union-attr]
+    assert sum("--cmd" in step for step in steps) == 1
+    assert not any(re.search(r"(?<![\w-])--(?!cmd\b)[a-z]", step) for step in steps), "an engine's flag"
+
+
+# -- the table itself ------------------------------------------------------------------------------------------
+
+
+def test_every_row_names_a_known_category_and_its_sources() -> None:
+    for row in table().rows:
+        assert row.category in CATEGORIES, row.category
+        assert row.sources, row.category
+        assert 1 <= len(row.checks) <= 4, row.category
+
+
+def test_neutral_checks_name_no_flag() -> None:
+    for row in table().rows:
+        for check in row.checks:
+            assert not re.search(r"(?<![\w-])--(?!help\b)[a-z]", check), (row.category, check)
+
+
+def test_every_engine_check_holds_for_some_release() -> None:
+    """A check naming a flag no shipped release has would be dead text."""
+    for row in table().rows:
+        for engine, checks in row.engine_checks.items():
+            for check in checks:
+                releases = [v for e, v in catalog.available() if e == engine]
+                assert any(flags_hold(check, engine, v) for v in releases), (row.category, engine, check)
+
+
+def test_a_check_whose_flag_a_release_lacks_is_left_out() -> None:
+    """--cuda-graph-max-bs is a flag of SGLang 0.4.10.post2 and 0.5.9, not of 0.5.23: its check is shown for
+    0.5.9 only, and not when the version is unknown."""
+    row = table().row("gpu-oom")
+    assert row is not None
+    from logsleuth.reasoning.general import row_checks
+
+    assert any("--cuda-graph-max-bs" in check for check in row_checks(row, "sglang", "0.5.9"))
+    assert not any("--cuda-graph-max-bs" in check for check in row_checks(row, "sglang", "0.5.23"))
+    assert not any("--cuda-graph-max-bs" in check for check in row_checks(row, "sglang", None))
+    assert any("--mem-fraction-static" in check for check in row_checks(row, "sglang", None))
+    assert not any("--mem-fraction-static" in check for check in row_checks(row, "vllm", None))
+
+
+def test_a_flag_a_release_lacks_is_not_named() -> None:
+    assert flags_hold("use --mem-fraction-static", "sglang", "0.5.9")
+    assert not flags_hold("use --no-such-flag-anywhere", "sglang", "0.5.9")
+    assert not flags_hold("use --mem-fraction-static", "vllm", None)
+    assert catalog.load("sglang", "0.5.9") is not None
