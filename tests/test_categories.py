@@ -22,6 +22,7 @@ from logsleuth.diagnosis.schema import CATEGORIES
 from logsleuth.facts.categories import table
 from logsleuth.fixes import catalog
 from logsleuth.models import Report
+from logsleuth.reasoning import registry
 from logsleuth.reasoning.general import flags_hold
 from logsleuth.render import render
 from logsleuth.render.options import OutputFormat, RenderOptions
@@ -117,8 +118,14 @@ def _report(text: str) -> Report:
     return diagnose_text(text, DiagnoseOptions(include_user_patterns=False), patterns=NO_PATTERNS)
 
 
+@pytest.fixture
+def no_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The honest category alone: the reasoning rules set aside (several of these wordings are a rule's too)."""
+    monkeypatch.setattr(registry, "RULES", ())
+
+
 @pytest.mark.parametrize(("category", "text", "site"), CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
-def test_a_failure_no_pattern_names_gets_its_category(category: str, text: str, site: str) -> None:
+def test_a_failure_no_pattern_names_gets_its_category(category: str, text: str, site: str, no_rules: None) -> None:
     report = _report(text)
     diagnosis = report.failures[0].diagnosis
     assert diagnosis is not None, site
@@ -126,9 +133,18 @@ def test_a_failure_no_pattern_names_gets_its_category(category: str, text: str, 
     assert diagnosis.fix is not None and len(diagnosis.fix.steps) >= 1
 
 
+@pytest.mark.parametrize(("category", "text", "site"), CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_a_rule_that_answers_first_names_the_same_category(category: str, text: str, site: str) -> None:
+    diagnosis = _report(text).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.basis in ("rule", "general"), site
+    assert diagnosis.category == category, site
+
+
 @pytest.mark.parametrize(("category", "text", "site"), CASES[:6], ids=[c[0] for c in CASES[:6]])
 @pytest.mark.parametrize("fmt", list(OutputFormat), ids=[f.value for f in OutputFormat])
-def test_the_category_and_its_label_show_in_every_format(category: str, text: str, site: str, fmt: OutputFormat) -> None:
+def test_the_category_and_its_label_show_in_every_format(
+    category: str, text: str, site: str, fmt: OutputFormat, no_rules: None
+) -> None:
     report = _report(text)
     output = render(report, RenderOptions(format=fmt, width=200))
     if fmt is OutputFormat.JSON:

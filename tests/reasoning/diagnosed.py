@@ -23,6 +23,7 @@ def app_traceback(final_line: str, source: str = "run()") -> str:
 
 
 def category_of(log: str) -> str | None:
-    """The category of the log's first failure (None: no diagnosis)."""
+    """The category a pattern or a rule gives the log's first failure (None: none does; the honest category's
+    general guidance, reasoning/general.py, does not count: it is what is left when no rule claims a failure)."""
     diagnosis = diagnose_text(log, OPTIONS).failures[0].diagnosis
-    return diagnosis.category if diagnosis is not None else None
+    return diagnosis.category if diagnosis is not None and diagnosis.basis != "general" else None
