@@ -24,8 +24,9 @@ class Pin:
 
     distribution: str  # normalized (PEP 503): "flashinfer-python"
     specifier: str  # "==0.2.9rc2", "<5,>=4.56.0"; "" when declared without a version
-    extras: tuple[str, ...] = ()  # the extras that bring it in ("srt", ...); () when a plain install does
+    extras: tuple[str, ...] = ()  # the extras that declare it ("srt", ...); () when a plain install needs it
     markers: tuple[str, ...] = ()  # "spec; marker" when it holds only on some platforms or Pythons
+    included_by: tuple[str, ...] = ()  # the extras that include one of those (srt includes runtime-common)
 
     @property
     def requirement(self) -> str:
@@ -66,9 +67,9 @@ def declares(engine: str, distribution: str) -> bool:
 def pin(engine: str, version: str | None, distribution: str) -> Pin | None:
     """How `engine` `version` declares `distribution`, or None when the release is unknown or declares none.
 
-    A plain install's requirement wins; else the extras that declare it (an extra another one includes is
-    named with it: SGLang 0.4's transformers pin sits in runtime-common, which srt includes), the first
-    extra that pins it giving the specifier."""
+    A plain install's requirement wins; else the extras that declare it, the first that pins it giving the
+    specifier, and the extras that include those (SGLang 0.4's transformers pin sits in runtime-common, which
+    srt includes)."""
     release = _releases().get(engine, {}).get(version or "")
     return None if release is None else _find(release, normalize(distribution))
 
@@ -110,6 +111,6 @@ def _find(release: dict[str, Any], name: str) -> Pin | None:
     if not declaring:
         return None
     includes: dict[str, list[str]] = release.get("includes", {})
-    bringing = [*declaring, *(extra for extra, named in includes.items() if set(named) & set(declaring))]
+    including = [extra for extra, named in includes.items() if set(named) & set(declaring) and extra not in declaring]
     specifier = next((release["extras"][x][name] for x in declaring if release["extras"][x][name]), "")
-    return Pin(name, specifier, tuple(dict.fromkeys(bringing)), markers)
+    return Pin(name, specifier, tuple(declaring), markers, tuple(including))

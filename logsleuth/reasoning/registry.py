@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from logsleuth.models import Diagnosis
+from logsleuth.reasoning import dependencies
 from logsleuth.reasoning.evidence import Evidence
 from logsleuth.reasoning.general import categorize
 
@@ -21,7 +22,9 @@ __all__ = ["RULES", "Evidence", "Rule", "reason"]
 Rule = Callable[[Evidence], Diagnosis | None]
 
 # In order: the first rule that answers wins.  Specific facts before general ones.
-RULES: tuple[Rule, ...] = ()
+RULES: tuple[Rule, ...] = (
+    dependencies.diagnose,  # a third-party import error against the release's pins (facts/requires.json)
+)
 
 
 def reason(evidence: Evidence) -> Diagnosis | None:
