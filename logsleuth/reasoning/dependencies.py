@@ -203,25 +203,25 @@ def _shape_sentence(drift: Drift) -> str:
 
 def _against_release(drift: Drift, engine: str, version: str, pin: requires.Pin) -> Diagnosis:
     name = ENGINE_NAMES[engine]
-    where = ""
-    if pin.extras:
-        where = f" in its extra {', '.join(pin.extras)}"
-        if pin.included_by:
-            where += f" (which {', '.join(pin.included_by[:3])}{', …' if len(pin.included_by) > 3 else ''} include)"
-    declared = pin.requirement if pin.is_pinned else f"{pin.distribution} (no version)"
+    declared = pin.requirement if pin.is_pinned else f"{pin.distribution} without a version"
+    in_extra = f" in its extra {', '.join(pin.extras)}" if pin.extras else ""
+    included = pin.included_by[:3]
+    where = in_extra + (f" (which {', '.join(included)}{', …' if len(pin.included_by) > 3 else ''} include)" if included else "")
     evidence = [
         *_facts(drift),
         f"the log names {name} {version}",
         f"{name} {version} declares {declared}{where} (its wheel's Requires-Dist: logsleuth/facts/requires.json)",
         *(f"only where {marker}" for marker in pin.markers),
     ]
-    steps: list[str] = []
-    if drift.shape == "missing" and pin.extras:
-        extra = pin.extras[0]
-        steps.append(f"pip install {shlex.quote(f'{engine}[{extra}]=={version}')}")
+    install_pin = f"pip install {shlex.quote(pin.requirement)}"
+    reinstall = f"pip install {shlex.quote(f'{engine}=={version}')}"
+    if pin.extras:  # only an extra brings it: a plain reinstall of the release would not
+        with_extra = f"pip install {shlex.quote(f'{engine}[{pin.extras[0]}]=={version}')}"
+        steps = [with_extra, f"or only this distribution: {install_pin}"]
     elif pin.is_pinned or drift.shape == "missing":
-        steps.append(f"pip install {shlex.quote(pin.requirement)}")
-    steps.append(f"or reinstall the release, so pip re-resolves every pin: pip install {shlex.quote(f'{engine}=={version}')}")
+        steps = [install_pin, f"or reinstall the release, so pip re-resolves every pin: {reinstall}"]
+    else:
+        steps = []  # declared without a version: the release names none to restore
     if pin.is_pinned:
         summary = f"Install the {pin.distribution} that {name} {version} pins ({pin.requirement})."
     else:
@@ -229,10 +229,8 @@ def _against_release(drift: Drift, engine: str, version: str, pin: requires.Pin)
             f"{name} {version} declares {pin.distribution} without a version: install one that provides what the "
             f"failure names ({drift.name or drift.module})."
         )
-        if drift.shape != "missing":
-            steps = steps[-1:]
     if drift.shape == "missing":
-        title = f"{_what(drift)} is missing: {name} {version} declares {declared}{where}"
+        title = f"{_what(drift)} is missing: {name} {version} declares {declared}{in_extra}"
         cause = "a plain install of the release does not bring it" if pin.extras else "it was not installed or was removed"
     else:
         title = f"{_what(drift)} does not match what {name} {version} pins ({declared})"
