@@ -236,3 +236,15 @@ def test_an_import_error_that_was_only_being_handled_is_not_the_cause(tmp_path: 
     assert "During handling of the above exception" in traceback
     diagnosis = _diagnosis(VLLM_0112 + traceback)
     assert diagnosis is None or diagnosis.pattern != "rule-dependency-version", diagnosis
+
+
+def test_an_unknown_release_names_the_extras_that_declare_a_missing_module(tmp_path: Path) -> None:
+    """Without the release, the extra is not picked for it (it varies by release): the step names the extras the
+    known releases declare the module in (vLLM's librosa: audio from 0.6; 0.5.5 needed it for a plain install)."""
+    diagnosis = _rule(VLLM_SERVE + _real_traceback(tmp_path, {}, "import librosa\n"))
+    assert diagnosis.title == "librosa (distribution librosa) is missing: vLLM releases declare librosa"
+    assert diagnosis.fix is not None
+    assert diagnosis.fix.steps[-1] == (
+        'pip install "vllm==<your version>", or where your release declares librosa only in an extra (audio): '
+        'pip install "vllm[<extra>]==<your version>"'
+    )

@@ -304,9 +304,28 @@ def _unknown_release(drift: Drift, engine: str, version: str | None, declared: l
     )
     pins = [f"{name} releases declare {d}: {_pins_summary(engine, d)}" for d in declared]
     subject = "the torch its extensions are built against" if drift.torch_abi else declared[0]
+    # An extra's requirement comes only with that extra, and which extra varies by release (SGLang's vllm: srt,
+    # then srt-hip only): name them, never pick one for a release we do not know.
+    found = [p for v in known if (p := requires.pin(engine, v, declared[0])) is not None]
+    extras = ", ".join(sorted({extra for p in found for extra in p.extras}))
+    install = f'pip install "{engine}==<your version>"'
+    if extras and not drift.torch_abi:
+        only = all(p.extras for p in found)
+        pins.append(f"{'' if only else 'some '}{name} releases declare {declared[0]} only in an extra: {extras}")
+        with_extra = f'pip install "{engine}[<extra>]==<your version>"'
+        install = (
+            f"{with_extra}, with the extra of your release that declares {declared[0]} ({extras})"
+            if only
+            else f"{install}, or where your release declares {declared[0]} only in an extra ({extras}): {with_extra}"
+        )
+    missing = drift.shape == "missing"
     return Diagnosis(
         pattern=RULE_ID,
-        title=f"{_what(drift)} does not match what the {name} release pins",
+        title=(
+            f"{_what(drift)} is missing: {name} releases declare {declared[0]}"
+            if missing
+            else f"{_what(drift)} does not match what the {name} release pins"
+        ),
         category=CATEGORY,
         root_cause=(
             f"{_shape_sentence(drift)} {name} pins {subject} per release, and {which}, so the pin cannot be "
@@ -314,10 +333,7 @@ def _unknown_release(drift: Drift, engine: str, version: str | None, declared: l
         ),
         fix=Fix(
             summary=f"Install the {declared[0]} your {name} release pins: reinstalling the release re-resolves its pins.",
-            steps=(
-                f"pip show {engine} (its Version: line is your release)",
-                f'pip install "{engine}==<your version>"',
-            ),
+            steps=(f"pip show {engine} (its Version: line is your release)", install),
         ),
         engine=engine,
         engine_version=version,
