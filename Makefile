@@ -19,7 +19,7 @@ PYTEST := $(BIN)/python -m pytest
 # .venv included: 193 s and 173 s).
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: demo test test-slow test-oracle test-stress lint typecheck bench fixtures pattern-fixtures health-fixtures diff-fixtures verify-fixes verify-fixes-vllm oracle-setup oracle-setup-vllm fixtures-vllm docs clean
+.PHONY: demo test test-slow test-oracle test-stress lint typecheck bench facts fixtures pattern-fixtures health-fixtures diff-fixtures verify-fixes verify-fixes-vllm oracle-setup oracle-setup-vllm fixtures-vllm docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -69,6 +69,13 @@ bench: $(STAMP)
 
 docs: $(STAMP)
 	$(BIN)/python scripts/gen_pattern_docs.py
+
+# The facts the dependency rule reads (logsleuth/facts/): each SGLang and vLLM release's Requires-Dist, read from
+# its wheel with `pip download --no-deps` (releases the file lacks; --refresh reads all again: ~25 GB of vLLM
+# wheels, each deleted once read), then the module -> distribution table from the files they install.
+facts: $(STAMP)
+	$(BIN)/python scripts/facts/requires_dist.py
+	$(BIN)/python scripts/facts/import_names.py
 
 # Steady-state logs for `logsleuth health`, from the three releases' own batch-line wordings (seconds).
 health-fixtures: $(STAMP)

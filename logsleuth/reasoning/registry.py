@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from logsleuth.models import Diagnosis
+from logsleuth.reasoning import dependencies
 from logsleuth.reasoning.evidence import Evidence
 from logsleuth.reasoning.general import categorize
 from logsleuth.reasoning.hardware import gpu_arch_limit
@@ -30,6 +31,7 @@ RULES: tuple[Rule, ...] = (
     parallelism,  # parallel degrees against heads, experts and quantization blocks (facts/divisibility.toml)
     network,  # a proxy answering the server's own request, a taken port, an unreachable rendezvous
     model_files,  # a weights file given as the model, files missing from a checkpoint (facts/model_files.toml)
+    dependencies.diagnose,  # a third-party import error against the release's pins (facts/requires.json)
 )
 
 

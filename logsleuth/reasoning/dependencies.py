@@ -1,0 +1,347 @@
+"""Dependency drift (issue 28, class 4): a third-party module that does not match what the engine release pins.
+
+The shapes read (each from the code that raises it):
+- `No module named 'X'` (CPython's import system: ModuleNotFoundError);
+- `cannot import name 'N' from 'X' (path)` (CPython: ImportError);
+- `module 'X' has no attribute 'N'` (CPython: AttributeError on a module);
+- `path/X/....so: undefined symbol: S` (the dynamic loader, through ImportError or OSError);
+- version checks: transformers' `require_version` ("R is required for a normal functioning of this module,
+  but found D==V", transformers/utils/versions.py), SGLang's `assert_pkg_version` ("D is installed with
+  version V, which is less than the minimum required version M", "D with minimum required version M is not
+  installed", sglang/srt/utils/common.py) and importlib.metadata's "No package metadata was found for D".
+
+X is mapped to its distribution D by facts/imports.toml, and D's pin is read from the release's wheel
+(facts/requires.json).  Nothing is said of the engine's own modules (`sglang.*`, `vllm.*`: an engine bug), of
+a guessed engine version, or of a distribution no release declares."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+
+from logsleuth.facts import requires
+from logsleuth.facts.imports import distributions_of
+from logsleuth.models import Diagnosis, ExceptionBlock, Fix
+from logsleuth.reasoning.evidence import Evidence
+
+RULE_ID = "rule-dependency-version"
+CATEGORY = "dependency-version"
+ENGINE_NAMES = {"sglang": "SGLang", "vllm": "vLLM"}
+OWN_PACKAGES = {"sglang": ("sglang",), "vllm": ("vllm",)}
+# Compiled extensions linked against torch's C++ ABI: an undefined symbol in one means it was built for
+# another torch than the one installed.
+TORCH_LINKED = ("sgl_kernel", "flashinfer", "flash_attn", "flash_attn_2_cuda", "vllm", "vllm_flash_attn", "xformers")
+# torch's C++ namespaces as the Itanium ABI mangles them (c10::, at::, torch::, caffe2::): a missing one of
+# these is torch's library changing under the extension, not the extension's own code missing a piece.
+_TORCH_SYMBOL = re.compile(r"^_ZN?K?(?:3c10|2at|5torch|6caffe2)")
+RUNS_SHOWN = 4  # pins of an unknown release: the newest runs of releases that agree
+
+_NO_MODULE = re.compile(r"^No module named '(?P<module>[\w.]+)'")
+_CANNOT_IMPORT = re.compile(r"^cannot import name '(?P<name>\w+)' from '(?P<module>[\w.]+)'")
+_NO_ATTRIBUTE = re.compile(r"^module '(?P<module>[\w.]+)' has no attribute '(?P<name>\w+)'")
+_UNDEFINED = re.compile(r"(?P<path>[^\s:'\"]+\.so(?:\.[\w.]+)?): undefined symbol: (?P<symbol>\S+)")
+_SITE = re.compile(r"(?:site|dist)-packages/(?P<inside>[^\s:'\"]+)$")
+_REQUIRED = re.compile(
+    r"(?P<requirement>[\w.-]+\s*[<>=!~]=?\s*[\w.*]+(?:,\s*[<>=!~]=?\s*[\w.*]+)*) is required for a normal "
+    r"functioning of this module, but found (?P<dist>[\w.-]+)==(?P<found>[\w.+]+?)\.?(?:\s|$)"
+)
+_BELOW_MINIMUM = re.compile(
+    r"(?P<dist>[\w.-]+) is installed with version (?P<found>\S+), which is less than the minimum required version"
+)
+_MINIMUM_MISSING = re.compile(r"(?P<dist>[\w.-]+) with minimum required version \S+ is not installed")
+_NO_METADATA = re.compile(r"No package metadata was found for (?P<dist>[\w.-]+)")
+
+
+@dataclass(frozen=True, slots=True)
+class Drift:
+    """What the failure says about one third-party module."""
+
+    shape: str  # "missing", "missing-name", "missing-attribute", "undefined-symbol", "version-check"
+    module: str  # as the message names it ("" when the message names the distribution only)
+    distributions: tuple[str, ...]  # the distributions that install it
+    said: str  # the failure's own line, "Type: message"
+    name: str = ""  # the name or symbol it lacks
+
+    @property
+    def torch_abi(self) -> bool:
+        """A torch-linked extension that lacks one of torch's C++ symbols."""
+        return (
+            self.shape == "undefined-symbol"
+            and self.module.split(".")[0] in TORCH_LINKED
+            and _TORCH_SYMBOL.match(self.name) is not None
+        )
+
+
+def diagnose(evidence: Evidence) -> Diagnosis | None:
+    """The rule (registry.RULES): a dependency-version diagnosis, or None when the failure is not one."""
+    engine = evidence.launch.engine
+    if engine not in OWN_PACKAGES:
+        return None
+    for block in _final_and_its_causes(evidence.failure.exceptions):
+        drift = _read(block, engine)
+        if drift is not None:
+            return _explain(drift, engine, evidence)
+    return None
+
+
+def _final_and_its_causes(chain: tuple[ExceptionBlock, ...]) -> list[ExceptionBlock]:
+    """The exception that ended the process, then those it was raised from (`raise … from`), newest first.  An
+    import error that was only being handled ("During handling of the above exception") is not its cause."""
+    blocks = [chain[-1]] if chain else []
+    for earlier in reversed(chain[:-1]):
+        if earlier.relation != "cause":
+            break
+        blocks.append(earlier)
+    return blocks
+
+
+def _read(block: ExceptionBlock, engine: str) -> Drift | None:
+    message = block.message.strip()
+    said = f"{block.type}: {message.splitlines()[0] if message else ''}"
+    if (found := _UNDEFINED.search(message)) is not None:
+        module = _module_of_path(found["path"])
+        if module is None:
+            return None
+        drift = Drift("undefined-symbol", module, _distributions(module, engine), said, found["symbol"])
+        # The engine's own library missing its own symbol is a broken build of the engine, not drift.
+        return None if _is_own(module, engine) and not drift.torch_abi else drift
+    for shape, pattern in (("missing", _NO_MODULE), ("missing-name", _CANNOT_IMPORT), ("missing-attribute", _NO_ATTRIBUTE)):
+        if (found := pattern.match(message)) is not None and block.type.split(".")[-1] in _TYPES[shape]:
+            module = found["module"]
+            if _is_own(module, engine):
+                return None
+            name = found.groupdict().get("name") or ""
+            return Drift(shape, module, _distributions(module, engine), said, name)
+    for pattern in (_REQUIRED, _BELOW_MINIMUM, _MINIMUM_MISSING, _NO_METADATA):
+        if (found := pattern.search(message)) is not None:
+            distribution = requires.normalize(found["dist"])
+            if distribution in OWN_PACKAGES or distribution == engine:
+                return None
+            shape = "missing" if pattern in (_MINIMUM_MISSING, _NO_METADATA) else "version-check"
+            return Drift(shape, "", (distribution,), said)
+    return None
+
+
+_TYPES = {
+    "missing": ("ModuleNotFoundError", "ImportError"),
+    "missing-name": ("ImportError",),
+    "missing-attribute": ("AttributeError",),
+}
+
+
+def _is_own(module: str, engine: str) -> bool:
+    return module.split(".")[0] in OWN_PACKAGES[engine]
+
+
+def _module_of_path(path: str) -> str | None:
+    """`/x/site-packages/sgl_kernel/common_ops.abi3.so` -> `sgl_kernel.common_ops`; None outside a
+    site-packages (a system library: not a Python distribution)."""
+    found = _SITE.search(path)
+    if found is None:
+        return None
+    parts = found["inside"].split("/")
+    return ".".join([*parts[:-1], parts[-1].split(".", 1)[0]])
+
+
+def _distributions(module: str, engine: str) -> tuple[str, ...]:
+    """The distributions that install `module`: the table's, else the top-level name itself when a release of
+    the engine declares a distribution of that name (`xgrammar`)."""
+    found = distributions_of(module)
+    if found:
+        return found
+    guess = requires.normalize(module.split(".")[0])
+    return (guess,) if requires.declares(engine, guess) else ()
+
+
+def _explain(drift: Drift, engine: str, evidence: Evidence) -> Diagnosis | None:
+    launch = evidence.launch
+    # A version guessed from the code layout may be wrong: its pins would be a wrong release's.
+    version = launch.engine_version if launch.engine_version_source in ("log", "user") else None
+    name = ENGINE_NAMES[engine]
+    if requires.is_known(engine, version):
+        pinned = [p for d in drift.distributions if (p := requires.pin(engine, version, d)) is not None]
+        if drift.torch_abi:
+            return _torch_abi(drift, engine, str(version), pinned)
+        if not pinned:
+            return None  # the release does not declare it: an optional import, not drift from its pins
+        return _against_release(drift, engine, str(version), pinned[0])
+    declared = [d for d in drift.distributions if requires.declares(engine, d)]
+    if drift.torch_abi:
+        declared = ["torch", *(d for d in declared if d not in ("torch", engine))]
+    if not declared:
+        return None
+    return _unknown_release(drift, engine, version, declared, name)
+
+
+def _what(drift: Drift) -> str:
+    """The module and its distribution, as the title names them."""
+    distribution = drift.distributions[0] if drift.distributions else "?"
+    if not drift.module:
+        return distribution
+    return f"{drift.module} (distribution {distribution})"
+
+
+def _facts(drift: Drift) -> list[str]:
+    facts = [f"the failure: {drift.said}"]
+    if drift.module and drift.distributions:
+        facts.append(f"{drift.module} is installed by {', '.join(drift.distributions)} (logsleuth/facts/imports.toml)")
+    return facts
+
+
+def _shape_sentence(drift: Drift) -> str:
+    """What the failure says, as a sentence (module names keep their case: no capitalizing)."""
+    module = drift.module or (drift.distributions[0] if drift.distributions else "a dependency")
+    return {
+        "missing": f"The module {module} is not installed.",
+        "missing-name": f"The installed {module} has no {drift.name}.",
+        "missing-attribute": f"The installed {module} has no attribute {drift.name}.",
+        "undefined-symbol": f"A compiled library of {module} needs the symbol {drift.name}, which the libraries loaded with it lack.",
+        "version-check": f"A version check found another {module} than the one required.",
+    }[drift.shape]
+
+
+def _against_release(drift: Drift, engine: str, version: str, pin: requires.Pin) -> Diagnosis:
+    name = ENGINE_NAMES[engine]
+    declared = pin.requirement if pin.is_pinned else f"{pin.distribution} without a version"
+    in_extra = f" in its extra {', '.join(pin.extras)}" if pin.extras else ""
+    included = pin.included_by[:3]
+    where = in_extra + (f" (which {', '.join(included)}{', …' if len(pin.included_by) > 3 else ''} include)" if included else "")
+    evidence = [
+        *_facts(drift),
+        f"the log names {name} {version}",
+        f"{name} {version} declares {declared}{where} (its wheel's Requires-Dist: logsleuth/facts/requires.json)",
+        *(f"only where {marker}" for marker in pin.markers),
+    ]
+    install_pin = f"pip install {shlex.quote(pin.requirement)}"
+    reinstall = f"pip install {shlex.quote(f'{engine}=={version}')}"
+    if pin.extras:  # only an extra brings it: a plain reinstall of the release would not
+        with_extra = f"pip install {shlex.quote(f'{engine}[{pin.extras[0]}]=={version}')}"
+        steps = [with_extra, f"or only this distribution: {install_pin}"]
+    elif pin.is_pinned or drift.shape == "missing":
+        steps = [install_pin, f"or reinstall the release, so pip re-resolves every pin: {reinstall}"]
+    else:
+        steps = []  # declared without a version: the release names none to restore
+    if pin.is_pinned:
+        summary = f"Install the {pin.distribution} that {name} {version} pins ({pin.requirement})."
+    else:
+        summary = (
+            f"{name} {version} declares {pin.distribution} without a version: install one that provides what the "
+            f"failure names ({drift.name or drift.module})."
+        )
+    if drift.shape == "missing":
+        title = f"{_what(drift)} is missing: {name} {version} declares {declared}{in_extra}"
+        cause = "a plain install of the release does not bring it" if pin.extras else "it was not installed or was removed"
+    else:
+        title = f"{_what(drift)} does not match what {name} {version} pins ({declared})"
+        cause = f"the installed {pin.distribution} is not that one (installed or upgraded after the engine, or by another package)"
+    return Diagnosis(
+        pattern=RULE_ID,
+        title=title,
+        category=CATEGORY,
+        root_cause=f"{_shape_sentence(drift)} {name} {version} declares {declared}{where}: {cause}.",
+        fix=Fix(summary=summary, steps=tuple(steps)),
+        engine=engine,
+        engine_version=version,
+        basis="rule",
+        evidence=tuple(evidence),
+    )
+
+
+def _torch_abi(drift: Drift, engine: str, version: str, pinned: list[requires.Pin]) -> Diagnosis | None:
+    name = ENGINE_NAMES[engine]
+    torch = requires.pin(engine, version, "torch")
+    if torch is None or not torch.is_pinned:
+        return None
+    extension = next((p for p in pinned if p.is_pinned and p.distribution not in ("torch", engine)), None)
+    installs = [torch.requirement] + ([extension.requirement] if extension is not None else [])
+    facts = [
+        *_facts(drift),
+        f"{drift.module.split('.')[0]} is a compiled extension linked against torch's C++ library",
+        f"the log names {name} {version}",
+        f"{name} {version} declares {', '.join(installs)} (its wheel's Requires-Dist: logsleuth/facts/requires.json)",
+    ]
+    return Diagnosis(
+        pattern=RULE_ID,
+        title=f"{drift.module} was built against another torch than {name} {version} pins ({torch.requirement})",
+        category=CATEGORY,
+        root_cause=(
+            f"{_shape_sentence(drift)} The extension was compiled against another torch than the one installed. "
+            f"{name} {version} pins {', '.join(installs)}."
+        ),
+        fix=Fix(
+            summary=f"Install the torch {name} {version} pins ({torch.requirement}) and the extension built for it.",
+            steps=(
+                f"pip install {' '.join(shlex.quote(r) for r in installs)}",
+                f"or reinstall the release, so pip re-resolves every pin: pip install {shlex.quote(f'{engine}=={version}')}",
+            ),
+        ),
+        engine=engine,
+        engine_version=version,
+        basis="rule",
+        evidence=tuple(facts),
+    )
+
+
+def _pins_summary(engine: str, distribution: str) -> str:
+    """`==4.54.1 (0.4.10.post1 to 0.4.10.post2), ==4.57.1 (0.5.9)`: the newest runs of releases that agree."""
+    runs = requires.pins_across(engine, distribution)
+    shown = [
+        f"{spec or 'no version'} ({first}{'' if first == last else f' to {last}'})"
+        for first, last, spec in runs[-RUNS_SHOWN:]
+    ]
+    hidden = runs[:-RUNS_SHOWN]
+    older = f"; {len(hidden)} older pins, the first {hidden[0][2] or 'no version'} in {hidden[0][0]}" if hidden else ""
+    return ", ".join(shown) + older
+
+
+def _unknown_release(drift: Drift, engine: str, version: str | None, declared: list[str], name: str) -> Diagnosis:
+    known = requires.known_releases(engine)
+    which = (
+        f"the log names {name} {version}, a release whose wheel logsleuth has not read"
+        if version
+        else f"the log does not name the {name} release (a version line, a version banner)"
+    )
+    pins = [f"{name} releases declare {d}: {_pins_summary(engine, d)}" for d in declared]
+    subject = "the torch its extensions are built against" if drift.torch_abi else declared[0]
+    # An extra's requirement comes only with that extra, and which extra varies by release (SGLang's vllm: srt,
+    # then srt-hip only): name them, never pick one for a release we do not know.
+    found = [p for v in known if (p := requires.pin(engine, v, declared[0])) is not None]
+    extras = ", ".join(sorted({extra for p in found for extra in p.extras}))
+    install = f'pip install "{engine}==<your version>"'
+    if extras and not drift.torch_abi:
+        only = all(p.extras for p in found)
+        pins.append(f"{'' if only else 'some '}{name} releases declare {declared[0]} only in an extra: {extras}")
+        with_extra = f'pip install "{engine}[<extra>]==<your version>"'
+        install = (
+            f"{with_extra}, with the extra of your release that declares {declared[0]} ({extras})"
+            if only
+            else f"{install}, or where your release declares {declared[0]} only in an extra ({extras}): {with_extra}"
+        )
+    missing = drift.shape == "missing"
+    return Diagnosis(
+        pattern=RULE_ID,
+        title=(
+            f"{_what(drift)} is missing: {name} releases declare {declared[0]}"
+            if missing
+            else f"{_what(drift)} does not match what the {name} release pins"
+        ),
+        category=CATEGORY,
+        root_cause=(
+            f"{_shape_sentence(drift)} {name} pins {subject} per release, and {which}, so the pin cannot be "
+            f"named here. {pins[0]}."
+        ),
+        fix=Fix(
+            summary=f"Install the {declared[0]} your {name} release pins: reinstalling the release re-resolves its pins.",
+            steps=(f"pip show {engine} (its Version: line is your release)", install),
+        ),
+        engine=engine,
+        engine_version=version,
+        basis="rule",
+        evidence=(
+            *_facts(drift),
+            which,
+            *pins,
+            *([f"logsleuth knows the pins of {len(known)} {name} releases ({known[0]} to {known[-1]})"] if known else []),
+        ),
+    )
