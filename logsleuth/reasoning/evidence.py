@@ -16,3 +16,13 @@ class Evidence:
     failure: Failure
     launch: LaunchInfo
     lines: Sequence[str] = ()
+
+    @property
+    def message_text(self) -> str:
+        """The failure's exceptions, one `Type: message` a line, then the header it was printed under."""
+        return "\n".join([*exception_lines(self.failure), self.failure.header or ""])
+
+
+def exception_lines(failure: Failure) -> list[str]:
+    """Each exception of the failure's chain as `Type: message`, in the chain's order: the text rules search."""
+    return [f"{block.type}: {block.message}" for block in failure.exceptions]

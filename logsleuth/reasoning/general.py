@@ -18,7 +18,7 @@ from logsleuth.diagnosis.schema import CATEGORIES
 from logsleuth.facts.categories import CategoryRow, table
 from logsleuth.fixes import catalog
 from logsleuth.models import Diagnosis, Failure, Fix, Frame
-from logsleuth.reasoning.evidence import Evidence
+from logsleuth.reasoning.evidence import Evidence, exception_lines
 
 # How much each kind of cue weighs: the words a message says are the strongest evidence, a frame's subsystem
 # the weakest (a failure passes through many subsystems on its way up).
@@ -52,10 +52,6 @@ def engine_code_of(failure: Failure) -> str | None:
     return match[2] if match else None
 
 
-def _chain_text(failure: Failure) -> list[str]:
-    return [f"{block.type}: {block.message}" for block in failure.exceptions]
-
-
 def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str]) -> tuple[int, list[str]]:
     """How strongly the failure's evidence points to `row`, and what pointed (for the root cause's prose)."""
     if row.in_engine_code and engine_code_of(failure) is None:
@@ -82,7 +78,7 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
 
 def best_row(failure: Failure) -> tuple[CategoryRow, list[str]] | None:
     """The category the evidence points to most strongly (ties: the row written first), with what pointed."""
-    texts = _chain_text(failure)
+    texts = exception_lines(failure)
     files = [frame.file for frame in failure.final.frames[-INNERMOST_FRAMES:]]
     best: tuple[int, CategoryRow, list[str]] | None = None
     for row in table().rows:

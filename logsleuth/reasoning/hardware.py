@@ -19,7 +19,7 @@ from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes.build import build_fix
 from logsleuth.fixes.command import CommandLine
 from logsleuth.models import Diagnosis, Failure, Fix, LaunchInfo
-from logsleuth.reasoning.evidence import Evidence
+from logsleuth.reasoning.evidence import Evidence, exception_lines
 from logsleuth.reasoning.hardware_limits import Limit, compiler_limit_in, limit_in
 
 PATTERN_ID = "rule-gpu-arch-unsupported"
@@ -46,9 +46,7 @@ def _in_vision_attention(failure: Failure) -> bool:
 
 
 def _chain_text(failure: Failure) -> str:
-    parts = [failure.header or ""]
-    parts += [f"{block.type}: {block.message}" for block in failure.exceptions]
-    return "\n".join(part for part in parts if part)
+    return "\n".join(part for part in [failure.header or "", *exception_lines(failure)] if part)
 
 
 def _the_gpu(gpus: list[Gpu], limit: Limit) -> Gpu | None:

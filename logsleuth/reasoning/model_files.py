@@ -34,8 +34,7 @@ _LOADING = regex.compile(r"(?i)get_config|from_pretrained|AutoConfig|hf_transfor
 
 def model_files(evidence: Evidence) -> Diagnosis | None:
     """What is missing from the model's path, with the path from the message or the launch."""
-    failure = evidence.failure
-    text = "\n".join([*(f"{block.type}: {block.message}" for block in failure.exceptions), failure.header or ""])
+    text = evidence.message_text
     given = model_path(evidence.launch)
     for message in model_file_messages():
         found = message.regex.search(text)

@@ -53,13 +53,8 @@ _ADDRESS = regex.compile(
 
 def network(evidence: Evidence) -> Diagnosis | None:
     """A proxy answering the server's own request, a port in use, or a rendezvous address not reachable."""
-    text = _failure_text(evidence)
+    text = evidence.message_text
     return _proxy(evidence, text) or _port_in_use(evidence, text) or _unreachable(evidence, text)
-
-
-def _failure_text(evidence: Evidence) -> str:
-    failure = evidence.failure
-    return "\n".join([*(f"{block.type}: {block.message}" for block in failure.exceptions), failure.header or ""])
 
 
 def _around(evidence: Evidence) -> list[str]:

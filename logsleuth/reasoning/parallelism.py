@@ -16,7 +16,7 @@ from logsleuth.facts.divisibility import DivisibilityCheck, divisibility_checks
 from logsleuth.fixes.command import CommandLine
 from logsleuth.models import Diagnosis, Fix
 from logsleuth.reasoning.catalog_flags import release_flag, setting_fix
-from logsleuth.reasoning.evidence import Evidence
+from logsleuth.reasoning.evidence import Evidence, exception_lines
 
 # The degrees as the launch gives them: server_args fields, command flags (every spelling of both engines),
 # and the `name=value` / `'name': value` an engine's config line prints.
@@ -69,7 +69,7 @@ class _Numbers:
 
 def parallelism(evidence: Evidence) -> Diagnosis | None:
     """A divisibility failure between a parallel degree and a model size, with the degrees that fit."""
-    text = "\n".join(f"{block.type}: {block.message}" for block in evidence.failure.exceptions)
+    text = "\n".join(exception_lines(evidence.failure))
     for check in divisibility_checks():
         found = check.regex.search(text)
         if found is not None:
