@@ -19,7 +19,8 @@ _VERSION = re.compile(
     re.IGNORECASE,
 )
 _PRE_RANK = {"a": 0, "alpha": 0, "b": 1, "beta": 1, "c": 2, "rc": 2, "pre": 2, "preview": 2}
-_CONSTRAINT = re.compile(r"^\s*(?P<op><=|>=|==|!=|<|>)?\s*(?P<version>\S+)\s*$")
+# Matched against the stripped constraint: leading and trailing runs of \s* around \S+ backtrack quadratically.
+_CONSTRAINT = re.compile(r"(?P<op><=|>=|==|!=|<|>)?\s*(?P<version>\S+)")
 
 VersionKey = tuple[tuple[int, ...], tuple[float, ...], float, float]
 
@@ -44,12 +45,12 @@ def version_key(version: str) -> VersionKey | None:
 
 
 def is_valid_constraint(constraint: str) -> bool:
-    m = _CONSTRAINT.match(constraint)
+    m = _CONSTRAINT.fullmatch(constraint.strip())
     return m is not None and version_key(m["version"]) is not None
 
 
 def _satisfies(version: VersionKey, constraint: str) -> bool:
-    m = _CONSTRAINT.match(constraint)
+    m = _CONSTRAINT.fullmatch(constraint.strip())
     want = version_key(m["version"]) if m else None
     if m is None or want is None:
         return False

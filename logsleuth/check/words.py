@@ -19,8 +19,8 @@ Entry = Literal["launch_server", "serve"]
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _PYTHON = re.compile(r"(?:^|/)python[\d.]*$")
 # The start of a launch command inside a line of text (env assignments before it are taken by `_command_start`).
-_LAUNCH = re.compile(
-    r"(?:\S*python[\d.]*\s+-m\s+(?:sglang\.launch_server|vllm\.entrypoints\.openai\.api_server)"
+_LAUNCH = re.compile(  # starts only where a word starts: linear on a long word (a search from inside it is not)
+    r"(?<!\S)(?:\S*python[\d.]*\s+-m\s+(?:sglang\.launch_server|vllm\.entrypoints\.openai\.api_server)"
     r"|(?<![\w/.-])\S*(?:sglang|vllm)\s+serve)(?=\s|$)"
 )
 _CODE_BLOCK = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)

@@ -40,16 +40,18 @@ RUNS_SHOWN = 4  # pins of an unknown release: the newest runs of releases that a
 _NO_MODULE = re.compile(r"^No module named '(?P<module>[\w.]+)'")
 _CANNOT_IMPORT = re.compile(r"^cannot import name '(?P<name>\w+)' from '(?P<module>[\w.]+)'")
 _NO_ATTRIBUTE = re.compile(r"^module '(?P<module>[\w.]+)' has no attribute '(?P<name>\w+)'")
-_UNDEFINED = re.compile(r"(?P<path>[^\s:'\"]+\.so(?:\.[\w.]+)?): undefined symbol: (?P<symbol>\S+)")
+# Each pattern that opens with a run of name characters starts only where such a run starts (the lookbehinds):
+# a search from every position inside a long run would cost time quadratic in its length.
+_UNDEFINED = re.compile(r"(?<![^\s:'\"])(?P<path>[^\s:'\"]+\.so(?:\.[\w.]+)?): undefined symbol: (?P<symbol>\S+)")
 _SITE = re.compile(r"(?:site|dist)-packages/(?P<inside>[^\s:'\"]+)$")
 _REQUIRED = re.compile(
-    r"(?P<requirement>[\w.-]+\s*[<>=!~]=?\s*[\w.*]+(?:,\s*[<>=!~]=?\s*[\w.*]+)*) is required for a normal "
+    r"(?<![\w.-])(?P<requirement>[\w.-]+\s*[<>=!~]=?\s*[\w.*]+(?:,\s*[<>=!~]=?\s*[\w.*]+)*) is required for a normal "
     r"functioning of this module, but found (?P<dist>[\w.-]+)==(?P<found>[\w.+]+?)\.?(?:\s|$)"
 )
 _BELOW_MINIMUM = re.compile(
-    r"(?P<dist>[\w.-]+) is installed with version (?P<found>\S+), which is less than the minimum required version"
+    r"(?<![\w.-])(?P<dist>[\w.-]+) is installed with version (?P<found>\S+), which is less than the minimum required version"
 )
-_MINIMUM_MISSING = re.compile(r"(?P<dist>[\w.-]+) with minimum required version \S+ is not installed")
+_MINIMUM_MISSING = re.compile(r"(?<![\w.-])(?P<dist>[\w.-]+) with minimum required version \S+ is not installed")
 _NO_METADATA = re.compile(r"No package metadata was found for (?P<dist>[\w.-]+)")
 
 

@@ -62,7 +62,9 @@ _EXACT = re.compile(  # only this architecture: "Required capability: 90" (match
 )
 _ARCH_TOKEN = re.compile(r"\b(?:SM|sm_?)(?P<digits>\d{2,3})(?P<x>x)?[af]?\b|\bSM ?(?P<major>\d{1,2})\.(?:x|\d)\b")
 # What names the GPU, not the requirement: "got SM8.x", "Current capability: 75", "not supported on Blackwell GPUs".
-_GOT = re.compile(r",?\s*\bgot\b[^\n]*|\bCurrent capability: [\d.]+|\bnot supported on [^.\n]*", re.IGNORECASE)
+# (No leading ",?\s*": the words left behind are harmless, and a search from inside a long run of spaces
+# would cost time quadratic in its length.)
+_GOT = re.compile(r"\bgot\b[^\n]*|\bCurrent capability: [\d.]+|\bnot supported on [^.\n]*", re.IGNORECASE)
 _FAMILIES: dict[str, tuple[Capability, ...]] = {
     "volta": ((7, 0),),
     "turing": ((7, 5),),
