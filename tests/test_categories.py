@@ -111,6 +111,22 @@ CASES = [
     ("host-memory",
      "OSError: [Errno 12] Cannot allocate memory\n",
      "CPython OSError ENOMEM"),
+    # The GPU's on-chip shared memory per block is no host memory (a held-out log was read as host-memory).
+    ("gpu-arch-unsupported",
+     "Traceback (most recent call last):\n"
+     '  File "/opt/venv/lib/python3.11/site-packages/triton/compiler/compiler.py", line 483, in _init_handles\n'
+     '    raise OutOfResources(self.metadata.shared, max_shared, "shared memory")\n'
+     "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 135168, Hardware limit: 101376. "
+     "Reducing block sizes or `num_stages` may help.\n",
+     "triton triton/compiler/compiler.py _init_handles (sgl-project/sglang#2847, #5995)"),
+    # pip's own failures are read as aborts by the scanner; they are installs, not native crashes (held-out).
+    ("dependency-version",
+     "ERROR: Could not find a version that satisfies the requirement flashinfer-python==9.9.9 (from versions: 0.2.0, 0.2.1)\n"
+     "ERROR: No matching distribution found for flashinfer-python==9.9.9\n",
+     "pip src/pip/_internal/resolution/resolvelib/factory.py"),
+    ("dependency-version",
+     "ERROR: Cannot install sglang==0.5.9 and torch==2.3.0 because these package versions have conflicting dependencies.\n",
+     "pip src/pip/_internal/resolution/resolvelib/factory.py (vllm-project/vllm#9092)"),
 ]
 
 
@@ -236,6 +252,24 @@ def test_the_subsystem_of_the_frames_names_the_category_when_the_words_do_not() 
         steps[version] = " ".join(diagnosis.fix.steps if diagnosis.fix else ())
     assert "--attention-backend" in steps["0.33.0"]
     assert "--attention-backend" not in steps["0.11.2"]
+
+
+def test_a_parallel_degree_named_in_passing_is_no_parallel_config() -> None:
+    """An engine's own failure whose message prints tp_size among other values states no constraint on it: the
+    degree alone is no cue (a held-out log was read as parallel-config); one that states a constraint is."""
+    traceback = real_traceback(
+        """
+        def gather_logits(tp_size, shards):
+            raise RuntimeError(f"logits gather got no shard for request 7 (tp_size={tp_size}, shards={shards})")
+
+        gather_logits(4, [])
+        """,
+        "sglang/srt/layers/logits_processor.py",
+    )
+    diagnosis = _report(SGLANG_BANNER + traceback).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category != "parallel-config", diagnosis
+    stated = _report("ValueError: tp_size (8) must not exceed the number of GPUs on this node (4)\n").failures[0].diagnosis
+    assert stated is not None and stated.category == "parallel-config", stated
 
 
 def test_the_same_error_outside_engine_code_is_no_engine_bug() -> None:
