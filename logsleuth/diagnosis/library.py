@@ -279,7 +279,31 @@ class PatternSet:
         return False
 
 
+# The bundled layer parsed once per process, for as long as its files are unchanged: a process that diagnoses
+# many logs (the tests, a fleet) would otherwise read and parse every file for each, and lose the regexes and
+# prefilter literals its patterns have prepared.  Keyed by each file's size and mtime, and the builders.
+_PARSED_BUNDLED: dict[tuple[object, ...], tuple[Pattern, ...]] = {}
+
+
+def _bundled_signature() -> tuple[tuple[str, int, int], ...]:
+    root = paths.bundled_patterns_dir()
+    signature = []
+    for path in sorted(root.glob("*/*.toml")):
+        info = path.stat()
+        signature.append((str(path), info.st_mtime_ns, info.st_size))
+    return tuple(signature)
+
+
 def _bundled_patterns(known_builders: Collection[str] | None) -> list[Pattern]:
+    key = (_bundled_signature(), None if known_builders is None else frozenset(known_builders))
+    if key not in _PARSED_BUNDLED:
+        if len(_PARSED_BUNDLED) >= 4:  # only ever a few: the builders given and the files as edited
+            _PARSED_BUNDLED.clear()
+        _PARSED_BUNDLED[key] = tuple(_parse_bundled(known_builders))
+    return list(_PARSED_BUNDLED[key])
+
+
+def _parse_bundled(known_builders: Collection[str] | None) -> list[Pattern]:
     """The bundled layer, parsed from the cache when it holds these files.  A cache that parses as JSON but
     not as patterns (written by another version, edited by hand) is ignored: the TOML is the truth."""
     bundled = list(bundled_files())

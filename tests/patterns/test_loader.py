@@ -216,7 +216,32 @@ def test_cached_patterns_equal_the_freshly_parsed_ones(tmp_path: Path, monkeypat
     assert pattern_cache.cache_dir() == tmp_path / "logsleuth"
 
 
-def test_a_corrupt_cache_is_parsed_over(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def no_memory_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The on-disk cache alone: every load parses (library._bundled_patterns keeps the parsed layer in memory
+    for as long as the files are unchanged, which would answer these tests without reading the disk cache)."""
+    monkeypatch.setattr(library, "_bundled_patterns", library._parse_bundled)
+
+
+def test_the_parsed_layer_is_kept_in_memory_until_a_file_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A copy of the bundled directory: the same objects while it is unchanged; an edited file is read again."""
+    import shutil
+
+    copy = tmp_path / "patterns"
+    shutil.copytree(library.paths.bundled_patterns_dir(), copy)
+    monkeypatch.setattr(library.paths, "bundled_patterns_dir", lambda: copy)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    first = load_patterns(include_user=False).patterns
+    assert load_patterns(include_user=False).patterns[0] is first[0]
+    edited = next(copy.glob("sglang/*.toml"))
+    text = edited.read_text()
+    edited.write_text(text.replace('title = "', 'title = "EDITED ', 1) + "\n")  # a new size: a new signature
+    again = load_patterns(include_user=False).patterns
+    assert any(p.title.startswith("EDITED ") for p in again)
+    assert not any(p.title.startswith("EDITED ") for p in first)
+
+
+def test_a_corrupt_cache_is_parsed_over(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_memory_cache: None) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     expected = load_patterns(include_user=False).patterns
     (cache_file,) = (tmp_path / "logsleuth").glob("patterns-*.json")
@@ -234,7 +259,7 @@ def test_an_unwritable_cache_directory_is_no_error(tmp_path: Path, monkeypatch: 
     assert len(load_patterns(include_user=False).patterns) >= 30
 
 
-def test_an_edited_pattern_file_misses_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_edited_pattern_file_misses_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_memory_cache: None) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     load_patterns(include_user=False)
     files = list(library.bundled_files())
@@ -296,7 +321,7 @@ def test_one_bad_entry_does_not_disable_the_directory(tmp_path: Path) -> None:
         assert "unreadable.toml: cannot read" in text
 
 
-def test_a_wrong_but_well_formed_cache_falls_back_to_the_toml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_wrong_but_well_formed_cache_falls_back_to_the_toml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_memory_cache: None) -> None:
     from logsleuth.diagnosis import cache as pattern_cache
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
