@@ -197,7 +197,7 @@ def test_version_constraints(versions: tuple[str, ...], version: str | None, exp
 # -- the parsed-TOML cache (logsleuth/diagnosis/cache.py) ---------------------------------------------------------
 
 
-def test_cached_patterns_equal_the_freshly_parsed_ones(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cached_patterns_equal_the_freshly_parsed_ones(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_memory_cache: None) -> None:
     from logsleuth.diagnosis import cache as pattern_cache
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
