@@ -15,7 +15,6 @@ Plain functions over plain values (no typer, no rich): `run_launch` returns the 
 
 from __future__ import annotations
 
-import re
 import shlex
 import sys
 import time
@@ -26,6 +25,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from logsleuth.api import DiagnoseOptions
 from logsleuth.errors import ExitStatus, LogsleuthError, SourceError, UsageError
+from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Report
 from logsleuth.render import render
 from logsleuth.render.options import OutputFormat, RenderOptions
@@ -48,7 +48,7 @@ LAST_LINES = 20  # of the log, shown when the server exited without a failure lo
 
 # A y/N question: the question without the "[y/N]"; True for yes.  None where no one can answer.
 Confirm = Callable[[str], bool]
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_ASSIGNMENT = compile_lazily(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 # -- the plan: what runs where ----------------------------------------------------------------------------
 

@@ -6,9 +6,10 @@ report serializes with `dataclasses.asdict` and tests can build values by hand.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
+
+from logsleuth.lazyre import compile_lazily
 
 # How exception i of a chain leads to exception i+1 (the newer one):
 # "cause"   -> printed "The above exception was the direct cause of the following exception"
@@ -126,7 +127,7 @@ class Failure:
 
 
 # What a name in Fix.env must look like: a shell variable name (anything else could only be log text).
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+ENV_NAME = compile_lazily(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True, slots=True)

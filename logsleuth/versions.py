@@ -10,7 +10,9 @@ from __future__ import annotations
 import math
 import re
 
-_VERSION = re.compile(
+from logsleuth.lazyre import compile_lazily
+
+_VERSION = compile_lazily(
     r"^v?(?P<release>\d+(?:\.\d+)*)"
     r"(?:[._-]?(?P<pre>a|b|rc|c|alpha|beta|pre|preview)[._-]?(?P<pre_n>\d*))?"
     r"(?:[._-]?(?:post|rev|r)[._-]?(?P<post>\d*))?"
@@ -20,7 +22,7 @@ _VERSION = re.compile(
 )
 _PRE_RANK = {"a": 0, "alpha": 0, "b": 1, "beta": 1, "c": 2, "rc": 2, "pre": 2, "preview": 2}
 # Matched against the stripped constraint: leading and trailing runs of \s* around \S+ backtrack quadratically.
-_CONSTRAINT = re.compile(r"(?P<op><=|>=|==|!=|<|>)?\s*(?P<version>\S+)")
+_CONSTRAINT = compile_lazily(r"(?P<op><=|>=|==|!=|<|>)?\s*(?P<version>\S+)")
 
 VersionKey = tuple[tuple[int, ...], tuple[float, ...], float, float]
 

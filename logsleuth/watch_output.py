@@ -14,7 +14,6 @@ its connection was lost for good while a crash was being written: what arrived i
 from __future__ import annotations
 
 import json
-import re
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from logsleuth.api import DiagnoseOptions
 from logsleuth.errors import ExitStatus, SourceError, UsageError
+from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Report
 from logsleuth.program import terminal_text
 from logsleuth.render import render
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 EXIT_TIMEOUT = int(ExitStatus.TIMEOUT)  # --timeout or --stall passed: what timeout(1) returns
 SCHEMA = "logsleuth.watch/1"
 # The SSH follower's notice when its connection dropped (sources/ssh): "reconnecting (attempt 2)…".
-_RECONNECT = re.compile(r"reconnecting \(attempt (?P<attempt>\d+)\)")
+_RECONNECT = compile_lazily(r"reconnecting \(attempt (?P<attempt>\d+)\)")
 # Without a terminal, a progress bar is printed at these steps only (a bar moves by 1 % at a time).
 TEXT_PROGRESS_STEP = 25
 

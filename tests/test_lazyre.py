@@ -23,6 +23,17 @@ LAZY_MODULES = (
     "logsleuth.fixes.command",
     "logsleuth.fixes.context",
     "logsleuth.fixes.builders",
+    # and those made lazy with them (make test's CPU: every `logsleuth` child process imports them all)
+    "logsleuth.reasoning.hardware_limits",
+    "logsleuth.reasoning.dependencies",
+    "logsleuth.reasoning.network",
+    "logsleuth.reasoning.general",
+    "logsleuth.check.words",
+    "logsleuth.render.safety",
+    "logsleuth.sources.ssh.openssh_log",
+    "logsleuth.sources.ssh.config",
+    "logsleuth.diff.extract",
+    "logsleuth.case.errors",
 )
 
 # In a fresh interpreter: count the re/regex compiles each module makes while it is imported.

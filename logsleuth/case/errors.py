@@ -12,14 +12,14 @@ header (`[2026-03-14 09:26:55 TP3] `), so the key is the text after the header.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from logsleuth.ingest.normalize import after_line_prefix
+from logsleuth.lazyre import compile_lazily
 from logsleuth.tracebacks import grammar
 
-_ERROR_WORDS = re.compile(
+_ERROR_WORDS = compile_lazily(
     r"ERROR|Error\b|\berror:|Exception\b|Traceback \(most recent call last\)|\bFATAL\b|\bKilled\b"
     r"|terminate called|what\(\):"
 )
@@ -33,9 +33,9 @@ _SHAPE_LITERALS = (
     "what():",
 )
 # A record header that differs between ranks or repeats of one record: SGLang's `[time TPn] `, a bracketed time.
-_RECORD_HEADER = re.compile(r"^\[[^\]]{0,80}\]\s*")
-_GLOG_HINT = re.compile(r"[EF]\d{4} \d\d:")
-_FRAME_PREFIX = re.compile(r'^\s*File "')
+_RECORD_HEADER = compile_lazily(r"^\[[^\]]{0,80}\]\s*")
+_GLOG_HINT = compile_lazily(r"[EF]\d{4} \d\d:")
+_FRAME_PREFIX = compile_lazily(r'^\s*File "')
 _TRACEBACK_PIECES = frozenset(
     {grammar.LineKind.FRAME, grammar.LineKind.FAULT_FRAME, grammar.LineKind.CARET, grammar.LineKind.REPEATED}
 )

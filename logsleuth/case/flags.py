@@ -9,7 +9,6 @@ before the failure names it; strongest reason first.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 
 from logsleuth import versions
@@ -17,16 +16,17 @@ from logsleuth.case.model import FlagFacts, FlagReason, FlagRow
 from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes.catalog import Catalog, FlagInfo
 from logsleuth.fixes.command import CommandLine
+from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, FailureGroup, Fix, LaunchInfo
 
 MAX_FLAG_ROWS = 12
 MAX_CHOICES_CHARS = 240
 COMMAND_FLAGS = 3  # a line naming this many flags is a command line (the launch's, shown apart), not a hint
 
-_FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+_FLAG = compile_lazily(r"(?<![\w-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 # A snake_case name (`speculative_num_draft_tokens`, `self.mem_fraction_static`): maybe a ServerArgs field.
-_FIELD = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
-_WORD = re.compile(r"[a-z][a-z0-9]+")
+_FIELD = compile_lazily(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
+_WORD = compile_lazily(r"[a-z][a-z0-9]+")
 # Words too common to relate a flag to a failure ("--max-running-requests" and "max_len" share nothing).
 _COMMON_WORDS = frozenset(
     ["enable", "disable", "max", "min", "num", "size", "path", "model", "server", "args", "type", "mode", "backend", "self", "none", "true", "false", "init", "main", "launch", "run", "python", "file", "line", "module", "call", "with", "from", "config", "value", "values", "port", "host", "name"]

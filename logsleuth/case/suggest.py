@@ -25,13 +25,14 @@ from logsleuth.diagnosis.schema import CATEGORIES
 from logsleuth.errors import ExitStatus, LogsleuthError, UsageError
 from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes.catalog import Catalog
+from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENV_NAME, FailureGroup, FlagOp, LaunchInfo, Report
 from logsleuth.render.view import describe_op
 
 DRAFT_PRIORITY = 500  # between the specific patterns (100-470) and the catch-alls (600-900)
 MESSAGE_CHARS = 160  # of the failure's message line a draft matches on
 _OPS = ("add", "remove", "set", "rename")
-_FLAG = re.compile(r"--[A-Za-z0-9][\w-]*")
+_FLAG = compile_lazily(r"--[A-Za-z0-9][\w-]*")
 
 
 class DraftError(LogsleuthError):
@@ -164,7 +165,7 @@ def guess_category(group: FailureGroup, fix: ConfirmedFix) -> str:
     return "missing-flag" if all(op.op == "add" for op in fix.flags) else "invalid-flag-value"
 
 
-_METACHARACTERS = re.compile(r"([.^$*+?{}\[\]\\|()])")
+_METACHARACTERS = compile_lazily(r"([.^$*+?{}\[\]\\|()])")
 
 
 def _literal(text: str) -> str:

@@ -30,6 +30,7 @@ from logsleuth.case.model import LogWindow
 from logsleuth.errors import SourceError
 from logsleuth.ingest.lines import decode, split_lines
 from logsleuth.ingest.stages import memory_in
+from logsleuth.lazyre import compile_lazily
 from logsleuth.models import FailureGroup, Report
 from logsleuth.redact import command_secrets, redact_lines, without_secrets
 from logsleuth.render.safety import clean
@@ -55,13 +56,13 @@ AFTER_BYTES = 4 << 10
 
 # Lines that state what the GPUs are and how their memory went, beyond the figures watch reads (memory_in):
 # the device, CUDA and driver versions, visible devices, torch's OOM summary, SGLang's pool sizes.
-_GPU_FACT = re.compile(
+_GPU_FACT = compile_lazily(
     r"\bNVIDIA (?:[A-Z]|GeForce)|\bcompute capability\b|\bsm_?\d{2,3}a?\b|CUDA_VISIBLE_DEVICES|total capacity of"
     r"|\bmax_total_num_tokens=|\bavailable_gpu_mem=|\b(?:CUDA|driver) version\b|\bROCm\b|\bMI\d{3}X?\b",
     re.IGNORECASE,
 )
 # A record header ("[2026-03-14 09:26:55 TP3] ") differs between ranks that print the same fact.
-_RECORD_HEADER = re.compile(r"^\[[^\]]{0,80}\]\s*")
+_RECORD_HEADER = compile_lazily(r"^\[[^\]]{0,80}\]\s*")
 
 
 def is_fact(text: str) -> bool:

@@ -7,15 +7,14 @@ whatever the flag."""
 
 from __future__ import annotations
 
-import re
-
 from logsleuth.check.flags import read_flags
 from logsleuth.check.verify import ENGINE, catalog_for
 from logsleuth.fixes.catalog import Catalog
+from logsleuth.lazyre import compile_lazily
 from logsleuth.models import FlagCheck, FlagOp, LaunchInfo
 
 # Command substitution, command separators and redirections: shell syntax, harmless only once quoted.
-_SHELL_SYNTAX = re.compile(r"\$\(|`|[;|&<>\n\r]")
+_SHELL_SYNTAX = compile_lazily(r"\$\(|`|[;|&<>\n\r]")
 
 
 def check_flag_ops(ops: tuple[FlagOp, ...], launch: LaunchInfo) -> tuple[FlagCheck, ...]:

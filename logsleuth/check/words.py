@@ -13,24 +13,25 @@ from dataclasses import dataclass
 from typing import Literal
 
 from logsleuth.fixes.command import split_words
+from logsleuth.lazyre import compile_lazily
 
 Entry = Literal["launch_server", "serve"]
 
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
-_PYTHON = re.compile(r"(?:^|/)python[\d.]*$")
+_ASSIGNMENT = compile_lazily(r"[A-Za-z_][A-Za-z0-9_]*=")
+_PYTHON = compile_lazily(r"(?:^|/)python[\d.]*$")
 # The start of a launch command inside a line of text (env assignments before it are taken by `_command_start`).
-_LAUNCH = re.compile(  # starts only where a word starts: linear on a long word (a search from inside it is not)
+_LAUNCH = compile_lazily(  # starts only where a word starts: linear on a long word (a search from inside it is not)
     r"(?<!\S)(?:\S*python[\d.]*\s+-m\s+(?:sglang\.launch_server|vllm\.entrypoints\.openai\.api_server)"
     r"|(?<![\w/.-])\S*(?:sglang|vllm)\s+serve)(?=\s|$)"
 )
-_CODE_BLOCK = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
-_CODE_SPAN = re.compile(r"`([^`\n]+)`")
-_CLAUSE_END = re.compile(r"[.;!?](?:\s|$)|\n|,\s*(?:and|then|but)\s|\s(?:and|then)\s(?=(?:add|set|use|pass|give)\b)")
-_REMOVAL = re.compile(r"\b(?:remove|removing|drop|dropping|delete|omit|leave\s+out|get\s+rid\s+of|without|"
+_CODE_BLOCK = compile_lazily(r"```[^\n]*\n(.*?)```", re.DOTALL)
+_CODE_SPAN = compile_lazily(r"`([^`\n]+)`")
+_CLAUSE_END = compile_lazily(r"[.;!?](?:\s|$)|\n|,\s*(?:and|then|but)\s|\s(?:and|then)\s(?=(?:add|set|use|pass|give)\b)")
+_REMOVAL = compile_lazily(r"\b(?:remove|removing|drop|dropping|delete|omit|leave\s+out|get\s+rid\s+of|without|"
                       r"don'?t\s+(?:pass|use|set)|do\s+not\s+(?:pass|use|set)|no\s+longer|unset|instead\s+of|replace)\b",
                       re.IGNORECASE)
-_ADDING = re.compile(r"\b(?:add|adding|set|use|using|pass|give|keep|with)\b", re.IGNORECASE)
-_FLAG_IN_TEXT = re.compile(r"(?<![\w-])--[A-Za-z][\w-]*(?:=\S+)?")
+_ADDING = compile_lazily(r"\b(?:add|adding|set|use|using|pass|give|keep|with)\b", re.IGNORECASE)
+_FLAG_IN_TEXT = compile_lazily(r"(?<![\w-])--[A-Za-z][\w-]*(?:=\S+)?")
 _CONNECTORS = ("to", "=", "at", "of", "as")  # "set --x to 3"
 _TRIM = "`'\",;:()[]{}<>*"
 

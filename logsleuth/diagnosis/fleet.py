@@ -19,16 +19,17 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from logsleuth.lazyre import compile_lazily
 from logsleuth.models import FailureGroup, Fleet, FleetMember, FleetOutcome, Occurrence, SourceInfo
 
 # The time formats ingest/normalize.py keeps: ISO 8601 from collectors (`2025-11-06T02:10:00.702Z`), SGLang's and
 # wrappers' `2025-11-06 02:10:01` (`.123` or `,123`), vLLM's year-less `03-25 21:13:53`, syslog's `Nov 30 12:00:01`.
-_DATED = re.compile(
+_DATED = compile_lazily(
     r"(?P<y>\d{4})-(?P<mo>\d{2})-(?P<d>\d{2})[T ](?P<h>\d{2}):(?P<mi>\d{2}):(?P<s>\d{2})(?:[.,](?P<f>\d+))?"
     r"\s*(?P<tz>Z|[+-]\d{2}:?\d{2})?"
 )
-_VLLM = re.compile(r"(?P<mo>\d{2})-(?P<d>\d{2}) (?P<h>\d{2}):(?P<mi>\d{2}):(?P<s>\d{2})(?:\.(?P<f>\d+))?")
-_SYSLOG = re.compile(r"(?P<mon>[A-Z][a-z]{2}) +(?P<d>\d{1,2}) (?P<h>\d{2}):(?P<mi>\d{2}):(?P<s>\d{2})")
+_VLLM = compile_lazily(r"(?P<mo>\d{2})-(?P<d>\d{2}) (?P<h>\d{2}):(?P<mi>\d{2}):(?P<s>\d{2})(?:\.(?P<f>\d+))?")
+_SYSLOG = compile_lazily(r"(?P<mon>[A-Z][a-z]{2}) +(?P<d>\d{1,2}) (?P<h>\d{2}):(?P<mi>\d{2}):(?P<s>\d{2})")
 _MONTHS = {name: number for number, name in enumerate(calendar.month_abbr) if name}
 _NO_YEAR = 2000  # a leap year, so that a year-less Feb 29 is a date
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import regex
 
+from logsleuth.lazyre import compile_lazily_regex
 from logsleuth.models import Failure, FailureGroup, Frame, Occurrence
 
 GROUPING_CONFIG = "logsleuth:2026-11"
@@ -24,7 +25,7 @@ _IN_APP_MARKERS = ("/sglang/", "/sgl_kernel/", "/flashinfer/", "sglang/", "sgl_k
 _LIBRARY_MARKERS = ("site-packages/", "dist-packages/", "/lib/python3", "<frozen ", "/torch/", "/triton/")
 
 # Failures that are usually a consequence of another process dying first.
-_CASCADE_TEXT = regex.compile(
+_CASCADE_TEXT = compile_lazily_regex(
     r"(?i)nccl|tcpstore|connection reset by peer|broken pipe|connection refused|eoferror|"
     r"watchdog caught collective operation timeout|processgroup|"
     r"received sigquit|resource_tracker|socket timed? ?out|died, exit code|detokenizer.*exit"

@@ -20,9 +20,10 @@ from logsleuth import paths, versions
 from logsleuth.diagnosis import cache
 from logsleuth.diagnosis.schema import BUILTIN_LAYER, CATEGORIES, LazyRegex, MatchRule, Pattern, Regex
 from logsleuth.errors import PatternError
+from logsleuth.lazyre import compile_lazily_regex
 from logsleuth.models import ENV_NAME
 
-_ID = regex.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)+$")
+_ID = compile_lazily_regex(r"^[a-z0-9]+(?:-[a-z0-9]+)+$")
 _KINDS = frozenset({"traceback", "bare", "usage", "fatal", "abort", "line", "killed"})
 _FLAG_OPS = frozenset({"add", "remove", "set", "rename"})
 _MATCH_KEYS = frozenset(

@@ -14,7 +14,6 @@ Which launch a fact belongs to:
 from __future__ import annotations
 
 import bisect
-import re
 import shlex
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -24,27 +23,28 @@ from logsleuth.errors import UsageError
 from logsleuth.ingest.launch import LaunchTracker
 from logsleuth.ingest.normalize import normalize_chunks
 from logsleuth.ingest.stages import memory_in, stage_of
+from logsleuth.lazyre import compile_lazily
 from logsleuth.models import LogLine
 from logsleuth.sources.base import Source
 
 # `export NAME=value` (a script, `bash -x` prints `+ export …`), `declare -x NAME="value"` (bash's `export -p`).
-_EXPORT = re.compile(r"^\+*\s*(?:export|declare -x)\s+(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>.*)$")
+_EXPORT = compile_lazily(r"^\+*\s*(?:export|declare -x)\s+(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>.*)$")
 # A line of an environment dump (`env`, `printenv`) for the variables that steer an inference server; any other
 # `NAME=value` line is too common in logs to be read as the environment.
-_ENV_LINE = re.compile(
+_ENV_LINE = compile_lazily(
     r"^(?P<name>(?:SGLANG|SGL|VLLM|CUDA|NCCL|HF|HUGGING_FACE|TRANSFORMERS|TORCH|PYTORCH|NVIDIA|OMP|GLOO|TRITON|"
     r"FLASHINFER|MASTER|WORLD|LOCAL|NVSHMEM|UCX|MC|TOKENIZERS)_[A-Z0-9_]*|WORLD_SIZE|RANK|LOCAL_RANK)=(?P<value>\S.*)?$"
 )
 # SGLang 0.5.23 (arg_groups/muse_spark_hook.py): "<Arch> environment defaults: NAME=value NAME=value".
-_ENGINE_ENV = re.compile(r"\benvironment defaults: (?P<pairs>(?:[A-Z_][A-Z0-9_]*=\S*\s*)+)$")
+_ENGINE_ENV = compile_lazily(r"\benvironment defaults: (?P<pairs>(?:[A-Z_][A-Z0-9_]*=\S*\s*)+)$")
 # model_runner.py "Load weight end. elapsed=…, type=LlamaForCausalLM, dtype=torch.bfloat16, …" (0.5.23 drops
 # dtype); the scheduler's "max_total_num_tokens=…, context_len=4096, …"; memory_pool.py "KV Cache is allocated.
 # dtype: torch.float8_e4m3fn, …" (0.5.23).
-_LOADED_TYPE = re.compile(r"Load weight end\..*?\btype=(?P<value>[\w.]+)")
-_LOADED_DTYPE = re.compile(r"Load weight end\..*?\bdtype=(?P<value>[\w.]+)")
-_CONTEXT_LEN = re.compile(r"\bmax_total_num_tokens=\d+,.*?\bcontext_len=(?P<value>\d+)")
-_KV_DTYPE = re.compile(r"KV Cache is allocated\. dtype: (?P<value>[\w.]+)")
-_FIRST_AVAIL = re.compile(r"Load weight begin\. avail mem=(?P<value>[\d.]+ ?GB)")
+_LOADED_TYPE = compile_lazily(r"Load weight end\..*?\btype=(?P<value>[\w.]+)")
+_LOADED_DTYPE = compile_lazily(r"Load weight end\..*?\bdtype=(?P<value>[\w.]+)")
+_CONTEXT_LEN = compile_lazily(r"\bmax_total_num_tokens=\d+,.*?\bcontext_len=(?P<value>\d+)")
+_KV_DTYPE = compile_lazily(r"KV Cache is allocated\. dtype: (?P<value>[\w.]+)")
+_FIRST_AVAIL = compile_lazily(r"Load weight begin\. avail mem=(?P<value>[\d.]+ ?GB)")
 
 
 @dataclass

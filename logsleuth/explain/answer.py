@@ -15,6 +15,7 @@ from typing import Any
 
 from logsleuth.diagnosis.schema import CATEGORIES
 from logsleuth.explain.errors import ExplainError
+from logsleuth.lazyre import compile_lazily
 from logsleuth.models import FlagOp
 
 OTHER_CATEGORY = "other"
@@ -27,7 +28,7 @@ MAX_UPGRADE = 1000
 MAX_QUOTE = 400
 MAX_VALUE = 500
 # A command-line flag as typed: `--tp-size`, `-tp`; never prose ("tensor parallel size").
-FLAG_SHAPE = re.compile(r"--?[A-Za-z0-9][A-Za-z0-9_.\-]*")
+FLAG_SHAPE = compile_lazily(r"--?[A-Za-z0-9][A-Za-z0-9_.\-]*")
 
 _NULLABLE_STRING = {"type": ["string", "null"]}
 ANSWER_SCHEMA: dict[str, Any] = {
@@ -146,8 +147,8 @@ def validate_answer(data: object) -> Answer:
 
 
 # A reasoning model served without a reasoning parser writes its thoughts first.
-_THINKING = re.compile(r"^\s*<think>.*?</think>", re.DOTALL)
-_FENCED = re.compile(r"```(?:json)?\s*\n(.*?)\n\s*```", re.DOTALL)
+_THINKING = compile_lazily(r"^\s*<think>.*?</think>", re.DOTALL)
+_FENCED = compile_lazily(r"```(?:json)?\s*\n(.*?)\n\s*```", re.DOTALL)
 
 
 def _json_text(content: str) -> str:

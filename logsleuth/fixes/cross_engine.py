@@ -15,7 +15,6 @@ and prose.  The catalogs say which flags exist; the table says what they mean wh
 from __future__ import annotations
 
 import json
-import re
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from typing import Literal
 from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes.catalog import Catalog, FlagInfo
 from logsleuth.fixes.command import CommandLine, Word
+from logsleuth.lazyre import compile_lazily
 from logsleuth.models import FlagOp
 
 Engine = Literal["sglang", "vllm"]
@@ -120,7 +120,7 @@ def rows_naming(flag: str) -> tuple[Row, ...]:
 
 # -- values -------------------------------------------------------------------------------------------------
 
-_HUMAN_INT = re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])")
+_HUMAN_INT = compile_lazily(r"(\d+(?:\.\d+)?)([kKmMgGtT])")
 _DECIMAL = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
 _BINARY = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 

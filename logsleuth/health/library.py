@@ -20,6 +20,7 @@ from logsleuth.diagnosis import cache
 from logsleuth.diagnosis.library import bundled_files, is_health_pattern, layer_files
 from logsleuth.diagnosis.schema import CATEGORIES, LazyRegex
 from logsleuth.errors import PatternError
+from logsleuth.lazyre import compile_lazily_regex
 
 # Signals a [[detect]] table can name, and the keys each one takes (besides `signal`).
 SIGNALS: dict[str, frozenset[str]] = {
@@ -56,7 +57,7 @@ _TOP_KEYS = frozenset(
 )
 _CAUSE_KEYS = frozenset({"id", "text", "fix", "when", "fixed_in"})
 _WHEN_KEYS = frozenset({"versions", "flags", "absent_flags", "log_line", "after_healthy_start"})
-_ID = regex.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)+$")
+_ID = compile_lazily_regex(r"^[a-z0-9]+(?:-[a-z0-9]+)+$")
 
 
 @dataclass(frozen=True)

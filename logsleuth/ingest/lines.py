@@ -6,9 +6,9 @@ offset after it stays exact.  `bytes.split` does the work in C; only a line that
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Iterator
 
+from logsleuth.lazyre import compile_lazily
 from logsleuth.tracebacks.grammar import (
     CARET_LINE,
     CAUSE_SEPARATOR,
@@ -85,8 +85,8 @@ DOUBLE_SPACED_AFTER = 6  # lines each followed by an odd run of blank lines befo
 _SEPARATORS = (CONTEXT_SEPARATOR, CAUSE_SEPARATOR)
 _HEADER = TRACEBACK_HEADER
 _NAME_CONTINUES = frozenset("abcdefghijklmnopqrstuvwxyz_0123456789")
-_CODE_NAME = re.compile(r"<[a-z]+>")  # the name CPython gives a module's, a lambda's or a comprehension's code
-_OPEN_CODE_NAME = re.compile(r", in <[a-z]+$")
+_CODE_NAME = compile_lazily(r"<[a-z]+>")  # the name CPython gives a module's, a lambda's or a comprehension's code
+_OPEN_CODE_NAME = compile_lazily(r", in <[a-z]+$")
 _WHOLE_LINES = frozenset({CAUSE_SEPARATOR, CONTEXT_SEPARATOR})
 # What only a line of its own starts with: never the continuation of a wrapped one.
 _LINE_STARTS = ('  File "', _HEADER, *_SEPARATORS)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ProgressReading
 
 
@@ -183,7 +184,7 @@ def memory_in(text: str) -> dict[str, str]:
 
 # uvicorn: "Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)"; SGLang with reuseport workers:
 # "Uvicorn running on 0.0.0.0:30000 with 4 SO_REUSEPORT workers".
-_UVICORN_URL = re.compile(r"Uvicorn running on (?:(?P<scheme>https?)://)?(?P<host>\[[^\]]+\]|[^\s:/]+):(?P<port>\d+)")
+_UVICORN_URL = compile_lazily(r"Uvicorn running on (?:(?P<scheme>https?)://)?(?P<host>\[[^\]]+\]|[^\s:/]+):(?P<port>\d+)")
 
 
 def url_in(text: str) -> str | None:
@@ -225,6 +226,6 @@ def ranks_declared(pairs: list[tuple[str, str]] | tuple[tuple[str, str], ...]) -
 KV_POOL_FULL = "KV cache pool is full. Retract requests"
 # scheduler_metrics_mixin.py (0.5.9) / metrics_reporter.py (0.5.23): "Decode batch[…], #running-req: N, …
 # accept len: 1.02, accept rate: 0.34, … gen throughput (token/s): F, #queue-req: N"
-DECODE_BATCH = re.compile(r"Decode batch\b.*?#running-req: (?P<running>\d+)")
-ACCEPT_LEN = re.compile(r"(?<!block )\baccept len: (?P<value>\d+(?:\.\d+)?)")
-QUEUE_REQ = re.compile(r"#queue-req: (?P<value>\d+)")
+DECODE_BATCH = compile_lazily(r"Decode batch\b.*?#running-req: (?P<running>\d+)")
+ACCEPT_LEN = compile_lazily(r"(?<!block )\baccept len: (?P<value>\d+(?:\.\d+)?)")
+QUEUE_REQ = compile_lazily(r"#queue-req: (?P<value>\d+)")

@@ -16,12 +16,12 @@ a guessed engine version, or of a distribution no release declares."""
 
 from __future__ import annotations
 
-import re
 import shlex
 from dataclasses import dataclass
 
 from logsleuth.facts import requires
 from logsleuth.facts.imports import distributions_of
+from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Diagnosis, ExceptionBlock, Fix
 from logsleuth.reasoning.evidence import Evidence
 
@@ -34,25 +34,25 @@ OWN_PACKAGES = {"sglang": ("sglang",), "vllm": ("vllm",)}
 TORCH_LINKED = ("sgl_kernel", "flashinfer", "flash_attn", "flash_attn_2_cuda", "vllm", "vllm_flash_attn", "xformers")
 # torch's C++ namespaces as the Itanium ABI mangles them (c10::, at::, torch::, caffe2::): a missing one of
 # these is torch's library changing under the extension, not the extension's own code missing a piece.
-_TORCH_SYMBOL = re.compile(r"^_ZN?K?(?:3c10|2at|5torch|6caffe2)")
+_TORCH_SYMBOL = compile_lazily(r"^_ZN?K?(?:3c10|2at|5torch|6caffe2)")
 RUNS_SHOWN = 4  # pins of an unknown release: the newest runs of releases that agree
 
-_NO_MODULE = re.compile(r"^No module named '(?P<module>[\w.]+)'")
-_CANNOT_IMPORT = re.compile(r"^cannot import name '(?P<name>\w+)' from '(?P<module>[\w.]+)'")
-_NO_ATTRIBUTE = re.compile(r"^module '(?P<module>[\w.]+)' has no attribute '(?P<name>\w+)'")
+_NO_MODULE = compile_lazily(r"^No module named '(?P<module>[\w.]+)'")
+_CANNOT_IMPORT = compile_lazily(r"^cannot import name '(?P<name>\w+)' from '(?P<module>[\w.]+)'")
+_NO_ATTRIBUTE = compile_lazily(r"^module '(?P<module>[\w.]+)' has no attribute '(?P<name>\w+)'")
 # Each pattern that opens with a run of name characters starts only where such a run starts (the lookbehinds):
 # a search from every position inside a long run would cost time quadratic in its length.
-_UNDEFINED = re.compile(r"(?<![^\s:'\"])(?P<path>[^\s:'\"]+\.so(?:\.[\w.]+)?): undefined symbol: (?P<symbol>\S+)")
-_SITE = re.compile(r"(?:site|dist)-packages/(?P<inside>[^\s:'\"]+)$")
-_REQUIRED = re.compile(
+_UNDEFINED = compile_lazily(r"(?<![^\s:'\"])(?P<path>[^\s:'\"]+\.so(?:\.[\w.]+)?): undefined symbol: (?P<symbol>\S+)")
+_SITE = compile_lazily(r"(?:site|dist)-packages/(?P<inside>[^\s:'\"]+)$")
+_REQUIRED = compile_lazily(
     r"(?<![\w.-])(?P<requirement>[\w.-]+\s*[<>=!~]=?\s*[\w.*]+(?:,\s*[<>=!~]=?\s*[\w.*]+)*) is required for a normal "
     r"functioning of this module, but found (?P<dist>[\w.-]+)==(?P<found>[\w.+]+?)\.?(?:\s|$)"
 )
-_BELOW_MINIMUM = re.compile(
+_BELOW_MINIMUM = compile_lazily(
     r"(?<![\w.-])(?P<dist>[\w.-]+) is installed with version (?P<found>\S+), which is less than the minimum required version"
 )
-_MINIMUM_MISSING = re.compile(r"(?<![\w.-])(?P<dist>[\w.-]+) with minimum required version \S+ is not installed")
-_NO_METADATA = re.compile(r"No package metadata was found for (?P<dist>[\w.-]+)")
+_MINIMUM_MISSING = compile_lazily(r"(?<![\w.-])(?P<dist>[\w.-]+) with minimum required version \S+ is not installed")
+_NO_METADATA = compile_lazily(r"No package metadata was found for (?P<dist>[\w.-]+)")
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,11 +12,10 @@ when the release's catalog has it (with the version unknown: every shipped relea
 
 from __future__ import annotations
 
-import re
-
 from logsleuth.diagnosis.schema import CATEGORIES
 from logsleuth.facts.categories import CategoryRow, table
 from logsleuth.fixes import catalog
+from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Diagnosis, Failure, Fix, Frame
 from logsleuth.reasoning.evidence import Evidence, exception_lines
 
@@ -31,9 +30,9 @@ UNCLASSIFIED = "unclassified"
 ENGINE_NAMES = {"sglang": "SGLang", "vllm": "vLLM"}
 
 # Frames that are never where an engine bug is raised: torch's own ops and the standard library they run through.
-_LIBRARY_FRAME = re.compile(r"(^|/)(torch|functools|contextlib|<frozen [\w.]+>)(/|\.py$)|^<")
-_ENGINE_FRAME = re.compile(r"(^|/)(sglang|vllm)/")
-_FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
+_LIBRARY_FRAME = compile_lazily(r"(^|/)(torch|functools|contextlib|<frozen [\w.]+>)(/|\.py$)|^<")
+_ENGINE_FRAME = compile_lazily(r"(^|/)(sglang|vllm)/")
+_FLAG = compile_lazily(r"(?<![\w-])--[a-z][a-z0-9-]*")
 
 
 def _short(name: str) -> str:

@@ -14,11 +14,12 @@ from typing import Literal
 
 from logsleuth.facts import gpus as facts
 from logsleuth.facts.gpus import Capability, Feature, arch_name, show
+from logsleuth.lazyre import compile_lazily
 
 ANY_MINOR = -1  # "SM12x": any minor revision of that major
 
 # Wordings that say the hardware is the limit (the rule's gate: a message without one is not this rule's).
-_HARDWARE_LIMIT = re.compile(
+_HARDWARE_LIMIT = compile_lazily(
     r"not supported (?:on|in|for|by) (?:this|the current|your|the) (?:GPU|architecture|arch\b|device|hardware)"
     r"|not supported on CUDA arch|unsupported (?:GPU |CUDA )?arch(?:itecture)?\b"
     r"|not supported on [^.\n]{0,30}?(?:\bSM ?\d|\bsm_?\d|Hopper|Blackwell|Ampere|Ada\b|Volta|Turing)"
@@ -29,42 +30,42 @@ _HARDWARE_LIMIT = re.compile(
     r"|(?:Min(?:imum)?|Required) capability: |(?:Device|GPU)s? does not support",
     re.IGNORECASE,
 )
-_NO_KERNEL = re.compile(
+_NO_KERNEL = compile_lazily(
     r"no kernel image is available for execution on the device|cudaErrorNoKernelImageForDevice|hipErrorNoBinaryForGpu"
     r"|Unable to find code object for all current devices|invalid device function"
     r"|with CUDA capability sm_(?P<sm>\d{2,3}) is not compatible with the current PyTorch installation"
 )
-_PTXAS = re.compile(
+_PTXAS = compile_lazily(
     r"ptxas fatal\s*:\s*Value '(?P<ptxas>sm_\d{2,3}[af]?)' is not defined for option 'gpu-name'"
     r"|nvcc fatal\s*:\s*Unsupported gpu architecture '(?P<nvcc>compute_\d{2,3}[af]?)'"
 )
 # vLLM's attention selector (vllm/platforms/cuda.py; the reason from AttentionBackend.validate_configuration in
 # vllm/v1/attention/backend.py 0.33.0, vllm/attention/backends/abstract.py 0.11.2).
-_SELECTED_BACKEND = re.compile(
+_SELECTED_BACKEND = compile_lazily(
     r"Selected backend (?:\w+\.)?(?P<backend>[A-Z][A-Z0-9_]{1,40}) is not valid for this configuration\. Reason: "
     r"[^\n]{0,300}?compute capability not supported"
 )
-_OTHER_BUILD = re.compile(r"Torch not compiled with (?P<missing>CUDA|XPU) enabled|No HIP GPUs are available")
+_OTHER_BUILD = compile_lazily(r"Torch not compiled with (?P<missing>CUDA|XPU) enabled|No HIP GPUs are available")
 
 # The requirement's numbers, as the message states them.
-_MINIMUM = re.compile(
+_MINIMUM = compile_lazily(
     r"capability (?:of at least|>=|≥) ?(?P<dot>\d{1,2}\.\d)|capability (?P<dot2>\d{1,2}\.\d)\+? or (?:newer|higher|above|later)"
     r"|capability >= ?(?P<int0>\d{2,3})\b|(?:Min(?:imum)?) capability: (?:', ')?(?P<int>\d{2,3})\b"
     r"|capability (?:of )?(?P<int2>\d{2,3}) (?:and (?:above|newer|later)|or (?:higher|newer|above|later))"
     r"|CUDA arch < ?(?P<below>\d{2,3})\b|\bSM ?>= ?(?P<sm>\d{2,3}|\d{1,2}\.\d)",
     re.IGNORECASE,
 )
-_QUANTIZATION_METHOD = re.compile(r"quantization (?:method|scheme) (?P<name>[\w-]{1,40})", re.IGNORECASE)
-_NAMED_QUANTIZATION = re.compile(r"\b(?P<name>[A-Z0-9][\w-]{1,40}) quantization\b")  # "MXFP4 quantization", "AWQ quantization"
-_MAXIMUM = re.compile(r"\bSM ?<= ?(?P<sm>\d{2,3}|\d{1,2}\.\d)", re.IGNORECASE)
-_EXACT = re.compile(  # only this architecture: "Required capability: 90" (match_exact), "requires compute capability of 90"
+_QUANTIZATION_METHOD = compile_lazily(r"quantization (?:method|scheme) (?P<name>[\w-]{1,40})", re.IGNORECASE)
+_NAMED_QUANTIZATION = compile_lazily(r"\b(?P<name>[A-Z0-9][\w-]{1,40}) quantization\b")  # "MXFP4 quantization", "AWQ quantization"
+_MAXIMUM = compile_lazily(r"\bSM ?<= ?(?P<sm>\d{2,3}|\d{1,2}\.\d)", re.IGNORECASE)
+_EXACT = compile_lazily(  # only this architecture: "Required capability: 90" (match_exact), "requires compute capability of 90"
     r"Required capability: (?:', ')?(?P<int>\d{2,3})\b|requires? (?:GPU )?compute capability (?:of )?(?P<int2>\d{2,3})\b(?! and| or)"
 )
-_ARCH_TOKEN = re.compile(r"\b(?:SM|sm_?)(?P<digits>\d{2,3})(?P<x>x)?[af]?\b|\bSM ?(?P<major>\d{1,2})\.(?:x|\d)\b")
+_ARCH_TOKEN = compile_lazily(r"\b(?:SM|sm_?)(?P<digits>\d{2,3})(?P<x>x)?[af]?\b|\bSM ?(?P<major>\d{1,2})\.(?:x|\d)\b")
 # What names the GPU, not the requirement: "got SM8.x", "Current capability: 75", "not supported on Blackwell GPUs".
 # (No leading ",?\s*": the words left behind are harmless, and a search from inside a long run of spaces
 # would cost time quadratic in its length.)
-_GOT = re.compile(r"\bgot\b[^\n]*|\bCurrent capability: [\d.]+|\bnot supported on [^.\n]*", re.IGNORECASE)
+_GOT = compile_lazily(r"\bgot\b[^\n]*|\bCurrent capability: [\d.]+|\bnot supported on [^.\n]*", re.IGNORECASE)
 _FAMILIES: dict[str, tuple[Capability, ...]] = {
     "volta": ((7, 0),),
     "turing": ((7, 5),),
@@ -73,7 +74,7 @@ _FAMILIES: dict[str, tuple[Capability, ...]] = {
     "hopper": ((9, 0),),
     "blackwell": ((10, ANY_MINOR), (12, ANY_MINOR)),
 }
-_NEWER = re.compile(r"or (?:newer|later|above|higher)|and (?:newer|later|above)|\bat least\b", re.IGNORECASE)
+_NEWER = compile_lazily(r"or (?:newer|later|above|higher)|and (?:newer|later|above)|\bat least\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,13 @@ import regex
 from logsleuth.facts.model_files import ModelFileMessage, model_file_advice, model_file_messages
 from logsleuth.fixes.command import CommandLine
 from logsleuth.fixes.context import interpolate
+from logsleuth.lazyre import compile_lazily_regex
 from logsleuth.models import Diagnosis, Fix, LaunchInfo
 from logsleuth.reasoning.catalog_flags import release_flag, setting_fix
 from logsleuth.reasoning.evidence import Evidence
 
 # A file of weights (GGUF is one file by design: the engines read a single *.gguf, see _GGUF_NOTE).
-_WEIGHTS_FILE = regex.compile(r"(?i)\.(?:safetensors|bin|pt|pth|ckpt|gguf)$")
+_WEIGHTS_FILE = compile_lazily_regex(r"(?i)\.(?:safetensors|bin|pt|pth|ckpt|gguf)$")
 _GGUF_NOTE = (
     "both engines read a single GGUF file when it exists on this host and its name ends in .gguf "
     "(check_gguf_file in vllm/transformers_utils/utils.py and sglang's hf_transformers_utils): the error shows "
@@ -29,7 +30,7 @@ _GGUF_NOTE = (
 )
 _DIRECTORY_HOLDS = "the directory must hold config.json, the weights (*.safetensors, with model.safetensors.index.json when sharded) and the tokenizer files (tokenizer.json or tokenizer.model, tokenizer_config.json)"
 # The frames a model's config and weights are read through: a weights-file path failing there is this rule's.
-_LOADING = regex.compile(r"(?i)get_config|from_pretrained|AutoConfig|hf_transformers_utils|transformers_utils|model_loader|cached_file|model_config")
+_LOADING = compile_lazily_regex(r"(?i)get_config|from_pretrained|AutoConfig|hf_transformers_utils|transformers_utils|model_loader|cached_file|model_config")
 
 
 def model_files(evidence: Evidence) -> Diagnosis | None:

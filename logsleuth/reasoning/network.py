@@ -17,35 +17,36 @@ from __future__ import annotations
 import regex
 
 from logsleuth.fixes.build import build_fix
+from logsleuth.lazyre import compile_lazily_regex
 from logsleuth.models import Diagnosis, Fix, LaunchInfo
 from logsleuth.reasoning.catalog_flags import release_flag, releases_with, setting_fix
 from logsleuth.reasoning.evidence import Evidence
 
 _NO_PROXY = "localhost,127.0.0.1,0.0.0.0"
-_LOCAL = regex.compile(r"(?<![\w.])(?:127\.0\.0\.1|localhost|0\.0\.0\.0|\[?::1\]?)(?::(?P<port>\d{2,5}))?(?![\w.])")
+_LOCAL = compile_lazily_regex(r"(?<![\w.])(?:127\.0\.0\.1|localhost|0\.0\.0\.0|\[?::1\]?)(?::(?P<port>\d{2,5}))?(?![\w.])")
 # Every pattern here is bounded: a host name is at most 253 characters and is tried only where one can start
 # (tests/reasoning/test_network.py times them on long lines).
 # A response came back (a proxy answers; a server that is down refuses the connection instead).
-_PROXY_STATUS = regex.compile(r"<Response \[(?P<status>403|407|502|503|504)\]>|\b(?P<status>407) Proxy Authentication Required")
-_PROXY_WORDS = regex.compile(r"(?i)ProxyError|Unable to connect to proxy|\bsquid\b|proxy[ -]server|Proxy Authentication|via:\s*\S*proxy")
-_HTML = regex.compile(r"(?i)<(?:!DOCTYPE html|html\b|body\b|title\b)")
-_JSON_DECODE = regex.compile(r"JSONDecodeError|Expecting value: line 1 column 1 \(char 0\)")
-_PROXY_ENV = regex.compile(r"\b(?:https?_proxy|HTTPS?_PROXY|all_proxy|ALL_PROXY)\s*[=:]\s*['\"]?(?P<value>\S+?)['\"]?(?:\s|,|$)")
-_WARMUP_FUNCTIONS = regex.compile(r"warmup|wait_for_server|wait_until_ready|health")
+_PROXY_STATUS = compile_lazily_regex(r"<Response \[(?P<status>403|407|502|503|504)\]>|\b(?P<status>407) Proxy Authentication Required")
+_PROXY_WORDS = compile_lazily_regex(r"(?i)ProxyError|Unable to connect to proxy|\bsquid\b|proxy[ -]server|Proxy Authentication|via:\s*\S*proxy")
+_HTML = compile_lazily_regex(r"(?i)<(?:!DOCTYPE html|html\b|body\b|title\b)")
+_JSON_DECODE = compile_lazily_regex(r"JSONDecodeError|Expecting value: line 1 column 1 \(char 0\)")
+_PROXY_ENV = compile_lazily_regex(r"\b(?:https?_proxy|HTTPS?_PROXY|all_proxy|ALL_PROXY)\s*[=:]\s*['\"]?(?P<value>\S+?)['\"]?(?:\s|,|$)")
+_WARMUP_FUNCTIONS = compile_lazily_regex(r"warmup|wait_for_server|wait_until_ready|health")
 
-_IN_USE = regex.compile(
+_IN_USE = compile_lazily_regex(
     r"(?i)EADDRINUSE|\[Errno 98\]|Address already in use|address in use|server socket has failed to listen"
 )
-_IN_USE_PORT = regex.compile(
+_IN_USE_PORT = compile_lazily_regex(
     r"(?:\('[^']*', (?P<port>\d{2,5})\)|port:? (?P<port>\d{2,5})\b|addr='\w+://[^']*:(?P<port>\d{2,5})'|"
     r"(?<![\w.\[:-])(?:[\w.-]{1,253}|\[[\w:]{1,45}\]):(?P<port>\d{2,5})\b)"
 )
-_UNREACHABLE = regex.compile(
+_UNREACHABLE = compile_lazily_regex(
     r"(?i)client socket has failed to connect|client socket has timed out|Connection refused|connect\(\) timed out|No route to host|"
     r"Connection timed out|timed out after \d+ seconds? while connecting"
 )
-_RENDEZVOUS_WORDS = regex.compile(r"(?i)TCPStore|c10d|rendezvous|dist[_-]init|MASTER_ADDR|MASTER_PORT|init_process_group|DistNetworkError|DistStoreError")
-_ADDRESS = regex.compile(
+_RENDEZVOUS_WORDS = compile_lazily_regex(r"(?i)TCPStore|c10d|rendezvous|dist[_-]init|MASTER_ADDR|MASTER_PORT|init_process_group|DistNetworkError|DistStoreError")
+_ADDRESS = compile_lazily_regex(
     r"(?:network address of|trying to connect to) \((?P<host>\w[\w.:-]*), (?P<port>\d{2,5})\)|"
     r"(?<![\w.-])(?:tcp://)?(?P<host>(?:\d{1,3}\.){3}\d{1,3}|[a-zA-Z][\w-]{0,62}\.[\w.-]{1,190}):(?P<port>\d{2,5})\b"
 )

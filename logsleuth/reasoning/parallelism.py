@@ -14,6 +14,7 @@ import regex
 
 from logsleuth.facts.divisibility import DivisibilityCheck, divisibility_checks
 from logsleuth.fixes.command import CommandLine
+from logsleuth.lazyre import compile_lazily_regex
 from logsleuth.models import Diagnosis, Fix
 from logsleuth.reasoning.catalog_flags import release_flag, setting_fix
 from logsleuth.reasoning.evidence import Evidence, exception_lines
@@ -33,7 +34,7 @@ _CONFIG_VALUE = r"""(?<!\w){name}['"]?\s*[:=]\s*['"]?(\d+)\b"""
 # SGLang's model code checks heads with bare asserts (`assert self.total_num_heads % tp_size == 0`, models/llama.py,
 # qwen2.py, … in 0.4.10.post2-0.5.23): no message, so the size comes from the config the log prints.
 # `assert tp_size % self.total_num_kv_heads == 0` is the other branch: fewer KV heads than GPUs, each copied.
-_HEADS_ASSERT = regex.compile(
+_HEADS_ASSERT = compile_lazily_regex(
     r"assert\s+(?:self\.)?(?P<size>total_num_heads|num_heads|total_num_kv_heads|num_kv_heads)\s*%\s*(?:self\.)?\w*tp_size\s*==\s*0"
     r"|assert\s+(?:self\.)?\w*tp_size\s*%\s*(?:self\.)?(?P<size>total_num_kv_heads|num_kv_heads)\s*==\s*0"
 )

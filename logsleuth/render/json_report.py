@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Literal
 
 from logsleuth import __version__
+from logsleuth.lazyre import compile_lazily
 from logsleuth.models import (
     ExceptionBlock,
     Explanation,
@@ -227,7 +227,7 @@ def _next_steps(report: Report) -> dict[str, Any] | None:
 
 # json.dumps escapes C0 controls but passes C1 controls and bidi overrides through raw;
 # escape them so a log cannot steer a terminal that shows the JSON.
-_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_UNSAFE = compile_lazily("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def render_json(report: Report) -> str:

@@ -12,9 +12,11 @@ import re
 import shlex
 from collections.abc import Sequence
 
+from logsleuth.lazyre import compile_lazily
+
 ZWSP = "\u200b"  # zero-width space: breaks a token without changing how it reads
 
-_ESCAPE_SEQUENCES = re.compile(
+_ESCAPE_SEQUENCES = compile_lazily(
     r"""
       \x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?    # OSC: title changes, OSC 52 clipboard, hyperlinks
     | \x1b[PX^_][^\x1b]*(?:\x1b\\)?         # DCS / SOS / PM / APC strings
@@ -27,14 +29,14 @@ _ESCAPE_SEQUENCES = re.compile(
 )
 # C0/C1 controls (tab and newline are handled apart), DEL, and the bidirectional
 # overrides that can make a line display in a different order than it reads.
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_CONTROLS = compile_lazily("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 MAX_DISPLAY_CHARS = 400  # of one log line shown in a report; the full line stays in the log (ingest keeps 64 KiB)
 
 
 # Lone surrogates: bytes that were not UTF-8 (a file name decoded with surrogateescape).  No UTF-8 stream
 # can carry them, so they are shown as the byte they stand for.
-_SURROGATES = re.compile("[\ud800-\udfff]")
+_SURROGATES = compile_lazily("[\ud800-\udfff]")
 
 
 def _undecodable_byte(surrogate: str, backslash: str) -> str:
@@ -59,7 +61,7 @@ def strip_controls(text: str) -> str:
 
 # What a terminal does not show as itself: controls (tab and newline too), DEL, C1, zero-width and bidi marks,
 # line separators, the BOM; and lone surrogates (undecodable bytes).
-_UNSEEN = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ud800-\udfff]")
+_UNSEEN = compile_lazily("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ud800-\udfff]")
 _NAMED_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r", "\\": "\\\\", "'": "\\'"}
 
 
@@ -109,7 +111,7 @@ def escape_rich_markup(text: str) -> str:
     return escape(text)
 
 
-_BACKTICK_RUN = re.compile(r"`{3,}")
+_BACKTICK_RUN = compile_lazily(r"`{3,}")
 
 
 def break_fences(text: str) -> str:
@@ -132,8 +134,8 @@ def markdown_code_span(text: str) -> str:
 
 
 # Slack and GitHub link `@name` after any non-word character ("@here", [@here], :@here), not in `a@b`.
-_MENTION = re.compile(r"(?<!\w)@(?=\w)")
-_SLACK_SPECIAL = re.compile(r"<(?=[!@#])")
+_MENTION = compile_lazily(r"(?<!\w)@(?=\w)")
+_SLACK_SPECIAL = compile_lazily(r"<(?=[!@#])")
 
 
 def defang_mentions(text: str) -> str:
@@ -142,15 +144,15 @@ def defang_mentions(text: str) -> str:
     return _SLACK_SPECIAL.sub("<" + ZWSP, text)
 
 
-_MARKDOWN_INLINE = re.compile(r"([\\\[\]*_|])")
+_MARKDOWN_INLINE = compile_lazily(r"([\\\[\]*_|])")
 # Maximal backtick runs only, as CommonMark pairs them: "```" never counts as a span opener.
-_CODE_SPAN = re.compile(r"(?<!`)(`{1,2})(?!`)([^`\n]+?)(?<!`)\1(?!`)")
+_CODE_SPAN = compile_lazily(r"(?<!`)(`{1,2})(?!`)([^`\n]+?)(?<!`)\1(?!`)")
 
 
 # What opens a block when it starts a line (after the inline escaping, which already took care of `*`, `_`,
 # `|`, `<`, `>` and backtick fences): ATX headings, bullet and ordered list markers, setext underlines and
 # thematic breaks, tilde fences.  Leading blanks are dropped: four of them open a code block.
-_BLOCK_START = re.compile(
+_BLOCK_START = compile_lazily(
     r"^[ \t]*(?:(?=#{1,6}(?:[ \t]|$)|[-+](?:[ \t]|$)|=+[ \t]*$|(?:-[ \t]*){3,}$|~{3,})|(\d{1,9})(?=[.)](?:[ \t]|$)))",
     re.MULTILINE,
 )

@@ -16,11 +16,11 @@ visibly (`` ` ` ` ``).  Local file paths are left out: they name files on the ma
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
+from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Explanation, Report
 from logsleuth.render.explanation import explanation_view
 from logsleuth.render.options import RenderOptions
@@ -107,7 +107,7 @@ def safe(text: str) -> str:
     return break_fences(defang_mentions(text))
 
 
-_BACKTICK_RUN = re.compile(r"`{3,}")
+_BACKTICK_RUN = compile_lazily(r"`{3,}")
 
 
 def code_line(text: str) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from logsleuth.lazyre import compile_lazily
 from logsleuth.models import (
     Diagnosis,
     ExceptionBlock,
@@ -36,7 +37,7 @@ MAX_MESSAGE_LINES_SHOWN = 12  # of an exception message in a report (the scanner
 MAX_CONTEXT_LINES = 5
 MAX_CASCADE_LINES = 3
 COMMAND_CHARS = 4000  # a corrected command is shown whole unless absurd
-_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_VARIABLE_NAME = compile_lazily(r"[A-Za-z_][A-Za-z0-9_]*")
 # How a version's origin is said (LaunchInfo.engine_version_source); a version read from the log is plain.
 VERSION_ORIGIN = {
     "inferred": "inferred from the code layout; the log does not name it",
@@ -473,7 +474,7 @@ def omitted_line(report: Report) -> str | None:
 
 
 # `host:path`, `user@host:path`, `ssh://[user@]host[:port]/path`: the host part of a source name.
-_REMOTE_NAME = re.compile(r"^(?:ssh://)?(?:[^@/:\s]+@)?(?:\[(?P<v6>[^\]]+)\]|(?P<host>[\w.\-]+))[:/]")
+_REMOTE_NAME = compile_lazily(r"^(?:ssh://)?(?:[^@/:\s]+@)?(?:\[(?P<v6>[^\]]+)\]|(?P<host>[\w.\-]+))[:/]")
 
 
 def is_remote_name(name: str, hosts: set[str]) -> bool:

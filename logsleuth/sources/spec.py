@@ -11,13 +11,14 @@ import re
 from dataclasses import dataclass
 
 from logsleuth.errors import SourceError, UsageError
+from logsleuth.lazyre import compile_lazily
 
 # [user@]host — host is a name, an IPv4 address or a bracketed IPv6 address.  A `/` before the first
 # colon means a local path (`./a:b`, `dir/x:y`), as in scp.
 _USER_HOST = r"(?:(?P<user>[^@/:\[\]\s]+)@)?(?P<host>\[[0-9A-Fa-f:.%\w]+\]|[\w.\-]+)"
 # A number between two colons is the port, whatever its size: `gpu7:99999:/x` is an error, not a path.
-_SCP_SPEC = re.compile(rf"^{_USER_HOST}:(?:(?P<port>\d+):(?=.))?(?P<path>.*)$", re.DOTALL)
-_URL_SPEC = re.compile(rf"^ssh://{_USER_HOST}(?::(?P<port>\d+))?(?P<path>/.*)$", re.DOTALL)
+_SCP_SPEC = compile_lazily(rf"^{_USER_HOST}:(?:(?P<port>\d+):(?=.))?(?P<path>.*)$", re.DOTALL)
+_URL_SPEC = compile_lazily(rf"^ssh://{_USER_HOST}(?::(?P<port>\d+))?(?P<path>/.*)$", re.DOTALL)
 _ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 

@@ -17,19 +17,20 @@ import re
 from dataclasses import dataclass
 
 from logsleuth.errors import UsageError
+from logsleuth.lazyre import compile_lazily
 from logsleuth.sources.spec import RemoteSpec, parse_remote_spec, printable
 
 CONTAINER_RUNTIMES = ("docker", "podman")
 RUNTIMES = (*CONTAINER_RUNTIMES, "journal", "k8s")
-_KEYWORD = re.compile(rf"^(?P<runtime>{'|'.join(RUNTIMES)}):(?P<target>.*)$", re.DOTALL)
+_KEYWORD = compile_lazily(rf"^(?P<runtime>{'|'.join(RUNTIMES)}):(?P<target>.*)$", re.DOTALL)
 # Docker's own rule for names (daemon/names: validContainerNamePattern), which an ID prefix meets too.  A leading
 # letter or digit also keeps a name from being read as an option.
-_CONTAINER = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+_CONTAINER = compile_lazily(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 # systemd unit names (systemd.unit(5)): letters, digits, ":-_.\" and "@" for templates.  journalctl -u takes a
 # glob too, so "*?[]" are allowed; the first character may not be "-".
-_UNIT = re.compile(r"[A-Za-z0-9:_.@\\*?\[\]][A-Za-z0-9:_.@\\*?\[\]-]{0,255}")
-_DNS_LABEL = re.compile(r"[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?")  # namespace, container (RFC 1123 label)
-_DNS_SUBDOMAIN = re.compile(r"(?=.{1,253}$)[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*")
+_UNIT = compile_lazily(r"[A-Za-z0-9:_.@\\*?\[\]][A-Za-z0-9:_.@\\*?\[\]-]{0,255}")
+_DNS_LABEL = compile_lazily(r"[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?")  # namespace, container (RFC 1123 label)
+_DNS_SUBDOMAIN = compile_lazily(r"(?=.{1,253}$)[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*")
 # Workload kinds, spelled as kubectl spells them (`kubectl logs deploy/NAME`); every pod of one is read.
 WORKLOADS = {"deploy": "deployment", "deployment": "deployment", "lws": "leaderworkerset", "leaderworkerset": "leaderworkerset"}
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from logsleuth.errors import UsageError
+from logsleuth.lazyre import compile_lazily
 from logsleuth.sources.options import SSHOptions
 from logsleuth.sources.spec import printable
 
@@ -38,13 +39,13 @@ GLOBAL_KNOWN_HOSTS = ("/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2")  
 MAX_INCLUDE_DEPTH = 16  # OpenSSH's READCONF_MAX_DEPTH
 DEFAULT_SERVER_ALIVE_COUNT_MAX = 3
 # paramiko's own reading of a line (paramiko.config.SSHConfig.SETTINGS_REGEX).
-_SETTING = re.compile(r"^\s*(?P<key>\w+)(?:\s*=\s*|\s+)(?P<value>.+?)\s*$")
-_KEYWORD_ALONE = re.compile(r"^\s*(?P<key>\w+)\s*=?\s*$")
+_SETTING = compile_lazily(r"^\s*(?P<key>\w+)(?:\s*=\s*|\s+)(?P<value>.+?)\s*$")
+_KEYWORD_ALONE = compile_lazily(r"^\s*(?P<key>\w+)\s*=?\s*$")
 # OpenSSH's time format (sshd_config(5) TIME FORMATS): 90, 90s, 1m30s, 2h.
-_TIME = re.compile(r"^(?:\d+[sSmMhHdDwW]?)+$")
-_TIME_PART = re.compile(r"(\d+)([sSmMhHdDwW]?)")
+_TIME = compile_lazily(r"^(?:\d+[sSmMhHdDwW]?)+$")
+_TIME_PART = compile_lazily(r"(\d+)([sSmMhHdDwW]?)")
 _TIME_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-_MATCH_EXEC = re.compile(r"^\s*match\b[^\n]*\bexec\b", re.IGNORECASE | re.MULTILINE)
+_MATCH_EXEC = compile_lazily(r"^\s*match\b[^\n]*\bexec\b", re.IGNORECASE | re.MULTILINE)
 
 
 class SSHConfigError(UsageError):

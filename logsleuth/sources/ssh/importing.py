@@ -24,10 +24,11 @@ import types
 from importlib.util import find_spec
 
 from logsleuth.errors import UsageError
+from logsleuth.lazyre import compile_lazily
 from logsleuth.sources.options import SSHOptions
 from logsleuth.sources.ssh.config import config_text, has_match_exec
 
-_DIST_INFO = re.compile(r"^paramiko-(?P<version>[^-]+)\.dist-info$", re.IGNORECASE)
+_DIST_INFO = compile_lazily(r"^paramiko-(?P<version>[^-]+)\.dist-info$", re.IGNORECASE)
 
 
 # paramiko's transport thread logs errors we already report in one line ("Exception (client): Error reading

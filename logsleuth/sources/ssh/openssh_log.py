@@ -14,42 +14,43 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from logsleuth.lazyre import compile_lazily
 from logsleuth.sources.spec import RemoteError
 from logsleuth.sources.ssh.config import SSHConfigError
 from logsleuth.sources.ssh.known_hosts import fingerprint, known_host_entries
 from logsleuth.sources.ssh.retry import TransientConnectError, seconds
 
-_UNRESOLVED = re.compile(r"^ssh: Could not resolve hostname (?P<host>.+?): ")
-_CONNECT = re.compile(r"^ssh: connect to host (?P<host>\S+) port (?P<port>\d+): (?P<why>.+)$")
-_BANNER_TIMEOUT = re.compile(r"^Connection to (?P<host>\S+) port (?P<port>\d+) timed out$")
-_HANDSHAKE = re.compile(r"^kex_exchange_identification: (?P<why>.+)$")
+_UNRESOLVED = compile_lazily(r"^ssh: Could not resolve hostname (?P<host>.+?): ")
+_CONNECT = compile_lazily(r"^ssh: connect to host (?P<host>\S+) port (?P<port>\d+): (?P<why>.+)$")
+_BANNER_TIMEOUT = compile_lazily(r"^Connection to (?P<host>\S+) port (?P<port>\d+) timed out$")
+_HANDSHAKE = compile_lazily(r"^kex_exchange_identification: (?P<why>.+)$")
 # ProxyJump: ssh runs `ssh … -W '[HOST]:PORT' JUMP`, whose stderr says why the jump host could not connect.
-_JUMP = re.compile(
+_JUMP = compile_lazily(
     r"^debug1: Executing proxy command: exec \S*ssh .*-W '?\[?(?P<host>[^]']+?)\]?:(?P<port>\d+)'? (?P<jump>\S+)$"
 )
-_JUMP_FAILED = re.compile(r"^channel \d+: open failed: (?P<why>.+)$")
-_CLOSED = re.compile(r"^Connection (?:closed|reset) by (?:authenticating user \S+ )?(?P<host>\S+) port (?P<port>\d+)")
+_JUMP_FAILED = compile_lazily(r"^channel \d+: open failed: (?P<why>.+)$")
+_CLOSED = compile_lazily(r"^Connection (?:closed|reset) by (?:authenticating user \S+ )?(?P<host>\S+) port (?P<port>\d+)")
 # A host certificate's fingerprint is its plain key's: shown as the plain key, as paramiko (which sees only that)
 # shows it.
-_SERVER_KEY = re.compile(
+_SERVER_KEY = compile_lazily(
     r"^debug1: Server host (?:key|certificate): (?P<type>\S+?)(?:-cert-v01@openssh\.com)? (?P<fp>SHA256:[^\s,]+)"
 )
-_UNKNOWN_KEY = re.compile(r"^No \S+ host key is known for (?P<name>\S+) and you have requested strict checking\.$")
-_CHANGED_KEY = re.compile(r"^Host key for (?P<name>\S+) has changed and you have requested strict checking\.$")
-_OFFENDING = re.compile(r"^Offending \S+ key in (?P<path>.+):(?P<line>\d+)$")
-_REVOKED_KEY = re.compile(r"^\S+ host key for (?P<name>\S+) was revoked and you have requested strict checking\.$")
+_UNKNOWN_KEY = compile_lazily(r"^No \S+ host key is known for (?P<name>\S+) and you have requested strict checking\.$")
+_CHANGED_KEY = compile_lazily(r"^Host key for (?P<name>\S+) has changed and you have requested strict checking\.$")
+_OFFENDING = compile_lazily(r"^Offending \S+ key in (?P<path>.+):(?P<line>\d+)$")
+_REVOKED_KEY = compile_lazily(r"^\S+ host key for (?P<name>\S+) was revoked and you have requested strict checking\.$")
 _KEY_FAILED = "Host key verification failed."
-_DENIED = re.compile(r"^(?P<who>\S+@\S+): Permission denied \((?P<methods>[^)]*)\)\.$")
-_OFFERED = re.compile(r"^debug1: Offering public key: (?P<what>.+?) \S+ (?P<fp>SHA256:\S+)(?P<how>.*)$")
-_ACCEPTED = re.compile(r"^debug1: Server accepts key: (?P<what>.+?) \S+ (?P<fp>SHA256:\S+)(?P<how>.*)$")
-_STALLED = re.compile(r"^Timeout, server \S+ not responding\.$")
+_DENIED = compile_lazily(r"^(?P<who>\S+@\S+): Permission denied \((?P<methods>[^)]*)\)\.$")
+_OFFERED = compile_lazily(r"^debug1: Offering public key: (?P<what>.+?) \S+ (?P<fp>SHA256:\S+)(?P<how>.*)$")
+_ACCEPTED = compile_lazily(r"^debug1: Server accepts key: (?P<what>.+?) \S+ (?P<fp>SHA256:\S+)(?P<how>.*)$")
+_STALLED = compile_lazily(r"^Timeout, server \S+ not responding\.$")
 # The session had started (authenticated, before the script printed its marker, or during it).
-_LOST = re.compile(r"^(?:Connection to \S+ closed by remote host\.|client_loop: send disconnect: .+)$")
-_CONFIG_LINE = re.compile(r"^(?P<path>/.+?):? line (?P<line>\d+): (?P<why>.+?)\.?$")
-_CONFIG_FILE = re.compile(r"^Can't open user config file (?P<path>.+?): (?P<why>.+)$")
-_BAD_OWNER = re.compile(r"^Bad owner or permissions on (?P<path>.+)$")
+_LOST = compile_lazily(r"^(?:Connection to \S+ closed by remote host\.|client_loop: send disconnect: .+)$")
+_CONFIG_LINE = compile_lazily(r"^(?P<path>/.+?):? line (?P<line>\d+): (?P<why>.+?)\.?$")
+_CONFIG_FILE = compile_lazily(r"^Can't open user config file (?P<path>.+?): (?P<why>.+)$")
+_BAD_OWNER = compile_lazily(r"^Bad owner or permissions on (?P<path>.+)$")
 # ssh's lines that say nothing about what went wrong.
-_NOISE = re.compile(r"^(?:debug\d: |Pseudo-terminal |Transferred: |Bytes per second: |Authenticated to |OpenSSH_)")
+_NOISE = compile_lazily(r"^(?:debug\d: |Pseudo-terminal |Transferred: |Bytes per second: |Authenticated to |OpenSSH_)")
 
 
 @dataclass(frozen=True, slots=True)
