@@ -11,7 +11,9 @@ TEST_WORKERS ?= 4
 # own warm engine servers (scripts/oracle/warm.py: a private socket each, gone with the worker), so workers
 # never share one, at the cost of the memory of one more set of servers.
 ORACLE_WORKERS ?= 2
-PYTEST := $(BIN)/python -m pytest
+# --dist worksteal: an idle worker takes queued tests from a busy one, so the run does not end on one worker
+# still holding a batch of slow SSH tests (make test here: 181 s with the default split, 159 s with it).
+PYTEST := $(BIN)/python -m pytest --dist worksteal
 # Every target writes bytecode even where the environment says not to (PYTHONDONTWRITEBYTECODE=1, common in
 # containers): each of the thousands of `logsleuth` child processes that the tests and verify-fixes start
 # would otherwise compile the whole package again, and pytest would rewrite every test module's asserts in

@@ -8,10 +8,6 @@ Registered in cli.py, after the option types it shares with diagnose:
 
 from __future__ import annotations
 
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -34,7 +30,7 @@ from logsleuth.errors import ExitStatus, LogsleuthError, UsageError
 from logsleuth.ingest.reader import DEFAULT_MAX_BYTES
 from logsleuth.models import Report
 from logsleuth.program import exit_status_for, parse_size, print_stderr, sources_or_stdin, ssh_options
-from logsleuth.program_io import stdin_chunks
+from logsleuth.program_io import STDIN_NAME, renamed_source, spooled_stdin
 from logsleuth.sources.fanout import DEFAULT_PARALLEL
 from logsleuth.sources.options import SSHOptions
 
@@ -43,35 +39,11 @@ CASE_EXIT_HELP = (
     "not be read, 4 internal error, 130 interrupted."
 )
 MIN_CASE_CHARS = 4000  # below this the failure itself no longer fits
-STDIN_NAME = "<stdin>"
 
 
 class CaseFormat(StrEnum):
     MARKDOWN = "markdown"
     JSON = "json"
-
-
-@contextmanager
-def _spooled_stdin(specs: list[str]) -> Iterator[tuple[list[str], str | None]]:
-    """stdin spooled to a temporary file, so that the lines around the failure can be read again after the
-    diagnosis (a pipe is read once).  Yields the specs with `-` replaced, and the temporary path."""
-    if "-" not in specs:
-        yield specs, None
-        return
-    with tempfile.NamedTemporaryFile(prefix="logsleuth-case-", suffix=".log") as spool:
-        for chunk in stdin_chunks():
-            spool.write(chunk)
-        spool.flush()
-        yield [spool.name if spec == "-" else spec for spec in specs], spool.name
-
-
-def _renamed(report: Report, old: str, new: str) -> Report:
-    """The report with a source named `new` instead of `old` (the spooled stdin is `<stdin>` to the reader)."""
-    sources = tuple(replace(s, name=new) if s.name == old else s for s in report.sources)
-    failures = tuple(
-        replace(group, sources=tuple(new if name == old else name for name in group.sources)) for group in report.failures
-    )
-    return replace(report, sources=sources, failures=failures)
 
 
 def remote_window(report: Report, ssh: SSHOptions) -> LogWindow | None:
@@ -175,14 +147,14 @@ def case_command(
         pattern_dirs=tuple(str(p) for p in patterns or ()), include_user_patterns=not no_user_patterns,
         max_bytes=parse_size(max_bytes), parallel=parallel, ssh=ssh,
     )
-    with _spooled_stdin(sources_or_stdin(sources, hosts_file)) as (specs, spool):
+    with spooled_stdin(sources_or_stdin(sources, hosts_file)) as (specs, spool):
         report = diagnose(specs, options)
         window = None
         if spool is not None:
             from logsleuth.case.window import local_window
 
             window = local_window(report, report.primary)
-            report = _renamed(report, spool, STDIN_NAME)
+            report = renamed_source(report, spool, STDIN_NAME)
     window = window or remote_window(report, ssh)
     for source in report.sources:
         if source.error:

@@ -22,11 +22,14 @@ from logsleuth.models import Report
 from logsleuth.program_io import (  # noqa: F401 - also known by these names here (cli.py re-exports them)
     EXTENSION_FORMATS,
     FALLBACK_WIDTH,
+    STDIN_NAME,
     default_format,
     deliver,
     output_width,
     print_stderr,
+    renamed_source,
     sources_or_stdin,
+    spooled_stdin,
     ssh_options,
     terminal_text,
     write_output,
@@ -271,14 +274,19 @@ def run_diagnose(
     render_options = RenderOptions(
         format=fmt, width=output_width(width, to_terminal), color=color, max_chars=max_chars
     )
-    with _progress_status(enabled=sys.stderr.isatty() and fmt is not OutputFormat.JSON) as progress:
+    # With --explain, stdin is spooled to a file: the case file it sends needs the lines around the failure
+    # again, and a pipe is read once.
+    spooling = spooled_stdin(specs) if explaining is not None else contextlib.nullcontext((specs, None))
+    with spooling as (specs, spool), _progress_status(enabled=sys.stderr.isatty() and fmt is not OutputFormat.JSON) as progress:
         if progress is not None and len(specs) > 1:  # a fleet: one line counting the hosts in each state
             fleet = FleetProgress(specs, progress)
             report = diagnose(specs, options, on_source=fleet.update)
         else:
             options = replace(options, ssh=replace(options.ssh, progress=progress))
             report = diagnose_specs(specs, options)
-    window = _case_window(report) if explaining is not None else None  # read before names are anonymized
+        window = _case_window(report) if explaining is not None else None  # read before names are anonymized
+        if spool is not None:
+            report = renamed_source(report, spool, STDIN_NAME)
     report = redacted(report, redact=not no_redact, anonymize=anonymize)
     if explaining is not None:
         report = _explained(report, explaining, window)

@@ -8,14 +8,20 @@ import codecs
 import contextlib
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from logsleuth.errors import LogsleuthError, SourceError, UsageError
 from logsleuth.render.options import MIN_WIDTH, OutputFormat
 from logsleuth.render.safety import strip_controls
 from logsleuth.sources.options import SSHBackend, SSHOptions
+
+if TYPE_CHECKING:
+    from logsleuth.models import Report
 
 
 def terminal_text(message: str) -> str:
@@ -151,3 +157,30 @@ def deliver(text: str, fmt: OutputFormat, output: Path | None, errors: list[str]
         write_output(output, text)
     else:
         write_report(text, fmt)
+
+
+STDIN_NAME = "<stdin>"
+
+
+@contextlib.contextmanager
+def spooled_stdin(specs: list[str]) -> Iterator[tuple[list[str], str | None]]:
+    """stdin spooled to a temporary file, so that the lines around the failure can be read again after the
+    diagnosis (a pipe is read once): `case`, and `diagnose --explain`, whose case file needs them.  Yields the
+    specs with `-` replaced, and the temporary path."""
+    if "-" not in specs:
+        yield specs, None
+        return
+    with tempfile.NamedTemporaryFile(prefix="logsleuth-stdin-", suffix=".log") as spool:
+        for chunk in stdin_chunks():
+            spool.write(chunk)
+        spool.flush()
+        yield [spool.name if spec == "-" else spec for spec in specs], spool.name
+
+
+def renamed_source(report: Report, old: str, new: str) -> Report:
+    """The report with a source named `new` instead of `old` (the spooled stdin is `<stdin>` to the reader)."""
+    sources = tuple(replace(s, name=new) if s.name == old else s for s in report.sources)
+    failures = tuple(
+        replace(group, sources=tuple(new if name == old else name for name in group.sources)) for group in report.failures
+    )
+    return replace(report, sources=sources, failures=failures)

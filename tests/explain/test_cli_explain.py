@@ -76,3 +76,27 @@ def test_no_endpoint_is_one_line() -> None:
     done = _diagnose("--explain")
     assert done.returncode == 1
     assert "no endpoint" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_log_piped_to_stdin_sends_the_same_case_file_as_the_file() -> None:
+    """stdin is spooled for --explain (a pipe is read once): the case file it sends holds the log's own lines
+    around the failure, as for the file, not the report alone."""
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("LOGSLEUTH_LLM")}
+    environment["XDG_CONFIG_HOME"] = "/nonexistent-logsleuth-config"
+    sent = {}
+    for how in ("file", "stdin"):
+        behaviour = Behaviour(content=answer())
+        with standin_server(behaviour) as url:
+            args = [LOGSLEUTH, "diagnose", "--format", "json", "--explain", "--llm-url", url]
+            if how == "file":
+                done = subprocess.run([*args, str(EXAMPLE)], capture_output=True, text=True, timeout=60, env=environment)
+            else:
+                done = subprocess.run([*args, "-"], input=EXAMPLE.read_text(), capture_output=True, text=True,
+                                      timeout=60, env=environment)
+        assert done.returncode == 1, done.stderr
+        assert json.loads(done.stdout)["sources"][0]["name"] == (str(EXAMPLE) if how == "file" else "<stdin>")
+        sent[how] = behaviour.requests[-1].json()["messages"][-1]["content"]
+    # A line the log holds before its traceback, which only the lines around the failure carry.
+    assert "Max running requests is reset" in sent["file"] and "Max running requests is reset" in sent["stdin"]
+    assert sent["stdin"].replace("<stdin>", str(EXAMPLE)) == sent["file"]
+    assert "logsleuth-stdin-" not in sent["stdin"], "the spool's temporary name is never shown"
