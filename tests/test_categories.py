@@ -124,6 +124,12 @@ CASES = [
      "ERROR: Could not find a version that satisfies the requirement flashinfer-python==9.9.9 (from versions: 0.2.0, 0.2.1)\n"
      "ERROR: No matching distribution found for flashinfer-python==9.9.9\n",
      "pip src/pip/_internal/resolution/resolvelib/factory.py"),
+    # A Rust panic (the sgl-router) is read as an abort; it is the program's own check failing, not a native crash.
+    ("engine-bug",
+     "thread 'tokio-runtime-worker' panicked at src/routers/http/router.rs:412:57:\n"
+     "called `Option::unwrap()` on a `None` value\n"
+     "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n",
+     "Rust std panic handler (library/std/src/panicking.rs default_hook)"),
     ("dependency-version",
      "ERROR: Cannot install sglang==0.5.9 and torch==2.3.0 because these package versions have conflicting dependencies.\n",
      "pip src/pip/_internal/resolution/resolvelib/factory.py (vllm-project/vllm#9092)"),
