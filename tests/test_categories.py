@@ -94,6 +94,10 @@ CASES = [
      "argument was passed! For information about writing templates and setting the tokenizer.chat_template "
      "attribute, please see the documentation.\n",
      "transformers transformers/tokenization_utils_base.py get_chat_template"),
+    ("kv-cache-memory",
+     "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing "
+     "the engine.\n",
+     "vllm-0.11.2 vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory"),
     ("context-length",
      "ValueError: The input (40961 tokens) is longer than the model's context length (32768 tokens).\n",
      "sglang-0.5.9 sglang/srt/managers/tokenizer_manager.py _validate_one_request"),
