@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -106,11 +107,25 @@ def failed_sources(report: Report) -> list[str]:
     return sorted(name for group in report.failures for name in group.sources)
 
 
+# How long the connection attempts took, as a refused host's error says it ("3 attempts in 1.1 s"): a duration.
+_ATTEMPTS_TOOK = re.compile(r"(\d+ attempts?) in [\d.]+ s\b")
+
+
+def _without_duration(error: str | None) -> str | None:
+    return error and _ATTEMPTS_TOOK.sub(r"\1 in … s", error)
+
+
 def without_clocks(report: Report) -> Report:
-    """A report without its clock measurements (each host's clock, the fleet's spread and what follows from it):
-    they differ from one measurement to the next."""
-    sources = tuple(replace(info, clock=None) for info in report.sources)
-    fleet = report.fleet and replace(report.fleet, clock_spread=None, root_uncertain=False)
+    """A report without its clock measurements (each host's clock, the fleet's spread and what follows from it)
+    and without the time its connection attempts took (a loaded machine makes it 1.3 s one time and 1.1 s the
+    next): they differ from one measurement to the next."""
+    sources = tuple(replace(info, clock=None, error=_without_duration(info.error)) for info in report.sources)
+    fleet = report.fleet and replace(
+        report.fleet,
+        clock_spread=None,
+        root_uncertain=False,
+        members=tuple(replace(member, error=_without_duration(member.error)) for member in report.fleet.members),
+    )
     return replace(report, sources=sources, fleet=fleet)
 
 
@@ -118,8 +133,12 @@ def json_without_clocks(report: dict[str, Any]) -> dict[str, Any]:
     """The same for a JSON report."""
     for source in report["sources"]:
         source["clock"] = None
+        source["error"] = _without_duration(source.get("error"))
     if report.get("fleet"):
         report["fleet"].update(clock_spread_seconds=None, root_uncertain=False)
+        for member in report["fleet"].get("hosts") or ():
+            if "error" in member:
+                member["error"] = _without_duration(member["error"])
     return report
 
 
