@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import socket
 import subprocess
@@ -22,7 +21,7 @@ from typing import Any
 import pytest
 from cli_runner import run_diagnose
 from remote_logs import LINE
-from sshd_server import SSHD
+from sshd_server import SSHD, without_attempt_time
 
 from logsleuth.api import DiagnoseOptions, diagnose
 from logsleuth.models import Report
@@ -107,24 +106,16 @@ def failed_sources(report: Report) -> list[str]:
     return sorted(name for group in report.failures for name in group.sources)
 
 
-# How long the connection attempts took, as a refused host's error says it ("3 attempts in 1.1 s"): a duration.
-_ATTEMPTS_TOOK = re.compile(r"(\d+ attempts?) in [\d.]+ s\b")
-
-
-def _without_duration(error: str | None) -> str | None:
-    return error and _ATTEMPTS_TOOK.sub(r"\1 in … s", error)
-
-
 def without_clocks(report: Report) -> Report:
     """A report without its clock measurements (each host's clock, the fleet's spread and what follows from it)
     and without the time its connection attempts took (a loaded machine makes it 1.3 s one time and 1.1 s the
     next): they differ from one measurement to the next."""
-    sources = tuple(replace(info, clock=None, error=_without_duration(info.error)) for info in report.sources)
+    sources = tuple(replace(info, clock=None, error=without_attempt_time(info.error)) for info in report.sources)
     fleet = report.fleet and replace(
         report.fleet,
         clock_spread=None,
         root_uncertain=False,
-        members=tuple(replace(member, error=_without_duration(member.error)) for member in report.fleet.members),
+        members=tuple(replace(member, error=without_attempt_time(member.error)) for member in report.fleet.members),
     )
     return replace(report, sources=sources, fleet=fleet)
 
@@ -133,12 +124,12 @@ def json_without_clocks(report: dict[str, Any]) -> dict[str, Any]:
     """The same for a JSON report."""
     for source in report["sources"]:
         source["clock"] = None
-        source["error"] = _without_duration(source.get("error"))
+        source["error"] = without_attempt_time(source.get("error"))
     if report.get("fleet"):
         report["fleet"].update(clock_spread_seconds=None, root_uncertain=False)
         for member in report["fleet"].get("hosts") or ():
             if "error" in member:
-                member["error"] = _without_duration(member["error"])
+                member["error"] = without_attempt_time(member["error"])
     return report
 
 
