@@ -12,12 +12,12 @@ INTERRUPTED = "interrupted"
 
 
 def main(argv: list[str] | None = None, *, quick: bool = False) -> int:
-    """Run `logsleuth ARGV`.  `quick`: a plain `diagnose` command line skips typer (cli_quick.py); the console
+    """Run `logsleuth ARGV`.  `quick`: a plain `diagnose` command line skips typer (cli/quick.py); the console
     script asks for it, while in-process callers (the tests) get typer's parse, and can patch cli's names."""
     args = sys.argv[1:] if argv is None else argv
     if quick:
         try:
-            from logsleuth.cli_quick import parse_diagnose, parse_health
+            from logsleuth.cli.quick import parse_diagnose, parse_health
 
             parsed = parse_diagnose(args)
             health = parse_health(args) if parsed is None else None
@@ -32,21 +32,21 @@ def main(argv: list[str] | None = None, *, quick: bool = False) -> int:
 
 
 def _run_quick(parsed: dict[str, Any]) -> int:
-    from logsleuth.program import run_diagnose
+    from logsleuth.cli.program import run_diagnose
 
     return int(run_diagnose(**parsed))
 
 
 def _run_quick_health(parsed: dict[str, Any]) -> int:
-    from logsleuth.health_program import run_health
+    from logsleuth.cli.health_program import run_health
 
     return int(run_health(**parsed))
 
 
 def _guarded(run: Callable[[], int]) -> int:
     """`run()`'s exit status, with every exception turned into one line on stderr and its exit status."""
+    from logsleuth.cli.program_io import print_stderr
     from logsleuth.errors import ExitStatus, LogsleuthError
-    from logsleuth.program_io import print_stderr
 
     try:
         return run()
@@ -69,7 +69,7 @@ def _main_typer(args: list[str]) -> int:
     try:
         import typer
 
-        from logsleuth.cli import COMPLETE_VAR, app, terminal_text
+        from logsleuth.cli.app import COMPLETE_VAR, app, terminal_text
         from logsleuth.errors import ExitStatus
     except KeyboardInterrupt:  # Ctrl-C during imports
         print(f"logsleuth: {INTERRUPTED}", file=sys.stderr)

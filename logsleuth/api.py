@@ -22,9 +22,9 @@ from logsleuth.fixes.context import interpolate
 from logsleuth.fixes.server_args import command_from_server_args
 from logsleuth.fixes.upgrade import with_upgrade
 from logsleuth.ingest.launch import LaunchTracker
-from logsleuth.ingest.reader import DEFAULT_MAX_BYTES, read_all, read_latest
-from logsleuth.ingest.scan import ReadResult
 from logsleuth.models import ClockOffset, Diagnosis, FailureGroup, LaunchInfo, Report, SourceInfo
+from logsleuth.reading.reader import DEFAULT_MAX_BYTES, read_all, read_latest
+from logsleuth.reading.scan import ReadResult
 from logsleuth.reasoning.engine_words import with_engine_words
 from logsleuth.reasoning.registry import Evidence, reason
 from logsleuth.sources.base import Progress, ReportsProgress, Source
@@ -63,7 +63,8 @@ def load_library(options: DiagnoseOptions) -> PatternSet:
 # (a remote spec, by its spec), then for each source it names "reading" and "done" or "error" (by the source's
 # name; detail: the one-line error).  A spec that cannot be opened goes from "connecting" to "error".
 OnSource = Callable[[str, str, str | None], None]
-SourceResult = tuple[Source | None, SourceInfo, ReadResult | None]
+# What reading one source gave: its description (name, host, size, error) and, when it could be read, what was read.
+SourceResult = tuple[SourceInfo, ReadResult | None]
 
 
 def diagnose(
@@ -120,7 +121,7 @@ def _read_spec(
         sources = open_sources(spec, options.ssh, while_waiting=while_waiting)
     except SourceError as exc:
         on_source(spec, "error", str(exc))
-        return [(None, SourceInfo(name=spec, bytes_read=0, size=None, error=str(exc), host=_host_named(spec)), None)]
+        return [(SourceInfo(name=spec, bytes_read=0, size=None, error=str(exc), host=_host_named(spec)), None)]
     return [_read_source(source, options, progress, on_source, with_clock) for source in sources]
 
 
@@ -149,20 +150,23 @@ def _read_source(
         clock = _clock_of(source) if with_clock else None
     except SourceError as exc:
         on_source(source.name, "error", str(exc))
-        return (source, SourceInfo(source.name, 0, None, error=str(exc), host=source.host), None)
+        return (SourceInfo(source.name, 0, None, error=str(exc), host=source.host), None)
     finally:
         source.close()
     on_source(source.name, "done", None)
     note = getattr(source, "note", None)  # a runtime source's word on where its log came from
-    info = SourceInfo(source.name, result.bytes_read, result.size, capped=result.capped, clock=clock, note=note)
-    return (source, info, result)
+    info = SourceInfo(
+        source.name, result.bytes_read, result.size, capped=result.capped, clock=clock, note=note, host=source.host
+    )
+    return (info, result)
 
 
 def _read(source: Source, options: DiagnoseOptions) -> ReadResult:
     """The latest launch's failures (every failure with `--all`).  A runtime's log (`docker logs`) is fetched by
     a command a number of lines at a time: it is widened until the latest launch is complete, or to every
     line for `--all`."""
-    from logsleuth.sources.runtime.command import CommandSource, read_latest_widening
+    from logsleuth.reading.reader import read_latest_widening
+    from logsleuth.sources.runtime.command import CommandSource
 
     if isinstance(source, CommandSource):
         if options.all_failures:
@@ -187,7 +191,7 @@ def diagnose_text(text: str, options: DiagnoseOptions | None = None, *, patterns
     source = in_written_order(MemorySource(text.encode("utf-8", errors="surrogateescape")))
     result = read_all(source) if options.all_failures else read_latest(source, max_bytes=options.max_bytes)
     info = SourceInfo(source.name, result.bytes_read, result.size, capped=result.capped, note=getattr(source, "note", None))
-    return build_report([(source, info, result)], options, patterns)
+    return build_report([(info, result)], options, patterns)
 
 
 def in_written_order(source: Source) -> Source:
@@ -214,7 +218,7 @@ def in_written_order(source: Source) -> Source:
 
 
 def build_report(
-    results: Iterable[tuple[Source | None, SourceInfo, ReadResult | None]],
+    results: Iterable[SourceResult],
     options: DiagnoseOptions,
     patterns: PatternSet,
 ) -> Report:
@@ -224,17 +228,17 @@ def build_report(
     trackers: dict[str, LaunchTracker] = {}  # source name -> what its log says about its launches
     infos: list[SourceInfo] = []
     context_lines: list[str] = []
-    for source, info, result in results:
-        infos.append(info if source is None or info.host else replace(info, host=source.host))
-        if result is None or source is None:
+    for info, result in results:
+        infos.append(info)
+        if result is None:
             continue
-        trackers[source.name] = result.tracker
+        trackers[info.name] = result.tracker
         context_lines.extend(result.cascade_lines)
         if result.groups is not None:
             grouper.merge(result.groups)  # read the dense way: grouped while reading
         else:
             for failure in result.failures:
-                grouper.add(failure, source.name, source.host)
+                grouper.add(failure, info.name, info.host)
     launch = _merge_launch(list(trackers.values()), options)
     warnings = list(patterns.errors)
     disabled: set[str] = set()  # patterns whose regex timed out: skipped for the rest of this report

@@ -102,12 +102,12 @@ def command_page(name: str) -> str:
     import typer.main
     from typer.core import TyperOption
 
-    from logsleuth.cli import app
+    from logsleuth.cli.app import app
 
     command: Any = typer.main.get_command(app)
     sub = command.commands[name]
     arguments = " ".join(f"[{param.metavar or param.name}]..." for param in sub.params if not isinstance(param, TyperOption))
-    out = [HEADER.format(source=f"logsleuth {name} (logsleuth/cli_{name}.py)"), f"# logsleuth {name}", ""]
+    out = [HEADER.format(source=f"logsleuth {name} (logsleuth/cli/{name}.py)"), f"# logsleuth {name}", ""]
     out += ["```text", f"logsleuth {name} [OPTIONS] {arguments}", "```", ""]
     out += [" ".join((sub.help or "").split()), "", "| option | meaning |", "|---|---|"]
     for param in sub.params:

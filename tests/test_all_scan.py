@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from logsleuth.ingest.scan import ANCHORS, FALLBACK_ANCHORS
+from logsleuth.reading.scan import ANCHORS, FALLBACK_ANCHORS
 from logsleuth.sources import anchors as anchor_search
 from logsleuth.sources.anchors import find_anchors
 from logsleuth.sources.pread import FileShrank

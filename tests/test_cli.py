@@ -280,7 +280,7 @@ def test_a_source_error_is_printed_once_on_stderr(tmp_path: Path, crash_log: Pat
 
 def test_internal_error_is_one_line_with_status_4(crash_log: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A logsleuth bug, simulated by a renderer that raises (a mock: no real input reaches a bug on purpose)."""
-    from logsleuth import cli
+    from logsleuth.cli import app as cli
     from logsleuth.errors import ExitStatus
 
     def broken(*args: object) -> str:

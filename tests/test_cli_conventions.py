@@ -17,7 +17,7 @@ import pytest
 import typer
 
 import logsleuth
-from logsleuth.cli import app
+from logsleuth.cli.app import app
 from tests.helpers import run_cli, run_cli_subprocess
 from tests.logs import crash_record, launch_line, noise, scheduler_traceback
 
@@ -266,7 +266,7 @@ def test_json_says_what_wrote_it_and_what_it_found(crash_log: Path, tmp_path: Pa
 
 
 def test_ssh_backend_choices_are_the_sources_backends() -> None:
-    from logsleuth.cli import SSHBackendChoice
+    from logsleuth.cli.app import SSHBackendChoice
     from logsleuth.sources.options import SSH_BACKENDS
 
     assert tuple(choice.value for choice in SSHBackendChoice) == SSH_BACKENDS

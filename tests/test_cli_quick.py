@@ -1,4 +1,4 @@
-"""The typer-free reader of plain `diagnose` command lines (cli_quick.py, issue 14 item 4: less CPU per
+"""The typer-free reader of plain `diagnose` command lines (cli/quick.py, issue 14 item 4: less CPU per
 diagnose): it takes the same options as typer's command, gives the same arguments, gives up on anything
 else, and the console script then never imports typer."""
 
@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 import typer.main
 
-from logsleuth.cli import app
-from logsleuth.cli_quick import FLAGS, SHORT_NAMES, VALUE_OPTIONS, defaults, parse_diagnose
-from logsleuth.program import run_diagnose
+from logsleuth.cli.app import app
+from logsleuth.cli.program import run_diagnose
+from logsleuth.cli.quick import FLAGS, SHORT_NAMES, VALUE_OPTIONS, defaults, parse_diagnose
 
 REPO = Path(__file__).resolve().parents[1]
 LOG = REPO / "tests" / "fixtures" / "sglang" / "0.5.9" / "chunked_prefill_not_multiple_of_page_size.log"
@@ -28,8 +28,8 @@ def _diagnose_command() -> Any:
 
 def _typer_params(argv: list[str]) -> dict[str, Any]:
     """The arguments typer's `diagnose` command passes on to program.run_diagnose for `argv`."""
-    from logsleuth import cli
     from logsleuth.__main__ import main
+    from logsleuth.cli import app as cli
 
     received: list[dict[str, Any]] = []
 

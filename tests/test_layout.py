@@ -84,6 +84,77 @@ def _cycles() -> list[list[str]]:
     return found
 
 
+# The layers, lowest first (docs/architecture.md, "Layers", lists the same names in the same order).  A module
+# may import its own layer and those below it, never one above.  A module belongs to the layer of the longest
+# prefix here that names it (`logsleuth` itself only by its exact name): so a stage's value types (health.model,
+# diff.model, watch.events) sit below the renderers that draw them, and render.safety below the stages that
+# make text safe for a terminal with it.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("foundation", ("logsleuth", "logsleuth.lazyre", "logsleuth.errors", "logsleuth.paths", "logsleuth.models",
+                    "logsleuth.versions", "logsleuth.redact", "logsleuth.http_exchange", "logsleuth.facts",
+                    "logsleuth.render.safety", "logsleuth.render.options", "logsleuth.cli.option_table")),
+    ("sources", ("logsleuth.sources", "logsleuth.internal")),
+    ("ingest", ("logsleuth.ingest",)),
+    ("tracebacks", ("logsleuth.tracebacks",)),
+    ("diagnosis", ("logsleuth.diagnosis",)),
+    ("fixes", ("logsleuth.fixes",)),
+    ("reasoning", ("logsleuth.reasoning",)),
+    ("reading", ("logsleuth.reading",)),
+    ("stage models and checks", ("logsleuth.health", "logsleuth.check", "logsleuth.diff.model",
+                                 "logsleuth.watch.events")),
+    ("render", ("logsleuth.render",)),
+    ("api", ("logsleuth.api",)),
+    ("commands' logic", ("logsleuth.case", "logsleuth.diff", "logsleuth.explain", "logsleuth.watch")),
+    ("cli", ("logsleuth.cli", "logsleuth.__main__")),
+)
+
+
+def _layer(module: str) -> int | None:
+    best: tuple[int, int] | None = None  # (prefix length, layer)
+    for number, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            named = module == prefix or (prefix != "logsleuth" and module.startswith(prefix + "."))
+            if named and (best is None or len(prefix) > best[0]):
+                best = (len(prefix), number)
+    return None if best is None else best[1]
+
+
+def test_every_module_has_a_layer() -> None:
+    assert [module for module in GRAPH if _layer(module) is None] == []
+
+
+def test_no_module_imports_a_layer_above_its_own() -> None:
+    upward = [
+        f"{module} ({LAYERS[_layer(module) or 0][0]}) imports {target} ({LAYERS[_layer(target) or 0][0]})"
+        for module, targets in sorted(GRAPH.items())
+        for target in sorted(targets)
+        if (_layer(target) or 0) > (_layer(module) or 0)
+    ]
+    assert upward == []
+
+
+def test_the_layer_checker_sees_an_upward_import() -> None:
+    """A guard on the checker: the core stages are below the api, which is below the commands."""
+    assert _layer("logsleuth.ingest.lines") < _layer("logsleuth.tracebacks.grammar") < _layer("logsleuth.api")  # type: ignore[operator]
+    assert _layer("logsleuth.render.safety") == 0 and _layer("logsleuth.render.rich_view") == _layer("logsleuth.render")
+    assert _layer("logsleuth.cli.app") == len(LAYERS) - 1
+
+
+def test_the_architecture_map_lists_the_layers_in_order() -> None:
+    text = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = text.split("## Layers", 1)[1].split("\n## ", 1)[0]
+    listed = [line.split("**")[1] for line in section.splitlines() if line[:1].isdigit() and "**" in line]
+    assert listed == [name for name, _ in LAYERS]
+
+
+def test_ingest_imports_nothing_above_it() -> None:
+    """The first stage reads bytes into lines: it imports only the foundation (issue 30: it used to reach up
+    into the traceback scanner, grouping and sources)."""
+    for module, targets in GRAPH.items():
+        if _in(module, "ingest"):
+            assert [t for t in targets if (_layer(t) or 0) > 0 and not _in(t, "ingest")] == [], module
+
+
 def _in(module: str, *packages: str) -> bool:
     return any(module == f"logsleuth.{p}" or module.startswith(f"logsleuth.{p}.") for p in packages)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from logsleuth.errors import SourceError
-from logsleuth.ingest import reader
+from logsleuth.reading import reader
 from logsleuth.sources.anchors import find_anchors
 from logsleuth.sources.local import LocalFileSource
 from logsleuth.sources.pread import FileShrank

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from logsleuth.ingest.normalize import normalize_chunks
-from logsleuth.ingest.reader import CONTEXT_BYTES, read_all, read_latest
+from logsleuth.reading.reader import CONTEXT_BYTES, read_all, read_latest
 from logsleuth.sources.local import LocalFileSource
 from logsleuth.tracebacks.scanner import FailureScanner
 from tests.logs import (

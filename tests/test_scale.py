@@ -14,8 +14,8 @@ import pytest
 
 from logsleuth.api import DiagnoseOptions, diagnose
 from logsleuth.diagnosis.grouping import MAX_GROUPS, DistinctCounter, Grouper
-from logsleuth.ingest import reader
 from logsleuth.ingest.normalize import normalize_chunks
+from logsleuth.reading import reader
 from logsleuth.sources.local import LocalFileSource
 from logsleuth.tracebacks.scanner import FailureScanner
 from tests.logs import (

@@ -9,7 +9,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "logsleuth"
 
 # Modules on a diagnose's path whose dataclasses are checked here.
 CHECKED = (
-    "models.py", "api.py", "ingest/scan.py", "render/options.py", "sources/spec.py",
+    "models.py", "api.py", "reading/scan.py", "render/options.py", "sources/spec.py",
     "diagnosis/library.py", "diagnosis/schema.py", "fixes/catalog.py", "fixes/command.py", "fixes/context.py",
     "ingest/launch.py", "ingest/normalize.py", "tracebacks/collector.py", "sources/ssh/connect.py",
 )

@@ -17,7 +17,7 @@ from logsleuth.errors import SourceError
 from logsleuth.ingest.stages import stage_of
 from logsleuth.sources.local import LocalFileSource
 from logsleuth.sources.memory import MemorySource
-from logsleuth.watch import RESTART, Follow, follow_local, watch, watch_spec
+from logsleuth.watch.follow import RESTART, Follow, follow_local, watch, watch_spec
 from tests.helpers import append_later
 from tests.logs import crash_record, launch_line, nccl_traceback, scheduler_traceback
 
@@ -119,7 +119,7 @@ def test_cli_watch_exit_codes(tmp_path: Path) -> None:
 
 
 def test_cli_watch_timeout_exit_124(tmp_path: Path) -> None:
-    """--timeout is not an unreadable source: 124, as timeout(1).  (Passes once cli.py's watch calls run_watch.)"""
+    """--timeout is not an unreadable source: 124, as timeout(1).  (Passes once cli/app.py's watch calls run_watch.)"""
     log = tmp_path / "server.log"
     log.write_text(STAGE_LINES[0] + "\n")
     proc = subprocess.run(
@@ -360,9 +360,9 @@ def test_cli_watch_prints_a_cut_short_failure_then_the_error_and_exits_3(monkeyp
     watch itself is the real one over a scripted follower (the SSH loss is in tests/ssh/test_watch_faults.py)."""
     import io
 
-    import logsleuth.watch_output as watch_output
+    import logsleuth.cli.watch_output as watch_output
+    from logsleuth.cli.watch_output import Streams, run_watch
     from logsleuth.render.options import OutputFormat
-    from logsleuth.watch_output import Streams, run_watch
 
     record = crash_record("2026-11-29 10:00:03", "TP0", scheduler_traceback()).encode()
     half = record[: record.index(b"AssertionError")]

@@ -1,4 +1,4 @@
-"""`logsleuth watch` over several logs at once (watch_fleet.py): real files, written while they are watched."""
+"""`logsleuth watch` over several logs at once (watch/fleet.py): real files, written while they are watched."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 from logsleuth.api import DiagnoseOptions
-from logsleuth.watch_fleet import FleetEvent, watch_fleet
+from logsleuth.watch.fleet import FleetEvent, watch_fleet
 from tests.helpers import append_later
 from tests.logs import crash_record, launch_line, nccl_traceback, scheduler_traceback
 from tests.test_watch import STAGE_LINES

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from logsleuth.api import DiagnoseOptions
+from logsleuth.cli.watch_output import EXIT_TIMEOUT, Streams, run_watch
 from logsleuth.render.options import OutputFormat
 from logsleuth.sources.base import RESTART
 from logsleuth.sources.follow_local import LOOK_ANYWAY_TICKS, Waiter, follow_local
-from logsleuth.watch import watch_spec
-from logsleuth.watch_output import EXIT_TIMEOUT, Streams, run_watch
+from logsleuth.watch.follow import watch_spec
 from tests.helpers import append_later
 from tests.logs import crash_record, nccl_traceback, noise, scheduler_traceback
 from tests.test_watch_launch import launch_pieces
@@ -167,7 +167,7 @@ def test_from_start_reads_what_the_backlog_would_skip(tmp_path: Path) -> None:
 
 
 def _events_until_timeout(spec: str, *, from_start: bool) -> list:  # type: ignore[type-arg]
-    from logsleuth.watch import WatchTimeout
+    from logsleuth.watch.follow import WatchTimeout
 
     events = []
     with pytest.raises(WatchTimeout):

@@ -16,8 +16,8 @@ import pytest
 from referencing import Registry, Resource
 
 from logsleuth.api import DiagnoseOptions
+from logsleuth.cli.watch_output import EXIT_TIMEOUT, Streams, run_watch
 from logsleuth.render.options import OutputFormat, RenderOptions
-from logsleuth.watch_output import EXIT_TIMEOUT, Streams, run_watch
 from tests.helpers import append_as_read, append_later, spawn
 from tests.logs import crash_record, nccl_traceback, scheduler_traceback
 
@@ -267,7 +267,7 @@ def test_json_on_ready_is_json(tmp_path: Path) -> None:
 def test_reconnect_notices_become_events(tmp_path: Path) -> None:
     """The SSH follower reports a dropped connection through SSHOptions.notice; run_watch hands every source
     its own notice.  Here a local follower calls it, as the SSH one does (the real drops are in tests/ssh)."""
-    from logsleuth.watch_output import _Printer
+    from logsleuth.cli.watch_output import _Printer
 
     out = io.StringIO()
     printer = _Printer(Streams(out, io.StringIO()), RenderOptions(format=OutputFormat.JSON), redact=True)
@@ -299,7 +299,7 @@ def test_ctrl_c_ends_the_json_events_with_interrupted(tmp_path: Path) -> None:
         "import sys\n"
         "from logsleuth.api import DiagnoseOptions\n"
         "from logsleuth.render.options import OutputFormat\n"
-        "from logsleuth.watch_output import run_watch\n"
+        "from logsleuth.cli.watch_output import run_watch\n"
         "try:\n"
         f"    run_watch([{str(log)!r}], DiagnoseOptions(), fmt=OutputFormat.JSON, timeout=60)\n"
         "except KeyboardInterrupt:\n"

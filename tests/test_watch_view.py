@@ -8,12 +8,12 @@ from pathlib import Path
 from rich.console import Console
 
 from logsleuth.api import DiagnoseOptions
+from logsleuth.cli.watch_output import Streams, run_watch
 from logsleuth.ingest.stages import STAGES
 from logsleuth.models import ProgressReading
 from logsleuth.render.launch_view import LaunchView
 from logsleuth.render.options import OutputFormat
-from logsleuth.watch import WatchEvent
-from logsleuth.watch_output import Streams, run_watch
+from logsleuth.watch.follow import WatchEvent
 from tests.helpers import append_later
 from tests.test_watch_launch import launch_pieces
 

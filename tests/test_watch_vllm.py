@@ -14,7 +14,7 @@ from pathlib import Path
 from logsleuth.api import DiagnoseOptions
 from logsleuth.ingest.stages import stage_of
 from logsleuth.sources.local import LocalFileSource
-from logsleuth.watch import follow_local, watch
+from logsleuth.watch.follow import follow_local, watch
 from tests.helpers import append_later
 
 API, CORE = "(APIServer pid=4127) ", "(EngineCore_DP0 pid=4203) "

@@ -79,14 +79,14 @@ def _open(spec: str, ssh: SSHOptions, stdin: bytes | None) -> Source:
 def _failure(source: Source, launch: Launch) -> FailureSummary | None:
     """The launch's failure as `diagnose` names it: its bytes read by the api's reader and report."""
     from logsleuth.api import DiagnoseOptions, build_report, load_library
-    from logsleuth.ingest.reader import read_latest
     from logsleuth.models import SourceInfo
+    from logsleuth.reading.reader import read_latest
 
     options = DiagnoseOptions()
     piece = _Slice(source, launch.start, launch.end)
     result = read_latest(piece, max_bytes=options.max_bytes)
-    info = SourceInfo(piece.name, result.bytes_read, result.size, capped=result.capped)
-    report = build_report([(piece, info, result)], options, load_library(options))
+    info = SourceInfo(piece.name, result.bytes_read, result.size, capped=result.capped, host=piece.host)
+    report = build_report([(info, result)], options, load_library(options))
     group = report.primary
     if group is None:
         return None

@@ -1,7 +1,7 @@
 """The signals a health pattern's `[[detect]]` tables name, as detectors fed one line or batch at a time.
 
 The same detectors run on a whole log (`logsleuth health`, health/scan.py) and live (`watch --then-follow`,
-watch_health.py): each is fed lines and batch samples in log order and says at any moment whether its
+watch/health.py): each is fed lines and batch samples in log order and says at any moment whether its
 signal holds.  Thresholds come from the pattern (docs/health.md); none is written here.
 """
 

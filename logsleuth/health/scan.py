@@ -1,6 +1,6 @@
 """Reading a running server's log for its health: the latest launch's steady-state lines, fed to detectors.
 
-`HealthScan` is fed lines in log order (a whole log here, a followed one in watch_health.py) and keeps every
+`HealthScan` is fed lines in log order (a whole log here, a followed one in watch/health.py) and keeps every
 health pattern's detectors, the batch samples for the series, and the launch facts.  A new launch in the log
 starts it over: health is about the latest run.
 

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 
-from logsleuth.lazyre import compile_lazily
-from logsleuth.tracebacks.grammar import (
+from logsleuth.ingest.line_shapes import (
     CARET_LINE,
     CAUSE_SEPARATOR,
     CONTEXT_SEPARATOR,
@@ -17,6 +16,7 @@ from logsleuth.tracebacks.grammar import (
     FRAME_LINE,
     TRACEBACK_HEADER,
 )
+from logsleuth.lazyre import compile_lazily
 
 MAX_LINE_BYTES = 64 * 1024  # of one log line kept for parsing; a 100 MB line must not cost 100 MB per copy
 

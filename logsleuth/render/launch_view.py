@@ -8,7 +8,7 @@
       <the last log line, dimmed>
 
 On ready the view stays with the total time and the server's URL.  The view only draws what the watch events
-say (watch.py); log text is shown as `Text`, never read as markup, and cleaned of escape sequences.
+say (watch/follow.py); log text is shown as `Text`, never read as markup, and cleaned of escape sequences.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from logsleuth.redact import redact_secrets
 from logsleuth.render.safety import strip_controls
 
 if TYPE_CHECKING:
-    from logsleuth.watch import WatchEvent
+    from logsleuth.watch.events import WatchEvent
 
 # The memory figures shown, in this order (names from ingest/stages.py MEMORY_FIGURES).
 _MEMORY_ORDER = ("weights", "KV cache", "KV cache tokens", "avail mem")

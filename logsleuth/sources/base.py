@@ -9,6 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
+# The most of a log's end read by default (--max-bytes): the reader's limit, and all a command source holds.
+DEFAULT_MAX_BYTES = 256 << 20
+
 # Bytes read per request.  Large enough that syscalls and SSH round trips are
 # amortized, small enough to keep memory flat.
 CHUNK_SIZE = 1 << 20
@@ -19,7 +22,7 @@ RESTART = b"\x00LOGSLEUTH-RESTART\x00"
 # confirmed that every byte written so far has been delivered: silence before it is the log's own, not a frozen or
 # lost connection's.  A follower that yields it at all yields it about every second while the link is alive, and
 # none while the link is frozen or being reconnected.  A follower that never yields it (a local file, a pipe)
-# cannot freeze: its silence is always the log's (watch.py waits for it before it takes silence for the end of a
+# cannot freeze: its silence is always the log's (watch/follow.py waits for it before it takes silence for the end of a
 # traceback).  A source whose follow yields it says so from the start (ConfirmsSilence).
 ALIVE = b"\x00LOGSLEUTH-ALIVE\x00"
 
@@ -89,7 +92,7 @@ class Follows(Protocol):
 @runtime_checkable
 class ConfirmsSilence(Protocol):
     """A followed source whose link can freeze (a remote log over SSH): its follow yields ALIVE while the link is
-    alive, so that silence it has not confirmed is not taken for the log's (watch.py)."""
+    alive, so that silence it has not confirmed is not taken for the log's (watch/follow.py)."""
 
     confirms_silence: bool
 

@@ -2,7 +2,8 @@
 
 CPython's traceback formats (frames, carets, chain separators, exception groups, faulthandler dumps), the
 exception lines, argparse usage errors, kill notices and the log-record starts that end a message.  The
-scanner (scanner.py) and the chain parser (chain.py) share these; nothing else defines a line regex.
+scanner (scanner.py) and the chain parser (chain.py) share these; nothing else defines a line regex, but for the
+shapes of CPython's own traceback lines, which the first stage needs too (ingest/line_shapes.py, re-exported here).
 """
 
 from __future__ import annotations
@@ -12,18 +13,17 @@ import re
 from dataclasses import dataclass
 from enum import Enum, auto
 
+from logsleuth.ingest.line_shapes import (  # noqa: F401 - re-exported: the grammar's frame and chain lines
+    CARET_LINE,
+    CAUSE_SEPARATOR,
+    CONTEXT_SEPARATOR,
+    FAULT_FRAME_LINE,
+    FRAME_LINE,
+    TRACEBACK_HEADER,
+)
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import FACT_PREFIX, FailureKind
 
-TRACEBACK_HEADER = "Traceback (most recent call last):"
-CAUSE_SEPARATOR = "The above exception was the direct cause of the following exception:"
-CONTEXT_SEPARATOR = "During handling of the above exception, another exception occurred:"
-
-# `(?P<func>\S.*)` then strip in code: a lazy `.+?\s*$` is quadratic on a long run of spaces.
-FRAME_LINE = compile_lazily(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d+)(?:, in (?P<func>\S.*)|\s*)$')
-# faulthandler: `  File "x.py", line 10 in func` (no comma) and `line ???` when unknown.
-FAULT_FRAME_LINE = compile_lazily(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d+|\?\?\?) in (?P<func>\S.*)$')
-CARET_LINE = compile_lazily(r"^\s*[\^~][\s\^~]*$")  # one mark, then any: no ambiguous split to backtrack over
 REPEATED_LINE = compile_lazily(r"^\s*\[Previous line repeated (?P<n>\d+) more times?\]\s*$")
 # The final line of an exception: `pkg.mod.TypeName: message` or a bare `TypeName`.
 # Possessive quantifiers: a 64 KiB line like `a.a.a.…` must not backtrack quadratically.

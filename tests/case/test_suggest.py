@@ -2,7 +2,7 @@
 project's own loader reads (`diagnose --patterns DIR`), that matches its positive fixture and not its negative
 one; and the `case` command itself, in-process and once through the console script.
 
-The CLI runs through a typer app holding only `case` (the lead registers it in cli.py), with logsleuth's own
+The CLI runs through a typer app holding only `case` (the lead registers it in cli/app.py), with logsleuth's own
 error handling (__main__): a test stand-in for the registration, not for any behaviour."""
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ def test_a_fix_the_catalog_refutes_is_refused(fix: str, message: str, tmp_path: 
 
 
 def _app() -> typer.Typer:
-    from logsleuth.cli_case import CASE_EXIT_HELP, case_command
+    from logsleuth.cli.case import CASE_EXIT_HELP, case_command
 
     app = typer.Typer(add_completion=False)
     app.command("case", epilog=CASE_EXIT_HELP)(case_command)
@@ -183,8 +183,8 @@ def test_case_from_stdin_through_the_console_script() -> None:
     """Once as a separate process, as a user runs it: stdin piped in, the lines before the failure still read."""
     probe = (
         "import sys, typer\n"
-        "from logsleuth import cli\n"
-        "from logsleuth.cli_case import case_command\n"
+        "from logsleuth.cli import app as cli\n"
+        "from logsleuth.cli.case import case_command\n"
         "if 'case' not in {c.name for c in cli.app.registered_commands}:\n"
         "    cli.app.command('case')(case_command)\n"
         "from logsleuth.__main__ import _entry\n"

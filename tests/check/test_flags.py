@@ -128,7 +128,7 @@ def test_absent_oracle_version_says_how_to_get_it(monkeypatch: pytest.MonkeyPatc
 
 
 def test_cli_exit_statuses_and_usage(capsys: pytest.CaptureFixture[str]) -> None:
-    from logsleuth.cli_check import run_check
+    from logsleuth.cli.check import run_check
 
     assert run_check(["--tp-size", "2"], "0.5.9", "text", validate=False) == 0
     assert run_check(["--max-model-len", "2"], "0.5.9", "text", validate=False) == 1

@@ -1,5 +1,5 @@
 """`logsleuth diff` tests: the command runs in-process through typer's CliRunner, registered here on a test app
-exactly as cli.py registers it (until the lead registers it there)."""
+exactly as cli/app.py registers it (until the lead registers it there)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from logsleuth.cli_diff import DIFF_EXIT_HELP, diff_command
+from logsleuth.cli.diff import DIFF_EXIT_HELP, diff_command
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "diff"
 FORMATS = ("text", "rich", "markdown", "slack", "json")
@@ -23,7 +23,7 @@ def _app() -> typer.Typer:
     app.command("diff", epilog=DIFF_EXIT_HELP)(diff_command)
 
     @app.callback()
-    def _root() -> None:  # a callback keeps `diff` a subcommand, as in cli.py
+    def _root() -> None:  # a callback keeps `diff` a subcommand, as in cli/app.py
         pass
 
     return app

@@ -178,7 +178,7 @@ def _dry_run_lines(words: list[str]) -> list[str]:
     import io
 
     from logsleuth.api import DiagnoseOptions
-    from logsleuth.launch import LaunchStreams, run_launch
+    from logsleuth.watch.launch import LaunchStreams, run_launch
 
     stdout, stderr = io.StringIO(), io.StringIO()
     status = run_launch("gpu7", words, options=DiagnoseOptions(), streams=LaunchStreams(stdout, stderr),
@@ -223,7 +223,7 @@ def test_a_fixs_env_value_prints_as_one_shell_word(value: str, tmp_path: Path) -
 @pytest.mark.parametrize("host", ["127.0.0.1:1:docker:x", "127.0.0.1:1:/var/log/x.log", "127.0.0.1:journal:u",
                                   "127.0.0.1:1:k8s:pod/x"])
 def test_check_refuses_a_source_spec_as_its_host(host: str, capsys: pytest.CaptureFixture[str]) -> None:
-    from logsleuth.cli_check import run_check
+    from logsleuth.cli.check import run_check
 
     status = run_check([host, "python3", "-m", "sglang.launch_server", "--model-path", "/m"], None, "text")
     out, err = capsys.readouterr()

@@ -23,10 +23,10 @@ from typing import Any
 import pytest
 
 from logsleuth.api import DiagnoseOptions, diagnose_text
+from logsleuth.cli.slack_webhook import post_to_slack
 from logsleuth.errors import LogsleuthError
 from logsleuth.explain import ExplainError, explain_report
 from logsleuth.explain.config import ExplainOptions, resolve_settings
-from logsleuth.slack_webhook import post_to_slack
 from tests.explain.conftest import planted_log
 from tests.explain.llm_standin import Behaviour, answer, standin_server
 from tests.hostile.checks import Output, run_cli_bytes

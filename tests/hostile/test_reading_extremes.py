@@ -20,7 +20,7 @@ import pytest
 from logsleuth.api import DiagnoseOptions, diagnose
 from logsleuth.diagnosis.grouping import MAX_GROUPS
 from logsleuth.errors import UsageError
-from logsleuth.ingest import dense, reader
+from logsleuth.reading import dense, reader
 from logsleuth.render.sparkline import BARS, GAP, sparkline
 from logsleuth.render.view import omitted_line
 from logsleuth.sources import anchors

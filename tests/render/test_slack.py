@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from logsleuth.__main__ import main
+from logsleuth.cli.slack_webhook import post_to_slack
 from logsleuth.errors import LogsleuthError
 from logsleuth.models import Frame, Report
 from logsleuth.render.options import OutputFormat
-from logsleuth.slack_webhook import post_to_slack
 from tests.render.cases import several_hosts, single_failure, unknown_failure
 from tests.render.helpers import render, slack_fences_balanced
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from logsleuth.errors import ExitStatus, SourceError
-from logsleuth.sources.runtime.command import Command, CommandSource, read_latest_widening, run_local
+from logsleuth.reading.reader import read_latest_widening
+from logsleuth.sources.runtime.command import Command, CommandSource, run_local
 from logsleuth.sources.runtime.docker import explain_failure, logs_command
 from tests.helpers import real_traceback
 from tests.runtime.conftest import Runtime

@@ -9,8 +9,8 @@ import os
 import pytest
 
 from logsleuth.errors import ExitStatus, SourceError
-from logsleuth.ingest.reader import read_latest
 from logsleuth.models import FACT_PREFIX
+from logsleuth.reading.reader import read_latest
 from logsleuth.sources.runtime.command import CommandSource, Finished
 from logsleuth.sources.runtime.docker import ContainerFacts, open_container, parse_inspect
 from logsleuth.sources.runtime.spec import parse_runtime_spec

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from logsleuth.errors import ExitStatus, SourceError
-from logsleuth.ingest.reader import read_latest
+from logsleuth.reading.reader import read_latest
 from logsleuth.sources.runtime.command import CommandSource
 from logsleuth.sources.runtime.journal import UnitFacts, open_unit, parse_show
 from tests.helpers import real_traceback

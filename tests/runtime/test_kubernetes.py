@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from logsleuth.errors import ExitStatus, SourceError
-from logsleuth.ingest.reader import read_latest
+from logsleuth.reading.reader import read_latest
 from logsleuth.sources.base import RESTART
 from logsleuth.sources.runtime.command import CommandSource, Finished, run_local, stream_local
 from logsleuth.sources.runtime.kubernetes import (

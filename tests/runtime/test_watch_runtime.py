@@ -1,4 +1,4 @@
-"""`logsleuth watch docker:C | podman:C | journal:UNIT` (watch.py's runtime branch, sources/runtime/follow.py).
+"""`logsleuth watch docker:C | podman:C | journal:UNIT` (watch/follow.py's runtime branch, sources/runtime/follow.py).
 
 The runtime is the stand-in `docker`/`journalctl` first on PATH (conftest.py): no Docker daemon or journald can
 run on the test machines.  The test plays the daemon: it changes the container's log and state while the real
@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from logsleuth.api import DiagnoseOptions
-from logsleuth.watch import RUNTIME_RESTARTED, WatchEvent, WatchTimeout, watch_spec
+from logsleuth.watch.follow import RUNTIME_RESTARTED, WatchEvent, WatchTimeout, watch_spec
 from tests.logs import crash_record, scheduler_traceback
 from tests.runtime import k8s_fixtures
 from tests.runtime.conftest import Runtime

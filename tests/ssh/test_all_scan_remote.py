@@ -15,7 +15,7 @@ from cli_runner import run_diagnose
 from remote_logs import FAILURE, LINE
 from sshd_server import SSHD
 
-from logsleuth.ingest.scan import ANCHORS, FALLBACK_ANCHORS
+from logsleuth.reading.scan import ANCHORS, FALLBACK_ANCHORS
 from logsleuth.sources.local import LocalFileSource
 from logsleuth.sources.open import open_sources
 from logsleuth.sources.options import SSHOptions
@@ -91,7 +91,7 @@ def test_remote_anchor_offsets_are_streamed_in_bounded_memory(sshd: SSHD, anchor
     before, 11 MiB streamed (a chunk of output in lines, paramiko's window); the bound is generous."""
     import tracemalloc
 
-    from logsleuth.ingest.reader import DENSE_ANCHORS
+    from logsleuth.reading.reader import DENSE_ANCHORS
 
     options = SSHOptions(config_file=str(sshd.config), connect_attempts=1, backend=backend)  # type: ignore[arg-type]
     (remote,) = open_sources(f"logsleuth-alias:{anchor_storm_log}", options)

@@ -26,10 +26,10 @@ import pytest
 from sshd_server import RUN_PREFIX, SSHD
 
 from logsleuth.api import DiagnoseOptions
-from logsleuth.launch import LaunchStreams, default_log_path, retry_log_path, run_launch, stop_launch
 from logsleuth.render.options import OutputFormat, RenderOptions
 from logsleuth.sources.options import SSHBackend, SSHOptions
 from logsleuth.sources.spec import parse_remote_spec
+from logsleuth.watch.launch import LaunchStreams, default_log_path, retry_log_path, run_launch, stop_launch
 from tests.helpers import lines_until, spawn
 
 FAKE_SERVER = Path(__file__).resolve().parent.parent / "fixtures" / "fake_sglang_server.py"
@@ -261,7 +261,7 @@ def _interrupt_a_launch(sshd: SSHD, place: Path, answer: str) -> tuple[int, str,
     script.write_text(
         "import sys\n"
         "from logsleuth.api import DiagnoseOptions\n"
-        "from logsleuth.launch import run_launch\n"
+        "from logsleuth.watch.launch import run_launch\n"
         "from logsleuth.sources.options import SSHOptions\n"
         "def confirm(question):\n"
         "    print('asked: ' + question, file=sys.stderr, flush=True)\n"

@@ -501,14 +501,14 @@ def test_a_bad_backend_or_config_under_openssh_is_a_usage_error(sshd: SSHD, tmp_
 
 
 def test_cli_ssh_backend_option(sshd: SSHD, log: Path) -> None:
-    """`--ssh-backend openssh` on the command line (cli.py) reaches SSHOptions.backend."""
+    """`--ssh-backend openssh` on the command line (cli/app.py) reaches SSHOptions.backend."""
     from typer.main import get_command
 
-    from logsleuth.cli import app
+    from logsleuth.cli.app import app
 
     diagnose = get_command(app).commands["diagnose"]  # type: ignore[attr-defined]
     if not any("--ssh-backend" in param.opts for param in diagnose.params):
-        pytest.skip("cli.py has no --ssh-backend yet (the CLI half of issue 12)")
+        pytest.skip("cli/app.py has no --ssh-backend yet (the CLI half of issue 12)")
     result = run_cli(sshd.config, "--ssh-backend", "openssh", f"127.0.0.1:{free_port()}:/x.log")
     assert result.returncode == 3
     refused = r"logsleuth: 127\.0\.0\.1: connection refused by 127\.0\.0\.1 port \d+ \(3 attempts in [\d.]+ s\)\n"

@@ -17,7 +17,7 @@ from remote_logs import FAILURE, LINE
 from sshd_server import SSHD, free_port
 
 from logsleuth.errors import SourceError
-from logsleuth.ingest.reader import INITIAL_WINDOW
+from logsleuth.reading.reader import INITIAL_WINDOW
 from logsleuth.sources.base import Source
 from logsleuth.sources.open import open_sources
 from logsleuth.sources.options import SSHOptions

@@ -19,7 +19,7 @@ from logsleuth.sources.open import open_sources
 from logsleuth.sources.options import SSHOptions
 from tests.helpers import append_later, lines_until
 
-RESTART = b"\x00LOGSLEUTH-RESTART\x00"  # what logsleuth.watch.follow_local yields on truncation or rotation
+RESTART = b"\x00LOGSLEUTH-RESTART\x00"  # what logsleuth.watch.follow.follow_local yields on truncation or rotation
 
 STAGES = [
     b"[2026-11-29 10:00:00] server_args=ServerArgs(model_path='/m', tp_size=1)\n",

@@ -110,7 +110,7 @@ def _real_options(command_name: str) -> tuple[set[str], set[str]]:
     """(the options of the real command that take a value, all its options)."""
     import typer.main
 
-    from logsleuth.cli import app
+    from logsleuth.cli.app import app
 
     command = typer.main.get_command(app).commands[command_name]  # type: ignore[attr-defined]
     options = [param for param in command.params if param.param_type_name == "option"]
@@ -124,7 +124,7 @@ def test_value_options_match_the_real_diagnose_command() -> None:
     assert taking_values == DIAGNOSE_VALUE_OPTIONS
 
 
-# Announced for `watch` with issues 13 and 14 (cli.py, another change): --stall, --settle, --parallel and
+# Announced for `watch` with issues 13 and 14 (cli/app.py, another change): --stall, --settle, --parallel and
 # --hosts-file take values; --then-follow and --from-start do not.
 _WATCH_OPTIONS_TO_COME = {"--stall", "--settle", "--parallel", "--hosts-file"}
 
@@ -369,8 +369,8 @@ def _measured_clocks(report: dict[str, Any]) -> list[dict[str, float] | None]:
 )
 def test_helper_guesses_the_ssh_options_the_cli_builds(options: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """The helper's early connections are used only when its guess equals what `diagnose` asks for."""
-    from logsleuth import cli
     from logsleuth.__main__ import main
+    from logsleuth.cli import app as cli
     from logsleuth.internal.ssh_helper.child import _ssh_options
 
     asked: list[object] = []
@@ -393,8 +393,8 @@ def test_helper_guesses_the_ssh_options_watch_builds(options: list[str], monkeyp
     import time
     from dataclasses import replace
 
-    from logsleuth import watch_output
     from logsleuth.__main__ import main
+    from logsleuth.cli import watch_output
     from logsleuth.internal.ssh_helper.child import _ssh_options
 
     asked: list[object] = []

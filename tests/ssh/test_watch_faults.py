@@ -32,7 +32,7 @@ from logsleuth.errors import LogsleuthError, SourceError
 from logsleuth.sources.base import ALIVE, RESTART
 from logsleuth.sources.open import open_sources
 from logsleuth.sources.options import SSHOptions
-from logsleuth.watch import WatchEvent, watch_spec
+from logsleuth.watch.follow import WatchEvent, watch_spec
 from tests.helpers import spawn
 
 pytestmark = pytest.mark.ssh
@@ -557,7 +557,7 @@ class BackgroundWatch(threading.Thread):
         self._stopping = threading.Event()
 
     def run(self) -> None:
-        from logsleuth.watch import watch
+        from logsleuth.watch.follow import watch
 
         try:
             for event in watch(self.source, self.follow, self.options, incomplete_grace=GRACE,  # type: ignore[arg-type]

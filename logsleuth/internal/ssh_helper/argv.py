@@ -5,17 +5,12 @@ Only what Python has loaded at start-up may be imported here: this runs first th
 
 from __future__ import annotations
 
-# The options that take a value, per command the helper starts for (cli.py), so that their values are not taken
-# for sources.  tests/ssh/test_ssh_worker.py checks these against the real commands.
-DIAGNOSE_VALUE_OPTIONS = frozenset(
-    {"--format", "-f", "--cmd", "--engine-version", "--patterns", "--max-bytes", "--output", "-o", "--width",
-     "--max-chars", "--ssh-config", "-F", "--slack-webhook", "--ssh-backend", "--parallel", "--hosts-file",
-     "--llm-url", "--llm-model", "--verify-fix"}
-)
-WATCH_VALUE_OPTIONS = frozenset(
-    {"--format", "-f", "--timeout", "--cmd", "--engine-version", "--width", "--ssh-config", "-F", "--ssh-backend",
-     "--stall", "--settle", "--hosts-file"}
-)
+from logsleuth.cli.option_table import value_words
+
+# The options that take a value, per command the helper starts for, so that their values are not taken for sources:
+# from the command line's own option table (which imports nothing, as this module must not).
+DIAGNOSE_VALUE_OPTIONS = value_words("diagnose")
+WATCH_VALUE_OPTIONS = value_words("watch")
 # `watch` too: its first stage shows only once the log is open, so it gains what `diagnose` gains.
 VALUE_OPTIONS = {"diagnose": DIAGNOSE_VALUE_OPTIONS, "watch": WATCH_VALUE_OPTIONS}
 

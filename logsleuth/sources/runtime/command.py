@@ -2,7 +2,7 @@
 
 A command has no random access, so the source holds the last N lines in memory (N growing through LINE_STEPS, then
 everything) and is a source of that size.  `read_latest` reads growing windows from the end of a source and stops
-at its first byte, so it cannot ask for bytes before the lines held: `read_latest_widening` runs it, and when the
+at its first byte, so it cannot ask for bytes before the lines held: `reading.reader.read_latest_widening` runs it, and when the
 latest launch's failures may start before the lines held (the reader's own test, `launch_complete`), widens the source
 (the next N) and reads again.  Each step is ten times the last, so the re-read costs at most a ninth more.
 
@@ -25,10 +25,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from logsleuth.errors import SourceError
-from logsleuth.ingest.reader import DEFAULT_MAX_BYTES, launch_complete, read_latest
-from logsleuth.ingest.scan import ReadResult
 from logsleuth.models import FACT_PREFIX
-from logsleuth.sources.base import CHUNK_SIZE
+from logsleuth.sources.base import CHUNK_SIZE, DEFAULT_MAX_BYTES
 from logsleuth.sources.memory import MemorySource
 from logsleuth.sources.spec import printable
 
@@ -282,12 +280,3 @@ def last_line(text: bytes) -> str:
     lines = [line.strip() for line in text.decode("utf-8", "replace").splitlines() if line.strip()]
     return lines[-1] if lines else ""
 
-
-def read_latest_widening(source: CommandSource, max_bytes: int = DEFAULT_MAX_BYTES) -> ReadResult:
-    """`read_latest` over a command source, widened (the next N lines) until the latest launch's failures are
-    complete or every line is held.  A log with no failure is read whole, as a file is."""
-    while True:
-        result = read_latest(source, max_bytes=max_bytes)
-        if source.whole or launch_complete(result.failures, result.tracker, 0):
-            return result
-        source.widen()

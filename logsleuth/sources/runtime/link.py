@@ -2,7 +2,7 @@
 
 - `Heartbeats`: STREAM_SCRIPT prints a random word of the follow's own every second beside the command.  It is cut
   out of the output wherever it lands; each one delivered says that everything the command wrote before it was
-  delivered too (the follow then yields base.ALIVE, as `tail -F`'s does: watch.py).  A frozen connection delivers
+  delivered too (the follow then yields base.ALIVE, as `tail -F`'s does: watch/follow.py).  A frozen connection delivers
   none.
 - `Resumed`: a follow started again after a lost connection repeats the newest lines; those up to the end of what
   was delivered before are dropped.

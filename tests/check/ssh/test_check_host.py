@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from sshd_server import SSHD
 
-from logsleuth.cli_check import run_check
+from logsleuth.cli.check import run_check
 
 pytestmark = [pytest.mark.ssh, pytest.mark.oracle]
 

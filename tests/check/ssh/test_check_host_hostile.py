@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from sshd_server import SSHD
 
-from logsleuth.cli_check import run_check
+from logsleuth.cli.check import run_check
 
 HOST = "root@logsleuth-alias"
 OSC = ("\x1b]52;c;b3duZWQ=\x07", "\x1b]0;owned\x07", "\x9b2J", "\u202e")

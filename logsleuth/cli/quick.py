@@ -3,9 +3,9 @@
 Why: importing typer (and the click it vendors) and building the command from its annotations costs ~40-80 ms
 of CPU, a sixth of a remote diagnose (issue 14).  Most command lines are plain: known options with valid
 values.  This reader accepts exactly those and gives up (None) on anything else: help, an unknown or
-misspelled option, a value click would reject, a value that looks like an option.  Then cli.py's typer
-command parses the line, so help, errors and exit statuses are typer's, as before.  The options here are the
-ones of `cli.diagnose_command`; tests/test_cli_quick.py checks them against it, and that both parsers give the
+misspelled option, a value click would reject, a value that looks like an option.  Then cli/app.py's typer
+command parses the line, so help, errors and exit statuses are typer's, as before.  The options come from the
+one option table (cli/option_table.py), as typer's do; tests/test_cli_quick.py checks that both parsers give the
 same arguments.
 """
 
@@ -16,8 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from logsleuth.render.options import MIN_WIDTH, OutputFormat
-from logsleuth.sources.options import SSH_BACKENDS
+from logsleuth.cli.option_table import OPTIONS, Option, options_of
+from logsleuth.render.options import OutputFormat
 
 COMMAND = "diagnose"
 COMPLETE_VAR = "_LOGSLEUTH_COMPLETE"  # set by the script `logsleuth completion SHELL` prints: typer answers
@@ -48,52 +48,41 @@ def _choice(values: tuple[str, ...], convert: Callable[[str], Any] = str) -> Cal
     return check
 
 
-# Option word -> (the parameter of cli.diagnose_command it sets, how its value is converted).
-VALUE_OPTIONS: dict[str, tuple[str, Callable[[str], Any]]] = {
-    "--format": ("output_format", _choice(tuple(OutputFormat), OutputFormat)),
-    "--output": ("output", Path),
-    "--width": ("width", _count(MIN_WIDTH)),
-    "--cmd": ("command", str),
-    "--engine-version": ("engine_version", str),
-    "--patterns": ("patterns", Path),
-    "--max-bytes": ("max_bytes", str),
-    "--max-chars": ("max_chars", _count()),
-    "--slack-webhook": ("slack_webhook", str),
-    "--ssh-config": ("ssh_config", Path),
-    "--ssh-backend": ("ssh_backend", _choice(SSH_BACKENDS)),
-    "--parallel": ("parallel", _count(1)),
-    "--hosts-file": ("hosts_file", str),
-    "--llm-url": ("llm_url", str),
-    "--llm-model": ("llm_model", str),
-    "--verify-fix": ("verify_fix", str),
-}
-SHORT_NAMES = {"-f": "--format", "-o": "--output", "-F": "--ssh-config"}
-REPEATABLE = frozenset({"patterns"})
-FLAGS = {
-    "--all": "all_failures",
-    "--no-user-patterns": "no_user_patterns",
-    "--no-redact": "no_redact",
-    "--anonymize": "anonymize",
-    "--post-to-slack": "post_to_slack",
-    "--accept-new-host-key": "accept_new_host_key",
-    "--all-files": "all_files",
-    "--explain": "explain",
-}
+def _converter(option: Option) -> Callable[[str], Any]:
+    """How the table's option turns its word into the value typer would give (or gives up: _NotPlain)."""
+    if option.kind == "count":
+        return _count(option.minimum)
+    if option.kind == "choice":
+        return _choice(option.choices, OutputFormat if option.param == "output_format" else str)
+    if option.kind == "path":
+        return Path
+    if option.kind in ("text", "size"):
+        return str
+    return _give_up  # seconds: typer's float parsing (watch is never read here)
 
 
-def defaults() -> dict[str, Any]:
-    """The parameters of a `diagnose` given no option (as cli.diagnose_command declares them)."""
-    from logsleuth.ingest.reader import DEFAULT_MAX_BYTES
+def _give_up(text: str) -> Any:
+    raise _NotPlain
 
-    values: dict[str, Any] = {name: None for name, _ in VALUE_OPTIONS.values()}
-    values.update({name: False for name in FLAGS.values()})
-    from logsleuth.sources.fanout import DEFAULT_PARALLEL
 
-    values.update(
-        sources=None, max_bytes=f"{DEFAULT_MAX_BYTES >> 20}M", max_chars=3500, ssh_backend="auto",
-        parallel=DEFAULT_PARALLEL,
-    )
-    return values
+def _value_options(command: str) -> dict[str, tuple[str, Callable[[str], Any]]]:
+    """Option word -> (the parameter of the command's function it sets, how its value is converted)."""
+    return {option.long: (option.param, _converter(option)) for option in options_of(command) if option.takes_value}
+
+
+def _flags(command: str) -> dict[str, str]:
+    return {option.long: option.param for option in options_of(command) if not option.takes_value}
+
+
+VALUE_OPTIONS = _value_options(COMMAND)
+SHORT_NAMES = {short: option.long for option in OPTIONS.values() for short in option.names[1:]}
+REPEATABLE = frozenset(option.param for option in OPTIONS.values() if option.repeatable)
+FLAGS = _flags(COMMAND)
+
+
+def defaults(command: str = COMMAND) -> dict[str, Any]:
+    """The parameters of a command given no option: the table's defaults (as typer's command gets them)."""
+    return {"sources": None, **{option.param: option.default for option in options_of(command)}}
 
 
 def parse_diagnose(argv: list[str]) -> dict[str, Any] | None:
@@ -107,28 +96,17 @@ def parse_diagnose(argv: list[str]) -> dict[str, Any] | None:
         return None
 
 
-# `logsleuth health` (cli_health.health_command): its options, a subset of diagnose's.
-HEALTH_VALUE_OPTIONS = {
-    option: VALUE_OPTIONS[option]
-    for option in (
-        "--format", "--output", "--width", "--cmd", "--engine-version", "--patterns", "--max-chars", "--ssh-config",
-        "--ssh-backend", "--parallel", "--hosts-file",
-    )
-}
-HEALTH_FLAGS = {option: FLAGS[option] for option in ("--no-user-patterns", "--no-redact", "--accept-new-host-key")}
+# `logsleuth health` (cli/health.health_command): its options, a subset of diagnose's.
+HEALTH_VALUE_OPTIONS = _value_options("health")
+HEALTH_FLAGS = _flags("health")
 
 
 def parse_health(argv: list[str]) -> dict[str, Any] | None:
     """The keyword arguments of health_program.run_health for a plain `health` command line, or None."""
     if not argv or argv[0] != "health" or os.environ.get(COMPLETE_VAR):
         return None
-    from logsleuth.sources.fanout import DEFAULT_PARALLEL
-
-    values: dict[str, Any] = {name: None for name, _ in HEALTH_VALUE_OPTIONS.values()}
-    values.update({name: False for name in HEALTH_FLAGS.values()})
-    values.update(sources=None, max_chars=3500, ssh_backend="auto", parallel=DEFAULT_PARALLEL)
     try:
-        return _parse(argv[1:], values, HEALTH_VALUE_OPTIONS, HEALTH_FLAGS)
+        return _parse(argv[1:], defaults("health"), HEALTH_VALUE_OPTIONS, HEALTH_FLAGS)
     except _NotPlain:
         return None
 

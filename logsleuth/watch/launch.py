@@ -342,7 +342,7 @@ def _watch(plan: LaunchPlan, started: Started, options: DiagnoseOptions, out: _O
            confirm: Confirm | None, alive_check: float) -> tuple[int, Report | None]:
     """Follow the log from its first byte: (exit status, the failure's report when it crashed)."""
     from logsleuth.sources.ssh.remote_command import HostScripts
-    from logsleuth.watch import watch_spec
+    from logsleuth.watch.follow import watch_spec
 
     spec = f"{plan.host}:{started.log}"
     watch_options = replace(options, command=options.command or plan.command_text)

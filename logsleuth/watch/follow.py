@@ -21,7 +21,6 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Literal
 
 from logsleuth.api import DiagnoseOptions, build_report, load_library
 from logsleuth.diagnosis.fleet import event_time
@@ -30,7 +29,6 @@ from logsleuth.errors import SourceError
 from logsleuth.ingest.launch import LaunchTracker, parse_server_args
 from logsleuth.ingest.lines import LineSplitter, decode
 from logsleuth.ingest.normalize import LineNormalizer
-from logsleuth.ingest.scan import ReadResult
 from logsleuth.ingest.stages import (
     START_ADVICE,
     Stage,
@@ -42,13 +40,15 @@ from logsleuth.ingest.stages import (
     url_from_server_args,
     url_in,
 )
-from logsleuth.models import Failure, LogLine, ProgressReading, Report, SourceInfo
+from logsleuth.models import Failure, LogLine, SourceInfo
+from logsleuth.reading.scan import ReadResult
 from logsleuth.sources.base import ALIVE, RESTART, ConfirmsSilence, Follows, Source
 from logsleuth.sources.follow_local import Follow, follow_local, wait_for_file
 from logsleuth.tracebacks.scanner import FailureScanner
-from logsleuth.watch_health import ServerHealth
+from logsleuth.watch.events import EventKind, WatchEvent
+from logsleuth.watch.health import ServerHealth
 
-__all__ = ["RESTART", "Follow", "WatchEvent", "WatchTimeout", "follow_local", "watch", "watch_spec"]
+__all__ = ["RESTART", "EventKind", "Follow", "WatchEvent", "WatchTimeout", "follow_local", "watch", "watch_spec"]
 
 BACKLOG = 1 << 20  # on start, replay this much of the end of the log to learn the current stage
 SETTLE_SECONDS = 1.0  # after a failure, how long a rank that has not failed must be silent before reporting
@@ -60,34 +60,6 @@ TAIL_QUIET_SECONDS = 0.05
 # host has confirmed that silence (base.ALIVE): a frozen or reconnecting connection is not the end of a log.
 INCOMPLETE_GRACE_SECONDS = 10.0
 STALL_LINES = 5  # the last lines of the log shown with a stall
-
-EventKind = Literal[
-    "waiting", "stage", "progress", "line", "ready", "failure", "stall", "warning", "truncated", "restarted"
-]
-
-
-@dataclass(frozen=True)
-class WatchEvent:
-    """What the watch saw.  `at`: for a stage (and ready), when it began, in seconds on the launch's own
-    clock (the log's timestamps when it has them, else the time the line was read): differences between
-    stages are their durations.  `memory` and `url`: what the launch has reported so far.  `lines`: with a
-    stall, the last lines of the log."""
-
-    kind: EventKind
-    stage: Stage | None = None
-    text: str | None = None
-    report: Report | None = None
-    # With a failure: what was read, for a report across several watched logs (watch_fleet.py).
-    read: tuple[Source, SourceInfo, ReadResult] | None = None
-    progress: ProgressReading | None = None
-    at: float | None = None
-    memory: tuple[tuple[str, str], ...] = ()
-    url: str | None = None
-    lines: tuple[str, ...] = ()
-    # With a failure: the source was lost for good before the failure was complete (the connection never came
-    # back); what arrived is reported, and this says why it may be cut short.  The watch ends as a source error.
-    source_lost: str | None = None
-
 
 class WatchTimeout(SourceError):
     """--timeout passed before the server was ready (exit 124, as timeout(1))."""
@@ -325,7 +297,7 @@ of the launch)."""
     def failure_event(failures: list[Failure], source_lost: str | None = None) -> WatchEvent | None:
         read = current.end - current.start
         result = ReadResult(failures, current.launch.tracker, read, current.end)
-        what = (source, SourceInfo(source.name, read, current.end), result)
+        what = (SourceInfo(source.name, read, current.end, host=source.host), result)
         final = build_report([what], options, patterns)
         return WatchEvent("failure", report=final, read=what, source_lost=source_lost) if final.failures else None
 

@@ -10,33 +10,27 @@ from __future__ import annotations
 import os
 import platform
 import sys
-from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from logsleuth.api import DiagnoseOptions, diagnose
-from logsleuth.cli_case import CASE_EXIT_HELP, case_command
-from logsleuth.cli_check import CHECK_EXIT_HELP, check_command
-from logsleuth.cli_diff import DIFF_EXIT_HELP, diff_command
-from logsleuth.cli_health import HEALTH_EXIT_HELP, health_command
-from logsleuth.cli_options import (
+from logsleuth.cli.case import CASE_EXIT_HELP, case_command
+from logsleuth.cli.check import CHECK_EXIT_HELP, check_command
+from logsleuth.cli.diff import DIFF_EXIT_HELP, diff_command
+from logsleuth.cli.health import HEALTH_EXIT_HELP, health_command
+from logsleuth.cli.options import (
     FORMAT_HELP,
     AcceptNewHostKeyOption,
-    CommandOption,
     EngineVersionOption,
-    HostsFileOption,
     NoRedactOption,
-    ParallelOption,
     SSHBackendChoice,
     SSHBackendOption,
     SSHConfigOption,
     WidthOption,
+    table_options,
 )
-from logsleuth.cli_quick import COMPLETE_VAR
-from logsleuth.errors import ExitStatus, UsageError
-from logsleuth.ingest.reader import DEFAULT_MAX_BYTES
-from logsleuth.program import (  # noqa: F401 - re-exported: the helpers tests and __main__ know as cli's
+from logsleuth.cli.program import (  # noqa: F401 - re-exported: the helpers tests and __main__ know as cli's
     SLACK_WEBHOOK_ENV,
     default_format,
     exit_status_for,
@@ -50,9 +44,10 @@ from logsleuth.program import (  # noqa: F401 - re-exported: the helpers tests a
     terminal_text,
     write_report,
 )
+from logsleuth.cli.quick import COMPLETE_VAR
+from logsleuth.errors import ExitStatus, UsageError
 from logsleuth.render import render
 from logsleuth.render.options import OutputFormat, RenderOptions
-from logsleuth.sources.fanout import DEFAULT_PARALLEL
 
 EXIT_CODES_HELP = (
     "Exit status: 0 no failure found, 1 failure found, 2 usage error, "
@@ -75,6 +70,7 @@ app = typer.Typer(
 
 
 @app.command("diagnose", short_help="Diagnose the latest failure in logs.", epilog=EXIT_CODES_HELP)
+@table_options("diagnose")
 def diagnose_command(
     sources: Annotated[
         list[str] | None,
@@ -85,83 +81,12 @@ def diagnose_command(
             show_default=False,
         ),
     ] = None,
-    output_format: Annotated[
-        OutputFormat | None,
-        typer.Option("--format", "-f", help=f"Report format: {FORMAT_HELP} With -o, the file's extension decides."),
-    ] = None,
-    output: Annotated[
-        Path | None,
-        typer.Option("--output", "-o", help="Write the report to FILE (.json, .md, .slack, .txt pick the format).",
-                     metavar="FILE"),
-    ] = None,
-    width: WidthOption = None,
-    all_failures: Annotated[bool, typer.Option("--all", help="Every failure group in the file, not just the latest launch.")] = False,
-    command: CommandOption = None,
-    engine_version: EngineVersionOption = None,
-    patterns: Annotated[
-        list[Path] | None,
-        typer.Option("--patterns", help="Also read patterns from DIR (repeatable).", metavar="DIR"),
-    ] = None,
-    no_user_patterns: Annotated[
-        bool, typer.Option("--no-user-patterns", help="Ignore ~/.config/logsleuth/patterns.")
-    ] = False,
-    max_bytes: Annotated[
-        str,
-        typer.Option("--max-bytes", help="Read at most SIZE from the end of each log (e.g. 256M, 1G).", metavar="SIZE"),
-    ] = f"{DEFAULT_MAX_BYTES >> 20}M",
-    max_chars: Annotated[
-        int, typer.Option("--max-chars", help="Length limit of the Slack report, in characters.", metavar="N")
-    ] = 3500,
-    no_redact: NoRedactOption = False,
-    anonymize: Annotated[bool, typer.Option("--anonymize", help="Also replace host names, IPs and user names.")] = False,
-    slack_webhook: Annotated[
-        str | None,
-        typer.Option("--slack-webhook", help="Also post the Slack report to this incoming-webhook URL.", metavar="URL"),
-    ] = None,
-    post_to_slack: Annotated[
-        bool,
-        typer.Option("--post-to-slack", help=f"Also post the Slack report to the webhook URL in ${SLACK_WEBHOOK_ENV}."),
-    ] = False,
-    # SSH: how remote sources are reached (docs/ssh.md).
-    ssh_config: SSHConfigOption = None,
-    accept_new_host_key: AcceptNewHostKeyOption = False,
-    ssh_backend: SSHBackendOption = SSHBackendChoice.AUTO,
-    all_files: Annotated[bool, typer.Option("--all-files", help="A remote glob reads every match, not the newest.")] = False,
-    # Fleets (docs/fleet-syntax.md): node[01-16]:/var/log/sglang.log, {host} templates, a hosts file.
-    hosts_file: HostsFileOption = None,
-    parallel: ParallelOption = DEFAULT_PARALLEL,
-    # --explain (docs/explain.md): opt-in; nothing is sent anywhere without it.
-    explain: Annotated[
-        bool,
-        typer.Option("--explain", help="Also send the redacted case file of the failure to your own "
-                     "OpenAI-compatible model and show its answer, labelled unverified (docs/explain.md)."),
-    ] = False,
-    llm_url: Annotated[
-        str | None,
-        typer.Option("--llm-url", help="The model's endpoint for --explain (default: $LOGSLEUTH_LLM_URL, then url "
-                     "in ~/.config/logsleuth/config.toml).", metavar="URL"),
-    ] = None,
-    llm_model: Annotated[
-        str | None,
-        typer.Option("--llm-model", help="The model to ask with --explain (default: $LOGSLEUTH_LLM_MODEL, the "
-                     "config file, else the one the server serves).", metavar="NAME"),
-    ] = None,
-    verify_fix: Annotated[
-        str | None,
-        typer.Option("--verify-fix", help="Also check a fix someone suggested (flags or a command, as pasted) "
-                     "against the log's SGLang version and launch command (docs/check.md).", metavar="TEXT"),
-    ] = None,
+    **options: Any,
 ) -> None:
     """Diagnose the latest failure in one or more logs.  Several logs (a multi-node launch, a fleet) are read
     at once and reported together: the earliest failure across hosts first, its cascades on the others after."""
     status = run_diagnose(
-        sources=sources, output_format=output_format, output=output, width=width, all_failures=all_failures,
-        command=command, engine_version=engine_version, patterns=patterns, no_user_patterns=no_user_patterns,
-        max_bytes=max_bytes, max_chars=max_chars, no_redact=no_redact, anonymize=anonymize,
-        slack_webhook=slack_webhook, post_to_slack=post_to_slack, ssh_config=ssh_config,
-        accept_new_host_key=accept_new_host_key, ssh_backend=ssh_backend.value, all_files=all_files,
-        hosts_file=hosts_file, parallel=parallel, explain=explain, llm_url=llm_url, llm_model=llm_model,
-        verify_fix=verify_fix,
+        sources=sources, **{**options, "ssh_backend": SSHBackendChoice(options["ssh_backend"]).value},
         diagnose_specs=diagnose, render_report=render,  # cli's names: the tests stand in for them
     )
     raise typer.Exit(int(status))
@@ -208,66 +133,41 @@ WATCH_EXIT_HELP = (
 
 
 @app.command("watch", short_help="Follow a launch until ready or crashed.", epilog=WATCH_EXIT_HELP)
+@table_options("watch", output_format=f"Format of the diagnosis if the launch fails: {FORMAT_HELP} json "
+               "prints one JSON line per event.")
 def watch_command(
     sources: Annotated[
         list[str] | None,
         typer.Argument(help="The logs to follow: PATH, '-' or HOST:PATH (ssh); several (or 'node[01-04]:PATH') "
                        "are watched as one multi-node launch.", metavar="SOURCE", show_default=False),
     ] = None,
-    output_format: Annotated[
-        OutputFormat | None,
-        typer.Option("--format", "-f", help=f"Format of the diagnosis if the launch fails: {FORMAT_HELP} "
-                     "json prints one JSON line per event."),
-    ] = None,
-    timeout: Annotated[
-        float | None,
-        typer.Option("--timeout", help="Give up after SECONDS (exit 124); default: wait for ready or a crash.",
-                     metavar="SECONDS"),
-    ] = None,
-    stall: Annotated[
-        float | None,
-        typer.Option("--stall", metavar="SECONDS", help="Exit 124 when no new stage or progress shows for SECONDS; "
-                     "print the stuck stage, its last lines and the usual causes."),
-    ] = None,
-    settle: Annotated[
-        float | None,
-        typer.Option("--settle", metavar="SECONDS", help="After a crash, wait up to SECONDS (default 1) for ranks "
-                     "that have not failed yet (a single-rank launch is reported at once)."),
-    ] = None,
-    then_follow: Annotated[
-        bool,
-        typer.Option("--then-follow", help="After ready, keep watching: report a runtime crash (exit 1), warn of a "
-                     "struggling server."),
-    ] = False,
-    from_start: Annotated[bool, typer.Option("--from-start", help="Read the whole log, not only its last 1 MiB.")] = False,
-    command: CommandOption = None,
-    engine_version: EngineVersionOption = None,
-    width: WidthOption = None,
-    no_redact: NoRedactOption = False,
-    # SSH: how a remote log is reached (docs/ssh.md).
-    ssh_config: SSHConfigOption = None,
-    accept_new_host_key: AcceptNewHostKeyOption = False,
-    ssh_backend: SSHBackendOption = SSHBackendChoice.AUTO,
-    hosts_file: HostsFileOption = None,
+    **options: Any,
 ) -> None:
     """Follow a log while the server launches: show the stages, exit 0 when it is ready,
     print the diagnosis as soon as it crashes."""
-    from logsleuth.program import sources_or_stdin
-    from logsleuth.watch import SETTLE_SECONDS
-    from logsleuth.watch_output import run_watch
+    from logsleuth.cli.program import sources_or_stdin
+    from logsleuth.cli.watch_output import run_watch
+    from logsleuth.watch.follow import SETTLE_SECONDS
 
+    timeout = options["timeout"]
     if timeout is not None and not timeout > 0:  # `not >`: also NaN
         raise UsageError(f"--timeout: must be more than 0 seconds, not {timeout:g}")
-    specs = sources_or_stdin(sources, hosts_file)
-    options = DiagnoseOptions(
-        command=command,
-        engine_version=engine_version,
-        ssh=ssh_options(ssh_config, accept_new_host_key, ssh_backend.value, timeout=timeout),
+    specs = sources_or_stdin(sources, options["hosts_file"])
+    diagnose_options = DiagnoseOptions(
+        command=options["command"],
+        engine_version=options["engine_version"],
+        ssh=ssh_options(
+            options["ssh_config"], options["accept_new_host_key"], SSHBackendChoice(options["ssh_backend"]).value,
+            timeout=timeout,
+        ),
     )
+    settle = options["settle"]
     status = run_watch(
-        specs, options, fmt=output_format or default_format(None), timeout=timeout, stall=stall,
-        settle=SETTLE_SECONDS if settle is None else settle, then_follow=then_follow, from_start=from_start, width=output_width(width, sys.stdout.isatty()),
-        color=not os.environ.get("NO_COLOR"), redact=not no_redact,
+        specs, diagnose_options, fmt=options["output_format"] or default_format(None), timeout=timeout,
+        stall=options["stall"], settle=SETTLE_SECONDS if settle is None else settle,
+        then_follow=options["then_follow"], from_start=options["from_start"],
+        width=output_width(options["width"], sys.stdout.isatty()), color=not os.environ.get("NO_COLOR"),
+        redact=not options["no_redact"],
     )
     raise typer.Exit(status)
 
@@ -303,7 +203,7 @@ def launch_command(
     """Start COMMAND on HOST, detached (setsid nohup, output to a log, pid recorded), print exactly what runs
     there, and watch the log until the server is ready or crashes (docs/launch.md).  The only command that
     writes to a remote host."""
-    from logsleuth.launch import run_launch, terminal_confirm
+    from logsleuth.watch.launch import run_launch, terminal_confirm
 
     options = DiagnoseOptions(
         engine_version=engine_version, ssh=ssh_options(ssh_config, accept_new_host_key, ssh_backend.value)

@@ -1,5 +1,5 @@
-"""What every command's program prints and reads, without importing the api: `diagnose` (program.py),
-`health` (health_program.py), `diff` and `case` share these.  Neither this module nor what it imports at
+"""What every command's program prints and reads, without importing the api: `diagnose` (cli/program.py),
+`health` (cli/health_program.py), `diff` and `case` share these.  Neither this module nor what it imports at
 the top imports typer or rich."""
 
 from __future__ import annotations

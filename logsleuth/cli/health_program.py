@@ -1,5 +1,5 @@
-"""`logsleuth health` with its arguments parsed, up to the exit status: what cli_health.py (typer) and
-cli_quick.py (a plain command line, without typer) both call."""
+"""`logsleuth health` with its arguments parsed, up to the exit status: what cli/health.py (typer) and
+cli/quick.py (a plain command line, without typer) both call."""
 
 from __future__ import annotations
 
@@ -31,14 +31,14 @@ def run_health(
     parallel: int = DEFAULT_PARALLEL,
 ) -> ExitStatus:
     """Print the health report and return the exit status (errors raise LogsleuthError)."""
-    from logsleuth.health.run import HealthOptions, check_health
-    from logsleuth.program_io import (
+    from logsleuth.cli.program_io import (
         default_format,
         deliver,
         output_width,
         sources_or_stdin,
         ssh_options,
     )
+    from logsleuth.health.run import HealthOptions, check_health
     from logsleuth.redact import redact_report
     from logsleuth.render.health import render_health
     from logsleuth.render.health_view import health_status

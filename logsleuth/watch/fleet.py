@@ -1,6 +1,6 @@
 """Watch several logs at once: the nodes of one multi-node launch, or the replicas of a fleet.
 
-Each log is followed by the single-log watch (watch.py) in a thread of its own; this module only merges what
+Each log is followed by the single-log watch (watch/follow.py) in a thread of its own; this module only merges what
 they see.  The outcome is the fleet's:
 - every log reached ready: `ready`;
 - a log failed: the others get `settle` seconds more to fail too (when one node dies, the others follow it
@@ -20,13 +20,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from logsleuth.api import DiagnoseOptions, build_report, load_library
+from logsleuth.api import DiagnoseOptions, SourceResult, build_report, load_library
 from logsleuth.diagnosis.library import PatternSet
 from logsleuth.errors import SourceError
-from logsleuth.ingest.scan import ReadResult
 from logsleuth.models import Report, SourceInfo
-from logsleuth.sources.base import Source
-from logsleuth.watch import SETTLE_SECONDS, WatchEvent, WatchTimeout, watch_spec
+from logsleuth.watch.follow import SETTLE_SECONDS, WatchEvent, WatchTimeout, watch_spec
 
 FleetEventKind = Literal["stage", "restarted", "error", "ready", "failure", "unreadable", "timeout"]
 _POLL = 0.1  # seconds between looks at the clock while no log has news (Ctrl-C and settle need them)
@@ -103,7 +101,7 @@ def _merge(
     ready: set[str] = set()
     errors: dict[str, str] = {}
     timed_out: set[str] = set()
-    failed: dict[str, tuple[Source, SourceInfo, ReadResult]] = {}
+    failed: dict[str, SourceResult] = {}
     last_failure_at: float | None = None
     while open_specs:
         if last_failure_at is not None and time.monotonic() - last_failure_at >= settle:
@@ -144,17 +142,17 @@ def _merge(
 
 def _fleet_report(
     specs: list[str],
-    failed: dict[str, tuple[Source, SourceInfo, ReadResult]],
+    failed: dict[str, SourceResult],
     errors: dict[str, str],
     options: DiagnoseOptions,
     patterns: PatternSet,
 ) -> Report:
     """One report across the logs that failed (in the order the user named them), with the unreadable
     ones listed by their error."""
-    results: list[tuple[Source | None, SourceInfo, ReadResult | None]] = []
+    results: list[SourceResult] = []
     for spec in specs:
         if spec in failed:
             results.append(failed[spec])
         elif spec in errors:
-            results.append((None, SourceInfo(spec, 0, None, error=errors[spec]), None))
+            results.append((SourceInfo(spec, 0, None, error=errors[spec]), None))
     return build_report(results, options, patterns)

@@ -1,5 +1,5 @@
 """The `diagnose` program without its parser: from parsed arguments to an exit status (as httpie's
-`core.program`).  cli.py parses with typer; cli_quick.py parses a plain command line without importing typer
+`core.program`).  cli/app.py parses with typer; cli/quick.py parses a plain command line without importing typer
 (its ~40-80 ms were a sixth of a remote diagnose's CPU).  Neither this module nor what it imports at the top
 imports typer or rich.
 """
@@ -17,9 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from logsleuth.api import DiagnoseOptions, diagnose
-from logsleuth.errors import ExitStatus, UsageError
-from logsleuth.models import Report
-from logsleuth.program_io import (  # noqa: F401 - also known by these names here (cli.py re-exports them)
+from logsleuth.cli.program_io import (  # noqa: F401 - also known by these names here (cli/app.py re-exports them)
     EXTENSION_FORMATS,
     FALLBACK_WIDTH,
     STDIN_NAME,
@@ -35,6 +33,8 @@ from logsleuth.program_io import (  # noqa: F401 - also known by these names her
     write_output,
     write_report,
 )
+from logsleuth.errors import ExitStatus, UsageError
+from logsleuth.models import Report
 from logsleuth.render import render
 from logsleuth.render.json_report import report_status
 from logsleuth.render.options import MIN_MAX_CHARS, OutputFormat, RenderOptions
@@ -247,7 +247,7 @@ def run_diagnose(
 ) -> ExitStatus:
     """`logsleuth diagnose` with its arguments parsed (named as cli.diagnose_command names them), up to the exit
     status.  `diagnose_specs` and `render_report`: api.diagnose and render.render, or the caller's stand-ins
-    (cli.py passes its own names, which the tests replace)."""
+    (cli/app.py passes its own names, which the tests replace)."""
     options = DiagnoseOptions(
         all_failures=all_failures,
         command=command,
@@ -295,8 +295,8 @@ def run_diagnose(
         text = _with_verified_fix(text, fmt, report, verify_fix)
     deliver(text, fmt, output, [source.error for source in report.sources if source.error], report.warnings)
     if webhook:
+        from logsleuth.cli.slack_webhook import post_to_slack as post
         from logsleuth.render.slack import render_slack_for_api
-        from logsleuth.slack_webhook import post_to_slack as post
 
         post(webhook, render_slack_for_api(report, replace(render_options, format=OutputFormat.SLACK)))
         print_stderr("posted the report to Slack")

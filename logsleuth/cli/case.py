@@ -1,8 +1,8 @@
 """`logsleuth case SOURCE…`: the case file of the latest failure (docs/case.md), and `--suggest-pattern`.
 
-Registered in cli.py, after the option types it shares with diagnose:
+Registered in cli/app.py, after the option types it shares with diagnose:
 
-    from logsleuth.cli_case import case_command  # noqa: E402 - reuses the option types defined above
+    from logsleuth.cli.case import case_command  # noqa: E402 - reuses the option types defined above
     app.command("case", short_help="Write a case file to paste into any assistant.", epilog=CASE_EXIT_HELP)(case_command)
 """
 
@@ -16,21 +16,26 @@ import typer
 
 from logsleuth.api import DiagnoseOptions, diagnose
 from logsleuth.case.model import CASE_LIMIT, LogWindow
-from logsleuth.cli_options import (
+from logsleuth.cli.options import (
     AcceptNewHostKeyOption,
+    AllFailuresOption,
+    AnonymizeOption,
     CommandOption,
     EngineVersionOption,
     HostsFileOption,
+    MaxBytesOption,
+    NoUserPatternsOption,
     ParallelOption,
+    PatternDirsOption,
     SSHBackendChoice,
     SSHBackendOption,
     SSHConfigOption,
 )
+from logsleuth.cli.program import exit_status_for, parse_size, print_stderr, sources_or_stdin, ssh_options
+from logsleuth.cli.program_io import STDIN_NAME, renamed_source, spooled_stdin
 from logsleuth.errors import ExitStatus, LogsleuthError, UsageError
-from logsleuth.ingest.reader import DEFAULT_MAX_BYTES
 from logsleuth.models import Report
-from logsleuth.program import exit_status_for, parse_size, print_stderr, sources_or_stdin, ssh_options
-from logsleuth.program_io import STDIN_NAME, renamed_source, spooled_stdin
+from logsleuth.sources.base import DEFAULT_MAX_BYTES
 from logsleuth.sources.fanout import DEFAULT_PARALLEL
 from logsleuth.sources.options import SSHOptions
 
@@ -108,15 +113,13 @@ def case_command(
     max_chars: Annotated[
         int, typer.Option("--max-chars", min=MIN_CASE_CHARS, help="Length limit of the case file, in characters.", metavar="N")
     ] = CASE_LIMIT,
-    all_failures: Annotated[bool, typer.Option("--all", help="Look at every failure in the file, not just the latest launch.")] = False,
+    all_failures: AllFailuresOption = False,
     command: CommandOption = None,
     engine_version: EngineVersionOption = None,
-    patterns: Annotated[list[Path] | None, typer.Option("--patterns", help="Also read patterns from DIR (repeatable).", metavar="DIR")] = None,
-    no_user_patterns: Annotated[bool, typer.Option("--no-user-patterns", help="Ignore ~/.config/logsleuth/patterns.")] = False,
-    max_bytes: Annotated[
-        str, typer.Option("--max-bytes", help="Read at most SIZE from the end of each log (e.g. 256M, 1G).", metavar="SIZE")
-    ] = f"{DEFAULT_MAX_BYTES >> 20}M",
-    anonymize: Annotated[bool, typer.Option("--anonymize", help="Also replace host names, IPs and user names.")] = False,
+    patterns: PatternDirsOption = None,
+    no_user_patterns: NoUserPatternsOption = False,
+    max_bytes: MaxBytesOption = f"{DEFAULT_MAX_BYTES >> 20}M",
+    anonymize: AnonymizeOption = False,
     suggest_pattern: Annotated[
         bool, typer.Option("--suggest-pattern", help="Instead of the case file, draft a pattern (TOML and fixtures) "
                            "from it and the fix you confirmed.")
@@ -175,7 +178,7 @@ def case_command(
         except OSError as exc:
             raise LogsleuthError(f"cannot write {output}: {exc.strerror or exc}") from None
     else:
-        from logsleuth.program import write_report
+        from logsleuth.cli.program import write_report
         from logsleuth.render.options import OutputFormat
 
         write_report(text, OutputFormat.JSON if output_format is CaseFormat.JSON else OutputFormat.MARKDOWN)

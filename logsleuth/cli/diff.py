@@ -1,8 +1,8 @@
 """`logsleuth diff GOOD [BAD]`: what changed between a launch that worked and one that did not (docs/diff.md).
 
-Registered in cli.py, after the option types it shares with diagnose:
+Registered in cli/app.py, after the option types it shares with diagnose:
 
-    from logsleuth.cli_diff import DIFF_EXIT_HELP, diff_command  # noqa: E402
+    from logsleuth.cli.diff import DIFF_EXIT_HELP, diff_command  # noqa: E402
     app.command("diff", short_help="Show what changed between a good launch and a bad one.",
                 epilog=DIFF_EXIT_HELP)(diff_command)
 """
@@ -14,9 +14,10 @@ from typing import Annotated
 
 import typer
 
-from logsleuth.cli_options import (
+from logsleuth.cli.options import (
     FORMAT_HELP,
     AcceptNewHostKeyOption,
+    MaxCharsOption,
     SSHBackendChoice,
     SSHBackendOption,
     SSHConfigOption,
@@ -40,8 +41,7 @@ def diff_command(
         "Give it twice: GOOD's, then BAD's (e.g. diff app.log --launch -2 --launch -1).", metavar="N")] = None,
     output_format: Annotated[OutputFormat | None, typer.Option("--format", "-f", help=f"Report format: {FORMAT_HELP}")] = None,
     width: WidthOption = None,
-    max_chars: Annotated[int, typer.Option("--max-chars", min=200, help="Length limit of the Slack report, in "
-                                           "characters.", metavar="N")] = 3500,
+    max_chars: MaxCharsOption = 3500,
     ssh_config: SSHConfigOption = None,
     accept_new_host_key: AcceptNewHostKeyOption = False,
     ssh_backend: SSHBackendOption = SSHBackendChoice.AUTO,
@@ -78,9 +78,9 @@ def run_diff(sources: list[str], launches: list[int], fmt: OutputFormat | None, 
     from pathlib import Path
     from typing import Any, cast
 
+    from logsleuth.cli.program import default_format, output_width, ssh_options, write_report
+    from logsleuth.cli.program_io import stdin_chunks
     from logsleuth.diff import LaunchChoice, diff_launches
-    from logsleuth.program import default_format, output_width, ssh_options, write_report
-    from logsleuth.program_io import stdin_chunks
 
     try:
         (good_spec, good_number), (bad_spec, bad_number) = choices(sources, launches)
@@ -88,7 +88,7 @@ def run_diff(sources: list[str], launches: list[int], fmt: OutputFormat | None, 
         ssh = ssh_options(cast("Path | None", ssh_config), accept_new_host_key, cast("Any", ssh_backend))
         report = diff_launches(LaunchChoice(good_spec, good_number), LaunchChoice(bad_spec, bad_number), ssh, stdin)
     except LogsleuthError as error:
-        from logsleuth.program_io import terminal_text
+        from logsleuth.cli.program_io import terminal_text
 
         print(f"logsleuth diff: {terminal_text(str(error))}", file=sys.stderr)
         return int(error.exit_status)

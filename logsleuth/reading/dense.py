@@ -16,7 +16,8 @@ from logsleuth.diagnosis.grouping import MAX_GROUPS, Grouper, fingerprint
 from logsleuth.ingest.launch import LaunchTracker
 from logsleuth.ingest.lines import decode
 from logsleuth.ingest.normalize import LineNormalizer
-from logsleuth.ingest.scan import (
+from logsleuth.models import Failure
+from logsleuth.reading.scan import (
     ANCHORS,
     FALLBACK_ANCHORS,
     GROWTH,
@@ -29,7 +30,6 @@ from logsleuth.ingest.scan import (
     regions,
     scan_range,
 )
-from logsleuth.models import Failure
 from logsleuth.sources.base import Source, SplitsWork, anchors_in_chunks
 
 

@@ -5,10 +5,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from logsleuth.diagnosis.grouping import MAX_GROUPS, fingerprint
-from logsleuth.ingest.dense import read_all_dense, read_latest_dense
 from logsleuth.ingest.launch import LaunchTracker
-from logsleuth.ingest.scan import (
+from logsleuth.models import Failure
+from logsleuth.reading.dense import read_all_dense, read_latest_dense
+from logsleuth.reading.scan import (
     ANCHORS,
     FALLBACK_ANCHORS,
     GROWTH,
@@ -20,11 +23,12 @@ from logsleuth.ingest.scan import (
     regions,
     scan_range,
 )
-from logsleuth.models import Failure
-from logsleuth.sources.base import FindsAnchors, Source, anchors_in_chunks
+from logsleuth.sources.base import DEFAULT_MAX_BYTES, FindsAnchors, Source, anchors_in_chunks
+
+if TYPE_CHECKING:
+    from logsleuth.sources.runtime.command import CommandSource
 
 INITIAL_WINDOW = 128 << 10  # most crash logs end with the failure (and 64 KiB of context): start small
-DEFAULT_MAX_BYTES = 256 << 20
 # The first failure of a launch must be preceded by this many failure-free bytes (or a
 # launch marker, or the start of the file) before we trust we have seen its beginning.
 CONTEXT_BYTES = 64 << 10
@@ -158,3 +162,14 @@ def _drop_overlaps(failures: list[Failure]) -> list[Failure]:
     return kept
 
 
+
+
+def read_latest_widening(source: CommandSource, max_bytes: int = DEFAULT_MAX_BYTES) -> ReadResult:
+    """`read_latest` over a command source (`docker logs --tail N`, `journalctl -n N`), widened (the next N lines)
+    until the latest launch's failures are complete or every line is held.  A log with no failure is read whole,
+    as a file is."""
+    while True:
+        result = read_latest(source, max_bytes=max_bytes)
+        if source.whole or launch_complete(result.failures, result.tracker, 0):
+            return result
+        source.widen()

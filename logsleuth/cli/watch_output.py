@@ -22,14 +22,14 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TextIO
 
 from logsleuth.api import DiagnoseOptions
+from logsleuth.cli.program import terminal_text
 from logsleuth.errors import ExitStatus, SourceError, UsageError
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Report
-from logsleuth.program import terminal_text
 from logsleuth.render import render
 from logsleuth.render.options import OutputFormat, RenderOptions
 from logsleuth.render.safety import strip_controls
-from logsleuth.watch import SETTLE_SECONDS, WatchEvent, WatchTimeout, watch_spec
+from logsleuth.watch.follow import SETTLE_SECONDS, WatchEvent, WatchTimeout, watch_spec
 
 if TYPE_CHECKING:
     from logsleuth.render.launch_view import LaunchView
@@ -145,10 +145,10 @@ def _follow(spec: str, options: DiagnoseOptions, settings: WatchSettings, printe
 
 
 def _run_fleet(specs: list[str], options: DiagnoseOptions, settings: WatchSettings, printer: _Printer) -> int:
-    """Several logs: the fleet's outcome (watch_fleet.py), one line per event."""
+    """Several logs: the fleet's outcome (watch/fleet.py), one line per event."""
     if settings.stall is not None or settings.then_follow or settings.from_start:
         raise UsageError(f"--stall, --then-follow and --from-start watch one log, not {len(specs)}")
-    from logsleuth.watch_fleet import watch_fleet
+    from logsleuth.watch.fleet import watch_fleet
 
     for event in watch_fleet(specs, options, timeout=settings.timeout, settle=settings.settle):
         source = event.source or ""

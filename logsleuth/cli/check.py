@@ -1,4 +1,4 @@
-"""`logsleuth check [HOST] -- COMMAND|FLAGS…`: registered by cli.py as `app.command("check")(check_command)`."""
+"""`logsleuth check [HOST] -- COMMAND|FLAGS…`: registered by cli/app.py as `app.command("check")(check_command)`."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
+from logsleuth.cli.options import AcceptNewHostKeyOption, SSHBackendChoice, SSHBackendOption, SSHConfigOption
 from logsleuth.errors import ExitStatus, UsageError
 
 if TYPE_CHECKING:
@@ -24,12 +25,6 @@ class CheckFormat(StrEnum):
     TEXT = "text"
     MARKDOWN = "markdown"
     JSON = "json"
-
-
-class CheckSSHBackend(StrEnum):  # sources.options.SSH_BACKENDS
-    AUTO = "auto"
-    PARAMIKO = "paramiko"
-    OPENSSH = "openssh"
 
 
 def _looks_like_host(word: str) -> bool:
@@ -52,11 +47,9 @@ def check_command(
     allow_download: Annotated[bool, typer.Option("--allow-download", help="With HOST: let the validation fetch a "
                                                  "model's config from the hub when the model is not a local "
                                                  "directory there (asked on a terminal otherwise).")] = False,
-    ssh_config: Annotated[Path | None, typer.Option("--ssh-config", "-F", help="ssh config file (default "
-                                                    "~/.ssh/config).", metavar="FILE")] = None,
-    accept_new_host_key: Annotated[bool, typer.Option("--accept-new-host-key", help="Trust and remember an unknown "
-                                                      "host key (like accept-new).")] = False,
-    ssh_backend: Annotated[CheckSSHBackend, typer.Option("--ssh-backend", help="auto, paramiko or openssh.")] = CheckSSHBackend.AUTO,
+    ssh_config: SSHConfigOption = None,
+    accept_new_host_key: AcceptNewHostKeyOption = False,
+    ssh_backend: SSHBackendOption = SSHBackendChoice.AUTO,
 ) -> None:
     """Check every flag of a launch command, or of a fix an assistant suggested, against the flag catalog of an
     SGLang release: unknown, removed, renamed and deprecated flags, bad choices and values, and flag combinations
@@ -81,7 +74,7 @@ def run_check(words: list[str], version: str | None, fmt: str, *, validate: bool
     except LogsleuthError as error:
         print(f"logsleuth check: {clean(str(error))}", file=sys.stderr)  # may quote a host or pasted text
         return int(error.exit_status)
-    from logsleuth.program_io import write_report
+    from logsleuth.cli.program_io import write_report
     from logsleuth.render.options import OutputFormat
 
     # What an ASCII-only stdout cannot carry (✓) is written as an escape; JSON is ASCII already.
@@ -120,8 +113,8 @@ def _on_host(host: str, words: list[str], version: str | None, *, allow_download
     """The host's own validation (a RemoteError is a SourceError: exit 3)."""
     from logsleuth.check.remote import check_host
     from logsleuth.check.words import parse_command_text, parse_words
-    from logsleuth.launch import terminal_confirm
-    from logsleuth.program import ssh_options
+    from logsleuth.cli.program import ssh_options
+    from logsleuth.watch.launch import terminal_confirm
 
     try:
         command = parse_command_text(words[0]) if len(words) == 1 and " " in words[0] else parse_words(words)

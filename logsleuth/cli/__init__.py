@@ -1,0 +1,1 @@
+"""The command layer: typer commands, option table, running and printing."""

@@ -1,0 +1,1 @@
+"""Reading a source widening by widening: ingest, tracebacks and grouping driven over a Source."""

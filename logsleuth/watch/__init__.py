@@ -1,0 +1,1 @@
+"""Following a launch: stages, readiness, failures, fleets and launching."""
