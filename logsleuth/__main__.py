@@ -15,6 +15,11 @@ def main(argv: list[str] | None = None, *, quick: bool = False) -> int:
     """Run `logsleuth ARGV`.  `quick`: a plain `diagnose` command line skips typer (cli/quick.py); the console
     script asks for it, while in-process callers (the tests) get typer's parse, and can patch cli's names."""
     args = sys.argv[1:] if argv is None else argv
+    if quick and args == ["--version"]:  # before anything else is imported: see cli/version.py
+        from logsleuth.cli.version import version_text
+
+        print(version_text())
+        return 0
     if quick:
         try:
             from logsleuth.cli.quick import parse_diagnose, parse_health

@@ -38,6 +38,7 @@ class MalformedReply(ExchangeError):
 
 @dataclass(frozen=True)
 class Reply:
+    """An HTTP reply, whole: status, reason, headers and body."""
     status: int
     reason: str
     headers: Message

@@ -88,6 +88,7 @@ def _fatal_shape(text: str) -> bool:
 
 @dataclass
 class _Seen:
+    """An error-looking line met before: where it first stood, and how often."""
     index: int  # position of the first occurrence, in the lines given
     count: int
 

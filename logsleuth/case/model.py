@@ -30,6 +30,7 @@ FLAG_REASONS: tuple[FlagReason, ...] = (
 
 @dataclass(frozen=True)
 class CaseFrame:
+    """One frame of a failure, as the case file shows it."""
     file: str  # the module path (`sglang/srt/server_args.py`); the install prefix is said once, in Case.packages
     line: int | None
     function: str | None
@@ -39,6 +40,7 @@ class CaseFrame:
 
 @dataclass(frozen=True)
 class CaseException:
+    """One exception of a failure's chain, as the case file shows it."""
     type: str
     message: tuple[str, ...]  # its lines
     frames: tuple[CaseFrame, ...]
@@ -50,6 +52,7 @@ class CaseException:
 
 @dataclass(frozen=True)
 class PrimaryFailure:
+    """The failure a case file is about: its kind, headline and chain."""
     kind: str  # models.FailureKind
     headline: str  # "Type: first message line"
     chain: tuple[CaseException, ...]  # oldest first; the last one ended the process
@@ -76,6 +79,7 @@ class FlagFacts:
 
 @dataclass(frozen=True)
 class FlagRow:
+    """A flag of the release's catalog that the failure touches, and why it is listed."""
     flag: str  # as named (dashes included)
     reason: FlagReason
     given: str | None  # the value in the launch command; "" for a switch given; None: not given (or unknown)

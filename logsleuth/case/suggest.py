@@ -43,12 +43,14 @@ class DraftError(LogsleuthError):
 
 @dataclass(frozen=True)
 class ConfirmedFix:
+    """The fix a user says worked, as flag operations and environment settings."""
     flags: tuple[FlagOp, ...]
     env: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
 class Draft:
+    """A drafted pattern: its TOML and the fixtures it was proven on."""
     pattern_id: str
     toml: str
     positive: str  # log text

@@ -81,6 +81,7 @@ def _following(words: list[str], index: int) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class _Problem:
+    """What is wrong with one flag, and what to write instead when that is known."""
     reason: str
     suggestion: str | None = None
 

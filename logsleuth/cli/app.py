@@ -8,7 +8,6 @@ Exit statuses (also in the README and `--help`):
 from __future__ import annotations
 
 import os
-import platform
 import sys
 from typing import Annotated, Any
 
@@ -92,24 +91,10 @@ def diagnose_command(
     raise typer.Exit(int(status))
 
 
-def version_text() -> str:
-    """`logsleuth --version`: ours, Python's and paramiko's (read from its metadata: importing it costs
-    ~0.2 s, and an installation whose paramiko is broken should still say which one it has)."""
-    from logsleuth import __version__
-    from logsleuth.sources.ssh.importing import installed_version
-
-    paramiko = installed_version()
-    return "\n".join(
-        [
-            f"logsleuth {__version__}",
-            f"Python {platform.python_version()}",
-            f"paramiko {paramiko}" if paramiko else "paramiko: not found",
-        ]
-    )
-
-
 def _print_version(value: bool) -> None:
     if value:
+        from logsleuth.cli.version import version_text
+
         print(version_text())
         raise typer.Exit(int(ExitStatus.NO_FAILURE))
 

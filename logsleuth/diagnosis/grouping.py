@@ -149,6 +149,7 @@ class DistinctCounter:
 
 @dataclass
 class _Group:
+    """A fingerprint's group while it is being built: its first failure and counts."""
     fingerprint: str
     failure: Failure
     order: int

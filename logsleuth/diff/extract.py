@@ -69,6 +69,7 @@ class Launch:
 
 @dataclass
 class _Fact:
+    """One fact line of a launch (version, command, server_args...) and where it stood."""
     offset: int
     preamble: bool  # printed before the server started: belongs to the next launch
     kind: str
@@ -78,6 +79,7 @@ class _Fact:
 
 @dataclass
 class ReadLaunches:
+    """A log's launches, read once, and the size read."""
     launches: list[Launch]
     size: int
 

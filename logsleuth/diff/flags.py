@@ -29,6 +29,7 @@ MODEL_FIELDS = frozenset({"model_path"})
 
 @dataclass(frozen=True, slots=True)
 class FlagValue:
+    """A flag a launch set, named by its release's catalog."""
     flag: str  # the flag's name in its release's catalog (`--max-running-requests`), or as written when unknown
     field: str | None  # its ServerArgs field
     value: str  # as shown

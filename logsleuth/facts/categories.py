@@ -38,6 +38,7 @@ class TypeGuidance:
 
 @dataclass(frozen=True)
 class CategoryTable:
+    """facts/categories.toml, read: the evidence->category rows and the per-type guidance."""
     rows: tuple[CategoryRow, ...]
     by_type: tuple[TypeGuidance, ...]
 

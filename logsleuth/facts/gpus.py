@@ -41,6 +41,7 @@ class Gpu:
 
 @dataclass(frozen=True, slots=True)
 class GpuRow:
+    """One GPU of facts/gpus.toml: its names and compute capability (or AMD gfx target)."""
     names: tuple[str, ...]
     capability: Capability | None
     gfx: str | None
@@ -74,6 +75,7 @@ class Feature:
 
 @dataclass(frozen=True, slots=True)
 class Toolkit:
+    """The first CUDA toolkit that knows an architecture."""
     capability: Capability
     cuda: str
     source: str
@@ -81,6 +83,7 @@ class Toolkit:
 
 @dataclass(frozen=True, slots=True)
 class Facts:
+    """facts/gpus.toml, read: GPUs, features and toolkits, with their sources."""
     sources: dict[str, str]
     gpus: tuple[GpuRow, ...]
     features: tuple[Feature, ...]

@@ -62,6 +62,7 @@ _ID = compile_lazily_regex(r"^[a-z0-9]+(?:-[a-z0-9]+)+$")
 
 @dataclass(frozen=True)
 class Detect:
+    """One `[[detect]]` signal of a health pattern, with its thresholds."""
     signal: str
     params: dict[str, Any]
     # `lines`: the line's regex; a line without the literal text every match holds is passed over uncompiled
@@ -86,6 +87,7 @@ class Condition:
 
 @dataclass(frozen=True)
 class CauseRule:
+    """One `[[cause]]` of a health pattern: its text, fix and conditions."""
     id: str
     text: str
     fix: str
@@ -95,6 +97,7 @@ class CauseRule:
 
 @dataclass(frozen=True)
 class HealthPattern:
+    """A health pattern file, read."""
     id: str
     title: str
     category: str
@@ -116,6 +119,7 @@ class HealthPattern:
 
 @dataclass(frozen=True)
 class HealthPatternSet:
+    """Every health pattern loaded, and the files that could not be read."""
     patterns: tuple[HealthPattern, ...]
     errors: tuple[str, ...]
 

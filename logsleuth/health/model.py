@@ -32,6 +32,7 @@ class BatchSample:
 
 @dataclass(frozen=True, slots=True)
 class SeriesPoint:
+    """One bucket of a series: its start and value."""
     seconds: float | None  # bucket start (None when the log has no timestamps: buckets are by position)
     value: float
 

@@ -25,6 +25,7 @@ OnSource = Callable[[str, str, str | None], None]
 
 @dataclass(frozen=True)
 class HealthOptions:
+    """What `health` is asked to do, beyond the sources."""
     pattern_dirs: tuple[str, ...] = ()
     include_user_patterns: bool = True
     command: str | None = None  # the launch command, when the user gives it (--cmd): for the causes
@@ -35,6 +36,7 @@ class HealthOptions:
 
 @dataclass(frozen=True)
 class SourceHealth:
+    """One source's findings and the scan they came from."""
     info: SourceInfo
     findings: tuple[Finding, ...] = ()
     scan: HealthScan | None = None

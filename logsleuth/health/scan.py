@@ -146,6 +146,7 @@ class HealthScan:
 
 @dataclass(frozen=True)
 class ReadPlan:
+    """What of a large log `health` reads, and whether that is a sample."""
     head: tuple[int, int]  # [start, end): read until its batch lines show the steady state (HEAD_BATCHES)
     ranges: tuple[tuple[int, int], ...]  # then these, [start, end) in order, not overlapping
     sampled: bool  # not every line is read

@@ -18,6 +18,7 @@ from logsleuth.models import ProgressReading
 
 @dataclass(frozen=True)
 class Stage:
+    """A launch stage watch shows: its key, label and the line that starts it."""
     key: str
     label: str
     pattern: re.Pattern[str]

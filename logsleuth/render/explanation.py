@@ -31,6 +31,7 @@ def label(model: str) -> str:
 
 @dataclass(frozen=True)
 class ChangeView:
+    """One change an explanation proposes, with its check's mark."""
     mark: str  # CHECKED_OK, CHECKED_BAD or NOT_CHECKED
     change: str  # "set --context-len 4096"
     why: str  # the check's reason, or "not checked"
@@ -38,6 +39,7 @@ class ChangeView:
 
 @dataclass(frozen=True)
 class ExplanationView:
+    """What an explanation shows, in every format."""
     heading: str  # "Unverified explanation from MODEL"
     note: str  # what it is, where it came from, and what to do with it
     short_note: str  # the same in a few words (Slack)

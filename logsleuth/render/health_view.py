@@ -41,6 +41,7 @@ HealthStatus = Literal["findings", "healthy", "no-batches", "unreadable"]
 
 @dataclass(frozen=True)
 class CauseView:
+    """A likely cause of a health finding, as shown."""
     text: str
     fix: str
     evidence: str  # "" when nothing in the log or launch supports it
@@ -48,6 +49,7 @@ class CauseView:
 
 @dataclass(frozen=True)
 class FindingView:
+    """A health finding, as shown."""
     title: str
     pattern: str
     category: str
@@ -67,6 +69,7 @@ SERIES_FLOOR = 0.0
 
 @dataclass(frozen=True)
 class SeriesView:
+    """A series drawn as a sparkline."""
     label: str
     unit: str
     values: tuple[float, ...]

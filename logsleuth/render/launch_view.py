@@ -38,6 +38,7 @@ _BAR_WIDTH = 30
 
 @dataclass
 class _Row:
+    """One stage row of the live launch view."""
     key: str  # the stage's key (ingest/stages.py)
     label: str
     at: float | None  # on the launch's clock (WatchEvent.at)

@@ -47,6 +47,7 @@ VERSION_ORIGIN = {
 
 @dataclass(frozen=True)
 class FrameView:
+    """A frame, as shown."""
     location: str = ""
     source: str | None = None
     in_app: bool = False
@@ -60,6 +61,7 @@ class FrameView:
 
 @dataclass(frozen=True)
 class BlockView:
+    """An exception block of a chain, as shown."""
     frames: list[FrameView]
     exception_line: str
     message_tail: list[str]  # the message's further lines shown
@@ -69,6 +71,7 @@ class BlockView:
 
 @dataclass(frozen=True)
 class FixView:
+    """A fix, as shown."""
     summary: str
     changes: list[str]  # "add --speculative-num-steps 15", "env HF_HOME=/data"
     steps: list[str]
@@ -92,6 +95,7 @@ ENGINE_SAYS_LABEL = "The engine says"
 
 @dataclass(frozen=True)
 class GroupView:
+    """A failure group, as shown."""
     verdict: str  # the pattern's title, or the failure's exception line
     place: str  # where it died: "host gpu7 · ranks TP0-7", or ""
     details: str  # engine and version, how often, when, the log's own header, the sources
@@ -145,6 +149,7 @@ class GroupView:
 
 @dataclass(frozen=True)
 class SummaryRow:
+    """One row of the failures' summary table."""
     index: int
     failure: str
     count: int
@@ -505,6 +510,7 @@ OUTCOME_TEXT = {"root": "failed first", "failed": "failed", "no-failure": "no fa
 
 @dataclass(frozen=True)
 class HostRow:
+    """One host of a fleet report's table."""
     host: str
     outcome: str  # "failed first", "cascade of node03", "failed", "no failure", "unreadable"
     failure: str  # its first failure, short; for an unreadable host, why

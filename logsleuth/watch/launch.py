@@ -152,6 +152,7 @@ def _checked_log(path: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Started:
+    """A launch started on a host: its pid and log."""
     pid: int  # also the process group and session id (setsid)
     log: str  # absolute, as the host resolved it
 

@@ -161,6 +161,7 @@ class ContainerState:
 
 @dataclass(frozen=True, slots=True)
 class ContainerStatus:
+    """A container of a pod, as `kubectl get pod -o json` gives it."""
     name: str
     state: ContainerState | None
     last: ContainerState | None  # lastState.terminated: how the previous container ended
@@ -189,6 +190,7 @@ class ContainerStatus:
 
 @dataclass(frozen=True, slots=True)
 class Pod:
+    """A pod of a workload, as `kubectl get -o json` gives it."""
     namespace: str
     name: str
     uid: str
@@ -307,6 +309,7 @@ def choose_container(spec: RuntimeSpec, pod: Pod) -> tuple[str, str | None]:
 
 @dataclass(frozen=True, slots=True)
 class Event:
+    """A Kubernetes event about a pod."""
     kind: str  # "Normal", "Warning"
     reason: str
     message: str

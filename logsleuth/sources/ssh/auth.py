@@ -17,6 +17,7 @@ from logsleuth.sources.ssh.config import HostSettings
 
 @dataclass
 class _Attempts:
+    """The keys tried while authenticating, for the error that names them."""
     tried: list[str] = field(default_factory=list)
     locked: list[str] = field(default_factory=list)  # passphrase-protected files we could not use
 

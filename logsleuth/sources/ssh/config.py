@@ -57,6 +57,7 @@ class SSHConfigError(UsageError):
 
 @dataclass(frozen=True, slots=True)
 class HostSettings:
+    """What the ssh config says for one host."""
     alias: str  # the name the user wrote
     hostname: str  # what to connect to
     port: int
@@ -91,6 +92,7 @@ class HostSettings:
 
 @dataclass(frozen=True, slots=True)
 class ConfigFile:
+    """An ssh config file, read once."""
     path: str
     include_dir: str  # where relative Include names are: ~/.ssh for the user's files, /etc/ssh for the system's
     required: bool  # -F FILE must exist; the default files may be missing

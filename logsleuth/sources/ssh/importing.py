@@ -16,20 +16,14 @@ internal/ssh_helper/parent.py), so these 75 ms are a third of the distance to Op
 from __future__ import annotations
 
 import logging
-import os
-import re
 import sys
 import threading
 import types
-from importlib.util import find_spec
 
 from logsleuth.errors import UsageError
-from logsleuth.lazyre import compile_lazily
 from logsleuth.sources.options import SSHOptions
 from logsleuth.sources.ssh.config import config_text, has_match_exec
-
-_DIST_INFO = compile_lazily(r"^paramiko-(?P<version>[^-]+)\.dist-info$", re.IGNORECASE)
-
+from logsleuth.sources.ssh.dist_info import installed_version
 
 # paramiko's transport thread logs errors we already report in one line ("Exception (client): Error reading
 # SSH protocol banner" plus a traceback); without any handler, logging's last resort would print them.
@@ -41,20 +35,6 @@ def _config_needs_invoke(options: SSHOptions) -> bool:
         return has_match_exec(config_text(options))
     except UsageError:
         return False  # a bad config: load_config reports it, with file and line
-
-
-def installed_version() -> str | None:
-    """paramiko's version from its `.dist-info` directory name, without importing importlib.metadata."""
-    spec = find_spec("paramiko")
-    if spec is None or not spec.origin:
-        return None
-    site_dir = os.path.dirname(os.path.dirname(spec.origin))
-    try:
-        names = os.listdir(site_dir)
-    except OSError:
-        return None
-    versions = [m["version"] for name in names if (m := _DIST_INFO.match(name))]
-    return versions[0] if len(versions) == 1 else None  # two dist-infos: let the real lookup decide
 
 
 # The stand-ins below sit in sys.modules while paramiko imports, where another thread importing at the same

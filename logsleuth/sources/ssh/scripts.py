@@ -169,6 +169,7 @@ def strip_noise(stdout: bytes, marker: str) -> bytes | None:
 
 @dataclass(slots=True)
 class ProbeResult:
+    """What the remote probe script reported of a file."""
     # (path, size): the size only with all_files and not for .gz; the newest file's comes with its prefetch
     files: list[tuple[str, int | None]] = field(default_factory=list)
     problems: list[tuple[str, str]] = field(default_factory=list)  # (kind, path): dir/missing/denied/special
@@ -361,6 +362,7 @@ _TAIL_RESTARTS = re.compile(rb"(?:: file truncated|(?:has been replaced|has appe
 
 @dataclass(frozen=True, slots=True)
 class TailMessage:
+    """One message of the remote tail script."""
     text: bytes  # without the program path: "'/var/log/x.log' has been replaced;  following new file"
 
     @property
