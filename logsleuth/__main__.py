@@ -74,7 +74,8 @@ def _main_typer(args: list[str]) -> int:
     try:
         import typer
 
-        from logsleuth.cli.app import COMPLETE_VAR, app, terminal_text
+        from logsleuth.cli.app import COMPLETE_VAR, app
+        from logsleuth.cli.program_io import terminal_text
         from logsleuth.errors import ExitStatus
     except KeyboardInterrupt:  # Ctrl-C during imports
         print(f"logsleuth: {INTERRUPTED}", file=sys.stderr)

@@ -48,3 +48,22 @@ def test_version_is_answered_before_typer_or_the_pipeline_is_imported() -> None:
     )
     assert typer_path.returncode == 0
     assert typer_path.stdout.splitlines() == version and version[0].startswith("logsleuth ")
+
+
+def test_help_and_argument_errors_import_no_stage_of_the_pipeline() -> None:
+    """`--help`, completion and a mistyped option need typer and the command layer, not the api and the stages
+    behind it (issue 30: `diagnose --help` imported them all, 0.30-0.38 s)."""
+    import subprocess
+    import sys
+
+    stages = ("logsleuth.api", "logsleuth.reading.reader", "logsleuth.diagnosis.library", "logsleuth.case.build",
+              "logsleuth.tracebacks.scanner", "logsleuth.fixes.build")
+    for argv in (["diagnose", "--help"], ["health", "--help"], ["case", "--help"], ["diagnose", "--no-such-option"]):
+        code = (
+            "import contextlib, io, sys; from logsleuth.__main__ import main\n"
+            f"with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+            f"    status = main({argv!r})\n"
+            f"print([m for m in {stages!r} if m in sys.modules], status)"
+        )
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+        assert result.stdout.split("]")[0] + "]" == "[]", (argv, result.stdout)

@@ -11,18 +11,20 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from logsleuth.case.build import build_case
-from logsleuth.case.markdown import render_case
 from logsleuth.case.model import CASE_LIMIT, CASE_SCHEMA, Case, LogWindow
-from logsleuth.models import Report
+
+if TYPE_CHECKING:
+    from logsleuth.models import Report
 
 __all__ = ["CASE_LIMIT", "Case", "LogWindow", "build_case", "case_json", "case_json_text", "case_markdown"]
 
 
 def case_markdown(report: Report, *, limit: int = CASE_LIMIT, window: LogWindow | None = None, anonymize: bool = False) -> str:
     """The case file of `report`'s primary failure as Markdown, at most `limit` characters."""
+    from logsleuth.case.markdown import render_case
+
     return render_case(build_case(report, limit=limit, window=window, anonymize=anonymize))
 
 
@@ -46,3 +48,11 @@ def case_json(report: Report, *, limit: int = CASE_LIMIT, window: LogWindow | No
 
 def case_json_text(report: Report, *, limit: int = CASE_LIMIT, window: LogWindow | None = None, anonymize: bool = False) -> str:
     return dump_json(case_json(report, limit=limit, window=window, anonymize=anonymize))
+
+
+def build_case(report: Report, **settings: Any) -> Case:
+    """case/build.py's `build_case`, imported when a case is built: importing this package (for CASE_LIMIT, say)
+    costs a start nothing more."""
+    from logsleuth.case.build import build_case as build
+
+    return build(report, **settings)

@@ -13,7 +13,6 @@ from typing import Annotated, Any
 
 import typer
 
-from logsleuth.api import DiagnoseOptions, diagnose
 from logsleuth.cli.case import CASE_EXIT_HELP, case_command
 from logsleuth.cli.check import CHECK_EXIT_HELP, check_command
 from logsleuth.cli.diff import DIFF_EXIT_HELP, diff_command
@@ -29,24 +28,30 @@ from logsleuth.cli.options import (
     WidthOption,
     table_options,
 )
-from logsleuth.cli.program import (  # noqa: F401 - re-exported: the helpers tests and __main__ know as cli's
-    SLACK_WEBHOOK_ENV,
-    default_format,
-    exit_status_for,
-    output_width,
-    parse_size,
-    print_stderr,
-    redacted,
-    run_diagnose,
-    ssh_options,
-    status_text,
-    terminal_text,
-    write_report,
-)
+from logsleuth.cli.program_io import default_format, output_width, ssh_options
 from logsleuth.cli.quick import COMPLETE_VAR
 from logsleuth.errors import ExitStatus, UsageError
-from logsleuth.render import render
 from logsleuth.render.options import OutputFormat, RenderOptions
+
+# What `diagnose` runs, imported when it runs: `--help`, completion and an argument error need none of it (the
+# api and the pipeline are most of a start's cost).  The tests stand in for these by setting the module's
+# attribute (monkeypatch.setattr(cli, "diagnose", ...)); `_late` prefers what they set.
+_LATE = {"diagnose": "logsleuth.api", "render": "logsleuth.render", "run_diagnose": "logsleuth.cli.program"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LATE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(_LATE[name]), name)
+    globals()[name] = value
+    return value
+
+
+def _late(name: str) -> Any:
+    return globals().get(name) or __getattr__(name)
+
 
 EXIT_CODES_HELP = (
     "Exit status: 0 no failure found, 1 failure found, 2 usage error, "
@@ -84,9 +89,9 @@ def diagnose_command(
 ) -> None:
     """Diagnose the latest failure in one or more logs.  Several logs (a multi-node launch, a fleet) are read
     at once and reported together: the earliest failure across hosts first, its cascades on the others after."""
-    status = run_diagnose(
+    status = _late("run_diagnose")(
         sources=sources, **{**options, "ssh_backend": SSHBackendChoice(options["ssh_backend"]).value},
-        diagnose_specs=diagnose, render_report=render,  # cli's names: the tests stand in for them
+        diagnose_specs=_late("diagnose"), render_report=_late("render"),
     )
     raise typer.Exit(int(status))
 
@@ -130,7 +135,8 @@ def watch_command(
 ) -> None:
     """Follow a log while the server launches: show the stages, exit 0 when it is ready,
     print the diagnosis as soon as it crashes."""
-    from logsleuth.cli.program import sources_or_stdin
+    from logsleuth.api import DiagnoseOptions
+    from logsleuth.cli.program_io import sources_or_stdin
     from logsleuth.cli.watch_output import run_watch
     from logsleuth.watch.follow import SETTLE_SECONDS
 
@@ -188,6 +194,7 @@ def launch_command(
     """Start COMMAND on HOST, detached (setsid nohup, output to a log, pid recorded), print exactly what runs
     there, and watch the log until the server is ready or crashes (docs/launch.md).  The only command that
     writes to a remote host."""
+    from logsleuth.api import DiagnoseOptions
     from logsleuth.watch.launch import run_launch, terminal_confirm
 
     options = DiagnoseOptions(

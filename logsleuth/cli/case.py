@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from logsleuth.api import DiagnoseOptions, diagnose
-from logsleuth.case.model import CASE_LIMIT, LogWindow
+from logsleuth.case.model import CASE_LIMIT
 from logsleuth.cli.options import (
     AcceptNewHostKeyOption,
     AllFailuresOption,
@@ -31,13 +30,15 @@ from logsleuth.cli.options import (
     SSHBackendOption,
     SSHConfigOption,
 )
-from logsleuth.cli.program import exit_status_for, parse_size, print_stderr, sources_or_stdin, ssh_options
-from logsleuth.cli.program_io import STDIN_NAME, renamed_source, spooled_stdin
+from logsleuth.cli.program_io import print_stderr, sources_or_stdin, ssh_options
 from logsleuth.errors import ExitStatus, LogsleuthError, UsageError
-from logsleuth.models import Report
 from logsleuth.sources.base import DEFAULT_MAX_BYTES
 from logsleuth.sources.fanout import DEFAULT_PARALLEL
-from logsleuth.sources.options import SSHOptions
+
+if TYPE_CHECKING:  # types only: the api and the case builder are imported when the command runs
+    from logsleuth.case.model import LogWindow
+    from logsleuth.models import Report
+    from logsleuth.sources.options import SSHOptions
 
 CASE_EXIT_HELP = (
     "Exit status: 0 no failure found, 1 failure found (its case file written), 2 usage error, 3 a source could "
@@ -144,6 +145,10 @@ def case_command(
         raise UsageError("--confirmed-fix, --out and --category go with --suggest-pattern")
     if parallel < 1:
         raise UsageError(f"--parallel: must be at least 1, not {parallel}")
+    from logsleuth.api import DiagnoseOptions, diagnose
+    from logsleuth.cli.program import exit_status_for, parse_size
+    from logsleuth.cli.program_io import STDIN_NAME, renamed_source, spooled_stdin
+
     ssh = ssh_options(ssh_config, accept_new_host_key, ssh_backend.value)
     options = DiagnoseOptions(
         all_failures=all_failures, command=command, engine_version=engine_version,

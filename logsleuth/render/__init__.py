@@ -3,8 +3,12 @@ model (logsleuth.models), never how it was built."""
 
 from __future__ import annotations
 
-from logsleuth.models import Report
+from typing import TYPE_CHECKING
+
 from logsleuth.render.options import OutputFormat, RenderOptions
+
+if TYPE_CHECKING:  # the type only: importing the model costs a start that renders nothing (--help)
+    from logsleuth.models import Report
 
 
 def render(report: Report, options: RenderOptions) -> str:
