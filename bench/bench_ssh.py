@@ -37,7 +37,17 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO / "tests" / "ssh"))
 
 from bench_health import health_rows  # noqa: E402
-from bench_local import CRASH_END, GiB, MiB, all_rows, failure_found, startup_row, write_log  # noqa: E402
+from bench_local import (  # noqa: E402
+    CRASH_END,
+    GiB,
+    MiB,
+    all_rows,
+    failure_found,
+    small_diagnose_row,
+    startup_row,
+    write_log,
+    write_small_log,
+)
 from bench_watch import render_watch_table, watch_notes, watch_rows  # noqa: E402
 from measure import Check, Command, command, exit_status_in, measure_rounds  # noqa: E402
 from sshd_server import SSHD, start_servers, stop_servers  # noqa: E402
@@ -138,6 +148,7 @@ class Bench:
         self.logs = server.logs
         self.one = server.logs / "1GiB.log"
         self.ten = server.logs / "10GiB.log"
+        self.small = server.logs / "1MiB.log"
         self.logsleuth = logsleuth
         self.ssh = ["ssh", "-F", str(self.config)]
         self.rounds = rounds
@@ -145,6 +156,7 @@ class Bench:
     def write_logs(self) -> None:
         write_log(self.one, GiB)
         write_log(self.ten, 10 * GiB, real_tail=64 * MiB)
+        write_small_log(self.small)
         for number in range(1, FLEET + 1):
             write_log(self.node_log(node_name(number)), 4 * MiB)
 
@@ -354,6 +366,7 @@ def main() -> int:
                 *bench.fleet_rows(),
                 *bench.cpu_rows(python),
                 startup_row(logsleuth, python, args.rounds),
+                small_diagnose_row(logsleuth, python, bench.small, args.rounds),
                 *health_rows(logsleuth, server.root, args.rounds),
             ]
         watch = watch_rows(bench)

@@ -177,6 +177,8 @@ def _with_verified_fix(text: str, fmt: OutputFormat, report: Report, suggestion:
 def _explain_settings(explain: bool, llm_url: str | None, llm_model: str | None) -> ExplainSettings | None:
     """--explain's settings; None without --explain (then nothing is sent anywhere).  An endpoint that cannot be
     resolved is one stderr line, and the report goes on without an explanation (docs/explain.md)."""
+    if not (explain or llm_url or llm_model):
+        return None  # the common case: the explain package is not even imported
     from logsleuth.explain import ExplainError, explain_options, resolve_settings
 
     options = explain_options(explain, llm_url, llm_model)  # --llm-url without --explain: UsageError

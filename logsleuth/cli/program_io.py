@@ -8,7 +8,6 @@ import codecs
 import contextlib
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -170,6 +169,8 @@ def spooled_stdin(specs: list[str]) -> Iterator[tuple[list[str], str | None]]:
     if "-" not in specs:
         yield specs, None
         return
+    import tempfile  # here: its import (random, hashlib) costs every start ~20 ms
+
     with tempfile.NamedTemporaryFile(prefix="logsleuth-stdin-", suffix=".log") as spool:
         for chunk in stdin_chunks():
             spool.write(chunk)

@@ -6,10 +6,9 @@ Read once per run.  Reasoning about a failure with it is reasoning/general.py's;
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -77,7 +76,9 @@ def _row(entry: dict[str, object]) -> CategoryRow:
 
 @lru_cache(maxsize=1)
 def table() -> CategoryTable:
-    text = resources.files("logsleuth.facts").joinpath("categories.toml").read_text(encoding="utf-8")
+    import tomllib  # here, and the file by its path (not importlib.resources): a start that never reasons pays neither
+
+    text = Path(__file__).with_name("categories.toml").read_text(encoding="utf-8")
     data = tomllib.loads(text)
     return CategoryTable(
         rows=tuple(_row(entry) for entry in data["category"]),
