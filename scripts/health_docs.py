@@ -116,7 +116,12 @@ def command_page(name: str) -> str:
             metavar = f" {param.metavar}" if param.metavar else ""
             meaning = (param.help or "").replace("|", "\\|")
             out.append(f"| {names}{metavar} | {meaning} |")
-    out += ["", sub.epilog or "", ""]
+    examples, marker, rest = (sub.epilog or "").partition("\n\n\b\n")  # cli/help_text.py's epilog
+    if marker:  # "Examples:", the lines click keeps as written, then the exit statuses
+        lines, _, statuses = rest.partition("\n\n")
+        out += ["", examples, "", "```sh", *(line.strip() for line in lines.splitlines()), "```", "", statuses, ""]
+    else:
+        out += ["", sub.epilog or "", ""]
     guide = {"health": "../health.md", "diff": "../diff.md"}[name]
     out += [f"The guide: [{guide.removeprefix('../')}]({guide}).", ""]
     return "\n".join(out)

@@ -4,6 +4,7 @@ built from it, and the same option means the same thing in every command that ta
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 from enum import StrEnum
@@ -106,3 +107,20 @@ def test_the_ssh_helper_knows_every_option_that_takes_a_value() -> None:
         options = [p for p in _click_command(command).params if p.param_type_name == "option"]
         taking = {opt for p in options if not p.is_flag for opt in p.opts}
         assert known == value_words(command) == taking, command
+
+
+@pytest.mark.parametrize("command", ["diagnose", "watch", "launch", "case", "health", "diff", "check", "completion"])
+def test_every_commands_help_has_examples_and_names_no_repository_file(command: str) -> None:
+    """A pipx install has no docs/ directory: help that sends the reader there sends them nowhere (issue 30)."""
+    result = subprocess.run([sys.executable, "-m", "logsleuth", command, "--help"], capture_output=True, text=True,
+                            timeout=120, env={**os.environ, "COLUMNS": "200"})
+    assert result.returncode == 0, result.stderr
+    examples = result.stdout.split("Examples:", 1)[1].split("Exit status", 1)[0]
+    assert [line.strip() for line in examples.strip().splitlines()][0].startswith(f"logsleuth {command} ")
+    assert "docs/" not in result.stdout
+
+
+def test_examples_fit_sixty_columns() -> None:
+    from logsleuth.cli.help_text import EXAMPLES
+
+    assert max(len(line) for lines in EXAMPLES.values() for line in lines) <= 56

@@ -17,6 +17,7 @@ from logsleuth.cli.case import CASE_EXIT_HELP, case_command
 from logsleuth.cli.check import CHECK_EXIT_HELP, check_command
 from logsleuth.cli.diff import DIFF_EXIT_HELP, diff_command
 from logsleuth.cli.health import HEALTH_EXIT_HELP, health_command
+from logsleuth.cli.help_text import epilog
 from logsleuth.cli.options import (
     FORMAT_HELP,
     AcceptNewHostKeyOption,
@@ -73,7 +74,7 @@ app = typer.Typer(
 )
 
 
-@app.command("diagnose", short_help="Diagnose the latest failure in logs.", epilog=EXIT_CODES_HELP)
+@app.command("diagnose", short_help="Diagnose the latest failure in logs.", epilog=epilog("diagnose", EXIT_CODES_HELP))
 @table_options("diagnose")
 def diagnose_command(
     sources: Annotated[
@@ -122,7 +123,7 @@ WATCH_EXIT_HELP = (
 )
 
 
-@app.command("watch", short_help="Follow a launch until ready or crashed.", epilog=WATCH_EXIT_HELP)
+@app.command("watch", short_help="Follow a launch until ready or crashed.", epilog=epilog("watch", WATCH_EXIT_HELP))
 @table_options("watch", output_format=f"Format of the diagnosis if the launch fails: {FORMAT_HELP} json "
                "prints one JSON line per event.")
 def watch_command(
@@ -164,9 +165,9 @@ def watch_command(
 
 
 @app.command("launch", short_help="Start a server on a host and watch it.",
-             epilog="Exit status: 0 the server is ready (or --dry-run), 1 it crashed or exited before ready (the "
+             epilog=epilog("launch", "Exit status: 0 the server is ready (or --dry-run), 1 it crashed or exited before ready (the "
              "diagnosis is printed), 2 usage error, 3 nothing could be started or the log could not be read, "
-             "130 interrupted.")
+             "130 interrupted."))
 def launch_command(
     host: Annotated[str, typer.Argument(help="Where to start it: HOST, user@host or user@host:port (ssh).",
                                         metavar="HOST", show_default=False)],
@@ -192,7 +193,7 @@ def launch_command(
     ssh_backend: SSHBackendOption = SSHBackendChoice.AUTO,
 ) -> None:
     """Start COMMAND on HOST, detached (setsid nohup, output to a log, pid recorded), print exactly what runs
-    there, and watch the log until the server is ready or crashes (docs/launch.md).  The only command that
+    there, and watch the log until the server is ready or crashes.  The only command that
     writes to a remote host."""
     from logsleuth.api import DiagnoseOptions
     from logsleuth.watch.launch import run_launch, terminal_confirm
@@ -217,7 +218,7 @@ SHELLS = ("bash", "zsh", "fish")
 
 
 @app.command("completion", short_help="Print a shell completion script.",
-             epilog="Exit status: 0, or 2 for a shell that is not supported.")
+             epilog=epilog("completion", "Exit status: 0, or 2 for a shell that is not supported."))
 def completion_command(
     shell: Annotated[str, typer.Argument(help="bash, zsh or fish.", metavar="SHELL", show_default=False)],
 ) -> None:
@@ -234,10 +235,10 @@ def completion_command(
     print(get_completion_script(prog_name="logsleuth", complete_var=COMPLETE_VAR, shell=shell))
 
 
-app.command("case", short_help="Write a case file to paste into any assistant.", epilog=CASE_EXIT_HELP)(case_command)
+app.command("case", short_help="Write a case file to paste into any assistant.", epilog=epilog("case", CASE_EXIT_HELP))(case_command)
 app.command("diff", short_help="Show what changed between a good launch and a bad one.",
-            epilog=DIFF_EXIT_HELP)(diff_command)
+            epilog=epilog("diff", DIFF_EXIT_HELP))(diff_command)
 app.command("health", short_help="Report a running server's health from its batch lines.",
-            epilog=HEALTH_EXIT_HELP)(health_command)
+            epilog=epilog("health", HEALTH_EXIT_HELP))(health_command)
 app.command("check", short_help="Check a command's or a suggested fix's flags for an SGLang version.",
-            epilog=CHECK_EXIT_HELP)(check_command)
+            epilog=epilog("check", CHECK_EXIT_HELP))(check_command)

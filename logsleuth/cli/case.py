@@ -140,7 +140,7 @@ def case_command(
     """Write the case file of the latest failure: the log's own lines (the whole log when small, else the failure
     as the log printed it, every error-looking line and the last lines), the engine and its version, the launch
     command, the GPU facts, then logsleuth's reading and the catalog rows of the flags it touches; redacted and at
-    most 20,000 characters, to paste into any assistant (docs/case.md)."""
+    most 20,000 characters, to paste into any assistant."""
     if (confirmed_fix or out or category) and not suggest_pattern:
         raise UsageError("--confirmed-fix, --out and --category go with --suggest-pattern")
     if parallel < 1:

@@ -54,7 +54,7 @@ def check_command(
     """Check every flag of a launch command, or of a fix an assistant suggested, against the flag catalog of an
     SGLang release: unknown, removed, renamed and deprecated flags, bad choices and values, and flag combinations
     SGLang rejects.  Where an oracle venv for that version exists it also runs SGLang's own argument validation.
-    With HOST, that validation runs on the host's own SGLang over SSH (docs/check.md)."""
+    With HOST, that validation runs on the host's own SGLang over SSH."""
     status = run_check(list(words or []), engine_version, output_format.value, validate=not no_validate,
                        allow_download=allow_download, ssh_config=ssh_config, accept_new_host_key=accept_new_host_key,
                        ssh_backend=ssh_backend.value)

@@ -104,13 +104,13 @@ _TABLE = (
            default=DEFAULT_PARALLEL),
     # --explain (docs/explain.md): opt-in; nothing is sent anywhere without it.
     Option(("--explain",), "explain", "flag", "Also send the redacted case file of the failure to your own "
-           "OpenAI-compatible model and show its answer, labelled unverified (docs/explain.md)."),
+           "OpenAI-compatible model and show its answer, labelled unverified."),
     Option(("--llm-url",), "llm_url", "text", "The model's endpoint for --explain (default: $LOGSLEUTH_LLM_URL, "
            "then url in ~/.config/logsleuth/config.toml).", metavar="URL"),
     Option(("--llm-model",), "llm_model", "text", "The model to ask with --explain (default: $LOGSLEUTH_LLM_MODEL, "
            "the config file, else the one the server serves).", metavar="NAME"),
     Option(("--verify-fix",), "verify_fix", "text", "Also check a fix someone suggested (flags or a command, as "
-           "pasted) against the log's SGLang version and launch command (docs/check.md).", metavar="TEXT"),
+           "pasted) against the log's SGLang version and launch command.", metavar="TEXT"),
     # watch
     Option(("--timeout",), "timeout", "seconds",
            "Give up after SECONDS (exit 124); default: wait for ready or a crash.", metavar="SECONDS"),
