@@ -124,3 +124,31 @@ def test_examples_fit_sixty_columns() -> None:
     from logsleuth.cli.help_text import EXAMPLES
 
     assert max(len(line) for lines in EXAMPLES.values() for line in lines) <= 56
+
+
+ESCAPED_NAME = "missing-\x1b]0;owned\x07-\x1b[31mred.log"
+
+
+@pytest.mark.parametrize("argv", [["health", ESCAPED_NAME], ["diff", ESCAPED_NAME, ESCAPED_NAME],
+                                  ["diagnose", ESCAPED_NAME], ["case", ESCAPED_NAME]])
+def test_an_error_naming_a_file_reaches_the_terminal_inert_from_every_command(argv: list[str], tmp_path: Path) -> None:
+    """`health` printed its errors raw: a file name holding a terminal escape acted on the terminal (issue 30)."""
+    result = subprocess.run([sys.executable, "-m", "logsleuth", *argv], capture_output=True, text=True,
+                            timeout=120, cwd=tmp_path)
+    assert result.returncode == 3, result.stderr
+    assert "\x1b" not in result.stderr and "\x07" not in result.stderr
+    assert result.stderr.startswith("logsleuth") and "missing-" in result.stderr
+
+
+def test_the_command_layer_prints_errors_one_way() -> None:
+    """Only program_io.print_stderr writes to stderr (it redacts and strips escapes); __main__ prints only the
+    fixed word 'interrupted' before anything is imported."""
+    cli = REPO / "logsleuth" / "cli"
+    raw = [
+        f"{path.name}:{node.lineno}"
+        for path in cli.glob("*.py") if path.name != "program_io.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "print"
+        and any(k.arg == "file" and "stderr" in ast.unparse(k.value) for k in node.keywords)
+    ]
+    assert raw == []

@@ -66,13 +66,14 @@ def run_check(words: list[str], version: str | None, fmt: str, *, validate: bool
     """Print the check and return the exit status; errors are one line on stderr."""
     from logsleuth.check.render import RENDERERS
     from logsleuth.errors import LogsleuthError
-    from logsleuth.render.safety import clean
 
     try:
         result = _result(words, version, validate=validate, allow_download=allow_download, ssh_config=ssh_config,
                          accept_new_host_key=accept_new_host_key, ssh_backend=ssh_backend)
     except LogsleuthError as error:
-        print(f"logsleuth check: {clean(str(error))}", file=sys.stderr)  # may quote a host or pasted text
+        from logsleuth.cli.program_io import print_stderr
+
+        print_stderr(str(error), "check")  # may quote a host or pasted text
         return int(error.exit_status)
     from logsleuth.cli.program_io import write_report
     from logsleuth.render.options import OutputFormat

@@ -88,9 +88,9 @@ def run_diff(sources: list[str], launches: list[int], fmt: OutputFormat | None, 
         ssh = ssh_options(cast("Path | None", ssh_config), accept_new_host_key, cast("Any", ssh_backend))
         report = diff_launches(LaunchChoice(good_spec, good_number), LaunchChoice(bad_spec, bad_number), ssh, stdin)
     except LogsleuthError as error:
-        from logsleuth.cli.program_io import terminal_text
+        from logsleuth.cli.program_io import print_stderr
 
-        print(f"logsleuth diff: {terminal_text(str(error))}", file=sys.stderr)
+        print_stderr(str(error), "diff")
         return int(error.exit_status)
     chosen = fmt or default_format(None)
     write_report(render_diff(report, chosen, output_width(width, sys.stdout.isatty()), max_chars), chosen)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated, Any
 
 import typer
@@ -38,6 +37,8 @@ def health_command(
     try:
         status = run_health(sources, **{**options, "ssh_backend": SSHBackendChoice(options["ssh_backend"]).value})
     except LogsleuthError as error:
-        print(f"logsleuth health: {error}", file=sys.stderr)
+        from logsleuth.cli.program_io import print_stderr
+
+        print_stderr(str(error), "health")
         raise typer.Exit(int(error.exit_status)) from None
     raise typer.Exit(int(status))

@@ -31,9 +31,12 @@ def terminal_text(message: str) -> str:
     return strip_controls(redact_secrets(message))
 
 
-def print_stderr(message: str) -> None:
-    """The one way logsleuth prints an error, a warning or a watch line: `logsleuth: ` and one clean line."""
-    print(f"logsleuth: {terminal_text(message).replace(chr(10), ' ')}", file=sys.stderr, flush=True)
+def print_stderr(message: str, command: str | None = None) -> None:
+    """The one way logsleuth prints an error, a warning or a watch line: `logsleuth: ` (`logsleuth COMMAND: ` for
+    the commands that name themselves) and one clean line: secrets redacted, escapes and control characters gone
+    (a file name may hold them)."""
+    prefix = f"logsleuth {command}" if command else "logsleuth"
+    print(f"{prefix}: {terminal_text(message).replace(chr(10), ' ')}", file=sys.stderr, flush=True)
 
 
 def write_report(text: str, fmt: OutputFormat) -> None:
