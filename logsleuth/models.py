@@ -345,8 +345,10 @@ class FlagCheck:
     """A flag operation someone suggested, checked against the flag catalog of the log's engine version."""
 
     op: FlagOp
-    ok: bool
-    reason: str  # why it is ✗ (unknown, removed, a bad choice), or what was checked for ✓
+    ok: bool  # False: ✗ (unknown, removed, a bad choice, a known trap, rejected by the validation)
+    reason: str  # why it is ✗, what was verified for ✓, or what was not
+    # ✓ only when True: the change passes the version's validation and the known traps, not merely "the flag exists"
+    verified: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from logsleuth.check.flags import Given, read_flags
 from logsleuth.check.model import CheckResult, FlagVerdict, Validation
-from logsleuth.check.traps import find_traps
+from logsleuth.check.traps import SPECULATIVE_SIZES, find_traps, partial_size_removal
 from logsleuth.check.validation import validate_locally
 from logsleuth.check.words import Command, parse_command_text, parse_words, read_suggestion
 from logsleuth.errors import UsageError
@@ -78,8 +78,10 @@ def check_text(text: str, version: str | None, *, command: str | None = None, va
     catalog, _note = catalog_for(version)
     if command is not None:
         return _applied(suggestion.added, suggestion.removed, command, version, catalog, validate)
-    result = _flags_only(suggestion.added, version, catalog, validate)
-    removed = tuple(_removal(flag, catalog) for flag in suggestion.removed)
+    # Nothing added and no command: validating an empty command would put a ✓ beside nothing.
+    result = _flags_only(suggestion.added, version, catalog, validate and bool(suggestion.added))
+    trap = partial_size_removal(suggestion.removed, suggestion.added, catalog)
+    removed = tuple(_removal(flag, catalog, trap) for flag in suggestion.removed)
     notes = ("the launch command is not known: the flags the text adds were checked on their own",)
     return CheckResult(result.engine, result.version, result.catalog_version, result.version_note, result.command,
                        result.flags + removed, result.traps, result.validation, notes)
@@ -104,14 +106,21 @@ def _flags_only(words: Sequence[str], version: str | None, catalog: Catalog, val
 def _applied(added: Sequence[str], removed: Sequence[str], original: str, version: str | None, catalog: Catalog,
              validate: bool) -> CheckResult:
     """The answer's changes applied to the launch command, and the corrected command checked whole."""
+    _verdicts, given = read_flags(added, catalog, ENGINE, prose=True)
+    ops = [FlagOp("remove", flag) for flag in removed]
+    ops += [FlagOp("set", item.written, item.values[-1] if item.values else "") for item in given]
+    return check_changes(tuple(ops), original, version, validate=validate)
+
+
+def check_changes(ops: tuple[FlagOp, ...], original: str, version: str | None, *, validate: bool = True) -> CheckResult:
+    """Flag operations applied to a launch command (the log's, or --cmd), and the changed command checked whole:
+    its flags, the known traps and, where it runs, SGLang's own validation."""
+    catalog, _note = catalog_for(version)
     try:
         line = CommandLine.parse(original, catalog.boolean_flags(), trusted=True)
     except ValueError:
         raise UsageError("the launch command has an unbalanced quote") from None
-    _verdicts, given = read_flags(added, catalog, ENGINE, prose=True)
-    ops = [FlagOp("remove", flag) for flag in removed]
-    ops += [FlagOp("set", item.written, item.values[-1] if item.values else "") for item in given]
-    corrected = line.apply(tuple(ops)).render()
+    corrected = line.apply(ops).render()
     try:
         command = parse_command_text(corrected)
     except ValueError:
@@ -123,13 +132,20 @@ def _applied(added: Sequence[str], removed: Sequence[str], original: str, versio
 
 
 def _describe(op: FlagOp) -> str:
-    return f"remove {op.flag}" if op.op == "remove" else f"set {op.flag}" + (f" {op.value}" if op.value else "")
+    if op.op == "rename":
+        return f"rename {op.flag} to {op.to}"
+    return f"remove {op.flag}" if op.op == "remove" else f"{op.op} {op.flag}" + (f" {op.value}" if op.value else "")
 
 
-def _removal(flag: str, catalog: Catalog) -> FlagVerdict:
-    known = catalog.find(flag) is not None
-    where = f"SGLang {catalog.version} has it" if known else f"SGLang {catalog.version} has no such flag anyway"
-    return FlagVerdict(flag, (), True, f"removed by the suggestion ({where})")
+def _removal(flag: str, catalog: Catalog, trap: str | None) -> FlagVerdict:
+    """A flag the suggestion removes, without the launch command: the known trap (`trap`) is ✗; anything else
+    cannot be judged, since what a removal does depends on the rest of the command."""
+    info = catalog.find(flag)
+    if trap is not None and info is not None and info.name in SPECULATIVE_SIZES:
+        return FlagVerdict(flag, (), False, f"removed by the suggestion: {trap}")
+    where = f"SGLang {catalog.version} has it" if info is not None else f"SGLang {catalog.version} has no such flag anyway"
+    return FlagVerdict(flag, (), True, f"removed by the suggestion ({where}): cannot be judged without the launch "
+                       "command", judged=False)
 
 
 def _command_line(command: Command) -> CommandLine | None:
@@ -147,4 +163,4 @@ def _validation(command: Command, version: str | None, validate: bool, user_name
     return validate_locally(command, version, user_named=user_named)
 
 
-__all__ = ["Given", "check_command", "check_text", "check_words", "verify_fix"]
+__all__ = ["Given", "check_changes", "check_command", "check_text", "check_words", "verify_fix"]

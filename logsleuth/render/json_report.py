@@ -166,7 +166,7 @@ def _explanation(explanation: Explanation | None) -> dict[str, Any] | None:
                 "value": op.value,
                 "to": op.to,
                 "change": proposed_change(op),  # as the other formats show it: the value shell-quoted
-                "check": {"ok": check.ok, "reason": check.reason} if check else None,
+                "check": {"ok": check.ok, "verified": check.verified, "reason": check.reason} if check else None,
             }
             for op, check in zip(explanation.flags, checks, strict=True)
         ],

@@ -14,7 +14,7 @@ import textwrap
 from typing import NamedTuple
 
 from logsleuth.models import Explanation, Report
-from logsleuth.render.explanation import CHECKED_BAD, CHECKED_OK, NOT_CHECKED, explanation_view
+from logsleuth.render.explanation import CHECKED_BAD, CHECKED_OK, NOT_CHECKED, NOT_VERIFIED, explanation_view
 from logsleuth.render.options import MIN_WIDTH, RenderOptions
 from logsleuth.render.table import host_table, summary_table
 from logsleuth.render.view import (
@@ -223,7 +223,7 @@ def ending_lines(end: Ending, width: int) -> list[Line]:
     return out
 
 
-_MARK_STYLES = {CHECKED_OK: "logsleuth.fix", CHECKED_BAD: "logsleuth.exception", NOT_CHECKED: ""}
+_MARK_STYLES = {CHECKED_OK: "logsleuth.fix", CHECKED_BAD: "logsleuth.exception", NOT_CHECKED: "", NOT_VERIFIED: ""}
 
 
 def explanation_lines(explanation: Explanation, width: int) -> list[Line]:

@@ -1,0 +1,106 @@
+"""A ✓ means "this change passes the version's validation and the known traps", never merely "the flag exists"
+(issue 30, finding 1): `check`, `--explain`'s proposed flags and `--verify-fix`, on the seed incident's wrong fix
+("remove --speculative-eagle-topk", which still crashes) and on changes that cannot be judged without the launch
+command.  The oracle tests run the real SGLang 0.5.9 (`pytest -m oracle`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from logsleuth.api import DiagnoseOptions, diagnose_text
+from logsleuth.check.ops import check_flag_ops
+from logsleuth.check.validation import oracle_home, oracle_python
+from logsleuth.cli_check import run_check
+from logsleuth.models import FlagOp, LaunchInfo, Report
+from logsleuth.render.explanation import CHECKED_BAD, CHECKED_OK, explanation_view
+from tests.check.cases import EAGLE
+
+SEED_LOG = Path(__file__).resolve().parents[2] / "examples" / "eagle3-incident.log"
+WRONG_FIX = "Just remove --speculative-eagle-topk"
+
+
+def _check(capsys: pytest.CaptureFixture[str], *words: str, version: str = "0.5.9",
+           validate: bool = False) -> tuple[int, str]:
+    status = run_check(list(words), version, "text", validate=validate)
+    return status, capsys.readouterr().out
+
+
+@pytest.fixture(scope="module")
+def seed_report() -> Report:
+    return diagnose_text(SEED_LOG.read_text(), DiagnoseOptions(include_user_patterns=False))
+
+
+def test_check_marks_the_seeds_wrong_fix_as_the_known_trap(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out = _check(capsys, WRONG_FIX)
+    assert status == 1
+    assert "all pass" not in out and "✓" not in out
+    assert "✗ --speculative-eagle-topk" in out and "sglang-eagle-partial-spec-args" in out
+
+
+def test_a_removal_that_needs_the_launch_command_says_so_and_does_not_pass(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    status, out = _check(capsys, "Remove `--enable-torch-compile` and retry.")
+    assert status == 1
+    assert "✓" not in out and "all pass" not in out
+    assert "cannot be judged without the launch command" in out
+
+
+def test_flag_existence_is_worded_as_such_without_a_check_mark(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out = _check(capsys, "--tp-size", "2", "--mem-fraction-static", "0.8")
+    assert status == 0  # nothing fails; what was not verified is said, and is no failure
+    assert "✓" not in out
+    assert "flag exists in SGLang 0.5.9" in out
+    assert "not validated" in out
+
+
+def test_explain_does_not_mark_the_seeds_wrong_fix_with_a_check(seed_report: Report) -> None:
+    (check,) = check_flag_ops((FlagOp("remove", "--speculative-eagle-topk"),), seed_report.launch)
+    assert check.ok is False and "sglang-eagle-partial-spec-args" in check.reason
+
+
+def test_explain_without_the_launch_command_marks_nothing_verified() -> None:
+    launch = LaunchInfo(engine="sglang", engine_version="0.5.9")
+    checks = check_flag_ops((FlagOp("remove", "--speculative-eagle-topk"), FlagOp("set", "--tp-size", "2"),
+                             FlagOp("remove", "--enable-torch-compile")), launch)
+    assert [check.ok for check in checks] == [False, True, True]
+    assert not any(check.verified for check in checks)
+    assert "flag exists in SGLang 0.5.9" in checks[1].reason
+    assert "cannot be judged without the launch command" in checks[2].reason
+
+
+def test_explain_shows_an_unverified_flag_without_a_check_mark(seed_report: Report) -> None:
+    from logsleuth.models import Explanation
+
+    launch = LaunchInfo(engine="sglang", engine_version="0.5.9")
+    ops = (FlagOp("set", "--tp-size", "2"),)
+    explanation = Explanation("m", "http://127.0.0.1/v1", "r", "other", ops, checks=check_flag_ops(ops, launch))
+    (change,) = explanation_view(explanation).changes
+    assert change.mark not in (CHECKED_OK, CHECKED_BAD)
+
+
+def _need_oracle() -> None:
+    if oracle_python("0.5.9") is None:
+        pytest.skip(f"no oracle venv for SGLang 0.5.9 in {oracle_home()} (make oracle-setup)")
+
+
+@pytest.mark.oracle
+def test_a_check_mark_is_given_for_a_validated_command(capsys: pytest.CaptureFixture[str]) -> None:
+    _need_oracle()
+    status, out = _check(capsys, "python", "-m", "sglang.launch_server", "--model-path", "/models/m", "--tp-size",
+                         "1", validate=True)
+    assert status == 0
+    assert out.startswith("✓ ") and "passes SGLang 0.5.9's validation" in out.splitlines()[0]
+
+
+@pytest.mark.oracle
+def test_explain_marks_the_right_fix_verified_on_the_real_sglang() -> None:
+    _need_oracle()
+    command = "python -m sglang.launch_server --model-path /models/m " + " ".join(EAGLE) + " --speculative-num-draft-tokens 16 --speculative-eagle-topk 1"
+    launch = LaunchInfo(engine="sglang", engine_version="0.5.9", command=command, command_source="log")
+    right = check_flag_ops((FlagOp("remove", "--speculative-eagle-topk"),
+                            FlagOp("remove", "--speculative-num-draft-tokens")), launch)
+    assert all(check.ok and check.verified for check in right), right
+    wrong = check_flag_ops((FlagOp("remove", "--speculative-eagle-topk"),), launch)
+    assert not any(check.ok for check in wrong), wrong
