@@ -63,6 +63,8 @@ class CheckResult:
     traps: tuple[TrapVerdict, ...] = ()
     validation: Validation | None = None
     notes: tuple[str, ...] = ()  # what was read from the text (a suggestion in prose), what was not checked
+    # The checked command with each ✗ flag written as SGLang names it (or left out): what to run instead
+    corrected: str | None = None
 
     @property
     def passed(self) -> bool:

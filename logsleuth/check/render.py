@@ -86,6 +86,8 @@ def render_text(result: CheckResult) -> str:
         lines.append(f"  ({result.version_note})")
     if result.command:
         lines.append(f"  {redact_command(result.command)}")
+    if result.corrected:
+        lines.append(f"  Corrected command (each ✗ flag as SGLang names it): {redact_command(result.corrected)}")
     lines.append("")
     width = max((len(_flag_text(v)) for v in result.flags), default=0)
     width = min(width, 48)
@@ -117,6 +119,9 @@ def render_markdown(result: CheckResult) -> str:
         lines += [f"_{result.version_note}_", ""]
     if result.command:
         lines += ["```sh", redact_command(result.command), "```", ""]
+    if result.corrected:
+        lines += ["Corrected command (each ✗ flag as SGLang names it):", "", "```sh", redact_command(result.corrected),
+                  "```", ""]
     lines += ["| | flag | why |", "|---|---|---|"]
     for verdict in result.flags:
         cell = _flag_text(verdict).replace("|", "\\|")
@@ -140,6 +145,7 @@ def render_markdown(result: CheckResult) -> str:
 def render_json(result: CheckResult) -> str:
     data = {"schema_version": SCHEMA_VERSION, "passed": result.passed, "verified": result.verified, **asdict(result)}
     data["command"] = redact_command(result.command) if result.command else None
+    data["corrected"] = redact_command(result.corrected) if result.corrected else None
     for flag in data["flags"]:
         flag["values"] = _shown_values(flag["flag"], flag["values"])
     for trap in data["traps"]:

@@ -8,6 +8,7 @@ command is what gets checked and validated).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from logsleuth.check.flags import Given, read_flags
 from logsleuth.check.model import CheckResult, FlagVerdict, Validation
@@ -127,8 +128,36 @@ def check_changes(ops: tuple[FlagOp, ...], original: str, version: str | None, *
         raise UsageError("the launch command is not an SGLang launch command") from None
     result = check_command(command, version, validate=validate)
     note = f"the text's changes applied to the launch command: {', '.join(_describe(op) for op in ops)}"
+    rewrite = _bad_flags_rewritten(result.flags)
+    traps = tuple(replace(trap, corrected=_rewritten(trap.corrected, rewrite, catalog)) for trap in result.traps)
+    # One corrected command: a trap's (which has the ✗ flags rewritten too) when there is one
+    rewritten = _rewritten(corrected, rewrite, catalog) if rewrite and not any(t.corrected for t in traps) else None
     return CheckResult(result.engine, result.version, result.catalog_version, result.version_note, result.command,
-                       result.flags, result.traps, result.validation, (note,))
+                       result.flags, traps, result.validation, (note,), rewritten)
+
+
+def _bad_flags_rewritten(verdicts: Sequence[FlagVerdict]) -> tuple[FlagOp, ...]:
+    """Each ✗ flag out of the command and, where the check names what SGLang calls it, that flag in, with the
+    value given (a vLLM name, a misspelling): a corrected command never still holds a flag marked ✗."""
+    ops: list[FlagOp] = []
+    for verdict in verdicts:
+        if verdict.ok:
+            continue
+        ops.append(FlagOp("remove", verdict.flag))
+        instead = verdict.suggestion.split(maxsplit=1) if verdict.suggestion else []
+        if instead and instead[0].startswith("--"):
+            value = instead[1] if len(instead) > 1 else (verdict.values[-1] if verdict.values else "")
+            ops.append(FlagOp("set", instead[0], value))
+    return tuple(ops)
+
+
+def _rewritten(command: str | None, ops: tuple[FlagOp, ...], catalog: Catalog) -> str | None:
+    if command is None or not ops:
+        return command
+    try:
+        return CommandLine.parse(command, catalog.boolean_flags(), trusted=True).apply(ops).render()
+    except ValueError:
+        return None
 
 
 def _describe(op: FlagOp) -> str:
