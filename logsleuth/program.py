@@ -25,6 +25,7 @@ from logsleuth.program_io import (  # noqa: F401 - also known by these names her
     STDIN_NAME,
     default_format,
     deliver,
+    output_height,
     output_width,
     print_stderr,
     renamed_source,
@@ -273,7 +274,8 @@ def run_diagnose(
     to_terminal = output is None and sys.stdout.isatty()
     color = fmt is OutputFormat.RICH and output is None and not os.environ.get("NO_COLOR")
     render_options = RenderOptions(
-        format=fmt, width=output_width(width, to_terminal), color=color, max_chars=max_chars
+        format=fmt, width=output_width(width, to_terminal), color=color, max_chars=max_chars,
+        height=output_height(to_terminal),
     )
     # With --explain, stdin is spooled to a file: the case file it sends needs the lines around the failure
     # again, and a pipe is read once.

@@ -702,3 +702,29 @@ def ending(report: Report) -> Ending:
         stdin=stdin,
         cmd_hint=hint,
     )
+
+
+# -- the recap: the answer in one line at the end of a report taller than the terminal (issue 30, finding 5) -------
+
+RECAP = "Recap: "
+NO_PROVEN_FIX_SHORT = "no proven fix"
+_MIN_VERDICT = 24  # the verdict is shortened to fit the line, never below this (else the line wraps)
+
+
+def _shortened(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: max(1, limit - 1)].rstrip() + "…"
+
+
+def recap(report: Report, width: int) -> str | None:
+    """The verdict in a line: the failure, its category, and the fix's changes or "no proven fix"; the failure's
+    title is shortened to fit `width` where it can (None without a failure)."""
+    primary = report.primary
+    if primary is None:
+        return None
+    view = build_view(primary)
+    fix = view.fix if has_proven_fix(primary) else None
+    changes = "; ".join(fix.changes[:2]) + ("; …" if len(fix.changes) > 2 else "") if fix else ""
+    answer = f"fix: {changes or _shortened(fix.summary, 60)}" if fix else NO_PROVEN_FIX_SHORT
+    tail = f" · {view.category or 'unknown'} · {answer}"
+    verdict = _shortened(view.verdict, max(_MIN_VERDICT, width - len(RECAP) - len(tail)))
+    return f"{RECAP}{verdict}{tail}"
