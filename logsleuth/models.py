@@ -153,6 +153,9 @@ class Fix:
     needs_input: tuple[str, ...] = ()
     # Other fixes that are equally valid (e.g. "or drop all three flags").
     alternatives: tuple[Fix, ...] = ()
+    # Where the command `command` is built on came from (LaunchInfo.command_source): "server_args" means rebuilt
+    # from the log's `server_args=`, which is not a command line the user ran, and is labelled so.
+    command_origin: Literal["user", "log", "server_args"] | None = None
 
 
 @dataclass(frozen=True, slots=True)

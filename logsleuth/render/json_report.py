@@ -56,6 +56,7 @@ def _fix(fix: Fix) -> dict[str, Any]:
         "env": {name: value for name, value in fix.env},
         "steps": list(fix.steps),
         "command": fix.command,
+        "command_origin": fix.command_origin,
         "needs_input": list(fix.needs_input),
         "alternatives": [_fix(alt) for alt in fix.alternatives],
     }

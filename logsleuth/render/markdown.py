@@ -54,7 +54,7 @@ def _fix(fix: FixView, label: str = "Fix") -> list[str]:
         out.extend(f"- {item}" for item in items)
         out.append("")
     if fix.command:
-        out.append("Corrected command:")
+        out.append(f"{escape_markdown_prose(fix.command_label)}:")
         out.append("")
         out.extend(fenced([fix.command], "sh"))
         out.append("")

@@ -163,6 +163,8 @@ def _fix_blocks(fix: FixView, label: str) -> list[str]:
     blocks = [f"*{label}:* {safe(fix.summary)}"]
     blocks.extend(f"• {safe(step)}" for step in fix.steps)
     if fix.command:
+        if fix.command_label != "Corrected command":
+            blocks.append(f"_{safe(fix.command_label)}:_")
         blocks.append(fence([fix.command]))
     else:
         blocks.extend(f"• {inline_code(change)}" for change in fix.changes)

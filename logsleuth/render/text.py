@@ -75,7 +75,7 @@ def _fix_lines(fix: FixView, width: int, label: str = "Fix") -> list[Line]:
     for step in fix.steps:
         out.extend(_styled(wrap(step, width, "      ", "    - "), "logsleuth.fix"))
     if fix.command:
-        out.append(Line("  Corrected command:", "logsleuth.heading"))
+        out.append(Line(f"  {fix.command_label}:", "logsleuth.heading"))
         out.append(Line(f"    {fix.command}", "logsleuth.command"))
     for alternative in fix.alternatives:
         out.extend(_fix_lines(alternative, width, "Or"))

@@ -74,6 +74,7 @@ class FixView:
     steps: list[str]
     command: str | None
     alternatives: list[FixView] = field(default_factory=list)
+    command_label: str = "Corrected command"  # says when the command was rebuilt from the log's server_args
 
 
 @dataclass(frozen=True)
@@ -237,7 +238,13 @@ def fix_view(fix: Fix, alternative: bool = False) -> FixView:
         steps=[prose(step) for step in fix.steps],
         command=clean(fix.command, COMMAND_CHARS) if fix.command else None,
         alternatives=[fix_view(other, alternative=True) for other in fix.alternatives],
+        command_label=REBUILT_COMMAND_LABEL if fix.command_origin == "server_args" else "Corrected command",
     )
+
+
+# A command rebuilt from `server_args=` is SGLang's view of the launch (every field that differs from the default,
+# derived ones too), not the command line the user ran: never printed as theirs.
+REBUILT_COMMAND_LABEL = "Corrected command (rebuilt from the log's server_args, not your command line)"
 
 
 def place_text(group: FailureGroup) -> str:
