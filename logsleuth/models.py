@@ -326,6 +326,9 @@ class Report:
     fleet: Fleet | None = None  # with more than one source
     # What the user's own model said of the primary failure (`--explain`): unverified, shown in its own section.
     explanation: Explanation | None = None
+    # How many launches of one log the failures come from (the most of any source): above 1, a relaunch failed
+    # on its own, so no failure is the root of another's (the report says so instead of naming a root).
+    launches: int = 1
 
     @property
     def primary(self) -> FailureGroup | None:

@@ -224,7 +224,7 @@ def env_change(name: str, value: str) -> str:
 
 def _without_or(summary: str) -> str:
     """An alternative's summary under its "Or:" label: a pattern's leading "Or" would say it twice."""
-    for lead in ("Or, ", "Or "):
+    for lead in ("Or: ", "Or, ", "Or "):
         if summary.startswith(lead):
             rest = summary[len(lead) :]
             return rest[:1].upper() + rest[1:]
@@ -405,6 +405,8 @@ def is_multi(report: Report) -> bool:
 
 def multi_heading(report: Report) -> str:
     count = len(report.failures)
+    if report.launches > 1:  # a relaunch failed on its own: neither failure caused the other
+        return f"{count} failures from {report.launches} separate launches; each launch failed on its own."
     return f"{count} failure{'s' if count > 1 else ''}; the first is the root failure."
 
 

@@ -1,0 +1,52 @@
+"""Issue 30, finding 10: small faults of the report's wording, each shown on a real input of the corpus."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from logsleuth.api import DiagnoseOptions, diagnose_text
+from logsleuth.models import Report
+from logsleuth.render.options import OutputFormat
+from tests.render.helpers import render
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures"
+WORDED = (OutputFormat.TEXT, OutputFormat.RICH, OutputFormat.MARKDOWN, OutputFormat.SLACK)
+
+
+def _report(path: Path) -> Report:
+    return diagnose_text(path.read_text(), DiagnoseOptions(include_user_patterns=False))
+
+
+@pytest.mark.parametrize("fmt", WORDED)
+def test_an_alternative_is_labelled_or_once(fmt: OutputFormat) -> None:
+    # The pattern's alternative summary begins "Or: set --page-size ...": under the "Or:" label it said it twice.
+    text = render(_report(FIXTURES / "patterns/sglang-chunked-prefill-page-size/positive-0.5.9.log"), fmt)
+    assert "set --page-size" in text
+    flat = " ".join(text.replace("*", "").split())
+    assert "Or: Or" not in flat and "Or: set --page-size" not in flat
+
+
+@pytest.mark.parametrize("fmt", WORDED)
+def test_the_seed_pattern_says_what_it_means_without_a_double_negative(fmt: OutputFormat) -> None:
+    text = " ".join(render(_report(REPO / "examples/eagle3-incident.log"), fmt).split())
+    assert "not unsupported" not in text
+    assert "must be given all together or not at all" in text
+
+
+@pytest.mark.parametrize("fmt", WORDED)
+def test_failures_of_two_separate_launches_are_not_called_root_and_cascade(fmt: OutputFormat) -> None:
+    # Two launches in one log (the seed incident, then a relaunch that fails on flashinfer): unrelated failures.
+    report = _report(FIXTURES / "launch/two-launches-unrelated.log")
+    assert len(report.failures) == 2
+    text = " ".join(render(report, fmt).replace("*", "").split())
+    assert "root failure" not in text
+    assert "2 separate launches" in text
+
+
+def test_two_failures_of_one_launch_still_name_the_root() -> None:
+    report = _report(REPO / "examples/tp8-oom-then-nccl.log")
+    assert len(report.failures) > 1
+    assert "the first is the root failure" in render(report, OutputFormat.TEXT)
