@@ -37,6 +37,9 @@ MAX_MESSAGE_LINES_SHOWN = 12  # of an exception message in a report (the scanner
 MAX_CONTEXT_LINES = 5
 MAX_CASCADE_LINES = 3
 COMMAND_CHARS = 4000  # a corrected command is shown whole unless absurd
+# A failure's name in the summary table: the table (render/table.py) cuts it to the width it has, so this only
+# bounds an absurd one (a cut at 80 clipped names with room to spare on a wide terminal).
+SUMMARY_FAILURE_CHARS = 300
 _VARIABLE_NAME = compile_lazily(r"[A-Za-z_][A-Za-z0-9_]*")
 # How a version's origin is said (LaunchInfo.engine_version_source); a version read from the log is plain.
 VERSION_ORIGIN = {
@@ -417,7 +420,7 @@ def summary_rows(report: Report) -> list[SummaryRow]:
         rows.append(
             SummaryRow(
                 index=index,
-                failure=clean(verdict, 80),
+                failure=clean(verdict, SUMMARY_FAILURE_CHARS),  # the table cuts it to the real width
                 count=group.count,
                 ranks=clean(_list_text(compress_ranks(group.ranks), 2) or "-"),
                 hosts=clean(_list_text(list(group.hosts), 1) or "-"),

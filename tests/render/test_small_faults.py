@@ -50,3 +50,14 @@ def test_two_failures_of_one_launch_still_name_the_root() -> None:
     report = _report(REPO / "examples/tp8-oom-then-nccl.log")
     assert len(report.failures) > 1
     assert "the first is the root failure" in render(report, OutputFormat.TEXT)
+
+
+def test_the_summary_table_clips_a_failure_only_at_the_real_width() -> None:
+    report = _report(FIXTURES / "launch/two-launches-unrelated.log")
+    title = "flashinfer is older than SGLang requires, or not installed under the name SGLang checks"
+    wide = render(report, OutputFormat.TEXT, width=200).splitlines()
+    row = next(line for line in wide if line.lstrip().startswith("2  flashinfer"))
+    assert title in row and "chars)" not in row
+    narrow = render(report, OutputFormat.TEXT, width=80).splitlines()
+    row = next(line for line in narrow if line.lstrip().startswith("2  flashinfer"))
+    assert len(row) <= 80 and "…" in row and "chars)" not in row  # cut where the pane ends, and only there
