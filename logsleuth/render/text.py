@@ -77,6 +77,8 @@ def _fix_lines(fix: FixView, width: int, label: str = "Fix") -> list[Line]:
     if fix.command:
         out.append(Line(f"  {fix.command_label}:", "logsleuth.heading"))
         out.append(Line(f"    {fix.command}", "logsleuth.command"))
+    elif fix.command_hint:
+        out.extend(_styled(wrap(fix.command_hint, width), "logsleuth.note"))
     for alternative in fix.alternatives:
         out.extend(_fix_lines(alternative, width, "Or"))
     return out
@@ -218,7 +220,7 @@ def ending_lines(end: Ending, width: int) -> list[Line]:
             out.extend(_styled(wrap(note, width, "      "), "logsleuth.note"))
         if end.stdin:
             out.append(Line(f"  {STDIN_NOTE}", "logsleuth.note"))
-    if end.cmd_hint:
+    if end.cmd_hint and not end.cmd_hint_in_fix:
         out.extend(_styled(wrap(end.cmd_hint, width, "  ", ""), "logsleuth.note"))
     return out
 

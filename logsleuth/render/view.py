@@ -78,6 +78,8 @@ class FixView:
     command: str | None
     alternatives: list[FixView] = field(default_factory=list)
     command_label: str = "Corrected command"  # says when the command was rebuilt from the log's server_args
+    # Where the corrected command would be, when the launch command is not known: how to give it (--cmd)
+    command_hint: str | None = None
 
 
 @dataclass(frozen=True)
@@ -234,7 +236,9 @@ def _without_or(summary: str) -> str:
     return summary
 
 
-def fix_view(fix: Fix, alternative: bool = False) -> FixView:
+def fix_view(fix: Fix, alternative: bool = False, command_unknown: bool = False) -> FixView:
+    """`command_unknown`: the launch command is not known, so a fix that changes flags gets the --cmd hint
+    where its corrected command would be (the first fix only: said once)."""
     return FixView(
         summary=prose(_without_or(fix.summary) if alternative else fix.summary),
         changes=[clean(describe_op(op, fix.needs_input)) for op in fix.flags] + [env_change(k, v) for k, v in fix.env],
@@ -242,7 +246,17 @@ def fix_view(fix: Fix, alternative: bool = False) -> FixView:
         command=clean(fix.command, COMMAND_CHARS) if fix.command else None,
         alternatives=[fix_view(other, alternative=True) for other in fix.alternatives],
         command_label=REBUILT_COMMAND_LABEL if fix.command_origin == "server_args" else "Corrected command",
+        command_hint=CMD_HINT_SHORT if command_unknown and _hints_cmd(fix) else None,
     )
+
+
+def _hints_cmd(fix: Fix) -> bool:
+    """A fix that changes flags has a corrected command once the launch command is known (unless its own words
+    already say how to give it)."""
+    return bool(fix.flags) and not fix.command and not any("--cmd" in text for text in (fix.summary, *fix.steps))
+
+
+CMD_HINT_SHORT = "No corrected command: the launch command is not in the log (add --cmd '...')."
 
 
 # A command rebuilt from `server_args=` is SGLang's view of the launch (every field that differs from the default,
@@ -349,7 +363,8 @@ def build_view(
         category=clean(diagnosis.category) if diagnosis else None,
         pattern=clean(diagnosis.pattern) if diagnosis else None,
         root_cause=prose(diagnosis.root_cause) if diagnosis else None,
-        fix=fix_view(diagnosis.fix) if diagnosis and diagnosis.fix else None,
+        fix=fix_view(diagnosis.fix, command_unknown=launch is not None and launch.command is None)
+        if diagnosis and diagnosis.fix else None,
         cascade=[clean(line) for line in group.cascade[:MAX_CASCADE_LINES]],
         context_left_out=max(0, len(failure.context) - MAX_CONTEXT_LINES),
         cascade_left_out=max(0, len(group.cascade) - MAX_CASCADE_LINES),
@@ -657,6 +672,9 @@ class Ending:
     explain_command: str | None = None  # `logsleuth diagnose --explain 'server.log'`
     stdin: bool = False  # the logs were read from stdin: the same input goes to the command again
     cmd_hint: str | None = None
+    # The first failure's fix already says it where its corrected command would be (FixView.command_hint): the
+    # formats read by people leave the ending's hint out; JSON keeps it in next_steps.
+    cmd_hint_in_fix: bool = False
 
     @property
     def empty(self) -> bool:
@@ -702,8 +720,9 @@ def ending(report: Report) -> Ending:
     fix = primary.diagnosis.fix if primary.diagnosis else None
     says_cmd = fix is not None and any("--cmd" in text for text in (fix.summary, *fix.steps))
     hint = CMD_HINT if report.launch.command is None and not says_cmd else None
+    in_fix = hint is not None and fix is not None and _hints_cmd(fix)
     if has_proven_fix(primary):
-        return Ending(cmd_hint=hint)
+        return Ending(cmd_hint=hint, cmd_hint_in_fix=in_fix)
     asked = report.explanation is not None  # --explain ran already: its answer is in the report
     names = [source.name for source in report.sources if not source.error] or [s.name for s in report.sources]
     stdin = any(name in STDIN_NAMES for name in names)
@@ -713,6 +732,7 @@ def ending(report: Report) -> Ending:
         explain_command=None if asked else clean(f"logsleuth diagnose --explain {words}", COMMAND_CHARS),
         stdin=stdin,
         cmd_hint=hint,
+        cmd_hint_in_fix=in_fix,
     )
 
 

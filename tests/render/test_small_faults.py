@@ -61,3 +61,14 @@ def test_the_summary_table_clips_a_failure_only_at_the_real_width() -> None:
     narrow = render(report, OutputFormat.TEXT, width=80).splitlines()
     row = next(line for line in narrow if line.lstrip().startswith("2  flashinfer"))
     assert len(row) <= 80 and "…" in row and "chars)" not in row  # cut where the pane ends, and only there
+
+
+@pytest.mark.parametrize("fmt", WORDED)
+def test_an_unknown_launch_command_is_hinted_where_the_corrected_command_would_be(fmt: OutputFormat) -> None:
+    # A proven fix with flag changes, and no launch command in the log: no corrected command can be printed.
+    report = _report(FIXTURES / "patterns/sglang-chunked-prefill-page-size/positive-0.5.9.log")
+    assert report.launch.command is None
+    lines = render(report, fmt).splitlines()
+    change = next(i for i, line in enumerate(lines) if "set --chunked-prefill-size" in line)
+    assert any("--cmd" in line for line in lines[change + 1 : change + 3]), lines[change : change + 3]
+    assert sum("--cmd" in line for line in lines) == 1  # said once, not again at the end
