@@ -298,13 +298,26 @@ def run_diagnose(
     if verify_fix is not None:
         text, fix_passed = _with_verified_fix(text, fmt, report, verify_fix)
     deliver(text, fmt, output, [source.error for source in report.sources if source.error], report.warnings)
-    if webhook:
-        from logsleuth.render.slack import render_slack_for_api
-        from logsleuth.slack_webhook import post_to_slack as post
+    status = _verified_fix_status(exit_status_for(report), fix_passed)
+    if webhook and not _posted(webhook, report, render_options):
+        # The report was delivered: a failure found stays 1; otherwise the post that did not happen is the news (3).
+        return status if status is ExitStatus.FAILURE_FOUND else ExitStatus.SOURCE_ERROR
+    return status
 
+
+def _posted(webhook: str, report: Report, render_options: RenderOptions) -> bool:
+    """The Slack report posted (`--slack-webhook`); a post that failed is one stderr line."""
+    from logsleuth.errors import LogsleuthError
+    from logsleuth.render.slack import render_slack_for_api
+    from logsleuth.slack_webhook import post_to_slack as post
+
+    try:
         post(webhook, render_slack_for_api(report, replace(render_options, format=OutputFormat.SLACK)))
-        print_stderr("posted the report to Slack")
-    return _verified_fix_status(exit_status_for(report), fix_passed)
+    except LogsleuthError as error:
+        print_stderr(str(error))
+        return False
+    print_stderr("posted the report to Slack")
+    return True
 
 
 def _verified_fix_status(status: ExitStatus, fix_passed: bool | None) -> ExitStatus:
