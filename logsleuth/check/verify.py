@@ -63,8 +63,13 @@ def check_command(command: Command, version: str | None, *, validate: bool = Tru
     as_line = _command_line(command)
     traps = find_traps(given, catalog, as_line, whole=command.whole)
     validation = _validation(command, version, validate, user_named)
+    corrected = None
+    if command.whole and (rewrite := _bad_flags_rewritten(verdicts)):
+        # No corrected command still holds a flag marked ✗: a trap's has them rewritten; else one of its own.
+        traps = tuple(replace(trap, corrected=_rewritten(trap.corrected, rewrite, catalog)) for trap in traps)
+        corrected = None if any(trap.corrected for trap in traps) else _rewritten(command.text, rewrite, catalog)
     return CheckResult(ENGINE, version, catalog.version, version_note, command.text, tuple(verdicts), traps,
-                       validation, notes)
+                       validation, notes, corrected)
 
 
 def check_text(text: str, version: str | None, *, command: str | None = None, validate: bool = True) -> CheckResult:
@@ -128,12 +133,7 @@ def check_changes(ops: tuple[FlagOp, ...], original: str, version: str | None, *
         raise UsageError("the launch command is not an SGLang launch command") from None
     result = check_command(command, version, validate=validate)
     note = f"the text's changes applied to the launch command: {', '.join(_describe(op) for op in ops)}"
-    rewrite = _bad_flags_rewritten(result.flags)
-    traps = tuple(replace(trap, corrected=_rewritten(trap.corrected, rewrite, catalog)) for trap in result.traps)
-    # One corrected command: a trap's (which has the ✗ flags rewritten too) when there is one
-    rewritten = _rewritten(corrected, rewrite, catalog) if rewrite and not any(t.corrected for t in traps) else None
-    return CheckResult(result.engine, result.version, result.catalog_version, result.version_note, result.command,
-                       result.flags, traps, result.validation, (note,), rewritten)
+    return replace(result, notes=(note,))
 
 
 def _bad_flags_rewritten(verdicts: Sequence[FlagVerdict]) -> tuple[FlagOp, ...]:

@@ -104,3 +104,12 @@ def test_explain_marks_the_right_fix_verified_on_the_real_sglang() -> None:
     assert all(check.ok and check.verified for check in right), right
     wrong = check_flag_ops((FlagOp("remove", "--speculative-eagle-topk"),), launch)
     assert not any(check.ok for check in wrong), wrong
+
+
+def test_check_of_a_whole_command_prints_a_corrected_command_without_the_wrong_flag(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    status, out = _check(capsys, "python", "-m", "sglang.launch_server", "--model-path", "/m", "--max-model-len",
+                         "8192", "--tp-size", "2")
+    assert status == 1
+    (corrected,) = [line for line in out.splitlines() if "Corrected command" in line]
+    assert "--max-model-len" not in corrected and corrected.endswith("--tp-size 2 --context-length 8192")
