@@ -56,8 +56,18 @@ def test_flag_existence_is_worded_as_such_without_a_check_mark(capsys: pytest.Ca
 
 
 def test_explain_does_not_mark_the_seeds_wrong_fix_with_a_check(seed_report: Report) -> None:
-    (check,) = check_flag_ops((FlagOp("remove", "--speculative-eagle-topk"),), seed_report.launch)
+    from dataclasses import replace
+
+    from logsleuth.models import Explanation
+    from logsleuth.render.options import OutputFormat
+    from tests.render.helpers import render
+
+    ops = (FlagOp("remove", "--speculative-eagle-topk"),)
+    (check,) = check_flag_ops(ops, seed_report.launch)
     assert check.ok is False and "sglang-eagle-partial-spec-args" in check.reason
+    explanation = Explanation("m", "http://127.0.0.1/v1", "r", "spec-decoding-args", ops, checks=(check,))
+    text = render(replace(seed_report, explanation=explanation), OutputFormat.TEXT)
+    assert "✗ remove --speculative-eagle-topk" in text and "✓ remove" not in text
 
 
 def test_explain_without_the_launch_command_marks_nothing_verified() -> None:
