@@ -35,8 +35,8 @@ def headline(result: CheckResult) -> str:
     if result.verified:
         return f"{PASS} {_plural(len(result.flags), 'flag')}: passes {release}'s validation and the known traps"
     if result.passed:
-        return (f"{EXISTS} {_plural(len(result.flags), 'flag')} checked: each exists in {release}, no known trap; "
-                "not validated, so not verified")
+        return (f"{EXISTS} {_plural(len(result.flags), 'flag')} checked: none fails in {release}'s catalog, no known "
+                "trap; not validated, so not verified")
     parts = [f"{len(failed)} of {len(result.flags)} flags fail"] if failed else []
     parts += [f"{len(result.traps)} flag combination{'s' if len(result.traps) > 1 else ''} SGLang rejects"] if result.traps else []
     parts += ["SGLang's own validation rejects it"] if rejected else []

@@ -172,9 +172,11 @@ def _removal(flag: str, catalog: Catalog, trap: str | None) -> FlagVerdict:
     info = catalog.find(flag)
     if trap is not None and info is not None and info.name in SPECULATIVE_SIZES:
         return FlagVerdict(flag, (), False, f"removed by the suggestion: {trap}")
-    where = f"SGLang {catalog.version} has it" if info is not None else f"SGLang {catalog.version} has no such flag anyway"
-    return FlagVerdict(flag, (), True, f"removed by the suggestion ({where}): cannot be judged without the launch "
-                       "command", judged=False)
+    if info is None:  # the release would reject it anyway: taking it out is right whatever the command
+        return FlagVerdict(flag, (), True, f"removed by the suggestion: SGLang {catalog.version} has no such flag, "
+                           "so it goes in any command")
+    return FlagVerdict(flag, (), True, f"removed by the suggestion (SGLang {catalog.version} has it): cannot be "
+                       "judged without the launch command", judged=False)
 
 
 def _command_line(command: Command) -> CommandLine | None:

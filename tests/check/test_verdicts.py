@@ -123,3 +123,9 @@ def test_check_of_a_whole_command_prints_a_corrected_command_without_the_wrong_f
     assert status == 1
     (corrected,) = [line for line in out.splitlines() if "Corrected command" in line]
     assert "--max-model-len" not in corrected and corrected.endswith("--tp-size 2 --context-length 8192")
+
+
+def test_removing_a_flag_the_release_lacks_is_judged_without_the_command(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out = _check(capsys, "Use --context-length 8192 instead of --max-model-len")  # docs/check.md's example
+    assert status == 0, out
+    assert "cannot be judged" not in out and "✓" not in out  # not validated here: nothing is marked verified
