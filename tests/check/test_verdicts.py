@@ -129,3 +129,21 @@ def test_removing_a_flag_the_release_lacks_is_judged_without_the_command(capsys:
     status, out = _check(capsys, "Use --context-length 8192 instead of --max-model-len")  # docs/check.md's example
     assert status == 0, out
     assert "cannot be judged" not in out and "✓" not in out  # not validated here: nothing is marked verified
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize(("suggestion", "status", "verdict"), [
+    ("add --speculative-num-steps 15", 0, "✓ 7 flags: passes SGLang 0.5.9's validation and the known traps"),
+    ("remove --speculative-eagle-topk", 1, "✗ 1 flag combination SGLang rejects; SGLang's own validation rejects it"),
+])
+def test_verify_fix_on_the_real_sglang_puts_its_verdict_first(suggestion: str, status: int, verdict: str) -> None:
+    import subprocess
+    import sys
+
+    _need_oracle()
+    log = Path(__file__).resolve().parents[1] / "fixtures/sglang/0.5.9/eagle3_incident_topk1_ndt16.log"
+    logsleuth = str(Path(sys.executable).with_name("logsleuth"))
+    done = subprocess.run([logsleuth, "diagnose", str(log), "--engine-version", "0.5.9", "--verify-fix", suggestion,
+                           "--format", "text"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == status, done.stdout + done.stderr
+    assert done.stdout.startswith(verdict)
