@@ -27,6 +27,7 @@ def make_console(options: RenderOptions) -> Console:
     return Console(
         file=io.StringIO(),
         width=max(MIN_WIDTH, options.width),
+        height=options.height,  # the terminal's rows (None: not a terminal, rich's default)
         force_terminal=options.color,
         color_system="standard" if options.color else None,
         theme=THEME,
@@ -41,7 +42,7 @@ def render_rich(report: Report, options: RenderOptions) -> str:
     """The report only: source errors and warnings are the CLI's stderr lines, printed there once.  On a terminal
     (`options.height`), a report taller than it ends with one recap line, so the answer has not scrolled away."""
     text = print_lines(report_lines(report, options.width), options)
-    if options.height is None or _rows(text, max(MIN_WIDTH, options.width)) <= options.height:
+    if options.height is None or _rows(text, max(MIN_WIDTH, options.width)) <= make_console(options).height:
         return text
     line = recap(report, max(MIN_WIDTH, options.width))
     if line is None:
