@@ -261,7 +261,26 @@ def build_report(
         omitted_groups=grouper.omitted_distinct.value,
         omitted_groups_estimated=grouper.omitted_distinct.estimated,
         fleet=fleet,
+        launches=_launches(groups, trackers),
     )
+
+
+def _launches(groups: list[FailureGroup], trackers: dict[str, LaunchTracker]) -> int:
+    """The most launches of one source that the failures come from: a launch command or `server_args=` line
+    between one failure's end and the next failure is a relaunch."""
+    failures: dict[str, list[tuple[int, int]]] = {}
+    for group in groups:
+        source = group.sources[0] if group.sources else None
+        if source is not None and source in trackers:
+            failures.setdefault(source, []).append((group.failure.offset, group.failure.end_offset))
+    most = 1
+    for source, spans in failures.items():
+        lines = trackers[source].launch_lines
+        spans.sort()
+        relaunches = sum(1 for (_, end), (start, _) in zip(spans, spans[1:], strict=False)
+                         if any(end <= line < start for line in lines))
+        most = max(most, 1 + relaunches)
+    return most
 
 
 def _merge_launch(trackers: list[LaunchTracker], options: DiagnoseOptions) -> LaunchInfo:

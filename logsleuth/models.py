@@ -153,6 +153,9 @@ class Fix:
     needs_input: tuple[str, ...] = ()
     # Other fixes that are equally valid (e.g. "or drop all three flags").
     alternatives: tuple[Fix, ...] = ()
+    # Where the command `command` is built on came from (LaunchInfo.command_source): "server_args" means rebuilt
+    # from the log's `server_args=`, which is not a command line the user ran, and is labelled so.
+    command_origin: Literal["user", "log", "server_args"] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -323,6 +326,9 @@ class Report:
     fleet: Fleet | None = None  # with more than one source
     # What the user's own model said of the primary failure (`--explain`): unverified, shown in its own section.
     explanation: Explanation | None = None
+    # How many launches of one log the failures come from (the most of any source): above 1, a relaunch failed
+    # on its own, so no failure is the root of another's (the report says so instead of naming a root).
+    launches: int = 1
 
     @property
     def primary(self) -> FailureGroup | None:
@@ -345,8 +351,10 @@ class FlagCheck:
     """A flag operation someone suggested, checked against the flag catalog of the log's engine version."""
 
     op: FlagOp
-    ok: bool
-    reason: str  # why it is ✗ (unknown, removed, a bad choice), or what was checked for ✓
+    ok: bool  # False: ✗ (unknown, removed, a bad choice, a known trap, rejected by the validation)
+    reason: str  # why it is ✗, what was verified for ✓, or what was not
+    # ✓ only when True: the change passes the version's validation and the known traps, not merely "the flag exists"
+    verified: bool = False
 
 
 @dataclass(frozen=True, slots=True)

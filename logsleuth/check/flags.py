@@ -204,7 +204,7 @@ def _accepted(shown: str, values: tuple[str, ...], info: FlagInfo, catalog: Cata
         instead = f": use {info.renamed_to}" if info.renamed_to else ""
         return FlagVerdict(shown, values, True, f"deprecated in SGLang {catalog.version}{instead} (still accepted)",
                            info.renamed_to, deprecated=True)
-    reason = note.reason or f"a flag of SGLang {catalog.version}" + (f" ({info.type})" if info.type in _CONVERTERS else "")
+    reason = note.reason or f"flag exists in SGLang {catalog.version}" + (f" ({info.type})" if info.type in _CONVERTERS else "")
     return FlagVerdict(shown, values, True, reason, note.suggestion)
 
 

@@ -23,6 +23,8 @@ class FlagVerdict:
     reason: str  # why it passes or fails, one sentence
     suggestion: str | None = None  # what to write instead: a flag, or `--flag value`
     deprecated: bool = False  # accepted, but the release says it goes away
+    # False: a change that cannot be judged on its own (a removal without the launch command): neither ✓ nor ✗
+    judged: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,9 +63,20 @@ class CheckResult:
     traps: tuple[TrapVerdict, ...] = ()
     validation: Validation | None = None
     notes: tuple[str, ...] = ()  # what was read from the text (a suggestion in prose), what was not checked
+    # The checked command with each ✗ flag written as SGLang names it (or left out): what to run instead
+    corrected: str | None = None
 
     @property
     def passed(self) -> bool:
-        """Every flag passes, no trap, and the real validation (where it ran) accepted it."""
+        """Every flag passes and was judged, no trap, and the real validation (where it ran) accepted it."""
         rejected = self.validation is not None and self.validation.state == "rejected"
-        return all(verdict.ok for verdict in self.flags) and not self.traps and not rejected
+        return all(verdict.ok and verdict.judged for verdict in self.flags) and not self.traps and not rejected
+
+    @property
+    def verified(self) -> bool:
+        """What a ✓ means: it passed, and SGLang's own validation ran and accepted it (not just "the flags exist")."""
+        return self.passed and self.validation is not None and self.validation.state == "validated"
+
+    @property
+    def unjudged(self) -> tuple[FlagVerdict, ...]:
+        return tuple(verdict for verdict in self.flags if not verdict.judged)

@@ -19,19 +19,33 @@ from logsleuth.redact import (
 from logsleuth.render.safety import strip_controls
 
 SCHEMA_VERSION = 1
-PASS, FAIL = "✓", "✗"
+# ✓ only for what is verified (the flags pass, no known trap, and SGLang's own validation accepted it): a flag that
+# merely exists is "·", a change that cannot be judged without the launch command is "?".
+PASS, FAIL, EXISTS, UNJUDGED = "✓", "✗", "·", "?"
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'s' if count != 1 else ''}"
 
 
 def headline(result: CheckResult) -> str:
     failed = [verdict for verdict in result.flags if not verdict.ok]
     rejected = result.validation is not None and result.validation.state == "rejected"
+    release = f"SGLang {result.catalog_version}"
+    if result.verified:
+        return f"{PASS} {_plural(len(result.flags), 'flag')}: passes {release}'s validation and the known traps"
     if result.passed:
-        count = f"{len(result.flags)} flag{'s' if len(result.flags) != 1 else ''}"
-        return f"{PASS} {count} checked, all pass for SGLang {result.catalog_version}"
+        return (f"{EXISTS} {_plural(len(result.flags), 'flag')} checked: none fails in {release}'s catalog, no known "
+                "trap; not validated, so not verified")
     parts = [f"{len(failed)} of {len(result.flags)} flags fail"] if failed else []
     parts += [f"{len(result.traps)} flag combination{'s' if len(result.traps) > 1 else ''} SGLang rejects"] if result.traps else []
     parts += ["SGLang's own validation rejects it"] if rejected else []
-    return f"{FAIL} " + "; ".join(parts) + f" (SGLang {result.catalog_version})"
+    parts += [f"{_plural(len(result.unjudged), 'removal')} cannot be judged without the launch command"] if result.unjudged else []
+    return f"{FAIL if failed or result.traps or rejected else UNJUDGED} " + "; ".join(parts) + f" ({release})"
+
+
+def _mark(verdict: FlagVerdict) -> str:
+    return FAIL if not verdict.ok else UNJUDGED if not verdict.judged else EXISTS
 
 
 def _shown_values(flag: str, values: Sequence[str]) -> list[str]:
@@ -72,12 +86,13 @@ def render_text(result: CheckResult) -> str:
         lines.append(f"  ({result.version_note})")
     if result.command:
         lines.append(f"  {redact_command(result.command)}")
+    if result.corrected:
+        lines.append(f"  Corrected command (each ✗ flag as SGLang names it): {redact_command(result.corrected)}")
     lines.append("")
     width = max((len(_flag_text(v)) for v in result.flags), default=0)
     width = min(width, 48)
     for verdict in result.flags:
-        mark = PASS if verdict.ok else FAIL
-        lines.append(f"  {mark} {_flag_text(verdict):<{width}}  {verdict.reason}")
+        lines.append(f"  {_mark(verdict)} {_flag_text(verdict):<{width}}  {verdict.reason}")
     for trap in result.traps:
         lines += ["", *_trap_lines(trap)]
     if result.validation is not None:
@@ -104,10 +119,13 @@ def render_markdown(result: CheckResult) -> str:
         lines += [f"_{result.version_note}_", ""]
     if result.command:
         lines += ["```sh", redact_command(result.command), "```", ""]
+    if result.corrected:
+        lines += ["Corrected command (each ✗ flag as SGLang names it):", "", "```sh", redact_command(result.corrected),
+                  "```", ""]
     lines += ["| | flag | why |", "|---|---|---|"]
     for verdict in result.flags:
         cell = _flag_text(verdict).replace("|", "\\|")
-        lines.append(f"| {PASS if verdict.ok else FAIL} | `{cell}` | {verdict.reason.replace('|', chr(92) + '|')} |")
+        lines.append(f"| {_mark(verdict)} | `{cell}` | {verdict.reason.replace('|', chr(92) + '|')} |")
     for trap in result.traps:
         lines += ["", f"**{FAIL} {trap.title}** (`{trap.pattern}`): {', '.join(f'`{f}`' for f in trap.flags)}", "",
                   trap.reason]
@@ -125,8 +143,9 @@ def render_markdown(result: CheckResult) -> str:
 
 @_without_command_secrets
 def render_json(result: CheckResult) -> str:
-    data = {"schema_version": SCHEMA_VERSION, "passed": result.passed, **asdict(result)}
+    data = {"schema_version": SCHEMA_VERSION, "passed": result.passed, "verified": result.verified, **asdict(result)}
     data["command"] = redact_command(result.command) if result.command else None
+    data["corrected"] = redact_command(result.corrected) if result.corrected else None
     for flag in data["flags"]:
         flag["values"] = _shown_values(flag["flag"], flag["values"])
     for trap in data["traps"]:

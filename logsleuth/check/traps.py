@@ -71,6 +71,26 @@ TRAPS: dict[str, tuple[Callable[[Flags, Catalog], tuple[str, ...] | None], str]]
 }
 
 
+SPECULATIVE_SIZES = (STEPS, TOPK, DRAFT)
+
+
+def partial_size_removal(removed: Sequence[str], added: Sequence[str], catalog: Catalog) -> str | None:
+    """Why removing some of the speculative sizes, and adding none, is the seed incident's wrong fix even without
+    the launch command: the sizes go all together or not at all, so an EAGLE command that keeps another of them
+    still crashes (the two patterns above).  None when the removal is not that."""
+    def names(flags: Sequence[str]) -> set[str]:
+        return {info.name for flag in flags if (info := catalog.find(flag)) is not None}
+
+    sizes = names(SPECULATIVE_SIZES)
+    taken = names(removed) & sizes
+    if not taken or taken == sizes or names(added) & sizes:
+        return None
+    kept = " or ".join(sorted(sizes - taken))
+    return (f"removing only {' and '.join(sorted(taken))} is the known trap: the speculative sizes go all together "
+            f"or not at all, so an EAGLE command that keeps {kept} still crashes (sglang-eagle-partial-spec-args, "
+            f"sglang-eagle-missing-topk): remove every size the command gives, or give all three")
+
+
 def find_traps(given: Sequence[Given], catalog: Catalog, command: CommandLine | None, *,
                whole: bool = True) -> tuple[TrapVerdict, ...]:
     """The traps the flags spring.  `command`: the flags as a command line, for the fix's values; `whole`: it is

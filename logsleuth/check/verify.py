@@ -8,10 +8,11 @@ command is what gets checked and validated).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from logsleuth.check.flags import Given, read_flags
 from logsleuth.check.model import CheckResult, FlagVerdict, Validation
-from logsleuth.check.traps import find_traps
+from logsleuth.check.traps import SPECULATIVE_SIZES, find_traps, partial_size_removal
 from logsleuth.check.validation import validate_locally
 from logsleuth.check.words import Command, parse_command_text, parse_words, read_suggestion
 from logsleuth.errors import UsageError
@@ -62,8 +63,13 @@ def check_command(command: Command, version: str | None, *, validate: bool = Tru
     as_line = _command_line(command)
     traps = find_traps(given, catalog, as_line, whole=command.whole)
     validation = _validation(command, version, validate, user_named)
+    corrected = None
+    if command.whole and (rewrite := _bad_flags_rewritten(verdicts)):
+        # No corrected command still holds a flag marked ✗: a trap's has them rewritten; else one of its own.
+        traps = tuple(replace(trap, corrected=_rewritten(trap.corrected, rewrite, catalog)) for trap in traps)
+        corrected = None if any(trap.corrected for trap in traps) else _rewritten(command.text, rewrite, catalog)
     return CheckResult(ENGINE, version, catalog.version, version_note, command.text, tuple(verdicts), traps,
-                       validation, notes)
+                       validation, notes, corrected)
 
 
 def check_text(text: str, version: str | None, *, command: str | None = None, validate: bool = True) -> CheckResult:
@@ -78,8 +84,10 @@ def check_text(text: str, version: str | None, *, command: str | None = None, va
     catalog, _note = catalog_for(version)
     if command is not None:
         return _applied(suggestion.added, suggestion.removed, command, version, catalog, validate)
-    result = _flags_only(suggestion.added, version, catalog, validate)
-    removed = tuple(_removal(flag, catalog) for flag in suggestion.removed)
+    # Nothing added and no command: validating an empty command would put a ✓ beside nothing.
+    result = _flags_only(suggestion.added, version, catalog, validate and bool(suggestion.added))
+    trap = partial_size_removal(suggestion.removed, suggestion.added, catalog)
+    removed = tuple(_removal(flag, catalog, trap) for flag in suggestion.removed)
     notes = ("the launch command is not known: the flags the text adds were checked on their own",)
     return CheckResult(result.engine, result.version, result.catalog_version, result.version_note, result.command,
                        result.flags + removed, result.traps, result.validation, notes)
@@ -104,32 +112,71 @@ def _flags_only(words: Sequence[str], version: str | None, catalog: Catalog, val
 def _applied(added: Sequence[str], removed: Sequence[str], original: str, version: str | None, catalog: Catalog,
              validate: bool) -> CheckResult:
     """The answer's changes applied to the launch command, and the corrected command checked whole."""
+    _verdicts, given = read_flags(added, catalog, ENGINE, prose=True)
+    ops = [FlagOp("remove", flag) for flag in removed]
+    ops += [FlagOp("set", item.written, item.values[-1] if item.values else "") for item in given]
+    return check_changes(tuple(ops), original, version, validate=validate)
+
+
+def check_changes(ops: tuple[FlagOp, ...], original: str, version: str | None, *, validate: bool = True) -> CheckResult:
+    """Flag operations applied to a launch command (the log's, or --cmd), and the changed command checked whole:
+    its flags, the known traps and, where it runs, SGLang's own validation."""
+    catalog, _note = catalog_for(version)
     try:
         line = CommandLine.parse(original, catalog.boolean_flags(), trusted=True)
     except ValueError:
         raise UsageError("the launch command has an unbalanced quote") from None
-    _verdicts, given = read_flags(added, catalog, ENGINE, prose=True)
-    ops = [FlagOp("remove", flag) for flag in removed]
-    ops += [FlagOp("set", item.written, item.values[-1] if item.values else "") for item in given]
-    corrected = line.apply(tuple(ops)).render()
+    corrected = line.apply(ops).render()
     try:
         command = parse_command_text(corrected)
     except ValueError:
         raise UsageError("the launch command is not an SGLang launch command") from None
     result = check_command(command, version, validate=validate)
     note = f"the text's changes applied to the launch command: {', '.join(_describe(op) for op in ops)}"
-    return CheckResult(result.engine, result.version, result.catalog_version, result.version_note, result.command,
-                       result.flags, result.traps, result.validation, (note,))
+    return replace(result, notes=(note,))
+
+
+def _bad_flags_rewritten(verdicts: Sequence[FlagVerdict]) -> tuple[FlagOp, ...]:
+    """Each ✗ flag out of the command and, where the check names what SGLang calls it, that flag in, with the
+    value given (a vLLM name, a misspelling): a corrected command never still holds a flag marked ✗."""
+    ops: list[FlagOp] = []
+    for verdict in verdicts:
+        if verdict.ok:
+            continue
+        ops.append(FlagOp("remove", verdict.flag))
+        instead = verdict.suggestion.split(maxsplit=1) if verdict.suggestion else []
+        if instead and instead[0].startswith("--"):
+            value = instead[1] if len(instead) > 1 else (verdict.values[-1] if verdict.values else "")
+            ops.append(FlagOp("set", instead[0], value))
+    return tuple(ops)
+
+
+def _rewritten(command: str | None, ops: tuple[FlagOp, ...], catalog: Catalog) -> str | None:
+    if command is None or not ops:
+        return command
+    try:
+        return CommandLine.parse(command, catalog.boolean_flags(), trusted=True).apply(ops).render()
+    except ValueError:
+        return None
 
 
 def _describe(op: FlagOp) -> str:
-    return f"remove {op.flag}" if op.op == "remove" else f"set {op.flag}" + (f" {op.value}" if op.value else "")
+    if op.op == "rename":
+        return f"rename {op.flag} to {op.to}"
+    return f"remove {op.flag}" if op.op == "remove" else f"{op.op} {op.flag}" + (f" {op.value}" if op.value else "")
 
 
-def _removal(flag: str, catalog: Catalog) -> FlagVerdict:
-    known = catalog.find(flag) is not None
-    where = f"SGLang {catalog.version} has it" if known else f"SGLang {catalog.version} has no such flag anyway"
-    return FlagVerdict(flag, (), True, f"removed by the suggestion ({where})")
+def _removal(flag: str, catalog: Catalog, trap: str | None) -> FlagVerdict:
+    """A flag the suggestion removes, without the launch command: the known trap (`trap`) is ✗; anything else
+    cannot be judged, since what a removal does depends on the rest of the command."""
+    info = catalog.find(flag)
+    if trap is not None and info is not None and info.name in SPECULATIVE_SIZES:
+        return FlagVerdict(flag, (), False, f"removed by the suggestion: {trap}")
+    if info is None:  # the release would reject it anyway: taking it out is right whatever the command
+        return FlagVerdict(flag, (), True, f"removed by the suggestion: SGLang {catalog.version} has no such flag, "
+                           "so it goes in any command")
+    return FlagVerdict(flag, (), True, f"removed by the suggestion (SGLang {catalog.version} has it): cannot be "
+                       "judged without the launch command", judged=False)
 
 
 def _command_line(command: Command) -> CommandLine | None:
@@ -147,4 +194,4 @@ def _validation(command: Command, version: str | None, validate: bool, user_name
     return validate_locally(command, version, user_named=user_named)
 
 
-__all__ = ["Given", "check_command", "check_text", "check_words", "verify_fix"]
+__all__ = ["Given", "check_changes", "check_command", "check_text", "check_words", "verify_fix"]

@@ -56,7 +56,8 @@ def _late(name: str) -> Any:
 
 EXIT_CODES_HELP = (
     "Exit status: 0 no failure found, 1 failure found, 2 usage error, "
-    "3 a source could not be read, 4 internal error, 130 interrupted."
+    "3 a source could not be read, 4 internal error, 130 interrupted. With --verify-fix: 0 the suggested fix "
+    "passes, 1 it fails (its verdict is printed first)."
 )
 
 app = typer.Typer(

@@ -23,6 +23,7 @@ from logsleuth.cli.program_io import (  # noqa: F401 - also known by these names
     STDIN_NAME,
     default_format,
     deliver,
+    output_height,
     output_width,
     print_stderr,
     renamed_source,
@@ -156,9 +157,10 @@ def _slack_webhook_url(url: str | None, post: bool) -> str | None:
 SLACK_WEBHOOK_ENV = "LOGSLEUTH_SLACK_WEBHOOK"
 
 
-def _with_verified_fix(text: str, fmt: OutputFormat, report: Report, suggestion: str) -> str:
-    """The report followed by `--verify-fix`'s check of a suggested fix (docs/check.md), for the log's engine version
-    and applied to its launch command; in JSON, the check is the report's `verify_fix` key."""
+def _with_verified_fix(text: str, fmt: OutputFormat, report: Report, suggestion: str) -> tuple[str, bool]:
+    """`--verify-fix`'s check of a suggested fix (docs/check.md), for the log's engine version and applied to its
+    launch command, then the report: the verdict comes first.  In JSON, the check is the report's `verify_fix` key.
+    Also whether the suggestion passed (the exit status)."""
     import json
 
     from logsleuth.check.render import RENDERERS
@@ -169,9 +171,9 @@ def _with_verified_fix(text: str, fmt: OutputFormat, report: Report, suggestion:
     if fmt is OutputFormat.JSON:
         data = json.loads(text)
         data["verify_fix"] = json.loads(redact_secrets(RENDERERS["json"](checked)))
-        return json.dumps(data, indent=2) + "\n"  # ASCII: no raw control or bidi character from either part
+        return json.dumps(data, indent=2) + "\n", checked.passed  # ASCII: no raw control or bidi character
     rendered = RENDERERS["markdown" if fmt is OutputFormat.MARKDOWN else "text"](checked)
-    return text.rstrip("\n") + "\n\n" + redact_secrets(rendered).rstrip("\n") + "\n"
+    return redact_secrets(rendered).rstrip("\n") + "\n\n" + text, checked.passed
 
 
 def _explain_settings(explain: bool, llm_url: str | None, llm_model: str | None) -> ExplainSettings | None:
@@ -274,7 +276,8 @@ def run_diagnose(
     to_terminal = output is None and sys.stdout.isatty()
     color = fmt is OutputFormat.RICH and output is None and not os.environ.get("NO_COLOR")
     render_options = RenderOptions(
-        format=fmt, width=output_width(width, to_terminal), color=color, max_chars=max_chars
+        format=fmt, width=output_width(width, to_terminal), color=color, max_chars=max_chars,
+        height=output_height(to_terminal),
     )
     # With --explain, stdin is spooled to a file: the case file it sends needs the lines around the failure
     # again, and a pipe is read once.
@@ -293,13 +296,35 @@ def run_diagnose(
     if explaining is not None:
         report = _explained(report, explaining, window)
     text = render_report(report, render_options)
+    fix_passed = None
     if verify_fix is not None:
-        text = _with_verified_fix(text, fmt, report, verify_fix)
+        text, fix_passed = _with_verified_fix(text, fmt, report, verify_fix)
     deliver(text, fmt, output, [source.error for source in report.sources if source.error], report.warnings)
-    if webhook:
-        from logsleuth.cli.slack_webhook import post_to_slack as post
-        from logsleuth.render.slack import render_slack_for_api
+    status = _verified_fix_status(exit_status_for(report), fix_passed)
+    if webhook and not _posted(webhook, report, render_options):
+        # The report was delivered: a failure found stays 1; otherwise the post that did not happen is the news (3).
+        return status if status is ExitStatus.FAILURE_FOUND else ExitStatus.SOURCE_ERROR
+    return status
 
+
+def _posted(webhook: str, report: Report, render_options: RenderOptions) -> bool:
+    """The Slack report posted (`--slack-webhook`); a post that failed is one stderr line."""
+    from logsleuth.cli.slack_webhook import post_to_slack as post
+    from logsleuth.errors import LogsleuthError
+    from logsleuth.render.slack import render_slack_for_api
+
+    try:
         post(webhook, render_slack_for_api(report, replace(render_options, format=OutputFormat.SLACK)))
-        print_stderr("posted the report to Slack")
-    return exit_status_for(report)
+    except LogsleuthError as error:
+        print_stderr(str(error))
+        return False
+    print_stderr("posted the report to Slack")
+    return True
+
+
+def _verified_fix_status(status: ExitStatus, fix_passed: bool | None) -> ExitStatus:
+    """With --verify-fix, the status is the suggestion's: 0 it passes, 1 it fails (a log that could not be read
+    stays 3)."""
+    if fix_passed is None or status not in (ExitStatus.NO_FAILURE, ExitStatus.FAILURE_FOUND):
+        return status
+    return ExitStatus.NO_FAILURE if fix_passed else ExitStatus.FAILURE_FOUND

@@ -114,6 +114,19 @@ def output_width(explicit: int | None, to_terminal: bool) -> int:
     return FALLBACK_WIDTH
 
 
+def output_height(to_terminal: bool) -> int | None:
+    """The terminal's rows when the report goes to one ($LINES first, as rich reads it), else None: a report
+    taller than that ends with a recap line (render/rich_view.py)."""
+    if not to_terminal:
+        return None
+    lines = os.environ.get("LINES", "")
+    if lines.isdigit() and int(lines) > 0:
+        return int(lines)
+    with contextlib.suppress(OSError, ValueError):
+        return os.get_terminal_size(sys.stdout.fileno()).lines
+    return None
+
+
 def sources_or_stdin(sources: list[str] | None, hosts_file: str | None = None) -> list[str]:
     """The sources given, their host ranges and `{host}` templates expanded (docs/fleet-syntax.md), or stdin
     when none is given and a log is piped in (`cat server.log | logsleuth diagnose`).  With a hosts file there

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, Literal
 
 from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes.builders import BUILDERS
@@ -55,7 +55,13 @@ def build_fix(
     fix = fit_to_command(fix, command) if fix is not None else None
     if fix is None:
         return None
-    return with_commands(fix, command)
+    return _with_origin(with_commands(fix, command), launch.command_source if command is not None else None)
+
+
+def _with_origin(fix: Fix, origin: Literal["user", "log", "server_args"] | None) -> Fix:
+    """Each corrected command says what it was built on (a command rebuilt from `server_args=` is labelled)."""
+    alternatives = tuple(_with_origin(alt, origin) for alt in fix.alternatives)
+    return replace(fix, command_origin=origin if fix.command else None, alternatives=alternatives)
 
 
 # Flags whose value only the user knows; an `add` of one without a value cannot be rendered.

@@ -104,6 +104,9 @@ class LaunchTracker:
     versions: dict[str, str] = field(default_factory=dict)  # engine -> the version the log names (first wins)
     version_hint: str | None = None  # guessed from code layout when no version is printed
     markers: list[int] = field(default_factory=list)
+    # The offset of every launch command and `server_args=` line (one launch marker may hold two): one after a
+    # failure and before the next is a relaunch, so the two failures are unrelated (api._launches).
+    launch_lines: list[int] = field(default_factory=list)
     launches: dict[int, LaunchFacts] = field(default_factory=dict)  # marker offset -> what that launch logged
     wrappers: set[str] = field(default_factory=set)  # the programs seen running the engine (engine_evidence.WRAPPERS)
     _last_meta: LineMeta | None = None  # the last line's metadata read for evidence (records share theirs)
@@ -255,6 +258,7 @@ class LaunchTracker:
     def _mark(self, offset: int, kind: str) -> LaunchFacts:
         """The launch this line belongs to.  One launch often logs its command and then its server_args:
         one marker.  A kind seen twice, or a marker far from the last, is a new launch."""
+        self.launch_lines.append(offset)
         if not self.markers or kind in self._marker_kinds or offset - self.markers[-1] > 64 * 1024:
             self.markers.append(offset)
             self._marker_kinds = set()
@@ -281,6 +285,7 @@ class LaunchTracker:
             self.server_args = self.server_args or other.server_args
         room = MAX_GPU_LINES - len(self.gpu_lines)
         self.gpu_lines.extend(line for line in other.gpu_lines[:room] if line not in self.gpu_lines)
+        self.launch_lines = sorted({*self.launch_lines, *other.launch_lines})
         for marker, facts in other.launches.items():
             mine = self.launches.setdefault(marker, LaunchFacts())
             mine.command = mine.command or facts.command

@@ -4,8 +4,9 @@ diagnosis.
 
 The answer came from a model that read log text: it is as untrusted as the log, so every string here has been
 through `safety.clean` (no control characters or escape sequences) and each renderer still applies its
-format's escaping.  Each flag the model proposes is shown with its value shell-quoted, and marked ✓ or ✗ with the
-reason when it was checked against the flag catalog, and "not checked" otherwise; each line it quotes is marked by whether the case file holds it.
+format's escaping.  Each flag the model proposes is shown with its value shell-quoted, and marked with the reason:
+✓ only when the change was verified (validation and known traps), ✗ when it fails, · when nothing fails but it is
+not verified, and "not checked" otherwise; each line it quotes is marked by whether the case file holds it.
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-from logsleuth.models import Explanation, FlagOp
+from logsleuth.models import Explanation, FlagCheck, FlagOp
 from logsleuth.render.safety import clean
 from logsleuth.render.view import describe_op, prose
 
 CHECKED_OK, CHECKED_BAD, NOT_CHECKED = "✓", "✗", "?"
+NOT_VERIFIED = "·"  # checked, nothing fails, but not verified (a flag that exists, a removal without the command)
 NOT_IN_CASE = "not in the case file"
 MAX_QUOTE_SHOWN = 200
 
@@ -32,7 +34,7 @@ def label(model: str) -> str:
 @dataclass(frozen=True)
 class ChangeView:
     """One change an explanation proposes, with its check's mark."""
-    mark: str  # CHECKED_OK, CHECKED_BAD or NOT_CHECKED
+    mark: str  # CHECKED_OK, CHECKED_BAD, NOT_VERIFIED or NOT_CHECKED
     change: str  # "set --context-len 4096"
     why: str  # the check's reason, or "not checked"
 
@@ -62,9 +64,13 @@ def _changes(explanation: Explanation) -> list[ChangeView]:
     if len(explanation.checks) != len(explanation.flags):  # not checked: none is passed off as checked
         return [ChangeView(NOT_CHECKED, clean(proposed_change(op)), "not checked") for op in explanation.flags]
     return [
-        ChangeView(CHECKED_OK if check.ok else CHECKED_BAD, clean(proposed_change(check.op)), prose(check.reason))
+        ChangeView(_mark(check), clean(proposed_change(check.op)), prose(check.reason))
         for check in explanation.checks
     ]
+
+
+def _mark(check: FlagCheck) -> str:
+    return CHECKED_BAD if not check.ok else CHECKED_OK if check.verified else NOT_VERIFIED
 
 
 def explanation_view(explanation: Explanation) -> ExplanationView:

@@ -56,6 +56,7 @@ def _fix(fix: Fix) -> dict[str, Any]:
         "env": {name: value for name, value in fix.env},
         "steps": list(fix.steps),
         "command": fix.command,
+        "command_origin": fix.command_origin,
         "needs_input": list(fix.needs_input),
         "alternatives": [_fix(alt) for alt in fix.alternatives],
     }
@@ -166,7 +167,7 @@ def _explanation(explanation: Explanation | None) -> dict[str, Any] | None:
                 "value": op.value,
                 "to": op.to,
                 "change": proposed_change(op),  # as the other formats show it: the value shell-quoted
-                "check": {"ok": check.ok, "reason": check.reason} if check else None,
+                "check": {"ok": check.ok, "verified": check.verified, "reason": check.reason} if check else None,
             }
             for op, check in zip(explanation.flags, checks, strict=True)
         ],

@@ -53,8 +53,10 @@ def _fix(fix: FixView, label: str = "Fix") -> list[str]:
     if items:
         out.extend(f"- {item}" for item in items)
         out.append("")
+    if fix.command_hint and not fix.command:
+        out.extend([f"_{escape_markdown_prose(fix.command_hint)}_", ""])
     if fix.command:
-        out.append("Corrected command:")
+        out.append(f"{escape_markdown_prose(fix.command_label)}:")
         out.append("")
         out.extend(fenced([fix.command], "sh"))
         out.append("")
@@ -154,7 +156,7 @@ def _ending(end: Ending) -> list[str]:
             out.extend([f"{markdown_code_span(command)}: {escape_markdown_prose(note)}", ""])
         if end.stdin:
             out.extend([escape_markdown_prose(STDIN_NOTE), ""])
-    if end.cmd_hint:
+    if end.cmd_hint and not end.cmd_hint_in_fix:
         out.extend([escape_markdown_prose(end.cmd_hint), ""])
     return out
 

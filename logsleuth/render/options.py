@@ -29,3 +29,5 @@ class RenderOptions:
     color: bool = False
     max_chars: int = 3500  # slack
     log_location: str | None = None  # "where the full log is", for shared reports
+    # rich on a terminal: its rows (None: not a terminal).  A report taller than that ends with a recap line.
+    height: int | None = None

@@ -11,19 +11,23 @@ import io
 from collections.abc import Iterable
 from typing import Any
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
 from logsleuth.models import Report
 from logsleuth.render.options import MIN_WIDTH, RenderOptions
-from logsleuth.render.text import report_lines
+from logsleuth.render.safety import strip_controls
+from logsleuth.render.text import Line, report_lines, wrap
 from logsleuth.render.theme import THEME
+from logsleuth.render.view import recap
 
 
 def make_console(options: RenderOptions) -> Console:
     return Console(
         file=io.StringIO(),
         width=max(MIN_WIDTH, options.width),
+        height=options.height,  # the terminal's rows (None: not a terminal, rich's default)
         force_terminal=options.color,
         color_system="standard" if options.color else None,
         theme=THEME,
@@ -35,8 +39,22 @@ def make_console(options: RenderOptions) -> Console:
 
 
 def render_rich(report: Report, options: RenderOptions) -> str:
-    """The report only: source errors and warnings are the CLI's stderr lines, printed there once."""
-    return print_lines(report_lines(report, options.width), options)
+    """The report only: source errors and warnings are the CLI's stderr lines, printed there once.  On a terminal
+    (`options.height`), a report taller than it ends with one recap line, so the answer has not scrolled away."""
+    text = print_lines(report_lines(report, options.width), options)
+    if options.height is None or _rows(text, max(MIN_WIDTH, options.width)) <= make_console(options).height:
+        return text
+    line = recap(report, max(MIN_WIDTH, options.width))
+    if line is None:
+        return text
+    width = max(MIN_WIDTH, options.width)
+    recap_lines = [Line(""), *(Line(part, "logsleuth.heading") for part in wrap(line, width, "  ", ""))]
+    return text + print_lines(recap_lines, options)
+
+
+def _rows(text: str, width: int) -> int:
+    """The terminal rows the printed text takes: a line longer than the width (a corrected command) wraps."""
+    return sum(max(1, -(-cell_len(strip_controls(line)) // width)) for line in text.splitlines())
 
 
 def print_lines(lines: Iterable[Any], options: RenderOptions) -> str:

@@ -163,9 +163,13 @@ def _fix_blocks(fix: FixView, label: str) -> list[str]:
     blocks = [f"*{label}:* {safe(fix.summary)}"]
     blocks.extend(f"• {safe(step)}" for step in fix.steps)
     if fix.command:
+        if fix.command_label != "Corrected command":
+            blocks.append(f"_{safe(fix.command_label)}:_")
         blocks.append(fence([fix.command]))
     else:
         blocks.extend(f"• {inline_code(change)}" for change in fix.changes)
+        if fix.command_hint:
+            blocks.append(f"_{safe(fix.command_hint)}_")
     return blocks
 
 
@@ -257,7 +261,7 @@ def _ending_blocks(end: Ending) -> list[str]:
         blocks.extend(f"• {inline_code(command)}: {safe(note)}" for command, note in end.offers())
         if end.stdin:
             blocks.append(f"• {safe(STDIN_NOTE)}")
-    if end.cmd_hint:
+    if end.cmd_hint and not end.cmd_hint_in_fix:
         blocks.append(f"_{safe(end.cmd_hint)}_")
     return blocks
 

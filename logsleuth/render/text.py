@@ -14,7 +14,7 @@ import textwrap
 from typing import NamedTuple
 
 from logsleuth.models import Explanation, Report
-from logsleuth.render.explanation import CHECKED_BAD, CHECKED_OK, NOT_CHECKED, explanation_view
+from logsleuth.render.explanation import CHECKED_BAD, CHECKED_OK, NOT_CHECKED, NOT_VERIFIED, explanation_view
 from logsleuth.render.options import MIN_WIDTH, RenderOptions
 from logsleuth.render.table import host_table, summary_table
 from logsleuth.render.view import (
@@ -75,8 +75,10 @@ def _fix_lines(fix: FixView, width: int, label: str = "Fix") -> list[Line]:
     for step in fix.steps:
         out.extend(_styled(wrap(step, width, "      ", "    - "), "logsleuth.fix"))
     if fix.command:
-        out.append(Line("  Corrected command:", "logsleuth.heading"))
+        out.append(Line(f"  {fix.command_label}:", "logsleuth.heading"))
         out.append(Line(f"    {fix.command}", "logsleuth.command"))
+    elif fix.command_hint:
+        out.extend(_styled(wrap(fix.command_hint, width), "logsleuth.note"))
     for alternative in fix.alternatives:
         out.extend(_fix_lines(alternative, width, "Or"))
     return out
@@ -218,12 +220,12 @@ def ending_lines(end: Ending, width: int) -> list[Line]:
             out.extend(_styled(wrap(note, width, "      "), "logsleuth.note"))
         if end.stdin:
             out.append(Line(f"  {STDIN_NOTE}", "logsleuth.note"))
-    if end.cmd_hint:
+    if end.cmd_hint and not end.cmd_hint_in_fix:
         out.extend(_styled(wrap(end.cmd_hint, width, "  ", ""), "logsleuth.note"))
     return out
 
 
-_MARK_STYLES = {CHECKED_OK: "logsleuth.fix", CHECKED_BAD: "logsleuth.exception", NOT_CHECKED: ""}
+_MARK_STYLES = {CHECKED_OK: "logsleuth.fix", CHECKED_BAD: "logsleuth.exception", NOT_CHECKED: "", NOT_VERIFIED: ""}
 
 
 def explanation_lines(explanation: Explanation, width: int) -> list[Line]:

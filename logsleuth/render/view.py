@@ -37,6 +37,9 @@ MAX_MESSAGE_LINES_SHOWN = 12  # of an exception message in a report (the scanner
 MAX_CONTEXT_LINES = 5
 MAX_CASCADE_LINES = 3
 COMMAND_CHARS = 4000  # a corrected command is shown whole unless absurd
+# A failure's name in the summary table: the table (render/table.py) cuts it to the width it has, so this only
+# bounds an absurd one (a cut at 80 clipped names with room to spare on a wide terminal).
+SUMMARY_FAILURE_CHARS = 300
 _VARIABLE_NAME = compile_lazily(r"[A-Za-z_][A-Za-z0-9_]*")
 # How a version's origin is said (LaunchInfo.engine_version_source); a version read from the log is plain.
 VERSION_ORIGIN = {
@@ -77,6 +80,9 @@ class FixView:
     steps: list[str]
     command: str | None
     alternatives: list[FixView] = field(default_factory=list)
+    command_label: str = "Corrected command"  # says when the command was rebuilt from the log's server_args
+    # Where the corrected command would be, when the launch command is not known: how to give it (--cmd)
+    command_hint: str | None = None
 
 
 @dataclass(frozen=True)
@@ -228,21 +234,39 @@ def env_change(name: str, value: str) -> str:
 
 def _without_or(summary: str) -> str:
     """An alternative's summary under its "Or:" label: a pattern's leading "Or" would say it twice."""
-    for lead in ("Or, ", "Or "):
+    for lead in ("Or: ", "Or, ", "Or "):
         if summary.startswith(lead):
             rest = summary[len(lead) :]
             return rest[:1].upper() + rest[1:]
     return summary
 
 
-def fix_view(fix: Fix, alternative: bool = False) -> FixView:
+def fix_view(fix: Fix, alternative: bool = False, command_unknown: bool = False) -> FixView:
+    """`command_unknown`: the launch command is not known, so a fix that changes flags gets the --cmd hint
+    where its corrected command would be (the first fix only: said once)."""
     return FixView(
         summary=prose(_without_or(fix.summary) if alternative else fix.summary),
         changes=[clean(describe_op(op, fix.needs_input)) for op in fix.flags] + [env_change(k, v) for k, v in fix.env],
         steps=[prose(step) for step in fix.steps],
         command=clean(fix.command, COMMAND_CHARS) if fix.command else None,
         alternatives=[fix_view(other, alternative=True) for other in fix.alternatives],
+        command_label=REBUILT_COMMAND_LABEL if fix.command_origin == "server_args" else "Corrected command",
+        command_hint=CMD_HINT_SHORT if command_unknown and _hints_cmd(fix) else None,
     )
+
+
+def _hints_cmd(fix: Fix) -> bool:
+    """A fix that changes flags has a corrected command once the launch command is known (unless its own words
+    already say how to give it)."""
+    return bool(fix.flags) and not fix.command and not any("--cmd" in text for text in (fix.summary, *fix.steps))
+
+
+CMD_HINT_SHORT = "No corrected command: the launch command is not in the log (add --cmd '...')."
+
+
+# A command rebuilt from `server_args=` is SGLang's view of the launch (every field that differs from the default,
+# derived ones too), not the command line the user ran: never printed as theirs.
+REBUILT_COMMAND_LABEL = "Corrected command (rebuilt from the log's server_args, not your command line)"
 
 
 def place_text(group: FailureGroup) -> str:
@@ -344,7 +368,8 @@ def build_view(
         category=clean(diagnosis.category) if diagnosis else None,
         pattern=clean(diagnosis.pattern) if diagnosis else None,
         root_cause=prose(diagnosis.root_cause) if diagnosis else None,
-        fix=fix_view(diagnosis.fix) if diagnosis and diagnosis.fix else None,
+        fix=fix_view(diagnosis.fix, command_unknown=launch is not None and launch.command is None)
+        if diagnosis and diagnosis.fix else None,
         cascade=[clean(line) for line in group.cascade[:MAX_CASCADE_LINES]],
         context_left_out=max(0, len(failure.context) - MAX_CONTEXT_LINES),
         cascade_left_out=max(0, len(group.cascade) - MAX_CASCADE_LINES),
@@ -403,6 +428,8 @@ def is_multi(report: Report) -> bool:
 
 def multi_heading(report: Report) -> str:
     count = len(report.failures)
+    if report.launches > 1:  # a relaunch failed on its own: neither failure caused the other
+        return f"{count} failures from {report.launches} separate launches; each launch failed on its own."
     return f"{count} failure{'s' if count > 1 else ''}; the first is the root failure."
 
 
@@ -413,7 +440,7 @@ def summary_rows(report: Report) -> list[SummaryRow]:
         rows.append(
             SummaryRow(
                 index=index,
-                failure=clean(verdict, 80),
+                failure=clean(verdict, SUMMARY_FAILURE_CHARS),  # the table cuts it to the real width
                 count=group.count,
                 ranks=clean(_list_text(compress_ranks(group.ranks), 2) or "-"),
                 hosts=clean(_list_text(list(group.hosts), 1) or "-"),
@@ -651,6 +678,9 @@ class Ending:
     explain_command: str | None = None  # `logsleuth diagnose --explain 'server.log'`
     stdin: bool = False  # the logs were read from stdin: the same input goes to the command again
     cmd_hint: str | None = None
+    # The first failure's fix already says it where its corrected command would be (FixView.command_hint): the
+    # formats read by people leave the ending's hint out; JSON keeps it in next_steps.
+    cmd_hint_in_fix: bool = False
 
     @property
     def empty(self) -> bool:
@@ -696,8 +726,9 @@ def ending(report: Report) -> Ending:
     fix = primary.diagnosis.fix if primary.diagnosis else None
     says_cmd = fix is not None and any("--cmd" in text for text in (fix.summary, *fix.steps))
     hint = CMD_HINT if report.launch.command is None and not says_cmd else None
+    in_fix = hint is not None and fix is not None and _hints_cmd(fix)
     if has_proven_fix(primary):
-        return Ending(cmd_hint=hint)
+        return Ending(cmd_hint=hint, cmd_hint_in_fix=in_fix)
     asked = report.explanation is not None  # --explain ran already: its answer is in the report
     names = [source.name for source in report.sources if not source.error] or [s.name for s in report.sources]
     stdin = any(name in STDIN_NAMES for name in names)
@@ -707,4 +738,31 @@ def ending(report: Report) -> Ending:
         explain_command=None if asked else clean(f"logsleuth diagnose --explain {words}", COMMAND_CHARS),
         stdin=stdin,
         cmd_hint=hint,
+        cmd_hint_in_fix=in_fix,
     )
+
+
+# -- the recap: the answer in one line at the end of a report taller than the terminal (issue 30, finding 5) -------
+
+RECAP = "Recap: "
+NO_PROVEN_FIX_SHORT = "no proven fix"
+_MIN_VERDICT = 24  # the verdict is shortened to fit the line, never below this (else the line wraps)
+
+
+def _shortened(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: max(1, limit - 1)].rstrip() + "…"
+
+
+def recap(report: Report, width: int) -> str | None:
+    """The verdict in a line: the failure, its category, and the fix's changes or "no proven fix"; the failure's
+    title is shortened to fit `width` where it can (None without a failure)."""
+    primary = report.primary
+    if primary is None:
+        return None
+    view = build_view(primary)
+    fix = view.fix if has_proven_fix(primary) else None
+    changes = "; ".join(fix.changes[:2]) + ("; …" if len(fix.changes) > 2 else "") if fix else ""
+    answer = f"fix: {changes or _shortened(fix.summary, 60)}" if fix else NO_PROVEN_FIX_SHORT
+    tail = f" · {view.category or 'unknown'} · {answer}"
+    verdict = _shortened(view.verdict, max(_MIN_VERDICT, width - len(RECAP) - len(tail)))
+    return f"{RECAP}{verdict}{tail}"

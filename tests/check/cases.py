@@ -38,7 +38,7 @@ CASES = [
          "--hybrid-kvcache-ratio", "use --swa-full-tokens-ratio", "--swa-full-tokens-ratio"),
     Case("split-cuda-graph-max-bs", "0.5.23", (*MODEL, "--cuda-graph-max-bs", "16"), "--cuda-graph-max-bs",
          "stands for is --cuda-graph-max-bs-decode", "--cuda-graph-max-bs-decode"),
-    Case("still-there-in-0.5.9", "0.5.9", (*MODEL, "--cuda-graph-max-bs", "16"), None, "a flag of SGLang 0.5.9"),
+    Case("still-there-in-0.5.9", "0.5.9", (*MODEL, "--cuda-graph-max-bs", "16"), None, "flag exists in SGLang 0.5.9"),
     Case("newer-than-version", "0.5.9", (*MODEL, "--cuda-graph-max-bs-decode", "16"), "--cuda-graph-max-bs-decode",
          "first appears in SGLang 0.5.23"),
     # bad choices, types and arity
@@ -60,5 +60,5 @@ CASES = [
     Case("deprecated-accepted", "0.5.23", (*MODEL, "--disable-cuda-graph"), None, "deprecated in SGLang 0.5.23"),
     # the seed: the speculative sizes in part pass flag by flag; the trap is checked in test_traps
     Case("seed-flags-pass", "0.5.9", (*MODEL, *EAGLE, "--speculative-num-draft-tokens", "16",
-                                      "--speculative-eagle-topk", "1"), None, "a flag of SGLang 0.5.9"),
+                                      "--speculative-eagle-topk", "1"), None, "flag exists in SGLang 0.5.9"),
 ]

@@ -31,7 +31,7 @@ EXPLANATION = Explanation(
 CHECKED = replace(
     EXPLANATION,
     checks=(
-        FlagCheck(EXPLANATION.flags[0], True, "a choice of --attention-backend in sglang 0.5.9"),
+        FlagCheck(EXPLANATION.flags[0], True, "a choice of --attention-backend in sglang 0.5.9", verified=True),
         FlagCheck(EXPLANATION.flags[1], False, "no such flag in sglang 0.5.9 (did you mean --context-length?)"),
     ),
 )

@@ -256,4 +256,4 @@ def test_check_on_an_ascii_stdout_delivers_the_report(locale: dict[str, str], fm
         if fmt == "json":
             assert json.loads(done.stdout)["passed"] is True
         else:
-            assert "\\u2713" in done.stdout  # ✓, written as an escape the stream can carry
+            assert "\\xb7" in done.stdout  # ·, "the flag exists" (not verified), written as an escape the stream can carry

@@ -198,3 +198,28 @@ def test_the_api_budget_counts_the_escapes() -> None:
     text = render_slack_for_api(report, RenderOptions(format=OutputFormat.SLACK, max_chars=900))
     assert len(escape_slack_api(text)) <= 900
     assert slack_fences_balanced(text)
+
+
+def test_a_failed_post_keeps_the_failure_status(webhook: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Slack refusing the post is one stderr line; the report was delivered and its status (1: a failure was
+    found) stands, rather than becoming 3 (issue 30, finding 10)."""
+    log = tmp_path / "server.log"
+    log.write_text(LOG)
+    _Hook.status = 400
+    status = main(["diagnose", str(log), "--format", "text", "--slack-webhook", webhook])
+    captured = capsys.readouterr()
+    assert status == 1
+    assert "RuntimeError" in captured.out
+    errors = captured.err.strip().splitlines()
+    assert len(errors) == 1 and "--slack-webhook" in errors[0] and "400" in errors[0]
+    assert "posted the report" not in captured.err
+
+
+def test_a_failed_post_of_a_report_without_failure_exits_3(webhook: str, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    log = tmp_path / "server.log"
+    log.write_text("The server is fired up and ready to roll!\n")
+    _Hook.status = 400
+    status = main(["diagnose", str(log), "--format", "text", "--slack-webhook", webhook])
+    assert status == 3  # nothing was found, and nothing reached the channel: a cron job must notice
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1

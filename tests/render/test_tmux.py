@@ -67,11 +67,11 @@ def tmux() -> Iterator[Tmux]:
     session.run("kill-server")
 
 
-def run_in_terminal(tmux: Tmux, tmp_path: Path, *args: str, columns: int = 120) -> str:
+def run_in_terminal(tmux: Tmux, tmp_path: Path, *args: str, columns: int = 120, rows: int = 80) -> str:
     script = tmp_path / "run.sh"
     quoted = " ".join("'" + a.replace("'", "'\\''") + "'" for a in (sys.executable, "-m", "logsleuth", *args))
     script.write_text(f"unset NO_COLOR COLUMNS\n{quoted}\necho {DONE} $?\nsleep 60\n")
-    tmux.run("new-session", "-d", "-s", "report", "-x", str(columns), "-y", "80", f"sh {script}")
+    tmux.run("new-session", "-d", "-s", "report", "-x", str(columns), "-y", str(rows), f"sh {script}")
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         screen = tmux.screen()
@@ -125,3 +125,14 @@ def test_rich_report_fits_a_narrow_pane(tmux: Tmux, tmp_path: Path, columns: int
         joined.index("Root cause (spec-decoding-args, pattern")
     )
     assert root_cause < 10, "the answer is on the first screen"
+
+
+def test_a_report_taller_than_the_pane_ends_with_the_recap(tmux: Tmux, tmp_path: Path) -> None:
+    """In a 30-row pane the last screen is the end of the report: it ends with the answer in one line."""
+    log = tmp_path / "server.log"
+    log.write_text(EAGLE_LOG)
+    screen = run_in_terminal(tmux, tmp_path, "diagnose", str(log), "--cmd", COMMAND, rows=30)
+    lines = [line for line in screen.splitlines() if line.strip()]
+    done = next(i for i, line in enumerate(lines) if line.startswith(DONE))
+    assert lines[done - 1].startswith("Recap: EAGLE speculative sizes given only in part"), screen
+    assert "fix: add --speculative-num-steps 15" in lines[done - 1]

@@ -28,7 +28,7 @@ def divisible_sizes(ctx: FixContext, data: dict[str, Any]) -> Fix:
         summary=f"Set {outer} to a multiple of {inner}.", flags=(FlagOp("set", outer, str(new_a) if new_a else None),)
     )
     first, second = (change_outer, change_inner) if data.get("prefer") == "outer" else (change_inner, change_outer)
-    return replace(first, alternatives=(replace(second, summary="Or: " + second.summary[0].lower() + second.summary[1:]),))
+    return replace(first, alternatives=(replace(second, summary="Or " + second.summary[0].lower() + second.summary[1:]),))
 
 
 
