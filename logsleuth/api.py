@@ -50,6 +50,7 @@ class DiagnoseOptions:
     max_bytes: int = DEFAULT_MAX_BYTES
     ssh: SSHOptions = field(default_factory=SSHOptions)
     parallel: int = DEFAULT_PARALLEL  # remote sources read at once (--parallel); 1: one after another
+    host: str | None = None  # the name of this machine in the report (--host); None: its host name
 
 
 
@@ -219,13 +220,17 @@ def build_report(
     patterns: PatternSet,
 ) -> Report:
     from logsleuth.diagnosis.fleet import build_fleet  # here, not at the top: this function's own import
+    from logsleuth.machine import this_machine
 
+    reporter = this_machine(options.host)
     grouper = Grouper()
     trackers: dict[str, LaunchTracker] = {}  # source name -> what its log says about its launches
     infos: list[SourceInfo] = []
     context_lines: list[str] = []
     for source, info, result in results:
-        infos.append(info if source is None or info.host else replace(info, host=source.host))
+        info = info if source is None or info.host else replace(info, host=source.host)
+        # A log read here is taken to be in this machine's time zone (a merge orders zone-less times by it).
+        infos.append(replace(info, utc_offset=reporter.utc_offset) if info.host is None else info)
         if result is None or source is None:
             continue
         trackers[source.name] = result.tracker
@@ -257,6 +262,7 @@ def build_report(
         omitted_groups=grouper.omitted_distinct.value,
         omitted_groups_estimated=grouper.omitted_distinct.estimated,
         fleet=fleet,
+        reporter=reporter,
     )
 
 

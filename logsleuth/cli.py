@@ -151,6 +151,7 @@ def diagnose_command(
         typer.Option("--verify-fix", help="Also check a fix someone suggested (flags or a command, as pasted) "
                      "against the log's SGLang version and launch command (docs/check.md).", metavar="TEXT"),
     ] = None,
+    host: Annotated[str | None, typer.Option("--host", help="Name this machine in the JSON report (default: its host name); `logsleuth merge` names its logs after it.", metavar="NAME")] = None,
 ) -> None:
     """Diagnose the latest failure in one or more logs.  Several logs (a multi-node launch, a fleet) are read
     at once and reported together: the earliest failure across hosts first, its cascades on the others after."""
@@ -161,7 +162,7 @@ def diagnose_command(
         slack_webhook=slack_webhook, post_to_slack=post_to_slack, ssh_config=ssh_config,
         accept_new_host_key=accept_new_host_key, ssh_backend=ssh_backend.value, all_files=all_files,
         hosts_file=hosts_file, parallel=parallel, explain=explain, llm_url=llm_url, llm_model=llm_model,
-        verify_fix=verify_fix,
+        verify_fix=verify_fix, host=host,
         diagnose_specs=diagnose, render_report=render,  # cli's names: the tests stand in for them
     )
     raise typer.Exit(int(status))

@@ -57,6 +57,7 @@ def health_command(
     ssh_backend: SSHBackendOption = SSHBackendChoice.AUTO,
     hosts_file: HostsFileOption = None,
     parallel: ParallelOption = DEFAULT_PARALLEL,
+    host: Annotated[str | None, typer.Option("--host", help="Name this machine in the JSON report (default: its host name); `logsleuth merge` names its logs after it.", metavar="NAME")] = None,
 ) -> None:
     """Report the health of a running or finished server from its steady-state lines: speculative accept
     length near 1, KV cache retraction storms, a growing queue, a throughput collapse, CUDA graphs off, weights
@@ -69,7 +70,7 @@ def health_command(
             sources, output_format, output, width=width, command=command, engine_version=engine_version,
             patterns=patterns, no_user_patterns=no_user_patterns, max_chars=max_chars, no_redact=no_redact,
             ssh_config=ssh_config, accept_new_host_key=accept_new_host_key, ssh_backend=ssh_backend.value,
-            hosts_file=hosts_file, parallel=parallel,
+            hosts_file=hosts_file, parallel=parallel, host=host,
         )
     except LogsleuthError as error:
         print(f"logsleuth health: {error}", file=sys.stderr)

@@ -66,6 +66,7 @@ VALUE_OPTIONS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "--llm-url": ("llm_url", str),
     "--llm-model": ("llm_model", str),
     "--verify-fix": ("verify_fix", str),
+    "--host": ("host", str),
 }
 SHORT_NAMES = {"-f": "--format", "-o": "--output", "-F": "--ssh-config"}
 REPEATABLE = frozenset({"patterns"})
@@ -112,7 +113,7 @@ HEALTH_VALUE_OPTIONS = {
     option: VALUE_OPTIONS[option]
     for option in (
         "--format", "--output", "--width", "--cmd", "--engine-version", "--patterns", "--max-chars", "--ssh-config",
-        "--ssh-backend", "--parallel", "--hosts-file",
+        "--ssh-backend", "--parallel", "--hosts-file", "--host",
     )
 }
 HEALTH_FLAGS = {option: FLAGS[option] for option in ("--no-user-patterns", "--no-redact", "--accept-new-host-key")}
