@@ -386,6 +386,22 @@ def _is_cascade(group: FailureGroup, patterns: dict[str, Pattern]) -> bool:
     return bool(pattern and pattern.cascade) or is_cascade(group.failure)
 
 
+def merge_reports(paths: Sequence[str], options: DiagnoseOptions | None = None) -> Report | HealthReport:
+    """`logsleuth merge`: the JSON reports of many nodes (files, or directories of `*.json`) as the one fleet report
+    `diagnose` of their logs over SSH would give: causes before cascades and a cascade told by the same pattern
+    library (`options`' layers).  Health reports only: one health report (logsleuth/merge/run.py)."""
+    from logsleuth.machine import this_machine
+    from logsleuth.merge.run import merge_files
+
+    by_id = {pattern.id: pattern for pattern in load_library(options or DiagnoseOptions()).patterns}
+    merged = merge_files(
+        paths, order=lambda groups: _order(groups, by_id), is_cascade=lambda group: _is_cascade(group, by_id)
+    )
+    # The merging machine is the merged report's reporter; its sources all name their hosts, so a merge of merged
+    # reports (a tree of merges, for tens of thousands of nodes) keeps every node's name.
+    return replace(merged, reporter=this_machine())
+
+
 def health(specs: Sequence[str], options: HealthOptions | None = None) -> HealthReport:
     """`logsleuth health`: what the steady-state lines of one or more servers say is wrong (health/run.py)."""
     from logsleuth.health.run import check_health

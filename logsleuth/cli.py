@@ -20,6 +20,7 @@ from logsleuth.cli_case import CASE_EXIT_HELP, case_command
 from logsleuth.cli_check import CHECK_EXIT_HELP, check_command
 from logsleuth.cli_diff import DIFF_EXIT_HELP, diff_command
 from logsleuth.cli_health import HEALTH_EXIT_HELP, health_command
+from logsleuth.cli_merge import MERGE_EXIT_HELP, merge_command
 from logsleuth.cli_options import (
     FORMAT_HELP,
     AcceptNewHostKeyOption,
@@ -348,5 +349,6 @@ app.command("diff", short_help="Show what changed between a good launch and a ba
             epilog=DIFF_EXIT_HELP)(diff_command)
 app.command("health", short_help="Report a running server's health from its batch lines.",
             epilog=HEALTH_EXIT_HELP)(health_command)
+app.command("merge", short_help="Merge many nodes' JSON reports into one fleet report.", epilog=MERGE_EXIT_HELP)(merge_command)
 app.command("check", short_help="Check a command's or a suggested fix's flags for an SGLang version.",
             epilog=CHECK_EXIT_HELP)(check_command)
