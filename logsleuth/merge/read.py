@@ -240,6 +240,8 @@ def diagnosis(fields: Fields | None) -> Diagnosis | None:
         basis=fields.choice("basis", ("pattern", "rule", "general")),
         evidence=fields.texts("evidence"),
         engine_says=tuple(EngineWords(item.text("text"), item.texts("checks")) for item in fields.objects("engine_says")),
+        engine=fields.optional_text("engine"),
+        engine_version=fields.optional_text("engine_version"),
     )
 
 
