@@ -7,8 +7,8 @@
 # WORKDIR: where the cluster lives (its config, keys, state, daemon logs) and where the reports go
 # (WORKDIR/reports/nN.json); it is created, and the daemons are stopped on exit, by their pids.
 # LOGDIR: each node's log, LOGDIR/nN.log (on a real cluster every node has its own log at one path; the nodes
-# here share one file system, so each reads its own file).  LOGSLEUTH: the logsleuth command (default: logsleuth
-# on PATH).  Exit status: the merge's (0 no failure, 1 a failure found, 3 no report read), or 77 when a Slurm
+# here share one file system, so each reads its own file: the recipe's LOG is LOGDIR/{node}.log).  LOGSLEUTH:
+# the logsleuth command (default: logsleuth on PATH).  Exit status: the merge's (0 no failure, 1 a failure found, 3 no report read), or 77 when a Slurm
 # daemon cannot start here (the reason on stderr: the slow test skips with it).
 set -euo pipefail
 
@@ -97,16 +97,8 @@ for _ in $(seq 300); do
 done
 [ "$idle" -ge "$nodes" ] || cannot "the nodes never became idle: $(sinfo -N 2>&1 | tr '\n' ' ')"
 
-# The recipe (docs/at-scale.md), as written there: one task per node, each diagnosing its own log into
-# $REPORTS/<node>.json.  (srun expands %N only in its own --output/--error patterns, and there as the host name,
-# which all the nodes here share: the node's Slurm name is $SLURMD_NODENAME.)
-export REPORTS="$workdir/reports" LOGDIR="$logdir" LOGSLEUTH="$logsleuth"
+# The recipe as written (examples/at-scale/slurm.sh, docs/at-scale.md): one srun task per node, each diagnosing
+# its own log into REPORTS/<node>.json, then the merge; its exit status is the merge's.
+export PATH="$(dirname "$(command -v "$logsleuth")"):$PATH"
 set +e
-srun --nodes "$nodes" --ntasks-per-node 1 --error "$workdir/log/task-%t.err" \
-    bash -c '$LOGSLEUTH diagnose "$LOGDIR/$SLURMD_NODENAME.log" --host "$SLURMD_NODENAME" --format json -o "$REPORTS/$SLURMD_NODENAME.json"'
-srun_status=$?
-set -e
-# diagnose exits 1 when it finds a failure: srun passes the highest task status on; only >1 is an error.
-[ "$srun_status" -le 1 ] || { cat "$workdir"/log/task-*.err >&2; exit "$srun_status"; }
-set +e
-$logsleuth merge "$workdir/reports" --format text
+NODES=$nodes bash "$(dirname "$0")/../../examples/at-scale/slurm.sh" "$logdir/{node}.log" "$workdir/reports"
