@@ -38,6 +38,7 @@ sys.path.insert(0, str(REPO / "tests" / "ssh"))
 
 from bench_health import health_rows  # noqa: E402
 from bench_local import CRASH_END, GiB, MiB, all_rows, failure_found, startup_row, write_log  # noqa: E402
+from bench_merge import merge_rows  # noqa: E402
 from bench_watch import render_watch_table, watch_notes, watch_rows  # noqa: E402
 from measure import Check, Command, command, exit_status_in, measure_rounds  # noqa: E402
 from sshd_server import SSHD, start_servers, stop_servers  # noqa: E402
@@ -355,6 +356,7 @@ def main() -> int:
                 *bench.cpu_rows(python),
                 startup_row(logsleuth, python, args.rounds),
                 *health_rows(logsleuth, server.root, args.rounds),
+                *merge_rows(logsleuth, python, server.root / "merge", args.rounds),
             ]
         watch = watch_rows(bench)
     finally:
