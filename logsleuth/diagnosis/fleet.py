@@ -97,7 +97,11 @@ def build_fleet(
     if len(sources) < 2:
         return None, list(groups)
     offsets = _zone_offsets(sources, groups)
-    firsts = {info.name: _first_failure(info.name, groups, is_cascade, offsets.get(info.name, 0)) for info in sources}
+    by_source = _occurrences(groups)
+    firsts = {
+        info.name: _first_failure(groups, by_source.get(info.name, {}), is_cascade, offsets.get(info.name, 0))
+        for info in sources
+    }
     failed = {name: first for name, first in firsts.items() if first is not None}
     order_known = _comparable([first.time for first in failed.values()])  # nothing failed: nothing to order
     root_name = _choose_root(failed, is_cascade, order_known) if failed else None
@@ -132,19 +136,31 @@ def _zone_offsets(sources: Sequence[SourceInfo], groups: Sequence[FailureGroup])
     return {name: offset for name, offset in offsets.items() if offset is not None}
 
 
-def _first_failure(
-    source: str, groups: Sequence[FailureGroup], is_cascade: Callable[[FailureGroup], bool], utc_offset: int = 0
-) -> _FirstFailure | None:
-    """The failure that stands for `source`: its first cause in log order (byte offset), else its first failure.
-    A cause is preferred as in a one-source report: the NCCL error one rank prints before another rank's
-    assertion is reached is still that assertion's consequence."""
-    found: list[_FirstFailure] = []
+def _occurrences(groups: Sequence[FailureGroup]) -> dict[str, dict[int, Occurrence]]:
+    """Each source's first occurrence in each group that shows it, by the group's index, in one pass over the
+    groups (looking every source up in every group's occurrences was quadratic in a merge of thousands of nodes)."""
+    found: dict[str, dict[int, Occurrence]] = {}
     for index, group in enumerate(groups):
-        occurrence = next((o for o in group.firsts if o.source == source), None)
-        if occurrence is None and source in group.sources:  # counted, never parsed there: its time is unknown
-            occurrence = Occurrence(source, None, None, 0, 1 << 62)
-        if occurrence is not None:
-            found.append(_FirstFailure(index, group, occurrence, event_time(occurrence.timestamp, utc_offset)))
+        for occurrence in group.firsts:
+            found.setdefault(occurrence.source, {}).setdefault(index, occurrence)
+        for source in group.sources:  # counted, never parsed there: its time is unknown
+            found.setdefault(source, {}).setdefault(index, Occurrence(source, None, None, 0, 1 << 62))
+    return found
+
+
+def _first_failure(
+    groups: Sequence[FailureGroup],
+    occurrences: dict[int, Occurrence],
+    is_cascade: Callable[[FailureGroup], bool],
+    utc_offset: int = 0,
+) -> _FirstFailure | None:
+    """The failure that stands for a source (`occurrences`: its own, by group index): its first cause in log
+    order (byte offset), else its first failure.  A cause is preferred as in a one-source report: the NCCL error
+    one rank prints before another rank's assertion is reached is still that assertion's consequence."""
+    found = [
+        _FirstFailure(index, groups[index], occurrence, event_time(occurrence.timestamp, utc_offset))
+        for index, occurrence in occurrences.items()
+    ]
     causes = [first for first in found if not is_cascade(first.group)]
     return min(causes or found, key=lambda first: (first.occurrence.offset, first.index), default=None)
 
