@@ -204,3 +204,10 @@ def test_a_health_report_among_crash_reports_is_left_out_with_a_warning(rack: tu
     assert "node10" not in [h["name"] for h in data["fleet"]["hosts"]]
     assert any("health report" in w and "node10.json" in w for w in data["warnings"])
     assert "health report" in result.stderr
+
+
+def test_anonymize_replaces_the_reporting_machines_name(tmp_path: Path) -> None:
+    log = write_logs(tmp_path, {"n": oom()})["n"]
+    data = run_cli("diagnose", str(log), "--format", "json", "--host", "gpu-secret-17", "--anonymize").json()
+    assert "gpu-secret-17" not in json.dumps(data)
+    assert data["reporter"]["host"].startswith("host-")
