@@ -66,3 +66,45 @@ def test_a_newer_schema_is_refused() -> None:
         report_from_json({"schema": "logsleuth.report/2", "schema_version": 2}, "x.json")
     with pytest.raises(FutureSchema):
         report_from_json({"schema": "logsleuth.health/3"}, "x.json")
+
+
+def _paths(value: object, path: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+    """Every place in a JSON document."""
+    found = [path] if path else []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found.extend(_paths(item, (*path, key)))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found.extend(_paths(item, (*path, index)))
+    return found
+
+
+def _with(document: object, path: tuple[object, ...], value: object) -> object:
+    copy = json.loads(json.dumps(document))
+    target = copy
+    for step in path[:-1]:
+        target = target[step]  # type: ignore[index]
+    target[path[-1]] = value  # type: ignore[index]
+    return copy
+
+
+@pytest.mark.slow  # ~4,500 reads and 20 renders: a few seconds
+def test_any_one_field_of_the_wrong_type_is_a_malformed_report_never_a_crash() -> None:
+    """Each place of a real report (a fleet of two hosts, with a fix and its alternatives) given each JSON type
+    in turn: the reader either reads it or names it malformed, and what it reads renders."""
+    log = REPO / "examples" / "tp8-oom-then-nccl.log"
+    data = run_cli("diagnose", str(log), str(REPO / "examples" / "eagle3-incident.log"), "--format", "json").json()
+    places = _paths(data)
+    assert len(places) > 300
+    rendered = 0
+    for index, path in enumerate(places):
+        for value in (None, "x", -1, True, 2.5, [], {}, [1], {"a": 1}):
+            try:
+                report = report_from_json(_with(data, path, value), "x.json")
+            except MalformedReport:
+                continue
+            if index % 25 == 0 and isinstance(report, Report):
+                render(report, RenderOptions(format=OutputFormat.TEXT, width=80))
+                rendered += 1
+    assert rendered > 0
