@@ -1,4 +1,4 @@
-"""Row 9 of `make bench`: `logsleuth merge` of 1,000 nodes' JSON reports (issue 31) against reading the same files
+"""A row of `make bench`: `logsleuth merge` of 1,000 nodes' JSON reports (issue 31) against reading the same files
 with `json.load` in a bare Python, with the peak RSS of logsleuth's process tree.
 
 The reports are made once by the real `logsleuth diagnose --format json` on three logs of a multi-node launch
