@@ -25,6 +25,21 @@ def host_of(read: ReadReport) -> str:
     return reporter.host if reporter is not None else Path(read.path).name.removesuffix(".json")
 
 
+def _node_of(read: ReadReport, taken: set[str], warnings: list[str]) -> tuple[str, list[SourceInfo]]:
+    """The report's host and its sources renamed; a report whose sources would take names an earlier report's
+    already have (containers that all call themselves `localhost`, reading one path) is named after its file,
+    with a warning: two nodes must not become one."""
+    host = host_of(read)
+    renamed = [_renamed(info, host) for info in read.report.sources]
+    if any(info.name in taken for info in renamed):
+        fallback = Path(read.path).name.removesuffix(".json")
+        warnings.append(f"{read.path}: names host {host} as an earlier report does: shown as {fallback}")
+        host = fallback
+        renamed = [_renamed(info, host) for info in read.report.sources]
+    taken.update(info.name for info in renamed)
+    return host, renamed
+
+
 def _renamed(info: SourceInfo, host: str) -> SourceInfo:
     """A log the node read on itself, named and hosted as the fan-out would name it; a log it read from
     elsewhere (over SSH, from a runtime on another host) as it is."""
@@ -109,11 +124,12 @@ def merge_crash_reports(
     notes: list[tuple[str, str]] = []
     omitted_failures = omitted_groups = 0
     reports_omitting = 0
+    taken: set[str] = set()
+    warnings = list(warnings)
     for read in reads:
         report = read.report
         assert isinstance(report, Report)
-        host = host_of(read)
-        renamed = [_renamed(info, host) for info in report.sources]
+        host, renamed = _node_of(read, taken, warnings)
         names = {old.name: new.name for old, new in zip(report.sources, renamed, strict=True) if old.name != new.name}
         infos.extend(renamed)
         for group in report.failures:
@@ -156,11 +172,12 @@ def merge_health_reports(reads: Sequence[ReadReport], unreadable: Sequence[Sourc
     series: list[Series] = []
     launches: list[LaunchInfo] = []
     notes: list[tuple[str, str]] = []
+    taken: set[str] = set()
+    warnings = list(warnings)
     for read in reads:
         report = read.report
         assert isinstance(report, HealthReport)
-        host = host_of(read)
-        renamed = [_renamed(info, host) for info in report.sources]
+        host, renamed = _node_of(read, taken, warnings)
         names = {old.name: new.name for old, new in zip(report.sources, renamed, strict=True)}
         own = renamed[0].name if len(renamed) == 1 else host
         infos.extend(renamed)

@@ -211,3 +211,20 @@ def test_anonymize_replaces_the_reporting_machines_name(tmp_path: Path) -> None:
     data = run_cli("diagnose", str(log), "--format", "json", "--host", "gpu-secret-17", "--anonymize").json()
     assert "gpu-secret-17" not in json.dumps(data)
     assert data["reporter"]["host"].startswith("host-")
+
+
+def test_two_reports_of_one_host_name_stay_two_hosts(tmp_path: Path) -> None:
+    """Containers that all call themselves `localhost`, reading the same path: each report stays its own host,
+    named after its file, and a warning says why."""
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    log = tmp_path / "server.log"
+    for node, text in (("a", oom()), ("b", rack_logs()["node01"])):  # one path, each container's own log
+        log.write_text(text)
+        written = run_cli("diagnose", str(log), "--format", "json", "--host", "localhost", "-o", str(reports / f"{node}.json"))
+        assert written.exit_code == 1, written.stderr
+    merged = merge_reports([str(reports)])
+    assert isinstance(merged, Report) and merged.fleet is not None
+    assert [member.name for member in merged.fleet.members] == ["localhost", "b"]
+    assert merged.fleet.root == "localhost" and merged.fleet.members[1].outcome == "cascade"
+    assert any("localhost" in warning and "b.json" in warning for warning in merged.warnings)
