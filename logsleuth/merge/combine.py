@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from logsleuth.diagnosis.fleet import build_fleet
+from logsleuth.diagnosis.grouping import MAX_GROUPS
 from logsleuth.health.model import Finding, HealthReport, Series
 from logsleuth.merge.read import ReadReport
 from logsleuth.models import FailureGroup, LaunchInfo, Occurrence, Report, SourceInfo
@@ -53,11 +54,10 @@ class _Merged:
     """One failure across the nodes' reports (a mutable grouping.FailureGroup)."""
 
     first: FailureGroup
-    order: int
     count: int = 0
     ranks: dict[str, int] = field(default_factory=dict)
     hosts: dict[str, int] = field(default_factory=dict)
-    sources: list[str] = field(default_factory=list)
+    sources: dict[str, None] = field(default_factory=dict)  # a dict: in order, and found at once among 10,000
     cascade: dict[str, None] = field(default_factory=dict)
     firsts: list[Occurrence] = field(default_factory=list)
 
@@ -67,7 +67,7 @@ class _Merged:
             self.ranks[rank] = self.ranks.get(rank, 0) + count
         for host, count in group.host_counts:
             self.hosts[host] = self.hosts.get(host, 0) + count
-        self.sources.extend(source for source in group.sources if source not in self.sources)
+        self.sources.update(dict.fromkeys(group.sources))
         self.cascade.update(dict.fromkeys(group.cascade))
         self.firsts.extend(group.firsts)
 
@@ -136,7 +136,7 @@ def merge_crash_reports(
             group = _group_on_host(group, names, host)
             entry = merged.get(group.fingerprint)
             if entry is None:
-                entry = merged[group.fingerprint] = _Merged(group, len(merged))
+                entry = merged[group.fingerprint] = _Merged(group)
             entry.add(group)
         launches.append(report.launch)
         notes.extend((warning, host) for warning in report.warnings)
@@ -149,13 +149,16 @@ def merge_crash_reports(
         groups.sort(key=lambda group: group.failure.meta.timestamp or "")  # stable: first seen among equals
     groups = order(groups)
     fleet, groups = build_fleet(infos, groups, is_cascade)
+    # As a live report, at most MAX_GROUPS groups (the root's first): the fleet's host lines still name each
+    # host's first failure; the groups left out are counted.
+    kept, left_out = groups[:MAX_GROUPS], groups[MAX_GROUPS:]
     return Report(
         sources=tuple(infos),
-        failures=tuple(groups),
+        failures=tuple(kept),
         launch=first_known_launch(launches),
         warnings=tuple([*warnings, *per_host_warnings(notes)]),
-        omitted_failures=omitted_failures,
-        omitted_groups=omitted_groups,
+        omitted_failures=omitted_failures + sum(group.count for group in left_out),
+        omitted_groups=omitted_groups + len(left_out),
         # Distinct counts of several nodes added: the same failure left out on two nodes is counted twice.
         omitted_groups_estimated=reports_omitting > 1 or any(r.report.omitted_groups_estimated for r in reads if isinstance(r.report, Report)),
         fleet=fleet,

@@ -228,3 +228,24 @@ def test_two_reports_of_one_host_name_stay_two_hosts(tmp_path: Path) -> None:
     assert [member.name for member in merged.fleet.members] == ["localhost", "b"]
     assert merged.fleet.root == "localhost" and merged.fleet.members[1].outcome == "cascade"
     assert any("localhost" in warning and "b.json" in warning for warning in merged.warnings)
+
+
+def test_a_merge_keeps_at_most_the_live_reports_groups_and_counts_the_rest(rack: tuple[dict[str, Path], Path], tmp_path: Path) -> None:
+    """150 nodes, each a distinct failure (a real report copied with its fingerprint and time changed): 100 groups
+    kept, the root first, the other 50 counted; every node still has its line."""
+    _, reports = rack
+    real = json.loads((reports / "node01.json").read_text())
+    many = tmp_path / "many"
+    many.mkdir()
+    for number in range(150):
+        data = json.loads(json.dumps(real))
+        data["reporter"]["host"] = f"gpu{number:03d}"
+        failure = data["failures"][0]
+        failure["fingerprint"] = f"{number:016x}"
+        failure["timestamp"] = failure["firsts"][0]["timestamp"] = f"2025-11-06 03:{number // 60:02d}:{number % 60:02d}"
+        (many / f"gpu{number:03d}.json").write_text(json.dumps(data))
+    merged = merge_reports([str(many)])
+    assert isinstance(merged, Report) and merged.fleet is not None
+    assert len(merged.failures) == 100 and merged.omitted_groups == 50 and merged.omitted_failures == 50
+    assert merged.fleet.root == "gpu000" and merged.failures[0].fingerprint == f"{0:016x}"
+    assert len(merged.fleet.members) == 150
