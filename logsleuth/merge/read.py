@@ -80,6 +80,8 @@ def report_from_json(data: Any, path: str = "") -> Report | HealthReport:
         raise MalformedReport("not a logsleuth report (no \"schema\")")
     kind, _, number = data["schema"].partition("/")
     if kind not in KNOWN_VERSIONS:
+        if kind.startswith("logsleuth."):  # a diff's or a check's JSON: logsleuth's, but not a node's report
+            raise MalformedReport(f"a {kind[:40]} report: merge reads diagnose and health reports")
         raise MalformedReport(f"not a logsleuth report (schema {data['schema'][:60]!r})")
     version = data.get("schema_version", int(number) if number.isdigit() else None)
     if not isinstance(version, int) or isinstance(version, bool) or (number.isdigit() and int(number) != version):

@@ -48,6 +48,7 @@ def test_the_corpus_is_not_empty() -> None:
     [
         ([], "not a logsleuth report"),
         ({"schema": "other/1"}, "not a logsleuth report"),
+        ({"schema": "logsleuth.diff/1"}, "a logsleuth.diff report: merge reads diagnose and health reports"),
         ({"schema": "logsleuth.report/1", "schema_version": 2}, "do not agree"),
         ({"schema": "logsleuth.report/1", "sources": [{"name": 3}], "failures": []}, "sources[0].name: expected a string"),
         ({"schema": "logsleuth.report/1", "sources": [], "failures": [{"fingerprint": "f", "count": True, "kind": "bare",
