@@ -38,8 +38,9 @@ test: $(STAMP)
 	$(PYTEST) -q -n $(TEST_WORKERS)
 
 # The long tests left out of `make test` (.ci/run runs them): a 1 GiB log streamed over SSH, the generated
-# pattern fixtures regenerated and compared, fuzzing, the case file of every fixture, and the longest SSH
-# fault, fan-out and helper tests.
+# pattern fixtures regenerated and compared, fuzzing, the case file of every fixture, the longest SSH
+# fault, fan-out and helper tests, and the at-scale recipes (tests/scale: a real single-machine Slurm, pdsh, the
+# Kubernetes recipe against a kubectl stand-in; the Ray snippet with LOGSLEUTH_RAY_PYTHON=a python with ray).
 test-slow: $(STAMP)
 	$(PYTEST) -q -m slow -n $(TEST_WORKERS)
 

@@ -48,6 +48,7 @@ from bench_local import (  # noqa: E402
     write_log,
     write_small_log,
 )
+from bench_merge import merge_rows  # noqa: E402
 from bench_watch import render_watch_table, watch_notes, watch_rows  # noqa: E402
 from measure import Check, Command, command, exit_status_in, measure_rounds  # noqa: E402
 from sshd_server import SSHD, start_servers, stop_servers  # noqa: E402
@@ -368,6 +369,7 @@ def main() -> int:
                 startup_row(logsleuth, python, args.rounds),
                 small_diagnose_row(logsleuth, python, bench.small, args.rounds),
                 *health_rows(logsleuth, server.root, args.rounds),
+                *merge_rows(logsleuth, python, server.root / "merge", args.rounds),
             ]
         watch = watch_rows(bench)
     finally:

@@ -50,6 +50,7 @@ class DiagnoseOptions:
     max_bytes: int = DEFAULT_MAX_BYTES
     ssh: SSHOptions = field(default_factory=SSHOptions)
     parallel: int = DEFAULT_PARALLEL  # remote sources read at once (--parallel); 1: one after another
+    host: str | None = None  # the name of this machine in the report (--host); None: its host name
 
 
 
@@ -223,13 +224,16 @@ def build_report(
     patterns: PatternSet,
 ) -> Report:
     from logsleuth.diagnosis.fleet import build_fleet  # here, not at the top: this function's own import
+    from logsleuth.machine import this_machine
 
+    reporter = this_machine(options.host)
     grouper = Grouper()
     trackers: dict[str, LaunchTracker] = {}  # source name -> what its log says about its launches
     infos: list[SourceInfo] = []
     context_lines: list[str] = []
     for info, result in results:
-        infos.append(info)
+        # A log read here is taken to be in this machine's time zone (a merge orders zone-less times by it).
+        infos.append(replace(info, utc_offset=reporter.utc_offset) if info.host is None else info)
         if result is None:
             continue
         trackers[info.name] = result.tracker
@@ -262,6 +266,7 @@ def build_report(
         omitted_groups_estimated=grouper.omitted_distinct.estimated,
         fleet=fleet,
         launches=_launches(groups, trackers),
+        reporter=reporter,
     )
 
 
@@ -401,6 +406,22 @@ def _is_cascade(group: FailureGroup, patterns: dict[str, Pattern]) -> bool:
     """A failure that usually follows another: its pattern says so (`cascade = true`), or its text does."""
     pattern = patterns.get(group.diagnosis.pattern) if group.diagnosis else None
     return bool(pattern and pattern.cascade) or is_cascade(group.failure)
+
+
+def merge_reports(paths: Sequence[str], options: DiagnoseOptions | None = None) -> Report | HealthReport:
+    """`logsleuth merge`: the JSON reports of many nodes (files, or directories of `*.json`) as the one fleet report
+    `diagnose` of their logs over SSH would give: causes before cascades and a cascade told by the same pattern
+    library (`options`' layers).  Health reports only: one health report (logsleuth/merge/run.py)."""
+    from logsleuth.machine import this_machine
+    from logsleuth.merge.run import merge_files
+
+    by_id = {pattern.id: pattern for pattern in load_library(options or DiagnoseOptions()).patterns}
+    merged = merge_files(
+        paths, order=lambda groups: _order(groups, by_id), is_cascade=lambda group: _is_cascade(group, by_id)
+    )
+    # The merging machine is the merged report's reporter; its sources all name their hosts, so a merge of merged
+    # reports (a tree of merges, for tens of thousands of nodes) keeps every node's name.
+    return replace(merged, reporter=this_machine())
 
 
 def health(specs: Sequence[str], options: HealthOptions | None = None) -> HealthReport:

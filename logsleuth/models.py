@@ -249,6 +249,9 @@ class SourceInfo:
     clock: ClockOffset | None = None  # the host's clock, when it was measured (fleets of remote sources)
     # Where the log came from, when the report must say it: a restarted pod's previous container was read.
     note: str | None = None
+    # Seconds east of UTC of the zone the log's times are in, when known: a log read on the machine that wrote it
+    # is taken to be in that machine's zone (a fleet puts zone-less times of hosts in several zones in order).
+    utc_offset: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,6 +312,16 @@ class Fleet:
 
 
 @dataclass(frozen=True, slots=True)
+class Reporter:
+    """The machine that wrote a report: its host name (or the one `--host` gave) and time zone.  A merge of
+    reports made on many nodes (logsleuth/merge/) names each node's local logs after it."""
+
+    host: str
+    time_zone: str | None = None  # as the machine names it ("UTC", "CET")
+    utc_offset: int | None = None  # seconds east of UTC, when the report was written
+
+
+@dataclass(frozen=True, slots=True)
 class Report:
     """What `diagnose` found: the sources, the failure groups (root first) and the launch."""
 
@@ -329,6 +342,7 @@ class Report:
     # How many launches of one log the failures come from (the most of any source): above 1, a relaunch failed
     # on its own, so no failure is the root of another's (the report says so instead of naming a root).
     launches: int = 1
+    reporter: Reporter | None = None  # who wrote it (JSON's `reporter`); None for a report built in memory
 
     @property
     def primary(self) -> FailureGroup | None:

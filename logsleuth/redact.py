@@ -499,7 +499,12 @@ def _known_hosts(report: Any) -> list[str]:
         hosts.extend(group.hosts)
         if group.failure.meta.host:
             hosts.append(group.failure.meta.host)
+    reporter = getattr(report, "reporter", None)  # the machine that wrote the report (its name, or --host's)
+    if reporter is not None:
+        hosts.append(reporter.host)
     for source in report.sources:
+        if source.host:
+            hosts.append(source.host)
         # `user@host:path` / `host:path` sources name their host.
         match = re.match(r"^(?:[^@/\s]+@)?([A-Za-z0-9][\w.\-]*):(?!//)", source.name)
         if match and not re.fullmatch(r"[A-Za-z]", match[1]):  # not a Windows drive letter

@@ -109,7 +109,7 @@ def test_the_ssh_helper_knows_every_option_that_takes_a_value() -> None:
         assert known == value_words(command) == taking, command
 
 
-@pytest.mark.parametrize("command", ["diagnose", "watch", "launch", "case", "health", "diff", "check", "completion"])
+@pytest.mark.parametrize("command", ["diagnose", "watch", "launch", "case", "health", "diff", "check", "merge", "completion"])
 def test_every_commands_help_has_examples_and_names_no_repository_file(command: str) -> None:
     """A pipx install has no docs/ directory: help that sends the reader there sends them nowhere (issue 30)."""
     result = subprocess.run([sys.executable, "-m", "logsleuth", command, "--help"], capture_output=True, text=True,

@@ -91,7 +91,7 @@ def _cycles() -> list[list[str]]:
 # make text safe for a terminal with it.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation", ("logsleuth", "logsleuth.lazyre", "logsleuth.errors", "logsleuth.paths", "logsleuth.models",
-                    "logsleuth.versions", "logsleuth.redact", "logsleuth.http_exchange", "logsleuth.facts",
+                    "logsleuth.versions", "logsleuth.redact", "logsleuth.http_exchange", "logsleuth.facts", "logsleuth.machine",
                     "logsleuth.render.safety", "logsleuth.render.options", "logsleuth.cli.option_table")),
     ("sources", ("logsleuth.sources", "logsleuth.internal")),
     ("ingest", ("logsleuth.ingest",)),
@@ -100,7 +100,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("fixes", ("logsleuth.fixes",)),
     ("reasoning", ("logsleuth.reasoning",)),
     ("reading", ("logsleuth.reading",)),
-    ("stage models and checks", ("logsleuth.health", "logsleuth.check", "logsleuth.diff.model",
+    ("stage models and checks", ("logsleuth.health", "logsleuth.check", "logsleuth.merge", "logsleuth.diff.model",
                                  "logsleuth.watch.events")),
     ("render", ("logsleuth.render",)),
     ("api", ("logsleuth.api",)),

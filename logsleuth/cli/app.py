@@ -18,6 +18,7 @@ from logsleuth.cli.check import CHECK_EXIT_HELP, check_command
 from logsleuth.cli.diff import DIFF_EXIT_HELP, diff_command
 from logsleuth.cli.health import HEALTH_EXIT_HELP, health_command
 from logsleuth.cli.help_text import epilog
+from logsleuth.cli.merge import MERGE_EXIT_HELP, merge_command
 from logsleuth.cli.options import (
     FORMAT_HELP,
     AcceptNewHostKeyOption,
@@ -241,5 +242,7 @@ app.command("diff", short_help="Show what changed between a good launch and a ba
             epilog=epilog("diff", DIFF_EXIT_HELP))(diff_command)
 app.command("health", short_help="Report a running server's health from its batch lines.",
             epilog=epilog("health", HEALTH_EXIT_HELP))(health_command)
+app.command("merge", short_help="Merge many nodes' JSON reports into one fleet report.",
+            epilog=epilog("merge", MERGE_EXIT_HELP))(merge_command)
 app.command("check", short_help="Check a command's or a suggested fix's flags for an SGLang version.",
             epilog=epilog("check", CHECK_EXIT_HELP))(check_command)

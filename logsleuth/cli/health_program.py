@@ -29,6 +29,7 @@ def run_health(
     ssh_backend: str = "auto",
     hosts_file: str | None = None,
     parallel: int = DEFAULT_PARALLEL,
+    host: str | None = None,
 ) -> ExitStatus:
     """Print the health report and return the exit status (errors raise LogsleuthError)."""
     from logsleuth.cli.program_io import (
@@ -51,6 +52,7 @@ def run_health(
         engine_version=engine_version,
         ssh=ssh_options(ssh_config, accept_new_host_key, ssh_backend),  # type: ignore[arg-type]
         parallel=parallel,
+        host=host,
     )
     specs = sources_or_stdin(sources, hosts_file)
     fmt = output_format or default_format(output)

@@ -40,6 +40,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "logsleuth check 'remove --speculative-eagle-topk'",
         "logsleuth check gpu7 -- --model-path M --tp 2",
     ),
+    "merge": (
+        "logsleuth merge reports/",
+        "logsleuth merge node01.json node02.json -f slack",
+    ),
     "completion": ("logsleuth completion bash > logsleuth.bash",),
 }
 

@@ -111,6 +111,8 @@ _TABLE = (
            "the config file, else the one the server serves).", metavar="NAME"),
     Option(("--verify-fix",), "verify_fix", "text", "Also check a fix someone suggested (flags or a command, as "
            "pasted) against the log's SGLang version and launch command.", metavar="TEXT"),
+    Option(("--host",), "host", "text", "Name this machine in the JSON report (default: its host name); "
+           "`logsleuth merge` names its logs after it.", metavar="NAME"),
     # watch
     Option(("--timeout",), "timeout", "seconds",
            "Give up after SECONDS (exit 124); default: wait for ready or a crash.", metavar="SECONDS"),
@@ -131,6 +133,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
         "--format", "--output", "--width", "--all", "--cmd", "--engine-version", "--patterns", "--no-user-patterns",
         "--max-bytes", "--max-chars", "--no-redact", "--anonymize", "--slack-webhook", "--post-to-slack", *_SSH,
         "--all-files", "--hosts-file", "--parallel", "--explain", "--llm-url", "--llm-model", "--verify-fix",
+        "--host",
     ),
     "watch": (
         "--format", "--timeout", "--stall", "--settle", "--then-follow", "--from-start", "--cmd", "--engine-version",
@@ -138,7 +141,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     ),
     "health": (
         "--format", "--output", "--width", "--cmd", "--engine-version", "--patterns", "--no-user-patterns",
-        "--max-chars", "--no-redact", *_SSH, "--hosts-file", "--parallel",
+        "--max-chars", "--no-redact", *_SSH, "--hosts-file", "--parallel", "--host",
     ),
 }
 

@@ -87,6 +87,8 @@ def table_options(command: str, **help_of: str) -> Callable[[Command], Command]:
 
 
 # The options a command names one by one (explicit types: mypy reads these as the parameters' types).
+FormatOption = Annotated[OutputFormat | None, typer_option("--format")]
+OutputFileOption = Annotated[Path | None, typer_option("--output")]
 WidthOption = Annotated[int | None, typer_option("--width")]
 MaxCharsOption = Annotated[int, typer_option("--max-chars")]
 NoRedactOption = Annotated[bool, typer_option("--no-redact")]

@@ -246,6 +246,7 @@ def run_diagnose(
     llm_url: str | None = None,
     llm_model: str | None = None,
     verify_fix: str | None = None,
+    host: str | None = None,
     diagnose_specs: DiagnoseSpecs = diagnose,
     render_report: RenderReport = render,
 ) -> ExitStatus:
@@ -261,6 +262,7 @@ def run_diagnose(
         max_bytes=parse_size(max_bytes),
         parallel=parallel,
         ssh=ssh_options(ssh_config, accept_new_host_key, ssh_backend, all_files=all_files),
+        host=host,
     )
     if max_chars < MIN_MAX_CHARS:
         raise UsageError(

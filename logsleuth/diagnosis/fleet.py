@@ -16,6 +16,7 @@ from __future__ import annotations
 import calendar
 import datetime
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -37,25 +38,28 @@ _NO_YEAR = 2000  # a leap year, so that a year-less Feb 29 is a date
 @dataclass(frozen=True, slots=True)
 class EventTime:
     """A log timestamp as seconds, and whether its format had a year (year-less times compare only with each
-    other).  Times without a zone are taken as UTC: hosts of one launch log in one zone."""
+    other).  Times without a zone are in their source's zone when every failed source's is known
+    (`SourceInfo.utc_offset`: reports merged from nodes in several zones), else taken as UTC: hosts of one
+    launch log in one zone."""
 
     seconds: float
     dated: bool
 
 
-def event_time(timestamp: str | None) -> EventTime | None:
-    """`timestamp` (as LineMeta keeps it) as an EventTime; None when it is missing or not a time."""
+def event_time(timestamp: str | None, utc_offset: int = 0) -> EventTime | None:
+    """`timestamp` (as LineMeta keeps it) as an EventTime; None when it is missing or not a time.  `utc_offset`:
+    the seconds east of UTC of a time that names no zone."""
     if not timestamp:
         return None
     text = timestamp.strip()
     try:
         if m := _DATED.fullmatch(text):
             seconds = _seconds(int(m["y"]), int(m["mo"]), m)
-            return EventTime(seconds - _zone_offset(m["tz"]), dated=True)
+            return EventTime(seconds - (_zone_offset(m["tz"]) if m["tz"] else utc_offset), dated=True)
         if m := _VLLM.fullmatch(text):
-            return EventTime(_seconds(_NO_YEAR, int(m["mo"]), m), dated=False)
+            return EventTime(_seconds(_NO_YEAR, int(m["mo"]), m) - utc_offset, dated=False)
         if (m := _SYSLOG.fullmatch(text)) and m["mon"] in _MONTHS:
-            return EventTime(_seconds(_NO_YEAR, _MONTHS[m["mon"]], m), dated=False)
+            return EventTime(_seconds(_NO_YEAR, _MONTHS[m["mon"]], m) - utc_offset, dated=False)
     except ValueError:  # 02-30, 25:00: not a time
         return None
     return None
@@ -92,7 +96,12 @@ def build_fleet(
     cascades marked (`FailureGroup.cascade_of`).  One source: (None, the groups unchanged)."""
     if len(sources) < 2:
         return None, list(groups)
-    firsts = {info.name: _first_failure(info.name, groups, is_cascade) for info in sources}
+    offsets = _zone_offsets(sources, groups)
+    by_source = _occurrences(groups)
+    firsts = {
+        info.name: _first_failure(groups, by_source.get(info.name, {}), is_cascade, offsets.get(info.name, 0))
+        for info in sources
+    }
     failed = {name: first for name, first in firsts.items() if first is not None}
     order_known = _comparable([first.time for first in failed.values()])  # nothing failed: nothing to order
     root_name = _choose_root(failed, is_cascade, order_known) if failed else None
@@ -104,7 +113,7 @@ def build_fleet(
     ]
     gap = _first_gap(root, root_name, failed) if order_known else None
     spread = clock_spread(sources)
-    root_key, ordered = _root_first(list(groups), root, order_known, is_cascade)
+    root_key, ordered = _root_first(list(groups), root, order_known, is_cascade, offsets)
     fleet = Fleet(
         members=tuple(sorted(members, key=_member_order(firsts, order_known))),
         root=names[root_name] if root_name is not None else None,
@@ -117,19 +126,41 @@ def build_fleet(
     return fleet, ordered
 
 
-def _first_failure(
-    source: str, groups: Sequence[FailureGroup], is_cascade: Callable[[FailureGroup], bool]
-) -> _FirstFailure | None:
-    """The failure that stands for `source`: its first cause in log order (byte offset), else its first failure.
-    A cause is preferred as in a one-source report: the NCCL error one rank prints before another rank's
-    assertion is reached is still that assertion's consequence."""
-    found: list[_FirstFailure] = []
+def _zone_offsets(sources: Sequence[SourceInfo], groups: Sequence[FailureGroup]) -> dict[str, int]:
+    """Each source's UTC offset, when every source with a failure knows its own; else none (all taken as UTC:
+    one unknown zone would put its host hours off the others)."""
+    failed = {source for group in groups for source in group.sources}
+    offsets = {info.name: info.utc_offset for info in sources if info.name in failed}
+    if any(offset is None for offset in offsets.values()):
+        return {}
+    return {name: offset for name, offset in offsets.items() if offset is not None}
+
+
+def _occurrences(groups: Sequence[FailureGroup]) -> dict[str, dict[int, Occurrence]]:
+    """Each source's first occurrence in each group that shows it, by the group's index, in one pass over the
+    groups (looking every source up in every group's occurrences was quadratic in a merge of thousands of nodes)."""
+    found: dict[str, dict[int, Occurrence]] = {}
     for index, group in enumerate(groups):
-        occurrence = next((o for o in group.firsts if o.source == source), None)
-        if occurrence is None and source in group.sources:  # counted, never parsed there: its time is unknown
-            occurrence = Occurrence(source, None, None, 0, 1 << 62)
-        if occurrence is not None:
-            found.append(_FirstFailure(index, group, occurrence, event_time(occurrence.timestamp)))
+        for occurrence in group.firsts:
+            found.setdefault(occurrence.source, {}).setdefault(index, occurrence)
+        for source in group.sources:  # counted, never parsed there: its time is unknown
+            found.setdefault(source, {}).setdefault(index, Occurrence(source, None, None, 0, 1 << 62))
+    return found
+
+
+def _first_failure(
+    groups: Sequence[FailureGroup],
+    occurrences: dict[int, Occurrence],
+    is_cascade: Callable[[FailureGroup], bool],
+    utc_offset: int = 0,
+) -> _FirstFailure | None:
+    """The failure that stands for a source (`occurrences`: its own, by group index): its first cause in log
+    order (byte offset), else its first failure.  A cause is preferred as in a one-source report: the NCCL error
+    one rank prints before another rank's assertion is reached is still that assertion's consequence."""
+    found = [
+        _FirstFailure(index, groups[index], occurrence, event_time(occurrence.timestamp, utc_offset))
+        for index, occurrence in occurrences.items()
+    ]
     causes = [first for first in found if not is_cascade(first.group)]
     return min(causes or found, key=lambda first: (first.occurrence.offset, first.index), default=None)
 
@@ -157,8 +188,8 @@ def _member_names(sources: Sequence[SourceInfo]) -> dict[str, str]:
     """Each source's name in the fleet, as pdsh labels its lines: a remote source's host, a local file's name
     without its directory; the full name where two sources would share a label."""
     labels = {info.name: info.host or _file_name(info.name) for info in sources}
-    taken = list(labels.values())
-    return {name: label if taken.count(label) == 1 else name for name, label in labels.items()}
+    taken = Counter(labels.values())  # not list.count per source: a merge of 10,000 nodes made that quadratic
+    return {name: label if taken[label] == 1 else name for name, label in labels.items()}
 
 
 def _file_name(name: str) -> str:
@@ -236,7 +267,11 @@ def _member_order(
 
 
 def _root_first(
-    groups: list[FailureGroup], root: _FirstFailure | None, order_known: bool, is_cascade: Callable[[FailureGroup], bool]
+    groups: list[FailureGroup],
+    root: _FirstFailure | None,
+    order_known: bool,
+    is_cascade: Callable[[FailureGroup], bool],
+    offsets: dict[str, int],
 ) -> tuple[str | None, list[FailureGroup]]:
     """The root failure's fingerprint, and the groups with its group first and the cascades that did not come
     before it marked as its own."""
@@ -250,15 +285,17 @@ def _root_first(
     root_time = root.time.seconds if order_known and root.time else None
     return root_key, [
         replace(group, cascade_of=root_key)
-        if group.fingerprint != root_key and is_cascade(group) and _after(group, root_time)
+        if group.fingerprint != root_key and is_cascade(group) and _after(group, root_time, offsets)
         else group
         for group in ordered
     ]
 
 
-def _after(group: FailureGroup, root_time: float | None) -> bool:
+def _after(group: FailureGroup, root_time: float | None, offsets: dict[str, int]) -> bool:
     """The group's first occurrence did not come before the root's (unknown times do not count against it)."""
     if root_time is None:
         return True
-    times = [time.seconds for o in group.firsts if (time := event_time(o.timestamp)) is not None]
+    times = [
+        time.seconds for o in group.firsts if (time := event_time(o.timestamp, offsets.get(o.source, 0))) is not None
+    ]
     return not times or min(times) >= root_time

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from logsleuth.models import LaunchInfo, SourceInfo
+from logsleuth.models import LaunchInfo, Reporter, SourceInfo
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +104,7 @@ class HealthReport:
     sampled: bool = False  # a large log was read in evenly spaced samples, not every line
     speculative: bool = False  # the run decodes speculatively (accept len printed, or the flags say so)
     warnings: tuple[str, ...] = ()
+    reporter: Reporter | None = None  # the machine that wrote it (JSON's `reporter`)
 
 
 def median(values: Iterable[float]) -> float:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from logsleuth import versions
@@ -32,6 +32,7 @@ class HealthOptions:
     engine_version: str | None = None  # overrides what the log says
     ssh: SSHOptions = field(default_factory=SSHOptions)
     parallel: int = DEFAULT_PARALLEL
+    host: str | None = None  # the name of this machine in the report (--host); None: its host name
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,17 @@ def check_health(
         return [_read_source(source, patterns.patterns, options, notify) for source in sources]
 
     results = read_specs(specs, read_spec, parallel=options.parallel)
-    return _report([result for per_spec in results for result in per_spec], patterns)
+    report = _report([result for per_spec in results for result in per_spec], patterns)
+    return with_reporter(report, options.host)
+
+
+def with_reporter(report: HealthReport, host: str | None) -> HealthReport:
+    """The report with the machine that wrote it, and its time zone on the logs read here (as api.build_report)."""
+    from logsleuth.machine import this_machine
+
+    reporter = this_machine(host)
+    sources = tuple(replace(info, utc_offset=reporter.utc_offset) if info.host is None else info for info in report.sources)
+    return replace(report, sources=sources, reporter=reporter)
 
 
 def _read_source(source: Source, patterns: tuple[HealthPattern, ...], options: HealthOptions, notify: OnSource) -> SourceHealth:
@@ -174,14 +185,7 @@ def _overlap(hit: Hit, span: tuple[float | None, float | None]) -> bool:
 def _report(results: list[SourceHealth], patterns: HealthPatternSet) -> HealthReport:
     """One report: findings of every source (one per pattern, naming every source that shows it, the first
     source's evidence), the series of each source, the first launch that is known."""
-    merged: dict[str, Finding] = {}
-    for result in results:
-        for finding in result.findings:
-            if finding.pattern_id in merged:
-                earlier = merged[finding.pattern_id]
-                merged[finding.pattern_id] = _with_sources(earlier, earlier.sources + finding.sources, finding.occurrences)
-            else:
-                merged[finding.pattern_id] = finding
+    merged = merge_findings(result.findings for result in results)
     scans = [result for result in results if result.scan is not None]
     launch = next((r.launch for r in scans if r.launch.engine_version or r.launch.command), LaunchInfo())
     several = len(results) > 1
@@ -201,7 +205,7 @@ def _report(results: list[SourceHealth], patterns: HealthPatternSet) -> HealthRe
     warnings.extend(_implausible_warning(r.info.name, r.scan) for r in scans if r.scan is not None and r.scan.implausible)
     return HealthReport(
         sources=tuple(result.info for result in results),
-        findings=tuple(merged.values()),
+        findings=merged,
         series=series,
         launch=launch,
         batches=sum(len(r.scan.samples) for r in scans if r.scan is not None),
@@ -209,6 +213,20 @@ def _report(results: list[SourceHealth], patterns: HealthPatternSet) -> HealthRe
         speculative=any(s.accept_length is not None for r in scans if r.scan is not None for s in r.scan.samples[:1000]),
         warnings=tuple(dict.fromkeys(warnings)),
     )
+
+
+def merge_findings(per_source: Iterable[Iterable[Finding]]) -> tuple[Finding, ...]:
+    """One finding per pattern, naming every source that shows it, with the first source's evidence (a health
+    report of several sources, and `logsleuth merge` of health reports)."""
+    merged: dict[str, Finding] = {}
+    for findings in per_source:
+        for finding in findings:
+            if finding.pattern_id in merged:
+                earlier = merged[finding.pattern_id]
+                merged[finding.pattern_id] = _with_sources(earlier, earlier.sources + finding.sources, finding.occurrences)
+            else:
+                merged[finding.pattern_id] = finding
+    return tuple(merged.values())
 
 
 def _implausible_warning(name: str, scan: HealthScan) -> str:

@@ -13,9 +13,10 @@ from typing import Any
 from logsleuth import __version__
 from logsleuth.health.model import Finding, HealthReport, Series
 from logsleuth.render.health_view import health_status, verdict
-from logsleuth.render.json_report import json_text, launch_json, source_json
+from logsleuth.render.json_report import json_text, launch_json, reporter_json, source_json
 
 SCHEMA = "logsleuth.health/1"
+SCHEMA_VERSION = 1  # the number after the slash: `logsleuth merge` refuses a newer one (logsleuth/merge/read.py)
 
 
 def _finding(finding: Finding) -> dict[str, Any]:
@@ -42,6 +43,7 @@ def _finding(finding: Finding) -> dict[str, Any]:
             for evidence in finding.evidence
         ],
         "references": list(finding.references),
+        "sources": list(finding.sources),
     }
 
 
@@ -55,6 +57,7 @@ def _series(series: Series) -> dict[str, Any]:
         "name": series.name,
         "unit": series.unit,
         "samples": series.samples,
+        "source": series.source or None,  # several sources: the one it was read from
         "points": [{"seconds": point.seconds, "value": _number(point.value)} for point in series.points],
     }
 
@@ -72,6 +75,8 @@ def health_to_dict(report: HealthReport) -> dict[str, Any]:
         "series": [_series(series) for series in report.series],
         "launch": launch_json(report.launch),
         "sources": [source_json(source) for source in report.sources],
+        "reporter": reporter_json(report.reporter),
+        "schema_version": SCHEMA_VERSION,
         "warnings": list(report.warnings),
     }
 

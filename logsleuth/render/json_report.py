@@ -15,7 +15,9 @@ from logsleuth.models import (
     FlagCheck,
     Fleet,
     LaunchInfo,
+    Occurrence,
     Report,
+    Reporter,
     SourceInfo,
 )
 from logsleuth.render.explanation import LABEL, proposed_change
@@ -23,6 +25,9 @@ from logsleuth.render.safety import escape_surrogates
 from logsleuth.render.view import ending
 
 SCHEMA = "logsleuth.report/1"
+# The version of this JSON's layout, the number after the slash of `schema`: `logsleuth merge` reads the versions it
+# knows (logsleuth/merge/read.py) and refuses a newer one.  Fields added to the layout keep the number.
+SCHEMA_VERSION = 1
 
 
 def _exception(block: ExceptionBlock) -> dict[str, Any]:
@@ -78,6 +83,9 @@ def _diagnosis(group: FailureGroup) -> dict[str, Any] | None:
         "basis": diagnosis.basis,
         "evidence": list(diagnosis.evidence),
         "engine_says": [{"text": words.text, "checks": list(words.checks)} for words in diagnosis.engine_says],
+        # The engine and release the diagnosis was made for (a fleet's hosts may run different ones).
+        "engine": diagnosis.engine,
+        "engine_version": diagnosis.engine_version,
     }
 
 
@@ -104,7 +112,26 @@ def _failure(group: FailureGroup) -> dict[str, Any]:
         "exceptions": [_exception(block) for block in failure.exceptions],
         "context": list(failure.context),
         "cascade": list(group.cascade),
+        "firsts": [_occurrence(first) for first in group.firsts],
     }
+
+
+def _occurrence(first: Occurrence) -> dict[str, Any]:
+    """Where and when the failure first showed in one source (a merge orders hosts by it)."""
+    return {
+        "source": first.source,
+        "host": first.host,
+        "timestamp": first.timestamp,
+        "line": first.line or None,
+        "offset": first.offset,
+    }
+
+
+def reporter_json(reporter: Reporter | None) -> dict[str, Any] | None:
+    """The machine that wrote the report: its host name (or --host's) and time zone."""
+    if reporter is None:
+        return None
+    return {"host": reporter.host, "time_zone": reporter.time_zone, "utc_offset_seconds": reporter.utc_offset}
 
 
 def _fleet(fleet: Fleet | None) -> dict[str, Any] | None:
@@ -143,6 +170,7 @@ def source_json(source: SourceInfo) -> dict[str, Any]:
         "capped": source.capped,
         "host": source.host,
         "note": source.note,
+        "utc_offset_seconds": source.utc_offset,
         "clock": {"offset_seconds": clock.offset, "uncertainty_seconds": clock.uncertainty} if clock else None,
     }
 
@@ -201,6 +229,9 @@ def report_to_dict(report: Report) -> dict[str, Any]:
         "fleet": _fleet(report.fleet),
         "launch": launch_json(launch),
         "sources": [source_json(source) for source in report.sources],
+        # Who read them, and the layout's version: what `logsleuth merge` needs of the reports of many nodes.
+        "reporter": reporter_json(report.reporter),
+        "schema_version": SCHEMA_VERSION,
         "warnings": list(report.warnings),
         # The report keeps the first groups only (grouping.MAX_GROUPS); these count what it left out.
         "omitted_failures": report.omitted_failures,
@@ -249,5 +280,6 @@ def launch_json(launch: LaunchInfo) -> dict[str, Any]:
         "engine_version": launch.engine_version,
         "engine_version_source": launch.engine_version_source,
         "command": launch.command,
+        "command_source": launch.command_source,
         "wrapper": launch.wrapper,
     }

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,7 @@ EXAMPLES = {
     "text": (["server.log", "--cmd", COMMAND, "--format", "text", "--width", "80"], "text"),
     "markdown": (["server.log", "--cmd", COMMAND, "--format", "markdown"], "markdown"),
     "slack": (["server.log", "--cmd", COMMAND, "--format", "slack"], "text"),
-    "json": (["server.log", "--cmd", COMMAND, "--format", "json"], "json"),
+    "json": (["server.log", "--cmd", COMMAND, "--format", "json", "--host", "gpu7"], "json"),
     "multi-text": (["server.log", "node2.log", "--format", "text", "--width", "80"], "text"),
 }
 MARKED = re.compile(r"(<!-- example:(?P<name>[\w-]+) [^\n]*-->\n)(?P<block>.*?)(\n<!-- /example -->)", re.S)
@@ -48,10 +49,14 @@ def generate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     shutil.copy(INCIDENT_LOG, tmp_path / "server.log")
     shutil.copy(SECOND_LOG, tmp_path / "node2.log")
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TZ", "UTC")  # the JSON report names the machine's zone: the docs show UTC
+    time.tzset()
     blocks = {}
     for name, (args, info) in EXAMPLES.items():
         main(["diagnose", *args, "--output", "out"])  # --output: no colour, as the docs show it
         blocks[name] = fenced((tmp_path / "out").read_text(), info)
+    monkeypatch.undo()
+    time.tzset()
     return blocks
 
 

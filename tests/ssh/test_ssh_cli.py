@@ -31,7 +31,10 @@ def run_cli(sshd: SSHD | None, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def failures_without_location(report: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{k: v for k, v in f.items() if k not in ("hosts", "host_counts", "sources")} for f in report["failures"]]
+    # Where each failure was first seen: the same lines, a different source name and host.
+    return [{**{k: v for k, v in f.items() if k not in ("hosts", "host_counts", "sources", "firsts")},
+             "firsts": [{k: v for k, v in first.items() if k not in ("source", "host")} for first in f.get("firsts", [])]}
+            for f in report["failures"]]
 
 
 @pytest.mark.ssh
