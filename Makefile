@@ -21,7 +21,7 @@ PYTEST := $(BIN)/python -m pytest --dist worksteal
 # .venv included: 193 s and 173 s).
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: demo test test-slow test-oracle test-stress lint typecheck bench facts fixtures pattern-fixtures health-fixtures diff-fixtures verify-fixes verify-fixes-vllm oracle-setup oracle-setup-vllm fixtures-vllm docs clean
+.PHONY: engine-index engine-index-check demo test test-slow test-oracle test-stress lint typecheck bench facts fixtures pattern-fixtures health-fixtures diff-fixtures verify-fixes verify-fixes-vllm oracle-setup oracle-setup-vllm fixtures-vllm docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -72,6 +72,15 @@ bench: $(STAMP)
 
 docs: $(STAMP)
 	$(BIN)/python scripts/gen_pattern_docs.py
+
+# The raise site index (logsleuth/facts/raise_sites.zip): every assert, raise and logged error of each indexed
+# SGLang release, read with ast from its wheel (pip download --no-deps; ~125 MB of wheels, ~4 min on 2 cores).
+# engine-index-check rebuilds it and fails when the shipped file differs (.ci/run runs it).
+engine-index: $(STAMP)
+	$(BIN)/python scripts/engine_index/build.py
+
+engine-index-check: $(STAMP)
+	$(BIN)/python scripts/engine_index/build.py --check
 
 # The facts the dependency rule reads (logsleuth/facts/): each SGLang and vLLM release's Requires-Dist, read from
 # its wheel with `pip download --no-deps` (releases the file lacks; --refresh reads all again: ~25 GB of vLLM

@@ -26,6 +26,7 @@ from logsleuth.models import ClockOffset, Diagnosis, FailureGroup, LaunchInfo, R
 from logsleuth.reading.reader import DEFAULT_MAX_BYTES, read_all, read_latest
 from logsleuth.reading.scan import ReadResult
 from logsleuth.reasoning.engine_words import with_engine_words
+from logsleuth.reasoning.raise_site import with_raise_site
 from logsleuth.reasoning.registry import Evidence, reason
 from logsleuth.sources.base import Progress, ReportsProgress, Source
 from logsleuth.sources.fanout import DEFAULT_PARALLEL, IdleWork, one_at_a_time
@@ -249,7 +250,10 @@ def build_report(
     groups: list[FailureGroup] = []
     for group in grouper.groups():
         own = _own_launch(group, launch, trackers, options)
-        found = _diagnose_group(group, patterns.patterns, own, context_lines, warnings.append, disabled)
+        # With the engine's own check that raised it, when the raise site index knows it (reasoning/raise_site.py).
+        found = with_raise_site(
+            _diagnose_group(group, patterns.patterns, own, context_lines, warnings.append, disabled), own
+        )
         # Whatever gave the diagnosis (pattern, rule, general): the instructions of the engine's own message, checked.
         groups.append(replace(found, diagnosis=with_engine_words(found.diagnosis, found.failure, own)))
     by_id = {p.id: p for p in patterns.patterns}

@@ -16,6 +16,7 @@ from logsleuth.render.view import (
     FACTS_LABEL,
     GENERAL_LABEL,
     NO_PROVEN_FIX,
+    RAISED_AT_LABEL,
     SEARCH_LABEL,
     STDIN_NOTE,
     Ending,
@@ -118,6 +119,8 @@ def _evidence(view: GroupView) -> list[str]:
     if view.truncated:
         traceback.append("(traceback incomplete in the log)")
     out = ["**Evidence**", "", *fenced(traceback, "text"), ""]
+    if view.raised_at:
+        out.extend([f"**{RAISED_AT_LABEL}:**", "", *(f"- {escape_markdown_prose(fact)}" for fact in view.raised_at), ""])
     if view.context:
         earlier = [more_lines_text(view.context_left_out, "earlier")] if view.context_left_out else []
         out.extend(["Log lines just before it:", "", *fenced([*earlier, *view.context], "text"), ""])

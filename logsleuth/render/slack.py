@@ -31,6 +31,7 @@ from logsleuth.render.view import (
     FACTS_LABEL,
     GENERAL_LABEL,
     NO_PROVEN_FIX,
+    RAISED_AT_LABEL,
     SEARCH_LABEL,
     STDIN_NOTE,
     Ending,
@@ -204,6 +205,8 @@ def _evidence(view: GroupView, detail: Detail) -> list[str]:
     if not detail.evidence:
         return []
     blocks = [fence(_traceback(view, detail))]
+    if view.raised_at:
+        blocks.append("\n".join([f"{RAISED_AT_LABEL}:", *(f"• {safe(clip(fact, detail.line_chars))}" for fact in view.raised_at)]))
     context = view.context[-detail.context_lines :] if detail.context_lines else []
     if context:
         earlier = view.context_left_out + len(view.context) - len(context)

@@ -21,6 +21,7 @@ from logsleuth.render.view import (
     ENGINE_SAYS_LABEL,
     FACTS_LABEL,
     NO_PROVEN_FIX,
+    RAISED_AT_LABEL,
     SEARCH_LABEL,
     STDIN_NOTE,
     Ending,
@@ -150,6 +151,9 @@ def _evidence(view: GroupView) -> list[Line]:
             out.append(Line(f"  {more_lines_text(block.message_left_out)}", "logsleuth.note"))
     if view.truncated:
         out.append(Line("  (traceback incomplete in the log)", "logsleuth.note"))
+    if view.raised_at:
+        out.append(Line(f"  {RAISED_AT_LABEL}:"))
+        out.extend(Line(f"    - {fact}", "logsleuth.where") for fact in view.raised_at)
     if view.context:
         out.append(Line("  Log lines just before it:"))
         if view.context_left_out:

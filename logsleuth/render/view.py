@@ -96,6 +96,7 @@ class EngineSaysView:
 # How far to trust a diagnosis (Diagnosis.basis), said in every format.
 GENERAL_LABEL = "general guidance, not a proven fix"
 FACTS_LABEL = "Facts"
+RAISED_AT_LABEL = "Raised by the engine's own check"  # Diagnosis.raised_at, shown with the traceback
 ENGINE_SAYS_LABEL = "The engine says"
 
 
@@ -123,6 +124,7 @@ class GroupView:
     sources: list[str] = field(default_factory=list)
     basis: str = "pattern"  # Diagnosis.basis: "pattern", "rule" (reasoned from facts) or "general"
     evidence: list[str] = field(default_factory=list)  # the facts a rule used
+    raised_at: list[str] = field(default_factory=list)  # the engine's own check that raised it (Diagnosis.raised_at)
     engine_says: list[EngineSaysView] = field(default_factory=list)
 
     @property
@@ -379,6 +381,7 @@ def build_view(
         sources=[clean(source) for source in group.sources],
         basis=diagnosis.basis if diagnosis else "pattern",
         evidence=[clean(fact, 400) for fact in diagnosis.evidence] if diagnosis else [],
+        raised_at=[clean(fact, 600) for fact in diagnosis.raised_at] if diagnosis else [],
         engine_says=_engine_says(diagnosis),
     )
 

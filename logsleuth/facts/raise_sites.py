@@ -1,0 +1,123 @@
+"""Where the engine's own code raised a failure: the raise site index (raise_sites.zip, built from the released
+wheels by scripts/engine_index/build.py, `make engine-index`).
+
+A traceback's innermost frame in the engine's code names a file, a function, a line and the line's source.  The
+index says which check of which releases that is: its condition and the `if`s around it, the settings it reads,
+and the releases that hold it.  The index is a zip with one member per source file, so a lookup reads only the
+file its frame names (a few ms); nothing is read for a failure that never ran through engine code.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+INDEX = Path(__file__).with_name("raise_sites.zip")
+ENGINE_PACKAGES = {"sglang": "sglang/"}
+
+
+@dataclass(frozen=True)
+class RaiseSite:
+    """One check of the engine's code, as the index holds it, placed for one failure."""
+
+    engine: str
+    file: str  # sglang/srt/server_args.py
+    function: str  # ServerArgs._handle_speculative_decoding
+    line: int  # its first line, in the user's release when known, else in the newest release that has it
+    kind: str  # assert | raise | log
+    condition: str  # an assert's test ("" for a raise or a log call)
+    guards: tuple[str, ...]  # the `if` tests around it, outermost first
+    fields: tuple[str, ...]  # the settings the condition and guards read
+    releases: tuple[str, ...]  # the indexed releases that hold this check, oldest first
+    indexed: tuple[str, ...]  # every release the index read, oldest first
+    version: str | None  # the user's release, when the log or the user gave it and the index read it
+    framed: tuple[str, ...] = ()  # the releases in which this check stands at the frame's line: the frames' release
+
+
+@lru_cache(maxsize=1)
+def _releases() -> dict[str, list[str]]:
+    import zipfile  # here: only a failure that ran through engine code reads the index
+
+    with zipfile.ZipFile(INDEX) as archive:
+        return dict(json.loads(archive.read("index.json"))["releases"])
+
+
+@lru_cache(maxsize=16)
+def _entries(member: str) -> list[dict[str, Any]]:
+    import zipfile
+
+    with zipfile.ZipFile(INDEX) as archive:
+        try:
+            return list(json.loads(archive.read(member)))
+        except KeyError:
+            return []
+
+
+def engine_file(path: str, engine: str) -> str | None:
+    """`/x/site-packages/sglang/srt/server_args.py` -> `sglang/srt/server_args.py`; None outside the engine."""
+    package = ENGINE_PACKAGES.get(engine)
+    marker = f"/{package}" if package else None
+    if marker is None or marker not in f"/{path.replace(chr(92), '/')}":
+        return None
+    return package + f"/{path.replace(chr(92), '/')}".rsplit(marker, 1)[1]  # type: ignore[operator]
+
+
+def find(engine: str, path: str, function: str | None, line: int | None, source: str | None,
+         version: str | None) -> RaiseSite | None:
+    """The indexed check a frame stands in, or None (not engine code, not indexed, or no check matches)."""
+    file = engine_file(path, engine)
+    if file is None or not INDEX.exists():
+        return None
+    indexed = _releases().get(engine, [])
+    in_function = [e for e in _entries(f"{file}.json") if function and (e["function"] == function or e["function"].endswith(f".{function}"))]
+    known = indexed.index(version) if version in indexed else None
+    text = (source or "").strip()
+    chosen = None
+    if known is not None and line is not None:  # the user's release: the check whose lines hold the frame's
+        chosen = next((e for e in in_function for run in e["lines"] if run[0] <= known <= run[1] and run[2] <= line <= run[3]), None)
+    if chosen is None and text:  # else the check whose source holds the line the traceback shows
+        holding = [e for e in in_function if text in e["text"]]
+        if known is not None:
+            holding = [e for e in holding if any(run[0] <= known <= run[1] for run in e["lines"])] or holding
+        # The frame's line number tells the releases apart: prefer the check whose lines hold it in most releases.
+        chosen = max(holding, key=lambda e: len(_holding_line(e, line)), default=None)
+    if chosen is None:
+        return None
+    numbers = sorted({n for run in chosen["lines"] for n in range(run[0], run[1] + 1)})
+    framed = _holding_line(chosen, line)
+    place = known if known in numbers else (framed[-1] if framed else numbers[-1])
+    first_line = next(run[2] for run in chosen["lines"] if run[0] <= place <= run[1])
+    return RaiseSite(
+        engine=engine, file=file, function=chosen["function"], line=first_line, kind=chosen["kind"],
+        condition=chosen["condition"], guards=tuple(chosen["guards"]), fields=tuple(chosen["fields"]),
+        releases=tuple(indexed[n] for n in numbers), indexed=tuple(indexed),
+        version=version if known is not None else None,
+        framed=tuple(indexed[n] for n in framed),
+    )
+
+
+def _holding_line(entry: dict[str, Any], line: int | None) -> list[int]:
+    """The releases (indexes) in which the entry's lines hold the frame's line number."""
+    if line is None:
+        return []
+    return sorted({n for run in entry["lines"] if run[2] <= line <= run[3] for n in range(run[0], run[1] + 1)})
+
+
+def release_span(site: RaiseSite) -> str:
+    """`0.5.3 to 0.5.23`, `0.5.9 only`, or the runs when it comes and goes (the index's release order)."""
+    return span(site, site.releases)
+
+
+def span(site: RaiseSite, releases: tuple[str, ...]) -> str:
+    order = {version: number for number, version in enumerate(site.indexed)}
+    runs: list[list[str]] = []
+    for release in sorted(releases, key=order.__getitem__):
+        if runs and order[release] == order[runs[-1][-1]] + 1:
+            runs[-1].append(release)
+        else:
+            runs.append([release])
+    parts = [run[0] if len(run) == 1 else f"{run[0]} to {run[-1]}" for run in runs]
+    return ", ".join(parts) + (" only" if len(releases) == 1 else "")

@@ -1,0 +1,90 @@
+"""The engine's own check behind a failure, as evidence for any diagnosis (docs/how-it-reasons.md, "The engine's
+own code"): where it raised, under which condition, which flags that condition reads (with the values the launch
+gave them, when its command is known), and which of the indexed releases hold the check.
+
+This says what the code tested, not what to change: a bare `AssertionError` from `server_args.py` then names the
+settings it is about, which is where the seed incident's engineer lost an hour.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from logsleuth.facts.raise_sites import RaiseSite, find, release_span
+from logsleuth.facts.raise_sites import span as _span_of
+from logsleuth.fixes import catalog as catalogs
+from logsleuth.fixes.command import CommandLine
+from logsleuth.models import Failure, FailureGroup, LaunchInfo
+
+NAMES = {"sglang": "SGLang", "vllm": "vLLM"}
+
+
+def site_of(failure: Failure, launch: LaunchInfo) -> RaiseSite | None:
+    """The indexed check the innermost engine frame of the failure's last exception stands in."""
+    engine = launch.engine or "sglang"  # the index holds SGLang's code only; a frame outside it finds nothing
+    if launch.engine not in (None, "sglang"):
+        return None
+    known = launch.engine_version if launch.engine_version_source in ("log", "user") else None
+    for frame in reversed(failure.final.frames):
+        site = find(engine, frame.file, frame.function, frame.line, frame.source, known)
+        if site is not None:
+            return site
+        if "/sglang/" in f"/{frame.file}":
+            return None  # the innermost engine frame is not an indexed check: an outer one is not the raiser
+    return None
+
+
+def _flags(site: RaiseSite, launch: LaunchInfo) -> list[str]:
+    catalog = catalogs.load(site.engine, site.version or launch.engine_version)
+    flags = []
+    for field in site.fields:
+        info = catalog.by_field(field) if catalog is not None else None
+        if info is not None and info.name not in flags:
+            flags.append(info.name)
+    return flags
+
+
+def _given(flags: list[str], launch: LaunchInfo) -> str:
+    """`--speculative-eagle-topk 1, --speculative-num-draft-tokens 16; not given: --speculative-num-steps`."""
+    if launch.command is None:
+        return ""
+    command = CommandLine.parse(launch.command)
+    options = dict(command.options)
+    given = [f"{flag} {' '.join(options[flag])}".rstrip() for flag in flags if flag in options]
+    missing = [flag for flag in flags if flag not in options]
+    parts = [f"given: {', '.join(given)}"] if given else []
+    parts += [f"not given: {', '.join(missing)}"] if missing else []
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
+def sentences(site: RaiseSite, launch: LaunchInfo) -> tuple[str, ...]:
+    name = NAMES.get(site.engine, site.engine)
+    where = f"{name}'s {site.file}:{site.line}, in {site.function}"
+    if site.guards:
+        where += f", under `if {' and '.join(site.guards)}`"
+    if site.kind == "assert":
+        where += f": it asserts `{site.condition}`, which was false"
+    out = [where + "."]
+    flags = _flags(site, launch)
+    if flags:
+        out.append(f"That check reads {', '.join(flags)}{_given(flags, launch)}.")
+    span = release_span(site)
+    indexed = f"{site.indexed[0]} to {site.indexed[-1]}"
+    if site.version is not None:
+        out.append(f"Your release, {name} {site.version}, has this check; of the releases indexed ({indexed}) it is in {span}.")
+    else:
+        out.append(f"Of the {name} releases indexed ({indexed}), this check is in {span}.")
+        if site.framed and len(site.framed) < len(site.releases):
+            out.append(f"The traceback's line numbers match {name} {_span_of(site, site.framed)}: likely the release "
+                       "that ran.")
+    return tuple(out)
+
+
+def with_raise_site(group: FailureGroup, launch: LaunchInfo) -> FailureGroup:
+    """The group with the engine's check that raised it in its diagnosis (unchanged when none is found)."""
+    if group.diagnosis is None:
+        return group
+    site = site_of(group.failure, launch)
+    if site is None:
+        return group
+    return replace(group, diagnosis=replace(group.diagnosis, raised_at=sentences(site, launch)))

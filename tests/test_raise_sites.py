@@ -1,0 +1,105 @@
+"""The raise site index (issue 29, first part): the engine's own check behind a failure, read from the released
+wheels with ast (scripts/engine_index/), looked up from a traceback's innermost engine frame."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from logsleuth.api import DiagnoseOptions, diagnose_text
+from logsleuth.facts.raise_sites import find
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "scripts" / "engine_index"))
+from build import merged  # noqa: E402
+from extract import sites  # noqa: E402
+
+SEED = (REPO / "examples" / "eagle3-incident.log").read_text(encoding="utf-8")
+SPEC_FLAGS = ("--speculative-num-steps", "--speculative-eagle-topk", "--speculative-num-draft-tokens")
+
+
+def _traceback_only(text: str) -> str:
+    """The seed's traceback without the lines around it: no launch command, no version."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Traceback"))
+    end = next(i for i, line in enumerate(lines) if line.startswith("AssertionError"))
+    return "\n".join(lines[start:end + 1]) + "\n"
+
+
+def test_the_seed_without_version_or_command_shows_the_asserts_condition_and_its_three_flags() -> None:
+    report = diagnose_text(_traceback_only(SEED))
+    raised = " ".join(report.failures[0].diagnosis.raised_at)  # type: ignore[union-attr]
+    assert "self.speculative_eagle_topk is None and self.speculative_num_draft_tokens is None" in raised
+    assert "self.speculative_num_steps is None" in raised  # the guard: SGLang chooses the sizes itself
+    for flag in SPEC_FLAGS:
+        assert flag in raised
+    assert "given:" not in raised  # no launch command: no values claimed
+    assert "match SGLang 0.5.9" in raised  # the frames' line numbers name the release
+
+
+def test_a_known_release_is_named_and_the_launch_values_are_shown() -> None:
+    report = diagnose_text(SEED, DiagnoseOptions(engine_version="0.5.9"))
+    raised = " ".join(report.failures[0].diagnosis.raised_at)  # type: ignore[union-attr]
+    assert "Your release, SGLang 0.5.9, has this check" in raised
+    assert "given: --speculative-eagle-topk 1" in raised and "not given: --speculative-num-steps" in raised
+
+
+def test_a_frame_outside_the_engine_finds_nothing() -> None:
+    assert find("sglang", "/home/me/train.py", "main", 10, "assert x", None) is None
+    assert find("sglang", "/x/site-packages/sglang/srt/server_args.py", "no_such_function", 1, "assert x", None) is None
+    text = 'Traceback (most recent call last):\n  File "/home/me/app.py", line 3, in <module>\n    assert ok\nAssertionError\n'
+    assert all(not group.diagnosis or not group.diagnosis.raised_at for group in diagnose_text(text).failures)
+
+
+SOURCE = '''
+import logging
+logger = logging.getLogger(__name__)
+
+class ServerArgs:
+    def check(self):
+        if self.speculative_algorithm == "EAGLE":
+            if self.speculative_num_steps is None:
+                assert self.speculative_eagle_topk is None, "give all three"
+        else:
+            raise ValueError(f"unknown algorithm {self.speculative_algorithm}")
+        if self.tp_size % 2:
+            logger.error("tp %s is odd", self.tp_size)
+'''
+
+
+def test_the_extractor_reads_conditions_guards_messages_and_settings() -> None:
+    found = {site.kind: site for site in sites(SOURCE, "pkg/server_args.py")}
+    assert found["assert"].function == "ServerArgs.check"
+    assert found["assert"].condition == "self.speculative_eagle_topk is None"
+    assert found["assert"].guards == ("self.speculative_algorithm == 'EAGLE'", "self.speculative_num_steps is None")
+    assert found["assert"].fields == ("speculative_eagle_topk", "speculative_algorithm", "speculative_num_steps")
+    assert found["assert"].message == "give all three"
+    assert found["raise"].type == "ValueError" and found["raise"].message == "unknown algorithm {}"
+    assert found["raise"].guards == ("not self.speculative_algorithm == 'EAGLE'",)
+    assert found["log"].message == "tp {} is odd" and found["log"].fields == ("tp_size",)
+
+
+@pytest.mark.oracle
+def test_an_index_of_two_real_releases_knows_the_seeds_check_and_its_range() -> None:
+    """Built from two installed SGLang releases' server_args.py (the oracle venvs; `make oracle-setup`)."""
+    from logsleuth.fixes import catalog
+
+    roots = {v: next(Path.home().glob(f".cache/logsleuth/oracle/sglang-{v}/lib/python3*/site-packages"), None)
+             for v in ("0.4.10.post2", "0.5.9")}
+    if any(root is None for root in roots.values()):
+        pytest.skip("the oracle venvs are not set up (make oracle-setup)")
+    versions = ("0.4.10.post2", "0.5.9")
+    per_release = {v: list(sites((roots[v] / "sglang/srt/server_args.py").read_text(), "sglang/srt/server_args.py"))  # type: ignore[operator]
+                   for v in versions}
+    entries = merged(versions, per_release)["sglang/srt/server_args.py"]
+    seed = [e for e in entries if e["kind"] == "assert" and "self.speculative_eagle_topk is None" in str(e["condition"])
+            and any("speculative_num_steps is None" in g for g in e["guards"])]  # type: ignore[attr-defined]
+    assert seed, "the seed's assert is indexed"
+    numbers = {n for e in seed for run in e["lines"] for n in range(run[0], run[1] + 1)}  # type: ignore[attr-defined]
+    assert 1 in numbers  # 0.5.9 holds it
+    cat = catalog.load("sglang", "0.5.9")
+    assert cat is not None
+    flags = {cat.by_field(f).name for e in seed for f in e["fields"] if cat.by_field(f) is not None}  # type: ignore[attr-defined, union-attr]
+    assert set(SPEC_FLAGS) <= flags
