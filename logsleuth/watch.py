@@ -20,7 +20,7 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from logsleuth.api import DiagnoseOptions, build_report, load_library
@@ -293,6 +293,7 @@ def watch(
     details: bool = False,
     restarted_text: str = FILE_RESTARTED,
     confirms_silence: bool | None = None,
+    waited_for: bool = False,
     started: float | None = None,
     clock: Callable[[], float] = time.monotonic,
     stop: Callable[[], bool] | None = None,
@@ -306,7 +307,8 @@ def watch(
     watch quietly (another log of the same fleet decided the outcome).  With `then_follow`, ready does not end
     the watch: a later crash does (and `warning` events tell a struggling server); stall and timeout stop
     counting at ready.  `confirms_silence`: whether the follower yields ALIVE (base.py; default: what the source
-    says, base.ConfirmsSilence).  `details`: also yield progress bar readings and the latest line of each chunk (for a view
+    says, base.ConfirmsSilence).  `waited_for`: the log did not exist when the watch began (a timeout before its
+    first byte says it never appeared).  `details`: also yield progress bar readings and the latest line of each chunk (for a view
 of the launch)."""
     options = options or DiagnoseOptions()
     patterns = patterns or load_library(options)
@@ -379,6 +381,8 @@ of the launch)."""
             yield _stall_event(current.launch, stall)
             return
         if timeout is not None and now - started >= timeout:
+            if waited_for and current.end == 0:
+                raise _never_appeared(source.name, timeout)
             raise WatchTimeout(f"{source.name}: not ready after {timeout:g} s (last stage: {_stage_label(current)})")
     if lost:
         # The connection never came back.  A failure under way is reported as far as it arrived, said to be cut
@@ -397,6 +401,14 @@ of the launch)."""
     if ready:
         return  # --then-follow: the server was ready and the log ended without a crash
     raise SourceError(f"{source.name}: the log ended before the server was ready (last stage: {_stage_label(current)})")
+
+
+def _waiting_event(spec: str) -> WatchEvent:
+    return WatchEvent("waiting", text=f"waiting for {spec} to appear")
+
+
+def _never_appeared(spec: str, timeout: float) -> WatchTimeout:
+    return WatchTimeout(f"{spec}: not ready after {timeout:g} s (the log never appeared)")
 
 
 def _stage_label(current: _Generation) -> str:
@@ -560,10 +572,10 @@ def watch_spec(
 
     def follow_with(
         source: Source, follow: Follow, *, read_all: bool, restarted_text: str = FILE_RESTARTED,
-        confirms_silence: bool | None = None,
+        confirms_silence: bool | None = None, waited_for: bool = False,
     ) -> Iterator[WatchEvent]:
         return watch(source, follow, options, patterns=library.loaded(), timeout=timeout, started=started,
-                     restarted_text=restarted_text, confirms_silence=confirms_silence,
+                     restarted_text=restarted_text, confirms_silence=confirms_silence, waited_for=waited_for,
                      settle=settle, stall=stall, then_follow=then_follow, from_start=read_all, details=details,
                      stop=stop)
 
@@ -592,22 +604,28 @@ def watch_spec(
 
     appeared = False
     if not looks_remote(spec) and not os.path.lexists(spec):
-        yield WatchEvent("waiting", text=f"waiting for {spec} to appear")
+        yield _waiting_event(spec)
         for exists in wait_for_file(spec):
             if exists:
                 break
             if stop is not None and stop():
                 return
             if timeout is not None and time.monotonic() - started >= timeout:
-                raise WatchTimeout(f"{spec}: not ready after {timeout:g} s (the log never appeared)")
+                raise _never_appeared(spec, timeout)
         appeared = True
-    # While the SSH helper process connects, the pattern library loads: the diagnosis of a crash needs it.
-    opened, *others = open_sources(spec, options.ssh, while_waiting=library.load_step)
+    # While the SSH helper process connects, the pattern library loads: the diagnosis of a crash needs it.  A remote
+    # log that is not there yet opens all the same (the host is reachable), and its follow waits for it.
+    ssh = replace(options.ssh, wait_for_missing=True) if looks_remote(spec) else options.ssh
+    opened, *others = open_sources(spec, ssh, while_waiting=library.load_step)
     for other in others:  # a remote glob opens only its newest file (no --all-files here); never leak more
         other.close()
     try:
+        remote_missing = getattr(opened, "missing_at_open", False)
+        if remote_missing:
+            yield _waiting_event(spec)
         follow: Follow = opened.follow if isinstance(opened, Follows) else follow_local(opened.path)  # type: ignore[attr-defined]
         # A log that appeared while we waited is all this launch's: read it from its first byte.
-        yield from follow_with(opened, follow, read_all=from_start or appeared)
+        yield from follow_with(opened, follow, read_all=from_start or appeared or remote_missing,
+                               waited_for=remote_missing)
     finally:
         opened.close()

@@ -103,6 +103,7 @@ def _ssh_options(line: HelperArgv) -> SSHOptions:
         backend=backend if backend in SSH_BACKENDS else "auto",
         accept_new_host_key="--accept-new-host-key" in line.flags,
         all_files="--all-files" in line.flags,
+        wait_for_missing=line.command == "watch",  # as watch_spec opens a remote log
         deadline=_deadline(line.value("--timeout")),
         deadline_seconds=_timeout_seconds(line.value("--timeout")),
     )
@@ -323,13 +324,13 @@ class _Server:
             raise early.error
         return self._register(early.sources)
 
-    def _register(self, opened: list[Source]) -> list[tuple[int, str, str | None]]:
+    def _register(self, opened: list[Source]) -> list[tuple[int, str, str | None, bool]]:
         described = []
         with self._lock:
             for source in opened:
                 handle = next(self._handles)
                 self._sources[handle] = source
-                described.append((handle, source.name, source.host))
+                described.append((handle, source.name, source.host, getattr(source, "missing_at_open", False)))
         return described
 
     def close(self) -> None:

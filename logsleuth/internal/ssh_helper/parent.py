@@ -274,6 +274,7 @@ class RemoteSourceProxy:
         handle: int,
         name: str,
         host: str | None,
+        missing_at_open: bool = False,
         *,
         progress: Progress | None,
         notice: Progress | None = None,
@@ -282,6 +283,7 @@ class RemoteSourceProxy:
         self._handle = handle
         self.name = name
         self.host = host
+        self.missing_at_open = missing_at_open  # no file yet: a watch waits for it (SSHOptions.wait_for_missing)
         self.progress = progress  # api.diagnose sets this to show bytes read
         self.notice = notice  # hears a follow's "reconnecting (attempt n)…"
         self.confirms_silence = True  # a follow here is files.SSHFileSource's, which yields ALIVE

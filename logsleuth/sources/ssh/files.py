@@ -59,6 +59,10 @@ def open_files(remote: RemoteSpec, runner: Runner, options: SSHOptions) -> list[
         reason = classify_remote_error(gzip_errors[0].decode("utf-8", "replace"))
         raise RemoteError(f"{remote.name_for(probe.newest)}: {reason}")
     is_glob = bool(_GLOB_CHARS & set(remote.path))
+    if not probe.files and options.wait_for_missing and not is_glob and _only_missing(probe):
+        # `watch` started before the launch: its follow (a `tail -F`) waits for the file to appear.
+        return [SSHFileSource(runner, remote, remote.path, size=0, progress=options.progress, options=options,
+                              missing_at_open=True)]
     if not probe.files:
         raise RemoteError(_no_file_message(remote, probe, is_glob))
     if options.all_files:
@@ -83,6 +87,11 @@ def open_files(remote: RemoteSpec, runner: Runner, options: SSHOptions) -> list[
             if kind == "denied"
         )
     return sources
+
+
+def _only_missing(probe: ProbeResult) -> bool:
+    """The probe found no file by that name, and nothing else wrong (a directory, no permission)."""
+    return bool(probe.problems) and all(kind == "missing" for kind, _ in probe.problems)
 
 
 def _no_file_message(remote: RemoteSpec, probe: ProbeResult, is_glob: bool) -> str:
@@ -113,6 +122,7 @@ class SSHFileSource:
         prefetch: tuple[int, bytes] | None = None,
         progress: Progress | None = None,
         options: SSHOptions | None = None,  # how it was opened: a follow opens it again with them
+        missing_at_open: bool = False,  # no file by that name yet (SSHOptions.wait_for_missing): size 0
     ) -> None:
         self.name = remote.name_for(path)
         self.host: str | None = remote.host
@@ -127,6 +137,7 @@ class SSHFileSource:
         self._options = options
         self.notice = options.notice if options else None  # a follow's "reconnecting (attempt n)…"
         self.confirms_silence = True  # its follow yields ALIVE (FOLLOW_SCRIPT's heartbeat)
+        self.missing_at_open = missing_at_open
 
     def size(self) -> int:
         if self._size is None:  # opened without prefetch (all_files .gz, or prefetch_bytes=0): ask

@@ -229,6 +229,8 @@ class _Leg:
         if self.start.how == "restart" or (self.start.how == "missing" and place.offset > 0):
             if place.restart():
                 yield RESTART
+        elif self.start.how == "missing":
+            place.restarted = True  # nothing delivered yet: the file appearing (tail says so) is its start, not a restart
         output = TailOutput()
         for chunk in itertools.chain([self._rest] if self._rest else [], self._chunks):
             if not chunk:
