@@ -90,7 +90,7 @@ def _read_source(source: Source, patterns: tuple[HealthPattern, ...], options: H
     bytes_read = size if plan.searched else sum(end - start for start, end in (plan.head, *plan.ranges))
     info = SourceInfo(source.name, bytes_read, size, host=source.host, note=getattr(source, "note", None))
     launch = scan.launch(options.command, options.engine_version)
-    findings = tuple(_findings(scan, launch, source.name))
+    findings = tuple(_findings(scan, launch, source.name, source.host))
     return SourceHealth(info, findings, scan, launch, plan.sampled)
 
 
@@ -103,7 +103,7 @@ def _applies(pattern: HealthPattern, scan: HealthScan, launch: LaunchInfo) -> bo
     return not pattern.versions or launch.engine_version is None or versions.matches(pattern.versions, launch.engine_version)
 
 
-def _findings(scan: HealthScan, launch: LaunchInfo, source: str) -> list[Finding]:
+def _findings(scan: HealthScan, launch: LaunchInfo, source: str, host: str | None) -> list[Finding]:
     hits = {
         pattern.id: [hit for detector in scan.detectors[pattern.id] if (hit := detector.hit()) is not None]
         for pattern in scan.patterns
@@ -111,11 +111,15 @@ def _findings(scan: HealthScan, launch: LaunchInfo, source: str) -> list[Finding
     }
     _fold_explained(hits, scan.patterns)
     return [
-        _finding(pattern, hits[pattern.id], launch, scan.seen, source) for pattern in scan.patterns if hits.get(pattern.id)
+        _finding(pattern, hits[pattern.id], launch, scan.seen, source, host)
+        for pattern in scan.patterns
+        if hits.get(pattern.id)
     ]
 
 
-def _finding(pattern: HealthPattern, hits: list[Hit], launch: LaunchInfo, seen: set[str], source: str) -> Finding:
+def _finding(
+    pattern: HealthPattern, hits: list[Hit], launch: LaunchInfo, seen: set[str], source: str, host: str | None
+) -> Finding:
     firsts = [hit.first_seconds for hit in hits if hit.first_seconds is not None]
     lasts = [hit.last_seconds for hit in hits if hit.last_seconds is not None]
     return Finding(
@@ -131,6 +135,7 @@ def _finding(pattern: HealthPattern, hits: list[Hit], launch: LaunchInfo, seen: 
         last_seconds=max(lasts) if lasts else None,
         references=pattern.references,
         sources=(source,),
+        hosts=(host,) if host else (),
     )
 
 
@@ -170,21 +175,17 @@ def _overlap(hit: Hit, span: tuple[float | None, float | None]) -> bool:
 
 
 def _report(results: list[SourceHealth], patterns: HealthPatternSet) -> HealthReport:
-    """One report: findings of every source (one per pattern, naming every source that shows it, the first
-    source's evidence), the series of each source, the first launch that is known."""
+    """One report: findings of every source (one per pattern, naming every source and host that shows it, the
+    first source's evidence), the series of each source, the first launch that is known."""
     merged: dict[str, Finding] = {}
     for result in results:
         for finding in result.findings:
-            if finding.pattern_id in merged:
-                earlier = merged[finding.pattern_id]
-                merged[finding.pattern_id] = _with_sources(earlier, earlier.sources + finding.sources, finding.occurrences)
-            else:
-                merged[finding.pattern_id] = finding
+            earlier = merged.get(finding.pattern_id)
+            merged[finding.pattern_id] = finding if earlier is None else _merged(earlier, finding)
     scans = [result for result in results if result.scan is not None]
     launch = next((r.launch for r in scans if r.launch.engine_version or r.launch.command), LaunchInfo())
-    several = len(results) > 1
     series = tuple(
-        s for r in scans if r.scan is not None for s in build_series(r.scan.samples, r.info.name if several else "")
+        s for r in scans if r.scan is not None for s in build_series(r.scan.samples, r.info.name, r.info.host)
     )
     warnings = list(patterns.errors)
     warnings.extend(
@@ -219,5 +220,11 @@ def _implausible_warning(name: str, scan: HealthScan) -> str:
     )
 
 
-def _with_sources(finding: Finding, sources: tuple[str, ...], more: int) -> Finding:
-    return replace(finding, sources=sources, occurrences=finding.occurrences + more)
+def _merged(earlier: Finding, later: Finding) -> Finding:
+    """One finding for a pattern that holds in several sources: every source and host that shows it."""
+    return replace(
+        earlier,
+        sources=earlier.sources + later.sources,
+        hosts=tuple(dict.fromkeys(earlier.hosts + later.hosts)),
+        occurrences=earlier.occurrences + later.occurrences,
+    )

@@ -42,6 +42,8 @@ def _finding(finding: Finding) -> dict[str, Any]:
             for evidence in finding.evidence
         ],
         "references": list(finding.references),
+        "sources": list(finding.sources),
+        "hosts": list(finding.hosts),
     }
 
 
@@ -53,6 +55,8 @@ def _number(value: float) -> float | None:
 def _series(series: Series) -> dict[str, Any]:
     return {
         "name": series.name,
+        "source": series.source,
+        "host": series.host,
         "unit": series.unit,
         "samples": series.samples,
         "points": [{"seconds": point.seconds, "value": _number(point.value)} for point in series.points],
