@@ -24,7 +24,15 @@ from logsleuth.fixes.upgrade import with_upgrade
 from logsleuth.ingest.launch import LaunchTracker
 from logsleuth.ingest.reader import DEFAULT_MAX_BYTES, read_all, read_latest
 from logsleuth.ingest.scan import ReadResult
-from logsleuth.models import ClockOffset, Diagnosis, FailureGroup, LaunchInfo, Report, SourceInfo
+from logsleuth.models import (
+    ClockOffset,
+    Diagnosis,
+    FailureGroup,
+    LaunchInfo,
+    Report,
+    SourceInfo,
+    nothing_to_judge,
+)
 from logsleuth.reasoning.engine_words import with_engine_words
 from logsleuth.reasoning.registry import Evidence, reason
 from logsleuth.sources.base import Progress, ReportsProgress, Source
@@ -152,6 +160,9 @@ def _read_source(
         return (source, SourceInfo(source.name, 0, None, error=str(exc), host=source.host), None)
     finally:
         source.close()
+    if result.size == 0:  # nothing was written: not a clean log, and no failure may be inferred from it
+        on_source(source.name, "error", nothing_to_judge(source.name))
+        return (source, SourceInfo(source.name, 0, 0, error=nothing_to_judge(source.name), host=source.host), None)
     on_source(source.name, "done", None)
     note = getattr(source, "note", None)  # a runtime source's word on where its log came from
     info = SourceInfo(source.name, result.bytes_read, result.size, capped=result.capped, clock=clock, note=note)

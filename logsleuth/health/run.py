@@ -13,7 +13,7 @@ from logsleuth.health.library import HealthPattern, HealthPatternSet, load_healt
 from logsleuth.health.model import Finding, HealthReport
 from logsleuth.health.scan import HealthScan, plan_reads, read_plan
 from logsleuth.health.series import build_series
-from logsleuth.models import LaunchInfo, SourceInfo
+from logsleuth.models import LaunchInfo, SourceInfo, nothing_to_judge
 from logsleuth.sources.base import Source
 from logsleuth.sources.fanout import DEFAULT_PARALLEL
 from logsleuth.sources.open import is_remote, is_runtime, open_sources, read_specs, with_workloads_expanded
@@ -77,6 +77,8 @@ def _read_source(source: Source, patterns: tuple[HealthPattern, ...], options: H
         if widen is not None:
             widen(to_all=True)
         size = source.size()
+        if size == 0:
+            raise SourceError(nothing_to_judge(source.name))  # no line is not a healthy server
         literals = tuple(dict.fromkeys(literal for pattern in patterns for literal in pattern.literals()))
         plan = plan_reads(source, size, literals)
         scan = HealthScan(patterns)

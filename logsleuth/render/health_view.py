@@ -16,7 +16,7 @@ from typing import Literal
 from logsleuth.health.metrics import YEARLESS_YEAR
 from logsleuth.health.model import Evidence, Finding, HealthReport, Series
 from logsleuth.render.safety import clean
-from logsleuth.render.view import prose
+from logsleuth.render.view import prose, source_error_text
 
 # What the periodic lines health reads are called, by engine: SGLang's `Prefill batch`/`Decode batch` lines,
 # vLLM's stats lines (`Avg prompt throughput: …`); SGLang's words when the log shows no engine (the default).
@@ -108,7 +108,8 @@ def verdict(report: HealthReport) -> str:
         where = f"in {read_text(report)}" if report.batches else f"({no_lines_text(report)})"
         text = f"{_plural(len(report.findings), 'finding')} {where}: {titles}"
     elif status == "unreadable":
-        return "no log could be read"
+        empty = all(source.empty for source in report.sources)
+        return "nothing to judge: the log is empty" if empty else "no log could be read"
     elif status == "no-batches":
         text = f"no finding, and {no_lines_text(report)}: the log shows no steady state to judge"
     else:
@@ -127,7 +128,7 @@ def notes(report: HealthReport) -> list[str]:
             f"The log was sampled: {read_text(report).removesuffix(' (sampled)')} were read, evenly spaced "
             "through it, not every line."
         )
-    out.extend(f"could not read {source.error}" for source in report.sources if source.error)
+    out.extend(source_error_text(source) for source in report.sources if source.error)
     return [clean(note, 1000) for note in out]
 
 
