@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from logsleuth.health.model import HealthReport
 from logsleuth.render.health_view import (
-    SERIES_FLOOR,
     FindingView,
     SeriesView,
     finding_view,
@@ -61,7 +60,7 @@ def _series_row(view: SeriesView, by_source: bool) -> str:
     cells = [
         escape_markdown_prose(view.label),
         *([escape_markdown_prose(view.source)] if by_source else []),
-        markdown_code_span(bars(values, TREND_WIDTH, SERIES_FLOOR)),
+        markdown_code_span(bars(values, TREND_WIDTH, view.floor, view.span)),
         *low_high,
         last,
         escape_markdown_prose(view.unit) or "-",

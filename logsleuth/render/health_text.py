@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from logsleuth.health.model import HealthReport
 from logsleuth.render.health_view import (
-    SERIES_FLOOR,
     FindingView,
     SeriesView,
     finding_view,
@@ -56,7 +55,7 @@ def series_rows(views: list[SeriesView], width: int) -> list[str]:
     lead = " " * (SERIES_INDENT + label_width + 2)
     rows = []
     for view, label in zip(views, labels, strict=True):
-        row = f"{' ' * SERIES_INDENT}{label}  {sparkline(view.values, columns, view.unit, SERIES_FLOOR)}"
+        row = f"{' ' * SERIES_INDENT}{label}  {sparkline(view.values, columns, view.unit, view.floor, view.span)}"
         if len(row) <= width:
             rows.append(row)
         else:  # the sparkline is the bars, two spaces, then the labels

@@ -64,6 +64,9 @@ class FindingView:
 # Every health series is a quantity (tokens, requests, token/s, a fraction): drawn from zero, so noise stays
 # flat and a fall is as deep as it is (render/sparkline.py).
 SERIES_FLOOR = 0.0
+# Except accept length, which is never below 1 (the target's own token): drawn from 1 over at least 1 token, so an
+# accept length stuck at 1.0, speculation gaining nothing, is a low line and not a full bar.
+SERIES_SCALES: dict[str, tuple[float, float | None]] = {"accept_length": (1.0, 1.0)}
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,8 @@ class SeriesView:
     values: tuple[float, ...]
     samples: int
     source: str = ""  # with several sources, the one it was read from, as short as tells them apart; else ""
+    floor: float = SERIES_FLOOR  # where its bars start, and the least height of their scale (sparkline.bars)
+    span: float | None = None
 
 
 def health_status(report: HealthReport) -> HealthStatus:
@@ -163,7 +168,7 @@ def evidence_line(evidence: Evidence) -> str:
 def where_text(finding: Finding, sources: int) -> str:
     """Which of the report's `sources` show the finding, hosts first: `on gpu7, gpu9: gpu7:/x.log, gpu9:/x.log
     (2 of 16 sources)`, `in a.log (1 of 2 sources)` for local logs; "" for a report on one source."""
-    if sources <= 1 and len(finding.sources) <= 1:
+    if not finding.sources or (sources <= 1 and len(finding.sources) <= 1):
         return ""
     names = ", ".join(finding.sources)
     count = f"({len(finding.sources)} of {max(sources, len(finding.sources))} sources)"
@@ -221,7 +226,8 @@ def _source_labels(series: list[Series]) -> dict[str, str]:
 
 def _series_view(series: Series, source: str) -> SeriesView:
     label = SERIES_LABELS.get(series.name, series.name.replace("_", " "))
-    return SeriesView(clean(label, 40), clean(series.unit, 40), series.values, series.samples, source)
+    floor, span = SERIES_SCALES.get(series.name, (SERIES_FLOOR, None))
+    return SeriesView(clean(label, 40), clean(series.unit, 40), series.values, series.samples, source, floor, span)
 
 
 def series_heading(report: HealthReport) -> str:
