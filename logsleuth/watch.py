@@ -36,6 +36,7 @@ from logsleuth.ingest.stages import (
     Stage,
     is_later,
     memory_in,
+    openable_url,
     progress_in,
     ranks_declared,
     stage_of,
@@ -82,7 +83,10 @@ class WatchEvent:
     progress: ProgressReading | None = None
     at: float | None = None
     memory: tuple[tuple[str, str], ...] = ()
-    url: str | None = None
+    url: str | None = None  # as a user can open it (stages.openable_url)
+    # With ready: from the launch's first stage to ready, by the log's own times (None when the log does not give
+    # both, or the watch did not see the launch's first stage).
+    launch_seconds: float | None = None
     lines: tuple[str, ...] = ()
     # With a failure: the source was lost for good before the failure was complete (the connection never came
     # back); what arrived is reported, and this says why it may be cut short.  The watch ends as a source error.
@@ -100,10 +104,12 @@ class _LaunchClock:
     def __init__(self) -> None:
         self._log: float | None = None  # the latest log timestamp, as seconds
         self._read_at = 0.0  # the watch clock when it was read
+        self.stamped = False  # the latest line observed carried a timestamp of its own
 
     def observe(self, line: LogLine, now: float) -> float:
         moment = event_time(line.meta.timestamp)
         stamp = moment.seconds if moment is not None else None
+        self.stamped = stamp is not None
         if stamp is not None:
             self._log, self._read_at = stamp, now
             return stamp
@@ -114,6 +120,7 @@ class _Launch:
     """Everything known about the launch being watched."""
 
     def __init__(self, host: str | None) -> None:
+        self.host = host  # where the server runs, for its URL (None: this machine)
         self.normalizer = LineNormalizer(host)
         self.tracker = LaunchTracker()
         self.scanner = FailureScanner()
@@ -129,6 +136,7 @@ class _Launch:
         self.rank_seen: dict[str, float] = {}  # rank label -> watch clock of its latest line
         self.recent: deque[str] = deque(maxlen=STALL_LINES)
         self.health = ServerHealth()
+        self.started_at: float | None = None  # the log's own time of the launch's first stage, when it gives it
         self._server_args: str | None = None
         self.declared: int | None = None  # ranks writing this log, from server_args
 
@@ -154,6 +162,8 @@ class _Launch:
         events: list[WatchEvent] = []
         stage = stage_of(line.text, self.tracker.engine)
         if stage is not None and is_later(stage, self.stage):
+            if not self.history and stage.key == "args" and self.clock.stamped:
+                self.started_at = at
             self.history.append(self.stage_event(stage, at))
             events.append(self.history[-1])
         if self.stage is not None and self.stage.key == "ready":
@@ -173,7 +183,9 @@ class _Launch:
 
     def stage_event(self, stage: Stage, at: float) -> WatchEvent:
         kind: EventKind = "ready" if stage.key == "ready" else "stage"
-        return WatchEvent(kind, stage=stage, at=at, memory=tuple(self.memory.items()), url=self.url)
+        url = openable_url(self.url, self.host) if self.url else None
+        took = at - self.started_at if kind == "ready" and self.started_at is not None and self.clock.stamped else None
+        return WatchEvent(kind, stage=stage, at=at, memory=tuple(self.memory.items()), url=url, launch_seconds=took)
 
     def progress(self, chunk: bytes) -> WatchEvent | None:
         """A progress event for the latest bar reading in `chunk`, when its percentage moved."""

@@ -36,8 +36,9 @@ if TYPE_CHECKING:
 
 EXIT_TIMEOUT = int(ExitStatus.TIMEOUT)  # --timeout or --stall passed: what timeout(1) returns
 SCHEMA = "logsleuth.watch/1"
-# The SSH follower's notice when its connection dropped (sources/ssh): "reconnecting (attempt 2)…".
-_RECONNECT = compile_lazily(r"reconnecting \(attempt (?P<attempt>\d+)\)")
+# The SSH follower's notices when its connection dropped (sources/ssh): "reconnecting (attempt 2)…", and once it is
+# back, "reconnected (attempt 2)".
+_RECONNECT = compile_lazily(r"(?P<kind>reconnecting|reconnected) \(attempt (?P<attempt>\d+)\)")
 # Without a terminal, a progress bar is printed at these steps only (a bar moves by 1 % at a time).
 TEXT_PROGRESS_STEP = 25
 
@@ -214,7 +215,9 @@ class _Printer:
         self.line(spec, "progress", f"{reading.label}: {reading.percent}% ({reading.done}/{reading.total})", fields)
 
     def _ready(self, spec: str, event: WatchEvent) -> None:
-        total = self.view.total_seconds() if self.view is not None else None
+        total = event.launch_seconds
+        if total is None and self.view is not None:
+            total = self.view.total_seconds()
         details = {"url": event.url, "memory": dict(event.memory), "at": event.at,
                    "watched_seconds": round(time.monotonic() - self.started, 3), "launch_seconds": total}
         self.outcome(spec, "ready", f"{spec}: the server is ready", details)
@@ -255,13 +258,16 @@ class _Printer:
             self._stderr_line(f"{spec}: {prefix}{text}" if spec else f"{prefix}{text}")
 
     def notice(self, spec: str, message: str) -> None:
-        """A line from the SSH source ("reconnecting (attempt 2)…", a host key added): a reconnect event or a
-        note."""
+        """A line from the SSH source ("reconnecting (attempt 2)…", "reconnected (attempt 2)", a host key
+        added): a reconnect or reconnected event, or a note.  The follower names its source first, and so does a
+        line: there it is said once (JSON keeps the message whole)."""
         found = _RECONNECT.search(message)
-        if found is not None and self.view is not None:
-            self.view.note(message)
         if found is not None:
-            self.line(spec, "reconnect", message, {"attempt": int(found["attempt"]), "message": self._clean(message)})
+            text = message.removeprefix(f"{spec}: ")
+            if self.view is not None:
+                self.view.note(text)
+            kind = "reconnect" if found["kind"] == "reconnecting" else "reconnected"
+            self.line(spec, kind, text, {"attempt": int(found["attempt"]), "message": self._clean(message)})
         elif self.json:
             self._json("notice", spec, {"message": self._clean(message)})
         else:
