@@ -11,7 +11,7 @@ from logsleuth.health.causes import rank_causes
 from logsleuth.health.detectors import MAX_EVIDENCE, Hit, metric_words
 from logsleuth.health.library import HealthPattern, HealthPatternSet, load_health_patterns
 from logsleuth.health.model import Finding, HealthReport
-from logsleuth.health.scan import HealthScan, plan_reads, read_plan
+from logsleuth.health.scan import FULL_READ_BYTES, HealthScan, plan_reads, read_plan
 from logsleuth.health.series import build_series
 from logsleuth.models import LaunchInfo, SourceInfo, nothing_to_judge
 from logsleuth.sources.base import Source
@@ -19,8 +19,20 @@ from logsleuth.sources.fanout import DEFAULT_PARALLEL
 from logsleuth.sources.open import is_remote, is_runtime, open_sources, read_specs, with_workloads_expanded
 from logsleuth.sources.options import SSHOptions
 
-# on_source(name, state, detail), as api.OnSource: "connecting", "reading", "done" or "error".
+# on_source(name, state, detail), as api.OnSource: "connecting", "reading", "done" or "error"; for a large log also
+# "searching" (the literal search over all of it) and "sampling" (detail: how many windows are read).
 OnSource = Callable[[str, str, str | None], None]
+
+
+def progress_text(name: str, state: str, detail: str | None) -> str:
+    """A status line for an on_source call (the terminal's progress line: health_program.py)."""
+    return {
+        "connecting": f"connecting to {name}…",
+        "reading": f"reading {name}…",
+        "searching": f"searching {name}…",
+        "sampling": f"reading {detail} of {name}…",
+        "done": f"{name}: read",
+    }.get(state, f"{name}: {detail or state}")
 
 
 @dataclass(frozen=True)
@@ -80,7 +92,11 @@ def _read_source(source: Source, patterns: tuple[HealthPattern, ...], options: H
         if size == 0:
             raise SourceError(nothing_to_judge(source.name))  # no line is not a healthy server
         literals = tuple(dict.fromkeys(literal for pattern in patterns for literal in pattern.literals()))
+        if size > FULL_READ_BYTES:
+            notify(source.name, "searching", None)
         plan = plan_reads(source, size, literals)
+        if plan.sampled:
+            notify(source.name, "sampling", f"{len(plan.ranges) + 1} windows")
         scan = HealthScan(patterns)
         read_plan(source, size, plan, scan, host=source.host)
     except SourceError as exc:

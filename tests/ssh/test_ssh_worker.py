@@ -18,6 +18,7 @@ from sshd_server import SSHD
 
 from logsleuth.internal.ssh_helper.argv import (
     DIAGNOSE_VALUE_OPTIONS,
+    HEALTH_VALUE_OPTIONS,
     WATCH_VALUE_OPTIONS,
     HelperArgv,
     may_name_a_remote_log,
@@ -123,6 +124,11 @@ def test_value_options_match_the_real_diagnose_command() -> None:
     """The helper must skip option values exactly as click does, or it would take one for a host."""
     taking_values, _ = _real_options("diagnose")
     assert taking_values == DIAGNOSE_VALUE_OPTIONS
+
+
+def test_value_options_match_the_real_health_command() -> None:
+    taking_values, _ = _real_options("health")
+    assert taking_values == HEALTH_VALUE_OPTIONS
 
 
 # Announced for `watch` with issues 13 and 14 (cli.py, another change): --stall, --settle, --parallel and
@@ -385,6 +391,26 @@ def test_helper_guesses_the_ssh_options_the_cli_builds(options: list[str], monke
     assert main(argv) == 0
     (built,) = asked
     assert _ssh_options(HelperArgv(argv)) == built.ssh  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("options", [[], ["-Fcfg", "--accept-new-host-key"], ["--ssh-backend", "openssh", "--parallel", "4"]])
+def test_helper_guesses_the_ssh_options_health_builds(options: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`health` forks the helper too (issue 30, finding 4): its early connection is used only if the guess is right."""
+    from logsleuth.__main__ import main
+    from logsleuth.health import run as health_run
+    from logsleuth.internal.ssh_helper.child import _ssh_options
+
+    asked: list[SSHOptions] = []
+
+    def record(specs: list[str], health_options: Any, **_: object) -> object:
+        asked.append(health_options.ssh)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(health_run, "check_health", record)
+    argv = ["health", "gpu7:/var/log/x.log", *options]
+    assert main(argv) == 0
+    (built,) = asked
+    assert _ssh_options(HelperArgv(argv)) == built
 
 
 @pytest.mark.parametrize("options", [[], ["-Fcfg", "--accept-new-host-key"], ["--ssh-backend", "openssh", "--timeout", "30"]])

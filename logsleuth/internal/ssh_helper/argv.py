@@ -16,8 +16,13 @@ WATCH_VALUE_OPTIONS = frozenset(
     {"--format", "-f", "--timeout", "--cmd", "--engine-version", "--width", "--ssh-config", "-F", "--ssh-backend",
      "--stall", "--settle", "--hosts-file"}
 )
-# `watch` too: its first stage shows only once the log is open, so it gains what `diagnose` gains.
-VALUE_OPTIONS = {"diagnose": DIAGNOSE_VALUE_OPTIONS, "watch": WATCH_VALUE_OPTIONS}
+HEALTH_VALUE_OPTIONS = frozenset(
+    {"--format", "-f", "--output", "-o", "--width", "--cmd", "--engine-version", "--patterns", "--max-chars",
+     "--ssh-config", "-F", "--ssh-backend", "--hosts-file", "--parallel"}
+)
+# `watch` too: its first stage shows only once the log is open, so it gains what `diagnose` gains; and `health`,
+# whose remote reads are a few round trips after connecting (issue 30, finding 4).
+VALUE_OPTIONS = {"diagnose": DIAGNOSE_VALUE_OPTIONS, "watch": WATCH_VALUE_OPTIONS, "health": HEALTH_VALUE_OPTIONS}
 
 
 class HelperArgv:
