@@ -32,6 +32,7 @@ from logsleuth.render.safety import strip_controls
 from logsleuth.watch import SETTLE_SECONDS, WatchEvent, WatchTimeout, watch_spec
 
 if TYPE_CHECKING:
+    from logsleuth.render.fleet_view import FleetView
     from logsleuth.render.launch_view import LaunchView
 
 EXIT_TIMEOUT = int(ExitStatus.TIMEOUT)  # --timeout or --stall passed: what timeout(1) returns
@@ -107,7 +108,13 @@ def run_watch(
             printer.error(specs[0], "error", str(exc))
             return int(ExitStatus.SOURCE_ERROR)
     if len(specs) > 1:
-        return _run_fleet(list(specs), options, settings, printer)
+        # On a terminal, one row per log redrawn in place (render/fleet_view.py); else a line per log per change.
+        printer.fleet = _fleet_view(specs) if live else None
+        try:
+            with _live(printer.fleet, streams.stderr):
+                return _run_fleet(list(specs), options, settings, printer)
+        finally:
+            printer.release()
     (spec,) = specs
     view = _launch_view(spec) if live else None
     printer.view = view
@@ -153,6 +160,8 @@ def _run_fleet(specs: list[str], options: DiagnoseOptions, settings: WatchSettin
 
     for event in watch_fleet(specs, options, timeout=settings.timeout, settle=settings.settle):
         source = event.source or ""
+        if printer.fleet is not None:
+            printer.fleet.apply(event.source, event.kind, event.text)
         if event.kind == "failure" and event.report is not None:
             printer.failure(source, event.report)
             return int(ExitStatus.FAILURE_FOUND)
@@ -181,6 +190,7 @@ class _Printer:
         self.json = render_options.format is OutputFormat.JSON
         self.redact = redact
         self.view: LaunchView | None = None
+        self.fleet: FleetView | None = None  # several logs on a terminal: their rows, in place of their lines
         self.started = time.monotonic()
         self._text_progress: dict[str, int] = {}  # bar -> last step printed (no view, no json)
         # While the live view draws on the terminal, other writes would tear it: they wait for it to stop.
@@ -253,7 +263,7 @@ class _Printer:
         """An event that is not an outcome: a JSON line, a stderr line, or nothing (the view shows it)."""
         if self.json:
             self._json(kind, spec, fields)
-        elif self.view is None or kind == "warning":
+        elif not self._live or kind == "warning":
             prefix = "warning: " if kind == "warning" else ""
             self._stderr_line(f"{spec}: {prefix}{text}" if spec else f"{prefix}{text}")
 
@@ -266,6 +276,8 @@ class _Printer:
             text = message.removeprefix(f"{spec}: ")
             if self.view is not None:
                 self.view.note(text)
+            if self.fleet is not None:
+                self.fleet.apply(spec, "note", text)
             kind = "reconnect" if found["kind"] == "reconnecting" else "reconnected"
             self.line(spec, kind, text, {"attempt": int(found["attempt"]), "message": self._clean(message)})
         elif self.json:
@@ -298,6 +310,8 @@ class _Printer:
             self._json(kind, spec, {"message": self._clean(message)})
         if self.view is not None:
             self.view.note(message)
+        if self.fleet is not None:  # the row says it already
+            return
         self._stderr_line(message)
 
     def interrupted(self, spec: str) -> None:
@@ -323,15 +337,20 @@ class _Printer:
             text = redact_secrets(text)
         return strip_controls(text)
 
+    @property
+    def _live(self) -> bool:
+        """A view is drawn on the terminal: the lines it shows are not printed, and other writes wait for it."""
+        return self.view is not None or self.fleet is not None
+
     def release(self) -> None:
-        held, self._held, self.view = self._held, [], None
+        held, self._held, self.view, self.fleet = self._held, [], None, None
         for stream, text in held:
             self._write(stream, text)
 
     def _write(self, stream: TextIO, text: str) -> None:
         """What the stream's encoding cannot hold (`✓` on an ASCII terminal) is written as a backslash escape
         rather than failing the watch."""
-        if self.view is not None:
+        if self._live:
             self._held.append((stream, text))
             return
         encoding = getattr(stream, "encoding", None)
@@ -354,7 +373,13 @@ def _launch_view(spec: str) -> LaunchView:
     return LaunchView(spec)
 
 
-def _live(view: LaunchView | None, stream: TextIO) -> AbstractContextManager[Any]:
+def _fleet_view(specs: Sequence[str]) -> FleetView:
+    from logsleuth.render.fleet_view import FleetView
+
+    return FleetView(specs)
+
+
+def _live(view: LaunchView | FleetView | None, stream: TextIO) -> AbstractContextManager[Any]:
     """The rich Live display of the launch view on `stream`; it stays on screen when the watch ends."""
     if view is None:
         return nullcontext()
