@@ -1,18 +1,22 @@
 """Row 8 of `make bench`: `logsleuth health` on a 2 GiB steady-state log against `grep -c 'Decode batch'` on
 the same file, with the peak RSS of logsleuth's process tree; once with seven problems planted (each must be
-named), once healthy (no finding).  The logs come from scripts/health_fixtures (SGLang 0.5.9's wording)."""
+named), once healthy (no finding).  The logs come from scripts/health_fixtures (SGLang 0.5.9's wording).
+
+Row 9: `logsleuth health HOST:LOG` on an 80 MB log over the private sshd against `ssh HOST grep -c 'Decode batch'
+LOG` (issue 30, finding 4: the windows are read in one round trip), with the default backend and with OpenSSH's
+ssh."""
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # the checkout: scripts.health_fixtures
 from measure import Check, Command, command, exit_status_in, measure_rounds  # noqa: E402
-from table import Goal, Row, pairs_of  # noqa: E402
+from table import Goal, Row, Sample, pairs_of  # noqa: E402
 
 from scripts.health_fixtures.steady import PLANTS, write_steady_state  # noqa: E402
 
@@ -27,6 +31,7 @@ PLANTED = {
     "precision-fallback": "sglang-health-precision-fallback",
 }
 assert set(PLANTED) == set(PLANTS), "a problem the generator plants has no expected pattern here"
+RoundsOf = Callable[[dict[str, Command], float], list[dict[str, Sample]]]  # commands, allowance -> runs
 
 
 def names_exactly(expected: set[str], status_wanted: int) -> Check:
@@ -46,6 +51,35 @@ def health_and_grep(logsleuth: Sequence[str], log: Path, label: str, check: Chec
         f"health {label}": command([*logsleuth, "health", "--format", "json", "--no-user-patterns", str(log)], check),
         f"grep -c {label}": command(["grep", "-c", "Decode batch", str(log)], exit_status_in(0)),
     }
+
+
+REMOTE_SIZE = 80 << 20
+REMOTE_PLANTED = ("retraction-storm", "accept-drop")
+
+
+def remote_health_rows(
+    logsleuth: Sequence[str], ssh: Sequence[str], config: Path, directory: Path, measure: RoundsOf
+) -> list[Row]:
+    """`health 127.0.0.1:LOG` (80 MB, two problems planted, both must be named) against `ssh 127.0.0.1 grep -c`
+    on the same log; `measure` runs the rounds (bench_ssh.Bench.rounds_of: the sshd's environment)."""
+    log = directory / "health-80MB.log"
+    write_steady_state(log, REMOTE_SIZE, "0.5.9", list(REMOTE_PLANTED))
+    log.chmod(0o644)
+    check = names_exactly({PLANTED[name] for name in REMOTE_PLANTED}, 1)
+    health = [*logsleuth, "health", "--format", "json", "--no-user-patterns", "--ssh-config", str(config)]
+    commands = {
+        "remote health": command([*health, f"127.0.0.1:{log}"], check),
+        "remote health openssh": command([*health, "--ssh-backend", "openssh", f"127.0.0.1:{log}"], check),
+        "ssh grep -c": command([*ssh, "127.0.0.1", f"grep -c 'Decode batch' {log}"], exit_status_in(0)),
+    }
+    runs = measure(commands, 45)
+    log.unlink()
+    return [
+        Row("remote health 80 MB vs `ssh host grep -c PATTERN LOG`", "wall", (Goal("ratio", 2),),
+            pairs_of(runs, "remote health", "ssh grep -c")),
+        Row("remote health 80 MB (`--ssh-backend openssh`) vs `ssh host grep -c PATTERN LOG`", "wall", (),
+            pairs_of(runs, "remote health openssh", "ssh grep -c")),
+    ]
 
 
 def health_rows(logsleuth: Sequence[str], directory: Path, rounds: int) -> list[Row]:

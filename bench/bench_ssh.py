@@ -36,7 +36,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO / "tests" / "ssh"))
 
-from bench_health import health_rows  # noqa: E402
+from bench_health import health_rows, remote_health_rows  # noqa: E402
 from bench_local import (  # noqa: E402
     CRASH_END,
     GiB,
@@ -197,6 +197,11 @@ class Bench:
                 (), pairs_of(runs, "no helper", "diagnose 1 GiB")),
         ]
 
+    def remote_health_rows(self) -> list[Row]:
+        """Row 9: remote health against `ssh host grep -c` (bench_health.py)."""
+        return remote_health_rows(self.logsleuth, self.ssh, self.config, self.logs,
+                                  lambda commands, allowance: self.rounds_of(commands, allowance=allowance))
+
     @property
     def ssh_tail(self) -> list[str]:
         return [*self.ssh, "127.0.0.1", f"tail -c 1000000 {self.one}"]
@@ -340,7 +345,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=9, help="at most this many paired rounds per row (fewer once a row's time allowance is spent)")
     parser.add_argument("--output", type=Path, help="default: bench/results.md, and nowhere with --only")
-    parser.add_argument("--only", choices=["watch"], help="run these rows alone: a quick look, not results.md")
+    parser.add_argument("--only", choices=["watch", "remote-health"],
+                        help="run these rows alone: a quick look, not results.md")
     parser.add_argument("--checkout", type=Path, default=REPO, help="the logsleuth tree to build the wheel from")
     args = parser.parse_args()
     if os.geteuid() != 0 or not os.path.exists("/usr/sbin/sshd"):
@@ -370,15 +376,20 @@ def main() -> int:
                 small_diagnose_row(logsleuth, python, bench.small, args.rounds),
                 *health_rows(logsleuth, server.root, args.rounds),
                 *merge_rows(logsleuth, python, server.root / "merge", args.rounds),
+                *bench.remote_health_rows(),
             ]
-        watch = watch_rows(bench)
+        elif args.only == "remote-health":
+            rows = bench.remote_health_rows()
+        watch = watch_rows(bench) if args.only in (None, "watch") else []
     finally:
         stop_servers(server, processes)  # removes the logs with the temp dir
     minutes = (time.monotonic() - started) / 60
     text = header(load_before, os.getloadavg(), args.rounds, minutes, args.checkout, sshd_limits)
     if rows:
         text += "\n" + render_table(rows) + "\n"
-    text += "\n" + render_watch_table(watch) + "\n" + (notes(rows) if rows else "\nNotes:\n") + watch_notes()
+    if watch:
+        text += "\n" + render_watch_table(watch) + "\n"
+    text += (notes(rows) if rows else "\nNotes:\n") + (watch_notes() if watch else "")
     output = args.output or (None if args.only else HERE / "results.md")
     if output is not None:
         output.write_text(text)

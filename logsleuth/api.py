@@ -22,7 +22,15 @@ from logsleuth.fixes.context import interpolate
 from logsleuth.fixes.server_args import command_from_server_args
 from logsleuth.fixes.upgrade import with_upgrade
 from logsleuth.ingest.launch import LaunchTracker
-from logsleuth.models import ClockOffset, Diagnosis, FailureGroup, LaunchInfo, Report, SourceInfo
+from logsleuth.models import (
+    ClockOffset,
+    Diagnosis,
+    FailureGroup,
+    LaunchInfo,
+    Report,
+    SourceInfo,
+    nothing_to_judge,
+)
 from logsleuth.reading.reader import DEFAULT_MAX_BYTES, read_all, read_latest
 from logsleuth.reading.scan import ReadResult
 from logsleuth.reasoning.engine_words import with_engine_words
@@ -155,6 +163,9 @@ def _read_source(
         return (SourceInfo(source.name, 0, None, error=str(exc), host=source.host), None)
     finally:
         source.close()
+    if result.size == 0:  # nothing was written: not a clean log, and no failure may be inferred from it
+        on_source(source.name, "error", nothing_to_judge(source.name))
+        return (SourceInfo(source.name, 0, 0, error=nothing_to_judge(source.name), host=source.host), None)
     on_source(source.name, "done", None)
     note = getattr(source, "note", None)  # a runtime source's word on where its log came from
     info = SourceInfo(

@@ -256,6 +256,21 @@ class SourceInfo:
     # is taken to be in that machine's zone (a fleet puts zone-less times of hosts in several zones in order).
     utc_offset: int | None = None
 
+    @property
+    def empty(self) -> bool:
+        """The source held nothing to judge (its error is nothing_to_judge's)."""
+        return self.error is not None and self.error.startswith(NOTHING_TO_JUDGE)
+
+
+# A source that holds no byte (an empty file, empty stdin) or an empty name (`diagnose "$LOG"` with LOG unset): no
+# log is not a clean log, so the readers record it as the source's error (exit 3), never as "no failure found".
+NOTHING_TO_JUDGE = "nothing to judge: "
+EMPTY_NAME = NOTHING_TO_JUDGE + "the source name is empty ('')"
+
+
+def nothing_to_judge(name: str) -> str:
+    return f"{NOTHING_TO_JUDGE}{'stdin' if name == '-' else name} is empty"
+
 
 @dataclass(frozen=True, slots=True)
 class LaunchInfo:

@@ -91,11 +91,12 @@ def test_no_failure_exits_zero(tmp_path: Path) -> None:
     assert "No failure found" in result.stdout
 
 
-def test_empty_file_exits_zero(tmp_path: Path) -> None:
+def test_empty_file_is_nothing_to_judge(tmp_path: Path) -> None:
+    """Not an all-clear (issue 30, finding 8: tests/test_empty_source.py has the rest)."""
     path = tmp_path / "empty.log"
     path.write_bytes(b"")
     result = run_cli("diagnose", str(path), "--format", "json")
-    assert result.exit_code == 0
+    assert result.exit_code == 3
     assert result.json()["failures"] == []
 
 

@@ -253,11 +253,13 @@ def test_each_error_is_printed_once(crash_log: Path, tmp_path: Path, args: list[
 @pytest.mark.parametrize(("make", "status", "exit_code"), [
     (lambda tmp, log: [str(log)], "failure", 1),
     (lambda tmp, log: [str(tmp / "missing.log"), str(log)], "failure", 1),
-    (lambda tmp, log: [str(tmp / "empty.log")], "no-failure", 0),
+    (lambda tmp, log: [str(tmp / "clean.log")], "no-failure", 0),
     (lambda tmp, log: [str(tmp / "missing.log")], "unreadable", 3),
-    (lambda tmp, log: [str(tmp / "missing.log"), str(tmp / "empty.log")], "unreadable", 3),
-], ids=["failure", "failure-and-missing", "clean", "missing", "missing-and-clean"])
+    (lambda tmp, log: [str(tmp / "missing.log"), str(tmp / "clean.log")], "unreadable", 3),
+    (lambda tmp, log: [str(tmp / "empty.log")], "unreadable", 3),  # nothing to judge is not an all-clear
+], ids=["failure", "failure-and-missing", "clean", "missing", "missing-and-clean", "empty"])
 def test_json_says_what_wrote_it_and_what_it_found(crash_log: Path, tmp_path: Path, make, status: str, exit_code: int) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "clean.log").write_text("[2026-11-29 10:00:09] The server is fired up and ready to roll!\n")
     (tmp_path / "empty.log").write_text("")
     result = run_cli("diagnose", *make(tmp_path, crash_log), "--format", "json")
     report = result.json()

@@ -6,10 +6,15 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from logsleuth.errors import ExitStatus
 from logsleuth.render.options import OutputFormat
 from logsleuth.sources.fanout import DEFAULT_PARALLEL
+
+if TYPE_CHECKING:
+    from logsleuth.health.model import HealthReport
+    from logsleuth.health.run import HealthOptions
 
 
 def run_health(
@@ -59,7 +64,10 @@ def run_health(
     to_terminal = output is None and sys.stdout.isatty()
     color = fmt is OutputFormat.RICH and output is None and not os.environ.get("NO_COLOR")
     render_options = RenderOptions(format=fmt, width=output_width(width, to_terminal), color=color, max_chars=max_chars)
-    report = check_health(specs, options)
+    if sys.stderr.isatty() and fmt is not OutputFormat.JSON:  # a status line, as diagnose shows (issue 30, #4)
+        report = _with_progress(specs, options)
+    else:
+        report = check_health(specs, options)
     if not no_redact:
         report = redact_report(report)
     text = render_health(report, render_options)
@@ -68,3 +76,16 @@ def run_health(
         "findings": ExitStatus.FAILURE_FOUND,
         "healthy": ExitStatus.NO_FAILURE,
     }.get(health_status(report), ExitStatus.SOURCE_ERROR)
+
+
+def _with_progress(specs: list[str], options: HealthOptions) -> HealthReport:
+    """check_health with a status line on the terminal: connecting, searching, the windows read (stderr only)."""
+    from dataclasses import replace
+
+    from logsleuth.cli.program import _progress_status
+    from logsleuth.health.run import check_health, progress_text
+
+    with _progress_status(enabled=True) as show:
+        assert show is not None
+        options = replace(options, ssh=replace(options.ssh, progress=show))
+        return check_health(specs, options, on_source=lambda name, state, detail: show(progress_text(name, state, detail)))

@@ -32,12 +32,14 @@ from logsleuth.render.safety import strip_controls
 from logsleuth.watch.follow import SETTLE_SECONDS, WatchEvent, WatchTimeout, watch_spec
 
 if TYPE_CHECKING:
+    from logsleuth.render.fleet_view import FleetView
     from logsleuth.render.launch_view import LaunchView
 
 EXIT_TIMEOUT = int(ExitStatus.TIMEOUT)  # --timeout or --stall passed: what timeout(1) returns
 SCHEMA = "logsleuth.watch/1"
-# The SSH follower's notice when its connection dropped (sources/ssh): "reconnecting (attempt 2)…".
-_RECONNECT = compile_lazily(r"reconnecting \(attempt (?P<attempt>\d+)\)")
+# The SSH follower's notices when its connection dropped (sources/ssh): "reconnecting (attempt 2)…", and once it is
+# back, "reconnected (attempt 2)".
+_RECONNECT = compile_lazily(r"(?P<kind>reconnecting|reconnected) \(attempt (?P<attempt>\d+)\)")
 # Without a terminal, a progress bar is printed at these steps only (a bar moves by 1 % at a time).
 TEXT_PROGRESS_STEP = 25
 
@@ -106,7 +108,13 @@ def run_watch(
             printer.error(specs[0], "error", str(exc))
             return int(ExitStatus.SOURCE_ERROR)
     if len(specs) > 1:
-        return _run_fleet(list(specs), options, settings, printer)
+        # On a terminal, one row per log redrawn in place (render/fleet_view.py); else a line per log per change.
+        printer.fleet = _fleet_view(specs) if live else None
+        try:
+            with _live(printer.fleet, streams.stderr):
+                return _run_fleet(list(specs), options, settings, printer)
+        finally:
+            printer.release()
     (spec,) = specs
     view = _launch_view(spec) if live else None
     printer.view = view
@@ -152,6 +160,8 @@ def _run_fleet(specs: list[str], options: DiagnoseOptions, settings: WatchSettin
 
     for event in watch_fleet(specs, options, timeout=settings.timeout, settle=settings.settle):
         source = event.source or ""
+        if printer.fleet is not None:
+            printer.fleet.apply(event.source, event.kind, event.text)
         if event.kind == "failure" and event.report is not None:
             printer.failure(source, event.report)
             return int(ExitStatus.FAILURE_FOUND)
@@ -180,6 +190,7 @@ class _Printer:
         self.json = render_options.format is OutputFormat.JSON
         self.redact = redact
         self.view: LaunchView | None = None
+        self.fleet: FleetView | None = None  # several logs on a terminal: their rows, in place of their lines
         self.started = time.monotonic()
         self._text_progress: dict[str, int] = {}  # bar -> last step printed (no view, no json)
         # While the live view draws on the terminal, other writes would tear it: they wait for it to stop.
@@ -214,7 +225,9 @@ class _Printer:
         self.line(spec, "progress", f"{reading.label}: {reading.percent}% ({reading.done}/{reading.total})", fields)
 
     def _ready(self, spec: str, event: WatchEvent) -> None:
-        total = self.view.total_seconds() if self.view is not None else None
+        total = event.launch_seconds
+        if total is None and self.view is not None:
+            total = self.view.total_seconds()
         details = {"url": event.url, "memory": dict(event.memory), "at": event.at,
                    "watched_seconds": round(time.monotonic() - self.started, 3), "launch_seconds": total}
         self.outcome(spec, "ready", f"{spec}: the server is ready", details)
@@ -250,18 +263,23 @@ class _Printer:
         """An event that is not an outcome: a JSON line, a stderr line, or nothing (the view shows it)."""
         if self.json:
             self._json(kind, spec, fields)
-        elif self.view is None or kind == "warning":
+        elif not self._live or kind == "warning":
             prefix = "warning: " if kind == "warning" else ""
             self._stderr_line(f"{spec}: {prefix}{text}" if spec else f"{prefix}{text}")
 
     def notice(self, spec: str, message: str) -> None:
-        """A line from the SSH source ("reconnecting (attempt 2)…", a host key added): a reconnect event or a
-        note."""
+        """A line from the SSH source ("reconnecting (attempt 2)…", "reconnected (attempt 2)", a host key
+        added): a reconnect or reconnected event, or a note.  The follower names its source first, and so does a
+        line: there it is said once (JSON keeps the message whole)."""
         found = _RECONNECT.search(message)
-        if found is not None and self.view is not None:
-            self.view.note(message)
         if found is not None:
-            self.line(spec, "reconnect", message, {"attempt": int(found["attempt"]), "message": self._clean(message)})
+            text = message.removeprefix(f"{spec}: ")
+            if self.view is not None:
+                self.view.note(text)
+            if self.fleet is not None:
+                self.fleet.apply(spec, "note", text)
+            kind = "reconnect" if found["kind"] == "reconnecting" else "reconnected"
+            self.line(spec, kind, text, {"attempt": int(found["attempt"]), "message": self._clean(message)})
         elif self.json:
             self._json("notice", spec, {"message": self._clean(message)})
         else:
@@ -292,6 +310,8 @@ class _Printer:
             self._json(kind, spec, {"message": self._clean(message)})
         if self.view is not None:
             self.view.note(message)
+        if self.fleet is not None:  # the row says it already
+            return
         self._stderr_line(message)
 
     def interrupted(self, spec: str) -> None:
@@ -317,15 +337,20 @@ class _Printer:
             text = redact_secrets(text)
         return strip_controls(text)
 
+    @property
+    def _live(self) -> bool:
+        """A view is drawn on the terminal: the lines it shows are not printed, and other writes wait for it."""
+        return self.view is not None or self.fleet is not None
+
     def release(self) -> None:
-        held, self._held, self.view = self._held, [], None
+        held, self._held, self.view, self.fleet = self._held, [], None, None
         for stream, text in held:
             self._write(stream, text)
 
     def _write(self, stream: TextIO, text: str) -> None:
         """What the stream's encoding cannot hold (`✓` on an ASCII terminal) is written as a backslash escape
         rather than failing the watch."""
-        if self.view is not None:
+        if self._live:
             self._held.append((stream, text))
             return
         encoding = getattr(stream, "encoding", None)
@@ -348,7 +373,13 @@ def _launch_view(spec: str) -> LaunchView:
     return LaunchView(spec)
 
 
-def _live(view: LaunchView | None, stream: TextIO) -> AbstractContextManager[Any]:
+def _fleet_view(specs: Sequence[str]) -> FleetView:
+    from logsleuth.render.fleet_view import FleetView
+
+    return FleetView(specs)
+
+
+def _live(view: LaunchView | FleetView | None, stream: TextIO) -> AbstractContextManager[Any]:
     """The rich Live display of the launch view on `stream`; it stays on screen when the watch ends."""
     if view is None:
         return nullcontext()

@@ -46,6 +46,7 @@ class Series:
     points: tuple[SeriesPoint, ...]
     samples: int  # batch lines behind the points
     source: str = ""  # the source it was read from (several sources: one series of each name per source)
+    host: str | None = None  # that source's host (None: a local log)
 
     @property
     def values(self) -> tuple[float, ...]:
@@ -89,7 +90,8 @@ class Finding:
     first_seconds: float | None = None
     last_seconds: float | None = None
     references: tuple[str, ...] = ()
-    sources: tuple[str, ...] = ()  # the sources that show it (several sources: the hosts of a fleet)
+    sources: tuple[str, ...] = ()  # the sources that show it (several sources: the logs of a fleet)
+    hosts: tuple[str, ...] = ()  # the hosts of those sources, each once, in their order (a local log has none)
 
 
 @dataclass(frozen=True, slots=True)

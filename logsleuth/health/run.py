@@ -11,16 +11,28 @@ from logsleuth.health.causes import rank_causes
 from logsleuth.health.detectors import MAX_EVIDENCE, Hit, metric_words
 from logsleuth.health.library import HealthPattern, HealthPatternSet, load_health_patterns
 from logsleuth.health.model import Finding, HealthReport
-from logsleuth.health.scan import HealthScan, plan_reads, read_plan
+from logsleuth.health.scan import FULL_READ_BYTES, HealthScan, plan_reads, read_plan
 from logsleuth.health.series import build_series
-from logsleuth.models import LaunchInfo, SourceInfo
+from logsleuth.models import LaunchInfo, SourceInfo, nothing_to_judge
 from logsleuth.sources.base import Source
 from logsleuth.sources.fanout import DEFAULT_PARALLEL
 from logsleuth.sources.open import is_remote, is_runtime, open_sources, read_specs, with_workloads_expanded
 from logsleuth.sources.options import SSHOptions
 
-# on_source(name, state, detail), as api.OnSource: "connecting", "reading", "done" or "error".
+# on_source(name, state, detail), as api.OnSource: "connecting", "reading", "done" or "error"; for a large log also
+# "searching" (the literal search over all of it) and "sampling" (detail: how many windows are read).
 OnSource = Callable[[str, str, str | None], None]
+
+
+def progress_text(name: str, state: str, detail: str | None) -> str:
+    """A status line for an on_source call (the terminal's progress line: health_program.py)."""
+    return {
+        "connecting": f"connecting to {name}…",
+        "reading": f"reading {name}…",
+        "searching": f"searching {name}…",
+        "sampling": f"reading {detail} of {name}…",
+        "done": f"{name}: read",
+    }.get(state, f"{name}: {detail or state}")
 
 
 @dataclass(frozen=True)
@@ -90,8 +102,14 @@ def _read_source(source: Source, patterns: tuple[HealthPattern, ...], options: H
         if widen is not None:
             widen(to_all=True)
         size = source.size()
+        if size == 0:
+            raise SourceError(nothing_to_judge(source.name))  # no line is not a healthy server
         literals = tuple(dict.fromkeys(literal for pattern in patterns for literal in pattern.literals()))
+        if size > FULL_READ_BYTES:
+            notify(source.name, "searching", None)
         plan = plan_reads(source, size, literals)
+        if plan.sampled:
+            notify(source.name, "sampling", f"{len(plan.ranges) + 1} windows")
         scan = HealthScan(patterns)
         read_plan(source, size, plan, scan, host=source.host)
     except SourceError as exc:
@@ -103,7 +121,7 @@ def _read_source(source: Source, patterns: tuple[HealthPattern, ...], options: H
     bytes_read = size if plan.searched else sum(end - start for start, end in (plan.head, *plan.ranges))
     info = SourceInfo(source.name, bytes_read, size, host=source.host, note=getattr(source, "note", None))
     launch = scan.launch(options.command, options.engine_version)
-    findings = tuple(_findings(scan, launch, source.name))
+    findings = tuple(_findings(scan, launch, source.name, source.host))
     return SourceHealth(info, findings, scan, launch, plan.sampled)
 
 
@@ -116,7 +134,7 @@ def _applies(pattern: HealthPattern, scan: HealthScan, launch: LaunchInfo) -> bo
     return not pattern.versions or launch.engine_version is None or versions.matches(pattern.versions, launch.engine_version)
 
 
-def _findings(scan: HealthScan, launch: LaunchInfo, source: str) -> list[Finding]:
+def _findings(scan: HealthScan, launch: LaunchInfo, source: str, host: str | None) -> list[Finding]:
     hits = {
         pattern.id: [hit for detector in scan.detectors[pattern.id] if (hit := detector.hit()) is not None]
         for pattern in scan.patterns
@@ -124,11 +142,15 @@ def _findings(scan: HealthScan, launch: LaunchInfo, source: str) -> list[Finding
     }
     _fold_explained(hits, scan.patterns)
     return [
-        _finding(pattern, hits[pattern.id], launch, scan.seen, source) for pattern in scan.patterns if hits.get(pattern.id)
+        _finding(pattern, hits[pattern.id], launch, scan.seen, source, host)
+        for pattern in scan.patterns
+        if hits.get(pattern.id)
     ]
 
 
-def _finding(pattern: HealthPattern, hits: list[Hit], launch: LaunchInfo, seen: set[str], source: str) -> Finding:
+def _finding(
+    pattern: HealthPattern, hits: list[Hit], launch: LaunchInfo, seen: set[str], source: str, host: str | None
+) -> Finding:
     firsts = [hit.first_seconds for hit in hits if hit.first_seconds is not None]
     lasts = [hit.last_seconds for hit in hits if hit.last_seconds is not None]
     return Finding(
@@ -144,6 +166,7 @@ def _finding(pattern: HealthPattern, hits: list[Hit], launch: LaunchInfo, seen: 
         last_seconds=max(lasts) if lasts else None,
         references=pattern.references,
         sources=(source,),
+        hosts=(host,) if host else (),
     )
 
 
@@ -183,14 +206,13 @@ def _overlap(hit: Hit, span: tuple[float | None, float | None]) -> bool:
 
 
 def _report(results: list[SourceHealth], patterns: HealthPatternSet) -> HealthReport:
-    """One report: findings of every source (one per pattern, naming every source that shows it, the first
-    source's evidence), the series of each source, the first launch that is known."""
+    """One report: findings of every source (one per pattern, naming every source and host that shows it, the
+    first source's evidence), the series of each source, the first launch that is known."""
     merged = merge_findings(result.findings for result in results)
     scans = [result for result in results if result.scan is not None]
     launch = next((r.launch for r in scans if r.launch.engine_version or r.launch.command), LaunchInfo())
-    several = len(results) > 1
     series = tuple(
-        s for r in scans if r.scan is not None for s in build_series(r.scan.samples, r.info.name if several else "")
+        s for r in scans if r.scan is not None for s in build_series(r.scan.samples, r.info.name, r.info.host)
     )
     warnings = list(patterns.errors)
     warnings.extend(
@@ -216,16 +238,13 @@ def _report(results: list[SourceHealth], patterns: HealthPatternSet) -> HealthRe
 
 
 def merge_findings(per_source: Iterable[Iterable[Finding]]) -> tuple[Finding, ...]:
-    """One finding per pattern, naming every source that shows it, with the first source's evidence (a health
+    """One finding per pattern, naming every source and host that shows it, with the first source's evidence (a health
     report of several sources, and `logsleuth merge` of health reports)."""
     merged: dict[str, Finding] = {}
     for findings in per_source:
         for finding in findings:
-            if finding.pattern_id in merged:
-                earlier = merged[finding.pattern_id]
-                merged[finding.pattern_id] = _with_sources(earlier, earlier.sources + finding.sources, finding.occurrences)
-            else:
-                merged[finding.pattern_id] = finding
+            earlier = merged.get(finding.pattern_id)
+            merged[finding.pattern_id] = finding if earlier is None else _merged(earlier, finding)
     return tuple(merged.values())
 
 
@@ -239,5 +258,11 @@ def _implausible_warning(name: str, scan: HealthScan) -> str:
     )
 
 
-def _with_sources(finding: Finding, sources: tuple[str, ...], more: int) -> Finding:
-    return replace(finding, sources=sources, occurrences=finding.occurrences + more)
+def _merged(earlier: Finding, later: Finding) -> Finding:
+    """One finding for a pattern that holds in several sources: every source and host that shows it."""
+    return replace(
+        earlier,
+        sources=earlier.sources + later.sources,
+        hosts=tuple(dict.fromkeys(earlier.hosts + later.hosts)),
+        occurrences=earlier.occurrences + later.occurrences,
+    )

@@ -13,11 +13,15 @@ remote host) finds every launch (SGLang's `server_args=`, vLLM's engine config l
 `lines` signal names by its literal (a retraction storm may last a minute of a week); then the latest launch's start-up (HEAD_BYTES), SAMPLES
 evenly spaced windows of batch lines and the tail are read.  The series and the batch signals come from
 those samples: a signal that holds for a run of batches shows in them.
+
+Over SSH each read is a round trip, so a source that reads many ranges in one request (base.ReadsRanges: a
+remote file) gets them that way: the search (one `grep` on the host, which also says which anchor each hit is),
+the latest launch's check, then every window at once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import partial
 
@@ -30,7 +34,7 @@ from logsleuth.health.vllm_metrics import VllmStatsReader, is_launch_line
 from logsleuth.ingest.launch import LaunchTracker
 from logsleuth.ingest.normalize import normalize_chunks
 from logsleuth.models import LaunchInfo, LogLine
-from logsleuth.sources.base import FindsAnchors, GrepMatches, Source, SplitsWork
+from logsleuth.sources.base import FindsAnchors, GrepMatches, ReadsRanges, Source, SplitsWork
 from logsleuth.tracebacks.grammar import TRACEBACK_HEADER
 
 FULL_READ_BYTES = 48 << 20  # a log this small is read whole
@@ -44,6 +48,7 @@ SEARCH_LIMIT = 200_000  # hits of the literal search kept (more: only the launch
 EVENT_READS = 200  # hit lines read: all of them, or the first and the last half of this many
 EVENT_WINDOW = 512  # read before a literal's hit, to the start of its line
 LINE_OVERRUN = 8 << 10  # read past a range's end to finish its last line (longer lines are cut there)
+HEAD_FETCH = 1 << 20  # of the head, fetched with the other windows in one request; the rest only if needed
 # Every SGLang launch logs its arguments once, at its start; every vLLM launch its engine's config (V0 and V1:
 # `Initializing … LLM engine (vX) with config: model=…, speculative_config=…`, vllm/config VllmConfig.__str__).
 # Both hold `_` and `=`, rare in batch lines: the search shares one memchr pass (sources/anchors.py).
@@ -168,12 +173,12 @@ def plan_reads(source: Source, size: int, literals: tuple[str, ...]) -> ReadPlan
     samples, the tail and the lines the literal search found."""
     if size <= FULL_READ_BYTES:
         return ReadPlan((0, 0), ((0, size),), sampled=False, searched=True)
-    launches, events, searched = _search(source, literals)
+    launches, events, searched, sglang = _search(source, literals)
     read = events
     if len(read) > EVENT_READS:  # a storm's start and end, each line as it came: its density shows
         read = read[: EVENT_READS // 2] + read[-EVENT_READS // 2 :]
     event_ranges = [(max(0, hit - EVENT_WINDOW), min(size, hit + 1)) for hit in read]  # read_plan ends the line
-    launch_start = _latest_launch(source, launches)
+    launch_start = _latest_launch(source, launches, sglang)
     head_start = max(0, launch_start - BEFORE_LAUNCH_BYTES) if launch_start else 0
     head_end = min(size, launch_start + HEAD_BYTES)
     tail_start = max(head_end, size - TAIL_BYTES)
@@ -183,12 +188,13 @@ def plan_reads(source: Source, size: int, literals: tuple[str, ...]) -> ReadPlan
     return ReadPlan((head_start, head_end), ranges, sampled=True, searched=searched)
 
 
-def _search(source: Source, literals: tuple[str, ...]) -> tuple[list[int], list[int], bool]:
-    """(offsets of every launch's `server_args=`, offsets of the literals' hits, whether the log was searched)
-    in one pass where the source tells which anchor each hit is (a local file); else by reading the hits
-    when they are few, or a second search for the launches alone."""
+def _search(source: Source, literals: tuple[str, ...]) -> tuple[list[int], list[int], bool, set[int]]:
+    """(offsets of every launch anchor, offsets of the literals' hits, whether the log was searched, the launch
+    anchors known to be SGLang's `server_args=`) in one pass where the source tells which anchor each hit is (a
+    local file, a remote grep); else by reading the hits when they are few, or a second search for the launches
+    alone."""
     if not isinstance(source, FindsAnchors):
-        return [], [], False
+        return [], [], False, set()
     anchors = (*LAUNCH_ANCHORS, *(literal.encode() for literal in literals))
     launch_lengths = {len(anchor) for anchor in LAUNCH_ANCHORS}
     find_matches = getattr(source, "find_matches", None)
@@ -197,14 +203,15 @@ def _search(source: Source, literals: tuple[str, ...]) -> tuple[list[int], list[
         if matches is not None:
             launches = [o for o, n in zip(matches.offsets, matches.lengths, strict=True) if n in launch_lengths]
             events = [o for o, n in zip(matches.offsets, matches.lengths, strict=True) if n not in launch_lengths]
-            return launches, events, True
+            sglang = {o for o, n in zip(matches.offsets, matches.lengths, strict=True) if n == len(LAUNCH_ANCHORS[0])}
+            return launches, events, True, sglang
     hits = source.find_anchors(anchors, limit=SEARCH_LIMIT) or []
     if len(hits) <= EVENT_READS:
         launches = [hit for hit in hits if _is_launch_at(source, hit)]
     else:  # too many to read each: the launches alone, in a search of their own
         launches = source.find_anchors(LAUNCH_ANCHORS, limit=SEARCH_LIMIT) or []
     known = set(launches)
-    return launches, [hit for hit in hits if hit not in known], True
+    return launches, [hit for hit in hits if hit not in known], True, set()
 
 
 def _matches_in_halves(source: SplitsWork, anchors: tuple[bytes, ...]) -> GrepMatches | None:
@@ -238,13 +245,16 @@ LAUNCH_CHECKS = 8  # launch anchors checked from the last one back, for the late
 LAUNCH_LINE_BEFORE = 2 << 10  # read before a vLLM anchor, for the start of its line
 
 
-def _latest_launch(source: Source, launches: list[int]) -> int:
-    """The offset of the latest launch among the anchors' hits (0: none).  `server_args=` is one; vLLM's
+def _latest_launch(source: Source, launches: list[int], sglang: set[int]) -> int:
+    """The offset of the latest launch among the anchors' hits (0: none).  `server_args=` is one (`sglang`: the
+    hits the search knows are it, which need no read: over SSH a read is a round trip); vLLM's
     `speculative_config=` also comes in the dump V1 prints when its engine fails (`Dumping input data for V1
     LLM engine (v…) with config: …`), which is not a launch: its line must say `Initializing a`."""
-    for offset in launches[::-1][:LAUNCH_CHECKS]:
-        start = max(0, offset - LAUNCH_LINE_BEFORE)
-        window = b"".join(source.read_range(start, offset + len(LAUNCH_ANCHORS[0])))
+    if launches and launches[-1] in sglang:
+        return launches[-1]
+    checked = launches[::-1][:LAUNCH_CHECKS]
+    windows = [(max(0, offset - LAUNCH_LINE_BEFORE), offset + len(LAUNCH_ANCHORS[0])) for offset in checked]
+    for offset, (start, _), window in zip(checked, windows, _windows(source, windows), strict=False):
         line = window[window.rfind(b"\n", 0, offset - start) + 1 :]
         if line.endswith(LAUNCH_ANCHORS[0]) or (b"Initializing a" in line and b" with config: " in line):
             return offset
@@ -257,13 +267,44 @@ def _is_launch_at(source: Source, offset: int) -> bool:
     return text.startswith(LAUNCH_ANCHORS)
 
 
+def _windows(source: Source, ranges: list[tuple[int, int]]) -> Iterator[bytes]:
+    """The bytes of each range: in one request where the source can (a remote file), else one read each, as
+    they are asked for."""
+    if isinstance(source, ReadsRanges) and len(ranges) > 1:
+        yield from source.read_ranges(ranges)
+        return
+    for start, end in ranges:
+        yield b"".join(source.read_range(start, end))
+
+
+def _span_reader(source: Source, spans: list[tuple[int, int]], sampled: bool) -> Callable[[int], Iterable[bytes]]:
+    """The chunks of each span, by its index.  A sampled log over a source that reads many ranges in one request
+    (a remote file) gets every span at once, the first (the head) up to HEAD_FETCH, the rest of it only if its
+    reader goes on; otherwise each span is read when asked for (a whole log is streamed)."""
+    if not sampled or not isinstance(source, ReadsRanges):
+        return lambda index: source.read_range(*spans[index])
+    (head_start, head_end), rest = spans[0], spans[1:]
+    fetched_end = min(head_end, head_start + HEAD_FETCH)
+    fetched = source.read_ranges([(head_start, fetched_end), *rest])
+
+    def head() -> Iterator[bytes]:
+        yield fetched[0]
+        if fetched_end < head_end:
+            yield from source.read_range(fetched_end, head_end)
+
+    return lambda index: head() if index == 0 else (fetched[index],)
+
+
 def read_plan(source: Source, size: int, plan: ReadPlan, scan: HealthScan, host: str | None = None) -> None:
     """Feed `scan` the whole lines that start in each range of the plan, in order, each line once: the head
     until HEAD_BATCHES batch lines, then the ranges.  A range that starts mid-line drops its fragment, one
     that ends mid-line reads on to the line's end."""
     fed_until = 0
-    for index, (start, end) in enumerate((plan.head, *plan.ranges)):
-        chunks = source.read_range(start, min(size, end + LINE_OVERRUN if end < size else end))
+    ranges = (plan.head, *plan.ranges)
+    spans = [(start, min(size, end + LINE_OVERRUN if end < size else end)) for start, end in ranges]
+    chunks_of = _span_reader(source, spans, plan.sampled)
+    for index, (start, end) in enumerate(ranges):
+        chunks = chunks_of(index)
         for line in normalize_chunks(chunks, start_offset=start, host=host, drop_partial_first=start > 0):
             if line.offset >= end or (index == 0 and len(scan.samples) >= HEAD_BATCHES):
                 break

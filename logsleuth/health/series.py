@@ -17,7 +17,7 @@ SERIES: tuple[tuple[str, str], ...] = (
 )
 
 
-def build_series(samples: Sequence[BatchSample], source: str = "") -> tuple[Series, ...]:
+def build_series(samples: Sequence[BatchSample], source: str = "", host: str | None = None) -> tuple[Series, ...]:
     """One series per metric the decode batches print, each bucketed by time (by position when the lines
     have no timestamps) into at most POINTS medians."""
     decode = [sample for sample in samples if sample.kind == "decode"]
@@ -25,7 +25,7 @@ def build_series(samples: Sequence[BatchSample], source: str = "") -> tuple[Seri
     for metric, unit in SERIES:
         values = [(sample.seconds, float(v)) for sample in decode if (v := getattr(sample, metric)) is not None]
         if values:
-            result.append(Series(metric, unit, _buckets(values), len(values), source))
+            result.append(Series(metric, unit, _buckets(values), len(values), source, host))
     return tuple(result)
 
 

@@ -205,6 +205,27 @@ def url_from_server_args(pairs: list[tuple[str, str]] | tuple[tuple[str, str], .
     return f"http://{host}:{port}"
 
 
+# The addresses a server binds to listen on every interface: no one can open them.
+_EVERY_ADDRESS = frozenset({"0.0.0.0", "::", ""})
+
+
+def openable_url(url: str, host: str | None) -> str:
+    """The server's URL as a user can open it: where it bound every address (`http://0.0.0.0:30000`), the host
+    the watched log is on (a remote log's host, as the user named it), else this machine's 127.0.0.1.  Any other
+    address is the server's own and is kept (a loopback address on another host is reachable only there)."""
+    scheme, separator, rest = url.partition("://")
+    if not separator:
+        return url
+    address, colon, port = rest.rpartition(":")
+    if not colon or not port.isdigit():  # no port (an IPv6 address without one ends in `]`)
+        address, port = rest, ""
+    if address.strip("[]") not in _EVERY_ADDRESS:
+        return url
+    name = host or "127.0.0.1"
+    name = f"[{name}]" if ":" in name else name
+    return f"{scheme}://{name}" + (f":{port}" if port else "")
+
+
 def ranks_declared(pairs: list[tuple[str, str]] | tuple[tuple[str, str], ...]) -> int | None:
     """How many scheduler processes (ranks) write this log, from server_args: tp × dp × pp over the nodes.
     With DP attention the DP groups are inside the TP group (tp_size counts them)."""

@@ -311,6 +311,7 @@ def finding(fields: Fields) -> Finding:
         last_seconds=fields.optional_number("last_seconds"),
         references=fields.texts("references"),
         sources=fields.texts("sources"),
+        hosts=fields.texts("hosts"),
     )
 
 
@@ -324,6 +325,7 @@ def series(fields: Fields) -> Series:
         ),
         samples=fields.integer("samples", 0),
         source=fields.optional_text("source") or "",
+        host=fields.optional_text("host"),
     )
 
 

@@ -44,6 +44,7 @@ def _finding(finding: Finding) -> dict[str, Any]:
         ],
         "references": list(finding.references),
         "sources": list(finding.sources),
+        "hosts": list(finding.hosts),
     }
 
 
@@ -55,9 +56,10 @@ def _number(value: float) -> float | None:
 def _series(series: Series) -> dict[str, Any]:
     return {
         "name": series.name,
+        "source": series.source or None,  # several sources: the one it was read from
+        "host": series.host,
         "unit": series.unit,
         "samples": series.samples,
-        "source": series.source or None,  # several sources: the one it was read from
         "points": [{"seconds": point.seconds, "value": _number(point.value)} for point in series.points],
     }
 

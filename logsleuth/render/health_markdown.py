@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from logsleuth.health.model import HealthReport
 from logsleuth.render.health_view import (
-    SERIES_FLOOR,
     FindingView,
     SeriesView,
     finding_view,
@@ -34,6 +33,8 @@ def _finding(view: FindingView, number: int) -> list[str]:
     out.extend([f"{escape_markdown_prose(view.summary)} ({label})", ""])
     if view.details:
         out.extend([escape_markdown_prose(view.details), ""])
+    if view.where:
+        out.extend([escape_markdown_prose(view.where), ""])
     out.extend([f"**Root cause:** {escape_markdown_prose(view.root_cause)}", ""])
     out.extend(["**Likely causes, most likely first:**", ""])
     for index, cause in enumerate(view.causes, start=1):
@@ -49,7 +50,7 @@ def _finding(view: FindingView, number: int) -> list[str]:
     return out
 
 
-def _series_row(view: SeriesView) -> str:
+def _series_row(view: SeriesView, by_source: bool) -> str:
     values = view.values
     bounds = value_range(values)
     places = decimals_for(values) if bounds else 0
@@ -58,7 +59,8 @@ def _series_row(view: SeriesView) -> str:
     last = format_value(numbers[-1], places) if numbers else "-"
     cells = [
         escape_markdown_prose(view.label),
-        markdown_code_span(bars(values, TREND_WIDTH, SERIES_FLOOR)),
+        *([escape_markdown_prose(view.source)] if by_source else []),
+        markdown_code_span(bars(values, TREND_WIDTH, view.floor, view.span)),
         *low_high,
         last,
         escape_markdown_prose(view.unit) or "-",
@@ -71,15 +73,19 @@ def _series(report: HealthReport) -> list[str]:
     if not views:
         return [f"**Series:** {no_lines_text(report)}.", ""]
     out = [f"**{escape_markdown_prose(series_heading(report))}**", ""]
-    out.extend(["| Series | Trend | Min | Max | Last | Unit |", "|---|---|--:|--:|--:|---|"])
-    return [*out, *(_series_row(view) for view in views), ""]
+    by_source = any(view.source for view in views)  # several sources: a column says whose each row is
+    if by_source:
+        out.extend(["| Series | Source | Trend | Min | Max | Last | Unit |", "|---|---|---|--:|--:|--:|---|"])
+    else:
+        out.extend(["| Series | Trend | Min | Max | Last | Unit |", "|---|---|--:|--:|--:|---|"])
+    return [*out, *(_series_row(view, by_source) for view in views), ""]
 
 
 def render_health_markdown(report: HealthReport, options: RenderOptions) -> str:
     out = [f"### logsleuth health: {escape_markdown_prose(verdict(report))}", ""]
     out.extend(line for note in notes(report) for line in (f"> {escape_markdown_prose(note)}", ""))
     for number, finding in enumerate(report.findings, start=1):
-        out.extend(_finding(finding_view(finding), number))
+        out.extend(_finding(finding_view(finding, len(report.sources)), number))
     out.extend(_series(report))
     for warning in report.warnings:
         out.extend([f"> warning: {escape_markdown_prose(clean(warning))}", ""])

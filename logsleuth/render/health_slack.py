@@ -57,6 +57,8 @@ REDUCTIONS: tuple[dict[str, Any], ...] = (
 
 def _finding_blocks(view: FindingView, detail: Detail, title: str) -> list[str]:
     blocks = [f"*{title}{safe(view.title)}*", safe(clip(view.summary, detail.line_chars))]
+    if view.where:
+        blocks.append(f"_{safe(clip(view.where, max(300, detail.line_chars)))}_")
     blocks.append(f"*Root cause:* {safe(view.root_cause)}")
     for number, cause in enumerate(view.causes[: detail.causes], start=1):
         line = f"{number}. {safe(cause.text)} *Fix:* {safe(cause.fix)}"
@@ -84,7 +86,7 @@ def _blocks(report: HealthReport, options: RenderOptions, detail: Detail) -> lis
     blocks.extend(f"_{safe(note)}_" for note in notes(report))
     multi = len(report.findings) > 1
     for number, finding in enumerate(report.findings[: detail.findings], start=1):
-        blocks.extend(_finding_blocks(finding_view(finding), detail, f"[{number}] " if multi else ""))
+        blocks.extend(_finding_blocks(finding_view(finding, len(report.sources)), detail, f"[{number}] " if multi else ""))
     hidden = len(report.findings) - detail.findings
     if hidden > 0:
         blocks.append(f"_… and {hidden} more finding{'s' if hidden > 1 else ''}: the full report has them_")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from logsleuth.health.model import HealthReport
 from logsleuth.render.health_view import (
-    SERIES_FLOOR,
     FindingView,
     SeriesView,
     finding_view,
@@ -35,15 +34,28 @@ def bars_width(width: int, label_width: int) -> int:
     return max(MIN_BARS, min(MAX_BARS, width - SERIES_INDENT - label_width - 2 - LABEL_ROOM))
 
 
+def row_labels(views: list[SeriesView]) -> list[str]:
+    """Each row's label, padded to one width: the series' name, and with several sources the source's label
+    after it (the name only on the first row of its series: `throughput  gpu7`, `            gpu9`)."""
+    name_width = max(len(view.label) for view in views)
+    if not any(view.source for view in views):
+        return [view.label.ljust(name_width) for view in views]
+    source_width = max(len(view.source) for view in views)
+    names = [view.label if index == 0 or views[index - 1].label != view.label else "" for index, view in enumerate(views)]
+    return [f"{name.ljust(name_width)}  {view.source.ljust(source_width)}" for name, view in zip(names, views, strict=True)]
+
+
 def series_rows(views: list[SeriesView], width: int) -> list[str]:
-    """`  throughput       ▁▂▅█▇▃  min 212  max 2,904 token/s`, the bars of every series in one column; on a
-    narrow screen the min/max labels go on the next line, indented."""
-    label_width = max(len(view.label) for view in views)
+    """`  throughput       ▁▂▅█▇▃  min 212  max 2,904 token/s`, the bars of every series in one column (with
+    several sources, one row per source, labelled: row_labels); on a narrow screen the min/max labels go on the
+    next line, indented."""
+    labels = row_labels(views)
+    label_width = len(labels[0])
     columns = bars_width(width, label_width)
     lead = " " * (SERIES_INDENT + label_width + 2)
     rows = []
-    for view in views:
-        row = f"{' ' * SERIES_INDENT}{view.label.ljust(label_width)}  {sparkline(view.values, columns, view.unit, SERIES_FLOOR)}"
+    for view, label in zip(views, labels, strict=True):
+        row = f"{' ' * SERIES_INDENT}{label}  {sparkline(view.values, columns, view.unit, view.floor, view.span)}"
         if len(row) <= width:
             rows.append(row)
         else:  # the sparkline is the bars, two spaces, then the labels
@@ -62,6 +74,8 @@ def finding_lines(view: FindingView, width: int, title: str = "") -> list[Line]:
     out.extend(_styled(wrap(view.summary, width), "logsleuth.root_cause"))
     if view.details:
         out.extend(_styled(wrap(view.details, width), "logsleuth.where"))
+    if view.where:
+        out.extend(_styled(hang(f"  {view.where}", width), "logsleuth.where"))
     out.append(Line(""))
     out.extend(
         _styled(
@@ -101,7 +115,7 @@ def health_lines(report: HealthReport, width: int) -> list[Line]:
     out.append(Line(""))
     multi = len(report.findings) > 1
     for index, finding in enumerate(report.findings, start=1):
-        out.extend(finding_lines(finding_view(finding), width, f"[{index}] " if multi else ""))
+        out.extend(finding_lines(finding_view(finding, len(report.sources)), width, f"[{index}] " if multi else ""))
         out.append(Line(""))
     views = series_views(report)
     if not views:

@@ -16,7 +16,7 @@ from typing import Literal
 from logsleuth.health.metrics import YEARLESS_YEAR
 from logsleuth.health.model import Evidence, Finding, HealthReport, Series
 from logsleuth.render.safety import clean
-from logsleuth.render.view import prose
+from logsleuth.render.view import prose, source_error_text
 
 # What the periodic lines health reads are called, by engine: SGLang's `Prefill batch`/`Decode batch` lines,
 # vLLM's stats lines (`Avg prompt throughput: …`); SGLang's words when the log shows no engine (the default).
@@ -54,7 +54,8 @@ class FindingView:
     pattern: str
     category: str
     summary: str  # the detector's line with the numbers
-    details: str  # how often, when and where: "412 occurrences · 2026-01-01 10:00:00 – 11:30:00"
+    details: str  # how often and when: "412 occurrences · 2026-01-01 10:00:00 – 11:30:00"
+    where: str  # with several sources, which show it: "on gpu7: gpu7:/var/log/sglang.log (1 of 4 sources)"; else ""
     root_cause: str
     causes: list[CauseView]  # most likely first
     evidence: list[str]  # log lines, inert, each with its line number and time when known
@@ -65,6 +66,9 @@ class FindingView:
 # Every health series is a quantity (tokens, requests, token/s, a fraction): drawn from zero, so noise stays
 # flat and a fall is as deep as it is (render/sparkline.py).
 SERIES_FLOOR = 0.0
+# Except accept length, which is never below 1 (the target's own token): drawn from 1 over at least 1 token, so an
+# accept length stuck at 1.0, speculation gaining nothing, is a low line and not a full bar.
+SERIES_SCALES: dict[str, tuple[float, float | None]] = {"accept_length": (1.0, 1.0)}
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,9 @@ class SeriesView:
     unit: str
     values: tuple[float, ...]
     samples: int
+    source: str = ""  # with several sources, the one it was read from, as short as tells them apart; else ""
+    floor: float = SERIES_FLOOR  # where its bars start, and the least height of their scale (sparkline.bars)
+    span: float | None = None
 
 
 def health_status(report: HealthReport) -> HealthStatus:
@@ -109,7 +116,8 @@ def verdict(report: HealthReport) -> str:
         where = f"in {read_text(report)}" if report.batches else f"({no_lines_text(report)})"
         text = f"{_plural(len(report.findings), 'finding')} {where}: {titles}"
     elif status == "unreadable":
-        return "no log could be read"
+        empty = all(source.empty for source in report.sources)
+        return "nothing to judge: the log is empty" if empty else "no log could be read"
     elif status == "no-batches":
         text = f"no finding, and {no_lines_text(report)}: the log shows no steady state to judge"
     else:
@@ -128,7 +136,7 @@ def notes(report: HealthReport) -> list[str]:
             f"The log was sampled: {read_text(report).removesuffix(' (sampled)')} were read, evenly spaced "
             "through it, not every line."
         )
-    out.extend(f"could not read {source.error}" for source in report.sources if source.error)
+    out.extend(source_error_text(source) for source in report.sources if source.error)
     return [clean(note, 1000) for note in out]
 
 
@@ -160,11 +168,23 @@ def evidence_line(evidence: Evidence) -> str:
     return clean(lead + text)
 
 
-def finding_view(finding: Finding) -> FindingView:
+def where_text(finding: Finding, sources: int) -> str:
+    """Which of the report's `sources` show the finding, hosts first: `on gpu7, gpu9: gpu7:/x.log, gpu9:/x.log
+    (2 of 16 sources)`, `in a.log (1 of 2 sources)` for local logs; "" for a report on one source."""
+    if not finding.sources or (sources <= 1 and len(finding.sources) <= 1):
+        return ""
+    names = ", ".join(finding.sources)
+    count = f"({len(finding.sources)} of {max(sources, len(finding.sources))} sources)"
+    if finding.hosts:
+        return clean(f"on {', '.join(finding.hosts)}: {names} {count}", 2000)
+    return clean(f"in {names} {count}", 2000)
+
+
+def finding_view(finding: Finding, sources: int = 1) -> FindingView:
+    """`sources`: how many the report read (several: each finding says which of them show it)."""
     details = [
         _plural(finding.occurrences, "occurrence"),
         span_text(finding.first_seconds, finding.last_seconds),
-        f"in {len(finding.sources)} sources: {', '.join(finding.sources)}" if len(finding.sources) > 1 else "",
     ]
     shown = finding.evidence[:MAX_EVIDENCE_SHOWN]
     return FindingView(
@@ -173,6 +193,7 @@ def finding_view(finding: Finding) -> FindingView:
         category=clean(finding.category),
         summary=clean(finding.summary, 1000),
         details=" · ".join(part for part in details if part),
+        where=where_text(finding, sources),
         root_cause=prose(finding.root_cause),
         causes=[CauseView(prose(c.text), prose(c.fix), clean(c.evidence)) for c in finding.causes],
         evidence=[evidence_line(evidence) for evidence in shown],
@@ -188,12 +209,28 @@ def series_views(report: HealthReport) -> list[SeriesView]:
         return []
     rank = {name: index for index, name in enumerate(SERIES_LABELS)}
     shown = [s for s in report.series if s.name != "accept_length" or report.speculative]
-    return [_series_view(series) for series in sorted(shown, key=lambda s: rank.get(s.name, len(rank)))]
+    labels = _source_labels(shown)
+    ordered = sorted(shown, key=lambda s: rank.get(s.name, len(rank)))  # stable: the sources stay in their order
+    return [_series_view(series, labels.get(series.source, "")) for series in ordered]
 
 
-def _series_view(series: Series) -> SeriesView:
+def _source_labels(series: list[Series]) -> dict[str, str]:
+    """With several sources, each source's label on its series rows, the shortest that tells them apart: its host
+    when every source has a host of its own (a fleet), else its file name, else its whole name; nothing with one
+    source."""
+    hosts = dict.fromkeys((s.source, s.host) for s in series)
+    if len(hosts) <= 1:
+        return {}
+    for labels in ([host or "" for _, host in hosts], [source.rsplit("/", 1)[-1] for source, _ in hosts]):
+        if all(labels) and len(set(labels)) == len(labels):
+            return {source: clean(label, 60) for (source, _), label in zip(hosts, labels, strict=True)}
+    return {source: clean(source, 120) for source, _ in hosts}
+
+
+def _series_view(series: Series, source: str) -> SeriesView:
     label = SERIES_LABELS.get(series.name, series.name.replace("_", " "))
-    return SeriesView(clean(label, 40), clean(series.unit, 40), series.values, series.samples)
+    floor, span = SERIES_SCALES.get(series.name, (SERIES_FLOOR, None))
+    return SeriesView(clean(label, 40), clean(series.unit, 40), series.values, series.samples, source, floor, span)
 
 
 def series_heading(report: HealthReport) -> str:

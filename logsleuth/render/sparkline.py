@@ -41,11 +41,13 @@ def value_range(values: Sequence[float]) -> tuple[float, float] | None:
     return (min(numbers), max(numbers)) if numbers else None
 
 
-def bars(values: Sequence[float], width: int, floor: float | None = None) -> str:
+def bars(values: Sequence[float], width: int, floor: float | None = None, span: float | None = None) -> str:
     """Exactly `width` block characters, scaled from the lowest finite value (▁) to the highest (█).
 
     With `floor` the scale starts there instead (when no value is below it): a quantity drawn from zero shows
-    an accept length wavering between 1.00 and 1.01 as the flat line it is, not as a jump from ▁ to █."""
+    throughput wavering between 1,000 and 1,010 as the flat line it is, not as a jump from ▁ to █.  With `span`
+    the scale is at least that tall: drawn from a floor of 1 over at least 1, an accept length of 1.00 to 1.02
+    (speculation gaining nothing) stays at the bottom instead of filling every bar."""
     if width < 1:
         raise ValueError(f"sparkline width must be at least 1, not {width}")
     bounds = value_range(values)
@@ -54,6 +56,8 @@ def bars(values: Sequence[float], width: int, floor: float | None = None) -> str
     low, high = bounds
     if floor is not None and floor < low:
         low = floor
+    if span is not None and high < low + span:
+        high = low + span
     line = []
     for value in _columns(values, width):
         if math.isnan(value):
@@ -83,10 +87,12 @@ def format_value(value: float, decimals: int | None = None) -> str:
     return f"{value:,.{places}f}"
 
 
-def sparkline(values: Sequence[float], width: int, unit: str = "", floor: float | None = None) -> str:
+def sparkline(
+    values: Sequence[float], width: int, unit: str = "", floor: float | None = None, span: float | None = None
+) -> str:
     """The bars (see `bars`), then the lowest and highest value and the unit (`flat 1.00` when they are equal,
     `no data` when there is no finite value)."""
-    line = bars(values, width, floor)
+    line = bars(values, width, floor, span)
     bounds = value_range(values)
     if bounds is None:
         return f"{line}  no data"

@@ -25,6 +25,7 @@ from logsleuth.models import (
     Frame,
     LaunchInfo,
     Report,
+    SourceInfo,
 )
 from logsleuth.render.safety import clean, clean_lines, quote_shell_word, strip_controls
 
@@ -458,12 +459,25 @@ def headline(report: Report) -> str:
     primary = report.primary
     if primary is None:
         readable = [source for source in report.sources if not source.error]
-        return "No failure found" if readable or not report.sources else "No log could be read"
+        return "No failure found" if readable or not report.sources else unread_text(report)
     return build_view(primary).headline
 
 
+def unread_text(report: Report) -> str:
+    """What a report none of whose sources could be judged says: "No log could be read", or "Nothing to judge:
+    the log is empty" when they were all empty (models.nothing_to_judge)."""
+    if report.sources and all(source.empty for source in report.sources):
+        return "Nothing to judge: the log is empty" if len(report.sources) == 1 else "Nothing to judge: every log is empty"
+    return "No log could be read"
+
+
+def source_error_text(source: SourceInfo) -> str:
+    """`could not read x.log: no such file`; an empty source's error as it is (`nothing to judge: …`)."""
+    return clean(f"{source.error}" if source.empty else f"could not read {source.error}")
+
+
 def describe_source_errors(report: Report) -> list[str]:
-    return [clean(f"could not read {s.error}") for s in report.sources if s.error]  # the error names its source
+    return [source_error_text(s) for s in report.sources if s.error]  # the error names its source
 
 
 def source_notes(report: Report) -> list[str]:
@@ -485,7 +499,7 @@ def no_failure_lines(report: Report, local_names: bool = True) -> list[str]:
         return source_name if local_names or is_remote_name(source_name, hosts) else "the log"
 
     read = ", ".join(f"{name(s.name)} ({s.bytes_read} bytes read)" for s in readable)
-    out = [clean(f"No failure found in {read}." if read else "No log could be read.", 1000)]
+    out = [clean(f"No failure found in {read}." if read else f"{unread_text(report)}.", 1000)]
     capped = [name(s.name) for s in readable if s.capped]
     if capped:
         out.append(

@@ -72,6 +72,15 @@ T = TypeVar("T")
 
 
 @runtime_checkable
+class ReadsRanges(Protocol):
+    """A source that reads many byte ranges in one request (a remote file: one round trip for all of them, where
+    `read_range` costs one each)."""
+
+    def read_ranges(self, ranges: list[tuple[int, int]]) -> list[bytes]:
+        """The bytes of each [start, end) range, in order (clipped to the size)."""
+
+
+@runtime_checkable
 class SplitsWork(Protocol):
     """A source that forked processes can read too (a local file): `work(source, start, end)` runs over the
     two halves of [0, size) on two cores, cut where `split(source, size // 2, size)` says."""
@@ -119,6 +128,16 @@ class GrepMatches:
                 self.offsets.append(offset)
                 self.lengths.append(-negative_length)
                 self.end = offset - negative_length
+
+    def between(self, start: int, end: int | None) -> GrepMatches:
+        """The matches that start in [start, end) (end None: to the end)."""
+        within = GrepMatches(start)
+        for offset, length in zip(self.offsets, self.lengths, strict=True):
+            if offset >= start and (end is None or offset < end):
+                within.offsets.append(offset)
+                within.lengths.append(length)
+        within.end = within.offsets[-1] + within.lengths[-1] if within.offsets else start
+        return within
 
     def extend(self, later: GrepMatches) -> GrepMatches:
         """These matches followed by those of a later stretch."""

@@ -74,8 +74,12 @@ def open_source(spec: str) -> Source:
 
     `-` is stdin; anything else is a local path.
     """
+    from logsleuth.errors import SourceError
+    from logsleuth.models import EMPTY_NAME
     from logsleuth.sources.local import LocalFileSource, open_stdin
 
+    if not spec:
+        raise SourceError(EMPTY_NAME)
     if spec == "-":
         return open_stdin()
     return LocalFileSource(spec)

@@ -46,6 +46,10 @@ class SSHOptions:
     # The end of the file fetched with its size in the first round trip: the reader's first window
     # (reader.INITIAL_WINDOW), so a crash at the end of the log costs one exec.
     prefetch_bytes: int = 128 << 10
+    # `watch`: a path (not a glob) with no file behind it yet opens as a source that waits for it
+    # (files.SSHFileSource.missing_at_open) instead of failing with "no such file"; connecting, logging in and the
+    # host key still fail at once.
+    wait_for_missing: bool = False
     # Called with short status lines ("connecting to gpu7…", "reading gpu7:/x.log: 4.0 MiB"); the CLI
     # shows them on a TTY.  Sources never print.
     progress: Progress | None = field(default=None, compare=False)

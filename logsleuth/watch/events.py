@@ -32,7 +32,10 @@ class WatchEvent:
     progress: ProgressReading | None = None
     at: float | None = None
     memory: tuple[tuple[str, str], ...] = ()
-    url: str | None = None
+    url: str | None = None  # as a user can open it (stages.openable_url)
+    # With ready: from the launch's first stage to ready, by the log's own times (None when the log does not give
+    # both, or the watch did not see the launch's first stage).
+    launch_seconds: float | None = None
     lines: tuple[str, ...] = ()
     # With a failure: the source was lost for good before the failure was complete (the connection never came
     # back); what arrived is reported, and this says why it may be cut short.  The watch ends as a source error.

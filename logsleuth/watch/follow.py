@@ -20,7 +20,7 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from logsleuth.api import DiagnoseOptions, build_report, load_library
 from logsleuth.diagnosis.fleet import event_time
@@ -34,6 +34,7 @@ from logsleuth.ingest.stages import (
     Stage,
     is_later,
     memory_in,
+    openable_url,
     progress_in,
     ranks_declared,
     stage_of,
@@ -72,10 +73,12 @@ class _LaunchClock:
     def __init__(self) -> None:
         self._log: float | None = None  # the latest log timestamp, as seconds
         self._read_at = 0.0  # the watch clock when it was read
+        self.stamped = False  # the latest line observed carried a timestamp of its own
 
     def observe(self, line: LogLine, now: float) -> float:
         moment = event_time(line.meta.timestamp)
         stamp = moment.seconds if moment is not None else None
+        self.stamped = stamp is not None
         if stamp is not None:
             self._log, self._read_at = stamp, now
             return stamp
@@ -86,6 +89,7 @@ class _Launch:
     """Everything known about the launch being watched."""
 
     def __init__(self, host: str | None) -> None:
+        self.host = host  # where the server runs, for its URL (None: this machine)
         self.normalizer = LineNormalizer(host)
         self.tracker = LaunchTracker()
         self.scanner = FailureScanner()
@@ -101,6 +105,7 @@ class _Launch:
         self.rank_seen: dict[str, float] = {}  # rank label -> watch clock of its latest line
         self.recent: deque[str] = deque(maxlen=STALL_LINES)
         self.health = ServerHealth()
+        self.started_at: float | None = None  # the log's own time of the launch's first stage, when it gives it
         self._server_args: str | None = None
         self.declared: int | None = None  # ranks writing this log, from server_args
 
@@ -126,6 +131,8 @@ class _Launch:
         events: list[WatchEvent] = []
         stage = stage_of(line.text, self.tracker.engine)
         if stage is not None and is_later(stage, self.stage):
+            if not self.history and stage.key == "args" and self.clock.stamped:
+                self.started_at = at
             self.history.append(self.stage_event(stage, at))
             events.append(self.history[-1])
         if self.stage is not None and self.stage.key == "ready":
@@ -145,7 +152,9 @@ class _Launch:
 
     def stage_event(self, stage: Stage, at: float) -> WatchEvent:
         kind: EventKind = "ready" if stage.key == "ready" else "stage"
-        return WatchEvent(kind, stage=stage, at=at, memory=tuple(self.memory.items()), url=self.url)
+        url = openable_url(self.url, self.host) if self.url else None
+        took = at - self.started_at if kind == "ready" and self.started_at is not None and self.clock.stamped else None
+        return WatchEvent(kind, stage=stage, at=at, memory=tuple(self.memory.items()), url=url, launch_seconds=took)
 
     def progress(self, chunk: bytes) -> WatchEvent | None:
         """A progress event for the latest bar reading in `chunk`, when its percentage moved."""
@@ -265,6 +274,7 @@ def watch(
     details: bool = False,
     restarted_text: str = FILE_RESTARTED,
     confirms_silence: bool | None = None,
+    waited_for: bool = False,
     started: float | None = None,
     clock: Callable[[], float] = time.monotonic,
     stop: Callable[[], bool] | None = None,
@@ -278,7 +288,8 @@ def watch(
     watch quietly (another log of the same fleet decided the outcome).  With `then_follow`, ready does not end
     the watch: a later crash does (and `warning` events tell a struggling server); stall and timeout stop
     counting at ready.  `confirms_silence`: whether the follower yields ALIVE (base.py; default: what the source
-    says, base.ConfirmsSilence).  `details`: also yield progress bar readings and the latest line of each chunk (for a view
+    says, base.ConfirmsSilence).  `waited_for`: the log did not exist when the watch began (a timeout before its
+    first byte says it never appeared).  `details`: also yield progress bar readings and the latest line of each chunk (for a view
 of the launch)."""
     options = options or DiagnoseOptions()
     patterns = patterns or load_library(options)
@@ -351,6 +362,8 @@ of the launch)."""
             yield _stall_event(current.launch, stall)
             return
         if timeout is not None and now - started >= timeout:
+            if waited_for and current.end == 0:
+                raise _never_appeared(source.name, timeout)
             raise WatchTimeout(f"{source.name}: not ready after {timeout:g} s (last stage: {_stage_label(current)})")
     if lost:
         # The connection never came back.  A failure under way is reported as far as it arrived, said to be cut
@@ -369,6 +382,14 @@ of the launch)."""
     if ready:
         return  # --then-follow: the server was ready and the log ended without a crash
     raise SourceError(f"{source.name}: the log ended before the server was ready (last stage: {_stage_label(current)})")
+
+
+def _waiting_event(spec: str) -> WatchEvent:
+    return WatchEvent("waiting", text=f"waiting for {spec} to appear")
+
+
+def _never_appeared(spec: str, timeout: float) -> WatchTimeout:
+    return WatchTimeout(f"{spec}: not ready after {timeout:g} s (the log never appeared)")
 
 
 def _stage_label(current: _Generation) -> str:
@@ -532,10 +553,10 @@ def watch_spec(
 
     def follow_with(
         source: Source, follow: Follow, *, read_all: bool, restarted_text: str = FILE_RESTARTED,
-        confirms_silence: bool | None = None,
+        confirms_silence: bool | None = None, waited_for: bool = False,
     ) -> Iterator[WatchEvent]:
         return watch(source, follow, options, patterns=library.loaded(), timeout=timeout, started=started,
-                     restarted_text=restarted_text, confirms_silence=confirms_silence,
+                     restarted_text=restarted_text, confirms_silence=confirms_silence, waited_for=waited_for,
                      settle=settle, stall=stall, then_follow=then_follow, from_start=read_all, details=details,
                      stop=stop)
 
@@ -564,22 +585,28 @@ def watch_spec(
 
     appeared = False
     if not looks_remote(spec) and not os.path.lexists(spec):
-        yield WatchEvent("waiting", text=f"waiting for {spec} to appear")
+        yield _waiting_event(spec)
         for exists in wait_for_file(spec):
             if exists:
                 break
             if stop is not None and stop():
                 return
             if timeout is not None and time.monotonic() - started >= timeout:
-                raise WatchTimeout(f"{spec}: not ready after {timeout:g} s (the log never appeared)")
+                raise _never_appeared(spec, timeout)
         appeared = True
-    # While the SSH helper process connects, the pattern library loads: the diagnosis of a crash needs it.
-    opened, *others = open_sources(spec, options.ssh, while_waiting=library.load_step)
+    # While the SSH helper process connects, the pattern library loads: the diagnosis of a crash needs it.  A remote
+    # log that is not there yet opens all the same (the host is reachable), and its follow waits for it.
+    ssh = replace(options.ssh, wait_for_missing=True) if looks_remote(spec) else options.ssh
+    opened, *others = open_sources(spec, ssh, while_waiting=library.load_step)
     for other in others:  # a remote glob opens only its newest file (no --all-files here); never leak more
         other.close()
     try:
+        remote_missing = getattr(opened, "missing_at_open", False)
+        if remote_missing:
+            yield _waiting_event(spec)
         follow: Follow = opened.follow if isinstance(opened, Follows) else follow_local(opened.path)  # type: ignore[attr-defined]
         # A log that appeared while we waited is all this launch's: read it from its first byte.
-        yield from follow_with(opened, follow, read_all=from_start or appeared)
+        yield from follow_with(opened, follow, read_all=from_start or appeared or remote_missing,
+                               waited_for=remote_missing)
     finally:
         opened.close()

@@ -19,6 +19,7 @@ import shlex
 import sys
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, TextIO
@@ -34,6 +35,7 @@ from logsleuth.sources.options import SSHOptions
 from logsleuth.sources.spec import RemoteSpec, parse_remote_spec
 
 if TYPE_CHECKING:
+    from logsleuth.render.launch_view import LaunchView
     from logsleuth.sources.ssh.remote_command import HostScripts
 
 # The default log directory, under the login directory: always writable by the account, kept across reboots
@@ -348,18 +350,27 @@ def _watch(plan: LaunchPlan, started: Started, options: DiagnoseOptions, out: _O
     spec = f"{plan.host}:{started.log}"
     watch_options = replace(options, command=options.command or plan.command_text)
     alive = _Liveness(HostScripts(plan.remote, options.ssh), started.pid, alive_check)
+    # On a terminal, the launch view watch draws (stages in place, bars, memory); else a line per stage.
+    view = _launch_view(spec) if out.live else None
     try:
-        for event in watch_spec(spec, watch_options, from_start=True, stop=alive):
-            if event.kind == "stage" and event.stage is not None:
-                out.note(f"{spec}: {event.stage.label}")
-            elif event.kind in ("restarted", "waiting", "warning") and event.text:
-                out.note(f"{spec}: {event.text}")
-            elif event.kind == "ready":
-                out.outcome(f"{spec}: the server is ready (pid {started.pid})")
-                return int(ExitStatus.NO_FAILURE), None
-            elif event.kind == "failure" and event.report is not None:
-                out.report(event.report)
-                return int(ExitStatus.FAILURE_FOUND), event.report
+        ready, ended = False, None
+        with _drawn(view, out.streams.stderr):
+            for event in watch_spec(spec, watch_options, from_start=True, stop=alive, details=view is not None):
+                if view is not None:
+                    view.apply(event)
+                elif event.kind == "stage" and event.stage is not None:
+                    out.note(f"{spec}: {event.stage.label}")
+                elif event.kind in ("restarted", "waiting", "warning") and event.text:
+                    out.note(f"{spec}: {event.text}")
+                if event.kind == "ready" or (event.kind == "failure" and event.report is not None):
+                    ready, ended = event.kind == "ready", event.report
+                    break
+        if ready:  # said once the view has stopped drawing
+            out.outcome(f"{spec}: the server is ready (pid {started.pid})")
+            return int(ExitStatus.NO_FAILURE), None
+        if ended is not None:
+            out.report(ended)
+            return int(ExitStatus.FAILURE_FOUND), ended
         if alive.exited:
             return _exited(spec, started, watch_options, alive.host, out)
     except SourceError as exc:
@@ -467,6 +478,12 @@ class _Output:
         self.render_options = render_options
         self.redact = redact  # the diagnosis's secrets (--no-redact shows them); stderr is always redacted
 
+    @property
+    def live(self) -> bool:
+        """Whether the watch is drawn as watch's launch view: stderr is a terminal, and the output is not JSON."""
+        isatty = getattr(self.streams.stderr, "isatty", None)
+        return self.render_options.format is not OutputFormat.JSON and bool(isatty and isatty())
+
     def note(self, text: str, *, prefix: bool = True) -> None:
         self._write(self.streams.stderr, ("logsleuth: " if prefix else "") + _inert(text) + "\n")
 
@@ -495,6 +512,22 @@ class _Output:
     def _write(stream: TextIO, text: str) -> None:
         stream.write(text)
         stream.flush()
+
+
+def _launch_view(spec: str) -> LaunchView:
+    from logsleuth.render.launch_view import LaunchView
+
+    return LaunchView(spec)
+
+
+def _drawn(view: LaunchView | None, stream: TextIO) -> AbstractContextManager[object]:
+    """The launch view drawn live on `stream` while the watch runs (rich Live); it stays on screen after."""
+    if view is None:
+        return nullcontext()
+    from rich.console import Console
+    from rich.live import Live
+
+    return Live(view, console=Console(file=stream), refresh_per_second=8, transient=False)
 
 
 def _inert(text: str) -> str:

@@ -382,3 +382,26 @@ def test_text_report_does_not_import_rich() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("fmt", [OutputFormat.TEXT, OutputFormat.MARKDOWN, OutputFormat.SLACK, OutputFormat.RICH])
+@pytest.mark.parametrize("values", [(1.0,) * 6, (1.0, 1.0, 1.01, 1.0, 1.0, 1.0)], ids=["flat", "wavering"])
+def test_an_accept_length_stuck_at_one_draws_a_low_line_not_a_full_bar(fmt: OutputFormat, values: tuple[float, ...]) -> None:
+    """Issue 30, finding 10: accept length 1.0 is speculation gaining nothing, the worst it can be; drawn from zero
+    it filled every bar.  It is drawn from 1 token, the level without speculation."""
+    report = dataclasses.replace(
+        speculative_report(),
+        series=(_series("accept_length", "tokens", values), _series("throughput", "token/s", (900.0,) * 6)),
+    )
+    text = render(report, fmt)
+    (row,) = [line for line in text.splitlines() if "accept length" in line and any(bar in line for bar in BARS)]
+    assert {char for char in row if char in BARS} == {BARS[0]}, row
+    if values == (1.0,) * 6 and fmt is not OutputFormat.MARKDOWN:
+        assert "flat 1 tokens" in row
+
+
+def test_a_healthy_accept_length_keeps_its_shape() -> None:
+    report = dataclasses.replace(speculative_report(), series=(_series("accept_length", "tokens", (3.5, 3.4, 1.0)),))
+    text = render(report, OutputFormat.TEXT)
+    (row,) = [line for line in text.splitlines() if "accept length" in line]
+    assert BARS[-1] in row and BARS[0] in row, row

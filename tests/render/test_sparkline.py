@@ -84,3 +84,11 @@ def test_a_floor_draws_quantities_from_it_so_noise_stays_flat() -> None:
 def test_width_below_one_is_refused() -> None:
     with pytest.raises(ValueError, match="width"):
         bars((1.0,), 0)
+
+
+def test_a_span_keeps_noise_near_the_floor_low() -> None:
+    """Accept length is drawn from 1 token over at least 1 token: 1.00 to 1.02 stays at the bottom."""
+    assert bars((1.0, 1.0), 2, floor=1.0, span=1.0) == "▁▁"
+    assert bars((1.0, 1.02), 2, floor=1.0, span=1.0) == "▁▁"
+    assert bars((1.0, 3.5), 2, floor=1.0, span=1.0) == "▁█", "a real range keeps its own scale"
+    assert bars((1.0, 1.5), 2, floor=1.0, span=1.0) == "▁▅"

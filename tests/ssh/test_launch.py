@@ -321,3 +321,27 @@ def test_a_server_that_dies_without_a_traceback_ends_the_watch(sshd: SSHD, place
     else:
         assert run.stdout.startswith(said)
         assert run.stdout.splitlines()[-1] == "  Load weight begin. avail mem=78.84 GB"
+
+
+class _Terminal(io.StringIO):
+    """A stderr that says it is a terminal, as the user's is: rich draws the live view into it."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.ssh
+def test_launch_on_a_terminal_draws_the_live_view_not_a_line_per_stage(sshd: SSHD, place: Path) -> None:
+    """Issue 30, finding 7: on a terminal, launch shows the launch view watch shows (stages in place), not one
+    `logsleuth: HOST:LOG: STAGE` line per stage; the outcome still comes on stdout."""
+    log = place / "live.log"
+    stdout, stderr = io.StringIO(), _Terminal()
+    status = run_launch(HOST, _server(place), options=_options(sshd), streams=LaunchStreams(stdout, stderr),
+                        log_path=str(log))
+    assert status == 0, stderr.getvalue()
+    pid = int(Path(f"{log}.pid").read_text())
+    assert stdout.getvalue() == f"{HOST}:{log}: the server is ready (pid {pid})\n"
+    shown = stderr.getvalue()
+    assert "loading weights" in shown and "KV cache allocated" in shown  # drawn by the view
+    assert f"logsleuth: {HOST}:{log}: loading weights" not in shown
+    assert f"started pid {pid} " in shown  # what launch says before the watch is still said

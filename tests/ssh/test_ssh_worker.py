@@ -18,10 +18,12 @@ from sshd_server import SSHD
 
 from logsleuth.internal.ssh_helper.argv import (
     DIAGNOSE_VALUE_OPTIONS,
+    HEALTH_VALUE_OPTIONS,
     WATCH_VALUE_OPTIONS,
     HelperArgv,
     may_name_a_remote_log,
 )
+from logsleuth.sources.options import SSHOptions
 from tests.helpers import offsets_of
 
 LOG = (
@@ -122,6 +124,11 @@ def test_value_options_match_the_real_diagnose_command() -> None:
     """The helper must skip option values exactly as click does, or it would take one for a host."""
     taking_values, _ = _real_options("diagnose")
     assert taking_values == DIAGNOSE_VALUE_OPTIONS
+
+
+def test_value_options_match_the_real_health_command() -> None:
+    taking_values, _ = _real_options("health")
+    assert taking_values == HEALTH_VALUE_OPTIONS
 
 
 # Announced for `watch` with issues 13 and 14 (cli/app.py, another change): --stall, --settle, --parallel and
@@ -386,32 +393,54 @@ def test_helper_guesses_the_ssh_options_the_cli_builds(options: list[str], monke
     assert _ssh_options(HelperArgv(argv)) == built.ssh  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize("options", [[], ["-Fcfg", "--accept-new-host-key"], ["--ssh-backend", "openssh", "--parallel", "4"]])
+def test_helper_guesses_the_ssh_options_health_builds(options: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`health` forks the helper too (issue 30, finding 4): its early connection is used only if the guess is right."""
+    from logsleuth.__main__ import main
+    from logsleuth.health import run as health_run
+    from logsleuth.internal.ssh_helper.child import _ssh_options
+
+    asked: list[SSHOptions] = []
+
+    def record(specs: list[str], health_options: Any, **_: object) -> object:
+        asked.append(health_options.ssh)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(health_run, "check_health", record)
+    argv = ["health", "gpu7:/var/log/x.log", *options]
+    assert main(argv) == 0
+    (built,) = asked
+    assert _ssh_options(HelperArgv(argv)) == built
+
+
 @pytest.mark.parametrize("options", [[], ["-Fcfg", "--accept-new-host-key"], ["--ssh-backend", "openssh", "--timeout", "30"]])
 def test_helper_guesses_the_ssh_options_watch_builds(options: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """As for diagnose, except the deadline (`--timeout`): the helper counts it from its own start, a moment
-    before the CLI does, and EarlyOpen.matches does not compare it."""
+    before the CLI does, and EarlyOpen.matches does not compare it.  Compared with what the watch opens the log
+    with (a log not there yet is waited for: SSHOptions.wait_for_missing)."""
     import time
     from dataclasses import replace
 
     from logsleuth.__main__ import main
-    from logsleuth.cli import watch_output
     from logsleuth.internal.ssh_helper.child import _ssh_options
+    from logsleuth.sources import open as sources_open
 
-    asked: list[object] = []
+    asked: list[SSHOptions] = []
 
-    def record(spec: str, diagnose_options: object, **_: object) -> object:
-        asked.append(diagnose_options)
+    def record(spec: str, ssh_options: SSHOptions, **_: object) -> object:
+        asked.append(ssh_options)
         raise SystemExit(0)
 
-    monkeypatch.setattr(watch_output, "watch_spec", record)  # what the watch command calls
+    monkeypatch.setattr(sources_open, "open_sources", record)  # what watch_spec opens the log with
     argv = ["watch", "gpu7:/var/log/x.log", *options]
     guessed = _ssh_options(HelperArgv(argv))
     assert main(argv) == 0
     (built,) = asked
-    assert replace(guessed, deadline=None) == replace(built.ssh, deadline=None)  # type: ignore[attr-defined]
+    assert replace(guessed, deadline=None) == replace(built, deadline=None)
+    assert built.wait_for_missing
     if "--timeout" in options:
-        assert guessed.deadline is not None and built.ssh.deadline is not None  # type: ignore[attr-defined]
-        assert 0 <= built.ssh.deadline - guessed.deadline < 5  # type: ignore[attr-defined]
+        assert guessed.deadline is not None and built.deadline is not None
+        assert 0 <= built.deadline - guessed.deadline < 5
         assert guessed.deadline - time.monotonic() <= 30
     else:
         assert guessed.deadline is None

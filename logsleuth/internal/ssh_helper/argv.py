@@ -11,8 +11,10 @@ from logsleuth.cli.option_table import value_words
 # from the command line's own option table (which imports nothing, as this module must not).
 DIAGNOSE_VALUE_OPTIONS = value_words("diagnose")
 WATCH_VALUE_OPTIONS = value_words("watch")
-# `watch` too: its first stage shows only once the log is open, so it gains what `diagnose` gains.
-VALUE_OPTIONS = {"diagnose": DIAGNOSE_VALUE_OPTIONS, "watch": WATCH_VALUE_OPTIONS}
+HEALTH_VALUE_OPTIONS = value_words("health")
+# `watch` too: its first stage shows only once the log is open, so it gains what `diagnose` gains; and `health`,
+# whose remote reads are a few round trips after connecting (issue 30, finding 4).
+VALUE_OPTIONS = {"diagnose": DIAGNOSE_VALUE_OPTIONS, "watch": WATCH_VALUE_OPTIONS, "health": HEALTH_VALUE_OPTIONS}
 
 
 class HelperArgv:

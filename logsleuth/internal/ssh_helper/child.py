@@ -27,7 +27,16 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from logsleuth.errors import LogsleuthError, SourceError, UsageError
 from logsleuth.internal.ssh_helper.argv import HelperArgv
 from logsleuth.internal.ssh_helper.wire import STREAM_CONTROL, STREAM_WINDOW, Sender, receive_message
-from logsleuth.sources.base import FindsAnchors, Follows, Progress, ReportsProgress, Source, anchors_in_chunks
+from logsleuth.sources.base import (
+    FindsAnchors,
+    Follows,
+    Progress,
+    ReadsRanges,
+    ReportsProgress,
+    Source,
+    anchors_in_chunks,
+    matches_in_chunks,
+)
 from logsleuth.sources.fanout import DEFAULT_PARALLEL
 from logsleuth.sources.options import SSH_BACKENDS, SSHOptions
 
@@ -103,6 +112,7 @@ def _ssh_options(line: HelperArgv) -> SSHOptions:
         backend=backend if backend in SSH_BACKENDS else "auto",
         accept_new_host_key="--accept-new-host-key" in line.flags,
         all_files="--all-files" in line.flags,
+        wait_for_missing=line.command == "watch",  # as watch_spec opens a remote log
         deadline=_deadline(line.value("--timeout")),
         deadline_seconds=_timeout_seconds(line.value("--timeout")),
     )
@@ -323,13 +333,13 @@ class _Server:
             raise early.error
         return self._register(early.sources)
 
-    def _register(self, opened: list[Source]) -> list[tuple[int, str, str | None]]:
+    def _register(self, opened: list[Source]) -> list[tuple[int, str, str | None, bool]]:
         described = []
         with self._lock:
             for source in opened:
                 handle = next(self._handles)
                 self._sources[handle] = source
-                described.append((handle, source.name, source.host))
+                described.append((handle, source.name, source.host, getattr(source, "missing_at_open", False)))
         return described
 
     def close(self) -> None:
@@ -405,4 +415,15 @@ def _use(source: Source, operation: str, args: tuple[Any, ...], send: Send) -> A
         if isinstance(source, FindsAnchors):
             return source.find_anchors(anchors, limit)
         return anchors_in_chunks(source.read_range(0, source.size()), 0, anchors, limit)  # SFTP: read it all
+    if operation == "matches":  # health's search: which anchor each hit is
+        anchors, limit = args
+        find_matches = getattr(source, "find_matches", None)
+        if find_matches is not None:
+            return find_matches(anchors, limit)
+        return matches_in_chunks(source.read_range(0, source.size()), 0, anchors, limit)
+    if operation == "ranges":  # health's windows, all in one request
+        (ranges,) = args
+        if isinstance(source, ReadsRanges):
+            return source.read_ranges(ranges)
+        return [b"".join(source.read_range(start, end)) for start, end in ranges]
     raise ValueError(f"unknown request {operation!r}")

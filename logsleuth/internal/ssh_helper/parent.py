@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from logsleuth.errors import SourceError, UsageError
 from logsleuth.internal.ssh_helper import process
 from logsleuth.internal.ssh_helper.wire import ANSWERS, CREDIT_EVERY, Sender, receive_message
-from logsleuth.sources.base import Progress, Source
+from logsleuth.sources.base import GrepMatches, Progress, Source
 from logsleuth.sources.options import SSHOptions
 
 if TYPE_CHECKING:
@@ -274,6 +274,7 @@ class RemoteSourceProxy:
         handle: int,
         name: str,
         host: str | None,
+        missing_at_open: bool = False,
         *,
         progress: Progress | None,
         notice: Progress | None = None,
@@ -282,6 +283,7 @@ class RemoteSourceProxy:
         self._handle = handle
         self.name = name
         self.host = host
+        self.missing_at_open = missing_at_open  # no file yet: a watch waits for it (SSHOptions.wait_for_missing)
         self.progress = progress  # api.diagnose sets this to show bytes read
         self.notice = notice  # hears a follow's "reconnecting (attempt n)…"
         self.confirms_silence = True  # a follow here is files.SSHFileSource's, which yields ALIVE
@@ -300,6 +302,20 @@ class RemoteSourceProxy:
     def find_anchors(self, anchors: tuple[bytes, ...], limit: int | None = None) -> list[int] | None:
         found = self._worker.call("anchors", self._handle, anchors, limit, progress=self.progress)
         return None if found is None else list(found)
+
+    def find_matches(
+        self, anchors: tuple[bytes, ...], limit: int | None = None, start: int = 0, end: int | None = None
+    ) -> GrepMatches | None:
+        """find_anchors with each match's length (files.SSHFileSource.find_matches, run in the helper)."""
+        found: GrepMatches | None = self._worker.call("matches", self._handle, anchors, limit, progress=self.progress)
+        if found is None or (start == 0 and end is None):
+            return found
+        return found.between(start, end)
+
+    def read_ranges(self, ranges: list[tuple[int, int]]) -> list[bytes]:
+        """Every range in one request (files.SSHFileSource.read_ranges, run in the helper)."""
+        data: list[bytes] = self._worker.call("ranges", self._handle, list(ranges), progress=self.progress)
+        return data
 
     def follow(self, offset: int) -> Iterator[bytes]:
         """The log's bytes from `offset` on as it grows (files.SSHFileSource.follow, run in the helper).  Closing

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from logsleuth.sources.base import Progress, Source, anchors_in_chunks
+from logsleuth.sources.base import GrepMatches, Progress, Source, anchors_in_chunks, matches_in_chunks
 from logsleuth.sources.options import SSHOptions
 from logsleuth.sources.spec import RemoteError, RemoteSpec
 from logsleuth.sources.ssh.follow import reconnecting_follow
@@ -21,11 +21,14 @@ from logsleuth.sources.ssh.run import NoShell, Runner, classify_remote_error
 from logsleuth.sources.ssh.scripts import (
     FIND_SCRIPT,
     PROBE_SCRIPT,
+    RANGES_PERL,
+    RANGES_SCRIPT,
     READ_SCRIPT,
     SIZE_SCRIPT,
     FoundOffsets,
     ProbeResult,
     parse_probe,
+    parse_ranges,
     parse_records,
 )
 
@@ -59,6 +62,10 @@ def open_files(remote: RemoteSpec, runner: Runner, options: SSHOptions) -> list[
         reason = classify_remote_error(gzip_errors[0].decode("utf-8", "replace"))
         raise RemoteError(f"{remote.name_for(probe.newest)}: {reason}")
     is_glob = bool(_GLOB_CHARS & set(remote.path))
+    if not probe.files and options.wait_for_missing and not is_glob and _only_missing(probe):
+        # `watch` started before the launch: its follow (a `tail -F`) waits for the file to appear.
+        return [SSHFileSource(runner, remote, remote.path, size=0, progress=options.progress, options=options,
+                              missing_at_open=True)]
     if not probe.files:
         raise RemoteError(_no_file_message(remote, probe, is_glob))
     if options.all_files:
@@ -83,6 +90,11 @@ def open_files(remote: RemoteSpec, runner: Runner, options: SSHOptions) -> list[
             if kind == "denied"
         )
     return sources
+
+
+def _only_missing(probe: ProbeResult) -> bool:
+    """The probe found no file by that name, and nothing else wrong (a directory, no permission)."""
+    return bool(probe.problems) and all(kind == "missing" for kind, _ in probe.problems)
 
 
 def _no_file_message(remote: RemoteSpec, probe: ProbeResult, is_glob: bool) -> str:
@@ -113,6 +125,7 @@ class SSHFileSource:
         prefetch: tuple[int, bytes] | None = None,
         progress: Progress | None = None,
         options: SSHOptions | None = None,  # how it was opened: a follow opens it again with them
+        missing_at_open: bool = False,  # no file by that name yet (SSHOptions.wait_for_missing): size 0
     ) -> None:
         self.name = remote.name_for(path)
         self.host: str | None = remote.host
@@ -127,6 +140,7 @@ class SSHFileSource:
         self._options = options
         self.notice = options.notice if options else None  # a follow's "reconnecting (attempt n)…"
         self.confirms_silence = True  # its follow yields ALIVE (FOLLOW_SCRIPT's heartbeat)
+        self.missing_at_open = missing_at_open
 
     def size(self) -> int:
         if self._size is None:  # opened without prefetch (all_files .gz, or prefetch_bytes=0): ask
@@ -191,6 +205,43 @@ class SSHFileSource:
         if found is None:
             return anchors_in_chunks(self.read_range(0, self.size()), 0, anchors, limit)
         return None if found.too_many else found.offsets()
+
+    def find_matches(
+        self, anchors: tuple[bytes, ...], limit: int | None = None, start: int = 0, end: int | None = None
+    ) -> GrepMatches | None:
+        """find_anchors, with each match's length: which anchor it is (`health`), from the same one `grep -boaF` on
+        the host; None when there are more than `limit`.  In [start, end) when given."""
+        found = self._grep_anchors(anchors, limit)
+        if found is None:
+            matches = matches_in_chunks(self.read_range(start, end or self.size()), start, anchors, limit)
+        else:
+            matches = None if found.too_many else found.matches()
+        if matches is None or (start == 0 and end is None):
+            return matches
+        return matches.between(start, end)
+
+    def read_ranges(self, ranges: list[tuple[int, int]]) -> list[bytes]:
+        """The bytes of each [start, end) range, in one run on the host however many there are (RANGES_SCRIPT:
+        `health` reads hundreds of windows).  A compressed log is read range by range."""
+        clipped = [(max(0, start), min(end, self.size())) for start, end in ranges]
+        if self.gz:
+            return [b"".join(self.read_range(start, end)) for start, end in clipped]
+        wanted = [(start, end) for start, end in clipped if end > start]
+        pairs = [number for start, end in wanted for number in (start, end - start)]
+        try:
+            run = self._runner.run(RANGES_SCRIPT, RANGES_PERL, self.path, *pairs)
+            body = run.collect()
+        except NoShell:
+            raise RemoteError(f"{self.name}: the remote shell stopped accepting commands") from None
+        got = parse_ranges(body)
+        if got is None and body.startswith(b"unreadable"):
+            raise RemoteError(f"{self.name}: no longer readable")
+        if got is None:
+            raise RemoteError(f"{self.name}: {classify_remote_error(run.error_text())}")
+        if [(start, start + len(data)) for start, data in got] != wanted:
+            raise RemoteError(f"{self.name}: changed while being read")  # shorter than its size said
+        read = iter(data for _, data in got)
+        return [next(read) if end > start else b"" for start, end in clipped]
 
     def _grep_anchors(self, anchors: tuple[bytes, ...], limit: int | None) -> FoundOffsets | None:
         """The offsets `grep -boaF` finds on the remote host (base.GrepMatches: what the local search finds in the

@@ -143,7 +143,8 @@ def reconnect(
     attempts: int = RECONNECT_ATTEMPTS,
 ) -> Generator[bytes, None, T]:
     """`connect()` after a lost connection, with bounded exponential backoff (module docstring), each attempt
-    announced to `notice` as "NAME: REASON; reconnecting (attempt n)…"; RemoteError when every attempt failed.
+    announced to `notice` as "NAME: REASON; reconnecting (attempt n)…", and its success as "NAME: reconnected
+    (attempt n)"; RemoteError when every attempt failed.
     Yields b"" while it waits between attempts, so that watch keeps time (--timeout).  The policy of every
     follow over SSH: a remote file's (here) and a runtime's (runtime/remote.py)."""
     say = notice or (lambda _text: None)
@@ -159,12 +160,15 @@ def reconnect(
         for attempt in retrying:
             yield from _idle(waits.pop() if waits else 0.0)
             with attempt:
-                say(f"{name}: {reason}; reconnecting (attempt {attempt.retry_state.attempt_number})…")
+                number = attempt.retry_state.attempt_number
+                say(f"{name}: {reason}; reconnecting (attempt {number})…")
                 try:
-                    return connect()
+                    connected = connect()
                 except BaseException as exc:
                     reason = _without_host(exc, host)
                     raise
+                say(f"{name}: reconnected (attempt {number})")
+                return connected
     except _LOST as exc:
         raise RemoteError(
             f"{name}: connection lost; gave up after {attempts} attempts to reconnect ({_without_host(exc, host)})"
@@ -229,6 +233,8 @@ class _Leg:
         if self.start.how == "restart" or (self.start.how == "missing" and place.offset > 0):
             if place.restart():
                 yield RESTART
+        elif self.start.how == "missing":
+            place.restarted = True  # nothing delivered yet: the file appearing (tail says so) is its start, not a restart
         output = TailOutput()
         for chunk in itertools.chain([self._rest] if self._rest else [], self._chunks):
             if not chunk:

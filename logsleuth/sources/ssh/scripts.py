@@ -21,6 +21,8 @@ import secrets
 import shlex
 from dataclasses import dataclass, field
 
+from logsleuth.sources.base import GrepMatches
+
 # Records after the marker are `kind TAB field... NUL`; NUL cannot occur in a path.
 _PROBE_LINES = r"""
 m=$1; p=$2; all=$3; want=$4;
@@ -131,6 +133,46 @@ else printf 'size\t%s\0' "$(wc -c <"$f")"; LC_ALL=C grep -boaF "$@" -- "$f"; fi
 """
 
 
+# Many byte ranges of one file in one run (`health`'s windows: hundreds of them).  Each range comes as a line
+# `START LENGTH` (LENGTH: the bytes that follow, fewer than asked only at the end of the file), then its bytes.
+# perl, where the host has it (Debian's and Ubuntu's perl-base is always there), seeks and reads them all in one
+# process; else two `tail | head` runs per range, the first to learn the length.  The perl program is an argument
+# like the path (RANGES_PERL), never written anywhere.
+_RANGES_LINES = r"""
+m=$1; code=$2; f=$3; shift 3;
+printf '%s\n' "$m";
+[ -r "$f" ] || { printf 'unreadable\n'; exit 0; };
+if command -v perl >/dev/null 2>&1; then exec perl -e "$code" -- "$f" "$@"; fi;
+while [ $# -gt 1 ]; do s=$1; n=$2; shift 2;
+  k=$(tail -c +$((s+1)) -- "$f" | head -c "$n" | wc -c); k=$((k+0));
+  printf '%s %s\n' "$s" "$k"; tail -c +$((s+1)) -- "$f" | head -c "$k";
+done
+"""
+RANGES_PERL = (
+    'open(my $f, "<", shift @ARGV) or die "cannot open: $!\\n"; binmode $f; binmode STDOUT; $| = 0; '
+    "while (@ARGV > 1) { my ($s, $n) = splice(@ARGV, 0, 2); my $d = ''; "
+    "seek($f, $s, 0) and defined(read($f, $d, $n)) or $d = ''; print $s, ' ', length($d), \"\\n\", $d; }"
+)
+
+
+def parse_ranges(body: bytes) -> list[tuple[int, bytes]] | None:
+    """RANGES_SCRIPT's output (after the marker) as (start, bytes) per range; None when it is not that (the file
+    could not be read, or the run was cut short)."""
+    ranges: list[tuple[int, bytes]] = []
+    position = 0
+    while position < len(body):
+        newline = body.find(b"\n", position)
+        start, _, length = body[position:newline].partition(b" ") if newline >= 0 else (b"", b"", b"")
+        if not start.isdigit() or not length.isdigit():
+            return None
+        end = newline + 1 + int(length)
+        if end > len(body):
+            return None
+        ranges.append((int(start), body[newline + 1 : end]))
+        position = end
+    return ranges
+
+
 def _one_line(lines: str) -> str:
     return " ".join(line.strip() for line in lines.strip().splitlines())
 
@@ -140,6 +182,7 @@ READ_SCRIPT = _one_line(_READ_LINES)
 SIZE_SCRIPT = _one_line(_SIZE_LINES)
 FIND_SCRIPT = _one_line(_FIND_LINES)
 FOLLOW_SCRIPT = _one_line(_FOLLOW_LINES)
+RANGES_SCRIPT = _one_line(_RANGES_LINES)
 INODE_SCRIPT = _one_line(_INODE_LINES)
 
 
@@ -236,16 +279,17 @@ def parse_records(body: bytes) -> dict[str, str]:
 
 class FoundOffsets:
     """What FIND_SCRIPT prints, parsed as it arrives: the file's current size (a `size TAB N NUL` record first,
-    for a file that is not compressed), then grep's `OFFSET:MATCH` lines.  Only the offsets are kept, and only
-    up to `limit` + 1 of them: a caller that wants at most `limit` stops the run at `too_many`, so memory does
-    not grow with the matches (a million tracebacks print 20 MiB of lines)."""
+    for a file that is not compressed), then grep's `OFFSET:MATCH` lines.  Only the offsets and each match's
+    length (which anchor it is) are kept, and only up to `limit` + 1 of them: a caller that wants at most `limit`
+    stops the run at `too_many`, so memory does not grow with the matches (a million tracebacks print 20 MiB of
+    lines)."""
 
     _HEADER = b"size\t"
 
     def __init__(self, limit: int | None = None) -> None:
         self.size: int | None = None
         self.valid = True  # every line so far was OFFSET:MATCH (else grep is unusable there)
-        self._offsets: set[int] = set()
+        self._offsets: dict[int, int] = {}  # offset -> the match's length
         self._limit = limit
         self._carry = b""
         self._started = False  # past the size record (or sure there is none)
@@ -282,21 +326,32 @@ class FoundOffsets:
     def _lines(self, text: bytes) -> None:
         offsets = self._offsets
         for line in text.splitlines():
-            head, colon, _ = line.partition(b":")
+            head, colon, match = line.partition(b":")
             if not colon or not head.isdigit():
                 self.valid = False
                 return
-            offsets.add(int(head))
+            offsets[int(head)] = len(match)
             if self.too_many:
                 return
 
     def drop_from(self, size: int) -> None:
         """Forget the matches at or after `size` (bytes the file gained after its size was taken)."""
-        self._offsets = {offset for offset in self._offsets if offset < size}
+        self._offsets = {offset: length for offset, length in self._offsets.items() if offset < size}
 
     def offsets(self) -> list[int] | None:
         """Sorted unique offsets; None when the output was not grep's."""
         return sorted(self._offsets) if self.valid else None
+
+    def matches(self) -> GrepMatches | None:
+        """The offsets with each match's length, as base.GrepMatches; None when the output was not grep's."""
+        if not self.valid:
+            return None
+        found = GrepMatches()
+        for offset in sorted(self._offsets):
+            found.offsets.append(offset)
+            found.lengths.append(self._offsets[offset])
+        found.end = found.offsets[-1] + found.lengths[-1] if found.offsets else 0
+        return found
 
 
 @dataclass(frozen=True, slots=True)
