@@ -38,7 +38,13 @@ from logsleuth.reasoning.raise_site import with_raise_site
 from logsleuth.reasoning.registry import Evidence, reason
 from logsleuth.sources.base import Progress, ReportsProgress, Source
 from logsleuth.sources.fanout import DEFAULT_PARALLEL, IdleWork, one_at_a_time
-from logsleuth.sources.open import is_remote, is_runtime, open_sources, read_specs, with_workloads_expanded
+from logsleuth.sources.open import (
+    is_remote,
+    open_sources,
+    read_concurrently,
+    read_specs,
+    with_workloads_expanded,
+)
 from logsleuth.sources.options import SSHOptions
 
 if TYPE_CHECKING:  # health's modules are imported when `health` runs: a diagnose does not pay for them
@@ -95,7 +101,7 @@ def diagnose(
     options = options or DiagnoseOptions()
     patterns = patterns or load_library(options)
     specs = with_workloads_expanded(specs)  # each pod of a Kubernetes workload is read as a source
-    remote = [spec for spec in specs if is_remote(spec) or is_runtime(spec)]
+    remote = [spec for spec in specs if read_concurrently(spec)]
     # While sources connect (in the SSH helper), compile pattern regexes: matching would do it later anyway.
     read = partial(
         _read_spec,
@@ -125,7 +131,7 @@ def _read_spec(
     with_clock: bool,
 ) -> list[SourceResult]:
     """Open and read every source a spec names (a remote glob may name several)."""
-    if is_remote(spec) or is_runtime(spec):
+    if read_concurrently(spec):
         on_source(spec, "connecting", None)
     try:
         sources = open_sources(spec, options.ssh, while_waiting=while_waiting)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -78,7 +79,7 @@ def run_health(
     }.get(health_status(report), ExitStatus.SOURCE_ERROR)
 
 
-def _with_progress(specs: list[str], options: HealthOptions) -> HealthReport:
+def _with_progress(specs: Sequence[str], options: HealthOptions) -> HealthReport:
     """check_health with a status line on the terminal: connecting, searching, the windows read (stderr only)."""
     from dataclasses import replace
 

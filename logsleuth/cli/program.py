@@ -273,7 +273,7 @@ def run_diagnose(
     if parallel < 1:
         raise UsageError(f"--parallel: must be at least 1, not {parallel}")
     explaining = _explain_settings(explain, llm_url, llm_model)  # before reading: a usage error reads nothing
-    specs = sources_or_stdin(sources, hosts_file)
+    specs: list[str] = list(sources_or_stdin(sources, hosts_file))
     fmt = output_format or default_format(output)
     to_terminal = output is None and sys.stdout.isatty()
     color = fmt is OutputFormat.RICH and output is None and not os.environ.get("NO_COLOR")

@@ -9,7 +9,7 @@ import contextlib
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,6 +18,7 @@ from logsleuth.errors import LogsleuthError, SourceError, UsageError
 from logsleuth.render.options import MIN_WIDTH, OutputFormat
 from logsleuth.render.safety import strip_controls
 from logsleuth.sources.options import SSHBackend, SSHOptions
+from logsleuth.sources.source_spec import SourceSpec
 
 if TYPE_CHECKING:
     from logsleuth.models import Report
@@ -127,7 +128,7 @@ def output_height(to_terminal: bool) -> int | None:
     return None
 
 
-def sources_or_stdin(sources: list[str] | None, hosts_file: str | None = None) -> list[str]:
+def sources_or_stdin(sources: list[str] | None, hosts_file: str | None = None) -> list[SourceSpec]:
     """The sources given, their host ranges and `{host}` templates expanded (docs/fleet-syntax.md), or stdin
     when none is given and a log is piped in (`cat server.log | logsleuth diagnose`).  With a hosts file there
     is no stdin default: the file names the sources (and may itself be stdin)."""
@@ -136,7 +137,7 @@ def sources_or_stdin(sources: list[str] | None, hosts_file: str | None = None) -
 
         return expand_sources(sources or [], hosts_file)  # a hosts file that names none is its UsageError
     if sys.stdin is not None and not sys.stdin.isatty():
-        return ["-"]
+        return [SourceSpec("-", "stdin")]
     raise UsageError("no log given: name a file or HOST:PATH, or pipe one in (cat server.log | logsleuth diagnose)")
 
 
@@ -178,12 +179,12 @@ STDIN_NAME = "<stdin>"
 
 
 @contextlib.contextmanager
-def spooled_stdin(specs: list[str]) -> Iterator[tuple[list[str], str | None]]:
+def spooled_stdin(specs: Sequence[str]) -> Iterator[tuple[list[str], str | None]]:
     """stdin spooled to a temporary file, so that the lines around the failure can be read again after the
     diagnosis (a pipe is read once): `case`, and `diagnose --explain`, whose case file needs them.  Yields the
     specs with `-` replaced, and the temporary path."""
     if "-" not in specs:
-        yield specs, None
+        yield list(specs), None
         return
     import tempfile  # here: its import (random, hashlib) costs every start ~20 ms
 

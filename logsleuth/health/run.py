@@ -16,7 +16,7 @@ from logsleuth.health.series import build_series
 from logsleuth.models import LaunchInfo, SourceInfo, nothing_to_judge
 from logsleuth.sources.base import Source
 from logsleuth.sources.fanout import DEFAULT_PARALLEL
-from logsleuth.sources.open import is_remote, is_runtime, open_sources, read_specs, with_workloads_expanded
+from logsleuth.sources.open import open_sources, read_concurrently, read_specs, with_workloads_expanded
 from logsleuth.sources.options import SSHOptions
 
 # on_source(name, state, detail), as api.OnSource: "connecting", "reading", "done" or "error"; for a large log also
@@ -72,7 +72,7 @@ def check_health(
     specs = with_workloads_expanded(specs)  # each pod of a Kubernetes workload is read as a source
 
     def read_spec(spec: str) -> list[SourceHealth]:
-        if is_remote(spec) or is_runtime(spec):
+        if read_concurrently(spec):
             notify(spec, "connecting", None)
         try:
             sources = open_sources(spec, options.ssh)

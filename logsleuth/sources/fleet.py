@@ -23,6 +23,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; mypy rea
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
+    from logsleuth.sources.source_spec import SourceSpec
+
 MAX_SOURCES = 4096  # sources after expansion, and hosts in a hosts file
 HOSTS_FILE_LIMIT = 1 << 20  # bytes: 4096 host names fit many times over; /dev/zero does not
 TEMPLATE = "{host}"
@@ -37,14 +39,17 @@ class _BadText(ValueError):
     """What is wrong with a piece of text; the caller adds where the text came from."""
 
 
-def expand_sources(specs: Sequence[str], hosts_file: str | None = None) -> list[str]:
-    """The plain source specs that `specs` and `hosts_file` name, in order, exact duplicates dropped.
+def expand_sources(specs: Sequence[str], hosts_file: str | None = None) -> list[SourceSpec]:
+    """The plain source specs that `specs` and `hosts_file` name, in order, exact duplicates dropped, each with its
+    kind (sources/source_spec.py).
 
     Raises UsageError (exit 2) with one line naming the offending text for bad ranges, a `{host}` template
     without hosts, bare hosts without a template, more than MAX_SOURCES sources, and a hosts file that cannot
     be read or is not a list of hosts."""
+    from logsleuth.sources.source_spec import source_spec  # here: importing this module must stay cheap
+
     if hosts_file is None and not any("[" in spec or "]" in spec or TEMPLATE in spec for spec in specs):
-        return list(dict.fromkeys(specs))  # the common case: nothing to expand, nothing more to import
+        return [source_spec(spec) for spec in dict.fromkeys(specs)]  # the common case: nothing to expand
     hosts: list[HostEntry] = []
     file_sources: list[str] = []
     if hosts_file is not None:
@@ -53,7 +58,7 @@ def expand_sources(specs: Sequence[str], hosts_file: str | None = None) -> list[
     for spec in specs:
         _add_all(sources, _expand_argument(spec, hosts, hosts_file), spec)
     _add_all(sources, file_sources, f"--hosts-file {hosts_file}")
-    return list(sources)
+    return [source_spec(spec) for spec in sources]  # each one's kind decided here, once
 
 
 def _add_all(sources: dict[str, None], new: Iterable[str], where: str) -> None:

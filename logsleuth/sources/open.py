@@ -7,6 +7,7 @@ from typing import TypeVar
 
 from logsleuth.sources.base import Source
 from logsleuth.sources.options import SSHOptions
+from logsleuth.sources.source_spec import source_spec
 
 T = TypeVar("T")
 
@@ -27,7 +28,7 @@ def read_specs(specs: Sequence[str], read: Callable[[str], T], *, parallel: int)
     processes, and a fork is safest with no other thread running.  `diagnose` and `health` share it."""
     from logsleuth.sources.fanout import fan_out
 
-    remote = [index for index, spec in enumerate(specs) if is_remote(spec) or is_runtime(spec)]
+    remote = [index for index, spec in enumerate(specs) if read_concurrently(spec)]
     by_spec = {index: read(spec) for index, spec in enumerate(specs) if index not in remote}
     by_spec.update(zip(remote, fan_out([specs[index] for index in remote], read, parallel=parallel), strict=True))
     return [by_spec[index] for index in range(len(specs))]
@@ -38,11 +39,12 @@ def open_sources(
 ) -> list[Source]:
     """Open every source a spec names (a remote glob may name several files).  `while_waiting`: work to do
     step by step (until it returns False) while a remote source connects in the SSH helper process."""
-    if is_runtime(spec):  # before is_remote: `gpu7:docker:web` is a container on gpu7, not a file
+    kind = source_spec(spec).kind  # decided once (sources/source_spec.py)
+    if kind == "runtime":  # `gpu7:docker:web` is a container on gpu7, not a file
         from logsleuth.sources.runtime.open import open_runtime
 
         return open_runtime(spec, ssh_options)
-    if is_remote(spec):
+    if kind == "remote":
         from logsleuth.internal.ssh_helper.parent import open_through_helper
 
         options = ssh_options or SSHOptions()
@@ -55,18 +57,31 @@ def open_sources(
     return [open_source(spec)]
 
 
+def read_concurrently(spec: str) -> bool:
+    """A remote log (SSH) or a runtime's (a command: `docker logs`, `kubectl logs`): what waits on a connection
+    or a process more than on this machine, so many are read at once."""
+    return source_spec(spec).kind in ("remote", "runtime")
+
+
 def is_runtime(spec: str) -> bool:
     """Whether a spec names a container, pod or unit (`docker:web`, `gpu7:journal:sglang`, `k8s:ns/pod`)."""
-    from logsleuth.sources.runtime.spec import looks_runtime  # lazy: a local diagnose need not load it
-
-    return looks_runtime(spec)
+    return source_spec(spec).kind == "runtime"
 
 
 def is_remote(spec: str) -> bool:
-    """Whether a command-line spec names a remote log (`host:path`), not a local path or stdin (`-`)."""
-    from logsleuth.sources.spec import looks_remote  # lazy: a local diagnose need not load it
+    """Whether a command-line spec names a log on another host (`host:path`, or a runtime there:
+    `gpu7:docker:web`), not a local path, a local runtime or stdin (`-`)."""
+    kind = source_spec(spec).kind
+    if kind == "runtime":
+        from logsleuth.errors import UsageError
+        from logsleuth.sources.runtime.spec import parse_runtime_spec
 
-    return looks_remote(spec)
+        try:
+            runtime = parse_runtime_spec(spec)
+        except UsageError:
+            return False  # opening it says what is wrong with it
+        return runtime is not None and runtime.remote is not None
+    return kind == "remote"
 
 
 def open_source(spec: str) -> Source:

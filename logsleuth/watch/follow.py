@@ -569,10 +569,11 @@ def watch_spec(
             if fd is not None:
                 os.close(fd)
         return
-    from logsleuth.sources.open import is_runtime, open_sources
-    from logsleuth.sources.spec import looks_remote
+    from logsleuth.sources.open import open_sources
+    from logsleuth.sources.source_spec import source_spec
 
-    if is_runtime(spec):  # a container, unit or pod: its log is there already, or the runtime says why not
+    kind = source_spec(spec).kind  # decided once, where the command line's sources were expanded
+    if kind == "runtime":  # a container, unit or pod: its log is there already, or the runtime says why not
         from logsleuth.sources.runtime.follow import open_followed
 
         followed = open_followed(spec, options.ssh, whole=from_start)
@@ -584,7 +585,7 @@ def watch_spec(
         return
 
     appeared = False
-    if not looks_remote(spec) and not os.path.lexists(spec):
+    if kind != "remote" and not os.path.lexists(spec):
         yield _waiting_event(spec)
         for exists in wait_for_file(spec):
             if exists:
@@ -596,7 +597,7 @@ def watch_spec(
         appeared = True
     # While the SSH helper process connects, the pattern library loads: the diagnosis of a crash needs it.  A remote
     # log that is not there yet opens all the same (the host is reachable), and its follow waits for it.
-    ssh = replace(options.ssh, wait_for_missing=True) if looks_remote(spec) else options.ssh
+    ssh = replace(options.ssh, wait_for_missing=True) if kind == "remote" else options.ssh
     opened, *others = open_sources(spec, ssh, while_waiting=library.load_step)
     for other in others:  # a remote glob opens only its newest file (no --all-files here); never leak more
         other.close()
