@@ -67,3 +67,20 @@ def test_help_and_argument_errors_import_no_stage_of_the_pipeline() -> None:
         )
         result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
         assert result.stdout.split("]")[0] + "]" == "[]", (argv, result.stdout)
+
+
+def test_the_facts_tables_are_read_from_the_json_cache_once_parsed(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """tomllib is pure Python: the categories, GPU and import tables cost ~15 ms a run to parse.  The first run
+    parses them; a later run reads the cached JSON and never imports tomllib."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from logsleuth.facts import categories, gpus, imports; "
+        "categories.table(); gpus.facts(); imports.distributions_of('torch'); print('tomllib' in sys.modules)"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env,
+                           check=True).stdout.strip() for _ in range(2)]
+    assert runs == ["True", "False"]

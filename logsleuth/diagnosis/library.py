@@ -17,7 +17,7 @@ from typing import Any
 import regex
 
 from logsleuth import paths, versions
-from logsleuth.diagnosis import cache
+from logsleuth import toml_cache as cache
 from logsleuth.diagnosis.schema import BUILTIN_LAYER, CATEGORIES, LazyRegex, MatchRule, Pattern, Regex
 from logsleuth.errors import PatternError
 from logsleuth.lazyre import compile_lazily_regex

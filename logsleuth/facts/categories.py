@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -76,10 +75,11 @@ def _row(entry: dict[str, object]) -> CategoryRow:
 
 @lru_cache(maxsize=1)
 def table() -> CategoryTable:
-    import tomllib  # here, and the file by its path (not importlib.resources): a start that never reasons pays neither
+    from logsleuth.facts.table import (
+        parsed_toml,  # the file by its path (not importlib.resources), cached as JSON
+    )
 
-    text = Path(__file__).with_name("categories.toml").read_text(encoding="utf-8")
-    data = tomllib.loads(text)
+    data = parsed_toml("categories.toml")
     return CategoryTable(
         rows=tuple(_row(entry) for entry in data["category"]),
         by_type=tuple(TypeGuidance(tuple(g["types"]), tuple(g["checks"])) for g in data["by_type"]),

@@ -113,9 +113,9 @@ def arch_name(capability: Capability) -> str:
 @lru_cache(maxsize=1)
 def facts() -> Facts:
     """The table, read once per run."""
-    import tomllib  # here: the ingest imports this module for `shows_gpu` on every run
+    from logsleuth.facts.table import parsed_toml  # here: the ingest imports this module on every run
 
-    data = tomllib.loads(_TABLE.read_text(encoding="utf-8"))
+    data = parsed_toml(_TABLE.name)
 
     def cap(value: object) -> Capability | None:
         return parse_capability(str(value)) if value is not None else None

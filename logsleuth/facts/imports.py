@@ -5,7 +5,6 @@ The table is written by scripts/facts/import_names.py from the files each distri
 
 from __future__ import annotations
 
-import tomllib
 from functools import lru_cache
 from pathlib import Path
 
@@ -14,7 +13,9 @@ DATA = Path(__file__).with_name("imports.toml")  # package data beside this modu
 
 @lru_cache(maxsize=1)
 def _modules() -> dict[str, tuple[str, ...]]:
-    table = tomllib.loads(DATA.read_text(encoding="utf-8"))["modules"]
+    from logsleuth.facts.table import parsed_toml
+
+    table = parsed_toml(DATA.name)["modules"]
     return {module: tuple(row["distributions"]) for module, row in table.items()}
 
 

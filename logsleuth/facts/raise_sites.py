@@ -38,22 +38,24 @@ class RaiseSite:
 
 
 @lru_cache(maxsize=1)
-def _releases() -> dict[str, list[str]]:
+def _archive() -> Any:
+    """The index, opened once (its directory of ~1,800 members is read once a run, not once a lookup)."""
     import zipfile  # here: only a failure that ran through engine code reads the index
 
-    with zipfile.ZipFile(INDEX) as archive:
-        return dict(json.loads(archive.read("index.json"))["releases"])
+    return zipfile.ZipFile(INDEX)
+
+
+@lru_cache(maxsize=1)
+def _releases() -> dict[str, list[str]]:
+    return dict(json.loads(_archive().read("index.json"))["releases"])
 
 
 @lru_cache(maxsize=16)
 def _entries(member: str) -> list[dict[str, Any]]:
-    import zipfile
-
-    with zipfile.ZipFile(INDEX) as archive:
-        try:
-            return list(json.loads(archive.read(member)))
-        except KeyError:
-            return []
+    try:
+        return list(json.loads(_archive().read(member)))
+    except KeyError:
+        return []
 
 
 def engine_file(path: str, engine: str) -> str | None:

@@ -15,8 +15,8 @@ from typing import Any
 
 import regex
 
+from logsleuth import toml_cache as cache
 from logsleuth import versions
-from logsleuth.diagnosis import cache
 from logsleuth.diagnosis.library import bundled_files, is_health_pattern, layer_files
 from logsleuth.diagnosis.schema import CATEGORIES, LazyRegex
 from logsleuth.errors import PatternError

@@ -194,11 +194,11 @@ def test_version_constraints(versions: tuple[str, ...], version: str | None, exp
     assert version_matches(versions, version) is expected
 
 
-# -- the parsed-TOML cache (logsleuth/diagnosis/cache.py) ---------------------------------------------------------
+# -- the parsed-TOML cache (logsleuth/toml_cache.py) ---------------------------------------------------------
 
 
 def test_cached_patterns_equal_the_freshly_parsed_ones(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_memory_cache: None) -> None:
-    from logsleuth.diagnosis import cache as pattern_cache
+    from logsleuth import toml_cache as pattern_cache
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     first = load_patterns(include_user=False)  # parses the TOML and writes the cache
@@ -322,7 +322,7 @@ def test_one_bad_entry_does_not_disable_the_directory(tmp_path: Path) -> None:
 
 
 def test_a_wrong_but_well_formed_cache_falls_back_to_the_toml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_memory_cache: None) -> None:
-    from logsleuth.diagnosis import cache as pattern_cache
+    from logsleuth import toml_cache as pattern_cache
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     fresh = load_patterns(include_user=False)

@@ -1,10 +1,10 @@
-"""The bundled pattern files as parsed TOML, cached as JSON between runs.
+"""Shipped TOML files (the bundled pattern files, the facts tables) as parsed TOML, cached as JSON between runs.
 
 Why: tomllib is pure Python and spends ~20 ms on the ~50 bundled files at every start, a tenth of a remote
-diagnose.  `json` parses the same data in C in ~1 ms.  The cache file is named after a hash of every bundled
+diagnose, and ~10 ms more on the facts tables a failure with no pattern reads.  `json` parses the same data in C in ~1 ms.  The cache file is named after a hash of every bundled
 file's path and text, so an edited, added or removed pattern file simply misses the cache: it can never be
 stale.  Any problem with the cache (unwritable directory, a corrupt or foreign file) means parsing the TOML
-as if there were no cache.  Only the bundled layer is cached; user patterns are parsed every run, so that
+as if there were no cache.  Only shipped files are cached; user patterns are parsed every run, so that
 their errors are reported every run.
 """
 
@@ -25,18 +25,18 @@ def cache_dir() -> Path:
     return paths.cache_dir()
 
 
-def _cache_path(files: list[tuple[str, str]]) -> Path:
+def _cache_path(files: list[tuple[str, str]], name: str) -> Path:
     digest = hashlib.sha256(str(_FORMAT).encode())
     for path, text in files:
         digest.update(f"\0{path}\0{text}".encode("utf-8", "surrogateescape"))
-    return cache_dir() / f"patterns-{digest.hexdigest()[:32]}.json"
+    return cache_dir() / f"{name}-{digest.hexdigest()[:32]}.json"
 
 
-def parsed_files(files: list[tuple[str, str]], *, use_cache: bool = True) -> list[dict[str, Any]]:
+def parsed_files(files: list[tuple[str, str]], *, use_cache: bool = True, name: str = "patterns") -> list[dict[str, Any]]:
     """`tomllib.loads(text)` for each (path, text), from the cache when it holds exactly these files
-    (`use_cache=False`: parse, and overwrite the cache).  TOML errors propagate (a broken bundled file is a
-    bug the tests catch)."""
-    path = _cache_path(files)
+    (`use_cache=False`: parse, and overwrite the cache); `name` starts the cache file's name.  TOML errors
+    propagate (a broken shipped file is a bug the tests catch)."""
+    path = _cache_path(files, name)
     try:
         cached = json.loads(path.read_text(encoding="utf-8")) if use_cache else None
         if isinstance(cached, list) and len(cached) == len(files) and all(isinstance(d, dict) for d in cached):
