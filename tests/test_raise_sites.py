@@ -103,3 +103,12 @@ def test_an_index_of_two_real_releases_knows_the_seeds_check_and_its_range() -> 
     assert cat is not None
     flags = {cat.by_field(f).name for e in seed for f in e["fields"] if cat.by_field(f) is not None}  # type: ignore[attr-defined, union-attr]
     assert set(SPEC_FLAGS) <= flags
+
+
+def test_a_traceback_without_its_source_lines_is_placed_by_the_frames_line_number() -> None:
+    """Some loggers print frames without their source lines: the release's line ranges place the frame."""
+    lines = _traceback_only(SEED).splitlines()
+    bare = [line for line in lines if line.startswith(("Traceback", "  File ", "AssertionError"))]
+    report = diagnose_text("\n".join(bare) + "\n")
+    raised = " ".join(report.failures[0].diagnosis.raised_at)  # type: ignore[union-attr]
+    assert "self.speculative_eagle_topk is None and self.speculative_num_draft_tokens is None" in raised

@@ -86,6 +86,9 @@ def find(engine: str, path: str, function: str | None, line: int | None, source:
             holding = [e for e in holding if any(run[0] <= known <= run[1] for run in e["lines"])] or holding
         # The frame's line number tells the releases apart: prefer the check whose lines hold it in most releases.
         chosen = max(holding, key=lambda e: len(_holding_line(e, line)), default=None)
+    if chosen is None and not text and line is not None:  # a traceback without its source lines: the line alone
+        chosen = max((e for e in in_function if _holding_line(e, line)), key=lambda e: len(_holding_line(e, line)),
+                     default=None)
     if chosen is None:
         return None
     numbers = sorted({n for run in chosen["lines"] for n in range(run[0], run[1] + 1)})
