@@ -112,3 +112,12 @@ def test_a_traceback_without_its_source_lines_is_placed_by_the_frames_line_numbe
     report = diagnose_text("\n".join(bare) + "\n")
     raised = " ".join(report.failures[0].diagnosis.raised_at)  # type: ignore[union-attr]
     assert "self.speculative_eagle_topk is None and self.speculative_num_draft_tokens is None" in raised
+
+
+def test_the_values_a_check_reads_never_repeat_a_secret() -> None:
+    from logsleuth.models import LaunchInfo
+    from logsleuth.reasoning.raise_site import _given
+
+    secret = "sk-" + "Q" * 30
+    given = _given(["--api-key", "--tp-size"], LaunchInfo(command=f"python -m sglang.launch_server --api-key {secret} --tp-size 2"))
+    assert secret not in given and "--api-key" in given and "--tp-size 2" in given

@@ -15,6 +15,7 @@ from logsleuth.facts.raise_sites import span as _span_of
 from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes.command import CommandLine
 from logsleuth.models import Failure, FailureGroup, LaunchInfo
+from logsleuth.redact import secret_by_name
 
 NAMES = {"sglang": "SGLang", "vllm": "vLLM"}
 
@@ -50,7 +51,8 @@ def _given(flags: list[str], launch: LaunchInfo) -> str:
         return ""
     command = CommandLine.parse(launch.command)
     options = dict(command.options)
-    given = [f"{flag} {' '.join(options[flag])}".rstrip() for flag in flags if flag in options]
+    given = [flag if secret_by_name(flag, " ".join(options[flag])) else f"{flag} {' '.join(options[flag])}".rstrip()
+             for flag in flags if flag in options]  # a secret's value is never repeated, even before redaction
     missing = [flag for flag in flags if flag not in options]
     parts = [f"given: {', '.join(given)}"] if given else []
     parts += [f"not given: {', '.join(missing)}"] if missing else []
