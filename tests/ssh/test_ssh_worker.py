@@ -260,12 +260,14 @@ from logsleuth.internal.ssh_helper import process as ssh_prefork
 from logsleuth.sources.options import SSHOptions
 from logsleuth.sources.open import open_sources
 
-argv, spec, config, path, timeout = json.loads(sys.argv[1])
+argv, spec, config, path, timeout, waits = json.loads(sys.argv[1])
 ssh_prefork.fork_if_remote(argv)
 time.sleep(5)  # the helper connects in ~0.2 s; a loaded CI machine gets 25 times that
 os.rename(path, path + ".moved")
 deadline = time.monotonic() + timeout if timeout else None  # as cli.watch_command sets it, after parsing
-(source,) = open_sources(spec, SSHOptions(config_file=config, deadline=deadline, deadline_seconds=timeout or None))
+# as the command builds them: watch also waits for a log that does not exist yet (SSHOptions.wait_for_missing)
+options = SSHOptions(config_file=config, deadline=deadline, deadline_seconds=timeout or None, wait_for_missing=waits)
+(source,) = open_sources(spec, options)
 size = source.size()
 print(json.dumps({"size": size, "tail": b"".join(source.read_range(size - 100, size)).decode()}))
 source.close()
@@ -288,7 +290,8 @@ def test_helper_opens_the_named_source_before_it_is_asked(
     timeout = 60 if "--timeout" in command else None
     try:
         proc = subprocess.run(
-            [sys.executable, "-c", EARLY_SCRIPT, json.dumps([argv, spec, str(sshd.config), str(log), timeout])],
+            [sys.executable, "-c", EARLY_SCRIPT,
+             json.dumps([argv, spec, str(sshd.config), str(log), timeout, command[0] == "watch"])],
             capture_output=True,
             text=True,
             env=helper_environment(),
