@@ -184,10 +184,15 @@ def merge_health_reports(reads: Sequence[ReadReport], unreadable: Sequence[Sourc
         names = {old.name: new.name for old, new in zip(report.sources, renamed, strict=True)}
         own = renamed[0].name if len(renamed) == 1 else host
         infos.extend(renamed)
-        findings.append(
-            tuple(replace(f, sources=tuple(names.get(s, s) for s in f.sources) or (own,)) for f in report.findings)
+        # A node's local log is on that node (its findings and series name no host): as the fan-out names it.
+        findings.append(tuple(
+            replace(f, sources=tuple(names.get(s, s) for s in f.sources) or (own,), hosts=f.hosts or (host,))
+            for f in report.findings
+        ))
+        series.extend(
+            replace(s, source=names.get(s.source, s.source) if s.source else own, host=s.host or host)
+            for s in report.series
         )
-        series.extend(replace(s, source=names.get(s.source, s.source) if s.source else own) for s in report.series)
         launches.append(report.launch)
         notes.extend((warning, host) for warning in report.warnings)
     health = [read.report for read in reads if isinstance(read.report, HealthReport)]

@@ -186,6 +186,8 @@ def test_health_reports_merge_as_health_of_several_sources(tmp_path: Path) -> No
     jsonschema.Draft202012Validator(HEALTH_SCHEMA).validate(data)
     accept = next(f for f in data["findings"] if "accept" in f["pattern"])
     assert accept["sources"] == [f"node01:{HEALTH / 'accept-near-one.log'}", f"node02:{HEALTH / 'accept-near-one.log'}"]
+    assert accept["hosts"] == ["node01", "node02"]  # a node's local log is on that node, as the fan-out names it
+    assert {s["host"] for s in data["series"]} == {"node01", "node02", "node03"}
     assert {s["source"] for s in data["series"]} == {f"{n}:{HEALTH / log}" for n, log in
                                                     (("node01", "accept-near-one.log"), ("node02", "accept-near-one.log"),
                                                      ("node03", "healthy.log"))}
