@@ -236,6 +236,9 @@ class ClockOffset:
 # reads it): `[logsleuth: SUBJECT: FACT, FACT, …]`.  No server prints it.
 FACT_PREFIX = "[logsleuth: "
 
+# How each engine writes its own name, for what logsleuth says of it ("SGLang 0.5.9", "vLLM's --max-model-len").
+ENGINE_NAMES = {"sglang": "SGLang", "vllm": "vLLM"}
+
 
 @dataclass(frozen=True, slots=True)
 class SourceInfo:

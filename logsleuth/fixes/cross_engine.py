@@ -26,12 +26,11 @@ from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes.catalog import Catalog, FlagInfo
 from logsleuth.fixes.command import CommandLine, Word
 from logsleuth.lazyre import compile_lazily
-from logsleuth.models import FlagOp
+from logsleuth.models import ENGINE_NAMES, FlagOp
 
 Engine = Literal["sglang", "vllm"]
 Kind = Literal["same", "near", "default", "none"]
 ENGINES: tuple[Engine, Engine] = ("sglang", "vllm")
-DISPLAY = {"sglang": "SGLang", "vllm": "vLLM"}
 
 # Package data next to this module (a path, as catalog.py reads its JSON).
 _TABLE = Path(__file__).resolve().parent / "cross_engine.toml"
@@ -274,7 +273,7 @@ class Translation:
 
 def _choices_note(info: FlagInfo, value: str, engine: str, catalog: Catalog) -> str:
     shown = ", ".join(info.choices[:12]) + (", ..." if len(info.choices) > 12 else "")
-    return f"{DISPLAY[engine]} {catalog.version} has no {value!r} for {info.name} (it takes {shown})"
+    return f"{ENGINE_NAMES[engine]} {catalog.version} has no {value!r} for {info.name} (it takes {shown})"
 
 
 def _fit_value(
@@ -286,7 +285,7 @@ def _fit_value(
     if not info.takes_value:
         return None, None  # a stray word after a switch: the engine's own error says so
     if len(words) > 1 and info.nargs in (None, "?"):
-        return None, f"{DISPLAY[target]}'s {info.name} takes one value, not {len(words)}"
+        return None, f"{ENGINE_NAMES[target]}'s {info.name} takes one value, not {len(words)}"
     if not all(word.literal for word in words):
         return None, None  # `$LEN`: its value is not known here, so it is carried over as written
     given = words[0].value
@@ -332,7 +331,7 @@ def translate_flag(
     if row is not None:
         return _by_row(flag, words, row, target, target_catalog, given)
     if target_catalog is None:  # nothing to check it against: carried over, and said so
-        return FlagTranslation(flag, "kept", "same-name", flag, None, given, f"not checked: logsleuth has no {DISPLAY[target]} flag catalog")
+        return FlagTranslation(flag, "kept", "same-name", flag, None, given, f"not checked: logsleuth has no {ENGINE_NAMES[target]} flag catalog")
     if info is not None and negation:
         return _negation(flag, info, target, target_catalog, given)
     if info is not None:
@@ -342,9 +341,9 @@ def translate_flag(
             if problem:
                 return FlagTranslation(flag, "left-out", "value", counterpart.name, None, given, problem)
             return FlagTranslation(flag, "renamed", "dest", counterpart.name, value, given, "")
-        why = f"{DISPLAY[target]} has no counterpart of {DISPLAY[source]}'s {flag}"
+        why = f"{ENGINE_NAMES[target]} has no counterpart of {ENGINE_NAMES[source]}'s {flag}"
         return FlagTranslation(flag, "left-out", "none", None, None, given, why)
-    return FlagTranslation(flag, "left-out", "unknown", None, None, given, f"neither {DISPLAY[target]} nor {DISPLAY[source]} has {flag}")
+    return FlagTranslation(flag, "left-out", "unknown", None, None, given, f"neither {ENGINE_NAMES[target]} nor {ENGINE_NAMES[source]} has {flag}")
 
 
 def _catalog_having(flag: str, engine: str) -> Catalog | None:
@@ -376,7 +375,7 @@ def _by_row(
 ) -> FlagTranslation:
     source = other(target)
     if row.kind in ("default", "none"):
-        return FlagTranslation(flag, "left-out", row.kind, None, None, given, row.why or f"{DISPLAY[target]} has no counterpart")
+        return FlagTranslation(flag, "left-out", row.kind, None, None, given, row.why or f"{ENGINE_NAMES[target]} has no counterpart")
     written = _written(row.names[target], target, catalog)
     name = written[0] if written is not None else row.names[target][0]
     if row.kind == "near":
@@ -389,7 +388,7 @@ def _by_row(
             converted = str(number) if number is not None else None
         return FlagTranslation(flag, "renamed", "table", name, converted if converted != value else None, given, row.why)
     if written is None:
-        why = f"{DISPLAY[target]} {catalog.version} has no {name} ({DISPLAY[source]}'s {flag})"
+        why = f"{ENGINE_NAMES[target]} {catalog.version} has no {name} ({ENGINE_NAMES[source]}'s {flag})"
         return FlagTranslation(flag, "left-out", "none", name, None, given, why)
     value, problem = _fit_value(words, written[1], row, target, catalog)
     if problem:
@@ -413,9 +412,9 @@ def _negation(flag: str, info: FlagInfo, target: Engine, catalog: Catalog | None
     positive = translate_flag(info.name, (), target, catalog)
     counterpart = find(positive.target, target, catalog) if positive.target else None
     if positive.outcome in ("kept", "renamed") and counterpart is not None and not counterpart.takes_value and not counterpart.default:
-        why = f"{DISPLAY[target]} leaves {counterpart.name} off unless it is given"
+        why = f"{ENGINE_NAMES[target]} leaves {counterpart.name} off unless it is given"
         return FlagTranslation(flag, "left-out", "default", None, None, given, why)
-    return FlagTranslation(flag, "left-out", "none", None, None, given, f"{DISPLAY[target]} has no counterpart of {DISPLAY[source]}'s {flag}")
+    return FlagTranslation(flag, "left-out", "none", None, None, given, f"{ENGINE_NAMES[target]} has no counterpart of {ENGINE_NAMES[source]}'s {flag}")
 
 
 # -- a whole command ----------------------------------------------------------------------------------------

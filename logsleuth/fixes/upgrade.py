@@ -10,15 +10,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 from logsleuth import versions
-from logsleuth.models import Fix
+from logsleuth.models import ENGINE_NAMES, Fix
 
 _PACKAGES = {"sglang": "sglang", "vllm": "vllm"}
-_NAMES = {"sglang": "SGLang", "vllm": "vLLM"}
 
 
 def with_upgrade(fix: Fix | None, fixed_in: str, engine: str | None, version: str | None) -> Fix | None:
     engine = engine or "sglang"
-    name = _NAMES.get(engine, engine)
+    name = ENGINE_NAMES.get(engine, engine)
     running = versions.version_key(version) if version else None
     fixed = versions.version_key(fixed_in)
     if running is not None and fixed is not None and running >= fixed:

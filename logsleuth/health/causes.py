@@ -15,10 +15,9 @@ from collections.abc import Collection
 from logsleuth import versions
 from logsleuth.health.library import CauseRule, Condition, HealthPattern
 from logsleuth.health.model import Cause
-from logsleuth.models import LaunchInfo
+from logsleuth.models import ENGINE_NAMES, LaunchInfo
 
 Verdict = bool | None  # True: holds; False: the launch contradicts it; None: the log cannot tell
-_ENGINE_NAMES = {"sglang": "SGLang", "vllm": "vLLM"}
 
 
 def flag_value(launch: LaunchInfo, flag: str) -> str | None:
@@ -90,7 +89,7 @@ def _evidence(rule: CauseRule, launch: LaunchInfo, dropped: bool | None) -> str:
         if condition.after_healthy_start and dropped:
             parts.append("it was healthy earlier in the same run")
         if condition.versions and launch.engine_version:
-            parts.append(f"{_ENGINE_NAMES.get(launch.engine or '', launch.engine or 'version')} {launch.engine_version}")
+            parts.append(f"{ENGINE_NAMES.get(launch.engine or '', launch.engine or 'version')} {launch.engine_version}")
         for flag, _ in condition.flags:
             value = flag_value(launch, flag)
             if value is not None:

@@ -7,7 +7,7 @@ from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes.build import build_fix
 from logsleuth.fixes.builders.parallel import flag_as_given
 from logsleuth.fixes.context import FixContext
-from logsleuth.models import Failure, Fix, FlagOp, LaunchInfo
+from logsleuth.models import ENGINE_NAMES, Failure, Fix, FlagOp, LaunchInfo
 
 
 def release_flag(launch: LaunchInfo, *candidates: str) -> str | None:
@@ -23,7 +23,7 @@ def release_flag(launch: LaunchInfo, *candidates: str) -> str | None:
 
 def releases_with(engine: str, flag: str) -> str:
     """"SGLang 0.4.10.post2, 0.5.9": the shipped catalogs that have `flag`, for advice whose release is unknown."""
-    name = {"sglang": "SGLang", "vllm": "vLLM"}.get(engine, engine)
+    name = ENGINE_NAMES.get(engine, engine)
     found = catalogs.versions_with(engine, flag)
     return f"{name} {', '.join(found)}" if found else f"no {name} release logsleuth knows"
 

@@ -22,12 +22,11 @@ from dataclasses import dataclass
 from logsleuth.facts import requires
 from logsleuth.facts.imports import distributions_of
 from logsleuth.lazyre import compile_lazily
-from logsleuth.models import Diagnosis, ExceptionBlock, Fix
+from logsleuth.models import ENGINE_NAMES, Diagnosis, ExceptionBlock, Fix
 from logsleuth.reasoning.evidence import Evidence
 
 RULE_ID = "rule-dependency-version"
 CATEGORY = "dependency-version"
-ENGINE_NAMES = {"sglang": "SGLang", "vllm": "vLLM"}
 OWN_PACKAGES = {"sglang": ("sglang",), "vllm": ("vllm",)}
 # Compiled extensions linked against torch's C++ ABI: an undefined symbol in one means it was built for
 # another torch than the one installed.

@@ -25,7 +25,7 @@ from logsleuth.fixes.catalog import Catalog, FlagInfo
 from logsleuth.fixes.cross_engine import find as find_flag
 from logsleuth.ingest.normalize import clean_text
 from logsleuth.lazyre import compile_lazily
-from logsleuth.models import Diagnosis, EngineWords, Failure, LaunchInfo
+from logsleuth.models import ENGINE_NAMES, Diagnosis, EngineWords, Failure, LaunchInfo
 
 __all__ = ["instructions", "with_engine_words"]
 
@@ -36,7 +36,6 @@ MAX_INSTRUCTIONS = 6
 MAX_QUOTE_CHARS = 400
 MAX_CHOICES_SHOWN = 8
 
-ENGINE_NAMES = {"sglang": "SGLang", "vllm": "vLLM"}
 
 # What makes a sentence an instruction (or one of the engine's statements that say what to do).  Each
 # alternative is a shape found in the engines' own code; tests/test_engine_words.py cites a site of each.

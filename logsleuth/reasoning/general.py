@@ -16,7 +16,7 @@ from logsleuth.diagnosis.schema import CATEGORIES
 from logsleuth.facts.categories import CategoryRow, table
 from logsleuth.fixes import catalog
 from logsleuth.lazyre import compile_lazily
-from logsleuth.models import Diagnosis, Failure, Fix, Frame
+from logsleuth.models import ENGINE_NAMES, Diagnosis, Failure, Fix, Frame
 from logsleuth.reasoning.evidence import Evidence, exception_lines
 
 # How much each kind of cue weighs: the words a message says are the strongest evidence, a frame's subsystem
@@ -27,7 +27,6 @@ KIND_WEIGHT = 3
 FRAME_WEIGHT = 1
 INNERMOST_FRAMES = 6  # the frames whose files name the subsystem: the innermost ones
 UNCLASSIFIED = "unclassified"
-ENGINE_NAMES = {"sglang": "SGLang", "vllm": "vLLM"}
 
 # Frames that are never where an engine bug is raised: torch's own ops and the standard library they run through.
 _LIBRARY_FRAME = compile_lazily(r"(^|/)(torch|functools|contextlib|<frozen [\w.]+>)(/|\.py$)|^<")

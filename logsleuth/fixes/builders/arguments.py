@@ -17,7 +17,7 @@ from logsleuth.fixes.builders.speculative import DRAFT, STEPS, TOPK
 from logsleuth.fixes.command import Word
 from logsleuth.fixes.context import FixContext
 from logsleuth.lazyre import compile_lazily_regex
-from logsleuth.models import Fix, FlagOp
+from logsleuth.models import ENGINE_NAMES, Fix, FlagOp
 
 
 class _VllmNames(Mapping[str, "str | None"]):
@@ -57,7 +57,7 @@ __all__ = ["VLLM_TO_SGLANG", "command_for_other_engine"]  # the other-engine bui
 
 
 def _display(ctx: FixContext) -> str:
-    return cross_engine.DISPLAY.get(ctx.launch.engine or "sglang", "SGLang")
+    return ENGINE_NAMES.get(ctx.launch.engine or "sglang", "SGLang")
 
 
 def _foreign(flag: str, value: str | None, ctx: FixContext) -> cross_engine.FlagTranslation | None:

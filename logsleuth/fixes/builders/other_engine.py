@@ -8,9 +8,7 @@ from typing import Any
 from logsleuth.fixes import cross_engine
 from logsleuth.fixes.command import CommandLine
 from logsleuth.fixes.context import FixContext
-from logsleuth.models import Fix, FlagOp
-
-_DISPLAY = cross_engine.DISPLAY
+from logsleuth.models import ENGINE_NAMES, Fix, FlagOp
 
 
 def command_from_message(message: str) -> CommandLine | None:
@@ -30,13 +28,13 @@ def _renamed(item: cross_engine.FlagTranslation) -> str:
 
 def _left_out(item: cross_engine.FlagTranslation, target: str) -> str:
     if item.reason == "near":
-        return f"{item.flag} ({_DISPLAY[target]}'s nearest, {item.target}, is not the same setting: {item.note})"
+        return f"{item.flag} ({ENGINE_NAMES[target]}'s nearest, {item.target}, is not the same setting: {item.note})"
     return f"{item.flag} ({item.note})"
 
 
 def describe(translation: cross_engine.Translation) -> str:
     """The fix text: what became of every flag of the command, in sentences by outcome."""
-    target = _DISPLAY[translation.target]
+    target = ENGINE_NAMES[translation.target]
     sentences = []
     renamed = [_renamed(item) for item in translation.renamed]
     if translation.model is not None and translation.model_flag:
@@ -71,7 +69,7 @@ def command_for_other_engine(ctx: FixContext, data: dict[str, Any]) -> Fix | Non
     translated = Fix(summary=describe(translation), flags=translation.ops())
     near = [str(item.target) for item in translation.near]
     # A whole command carried over: the translation that runs as it is comes first.
-    return with_nearest_chosen(translated, near, _DISPLAY[target], chosen_first=False) if near else translated
+    return with_nearest_chosen(translated, near, ENGINE_NAMES[target], chosen_first=False) if near else translated
 
 
 def with_nearest_chosen(left_out: Fix, nearest: list[str], engine: str, chosen_first: bool) -> Fix:
