@@ -61,10 +61,10 @@ def _entries(member: str) -> list[dict[str, Any]]:
 def engine_file(path: str, engine: str) -> str | None:
     """`/x/site-packages/sglang/srt/server_args.py` -> `sglang/srt/server_args.py`; None outside the engine."""
     package = ENGINE_PACKAGES.get(engine)
-    marker = f"/{package}" if package else None
-    if marker is None or marker not in f"/{path.replace(chr(92), '/')}":
+    rooted = "/" + path.replace("\\", "/")
+    if package is None or f"/{package}" not in rooted:
         return None
-    return package + f"/{path.replace(chr(92), '/')}".rsplit(marker, 1)[1]  # type: ignore[operator]
+    return package + rooted.rsplit(f"/{package}", 1)[1]
 
 
 def find(engine: str, path: str, function: str | None, line: int | None, source: str | None,

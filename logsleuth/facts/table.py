@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ def table_rows(filename: str, key: str) -> list[dict[str, Any]]:
     return list(parsed_toml(filename).get(key, ()))
 
 
+@cache  # one read a run: model_files.toml is read for two keys
 def parsed_toml(filename: str) -> dict[str, Any]:
     """facts/`filename` parsed; from the JSON cache when the file is unchanged (toml_cache.py: tomllib is pure
     Python, ~5 ms a table; JSON is C)."""

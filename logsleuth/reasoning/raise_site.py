@@ -10,29 +10,22 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from logsleuth.facts.raise_sites import RaiseSite, find, release_span
+from logsleuth.facts.raise_sites import RaiseSite, engine_file, find, release_span
 from logsleuth.facts.raise_sites import span as _span_of
 from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes.command import CommandLine
-from logsleuth.models import Failure, FailureGroup, LaunchInfo
+from logsleuth.models import ENGINE_NAMES, Failure, FailureGroup, LaunchInfo
 from logsleuth.redact import secret_by_name
-
-NAMES = {"sglang": "SGLang", "vllm": "vLLM"}
 
 
 def site_of(failure: Failure, launch: LaunchInfo) -> RaiseSite | None:
     """The indexed check the innermost engine frame of the failure's last exception stands in."""
-    engine = launch.engine or "sglang"  # the index holds SGLang's code only; a frame outside it finds nothing
     if launch.engine not in (None, "sglang"):
-        return None
+        return None  # the index holds SGLang's code only
     known = launch.engine_version if launch.engine_version_source in ("log", "user") else None
-    for frame in reversed(failure.final.frames):
-        site = find(engine, frame.file, frame.function, frame.line, frame.source, known)
-        if site is not None:
-            return site
-        if "/sglang/" in f"/{frame.file}":
-            return None  # the innermost engine frame is not an indexed check: an outer one is not the raiser
-    return None
+    frame = next((f for f in reversed(failure.final.frames) if engine_file(f.file, "sglang") is not None), None)
+    # Only the innermost engine frame: when it is not an indexed check, an outer one is not the raiser.
+    return None if frame is None else find("sglang", frame.file, frame.function, frame.line, frame.source, known)
 
 
 def _flags(site: RaiseSite, launch: LaunchInfo) -> list[str]:
@@ -60,7 +53,7 @@ def _given(flags: list[str], launch: LaunchInfo) -> str:
 
 
 def sentences(site: RaiseSite, launch: LaunchInfo) -> tuple[str, ...]:
-    name = NAMES.get(site.engine, site.engine)
+    name = ENGINE_NAMES.get(site.engine, site.engine)
     where = f"{name}'s {site.file}:{site.line}, in {site.function}"
     if site.guards:
         where += f", under `if {' and '.join(site.guards)}`"
