@@ -1,0 +1,55 @@
+"""An upgrade past a check the engine relaxed later (issue 29): when the failure's raise site is a check that a
+later release no longer makes for the same launch (facts/relaxed_checks.toml, each row proven by a real run of
+that release), the fix gains "or upgrade to that release", after the fix for the user's own release.
+
+The upgrade comes second: the first fix is proven on the user's release, while an upgrade changes more than this
+one check.  Nothing is offered when the user's release is already that release or newer (then this is not the
+check that raised), nor for a check that only moved to another file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from logsleuth import versions
+from logsleuth.facts.raise_sites import RaiseSite
+from logsleuth.facts.relaxed_checks import RelaxedCheck, relaxed_checks
+from logsleuth.models import ENGINE_NAMES, FailureGroup, Fix, LaunchInfo
+from logsleuth.reasoning.raise_site import site_of
+
+
+def relaxed_check_of(site: RaiseSite) -> RelaxedCheck | None:
+    for row in relaxed_checks():
+        if (row.engine == site.engine and row.file == site.file
+                and (site.function == row.function or site.function.endswith(f".{row.function}"))
+                and row.guard in (site.condition, *site.guards)
+                and site.releases and site.releases[-1] == row.last):
+            return row
+    return None
+
+
+def upgrade_past(row: RelaxedCheck, version: str | None) -> Fix:
+    name = ENGINE_NAMES.get(row.engine, row.engine)
+    since = f"from {name} {row.relaxed_in} on, {row.change} ({row.source})"
+    if version is None:
+        summary = f"Or, if upgrading is an option, upgrade: this check is gone {since}."
+    else:
+        summary = f"Or upgrade {name} from {version} to {row.relaxed_in} or later: this check is gone {since}."
+    return Fix(summary=summary, steps=(f'pip install --upgrade "{row.engine}>={row.relaxed_in}"',))
+
+
+def with_relaxed_check(group: FailureGroup, launch: LaunchInfo) -> FailureGroup:
+    """The group with the upgrade past a relaxed check among its fix's alternatives (unchanged when none applies)."""
+    diagnosis = group.diagnosis
+    if diagnosis is None or diagnosis.fix is None or not diagnosis.raised_at:
+        return group
+    site = site_of(group.failure, launch)
+    row = relaxed_check_of(site) if site is not None else None
+    if row is None:
+        return group
+    known = launch.engine_version if launch.engine_version_source in ("log", "user") else None
+    running, relaxed = versions.version_key(known) if known else None, versions.version_key(row.relaxed_in)
+    if running is not None and relaxed is not None and running >= relaxed:
+        return group
+    fix = diagnosis.fix
+    return replace(group, diagnosis=replace(diagnosis, fix=replace(fix, alternatives=(*fix.alternatives, upgrade_past(row, known)))))
