@@ -19,6 +19,7 @@ from logsleuth.errors import SourceError, UsageError
 from logsleuth.fixes.build import build_fix
 from logsleuth.fixes.builders import BUILDERS
 from logsleuth.fixes.context import interpolate
+from logsleuth.fixes.release_flags import with_release_flags
 from logsleuth.fixes.server_args import command_from_server_args
 from logsleuth.fixes.upgrade import with_upgrade
 from logsleuth.ingest.launch import LaunchTracker
@@ -272,7 +273,9 @@ def build_report(
             _diagnose_group(group, patterns.patterns, own, context_lines, warnings.append, disabled), own
         )
         # Whatever gave the diagnosis (pattern, rule, general): the instructions of the engine's own message, checked.
-        groups.append(replace(found, diagnosis=with_engine_words(found.diagnosis, found.failure, own)))
+        # And no flag its release lacks is offered (fixes/release_flags.py).
+        checked = with_release_flags(with_engine_words(found.diagnosis, found.failure, own), own)
+        groups.append(replace(found, diagnosis=checked))
     by_id = {p.id: p for p in patterns.patterns}
     launch = _with_engine_from_words(launch, groups)
     groups = _order(groups, by_id)

@@ -58,3 +58,26 @@ def source(engine: str, version: str) -> dict[str, str] | None:
         if entry["version"] == version:
             return dict(entry["source"])
     return None
+
+
+@lru_cache(maxsize=2)
+def _releases_by_flag(engine: str) -> dict[str, tuple[str, ...]]:
+    """Every option string of the engine (names, aliases, negations) -> the releases that have it, oldest first."""
+    document = _document()
+    found: dict[str, list[str]] = {}
+    for entry in document["releases"].get(engine, ()):
+        names = {name for number in entry["flags"] for record in (document["flags"][number],)
+                 for name in (record["name"], *record.get("aliases", ()), *record.get("negations", ()))}
+        for name in names:
+            found.setdefault(name, []).append(entry["version"])
+    return {name: tuple(releases) for name, releases in found.items()}
+
+
+def releases_with(engine: str, flag: str) -> tuple[str, ...]:
+    """The releases whose static catalog has `flag`, oldest first (none: not a flag of any release)."""
+    return _releases_by_flag(engine).get(flag, ())
+
+
+def all_flags(engine: str) -> frozenset[str]:
+    """Every flag some release of `engine` has."""
+    return frozenset(_releases_by_flag(engine))
