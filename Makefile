@@ -21,7 +21,7 @@ PYTEST := $(BIN)/python -m pytest --dist worksteal
 # .venv included: 193 s and 173 s).
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: engine-index engine-index-check demo test test-slow test-oracle test-stress lint typecheck bench facts fixtures pattern-fixtures health-fixtures diff-fixtures verify-fixes verify-fixes-vllm oracle-setup oracle-setup-vllm fixtures-vllm docs clean
+.PHONY: engine-index engine-index-check static-catalogs static-catalogs-check demo test test-slow test-oracle test-stress lint typecheck bench facts fixtures pattern-fixtures health-fixtures diff-fixtures verify-fixes verify-fixes-vllm oracle-setup oracle-setup-vllm fixtures-vllm docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -81,6 +81,16 @@ engine-index: $(STAMP)
 
 engine-index-check: $(STAMP)
 	$(BIN)/python scripts/engine_index/build.py --check
+
+# The static flag catalogs (logsleuth/fixes/catalogs/static.json.gz): the flags of every SGLang release from 0.3.0
+# and vLLM release from 0.6.0, read with ast from each wheel (pip download --no-deps; vLLM's wheels, ~25 GB in all,
+# are deleted once their argument files are copied to ~/.cache/logsleuth/static-catalog). static-catalogs-check
+# rebuilds the shipped releases from that cache (offline once it is filled) and fails when the file differs.
+static-catalogs: $(STAMP)
+	$(BIN)/python scripts/static_catalog/build.py
+
+static-catalogs-check: $(STAMP)
+	$(BIN)/python scripts/static_catalog/build.py --check
 
 # The facts the dependency rule reads (logsleuth/facts/): each SGLang and vLLM release's Requires-Dist, read from
 # its wheel with `pip download --no-deps` (releases the file lacks; --refresh reads all again: ~25 GB of vLLM

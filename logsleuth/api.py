@@ -19,6 +19,7 @@ from logsleuth.errors import SourceError, UsageError
 from logsleuth.fixes.build import build_fix
 from logsleuth.fixes.builders import BUILDERS
 from logsleuth.fixes.context import interpolate
+from logsleuth.fixes.release_flags import with_release_flags
 from logsleuth.fixes.server_args import command_from_server_args
 from logsleuth.fixes.upgrade import with_upgrade
 from logsleuth.ingest.launch import LaunchTracker
@@ -275,7 +276,9 @@ def build_report(
         # A later release that no longer makes that check for this launch: an upgrade past it, as an alternative.
         found = with_relaxed_check(found, own)
         # Whatever gave the diagnosis (pattern, rule, general): the instructions of the engine's own message, checked.
-        groups.append(replace(found, diagnosis=with_engine_words(found.diagnosis, found.failure, own)))
+        # And no flag its release lacks is offered (fixes/release_flags.py).
+        checked = with_release_flags(with_engine_words(found.diagnosis, found.failure, own), own)
+        groups.append(replace(found, diagnosis=checked))
     by_id = {p.id: p for p in patterns.patterns}
     launch = _with_engine_from_words(launch, groups)
     groups = _order(groups, by_id)

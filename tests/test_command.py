@@ -85,6 +85,16 @@ def test_command_rebuilt_from_server_args_line() -> None:
     ]
 
 
+def test_server_args_of_a_static_catalog_release_skip_a_field_whose_default_is_unknown() -> None:
+    """SGLang 0.5.10 has only a static catalog; its `--stream-output` default is computed in the source, so a
+    logged value cannot be told from the default: no flag is made of it (an invented flag would be worse)."""
+    from logsleuth.fixes.server_args import command_from_server_args
+    from logsleuth.ingest.launch import parse_server_args
+
+    pairs = tuple(parse_server_args("ServerArgs(model_path='/m', tp_size=2, incremental_streaming_output=True)"))
+    assert command_from_server_args(pairs, "0.5.10") == "python -m sglang.launch_server --model-path /m --tp-size 2"
+
+
 def test_server_args_dict_form_of_0_5_23() -> None:
     from logsleuth.fixes.server_args import command_from_server_args
     from logsleuth.ingest.launch import parse_server_args

@@ -71,7 +71,8 @@ def test_wheel_contains_patterns_and_works_installed(built: Built, tmp_path: Pat
     assert any(name.startswith("vllm/") for name in bundled)
     for schema in ("report", "health_report", "diff", "watch_events"):
         assert f"logsleuth/{schema}.schema.json" in built.names
-    catalogs = sorted(p.name for p in (REPO / "logsleuth" / "fixes" / "catalogs").glob("*.json"))
+    catalogs = sorted(p.name for p in (REPO / "logsleuth" / "fixes" / "catalogs").glob("*.json*"))
+    assert "static.json.gz" in catalogs
     assert catalogs and all(f"logsleuth/fixes/catalogs/{name}" in built.names for name in catalogs)
     unpacked = tmp_path / "site"
     zipfile.ZipFile(built.wheel).extractall(unpacked)

@@ -34,8 +34,8 @@ _COMMON_WORDS = frozenset(
 
 
 def choose_catalogs(launch: LaunchInfo) -> tuple[tuple[Catalog, ...], str]:
-    """The catalogs the rows come from, and how they were chosen: the log's version (or the nearest shipped one
-    at or below it), else every shipped version, since the defaults and choices differ between releases."""
+    """The catalogs the rows come from, and how they were chosen: the log's version (its real parser's catalog,
+    else its static one), else every real-parser catalog, since the defaults and choices differ between releases."""
     engine = launch.engine
     if engine is None:
         return (), "the engine is not named in the log: no flag catalog applies"
@@ -50,9 +50,10 @@ def choose_catalogs(launch: LaunchInfo) -> tuple[tuple[Catalog, ...], str]:
     chosen = catalogs.load(engine, launch.engine_version)
     if chosen is None:
         return (), f"no flag catalog for {engine} {launch.engine_version}"
-    if versions.version_key(chosen.version) == versions.version_key(launch.engine_version):
-        return (chosen,), f"the {engine} {chosen.version} catalog"
-    return (chosen,), f"the nearest shipped catalog at or below {launch.engine_version}: {engine} {chosen.version}"
+    if chosen.source == "static":
+        return (chosen,), (f"the {engine} {chosen.version} catalog read from its source: it proves which flags exist, "
+                           "not which values its validation accepts")
+    return (chosen,), f"the {engine} {chosen.version} catalog"
 
 
 def _words(text: str) -> set[str]:

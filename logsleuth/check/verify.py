@@ -28,12 +28,17 @@ ENTRY = "python -m sglang.launch_server"
 def catalog_for(version: str | None) -> tuple[Catalog, str | None]:
     """The catalog to check against, and a note when it is not exactly the version asked for."""
     catalog = catalogs.load(ENGINE, version)
+    if catalog is None and version is not None:
+        # No nearest-release guess: its flags could be missing from this release (issue 29).
+        raise UsageError(f"no flag catalog for SGLang {version}: logsleuth has one for each release from 0.3.0 on; "
+                         "give the release's exact version with --engine-version")
     if catalog is None:
         raise UsageError("no SGLang flag catalog is installed with logsleuth")  # a broken install
     if version is None:
         return catalog, f"no version given (--engine-version): checked against the newest catalog, SGLang {catalog.version}"
-    if catalog.version != version:
-        return catalog, f"no catalog for SGLang {version}: checked against SGLang {catalog.version}, the nearest older one"
+    if catalog.source == "static":
+        return catalog, (f"SGLang {catalog.version}'s catalog is read from its source: it proves a flag exists in that "
+                         "release, not that its value passes the release's validation")
     return catalog, None
 
 

@@ -1,8 +1,10 @@
-"""Flag catalogs: every launch flag of each supported engine version.
+"""Flag catalogs: every launch flag of each engine release.
 
-Generated from the real argument parsers by scripts/oracle/dump_flags.py and shipped
-as JSON in `logsleuth/fixes/catalogs/`.  Used to suggest flags ("did you mean"),
-valid choices and renames for the version in use.
+Two kinds, both shipped in `logsleuth/fixes/catalogs/`: the real argument parsers' catalogs of a few releases
+(scripts/oracle/dump_flags.py, one JSON file each; `source` "parser"), and static catalogs of every other release
+from SGLang 0.3.0 and vLLM 0.6.0 on, read from each release's source (static_catalogs.py; `source` "static": they
+prove that a flag exists, not that a value passes the engine's validation).  Used to suggest flags ("did you
+mean"), valid choices and renames for the version in use, and never to offer a flag that release lacks.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from logsleuth import versions
+from logsleuth.fixes import static_catalogs
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,10 @@ class FlagInfo:
     deprecated: bool
     renamed_to: str | None
     nargs: int | str | None = None  # argparse's nargs: None for one value, or N, "?", "*", "+"
+    # False in a static catalog where the source computed the default (then `default` is None) or the choices
+    # (then `choices` is empty): "not known", never "none".
+    default_known: bool = True
+    choices_known: bool = True
 
 
 @dataclass(frozen=True)
@@ -39,6 +46,9 @@ class Catalog:
     engine: str
     version: str
     flags: tuple[FlagInfo, ...]
+    # "parser": dumped from the release's real argument parser; "static": read from its source, which proves a
+    # flag exists in the release but not that a value passes its validation.
+    source: str = "parser"
 
     def find(self, flag: str) -> FlagInfo | None:
         for info in self.flags:
@@ -77,8 +87,24 @@ def available() -> tuple[tuple[str, str], ...]:
 
 @lru_cache(maxsize=8)
 def load(engine: str, version: str | None) -> Catalog | None:
-    """The catalog for that version, or the nearest older one (the newest when the version is unknown)."""
-    chosen = versions.newest_at_or_below([v for e, v in available() if e == engine], version)
+    """The catalog of that release: its real parser's when one is shipped, else its static one.  A release with
+    neither (older than the static catalogs, newer than the newest, a dev build) gets None: no nearest-release
+    guess, whose flags could be missing from it.  An unknown version (None) gets the newest real catalog, as
+    before: the callers say the version is unknown."""
+    if version is None or versions.version_key(version) is None:
+        return _parser_catalog(engine, versions.newest_at_or_below([v for e, v in available() if e == engine], None))
+    wanted = versions.version_key(version)
+    real = next((v for e, v in available() if e == engine and versions.version_key(v) == wanted), None)
+    if real is not None:
+        return _parser_catalog(engine, real)
+    release = static_catalogs.release_named(engine, version)
+    records = static_catalogs.flag_records(engine, release) if release else None
+    if release is None or records is None:
+        return None
+    return Catalog(engine, release, tuple(_static_flag(record) for record in records), source="static")
+
+
+def _parser_catalog(engine: str, chosen: str | None) -> Catalog | None:
     if chosen is None:
         return None
     path = _CATALOGS / f"{engine}-{chosen}.json"
@@ -100,6 +126,29 @@ def load(engine: str, version: str | None) -> Catalog | None:
         for entry in data.get("flags", ())
     )
     return Catalog(engine, data.get("version", chosen), flags)
+
+
+_VALUELESS_ACTIONS = ("store_true", "store_false", "store_const", "count", "boolean_optional",
+                      "DeprecatedStoreTrueAction")
+
+
+def _static_flag(record: dict[str, Any]) -> FlagInfo:
+    """One flag of a static catalog; its `--no-x` negations are aliases, as in the SGLang parser catalogs."""
+    choices, default = record.get("choices"), record.get("default")
+    return FlagInfo(
+        name=record["name"],
+        aliases=tuple((record["name"], *record.get("aliases", ()), *record.get("negations", ()))),
+        dest=record.get("dest"),
+        type=None,
+        choices=() if choices in (None, static_catalogs.UNKNOWN) else tuple(choices),
+        default=None if default == static_catalogs.UNKNOWN else default,
+        takes_value=record.get("nargs") != 0 and record.get("action") not in _VALUELESS_ACTIONS,
+        deprecated=bool(record.get("deprecated")),
+        renamed_to=None,
+        nargs=record.get("nargs"),
+        default_known=default != static_catalogs.UNKNOWN,
+        choices_known=choices != static_catalogs.UNKNOWN,
+    )
 
 
 def versions_with(engine: str, flag: str) -> tuple[str, ...]:

@@ -28,8 +28,8 @@ def command_from_server_args(pairs: tuple[tuple[str, str], ...], version: str | 
             value = ast.literal_eval(raw)
         except (ValueError, SyntaxError, MemoryError, RecursionError):
             continue  # an object repr we cannot turn back into a flag
-        if value == info.default or value is None:
-            continue
+        if value is None or not info.default_known or value == info.default:
+            continue  # at its default; or its default is computed (a static catalog): no flag is invented for it
         if not info.takes_value:
             if value is True:
                 tokens.append(name)

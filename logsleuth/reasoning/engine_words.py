@@ -21,6 +21,7 @@ from functools import lru_cache
 from logsleuth import versions
 from logsleuth.facts.requires import pinned_requirement
 from logsleuth.fixes import catalog as catalogs
+from logsleuth.fixes import static_catalogs
 from logsleuth.fixes.catalog import Catalog, FlagInfo
 from logsleuth.fixes.cross_engine import find as find_flag
 from logsleuth.ingest.normalize import clean_text
@@ -197,6 +198,8 @@ def _scope(engine: str | None, version: str | None) -> _Scope:
         return _Scope(None, None, tuple(catalog for name in ENGINE_NAMES for catalog in _all_catalogs(name)))
     every = _all_catalogs(engine)
     own = tuple(catalog for catalog in every if catalog.version == version)
+    if not own and version is not None and (exact := catalogs.load(engine, version)) is not None:
+        own = (exact,)  # the release's static catalog (read from its source): which flags it has
     return _Scope(engine, version, own or every)
 
 
@@ -226,7 +229,9 @@ def _flag_facts(flag: str, value: str | None, scope: _Scope) -> str:
     if release is not None:
         info = find_flag(flag, release.engine, release)
         if info is not None:
-            return f"is a flag of {_named(release)}" + _deprecation(info) + _value_check(value, info)
+            static = " (its catalog is read from its source: the flag exists; no value is validated)" \
+                if release.source == "static" else ""
+            return f"is a flag of {_named(release)}" + _deprecation(info) + _value_check(value, info) + static
         short_for = _abbreviated(flag, release)
         if short_for is not None:
             return f"is not a flag of {_named(release)} by that name; its argparse takes it as short for {short_for}"
@@ -244,10 +249,22 @@ def _elsewhere(flag: str, catalog: Catalog) -> str:
     """Where else a flag the user's release lacks is: the engine's other releases, else the other engine."""
     having = [other for other in _all_catalogs(catalog.engine)
               if other.version != catalog.version and find_flag(flag, other.engine, other) is not None]
+    if catalog.source == "static" and (when := _static_range(flag, catalog)):
+        return f" ({when})"
     if having:
         return f" (it is in {_listed(having)})"
     return f" (nor of any {ENGINE_NAMES[catalog.engine]} release logsleuth has a catalog of; {_ONLY_SERVER_FLAGS})" + (
         _other_engines(flag, catalog.engine))
+
+
+def _static_range(flag: str, catalog: Catalog) -> str:
+    """"added in 0.7.2" or "last in 0.11.2": where a flag the release lacks is, by the static catalogs."""
+    having = static_catalogs.releases_with(catalog.engine, flag)
+    mine = versions.version_key(catalog.version)
+    later = [v for v in having if mine is not None and (key := versions.version_key(v)) is not None and key > mine]
+    if later:
+        return f"{ENGINE_NAMES[catalog.engine]} added it in {later[0]}"
+    return f"{ENGINE_NAMES[catalog.engine]} {having[-1]} was the last release with it" if having else ""
 
 
 # A flag in no catalog may still be a flag of another program of the engine (its benchmark, its router, SGLang's

@@ -130,8 +130,8 @@ def test_known_version_uses_that_catalog_and_says_where_the_version_came_from(tm
     assert case.engine_version == "0.5.9"
     assert case.catalogs == ("0.5.9",)
     given = build_case(diagnose([str(log)], DiagnoseOptions(include_user_patterns=False, engine_version="0.5.12")))
-    assert given.catalogs == ("0.5.9",)
-    assert "nearest shipped catalog at or below 0.5.12" in given.catalog_note
+    assert given.catalogs == ("0.5.12",)  # its own release's static catalog, not the nearest older one
+    assert "read from its source" in given.catalog_note and "not which values" in given.catalog_note
     assert "--engine-version" in given.version_origin
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from logsleuth.check.verify import check_text, check_words, verify_fix
+from logsleuth.errors import UsageError
 from tests.check.cases import CASES, EAGLE, MODEL, Case
 
 
@@ -68,10 +69,24 @@ def test_abbreviation_passes_and_names_the_full_flag() -> None:
     assert verdict.ok and verdict.suggestion == "--mem-fraction-static"
 
 
-def test_version_without_catalog_uses_nearest_older_and_says_so() -> None:
+def test_release_without_parser_catalog_uses_its_static_catalog_and_says_what_it_proves() -> None:
     result = check_words(["--tp-size", "2"], "0.5.10", validate=False)
-    assert result.catalog_version == "0.5.9"
-    assert result.version_note is not None and "0.5.10" in result.version_note
+    assert result.catalog_version == "0.5.10"
+    assert result.version_note is not None and "proves a flag exists" in result.version_note
+    assert not result.verified
+
+
+def test_a_flag_the_release_lacks_fails_against_its_static_catalog() -> None:
+    """Issue 29: SGLang 0.3.0 has no --attention-backend (0.3.1 added it); the nearest catalog (0.4.10.post2) has."""
+    (verdict,) = check_words(["--attention-backend", "triton"], "0.3.0", validate=False).flags
+    assert not verdict.ok
+    (verdict,) = check_words(["--attention-backend", "triton"], "0.3.1", validate=False).flags
+    assert verdict.ok
+
+
+def test_a_release_without_any_catalog_is_refused_not_guessed() -> None:
+    with pytest.raises(UsageError, match="no flag catalog for SGLang 0.2.14"):
+        check_words(["--tp-size", "2"], "0.2.14", validate=False)
 
 
 def test_verify_fix_applies_the_answer_to_the_launch_command() -> None:

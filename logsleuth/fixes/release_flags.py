@@ -1,0 +1,121 @@
+"""Advice checked against the user's release: no fix offers a flag that release lacks (issue 29, item 4).
+
+Applied to every diagnosis, whatever gave it (a pattern's data, a builder, a rule, the general guidance), once the
+launch's release is known or inferred and logsleuth has that exact release's catalog (its real parser's, else
+the one read from its source: static_catalogs.py).  A flag operation whose flag the release lacks is dropped, and
+with it the corrected command built on it, and an alternative that was nothing but such flags; a mention in the
+fix's words is kept, with a note at the end of its sentence, "(--x is not in SGLang 0.3.0: added in 0.3.1)", as
+the engine's own instructions are checked (reasoning/engine_words.py).
+Only the engine's flags are judged: a `--word` no release of the engine has (pip's, docker's) is left alone, and
+so are the flags of the user's own command.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import replace
+from functools import lru_cache
+
+from logsleuth import versions
+from logsleuth.fixes import catalog as catalogs
+from logsleuth.fixes import static_catalogs
+from logsleuth.fixes.catalog import Catalog
+from logsleuth.fixes.cross_engine import find, normalized
+from logsleuth.models import ENGINE_NAMES, Diagnosis, Fix, FlagOp, LaunchInfo
+
+_FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*")
+NOT_IN = "not in"  # the note's words: "(--x is not in SGLang 0.3.0: added in 0.3.1)"
+
+
+def with_release_flags(diagnosis: Diagnosis | None, launch: LaunchInfo) -> Diagnosis | None:
+    """`diagnosis` with every fix (and alternative) kept to the flags of the launch's release."""
+    if diagnosis is None or diagnosis.fix is None:
+        return diagnosis
+    engine = diagnosis.engine or launch.engine
+    catalog = catalogs.load(engine, launch.engine_version) if engine in ENGINE_NAMES and launch.engine_version else None
+    if catalog is None:
+        return diagnosis  # no catalog of that exact release (or the version is unknown): nothing to judge by
+    own = _command_flags(launch.command)
+    fix = _kept(diagnosis.fix, catalog, own)
+    return diagnosis if fix == diagnosis.fix else replace(diagnosis, fix=fix)
+
+
+def _kept(fix: Fix, catalog: Catalog, own: frozenset[str]) -> Fix:
+    lacking = lambda flag: flag not in own and _lacks(catalog, flag)  # noqa: E731 - one test, used thrice
+    ops = tuple(op for op in fix.flags if op.op == "remove" or not lacking(_offered(op)))
+    command = fix.command
+    if command is not None and (len(ops) < len(fix.flags) or any(lacking(f) for f in _FLAG.findall(command))):
+        command = None  # built on a flag the release lacks: no command rather than a wrong one
+    alternatives = tuple(_kept(alternative, catalog, own) for alternative in fix.alternatives
+                         if not _only_lacking(alternative, lacking))
+    return replace(
+        fix,
+        summary=_marked(fix.summary, catalog, own),
+        steps=tuple(_marked(step, catalog, own) for step in fix.steps),
+        flags=ops,
+        command=command,
+        needs_input=tuple(flag for flag in fix.needs_input if not lacking(flag)),
+        alternatives=alternatives,
+    )
+
+
+def _only_lacking(fix: Fix, lacking: Callable[[str], bool]) -> bool:
+    """An alternative that is nothing but flags the release lacks ("Or use another attention backend" through
+    --attention-backend): nothing of it can be done on that release, so it is left out."""
+    return bool(fix.flags) and not fix.env and not fix.steps and not fix.alternatives and all(
+        op.op != "remove" and lacking(_offered(op)) for op in fix.flags)
+
+
+def _offered(op: FlagOp) -> str:
+    return (op.to if op.op == "rename" and op.to else op.flag).split("=", 1)[0]
+
+
+def _lacks(catalog: Catalog, flag: str) -> bool:
+    """True when `flag` is the engine's (some release has it) and this release lacks it."""
+    name = normalized(flag.split("=", 1)[0], catalog.engine)
+    return name in _engine_flags(catalog.engine) and find(name, catalog.engine, catalog) is None
+
+
+def _marked(text: str, catalog: Catalog, own: frozenset[str]) -> str:
+    """The text, with a note at its end naming each flag it mentions that the release lacks."""
+    said = [flag for flag in dict.fromkeys(_FLAG.findall(text))
+            if flag not in own and _lacks(catalog, flag) and not_in_note(flag, catalog) not in text]
+    if not said:
+        return text
+    return text + " (" + "; ".join(not_in_note(flag, catalog) + _when(catalog, flag) for flag in said) + ")"
+
+
+def not_in_note(flag: str, catalog: Catalog) -> str:
+    """"--x is not in SGLang 0.3.0": how a mention of a flag the release lacks is marked."""
+    return f"{flag} is {NOT_IN} {ENGINE_NAMES[catalog.engine]} {catalog.version}"
+
+
+def _when(catalog: Catalog, flag: str) -> str:
+    """": added in X" or ": last in Y": where the flag is, from the static catalogs."""
+    having = releases_with(catalog.engine, normalized(flag, catalog.engine))
+    mine = versions.version_key(catalog.version)
+    later = [v for v in having if (key := versions.version_key(v)) is not None and mine is not None and key > mine]
+    if later:
+        return f": added in {later[0]}"
+    return f": last in {having[-1]}" if having else ""
+
+
+def releases_with(engine: str, flag: str) -> tuple[str, ...]:
+    """The releases whose static catalog has `flag`, oldest first."""
+    return static_catalogs.releases_with(engine, flag)
+
+
+@lru_cache(maxsize=2)
+def _engine_flags(engine: str) -> frozenset[str]:
+    """Every flag some release of the engine has (its static catalogs and its real parsers')."""
+    found = set(static_catalogs.all_flags(engine))
+    for e, version in catalogs.available():
+        if e == engine and (catalog := catalogs.load(e, version)) is not None:
+            found.update(catalog.names())
+    return frozenset(found)
+
+
+def _command_flags(command: str | None) -> frozenset[str]:
+    """The flags the user's own command names: advice may speak of them whatever the release has."""
+    return frozenset(_FLAG.findall(command or ""))
