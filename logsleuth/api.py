@@ -36,6 +36,7 @@ from logsleuth.reading.scan import ReadResult
 from logsleuth.reasoning.engine_words import with_engine_words
 from logsleuth.reasoning.raise_site import with_raise_site
 from logsleuth.reasoning.registry import Evidence, reason
+from logsleuth.reasoning.root_cause import with_root_cause
 from logsleuth.sources.base import Progress, ReportsProgress, Source
 from logsleuth.sources.fanout import DEFAULT_PARALLEL, IdleWork, one_at_a_time
 from logsleuth.sources.open import (
@@ -271,6 +272,8 @@ def build_report(
         found = with_raise_site(
             _diagnose_group(group, patterns.patterns, own, context_lines, warnings.append, disabled), own
         )
+        # A diagnosis that names a symptom (a native crash, a kill) gives way to the cause an error line names.
+        found = replace(found, diagnosis=with_root_cause(found.diagnosis, found.failure, found.cascade))
         # Whatever gave the diagnosis (pattern, rule, general): the instructions of the engine's own message, checked.
         groups.append(replace(found, diagnosis=with_engine_words(found.diagnosis, found.failure, own)))
     by_id = {p.id: p for p in patterns.patterns}

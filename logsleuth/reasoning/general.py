@@ -22,6 +22,7 @@ from logsleuth.reasoning.evidence import Evidence, exception_lines
 # How much each kind of cue weighs: the words a message says are the strongest evidence, a frame's subsystem
 # the weakest (a failure passes through many subsystems on its way up).
 WORD_WEIGHT = 4
+STRONG_WEIGHT = 8  # words that name a category outright: more than another row's words and type together
 TYPE_WEIGHT = 3
 KIND_WEIGHT = 3
 FRAME_WEIGHT = 1
@@ -63,8 +64,16 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
     if hit_type:
         score += TYPE_WEIGHT
         why.append(f"the exception type {hit_type}")
+    # Words that name a category outright count on the error lines just before the failure too (pip prints
+    # "(from versions: none)" on the line above its failure).
+    strong = next(
+        (m[0] for pattern in row.strong_words for text in (*texts, *failure.context) if (m := pattern.search(text))), None
+    )
+    if strong:
+        score += STRONG_WEIGHT
+        why.append(f"the message's words ({strong.strip()!r})")
     word = next((m[0] for pattern in row.words for text in texts if (m := pattern.search(text))), None)
-    if word:
+    if word and not strong:
         score += WORD_WEIGHT
         why.append(f"the message's words ({word.strip()!r})")
     fragment = next((f for f in row.frames for file in files if f in file), None)
@@ -99,7 +108,8 @@ def flags_hold(text: str, engine: str, version: str | None) -> bool:
     return bool(releases) and all(set(catalog.versions_with(engine, flag)) == set(releases) for flag in flags)
 
 
-def _words(text: str, engine: str | None, version: str | None) -> str:
+def render_words(text: str, engine: str | None, version: str | None) -> str:
+    """`{release}` and `{engine}` in a title or check: the engine's name and "<engine> <version>"."""
     name = ENGINE_NAMES.get(engine or "", engine or "the engine")
     release = f"{name} {version}" if version else name
     return text.replace("{release}", release).replace("{engine}", name)
@@ -109,7 +119,7 @@ def row_checks(row: CategoryRow, engine: str | None, version: str | None) -> tup
     """The row's neutral checks, then the decided engine's own whose flags hold for its release."""
     own = row.engine_checks.get(engine, ()) if engine else ()
     kept = [check for check in own if engine and flags_hold(check, engine, version)]
-    return tuple(_words(check, engine, version) for check in (*row.checks, *kept))
+    return tuple(render_words(check, engine, version) for check in (*row.checks, *kept))
 
 
 def categorize(evidence: Evidence) -> Diagnosis:
@@ -132,7 +142,7 @@ def categorize(evidence: Evidence) -> Diagnosis:
         engine = engine or code_of  # the engine's own frames are positive evidence of it
     version = launch.engine_version if engine == launch.engine else None
     meaning = CATEGORIES.get(row.category, row.category)
-    title = _words(row.title, engine, version)
+    title = render_words(row.title, engine, version)
     return Diagnosis(
         pattern=f"general-{row.category}",
         title=title,
