@@ -21,6 +21,9 @@ from logsleuth.reasoning.evidence import exception_lines
 from logsleuth.reasoning.general import best_row, engine_code_of, render_words, row_checks
 
 QUOTED = 240  # characters of the line that named the cause, quoted in the root cause
+# What a wrapper's own category already stands for: a capture fails on a CUDA call it does not allow ("operation not
+# permitted when stream is capturing"), so a bare CUDA error inside it names no other cause.
+WRAPPER_OWN = frozenset({"cuda-error"})
 
 
 def cause_of(failure: Failure, after: Sequence[str] = ()) -> tuple[CategoryRow, str] | None:
@@ -45,13 +48,24 @@ def with_root_cause(diagnosis: Diagnosis | None, failure: Failure, after: Sequen
     if diagnosis is None:
         return None
     if diagnosis.category in table().wrappers:
-        return _inner_engine_bug(diagnosis, failure) or diagnosis
+        return _inner_engine_bug(diagnosis, failure) or _inner_cause(diagnosis, failure) or diagnosis
     if diagnosis.category not in table().symptoms:
         return diagnosis
     found = cause_of(failure, after)
-    if found is None:
-        return diagnosis
-    row, line = found
+    return _caused_by(diagnosis, *found) if found is not None else diagnosis
+
+
+def _inner_cause(diagnosis: Diagnosis, failure: Failure) -> Diagnosis | None:
+    """A wrapper's diagnosis whose wrapped error names a cause other than a bare CUDA error (the wrapper's own
+    category covers those: a call a capture does not allow): that cause."""
+    found = cause_of(replace(failure, context=(), header=None))
+    if found is None or found[0].category in WRAPPER_OWN:
+        return None
+    return _caused_by(diagnosis, *found)
+
+
+def _caused_by(diagnosis: Diagnosis, row: CategoryRow, line: str) -> Diagnosis:
+    """The symptom's diagnosis as its cause's: the cause's general checks, the line that named it."""
     engine, version = diagnosis.engine, diagnosis.engine_version
     title = render_words(row.title, engine, version)
     symptom = CATEGORIES.get(diagnosis.category, diagnosis.category)

@@ -113,3 +113,21 @@ def test_a_capture_failure_wrapping_a_bug_of_the_engines_code_is_an_engine_bug()
 def test_a_capture_failure_of_a_cuda_call_stays_a_capture_failure() -> None:
     diagnosis = first_diagnosis(RELEASE + _capture_failing_with("CUDA error: operation not permitted when stream is capturing"))
     assert diagnosis.category == "cuda-graph-capture", diagnosis
+
+
+def test_a_capture_failure_wrapping_a_distributed_error_is_that_error() -> None:
+    """A gloo error inside the capture (the shape of sgl-project/sglang#4205: `Capture cuda graph failed:
+    [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer`): the distributed layer failed
+    while capturing; the capture is where it showed."""
+    inner = "[../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer [10.0.0.3]:41022"
+    diagnosis = first_diagnosis(RELEASE + _capture_failing_with(inner))
+    assert diagnosis.category == "nccl", diagnosis
+
+
+def test_torchs_hint_on_every_cuda_error_names_no_device_assert() -> None:
+    """torch appends "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions." to every CUDA error
+    (c10/cuda/CUDAException.cpp): a capture failing on a CUDA call stays a capture failure."""
+    inner = ("CUDA error: operation not permitted when stream is capturing\nCUDA kernel errors might be asynchronously "
+             "reported at some other API call.\nCompile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.")
+    diagnosis = first_diagnosis(RELEASE + _capture_failing_with(inner))
+    assert diagnosis.category == "cuda-graph-capture", diagnosis
