@@ -33,6 +33,7 @@ from logsleuth.models import (
 )
 from logsleuth.reading.reader import DEFAULT_MAX_BYTES, read_all, read_latest
 from logsleuth.reading.scan import ReadResult
+from logsleuth.reasoning import dependencies
 from logsleuth.reasoning.engine_words import with_engine_words
 from logsleuth.reasoning.raise_site import with_raise_site
 from logsleuth.reasoning.registry import Evidence, reason
@@ -415,7 +416,7 @@ def _diagnose_group(
         engine=launch.engine,
         engine_version=launch.engine_version,
     )
-    return replace(group, diagnosis=diagnosis)
+    return replace(group, diagnosis=dependencies.with_release_pins(diagnosis, Evidence(group.failure, launch, lines)))
 
 
 def _order(groups: list[FailureGroup], patterns: dict[str, Pattern]) -> list[FailureGroup]:
