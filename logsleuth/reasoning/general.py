@@ -18,6 +18,7 @@ from logsleuth.fixes import catalog
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Diagnosis, Failure, Fix, Frame
 from logsleuth.reasoning.evidence import Evidence, exception_lines
+from logsleuth.reasoning.parallelism import splits_over_one_gpu
 
 # How much each kind of cue weighs: the words a message says are the strongest evidence, a frame's subsystem
 # the weakest (a failure passes through many subsystems on its way up).
@@ -83,12 +84,15 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
     return score, why
 
 
-def best_row(failure: Failure) -> tuple[CategoryRow, list[str]] | None:
-    """The category the evidence points to most strongly (ties: the row written first), with what pointed."""
+def best_row(failure: Failure, leave_out: frozenset[str] = frozenset()) -> tuple[CategoryRow, list[str]] | None:
+    """The category the evidence points to most strongly (ties: the row written first), with what pointed;
+    never one of `leave_out`."""
     texts = exception_lines(failure)
     files = [frame.file for frame in failure.final.frames[-INNERMOST_FRAMES:]]
     best: tuple[int, CategoryRow, list[str]] | None = None
     for row in table().rows:
+        if row.category in leave_out:
+            continue
         score, why = _score(row, failure, texts, files)
         if score and (best is None or score > best[0]):
             best = (score, row, why)
@@ -129,6 +133,11 @@ def categorize(evidence: Evidence) -> Diagnosis:
     launch = evidence.launch
     engine = launch.engine
     found = best_row(failure)
+    if found is not None and found[0].category == "parallel-config" and splits_over_one_gpu(evidence):
+        # One GPU splits nothing: a size the message finds indivisible is the kernel's or the checkpoint's
+        # limit (a quantization kernel's tile on the full size), not a parallel degree's.
+        found = best_row(failure, frozenset({"parallel-config"}))
+        found = (found[0], [*found[1], "a launch with tensor parallelism 1 (nothing split)"]) if found else None
     if found is None:
         return _unclassified(evidence)
     row, why = found

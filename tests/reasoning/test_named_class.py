@@ -110,3 +110,18 @@ def test_a_keyword_error_in_the_users_own_call_is_still_no_engine_bug() -> None:
     diagnosis = _diagnosis(VLLM + real_traceback(
         "def helper(a):\n    return a\n\nhelper(b=1)\n", "vllm/model_executor/models/llama.py"))
     assert diagnosis.category == "engine-bug", diagnosis
+
+
+def test_a_tile_that_does_not_divide_a_size_on_one_gpu_is_no_parallel_degree() -> None:
+    """The shape of vllm-project/vllm#9913: the same Marlin message on a launch with tensor parallelism 1 (the
+    command sets none): nothing was split, so the kernel's tile against the full size is the quantization's
+    limit, and no smaller tensor-parallel degree is advised."""
+    command = "vllm serve /models/coder-lite-awq --dtype float16\n"
+    marlin = _raised(
+        'raise ValueError("Weight input_size_per_partition = 10944 is not divisible by min_thread_k = 128. '
+        'Consider reducing tensor_parallel_size or running with --quantization gptq.")',
+        "vllm/model_executor/layers/quantization/utils/marlin_utils.py")
+    diagnosis = _diagnosis(VLLM + command + marlin)
+    assert diagnosis.category == "quantization", diagnosis
+    split = _diagnosis(VLLM + command.replace("--dtype", "--tensor-parallel-size 4 --dtype") + marlin)
+    assert split.category == "parallel-config", split
