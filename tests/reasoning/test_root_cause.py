@@ -131,3 +131,16 @@ def test_torchs_hint_on_every_cuda_error_names_no_device_assert() -> None:
              "reported at some other API call.\nCompile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.")
     diagnosis = first_diagnosis(RELEASE + _capture_failing_with(inner))
     assert diagnosis.category == "cuda-graph-capture", diagnosis
+
+
+def test_the_text_to_search_for_is_the_line_that_named_the_cause() -> None:
+    """Searching an issue tracker for "Killed" finds nothing of use; the NCCL error before it does."""
+    from logsleuth.api import DiagnoseOptions, diagnose_text
+    from logsleuth.render import render
+    from logsleuth.render.options import OutputFormat, RenderOptions
+
+    before = CASES[0][1]
+    report = diagnose_text(BANNER + before + KILL, DiagnoseOptions(include_user_patterns=False))
+    text = render(report, RenderOptions(format=OutputFormat.TEXT, width=400))
+    searched = text.split("Search for:", 1)[1].strip().splitlines()[0]
+    assert "NCCL WARN" in searched and "Killed" not in searched, searched
