@@ -34,10 +34,12 @@ from logsleuth.models import (
 )
 from logsleuth.reading.reader import DEFAULT_MAX_BYTES, read_all, read_latest
 from logsleuth.reading.scan import ReadResult
+from logsleuth.reasoning import dependencies
 from logsleuth.reasoning.engine_words import with_engine_words
 from logsleuth.reasoning.raise_site import with_raise_site
 from logsleuth.reasoning.registry import Evidence, reason
 from logsleuth.reasoning.relaxed_check import with_relaxed_check
+from logsleuth.reasoning.root_cause import with_root_cause
 from logsleuth.sources.base import Progress, ReportsProgress, Source
 from logsleuth.sources.fanout import DEFAULT_PARALLEL, IdleWork, one_at_a_time
 from logsleuth.sources.open import (
@@ -273,6 +275,8 @@ def build_report(
         found = with_raise_site(
             _diagnose_group(group, patterns.patterns, own, context_lines, warnings.append, disabled), own
         )
+        # A diagnosis that names a symptom (a native crash, a kill) gives way to the cause an error line names.
+        found = replace(found, diagnosis=with_root_cause(found.diagnosis, found.failure, found.cascade))
         # A later release that no longer makes that check for this launch: an upgrade past it, as an alternative.
         found = with_relaxed_check(found, own)
         # Whatever gave the diagnosis (pattern, rule, general): the instructions of the engine's own message, checked.
@@ -418,7 +422,7 @@ def _diagnose_group(
         engine=launch.engine,
         engine_version=launch.engine_version,
     )
-    return replace(group, diagnosis=diagnosis)
+    return replace(group, diagnosis=dependencies.with_release_pins(diagnosis, Evidence(group.failure, launch, lines)))
 
 
 def _order(groups: list[FailureGroup], patterns: dict[str, Pattern]) -> list[FailureGroup]:

@@ -19,8 +19,10 @@ class CategoryRow:
     kinds: tuple[str, ...]
     types: tuple[str, ...]
     words: tuple[re.Pattern[str], ...]
+    strong_words: tuple[re.Pattern[str], ...]  # words that name the category outright
     frames: tuple[str, ...]
     in_engine_code: bool
+    cause_words: tuple[re.Pattern[str], ...]  # on an error line before a crash: this row is the crash's cause
     checks: tuple[str, ...]  # engine-neutral
     engine_checks: dict[str, tuple[str, ...]]  # engine -> its own checks (flags still to be checked)
     sources: tuple[str, ...]
@@ -39,6 +41,9 @@ class CategoryTable:
     """facts/categories.toml, read: the evidence->category rows and the per-type guidance."""
     rows: tuple[CategoryRow, ...]
     by_type: tuple[TypeGuidance, ...]
+    symptoms: frozenset[str] = frozenset()  # categories that say what happened to a process, not why
+    causes: tuple[str, ...] = ()  # the categories that can be a symptom's cause, most specific first
+    wrappers: frozenset[str] = frozenset()  # categories whose message wraps an inner error
 
     def row(self, category: str) -> CategoryRow | None:
         return next((row for row in self.rows if row.category == category), None)
@@ -65,8 +70,10 @@ def _row(entry: dict[str, object]) -> CategoryRow:
         kinds=strings("kinds"),
         types=strings("types"),
         words=tuple(re.compile(word, re.IGNORECASE) for word in strings("words")),
+        strong_words=tuple(re.compile(word, re.IGNORECASE) for word in strings("strong_words")),
         frames=strings("frames"),
         in_engine_code=bool(entry.get("in_engine_code", False)),
+        cause_words=tuple(re.compile(word, re.IGNORECASE) for word in strings("cause_words")),
         checks=strings("checks"),
         engine_checks={engine: strings(engine) for engine in ENGINES if engine in entry},
         sources=strings("sources"),
@@ -83,6 +90,9 @@ def table() -> CategoryTable:
     return CategoryTable(
         rows=tuple(_row(entry) for entry in data["category"]),
         by_type=tuple(TypeGuidance(tuple(g["types"]), tuple(g["checks"])) for g in data["by_type"]),
+        symptoms=frozenset(data.get("symptoms", ())),
+        causes=tuple(data.get("causes", ())),
+        wrappers=frozenset(data.get("wrappers", ())),
     )
 
 

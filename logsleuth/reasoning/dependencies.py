@@ -86,6 +86,15 @@ def diagnose(evidence: Evidence) -> Diagnosis | None:
     return None
 
 
+def with_release_pins(diagnosis: Diagnosis, evidence: Evidence) -> Diagnosis:
+    """A pattern's dependency-version diagnosis, or the rule's when the release is known and its real pins answer:
+    "X does not match what SGLang V pins (X==Y)" and that pin's pip command say more than a pattern written for
+    every release, and never name a flag or an alternative the user's release lacks."""
+    if diagnosis.category != "dependency-version" or evidence.launch.engine_version_source not in ("log", "user"):
+        return diagnosis
+    return diagnose(evidence) or diagnosis
+
+
 def _final_and_its_causes(chain: tuple[ExceptionBlock, ...]) -> list[ExceptionBlock]:
     """The exception that ended the process, then those it was raised from (`raise … from`), newest first.  An
     import error that was only being handled ("During handling of the above exception") is not its cause."""

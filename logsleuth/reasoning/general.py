@@ -18,10 +18,12 @@ from logsleuth.fixes import catalog
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Diagnosis, Failure, Fix, Frame
 from logsleuth.reasoning.evidence import Evidence, exception_lines
+from logsleuth.reasoning.parallelism import splits_over_one_gpu
 
 # How much each kind of cue weighs: the words a message says are the strongest evidence, a frame's subsystem
 # the weakest (a failure passes through many subsystems on its way up).
 WORD_WEIGHT = 4
+STRONG_WEIGHT = 8  # words that name a category outright: more than another row's words and type together
 TYPE_WEIGHT = 3
 KIND_WEIGHT = 3
 FRAME_WEIGHT = 1
@@ -63,8 +65,16 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
     if hit_type:
         score += TYPE_WEIGHT
         why.append(f"the exception type {hit_type}")
+    # Words that name a category outright count on the error lines just before the failure too (pip prints
+    # "(from versions: none)" on the line above its failure).
+    strong = next(
+        (m[0] for pattern in row.strong_words for text in (*texts, *failure.context) if (m := pattern.search(text))), None
+    )
+    if strong:
+        score += STRONG_WEIGHT
+        why.append(f"the message's words ({strong.strip()!r})")
     word = next((m[0] for pattern in row.words for text in texts if (m := pattern.search(text))), None)
-    if word:
+    if word and not strong:
         score += WORD_WEIGHT
         why.append(f"the message's words ({word.strip()!r})")
     fragment = next((f for f in row.frames for file in files if f in file), None)
@@ -74,12 +84,15 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
     return score, why
 
 
-def best_row(failure: Failure) -> tuple[CategoryRow, list[str]] | None:
-    """The category the evidence points to most strongly (ties: the row written first), with what pointed."""
+def best_row(failure: Failure, leave_out: frozenset[str] = frozenset()) -> tuple[CategoryRow, list[str]] | None:
+    """The category the evidence points to most strongly (ties: the row written first), with what pointed;
+    never one of `leave_out`."""
     texts = exception_lines(failure)
     files = [frame.file for frame in failure.final.frames[-INNERMOST_FRAMES:]]
     best: tuple[int, CategoryRow, list[str]] | None = None
     for row in table().rows:
+        if row.category in leave_out:
+            continue
         score, why = _score(row, failure, texts, files)
         if score and (best is None or score > best[0]):
             best = (score, row, why)
@@ -99,7 +112,8 @@ def flags_hold(text: str, engine: str, version: str | None) -> bool:
     return bool(releases) and all(set(catalog.versions_with(engine, flag)) == set(releases) for flag in flags)
 
 
-def _words(text: str, engine: str | None, version: str | None) -> str:
+def render_words(text: str, engine: str | None, version: str | None) -> str:
+    """`{release}` and `{engine}` in a title or check: the engine's name and "<engine> <version>"."""
     name = ENGINE_NAMES.get(engine or "", engine or "the engine")
     release = f"{name} {version}" if version else name
     return text.replace("{release}", release).replace("{engine}", name)
@@ -109,7 +123,7 @@ def row_checks(row: CategoryRow, engine: str | None, version: str | None) -> tup
     """The row's neutral checks, then the decided engine's own whose flags hold for its release."""
     own = row.engine_checks.get(engine, ()) if engine else ()
     kept = [check for check in own if engine and flags_hold(check, engine, version)]
-    return tuple(_words(check, engine, version) for check in (*row.checks, *kept))
+    return tuple(render_words(check, engine, version) for check in (*row.checks, *kept))
 
 
 def categorize(evidence: Evidence) -> Diagnosis:
@@ -119,6 +133,11 @@ def categorize(evidence: Evidence) -> Diagnosis:
     launch = evidence.launch
     engine = launch.engine
     found = best_row(failure)
+    if found is not None and found[0].category == "parallel-config" and splits_over_one_gpu(evidence):
+        # One GPU splits nothing: a size the message finds indivisible is the kernel's or the checkpoint's
+        # limit (a quantization kernel's tile on the full size), not a parallel degree's.
+        found = best_row(failure, frozenset({"parallel-config"}))
+        found = (found[0], [*found[1], "a launch with tensor parallelism 1 (nothing split)"]) if found else None
     if found is None:
         return _unclassified(evidence)
     row, why = found
@@ -132,7 +151,7 @@ def categorize(evidence: Evidence) -> Diagnosis:
         engine = engine or code_of  # the engine's own frames are positive evidence of it
     version = launch.engine_version if engine == launch.engine else None
     meaning = CATEGORIES.get(row.category, row.category)
-    title = _words(row.title, engine, version)
+    title = render_words(row.title, engine, version)
     return Diagnosis(
         pattern=f"general-{row.category}",
         title=title,

@@ -133,6 +133,22 @@ def launch_degree(evidence: Evidence, name: str) -> int | None:
     return None
 
 
+def splits_over_one_gpu(evidence: Evidence) -> bool:
+    """The launch runs tensor parallelism 1: its `server_args=` or a config line says so, or its command is known
+    and sets no tensor-parallel size (both engines default to 1).  Nothing is split, so no parallel degree is the
+    cause of a size the message finds indivisible."""
+    if launch_degree(evidence, "tp") == 1:
+        return True
+    command = evidence.launch.command
+    if not command or evidence.launch.server_args:
+        return False
+    try:
+        parsed = CommandLine.parse(command)
+    except ValueError:
+        return False
+    return not any(parsed.has(flag) for flag in _DEGREE_FLAGS["tp"])
+
+
 def _log_lines(evidence: Evidence) -> list[str]:
     """The log's lines a rule can read: those kept before the failure (its context) and the reader's."""
     return [*evidence.failure.context, *evidence.lines]

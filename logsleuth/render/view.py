@@ -377,7 +377,7 @@ def build_view(
         context_left_out=max(0, len(failure.context) - MAX_CONTEXT_LINES),
         cascade_left_out=max(0, len(group.cascade) - MAX_CASCADE_LINES),
         signature=clean(group.signature),
-        search=clean(f"{final.type}: {final.message.splitlines()[0]}" if final.message else final.type, 300),
+        search=clean(_search_text(diagnosis, final), 300),
         engine=clean(engine_text(launch)),
         sources=[clean(source) for source in group.sources],
         basis=diagnosis.basis if diagnosis else "pattern",
@@ -385,6 +385,14 @@ def build_view(
         raised_at=[clean(fact, 600) for fact in diagnosis.raised_at] if diagnosis else [],
         engine_says=_engine_says(diagnosis),
     )
+
+
+def _search_text(diagnosis: Diagnosis | None, final: ExceptionBlock) -> str:
+    """The text to search issue trackers with: the failure's first line, or, where general guidance names the
+    line that caused the failure (a crash filed under the error before it: reasoning/root_cause.py), that line."""
+    if diagnosis is not None and diagnosis.basis == "general" and diagnosis.evidence:
+        return diagnosis.evidence[0].splitlines()[0]
+    return f"{final.type}: {final.message.splitlines()[0]}" if final.message else final.type
 
 
 def _engine_says(diagnosis: Diagnosis | None) -> list[EngineSaysView]:

@@ -1,0 +1,120 @@
+"""The root cause of a crash or a kill (issue 28): a symptom is filed under the cause the log names before it.
+
+A native crash (`Fatal Python error: Segmentation fault`, a signal handler's backtrace, a C++ abort) and a killed
+process say what happened to a process, not why.  When the crash's own message, or an error line just before
+it (`Failure.context`, the lines the scanner kept), names a cause the engines are known to die of (an NCCL or
+distributed error, a GPU that lacks the architecture, CUDA out of memory, a CUDA error), that cause is the
+failure's category and the crash its cascade.  The words that name a cause are facts/categories.toml's
+`cause_words`, stricter than the words read in the failure's own message; `causes` orders them, the more
+specific first.  Whatever named the symptom (a pattern, the honest category) is replaced by the cause's
+general checks (basis "general"), with the line that named the cause as the evidence."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from logsleuth.diagnosis.schema import CATEGORIES
+from logsleuth.facts.categories import CategoryRow, table
+from logsleuth.models import Diagnosis, Failure, Fix
+from logsleuth.reasoning.evidence import exception_lines
+from logsleuth.reasoning.general import best_row, engine_code_of, render_words, row_checks
+
+QUOTED = 240  # characters of the line that named the cause, quoted in the root cause
+# What a wrapper's own category already stands for: a capture fails on a CUDA call it does not allow ("operation not
+# permitted when stream is capturing"), so a bare CUDA error inside it names no other cause.
+WRAPPER_OWN = frozenset({"cuda-error"})
+
+
+def cause_of(failure: Failure, after: Sequence[str] = ()) -> tuple[CategoryRow, str] | None:
+    """The cause the crash's own message or an error line around it names, with that line; None when none does.
+
+    The causes are tried most specific first; within one, the crash's own words before the lines before it."""
+    categories = table()
+    texts = [*exception_lines(failure), failure.header or "", *failure.context, *after]
+    for category in categories.causes:
+        row = categories.row(category)
+        if row is None:
+            continue
+        for text in texts:
+            if text and any(word.search(text) for word in row.cause_words):
+                return row, text.strip()
+    return None
+
+
+def with_root_cause(diagnosis: Diagnosis | None, failure: Failure, after: Sequence[str] = ()) -> Diagnosis | None:
+    """`diagnosis` when it names a cause; a symptom's (native crash, kill) with an error line naming its cause
+    becomes that cause's diagnosis."""
+    if diagnosis is None:
+        return None
+    if diagnosis.category in table().wrappers:
+        return _inner_engine_bug(diagnosis, failure) or _inner_cause(diagnosis, failure) or diagnosis
+    if diagnosis.category not in table().symptoms:
+        return diagnosis
+    found = cause_of(failure, after)
+    return _caused_by(diagnosis, *found) if found is not None else diagnosis
+
+
+def _inner_cause(diagnosis: Diagnosis, failure: Failure) -> Diagnosis | None:
+    """A wrapper's diagnosis whose wrapped error names a cause other than a bare CUDA error (the wrapper's own
+    category covers those: a call a capture does not allow): that cause."""
+    found = cause_of(replace(failure, context=(), header=None))
+    if found is None or found[0].category in WRAPPER_OWN:
+        return None
+    return _caused_by(diagnosis, *found)
+
+
+def _caused_by(diagnosis: Diagnosis, row: CategoryRow, line: str) -> Diagnosis:
+    """The symptom's diagnosis as its cause's: the cause's general checks, the line that named it."""
+    engine, version = diagnosis.engine, diagnosis.engine_version
+    title = render_words(row.title, engine, version)
+    symptom = CATEGORIES.get(diagnosis.category, diagnosis.category)
+    quoted = line if len(line) <= QUOTED else line[: QUOTED - 1] + "…"
+    return Diagnosis(
+        pattern=f"general-{row.category}",
+        title=title,
+        category=row.category,
+        root_cause=(
+            f"{title}. The failure itself is {diagnosis.category} ({symptom}), but the log names its cause: "
+            f"\"{quoted}\". That is the root ({row.category}: {CATEGORIES.get(row.category, row.category)}); "
+            f"the {diagnosis.category} is its cascade."
+        ),
+        fix=Fix(summary=f"General checks for {row.category}:", steps=row_checks(row, engine, version)),
+        references=diagnosis.references,
+        engine=engine,
+        engine_version=version,
+        basis="general",
+        evidence=(line,),
+    )
+
+
+def _inner_engine_bug(diagnosis: Diagnosis, failure: Failure) -> Diagnosis | None:
+    """A wrapper's diagnosis (a CUDA graph capture that failed) whose inner error reads as a bug of the engine's
+    own code: that bug, with the wrapper's own fix kept as the way to get the server up meanwhile."""
+    for inner in failure.exceptions[:-1]:
+        alone = replace(failure, exceptions=(inner,))
+        found, code_of = best_row(alone), engine_code_of(alone)
+        if found is None or not found[0].in_engine_code or (diagnosis.engine and code_of != diagnosis.engine):
+            continue  # not a bug of this engine's code (another package's, or the other engine's run under it)
+        row, why = found
+        engine, version = diagnosis.engine or code_of, diagnosis.engine_version
+        title = render_words(row.title, engine, version)
+        workaround = (replace(diagnosis.fix, summary=f"Meanwhile: {diagnosis.fix.summary}"),) if diagnosis.fix else ()
+        return Diagnosis(
+            pattern=f"general-{row.category}",
+            title=title,
+            category=row.category,
+            root_cause=(
+                f"{title}. The failure is reported as {diagnosis.category} ({diagnosis.title}), but the error "
+                f"inside it, \"{inner.type}: {inner.message.splitlines()[0] if inner.message else ''}\", is raised by "
+                f"the engine's own code (read from {', '.join(why)}): no setting explains it."
+            ),
+            fix=Fix(summary=f"General checks for {row.category}:", steps=row_checks(row, engine, version),
+                    alternatives=workaround),
+            references=diagnosis.references,
+            engine=engine,
+            engine_version=version,
+            basis="general",
+            evidence=(f"{inner.type}: {inner.message.splitlines()[0] if inner.message else ''}",),
+        )
+    return None

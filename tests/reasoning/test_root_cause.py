@@ -1,0 +1,146 @@
+"""A crash or a kill is filed under the cause the log names before it (issue 28; reasoning/root_cause.py).
+
+The lines are our own text in the shape the printing code writes them: NCCL's `WARN` lines (nccl
+src/include/debug.h: `host:pid:tid [dev] file:line NCCL WARN ...`), torch's ProcessGroupNCCL errors, torch's CUDA
+error text (c10/cuda/CUDAException.cpp), SGLang's parent notice `Received sigquit from a child process`
+(sglang/srt/entrypoints/engine.py) and bash's `Killed`, CPython's faulthandler dump.  The class, a symptom
+following its cause, shows in independent threads: sgl-project/sglang#3837 and #5013 (NCCL failures, then a
+segfault), sgl-project/sglang#865 (no kernel image, then the process killed), sgl-project/sglang#3573 (NCCL
+initialization failing, then a segfault)."""
+
+from __future__ import annotations
+
+import pytest
+
+from logsleuth.models import Diagnosis
+from tests.helpers import real_traceback
+from tests.reasoning.diagnosed import first_diagnosis
+
+BANNER = "[2025-02-14 07:20:40] server_args=ServerArgs(model_path='/models/m', tp_size=8)\n"
+FAULTHANDLER_SEGV = (
+    "Fatal Python error: Segmentation fault\n\n"
+    "Current thread 0x00007f2a (most recent call first):\n"
+    '  File "/usr/local/lib/python3.11/site-packages/sglang/srt/managers/scheduler.py", line 1900 in run_scheduler_process\n'
+)
+KILL = "[2025-02-14 07:21:44] Received sigquit from a child process. It usually means the child failed.\nKilled\n"
+
+# (expected category, the error lines before the crash, the crash)
+CASES = [
+    ("nccl",
+     "node-a:338:1220 [0] transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : port error\n"
+     "node-a:338:1220 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.1.0.2<45321> failed : "
+     "Software caused connection abort\n",
+     KILL),
+    ("nccl",
+     "[2025-02-14 07:21:40 TP3] ERROR: [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=4, "
+     "OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600012 milliseconds before timing out.\n",
+     FAULTHANDLER_SEGV),
+    ("gpu-arch-unsupported",
+     "[2025-02-14 07:21:40 TP0] ERROR: RuntimeError: CUDA error: no kernel image is available for execution on the "
+     "device\n",
+     KILL),
+    ("gpu-oom",
+     "[2025-02-14 07:21:40 TP0] ERROR: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. "
+     "GPU 0 has a total capacity of 79.10 GiB of which 1.20 GiB is free.\n",
+     FAULTHANDLER_SEGV),
+    ("cuda-error",
+     "[2025-02-14 07:21:40 TP0] ERROR: CUDA error: unspecified launch failure\n",
+     FAULTHANDLER_SEGV.replace("Segmentation fault", "Aborted")),
+    ("host-memory",
+     "[2025-02-14 07:21:40] WARNING: Out of memory: Killed process 4242 (sglang::schedu) total-vm:412GB\n",
+     "Killed\n"),
+]
+
+
+def _report_of(before: str, crash: str) -> Diagnosis:
+    return first_diagnosis(BANNER + "[2025-02-14 07:20:44 TP0] Init torch distributed begin.\n" + before + crash)
+
+
+@pytest.mark.parametrize(("category", "before", "crash"), CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_a_crash_after_an_error_that_names_a_cause_is_that_cause(category: str, before: str, crash: str) -> None:
+    diagnosis = _report_of(before, crash)
+    assert diagnosis.category == category, diagnosis
+    assert diagnosis.basis == "general", "the cause's checks are general guidance, not a proven fix"
+    first_line = before.splitlines()[0].split("] ", 1)[1]
+    assert diagnosis.evidence and first_line in diagnosis.evidence[0], "the line that named the cause is the evidence"
+    assert "cascade" in diagnosis.root_cause
+    assert diagnosis.fix is not None and diagnosis.fix.steps
+
+
+@pytest.mark.parametrize("crash", [KILL, FAULTHANDLER_SEGV], ids=["killed", "segfault"])
+def test_a_crash_after_lines_that_name_no_cause_stays_what_it_is(crash: str) -> None:
+    before = (
+        "[2025-02-14 07:21:40 TP0] WARNING: The tokenizer's chat template is not the model's default.\n"
+        "node-a:338:1220 [0] NCCL INFO Channel 13/0 : 1[1] -> 2[2] via P2P/IPC\n"
+    )
+    diagnosis = _report_of(before, crash)
+    assert diagnosis.category in ("process-killed", "native-crash"), diagnosis
+
+
+def _capture_failing_with(inner: str) -> str:
+    """SGLang's capture wrapping the RuntimeError it caught (cuda_graph_runner.py `except RuntimeError as e: raise
+    Exception(f"Capture cuda graph failed: {e}..."`, 0.4.10.post2 and 0.5.9), raised in a file named like it."""
+    return real_traceback(
+        f"""
+        def forward(batch):
+            raise RuntimeError({inner!r})
+
+        def capture():
+            try:
+                forward(None)
+            except RuntimeError as e:
+                raise Exception(f"Capture cuda graph failed: {{e}}\\nPossible solutions: disable CUDA graph by --disable-cuda-graph.")
+
+        capture()
+        """,
+        "sglang/srt/model_executor/cuda_graph_runner.py",
+    )
+
+
+RELEASE = "[2026-03-02 10:00:00] sglang version 0.5.9\n" + BANNER + "python3 -m sglang.launch_server --model-path /models/m\n"
+
+
+def test_a_capture_failure_wrapping_a_bug_of_the_engines_code_is_an_engine_bug() -> None:
+    """When the inner error is a shape error raised by SGLang's own code, the capture is where a bug showed, not
+    what failed."""
+    inner = "The size of tensor a (64) must match the size of tensor b (128) at non-singleton dimension 1"
+    diagnosis = first_diagnosis(RELEASE + _capture_failing_with(inner))
+    assert diagnosis.category == "engine-bug", diagnosis
+    assert "0.5.9" in diagnosis.title
+    assert diagnosis.fix is not None and diagnosis.fix.alternatives, "the capture's own workaround is kept"
+
+
+def test_a_capture_failure_of_a_cuda_call_stays_a_capture_failure() -> None:
+    diagnosis = first_diagnosis(RELEASE + _capture_failing_with("CUDA error: operation not permitted when stream is capturing"))
+    assert diagnosis.category == "cuda-graph-capture", diagnosis
+
+
+def test_a_capture_failure_wrapping_a_distributed_error_is_that_error() -> None:
+    """A gloo error inside the capture (the shape of sgl-project/sglang#4205: `Capture cuda graph failed:
+    [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer`): the distributed layer failed
+    while capturing; the capture is where it showed."""
+    inner = "[../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer [10.0.0.3]:41022"
+    diagnosis = first_diagnosis(RELEASE + _capture_failing_with(inner))
+    assert diagnosis.category == "nccl", diagnosis
+
+
+def test_torchs_hint_on_every_cuda_error_names_no_device_assert() -> None:
+    """torch appends "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions." to every CUDA error
+    (c10/cuda/CUDAException.cpp): a capture failing on a CUDA call stays a capture failure."""
+    inner = ("CUDA error: operation not permitted when stream is capturing\nCUDA kernel errors might be asynchronously "
+             "reported at some other API call.\nCompile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.")
+    diagnosis = first_diagnosis(RELEASE + _capture_failing_with(inner))
+    assert diagnosis.category == "cuda-graph-capture", diagnosis
+
+
+def test_the_text_to_search_for_is_the_line_that_named_the_cause() -> None:
+    """Searching an issue tracker for "Killed" finds nothing of use; the NCCL error before it does."""
+    from logsleuth.api import DiagnoseOptions, diagnose_text
+    from logsleuth.render import render
+    from logsleuth.render.options import OutputFormat, RenderOptions
+
+    before = CASES[0][1]
+    report = diagnose_text(BANNER + before + KILL, DiagnoseOptions(include_user_patterns=False))
+    text = render(report, RenderOptions(format=OutputFormat.TEXT, width=400))
+    searched = text.split("Search for:", 1)[1].strip().splitlines()[0]
+    assert "NCCL WARN" in searched and "Killed" not in searched, searched

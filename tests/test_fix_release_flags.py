@@ -1,0 +1,47 @@
+"""A pattern's alternatives never name a flag the user's release lacks (issue 28: a dependency-drift answer
+offered `--sampling-backend` style alternatives to a release without them).  Checked against the real shipped
+catalogs: `--cuda-graph-max-bs` is a flag of SGLang 0.4.10.post2 and 0.5.9 and not of 0.5.23."""
+
+from __future__ import annotations
+
+from logsleuth.fixes import catalog
+from logsleuth.fixes.build import build_fix
+from logsleuth.models import ExceptionBlock, Failure, LaunchInfo
+
+FIX = {
+    "summary": "Install the kernel package your SGLang release pins.",
+    "steps": ["pip show sglang lists the pinned version"],
+    "alternatives": [
+        {"summary": "Or capture fewer batch sizes.", "flags": [{"op": "set", "flag": "--cuda-graph-max-bs", "value": "16"}]},
+        {"summary": "Or run without CUDA graphs.", "flags": [{"op": "add", "flag": "--disable-cuda-graph"}]},
+    ],
+}
+FAILURE = Failure(kind="traceback", exceptions=(ExceptionBlock(type="ImportError", message="x"),), line=1, offset=0, end_offset=1)
+COMMAND = "python3 -m sglang.launch_server --model-path /models/m"
+
+
+def _alternative_flags(version: str, source: str = "log") -> list[str]:
+    launch = LaunchInfo(engine="sglang", engine_version=version, engine_version_source=source,  # type: ignore[arg-type]
+                        command=COMMAND, command_source="log")
+    fix = build_fix(FIX, FAILURE, {}, launch)
+    assert fix is not None
+    return [op.flag for alt in fix.alternatives for op in alt.flags]
+
+
+def test_the_catalogs_hold_what_this_test_reads() -> None:
+    assert set(catalog.versions_with("sglang", "--cuda-graph-max-bs")) >= {"0.4.10.post2", "0.5.9"}
+    assert "0.5.23" not in catalog.versions_with("sglang", "--cuda-graph-max-bs")
+    assert "0.5.23" in catalog.versions_with("sglang", "--disable-cuda-graph")
+
+
+def test_an_alternative_naming_a_flag_the_release_lacks_is_left_out() -> None:
+    assert _alternative_flags("0.5.23") == ["--disable-cuda-graph"]
+
+
+def test_an_alternative_the_release_has_is_kept() -> None:
+    assert _alternative_flags("0.5.9") == ["--cuda-graph-max-bs", "--disable-cuda-graph"]
+
+
+def test_a_guessed_version_decides_nothing() -> None:
+    """A version inferred from the code layout may be wrong: it removes no alternative."""
+    assert _alternative_flags("0.5.23", source="inferred") == ["--cuda-graph-max-bs", "--disable-cuda-graph"]
