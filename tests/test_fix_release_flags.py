@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from logsleuth.fixes import catalog
 from logsleuth.fixes.build import build_fix
-from logsleuth.models import ExceptionBlock, Failure, LaunchInfo
+from logsleuth.fixes.release_flags import with_release_flags
+from logsleuth.models import Diagnosis, ExceptionBlock, Failure, LaunchInfo
 
 FIX = {
     "summary": "Install the kernel package your SGLang release pins.",
@@ -24,8 +25,10 @@ def _alternative_flags(version: str, source: str = "log") -> list[str]:
     launch = LaunchInfo(engine="sglang", engine_version=version, engine_version_source=source,  # type: ignore[arg-type]
                         command=COMMAND, command_source="log")
     fix = build_fix(FIX, FAILURE, {}, launch)
-    assert fix is not None
-    return [op.flag for alt in fix.alternatives for op in alt.flags]
+    checked = with_release_flags(Diagnosis(pattern="p", title="t", category="dependency-version", root_cause="r", fix=fix,
+                                           engine="sglang", engine_version=version), launch)
+    assert checked is not None and checked.fix is not None
+    return [op.flag for alt in checked.fix.alternatives for op in alt.flags]
 
 
 def test_the_catalogs_hold_what_this_test_reads() -> None:
@@ -40,8 +43,3 @@ def test_an_alternative_naming_a_flag_the_release_lacks_is_left_out() -> None:
 
 def test_an_alternative_the_release_has_is_kept() -> None:
     assert _alternative_flags("0.5.9") == ["--cuda-graph-max-bs", "--disable-cuda-graph"]
-
-
-def test_a_guessed_version_decides_nothing() -> None:
-    """A version inferred from the code layout may be wrong: it removes no alternative."""
-    assert _alternative_flags("0.5.23", source="inferred") == ["--cuda-graph-max-bs", "--disable-cuda-graph"]

@@ -52,23 +52,10 @@ def build_fix(
     context = FixContext(failure, captures, launch, command, catalog, build)
 
     fix = build(fix_data)
-    if fix is not None and launch.engine_version and launch.engine_version_source in ("log", "user") and catalog:
-        fix = without_absent_alternatives(fix, catalog)
     fix = fit_to_command(fix, command) if fix is not None else None
     if fix is None:
         return None
     return _with_origin(with_commands(fix, command), launch.command_source if command is not None else None)
-
-
-def without_absent_alternatives(fix: Fix, catalog: catalogs.Catalog) -> Fix:
-    """`fix` without the alternatives that set, add or rename to a flag the user's release does not have (a
-    pattern's other way out, written for the releases that have it): never advice the user's version lacks."""
-
-    def holds(option: Fix) -> bool:
-        named = [op.to if op.op == "rename" else op.flag for op in option.flags if op.op != "remove"]
-        return all(catalog.find(flag) for flag in named if flag and flag.startswith("--"))
-
-    return replace(fix, alternatives=tuple(alt for alt in fix.alternatives if holds(alt)))
 
 
 def _with_origin(fix: Fix, origin: Literal["user", "log", "server_args"] | None) -> Fix:
