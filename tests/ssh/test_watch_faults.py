@@ -87,7 +87,7 @@ def wait_for(condition: Callable[[], object], seconds: float, what: str) -> obje
 
 def new_tail(log: Path, old: set[int]) -> int:
     """A remote tail following `log` that is not one of `old` (the follow has reconnected)."""
-    found = wait_for(lambda: remote_tails(log) - old, 30, "a new remote tail")
+    found = wait_for(lambda: remote_tails(log) - old, 120, "a new remote tail")  # generous: a reconnect backs off, and a busy machine is slow
     assert isinstance(found, set) and len(found) == 1, found
     return found.pop()
 
@@ -99,8 +99,8 @@ def kill_serving_sshd(tail: int) -> None:
 
 
 def assert_no_tail_left(log: Path) -> None:
-    """`tail --pid=$PPID` notices its session is gone within a second; allow a few."""
-    wait_for(lambda: not remote_tails(log), 10, f"the remote tails to end: {remote_tails(log)}")
+    """`tail --pid=$PPID` notices its session is gone within a second; allow a minute on a busy machine (a deadline that fails only on a hang)."""
+    wait_for(lambda: not remote_tails(log), 60, f"the remote tails to end: {remote_tails(log)}")
 
 
 # -- the log and its reader ---------------------------------------------------------------------------------
@@ -220,7 +220,7 @@ def test_ten_drops_a_truncation_and_a_rotation_lose_and_repeat_nothing(sshd: SSH
         for _ in range(10):
             tail = new_tail(log, killed)
             before = len(b"".join(reader.received))
-            wait_for(lambda before=before: len(b"".join(reader.received)) > before, 20, "lines through the new connection")
+            wait_for(lambda before=before: len(b"".join(reader.received)) > before, 90, "lines through the new connection")
             kill_serving_sshd(tail)
             killed.add(tail)
         new_tail(log, killed)
@@ -268,7 +268,7 @@ def test_what_happened_while_the_connection_was_down(sshd: SSHD, log: Path, back
         if event == "rotated":  # the process that wrote it is gone: nothing to receive but the new file
             log.rename(log.with_suffix(".log.1"))
         kill_serving_sshd(tail)
-        wait_for(lambda: tail not in remote_tails(log), 10, "the old tail to end")
+        wait_for(lambda: tail not in remote_tails(log), 60, "the old tail to end")
         if event == "truncated":
             with log.open("r+b") as handle:
                 handle.truncate(0)
@@ -459,7 +459,7 @@ REPLAY = Path(__file__).resolve().parents[2] / "scripts" / "replay_launch.py"
 def start_replay(scenario: str, log: Path, *extra: str) -> subprocess.Popen[bytes]:
     log.unlink(missing_ok=True)
     process = subprocess.Popen([sys.executable, str(REPLAY), scenario, str(log), "--speed", "20", *extra])
-    wait_for(lambda: log.exists() and log.stat().st_size > 0, 10, "the replay's first line")
+    wait_for(lambda: log.exists() and log.stat().st_size > 0, 60, "the replay's first line")
     return process
 
 
@@ -572,7 +572,7 @@ class BackgroundWatch(threading.Thread):
         def seen(event: WatchEvent) -> bool:
             return event.kind == "stage" if text is None else event.kind == "line" and text in (event.text or "")
 
-        wait_for(lambda: self.error or any(seen(event) for event in self.events), 30, "the backlog")
+        wait_for(lambda: self.error or any(seen(event) for event in self.events), 120, "the backlog")
         assert self.error is None, self.error
 
     def outcome(self, meanwhile: Callable[[], None], close: Callable[[], None], text: str | None = None) -> WatchEvent:
