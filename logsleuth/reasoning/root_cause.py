@@ -33,13 +33,16 @@ def cause_of(failure: Failure, after: Sequence[str] = ()) -> tuple[CategoryRow, 
     categories = table()
     texts = [*exception_lines(failure), failure.header or "", *failure.context, *after]
     for category in categories.causes:
-        row = categories.row(category)
-        if row is None:
-            continue
-        for text in texts:
-            if text and any(word.search(text) for word in row.cause_words):
-                return row, text.strip()
+        for row in (row for row in categories.rows if row.category == category and row.cause_words):
+            for text in texts:
+                if text and any(word.search(text) for word in row.cause_words):
+                    return _own_checks(row), text.strip()
     return None
+
+
+def _own_checks(row: CategoryRow) -> CategoryRow:
+    """The row whose checks are given: a cause row without checks of its own gives its category's."""
+    return row if row.checks else (table().row(row.category) or row)
 
 
 def with_root_cause(diagnosis: Diagnosis | None, failure: Failure, after: Sequence[str] = ()) -> Diagnosis | None:

@@ -144,3 +144,17 @@ def test_the_text_to_search_for_is_the_line_that_named_the_cause() -> None:
     text = render(report, RenderOptions(format=OutputFormat.TEXT, width=400))
     searched = text.split("Search for:", 1)[1].strip().splitlines()[0]
     assert "NCCL WARN" in searched and "Killed" not in searched, searched
+
+
+def test_an_illegal_instruction_is_a_cpu_without_the_instruction_set() -> None:
+    """SIGILL kills a process whose prebuilt binary uses an instruction the CPU lacks (AVX2, AVX-512):
+    vllm-project/vllm#4542, intel/ipex-llm#12922, zylon-ai/private-gpt#203.  A hardware limit, not a crash to
+    debug; CUDA's own "an illegal instruction was encountered" (a kernel fault) is not it."""
+    crash = FAULTHANDLER_SEGV.replace("Segmentation fault", "Illegal instruction")
+    diagnosis = _report_of("", crash)
+    assert diagnosis.category == "gpu-arch-unsupported", diagnosis
+    assert "instruction set" in diagnosis.title
+    assert diagnosis.fix is not None and any("/proc/cpuinfo" in step for step in diagnosis.fix.steps)
+    kernel_fault = _report_of("[2025-02-14 07:21:40 TP0] ERROR: CUDA error: an illegal instruction was encountered\n",
+                              FAULTHANDLER_SEGV.replace("Segmentation fault", "Aborted"))
+    assert kernel_fault.category == "cuda-error", kernel_fault

@@ -82,6 +82,12 @@ def marlin_shape(part: int, axis: str, tile: int, stamp: str) -> Text:
     return Text("".join(head + line + "\n" for line in lines), primary=True)
 
 
+# vllm-project/vllm#9913's launch: one GPU (no tensor-parallel size), the AWQ checkpoint through Marlin
+CODER_LITE_COMMAND = Text(
+    "$ python -m vllm.entrypoints.openai.api_server --port 10086 --model TechxGenus/DeepSeek-Coder-V2-Lite-Instruct-AWQ "
+    "--dtype float16 --gpu-memory-utilization 0.8 --max-model-len 8192 --enable-prefix-caching --disable-log-requests "
+    "--trust-remote-code --enforce-eager\n")
+
 # -- sgl-project/sglang#5642: `pip install -e "python[all]"` on Windows, Python 3.13: no sgl-kernel wheel at all -------
 
 WINDOWS_PIP = Text(
@@ -145,9 +151,9 @@ CASES = (
              facts="Qwen2-72B w8a16 on 4 GPUs: 29568 / 4 = 7392 per GPU, not a multiple of Marlin's min_thread_k 128 (vLLM 0.5.x, VllmWorkerProcess records)",
              resolution="A tensor-parallel size whose split the kernel tile divides (2 or 8 for 29568), or another kernel."),
     WildCase(thread="https://github.com/vllm-project/vllm/issues/9913", kind="dev-marlin-partition", style="v0-worker-records", engine="vllm",
-             parts=(marlin_shape(10944, "min_thread_k", 128, "11-01 10:10:02"),), engine_version="0.6.3.post1", install=DOCKER,
+             parts=(CODER_LITE_COMMAND, marlin_shape(10944, "min_thread_k", 128, "11-01 10:10:02")), engine_version="0.6.3.post1", install=DOCKER,
              expect=Expect("quantization", "ValueError", "Weight input_size_per_partition = 10944 is not divisible by min_thread_k = 128. Consider reducing tensor_parallel_size or running with --quantization gptq."),
-             facts="DeepSeek-Coder-V2-Lite AWQ on ONE GPU: 10944 is the full size (no split), so the kernel's tile, not the parallel degree, rejects it (a counter-example to the parallelism reading)",
+             facts="the launch command (api_server, no tensor-parallel size); DeepSeek-Coder-V2-Lite AWQ on ONE GPU: 10944 is the full size (no split), so the kernel's tile, not the parallel degree, rejects it (a counter-example to the parallelism reading)",
              resolution="Run the AWQ checkpoint without the Marlin kernel (--quantization awq) or a kernel with a smaller tile."),
     WildCase(thread="https://github.com/sgl-project/sglang/issues/5642", kind="dev-no-wheel-platform", style="pip-output",
              parts=(WINDOWS_PIP,), engine_version="0.4.5.post3",
