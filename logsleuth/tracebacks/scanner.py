@@ -50,6 +50,7 @@ from logsleuth.tracebacks.grammar import (
     fatal_line,
     glog_record,
     inline_failure,
+    repr_failure,
     is_typeless_engine_line,
     native_header,
     runtime_fact,
@@ -181,6 +182,8 @@ class FailureScanner:
                 kind_of: FailureKind = "usage" if USAGE_ERROR.match(quoted) else "bare"
                 started = (Collector(kind_of, line, Phase.DONE, context=self._context(), mention=True), quoted)
             elif ("rror: " in text or "xception: " in text) and (named := inline_failure(text)) is not None:
+                started = (Collector("bare", line, Phase.DONE, context=self._context(), fallback=True), named)
+            elif ("rror(" in text or "xception(" in text) and (named := repr_failure(text)) is not None:
                 started = (Collector("bare", line, Phase.DONE, context=self._context(), fallback=True), named)
         if started is None:
             if kind in (LineKind.OTHER, LineKind.SOURCE, LineKind.EXCEPTION):
