@@ -12,6 +12,7 @@ from . import (
     arguments,
     cuda_graph,
     dependencies,
+    dev_detect,
     features,
     hangs,
     heldout,
@@ -25,7 +26,7 @@ from . import (
     weights,
 )
 
-FAMILIES = (memory, hangs, nccl, kernels, native_crashes, cuda_graph, weights, models, dependencies, arguments, features, ports, heldout, vllm)
+FAMILIES = (memory, hangs, nccl, kernels, native_crashes, cuda_graph, weights, models, dependencies, arguments, features, ports, heldout, vllm, dev_detect)
 
 
 def all_cases() -> list[WildCase]:
