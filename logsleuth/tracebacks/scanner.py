@@ -50,9 +50,9 @@ from logsleuth.tracebacks.grammar import (
     fatal_line,
     glog_record,
     inline_failure,
-    repr_failure,
     is_typeless_engine_line,
     native_header,
+    repr_failure,
     runtime_fact,
 )
 from logsleuth.tracebacks.interleave import MAX_INTERLEAVED, choose, in_step, redeal
@@ -181,9 +181,7 @@ class FailureScanner:
             if quoted is not None:
                 kind_of: FailureKind = "usage" if USAGE_ERROR.match(quoted) else "bare"
                 started = (Collector(kind_of, line, Phase.DONE, context=self._context(), mention=True), quoted)
-            elif ("rror: " in text or "xception: " in text) and (named := inline_failure(text)) is not None:
-                started = (Collector("bare", line, Phase.DONE, context=self._context(), fallback=True), named)
-            elif ("rror(" in text or "xception(" in text) and (named := repr_failure(text)) is not None:
+            elif ("rror: " in text or "xception: " in text) and (named := inline_failure(text)) is not None or ("rror(" in text or "xception(" in text) and (named := repr_failure(text)) is not None:
                 started = (Collector("bare", line, Phase.DONE, context=self._context(), fallback=True), named)
         if started is None:
             if kind in (LineKind.OTHER, LineKind.SOURCE, LineKind.EXCEPTION):
