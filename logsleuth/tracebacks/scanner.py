@@ -181,7 +181,7 @@ class FailureScanner:
             if quoted is not None:
                 kind_of: FailureKind = "usage" if USAGE_ERROR.match(quoted) else "bare"
                 started = (Collector(kind_of, line, Phase.DONE, context=self._context(), mention=True), quoted)
-            elif ("rror: " in text or "xception: " in text) and (named := inline_failure(text)) is not None or ("rror(" in text or "xception(" in text) and (named := repr_failure(text)) is not None:
+            elif (named := _unquoted_failure(text)) is not None:
                 started = (Collector("bare", line, Phase.DONE, context=self._context(), fallback=True), named)
         if started is None:
             if kind in (LineKind.OTHER, LineKind.SOURCE, LineKind.EXCEPTION):
@@ -340,6 +340,16 @@ class FailureScanner:
         for collector in list(collectors):
             if seq - collector.last_seq > gap and not (interleaved and in_step(collector, collectors)):
                 self._close(stream, collector)
+
+
+def _unquoted_failure(text: str) -> str | None:
+    """An exception a sentence names without quoting it (`… I get ValueError: …`) or as its repr
+    (`… ValueError("…")`), else None: a fallback, the failure only of a paste that shows no other."""
+    if ("rror: " in text or "xception: " in text) and (named := inline_failure(text)) is not None:
+        return named
+    if "rror(" in text or "xception(" in text:
+        return repr_failure(text)
+    return None
 
 
 def _is_logged_error(failure: Failure) -> bool:
