@@ -91,3 +91,16 @@ def test_a_survived_error_quoted_as_a_repr_yields_to_the_real_failure() -> None:
         "vllm: error: unrecognized arguments: --tp-size 1\n"
     )
     assert first_exception(log) == ("UsageError", "unrecognized arguments: --tp-size 1")
+
+
+def test_the_watchdog_line_hard_wrapped_before_its_parenthesis_is_still_the_failure() -> None:
+    """sgl-project/sglang#17941's line, 99 characters, in a paste wrapped at 80 columns."""
+    log = (
+        "[2026-01-29 13:12:37 PP1 TP1] Scheduler watchdog timeout (self.watchdog_timeout=\n"
+        "300, self.soft=False)\n\n"
+        "[2026-01-29 13:12:37 PP2 TP1] Pyspy dump for PID 88693:\n"
+        "Process 88693: sglang::scheduler_PP2_TP1\n"
+    )
+    type_, message = first_exception(log)
+    assert type_ == "Scheduler watchdog timeout"
+    assert message.startswith("self.watchdog_timeout=")

@@ -232,8 +232,9 @@ FATAL_LINES: tuple[tuple[re.Pattern[str], str | None], ...] = (
     # a kernel or library (flashinfer, sgl-kernel): `CUDA Error: <text> (700) <file>: line N at function F`
     (compile_lazily(r"^\s*(?P<type>CUDA [Ee]rror): (?P<msg>\S.*?\(\d+\).*)$"), None),
     # SGLang's scheduler watchdog: `Watchdog timeout (self.watchdog_timeout=300)`, newer releases
-    # `Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)`
-    (compile_lazily(r"^(?P<type>(?:\w+ )?[Ww]atchdog timeout) \((?P<msg>self\.watchdog_timeout=[^)]*)\)"), None),
+    # `Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)`; a paste hard-wrapped at 80
+    # columns cuts it before its closing parenthesis, which is then on the next line
+    (compile_lazily(r"^(?P<type>(?:\w+ )?[Ww]atchdog timeout) \((?P<msg>self\.watchdog_timeout=[^)]*)(?:\)|$)"), None),
     # uvicorn cannot bind the HTTP port (it logs the OSError instead of raising it)
     (compile_lazily(r"^ERROR:\s+(?P<msg>\[Errno \d+\] error while attempting to bind on address .*)$"), "OSError"),
     # the dynamic loader's text of a Python extension module that cannot load, its `ImportError: ` lost (a
