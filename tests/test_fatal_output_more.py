@@ -104,3 +104,34 @@ def test_the_watchdog_line_hard_wrapped_before_its_parenthesis_is_still_the_fail
     type_, message = first_exception(log)
     assert type_ == "Scheduler watchdog timeout"
     assert message.startswith("self.watchdog_timeout=")
+
+
+UNDEFINED_IN_WARNING = (
+    "WARNING 06-13 11:42:20 _custom_ops.py:11] Failed to import from vllm._C with ImportError('/usr/local/lib/python3.8/"
+    "dist-packages/vllm/_C.abi3.so: undefined symbol: _ZN5torch7LibraryC1ENS0_4KindESsSt8optionalIN3c1011DispatchKeyEEPKcj')\n"
+)
+
+
+def test_an_undefined_symbol_quoted_in_a_warning_is_the_failure_of_a_paste_without_another() -> None:
+    """vllm-project/vllm#5501: `import vllm` and vLLM's warning that its compiled ops did not load, nothing else."""
+    report = diagnose_text(" import vllm\n" + UNDEFINED_IN_WARNING, OPTIONS)
+    assert report.failures
+    block = report.failures[0].failure.exceptions[-1]
+    assert block.type == "ImportError"
+    assert block.message.startswith("/usr/local/lib/python3.8/dist-packages/vllm/_C.abi3.so: undefined symbol: _ZN5torch7Library")
+    assert report.launch.engine == "vllm"
+
+
+def test_the_same_warning_before_the_server_came_up_was_survived() -> None:
+    log = UNDEFINED_IN_WARNING + "INFO:     Application startup complete.\n"
+    assert diagnose_text(log, OPTIONS).failures == ()
+
+
+def test_the_same_warning_yields_to_a_traceback() -> None:
+    log = UNDEFINED_IN_WARNING + (
+        "Traceback (most recent call last):\n"
+        '  File "/usr/local/lib/python3.8/dist-packages/vllm/_custom_ops.py", line 40, in rms_norm\n'
+        "    torch.ops._C.rms_norm(out, input, weight, epsilon)\n"
+        "AttributeError: '_OpNamespace' '_C' object has no attribute 'rms_norm'\n"
+    )
+    assert first_exception(log)[0] == "AttributeError"

@@ -226,6 +226,11 @@ TYPELESS_ENGINE_LINES: tuple[tuple[re.Pattern[str], str], ...] = (
     # raises only after 1800 s; a paste that ends after a wait of 150 s or more shows a launch stuck there.
     (compile_lazily(r"^(?:.*?\s)?(?P<msg>Waiting for creating a placement group of specs for "
                     r"(?:1[5-9]\d|[2-9]\d\d|\d{4,}) seconds\..*)$"), "Waiting for a Ray placement group"),
+    # a compiled extension that did not load, quoted in a warning the import survived (vLLM's _custom_ops:
+    # `Failed to import from vllm._C with ImportError('/…/vllm/_C.abi3.so: undefined symbol: …')`,
+    # vllm-project/vllm#5501): the broken install is the failure of a paste that shows nothing else
+    (compile_lazily(r"^(?!\s*[\w.]+(?:Error|Exception): )(?:.*?[\s'\"(])?(?P<msg>/[^\s'\"]+\.(?:abi3|cpython-[\w\-]+)\.so: "
+                    r"undefined symbol: [\w.@$]+)"), "ImportError"),
 )
 FATAL_LINE_WORDS = ("rror", "atchdog", "undefined symbol", "max seq len", "placement group of specs")
 FATAL_LINES: tuple[tuple[re.Pattern[str], str | None], ...] = (

@@ -136,8 +136,9 @@ class FailureScanner:
         self.failures.extend(mention for mention in self._mentions if not shown_in(mention, self.failures))
         # A fallback (a bare `Exception: …`) may be the exception of frames pasted after it; else it is
         # reported only when nothing else was found.
-        # A glog/c10 ERROR record the server came up after (a connection retried while ranks met) was survived.
-        self._fallbacks = [f for f in self._fallbacks if not (_is_logged_error(f) and f.offset < self._ready_offset)]
+        # A glog/c10 ERROR record or a warning the server came up after (a connection retried while ranks met, an
+        # optional kernel that did not load) was survived.
+        self._fallbacks = [f for f in self._fallbacks if not (_is_survivable(f) and f.offset < self._ready_offset)]
         found = attach_moved_exceptions(sorted(self.failures + self._fallbacks, key=lambda failure: failure.offset))
         fallbacks = {id(failure) for failure in self._fallbacks}
         if any(id(failure) not in fallbacks for failure in found):
@@ -352,9 +353,10 @@ def _unquoted_failure(text: str) -> str | None:
     return None
 
 
-def _is_logged_error(failure: Failure) -> bool:
-    """A glog or c10 ERROR record read as a failure (collector.py gives it the type `ERROR`)."""
-    return failure.kind == "line" and failure.final.type == "ERROR"
+def _is_survivable(failure: Failure) -> bool:
+    """A glog or c10 ERROR record read as a failure (collector.py gives it the type `ERROR`), or a failure read
+    from a warning record: a server logs both and goes on."""
+    return failure.kind == "line" and (failure.final.type == "ERROR" or failure.meta.level == "WARNING")
 
 
 def scan(lines: Iterable[LogLine]) -> list[Failure]:
