@@ -118,6 +118,11 @@ CUTLASS_SM100 = "_Z20cutlass_moe_mm_sm100RN2at6TensorERKS0_S3_S3_S3_S3_S3_S3_S3_
 C_SO_28199 = f"/home/user/vllm/vllm/_C.abi3.so: undefined symbol: {CUTLASS_SM100}"
 C_SO_28199_RUN = with_extra(vllm_import_chain(top("vllm/entrypoints/cli/main.py", "main", "import vllm.entrypoints.cli.serve", 40)), "vllm._C", C_SO_28199)
 
+LIBRARY_SYMBOL = "_ZN5torch7LibraryC1ENS0_4KindESsSt8optionalIN3c1011DispatchKeyEEPKcj"
+C_SO_5501 = f"/usr/local/lib/python3.8/dist-packages/vllm/_C.abi3.so: undefined symbol: {LIBRARY_SYMBOL}"
+WARNING_5501 = (" import vllm\n" + vllm_record("WARNING", "06-13 11:42:20", "_custom_ops.py:11", f"Failed to import from vllm._C with ImportError('{C_SO_5501}')")
+                .replace("[_custom_ops.py:11]", "_custom_ops.py:11]"))
+
 # -- flash-attn's extension with an undefined symbol under vLLM -------------------------------------------------------------
 
 FLASH_SYMBOL = "_ZN3c105ErrorC2ENS_14SourceLocationENSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE"
@@ -369,6 +374,13 @@ CASES = (
                    "exception line pasted; the checkout path ours",
              resolution="The build left out the SM100 kernels its op registry references: a clean rebuild for the GPU's arch, or a release wheel.",
              paste=(partial(paste.exception_only, marker="ImportError"), paste.fenced)),
+    WildCase(thread="https://github.com/vllm-project/vllm/issues/5501", kind="vllm-undefined-symbol", style="warning-only",
+             parts=(Text(WARNING_5501, primary=True),), engine_version="0.5.0", engine=VLLM,
+             expect=Expect("dependency-version"),
+             facts="`import vllm` and the 0.5-era warning of _custom_ops.py:11 (header without brackets): vllm._C failed to import with an "
+                   "undefined torch::Library symbol under python3.8's dist-packages; nothing else pasted",
+             resolution="The wheel was built against torch 2.3 (std::optional in the op registry): install the torch vLLM pins.",
+             paste=(paste.fenced,)),
     WildCase(thread="https://github.com/vllm-project/vllm/issues/13047", kind="flash-attn-undefined-symbol", style="shell-prompt",
              parts=(Text(vllm_record("INFO", "02-10 17:06:23", "__init__.py:190", "Automatically detected platform cuda.").replace("[__init__.py:190]", "__init__.py:190]")),
                     FLASH_13047_RUN),
