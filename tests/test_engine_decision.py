@@ -177,7 +177,7 @@ def _corpus_cases() -> list[tuple[Path, str]]:
 # vLLM is imported; SGLang's header (no comma before milliseconds: DeepSpeed's has one).
 _VLLM_SHOWN = re.compile(
     r"^(?:\((?:APIServer|EngineCore(?:_DP\d+)?|VllmWorker(?:Process)?|RayWorkerWrapper|Worker_TP\d+)\b[^)]*pid=\d+\)"
-    r"|(?:INFO|WARNING|ERROR|DEBUG) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?(?!(?:__init__|interface|importing)\.py:)"
+    r"|(?:INFO|WARNING|ERROR|DEBUG) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?(?!(?:__init__|interface|importing|_custom_ops)\.py:)"
     r"[\w.]+\.py:\d+\])",
     re.MULTILINE,
 )

@@ -32,8 +32,7 @@ def engine_of(log: str) -> str | None:
          "      conclude that vllm==0.6.5 and vllm-flash-attn>=2.6.1 are incompatible.\n", "vllm"),
         ("ERROR: pip's dependency resolver does not currently take into account all the packages that are installed.\n"
          "sglang 0.4.1 requires vllm<=0.6.4.post1,>=0.6.3.post1, but you have vllm 0.7.0 which is incompatible.\n", "sglang"),
-        # a file of the engine's package in an import error (vllm#28199, hiyouga/LlamaFactory#7458)
-        ("ImportError: /home/user/vllm/vllm/_C.abi3.so: undefined symbol: _Z20cutlass_moe_mm_sm100RN2at6TensorE\n", "vllm"),
+        # a file of SGLang's package in an import error (hiyouga/LlamaFactory#7458): vLLM never imports SGLang
         ("    from sglang.utils import launch_server_cmd\nImportError: cannot import name 'launch_server_cmd' from "
          "'sglang.utils' (/venv/lib/python3.10/site-packages/sglang/utils.py)\n", "sglang"),
         # SGLang's check_env listing (sgl-project/sglang#831): `sglang: <version>` first, vllm listed as a package
@@ -65,6 +64,9 @@ def test_a_wrappers_module_for_one_engine_shows_that_engine() -> None:
     [
         # an import error that names an engine's module without a file of it: SGLang asking for vLLM
         "ModuleNotFoundError: No module named 'vllm.model_executor.input_metadata'\n",
+        # a file of vLLM's package in an import error (vllm-project/vllm#28199): SGLang imports vLLM's ops too
+        "ImportError: /home/user/vllm/vllm/_C.abi3.so: undefined symbol: _Z20cutlass_moe_mm_sm100RN2at6TensorE\n",
+        "ImportError: cannot import name 'X' from 'vllm.distributed' (/venv/lib/python3.10/site-packages/vllm/distributed/__init__.py)\n",
         # a path that is no package of the engine: a model directory, a script beside it
         "ImportError: cannot import name 'X' from 'helpers' (/models/vllm/helpers.py)\n",
         # pip installing an engine: an install, not a resolver's verdict about it

@@ -119,7 +119,7 @@ def test_an_undefined_symbol_quoted_in_a_warning_is_the_failure_of_a_paste_witho
     block = report.failures[0].failure.exceptions[-1]
     assert block.type == "ImportError"
     assert block.message.startswith("/usr/local/lib/python3.8/dist-packages/vllm/_C.abi3.so: undefined symbol: _ZN5torch7Library")
-    assert report.launch.engine == "vllm"
+    assert report.launch.engine is None  # SGLang imports vllm._C too: the path shows vLLM installed, not running
 
 
 def test_the_same_warning_before_the_server_came_up_was_survived() -> None:

@@ -66,16 +66,15 @@ _NAMES_ONLY = compile_lazily(r"(?i)\bimport|no module named|\binstall|\brequire|
 _RESOLVER_SUBJECT = compile_lazily(
     r"(?:^\s*|\bBecause\s+|\band\s+)(?P<engine>sglang|vllm)(?:\[[\w,]+\])?(?:==|\s+v?)\d+\.\d+[\w.+]*\s+(?:requires|depends on)\b"
 )
-# A file of the engine's package named by an import that failed: the module it loaded (`cannot import name 'x' from
-# 'sglang.utils' (/venv/.../site-packages/sglang/utils.py)`, hiyouga/LlamaFactory#7458), the compiled extension that
-# did not load (`/home/u/vllm/vllm/_C.abi3.so: undefined symbol: ...`, vllm-project/vllm#28199).  The engine is
-# installed there and was being loaded.  Installed packages and source checkouts (`vllm/vllm/`, `python/sglang/`)
-# only: `/models/vllm/x.py` is a directory named after the engine.  The failure's own frames outweigh it (SGLang
-# loading vLLM's ops).
+# A file of SGLang's package named by an import that failed: the module it loaded (`cannot import name 'x' from
+# 'sglang.utils' (/venv/.../site-packages/sglang/utils.py)`, hiyouga/LlamaFactory#7458; verl-project/verl#3719), the
+# compiled part that did not load.  SGLang is installed there and something was running it: vLLM never imports
+# SGLang.  Not vLLM's files (`/home/u/vllm/vllm/_C.abi3.so: undefined symbol: ...`, vllm-project/vllm#28199): SGLang
+# imports vLLM's modules and compiled ops too, so without a frame to say who imported them they show only that vLLM
+# is installed.  Installed packages and source checkouts (`python/sglang/`) only: `/models/sglang/x.py` is a
+# directory named after the engine.
 _IMPORT_FAILED = ("cannot import name", "undefined symbol", "cannot open shared object")
-_LOADED_FILE = compile_lazily(
-    r"(?:(?:site|dist)-packages/|/vllm/(?=vllm/)|/python/(?=sglang/))(?P<engine>vllm|sglang)/(?:[\w.-]+/)*[\w.-]+\.(?:py|so)\b"
-)
+_LOADED_SGLANG_FILE = compile_lazily(r"(?:(?:site|dist)-packages/|/python/)sglang/(?:[\w.-]+/)*[\w.-]+\.(?:py|so)\b")
 # SGLang's kernel package named where it failed to load or to install: its loader's report (`[sgl_kernel] CRITICAL:
 # Could not load any common_ops library!`, sgl-project/sglang#13198), its compiled ops in an import error
 # (`.../site-packages/sgl_kernel/common_ops.abi3.so: undefined symbol`, #5100), SGLang's version check of it
@@ -185,8 +184,8 @@ def named_in_line(text: str, *, paths: bool = True) -> tuple[set[str], set[str]]
 def engines_shown_by_install(text: str) -> set[str]:
     """The engines a line of pip's or uv's resolver, or of a failed import, shows installed (see above)."""
     found = {m["engine"] for m in _RESOLVER_SUBJECT.finditer(text)}
-    if any(words in text for words in _IMPORT_FAILED):
-        found.update(m["engine"] for m in _LOADED_FILE.finditer(text))
+    if "sglang/" in text and any(words in text for words in _IMPORT_FAILED) and _LOADED_SGLANG_FILE.search(text):
+        found.add("sglang")
     if "requirement" in text or "distribution found" in text:
         found.update(m["engine"] for m in _PIP_REQUIREMENT.finditer(text))
     if "sgl" in text and _SGL_KERNEL.search(text):

@@ -11,7 +11,11 @@ from __future__ import annotations
 _ONLY_TORCH = "only torch's output (safetensors progress, c10 frames of the NCCL watchdog): no engine file, header or command"
 _QUOTED_LINE = "one exception line quoted in prose; its wording is not the engine's own and no file of the engine is named"
 
+_VLLM_FILE = "only a file of vLLM's package in a failed import: SGLang imports vLLM's modules and compiled ops too"
+
 ENGINE_UNSHOWN: dict[str, str] = {
+    "vllm-undefined-symbol/vllm-project-vllm-28199-exception-only": _VLLM_FILE,
+    "vllm-undefined-symbol/vllm-project-vllm-5501-warning-only": _VLLM_FILE + " (the warning's record header is of a module vLLM logs from when merely imported)",
     "cuda-illegal-memory-access/sgl-project-sglang-8296-four-backticks": _ONLY_TORCH,
     "cuda-illegal-memory-access/sgl-project-sglang-8296-indented": _ONLY_TORCH,
     "cuda-illegal-memory-access/sgl-project-sglang-8296-torchrun": _ONLY_TORCH,
