@@ -108,3 +108,11 @@ def test_the_engines_own_frames_outweigh_a_file_of_the_other_named_in_a_message(
 )
 def test_the_engines_packages_and_images_show_it(log: str, engine: str) -> None:
     assert engine_of(log) == engine
+
+
+def test_vllm_serves_own_usage_line_shows_vllm() -> None:
+    """vLLM's serve subcommand sets its usage (`vllm serve [model_tag] [options]`, `<model_tag>` before 0.8):
+    a paste cut after that line still shows the program (vllm-project/vllm#13150's usage)."""
+    log = "usage: vllm serve [model_tag] [options]\nValueError: something after it\n"
+    assert engine_of(log) == "vllm"
+    assert engine_of("usage: vllm serve <model_tag> [options]\nValueError: something after it\n") == "vllm"

@@ -47,10 +47,11 @@ _LISTING = compile_lazily(r"(?i)\b(?:sglang|vllm)==|\[(?:pip3?|conda)\]")
 # argparse names the program that rejected a command: `vllm: error:`, `usage: vllm serve [-h]`, `api_server.py:
 # error:` (vLLM's `-m vllm.entrypoints.openai.api_server`), `launch_server.py: error:` (SGLang's `-m
 # sglang.launch_server`), `sglang serve: error:` and `sglang: error:` (SGLang's `sglang` command).
-# The error line may be quoted in a sentence (`… prints \`vllm: error: …\` and exits`, vllm-project/vllm#46325).
+# vLLM's serve subcommand prints its own usage line without `[-h]` (`usage: vllm serve [model_tag] [options]`,
+# `<model_tag>` before 0.8).  The error line may be quoted in a sentence (`… prints \`vllm: error: …\` and exits`, vllm-project/vllm#46325).
 _ARGPARSE_PROGRAM = compile_lazily(
     r"(?:^|(?<=[\s`\"'*(>]))(?:usage:\s+)?(?P<program>vllm(?:\s+serve)?|api_server\.py|sglang(?:\s+serve)?|launch_server\.py)"
-    r"(?::\s+error:|\s+\[-h\])"
+    r"(?::\s+error:|\s+\[-h\]|(?<=serve)\s+[<\[]model_tag[>\]])"
 )
 # The stream the normalizer gives a line under SGLang's own header (`[2025-02-09 10:14:05 DP0 TP2] `), not
 # torchrun's `[rank0]: ` (`rank0|sglang:rank0`).
@@ -168,7 +169,7 @@ class LaunchTracker:
                 self._observe_process(meta.process)
             if meta.header and meta.header not in self._headers_decided:
                 self._observe_header(meta, line.stream)
-        if ("error:" in text or "[-h]" in text) and (m := _ARGPARSE_PROGRAM.search(text)):
+        if ("error:" in text or "[-h]" in text or "model_tag" in text) and (m := _ARGPARSE_PROGRAM.search(text)):
             program = m["program"]
             self._saw("program", _PROGRAM_ENGINE.get(program, program.split()[0]))
         if line.offset < GPU_LINES_WITHIN and len(self.gpu_lines) < MAX_GPU_LINES and shows_gpu(text):
