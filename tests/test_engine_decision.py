@@ -21,7 +21,9 @@ from typing import Any
 import pytest
 
 from logsleuth.api import DiagnoseOptions, diagnose_text
+from logsleuth.diagnosis.library import load_patterns
 from logsleuth.models import Report
+from tests.test_engine_everywhere import PATTERN_FIXTURES_OTHER_ENGINE
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_CORPUS = REPO.parent / "shared" / "corpus"  # the team's shared corpus beside the checkout, when there
@@ -165,7 +167,8 @@ def _corpus_cases() -> list[tuple[Path, str]]:
                 engine = "vllm" if "fixtures/vllm/" in str(log) else "sglang"
             cases.append((log, engine))
     for log in sorted((REPO / "tests/fixtures/patterns").rglob("*.log")):
-        cases.append((log, log.parent.name.split("-", 1)[0]))
+        engine = PATTERN_FIXTURES_OTHER_ENGINE.get(f"{log.parent.name}/{log.stem}", log.parent.name.split("-", 1)[0])
+        cases.append((log, engine))
     return cases
 
 
@@ -174,7 +177,7 @@ def _corpus_cases() -> list[tuple[Path, str]]:
 # vLLM is imported; SGLang's header (no comma before milliseconds: DeepSpeed's has one).
 _VLLM_SHOWN = re.compile(
     r"^(?:\((?:APIServer|EngineCore(?:_DP\d+)?|VllmWorker(?:Process)?|RayWorkerWrapper|Worker_TP\d+)\b[^)]*pid=\d+\)"
-    r"|(?:INFO|WARNING|ERROR|DEBUG) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?(?!(?:__init__|interface|importing)\.py:)"
+    r"|(?:INFO|WARNING|ERROR|DEBUG) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?(?!(?:__init__|interface|importing|_custom_ops)\.py:)"
     r"[\w.]+\.py:\d+\])",
     re.MULTILINE,
 )
@@ -182,6 +185,13 @@ _SGLANG_SHOWN = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?(?: (?:D
 
 
 SHARDS = 8  # the corpus split so that xdist workers share it (one test of ~800 logs held one worker for 40 s)
+
+
+@functools.cache
+def _engine_neutral() -> frozenset[str]:
+    """The bundled patterns that declare no engine (pip's resolver, a pod's events): either engine's log may
+    match them, whatever their id's prefix."""
+    return frozenset(pattern.id for pattern in load_patterns(include_user=False).patterns if pattern.engine is None)
 
 
 def _shard(index: int) -> list[tuple[Path, str]]:
@@ -211,7 +221,7 @@ def test_engine_is_never_the_other_one_and_named_where_the_format_shows_it(shard
         report = diagnose_text(text, OPTIONS)
         other = "vllm" if engine == "sglang" else "sglang"
         patterns = [g.diagnosis.pattern for g in report.failures if g.diagnosis]
-        if report.launch.engine == other or any(p.startswith(other + "-") for p in patterns):
+        if report.launch.engine == other or any(p.startswith(other + "-") and p not in _engine_neutral() for p in patterns):
             wrong.append(f"{log.relative_to(log.parents[2])}: engine {report.launch.engine}, patterns {patterns}")
         if _formats_shown(text) == {engine} and report.launch.engine != engine:
             unnamed.append(f"{log.relative_to(log.parents[2])}: {engine} shown, engine {report.launch.engine}")

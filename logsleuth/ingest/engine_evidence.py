@@ -58,6 +58,46 @@ _MODULE_PATH = compile_lazily(
 # A line that names a module without running it: an import error, an instruction, a requirement.
 _NAMES_ONLY = compile_lazily(r"(?i)\bimport|no module named|\binstall|\brequire|\bplease\b|\bpip\b")
 
+# pip's and uv's resolvers name the package whose requirements do not hold: `vllm 0.6.3 requires torch==2.4.0, but you
+# have torch 2.2.0 ...` (pip's notice after an install: PRIME-RL/SimpleVLA-RL#53), `Because vllm==0.6.5 depends on
+# torch==2.5.1 and ...` (uv: vllm-project/vllm#11283), `sglang 0.4.6 depends on torch==2.6.0` (pip's conflict report).
+# That package is the engine being installed; the other engine as its requirement (`sglang 0.4.1 requires vllm<=0.6.4`)
+# is no evidence of that one.
+_RESOLVER_SUBJECT = compile_lazily(
+    r"(?:^\s*|\bBecause\s+|\band\s+)(?P<engine>sglang|vllm)(?:\[[\w,]+\])?(?:==|\s+v?)\d+\.\d+[\w.+]*\s+(?:requires|depends on)\b"
+)
+# A file of SGLang's package named by an import that failed: the module it loaded (`cannot import name 'x' from
+# 'sglang.utils' (/venv/.../site-packages/sglang/utils.py)`, hiyouga/LlamaFactory#7458; verl-project/verl#3719), the
+# compiled part that did not load.  SGLang is installed there and something was running it: vLLM never imports
+# SGLang.  Not vLLM's files (`/home/u/vllm/vllm/_C.abi3.so: undefined symbol: ...`, vllm-project/vllm#28199): SGLang
+# imports vLLM's modules and compiled ops too, so without a frame to say who imported them they show only that vLLM
+# is installed.  Installed packages and source checkouts (`python/sglang/`) only: `/models/sglang/x.py` is a
+# directory named after the engine.
+_IMPORT_FAILED = ("cannot import name", "undefined symbol", "cannot open shared object")
+_LOADED_SGLANG_FILE = compile_lazily(r"(?:(?:site|dist)-packages/|/python/)sglang/(?:[\w.-]+/)*[\w.-]+\.(?:py|so)\b")
+# SGLang's kernel package named where it failed to load or to install: its loader's report (`[sgl_kernel] CRITICAL:
+# Could not load any common_ops library!`, sgl-project/sglang#13198), its compiled ops in an import error
+# (`.../site-packages/sgl_kernel/common_ops.abi3.so: undefined symbol`, #5100), SGLang's version check of it
+# (`sgl-kernel is installed with version 0.0.9.post2, which is less than ...`, verl-project/verl PR#1832), pip
+# resolving it.  SGLang requires sgl-kernel; vLLM's wheels do not (it imports sgl_kernel only on CPU, for AMX
+# kernels: vllm/model_executor/layers/quantization/kernels/scaled_mm/cpu.py in 0.11.2).
+_SGL_KERNEL = compile_lazily(
+    r"(?:site|dist)-packages/sgl_kernel/|\[sgl_kernel\] |\bsgl[-_]kernel is installed with version "
+    r"|(?:satisfies the requirement|distribution found for) sgl[-_]kernel\b"
+)
+# pip resolving an engine itself: `ERROR: No matching distribution found for vllm==0.99`.
+_PIP_REQUIREMENT = compile_lazily(r"(?:satisfies the requirement|distribution found for) (?P<engine>sglang|vllm)(?![\w-])")
+# The engines' container images in a pull or a run (`Failed to pull image "lmsysorg/sglang:v0.5.9-cu129"`,
+# `vllm/vllm-openai:v0.11.0`): the image is the engine that was to run.
+_IMAGE = compile_lazily(r"\blmsysorg/(?P<sglang>sglang)(?=[:@\s\"']|$)|\bvllm/(?P<vllm>vllm)-openai(?=[:@\s\"']|$)")
+# SGLang's `python -m sglang.check_env` lists `sglang: 0.2.12` among its packages (vLLM's collect_env says `vLLM
+# Version: ...` and `[pip3] sglang==...`): an environment SGLang describes (sgl-project/sglang#831).
+CHECK_ENV_SGLANG = compile_lazily(r"^sglang: (?P<version>\d+\.\d+\.\d+(?:\.?post\d+|rc\d+|\.dev\d+)?)\s*$")
+# A wrapper's module for one engine in a frame's path: verl's rollouts (`verl/workers/rollout/sglang_rollout/`,
+# verl-project/verl#3719), LLaMA-Factory's and OpenRLHF's engines (`llamafactory/chat/vllm_engine.py`,
+# `openrlhf/trainer/ray/vllm_engine.py`).  The wrapper runs the engine it was configured with.
+_WRAPPER_ENGINE_MODULE = compile_lazily(r"/(?P<engine>sglang|vllm)_(?:rollout/|engine\.py$)")
+
 # The program that ran the engine, most specific first: verl runs its rollout engine on Ray, so a log showing
 # both was run by verl.
 WRAPPERS = ("verl", "OpenRLHF", "LLaMA-Factory", "Xinference", "Triton Inference Server", "Dynamo", "llm-d", "Ray")
@@ -139,6 +179,29 @@ def named_in_line(text: str, *, paths: bool = True) -> tuple[set[str], set[str]]
     engines = {next(name for name in m.groups() if name) for m in _MODULE_PATH.finditer(text)} if paths else set()
     wrappers = {_WRAPPER_GROUPS[m.lastgroup] for m in _WRAPPER_WORDS.finditer(text) if m.lastgroup}
     return engines, wrappers
+
+
+def engines_shown_by_install(text: str) -> set[str]:
+    """The engines a line of pip's or uv's resolver, or of a failed import, shows installed (see above)."""
+    found = {m["engine"] for m in _RESOLVER_SUBJECT.finditer(text)}
+    if "sglang/" in text and any(words in text for words in _IMPORT_FAILED) and _LOADED_SGLANG_FILE.search(text):
+        found.add("sglang")
+    if "requirement" in text or "distribution found" in text:
+        found.update(m["engine"] for m in _PIP_REQUIREMENT.finditer(text))
+    if "sgl" in text and _SGL_KERNEL.search(text):
+        found.add("sglang")
+    return found
+
+
+def image_engine(text: str) -> str | None:
+    """The engine whose container image the line names, else None."""
+    m = _IMAGE.search(text) if "/" in text else None
+    return m.lastgroup if m else None
+
+
+def wrapper_module_engine(path: str) -> str | None:
+    """The engine a wrapper's per-engine module in a frame's path runs, else None."""
+    return m["engine"] if "_" in path and (m := _WRAPPER_ENGINE_MODULE.search(path)) else None
 
 
 def xoscar_error(text: str) -> bool:

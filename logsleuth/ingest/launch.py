@@ -47,8 +47,11 @@ _LISTING = compile_lazily(r"(?i)\b(?:sglang|vllm)==|\[(?:pip3?|conda)\]")
 # argparse names the program that rejected a command: `vllm: error:`, `usage: vllm serve [-h]`, `api_server.py:
 # error:` (vLLM's `-m vllm.entrypoints.openai.api_server`), `launch_server.py: error:` (SGLang's `-m
 # sglang.launch_server`), `sglang serve: error:` and `sglang: error:` (SGLang's `sglang` command).
+# vLLM's serve subcommand prints its own usage line without `[-h]` (`usage: vllm serve [model_tag] [options]`,
+# `<model_tag>` before 0.8).  The error line may be quoted in a sentence (`… prints \`vllm: error: …\` and exits`, vllm-project/vllm#46325).
 _ARGPARSE_PROGRAM = compile_lazily(
-    r"^(?:usage:\s+)?(?P<program>vllm(?:\s+serve)?|api_server\.py|sglang(?:\s+serve)?|launch_server\.py)(?::\s+error:|\s+\[-h\])"
+    r"(?:^|(?<=[\s`\"'*(>]))(?:usage:\s+)?(?P<program>vllm(?:\s+serve)?|api_server\.py|sglang(?:\s+serve)?|launch_server\.py)"
+    r"(?::\s+error:|\s+\[-h\]|(?<=serve)\s+[<\[]model_tag[>\]])"
 )
 # The stream the normalizer gives a line under SGLang's own header (`[2025-02-09 10:14:05 DP0 TP2] `), not
 # torchrun's `[rank0]: ` (`rank0|sglang:rank0`).
@@ -146,7 +149,7 @@ class LaunchTracker:
                 self.command_engine = "vllm" if "vllm" in command.split("--", 1)[0] else "sglang"
                 self._saw("command", self.command_engine)
                 self._mark(line.offset, "command").command = command
-        if ("sglang" in text or "vllm" in text or "vLLM" in text) and 'File "' not in text:
+        if ("sglang" in text or "vllm" in text or "vLLM" in text or "sgl_kernel" in text or "sgl-kernel" in text) and 'File "' not in text:
             self._observe_engine_named(text)  # (a frame's path is read from the failure: observe_failure)
         if ("LLM engine (v" in text and (m := _VLLM_ENGINE_VERSION.search(text))) or (
             "▀▄▀" in text and (m := _VLLM_LOGO_VERSION.search(text))
@@ -166,7 +169,7 @@ class LaunchTracker:
                 self._observe_process(meta.process)
             if meta.header and meta.header not in self._headers_decided:
                 self._observe_header(meta, line.stream)
-        if ("error:" in text or "[-h]" in text) and (m := _ARGPARSE_PROGRAM.match(text)):
+        if ("error:" in text or "[-h]" in text or "model_tag" in text) and (m := _ARGPARSE_PROGRAM.search(text)):
             program = m["program"]
             self._saw("program", _PROGRAM_ENGINE.get(program, program.split()[0]))
         if line.offset < GPU_LINES_WITHIN and len(self.gpu_lines) < MAX_GPU_LINES and shows_gpu(text):
@@ -178,6 +181,14 @@ class LaunchTracker:
 
     def _observe_engine_named(self, text: str) -> None:
         """A line that names an engine: its version, its code's paths, a wrapper around it."""
+        for installed in engine_evidence.engines_shown_by_install(text):
+            self._saw("paths", installed)
+        if imaged := engine_evidence.image_engine(text):
+            self._saw("banner", imaged)
+        if text.startswith("sglang: ") and (m := engine_evidence.CHECK_ENV_SGLANG.match(text)):
+            self.versions.setdefault("sglang", m["version"])
+            self._saw("format", "sglang")
+            return
         if m := _EXPLICIT_VERSION.search(text):
             if not _INSTRUCTION.search(text):
                 self.versions.setdefault(m["engine"].lower(), m["version"])
@@ -313,6 +324,8 @@ class LaunchTracker:
                         self.version_hint = "0.4.10.post2"
                 elif "/vllm/" in path:
                     self._saw("frames", "vllm")
+                elif engine := engine_evidence.wrapper_module_engine(path):
+                    self._saw("frames", engine)
 
     def segment_start(self, before: int) -> int:
         """Offset where the launch that includes `before` started (0 when unknown)."""

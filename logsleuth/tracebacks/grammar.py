@@ -76,8 +76,19 @@ WRAPPER_TAG = compile_lazily(r"^\[address=[^\]\s]{1,200}, pid=\d+\] ")
 # The second paragraph a library prints after a blank line in its own exception message: transformers'
 # unknown model type (`…is out of date.` + blank line + `You can update Transformers with the command …`).
 MESSAGE_SECOND_PARAGRAPH = compile_lazily(r"You can update Transformers with the command ")
-# argparse: `launch_server.py: error: unrecognized arguments: …`, `sglang serve: error: …`
-USAGE_ERROR = compile_lazily(r"^(?P<prog>[\w./\-]+(?: [\w\-]+)?): error: (?P<msg>.+)$")
+# argparse: `launch_server.py: error: unrecognized arguments: …`, `sglang serve: error: …`; without a program name
+# only in argparse's own wordings (a SystemExit that copies them: SGLang's diffusion server raises
+# `error: unrecognized arguments: …`, python/sglang/multimodal_gen/runtime/server_args/server_args.py; sgl-project/sglang#34226)
+USAGE_ERROR = compile_lazily(
+    r"^(?:(?P<prog>[\w./\-]+(?: [\w\-]+)?): |(?=error: (?:unrecognized arguments: |the following arguments are required: "
+    r"|argument -{1,2}[\w\-]+(?:/-{1,2}[\w\-]+)*: |ambiguous option: )))error: (?P<msg>.+)$"
+)
+# An exception a sentence quotes as its repr: `… at runtime: ValueError("type fp8e4nv not supported …")`
+# (MiniMax-AI/MiniMax-M2.5#21, noonghunna/club-3090#122).  Not code that raises it (`raise ValueError("…")`).
+# A fallback, like INLINE_EXCEPTION: warnings quote survived errors the same way (repr_failure).
+REPR_EXCEPTION = compile_lazily(
+    r"(?<![\w.])(?<!raise )(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))\((?P<q>[\"'])(?P<msg>\S.*?)(?P=q)\)"
+)
 # Lines that only report the cascade after a process died.
 KILL_LINE = compile_lazily(
     r"(?:Received sigquit from a child proc(?:ess|es)?\b.*"
@@ -144,6 +155,9 @@ NATIVE_HEADERS: tuple[tuple[str, re.Pattern[str], str | None], ...] = (
     ("ERROR: pip's", compile_lazily(r"^ERROR: (?P<msg>pip's dependency resolver does not currently take into account .*)"),
      "pip dependency conflict"),
     ("ERROR: No matching", compile_lazily(r"^ERROR: (?P<msg>No matching distribution found for .*)$"), "pip: no matching distribution"),
+    # uv's resolver (`  × No solution found when resolving dependencies:` then its `╰─▶ Because …` derivation,
+    # vllm-project/vllm#11283)
+    ("No solution found", compile_lazily(r"^\s*(?:×|x) (?P<msg>No solution found when resolving dependencies\b.*)$"), "ResolutionImpossible"),
 )
 # What the shell prints when the program died of a signal (bash's wordings; localized ones are left out).
 SHELL_NOTICE = compile_lazily(r"^(?:Aborted|Segmentation fault|Bus error|Illegal instruction)(?: \(core dumped\))?\s*$")
@@ -212,14 +226,20 @@ TYPELESS_ENGINE_LINES: tuple[tuple[re.Pattern[str], str], ...] = (
     # raises only after 1800 s; a paste that ends after a wait of 150 s or more shows a launch stuck there.
     (compile_lazily(r"^(?:.*?\s)?(?P<msg>Waiting for creating a placement group of specs for "
                     r"(?:1[5-9]\d|[2-9]\d\d|\d{4,}) seconds\..*)$"), "Waiting for a Ray placement group"),
+    # a compiled extension that did not load, quoted in a warning the import survived (vLLM's _custom_ops:
+    # `Failed to import from vllm._C with ImportError('/…/vllm/_C.abi3.so: undefined symbol: …')`,
+    # vllm-project/vllm#5501): the broken install is the failure of a paste that shows nothing else
+    (compile_lazily(r"^(?!\s*[\w.]+(?:Error|Exception): )(?:.*?[\s'\"(])?(?P<msg>/[^\s'\"]+\.(?:abi3|cpython-[\w\-]+)\.so: "
+                    r"undefined symbol: [\w.@$]+)"), "ImportError"),
 )
 FATAL_LINE_WORDS = ("rror", "atchdog", "undefined symbol", "max seq len", "placement group of specs")
 FATAL_LINES: tuple[tuple[re.Pattern[str], str | None], ...] = (
     # a kernel or library (flashinfer, sgl-kernel): `CUDA Error: <text> (700) <file>: line N at function F`
     (compile_lazily(r"^\s*(?P<type>CUDA [Ee]rror): (?P<msg>\S.*?\(\d+\).*)$"), None),
     # SGLang's scheduler watchdog: `Watchdog timeout (self.watchdog_timeout=300)`, newer releases
-    # `Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)`
-    (compile_lazily(r"^(?P<type>(?:\w+ )?[Ww]atchdog timeout) \((?P<msg>self\.watchdog_timeout=[^)]*)\)"), None),
+    # `Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)`; a paste hard-wrapped at 80
+    # columns cuts it before its closing parenthesis, which is then on the next line
+    (compile_lazily(r"^(?P<type>(?:\w+ )?[Ww]atchdog timeout) \((?P<msg>self\.watchdog_timeout=[^)]*)(?:\)|$)"), None),
     # uvicorn cannot bind the HTTP port (it logs the OSError instead of raising it)
     (compile_lazily(r"^ERROR:\s+(?P<msg>\[Errno \d+\] error while attempting to bind on address .*)$"), "OSError"),
     # the dynamic loader's text of a Python extension module that cannot load, its `ImportError: ` lost (a
@@ -261,6 +281,16 @@ def embedded_failure(text: str) -> str | None:
                 quoted += "'"
             return quoted
     return None
+
+
+def repr_failure(text: str) -> str | None:
+    """`Type: message` of an exception a sentence quotes as its repr (`ValueError("…")`), else None.  A warning
+    says the same of an error it survived (vLLM's `Failed to import from vllm._C: ModuleNotFoundError("…")`), so
+    such a line is the failure only of a paste that has no other (a fallback)."""
+    if "rror(" not in text and "xception(" not in text:
+        return None
+    m = REPR_EXCEPTION.search(text)
+    return f"{m['type']}: {m['msg']}" if m else None
 
 
 def inline_failure(text: str) -> str | None:

@@ -52,6 +52,7 @@ from logsleuth.tracebacks.grammar import (
     inline_failure,
     is_typeless_engine_line,
     native_header,
+    repr_failure,
     runtime_fact,
 )
 from logsleuth.tracebacks.interleave import MAX_INTERLEAVED, choose, in_step, redeal
@@ -135,8 +136,9 @@ class FailureScanner:
         self.failures.extend(mention for mention in self._mentions if not shown_in(mention, self.failures))
         # A fallback (a bare `Exception: …`) may be the exception of frames pasted after it; else it is
         # reported only when nothing else was found.
-        # A glog/c10 ERROR record the server came up after (a connection retried while ranks met) was survived.
-        self._fallbacks = [f for f in self._fallbacks if not (_is_logged_error(f) and f.offset < self._ready_offset)]
+        # A glog/c10 ERROR record or a warning the server came up after (a connection retried while ranks met, an
+        # optional kernel that did not load) was survived.
+        self._fallbacks = [f for f in self._fallbacks if not (_is_survivable(f) and f.offset < self._ready_offset)]
         found = attach_moved_exceptions(sorted(self.failures + self._fallbacks, key=lambda failure: failure.offset))
         fallbacks = {id(failure) for failure in self._fallbacks}
         if any(id(failure) not in fallbacks for failure in found):
@@ -180,7 +182,7 @@ class FailureScanner:
             if quoted is not None:
                 kind_of: FailureKind = "usage" if USAGE_ERROR.match(quoted) else "bare"
                 started = (Collector(kind_of, line, Phase.DONE, context=self._context(), mention=True), quoted)
-            elif ("rror: " in text or "xception: " in text) and (named := inline_failure(text)) is not None:
+            elif (named := _unquoted_failure(text)) is not None:
                 started = (Collector("bare", line, Phase.DONE, context=self._context(), fallback=True), named)
         if started is None:
             if kind in (LineKind.OTHER, LineKind.SOURCE, LineKind.EXCEPTION):
@@ -341,9 +343,20 @@ class FailureScanner:
                 self._close(stream, collector)
 
 
-def _is_logged_error(failure: Failure) -> bool:
-    """A glog or c10 ERROR record read as a failure (collector.py gives it the type `ERROR`)."""
-    return failure.kind == "line" and failure.final.type == "ERROR"
+def _unquoted_failure(text: str) -> str | None:
+    """An exception a sentence names without quoting it (`… I get ValueError: …`) or as its repr
+    (`… ValueError("…")`), else None: a fallback, the failure only of a paste that shows no other."""
+    if ("rror: " in text or "xception: " in text) and (named := inline_failure(text)) is not None:
+        return named
+    if "rror(" in text or "xception(" in text:
+        return repr_failure(text)
+    return None
+
+
+def _is_survivable(failure: Failure) -> bool:
+    """A glog or c10 ERROR record read as a failure (collector.py gives it the type `ERROR`), or a failure read
+    from a warning record: a server logs both and goes on."""
+    return failure.kind == "line" and (failure.final.type == "ERROR" or failure.meta.level == "WARNING")
 
 
 def scan(lines: Iterable[LogLine]) -> list[Failure]:

@@ -42,6 +42,10 @@ with the thread's address and the facts taken from it; the keys are those of `sc
 `innermost_frame`) plus `thread`, `kind`, `engine`, `engine_version`, `paste_style`, `resolution`,
 `fixed_in`. The expected exception is checked against what the interpreter really printed, and
 the innermost frame's file and line are read from that output, when the corpus is generated.
+A paste that shows no positive evidence of its engine (no command, program name, engine file, header
+or banner) says so with `engine_shown = false` and why in `engine_unshown`
+(`scripts/wild_fixtures/engine_unshown.py`); only there may a report leave the engine unknown
+(`tests/test_engine_everywhere.py`).
 
 ## Regenerating
 

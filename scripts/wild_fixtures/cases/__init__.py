@@ -13,6 +13,7 @@ from . import (
     cuda_graph,
     dependencies,
     dev_category,
+    dev_detect,
     features,
     hangs,
     heldout,
@@ -26,7 +27,8 @@ from . import (
     weights,
 )
 
-FAMILIES = (memory, hangs, nccl, kernels, native_crashes, cuda_graph, weights, models, dependencies, arguments, features, ports, heldout, vllm, dev_category)
+FAMILIES = (memory, hangs, nccl, kernels, native_crashes, cuda_graph, weights, models, dependencies, arguments, features, ports, heldout, vllm,
+            dev_category, dev_detect)
 
 
 def all_cases() -> list[WildCase]:
