@@ -87,3 +87,15 @@ def test_a_command_written_over_several_lines_is_read_whole() -> None:
     assert _commands(report) == [
         "SGLANG_ENABLE_SPEC_V2=1 python -m sglang.launch_server --model-path /models/first --dtype float16"
     ]
+
+
+def test_vllms_module_entry_point_is_read_as_the_launch_command() -> None:
+    # vLLM's V0-era launch `python -m vllm.entrypoints.openai.api_server …` (vllm-project/vllm#9913's shape): the
+    # command names neither `launch_server` nor ` serve`, and was skipped before it was matched.
+    log = (
+        "$ python -m vllm.entrypoints.openai.api_server --model /models/m --dtype float16 --enforce-eager\n"
+        "ValueError: Weight input_size_per_partition = 10944 is not divisible by min_thread_k = 128.\n"
+    )
+    report = diagnose_text(log, DiagnoseOptions(include_user_patterns=False))
+    assert report.launch.command == "python -m vllm.entrypoints.openai.api_server --model /models/m --dtype float16 --enforce-eager"
+    assert report.launch.engine == "vllm"

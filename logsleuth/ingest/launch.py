@@ -138,7 +138,9 @@ class LaunchTracker:
                     self.version_hint = "0.5.23"
                 self._mark(line.offset, "server_args").server_args = m["body"]
         # Length guard: the pattern searches from every position; launch commands are short.
-        if ("launch_server" in text or " serve" in text) and len(text) <= 8192 and (m := _COMMAND.search(text)):
+        if ("launch_server" in text or " serve" in text or "api_server" in text) and len(text) <= 8192 and (
+            m := _COMMAND.search(text)
+        ):
             command = m["cmd"].strip()
             if command.endswith("\\") and len(text) <= 8192:
                 self._continued = (text.rstrip()[:-1], line.offset)  # the rest is on the next line
