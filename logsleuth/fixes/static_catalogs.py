@@ -78,6 +78,7 @@ def releases_with(engine: str, flag: str) -> tuple[str, ...]:
     return _releases_by_flag(engine).get(flag, ())
 
 
+@lru_cache(maxsize=2)
 def all_flags(engine: str) -> frozenset[str]:
     """Every flag some release of `engine` has."""
     return frozenset(_releases_by_flag(engine))

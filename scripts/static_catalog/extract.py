@@ -202,6 +202,11 @@ class Release:
         return ["other"]
 
 
+def _says_deprecated(help_text: object) -> bool:
+    """A literal help text that opens by deprecating its flag: "(Deprecated) ...", "[DEPRECATED] ...", "Deprecated."."""
+    return isinstance(help_text, str) and help_text.lstrip("([ ").lower().startswith("deprecated")
+
+
 def _is_classvar(annotation: ast.AST) -> bool:
     head = annotation.value if isinstance(annotation, ast.Subscript) else annotation
     return _called_name(head) == "ClassVar"
@@ -402,7 +407,11 @@ class Extractor:
             elif keyword.arg == "nargs":
                 flag.nargs = _literal(keyword.value)
             elif keyword.arg == "deprecated":
-                flag.deprecated = _literal(keyword.value) is True
+                flag.deprecated = flag.deprecated or _literal(keyword.value) is True
+            elif keyword.arg == "help":
+                flag.deprecated = flag.deprecated or _says_deprecated(_literal(keyword.value))
+        if isinstance(flag.action, str) and flag.action.startswith("Deprecated"):
+            flag.deprecated = True  # SGLang's DeprecatedAction, DeprecatedStoreTrueAction ...
         if flag.action in ("BooleanOptionalAction", "boolean_optional"):
             flag.action = "boolean_optional"
             flag.negations = _negations(names, self.release.has_enable_disable)
