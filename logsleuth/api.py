@@ -36,7 +36,7 @@ from logsleuth.reading.reader import DEFAULT_MAX_BYTES, read_all, read_latest
 from logsleuth.reading.scan import ReadResult
 from logsleuth.reasoning import dependencies
 from logsleuth.reasoning.engine_words import with_engine_words
-from logsleuth.reasoning.raise_site import with_raise_site
+from logsleuth.reasoning.raise_site import site_of, with_raise_site
 from logsleuth.reasoning.registry import Evidence, reason
 from logsleuth.reasoning.relaxed_check import with_relaxed_check
 from logsleuth.reasoning.root_cause import with_root_cause
@@ -281,7 +281,8 @@ def build_report(
         found = with_relaxed_check(found, own)
         # Whatever gave the diagnosis (pattern, rule, general): the instructions of the engine's own message, checked.
         # And no flag its release lacks is offered (fixes/release_flags.py).
-        checked = with_release_flags(with_engine_words(found.diagnosis, found.failure, own), own)
+        checked = with_release_flags(with_engine_words(found.diagnosis, found.failure, own), own,
+                                     _releases_holding_its_check(found, own))
         groups.append(replace(found, diagnosis=checked))
     by_id = {p.id: p for p in patterns.patterns}
     launch = _with_engine_from_words(launch, groups)
@@ -423,6 +424,15 @@ def _diagnose_group(
         engine_version=launch.engine_version,
     )
     return replace(group, diagnosis=dependencies.with_release_pins(diagnosis, Evidence(group.failure, launch, lines)))
+
+
+def _releases_holding_its_check(group: FailureGroup, launch: LaunchInfo) -> tuple[str, ...]:
+    """The indexed releases whose code holds the check that raised the failure: the releases that can have written
+    the log when it names none (reasoning/raise_site.py), or () when the index does not place it."""
+    if launch.engine_version or group.diagnosis is None or not group.diagnosis.raised_at:
+        return ()
+    site = site_of(group.failure, launch)
+    return site.releases if site is not None else ()
 
 
 def _order(groups: list[FailureGroup], patterns: dict[str, Pattern]) -> list[FailureGroup]:

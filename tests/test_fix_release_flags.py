@@ -4,7 +4,7 @@ catalogs: `--cuda-graph-max-bs` is a flag of SGLang 0.4.10.post2 and 0.5.9 and n
 
 from __future__ import annotations
 
-from logsleuth.fixes import catalog
+from logsleuth.fixes import catalog, static_catalogs
 from logsleuth.fixes.build import build_fix
 from logsleuth.fixes.release_flags import with_release_flags
 from logsleuth.models import Diagnosis, ExceptionBlock, Failure, LaunchInfo
@@ -43,3 +43,31 @@ def test_an_alternative_naming_a_flag_the_release_lacks_is_left_out() -> None:
 
 def test_an_alternative_the_release_has_is_kept() -> None:
     assert _alternative_flags("0.5.9") == ["--cuda-graph-max-bs", "--disable-cuda-graph"]
+
+
+# -- the release is not known: say which releases have each flag offered ------------------------------------------
+
+def _summary_unknown(fix_data: dict[str, object], possible: tuple[str, ...] = ()) -> str:
+    launch = LaunchInfo(engine="sglang", command=COMMAND, command_source="log")
+    fix = build_fix(fix_data, FAILURE, {}, launch)
+    checked = with_release_flags(Diagnosis(pattern="p", title="t", category="c", root_cause="r", fix=fix, engine="sglang"),
+                                 launch, possible)
+    assert checked is not None and checked.fix is not None
+    return checked.fix.summary
+
+
+def test_an_unknown_release_is_told_which_releases_have_a_flag_only_some_have() -> None:
+    first = static_catalogs.releases_with("sglang", "--page-size")[0]
+    assert first != static_catalogs.releases("sglang")[0]  # the oldest covered release lacks it
+    summary = _summary_unknown({"summary": "Set a page size.", "flags": [{"op": "set", "flag": "--page-size", "value": "16"}]})
+    assert summary.endswith(f"(--page-size: SGLang {first} and later)")
+
+
+def test_no_note_for_a_flag_every_release_has_or_a_word_that_is_not_the_engines() -> None:
+    data = {"summary": "Lower --tp-size, or pass --no-cache-dir to pip.", "flags": [{"op": "set", "flag": "--tp-size", "value": "2"}]}
+    assert _summary_unknown(data) == "Lower --tp-size, or pass --no-cache-dir to pip."
+
+
+def test_no_note_when_every_release_that_can_have_written_the_log_has_the_flag() -> None:
+    data = {"summary": "Set a page size.", "flags": [{"op": "set", "flag": "--page-size", "value": "16"}]}
+    assert _summary_unknown(data, possible=("0.5.3", "0.5.9")) == "Set a page size."

@@ -27,17 +27,56 @@ _FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*")
 NOT_IN = "not in"  # the note's words: "(--x is not in SGLang 0.3.0: added in 0.3.1)"
 
 
-def with_release_flags(diagnosis: Diagnosis | None, launch: LaunchInfo) -> Diagnosis | None:
-    """`diagnosis` with every fix (and alternative) kept to the flags of the launch's release."""
+def with_release_flags(diagnosis: Diagnosis | None, launch: LaunchInfo,
+                       possible: tuple[str, ...] = ()) -> Diagnosis | None:
+    """`diagnosis` with every fix (and alternative) kept to the flags of the launch's release.  `possible`: the
+    releases that can have written the log when its release is not known (those whose code holds the check that
+    raised it, from the raise site index), or () when nothing bounds them."""
     if diagnosis is None or diagnosis.fix is None:
         return diagnosis
     engine = diagnosis.engine or launch.engine
     catalog = catalogs.load(engine, launch.engine_version) if engine in ENGINE_NAMES and launch.engine_version else None
-    if catalog is None:
-        return diagnosis  # no catalog of that exact release (or the version is unknown): nothing to judge by
     own = _command_flags(launch.command)
-    fix = _kept(diagnosis.fix, catalog, own)
+    if catalog is None:
+        if engine not in ENGINE_NAMES:
+            return diagnosis  # no engine: no release to judge by
+        # The release is not known (or has no catalog): say which releases have each flag offered, so the user can
+        # tell whether theirs does, rather than offer it as if every release had it.
+        fix = _with_ranges(diagnosis.fix, str(engine), own, possible)
+    else:
+        fix = _kept(diagnosis.fix, catalog, own)
     return diagnosis if fix == diagnosis.fix else replace(diagnosis, fix=fix)
+
+
+def _with_ranges(fix: Fix, engine: str, own: frozenset[str], possible: tuple[str, ...]) -> Fix:
+    """`fix` with a note after its summary for each flag it offers (in its words or its flag operations) that
+    not every release of the engine has: "(--x: SGLang 0.4.3 and later)"."""
+    offered = [*_FLAG.findall(fix.summary), *(flag for step in fix.steps for flag in _FLAG.findall(step)),
+               *(_offered(op) for op in fix.flags if op.op != "remove")]
+    notes = [note for flag in dict.fromkeys(offered)
+             if flag not in own and (note := range_note(engine, flag, possible))]
+    summary = fix.summary
+    if notes and not all(note in summary for note in notes):
+        summary = f"{summary} ({'; '.join(note for note in notes if note not in summary)})"
+    alternatives = tuple(_with_ranges(alternative, engine, own, possible) for alternative in fix.alternatives)
+    return replace(fix, summary=summary, alternatives=alternatives)
+
+
+def range_note(engine: str, flag: str, possible: tuple[str, ...] = ()) -> str | None:
+    """"--x: SGLang 0.4.3 and later" (or "0.4.3 to 0.5.12", "up to 0.5.12") for a flag that only some releases of
+    the engine have; None for one every covered release (or every `possible` one) has, or one no release has."""
+    name = normalized(flag.split("=", 1)[0], engine)
+    if name not in _engine_flags(engine):
+        return None
+    having, every = releases_with(engine, name), static_catalogs.releases(engine)
+    if not having or not every or (having[0] == every[0] and having[-1] == every[-1]):
+        return None
+    if possible and set(possible) <= set(having):
+        return None  # every release that can have written the log has it
+    first = "" if having[0] == every[0] else having[0]
+    last = "" if having[-1] == every[-1] else having[-1]
+    span = f"{first} to {last}" if first and last else (f"{first} and later" if first else f"up to {last}")
+    return f"{flag}: {ENGINE_NAMES[engine]} {span}"
 
 
 def _kept(fix: Fix, catalog: Catalog, own: frozenset[str]) -> Fix:
