@@ -429,7 +429,7 @@ def _diagnose_group(
 def _releases_holding_its_check(group: FailureGroup, launch: LaunchInfo) -> tuple[str, ...]:
     """The indexed releases whose code holds the check that raised the failure: the releases that can have written
     the log when it names none (reasoning/raise_site.py), or () when the index does not place it."""
-    if launch.engine_version or group.diagnosis is None or not group.diagnosis.raised_at:
+    if launch.engine_version_source in ("log", "user") or group.diagnosis is None or not group.diagnosis.raised_at:
         return ()
     site = site_of(group.failure, launch)
     return site.releases if site is not None else ()

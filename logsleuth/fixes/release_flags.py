@@ -1,13 +1,14 @@
 """Advice checked against the user's release: no fix offers a flag that release lacks (issue 29, item 4).
 
 Applied to every diagnosis, whatever gave it (a pattern's data, a builder, a rule, the general guidance), once the
-launch's release is known or inferred and logsleuth has that exact release's catalog (its real parser's, else
+log or the user names the launch's release and logsleuth has that exact release's catalog (its real parser's, else
 the one read from its source: static_catalogs.py).  A flag operation whose flag the release lacks is dropped, and
 with it the corrected command built on it, and an alternative that was nothing but such flags; a mention in the
 fix's words is kept, with a note at the end of its sentence, "(--x is not in SGLang 0.3.0: added in 0.3.1)", as
 the engine's own instructions are checked (reasoning/engine_words.py).
 Only the engine's flags are judged: a `--word` no release of the engine has (pip's, docker's) is left alone, and
-so are the flags of the user's own command.
+so are the flags of the user's own command.  A release that is unknown, or only guessed from the code layout, drops
+nothing: each flag offered that only some releases have is said with its range instead.
 """
 
 from __future__ import annotations
@@ -35,7 +36,10 @@ def with_release_flags(diagnosis: Diagnosis | None, launch: LaunchInfo,
     if diagnosis is None or diagnosis.fix is None:
         return diagnosis
     engine = diagnosis.engine or launch.engine
-    catalog = catalogs.load(engine, launch.engine_version) if engine in ENGINE_NAMES and launch.engine_version else None
+    # Only a release the log or the user names is judged exactly: one inferred from the code layout is a guess, and
+    # a wrong guess would drop a flag the real release has.  A guessed release gets the ranges, as an unknown one.
+    named = launch.engine_version if launch.engine_version_source in ("log", "user") else None
+    catalog = catalogs.load(engine, named) if engine in ENGINE_NAMES and named else None
     own = _command_flags(launch.command)
     if catalog is None:
         if engine not in ENGINE_NAMES:
