@@ -71,3 +71,8 @@ def test_no_note_for_a_flag_every_release_has_or_a_word_that_is_not_the_engines(
 def test_no_note_when_every_release_that_can_have_written_the_log_has_the_flag() -> None:
     data = {"summary": "Set a page size.", "flags": [{"op": "set", "flag": "--page-size", "value": "16"}]}
     assert _summary_unknown(data, possible=("0.5.3", "0.5.9")) == "Set a page size."
+
+
+def test_a_guessed_release_drops_nothing() -> None:
+    """A version inferred from the code layout may be wrong: no alternative is removed for it."""
+    assert _alternative_flags("0.5.23", source="inferred") == ["--cuda-graph-max-bs", "--disable-cuda-graph"]
