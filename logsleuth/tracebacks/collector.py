@@ -35,6 +35,7 @@ from logsleuth.tracebacks.grammar import (
     classify,
     fatal_line,
     is_elision,
+    native_dump_evidence,
     native_header,
     runtime_fact,
 )
@@ -261,6 +262,7 @@ class Collector:
     def build(self) -> Failure:
         texts = self.texts
         truncated = self.truncated or not self.complete
+        context = self.context
         if self.kind == "fatal":
             exceptions = parse_faulthandler(texts)
         elif self.kind == "usage":
@@ -270,6 +272,8 @@ class Collector:
             exceptions = (ExceptionBlock(type=cpp["type"], message=_what(texts[1:])),)
         elif self.kind == "abort" and (native := native_header(texts[0])):
             exceptions = (ExceptionBlock(type=native[0], message=_native_message(native, texts[1:])),)
+            if native[0].startswith(("SIG", "signal ")):  # a signal handler's dump: its frames say where it crashed
+                context = (*context, *native_dump_evidence(texts[1:]))
         elif self.kind == "line" and (glog := GLOG_ERROR.match(texts[0])):
             exceptions = (ExceptionBlock(type="ERROR", message=glog["msg"].strip()),)
         elif self.kind == "line" and (found := fatal_line(texts[0])):
@@ -293,7 +297,7 @@ class Collector:
             meta=self.first.meta,
             header=self.header,
             truncated=truncated or any(block.truncated for block in exceptions),
-            context=self.context,
+            context=context,
         )
 
 
