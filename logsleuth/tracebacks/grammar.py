@@ -161,6 +161,14 @@ NATIVE_HEADERS: tuple[tuple[str, re.Pattern[str], str | None], ...] = (
 )
 # What the shell prints when the program died of a signal (bash's wordings; localized ones are left out).
 SHELL_NOTICE = compile_lazily(r"^(?:Aborted|Segmentation fault|Bus error|Illegal instruction)(?: \(core dumped\))?\s*$")
+# The same notice as a shell running a script prints it (bash jobs.c, non-interactive: `serve.sh: line 12:  4242
+# Segmentation fault      (core dumped) python3 -m …`, the status padded to a column, then the command).
+SCRIPT_SHELL_NOTICE = compile_lazily(
+    r"^\S+: line \d+: +\d+ (?P<name>Aborted|Segmentation fault|Bus error|Illegal instruction)(?P<core> +\(core dumped\))?"
+    r"(?: +\S.*)?$"
+)
+SHELL_NOTICE_SIGNALS = {"Segmentation fault": "SIGSEGV", "Illegal instruction": "SIGILL", "Bus error": "SIGBUS",
+                        "Aborted": "SIGABRT"}
 # A frame of a native signal handler's backtrace, in the handlers' own formats: UCX's rows (` 1 0x… SaveProxy()
 # /…/nccl/src/proxy.cc:518`, ucs/debug/debug.c; sgl-project/sglang#3837, NVIDIA/TensorRT-LLM#752), glibc's
 # backtrace_symbols (`/usr/lib/libnccl.so.2(+0xbd72c)[0x7d1d…]`, Open MPI's with `[host:pid] [ 4] ` before it,
@@ -228,6 +236,19 @@ def glog_record(text: str, severity: str) -> bool:
     """Whether a line may be a glog or c10 record of `severity` ("E", "F"): the cheap test before the regex."""
     start = 1 if text[:1] == "[" else 0
     return text[start : start + 1] == severity and text[start + 1 : start + 4].isdigit()
+
+
+def shell_notice(text: str) -> tuple[str, str] | None:
+    """(signal name, the shell's words) of the shell's notice that a child died of a signal, else None."""
+    if not any(name in text for name in SHELL_NOTICE_SIGNALS):
+        return None
+    m = SCRIPT_SHELL_NOTICE.match(text)
+    if m is not None:
+        return SHELL_NOTICE_SIGNALS[m["name"]], m["name"] + (" (core dumped)" if m["core"] else "")
+    if SHELL_NOTICE.match(text):
+        words = text.strip()
+        return SHELL_NOTICE_SIGNALS[words.removesuffix(" (core dumped)")], words
+    return None
 
 
 def native_header(text: str) -> tuple[str, str] | None:

@@ -56,6 +56,7 @@ from logsleuth.tracebacks.grammar import (
     native_header,
     repr_failure,
     runtime_fact,
+    shell_notice,
 )
 from logsleuth.tracebacks.interleave import MAX_INTERLEAVED, choose, in_step, redeal
 from logsleuth.tracebacks.repair import attach_moved_exceptions, fold_kernel_prints, shown_in
@@ -212,6 +213,9 @@ class FailureScanner:
         elif kind in (LineKind.OTHER, LineKind.EXCEPTION) and native_header(text) is not None:
             # a signal handler's report, glog's FATAL, a Rust panic, pip's resolver: read like a C++ abort
             new = Collector("abort", line, Phase.MESSAGE, context=self._context())
+        elif kind in (LineKind.OTHER, LineKind.EXCEPTION) and shell_notice(text) is not None:
+            # the shell's `Segmentation fault (core dumped)`: the failure only of a paste that shows no other
+            new = Collector("abort", line, Phase.DONE, context=self._context(), fallback=True)
         elif glog_record(text, "E") and GLOG_ERROR.match(text):
             new = Collector("line", line, Phase.DONE, context=self._context(), fallback=True)
         elif kind in (LineKind.OTHER, LineKind.EXCEPTION) and fatal_line(text) is not None:

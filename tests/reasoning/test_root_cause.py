@@ -201,3 +201,14 @@ def test_a_segfault_inside_nccl_is_filed_under_nccl_with_the_native_line_as_evid
 def test_a_segfault_whose_dump_names_no_cause_stays_a_native_crash(crash: str) -> None:
     diagnosis = _report_of("node-a:338:1220 [0] NCCL INFO Channel 13/0 : 1[1] -> 2[2] via P2P/IPC\n", crash)
     assert diagnosis.category == "native-crash", diagnosis
+
+
+def test_the_shells_illegal_instruction_notice_is_a_cpu_without_the_instruction_set() -> None:
+    """bash's `Illegal instruction (core dumped)` is all a paste may show of a SIGILL (vllm-project/vllm#4542's class)."""
+    diagnosis = _report_of("", "Illegal instruction (core dumped)\n")
+    assert diagnosis.category == "gpu-arch-unsupported" and "instruction set" in diagnosis.title, diagnosis
+
+
+def test_the_shells_notice_after_a_dump_inside_nccl_is_filed_under_nccl() -> None:
+    diagnosis = _report_of("", UCX_ROWS + "Segmentation fault (core dumped)\n")
+    assert diagnosis.category == "nccl", diagnosis
