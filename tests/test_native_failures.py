@@ -265,6 +265,47 @@ def test_a_cpp_abort_ends_before_the_shells_notice() -> None:
     assert only_failure(text) == ("abort", "c10::Error", "NCCL error: remote process exited")
 
 
+# -- the shell's notice of a child killed by a signal --------------------------------------------------------
+
+# bash's notices as an interactive shell prints them (jobs.c: the signal's name, then " (core dumped)")
+INTERACTIVE_NOTICES = {
+    "Segmentation fault (core dumped)": "SIGSEGV",
+    "Illegal instruction (core dumped)": "SIGILL",
+    "Bus error (core dumped)": "SIGBUS",
+    "Aborted (core dumped)": "SIGABRT",
+    "Segmentation fault": "SIGSEGV",
+}
+
+
+@pytest.fixture(scope="module")
+def script_notices(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """Real bash running a script whose children die of SIGSEGV, SIGILL, SIGBUS and SIGABRT (no core files:
+    `ulimit -c 0`, so bash's column layout without "(core dumped)")."""
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("bash not installed")
+    script = tmp_path_factory.mktemp("bash") / "serve.sh"
+    script.write_text("ulimit -c 0\n" + "".join(f"sh -c 'kill -{name} $$'\n" for name in ("SEGV", "ILL", "BUS", "ABRT")))
+    result = subprocess.run([bash, script.name], capture_output=True, text=True, cwd=script.parent, timeout=60)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 4 and lines[0].startswith("serve.sh: line 2: ") and "Segmentation fault" in lines[0], result.stderr
+    return lines
+
+
+def test_the_shells_notice_of_a_signal_is_the_failure_of_a_paste_with_no_other(script_notices: list[str]) -> None:
+    found = [only_failure(START + line + "\n") for line in script_notices]
+    assert [(kind, type_) for kind, type_, _ in found] == [("abort", name) for name in ("SIGSEGV", "SIGILL", "SIGBUS", "SIGABRT")]
+    assert found[1][2] == "Illegal instruction"
+    for notice, signal_name in INTERACTIVE_NOTICES.items():
+        assert only_failure(START + notice + "\n") == ("abort", signal_name, notice)
+
+
+def test_the_shells_notice_after_a_traceback_is_not_its_message() -> None:
+    text = START + _real_traceback() + "Segmentation fault (core dumped)\n"
+    assert only_failure(text)[:2] == ("traceback", "ValueError")
+    assert "Segmentation" not in only_failure(text)[2]
+
+
 # -- what is no failure -------------------------------------------------------------------------------------
 
 
@@ -282,6 +323,8 @@ def test_a_cpp_abort_ends_before_the_shells_notice() -> None:
         "thread pool started; nothing panicked at all\n",
         "ERROR: the flag is deprecated and ignored\n",
         "* SIGSEGV is handled by the runtime *\n",
+        "A Segmentation fault (core dumped) here would mean the kernel crashed.\n",
+        "Aborted requests: 0\n",
     ],
 )
 def test_lines_that_only_talk_of_errors_are_no_failure(text: str) -> None:

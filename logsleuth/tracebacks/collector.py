@@ -35,8 +35,10 @@ from logsleuth.tracebacks.grammar import (
     classify,
     fatal_line,
     is_elision,
+    native_dump_evidence,
     native_header,
     runtime_fact,
+    shell_notice,
 )
 
 # A runaway traceback (deep recursion printed without CPython's repeat marker, 100k frames) keeps its first
@@ -189,6 +191,8 @@ class Collector:
             return False
         if KILL_LINE.search(text) or text.lstrip().startswith("warnings.warn(") or PROCESS_DIED_HEADER.match(text):
             return False
+        if self.kind != "abort" and shell_notice(text) is not None:
+            return False  # the shell's notice after the process died (a native dump ends with it)
         if "@" in text and SHELL_PROMPT.match(text):
             return False  # the prompt that came back after the crash
         return not LOG_RECORD_START.match(text)  # the next log record (uvicorn, logging, a dated line)
@@ -261,6 +265,7 @@ class Collector:
     def build(self) -> Failure:
         texts = self.texts
         truncated = self.truncated or not self.complete
+        context = self.context
         if self.kind == "fatal":
             exceptions = parse_faulthandler(texts)
         elif self.kind == "usage":
@@ -268,8 +273,12 @@ class Collector:
             exceptions = (ExceptionBlock(type="UsageError", message=m["msg"].strip() if m else texts[0]),)
         elif self.kind == "abort" and (cpp := CPP_TERMINATE.match(texts[0])):
             exceptions = (ExceptionBlock(type=cpp["type"], message=_what(texts[1:])),)
+        elif self.kind == "abort" and (notice := shell_notice(texts[0])):
+            exceptions = (ExceptionBlock(type=notice[0], message=notice[1]),)
         elif self.kind == "abort" and (native := native_header(texts[0])):
             exceptions = (ExceptionBlock(type=native[0], message=_native_message(native, texts[1:])),)
+            if native[0].startswith(("SIG", "signal ")):  # a signal handler's dump: its frames say where it crashed
+                context = (*context, *native_dump_evidence(texts[1:]))
         elif self.kind == "line" and (glog := GLOG_ERROR.match(texts[0])):
             exceptions = (ExceptionBlock(type="ERROR", message=glog["msg"].strip()),)
         elif self.kind == "line" and (found := fatal_line(texts[0])):
@@ -293,7 +302,7 @@ class Collector:
             meta=self.first.meta,
             header=self.header,
             truncated=truncated or any(block.truncated for block in exceptions),
-            context=self.context,
+            context=context,
         )
 
 

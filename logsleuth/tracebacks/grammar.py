@@ -161,6 +161,60 @@ NATIVE_HEADERS: tuple[tuple[str, re.Pattern[str], str | None], ...] = (
 )
 # What the shell prints when the program died of a signal (bash's wordings; localized ones are left out).
 SHELL_NOTICE = compile_lazily(r"^(?:Aborted|Segmentation fault|Bus error|Illegal instruction)(?: \(core dumped\))?\s*$")
+# The same notice as a shell running a script prints it (bash jobs.c, non-interactive: `serve.sh: line 12:  4242
+# Segmentation fault      (core dumped) python3 -m …`, the status padded to a column, then the command).
+SCRIPT_SHELL_NOTICE = compile_lazily(
+    r"^\S+: line \d+: +\d+ (?P<name>Aborted|Segmentation fault|Bus error|Illegal instruction)(?P<core> +\(core dumped\))?"
+    r"(?: +\S.*)?$"
+)
+SHELL_NOTICE_SIGNALS = {"Segmentation fault": "SIGSEGV", "Illegal instruction": "SIGILL", "Bus error": "SIGBUS",
+                        "Aborted": "SIGABRT"}
+# A frame of a native signal handler's backtrace, in the handlers' own formats: UCX's rows (` 1 0x… SaveProxy()
+# /…/nccl/src/proxy.cc:518`, ucs/debug/debug.c; sgl-project/sglang#3837, NVIDIA/TensorRT-LLM#752), glibc's
+# backtrace_symbols (`/usr/lib/libnccl.so.2(+0xbd72c)[0x7d1d…]`, Open MPI's with `[host:pid] [ 4] ` before it,
+# NVIDIA/nccl#2380), gdb's (`#0  0x… in ncclProxyService () from …/libnccl.so.2`, sgl-project/sglang#2803) and
+# abseil's as Ray prints it (`PC: @     0x7f32…  (unknown)  ncclLaunchPrepare()`, vllm-project/vllm#15098).
+# `first` marks a backtrace's innermost row: a new dump starts there.
+NATIVE_FRAME = compile_lazily(
+    r"^\s*(?:\[[^\]]{1,200}\]\s*)?(?:"
+    r"(?P<ucx>\d{1,3}) 0x[0-9a-f]{6,16} \S"
+    r"|\[ ?(?P<glibc>\d{1,3})\] \S+\([^)\s]*\)\s*\[0x[0-9a-f]+\]|\S+\([^)\s]*\+0x[0-9a-f]+\)\s*\[0x[0-9a-f]+\]"
+    r"|#(?P<gdb>\d{1,3})\s+(?:0x[0-9a-f]+ in \S|\S+ \(.*\) at \S+:\d+)"
+    r"|(?P<pc>PC: )?@\s+0x[0-9a-f]+\s)"
+)
+# The handler's own frames at the top of a dump (the signal's delivery, abort(), the handler and the logger that
+# prints it) and the C library's (a fault in memcpy is its caller's): they say nothing of where the crash was.
+HANDLER_FRAME = compile_lazily(
+    r"(?<![\w:])(?:__sigaction|__restore_rt|(?:__GI_)?raise|(?:__GI_)?abort|gsignal|__pthread_kill\w*|pthread_kill"
+    r"|killpg|ucs_\w+|__libc_\w*sig\w*|backtrace\w*)\b|\b(?:absl|google)::|\(unknown\)\s*\(unknown\)\s*$|\?\?\?\(\)"
+    r"|/lib(?:c|pthread)\.so"
+)
+NATIVE_FRAMES_KEPT = 3  # innermost frames of a dump kept as the failure's evidence
+
+
+def native_frame(text: str) -> bool | None:
+    """None when the line is no native backtrace frame; else whether it is its dump's innermost row."""
+    if "0x" not in text:
+        return None
+    m = NATIVE_FRAME.match(text)
+    if m is None:
+        return None
+    number = m["ucx"] or m["glibc"] or m["gdb"]
+    return number == "0" if number is not None else m["pc"] is not None
+
+
+def native_dump_evidence(lines: list[str]) -> tuple[str, ...]:
+    """What a native dump says of its crash (its lines after the banner): the innermost frames that are not the
+    handler's own, and the error or warning lines another thread wrote into it (`NCCL WARN …`)."""
+    frames: list[str] = []
+    said: list[str] = []
+    for text in lines:
+        if native_frame(text) is not None:
+            if len(frames) < NATIVE_FRAMES_KEPT and not HANDLER_FRAME.search(text):
+                frames.append(text.strip())
+        elif any(word in text.lower() for word in CONTEXT_WORDS) and CONTEXT_HINT.search(text):
+            said.append(text.strip())
+    return (*said, *frames)
 # Where a native failure's message ends and its backtrace or a hint begins.
 NATIVE_MESSAGE_END = compile_lazily(
     r"^\s*(?:stack backtrace:|note: |\d+: |==== backtrace|\*\*\* Check failure stack trace|@ |PC: @|"
@@ -182,6 +236,19 @@ def glog_record(text: str, severity: str) -> bool:
     """Whether a line may be a glog or c10 record of `severity` ("E", "F"): the cheap test before the regex."""
     start = 1 if text[:1] == "[" else 0
     return text[start : start + 1] == severity and text[start + 1 : start + 4].isdigit()
+
+
+def shell_notice(text: str) -> tuple[str, str] | None:
+    """(signal name, the shell's words) of the shell's notice that a child died of a signal, else None."""
+    if not any(name in text for name in SHELL_NOTICE_SIGNALS):
+        return None
+    m = SCRIPT_SHELL_NOTICE.match(text)
+    if m is not None:
+        return SHELL_NOTICE_SIGNALS[m["name"]], m["name"] + (" (core dumped)" if m["core"] else "")
+    if SHELL_NOTICE.match(text):
+        words = text.strip()
+        return SHELL_NOTICE_SIGNALS[words.removesuffix(" (core dumped)")], words
+    return None
 
 
 def native_header(text: str) -> tuple[str, str] | None:

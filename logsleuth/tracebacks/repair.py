@@ -19,7 +19,8 @@ def fold_kernel_prints(failures: list[Failure]) -> list[Failure]:
         following = failures[index + 1] if index + 1 < len(failures) else None
         if following is not None and _explains(failure, following):
             printed = f"{failure.final.type}: {failure.final.message}"
-            failures[index + 1] = replace(following, context=(*following.context, printed))
+            own = tuple(line for line in failure.context if line not in following.context)  # a dump's frames
+            failures[index + 1] = replace(following, context=(*following.context, *own, printed))
             continue
         kept.append(failure)
     return kept

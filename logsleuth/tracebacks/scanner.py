@@ -51,9 +51,12 @@ from logsleuth.tracebacks.grammar import (
     glog_record,
     inline_failure,
     is_typeless_engine_line,
+    native_dump_evidence,
+    native_frame,
     native_header,
     repr_failure,
     runtime_fact,
+    shell_notice,
 )
 from logsleuth.tracebacks.interleave import MAX_INTERLEAVED, choose, in_step, redeal
 from logsleuth.tracebacks.repair import attach_moved_exceptions, fold_kernel_prints, shown_in
@@ -61,6 +64,10 @@ from logsleuth.tracebacks.repair import attach_moved_exceptions, fold_kernel_pri
 __all__ = ["FailureScanner", "LineKind", "classify", "scan"]
 
 CONTEXT_LINES = 6
+# A native backtrace printed on its own (its banner on another stream, or not pasted) explains a failure that starts
+# within this many lines after it: faulthandler's dump of the same crash, the shell's notice.
+NATIVE_DUMP_REACH = 10
+NATIVE_DUMP_LINES = 32  # rows of one dump kept; its innermost are what is read
 STALE_GAP = 3  # a collector that got none of the last N lines of its stream is finished
 MAX_OPEN = 64  # open collectors per stream; the least recently fed one is closed beyond this
 
@@ -77,6 +84,9 @@ class FailureScanner:
         self._seq: dict[str, int] = {}
         self._previous_text: dict[str, str] = {}
         self._recent_context: deque[str] = deque(maxlen=CONTEXT_LINES)
+        self._fed = 0  # lines fed so far
+        self._native_dump: list[str] = []  # the rows of the last native backtrace seen outside a failure
+        self._native_dump_at = 0  # the line (self._fed) of its last row
         self._recent_finals: dict[str, int] = {}  # final exception line -> line number, to drop re-logged copies
         self.failures: list[Failure] = []
         self.cascade_lines: list[LogLine] = []  # `kill_process_tree called`, ...
@@ -95,6 +105,7 @@ class FailureScanner:
         if line.text.startswith(FACT_PREFIX):
             self._note_fact(line)
             return
+        self._fed += 1
         stream = line.stream
         seq = self._seq.get(stream, 0) + 1
         self._seq[stream] = seq
@@ -202,6 +213,9 @@ class FailureScanner:
         elif kind in (LineKind.OTHER, LineKind.EXCEPTION) and native_header(text) is not None:
             # a signal handler's report, glog's FATAL, a Rust panic, pip's resolver: read like a C++ abort
             new = Collector("abort", line, Phase.MESSAGE, context=self._context())
+        elif kind in (LineKind.OTHER, LineKind.EXCEPTION) and shell_notice(text) is not None:
+            # the shell's `Segmentation fault (core dumped)`: the failure only of a paste that shows no other
+            new = Collector("abort", line, Phase.DONE, context=self._context(), fallback=True)
         elif glog_record(text, "E") and GLOG_ERROR.match(text):
             new = Collector("line", line, Phase.DONE, context=self._context(), fallback=True)
         elif kind in (LineKind.OTHER, LineKind.EXCEPTION) and fatal_line(text) is not None:
@@ -245,8 +259,19 @@ class FailureScanner:
         return self._recent_finals.get(text.strip(), -(10**9)) >= line.number - 400
 
     def _context(self) -> tuple[str, ...]:
-        """The recent warning lines, for a failure starting now (built only then: this is per line)."""
+        """The recent warning lines, and what a native backtrace just before says of its crash, for a failure
+        starting now (built only then: this is per line)."""
+        if self._native_dump and self._fed - self._native_dump_at <= NATIVE_DUMP_REACH:
+            return (*self._recent_context, *native_dump_evidence(self._native_dump))
         return tuple(self._recent_context)
+
+    def _note_native_frame(self, text: str, innermost: bool) -> None:
+        """A row of a native backtrace outside any failure: kept for the failure it explains (`_context`)."""
+        if innermost or self._fed - self._native_dump_at > 1:
+            self._native_dump = []  # a new dump
+        if len(self._native_dump) < NATIVE_DUMP_LINES:
+            self._native_dump.append(text)
+        self._native_dump_at = self._fed
 
     def _register(self, stream: str, new: Collector) -> None:
         collectors = self._open.setdefault(stream, [])
@@ -272,6 +297,9 @@ class FailureScanner:
             if CASCADE_CONTEXT_LINE.search(text):
                 self.cascade_lines.append(line)
                 return
+        if (innermost := native_frame(text)) is not None:
+            self._note_native_frame(text, innermost)
+            return
         if ("Killed" in text or "sigquit" in text or "exit" in text) and KILL_LINE.search(text):
             collector = Collector("killed", line, Phase.DONE, context=self._context())
             collector.add(kind, line, seq)

@@ -158,3 +158,57 @@ def test_an_illegal_instruction_is_a_cpu_without_the_instruction_set() -> None:
     kernel_fault = _report_of("[2025-02-14 07:21:40 TP0] ERROR: CUDA error: an illegal instruction was encountered\n",
                               FAULTHANDLER_SEGV.replace("Segmentation fault", "Aborted"))
     assert kernel_fault.category == "cuda-error", kernel_fault
+
+
+# A native signal handler's dump of a crash inside NCCL, in the handlers' own formats: UCX's `Caught signal` and
+# `==== backtrace` rows (ucs/debug/debug.c; sgl-project/sglang#3837 pasted the rows without the banner, then
+# faulthandler's dump), abseil's failure signal handler as Ray prints it (`PC: @ …  ncclLaunchPrepare()`,
+# vllm-project/vllm#15098), gdb's frames of a core (`#0 0x… in … from …/libnccl.so.2`, sgl-project/sglang#2803).
+UCX_BANNER = "[node-a:4242:0:4300] Caught signal 11 (Segmentation fault: address not mapped to object at address 0x18)\n"
+UCX_ROWS = (
+    "==== backtrace (tid:   4300) ====\n"
+    " 0 0x0000000000042520 __sigaction()  ???:0\n"
+    " 1 0x000000000006a920 SaveProxy()  /build/nccl/src/proxy.cc:518\n"
+    " 2 0x000000000006ca3a ncclProxySaveOp()  /build/nccl/src/proxy.cc:546\n"
+    " 3 0x0000000000094ac3 start_thread()  ???:0\n"
+    "=================================\n"
+)
+OWN_ROWS = UCX_ROWS.replace("SaveProxy()  /build/nccl/src/proxy.cc:518", "gather_rows()  /src/ext/ops.cc:12").replace(
+    "ncclProxySaveOp()  /build/nccl/src/proxy.cc:546", "run_op()  /src/ext/ops.cc:40")
+NATIVE_NCCL_CRASHES = {
+    "ucx-banner-rows-shell": UCX_BANNER + UCX_ROWS + "Segmentation fault (core dumped)\n",
+    "ucx-rows-then-faulthandler": UCX_ROWS + FAULTHANDLER_SEGV,
+    "abseil-pc-then-faulthandler": "*** SIGSEGV received at time=1742365186 on cpu 33 ***\n"
+                                   "PC: @     0x7f32d184f03d  (unknown)  ncclLaunchPrepare()\n"
+                                   "    @     0x7f62fb1b8520  (unknown)  (unknown)\n" + FAULTHANDLER_SEGV,
+    "gdb-frames": UCX_BANNER + "#0  0x00007f1a2b3c4d5e in ncclProxyService () from /usr/lib/x86_64-linux-gnu/libnccl.so.2\n"
+                  "#1  0x00007f1a2c000000 in start_thread () from /lib/x86_64-linux-gnu/libc.so.6\n",
+    "warn-inside-the-dump": UCX_BANNER + "node-a:4242:4301 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to "
+                            "10.1.0.2<45321> failed : Software caused connection abort\n" + OWN_ROWS,
+}
+
+
+@pytest.mark.parametrize("crash", list(NATIVE_NCCL_CRASHES.values()), ids=list(NATIVE_NCCL_CRASHES))
+def test_a_segfault_inside_nccl_is_filed_under_nccl_with_the_native_line_as_evidence(crash: str) -> None:
+    diagnosis = _report_of("", crash)
+    assert diagnosis.category == "nccl", diagnosis
+    assert diagnosis.basis == "general"
+    assert diagnosis.evidence and "nccl" in diagnosis.evidence[0].lower(), diagnosis.evidence
+    assert diagnosis.evidence[0] in crash, "the evidence is the log's own line"
+
+
+@pytest.mark.parametrize("crash", [UCX_BANNER + OWN_ROWS, OWN_ROWS + FAULTHANDLER_SEGV], ids=["ucx", "rows-then-faulthandler"])
+def test_a_segfault_whose_dump_names_no_cause_stays_a_native_crash(crash: str) -> None:
+    diagnosis = _report_of("node-a:338:1220 [0] NCCL INFO Channel 13/0 : 1[1] -> 2[2] via P2P/IPC\n", crash)
+    assert diagnosis.category == "native-crash", diagnosis
+
+
+def test_the_shells_illegal_instruction_notice_is_a_cpu_without_the_instruction_set() -> None:
+    """bash's `Illegal instruction (core dumped)` is all a paste may show of a SIGILL (vllm-project/vllm#4542's class)."""
+    diagnosis = _report_of("", "Illegal instruction (core dumped)\n")
+    assert diagnosis.category == "gpu-arch-unsupported" and "instruction set" in diagnosis.title, diagnosis
+
+
+def test_the_shells_notice_after_a_dump_inside_nccl_is_filed_under_nccl() -> None:
+    diagnosis = _report_of("", UCX_ROWS + "Segmentation fault (core dumped)\n")
+    assert diagnosis.category == "nccl", diagnosis
