@@ -256,7 +256,7 @@ CASES = (
         "==== backtrace (tid:   4300) ====", " 0 0x0000000000042520 __sigaction()  ???:0",
         " 1 0x000000000001a2b3 ucp_worker_progress()  ucp_worker.c:2881", "=================================")),
     Case("sglang-native-signal", "positive-abseil-banner", (), mode="lines", ranks="TP0", before=(DECODE,), raw_after=(
-        "*** SIGSEGV received at time=1773480415 on cpu 17 ***", "PC: @     0x7f3a10c0ffee  (unknown)  ncclProxyOp()",
+        "*** SIGSEGV received at time=1773480415 on cpu 17 ***", "PC: @     0x7f3a10c0ffee  (unknown)  at::native::index_put_kernel()",
         "    @     0x7f3a2a042520       3744  (unknown)")),
     Case("sglang-native-signal", "positive-glog-check-failed", (), mode="lines", ranks="TP0", before=(DECODE,), raw_after=(
         "F0314 09:26:57.123456  4300 block_allocator.cc:88] Check failed: num_blocks > 0 (0 vs. 0) no free block",
