@@ -30,6 +30,7 @@ from typing import Any
 
 INDEX = "https://pypi.org/pypi"
 READ_AHEAD = 256 * 1024  # zipfile reads a member in 4 KiB steps; one request should serve many of them
+TAIL = 64 * 1024  # the first read: the end-of-central-directory record, and a small wheel's whole directory
 RETRIES = 3
 TIMEOUT = 60
 # The interpreter the catalogs' wheel choice is pinned to: pip on CPython 3.11 picked the wheels the shipped
@@ -191,7 +192,7 @@ class RangeFile(io.RawIOBase):
         self._position = 0
         # The first request is the file's tail: it holds the end-of-central-directory record (and, for a small
         # wheel, the whole central directory), and its Content-Range gives the size.
-        tail = self._fetch(-READ_AHEAD, None)
+        tail = self._fetch(-TAIL, None)
         self._spans: list[tuple[int, bytes]] = [tail]
         self.size = tail[0] + len(tail[1])
 
