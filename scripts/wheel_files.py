@@ -26,17 +26,19 @@ import urllib.request
 import zipfile
 from collections.abc import Callable
 from http.client import HTTPException
-from typing import Any
+from typing import Any, TypeVar
 
 INDEX = "https://pypi.org/pypi"
 READ_AHEAD = 256 * 1024  # zipfile reads a member in 4 KiB steps; one request should serve many of them
 TAIL = 64 * 1024  # the first read: the end-of-central-directory record, and a small wheel's whole directory
 RETRIES = 3
+RETRY_PAUSE = 1.0  # seconds before the first retry, doubled for each next one
 TIMEOUT = 60
 # The interpreter the catalogs' wheel choice is pinned to: pip on CPython 3.11 picked the wheels the shipped
 # catalog records (cp311 builds where a release ships them, else the abi3 one), and pinning it keeps a rebuild
 # on another Python byte-identical.
 TARGET_PYTHON = (3, 11)
+T = TypeVar("T")
 
 
 class RangesRefused(RuntimeError):
@@ -60,19 +62,22 @@ class Wheel:
     size: int
 
 
-def _open(url: str, headers: dict[str, str] | None = None) -> Any:
-    """urlopen with a few retries on network errors (not on HTTP errors, which a retry will not change)."""
-    request = urllib.request.Request(url, headers={"User-Agent": "logsleuth-wheel-files", **(headers or {})})
-    for attempt in range(RETRIES + 1):
+def _with_retries(action: Callable[[], T]) -> T:
+    """`action()`, run again after a network error (a dropped connection, a short body, a timeout); an HTTP
+    error status is final, a retry would get the same answer."""
+    for attempt in range(RETRIES):
         try:
-            return urllib.request.urlopen(request, timeout=TIMEOUT)
+            return action()
         except urllib.error.HTTPError:
             raise
-        except (urllib.error.URLError, OSError, HTTPException):
-            if attempt == RETRIES:
-                raise
-            time.sleep(2**attempt)
-    raise AssertionError("unreachable")
+        except (OSError, HTTPException):
+            time.sleep(RETRY_PAUSE * 2**attempt)
+    return action()
+
+
+def _open(url: str, headers: dict[str, str] | None = None) -> Any:
+    request = urllib.request.Request(url, headers={"User-Agent": "logsleuth-wheel-files", **(headers or {})})
+    return urllib.request.urlopen(request, timeout=TIMEOUT)
 
 
 def _received(response: Any) -> bytes:
@@ -88,8 +93,11 @@ _PROJECTS: dict[tuple[str, str], dict[str, Any]] = {}
 def _project(name: str, index: str) -> dict[str, Any]:
     """The project's JSON document (all releases' files in one request), kept for the run."""
     if (index, name) not in _PROJECTS:
-        with _open(f"{index}/{name}/json") as response:
-            _PROJECTS[index, name] = json.loads(_received(response))
+        def read() -> bytes:
+            with _open(f"{index}/{name}/json") as response:
+                return _received(response)
+
+        _PROJECTS[index, name] = json.loads(_with_retries(read))
     return _PROJECTS[index, name]
 
 
@@ -200,27 +208,22 @@ class RangeFile(io.RawIOBase):
         """Bytes start..end inclusive (a negative start with end None: that many last bytes), checked against
         the answer's Content-Range."""
         wanted = f"bytes={start}" if end is None else f"bytes={start}-{end}"
-        for attempt in range(RETRIES + 1):
-            try:
-                with _open(self.url, {"Range": wanted, "Accept-Encoding": "identity"}) as response:
-                    if response.status != 206:
-                        raise RangesRefused(f"{self.url}: the server answered a Range request with "
-                                            f"HTTP {response.status}, not 206 Partial Content")
-                    match = re.fullmatch(r"bytes (\d+)-(\d+)/(\d+|\*)", response.headers.get("Content-Range", ""))
-                    if match is None:
-                        raise RangesRefused(f"{self.url}: a 206 answer without a usable Content-Range")
-                    body = _received(response)
-                first, last = int(match[1]), int(match[2])
-                if len(body) != last - first + 1 or (end is not None and first != start):
-                    raise OSError(f"{self.url}: asked {wanted}, got {len(body)} bytes at {first}")
-                return first, body
-            except urllib.error.HTTPError:
-                raise
-            except (OSError, HTTPException):
-                if attempt == RETRIES:
-                    raise
-                time.sleep(2**attempt)
-        raise AssertionError("unreachable")
+
+        def read() -> tuple[int, bytes]:
+            with _open(self.url, {"Range": wanted, "Accept-Encoding": "identity"}) as response:
+                if response.status != 206:
+                    raise RangesRefused(f"{self.url}: the server answered a Range request with "
+                                        f"HTTP {response.status}, not 206 Partial Content")
+                match = re.fullmatch(r"bytes (\d+)-(\d+)/(\d+|\*)", response.headers.get("Content-Range", ""))
+                if match is None:
+                    raise RangesRefused(f"{self.url}: a 206 answer without a usable Content-Range")
+                body = _received(response)
+            first, last = int(match[1]), int(match[2])
+            if len(body) != last - first + 1 or (end is not None and first != start):
+                raise OSError(f"{self.url}: asked {wanted}, got {len(body)} bytes at {first}")
+            return first, body
+
+        return _with_retries(read)
 
     def prefetch(self, spans: list[tuple[int, int]]) -> None:
         """Load [start, end) spans, merging neighbours so adjacent members come in one request."""

@@ -35,12 +35,16 @@ def _wheel_bytes() -> tuple[bytes, dict[str, bytes]]:
 
 
 class _Server:
-    def __init__(self, body: bytes, ranges: bool) -> None:
-        self.body, self.ranges, self.sent = body, ranges, 0
+    def __init__(self, body: bytes, ranges: bool, drops: int) -> None:
+        self.body, self.ranges, self.sent, self.drops = body, ranges, 0, drops
         server = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+                if server.drops:  # a flaky network: hang up without an answer
+                    server.drops -= 1
+                    self.close_connection = True
+                    return
                 body = server.body
                 asked = re.fullmatch(r"bytes=(\d*)-(\d*)", self.headers.get("Range", ""))
                 if not server.ranges or asked is None:
@@ -71,8 +75,8 @@ class _Server:
 def serve() -> Iterator[object]:
     started: list[_Server] = []
 
-    def start(body: bytes, ranges: bool = True) -> _Server:
-        server = _Server(body, ranges)
+    def start(body: bytes, ranges: bool = True, drops: int = 0) -> _Server:
+        server = _Server(body, ranges, drops)
         server.thread.start()
         started.append(server)
         return server
@@ -92,6 +96,14 @@ def test_reads_only_the_wanted_members_and_few_bytes(serve) -> None:
     received = wheel_files.TRANSFER.bytes - before
     assert received == server.sent  # the counter counts what the server sent
     assert received < len(body) // 4, (received, len(body))
+
+
+def test_dropped_connections_are_retried(serve, monkeypatch) -> None:
+    monkeypatch.setattr(wheel_files, "RETRY_PAUSE", 0.0)
+    body, wanted = _wheel_bytes()
+    server = serve(body, drops=2)
+    assert wheel_files.read_members(server.url, lambda name: name.startswith("pkg/config/")) == wanted
+    assert server.drops == 0
 
 
 def test_a_corrupt_member_fails_its_crc(serve) -> None:
