@@ -6,7 +6,8 @@ vLLM release from 0.6.0, read from each release's source with `ast` (extract.py)
 
 The releases are those PyPI lists (one `pip index versions` per engine); --check rebuilds the releases the
 shipped file names, so a new upstream release does not fail it.  Each release's sources come from its wheel
-(fetch.py), cached under ~/.cache/logsleuth/static-catalog, so a check with a filled cache runs offline.
+(fetch.py: only the argument files, read over HTTP Range requests), cached under ~/.cache/logsleuth/static-catalog
+(or --cache, or $LOGSLEUTH_STATIC_CATALOG_CACHE), so a check with a filled cache runs offline.
 The file is one JSON document, gzip'd deterministically: a table of distinct flag records, and per release the
 indexes of its flags, its wheel's name and sha256, and what the extractor could not follow.
 """
@@ -24,6 +25,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from extract import UNKNOWN, extract  # noqa: E402
 from fetch import DEFAULT_CACHE, cached_sources, published, release_key, source_record  # noqa: E402
+from wheel_files import TRANSFER  # noqa: E402  (fetch.py put scripts/ on the path)
 
 REPO = Path(__file__).resolve().parents[2]
 OUTPUT = REPO / "logsleuth" / "fixes" / "catalogs" / "static.json.gz"
@@ -82,16 +84,24 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 when the shipped file differs")
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help=f"release sources (default {DEFAULT_CACHE})")
     args = parser.parse_args()
-    if args.check:
+    try:
+        return run(args.check, args.cache)
+    finally:
+        if TRANSFER.requests:  # releases missing from the cache were read from PyPI
+            print(f"read {TRANSFER.bytes / 1e6:.1f} MB from PyPI in {TRANSFER.requests} requests", file=sys.stderr)
+
+
+def run(check: bool, cache: Path) -> int:
+    if check:
         if not OUTPUT.exists():
             print(f"{OUTPUT} is missing: run make static-catalogs", file=sys.stderr)
             return 1
-        same = encoded(build(shipped_releases(), args.cache)) == OUTPUT.read_bytes()
+        same = encoded(build(shipped_releases(), cache)) == OUTPUT.read_bytes()
         print("the shipped static catalogs are up to date" if same else f"{OUTPUT} differs: run make static-catalogs",
               file=sys.stderr)
         return 0 if same else 1
     releases = {engine: sorted(published(engine), key=release_key) for engine in ENGINES}
-    OUTPUT.write_bytes(encoded(build(releases, args.cache)))
+    OUTPUT.write_bytes(encoded(build(releases, cache)))
     print(f"wrote {OUTPUT} ({OUTPUT.stat().st_size >> 10} KiB)", file=sys.stderr)
     return 0
 
