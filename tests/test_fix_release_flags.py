@@ -7,7 +7,7 @@ from __future__ import annotations
 from logsleuth.fixes import catalog, static_catalogs
 from logsleuth.fixes.build import build_fix
 from logsleuth.fixes.release_flags import with_release_flags
-from logsleuth.models import Diagnosis, ExceptionBlock, Failure, LaunchInfo
+from logsleuth.models import Diagnosis, ExceptionBlock, Failure, Fix, FlagOp, LaunchInfo
 
 FIX = {
     "summary": "Install the kernel package your SGLang release pins.",
@@ -76,3 +76,11 @@ def test_no_note_when_every_release_that_can_have_written_the_log_has_the_flag()
 def test_a_guessed_release_drops_nothing() -> None:
     """A version inferred from the code layout may be wrong: no alternative is removed for it."""
     assert _alternative_flags("0.5.23", source="inferred") == ["--cuda-graph-max-bs", "--disable-cuda-graph"]
+
+
+def test_no_range_for_a_flag_the_fix_removes() -> None:
+    """The user gave it and the fix takes it out: its range would only muddle "leave it out"."""
+    fix = Fix(summary="Leave --page-size out.", flags=(FlagOp(op="remove", flag="--page-size"),))
+    checked = with_release_flags(Diagnosis(pattern="p", title="t", category="c", root_cause="r", fix=fix, engine="sglang"),
+                                 LaunchInfo(engine="sglang"))
+    assert checked is not None and checked.fix is not None and checked.fix.summary == "Leave --page-size out."

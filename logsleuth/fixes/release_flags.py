@@ -57,8 +57,9 @@ def _with_ranges(fix: Fix, engine: str, own: frozenset[str], possible: tuple[str
     not every release of the engine has: "(--x: SGLang 0.4.3 and later)"."""
     offered = [*_FLAG.findall(fix.summary), *(flag for step in fix.steps for flag in _FLAG.findall(step)),
                *(_offered(op) for op in fix.flags if op.op != "remove")]
+    removed = {op.flag.split("=", 1)[0] for op in fix.flags if op.op == "remove"}  # the user's, said to go
     notes = [note for flag in dict.fromkeys(offered)
-             if flag not in own and (note := range_note(engine, flag, possible))]
+             if flag not in own and flag not in removed and (note := range_note(engine, flag, possible))]
     summary = fix.summary
     if notes and not all(note in summary for note in notes):
         summary = f"{summary} ({'; '.join(note for note in notes if note not in summary)})"
