@@ -177,3 +177,9 @@ def test_a_later_launch_that_started_a_server_is_not_the_earlier_failures_comman
     report = diagnose_text(log, DiagnoseOptions(include_user_patterns=False))
     diagnosis = report.failures[0].diagnosis  # no pattern: at most the honest category's general guidance
     assert diagnosis is None or diagnosis.basis == "general", diagnosis
+
+
+def test_a_summary_that_starts_with_vllm_keeps_its_spelling() -> None:
+    log = "usage: vllm serve [-h] [--model MODEL]\nvllm serve: error: unrecognized arguments: --enable-reasoning\n"
+    fix = diagnose_text(log, DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis.fix  # type: ignore[union-attr]
+    assert fix is not None and fix.summary.startswith("vLLM has no --enable-reasoning")

@@ -173,7 +173,8 @@ def unrecognized_arguments(ctx: FixContext, data: dict[str, Any]) -> Fix:
             ops.append(FlagOp("remove", flag))
             notes.append(f"{engine} has no {flag}")
     summary = "; ".join(notes)
-    summary = summary[:1].upper() + summary[1:] + "."
+    # A sentence's first letter in capitals, but an engine's own spelling kept ("vLLM has no …", not "VLLM").
+    summary = (summary if summary.startswith("vLLM") else summary[:1].upper() + summary[1:]) + "."
     if nearest:
         return with_nearest_chosen(Fix(summary=summary, flags=tuple(ops)), nearest, engine, chosen_first=True)
     return Fix(summary=summary, flags=tuple(ops))
