@@ -183,3 +183,25 @@ def test_a_summary_that_starts_with_vllm_keeps_its_spelling() -> None:
     log = "usage: vllm serve [-h] [--model MODEL]\nvllm serve: error: unrecognized arguments: --enable-reasoning\n"
     fix = diagnose_text(log, DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis.fix  # type: ignore[union-attr]
     assert fix is not None and fix.summary.startswith("vLLM has no --enable-reasoning")
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        "usage: vllm [-h]\nvllm: error: argument --max-model-len: invalid int value: '32k'\n",
+        "usage: launch_server.py [-h]\nlaunch_server.py: error: argument --context-length: invalid int value: '32k'\n",
+    ],
+    ids=["vllm", "sglang"],
+)
+def test_a_number_with_a_magnitude_suffix_is_never_cut_to_its_digits(log: str) -> None:
+    """'32k' is 32768 or 32000, never 32: the user is given both and chooses (no value is set for them)."""
+    fix = diagnose_text(log, DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis.fix  # type: ignore[union-attr]
+    assert fix is not None
+    assert all(op.value != "32" for op in fix.flags) and fix.flags[0].value is None
+    assert "32768" in fix.summary and "32000" in fix.summary
+
+
+def test_a_number_with_a_stray_character_is_still_read() -> None:
+    log = "usage: vllm [-h]\nvllm: error: argument --max-model-len: invalid int value: '4096x'\n"
+    fix = diagnose_text(log, DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis.fix  # type: ignore[union-attr]
+    assert fix is not None and fix.flags[0].value == "4096"

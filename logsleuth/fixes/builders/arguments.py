@@ -258,15 +258,40 @@ def invalid_choice(ctx: FixContext, data: dict[str, Any]) -> Fix | None:
     return Fix(summary=summary, flags=(FlagOp("set", m["flag"], best),))
 
 
+_MAGNITUDE = compile_lazily_regex(r"^\s*(?P<number>\d+(?:\.\d+)?)\s*(?P<suffix>[kKmMgG])\s*$")
+_POWERS = {"k": 1, "m": 2, "g": 3}
+
+
+def number_meant(value: str, kind: str) -> str | None:
+    """The number inside a value a numeric flag rejected (`1234x` -> 1234), or None when there is none, or when
+    its digits carry a magnitude (`32k`: 32 would be a thousand times too small, and whether k is 1000 or 1024
+    only the user knows: magnitude_hint says both)."""
+    if kind not in ("int", "float") or _MAGNITUDE.match(value):
+        return None
+    digits = regex.search(r"-?\d+(?:\.\d+)?", value)
+    if digits is None:
+        return None
+    return str(int(float(digits.group(0)))) if kind == "int" else digits.group(0)
+
+
+def magnitude_hint(value: str) -> str | None:
+    """"write the whole number: 32768 (32 x 1024) or 32000 (32 x 1000)" for `32k`; None for another value."""
+    m = _MAGNITUDE.match(value)
+    if m is None:
+        return None
+    power = _POWERS[m["suffix"].lower()]
+    binary, decimal = (round(float(m["number"]) * base**power) for base in (1024, 1000))
+    return (f"this release reads no '{m['suffix']}' suffix: write the whole number, {binary} "
+            f"({m['number']} x 1024{'^' + str(power) if power > 1 else ''}) or {decimal} "
+            f"({m['number']} x 1000{'^' + str(power) if power > 1 else ''})")
+
+
 def invalid_value(ctx: FixContext, data: dict[str, Any]) -> Fix | None:
     m = _INVALID_VALUE.search(ctx.failure.final.message)
     if not m:
         return None
-    digits = regex.search(r"-?\d+(?:\.\d+)?", m["value"])
-    value = digits.group(0) if digits and m["type"] in ("int", "float") else None
-    if value and m["type"] == "int":
-        value = str(int(float(value)))
-    hint = f"use {value}" if value else "give a number or leave the flag out to use the default"
+    value = number_meant(m["value"], m["type"])
+    hint = f"use {value}" if value else magnitude_hint(m["value"]) or "give a number or leave the flag out to use the default"
     return Fix(summary=f"{m['flag']} needs a{'n' if m['type'][0] in 'aeiou' else ''} {m['type']}, not '{m['value']}': {hint}.",
                flags=(FlagOp("set", m["flag"], value),))
 

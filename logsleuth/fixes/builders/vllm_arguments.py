@@ -13,7 +13,13 @@ import regex
 
 from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes import cross_engine
-from logsleuth.fixes.builders.arguments import nearest_choice, suggest_flag, unrecognized_arguments
+from logsleuth.fixes.builders.arguments import (
+    magnitude_hint,
+    nearest_choice,
+    number_meant,
+    suggest_flag,
+    unrecognized_arguments,
+)
 from logsleuth.fixes.context import FixContext
 from logsleuth.lazyre import compile_lazily_regex
 from logsleuth.models import Fix, FlagOp
@@ -31,7 +37,6 @@ def as_vllm(ctx: FixContext) -> FixContext:
 
 
 _FALSE_WORDS = frozenset({"false", "0", "no", "off"})
-_NUMBER = compile_lazily_regex(r"-?\d+(?:\.\d+)?")
 
 
 def vllm_invalid_value(ctx: FixContext, data: dict[str, Any]) -> Fix | None:
@@ -41,15 +46,13 @@ def vllm_invalid_value(ctx: FixContext, data: dict[str, Any]) -> Fix | None:
     flag, value, kind = ctx.captures.get("flag"), ctx.captures.get("value", ""), ctx.captures.get("type", "")
     if not flag:
         return None
-    digits = _NUMBER.search(value) if kind in ("int", "float") else None
-    number = digits.group(0) if digits else None
-    if number is not None and kind == "int":
-        number = str(int(float(number)))
+    number = number_meant(value, kind)
     needs = f"{flag} needs a{'n' if kind[:1] in 'aeiou' else ''} {kind}, not '{value}'"
     if number is not None:
         return Fix(summary=f"{needs}: use {number}.", flags=(FlagOp("set", flag, number),))
     default = Fix(summary=f"Or leave {flag} out to use vLLM's default.", flags=(FlagOp("remove", flag),))
-    return Fix(summary=f"{needs}: give the number you meant.", flags=(FlagOp("set", flag, None),), alternatives=(default,))
+    hint = magnitude_hint(value) or "give the number you meant"
+    return Fix(summary=f"{needs}: {hint}.", flags=(FlagOp("set", flag, None),), alternatives=(default,))
 
 
 def vllm_switch_given_value(ctx: FixContext, data: dict[str, Any]) -> Fix | None:
