@@ -205,3 +205,16 @@ def test_a_number_with_a_stray_character_is_still_read() -> None:
     log = "usage: vllm [-h]\nvllm: error: argument --max-model-len: invalid int value: '4096x'\n"
     fix = diagnose_text(log, DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis.fix  # type: ignore[union-attr]
     assert fix is not None and fix.flags[0].value == "4096"
+
+
+def test_expected_one_argument_gets_the_checks_for_a_flag_left_without_its_value() -> None:
+    # argparse's own wording (CPython Lib/argparse.py, _match_argument), as Python 3.11 prints it:
+    import argparse
+    parser = argparse.ArgumentParser(prog="vllm serve", exit_on_error=False)
+    parser.add_argument("--tensor-parallel-size", "-tp")
+    with pytest.raises(argparse.ArgumentError) as raised:
+        parser.parse_args(["--tensor-parallel-size", "--enforce-eager"])
+    log = f"usage: vllm serve [-h]\nvllm serve: error: {raised.value}\n"
+    diagnosis = diagnose_text(log, DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == "invalid-flag-value" and diagnosis.fix is not None
+    assert any("came last, or right before another flag" in step for step in diagnosis.fix.steps)
