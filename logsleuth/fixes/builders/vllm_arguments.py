@@ -41,7 +41,7 @@ _FALSE_WORDS = frozenset({"false", "0", "no", "off"})
 
 def vllm_invalid_value(ctx: FixContext, data: dict[str, Any]) -> Fix | None:
     """A flag that needs a number: the number inside the value when there is one (`1234x` -> 1234), else the
-    user's to give (needs_input)."""
+    user's to give (needs_input); a number with a magnitude (`32k`) is the user's too, with both readings said."""
     ctx = as_vllm(ctx)
     flag, value, kind = ctx.captures.get("flag"), ctx.captures.get("value", ""), ctx.captures.get("type", "")
     if not flag:
