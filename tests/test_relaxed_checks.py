@@ -75,3 +75,19 @@ def test_a_check_that_only_moved_to_another_file_is_not_offered_an_upgrade() -> 
     report = diagnose([str(REPO / "tests/fixtures/sglang/0.5.9/negative_base_gpu_id.log")], DiagnoseOptions())
     fix = report.failures[0].diagnosis.fix
     assert fix is not None and not any("pip install --upgrade" in " ".join(alt.steps) for alt in fix.alternatives)
+
+
+def test_the_oracle_verifier_runs_an_upgrade_on_a_release_at_or_after_it() -> None:
+    """`make verify-fixes` proves every alternative: an upgrade's is the same command on a later real release."""
+    import sys
+
+    sys.path.insert(0, str(REPO / "scripts" / "oracle"))
+    from verify_fixes import upgrade_release
+
+    row = ROWS[0]
+    report = diagnose([str(REPO / row.failing.replace(".toml", ".log"))], DiagnoseOptions())
+    fix = report.failures[0].diagnosis.fix
+    entries = [{"flags": [{"op": op.op, "flag": op.flag} for op in alt.flags], "env": dict(alt.env), "steps": list(alt.steps)}
+               for alt in fix.alternatives]
+    assert [upgrade_release(entry) for entry in entries].count(row.relaxed_in) == 1
+    assert upgrade_release({"flags": [{"op": "remove", "flag": "--x"}], "steps": [f'pip install --upgrade "sglang>={row.relaxed_in}"']}) is None

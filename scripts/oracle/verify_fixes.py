@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shlex
 import shutil
 import subprocess
@@ -168,6 +169,33 @@ def fix_env(entry: dict[str, Any]) -> dict[str, str]:
     return {str(k): str(v) for k, v in (entry.get("env") or {}).items()}
 
 
+_UPGRADE = re.compile(r'pip install --upgrade "sglang>=(?P<release>[0-9][\w.]*)"')
+
+
+def upgrade_release(entry: dict[str, Any]) -> str | None:
+    """The release an upgrade alternative points to (`pip install --upgrade "sglang>=0.5.19"`, no flag or env
+    change): the same command is to pass there, not on the fixture's release."""
+    if entry.get("flags") or entry.get("env"):
+        return None
+    found = (_UPGRADE.search(step) for step in entry.get("steps") or [])
+    return next((m["release"] for m in found if m), None)
+
+
+def _release_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", version))
+
+
+def judge_upgrade(release: str, fx: Fixture, label: str, problems: list[str]) -> bool:
+    """Run the fixture's own command on the oldest oracle release at or after `release`: an upgrade is verified
+    only where a real release of that range accepts the same command."""
+    later = [v for v in VERSIONS if _release_key(v) >= _release_key(release)]
+    if not later:
+        problems.append(f"{label}: upgrade to {release} (no oracle release at or after it to run it on)")
+        return False
+    oldest = min(later, key=_release_key)
+    return judge(oldest, fx.command, {}, f"{label} (upgrade to {release}, run on {oldest}) still fails", problems)
+
+
 def verify(cli: list[str], fx: Fixture, rerun_original: bool) -> Verdict:
     verdict = Verdict(fx)
     if rerun_original:
@@ -183,7 +211,11 @@ def verify(cli: list[str], fx: Fixture, rerun_original: bool) -> Verdict:
     if diagnosis.get("pattern") != fx.expect_pattern:
         verdict.problems.append(f"diagnosed as {diagnosis.get('pattern')!r}, expected {fx.expect_pattern!r}")
         return verdict
-    for label, command, env, wanted in proposed_commands(diagnosis, fx.command):
+    entries = zip(fix_entries(diagnosis), proposed_commands(diagnosis, fx.command), strict=True)
+    for (label, entry), (_, command, env, wanted) in entries:
+        if (release := upgrade_release(entry)) is not None:
+            verdict.fixes_checked += judge_upgrade(release, fx, label, verdict.problems)
+            continue
         if not command and wanted:
             # The fix needs a value only the user knows (e.g. which model to serve): nothing to run.
             verdict.needs_input.append(f"{label}: needs {', '.join(wanted)}")
@@ -274,6 +306,9 @@ def verify_without_cmd(cli: list[str], fx: Fixture, directory: Path) -> BlindVer
         wanted = list(entry.get("needs_input") or [])
         if wanted:
             verdict.needs_input.append(f"{label}: needs {', '.join(wanted)}")
+            continue
+        if (release := upgrade_release(entry)) is not None:
+            verdict.fixes_checked += judge_upgrade(release, fx, label, verdict.problems)
             continue
         ops, env = list(entry.get("flags") or []), fix_env(entry)
         if not ops and not env:
