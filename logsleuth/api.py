@@ -16,6 +16,7 @@ from logsleuth.diagnosis.library import PatternSet, load_patterns
 from logsleuth.diagnosis.match import engine_unknown_diagnosis, match_failure
 from logsleuth.diagnosis.schema import Pattern
 from logsleuth.errors import SourceError, UsageError
+from logsleuth.facts.raise_sites import RaiseSite
 from logsleuth.fixes.build import build_fix
 from logsleuth.fixes.builders import BUILDERS
 from logsleuth.fixes.context import interpolate
@@ -271,18 +272,19 @@ def build_report(
     groups: list[FailureGroup] = []
     for group in grouper.groups():
         own = _own_launch(group, launch, trackers, options)
-        # With the engine's own check that raised it, when the raise site index knows it (reasoning/raise_site.py).
-        found = with_raise_site(
-            _diagnose_group(group, patterns.patterns, own, context_lines, warnings.append, disabled), own
-        )
+        found = _diagnose_group(group, patterns.patterns, own, context_lines, warnings.append, disabled)
+        # The engine's own check that raised it, looked up once in the raise site index (reasoning/raise_site.py),
+        # and shown with the diagnosis.
+        site = site_of(found.failure, own) if found.diagnosis is not None else None
+        found = with_raise_site(found, site, own)
         # A diagnosis that names a symptom (a native crash, a kill) gives way to the cause an error line names.
         found = replace(found, diagnosis=with_root_cause(found.diagnosis, found.failure, found.cascade))
         # A later release that no longer makes that check for this launch: an upgrade past it, as an alternative.
-        found = with_relaxed_check(found, own)
+        found = with_relaxed_check(found, site, own)
         # Whatever gave the diagnosis (pattern, rule, general): the instructions of the engine's own message, checked.
         # And no flag its release lacks is offered (fixes/release_flags.py).
         checked = with_release_flags(with_engine_words(found.diagnosis, found.failure, own), own,
-                                     _releases_holding_its_check(found, own))
+                                     _releases_holding(found, site, own))
         groups.append(replace(found, diagnosis=checked))
     by_id = {p.id: p for p in patterns.patterns}
     launch = _with_engine_from_words(launch, groups)
@@ -426,12 +428,11 @@ def _diagnose_group(
     return replace(group, diagnosis=dependencies.with_release_pins(diagnosis, Evidence(group.failure, launch, lines)))
 
 
-def _releases_holding_its_check(group: FailureGroup, launch: LaunchInfo) -> tuple[str, ...]:
-    """The indexed releases whose code holds the check that raised the failure: the releases that can have written
-    the log when it names none (reasoning/raise_site.py), or () when the index does not place it."""
+def _releases_holding(group: FailureGroup, site: RaiseSite | None, launch: LaunchInfo) -> tuple[str, ...]:
+    """The indexed releases whose code holds `site`, the check that raised the failure: the releases that can have
+    written the log when it names none, or () when the index does not place it."""
     if launch.engine_version_source in ("log", "user") or group.diagnosis is None or not group.diagnosis.raised_at:
         return ()
-    site = site_of(group.failure, launch)
     return site.releases if site is not None else ()
 
 

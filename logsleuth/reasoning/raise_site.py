@@ -75,11 +75,8 @@ def sentences(site: RaiseSite, launch: LaunchInfo) -> tuple[str, ...]:
     return tuple(out)
 
 
-def with_raise_site(group: FailureGroup, launch: LaunchInfo) -> FailureGroup:
-    """The group with the engine's check that raised it in its diagnosis (unchanged when none is found)."""
-    if group.diagnosis is None:
-        return group
-    site = site_of(group.failure, launch)
-    if site is None:
+def with_raise_site(group: FailureGroup, site: RaiseSite | None, launch: LaunchInfo) -> FailureGroup:
+    """The group with the engine's check that raised it (`site_of`) in its diagnosis (unchanged without one)."""
+    if group.diagnosis is None or site is None:
         return group
     return replace(group, diagnosis=replace(group.diagnosis, raised_at=sentences(site, launch)))

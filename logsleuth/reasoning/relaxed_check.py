@@ -15,7 +15,6 @@ from logsleuth import versions
 from logsleuth.facts.raise_sites import RaiseSite
 from logsleuth.facts.relaxed_checks import RelaxedCheck, relaxed_checks
 from logsleuth.models import ENGINE_NAMES, FailureGroup, Fix, LaunchInfo
-from logsleuth.reasoning.raise_site import site_of
 
 
 def relaxed_check_of(site: RaiseSite) -> RelaxedCheck | None:
@@ -38,12 +37,12 @@ def upgrade_past(row: RelaxedCheck, version: str | None) -> Fix:
     return Fix(summary=summary, steps=(f'pip install --upgrade "{row.engine}>={row.relaxed_in}"',))
 
 
-def with_relaxed_check(group: FailureGroup, launch: LaunchInfo) -> FailureGroup:
-    """The group with the upgrade past a relaxed check among its fix's alternatives (unchanged when none applies)."""
+def with_relaxed_check(group: FailureGroup, site: RaiseSite | None, launch: LaunchInfo) -> FailureGroup:
+    """The group with the upgrade past a relaxed check among its fix's alternatives (unchanged when none applies).
+    `site`: the check that raised the failure (reasoning/raise_site.py's `site_of`)."""
     diagnosis = group.diagnosis
     if diagnosis is None or diagnosis.fix is None or not diagnosis.raised_at:
         return group
-    site = site_of(group.failure, launch)
     row = relaxed_check_of(site) if site is not None else None
     if row is None:
         return group
