@@ -159,16 +159,17 @@ NATIVE_HEADERS: tuple[tuple[str, re.Pattern[str], str | None], ...] = (
     # vllm-project/vllm#11283)
     ("No solution found", compile_lazily(r"^\s*(?:×|x) (?P<msg>No solution found when resolving dependencies\b.*)$"), "ResolutionImpossible"),
 )
-# What the shell prints when the program died of a signal (bash's wordings; localized ones are left out).
-SHELL_NOTICE = compile_lazily(r"^(?:Aborted|Segmentation fault|Bus error|Illegal instruction)(?: \(core dumped\))?\s*$")
+# What the shell prints when the program died of a signal (bash's wordings; localized ones are left out), and the
+# signal each names.
+SHELL_NOTICE_SIGNALS = {"Segmentation fault": "SIGSEGV", "Illegal instruction": "SIGILL", "Bus error": "SIGBUS",
+                        "Aborted": "SIGABRT"}
+_SHELL_NOTICE_NAMES = "|".join(SHELL_NOTICE_SIGNALS)
+SHELL_NOTICE = compile_lazily(rf"^(?:{_SHELL_NOTICE_NAMES})(?: \(core dumped\))?\s*$")
 # The same notice as a shell running a script prints it (bash jobs.c, non-interactive: `serve.sh: line 12:  4242
 # Segmentation fault      (core dumped) python3 -m …`, the status padded to a column, then the command).
 SCRIPT_SHELL_NOTICE = compile_lazily(
-    r"^\S+: line \d+: +\d+ (?P<name>Aborted|Segmentation fault|Bus error|Illegal instruction)(?P<core> +\(core dumped\))?"
-    r"(?: +\S.*)?$"
+    rf"^\S+: line \d+: +\d+ (?P<name>{_SHELL_NOTICE_NAMES})(?P<core> +\(core dumped\))?(?: +\S.*)?$"
 )
-SHELL_NOTICE_SIGNALS = {"Segmentation fault": "SIGSEGV", "Illegal instruction": "SIGILL", "Bus error": "SIGBUS",
-                        "Aborted": "SIGABRT"}
 # A frame of a native signal handler's backtrace, in the handlers' own formats: UCX's rows (` 1 0x… SaveProxy()
 # /…/nccl/src/proxy.cc:518`, ucs/debug/debug.c; sgl-project/sglang#3837, NVIDIA/TensorRT-LLM#752), glibc's
 # backtrace_symbols (`/usr/lib/libnccl.so.2(+0xbd72c)[0x7d1d…]`, Open MPI's with `[host:pid] [ 4] ` before it,
