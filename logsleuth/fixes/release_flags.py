@@ -13,7 +13,6 @@ nothing: each flag offered that only some releases have is said with its range i
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -22,9 +21,10 @@ from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes import static_catalogs
 from logsleuth.fixes.catalog import Catalog
 from logsleuth.fixes.cross_engine import find, normalized
+from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Diagnosis, Fix, FlagOp, LaunchInfo
 
-_FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*")
+_FLAG = compile_lazily(r"(?<![\w-])--[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*")  # compiled on first use (lazyre.py)
 NOT_IN = "not in"  # the note's words: "(--x is not in SGLang 0.3.0: added in 0.3.1)"
 
 
