@@ -89,13 +89,19 @@ USAGE_ERROR = compile_lazily(
 REPR_EXCEPTION = compile_lazily(
     r"(?<![\w.])(?<!raise )(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))\((?P<q>[\"'])(?P<msg>\S.*?)(?P=q)\)"
 )
-# Lines that only report the cascade after a process died.
+# Lines that only report the cascade after a process died.  vLLM's parent processes log the death of a child
+# without its cause (`Worker proc VllmWorker-2 died unexpectedly, shutting down executor.`, v1/executor/
+# multiproc_executor.py, vllm-project/vllm#20657; `Engine core proc EngineCore_DP0 died unexpectedly, shutting down
+# client.`, v1/engine/core_client.py, vllm-project/vllm#27549): a cascade of the child's own error when the paste
+# shows it, else the one failure (a child killed from outside).
 KILL_LINE = compile_lazily(
     r"(?:Received sigquit from a child proc(?:ess|es)?\b.*"
     r"|^(?:.*\s)?Killed(?:\s+.*)?$"
     r"|exit(?:ed with)? code:? -9\b.*"
-    r"|died, exit code: -?\d+.*)"
+    r"|died, exit code: -?\d+.*"
+    r"|\b(?:Worker|Engine core) proc(?:ess)? \S+ died unexpectedly\b.*)"
 )
+KILL_LINE_WORDS = ("Killed", "sigquit", "exit", "died unexpectedly")  # one of them is in every KILL_LINE
 # What a runtime source (sources/runtime/: docker inspect, kubectl get pod, systemctl show) knows and the log
 # does not, appended after the log as marked lines starting with models.FACT_PREFIX.
 FACT_LINE = compile_lazily(r"^\[logsleuth: (?P<subject>[^:\]]+): (?P<facts>.+)\]\s*$")
@@ -142,10 +148,15 @@ CPP_BACKTRACE = compile_lazily(r"^\s*(?:Exception raised from |frame #\d+:)")
 # ishiko732/fsrs-online-training#13; the sgl-router is written in Rust, sgl-project/sglang#6491) and pip's
 # resolver (`ERROR: Cannot install …`, vllm-project/vllm#9092, waybarrios/vllm-mlx#19; `ERROR: pip's
 # dependency resolver …`, vllm-project/vllm#6200, vllm-project/vllm-ascend#8286).
+FILE_ROW_BANNER = "Segfault encountered"  # the one native dump whose frames are rows of CPython's frame format
 NATIVE_HEADERS: tuple[tuple[str, re.Pattern[str], str | None], ...] = (
     # (the literal a line needs before the regex is tried ("" = a glog record's `F`), regex, type)
     ("Caught signal", compile_lazily(r"^(?:\[[^\]]{1,200}\]\s*)?Caught signal (?P<signal>\d{1,2}) \((?P<msg>[^)]*)\)"), None),
     ("*** SIG", compile_lazily(r"^(?:.{0,300}\s)?\*\*\* (?P<msg>(?P<type>SIG[A-Z]{2,8}) [^*]*?)\s*\*\*\*"), None),
+    # the banner of the signal handler torch installs (`!!!!!!! Segfault encountered !!!!!!!`), its backtrace after
+    # it in CPython's frame format, innermost first (`  File "misc/cudawrap.cc", line 92, in ncclCuMemHostEnable()`,
+    # vllm-project/vllm#27868); the same banner ends SGLang's schedulers and TensorRT-LLM runs
+    (FILE_ROW_BANNER, compile_lazily(r"^(?:.{0,300}\s)?!{3,} ?(?P<msg>Segfault encountered) ?!{3,}\s*$"), "SIGSEGV"),
     ("panicked at", compile_lazily(r"^(?:.{0,300}\s)?thread '(?P<thread>[^']*)'(?: \(\d+\))? panicked at (?P<msg>.*)$"),
      "Rust panic"),
     ("", compile_lazily(r"^\[?F\d{3,4} \d\d:\d\d:\d\d\.\d+\s+(?:\d+\s+)?[^\]\s]+\] ?(?P<msg>\S.*)$"), "FATAL"),
@@ -187,7 +198,7 @@ NATIVE_FRAME = compile_lazily(
 # prints it) and the C library's (a fault in memcpy is its caller's): they say nothing of where the crash was.
 HANDLER_FRAME = compile_lazily(
     r"(?<![\w:])(?:__sigaction|__restore_rt|(?:__GI_)?raise|(?:__GI_)?abort|gsignal|__pthread_kill\w*|pthread_kill"
-    r"|killpg|ucs_\w+|__libc_\w*sig\w*|backtrace\w*)\b|\b(?:absl|google)::|\(unknown\)\s*\(unknown\)\s*$|\?\?\?\(\)"
+    r"|killpg|ucs_\w+|__libc_\w*sig\w*|libc_sigaction|backtrace\w*)\b|\b(?:absl|google)::|\(unknown\)\s*\(unknown\)\s*$|\?\?\?\(\)"
     r"|/lib(?:c|pthread)\.so"
 )
 NATIVE_FRAMES_KEPT = 3  # innermost frames of a dump kept as the failure's evidence
@@ -210,7 +221,7 @@ def native_dump_evidence(lines: list[str]) -> tuple[str, ...]:
     frames: list[str] = []
     said: list[str] = []
     for text in lines:
-        if native_frame(text) is not None:
+        if native_frame(text) is not None or (text.lstrip().startswith("File ") and FRAME_LINE.match(text)):
             if len(frames) < NATIVE_FRAMES_KEPT and not HANDLER_FRAME.search(text):
                 frames.append(text.strip())
         elif any(word in text.lower() for word in CONTEXT_WORDS) and CONTEXT_HINT.search(text):
