@@ -49,11 +49,17 @@ OLD_SGLANG_HEADER = compile_lazily(r"\[\d\d:\d\d:\d\d(?: (?:DP|PP|TP|EP)\d{1,6})
 # SGLang's process titles (`sglang::scheduler_TP0`, set by setproctitle in srt/managers/scheduler.py; seen in native
 # frames of verl-project/verl#490).  vLLM's subpackages are named so that `vllm/` alone (a directory of models)
 # is not.
+# vLLM's process titles (`VLLM::EngineCore`, `VLLM::Worker_TP0`: set_process_title with its default prefix
+# VLLM_PROCESS_NAME_PREFIX="VLLM") name the processes in `ps`, nvidia-smi and the kernel's OOM killer, which cuts a
+# name at 15 characters (TASK_COMM_LEN: `Killed process 4242 (VLLM::EngineCor)`, `(sglang::schedul)`): a prefix of the
+# title counts.  A log of one engine rarely shows the other's process (a GPU another server still holds): the failure's
+# own lines outrank these (launch.EVIDENCE_KINDS "paths").
 _MODULE_PATH = compile_lazily(
     r"(?:site|dist)-packages/(?P<installed>vllm|sglang)/"
     r"|\b(?P<vllm>vllm)[./](?:v1|engine|entrypoints|model_executor|worker|executor|distributed|attention"
     r"|platforms|transformers_utils|multimodal|lora|compilation|inputs|core|logging_utils)[./]"
-    r"|\b(?P<sglang>sglang)(?:[./]srt[./]|::(?:scheduler|detokenizer|data_parallel_controller))"
+    r"|\b(?P<sglang>sglang)(?:[./]srt[./]|::(?:sched|detok|data_p)\w*)"
+    r"|\b(?P<vllm_title>VLLM)::(?:EngineCor|Worker|APIServ|DPCoord)\w*"
 )
 # A line that names a module without running it: an import error, an instruction, a requirement.
 _NAMES_ONLY = compile_lazily(r"(?i)\bimport|no module named|\binstall|\brequire|\bplease\b|\bpip\b")
@@ -150,6 +156,24 @@ _WRAPPER_GROUPS = {
 }
 
 
+# An engine's own environment variable set by the user for the launch: before a command (`VLLM_USE_V1=0 python
+# run.py`), exported (`export SGLANG_TORCH_PROFILER_DIR=/tmp`), passed to a container (`-e VLLM_ATTENTION_BACKEND=
+# FLASHINFER`, `--env`), or a pod's `- name: VLLM_LOGGING_LEVEL` (vllm-project/vllm#13258: `VLLM_ATTENTION_BACKEND=
+# FLASHINFER`).  Each engine reads only its own prefix (vllm/envs.py; SGLang's `get_bool_env_var("SGLANG_…")` and
+# srt/environ.py); a variable only named in a message (`Set VLLM_PLUGINS to control …`) is no assignment.  The weakest
+# evidence (launch.EVIDENCE_KINDS "env"): anything else the log shows decides.
+_ENV_ASSIGNMENT = compile_lazily(
+    r"(?:^|[\s'\"]|export\s+|(?:-e|--env)[\s=]+)(?P<assigned>VLLM|SGLANG)_[A-Z][A-Z0-9_]*=(?=\S)"
+    r"|\bname:\s*[\"']?(?P<pod>VLLM|SGLANG)_[A-Z][A-Z0-9_]*[\"']?\s*$"
+)
+
+
+def engine_set_in_environment(text: str) -> str | None:
+    """The engine whose own environment variable the line assigns (see _ENV_ASSIGNMENT), else None."""
+    m = _ENV_ASSIGNMENT.search(text)
+    return (m["assigned"] or m["pod"]).lower() if m else None
+
+
 def header_engine(meta: LineMeta) -> str | None:
     """The engine whose logger header started the line's record, or None.  vLLM's header from a module that logs
     at import time shows only that vLLM was imported; SGLang's is `[date time]` with a dot before milliseconds
@@ -176,7 +200,7 @@ def named_in_line(text: str, *, paths: bool = True) -> tuple[set[str], set[str]]
     a line that only names a module to import or install."""
     if _NAMES_ONLY.search(text):
         return set(), set()
-    engines = {next(name for name in m.groups() if name) for m in _MODULE_PATH.finditer(text)} if paths else set()
+    engines = {next(name for name in m.groups() if name).lower() for m in _MODULE_PATH.finditer(text)} if paths else set()
     wrappers = {_WRAPPER_GROUPS[m.lastgroup] for m in _WRAPPER_WORDS.finditer(text) if m.lastgroup}
     return engines, wrappers
 

@@ -65,9 +65,10 @@ GPU_LINES_WITHIN = 1 << 20
 # launch command, a banner (a version line, `server_args=`), a record header only one engine writes (SGLang's with
 # rank tags, `[… TP0]`; vLLM's process prefixes, `(EngineCore_DP0 pid=1)`), the failure's own frames and lines, the
 # engines' module paths named in other lines, the logger header of other lines (vLLM's `INFO 05-12 10:11:12
-# [core.py:1]`, except from modules that log when vLLM is merely imported; SGLang's `[2025-01-01 12:00:00]`).  The
-# strongest kind seen decides (engine_evidence.py has the tables).
-EVIDENCE_KINDS = ("program", "command", "banner", "header", "frames", "paths", "format")
+# [core.py:1]`, except from modules that log when vLLM is merely imported; SGLang's `[2025-01-01 12:00:00]`), and last
+# an engine's own environment variable the user set (`VLLM_USE_V1=0`, `export SGLANG_…=`).  The strongest kind seen
+# decides (engine_evidence.py has the tables).
+EVIDENCE_KINDS = ("program", "command", "banner", "header", "frames", "paths", "format", "env")
 # Kinds of evidence that are a log's format: when they show both engines, the failure's own frames and lines decide.
 _FORMAT_KINDS = frozenset({"header", "paths", "format"})
 # vLLM's engine names its version when it starts: "Initializing a V1 LLM engine (v0.11.0) with config: …"
@@ -151,8 +152,10 @@ class LaunchTracker:
                 self.command_engine = "vllm" if "vllm" in command.split("--", 1)[0] else "sglang"
                 self._saw("command", self.command_engine)
                 self._mark(line.offset, "command").command = command
-        if ("sglang" in text or "vllm" in text or "vLLM" in text or "sgl_kernel" in text or "sgl-kernel" in text) and 'File "' not in text:
+        if ("sglang" in text or "vllm" in text or "vLLM" in text or "VLLM::" in text or "sgl_kernel" in text or "sgl-kernel" in text) and 'File "' not in text:
             self._observe_engine_named(text)  # (a frame's path is read from the failure: observe_failure)
+        if ("VLLM_" in text or "SGLANG_" in text) and (env_engine := engine_evidence.engine_set_in_environment(text)):
+            self._saw("env", env_engine)
         if ("LLM engine (v" in text and (m := _VLLM_ENGINE_VERSION.search(text))) or (
             "▀▄▀" in text and (m := _VLLM_LOGO_VERSION.search(text))
         ):
@@ -198,7 +201,7 @@ class LaunchTracker:
                     self._saw("banner", m["engine"].lower())
             return
         shown = self.evidence.get("paths", set())
-        unread = ("vllm" in text and "vllm" not in shown) or ("sglang" in text and "sglang" not in shown)
+        unread = (("vllm" in text or "VLLM::" in text) and "vllm" not in shown) or ("sglang" in text and "sglang" not in shown)
         engines, wrappers = engine_evidence.named_in_line(text, paths=unread)
         for engine in engines:
             self._saw("paths", engine)

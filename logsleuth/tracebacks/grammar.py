@@ -153,7 +153,7 @@ NATIVE_HEADERS: tuple[tuple[str, re.Pattern[str], str | None], ...] = (
     # (the literal a line needs before the regex is tried ("" = a glog record's `F`), regex, type)
     ("Caught signal", compile_lazily(r"^(?:\[[^\]]{1,200}\]\s*)?Caught signal (?P<signal>\d{1,2}) \((?P<msg>[^)]*)\)"), None),
     ("*** SIG", compile_lazily(r"^(?:.{0,300}\s)?\*\*\* (?P<msg>(?P<type>SIG[A-Z]{2,8}) [^*]*?)\s*\*\*\*"), None),
-    # the banner of the signal handler torch installs (`!!!!!!! Segfault encountered !!!!!!!`), its backtrace after
+    # the banner of a fatal-signal handler loaded into the process (`!!!!!!! Segfault encountered !!!!!!!`), its backtrace after
     # it in CPython's frame format, innermost first (`  File "misc/cudawrap.cc", line 92, in ncclCuMemHostEnable()`,
     # vllm-project/vllm#27868); the same banner ends SGLang's schedulers and TensorRT-LLM runs
     (FILE_ROW_BANNER, compile_lazily(r"^(?:.{0,300}\s)?!{3,} ?(?P<msg>Segfault encountered) ?!{3,}\s*$"), "SIGSEGV"),

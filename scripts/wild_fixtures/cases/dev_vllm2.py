@@ -1,5 +1,5 @@
 """A dev split for vLLM's own log shapes (issue 28, branch h-vshape): what a vLLM launch prints when a process dies
-without a Python exception of its own.  The signal handler torch installs prints `!!!!!!! Segfault encountered
+without a Python exception of its own.  A fatal-signal handler loaded into the process prints `!!!!!!! Segfault encountered
 !!!!!!!` and a native backtrace in CPython's frame format (`  File "misc/cudawrap.cc", line 92, in …`), which the
 traceback grammar must not read as a Python traceback; the multiproc executor's `Worker proc VllmWorker-N died
 unexpectedly, shutting down executor.` is the only line left of a worker killed from outside.
@@ -20,7 +20,7 @@ VLLM = "vllm"
 
 
 def segfault_banner(frames: tuple[tuple[str, int, str], ...]) -> str:
-    """The banner of torch's fatal-signal handler and its backtrace, innermost first, one `File "F", line N, in S`
+    """The banner of the fatal-signal handler and its backtrace, innermost first, one `File "F", line N, in S`
     row per (file, line, symbol); files it cannot name are `<unknown>` at line 0."""
     rows = "".join(f'  File "{path}", line {line}, in {symbol}\n' for path, line, symbol in frames)
     return f"!!!!!!! Segfault encountered !!!!!!!\n{rows}\n"
@@ -54,7 +54,7 @@ ENGINE_CORES_27868 = (
 WORKER_DIED_20657 = "Worker proc VllmWorker-2 died unexpectedly, shutting down executor."
 
 CASES: tuple[WildCase, ...] = (
-    # a segfault in NCCL's first communicator, torch's handler printing it between the engine cores' records --------------------
+    # a segfault in NCCL's first communicator, the handler printing it between the engine cores' records --------------------
     WildCase(thread="https://github.com/vllm-project/vllm/issues/27868", kind="vllm-native-segfault", style="engine-core-records",
              parts=(Text(ENGINE_CORES_27868), Text(segfault_banner(NCCL_CUMEM_DUMP), primary=True)),
              engine_version="0.11.0", engine=VLLM, expect=SEGFAULT,

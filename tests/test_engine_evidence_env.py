@@ -1,0 +1,59 @@
+"""Engine evidence from the process and its environment (issue 28, item 4; branch h-vshape): the process titles
+vLLM and SGLang set (`VLLM::EngineCore`, `sglang::scheduler_TP0`), also as the kernel's OOM killer cuts them to 15
+characters, and an engine's own environment variable that the user set for the launch (vllm-project/vllm#13258:
+`VLLM_ATTENTION_BACKEND=FLASHINFER`).  A variable only named in a message, or a title in another engine's log whose
+own lines say which engine it is, decides nothing.  The logs are our own, in the formats of the programs that print
+them (dmesg, nvidia-smi, shells, docker, Kubernetes manifests)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import real_traceback
+from tests.test_engine_evidence_more import engine_of
+
+CRASH_CODE = """
+    def main():
+        raise RuntimeError("CUDA error: an illegal memory access was encountered")
+    main()
+"""
+
+
+@pytest.fixture(scope="module")
+def crash() -> str:
+    """A script's own crash, real CPython output: no engine frame, header or command of its own."""
+    return real_traceback(CRASH_CODE, "my_eval.py")
+
+
+@pytest.mark.parametrize(
+    ("lines", "engine"),
+    [
+        ("[Thu Aug 27 00:39:44 2026] Out of memory: Killed process 4242 (VLLM::EngineCor) total-vm:81306880kB, anon-rss:70585600kB\n", "vllm"),
+        ("|    0   N/A  N/A     4242      C   VLLM::Worker_TP0                        40000MiB |\n", "vllm"),
+        ("[Thu Aug 27 00:39:44 2026] Out of memory: Killed process 99 (sglang::schedul) total-vm:81306880kB, anon-rss:70585600kB\n", "sglang"),
+        ("$ VLLM_USE_V1=1 CUDA_VISIBLE_DEVICES=0,1 python3 my_eval.py --tp 2\n", "vllm"),
+        ("$ export VLLM_ATTENTION_BACKEND=FLASHINFER\n", "vllm"),
+        ("docker run --gpus all -e SGLANG_ENABLE_TORCH_COMPILE=1 my-image python3 my_eval.py\n", "sglang"),
+        ("        env:\n        - name: VLLM_LOGGING_LEVEL\n          value: DEBUG\n", "vllm"),
+    ],
+)
+def test_a_process_title_or_an_engines_own_variable_names_the_engine(crash: str, lines: str, engine: str) -> None:
+    assert engine_of(lines + crash) == engine
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        "All plugins in this group will be loaded. Set `VLLM_PLUGINS` to control which plugins to load.\n",
+        "hint: VLLM_USE_V1 is read only when the engine starts\n",
+        "export MY_VLLM_DIR=/models\n",
+        "the vllm::enginecore process title is lowercase here\n",
+    ],
+)
+def test_a_variable_or_title_only_named_decides_nothing(crash: str, lines: str) -> None:
+    assert engine_of(lines + crash) is None
+
+
+def test_the_logs_own_format_outranks_a_variable_for_the_other_engine(crash: str) -> None:
+    sglang_record = "[2025-06-01 10:00:00 TP0] Load weight begin. avail mem=78.50 GB\n"
+    assert engine_of("$ export VLLM_ATTENTION_BACKEND=FLASHINFER\n" + sglang_record + crash) == "sglang"
