@@ -1,6 +1,7 @@
 """Engine evidence from the process and its environment (issue 28, item 4; branch h-vshape): the process titles
 vLLM and SGLang set (`VLLM::EngineCore`, `sglang::scheduler_TP0`), also as the kernel's OOM killer cuts them to 15
-characters, and an engine's own environment variable that the user set for the launch (vllm-project/vllm#13258:
+characters, the logger name Python logging's default format puts before a record (`- vllm.v1.engine.core_client - ERROR - `),
+and an engine's own environment variable that the user set for the launch (vllm-project/vllm#13258:
 `VLLM_ATTENTION_BACKEND=FLASHINFER`).  A variable only named in a message, or a title in another engine's log whose
 own lines say which engine it is, decides nothing.  The logs are our own, in the formats of the programs that print
 them (dmesg, nvidia-smi, shells, docker, Kubernetes manifests)."""
@@ -35,6 +36,10 @@ def crash() -> str:
         ("$ export VLLM_ATTENTION_BACKEND=FLASHINFER\n", "vllm"),
         ("docker run --gpus all -e SGLANG_ENABLE_TORCH_COMPILE=1 my-image python3 my_eval.py\n", "sglang"),
         ("        env:\n        - name: VLLM_LOGGING_LEVEL\n          value: DEBUG\n", "vllm"),
+        # Python logging's default format names the engine's module that logged (a script driving the LLM class)
+        ("2025-11-02 13:17:04,315 - vllm.v1.engine.core_client - ERROR - Engine core proc EngineCore_DP0 died unexpectedly, "
+         "shutting down client.\n", "vllm"),
+        ("2025-11-02 13:17:04,315 - sglang.srt.managers.scheduler - ERROR - Scheduler hit an exception\n", "sglang"),
     ],
 )
 def test_a_process_title_or_an_engines_own_variable_names_the_engine(crash: str, lines: str, engine: str) -> None:
@@ -48,6 +53,7 @@ def test_a_process_title_or_an_engines_own_variable_names_the_engine(crash: str,
         "hint: VLLM_USE_V1 is read only when the engine starts\n",
         "export MY_VLLM_DIR=/models\n",
         "the vllm::enginecore process title is lowercase here\n",
+        "2025-06-19 11:30:14,100 - gpustack.worker.backends.vllm - INFO - Starting the server\n",  # a wrapper's own logger
     ],
 )
 def test_a_variable_or_title_only_named_decides_nothing(crash: str, lines: str) -> None:

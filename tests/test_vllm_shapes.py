@@ -107,6 +107,8 @@ def test_a_python_traceback_is_still_read_as_one(api_cascade: str) -> None:
         "(EngineCore_DP0 pid=483) ERROR 03-02 11:00:00 [multiproc_executor.py:295] Worker proc VllmWorker-0 died unexpectedly "
         "(exit code: -9), shutting down executor.",
         "(APIServer pid=1) ERROR 10-31 07:39:20 [core_client.py:564] Engine core proc EngineCore_DP0 died unexpectedly, shutting down client.",
+        "CRITICAL 03-15 17:24:18 [multiproc_executor.py:48] MulitprocExecutor got fatal signal from worker processes, shutting down. "
+        "See stack trace above for root cause issue.",
     ],
 )
 def test_a_child_that_died_unexpectedly_alone_is_the_failure(line: str) -> None:
@@ -133,3 +135,10 @@ def test_an_actor_that_died_is_still_rays_exception() -> None:
 def test_a_log_that_only_mentions_death_in_prose_has_no_failure() -> None:
     log = "INFO 07-09 10:12:01 [api_server.py:1395] vLLM API server version 0.9.1\nthe worker proc died unexpectedly once last week\n"
     assert not report(log).failures
+
+
+def test_a_workers_traceback_after_its_parents_fatal_signal_notice_is_the_failure(worker_traceback: str) -> None:
+    """vllm-project/vllm#14452: 0.8's executor logs the fatal signal before the workers' tracebacks are flushed."""
+    log = ("CRITICAL 03-15 17:24:18 [multiproc_executor.py:48] MulitprocExecutor got fatal signal from worker processes, "
+           "shutting down. See stack trace above for root cause issue.\n" + worker_traceback)
+    assert first(log)[:2] == ("traceback", "torch.OutOfMemoryError")

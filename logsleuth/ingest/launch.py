@@ -57,6 +57,7 @@ _ARGPARSE_PROGRAM = compile_lazily(
 # torchrun's `[rank0]: ` (`rank0|sglang:rank0`).
 _SGLANG_HEADER_STREAM = compile_lazily(r"^sglang:(?:DP|PP|TP|EP|ATTN_CP|MOE_DP|CP)\d")
 _PROGRAM_ENGINE = {"api_server.py": "vllm", "launch_server.py": "sglang"}
+MAX_STREAMS_READ = 256  # stream keys read for a logger's name (ranks and hosts make a few; a wrapper, one per logger)
 MAX_GPU_LINES = 16  # an environment dump lists every GPU; the first lines say which they are
 # Where a log shows its GPU: a paste's environment dump, the start of a server's log.  Beyond this, a line costs
 # one comparison (the cue test is a few substring scans per line: not for every line of a large log).
@@ -116,6 +117,7 @@ class LaunchTracker:
     _last_meta: LineMeta | None = None  # the last line's metadata read for evidence (records share theirs)
     _headers_decided: set[str] = field(default_factory=set)  # logger headers that can show nothing more
     _processes_read: set[str] = field(default_factory=set)  # process prefixes already read
+    _streams_read: set[str] = field(default_factory=set)  # stream keys already read for a logger's name
     _marker_kinds: set[str] = field(default_factory=set)
     gpu_lines: list[str] = field(default_factory=list)  # lines that show the GPU (facts/gpus.py), the first ones
     # A launch command written over several lines with backslash continuations (a launch script, a pasted
@@ -167,6 +169,8 @@ class LaunchTracker:
             self.wrappers.add("Xinference")
         elif text[:1] == "[" and text[3:4] == ":" and engine_evidence.OLD_SGLANG_HEADER.match(text):
             self._saw("header", "sglang")
+        if line.stream and line.stream not in self._streams_read and len(self._streams_read) < MAX_STREAMS_READ:
+            self._observe_stream(line.stream)
         meta = line.meta
         if meta is not self._last_meta and (meta.header or meta.process):  # once per record: its lines share it
             self._last_meta = meta
@@ -206,6 +210,16 @@ class LaunchTracker:
         for engine in engines:
             self._saw("paths", engine)
         self.wrappers |= wrappers
+
+    def _observe_stream(self, stream: str) -> None:
+        """A logger's name the normalizer took off the line into its stream key: Python logging's default format
+        (`2025-11-02 13:17:04,315 - vllm.v1.engine.core_client - ERROR - …`) names the engine's module that logged
+        (each engine logs through `logging.getLogger(__name__)`).  Read once per stream."""
+        self._streams_read.add(stream)
+        if "vllm" in stream or "sglang" in stream:
+            engines, _ = engine_evidence.named_in_line(stream.replace("|", " "))
+            for engine in engines:
+                self._saw("paths", engine)
 
     def _observe_header(self, meta: LineMeta, stream: str) -> None:
         """What a record's logger header shows.  Once a header has shown all it can (vLLM's from a module that

@@ -92,16 +92,18 @@ REPR_EXCEPTION = compile_lazily(
 # Lines that only report the cascade after a process died.  vLLM's parent processes log the death of a child
 # without its cause (`Worker proc VllmWorker-2 died unexpectedly, shutting down executor.`, v1/executor/
 # multiproc_executor.py, vllm-project/vllm#20657; `Engine core proc EngineCore_DP0 died unexpectedly, shutting down
-# client.`, v1/engine/core_client.py, vllm-project/vllm#27549): a cascade of the child's own error when the paste
-# shows it, else the one failure (a child killed from outside).
+# client.`, v1/engine/core_client.py, vllm-project/vllm#27549; 0.8's `MulitprocExecutor got fatal signal from worker
+# processes, shutting down.`, v1/executor/multiproc_executor.py, vllm-project/vllm#14452): a cascade of the child's
+# own error when the paste shows it, else the one failure (a child killed from outside).
 KILL_LINE = compile_lazily(
     r"(?:Received sigquit from a child proc(?:ess|es)?\b.*"
     r"|^(?:.*\s)?Killed(?:\s+.*)?$"
     r"|exit(?:ed with)? code:? -9\b.*"
     r"|died, exit code: -?\d+.*"
-    r"|\b(?:Worker|Engine core) proc(?:ess)? \S+ died unexpectedly\b.*)"
+    r"|\b(?:Worker|Engine core) proc(?:ess)? \S+ died unexpectedly\b.*"
+    r"|\bgot fatal signal from worker processes\b.*)"
 )
-KILL_LINE_WORDS = ("Killed", "sigquit", "exit", "died unexpectedly")  # one of them is in every KILL_LINE
+KILL_LINE_WORDS = ("Killed", "sigquit", "exit", "died unexpectedly", "fatal signal from worker")  # one is in every KILL_LINE
 # What a runtime source (sources/runtime/: docker inspect, kubectl get pod, systemctl show) knows and the log
 # does not, appended after the log as marked lines starting with models.FACT_PREFIX.
 FACT_LINE = compile_lazily(r"^\[logsleuth: (?P<subject>[^:\]]+): (?P<facts>.+)\]\s*$")
