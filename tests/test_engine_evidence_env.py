@@ -63,3 +63,10 @@ def test_a_variable_or_title_only_named_decides_nothing(crash: str, lines: str) 
 def test_the_logs_own_format_outranks_a_variable_for_the_other_engine(crash: str) -> None:
     sglang_record = "[2025-06-01 10:00:00 TP0] Load weight begin. avail mem=78.50 GB\n"
     assert engine_of("$ export VLLM_ATTENTION_BACKEND=FLASHINFER\n" + sglang_record + crash) == "sglang"
+
+
+@pytest.mark.parametrize(("script", "engine"), [("bin/vllm", "vllm"), ("bin/sglang", "sglang"), ("bin/vllm_eval", None)])
+def test_the_engines_console_script_as_the_first_frame_names_it(script: str, engine: str | None) -> None:
+    """vllm-project/vllm#40107, #35746: `File "/usr/local/bin/vllm", line 10, in <module>` above torch's frames."""
+    log = real_traceback('raise RuntimeError("Found no NVIDIA driver on your system.")\n', script)
+    assert engine_of(log) == engine

@@ -223,6 +223,17 @@ def image_engine(text: str) -> str | None:
     return m.lastgroup if m else None
 
 
+# The engine's console script as the traceback's first frame (`File "/usr/local/bin/vllm", line 10, in <module>`:
+# vllm-project/vllm#40107, #35746; SGLang's `sglang` since its `sglang serve` CLI): the program that ran is the engine's
+# own, whatever else the frames show.
+_CONSOLE_SCRIPT = compile_lazily(r"/bin/(?P<engine>vllm|sglang)$")
+
+
+def console_script_engine(path: str) -> str | None:
+    """The engine whose console script a frame's path is, else None."""
+    return m["engine"] if path.endswith(("/vllm", "/sglang")) and (m := _CONSOLE_SCRIPT.search(path)) else None
+
+
 def wrapper_module_engine(path: str) -> str | None:
     """The engine a wrapper's per-engine module in a frame's path runs, else None."""
     return m["engine"] if "_" in path and (m := _WRAPPER_ENGINE_MODULE.search(path)) else None
