@@ -343,9 +343,7 @@ class LaunchTracker:
                         self.version_hint = "0.4.10.post2"
                 elif "/vllm/" in path:
                     self._saw("frames", "vllm")
-                elif engine := engine_evidence.console_script_engine(path):
-                    self._saw("frames", engine)
-                elif engine := engine_evidence.wrapper_module_engine(path):
+                elif engine := engine_evidence.console_script_engine(path) or engine_evidence.wrapper_module_engine(path):
                     self._saw("frames", engine)
 
     def segment_start(self, before: int) -> int:
