@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from logsleuth.api import DiagnoseOptions, diagnose_text
 from tests.helpers import real_traceback
 from tests.test_engine_evidence_more import engine_of
 
@@ -70,3 +71,20 @@ def test_the_engines_console_script_as_the_first_frame_names_it(script: str, eng
     """vllm-project/vllm#40107, #35746: `File "/usr/local/bin/vllm", line 10, in <module>` above torch's frames."""
     log = real_traceback('raise RuntimeError("Found no NVIDIA driver on your system.")\n', script)
     assert engine_of(log) == engine
+
+
+@pytest.mark.parametrize(
+    ("prefix", "engine", "wrapper"),
+    [
+        ("(EngineCore_0 pid=1518379) ", "vllm", None),  # 0.10.1's engine core (vllm-project/vllm#23714)
+        ("(ApiServer_1 pid=77) ", "vllm", None),  # one of several API server processes
+        ("(vLLMHttpServer pid=884, ip=10.0.0.5) ", "vllm", "verl"),  # verl's actors, named after the engine they run
+        ("(AsyncvLLMServer pid=729634) ", "vllm", "verl"),
+        ("(SGLangHttpServerForPartial pid=884) ", "sglang", "verl"),
+        ("(WorkerDict pid=559716) ", None, "verl"),  # verl's trainer worker runs either engine
+    ],
+)
+def test_a_process_prefix_named_after_an_engine(crash: str, prefix: str, engine: str | None, wrapper: str | None) -> None:
+    log = "".join(f"{prefix}{line}\n" for line in crash.splitlines())
+    launch = diagnose_text(log, DiagnoseOptions(include_user_patterns=False)).launch
+    assert (launch.engine, launch.wrapper) == (engine, wrapper)

@@ -33,10 +33,17 @@ VLLM_IMPORT_TIME_FILES = frozenset({"__init__.py", "interface.py", "importing.py
 # `VllmWorkerProcess` (executor/multiproc_worker_utils.py), the data-parallel actor, and `RayWorkerWrapper`, vLLM's
 # class that Ray names its actor after (v1/executor/ray_utils.py).  Threads: vllm-project/vllm#28910, #17756,
 # #15469, #5785; noonghunna/club-3090#60.  A bare `Worker` or `MainProcess` is any program's name.
+# 0.10.1 named its engine core `EngineCore_0` (vllm-project/vllm#23714: `(EngineCore_0 pid=1518379) `), and several API
+# server processes (--api-server-count) are `ApiServer_N` (v1/utils.py APIServerProcessManager).
 _VLLM_PROCESS = compile_lazily(
-    r"(?:APIServer|EngineCore(?:_DP\d+)?|DPEngineCoreActor_DP\d+|VllmWorker(?:Process)?|RayWorkerWrapper"
+    r"(?:APIServer|ApiServer_\d+|EngineCore(?:_DP\d+|_\d+)?|DPEngineCoreActor_DP\d+|VllmWorker(?:Process)?|RayWorkerWrapper"
     r"|Worker(?:_(?:DP|PP|PCP|TP|DCP|EP)\d+)+)"
 )
+# The Ray actors verl runs an engine in, named after it (verl/workers/rollout/vllm_rollout/vllm_async_server.py
+# `vLLMHttpServer`, "equivalent to vllm serve"; sglang_rollout/async_sglang_server.py `SGLangHttpServer`; the older
+# `AsyncvLLMServer`, verl-project/verl PR#1138), with their `…ForPartial` subclasses: Ray prints the class name in
+# its prefix, `(vLLMHttpServer pid=884, ip=…) `.
+_ENGINE_ACTORS = {"vLLMHttpServer": "vllm", "AsyncvLLMServer": "vllm", "SGLangHttpServer": "sglang"}
 
 # SGLang's header before its dates (2024: configure_logger's datefmt "%H:%M:%S" in srt/utils.py): `[15:04:31 TP0] `.
 # The normalizer does not read it as a header; with its rank tags it is SGLang's alone.  Those releases ran vLLM's
@@ -124,6 +131,8 @@ _WRAPPER_DIRS = (
 _WRAPPER_PROCESSES = {
     "WorkerDict": "verl",
     "AsyncvLLMServer": "verl",
+    "vLLMHttpServer": "verl",
+    "SGLangHttpServer": "verl",
     "ActorModelRayActor": "OpenRLHF",
     "LLMRayActor": "Ray",
     "RayWorkerWrapper": "Ray",
@@ -186,12 +195,14 @@ def header_engine(meta: LineMeta) -> str | None:
 
 
 def process_engine(process: str) -> str | None:
-    """vLLM, for a process prefix only vLLM writes; None otherwise."""
-    return "vllm" if _VLLM_PROCESS.fullmatch(process) else None
+    """vLLM, for a process prefix only vLLM writes; the engine a wrapper's actor is named after; None otherwise."""
+    if _VLLM_PROCESS.fullmatch(process):
+        return "vllm"
+    return _ENGINE_ACTORS.get(process.removesuffix("ForPartial"))
 
 
 def process_wrapper(process: str) -> str | None:
-    return _WRAPPER_PROCESSES.get(process)
+    return _WRAPPER_PROCESSES.get(process.removesuffix("ForPartial"))
 
 
 def named_in_line(text: str, *, paths: bool = True) -> tuple[set[str], set[str]]:

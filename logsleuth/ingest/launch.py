@@ -235,8 +235,8 @@ class LaunchTracker:
     def _observe_process(self, process: str) -> None:
         """What a process prefix shows (each name read once)."""
         self._processes_read.add(process)
-        if engine_evidence.process_engine(process):
-            self._saw("header", "vllm")
+        if engine := engine_evidence.process_engine(process):
+            self._saw("header", engine)
         if wrapper := engine_evidence.process_wrapper(process):
             self.wrappers.add(wrapper)
 
@@ -327,8 +327,8 @@ class LaunchTracker:
         meta = failure.meta
         if meta.header and (engine := engine_evidence.header_engine(meta)):
             self._saw("frames", engine)
-        if meta.process and engine_evidence.process_engine(meta.process):
-            self._saw("frames", "vllm")
+        if meta.process and (engine := engine_evidence.process_engine(meta.process)):
+            self._saw("frames", engine)
         self.wrappers |= engine_evidence.failure_wrappers(failure)
         for block in failure.exceptions:
             for frame in block.frames:
