@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from logsleuth.api import DiagnoseOptions, diagnose_text
+from logsleuth.ingest.normalize import normalize_text
 from logsleuth.models import Report
 from tests.helpers import real_traceback
 
@@ -142,3 +143,45 @@ def test_a_workers_traceback_after_its_parents_fatal_signal_notice_is_the_failur
     log = ("CRITICAL 03-15 17:24:18 [multiproc_executor.py:48] MulitprocExecutor got fatal signal from worker processes, "
            "shutting down. See stack trace above for root cause issue.\n" + worker_traceback)
     assert first(log)[:2] == ("traceback", "torch.OutOfMemoryError")
+
+
+@pytest.mark.parametrize(
+    ("record", "pattern"),
+    [
+        ("(EngineCore_DP0 pid=270) ERROR 09-20 08:01:20 [core.py:718] EngineCore failed to start.", "vllm-engine-core-init-failed"),
+        ("(VllmWorker rank=2 pid=808) ERROR 06-10 03:43:33 [multiproc_executor.py:487] WorkerProc failed to start.", "vllm-engine-core-init-failed"),
+        ("ERROR 04-28 02:37:03 [core.py:398] EngineCore encountered a fatal error.", "vllm-engine-core-died"),
+        ("(VllmWorker TP0 pid=812) ERROR 02-13 18:05:01 [multiproc_executor.py:852] WorkerProc hit an exception.", "vllm-engine-core-died"),
+    ],
+)
+def test_a_paste_cut_after_the_record_that_announces_a_fatal_error_is_a_failure(record: str, pattern: str) -> None:
+    """vllm-project/vllm#17276, #23176, #34643: the record vLLM logs just before the traceback of the process's own error."""
+    log = "INFO 09-20 08:01:02 [api_server.py:1839] vLLM API server version 0.10.2\n" + record + "\n"
+    got = report(log)
+    assert [group.failure.exceptions[-1].type for group in got.failures] == ["Engine process failed"]
+    diagnosis = got.failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.pattern == pattern
+
+
+def test_the_announcing_record_yields_to_the_traceback_it_announces(worker_traceback: str) -> None:
+    failures = report(worker_traceback).failures
+    assert [group.failure.exceptions[-1].type for group in failures] == ["torch.OutOfMemoryError"]
+
+
+def test_the_announcing_words_inside_a_sentence_are_no_failure() -> None:
+    assert not report("I read that EngineCore failed to start. on other machines, but mine is fine\n").failures
+
+
+@pytest.mark.parametrize(
+    ("line", "ranks"),
+    [
+        ("(VllmWorker TP0 pid=406) ERROR 08-16 01:07:56 [multiproc_executor.py:596] WorkerProc hit an exception.", (("TP", 0),)),
+        ("(VllmWorker TP6_EP6 pid=21360) ERROR 08-22 09:46:11 [multiproc_executor.py:596] WorkerProc hit an exception.",
+         (("TP", 6), ("EP", 6))),
+    ],
+)
+def test_vllm_0_10s_worker_prefix_names_its_ranks_as_tags(line: str, ranks: tuple[tuple[str, int], ...]) -> None:
+    """vLLM 0.10 names its multiproc workers `VllmWorker TP0`, `VllmWorker TP6_EP6` (v1/executor/multiproc_executor.py)."""
+    parsed = normalize_text(line + "\n")[0]
+    assert (parsed.text, parsed.meta.process, parsed.meta.ranks, parsed.meta.header) == (
+        "WorkerProc hit an exception.", "VllmWorker", ranks, "vllm")

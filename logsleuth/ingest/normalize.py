@@ -76,11 +76,12 @@ _NUMERIC_OFFSET = compile_lazily(r"[+-]\d{2}:?\d{2}$")
 _COMPOSE = compile_lazily(r"^(?P<service>\w[\w.\-]*) {2,}\|(?: |$)")
 # torchrun's per-rank prefix `[rank0]: ` (torch's own c10d lines start `[rank1]:[E210 …]`).
 _TORCHRUN = compile_lazily(r"^\[rank(?P<rank>\d{1,6})\]: ?")
-# vLLM / Ray / SkyPilot process prefix: `(VllmWorker rank=1 pid=12231) `, `(EngineCore_DP0 pid=1)`,
-# `(RayWorkerWrapper pid=5, ip=10.0.0.1)`, `(Worker_TP1 pid=7)`, `(head, rank=0, pid=8292)`; a colour
-# code's remnant may follow it.
+# vLLM / Ray / SkyPilot process prefix: `(VllmWorker rank=1 pid=12231) `, vLLM 0.10's `(VllmWorker TP0 pid=406) `
+# and `(VllmWorker TP6_EP6 pid=21360) ` (its ranks as tags), `(EngineCore_DP0 pid=1)`, `(RayWorkerWrapper pid=5,
+# ip=10.0.0.1)`, `(Worker_TP1 pid=7)`, `(head, rank=0, pid=8292)`; a colour code's remnant may follow it.
 _PROCESS = compile_lazily(
-    r"^\((?P<name>[\w.\-]+(?: \([\w]+\))?)(?:,? rank=(?P<rank>\d{1,6}))?,? pid=(?P<pid>\d{1,10})"
+    r"^\((?P<name>[\w.\-]+(?: \([\w]+\))?)(?: (?P<tags>(?:DP|PP|PCP|TP|DCP|EP)\d{1,6}(?:_(?:DP|PP|PCP|TP|DCP|EP)\d{1,6})*))?"
+    r"(?:,? rank=(?P<rank>\d{1,6}))?,? pid=(?P<pid>\d{1,10})"
     r"(?:, ip=(?P<ip>[\w.:\-]+))?\)"
     r"(?:\[\d{1,3}(?:;\d{1,3}){0,4}m)?\s?"
 )
@@ -221,6 +222,8 @@ class LineNormalizer:
                 host = m["ip"]
             if m["rank"] is not None:
                 ranks = (("rank", int(m["rank"])),)
+            elif m["tags"]:
+                ranks = tuple((tag, int(number)) for tag, number in _RANK_TAG.findall(m["tags"]))
             text = text[m.end() :]
             header_text = m.group(0)
             first = text[:1]

@@ -297,6 +297,7 @@ def _signal_name(number: int) -> str:
 # vLLM's engine logs its start-up error's text before raising it (V0 run_mp_engine, V1 run_engine_core), and
 # pastes often keep only that record.  Such a line is a failure only when the log has no other
 # (`is_typeless_engine_line`): with the traceback present, the traceback is the failure.
+ENGINE_PROCESS_FAILED = "Engine process failed"  # the type of a vLLM process's fatal record without its traceback
 TYPELESS_ENGINE_LINES: tuple[tuple[re.Pattern[str], str], ...] = (
     # the KV cache check: V0 worker.raise_if_cache_size_invalid, V1 kv_cache_utils (a ValueError in both)
     (compile_lazily(r"^(?!\s*[\w.]+(?:Error|Exception): )(?:.*?\s)?(?P<msg>The model's max seq len \(\d+\) is larger "
@@ -312,8 +313,16 @@ TYPELESS_ENGINE_LINES: tuple[tuple[re.Pattern[str], str], ...] = (
     # vllm-project/vllm#5501): the broken install is the failure of a paste that shows nothing else
     (compile_lazily(r"^(?!\s*[\w.]+(?:Error|Exception): )(?:.*?[\s'\"(])?(?P<msg>/[^\s'\"]+\.(?:abi3|cpython-[\w\-]+)\.so: "
                     r"undefined symbol: [\w.@$]+)"), "ImportError"),
+    # the record a vLLM process logs before the traceback of its own fatal error (logger.exception): the engine core
+    # (v1/engine/core.py run_engine_core: `EngineCore failed to start.`, `EngineCore encountered a fatal error.`) and a
+    # multiproc worker (v1/executor/multiproc_executor.py: `WorkerProc failed to start.`, `WorkerProc hit an
+    # exception.`), 0.8 to 0.33.  A paste cut right after it still shows which process died, and when
+    # (vllm-project/vllm#17276, #23176, #34643)
+    (compile_lazily(r"^(?P<msg>(?:EngineCore failed to start|EngineCore encountered a fatal error|WorkerProc failed to start"
+                    r"|WorkerProc hit an exception)\.)\s*$"), ENGINE_PROCESS_FAILED),
 )
-FATAL_LINE_WORDS = ("rror", "atchdog", "undefined symbol", "max seq len", "placement group of specs")
+FATAL_LINE_WORDS = ("rror", "atchdog", "undefined symbol", "max seq len", "placement group of specs", "failed to start",
+                    "hit an exception")
 FATAL_LINES: tuple[tuple[re.Pattern[str], str | None], ...] = (
     # a kernel or library (flashinfer, sgl-kernel): `CUDA Error: <text> (700) <file>: line N at function F`
     (compile_lazily(r"^\s*(?P<type>CUDA [Ee]rror): (?P<msg>\S.*?\(\d+\).*)$"), None),
