@@ -52,6 +52,8 @@ ENGINE_CORES_27868 = (
     + prefixed(vllm_record("INFO", "10-31 07:39:11", "p2p_nccl_engine.py:51", P2P_CONTEXT), "(EngineCore_DP0 pid=3790891) ")
 )
 WORKER_DIED_20657 = "Worker proc VllmWorker-2 died unexpectedly, shutting down executor."
+ADDED_17276 = "".join(vllm_record("INFO", "04-28 02:37:03", "async_llm.py:252", f"Added request {n}_chatcmpl-c78d39a6d1d8469f90f3bda9bd41ca6a.")
+                      for n in (13, 14, 15))
 
 CASES: tuple[WildCase, ...] = (
     # a segfault in NCCL's first communicator, the handler printing it between the engine cores' records --------------------
@@ -76,6 +78,17 @@ CASES: tuple[WildCase, ...] = (
                    "same NCCL frames as vllm-project/vllm#27868, quoted with `> ` in the issue; no engine line in the paste",
              resolution="Open at NCCL. A segfault in cuMemCreate under ncclCuMemHostEnable at NCCL's first communicator.",
              paste=(paste.quote,)),
+    # the record that announces the engine core's fatal error, the paste cut before its traceback ------------------------------------
+    WildCase(thread="https://github.com/vllm-project/vllm/issues/17276", kind="vllm-engine-fatal-record", style="cut-after-record",
+             parts=(Text(ADDED_17276),
+                    Text(vllm_record("ERROR", "04-28 02:37:03", "core.py:398", "EngineCore encountered a fatal error."), primary=True)),
+             engine_version="0.8.5", engine=VLLM, expect=Expect("process-killed"),
+             facts="`vllm serve Qwen/Qwen2.5-VL-3B-Instruct` on a nightly: requests 13, 14, 15 added (async_llm.py:252), then "
+                   "`[core.py:398] EngineCore encountered a fatal error.`; the paste cut right after that record is ours (the thread "
+                   "goes on with the traceback), as is the release (the nightly's date)",
+             resolution="Closed; we read no confirmed fix. The record only announces the error: the engine core's own traceback "
+                        "right after it (cut from this paste) names it.",
+             paste=(paste.fenced, partial(paste.prose, before="vllm serve Qwen/Qwen2.5-VL-3B-Instruct"))),
     # a worker killed from outside: its parent's record is all that is left ---------------------------------------------------------
     WildCase(thread="https://github.com/vllm-project/vllm/issues/20657", kind="vllm-worker-died", style="record-only",
              parts=(Text(vllm_record("INFO", "07-09 10:12:01", "api_server.py:1395", "vLLM API server version 0.9.1")),
