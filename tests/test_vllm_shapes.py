@@ -185,3 +185,21 @@ def test_vllm_0_10s_worker_prefix_names_its_ranks_as_tags(line: str, ranks: tupl
     parsed = normalize_text(line + "\n")[0]
     assert (parsed.text, parsed.meta.process, parsed.meta.ranks, parsed.meta.header) == (
         "WorkerProc hit an exception.", "VllmWorker", ranks, "vllm")
+
+
+def test_kubectl_logs_prefix_is_a_transport_layer(worker_traceback: str) -> None:
+    """`kubectl logs -l app=vllm --prefix`: `[pod/vllm-0/vllm] ` before every line of each pod's container."""
+    log = "".join(f"[pod/vllm-0/vllm] {line}\n" for line in worker_traceback.splitlines())
+    got = report(log)
+    assert [group.failure.exceptions[-1].type for group in got.failures] == ["torch.OutOfMemoryError"]
+    assert got.launch.engine == "vllm"
+    first_line = normalize_text(log)[0]
+    assert (first_line.meta.host, first_line.meta.process) == ("vllm-0", "VllmWorker")
+
+
+def test_two_pods_interleaved_under_kubectls_prefix_are_two_streams(worker_traceback: str) -> None:
+    lines = worker_traceback.splitlines()
+    log = "".join(f"[pod/vllm-{pod}/vllm] {line}\n" for line in lines for pod in (0, 1))
+    groups = report(log).failures
+    assert [group.failure.exceptions[-1].type for group in groups] == ["torch.OutOfMemoryError"]
+    assert groups[0].count == 2

@@ -6,7 +6,8 @@ Layers are peeled from the outside in, the way collectors wrap them:
     ^ quote ^ collector timestamp (CRI)       ^ compose  ^ Ray/vLLM process  ^ SGLang record header
 
 Transport layers (quote markers, collector and log-viewer timestamps, journald, docker compose,
-torchrun's `[rankN]:`, wrapper loggers that re-log a child's output) sit on every line a program
+`kubectl logs --prefix`'s `[pod/P/C] ` (the pod is the line's host), torchrun's `[rankN]:`, wrapper loggers
+that re-log a child's output) sit on every line a program
 wrote.  They name the pipe the line came through (its namespace, so two containers or two torchrun
 ranks are never mixed) and add metadata; only a wrapper logger's prefix after lines without it starts
 a record (`LineNormalizer._wrapped_record`).  Record headers (SGLang's
@@ -74,6 +75,9 @@ _JOURNAL_WRITER = compile_lazily(r"^(?P<host>[^\s\[\]]+) (?P<unit>[^\s\[\]]+)\[(
 _NUMERIC_OFFSET = compile_lazily(r"[+-]\d{2}:?\d{2}$")
 # docker compose: `sglang-1  | ` (the service name padded, then ` | `); a bare `sglang-1  |` is an empty line.
 _COMPOSE = compile_lazily(r"^(?P<service>\w[\w.\-]*) {2,}\|(?: |$)")
+# `kubectl logs --prefix` (several pods or containers at once: `-l app=vllm`, `deploy/x --all-containers`):
+# `[pod/vllm-0/vllm] ` before every line, the pod and container it came from.
+_KUBECTL_PREFIX = compile_lazily(r"^\[pod/(?P<pod>[^/\]\s]{1,253})/(?P<container>[^/\]\s]{1,63})\] ?")
 # torchrun's per-rank prefix `[rank0]: ` (torch's own c10d lines start `[rank1]:[E210 …]`).
 _TORCHRUN = compile_lazily(r"^\[rank(?P<rank>\d{1,6})\]: ?")
 # vLLM / Ray / SkyPilot process prefix: `(VllmWorker rank=1 pid=12231) `, vLLM 0.10's `(VllmWorker TP0 pid=406) `
@@ -402,7 +406,7 @@ def _unescape_json_frame(text: str) -> str:
 
 def _bracketed_transport(text: str) -> bool:
     """A `[` that may open a transport layer (`[2025-11-06T…Z]`, `[rank0]:`, `[36m`), not an SGLang header."""
-    return text[11:12] == "T" or text[1:5] == "rank" or "m" in text[2:9]
+    return text[11:12] == "T" or text[1:5] in ("rank", "pod/") or "m" in text[2:9]
 
 
 def _peel_transport(text: str) -> tuple[str, _Transport | None]:
@@ -418,6 +422,10 @@ def _peel_transport(text: str) -> tuple[str, _Transport | None]:
             if text[11:12] == "T" and (m := _COLLECTOR_TS.match(text)):
                 transport = transport or _Transport()
                 transport.timestamp = m["ts"]
+            elif text.startswith("[pod/") and (m := _KUBECTL_PREFIX.match(text)):
+                transport = transport or _Transport()
+                transport.host = transport.host or m["pod"]
+                transport.namespace += f"{m['pod']}/{m['container']}|"
             elif text.startswith("[rank") and (m := _TORCHRUN.match(text)):
                 transport = transport or _Transport()
                 transport.namespace += f"rank{m['rank']}|"
