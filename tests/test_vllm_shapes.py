@@ -203,3 +203,10 @@ def test_two_pods_interleaved_under_kubectls_prefix_are_two_streams(worker_trace
     groups = report(log).failures
     assert [group.failure.exceptions[-1].type for group in groups] == ["torch.OutOfMemoryError"]
     assert groups[0].count == 2
+
+
+def test_rays_unnamed_task_prefix_is_a_process_prefix() -> None:
+    """Ray prints `(pid=53316) ` before the output of a task or actor it has no name for (vllm-project/vllm#5785)."""
+    parsed = normalize_text("(pid=53316, ip=10.0.0.5) INFO 06-24 02:48:48 llm_engine.py:100] Initializing an LLM engine\n")[0]
+    assert (parsed.text, parsed.meta.pid, parsed.meta.host, parsed.meta.header) == (
+        "Initializing an LLM engine", 53316, "10.0.0.5", "vllm")

@@ -82,10 +82,11 @@ _KUBECTL_PREFIX = compile_lazily(r"^\[pod/(?P<pod>[^/\]\s]{1,253})/(?P<container
 _TORCHRUN = compile_lazily(r"^\[rank(?P<rank>\d{1,6})\]: ?")
 # vLLM / Ray / SkyPilot process prefix: `(VllmWorker rank=1 pid=12231) `, vLLM 0.10's `(VllmWorker TP0 pid=406) `
 # and `(VllmWorker TP6_EP6 pid=21360) ` (its ranks as tags), `(EngineCore_DP0 pid=1)`, `(RayWorkerWrapper pid=5,
-# ip=10.0.0.1)`, `(Worker_TP1 pid=7)`, `(head, rank=0, pid=8292)`; a colour code's remnant may follow it.
+# ip=10.0.0.1)`, `(Worker_TP1 pid=7)`, `(head, rank=0, pid=8292)`, Ray's unnamed task or actor `(pid=53316) `
+# (vllm-project/vllm#5785); a colour code's remnant may follow it.
 _PROCESS = compile_lazily(
-    r"^\((?P<name>[\w.\-]+(?: \([\w]+\))?)(?: (?P<tags>(?:DP|PP|PCP|TP|DCP|EP)\d{1,6}(?:_(?:DP|PP|PCP|TP|DCP|EP)\d{1,6})*))?"
-    r"(?:,? rank=(?P<rank>\d{1,6}))?,? pid=(?P<pid>\d{1,10})"
+    r"^\((?:(?P<name>[\w.\-]+(?: \([\w]+\))?)(?: (?P<tags>(?:DP|PP|PCP|TP|DCP|EP)\d{1,6}(?:_(?:DP|PP|PCP|TP|DCP|EP)\d{1,6})*))?"
+    r"(?:,? rank=(?P<rank>\d{1,6}))?,? )?pid=(?P<pid>\d{1,10})"
     r"(?:, ip=(?P<ip>[\w.:\-]+))?\)"
     r"(?:\[\d{1,3}(?:;\d{1,3}){0,4}m)?\s?"
 )
@@ -220,7 +221,8 @@ class LineNormalizer:
         logged_from: str | None = None  # the file a vLLM header names
         first = text[:1]
         if first == "(" and (m := _PROCESS.match(text)):
-            process = meta_process = m["name"]
+            meta_process = m["name"]
+            process = meta_process or ""  # Ray's unnamed `(pid=N) `: its pid alone tells the stream
             pid = meta_pid = int(m["pid"])
             if m["ip"]:
                 host = m["ip"]
