@@ -210,3 +210,23 @@ def test_rays_unnamed_task_prefix_is_a_process_prefix() -> None:
     parsed = normalize_text("(pid=53316, ip=10.0.0.5) INFO 06-24 02:48:48 llm_engine.py:100] Initializing an LLM engine\n")[0]
     assert (parsed.text, parsed.meta.pid, parsed.meta.host, parsed.meta.header) == (
         "Initializing an LLM engine", 53316, "10.0.0.5", "vllm")
+
+
+CANCELLED_CODE = """
+    def acquire_read():
+        raise RuntimeError("cancelled")
+    acquire_read()
+"""
+
+
+def test_a_message_queue_read_cancelled_at_shutdown_yields_even_to_the_api_servers_cascade(api_cascade: str) -> None:
+    """vllm-project/vllm#40107: the engine core's `RuntimeError: cancelled` (shm_broadcast.py acquire_read) while it is
+    torn down, then the API server's cascade: the cascade says more (a process died during start-up)."""
+    cancelled = real_traceback(CANCELLED_CODE, "vllm/distributed/device_communicators/shm_broadcast.py")
+    log = under("(EngineCore pid=4769) ", cancelled) + api_cascade
+    assert first(log)[2].startswith("Engine core initialization failed.")
+
+
+def test_a_cancelled_read_alone_is_still_the_failure() -> None:
+    cancelled = real_traceback(CANCELLED_CODE, "vllm/distributed/device_communicators/shm_broadcast.py")
+    assert first(cancelled)[1:] == ("RuntimeError", "cancelled")
