@@ -68,7 +68,7 @@ def test_the_logs_own_format_outranks_a_variable_for_the_other_engine(crash: str
 
 @pytest.mark.parametrize(("script", "engine"), [("bin/vllm", "vllm"), ("bin/sglang", "sglang"), ("bin/vllm_eval", None)])
 def test_the_engines_console_script_as_the_first_frame_names_it(script: str, engine: str | None) -> None:
-    """vllm-project/vllm#40107, #35746: `File "/usr/local/bin/vllm", line 10, in <module>` above torch's frames."""
+    """vllm-project/vllm#35746, #23714: `File "/usr/local/bin/vllm", line 10, in <module>` above torch's frames."""
     log = real_traceback('raise RuntimeError("Found no NVIDIA driver on your system.")\n', script)
     assert engine_of(log) == engine
 

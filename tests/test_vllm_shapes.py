@@ -1,7 +1,7 @@
 """vLLM's processes dying without a Python exception of their own (issue 28, branch h-vshape): the banner of torch's
 fatal-signal handler with its native backtrace in CPython's frame format (vllm-project/vllm#27868, NVIDIA/nccl#2106),
 and the parent's record that a worker or the engine core died (`Worker proc VllmWorker-2 died unexpectedly, shutting
-down executor.`, vllm-project/vllm#20657; `Engine core proc EngineCore_DP0 died unexpectedly, shutting down
+down executor.`, intel/llm-scaler#154; `Engine core proc EngineCore_DP0 died unexpectedly, shutting down
 client.`, vllm-project/vllm#27549).  The lines are composed from those programs' formats (addresses and pids ours);
 the Python tracebacks around them are real CPython output (tests/helpers.real_traceback) in vLLM's paths."""
 
@@ -155,7 +155,7 @@ def test_a_workers_traceback_after_its_parents_fatal_signal_notice_is_the_failur
     ],
 )
 def test_a_paste_cut_after_the_record_that_announces_a_fatal_error_is_a_failure(record: str, pattern: str) -> None:
-    """vllm-project/vllm#17276, #23176, #34643: the record vLLM logs just before the traceback of the process's own error."""
+    """vllm-project/vllm#17276, #23176, #15469: the record vLLM logs just before the traceback of the process's own error."""
     log = "INFO 09-20 08:01:02 [api_server.py:1839] vLLM API server version 0.10.2\n" + record + "\n"
     got = report(log)
     assert [group.failure.exceptions[-1].type for group in got.failures] == ["Engine process failed"]
@@ -220,7 +220,7 @@ CANCELLED_CODE = """
 
 
 def test_a_message_queue_read_cancelled_at_shutdown_yields_even_to_the_api_servers_cascade(api_cascade: str) -> None:
-    """vllm-project/vllm#40107: the engine core's `RuntimeError: cancelled` (shm_broadcast.py acquire_read) while it is
+    """The engine core's `RuntimeError: cancelled` (shm_broadcast.py acquire_read raises it once shutdown began) while it is
     torn down, then the API server's cascade: the cascade says more (a process died during start-up)."""
     cancelled = real_traceback(CANCELLED_CODE, "vllm/distributed/device_communicators/shm_broadcast.py")
     log = under("(EngineCore pid=4769) ", cancelled) + api_cascade

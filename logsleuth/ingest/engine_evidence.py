@@ -235,7 +235,7 @@ def image_engine(text: str) -> str | None:
 
 
 # The engine's console script as the traceback's first frame (`File "/usr/local/bin/vllm", line 10, in <module>`:
-# vllm-project/vllm#40107, #35746; SGLang's `sglang` since its `sglang serve` CLI): the program that ran is the engine's
+# vllm-project/vllm#35746, #23714; SGLang's `sglang` since its `sglang serve` CLI): the program that ran is the engine's
 # own, whatever else the frames show.
 _CONSOLE_SCRIPT = compile_lazily(r"/bin/(?P<engine>vllm|sglang)$")
 

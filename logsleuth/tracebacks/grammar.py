@@ -91,7 +91,7 @@ REPR_EXCEPTION = compile_lazily(
 )
 # Lines that only report the cascade after a process died.  vLLM's parent processes log the death of a child
 # without its cause (`Worker proc VllmWorker-2 died unexpectedly, shutting down executor.`, v1/executor/
-# multiproc_executor.py, vllm-project/vllm#20657; `Engine core proc EngineCore_DP0 died unexpectedly, shutting down
+# multiproc_executor.py, intel/llm-scaler#154; `Engine core proc EngineCore_DP0 died unexpectedly, shutting down
 # client.`, v1/engine/core_client.py, vllm-project/vllm#27549; 0.8's `MulitprocExecutor got fatal signal from worker
 # processes, shutting down.`, v1/executor/multiproc_executor.py, vllm-project/vllm#14452): a cascade of the child's
 # own error when the paste shows it, else the one failure (a child killed from outside).
@@ -317,7 +317,7 @@ TYPELESS_ENGINE_LINES: tuple[tuple[re.Pattern[str], str], ...] = (
     # (v1/engine/core.py run_engine_core: `EngineCore failed to start.`, `EngineCore encountered a fatal error.`) and a
     # multiproc worker (v1/executor/multiproc_executor.py: `WorkerProc failed to start.`, `WorkerProc hit an
     # exception.`), 0.8 to 0.33.  A paste cut right after it still shows which process died, and when
-    # (vllm-project/vllm#17276, #23176, #34643)
+    # (vllm-project/vllm#17276, #23176, #15469)
     (compile_lazily(r"^(?P<msg>(?:EngineCore failed to start|EngineCore encountered a fatal error|WorkerProc failed to start"
                     r"|WorkerProc hit an exception)\.)\s*$"), ENGINE_PROCESS_FAILED),
 )

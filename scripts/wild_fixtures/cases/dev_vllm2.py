@@ -51,7 +51,7 @@ ENGINE_CORES_27868 = (
     + prefixed(vllm_record("INFO", "10-31 07:39:11", "p2p_nccl_engine.py:51", P2P_CONTEXT), "(EngineCore_DP0 pid=3790887) ")
     + prefixed(vllm_record("INFO", "10-31 07:39:11", "p2p_nccl_engine.py:51", P2P_CONTEXT), "(EngineCore_DP0 pid=3790891) ")
 )
-WORKER_DIED_20657 = "Worker proc VllmWorker-2 died unexpectedly, shutting down executor."
+WORKER_DIED_154 = "Worker proc VllmWorker-3 died unexpectedly, shutting down executor."
 ADDED_17276 = "".join(vllm_record("INFO", "04-28 02:37:03", "async_llm.py:252", f"Added request {n}_chatcmpl-c78d39a6d1d8469f90f3bda9bd41ca6a.")
                       for n in (13, 14, 15))
 
@@ -90,15 +90,16 @@ CASES: tuple[WildCase, ...] = (
                         "right after it (cut from this paste) names it.",
              paste=(paste.fenced, partial(paste.prose, before="vllm serve Qwen/Qwen2.5-VL-3B-Instruct"))),
     # a worker killed from outside: its parent's record is all that is left ---------------------------------------------------------
-    WildCase(thread="https://github.com/vllm-project/vllm/issues/20657", kind="vllm-worker-died", style="record-only",
-             parts=(Text(vllm_record("INFO", "07-09 10:12:01", "api_server.py:1395", "vLLM API server version 0.9.1")),
-                    Text(vllm_record("ERROR", "07-09 10:14:31", "multiproc_executor.py:140", WORKER_DIED_20657), primary=True),
-                    Text(vllm_record("DEBUG", "07-09 10:15:31", "shm_broadcast.py:456",
-                                     "No available shared memory broadcast block found in 60 second."))),
-             engine_version="0.9.1", engine=VLLM, expect=Expect("process-killed"),
-             facts="the title's record `[multiproc_executor.py:140] Worker proc VllmWorker-2 died unexpectedly, shutting down "
-                   "executor.` (V1 multiproc executor, 0.9); the API server's version record and the shm_broadcast wait after it ours",
-             resolution="Not resolved in the thread (closed as stale). The worker printed nothing: it was killed from outside (the "
-                        "kernel's OOM killer, a container limit) or crashed natively; dmesg and the container's status tell which.",
-             paste=(partial(paste.fenced, info="text"),)),
+    WildCase(thread="https://github.com/intel/llm-scaler/issues/154", kind="vllm-worker-died", style="compose-records",
+             parts=(Text('INFO:     127.0.0.1:48802 - "GET /health HTTP/1.1" 200 OK\n'),
+                    Text(vllm_record("ERROR", "11-08 11:01:29", "multiproc_executor.py:135", WORKER_DIED_154), primary=True),
+                    Text(vllm_record("ERROR", "11-08 11:01:30", "core.py:502", "EngineCore encountered a fatal error."))),
+             engine_version="", engine=VLLM, expect=Expect("process-killed"),
+             facts="the intel/llm-scaler-vllm:1.0 image under docker compose (service `eap-llm-server-on-arc`) on Arc GPUs, serving "
+                   "(a /health request answered), then `[multiproc_executor.py:135] Worker proc VllmWorker-3 died unexpectedly, "
+                   "shutting down executor.` and the engine core's `[core.py:502] EngineCore encountered a fatal error.`; the paste cut "
+                   "there is ours (the thread goes on with the engine core's cascade traceback)",
+             resolution="Closed. The worker printed no error of its own before it died: it was killed from outside or crashed "
+                        "natively; the engine core's traceback after it is the cascade (its executor failed).",
+             paste=(partial(paste.docker_compose, service="eap-llm-server-on-arc"), paste.fenced)),
 )
