@@ -53,6 +53,7 @@ def test_a_process_title_or_an_engines_own_variable_names_the_engine(crash: str,
         "All plugins in this group will be loaded. Set `VLLM_PLUGINS` to control which plugins to load.\n",
         "hint: VLLM_USE_V1 is read only when the engine starts\n",
         "export MY_VLLM_DIR=/models\n",
+        "If it still fails, please set VLLM_USE_V1=0 to use the old engine.\n",  # a suggestion, not the user's setting
         "the vllm::enginecore process title is lowercase here\n",
         "2025-06-19 11:30:14,100 - gpustack.worker.backends.vllm - INFO - Starting the server\n",  # a wrapper's own logger
     ],

@@ -165,14 +165,16 @@ _WRAPPER_GROUPS = {
 }
 
 
-# An engine's own environment variable set by the user for the launch: before a command (`VLLM_USE_V1=0 python
-# run.py`), exported (`export SGLANG_TORCH_PROFILER_DIR=/tmp`), passed to a container (`-e VLLM_ATTENTION_BACKEND=
+# An engine's own environment variable set by the user for the launch: at the start of a command line (`VLLM_USE_V1=0
+# python run.py`, after a prompt, `env` or other assignments; a Dockerfile's `ENV`), exported (`export SGLANG_TORCH_PROFILER_DIR=/tmp`), passed to a container (`-e VLLM_ATTENTION_BACKEND=
 # FLASHINFER`, `--env`), or a pod's `- name: VLLM_LOGGING_LEVEL` (vllm-project/vllm#13258: `VLLM_ATTENTION_BACKEND=
 # FLASHINFER`).  Each engine reads only its own prefix (vllm/envs.py; SGLang's `get_bool_env_var("SGLANG_…")` and
-# srt/environ.py); a variable only named in a message (`Set VLLM_PLUGINS to control …`) is no assignment.  The weakest
+# srt/environ.py); a variable a message names or suggests (`Set VLLM_PLUGINS to control …`, `please set
+# VLLM_USE_V1=0 …`) is no assignment.  The weakest
 # evidence (launch.EVIDENCE_KINDS "env"): anything else the log shows decides.
 _ENV_ASSIGNMENT = compile_lazily(
-    r"(?:^|[\s'\"]|export\s+|(?:-e|--env)[\s=]+)(?P<assigned>VLLM|SGLANG)_[A-Z][A-Z0-9_]*=(?=\S)"
+    r"(?:^\s*(?:[$#+>]\s+)?(?:env\s+|ENV\s+)?(?:[A-Z_][A-Z0-9_]*=\S*\s+)*|\bexport\s+|\s(?:-e|--env)[\s=]+)"
+    r"(?P<assigned>VLLM|SGLANG)_[A-Z][A-Z0-9_]*=(?=\S)"
     r"|\bname:\s*[\"']?(?P<pod>VLLM|SGLANG)_[A-Z][A-Z0-9_]*[\"']?\s*$"
 )
 
