@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING
 
-from logsleuth.diagnosis.grouping import Grouper, is_cascade
+from logsleuth.diagnosis.grouping import Grouper, is_cascade, is_shutdown_noise
 from logsleuth.diagnosis.library import PatternSet, load_patterns
 from logsleuth.diagnosis.match import engine_unknown_diagnosis, match_failure
 from logsleuth.diagnosis.schema import Pattern
@@ -444,11 +444,12 @@ def _releases_holding(group: FailureGroup, site: RaiseSite | None, launch: Launc
 
 
 def _order(groups: list[FailureGroup], patterns: dict[str, Pattern]) -> list[FailureGroup]:
-    """Causes before cascades; a pattern can mark its failure as a cascade."""
-    has_cause = any(not _is_cascade(group, patterns) for group in groups)
-    indexed = list(enumerate(groups))
-    indexed.sort(key=lambda item: (1 if has_cause and _is_cascade(item[1], patterns) else 0, item[0]))
-    return [group for _, group in indexed]
+    """Causes before cascades, cascades before the noise of a shutdown; a pattern can mark its failure as a
+    cascade."""
+    tiers = [2 if is_shutdown_noise(group.failure) else 1 if _is_cascade(group, patterns) else 0 for group in groups]
+    first = min(tiers, default=0)
+    indexed = sorted(range(len(groups)), key=lambda index: (max(tiers[index], first), index))
+    return [groups[index] for index in indexed]
 
 
 def _is_cascade(group: FailureGroup, patterns: dict[str, Pattern]) -> bool:

@@ -14,6 +14,7 @@ from . import (
     dependencies,
     dev_category,
     dev_detect,
+    dev_vllm2,
     features,
     hangs,
     heldout,
@@ -28,7 +29,7 @@ from . import (
 )
 
 FAMILIES = (memory, hangs, nccl, kernels, native_crashes, cuda_graph, weights, models, dependencies, arguments, features, ports, heldout, vllm,
-            dev_category, dev_detect)
+            dev_category, dev_detect, dev_vllm2)
 
 
 def all_cases() -> list[WildCase]:
