@@ -206,6 +206,10 @@ def keyerror_traceback() -> str:
         "Loading the AWQ model fails with `KeyError: 'lm_head.weight'`.",
         "`python -m sglang.launch_server --model-path m` -> `KeyError: 'lm_head.weight'`",
         "**KeyError: 'lm_head.weight'** on every start",
+        "*KeyError: 'lm_head.weight'* on every start",  # markdown italics
+        "Every start ends in _KeyError: 'lm_head.weight'_ now.",
+        "**_KeyError: 'lm_head.weight'_** on every start",  # bold and italic at once
+        "***KeyError: 'lm_head.weight'*** on every start",
         'It occurs that "KeyError: \'lm_head.weight\'", after the upgrade.',
         "It occurs that \u201cKeyError: 'lm_head.weight'\u201d, after the upgrade.",
         "Then `KeyError: 'lm_head.weight` when I start the server.",  # the closing quote lost in the copy
@@ -214,6 +218,14 @@ def keyerror_traceback() -> str:
 def test_an_exception_quoted_in_a_sentence(sentence: str) -> None:
     (failure,) = failures(sentence + "\nWith the other checkpoint it works.\n")
     assert (failure.kind, failure.final.type, failure.final.message) == ("bare", "KeyError", "'lm_head.weight'")
+
+
+@pytest.mark.parametrize("sentence", [
+    "The value is 2 * 3 * 4 here, and my_var_name_x is set.",  # asterisks of arithmetic, an identifier's underscores
+    "see *args and **kwargs in `launch(*args)` docs",
+])
+def test_asterisks_and_underscores_that_quote_no_exception(sentence: str) -> None:
+    assert failures(sentence + "\n") == []
 
 
 def test_a_sentence_quoting_a_usage_error() -> None:

@@ -52,10 +52,13 @@ STRICT_EXCEPTION_LINE = compile_lazily(
 NOT_BARE_TYPES = frozenset({"Error", "Exception", "Failure", "Timeout", "Fault"})
 # `Exception: …` (what `raise Exception(…)` prints): a bare line of it could be any program's print.
 GENERIC_EXCEPTION_LINE = compile_lazily(r"^(?P<type>Exception|Error): (?P<msg>\S.*)$")
-# An exception or argparse error a sentence quotes: in backticks, in bold, in straight or curly quotes.
+# An exception or argparse error a sentence quotes: in backticks, in bold, in italics (`*…*`, or `_…_` around a
+# `Type: …` of at most 400 characters: `_ValueError: …_`, never an identifier's underscores, and a bounded
+# scan from each start), in straight or curly quotes.
 # Each span stops at its closing mark (no mark inside it), so a long line is read once.
 EMBEDDED = compile_lazily(
-    r'`(?P<code>[^`]{3,})`|\*\*(?P<bold>[^*]{3,})\*\*|["\u201c](?P<quoted>[^"\u201c\u201d]{3,})["\u201d]'
+    r'`(?P<code>[^`]{3,})`|\*\*(?P<bold>[^*]{3,})\*\*|(?<![*\w])\*(?P<italic>[^*\s][^*]{2,})\*(?![*\w])'
+    r'|(?<![\w])_(?P<underscored>(?:[A-Za-z]\w*\.)*[A-Z]\w*:[^\n]{1,400}?)_(?!\w)|["\u201c](?P<quoted>[^"\u201c\u201d]{3,})["\u201d]'
 )
 # An exception a sentence quotes without marks: "When I start it I get ValueError: … and it stops."  A sentence
 # may say anything, so such a line is the failure only of a paste that has no other (a fallback).
@@ -354,13 +357,16 @@ def embedded_failure(text: str) -> str | None:
     """The exception or argparse line a sentence quotes, else None: "I get `KeyError: 'x'` when …"."""
     if text.startswith("[") and (title := ISSUE_TITLE.match(text)) and STRICT_EXCEPTION_LINE.match(title["failure"]):
         return title["failure"].rstrip()
-    if "`" not in text and '"' not in text and "**" not in text and "\u201c" not in text:
+    if "`" not in text and '"' not in text and "*" not in text and "\u201c" not in text and " _" not in text \
+            and not text.startswith("_"):
         return None  # most lines quote nothing: plain substring tests before any regex
     ambiguous_code = text.count("`") % 2 == 1  # a backtick inside the span: its end is unknown
     for m in EMBEDDED.finditer(text):
         if m["code"] is not None and ambiguous_code:
             continue
-        quoted = m["code"] or m["bold"] or m["quoted"]
+        quoted = m["code"] or m["bold"] or m["italic"] or m["underscored"] or m["quoted"]
+        if len(quoted) > 2 and quoted[0] in "*_" and quoted[-1] == quoted[0]:
+            quoted = quoted[1:-1]  # bold and italic at once: `**_ValueError: …_**`
         if m["code"] is not None and quoted[-1].isspace() and (last := text.rfind("`")) >= m.end():
             # `… Use `repo_type` argument if needed.`: a backtick after a space opens a span inside the quote
             # rather than closing it, so the quote runs to the line's last backtick.
