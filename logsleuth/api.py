@@ -6,7 +6,7 @@ Imports neither typer nor rich.  The CLI, watch mode and the tests all go throug
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING
@@ -40,7 +40,7 @@ from logsleuth.reasoning.engine_words import with_engine_words
 from logsleuth.reasoning.raise_site import site_of, with_raise_site
 from logsleuth.reasoning.registry import Evidence, reason
 from logsleuth.reasoning.relaxed_check import with_relaxed_check
-from logsleuth.reasoning.root_cause import with_root_cause
+from logsleuth.reasoning.root_cause import earlier_failures, with_root_cause
 from logsleuth.sources.base import Progress, ReportsProgress, Source
 from logsleuth.sources.fanout import DEFAULT_PARALLEL, IdleWork, one_at_a_time
 from logsleuth.sources.open import (
@@ -270,15 +270,25 @@ def build_report(
     warnings = list(patterns.errors)
     disabled: set[str] = set()  # patterns whose regex timed out: skipped for the rest of this report
     groups: list[FailureGroup] = []
+    by_id = {p.id: p for p in patterns.patterns}
+    # Failures that follow another (their pattern or text says so): still so once a root cause renames them.
+    cascades: set[str] = set()
     for group in grouper.groups():
+        # The failures of the same log printed before this one: a crash's cause may be one of them.
+        before = [g.failure for g in groups if set(g.sources) & set(group.sources)]
         own = _own_launch(group, launch, trackers, options)
         found = _diagnose_group(group, patterns.patterns, own, context_lines, warnings.append, disabled)
         # The engine's own check that raised it, looked up once in the raise site index (reasoning/raise_site.py),
         # and shown with the diagnosis.
         site = site_of(found.failure, own) if found.diagnosis is not None else None
         found = with_raise_site(found, site, own)
-        # A diagnosis that names a symptom (a native crash, a kill) gives way to the cause an error line names.
-        found = replace(found, diagnosis=with_root_cause(found.diagnosis, found.failure, found.cascade))
+        # A diagnosis that names a symptom (a native crash, a kill) gives way to the cause an error line names, or
+        # a failure printed just before it (a cascade already follows its cause in the report: not that one).
+        if _is_cascade(found, by_id):
+            cascades.add(found.fingerprint)
+            before = []
+        found = replace(found, diagnosis=with_root_cause(
+            found.diagnosis, found.failure, [*found.cascade, *earlier_failures(found.failure, before)]))
         # A later release that no longer makes that check for this launch: an upgrade past it, as an alternative.
         found = with_relaxed_check(found, site, own)
         # Whatever gave the diagnosis (pattern, rule, general): the instructions of the engine's own message, checked.
@@ -286,10 +296,9 @@ def build_report(
         checked = with_release_flags(with_engine_words(found.diagnosis, found.failure, own), own,
                                      _releases_holding(found, site, own))
         groups.append(replace(found, diagnosis=checked))
-    by_id = {p.id: p for p in patterns.patterns}
     launch = _with_engine_from_words(launch, groups)
-    groups = _order(groups, by_id)
-    fleet, groups = build_fleet(infos, groups, lambda group: _is_cascade(group, by_id))
+    groups = _order(groups, by_id, cascades)
+    fleet, groups = build_fleet(infos, groups, lambda group: group.fingerprint in cascades or _is_cascade(group, by_id))
     return Report(
         sources=tuple(infos),
         failures=tuple(groups),
@@ -436,11 +445,18 @@ def _releases_holding(group: FailureGroup, site: RaiseSite | None, launch: Launc
     return site.releases if site is not None else ()
 
 
-def _order(groups: list[FailureGroup], patterns: dict[str, Pattern]) -> list[FailureGroup]:
-    """Causes before cascades; a pattern can mark its failure as a cascade."""
-    has_cause = any(not _is_cascade(group, patterns) for group in groups)
+def _order(
+    groups: list[FailureGroup], patterns: dict[str, Pattern], cascades: Collection[str] = ()
+) -> list[FailureGroup]:
+    """Causes before cascades; a pattern can mark its failure as a cascade, and `cascades` names the fingerprints
+    already known to be ones (a cascade pattern's failure renamed after its root cause)."""
+
+    def follows(group: FailureGroup) -> bool:
+        return group.fingerprint in cascades or _is_cascade(group, patterns)
+
+    has_cause = any(not follows(group) for group in groups)
     indexed = list(enumerate(groups))
-    indexed.sort(key=lambda item: (1 if has_cause and _is_cascade(item[1], patterns) else 0, item[0]))
+    indexed.sort(key=lambda item: (1 if has_cause and follows(item[1]) else 0, item[0]))
     return [group for _, group in indexed]
 
 
