@@ -27,6 +27,7 @@ from logsleuth.ingest.launch import LaunchTracker
 from logsleuth.models import (
     ClockOffset,
     Diagnosis,
+    Failure,
     FailureGroup,
     LaunchInfo,
     Report,
@@ -283,12 +284,8 @@ def build_report(
         site = site_of(found.failure, own) if found.diagnosis is not None else None
         found = with_raise_site(found, site, own)
         # A diagnosis that names a symptom (a native crash, a kill) gives way to the cause an error line names, or
-        # a failure printed just before it (a cascade already follows its cause in the report: not that one).
-        if _is_cascade(found, by_id):
-            cascades.add(found.fingerprint)
-            before = []
-        found = replace(found, diagnosis=with_root_cause(
-            found.diagnosis, found.failure, [*found.cascade, *earlier_failures(found.failure, before)]))
+        # a failure printed just before it.
+        found = _named_cause(found, before, by_id, cascades)
         # A later release that no longer makes that check for this launch: an upgrade past it, as an alternative.
         found = with_relaxed_check(found, site, own)
         # Whatever gave the diagnosis (pattern, rule, general): the instructions of the engine's own message, checked.
@@ -435,6 +432,25 @@ def _diagnose_group(
         engine_version=launch.engine_version,
     )
     return replace(group, diagnosis=dependencies.with_release_pins(diagnosis, Evidence(group.failure, launch, lines)))
+
+
+def _named_cause(
+    group: FailureGroup, before: list[Failure], patterns: dict[str, Pattern], cascades: set[str]
+) -> FailureGroup:
+    """`group` with its symptom's diagnosis given way to the cause its own lines name, else to the cause a failure
+    printed just before it names; adds to `cascades` the groups that follow another: by their pattern or text, or
+    because a failure before them named their cause (that failure leads the report).  A cascade is not renamed by
+    the failures before it: it already follows them."""
+    if _is_cascade(group, patterns):
+        cascades.add(group.fingerprint)
+        return replace(group, diagnosis=with_root_cause(group.diagnosis, group.failure, group.cascade))
+    own = with_root_cause(group.diagnosis, group.failure, group.cascade)
+    if own is not group.diagnosis:
+        return replace(group, diagnosis=own)
+    earlier = with_root_cause(group.diagnosis, group.failure, earlier_failures(group.failure, before))
+    if earlier is not group.diagnosis:
+        cascades.add(group.fingerprint)
+    return replace(group, diagnosis=earlier)
 
 
 def _releases_holding(group: FailureGroup, site: RaiseSite | None, launch: LaunchInfo) -> tuple[str, ...]:

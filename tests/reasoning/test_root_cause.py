@@ -231,14 +231,21 @@ WATCHDOG_ABORT = (
 )
 
 
-def test_a_crash_right_after_a_failure_that_names_a_cause_is_that_cause() -> None:
+def test_a_crash_right_after_a_failure_that_names_a_cause_is_that_causes_cascade() -> None:
     """The C++ abort is read as a failure of its own, and as a cascade (NCCL errors usually follow another rank's
-    death), so faulthandler's `Fatal Python error: Aborted` after it comes first: the failure before it names its
-    cause."""
-    diagnosis = _report_of(WATCHDOG_ABORT, FAULTHANDLER_SEGV.replace("Segmentation fault", "Aborted"))
-    assert diagnosis.category == "nccl", diagnosis
-    assert diagnosis.evidence and "Watchdog caught collective operation timeout" in diagnosis.evidence[0]
-    assert "the log names its cause" in diagnosis.root_cause
+    death), so faulthandler's `Fatal Python error: Aborted` after it led the report as a native crash: the failure
+    before it names its cause, leads the report, and the crash is filed under that cause as its cascade."""
+    from logsleuth.api import DiagnoseOptions, diagnose_text
+
+    log = (BANNER + "[2025-02-14 07:20:44 TP0] Init torch distributed begin.\n" + WATCHDOG_ABORT
+           + FAULTHANDLER_SEGV.replace("Segmentation fault", "Aborted"))
+    groups = diagnose_text(log, DiagnoseOptions(include_user_patterns=False)).failures
+    assert [group.failure.final.type for group in groups] == ["c10::DistBackendError", "Fatal Python error"]
+    root, crash = (group.diagnosis for group in groups)
+    assert root is not None and root.category == "nccl", root
+    assert crash is not None and crash.category == "nccl", crash
+    assert crash.evidence and "Watchdog caught collective operation timeout" in crash.evidence[0]
+    assert "the log names its cause" in crash.root_cause
 
 
 def test_a_failure_long_before_a_crash_names_no_cause() -> None:
