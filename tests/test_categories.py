@@ -442,6 +442,43 @@ def test_the_pattern_fixtures_no_pattern_names_get_a_category(fixture: str, cate
     assert diagnosis is not None and diagnosis.category == category, diagnosis
 
 
+def _raised_in(path: str, exc_type: str, message: str) -> str:
+    """A real CPython traceback of `exc_type(message)` raised at a line of a file named like `path`."""
+    return real_traceback(f"""
+        class {exc_type}(Exception):
+            pass
+
+        def call():
+            raise {exc_type}({message!r})
+
+        call()
+        """, path)
+
+
+@pytest.mark.parametrize(("path", "exc_type", "message", "category", "title"), [
+    # flashinfer rejecting a configuration is no version drift: the attention backend does not fit this model
+    ("flashinfer/decode.py", "RuntimeError",
+     "FlashInfer Internal Error: Invalid configuration : NUM_MMA_Q=1 NUM_MMA_D=4 NUM_MMA_KV=1 please file an issue",
+     "feature-conflict", "attention backend"),
+    # triton failing to compile a kernel (triton/backends/nvidia/compiler.py: pm.run(mod))
+    ("triton/backends/nvidia/compiler.py", "RuntimeError", "PassManager::run failed", "gpu-arch-unsupported", "Triton kernel"),
+    # xgrammar's parser rejecting a request's grammar (cpp/grammar_parser.cc through xgrammar/compiler.py)
+    ("xgrammar/compiler.py", "RuntimeError", "[10:00:00] grammar_parser.cc:120: EBNF parse error at line 1, column 5: Unexpected token",
+     "feature-conflict", "structured-output grammar"),
+    # a keyword the installed transformers lacks, raised in transformers' own code: that is version drift
+    ("transformers/modeling_utils.py", "TypeError", "__init__() got an unexpected keyword argument 'attn_implementation'",
+     "dependency-version", "package"),
+], ids=["flashinfer-configuration", "triton-compile", "xgrammar-parse", "transformers-signature"])
+def test_an_error_a_third_party_package_raises_is_read_from_its_words_not_its_frames(
+    path: str, exc_type: str, message: str, category: str, title: str
+) -> None:
+    """A package's frames are no version drift when it raises an ordinary error of its own (frames_need): only
+    an import, attribute, name or signature error in its code is."""
+    diagnosis = _report(SGLANG_BANNER + _raised_in(path, exc_type, message)).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == category, diagnosis
+    assert title in diagnosis.title, diagnosis.title
+
+
 def test_no_cue_says_so_plainly_and_still_gives_the_types_guidance() -> None:
     diagnosis = _report("KeyError: 'lm_head.bias'\n").failures[0].diagnosis
     assert diagnosis is not None and diagnosis.basis == "general"

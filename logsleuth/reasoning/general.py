@@ -88,7 +88,8 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
     if said and not strong:
         score += WORD_WEIGHT
         why.append(f"the line that raised it ({said.strip()!r})")
-    fragment = next((f for f in row.frames for file in files if f in file), None)
+    placed = not row.frames_need or any(t in types for t in row.frames_need)
+    fragment = next((f for f in row.frames for file in files if f in file), None) if placed else None
     if fragment:
         score += FRAME_WEIGHT
         why.append(f"frames through {fragment.rstrip('/')}")
