@@ -156,6 +156,20 @@ CASES = [
     ("process-killed",
      "RuntimeError: Initialization failed. Please see the error messages above.\n",
      "sglang-0.5.9 sglang/srt/entrypoints/engine.py _launch_subprocesses"),
+    # The categories the pattern library names for the engines' own checks, read from their words when no pattern does.
+    ("spec-decoding-args",
+     "ValueError: Spec v2 currently only supports topk = 1 for speculative decoding.\n",
+     "sglang server_args.py _handle_speculative_decoding"),
+    ("lora-config",
+     "ValueError: LoRA rank 64 is greater than max_lora_rank 16.\n",
+     "vllm-0.11.2 vllm/lora/ (an adapter's rank against the server's maximum)"),
+    ("cuda-graph-capture",
+     "RuntimeError: CUDA error: operation not permitted when stream is capturing\n"
+     "CUDA kernel errors might be asynchronously reported at some other API call.\n",
+     "torch cudaErrorStreamCaptureUnsupported, raised while CUDA graphs are recorded"),
+    ("serving-memory",
+     "RuntimeError: Prefill out of memory. Try to lower your batch size.\n",
+     "sglang-0.5.9 sglang/srt/managers/schedule_batch.py"),
 ]
 
 
