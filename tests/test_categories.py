@@ -432,6 +432,27 @@ def test_an_engine_error_pasted_without_frames_looks_like_an_engine_bug_only_whe
     assert unknown is not None and unknown.category != "engine-bug", unknown
 
 
+def test_a_distributed_timeout_names_the_timeout_flag_only_where_the_release_has_it() -> None:
+    """torch's TCPStore giving up on its clients (DistStoreError, c10d/TCPStore.cpp): the check says a rank never
+    arrived, and names the engine's timeout flag for a release whose catalog has it (--dist-timeout in SGLang 0.5.9,
+    --distributed-timeout-seconds in vLLM 0.33.0 and not in 0.11.2)."""
+    line = "torch.distributed.DistStoreError: Timed out after 601 seconds waiting for clients. 1/4 clients joined.\n"
+    banners = {
+        ("sglang", "0.5.9"): "[2026-03-02 10:00:00] sglang version 0.5.9\n" + SGLANG_BANNER,
+        ("vllm", "0.33.0"): "INFO 03-02 10:00:00 [api_server.py:1] vLLM API server version 0.33.0\n",
+        ("vllm", "0.11.2"): "INFO 03-02 10:00:00 [api_server.py:1] vLLM API server version 0.11.2\n",
+    }
+    steps = {}
+    for key, banner in banners.items():
+        diagnosis = _report(banner + line).failures[0].diagnosis
+        assert diagnosis is not None and diagnosis.category == "nccl", diagnosis
+        steps[key] = " ".join(diagnosis.fix.steps if diagnosis.fix else ())
+        assert "never arrived" in steps[key]
+    assert "--dist-timeout" in steps[("sglang", "0.5.9")]
+    assert "--distributed-timeout-seconds" in steps[("vllm", "0.33.0")]
+    assert "--distributed-timeout-seconds" not in steps[("vllm", "0.11.2")]
+
+
 def test_a_hardware_fault_says_it_is_the_gpu() -> None:
     diagnosis = _report("RuntimeError: CUDA error: uncorrectable ECC error encountered\n").failures[0].diagnosis
     assert diagnosis is not None and diagnosis.category == "cuda-error"
