@@ -43,12 +43,23 @@ def cause_of(failure: Failure, after: Sequence[str] = ()) -> tuple[CategoryRow, 
     return None
 
 
+# The failures that are a process's death with no Python exception of their own to tell why (faulthandler's dump, a
+# C++ abort or signal handler's report, a kill notice): only these take their cause from a failure printed before.
+PROCESS_DEATHS = frozenset({"fatal", "abort", "killed"})
+
+
 def earlier_failures(failure: Failure, before: Sequence[Failure]) -> list[str]:
     """The `Type: message` lines of the failures of the same log printed just before `failure` (nearest first),
-    for `cause_of`: each within EARLIER_REACH lines of it (any distance when a line number is unknown)."""
+    for `cause_of`, when `failure` is a process's death: each within EARLIER_REACH lines of it (any distance when a
+    line number is unknown), and of the same rank when both show theirs (another rank's error is no cause of this
+    one's crash: the ranks' NCCL errors follow the one rank that failed)."""
+    if failure.kind not in PROCESS_DEATHS:
+        return []
     texts: list[str] = []
     for other in reversed(before):
         if failure.line and other.line and not 0 <= failure.line - other.line <= EARLIER_REACH:
+            continue
+        if failure.meta.ranks and other.meta.ranks and failure.meta.ranks != other.meta.ranks:
             continue
         texts.extend(exception_lines(other))
     return texts
