@@ -156,6 +156,10 @@ CASES = [
     ("process-killed",
      "RuntimeError: Initialization failed. Please see the error messages above.\n",
      "sglang-0.5.9 sglang/srt/entrypoints/engine.py _launch_subprocesses"),
+    # The hub unreachable and the model not in the cache: the model cannot be read.
+    ("model-path",
+     "OSError: We couldn't connect to 'https://huggingface.co' to load the files, and couldn't find them in the cached files.\n",
+     "transformers transformers/utils/hub.py cached_files"),
     # The categories the pattern library names for the engines' own checks, read from their words when no pattern does.
     ("spec-decoding-args",
      "ValueError: Spec v2 currently only supports topk = 1 for speculative decoding.\n",
