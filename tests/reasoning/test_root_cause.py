@@ -49,6 +49,11 @@ CASES = [
     ("host-memory",
      "[2025-02-14 07:21:40] WARNING: Out of memory: Killed process 4242 (sglang::schedu) total-vm:412GB\n",
      "Killed\n"),
+    # the GPU itself failing, as the NVIDIA driver's kernel log line pasted with the crash says it (a line with no
+    # error word: the scanner keeps Xid lines as context)
+    ("cuda-error",
+     "[ 8812.123456] NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, name=python3, GPU has fallen off the bus.\n",
+     FAULTHANDLER_SEGV),
 ]
 
 
