@@ -6,7 +6,7 @@ Imports neither typer nor rich.  The CLI, watch mode and the tests all go throug
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING
@@ -27,6 +27,7 @@ from logsleuth.ingest.launch import LaunchTracker
 from logsleuth.models import (
     ClockOffset,
     Diagnosis,
+    Failure,
     FailureGroup,
     LaunchInfo,
     Report,
@@ -40,7 +41,7 @@ from logsleuth.reasoning.engine_words import with_engine_words
 from logsleuth.reasoning.raise_site import site_of, with_raise_site, with_version_from_frames
 from logsleuth.reasoning.registry import Evidence, reason
 from logsleuth.reasoning.relaxed_check import with_relaxed_check
-from logsleuth.reasoning.root_cause import with_root_cause
+from logsleuth.reasoning.root_cause import earlier_failures, with_root_cause
 from logsleuth.sources.base import Progress, ReportsProgress, Source
 from logsleuth.sources.fanout import DEFAULT_PARALLEL, IdleWork, one_at_a_time
 from logsleuth.sources.open import (
@@ -271,7 +272,12 @@ def build_report(
     disabled: set[str] = set()  # patterns whose regex timed out: skipped for the rest of this report
     groups: list[FailureGroup] = []
     framed_versions: dict[int, str] = {}  # id(group) -> the release its frames' line numbers point at
+    by_id = {p.id: p for p in patterns.patterns}
+    # Failures that follow another (their pattern or text says so): still so once a root cause renames them.
+    cascades: set[str] = set()
     for group in grouper.groups():
+        # The failures of the same log printed before this one: a crash's cause may be one of them.
+        before = [g.failure for g in groups if set(g.sources) & set(group.sources)]
         own = _own_launch(group, launch, trackers, options)
         # The engine's own check that raised it, looked up once in the raise site index (reasoning/raise_site.py):
         # shown with the diagnosis, and its line numbers correct a release guessed from the code layout.
@@ -279,8 +285,9 @@ def build_report(
         own = with_version_from_frames(own, site)
         found = _diagnose_group(group, patterns.patterns, own, context_lines, warnings.append, disabled)
         found = with_raise_site(found, site, own)
-        # A diagnosis that names a symptom (a native crash, a kill) gives way to the cause an error line names.
-        found = replace(found, diagnosis=with_root_cause(found.diagnosis, found.failure, found.cascade))
+        # A diagnosis that names a symptom (a native crash, a kill) gives way to the cause an error line names, or
+        # a failure printed just before it.
+        found = _named_cause(found, before, by_id, cascades)
         # A later release that no longer makes that check for this launch: an upgrade past it, as an alternative.
         found = with_relaxed_check(found, site, own)
         # Whatever gave the diagnosis (pattern, rule, general): the instructions of the engine's own message, checked.
@@ -290,13 +297,12 @@ def build_report(
         groups.append(replace(found, diagnosis=checked))
         if own.engine_version is not None and own.engine_version_source == "inferred":
             framed_versions[id(groups[-1])] = own.engine_version
-    by_id = {p.id: p for p in patterns.patterns}
     launch = _with_engine_from_words(launch, groups)
-    groups = _order(groups, by_id)
+    groups = _order(groups, by_id, cascades)
     if groups and id(groups[0]) in framed_versions and launch.engine_version_source == "inferred":
         # The header's guess agrees with what the root failure's frames show (issue 29: one version per report).
         launch = replace(launch, engine_version=framed_versions[id(groups[0])], engine_version_source="inferred")
-    fleet, groups = build_fleet(infos, groups, lambda group: _is_cascade(group, by_id))
+    fleet, groups = build_fleet(infos, groups, lambda group: group.fingerprint in cascades or _is_cascade(group, by_id))
     return Report(
         sources=tuple(infos),
         failures=tuple(groups),
@@ -435,6 +441,25 @@ def _diagnose_group(
     return replace(group, diagnosis=dependencies.with_release_pins(diagnosis, Evidence(group.failure, launch, lines)))
 
 
+def _named_cause(
+    group: FailureGroup, before: list[Failure], patterns: dict[str, Pattern], cascades: set[str]
+) -> FailureGroup:
+    """`group` with its symptom's diagnosis given way to the cause its own lines name, else to the cause a failure
+    printed just before it names; adds to `cascades` the groups that follow another: by their pattern or text, or
+    because a failure before them named their cause (that failure leads the report).  A cascade is not renamed by
+    the failures before it: it already follows them."""
+    if _is_cascade(group, patterns):
+        cascades.add(group.fingerprint)
+        return replace(group, diagnosis=with_root_cause(group.diagnosis, group.failure, group.cascade))
+    own = with_root_cause(group.diagnosis, group.failure, group.cascade)
+    if own is not group.diagnosis:
+        return replace(group, diagnosis=own)
+    earlier = with_root_cause(group.diagnosis, group.failure, earlier_failures(group.failure, before))
+    if earlier is not group.diagnosis:
+        cascades.add(group.fingerprint)
+    return replace(group, diagnosis=earlier)
+
+
 def _releases_holding(group: FailureGroup, site: RaiseSite | None, launch: LaunchInfo) -> tuple[str, ...]:
     """The indexed releases whose code holds `site`, the check that raised the failure: the releases that can have
     written the log when it names none, or () when the index does not place it."""
@@ -443,10 +468,19 @@ def _releases_holding(group: FailureGroup, site: RaiseSite | None, launch: Launc
     return site.releases if site is not None else ()
 
 
-def _order(groups: list[FailureGroup], patterns: dict[str, Pattern]) -> list[FailureGroup]:
+def _order(
+    groups: list[FailureGroup], patterns: dict[str, Pattern], cascades: Collection[str] = ()
+) -> list[FailureGroup]:
     """Causes before cascades, cascades before the noise of a shutdown; a pattern can mark its failure as a
-    cascade."""
-    tiers = [2 if is_shutdown_noise(group.failure) else 1 if _is_cascade(group, patterns) else 0 for group in groups]
+    cascade, and `cascades` names the fingerprints already known to be ones (a cascade pattern's failure renamed
+    after its root cause)."""
+
+    def tier(group: FailureGroup) -> int:
+        if is_shutdown_noise(group.failure):
+            return 2
+        return 1 if group.fingerprint in cascades or _is_cascade(group, patterns) else 0
+
+    tiers = [tier(group) for group in groups]
     first = min(tiers, default=0)
     indexed = sorted(range(len(groups)), key=lambda index: (max(tiers[index], first), index))
     return [groups[index] for index in indexed]

@@ -137,6 +137,43 @@ CASES = [
     ("dependency-version",
      "ERROR: Cannot install sglang==0.5.9 and torch==2.3.0 because these package versions have conflicting dependencies.\n",
      "pip src/pip/_internal/resolution/resolvelib/factory.py (vllm-project/vllm#9092)"),
+    # A field the model's config object lacks: a model (or remote-code config) the release does not support.
+    ("unsupported-architecture",
+     "AttributeError: 'InternVLChatConfig' object has no attribute 'hidden_size'\n",
+     "CPython AttributeError on transformers' PretrainedConfig subclass (sgl-project/sglang#2520)"),
+    # The GPU itself failing is a CUDA error whose checks say so.
+    ("cuda-error",
+     "RuntimeError: CUDA error: uncorrectable ECC error encountered\n"
+     "CUDA kernel errors might be asynchronously reported at some other API call.\n",
+     "CUDA runtime cudaErrorECCUncorrectable through torch c10/cuda/CUDAException.cpp (vllm-project/vllm#5222)"),
+    ("network",
+     "OSError: [Errno 99] Cannot assign requested address\n",
+     "CPython socket.bind: EADDRNOTAVAIL, an address that is not this machine's"),
+    # The parent's word that a process it started died: its own error is above it, or it was killed.
+    ("process-killed",
+     "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {'EngineCore_DP0': -9}\n",
+     "vllm-0.11.2 vllm/v1/engine/utils.py wait_for_engine_startup"),
+    ("process-killed",
+     "RuntimeError: Initialization failed. Please see the error messages above.\n",
+     "sglang-0.5.9 sglang/srt/entrypoints/engine.py _launch_subprocesses"),
+    # The hub unreachable and the model not in the cache: the model cannot be read.
+    ("model-path",
+     "OSError: We couldn't connect to 'https://huggingface.co' to load the files, and couldn't find them in the cached files.\n",
+     "transformers transformers/utils/hub.py cached_files"),
+    # The categories the pattern library names for the engines' own checks, read from their words when no pattern does.
+    ("spec-decoding-args",
+     "ValueError: Spec v2 currently only supports topk = 1 for speculative decoding.\n",
+     "sglang server_args.py _handle_speculative_decoding"),
+    ("lora-config",
+     "ValueError: LoRA rank 64 is greater than max_lora_rank 16.\n",
+     "vllm-0.11.2 vllm/lora/ (an adapter's rank against the server's maximum)"),
+    ("cuda-graph-capture",
+     "RuntimeError: CUDA error: operation not permitted when stream is capturing\n"
+     "CUDA kernel errors might be asynchronously reported at some other API call.\n",
+     "torch cudaErrorStreamCaptureUnsupported, raised while CUDA graphs are recorded"),
+    ("serving-memory",
+     "RuntimeError: Prefill out of memory. Try to lower your batch size.\n",
+     "sglang-0.5.9 sglang/srt/managers/schedule_batch.py"),
 ]
 
 
@@ -311,6 +348,174 @@ def test_a_third_party_attribute_missing_in_engine_code_is_dependency_drift() ->
     )
     diagnosis = _report(traceback).failures[0].diagnosis
     assert diagnosis is not None and diagnosis.category == "dependency-version", diagnosis
+
+
+def test_a_dead_scheduler_is_a_process_that_died_not_an_unknown_eoferror() -> None:
+    """SGLang logs "Rank 0 scheduler is dead" and "Exit code: -9", then re-raises the pipe's bare EOFError
+    (sglang/srt/entrypoints/engine.py): the real EOFError of a pipe whose writer is gone, raised in
+    multiprocessing/connection.py, is a process that died, with checks that say where its error is and what a -9
+    means (gpustack/gpustack#3848, sgl-project/sglang#2294)."""
+    traceback = real_traceback(
+        """
+        import multiprocessing
+
+        def _launch_subprocesses():
+            reader, writer = multiprocessing.Pipe(duplex=False)
+            writer.close()
+            return reader.recv()
+
+        _launch_subprocesses()
+        """,
+        "sglang/srt/entrypoints/engine.py",
+    )
+    log = (SGLANG_BANNER + "[2026-03-02 10:05:12] Rank 0 scheduler is dead. Please check if there are relevant logs.\n"
+           "[2026-03-02 10:05:14] Exit code: -9\n" + traceback)
+    diagnosis = _report(log).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == "process-killed", diagnosis
+    assert "EOFError" in diagnosis.root_cause
+    steps = " ".join(diagnosis.fix.steps if diagnosis.fix else ())
+    assert "-9" in steps and "OOM killer" in steps and "above" in steps
+
+
+def test_a_table_looked_up_by_a_launch_setting_is_a_value_the_release_does_not_know() -> None:
+    """A KeyError raised by `ATTENTION_BACKENDS[self.server_args.attention_backend]` (sglang 0.4.x
+    model_runner.py): the raising line reads a server argument, so the key is a flag's value."""
+    traceback = real_traceback(
+        """
+        import types
+        ATTENTION_BACKENDS = {"triton": object, "flashinfer": object}
+
+        class ModelRunner:
+            def __init__(self):
+                self.server_args = types.SimpleNamespace(attention_backend="flashinfer_mla")
+                self.attn_backend = ATTENTION_BACKENDS[self.server_args.attention_backend](self)
+
+        ModelRunner()
+        """,
+        "sglang/srt/model_executor/model_runner.py",
+    )
+    diagnosis = _report(SGLANG_BANNER + traceback).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == "invalid-flag-value", diagnosis
+    assert "the line that raised it" in diagnosis.root_cause
+    plain = _report("KeyError: 'lm_head.bias'\n").failures[0].diagnosis
+    assert plain is not None and plain.category != "invalid-flag-value", "a KeyError alone names no flag"
+
+
+def test_a_config_object_without_a_field_is_a_model_the_release_does_not_support() -> None:
+    """The engine reading a field the model's config lacks, in its own code: the model, not a bug of one line; the
+    engine's own config classes are not the model's."""
+    def raising(config_class: str) -> str:
+        return real_traceback(
+            f"""
+            class {config_class}:
+                model_type = "internvl_chat"
+
+            def get_hidden_size(hf_config):
+                return hf_config.hidden_size
+
+            get_hidden_size({config_class}())
+            """,
+            "sglang/srt/configs/model_config.py",
+        )
+
+    model = _report(SGLANG_BANNER + raising("InternVLChatConfig")).failures[0].diagnosis
+    assert model is not None and model.category == "unsupported-architecture", model
+    own = _report(SGLANG_BANNER + raising("ModelConfig")).failures[0].diagnosis
+    assert own is not None and own.category == "engine-bug", own
+
+
+def test_an_engine_error_pasted_without_frames_looks_like_an_engine_bug_only_when_the_engine_is_known() -> None:
+    """The paste kept only the error line (QwenLM/Qwen3-VL#1929's shape): with the launch naming the engine, an
+    AttributeError is likeliest its bug, said with the frames missing; with no engine at all, no engine is blamed."""
+    line = "AttributeError: 'TransformersForCausalLM' object has no attribute 'tp_size'\n"
+    command = "python -m sglang.launch_server --model-path Qwen/Qwen3-VL-4B-Instruct --port 8890\n"
+    known = _report(command + line).failures[0].diagnosis
+    assert known is not None and known.category == "engine-bug", known
+    assert "no frames shown" in known.root_cause
+    unknown = _report(line).failures[0].diagnosis
+    assert unknown is not None and unknown.category != "engine-bug", unknown
+
+
+def test_a_distributed_timeout_names_the_timeout_flag_only_where_the_release_has_it() -> None:
+    """torch's TCPStore giving up on its clients (DistStoreError, c10d/TCPStore.cpp): the check says a rank never
+    arrived, and names the engine's timeout flag for a release whose catalog has it (--dist-timeout in SGLang 0.5.9,
+    --distributed-timeout-seconds in vLLM 0.33.0 and not in 0.11.2)."""
+    line = "torch.distributed.DistStoreError: Timed out after 601 seconds waiting for clients. 1/4 clients joined.\n"
+    banners = {
+        ("sglang", "0.5.9"): "[2026-03-02 10:00:00] sglang version 0.5.9\n" + SGLANG_BANNER,
+        ("vllm", "0.33.0"): "INFO 03-02 10:00:00 [api_server.py:1] vLLM API server version 0.33.0\n",
+        ("vllm", "0.11.2"): "INFO 03-02 10:00:00 [api_server.py:1] vLLM API server version 0.11.2\n",
+    }
+    steps = {}
+    for key, banner in banners.items():
+        diagnosis = _report(banner + line).failures[0].diagnosis
+        assert diagnosis is not None and diagnosis.category == "nccl", diagnosis
+        steps[key] = " ".join(diagnosis.fix.steps if diagnosis.fix else ())
+        assert "never arrived" in steps[key]
+    assert "--dist-timeout" in steps[("sglang", "0.5.9")]
+    assert "--distributed-timeout-seconds" in steps[("vllm", "0.33.0")]
+    assert "--distributed-timeout-seconds" not in steps[("vllm", "0.11.2")]
+
+
+def test_a_hardware_fault_says_it_is_the_gpu() -> None:
+    diagnosis = _report("RuntimeError: CUDA error: uncorrectable ECC error encountered\n").failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == "cuda-error"
+    steps = " ".join(diagnosis.fix.steps if diagnosis.fix else ())
+    assert "the GPU itself failing" in steps and "nvidia-smi -q -d ECC" in steps
+
+
+@pytest.mark.parametrize(("fixture", "category"), [
+    ("sglang-k8s-image-pull-failed/negative-config-error.log", "orchestration"),
+    ("sglang-k8s-insufficient-gpu/negative-insufficient-memory.log", "orchestration"),
+    ("vllm-chat-template-missing/negative-0.11.0-client-tool-choice.log", "missing-flag"),
+    ("vllm-port-in-use/negative-0.11.0-cannot-assign-address.log", "network"),
+], ids=["k8s-config-error", "k8s-insufficient-memory", "tool-choice-needs-flags", "cannot-assign-address"])
+def test_the_pattern_fixtures_no_pattern_names_get_a_category(fixture: str, category: str) -> None:
+    """The negative fixtures of the pattern library (scripts/pattern_fixtures, the runtimes' own words) that no
+    pattern names: a Kubernetes pod that could not be configured or placed, a request that needs two launch flags,
+    an address to bind to that is not this machine's."""
+    from pathlib import Path
+
+    text = (Path(__file__).parent / "fixtures" / "patterns" / fixture).read_text(encoding="utf-8")
+    diagnosis = diagnose_text(text, DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == category, diagnosis
+
+
+def _raised_in(path: str, exc_type: str, message: str) -> str:
+    """A real CPython traceback of `exc_type(message)` raised at a line of a file named like `path`."""
+    return real_traceback(f"""
+        class {exc_type}(Exception):
+            pass
+
+        def call():
+            raise {exc_type}({message!r})
+
+        call()
+        """, path)
+
+
+@pytest.mark.parametrize(("path", "exc_type", "message", "category", "title"), [
+    # flashinfer rejecting a configuration is no version drift: the attention backend does not fit this model
+    ("flashinfer/decode.py", "RuntimeError",
+     "FlashInfer Internal Error: Invalid configuration : NUM_MMA_Q=1 NUM_MMA_D=4 NUM_MMA_KV=1 please file an issue",
+     "feature-conflict", "attention backend"),
+    # triton failing to compile a kernel (triton/backends/nvidia/compiler.py: pm.run(mod))
+    ("triton/backends/nvidia/compiler.py", "RuntimeError", "PassManager::run failed", "gpu-arch-unsupported", "Triton kernel"),
+    # xgrammar's parser rejecting a request's grammar (cpp/grammar_parser.cc through xgrammar/compiler.py)
+    ("xgrammar/compiler.py", "RuntimeError", "[10:00:00] grammar_parser.cc:120: EBNF parse error at line 1, column 5: Unexpected token",
+     "feature-conflict", "structured-output grammar"),
+    # a keyword the installed transformers lacks, raised in transformers' own code: that is version drift
+    ("transformers/modeling_utils.py", "TypeError", "__init__() got an unexpected keyword argument 'attn_implementation'",
+     "dependency-version", "package"),
+], ids=["flashinfer-configuration", "triton-compile", "xgrammar-parse", "transformers-signature"])
+def test_an_error_a_third_party_package_raises_is_read_from_its_words_not_its_frames(
+    path: str, exc_type: str, message: str, category: str, title: str
+) -> None:
+    """A package's frames are no version drift when it raises an ordinary error of its own (frames_need): only
+    an import, attribute, name or signature error in its code is."""
+    diagnosis = _report(SGLANG_BANNER + _raised_in(path, exc_type, message)).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == category, diagnosis
+    assert title in diagnosis.title, diagnosis.title
 
 
 def test_no_cue_says_so_plainly_and_still_gives_the_types_guidance() -> None:

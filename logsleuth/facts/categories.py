@@ -21,6 +21,8 @@ class CategoryRow:
     words: tuple[re.Pattern[str], ...]
     strong_words: tuple[re.Pattern[str], ...]  # words that name the category outright
     frames: tuple[str, ...]
+    frames_need: tuple[str, ...]  # when given: the frames cue counts only with one of these exception types
+    source_words: tuple[re.Pattern[str], ...]  # searched in the source line of the innermost frame (the raising line)
     in_engine_code: bool
     cause_words: tuple[re.Pattern[str], ...]  # on an error line before a crash: this row is the crash's cause
     checks: tuple[str, ...]  # engine-neutral
@@ -72,6 +74,8 @@ def _row(entry: dict[str, object]) -> CategoryRow:
         words=tuple(re.compile(word, re.IGNORECASE) for word in strings("words")),
         strong_words=tuple(re.compile(word, re.IGNORECASE) for word in strings("strong_words")),
         frames=strings("frames"),
+        frames_need=strings("frames_need"),
+        source_words=tuple(re.compile(word) for word in strings("source_words")),
         in_engine_code=bool(entry.get("in_engine_code", False)),
         cause_words=tuple(re.compile(word, re.IGNORECASE) for word in strings("cause_words")),
         checks=strings("checks"),

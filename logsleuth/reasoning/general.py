@@ -52,9 +52,15 @@ def engine_code_of(failure: Failure) -> str | None:
     return match[2] if match else None
 
 
+def _frameless(failure: Failure) -> bool:
+    """No exception of the failure's chain shows a frame (a paste of the error line alone)."""
+    return not any(block.frames for block in failure.exceptions)
+
+
 def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str]) -> tuple[int, list[str]]:
     """How strongly the failure's evidence points to `row`, and what pointed (for the root cause's prose)."""
-    if row.in_engine_code and engine_code_of(failure) is None:
+    unplaced = row.in_engine_code and engine_code_of(failure) is None
+    if unplaced and not _frameless(failure):
         return 0, []
     score, why = 0, []
     if failure.kind in row.kinds:
@@ -77,10 +83,20 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
     if word and not strong:
         score += WORD_WEIGHT
         why.append(f"the message's words ({word.strip()!r})")
-    fragment = next((f for f in row.frames for file in files if f in file), None)
+    raising = failure.final.frames[-1].source if failure.final.frames else None
+    said = next((m[0] for pattern in row.source_words if raising and (m := pattern.search(raising))), None)
+    if said and not strong:
+        score += WORD_WEIGHT
+        why.append(f"the line that raised it ({said.strip()!r})")
+    placed = not row.frames_need or any(t in types for t in row.frames_need)
+    fragment = next((f for f in row.frames for file in files if f in file), None) if placed else None
     if fragment:
         score += FRAME_WEIGHT
         why.append(f"frames through {fragment.rstrip('/')}")
+    if score and unplaced:
+        # No frame shown at all (the paste kept only the error line): where it was raised is unknown, so the
+        # engine's own code is as likely as any package's; the root cause says the frames were missing.
+        why.append("no frames shown to say which package raised it")
     return score, why
 
 
@@ -138,12 +154,15 @@ def categorize(evidence: Evidence) -> Diagnosis:
         # limit (a quantization kernel's tile on the full size), not a parallel degree's.
         found = best_row(failure, frozenset({"parallel-config"}))
         found = (found[0], [*found[1], "a launch with tensor parallelism 1 (nothing split)"]) if found else None
+    if found is not None and found[0].in_engine_code and engine is None and engine_code_of(failure) is None:
+        # A bug of which engine? Neither the frames nor the launch say: not a claim to make.
+        found = best_row(failure, frozenset({found[0].category}))
     if found is None:
         return _unclassified(evidence)
     row, why = found
     if row.in_engine_code:
         code_of = engine_code_of(failure)
-        if engine and code_of != engine:
+        if engine and code_of is not None and code_of != engine:
             # The other engine's code, run by this one (SGLang releases import vLLM's modules): the two
             # packages' versions do not fit, rather than a bug of either release.
             row = table().row("dependency-version") or row

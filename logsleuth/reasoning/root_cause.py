@@ -21,6 +21,9 @@ from logsleuth.reasoning.evidence import exception_lines
 from logsleuth.reasoning.general import best_row, engine_code_of, render_words, row_checks
 
 QUOTED = 240  # characters of the line that named the cause, quoted in the root cause
+# How far before a crash another failure of the same log may be and still name its cause: the lines a native
+# abort, its frames and faulthandler's dump of every thread take, not an error survived long before.
+EARLIER_REACH = 300
 # What a wrapper's own category already stands for: a capture fails on a CUDA call it does not allow ("operation not
 # permitted when stream is capturing"), so a bare CUDA error inside it names no other cause.
 WRAPPER_OWN = frozenset({"cuda-error"})
@@ -40,6 +43,28 @@ def cause_of(failure: Failure, after: Sequence[str] = ()) -> tuple[CategoryRow, 
     return None
 
 
+# The failures that are a process's death with no Python exception of their own to tell why (faulthandler's dump, a
+# C++ abort or signal handler's report, a kill notice): only these take their cause from a failure printed before.
+PROCESS_DEATHS = frozenset({"fatal", "abort", "killed"})
+
+
+def earlier_failures(failure: Failure, before: Sequence[Failure]) -> list[str]:
+    """The `Type: message` lines of the failures of the same log printed just before `failure` (nearest first),
+    for `cause_of`, when `failure` is a process's death: each within EARLIER_REACH lines of it (any distance when a
+    line number is unknown), and of the same rank when both show theirs (another rank's error is no cause of this
+    one's crash: the ranks' NCCL errors follow the one rank that failed)."""
+    if failure.kind not in PROCESS_DEATHS:
+        return []
+    texts: list[str] = []
+    for other in reversed(before):
+        if failure.line and other.line and not 0 <= failure.line - other.line <= EARLIER_REACH:
+            continue
+        if failure.meta.ranks and other.meta.ranks and failure.meta.ranks != other.meta.ranks:
+            continue
+        texts.extend(exception_lines(other))
+    return texts
+
+
 def _own_checks(row: CategoryRow) -> CategoryRow:
     """The row whose checks are given: a cause row without checks of its own gives its category's."""
     return row if row.checks else (table().row(row.category) or row)
@@ -55,7 +80,7 @@ def with_root_cause(diagnosis: Diagnosis | None, failure: Failure, after: Sequen
     if diagnosis.category not in table().symptoms:
         return diagnosis
     found = cause_of(failure, after)
-    return _caused_by(diagnosis, *found) if found is not None else diagnosis
+    return _caused_by(diagnosis, *found, failure) if found is not None else diagnosis
 
 
 def _inner_cause(diagnosis: Diagnosis, failure: Failure) -> Diagnosis | None:
@@ -64,21 +89,23 @@ def _inner_cause(diagnosis: Diagnosis, failure: Failure) -> Diagnosis | None:
     found = cause_of(replace(failure, context=(), header=None))
     if found is None or found[0].category in WRAPPER_OWN:
         return None
-    return _caused_by(diagnosis, *found)
+    return _caused_by(diagnosis, *found, failure)
 
 
-def _caused_by(diagnosis: Diagnosis, row: CategoryRow, line: str) -> Diagnosis:
+def _caused_by(diagnosis: Diagnosis, row: CategoryRow, line: str, failure: Failure) -> Diagnosis:
     """The symptom's diagnosis as its cause's: the cause's general checks, the line that named it."""
     engine, version = diagnosis.engine, diagnosis.engine_version
     title = render_words(row.title, engine, version)
     symptom = CATEGORIES.get(diagnosis.category, diagnosis.category)
     quoted = line if len(line) <= QUOTED else line[: QUOTED - 1] + "…"
+    own = line in (text.strip() for text in exception_lines(failure))
+    where = "its own message names its cause" if own else "the log names its cause"
     return Diagnosis(
         pattern=f"general-{row.category}",
         title=title,
         category=row.category,
         root_cause=(
-            f"{title}. The failure itself is {diagnosis.category} ({symptom}), but the log names its cause: "
+            f"{title}. The failure itself is {diagnosis.category} ({symptom}), but {where}: "
             f"\"{quoted}\". That is the root ({row.category}: {CATEGORIES.get(row.category, row.category)}); "
             f"the {diagnosis.category} is its cascade."
         ),

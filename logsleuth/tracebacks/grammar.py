@@ -501,8 +501,12 @@ def http_error_body(text: str) -> tuple[str, str] | None:
 
 
 THREAD_INTRO = compile_lazily(r"^(?:Exception in thread .+:|Process [\w\-]+:|Error in atexit\._run_exitfuncs:)$")
-CONTEXT_WORDS = ("warn", "error", "fail", "not enough", "out of memory")
-CONTEXT_HINT = compile_lazily(r"(?i)\b(?:warn(?:ing)?|error|fail(?:ed|ure)?|not enough|out of memory)\b")
+# Lines kept as a failure's context: warnings and errors, and what names a process's or a GPU's death without those
+# words (SGLang's "Rank 0 scheduler is dead", the driver's "NVRM: Xid …: 79, … GPU has fallen off the bus").
+CONTEXT_WORDS = ("warn", "error", "fail", "not enough", "out of memory", "is dead", "xid", "fallen off the bus")
+CONTEXT_HINT = compile_lazily(
+    r"(?i)\b(?:warn(?:ing)?|error|fail(?:ed|ure)?|not enough|out of memory|is dead|xid|fallen off the bus)\b"
+)
 
 
 class LineKind(Enum):

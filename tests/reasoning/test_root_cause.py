@@ -49,6 +49,11 @@ CASES = [
     ("host-memory",
      "[2025-02-14 07:21:40] WARNING: Out of memory: Killed process 4242 (sglang::schedu) total-vm:412GB\n",
      "Killed\n"),
+    # the GPU itself failing, as the NVIDIA driver's kernel log line pasted with the crash says it (a line with no
+    # error word: the scanner keeps Xid lines as context)
+    ("cuda-error",
+     "[ 8812.123456] NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, name=python3, GPU has fallen off the bus.\n",
+     FAULTHANDLER_SEGV),
 ]
 
 
@@ -212,3 +217,56 @@ def test_the_shells_illegal_instruction_notice_is_a_cpu_without_the_instruction_
 def test_the_shells_notice_after_a_dump_inside_nccl_is_filed_under_nccl() -> None:
     diagnosis = _report_of("", UCX_ROWS + "Segmentation fault (core dumped)\n")
     assert diagnosis.category == "nccl", diagnosis
+
+
+# torch's C++ abort of the NCCL watchdog (ProcessGroupNCCL.cpp: the watchdog thread throws c10::DistBackendError,
+# libstdc++ prints `terminate called …` and `what():`), then faulthandler's dump of the same process: the shape of
+# sgl-project/sglang#10216 and #3424, whose schedulers enable faulthandler.
+WATCHDOG_ABORT = (
+    "[rank2]:[E909 08:45:31.916910323 ProcessGroupNCCL.cpp:632] [Rank 2] Watchdog caught collective operation timeout: "
+    "WorkNCCL(SeqNum=40231, OpType=ALLREDUCE, NumelIn=17153024, NumelOut=17153024, Timeout(ms)=600000) ran for 600040 "
+    "milliseconds before timing out.\n"
+    "terminate called after throwing an instance of 'c10::DistBackendError'\n"
+    "  what():  [PG ID 0 PG GUID 0 Rank 2] Process group watchdog thread terminated with exception: [Rank 2] Watchdog "
+    "caught collective operation timeout: WorkNCCL(SeqNum=40231, OpType=ALLREDUCE, NumelIn=17153024, NumelOut=17153024, "
+    "Timeout(ms)=600000) ran for 600040 milliseconds before timing out.\n"
+    "Exception raised from checkTimeout at ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:618 (most recent call first):\n"
+    "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x7f3b6d41df86 in "
+    "/usr/local/lib/python3.10/dist-packages/torch/lib/libc10.so)\n"
+)
+
+
+def test_a_crash_right_after_a_failure_that_names_a_cause_is_that_causes_cascade() -> None:
+    """The C++ abort is read as a failure of its own, and as a cascade (NCCL errors usually follow another rank's
+    death), so faulthandler's `Fatal Python error: Aborted` after it led the report as a native crash: the failure
+    before it names its cause, leads the report, and the crash is filed under that cause as its cascade."""
+    from logsleuth.api import DiagnoseOptions, diagnose_text
+
+    log = (BANNER + "[2025-02-14 07:20:44 TP0] Init torch distributed begin.\n" + WATCHDOG_ABORT
+           + FAULTHANDLER_SEGV.replace("Segmentation fault", "Aborted"))
+    groups = diagnose_text(log, DiagnoseOptions(include_user_patterns=False)).failures
+    assert [group.failure.final.type for group in groups] == ["c10::DistBackendError", "Fatal Python error"]
+    root, crash = (group.diagnosis for group in groups)
+    assert root is not None and root.category == "nccl", root
+    assert crash is not None and crash.category == "nccl", crash
+    assert crash.evidence and "Watchdog caught collective operation timeout" in crash.evidence[0]
+    assert "the log names its cause" in crash.root_cause
+
+
+def test_a_failure_long_before_a_crash_names_no_cause() -> None:
+    """An error survived long before (beyond EARLIER_REACH lines) is no cause of a crash."""
+    from logsleuth.reasoning.root_cause import EARLIER_REACH
+
+    filler = "".join(f"[2025-02-14 07:21:{i % 60:02d} TP0] Decode batch. #running-req: 1, #token: {i}\n"
+                     for i in range(EARLIER_REACH + 10))
+    diagnosis = _report_of(WATCHDOG_ABORT + filler, FAULTHANDLER_SEGV)
+    assert diagnosis.category == "native-crash", diagnosis
+
+
+def test_a_bus_error_is_shared_memory_running_full() -> None:
+    """The shell's notice of a SIGBUS (bash: `Bus error (core dumped)`) alone: its own words name the cause, a full
+    /dev/shm (the tmpfs a container gives 64 MB by default)."""
+    diagnosis = _report_of("[2025-02-14 07:20:50 TP0] Load weight begin. avail mem=78.50 GB\n", "Bus error (core dumped)\n")
+    assert diagnosis.category == "host-memory", diagnosis
+    assert "its own message names its cause" in diagnosis.root_cause
+    assert diagnosis.fix is not None and any("/dev/shm" in step for step in diagnosis.fix.steps)
