@@ -174,7 +174,23 @@ CASES = [
     ("serving-memory",
      "RuntimeError: Prefill out of memory. Try to lower your batch size.\n",
      "sglang-0.5.9 sglang/srt/managers/schedule_batch.py"),
+    # CUDA touched in a child made with fork(): a start method, not the driver.
+    ("cuda-error",
+     "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use "
+     "the 'spawn' start method\n",
+     "torch torch/cuda/__init__.py _lazy_init"),
 ]
+
+
+def test_cuda_in_a_forked_child_gets_the_start_method_checks_not_the_drivers() -> None:
+    text = ("INFO 05-02 10:00:01 [api_server.py:1043] vLLM API server version 0.11.2\n"
+            "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must "
+            "use the 'spawn' start method\n")
+    diagnosis = _report(text).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.title.startswith("CUDA was first used in a forked process")
+    steps = " ".join(diagnosis.fix.steps if diagnosis.fix else ())
+    assert "set_start_method('spawn')" in steps and "VLLM_WORKER_MULTIPROC_METHOD" in steps
+    assert "CUDA_LAUNCH_BLOCKING" not in steps
 
 
 def _report(text: str) -> Report:
