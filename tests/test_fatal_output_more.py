@@ -135,3 +135,40 @@ def test_the_same_warning_yields_to_a_traceback() -> None:
         "AttributeError: '_OpNamespace' '_C' object has no attribute 'rms_norm'\n"
     )
     assert first_exception(log)[0] == "AttributeError"
+
+
+# The hub's refusal of a gated model pasted without its exception's type line (huggingface_hub
+# utils/_http.py hf_raise_for_status: GatedRepoError; transformers utils/hub.py cached_files: OSError), as
+# tenstorrent/tt-inference-server#37 and lastmile-ai/aiconfig#1000 show it.
+GATED = (
+    "Cannot access gated repo for url https://huggingface.co/acme/llm-8b/resolve/main/config.json.\n"
+    "Access to model acme/llm-8b is restricted. You must have access to it and be authenticated to access it. "
+    "Please log in.\n"
+)
+
+
+@pytest.mark.parametrize("lead", ["", "Loading the model now\n", "You are trying to access a gated repo.\n"])
+def test_a_gated_repo_refusal_without_its_type_is_the_failure(lead: str) -> None:
+    report = diagnose_text(lead + GATED, OPTIONS)
+    assert report.failures
+    block = report.failures[0].failure.exceptions[-1]
+    assert block.type in ("GatedRepoError", "OSError")
+    diagnosis = report.failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == "model-path"
+
+
+def test_the_gated_repo_lines_yield_to_their_own_traceback() -> None:
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3/dist-packages/transformers/utils/hub.py", line 540, in cached_files\n'
+        "    raise OSError(\n"
+        "OSError: You are trying to access a gated repo.\n"
+        "Make sure to have access to it at https://huggingface.co/acme/llm-8b.\n"
+        "401 Client Error.\n\n" + GATED
+    )
+    report = diagnose_text(log, OPTIONS)
+    assert [group.failure.exceptions[-1].type for group in report.failures] == ["OSError"]
+
+
+def test_prose_about_access_is_no_failure() -> None:
+    assert diagnose_text("Access to the cluster is granted per team.\nThe repo is gated for now.\n", OPTIONS).failures == ()

@@ -323,9 +323,19 @@ TYPELESS_ENGINE_LINES: tuple[tuple[re.Pattern[str], str], ...] = (
     # (vllm-project/vllm#17276, #23176, #15469)
     (compile_lazily(r"^(?P<msg>(?:EngineCore failed to start|EngineCore encountered a fatal error|WorkerProc failed to start"
                     r"|WorkerProc hit an exception)\.)\s*$"), ENGINE_PROCESS_FAILED),
+    # the model hub refusing a gated model, its exception's type line lost (a paste of the message alone, a wrapper
+    # logging str(exc)): huggingface_hub's hf_raise_for_status raises GatedRepoError with `Cannot access gated repo
+    # for url <url>.` and `Access to model <id> is restricted…` (huggingface_hub/utils/_http.py); transformers
+    # re-raises it as OSError `You are trying to access a gated repo.` (transformers/utils/hub.py cached_files)
+    (compile_lazily(r"^(?!\s*[\w.]+(?:Error|Exception): )(?:.*?\s)?(?P<msg>Cannot access gated repo for url \S+.*)$"),
+     "GatedRepoError"),
+    (compile_lazily(r"^(?!\s*[\w.]+(?:Error|Exception): )(?:.*?\s)?(?P<msg>Access to model \S+ is restricted\b.*)$"),
+     "GatedRepoError"),
+    (compile_lazily(r"^(?!\s*[\w.]+(?:Error|Exception): )(?:.*?\s)?(?P<msg>You are trying to access a gated repo\..*)$"),
+     "OSError"),
 )
 FATAL_LINE_WORDS = ("rror", "atchdog", "undefined symbol", "max seq len", "placement group of specs", "failed to start",
-                    "hit an exception")
+                    "hit an exception", "gated repo", "is restricted")
 FATAL_LINES: tuple[tuple[re.Pattern[str], str | None], ...] = (
     # a kernel or library (flashinfer, sgl-kernel): `CUDA Error: <text> (700) <file>: line N at function F`
     (compile_lazily(r"^\s*(?P<type>CUDA [Ee]rror): (?P<msg>\S.*?\(\d+\).*)$"), None),
