@@ -15,8 +15,16 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from logsleuth.facts.message_templates import (
+    MIN_FIXED,
+    fixed_length,
+    fixed_text,
+    short_type,
+    template_matches,
+)
+
 INDEX = Path(__file__).with_name("raise_sites.zip")
-ENGINE_PACKAGES = {"sglang": "sglang/"}
+ENGINE_PACKAGES = {"sglang": "sglang/", "vllm": "vllm/"}
 
 
 @dataclass(frozen=True)
@@ -24,7 +32,7 @@ class RaiseSite:
     """One check of the engine's code, as the index holds it, placed for one failure."""
 
     engine: str
-    file: str  # sglang/srt/server_args.py
+    file: str  # sglang/srt/server_args.py, vllm/config/parallel.py
     function: str  # ServerArgs._handle_speculative_decoding
     line: int  # its first line, in the user's release when known, else in the newest release that has it
     kind: str  # assert | raise | log
@@ -52,10 +60,18 @@ def _releases() -> dict[str, list[str]]:
 
 @lru_cache(maxsize=16)
 def _entries(member: str) -> list[dict[str, Any]]:
+    found = read_member(member)
+    return list(found) if isinstance(found, list) else []
+
+
+def read_member(member: str) -> Any:
+    """One member of the index, parsed, or None when the index or the member is missing."""
+    if not INDEX.exists():
+        return None
     try:
-        return list(json.loads(_archive().read(member)))
+        return json.loads(_archive().read(member))
     except KeyError:
-        return []
+        return None
 
 
 def engine_file(path: str, engine: str) -> str | None:
@@ -68,8 +84,10 @@ def engine_file(path: str, engine: str) -> str | None:
 
 
 def find(engine: str, path: str, function: str | None, line: int | None, source: str | None,
-         version: str | None) -> RaiseSite | None:
-    """The indexed check a frame stands in, or None (not engine code, not indexed, or no check matches)."""
+         version: str | None, raised: tuple[str, str] | None = None) -> RaiseSite | None:
+    """The indexed check a frame stands in, or None (not engine code, not indexed, or no check matches).
+    `raised`, the failure's exception type and message: when neither the release's lines nor the source line place the frame (a release not
+    indexed, formatted otherwise), the function's one check whose message template it matches."""
     file = engine_file(path, engine)
     if file is None or not INDEX.exists():
         return None
@@ -89,6 +107,8 @@ def find(engine: str, path: str, function: str | None, line: int | None, source:
     if chosen is None and not text and line is not None:  # a traceback without its source lines: the line alone
         chosen = max((e for e in in_function if _holding_line(e, line)), key=lambda e: len(_holding_line(e, line)),
                      default=None)
+    if chosen is None and raised is not None:
+        chosen = _by_message(in_function, *raised)
     if chosen is None:
         return None
     numbers = sorted({n for run in chosen["lines"] for n in range(run[0], run[1] + 1)})
@@ -102,6 +122,19 @@ def find(engine: str, path: str, function: str | None, line: int | None, source:
         version=version if known is not None else None,
         framed=tuple(indexed[n] for n in framed),
     )
+
+
+def _by_message(entries: list[dict[str, Any]], type_name: str, message: str) -> dict[str, Any] | None:
+    """The check of that exception type whose message template the failure's message matches, when its fixed text
+    names one check (`MIN_FIXED`): of several that match, the one with the most fixed text, unless two different
+    checks tie (the same check in several releases, or with one more hole, is one check)."""
+    matching = [e for e in entries if e["type"] == short_type(type_name) and fixed_length(e["message"]) >= MIN_FIXED
+                and template_matches(e["message"], message)]
+    longest = max((fixed_length(e["message"]) for e in matching), default=0)
+    best = [e for e in matching if fixed_length(e["message"]) == longest]
+    if len({(e["kind"], fixed_text(e["message"])) for e in best}) != 1:
+        return None
+    return max(best, key=lambda e: max(run[1] for run in e["lines"]))  # the newest release's version of it
 
 
 def _holding_line(entry: dict[str, Any], line: int | None) -> list[int]:

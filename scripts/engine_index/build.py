@@ -9,8 +9,9 @@ Each release's Python files come from its wheel on PyPI, over HTTP Range request
 WORKERS processes.  A site is the same check in two releases when its file, function, kind, type, message,
 condition and guards are the same; its line numbers may differ, and are kept per release.
 The output is a zip with one JSON member per source file (`sglang/srt/server_args.py.json`,
-`vllm/config/parallel.py.json`), so a lookup reads only the file its frame names; and `index.json`: the
-releases, in order, and their wheels.  A site's lines are kept as runs of consecutive releases with the same lines:
+`vllm/config/parallel.py.json`), so a lookup reads only the file its frame names; `messages/<engine>.json`, the
+engine's raise and assert message templates filed by word (which engine's code raises a message); and
+`index.json`: the releases, in order, and their wheels.  A site's lines are kept as runs of consecutive releases with the same lines:
 [first release, last release, first line, last line], release indexes into that engine's list.  Deterministic
 (sorted, fixed member times), so --check compares the files byte for byte.
 """
@@ -31,6 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from extract import Site, sites  # noqa: E402
 from fetch import DEFAULT_CACHE, Cache, Release, fetch_release  # noqa: E402
 from wheel_files import TRANSFER  # noqa: E402  (fetch.py put scripts/ on the path)
+
+from logsleuth.facts.engine_messages import filed_templates  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 OUTPUT = REPO / "logsleuth" / "facts" / "raise_sites.zip"
@@ -152,6 +155,9 @@ def build(cache: Cache, output: Path) -> None:
             per_release = {version: release_sites(cache, found[engine, version], extractor, memo) for version in versions}
             for file, entries in sorted(merged(versions, per_release).items()):
                 _member(archive, f"{file}.json", entries)
+            # Which engine raises a message (logsleuth/facts/engine_messages.py): its raise and assert templates.
+            raised = {(site.type, site.message) for found in per_release.values() for site in found if site.kind != "log"}
+            _member(archive, f"messages/{engine}.json", filed_templates(sorted(raised)))
             engines[engine] = list(versions)
         _member(archive, "index.json", {
             "schema": 1, "releases": engines,
