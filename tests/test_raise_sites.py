@@ -3,6 +3,7 @@ wheels with ast (scripts/engine_index/), looked up from a traceback's innermost 
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -121,3 +122,78 @@ def test_the_values_a_check_reads_never_repeat_a_secret() -> None:
     secret = "sk-" + "Q" * 30
     given = _given(["--api-key", "--tp-size"], LaunchInfo(command=f"python -m sglang.launch_server --api-key {secret} --tp-size 2"))
     assert secret not in given and "--api-key" in given and "--tp-size 2" in given
+
+
+# -- vLLM ------------------------------------------------------------------------------------------------------
+# vllm 0.11.2, vllm/config/parallel.py:301-305 (ParallelConfig._validate_parallel_config), its real statement and
+# the `if`s around it: `--enable-eplb` with neither tensor nor data parallelism.  The index holds it from 0.11.2 to
+# 0.25.1 (0.26.0 words it with prefill-context parallelism too).
+EPLB_MODULE = '''class ParallelConfig:
+    def __init__(self):
+        self.enable_eplb = True
+        self.tensor_parallel_size = 1
+        self.data_parallel_size = 1
+    def _validate_parallel_config(self):
+        if self.enable_eplb:
+            if self.tensor_parallel_size * self.data_parallel_size <= 1:
+                raise ValueError(
+                    "EPLB requires tensor_parallel_size or data_parallel_size "
+                    f"to be greater than 1, but got "
+                    f"TP={self.tensor_parallel_size},DP={self.data_parallel_size}."
+                )
+'''
+EPLB_LINE = 301
+EPLB_FLAGS = ("--enable-eplb", "--tensor-parallel-size", "--data-parallel-size")
+
+
+def _vllm_eplb_traceback(tmp_path: Path) -> str:
+    """Real CPython's traceback of that check, raised from a mirror of vLLM's file (the raise at its real line)."""
+    package = tmp_path / "site-packages" / "vllm" / "config"
+    package.mkdir(parents=True)
+    padding = EPLB_LINE - 1 - EPLB_MODULE.splitlines().index("                raise ValueError(")
+    (package / "parallel.py").write_text("#\n" * padding + EPLB_MODULE, encoding="utf-8")
+    driver = tmp_path / "serve.py"
+    driver.write_text("import sys\nsys.path.insert(0, sys.argv[1])\nfrom vllm.config.parallel import ParallelConfig\n"
+                      "ParallelConfig()._validate_parallel_config()\n", encoding="utf-8")
+    run = subprocess.run([sys.executable, str(driver), str(tmp_path / "site-packages")], capture_output=True, text=True)
+    assert run.returncode == 1 and f'parallel.py", line {EPLB_LINE}, in _validate_parallel_config' in run.stderr
+    return run.stderr
+
+
+def test_a_vllm_frame_is_placed_with_its_releases_and_its_flags(tmp_path: Path) -> None:
+    report = diagnose_text(_vllm_eplb_traceback(tmp_path))
+    assert report.launch.engine == "vllm"
+    raised = " ".join(report.failures[0].diagnosis.raised_at)  # type: ignore[union-attr]
+    assert f"vLLM's vllm/config/parallel.py:{EPLB_LINE}, in ParallelConfig._validate_parallel_config" in raised
+    assert "under `if self.enable_eplb and self.tensor_parallel_size * self.data_parallel_size <= 1`" in raised
+    for flag in EPLB_FLAGS:
+        assert flag in raised
+    assert "this check is in 0.11.2 to 0.25.1" in raised
+    assert "line numbers match vLLM 0.11.2 only" in raised
+
+
+def test_a_vllm_release_and_command_given_name_the_release_and_the_values(tmp_path: Path) -> None:
+    log = "$ vllm serve Qwen/Qwen3-8B --enable-eplb\n" + _vllm_eplb_traceback(tmp_path)
+    report = diagnose_text(log, DiagnoseOptions(engine_version="0.11.2"))
+    raised = " ".join(report.failures[0].diagnosis.raised_at)  # type: ignore[union-attr]
+    assert "Your release, vLLM 0.11.2, has this check" in raised
+    assert "given: --enable-eplb" in raised and "not given: --tensor-parallel-size, --data-parallel-size" in raised
+
+
+def test_a_vllm_frame_of_a_release_not_indexed_is_placed_by_its_message() -> None:
+    """vLLM 0.11.0 wrote this raise on one line (`raise RuntimeError("Engine core initialization failed. "`); the
+    indexed releases split it.  The exception's type and message match the function's template."""
+    log = (Path(REPO / "tests/fixtures/patterns/vllm-engine-core-init-failed/positive-0.11.0-root-not-in-log.log")
+           .read_text(encoding="utf-8"))
+    group = next(g for g in diagnose_text(log).failures if g.failure.final.message.startswith("Engine core init"))
+    raised = " ".join(group.diagnosis.raised_at)  # type: ignore[union-attr]
+    assert "vllm/v1/engine/utils.py" in raised and "in wait_for_engine_startup" in raised
+    assert "Of the vLLM releases indexed (0.11.2 to 0.34.0)" in raised
+
+
+def test_vllm_code_run_by_sglang_is_not_looked_up_in_vllms_releases(tmp_path: Path) -> None:
+    """SGLang releases import vLLM's layers: under an SGLang launch, a vLLM frame is not vLLM's release."""
+    log = "python -m sglang.launch_server --model-path Qwen/Qwen3-8B\n" + _vllm_eplb_traceback(tmp_path)
+    report = diagnose_text(log)
+    assert report.launch.engine == "sglang"
+    assert not any(group.diagnosis and group.diagnosis.raised_at for group in report.failures)
