@@ -1,5 +1,5 @@
-"""Where the engine's own code raised a failure: the raise site index (raise_sites.zip, built from the released
-wheels by scripts/engine_index/build.py, `make engine-index`).
+"""Where the engine's own code raised a failure: the raise site index (raise_sites.zip, built from SGLang's and
+vLLM's released wheels by scripts/engine_index/build.py, `make engine-index`).
 
 A traceback's innermost frame in the engine's code names a file, a function, a line and the line's source.  The
 index says which check of which releases that is: its condition and the `if`s around it, the settings it reads,
@@ -47,7 +47,7 @@ class RaiseSite:
 
 @lru_cache(maxsize=1)
 def _archive() -> Any:
-    """The index, opened once (its directory of ~1,800 members is read once a run, not once a lookup)."""
+    """The index, opened once (its directory of ~4,500 members is read once a run, not once a lookup)."""
     import zipfile  # here: only a failure that ran through engine code reads the index
 
     return zipfile.ZipFile(INDEX)

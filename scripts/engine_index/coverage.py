@@ -7,7 +7,8 @@
 A failure "comes from engine code" when the innermost frame of its last exception lies in an engine's package as
 the index reads it (SGLang's server code, vLLM's package without its vendored and benchmark code; a failure
 raised in a third-party package under an engine frame is not counted).  It is covered when its diagnosis carries
-`raised_at`.  Prints the totals per engine and in all, and the uncovered failures' innermost frames (file,
+`raised_at`.  Prints the totals per engine and in all (and among them, those whose innermost frame's source line
+is a `raise` or `assert`: the engine's own check, not a call that failed inside torch or the standard library), and the uncovered failures' innermost frames (file,
 function), never log text.
 """
 
@@ -43,6 +44,10 @@ def main() -> int:
     counted: Counter[str] = Counter()
     covered: Counter[str] = Counter()
     missed: Counter[str] = Counter()
+    # Those whose innermost frame shows a `raise` or `assert` statement: raised by the engine's own check (the rest
+    # failed inside a call the engine made: torch running out of memory, a dict lookup, a socket's bind).
+    by_statement: Counter[str] = Counter()
+    by_statement_covered: Counter[str] = Counter()
     for root in roots:
         for log in sorted(root.rglob("*.log")):
             report = diagnose([str(log)], DiagnoseOptions(all_failures=True))
@@ -52,8 +57,11 @@ def main() -> int:
                     continue
                 engine, file = found
                 counted[engine] += 1
+                statement = (group.failure.final.frames[-1].source or "").lstrip().startswith(("raise ", "raise(", "assert "))
+                by_statement[engine] += statement
                 if group.diagnosis is not None and group.diagnosis.raised_at:
                     covered[engine] += 1
+                    by_statement_covered[engine] += statement
                 else:
                     missed[f"{file} in {group.failure.final.frames[-1].function}"] += 1
     for engine in ("sglang", "vllm", "total"):
@@ -61,6 +69,10 @@ def main() -> int:
         hits = sum(covered.values()) if engine == "total" else covered[engine]
         share = f"{100 * hits / count:.0f}%" if count else "-"
         print(f"failures raised in {engine} code: {count}; raise site found: {hits} ({share})")
+        count = sum(by_statement.values()) if engine == "total" else by_statement[engine]
+        hits = sum(by_statement_covered.values()) if engine == "total" else by_statement_covered[engine]
+        share = f"{100 * hits / count:.0f}%" if count else "-"
+        print(f"  of which at a raise or assert statement: {count}; raise site found: {hits} ({share})")
     for where, count in missed.most_common(40):
         print(f"  not found ({count}): {where}")
     return 0
