@@ -25,7 +25,7 @@ import sys
 import tempfile
 import time
 import zipfile
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -59,41 +59,47 @@ RELEASES = {
 INDEXED_PREFIXES = {"sglang": ("sglang/srt/", "sglang/launch_server.py"), "vllm": ("vllm/",)}
 LEFT_OUT_PREFIXES = {"sglang": (), "vllm": ("vllm/third_party/", "vllm/benchmarks/")}
 WORKERS = 2  # processes reading sources with ast: this machine's cores
+BATCH = 64  # contents per worker job
 
 
 def indexed(engine: str, name: str) -> bool:
     return name.startswith(INDEXED_PREFIXES[engine]) and not name.startswith(LEFT_OUT_PREFIXES[engine])
 
 
-def _sites_of(job: tuple[str, bytes]) -> tuple[str, str]:
-    """A worker's job: one content's sites, as JSON records."""
-    key, source = job
-    name = key.rsplit(":", 2)[0]
-    return key, json.dumps([site.record() for site in sites(source.decode("utf-8", "replace"), name)])
+def _sites_of(database: Path, keys: list[str]) -> dict[str, str]:
+    """A worker's job: the sites of a batch of contents, as JSON records, each source read from the cache."""
+    cache = Cache(database.parent, read_only=True)
+    return {key: json.dumps([site.record() for site in sites(cache.source(key).decode("utf-8", "replace"),
+                                                             key.rsplit(":", 2)[0])])
+            for key in keys}
 
 
 def read_releases(cache: Cache, releases: dict[str, tuple[str, ...]]) -> dict[tuple[str, str], Release]:
-    """Every release's files in the cache (fetched where missing), and every indexed content's sites."""
+    """Every release's files in the cache (fetched where missing), and every indexed content's sites.  The workers
+    read a release's new contents with ast while the next release is fetched."""
     extractor = hashlib.sha256(EXTRACTOR.read_bytes()).hexdigest()[:16]
     found: dict[tuple[str, str], Release] = {}
-    for engine, versions in releases.items():
-        for version in versions:
-            found[engine, version] = fetch_release(engine, version, cache)
-    keys = sorted({key for release in found.values() for name, key in release.files.items()
-                   if indexed(release.engine, name)})
-    missing = sorted(set(keys) - set(cache.sites(extractor, keys)))
-    if missing:
-        started = time.monotonic()
-        with ProcessPoolExecutor(WORKERS) as pool:
-            jobs = ((key, cache.source(key)) for key in missing)
-            done: dict[str, str] = {}
-            for key, text in pool.map(_sites_of, jobs, chunksize=32):
-                done[key] = text
-                if len(done) >= 2000:
-                    cache.add_sites(extractor, done)
-                    done = {}
-            cache.add_sites(extractor, done)
-        print(f"read {len(missing)} source files with ast in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    submitted: set[str] = set()
+    pending: list[Future[dict[str, str]]] = []
+    started = time.monotonic()
+
+    def store(done: list[Future[dict[str, str]]]) -> None:
+        for future in done:
+            cache.add_sites(extractor, future.result())
+            pending.remove(future)
+
+    with ProcessPoolExecutor(WORKERS) as pool:
+        for engine, versions in releases.items():
+            for version in versions:
+                release = found[engine, version] = fetch_release(engine, version, cache)
+                keys = sorted({key for name, key in release.files.items() if indexed(engine, name)} - submitted)
+                submitted.update(keys)
+                missing = sorted(set(keys) - set(cache.sites(extractor, keys)))
+                pending.extend(pool.submit(_sites_of, cache.path, missing[start:start + BATCH])
+                               for start in range(0, len(missing), BATCH))
+                store([future for future in pending if future.done()])
+        store(list(pending))
+    print(f"fetched and read the sources with ast in {time.monotonic() - started:.0f} s", file=sys.stderr)
     return found
 
 

@@ -50,11 +50,16 @@ def content_key(info: zipfile.ZipInfo) -> str:
 
 
 class Cache:
-    """The SQLite file: releases, sources and sites.  One connection, used from the main thread only."""
+    """The SQLite file: releases, sources and sites.  One connection per process (build.py's workers read)."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, read_only: bool = False) -> None:
+        self.path = directory / "cache.sqlite"
+        if read_only:  # build.py's workers: they read sources while the main process writes (WAL allows it)
+            self.db = sqlite3.connect(f"{self.path.as_uri()}?mode=ro", uri=True)
+            return
         directory.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(directory / "cache.sqlite")
+        self.db = sqlite3.connect(self.path)
+        self.db.execute("PRAGMA journal_mode=WAL")
         self.db.executescript(
             "CREATE TABLE IF NOT EXISTS releases (engine TEXT, version TEXT, wheel TEXT, sha256 TEXT, files TEXT,"
             " PRIMARY KEY (engine, version));"
