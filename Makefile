@@ -73,7 +73,7 @@ bench: $(STAMP)
 docs: $(STAMP)
 	$(BIN)/python scripts/gen_pattern_docs.py
 
-# The raise site index (logsleuth/facts/raise_sites.zip): every assert, raise and logged error of each indexed
+# The raise site index (logsleuth/facts/raise_sites-sglang.zip, raise_sites-vllm.zip): every assert, raise and logged error of each indexed
 # SGLang and vLLM release, read with ast from its wheel.  Only the Python files are read, over HTTP Range requests,
 # and only the contents not seen in an earlier release (~350 MB for 58 releases, not the ~25 GB of wheels); each
 # distinct file is read with ast once, on 2 processes.  ~3.5 min on an empty cache here, ~15 s warm.  The cache is

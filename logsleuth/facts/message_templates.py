@@ -1,5 +1,5 @@
-"""A raise site's message template as a pattern: the raise site index (raise_sites.zip) keeps each `raise` and
-`assert` message as text with `{}` where the code computes text at run time
+"""A raise site's message template as a pattern: the raise site index (raise_sites-<engine>.zip) keeps each
+`raise` and `assert` message as text with `{}` where the code computes text at run time
 (`f"Engine core initialization failed. Failed core proc(s): {finished}"` is
 `Engine core initialization failed. Failed core proc(s): {}`).  Which messages it prints, how much fixed text
 it has, and the word it is filed under (facts/engine_messages.py).

@@ -1,10 +1,11 @@
-"""Where the engine's own code raised a failure: the raise site index (raise_sites.zip, built from SGLang's and
-vLLM's released wheels by scripts/engine_index/build.py, `make engine-index`).
+"""Where the engine's own code raised a failure: the raise site index (raise_sites-<engine>.zip, built from
+SGLang's and vLLM's released wheels by scripts/engine_index/build.py, `make engine-index`).
 
 A traceback's innermost frame in the engine's code names a file, a function, a line and the line's source.  The
 index says which check of which releases that is: its condition and the `if`s around it, the settings it reads,
-and the releases that hold it.  The index is a zip with one member per source file, so a lookup reads only the
-file its frame names (a few ms); nothing is read for a failure that never ran through engine code.
+and the releases that hold it.  Each engine's index is a zip with one member per source file, so a lookup opens
+only its frame's engine's index and reads only the file its frame names (a few ms); nothing is read for a failure
+that never ran through engine code.
 """
 
 from __future__ import annotations
@@ -23,7 +24,15 @@ from logsleuth.facts.message_templates import (
     template_matches,
 )
 
-INDEX = Path(__file__).with_name("raise_sites.zip")
+# One zip per engine, so a lookup opens only the index of the frame's engine (zipfile reads a zip's whole directory,
+# ~2,700 members for vLLM, in Python).
+INDEX_DIR = Path(__file__).parent
+
+
+def index_path(engine: str) -> Path:
+    return INDEX_DIR / f"raise_sites-{engine}.zip"
+
+
 ENGINE_PACKAGES = {"sglang": "sglang/", "vllm": "vllm/"}
 
 
@@ -45,31 +54,32 @@ class RaiseSite:
     framed: tuple[str, ...] = ()  # the releases in which this check stands at the frame's line: the frames' release
 
 
-@lru_cache(maxsize=1)
-def _archive() -> Any:
-    """The index, opened once (its directory of ~4,500 members is read once a run, not once a lookup)."""
+@lru_cache(maxsize=2)
+def _archive(engine: str) -> Any:
+    """The engine's index, opened once (its directory is read once a run, not once a lookup)."""
     import zipfile  # here: only a failure that ran through engine code reads the index
 
-    return zipfile.ZipFile(INDEX)
+    return zipfile.ZipFile(index_path(engine))
 
 
-@lru_cache(maxsize=1)
-def _releases() -> dict[str, list[str]]:
-    return dict(json.loads(_archive().read("index.json"))["releases"])
+@lru_cache(maxsize=2)
+def _releases(engine: str) -> list[str]:
+    found = read_member(engine, "index.json")
+    return list(found["releases"]) if isinstance(found, dict) else []
 
 
 @lru_cache(maxsize=16)
-def _entries(member: str) -> list[dict[str, Any]]:
-    found = read_member(member)
+def _entries(engine: str, member: str) -> list[dict[str, Any]]:
+    found = read_member(engine, member)
     return list(found) if isinstance(found, list) else []
 
 
-def read_member(member: str) -> Any:
-    """One member of the index, parsed, or None when the index or the member is missing."""
-    if not INDEX.exists():
+def read_member(engine: str, member: str) -> Any:
+    """One member of the engine's index, parsed, or None when the index or the member is missing."""
+    if engine not in ENGINE_PACKAGES or not index_path(engine).exists():
         return None
     try:
-        return json.loads(_archive().read(member))
+        return json.loads(_archive(engine).read(member))
     except KeyError:
         return None
 
@@ -89,10 +99,10 @@ def find(engine: str, path: str, function: str | None, line: int | None, source:
     `raised`, the failure's exception type and message: when neither the release's lines nor the source line place the frame (a release not
     indexed, formatted otherwise), the function's one check whose message template it matches."""
     file = engine_file(path, engine)
-    if file is None or not INDEX.exists():
+    if file is None:
         return None
-    indexed = _releases().get(engine, [])
-    in_function = [e for e in _entries(f"{file}.json") if function and (e["function"] == function or e["function"].endswith(f".{function}"))]
+    indexed = _releases(engine)
+    in_function = [e for e in _entries(engine, f"{file}.json") if function and (e["function"] == function or e["function"].endswith(f".{function}"))]
     known = indexed.index(version) if version in indexed else None
     text = (source or "").strip()
     chosen = None

@@ -1,4 +1,4 @@
-"""Build logsleuth/facts/raise_sites.zip: where each indexed SGLang and vLLM release raises, asserts or logs an
+"""Build logsleuth/facts/raise_sites-<engine>.zip: where each indexed SGLang and vLLM release raises, asserts or logs an
 error, under which condition, reading which settings, and in which of the indexed releases each check exists.
 
     python scripts/engine_index/build.py            (make engine-index)
@@ -8,10 +8,10 @@ Each release's Python files come from its wheel on PyPI, over HTTP Range request
 (fetch.py); nothing is installed or imported.  Each distinct file is read with `ast` once (extract.py), on
 WORKERS processes.  A site is the same check in two releases when its file, function, kind, type, message,
 condition and guards are the same; its line numbers may differ, and are kept per release.
-The output is a zip with one JSON member per source file (`sglang/srt/server_args.py.json`,
-`vllm/config/parallel.py.json`), so a lookup reads only the file its frame names; `messages/<engine>.json`, the
-engine's raise and assert message templates filed by word (which engine's code raises a message); and
-`index.json`: the releases, in order, and their wheels.  A site's lines are kept as runs of consecutive releases with the same lines:
+The output is one zip per engine (a lookup opens only its frame's engine's), with one JSON member per source file
+(`sglang/srt/server_args.py.json`, `vllm/config/parallel.py.json`), so a lookup reads only the file its frame
+names; `messages/<N>.json`, the engine's raise and assert message templates filed by word in 64 shards (which
+engine's code raises a message); and `index.json`: the releases, in order, and their wheels.  A site's lines are kept as runs of consecutive releases with the same lines:
 [first release, last release, first line, last line], release indexes into that engine's list.  Deterministic
 (sorted, fixed member times), so --check compares the files byte for byte.
 """
@@ -36,7 +36,7 @@ from wheel_files import TRANSFER  # noqa: E402  (fetch.py put scripts/ on the pa
 from logsleuth.facts.engine_messages import filed_templates  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
-OUTPUT = REPO / "logsleuth" / "facts" / "raise_sites.zip"
+OUTPUT_DIR = REPO / "logsleuth" / "facts"  # raise_sites-sglang.zip, raise_sites-vllm.zip
 EXTRACTOR = Path(__file__).with_name("extract.py")
 # The releases indexed.  SGLang: those with a flag catalog (logsleuth/fixes/catalogs/), 0.4.6.post2 (a real log's
 # frames match it, issue 29), and every 0.5 release that is not a post-release.  vLLM: those with a flag catalog
@@ -151,30 +151,29 @@ def _member(archive: zipfile.ZipFile, name: str, data: object) -> None:
     archive.writestr(info, json.dumps(data, sort_keys=True, separators=(",", ":")), compresslevel=9)
 
 
-def build(cache: Cache, output: Path) -> None:
+def build(cache: Cache, directory: Path) -> None:
+    """Each engine's index, `raise_sites-<engine>.zip`, into `directory`."""
     found = read_releases(cache, RELEASES)
     extractor = hashlib.sha256(EXTRACTOR.read_bytes()).hexdigest()[:16]
-    with zipfile.ZipFile(output, "w") as archive:
-        engines = {}
-        for engine, versions in RELEASES.items():
-            memo: dict[str, list[Site]] = {}
-            per_release = {version: release_sites(cache, found[engine, version], extractor, memo) for version in versions}
+    for engine, versions in RELEASES.items():
+        memo: dict[str, list[Site]] = {}
+        per_release = {version: release_sites(cache, found[engine, version], extractor, memo) for version in versions}
+        with zipfile.ZipFile(directory / output_name(engine), "w") as archive:
             for file, entries in sorted(merged(versions, per_release).items()):
                 _member(archive, f"{file}.json", entries)
             # Which engine raises a message (logsleuth/facts/engine_messages.py): its raise and assert templates.
-            raised = {(site.type, site.message) for found in per_release.values() for site in found if site.kind != "log"}
-            _member(archive, f"messages/{engine}.json", filed_templates(sorted(raised)))
-            engines[engine] = list(versions)
-        _member(archive, "index.json", {
-            "schema": 1, "releases": engines,
-            "wheels": {engine: [found[engine, version].wheel for version in versions] for engine, versions in RELEASES.items()},
-            "how": "scripts/engine_index/build.py: each release's Python files from its wheel on PyPI, read with ast",
-        })
+            raised = {(site.type, site.message) for sites_ in per_release.values() for site in sites_ if site.kind != "log"}
+            for number, shard in filed_templates(sorted(raised)).items():
+                _member(archive, f"messages/{number}.json", shard)
+            _member(archive, "index.json", {
+                "schema": 2, "engine": engine, "releases": list(versions),
+                "wheels": [found[engine, version].wheel for version in versions],
+                "how": "scripts/engine_index/build.py: each release's Python files from its wheel on PyPI, read with ast",
+            })
 
 
-def contents(path: Path) -> dict[str, bytes]:
-    with zipfile.ZipFile(path) as archive:
-        return {name: archive.read(name) for name in archive.namelist()}
+def output_name(engine: str) -> str:
+    return f"raise_sites-{engine}.zip"
 
 
 def main() -> int:
@@ -185,15 +184,17 @@ def main() -> int:
     started = time.monotonic()
     try:
         with tempfile.TemporaryDirectory(prefix="logsleuth-engine-index-") as tmp:
-            built = Path(tmp) / "raise_sites.zip"
-            build(Cache(args.cache), built)
+            build(Cache(args.cache), Path(tmp))
+            names = [output_name(engine) for engine in RELEASES]
             if args.check:
-                same = OUTPUT.exists() and OUTPUT.read_bytes() == built.read_bytes()
-                print("the shipped index is up to date" if same else f"{OUTPUT} differs: run make engine-index",
+                stale = [name for name in names
+                         if not (OUTPUT_DIR / name).exists() or (OUTPUT_DIR / name).read_bytes() != (Path(tmp) / name).read_bytes()]
+                print(f"{', '.join(stale)} differ: run make engine-index" if stale else "the shipped index is up to date",
                       file=sys.stderr)
-                return 0 if same else 1
-            OUTPUT.write_bytes(built.read_bytes())
-        print(f"wrote {OUTPUT} ({OUTPUT.stat().st_size >> 10} KiB)", file=sys.stderr)
+                return 1 if stale else 0
+            for name in names:
+                (OUTPUT_DIR / name).write_bytes((Path(tmp) / name).read_bytes())
+                print(f"wrote {OUTPUT_DIR / name} ({(OUTPUT_DIR / name).stat().st_size >> 10} KiB)", file=sys.stderr)
         return 0
     finally:
         if TRANSFER.requests:  # releases missing from the cache were read from PyPI
