@@ -96,8 +96,9 @@ def engine_file(path: str, engine: str) -> str | None:
 def find(engine: str, path: str, function: str | None, line: int | None, source: str | None,
          version: str | None, raised: tuple[str, str] | None = None) -> RaiseSite | None:
     """The indexed check a frame stands in, or None (not engine code, not indexed, or no check matches).
-    `raised`, the failure's exception type and message: when neither the release's lines nor the source line place the frame (a release not
-    indexed, formatted otherwise), the function's one check whose message template it matches."""
+    `raised`, the failure's exception type and message: when neither the release's lines nor the source line place
+    the frame (a release not indexed, formatted otherwise), the function's one check whose message template it
+    matches."""
     file = engine_file(path, engine)
     if file is None:
         return None
@@ -129,7 +130,7 @@ def find(engine: str, path: str, function: str | None, line: int | None, source:
         engine=engine, file=file, function=chosen["function"], line=first_line, kind=chosen["kind"],
         condition=chosen["condition"], guards=tuple(chosen["guards"]), fields=tuple(chosen["fields"]),
         releases=tuple(indexed[n] for n in numbers), indexed=tuple(indexed),
-        version=version if known is not None else None,
+        version=version if known in numbers else None,  # "your release has this check" only when it does
         framed=tuple(indexed[n] for n in framed),
     )
 
