@@ -146,18 +146,26 @@ EPLB_LINE = 301
 EPLB_FLAGS = ("--enable-eplb", "--tensor-parallel-size", "--data-parallel-size")
 
 
-def _vllm_eplb_traceback(tmp_path: Path) -> str:
-    """Real CPython's traceback of that check, raised from a mirror of vLLM's file (the raise at its real line)."""
-    package = tmp_path / "site-packages" / "vllm" / "config"
-    package.mkdir(parents=True)
-    padding = EPLB_LINE - 1 - EPLB_MODULE.splitlines().index("                raise ValueError(")
-    (package / "parallel.py").write_text("#\n" * padding + EPLB_MODULE, encoding="utf-8")
+def _mirrored_traceback(tmp_path: Path, module: str, source: str, call: str) -> str:
+    """Real CPython's traceback of `call` raising in `source`, laid out as vLLM's `module` (vllm/config/parallel.py)."""
+    path = tmp_path / "site-packages" / module
+    path.parent.mkdir(parents=True)
+    path.write_text(source, encoding="utf-8")
+    dotted = module.removesuffix(".py").replace("/", ".")
     driver = tmp_path / "serve.py"
-    driver.write_text("import sys\nsys.path.insert(0, sys.argv[1])\nfrom vllm.config.parallel import ParallelConfig\n"
-                      "ParallelConfig()._validate_parallel_config()\n", encoding="utf-8")
+    driver.write_text(f"import sys\nsys.path.insert(0, sys.argv[1])\nfrom {dotted} import *\n{call}\n", encoding="utf-8")
     run = subprocess.run([sys.executable, str(driver), str(tmp_path / "site-packages")], capture_output=True, text=True)
-    assert run.returncode == 1 and f'parallel.py", line {EPLB_LINE}, in _validate_parallel_config' in run.stderr
+    assert run.returncode == 1 and "Traceback (most recent call last):" in run.stderr
     return run.stderr
+
+
+def _vllm_eplb_traceback(tmp_path: Path) -> str:
+    """That check's traceback, raised from a mirror of vLLM's file (the raise at its real line)."""
+    padding = EPLB_LINE - 1 - EPLB_MODULE.splitlines().index("                raise ValueError(")
+    text = _mirrored_traceback(tmp_path, "vllm/config/parallel.py", "#\n" * padding + EPLB_MODULE,
+                               "ParallelConfig()._validate_parallel_config()")
+    assert f'parallel.py", line {EPLB_LINE}, in _validate_parallel_config' in text
+    return text
 
 
 def test_a_vllm_frame_is_placed_with_its_releases_and_its_flags(tmp_path: Path) -> None:
@@ -180,15 +188,19 @@ def test_a_vllm_release_and_command_given_name_the_release_and_the_values(tmp_pa
     assert "given: --enable-eplb" in raised and "not given: --tensor-parallel-size, --data-parallel-size" in raised
 
 
-def test_a_vllm_frame_of_a_release_not_indexed_is_placed_by_its_message() -> None:
-    """vLLM 0.11.0 wrote this raise on one line (`raise RuntimeError("Engine core initialization failed. "`); the
-    indexed releases split it.  The exception's type and message match the function's template."""
-    log = (Path(REPO / "tests/fixtures/patterns/vllm-engine-core-init-failed/positive-0.11.0-root-not-in-log.log")
-           .read_text(encoding="utf-8"))
-    group = next(g for g in diagnose_text(log).failures if g.failure.final.message.startswith("Engine core init"))
+def test_a_vllm_frame_formatted_as_no_indexed_release_is_placed_by_its_message(tmp_path: Path) -> None:
+    """vllm/v1/engine/utils.py's "Engine core initialization failed" raise, written on one line as no indexed release
+    writes it (0.11.0 split it after its first string, later releases before it): neither the line number nor the
+    source line places the frame; the exception's type and message match the function's template."""
+    source = ("def wait_for_engine_startup(finished):\n"
+              '    raise RuntimeError("Engine core initialization failed. See root cause above. " '
+              'f"Failed core proc(s): {finished}")\n')
+    text = _mirrored_traceback(tmp_path, "vllm/v1/engine/utils.py", source, "wait_for_engine_startup({'EngineCore_DP0': 1})")
+    group = diagnose_text(text).failures[0]
     raised = " ".join(group.diagnosis.raised_at)  # type: ignore[union-attr]
-    assert "vllm/v1/engine/utils.py" in raised and "in wait_for_engine_startup" in raised
-    assert "Of the vLLM releases indexed (0.11.2 to 0.34.0)" in raised
+    assert "vLLM's vllm/v1/engine/utils.py:" in raised and "in wait_for_engine_startup" in raised
+    assert "Of the vLLM releases indexed (0.6.6.post1 to 0.34.0)" in raised
+    assert "line numbers match" not in raised  # line 2 is no release's
 
 
 def test_vllm_code_run_by_sglang_is_not_looked_up_in_vllms_releases(tmp_path: Path) -> None:
