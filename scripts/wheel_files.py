@@ -15,17 +15,22 @@ download and say so.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import io
 import json
 import re
+import subprocess
+import sys
+import tempfile
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from http.client import HTTPException
+from pathlib import Path
 from typing import Any, TypeVar
 
 INDEX = "https://pypi.org/pypi"
@@ -273,9 +278,30 @@ class RangeFile(io.RawIOBase):
 
 def read_members(url: str, wanted: Callable[[str], bool]) -> dict[str, bytes]:
     """The contents of the archive members whose names `wanted` accepts, read over HTTP Range requests."""
+    return read_chosen(url, lambda entries: [entry for entry in entries if wanted(entry.filename)])
+
+
+def read_chosen(url: str, choose: Callable[[list[zipfile.ZipInfo]], list[zipfile.ZipInfo]]) -> dict[str, bytes]:
+    """The contents of the members `choose` picks from the archive's directory (their names, sizes and CRCs: a
+    caller that keeps contents by CRC reads only those it lacks), read over HTTP Range requests."""
     with RangeFile(url) as remote, zipfile.ZipFile(remote) as archive:
         entries = sorted(archive.infolist(), key=lambda info: info.header_offset)
+        chosen = {entry.filename for entry in choose(entries)}
         # A member's local header and data end where the next member (or the central directory) begins.
         ends = [entry.header_offset for entry in entries[1:]] + [archive.start_dir]
-        remote.prefetch([(entry.header_offset, end) for entry, end in zip(entries, ends, strict=True) if wanted(entry.filename)])
-        return {entry.filename: archive.read(entry) for entry in entries if wanted(entry.filename)}
+        remote.prefetch([(entry.header_offset, end) for entry, end in zip(entries, ends, strict=True) if entry.filename in chosen])
+        return {entry.filename: archive.read(entry) for entry in entries if entry.filename in chosen}
+
+
+@contextlib.contextmanager
+def downloaded_wheel(name: str, version: str) -> Iterator[Path]:
+    """The whole wheel of `name==version`, downloaded with `pip download --no-deps` into a temporary directory and
+    deleted on leaving: the fallback when a server refuses Range requests."""
+    with tempfile.TemporaryDirectory(prefix="logsleuth-wheel-") as tmp:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:", "--quiet",
+             f"{name}=={version}", "-d", tmp],
+            check=True,
+        )
+        (wheel,) = Path(tmp).glob("*.whl")
+        yield wheel

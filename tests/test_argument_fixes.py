@@ -135,8 +135,14 @@ def test_the_grpc_port_moves_away_from_the_http_port() -> None:
     bare = "ValueError: --grpc-port (60000) must differ from --port (60000)\n"
     high = diagnosis_of(bare, version="0.5.23", engine="sglang")
     assert ops(high.fix) == [("set", "--grpc-port", "50000", None)]
-    # Alone, the line shows no engine (vLLM 0.33 words a --grpc-port/--port clash alike): no engine's flag fix.
-    assert ops(diagnosis_of(bare, version="0.5.23").fix) == []
+    # Alone, the line is SGLang's own template (its server args' check; the raise site index holds it), so it shows
+    # SGLang (ingest/engine_from_message.py).  vLLM words the clash otherwise ("--grpc-port must differ from --port
+    # when HTTP uses TCP", vllm/entrypoints/common/cli_args.py): that line shows vLLM, and gets no SGLang flag fix.
+    assert ops(diagnosis_of(bare, version="0.5.23").fix) == [("set", "--grpc-port", "50000", None)]
+    vllm_words = "ValueError: --grpc-port must differ from --port when HTTP uses TCP\n"
+    report = diagnose_text(vllm_words, DiagnoseOptions(include_user_patterns=False))
+    assert report.launch.engine == "vllm"
+    assert all(not group.diagnosis or not group.diagnosis.fix or not group.diagnosis.fix.flags for group in report.failures)
 
 
 # -- a bare exception line, told apart by the launch command --------------------------------------------

@@ -393,14 +393,14 @@ def test_with_the_release_unknown_a_fix_repeating_the_flag_is_hedged_by_the_chec
 
 
 def test_an_engine_unknown_diagnosis_checks_in_both_engines_catalogs() -> None:
-    # vllm-0.11.2 vllm/v1/core/kv_cache_utils.py:713, the message alone: no engine shows
+    # vllm-0.11.2 vllm/v1/core/kv_cache_utils.py:713, the message alone.  Only vLLM's code raises it, so the
+    # report names vLLM (ingest/engine_from_message.py); with no engine at all, both engines' catalogs are read.
     log = ("ValueError: To serve at least one request with the models's max seq len (131072), (16.00 GiB KV cache is "
            "needed, which is larger than the available KV cache memory (9.21 GiB). Try increasing "
            "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.\n")
     report = diagnose_text(log, OPTIONS)
-    diagnosis = report.failures[0].diagnosis
-    assert report.launch.engine is None and diagnosis is not None
-    (words,) = diagnosis.engine_says
+    assert report.launch.engine == "vllm"
+    words = only(instructions(report.failures[0].failure, None, None))
     assert words.checks[0] == ("`gpu_memory_utilization` is set by --gpu-memory-utilization, which is in the catalogs "
                                "of vLLM 0.11.2, 0.33.0, not of SGLang 0.4.10.post2, 0.5.9, 0.5.23 (the log shows no engine)")
 
@@ -419,14 +419,14 @@ def test_an_environment_variable_stays_a_quote_through_the_api() -> None:
 
 def test_the_other_engines_package_in_an_instruction_stays_a_quote_and_decides_nothing() -> None:
     """SGLang's code says "Please install vllm …": a quote; the engine stays SGLang (decided by the frames),
-    and the message alone decides no engine."""
+    and the message alone never names vLLM: it is SGLang's own code speaking (ingest/engine_from_message.py)."""
     report = diagnose_text(AWQ_NEEDS_VLLM, OPTIONS)
     assert report.launch.engine == "sglang"
     words = only(instructions(report.failures[0].failure, report.launch.engine, None))
     assert words.checks == ("the pin vllm==0.9.0.1 could not be checked: the SGLang release is not known",)
     alone = diagnose_text(AWQ_NEEDS_VLLM.splitlines()[-1] + "\n", OPTIONS)
-    assert alone.launch.engine is None
-    words = only(instructions(alone.failures[0].failure, alone.launch.engine, None))
+    assert alone.launch.engine == "sglang"
+    words = only(instructions(alone.failures[0].failure, None, None))
     assert words.checks == ("the pin vllm==0.9.0.1 could not be checked: the log shows no engine, so no release's "
                             "requirements apply",)
 

@@ -124,7 +124,7 @@ def test_the_values_a_check_reads_never_repeat_a_secret() -> None:
     assert secret not in given and "--api-key" in given and "--tp-size 2" in given
 
 
-def _mirrored_traceback(tmp_path: Path, assert_line: int) -> str:
+def _layout_guess_traceback(tmp_path: Path, assert_line: int) -> str:
     """A traceback real CPython prints for SGLang's multi-node DP assert standing at `assert_line` of
     `sglang/srt/server_args.py`, called through `sglang/srt/utils.py`: a file whose layout alone makes logsleuth
     guess 0.4.10.post2 (ingest/launch.py)."""
@@ -151,17 +151,104 @@ def _mirrored_traceback(tmp_path: Path, assert_line: int) -> str:
 def test_a_release_guessed_from_the_layout_gives_way_to_the_one_the_frames_match(tmp_path: Path) -> None:
     """Issue 29: the layout guessed 0.4.10.post2 where the raising frame's line matches 0.4.6.post2 only (the
     index: this assert stands at line 1283 in 0.4.6.post2, 1922 in 0.4.10.post2).  One version per report."""
-    report = diagnose_text(_mirrored_traceback(tmp_path, 1283))
+    report = diagnose_text(_layout_guess_traceback(tmp_path, 1283))
     assert report.launch.engine_version == "0.4.6.post2" and report.launch.engine_version_source == "inferred"
     raised = " ".join(report.failures[0].diagnosis.raised_at)  # type: ignore[union-attr]
     assert "match SGLang 0.4.6.post2 only" in raised
 
 
 def test_a_guess_the_frames_agree_with_is_kept(tmp_path: Path) -> None:
-    report = diagnose_text(_mirrored_traceback(tmp_path, 1922))
+    report = diagnose_text(_layout_guess_traceback(tmp_path, 1922))
     assert report.launch.engine_version == "0.4.10.post2" and report.launch.engine_version_source == "inferred"
 
 
 def test_a_named_release_is_never_replaced_by_the_frames(tmp_path: Path) -> None:
-    report = diagnose_text(_mirrored_traceback(tmp_path, 1283), DiagnoseOptions(engine_version="0.5.9"))
+    report = diagnose_text(_layout_guess_traceback(tmp_path, 1283), DiagnoseOptions(engine_version="0.5.9"))
     assert report.launch.engine_version == "0.5.9" and report.launch.engine_version_source == "user"
+
+
+# -- vLLM ------------------------------------------------------------------------------------------------------
+# vllm 0.11.2, vllm/config/parallel.py:301-305 (ParallelConfig._validate_parallel_config), its real statement and
+# the `if`s around it: `--enable-eplb` with neither tensor nor data parallelism.  The index holds it from 0.11.2 to
+# 0.25.1 (0.26.0 words it with prefill-context parallelism too).
+EPLB_MODULE = '''class ParallelConfig:
+    def __init__(self):
+        self.enable_eplb = True
+        self.tensor_parallel_size = 1
+        self.data_parallel_size = 1
+    def _validate_parallel_config(self):
+        if self.enable_eplb:
+            if self.tensor_parallel_size * self.data_parallel_size <= 1:
+                raise ValueError(
+                    "EPLB requires tensor_parallel_size or data_parallel_size "
+                    f"to be greater than 1, but got "
+                    f"TP={self.tensor_parallel_size},DP={self.data_parallel_size}."
+                )
+'''
+EPLB_LINE = 301
+EPLB_FLAGS = ("--enable-eplb", "--tensor-parallel-size", "--data-parallel-size")
+
+
+def _mirrored_traceback(tmp_path: Path, module: str, source: str, call: str) -> str:
+    """Real CPython's traceback of `call` raising in `source`, laid out as vLLM's `module` (vllm/config/parallel.py)."""
+    path = tmp_path / "site-packages" / module
+    path.parent.mkdir(parents=True)
+    path.write_text(source, encoding="utf-8")
+    dotted = module.removesuffix(".py").replace("/", ".")
+    driver = tmp_path / "serve.py"
+    driver.write_text(f"import sys\nsys.path.insert(0, sys.argv[1])\nfrom {dotted} import *\n{call}\n", encoding="utf-8")
+    run = subprocess.run([sys.executable, str(driver), str(tmp_path / "site-packages")], capture_output=True, text=True)
+    assert run.returncode == 1 and "Traceback (most recent call last):" in run.stderr
+    return run.stderr
+
+
+def _vllm_eplb_traceback(tmp_path: Path) -> str:
+    """That check's traceback, raised from a mirror of vLLM's file (the raise at its real line)."""
+    padding = EPLB_LINE - 1 - EPLB_MODULE.splitlines().index("                raise ValueError(")
+    text = _mirrored_traceback(tmp_path, "vllm/config/parallel.py", "#\n" * padding + EPLB_MODULE,
+                               "ParallelConfig()._validate_parallel_config()")
+    assert f'parallel.py", line {EPLB_LINE}, in _validate_parallel_config' in text
+    return text
+
+
+def test_a_vllm_frame_is_placed_with_its_releases_and_its_flags(tmp_path: Path) -> None:
+    report = diagnose_text(_vllm_eplb_traceback(tmp_path))
+    assert report.launch.engine == "vllm"
+    raised = " ".join(report.failures[0].diagnosis.raised_at)  # type: ignore[union-attr]
+    assert f"vLLM's vllm/config/parallel.py:{EPLB_LINE}, in ParallelConfig._validate_parallel_config" in raised
+    assert "under `if self.enable_eplb and self.tensor_parallel_size * self.data_parallel_size <= 1`" in raised
+    for flag in EPLB_FLAGS:
+        assert flag in raised
+    assert "this check is in 0.11.2 to 0.25.1" in raised
+    assert "line numbers match vLLM 0.11.2 only" in raised
+
+
+def test_a_vllm_release_and_command_given_name_the_release_and_the_values(tmp_path: Path) -> None:
+    log = "$ vllm serve Qwen/Qwen3-8B --enable-eplb\n" + _vllm_eplb_traceback(tmp_path)
+    report = diagnose_text(log, DiagnoseOptions(engine_version="0.11.2"))
+    raised = " ".join(report.failures[0].diagnosis.raised_at)  # type: ignore[union-attr]
+    assert "Your release, vLLM 0.11.2, has this check" in raised
+    assert "given: --enable-eplb" in raised and "not given: --tensor-parallel-size, --data-parallel-size" in raised
+
+
+def test_a_vllm_frame_formatted_as_no_indexed_release_is_placed_by_its_message(tmp_path: Path) -> None:
+    """vllm/v1/engine/utils.py's "Engine core initialization failed" raise, written on one line as no indexed release
+    writes it (0.11.0 split it after its first string, later releases before it): neither the line number nor the
+    source line places the frame; the exception's type and message match the function's template."""
+    source = ("def wait_for_engine_startup(finished):\n"
+              '    raise RuntimeError("Engine core initialization failed. See root cause above. " '
+              'f"Failed core proc(s): {finished}")\n')
+    text = _mirrored_traceback(tmp_path, "vllm/v1/engine/utils.py", source, "wait_for_engine_startup({'EngineCore_DP0': 1})")
+    group = diagnose_text(text).failures[0]
+    raised = " ".join(group.diagnosis.raised_at)  # type: ignore[union-attr]
+    assert "vLLM's vllm/v1/engine/utils.py:" in raised and "in wait_for_engine_startup" in raised
+    assert "Of the vLLM releases indexed (0.6.6.post1 to 0.34.0)" in raised
+    assert "line numbers match" not in raised  # line 2 is no release's
+
+
+def test_vllm_code_run_by_sglang_is_not_looked_up_in_vllms_releases(tmp_path: Path) -> None:
+    """SGLang releases import vLLM's layers: under an SGLang launch, a vLLM frame is not vLLM's release."""
+    log = "python -m sglang.launch_server --model-path Qwen/Qwen3-8B\n" + _vllm_eplb_traceback(tmp_path)
+    report = diagnose_text(log)
+    assert report.launch.engine == "sglang"
+    assert not any(group.diagnosis and group.diagnosis.raised_at for group in report.failures)

@@ -1,10 +1,11 @@
-"""Where the engine's own code raised a failure: the raise site index (raise_sites.zip, built from the released
-wheels by scripts/engine_index/build.py, `make engine-index`).
+"""Where the engine's own code raised a failure: the raise site index (raise_sites-<engine>.zip, built from
+SGLang's and vLLM's released wheels by scripts/engine_index/build.py, `make engine-index`).
 
 A traceback's innermost frame in the engine's code names a file, a function, a line and the line's source.  The
 index says which check of which releases that is: its condition and the `if`s around it, the settings it reads,
-and the releases that hold it.  The index is a zip with one member per source file, so a lookup reads only the
-file its frame names (a few ms); nothing is read for a failure that never ran through engine code.
+and the releases that hold it.  Each engine's index is a zip with one member per source file, so a lookup opens
+only its frame's engine's index and reads only the file its frame names (a few ms); nothing is read for a failure
+that never ran through engine code.
 """
 
 from __future__ import annotations
@@ -15,8 +16,24 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-INDEX = Path(__file__).with_name("raise_sites.zip")
-ENGINE_PACKAGES = {"sglang": "sglang/"}
+from logsleuth.facts.message_templates import (
+    MIN_FIXED,
+    fixed_length,
+    fixed_text,
+    short_type,
+    template_matches,
+)
+
+# One zip per engine, so a lookup opens only the index of the frame's engine (zipfile reads a zip's whole directory,
+# ~2,700 members for vLLM, in Python).
+INDEX_DIR = Path(__file__).parent
+
+
+def index_path(engine: str) -> Path:
+    return INDEX_DIR / f"raise_sites-{engine}.zip"
+
+
+ENGINE_PACKAGES = {"sglang": "sglang/", "vllm": "vllm/"}
 
 
 @dataclass(frozen=True)
@@ -24,7 +41,7 @@ class RaiseSite:
     """One check of the engine's code, as the index holds it, placed for one failure."""
 
     engine: str
-    file: str  # sglang/srt/server_args.py
+    file: str  # sglang/srt/server_args.py, vllm/config/parallel.py
     function: str  # ServerArgs._handle_speculative_decoding
     line: int  # its first line, in the user's release when known, else in the newest release that has it
     kind: str  # assert | raise | log
@@ -37,25 +54,34 @@ class RaiseSite:
     framed: tuple[str, ...] = ()  # the releases in which this check stands at the frame's line: the frames' release
 
 
-@lru_cache(maxsize=1)
-def _archive() -> Any:
-    """The index, opened once (its directory of ~1,800 members is read once a run, not once a lookup)."""
+@lru_cache(maxsize=2)
+def _archive(engine: str) -> Any:
+    """The engine's index, opened once (its directory is read once a run, not once a lookup)."""
     import zipfile  # here: only a failure that ran through engine code reads the index
 
-    return zipfile.ZipFile(INDEX)
+    return zipfile.ZipFile(index_path(engine))
 
 
-@lru_cache(maxsize=1)
-def _releases() -> dict[str, list[str]]:
-    return dict(json.loads(_archive().read("index.json"))["releases"])
+@lru_cache(maxsize=2)
+def _releases(engine: str) -> list[str]:
+    found = read_member(engine, "index.json")
+    return list(found["releases"]) if isinstance(found, dict) else []
 
 
 @lru_cache(maxsize=16)
-def _entries(member: str) -> list[dict[str, Any]]:
+def _entries(engine: str, member: str) -> list[dict[str, Any]]:
+    found = read_member(engine, member)
+    return list(found) if isinstance(found, list) else []
+
+
+def read_member(engine: str, member: str) -> Any:
+    """One member of the engine's index, parsed, or None when the index or the member is missing."""
+    if engine not in ENGINE_PACKAGES or not index_path(engine).exists():
+        return None
     try:
-        return list(json.loads(_archive().read(member)))
+        return json.loads(_archive(engine).read(member))
     except KeyError:
-        return []
+        return None
 
 
 def engine_file(path: str, engine: str) -> str | None:
@@ -68,13 +94,16 @@ def engine_file(path: str, engine: str) -> str | None:
 
 
 def find(engine: str, path: str, function: str | None, line: int | None, source: str | None,
-         version: str | None) -> RaiseSite | None:
-    """The indexed check a frame stands in, or None (not engine code, not indexed, or no check matches)."""
+         version: str | None, raised: tuple[str, str] | None = None) -> RaiseSite | None:
+    """The indexed check a frame stands in, or None (not engine code, not indexed, or no check matches).
+    `raised`, the failure's exception type and message: when neither the release's lines nor the source line place
+    the frame (a release not indexed, formatted otherwise), the function's one check whose message template it
+    matches."""
     file = engine_file(path, engine)
-    if file is None or not INDEX.exists():
+    if file is None:
         return None
-    indexed = _releases().get(engine, [])
-    in_function = [e for e in _entries(f"{file}.json") if function and (e["function"] == function or e["function"].endswith(f".{function}"))]
+    indexed = _releases(engine)
+    in_function = [e for e in _entries(engine, f"{file}.json") if function and (e["function"] == function or e["function"].endswith(f".{function}"))]
     known = indexed.index(version) if version in indexed else None
     text = (source or "").strip()
     chosen = None
@@ -89,6 +118,8 @@ def find(engine: str, path: str, function: str | None, line: int | None, source:
     if chosen is None and not text and line is not None:  # a traceback without its source lines: the line alone
         chosen = max((e for e in in_function if _holding_line(e, line)), key=lambda e: len(_holding_line(e, line)),
                      default=None)
+    if chosen is None and raised is not None:
+        chosen = _by_message(in_function, *raised)
     if chosen is None:
         return None
     numbers = sorted({n for run in chosen["lines"] for n in range(run[0], run[1] + 1)})
@@ -99,9 +130,22 @@ def find(engine: str, path: str, function: str | None, line: int | None, source:
         engine=engine, file=file, function=chosen["function"], line=first_line, kind=chosen["kind"],
         condition=chosen["condition"], guards=tuple(chosen["guards"]), fields=tuple(chosen["fields"]),
         releases=tuple(indexed[n] for n in numbers), indexed=tuple(indexed),
-        version=version if known is not None else None,
+        version=version if known in numbers else None,  # "your release has this check" only when it does
         framed=tuple(indexed[n] for n in framed),
     )
+
+
+def _by_message(entries: list[dict[str, Any]], type_name: str, message: str) -> dict[str, Any] | None:
+    """The check of that exception type whose message template the failure's message matches, when its fixed text
+    names one check (`MIN_FIXED`): of several that match, the one with the most fixed text, unless two different
+    checks tie (the same check in several releases, or with one more hole, is one check)."""
+    matching = [e for e in entries if e["type"] == short_type(type_name) and fixed_length(e["message"]) >= MIN_FIXED
+                and template_matches(e["message"], message)]
+    longest = max((fixed_length(e["message"]) for e in matching), default=0)
+    best = [e for e in matching if fixed_length(e["message"]) == longest]
+    if len({(e["kind"], fixed_text(e["message"])) for e in best}) != 1:
+        return None
+    return max(best, key=lambda e: max(run[1] for run in e["lines"]))  # the newest release's version of it
 
 
 def _holding_line(entry: dict[str, Any], line: int | None) -> list[int]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from logsleuth.facts.gpus import shows_gpu
-from logsleuth.ingest import engine_evidence
+from logsleuth.ingest import engine_evidence, engine_from_message
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, LaunchInfo, LineMeta, LogLine
 
@@ -114,6 +114,8 @@ class LaunchTracker:
     launch_lines: list[int] = field(default_factory=list)
     launches: dict[int, LaunchFacts] = field(default_factory=dict)  # marker offset -> what that launch logged
     wrappers: set[str] = field(default_factory=set)  # the programs seen running the engine (engine_evidence.WRAPPERS)
+    # The failures' exceptions, (type, message), the first few: the weakest evidence (engine_from_message.py)
+    raised: list[tuple[str, str]] = field(default_factory=list)
     _last_meta: LineMeta | None = None  # the last line's metadata read for evidence (records share theirs)
     _headers_decided: set[str] = field(default_factory=set)  # logger headers that can show nothing more
     _processes_read: set[str] = field(default_factory=set)  # process prefixes already read
@@ -268,7 +270,8 @@ class LaunchTracker:
             if kind in _FORMAT_KINDS:
                 return self._failure_engine()
             return None
-        return None
+        # Nothing else decides: the failures' own messages, the weakest evidence.
+        return engine_from_message.engine_raising(tuple(self.raised)) if self.raised else None
 
     def _failure_engine(self) -> str | None:
         """The engine the failures' own frames and lines show (both: SGLang, see `engine`), else None."""
@@ -306,6 +309,7 @@ class LaunchTracker:
         for engine, version in other.versions.items():
             self.versions.setdefault(engine, version)
         self.wrappers |= other.wrappers
+        self.raised.extend(pair for pair in other.raised if pair not in self.raised)
         self.version_hint = self.version_hint or other.version_hint
         if later_command_wins:
             self.command = other.command or self.command
@@ -330,6 +334,8 @@ class LaunchTracker:
         if meta.process and (engine := engine_evidence.process_engine(meta.process)):
             self._saw("frames", engine)
         self.wrappers |= engine_evidence.failure_wrappers(failure)
+        if len(self.raised) < engine_from_message.MAX_MESSAGES:
+            self.raised.extend(pair for pair in engine_from_message.raised_by(failure) if pair not in self.raised)
         for block in failure.exceptions:
             for frame in block.frames:
                 path = frame.file

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from logsleuth.facts.raise_sites import RaiseSite, engine_file, find, release_span
+from logsleuth.facts.raise_sites import ENGINE_PACKAGES, RaiseSite, engine_file, find, release_span
 from logsleuth.facts.raise_sites import span as _span_of
 from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes.command import CommandLine
@@ -20,12 +20,19 @@ from logsleuth.redact import secret_by_name
 
 def site_of(failure: Failure, launch: LaunchInfo) -> RaiseSite | None:
     """The indexed check the innermost engine frame of the failure's last exception stands in."""
-    if launch.engine not in (None, "sglang"):
-        return None  # the index holds SGLang's code only
-    known = launch.engine_version if launch.engine_version_source in ("log", "user") else None
-    frame = next((f for f in reversed(failure.final.frames) if engine_file(f.file, "sglang") is not None), None)
     # Only the innermost engine frame: when it is not an indexed check, an outer one is not the raiser.
-    return None if frame is None else find("sglang", frame.file, frame.function, frame.line, frame.source, known)
+    found = next(((f, engine) for f in reversed(failure.final.frames) for engine in ENGINE_PACKAGES
+                  if engine_file(f.file, engine) is not None), None)
+    if found is None:
+        return None
+    frame, engine = found
+    if launch.engine not in (None, engine):
+        # The other engine's code run by this one (SGLang releases import vLLM's layers): the index holds that
+        # engine's own releases, not the one this launch pinned, and its settings are not this launch's flags.
+        return None
+    known = launch.engine_version if launch.engine_version_source in ("log", "user") else None
+    final = failure.final
+    return find(engine, frame.file, frame.function, frame.line, frame.source, known, (final.type, final.message))
 
 
 def with_version_from_frames(launch: LaunchInfo, site: RaiseSite | None) -> LaunchInfo:
@@ -83,8 +90,9 @@ def sentences(site: RaiseSite, launch: LaunchInfo) -> tuple[str, ...]:
     else:
         out.append(f"Of the {name} releases indexed ({indexed}), this check is in {span}.")
         if site.framed and len(site.framed) < len(site.releases):
+            # Only among the releases read: an older one (or one between) may hold the same line too.
             out.append(f"The traceback's line numbers match {name} {_span_of(site, site.framed)}: likely the release "
-                       "that ran.")
+                       "that ran, if it is one the index read.")
     return tuple(out)
 
 

@@ -1,64 +1,116 @@
-"""Build logsleuth/facts/raise_sites.zip: where each indexed SGLang release raises, asserts or logs an error,
-under which condition, reading which settings, and in which of the indexed releases each check exists.
+"""Build logsleuth/facts/raise_sites-<engine>.zip: where each indexed SGLang and vLLM release raises, asserts or logs an
+error, under which condition, reading which settings, and in which of the indexed releases each check exists.
 
     python scripts/engine_index/build.py            (make engine-index)
     python scripts/engine_index/build.py --check    (is the shipped index what this script builds?)
 
-Each release's wheel is fetched with `pip download --no-deps` (never installed, never imported) and its Python
-files read with `ast` (extract.py).  A site is the same check in two releases when its file, function, kind,
-type, message, condition and guards are the same; its line numbers may differ, and are kept per release.
-The output is a zip with one JSON member per source file (`sglang/srt/server_args.py.json`), so a lookup reads
-only the file its frame names; and `index.json`: the releases, in order.  A site's lines are kept as runs of
-consecutive releases with the same lines: [first release, last release, first line, last line], release indexes
-into that list.  Deterministic (sorted, fixed member times), so --check can compare contents.
+Each release's Python files come from its wheel on PyPI, over HTTP Range requests and only those the cache lacks
+(fetch.py); nothing is installed or imported.  Each distinct file is read with `ast` once (extract.py), on
+WORKERS processes.  A site is the same check in two releases when its file, function, kind, type, message,
+condition and guards are the same; its line numbers may differ, and are kept per release.
+The output is one zip per engine (a lookup opens only its frame's engine's), with one JSON member per source file
+(`sglang/srt/server_args.py.json`, `vllm/config/parallel.py.json`), so a lookup reads only the file its frame
+names; `messages/<N>.json`, the engine's raise and assert message templates filed by word in 64 shards (which
+engine's code raises a message); and `index.json`: the releases, in order, and their wheels.  A site's lines are kept as runs of consecutive releases with the same lines:
+[first release, last release, first line, last line], release indexes into that engine's list.  Deterministic
+(sorted, fixed member times), so --check compares the files byte for byte.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
-import subprocess
 import sys
 import tempfile
+import time
 import zipfile
+from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from extract import Site, sites  # noqa: E402
+from fetch import DEFAULT_CACHE, Cache, Release, fetch_release  # noqa: E402
+from wheel_files import TRANSFER  # noqa: E402  (fetch.py put scripts/ on the path)
+
+from logsleuth.facts.engine_messages import filed_templates  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
-OUTPUT = REPO / "logsleuth" / "facts" / "raise_sites.zip"
-# The releases indexed: those with a flag catalog (logsleuth/fixes/catalogs/), 0.4.6.post2 (a real log's frames
-# match it, issue 29), and every 0.5 release that is not a post-release.  vLLM's wheels are ~400 MB each:
-# not yet indexed (see docs/how-it-reasons.md, "The engine's own code").
+OUTPUT_DIR = REPO / "logsleuth" / "facts"  # raise_sites-sglang.zip, raise_sites-vllm.zip
+EXTRACTOR = Path(__file__).with_name("extract.py")
+# The releases indexed.  SGLang: those with a flag catalog (logsleuth/fixes/catalogs/), 0.4.6.post2 (a real log's
+# frames match it, issue 29), and every 0.5 release that is not a post-release.  vLLM: those with a flag catalog
+# (0.11.2, 0.33.0) and every release PyPI received in the twelve months before 2026-12-04 (0.13.0, 2025-12-19, to
+# 0.34.0; 0.12.0 came on 2025-12-03); and the three older releases the project's vLLM pattern fixtures are written
+# for (0.6.6.post1, V0's code; 0.10.1.1; 0.11.0), whose checks moved or were reworded later: +0.3 MB, and the
+# corpora's vLLM failures at a raise or assert statement placed go from 63 to 82 of 89.
 RELEASES = {
     "sglang": (
         "0.4.6.post2", "0.4.10.post2", "0.5.1", "0.5.2", "0.5.3", "0.5.4", "0.5.5", "0.5.6", "0.5.7", "0.5.8", "0.5.9",
         "0.5.10", "0.5.11", "0.5.12", "0.5.13", "0.5.14", "0.5.15", "0.5.16", "0.5.17", "0.5.18", "0.5.19", "0.5.20",
         "0.5.21", "0.5.22", "0.5.23",
     ),
+    "vllm": (
+        "0.6.6.post1", "0.10.1.1", "0.11.0", "0.11.2", "0.13.0", "0.14.0", "0.14.1", "0.15.0", "0.15.1", "0.16.0", "0.17.0", "0.17.1", "0.18.0", "0.18.1",
+        "0.19.0", "0.19.1", "0.20.0", "0.20.1", "0.20.2", "0.21.0", "0.22.0", "0.22.1", "0.23.0", "0.24.0", "0.25.0",
+        "0.25.1", "0.26.0", "0.27.0", "0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0", "0.34.0",
+    ),
 }
-# Only the server's code: the frontend language and the benchmarks raise nothing a launch meets.
-INDEXED_PREFIXES = {"sglang": ("sglang/srt/", "sglang/launch_server.py")}
+# Only the server's code: SGLang's frontend language and benchmarks raise nothing a launch meets; vLLM's
+# benchmarks are `vllm bench`, and its third_party/ is other projects' code vendored.
+INDEXED_PREFIXES = {"sglang": ("sglang/srt/", "sglang/launch_server.py"), "vllm": ("vllm/",)}
+LEFT_OUT_PREFIXES = {"sglang": (), "vllm": ("vllm/third_party/", "vllm/benchmarks/")}
+WORKERS = 2  # processes reading sources with ast: this machine's cores
+BATCH = 64  # contents per worker job
 
 
-def wheel_of(engine: str, version: str, into: Path) -> Path:
-    subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:", "--quiet",
-         f"{engine}=={version}", "-d", str(into)],
-        check=True,
-    )
-    (wheel,) = into.glob(f"{engine}-{version}-*.whl")
-    return wheel
+def indexed(engine: str, name: str) -> bool:
+    return name.startswith(INDEXED_PREFIXES[engine]) and not name.startswith(LEFT_OUT_PREFIXES[engine])
 
 
-def release_sites(engine: str, wheel: Path) -> list[Site]:
-    found: list[Site] = []
-    with zipfile.ZipFile(wheel) as archive:
-        for name in sorted(archive.namelist()):
-            if name.endswith(".py") and name.startswith(INDEXED_PREFIXES[engine]):
-                found.extend(sites(archive.read(name).decode("utf-8", "replace"), name))
+def _sites_of(database: Path, keys: list[str]) -> dict[str, str]:
+    """A worker's job: the sites of a batch of contents, as JSON records, each source read from the cache."""
+    cache = Cache(database.parent, read_only=True)
+    return {key: json.dumps([site.record() for site in sites(cache.source(key).decode("utf-8", "replace"),
+                                                             key.rsplit(":", 2)[0])])
+            for key in keys}
+
+
+def read_releases(cache: Cache, releases: dict[str, tuple[str, ...]]) -> dict[tuple[str, str], Release]:
+    """Every release's files in the cache (fetched where missing), and every indexed content's sites.  The workers
+    read a release's new contents with ast while the next release is fetched."""
+    extractor = hashlib.sha256(EXTRACTOR.read_bytes()).hexdigest()[:16]
+    found: dict[tuple[str, str], Release] = {}
+    submitted: set[str] = set()
+    pending: list[Future[dict[str, str]]] = []
+    started = time.monotonic()
+
+    def store(done: list[Future[dict[str, str]]]) -> None:
+        for future in done:
+            cache.add_sites(extractor, future.result())
+            pending.remove(future)
+
+    with ProcessPoolExecutor(WORKERS) as pool:
+        for engine, versions in releases.items():
+            for version in versions:
+                release = found[engine, version] = fetch_release(engine, version, cache)
+                keys = sorted({key for name, key in release.files.items() if indexed(engine, name)} - submitted)
+                submitted.update(keys)
+                missing = sorted(set(keys) - set(cache.sites(extractor, keys)))
+                pending.extend(pool.submit(_sites_of, cache.path, missing[start:start + BATCH])
+                               for start in range(0, len(missing), BATCH))
+                store([future for future in pending if future.done()])
+        store(list(pending))
+    print(f"fetched and read the sources with ast in {time.monotonic() - started:.0f} s", file=sys.stderr)
     return found
+
+
+def release_sites(cache: Cache, release: Release, extractor: str, memo: dict[str, list[Site]]) -> list[Site]:
+    wanted = sorted(key for name, key in release.files.items() if indexed(release.engine, name))
+    unread = [key for key in wanted if key not in memo]
+    for key, text in cache.sites(extractor, unread).items():
+        memo[key] = [Site.from_record(record) for record in json.loads(text)]
+    return [site for key in wanted for site in memo[key]]
 
 
 def merged(versions: tuple[str, ...], per_release: dict[str, list[Site]]) -> dict[str, list[dict[str, object]]]:
@@ -101,47 +153,55 @@ def _member(archive: zipfile.ZipFile, name: str, data: object) -> None:
     archive.writestr(info, json.dumps(data, sort_keys=True, separators=(",", ":")), compresslevel=9)
 
 
-def build(cache: Path, output: Path) -> None:
-    with zipfile.ZipFile(output, "w") as archive:
-        engines = {}
-        for engine, versions in RELEASES.items():
-            per_release = {}
-            for version in versions:
-                wheel = next(cache.glob(f"{engine}-{version}-*.whl"), None) or wheel_of(engine, version, cache)
-                per_release[version] = release_sites(engine, wheel)
-                print(f"{engine} {version}: {len(per_release[version])} sites", file=sys.stderr)
+def build(cache: Cache, directory: Path) -> None:
+    """Each engine's index, `raise_sites-<engine>.zip`, into `directory`."""
+    found = read_releases(cache, RELEASES)
+    extractor = hashlib.sha256(EXTRACTOR.read_bytes()).hexdigest()[:16]
+    for engine, versions in RELEASES.items():
+        memo: dict[str, list[Site]] = {}
+        per_release = {version: release_sites(cache, found[engine, version], extractor, memo) for version in versions}
+        with zipfile.ZipFile(directory / output_name(engine), "w") as archive:
             for file, entries in sorted(merged(versions, per_release).items()):
                 _member(archive, f"{file}.json", entries)
-            engines[engine] = list(versions)
-        _member(archive, "index.json", {
-            "schema": 1, "releases": engines,
-            "how": "scripts/engine_index/build.py: each release's wheel from PyPI (pip download --no-deps), read with ast",
-        })
+            # Which engine raises a message (logsleuth/facts/engine_messages.py): its raise and assert templates.
+            raised = {(site.type, site.message) for sites_ in per_release.values() for site in sites_ if site.kind != "log"}
+            for number, shard in filed_templates(sorted(raised)).items():
+                _member(archive, f"messages/{number}.json", shard)
+            _member(archive, "index.json", {
+                "schema": 2, "engine": engine, "releases": list(versions),
+                "wheels": [found[engine, version].wheel for version in versions],
+                "how": "scripts/engine_index/build.py: each release's Python files from its wheel on PyPI, read with ast",
+            })
 
 
-def contents(path: Path) -> dict[str, bytes]:
-    with zipfile.ZipFile(path) as archive:
-        return {name: archive.read(name) for name in archive.namelist()}
+def output_name(engine: str) -> str:
+    return f"raise_sites-{engine}.zip"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 when the shipped index differs")
-    parser.add_argument("--cache", type=Path, help="keep the wheels here (default: a temporary directory)")
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help=f"sources and sites (default {DEFAULT_CACHE})")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="logsleuth-engine-index-") as tmp:
-        cache = args.cache or Path(tmp)
-        cache.mkdir(parents=True, exist_ok=True)
-        built = Path(tmp) / "raise_sites.zip"
-        build(cache, built)
-        if args.check:
-            same = OUTPUT.exists() and contents(OUTPUT) == contents(built)
-            print("the shipped index is up to date" if same else f"{OUTPUT} differs: run make engine-index",
-                  file=sys.stderr)
-            return 0 if same else 1
-        OUTPUT.write_bytes(built.read_bytes())
-    print(f"wrote {OUTPUT} ({OUTPUT.stat().st_size >> 10} KiB)", file=sys.stderr)
-    return 0
+    started = time.monotonic()
+    try:
+        with tempfile.TemporaryDirectory(prefix="logsleuth-engine-index-") as tmp:
+            build(Cache(args.cache), Path(tmp))
+            names = [output_name(engine) for engine in RELEASES]
+            if args.check:
+                stale = [name for name in names
+                         if not (OUTPUT_DIR / name).exists() or (OUTPUT_DIR / name).read_bytes() != (Path(tmp) / name).read_bytes()]
+                print(f"{', '.join(stale)} differ: run make engine-index" if stale else "the shipped index is up to date",
+                      file=sys.stderr)
+                return 1 if stale else 0
+            for name in names:
+                (OUTPUT_DIR / name).write_bytes((Path(tmp) / name).read_bytes())
+                print(f"wrote {OUTPUT_DIR / name} ({(OUTPUT_DIR / name).stat().st_size >> 10} KiB)", file=sys.stderr)
+        return 0
+    finally:
+        if TRANSFER.requests:  # releases missing from the cache were read from PyPI
+            print(f"read {TRANSFER.bytes / 1e6:.1f} MB from PyPI in {TRANSFER.requests} requests", file=sys.stderr)
+        print(f"took {time.monotonic() - started:.0f} s", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -1,12 +1,15 @@
 """How many failures that come from engine code find their raise site in the index (issue 29's coverage figure).
 
     python scripts/engine_index/coverage.py [DIR ...]   (default: tests/fixtures/wild, tests/fixtures/sglang,
-                                                          tests/fixtures/patterns, ../shared/corpus)
+                                                          tests/fixtures/vllm, tests/fixtures/patterns,
+                                                          ../shared/corpus)
 
-A failure "comes from engine code" when the innermost frame of its last exception lies in SGLang's package (the
-index holds SGLang's server code; vLLM is not indexed yet, and a failure raised in a third-party package under
-an engine frame is not counted).  It is covered when its diagnosis carries `raised_at`.  Prints the totals and
-the uncovered failures' innermost frames (file, function), never log text.
+A failure "comes from engine code" when the innermost frame of its last exception lies in an engine's package as
+the index reads it (SGLang's server code, vLLM's package without its vendored and benchmark code; a failure
+raised in a third-party package under an engine frame is not counted).  It is covered when its diagnosis carries
+`raised_at`.  Prints the totals per engine and in all (and among them, those whose innermost frame's source line
+is a `raise` or `assert`: the engine's own check, not a call that failed inside torch or the standard library), and the uncovered failures' innermost frames (file,
+function), never log text.
 """
 
 from __future__ import annotations
@@ -18,37 +21,59 @@ from pathlib import Path
 from logsleuth.api import DiagnoseOptions, diagnose
 
 REPO = Path(__file__).resolve().parents[2]
-DEFAULT = [REPO / "tests/fixtures/wild", REPO / "tests/fixtures/sglang", REPO / "tests/fixtures/patterns",
-           REPO.parent / "shared" / "corpus"]
+DEFAULT = [REPO / "tests/fixtures/wild", REPO / "tests/fixtures/sglang", REPO / "tests/fixtures/vllm",
+           REPO / "tests/fixtures/patterns", REPO.parent / "shared" / "corpus"]
+# What the index leaves out of each package (scripts/engine_index/build.py): not counted.
+NOT_INDEXED = {"sglang": ("sglang/lang/", "sglang/test/"), "vllm": ("vllm/third_party/", "vllm/benchmarks/")}
 
 
-def innermost_engine_file(frames: tuple[object, ...]) -> str | None:
+def innermost_engine_file(frames: tuple[object, ...]) -> tuple[str, str] | None:
+    """(engine, `vllm/v1/engine/core.py`) when the innermost frame is an indexed engine file, else None."""
     if not frames:
         return None
-    last = frames[-1]
-    path = f"/{getattr(last, 'file', '')}".replace("\\", "/")
-    return path.rsplit("/sglang/", 1)[1] if "/sglang/" in path else None
+    path = f"/{getattr(frames[-1], 'file', '')}".replace("\\", "/")
+    for engine in ("sglang", "vllm"):
+        if f"/{engine}/" in path:
+            file = f"{engine}/" + path.rsplit(f"/{engine}/", 1)[1]
+            return None if file.startswith(NOT_INDEXED[engine]) else (engine, file)
+    return None
 
 
 def main() -> int:
     roots = [Path(arg) for arg in sys.argv[1:]] or [root for root in DEFAULT if root.exists()]
-    counted = covered = 0
+    counted: Counter[str] = Counter()
+    covered: Counter[str] = Counter()
     missed: Counter[str] = Counter()
+    # Those whose innermost frame shows a `raise` or `assert` statement: raised by the engine's own check (the rest
+    # failed inside a call the engine made: torch running out of memory, a dict lookup, a socket's bind).
+    by_statement: Counter[str] = Counter()
+    by_statement_covered: Counter[str] = Counter()
     for root in roots:
         for log in sorted(root.rglob("*.log")):
             report = diagnose([str(log)], DiagnoseOptions(all_failures=True))
             for group in report.failures:
-                file = innermost_engine_file(group.failure.final.frames)
-                if file is None or file.startswith(("lang/", "test/")):
+                found = innermost_engine_file(group.failure.final.frames)
+                if found is None:
                     continue
-                counted += 1
+                engine, file = found
+                counted[engine] += 1
+                statement = (group.failure.final.frames[-1].source or "").lstrip().startswith(("raise ", "raise(", "assert "))
+                by_statement[engine] += statement
                 if group.diagnosis is not None and group.diagnosis.raised_at:
-                    covered += 1
+                    covered[engine] += 1
+                    by_statement_covered[engine] += statement
                 else:
-                    missed[f"sglang/{file} in {group.failure.final.frames[-1].function}"] += 1
-    share = f"{100 * covered / counted:.0f}%" if counted else "-"
-    print(f"failures raised in SGLang's code: {counted}; raise site found: {covered} ({share})")
-    for where, count in missed.most_common(25):
+                    missed[f"{file} in {group.failure.final.frames[-1].function}"] += 1
+    for engine in ("sglang", "vllm", "total"):
+        count = sum(counted.values()) if engine == "total" else counted[engine]
+        hits = sum(covered.values()) if engine == "total" else covered[engine]
+        share = f"{100 * hits / count:.0f}%" if count else "-"
+        print(f"failures raised in {engine} code: {count}; raise site found: {hits} ({share})")
+        count = sum(by_statement.values()) if engine == "total" else by_statement[engine]
+        hits = sum(by_statement_covered.values()) if engine == "total" else by_statement_covered[engine]
+        share = f"{100 * hits / count:.0f}%" if count else "-"
+        print(f"  of which at a raise or assert statement: {count}; raise site found: {hits} ({share})")
+    for where, count in missed.most_common(40):
         print(f"  not found ({count}): {where}")
     return 0
 

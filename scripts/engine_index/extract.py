@@ -14,6 +14,7 @@ import ast
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 SETTINGS_OWNERS = frozenset({"self", "server_args", "args", "engine_args", "config", "vllm_config", "parallel_config",
                              "model_config", "cache_config", "scheduler_config", "speculative_config"})
@@ -35,6 +36,16 @@ class Site:
     guards: tuple[str, ...]  # the `if` tests around it, outermost first
     fields: tuple[str, ...]  # settings the condition and guards read
     text: tuple[str, ...]  # the statement's source lines, stripped
+
+    def record(self) -> list[object]:
+        """The site as plain JSON values, in field order (fetch.py's cache keeps them so)."""
+        return [self.file, self.function, self.first_line, self.last_line, self.kind, self.type, self.message,
+                self.condition, list(self.guards), list(self.fields), list(self.text)]
+
+    @classmethod
+    def from_record(cls, record: list[Any]) -> Site:
+        file, function, first, last, kind, type_, message, condition, guards, fields, text = record
+        return cls(file, function, first, last, kind, type_, message, condition, tuple(guards), tuple(fields), tuple(text))
 
     def identity(self) -> tuple[str, ...]:
         """What makes two releases' sites the same check: where it is and what it says, not its line."""

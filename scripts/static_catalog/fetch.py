@@ -19,7 +19,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import zipfile
 from pathlib import Path
 
@@ -86,13 +85,7 @@ def cached_sources(engine: str, version: str, cache: Path) -> Path:
 
 def _downloaded_sources(engine: str, version: str) -> tuple[dict[str, bytes], dict[str, str]]:
     """The kept sources and the source record from the whole wheel, downloaded with pip and deleted once read."""
-    with tempfile.TemporaryDirectory(prefix="logsleuth-static-catalog-") as tmp:
-        subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:", "--quiet",
-             f"{engine}=={version}", "-d", tmp],
-            check=True,
-        )
-        (wheel,) = Path(tmp).glob("*.whl")
+    with wheel_files.downloaded_wheel(engine, version) as wheel:
         digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
         with zipfile.ZipFile(wheel) as source:
             sources = {name: source.read(name) for name in source.namelist() if kept(engine, name)}

@@ -24,8 +24,6 @@ ENGINE_UNSHOWN: dict[str, str] = {
     "deepgemm-device-assert/sgl-project-sglang-29993-two-lines": "DeepGEMM's assertion and a TVM runtime error: a kernel library's words, no engine file",
     "deepgemm-unsupported-arch/sgl-project-sglang-25877-quoted-in-prose": "DeepGEMM's TVM error quoted in a sentence: a kernel library's words, no engine file",
     "no-kernel-image/sgl-project-sglang-1058-flashinfer-lines": "flashinfer's own CUDA error prints and multiprocessing's header: no engine file, header or command",
-    "flashinfer-version-assert/flashinfer-ai-flashinfer-794-inline-in-sentence": _QUOTED_LINE,
-    "flashinfer-version-assert/sgl-project-sglang-6160-quoted-in-prose": _QUOTED_LINE,
     "nccl-init-pynccl/xorbitsai-inference-2945-title-line": "an issue title: NCCL's error under Xinference's tag, which runs either engine",
     "spec-decode-grammar-crash/sgl-project-sglang-29110-inline-in-sentence": _QUOTED_LINE,
     "transformers-rope-config-mismatch/sgl-project-sglang-22739-exception-only": "a bare `KeyError: 'rope_theta'`",

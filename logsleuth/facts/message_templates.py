@@ -1,0 +1,71 @@
+"""A raise site's message template as a pattern: the raise site index (raise_sites-<engine>.zip) keeps each
+`raise` and `assert` message as text with `{}` where the code computes text at run time
+(`f"Engine core initialization failed. Failed core proc(s): {finished}"` is
+`Engine core initialization failed. Failed core proc(s): {}`).  Which messages it prints, how much fixed text
+it has, and the word it is filed under (facts/engine_messages.py).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from logsleuth.lazyre import compile_lazily
+
+HOLE = "{}"
+# A template's fixed text, holes left out, must be this long to stand for one check: "Invalid value {}" (13) is
+# raised by many programs; "Engine core initialization failed" is vLLM's alone.
+MIN_FIXED = 24
+MAX_MESSAGE = 4000  # a message longer than this is not looked up (a template is a sentence or a few)
+WORD = compile_lazily(r"[A-Za-z_][A-Za-z0-9_]{3,}")
+
+
+def fixed_text(template: str) -> str:
+    """The template without its holes, white space as single spaces: two templates that differ only in holes print
+    the same kind of message."""
+    return " ".join(template.replace(HOLE, " ").split())
+
+
+def fixed_length(template: str) -> int:
+    return len(fixed_text(template))
+
+
+@lru_cache(maxsize=4096)
+def _pattern(template: str) -> re.Pattern[str]:
+    """The template as a regex over a whole message: fixed text literal (any run of white space as any run, since
+    a log may rewrap it), each hole any text."""
+    parts = []
+    for fixed in template.split(HOLE):
+        parts.append(r"\s+".join(re.escape(chunk) for chunk in fixed.split()) if fixed.strip() else "")
+        if fixed[:1].isspace() and parts[-1]:
+            parts[-1] = r"\s*" + parts[-1]
+        if fixed[-1:].isspace() and parts[-1]:
+            parts[-1] += r"\s*"
+    return re.compile("(?s)" + ".*?".join(parts))
+
+
+def template_matches(template: str, message: str) -> bool:
+    """The message is what the template prints (its holes filled in), white space aside."""
+    text = message.strip()
+    if not template.strip() or len(text) > MAX_MESSAGE:
+        return False
+    return _pattern(template.strip()).fullmatch(text) is not None
+
+
+def anchor_word(template: str) -> str | None:
+    """The word a template is filed under: its longest word of fixed text that no hole touches (a hole next to
+    `_size` may print `tp_size`), so the same word stands whole in every message the template prints."""
+    pieces = template.split(HOLE)
+    best: str | None = None
+    for number, fixed in enumerate(pieces):
+        for found in WORD.finditer(fixed):
+            touches_hole = (found.start() == 0 and number > 0) or (found.end() == len(fixed) and number < len(pieces) - 1)
+            word = found.group()
+            if not touches_hole and (best is None or (len(word), word) > (len(best), best)):
+                best = word
+    return best
+
+
+def short_type(name: str) -> str:
+    """`vllm.v1.engine.exceptions.EngineDeadError` -> `EngineDeadError`."""
+    return name.rsplit(".", 1)[-1]

@@ -1,0 +1,42 @@
+"""The engine from a failure's own message (issue 29, item 3): the weakest evidence of the engine, read only when
+the log shows no other.
+
+A paste that holds a failure and nothing else (no launch command, no banner, no logger header, no frame in either
+engine's package) still names its engine when the failure's message is one that only one engine's code raises:
+`RuntimeError: Engine core initialization failed. See root cause above. …` is vLLM's (vllm/v1/engine/utils.py),
+`RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. …` is SGLang's (its model
+runner's KV cache sizing).  The raise site index
+holds every raise and assert message template of the indexed releases (facts/engine_messages.py); a message
+that matches the templates of one engine and not the other's is evidence for that engine.
+
+Not evidence: a message that only names an engine ("No module named 'vllm'", "please install sglang"): neither
+engine's code raises it as it stands, so no template matches, unless one engine's own code does raise it, which is
+then that engine's (SGLang's "Please install vllm …" is SGLang's code speaking).  A message both engines raise
+decides nothing.  launch.py asks this only when no other evidence of either engine was seen.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from logsleuth.models import Failure
+
+MAX_MESSAGES = 8  # the first distinct exceptions of a log are enough: a paste with no other evidence is short
+
+
+def raised_by(failure: Failure) -> list[tuple[str, str]]:
+    """The (type, message) of each exception of the failure's chain that has a message."""
+    return [(block.type, block.message) for block in failure.exceptions if block.message.strip()]
+
+
+@lru_cache(maxsize=64)
+def engine_raising(raised: tuple[tuple[str, str], ...]) -> str | None:
+    """The one engine whose indexed code raises these exceptions, or None (neither, or both).  Cached: watch asks
+    the engine line by line."""
+    # Imported here: only a log that shows nothing else reads the index.
+    from logsleuth.facts.engine_messages import engines_raising
+
+    engines: set[str] = set()
+    for type_name, message in raised[:MAX_MESSAGES]:
+        engines |= engines_raising(type_name, message)
+    return next(iter(engines)) if len(engines) == 1 else None

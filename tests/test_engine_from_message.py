@@ -1,0 +1,66 @@
+"""The engine from the failure's own message (issue 29, item 3; ingest/engine_from_message.py): a message only one
+engine's indexed code raises decides the engine of a paste that shows nothing else, and nothing more.
+
+Each traceback is real CPython's, raised from a user's script (no frame in either engine's package), with the
+engines' real wordings: vLLM's "Engine core initialization failed" (vllm/v1/engine/utils.py, every indexed vLLM
+release; vllm-project/vllm#14452), SGLang's "Not enough memory. Please try to increase --mem-fraction-static"
+(its model runner's KV cache sizing; the sglang-kv-cache-not-enough-memory pattern's fixtures)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from logsleuth.api import diagnose_text
+from logsleuth.ingest.engine_from_message import engine_raising
+
+VLLM_ONLY = ("RuntimeError", "Engine core initialization failed. See root cause above. Failed core proc(s): "
+             "{'EngineCore_DP0': 1}")
+SGLANG_ONLY = ("RuntimeError", "Not enough memory. Please try to increase --mem-fraction-static. Current value: "
+               "self.server_args.mem_fraction_static=0.4")
+
+
+def _traceback(tmp_path: Path, statement: str) -> str:
+    """What real CPython prints when a user's script runs `statement` and it raises."""
+    script = tmp_path / "app.py"
+    script.write_text(f"def start():\n    {statement}\n\nstart()\n", encoding="utf-8")
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 1 and "Traceback (most recent call last):" in run.stderr
+    return run.stderr
+
+
+def _raising(kind: str, message: str) -> str:
+    return f"raise {kind}({message!r})"
+
+
+def test_a_message_only_vllms_code_raises_decides_vllm(tmp_path: Path) -> None:
+    report = diagnose_text(_traceback(tmp_path, _raising(*VLLM_ONLY)))
+    assert report.launch.engine == "vllm"
+
+
+def test_a_message_only_sglangs_code_raises_decides_sglang(tmp_path: Path) -> None:
+    report = diagnose_text(_traceback(tmp_path, _raising(*SGLANG_ONLY)))
+    assert report.launch.engine == "sglang"
+
+
+def test_a_message_that_only_names_an_engine_decides_nothing(tmp_path: Path) -> None:
+    """Python's own import error names vLLM's package; neither engine's code raises it."""
+    report = diagnose_text(_traceback(tmp_path, "import vllm_is_not_installed_here as vllm"))
+    assert report.failures and report.launch.engine is None
+    assert engine_raising((("ModuleNotFoundError", "No module named 'vllm'"),)) is None
+
+
+def test_the_message_is_the_weakest_evidence(tmp_path: Path) -> None:
+    """A launch command of the other engine decides; so does a frame of its package."""
+    vllm_message = _traceback(tmp_path, _raising(*VLLM_ONLY))
+    launched = diagnose_text("python -m sglang.launch_server --model-path Qwen/Qwen3-8B\n" + vllm_message)
+    assert launched.launch.engine == "sglang"
+    framed = vllm_message.replace(str(tmp_path / "app.py"), "/opt/venv/lib/python3.11/site-packages/sglang/srt/entrypoints/engine.py")
+    assert diagnose_text(framed).launch.engine == "sglang"
+
+
+def test_the_type_must_match_and_both_engines_decide_nothing() -> None:
+    assert engine_raising((VLLM_ONLY,)) == "vllm"
+    assert engine_raising((("ValueError", VLLM_ONLY[1]),)) is None  # vLLM raises it as a RuntimeError
+    assert engine_raising((VLLM_ONLY, SGLANG_ONLY)) is None
