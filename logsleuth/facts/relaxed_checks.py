@@ -23,6 +23,13 @@ class RelaxedCheck:
     source: str
     failing: str
     proof: str
+    # The release the upgrade names, when the launch needs more than the relaxing one (a later release is where the
+    # same launch also gets past what stood behind the check); relaxed_in when the row leaves it out.
+    upgrade_to: str = ""
+
+    @property
+    def upgrade_release(self) -> str:
+        return self.upgrade_to or self.relaxed_in
 
 
 @cache

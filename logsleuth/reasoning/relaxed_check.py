@@ -30,11 +30,12 @@ def relaxed_check_of(site: RaiseSite) -> RelaxedCheck | None:
 def upgrade_past(row: RelaxedCheck, version: str | None) -> Fix:
     name = ENGINE_NAMES.get(row.engine, row.engine)
     since = f"from {name} {row.relaxed_in} on, {row.change} ({row.source})"
+    target = row.upgrade_release
     if version is None:
         summary = f"Or, if upgrading is an option, upgrade: this check is gone {since}."
     else:
-        summary = f"Or upgrade {name} from {version} to {row.relaxed_in} or later: this check is gone {since}."
-    return Fix(summary=summary, steps=(f'pip install --upgrade "{row.engine}>={row.relaxed_in}"',))
+        summary = f"Or upgrade {name} from {version} to {target} or later: this check is gone {since}."
+    return Fix(summary=summary, steps=(f'pip install --upgrade "{row.engine}>={target}"',))
 
 
 def with_relaxed_check(group: FailureGroup, site: RaiseSite | None, launch: LaunchInfo) -> FailureGroup:

@@ -8,8 +8,9 @@ A failure "comes from engine code" when the innermost frame of its last exceptio
 the index reads it (SGLang's server code, vLLM's package without its vendored and benchmark code; a failure
 raised in a third-party package under an engine frame is not counted).  It is covered when its diagnosis carries
 `raised_at`.  Prints the totals per engine and in all (and among them, those whose innermost frame's source line
-is a `raise` or `assert`: the engine's own check, not a call that failed inside torch or the standard library), and the uncovered failures' innermost frames (file,
-function), never log text.
+is a `raise` or `assert`: the engine's own check, not a call that failed inside torch or the standard library), the
+failures offered an upgrade past a check a later release relaxed (logsleuth/facts/relaxed_checks.toml, issue 29's
+"at least 10" figure), and the uncovered failures' innermost frames (file, function), never log text.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ def main() -> int:
     # failed inside a call the engine made: torch running out of memory, a dict lookup, a socket's bind).
     by_statement: Counter[str] = Counter()
     by_statement_covered: Counter[str] = Counter()
+    upgraded: Counter[str] = Counter()  # offered `pip install --upgrade "<engine>>=X"` past a relaxed check
     for root in roots:
         for log in sorted(root.rglob("*.log")):
             report = diagnose([str(log)], DiagnoseOptions(all_failures=True))
@@ -59,6 +61,9 @@ def main() -> int:
                 counted[engine] += 1
                 statement = (group.failure.final.frames[-1].source or "").lstrip().startswith(("raise ", "raise(", "assert "))
                 by_statement[engine] += statement
+                fix = group.diagnosis.fix if group.diagnosis is not None else None
+                upgraded[engine] += any(step.startswith(f'pip install --upgrade "{engine}>=')
+                                        for alt in (fix.alternatives if fix else ()) for step in alt.steps)
                 if group.diagnosis is not None and group.diagnosis.raised_at:
                     covered[engine] += 1
                     by_statement_covered[engine] += statement
@@ -73,6 +78,8 @@ def main() -> int:
         hits = sum(by_statement_covered.values()) if engine == "total" else by_statement_covered[engine]
         share = f"{100 * hits / count:.0f}%" if count else "-"
         print(f"  of which at a raise or assert statement: {count}; raise site found: {hits} ({share})")
+    print(f"offered an upgrade past a relaxed check: {sum(upgraded.values())} "
+          f"({', '.join(f'{engine} {upgraded[engine]}' for engine in ('sglang', 'vllm'))})")
     for where, count in missed.most_common(40):
         print(f"  not found ({count}): {where}")
     return 0

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import shlex
 import shutil
 import subprocess
@@ -45,6 +44,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from flagops import applied_command  # noqa: E402
 from run import VERSIONS, Result, run_command_string, venv_dir  # noqa: E402
+from upgrade import oldest_at_or_after, upgrade_target  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "sglang"
@@ -169,30 +169,20 @@ def fix_env(entry: dict[str, Any]) -> dict[str, str]:
     return {str(k): str(v) for k, v in (entry.get("env") or {}).items()}
 
 
-_UPGRADE = re.compile(r'pip install --upgrade "sglang>=(?P<release>[0-9][\w.]*)"')
-
-
 def upgrade_release(entry: dict[str, Any]) -> str | None:
-    """The release an upgrade alternative points to (`pip install --upgrade "sglang>=0.5.19"`, no flag or env
-    change): the same command is to pass there, not on the fixture's release."""
-    if entry.get("flags") or entry.get("env"):
-        return None
-    found = (_UPGRADE.search(step) for step in entry.get("steps") or [])
-    return next((m["release"] for m in found if m), None)
-
-
-def _release_key(version: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in re.findall(r"\d+", version))
+    """The SGLang release an upgrade alternative points to (`pip install --upgrade "sglang>=0.5.19"`, no flag or
+    env change): the same command is to pass there, not on the fixture's release."""
+    target = upgrade_target(entry)
+    return target[1] if target is not None and target[0] == "sglang" else None
 
 
 def judge_upgrade(release: str, fx: Fixture, label: str, problems: list[str]) -> bool:
     """Run the fixture's own command on the oldest oracle release at or after `release`: an upgrade is verified
     only where a real release of that range accepts the same command."""
-    later = [v for v in VERSIONS if _release_key(v) >= _release_key(release)]
-    if not later:
+    oldest = oldest_at_or_after(release, VERSIONS)
+    if oldest is None:
         problems.append(f"{label}: upgrade to {release} (no oracle release at or after it to run it on)")
         return False
-    oldest = min(later, key=_release_key)
     return judge(oldest, fx.command, {}, f"{label} (upgrade to {release}, run on {oldest}) still fails", problems)
 
 

@@ -5,7 +5,11 @@ For every ``tests/fixtures/vllm/<version>/<name>.toml`` with ``expect_failure = 
   (a) re-run ``command`` on that version            -> must fail (the fixture is still true)
   (b) ``logsleuth diagnose LOG --cmd COMMAND --engine-version V --format json``
                                                     -> failures[0].diagnosis.pattern == expect_pattern
-  (c) run ``fix.command`` and each alternative's ``command`` on the same version -> must pass
+  (c) run ``fix.command`` and each alternative's ``command`` on the same version -> must pass; an upgrade
+      alternative (``pip install --upgrade "vllm>=X"``, logsleuth/facts/relaxed_checks.toml) runs the fixture's
+      own command on the oldest oracle release at or after X instead
+For a failing fixture without a pattern, only (a) and the upgrade alternatives of (c) are checked, when its
+diagnosis offers one (the rest of its advice is general guidance, not a command).
 A fix that needs a value only the user knows (``needs_input``) is listed, not run. A fix with neither a
 command nor needs_input is a miss (text-only advice cannot be proven). Prints a patterns x versions table;
 exits 1 on any miss, 0 otherwise (0 with a message when logsleuth is not installed).
@@ -31,6 +35,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from run import VERSIONS, run_command_string, venv_dir  # noqa: E402
+
+sys.path.insert(1, str(Path(__file__).resolve().parents[1] / "oracle"))
+from upgrade import oldest_at_or_after, upgrade_target  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "vllm"
@@ -109,32 +116,60 @@ def verify(cli: list[str], fx: Fixture, rerun: bool) -> Verdict:
     except (ValueError, subprocess.TimeoutExpired) as exc:
         verdict.problems.append(f"diagnose: {exc}")
         return verdict
-    if diagnosis.get("pattern") != fx.expect_pattern:
+    if fx.expect_pattern and diagnosis.get("pattern") != fx.expect_pattern:
         verdict.problems.append(f"diagnosed as {diagnosis.get('pattern')!r}, expected {fx.expect_pattern!r}")
         return verdict
     for label, entry in fix_entries(diagnosis):
-        env = {str(k): str(v) for k, v in (entry.get("env") or {}).items()}
-        command = entry.get("command") or (fx.command if env else "")
-        wanted = list(entry.get("needs_input") or [])
-        if not command and wanted:
-            verdict.needs_input.append(f"{label}: needs {', '.join(wanted)}")
-            continue
-        if not command:
-            verdict.problems.append(f"{label}: no command to run (text-only fix: {str(entry.get('summary'))[:80]})")
-            continue
-        result = run_command_string(fx.version, command, extra_env=env)
-        if result.passed:
-            verdict.fixes_passed += 1
-        else:
-            last = [line for line in result.output.splitlines() if line.strip()][-1:] or ["(no output)"]
-            verdict.problems.append(f"{label} still fails: {command}\n      -> {last[0][:200]}")
+        if not fx.expect_pattern and upgrade_target(entry) is None:
+            continue  # general guidance of an unpatterned failure: no command to prove
+        check(fx, label, entry, verdict)
     return verdict
+
+
+def check(fx: Fixture, label: str, entry: dict[str, Any], verdict: Verdict) -> None:
+    """Run one fix or alternative on the oracle; its outcome goes into the verdict."""
+    target = upgrade_target(entry)
+    if target is not None:
+        engine, release = target
+        version = oldest_at_or_after(release, VERSIONS) if engine == "vllm" else None
+        if version is None:
+            verdict.problems.append(f"{label}: upgrade to {engine} {release} (no vLLM oracle release at or after it)")
+            return
+        run(version, fx.command, {}, f"{label} (upgrade to {release}, run on {version}) still fails", verdict)
+        return
+    env = {str(k): str(v) for k, v in (entry.get("env") or {}).items()}
+    command = entry.get("command") or (fx.command if env else "")
+    wanted = list(entry.get("needs_input") or [])
+    if not command and wanted:
+        verdict.needs_input.append(f"{label}: needs {', '.join(wanted)}")
+        return
+    if not command:
+        verdict.problems.append(f"{label}: no command to run (text-only fix: {str(entry.get('summary'))[:80]})")
+        return
+    run(fx.version, command, env, f"{label} still fails", verdict)
+
+
+def run(version: str, command: str, env: dict[str, str], failing: str, verdict: Verdict) -> None:
+    result = run_command_string(version, command, extra_env=env)
+    if result.passed:
+        verdict.fixes_passed += 1
+    else:
+        last = [line for line in result.output.splitlines() if line.strip()][-1:] or ["(no output)"]
+        verdict.problems.append(f"{failing}: {command}\n      -> {last[0][:200]}")
+
+
+def upgrades_offered(cli: list[str], fx: Fixture) -> bool:
+    """Whether an unpatterned fixture's diagnosis offers an upgrade (then verify() proves it)."""
+    try:
+        return any(upgrade_target(entry) is not None for _, entry in fix_entries(diagnose(cli, fx)))
+    except (ValueError, subprocess.TimeoutExpired):
+        return False
 
 
 def print_table(verdicts: list[Verdict], versions: list[str]) -> None:
     cells: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
     for v in verdicts:
-        cells[v.fixture.expect_pattern][v.fixture.version].append(v.ok)
+        cells[v.fixture.expect_pattern or "(no pattern: upgrade)"][v.fixture.version].append(v.ok)
     width = max([len("pattern"), *(len(p) for p in cells)])
     print(f"\n{'pattern':{width}}  " + "  ".join(f"{v:>15}" for v in versions))
     for pattern in sorted(cells):
@@ -159,10 +194,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"verify-fixes (vLLM): oracle venvs missing for {missing}: run scripts/oracle_vllm/setup.sh", file=sys.stderr)
         return 2
     fixtures = load_fixtures(ns.versions, ns.only)
-    patterned = [f for f in fixtures if f.expect_pattern]
     started = time.monotonic()
     with ThreadPoolExecutor(max_workers=max(1, ns.jobs)) as pool:
-        verdicts = list(pool.map(lambda fx: verify(cli, fx, not ns.no_rerun), patterned))
+        # An unpatterned fixture is verified when its diagnosis offers an upgrade past a relaxed check.
+        offered = dict(zip(fixtures, pool.map(lambda fx: not fx.expect_pattern and upgrades_offered(cli, fx), fixtures),
+                           strict=True))
+        checked = [f for f in fixtures if f.expect_pattern or offered[f]]
+        verdicts = list(pool.map(lambda fx: verify(cli, fx, not ns.no_rerun), checked))
     for v in verdicts:
         fx = v.fixture
         status = f"ok ({v.fixes_passed} fix command(s) pass)" if v.ok else "MISS"
@@ -172,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         for problem in v.problems:
             print(f"    - {problem}")
     print_table(verdicts, ns.versions)
-    unpatterned = sorted({f.name for f in fixtures if not f.expect_pattern})
+    unpatterned = sorted({f.name for f in fixtures if not f.expect_pattern and not offered[f]})
     if unpatterned:
         print(f"\nunpatterned (not verified): {', '.join(unpatterned)}")
     misses = sum(not v.ok for v in verdicts)
