@@ -1,0 +1,104 @@
+"""Why argparse rejected a flag, read from the releases that have it (issue 28: argument errors answered usefully).
+
+argparse says "unrecognized arguments: --x" and nothing more.  The releases say the rest: every release's flags
+are in the static catalogs (read from each release's source, fixes/static_catalogs.py), so a rejected flag is one of
+
+- a flag of a later release than the user's ("added in X": leave it out, or upgrade);
+- a flag a release removed ("last in Y");
+- a flag of only some releases, when the user's release is not known (the range is said, never "no such flag");
+- a flag the user's release has: then argparse did not reject its name, and the cause is how it reached the
+  parser (the flag and its value as one argument of a list-form command, vllm-project/vllm#8273 and #22072),
+  or which program parsed it (not the engine's server: sgl-project/sglang#34226, SGLang's diffusion server);
+- none of these: a flag of no release (the caller then looks for the closest real flag).
+
+Only the decided engine's releases are read: a flag is never called the other engine's here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from logsleuth import versions
+from logsleuth.fixes import catalog as catalogs
+from logsleuth.fixes import static_catalogs
+from logsleuth.fixes.context import FixContext
+from logsleuth.models import ENGINE_NAMES
+
+Outcome = Literal["known", "newer", "removed", "some"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the releases say of one rejected flag: `outcome`, and the sentence that says it."""
+
+    outcome: Outcome
+    sentence: str
+
+    @property
+    def remove(self) -> bool:
+        """The flag is to be left out (a flag the release has is not: how it was written is what to change)."""
+        return self.outcome != "known"
+
+
+def releases_having(engine: str, flag: str) -> tuple[str, ...]:
+    """Every release (static catalogs and real-parser catalogs) that has `flag`, oldest first."""
+    found = {*static_catalogs.releases_with(engine, flag), *catalogs.versions_with(engine, flag)}
+    return tuple(sorted(found, key=lambda v: versions.version_key(v) or ()))
+
+
+def told_version(ctx: FixContext) -> str | None:
+    """The release the log or the user names (an inferred one may be what is wrong here: never judged by)."""
+    return ctx.launch.engine_version if ctx.launch.engine_version_source in ("log", "user") else None
+
+
+def verdict(flag: str, value: str | None, ctx: FixContext) -> Verdict | None:
+    """What the decided engine's releases say of `flag`; None when no release of it has the flag."""
+    engine = ctx.launch.engine or "sglang"
+    having = releases_having(engine, flag)
+    if not having:
+        return None
+    name = ENGINE_NAMES.get(engine, engine)
+    every = static_catalogs.releases(engine)
+    first, last = having[0], having[-1]
+    told = told_version(ctx)
+    if told is None:
+        if every and first == every[0] and last == every[-1]:
+            return Verdict("known", _known(flag, value, f"every {name} release from {first} to {last} has {flag}", name))
+        return Verdict("some", f"{flag} is a flag of {name} {_span(first, last, every)} only: leave it out if your "
+                               f"release is outside that range" + (f", or upgrade to {first} or later" if last == every[-1] else ""))
+    running = versions.version_key(told)
+    release = catalogs.load(engine, told)
+    if release is not None and release.find(flag) is not None:
+        return Verdict("known", _known(flag, value, f"{name} {told} has {flag}", name))
+    start, end = versions.version_key(first), versions.version_key(last)
+    oldest = versions.version_key(every[0]) if every else None
+    if release is None and oldest is not None and running is not None and running < oldest and first == every[0]:
+        # older than every catalog: whether it had the flag is not known
+        return Verdict("some", f"{flag} is a flag of {name} {_span(first, last, every)}; logsleuth has no catalog of "
+                               f"{name} {told}: if it lacks {flag}, leave it out, or upgrade")
+    if running is None or start is None or end is None:
+        return Verdict("some", f"{flag} is a flag of {name} {_span(first, last, every)} only: leave it out")
+    if running < start:
+        return Verdict("newer", f"{flag} is not in {name} {told}: {name} added it in {first}; leave it out, or upgrade "
+                                f"{name} to {first} or later to use it")
+    if running > end:
+        return Verdict("removed", f"{flag} is not in {name} {told}: {name} {last} was the last release with it; leave it out")
+    return Verdict("some", f"{flag} is in {name} {_span(first, last, every)} but not in every release between: your "
+                           f"{name} {told} does not accept it; leave it out")
+
+
+def _span(first: str, last: str, every: tuple[str, ...]) -> str:
+    if every and last == every[-1]:
+        return f"{first} and later"
+    return f"{first} to {last}"
+
+
+def _known(flag: str, value: str | None, has: str, name: str) -> str:
+    """A flag the release has, rejected anyway: what argparse rejected is how the flag reached it."""
+    together = f"'{flag} {value}'" if value else f"'{flag} VALUE'"
+    split = f"{flag}={value}" if value else f"{flag}=VALUE"
+    return (f"{has}, so its name is not what was rejected: the flag and its value reached the parser as one argument "
+            f"({together} as one item of a list-form command: docker compose `command:`, Kubernetes `args:`, a "
+            f"subprocess list; give them as two items, or write {split}), or the program that parsed the command is "
+            f"not the {name} server (a wrapper's own parser, another subcommand or mode)")
