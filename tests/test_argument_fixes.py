@@ -220,7 +220,7 @@ def test_expected_one_argument_gets_the_checks_for_a_flag_left_without_its_value
     assert any("came last, or right before another flag" in step for step in diagnosis.fix.steps)
 
 
-# -- what the releases say of a rejected flag (fixes/builders/rejected_flags.py) --------------------------------------------------
+# -- what the releases say of a rejected flag (fixes/rejected_flags.py) --------------------------------------------------
 
 
 

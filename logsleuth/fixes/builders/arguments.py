@@ -10,8 +10,7 @@ from typing import Any
 import regex
 
 from logsleuth.fixes import catalog as catalogs
-from logsleuth.fixes import cross_engine
-from logsleuth.fixes.builders import rejected_flags
+from logsleuth.fixes import cross_engine, rejected_flags
 from logsleuth.fixes.builders.other_engine import command_for_other_engine, with_nearest_chosen
 from logsleuth.fixes.builders.speculative import DRAFT, STEPS, TOPK
 from logsleuth.fixes.command import Word

@@ -12,8 +12,7 @@ from typing import Any
 import regex
 
 from logsleuth.fixes import catalog as catalogs
-from logsleuth.fixes import cross_engine
-from logsleuth.fixes.builders import rejected_flags
+from logsleuth.fixes import cross_engine, rejected_flags
 from logsleuth.fixes.builders.arguments import (
     magnitude_hint,
     nearest_choice,

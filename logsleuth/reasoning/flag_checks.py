@@ -1,0 +1,139 @@
+"""The engine's own checks of its launch flags after argparse accepted them (issue 28: argument errors answered).
+
+Two shapes, each read from the engines' code, never from one thread's wording:
+
+- one flag needs another: "--enable-auto-tool-choice requires --tool-call-parser" (vLLM's
+  `validate_parsed_serve_args`, vllm/entrypoints/openai/cli_args.py, 0.6 to 0.11; a TypeError): add the flag it
+  needs (its value is the user's), or leave out the one that needs it;
+- a value outside a registry the engine lists: "invalid tool call parser: X (chose from { a,b })" and "invalid
+  reasoning parser: …" (vLLM's `run_server` / `validate_api_server_args`, vllm/entrypoints/openai/api_server.py; a
+  KeyError; 0.11 and later write "choose from"): the listed value nearest to X.
+
+Every flag is checked against the decided engine's release (its catalog; the newest when the release is not known)
+before it is named: a flag the release lacks is not offered.  basis "rule".
+"""
+
+from __future__ import annotations
+
+import difflib
+
+import regex
+
+from logsleuth.fixes import catalog as catalogs
+from logsleuth.fixes.builders.arguments import nearest_choice
+from logsleuth.fixes.catalog import Catalog
+from logsleuth.lazyre import compile_lazily_regex
+from logsleuth.models import ENGINE_NAMES, Diagnosis, Fix, FlagOp
+from logsleuth.reasoning.evidence import Evidence
+
+_REQUIRES = compile_lazily_regex(r"(?<![\w-])(?P<needing>--[a-z][\w-]*) requires (?P<needed>--[a-z][\w-]*)")
+_REGISTRY = compile_lazily_regex(
+    r"invalid (?P<setting>[a-z]+(?: [a-z]+){0,3}): (?P<value>\S+) \((?:chose|choose) from \{\s*(?P<choices>[^}]*?)\s*\}\)")
+# vLLM's chat serving (0.6 and later): "Error: --enable-auto-tool-choice requires tool_parser:'X' which has not been
+# registered" (vllm/entrypoints/openai/serving_chat.py, later tool_parsers): the setting named by its field.
+_UNREGISTERED = compile_lazily_regex(r"requires (?P<field>[a-z][a-z_]*):'(?P<value>[^']*)' which has not been registered")
+_SOURCES = {
+    "requires": ("vllm/entrypoints/openai/cli_args.py: validate_parsed_serve_args "
+                 "'Error: --enable-auto-tool-choice requires --tool-call-parser' (vLLM 0.6 to 0.11)",),
+    "unregistered": ("vllm/entrypoints/openai/serving_chat.py: OpenAIServingChat.__init__ "
+                     "'Error: --enable-auto-tool-choice requires tool_parser:'…' which has not been registered' (vLLM 0.6 and later)",),
+    "registry": ("vllm/entrypoints/openai/api_server.py: run_server / validate_api_server_args "
+                 "'invalid tool call parser: … (chose from { … })', 'invalid reasoning parser: …' (vLLM 0.6 to 0.33)",),
+}
+
+
+def flag_checks(evidence: Evidence) -> Diagnosis | None:
+    """A launch flag the engine's own check rejected after parsing, with the fix its message implies."""
+    engine = evidence.launch.engine
+    if engine not in ENGINE_NAMES:
+        return None  # no engine decided: no release to check a flag in
+    catalog = catalogs.load(engine, evidence.launch.engine_version)
+    if catalog is None:
+        return None
+    text = evidence.message_text
+    if found := _REQUIRES.search(text):
+        return _requires(found, catalog, evidence)
+    if found := _REGISTRY.search(text):
+        return _registry(found, catalog, evidence)
+    if found := _UNREGISTERED.search(text):
+        return _unregistered(found, catalog, evidence)
+    return None
+
+
+def _unregistered(found: regex.Match[str], catalog: Catalog, evidence: Evidence) -> Diagnosis | None:
+    """A parser name the release does not register; the message names its field (`tool_parser`), the flag is the
+    release's flag that spells it closest (`--tool-call-parser`)."""
+    spelled = "--" + found["field"].replace("_", "-")
+    close = difflib.get_close_matches(spelled, catalog.names(), n=1, cutoff=0.8)
+    if not close:
+        return None
+    flag, value = close[0], found["value"]
+    info = catalog.find(flag)
+    choices = list(info.choices) if info is not None and info.choices_known else []
+    best = nearest_choice(value, choices) if choices else None
+    cause = (f"{flag} was given '{value}', and this {ENGINE_NAMES[catalog.engine]} registers no parser of that name: a "
+             f"misspelt name, a parser of a later release, or a plugin's parser whose plugin was not loaded.")
+    if best is not None:
+        fix = Fix(summary=f"Use {flag} {best}, the nearest this release has (check that it is the one for your model).",
+                  flags=(FlagOp("set", flag, best),))
+    else:
+        fix = Fix(summary=f"Set {flag} to a parser this release registers (`--help` lists them), or load the plugin "
+                          f"that registers '{value}'.", flags=(FlagOp("set", flag, None),), needs_input=(flag,))
+    return _diagnosis("unregistered", f"{flag} names a parser this release does not register", "invalid-flag-value",
+                      cause, fix, evidence, (f"the engine's check: {found.group(0)}",))
+
+
+def _requires(found: regex.Match[str], catalog: Catalog, evidence: Evidence) -> Diagnosis | None:
+    needing, needed = found["needing"], found["needed"]
+    info = catalog.find(needed)
+    if info is None or catalog.find(needing) is None:
+        return None  # a flag this release lacks is never offered
+    choices = f" (this release's choices: {', '.join(info.choices)})" if info.choices and info.choices_known else ""
+    name = ENGINE_NAMES[catalog.engine]
+    cause = (f"{name} checks its flags after parsing them: {needing} only works together with {needed}, and the "
+             f"command gave {needing} without it.")
+    leave_out = Fix(summary=f"Or leave out {needing}.", flags=(FlagOp("remove", needing),))
+    fix = Fix(summary=f"Add {needed} with the value for your model{choices}.", flags=(FlagOp("add", needed, None),),
+              needs_input=(needed,), alternatives=(leave_out,))
+    return _diagnosis("requires", f"{needing} needs {needed}", "missing-flag", cause, fix, evidence,
+                      (f"the engine's check: {found.group(0)}", f"{needed} and {needing} are flags of {_release(catalog)}"))
+
+
+def _registry(found: regex.Match[str], catalog: Catalog, evidence: Evidence) -> Diagnosis | None:
+    flag = "--" + found["setting"].replace(" ", "-")
+    if catalog.find(flag) is None:
+        return None
+    value = found["value"]
+    choices = [choice.strip() for choice in found["choices"].split(",") if choice.strip()]
+    best = nearest_choice(value, choices)
+    listed = ", ".join(choices)
+    cause = (f"{flag} was given '{value}', which this {ENGINE_NAMES[catalog.engine]} does not register; the engine "
+             f"lists the values it has: {listed}.")
+    if best is not None:
+        fix = Fix(summary=f"{flag} takes one of the listed values; '{value}' is not one of them: the nearest is {best} "
+                          f"(check that it is the one for your model).", flags=(FlagOp("set", flag, best),))
+    else:
+        fix = Fix(summary=f"Set {flag} to one of: {listed} (the one for your model; a value of a later release "
+                          f"needs that release).", flags=(FlagOp("set", flag, None),), needs_input=(flag,))
+    return _diagnosis("registry", f"{flag} value is not one this release has", "invalid-flag-value", cause, fix, evidence,
+                      (f"the engine's check: {found.group(0)}",))
+
+
+def _release(catalog: Catalog) -> str:
+    return f"{ENGINE_NAMES[catalog.engine]} {catalog.version}"
+
+
+def _diagnosis(name: str, title: str, category: str, cause: str, fix: Fix, evidence: Evidence,
+               facts: tuple[str, ...]) -> Diagnosis:
+    return Diagnosis(
+        pattern=f"rule-flag-checks-{name}",
+        title=title,
+        category=category,
+        root_cause=cause,
+        fix=fix,
+        references=_SOURCES[name],
+        engine=evidence.launch.engine,
+        engine_version=evidence.launch.engine_version,
+        basis="rule",
+        evidence=facts,
+    )

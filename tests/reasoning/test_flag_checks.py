@@ -1,0 +1,80 @@
+"""The engine's own checks of its launch flags after parsing (reasoning/flag_checks.py): one flag needs another, a
+value off the engine's registry of parsers.
+
+Each log is a traceback real CPython printed: the raising statement is compiled under the engine's file name and
+raised with the message the engine's format string makes (the raise sites are cited in flag_checks.py)."""
+
+from __future__ import annotations
+
+import traceback
+
+import pytest
+
+from logsleuth.api import DiagnoseOptions
+from tests.reasoning.diagnosed import app_traceback, category_of, first_diagnosis
+
+API_SERVER = "/usr/local/lib/python3.12/dist-packages/vllm/entrypoints/openai/api_server.py"
+BANNER = "INFO 05-10 10:00:00 [api_server.py:1043] vLLM API server version 0.8.5\n"
+
+
+def raised(statement: str, filename: str = API_SERVER) -> str:
+    """The traceback CPython prints for `statement` run as the engine's code (a real traceback, not composed)."""
+    code = compile("def run_server(args):\n    " + statement + "\nrun_server(None)\n", filename, "exec")
+    try:
+        exec(code, {})  # noqa: S102 - the test's own statement
+    except Exception as error:  # noqa: BLE001 - any exception the statement raises is the test's log
+        return "".join(traceback.format_exception(error))
+    raise AssertionError("the statement raised nothing")
+
+
+def test_a_flag_that_needs_another_gets_that_flag_or_leaves_itself_out() -> None:
+    log = BANNER + raised('raise TypeError("Error: --enable-auto-tool-choice requires " "--tool-call-parser")')
+    diagnosis = first_diagnosis(log)
+    assert diagnosis.basis == "rule" and diagnosis.category == "missing-flag" and diagnosis.engine == "vllm"
+    fix = diagnosis.fix
+    assert fix is not None and [(op.op, op.flag, op.value) for op in fix.flags] == [("add", "--tool-call-parser", None)]
+    assert fix.needs_input == ("--tool-call-parser",) and fix.command is None  # its value is the user's
+    assert [(op.op, op.flag) for op in fix.alternatives[0].flags] == [("remove", "--enable-auto-tool-choice")]
+
+
+@pytest.mark.parametrize(("message", "flag", "value"), [
+    # 0.8.5's wording, with the spaces inside the braces
+    ("invalid reasoning parser: deepseek-r1 (chose from { deepseek_r1,granite,qwen3 })", "--reasoning-parser", "deepseek_r1"),
+    # 0.11's "choose from"
+    ("invalid tool call parser: hermess (choose from {hermes,mistral,pythonic})", "--tool-call-parser", "hermes"),
+])
+def test_a_value_off_the_engine_s_registry_gets_the_nearest_listed_value(message: str, flag: str, value: str) -> None:
+    log = BANNER + raised(f"raise KeyError({message!r})")
+    diagnosis = first_diagnosis(log)
+    assert diagnosis.category == "invalid-flag-value" and diagnosis.fix is not None
+    assert [(op.op, op.flag, op.value) for op in diagnosis.fix.flags] == [("set", flag, value)]
+
+
+def test_a_value_near_nothing_listed_is_the_user_s_to_choose_from_the_list() -> None:
+    log = BANNER + raised('raise KeyError("invalid tool call parser: qwen3 (chose from { hermes,mistral,pythonic })")')
+    fix = first_diagnosis(log).fix
+    assert fix is not None and fix.needs_input == ("--tool-call-parser",)
+    assert "hermes, mistral, pythonic" in fix.summary
+
+
+def test_an_unregistered_parser_names_the_release_s_flag() -> None:
+    serving = API_SERVER.replace("api_server.py", "serving_chat.py")
+    log = BANNER + raised("raise TypeError(\"Error: --enable-auto-tool-choice requires tool_parser:'qwen3_coder' which has not been registered\")", serving)
+    diagnosis = first_diagnosis(log)
+    assert diagnosis.category == "invalid-flag-value" and diagnosis.fix is not None
+    assert diagnosis.fix.flags[0].flag == "--tool-call-parser"
+
+
+def test_a_flag_the_release_lacks_is_never_offered() -> None:
+    """--enable-auto-tool-choice is vLLM's: an SGLang launch that printed the words gets no rule's fix naming it."""
+    log = ("$ python -m sglang.launch_server --model-path /m\n"
+           + raised('raise TypeError("Error: --enable-auto-tool-choice requires --tool-call-parser")',
+                    "/usr/local/lib/python3.12/dist-packages/sglang/srt/server_args.py"))
+    assert category_of(log) != "missing-flag"
+
+
+def test_a_user_s_own_script_is_not_claimed() -> None:
+    """No engine decided: no release to check the flags in."""
+    diagnosis = first_diagnosis(app_traceback("TypeError: Error: --enable-auto-tool-choice requires --tool-call-parser"),
+                                DiagnoseOptions(include_user_patterns=False))
+    assert diagnosis.basis != "rule"
