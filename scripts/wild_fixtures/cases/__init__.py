@@ -12,6 +12,7 @@ from . import (
     arguments,
     cuda_graph,
     dependencies,
+    dev_args,
     dev_category,
     dev_detect,
     features,
@@ -28,7 +29,7 @@ from . import (
 )
 
 FAMILIES = (memory, hangs, nccl, kernels, native_crashes, cuda_graph, weights, models, dependencies, arguments, features, ports, heldout, vllm,
-            dev_category, dev_detect)
+            dev_category, dev_detect, dev_args)
 
 
 def all_cases() -> list[WildCase]:
