@@ -297,3 +297,13 @@ def test_the_root_cause_of_an_unknown_flag_names_no_other_engine(prog: str, flag
     diagnosis = _unrecognized(prog, ["--model-path", "/m", flag] if prog.startswith("launch") else [flag],
                               'parser.add_argument("--model-path")\n')
     assert other not in diagnosis.root_cause and other not in diagnosis.fix.summary  # type: ignore[union-attr]
+
+
+def test_a_server_flag_another_program_rejected_is_left_out_for_that_program() -> None:
+    """sgl-project/sglang#34226: `sglang serve` of a diffusion model took --num-gpus and --ulysses-degree (no SGLang
+    server release has them) and rejected --served-model-name (every one has it): another parser, which lacks it."""
+    log = ("$ sglang serve --model-path /models/img --num-gpus 8 --ulysses-degree 8 --port 30010 --served-model-name img\n"
+           "error: unrecognized arguments: --served-model-name img\n")
+    diagnosis = diagnosis_of(log)
+    assert ops(diagnosis.fix) == [("remove", "--served-model-name", None, None)]
+    assert "another program" in diagnosis.fix.summary and "--num-gpus" in diagnosis.fix.summary  # type: ignore[union-attr]

@@ -25,7 +25,7 @@ from logsleuth.fixes import static_catalogs
 from logsleuth.fixes.context import FixContext
 from logsleuth.models import ENGINE_NAMES
 
-Outcome = Literal["known", "newer", "removed", "some"]
+Outcome = Literal["known", "other-program", "newer", "removed", "some"]
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ class Verdict:
     @property
     def remove(self) -> bool:
         """The flag is to be left out (a flag the release has is not: how it was written is what to change)."""
-        return self.outcome != "known"
+        return self.outcome != "known"  # another program that lacks it: left out there
 
 
 def releases_having(engine: str, flag: str) -> tuple[str, ...]:
@@ -64,13 +64,15 @@ def verdict(flag: str, value: str | None, ctx: FixContext) -> Verdict | None:
     told = told_version(ctx)
     if told is None:
         if every and first == every[0] and last == every[-1]:
-            return Verdict("known", _known(flag, value, f"every {name} release from {first} to {last} has {flag}", name))
+            has = f"every {name} release from {first} to {last} has {flag}"
+            return _other_program(flag, has, engine, ctx) or Verdict("known", _known(flag, value, has, name))
         return Verdict("some", f"{flag} is a flag of {name} {_span(first, last, every)} only: leave it out if your "
                                f"release is outside that range" + (f", or upgrade to {first} or later" if last == every[-1] else ""))
     running = versions.version_key(told)
     release = catalogs.load(engine, told)
     if release is not None and release.find(flag) is not None:
-        return Verdict("known", _known(flag, value, f"{name} {told} has {flag}", name))
+        has = f"{name} {told} has {flag}"
+        return _other_program(flag, has, engine, ctx) or Verdict("known", _known(flag, value, has, name))
     start, end = versions.version_key(first), versions.version_key(last)
     oldest = versions.version_key(every[0]) if every else None
     if release is None and oldest is not None and running is not None and running < oldest and first == every[0]:
@@ -86,6 +88,23 @@ def verdict(flag: str, value: str | None, ctx: FixContext) -> Verdict | None:
         return Verdict("removed", f"{flag} is not in {name} {told}: {name} {last} was the last release with it; leave it out")
     return Verdict("some", f"{flag} is in {name} {_span(first, last, every)} but not in every release between: your "
                            f"{name} {told} does not accept it; leave it out")
+
+
+def _other_program(flag: str, has: str, engine: str, ctx: FixContext) -> Verdict | None:
+    """Positive evidence that the parser was not the engine's server: the command's other flags that no server release
+    has (`sglang serve`'s diffusion flags, --num-gpus, --ulysses-degree: sgl-project/sglang#34226) went through,
+    and the server's own flag did not.  Then that program lacks the flag: leave it out there."""
+    if ctx.command is None:
+        return None
+    rejected = set(ctx.failure.final.message.split())
+    accepted = [name for name, _ in ctx.command.options
+                if name.startswith("--") and name not in rejected and not releases_having(engine, name.split("=", 1)[0])]
+    if not accepted:
+        return None
+    name = ENGINE_NAMES.get(engine, engine)
+    return Verdict("other-program", f"{has}, but what parsed this command is another program: it took "
+                                    f"{', '.join(accepted[:3])}, which no {name} server release has, and rejected "
+                                    f"{flag}; leave {flag} out for that program")
 
 
 def _span(first: str, last: str, every: tuple[str, ...]) -> str:

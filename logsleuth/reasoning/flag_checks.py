@@ -2,9 +2,12 @@
 
 Two shapes, each read from the engines' code, never from one thread's wording:
 
-- one flag needs another: "--enable-auto-tool-choice requires --tool-call-parser" (vLLM's
-  `validate_parsed_serve_args`, vllm/entrypoints/openai/cli_args.py, 0.6 to 0.11; a TypeError): add the flag it
-  needs (its value is the user's), or leave out the one that needs it;
+- one flag needs others: "--enable-auto-tool-choice requires --tool-call-parser" (vLLM's
+  `validate_parsed_serve_args`, vllm/entrypoints/openai/cli_args.py, 0.6 to 0.11; a TypeError), and SGLang's many
+  ServerArgs checks of that shape ("--retraction-policy priority requires --enable-priority-scheduling", "--ssl-keyfile
+  requires --ssl-certfile to be specified as well": sglang/srt/server_args.py, arg_groups/*_hook.py): add the flags
+  it needs (a switch alone, a value the message names when it is one of the flag's choices or a number, else the
+  user's), or leave out the one that needs them;
 - a value outside a registry the engine lists: "invalid tool call parser: X (chose from { a,b })" and "invalid
   reasoning parser: …" (vLLM's `run_server` / `validate_api_server_args`, vllm/entrypoints/openai/api_server.py; a
   KeyError; 0.11 and later write "choose from"): the listed value nearest to X.
@@ -24,9 +27,16 @@ from logsleuth.fixes.builders.arguments import nearest_choice
 from logsleuth.fixes.catalog import Catalog
 from logsleuth.lazyre import compile_lazily_regex
 from logsleuth.models import ENGINE_NAMES, Diagnosis, Fix, FlagOp
+from logsleuth.reasoning.catalog_flags import setting_fix
 from logsleuth.reasoning.evidence import Evidence
 
-_REQUIRES = compile_lazily_regex(r"(?<![\w-])(?P<needing>--[a-z][\w-]*) requires (?P<needed>--[a-z][\w-]*)")
+# "--A requires --B", "--A VALUE requires --B VALUE and --C" (vLLM's cli_args; SGLang's server_args checks and arg_groups
+# hooks, 0.5.x: "--retraction-policy priority requires --enable-priority-scheduling", "--watermark-config requires
+# --enable-watermark", "--enable-ssl-refresh requires --ssl-certfile and --ssl-keyfile to be specified").  The clause
+# after "requires" ends at the sentence's end.
+_REQUIRES = compile_lazily_regex(
+    r"(?<![\w-])(?P<needing>--[a-z][\w-]*)(?:[ =][\w.\-]+)? (?:currently )?requires (?P<clause>--[a-z][^.;\n]*)")
+_CLAUSE_FLAG = compile_lazily_regex(r"(?<![\w-])(?P<flag>--[a-z][\w-]*)(?:[ =](?P<value>-?[\w.\-]+))?")
 _REGISTRY = compile_lazily_regex(
     r"invalid (?P<setting>[a-z]+(?: [a-z]+){0,3}): (?P<value>\S+) \((?:chose|choose) from \{\s*(?P<choices>[^}]*?)\s*\}\)")
 # vLLM's chat serving (0.6 and later): "Error: --enable-auto-tool-choice requires tool_parser:'X' which has not been
@@ -34,7 +44,9 @@ _REGISTRY = compile_lazily_regex(
 _UNREGISTERED = compile_lazily_regex(r"requires (?P<field>[a-z][a-z_]*):'(?P<value>[^']*)' which has not been registered")
 _SOURCES = {
     "requires": ("vllm/entrypoints/openai/cli_args.py: validate_parsed_serve_args "
-                 "'Error: --enable-auto-tool-choice requires --tool-call-parser' (vLLM 0.6 to 0.11)",),
+                 "'Error: --enable-auto-tool-choice requires --tool-call-parser' (vLLM 0.6 to 0.11)",
+                 "sglang/srt/server_args.py and sglang/srt/arg_groups/*_hook.py: ServerArgs' checks "
+                 "'--X requires --Y' (SGLang 0.5.x, the raise site index)"),
     "unregistered": ("vllm/entrypoints/openai/serving_chat.py: OpenAIServingChat.__init__ "
                      "'Error: --enable-auto-tool-choice requires tool_parser:'…' which has not been registered' (vLLM 0.6 and later)",),
     "registry": ("vllm/entrypoints/openai/api_server.py: run_server / validate_api_server_args "
@@ -84,19 +96,43 @@ def _unregistered(found: regex.Match[str], catalog: Catalog, evidence: Evidence)
 
 
 def _requires(found: regex.Match[str], catalog: Catalog, evidence: Evidence) -> Diagnosis | None:
-    needing, needed = found["needing"], found["needed"]
-    info = catalog.find(needed)
-    if info is None or catalog.find(needing) is None:
+    needing = found["needing"]
+    needed = [(m["flag"], m["value"]) for m in _CLAUSE_FLAG.finditer(found["clause"])]
+    if catalog.find(needing) is None or not needed or any(catalog.find(flag) is None for flag, _ in needed):
         return None  # a flag this release lacks is never offered
-    choices = f" (this release's choices: {', '.join(info.choices)})" if info.choices and info.choices_known else ""
+    ops: list[FlagOp] = []
+    asked: list[str] = []
+    said: list[str] = []
+    for flag, word in needed:
+        info = catalog.find(flag)
+        assert info is not None  # checked above
+        if not info.takes_value:
+            ops.append(FlagOp("add", flag, ""))  # a switch: written alone
+            said.append(flag)
+        elif word is not None and (word in info.choices or _NUMBER.fullmatch(word)):
+            ops.append(FlagOp("set", flag, word))  # the value the engine's message names
+            said.append(f"{flag} {word}")
+        else:
+            ops.append(FlagOp("add", flag, None))  # its value is the user's
+            asked.append(flag)
+            choices = f" (one of {', '.join(info.choices)})" if info.choices and info.choices_known else ""
+            said.append(f"{flag} with the value you need{choices}")
     name = ENGINE_NAMES[catalog.engine]
-    cause = (f"{name} checks its flags after parsing them: {needing} only works together with {needed}, and the "
+    wanted = " and ".join(flag for flag, _ in needed)
+    cause = (f"{name} checks its flags after parsing them: {needing} only works together with {wanted}, and the "
              f"command gave {needing} without it.")
     leave_out = Fix(summary=f"Or leave out {needing}.", flags=(FlagOp("remove", needing),))
-    fix = Fix(summary=f"Add {needed} with the value for your model{choices}.", flags=(FlagOp("add", needed, None),),
-              needs_input=(needed,), alternatives=(leave_out,))
-    return _diagnosis("requires", f"{needing} needs {needed}", "missing-flag", cause, fix, evidence,
-                      (f"the engine's check: {found.group(0)}", f"{needed} and {needing} are flags of {_release(catalog)}"))
+    summary = f"Add {' and '.join(said)}."
+    fix = None
+    if not asked:  # every value known: the user's own launch with them, when the log shows it
+        fix = setting_fix(evidence.failure, evidence.launch, summary, tuple((op.flag, op.value or "") for op in ops),
+                          alternatives=(leave_out,))
+    fix = fix or Fix(summary=summary, flags=tuple(ops), needs_input=tuple(asked), alternatives=(leave_out,))
+    return _diagnosis("requires", f"{needing} needs {wanted}", "missing-flag", cause, fix, evidence,
+                      (f"the engine's check: {found.group(0).strip()}", f"{wanted} and {needing} are flags of {_release(catalog)}"))
+
+
+_NUMBER = compile_lazily_regex(r"-?\d+(?:\.\d+)?")
 
 
 def _registry(found: regex.Match[str], catalog: Catalog, evidence: Evidence) -> Diagnosis | None:

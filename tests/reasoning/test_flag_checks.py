@@ -78,3 +78,44 @@ def test_a_user_s_own_script_is_not_claimed() -> None:
     diagnosis = first_diagnosis(app_traceback("TypeError: Error: --enable-auto-tool-choice requires --tool-call-parser"),
                                 DiagnoseOptions(include_user_patterns=False))
     assert diagnosis.basis != "rule"
+
+
+# SGLang's ServerArgs checks of the same shape (sglang/srt/arg_groups/*_hook.py, 0.5.23; the raise site index holds them)
+HOOKS = "/usr/local/lib/python3.12/dist-packages/sglang/srt/arg_groups/{}.py"
+SGLANG_LAUNCH = "$ python -m sglang.launch_server --model-path /m --tp-size 2 --enable-session-radix-cache\n"
+
+
+def test_sglang_a_flag_needing_a_value_the_message_names_gets_it_in_the_user_s_command() -> None:
+    log = SGLANG_LAUNCH + raised('raise ValueError("--enable-session-radix-cache requires --radix-eviction-policy priority")',
+                                 HOOKS.format("kv_cache_hook"))
+    diagnosis = first_diagnosis(log)
+    assert diagnosis.engine == "sglang" and diagnosis.category == "missing-flag" and diagnosis.fix is not None
+    assert [(op.op, op.flag, op.value) for op in diagnosis.fix.flags] == [("set", "--radix-eviction-policy", "priority")]
+    assert not diagnosis.fix.needs_input and diagnosis.fix.command is not None
+    assert "--tp-size 2 --enable-session-radix-cache --radix-eviction-policy priority" in diagnosis.fix.command
+
+
+def test_sglang_a_flag_needing_a_switch_and_a_value_only_the_user_knows() -> None:
+    log = ("$ python -m sglang.launch_server --model-path /m --enable-ssl-refresh\n"
+           + raised('raise ValueError("--enable-ssl-refresh requires --ssl-certfile and --ssl-keyfile to be specified.")',
+                    HOOKS.format("serving_hook")))
+    fix = first_diagnosis(log).fix
+    assert fix is not None and [(op.op, op.flag, op.value) for op in fix.flags] == [
+        ("add", "--ssl-certfile", None), ("add", "--ssl-keyfile", None)]
+    assert fix.needs_input == ("--ssl-certfile", "--ssl-keyfile")
+
+
+def test_sglang_a_needed_switch_is_added_alone() -> None:
+    log = ("$ python -m sglang.launch_server --model-path /m --watermark-config /w.json\n"
+           + raised('raise ValueError("--watermark-config requires --enable-watermark")', HOOKS.format("validation_hook")))
+    fix = first_diagnosis(log).fix
+    assert fix is not None and [(op.op, op.flag, op.value) for op in fix.flags] == [("set", "--enable-watermark", "")]
+    assert fix.command is not None and fix.command.endswith("--watermark-config /w.json --enable-watermark")  # the user's own
+
+
+def test_a_word_after_the_needed_flag_that_is_no_value_of_it_is_not_taken_as_one() -> None:
+    log = SGLANG_LAUNCH + raised('raise ValueError("--kv-canary-sweep-interval requires --kv-canary in {log, raise}")',
+                                 HOOKS.format("validation_hook"))
+    fix = first_diagnosis(log).fix
+    assert fix is not None and fix.flags[0].value is None and fix.needs_input == ("--kv-canary",)
+    assert "log, raise" in fix.summary or "none, log, raise" in fix.summary
