@@ -42,6 +42,13 @@ _REGISTRY = compile_lazily_regex(
 # vLLM's chat serving (0.6 and later): "Error: --enable-auto-tool-choice requires tool_parser:'X' which has not been
 # registered" (vllm/entrypoints/openai/serving_chat.py, later tool_parsers): the setting named by its field.
 _UNREGISTERED = compile_lazily_regex(r"requires (?P<field>[a-z][a-z_]*):'(?P<value>[^']*)' which has not been registered")
+# Two settings compared by their config field names, each with its value: vLLM's SchedulerConfig ("max_num_batched_tokens
+# (4096) is smaller than max_model_len (32768). … Please increase max_num_batched_tokens or decrease max_model_len.",
+# "max_num_batched_tokens (N) must be greater than or equal to max_num_seqs (M)": vllm/config/scheduler.py
+# SchedulerConfig.verify_max_model_len / _verify_args, 0.10 to 0.33, inside a pydantic ValidationError).
+_COMPARISON = compile_lazily_regex(
+    r"(?<![\w.])(?P<a>[a-z][a-z0-9_]*) \((?P<av>\d+)\) (?P<verb>is|must be) (?P<rel>smaller than|less than|larger than|greater than"
+    r"|bigger than)(?P<equal> or equal to)? (?P<b>[a-z][a-z0-9_]*) \((?P<bv>\d+)\)")
 _SOURCES = {
     "requires": ("vllm/entrypoints/openai/cli_args.py: validate_parsed_serve_args "
                  "'Error: --enable-auto-tool-choice requires --tool-call-parser' (vLLM 0.6 to 0.11)",
@@ -49,6 +56,8 @@ _SOURCES = {
                  "'--X requires --Y' (SGLang 0.5.x, the raise site index)"),
     "unregistered": ("vllm/entrypoints/openai/serving_chat.py: OpenAIServingChat.__init__ "
                      "'Error: --enable-auto-tool-choice requires tool_parser:'…' which has not been registered' (vLLM 0.6 and later)",),
+    "comparison": ("vllm/config/scheduler.py: SchedulerConfig.verify_max_model_len / _verify_args 'max_num_batched_tokens "
+                   "(…) is smaller than max_model_len (…)', '… must be greater than or equal to max_num_seqs (…)' (vLLM 0.10 to 0.33)",),
     "registry": ("vllm/entrypoints/openai/api_server.py: run_server / validate_api_server_args "
                  "'invalid tool call parser: … (chose from { … })', 'invalid reasoning parser: …' (vLLM 0.6 to 0.33)",),
 }
@@ -69,7 +78,39 @@ def flag_checks(evidence: Evidence) -> Diagnosis | None:
         return _registry(found, catalog, evidence)
     if found := _UNREGISTERED.search(text):
         return _unregistered(found, catalog, evidence)
+    if found := _COMPARISON.search(text):
+        return _comparison(found, catalog, evidence)
     return None
+
+
+def _comparison(found: regex.Match[str], catalog: Catalog, evidence: Evidence) -> Diagnosis | None:
+    """Two settings whose values the engine compared: the first set to the second's value (the smallest change that
+    passes the check), or the second to the first's."""
+    first, second = catalog.by_field(found["a"]), catalog.by_field(found["b"])
+    if first is None or second is None:
+        return None  # a field no flag of this release sets
+    smaller = found["rel"] in ("smaller than", "less than")
+    # "X is smaller than Y" complains X < Y (X must be at least Y); "X must be greater than Y" asks for X > Y.
+    at_least = smaller if found["verb"] == "is" else not smaller
+    strict = found["verb"] == "must be" and not found["equal"]
+    a_value, b_value = int(found["av"]), int(found["bv"])
+    target = b_value + (1 if strict else 0) if at_least else b_value - (1 if strict else 0)
+    other = a_value - (1 if strict else 0) if at_least else a_value + (1 if strict else 0)
+    if target <= 0 or other <= 0:
+        return None
+    direction = "at least" if at_least else "at most"
+    cause = (f"{ENGINE_NAMES[catalog.engine]} compared two settings: {first.name} ({a_value}) must be {direction} "
+             f"{second.name} ({b_value}){' and not equal' if strict else ''}, and it is not.")
+    move = "lower" if at_least else "higher"
+    alternative = setting_fix(evidence.failure, evidence.launch, f"Or set {second.name} to {other} ({move}).",
+                              ((second.name, str(other)),))
+    fix = setting_fix(evidence.failure, evidence.launch, f"Set {first.name} to {target} ({direction} {second.name}).",
+                      ((first.name, str(target)),), alternatives=(alternative,) if alternative else ())
+    if fix is None:
+        return None
+    return _diagnosis("comparison", f"{first.name} and {second.name} disagree", "invalid-flag-value", cause, fix, evidence,
+                      (f"the engine's check: {found.group(0)}",
+                       f"{found['a']} is {first.name} and {found['b']} is {second.name} in {_release(catalog)}"))
 
 
 def _unregistered(found: regex.Match[str], catalog: Catalog, evidence: Evidence) -> Diagnosis | None:

@@ -119,3 +119,45 @@ def test_a_word_after_the_needed_flag_that_is_no_value_of_it_is_not_taken_as_one
     fix = first_diagnosis(log).fix
     assert fix is not None and fix.flags[0].value is None and fix.needs_input == ("--kv-canary",)
     assert "log, raise" in fix.summary or "none, log, raise" in fix.summary
+
+
+# -- two settings the engine compared (vllm/config/scheduler.py SchedulerConfig) ------------------------------------------------
+
+SCHEDULER_MESSAGE = ("max_num_batched_tokens (4096) is smaller than max_model_len (32768). This effectively limits the maximum "
+                     "sequence length to max_num_batched_tokens and makes vLLM reject longer sequences. Please increase "
+                     "max_num_batched_tokens or decrease max_model_len.")
+
+
+def pydantic_error(message: str, config: str) -> str:
+    """The statement that raises pydantic-core's ValidationError as vLLM's config dataclasses do (pydantic_core's type is
+    a Rust class; a Python class with its module and name prints the same traceback line)."""
+    text = (f"1 validation error for {config}\n  Value error, {message} [type=value_error, input_value=ArgsKwargs((), "
+            "{'runner_type': 'generate'}), input_type=ArgsKwargs]\n    For further information visit "
+            "https://errors.pydantic.dev/2.11/v/value_error")
+    return (f"raise type('ValidationError', (ValueError,), {{'__module__': 'pydantic_core._pydantic_core'}})({text!r})")
+
+
+def test_two_compared_settings_get_the_value_the_check_asks_for_in_the_user_s_command() -> None:
+    launch = "$ vllm serve /models/qwen --max-model-len 32768 --max-num-batched-tokens 4096 --port 8000\n"
+    log = launch + raised(pydantic_error(SCHEDULER_MESSAGE, "SchedulerConfig"),
+                          "/usr/local/lib/python3.12/dist-packages/pydantic/_internal/_dataclasses.py")
+    diagnosis = first_diagnosis(log)
+    assert diagnosis.engine == "vllm" and diagnosis.category == "invalid-flag-value" and diagnosis.fix is not None
+    assert [(op.op, op.flag, op.value) for op in diagnosis.fix.flags] == [("set", "--max-num-batched-tokens", "32768")]
+    assert diagnosis.fix.command is not None and "--max-num-batched-tokens 32768" in diagnosis.fix.command
+    assert [(op.flag, op.value) for op in diagnosis.fix.alternatives[0].flags] == [("--max-model-len", "4096")]
+
+
+def test_a_v0_scheduler_check_as_a_plain_value_error() -> None:
+    """vLLM 0.6's SchedulerConfig._verify_args raised the same words as a ValueError (vllm/config.py)."""
+    log = BANNER + raised(f"raise ValueError({SCHEDULER_MESSAGE!r})", "/usr/local/lib/python3.12/dist-packages/vllm/config.py")
+    fix = first_diagnosis(log).fix
+    assert fix is not None and [(op.flag, op.value) for op in fix.flags] == [("--max-num-batched-tokens", "32768")]
+
+
+def test_a_requirement_that_is_strict_moves_past_the_other_value() -> None:
+    log = BANNER + raised('raise ValueError("max_num_batched_tokens (64) must be greater than max_num_seqs (128).")',
+                          "/usr/local/lib/python3.12/dist-packages/vllm/config/scheduler.py")
+    fix = first_diagnosis(log).fix
+    assert fix is not None and [(op.flag, op.value) for op in fix.flags] == [("--max-num-batched-tokens", "129")]
+    assert [(op.flag, op.value) for op in fix.alternatives[0].flags] == [("--max-num-seqs", "63")]
