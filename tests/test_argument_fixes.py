@@ -307,3 +307,18 @@ def test_a_server_flag_another_program_rejected_is_left_out_for_that_program() -
     diagnosis = diagnosis_of(log)
     assert ops(diagnosis.fix) == [("remove", "--served-model-name", None, None)]
     assert "another program" in diagnosis.fix.summary and "--num-gpus" in diagnosis.fix.summary  # type: ignore[union-attr]
+
+
+def test_a_choice_of_a_later_release_is_said_with_its_releases() -> None:
+    """'fa3' is not among SGLang 0.4.3's attention backends; SGLang's static catalogs list it from 0.4.4.post2 on."""
+    import argparse
+    parser = argparse.ArgumentParser(prog="launch_server.py", exit_on_error=False)
+    parser.add_argument("--attention-backend", choices=["flashinfer", "triton", "torch_native"])  # 0.4.3's
+    with pytest.raises(argparse.ArgumentError) as raised:
+        parser.parse_args(["--attention-backend", "fa3"])
+    log = f"usage: launch_server.py [-h]\nlaunch_server.py: error: {raised.value}\n"
+    diagnosis = diagnosis_of(log, version="0.4.3")
+    assert diagnosis.fix is not None and diagnosis.fix.alternatives
+    assert "'fa3' is a choice of --attention-backend in SGLang 0.4.4.post2 and later" in diagnosis.fix.alternatives[0].summary
+    newer = diagnosis_of(log, version="0.5.9")  # a release that lists it: the catalogs do not explain the rejection
+    assert not newer.fix.alternatives  # type: ignore[union-attr]

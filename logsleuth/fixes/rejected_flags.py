@@ -121,3 +121,34 @@ def _known(flag: str, value: str | None, has: str, name: str) -> str:
             f"({together} as one item of a list-form command: docker compose `command:`, Kubernetes `args:`, a "
             f"subprocess list; give them as two items, or write {split}), or the program that parsed the command is "
             f"not the {name} server (a wrapper's own parser, another subcommand or mode)")
+
+
+def releases_with_choice(engine: str, flag: str, value: str) -> tuple[str, ...]:
+    """The releases whose static catalog lists `value` among `flag`'s choices, oldest first (a choice the source
+    computed is not known: such a release is not counted)."""
+    found = []
+    for release in static_catalogs.releases(engine):
+        for record in static_catalogs.flag_records(engine, release) or ():
+            if flag in (record["name"], *record.get("aliases", ())):
+                choices = record.get("choices")
+                if isinstance(choices, list) and value in choices:
+                    found.append(release)
+                break
+    return tuple(found)
+
+
+def choice_elsewhere(flag: str, value: str, ctx: FixContext) -> str | None:
+    """"'fa3' is a choice of --attention-backend in SGLang 0.4.6 and later": where a rejected value is one, for the
+    decided engine's releases (None: no release lists it)."""
+    engine = ctx.launch.engine or "sglang"
+    having = releases_with_choice(engine, flag, value)
+    if not having:
+        return None
+    every = static_catalogs.releases(engine)
+    name = ENGINE_NAMES.get(engine, engine)
+    told = told_version(ctx)
+    running = versions.version_key(told) if told else None
+    first = versions.version_key(having[0])
+    if running is not None and first is not None and running >= first and having[-1] == every[-1]:
+        return None  # the user's release is in the range: the catalogs do not explain the rejection
+    return f"'{value}' is a choice of {flag} in {name} {_span(having[0], having[-1], every)}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
@@ -261,7 +262,12 @@ def invalid_choice(ctx: FixContext, data: dict[str, Any]) -> Fix | None:
         f"{m['flag']} takes one of {', '.join(choices)}; '{m['value']}' is not one of them"
         + (f": use {best}." if best else ".")
     )
-    return Fix(summary=summary, flags=(FlagOp("set", m["flag"], best),))
+    fix = Fix(summary=summary, flags=(FlagOp("set", m["flag"], best),))
+    # A value a later release lists (zai-org/GLM-4.5#16, #58: 'glm45' on vLLM 0.10.0): the upgrade is the other way.
+    later = rejected_flags.choice_elsewhere(m["flag"], m["value"], ctx)
+    if later is None:
+        return fix
+    return replace(fix, alternatives=(Fix(summary=f"Or keep '{m['value']}' on a release that has it: {later}."),))
 
 
 _MAGNITUDE = compile_lazily_regex(r"^\s*(?P<number>\d+(?:\.\d+)?)\s*(?P<suffix>[kKmMgG])\s*$")
