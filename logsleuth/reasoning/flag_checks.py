@@ -23,6 +23,7 @@ import difflib
 import regex
 
 from logsleuth.fixes import catalog as catalogs
+from logsleuth.fixes.build import build_fix
 from logsleuth.fixes.builders.arguments import nearest_choice
 from logsleuth.fixes.catalog import Catalog
 from logsleuth.lazyre import compile_lazily_regex
@@ -49,6 +50,12 @@ _UNREGISTERED = compile_lazily_regex(r"requires (?P<field>[a-z][a-z_]*):'(?P<val
 _COMPARISON = compile_lazily_regex(
     r"(?<![\w.])(?P<a>[a-z][a-z0-9_]*) \((?P<av>\d+)\) (?P<verb>is|must be) (?P<rel>smaller than|less than|larger than|greater than"
     r"|bigger than)(?P<equal> or equal to)? (?P<b>[a-z][a-z0-9_]*) \((?P<bv>\d+)\)")
+# The method the checkpoint's config names against the one --quantization gave: both engines raise it in the same words
+# (sglang/srt/configs/model_config.py ModelConfig._verify_quantization; vLLM's ModelConfig._verify_quantization,
+# vllm/config.py, later vllm/config/model.py), after the compatible overrides (awq -> awq_marlin) were allowed.
+_QUANT_MISMATCH = compile_lazily_regex(
+    r"Quantization method specified in the model config \((?P<config>[\w.\-]+)\) does not match the quantization method "
+    r"specified in the `quantization` argument \((?P<given>[\w.\-]+)\)")
 _SOURCES = {
     "requires": ("vllm/entrypoints/openai/cli_args.py: validate_parsed_serve_args "
                  "'Error: --enable-auto-tool-choice requires --tool-call-parser' (vLLM 0.6 to 0.11)",
@@ -58,6 +65,8 @@ _SOURCES = {
                      "'Error: --enable-auto-tool-choice requires tool_parser:'…' which has not been registered' (vLLM 0.6 and later)",),
     "comparison": ("vllm/config/scheduler.py: SchedulerConfig.verify_max_model_len / _verify_args 'max_num_batched_tokens "
                    "(…) is smaller than max_model_len (…)', '… must be greater than or equal to max_num_seqs (…)' (vLLM 0.10 to 0.33)",),
+    "quantization": ("sglang/srt/configs/model_config.py: ModelConfig._verify_quantization (SGLang 0.3 to 0.5.23)",
+                     "vllm/config.py, vllm/config/model.py: ModelConfig._verify_quantization (vLLM 0.6 to 0.33)"),
     "registry": ("vllm/entrypoints/openai/api_server.py: run_server / validate_api_server_args "
                  "'invalid tool call parser: … (chose from { … })', 'invalid reasoning parser: …' (vLLM 0.6 to 0.33)",),
 }
@@ -80,7 +89,30 @@ def flag_checks(evidence: Evidence) -> Diagnosis | None:
         return _unregistered(found, catalog, evidence)
     if found := _COMPARISON.search(text):
         return _comparison(found, catalog, evidence)
+    if found := _QUANT_MISMATCH.search(text):
+        return _quantization_mismatch(found, catalog, evidence)
     return None
+
+
+def _quantization_mismatch(found: regex.Match[str], catalog: Catalog, evidence: Evidence) -> Diagnosis | None:
+    """--quantization names another method than the checkpoint's config: leave it out (the engine reads the config's),
+    or name the config's method when this release lists it."""
+    info = catalog.find("--quantization")
+    if info is None:
+        return None
+    config, given = found["config"], found["given"]
+    cause = (f"The checkpoint's config says it is quantized with {config}, and --quantization {given} names another "
+             f"method; {ENGINE_NAMES[catalog.engine]} accepts only the config's method (or a kernel it allows for it).")
+    alternatives: tuple[Fix, ...] = ()
+    if info.choices_known and config in info.choices:
+        same = setting_fix(evidence.failure, evidence.launch, f"Or set --quantization {config}, the checkpoint's own method.",
+                           (("--quantization", config),))
+        alternatives = (same,) if same else ()
+    remove = Fix(summary=f"Leave out --quantization: the engine reads the method ({config}) from the checkpoint's config.",
+                 flags=(FlagOp("remove", "--quantization"),), alternatives=alternatives)
+    fix = build_fix({"builder": "rule"}, evidence.failure, {}, evidence.launch, builders={"rule": lambda _ctx, _data: remove})
+    return _diagnosis("quantization", "--quantization does not match the checkpoint", "quantization", cause, fix or remove,
+                      evidence, (f"the engine's check: {found.group(0)}",))
 
 
 def _comparison(found: regex.Match[str], catalog: Catalog, evidence: Evidence) -> Diagnosis | None:

@@ -161,3 +161,24 @@ def test_a_requirement_that_is_strict_moves_past_the_other_value() -> None:
     fix = first_diagnosis(log).fix
     assert fix is not None and [(op.flag, op.value) for op in fix.flags] == [("--max-num-batched-tokens", "129")]
     assert [(op.flag, op.value) for op in fix.alternatives[0].flags] == [("--max-num-seqs", "63")]
+
+
+# -- --quantization against the checkpoint's own method (ModelConfig._verify_quantization, both engines) ---------------------------
+
+QUANT_MISMATCH = ("Quantization method specified in the model config (fp8) does not match the quantization method specified "
+                  "in the `quantization` argument (awq).")
+
+
+@pytest.mark.parametrize(("launch", "path"), [
+    ("$ python -m sglang.launch_server --model-path /m --quantization awq --tp-size 2\n",
+     "/usr/local/lib/python3.12/dist-packages/sglang/srt/configs/model_config.py"),
+    ("$ vllm serve /m --quantization awq --max-model-len 8192\n" + BANNER,
+     "/usr/local/lib/python3.12/dist-packages/vllm/config.py"),
+], ids=["sglang", "vllm"])
+def test_a_quantization_flag_against_the_checkpoint_s_method_is_left_out(launch: str, path: str) -> None:
+    log = launch + raised(f"raise ValueError({QUANT_MISMATCH!r})", path)
+    diagnosis = first_diagnosis(log)
+    assert diagnosis.basis == "rule" and diagnosis.category == "quantization" and diagnosis.fix is not None
+    assert [(op.op, op.flag) for op in diagnosis.fix.flags] == [("remove", "--quantization")]
+    assert diagnosis.fix.command is not None and "--quantization" not in diagnosis.fix.command
+    assert "fp8" in diagnosis.fix.summary
