@@ -66,7 +66,8 @@ _SOURCES = {
     "comparison": ("vllm/config/scheduler.py: SchedulerConfig.verify_max_model_len / _verify_args 'max_num_batched_tokens "
                    "(…) is smaller than max_model_len (…)', '… must be greater than or equal to max_num_seqs (…)' (vLLM 0.10 to 0.33)",),
     "quantization": ("sglang/srt/configs/model_config.py: ModelConfig._verify_quantization (SGLang 0.3 to 0.5.23)",
-                     "vllm/config.py, vllm/config/model.py: ModelConfig._verify_quantization (vLLM 0.6 to 0.33)"),
+                     "vllm/config.py, vllm/config/model.py: ModelConfig._verify_quantization (vLLM 0.6 to 0.33)",
+                     "vllm-project/vllm#19050: GGUF weights with the fp8 checkpoint's config.json"),
     "registry": ("vllm/entrypoints/openai/api_server.py: run_server / validate_api_server_args "
                  "'invalid tool call parser: … (chose from { … })', 'invalid reasoning parser: …' (vLLM 0.6 to 0.33)",),
 }
@@ -101,6 +102,8 @@ def _quantization_mismatch(found: regex.Match[str], catalog: Catalog, evidence: 
     if info is None:
         return None
     config, given = found["config"], found["given"]
+    if "gguf" in (config, given):
+        return _gguf_config(config, given, evidence)
     cause = (f"The checkpoint's config says it is quantized with {config}, and --quantization {given} names another "
              f"method; {ENGINE_NAMES[catalog.engine]} accepts only the config's method (or a kernel it allows for it).")
     alternatives: tuple[Fix, ...] = ()
@@ -226,6 +229,20 @@ def _registry(found: regex.Match[str], catalog: Catalog, evidence: Evidence) -> 
                           f"needs that release).", flags=(FlagOp("set", flag, None),), needs_input=(flag,))
     return _diagnosis("registry", f"{flag} value is not one this release has", "invalid-flag-value", cause, fix, evidence,
                       (f"the engine's check: {found.group(0)}",))
+
+
+def _gguf_config(config: str, given: str, evidence: Evidence) -> Diagnosis:
+    """GGUF weights read with the config.json of the checkpoint they came from (vllm-project/vllm#19050: an fp8
+    model's config beside its GGUF quantization): the weights decide, so --quantization stays; the config's
+    quantization_config is what does not belong."""
+    other = config if given == "gguf" else given
+    cause = (f"The weights are GGUF, and the config.json read with them names {other} in its quantization_config (it is "
+             "the original checkpoint's config): the engine cannot load GGUF weights as that method.")
+    fix = Fix(summary=f"Keep the GGUF weights' quantization; read them with a config.json whose quantization_config "
+                      f"does not name {other} (remove that block from the config.json beside the GGUF file, or use the "
+                      "unquantized model's config).")
+    return _diagnosis("quantization", "GGUF weights with another method's config", "quantization", cause, fix, evidence,
+                      (f"the config names {other}, the weights are gguf",))
 
 
 def _release(catalog: Catalog) -> str:

@@ -182,3 +182,14 @@ def test_a_quantization_flag_against_the_checkpoint_s_method_is_left_out(launch:
     assert [(op.op, op.flag) for op in diagnosis.fix.flags] == [("remove", "--quantization")]
     assert diagnosis.fix.command is not None and "--quantization" not in diagnosis.fix.command
     assert "fp8" in diagnosis.fix.summary
+
+
+def test_gguf_weights_with_another_method_s_config_keep_their_quantization() -> None:
+    """vllm-project/vllm#19050: a GGUF file read with the fp8 checkpoint's config.json; leaving out --quantization would
+    not help (the weights are GGUF): the config's quantization_config is what goes."""
+    message = QUANT_MISMATCH.replace("(awq)", "(gguf)")
+    log = ("$ vllm serve /models/R1-GGUF/R1-UD-IQ2_XXS-00001-of-00005.gguf --quantization gguf\n" + BANNER
+           + raised(f"raise ValueError({message!r})", "/usr/local/lib/python3.12/dist-packages/vllm/config.py"))
+    diagnosis = first_diagnosis(log)
+    assert diagnosis.category == "quantization" and diagnosis.fix is not None
+    assert not diagnosis.fix.flags and "quantization_config" in diagnosis.fix.summary
