@@ -1,5 +1,6 @@
 """Dev cases for argument and configuration errors (issue 28: the largest class of "advice not useful"): a parser
-choice that the user's vLLM release does not list yet, and a flag with its value given as one list item.
+choice that the user's vLLM release does not list yet, a flag with its value given as one list item, and GGUF weights
+read with the config.json of the fp8 checkpoint they came from.
 
 Threads are dev threads (even numbers); the logs are ours, rebuilt with real argparse from the facts each case names.
 """
@@ -7,6 +8,8 @@ Threads are dev threads (even numbers); the logs are ours, rebuilt with real arg
 from __future__ import annotations
 
 from functools import partial
+
+from pattern_fixtures.cases.vllm import model_config_rejected
 
 from .. import paste
 from ..blocks import argparse_case
@@ -40,6 +43,10 @@ GLM_EXPECT = Expect("invalid-flag-value", "UsageError", GLM_MESSAGE, fix=(("set 
 GLM_RESOLUTION = ("The maintainer: use a newer vLLM (main or nightly then) that lists glm45; 0.10.0 lists the GLM-4.5 "
                   "parser as glm4_moe.")
 
+GGUF_MODEL = "/data/models/DeepSeek-R1-0528-GGUF/DeepSeek-R1-0528-UD-IQ2_XXS-00001-of-00005.gguf"
+GGUF_MISMATCH = ("Quantization method specified in the model config (fp8) does not match the quantization method specified "
+                 "in the `quantization` argument (gguf).")
+
 CASES = (
     WildCase(thread="https://github.com/zai-org/GLM-4.5/issues/16", kind="vllm-argparse-invalid-choice", style="prose-error",
              parts=(Run(argparse_case(SERVE_0_10_0, GLM_ARGV), primary=True),), engine_version="0.10.0", engine=VLLM,
@@ -63,4 +70,13 @@ CASES = (
                    "--dtype), an image whose entrypoint is `vllm serve`; the usage block ours",
              resolution="One flag and its value per item (or --dtype=auto); the flag itself is vLLM's.",
              paste=(partial(paste.docker_compose, service="vllm"), paste.fenced)),
+    WildCase(thread="https://github.com/vllm-project/vllm/issues/19050", kind="vllm-quantization-config-mismatch",
+             style="exception-fenced",
+             parts=(Run(model_config_rejected(GGUF_MISMATCH, GGUF_MODEL), primary=True),), engine_version="", engine=VLLM,
+             expect=Expect("quantization", fix=((),)),
+             facts="`vllm serve` of a DeepSeek-R1-0528 GGUF file with the original checkpoint's config.json beside it, ModelConfig's "
+                   "check naming fp8 from the config against gguf; the API server frames and pydantic's wrapper of 0.11.0 ours "
+                   "(the thread's release is not named in what we read)",
+             resolution="The reporter removed the quantization_config field from config.json, and the model loaded.",
+             paste=(paste.fenced,)),
 )
