@@ -258,7 +258,7 @@ def test_a_second_model_word_on_vllm_is_given_with_model_never_model_path() -> N
     diagnosis = _unrecognized("api_server.py", ["serve", "/root/models/Qwen3-8B"], API_SERVER)
     assert diagnosis.fix is not None and "--model-path" not in diagnosis.fix.summary
     assert ops(diagnosis.fix) == [("remove", "/root/models/Qwen3-8B", None, None), ("add", "--model", "/root/models/Qwen3-8B", None)]
-    assert "leave out `serve`" in diagnosis.fix.summary
+    assert "Leave out `serve`" in diagnosis.fix.summary
 
 
 def test_serve_given_to_a_vllm_program_without_subcommands_is_left_out() -> None:

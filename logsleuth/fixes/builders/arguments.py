@@ -200,9 +200,10 @@ def stray_positional(token: str, following: str | None, ctx: FixContext) -> tupl
                      f"already; leave out `serve` there and give the model as --model {model or 'MODEL'}")
     if _MODEL_WORD.match(token) and token.lower() not in _SWITCH_WORDS:
         return ([*remove, FlagOp("add", "--model", token)],
-                f"'{token}' is a second model argument: the word before it was already taken as the model. A command "
-                f"given to the vllm/vllm-openai image or to `python -m vllm.entrypoints.openai.api_server` runs the "
-                f"server already: leave out `serve` there and give the model once, as --model {token}")
+                f"the parser had no place for the model '{token}': the program that parsed it takes the model with "
+                f"--model, or had taken another word as the model (a `serve` given to the vllm/vllm-openai image or to "
+                f"`python -m vllm.entrypoints.openai.api_server`, which run the server already). Leave out `serve` "
+                f"there and give the model once, as --model {token}")
     return remove, f"remove the stray argument '{token}' (a switch takes no value: write it alone)"
 
 
