@@ -100,6 +100,7 @@ static-catalogs-check: $(STAMP)
 facts: $(STAMP)
 	$(BIN)/python scripts/facts/requires_dist.py
 	$(BIN)/python scripts/facts/import_names.py
+	$(BIN)/python scripts/facts/torch_builds.py
 
 # Steady-state logs for `logsleuth health`, from the three releases' own batch-line wordings (seconds).
 health-fixtures: $(STAMP)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING
 
-from logsleuth.diagnosis.grouping import Grouper, is_cascade
+from logsleuth.diagnosis.grouping import Grouper, is_cascade, is_shutdown_noise
 from logsleuth.diagnosis.library import PatternSet, load_patterns
 from logsleuth.diagnosis.match import engine_unknown_diagnosis, match_failure
 from logsleuth.diagnosis.schema import Pattern
@@ -37,7 +37,7 @@ from logsleuth.reading.reader import DEFAULT_MAX_BYTES, read_all, read_latest
 from logsleuth.reading.scan import ReadResult
 from logsleuth.reasoning import dependencies
 from logsleuth.reasoning.engine_words import with_engine_words
-from logsleuth.reasoning.raise_site import site_of, with_raise_site
+from logsleuth.reasoning.raise_site import site_of, with_raise_site, with_version_from_frames
 from logsleuth.reasoning.registry import Evidence, reason
 from logsleuth.reasoning.relaxed_check import with_relaxed_check
 from logsleuth.reasoning.root_cause import with_root_cause
@@ -270,12 +270,14 @@ def build_report(
     warnings = list(patterns.errors)
     disabled: set[str] = set()  # patterns whose regex timed out: skipped for the rest of this report
     groups: list[FailureGroup] = []
+    framed_versions: dict[int, str] = {}  # id(group) -> the release its frames' line numbers point at
     for group in grouper.groups():
         own = _own_launch(group, launch, trackers, options)
+        # The engine's own check that raised it, looked up once in the raise site index (reasoning/raise_site.py):
+        # shown with the diagnosis, and its line numbers correct a release guessed from the code layout.
+        site = site_of(group.failure, own)
+        own = with_version_from_frames(own, site)
         found = _diagnose_group(group, patterns.patterns, own, context_lines, warnings.append, disabled)
-        # The engine's own check that raised it, looked up once in the raise site index (reasoning/raise_site.py),
-        # and shown with the diagnosis.
-        site = site_of(found.failure, own) if found.diagnosis is not None else None
         found = with_raise_site(found, site, own)
         # A diagnosis that names a symptom (a native crash, a kill) gives way to the cause an error line names.
         found = replace(found, diagnosis=with_root_cause(found.diagnosis, found.failure, found.cascade))
@@ -286,9 +288,14 @@ def build_report(
         checked = with_release_flags(with_engine_words(found.diagnosis, found.failure, own), own,
                                      _releases_holding(found, site, own))
         groups.append(replace(found, diagnosis=checked))
+        if own.engine_version is not None and own.engine_version_source == "inferred":
+            framed_versions[id(groups[-1])] = own.engine_version
     by_id = {p.id: p for p in patterns.patterns}
     launch = _with_engine_from_words(launch, groups)
     groups = _order(groups, by_id)
+    if groups and id(groups[0]) in framed_versions and launch.engine_version_source == "inferred":
+        # The header's guess agrees with what the root failure's frames show (issue 29: one version per report).
+        launch = replace(launch, engine_version=framed_versions[id(groups[0])], engine_version_source="inferred")
     fleet, groups = build_fleet(infos, groups, lambda group: _is_cascade(group, by_id))
     return Report(
         sources=tuple(infos),
@@ -437,11 +444,12 @@ def _releases_holding(group: FailureGroup, site: RaiseSite | None, launch: Launc
 
 
 def _order(groups: list[FailureGroup], patterns: dict[str, Pattern]) -> list[FailureGroup]:
-    """Causes before cascades; a pattern can mark its failure as a cascade."""
-    has_cause = any(not _is_cascade(group, patterns) for group in groups)
-    indexed = list(enumerate(groups))
-    indexed.sort(key=lambda item: (1 if has_cause and _is_cascade(item[1], patterns) else 0, item[0]))
-    return [group for _, group in indexed]
+    """Causes before cascades, cascades before the noise of a shutdown; a pattern can mark its failure as a
+    cascade."""
+    tiers = [2 if is_shutdown_noise(group.failure) else 1 if _is_cascade(group, patterns) else 0 for group in groups]
+    first = min(tiers, default=0)
+    indexed = sorted(range(len(groups)), key=lambda index: (max(tiers[index], first), index))
+    return [groups[index] for index in indexed]
 
 
 def _is_cascade(group: FailureGroup, patterns: dict[str, Pattern]) -> bool:

@@ -109,18 +109,51 @@ def _built_library(tmp_path: Path, relative: str, symbol: str) -> Path:
     return site
 
 
-def test_an_undefined_torch_symbol_in_vllm_C_names_the_torch_the_release_pins(tmp_path: Path) -> None:
-    """vllm-project/vllm#13608, #5501, #3528: `vllm/_C.abi3.so: undefined symbol: _ZN5torch…` after another torch
-    was installed.  vLLM 0.11.2's wheel pins torch==2.9.0."""
+def _undefined_torch_symbol(tmp_path: Path) -> str:
     site = _built_library(tmp_path, "vllm/_C.abi3.so", "_ZN5torch3jit17parseSchemaOrNameERKSsb")
     (site / "vllm" / "__init__.py").write_text("")
     script = tmp_path / "serve.py"
     script.write_text("import vllm._C\n")
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env={"PYTHONPATH": str(site)})
-    assert "undefined symbol: _ZN5torch3jit17parseSchemaOrNameERKSsb" in done.stderr, done.stderr
-    diagnosis = _rule(VLLM_0112 + done.stderr)
+    assert "undefined symbol" in done.stderr, done.stderr
+    return done.stderr
+
+
+def test_an_undefined_torch_symbol_in_vllm_C_names_the_torch_the_release_pins(tmp_path: Path) -> None:
+    """vllm-project/vllm#13608, #5501, #3528: `vllm/_C.abi3.so: undefined symbol: _ZN5torch…` after another torch
+    was installed.  vLLM 0.11.2's wheel pins torch==2.9.0."""
+    stderr = _undefined_torch_symbol(tmp_path)
+    assert "undefined symbol: _ZN5torch3jit17parseSchemaOrNameERKSsb" in stderr, stderr
+    diagnosis = _rule(VLLM_0112 + stderr)
     assert diagnosis.title == "vllm._C was built against another torch than vLLM 0.11.2 pins (torch==2.9.0)"
     assert diagnosis.fix is not None and diagnosis.fix.steps[0] == "pip install torch==2.9.0"
+
+
+# vLLM 0.8.5's wheel pins torch==2.6.0, whose PyPI wheel declares nvidia-cuda-runtime-cu12==12.4.127
+# (facts/torch_builds.json); an RTX 5090 is sm_120, which CUDA 12.8 is the first toolkit to compile for.
+VLLM_085_ON_5090 = (
+    "INFO 05-02 10:00:00 [__init__.py:239] Automatically detected platform cuda.\n"
+    "INFO 05-02 10:00:01 [api_server.py:1043] vLLM API server version 0.8.5\n"
+    "INFO 05-02 10:00:02 [cuda.py:292] Using device NVIDIA GeForce RTX 5090\n"
+)
+
+
+def test_a_pinned_torch_without_kernels_for_the_logs_gpu_is_not_offered(tmp_path: Path) -> None:
+    """The held-out split's harm class: the rule printed the release's torch pin where that torch's wheel has no
+    kernels for the GPU in the same paste, which leads into a second failure ("no kernel image is available").
+    The pip commands go; what is known is said; which build fits is asked."""
+    diagnosis = _rule(VLLM_085_ON_5090 + _undefined_torch_symbol(tmp_path))
+    assert diagnosis.fix is not None
+    assert diagnosis.fix.steps == () and diagnosis.fix.command is None
+    assert "torch==2.6.0" not in " ".join(diagnosis.fix.steps)
+    assert "built with CUDA 12.4" in diagnosis.fix.summary and "sm_120" in diagnosis.fix.summary
+    assert diagnosis.fix.needs_input and "CUDA 12.8 or newer" in diagnosis.fix.needs_input[0]
+
+
+def test_the_same_pin_on_a_gpu_its_build_knows_is_offered(tmp_path: Path) -> None:
+    text = VLLM_085_ON_5090.replace("RTX 5090", "RTX 4090") + _undefined_torch_symbol(tmp_path)
+    diagnosis = _rule(text)
+    assert diagnosis.fix is not None and diagnosis.fix.steps[0] == "pip install torch==2.6.0"
 
 
 def test_an_undefined_symbol_of_the_engines_own_code_is_not_a_torch_mismatch(tmp_path: Path) -> None:

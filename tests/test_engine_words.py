@@ -143,8 +143,13 @@ def test_a_choice_list_no_flag_holds_is_quoted_only() -> None:
                        "template argument was passed! For information about writing templates, see the docs."),
          "Cannot use chat template functions because tokenizer.chat_template is not set and no template argument "
          "was passed!"),
+        # torch/cuda/__init__.py (_lazy_init), torch 2.x: CUDA first touched in a forked worker
+        (traceback_log("torch/cuda/__init__.py", 305, "_lazy_init", "RuntimeError",
+                       "Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must "
+                       "use the 'spawn' start method"),
+         "To use CUDA with multiprocessing, you must use the 'spawn' start method"),
     ],
-    ids=["longer-than-context", "no-file-named", "chat-template-not-set"],
+    ids=["longer-than-context", "no-file-named", "chat-template-not-set", "you-must-use-spawn"],
 )
 def test_statements_that_say_what_to_do_are_quoted_without_checks(log: str, quoted: str) -> None:
     assert said(log, "sglang", "0.5.9") == (EngineWords(quoted),)

@@ -3,6 +3,7 @@ wheels with ast (scripts/engine_index/), looked up from a traceback's innermost 
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -121,3 +122,46 @@ def test_the_values_a_check_reads_never_repeat_a_secret() -> None:
     secret = "sk-" + "Q" * 30
     given = _given(["--api-key", "--tp-size"], LaunchInfo(command=f"python -m sglang.launch_server --api-key {secret} --tp-size 2"))
     assert secret not in given and "--api-key" in given and "--tp-size 2" in given
+
+
+def _mirrored_traceback(tmp_path: Path, assert_line: int) -> str:
+    """A traceback real CPython prints for SGLang's multi-node DP assert standing at `assert_line` of
+    `sglang/srt/server_args.py`, called through `sglang/srt/utils.py`: a file whose layout alone makes logsleuth
+    guess 0.4.10.post2 (ingest/launch.py)."""
+    srt = tmp_path / "site-packages" / "sglang" / "srt"
+    srt.mkdir(parents=True)
+    (srt / "utils.py").write_text("def run(call):\n    return call()\n")
+    check = (
+        "class ServerArgs:\n"
+        "    dp_size, nnodes, enable_dp_attention = 2, 2, False\n"
+        "    def check_server_args(self):\n"
+        "        assert not (\n"
+        "            self.dp_size > 1 and self.nnodes != 1 and not self.enable_dp_attention\n"
+        '        ), "multi-node data parallel is not supported unless dp attention!"\n'
+    )
+    (srt / "server_args.py").write_text("\n" * (assert_line - 4) + check)
+    main = tmp_path / "launch.py"
+    main.write_text("from sglang.srt import utils, server_args\nutils.run(server_args.ServerArgs().check_server_args)\n")
+    ran = subprocess.run([sys.executable, str(main)], capture_output=True, text=True, cwd=tmp_path,
+                         env={"PYTHONPATH": str(tmp_path / "site-packages"), "PATH": "/usr/bin:/bin"}, check=False)
+    assert "AssertionError: multi-node data parallel" in ran.stderr, ran.stderr
+    return ran.stderr
+
+
+def test_a_release_guessed_from_the_layout_gives_way_to_the_one_the_frames_match(tmp_path: Path) -> None:
+    """Issue 29: the layout guessed 0.4.10.post2 where the raising frame's line matches 0.4.6.post2 only (the
+    index: this assert stands at line 1283 in 0.4.6.post2, 1922 in 0.4.10.post2).  One version per report."""
+    report = diagnose_text(_mirrored_traceback(tmp_path, 1283))
+    assert report.launch.engine_version == "0.4.6.post2" and report.launch.engine_version_source == "inferred"
+    raised = " ".join(report.failures[0].diagnosis.raised_at)  # type: ignore[union-attr]
+    assert "match SGLang 0.4.6.post2 only" in raised
+
+
+def test_a_guess_the_frames_agree_with_is_kept(tmp_path: Path) -> None:
+    report = diagnose_text(_mirrored_traceback(tmp_path, 1922))
+    assert report.launch.engine_version == "0.4.10.post2" and report.launch.engine_version_source == "inferred"
+
+
+def test_a_named_release_is_never_replaced_by_the_frames(tmp_path: Path) -> None:
+    report = diagnose_text(_mirrored_traceback(tmp_path, 1283), DiagnoseOptions(engine_version="0.5.9"))
+    assert report.launch.engine_version == "0.5.9" and report.launch.engine_version_source == "user"

@@ -72,7 +72,7 @@ _TABLE = (
            "width, $COLUMNS, or 80).", metavar="N", minimum=MIN_WIDTH),
     Option(("--all",), "all_failures", "flag", "Every failure group in the file, not just the latest launch."),
     Option(("--cmd",), "command", "text", "The launch command, to print it corrected.", metavar="COMMAND"),
-    Option(("--engine-version",), "engine_version", "text", "The SGLang version, when the log does not name it.",
+    Option(("--engine-version",), "engine_version", "text", "The engine's release (SGLang or vLLM, whichever the log shows), when the log does not name it.",
            metavar="VERSION"),
     Option(("--patterns",), "patterns", "path", "Also read patterns from DIR (repeatable).", metavar="DIR",
            repeatable=True),

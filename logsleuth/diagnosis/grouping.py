@@ -81,6 +81,14 @@ def is_cascade(failure: Failure) -> bool:
     return bool(_CASCADE_TEXT.search(text) or "resource_tracker" in frames)
 
 
+def is_shutdown_noise(failure: Failure) -> bool:
+    """What a process prints while it is being torn down because something else failed: vLLM's message-queue
+    read cancelled under it (`RuntimeError: cancelled` from vllm/distributed/device_communicators/shm_broadcast.py,
+    as the engine core shuts down after a worker died).  Even a cascade is a better answer than it."""
+    final = failure.final
+    return final.message.strip() == "cancelled" and any("shm_broadcast" in frame.file for frame in final.frames[-2:])
+
+
 def mark_in_app(frames: tuple[Frame, ...]) -> tuple[Frame, ...]:
     from dataclasses import replace
 

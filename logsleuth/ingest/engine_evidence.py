@@ -33,10 +33,17 @@ VLLM_IMPORT_TIME_FILES = frozenset({"__init__.py", "interface.py", "importing.py
 # `VllmWorkerProcess` (executor/multiproc_worker_utils.py), the data-parallel actor, and `RayWorkerWrapper`, vLLM's
 # class that Ray names its actor after (v1/executor/ray_utils.py).  Threads: vllm-project/vllm#28910, #17756,
 # #15469, #5785; noonghunna/club-3090#60.  A bare `Worker` or `MainProcess` is any program's name.
+# 0.10.1 named its engine core `EngineCore_0` (vllm-project/vllm#23714: `(EngineCore_0 pid=1518379) `), and several API
+# server processes (--api-server-count) are `ApiServer_N` (v1/utils.py APIServerProcessManager).
 _VLLM_PROCESS = compile_lazily(
-    r"(?:APIServer|EngineCore(?:_DP\d+)?|DPEngineCoreActor_DP\d+|VllmWorker(?:Process)?|RayWorkerWrapper"
+    r"(?:APIServer|ApiServer_\d+|EngineCore(?:_DP\d+|_\d+)?|DPEngineCoreActor_DP\d+|VllmWorker(?:Process)?|RayWorkerWrapper"
     r"|Worker(?:_(?:DP|PP|PCP|TP|DCP|EP)\d+)+)"
 )
+# The Ray actors verl runs an engine in, named after it (verl/workers/rollout/vllm_rollout/vllm_async_server.py
+# `vLLMHttpServer`, "equivalent to vllm serve"; sglang_rollout/async_sglang_server.py `SGLangHttpServer`; the older
+# `AsyncvLLMServer`, verl-project/verl PR#1138), with their `…ForPartial` subclasses: Ray prints the class name in
+# its prefix, `(vLLMHttpServer pid=884, ip=…) `.
+_ENGINE_ACTORS = {"vLLMHttpServer": "vllm", "AsyncvLLMServer": "vllm", "SGLangHttpServer": "sglang"}
 
 # SGLang's header before its dates (2024: configure_logger's datefmt "%H:%M:%S" in srt/utils.py): `[15:04:31 TP0] `.
 # The normalizer does not read it as a header; with its rank tags it is SGLang's alone.  Those releases ran vLLM's
@@ -49,11 +56,17 @@ OLD_SGLANG_HEADER = compile_lazily(r"\[\d\d:\d\d:\d\d(?: (?:DP|PP|TP|EP)\d{1,6})
 # SGLang's process titles (`sglang::scheduler_TP0`, set by setproctitle in srt/managers/scheduler.py; seen in native
 # frames of verl-project/verl#490).  vLLM's subpackages are named so that `vllm/` alone (a directory of models)
 # is not.
+# vLLM's process titles (`VLLM::EngineCore`, `VLLM::Worker_TP0`: set_process_title with its default prefix
+# VLLM_PROCESS_NAME_PREFIX="VLLM") name the processes in `ps`, nvidia-smi and the kernel's OOM killer, which cuts a
+# name at 15 characters (TASK_COMM_LEN: `Killed process 4242 (VLLM::EngineCor)`, `(sglang::schedul)`): a prefix of the
+# title counts.  A log of one engine rarely shows the other's process (a GPU another server still holds): the failure's
+# own lines outrank these (launch.EVIDENCE_KINDS "paths").
 _MODULE_PATH = compile_lazily(
     r"(?:site|dist)-packages/(?P<installed>vllm|sglang)/"
     r"|\b(?P<vllm>vllm)[./](?:v1|engine|entrypoints|model_executor|worker|executor|distributed|attention"
     r"|platforms|transformers_utils|multimodal|lora|compilation|inputs|core|logging_utils)[./]"
-    r"|\b(?P<sglang>sglang)(?:[./]srt[./]|::(?:scheduler|detokenizer|data_parallel_controller))"
+    r"|\b(?P<sglang>sglang)(?:[./]srt[./]|::(?:sched|detok|data_p)\w*)"
+    r"|\b(?P<vllm_title>VLLM)::(?:EngineCor|Worker|APIServ|DPCoord)\w*"
 )
 # A line that names a module without running it: an import error, an instruction, a requirement.
 _NAMES_ONLY = compile_lazily(r"(?i)\bimport|no module named|\binstall|\brequire|\bplease\b|\bpip\b")
@@ -118,6 +131,8 @@ _WRAPPER_DIRS = (
 _WRAPPER_PROCESSES = {
     "WorkerDict": "verl",
     "AsyncvLLMServer": "verl",
+    "vLLMHttpServer": "verl",
+    "SGLangHttpServer": "verl",
     "ActorModelRayActor": "OpenRLHF",
     "LLMRayActor": "Ray",
     "RayWorkerWrapper": "Ray",
@@ -150,6 +165,26 @@ _WRAPPER_GROUPS = {
 }
 
 
+# An engine's own environment variable set by the user for the launch: at the start of a command line (`VLLM_USE_V1=0
+# python run.py`, after a prompt, `env` or other assignments; a Dockerfile's `ENV`), exported (`export SGLANG_TORCH_PROFILER_DIR=/tmp`), passed to a container (`-e VLLM_ATTENTION_BACKEND=
+# FLASHINFER`, `--env`), or a pod's `- name: VLLM_LOGGING_LEVEL` (vllm-project/vllm#13258: `VLLM_ATTENTION_BACKEND=
+# FLASHINFER`).  Each engine reads only its own prefix (vllm/envs.py; SGLang's `get_bool_env_var("SGLANG_…")` and
+# srt/environ.py); a variable a message names or suggests (`Set VLLM_PLUGINS to control …`, `please set
+# VLLM_USE_V1=0 …`) is no assignment.  The weakest
+# evidence (launch.EVIDENCE_KINDS "env"): anything else the log shows decides.
+_ENV_ASSIGNMENT = compile_lazily(
+    r"(?:^\s*(?:[$#+>]\s+)?(?:env\s+|ENV\s+)?(?:[A-Z_][A-Z0-9_]*=\S*\s+)*|\bexport\s+|\s(?:-e|--env)[\s=]+)"
+    r"(?P<assigned>VLLM|SGLANG)_[A-Z][A-Z0-9_]*=(?=\S)"
+    r"|\bname:\s*[\"']?(?P<pod>VLLM|SGLANG)_[A-Z][A-Z0-9_]*[\"']?\s*$"
+)
+
+
+def engine_set_in_environment(text: str) -> str | None:
+    """The engine whose own environment variable the line assigns (see _ENV_ASSIGNMENT), else None."""
+    m = _ENV_ASSIGNMENT.search(text)
+    return (m["assigned"] or m["pod"]).lower() if m else None
+
+
 def header_engine(meta: LineMeta) -> str | None:
     """The engine whose logger header started the line's record, or None.  vLLM's header from a module that logs
     at import time shows only that vLLM was imported; SGLang's is `[date time]` with a dot before milliseconds
@@ -162,12 +197,14 @@ def header_engine(meta: LineMeta) -> str | None:
 
 
 def process_engine(process: str) -> str | None:
-    """vLLM, for a process prefix only vLLM writes; None otherwise."""
-    return "vllm" if _VLLM_PROCESS.fullmatch(process) else None
+    """vLLM, for a process prefix only vLLM writes; the engine a wrapper's actor is named after; None otherwise."""
+    if _VLLM_PROCESS.fullmatch(process):
+        return "vllm"
+    return _ENGINE_ACTORS.get(process.removesuffix("ForPartial"))
 
 
 def process_wrapper(process: str) -> str | None:
-    return _WRAPPER_PROCESSES.get(process)
+    return _WRAPPER_PROCESSES.get(process.removesuffix("ForPartial"))
 
 
 def named_in_line(text: str, *, paths: bool = True) -> tuple[set[str], set[str]]:
@@ -176,7 +213,7 @@ def named_in_line(text: str, *, paths: bool = True) -> tuple[set[str], set[str]]
     a line that only names a module to import or install."""
     if _NAMES_ONLY.search(text):
         return set(), set()
-    engines = {next(name for name in m.groups() if name) for m in _MODULE_PATH.finditer(text)} if paths else set()
+    engines = {next(name for name in m.groups() if name).lower() for m in _MODULE_PATH.finditer(text)} if paths else set()
     wrappers = {_WRAPPER_GROUPS[m.lastgroup] for m in _WRAPPER_WORDS.finditer(text) if m.lastgroup}
     return engines, wrappers
 
@@ -197,6 +234,17 @@ def image_engine(text: str) -> str | None:
     """The engine whose container image the line names, else None."""
     m = _IMAGE.search(text) if "/" in text else None
     return m.lastgroup if m else None
+
+
+# The engine's console script as the traceback's first frame (`File "/usr/local/bin/vllm", line 10, in <module>`:
+# vllm-project/vllm#35746, #23714; SGLang's `sglang` since its `sglang serve` CLI): the program that ran is the engine's
+# own, whatever else the frames show.
+_CONSOLE_SCRIPT = compile_lazily(r"/bin/(?P<engine>vllm|sglang)$")
+
+
+def console_script_engine(path: str) -> str | None:
+    """The engine whose console script a frame's path is, else None."""
+    return m["engine"] if path.endswith(("/vllm", "/sglang")) and (m := _CONSOLE_SCRIPT.search(path)) else None
 
 
 def wrapper_module_engine(path: str) -> str | None:

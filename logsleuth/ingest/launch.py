@@ -57,6 +57,7 @@ _ARGPARSE_PROGRAM = compile_lazily(
 # torchrun's `[rank0]: ` (`rank0|sglang:rank0`).
 _SGLANG_HEADER_STREAM = compile_lazily(r"^sglang:(?:DP|PP|TP|EP|ATTN_CP|MOE_DP|CP)\d")
 _PROGRAM_ENGINE = {"api_server.py": "vllm", "launch_server.py": "sglang"}
+MAX_STREAMS_READ = 256  # stream keys read for a logger's name (ranks and hosts make a few; a wrapper, one per logger)
 MAX_GPU_LINES = 16  # an environment dump lists every GPU; the first lines say which they are
 # Where a log shows its GPU: a paste's environment dump, the start of a server's log.  Beyond this, a line costs
 # one comparison (the cue test is a few substring scans per line: not for every line of a large log).
@@ -65,9 +66,10 @@ GPU_LINES_WITHIN = 1 << 20
 # launch command, a banner (a version line, `server_args=`), a record header only one engine writes (SGLang's with
 # rank tags, `[… TP0]`; vLLM's process prefixes, `(EngineCore_DP0 pid=1)`), the failure's own frames and lines, the
 # engines' module paths named in other lines, the logger header of other lines (vLLM's `INFO 05-12 10:11:12
-# [core.py:1]`, except from modules that log when vLLM is merely imported; SGLang's `[2025-01-01 12:00:00]`).  The
-# strongest kind seen decides (engine_evidence.py has the tables).
-EVIDENCE_KINDS = ("program", "command", "banner", "header", "frames", "paths", "format")
+# [core.py:1]`, except from modules that log when vLLM is merely imported; SGLang's `[2025-01-01 12:00:00]`), and last
+# an engine's own environment variable the user set (`VLLM_USE_V1=0`, `export SGLANG_…=`).  The strongest kind seen
+# decides (engine_evidence.py has the tables).
+EVIDENCE_KINDS = ("program", "command", "banner", "header", "frames", "paths", "format", "env")
 # Kinds of evidence that are a log's format: when they show both engines, the failure's own frames and lines decide.
 _FORMAT_KINDS = frozenset({"header", "paths", "format"})
 # vLLM's engine names its version when it starts: "Initializing a V1 LLM engine (v0.11.0) with config: …"
@@ -115,6 +117,7 @@ class LaunchTracker:
     _last_meta: LineMeta | None = None  # the last line's metadata read for evidence (records share theirs)
     _headers_decided: set[str] = field(default_factory=set)  # logger headers that can show nothing more
     _processes_read: set[str] = field(default_factory=set)  # process prefixes already read
+    _streams_read: set[str] = field(default_factory=set)  # stream keys already read for a logger's name
     _marker_kinds: set[str] = field(default_factory=set)
     gpu_lines: list[str] = field(default_factory=list)  # lines that show the GPU (facts/gpus.py), the first ones
     # A launch command written over several lines with backslash continuations (a launch script, a pasted
@@ -151,8 +154,10 @@ class LaunchTracker:
                 self.command_engine = "vllm" if "vllm" in command.split("--", 1)[0] else "sglang"
                 self._saw("command", self.command_engine)
                 self._mark(line.offset, "command").command = command
-        if ("sglang" in text or "vllm" in text or "vLLM" in text or "sgl_kernel" in text or "sgl-kernel" in text) and 'File "' not in text:
+        if ("sglang" in text or "vllm" in text or "vLLM" in text or "VLLM::" in text or "sgl_kernel" in text or "sgl-kernel" in text) and 'File "' not in text:
             self._observe_engine_named(text)  # (a frame's path is read from the failure: observe_failure)
+        if ("VLLM_" in text or "SGLANG_" in text) and (env_engine := engine_evidence.engine_set_in_environment(text)):
+            self._saw("env", env_engine)
         if ("LLM engine (v" in text and (m := _VLLM_ENGINE_VERSION.search(text))) or (
             "▀▄▀" in text and (m := _VLLM_LOGO_VERSION.search(text))
         ):
@@ -164,6 +169,8 @@ class LaunchTracker:
             self.wrappers.add("Xinference")
         elif text[:1] == "[" and text[3:4] == ":" and engine_evidence.OLD_SGLANG_HEADER.match(text):
             self._saw("header", "sglang")
+        if line.stream and line.stream not in self._streams_read and len(self._streams_read) < MAX_STREAMS_READ:
+            self._observe_stream(line.stream)
         meta = line.meta
         if meta is not self._last_meta and (meta.header or meta.process):  # once per record: its lines share it
             self._last_meta = meta
@@ -198,11 +205,21 @@ class LaunchTracker:
                     self._saw("banner", m["engine"].lower())
             return
         shown = self.evidence.get("paths", set())
-        unread = ("vllm" in text and "vllm" not in shown) or ("sglang" in text and "sglang" not in shown)
+        unread = (("vllm" in text or "VLLM::" in text) and "vllm" not in shown) or ("sglang" in text and "sglang" not in shown)
         engines, wrappers = engine_evidence.named_in_line(text, paths=unread)
         for engine in engines:
             self._saw("paths", engine)
         self.wrappers |= wrappers
+
+    def _observe_stream(self, stream: str) -> None:
+        """A logger's name the normalizer took off the line into its stream key: Python logging's default format
+        (`2025-11-02 13:17:04,315 - vllm.v1.engine.core_client - ERROR - …`) names the engine's module that logged
+        (each engine logs through `logging.getLogger(__name__)`).  Read once per stream."""
+        self._streams_read.add(stream)
+        if "vllm" in stream or "sglang" in stream:
+            engines, _ = engine_evidence.named_in_line(stream.replace("|", " "))
+            for engine in engines:
+                self._saw("paths", engine)
 
     def _observe_header(self, meta: LineMeta, stream: str) -> None:
         """What a record's logger header shows.  Once a header has shown all it can (vLLM's from a module that
@@ -218,8 +235,8 @@ class LaunchTracker:
     def _observe_process(self, process: str) -> None:
         """What a process prefix shows (each name read once)."""
         self._processes_read.add(process)
-        if engine_evidence.process_engine(process):
-            self._saw("header", "vllm")
+        if engine := engine_evidence.process_engine(process):
+            self._saw("header", engine)
         if wrapper := engine_evidence.process_wrapper(process):
             self.wrappers.add(wrapper)
 
@@ -310,8 +327,8 @@ class LaunchTracker:
         meta = failure.meta
         if meta.header and (engine := engine_evidence.header_engine(meta)):
             self._saw("frames", engine)
-        if meta.process and engine_evidence.process_engine(meta.process):
-            self._saw("frames", "vllm")
+        if meta.process and (engine := engine_evidence.process_engine(meta.process)):
+            self._saw("frames", engine)
         self.wrappers |= engine_evidence.failure_wrappers(failure)
         for block in failure.exceptions:
             for frame in block.frames:
@@ -326,7 +343,7 @@ class LaunchTracker:
                         self.version_hint = "0.4.10.post2"
                 elif "/vllm/" in path:
                     self._saw("frames", "vllm")
-                elif engine := engine_evidence.wrapper_module_engine(path):
+                elif engine := engine_evidence.console_script_engine(path) or engine_evidence.wrapper_module_engine(path):
                     self._saw("frames", engine)
 
     def segment_start(self, before: int) -> int:

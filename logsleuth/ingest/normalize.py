@@ -6,7 +6,8 @@ Layers are peeled from the outside in, the way collectors wrap them:
     ^ quote ^ collector timestamp (CRI)       ^ compose  ^ Ray/vLLM process  ^ SGLang record header
 
 Transport layers (quote markers, collector and log-viewer timestamps, journald, docker compose,
-torchrun's `[rankN]:`, wrapper loggers that re-log a child's output) sit on every line a program
+`kubectl logs --prefix`'s `[pod/P/C] ` (the pod is the line's host), torchrun's `[rankN]:`, wrapper loggers
+that re-log a child's output) sit on every line a program
 wrote.  They name the pipe the line came through (its namespace, so two containers or two torchrun
 ranks are never mixed) and add metadata; only a wrapper logger's prefix after lines without it starts
 a record (`LineNormalizer._wrapped_record`).  Record headers (SGLang's
@@ -74,13 +75,18 @@ _JOURNAL_WRITER = compile_lazily(r"^(?P<host>[^\s\[\]]+) (?P<unit>[^\s\[\]]+)\[(
 _NUMERIC_OFFSET = compile_lazily(r"[+-]\d{2}:?\d{2}$")
 # docker compose: `sglang-1  | ` (the service name padded, then ` | `); a bare `sglang-1  |` is an empty line.
 _COMPOSE = compile_lazily(r"^(?P<service>\w[\w.\-]*) {2,}\|(?: |$)")
+# `kubectl logs --prefix` (several pods or containers at once: `-l app=vllm`, `deploy/x --all-containers`):
+# `[pod/vllm-0/vllm] ` before every line, the pod and container it came from.
+_KUBECTL_PREFIX = compile_lazily(r"^\[pod/(?P<pod>[^/\]\s]{1,253})/(?P<container>[^/\]\s]{1,63})\] ?")
 # torchrun's per-rank prefix `[rank0]: ` (torch's own c10d lines start `[rank1]:[E210 …]`).
 _TORCHRUN = compile_lazily(r"^\[rank(?P<rank>\d{1,6})\]: ?")
-# vLLM / Ray / SkyPilot process prefix: `(VllmWorker rank=1 pid=12231) `, `(EngineCore_DP0 pid=1)`,
-# `(RayWorkerWrapper pid=5, ip=10.0.0.1)`, `(Worker_TP1 pid=7)`, `(head, rank=0, pid=8292)`; a colour
-# code's remnant may follow it.
+# vLLM / Ray / SkyPilot process prefix: `(VllmWorker rank=1 pid=12231) `, vLLM 0.10's `(VllmWorker TP0 pid=406) `
+# and `(VllmWorker TP6_EP6 pid=21360) ` (its ranks as tags), `(EngineCore_DP0 pid=1)`, `(RayWorkerWrapper pid=5,
+# ip=10.0.0.1)`, `(Worker_TP1 pid=7)`, `(head, rank=0, pid=8292)`, Ray's unnamed task or actor `(pid=53316) `
+# (vllm-project/vllm#5785); a colour code's remnant may follow it.
 _PROCESS = compile_lazily(
-    r"^\((?P<name>[\w.\-]+(?: \([\w]+\))?)(?:,? rank=(?P<rank>\d{1,6}))?,? pid=(?P<pid>\d{1,10})"
+    r"^\((?:(?P<name>[\w.\-]+(?: \([\w]+\))?)(?: (?P<tags>(?:DP|PP|PCP|TP|DCP|EP)\d{1,6}(?:_(?:DP|PP|PCP|TP|DCP|EP)\d{1,6})*))?"
+    r"(?:,? rank=(?P<rank>\d{1,6}))?,? )?pid=(?P<pid>\d{1,10})"
     r"(?:, ip=(?P<ip>[\w.:\-]+))?\)"
     r"(?:\[\d{1,3}(?:;\d{1,3}){0,4}m)?\s?"
 )
@@ -215,12 +221,15 @@ class LineNormalizer:
         logged_from: str | None = None  # the file a vLLM header names
         first = text[:1]
         if first == "(" and (m := _PROCESS.match(text)):
-            process = meta_process = m["name"]
+            meta_process = m["name"]
+            process = meta_process or ""  # Ray's unnamed `(pid=N) `: its pid alone tells the stream
             pid = meta_pid = int(m["pid"])
             if m["ip"]:
                 host = m["ip"]
             if m["rank"] is not None:
                 ranks = (("rank", int(m["rank"])),)
+            elif m["tags"]:
+                ranks = tuple((tag, int(number)) for tag, number in _RANK_TAG.findall(m["tags"]))
             text = text[m.end() :]
             header_text = m.group(0)
             first = text[:1]
@@ -399,7 +408,7 @@ def _unescape_json_frame(text: str) -> str:
 
 def _bracketed_transport(text: str) -> bool:
     """A `[` that may open a transport layer (`[2025-11-06T…Z]`, `[rank0]:`, `[36m`), not an SGLang header."""
-    return text[11:12] == "T" or text[1:5] == "rank" or "m" in text[2:9]
+    return text[11:12] == "T" or text[1:5] in ("rank", "pod/") or "m" in text[2:9]
 
 
 def _peel_transport(text: str) -> tuple[str, _Transport | None]:
@@ -415,6 +424,10 @@ def _peel_transport(text: str) -> tuple[str, _Transport | None]:
             if text[11:12] == "T" and (m := _COLLECTOR_TS.match(text)):
                 transport = transport or _Transport()
                 transport.timestamp = m["ts"]
+            elif text.startswith("[pod/") and (m := _KUBECTL_PREFIX.match(text)):
+                transport = transport or _Transport()
+                transport.host = transport.host or m["pod"]
+                transport.namespace += f"{m['pod']}/{m['container']}|"
             elif text.startswith("[rank") and (m := _TORCHRUN.match(text)):
                 transport = transport or _Transport()
                 transport.namespace += f"rank{m['rank']}|"

@@ -17,10 +17,11 @@ a guessed engine version, or of a distribution no release declares."""
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from logsleuth.facts import requires
 from logsleuth.facts.imports import distributions_of
+from logsleuth.facts.torch_builds import lacks_the_gpu
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Diagnosis, ExceptionBlock, Fix
 from logsleuth.reasoning.evidence import Evidence
@@ -172,10 +173,12 @@ def _explain(drift: Drift, engine: str, evidence: Evidence) -> Diagnosis | None:
     if requires.is_known(engine, version):
         pinned = [p for d in drift.distributions if (p := requires.pin(engine, version, d)) is not None]
         if drift.torch_abi:
-            return _torch_abi(drift, engine, str(version), pinned)
-        if not pinned:
+            diagnosis = _torch_abi(drift, engine, str(version), pinned)
+        elif not pinned:
             return None  # the release does not declare it: an optional import, not drift from its pins
-        return _against_release(drift, engine, str(version), pinned[0])
+        else:
+            diagnosis = _against_release(drift, engine, str(version), pinned[0])
+        return _without_a_torch_the_gpu_cannot_run(diagnosis, engine, str(version), evidence)
     declared = [d for d in drift.distributions if requires.declares(engine, d)]
     if drift.torch_abi:
         declared = ["torch", *(d for d in declared if d not in ("torch", engine))]
@@ -291,6 +294,31 @@ def _torch_abi(drift: Drift, engine: str, version: str, pinned: list[requires.Pi
         basis="rule",
         evidence=tuple(facts),
     )
+
+
+def _without_a_torch_the_gpu_cannot_run(
+    diagnosis: Diagnosis | None, engine: str, version: str, evidence: Evidence
+) -> Diagnosis | None:
+    """The diagnosis without its pip commands when the torch they pin (the release's own, which a reinstall of the
+    release brings too) has no kernels for the GPU the log shows: following them leads into a second failure
+    ("no kernel image is available").  What is known is said, and what is not is asked (`needs_input`)."""
+    torch = requires.pin(engine, version, "torch")
+    if diagnosis is None or diagnosis.fix is None or torch is None or not torch.is_pinned:
+        return diagnosis
+    lines = [*evidence.failure.context, *evidence.lines, *evidence.launch.gpu_lines]
+    missing = lacks_the_gpu(torch.requirement, lines)
+    if missing is None:
+        return diagnosis
+    name = ENGINE_NAMES[engine]
+    fix = Fix(
+        summary=(f"Do not simply reinstall {name} {version}'s pins: {missing.sentence()}. Match torch, its CUDA build "
+                 "and the compiled extensions to this GPU instead."),
+        needs_input=(
+            f"which torch built for CUDA {missing.needs} or newer works with {name} {version} (or a newer {name} "
+            "release whose pinned torch is), and the extensions built against it",
+        ),
+    )
+    return replace(diagnosis, fix=fix, evidence=(*diagnosis.evidence, missing.sentence()))
 
 
 def _pins_summary(engine: str, distribution: str) -> str:

@@ -49,6 +49,7 @@ _INSTRUCTION = compile_lazily(
     r"|passing|adding|upgrading|installing|switching)\b"
     r"|\bpip\s+install\b"
     r"|\bmake\s+sure\b"
+    r"|\byou\s+must\s+(?:use|set|pass|install|enable|disable|specify|call|run|provide|add)\b"
     r"|(?<![\w-])(?:use|using|enable|disable|set|pass|add|specify|remove|increase|decrease|reduce|lower|raise|by)\b"
     r"[^.\n]{0,60}?(?<![\w-])--[a-z]"
     r"|\bset\b[^.\n]{0,40}?\b[A-Z][A-Z0-9]*_[A-Z0-9_]+="

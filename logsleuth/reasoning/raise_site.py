@@ -28,6 +28,19 @@ def site_of(failure: Failure, launch: LaunchInfo) -> RaiseSite | None:
     return None if frame is None else find("sglang", frame.file, frame.function, frame.line, frame.source, known)
 
 
+def with_version_from_frames(launch: LaunchInfo, site: RaiseSite | None) -> LaunchInfo:
+    """A launch whose release was guessed from the code layout, with the release the raising frame's line numbers
+    match instead when the guess is not one of them: the newest of those releases, still marked "inferred".  A
+    release the log or the user names is never changed, and none is made up where nothing was guessed: a frame's
+    line can fall inside a check's lines by chance in a release the index lacks, so the lines only correct a
+    guess (the report's "raised at" still says which releases they match)."""
+    if site is None or not site.framed or launch.engine_version_source != "inferred" or launch.engine_version is None:
+        return launch
+    if launch.engine_version in site.framed:
+        return launch
+    return replace(launch, engine=site.engine, engine_version=site.framed[-1], engine_version_source="inferred")
+
+
 def _flags(site: RaiseSite, launch: LaunchInfo) -> list[str]:
     catalog = catalogs.load(site.engine, site.version or launch.engine_version)
     flags = []

@@ -19,6 +19,7 @@ from logsleuth.tracebacks.grammar import (
     ELIDED_LINE,
     ELIDED_TEMPLATE,
     ELISION_LENGTH,
+    FILE_ROW_BANNER,
     GLOG_ERROR,
     GROUP_CLOSE,
     KILL_LINE,
@@ -148,6 +149,8 @@ class Collector:
         if phase is Phase.MESSAGE:
             if kind is LineKind.BLANK:
                 return 1
+            if kind is LineKind.FRAME and self.kind == "abort" and FILE_ROW_BANNER in self.texts[0]:
+                return 1  # a native backtrace printed in CPython's frame format (grammar.FILE_ROW_BANNER)
             return 2 if self._message_line(kind, text, line) else 0
         # CPython prints exactly one blank line on each side of a chain separator; extra or
         # missing blanks (hand-edited logs) are tolerated but only weakly, so that among

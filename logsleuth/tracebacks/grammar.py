@@ -89,13 +89,21 @@ USAGE_ERROR = compile_lazily(
 REPR_EXCEPTION = compile_lazily(
     r"(?<![\w.])(?<!raise )(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))\((?P<q>[\"'])(?P<msg>\S.*?)(?P=q)\)"
 )
-# Lines that only report the cascade after a process died.
+# Lines that only report the cascade after a process died.  vLLM's parent processes log the death of a child
+# without its cause (`Worker proc VllmWorker-2 died unexpectedly, shutting down executor.`, v1/executor/
+# multiproc_executor.py, intel/llm-scaler#154; `Engine core proc EngineCore_DP0 died unexpectedly, shutting down
+# client.`, v1/engine/core_client.py, vllm-project/vllm#27549; 0.8's `MulitprocExecutor got fatal signal from worker
+# processes, shutting down.`, v1/executor/multiproc_executor.py, vllm-project/vllm#14452): a cascade of the child's
+# own error when the paste shows it, else the one failure (a child killed from outside).
 KILL_LINE = compile_lazily(
     r"(?:Received sigquit from a child proc(?:ess|es)?\b.*"
     r"|^(?:.*\s)?Killed(?:\s+.*)?$"
     r"|exit(?:ed with)? code:? -9\b.*"
-    r"|died, exit code: -?\d+.*)"
+    r"|died, exit code: -?\d+.*"
+    r"|\b(?:Worker|Engine core) proc(?:ess)? \S+ died unexpectedly\b.*"
+    r"|\bgot fatal signal from worker processes\b.*)"
 )
+KILL_LINE_WORDS = ("Killed", "sigquit", "exit", "died unexpectedly", "fatal signal from worker")  # one is in every KILL_LINE
 # What a runtime source (sources/runtime/: docker inspect, kubectl get pod, systemctl show) knows and the log
 # does not, appended after the log as marked lines starting with models.FACT_PREFIX.
 FACT_LINE = compile_lazily(r"^\[logsleuth: (?P<subject>[^:\]]+): (?P<facts>.+)\]\s*$")
@@ -142,10 +150,15 @@ CPP_BACKTRACE = compile_lazily(r"^\s*(?:Exception raised from |frame #\d+:)")
 # ishiko732/fsrs-online-training#13; the sgl-router is written in Rust, sgl-project/sglang#6491) and pip's
 # resolver (`ERROR: Cannot install …`, vllm-project/vllm#9092, waybarrios/vllm-mlx#19; `ERROR: pip's
 # dependency resolver …`, vllm-project/vllm#6200, vllm-project/vllm-ascend#8286).
+FILE_ROW_BANNER = "Segfault encountered"  # the one native dump whose frames are rows of CPython's frame format
 NATIVE_HEADERS: tuple[tuple[str, re.Pattern[str], str | None], ...] = (
     # (the literal a line needs before the regex is tried ("" = a glog record's `F`), regex, type)
     ("Caught signal", compile_lazily(r"^(?:\[[^\]]{1,200}\]\s*)?Caught signal (?P<signal>\d{1,2}) \((?P<msg>[^)]*)\)"), None),
     ("*** SIG", compile_lazily(r"^(?:.{0,300}\s)?\*\*\* (?P<msg>(?P<type>SIG[A-Z]{2,8}) [^*]*?)\s*\*\*\*"), None),
+    # the banner of a fatal-signal handler loaded into the process (`!!!!!!! Segfault encountered !!!!!!!`), its backtrace after
+    # it in CPython's frame format, innermost first (`  File "misc/cudawrap.cc", line 92, in ncclCuMemHostEnable()`,
+    # vllm-project/vllm#27868); the same banner ends SGLang's schedulers and TensorRT-LLM runs
+    (FILE_ROW_BANNER, compile_lazily(r"^(?:.{0,300}\s)?!{3,} ?(?P<msg>Segfault encountered) ?!{3,}\s*$"), "SIGSEGV"),
     ("panicked at", compile_lazily(r"^(?:.{0,300}\s)?thread '(?P<thread>[^']*)'(?: \(\d+\))? panicked at (?P<msg>.*)$"),
      "Rust panic"),
     ("", compile_lazily(r"^\[?F\d{3,4} \d\d:\d\d:\d\d\.\d+\s+(?:\d+\s+)?[^\]\s]+\] ?(?P<msg>\S.*)$"), "FATAL"),
@@ -187,7 +200,7 @@ NATIVE_FRAME = compile_lazily(
 # prints it) and the C library's (a fault in memcpy is its caller's): they say nothing of where the crash was.
 HANDLER_FRAME = compile_lazily(
     r"(?<![\w:])(?:__sigaction|__restore_rt|(?:__GI_)?raise|(?:__GI_)?abort|gsignal|__pthread_kill\w*|pthread_kill"
-    r"|killpg|ucs_\w+|__libc_\w*sig\w*|backtrace\w*)\b|\b(?:absl|google)::|\(unknown\)\s*\(unknown\)\s*$|\?\?\?\(\)"
+    r"|killpg|ucs_\w+|__libc_\w*sig\w*|libc_sigaction|backtrace\w*)\b|\b(?:absl|google)::|\(unknown\)\s*\(unknown\)\s*$|\?\?\?\(\)"
     r"|/lib(?:c|pthread)\.so"
 )
 NATIVE_FRAMES_KEPT = 3  # innermost frames of a dump kept as the failure's evidence
@@ -210,7 +223,7 @@ def native_dump_evidence(lines: list[str]) -> tuple[str, ...]:
     frames: list[str] = []
     said: list[str] = []
     for text in lines:
-        if native_frame(text) is not None:
+        if native_frame(text) is not None or (text.lstrip().startswith("File ") and FRAME_LINE.match(text)):
             if len(frames) < NATIVE_FRAMES_KEPT and not HANDLER_FRAME.search(text):
                 frames.append(text.strip())
         elif any(word in text.lower() for word in CONTEXT_WORDS) and CONTEXT_HINT.search(text):
@@ -284,6 +297,7 @@ def _signal_name(number: int) -> str:
 # vLLM's engine logs its start-up error's text before raising it (V0 run_mp_engine, V1 run_engine_core), and
 # pastes often keep only that record.  Such a line is a failure only when the log has no other
 # (`is_typeless_engine_line`): with the traceback present, the traceback is the failure.
+ENGINE_PROCESS_FAILED = "Engine process failed"  # the type of a vLLM process's fatal record without its traceback
 TYPELESS_ENGINE_LINES: tuple[tuple[re.Pattern[str], str], ...] = (
     # the KV cache check: V0 worker.raise_if_cache_size_invalid, V1 kv_cache_utils (a ValueError in both)
     (compile_lazily(r"^(?!\s*[\w.]+(?:Error|Exception): )(?:.*?\s)?(?P<msg>The model's max seq len \(\d+\) is larger "
@@ -299,8 +313,16 @@ TYPELESS_ENGINE_LINES: tuple[tuple[re.Pattern[str], str], ...] = (
     # vllm-project/vllm#5501): the broken install is the failure of a paste that shows nothing else
     (compile_lazily(r"^(?!\s*[\w.]+(?:Error|Exception): )(?:.*?[\s'\"(])?(?P<msg>/[^\s'\"]+\.(?:abi3|cpython-[\w\-]+)\.so: "
                     r"undefined symbol: [\w.@$]+)"), "ImportError"),
+    # the record a vLLM process logs before the traceback of its own fatal error (logger.exception): the engine core
+    # (v1/engine/core.py run_engine_core: `EngineCore failed to start.`, `EngineCore encountered a fatal error.`) and a
+    # multiproc worker (v1/executor/multiproc_executor.py: `WorkerProc failed to start.`, `WorkerProc hit an
+    # exception.`), 0.8 to 0.33.  A paste cut right after it still shows which process died, and when
+    # (vllm-project/vllm#17276, #23176, #15469)
+    (compile_lazily(r"^(?P<msg>(?:EngineCore failed to start|EngineCore encountered a fatal error|WorkerProc failed to start"
+                    r"|WorkerProc hit an exception)\.)\s*$"), ENGINE_PROCESS_FAILED),
 )
-FATAL_LINE_WORDS = ("rror", "atchdog", "undefined symbol", "max seq len", "placement group of specs")
+FATAL_LINE_WORDS = ("rror", "atchdog", "undefined symbol", "max seq len", "placement group of specs", "failed to start",
+                    "hit an exception")
 FATAL_LINES: tuple[tuple[re.Pattern[str], str | None], ...] = (
     # a kernel or library (flashinfer, sgl-kernel): `CUDA Error: <text> (700) <file>: line N at function F`
     (compile_lazily(r"^\s*(?P<type>CUDA [Ee]rror): (?P<msg>\S.*?\(\d+\).*)$"), None),

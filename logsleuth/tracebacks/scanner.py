@@ -37,6 +37,7 @@ from logsleuth.tracebacks.grammar import (
     GLOG_ERROR,
     GROUP_AFTER_TEXT,
     KILL_LINE,
+    KILL_LINE_WORDS,
     NOT_BARE_TYPES,
     READY_LINE,
     STRICT_EXCEPTION_LINE,
@@ -300,7 +301,7 @@ class FailureScanner:
         if (innermost := native_frame(text)) is not None:
             self._note_native_frame(text, innermost)
             return
-        if ("Killed" in text or "sigquit" in text or "exit" in text) and KILL_LINE.search(text):
+        if any(word in text for word in KILL_LINE_WORDS) and KILL_LINE.search(text):
             collector = Collector("killed", line, Phase.DONE, context=self._context())
             collector.add(kind, line, seq)
             self.failures.append(collector.build())

@@ -216,7 +216,8 @@ def printed_forms(exception_type: str, message: str) -> list[str]:
     """How the failure `exception_type: message` appears in a log."""
     if exception_type == "UsageError":
         return [f": error: {message}"]
-    if exception_type in ("Killed", "CUDA Error") or exception_type.startswith("Assertion"):
+    if exception_type in ("Killed", "CUDA Error") or exception_type.startswith(("Assertion", "SIG")):
+        # (a signal handler's banner names no type: `!!!!!!! Segfault encountered !!!!!!!` is a SIGSEGV)
         return [f"{exception_type}: {message}", message]
     if exception_type in ("Watchdog timeout", "Scheduler watchdog timeout"):
         return [f"{exception_type} ({message})"]

@@ -33,5 +33,6 @@ ENGINE_UNSHOWN: dict[str, str] = {
     "unsupported-architecture/sgl-project-sglang-5441-bare-line": "SGLang's 'Model architectures [...] are not supported for now', vLLM's identical words (issue 28)",
     "vllm-hf-validation-error/vllm-project-vllm-9656-inline-in-sentence": "huggingface_hub's HFValidationError quoted in a sentence: a library's words",
     "vllm-module-removed/sgl-project-sglang-362-inline-quote-lost": "'No module named vllm.…' only names vLLM (SGLang importing it); `pip install sglang[all]` is an install, not a run",
+    "vllm-native-segfault/NVIDIA-nccl-2106-quoted-dump": "a native backtrace of NCCL's frames alone: no engine file, header or command",
     "weight-key-mismatch/sgl-project-sglang-2935-inline-in-sentence": "a bare `KeyError: 'lm_head.weight'` in a sentence",
 }

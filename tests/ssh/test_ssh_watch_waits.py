@@ -131,3 +131,34 @@ def test_a_host_that_cannot_be_used_still_fails_at_once(sshd: SSHD, tmp_path: Pa
     assert result.stderr.startswith(expected), result.stderr
     assert len(result.stderr.splitlines()) == 1, result.stderr
     assert "waiting" not in result.stderr
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", ["unreadable", "directory"])
+def test_a_log_that_exists_but_cannot_be_read_fails_at_once(sshd: SSHD, backend: str, case: str) -> None:
+    """A log that is there but that the login cannot read (no permission; a directory) will not become readable
+    by waiting: the watch ends with one line and exit 3, as `diagnose` of the same spec does, not at --timeout."""
+    if case == "unreadable":
+        log = sshd.logs / f"unreadable-{backend}.log"
+        log.write_bytes(b"".join(STAGES))
+        log.chmod(0o000)  # the tests run as root; the SSH login is logsleuth-test, which cannot read it
+    else:
+        log = sshd.logs / f"a-directory-{backend}.log"
+        log.mkdir(exist_ok=True)
+    spec = f"logsleuth-alias:{log}"
+    try:
+        watched = subprocess.run(_argv(spec, sshd.config, backend), capture_output=True, text=True,
+                                 env=environment(True), timeout=HANG)
+        diagnosed = subprocess.run([sys.executable, "-m", "logsleuth", "diagnose", spec, "--ssh-config", str(sshd.config),
+                                    "--ssh-backend", backend], capture_output=True, text=True, env=environment(True),
+                                   timeout=HANG)
+    finally:
+        if log.is_dir():
+            log.rmdir()
+        else:
+            log.unlink()
+    assert diagnosed.returncode == 3, diagnosed.stderr
+    assert watched.returncode == 3, watched.stderr
+    assert len(watched.stderr.splitlines()) == 1, watched.stderr
+    assert watched.stderr.startswith(f"logsleuth: {spec}: "), watched.stderr
+    assert "waiting" not in watched.stderr and "Traceback" not in watched.stderr

@@ -15,6 +15,7 @@ from . import (
     dev_args,
     dev_category,
     dev_detect,
+    dev_vllm2,
     features,
     hangs,
     heldout,
@@ -29,7 +30,7 @@ from . import (
 )
 
 FAMILIES = (memory, hangs, nccl, kernels, native_crashes, cuda_graph, weights, models, dependencies, arguments, features, ports, heldout, vllm,
-            dev_category, dev_detect, dev_args)
+            dev_category, dev_detect, dev_vllm2, dev_args)
 
 
 def all_cases() -> list[WildCase]:

@@ -1,0 +1,99 @@
+"""Rule rule-trust-remote-code (reasoning/remote_code.py): a model repository's own code that transformers was not
+allowed to run.  Facts from the code that decides, transformers' `resolve_trust_remote_code`
+(transformers/dynamic_module_utils.py), and from threads where it stopped a server: SeldonIO/MLServer#1303 (the
+older "requires you to execute the configuration file" wording), 2U1/Phi3-Vision-Finetune#23 (the stdin prompt with
+no terminal), kserve/kserve#3580 (a model server that must pass the switch on).  Each traceback here is printed by
+real CPython, through a mirror of the deciding function."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from logsleuth.api import DiagnoseOptions, diagnose_text
+
+# The deciding function's three endings, as a mirror: the refusal, the prompt on stdin, the older refusal.
+TRANSFORMERS = '''
+def resolve_trust_remote_code(trust_remote_code, model_name, how):
+    error = f"The repository {model_name} contains custom code which must be executed to correctly load the model."
+    if how == "prompt":
+        input(f"{error} You can inspect the repository content at https://hf.co/{model_name}.\\n"
+              "You can avoid this prompt in future by passing the argument `trust_remote_code=True`.\\n\\n"
+              "Do you wish to run the custom code? [y/N] ")
+    if how == "older":
+        raise ValueError(f"Loading {model_name} requires you to execute the configuration file in that repo on your "
+                         "local machine. Make sure you have read the code there to avoid malicious use, then set the "
+                         "option `trust_remote_code=True` to remove this error.")
+    raise ValueError(f"{error} You can inspect the repository content at https://hf.co/{model_name}.\\n"
+                     "Please pass the argument `trust_remote_code=True` to allow custom code to be run.")
+'''
+ENGINE_CALLER = {
+    "sglang": ("sglang/srt/hf_transformers_utils.py", "get_config"),
+    "vllm": ("vllm/transformers_utils/config.py", "get_config"),
+}
+LAUNCH = {
+    "sglang": "python3 -m sglang.launch_server --model-path acme/custom-7b --port 30000",
+    "vllm": "vllm serve acme/custom-7b --port 8000",
+}
+
+
+def _log(tmp_path: Path, engine: str, how: str, command: str | None) -> str:
+    site = tmp_path / "site-packages"
+    (site / "transformers").mkdir(parents=True)
+    (site / "transformers" / "__init__.py").write_text("")
+    (site / "transformers" / "dynamic_module_utils.py").write_text(TRANSFORMERS)
+    relative, function = ENGINE_CALLER[engine]
+    caller = site / relative
+    caller.parent.mkdir(parents=True)
+    for package in caller.relative_to(site).parents:
+        if str(package) != ".":
+            (site / package / "__init__.py").touch()
+    caller.write_text("from transformers.dynamic_module_utils import resolve_trust_remote_code\n"
+                      f"def {function}(model, how):\n    return resolve_trust_remote_code(None, model, how)\n")
+    module = relative.removesuffix(".py").replace("/", ".")
+    script = tmp_path / "serve.py"
+    script.write_text(f"import sys\nfrom {module} import {function}\n{function}('acme/custom-7b', sys.argv[1])\n")
+    ran = subprocess.run([sys.executable, str(script), how], capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                         env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"}, check=False)
+    assert "Traceback" in ran.stderr, ran.stderr
+    head = f"{command}\n" if command else ""
+    return head + ran.stdout + ran.stderr
+
+
+@pytest.mark.parametrize("engine", ["sglang", "vllm"])
+@pytest.mark.parametrize("how", ["refusal", "prompt", "older"])
+def test_the_switch_is_added_to_the_users_own_launch(tmp_path: Path, engine: str, how: str) -> None:
+    diagnosis = diagnose_text(_log(tmp_path, engine, how, LAUNCH[engine])).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.pattern == "rule-trust-remote-code", diagnosis
+    assert diagnosis.category == "missing-flag" and diagnosis.basis == "rule"
+    assert diagnosis.fix is not None and diagnosis.fix.command == f"{LAUNCH[engine]} --trust-remote-code"
+    assert "a repository you trust" in diagnosis.fix.summary  # the switch runs someone's code: said plainly
+
+
+def test_a_launch_that_already_gives_the_switch_is_not_told_to_add_it(tmp_path: Path) -> None:
+    """One loader (a tokenizer, processor or draft model loaded on its own) did not get it: nothing to add."""
+    command = LAUNCH["sglang"] + " --trust-remote-code"
+    diagnosis = diagnose_text(_log(tmp_path, "sglang", "prompt", command)).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.pattern == "rule-trust-remote-code"
+    assert diagnosis.category == "engine-bug"
+    assert diagnosis.fix is not None and not diagnosis.fix.flags and diagnosis.fix.command is None
+    assert diagnosis.fix.needs_input
+
+
+def test_without_a_launch_command_the_flag_is_named_and_no_command_is_made_up(tmp_path: Path) -> None:
+    diagnosis = diagnose_text(_log(tmp_path, "vllm", "refusal", None)).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.pattern == "rule-trust-remote-code"
+    assert diagnosis.fix is not None and diagnosis.fix.command is None
+    assert [op.flag for op in diagnosis.fix.flags] == ["--trust-remote-code"]
+
+
+def test_an_eof_error_elsewhere_is_not_read_as_the_prompt(tmp_path: Path) -> None:
+    script = tmp_path / "ask.py"
+    script.write_text("input('continue? ')\n")
+    ran = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                         check=False)
+    report = diagnose_text(ran.stderr, DiagnoseOptions(include_user_patterns=False))
+    assert all(g.diagnosis is None or g.diagnosis.pattern != "rule-trust-remote-code" for g in report.failures)
