@@ -41,15 +41,15 @@ def test_a_flag_newer_than_the_release_is_removed_not_renamed() -> None:
     diagnosis = diagnosis_of(log)
     assert diagnosis.pattern == "sglang-unrecognized-arguments"
     assert ops(diagnosis.fix) == [("remove", "--retraction-policy", None, None)]  # not --lora-eviction-policy
-    assert "SGLang 0.5.23 has it" in diagnosis.fix.summary  # type: ignore[union-attr]
+    assert "--retraction-policy is a flag of SGLang 0.5.16 and later only" in diagnosis.fix.summary  # type: ignore[union-attr]
     told = diagnosis_of(log, version="0.5.9")
-    assert "not in your SGLang (0.5.9)" in told.fix.summary  # type: ignore[union-attr]
+    assert "--retraction-policy is not in SGLang 0.5.9: SGLang added it in 0.5.16" in told.fix.summary  # type: ignore[union-attr]
 
 
 def test_a_flag_the_catalog_has_is_not_renamed_to_itself() -> None:
     diagnosis = diagnosis_of(without_command(REAL / "0.4.10.post2" / "priority_scheduling_with_lpm.log"))
     assert ops(diagnosis.fix) == [("remove", "--enable-priority-scheduling", None, None)]
-    assert "not in your SGLang;" in diagnosis.fix.summary  # type: ignore[union-attr]  # the name kept its case
+    assert diagnosis.fix.summary.startswith("--enable-priority-scheduling is a flag of SGLang 0.5.3 and later only")  # type: ignore[union-attr]
 
 
 def test_a_stray_true_is_removed_even_without_the_command() -> None:
@@ -186,9 +186,9 @@ def test_a_later_launch_that_started_a_server_is_not_the_earlier_failures_comman
 
 
 def test_a_summary_that_starts_with_vllm_keeps_its_spelling() -> None:
-    log = "usage: vllm serve [-h] [--model MODEL]\nvllm serve: error: unrecognized arguments: --enable-reasoning\n"
+    log = "usage: vllm serve [-h] [--model MODEL]\nvllm serve: error: unrecognized arguments: --omni\n"
     fix = diagnose_text(log, DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis.fix  # type: ignore[union-attr]
-    assert fix is not None and fix.summary.startswith("vLLM has no --enable-reasoning")
+    assert fix is not None and fix.summary.startswith("vLLM has no --omni")
 
 
 @pytest.mark.parametrize(
@@ -224,3 +224,107 @@ def test_expected_one_argument_gets_the_checks_for_a_flag_left_without_its_value
     diagnosis = diagnose_text(log, DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis
     assert diagnosis is not None and diagnosis.category == "invalid-flag-value" and diagnosis.fix is not None
     assert any("came last, or right before another flag" in step for step in diagnosis.fix.steps)
+
+
+# -- what the releases say of a rejected flag (fixes/rejected_flags.py) --------------------------------------------------
+
+
+
+
+# the OpenAI server module vllm/vllm-openai images run (vllm/entrypoints/openai/api_server.py, 0.11.0): a positional
+# model_tag, the engine's flags
+API_SERVER = ('parser.add_argument("model_tag", nargs="?")\n'
+              'parser.add_argument("--model")\nparser.add_argument("--dtype", choices=["auto", "half", "bfloat16"])\n')
+
+
+def _unrecognized(prog: str, argv: list[str], setup: str, version: str | None = None) -> Diagnosis:
+    import argparse
+    parser = argparse.ArgumentParser(prog=prog, exit_on_error=False)
+    exec(setup, {"parser": parser})  # noqa: S102 - the test's own parser definition
+    _, extras = parser.parse_known_args(argv)
+    assert extras, "argparse took every word: not an unrecognized-arguments case"
+    log = f"usage: {prog} [-h]\n{prog}: error: unrecognized arguments: {' '.join(extras)}\n"
+    return diagnosis_of(log, version=version)
+
+
+def test_a_flag_the_release_has_is_not_left_out_but_split_from_its_value() -> None:
+    """vllm-project/vllm#22072, #8273: `--dtype auto` as one item of a list-form command is one word argparse cannot
+    place; vLLM has --dtype in every release, so the flag stays and is written as two words or --dtype=auto."""
+    diagnosis = _unrecognized("api_server.py", ["serve", "HuggingFaceTB/SmolLM3-3B", "--dtype auto"], API_SERVER)
+    assert diagnosis.engine == "vllm" and diagnosis.fix is not None
+    assert ("remove", "--dtype", None, None) not in ops(diagnosis.fix)
+    assert "--dtype=auto" in diagnosis.fix.summary and "every vLLM release from 0.6.0" in diagnosis.fix.summary
+    told = _unrecognized("api_server.py", ["serve", "m/x", "--dtype auto"], API_SERVER, version="0.11.0")
+    assert "vLLM 0.11.0 has --dtype" in told.fix.summary  # type: ignore[union-attr]
+
+
+def test_a_second_model_word_on_vllm_is_given_with_model_never_model_path() -> None:
+    """vllm-project/vllm#27389: `serve /root/models/Qwen3-8B` after an image that runs the API server: 'serve' is
+    taken as the model, the path is left over."""
+    diagnosis = _unrecognized("api_server.py", ["serve", "/root/models/Qwen3-8B"], API_SERVER)
+    assert diagnosis.fix is not None and "--model-path" not in diagnosis.fix.summary
+    assert ops(diagnosis.fix) == [("remove", "/root/models/Qwen3-8B", None, None), ("add", "--model", "/root/models/Qwen3-8B", None)]
+    assert "Leave out `serve`" in diagnosis.fix.summary
+
+
+def test_serve_given_to_a_vllm_program_without_subcommands_is_left_out() -> None:
+    older = 'parser.add_argument("--model")\n'  # an api_server with no positional model (before 0.8)
+    diagnosis = _unrecognized("api_server.py", ["serve", "/models/llama"], older)
+    assert diagnosis.engine == "vllm" and diagnosis.fix is not None
+    assert ops(diagnosis.fix) == [("remove", "serve", None, None), ("remove", "/models/llama", None, None),
+                                  ("add", "--model", "/models/llama", None)]
+
+
+def test_a_stray_word_on_sglang_still_points_at_model_path() -> None:
+    diagnosis = _unrecognized("launch_server.py", ["--model-path", "/m", "/n"], 'parser.add_argument("--model-path")\n')
+    assert diagnosis.engine == "sglang" and "--model-path" in diagnosis.fix.summary  # type: ignore[union-attr]
+
+
+def test_a_flag_of_older_vllm_releases_is_said_with_its_range_never_as_no_such_flag() -> None:
+    """--enable-reasoning was vLLM's from 0.7.1 to 0.9.2 (static catalogs): with the release unknown, the range."""
+    diagnosis = _unrecognized("vllm serve", ["--enable-reasoning"], 'parser.add_argument("--model")\n')
+    assert diagnosis.fix is not None and "vLLM has no" not in diagnosis.fix.summary
+    assert "--enable-reasoning is a flag of vLLM 0.7.1 to 0.9.2 only" in diagnosis.fix.summary
+    told = _unrecognized("vllm serve", ["--enable-reasoning"], 'parser.add_argument("--model")\n', version="0.11.0")
+    assert "vLLM 0.9.2 was the last release with it" in told.fix.summary  # type: ignore[union-attr]
+    assert ops(told.fix) == [("remove", "--enable-reasoning", None, None)]
+
+
+def test_a_removed_vllm_flag_is_never_renamed_to_a_look_alike() -> None:
+    """--speculative-model (vLLM 0.6 to 0.8.2) is not --spec-model (0.22): with the release unknown, its range."""
+    diagnosis = _unrecognized("vllm serve", ["--speculative-model", "/d"], 'parser.add_argument("--model")\n')
+    assert diagnosis.fix is not None and "--spec-model" not in diagnosis.fix.summary
+    assert "--speculative-model is a flag of vLLM 0.6.0 to 0.8.2 only" in diagnosis.fix.summary
+
+
+@pytest.mark.parametrize(("prog", "flag", "other"), [("vllm serve", "--omni", "SGLang"), ("launch_server.py", "--enable_metricz", "vLLM")])
+def test_the_root_cause_of_an_unknown_flag_names_no_other_engine(prog: str, flag: str, other: str) -> None:
+    """Issue 28: a flag is said to be the other engine's only on positive evidence; a lone unknown flag is not."""
+    diagnosis = _unrecognized(prog, ["--model-path", "/m", flag] if prog.startswith("launch") else [flag],
+                              'parser.add_argument("--model-path")\n')
+    assert other not in diagnosis.root_cause and other not in diagnosis.fix.summary  # type: ignore[union-attr]
+
+
+def test_a_server_flag_another_program_rejected_is_left_out_for_that_program() -> None:
+    """sgl-project/sglang#34226: `sglang serve` of a diffusion model took --num-gpus and --ulysses-degree (no SGLang
+    server release has them) and rejected --served-model-name (every one has it): another parser, which lacks it."""
+    log = ("$ sglang serve --model-path /models/img --num-gpus 8 --ulysses-degree 8 --port 30010 --served-model-name img\n"
+           "error: unrecognized arguments: --served-model-name img\n")
+    diagnosis = diagnosis_of(log)
+    assert ops(diagnosis.fix) == [("remove", "--served-model-name", None, None)]
+    assert "another program" in diagnosis.fix.summary and "--num-gpus" in diagnosis.fix.summary  # type: ignore[union-attr]
+
+
+def test_a_choice_of_a_later_release_is_said_with_its_releases() -> None:
+    """'fa3' is not among SGLang 0.4.3's attention backends; SGLang's static catalogs list it from 0.4.4.post2 on."""
+    import argparse
+    parser = argparse.ArgumentParser(prog="launch_server.py", exit_on_error=False)
+    parser.add_argument("--attention-backend", choices=["flashinfer", "triton", "torch_native"])  # 0.4.3's
+    with pytest.raises(argparse.ArgumentError) as raised:
+        parser.parse_args(["--attention-backend", "fa3"])
+    log = f"usage: launch_server.py [-h]\nlaunch_server.py: error: {raised.value}\n"
+    diagnosis = diagnosis_of(log, version="0.4.3")
+    assert diagnosis.fix is not None and diagnosis.fix.alternatives
+    assert "'fa3' is a choice of --attention-backend in SGLang 0.4.4.post2 and later" in diagnosis.fix.alternatives[0].summary
+    newer = diagnosis_of(log, version="0.5.9")  # a release that lists it: the catalogs do not explain the rejection
+    assert not newer.fix.alternatives  # type: ignore[union-attr]

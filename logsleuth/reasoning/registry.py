@@ -15,6 +15,7 @@ from collections.abc import Callable
 from logsleuth.models import Diagnosis
 from logsleuth.reasoning import dependencies
 from logsleuth.reasoning.evidence import Evidence
+from logsleuth.reasoning.flag_checks import flag_checks
 from logsleuth.reasoning.general import categorize
 from logsleuth.reasoning.hardware import gpu_arch_limit
 from logsleuth.reasoning.model_files import model_files
@@ -34,6 +35,7 @@ RULES: tuple[Rule, ...] = (
     remote_code,  # a model repository's own code, not allowed to run (transformers' trust_remote_code)
     model_files,  # a weights file given as the model, files missing from a checkpoint (facts/model_files.toml)
     dependencies.diagnose,  # a third-party import error against the release's pins (facts/requires.json)
+    flag_checks,  # the engine's own checks of its flags after parsing: one flag needs another, a value off its registry
 )
 
 

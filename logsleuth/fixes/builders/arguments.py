@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
 import regex
 
-from logsleuth import versions
 from logsleuth.fixes import catalog as catalogs
-from logsleuth.fixes import cross_engine
+from logsleuth.fixes import cross_engine, rejected_flags
 from logsleuth.fixes.builders.other_engine import command_for_other_engine, with_nearest_chosen
 from logsleuth.fixes.builders.speculative import DRAFT, STEPS, TOPK
 from logsleuth.fixes.command import Word
@@ -141,8 +141,9 @@ def unrecognized_arguments(ctx: FixContext, data: dict[str, Any]) -> Fix:
                 ops.append(FlagOp("set", switch, ""))
                 notes.append(f"{switch} is a switch and takes no value: drop the '{flag}' after it")
             else:
-                ops.append(FlagOp("remove", flag))  # a positional: `remove` of a token without dashes
-                notes.append(f"remove the stray argument '{flag}' (a switch takes no value, and the model is given with --model-path)")
+                stray_ops, note = stray_positional(flag, value, ctx)
+                ops.extend(stray_ops)
+                notes.append(note)
             continue
         if flag == "--num-speculative-tokens" and ctx.launch.engine != "vllm":
             ops.extend(_num_speculative_tokens(ctx, value, notes))
@@ -160,10 +161,11 @@ def unrecognized_arguments(ctx: FixContext, data: dict[str, Any]) -> Fix:
             else:
                 notes.append(f"{flag}: {foreign.note}")
             continue
-        elsewhere = _other_release(flag, ctx)
-        if elsewhere:
-            ops.append(FlagOp("remove", flag))
-            notes.append(elsewhere)
+        elsewhere = rejected_flags.verdict(flag, value, ctx) if flag not in _renames(ctx) else None
+        if elsewhere is not None:
+            if elsewhere.remove:
+                ops.append(FlagOp("remove", flag))
+            notes.append(elsewhere.sentence)
             continue
         suggestion = suggest_flag(flag, ctx)
         if suggestion and suggestion != flag:
@@ -181,6 +183,35 @@ def unrecognized_arguments(ctx: FixContext, data: dict[str, Any]) -> Fix:
 
 
 
+def stray_positional(token: str, following: str | None, ctx: FixContext) -> tuple[list[FlagOp], str]:
+    """A word argparse could not place, as the engine that ran takes its arguments.  SGLang takes no positional
+    (--model-path is required, so reaching "unrecognized" means it was given).  vLLM's server takes the model once,
+    as `vllm serve MODEL` or --model; a second model-looking word is `serve MODEL` given to a program that is the
+    server already (the vllm/vllm-openai image runs `-m vllm.entrypoints.openai.api_server`: vllm-project/vllm#27389,
+    #22072).  `following`: the word after it, when that is no flag either."""
+    remove = [FlagOp("remove", token)]  # a positional: `remove` of a token without dashes
+    if ctx.launch.engine != "vllm":
+        return remove, f"remove the stray argument '{token}' (a switch takes no value, and the model is given with --model-path)"
+    if token == "serve":
+        model = following if following and _MODEL_WORD.match(following) else None
+        ops = [*remove, FlagOp("remove", model), FlagOp("add", "--model", model)] if model else remove
+        return ops, ("'serve' is the subcommand of the `vllm` command, and the program that parsed this has none: "
+                     "the vllm/vllm-openai image and `python -m vllm.entrypoints.openai.api_server` run the server "
+                     f"already; leave out `serve` there and give the model as --model {model or 'MODEL'}")
+    if _MODEL_WORD.match(token) and token.lower() not in _SWITCH_WORDS:
+        return ([*remove, FlagOp("add", "--model", token)],
+                f"the parser had no place for the model '{token}': the program that parsed it takes the model with "
+                f"--model, or had taken another word as the model (a `serve` given to the vllm/vllm-openai image or to "
+                f"`python -m vllm.entrypoints.openai.api_server`, which run the server already). Leave out `serve` "
+                f"there and give the model once, as --model {token}")
+    return remove, f"remove the stray argument '{token}' (a switch takes no value: write it alone)"
+
+
+# A model as a command gives it: a hub id (`org/name`) or a path; not a value such as `True` or `8`.
+_MODEL_WORD = compile_lazily_regex(r"^(?:[\w.\-]+/[\w.\-/]+|/[\w.\-/]+|\.{1,2}/[\w.\-/]+)$")
+_SWITCH_WORDS = frozenset({"true", "false", "yes", "no", "on", "off", "0", "1"})
+
+
 def _num_speculative_tokens(ctx: FixContext, value: str | None, notes: list[str]) -> list[FlagOp]:
     """vLLM's --num-speculative-tokens N is SGLang's three speculative sizes."""
     flag = "--num-speculative-tokens"
@@ -194,29 +225,6 @@ def _num_speculative_tokens(ctx: FixContext, value: str | None, notes: list[str]
         f"--speculative-draft-model-path and {STEPS}/{TOPK}/{DRAFT}"
     )
     return [FlagOp("remove", flag)]
-
-
-def _other_release(flag: str, ctx: FixContext) -> str | None:
-    """Why a real SGLang flag was rejected: it belongs to a newer release (or one that removed it).  Then it
-    is left out, never renamed to a look-alike (`--retraction-policy` is not `--lora-eviction-policy`)."""
-    engine = ctx.launch.engine or "sglang"
-    if flag in _renames(ctx):
-        return None
-    found = catalogs.versions_with(engine, flag)
-    if not found:
-        return None
-    # Only a version the log or the user gave is named: an inferred one may be what is wrong here.
-    told = ctx.launch.engine_version if ctx.launch.engine_version_source in ("log", "user") else None
-    running = versions.version_key(told) if told else None
-    name = _display(ctx)
-    if running is None:
-        return f"{flag} is not in your {name}; {name} {found[0]} has it: leave it out, or upgrade {name} to use it"
-    newer = [v for v in found if (key := versions.version_key(v)) is not None and key > running]
-    if newer:
-        return f"{flag} is not in your {name} ({told}); {name} {newer[0]} has it: leave it out, or upgrade {name} to use it"
-    if all((key := versions.version_key(v)) is not None and key < running for v in found):
-        return f"{flag} was removed after {name} {found[-1]}: leave it out"
-    return f"your {name} does not accept {flag}: leave it out"
 
 
 _CHOICE = compile_lazily_regex(r"argument (?P<flag>--[\w\-]+)(?:/[\w\-/]+)?: invalid choice: '(?P<value>[^']*)' \(choose from (?P<choices>.*)\)")
@@ -255,7 +263,12 @@ def invalid_choice(ctx: FixContext, data: dict[str, Any]) -> Fix | None:
         f"{m['flag']} takes one of {', '.join(choices)}; '{m['value']}' is not one of them"
         + (f": use {best}." if best else ".")
     )
-    return Fix(summary=summary, flags=(FlagOp("set", m["flag"], best),))
+    fix = Fix(summary=summary, flags=(FlagOp("set", m["flag"], best),))
+    # A value a later release lists (zai-org/GLM-4.5#16, #58: 'glm45' on vLLM 0.10.0): the upgrade is the other way.
+    later = rejected_flags.choice_elsewhere(m["flag"], m["value"], ctx)
+    if later is None:
+        return fix
+    return replace(fix, alternatives=(Fix(summary=f"Or keep '{m['value']}' on a release that has it: {later}."),))
 
 
 _MAGNITUDE = compile_lazily_regex(r"^\s*(?P<number>\d+(?:\.\d+)?)\s*(?P<suffix>[kKmMgG])\s*$")

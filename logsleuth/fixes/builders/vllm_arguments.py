@@ -12,7 +12,7 @@ from typing import Any
 import regex
 
 from logsleuth.fixes import catalog as catalogs
-from logsleuth.fixes import cross_engine
+from logsleuth.fixes import cross_engine, rejected_flags
 from logsleuth.fixes.builders.arguments import (
     magnitude_hint,
     nearest_choice,
@@ -160,7 +160,7 @@ def _renamed_in_release(flag: str, ctx: FixContext) -> str | None:
 def _only_look_alike(flag: str, ctx: FixContext) -> str | None:
     """A name the generic builder would only guess by spelling (`--num-scheduler-steps` is not
     `--max-num-scheduled-tokens`): not an SGLang name, in no vLLM release, not a prefix of the suggestion."""
-    if flag in cross_engine.mapping("sglang", "vllm") or catalogs.versions_with("vllm", flag):
+    if flag in cross_engine.mapping("sglang", "vllm") or rejected_flags.releases_having("vllm", flag):
         return None
     suggestion = suggest_flag(flag, ctx)
     if suggestion is None or suggestion.startswith(flag) or flag.startswith(suggestion):

@@ -12,6 +12,7 @@ from . import (
     arguments,
     cuda_graph,
     dependencies,
+    dev_args,
     dev_cat2,
     dev_category,
     dev_detect,
@@ -30,7 +31,7 @@ from . import (
 )
 
 FAMILIES = (memory, hangs, nccl, kernels, native_crashes, cuda_graph, weights, models, dependencies, arguments, features, ports, heldout, vllm,
-            dev_category, dev_detect, dev_vllm2, dev_cat2)
+            dev_category, dev_detect, dev_vllm2, dev_cat2, dev_args)
 
 
 def all_cases() -> list[WildCase]:

@@ -1,0 +1,154 @@
+"""Why argparse rejected a flag, read from the releases that have it (issue 28: argument errors answered usefully).
+
+argparse says "unrecognized arguments: --x" and nothing more.  The releases say the rest: every release's flags
+are in the static catalogs (read from each release's source, fixes/static_catalogs.py), so a rejected flag is one of
+
+- a flag of a later release than the user's ("added in X": leave it out, or upgrade);
+- a flag a release removed ("last in Y");
+- a flag of only some releases, when the user's release is not known (the range is said, never "no such flag");
+- a flag the user's release has: then argparse did not reject its name, and the cause is how it reached the
+  parser (the flag and its value as one argument of a list-form command, vllm-project/vllm#8273 and #22072),
+  or which program parsed it (not the engine's server: sgl-project/sglang#34226, SGLang's diffusion server);
+- none of these: a flag of no release (the caller then looks for the closest real flag).
+
+Only the decided engine's releases are read: a flag is never called the other engine's here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from logsleuth import versions
+from logsleuth.fixes import catalog as catalogs
+from logsleuth.fixes import static_catalogs
+from logsleuth.fixes.context import FixContext
+from logsleuth.models import ENGINE_NAMES
+
+Outcome = Literal["known", "other-program", "newer", "removed", "some"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the releases say of one rejected flag: `outcome`, and the sentence that says it."""
+
+    outcome: Outcome
+    sentence: str
+
+    @property
+    def remove(self) -> bool:
+        """The flag is to be left out (a flag the release has is not: how it was written is what to change)."""
+        return self.outcome != "known"  # another program that lacks it: left out there
+
+
+def releases_having(engine: str, flag: str) -> tuple[str, ...]:
+    """Every release (static catalogs and real-parser catalogs) that has `flag`, oldest first."""
+    found = {*static_catalogs.releases_with(engine, flag), *catalogs.versions_with(engine, flag)}
+    return tuple(sorted(found, key=lambda v: versions.version_key(v) or ()))
+
+
+def told_version(ctx: FixContext) -> str | None:
+    """The release the log or the user names (an inferred one may be what is wrong here: never judged by)."""
+    return ctx.launch.engine_version if ctx.launch.engine_version_source in ("log", "user") else None
+
+
+def verdict(flag: str, value: str | None, ctx: FixContext) -> Verdict | None:
+    """What the decided engine's releases say of `flag`; None when no release of it has the flag."""
+    engine = ctx.launch.engine or "sglang"
+    having = releases_having(engine, flag)
+    if not having:
+        return None
+    name = ENGINE_NAMES.get(engine, engine)
+    every = static_catalogs.releases(engine)
+    first, last = having[0], having[-1]
+    told = told_version(ctx)
+    if told is None:
+        if every and first == every[0] and last == every[-1]:
+            has = f"every {name} release from {first} to {last} has {flag}"
+            return _other_program(flag, has, engine, ctx) or Verdict("known", _known(flag, value, has, name))
+        return Verdict("some", f"{flag} is a flag of {name} {_span(first, last, every)} only: leave it out if your "
+                               f"release is outside that range" + (f", or upgrade to {first} or later" if last == every[-1] else ""))
+    running = versions.version_key(told)
+    release = catalogs.load(engine, told)
+    if release is not None and release.find(flag) is not None:
+        has = f"{name} {told} has {flag}"
+        return _other_program(flag, has, engine, ctx) or Verdict("known", _known(flag, value, has, name))
+    start, end = versions.version_key(first), versions.version_key(last)
+    oldest = versions.version_key(every[0]) if every else None
+    if release is None and oldest is not None and running is not None and running < oldest and first == every[0]:
+        # older than every catalog: whether it had the flag is not known
+        return Verdict("some", f"{flag} is a flag of {name} {_span(first, last, every)}; logsleuth has no catalog of "
+                               f"{name} {told}: if it lacks {flag}, leave it out, or upgrade")
+    if running is None or start is None or end is None:
+        return Verdict("some", f"{flag} is a flag of {name} {_span(first, last, every)} only: leave it out")
+    if running < start:
+        return Verdict("newer", f"{flag} is not in {name} {told}: {name} added it in {first}; leave it out, or upgrade "
+                                f"{name} to {first} or later to use it")
+    if running > end:
+        return Verdict("removed", f"{flag} is not in {name} {told}: {name} {last} was the last release with it; leave it out")
+    return Verdict("some", f"{flag} is in {name} {_span(first, last, every)} but not in every release between: your "
+                           f"{name} {told} does not accept it; leave it out")
+
+
+def _other_program(flag: str, has: str, engine: str, ctx: FixContext) -> Verdict | None:
+    """Positive evidence that the parser was not the engine's server: the command's other flags that no server release
+    has (`sglang serve`'s diffusion flags, --num-gpus, --ulysses-degree: sgl-project/sglang#34226) went through,
+    and the server's own flag did not.  Then that program lacks the flag: leave it out there."""
+    if ctx.command is None:
+        return None
+    rejected = set(ctx.failure.final.message.split())
+    accepted = [name for name, _ in ctx.command.options
+                if name.startswith("--") and name not in rejected and not releases_having(engine, name.split("=", 1)[0])]
+    if not accepted:
+        return None
+    name = ENGINE_NAMES.get(engine, engine)
+    return Verdict("other-program", f"{has}, but what parsed this command is another program: it took "
+                                    f"{', '.join(accepted[:3])}, which no {name} server release has, and rejected "
+                                    f"{flag}; leave {flag} out for that program")
+
+
+def _span(first: str, last: str, every: tuple[str, ...]) -> str:
+    if every and last == every[-1]:
+        return f"{first} and later"
+    return f"{first} to {last}"
+
+
+def _known(flag: str, value: str | None, has: str, name: str) -> str:
+    """A flag the release has, rejected anyway: what argparse rejected is how the flag reached it."""
+    together = f"'{flag} {value}'" if value else f"'{flag} VALUE'"
+    split = f"{flag}={value}" if value else f"{flag}=VALUE"
+    return (f"{has}, so its name is not what was rejected: the flag and its value reached the parser as one argument "
+            f"({together} as one item of a list-form command: docker compose `command:`, Kubernetes `args:`, a "
+            f"subprocess list; give them as two items, or write {split}), or the program that parsed the command is "
+            f"not the {name} server (a wrapper's own parser, another subcommand or mode)")
+
+
+def releases_with_choice(engine: str, flag: str, value: str) -> tuple[str, ...]:
+    """The releases whose static catalog lists `value` among `flag`'s choices, oldest first (a choice the source
+    computed is not known: such a release is not counted)."""
+    found = []
+    for release in static_catalogs.releases(engine):
+        for record in static_catalogs.flag_records(engine, release) or ():
+            if flag in (record["name"], *record.get("aliases", ())):
+                choices = record.get("choices")
+                if isinstance(choices, list) and value in choices:
+                    found.append(release)
+                break
+    return tuple(found)
+
+
+def choice_elsewhere(flag: str, value: str, ctx: FixContext) -> str | None:
+    """"'fa3' is a choice of --attention-backend in SGLang 0.4.6 and later": where a rejected value is one, for the
+    decided engine's releases (None: no release lists it)."""
+    engine = ctx.launch.engine or "sglang"
+    having = releases_with_choice(engine, flag, value)
+    if not having:
+        return None
+    every = static_catalogs.releases(engine)
+    name = ENGINE_NAMES.get(engine, engine)
+    told = told_version(ctx)
+    running = versions.version_key(told) if told else None
+    first = versions.version_key(having[0])
+    if running is not None and first is not None and running >= first and having[-1] == every[-1]:
+        return None  # the user's release is in the range: the catalogs do not explain the rejection
+    return f"'{value}' is a choice of {flag} in {name} {_span(having[0], having[-1], every)}"

@@ -1,0 +1,265 @@
+"""The engine's own checks of its launch flags after argparse accepted them (issue 28: argument errors answered).
+
+Two shapes, each read from the engines' code, never from one thread's wording:
+
+- one flag needs others: "--enable-auto-tool-choice requires --tool-call-parser" (vLLM's
+  `validate_parsed_serve_args`, vllm/entrypoints/openai/cli_args.py, 0.6 to 0.11; a TypeError), and SGLang's many
+  ServerArgs checks of that shape ("--retraction-policy priority requires --enable-priority-scheduling", "--ssl-keyfile
+  requires --ssl-certfile to be specified as well": sglang/srt/server_args.py, arg_groups/*_hook.py): add the flags
+  it needs (a switch alone, a value the message names when it is one of the flag's choices or a number, else the
+  user's), or leave out the one that needs them;
+- a value outside a registry the engine lists: "invalid tool call parser: X (chose from { a,b })" and "invalid
+  reasoning parser: …" (vLLM's `run_server` / `validate_api_server_args`, vllm/entrypoints/openai/api_server.py; a
+  KeyError; 0.11 and later write "choose from"): the listed value nearest to X.
+
+Every flag is checked against the decided engine's release (its catalog; the newest when the release is not known)
+before it is named: a flag the release lacks is not offered.  basis "rule".
+"""
+
+from __future__ import annotations
+
+import difflib
+
+import regex
+
+from logsleuth.fixes import catalog as catalogs
+from logsleuth.fixes.build import build_fix
+from logsleuth.fixes.builders.arguments import nearest_choice
+from logsleuth.fixes.catalog import Catalog
+from logsleuth.lazyre import compile_lazily_regex
+from logsleuth.models import ENGINE_NAMES, Diagnosis, Fix, FlagOp
+from logsleuth.reasoning.catalog_flags import setting_fix
+from logsleuth.reasoning.evidence import Evidence
+
+# "--A requires --B", "--A VALUE requires --B VALUE and --C" (vLLM's cli_args; SGLang's server_args checks and arg_groups
+# hooks, 0.5.x: "--retraction-policy priority requires --enable-priority-scheduling", "--watermark-config requires
+# --enable-watermark", "--enable-ssl-refresh requires --ssl-certfile and --ssl-keyfile to be specified").  The clause
+# after "requires" ends at the sentence's end.
+_REQUIRES = compile_lazily_regex(
+    r"(?<![\w-])(?P<needing>--[a-z][\w-]*)(?:[ =][\w.\-]+)? (?:currently )?requires (?P<clause>--[a-z][^.;\n]*)")
+_CLAUSE_FLAG = compile_lazily_regex(r"(?<![\w-])(?P<flag>--[a-z][\w-]*)(?:[ =](?P<value>-?[\w.\-]+))?")
+_REGISTRY = compile_lazily_regex(
+    r"invalid (?P<setting>[a-z]+(?: [a-z]+){0,3}): (?P<value>\S+) \((?:chose|choose) from \{\s*(?P<choices>[^}]*?)\s*\}\)")
+# vLLM's chat serving (0.6 and later): "Error: --enable-auto-tool-choice requires tool_parser:'X' which has not been
+# registered" (vllm/entrypoints/openai/serving_chat.py, later tool_parsers): the setting named by its field.
+_UNREGISTERED = compile_lazily_regex(r"requires (?P<field>[a-z][a-z_]*):'(?P<value>[^']*)' which has not been registered")
+# Two settings compared by their config field names, each with its value: vLLM's SchedulerConfig ("max_num_batched_tokens
+# (4096) is smaller than max_model_len (32768). … Please increase max_num_batched_tokens or decrease max_model_len.",
+# "max_num_batched_tokens (N) must be greater than or equal to max_num_seqs (M)": vllm/config/scheduler.py
+# SchedulerConfig.verify_max_model_len / _verify_args, 0.10 to 0.33, inside a pydantic ValidationError).
+_COMPARISON = compile_lazily_regex(
+    r"(?<![\w.])(?P<a>[a-z][a-z0-9_]*) \((?P<av>\d+)\) (?P<verb>is|must be) (?P<rel>smaller than|less than|larger than|greater than"
+    r"|bigger than)(?P<equal> or equal to)? (?P<b>[a-z][a-z0-9_]*) \((?P<bv>\d+)\)")
+# The method the checkpoint's config names against the one --quantization gave: both engines raise it in the same words
+# (sglang/srt/configs/model_config.py ModelConfig._verify_quantization; vLLM's ModelConfig._verify_quantization,
+# vllm/config.py, later vllm/config/model.py), after the compatible overrides (awq -> awq_marlin) were allowed.
+_QUANT_MISMATCH = compile_lazily_regex(
+    r"Quantization method specified in the model config \((?P<config>[\w.\-]+)\) does not match the quantization method "
+    r"specified in the `quantization` argument \((?P<given>[\w.\-]+)\)")
+_SOURCES = {
+    "requires": ("vllm/entrypoints/openai/cli_args.py: validate_parsed_serve_args "
+                 "'Error: --enable-auto-tool-choice requires --tool-call-parser' (vLLM 0.6 to 0.11)",
+                 "sglang/srt/server_args.py and sglang/srt/arg_groups/*_hook.py: ServerArgs' checks "
+                 "'--X requires --Y' (SGLang 0.5.x, the raise site index)"),
+    "unregistered": ("vllm/entrypoints/openai/serving_chat.py: OpenAIServingChat.__init__ "
+                     "'Error: --enable-auto-tool-choice requires tool_parser:'…' which has not been registered' (vLLM 0.6 and later)",),
+    "comparison": ("vllm/config/scheduler.py: SchedulerConfig.verify_max_model_len / _verify_args 'max_num_batched_tokens "
+                   "(…) is smaller than max_model_len (…)', '… must be greater than or equal to max_num_seqs (…)' (vLLM 0.10 to 0.33)",),
+    "quantization": ("sglang/srt/configs/model_config.py: ModelConfig._verify_quantization (SGLang 0.3 to 0.5.23)",
+                     "vllm/config.py, vllm/config/model.py: ModelConfig._verify_quantization (vLLM 0.6 to 0.33)",
+                     "vllm-project/vllm#19050: GGUF weights with the fp8 checkpoint's config.json"),
+    "registry": ("vllm/entrypoints/openai/api_server.py: run_server / validate_api_server_args "
+                 "'invalid tool call parser: … (chose from { … })', 'invalid reasoning parser: …' (vLLM 0.6 to 0.33)",),
+}
+
+
+def flag_checks(evidence: Evidence) -> Diagnosis | None:
+    """A launch flag the engine's own check rejected after parsing, with the fix its message implies."""
+    engine = evidence.launch.engine
+    if engine not in ENGINE_NAMES:
+        return None  # no engine decided: no release to check a flag in
+    catalog = catalogs.load(engine, evidence.launch.engine_version)
+    if catalog is None:
+        return None
+    text = evidence.message_text
+    if found := _REQUIRES.search(text):
+        return _requires(found, catalog, evidence)
+    if found := _REGISTRY.search(text):
+        return _registry(found, catalog, evidence)
+    if found := _UNREGISTERED.search(text):
+        return _unregistered(found, catalog, evidence)
+    if found := _COMPARISON.search(text):
+        return _comparison(found, catalog, evidence)
+    if found := _QUANT_MISMATCH.search(text):
+        return _quantization_mismatch(found, catalog, evidence)
+    return None
+
+
+def _quantization_mismatch(found: regex.Match[str], catalog: Catalog, evidence: Evidence) -> Diagnosis | None:
+    """--quantization names another method than the checkpoint's config: leave it out (the engine reads the config's),
+    or name the config's method when this release lists it."""
+    info = catalog.find("--quantization")
+    if info is None:
+        return None
+    config, given = found["config"], found["given"]
+    if "gguf" in (config, given):
+        return _gguf_config(config, given, evidence)
+    cause = (f"The checkpoint's config says it is quantized with {config}, and --quantization {given} names another "
+             f"method; {ENGINE_NAMES[catalog.engine]} accepts only the config's method (or a kernel it allows for it).")
+    alternatives: tuple[Fix, ...] = ()
+    if info.choices_known and config in info.choices:
+        same = setting_fix(evidence.failure, evidence.launch, f"Or set --quantization {config}, the checkpoint's own method.",
+                           (("--quantization", config),))
+        alternatives = (same,) if same else ()
+    remove = Fix(summary=f"Leave out --quantization: the engine reads the method ({config}) from the checkpoint's config.",
+                 flags=(FlagOp("remove", "--quantization"),), alternatives=alternatives)
+    fix = build_fix({"builder": "rule"}, evidence.failure, {}, evidence.launch, builders={"rule": lambda _ctx, _data: remove})
+    return _diagnosis("quantization", "--quantization does not match the checkpoint", "quantization", cause, fix or remove,
+                      evidence, (f"the engine's check: {found.group(0)}",))
+
+
+def _comparison(found: regex.Match[str], catalog: Catalog, evidence: Evidence) -> Diagnosis | None:
+    """Two settings whose values the engine compared: the first set to the second's value (the smallest change that
+    passes the check), or the second to the first's."""
+    first, second = catalog.by_field(found["a"]), catalog.by_field(found["b"])
+    if first is None or second is None:
+        return None  # a field no flag of this release sets
+    smaller = found["rel"] in ("smaller than", "less than")
+    # "X is smaller than Y" complains X < Y (X must be at least Y); "X must be greater than Y" asks for X > Y.
+    at_least = smaller if found["verb"] == "is" else not smaller
+    strict = found["verb"] == "must be" and not found["equal"]
+    a_value, b_value = int(found["av"]), int(found["bv"])
+    target = b_value + (1 if strict else 0) if at_least else b_value - (1 if strict else 0)
+    other = a_value - (1 if strict else 0) if at_least else a_value + (1 if strict else 0)
+    if target <= 0 or other <= 0:
+        return None
+    direction = "at least" if at_least else "at most"
+    cause = (f"{ENGINE_NAMES[catalog.engine]} compared two settings: {first.name} ({a_value}) must be {direction} "
+             f"{second.name} ({b_value}){' and not equal' if strict else ''}, and it is not.")
+    move = "lower" if at_least else "higher"
+    alternative = setting_fix(evidence.failure, evidence.launch, f"Or set {second.name} to {other} ({move}).",
+                              ((second.name, str(other)),))
+    fix = setting_fix(evidence.failure, evidence.launch, f"Set {first.name} to {target} ({direction} {second.name}).",
+                      ((first.name, str(target)),), alternatives=(alternative,) if alternative else ())
+    if fix is None:
+        return None
+    return _diagnosis("comparison", f"{first.name} and {second.name} disagree", "invalid-flag-value", cause, fix, evidence,
+                      (f"the engine's check: {found.group(0)}",
+                       f"{found['a']} is {first.name} and {found['b']} is {second.name} in {_release(catalog)}"))
+
+
+def _unregistered(found: regex.Match[str], catalog: Catalog, evidence: Evidence) -> Diagnosis | None:
+    """A parser name the release does not register; the message names its field (`tool_parser`), the flag is the
+    release's flag that spells it closest (`--tool-call-parser`)."""
+    spelled = "--" + found["field"].replace("_", "-")
+    close = difflib.get_close_matches(spelled, catalog.names(), n=1, cutoff=0.8)
+    if not close:
+        return None
+    flag, value = close[0], found["value"]
+    info = catalog.find(flag)
+    choices = list(info.choices) if info is not None and info.choices_known else []
+    best = nearest_choice(value, choices) if choices else None
+    cause = (f"{flag} was given '{value}', and this {ENGINE_NAMES[catalog.engine]} registers no parser of that name: a "
+             f"misspelt name, a parser of a later release, or a plugin's parser whose plugin was not loaded.")
+    if best is not None:
+        fix = Fix(summary=f"Use {flag} {best}, the nearest this release has (check that it is the one for your model).",
+                  flags=(FlagOp("set", flag, best),))
+    else:
+        fix = Fix(summary=f"Set {flag} to a parser this release registers (`--help` lists them), or load the plugin "
+                          f"that registers '{value}'.", flags=(FlagOp("set", flag, None),), needs_input=(flag,))
+    return _diagnosis("unregistered", f"{flag} names a parser this release does not register", "invalid-flag-value",
+                      cause, fix, evidence, (f"the engine's check: {found.group(0)}",))
+
+
+def _requires(found: regex.Match[str], catalog: Catalog, evidence: Evidence) -> Diagnosis | None:
+    needing = found["needing"]
+    needed = [(m["flag"], m["value"]) for m in _CLAUSE_FLAG.finditer(found["clause"])]
+    if catalog.find(needing) is None or not needed or any(catalog.find(flag) is None for flag, _ in needed):
+        return None  # a flag this release lacks is never offered
+    ops: list[FlagOp] = []
+    asked: list[str] = []
+    said: list[str] = []
+    for flag, word in needed:
+        info = catalog.find(flag)
+        assert info is not None  # checked above
+        if not info.takes_value:
+            ops.append(FlagOp("add", flag, ""))  # a switch: written alone
+            said.append(flag)
+        elif word is not None and (word in info.choices or _NUMBER.fullmatch(word)):
+            ops.append(FlagOp("set", flag, word))  # the value the engine's message names
+            said.append(f"{flag} {word}")
+        else:
+            ops.append(FlagOp("add", flag, None))  # its value is the user's
+            asked.append(flag)
+            choices = f" (one of {', '.join(info.choices)})" if info.choices and info.choices_known else ""
+            said.append(f"{flag} with the value you need{choices}")
+    name = ENGINE_NAMES[catalog.engine]
+    wanted = " and ".join(flag for flag, _ in needed)
+    cause = (f"{name} checks its flags after parsing them: {needing} only works together with {wanted}, and the "
+             f"command gave {needing} without it.")
+    leave_out = Fix(summary=f"Or leave out {needing}.", flags=(FlagOp("remove", needing),))
+    summary = f"Add {' and '.join(said)}."
+    fix = None
+    if not asked:  # every value known: the user's own launch with them, when the log shows it
+        fix = setting_fix(evidence.failure, evidence.launch, summary, tuple((op.flag, op.value or "") for op in ops),
+                          alternatives=(leave_out,))
+    fix = fix or Fix(summary=summary, flags=tuple(ops), needs_input=tuple(asked), alternatives=(leave_out,))
+    return _diagnosis("requires", f"{needing} needs {wanted}", "missing-flag", cause, fix, evidence,
+                      (f"the engine's check: {found.group(0).strip()}", f"{wanted} and {needing} are flags of {_release(catalog)}"))
+
+
+_NUMBER = compile_lazily_regex(r"-?\d+(?:\.\d+)?")
+
+
+def _registry(found: regex.Match[str], catalog: Catalog, evidence: Evidence) -> Diagnosis | None:
+    flag = "--" + found["setting"].replace(" ", "-")
+    if catalog.find(flag) is None:
+        return None
+    value = found["value"]
+    choices = [choice.strip() for choice in found["choices"].split(",") if choice.strip()]
+    best = nearest_choice(value, choices)
+    listed = ", ".join(choices)
+    cause = (f"{flag} was given '{value}', which this {ENGINE_NAMES[catalog.engine]} does not register; the engine "
+             f"lists the values it has: {listed}.")
+    if best is not None:
+        fix = Fix(summary=f"{flag} takes one of the listed values; '{value}' is not one of them: the nearest is {best} "
+                          f"(check that it is the one for your model).", flags=(FlagOp("set", flag, best),))
+    else:
+        fix = Fix(summary=f"Set {flag} to one of: {listed} (the one for your model; a value of a later release "
+                          f"needs that release).", flags=(FlagOp("set", flag, None),), needs_input=(flag,))
+    return _diagnosis("registry", f"{flag} value is not one this release has", "invalid-flag-value", cause, fix, evidence,
+                      (f"the engine's check: {found.group(0)}",))
+
+
+def _gguf_config(config: str, given: str, evidence: Evidence) -> Diagnosis:
+    """GGUF weights read with the config.json of the checkpoint they came from (vllm-project/vllm#19050: an fp8
+    model's config beside its GGUF quantization): the weights decide, so --quantization stays; the config's
+    quantization_config is what does not belong."""
+    other = config if given == "gguf" else given
+    cause = (f"The weights are GGUF, and the config.json read with them names {other} in its quantization_config (it is "
+             "the original checkpoint's config): the engine cannot load GGUF weights as that method.")
+    fix = Fix(summary=f"Keep the GGUF weights' quantization; read them with a config.json whose quantization_config "
+                      f"does not name {other} (remove that block from the config.json beside the GGUF file, or use the "
+                      "unquantized model's config).")
+    return _diagnosis("quantization", "GGUF weights with another method's config", "quantization", cause, fix, evidence,
+                      (f"the config names {other}, the weights are gguf",))
+
+
+def _release(catalog: Catalog) -> str:
+    return f"{ENGINE_NAMES[catalog.engine]} {catalog.version}"
+
+
+def _diagnosis(name: str, title: str, category: str, cause: str, fix: Fix, evidence: Evidence,
+               facts: tuple[str, ...]) -> Diagnosis:
+    return Diagnosis(
+        pattern=f"rule-flag-checks-{name}",
+        title=title,
+        category=category,
+        root_cause=cause,
+        fix=fix,
+        references=_SOURCES[name],
+        engine=evidence.launch.engine,
+        engine_version=evidence.launch.engine_version,
+        basis="rule",
+        evidence=facts,
+    )
