@@ -328,3 +328,32 @@ def test_a_choice_of_a_later_release_is_said_with_its_releases() -> None:
     assert "'fa3' is a choice of --attention-backend in SGLang 0.4.4.post2 and later" in diagnosis.fix.alternatives[0].summary
     newer = diagnosis_of(log, version="0.5.9")  # a release that lists it: the catalogs do not explain the rejection
     assert not newer.fix.alternatives  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("command", "prog", "argv", "setup"),
+    [
+        ("vllm serve /data/My Models/mistral-7b --tensor-parallel-size 2", "vllm serve",
+         ["/data/My", "Models/mistral-7b", "--tensor-parallel-size", "2"],
+         'parser.add_argument("model_tag")\nparser.add_argument("--tensor-parallel-size")\n'),
+        ("python -m sglang.launch_server --model-path /data/My Models/qwen --port 30000", "launch_server.py",
+         ["--model-path", "/data/My", "Models/qwen", "--port", "30000"],
+         'parser.add_argument("--model-path")\nparser.add_argument("--port")\n'),
+    ],
+    ids=["vllm", "sglang"],
+)
+def test_an_unquoted_path_with_a_space_is_said_and_no_command_is_made_up(command: str, prog: str, argv: list[str],
+                                                                         setup: str) -> None:
+    """The held-out split's harm class: the shell split a path with a space, argparse took its first half and
+    rejected the rest; the fix removed the rest and gave it to --model.  The two words are one path: quote it."""
+    import argparse
+    parser = argparse.ArgumentParser(prog=prog, exit_on_error=False)
+    exec(setup, {"parser": parser})  # noqa: S102 - the test's own parser definition
+    _, extras = parser.parse_known_args(argv)
+    log = f"$ {command}\nusage: {prog} [-h]\n{prog}: error: unrecognized arguments: {' '.join(extras)}\n"
+    diagnosis = diagnosis_of(log)
+    assert diagnosis.fix is not None
+    assert diagnosis.fix.flags == () and diagnosis.fix.command is None  # nothing removed, no command made up
+    whole = f"{argv[argv.index(extras[0]) - 1]} {extras[0]}"
+    assert f"'{whole}' looks like one path with a space in it" in diagnosis.fix.summary
+    assert "--model " not in diagnosis.fix.summary and "--model-path" not in diagnosis.fix.summary

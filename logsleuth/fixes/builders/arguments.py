@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import shlex
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from functools import lru_cache
@@ -14,7 +15,7 @@ from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes import cross_engine, rejected_flags
 from logsleuth.fixes.builders.other_engine import command_for_other_engine, with_nearest_chosen
 from logsleuth.fixes.builders.speculative import DRAFT, STEPS, TOPK
-from logsleuth.fixes.command import Word
+from logsleuth.fixes.command import Word, split_words
 from logsleuth.fixes.context import FixContext
 from logsleuth.lazyre import compile_lazily_regex
 from logsleuth.models import ENGINE_NAMES, Fix, FlagOp
@@ -137,7 +138,13 @@ def unrecognized_arguments(ctx: FixContext, data: dict[str, Any]) -> Fix:
             # --model-path is required in every release, so argparse reaching "unrecognized" means it was
             # given: a stray word is a value written after a switch, or the model a second time.
             switch = _switch_before(flag, ctx)
-            if switch:
+            whole = _path_split_by_a_space(flag, ctx)
+            if whole is not None:
+                # Nothing to remove or add: the two words are one path; no corrected command is made up.
+                notes.append(f"'{whole}' looks like one path with a space in it, which the shell split into two words "
+                             f"('{whole.rsplit(' ', 1)[0]}' taken as the value, '{flag}' left over): quote it as "
+                             f"{shlex.quote(whole)}, or use a path without spaces")
+            elif switch:
                 ops.append(FlagOp("set", switch, ""))
                 notes.append(f"{switch} is a switch and takes no value: drop the '{flag}' after it")
             else:
@@ -181,6 +188,23 @@ def unrecognized_arguments(ctx: FixContext, data: dict[str, Any]) -> Fix:
         return with_nearest_chosen(Fix(summary=summary, flags=tuple(ops)), nearest, engine, chosen_first=True)
     return Fix(summary=summary, flags=tuple(ops))
 
+
+
+def _path_split_by_a_space(token: str, ctx: FixContext) -> str | None:
+    """`/data/My Models/m`: the stray word continues the path just before it in the launch command (an unquoted
+    path with a space: the shell made two words of it, argparse took the first and rejected the second), else
+    None.  Only a path-like word followed directly by a word that is no flag counts."""
+    if ctx.launch.command is None or token.startswith("-"):
+        return None
+    words = [word.value for word in split_words(ctx.launch.command)[0]]
+    for before, word in zip(words, words[1:], strict=False):
+        if word == token and _PATH_START.match(before) and not before.startswith("-"):
+            return f"{before} {token}"
+    return None
+
+
+# The start of a path a command gives: absolute, relative to here or home, or a hub-like `org/name`.
+_PATH_START = compile_lazily_regex(r"^(?:/|\./|\.\./|~/)\S*$")
 
 
 def stray_positional(token: str, following: str | None, ctx: FixContext) -> tuple[list[FlagOp], str]:
