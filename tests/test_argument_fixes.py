@@ -357,3 +357,13 @@ def test_an_unquoted_path_with_a_space_is_said_and_no_command_is_made_up(command
     whole = f"{argv[argv.index(extras[0]) - 1]} {extras[0]}"
     assert f"'{whole}' looks like one path with a space in it" in diagnosis.fix.summary
     assert "--model " not in diagnosis.fix.summary and "--model-path" not in diagnosis.fix.summary
+
+
+@pytest.mark.parametrize("prog", ["vllm serve", "launch_server.py"])
+def test_a_left_over_path_end_without_the_command_changes_nothing(prog: str) -> None:
+    """The same split path pasted without its command: `Models/mistral-7b` may be the end of a path or a hub id given
+    twice; either change could point the server at half a path, so both readings are said and nothing is changed."""
+    log = f"usage: {prog} [-h]\n{prog}: error: unrecognized arguments: Models/mistral-7b\n"
+    diagnosis = diagnosis_of(log)
+    assert diagnosis.fix is not None and diagnosis.fix.flags == () and diagnosis.fix.command is None
+    assert "quote the whole path" in diagnosis.fix.summary

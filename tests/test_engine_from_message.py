@@ -64,3 +64,13 @@ def test_the_type_must_match_and_both_engines_decide_nothing() -> None:
     assert engine_raising((VLLM_ONLY,)) == "vllm"
     assert engine_raising((("ValueError", VLLM_ONLY[1]),)) is None  # vLLM raises it as a RuntimeError
     assert engine_raising((VLLM_ONLY, SGLANG_ONLY)) is None
+
+
+def test_cpythons_own_wordings_decide_nothing_even_where_an_engine_repeats_them() -> None:
+    """`'X' object has no attribute 'y'` is CPython's wording; SGLang's code raises it too (a __getattr__), but so
+    does any program: a paste of it alone names no engine."""
+    for raised in (("AttributeError", "'TransformersForCausalLM' object has no attribute 'tp_size'"),
+                   ("TypeError", "__init__() got an unexpected keyword argument 'enable_lora'"),
+                   ("ModuleNotFoundError", "No module named 'vllm._C'")):
+        assert engine_raising((raised,)) is None, raised
+        assert diagnose_text(f"{raised[0]}: {raised[1]}\n").launch.engine is None, raised

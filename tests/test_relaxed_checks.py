@@ -112,8 +112,8 @@ def test_the_draft_model_upgrade_names_the_first_release_whose_cpu_runner_takes_
 
     rows = [row for row in ROWS if row.engine == "vllm" and "draft model" in row.change]
     assert rows and all(row.relaxed_in == "0.15.0" and row.upgrade_release == "0.20.0" for row in rows)
-    releases = read_member("index.json")["releases"]["vllm"]
-    (refusal,) = [e for e in read_member("vllm/v1/worker/cpu_model_runner.py.json")
+    releases = read_member("vllm", "index.json")["releases"]
+    (refusal,) = [e for e in read_member("vllm", "vllm/v1/worker/cpu_model_runner.py.json")
                   if e["kind"] == "assert" and e["condition"] == "self.speculative_config is None"]
     last = max(run[1] for run in refusal["lines"])
     assert releases[last] == "0.19.1" and releases[last + 1] == "0.20.0"

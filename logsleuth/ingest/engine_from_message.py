@@ -19,9 +19,22 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure
 
 MAX_MESSAGES = 8  # the first distinct exceptions of a log are enough: a paste with no other evidence is short
+# CPython's own wordings, which an engine's code sometimes repeats (a __getattr__ raising `'X' object has no
+# attribute 'y'`): any program's error, so no engine's evidence, whichever template they match.
+CPYTHON_WORDINGS = compile_lazily(
+    r"^'[^']*' object has no attribute '"
+    r"|^'[^']*' object is not (?:subscriptable|callable|iterable)"
+    r"|^module '[^']*' has no attribute '"
+    r"|^(?:No module named|cannot import name) '"
+    r"|got an unexpected keyword argument '"
+    r"|missing \d+ required (?:positional|keyword-only) arguments?"
+    r"|takes (?:from )?\d+ (?:to \d+ )?positional arguments? but \d+ (?:were|was) given"
+    r"|^(?:list|tuple|string) index out of range$"
+)
 
 
 def raised_by(failure: Failure) -> list[tuple[str, str]]:
@@ -38,5 +51,6 @@ def engine_raising(raised: tuple[tuple[str, str], ...]) -> str | None:
 
     engines: set[str] = set()
     for type_name, message in raised[:MAX_MESSAGES]:
-        engines |= engines_raising(type_name, message)
+        if not CPYTHON_WORDINGS.search(message):
+            engines |= engines_raising(type_name, message)
     return next(iter(engines)) if len(engines) == 1 else None

@@ -214,6 +214,13 @@ def stray_positional(token: str, following: str | None, ctx: FixContext) -> tupl
     server already (the vllm/vllm-openai image runs `-m vllm.entrypoints.openai.api_server`: vllm-project/vllm#27389,
     #22072).  `following`: the word after it, when that is no flag either."""
     remove = [FlagOp("remove", token)]  # a positional: `remove` of a token without dashes
+    if ctx.launch.command is None and "/" in token and not _PATH_START.match(token):
+        # `Models/m` with no command to look at: a hub id given twice, or the rest of a path with a space that the
+        # shell split (`/data/My Models/m`).  Either change would be a guess, and the wrong one leaves the server
+        # pointed at half a path: both readings are said, nothing is changed.
+        return [], (f"'{token}' was left over: if it is the end of a path with a space in it, which the shell split "
+                    "into two words, quote the whole path; if it is the model given a second time, give it once"
+                    f"{' (as `vllm serve MODEL` or --model)' if ctx.launch.engine == 'vllm' else ''}")
     if ctx.launch.engine != "vllm":
         return remove, f"remove the stray argument '{token}' (a switch takes no value, and the model is given with --model-path)"
     if token == "serve":
