@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from importlib import resources
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -174,6 +175,10 @@ CASES = [
     ("serving-memory",
      "RuntimeError: Prefill out of memory. Try to lower your batch size.\n",
      "sglang-0.5.9 sglang/srt/managers/schedule_batch.py"),
+    # torch.compile failing on the model's code: dynamo's and inductor's own exceptions.
+    ("engine-bug",
+     "torch._dynamo.exc.InternalTorchDynamoError: AttributeError: 'NoneType' object has no attribute 'shape'\n",
+     "torch torch/_dynamo/exc.py"),
     # CUDA touched in a child made with fork(): a start method, not the driver.
     ("cuda-error",
      "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use "
@@ -608,3 +613,27 @@ def test_a_flag_a_release_lacks_is_not_named() -> None:
     assert not flags_hold("use --no-such-flag-anywhere", "sglang", "0.5.9")
     assert not flags_hold("use --mem-fraction-static", "vllm", None)
     assert catalog.load("sglang", "0.5.9") is not None
+
+
+def test_torch_compile_failing_in_its_backend_is_an_engine_bug_with_the_compile_checks(tmp_path: Path) -> None:
+    """torch/_dynamo/output_graph.py call_user_compiler: `BackendCompilerFailed: backend='inductor' raised:` with the
+    backend's own exception on the next line; real CPython prints it through a mirror of the raising frame."""
+    import subprocess
+    import sys
+
+    module = tmp_path / "torch" / "_dynamo" / "output_graph.py"
+    module.parent.mkdir(parents=True)
+    (tmp_path / "torch" / "__init__.py").write_text("")
+    (module.parent / "__init__.py").write_text("")
+    module.write_text(
+        "class BackendCompilerFailed(RuntimeError):\n    pass\n"
+        "def call_user_compiler():\n"
+        "    raise BackendCompilerFailed(\"backend='inductor' raised:\\nAssertionError: wrong number of dims\")\n"
+    )
+    ran = subprocess.run([sys.executable, "-c", "from torch._dynamo.output_graph import call_user_compiler as c; c()"],
+                         capture_output=True, text=True, cwd=tmp_path, check=False)
+    text = "$ python -m sglang.launch_server --model-path /m --enable-torch-compile\n" + ran.stderr
+    diagnosis = _report(text).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == "engine-bug", diagnosis
+    assert diagnosis.title.startswith("Looks like torch.compile failing")
+    assert "leave out --enable-torch-compile" in " ".join(diagnosis.fix.steps if diagnosis.fix else ())
