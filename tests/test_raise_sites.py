@@ -252,3 +252,12 @@ def test_vllm_code_run_by_sglang_is_not_looked_up_in_vllms_releases(tmp_path: Pa
     report = diagnose_text(log)
     assert report.launch.engine == "sglang"
     assert not any(group.diagnosis and group.diagnosis.raised_at for group in report.failures)
+
+
+def test_a_traceback_that_lost_its_exception_line_is_placed_nowhere(tmp_path: Path) -> None:
+    """Its innermost frame shown may be a call the error only came through: no check is said to have been false."""
+    whole = _layout_guess_traceback(tmp_path, 1922)
+    cut = "\n".join(line for line in whole.splitlines() if not line.startswith("AssertionError")) + "\n"
+    assert diagnose_text(whole).failures[0].diagnosis.raised_at  # type: ignore[union-attr]
+    groups = diagnose_text(cut).failures
+    assert groups and all(not group.diagnosis or not group.diagnosis.raised_at for group in groups)

@@ -20,6 +20,10 @@ from logsleuth.redact import secret_by_name
 
 def site_of(failure: Failure, launch: LaunchInfo) -> RaiseSite | None:
     """The indexed check the innermost engine frame of the failure's last exception stands in."""
+    if not failure.final.type:
+        # The paste lost the exception line: the innermost frame shown may be a call the error came through, not
+        # the check that raised it, and nothing says a check was false (an assert named there would mislead).
+        return None
     # Only the innermost engine frame: when it is not an indexed check, an outer one is not the raiser.
     found = next(((f, engine) for f in reversed(failure.final.frames) for engine in ENGINE_PACKAGES
                   if engine_file(f.file, engine) is not None), None)
