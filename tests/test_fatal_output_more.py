@@ -6,6 +6,10 @@ are our own."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from logsleuth.api import DiagnoseOptions, diagnose_text
@@ -172,3 +176,38 @@ def test_the_gated_repo_lines_yield_to_their_own_traceback() -> None:
 
 def test_prose_about_access_is_no_failure() -> None:
     assert diagnose_text("Access to the cluster is granted per team.\nThe repo is gated for now.\n", OPTIONS).failures == ()
+
+
+def _frames_without_their_exception_line(tmp_path: Path) -> str:
+    """A traceback real CPython printed through a mirror of a fused MoE kernel's launch, its last line (the
+    exception) cut, as a paste that moved or lost it shows it."""
+    module = tmp_path / "sglang" / "srt" / "layers" / "moe" / "fused_moe.py"
+    module.parent.mkdir(parents=True)
+    for package in (tmp_path / "sglang", tmp_path / "sglang" / "srt", tmp_path / "sglang" / "srt" / "layers", module.parent):
+        (package / "__init__.py").write_text("")
+    module.write_text("def invoke_fused_moe_kernel():\n    launch()\ndef launch():\n    raise RuntimeError('x')\n")
+    ran = subprocess.run([sys.executable, "-c", "from sglang.srt.layers.moe.fused_moe import invoke_fused_moe_kernel as k; k()"],
+                         capture_output=True, text=True, cwd=tmp_path, check=False)
+    return "\n".join(ran.stderr.splitlines()[:-1]) + "\n"
+
+
+OUT_OF_RESOURCE = ("out of resource: shared memory, Required: 147456, Hardware limit: 101376. Reducing block sizes or "
+                   "`num_stages` may help.")
+
+
+def test_a_kernel_resource_limit_in_a_sentence_above_frames_is_their_exception(tmp_path: Path) -> None:
+    """triton/runtime/errors.py OutOfResources, its type lost in a sentence above the frames (sgl-project/sglang#2847
+    shows the class): the frames' exception, named, and the on-chip memory checks."""
+    log = f"The worker fails with {OUT_OF_RESOURCE}\n" + _frames_without_their_exception_line(tmp_path)
+    report = diagnose_text(log, OPTIONS)
+    (group,) = report.failures
+    assert group.failure.kind == "traceback" and group.failure.final.frames
+    assert (group.failure.final.type, group.failure.final.message) == ("OutOfResources", OUT_OF_RESOURCE)
+    assert group.diagnosis is not None and group.diagnosis.category == "gpu-arch-unsupported"
+    assert group.diagnosis.title.startswith("Likely a kernel configuration that needs more on-chip memory")
+
+
+def test_the_typed_line_alone_is_found_too() -> None:
+    """Its type ends in neither Error nor Exception, so it was no failure before."""
+    log = f"triton.runtime.errors.OutOfResources: {OUT_OF_RESOURCE}\n"
+    assert first_exception(log) == ("OutOfResources", OUT_OF_RESOURCE)

@@ -333,9 +333,14 @@ TYPELESS_ENGINE_LINES: tuple[tuple[re.Pattern[str], str], ...] = (
      "GatedRepoError"),
     (compile_lazily(r"^(?!\s*[\w.]+(?:Error|Exception): )(?:.*?\s)?(?P<msg>You are trying to access a gated repo\..*)$"),
      "OSError"),
+    # Triton's kernel launch asking for more on-chip memory than the GPU has (triton/runtime/errors.py OutOfResources:
+    # "out of resource: {name}, Required: {required}, Hardware limit: {limit}"), its type lost: a sentence quoting
+    # it, or a paste that put it above frames whose own exception line it lost (repair.py then joins them)
+    (compile_lazily(r"^(?:.*?\s)?(?P<msg>out of resource: [\w ]+, Required: \d+, "
+                    r"Hardware limit: \d+.*)$"), "OutOfResources"),
 )
 FATAL_LINE_WORDS = ("rror", "atchdog", "undefined symbol", "max seq len", "placement group of specs", "failed to start",
-                    "hit an exception", "gated repo", "is restricted")
+                    "hit an exception", "gated repo", "is restricted", "out of resource")
 FATAL_LINES: tuple[tuple[re.Pattern[str], str | None], ...] = (
     # a kernel or library (flashinfer, sgl-kernel): `CUDA Error: <text> (700) <file>: line N at function F`
     (compile_lazily(r"^\s*(?P<type>CUDA [Ee]rror): (?P<msg>\S.*?\(\d+\).*)$"), None),

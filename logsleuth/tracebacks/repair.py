@@ -40,14 +40,15 @@ MOVED_EXCEPTION_REACH = 8
 
 
 def attach_moved_exceptions(failures: list[Failure]) -> list[Failure]:
-    """A paste that shows the exception line first and then its frames (maybe after a `...`): a bare line
-    right before frames that end without an exception line is theirs."""
+    """A paste that shows the exception line first and then its frames (maybe after a `...`): a bare line, or a
+    fatal line whose type the paste lost (grammar.FATAL_LINES), right before frames that end without an exception
+    line is theirs."""
     merged: list[Failure] = []
     for failure in failures:
         previous = merged[-1] if merged else None
         if (
             previous is not None
-            and previous.kind == "bare"
+            and previous.kind in ("bare", "line")
             and failure.kind == "traceback"
             and len(failure.exceptions) == 1
             and not failure.final.type
