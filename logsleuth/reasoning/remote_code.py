@@ -9,7 +9,8 @@ model. … Please pass the argument `trust_remote_code=True` to allow custom cod
 [y/N]" on stdin, which a server with no terminal (a container, a service, a Ray actor) answers with
 `EOFError: EOF when reading a line`.  Both engines hand their `--trust-remote-code` switch to it.
 
-When the launch gives no such switch, the fix adds it.  When it already does, one loader did not get it (a
+When the launch gives no such switch, the fix adds it.  When it already does (its command, or the engine's own dump
+of its settings), one loader did not get it (a
 tokenizer, processor or draft model loaded on its own): that is not a setting to add, and the report says so.
 """
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 from logsleuth.fixes.build import build_fix
 from logsleuth.fixes.command import CommandLine
 from logsleuth.fixes.context import FixContext
+from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Diagnosis, Fix, FlagOp
 from logsleuth.reasoning.catalog_flags import release_flag
 from logsleuth.reasoning.evidence import Evidence, exception_lines
@@ -41,6 +43,22 @@ def _needs_remote_code(evidence: Evidence) -> str | None:
     return None
 
 
+# The engine's own dump of its settings: SGLang's `server_args=ServerArgs(…, trust_remote_code=True, …)`, vLLM's
+# `Initializing a V1 LLM engine (v0.11.2) with config: …, trust_remote_code=True, …`.
+_CONFIG_DUMP_ALLOWS = compile_lazily(r"(?:server_args=|ServerArgs\(|with config:).*\btrust_remote_code=True\b")
+
+
+def _already_allowed(evidence: Evidence) -> bool:
+    """The launch gave the switch: in its command, or as the engine's own dump of its settings shows it (never the
+    failure's message, which names `trust_remote_code=True` as the thing to pass)."""
+    launch = evidence.launch
+    if launch.command is not None and FLAG in dict(CommandLine.parse(launch.command).options):
+        return True
+    if dict(launch.server_args).get("trust_remote_code") == "True":
+        return True
+    return any(_CONFIG_DUMP_ALLOWS.search(line) for line in (*evidence.lines, *evidence.failure.context))
+
+
 def remote_code(evidence: Evidence) -> Diagnosis | None:
     said = _needs_remote_code(evidence)
     if said is None:
@@ -48,7 +66,7 @@ def remote_code(evidence: Evidence) -> Diagnosis | None:
     launch = evidence.launch
     engine = launch.engine
     flag = release_flag(launch, FLAG)
-    given = launch.command is not None and FLAG in dict(CommandLine.parse(launch.command).options)
+    given = _already_allowed(evidence)
     facts = (said, f"{ENGINE_NAMES.get(engine or '', 'the engine')} passes {FLAG} to transformers as trust_remote_code")
     if given:
         return Diagnosis(

@@ -97,3 +97,11 @@ def test_an_eof_error_elsewhere_is_not_read_as_the_prompt(tmp_path: Path) -> Non
                          check=False)
     report = diagnose_text(ran.stderr, DiagnoseOptions(include_user_patterns=False))
     assert all(g.diagnosis is None or g.diagnosis.pattern != "rule-trust-remote-code" for g in report.failures)
+
+
+def test_the_engines_own_dump_of_its_settings_counts_as_given(tmp_path: Path) -> None:
+    """SGLang prints its settings (`server_args=ServerArgs(…, trust_remote_code=True, …)`): the switch was on, so
+    one loader did not get it; the failure's own message, which names `trust_remote_code=True`, never counts."""
+    dump = "[2025-06-01 10:00:00] server_args=ServerArgs(model_path='acme/custom-7b', trust_remote_code=True, tp_size=1)"
+    diagnosis = diagnose_text(_log(tmp_path, "sglang", "prompt", dump)).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == "engine-bug" and not diagnosis.fix.flags  # type: ignore[union-attr]
