@@ -211,3 +211,18 @@ def test_the_typed_line_alone_is_found_too() -> None:
     """Its type ends in neither Error nor Exception, so it was no failure before."""
     log = f"triton.runtime.errors.OutOfResources: {OUT_OF_RESOURCE}\n"
     assert first_exception(log) == ("OutOfResources", OUT_OF_RESOURCE)
+
+
+@pytest.mark.parametrize("between", ["\n### Traceback\n", "\n```\n"])
+def test_the_typed_line_above_a_heading_and_frames_is_their_exception(tmp_path: Path, between: str) -> None:
+    log = (f"When I start it: triton.runtime.errors.OutOfResources: {OUT_OF_RESOURCE}\n{between}"
+           + _frames_without_their_exception_line(tmp_path))
+    (group,) = diagnose_text(log, OPTIONS).failures
+    assert group.failure.final.type == "OutOfResources" and group.failure.final.frames
+
+
+def test_an_error_line_far_above_frames_is_not_joined_to_them(tmp_path: Path) -> None:
+    log = (f"When I start it: {OUT_OF_RESOURCE}\n\n\nThe full log of the second run, a day later, is below.\n"
+           "It was run on another machine.\n" + _frames_without_their_exception_line(tmp_path))
+    assert all(group.failure.final.type != "OutOfResources" or not group.failure.final.frames
+               for group in diagnose_text(log, OPTIONS).failures)

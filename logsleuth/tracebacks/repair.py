@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from logsleuth.models import Failure
@@ -37,6 +38,20 @@ def _explains(failure: Failure, following: Failure) -> bool:
 
 # Bytes between an exception line and the frames it was moved above (room for one `...` line).
 MOVED_EXCEPTION_REACH = 8
+# A fatal line's type that is an exception class (`OutOfResources`, `GatedRepoError`): its frames may follow.  Not
+# a record that only announces one (`Engine process failed`: "WorkerProc hit an exception.") or a kernel's print.
+_EXCEPTION_CLASS = re.compile(r"^[A-Za-z_][\w.]*$")
+# Lines and bytes between them when a paste put a heading or a fence there: two short lines at most.
+MOVED_DECORATED_REACH = 120
+
+
+def _moved_just_above(previous: Failure, failure: Failure) -> bool:
+    """The exception line sits right above the frames: at most a `...` line between, or, in a paste, at most two
+    short lines (a blank line and a markdown heading or fence such as `### Traceback`)."""
+    gap = failure.offset - previous.end_offset
+    if 0 <= gap <= MOVED_EXCEPTION_REACH:
+        return True
+    return previous.line > 0 and 0 < failure.line - previous.line <= 3 and 0 <= gap <= MOVED_DECORATED_REACH
 
 
 def attach_moved_exceptions(failures: list[Failure]) -> list[Failure]:
@@ -48,12 +63,12 @@ def attach_moved_exceptions(failures: list[Failure]) -> list[Failure]:
         previous = merged[-1] if merged else None
         if (
             previous is not None
-            and previous.kind in ("bare", "line")
+            and (previous.kind == "bare" or (previous.kind == "line" and _EXCEPTION_CLASS.match(previous.final.type)))
             and failure.kind == "traceback"
             and len(failure.exceptions) == 1
             and not failure.final.type
             and failure.final.frames
-            and 0 <= failure.offset - previous.end_offset <= MOVED_EXCEPTION_REACH
+            and _moved_just_above(previous, failure)
         ):
             block = replace(failure.final, type=previous.final.type, message=previous.final.message, truncated=True)
             merged[-1] = replace(failure, exceptions=(block,), line=previous.line, offset=previous.offset,
