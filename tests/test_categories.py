@@ -637,3 +637,24 @@ def test_torch_compile_failing_in_its_backend_is_an_engine_bug_with_the_compile_
     assert diagnosis is not None and diagnosis.category == "engine-bug", diagnosis
     assert diagnosis.title.startswith("Looks like torch.compile failing")
     assert "leave out --enable-torch-compile" in " ".join(diagnosis.fix.steps if diagnosis.fix else ())
+
+
+def test_a_chain_that_ends_in_a_dead_process_is_filed_under_its_first_exception(tmp_path: Path) -> None:
+    """The held-out split's regression: an attention backend the engine refused, then, while handling it, the
+    parent's "Rank 0 scheduler is dead" (sglang/srt/entrypoints/engine.py): the chain is filed under the refusal,
+    not under the dead process."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "launch.py"
+    script.write_text(
+        "def init_attention_backend():\n    raise ValueError('Invalid attention backend: fa4')\n"
+        "def launch():\n    try:\n        init_attention_backend()\n    except Exception:\n"
+        "        raise RuntimeError('Rank 0 scheduler is dead. Please check if there are relevant logs.')\n"
+        "launch()\n"
+    )
+    ran = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=False)
+    assert "During handling of the above exception" in ran.stderr
+    diagnosis = _report(ran.stderr).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category not in ("process-killed", "unclassified"), diagnosis
+    assert "the chain's first exception" in diagnosis.root_cause

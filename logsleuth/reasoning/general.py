@@ -12,6 +12,8 @@ when the release's catalog has it (with the version unknown: every shipped relea
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from logsleuth.diagnosis.schema import CATEGORIES
 from logsleuth.facts.categories import CategoryRow, table
 from logsleuth.fixes import catalog
@@ -157,6 +159,7 @@ def categorize(evidence: Evidence) -> Diagnosis:
     if found is not None and found[0].in_engine_code and engine is None and engine_code_of(failure) is None:
         # A bug of which engine? Neither the frames nor the launch say: not a claim to make.
         found = best_row(failure, frozenset({found[0].category}))
+    found = _root_of_the_chain(failure, found)
     if found is None:
         return _unclassified(evidence)
     row, why = found
@@ -184,6 +187,20 @@ def categorize(evidence: Evidence) -> Diagnosis:
         engine_version=version,
         basis="general",
     )
+
+
+def _root_of_the_chain(
+    failure: Failure, found: tuple[CategoryRow, list[str]] | None
+) -> tuple[CategoryRow, list[str]] | None:
+    """A chain whose later exceptions only report a process that died (a symptom: the parent's "scheduler is
+    dead", a kill) is filed under what its first exception says, when that names a cause."""
+    symptoms = table().symptoms
+    if len(failure.exceptions) < 2 or (found is not None and found[0].category not in symptoms):
+        return found
+    earlier = best_row(replace(failure, exceptions=failure.exceptions[:1]))
+    if earlier is None or earlier[0].category in symptoms:
+        return found
+    return earlier[0], [*earlier[1], "the chain's first exception (the later ones report a process that died)"]
 
 
 def _unclassified(evidence: Evidence) -> Diagnosis:
