@@ -261,3 +261,16 @@ def test_a_traceback_that_lost_its_exception_line_is_placed_nowhere(tmp_path: Pa
     assert diagnose_text(whole).failures[0].diagnosis.raised_at  # type: ignore[union-attr]
     groups = diagnose_text(cut).failures
     assert groups and all(not group.diagnosis or not group.diagnosis.raised_at for group in groups)
+
+
+def test_a_check_that_raises_another_type_is_not_the_raiser(tmp_path: Path) -> None:
+    """The held-out split: a kernel's OutOfResources shown with frames whose innermost line falls inside an assert
+    of the index; an assert raises AssertionError, so that check did not raise this (the error came from a call on
+    the line), and no check is said to have been false."""
+    whole = _layout_guess_traceback(tmp_path, 1922)
+    assert diagnose_text(whole).failures[0].diagnosis.raised_at  # type: ignore[union-attr]
+    other = "\n".join("OutOfResources: out of resource: shared memory, Required: 147456, Hardware limit: 101376."
+                      if line.startswith("AssertionError") else line for line in whole.splitlines()) + "\n"
+    groups = diagnose_text(other).failures
+    assert groups and groups[0].failure.final.type == "OutOfResources"
+    assert all(not group.diagnosis or not group.diagnosis.raised_at for group in groups)

@@ -118,6 +118,8 @@ def find(engine: str, path: str, function: str | None, line: int | None, source:
     if chosen is None and not text and line is not None:  # a traceback without its source lines: the line alone
         chosen = max((e for e in in_function if _holding_line(e, line)), key=lambda e: len(_holding_line(e, line)),
                      default=None)
+    if chosen is not None and raised is not None and not _could_raise(chosen, raised[0]):
+        chosen = None  # the check at that line raises another type: the error came from elsewhere on the line
     if chosen is None and raised is not None:
         chosen = _by_message(in_function, *raised)
     if chosen is None:
@@ -146,6 +148,17 @@ def _by_message(entries: list[dict[str, Any]], type_name: str, message: str) -> 
     if len({(e["kind"], fixed_text(e["message"])) for e in best}) != 1:
         return None
     return max(best, key=lambda e: max(run[1] for run in e["lines"]))  # the newest release's version of it
+
+
+def _could_raise(entry: dict[str, Any], type_name: str) -> bool:
+    """Whether the check can have raised an exception of this type: an assert raises AssertionError, a `raise` of
+    a named class that class (a type the log lost, or a check that only logs, decides nothing)."""
+    if not type_name:
+        return True
+    raised = short_type(type_name)
+    if entry["kind"] == "assert":
+        return raised == "AssertionError"
+    return entry["kind"] != "raise" or not entry.get("type") or entry["type"] == raised
 
 
 def _holding_line(entry: dict[str, Any], line: int | None) -> list[int]:
