@@ -13,6 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from logsleuth.facts.gpus import arch_name, gpus_in, toolkit_for
+from logsleuth.versions import version_key
 
 DATA = Path(__file__).with_name("torch_builds.json")
 
@@ -27,10 +28,6 @@ def cuda_of(torch_version: str) -> str | None:
     """`12.4` for torch 2.6.0 (its PyPI wheel's CUDA runtime); None when the table does not hold that release."""
     row = _builds().get(torch_version)
     return row["cuda"] if row else None
-
-
-def _numbers(version: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in version.split(".") if part.isdigit())
 
 
 @dataclass(frozen=True)
@@ -51,6 +48,11 @@ class MissingKernels:
         )
 
 
+def _older(cuda: str, than: str) -> bool:
+    built, needed = version_key(cuda), version_key(than)
+    return built is not None and needed is not None and built < needed
+
+
 def lacks_the_gpu(requirement: str, lines: Iterable[str]) -> MissingKernels | None:
     """Why `torch==V` would not run on the GPU the lines show, or None (another requirement, a release the table
     lacks, no GPU shown, or a build whose CUDA knows its architecture)."""
@@ -60,6 +62,6 @@ def lacks_the_gpu(requirement: str, lines: Iterable[str]) -> MissingKernels | No
         return None
     for gpu in gpus_in(lines):
         toolkit = toolkit_for(gpu.capability) if gpu.capability else None
-        if toolkit is not None and gpu.capability is not None and _numbers(cuda) < _numbers(toolkit.cuda):
+        if toolkit is not None and gpu.capability is not None and _older(cuda, toolkit.cuda):
             return MissingKernels(version, cuda, toolkit.cuda, gpu.describe(), arch_name(gpu.capability))
     return None

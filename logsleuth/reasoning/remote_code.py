@@ -52,7 +52,7 @@ def _already_allowed(evidence: Evidence) -> bool:
     """The launch gave the switch: in its command, or as the engine's own dump of its settings shows it (never the
     failure's message, which names `trust_remote_code=True` as the thing to pass)."""
     launch = evidence.launch
-    if launch.command is not None and FLAG in dict(CommandLine.parse(launch.command).options):
+    if launch.command is not None and CommandLine.parse(launch.command).has(FLAG):
         return True
     if dict(launch.server_args).get("trust_remote_code") == "True":
         return True

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
+from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure
 
 KERNEL_PRINT_REACH = 16 << 10  # bytes between a kernel's error print and the exception it causes
@@ -40,7 +40,7 @@ def _explains(failure: Failure, following: Failure) -> bool:
 MOVED_EXCEPTION_REACH = 8
 # A fatal line's type that is an exception class (`OutOfResources`, `GatedRepoError`): its frames may follow.  Not
 # a record that only announces one (`Engine process failed`: "WorkerProc hit an exception.") or a kernel's print.
-_EXCEPTION_CLASS = re.compile(r"^[A-Za-z_][\w.]*$")
+_EXCEPTION_CLASS = compile_lazily(r"^[A-Za-z_][\w.]*$")
 # Lines and bytes between them when a paste put a heading or a fence there: two short lines at most.
 MOVED_DECORATED_REACH = 120
 
