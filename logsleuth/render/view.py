@@ -513,6 +513,8 @@ def no_failure_lines(report: Report, local_names: bool = True) -> list[str]:
         out.append(
             clean(f"Searched only the end of {', '.join(capped)} (byte cap reached); use --all to scan everything.", 1000)
         )
+    if readable and report.launch.engine:  # what was read clean, so a reader knows which engine's log it was
+        out.append(clean(f"Engine: {engine_text(report.launch)}.", 1000))
     return out
 
 
