@@ -172,6 +172,13 @@ def test_a_row_for_some_launches_is_not_offered_when_the_log_does_not_show_the_l
     # PP with mixed chunk and speculative decoding: 0.5.11 still refuses speculative decoding with PP.
     ("sglang/0.5.9/relaxed_pp_with_mixed_chunk",
      "python -m sglang.launch_server --model-path m --pp-size 2 --enable-mixed-chunk --speculative-algorithm EAGLE3"),
+    # EAGLE top-k 4 with page size 16 on another backend than flashinfer, fa3 and triton: 0.5.13 still refuses it.
+    ("sglang/0.5.9/relaxed_eagle_topk_page_size_triton",
+     "python -m sglang.launch_server --model-path m --speculative-algorithm EAGLE3 --speculative-eagle-topk 4 --page-size 16"
+     " --attention-backend torch_native"),
+    # No LoRA batch slots with the radix cache: every later release refuses --max-loras-per-batch 0.
+    ("sglang/0.4.10.post2/relaxed_lora_paths_with_radix_cache",
+     "python -m sglang.launch_server --model-path m --lora-paths a --max-loras-per-batch 0"),
     # A dense TP size other than 1 and the TP size: 0.5.13 still refuses it.
     ("sglang/0.5.9/relaxed_moe_dense_tp_equal_tp", "python -m sglang.launch_server --model-path m --tp-size 4 --moe-dense-tp-size 2"),
 ])
@@ -186,3 +193,17 @@ def test_pp_with_speculative_decoding_is_not_offered_the_mixed_chunk_upgrade() -
     for version in ("0.4.10.post2", "0.5.9"):
         report = diagnose([str(REPO / f"tests/fixtures/sglang/{version}/pp_with_speculative.log")], DiagnoseOptions())
         assert report.failures[0].diagnosis.fix is not None and not _offered(report, "sglang")
+
+
+def test_the_lora_radix_cache_upgrade_names_the_first_release_whose_scheduler_takes_it() -> None:
+    """0.5.1 drops the refusal, but its scheduler (and 0.5.2's) asserts the FCFS policy and no hierarchical cache
+    for LoRA's radix cache (the index's record): the upgrade names 0.5.3, where neither assert is left."""
+    from logsleuth.facts.raise_sites import read_member
+
+    (row,) = [row for row in ROWS if row.function == "check_lora_server_args" and row.relaxed_in == "0.5.1"]
+    assert row.upgrade_release == "0.5.3"
+    releases = read_member("sglang", "index.json")["releases"]
+    asserts = [e for e in read_member("sglang", "sglang/srt/managers/scheduler.py.json")
+               if e["kind"] == "assert" and "LoRA radix cache" in e["message"]]
+    assert len(asserts) == 2
+    assert {releases[max(run[1] for run in e["lines"])] for e in asserts} == {"0.5.2"}
