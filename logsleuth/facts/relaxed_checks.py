@@ -28,8 +28,9 @@ class RelaxedCheck:
     # same launch also gets past what stood behind the check); relaxed_in when the row leaves it out.
     upgrade_to: str = ""
     # What the launch must show for the later release to take it (the check was relaxed for these launches only):
-    # flag -> the values it may have ("" for a switch given), and the flags it must not set.  A row with either
-    # is offered only when the launch is known (a command line, or a whole `server_args=` dump).
+    # flag -> the values it may have (none listed: given with any value, a switch too), and the flags it must not
+    # set.  A row with any launch condition is offered only when the launch is known (a command line, or a whole
+    # `server_args=` dump).
     launch_has: tuple[tuple[str, tuple[str, ...]], ...] = ()
     launch_lacks: tuple[str, ...] = ()
     # Flags that must have one value between them, each given as its spellings (["--tp-size", "--tp"]).

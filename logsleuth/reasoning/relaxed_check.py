@@ -5,7 +5,7 @@ that release), the fix gains "or upgrade to that release", after the fix for the
 The upgrade comes second: the first fix is proven on the user's release, while an upgrade changes more than this
 one check.  Nothing is offered when the user's release is already that release or newer (then this is not the
 check that raised), nor for a check that only moved to another file, nor when the later release takes only some
-launches (a row's `launch_has`/`launch_lacks`) and the launch is not known to be one of them.
+launches (a row's `launch_has`, `launch_lacks`, `launch_same`) and the launch is not known to be one of them.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from dataclasses import replace
 from logsleuth import versions
 from logsleuth.facts.raise_sites import RaiseSite
 from logsleuth.facts.relaxed_checks import RelaxedCheck, relaxed_checks
+from logsleuth.fixes.command import flag_value
 from logsleuth.models import ENGINE_NAMES, FailureGroup, Fix, LaunchInfo
 
 
@@ -35,8 +36,6 @@ def launch_is_taken(row: RelaxedCheck, launch: LaunchInfo) -> bool:
         return True
     if launch.command is None and not launch.server_args_complete:
         return False  # the log does not say which launch failed: an upgrade could walk into the same check
-    from logsleuth.health.causes import flag_value  # here: only a failure a conditional row matched reads it
-
     def given(spellings: tuple[str, ...]) -> str | None:
         return next((value for flag in spellings if (value := flag_value(launch, flag)) is not None), None)
 
