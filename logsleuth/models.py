@@ -296,6 +296,9 @@ class LaunchInfo:
     wrapper: str | None = None
     # Lines that show the GPU (an environment dump, nvidia-smi, a device name: facts/gpus.py), the first ones.
     gpu_lines: tuple[str, ...] = ()
+    # Lines that show the version of a package the engine runs (transformers, flashinfer, xgrammar, sgl-kernel: an
+    # environment dump, pip list; facts/package_sites.py), the first ones.
+    package_lines: tuple[str, ...] = ()
 
 
 # root: failed first; failed: a failure of its own after the root; cascade: a failure that follows another
