@@ -33,6 +33,7 @@ class PackageSite:
     site: RaiseSite
     shown: str | None  # the package's version the log shows
     pinned: str | None  # "SGLang 0.5.9 pins transformers==4.57.1" when the pin gave the version looked up
+    unplaced: bool = False  # no indexed release has the check at the frame's line: the line shown is the frame's
 
 
 def package_site_of(failure: Failure, launch: LaunchInfo, lines: tuple[str, ...] | list[str] = ()) -> PackageSite | None:
@@ -56,7 +57,10 @@ def package_site_of(failure: Failure, launch: LaunchInfo, lines: tuple[str, ...]
     site = find(package, frame.file, frame.function, frame.line, frame.source, version, (final.type, final.message))
     if site is None or site.kind == "log":
         return None  # a logged error raises nothing: the failure came from elsewhere on that line
-    return PackageSite(site, version if pinned is None else None, pinned)
+    unplaced = site.version is None and not site.framed and frame.line is not None
+    if unplaced and frame.line is not None:  # the traceback's own line, not another release's: the check was found
+        site = replace(site, line=frame.line)  # by its source line or its message
+    return PackageSite(site, version if pinned is None else None, pinned, unplaced)
 
 
 def sentences(found: PackageSite) -> tuple[str, ...]:
@@ -75,7 +79,10 @@ def sentences(found: PackageSite) -> tuple[str, ...]:
         out.append(f"{said}, {has}; {holds}.")
     else:
         out.append(f"Of the {name} releases indexed ({indexed}), this check is in {release_span(site)}.")
-    if site.version is None and site.framed and len(site.framed) < len(site.releases):
+    if found.unplaced:
+        out.append(f"No {name} release indexed has this check at line {site.line}: the release that ran is not one "
+                   "the index read.")
+    elif site.version is None and site.framed and len(site.framed) < len(site.releases):
         out.append(f"The traceback's line numbers match {name} {span(site, site.framed)}: likely the release that "
                    "ran, if it is one the index read.")
     return tuple(out)
