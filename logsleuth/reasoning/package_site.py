@@ -34,6 +34,7 @@ class PackageSite:
     shown: str | None  # the package's version the log shows
     pinned: str | None  # "SGLang 0.5.9 pins transformers==4.57.1" when the pin gave the version looked up
     unplaced: bool = False  # no indexed release has the check at the frame's line: the line shown is the frame's
+    moved_from: int | None = None  # the frame's line, when the version looked up has the check at another line
 
 
 def package_site_of(failure: Failure, launch: LaunchInfo, lines: tuple[str, ...] | list[str] = ()) -> PackageSite | None:
@@ -60,7 +61,8 @@ def package_site_of(failure: Failure, launch: LaunchInfo, lines: tuple[str, ...]
     unplaced = site.version is None and not site.framed and frame.line is not None
     if unplaced and frame.line is not None:  # the traceback's own line, not another release's: the check was found
         site = replace(site, line=frame.line)  # by its source line or its message
-    return PackageSite(site, version if pinned is None else None, pinned, unplaced)
+    moved = frame.line if site.version is not None and frame.line is not None and site.version not in site.framed else None
+    return PackageSite(site, version if pinned is None else None, pinned, unplaced, moved)
 
 
 def sentences(found: PackageSite) -> tuple[str, ...]:
@@ -79,6 +81,9 @@ def sentences(found: PackageSite) -> tuple[str, ...]:
         out.append(f"{said}, {has}; {holds}.")
     else:
         out.append(f"Of the {name} releases indexed ({indexed}), this check is in {release_span(site)}.")
+    if found.moved_from is not None:
+        out.append(f"The traceback shows line {found.moved_from}, where {name} {site.version} does not have it: the "
+                   f"{name} that ran is likely not {site.version}.")
     if found.unplaced:
         out.append(f"No {name} release indexed has this check at line {site.line}: the release that ran is not one "
                    "the index read.")
