@@ -1,5 +1,7 @@
 """Build logsleuth/facts/raise_sites-<engine>.zip: where each indexed SGLang and vLLM release raises, asserts or logs an
-error, under which condition, reading which settings, and in which of the indexed releases each check exists.
+error, under which condition, reading which settings, and in which of the indexed releases each check exists; and
+raise_sites-<package>.zip, the same for the flashinfer, sgl-kernel, xgrammar and transformers versions those
+releases pin (PACKAGE_DISTRIBUTIONS; no `messages/` members: a package's messages tell neither engine).
 
     python scripts/engine_index/build.py            (make engine-index)
     python scripts/engine_index/build.py --check    (is the shipped index what this script builds?)
