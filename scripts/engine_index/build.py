@@ -69,11 +69,12 @@ LEFT_OUT_PREFIXES: dict[str, tuple[str, ...]] = {"sglang": (), "vllm": ("vllm/th
 # The packages whose code the engines run (issue 29 item 5), by their import names; PyPI's names are in fetch.py.
 # Each is indexed for exactly the versions the indexed engine releases pin with `==` (facts/requires.json): what a
 # release's range allows on the day it was installed is not knowable offline.  transformers, which vLLM pins by a
-# range, also for the newest release within the range of the newest vLLM indexed (5.22.2, vLLM 0.34.0's
-# `<5.23.0`) and the newest on PyPI (5.25.0, 2026-12-01) when this list was written, 2026-12-04.
+# range, also for: the last 4.x release (4.57.6, 2026-01-16), which every vLLM range `<5` (0.11.2 to 0.19.0) installs
+# since; the newest release within the range of the newest vLLM indexed (5.22.2, vLLM 0.34.0's `<5.23.0`); and the
+# newest on PyPI (5.25.0, 2026-12-01) when this list was written, 2026-12-04.
 PACKAGE_DISTRIBUTIONS = {"flashinfer": "flashinfer-python", "sgl_kernel": "sgl-kernel", "xgrammar": "xgrammar",
                          "transformers": "transformers"}
-NEWEST_RELEASES = {"transformers": ("5.22.2", "5.25.0")}
+NEWEST_RELEASES = {"transformers": ("4.57.6", "5.22.2", "5.25.0")}
 # Pins PyPI has no file for: vLLM 0.34.0 pins flashinfer-python 0.7.3, which PyPI does not list (its wheels come
 # from flashinfer's own index).
 UNPUBLISHED = {"flashinfer": ("0.7.3",)}
