@@ -93,6 +93,12 @@ def engine_file(path: str, engine: str) -> str | None:
     """`/x/site-packages/sglang/srt/server_args.py` -> `sglang/srt/server_args.py`; None outside the engine."""
     package = INDEXED_PACKAGES.get(engine)
     rooted = "/" + path.replace("\\", "/")
+    # Below an installation directory only what follows it names the package: a conda env called `vllm`
+    # (`/envs/vllm/lib/python3.11/site-packages/transformers/...`) is not vLLM's code.
+    for installed in ("/site-packages/", "/dist-packages/"):
+        if installed in rooted:
+            rooted = "/" + rooted.rsplit(installed, 1)[1]
+            break
     if package is None or f"/{package}" not in rooted:
         return None
     return package + rooted.rsplit(f"/{package}", 1)[1]
