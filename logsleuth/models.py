@@ -187,8 +187,9 @@ class Diagnosis:
     basis: Literal["pattern", "rule", "general"] = "pattern"
     evidence: tuple[str, ...] = ()
     engine_says: tuple[EngineWords, ...] = ()
-    # The engine's own check that raised the failure, from the raise site index (facts/raise_sites.py): where,
-    # under which condition, the flags it reads, the releases that hold it.  For any basis.
+    # The check that raised the failure, in the engine's code or a package it runs (flashinfer, sgl-kernel, xgrammar,
+    # transformers), from the raise site index (facts/raise_sites.py): where, under which condition, the flags it
+    # reads, the releases that hold it.  For any basis.
     raised_at: tuple[str, ...] = ()
 
 
