@@ -11,7 +11,7 @@ import pytest
 
 from logsleuth.api import DiagnoseOptions, diagnose_text
 from logsleuth.facts.package_sites import versions_shown
-from logsleuth.facts.raise_sites import find
+from logsleuth.facts.raise_sites import engine_file, find
 from logsleuth.models import LaunchInfo
 from logsleuth.reasoning.package_site import package_site_of, sentences
 
@@ -42,6 +42,25 @@ def test_a_transformers_raise_is_placed_with_its_guard_and_releases() -> None:
     # line number is put in its place.
     assert "has this check at line 790: the release that ran is not one the index read" in raised
     assert "which was false" not in raised  # a raise, not an assert: no condition is said to be false
+
+
+def test_a_check_later_releases_removed_is_placed_by_the_frames_line_under_an_env_named_after_the_engine() -> None:
+    """QwenPaw#3084: vLLM 0.19.0 (transformers<5) loading a checkpoint whose tokenizer_config.json names transformers 5's
+    TokenizersBackend; the conda env is called `vllm`, which is not vLLM's code."""
+    log = WILD / "transformers-tokenizer-class-missing" / "agentscope-ai-QwenPaw-3084-command-then-log.log"
+    raised = _raised_at(log.read_text(encoding="utf-8"))
+    assert "transformers' transformers/models/auto/tokenization_auto.py:1153, in AutoTokenizer.from_pretrained" in raised
+    assert "config_tokenizer_class is not None and tokenizer_class is None" in raised
+    assert "this check is in 4.51.1 to 4.57.6" in raised  # transformers 5 has no such check: it knows the class
+    assert "line numbers match transformers 4.57.6 only" in raised
+    assert "pins" not in raised  # vLLM 0.19.0 pins transformers by a range: no version is said to be the pin
+
+
+def test_only_what_follows_site_packages_names_the_package() -> None:
+    path = "/root/miniforge3/envs/vllm/lib/python3.11/site-packages/transformers/models/auto/tokenization_auto.py"
+    assert engine_file(path, "vllm") is None
+    assert engine_file(path, "transformers") == "transformers/models/auto/tokenization_auto.py"
+    assert engine_file("/sgl-workspace/sglang/python/sglang/srt/server_args.py", "sglang") == "sglang/srt/server_args.py"
 
 
 def test_the_engine_release_pin_is_named_as_the_pin_and_a_line_it_lacks_is_said() -> None:
