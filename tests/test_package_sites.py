@@ -107,6 +107,22 @@ def test_a_call_that_failed_in_a_package_gets_no_check(log: Path) -> None:
         assert not any(name in raised for name in ("sgl-kernel's", "XGrammar's", "FlashInfer's"))
 
 
+def _opened_indexes(log: Path) -> int:
+    """How many indexes (zips) a diagnose of `log` opens, from a cold start of the lookups' caches."""
+    from logsleuth.facts import raise_sites
+
+    for cached in (raise_sites._archive, raise_sites._releases, raise_sites._entries):
+        cached.cache_clear()
+    diagnose_text(log.read_text(encoding="utf-8"))
+    return raise_sites._archive.cache_info().currsize
+
+
+def test_a_packages_index_is_opened_only_when_a_frame_names_the_package() -> None:
+    # the seed incident: SGLang's own assert, no package frame: SGLang's index only
+    assert _opened_indexes(REPO / "examples" / "eagle3-incident.log") == 1
+    assert _opened_indexes(UNKNOWN_MODEL_TYPE) == 2  # SGLang's, then transformers' for the frame that raised
+
+
 def test_a_package_frame_outside_an_indexed_file_finds_nothing() -> None:
     assert find("transformers", "/x/site-packages/transformers/models/llama/modeling_llama.py", "forward", 10,
                 "raise ValueError(x)", None) is None  # models/ other than models/auto/ is left out
