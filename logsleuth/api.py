@@ -38,6 +38,7 @@ from logsleuth.reading.reader import DEFAULT_MAX_BYTES, read_all, read_latest
 from logsleuth.reading.scan import ReadResult
 from logsleuth.reasoning import dependencies
 from logsleuth.reasoning.engine_words import with_engine_words
+from logsleuth.reasoning.package_site import package_site_of, with_package_site
 from logsleuth.reasoning.raise_site import site_of, with_raise_site, with_version_from_frames
 from logsleuth.reasoning.registry import Evidence, reason
 from logsleuth.reasoning.relaxed_check import with_relaxed_check
@@ -285,6 +286,8 @@ def build_report(
         own = with_version_from_frames(own, site)
         found = _diagnose_group(group, patterns.patterns, own, context_lines, warnings.append, disabled)
         found = with_raise_site(found, site, own)
+        if site is None:  # else a check of a package the engine runs (transformers, flashinfer...), if it raised
+            found = with_package_site(found, package_site_of(group.failure, own, [*group.cascade, *context_lines]))
         # A diagnosis that names a symptom (a native crash, a kill) gives way to the cause an error line names, or
         # a failure printed just before it.
         found = _named_cause(found, before, by_id, cascades)

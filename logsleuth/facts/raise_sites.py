@@ -34,6 +34,11 @@ def index_path(engine: str) -> Path:
 
 
 ENGINE_PACKAGES = {"sglang": "sglang/", "vllm": "vllm/"}
+# The packages whose code the engines run, indexed the same way (raise_sites-<package>.zip, issue 29 item 5):
+# facts/package_sites.py says what each is; reasoning/package_site.py uses them.
+OTHER_PACKAGES = {"flashinfer": "flashinfer/", "sgl_kernel": "sgl_kernel/", "xgrammar": "xgrammar/",
+                  "transformers": "transformers/"}
+INDEXED_PACKAGES = {**ENGINE_PACKAGES, **OTHER_PACKAGES}
 
 
 @dataclass(frozen=True)
@@ -54,7 +59,7 @@ class RaiseSite:
     framed: tuple[str, ...] = ()  # the releases in which this check stands at the frame's line: the frames' release
 
 
-@lru_cache(maxsize=2)
+@lru_cache(maxsize=len(INDEXED_PACKAGES))
 def _archive(engine: str) -> Any:
     """The engine's index, opened once (its directory is read once a run, not once a lookup)."""
     import zipfile  # here: only a failure that ran through engine code reads the index
@@ -62,7 +67,7 @@ def _archive(engine: str) -> Any:
     return zipfile.ZipFile(index_path(engine))
 
 
-@lru_cache(maxsize=2)
+@lru_cache(maxsize=len(INDEXED_PACKAGES))
 def _releases(engine: str) -> list[str]:
     found = read_member(engine, "index.json")
     return list(found["releases"]) if isinstance(found, dict) else []
@@ -76,7 +81,7 @@ def _entries(engine: str, member: str) -> list[dict[str, Any]]:
 
 def read_member(engine: str, member: str) -> Any:
     """One member of the engine's index, parsed, or None when the index or the member is missing."""
-    if engine not in ENGINE_PACKAGES or not index_path(engine).exists():
+    if engine not in INDEXED_PACKAGES or not index_path(engine).exists():
         return None
     try:
         return json.loads(_archive(engine).read(member))
@@ -86,8 +91,14 @@ def read_member(engine: str, member: str) -> Any:
 
 def engine_file(path: str, engine: str) -> str | None:
     """`/x/site-packages/sglang/srt/server_args.py` -> `sglang/srt/server_args.py`; None outside the engine."""
-    package = ENGINE_PACKAGES.get(engine)
+    package = INDEXED_PACKAGES.get(engine)
     rooted = "/" + path.replace("\\", "/")
+    # Below an installation directory only what follows it names the package: a conda env called `vllm`
+    # (`/envs/vllm/lib/python3.11/site-packages/transformers/...`) is not vLLM's code.
+    for installed in ("/site-packages/", "/dist-packages/"):
+        if installed in rooted:
+            rooted = "/" + rooted.rsplit(installed, 1)[1]
+            break
     if package is None or f"/{package}" not in rooted:
         return None
     return package + rooted.rsplit(f"/{package}", 1)[1]
@@ -166,6 +177,18 @@ def _holding_line(entry: dict[str, Any], line: int | None) -> list[int]:
     if line is None:
         return []
     return sorted({n for run in entry["lines"] if run[2] <= line <= run[3] for n in range(run[0], run[1] + 1)})
+
+
+def where(owner: str, site: RaiseSite) -> str:
+    """`SGLang's sglang/srt/server_args.py:2425, in F, under `if G`: it asserts `C`, which was false.`": the check
+    as a report names it (an assert's condition is said to be false only for an assert, which raised)."""
+    possessive = f"{owner}'" if owner.endswith("s") else f"{owner}'s"  # transformers', SGLang's
+    said = f"{possessive} {site.file}:{site.line}, in {site.function}"
+    if site.guards:
+        said += f", under `if {' and '.join(site.guards)}`"
+    if site.kind == "assert":
+        said += f": it asserts `{site.condition}`, which was false"
+    return said + "."
 
 
 def release_span(site: RaiseSite) -> str:

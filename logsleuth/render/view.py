@@ -97,7 +97,7 @@ class EngineSaysView:
 # How far to trust a diagnosis (Diagnosis.basis), said in every format.
 GENERAL_LABEL = "general guidance, not a proven fix"
 FACTS_LABEL = "Facts"
-RAISED_AT_LABEL = "Raised by the engine's own check"  # Diagnosis.raised_at, shown with the traceback
+RAISED_AT_LABEL = "Raised by a check in the code"  # Diagnosis.raised_at (the engine's or a package's), with the traceback
 ENGINE_SAYS_LABEL = "The engine says"
 
 
