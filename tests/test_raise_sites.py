@@ -274,3 +274,19 @@ def test_a_check_that_raises_another_type_is_not_the_raiser(tmp_path: Path) -> N
     groups = diagnose_text(other).failures
     assert groups and groups[0].failure.final.type == "OutOfResources"
     assert all(not group.diagnosis or not group.diagnosis.raised_at for group in groups)
+
+
+# -- How a frame's path is read, and the shapes of a raise the index reads -----------------------------------------
+
+def test_only_the_engines_own_package_is_its_code() -> None:
+    """A virtualenv or prefix named after the engine holds torch and the standard library too: the engine's code is
+    the package after `site-packages/`, or a source checkout's package, never a directory that only bears its name."""
+    from logsleuth.facts.raise_sites import engine_file
+
+    assert engine_file("/opt/sglang/lib/python3.11/site-packages/sglang/srt/server_args.py", "sglang") == "sglang/srt/server_args.py"
+    assert engine_file("/sgl-workspace/sglang/python/sglang/srt/server_args.py", "sglang") == "sglang/srt/server_args.py"
+    assert engine_file("C:\\envs\\vllm\\Lib\\site-packages\\vllm\\config.py", "vllm") == "vllm/config.py"
+    assert engine_file("/opt/sglang/lib/python3.11/site-packages/torch/cuda/__init__.py", "sglang") is None
+    assert engine_file("/home/me/sglang/lib/python3.11/threading.py", "sglang") is None
+    assert engine_file("/usr/local/lib/python3.10/dist-packages/vllm_ext/vllm/x.py", "vllm") is None
+

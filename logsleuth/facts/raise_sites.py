@@ -23,6 +23,7 @@ from logsleuth.facts.message_templates import (
     short_type,
     template_matches,
 )
+from logsleuth.lazyre import compile_lazily
 
 # One zip per engine, so a lookup opens only the index of the frame's engine (zipfile reads a zip's whole directory,
 # ~2,700 members for vLLM, in Python).
@@ -84,13 +85,28 @@ def read_member(engine: str, member: str) -> Any:
         return None
 
 
+INSTALL_DIRS = ("site-packages/", "dist-packages/")
+# A Python installation's own directories (a virtualenv or prefix named after the engine: `/opt/sglang/lib/python3.11/`).
+PYTHON_PREFIX = compile_lazily(r"(?:^|/)(?:lib|lib64)/python\d")
+
+
 def engine_file(path: str, engine: str) -> str | None:
-    """`/x/site-packages/sglang/srt/server_args.py` -> `sglang/srt/server_args.py`; None outside the engine."""
+    """`/x/site-packages/sglang/srt/server_args.py` -> `sglang/srt/server_args.py`; None outside the engine.
+    An installed file is the engine's only when the engine's package is what follows `site-packages/` (a virtualenv
+    named `sglang` holds torch too); elsewhere, a source checkout, the part from the last `/sglang/` on, unless that
+    part runs through a Python installation (`sglang/lib/python3.11/threading.py`)."""
     package = ENGINE_PACKAGES.get(engine)
-    rooted = "/" + path.replace("\\", "/")
-    if package is None or f"/{package}" not in rooted:
+    if package is None:
         return None
-    return package + rooted.rsplit(f"/{package}", 1)[1]
+    rooted = "/" + path.replace("\\", "/")
+    for marker in INSTALL_DIRS:
+        if marker in rooted:
+            installed = rooted.rsplit(marker, 1)[1]
+            return installed if installed.startswith(package) else None
+    if f"/{package}" not in rooted:
+        return None
+    inside = rooted.rsplit(f"/{package}", 1)[1]
+    return None if PYTHON_PREFIX.search(inside) else package + inside
 
 
 def find(engine: str, path: str, function: str | None, line: int | None, source: str | None,

@@ -20,6 +20,8 @@ from collections import Counter
 from pathlib import Path
 
 from logsleuth.api import DiagnoseOptions, diagnose
+from logsleuth.facts.raise_sites import ENGINE_PACKAGES, engine_file
+from logsleuth.models import Frame
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT = [REPO / "tests/fixtures/wild", REPO / "tests/fixtures/sglang", REPO / "tests/fixtures/vllm",
@@ -28,14 +30,14 @@ DEFAULT = [REPO / "tests/fixtures/wild", REPO / "tests/fixtures/sglang", REPO / 
 NOT_INDEXED = {"sglang": ("sglang/lang/", "sglang/test/"), "vllm": ("vllm/third_party/", "vllm/benchmarks/")}
 
 
-def innermost_engine_file(frames: tuple[object, ...]) -> tuple[str, str] | None:
-    """(engine, `vllm/v1/engine/core.py`) when the innermost frame is an indexed engine file, else None."""
+def innermost_engine_file(frames: tuple[Frame, ...]) -> tuple[str, str] | None:
+    """(engine, `vllm/v1/engine/core.py`) when the innermost frame is an indexed engine file, else None.  The same
+    reading of a path as the lookup's (`engine_file`): a virtualenv named `sglang` is not SGLang's code."""
     if not frames:
         return None
-    path = f"/{getattr(frames[-1], 'file', '')}".replace("\\", "/")
-    for engine in ("sglang", "vllm"):
-        if f"/{engine}/" in path:
-            file = f"{engine}/" + path.rsplit(f"/{engine}/", 1)[1]
+    for engine in ENGINE_PACKAGES:
+        file = engine_file(frames[-1].file, engine)
+        if file is not None:
             return None if file.startswith(NOT_INDEXED[engine]) else (engine, file)
     return None
 
