@@ -290,3 +290,41 @@ def test_only_the_engines_own_package_is_its_code() -> None:
     assert engine_file("/home/me/sglang/lib/python3.11/threading.py", "sglang") is None
     assert engine_file("/usr/local/lib/python3.10/dist-packages/vllm_ext/vllm/x.py", "vllm") is None
 
+
+def _core_client_traceback(tmp_path: Path) -> str:
+    """Real CPython's traceback of vLLM 0.11.0's `raise self._format_exception(outputs) from None` (its
+    vllm/v1/engine/core_client.py:670, SyncMPClient.get_output): the exception a method builds, an EngineDeadError."""
+    check = (
+        "class EngineDeadError(Exception):\n"
+        "    def __init__(self):\n"
+        '        super().__init__("EngineCore encountered an issue. See stack trace (above) for the root cause.")\n'
+        "class SyncMPClient:\n"
+        "    def _format_exception(self, error):\n"
+        "        return EngineDeadError()\n"
+        "    def get_output(self):\n"
+        "        outputs = RuntimeError()\n"
+        "        if isinstance(outputs, Exception):\n"
+        "            raise self._format_exception(outputs) from None\n"
+    )
+    padding = 670 - 1 - check.splitlines().index("            raise self._format_exception(outputs) from None")
+    text = _mirrored_traceback(tmp_path, "vllm/v1/engine/core_client.py", "#\n" * padding + check, "SyncMPClient().get_output()")
+    assert 'core_client.py", line 670, in get_output' in text and "EngineDeadError: EngineCore encountered" in text
+    return text
+
+
+def test_a_raise_of_what_a_method_builds_is_placed_whatever_the_type(tmp_path: Path) -> None:
+    """The index names the method (`_format_exception`), not a class: it can build any exception type."""
+    raised = " ".join(diagnose_text(_core_client_traceback(tmp_path)).failures[0].diagnosis.raised_at)  # type: ignore[union-attr]
+    assert "vllm/v1/engine/core_client.py:670, in SyncMPClient.get_output" in raised
+    assert "which was false" not in raised  # a raise, not an assert found false
+
+
+def test_a_symptom_renamed_after_its_cause_still_says_where_it_was_raised() -> None:
+    """vLLM's "Engine core initialization failed" follows the engine core's own failure: its diagnosis gives way to
+    that cause, and the raise site of the failure shown is kept as its evidence (no upgrade past it is offered)."""
+    log = REPO / "tests/fixtures/patterns/vllm-oom-weight-load/positive-0.11.0-linear-weights.log"
+    report = diagnose_text(log.read_text(encoding="utf-8"), DiagnoseOptions(all_failures=True))
+    symptom = next(g for g in report.failures if g.failure.final.message.startswith("Engine core initialization failed"))
+    assert symptom.diagnosis is not None
+    raised = " ".join(symptom.diagnosis.raised_at)
+    assert "vllm/v1/engine/utils.py:785, in wait_for_engine_startup" in raised
