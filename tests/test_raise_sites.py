@@ -291,6 +291,33 @@ def test_only_the_engines_own_package_is_its_code() -> None:
     assert engine_file("/usr/local/lib/python3.10/dist-packages/vllm_ext/vllm/x.py", "vllm") is None
 
 
+def test_a_raise_of_an_exception_the_function_built_earlier_is_read_with_its_message() -> None:
+    """vLLM's WorkerProc.wait_for_ready builds `e = Exception("WorkerProc initialization failed ...")` once and
+    raises it in two places; inside `except ... as e`, `e` is what was caught, and a name bound twice is not read."""
+    source = (
+        "def wait_for_ready(pipes):\n"
+        '    e = Exception("WorkerProc initialization failed due to "\n'
+        '                  "an exception in a background process.")\n'
+        "    e.__suppress_context__ = True\n"
+        "    for pipe in pipes:\n"
+        "        try:\n"
+        '            if pipe != "READY":\n'
+        "                raise e\n"
+        "        except EOFError:\n"
+        "            raise e from None\n"
+        "        except OSError as e:\n"
+        "            raise e\n"
+        "def rebound(flag):\n"
+        '    e = ValueError("first")\n'
+        "    if flag:\n"
+        '        e = KeyError("second")\n'
+        "    raise e\n"
+    )
+    found = [(site.function, site.first_line, site.type, site.message) for site in sites(source, "vllm/x.py")]
+    message = "WorkerProc initialization failed due to an exception in a background process."
+    assert found == [("wait_for_ready", 8, "Exception", message), ("wait_for_ready", 10, "Exception", message)]
+
+
 def _core_client_traceback(tmp_path: Path) -> str:
     """Real CPython's traceback of vLLM 0.11.0's `raise self._format_exception(outputs) from None` (its
     vllm/v1/engine/core_client.py:670, SyncMPClient.get_output): the exception a method builds, an EngineDeadError."""
