@@ -355,3 +355,29 @@ def test_a_symptom_renamed_after_its_cause_still_says_where_it_was_raised() -> N
     assert symptom.diagnosis is not None
     raised = " ".join(symptom.diagnosis.raised_at)
     assert "vllm/v1/engine/utils.py:785, in wait_for_engine_startup" in raised
+
+
+SERVER_ARGS = "/opt/venv/lib/python3.11/site-packages/sglang/srt/server_args.py"
+HICACHE = ("The arguments enable-hierarchical-cache and disable-radix-cache are mutually exclusive and cannot be used "
+           "at the same time. Please use only one of them.")
+
+
+def test_a_check_whose_message_is_not_the_failures_did_not_raise_it() -> None:
+    """SGLang 0.5.15's check_server_args has many checks that open with `raise ValueError(`; the one whose lines hold
+    line 6722 raises "SGLANG_GRPC_PORT (...) must differ from --port (...)", so another ValueError with that frame
+    is not from it (before: the hierarchical-cache conflict was shown as the gRPC port check)."""
+    def at(message: str) -> object:
+        return find("sglang", SERVER_ARGS, "check_server_args", 6722, "raise ValueError(", None, ("ValueError", message))
+
+    assert at(HICACHE) is None
+    site = at("SGLANG_GRPC_PORT (30000) must differ from --port (30000)")
+    assert site is not None and site.line == 6722 and "0.5.15" in site.releases  # type: ignore[attr-defined]
+
+
+def test_a_message_printed_as_a_tuple_or_reworded_after_its_first_sentence_still_places_its_check() -> None:
+    """`raise RuntimeError("Quantization scheme is not supported for ", f"the current GPU. ...")` prints the tuple of
+    its arguments (vLLM 0.6.6.post1's compressed_tensors.py:185): its opening text stands in the message."""
+    message = "('Quantization scheme is not supported for ', 'the current GPU. Min capability: 80. ', 'Current capability: 75.')"
+    site = find("vllm", "/venv/lib/python3.12/site-packages/vllm/model_executor/layers/quantization/compressed_tensors/"
+                "compressed_tensors.py", "_check_scheme_supported", 185, "raise RuntimeError(", None, ("RuntimeError", message))
+    assert site is not None and site.line == 185 and site.framed == ("0.6.6.post1",)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from logsleuth.facts.message_templates import (
+    HOLE,
     MIN_FIXED,
     fixed_length,
     fixed_text,
@@ -136,6 +137,10 @@ def find(engine: str, path: str, function: str | None, line: int | None, source:
                      default=None)
     if chosen is not None and raised is not None and not _could_raise(chosen, raised[0]):
         chosen = None  # the check at that line raises another type: the error came from elsewhere on the line
+    if chosen is not None and raised is not None and not _could_print(chosen, raised[1]):
+        # Another check of the function that starts with the same line (`raise ValueError(`) and holds the frame's
+        # line in some release: its message is not the failure's, so it did not raise it.
+        chosen = None
     if chosen is None and raised is not None:
         chosen = _by_message(in_function, *raised)
     if chosen is None:
@@ -180,6 +185,18 @@ def _could_raise(entry: dict[str, Any], type_name: str) -> bool:
     if entry["kind"] != "raise" or not named[:1].isupper():
         return True
     return named == raised
+
+
+def _could_print(entry: dict[str, Any], message: str) -> bool:
+    """Whether the check can have printed the failure's message: its template matches it, or at least its first
+    sentence-long run of fixed text (`MIN_FIXED`) stands in the message.  Only that much, since the message may
+    come from another release that reworded the rest ("Possible solutions: 1. ..."), be cut by the paste, or be
+    printed as a tuple (`raise RuntimeError("a ", f"b {x}")`).  A message the log lost decides nothing."""
+    template = entry["message"]
+    if not message.strip() or template_matches(template, message):
+        return True
+    opening = next((chunk for chunk in (" ".join(part.split()) for part in template.split(HOLE)) if len(chunk) >= MIN_FIXED), None)
+    return opening is None or opening[:MIN_FIXED] in " ".join(message.split())
 
 
 def _holding_line(entry: dict[str, Any], line: int | None) -> list[int]:
