@@ -8,7 +8,8 @@ A failure "comes from engine code" when the innermost frame of its last exceptio
 the index reads it (SGLang's server code, vLLM's package without its vendored and benchmark code; a failure
 raised in a third-party package under an engine frame is not counted).  It is covered when its diagnosis carries
 `raised_at`.  Prints the totals per engine and in all (and among them, those whose innermost frame's source line
-is a `raise` or `assert`: the engine's own check, not a call that failed inside torch or the standard library), the
+is a `raise` or `assert`, or whose exception is an AssertionError, a multi-line assert CPython shows by its test's line:
+the engine's own check, not a call that failed inside torch or the standard library), the
 failures offered an upgrade past a check a later release relaxed (logsleuth/facts/relaxed_checks.toml, issue 29's
 "at least 10" figure), and the uncovered failures' innermost frames (file, function), never log text.
 """
@@ -20,6 +21,7 @@ from collections import Counter
 from pathlib import Path
 
 from logsleuth.api import DiagnoseOptions, diagnose
+from logsleuth.facts.message_templates import short_type
 from logsleuth.facts.raise_sites import ENGINE_PACKAGES, engine_file
 from logsleuth.models import Frame
 
@@ -62,6 +64,8 @@ def main() -> int:
                 engine, file = found
                 counted[engine] += 1
                 statement = (group.failure.final.frames[-1].source or "").lstrip().startswith(("raise ", "raise(", "assert "))
+                # A multi-line assert: CPython 3.11 prints the line of its test that was false (`self.dp_size > 1`).
+                statement = statement or short_type(group.failure.final.type) == "AssertionError"
                 by_statement[engine] += statement
                 fix = group.diagnosis.fix if group.diagnosis is not None else None
                 upgraded[engine] += any(step.startswith(f'pip install --upgrade "{engine}>=')
