@@ -17,12 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from logsleuth.facts.message_templates import (
+    HOLE,
     MIN_FIXED,
     fixed_length,
     fixed_text,
     short_type,
     template_matches,
 )
+from logsleuth.lazyre import compile_lazily
 
 # One zip per engine, so a lookup opens only the index of the frame's engine (zipfile reads a zip's whole directory,
 # ~2,700 members for vLLM, in Python).
@@ -89,19 +91,29 @@ def read_member(engine: str, member: str) -> Any:
         return None
 
 
+INSTALL_DIRS = ("site-packages/", "dist-packages/")
+# A Python installation's own directories (a virtualenv or prefix named after the engine: `/opt/sglang/lib/python3.11/`).
+PYTHON_PREFIX = compile_lazily(r"(?:^|/)(?:lib|lib64)/python\d")
+
+
 def engine_file(path: str, engine: str) -> str | None:
-    """`/x/site-packages/sglang/srt/server_args.py` -> `sglang/srt/server_args.py`; None outside the engine."""
+    """`/x/site-packages/sglang/srt/server_args.py` -> `sglang/srt/server_args.py`; None outside the engine.
+    An installed file is the package's only when the package is what follows `site-packages/` (a virtualenv named
+    `sglang`, or a conda env called `vllm`, holds torch and transformers too); elsewhere, a source checkout, the part
+    from the last `/sglang/` on, unless that part runs through a Python installation
+    (`sglang/lib/python3.11/threading.py`)."""
     package = INDEXED_PACKAGES.get(engine)
-    rooted = "/" + path.replace("\\", "/")
-    # Below an installation directory only what follows it names the package: a conda env called `vllm`
-    # (`/envs/vllm/lib/python3.11/site-packages/transformers/...`) is not vLLM's code.
-    for installed in ("/site-packages/", "/dist-packages/"):
-        if installed in rooted:
-            rooted = "/" + rooted.rsplit(installed, 1)[1]
-            break
-    if package is None or f"/{package}" not in rooted:
+    if package is None:
         return None
-    return package + rooted.rsplit(f"/{package}", 1)[1]
+    rooted = "/" + path.replace("\\", "/")
+    for marker in INSTALL_DIRS:
+        if marker in rooted:
+            installed = rooted.rsplit(marker, 1)[1]
+            return installed if installed.startswith(package) else None
+    if f"/{package}" not in rooted:
+        return None
+    inside = rooted.rsplit(f"/{package}", 1)[1]
+    return None if PYTHON_PREFIX.search(inside) else package + inside
 
 
 def find(engine: str, path: str, function: str | None, line: int | None, source: str | None,
@@ -131,6 +143,10 @@ def find(engine: str, path: str, function: str | None, line: int | None, source:
                      default=None)
     if chosen is not None and raised is not None and not _could_raise(chosen, raised[0]):
         chosen = None  # the check at that line raises another type: the error came from elsewhere on the line
+    if chosen is not None and raised is not None and not _could_print(chosen, raised[1]):
+        # Another check of the function that starts with the same line (`raise ValueError(`) and holds the frame's
+        # line in some release: its message is not the failure's, so it did not raise it.
+        chosen = None
     if chosen is None and raised is not None:
         chosen = _by_message(in_function, *raised)
     if chosen is None:
@@ -169,7 +185,24 @@ def _could_raise(entry: dict[str, Any], type_name: str) -> bool:
     raised = short_type(type_name)
     if entry["kind"] == "assert":
         return raised == "AssertionError"
-    return entry["kind"] != "raise" or not entry.get("type") or entry["type"] == raised
+    named = entry.get("type") or ""
+    # `raise self._format_exception(outputs)`: the index holds the function that builds the exception, not a class,
+    # so any type can come of it.
+    if entry["kind"] != "raise" or not named[:1].isupper():
+        return True
+    return named == raised
+
+
+def _could_print(entry: dict[str, Any], message: str) -> bool:
+    """Whether the check can have printed the failure's message: its template matches it, or at least its first
+    sentence-long run of fixed text (`MIN_FIXED`) stands in the message.  Only that much, since the message may
+    come from another release that reworded the rest ("Possible solutions: 1. ..."), be cut by the paste, or be
+    printed as a tuple (`raise RuntimeError("a ", f"b {x}")`).  A message the log lost decides nothing."""
+    template = entry["message"]
+    if not message.strip() or template_matches(template, message):
+        return True
+    opening = next((chunk for chunk in (" ".join(part.split()) for part in template.split(HOLE)) if len(chunk) >= MIN_FIXED), None)
+    return opening is None or opening[:MIN_FIXED] in " ".join(message.split())
 
 
 def _holding_line(entry: dict[str, Any], line: int | None) -> list[int]:
