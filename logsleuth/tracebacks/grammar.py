@@ -12,6 +12,7 @@ import json
 import re
 from dataclasses import dataclass
 from enum import Enum, auto
+from functools import lru_cache
 
 from logsleuth.ingest.line_shapes import (  # noqa: F401 - re-exported: the grammar's frame and chain lines
     CARET_LINE,
@@ -63,6 +64,10 @@ EMBEDDED = compile_lazily(
 # An exception a sentence quotes without marks: "When I start it I get ValueError: … and it stops."  A sentence
 # may say anything, so such a line is the failure only of a paste that has no other (a fallback).
 INLINE_EXCEPTION = compile_lazily(r"(?:^|\s)(?P<failure>(?:[A-Za-z_]\w*+\.)*+[A-Z]\w*?(?:Error|Exception): \S.*)$")
+# An exception line a reader retyped in lower case (`valueerror: loading … requires you to execute …`,
+# `runtimeerror: cuda error: out of memory`): CPython never prints a type so, so the type is restored from the
+# classes it can name (`known_exception_type`), and the line is a fallback like INLINE_EXCEPTION.
+RETYPED_EXCEPTION = compile_lazily(r"(?:^|\s)(?P<type>(?:[a-z_]\w*+\.)*+[a-z]\w*?(?:error|exception)): (?P<msg>\S.*)$")
 # A GitHub issue title from a bug template, quoting the exception without marks (vllm#3676:
 # `[Bug]: CohereForAI/c4ai-command-r-v01 : ValueError: User-specified max_model_len …`).
 ISSUE_TITLE = compile_lazily(
@@ -412,6 +417,37 @@ def inline_failure(text: str) -> str | None:
         return None  # at the line's start it is an exception line, which the grammar reads as such
     failure = m["failure"].rstrip()
     return failure if STRICT_EXCEPTION_LINE.match(failure) else None
+
+
+def retyped_failure(text: str) -> str | None:
+    """`Type: message` of an exception line retyped in lower case, its type restored (`valueerror` is ValueError,
+    `torch.outofmemoryerror` torch.OutOfMemoryError), else None: only a type logsleuth knows is restored, so a
+    lower-case word that merely ends in "error" is no failure.  The message is kept as typed."""
+    m = RETYPED_EXCEPTION.search(text)
+    if m is None:
+        return None
+    *modules, short = m["type"].split(".")
+    restored = known_exception_type(short)
+    return None if restored is None else ".".join((*modules, restored)) + f": {m['msg'].rstrip()}"
+
+
+@lru_cache(maxsize=1)
+def _known_exception_types() -> dict[str, str]:
+    """Lower-cased name -> the class name: Python's built-in exceptions and the types facts/categories.toml names
+    (torch's OutOfMemoryError, huggingface_hub's GatedRepoError, …)."""
+    import builtins
+
+    from logsleuth.facts.categories import table
+
+    names = {name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException)}
+    names.update(name for row in table().rows for name in row.types)
+    names.update(name for guidance in table().by_type for name in guidance.types)
+    return {name.rsplit(".", 1)[-1].lower(): name.rsplit(".", 1)[-1] for name in names
+            if name.endswith(("Error", "Exception")) and name not in NOT_BARE_TYPES}
+
+
+def known_exception_type(lowered: str) -> str | None:
+    return _known_exception_types().get(lowered)
 
 
 @dataclass(frozen=True, slots=True)

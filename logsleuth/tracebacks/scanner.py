@@ -56,6 +56,7 @@ from logsleuth.tracebacks.grammar import (
     native_frame,
     native_header,
     repr_failure,
+    retyped_failure,
     runtime_fact,
     shell_notice,
 )
@@ -379,6 +380,8 @@ def _unquoted_failure(text: str) -> str | None:
         return named
     if "rror(" in text or "xception(" in text:
         return repr_failure(text)
+    if "rror: " in text or "xception: " in text:
+        return retyped_failure(text)
     return None
 
 
