@@ -23,6 +23,13 @@ _COMMAND = compile_lazily(
     r"|(?:\S*/)?sglang\s+serve|(?:\S*/)?vllm\s+serve)(?:\s.*)?)$"
 )
 _SERVER_ARGS = compile_lazily(r"\bserver_args=(?P<body>ServerArgs\(.*\)|\{.*\})\s*$")
+# The engine's own dump of its settings, or a wrapper's of the engine arguments it passes: SGLang's
+# `server_args=ServerArgs(…)` (a dict from 0.5.23), vLLM's `Initializing a V1 LLM engine (v0.11.2) with config: …`,
+# its API server's `args: Namespace(…)` before 0.9 (vllm-project/vllm#4604) and `non-default args: {…}` since
+# (vllm/entrypoints/utils.py, log_non_default_args), `EngineArgs(…)`.  Its items are `key=value` or `'key': value`.
+_SETTINGS_DUMP = compile_lazily(r"server_args=|ServerArgs\(|EngineArgs\(|engine_args=|with config: |Namespace\(|non-default args: ")
+_SWITCH_ON = compile_lazily(r"(?<![\w'\"])(?P<repr>[a-z_]\w*)=True\b|['\"](?P<dict>[a-z_]\w*)['\"]: True\b")
+MAX_DUMP_LINE = 1 << 16  # a settings dump is long, but not a 1 MiB line
 # Text that shows how to launch rather than a launch: argparse's `usage: sglang serve [-h] --model-path
 # MODEL_PATH …`, a launcher's `Example: sglang serve --model-path <model> [options]`, an elided `...`.
 _NOT_A_COMMAND = compile_lazily(r"(?i)^\s*(?:usage|example|e\.g\.)\s*:|\[-h\]|\[options\]|<[a-z_\-]+>|\s(?:\.\.\.|…)(?:\s|$)")
@@ -122,6 +129,7 @@ class LaunchTracker:
     _streams_read: set[str] = field(default_factory=set)  # stream keys already read for a logger's name
     _marker_kinds: set[str] = field(default_factory=set)
     gpu_lines: list[str] = field(default_factory=list)  # lines that show the GPU (facts/gpus.py), the first ones
+    switches_on: set[str] = field(default_factory=set)  # what the engine's settings dumps show True (_SETTINGS_DUMP)
     # A launch command written over several lines with backslash continuations (a launch script, a pasted
     # shell session): the lines so far, joined, and the offset of its first line.
     _continued: tuple[str, int] | None = None
@@ -133,6 +141,8 @@ class LaunchTracker:
             self._continued = None
             text = _join_continued(start, text)
             line = line._replace(text=text, offset=offset)
+        if ("args" in text or "with config: " in text) and len(text) <= MAX_DUMP_LINE and _SETTINGS_DUMP.search(text):
+            self.switches_on.update(m["repr"] or m["dict"] for m in _SWITCH_ON.finditer(text))
         if "server_args=" in text:
             m = _SERVER_ARGS.search(text)
             if m:
@@ -309,6 +319,7 @@ class LaunchTracker:
         for engine, version in other.versions.items():
             self.versions.setdefault(engine, version)
         self.wrappers |= other.wrappers
+        self.switches_on |= other.switches_on
         self.raised.extend(pair for pair in other.raised if pair not in self.raised)
         self.version_hint = self.version_hint or other.version_hint
         if later_command_wins:
@@ -397,6 +408,7 @@ class LaunchTracker:
             server_args_complete=complete,
             wrapper=engine_evidence.most_specific(self.wrappers),
             gpu_lines=tuple(self.gpu_lines),
+            switches_on=tuple(sorted(self.switches_on)),
         )
 
 
