@@ -19,7 +19,6 @@ from __future__ import annotations
 from logsleuth.fixes.build import build_fix
 from logsleuth.fixes.command import CommandLine
 from logsleuth.fixes.context import FixContext
-from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Diagnosis, Fix, FlagOp
 from logsleuth.reasoning.catalog_flags import release_flag
 from logsleuth.reasoning.evidence import Evidence, exception_lines
