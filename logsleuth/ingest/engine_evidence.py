@@ -236,6 +236,29 @@ def image_engine(text: str) -> str | None:
     return m.lastgroup if m else None
 
 
+# A dump of the settings that decides which engine runs: the engine's own settings class (SGLang's `ServerArgs(…)`,
+# sglang/srt/server_args.py; vLLM's `EngineArgs(…)` / `AsyncEngineArgs(…)`, vllm/engine/arg_utils.py), or the
+# setting by which a wrapper picks its engine: Xinference's launch kwargs `'model_engine': 'sglang'` and its
+# `--model-engine vllm` (xorbitsai/inference#2126), verl's `actor_rollout_ref.rollout.name=sglang`, LLaMA-Factory's
+# `infer_backend: vllm`.  A setting names the engine that runs, not one it merely mentions.
+_SETTINGS_ENGINE = compile_lazily(
+    r"(?<![\w.])(?:(?P<sglang_class>ServerArgs)|(?P<vllm_class>(?:Async)?EngineArgs))\((?=[a-z_]+=)"
+    r"|(?i:['\"]model_engine['\"]: ['\"]|--model-engine[= ]|-en |\brollout\.name=|\binfer_backend(?:[:=] ?| )['\"]?)"
+    r"(?P<engine>(?i:sglang|vllm))(?![\w-])"
+)
+
+
+def settings_engine(text: str) -> str | None:
+    """The engine a dump of the launch's settings shows running, else None (the callers' prefilter: `Args(` or
+    `engine`, `rollout.name`, `infer_backend` is in the line)."""
+    m = _SETTINGS_ENGINE.search(text)
+    if m is None:
+        return None
+    if m["engine"]:
+        return m["engine"].lower()
+    return "sglang" if m["sglang_class"] else "vllm"
+
+
 # The engine's console script as the traceback's first frame (`File "/usr/local/bin/vllm", line 10, in <module>`:
 # vllm-project/vllm#35746, #23714; SGLang's `sglang` since its `sglang serve` CLI): the program that ran is the engine's
 # own, whatever else the frames show.
