@@ -66,3 +66,48 @@ def test_prose_in_lower_case_is_no_failure() -> None:
            "the server started, no error: it answers requests\n"
            "INFO:     Application startup complete.\n")
     assert not diagnose_text(log, OPTIONS).failures
+
+
+# -- an engine's error text in a wrapper's ERROR record, no traceback ------------------------------------------------------
+# Xinference logs the exception its actor pool re-raised under its own logger, with the pool's tag
+# (xinference/api/restful_api.py: `Chat completion stream got an error: [address=…, pid=…] …`, xorbitsai/inference#2126
+# shows the logger's record format); LLaMA-Factory and verl log str(exc) under theirs.  The messages are the engines'
+# own (vllm/engine/arg_utils.py and vllm/inputs/preprocess.py, sglang/srt/managers/tokenizer_manager.py).
+
+XINFERENCE_RECORD = "2025-05-03 23:03:33,244 xinference.api.restful_api 141 ERROR    "
+BF16 = ("Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla V100-PCIE-32GB GPU has "
+        "compute capability 7.0. You can use float16 instead by explicitly setting the `dtype` flag in CLI, for example: --dtype=half.")
+SGLANG_INPUT = "The input (5000 tokens) is longer than the model's context length (4096 tokens)."
+VLLM_PROMPT = ("The decoder prompt (length 9000) is longer than the maximum model length of 8192. Make sure that `max_model_len` "
+               "is no smaller than the number of text tokens.")
+
+
+@pytest.mark.parametrize(("record", "message", "category"), [
+    (f"{XINFERENCE_RECORD}[address=0.0.0.0:37357, pid=482] {BF16}", BF16, "gpu-arch-unsupported"),
+    (f"{XINFERENCE_RECORD}Chat completion stream got an error: [address=0.0.0.0:37357, pid=482] {SGLANG_INPUT}", SGLANG_INPUT,
+     "context-length"),
+    (f"[2025-05-03 23:03:33] ERROR llamafactory.chat.vllm_engine: {VLLM_PROMPT}", VLLM_PROMPT, "context-length"),
+    (f"(TaskRunner pid=2211) 2025-05-03 23:03:33,244 - verl.workers.rollout - ERROR - {VLLM_PROMPT}", VLLM_PROMPT, "context-length"),
+])
+def test_an_engines_error_text_in_an_error_record_is_the_failure(record: str, message: str, category: str) -> None:
+    assert primary(f"{record}\n") == ("ValueError", message, category)
+
+
+@pytest.mark.parametrize("record", [
+    f"{XINFERENCE_RECORD}Failed to load model qwen2.5-instruct-0",  # a report, not the engine's error
+    f"2025-05-03 23:03:33,244 xinference.api.restful_api 141 INFO     {SGLANG_INPUT}",  # not an error record
+    "[2025-05-03 23:03:33] ERROR llamafactory.chat: the request was cancelled by the client before it finished",
+])
+def test_other_records_are_no_failure(record: str) -> None:
+    assert not diagnose_text(f"{record}\n", OPTIONS).failures
+
+
+def test_the_record_yields_to_a_traceback() -> None:
+    log = (f"{XINFERENCE_RECORD}[address=0.0.0.0:37357, pid=482] {SGLANG_INPUT}\n"
+           f"{XINFERENCE_RECORD}Failed to load model qwen2.5-instruct-0\n"
+           "Traceback (most recent call last):\n"
+           '  File "/usr/local/lib/python3.10/dist-packages/sglang/srt/configs/model_config.py", line 402, in __init__\n'
+           "    self.hf_config = get_config(model_path)\n"
+           "KeyError: 'qwen3'\n")
+    report = diagnose_text(log, OPTIONS)
+    assert [group.failure.kind for group in report.failures] == ["traceback"]
