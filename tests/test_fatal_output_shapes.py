@@ -5,6 +5,10 @@ the line is the failure only of a paste that shows no other."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from logsleuth.api import DiagnoseOptions, diagnose_text
@@ -111,3 +115,85 @@ def test_the_record_yields_to_a_traceback() -> None:
            "KeyError: 'qwen3'\n")
     report = diagnose_text(log, OPTIONS)
     assert [group.failure.kind for group in report.failures] == ["traceback"]
+
+
+# -- torch.compile's messages: an inner error on the next line, the user's frames quoted ------------------------------
+# torch/_dynamo/exc.py: BackendCompilerFailed's message is f"backend={name!r} raised:\n{type}: {inner}", and
+# format_error_msg appends "\n\nfrom user code:\n" with the user's frames (traceback.format_list) and the
+# TORCH_LOGS paragraph.  Printed here by real CPython, through a mirror of that module.
+DYNAMO_EXC = '''
+class TorchDynamoException(RuntimeError):
+    pass
+
+
+class BackendCompilerFailed(TorchDynamoException):
+    def __init__(self, backend_name, inner_exception):
+        super().__init__(f"backend={backend_name!r} raised:\\n{type(inner_exception).__name__}: {inner_exception}"
+                         + TORCH_LOGS)
+
+
+class Unsupported(TorchDynamoException):
+    pass
+
+
+TORCH_LOGS = ('\\n\\nSet TORCH_LOGS="+dynamo" and TORCHDYNAMO_VERBOSE=1 for more information\\n\\n\\n'
+              "You can suppress this exception and fall back to eager by setting:\\n"
+              "    import torch._dynamo\\n    torch._dynamo.config.suppress_errors = True\\n")
+USER_CODE = ("\\n\\nfrom user code:\\n"
+             '   File "/opt/venv/lib/python3.11/site-packages/vllm/model_executor/models/llama.py", line 360, in forward\\n'
+             "    hidden_states, residual = layer(positions, hidden_states, residual)\\n"
+             '  File "/opt/venv/lib/python3.11/site-packages/vllm/model_executor/layers/rotary_embedding.py", line 210, in forward_cuda\\n'
+             "    ops.rotary_embedding(positions, query, key, self.head_size, self.cos_sin_cache, self.is_neox_style)\\n")
+
+
+def compile_graph(how):
+    if how == "inner":
+        try:
+            assert False, "expected size 4==4, stride 1==2 at dim=0"
+        except AssertionError as inner:
+            raise BackendCompilerFailed("inductor", inner) from None
+    raise Unsupported("call_function args: TensorVariable() ConstantVariable()" + USER_CODE + TORCH_LOGS)
+'''
+
+
+def _dynamo_failure(tmp_path: Path, how: str) -> str:
+    package = tmp_path / "torch" / "_dynamo"
+    package.mkdir(parents=True)
+    (tmp_path / "torch" / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "exc.py").write_text(DYNAMO_EXC)
+    ran = subprocess.run([sys.executable, "-c", f"import torch._dynamo.exc as e; e.compile_graph({how!r})"],
+                         capture_output=True, text=True, cwd=tmp_path, env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
+                         check=False)
+    assert "Traceback" in ran.stderr, ran.stderr
+    return ran.stderr
+
+
+def test_an_inner_error_printed_under_raised_is_the_same_failure(tmp_path: Path) -> None:
+    report = diagnose_text(_dynamo_failure(tmp_path, "inner"), OPTIONS)
+    assert len(report.failures) == 1
+    block = report.failures[0].failure.exceptions[-1]
+    assert block.type == "torch._dynamo.exc.BackendCompilerFailed"
+    assert "AssertionError: expected size 4==4, stride 1==2 at dim=0" in block.message
+
+
+def test_the_users_frames_quoted_by_the_compiler_are_its_message(tmp_path: Path) -> None:
+    report = diagnose_text(_dynamo_failure(tmp_path, "user-code"), OPTIONS)
+    assert len(report.failures) == 1
+    block = report.failures[0].failure.exceptions[-1]
+    assert block.type == "torch._dynamo.exc.Unsupported"
+    assert [frame.function for frame in block.frames] == ["<module>", "compile_graph"]  # not the quoted ones
+    assert "rotary_embedding.py" in block.message
+
+
+def test_frames_after_a_message_that_quotes_none_are_still_a_traceback() -> None:
+    """Without torch's heading, frames after a message are the next traceback (two failures)."""
+    log = ("Traceback (most recent call last):\n"
+           '  File "/opt/venv/lib/python3.11/site-packages/sglang/launch_server.py", line 14, in <module>\n'
+           "    launch_server(server_args)\n"
+           "ValueError: first\n"
+           "Traceback (most recent call last):\n"
+           '  File "/opt/venv/lib/python3.11/site-packages/sglang/srt/utils.py", line 20, in kill\n'
+           "    os.kill(pid)\n"
+           "KeyError: 'second'\n")
+    assert len(diagnose_text(log, OPTIONS).failures) == 2
