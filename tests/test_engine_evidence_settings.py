@@ -26,6 +26,9 @@ FAILURE = ("Traceback (most recent call last):\n"
      "{'model_uid': 'qwen-chat-7b-1-0', 'model_engine': 'sglang', 'n_gpu': 'auto'}", "sglang"),
     ("2024-08-20 15:30:17,353 xinference.core.worker 9939 DEBUG    Enter launch_builtin_model, args: (), kwargs: "
      "{'model_uid': 'qwen2-0', 'model_engine': 'vLLM', 'n_gpu': 'auto'}", "vllm"),
+    ("2024-09-20 10:06:21,267 xinference.core.worker 336466 INFO     [request ee3a5cc8] Enter launch_builtin_model, args: "
+     "<xinference.core.worker.WorkerActor object at 0x7fc5ac9039c0>, kwargs: model_uid=qwen2-0,model_name=qwen2,"
+     "model_engine=SGLang,model_type=LLM,n_gpu=auto", "sglang"),
     ("xinference launch --model-name qwen2.5-instruct --model-engine vllm --size-in-billions 7", "vllm"),
     ("python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.name=sglang data.train_batch_size=8", "sglang"),
     ("llamafactory-cli api --model_name_or_path /models/q --infer_backend vllm", "vllm"),
@@ -41,6 +44,7 @@ def test_a_settings_dump_decides_the_engine(line: str, engine: str) -> None:
     "class ServerArgs:",
     "args = ServerArgs.from_cli_args(args)",
     "'model_engine': 'transformers'",
+    "kwargs: model_uid=Yi-1.5-chat-1-0,model_engine=Transformers,model_type=LLM",  # xorbitsai/inference#2334
 ])
 def test_a_line_that_only_names_an_engine_is_no_setting(line: str) -> None:
     assert settings_engine(line) is None

@@ -238,12 +238,13 @@ def image_engine(text: str) -> str | None:
 
 # A dump of the settings that decides which engine runs: the engine's own settings class (SGLang's `ServerArgs(…)`,
 # sglang/srt/server_args.py; vLLM's `EngineArgs(…)` / `AsyncEngineArgs(…)`, vllm/engine/arg_utils.py), or the
-# setting by which a wrapper picks its engine: Xinference's launch kwargs `'model_engine': 'sglang'` and its
-# `--model-engine vllm` (xorbitsai/inference#2126), verl's `actor_rollout_ref.rollout.name=sglang`, LLaMA-Factory's
+# setting by which a wrapper picks its engine: Xinference's launch kwargs, a dict (`'model_engine': 'sglang'`,
+# xorbitsai/inference#2126) or `key=value` items (`model_engine=SGLang`, the format of #2334), and its
+# `--model-engine vllm` (#2126), verl's `actor_rollout_ref.rollout.name=sglang`, LLaMA-Factory's
 # `infer_backend: vllm`.  A setting names the engine that runs, not one it merely mentions.
 _SETTINGS_ENGINE = compile_lazily(
     r"(?<![\w.])(?:(?P<sglang_class>ServerArgs)|(?P<vllm_class>(?:Async)?EngineArgs))\((?=[a-z_]+=)"
-    r"|(?i:['\"]model_engine['\"]: ['\"]|--model-engine[= ]|-en |\brollout\.name=|\binfer_backend(?:[:=] ?| )['\"]?)"
+    r"|(?i:['\"]model_engine['\"]: ['\"]|\bmodel_engine=|--model-engine[= ]|-en |\brollout\.name=|\binfer_backend(?:[:=] ?| )['\"]?)"
     r"(?P<engine>(?i:sglang|vllm))(?![\w-])"
 )
 
