@@ -84,8 +84,9 @@ WRAPPER_TAG = compile_lazily(r"^\[address=[^\]\s]{1,200}, pid=\d+\] ")
 # The second paragraph a library prints after a blank line in its own exception message: transformers'
 # unknown model type (`…is out of date.` + blank line + `You can update Transformers with the command …`), and
 # torch.compile's (torch/_dynamo/exc.py format_error_msg: `from user code:` and the user's frames it quotes,
-# `Set TORCH_LOGS="+dynamo" and TORCHDYNAMO_VERBOSE=1 for more information`).
-MESSAGE_SECOND_PARAGRAPH = compile_lazily(r"You can update Transformers with the command |from user code:\s*$|Set TORCH_LOGS=")
+# `Set TORCH_LOGS="+dynamo" and TORCHDYNAMO_VERBOSE=1 for more information`; later releases `Set TORCHDYNAMO_VERBOSE=1
+# for the internal stack trace …`, vllm-project/vllm#23714).
+MESSAGE_SECOND_PARAGRAPH = compile_lazily(r"You can update Transformers with the command |from user code:\s*$|Set TORCH_LOGS=|Set TORCHDYNAMO_VERBOSE=")
 # The heading after which torch.compile's message quotes the user's frames (CPython's format, indented by one more
 # space): they are its message, not a traceback of their own.
 QUOTED_FRAMES_HEADING = "from user code:"

@@ -10,8 +10,12 @@ wording, the releases); what a thread did not show is ours, and each `facts` say
 
 from __future__ import annotations
 
+from pattern_fixtures.mirror import frame_at
+
 from .. import paste
-from ..corpus import DOCKER, Expect, Text, WildCase
+from ..blocks import plain
+from ..corpus import DOCKER, Expect, Install, Run, Text, WildCase
+from .dev_detect import top
 
 XINFERENCE_TAG = "[address=0.0.0.0:44547, pid=393543] "
 # SGLang's Runtime (sglang/lang/backend/runtime_endpoint.py) raises it when its server process dies at start-up;
@@ -52,6 +56,30 @@ PIP_NOTICE_THEN_START = Text(
     "[2025-03-28 08:31:20] INFO:     Uvicorn running on http://127.0.0.1:30000 (Press CTRL+C to quit)\n"
     "[2025-03-28 08:31:22] The server is fired up and ready to roll!\n")
 
+# torch.compile's BackendCompilerFailed prints the inner error on the line after its own: torch/_dynamo/exc.py's class
+# message, f"backend={name!r} raised:\n{type}: {inner}" (the paragraphs torch appends later left out: the thread's
+# copy ends at the inner line).  A mirror of that module, so that the real interpreter prints it.
+DYNAMO_EXC = (("torch/__init__.py", ""), ("torch/_dynamo/__init__.py", ""), ("torch/_dynamo/exc.py", '''
+class TorchDynamoException(RuntimeError):
+    pass
+
+
+class BackendCompilerFailed(TorchDynamoException):
+    def __init__(self, backend_name, inner_exception):
+        self.backend_name = backend_name
+        self.inner_exception = inner_exception
+        super().__init__(f"backend={backend_name!r} raised:\\n{type(inner_exception).__name__}: {inner_exception}")
+'''))
+OUT_OPS = "out= ops aren't yet supported"
+OUT_OPS_164041 = Run(plain((
+    top("vllm/compilation/backends.py", "compile", "compiled_graph = self.compiler.compile(graph, example_inputs, compiler_config, runtime_shape)", 141,
+        env=(("self", "NS(compiler=NS(compile=_target('f1')))"), ("graph", "None"), ("example_inputs", "[]"), ("compiler_config", "{}"),
+             ("runtime_shape", "None"))),  # f1: the next frame
+    frame_at("torch/_dynamo/output_graph.py", "_call_user_compiler", "raise BackendCompilerFailed(self.compiler_name, e)", 1871,
+             env=(("BackendCompilerFailed", "__import__('torch._dynamo.exc', fromlist=['x']).BackendCompilerFailed"),
+                  ("self", "NS(compiler_name='inductor')"), ("e", f"AssertionError({OUT_OPS!r})"))),
+), extra_modules=DYNAMO_EXC), primary=True)
+
 CASES = (
     WildCase(thread="https://github.com/xorbitsai/inference/issues/3138", kind="dev-wrapper-error-record", style="record-only",
              parts=(RECORD_3138,), engine_version="0.4.4.post2", install=DOCKER,
@@ -63,6 +91,16 @@ CASES = (
                    "(the thread's copy was cut inside it)",
              resolution="Not confirmed in what was read (closed as stale). SGLang's server process died at start-up under Xinference; "
                         "its own error is printed above the record, which the paste left out.",
+             paste=(paste.fenced,)),
+    WildCase(thread="https://github.com/pytorch/pytorch/issues/164041", kind="dev-compile-inner-error", style="fenced", engine="vllm",
+             parts=(OUT_OPS_164041,), install=Install("/home/user/vllm-src/.venv/lib/python3.12/site-packages"),
+             expect=Expect("engine-bug", "torch._dynamo.exc.BackendCompilerFailed",
+                           f"backend='inductor' raised:\nAssertionError: {OUT_OPS}", frame="_call_user_compiler", groups=1),
+             facts="vLLM from source compiling a model with torch.compile: torch/_dynamo/output_graph.py 1871 _call_user_compiler "
+                   "raising BackendCompilerFailed, whose message prints the inner \"AssertionError: out= ops aren't yet supported\" on its "
+                   "next line; the vLLM frame above it and its line ours, the paragraphs torch appends to the message left out",
+             resolution="An inductor pattern-matcher limitation hit by a vLLM custom op (labelled inductor_pattern_match): a bug of the "
+                        "releases, not a launch setting; running without that compilation pass (or eager) avoids it.",
              paste=(paste.fenced,)),
     WildCase(thread="https://github.com/xorbitsai/inference/issues/2334", kind="dev-clean-wrapper-settings", style="healthy-launch",
              parts=(HEALTHY_XINFERENCE_VLLM,), engine="vllm", engine_version="0.6.1.post2",
