@@ -157,6 +157,8 @@ class LaunchTracker:
             m := _COMMAND.search(text)
         ):
             command = m["cmd"].strip()
+            if m.start("cmd") and text[m.start("cmd") - 1] == "`":
+                command = command.split("`", 1)[0].strip()  # a command a sentence quotes in backticks ends at its closing one
             if command.endswith("\\") and len(text) <= 8192:
                 self._continued = (text.rstrip()[:-1], line.offset)  # the rest is on the next line
                 return
