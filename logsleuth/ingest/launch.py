@@ -170,8 +170,8 @@ class LaunchTracker:
                 self._mark(line.offset, "command").command = command
         if ("sglang" in text or "vllm" in text or "vLLM" in text or "VLLM::" in text or "sgl_kernel" in text or "sgl-kernel" in text) and 'File "' not in text:
             self._observe_engine_named(text)  # (a frame's path is read from the failure: observe_failure)
-        if ("Args(" in text or "engine" in text or "rollout.name" in text or "infer_backend" in text or " -en " in text) and (
-            dumped := engine_evidence.settings_engine(text)
+        if ("Args(" in text or "engine" in text or "rollout.name" in text or "infer_backend" in text) and (
+            dumped := engine_evidence.settings_engine(text)  # (engine_evidence.SETTINGS_MARKERS)
         ):
             self._saw("banner", dumped)
         if ("VLLM_" in text or "SGLANG_" in text) and (env_engine := engine_evidence.engine_set_in_environment(text)):
