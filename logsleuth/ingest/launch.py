@@ -27,7 +27,7 @@ _SERVER_ARGS = compile_lazily(r"\bserver_args=(?P<body>ServerArgs\(.*\)|\{.*\})\
 # `server_args=ServerArgs(…)` (a dict from 0.5.23), vLLM's `Initializing a V1 LLM engine (v0.11.2) with config: …`,
 # its API server's `args: Namespace(…)` before 0.9 (vllm-project/vllm#4604) and `non-default args: {…}` since
 # (vllm/entrypoints/utils.py, log_non_default_args), `EngineArgs(…)`.  Its items are `key=value` or `'key': value`.
-_SETTINGS_DUMP = compile_lazily(r"server_args=|ServerArgs\(|EngineArgs\(|engine_args=|with config: |Namespace\(|non-default args: ")
+SETTINGS_DUMPS = ("server_args=", "ServerArgs(", "EngineArgs(", "engine_args=", "with config: ", "Namespace(", "non-default args: ")
 _SWITCH_ON = compile_lazily(r"(?<![\w'\"])(?P<repr>[a-z_]\w*)=True\b|['\"](?P<dict>[a-z_]\w*)['\"]: True\b")
 MAX_DUMP_LINE = 1 << 16  # a settings dump is long, but not a 1 MiB line
 # Text that shows how to launch rather than a launch: argparse's `usage: sglang serve [-h] --model-path
@@ -141,7 +141,7 @@ class LaunchTracker:
             self._continued = None
             text = _join_continued(start, text)
             line = line._replace(text=text, offset=offset)
-        if ("args" in text or "with config: " in text) and len(text) <= MAX_DUMP_LINE and _SETTINGS_DUMP.search(text):
+        if ("args" in text or "with config: " in text) and len(text) <= MAX_DUMP_LINE and any(dump in text for dump in SETTINGS_DUMPS):
             self.switches_on.update(m["repr"] or m["dict"] for m in _SWITCH_ON.finditer(text))
         if "server_args=" in text:
             m = _SERVER_ARGS.search(text)
