@@ -129,7 +129,7 @@ class LaunchTracker:
     _streams_read: set[str] = field(default_factory=set)  # stream keys already read for a logger's name
     _marker_kinds: set[str] = field(default_factory=set)
     gpu_lines: list[str] = field(default_factory=list)  # lines that show the GPU (facts/gpus.py), the first ones
-    switches_on: set[str] = field(default_factory=set)  # what the engine's settings dumps show True (_SETTINGS_DUMP)
+    switches_on: set[str] = field(default_factory=set)  # what the engine's settings dumps show True (SETTINGS_DUMPS)
     # A launch command written over several lines with backslash continuations (a launch script, a pasted
     # shell session): the lines so far, joined, and the offset of its first line.
     _continued: tuple[str, int] | None = None
