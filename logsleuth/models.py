@@ -300,6 +300,9 @@ class LaunchInfo:
     # Lines that show the version of a package the engine runs (transformers, flashinfer, xgrammar, sgl-kernel: an
     # environment dump, pip list; facts/package_sites.py), the first ones.
     package_lines: tuple[str, ...] = ()
+    # The switches the engine's own dump of its settings shows on (`trust_remote_code=True` in a repr,
+    # `'trust_remote_code': True` in a dict): given by the launch even where its command is not in the log.
+    switches_on: tuple[str, ...] = ()
 
 
 # root: failed first; failed: a failure of its own after the root; cascade: a failure that follows another
