@@ -20,6 +20,8 @@ from logsleuth.lazyre import compile_lazily
 
 @dataclass(frozen=True, slots=True)
 class Package:
+    """A package the engines run whose code is indexed like theirs."""
+
     name: str  # the import name, as frames show it and the index files it: "sgl_kernel"
     distribution: str  # PyPI's name, as requires.json pins it: "sgl-kernel"
     shown: str  # as a report names it

@@ -30,6 +30,8 @@ from logsleuth.models import ENGINE_NAMES, Failure, FailureGroup, LaunchInfo
 
 @dataclass(frozen=True, slots=True)
 class PackageSite:
+    """Where a package the engine runs raised the failure, and which of its versions was looked up."""
+
     site: RaiseSite
     shown: str | None  # the package's version the log shows
     pinned: str | None  # "SGLang 0.5.9 pins transformers==4.57.1" when the pin gave the version looked up
