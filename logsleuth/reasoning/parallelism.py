@@ -34,19 +34,33 @@ _CONFIG_VALUE = r"""(?<!\w){name}['"]?\s*[:=]\s*['"]?(\d+)\b"""
 # SGLang's model code checks heads with bare asserts (`assert self.total_num_heads % tp_size == 0`, models/llama.py,
 # qwen2.py, … in 0.4.10.post2-0.5.23): no message, so the size comes from the config the log prints.
 # `assert tp_size % self.total_num_kv_heads == 0` is the other branch: fewer KV heads than GPUs, each copied.
+# The sizes go by several names across model files (`num_key_value_heads` in config-named code, ChatGLM's
+# `multi_query_group_num`), the degree too (`attn_tp_size`, `tp_world_size`, the parallel state's getter).
+_TP = r"(?:self\.)?(?:\w*tp_size|\w*tp_world_size|world_size|get_tensor_model_parallel_world_size\(\))"
 _HEADS_ASSERT = compile_lazily_regex(
-    r"assert\s+(?:self\.)?(?P<size>total_num_heads|num_heads|total_num_kv_heads|num_kv_heads)\s*%\s*(?:self\.)?\w*tp_size\s*==\s*0"
-    r"|assert\s+(?:self\.)?\w*tp_size\s*%\s*(?:self\.)?(?P<size>total_num_kv_heads|num_kv_heads)\s*==\s*0"
+    r"assert\s+\(?\s*(?:self\.)?(?:config\.)?(?P<size>total_num_heads|num_heads|num_attention_heads|total_num_kv_heads|num_kv_heads"
+    r"|total_kv_heads|num_total_kv_heads|total_num_key_value_heads|num_key_value_heads|multi_query_group_num)\s*%\s*" + _TP + r"\s*==\s*0"
+    r"|assert\s+\(?\s*" + _TP + r"\s*%\s*(?:self\.)?(?:config\.)?(?P<size>total_num_kv_heads|num_kv_heads|total_kv_heads|num_total_kv_heads"
+    r"|total_num_key_value_heads|num_key_value_heads|multi_query_group_num)\s*==\s*0"
 )
 _HEADS_ASSERT_SOURCES = (
     "sglang/srt/models/llama.py (0.5.9 lines 139-149), qwen2.py (lines 122-132): `assert self.total_num_heads % tp_size "
     "== 0`, `assert self.total_num_kv_heads % tp_size == 0`, `assert tp_size % self.total_num_kv_heads == 0`",
+    "the raise site index, other spellings of the same asserts: sglang/srt/models/bailing_moe.py (total_kv_heads, "
+    "attn_tp_size), stablelm.py (total_num_key_value_heads), phi3_small.py (num_key_value_heads), dbrx.py "
+    "(tp_world_size), inkling_common/attn.py (num_total_kv_heads); vllm/model_executor/models/bailing_moe.py",
 )
 _ASSERT_CONFIG_KEYS = {
     "total_num_heads": ("attention heads", "num_attention_heads", "split"),
     "num_heads": ("attention heads", "num_attention_heads", "split"),
+    "num_attention_heads": ("attention heads", "num_attention_heads", "split"),
     "total_num_kv_heads": ("KV heads", "num_key_value_heads", "kv_split"),
     "num_kv_heads": ("KV heads", "num_key_value_heads", "kv_split"),
+    "total_kv_heads": ("KV heads", "num_key_value_heads", "kv_split"),
+    "num_total_kv_heads": ("KV heads", "num_key_value_heads", "kv_split"),
+    "total_num_key_value_heads": ("KV heads", "num_key_value_heads", "kv_split"),
+    "num_key_value_heads": ("KV heads", "num_key_value_heads", "kv_split"),
+    "multi_query_group_num": ("KV heads", "multi_query_group_num", "kv_split"),
 }
 
 _DEGREE_PROSE = {"tp": "tensor-parallel size", "ep": "expert-parallel size", "moe_tp": "MoE tensor-parallel size"}
@@ -104,11 +118,14 @@ def _from_assert(evidence: Evidence) -> Diagnosis | None:
     for frame in reversed(failure.final.frames):
         found = _HEADS_ASSERT.search(frame.source or "")
         if found is not None:
-            quantity, key, kind = _ASSERT_CONFIG_KEYS[found["size"]]
-            numbers = _Numbers(kind, quantity, "tp", config_value(_log_lines(evidence), key), launch_degree(evidence, "tp"))
-            return _diagnosis(numbers, evidence, f"the check that failed ({frame.module_path}): {found.group(0)}",
-                              f"assert-{key}", _HEADS_ASSERT_SOURCES)
+            return _assert_diagnosis(found, evidence, f"the check that failed ({frame.module_path}): {found.group(0)}")
     return None
+
+
+def _assert_diagnosis(found: regex.Match[str], evidence: Evidence, fact: str) -> Diagnosis:
+    quantity, key, kind = _ASSERT_CONFIG_KEYS[found["size"]]
+    numbers = _Numbers(kind, quantity, "tp", config_value(_log_lines(evidence), key), launch_degree(evidence, "tp"))
+    return _diagnosis(numbers, evidence, fact, f"assert-{key}", _HEADS_ASSERT_SOURCES)
 
 
 def launch_degree(evidence: Evidence, name: str) -> int | None:

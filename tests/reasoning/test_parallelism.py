@@ -171,3 +171,46 @@ def test_a_moe_weight_under_expert_parallelism_raises_ep_not_lowers_tp() -> None
     fix = diagnosis.fix
     assert fix is not None and [(op.flag, op.value) for op in fix.flags] == [("--ep-size", "8")]  # 768 / (16 / 8) = 384
     assert fix.command is not None and "--tp-size 16" in fix.command and "--ep-size 8" in fix.command
+
+
+# Stop 38's blind split (issue 28): the KV-heads check pasted as its last frame and the assert alone, and the same
+# check's other spellings across model files and releases (the raise site index; facts/divisibility.toml's sources).
+KV_ASSERT_LAST_FRAME = """\
+python3 -m sglang.launch_server --model-path /models/ling-lite --tp 8
+  File "/usr/local/lib/python3.10/dist-packages/sglang/srt/models/bailing_moe.py", line 231, in __init__
+    assert self.total_kv_heads % attn_tp_size == 0
+AssertionError
+"""
+
+
+def test_the_kv_heads_assert_alone_with_its_frame_is_the_divisibility_rule_in_any_spelling() -> None:
+    for spelling in ("self.total_kv_heads % attn_tp_size", "self.total_num_key_value_heads % tp_size",
+                     "self.num_total_kv_heads % self.tp_size", "self.total_num_kv_heads % tp_world_size",
+                     "self.multi_query_group_num % tp_size"):
+        log = KV_ASSERT_LAST_FRAME.replace("self.total_kv_heads % attn_tp_size", spelling)
+        diagnosis = first_diagnosis(log)
+        assert (diagnosis.basis, diagnosis.category) == ("rule", "parallel-config"), spelling
+        assert diagnosis.fix is not None and "--tp-size" in diagnosis.fix.summary, spelling
+
+
+def test_the_kv_heads_messages_of_other_model_files_get_the_degrees_that_fit() -> None:
+    launch = "vllm serve /models/m --tensor-parallel-size 8\n"
+    cases = {
+        # vllm/model_executor/models/param2moe.py: the strict split
+        "ValueError: num_key_value_heads (4) must be divisible by tensor-parallel world size (8).": "4",
+        # vllm/model_executor/models/mimo_v2.py: the copy branch, the degree printed first
+        "ValueError: tp_size=12 must be divisible by num_kv_heads=8.": "8",
+    }
+    for message, degree in cases.items():
+        diagnosis = first_diagnosis(launch + message + "\n")
+        assert (diagnosis.basis, diagnosis.category) == ("rule", "parallel-config"), message
+        assert diagnosis.fix is not None and [(op.op, op.flag, op.value) for op in diagnosis.fix.flags] == [
+            ("set", "--tensor-parallel-size", degree)], message
+
+
+def test_the_kv_heads_check_without_numbers_reads_the_launch_and_says_where_the_size_is() -> None:
+    # sglang/srt/models/nanbeige.py: 'num_key_value_heads must be divisible by tp_size.'
+    diagnosis = first_diagnosis("python3 -m sglang.launch_server --model-path /models/m --tp 8\n"
+                                "AssertionError: num_key_value_heads must be divisible by tp_size.\n")
+    assert (diagnosis.basis, diagnosis.category) == ("rule", "parallel-config")
+    assert diagnosis.fix is not None and "num_key_value_heads" in diagnosis.fix.summary
