@@ -188,6 +188,15 @@ CASES = [
      "thread '<unnamed>' panicked at /root/.cargo/registry/src/index.crates.io-6f17d22bba15001f/tokenizers-0.15.2/src/tokenizer/mod.rs:1021:9:\n"
      "called `Result::unwrap()` on an `Err` value\n",
      "Rust std panic handler: a panic outside the router (a Rust tokenizer) stays a bug of the component that panicked"),
+    ("serving-memory",
+     "RuntimeError: alloc_token_slots runs out of memory. Available tokens: 0, num_tokens: 2048\n",
+     "sglang 0.4.x sglang/srt/managers/schedule_batch.py alloc_token_slots: the KV pool exhausted while serving"),
+    ("serving-memory",
+     "RuntimeError: Out of memory. Please set a smaller number for `--max-running-requests`.\n",
+     "sglang 0.3.x-0.4.x sglang/srt/managers/schedule_batch.py: the KV pool exhausted while serving"),
+    ("kv-cache-memory",
+     "ValueError: Not enough memory. Please try to increase --mem-fraction-static.\n",
+     "sglang-0.5.9 sglang/srt/model_executor/model_runner.py init_memory_pool: no room for the KV cache at start-up"),
     # Stop 38's blind split, in generic words (issue 28): the classes filed under the wrong category.
     ("context-length",
      "openai.BadRequestError: Error code: 400 - {'object': 'error', 'message': 'max_tokens must be at least 1, got -3197.', "
