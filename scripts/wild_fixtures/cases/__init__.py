@@ -14,6 +14,7 @@ from . import (
     dependencies,
     dev_args,
     dev_cat2,
+    dev_cat3,
     dev_category,
     dev_detect,
     dev_vllm2,
@@ -31,7 +32,7 @@ from . import (
 )
 
 FAMILIES = (memory, hangs, nccl, kernels, native_crashes, cuda_graph, weights, models, dependencies, arguments, features, ports, heldout, vllm,
-            dev_category, dev_detect, dev_vllm2, dev_cat2, dev_args)
+            dev_category, dev_detect, dev_vllm2, dev_cat2, dev_args, dev_cat3)
 
 
 def all_cases() -> list[WildCase]:
