@@ -90,7 +90,7 @@ def parallelism(evidence: Evidence) -> Diagnosis | None:
         if found is not None:
             numbers = _from_message(check, found, evidence)
             return _diagnosis(numbers, evidence, f"the message: {found.group(0)}", check.name, check.sources)
-    return _from_assert(evidence)
+    return _from_assert(evidence) or _from_ensure_divisibility(evidence)
 
 
 def _from_message(check: DivisibilityCheck, found: regex.Match[str], evidence: Evidence) -> _Numbers:
@@ -120,6 +120,38 @@ def _from_assert(evidence: Evidence) -> Diagnosis | None:
         if found is not None:
             return _assert_diagnosis(found, evidence, f"the check that failed ({frame.module_path}): {found.group(0)}")
     return None
+
+
+# The engines' shared helper (vllm/distributed/utils.py and sglang/srt/distributed/utils.py ensure_divisibility, called
+# by divide()): `assert numerator % denominator == 0, "{} is not divisible by {}"`.  The linear layers split heads,
+# KV heads and widths with it: divide(total_num_heads, tp_size), divide(tp_size, total_num_kv_heads) (the KV copies),
+# divide(output_size, tp_size).  The message names no size, so the launch's degree says which side it is.
+_ENSURE_DIVISIBILITY = compile_lazily_regex(r"^(?P<numerator>\d+) is not divisible by (?P<denominator>\d+)$")
+_ENSURE_SOURCES = (
+    "vllm/distributed/utils.py ensure_divisibility (0.11.2, 0.33.0) and sglang/srt/distributed/utils.py (0.5.9): "
+    "'{} is not divisible by {}', called by divide() from the parallel linear layers (QKVParallelLinear: heads / tp, "
+    "tp / KV heads)",
+)
+
+
+def _from_ensure_divisibility(evidence: Evidence) -> Diagnosis | None:
+    failure = evidence.failure
+    found = _ENSURE_DIVISIBILITY.search(failure.final.message.strip())
+    frames = failure.final.frames
+    from_helper = any(frame.function in ("ensure_divisibility", "divide") for frame in frames) or any(
+        "numerator % denominator" in (frame.source or "") for frame in frames)
+    if found is None or failure.final.type.rsplit(".", 1)[-1] != "AssertionError" or not from_helper:
+        return None
+    numerator, denominator = int(found["numerator"]), int(found["denominator"])
+    tp = launch_degree(evidence, "tp")
+    fact = f"the check that failed (ensure_divisibility): {found.group(0)}"
+    if tp is not None and denominator == tp:  # a size split over the GPUs
+        numbers = _Numbers("split", "attention heads (or a layer's size)", "tp", numerator, tp)
+    elif tp is not None and numerator == tp:  # the GPUs over fewer KV heads: each head copied on tp / kv GPUs
+        numbers = _Numbers("kv_split", "KV heads", "tp", denominator, tp)
+    else:
+        return None  # which side is the parallel degree is not in the log
+    return _diagnosis(numbers, evidence, fact, "ensure-divisibility", _ENSURE_SOURCES)
 
 
 def _assert_diagnosis(found: regex.Match[str], evidence: Evidence, fact: str) -> Diagnosis:

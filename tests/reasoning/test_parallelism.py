@@ -214,3 +214,35 @@ def test_the_kv_heads_check_without_numbers_reads_the_launch_and_says_where_the_
                                 "AssertionError: num_key_value_heads must be divisible by tp_size.\n")
     assert (diagnosis.basis, diagnosis.category) == ("rule", "parallel-config")
     assert diagnosis.fix is not None and "num_key_value_heads" in diagnosis.fix.summary
+
+
+# The engines' shared helper, printed by real CPython: vllm/distributed/utils.py and sglang/srt/distributed/utils.py
+# ensure_divisibility, whose message names no size; the launch's degree says which side of it is the GPUs.
+ENSURE_DIVISIBILITY = '''
+def ensure_divisibility(numerator, denominator):
+    assert numerator % denominator == 0, "{} is not divisible by {}".format(numerator, denominator)
+
+ensure_divisibility(NUMERATOR, DENOMINATOR)
+'''
+
+
+def _helper_failure(numerator: int, denominator: int, path: str) -> str:
+    from tests.helpers import real_traceback
+
+    code = ENSURE_DIVISIBILITY.replace("NUMERATOR", str(numerator)).replace("DENOMINATOR", str(denominator))
+    return real_traceback(code, path)
+
+
+def test_the_shared_divisibility_helper_reads_the_degree_from_the_launch() -> None:
+    split = first_diagnosis("vllm serve Qwen/Qwen2.5-7B-Instruct --tensor-parallel-size 3\n"
+                            + _helper_failure(28, 3, "vllm/distributed/utils.py"))
+    assert (split.pattern, split.category) == ("rule-parallelism-ensure-divisibility", "parallel-config")
+    assert split.fix is not None and [(op.flag, op.value) for op in split.fix.flags] == [("--tensor-parallel-size", "2")]
+    copies = first_diagnosis("python -m sglang.launch_server --model-path Qwen/Qwen2.5-7B-Instruct --tp 6\n"
+                             + _helper_failure(6, 4, "sglang/srt/distributed/utils.py"))
+    assert copies.pattern == "rule-parallelism-ensure-divisibility" and "KV heads" in copies.root_cause
+    assert copies.fix is not None and [(op.flag, op.value) for op in copies.fix.flags] == [("--tp-size", "4")]
+
+
+def test_the_shared_divisibility_helper_without_the_degree_in_the_log_claims_no_arithmetic() -> None:
+    assert category_of(_helper_failure(28, 3, "vllm/distributed/utils.py")) is None
