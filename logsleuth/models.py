@@ -296,6 +296,9 @@ class LaunchInfo:
     wrapper: str | None = None
     # Lines that show the GPU (an environment dump, nvidia-smi, a device name: facts/gpus.py), the first ones.
     gpu_lines: tuple[str, ...] = ()
+    # The switches the engine's own dump of its settings shows on (`trust_remote_code=True` in a repr,
+    # `'trust_remote_code': True` in a dict): given by the launch even where its command is not in the log.
+    switches_on: tuple[str, ...] = ()
 
 
 # root: failed first; failed: a failure of its own after the root; cascade: a failure that follows another

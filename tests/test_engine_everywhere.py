@@ -10,12 +10,18 @@ fires.)"""
 
 from __future__ import annotations
 
+import re
 import tomllib
+from collections.abc import Iterator
+from dataclasses import fields, is_dataclass
+from functools import cache
 from pathlib import Path
 
 import pytest
 
 from logsleuth.api import DiagnoseOptions, diagnose_text
+from logsleuth.fixes import static_catalogs
+from logsleuth.models import Diagnosis, Report
 
 REPO = Path(__file__).resolve().parents[1]
 WILD = REPO / "tests" / "fixtures" / "wild"
@@ -62,10 +68,16 @@ def _pattern_cases() -> list[tuple[Path, str, str | None]]:
     return cases
 
 
+@cache
+def _report(log: Path) -> Report:
+    """One diagnosis per log, shared by the engine test and the flag test of the same corpus."""
+    return diagnose_text(log.read_text(encoding="utf-8", errors="surrogateescape"), OPTIONS)
+
+
 def _check(cases: list[tuple[Path, str, str | None]]) -> list[str]:
     wrong = []
     for log, engine, unshown in cases:
-        got = diagnose_text(log.read_text(encoding="utf-8", errors="surrogateescape"), OPTIONS).launch.engine
+        got = _report(log).launch.engine
         if got == engine or (got is None and unshown):
             continue
         wrong.append(f"{log.relative_to(log.parents[2])}: the log's engine is {engine}, the report says {got}")
@@ -92,9 +104,58 @@ def test_the_engine_is_right_on_every_log_of_the_shared_corpus() -> None:
     assert not (wrong := _check(cases)), "\n".join(wrong)
 
 
+FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+ENGINES = ("sglang", "vllm")
+# What a report says of its own making and quotes as given, not advice: the corrected command is the user's
+# own launch, the engine's words are quoted as the engine said them.
+QUOTED_FIELDS = {"command", "text"}
+
+
+def _said(value: object) -> Iterator[str]:
+    """Every string logsleuth wrote in a diagnosis (its fix, alternatives, evidence), not what it quotes."""
+    if isinstance(value, str):
+        yield value
+    elif is_dataclass(value) and not isinstance(value, type):
+        for item in fields(value):
+            if item.name not in QUOTED_FIELDS:
+                yield from _said(getattr(value, item.name))
+    elif isinstance(value, tuple):
+        for item in value:
+            yield from _said(item)
+
+
+def _flags_of_the_other_engine(diagnosis: Diagnosis, engine: str, log_text: str) -> set[str]:
+    """The flags a diagnosis names that only the other engine has (every release's catalog), and the log does not
+    show: advice for the wrong engine, which is harmful."""
+    other = next(name for name in ENGINES if name != engine)
+    named = {flag for text in _said(diagnosis) for flag in FLAG.findall(text)}
+    return {flag for flag in named if flag not in log_text and flag in static_catalogs.all_flags(other)
+            and flag not in static_catalogs.all_flags(engine)}
+
+
+def _check_flags(cases: list[tuple[Path, str, str | None]]) -> list[str]:
+    wrong = []
+    for log, engine, _ in cases:
+        text = log.read_text(encoding="utf-8", errors="surrogateescape")
+        for group in _report(log).failures:
+            if group.diagnosis is not None and (flags := _flags_of_the_other_engine(group.diagnosis, engine, text)):
+                wrong.append(f"{log.relative_to(log.parents[2])}: a {engine} log, {group.diagnosis.pattern} names {sorted(flags)}")
+    return wrong
+
+
+def test_no_report_names_a_flag_of_the_other_engine() -> None:
+    """Every pattern and rule that names a flag is scoped to the engine that has it: over every corpus, no report
+    names a flag only the other engine's releases have (issue 28: a `Killed` line in a vLLM log was told about
+    SGLang's --mem-fraction-static)."""
+    cases = [*_toml_cases(WILD), *_pattern_cases()]
+    if SHARED_CORPUS.is_dir():
+        cases += _toml_cases(SHARED_CORPUS)
+    assert not (wrong := _check_flags(cases)), "\n".join(wrong)
+
+
 def test_every_declared_exception_is_a_log_that_shows_no_engine() -> None:
     """A declaration stays honest: a listed log the report now names correctly is no longer unshown."""
     declared = [case for case in (*_toml_cases(WILD), *_pattern_cases()) if case[2]]
     named = [f"{log.relative_to(log.parents[2])}" for log, engine, _ in declared
-             if diagnose_text(log.read_text(encoding="utf-8", errors="surrogateescape"), OPTIONS).launch.engine == engine]
+             if _report(log).launch.engine == engine]
     assert not named, "these logs show their engine now: drop them from the declarations\n" + "\n".join(named)

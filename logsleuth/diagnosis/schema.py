@@ -13,17 +13,18 @@ import regex
 from logsleuth.diagnosis.prefilter import may_match, required_literals
 
 # The failure categories, each with one line saying what a failure in it means.  A new category needs a line
-# here; docs/writing-patterns.md and the generated docs/patterns pages use these.
+# here; docs/writing-patterns.md and the generated docs/patterns pages use these.  They are said for either engine
+# (engine_unknown_diagnosis, the honest category): no line names one engine's flag or the engine itself.
 CATEGORIES: dict[str, str] = {
     "spec-decoding-args": "speculative-decoding flags that do not fit together (EAGLE/EAGLE3 sizes, draft model)",
     "unknown-flag": "a flag this engine version does not have (typo, vLLM name, removed or renamed flag)",
     "invalid-flag-value": "a known flag with a value it does not accept (choice, type, switch given a value)",
-    "missing-flag": "a flag the launch needs was not given (--model-path, ...)",
+    "missing-flag": "a flag or argument the launch needs was not given (the model, ...)",
     "parallel-config": "tensor/pipeline/data/expert parallel sizes or node counts that do not divide or combine",
     "lora-config": "LoRA flags that contradict each other or are incomplete",
-    "context-length": "--context-length beyond what the model supports",
+    "context-length": "a context length (the server's or a request's) beyond what the model supports",
     "model-path": "the model path or repo id cannot be found or read",
-    "weight-loading": "checkpoint tensors do not match the model SGLang builds (names, quantization, tying)",
+    "weight-loading": "checkpoint tensors do not match the model the engine builds (names, quantization, tying)",
     "unsupported-architecture": "the model's architecture is not implemented in this engine version",
     "gpu-oom": "CUDA out of memory: loading weights, KV cache allocation, CUDA graph capture or serving",
     "kv-cache-memory": "too little memory left for the KV cache after the weights (not an allocation failure)",

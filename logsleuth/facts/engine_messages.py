@@ -13,6 +13,7 @@ own words, and looks up only the templates filed under them.
 
 from __future__ import annotations
 
+import builtins
 import zlib
 from functools import lru_cache
 from typing import Any
@@ -52,6 +53,16 @@ def engines_raising(type_name: str, message: str, engines: tuple[str, ...] = ("s
         if any(kind == wanted and template_matches(template, message) for kind, template in candidates):
             found.add(engine)
     return found
+
+
+def raised_as(message: str, engines: tuple[str, ...] = ("sglang", "vllm")) -> str | None:
+    """The exception type an indexed raise site of either engine raises with this message (its text, the type line
+    lost: a wrapper logging str(exc)), else None.  Of several, a built-in type first: a release that moved a check
+    to its own subclass (vLLM's VLLMValidationError, a ValueError) printed the built-in one before."""
+    words = set(WORD.findall(message[:MAX_MESSAGE]))
+    found = {kind for engine in engines for word in words for kind, template in _shard(engine, shard_of(word)).get(word, ())
+             if template_matches(template, message)}
+    return min(found, key=lambda kind: (not isinstance(getattr(builtins, kind, None), type), kind)) if found else None
 
 
 def filed_templates(sites: list[tuple[str, str]]) -> dict[int, dict[str, list[list[str]]]]:

@@ -236,6 +236,31 @@ def image_engine(text: str) -> str | None:
     return m.lastgroup if m else None
 
 
+# A dump of the settings that decides which engine runs: the engine's own settings class (SGLang's `ServerArgs(…)`,
+# sglang/srt/server_args.py; vLLM's `EngineArgs(…)` / `AsyncEngineArgs(…)`, vllm/engine/arg_utils.py), or the
+# setting by which a wrapper picks its engine: Xinference's launch kwargs, a dict (`'model_engine': 'sglang'`,
+# xorbitsai/inference#2126) or `key=value` items (`model_engine=SGLang`, the format of #2334), and its
+# `--model-engine vllm` (#2126), verl's `actor_rollout_ref.rollout.name=sglang`, LLaMA-Factory's
+# `infer_backend: vllm`.  A setting names the engine that runs, not one it merely mentions.
+_SETTINGS_CLASS = compile_lazily(r"(?<![\w.])(?P<cls>ServerArgs|(?:Async)?EngineArgs)\((?=[a-z_]+=)")
+# (No case-insensitive group: it makes Python's `re` try every position slowly; the spellings the wrappers print.)
+_WRAPPER_CHOICE = compile_lazily(
+    r"(?:model_engine['\"]?(?:=|: ['\"])|--model-engine[= ]|rollout\.name=|infer_backend(?:[:=] ?| )['\"]?)"
+    r"(?P<engine>sglang|SGLang|SGLANG|vllm|vLLM|VLLM)(?![\w-])"
+)
+# The text one of them needs: lines without it (nearly all) cost a few substring tests.
+SETTINGS_MARKERS = ("Args(", "engine", "rollout.name", "infer_backend")
+
+
+def settings_engine(text: str) -> str | None:
+    """The engine a dump of the launch's settings shows running, else None (the callers' prefilter: one of
+    SETTINGS_MARKERS is in the line)."""
+    if "Args(" in text and (m := _SETTINGS_CLASS.search(text)):
+        return "sglang" if m["cls"] == "ServerArgs" else "vllm"
+    m = _WRAPPER_CHOICE.search(text)
+    return m["engine"].lower() if m else None
+
+
 # The engine's console script as the traceback's first frame (`File "/usr/local/bin/vllm", line 10, in <module>`:
 # vllm-project/vllm#35746, #23714; SGLang's `sglang` since its `sglang serve` CLI): the program that ran is the engine's
 # own, whatever else the frames show.

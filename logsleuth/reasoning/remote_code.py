@@ -47,20 +47,14 @@ def _needs_remote_code(evidence: Evidence) -> str | None:
     return None
 
 
-# The engine's own dump of its settings: SGLang's `server_args=ServerArgs(…, trust_remote_code=True, …)`, vLLM's
-# `Initializing a V1 LLM engine (v0.11.2) with config: …, trust_remote_code=True, …`.
-_CONFIG_DUMP_ALLOWS = compile_lazily(r"(?:server_args=|ServerArgs\(|with config:).*\btrust_remote_code=True\b")
-
-
 def _already_allowed(evidence: Evidence) -> bool:
     """The launch gave the switch: in its command, or as the engine's own dump of its settings shows it (never the
     failure's message, which names `trust_remote_code=True` as the thing to pass)."""
     launch = evidence.launch
     if launch.command is not None and CommandLine.parse(launch.command).has(FLAG):
         return True
-    if dict(launch.server_args).get("trust_remote_code") == "True":
-        return True
-    return any(_CONFIG_DUMP_ALLOWS.search(line) for line in (*evidence.lines, *evidence.failure.context))
+    # the engine's own dump of its settings (ingest/launch.py reads them: SGLang's server_args, vLLM's config)
+    return "trust_remote_code" in launch.switches_on or dict(launch.server_args).get("trust_remote_code") == "True"
 
 
 def remote_code(evidence: Evidence) -> Diagnosis | None:

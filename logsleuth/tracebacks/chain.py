@@ -26,6 +26,7 @@ from logsleuth.tracebacks.grammar import (
     MEMBER_SEPARATOR,
     MEMBERS_START,
     MORE_EXCEPTIONS,
+    QUOTED_FRAMES_HEADING,
     REPEATED_LINE,
     THREAD_HEADER,
     TRACEBACK_HEADER,
@@ -147,9 +148,11 @@ def parse_chain(lines: list[str]) -> tuple[ExceptionBlock, ...]:
     i = 0
     n = len(lines)
     in_message = False
+    quoting = False  # inside the user's frames torch.compile's message quotes after `from user code:`
     while i < n:
         text = lines[i]
         stripped = text.strip()
+        quoting = in_message and (stripped == QUOTED_FRAMES_HEADING or (quoting and bool(stripped)))
         group = GROUP_HEADER.match(text)
         if (stripped == TRACEBACK_HEADER or stripped.endswith(TRACEBACK_HEADER)) and not group:
             if builder.type is not None or builder.frames:
@@ -179,7 +182,7 @@ def parse_chain(lines: list[str]) -> tuple[ExceptionBlock, ...]:
             builder.truncated_start = True  # frames are missing between the ones kept
             i += 1
             continue
-        frame = parse_frame(text)
+        frame = None if quoting else parse_frame(text)
         if frame is not None and (text.startswith("  ") or not in_message):
             builder.add_frame(frame)
             in_message = False

@@ -28,6 +28,7 @@ from logsleuth.tracebacks.grammar import (
     NATIVE_MESSAGE_END,
     PROCESS_DIED_HEADER,
     PY_WARNING,
+    QUOTED_FRAMES_HEADING,
     SHELL_NOTICE,
     SHELL_PROMPT,
     STRICT_EXCEPTION_LINE,
@@ -151,6 +152,10 @@ class Collector:
                 return 1
             if kind is LineKind.FRAME and self.kind == "abort" and FILE_ROW_BANNER in self.texts[0]:
                 return 1  # a native backtrace printed in CPython's frame format (grammar.FILE_ROW_BANNER)
+            if kind in (LineKind.FRAME, LineKind.SOURCE, LineKind.CARET) and self._quoting_frames():
+                return 1  # the user's frames torch.compile's message quotes after `from user code:`
+            if kind is LineKind.EXCEPTION and self._introduces_inner_error() and not line.starts_record:
+                return 1  # torch's `BackendCompilerFailed: backend='inductor' raised:` + the inner `AssertionError: …`
             return 2 if self._message_line(kind, text, line) else 0
         # CPython prints exactly one blank line on each side of a chain separator; extra or
         # missing blanks (hand-edited logs) are tolerated but only weakly, so that among
@@ -199,6 +204,24 @@ class Collector:
         if "@" in text and SHELL_PROMPT.match(text):
             return False  # the prompt that came back after the crash
         return not LOG_RECORD_START.match(text)  # the next log record (uvicorn, logging, a dated line)
+
+    def _quoting_frames(self) -> bool:
+        """The message's current paragraph began with torch.compile's `from user code:` (no blank line since)."""
+        if self.kind != "traceback" or self.message_lines == 0:
+            return False
+        for text in reversed(self.texts):
+            if not text or text.isspace():
+                return False
+            if text.strip() == QUOTED_FRAMES_HEADING:
+                return True
+        return False
+
+    def _introduces_inner_error(self) -> bool:
+        """The exception line just read ends its message with `raised:` (or `error:`): a wrapper's message that
+        prints the inner exception as `Type: message` on its next line, so that line is this message, not another
+        failure (torch/_dynamo/exc.py BackendCompilerFailed: f"backend={name!r} raised:\n{type}: {inner}")."""
+        return self.kind == "traceback" and self.message_lines == 0 and self.last is LineKind.EXCEPTION \
+            and self.texts[-1].rstrip().endswith((" raised:", " error:"))
 
     def add(self, kind: LineKind, line: LogLine, seq: int, text: str | None = None) -> None:
         """`text` replaces the line's text (a group header without the log text before it)."""

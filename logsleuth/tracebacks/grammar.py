@@ -12,6 +12,7 @@ import json
 import re
 from dataclasses import dataclass
 from enum import Enum, auto
+from functools import lru_cache
 
 from logsleuth.ingest.line_shapes import (  # noqa: F401 - re-exported: the grammar's frame and chain lines
     CARET_LINE,
@@ -63,6 +64,10 @@ EMBEDDED = compile_lazily(
 # An exception a sentence quotes without marks: "When I start it I get ValueError: … and it stops."  A sentence
 # may say anything, so such a line is the failure only of a paste that has no other (a fallback).
 INLINE_EXCEPTION = compile_lazily(r"(?:^|\s)(?P<failure>(?:[A-Za-z_]\w*+\.)*+[A-Z]\w*?(?:Error|Exception): \S.*)$")
+# An exception line a reader retyped in lower case (`valueerror: loading … requires you to execute …`,
+# `runtimeerror: cuda error: out of memory`): CPython never prints a type so, so the type is restored from the
+# classes it can name (`known_exception_type`), and the line is a fallback like INLINE_EXCEPTION.
+RETYPED_EXCEPTION = compile_lazily(r"(?:^|\s)(?P<type>(?:[a-z_]\w*+\.)*+[a-z]\w*?(?:error|exception)): (?P<msg>\S.*)$")
 # A GitHub issue title from a bug template, quoting the exception without marks (vllm#3676:
 # `[Bug]: CohereForAI/c4ai-command-r-v01 : ValueError: User-specified max_model_len …`).
 ISSUE_TITLE = compile_lazily(
@@ -77,8 +82,14 @@ UNCLOSED_NAME = compile_lazily(r"(?:^|\s)'[\w.\-/]++$")
 # part of the engine's message.
 WRAPPER_TAG = compile_lazily(r"^\[address=[^\]\s]{1,200}, pid=\d+\] ")
 # The second paragraph a library prints after a blank line in its own exception message: transformers'
-# unknown model type (`…is out of date.` + blank line + `You can update Transformers with the command …`).
-MESSAGE_SECOND_PARAGRAPH = compile_lazily(r"You can update Transformers with the command ")
+# unknown model type (`…is out of date.` + blank line + `You can update Transformers with the command …`), and
+# torch.compile's (torch/_dynamo/exc.py format_error_msg: `from user code:` and the user's frames it quotes,
+# `Set TORCH_LOGS="+dynamo" and TORCHDYNAMO_VERBOSE=1 for more information`; later releases `Set TORCHDYNAMO_VERBOSE=1
+# for the internal stack trace …`, vllm-project/vllm#23714).
+MESSAGE_SECOND_PARAGRAPH = compile_lazily(r"You can update Transformers with the command |from user code:\s*$|Set TORCH_LOGS=|Set TORCHDYNAMO_VERBOSE=")
+# The heading after which torch.compile's message quotes the user's frames (CPython's format, indented by one more
+# space): they are its message, not a traceback of their own.
+QUOTED_FRAMES_HEADING = "from user code:"
 # argparse: `launch_server.py: error: unrecognized arguments: …`, `sglang serve: error: …`; without a program name
 # only in argparse's own wordings (a SystemExit that copies them: SGLang's diffusion server raises
 # `error: unrecognized arguments: …`, python/sglang/multimodal_gen/runtime/server_args/server_args.py; sgl-project/sglang#34226)
@@ -338,9 +349,18 @@ TYPELESS_ENGINE_LINES: tuple[tuple[re.Pattern[str], str], ...] = (
     # it, or a paste that put it above frames whose own exception line it lost (repair.py then joins them)
     (compile_lazily(r"^(?:.*?\s)?(?P<msg>out of resource: [\w ]+, Required: \d+, "
                     r"Hardware limit: \d+.*)$"), "OutOfResources"),
+    # the advice paragraph of transformers' unknown model type (transformers/models/auto/configuration_auto.py raises
+    # ValueError: "The checkpoint you are trying to load has model type `x` but Transformers does not recognize this
+    # architecture. …" + blank line + "You can update Transformers with the command `pip install --upgrade
+    # transformers`. If this does not work, and the checkpoint is very new, …"), pasted without the error's first line:
+    # the failure of a paste that shows no other (after its first line it is that message's, MESSAGE_SECOND_PARAGRAPH)
+    (compile_lazily(r"^(?!\s*[\w.]+(?:Error|Exception): )\W{0,4}(?P<msg>(?:You can update Transformers with the command "
+                    r"`pip install --upgrade transformers`|If this does not work, and the checkpoint is very new, then there may "
+                    r"not be a release version that supports this model yet).*)$"), "ValueError"),
 )
 FATAL_LINE_WORDS = ("rror", "atchdog", "undefined symbol", "max seq len", "placement group of specs", "failed to start",
-                    "hit an exception", "gated repo", "is restricted", "out of resource")
+                    "hit an exception", "gated repo", "is restricted", "out of resource", "Transformers with the command",
+                    "the checkpoint is very new")
 FATAL_LINES: tuple[tuple[re.Pattern[str], str | None], ...] = (
     # a kernel or library (flashinfer, sgl-kernel): `CUDA Error: <text> (700) <file>: line N at function F`
     (compile_lazily(r"^\s*(?P<type>CUDA [Ee]rror): (?P<msg>\S.*?\(\d+\).*)$"), None),
@@ -412,6 +432,37 @@ def inline_failure(text: str) -> str | None:
         return None  # at the line's start it is an exception line, which the grammar reads as such
     failure = m["failure"].rstrip()
     return failure if STRICT_EXCEPTION_LINE.match(failure) else None
+
+
+def retyped_failure(text: str) -> str | None:
+    """`Type: message` of an exception line retyped in lower case, its type restored (`valueerror` is ValueError,
+    `torch.outofmemoryerror` torch.OutOfMemoryError), else None: only a type logsleuth knows is restored, so a
+    lower-case word that merely ends in "error" is no failure.  The message is kept as typed."""
+    m = RETYPED_EXCEPTION.search(text)
+    if m is None:
+        return None
+    *modules, short = m["type"].split(".")
+    restored = known_exception_type(short)
+    return None if restored is None else ".".join((*modules, restored)) + f": {m['msg'].rstrip()}"
+
+
+@lru_cache(maxsize=1)
+def _known_exception_types() -> dict[str, str]:
+    """Lower-cased name -> the class name: Python's built-in exceptions and the types facts/categories.toml names
+    (torch's OutOfMemoryError, huggingface_hub's GatedRepoError, …)."""
+    import builtins
+
+    from logsleuth.facts.categories import table
+
+    names = {name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException)}
+    names.update(name for row in table().rows for name in row.types)
+    names.update(name for guidance in table().by_type for name in guidance.types)
+    return {name.rsplit(".", 1)[-1].lower(): name.rsplit(".", 1)[-1] for name in names
+            if name.endswith(("Error", "Exception")) and name not in NOT_BARE_TYPES}
+
+
+def known_exception_type(lowered: str) -> str | None:
+    return _known_exception_types().get(lowered)
 
 
 @dataclass(frozen=True, slots=True)

@@ -56,10 +56,12 @@ from logsleuth.tracebacks.grammar import (
     native_frame,
     native_header,
     repr_failure,
+    retyped_failure,
     runtime_fact,
     shell_notice,
 )
 from logsleuth.tracebacks.interleave import MAX_INTERLEAVED, choose, in_step, redeal
+from logsleuth.tracebacks.logged_errors import logged_engine_error
 from logsleuth.tracebacks.repair import attach_moved_exceptions, fold_kernel_prints, shown_in
 
 __all__ = ["FailureScanner", "LineKind", "classify", "scan"]
@@ -92,6 +94,9 @@ class FailureScanner:
         self.failures: list[Failure] = []
         self.cascade_lines: list[LogLine] = []  # `kill_process_tree called`, ...
         self._fallbacks: list[Failure] = []  # failures reported only when there is no other
+        # ERROR records still to be looked up in the raise site index (logged_errors.py): a fallback, so a log of a
+        # million error records does not pay a lookup for each; the first ones of a paste are read.
+        self._record_lookups_left = MAX_RECORD_LOOKUPS
         self._ready_offset = -1  # where the server last said it was ready: logged errors before it were survived
         self._mentions: list[Failure] = []  # failures quoted in prose, reported unless the log shows them
         self._cohorts = 0
@@ -196,6 +201,20 @@ class FailureScanner:
                 started = (Collector(kind_of, line, Phase.DONE, context=self._context(), mention=True), quoted)
             elif (named := _unquoted_failure(text)) is not None:
                 started = (Collector("bare", line, Phase.DONE, context=self._context(), fallback=True), named)
+        if (
+            started is None
+            and kind is LineKind.OTHER
+            and self._record_lookups_left > 0
+            and ("ERROR" in text or "CRITICAL" in text or line.meta.level in ("ERROR", "CRITICAL"))
+            and (logged := self._logged_engine_error(line)) is not None
+        ):
+            # an engine's error text in an ERROR record, its type line lost (a wrapper logging str(exc)): a fallback,
+            # whole on its one line, so closed at once (a traceback the wrapper prints next is a failure of its own)
+            record = Collector("bare", line, Phase.DONE, context=self._context(), fallback=True)
+            record.add(LineKind.EXCEPTION, line, seq, text=logged)
+            self._register(line.stream, record)
+            self._close(line.stream, record)
+            return
         if started is None:
             if kind in (LineKind.OTHER, LineKind.SOURCE, LineKind.EXCEPTION):
                 self._note_plain_line(kind, line, seq)
@@ -203,6 +222,10 @@ class FailureScanner:
         new, first_text = started
         new.add(kind if first_text is text else classify(first_text), line, seq, text=first_text)
         self._register(line.stream, new)
+
+    def _logged_engine_error(self, line: LogLine) -> str | None:
+        self._record_lookups_left -= 1
+        return logged_engine_error(line)
 
     def _start(self, kind: LineKind, text: str, line: LogLine) -> tuple[Collector, str] | None:
         """The collector a line starts (and the text it keeps of the line), or None."""
@@ -372,6 +395,9 @@ class FailureScanner:
                 self._close(stream, collector)
 
 
+MAX_RECORD_LOOKUPS = 256  # ERROR records per scan looked up in the raise site index
+
+
 def _unquoted_failure(text: str) -> str | None:
     """An exception a sentence names without quoting it (`… I get ValueError: …`) or as its repr
     (`… ValueError("…")`), else None: a fallback, the failure only of a paste that shows no other."""
@@ -379,6 +405,8 @@ def _unquoted_failure(text: str) -> str | None:
         return named
     if "rror(" in text or "xception(" in text:
         return repr_failure(text)
+    if "rror: " in text or "xception: " in text:
+        return retyped_failure(text)
     return None
 
 

@@ -127,3 +127,26 @@ def test_an_unsupported_architecture_message_that_asks_for_remote_code_lets_the_
     plain = diagnose_text(LAUNCH["sglang"] + "\nValueError: Model architectures ['InternLM2ForCausalLM'] are not "
                           "supported for now. Supported architectures: dict_keys(['LlamaForCausalLM'])\n")
     assert plain.failures[0].diagnosis is not None and plain.failures[0].diagnosis.pattern == "sglang-unsupported-architecture"
+@pytest.mark.parametrize("dump", [
+    # vLLM 0.9 and later: the API server logs the arguments it was given as a dict (entrypoints/utils.py)
+    "INFO 06-01 10:00:00 [utils.py:326] non-default args: {'model': 'acme/custom-7b', 'trust_remote_code': True}",
+    # vLLM before 0.9: the API server logs argparse's Namespace (vllm-project/vllm#4604)
+    "INFO 06-01 10:00:00 api_server.py:152] args: Namespace(host=None, port=8000, model='acme/custom-7b', trust_remote_code=True)",
+    # SGLang 0.5.23 and later: server_args as a dict
+    "[2025-06-01 10:00:00] server_args={'model_path': 'acme/custom-7b', 'trust_remote_code': True, 'tp_size': 1}",
+])
+def test_a_settings_dump_as_a_dict_or_namespace_counts_as_given(tmp_path: Path, dump: str) -> None:
+    engine = "sglang" if "server_args" in dump else "vllm"
+    diagnosis = diagnose_text(_log(tmp_path, engine, "prompt", dump)).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.pattern == "rule-trust-remote-code"
+    assert diagnosis.category == "engine-bug" and not diagnosis.fix.flags  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("dump", [
+    "INFO 06-01 10:00:00 [utils.py:326] non-default args: {'model': 'acme/custom-7b', 'trust_remote_code': False}",
+    "INFO 06-01 10:00:00 [utils.py:326] non-default args: {'model': 'acme/custom-7b'}",
+])
+def test_a_dump_without_the_switch_on_still_asks_for_it(tmp_path: Path, dump: str) -> None:
+    diagnosis = diagnose_text(_log(tmp_path, "vllm", "refusal", dump)).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == "missing-flag"
+    assert [op.flag for op in diagnosis.fix.flags] == ["--trust-remote-code"]  # type: ignore[union-attr]

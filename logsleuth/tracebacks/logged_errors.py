@@ -1,0 +1,49 @@
+"""An engine's error text in a logger's ERROR record with no traceback (issue 28; the blind split): a wrapper that
+catches the engine's exception and logs `str(exc)` under its own logger (Xinference's `… xinference.api.restful_api
+16 ERROR    Chat completion stream got an error: [address=…, pid=…] <the engine's message>`, LLaMA-Factory's and
+verl's loggers), or the engine's own record with the exception's type line left out.
+
+The text is an error when the raise site index (facts/engine_messages.py) holds it: one of the engines' own
+`raise` or `assert` sites prints exactly this message, and that site's type is the failure's.  So a record that
+only reports something (`ERROR … Failed to load model qwen-0`) is no failure, and a message is never guessed from
+its words.  Such a record is the failure only of a paste that shows no other (a fallback): with the traceback
+present, the traceback is the failure."""
+
+from __future__ import annotations
+
+from logsleuth.facts.message_templates import MIN_FIXED
+from logsleuth.lazyre import compile_lazily
+from logsleuth.models import LogLine
+
+# The level word of a logger's record: `ERROR` or `CRITICAL` as a word of its own (`… 141 ERROR    msg`,
+# `ERROR llamafactory.chat: msg`, `[ERROR] msg`, `|ERROR| msg`).
+_ERROR_LEVEL = compile_lazily(r"(?:^|[\s|\[(])(?:ERROR|CRITICAL)(?:[\s|\]):]|$)")
+# Where the message may start after the level word: after a logger's name and colon, a wrapper's tag or a
+# sentence that introduces it (`got an error: `), at most this many places.
+_STARTS = compile_lazily(r": |\] | - ")
+MAX_STARTS = 4
+MAX_RECORD = 4096  # a record longer than this holds a dump, not one message
+
+
+def logged_engine_error(line: LogLine) -> str | None:
+    """`Type: message` of an engine's error text an ERROR record carries without its type line, else None."""
+    text = line.text
+    if len(text) > MAX_RECORD or len(text) < MIN_FIXED:
+        return None
+    if line.meta.level in ("ERROR", "CRITICAL"):
+        rest = text
+    elif m := _ERROR_LEVEL.search(text):
+        rest = text[m.end():].lstrip(" -|:]")  # the separator after the level word (`ERROR - `, `ERROR | `)
+    else:
+        return None
+    from logsleuth.facts.engine_messages import raised_as  # the index is read only for such records
+
+    candidates = [rest.strip()]
+    for n, start in enumerate(_STARTS.finditer(rest)):
+        if n == MAX_STARTS:
+            break
+        candidates.append(rest[start.end():].strip())
+    for message in candidates:
+        if len(message) >= MIN_FIXED and (type_name := raised_as(message)) is not None:
+            return f"{type_name}: {message}"
+    return None
