@@ -39,6 +39,12 @@ OWN_PORTS_STEP = (
     "nothing once it has exited, give its ports room apart (--port, --nccl-port, --dist-init-addr) instead of "
     "looking for another process"
 )
+# vLLM's own: its internal ports come from VLLM_PORT upward, one after another (vllm/utils get_open_port).
+VLLM_OWN_PORTS_STEP = (
+    "the port may be one the server picks for itself rather than another program's: vLLM takes its internal ports from "
+    "VLLM_PORT upward, one after another, so a VLLM_PORT at or just below the HTTP --port makes the server collide with "
+    "its own ports. If ss shows the server's own process, or nothing once it has exited, move VLLM_PORT away from --port"
+)
 
 
 def own_ports(ctx: FixContext) -> dict[int, list[str]]:
@@ -88,12 +94,13 @@ def free_port(ctx: FixContext, data: dict[str, Any]) -> Fix:
         if pattern.search(what):
             flag, arg = candidate_flag, candidate_arg
             break
-    collision = _own_collision(ctx, taken, flag)
+    vllm = ctx.launch.engine == "vllm"
+    collision = None if vllm else _own_collision(ctx, taken, flag)
     steps = (
         *((f"{collision}: move one of them (--port, --nccl-port, --dist-init-addr) so that they stay apart",) if collision else ()),
         f"see who holds it: ss -ltnp | grep ':{taken or '<port>'}' (often an earlier server that is still running)",
         "stop that process, or start this server on a free port as below",
-        OWN_PORTS_STEP,
+        VLLM_OWN_PORTS_STEP if vllm else OWN_PORTS_STEP,
     )
     if flag == "--dist-init-addr":
         current = (ctx.command.value(flag) if ctx.command else None) or server_arg(ctx, arg)
