@@ -52,6 +52,17 @@ def test_a_flag_the_catalog_has_is_not_renamed_to_itself() -> None:
     assert diagnosis.fix.summary.startswith("--enable-priority-scheduling is a flag of SGLang 0.5.3 and later only")  # type: ignore[union-attr]
 
 
+def test_a_near_spelling_is_renamed_to_the_flags_own_name_not_an_alias_a_later_release_added() -> None:
+    # stop 38's blind split (issue 28): a value moved onto --speculative-draft-model, an alias SGLang added in 0.5.2,
+    # for a user whose release only had --speculative-draft-model-path.  argparse's own wording.
+    log = ("usage: launch_server.py [-h] --model-path MODEL_PATH\n"
+           "launch_server.py: error: unrecognized arguments: --speculative-model /models/eagle-draft\n")
+    command = "python -m sglang.launch_server --model-path /models/llama --speculative-model /models/eagle-draft"
+    for version in (None, "0.4.10.post2", "0.5.9"):
+        diagnosis = diagnosis_of(log, command=command, version=version, engine="sglang")
+        assert ops(diagnosis.fix) == [("rename", "--speculative-model", "/models/eagle-draft", "--speculative-draft-model-path")], version
+
+
 def test_a_stray_true_is_removed_even_without_the_command() -> None:
     diagnosis = diagnosis_of(without_command(REAL / "0.4.10.post2" / "store_true_given_value_space.log"))
     assert ops(diagnosis.fix) == [("remove", "true", None, None)]  # never `add --model-path true`

@@ -130,7 +130,7 @@ CASES = [
      "ERROR: No matching distribution found for flashinfer-python==9.9.9\n",
      "pip src/pip/_internal/resolution/resolvelib/factory.py"),
     # A Rust panic (the sgl-router) is read as an abort; it is the program's own check failing, not a native crash.
-    ("engine-bug",
+    ("router",
      "thread 'tokio-runtime-worker' panicked at src/routers/http/router.rs:412:57:\n"
      "called `Option::unwrap()` on a `None` value\n"
      "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n",
@@ -184,6 +184,51 @@ CASES = [
      "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use "
      "the 'spawn' start method\n",
      "torch torch/cuda/__init__.py _lazy_init"),
+    ("engine-bug",
+     "thread '<unnamed>' panicked at /root/.cargo/registry/src/index.crates.io-6f17d22bba15001f/tokenizers-0.15.2/src/tokenizer/mod.rs:1021:9:\n"
+     "called `Result::unwrap()` on an `Err` value\n",
+     "Rust std panic handler: a panic outside the router (a Rust tokenizer) stays a bug of the component that panicked"),
+    ("serving-memory",
+     "RuntimeError: alloc_token_slots runs out of memory. Available tokens: 0, num_tokens: 2048\n",
+     "sglang 0.4.x sglang/srt/managers/schedule_batch.py alloc_token_slots: the KV pool exhausted while serving"),
+    ("serving-memory",
+     "RuntimeError: Out of memory. Please set a smaller number for `--max-running-requests`.\n",
+     "sglang 0.3.x-0.4.x sglang/srt/managers/schedule_batch.py: the KV pool exhausted while serving"),
+    ("kv-cache-memory",
+     "ValueError: Not enough memory. Please try to increase --mem-fraction-static.\n",
+     "sglang-0.5.9 sglang/srt/model_executor/model_runner.py init_memory_pool: no room for the KV cache at start-up"),
+    # Stop 38's blind split, in generic words (issue 28): the classes filed under the wrong category.
+    ("context-length",
+     "openai.BadRequestError: Error code: 400 - {'object': 'error', 'message': 'max_tokens must be at least 1, got -3197.', "
+     "'type': 'BadRequestError', 'param': None, 'code': 400}\n",
+     "vllm/sampling_params.py SamplingParams._verify_args 'max_tokens must be at least 1, got {}.' as the server's JSON body "
+     "(infiniflow/ragflow#10235)"),
+    ("context-length",
+     "ValueError: max_new_tokens must be at least 0, got -312.\n",
+     "sglang/srt/sampling/sampling_params.py verify: 'max_new_tokens must be at least 0, got {}.'"),
+    ("dependency-version",
+     "ValueError: vllm version 0.5.4 is installed, but vllm>=0.6.3,<=0.8.5 is required.\n",
+     "a wrapper's own check of the engine's release at import (verl verl/utils/import_utils.py's shape)"),
+    ("dependency-version",
+     "AttributeError: 'ServerArgs' object has no attribute 'encoder_only'\n",
+     "THUDM/slime PR#1741: a wrapper reading a field of sglang's ServerArgs dataclass this release lacks"),
+    ("dependency-version",
+     "OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.\n",
+     "torch torch/utils/cpp_extension.py: a JIT build that finds no CUDA toolkit"),
+    ("dependency-version",
+     "RuntimeError: Could not find nvcc and default cuda_home='/usr/local/cuda' doesn't exist\n",
+     "a kernel package's JIT looking for nvcc under CUDA_HOME"),
+    ("router",
+     "thread 'tokio-runtime-worker' panicked at src/policies/cache_aware.rs:212:37:\n"
+     "called `Option::unwrap()` on a `None` value\n"
+     "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n",
+     "sgl-project/sglang sgl-router/src/policies/ (Rust): the router's own check"),
+    ("router",
+     "[Router (Rust)] 2025-03-01 10:00:00 - INFO - All workers are healthy\n"
+     "thread '<unnamed>' panicked at src/router.rs:412:37:\nFailed to acquire lock\nFatal Python error: Aborted\n\n"
+     "Current thread 0x00007f0c0a1ff740 (most recent call first):\n"
+     "  File \"/usr/local/lib/python3.10/dist-packages/sglang_router/launch_router.py\", line 80 in launch_router\n",
+     "sgl-project/sglang sgl-router/src/router.rs: a panic unwinding into the Python binding aborts the process"),
 ]
 
 

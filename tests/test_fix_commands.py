@@ -196,6 +196,22 @@ def test_one_running_request_is_not_lowered_further() -> None:
     assert fix.summary.startswith("--max-running-requests was already 1")
 
 
+def test_a_pool_exhausted_after_the_fraction_was_lowered_says_raise_it_back_never_lower_it() -> None:
+    # stop 38's blind split (issue 28): a KV-pool exhaustion after --mem-fraction-static was lowered got no advice
+    # of its class; the command's fraction is the other way out, in the direction that helps
+    log = "python -m sglang.launch_server --model-path /m --mem-fraction-static 0.5\n" + SLOTS.format(current="48")
+    fix = diagnose_text(log, DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis.fix  # type: ignore[union-attr]
+    assert fix is not None and [(op.flag, op.value) for op in fix.flags] == [("--max-running-requests", "24")]
+    said = [step for step in fix.steps if "--mem-fraction-static 0.5" in step]
+    assert said and "raising it back" in said[0] and "lowering it further is not" in said[0]
+
+
+def test_a_pool_exhausted_without_a_fraction_in_the_command_says_nothing_of_it() -> None:
+    log = "python -m sglang.launch_server --model-path /m\n" + SLOTS.format(current="48")
+    fix = diagnose_text(log, DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis.fix  # type: ignore[union-attr]
+    assert fix is not None and not any("--mem-fraction-static" in step for step in fix.steps)
+
+
 def test_multi_layer_eagle_draft_tokens_are_steps_plus_one() -> None:
     log = "AssertionError: multi-layer EAGLE requires speculative_num_draft_tokens == speculative_num_steps + 1, got 8 and 3\n"
     command = "python -m sglang.launch_server --model-path /m --speculative-num-steps 3 --speculative-num-draft-tokens 8"

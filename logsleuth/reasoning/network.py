@@ -143,7 +143,9 @@ def _port_in_use(evidence: Evidence, text: str) -> Diagnosis | None:
         category="port-in-use",
         root_cause=(
             f"The server could not listen on {f'port {port}' if port else 'a port it needs'}: another process holds it, most often an "
-            "earlier server that is still running or still shutting down, or another job on the same host."
+            "earlier server that is still running or still shutting down, or another job on the same host; or a second port the "
+            "engine picks itself for its ranks (its NCCL or rendezvous port, its ZMQ or internal ports) is one the same server "
+            "already uses."
         ),
         fix=fix,
         engine=launch.engine,
@@ -184,7 +186,8 @@ def _port_fix(evidence: Evidence, port: str | None, text: str) -> Fix | None:
             summary="vLLM picks its internal ports itself (from VLLM_PORT when it is set): set VLLM_PORT to a free "
             "base port, or stop what holds the port.",
             env=(("VLLM_PORT", str(int(port) + 100)),) if port else (),
-            steps=steps,
+            steps=(*steps, "vLLM takes its internal ports from VLLM_PORT upward, one after another: a VLLM_PORT at or just "
+                   "below the HTTP --port (or another server's) makes the server collide with its own ports"),
         )
     return Fix(
         summary="Free the port or move the server to another one: the HTTP port is --port in both engines; SGLang's "

@@ -34,19 +34,33 @@ _CONFIG_VALUE = r"""(?<!\w){name}['"]?\s*[:=]\s*['"]?(\d+)\b"""
 # SGLang's model code checks heads with bare asserts (`assert self.total_num_heads % tp_size == 0`, models/llama.py,
 # qwen2.py, … in 0.4.10.post2-0.5.23): no message, so the size comes from the config the log prints.
 # `assert tp_size % self.total_num_kv_heads == 0` is the other branch: fewer KV heads than GPUs, each copied.
+# The sizes go by several names across model files (`num_key_value_heads` in config-named code, ChatGLM's
+# `multi_query_group_num`), the degree too (`attn_tp_size`, `tp_world_size`, the parallel state's getter).
+_TP = r"(?:self\.)?(?:\w*tp_size|\w*tp_world_size|world_size|get_tensor_model_parallel_world_size\(\))"
 _HEADS_ASSERT = compile_lazily_regex(
-    r"assert\s+(?:self\.)?(?P<size>total_num_heads|num_heads|total_num_kv_heads|num_kv_heads)\s*%\s*(?:self\.)?\w*tp_size\s*==\s*0"
-    r"|assert\s+(?:self\.)?\w*tp_size\s*%\s*(?:self\.)?(?P<size>total_num_kv_heads|num_kv_heads)\s*==\s*0"
+    r"assert\s+\(?\s*(?:self\.)?(?:config\.)?(?P<size>total_num_heads|num_heads|num_attention_heads|total_num_kv_heads|num_kv_heads"
+    r"|total_kv_heads|num_total_kv_heads|total_num_key_value_heads|num_key_value_heads|multi_query_group_num)\s*%\s*" + _TP + r"\s*==\s*0"
+    r"|assert\s+\(?\s*" + _TP + r"\s*%\s*(?:self\.)?(?:config\.)?(?P<size>total_num_kv_heads|num_kv_heads|total_kv_heads|num_total_kv_heads"
+    r"|total_num_key_value_heads|num_key_value_heads|multi_query_group_num)\s*==\s*0"
 )
 _HEADS_ASSERT_SOURCES = (
     "sglang/srt/models/llama.py (0.5.9 lines 139-149), qwen2.py (lines 122-132): `assert self.total_num_heads % tp_size "
     "== 0`, `assert self.total_num_kv_heads % tp_size == 0`, `assert tp_size % self.total_num_kv_heads == 0`",
+    "the raise site index, other spellings of the same asserts: sglang/srt/models/bailing_moe.py (total_kv_heads, "
+    "attn_tp_size), stablelm.py (total_num_key_value_heads), phi3_small.py (num_key_value_heads), dbrx.py "
+    "(tp_world_size), inkling_common/attn.py (num_total_kv_heads); vllm/model_executor/models/bailing_moe.py",
 )
 _ASSERT_CONFIG_KEYS = {
     "total_num_heads": ("attention heads", "num_attention_heads", "split"),
     "num_heads": ("attention heads", "num_attention_heads", "split"),
+    "num_attention_heads": ("attention heads", "num_attention_heads", "split"),
     "total_num_kv_heads": ("KV heads", "num_key_value_heads", "kv_split"),
     "num_kv_heads": ("KV heads", "num_key_value_heads", "kv_split"),
+    "total_kv_heads": ("KV heads", "num_key_value_heads", "kv_split"),
+    "num_total_kv_heads": ("KV heads", "num_key_value_heads", "kv_split"),
+    "total_num_key_value_heads": ("KV heads", "num_key_value_heads", "kv_split"),
+    "num_key_value_heads": ("KV heads", "num_key_value_heads", "kv_split"),
+    "multi_query_group_num": ("KV heads", "multi_query_group_num", "kv_split"),
 }
 
 _DEGREE_PROSE = {"tp": "tensor-parallel size", "ep": "expert-parallel size", "moe_tp": "MoE tensor-parallel size"}
@@ -76,7 +90,7 @@ def parallelism(evidence: Evidence) -> Diagnosis | None:
         if found is not None:
             numbers = _from_message(check, found, evidence)
             return _diagnosis(numbers, evidence, f"the message: {found.group(0)}", check.name, check.sources)
-    return _from_assert(evidence)
+    return _from_assert(evidence) or _from_ensure_divisibility(evidence)
 
 
 def _from_message(check: DivisibilityCheck, found: regex.Match[str], evidence: Evidence) -> _Numbers:
@@ -104,11 +118,46 @@ def _from_assert(evidence: Evidence) -> Diagnosis | None:
     for frame in reversed(failure.final.frames):
         found = _HEADS_ASSERT.search(frame.source or "")
         if found is not None:
-            quantity, key, kind = _ASSERT_CONFIG_KEYS[found["size"]]
-            numbers = _Numbers(kind, quantity, "tp", config_value(_log_lines(evidence), key), launch_degree(evidence, "tp"))
-            return _diagnosis(numbers, evidence, f"the check that failed ({frame.module_path}): {found.group(0)}",
-                              f"assert-{key}", _HEADS_ASSERT_SOURCES)
+            return _assert_diagnosis(found, evidence, f"the check that failed ({frame.module_path}): {found.group(0)}")
     return None
+
+
+# The engines' shared helper (vllm/distributed/utils.py and sglang/srt/distributed/utils.py ensure_divisibility, called
+# by divide()): `assert numerator % denominator == 0, "{} is not divisible by {}"`.  The linear layers split heads,
+# KV heads and widths with it: divide(total_num_heads, tp_size), divide(tp_size, total_num_kv_heads) (the KV copies),
+# divide(output_size, tp_size).  The message names no size, so the launch's degree says which side it is.
+_ENSURE_DIVISIBILITY = compile_lazily_regex(r"^(?P<numerator>\d+) is not divisible by (?P<denominator>\d+)$")
+_ENSURE_SOURCES = (
+    "vllm/distributed/utils.py ensure_divisibility (0.11.2, 0.33.0) and sglang/srt/distributed/utils.py (0.5.9): "
+    "'{} is not divisible by {}', called by divide() from the parallel linear layers (QKVParallelLinear: heads / tp, "
+    "tp / KV heads)",
+)
+
+
+def _from_ensure_divisibility(evidence: Evidence) -> Diagnosis | None:
+    failure = evidence.failure
+    found = _ENSURE_DIVISIBILITY.search(failure.final.message.strip())
+    frames = failure.final.frames
+    from_helper = any(frame.function in ("ensure_divisibility", "divide") for frame in frames) or any(
+        "numerator % denominator" in (frame.source or "") for frame in frames)
+    if found is None or failure.final.type.rsplit(".", 1)[-1] != "AssertionError" or not from_helper:
+        return None
+    numerator, denominator = int(found["numerator"]), int(found["denominator"])
+    tp = launch_degree(evidence, "tp")
+    fact = f"the check that failed (ensure_divisibility): {found.group(0)}"
+    if tp is not None and denominator == tp:  # a size split over the GPUs
+        numbers = _Numbers("split", "attention heads (or a layer's size)", "tp", numerator, tp)
+    elif tp is not None and numerator == tp:  # the GPUs over fewer KV heads: each head copied on tp / kv GPUs
+        numbers = _Numbers("kv_split", "KV heads", "tp", denominator, tp)
+    else:
+        return None  # which side is the parallel degree is not in the log
+    return _diagnosis(numbers, evidence, fact, "ensure-divisibility", _ENSURE_SOURCES)
+
+
+def _assert_diagnosis(found: regex.Match[str], evidence: Evidence, fact: str) -> Diagnosis:
+    quantity, key, kind = _ASSERT_CONFIG_KEYS[found["size"]]
+    numbers = _Numbers(kind, quantity, "tp", config_value(_log_lines(evidence), key), launch_degree(evidence, "tp"))
+    return _diagnosis(numbers, evidence, fact, f"assert-{key}", _HEADS_ASSERT_SOURCES)
 
 
 def launch_degree(evidence: Evidence, name: str) -> int | None:

@@ -18,10 +18,12 @@ from logsleuth.reasoning.evidence import Evidence
 from logsleuth.reasoning.flag_checks import flag_checks
 from logsleuth.reasoning.general import categorize
 from logsleuth.reasoning.hardware import gpu_arch_limit
+from logsleuth.reasoning.lora_adapter import lora_adapter
 from logsleuth.reasoning.model_files import model_files
 from logsleuth.reasoning.network import network
 from logsleuth.reasoning.parallelism import parallelism
 from logsleuth.reasoning.remote_code import remote_code
+from logsleuth.reasoning.shared_libraries import shared_library
 
 __all__ = ["RULES", "Evidence", "Rule", "reason"]
 
@@ -33,6 +35,8 @@ RULES: tuple[Rule, ...] = (
     parallelism,  # parallel degrees against heads, experts and quantization blocks (facts/divisibility.toml)
     network,  # a proxy answering the server's own request, a taken port, an unreachable rendezvous
     remote_code,  # a model repository's own code, not allowed to run (transformers' trust_remote_code)
+    shared_library,  # a system library the dynamic loader cannot find (facts/shared_libraries.toml)
+    lora_adapter,  # a LoRA adapter's checkpoint given as the model (its lora_A / lora_B tensors)
     model_files,  # a weights file given as the model, files missing from a checkpoint (facts/model_files.toml)
     dependencies.diagnose,  # a third-party import error against the release's pins (facts/requires.json)
     flag_checks,  # the engine's own checks of its flags after parsing: one flag needs another, a value off its registry

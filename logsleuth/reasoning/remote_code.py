@@ -19,6 +19,7 @@ from __future__ import annotations
 from logsleuth.fixes.build import build_fix
 from logsleuth.fixes.command import CommandLine
 from logsleuth.fixes.context import FixContext
+from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Diagnosis, Fix, FlagOp
 from logsleuth.reasoning.catalog_flags import release_flag
 from logsleuth.reasoning.evidence import Evidence, exception_lines
@@ -27,12 +28,16 @@ RULE_ID = "rule-trust-remote-code"
 FLAG = "--trust-remote-code"
 _PROMPT = "Do you wish to run the custom code?"
 _DECIDER = "resolve_trust_remote_code"  # transformers/dynamic_module_utils.py
+# transformers' refusal in its own words, also when the line naming `trust_remote_code=True` was cut from the paste
+# (the refusal's first sentence ends its first line): "… contains custom code which must be executed to correctly
+# load the model", older "Loading X requires you to execute the configuration file in that repo …".
+_REFUSAL = compile_lazily(r"contains custom code which must be executed|requires you to execute the (?:configuration|modeling|tokenizer) file")
 
 
 def _needs_remote_code(evidence: Evidence) -> str | None:
     """What showed it: transformers' own refusal, or its prompt failing with no terminal to answer it."""
     failure = evidence.failure
-    if any("trust_remote_code=True" in line for line in exception_lines(failure)):
+    if any("trust_remote_code=True" in line or _REFUSAL.search(line) for line in exception_lines(failure)):
         return "transformers refused to run the model repository's own code: `trust_remote_code=True` was not given"
     asked = any(frame.function == _DECIDER for block in failure.exceptions for frame in block.frames) or any(
         _PROMPT in line for line in (*failure.context, *evidence.lines))

@@ -141,3 +141,30 @@ def test_a_proxy_error_on_a_local_request_is_a_proxy() -> None:
     diagnosis = first_diagnosis(log)
     assert diagnosis.category == "network" and diagnosis.fix is not None
     assert ("NO_PROXY", "localhost,127.0.0.1,0.0.0.0") in diagnosis.fix.env
+
+
+# Stop 38's blind split (issue 28): a port clash between the ranks of one server was blamed on another process.
+# SGLang derives its DP-attention ZMQ ports from the rendezvous port (sglang/srt/server_args.py PortArgs.init_new,
+# 0.5.9: --dist-init-addr's port + 1 to + 5); here the first of them is the HTTP --port.  zmq's own wording.
+OWN_PORTS = """\
+python -m sglang.launch_server --model-path Qwen/Qwen2-7B --tp 2 --dp 2 --enable-dp-attention --port 30000 --dist-init-addr 127.0.0.1:29999
+[2025-01-01 00:00:00 TP1] Scheduler hit an exception: Traceback (most recent call last):
+  File "/usr/local/lib/python3.10/dist-packages/zmq/sugar/socket.py", line 311, in bind
+    super().bind(addr)
+zmq.error.ZMQError: Address already in use (addr='tcp://127.0.0.1:30000')
+"""
+
+
+def test_a_port_that_is_two_of_the_servers_own_ports_is_said_to_be_so() -> None:
+    diagnosis = first_diagnosis(OWN_PORTS)
+    assert diagnosis.category == "port-in-use" and diagnosis.fix is not None
+    said = diagnosis.fix.steps[0]
+    assert "port 30000 is both its HTTP port (--port) and a ZMQ port it derives (its rendezvous port + 1)" in said
+    assert "the same server" in diagnosis.root_cause or "the server's own" in diagnosis.root_cause
+
+
+def test_a_port_no_other_setting_of_the_launch_uses_gets_only_the_general_word_on_own_ports() -> None:
+    log = OWN_PORTS.replace("127.0.0.1:29999", "127.0.0.1:40000")
+    fix = first_diagnosis(log).fix
+    assert fix is not None and not any("is both" in step or "is also" in step for step in fix.steps)
+    assert any("picks for itself" in step for step in fix.steps)

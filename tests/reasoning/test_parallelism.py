@@ -171,3 +171,78 @@ def test_a_moe_weight_under_expert_parallelism_raises_ep_not_lowers_tp() -> None
     fix = diagnosis.fix
     assert fix is not None and [(op.flag, op.value) for op in fix.flags] == [("--ep-size", "8")]  # 768 / (16 / 8) = 384
     assert fix.command is not None and "--tp-size 16" in fix.command and "--ep-size 8" in fix.command
+
+
+# Stop 38's blind split (issue 28): the KV-heads check pasted as its last frame and the assert alone, and the same
+# check's other spellings across model files and releases (the raise site index; facts/divisibility.toml's sources).
+KV_ASSERT_LAST_FRAME = """\
+python3 -m sglang.launch_server --model-path /models/ling-lite --tp 8
+  File "/usr/local/lib/python3.10/dist-packages/sglang/srt/models/bailing_moe.py", line 231, in __init__
+    assert self.total_kv_heads % attn_tp_size == 0
+AssertionError
+"""
+
+
+def test_the_kv_heads_assert_alone_with_its_frame_is_the_divisibility_rule_in_any_spelling() -> None:
+    for spelling in ("self.total_kv_heads % attn_tp_size", "self.total_num_key_value_heads % tp_size",
+                     "self.num_total_kv_heads % self.tp_size", "self.total_num_kv_heads % tp_world_size",
+                     "self.multi_query_group_num % tp_size"):
+        log = KV_ASSERT_LAST_FRAME.replace("self.total_kv_heads % attn_tp_size", spelling)
+        diagnosis = first_diagnosis(log)
+        assert (diagnosis.basis, diagnosis.category) == ("rule", "parallel-config"), spelling
+        assert diagnosis.fix is not None and "--tp-size" in diagnosis.fix.summary, spelling
+
+
+def test_the_kv_heads_messages_of_other_model_files_get_the_degrees_that_fit() -> None:
+    launch = "vllm serve /models/m --tensor-parallel-size 8\n"
+    cases = {
+        # vllm/model_executor/models/param2moe.py: the strict split
+        "ValueError: num_key_value_heads (4) must be divisible by tensor-parallel world size (8).": "4",
+        # vllm/model_executor/models/mimo_v2.py: the copy branch, the degree printed first
+        "ValueError: tp_size=12 must be divisible by num_kv_heads=8.": "8",
+    }
+    for message, degree in cases.items():
+        diagnosis = first_diagnosis(launch + message + "\n")
+        assert (diagnosis.basis, diagnosis.category) == ("rule", "parallel-config"), message
+        assert diagnosis.fix is not None and [(op.op, op.flag, op.value) for op in diagnosis.fix.flags] == [
+            ("set", "--tensor-parallel-size", degree)], message
+
+
+def test_the_kv_heads_check_without_numbers_reads_the_launch_and_says_where_the_size_is() -> None:
+    # sglang/srt/models/nanbeige.py: 'num_key_value_heads must be divisible by tp_size.'
+    diagnosis = first_diagnosis("python3 -m sglang.launch_server --model-path /models/m --tp 8\n"
+                                "AssertionError: num_key_value_heads must be divisible by tp_size.\n")
+    assert (diagnosis.basis, diagnosis.category) == ("rule", "parallel-config")
+    assert diagnosis.fix is not None and "num_key_value_heads" in diagnosis.fix.summary
+
+
+# The engines' shared helper, printed by real CPython: vllm/distributed/utils.py and sglang/srt/distributed/utils.py
+# ensure_divisibility, whose message names no size; the launch's degree says which side of it is the GPUs.
+ENSURE_DIVISIBILITY = '''
+def ensure_divisibility(numerator, denominator):
+    assert numerator % denominator == 0, "{} is not divisible by {}".format(numerator, denominator)
+
+ensure_divisibility(NUMERATOR, DENOMINATOR)
+'''
+
+
+def _helper_failure(numerator: int, denominator: int, path: str) -> str:
+    from tests.helpers import real_traceback
+
+    code = ENSURE_DIVISIBILITY.replace("NUMERATOR", str(numerator)).replace("DENOMINATOR", str(denominator))
+    return real_traceback(code, path)
+
+
+def test_the_shared_divisibility_helper_reads_the_degree_from_the_launch() -> None:
+    split = first_diagnosis("vllm serve Qwen/Qwen2.5-7B-Instruct --tensor-parallel-size 3\n"
+                            + _helper_failure(28, 3, "vllm/distributed/utils.py"))
+    assert (split.pattern, split.category) == ("rule-parallelism-ensure-divisibility", "parallel-config")
+    assert split.fix is not None and [(op.flag, op.value) for op in split.fix.flags] == [("--tensor-parallel-size", "2")]
+    copies = first_diagnosis("python -m sglang.launch_server --model-path Qwen/Qwen2.5-7B-Instruct --tp 6\n"
+                             + _helper_failure(6, 4, "sglang/srt/distributed/utils.py"))
+    assert copies.pattern == "rule-parallelism-ensure-divisibility" and "KV heads" in copies.root_cause
+    assert copies.fix is not None and [(op.flag, op.value) for op in copies.fix.flags] == [("--tp-size", "4")]
+
+
+def test_the_shared_divisibility_helper_without_the_degree_in_the_log_claims_no_arithmetic() -> None:
+    assert category_of(_helper_failure(28, 3, "vllm/distributed/utils.py")) is None

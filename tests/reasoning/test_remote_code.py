@@ -107,6 +107,26 @@ def test_the_engines_own_dump_of_its_settings_counts_as_given(tmp_path: Path) ->
     assert diagnosis is not None and diagnosis.category == "engine-bug" and not diagnosis.fix.flags  # type: ignore[union-attr]
 
 
+@pytest.mark.parametrize("engine", ["sglang", "vllm"])
+def test_the_refusal_pasted_without_its_last_line_still_adds_the_switch(tmp_path: Path, engine: str) -> None:
+    """Stop 38's blind split (issue 28): the refusal's first line alone (the line naming trust_remote_code=True cut
+    from the paste) was filed under another category; transformers' own words decide."""
+    log = "\n".join(line for line in _log(tmp_path, engine, "refusal", LAUNCH[engine]).splitlines()
+                    if "trust_remote_code=True" not in line) + "\n"
+    diagnosis = diagnose_text(log).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.pattern == "rule-trust-remote-code"
+    assert diagnosis.fix is not None and diagnosis.fix.command == f"{LAUNCH[engine]} --trust-remote-code"
+
+
+def test_an_unsupported_architecture_message_that_asks_for_remote_code_lets_the_rule_lead() -> None:
+    """A message naming both (the architecture, and the model's own code to run): the switch leads, not an upgrade."""
+    log = (LAUNCH["sglang"] + "\nValueError: Model architectures ['InternLM2ForCausalLM'] are not supported for now. "
+           "Please set `trust_remote_code=True` to load the model's own code.\n")
+    diagnosis = diagnose_text(log).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.pattern == "rule-trust-remote-code"
+    plain = diagnose_text(LAUNCH["sglang"] + "\nValueError: Model architectures ['InternLM2ForCausalLM'] are not "
+                          "supported for now. Supported architectures: dict_keys(['LlamaForCausalLM'])\n")
+    assert plain.failures[0].diagnosis is not None and plain.failures[0].diagnosis.pattern == "sglang-unsupported-architecture"
 @pytest.mark.parametrize("dump", [
     # vLLM 0.9 and later: the API server logs the arguments it was given as a dict (entrypoints/utils.py)
     "INFO 06-01 10:00:00 [utils.py:326] non-default args: {'model': 'acme/custom-7b', 'trust_remote_code': True}",

@@ -119,9 +119,17 @@ def suggest_flag(flag: str, ctx: FixContext) -> str | None:
         return dashed
     prefixed = [name for name in names if name.startswith(flag)]
     if len(prefixed) == 1:
-        return prefixed[0]
+        return _own_name(prefixed[0], ctx)
     close = difflib.get_close_matches(flag, names, n=1, cutoff=0.75)
-    return close[0] if close else None
+    return _own_name(close[0], ctx) if close else None
+
+
+def _own_name(spelling: str, ctx: FixContext) -> str:
+    """A near spelling that is another spelling of a flag (an alias a later release added, SGLang 0.5.2's
+    --speculative-draft-model for --speculative-draft-model-path) is written as the flag's own name, which the
+    releases before the alias have too: a guessed spelling must not need a newer release than the user's."""
+    info = ctx.catalog.find(spelling) if ctx.catalog else None
+    return info.name if info is not None and info.name.startswith("--") else spelling
 
 
 def _is_flag(token: str) -> bool:

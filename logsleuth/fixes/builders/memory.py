@@ -99,7 +99,20 @@ def fewer_running_requests(ctx: FixContext, data: dict[str, Any]) -> Fix:
     value = str(max(1, current // 2)) if current is not None else str(data.get("default", 32))
     was = f" (was {current})" if current is not None else ""
     summary = interpolate(str(data.get("summary", "")), {**ctx.captures, "value": value, "was": was})
-    return replace(base, summary=summary, flags=(FlagOp("set", _MAX_RUNNING, value),))
+    return replace(base, summary=summary, flags=(FlagOp("set", _MAX_RUNNING, value),),
+                   steps=(*base.steps, *_lowered_fraction(ctx)))
+
+
+def _lowered_fraction(ctx: FixContext) -> tuple[str, ...]:
+    """The KV pool is what --mem-fraction-static leaves after the weights: a launch that set the fraction (most often
+    lowered, to make room for something else on the GPU) ran out sooner for it, and lowering it further never helps
+    a pool that ran out while serving."""
+    given = ctx.command.value("--mem-fraction-static") if ctx.command is not None else None
+    if given is None:
+        return ()
+    return (f"the launch sets --mem-fraction-static {given}: the KV pool is what that share of GPU memory leaves after "
+            "the weights, so a lower share runs out sooner; raising it back toward the default (where the GPU has the "
+            "room) is the other way out, lowering it further is not",)
 
 
 def _first_alternative(note: str, fix: Fix) -> Fix:

@@ -26,6 +26,65 @@ def default_http_port(ctx: FixContext, data: dict[str, Any]) -> int:
     return DEFAULT_HTTP_PORTS.get(ctx.launch.engine or "sglang", 30000)
 
 
+# SGLang picks some of its ports itself, next to the ones the launch gives (sglang/srt/server_args.py PortArgs.init_new,
+# 0.5.9): the NCCL port is a free port it finds (0.4.x: --port + a random 100-1000) unless --nccl-port is given; with
+# DP attention its ZMQ sockets sit at the rendezvous port + 1 to + 5, the rendezvous port being --dist-init-addr's or,
+# on one node without it, --port + 233 (ZMQ_TCP_PORT_DELTA).  Two of the server's own ports can then be the same one.
+ZMQ_TCP_PORT_DELTA = 233
+DERIVED_ZMQ_PORTS = 5
+OWN_PORTS_STEP = (
+    "the port may be one the server picks for itself rather than another program's: SGLang's NCCL port (a free port it "
+    "finds, or --nccl-port), its rendezvous at --dist-init-addr and, with DP attention, its ZMQ ports at that port + 1 "
+    "to + 5 (on one node without --dist-init-addr: --port + 233 and up). If ss shows the server's own process, or "
+    "nothing once it has exited, give its ports room apart (--port, --nccl-port, --dist-init-addr) instead of "
+    "looking for another process"
+)
+# vLLM's own: its internal ports come from VLLM_PORT upward, one after another (vllm/utils get_open_port).
+VLLM_OWN_PORTS_STEP = (
+    "the port may be one the server picks for itself rather than another program's: vLLM takes its internal ports from "
+    "VLLM_PORT upward, one after another, so a VLLM_PORT at or just below the HTTP --port makes the server collide with "
+    "its own ports. If ss shows the server's own process, or nothing once it has exited, move VLLM_PORT away from --port"
+)
+
+
+def own_ports(ctx: FixContext) -> dict[int, list[str]]:
+    """The ports this SGLang launch itself uses, each with what it is to the server (the flags its command or settings
+    dump give; a port can be two things at once, which is the collision)."""
+    def given(flag: str, arg: str) -> str | None:
+        return (ctx.command.value(flag) if ctx.command else None) or server_arg(ctx, arg)
+
+    ports: dict[int, list[str]] = {}
+    http = given("--port", "port")
+    http_port = int(http) if http and http.isdigit() else DEFAULT_HTTP_PORTS["sglang"]
+    ports.setdefault(http_port, []).append("its HTTP port (--port)")
+    nccl = given("--nccl-port", "nccl_port")
+    if nccl and nccl.isdigit():
+        ports.setdefault(int(nccl), []).append("its --nccl-port")
+    rendezvous = (given("--dist-init-addr", "dist_init_addr") or "").strip("'\"").rpartition(":")[2]
+    dp_attention = bool(ctx.command and ctx.command.has("--enable-dp-attention")) or (
+        server_arg(ctx, "enable_dp_attention") == "True")
+    base = int(rendezvous) if rendezvous.isdigit() else (http_port + ZMQ_TCP_PORT_DELTA if dp_attention else None)
+    if base is not None:
+        ports.setdefault(base, []).append(
+            "its rendezvous port" + (" (--dist-init-addr)" if rendezvous.isdigit() else " (--port + 233)"))
+        if dp_attention:
+            for offset in range(1, DERIVED_ZMQ_PORTS + 1):
+                ports.setdefault(base + offset, []).append(f"a ZMQ port it derives (its rendezvous port + {offset})")
+    return ports
+
+
+def _own_collision(ctx: FixContext, taken: str | None, flag: str) -> str | None:
+    """The taken port, when it is two of this server's own ports, or one of its own the failing bind was not for."""
+    if not taken or not taken.isdigit():
+        return None
+    uses = own_ports(ctx).get(int(taken), [])
+    if len(uses) >= 2:
+        return f"port {taken} is both {uses[0]} and {uses[1]}: two of this server's own ports are the same one"
+    if uses and (flag == "--port") != uses[0].startswith("its HTTP port"):
+        return f"port {taken} is also {uses[0]}: two of this server's own ports are the same one"
+    return None
+
+
 def free_port(ctx: FixContext, data: dict[str, Any]) -> Fix:
     """The HTTP port (or the NCCL / dist-init port) is taken: pick the next one."""
     what = ctx.captures.get("what", "")
@@ -35,9 +94,13 @@ def free_port(ctx: FixContext, data: dict[str, Any]) -> Fix:
         if pattern.search(what):
             flag, arg = candidate_flag, candidate_arg
             break
+    vllm = ctx.launch.engine == "vllm"
+    collision = None if vllm else _own_collision(ctx, taken, flag)
     steps = (
+        *((f"{collision}: move one of them (--port, --nccl-port, --dist-init-addr) so that they stay apart",) if collision else ()),
         f"see who holds it: ss -ltnp | grep ':{taken or '<port>'}' (often an earlier server that is still running)",
         "stop that process, or start this server on a free port as below",
+        VLLM_OWN_PORTS_STEP if vllm else OWN_PORTS_STEP,
     )
     if flag == "--dist-init-addr":
         current = (ctx.command.value(flag) if ctx.command else None) or server_arg(ctx, arg)

@@ -14,6 +14,7 @@ from . import (
     dependencies,
     dev_args,
     dev_cat2,
+    dev_cat3,
     dev_category,
     dev_detect,
     dev_packages,
@@ -33,7 +34,7 @@ from . import (
 )
 
 FAMILIES = (memory, hangs, nccl, kernels, native_crashes, cuda_graph, weights, models, dependencies, arguments, features, ports, heldout, vllm,
-            dev_category, dev_detect, dev_vllm2, dev_cat2, dev_args, dev_packages, dev_s38)
+            dev_category, dev_detect, dev_vllm2, dev_cat2, dev_args, dev_packages, dev_s38, dev_cat3)
 
 
 def all_cases() -> list[WildCase]:

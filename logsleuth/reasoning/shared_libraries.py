@@ -1,0 +1,66 @@
+"""A system library the dynamic loader cannot find (issue 28, class 4: dependency drift that is not a Python package).
+
+A compiled extension (sgl-kernel's common_ops, a flashinfer or vLLM `_C` module, torch's own) links against system
+libraries; when one is missing, CPython's import reports the loader's words: "ImportError: libnuma.so.1: cannot open
+shared object file: No such file or directory" (ctypes: OSError).  No pip install of the engine or of the package
+fixes it: the library comes from the system's packages, the NVIDIA driver, or a CUDA component.  The answer names the
+library and what installs it (facts/shared_libraries.toml); a library the table does not know is named with the way to
+find its package."""
+
+from __future__ import annotations
+
+from logsleuth.facts.shared_libraries import SharedLibrary, library_named
+from logsleuth.lazyre import compile_lazily
+from logsleuth.models import ENGINE_NAMES, Diagnosis, Fix
+from logsleuth.reasoning.evidence import Evidence, exception_lines
+
+RULE_ID = "rule-shared-library-missing"
+_CANNOT_OPEN = compile_lazily(r"(?<![\w.+-])(?P<lib>lib[\w.+-]*?\.so(?:\.\d+)*): cannot open shared object file")
+# The package whose compiled code asked for it: the innermost frame under site-packages/ (dist-packages/).
+_PACKAGE = compile_lazily(r"(?:site|dist)-packages/(?P<package>[A-Za-z_][\w]*)")
+
+
+def _loading_package(evidence: Evidence) -> str | None:
+    for block in reversed(evidence.failure.exceptions):
+        for frame in reversed(block.frames):
+            found = _PACKAGE.search(frame.file)
+            if found is not None and found["package"] not in ("importlib", "ctypes"):
+                return found["package"]
+    return None
+
+
+def _installs(row: SharedLibrary) -> str:
+    parts = [f"{row.debian} on Debian/Ubuntu" if row.debian else "", f"{row.rhel} on RHEL/Fedora" if row.rhel else "",
+             f"or the pip wheels {row.pip}" if row.pip else ""]
+    return ", ".join(part for part in parts if part)
+
+
+def shared_library(evidence: Evidence) -> Diagnosis | None:
+    found = next((m for line in exception_lines(evidence.failure) if (m := _CANNOT_OPEN.search(line))), None)
+    if found is None:
+        return None
+    lib = found["lib"]
+    row = library_named(lib)
+    launch = evidence.launch
+    engine_name = ENGINE_NAMES.get(launch.engine or "", "the engine")
+    package = _loading_package(evidence)
+    loader = f"{package}'s compiled code" if package else "a compiled extension"
+    what = f"{lib} ({row.component})" if row else lib
+    root_cause = (f"The dynamic loader found no {what} when {loader} was loaded. It is a library of the system, the "
+                  f"driver or CUDA, not a Python package: reinstalling {engine_name}"
+                  f"{' or ' + package if package else ''} does not install it.")
+    check = f"ldconfig -p | grep {lib.split('.so')[0]}.so shows whether (and where) the loader finds it; echo $LD_LIBRARY_PATH the extra directories it reads"
+    if row is not None:
+        summary = f"Install {row.component}: {_installs(row)}; in a container, in its image."
+        steps = (check, *((row.note,) if row.note else ()))
+        references = row.sources
+    else:
+        summary = (f"Install the system package that provides {lib} (in a container, in its image): the distribution's "
+                   "file index names it (apt-file search on Debian/Ubuntu, dnf provides on RHEL/Fedora).")
+        steps = (check,)
+        references = ()
+    return Diagnosis(
+        pattern=RULE_ID, title=f"A system library is missing: {lib}", category="dependency-version",
+        root_cause=root_cause, fix=Fix(summary=summary, steps=steps), references=references,
+        engine=launch.engine, engine_version=launch.engine_version, basis="rule",
+        evidence=(f"the loader's words: {found.group(0)}",))
