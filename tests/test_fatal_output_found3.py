@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from logsleuth.api import diagnose_text
+from tests.helpers import real_traceback
 from tests.test_fatal_output_shapes import OPTIONS, primary
 
 # -- pydantic: a validator's ValueError as ValidationError's line ---------------------------------------------------------
@@ -188,3 +189,44 @@ def test_a_real_nccl_error_before_a_crash_still_names_its_cause() -> None:
            f"{SHUTDOWN}\nKilled\n")
     diagnosis = diagnose_text(log, OPTIONS).failures[0].diagnosis
     assert diagnosis is not None and diagnosis.category == "nccl"
+
+
+# -- a traceback whose exception line the paste cut, under the error record that names it ---------------------------------
+# SGLang's scheduler logs `Scheduler hit an exception: {traceback}` (srt/managers/scheduler.py run_scheduler_process);
+# a wrapper or the user keeps the record's first line and the frames, the exception line cut away.
+ATTENTION = "Unsupported attention backend fa3 on this GPU"
+CUT_CODE = f"""
+def run_scheduler_process():
+    raise ValueError({ATTENTION!r})
+
+run_scheduler_process()
+"""
+
+
+def _cut_traceback() -> str:
+    printed = real_traceback(CUT_CODE, "sglang/srt/managers/scheduler.py")
+    return "".join(line for line in printed.splitlines(keepends=True) if not line.startswith("ValueError"))
+
+
+@pytest.mark.parametrize("record", [
+    f"[2025-06-01 10:00:00 TP0] ERROR Scheduler hit an exception: ValueError: {ATTENTION}",
+    f"2025-06-01 10:00:00,123 - verl.workers.rollout - ERROR - rollout failed: ValueError: {ATTENTION}",
+])
+def test_the_record_above_a_cut_traceback_names_its_exception(record: str) -> None:
+    report = diagnose_text(f"{record}\n{_cut_traceback()}", OPTIONS)
+    assert len(report.failures) == 1
+    failure = report.failures[0].failure
+    assert failure.kind == "traceback"
+    assert (failure.final.type, failure.final.message) == ("ValueError", ATTENTION)
+    assert failure.final.frames
+
+
+def test_a_record_that_names_no_exception_leaves_the_cut_traceback_as_it_is() -> None:
+    report = diagnose_text(f"ERROR 06-01 10:00:00 [engine.py:160] Error in the step, see below\n{_cut_traceback()}", OPTIONS)
+    assert report.failures[0].failure.final.type == ""
+
+
+def test_a_whole_traceback_keeps_its_own_exception() -> None:
+    printed = real_traceback(CUT_CODE, "sglang/srt/managers/scheduler.py")
+    report = diagnose_text(f"ERROR Scheduler hit an exception: KeyError: 'other'\n{printed}", OPTIONS)
+    assert [(group.failure.final.type, group.failure.final.message) for group in report.failures][:1] == [("ValueError", ATTENTION)]

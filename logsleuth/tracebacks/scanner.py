@@ -61,7 +61,7 @@ from logsleuth.tracebacks.grammar import (
     shell_notice,
 )
 from logsleuth.tracebacks.interleave import MAX_INTERLEAVED, choose, in_step, redeal
-from logsleuth.tracebacks.logged_errors import logged_engine_error
+from logsleuth.tracebacks.logged_errors import logged_engine_error, named_by_record_above
 from logsleuth.tracebacks.repair import attach_moved_exceptions, fold_kernel_prints, shown_in
 
 __all__ = ["FailureScanner", "LineKind", "classify", "scan"]
@@ -251,6 +251,8 @@ class FailureScanner:
             if not head and THREAD_INTRO.match(previous.strip()):
                 head = previous.strip()
             new = Collector("traceback", line, Phase.FRAMES, header=head or None, context=self._context())
+            if not head and ("rror" in previous or "xception" in previous):
+                new.said_before = previous
             if not head and text[:1] in " \t":
                 new.indent = _indentation(text)  # a traceback in an indented block
         elif kind is LineKind.GROUP:
@@ -368,6 +370,8 @@ class FailureScanner:
 
     def _build(self, collector: Collector) -> None:
         failure = collector.build()
+        if collector.said_before and failure.kind == "traceback" and not failure.final.type and failure.final.frames:
+            failure = named_by_record_above(failure, collector.said_before)
         if collector.fallback or collector.mention:
             (self._fallbacks if collector.fallback else self._mentions).append(failure)
             return
