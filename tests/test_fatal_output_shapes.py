@@ -197,3 +197,37 @@ def test_frames_after_a_message_that_quotes_none_are_still_a_traceback() -> None
            "    os.kill(pid)\n"
            "KeyError: 'second'\n")
     assert len(diagnose_text(log, OPTIONS).failures) == 2
+
+
+# -- a library's upgrade advice pasted without the error's first line ----------------------------------------------------
+# transformers/models/auto/configuration_auto.py raises ValueError for a model type it does not know: its first
+# paragraph names the type, its second (after a blank line) is the advice to upgrade.  A paste that starts at the
+# advice still shows the failure; pip's own upgrade notice is no failure.
+UNKNOWN_TYPE = ("The checkpoint you are trying to load has model type `qwen3` but Transformers does not recognize this "
+                "architecture. This could be because of an issue with the checkpoint, or because your version of Transformers "
+                "is out of date.")
+ADVICE = ("You can update Transformers with the command `pip install --upgrade transformers`. If this does not work, and the "
+          "checkpoint is very new, then there may not be a release version that supports this model yet. In this case, you "
+          "can get the most up-to-date code by installing Transformers from source with the command "
+          "`pip install git+https://github.com/huggingface/transformers.git`")
+STARTUP = ("INFO 05-01 10:00:00 [__init__.py:239] Automatically detected platform cuda.\n"
+           "INFO 05-01 10:00:02 [api_server.py:1043] vLLM API server version 0.8.5\n")
+
+
+def test_the_upgrade_advice_without_its_first_line_is_the_failure() -> None:
+    assert primary(f"{ADVICE}\n{STARTUP}") == ("ValueError", ADVICE, "dependency-version")
+
+
+def test_the_advice_under_its_own_first_line_is_one_failure(tmp_path: Path) -> None:
+    script = tmp_path / "load.py"
+    script.write_text(f"raise ValueError({UNKNOWN_TYPE + chr(10) + chr(10) + ADVICE!r})\n")
+    ran = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=False)
+    report = diagnose_text(STARTUP + ran.stderr, OPTIONS)
+    assert len(report.failures) == 1
+    assert report.failures[0].failure.exceptions[-1].message.startswith(UNKNOWN_TYPE)
+
+
+def test_pips_upgrade_notice_is_no_failure() -> None:
+    log = ("[notice] A new release of pip is available: 24.0 -> 25.0.1\n"
+           "[notice] To update, run: python -m pip install --upgrade pip\n" + STARTUP)
+    assert not diagnose_text(log, OPTIONS).failures

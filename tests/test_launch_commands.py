@@ -99,3 +99,12 @@ def test_vllms_module_entry_point_is_read_as_the_launch_command() -> None:
     report = diagnose_text(log, DiagnoseOptions(include_user_patterns=False))
     assert report.launch.command == "python -m vllm.entrypoints.openai.api_server --model /models/m --dtype float16 --enforce-eager"
     assert report.launch.engine == "vllm"
+
+
+def test_a_command_quoted_in_backticks_in_a_sentence_ends_at_its_closing_backtick() -> None:
+    """Prose that quotes the launch (`When I run \\`vllm serve …\\` I get …`): the sentence after it is no part of it."""
+    log = ("When I run `vllm serve Qwen/Qwen2.5-7B --tensor-parallel-size 2` I get "
+           "`torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB.`\n")
+    launch = diagnose_text(log, DiagnoseOptions(include_user_patterns=False)).launch
+    assert launch.engine == "vllm"
+    assert launch.command == "vllm serve Qwen/Qwen2.5-7B --tensor-parallel-size 2"

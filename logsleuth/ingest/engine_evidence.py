@@ -242,22 +242,23 @@ def image_engine(text: str) -> str | None:
 # xorbitsai/inference#2126) or `key=value` items (`model_engine=SGLang`, the format of #2334), and its
 # `--model-engine vllm` (#2126), verl's `actor_rollout_ref.rollout.name=sglang`, LLaMA-Factory's
 # `infer_backend: vllm`.  A setting names the engine that runs, not one it merely mentions.
-_SETTINGS_ENGINE = compile_lazily(
-    r"(?<![\w.])(?:(?P<sglang_class>ServerArgs)|(?P<vllm_class>(?:Async)?EngineArgs))\((?=[a-z_]+=)"
-    r"|(?i:['\"]model_engine['\"]: ['\"]|\bmodel_engine=|--model-engine[= ]|-en |\brollout\.name=|\binfer_backend(?:[:=] ?| )['\"]?)"
-    r"(?P<engine>(?i:sglang|vllm))(?![\w-])"
+_SETTINGS_CLASS = compile_lazily(r"(?<![\w.])(?P<cls>ServerArgs|(?:Async)?EngineArgs)\((?=[a-z_]+=)")
+# (No case-insensitive group: it makes Python's `re` try every position slowly; the spellings the wrappers print.)
+_WRAPPER_CHOICE = compile_lazily(
+    r"(?:model_engine['\"]?(?:=|: ['\"])|--model-engine[= ]|rollout\.name=|infer_backend(?:[:=] ?| )['\"]?)"
+    r"(?P<engine>sglang|SGLang|SGLANG|vllm|vLLM|VLLM)(?![\w-])"
 )
+# The text one of them needs: lines without it (nearly all) cost a few substring tests.
+SETTINGS_MARKERS = ("Args(", "engine", "rollout.name", "infer_backend")
 
 
 def settings_engine(text: str) -> str | None:
-    """The engine a dump of the launch's settings shows running, else None (the callers' prefilter: `Args(` or
-    `engine`, `rollout.name`, `infer_backend` is in the line)."""
-    m = _SETTINGS_ENGINE.search(text)
-    if m is None:
-        return None
-    if m["engine"]:
-        return m["engine"].lower()
-    return "sglang" if m["sglang_class"] else "vllm"
+    """The engine a dump of the launch's settings shows running, else None (the callers' prefilter: one of
+    SETTINGS_MARKERS is in the line)."""
+    if "Args(" in text and (m := _SETTINGS_CLASS.search(text)):
+        return "sglang" if m["cls"] == "ServerArgs" else "vllm"
+    m = _WRAPPER_CHOICE.search(text)
+    return m["engine"].lower() if m else None
 
 
 # The engine's console script as the traceback's first frame (`File "/usr/local/bin/vllm", line 10, in <module>`:

@@ -27,7 +27,7 @@ _SERVER_ARGS = compile_lazily(r"\bserver_args=(?P<body>ServerArgs\(.*\)|\{.*\})\
 # `server_args=ServerArgs(…)` (a dict from 0.5.23), vLLM's `Initializing a V1 LLM engine (v0.11.2) with config: …`,
 # its API server's `args: Namespace(…)` before 0.9 (vllm-project/vllm#4604) and `non-default args: {…}` since
 # (vllm/entrypoints/utils.py, log_non_default_args), `EngineArgs(…)`.  Its items are `key=value` or `'key': value`.
-_SETTINGS_DUMP = compile_lazily(r"server_args=|ServerArgs\(|EngineArgs\(|engine_args=|with config: |Namespace\(|non-default args: ")
+SETTINGS_DUMPS = ("server_args=", "ServerArgs(", "EngineArgs(", "engine_args=", "with config: ", "Namespace(", "non-default args: ")
 _SWITCH_ON = compile_lazily(r"(?<![\w'\"])(?P<repr>[a-z_]\w*)=True\b|['\"](?P<dict>[a-z_]\w*)['\"]: True\b")
 MAX_DUMP_LINE = 1 << 16  # a settings dump is long, but not a 1 MiB line
 # Text that shows how to launch rather than a launch: argparse's `usage: sglang serve [-h] --model-path
@@ -129,7 +129,7 @@ class LaunchTracker:
     _streams_read: set[str] = field(default_factory=set)  # stream keys already read for a logger's name
     _marker_kinds: set[str] = field(default_factory=set)
     gpu_lines: list[str] = field(default_factory=list)  # lines that show the GPU (facts/gpus.py), the first ones
-    switches_on: set[str] = field(default_factory=set)  # what the engine's settings dumps show True (_SETTINGS_DUMP)
+    switches_on: set[str] = field(default_factory=set)  # what the engine's settings dumps show True (SETTINGS_DUMPS)
     # A launch command written over several lines with backslash continuations (a launch script, a pasted
     # shell session): the lines so far, joined, and the offset of its first line.
     _continued: tuple[str, int] | None = None
@@ -141,7 +141,7 @@ class LaunchTracker:
             self._continued = None
             text = _join_continued(start, text)
             line = line._replace(text=text, offset=offset)
-        if ("args" in text or "with config: " in text) and len(text) <= MAX_DUMP_LINE and _SETTINGS_DUMP.search(text):
+        if ("args" in text or "with config: " in text) and len(text) <= MAX_DUMP_LINE and any(dump in text for dump in SETTINGS_DUMPS):
             self.switches_on.update(m["repr"] or m["dict"] for m in _SWITCH_ON.finditer(text))
         if "server_args=" in text:
             m = _SERVER_ARGS.search(text)
@@ -157,6 +157,8 @@ class LaunchTracker:
             m := _COMMAND.search(text)
         ):
             command = m["cmd"].strip()
+            if m.start("cmd") and text[m.start("cmd") - 1] == "`":
+                command = command.split("`", 1)[0].strip()  # a command a sentence quotes in backticks ends at its closing one
             if command.endswith("\\") and len(text) <= 8192:
                 self._continued = (text.rstrip()[:-1], line.offset)  # the rest is on the next line
                 return
@@ -168,8 +170,8 @@ class LaunchTracker:
                 self._mark(line.offset, "command").command = command
         if ("sglang" in text or "vllm" in text or "vLLM" in text or "VLLM::" in text or "sgl_kernel" in text or "sgl-kernel" in text) and 'File "' not in text:
             self._observe_engine_named(text)  # (a frame's path is read from the failure: observe_failure)
-        if ("Args(" in text or "engine" in text or "rollout.name" in text or "infer_backend" in text or " -en " in text) and (
-            dumped := engine_evidence.settings_engine(text)
+        if ("Args(" in text or "engine" in text or "rollout.name" in text or "infer_backend" in text) and (
+            dumped := engine_evidence.settings_engine(text)  # (engine_evidence.SETTINGS_MARKERS)
         ):
             self._saw("banner", dumped)
         if ("VLLM_" in text or "SGLANG_" in text) and (env_engine := engine_evidence.engine_set_in_environment(text)):

@@ -350,9 +350,18 @@ TYPELESS_ENGINE_LINES: tuple[tuple[re.Pattern[str], str], ...] = (
     # it, or a paste that put it above frames whose own exception line it lost (repair.py then joins them)
     (compile_lazily(r"^(?:.*?\s)?(?P<msg>out of resource: [\w ]+, Required: \d+, "
                     r"Hardware limit: \d+.*)$"), "OutOfResources"),
+    # the advice paragraph of transformers' unknown model type (transformers/models/auto/configuration_auto.py raises
+    # ValueError: "The checkpoint you are trying to load has model type `x` but Transformers does not recognize this
+    # architecture. …" + blank line + "You can update Transformers with the command `pip install --upgrade
+    # transformers`. If this does not work, and the checkpoint is very new, …"), pasted without the error's first line:
+    # the failure of a paste that shows no other (after its first line it is that message's, MESSAGE_SECOND_PARAGRAPH)
+    (compile_lazily(r"^(?!\s*[\w.]+(?:Error|Exception): )\W{0,4}(?P<msg>(?:You can update Transformers with the command "
+                    r"`pip install --upgrade transformers`|If this does not work, and the checkpoint is very new, then there may "
+                    r"not be a release version that supports this model yet).*)$"), "ValueError"),
 )
 FATAL_LINE_WORDS = ("rror", "atchdog", "undefined symbol", "max seq len", "placement group of specs", "failed to start",
-                    "hit an exception", "gated repo", "is restricted", "out of resource", '"detail"')
+                    "hit an exception", "gated repo", "is restricted", "out of resource", "Transformers with the command",
+                    "the checkpoint is very new", '"detail"')
 FATAL_LINES: tuple[tuple[re.Pattern[str], str | None], ...] = (
     # a kernel or library (flashinfer, sgl-kernel): `CUDA Error: <text> (700) <file>: line N at function F`
     (compile_lazily(r"^\s*(?P<type>CUDA [Ee]rror): (?P<msg>\S.*?\(\d+\).*)$"), None),

@@ -2,7 +2,9 @@
 wrapper's logger carries in an ERROR record with no traceback (Xinference's `… xinference.api.restful_api <pid>
 ERROR    [address=…, pid=…] <SGLang's message>`), and pastes without a failure whose lines the new readers look at:
 a wrapper's dump of the launch settings that picks the engine (Xinference's `Enter launch_builtin_model, … kwargs:
-model_engine=vLLM`), and a healthy start with a library's upgrade advice (pip's `[notice]` lines).
+model_engine=vLLM`), and a healthy start with a library's upgrade advice (pip's `[notice]` lines).  A paste that starts
+in transformers' upgrade advice (the error's first line not pasted); torch.compile's BackendCompilerFailed with the
+inner error on its next line.
 
 Facts were mined from even-numbered threads no other file of the project cites (the record formats, the message
 wording, the releases); what a thread did not show is ours, and each `facts` says which.
@@ -80,6 +82,20 @@ OUT_OPS_164041 = Run(plain((
                   ("self", "NS(compiler_name='inductor')"), ("e", f"AssertionError({OUT_OPS!r})"))),
 ), extra_modules=DYNAMO_EXC), primary=True)
 
+# transformers' unknown model type (transformers/models/auto/configuration_auto.py: ValueError "The checkpoint you are
+# trying to load has model type `llava_mistral` but Transformers does not recognize this architecture. …" + blank line
+# + its advice paragraph), pasted from the advice on: the error's first line is not in the paste, the lines after it
+# are the start-up of a rank that was still coming up.
+UPGRADE_ADVICE = ("You can update Transformers with the command `pip install --upgrade transformers`. If this does not work, and the "
+                  "checkpoint is very new, then there may not be a release version that supports this model yet. In this case, you "
+                  "can get the most up-to-date code by installing Transformers from source with the command "
+                  "`pip install git+https://github.com/huggingface/transformers.git`")
+ADVICE_THEN_STARTUP = Text(
+    f"{UPGRADE_ADVICE}\n"
+    "\n"
+    "[2024-12-20 03:14:46 TP0] Init torch distributed begin.\n"
+    "[2024-12-20 03:14:47 TP0] Load weight begin. avail mem=78.50 GB\n", primary=True)
+
 CASES = (
     WildCase(thread="https://github.com/xorbitsai/inference/issues/3138", kind="dev-wrapper-error-record", style="record-only",
              parts=(RECORD_3138,), engine_version="0.4.4.post2", install=DOCKER,
@@ -101,6 +117,16 @@ CASES = (
                    "next line; the vLLM frame above it and its line ours, the paragraphs torch appends to the message left out",
              resolution="An inductor pattern-matcher limitation hit by a vLLM custom op (labelled inductor_pattern_match): a bug of the "
                         "releases, not a launch setting; running without that compilation pass (or eager) avoids it.",
+             paste=(paste.fenced,)),
+    WildCase(thread="https://github.com/sgl-project/sglang/issues/2532", kind="dev-upgrade-advice-cut", style="from-the-advice",
+             parts=(ADVICE_THEN_STARTUP,),
+             # the error's first line is not in the paste (README: no exception fields; the category is what is expected)
+             expect=Expect("dependency-version"),
+             facts="`python3 -m sglang.launch_server --model-path liuhaotian/llava-v1.6-mistral-7b --port 30000` on 2024-12-20: transformers "
+                   "does not know the checkpoint's model type (`llava_mistral`, the wording sgl-project/sglang#128 shows for the same model); "
+                   "the advice paragraph is transformers' own text; the paste starting at it and the TP0 start-up records after it ours",
+             resolution="transformers has no llava_mistral (a model type of the LLaVA authors' own code): the known workaround edits the "
+                        "checkpoint's config.json to model_type llava, or serves a converted checkpoint (haotian-liu/LLaVA PR#1115).",
              paste=(paste.fenced,)),
     WildCase(thread="https://github.com/xorbitsai/inference/issues/2334", kind="dev-clean-wrapper-settings", style="healthy-launch",
              parts=(HEALTHY_XINFERENCE_VLLM,), engine="vllm", engine_version="0.6.1.post2",
