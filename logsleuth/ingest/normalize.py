@@ -101,6 +101,8 @@ _SGLANG_HEADER = compile_lazily(
     r"^\[?(?P<ts>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?)"
     r"(?P<tags>(?: (?:DP|PP|TP|EP|ATTN_CP|MOE_DP|CP)\d{1,6})*)\] ?"
 )
+# A logger's level as the first field of a record, before a separator (`ERROR - `, `ERROR | `, `ERROR: `, `[ERROR]`).
+_LEVEL_FIELD = compile_lazily(r"(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)(?: ?[-|:]\s| {2,})")
 # The rank tags of an SGLang header whose `[` a copy lost, after its time: `TP0] `.
 _LOST_BRACKET = compile_lazily(r"^(?:(?:DP|PP|TP|EP|ATTN_CP|MOE_DP|CP)\d{1,6} ?)*\]")
 _RANK_TAG = compile_lazily(r"(DP|PP|TP|EP|ATTN_CP|MOE_DP|CP)(\d+)")
@@ -248,7 +250,9 @@ class LineNormalizer:
             header_text += m.group(0)
             text = text[m.end() :]
             has_header = True
-            header_kind = "sglang"
+            # SGLang's format is `[time ranks] message`, no level and no other field: a bracketed date followed by a
+            # logger's fields (`[2025-06-01 10:00:00][llamafactory][ERROR]`, `[…] [Worker-1] ERROR - `) is a wrapper's
+            header_kind = None if tags == () and text[:1] == "[" or _LEVEL_FIELD.match(text) else "sglang"
 
         if self._span_lines or text[-1:] == "`":
             text = self._close_markdown(text)

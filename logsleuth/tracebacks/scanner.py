@@ -192,7 +192,9 @@ class FailureScanner:
         if (
             started is None
             and ("rror" in text or "xception" in text)  # what a quoted failure says: most lines do not
-            and not line.starts_record
+            # a record's text is read only when it is an error record (`ERROR … [core.py:700] EngineCore hit an
+            # exception: ValueError: …`): its inline exception is then a fallback, as in a sentence
+            and (not line.starts_record or line.meta.level in ("ERROR", "CRITICAL"))
             and kind in (LineKind.OTHER, LineKind.EXCEPTION)
         ):
             quoted = embedded_failure(text)
