@@ -24,6 +24,15 @@ def test_a_panic_in_sglangs_router_is_sglangs(location: str) -> None:
     assert report.failures and report.launch.engine == "sglang"
 
 
+def test_the_routers_own_records_name_sglang_above_a_bare_panic() -> None:
+    """sgl-router's records start `[Router (Rust)] <date> - LEVEL - ` (sgl-project/sglang#4562); its panic may show only
+    `src/router.rs` (#7028)."""
+    log = ("[Router (Rust)] 2025-06-10 10:00:00 - WARN - Removing failed worker: http://10.0.0.2:30000\n"
+           f"thread 'actix-rt|system:0|arbiter:12' panicked at src/router.rs:463:40:\n{PANIC_PAYLOAD}")
+    report = diagnose_text(log, OPTIONS)
+    assert report.failures and report.launch.engine == "sglang"
+
+
 def test_a_panic_of_another_rust_program_names_no_engine() -> None:
     report = diagnose_text(f"thread 'main' panicked at src/main.rs:12:5:\n{PANIC_PAYLOAD}", OPTIONS)
     assert report.failures and report.launch.engine is None

@@ -230,3 +230,13 @@ def test_a_whole_traceback_keeps_its_own_exception() -> None:
     printed = real_traceback(CUT_CODE, "sglang/srt/managers/scheduler.py")
     report = diagnose_text(f"ERROR Scheduler hit an exception: KeyError: 'other'\n{printed}", OPTIONS)
     assert [(group.failure.final.type, group.failure.final.message) for group in report.failures][:1] == [("ValueError", ATTENTION)]
+
+
+def test_the_newer_toolkit_runtimes_refusal_inside_dockers_line_is_the_failure() -> None:
+    """nvidia-container-runtime's CDI mode words it inside the OCI error: `requirements not met: unsatisfied condition: …`."""
+    log = ("failed to create task for container: failed to create shim task: OCI runtime create failed: failed to create NVIDIA "
+           "Container Runtime: failed to construct OCI spec modifier: requirements not met: unsatisfied condition: cuda>=12.9 "
+           "(cuda=12.6): unknown\n")
+    found = primary(log)
+    assert found[0] == "OCI runtime create failed" and "unsatisfied condition: cuda>=12.9" in found[1]
+    assert found[2] == "cuda-error"

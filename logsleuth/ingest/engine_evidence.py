@@ -66,14 +66,16 @@ _MODULE_PATH = compile_lazily(
     r"|\b(?P<vllm>vllm)[./](?:v1|engine|entrypoints|model_executor|worker|executor|distributed|attention"
     r"|platforms|transformers_utils|multimodal|lora|compilation|inputs|core|logging_utils)[./]"
     r"|\b(?P<sglang>sglang)(?:[./]srt[./]|::(?:sched|detok|data_p)\w*)"
-    r"|(?<![\w-])(?P<sglang_router>sglang_router|sgl[-_]model[-_]gateway|sgl[-_]router)/"
+    r"|(?<![\w-])(?P<sglang_router>(?:sglang_router|sgl[-_]model[-_]gateway|sgl[-_]router)/|sglang_router_rs::|\[Router \(Rust\)\] )"
     r"|\b(?P<vllm_title>VLLM)::(?:EngineCor|Worker|APIServ|DPCoord)\w*"
 )
 # SGLang's router, a Rust program (sgl-project/sglang: `sgl-router/`, renamed `sgl-model-gateway/`; its Python
 # package `sglang_router`), in a panic's location (`thread 'tokio-runtime-worker' panicked at
 # sgl-model-gateway/src/routers/http/router.rs:412:38:`, Rust's std panic hook format) or a path to its code:
 # SGLang's alone.  A bare `src/….rs` names no program.
-ROUTER_WORDS = ("sglang_router", "sgl-model-gateway", "sgl_model_gateway", "sgl-router", "sgl_router")
+# Its log records start `[Router (Rust)] 2025-03-18 14:17:58 - WARN - …` (sgl-project/sglang#4562, #6491); its
+# backtraces name the crate `sglang_router_rs::…` (#7901).
+ROUTER_WORDS = ("sglang_router", "sgl-model-gateway", "sgl_model_gateway", "sgl-router", "sgl_router", "[Router (Rust)] ")
 # A line that names a module without running it: an import error, an instruction, a requirement.
 _NAMES_ONLY = compile_lazily(r"(?i)\bimport|no module named|\binstall|\brequire|\bplease\b|\bpip\b")
 

@@ -169,7 +169,7 @@ class LaunchTracker:
                 self._saw("command", self.command_engine)
                 self._mark(line.offset, "command").command = command
         if ("sglang" in text or "vllm" in text or "vLLM" in text or "VLLM::" in text or "sgl_kernel" in text or "sgl-kernel" in text
-                or ("sgl" in text and any(word in text for word in engine_evidence.ROUTER_WORDS))) and 'File "' not in text:
+                or (("sgl" in text or "Rust" in text) and any(word in text for word in engine_evidence.ROUTER_WORDS))) and 'File "' not in text:
             self._observe_engine_named(text)  # (a frame's path is read from the failure: observe_failure)
         if ("Args(" in text or "engine" in text or "rollout.name" in text or "infer_backend" in text) and (
             dumped := engine_evidence.settings_engine(text)  # (engine_evidence.SETTINGS_MARKERS)
@@ -228,7 +228,7 @@ class LaunchTracker:
                     self._saw("banner", m["engine"].lower())
             return
         shown = self.evidence.get("paths", set())
-        unread = (("vllm" in text or "VLLM::" in text) and "vllm" not in shown) or (("sglang" in text or "sgl" in text) and "sglang" not in shown)
+        unread = (("vllm" in text or "VLLM::" in text) and "vllm" not in shown) or (("sgl" in text or "Router (Rust)" in text) and "sglang" not in shown)
         engines, wrappers = engine_evidence.named_in_line(text, paths=unread)
         for engine in engines:
             self._saw("paths", engine)

@@ -18,7 +18,9 @@ stop 38's blind split): what a person points at in such a paste, read from the p
   `nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.4, please update your driver to a newer
   version, or use an earlier cuda container`, libnvidia-container src/nvc_info.c / cli/common.c): the driver is
   older than the image's CUDA, the engine never started.  docker's `Error response from daemon: … OCI runtime create
-  failed: …` around it is the failure only of a paste that shows no other (the toolkit's line says why).
+  failed: …` around it is the failure only of a paste that shows no other (the toolkit's line says why), unless it
+  carries the toolkit's refusal itself (the newer nvidia-container-runtime: `requirements not met: unsatisfied
+  condition: cuda>=12.9 (cuda=12.6)`).
 - the dynamic loader's `<library>.so[.N]: undefined symbol: <name>` (glibc's dlerror format "%s: undefined symbol:
   %s") quoted alone, in backticks or quotes, with a relative path or a bare library name: an ImportError of a
   compiled extension, the only Python path to that text.
@@ -40,7 +42,7 @@ OPENAI_STATUS_ERROR = compile_lazily(
 NVIDIA_CONTAINER_CLI = compile_lazily(
     r"^(?:.*?[\s:])?(?P<type>nvidia-container-cli): (?P<msg>[\w ]*error: .*?)(?:\\+n.*|: unknown\.?)?\s*$"
 )
-OCI_RUNTIME_FAILED = compile_lazily(r"^(?:.*?\s)?(?:docker: )?Error response from daemon: (?P<msg>.*OCI runtime create failed.*)$")
+OCI_RUNTIME_FAILED = compile_lazily(r"^(?:.*?\s)?(?:docker: )?(?:Error response from daemon: )?(?P<msg>[^:]*\bfailed to create task .*OCI runtime create failed.*|OCI runtime create failed.*)$")
 UNDEFINED_SYMBOL = compile_lazily(
     _NOT_TYPED + r"^(?:.*?[\s'\"`(>])?(?P<msg>[\w./+\-]*[\w\-]\.so(?:\.\d+)*: undefined symbol: [\w.@$]+)"
 )
@@ -69,7 +71,9 @@ def typeless_error(text: str) -> tuple[str, str, bool] | None:
     if (m := NVIDIA_CONTAINER_CLI.match(text)) is not None:
         return m["type"], m["msg"].strip(), False
     if (m := OCI_RUNTIME_FAILED.match(text)) is not None:
-        return "OCI runtime create failed", m["msg"].strip(), True
+        # the toolkit's newer runtime says its refusal inside docker's line (`… failed to create NVIDIA Container Runtime:
+        # … requirements not met: unsatisfied condition: cuda>=12.9 (cuda=12.6): unknown`): then it is the failure itself
+        return "OCI runtime create failed", m["msg"].strip(), "unsatisfied condition" not in text
     if (m := PYDANTIC_VALUE_ERROR.match(text)) is not None:
         return "ValueError", m["msg"].strip(), True
     if (m := OPENAI_STATUS_ERROR.match(text)) is not None:
