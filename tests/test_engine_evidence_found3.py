@@ -84,3 +84,13 @@ def test_an_error_record_quoting_its_exception_after_a_sentence_is_a_failure() -
 def test_an_info_record_quoting_an_exception_is_no_failure() -> None:
     log = "INFO 06-01 10:00:00 [utils.py:60] retrying after ValueError: transient read error from the hub\n"
     assert not diagnose_text(log, OPTIONS).failures
+
+
+def test_pydantics_report_of_a_dataclass_check_is_vllms_format() -> None:
+    """vLLM's config classes are pydantic dataclasses: pydantic reports their constructor's input as ArgsKwargs."""
+    line = ("  Value error, max_num_scheduled_tokens is set to -1792, which does not allow any tokens to be scheduled "
+            "[type=value_error, input_value=ArgsKwargs((), {'max_num_seqs': 256}), input_type=ArgsKwargs]\n")
+    assert diagnose_text(line, OPTIONS).launch.engine == "vllm"
+    request = ("  Field required [type=missing, input_value={'model': 'qwen'}, input_type=dict]\n"
+               "Traceback (most recent call last):\nValueError: bad request\n")
+    assert diagnose_text(request, OPTIONS).launch.engine is None  # an API model's input is a dict: any server's

@@ -76,6 +76,11 @@ _MODULE_PATH = compile_lazily(
 # Its log records start `[Router (Rust)] 2025-03-18 14:17:58 - WARN - …` (sgl-project/sglang#4562, #6491); its
 # backtraces name the crate `sglang_router_rs::…` (#7901).
 ROUTER_WORDS = ("sglang_router", "sgl-model-gateway", "sgl_model_gateway", "sgl-router", "sgl_router", "[Router (Rust)] ")
+# pydantic's report of a failed check in a pydantic *dataclass*: its input is the constructor's arguments,
+# `[type=value_error, input_value=ArgsKwargs((), {…}), input_type=ArgsKwargs]` (pydantic-core's display).  vLLM's config
+# classes are pydantic dataclasses (vllm/config/, 0.10 on: ModelConfig, SchedulerConfig, …); SGLang's settings are plain
+# dataclasses and its API models pydantic BaseModels (their input is a dict): the format is vLLM's.
+PYDANTIC_CONFIG_ERROR = compile_lazily(r"\[type=\w+, input_value=ArgsKwargs\(.*input_type=ArgsKwargs\]")
 # A line that names a module without running it: an import error, an instruction, a requirement.
 _NAMES_ONLY = compile_lazily(r"(?i)\bimport|no module named|\binstall|\brequire|\bplease\b|\bpip\b")
 
