@@ -77,8 +77,15 @@ HEALTHY_19196 = Text(
     "INFO:     Waiting for application shutdown.\n"
     "INFO:     Application shutdown complete.\n")
 
+
+
+def fenced(**fields: object) -> WildCase:
+    """A case pasted in a code fence, as each of these threads' pastes was."""
+    return WildCase(**fields, paste=(paste.fenced,))  # type: ignore[arg-type]
+
+
 CASES = (
-    WildCase(thread="https://github.com/vllm-project/vllm/issues/50708", kind="dev-pydantic-value-line", style="value-line-only",
+    fenced(thread="https://github.com/vllm-project/vllm/issues/50708", kind="dev-pydantic-value-line", style="value-line-only",
              parts=(VALUE_LINE_50708,), engine="vllm", engine_version="0.26.0",
              expect=Expect("spec-decoding-args"),  # printed without its type (README: no exception fields)
              facts="vLLM 0.26.0's image; the config check's message with its number (-1792) and that it was raised as a pydantic "
@@ -86,40 +93,35 @@ CASES = (
                    "the draft slots times max_num_seqs); the paste's keeping only pydantic's line, its input_value and link ours "
                    "(paste style ours)",
              resolution="Speculative decoding with num_speculative_tokens=16 reserves more draft slots than the default token budget "
-                        "holds: raise --max-num-batched-tokens or lower --max-num-seqs (or the number of speculative tokens).",
-             paste=(paste.fenced,)),
-    WildCase(thread="https://github.com/hiyouga/LlamaFactory/issues/7428", kind="dev-wrapper-version-check", style="import-error-only",
+                        "holds: raise --max-num-batched-tokens or lower --max-num-seqs (or the number of speculative tokens)."),
+    fenced(thread="https://github.com/hiyouga/LlamaFactory/issues/7428", kind="dev-wrapper-version-check", style="import-error-only",
              parts=(VERSION_CHECK_7428,), engine="vllm", engine_version="0.8.1",
              expect=Expect("dependency-version", "ImportError", f"{VERSION_CHECK}\n{VERSION_HINT}"),
              facts="LLaMA-Factory's check of the installed vLLM: the requirement vllm>=0.4.3,<=0.7.3, vllm==0.8.1 found, the hint "
                    "naming DISABLE_VERSION_CHECK=1; the two lines as the thread pasted them",
              resolution="The installed vLLM is newer than the LLaMA-Factory release supports: install a vLLM in its range, a "
-                        "LLaMA-Factory release that supports 0.8.1, or skip the check with DISABLE_VERSION_CHECK=1 at one's own risk.",
-             paste=(paste.fenced,)),
-    WildCase(thread="https://github.com/NVIDIA/nvidia-container-toolkit/issues/152", kind="dev-container-toolkit-refusal",
+                        "LLaMA-Factory release that supports 0.8.1, or skip the check with DISABLE_VERSION_CHECK=1 at one's own risk."),
+    fenced(thread="https://github.com/NVIDIA/nvidia-container-toolkit/issues/152", kind="dev-container-toolkit-refusal",
              style="docker-run", parts=(TOOLKIT_152,), engine="vllm", engine_version="0.9.2",
              expect=Expect("cuda-error"),  # no Python exception (README: no exception fields)
              facts="the toolkit's requirement check and its wording (cuda>=X, 'please update your driver to a newer version, or use "
                    "an earlier cuda container'); the two-line layout of docker 24+ after \"Auto-detected mode as 'legacy'\" as "
                    "MauriceNino/dashdot#1226 shows it; the vLLM image, its tag and the docker run line ours",
              resolution="The host driver is older than the CUDA the image is built for: update the driver (or use an image built for "
-                        "an older CUDA); NVIDIA_DISABLE_REQUIRE=true skips the check but not the mismatch.",
-             paste=(paste.fenced,)),
-    WildCase(thread="https://github.com/sgl-project/sglang/issues/7028", kind="dev-router-panic", style="router-records",
+                        "an older CUDA); NVIDIA_DISABLE_REQUIRE=true skips the check but not the mismatch."),
+    fenced(thread="https://github.com/sgl-project/sglang/issues/7028", kind="dev-router-panic", style="router-records",
              parts=(ROUTER_7028,), engine_version="0.4.7",
              expect=Expect("engine-bug"),  # a panic, no Python exception (README: no exception fields)
              facts="sgl-router panicking at src/router.rs:463:40 on an unwrap once every worker had died (DP attention workers "
                    "crashing under load); the router's record format from sgl-project/sglang#4562; the records' text, the "
                    "worker address, the payload's error text and the release (0.4.7, of the thread's date) ours",
              resolution="A router bug: it unwrapped a worker choice that fails when no worker is left, and kept panicking after "
-                        "workers were registered again; fixed in later router releases.",
-             paste=(paste.fenced,)),
-    WildCase(thread="https://github.com/vllm-project/vllm/issues/19196", kind="dev-clean-shutdown-warning", style="docker-ctrl-c",
+                        "workers were registered again; fixed in later router releases."),
+    fenced(thread="https://github.com/vllm-project/vllm/issues/19196", kind="dev-clean-shutdown-warning", style="docker-ctrl-c",
              parts=(HEALTHY_19196,), engine="vllm", engine_version="0.9.0",
              expect=Expect("none", groups=0),
              facts="torch's destroy_process_group() warning printed when `vllm serve` is stopped with Ctrl+C (ProcessGroupNCCL.cpp"
                    ":1476, the thread's wording); the image, the start-up records, the access lines (one 404) and the shutdown "
                    "records and the release (0.9.0, of the thread's date) ours",
-             resolution="No failure: the server started, answered and was stopped; the warning is torch's at exit.",
-             paste=(paste.fenced,)),
+             resolution="No failure: the server started, answered and was stopped; the warning is torch's at exit."),
 )
