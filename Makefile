@@ -74,7 +74,9 @@ docs: $(STAMP)
 	$(BIN)/python scripts/gen_pattern_docs.py
 
 # The raise site index (logsleuth/facts/raise_sites-sglang.zip and raise_sites-vllm.zip): every assert, raise and
-# logged error of each indexed SGLang and vLLM release, read with ast from its wheel.  Only the Python files are
+# logged error of each indexed SGLang and vLLM release, read with ast from its wheel; and the same for the
+# flashinfer, sgl-kernel, xgrammar and transformers versions those releases pin (raise_sites-<package>.zip: ~115 MB
+# more read on an empty cache, 2 to 7 s more warm).  Only the Python files are
 # read, over HTTP Range requests, and only the contents not seen in an earlier release (~380 MB for 61 releases, not
 # the ~25 GB of wheels); each distinct file is read with ast once, on 2 processes.  3.5 to 6 min on an empty cache
 # here (load 3 to 13), 11 to 25 s warm.  The cache is ~/.cache/logsleuth/engine-index ($LOGSLEUTH_ENGINE_INDEX_CACHE

@@ -38,6 +38,7 @@ from logsleuth.reading.reader import DEFAULT_MAX_BYTES, read_all, read_latest
 from logsleuth.reading.scan import ReadResult
 from logsleuth.reasoning import dependencies
 from logsleuth.reasoning.engine_words import with_engine_words
+from logsleuth.reasoning.package_site import package_site_of, with_package_site
 from logsleuth.reasoning.raise_site import site_of, with_raise_site, with_version_from_frames
 from logsleuth.reasoning.registry import Evidence, reason
 from logsleuth.reasoning.relaxed_check import with_relaxed_check
@@ -284,12 +285,19 @@ def build_report(
         site = site_of(group.failure, own)
         own = with_version_from_frames(own, site)
         found = _diagnose_group(group, patterns.patterns, own, context_lines, warnings.append, disabled)
-        found = with_raise_site(found, site, own)
         # A diagnosis that names a symptom (a native crash, a kill) gives way to the cause an error line names, or
         # a failure printed just before it.
-        found = _named_cause(found, before, by_id, cascades)
-        # A later release that no longer makes that check for this launch: an upgrade past it, as an alternative.
-        found = with_relaxed_check(found, site, own)
+        named = _named_cause(found, before, by_id, cascades)
+        symptom_renamed = named.diagnosis is not found.diagnosis
+        # Where the failure shown was raised stays evidence when its diagnosis gives way to a cause printed elsewhere.
+        named = with_raise_site(named, site, own)
+        if site is None:  # else a check of a package the engine runs (transformers, flashinfer...), if it raised
+            named = with_package_site(named, package_site_of(group.failure, own, [*group.cascade, *context_lines]))
+        if not symptom_renamed:
+            # A later release that no longer makes that check for this launch: an upgrade past it, as an alternative
+            # (not when the diagnosis names another failure's cause: an upgrade past the symptom's check fixes none).
+            named = with_relaxed_check(named, site, own)
+        found = named
         # Whatever gave the diagnosis (pattern, rule, general): the instructions of the engine's own message, checked.
         # And no flag its release lacks is offered (fixes/release_flags.py).
         checked = with_release_flags(with_engine_words(found.diagnosis, found.failure, own), own,

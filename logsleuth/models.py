@@ -187,8 +187,9 @@ class Diagnosis:
     basis: Literal["pattern", "rule", "general"] = "pattern"
     evidence: tuple[str, ...] = ()
     engine_says: tuple[EngineWords, ...] = ()
-    # The engine's own check that raised the failure, from the raise site index (facts/raise_sites.py): where,
-    # under which condition, the flags it reads, the releases that hold it.  For any basis.
+    # The check that raised the failure, in the engine's code or a package it runs (flashinfer, sgl-kernel, xgrammar,
+    # transformers), from the raise site index (facts/raise_sites.py): where, under which condition, the flags it
+    # reads, the releases that hold it.  For any basis.
     raised_at: tuple[str, ...] = ()
 
 
@@ -296,6 +297,9 @@ class LaunchInfo:
     wrapper: str | None = None
     # Lines that show the GPU (an environment dump, nvidia-smi, a device name: facts/gpus.py), the first ones.
     gpu_lines: tuple[str, ...] = ()
+    # Lines that show the version of a package the engine runs (transformers, flashinfer, xgrammar, sgl-kernel: an
+    # environment dump, pip list; facts/package_sites.py), the first ones.
+    package_lines: tuple[str, ...] = ()
     # The switches the engine's own dump of its settings shows on (`trust_remote_code=True` in a repr,
     # `'trust_remote_code': True` in a dict): given by the launch even where its command is not in the log.
     switches_on: tuple[str, ...] = ()

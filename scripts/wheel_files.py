@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import io
 import json
 import re
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 import urllib.error
@@ -122,6 +124,37 @@ def release_wheel(name: str, version: str, index: str = INDEX) -> Wheel:
     entry = next(entry for entry in files if entry["filename"] == chosen)
     # Mirrors give relative URLs; resolving against the document's URL serves both.
     return Wheel(chosen, urllib.parse.urljoin(document_url, entry["url"]), entry["digests"]["sha256"], entry["size"])
+
+
+def release_sdist(name: str, version: str, index: str = INDEX) -> Wheel:
+    """The sdist of `name==version` (a `.tar.gz`), for a release that published no wheel pip would pick: some
+    releases of flashinfer-python were sdists only.  Named `Wheel` for its fields (file name, URL, sha256, size)."""
+    files = _project(name, index)["releases"].get(version) or []
+    entry = next((entry for entry in files if entry["packagetype"] == "sdist" and entry["filename"].endswith(".tar.gz")), None)
+    if entry is None:
+        raise LookupError(f"{name} {version}: neither a wheel for CPython 3.11 on x86_64 nor an sdist on {index}")
+    return Wheel(entry["filename"], urllib.parse.urljoin(f"{index}/{name}/json", entry["url"]), entry["digests"]["sha256"],
+                 entry["size"])
+
+
+def sdist_members(sdist: Wheel, wanted: Callable[[str], bool]) -> dict[str, bytes]:
+    """The members of a downloaded sdist whose names, without the archive's top directory (`pkg-1.0/`), `wanted`
+    accepts.  A tar has no index to read ranges by, so the whole file is read (a few MB) and checked against the
+    sha256 PyPI publishes."""
+    def read() -> bytes:
+        with _open(sdist.url) as response:
+            return _received(response)
+
+    data = _with_retries(read)
+    if hashlib.sha256(data).hexdigest() != sdist.sha256:
+        raise OSError(f"{sdist.url}: the download does not match the sha256 PyPI publishes")
+    found: dict[str, bytes] = {}
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as archive:
+        for member in archive.getmembers():
+            name = member.name.split("/", 1)[-1]
+            if member.isfile() and wanted(name) and (handle := archive.extractfile(member)) is not None:
+                found[name] = handle.read()
+    return found
 
 
 _WHEEL_NAME = re.compile(r"^(?P<rest>.+)-(?P<python>[^-]+)-(?P<abi>[^-]+)-(?P<platform>[^-]+)\.whl$")

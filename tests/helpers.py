@@ -21,6 +21,16 @@ REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO.parent / "shared" / "corpus"
 
 
+def corpus_logs() -> list[Path]:
+    """Every log of the shared corpus (when it is beside the checkout), the wild corpus, the engines' fixtures and
+    the pattern fixtures: the logs issue 29's checks run over."""
+    roots = [REPO / "tests/fixtures/wild", REPO / "tests/fixtures/sglang", REPO / "tests/fixtures/vllm",
+             REPO / "tests/fixtures/patterns"]
+    if CORPUS.is_dir():
+        roots.insert(0, CORPUS)
+    return [log for root in roots for log in sorted(root.rglob("*.log"))]
+
+
 @dataclass
 class CliResult:
     exit_code: int

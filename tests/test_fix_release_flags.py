@@ -37,6 +37,23 @@ def test_the_catalogs_hold_what_this_test_reads() -> None:
     assert "0.5.23" in catalog.versions_with("sglang", "--disable-cuda-graph")
 
 
+def test_versions_with_reads_only_real_catalogs_of_exactly_those_releases() -> None:
+    """Issue 29 item 4: the releases said to have a flag are those whose shipped catalog has it: the real parser's
+    catalog of exactly that release (never the nearest release's), and the release's static catalog, read from its
+    source, agrees."""
+    checked = 0
+    for engine in ("sglang", "vllm"):
+        for flag in sorted(static_catalogs.all_flags(engine))[::25]:
+            for version in catalog.versions_with(engine, flag):
+                checked += 1
+                real = catalog.load(engine, version)
+                assert real is not None and real.source == "parser" and real.version == version and real.find(flag)
+                if static_catalogs.release_named(engine, version) is not None:
+                    assert version in static_catalogs.releases_with(engine, flag), (engine, version, flag)
+    assert checked > 20
+    assert catalog.load("sglang", "0.1.0") is None  # older than every catalog: none, not the oldest one's flags
+
+
 def test_an_alternative_naming_a_flag_the_release_lacks_is_left_out() -> None:
     assert _alternative_flags("0.5.23") == ["--disable-cuda-graph"]
 

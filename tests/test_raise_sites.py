@@ -274,3 +274,110 @@ def test_a_check_that_raises_another_type_is_not_the_raiser(tmp_path: Path) -> N
     groups = diagnose_text(other).failures
     assert groups and groups[0].failure.final.type == "OutOfResources"
     assert all(not group.diagnosis or not group.diagnosis.raised_at for group in groups)
+
+
+# -- How a frame's path is read, and the shapes of a raise the index reads -----------------------------------------
+
+def test_only_the_engines_own_package_is_its_code() -> None:
+    """A virtualenv or prefix named after the engine holds torch and the standard library too: the engine's code is
+    the package after `site-packages/`, or a source checkout's package, never a directory that only bears its name."""
+    from logsleuth.facts.raise_sites import engine_file
+
+    assert engine_file("/opt/sglang/lib/python3.11/site-packages/sglang/srt/server_args.py", "sglang") == "sglang/srt/server_args.py"
+    assert engine_file("/sgl-workspace/sglang/python/sglang/srt/server_args.py", "sglang") == "sglang/srt/server_args.py"
+    assert engine_file("C:\\envs\\vllm\\Lib\\site-packages\\vllm\\config.py", "vllm") == "vllm/config.py"
+    assert engine_file("/opt/sglang/lib/python3.11/site-packages/torch/cuda/__init__.py", "sglang") is None
+    assert engine_file("/home/me/sglang/lib/python3.11/threading.py", "sglang") is None
+    assert engine_file("/usr/local/lib/python3.10/dist-packages/vllm_ext/vllm/x.py", "vllm") is None
+
+
+def test_a_raise_of_an_exception_the_function_built_earlier_is_read_with_its_message() -> None:
+    """vLLM's WorkerProc.wait_for_ready builds `e = Exception("WorkerProc initialization failed ...")` once and
+    raises it in two places; inside `except ... as e`, `e` is what was caught, and a name bound twice is not read."""
+    source = (
+        "def wait_for_ready(pipes):\n"
+        '    e = Exception("WorkerProc initialization failed due to "\n'
+        '                  "an exception in a background process.")\n'
+        "    e.__suppress_context__ = True\n"
+        "    for pipe in pipes:\n"
+        "        try:\n"
+        '            if pipe != "READY":\n'
+        "                raise e\n"
+        "        except EOFError:\n"
+        "            raise e from None\n"
+        "        except OSError as e:\n"
+        "            raise e\n"
+        "def rebound(flag):\n"
+        '    e = ValueError("first")\n'
+        "    if flag:\n"
+        '        e = KeyError("second")\n'
+        "    raise e\n"
+    )
+    found = [(site.function, site.first_line, site.type, site.message) for site in sites(source, "vllm/x.py")]
+    message = "WorkerProc initialization failed due to an exception in a background process."
+    assert found == [("wait_for_ready", 8, "Exception", message), ("wait_for_ready", 10, "Exception", message)]
+
+
+def _core_client_traceback(tmp_path: Path) -> str:
+    """Real CPython's traceback of vLLM 0.11.0's `raise self._format_exception(outputs) from None` (its
+    vllm/v1/engine/core_client.py:670, SyncMPClient.get_output): the exception a method builds, an EngineDeadError."""
+    check = (
+        "class EngineDeadError(Exception):\n"
+        "    def __init__(self):\n"
+        '        super().__init__("EngineCore encountered an issue. See stack trace (above) for the root cause.")\n'
+        "class SyncMPClient:\n"
+        "    def _format_exception(self, error):\n"
+        "        return EngineDeadError()\n"
+        "    def get_output(self):\n"
+        "        outputs = RuntimeError()\n"
+        "        if isinstance(outputs, Exception):\n"
+        "            raise self._format_exception(outputs) from None\n"
+    )
+    padding = 670 - 1 - check.splitlines().index("            raise self._format_exception(outputs) from None")
+    text = _mirrored_traceback(tmp_path, "vllm/v1/engine/core_client.py", "#\n" * padding + check, "SyncMPClient().get_output()")
+    assert 'core_client.py", line 670, in get_output' in text and "EngineDeadError: EngineCore encountered" in text
+    return text
+
+
+def test_a_raise_of_what_a_method_builds_is_placed_whatever_the_type(tmp_path: Path) -> None:
+    """The index names the method (`_format_exception`), not a class: it can build any exception type."""
+    raised = " ".join(diagnose_text(_core_client_traceback(tmp_path)).failures[0].diagnosis.raised_at)  # type: ignore[union-attr]
+    assert "vllm/v1/engine/core_client.py:670, in SyncMPClient.get_output" in raised
+    assert "which was false" not in raised  # a raise, not an assert found false
+
+
+def test_a_symptom_renamed_after_its_cause_still_says_where_it_was_raised() -> None:
+    """vLLM's "Engine core initialization failed" follows the engine core's own failure: its diagnosis gives way to
+    that cause, and the raise site of the failure shown is kept as its evidence (no upgrade past it is offered)."""
+    log = REPO / "tests/fixtures/patterns/vllm-oom-weight-load/positive-0.11.0-linear-weights.log"
+    report = diagnose_text(log.read_text(encoding="utf-8"), DiagnoseOptions(all_failures=True))
+    symptom = next(g for g in report.failures if g.failure.final.message.startswith("Engine core initialization failed"))
+    assert symptom.diagnosis is not None
+    raised = " ".join(symptom.diagnosis.raised_at)
+    assert "vllm/v1/engine/utils.py:785, in wait_for_engine_startup" in raised
+
+
+SERVER_ARGS = "/opt/venv/lib/python3.11/site-packages/sglang/srt/server_args.py"
+HICACHE = ("The arguments enable-hierarchical-cache and disable-radix-cache are mutually exclusive and cannot be used "
+           "at the same time. Please use only one of them.")
+
+
+def test_a_check_whose_message_is_not_the_failures_did_not_raise_it() -> None:
+    """SGLang 0.5.15's check_server_args has many checks that open with `raise ValueError(`; the one whose lines hold
+    line 6722 raises "SGLANG_GRPC_PORT (...) must differ from --port (...)", so another ValueError with that frame
+    is not from it (before: the hierarchical-cache conflict was shown as the gRPC port check)."""
+    def at(message: str) -> object:
+        return find("sglang", SERVER_ARGS, "check_server_args", 6722, "raise ValueError(", None, ("ValueError", message))
+
+    assert at(HICACHE) is None
+    site = at("SGLANG_GRPC_PORT (30000) must differ from --port (30000)")
+    assert site is not None and site.line == 6722 and "0.5.15" in site.releases  # type: ignore[attr-defined]
+
+
+def test_a_message_printed_as_a_tuple_or_reworded_after_its_first_sentence_still_places_its_check() -> None:
+    """`raise RuntimeError("Quantization scheme is not supported for ", f"the current GPU. ...")` prints the tuple of
+    its arguments (vLLM 0.6.6.post1's compressed_tensors.py:185): its opening text stands in the message."""
+    message = "('Quantization scheme is not supported for ', 'the current GPU. Min capability: 80. ', 'Current capability: 75.')"
+    site = find("vllm", "/venv/lib/python3.12/site-packages/vllm/model_executor/layers/quantization/compressed_tensors/"
+                "compressed_tensors.py", "_check_scheme_supported", 185, "raise RuntimeError(", None, ("RuntimeError", message))
+    assert site is not None and site.line == 185 and site.framed == ("0.6.6.post1",)

@@ -17,6 +17,7 @@ from logsleuth.api import DiagnoseOptions, diagnose_text
 from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes import static_catalogs
 from logsleuth.models import ENGINE_NAMES, Fix, Report
+from tests.helpers import corpus_logs
 
 REPO = Path(__file__).resolve().parents[1]
 CATALOGS = REPO / "logsleuth" / "fixes" / "catalogs"
@@ -130,14 +131,6 @@ _FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 OPTIONS = DiagnoseOptions(include_user_patterns=False)
 
 
-def _corpus_logs() -> list[Path]:
-    roots = [REPO / "tests/fixtures/wild", REPO / "tests/fixtures/sglang", REPO / "tests/fixtures/vllm",
-             REPO / "tests/fixtures/patterns"]
-    if SHARED_CORPUS.is_dir():
-        roots.insert(0, SHARED_CORPUS)
-    return [log for root in roots for log in sorted(root.rglob("*.log"))]
-
-
 def _engine_flags(engine: str) -> set[str]:
     """Every flag any release of the engine has: a `--word` outside it is not the engine's (pip's, docker's)."""
     document = _document()
@@ -203,7 +196,7 @@ def test_no_suggested_flag_is_missing_from_the_logs_release(shard: int) -> None:
     """Every log of the wild corpus, the pattern fixtures and (where present) the shared corpus, diagnosed
     in-process: each flag a fix, an alternative, a corrected command or the general guidance suggests, and the log
     did not show, exists in the static catalog of the report's release (known or inferred)."""
-    misses, checked = _flag_misses(_corpus_logs()[shard::SHARDS])
+    misses, checked = _flag_misses(corpus_logs()[shard::SHARDS])
     assert misses == [], "\n".join(misses)
     assert checked > 5  # not vacuous: some reports of each shard name a release and suggest its flags
 
@@ -229,9 +222,9 @@ def test_pattern_fixtures_as_an_older_release_suggest_no_flag_it_lacks(as_releas
 
 @pytest.mark.skipif(not SHARED_CORPUS.is_dir(), reason="the shared corpus (../shared/corpus) is not beside this checkout")
 def test_shared_corpus_is_included() -> None:
-    assert any(str(log).startswith(str(SHARED_CORPUS)) for log in _corpus_logs())
+    assert any(str(log).startswith(str(SHARED_CORPUS)) for log in corpus_logs())
 
 
 if __name__ == "__main__":  # pragma: no cover - a listing for a person: python tests/test_static_catalog.py
-    found, count = _flag_misses(_corpus_logs())
+    found, count = _flag_misses(corpus_logs())
     print("\n".join(found), f"\n{len(found)} misses of {count} checked", file=sys.stderr)

@@ -17,12 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from logsleuth.facts.message_templates import (
+    HOLE,
     MIN_FIXED,
     fixed_length,
     fixed_text,
     short_type,
     template_matches,
 )
+from logsleuth.lazyre import compile_lazily
 
 # One zip per engine, so a lookup opens only the index of the frame's engine (zipfile reads a zip's whole directory,
 # ~2,700 members for vLLM, in Python).
@@ -34,6 +36,11 @@ def index_path(engine: str) -> Path:
 
 
 ENGINE_PACKAGES = {"sglang": "sglang/", "vllm": "vllm/"}
+# The packages whose code the engines run, indexed the same way (raise_sites-<package>.zip, issue 29 item 5):
+# facts/package_sites.py says what each is; reasoning/package_site.py uses them.
+OTHER_PACKAGES = {"flashinfer": "flashinfer/", "sgl_kernel": "sgl_kernel/", "xgrammar": "xgrammar/",
+                  "transformers": "transformers/"}
+INDEXED_PACKAGES = {**ENGINE_PACKAGES, **OTHER_PACKAGES}
 
 
 @dataclass(frozen=True)
@@ -54,7 +61,7 @@ class RaiseSite:
     framed: tuple[str, ...] = ()  # the releases in which this check stands at the frame's line: the frames' release
 
 
-@lru_cache(maxsize=2)
+@lru_cache(maxsize=len(INDEXED_PACKAGES))
 def _archive(engine: str) -> Any:
     """The engine's index, opened once (its directory is read once a run, not once a lookup)."""
     import zipfile  # here: only a failure that ran through engine code reads the index
@@ -62,7 +69,7 @@ def _archive(engine: str) -> Any:
     return zipfile.ZipFile(index_path(engine))
 
 
-@lru_cache(maxsize=2)
+@lru_cache(maxsize=len(INDEXED_PACKAGES))
 def _releases(engine: str) -> list[str]:
     found = read_member(engine, "index.json")
     return list(found["releases"]) if isinstance(found, dict) else []
@@ -76,7 +83,7 @@ def _entries(engine: str, member: str) -> list[dict[str, Any]]:
 
 def read_member(engine: str, member: str) -> Any:
     """One member of the engine's index, parsed, or None when the index or the member is missing."""
-    if engine not in ENGINE_PACKAGES or not index_path(engine).exists():
+    if engine not in INDEXED_PACKAGES or not index_path(engine).exists():
         return None
     try:
         return json.loads(_archive(engine).read(member))
@@ -84,13 +91,29 @@ def read_member(engine: str, member: str) -> Any:
         return None
 
 
+INSTALL_DIRS = ("site-packages/", "dist-packages/")
+# A Python installation's own directories (a virtualenv or prefix named after the engine: `/opt/sglang/lib/python3.11/`).
+PYTHON_PREFIX = compile_lazily(r"(?:^|/)(?:lib|lib64)/python\d")
+
+
 def engine_file(path: str, engine: str) -> str | None:
-    """`/x/site-packages/sglang/srt/server_args.py` -> `sglang/srt/server_args.py`; None outside the engine."""
-    package = ENGINE_PACKAGES.get(engine)
-    rooted = "/" + path.replace("\\", "/")
-    if package is None or f"/{package}" not in rooted:
+    """`/x/site-packages/sglang/srt/server_args.py` -> `sglang/srt/server_args.py`; None outside the engine.
+    An installed file is the package's only when the package is what follows `site-packages/` (a virtualenv named
+    `sglang`, or a conda env called `vllm`, holds torch and transformers too); elsewhere, a source checkout, the part
+    from the last `/sglang/` on, unless that part runs through a Python installation
+    (`sglang/lib/python3.11/threading.py`)."""
+    package = INDEXED_PACKAGES.get(engine)
+    if package is None:
         return None
-    return package + rooted.rsplit(f"/{package}", 1)[1]
+    rooted = "/" + path.replace("\\", "/")
+    for marker in INSTALL_DIRS:
+        if marker in rooted:
+            installed = rooted.rsplit(marker, 1)[1]
+            return installed if installed.startswith(package) else None
+    if f"/{package}" not in rooted:
+        return None
+    inside = rooted.rsplit(f"/{package}", 1)[1]
+    return None if PYTHON_PREFIX.search(inside) else package + inside
 
 
 def find(engine: str, path: str, function: str | None, line: int | None, source: str | None,
@@ -120,6 +143,10 @@ def find(engine: str, path: str, function: str | None, line: int | None, source:
                      default=None)
     if chosen is not None and raised is not None and not _could_raise(chosen, raised[0]):
         chosen = None  # the check at that line raises another type: the error came from elsewhere on the line
+    if chosen is not None and raised is not None and not _could_print(chosen, raised[1]):
+        # Another check of the function that starts with the same line (`raise ValueError(`) and holds the frame's
+        # line in some release: its message is not the failure's, so it did not raise it.
+        chosen = None
     if chosen is None and raised is not None:
         chosen = _by_message(in_function, *raised)
     if chosen is None:
@@ -158,7 +185,24 @@ def _could_raise(entry: dict[str, Any], type_name: str) -> bool:
     raised = short_type(type_name)
     if entry["kind"] == "assert":
         return raised == "AssertionError"
-    return entry["kind"] != "raise" or not entry.get("type") or entry["type"] == raised
+    named = entry.get("type") or ""
+    # `raise self._format_exception(outputs)`: the index holds the function that builds the exception, not a class,
+    # so any type can come of it.
+    if entry["kind"] != "raise" or not named[:1].isupper():
+        return True
+    return named == raised
+
+
+def _could_print(entry: dict[str, Any], message: str) -> bool:
+    """Whether the check can have printed the failure's message: its template matches it, or at least its first
+    sentence-long run of fixed text (`MIN_FIXED`) stands in the message.  Only that much, since the message may
+    come from another release that reworded the rest ("Possible solutions: 1. ..."), be cut by the paste, or be
+    printed as a tuple (`raise RuntimeError("a ", f"b {x}")`).  A message the log lost decides nothing."""
+    template = entry["message"]
+    if not message.strip() or template_matches(template, message):
+        return True
+    opening = next((chunk for chunk in (" ".join(part.split()) for part in template.split(HOLE)) if len(chunk) >= MIN_FIXED), None)
+    return opening is None or opening[:MIN_FIXED] in " ".join(message.split())
 
 
 def _holding_line(entry: dict[str, Any], line: int | None) -> list[int]:
@@ -166,6 +210,18 @@ def _holding_line(entry: dict[str, Any], line: int | None) -> list[int]:
     if line is None:
         return []
     return sorted({n for run in entry["lines"] if run[2] <= line <= run[3] for n in range(run[0], run[1] + 1)})
+
+
+def where(owner: str, site: RaiseSite) -> str:
+    """`SGLang's sglang/srt/server_args.py:2425, in F, under `if G`: it asserts `C`, which was false.`": the check
+    as a report names it (an assert's condition is said to be false only for an assert, which raised)."""
+    possessive = f"{owner}'" if owner.endswith("s") else f"{owner}'s"  # transformers', SGLang's
+    said = f"{possessive} {site.file}:{site.line}, in {site.function}"
+    if site.guards:
+        said += f", under `if {' and '.join(site.guards)}`"
+    if site.kind == "assert":
+        said += f": it asserts `{site.condition}`, which was false"
+    return said + "."
 
 
 def release_span(site: RaiseSite) -> str:

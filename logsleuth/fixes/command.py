@@ -17,7 +17,7 @@ import shlex
 from dataclasses import dataclass, replace
 
 from logsleuth.lazyre import compile_lazily
-from logsleuth.models import ENV_NAME, FlagOp
+from logsleuth.models import ENV_NAME, FlagOp, LaunchInfo
 
 _ENTRYPOINT_ENDS = ("sglang.launch_server", "api_server", "serve")
 _OPERATOR_CHARS = "|&;<>()"
@@ -320,3 +320,23 @@ class CommandLine:
         if assignment and equals and ENV_NAME.fullmatch(name):
             return f"{name}={shlex.quote(value)}"
         return shlex.quote(word.value)
+
+
+def flag_value(launch: LaunchInfo, flag: str) -> str | None:
+    """The flag's value in this launch ("" for a switch given without one); None when the launch does not
+    set it.  From the command line first (what the user typed), then the `server_args=` dump."""
+    if launch.command:
+        value = CommandLine.parse(launch.command).value(flag)
+        if value is not None:
+            return value
+    import ast  # here: only a launch read from a `server_args=` dump needs it
+
+    field = flag.lstrip("-").replace("-", "_")
+    for name, raw in launch.server_args:
+        if name == field:
+            try:
+                value = ast.literal_eval(raw)
+            except (ValueError, SyntaxError):
+                return raw
+            return None if value is None or value is False else "" if value is True else str(value)
+    return None

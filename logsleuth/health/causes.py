@@ -9,35 +9,15 @@ always keeps at least its last cause: "no cause fits" is not an answer a user ca
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Collection
 
 from logsleuth import versions
+from logsleuth.fixes.command import flag_value
 from logsleuth.health.library import CauseRule, Condition, HealthPattern
 from logsleuth.health.model import Cause
 from logsleuth.models import ENGINE_NAMES, LaunchInfo
 
 Verdict = bool | None  # True: holds; False: the launch contradicts it; None: the log cannot tell
-
-
-def flag_value(launch: LaunchInfo, flag: str) -> str | None:
-    """The flag's value in this launch ("" for a switch given without one); None when the launch does not
-    set it.  From the command line first (what the user typed), then the `server_args=` dump."""
-    if launch.command:
-        from logsleuth.fixes.command import CommandLine
-
-        value = CommandLine.parse(launch.command).value(flag)
-        if value is not None:
-            return value
-    field = flag.lstrip("-").replace("-", "_")
-    for name, raw in launch.server_args:
-        if name == field:
-            try:
-                value = ast.literal_eval(raw)
-            except (ValueError, SyntaxError):
-                return raw
-            return None if value is None or value is False else "" if value is True else str(value)
-    return None
 
 
 def _knows_flags(launch: LaunchInfo) -> bool:

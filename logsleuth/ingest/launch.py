@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from logsleuth.facts.gpus import shows_gpu
+from logsleuth.facts.package_sites import shows_a_version
 from logsleuth.ingest import engine_evidence, engine_from_message
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, LaunchInfo, LineMeta, LogLine
@@ -129,6 +130,7 @@ class LaunchTracker:
     _streams_read: set[str] = field(default_factory=set)  # stream keys already read for a logger's name
     _marker_kinds: set[str] = field(default_factory=set)
     gpu_lines: list[str] = field(default_factory=list)  # lines that show the GPU (facts/gpus.py), the first ones
+    package_lines: list[str] = field(default_factory=list)  # lines that show a package's version (facts/package_sites.py)
     switches_on: set[str] = field(default_factory=set)  # what the engine's settings dumps show True (SETTINGS_DUMPS)
     # A launch command written over several lines with backslash continuations (a launch script, a pasted
     # shell session): the lines so far, joined, and the offset of its first line.
@@ -204,6 +206,8 @@ class LaunchTracker:
             self._saw("program", _PROGRAM_ENGINE.get(program, program.split()[0]))
         if line.offset < GPU_LINES_WITHIN and len(self.gpu_lines) < MAX_GPU_LINES and shows_gpu(text):
             self.gpu_lines.append(text)
+        if line.offset < GPU_LINES_WITHIN and len(self.package_lines) < MAX_GPU_LINES and shows_a_version(text):
+            self.package_lines.append(text)  # an environment dump's lines, within the same reach as its GPUs'
         if text.startswith("sglang serve: error:"):
             self.version_hint = self.version_hint or "0.5.23"
         elif text.startswith("launch_server.py: error:"):
@@ -346,6 +350,8 @@ class LaunchTracker:
             self.server_args = self.server_args or other.server_args
         room = MAX_GPU_LINES - len(self.gpu_lines)
         self.gpu_lines.extend(line for line in other.gpu_lines[:room] if line not in self.gpu_lines)
+        room = MAX_GPU_LINES - len(self.package_lines)
+        self.package_lines.extend(line for line in other.package_lines[:room] if line not in self.package_lines)
         self.launch_lines = sorted({*self.launch_lines, *other.launch_lines})
         for marker, facts in other.launches.items():
             mine = self.launches.setdefault(marker, LaunchFacts())
@@ -424,6 +430,7 @@ class LaunchTracker:
             server_args_complete=complete,
             wrapper=engine_evidence.most_specific(self.wrappers),
             gpu_lines=tuple(self.gpu_lines),
+            package_lines=tuple(self.package_lines),
             switches_on=tuple(sorted(self.switches_on)),
         )
 

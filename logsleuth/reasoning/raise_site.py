@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from logsleuth.facts.raise_sites import ENGINE_PACKAGES, RaiseSite, engine_file, find, release_span
+from logsleuth.facts.raise_sites import ENGINE_PACKAGES, RaiseSite, engine_file, find, release_span, where
 from logsleuth.facts.raise_sites import span as _span_of
 from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes.command import CommandLine
@@ -78,12 +78,7 @@ def _given(flags: list[str], launch: LaunchInfo) -> str:
 
 def sentences(site: RaiseSite, launch: LaunchInfo) -> tuple[str, ...]:
     name = ENGINE_NAMES.get(site.engine, site.engine)
-    where = f"{name}'s {site.file}:{site.line}, in {site.function}"
-    if site.guards:
-        where += f", under `if {' and '.join(site.guards)}`"
-    if site.kind == "assert":
-        where += f": it asserts `{site.condition}`, which was false"
-    out = [where + "."]
+    out = [where(name, site)]
     flags = _flags(site, launch)
     if flags:
         out.append(f"That check reads {', '.join(flags)}{_given(flags, launch)}.")

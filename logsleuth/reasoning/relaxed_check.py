@@ -4,7 +4,8 @@ that release), the fix gains "or upgrade to that release", after the fix for the
 
 The upgrade comes second: the first fix is proven on the user's release, while an upgrade changes more than this
 one check.  Nothing is offered when the user's release is already that release or newer (then this is not the
-check that raised), nor for a check that only moved to another file.
+check that raised), nor for a check that only moved to another file, nor when the later release takes only some
+launches (a row's `launch_has`, `launch_lacks`, `launch_same`) and the launch is not known to be one of them.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import replace
 from logsleuth import versions
 from logsleuth.facts.raise_sites import RaiseSite
 from logsleuth.facts.relaxed_checks import RelaxedCheck, relaxed_checks
+from logsleuth.fixes.command import flag_value
 from logsleuth.models import ENGINE_NAMES, FailureGroup, Fix, LaunchInfo
 
 
@@ -27,14 +29,34 @@ def relaxed_check_of(site: RaiseSite) -> RelaxedCheck | None:
     return None
 
 
+def launch_is_taken(row: RelaxedCheck, launch: LaunchInfo) -> bool:
+    """Whether the relaxing release takes this launch: always, for a row without launch conditions; else only a
+    launch whose flags are known (its command, or a whole `server_args=` dump) and meet them."""
+    if not row.launch_has and not row.launch_lacks and not row.launch_same:
+        return True
+    if launch.command is None and not launch.server_args_complete:
+        return False  # the log does not say which launch failed: an upgrade could walk into the same check
+    def given(spellings: tuple[str, ...]) -> str | None:
+        return next((value for flag in spellings if (value := flag_value(launch, flag)) is not None), None)
+
+    for flag, allowed in row.launch_has:
+        value = flag_value(launch, flag)
+        if value is None or (allowed and value.upper() not in {choice.upper() for choice in allowed}):
+            return False
+    if any(flag_value(launch, flag) is not None for flag in row.launch_lacks):
+        return False
+    values = {given(spellings) for spellings in row.launch_same}
+    return not values or (len(values) == 1 and None not in values)
+
+
 def upgrade_past(row: RelaxedCheck, version: str | None) -> Fix:
     name = ENGINE_NAMES.get(row.engine, row.engine)
     since = f"from {name} {row.relaxed_in} on, {row.change} ({row.source})"
     target = row.upgrade_release
     if version is None:
-        summary = f"Or, if upgrading is an option, upgrade: this check is gone {since}."
+        summary = f"Or, if upgrading is an option, upgrade: this launch gets past that check {since}."
     else:
-        summary = f"Or upgrade {name} from {version} to {target} or later: this check is gone {since}."
+        summary = f"Or upgrade {name} from {version} to {target} or later: this launch gets past that check {since}."
     return Fix(summary=summary, steps=(f'pip install --upgrade "{row.engine}>={target}"',))
 
 
@@ -45,7 +67,7 @@ def with_relaxed_check(group: FailureGroup, site: RaiseSite | None, launch: Laun
     if diagnosis is None or diagnosis.fix is None or not diagnosis.raised_at:
         return group
     row = relaxed_check_of(site) if site is not None else None
-    if row is None:
+    if row is None or not launch_is_taken(row, launch):
         return group
     known = launch.engine_version if launch.engine_version_source in ("log", "user") else None
     running, relaxed = versions.version_key(known) if known else None, versions.version_key(row.relaxed_in)

@@ -97,7 +97,7 @@ class EngineSaysView:
 # How far to trust a diagnosis (Diagnosis.basis), said in every format.
 GENERAL_LABEL = "general guidance, not a proven fix"
 FACTS_LABEL = "Facts"
-RAISED_AT_LABEL = "Raised by the engine's own check"  # Diagnosis.raised_at, shown with the traceback
+RAISED_AT_LABEL = "Raised by a check in the code"  # Diagnosis.raised_at (the engine's or a package's), with the traceback
 ENGINE_SAYS_LABEL = "The engine says"
 
 
@@ -513,6 +513,8 @@ def no_failure_lines(report: Report, local_names: bool = True) -> list[str]:
         out.append(
             clean(f"Searched only the end of {', '.join(capped)} (byte cap reached); use --all to scan everything.", 1000)
         )
+    if readable and report.launch.engine:  # what was read clean, so a reader knows which engine's log it was
+        out.append(clean(f"Engine: {engine_text(report.launch)}.", 1000))
     return out
 
 

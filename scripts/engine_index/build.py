@@ -1,5 +1,7 @@
 """Build logsleuth/facts/raise_sites-<engine>.zip: where each indexed SGLang and vLLM release raises, asserts or logs an
-error, under which condition, reading which settings, and in which of the indexed releases each check exists.
+error, under which condition, reading which settings, and in which of the indexed releases each check exists; and
+raise_sites-<package>.zip, the same for the flashinfer, sgl-kernel, xgrammar and transformers versions those
+releases pin (PACKAGE_DISTRIBUTIONS; no `messages/` members: a package's messages tell neither engine).
 
     python scripts/engine_index/build.py            (make engine-index)
     python scripts/engine_index/build.py --check    (is the shipped index what this script builds?)
@@ -21,6 +23,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import sys
 import tempfile
 import time
@@ -33,7 +36,9 @@ from extract import Site, sites  # noqa: E402
 from fetch import DEFAULT_CACHE, Cache, Release, fetch_release  # noqa: E402
 from wheel_files import TRANSFER  # noqa: E402  (fetch.py put scripts/ on the path)
 
+from logsleuth.facts import requires  # noqa: E402
 from logsleuth.facts.engine_messages import filed_templates  # noqa: E402
+from logsleuth.versions import version_key  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 OUTPUT_DIR = REPO / "logsleuth" / "facts"  # raise_sites-sglang.zip, raise_sites-vllm.zip
@@ -58,10 +63,50 @@ RELEASES = {
 }
 # Only the server's code: SGLang's frontend language and benchmarks raise nothing a launch meets; vLLM's
 # benchmarks are `vllm bench`, and its third_party/ is other projects' code vendored.
-INDEXED_PREFIXES = {"sglang": ("sglang/srt/", "sglang/launch_server.py"), "vllm": ("vllm/",)}
-LEFT_OUT_PREFIXES = {"sglang": (), "vllm": ("vllm/third_party/", "vllm/benchmarks/")}
+INDEXED_PREFIXES: dict[str, tuple[str, ...]] = {"sglang": ("sglang/srt/", "sglang/launch_server.py"), "vllm": ("vllm/",)}
+LEFT_OUT_PREFIXES: dict[str, tuple[str, ...]] = {"sglang": (), "vllm": ("vllm/third_party/", "vllm/benchmarks/")}
+
+# The packages whose code the engines run (issue 29 item 5), by their import names; PyPI's names are in fetch.py.
+# Each is indexed for exactly the versions the indexed engine releases pin with `==` (facts/requires.json): what a
+# release's range allows on the day it was installed is not knowable offline.  transformers, which vLLM pins by a
+# range, also for: the last 4.x release (4.57.6, 2026-01-16), which every vLLM range `<5` (0.11.2 to 0.19.0) installs
+# since; the newest release within the range of the newest vLLM indexed (5.22.2, vLLM 0.34.0's `<5.23.0`); and the
+# newest on PyPI (5.25.0, 2026-12-01) when this list was written, 2026-12-04.
+PACKAGE_DISTRIBUTIONS = {"flashinfer": "flashinfer-python", "sgl_kernel": "sgl-kernel", "xgrammar": "xgrammar",
+                         "transformers": "transformers"}
+NEWEST_RELEASES = {"transformers": ("4.57.6", "5.22.2", "5.25.0")}
+# Pins PyPI has no file for: vLLM 0.34.0 pins flashinfer-python 0.7.3, which PyPI does not list (its wheels come
+# from flashinfer's own index).
+UNPUBLISHED = {"flashinfer": ("0.7.3",)}
+# transformers' models/ tree is ~90% of its Python (one module per architecture, ~400 of them, each release); a
+# serving engine meets transformers' code at loading a model's config, tokenizer and processor, resolving a remote
+# or auto class, and quantization: those modules are indexed, models/ only for models/auto/ (which resolves a
+# config's model_type).  An architecture's own modeling file raises in training or in transformers' own generate,
+# which an engine does not run.  flashinfer/data/ is vendored code (CUTLASS's Python), not flashinfer's.
+INDEXED_PREFIXES |= {
+    "flashinfer": ("flashinfer/",), "sgl_kernel": ("sgl_kernel/",), "xgrammar": ("xgrammar/",),
+    "transformers": tuple(f"transformers/{name}" for name in (
+        "configuration_utils.py", "tokenization_", "processing_utils.py", "image_processing", "feature_extraction",
+        "video_processing", "modeling_utils.py", "modeling_rope_utils.py", "core_model_loading.py",
+        "dynamic_module_utils.py", "convert_slow_tokenizer.py", "generation/configuration_utils.py", "utils/",
+        "integrations/", "quantizers/", "models/auto/")),
+}
+LEFT_OUT_PREFIXES |= {"flashinfer": ("flashinfer/data/",), "sgl_kernel": (), "xgrammar": (), "transformers": ()}
 WORKERS = 2  # processes reading sources with ast: this machine's cores
 BATCH = 64  # contents per worker job
+
+
+def package_releases() -> dict[str, tuple[str, ...]]:
+    """Each package's versions to index, oldest first: those the indexed engine releases pin with `==`, and
+    NEWEST_RELEASES."""
+    found: dict[str, tuple[str, ...]] = {}
+    for package, distribution in PACKAGE_DISTRIBUTIONS.items():
+        pinned = {specifier.removeprefix("==") for engine, versions in RELEASES.items() for version in versions
+                  if (pin := requires.pin(engine, version, distribution)) is not None
+                  and re.fullmatch(r"==[\w.]+", specifier := pin.specifier)}
+        chosen = (pinned | set(NEWEST_RELEASES.get(package, ()))) - set(UNPUBLISHED.get(package, ()))
+        found[package] = tuple(sorted(chosen, key=version_key))
+    return found
 
 
 def indexed(engine: str, name: str) -> bool:
@@ -93,7 +138,10 @@ def read_releases(cache: Cache, releases: dict[str, tuple[str, ...]]) -> dict[tu
     with ProcessPoolExecutor(WORKERS) as pool:
         for engine, versions in releases.items():
             for version in versions:
-                release = found[engine, version] = fetch_release(engine, version, cache)
+                # A package's release keeps only what is indexed (transformers' models/ is never fetched); an
+                # engine's keeps all its Python files, as its cached releases do.
+                wanted = None if engine in RELEASES else (lambda name, engine=engine: indexed(engine, name))
+                release = found[engine, version] = fetch_release(engine, version, cache, wanted)
                 keys = sorted({key for name, key in release.files.items() if indexed(engine, name)} - submitted)
                 submitted.update(keys)
                 missing = sorted(set(keys) - set(cache.sites(extractor, keys)))
@@ -155,14 +203,18 @@ def _member(archive: zipfile.ZipFile, name: str, data: object) -> None:
 
 def build(cache: Cache, directory: Path) -> None:
     """Each engine's index, `raise_sites-<engine>.zip`, into `directory`."""
-    found = read_releases(cache, RELEASES)
+    everything = {**RELEASES, **package_releases()}
+    found = read_releases(cache, everything)
     extractor = hashlib.sha256(EXTRACTOR.read_bytes()).hexdigest()[:16]
-    for engine, versions in RELEASES.items():
+    for engine, versions in everything.items():
         memo: dict[str, list[Site]] = {}
         per_release = {version: release_sites(cache, found[engine, version], extractor, memo) for version in versions}
         with zipfile.ZipFile(directory / output_name(engine), "w") as archive:
             for file, entries in sorted(merged(versions, per_release).items()):
                 _member(archive, f"{file}.json", entries)
+            if engine not in RELEASES:  # a package's messages are no evidence for either engine
+                _member(archive, "index.json", _index(engine, versions, found))
+                continue
             # Which engine raises a message (logsleuth/facts/engine_messages.py): its raise and assert templates.
             raised = {(site.type, site.message) for sites_ in per_release.values() for site in sites_ if site.kind != "log"}
             for number, shard in filed_templates(sorted(raised)).items():
@@ -172,6 +224,19 @@ def build(cache: Cache, directory: Path) -> None:
                 "wheels": [found[engine, version].wheel for version in versions],
                 "how": "scripts/engine_index/build.py: each release's Python files from its wheel on PyPI, read with ast",
             })
+
+
+def _index(package: str, versions: tuple[str, ...], found: dict[tuple[str, str], Release]) -> dict[str, object]:
+    """A package's index.json: its releases, their files, and which indexed engine releases pin each."""
+    pinned_by = {version: [f"{engine} {release}" for engine, releases in RELEASES.items() for release in releases
+                           if (pin := requires.pin(engine, release, PACKAGE_DISTRIBUTIONS[package])) is not None
+                           and pin.specifier == f"=={version}"] for version in versions}
+    return {
+        "schema": 2, "engine": package, "distribution": PACKAGE_DISTRIBUTIONS[package], "releases": list(versions),
+        "wheels": [found[package, version].wheel for version in versions], "pinned_by": pinned_by,
+        "indexed": list(INDEXED_PREFIXES[package]), "left_out": list(LEFT_OUT_PREFIXES[package]),
+        "how": "scripts/engine_index/build.py: each release's Python files from its wheel (or sdist) on PyPI, read with ast",
+    }
 
 
 def output_name(engine: str) -> str:
@@ -187,7 +252,7 @@ def main() -> int:
     try:
         with tempfile.TemporaryDirectory(prefix="logsleuth-engine-index-") as tmp:
             build(Cache(args.cache), Path(tmp))
-            names = [output_name(engine) for engine in RELEASES]
+            names = [output_name(engine) for engine in (*RELEASES, *PACKAGE_DISTRIBUTIONS)]
             if args.check:
                 stale = [name for name in names
                          if not (OUTPUT_DIR / name).exists() or (OUTPUT_DIR / name).read_bytes() != (Path(tmp) / name).read_bytes()]

@@ -8,7 +8,8 @@ A failure "comes from engine code" when the innermost frame of its last exceptio
 the index reads it (SGLang's server code, vLLM's package without its vendored and benchmark code; a failure
 raised in a third-party package under an engine frame is not counted).  It is covered when its diagnosis carries
 `raised_at`.  Prints the totals per engine and in all (and among them, those whose innermost frame's source line
-is a `raise` or `assert`: the engine's own check, not a call that failed inside torch or the standard library), the
+is a `raise` or `assert`, or whose exception is an AssertionError, a multi-line assert CPython shows by its test's line:
+the engine's own check, not a call that failed inside torch or the standard library), the
 failures offered an upgrade past a check a later release relaxed (logsleuth/facts/relaxed_checks.toml, issue 29's
 "at least 10" figure), and the uncovered failures' innermost frames (file, function), never log text.
 """
@@ -20,6 +21,9 @@ from collections import Counter
 from pathlib import Path
 
 from logsleuth.api import DiagnoseOptions, diagnose
+from logsleuth.facts.message_templates import short_type
+from logsleuth.facts.raise_sites import ENGINE_PACKAGES, engine_file
+from logsleuth.models import Frame
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT = [REPO / "tests/fixtures/wild", REPO / "tests/fixtures/sglang", REPO / "tests/fixtures/vllm",
@@ -28,14 +32,14 @@ DEFAULT = [REPO / "tests/fixtures/wild", REPO / "tests/fixtures/sglang", REPO / 
 NOT_INDEXED = {"sglang": ("sglang/lang/", "sglang/test/"), "vllm": ("vllm/third_party/", "vllm/benchmarks/")}
 
 
-def innermost_engine_file(frames: tuple[object, ...]) -> tuple[str, str] | None:
-    """(engine, `vllm/v1/engine/core.py`) when the innermost frame is an indexed engine file, else None."""
+def innermost_engine_file(frames: tuple[Frame, ...]) -> tuple[str, str] | None:
+    """(engine, `vllm/v1/engine/core.py`) when the innermost frame is an indexed engine file, else None.  The same
+    reading of a path as the lookup's (`engine_file`): a virtualenv named `sglang` is not SGLang's code."""
     if not frames:
         return None
-    path = f"/{getattr(frames[-1], 'file', '')}".replace("\\", "/")
-    for engine in ("sglang", "vllm"):
-        if f"/{engine}/" in path:
-            file = f"{engine}/" + path.rsplit(f"/{engine}/", 1)[1]
+    for engine in ENGINE_PACKAGES:
+        file = engine_file(frames[-1].file, engine)
+        if file is not None:
             return None if file.startswith(NOT_INDEXED[engine]) else (engine, file)
     return None
 
@@ -60,6 +64,8 @@ def main() -> int:
                 engine, file = found
                 counted[engine] += 1
                 statement = (group.failure.final.frames[-1].source or "").lstrip().startswith(("raise ", "raise(", "assert "))
+                # A multi-line assert: CPython 3.11 prints the line of its test that was false (`self.dp_size > 1`).
+                statement = statement or short_type(group.failure.final.type) == "AssertionError"
                 by_statement[engine] += statement
                 fix = group.diagnosis.fix if group.diagnosis is not None else None
                 upgraded[engine] += any(step.startswith(f'pip install --upgrade "{engine}>=')

@@ -1,5 +1,6 @@
 """The raise sites of a package's Python code, read with `ast` (never imported or run): every `assert`, every
-`raise` of a call or a name, and every `logger.error` / `logger.critical` call.
+`raise` of a call or a name (a name the function bound once to an exception it built: `e = Exception("...")` then
+`raise e`), and every `logger.error` / `logger.critical` call.
 
 For each: the file (relative to the package's parent), the enclosing function's qualified name, the statement's
 first and last line, the exception type, the message as a template (an f-string's holes as `{}`), the condition
@@ -84,14 +85,56 @@ def settings_read(*tests: ast.expr) -> tuple[str, ...]:
     return tuple(seen)
 
 
-def _exception(node: ast.Raise) -> tuple[str, ast.expr | None] | None:
+def _exception(node: ast.Raise, built: dict[str, ast.Call]) -> tuple[str, ast.expr | None] | None:
     exc = node.exc
+    if isinstance(exc, ast.Name) and exc.id in built:  # `e = Exception("...")` earlier in the function, then `raise e`
+        exc = built[exc.id]
     if isinstance(exc, ast.Call):
-        name = exc.func.id if isinstance(exc.func, ast.Name) else exc.func.attr if isinstance(exc.func, ast.Attribute) else ""
+        name = _called(exc)
         return (name, exc.args[0] if exc.args else None) if name else None
     if isinstance(exc, ast.Name) and exc.id[:1].isupper():
         return exc.id, None
     return None  # a bare `raise` or `raise error`: it re-raises what was caught elsewhere
+
+
+def _called(call: ast.Call) -> str:
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+
+
+def _built_exceptions(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.Call]:
+    """The names a function binds, once, to an exception it builds (`e = Exception("WorkerProc initialization
+    failed ...")`, vLLM's WorkerProc.wait_for_ready), so a later `raise e` is read as that exception and its message.
+    A class call only (a capitalised name); a name bound twice, or also as a parameter, is not read (ast.walk enters
+    nested functions too: their names can only make a name ambiguous, never read wrongly)."""
+    bound: dict[str, list[ast.expr | None]] = {}  # name -> what each binding gives it (None: not read)
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                for name in _bound_names(target):
+                    bound.setdefault(name, []).append(node.value if isinstance(target, ast.Name) else None)
+        elif isinstance(node, ast.AnnAssign | ast.AugAssign | ast.NamedExpr | ast.For | ast.AsyncFor | ast.comprehension):
+            for name in _bound_names(node.target):
+                bound.setdefault(name, []).extend([None, None])
+        elif isinstance(node, ast.With | ast.AsyncWith):
+            for item in node.items:
+                for name in _bound_names(item.optional_vars):
+                    bound.setdefault(name, []).extend([None, None])
+        elif isinstance(node, ast.arg):
+            bound.setdefault(node.arg, []).extend([None, None])
+    return {name: value for name, (value, *more) in bound.items()
+            if not more and isinstance(value, ast.Call) and _called(value)[:1].isupper()}
+
+
+def _bound_names(target: ast.expr | None) -> list[str]:
+    """The names an assignment target binds: `e`, `a, *b`; not `e.x` or `e[0]` (they change an object)."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Tuple | ast.List):
+        return [name for element in target.elts for name in _bound_names(element)]
+    if isinstance(target, ast.Starred):
+        return _bound_names(target.value)
+    return []
 
 
 def _log_call(node: ast.Expr) -> ast.Call | None:
@@ -112,31 +155,38 @@ def sites(source: str, file: str) -> Iterator[Site]:
     yield from _visit(tree.body, file, lines, "", ())
 
 
-def _visit(body: list[ast.stmt], file: str, lines: list[str], function: str, guards: tuple[ast.expr, ...]) -> Iterator[Site]:
+def _visit(body: list[ast.stmt], file: str, lines: list[str], function: str, guards: tuple[ast.expr, ...],
+           built: dict[str, ast.Call] | None = None) -> Iterator[Site]:
+    built = built or {}
     for node in body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             name = f"{function}.{node.name}" if function else node.name
-            yield from _visit(node.body, file, lines, name, ())
+            own = _built_exceptions(node) if not isinstance(node, ast.ClassDef) else {}
+            yield from _visit(node.body, file, lines, name, (), own)
             continue
-        site = _site(node, file, lines, function, guards)
+        site = _site(node, file, lines, function, guards, built)
         if site is not None:
             yield site
         if isinstance(node, ast.If):
-            yield from _visit(node.body, file, lines, function, (*guards, node.test))
-            yield from _visit(node.orelse, file, lines, function, (*guards, ast.UnaryOp(ast.Not(), node.test)))
+            yield from _visit(node.body, file, lines, function, (*guards, node.test), built)
+            yield from _visit(node.orelse, file, lines, function, (*guards, ast.UnaryOp(ast.Not(), node.test)), built)
         elif isinstance(node, ast.For | ast.AsyncFor | ast.While | ast.With | ast.AsyncWith):
-            yield from _visit(node.body, file, lines, function, guards)
-            yield from _visit(getattr(node, "orelse", []), file, lines, function, guards)
+            yield from _visit(node.body, file, lines, function, guards, built)
+            yield from _visit(getattr(node, "orelse", []), file, lines, function, guards, built)
         elif isinstance(node, ast.Try):
-            for part in (node.body, *(h.body for h in node.handlers), node.orelse, node.finalbody):
-                yield from _visit(part, file, lines, function, guards)
+            for part in (node.body, node.orelse, node.finalbody):
+                yield from _visit(part, file, lines, function, guards, built)
+            for handler in node.handlers:  # `except E as e`: there, `e` is what was caught
+                caught = {name: call for name, call in built.items() if name != handler.name}
+                yield from _visit(handler.body, file, lines, function, guards, caught)
 
 
-def _site(node: ast.stmt, file: str, lines: list[str], function: str, guards: tuple[ast.expr, ...]) -> Site | None:
+def _site(node: ast.stmt, file: str, lines: list[str], function: str, guards: tuple[ast.expr, ...],
+          built: dict[str, ast.Call]) -> Site | None:
     if isinstance(node, ast.Assert):
         kind, type_, message, condition = "assert", "AssertionError", template(node.msg), ast.unparse(node.test)
         read = settings_read(node.test, *guards)
-    elif isinstance(node, ast.Raise) and (found := _exception(node)) is not None:
+    elif isinstance(node, ast.Raise) and (found := _exception(node, built)) is not None:
         kind, (type_, message_node) = "raise", found
         message, condition, read = template(message_node), "", settings_read(*guards)
     elif isinstance(node, ast.Expr) and (call := _log_call(node)) is not None:

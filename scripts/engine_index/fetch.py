@@ -21,7 +21,7 @@ import sqlite3
 import sys
 import zipfile
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,8 +30,12 @@ import wheel_files  # noqa: E402
 
 DEFAULT_CACHE = Path(os.environ.get("LOGSLEUTH_ENGINE_INDEX_CACHE")
                      or Path.home() / ".cache" / "logsleuth" / "engine-index")
-# The package each engine's wheel installs: every Python file under it is fetched (build.py chooses what it indexes).
-PACKAGES = {"sglang": "sglang/", "vllm": "vllm/"}
+# The package each indexed distribution's wheel installs: every Python file under it is fetched unless the caller
+# narrows it (build.py chooses what it indexes).  The engines, and the packages whose code they run (issue 29 item 5).
+PACKAGES = {"sglang": "sglang/", "vllm": "vllm/", "flashinfer": "flashinfer/", "sgl_kernel": "sgl_kernel/",
+            "xgrammar": "xgrammar/", "transformers": "transformers/"}
+# The name PyPI knows a distribution by, where it is not the package's.
+PROJECTS = {"flashinfer": "flashinfer-python", "sgl_kernel": "sgl-kernel"}
 
 
 @dataclass(frozen=True)
@@ -109,29 +113,49 @@ class Cache:
                                 ((extractor, key, text) for key, text in found.items()))
 
 
-def fetch_release(engine: str, version: str, cache: Cache) -> Release:
+def fetch_release(engine: str, version: str, cache: Cache, wanted: Callable[[str], bool] | None = None) -> Release:
     """The release's Python files in the cache: read from its wheel (only the contents the cache lacks) unless the
-    cache has the release already."""
+    cache has the release already.  `wanted`, when given, narrows the files kept to those it accepts (transformers'
+    wheel is mostly models/, which the index leaves out): the cache then holds only those, for this release."""
     cached = cache.release(engine, version)
     if cached is not None:
         return cached
-    wheel = wheel_files.release_wheel(engine, version)
+    project = PROJECTS.get(engine, engine)
+
+    def ours(name: str) -> bool:
+        return name.startswith(PACKAGES[engine]) and name.endswith(".py") and (wanted is None or wanted(name))
+
+    try:
+        wheel = wheel_files.release_wheel(project, version)
+    except LookupError:  # a release published as an sdist only (flashinfer-python before 0.5)
+        return _fetch_sdist(engine, version, cache, ours)
     files: dict[str, str] = {}
 
     def missing(entries: list[zipfile.ZipInfo]) -> list[zipfile.ZipInfo]:
-        ours = [entry for entry in entries if entry.filename.startswith(PACKAGES[engine]) and entry.filename.endswith(".py")]
-        files.update((entry.filename, content_key(entry)) for entry in ours)
+        ours_ = [entry for entry in entries if ours(entry.filename)]
+        files.update((entry.filename, content_key(entry)) for entry in ours_)
         have = cache.known(files.values())
-        return [entry for entry in ours if content_key(entry) not in have]
+        return [entry for entry in ours_ if content_key(entry) not in have]
 
     try:
         contents = wheel_files.read_chosen(wheel.url, missing)
         sha256 = wheel.sha256
     except wheel_files.RangesRefused as refused:
         print(f"{refused}; downloading the whole wheel with pip instead", file=sys.stderr, flush=True)
-        with wheel_files.downloaded_wheel(engine, version) as path, zipfile.ZipFile(path) as archive:
+        with wheel_files.downloaded_wheel(project, version) as path, zipfile.ZipFile(path) as archive:
             sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
             contents = {entry.filename: archive.read(entry) for entry in missing(archive.infolist())}
     release = Release(engine, version, wheel.filename, sha256, files)
+    cache.add_release(release, {files[name]: data for name, data in contents.items()})
+    return release
+
+
+def _fetch_sdist(engine: str, version: str, cache: Cache, ours: Callable[[str], bool]) -> Release:
+    """A release from its sdist, read whole (a tar has no directory to read ranges by): its files are keyed like a
+    wheel's members, by name, CRC-32 and size, so the same content in a later wheel is not read again."""
+    sdist = wheel_files.release_sdist(PROJECTS.get(engine, engine), version)
+    contents = wheel_files.sdist_members(sdist, ours)
+    files = {name: f"{name}:{zlib.crc32(data):08x}:{len(data)}" for name, data in contents.items()}
+    release = Release(engine, version, sdist.filename, sdist.sha256, files)
     cache.add_release(release, {files[name]: data for name, data in contents.items()})
     return release

@@ -1,4 +1,5 @@
-"""Write the tiny model directories the oracle runs use: a config.json each, no weights, no tokenizer.
+"""Write the tiny model directories the oracle runs use: a config.json each, no weights, no tokenizer; and a
+LoRA adapter directory (``tiny-lora``: its adapter_config.json only, as PEFT writes it).
 
 Argument validation only reads the HF config (architecture, context length, head counts), so this is all
 SGLang needs to get through ``prepare_server_args`` and ``check_server_args`` offline.
@@ -39,18 +40,34 @@ MODELS: dict[str, dict[str, Any]] = {
     },
 }
 
+# A LoRA adapter for tiny-llama, for the launches that name one with --lora-paths (the LoRA and radix cache
+# check of SGLang 0.4.10.post2 refuses any adapter path; validation reads no weights).
+ADAPTERS: dict[str, dict[str, Any]] = {
+    "tiny-lora": {
+        "peft_type": "LORA",
+        "task_type": "CAUSAL_LM",
+        "base_model_name_or_path": "tiny-llama",
+        "r": 8,
+        "lora_alpha": 16,
+        "lora_dropout": 0.0,
+        "target_modules": ["q_proj", "v_proj"],
+        "bias": "none",
+    },
+}
+
 
 def write_models(root: Path) -> dict[str, Path]:
-    """Create (or refresh) every model dir under ``root``; returns name -> directory."""
+    """Create (or refresh) every model and adapter dir under ``root``; returns name -> directory."""
     out: dict[str, Path] = {}
-    for name, config in MODELS.items():
-        model_dir = root / name
-        model_dir.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(config, indent=2, sort_keys=True) + "\n"
-        config_path = model_dir / "config.json"
-        if not config_path.exists() or config_path.read_text() != text:
-            config_path.write_text(text)
-        out[name] = model_dir
+    for files, filename in ((MODELS, "config.json"), (ADAPTERS, "adapter_config.json")):
+        for name, config in files.items():
+            model_dir = root / name
+            model_dir.mkdir(parents=True, exist_ok=True)
+            text = json.dumps(config, indent=2, sort_keys=True) + "\n"
+            config_path = model_dir / filename
+            if not config_path.exists() or config_path.read_text() != text:
+                config_path.write_text(text)
+            out[name] = model_dir
     return out
 
 

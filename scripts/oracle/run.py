@@ -1,7 +1,7 @@
 """Run the REAL ``python -m sglang.launch_server`` of one SGLang version up to the end of argument validation.
 
 Usage: ``run.py --version 0.5.9 -- --model-path {tiny_llama} --speculative-algorithm EAGLE3 ...``
-Placeholders ``{tiny_llama}`` / ``{tiny_eagle3}`` become the oracle's model dirs; ``--device cpu`` is appended
+Placeholders ``{tiny_llama}`` / ``{tiny_eagle3}`` / ``{tiny_lora}`` become the oracle's model and adapter dirs; ``--device cpu`` is appended
 (without it 0.5.x stops at "No accelerator is available" before validating anything).
 "Passed" means exit 0 *and* the stop hook's marker, i.e. SGLang's own validation accepted the arguments.
 Importable: ``run_launch(version, args) -> Result``.
@@ -35,7 +35,8 @@ def venv_dir(version: str) -> Path:
 
 def placeholders() -> dict[str, str]:
     models = oracle_home() / "models"
-    return {"tiny_llama": str(models / "tiny-llama"), "tiny_eagle3": str(models / "tiny-eagle3")}
+    return {"tiny_llama": str(models / "tiny-llama"), "tiny_eagle3": str(models / "tiny-eagle3"),
+            "tiny_lora": str(models / "tiny-lora")}
 
 
 def expand(args: list[str]) -> list[str]:

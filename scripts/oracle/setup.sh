@@ -7,6 +7,7 @@
 #                         a .pth adds base/'s site-packages, another .pth loads the stop hook
 #   models/tiny-llama/    config.json only (LlamaForCausalLM)
 #   models/tiny-eagle3/   config.json only (LlamaForCausalLMEagle3 draft)
+#   models/tiny-lora/     adapter_config.json only (a LoRA adapter for tiny-llama)
 # Each step writes a stamp file when it finished, so a re-run on a set-up home takes seconds.
 # See /work/shared/reference/SGLANG-ORACLE.md for why each package and shim is here.
 set -euo pipefail

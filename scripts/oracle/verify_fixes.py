@@ -8,7 +8,9 @@ For every ``tests/fixtures/sglang/<version>/<name>.toml`` with ``expect_failure 
   (c) run ``fix.command`` and each alternative's ``command`` on the same version -> must pass
 Prints a patterns x versions table of fixtures that went fail -> pass; exits 1 on any miss, 0 otherwise,
 and 0 with a clear message when logsleuth itself is not importable yet (nothing to verify against).
-Fixtures with an empty expect_pattern are listed as "unpatterned" and not counted as misses.
+Fixtures with an empty expect_pattern are listed as "unpatterned" and not counted as misses, unless their
+diagnosis offers an upgrade past a check a later release relaxed (logsleuth/facts/relaxed_checks.toml): then (a)
+and that upgrade are checked (the rest of their advice is general guidance, not a command).
 
 ``--check without-cmd`` (or ``all``) checks the advice a user gets when logsleuth does NOT know the command,
 the common case: for every failing fixture, patterned or not,
@@ -17,7 +19,9 @@ the common case: for every failing fixture, patterned or not,
   (e) apply each fix's and alternative's flag operations (and env) to the fixture's own command, as the
       user would by hand (flagops.py) -> must pass the real validation, unless the fix lists what it
       needs from the user (``needs_input``)
-Every fixture where that fails is listed; misses count towards the exit status like those of (a)-(c).
+Every fixture where that fails is listed; misses count towards the exit status like those of (a)-(c).  The
+general checks of a failure no pattern or rule names (basis "general", shown as general guidance) change no flag
+and are not run.
 
 Usage: verify_fixes.py [--versions V ...] [--only NAME ...] [--jobs N] [--cli "python -m logsleuth"]
                        [--check cmd|without-cmd|all] [--no-rerun]
@@ -198,11 +202,13 @@ def verify(cli: list[str], fx: Fixture, rerun_original: bool) -> Verdict:
     except (ValueError, subprocess.TimeoutExpired) as exc:
         verdict.problems.append(f"diagnose: {exc}")
         return verdict
-    if diagnosis.get("pattern") != fx.expect_pattern:
+    if fx.expect_pattern and diagnosis.get("pattern") != fx.expect_pattern:
         verdict.problems.append(f"diagnosed as {diagnosis.get('pattern')!r}, expected {fx.expect_pattern!r}")
         return verdict
     entries = zip(fix_entries(diagnosis), proposed_commands(diagnosis, fx.command), strict=True)
     for (label, entry), (_, command, env, wanted) in entries:
+        if not fx.expect_pattern and upgrade_release(entry) is None:
+            continue  # general guidance of an unpatterned failure: no command to prove
         if (release := upgrade_release(entry)) is not None:
             verdict.fixes_checked += judge_upgrade(release, fx, label, verdict.problems)
             continue
@@ -301,6 +307,8 @@ def verify_without_cmd(cli: list[str], fx: Fixture, directory: Path) -> BlindVer
             verdict.fixes_checked += judge_upgrade(release, fx, label, verdict.problems)
             continue
         ops, env = list(entry.get("flags") or []), fix_env(entry)
+        if not ops and not env and diagnosis.get("basis") == "general":
+            continue  # general checks, shown as general guidance (no pattern or rule): no command to prove
         if not ops and not env:
             verdict.problems.append(f"{label}: no flag operation or env to apply ({entry.get('summary', '')[:100]})")
             continue
@@ -346,7 +354,7 @@ def report_without_cmd(verdicts: list[BlindVerdict]) -> None:
 def print_table(verdicts: list[Verdict], versions: list[str]) -> None:
     cells: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
     for v in verdicts:
-        cells[v.fixture.expect_pattern][v.fixture.version].append(v.ok)
+        cells[v.fixture.expect_pattern or "(no pattern: upgrade)"][v.fixture.version].append(v.ok)
     width = max([len("pattern"), *(len(p) for p in cells)])
     print(f"\n{'pattern':{width}}  " + "  ".join(f"{v:>13}" for v in versions))
     for pattern in sorted(cells):
@@ -403,13 +411,24 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if misses else 0
 
 
+def upgrades_offered(cli: list[str], fx: Fixture) -> bool:
+    """Whether an unpatterned fixture's diagnosis offers an upgrade (then verify() proves it)."""
+    try:
+        return any(upgrade_release(entry) is not None for _, entry in fix_entries(diagnose(cli, fx)))
+    except (ValueError, subprocess.TimeoutExpired):
+        return False
+
+
 def check_with_cmd(cli: list[str], fixtures: list[Fixture], ns: argparse.Namespace) -> int:
-    """Steps (a)-(c) for the fixtures with an expected pattern; the number of misses."""
-    patterned = [f for f in fixtures if f.expect_pattern]
-    unpatterned = [f for f in fixtures if not f.expect_pattern]
+    """Steps (a)-(c) for the fixtures with an expected pattern, and for the unpatterned failing fixtures whose
+    diagnosis offers an upgrade past a relaxed check; the number of misses."""
     started = time.monotonic()
     with ThreadPoolExecutor(max_workers=max(1, ns.jobs)) as pool:
+        offered = dict(zip(fixtures, pool.map(
+            lambda fx: not fx.expect_pattern and upgrades_offered(cli, fx), fixtures), strict=True))
+        patterned = [f for f in fixtures if f.expect_pattern or offered[f]]
         verdicts = list(pool.map(lambda fx: verify(cli, fx, not ns.no_rerun), patterned))
+    unpatterned = [f for f in fixtures if not f.expect_pattern and not offered[f]]
 
     for v in verdicts:
         fx = v.fixture

@@ -20,7 +20,14 @@ from __future__ import annotations
 import textwrap
 
 from ..engine import Case, Frame
-from ..mirror import SERVER_ARGS, VALIDATION_HOOK, launch_crash, raise_frame, server_args_chain
+from ..mirror import (
+    SERVER_ARGS,
+    VALIDATION_HOOK,
+    launch_crash,
+    raise_frame,
+    server_args_chain,
+    to_server_args,
+)
 
 
 def server_args_error(pattern: str, name: str, version: str, function: str, body: str, state: str, lineno: int,
@@ -85,10 +92,15 @@ DP_LM_HEAD = """
         ), "Please enable dp attention when setting enable_dp_lm_head. "
     """
 DP_LM_HEAD_STATE = "NS(enable_dp_lm_head=True, enable_dp_attention=False)"
+# 0.4.10.post2 makes this check in __post_init__ itself (its assert at server_args.py:459, the raise site index).
 DP_SIZE = """
     if self.enable_dp_attention:
-        assert self.dp_size > 1, "Please set a dp-size > 1. You can use 1 < dp-size <= tp-size "
+        self.schedule_conservativeness = self.schedule_conservativeness * 0.3
+        assert (
+            self.dp_size > 1
+        ), "Please set a dp-size > 1. You can use 1 < dp-size <= tp-size "
     """
+DP_SIZE_LINE = 459 - 4  # __post_init__'s first line, so that its assert lands at 459
 PP = """
     if self.pp_size > 1:
         assert (
@@ -210,6 +222,33 @@ CONFLICTS = {
     """, "NS(encoder_only=True, language_only=True)", 5175),
 }
 _NEXT_CONFLICT = dict(zip(CONFLICTS, [*list(CONFLICTS)[1:], next(iter(CONFLICTS))], strict=True))
+# Where each check stands in the releases its near misses are written for, when not in check_server_args at the
+# line CONFLICTS gives: (file, function, the line of its raise or assert), as the raise site index reads the
+# release's wheel.  0.5.23 runs its checks as hooks on `cfg` (sglang/srt/arg_groups/).
+CONFLICT_SITES = {
+    ("sglang-hicache-radix-conflict", "0.5.9"): (SERVER_ARGS, "_handle_cache_compatibility", 2686),
+    ("sglang-swa-ratio-range", "0.5.9"): (SERVER_ARGS, "_handle_cache_compatibility", 2704),
+    ("sglang-tokenizer-batching-conflict", "0.5.9"): (SERVER_ARGS, "_handle_tokenizer_batching", 2648),
+    ("sglang-encoder-language-only-conflict", "0.5.9"): (SERVER_ARGS, "_handle_encoder_disaggregation", 2579),
+    ("sglang-schedule-conservativeness", "0.5.23"): (VALIDATION_HOOK, "check_server_args", 314),
+    ("sglang-tokenizer-batching-conflict", "0.5.23"): ("sglang/srt/arg_groups/serving_hook.py", "handle_tokenizer_batching", 757),
+    ("sglang-encoder-language-only-conflict", "0.5.23"): ("sglang/srt/arg_groups/pd_disaggregation_hook.py",
+                                                          "handle_encoder_disaggregation", 310),
+}
+
+
+def conflict_error(pattern: str, near_miss: str, version: str) -> Case:
+    """`pattern`'s near miss: the `near_miss` check failing in `version`, in the function and at the line that
+    release has it (CONFLICT_SITES), else in check_server_args at CONFLICTS' line."""
+    body, state, lineno = CONFLICTS[near_miss]
+    path, function = "", "check_server_args"
+    if (near_miss, version) in CONFLICT_SITES:
+        path, function, raised_at = CONFLICT_SITES[near_miss, version]
+        lines = textwrap.dedent(body).split("\n")
+        lineno = raised_at - 1 - next(n for n, line in enumerate(lines) if line.lstrip().startswith(("raise ", "assert ")))
+    if version == "0.5.23":
+        body = body.replace("self.", "cfg.")
+    return server_args_error(pattern, f"negative-{near_miss.removeprefix('sglang-')}", version, function, body, state, lineno, path=path)
 
 CASES = (
     *(Case(pattern, name, (), mode="argparse", ranks="", parser=SGLANG_PARSER, argv=argv) for pattern, name, argv in USAGE_ERRORS),
@@ -236,8 +275,10 @@ CASES = (
     server_args_error("sglang-dp-lm-head-needs-dp-attention", "negative-multinode-dp", "0.5.9", "check_server_args", MULTINODE_DP, MULTINODE_DP_STATE, 5143),
     server_args_error("sglang-multinode-dp-needs-dp-attention", "positive-0.5.9", "0.5.9", "check_server_args", MULTINODE_DP, MULTINODE_DP_STATE, 5143),
     server_args_error("sglang-multinode-dp-needs-dp-attention", "negative-dp-lm-head", "0.5.9", "_handle_data_parallelism", DP_LM_HEAD, DP_LM_HEAD_STATE, 2122),
-    server_args_error("sglang-dp-attention-needs-dp-size", "positive-0.4.10.post2", "0.4.10.post2", "_handle_data_parallelism", DP_SIZE,
-                      "NS(enable_dp_attention=True, dp_size=1)", 590),
+    launch_crash("sglang-dp-attention-needs-dp-size", "positive-0.4.10.post2", (
+        *to_server_args("0.4.10.post2"),
+        raise_frame(SERVER_ARGS, "__post_init__", DP_SIZE, env=(("self", "NS(enable_dp_attention=True, dp_size=1, schedule_conservativeness=1.0)"),),
+                    lineno=DP_SIZE_LINE))),
     server_args_error("sglang-dp-attention-needs-dp-size", "negative-dp-lm-head", "0.5.9", "_handle_data_parallelism", DP_LM_HEAD, DP_LM_HEAD_STATE, 2122),
 
     *(lora_error(f"positive-{version}", version, LORA_MISSING, "NS(lora_paths=None, max_lora_rank=None, lora_target_modules=None)", 5404)
@@ -262,14 +303,13 @@ CASES = (
     server_args_error("sglang-negative-base-gpu-id", "positive-0.5.9", "0.5.9", "check_server_args", BASE_GPU_ID, "NS(base_gpu_id=-1)", 5147),
     server_args_error("sglang-negative-base-gpu-id", "negative-gpu-id-step", "0.5.9", "check_server_args", GPU_ID_STEP, "NS(gpu_id_step=0)", 5148),
 
-    *(server_args_error(pattern, f"negative-{near_miss.removeprefix('sglang-')}", "0.5.9", "check_server_args", *CONFLICTS[near_miss])
-      for pattern, near_miss in _NEXT_CONFLICT.items()),
+    *(conflict_error(pattern, near_miss, "0.5.9") for pattern, near_miss in _NEXT_CONFLICT.items()),
 
     # Near misses of the rules whose positives are real SGLang runs (tests/fixtures/sglang/), each on a
     # version the rule applies to: another top-k check, other conflicting settings, another PP check.
     *(server_args_error(pattern, "negative-spec-v2-topk", version, "_handle_speculative_decoding", SPEC_V2_TOPK, "NS(speculative_eagle_topk=4)", 2395)
       for pattern, version in (("sglang-eagle-topk-page-size", "0.5.9"), ("sglang-rejection-sampling-topk", "0.5.23"))),
-    *(server_args_error(pattern, f"negative-{near_miss.removeprefix('sglang-')}", "0.5.23", "check_server_args", *CONFLICTS[near_miss])
+    *(conflict_error(pattern, near_miss, "0.5.23")
       for pattern, near_miss in (
           ("sglang-priority-scheduling-policy", "sglang-schedule-conservativeness"),
           ("sglang-retraction-policy-priority", "sglang-tokenizer-batching-conflict"),

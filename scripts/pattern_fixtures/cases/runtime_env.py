@@ -490,10 +490,19 @@ TOKEN_REFUSED = (
     frame_at(SCHEDULER, "process_batch_result", "self.process_batch_result_decode(batch, result)", 2410),
     frame_at("sglang/srt/managers/scheduler_output_processor_mixin.py", "process_batch_result_decode", "req.grammar.accept_token(next_token_id)", 380,
              env=(("req", "HOP:accept_token"), ("next_token_id", "151668"))),
+    # 0.5.9's XGrammarGrammar.accept_token (xgrammar_backend.py:79, the raise site index): a three-line message.
     failing_at(XGRAMMAR_BACKEND, "accept_token", """
-        if not self.matcher.accept_token(token):
-            raise ValueError(f"Tokens not accepted: {token}")
-        """, 66, env=(("token", "_args[0]"), ("self", "NS(matcher=NS(accept_token=lambda token: False))"))),
+        if not self.is_terminated():
+            self.current_token = token
+            accepted = self.matcher.accept_token(token)
+            if not accepted:
+                raise ValueError(
+                    f"Tokens not accepted: {token}\\n"
+                    f"Accepted tokens: {self.accepted_tokens}\\n"
+                    f"Key string: {self.key_string}"
+                )
+        """, 79, env=(("token", "_args[0]"), ("self", "NS(matcher=NS(accept_token=lambda token: False), is_terminated=lambda: False, "
+                                               "accepted_tokens=[151667, 198], key_string='<think>\\\\n')"))),
 )
 # SGLang 0.3's check_server_args (server_args.py:745); the wild corpus raises it too.
 LORA_0_3_CHECK = """
