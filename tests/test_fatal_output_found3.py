@@ -240,3 +240,30 @@ def test_the_newer_toolkit_runtimes_refusal_inside_dockers_line_is_the_failure()
     found = primary(log)
     assert found[0] == "OCI runtime create failed" and "unsatisfied condition: cuda>=12.9" in found[1]
     assert found[2] == "cuda-error"
+
+
+# -- a wrapper's own prefix around every line of a traceback ------------------------------------------------------------------
+# Learned from the line where the traceback starts after it (ingest/normalize.py _learn_prefix): its shape is taken off the
+# lines after, so the frames and the exception line are read, and torch's shutdown warning after them is not the answer.
+@pytest.mark.parametrize("prefix", [
+    "2025-06-01T10:00:00.123+08:00 ERROR [pid 123] ",
+    "[2025-06-01 10:00:00,123][ERROR][worker_3] ",
+    "Jun 01 10:00:00 node1 python3[1234]: [ERROR] ",
+    "10:00:00.123 [E] (pid=77) ",
+])
+def test_a_wrappers_prefix_on_every_line_of_a_traceback_is_taken_off(prefix: str) -> None:
+    printed = real_traceback(CUT_CODE, "sglang/srt/managers/scheduler.py")
+    log = "".join(prefix + line for line in printed.splitlines(keepends=True)) + SHUTDOWN + "\n"
+    report = diagnose_text(log, OPTIONS)
+    assert len(report.failures) == 1
+    failure = report.failures[0].failure
+    assert (failure.kind, failure.final.type, failure.final.message) == ("traceback", "ValueError", ATTENTION)
+    assert [frame.function for frame in failure.final.frames] == ["<module>", "run_scheduler_process"]
+
+
+def test_a_sentence_before_the_header_stays_its_header() -> None:
+    printed = real_traceback(CUT_CODE, "sglang/srt/managers/scheduler.py")
+    report = diagnose_text(f"[2025-06-01 10:00:00 TP0] Scheduler hit an exception: {printed}", OPTIONS)
+    failure = report.failures[0].failure
+    assert failure.header == "Scheduler hit an exception:"
+    assert failure.final.type == "ValueError"
