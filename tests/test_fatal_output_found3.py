@@ -245,12 +245,11 @@ def test_the_newer_toolkit_runtimes_refusal_inside_dockers_line_is_the_failure()
 # -- a wrapper's own prefix around every line of a traceback ------------------------------------------------------------------
 # Learned from the line where the traceback starts after it (ingest/normalize.py _learn_prefix): its shape is taken off the
 # lines after, so the frames and the exception line are read, and torch's shutdown warning after them is not the answer.
-@pytest.mark.parametrize("prefix", [
-    "2025-06-01T10:00:00.123+08:00 ERROR [pid 123] ",
-    "[2025-06-01 10:00:00,123][ERROR][worker_3] ",
-    "Jun 01 10:00:00 node1 python3[1234]: [ERROR] ",
-    "10:00:00.123 [E] (pid=77) ",
-])
+WRAPPER_PREFIXES = ("2025-06-01T10:00:00.123+08:00 ERROR [pid 123] ", "[2025-06-01 10:00:00,123][ERROR][worker_3] ",
+                    "Jun 01 10:00:00 node1 python3[1234]: [ERROR] ", "10:00:00.123 [E] (pid=77) ")
+
+
+@pytest.mark.parametrize("prefix", WRAPPER_PREFIXES)
 def test_a_wrappers_prefix_on_every_line_of_a_traceback_is_taken_off(prefix: str) -> None:
     printed = real_traceback(CUT_CODE, "sglang/srt/managers/scheduler.py")
     log = "".join(prefix + line for line in printed.splitlines(keepends=True)) + SHUTDOWN + "\n"
