@@ -203,6 +203,8 @@ class FailureScanner:
                 started = (Collector(kind_of, line, Phase.DONE, context=self._context(), mention=True), quoted)
             elif (named := _unquoted_failure(text)) is not None:
                 started = (Collector("bare", line, Phase.DONE, context=self._context(), fallback=True), named)
+            if started is not None and line.starts_record:
+                self._recent_context.append(text.strip())  # an error record stays the context of what fails next
         if (
             started is None
             and kind is LineKind.OTHER
