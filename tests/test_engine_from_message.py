@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from logsleuth.api import diagnose_text
-from logsleuth.ingest.engine_from_message import engine_raising
+from logsleuth.ingest.engine_from_message import engine_of_default_port, engine_raising
 
 VLLM_ONLY = ("RuntimeError", "Engine core initialization failed. See root cause above. Failed core proc(s): "
              "{'EngineCore_DP0': 1}")
@@ -64,6 +64,24 @@ def test_the_type_must_match_and_both_engines_decide_nothing() -> None:
     assert engine_raising((VLLM_ONLY,)) == "vllm"
     assert engine_raising((("ValueError", VLLM_ONLY[1]),)) is None  # vLLM raises it as a RuntimeError
     assert engine_raising((VLLM_ONLY, SGLANG_ONLY)) is None
+
+
+def test_a_carrier_of_the_message_decides_by_the_message_alone() -> None:
+    """The server's error answer, the openai client's class for it, or no type at all (issue 28's blind split:
+    a JSON error body, a client's `Error code: 400 - {…}`): the message is the engine's, raised under another type."""
+    for carrier in ("BadRequestError", "HTTPError", "openai.BadRequestError", ""):
+        assert engine_raising(((carrier, VLLM_ONLY[1]),)) == "vllm", carrier
+    answer = f"Error code: 500 - {{'object': 'error', 'message': {VLLM_ONLY[1]!r}, 'type': 'InternalServerError', 'code': 500}}"
+    assert engine_raising((("openai.InternalServerError", answer),)) == "vllm"
+    assert engine_raising((("openai.BadRequestError", "Error code: 400 - {'object': 'error', 'message': 'bad'}"),)) is None
+
+
+def test_a_bind_failure_on_an_engines_default_port_names_that_engine() -> None:
+    """SGLang listens on 30000 and vLLM on 8000 when no --port is given (their server args); another port decides nothing."""
+    def bind(port: int) -> tuple[tuple[str, str], ...]:
+        return (("OSError", f"[Errno 98] error while attempting to bind on address ('0.0.0.0', {port}): address already in use"),)
+    assert (engine_of_default_port(bind(30000)), engine_of_default_port(bind(8000)), engine_of_default_port(bind(9000))) == (
+        "sglang", "vllm", None)
 
 
 def test_cpythons_own_wordings_decide_nothing_even_where_an_engine_repeats_them() -> None:

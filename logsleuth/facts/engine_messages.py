@@ -43,14 +43,15 @@ def _shard(engine: str, number: int) -> dict[str, list[list[str]]]:
     return dict(found) if isinstance(found, dict) else {}
 
 
-def engines_raising(type_name: str, message: str, engines: tuple[str, ...] = ("sglang", "vllm")) -> set[str]:
-    """The engines whose indexed code raises this exception type with a template this message matches."""
-    wanted = short_type(type_name)
+def engines_raising(type_name: str | None, message: str, engines: tuple[str, ...] = ("sglang", "vllm")) -> set[str]:
+    """The engines whose indexed code raises this exception type (any type when None: the paste lost it) with a
+    template this message matches."""
+    wanted = short_type(type_name) if type_name is not None else None
     words = set(WORD.findall(message[:MAX_MESSAGE]))
     found = set()
     for engine in engines:
         candidates = (entry for word in words for entry in _shard(engine, shard_of(word)).get(word, ()))
-        if any(kind == wanted and template_matches(template, message) for kind, template in candidates):
+        if any(wanted in (None, kind) and template_matches(template, message) for kind, template in candidates):
             found.add(engine)
     return found
 

@@ -18,6 +18,9 @@ HOLE = "{}"
 MIN_FIXED = 24
 MAX_MESSAGE = 4000  # a message longer than this is not looked up (a template is a sentence or a few)
 WORD = compile_lazily(r"[A-Za-z_][A-Za-z0-9_]{3,}")
+# A message built with `%` or `str.format` keeps its placeholders in the index (`"model %s does not support …" % name`,
+# `"… {name} …".format(name=…)`): each is a hole, like the `{}` an f-string's expression leaves.
+PLACEHOLDER = compile_lazily(r"%[-#0 +]*\d*(?:\.\d+)?[sdrifxg]|\{[A-Za-z_]?[\w.\[\]]*(?:![rsa])?(?::[^{}]*)?\}")
 
 
 def fixed_text(template: str) -> str:
@@ -35,7 +38,7 @@ def _pattern(template: str) -> re.Pattern[str]:
     """The template as a regex over a whole message: fixed text literal (any run of white space as any run, since
     a log may rewrap it), each hole any text."""
     parts = []
-    for fixed in template.split(HOLE):
+    for fixed in PLACEHOLDER.sub(HOLE, template).split(HOLE):
         parts.append(r"\s+".join(re.escape(chunk) for chunk in fixed.split()) if fixed.strip() else "")
         if fixed[:1].isspace() and parts[-1]:
             parts[-1] = r"\s*" + parts[-1]

@@ -66,8 +66,21 @@ _MODULE_PATH = compile_lazily(
     r"|\b(?P<vllm>vllm)[./](?:v1|engine|entrypoints|model_executor|worker|executor|distributed|attention"
     r"|platforms|transformers_utils|multimodal|lora|compilation|inputs|core|logging_utils)[./]"
     r"|\b(?P<sglang>sglang)(?:[./]srt[./]|::(?:sched|detok|data_p)\w*)"
+    r"|(?<![\w-])(?P<sglang_router>(?:sglang_router|sgl[-_]model[-_]gateway|sgl[-_]router)/|sglang_router_rs::|\[Router \(Rust\)\] )"
     r"|\b(?P<vllm_title>VLLM)::(?:EngineCor|Worker|APIServ|DPCoord)\w*"
 )
+# SGLang's router, a Rust program (sgl-project/sglang: `sgl-router/`, renamed `sgl-model-gateway/`; its Python
+# package `sglang_router`), in a panic's location (`thread 'tokio-runtime-worker' panicked at
+# sgl-model-gateway/src/routers/http/router.rs:412:38:`, Rust's std panic hook format) or a path to its code:
+# SGLang's alone.  A bare `src/….rs` names no program.
+# Its log records start `[Router (Rust)] 2025-03-18 14:17:58 - WARN - …` (sgl-project/sglang#4562, #6491); its
+# backtraces name the crate `sglang_router_rs::…` (#7901).
+ROUTER_WORDS = ("sglang_router", "sgl-model-gateway", "sgl_model_gateway", "sgl-router", "sgl_router", "[Router (Rust)] ")
+# pydantic's report of a failed check in a pydantic *dataclass*: its input is the constructor's arguments,
+# `[type=value_error, input_value=ArgsKwargs((), {…}), input_type=ArgsKwargs]` (pydantic-core's display).  vLLM's config
+# classes are pydantic dataclasses (vllm/config/, 0.10 on: ModelConfig, SchedulerConfig, …); SGLang's settings are plain
+# dataclasses and its API models pydantic BaseModels (their input is a dict): the format is vLLM's.
+PYDANTIC_CONFIG_ERROR = compile_lazily(r"\[type=\w+, input_value=ArgsKwargs\(.*input_type=ArgsKwargs\]")
 # A line that names a module without running it: an import error, an instruction, a requirement.
 _NAMES_ONLY = compile_lazily(r"(?i)\bimport|no module named|\binstall|\brequire|\bplease\b|\bpip\b")
 
@@ -213,9 +226,22 @@ def named_in_line(text: str, *, paths: bool = True) -> tuple[set[str], set[str]]
     a line that only names a module to import or install."""
     if _NAMES_ONLY.search(text):
         return set(), set()
-    engines = {next(name for name in m.groups() if name).lower() for m in _MODULE_PATH.finditer(text)} if paths else set()
+    engines = {"sglang" if m["sglang_router"] else next(name for name in m.groups() if name).lower()
+               for m in _MODULE_PATH.finditer(text)} if paths else set()
     wrappers = {_WRAPPER_GROUPS[m.lastgroup] for m in _WRAPPER_WORDS.finditer(text) if m.lastgroup}
     return engines, wrappers
+
+
+# A wrapper's check of the engine's version it is about to run: transformers' require_version, which LLaMA-Factory
+# and others call (`vllm>=0.4.3,<=0.8.5 is required for a normal functioning of this module, but found vllm==0.9.1.`,
+# transformers/utils/versions.py _compare_versions).  The engine found there is the one installed and being run.
+_VERSION_CHECK_FOUND = compile_lazily(r"\bis required for a normal functioning of this module, but found (?P<engine>sglang|vllm)==(?P<version>\d[\w.+]*?)\.?(?:\s|$)")
+
+
+def engine_version_checked(text: str) -> tuple[str, str] | None:
+    """(engine, version) a wrapper's version check found installed, else None."""
+    m = _VERSION_CHECK_FOUND.search(text) if "but found" in text else None
+    return (m["engine"], m["version"]) if m else None
 
 
 def engines_shown_by_install(text: str) -> set[str]:

@@ -42,6 +42,57 @@ def raised_by(failure: Failure) -> list[tuple[str, str]]:
     return [(block.type, block.message) for block in failure.exceptions if block.message.strip()]
 
 
+# The openai client's status error quoting the server's answer as a Python dict (openai/_client.py
+# _make_status_error: f"Error code: {status} - {body}"); the engines answer with their error's str in 'message'
+# (their ErrorResponse; newer vLLM nests it under 'error').
+_CLIENT_STATUS = compile_lazily(r"^Error code: \d{3} - (?P<body>\{.*\})\s*$")
+
+
+def _answered(message: str) -> str:
+    """The engine's message inside a client's status error, else the message as it is."""
+    m = _CLIENT_STATUS.match(message.strip()) if message.startswith("Error code: ") else None
+    if m is None:
+        return message
+    import ast
+
+    try:
+        body = ast.literal_eval(m["body"])
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return message
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        body = body["error"]
+    said = body.get("message") if isinstance(body, dict) else None
+    return said if isinstance(said, str) and said.strip() else message
+
+
+# The types under which a program around the engine carries the engine's message, not the type the engine raised it
+# as: the server's error answer (the engines' ErrorResponse `type`: BadRequestError, NotFoundError,
+# InternalServerError; `HTTPError` when it names none, tracebacks/grammar.http_error_body), the openai client's
+# classes for that answer (`openai.BadRequestError: Error code: 400 - {…}`), or no type at all.  A message that
+# matches one engine's template is that engine's whatever the carrier.
+_CARRIERS = frozenset({"", "HTTPError", "BadRequestError", "NotFoundError", "InternalServerError", "ServiceUnavailableError"})
+
+
+def carried(type_name: str) -> bool:
+    return type_name in _CARRIERS or type_name.startswith("openai.")
+
+
+# uvicorn's bind failure (both engines serve through uvicorn), on the port an engine listens on when none is given:
+# SGLang's 30000 (sglang/srt/server_args.py `port: int = 30000`), vLLM's 8000 (vllm/entrypoints/openai/cli_args.py
+# `port: int = 8000`).  A paste of the one bind line shows nothing else of its engine; a port given on the command
+# line is in the command, which decides first.  The very last evidence, after the raise sites' messages.
+_BIND_FAILED = compile_lazily(r"error while attempting to bind on address \('[^']*', (?P<port>\d+)\)")
+DEFAULT_PORTS = {"30000": "sglang", "8000": "vllm"}
+
+
+def engine_of_default_port(raised: tuple[tuple[str, str], ...]) -> str | None:
+    """The engine whose default port a bind failure names, else None."""
+    for _, message in raised[:MAX_MESSAGES]:
+        if "bind on address" in message and (m := _BIND_FAILED.search(message)):
+            return DEFAULT_PORTS.get(m["port"])
+    return None
+
+
 @lru_cache(maxsize=64)
 def engine_raising(raised: tuple[tuple[str, str], ...]) -> str | None:
     """The one engine whose indexed code raises these exceptions, or None (neither, or both).  Cached: watch asks
@@ -50,7 +101,9 @@ def engine_raising(raised: tuple[tuple[str, str], ...]) -> str | None:
     from logsleuth.facts.engine_messages import engines_raising
 
     engines: set[str] = set()
-    for type_name, message in raised[:MAX_MESSAGES]:
+    for type_name, printed in raised[:MAX_MESSAGES]:
+        message = _answered(printed)  # a client's status error: the engine's message in the answer it quotes
         if not CPYTHON_WORDINGS.search(message):
-            engines |= engines_raising(type_name, message)
+            # the type as printed; any type when the type is a carrier's (the message was raised under another)
+            engines |= engines_raising(None if carried(type_name) else type_name, message)
     return next(iter(engines)) if len(engines) == 1 else None

@@ -170,12 +170,15 @@ class LaunchTracker:
                 self.command_engine = "vllm" if "vllm" in command.split("--", 1)[0] else "sglang"
                 self._saw("command", self.command_engine)
                 self._mark(line.offset, "command").command = command
-        if ("sglang" in text or "vllm" in text or "vLLM" in text or "VLLM::" in text or "sgl_kernel" in text or "sgl-kernel" in text) and 'File "' not in text:
+        if ("sglang" in text or "vllm" in text or "vLLM" in text or "VLLM::" in text or "sgl_kernel" in text or "sgl-kernel" in text
+                or (("sgl" in text or "Rust" in text) and any(word in text for word in engine_evidence.ROUTER_WORDS))) and 'File "' not in text:
             self._observe_engine_named(text)  # (a frame's path is read from the failure: observe_failure)
         if ("Args(" in text or "engine" in text or "rollout.name" in text or "infer_backend" in text) and (
             dumped := engine_evidence.settings_engine(text)  # (engine_evidence.SETTINGS_MARKERS)
         ):
             self._saw("banner", dumped)
+        if "input_type=ArgsKwargs" in text and engine_evidence.PYDANTIC_CONFIG_ERROR.search(text):
+            self._saw("format", "vllm")  # (engine_evidence.PYDANTIC_CONFIG_ERROR)
         if ("VLLM_" in text or "SGLANG_" in text) and (env_engine := engine_evidence.engine_set_in_environment(text)):
             self._saw("env", env_engine)
         if ("LLM engine (v" in text and (m := _VLLM_ENGINE_VERSION.search(text))) or (
@@ -220,6 +223,10 @@ class LaunchTracker:
             self.versions.setdefault("sglang", m["version"])
             self._saw("format", "sglang")
             return
+        if checked := engine_evidence.engine_version_checked(text):
+            self.versions.setdefault(*checked)
+            self._saw("paths", checked[0])  # installed, and the wrapper is about to run it
+            return
         if m := _EXPLICIT_VERSION.search(text):
             if not _INSTRUCTION.search(text):
                 self.versions.setdefault(m["engine"].lower(), m["version"])
@@ -227,7 +234,7 @@ class LaunchTracker:
                     self._saw("banner", m["engine"].lower())
             return
         shown = self.evidence.get("paths", set())
-        unread = (("vllm" in text or "VLLM::" in text) and "vllm" not in shown) or ("sglang" in text and "sglang" not in shown)
+        unread = (("vllm" in text or "VLLM::" in text) and "vllm" not in shown) or (("sgl" in text or "Router (Rust)" in text) and "sglang" not in shown)
         engines, wrappers = engine_evidence.named_in_line(text, paths=unread)
         for engine in engines:
             self._saw("paths", engine)
@@ -291,7 +298,10 @@ class LaunchTracker:
                 return self._failure_engine()
             return None
         # Nothing else decides: the failures' own messages, the weakest evidence.
-        return engine_from_message.engine_raising(tuple(self.raised)) if self.raised else None
+        if not self.raised:
+            return None
+        raised = tuple(self.raised)
+        return engine_from_message.engine_raising(raised) or engine_from_message.engine_of_default_port(raised)
 
     def _failure_engine(self) -> str | None:
         """The engine the failures' own frames and lines show (both: SGLang, see `engine`), else None."""

@@ -26,6 +26,7 @@ have none of these layers, and each regex below runs only on a line that passed 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -101,6 +102,12 @@ _SGLANG_HEADER = compile_lazily(
     r"^\[?(?P<ts>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?)"
     r"(?P<tags>(?: (?:DP|PP|TP|EP|ATTN_CP|MOE_DP|CP)\d{1,6})*)\] ?"
 )
+TRACEBACK_START = "Traceback (most recent call last):"
+MAX_LEARNED_PREFIX = 120  # a wrapper's prefix is short; a longer text before the header is a sentence or a dump
+_PREFIX_PARTS = compile_lazily(r"\d+| +|[^\d ]+")
+_ERROR_LEVEL_FIELD = compile_lazily(r"(?:^|[\s\[|(])(?:ERROR|CRITICAL|FATAL)(?:[\s\]|):]|$)")
+# A logger's level as the first field of a record, before a separator (`ERROR - `, `ERROR | `, `ERROR: `, `[ERROR]`).
+_LEVEL_FIELD = compile_lazily(r"(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)(?: ?[-|:]\s| {2,})")
 # The rank tags of an SGLang header whose `[` a copy lost, after its time: `TP0] `.
 _LOST_BRACKET = compile_lazily(r"^(?:(?:DP|PP|TP|EP|ATTN_CP|MOE_DP|CP)\d{1,6} ?)*\]")
 _RANK_TAG = compile_lazily(r"(DP|PP|TP|EP|ATTN_CP|MOE_DP|CP)(\d+)")
@@ -181,6 +188,9 @@ class LineNormalizer:
         self._boundary_next = False  # the last line closed a code fence or span: the next one starts anew
         self._span_lines = 0  # lines since an inline-code span opened, 0 when none is open
         self._wrapped: dict[str, bool] = {}  # wrapper namespace -> its last line carried the wrapper
+        # A wrapper's own prefix (its time, level, process) learned from the line where a traceback starts after it:
+        # the same prefix is taken off the traceback's later lines (`_learn_prefix`).
+        self._learned_prefix: re.Pattern[str] | None = None
 
     def normalize(self, raw: str, number: int, offset: int) -> LogLine:
         return self.normalize_clean(clean_text(raw), number, offset)
@@ -248,8 +258,14 @@ class LineNormalizer:
             header_text += m.group(0)
             text = text[m.end() :]
             has_header = True
-            header_kind = "sglang"
+            # SGLang's format is `[time ranks] message`, no level and no other field: a bracketed date followed by a
+            # logger's fields (`[2025-06-01 10:00:00][llamafactory][ERROR]`, `[…] [Worker-1] ERROR - `) is a wrapper's
+            header_kind = None if tags == () and text[:1] == "[" or _LEVEL_FIELD.match(text) else "sglang"
 
+        if self._learned_prefix is not None and (m := self._learned_prefix.match(text)):
+            text = text[m.end() :]  # after every prefix and header known: what is left is a wrapper's own
+        elif TRACEBACK_START in text and not text.startswith(TRACEBACK_START):
+            self._learn_prefix(text)
         if self._span_lines or text[-1:] == "`":
             text = self._close_markdown(text)
         if text.find('\\"', 0, 24) >= 0:
@@ -299,6 +315,23 @@ class LineNormalizer:
         return LogLine(number, offset, text, meta, stream, starts_record or boundary)
 
     # -- paste decoration ------------------------------------------------------------------------
+
+    def _learn_prefix(self, text: str) -> None:
+        """A prefix before `Traceback (most recent call last):` that no layer above took off, with a time or a pid in it
+        or an error level (a wrapper's `2025-06-01T10:00:00.123+08:00 ERROR [pid 123] `, `[2025-06-01 10:00:00,123][ERROR]
+        [worker_3] `, `[ERROR] ` after journald's writer): its
+        shape (digits as any digits, inner spaces as any spaces, its separator exact) is taken off the lines after
+        it, so the frames and the exception line under it are read.  A sentence before the header (`Scheduler hit an
+        exception: `) has no digits and is left to the scanner, which keeps it as the traceback's header."""
+        prefix = text[: text.index(TRACEBACK_START)]
+        if len(prefix) > MAX_LEARNED_PREFIX or not prefix.strip():
+            return
+        if sum(char.isdigit() for char in prefix) < 2 and not _ERROR_LEVEL_FIELD.search(prefix):
+            return
+        body = prefix.rstrip()
+        shape = "".join(r"\d+" if part[:1].isdigit() else " +" if part[:1] == " " else re.escape(part)
+                        for part in _PREFIX_PARTS.findall(body))
+        self._learned_prefix = re.compile(shape + re.escape(prefix[len(body) :]))
 
     def _markdown(self, text: str) -> tuple[str, bool]:
         """The text without its Markdown decoration, and whether the whole line is a boundary (a fence or

@@ -16,6 +16,7 @@ from dataclasses import replace
 
 from logsleuth.diagnosis.schema import CATEGORIES
 from logsleuth.facts.categories import CategoryRow, table
+from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Diagnosis, Failure, Fix
 from logsleuth.reasoning.evidence import exception_lines
 from logsleuth.reasoning.general import best_row, engine_code_of, render_words, row_checks
@@ -24,6 +25,11 @@ QUOTED = 240  # characters of the line that named the cause, quoted in the root 
 # How far before a crash another failure of the same log may be and still name its cause: the lines a native
 # abort, its frames and faulthandler's dump of every thread take, not an error survived long before.
 EARLIER_REACH = 300
+# torch's warning at the exit of a process that did not tear down its process group (ProcessGroupNCCL.cpp: "WARNING:
+# destroy_process_group() was not called before program exit, which can leak resources"; older releases "process group
+# has NOT been destroyed before we destruct ProcessGroupNCCL"): printed after a clean exit as after any crash, so it
+# names no cause, however NCCL-like its file name looks (the blind split: a crash filed as a collective failure).
+SHUTDOWN_WARNING = compile_lazily(r"destroy_process_group\(\) was not called|process group has NOT been destroyed")
 # What a wrapper's own category already stands for: a capture fails on a CUDA call it does not allow ("operation not
 # permitted when stream is capturing"), so a bare CUDA error inside it names no other cause.
 WRAPPER_OWN = frozenset({"cuda-error"})
@@ -34,7 +40,8 @@ def cause_of(failure: Failure, after: Sequence[str] = ()) -> tuple[CategoryRow, 
 
     The causes are tried most specific first; within one, the crash's own words before the lines before it."""
     categories = table()
-    texts = [*exception_lines(failure), failure.header or "", *failure.context, *after]
+    texts = [text for text in (*exception_lines(failure), failure.header or "", *failure.context, *after)
+             if text and not ("destroy" in text and SHUTDOWN_WARNING.search(text))]
     for category in categories.causes:
         for row in (row for row in categories.rows if row.category == category and row.cause_words):
             for text in texts:

@@ -88,6 +88,9 @@ class Collector:
     indent: str = ""
     fallback: bool = False  # reported only when the log has no other failure (a bare `Exception: …`)
     mention: bool = False  # quoted in a sentence: dropped when the log shows the same failure itself
+    # The error record printed right above a traceback's header (`ERROR … Scheduler hit an exception: ValueError: …`):
+    # it names the failure when the paste cut the traceback's own exception line (logged_errors.stated_failure).
+    said_before: str = ""
     blanks: int = 0  # blank lines at the end of its text
 
     def expects(self, leader: Collector) -> str | None:

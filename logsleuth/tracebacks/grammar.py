@@ -24,6 +24,7 @@ from logsleuth.ingest.line_shapes import (  # noqa: F401 - re-exported: the gram
 )
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import FACT_PREFIX, FailureKind
+from logsleuth.tracebacks.typeless_errors import http_status_before, typeless_error
 
 REPEATED_LINE = compile_lazily(r"^\s*\[Previous line repeated (?P<n>\d+) more times?\]\s*$")
 # The final line of an exception: `pkg.mod.TypeName: message` or a bare `TypeName`.
@@ -360,7 +361,7 @@ TYPELESS_ENGINE_LINES: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 FATAL_LINE_WORDS = ("rror", "atchdog", "undefined symbol", "max seq len", "placement group of specs", "failed to start",
                     "hit an exception", "gated repo", "is restricted", "out of resource", "Transformers with the command",
-                    "the checkpoint is very new")
+                    "the checkpoint is very new", '"detail"', "OCI runtime")
 FATAL_LINES: tuple[tuple[re.Pattern[str], str | None], ...] = (
     # a kernel or library (flashinfer, sgl-kernel): `CUDA Error: <text> (700) <file>: line N at function F`
     (compile_lazily(r"^\s*(?P<type>CUDA [Ee]rror): (?P<msg>\S.*?\(\d+\).*)$"), None),
@@ -378,8 +379,12 @@ FATAL_LINES: tuple[tuple[re.Pattern[str], str | None], ...] = (
 
 
 def is_typeless_engine_line(text: str) -> bool:
-    """A fatal line that is an engine's logged error text (reported only when nothing else failed)."""
-    return any(pattern.match(text) for pattern, _ in TYPELESS_ENGINE_LINES)
+    """A fatal line that is an engine's logged error text, or another program's survivable one (typeless_errors):
+    reported only when nothing else failed."""
+    if any(pattern.match(text) for pattern, _ in TYPELESS_ENGINE_LINES):
+        return True
+    found = typeless_error(text)
+    return found is not None and found[2]
 
 
 def is_elision(text: str) -> bool:
@@ -538,13 +543,15 @@ def fatal_line(text: str) -> tuple[str, str] | None:
         m = pattern.match(text)
         if m is not None:
             return fixed_type or m["type"], m["msg"].strip()
-    return http_error_body(text) if '"message"' in text else None
+    if (found := typeless_error(text)) is not None:
+        return found[0], found[1]
+    return http_error_body(text) if '"message"' in text or '"detail"' in text else None
 
 
 # The error body of an OpenAI-compatible server (SGLang and vLLM answer a failed request with it, HTTP 4xx or
 # 5xx), pasted from the client's side: `{"object": "error", "message": "…", "type": "InternalServerError",
 # "param": null, "code": 500}`, or the newer `{"error": {"message": "…", "type": "…", "code": 500}}`.
-HTTP_ERROR_BODY = compile_lazily(r'\{\s*"(?:object"\s*:\s*"error"|error"\s*:\s*\{)')
+HTTP_ERROR_BODY = compile_lazily(r'\{\s*"(?:object"\s*:\s*"error"|error"\s*:\s*\{|detail"\s*:)')
 _TYPE_NAME = compile_lazily(r"[A-Za-z_][\w.]*")
 
 
@@ -561,6 +568,8 @@ def http_error_body(text: str) -> tuple[str, str] | None:
     if isinstance(body.get("error"), dict):
         body = body["error"]
     message, kind = body.get("message"), body.get("type")
+    if message is None and isinstance(body.get("detail"), str) and http_status_before(text, m.start()) is not None:
+        message = body["detail"]  # FastAPI's error body, after the status a client printed (`HTTP 400: {"detail": …}`)
     if not isinstance(message, str) or not message.strip():
         return None
     return (kind if isinstance(kind, str) and _TYPE_NAME.fullmatch(kind) else "HTTPError"), message.strip()

@@ -11,9 +11,12 @@ present, the traceback is the failure."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from logsleuth.facts.message_templates import MIN_FIXED
 from logsleuth.lazyre import compile_lazily
-from logsleuth.models import LogLine
+from logsleuth.models import Failure, LogLine
+from logsleuth.tracebacks.grammar import STRICT_EXCEPTION_LINE
 
 # The level word of a logger's record: `ERROR` or `CRITICAL` as a word of its own (`… 141 ERROR    msg`,
 # `ERROR llamafactory.chat: msg`, `[ERROR] msg`, `|ERROR| msg`).
@@ -36,13 +39,42 @@ def logged_engine_error(line: LogLine) -> str | None:
         rest = text[m.end():].lstrip(" -|:]")  # the separator after the level word (`ERROR - `, `ERROR | `)
     else:
         return None
-    from logsleuth.facts.engine_messages import raised_as  # the index is read only for such records
+    return _engine_message(_candidates(rest))
 
+
+def _candidates(rest: str) -> list[str]:
+    """Where a record's message may start: the whole text, then after each of its first separators."""
     candidates = [rest.strip()]
     for n, start in enumerate(_STARTS.finditer(rest)):
         if n == MAX_STARTS:
             break
         candidates.append(rest[start.end():].strip())
+    return candidates
+
+
+def named_by_record_above(failure: Failure, record: str) -> Failure:
+    """A traceback whose exception line the paste cut off, named by the error record printed right above it (vLLM's
+    `ERROR … [engine.py:160] Error in model execution: …`, SGLang's `Scheduler hit an exception: …`, a wrapper's
+    `ERROR … failed: …`): its `Type: message` when it quotes one, else an engine's own message (the raise site index
+    gives its type).  A record whose text is neither names nothing: the failure stays as the paste left it."""
+    if len(record) > MAX_RECORD:
+        return failure
+    rest = m.string[m.end():].lstrip(" -|:]") if (m := _ERROR_LEVEL.search(record)) else record
+    candidates = _candidates(rest)
+    quoted = next((text for text in candidates if STRICT_EXCEPTION_LINE.match(text)), None) or _engine_message(candidates)
+    if quoted is None:
+        return failure
+    m = STRICT_EXCEPTION_LINE.match(quoted)
+    if m is None:
+        return failure
+    block = replace(failure.final, type=m["type"], message=m["msg"] or "", truncated=True)
+    return replace(failure, exceptions=(*failure.exceptions[:-1], block), truncated=True)
+
+
+def _engine_message(candidates: list[str]) -> str | None:
+    """`Type: message` of the first candidate an engine's indexed raise site raises, else None."""
+    from logsleuth.facts.engine_messages import raised_as  # the index is read only for such records
+
     for message in candidates:
         if len(message) >= MIN_FIXED and (type_name := raised_as(message)) is not None:
             return f"{type_name}: {message}"

@@ -61,7 +61,7 @@ from logsleuth.tracebacks.grammar import (
     shell_notice,
 )
 from logsleuth.tracebacks.interleave import MAX_INTERLEAVED, choose, in_step, redeal
-from logsleuth.tracebacks.logged_errors import logged_engine_error
+from logsleuth.tracebacks.logged_errors import logged_engine_error, named_by_record_above
 from logsleuth.tracebacks.repair import attach_moved_exceptions, fold_kernel_prints, shown_in
 
 __all__ = ["FailureScanner", "LineKind", "classify", "scan"]
@@ -192,7 +192,9 @@ class FailureScanner:
         if (
             started is None
             and ("rror" in text or "xception" in text)  # what a quoted failure says: most lines do not
-            and not line.starts_record
+            # a record's text is read only when it is an error record (`ERROR … [core.py:700] EngineCore hit an
+            # exception: ValueError: …`): its inline exception is then a fallback, as in a sentence
+            and (not line.starts_record or line.meta.level in ("ERROR", "CRITICAL"))
             and kind in (LineKind.OTHER, LineKind.EXCEPTION)
         ):
             quoted = embedded_failure(text)
@@ -201,6 +203,8 @@ class FailureScanner:
                 started = (Collector(kind_of, line, Phase.DONE, context=self._context(), mention=True), quoted)
             elif (named := _unquoted_failure(text)) is not None:
                 started = (Collector("bare", line, Phase.DONE, context=self._context(), fallback=True), named)
+            if started is not None and line.starts_record:
+                self._recent_context.append(text.strip())  # an error record stays the context of what fails next
         if (
             started is None
             and kind is LineKind.OTHER
@@ -251,6 +255,8 @@ class FailureScanner:
             if not head and THREAD_INTRO.match(previous.strip()):
                 head = previous.strip()
             new = Collector("traceback", line, Phase.FRAMES, header=head or None, context=self._context())
+            if not head and ("rror" in previous or "xception" in previous):
+                new.said_before = previous
             if not head and text[:1] in " \t":
                 new.indent = _indentation(text)  # a traceback in an indented block
         elif kind is LineKind.GROUP:
@@ -368,6 +374,8 @@ class FailureScanner:
 
     def _build(self, collector: Collector) -> None:
         failure = collector.build()
+        if collector.said_before and failure.kind == "traceback" and not failure.final.type and failure.final.frames:
+            failure = named_by_record_above(failure, collector.said_before)
         if collector.fallback or collector.mention:
             (self._fallbacks if collector.fallback else self._mentions).append(failure)
             return

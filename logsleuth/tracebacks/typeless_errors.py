@@ -1,0 +1,89 @@
+"""Fatal lines printed by the programs around an engine, with no Python exception type of their own (issue 28,
+stop 38's blind split): what a person points at in such a paste, read from the printing program's format.
+
+- pydantic's line for one failed validation (vLLM's config classes are pydantic dataclasses): the paste keeps
+  `  Value error, <the engine's message> [type=value_error, input_value=…, input_type=…]` without the
+  `pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig` header above it.  pydantic
+  formats a validator's ValueError as "Value error, {error}" (pydantic-core's `value_error` message template) and
+  appends `[type=…, input_value=…, input_type=…]` (pydantic-core's ValidationError display): the error is the
+  ValueError the engine's check raised, its message what follows "Value error, ".
+- the openai client's error for an HTTP error answer, its class name cut off: openai-python formats
+  `f"Error code: {status}"` + `f" - {body}"` (openai/_client.py `_make_status_error`, the body printed as a Python
+  dict) and picks the class by the status (same place): 400 BadRequestError, 401 AuthenticationError, 403
+  PermissionDeniedError, 404 NotFoundError, 409 ConflictError, 422 UnprocessableEntityError, 429 RateLimitError,
+  500 and above InternalServerError.
+- a client printing the status and the server's JSON body (`HTTP 400: {"detail": "…"}`, FastAPI's error body;
+  `{"object": "error", "message": …}` the engines' own): grammar.http_error_body reads the body.
+- the NVIDIA container toolkit refusing to start a GPU container (nvidia-container-cli's requirement check:
+  `nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.4, please update your driver to a newer
+  version, or use an earlier cuda container`, libnvidia-container src/nvc_info.c / cli/common.c): the driver is
+  older than the image's CUDA, the engine never started.  docker's `Error response from daemon: … OCI runtime create
+  failed: …` around it is the failure only of a paste that shows no other (the toolkit's line says why), unless it
+  carries the toolkit's refusal itself (the newer nvidia-container-runtime: `requirements not met: unsatisfied
+  condition: cuda>=12.9 (cuda=12.6)`).
+- the dynamic loader's `<library>.so[.N]: undefined symbol: <name>` (glibc's dlerror format "%s: undefined symbol:
+  %s") quoted alone, in backticks or quotes, with a relative path or a bare library name: an ImportError of a
+  compiled extension, the only Python path to that text.
+"""
+
+from __future__ import annotations
+
+from logsleuth.lazyre import compile_lazily
+
+# Not a line the grammar reads as an exception line already (`openai.BadRequestError: Error code: 400 - …`).
+_NOT_TYPED = r"(?!\s*[\w.]+(?:Error|Exception): )"
+
+PYDANTIC_VALUE_ERROR = compile_lazily(
+    _NOT_TYPED + r"^(?:.*?\s)?Value error, (?P<msg>\S.*?)(?:\s+\[type=value_error\b.*)?$"
+)
+OPENAI_STATUS_ERROR = compile_lazily(
+    _NOT_TYPED + r"^(?:.*?[\s'\"`(:])?(?P<msg>Error code: (?P<status>[45]\d\d)(?: - \{.*\})?)[`'\")]*\s*$"
+)
+NVIDIA_CONTAINER_CLI = compile_lazily(
+    r"^(?:.*?[\s:])?(?P<type>nvidia-container-cli): (?P<msg>[\w ]*error: .*?)(?:\\+n.*|: unknown\.?)?\s*$"
+)
+OCI_RUNTIME_FAILED = compile_lazily(r"^(?:.*?\s)?(?:docker: )?(?:Error response from daemon: )?(?P<msg>[^:]*\bfailed to create task .*OCI runtime create failed.*|OCI runtime create failed.*)$")
+UNDEFINED_SYMBOL = compile_lazily(
+    _NOT_TYPED + r"^(?:.*?[\s'\"`(>])?(?P<msg>[\w./+\-]*[\w\-]\.so(?:\.\d+)*: undefined symbol: [\w.@$]+)"
+)
+# A client's own print of the status before the server's JSON body: `HTTP 400: {…}`, `HTTP Error 500 - {…}`.
+HTTP_STATUS_BEFORE_BODY = compile_lazily(r"\bHTTP(?: [Ee]rror)?:? (?P<status>[45]\d\d)\b[^{]{0,40}\{")
+
+OPENAI_CLASSES = {400: "BadRequestError", 401: "AuthenticationError", 403: "PermissionDeniedError",
+                  404: "NotFoundError", 409: "ConflictError", 422: "UnprocessableEntityError", 429: "RateLimitError"}
+
+WORDS = ("Value error, ", "Error code: ", "nvidia-container-cli", "OCI runtime", "undefined symbol")
+
+
+def openai_class(status: int) -> str:
+    """The openai client's exception class for an HTTP status (openai/_client.py `_make_status_error`)."""
+    if status >= 500:
+        return "openai.InternalServerError"
+    return f"openai.{OPENAI_CLASSES.get(status, 'APIStatusError')}"
+
+
+def typeless_error(text: str) -> tuple[str, str, bool] | None:
+    """(type, message, fallback) of a fatal line of the programs around an engine, else None.  `fallback`: the line
+    is the failure only of a paste that shows no other (a survived client error, docker's summary of a refusal
+    whose cause the toolkit's own line gives)."""
+    if not any(word in text for word in WORDS):
+        return None
+    if (m := NVIDIA_CONTAINER_CLI.match(text)) is not None:
+        return m["type"], m["msg"].strip(), False
+    if (m := OCI_RUNTIME_FAILED.match(text)) is not None:
+        # the toolkit's newer runtime says its refusal inside docker's line (`… failed to create NVIDIA Container Runtime:
+        # … requirements not met: unsatisfied condition: cuda>=12.9 (cuda=12.6): unknown`): then it is the failure itself
+        return "OCI runtime create failed", m["msg"].strip(), "unsatisfied condition" not in text
+    if (m := PYDANTIC_VALUE_ERROR.match(text)) is not None:
+        return "ValueError", m["msg"].strip(), True
+    if (m := OPENAI_STATUS_ERROR.match(text)) is not None:
+        return openai_class(int(m["status"])), m["msg"].strip(), True
+    if (m := UNDEFINED_SYMBOL.match(text)) is not None:
+        return "ImportError", m["msg"].strip(), True
+    return None
+
+
+def http_status_before(text: str, body_start: int) -> int | None:
+    """The HTTP error status a client printed right before a JSON body starting at `body_start`, else None."""
+    m = HTTP_STATUS_BEFORE_BODY.search(text, max(0, body_start - 60), body_start + 1)
+    return int(m["status"]) if m is not None else None
