@@ -77,22 +77,6 @@ def carried(type_name: str) -> bool:
     return type_name in _CARRIERS or type_name.startswith("openai.")
 
 
-# uvicorn's bind failure (both engines serve through uvicorn), on the port an engine listens on when none is given:
-# SGLang's 30000 (sglang/srt/server_args.py `port: int = 30000`), vLLM's 8000 (vllm/entrypoints/openai/cli_args.py
-# `port: int = 8000`).  A paste of the one bind line shows nothing else of its engine; a port given on the command
-# line is in the command, which decides first.  The very last evidence, after the raise sites' messages.
-_BIND_FAILED = compile_lazily(r"error while attempting to bind on address \('[^']*', (?P<port>\d+)\)")
-DEFAULT_PORTS = {"30000": "sglang", "8000": "vllm"}
-
-
-def engine_of_default_port(raised: tuple[tuple[str, str], ...]) -> str | None:
-    """The engine whose default port a bind failure names, else None."""
-    for _, message in raised[:MAX_MESSAGES]:
-        if "bind on address" in message and (m := _BIND_FAILED.search(message)):
-            return DEFAULT_PORTS.get(m["port"])
-    return None
-
-
 @lru_cache(maxsize=64)
 def engine_raising(raised: tuple[tuple[str, str], ...]) -> str | None:
     """The one engine whose indexed code raises these exceptions, or None (neither, or both).  Cached: watch asks

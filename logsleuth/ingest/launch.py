@@ -301,7 +301,7 @@ class LaunchTracker:
         if not self.raised:
             return None
         raised = tuple(self.raised)
-        return engine_from_message.engine_raising(raised) or engine_from_message.engine_of_default_port(raised)
+        return engine_from_message.engine_raising(raised)
 
     def _failure_engine(self) -> str | None:
         """The engine the failures' own frames and lines show (both: SGLang, see `engine`), else None."""

@@ -15,7 +15,6 @@ _VLLM_FILE = "only a file of vLLM's package in a failed import: SGLang imports v
 
 ENGINE_UNSHOWN: dict[str, str] = {
     "vllm-undefined-symbol/vllm-project-vllm-28199-exception-only": _VLLM_FILE,
-    "dev-cat3-negative-output-budget/infiniflow-ragflow-10235-app-record": "an app's record of the OpenAI client's error: the server's JSON body has the same fields in both engines",
     "vllm-undefined-symbol/vllm-project-vllm-5501-warning-only": _VLLM_FILE + " (the warning's record header is of a module vLLM logs from when merely imported)",
     "cuda-illegal-memory-access/sgl-project-sglang-8296-four-backticks": _ONLY_TORCH,
     "cuda-illegal-memory-access/sgl-project-sglang-8296-indented": _ONLY_TORCH,
