@@ -111,7 +111,7 @@ CASES = (
                         "an older CUDA); NVIDIA_DISABLE_REQUIRE=true skips the check but not the mismatch."),
     fenced(thread="https://github.com/sgl-project/sglang/issues/7028", kind="dev-router-panic", style="router-records",
              parts=(ROUTER_7028,), engine_version="0.4.7",
-             expect=Expect("engine-bug"),  # a panic, no Python exception (README: no exception fields)
+             expect=Expect("router"),  # a panic of the router (categories.toml row "router"), no Python exception (README: no exception fields)
              facts="sgl-router panicking at src/router.rs:463:40 on an unwrap once every worker had died (DP attention workers "
                    "crashing under load); the router's record format from sgl-project/sglang#4562; the records' text, the "
                    "worker address, the payload's error text and the release (0.4.7, of the thread's date) ours",
