@@ -118,7 +118,8 @@ def _from_assert(evidence: Evidence) -> Diagnosis | None:
     for frame in reversed(failure.final.frames):
         found = _HEADS_ASSERT.search(frame.source or "")
         if found is not None:
-            return _assert_diagnosis(found, evidence, f"the check that failed ({frame.module_path}): {found.group(0)}")
+            where = "" if frame.file.startswith("<") else f" ({frame.module_path})"  # `<…>`: the File line not pasted
+            return _assert_diagnosis(found, evidence, f"the check that failed{where}: {found.group(0)}")
     return None
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from enum import Enum, auto
 
-from logsleuth.models import ExceptionBlock, Failure, FailureKind, LogLine
+from logsleuth.models import ExceptionBlock, Failure, FailureKind, Frame, LogLine
 from logsleuth.tracebacks.chain import parse_chain, parse_faulthandler
 from logsleuth.tracebacks.grammar import (
     CPP_BACKTRACE,
@@ -48,6 +48,7 @@ from logsleuth.tracebacks.grammar import (
 # innermost frames and the exception line are what matter, so they are never the part dropped.
 MAX_FAILURE_LINES = 20_000
 ELIDED_HEAD = 1_000
+UNPASTED_FRAME = "<File line not pasted>"  # the file of a frame known only by its source line
 MAX_MESSAGE_LINES_KEPT = 60  # of an exception message; reports show fewer (render.view)
 
 
@@ -92,6 +93,7 @@ class Collector:
     # it names the failure when the paste cut the traceback's own exception line (logged_errors.stated_failure).
     said_before: str = ""
     blanks: int = 0  # blank lines at the end of its text
+    assert_source: str = ""  # the assert statement pasted right above a bare `AssertionError`, its File line cut
 
     def expects(self, leader: Collector) -> str | None:
         """The line this collector needs next if it is printing the same text as `leader`."""
@@ -320,6 +322,10 @@ class Collector:
             exceptions = parse_chain(texts)
             if not exceptions:
                 exceptions = (ExceptionBlock(type="", message="", truncated=True),)
+        if self.assert_source and exceptions and not exceptions[-1].frames:
+            # the frame's place was not pasted; its source line is the check that failed (scanner.ASSERT_SOURCE_ABOVE)
+            unplaced = Frame(file=UNPASTED_FRAME, line=None, function=None, source=self.assert_source)
+            exceptions = (*exceptions[:-1], replace(exceptions[-1], frames=(unplaced,)))
         if truncated and exceptions and not exceptions[-1].truncated and not self.complete:
             exceptions = (*exceptions[:-1], _mark_truncated(exceptions[-1]))
         return Failure(

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Iterator
 
+from logsleuth.lazyre import compile_lazily
 from logsleuth.models import FACT_PREFIX, Failure, FailureKind, LogLine
 from logsleuth.tracebacks.collector import Collector, Phase
 from logsleuth.tracebacks.grammar import (
@@ -73,6 +74,11 @@ NATIVE_DUMP_REACH = 10
 NATIVE_DUMP_LINES = 32  # rows of one dump kept; its innermost are what is read
 STALE_GAP = 3  # a collector that got none of the last N lines of its stream is finished
 MAX_OPEN = 64  # open collectors per stream; the least recently fed one is closed beyond this
+# The innermost frame's source line pasted without its `File …` line, right above a bare `AssertionError` (CPython
+# prints the failing assert statement there, and a paste that cut the frames often keeps just these two lines): the
+# statement (CPython 3.11+'s caret line under it skipped) is the check that failed, kept as that frame's source (collector.Collector.assert_source).
+ASSERT_SOURCE_ABOVE = compile_lazily(r"^[ \t]*(?P<statement>assert\s.*?)\s*$")
+BARE_ASSERTION_ERROR = compile_lazily(r"^\s*(?:builtins\.)?AssertionError:?\s*$")
 
 
 def _indentation(text: str) -> str:
@@ -86,6 +92,7 @@ class FailureScanner:
         self._open: dict[str, list[Collector]] = {}
         self._seq: dict[str, int] = {}
         self._previous_text: dict[str, str] = {}
+        self._source_above: dict[str, str] = {}  # the last line that is no caret line (CPython 3.11+ `^^^^` under a source)
         self._recent_context: deque[str] = deque(maxlen=CONTEXT_LINES)
         self._fed = 0  # lines fed so far
         self._native_dump: list[str] = []  # the rows of the last native backtrace seen outside a failure
@@ -141,6 +148,8 @@ class FailureScanner:
 
         self._maybe_start(kind, line, seq)
         self._previous_text[stream] = line.text
+        if kind is not LineKind.CARET:
+            self._source_above[stream] = line.text
 
     def feed_all(self, lines: Iterable[LogLine]) -> FailureScanner:
         for line in lines:
@@ -224,6 +233,9 @@ class FailureScanner:
                 self._note_plain_line(kind, line, seq)
             return
         new, first_text = started
+        if new.kind == "bare" and (source := ASSERT_SOURCE_ABOVE.match(self._source_above.get(line.stream, ""))):
+            if BARE_ASSERTION_ERROR.match(first_text):
+                new.assert_source = source["statement"]
         new.add(kind if first_text is text else classify(first_text), line, seq, text=first_text)
         self._register(line.stream, new)
 
