@@ -7,6 +7,8 @@ older attention layers the same)."""
 
 from __future__ import annotations
 
+import pytest
+
 from logsleuth.api import diagnose_text
 from tests.helpers import real_traceback
 from tests.test_fatal_output_shapes import OPTIONS, primary
@@ -53,3 +55,31 @@ def test_an_assertion_error_with_a_message_keeps_its_own_message() -> None:
     pasted = "    assert x > 0, 'x must be positive'\nAssertionError: x must be positive\n"
     block = diagnose_text(pasted, OPTIONS).failures[0].failure.exceptions[-1]
     assert (block.message, block.frames) == ("x must be positive", ())
+
+
+# -- a client's HTTP error status before the engine's message, no exception type (logged_errors.status_engine_error) --
+# Clients print the status and the server's text their own way (ogx-ai/ogx#4534, langchain-ai/langchain#24058: the
+# context-length refusal reaching the client after a 400).  vLLM's wording (serving_engine.py's length check, in the
+# raise site index as a ValueError).
+CONTEXT_REFUSAL = ("This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4000 in "
+                   "the messages, 1000 in the completion). Please reduce the length of the messages or completion.")
+
+
+@pytest.mark.parametrize("prefix", [
+    "HTTP 400: ",
+    "status_code=400, message=",
+    "400 Bad Request: ",
+    "[ERROR] Request failed (HTTP 400): ",
+    "Request failed with code 400 Bad Request - ",
+])
+def test_an_engine_message_after_a_client_printed_http_status_is_the_failure(prefix: str) -> None:
+    assert primary(prefix + CONTEXT_REFUSAL + "\n") == ("ValueError", CONTEXT_REFUSAL, "context-length")
+
+
+@pytest.mark.parametrize("log", [
+    'INFO:     127.0.0.1:5000 - "POST /v1/chat/completions HTTP/1.1" 400 Bad Request\n',
+    "HTTP 400: the request could not be parsed, see the client's documentation for the accepted fields\n",
+    "Done, status 400 samples: 12 of 40 failed\n",
+])
+def test_a_status_without_an_engine_message_is_no_failure(log: str) -> None:
+    assert diagnose_text(log, OPTIONS).failures == ()

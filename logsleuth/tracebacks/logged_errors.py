@@ -42,6 +42,28 @@ def logged_engine_error(line: LogLine) -> str | None:
     return _engine_message(_candidates(rest))
 
 
+# A client's print of an HTTP error status before the server's text (`HTTP 400: …`, `Error: 400 …`, `status_code=400,
+# message=…`, `400 Bad Request: …`, `Request failed (HTTP 400): …`): the status, its reason phrase, the separator.
+_HTTP_ERROR_STATUS = compile_lazily(
+    r"(?:^|\bHTTP(?:/\d(?:\.\d)?)?|\bstatus(?:[_ ]code)?|\b[Ee]rror(?: code)?|\bcode)\W{0,3}(?P<status>[45]\d\d)\b"
+    r"(?: [A-Z][a-z]+(?: [A-Z][a-z]+){0,3})?[^\w'\"{]{0,4}(?:(?:message|detail|body|text)[=:]\s?)?"
+)
+HTTP_STATUS_WORDS = ("HTTP", "status", "rror", "code")
+
+
+def status_engine_error(text: str) -> str | None:
+    """`Type: message` of an engine's error text a client printed after an HTTP error status (issue 28: the blind
+    split's `HTTP 400: <the engine's message>`), else None.  As for an error record, the text is the engine's only
+    when the raise site index holds it: an access log's `"POST /v1/completions HTTP/1.1" 400 Bad Request` says
+    nothing after the status, so it stays a request the server answered."""
+    if len(text) > MAX_RECORD or len(text) < MIN_FIXED:
+        return None
+    for m in _HTTP_ERROR_STATUS.finditer(text):
+        if (rest := text[m.end():].strip()) and len(rest) >= MIN_FIXED:
+            return _engine_message(_candidates(rest))
+    return None
+
+
 def _candidates(rest: str) -> list[str]:
     """Where a record's message may start: the whole text, then after each of its first separators."""
     candidates = [rest.strip()]

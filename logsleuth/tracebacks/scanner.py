@@ -62,7 +62,12 @@ from logsleuth.tracebacks.grammar import (
     shell_notice,
 )
 from logsleuth.tracebacks.interleave import MAX_INTERLEAVED, choose, in_step, redeal
-from logsleuth.tracebacks.logged_errors import logged_engine_error, named_by_record_above
+from logsleuth.tracebacks.logged_errors import (
+    HTTP_STATUS_WORDS,
+    logged_engine_error,
+    named_by_record_above,
+    status_engine_error,
+)
 from logsleuth.tracebacks.repair import attach_moved_exceptions, fold_kernel_prints, shown_in
 
 __all__ = ["FailureScanner", "LineKind", "classify", "scan"]
@@ -220,8 +225,15 @@ class FailureScanner:
             and self._record_lookups_left > 0
             and ("ERROR" in text or "CRITICAL" in text or line.meta.level in ("ERROR", "CRITICAL"))
             and (logged := self._logged_engine_error(line)) is not None
+        ) or (
+            started is None
+            and kind is LineKind.OTHER
+            and self._record_lookups_left > 0
+            and (text[:1] in ("4", "5") or any(word in text for word in HTTP_STATUS_WORDS))  # `400 Bad Request: …`
+            and (logged := self._status_engine_error(line)) is not None
         ):
-            # an engine's error text in an ERROR record, its type line lost (a wrapper logging str(exc)): a fallback,
+            # an engine's error text in an ERROR record, its type line lost (a wrapper logging str(exc)), or after the HTTP
+            # error status a client printed (logged_errors.status_engine_error): a fallback,
             # whole on its one line, so closed at once (a traceback the wrapper prints next is a failure of its own)
             record = Collector("bare", line, Phase.DONE, context=self._context(), fallback=True)
             record.add(LineKind.EXCEPTION, line, seq, text=logged)
@@ -242,6 +254,10 @@ class FailureScanner:
     def _logged_engine_error(self, line: LogLine) -> str | None:
         self._record_lookups_left -= 1
         return logged_engine_error(line)
+
+    def _status_engine_error(self, line: LogLine) -> str | None:
+        self._record_lookups_left -= 1
+        return status_engine_error(line.text)
 
     def _start(self, kind: LineKind, text: str, line: LogLine) -> tuple[Collector, str] | None:
         """The collector a line starts (and the text it keeps of the line), or None."""
