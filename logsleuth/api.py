@@ -43,6 +43,7 @@ from logsleuth.reasoning.raise_site import site_of, with_raise_site, with_versio
 from logsleuth.reasoning.registry import Evidence, reason
 from logsleuth.reasoning.relaxed_check import with_relaxed_check
 from logsleuth.reasoning.root_cause import earlier_failures, with_root_cause
+from logsleuth.reasoning.shared_libraries import known_library_missing
 from logsleuth.sources.base import Progress, ReportsProgress, Source
 from logsleuth.sources.fanout import DEFAULT_PARALLEL, IdleWork, one_at_a_time
 from logsleuth.sources.open import (
@@ -424,6 +425,11 @@ def _diagnose_group(
         reasoned = reason(Evidence(group.failure, launch, lines))
         return replace(group, diagnosis=reasoned) if reasoned is not None else group
     pattern = found.pattern
+    if pattern.category == "dependency-version":
+        # A system library the loader names, one the facts know: what installs it, not a reinstall of the package.
+        library = known_library_missing(Evidence(group.failure, launch, lines))
+        if library is not None:
+            return replace(group, diagnosis=library)
     if launch.engine is None and pattern.engine is not None:
         if not pattern.own_words:
             # The pattern's fix names its engine's flags; a rule reasoning from facts may still say more.

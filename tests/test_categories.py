@@ -135,6 +135,15 @@ CASES = [
      "called `Option::unwrap()` on a `None` value\n"
      "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n",
      "Rust std panic handler (library/std/src/panicking.rs default_hook)"),
+    # With no router name or path, and the abort the unwinding panic causes after it: still the program's own check
+    # failing, never a GPU native crash (issue 28; a held-out log was read as native-crash).
+    ("engine-bug",
+     "thread 'tokio-runtime-worker' panicked at /root/.cargo/registry/src/index.crates.io-6f17d22bba15001f/"
+     "tokio-1.45.0/src/runtime/blocking/shutdown.rs:51:21:\n"
+     "Cannot drop a runtime in a context where blocking is not allowed.\n"
+     "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n"
+     "Fatal Python error: Aborted\n",
+     "Rust std panic handler (library/std/src/panicking.rs default_hook); tokio runtime/blocking/shutdown.rs"),
     ("dependency-version",
      "ERROR: Cannot install sglang==0.5.9 and torch==2.3.0 because these package versions have conflicting dependencies.\n",
      "pip src/pip/_internal/resolution/resolvelib/factory.py (vllm-project/vllm#9092)"),

@@ -82,7 +82,9 @@ _PIP_COMMAND = compile_lazily(r"\bpip3?\s+install\b[^`'\"\n]*", re.IGNORECASE)
 _INSTALL_CONTEXT = compile_lazily(r"\b(?:install|upgrade|downgrade|requires?|version)\b", re.IGNORECASE)
 _NOT_PACKAGES = frozenset({"it", "the", "a", "an", "by", "via", "with", "using", "from", "them", "this", "that",
                            "and", "or", "one", "following", "required", "latest", "newer", "dependencies", "version",
-                           "versions"})
+                           "versions",
+                           # "unsatisfied condition: cuda>=12.4" (the container runtime): the driver's CUDA, no package
+                           "cuda"})
 # The words of an "only A, B and C are supported" list.
 _ONLY_LIST = compile_lazily(r"\bonly\b([^.\n]{0,160}?)\b(?:are|is)\s+supported\b", re.IGNORECASE)
 _WORD = compile_lazily(r"[A-Za-z0-9][\w.\-]*")

@@ -37,9 +37,12 @@ _WARMUP_FUNCTIONS = compile_lazily_regex(r"warmup|wait_for_server|wait_until_rea
 _IN_USE = compile_lazily_regex(
     r"(?i)EADDRINUSE|\[Errno 98\]|Address already in use|address in use|server socket has failed to listen"
 )
+# host:port, never a source location FILE:LINE (a Rust panic's "panicked at src/server.rs:212:45", a Python frame's
+# "scheduler.py:123"): its line number is no port.
 _IN_USE_PORT = compile_lazily_regex(
     r"(?:\('[^']*', (?P<port>\d{2,5})\)|port:? (?P<port>\d{2,5})\b|addr='\w+://[^']*:(?P<port>\d{2,5})'|"
-    r"(?<![\w.\[:-])(?:[\w.-]{1,253}|\[[\w:]{1,45}\]):(?P<port>\d{2,5})\b)"
+    r"(?<![\w.\[:-])(?![\w.-]*\.(?:rs|py|pyx|c|cc|cpp|cu|cuh|h|hpp|go|java|js|ts):\d)"
+    r"(?:[\w.-]{1,253}|\[[\w:]{1,45}\]):(?P<port>\d{2,5})\b)"
 )
 _UNREACHABLE = compile_lazily_regex(
     r"(?i)client socket has failed to connect|client socket has timed out|Connection refused|connect\(\) timed out|No route to host|"

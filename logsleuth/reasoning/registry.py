@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from logsleuth.models import Diagnosis
 from logsleuth.reasoning import dependencies
+from logsleuth.reasoning.container_runtime import container_cuda_requirement
 from logsleuth.reasoning.evidence import Evidence
 from logsleuth.reasoning.flag_checks import flag_checks
 from logsleuth.reasoning.general import categorize
@@ -32,6 +33,7 @@ Rule = Callable[[Evidence], Diagnosis | None]
 # In order: the first rule that answers wins.  Specific facts before general ones.
 RULES: tuple[Rule, ...] = (
     gpu_arch_limit,  # a dtype, kernel or build the GPU's architecture lacks (facts/gpus.toml)
+    container_cuda_requirement,  # the container runtime refusing an image whose CUDA the host's driver lacks
     parallelism,  # parallel degrees against heads, experts and quantization blocks (facts/divisibility.toml)
     network,  # a proxy answering the server's own request, a taken port, an unreachable rendezvous
     remote_code,  # a model repository's own code, not allowed to run (transformers' trust_remote_code)

@@ -35,6 +35,18 @@ def _installs(row: SharedLibrary) -> str:
     return ", ".join(part for part in parts if part)
 
 
+def known_library_missing(evidence: Evidence) -> Diagnosis | None:
+    """The rule's answer when a package's own load failure quotes the loader's words for a library the facts know
+    (sgl-kernel's "Could not load any common_ops library!" lists each attempt's error): it leads over the pattern that
+    names the package's message, whose steps reinstall the engine and the package, which installs no system library.
+    A failure that is the loader's words itself keeps the pattern written for it (sglang-cuda-library-missing)."""
+    if not any(_CANNOT_OPEN.search(block.message) and not _CANNOT_OPEN.match(block.message.strip())
+               for block in evidence.failure.exceptions):
+        return None
+    diagnosis = shared_library(evidence)
+    return diagnosis if diagnosis is not None and diagnosis.references else None
+
+
 def shared_library(evidence: Evidence) -> Diagnosis | None:
     found = next((m for line in exception_lines(evidence.failure) if (m := _CANNOT_OPEN.search(line))), None)
     if found is None:

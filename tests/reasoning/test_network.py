@@ -168,3 +168,13 @@ def test_a_port_no_other_setting_of_the_launch_uses_gets_only_the_general_word_o
     fix = first_diagnosis(log).fix
     assert fix is not None and not any("is both" in step or "is also" in step for step in fix.steps)
     assert any("picks for itself" in step for step in fix.steps)
+
+
+def test_a_source_location_s_line_number_is_not_read_as_the_port_in_use() -> None:
+    """Rust's panic handler prints "thread '<name>' panicked at FILE:LINE:COL:" then the message (sgl-router is Rust,
+    sgl-project/sglang#6491); an unwrap of a bind error then names no port: "server.rs:212" is a line, not a port."""
+    log = ("thread 'tokio-runtime-worker' panicked at src/server.rs:212:45:\n"
+           "called `Result::unwrap()` on an `Err` value: Os { code: 98, kind: AddrInUse, message: \"Address already in use\" }\n")
+    diagnosis = first_diagnosis(log)
+    assert diagnosis.pattern == "rule-network-port-in-use", diagnosis.pattern
+    assert "212" not in diagnosis.title and "212" not in diagnosis.root_cause

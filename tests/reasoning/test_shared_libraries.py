@@ -16,21 +16,27 @@ from tests.reasoning.diagnosed import first_diagnosis
 LAUNCH = "python3 -m sglang.launch_server --model-path Qwen/Qwen2.5-7B-Instruct --port 30000\n"
 
 
-def _loader_failure(library: str) -> str:
-    """sgl_kernel's import failing to load `library` (a path nothing holds, so the loader's words name it)."""
+def _sgl_kernel_importing(init_source: str) -> str:
+    """The traceback real CPython prints importing an sgl_kernel package whose __init__.py is `init_source`."""
     code = f'''
-        import ctypes, os, sys
+        import os, sys
         os.makedirs("site-packages/sgl_kernel", exist_ok=True)
         with open("site-packages/sgl_kernel/__init__.py", "w") as f:
-            f.write("import ctypes\\n"
-                    "try:\\n"
-                    "    ctypes.CDLL('/nonexistent-dir/{library}')\\n"
-                    "except OSError as error:\\n"
-                    "    raise ImportError(str(error).replace('/nonexistent-dir/', '')) from None\\n")
+            f.write({init_source!r})
         sys.path.insert(0, "site-packages")
         import sgl_kernel
     '''
     return real_traceback(code)
+
+
+def _loader_failure(library: str) -> str:
+    """sgl_kernel's import failing to load `library` (a path nothing holds, so the loader's words name it)."""
+    return _sgl_kernel_importing(
+        "import ctypes\n"
+        "try:\n"
+        f"    ctypes.CDLL('/nonexistent-dir/{library}')\n"
+        "except OSError as error:\n"
+        "    raise ImportError(str(error).replace('/nonexistent-dir/', '')) from None\n")
 
 
 @pytest.mark.parametrize(("library", "installs"), [
@@ -61,3 +67,33 @@ def test_every_row_names_its_sources_and_what_installs_it() -> None:
         assert row.debian or row.pip, row.component
     assert library_named("libcudart.so.12") is not None and library_named("libcudart.so.12.4.127") is not None
     assert library_named("libnuma.so") is not None and library_named("notalib") is None
+
+
+def _kernel_load_failure(library: str) -> str:
+    """sgl-kernel's loader (sgl_kernel/load_utils.py) giving up: its message lists each attempt's error, the loader's
+    words for `library` among them; the bundled pattern sglang-sgl-kernel-load-failure names this message."""
+    return _sgl_kernel_importing(
+        "import ctypes\n"
+        "errors = []\n"
+        "try:\n"
+        f"    ctypes.CDLL('/nonexistent-dir/{library}')\n"
+        "except OSError as error:\n"
+        "    errors.append('ImportError: ' + str(error).replace('/nonexistent-dir/', ''))\n"
+        "raise ImportError('\\n[sgl_kernel] CRITICAL: Could not load any common_ops library!\\n'\n"
+        "                  'Please ensure sgl_kernel is properly installed with:\\n'\n"
+        "                  'pip install --upgrade sgl_kernel\\n'\n"
+        "                  'Error details from previous import attempts:\\n- ' + '\\n- '.join(errors))\n")
+
+
+def test_a_known_system_library_leads_over_the_kernel_packages_own_load_failure() -> None:
+    log = LAUNCH + _kernel_load_failure("libnuma.so.1")
+    assert "Could not load any common_ops library!" in log and "libnuma.so.1: cannot open shared object file" in log
+    diagnosis = first_diagnosis(log)
+    assert diagnosis.pattern == "rule-shared-library-missing", diagnosis.pattern
+    assert diagnosis.fix is not None and "libnuma1" in diagnosis.fix.summary
+    assert not any("--force-reinstall" in step for step in diagnosis.fix.steps)
+
+
+def test_an_unknown_library_leaves_the_kernel_packages_load_failure_to_its_pattern() -> None:
+    diagnosis = first_diagnosis(LAUNCH + _kernel_load_failure("libacmefoo.so.3"))
+    assert diagnosis.pattern == "sglang-sgl-kernel-load-failure", diagnosis.pattern
