@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Diagnosis, Fix
-from logsleuth.reasoning.evidence import Evidence, exception_lines
+from logsleuth.reasoning.evidence import Evidence
 
 RULE_ID = "rule-container-cuda-requirement"
 _UNSATISFIED = compile_lazily(
@@ -25,7 +25,7 @@ SOURCES = (
 
 
 def container_cuda_requirement(evidence: Evidence) -> Diagnosis | None:
-    found = next((m for line in exception_lines(evidence.failure) if (m := _UNSATISFIED.search(line))), None)
+    found = evidence.first_match(_UNSATISFIED)
     if found is None:
         return None
     needed, host = found["needed"], found["host"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -21,6 +22,10 @@ class Evidence:
     def message_text(self) -> str:
         """The failure's exceptions, one `Type: message` a line, then the header it was printed under."""
         return "\n".join([*exception_lines(self.failure), self.failure.header or ""])
+
+    def first_match(self, pattern: re.Pattern[str]) -> re.Match[str] | None:
+        """The first match of `pattern` in the failure's exceptions (exception_lines), in the chain's order."""
+        return next((m for line in exception_lines(self.failure) if (m := pattern.search(line))), None)
 
 
 def exception_lines(failure: Failure) -> list[str]:

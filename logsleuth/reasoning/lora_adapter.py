@@ -14,7 +14,7 @@ from __future__ import annotations
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Diagnosis, Fix
 from logsleuth.reasoning.catalog_flags import release_flag
-from logsleuth.reasoning.evidence import Evidence, exception_lines
+from logsleuth.reasoning.evidence import Evidence
 
 RULE_ID = "rule-lora-adapter-as-model"
 _ADAPTER_TENSOR = compile_lazily(
@@ -30,7 +30,7 @@ SOURCES = (
 
 
 def lora_adapter(evidence: Evidence) -> Diagnosis | None:
-    found = next((m for line in exception_lines(evidence.failure) if (m := _ADAPTER_TENSOR.search(line))), None)
+    found = evidence.first_match(_ADAPTER_TENSOR)
     if found is None:
         return None
     launch = evidence.launch

@@ -12,7 +12,7 @@ from __future__ import annotations
 from logsleuth.facts.shared_libraries import SharedLibrary, library_named
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Diagnosis, Fix
-from logsleuth.reasoning.evidence import Evidence, exception_lines
+from logsleuth.reasoning.evidence import Evidence
 
 RULE_ID = "rule-shared-library-missing"
 _CANNOT_OPEN = compile_lazily(r"(?<![\w.+-])(?P<lib>lib[\w.+-]*?\.so(?:\.\d+)*): cannot open shared object file")
@@ -48,7 +48,7 @@ def known_library_missing(evidence: Evidence) -> Diagnosis | None:
 
 
 def shared_library(evidence: Evidence) -> Diagnosis | None:
-    found = next((m for line in exception_lines(evidence.failure) if (m := _CANNOT_OPEN.search(line))), None)
+    found = evidence.first_match(_CANNOT_OPEN)
     if found is None:
         return None
     lib = found["lib"]
