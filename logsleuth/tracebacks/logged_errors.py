@@ -28,18 +28,19 @@ MAX_STARTS = 4
 MAX_RECORD = 4096  # a record longer than this holds a dump, not one message
 
 
-def logged_engine_error(line: LogLine) -> str | None:
-    """`Type: message` of an engine's error text an ERROR record carries without its type line, else None."""
+def error_record_candidates(line: LogLine) -> list[str]:
+    """Where an ERROR record's message may start (engine_message then reads the index), or [] for a line that is no
+    such record."""
     text = line.text
     if len(text) > MAX_RECORD or len(text) < MIN_FIXED:
-        return None
+        return []
     if line.meta.level in ("ERROR", "CRITICAL"):
         rest = text
     elif m := _ERROR_LEVEL.search(text):
         rest = text[m.end():].lstrip(" -|:]")  # the separator after the level word (`ERROR - `, `ERROR | `)
     else:
-        return None
-    return _engine_message(_candidates(rest))
+        return []
+    return _candidates(rest)
 
 
 # A client's print of an HTTP error status before the server's text (`HTTP 400: …`, `Error: 400 …`, `status_code=400,
@@ -51,17 +52,17 @@ _HTTP_ERROR_STATUS = compile_lazily(
 HTTP_STATUS_WORDS = ("HTTP", "status", "rror", "code")
 
 
-def status_engine_error(text: str) -> str | None:
-    """`Type: message` of an engine's error text a client printed after an HTTP error status (issue 28: the blind
-    split's `HTTP 400: <the engine's message>`), else None.  As for an error record, the text is the engine's only
-    when the raise site index holds it: an access log's `"POST /v1/completions HTTP/1.1" 400 Bad Request` says
+def status_candidates(text: str) -> list[str]:
+    """Where the server's text may start after an HTTP error status a client printed (issue 28: the blind split's
+    `HTTP 400: <the engine's message>`), or [].  As for an error record, the text is the engine's only when the raise
+    site index holds it (engine_message): an access log's `"POST /v1/completions HTTP/1.1" 400 Bad Request` says
     nothing after the status, so it stays a request the server answered."""
     if len(text) > MAX_RECORD or len(text) < MIN_FIXED:
-        return None
+        return []
     for m in _HTTP_ERROR_STATUS.finditer(text):
         if (rest := text[m.end():].strip()) and len(rest) >= MIN_FIXED:
-            return _engine_message(_candidates(rest))
-    return None
+            return _candidates(rest)
+    return []
 
 
 def _candidates(rest: str) -> list[str]:
@@ -83,7 +84,7 @@ def named_by_record_above(failure: Failure, record: str) -> Failure:
         return failure
     rest = m.string[m.end():].lstrip(" -|:]") if (m := _ERROR_LEVEL.search(record)) else record
     candidates = _candidates(rest)
-    quoted = next((text for text in candidates if STRICT_EXCEPTION_LINE.match(text)), None) or _engine_message(candidates)
+    quoted = next((text for text in candidates if STRICT_EXCEPTION_LINE.match(text)), None) or engine_message(candidates)
     if quoted is None:
         return failure
     m = STRICT_EXCEPTION_LINE.match(quoted)
@@ -93,7 +94,7 @@ def named_by_record_above(failure: Failure, record: str) -> Failure:
     return replace(failure, exceptions=(*failure.exceptions[:-1], block), truncated=True)
 
 
-def _engine_message(candidates: list[str]) -> str | None:
+def engine_message(candidates: list[str]) -> str | None:
     """`Type: message` of the first candidate an engine's indexed raise site raises, else None."""
     from logsleuth.facts.engine_messages import raised_as  # the index is read only for such records
 

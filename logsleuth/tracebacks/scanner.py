@@ -64,9 +64,10 @@ from logsleuth.tracebacks.grammar import (
 from logsleuth.tracebacks.interleave import MAX_INTERLEAVED, choose, in_step, redeal
 from logsleuth.tracebacks.logged_errors import (
     HTTP_STATUS_WORDS,
-    logged_engine_error,
+    engine_message,
+    error_record_candidates,
     named_by_record_above,
-    status_engine_error,
+    status_candidates,
 )
 from logsleuth.tracebacks.repair import attach_moved_exceptions, fold_kernel_prints, shown_in
 
@@ -224,16 +225,16 @@ class FailureScanner:
             and kind is LineKind.OTHER
             and self._record_lookups_left > 0
             and ("ERROR" in text or "CRITICAL" in text or line.meta.level in ("ERROR", "CRITICAL"))
-            and (logged := self._logged_engine_error(line)) is not None
+            and (logged := self._engine_text(error_record_candidates(line))) is not None
         ) or (
             started is None
             and kind is LineKind.OTHER
             and self._record_lookups_left > 0
             and (text[:1] in ("4", "5") or any(word in text for word in HTTP_STATUS_WORDS))  # `400 Bad Request: …`
-            and (logged := self._status_engine_error(line)) is not None
+            and (logged := self._engine_text(status_candidates(text))) is not None
         ):
             # an engine's error text in an ERROR record, its type line lost (a wrapper logging str(exc)), or after the HTTP
-            # error status a client printed (logged_errors.status_engine_error): a fallback,
+            # error status a client printed (logged_errors.status_candidates): a fallback,
             # whole on its one line, so closed at once (a traceback the wrapper prints next is a failure of its own)
             record = Collector("bare", line, Phase.DONE, context=self._context(), fallback=True)
             record.add(LineKind.EXCEPTION, line, seq, text=logged)
@@ -251,13 +252,14 @@ class FailureScanner:
         new.add(kind if first_text is text else classify(first_text), line, seq, text=first_text)
         self._register(line.stream, new)
 
-    def _logged_engine_error(self, line: LogLine) -> str | None:
+    def _engine_text(self, candidates: list[str]) -> str | None:
+        """The engine's message among a record's candidates.  Only a line that has candidates is charged to the lookup
+        budget: charging every line that merely holds a status word spent it on a long log's INFO lines, and the
+        ERROR record at its end was never read."""
+        if not candidates:
+            return None
         self._record_lookups_left -= 1
-        return logged_engine_error(line)
-
-    def _status_engine_error(self, line: LogLine) -> str | None:
-        self._record_lookups_left -= 1
-        return status_engine_error(line.text)
+        return engine_message(candidates)
 
     def _start(self, kind: LineKind, text: str, line: LogLine) -> tuple[Collector, str] | None:
         """The collector a line starts (and the text it keeps of the line), or None."""
