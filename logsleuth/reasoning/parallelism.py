@@ -157,6 +157,10 @@ def _from_ensure_divisibility(evidence: Evidence) -> Diagnosis | None:
 
 def _assert_diagnosis(found: regex.Match[str], evidence: Evidence, fact: str) -> Diagnosis:
     quantity, key, kind = _ASSERT_CONFIG_KEYS[found["size"]]
+    if kind == "kv_split" and found["size"] in found.group(0).split("%", 1)[0]:
+        # `assert total_num_kv_heads % tp_size == 0`: the degree must divide the KV heads.  Older model files assert
+        # it whatever the sizes (no branch that copies heads), so a multiple of them is no way out there.
+        kind = "split"
     numbers = _Numbers(kind, quantity, "tp", config_value(_log_lines(evidence), key), launch_degree(evidence, "tp"))
     return _diagnosis(numbers, evidence, fact, f"assert-{key}", _HEADS_ASSERT_SOURCES)
 

@@ -193,6 +193,16 @@ def test_the_kv_heads_assert_alone_with_its_frame_is_the_divisibility_rule_in_an
         assert diagnosis.fix is not None and "--tp-size" in diagnosis.fix.summary, spelling
 
 
+def test_the_strict_kv_heads_assert_offers_no_multiple_the_copy_branch_does() -> None:
+    # `assert total_num_kv_heads % tp_size == 0` is unconditional in older model files (no branch that copies heads):
+    # only a size that divides the KV heads passes it; `assert tp_size % total_num_kv_heads == 0` is the copy branch.
+    strict = first_diagnosis(KV_ASSERT_LAST_FRAME.replace("self.total_kv_heads % attn_tp_size", "self.total_num_kv_heads % tp_size"))
+    copies = first_diagnosis(KV_ASSERT_LAST_FRAME.replace("self.total_kv_heads % attn_tp_size", "tp_size % self.total_num_kv_heads"))
+    assert strict.fix is not None and copies.fix is not None
+    assert "divides the model's KV heads" in strict.fix.summary and "multiple" not in strict.fix.summary + strict.root_cause
+    assert "multiple of them" in copies.fix.summary
+
+
 def test_the_kv_heads_messages_of_other_model_files_get_the_degrees_that_fit() -> None:
     launch = "vllm serve /models/m --tensor-parallel-size 8\n"
     cases = {
