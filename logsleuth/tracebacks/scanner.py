@@ -64,6 +64,7 @@ from logsleuth.tracebacks.grammar import (
 from logsleuth.tracebacks.interleave import MAX_INTERLEAVED, choose, in_step, redeal
 from logsleuth.tracebacks.logged_errors import (
     HTTP_STATUS_WORDS,
+    is_error_record,
     logged_engine_error,
     named_by_record_above,
     status_engine_error,
@@ -226,7 +227,8 @@ class FailureScanner:
             and ("ERROR" in text or "CRITICAL" in text or line.meta.level in ("ERROR", "CRITICAL"))
             and (logged := self._logged_engine_error(line)) is not None
         ) or (
-            started is None
+            # (a JSON error body's `"type":"BadRequestError"` reads as a quoted mention: the engine's message beats it)
+            (started is None or started[0].mention)
             and kind is LineKind.OTHER
             and self._record_lookups_left > 0
             and (text[:1] in ("4", "5") or any(word in text for word in HTTP_STATUS_WORDS))  # `400 Bad Request: …`
@@ -283,7 +285,7 @@ class FailureScanner:
             if not head and THREAD_INTRO.match(previous.strip()):
                 head = previous.strip()
             new = Collector("traceback", line, Phase.FRAMES, header=head or None, context=self._context())
-            if not head and ("rror" in previous or "xception" in previous):
+            if not head and ("rror" in previous or "xception" in previous or is_error_record(previous)):
                 new.said_before = previous
             if not head and text[:1] in " \t":
                 new.indent = _indentation(text)  # a traceback in an indented block
