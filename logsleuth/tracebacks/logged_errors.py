@@ -46,9 +46,16 @@ def logged_engine_error(line: LogLine) -> str | None:
 # message=…`, `400 Bad Request: …`, `Request failed (HTTP 400): …`): the status, its reason phrase, the separator.
 _HTTP_ERROR_STATUS = compile_lazily(
     r"(?:^|\bHTTP(?:/\d(?:\.\d)?)?|\bstatus(?:[_ ]code)?|\b[Ee]rror(?: code)?|\bcode)\W{0,3}(?P<status>[45]\d\d)\b"
-    r"(?: [A-Z][a-z]+(?: [A-Z][a-z]+){0,3})?[^\w'\"{]{0,4}(?:(?:message|detail|body|text)[=:]\s?)?"
+    r"(?: [A-Z][a-z]+(?: [A-Z][a-z]+){0,3})?[^\w'\"{]{0,4}(?:(?:message|detail|body|text|error)[=:]\s?)?"
 )
-HTTP_STATUS_WORDS = ("HTTP", "status", "rror", "code")
+# The status's reason phrase alone at the start of the client's print, its number left out (`Bad Request: <the
+# server's text>`, anomalyco/opencode#25230 quoting SGLang's refusal): http.HTTPStatus's phrases of the errors an
+# engine answers a request with.
+_REASON_PHRASE = compile_lazily(
+    r"^(?:HTTP )?(?:Bad Request|Unprocessable (?:Entity|Content)|Internal Server Error|Service Unavailable|Not Found)"
+    r" ?[:\-\u2013] ?"
+)
+HTTP_STATUS_WORDS = ("HTTP", "status", "rror", "code", "Bad Request", "Unprocessable", "Unavailable", "Not Found")
 # The error body both engines answer a refused request with (vLLM's and SGLang's OpenAI-compatible ErrorResponse:
 # object, message, type, param, code), as a client prints it (a dict's repr or JSON): a paste that kept only its
 # message and its tail (`…completion.", 'type': 'BadRequestError', 'param': None, 'code': 400}`) still says the
@@ -66,7 +73,7 @@ def status_engine_error(text: str) -> str | None:
     nothing after the status, so it stays a request the server answered."""
     if len(text) > MAX_RECORD or len(text) < MIN_FIXED:
         return None
-    for m in _HTTP_ERROR_STATUS.finditer(text):
+    for m in (*_HTTP_ERROR_STATUS.finditer(text), *filter(None, (_REASON_PHRASE.match(text),))):
         if (rest := text[m.end():].strip()) and len(rest) >= MIN_FIXED and (found := _engine_message(_candidates(rest))):
             return found
     if "'param'" in text or '"param"' in text:
