@@ -209,3 +209,20 @@ def test_an_engine_message_before_its_error_body_s_tail_is_the_failure(tail: str
 def test_a_tail_after_words_no_engine_raises_is_no_failure() -> None:
     log = "the upstream said: please slow down and try again later\", 'type': 'BadRequestError', 'param': None, 'code': 400}\n"
     assert diagnose_text(log, OPTIONS).failures == ()
+
+
+@pytest.mark.parametrize("prefix", [
+    "Bad Request: ",  # the status's reason phrase alone (anomalyco/opencode#25230's client print)
+    "Internal Server Error - ",
+    "status=400 error=",  # a structured print's field
+])
+def test_an_engine_message_after_a_reason_phrase_or_an_error_field_is_the_failure(prefix: str) -> None:
+    assert primary(prefix + CONTEXT + "\n") == ("ValueError", CONTEXT, "context-length")
+
+
+@pytest.mark.parametrize("log", [
+    "Bad Request: the model is busy, please retry the request in a moment\n",
+    "Not Found: /v1/chat/completions is not served here by this proxy\n",
+])
+def test_a_reason_phrase_before_words_no_engine_raises_is_no_failure(log: str) -> None:
+    assert diagnose_text(log, OPTIONS).failures == ()

@@ -2,7 +2,8 @@
 task's error (`ray.exceptions.RayTaskError(ActorDiedError): ray::TaskRunner.run() (pid=…)` + the task's own frames and
 its cause's line), a wrapper's logger re-logging a container's output (`<time> - INFO - [container] (APIServer pid=N) `)
 around a traceback whose header the paste cut, an error stated in a wrapper's ERROR record above a traceback cut before
-its exception line, and healthy pastes of the same formats that must stay no failure.
+its exception line, the engines' error body's tail after the engine's message (its head cut), and healthy pastes of
+the same formats that must stay no failure.
 
 Facts were mined from even-numbered threads (the formats, the wordings, the releases); what a thread did not show is
 ours, and each `facts` says which."""
@@ -121,6 +122,15 @@ def cut_before_exception(text: str) -> str:
     return "".join(line + "\n" for line in lines[:last])
 
 
+# -- the engines' error body's tail after the engine's message, its head cut -------------------------------------------
+# elotl/GenAI-infra-stack#62 quoted only the end of the openai client's print of vLLM's 400 answer: the message, then
+# the error body's last fields (vLLM's ErrorResponse: object, message, type, param, code).
+BODY_TAIL_62 = Text(
+    "This model's maximum context length is 4096 tokens. However, you requested 6379 tokens (6029 in the messages, 350 in "
+    "the completion). Please reduce the length of the messages or completion.\", 'type': 'BadRequestError', 'param': None, "
+    "'code': 400}\n", primary=True)
+
+
 # -- healthy pastes in the same formats -------------------------------------------------------------------------------
 # verl's and the launcher's loggers around a healthy start: WARNING records that quote a handled error, and a container's
 # lines with the launcher's prefix (no traceback anywhere).
@@ -178,6 +188,15 @@ CASES = (
              resolution="The second worker never joined the distributed rendezvous within the timeout: check that both nodes "
                         "reach each other on the master port (firewall, interface) and start together.",
              paste=(cut_before_exception, paste.fenced)),
+    WildCase(thread="https://github.com/elotl/GenAI-infra-stack/issues/62", kind="dev-client-body-tail", style="inline-code",
+             parts=(BODY_TAIL_62,), engine="vllm", engine_version="0.6.6",
+             expect=Expect("context-length"),  # printed without its type (README: no exception fields)
+             facts="vLLM's context-length refusal (4096 tokens, 6379 requested: 6029 in the messages, 350 in the completion) as the "
+                   "client printed the 400 answer, only its message and the error body's last fields quoted in one inline-code span "
+                   "(the thread's paste); the release (of the thread's date) ours",
+             resolution="The request asks for more tokens than the served context: send fewer (the thread lowers the retrieval's "
+                        "top-k) or serve a longer --max-model-len the model supports.",
+             paste=(paste.inline_span,)),
     WildCase(thread="https://github.com/vllm-project/vllm/pull/43410", kind="dev-clean-container-logger", style="healthy-start",
              parts=(HEALTHY_CONTAINER,), engine="vllm", engine_version="0.11.0",
              expect=Expect("none", groups=0),
