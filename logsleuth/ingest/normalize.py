@@ -115,6 +115,12 @@ _WRAPPER_LEVEL = compile_lazily(r"^ ?(?:\[[\w.\-]+\] ?){0,3}\[?(?P<level>DEBUG|I
 # The rank tags of an SGLang header whose `[` a copy lost, after its time: `TP0] `.
 _LOST_BRACKET = compile_lazily(r"^(?:(?:DP|PP|TP|EP|ATTN_CP|MOE_DP|CP)\d{1,6} ?)*\]")
 _RANK_TAG = compile_lazily(r"(DP|PP|TP|EP|ATTN_CP|MOE_DP|CP)(\d+)")
+# A CI log viewer's margin copied with the lines (Buildkite's web log: `  | ` before each line, vllm-project/vllm#6042,
+# #14574).  CPython prints the same `  | ` before an exception group's lines, so the margin is the viewer's only from
+# a line where a log record follows it (a bracketed ISO time, torch's `[rankN]:`, vLLM's level and date), never
+# something CPython prints there.
+_CI_MARGIN = compile_lazily(r"^ {0,2}\| ")
+_CI_MARGIN_RECORD = compile_lazily(r"\[\d{4}-\d{2}-\d{2}T|\[rank\d{1,6}\]:|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{2}-\d{2} ")
 # Where a frame starts after a prefix nobody took off: CPython's two spaces of indentation, then `File "`.
 _FRAME_START = '  File "'
 # A line of HTML a paste put around a log: `<details>`, `<summary>Logs</summary>`, `<pre>`, `</pre></div></details>`.
@@ -197,6 +203,7 @@ class LineNormalizer:
         # A wrapper's own prefix (its time, level, process) learned from the line where a traceback starts after it:
         # the same prefix is taken off the traceback's later lines (`_learn_prefix`).
         self._learned_prefix: re.Pattern[str] | None = None
+        self._ci_margin = False  # a CI log viewer's `  | ` margin seen before a record (`_CI_MARGIN`)
 
     def normalize(self, raw: str, number: int, offset: int) -> LogLine:
         return self.normalize_clean(clean_text(raw), number, offset)
@@ -213,6 +220,11 @@ class LineNormalizer:
                 text, whole = self._markdown(text)
                 if whole:
                     return self._boundary(text, number, offset)
+            first = text[:1]
+        if (first == " " or first == "|") and (margin := _CI_MARGIN.match(text)) is not None \
+                and (self._ci_margin or _CI_MARGIN_RECORD.match(text, margin.end())):
+            self._ci_margin = True  # from the first record under it on, every line's margin is the viewer's
+            text = text[margin.end() :]
             first = text[:1]
         transport: _Transport | None = None
         if first and first not in " \t" and (first != "[" or text[11:12] == "T" or text[1:5] == "rank" or "m" in text[2:9]):
@@ -248,6 +260,12 @@ class LineNormalizer:
                 ranks = tuple((tag, int(number)) for tag, number in _RANK_TAG.findall(m["tags"]))
             text = text[m.end() :]
             header_text = m.group(0)
+            if text.startswith("[rank") and (m := _TORCHRUN.match(text)):
+                # torch's per-rank prefix on a Ray worker's line: Ray's log monitor puts the actor before what the
+                # worker printed, torch's logger its rank (`(WorkerDict pid=616) [rank1]:[E416 … ProcessGroupNCCL.cpp…]`)
+                ranks = (("rank", int(m["rank"])),)
+                text = text[m.end() :]
+                header_text += m.group(0)
             first = text[:1]
         if first in "DIWEC" and first and (m := _VLLM_HEADER.match(text)):
             level = m["level"]
