@@ -226,3 +226,42 @@ def test_an_engine_message_after_a_reason_phrase_or_an_error_field_is_the_failur
 ])
 def test_a_reason_phrase_before_words_no_engine_raises_is_no_failure(log: str) -> None:
     assert diagnose_text(log, OPTIONS).failures == ()
+
+
+# -- torch's rank prefix after Ray's actor prefix; a CI log viewer's margin (ingest/normalize.py) ----------------------
+
+WATCHDOG = ("[E416 13:21:26.967375581 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective operation timeout: "
+            "WorkNCCL(SeqNum=876319, OpType=BROADCAST, NumelIn=8, NumelOut=8, Timeout(ms)=600000) ran for 600089 milliseconds "
+            "before timing out.")
+
+
+@pytest.mark.parametrize("prefix", [
+    "(ActorModelRayActor pid=744, ip=10.1.59.27) [rank9]:",  # OpenRLHF/OpenRLHF#970
+    "(WorkerDict pid=616) [rank1]:",
+    "[36m(WorkerDict pid=616)[0m [rank1]:",  # the colour codes' visible remains
+])
+def test_torch_s_rank_prefix_after_ray_s_actor_prefix_is_taken_off(prefix: str) -> None:
+    assert primary(prefix + WATCHDOG + "\n") == ("ERROR", WATCHDOG.partition("] ")[2], "nccl")
+
+
+def test_a_ci_viewer_s_margin_before_records_is_taken_off_with_the_lines_under_it() -> None:
+    # vllm-project/vllm#6042, #14574: Buildkite's web log copied with `  | ` before every line
+    abort = ("terminate called after throwing an instance of 'c10::DistBackendError'\n"
+             "  what():  [PG 2 Rank 0] Process group watchdog thread terminated with exception: " + WATCHDOG.partition("] ")[2] + "\n")
+    log = "".join(f"  | {line}\n" for line in ("INFO 07-01 13:44:43 model_runner.py:160] Loading model weights took 0.2389 GB",
+                                                 "[rank0]:" + WATCHDOG, *abort.splitlines()))
+    assert primary(log)[:2] == ("c10::DistBackendError", "[PG 2 Rank 0] Process group watchdog thread terminated with exception: "
+                                + " ".join(WATCHDOG.partition("] ")[2].split()))
+
+
+def test_an_exception_group_s_own_margin_is_still_read_as_the_group() -> None:
+    log = real_traceback("""
+def check():
+    raise ExceptionGroup("two ranks failed", [ValueError("rank 0: bad shape"), KeyError("rank 1")])
+
+
+check()
+""")
+    assert "  | ExceptionGroup: two ranks failed (2 sub-exceptions)" in log
+    block = diagnose_text(log, OPTIONS).failures[0].failure.exceptions[-1]
+    assert block.type == "ExceptionGroup" and len(block.members) == 2

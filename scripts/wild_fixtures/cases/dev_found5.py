@@ -2,8 +2,8 @@
 task's error (`ray.exceptions.RayTaskError(ActorDiedError): ray::TaskRunner.run() (pid=…)` + the task's own frames and
 its cause's line), a wrapper's logger re-logging a container's output (`<time> - INFO - [container] (APIServer pid=N) `)
 around a traceback whose header the paste cut, an error stated in a wrapper's ERROR record above a traceback cut before
-its exception line, the engines' error body's tail after the engine's message (its head cut), and healthy pastes of
-the same formats that must stay no failure.
+its exception line, the engines' error body's tail after the engine's message (its head cut), torch's rank prefix after
+Ray's actor prefix, a CI log viewer's `  | ` margin, and healthy pastes of the same formats that must stay no failure.
 
 Facts were mined from even-numbered threads (the formats, the wordings, the releases); what a thread did not show is
 ours, and each `facts` says which."""
@@ -14,7 +14,7 @@ from functools import partial
 
 from pattern_fixtures.mirror import frame_at
 
-from .. import paste
+from .. import composed, paste
 from ..blocks import plain
 from ..corpus import Expect, Install, Run, Text, WildCase
 from ..vllm_blocks import colour_dropped, engine_startup_failed
@@ -131,6 +131,37 @@ BODY_TAIL_62 = Text(
     "'code': 400}\n", primary=True)
 
 
+# -- torch's per-rank prefix after Ray's actor prefix ------------------------------------------------------------------
+# Ray's log monitor puts the actor before each line a worker prints, torch's logger the rank before its C++ records:
+# `(ActorModelRayActor pid=744, ip=10.1.59.27) [rank9]:[E416 … ProcessGroupNCCL.cpp:616] … Watchdog caught collective
+# operation timeout …` (OpenRLHF/OpenRLHF#970, the records run together in its copy).
+WORK = "last enqueued NCCL work: 876319, last completed NCCL work: 876318."
+WATCHDOG_970 = Text(
+    composed.glog(9, "E", "416 13:21:26.967375581", "ProcessGroupNCCL.cpp:616",
+                  composed.collective_timeout(1, 876319, "BROADCAST", (8, 8), 600089))
+    + composed.glog(9, "E", "416 13:21:26.967555843", "ProcessGroupNCCL.cpp:1785",
+                    f"[PG ID 1 PG GUID 2 Rank 1] Exception (either an error or timeout) detected by watchdog at work: 876319, {WORK}")
+    + composed.glog(9, "E", "416 13:21:26.967565300", "ProcessGroupNCCL.cpp:1834",
+                    f"[PG ID 1 PG GUID 2 Rank 1] Timeout at NCCL work: 876319, {WORK}"),
+    primary=True)
+
+
+# -- a CI log viewer's margin ----------------------------------------------------------------------------------------
+# vllm-project/vllm#6042 and #14574 copied vLLM's CI logs from Buildkite's web view: `  | ` before each line.
+
+
+def ci_margin(text: str) -> str:
+    """Buildkite's web log copied with its margin: `  | ` before every line (vllm-project/vllm#6042, #14574)."""
+    return "".join(f"  | {line}\n" for line in text.splitlines())
+
+
+WATCHDOG_6042 = Text(
+    "INFO 07-01 13:44:41 custom_all_reduce_utils.py:232] reading GPU P2P access cache from /root/.config/vllm/gpu_p2p_access_cache.json\n"
+    "INFO 07-01 13:44:43 model_runner.py:160] Loading model weights took 0.2389 GB\n"
+    + composed.nccl_timeout_abort(0, "701 13:54:43.104512039", "PG ID 2 PG GUID 3", 2, "ALLREDUCE", (134217728, 134217728), 600059),
+    primary=True)
+
+
 # -- healthy pastes in the same formats -------------------------------------------------------------------------------
 # verl's and the launcher's loggers around a healthy start: WARNING records that quote a handled error, and a container's
 # lines with the launcher's prefix (no traceback anywhere).
@@ -197,6 +228,26 @@ CASES = (
              resolution="The request asks for more tokens than the served context: send fewer (the thread lowers the retrieval's "
                         "top-k) or serve a longer --max-model-len the model supports.",
              paste=(paste.inline_span,)),
+    WildCase(thread="https://github.com/OpenRLHF/OpenRLHF/issues/970", kind="dev-ray-rank-records", style="ray-then-rank",
+             parts=(WATCHDOG_970,), engine="vllm", engine_version="0.8.3",
+             expect=Expect("nccl"),  # torch's E records, no Python exception (README: no exception fields)
+             facts="OpenRLHF's actor under Ray on 10.1.59.27 (`(ActorModelRayActor pid=744, ip=10.1.59.27) `), torch's rank-9 records "
+                   "of a BROADCAST timing out after 600089 ms at work 876319 (ProcessGroupNCCL.cpp:616, 1785, 1834, the thread's "
+                   "wording and numbers); one record a line here (the thread's copy ran them together), the vLLM release ours",
+             resolution="A collective timed out on a long-context step (the thread: host memory ran out, the OOM killer took a "
+                        "worker, the others waited); find the rank that died first.",
+             paste=(partial(paste.ray, actor="ActorModelRayActor", pid=744, ip="10.1.59.27"), paste.fenced)),
+    WildCase(thread="https://github.com/vllm-project/vllm/issues/6042", kind="dev-ci-margin", style="buildkite-copy",
+             parts=(WATCHDOG_6042,), engine="vllm", engine_version="0.5.0",
+             expect=Expect("nccl", "c10::DistBackendError",
+                           composed.watchdog_terminated("PG ID 2 PG GUID 3", 0, composed.collective_timeout(
+                               0, 2, "ALLREDUCE", (134217728, 134217728), 600059))),
+             facts="vLLM's CI log copied from Buildkite's web view with its `  | ` margin (the thread's and vllm-project/vllm#14574's "
+                   "copies), rank 0's ALLREDUCE of 134217728 elements timing out after 600059 ms at work 2 (the thread's numbers); "
+                   "the start-up records, torch's later record format and the C++ abort's frames ours (composed)",
+             resolution="A collective hung until the watchdog's timeout took the process down; the thread asks for the stacks of "
+                        "the hung ranks (py-spy) to find where they waited.",
+             paste=(ci_margin, partial(paste.fenced, info="text"))),
     WildCase(thread="https://github.com/vllm-project/vllm/pull/43410", kind="dev-clean-container-logger", style="healthy-start",
              parts=(HEALTHY_CONTAINER,), engine="vllm", engine_version="0.11.0",
              expect=Expect("none", groups=0),
