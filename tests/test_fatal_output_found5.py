@@ -265,3 +265,28 @@ check()
     assert "  | ExceptionGroup: two ranks failed (2 sub-exceptions)" in log
     block = diagnose_text(log, OPTIONS).failures[0].failure.exceptions[-1]
     assert block.type == "ExceptionGroup" and len(block.members) == 2
+
+
+# -- torch's c10 records before 2.4 (no date or time), and beside a kill notice ---------------------------------------
+
+OLD_WATCHDOG = ("[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=134217728, "
+                "NumelOut=134217728, Timeout(ms)=600000) ran for 600059 milliseconds before timing out.")
+
+
+def test_a_c10_record_without_date_or_time_is_a_logged_error() -> None:
+    # vllm-project/vllm#6042: torch 2.3's `[E ProcessGroupNCCL.cpp:563] …` (c10/util/Logging.cpp of those releases)
+    assert primary(f"[rank0]:[E ProcessGroupNCCL.cpp:563] {OLD_WATCHDOG}\n") == ("ERROR", OLD_WATCHDOG, "nccl")
+
+
+@pytest.mark.parametrize("log", ["[E main.py:12] started the worker\n", "[E] something\n", "see [E ProcessGroupNCCL.cpp] there\n"])
+def test_other_bracketed_e_lines_are_no_failure(log: str) -> None:
+    assert diagnose_text(log, OPTIONS).failures == ()
+
+
+def test_the_watchdog_s_records_outrank_the_parent_s_kill_notice_and_its_own_last_words() -> None:
+    # the parent's `Worker … died, exit code: -6` says a worker died, torch's records of that worker say why; the
+    # watchdog's "To avoid data inconsistency, we are taking the entire process down." is its own sequence's end
+    log = ("ERROR 07-01 13:54:43 multiproc_worker_utils.py:120] Worker VllmWorkerProcess pid 1159 died, exit code: -6\n"
+           f"[rank0]:[E ProcessGroupNCCL.cpp:563] {OLD_WATCHDOG}\n"
+           "[rank0]:[E ProcessGroupNCCL.cpp:583] [Rank 0] To avoid data inconsistency, we are taking the entire process down.\n")
+    assert primary(log) == ("ERROR", OLD_WATCHDOG, "nccl")

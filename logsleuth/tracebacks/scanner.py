@@ -173,7 +173,9 @@ class FailureScanner:
         self._fallbacks = [f for f in self._fallbacks if not (_is_survivable(f) and f.offset < self._ready_offset)]
         found = attach_moved_exceptions(sorted(self.failures + self._fallbacks, key=lambda failure: failure.offset))
         fallbacks = {id(failure) for failure in self._fallbacks}
-        if any(id(failure) not in fallbacks for failure in found):
+        # A kill notice (`Worker … died, exit code: -6`, the shell's `Killed`) says a process died, not why: torch's E
+        # records of that death (the NCCL watchdog's) still count beside it; any other failure outranks them.
+        if any(id(failure) not in fallbacks and failure.kind != "killed" for failure in found):
             found = [failure for failure in found if id(failure) not in fallbacks]
         self.failures = fold_kernel_prints(found)
         return self.failures
