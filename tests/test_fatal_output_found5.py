@@ -290,3 +290,26 @@ def test_the_watchdog_s_records_outrank_the_parent_s_kill_notice_and_its_own_las
            f"[rank0]:[E ProcessGroupNCCL.cpp:563] {OLD_WATCHDOG}\n"
            "[rank0]:[E ProcessGroupNCCL.cpp:583] [Rank 0] To avoid data inconsistency, we are taking the entire process down.\n")
     assert primary(log) == ("ERROR", OLD_WATCHDOG, "nccl")
+
+
+# -- the Google Cloud SDK's error for a failed command (tracebacks/typeless_errors.py) --------------------------------
+
+GCLOUD = ("The user-provided container failed to start and listen on the port defined provided by the PORT=8000 environment "
+          "variable within the allocated timeout. This can happen when the container port is misconfigured or if the timeout "
+          "is too short.")
+
+
+def test_gcloud_s_error_line_is_the_failure_of_a_paste_with_no_other() -> None:
+    # googlecodelabs/feedback#1550, #1814: a Cloud Run deployment of the vLLM image
+    log = f"Creating Revision...failed\nDeployment failed\nERROR: (gcloud.beta.run.deploy) {GCLOUD}\n"
+    assert primary(log)[:2] == ("gcloud.beta.run.deploy", GCLOUD)
+
+
+def test_the_engine_s_own_error_in_the_same_paste_outranks_gcloud_s() -> None:
+    log = f"ERROR: (gcloud.run.deploy) {GCLOUD}\n" + real_traceback("raise ValueError('the model path does not exist')")
+    assert primary(log)[:2] == ("ValueError", "the model path does not exist")
+
+
+@pytest.mark.parametrize("log", ["Deployment failed\n", "ERROR: (not gcloud) something else happened here\n"])
+def test_gcloud_s_summary_lines_alone_are_no_failure(log: str) -> None:
+    assert diagnose_text(log, OPTIONS).failures == ()
