@@ -313,3 +313,9 @@ def test_the_engine_s_own_error_in_the_same_paste_outranks_gcloud_s() -> None:
 @pytest.mark.parametrize("log", ["Deployment failed\n", "ERROR: (not gcloud) something else happened here\n"])
 def test_gcloud_s_summary_lines_alone_are_no_failure(log: str) -> None:
     assert diagnose_text(log, OPTIONS).failures == ()
+
+
+def test_an_unrelated_error_record_does_not_outrank_the_kill_notice() -> None:
+    log = ("E0601 10:00:00.000000 1234 loader.cc:12] optional kernel library not found, using the fallback path\n"
+           "Killed\n")
+    assert primary(log)[0] == "Killed"

@@ -174,9 +174,12 @@ class FailureScanner:
         found = attach_moved_exceptions(sorted(self.failures + self._fallbacks, key=lambda failure: failure.offset))
         fallbacks = {id(failure) for failure in self._fallbacks}
         # A kill notice (`Worker … died, exit code: -6`, the shell's `Killed`) says a process died, not why: torch's E
-        # records of that death (the NCCL watchdog's) still count beside it; any other failure outranks them.
+        # records of the NCCL watchdog taking its process down still count beside it (`_explains_a_death`); any other
+        # failure outranks every fallback.
         if any(id(failure) not in fallbacks and failure.kind != "killed" for failure in found):
             found = [failure for failure in found if id(failure) not in fallbacks]
+        elif any(failure.kind == "killed" for failure in found):
+            found = [failure for failure in found if id(failure) not in fallbacks or _explains_a_death(failure)]
         self.failures = fold_kernel_prints(found)
         return self.failures
 
@@ -448,6 +451,12 @@ def _unquoted_failure(text: str) -> str | None:
     if "rror: " in text or "xception: " in text:
         return retyped_failure(text)
     return None
+
+
+def _explains_a_death(failure: Failure) -> bool:
+    """torch's E record of the NCCL watchdog's timeout, which takes its process down (ProcessGroupNCCL.cpp): what a
+    parent's kill notice of that process leaves out."""
+    return failure.kind == "line" and "Watchdog caught collective operation timeout" in failure.final.message
 
 
 def _is_survivable(failure: Failure) -> bool:
