@@ -171,6 +171,7 @@ class LaunchTracker:
                 self._saw("command", self.command_engine)
                 self._mark(line.offset, "command").command = command
         if ("sglang" in text or "vllm" in text or "vLLM" in text or "VLLM::" in text or "sgl_kernel" in text or "sgl-kernel" in text
+                or "sgl-dev" in text  # (AMD's SGLang image, engine_evidence._IMAGE)
                 or (("sgl" in text or "Rust" in text) and any(word in text for word in engine_evidence.ROUTER_WORDS))) and 'File "' not in text:
             self._observe_engine_named(text)  # (a frame's path is read from the failure: observe_failure)
         if ("Args(" in text or "engine" in text or "rollout.name" in text or "infer_backend" in text) and (
@@ -382,7 +383,8 @@ class LaunchTracker:
                         self.version_hint = "0.4.10.post2"
                 elif "/vllm/" in path:
                     self._saw("frames", "vllm")
-                elif engine := engine_evidence.console_script_engine(path) or engine_evidence.wrapper_module_engine(path):
+                elif engine := (engine_evidence.console_script_engine(path) or engine_evidence.wrapper_module_engine(path)
+                                or engine_evidence.package_frame_engine(path)):
                     self._saw("frames", engine)
 
     def segment_start(self, before: int) -> int:
