@@ -76,3 +76,24 @@ def _traceback_through(tmp_path: Path, package: str) -> str:
 )
 def test_a_frame_in_a_package_only_one_engine_ships_names_it(tmp_path: Path, package: str, engine: str | None) -> None:
     assert engine_of(_traceback_through(tmp_path, package)) == engine
+
+
+BIND = "OSError: [Errno 98] error while attempting to bind on address ('0.0.0.0', 30000): address already in use\n"
+
+
+@pytest.mark.parametrize(
+    ("line", "engine"),
+    [
+        # a process table (`ps aux`) or a command line running an engine's module or console script
+        ("root  2211 98.1  2.0 python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B --port 30000", "sglang"),
+        ("root  2211  0.3  0.1 python -m sglang_router.launch_router --worker-urls http://10.0.0.2:30000", "sglang"),
+        ("root  2212  0.3  0.1 python3 -m sglang_router.launch_server --model-path Qwen/Qwen3-8B --dp 2", "sglang"),
+        ("root    77 99.0  3.1 /usr/bin/python3 /usr/local/bin/vllm serve Qwen/Qwen3-8B", "vllm"),
+        ("root    33 99.0  3.1 python3 -m vllm.entrypoints.openai.api_server --model Qwen/Qwen3-8B", "vllm"),
+        # a client either engine's server answers (SGLang's benchmark has a vLLM backend), an install: nothing
+        ("root    12  1.0  0.1 python3 -m sglang.bench_serving --backend vllm --port 30000", None),
+        ("$ pip install sglang_router-0.2.1-cp38-abi3-manylinux2014_x86_64.whl", None),
+    ],
+)
+def test_a_process_running_an_engines_module_names_it_and_a_client_does_not(line: str, engine: str | None) -> None:
+    assert engine_of(f"{line}\n{BIND}") == engine

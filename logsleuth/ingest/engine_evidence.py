@@ -66,7 +66,7 @@ _MODULE_PATH = compile_lazily(
     r"|\b(?P<vllm>vllm)[./](?:v1|engine|entrypoints|model_executor|worker|executor|distributed|attention"
     r"|platforms|transformers_utils|multimodal|lora|compilation|inputs|core|logging_utils)[./]"
     r"|\b(?P<sglang>sglang)(?:[./]srt[./]|::(?:sched|detok|data_p)\w*)"
-    r"|(?<![\w-])(?P<sglang_router>(?:sglang_router|sgl[-_]model[-_]gateway|sgl[-_]router)/|sglang_router_rs::|\[Router \(Rust\)\] )"
+    r"|(?<![\w-])(?P<sglang_router>(?:sglang_router|sgl[-_]model[-_]gateway|sgl[-_]router)/|sglang_router(?:_rs::|\.\w)|\[Router \(Rust\)\] )"
     r"|\b(?P<vllm_title>VLLM)::(?:EngineCor|Worker|APIServ|DPCoord)\w*"
 )
 # SGLang's router, a Rust program (sgl-project/sglang: `sgl-router/`, renamed `sgl-model-gateway/`; its Python
@@ -74,7 +74,8 @@ _MODULE_PATH = compile_lazily(
 # sgl-model-gateway/src/routers/http/router.rs:412:38:`, Rust's std panic hook format) or a path to its code:
 # SGLang's alone.  A bare `src/….rs` names no program.
 # Its log records start `[Router (Rust)] 2025-03-18 14:17:58 - WARN - …` (sgl-project/sglang#4562, #6491); its
-# backtraces name the crate `sglang_router_rs::…` (#7901).
+# backtraces name the crate `sglang_router_rs::…` (#7901); a command line or a process table runs its module
+# (`python -m sglang_router.launch_router …`, `python -m sglang_router.launch_server …`: SGLang's docs).
 ROUTER_WORDS = ("sglang_router", "sgl-model-gateway", "sgl_model_gateway", "sgl-router", "sgl_router", "[Router (Rust)] ")
 # pydantic's report of a failed check in a pydantic *dataclass*: its input is the constructor's arguments,
 # `[type=value_error, input_value=ArgsKwargs((), {…}), input_type=ArgsKwargs]` (pydantic-core's display).  vLLM's config
