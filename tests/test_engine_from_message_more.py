@@ -112,3 +112,12 @@ def test_cpythons_wordings_and_a_message_naming_an_engine_still_decide_nothing()
                  "ModuleNotFoundError: No module named 'vllm'\n",
                  "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB\n"):
         assert engine_of(line) is None, line
+
+
+def test_the_line_logger_exception_prints_above_a_traceback_is_the_engines_logged_line(tmp_path: Path) -> None:
+    """vLLM's `logger.exception("EngineCore failed to start.")` (vllm/v1/engine/core.py) prints its message, then
+    the traceback; a paste without vLLM's record header keeps only the two."""
+    traceback = _traceback(tmp_path, "RuntimeError", "CUDA error: out of memory")
+    assert engine_of("EngineCore failed to start.\n" + traceback) == "vllm"
+    assert engine_of("I get this error when I start the server:\n" + traceback) is None  # a person's words
+    assert engine_of("Error in preprocessing prompt inputs\n" + traceback) is None  # both engines log it
