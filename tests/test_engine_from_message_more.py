@@ -91,6 +91,10 @@ def test_a_cut_too_short_to_tell_or_opening_both_engines_templates_decides_nothi
 def test_an_error_line_the_engine_logs_names_it_only_as_a_line_of_no_type() -> None:
     assert engines_logging("Received sigquit from a child process. It usually means the child failed.") == {"sglang"}
     assert engine_of("Received sigquit from a child process. It usually means the child failed.\n") == "sglang"
+    # a line that says how a process ended: the scanner's "Killed" is no exception type (vLLM's multiproc executor
+    # logs this, intel/llm-scaler#154)
+    assert engine_of("Worker proc VllmWorker-2 died unexpectedly, shutting down executor.\n") == "vllm"
+    assert engine_of("Killed\n") is None
     assert engine_raising((("", "EngineCore failed to start."),)) == "vllm"
     # the same words raised as an exception are not that log call: no engine raises them
     assert engine_raising((("ValueError", "EngineCore failed to start."),)) is None
