@@ -126,3 +126,18 @@ def test_a_message_handed_on_held_in_a_name_or_logged_with_the_traceback_is_read
 def test_a_raise_of_a_name_the_function_built_is_one_site_not_two() -> None:
     source = 'def f():\n    e = Exception("WorkerProc initialization failed due to an exception")\n    raise e\n'
     assert _found(source, "vllm/x.py") == [("f", 3, "raise", "Exception", "WorkerProc initialization failed due to an exception")]
+
+
+def test_a_template_is_filed_under_its_opening_only_when_a_cut_may_lose_its_anchor_word() -> None:
+    """engine_messages.filed_openings: the word a cut message keeps (within the first MIN_FIXED characters of fixed
+    text) points at the anchor word the template is filed under; a template whose anchor is in its opening, or too
+    short to be cut and still tell, is not filed again."""
+    from logsleuth.facts.engine_messages import filed_openings, shard_of
+    from logsleuth.facts.message_templates import anchor_word, opening_word
+
+    assert (opening_word(DIED), anchor_word(DIED)) == ("scheduler", "initialization")
+    shards = filed_openings([("RuntimeError", DIED), ("ValueError", "Only symmetric quantization here"),  # too short to tell once cut
+                             ("ValueError", "Expected quantization to be one of {} but got {}")])  # anchor in the opening
+    filed = {word: anchors for shard in shards.values() for word, anchors in shard.items()}
+    assert filed == {"scheduler": ["initialization"]}
+    assert shards[shard_of("scheduler")] == {"scheduler": ["initialization"]}
