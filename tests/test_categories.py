@@ -593,6 +593,29 @@ def test_an_error_a_third_party_package_raises_is_read_from_its_words_not_its_fr
     assert title in diagnosis.title, diagnosis.title
 
 
+@pytest.mark.parametrize(("path", "function", "message"), [
+    # sgl-kernel 0.3.x sgl_kernel/__init__.py _preload_cuda_library: neither CUDA_HOME/lib nor lib64 exists
+    ("sgl_kernel/__init__.py", "_preload_cuda_library", "Could not find CUDA lib directory."),
+    # flashinfer flashinfer/jit/cpp_ext.py: no nvcc on PATH and the default CUDA home missing
+    ("flashinfer/jit/cpp_ext.py", "get_cuda_path", "Could not find nvcc and default cuda_home='/usr/local/cuda' doesn't exist"),
+], ids=["sgl-kernel-lib-dir", "flashinfer-nvcc"])
+def test_a_kernel_package_that_finds_no_cuda_toolkit_is_the_toolkit_row(path: str, function: str, message: str) -> None:
+    """A kernel package's loader finding no CUDA toolkit (its lib directory, nvcc) is the toolkit's row with its checks
+    (CUDA_HOME, the matching toolkit, the engine's image), not the subsystem its importer's frames sit in (issue 28,
+    stop 39 class 2: an FP8 kernel module importing sgl_kernel read as quantization)."""
+    text = real_traceback(f"""
+        def {function}():
+            raise RuntimeError({message!r})
+
+        {function}()
+        """, path)
+    diagnosis = _report(SGLANG_BANNER + text).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == "dependency-version", diagnosis
+    assert "CUDA toolkit" in diagnosis.title, diagnosis.title
+    steps = " ".join(diagnosis.fix.steps if diagnosis.fix else ())
+    assert "CUDA_HOME" in steps and "container image" in steps, steps
+
+
 def test_no_cue_says_so_plainly_and_still_gives_the_types_guidance() -> None:
     diagnosis = _report("KeyError: 'lm_head.bias'\n").failures[0].diagnosis
     assert diagnosis is not None and diagnosis.basis == "general"
