@@ -1,6 +1,8 @@
 """Stop 39's dev split for issue 28's advice (branch h-advice5): classes a blind split filed under the wrong
 category or answered with advice that did not help.  A kernel package's loader that finds no CUDA toolkit (sgl-kernel's
-preload of the CUDA runtime: the toolkit row, not the subsystem of the module that imported it).
+preload of the CUDA runtime: the toolkit row, not the subsystem of the module that imported it); the server's JSON
+error body as a client printed it, escaped as bytes or spread over lines (its message names the category, not its
+type alone).
 
 Facts were mined from even-numbered threads (the message wording, the frames they showed, the release, the
 resolution); what a thread did not show is ours, and each `facts` says which.
@@ -12,7 +14,7 @@ from pattern_fixtures.mirror import failing_at
 
 from .. import paste
 from ..blocks import plain
-from ..corpus import Expect, Run, WildCase
+from ..corpus import Expect, Run, Text, WildCase
 from .dev_detect import top
 
 # -- sgl-project/sglang#13089: sgl-kernel's import preloads the CUDA runtime from the toolkit's lib directory ----------
@@ -29,6 +31,33 @@ SGL_KERNEL_IMPORT = Run(plain((
         """, 217, env=(("cuda_home", "__import__('pathlib').Path('/nonexistent/cuda')"),)),
 )), primary=True)
 
+# -- sgl-project/sglang#8096: a request longer than the context, answered with SGLang's error body ---------------------
+
+# SGLang's tokenizer manager refuses an input longer than the context ("The input ({n} tokens) is longer than the
+# model's context length ({m} tokens)."; the numbers are the thread's); over HTTP the server answers with its
+# ErrorResponse body (object, message, type, param, code).  A client's logger printing the bytes it received (the
+# apostrophe escaped by the bytes repr), and a client printing the body indented: both paste styles ours.
+TOO_LONG = "The input (85050 tokens) is longer than the model's context length (32768 tokens)."
+BODY_JSON = ('{"object":"error","message":"' + TOO_LONG + '","type":"BadRequestError","param":null,"code":400}')
+BYTES_RECORD = Text(
+    "2025-07-16 09:12:40,118 INFO bench: sending 64 requests to http://127.0.0.1:30000/v1/chat/completions\n"
+    "2025-07-16 09:12:41,502 ERROR bench: request 17 failed with status 400: "
+    + repr(BODY_JSON.encode()) + "\n", primary=True)
+INDENTED_BODY = Text(
+    "$ curl -s http://127.0.0.1:30000/v1/chat/completions -H 'Content-Type: application/json' -d @long_prompt.json | jq\n"
+    "{\n"
+    '  "object": "error",\n'
+    f'  "message": "{TOO_LONG}",\n'
+    '  "type": "BadRequestError",\n'
+    '  "param": null,\n'
+    '  "code": 400\n'
+    "}\n", primary=True)
+TOO_LONG_FACTS = ("SGLang refusing an input of 85050 tokens against a context length of 32768 ('The input (85050 tokens) is longer than "
+                  "the model's context length (32768 tokens).', the thread's numbers; there raised as ValueError by the offline "
+                  "Engine); ")
+TOO_LONG_RESOLUTION = ("The request is longer than the server's context length: shorten the input (or truncate it), or start the server "
+                       "with a longer --context-length where the model's max_position_embeddings (or its rope scaling) allows.")
+
 CASES = (
     WildCase(thread="https://github.com/sgl-project/sglang/pull/13089", kind="dev-advice5-cuda-lib-dir", style="fenced",
              parts=(SGL_KERNEL_IMPORT,), engine_version="0.5.3",
@@ -40,4 +69,13 @@ CASES = (
                         "torch's CUDA or set CUDA_HOME to it, or use the engine's image; a later sgl-kernel only tries the preload "
                         "(the PR relaxing the check).",
              paste=(paste.fenced,)),
+    *(WildCase(thread="https://github.com/sgl-project/sglang/issues/8096", kind=f"dev-advice5-error-body-{kind}", style=style,
+               parts=(part,), engine_version="0.4.9",
+               # a JSON body, no `Type: message` line (README: no exception fields; the category is what is expected)
+               expect=Expect("context-length"), facts=TOO_LONG_FACTS + shape, resolution=TOO_LONG_RESOLUTION, paste=(paste.fenced,))
+      for kind, style, part, shape in (
+          ("escaped", "bytes-record", BYTES_RECORD, "the server's JSON body printed as the bytes a client's logger received, the "
+                                                   "records and the benchmark client ours (paste style ours)"),
+          ("indented", "jq-indented", INDENTED_BODY, "the server's JSON body as curl piped through jq prints it, one member a line; "
+                                                     "the command ours (paste style ours)"))),
 )
