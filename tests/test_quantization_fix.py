@@ -13,11 +13,10 @@ FIXTURE = Path(__file__).parent / "fixtures" / "patterns" / "sglang-weight-key-q
 TRACEBACK = "".join(FIXTURE.read_text().splitlines(keepends=True)[1:])  # without the generated-by line
 
 
-def test_a_launch_without_quantization_is_told_to_pass_the_method_its_models_name_carries() -> None:
+def test_a_launch_without_quantization_is_told_to_pass_the_method_not_to_drop_one() -> None:
     """Issue 28, stop 39 class 6: a quantized checkpoint's tensors on a launch without --quantization.  The engine
     detects the method only from config.json's quantization_config; without one it builds the model unquantized.
-    The method is passed explicitly: here the one the model's name carries (FP8), among those the tensor points to
-    and the release's catalog accepts."""
+    The method is passed explicitly: here block FP8's weight_scale_inv, which only the fp8 method reads."""
     log = "python3 -m sglang.launch_server --model-path /models/Qwen3-8B-FP8 --tp 2\n" + TRACEBACK
     diagnosis = first_diagnosis(log)
     assert diagnosis.pattern == "sglang-weight-key-quant-scale"
@@ -26,6 +25,15 @@ def test_a_launch_without_quantization_is_told_to_pass_the_method_its_models_nam
     assert "without it" not in fix.summary  # nothing the launch does not give is removed
     assert [(op.op, op.flag, op.value) for op in fix.flags] == [("set", "--quantization", "fp8")]
     assert fix.command == "python3 -m sglang.launch_server --model-path /models/Qwen3-8B-FP8 --tp 2 --quantization fp8"
+
+
+def test_an_fp8_name_does_not_pick_among_the_fp8_methods() -> None:
+    """nvidia/Llama-3.1-8B-Instruct-FP8 is a ModelOpt checkpoint: a per-tensor weight_scale with an FP8 name is asked for."""
+    log = ("python3 -m sglang.launch_server --model-path nvidia/Llama-3.1-8B-Instruct-FP8\n"
+           + TRACEBACK.replace("w13_weight_scale_inv'", "w13_weight_scale'"))
+    fix = first_diagnosis(log).fix
+    assert fix is not None and [(op.flag, op.value) for op in fix.flags] == [("--quantization", None)]
+    assert any("modelopt" in need for need in fix.needs_input)
 
 
 def test_a_model_name_without_a_method_asks_for_it_among_those_the_tensor_points_to() -> None:

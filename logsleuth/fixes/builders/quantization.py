@@ -45,8 +45,10 @@ _METHODS_BY_TENSOR = (
     (compile_lazily(r"weight_packed$"), ("compressed-tensors",)),
     (compile_lazily(r"(?:weight_scale|input_scale)$"), ("fp8", "compressed-tensors", "modelopt")),
 )
-# A method a model's own name carries (Qwen2.5-72B-Instruct-AWQ, Llama-3.1-8B-GPTQ-Int4, Qwen3-8B-FP8).
-_METHOD_IN_NAME = compile_lazily(r"(?i)(?<![a-z0-9])(awq|gptq|fp8)(?![a-z])")
+# A method a model's own name carries (Qwen2.5-72B-Instruct-AWQ, Llama-3.1-8B-GPTQ-Int4).  Not "FP8": ModelOpt's and
+# compressed-tensors' FP8 checkpoints are named so too (nvidia/Llama-3.1-8B-Instruct-FP8 is method modelopt), so an
+# FP8 name does not tell the method.
+_METHOD_IN_NAME = compile_lazily(r"(?i)(?<![a-z0-9])(awq|gptq)(?![a-z])")
 _MODEL_FLAGS = ("--model-path", "--model")
 
 
@@ -87,9 +89,9 @@ def _method_not_passed(ctx: FixContext, engine: str) -> Fix:
              else f" ({hinted}, the only method its tensors point to)" if hinted
              else f" (one of {', '.join(candidates)}, by its tensors)" if candidates else "")
     summary = (f"The checkpoint is quantized ({key} is a quantized checkpoint's tensor) but the launch gives no "
-               f"--quantization, and {engine} built an unquantized model: it detects the method only from config.json's "
-               f"quantization_config, which this checkpoint likely lacks. Pass the checkpoint's method with "
-               f"--quantization{which}.")
+               f"--quantization, and {engine} built an unquantized model: it detects the method from the checkpoint's "
+               "quantization config (config.json's quantization_config; ModelOpt's hf_quant_config.json), which this "
+               f"checkpoint likely lacks. Pass the checkpoint's method with --quantization{which}.")
     needs = () if hinted else (
         "the checkpoint's quantization method (its model card or the tool that quantized it)"
         + (f": {' or '.join(candidates)} by its tensors" if candidates else ""),)
