@@ -2,7 +2,8 @@
 category or answered with advice that did not help.  A kernel package's loader that finds no CUDA toolkit (sgl-kernel's
 preload of the CUDA runtime: the toolkit row, not the subsystem of the module that imported it); the server's JSON
 error body as a client printed it, escaped as bytes or spread over lines (its message names the category, not its
-type alone).
+type alone); a port every data-parallel rank of one server binds (the KV-events publisher's endpoint), which collides
+with the server's own rank, not with another program.
 
 Facts were mined from even-numbered threads (the message wording, the frames they showed, the release, the
 resolution); what a thread did not show is ours, and each `facts` says which.
@@ -10,12 +11,13 @@ resolution); what a thread did not show is ours, and each `facts` says which.
 
 from __future__ import annotations
 
-from pattern_fixtures.mirror import failing_at
+from pattern_fixtures.mirror import SCHEDULER, failing_at, frame_at, to_model_runner
 
 from .. import paste
-from ..blocks import plain
+from ..blocks import crash, plain
 from ..corpus import Expect, Run, Text, WildCase
 from .dev_detect import top
+from .ports import KV_EVENTS_ADDR, ZMQ, zmq_bind
 
 # -- sgl-project/sglang#13089: sgl-kernel's import preloads the CUDA runtime from the toolkit's lib directory ----------
 
@@ -58,6 +60,24 @@ TOO_LONG_FACTS = ("SGLang refusing an input of 85050 tokens against a context le
 TOO_LONG_RESOLUTION = ("The request is longer than the server's context length: shorten the input (or truncate it), or start the server "
                        "with a longer --context-length where the model's max_position_embeddings (or its rope scaling) allows.")
 
+# -- sgl-project/sglang PR#29211: pure data parallelism with KV events, every DP rank on the same publisher port ---------
+
+# The publisher offsets its endpoint's port by the attention-DP rank, 0 for every rank without --enable-dp-attention:
+# the second DP rank's bind finds the port its sibling holds.  The launch line (the PR's --dp-size N with
+# --kv-events-config) and the frames (as ai-dynamo/dynamo#4121's, a rank of the same scheduler) are ours.
+DP_LAUNCH = Text("$ python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B --dp-size 2 --port 30000 "
+                 f"""--kv-events-config '{{"publisher": "zmq", "endpoint": "{KV_EVENTS_ADDR}", "topic": "kv-events"}}'\n""")
+DP_KV_EVENTS = crash((
+    *to_model_runner("0.5.23")[:1],
+    frame_at(SCHEDULER, "__init__", "self.init_kv_events(server_args.kv_events_config)", 611),
+    frame_at(SCHEDULER, "init_kv_events", "self.kv_event_publisher = EventPublisherFactory.create(kv_events_config, self.attn_dp_rank)", 1108),
+    frame_at("sglang/srt/disaggregation/kv_events.py", "create", "return publisher_cls(attn_dp_rank=attn_dp_rank, **config_dict)", 360,
+             env=(("publisher_cls", "NEXT"), ("config_dict", "{}"))),
+    frame_at("sglang/srt/disaggregation/kv_events.py", "__init__", "self._pub.bind(self._endpoint)", 172, env=(("self", "HOP:bind"),)),
+    zmq_bind(311),
+), ranks="DP1 TP0", before=("Load weight end. type=Qwen3ForCausalLM, dtype=torch.bfloat16, avail mem=62.10 GB, mem usage=16.40 GB.",),
+   torch_error=("zmq.error.ZMQError", f"Address already in use (addr='{KV_EVENTS_ADDR}')"), extra_modules=ZMQ, stamp="2026-06-20 10:00:05")
+
 CASES = (
     WildCase(thread="https://github.com/sgl-project/sglang/pull/13089", kind="dev-advice5-cuda-lib-dir", style="fenced",
              parts=(SGL_KERNEL_IMPORT,), engine_version="0.5.3",
@@ -78,4 +98,13 @@ CASES = (
                                                    "records and the benchmark client ours (paste style ours)"),
           ("indented", "jq-indented", INDENTED_BODY, "the server's JSON body as curl piped through jq prints it, one member a line; "
                                                      "the command ours (paste style ours)"))),
+    WildCase(thread="https://github.com/sgl-project/sglang/pull/29211", kind="dev-advice5-dp-ranks-one-port", style="launch-then-rank",
+             parts=(DP_LAUNCH, Run(DP_KV_EVENTS, primary=True)), engine_version="0.5.23",
+             expect=Expect("port-in-use", "zmq.error.ZMQError", f"Address already in use (addr='{KV_EVENTS_ADDR}')", frame="bind"),
+             facts="--dp-size N without --enable-dp-attention and --kv-events-config binding tcp://*:PORT: the second DP worker dies at "
+                   "start-up with zmq.error.ZMQError: Address already in use, every publisher offsetting its port by the attention-DP "
+                   "rank (0 for all); the launch line, the model, the port 5557, the frames and their lines ours",
+             resolution="An engine bug: every DP rank derived the same publisher port; the PR offsets it by the DP rank. Until then, one DP "
+                        "rank per server, or no KV events with pure DP.",
+             paste=(paste.fenced,)),
 )
