@@ -616,6 +616,37 @@ def test_a_kernel_package_that_finds_no_cuda_toolkit_is_the_toolkit_row(path: st
     assert "CUDA_HOME" in steps and "container image" in steps, steps
 
 
+DISPATCH = ("Could not run '{op}' with arguments from the 'CUDA' backend. This could be because the operator doesn't exist for "
+            "this backend, or was omitted during the selective/custom build process (if using custom build). '{op}' is only "
+            "available for these backends: [{backends}].")
+
+
+def test_a_kernel_library_without_gpu_kernels_is_its_build_not_unclassified() -> None:
+    """PyTorch's dispatcher refusing a custom op on CUDA (vllm-project/vllm#12440: '_C::rms_norm' only on CPU, a CPU
+    build under a CUDA launch): the build of the engine's kernels, not an unclassified NotImplementedError."""
+    message = "Error in calling custom op rms_norm: " + DISPATCH.format(op="_C::rms_norm", backends="CPU, Meta, BackendSelect, Python")
+    diagnosis = _report(SGLANG_BANNER.replace("server_args=ServerArgs", "args=Namespace")
+                        + _raised_in("vllm/_custom_ops.py", "NotImplementedError", message)).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == "dependency-version", diagnosis
+    steps = " ".join(diagnosis.fix.steps if diagnosis.fix else ())
+    assert "'CPU' among them" in steps and "CUDA build" in steps, steps
+
+
+def test_a_capture_failing_on_a_kernel_without_gpu_kernels_is_filed_under_the_build() -> None:
+    """sgl-project/sglang#6322: SGLang's 'Capture cuda graph failed: …' wrapping the dispatcher's refusal of
+    'sgl_kernel::rmsnorm'.  The capture's own advice (start without CUDA graphs) cannot help: every forward calls it."""
+    inner = DISPATCH.format(op="sgl_kernel::rmsnorm", backends="Meta, BackendSelect, Python")
+    text = real_traceback(f"""
+        def __init__():
+            raise Exception({("Capture cuda graph failed: " + inner)!r})
+
+        __init__()
+        """, "sglang/srt/model_executor/cuda_graph_runner.py")
+    diagnosis = diagnose_text(SGLANG_BANNER + text, DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == "dependency-version", diagnosis
+    assert diagnosis.fix is not None and not any(op.flag == "--disable-cuda-graph" for op in diagnosis.fix.flags)
+
+
 def test_no_cue_says_so_plainly_and_still_gives_the_types_guidance() -> None:
     diagnosis = _report("KeyError: 'lm_head.bias'\n").failures[0].diagnosis
     assert diagnosis is not None and diagnosis.basis == "general"
