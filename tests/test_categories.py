@@ -647,6 +647,19 @@ def test_a_capture_failing_on_a_kernel_without_gpu_kernels_is_filed_under_the_bu
     assert diagnosis.fix is not None and not any(op.flag == "--disable-cuda-graph" for op in diagnosis.fix.flags)
 
 
+def test_an_architecture_that_failed_to_be_inspected_points_to_the_error_logged_above() -> None:
+    """vLLM's registry (vllm/model_executor/models/registry.py _raise_for_unsupported) says an architecture 'failed to be
+    inspected' when importing its class in a subprocess failed (vllm-project/vllm#13332, on a host where vLLM detected
+    the CPU platform): not an architecture the release lacks; the import's own error above is the cause."""
+    message = "Model architectures ['Qwen2_5_VLForConditionalGeneration'] failed to be inspected. Please check the logs for more details."
+    log = ("INFO 02-16 18:30:09 __init__.py:190] Automatically detected platform cpu.\n"
+           + _raised_in("vllm/model_executor/models/registry.py", "ValueError", message))
+    diagnosis = _report(log).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == "dependency-version", diagnosis
+    steps = " ".join(diagnosis.fix.steps if diagnosis.fix else ())
+    assert "logged above" in steps and "platform cpu" in steps, steps
+
+
 def test_no_cue_says_so_plainly_and_still_gives_the_types_guidance() -> None:
     diagnosis = _report("KeyError: 'lm_head.bias'\n").failures[0].diagnosis
     assert diagnosis is not None and diagnosis.basis == "general"
