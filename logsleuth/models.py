@@ -165,6 +165,9 @@ class EngineWords:
 
     text: str
     checks: tuple[str, ...] = ()  # e.g. "--enable-foo is not a flag of SGLang 0.4.6 (added in 0.4.9)"
+    # Who printed it when the frames or the line show it is not the engine: the package whose code raised it
+    # (`transformers`, `torch`) or the program that printed the line (`nvidia-container-cli`); None: the engine.
+    speaker: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -152,7 +152,10 @@ def test_a_choice_list_no_flag_holds_is_quoted_only() -> None:
     ids=["longer-than-context", "no-file-named", "chat-template-not-set", "you-must-use-spawn"],
 )
 def test_statements_that_say_what_to_do_are_quoted_without_checks(log: str, quoted: str) -> None:
-    assert said(log, "sglang", "0.5.9") == (EngineWords(quoted),)
+    words = only(said(log, "sglang", "0.5.9"))
+    assert (words.text, words.checks) == (quoted, ())
+    # the package whose frame raised it says it (the engine's own frame: the engine)
+    assert words.speaker == (None if "sglang/" in log or "vllm/" in log else log.split("site-packages/")[1].split("/")[0])
 
 
 def test_try_increasing_a_flag_and_a_field_that_names_one() -> None:
@@ -466,3 +469,38 @@ def test_secrets_in_the_engines_words_are_redacted_and_the_checks_stay_whole() -
     (words,) = diagnosis.engine_says
     assert secret not in words.text and f"--api-key {REDACTED}" in words.text
     assert words.checks == ("`--api-key` is a flag of SGLang 0.5.9",)
+
+
+# -- who says it: the engine, or the package or program that positively printed it -----------------------------------
+
+# transformers-4.51 transformers/models/auto/configuration_auto.py (AutoConfig.from_pretrained): the unknown model type
+UNKNOWN_MODEL_TYPE = traceback_log(
+    "transformers/models/auto/configuration_auto.py", 1115, "from_pretrained", "ValueError",
+    "The checkpoint you are trying to load has model type `qwen3` but Transformers does not recognize this "
+    "architecture. You can update Transformers with the command `pip install --upgrade transformers`.",
+)
+# nvidia-container-toolkit's nvidia-container-cli refusing an image whose CUDA the host's driver lacks (its
+# requirement check's wording), as docker prints it before any engine code runs
+CONTAINER_CLI = ("nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.8, please update your driver "
+                 "to a newer version, or use an earlier cuda container: unknown.\n")
+
+
+@pytest.mark.parametrize(("log", "speaker"), [
+    (AWQ_NEEDS_VLLM, None),  # the engine's own frame: the engine says it
+    (UNKNOWN_MODEL_TYPE, "transformers"),
+    (UNKNOWN_MODEL_TYPE.replace("/usr/local/lib/python3.11/site-packages/transformers/",
+                                "/sgl-workspace/sglang/python/sglang/"), None),  # a source checkout: not positive
+    (CONTAINER_CLI, "nvidia-container-cli"),
+])
+def test_the_speaker_is_the_engine_unless_the_log_shows_another(log: str, speaker: str | None) -> None:
+    assert {words.speaker for words in said(log)} == {speaker}
+
+
+def test_reports_label_the_words_with_their_speaker() -> None:
+    from logsleuth.render import OutputFormat, RenderOptions, render
+
+    report = diagnose_text(CONTAINER_CLI, OPTIONS)
+    text = render(report, RenderOptions(width=200))
+    assert "*nvidia-container-cli says:* `requirement error" in render(report, RenderOptions(OutputFormat.SLACK))
+    assert "nvidia-container-cli says: requirement error" in text
+    assert "The engine says" not in text

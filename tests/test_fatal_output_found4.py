@@ -57,7 +57,7 @@ def test_an_assertion_error_with_a_message_keeps_its_own_message() -> None:
     assert (block.message, block.frames) == ("x must be positive", ())
 
 
-# -- a client's HTTP error status before the engine's message, no exception type (logged_errors.status_engine_error) --
+# -- a client's HTTP error status before the engine's message, no exception type (logged_errors.status_candidates) --
 # Clients print the status and the server's text their own way (ogx-ai/ogx#4534, langchain-ai/langchain#24058: the
 # context-length refusal reaching the client after a 400).  vLLM's wording (serving_engine.py's length check, in the
 # raise site index as a ValueError).

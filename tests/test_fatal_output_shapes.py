@@ -13,6 +13,7 @@ import pytest
 
 from logsleuth.api import DiagnoseOptions, diagnose_text
 from logsleuth.tracebacks.grammar import retyped_failure
+from logsleuth.tracebacks.scanner import MAX_RECORD_LOOKUPS
 
 OPTIONS = DiagnoseOptions(include_user_patterns=False)
 
@@ -104,6 +105,15 @@ def test_an_engines_error_text_in_an_error_record_is_the_failure(record: str, me
 ])
 def test_other_records_are_no_failure(record: str) -> None:
     assert not diagnose_text(f"{record}\n", OPTIONS).failures
+
+
+def test_a_long_log_of_status_words_leaves_the_error_record_read() -> None:
+    # The scanner reads at most MAX_RECORD_LOOKUPS records in the raise site index; a line that only holds a status
+    # word (`code`, `status`) reads nothing, so it must not spend that budget before the record at the log's end.
+    healthy = "".join(f"[2025-05-03 23:03:{n % 60:02d}] INFO worker: status ok, code 0, step {n}\n"
+                      for n in range(MAX_RECORD_LOOKUPS + 44))
+    log = f"{healthy}[2025-05-03 23:04:00] ERROR llamafactory.chat.vllm_engine: {VLLM_PROMPT}\n"
+    assert primary(log) == ("ValueError", VLLM_PROMPT, "context-length")
 
 
 def test_the_record_yields_to_a_traceback() -> None:

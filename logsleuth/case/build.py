@@ -34,7 +34,7 @@ from logsleuth.fixes.catalog import Catalog
 from logsleuth.models import Diagnosis, ExceptionBlock, FailureGroup, LaunchInfo, Report
 from logsleuth.redact import redact_report
 from logsleuth.render.safety import clean, clean_lines
-from logsleuth.render.view import VERSION_ORIGIN, fleet_summary, group_title, place_text
+from logsleuth.render.view import VERSION_ORIGIN, fleet_summary, group_title, place_text, says_label
 
 MAX_MESSAGE_LINES = 40
 MAX_OTHER_GROUPS = 8
@@ -183,7 +183,7 @@ def _diagnosis(diagnosis: Diagnosis | None) -> CaseDiagnosis | None:
     if diagnosis is None:
         return None
     says = tuple(
-        clean(words.text + (f" (logsleuth checked: {'; '.join(words.checks)})" if words.checks else ""), 800)
+        (says_label(words.speaker), clean(words.text + (f" (logsleuth checked: {'; '.join(words.checks)})" if words.checks else ""), 800))
         for words in diagnosis.engine_says
     )
     return CaseDiagnosis(

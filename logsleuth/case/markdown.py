@@ -208,7 +208,7 @@ def _diagnosis(case: Case) -> list[str]:
            f"- **{escape_markdown_prose(diagnosis.title)}** (category {markdown_code_span(diagnosis.category)})",
            f"- {escape_markdown_prose(diagnosis.root_cause)}"]
     out.extend(f"- Fact used: {escape_markdown_prose(fact)}" for fact in diagnosis.evidence)
-    out.extend(f"- The engine says: {markdown_code_span(words)}" for words in diagnosis.engine_says)
+    out.extend(f"- {escape_markdown_prose(label)}: {markdown_code_span(words)}" for label, words in diagnosis.engine_says)
     return [*out, ""]
 
 

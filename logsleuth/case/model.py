@@ -104,7 +104,7 @@ class CaseDiagnosis:
     title: str
     root_cause: str
     evidence: tuple[str, ...]  # the facts a rule used
-    engine_says: tuple[str, ...]  # the engine's instructions, each with what logsleuth checked of it
+    engine_says: tuple[tuple[str, str], ...]  # (who says it, the instruction with what logsleuth checked of it)
 
 
 @dataclass(frozen=True)

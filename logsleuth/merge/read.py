@@ -242,7 +242,7 @@ def diagnosis(fields: Fields | None) -> Diagnosis | None:
         basis=fields.choice("basis", ("pattern", "rule", "general")),
         evidence=fields.texts("evidence"),
         raised_at=fields.texts("raised_at"),
-        engine_says=tuple(EngineWords(item.text("text"), item.texts("checks")) for item in fields.objects("engine_says")),
+        engine_says=tuple(EngineWords(item.text("text"), item.texts("checks"), item.optional_text("speaker")) for item in fields.objects("engine_says")),
         engine=fields.optional_text("engine"),
         engine_version=fields.optional_text("engine_version"),
     )

@@ -26,7 +26,7 @@ from logsleuth.fixes.catalog import Catalog, FlagInfo
 from logsleuth.fixes.cross_engine import find as find_flag
 from logsleuth.ingest.normalize import clean_text
 from logsleuth.lazyre import compile_lazily
-from logsleuth.models import ENGINE_NAMES, Diagnosis, EngineWords, Failure, LaunchInfo
+from logsleuth.models import ENGINE_NAMES, Diagnosis, EngineWords, ExceptionBlock, Failure, LaunchInfo
 
 __all__ = ["instructions", "with_engine_words"]
 
@@ -126,10 +126,28 @@ def instructions(failure: Failure, engine: str | None = None, version: str | Non
         for sentence in _sentences(block.message[:MAX_MESSAGE_CHARS]):
             if sentence in found or not _INSTRUCTION.search(sentence):
                 continue
-            found[sentence] = EngineWords(_clipped(sentence), tuple(_checks(sentence, engine, version)))
+            found[sentence] = EngineWords(_clipped(sentence), tuple(_checks(sentence, engine, version)), _speaker(block))
             if len(found) == MAX_INSTRUCTIONS:
                 return tuple(found.values())
     return tuple(found.values())
+
+
+# An installed package's own directory: `…/site-packages/transformers/…` (the package is what follows).
+_INSTALLED_PACKAGE = compile_lazily(r"[/\\](?:site|dist)-packages[/\\]([A-Za-z_]\w*)[/\\]")
+# A program's name as a fatal line gives it for the type (`nvidia-container-cli: requirement error: …`): lower case,
+# words joined by hyphens, never a Python exception's name.
+_PROGRAM = compile_lazily(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+")
+
+
+def _speaker(block: ExceptionBlock) -> str | None:
+    """Who printed the message, when it is positively not the engine: the installed package of the innermost frame
+    (the engine's frames, a source checkout or no frame at all say nothing against the engine), or the program a
+    frameless fatal line names.  So the container runtime's or transformers' instruction is not put in the
+    engine's mouth."""
+    if block.frames:
+        m = _INSTALLED_PACKAGE.search(block.frames[-1].file)
+        return m[1] if m is not None and m[1] not in ENGINE_NAMES else None
+    return block.type if _PROGRAM.fullmatch(block.type) else None
 
 
 def _sentences(message: str) -> Iterator[str]:

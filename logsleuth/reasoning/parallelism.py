@@ -13,9 +13,10 @@ from dataclasses import dataclass
 import regex
 
 from logsleuth.facts.divisibility import DivisibilityCheck, divisibility_checks
+from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes.command import CommandLine
 from logsleuth.lazyre import compile_lazily_regex
-from logsleuth.models import Diagnosis, Fix
+from logsleuth.models import Diagnosis, Fix, LaunchInfo
 from logsleuth.reasoning.catalog_flags import release_flag, setting_fix
 from logsleuth.reasoning.evidence import Evidence, exception_lines
 
@@ -157,6 +158,10 @@ def _from_ensure_divisibility(evidence: Evidence) -> Diagnosis | None:
 
 def _assert_diagnosis(found: regex.Match[str], evidence: Evidence, fact: str) -> Diagnosis:
     quantity, key, kind = _ASSERT_CONFIG_KEYS[found["size"]]
+    if kind == "kv_split" and found["size"] in found.group(0).split("%", 1)[0]:
+        # `assert total_num_kv_heads % tp_size == 0`: the degree must divide the KV heads.  Older model files assert
+        # it whatever the sizes (no branch that copies heads), so a multiple of them is no way out there.
+        kind = "split"
     numbers = _Numbers(kind, quantity, "tp", config_value(_log_lines(evidence), key), launch_degree(evidence, "tp"))
     return _diagnosis(numbers, evidence, fact, f"assert-{key}", _HEADS_ASSERT_SOURCES)
 
@@ -322,7 +327,7 @@ _FLAGS = {
 def _fix(numbers: _Numbers, suggested: int | None, evidence: Evidence) -> Fix | None:
     failure, launch = evidence.failure, evidence.launch
     engine = launch.engine
-    steps = list(_steps(numbers, engine))
+    steps = list(_steps(numbers, engine, _without_pipeline(launch)))
     if numbers.degree_name == "moe_tp":
         return _moe_tp_fix(numbers, suggested, evidence, steps)
     flag = release_flag(launch, *_FLAGS.get((engine or "", numbers.degree_name), ()))
@@ -371,7 +376,16 @@ def _article(word: str) -> str:
     return "an" if word[:1] in "aeiou" else "a"
 
 
-def _steps(numbers: _Numbers, engine: str | None) -> tuple[str, ...]:
+def _without_pipeline(launch: LaunchInfo) -> bool:
+    """The user's release (the log or the user names it) has a catalog, and it has no pipeline-parallel flag: SGLang
+    added --pp-size in 0.4.7 (its catalogs), so an older release's way out is data parallelism only."""
+    if launch.engine is None or launch.engine_version_source not in ("log", "user"):
+        return False
+    catalog = catalogs.load(launch.engine, launch.engine_version)
+    return catalog is not None and not any(catalog.find(flag) for flag in ("--pp-size", "--pipeline-parallel-size"))
+
+
+def _steps(numbers: _Numbers, engine: str | None, without_pipeline: bool = False) -> tuple[str, ...]:
     steps: list[str] = []
     if numbers.kind == "block":
         if numbers.moe:
@@ -386,6 +400,9 @@ def _steps(numbers: _Numbers, engine: str | None) -> tuple[str, ...]:
                      "or per channel), which has no block to align to")
         steps.append("to keep all your GPUs, combine the smaller tensor-parallel size with pipeline or data "
                      "parallelism (tensor x pipeline x data = GPUs)")
+    elif numbers.degree_name == "tp" and without_pipeline:
+        steps.append("to keep all your GPUs, combine a size that divides with data parallelism (tensor x data = GPUs); "
+                     "this release has no pipeline parallelism")
     elif numbers.degree_name == "tp":
         steps.append("to keep all your GPUs, combine a size that divides with pipeline parallelism (tensor x "
                      "pipeline = GPUs) or data parallelism; pipeline parallelism splits the layers and has no head "

@@ -83,7 +83,8 @@ def _diagnosis(group: FailureGroup) -> dict[str, Any] | None:
         "basis": diagnosis.basis,
         "evidence": list(diagnosis.evidence),
         "raised_at": list(diagnosis.raised_at),
-        "engine_says": [{"text": words.text, "checks": list(words.checks)} for words in diagnosis.engine_says],
+        "engine_says": [{"text": words.text, "checks": list(words.checks), "speaker": words.speaker}
+                        for words in diagnosis.engine_says],
         # The engine and release the diagnosis was made for (a fleet's hosts may run different ones).
         "engine": diagnosis.engine,
         "engine_version": diagnosis.engine_version,

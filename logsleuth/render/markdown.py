@@ -12,7 +12,6 @@ from logsleuth.render.explanation import explanation_view
 from logsleuth.render.options import RenderOptions
 from logsleuth.render.safety import clean, escape_markdown_prose, markdown_code_span, markdown_fence
 from logsleuth.render.view import (
-    ENGINE_SAYS_LABEL,
     FACTS_LABEL,
     GENERAL_LABEL,
     NO_PROVEN_FIX,
@@ -94,7 +93,7 @@ def _trust(view: GroupView) -> list[str]:
     if view.evidence:
         out.extend([f"**{FACTS_LABEL}:**", "", *(f"- {escape_markdown_prose(fact)}" for fact in view.evidence), ""])
     for words in view.engine_says:
-        out.extend([f"**{ENGINE_SAYS_LABEL}:** {markdown_code_span(words.text)}", ""])
+        out.extend([f"**{escape_markdown_prose(words.label)}:** {markdown_code_span(words.text)}", ""])
         if words.checks:
             out.extend([*(f"- {escape_markdown_prose(check)}" for check in words.checks), ""])
     return out

@@ -27,7 +27,6 @@ from logsleuth.render.options import RenderOptions
 from logsleuth.render.safety import break_fences, clip, defang_mentions, escape_slack_api
 from logsleuth.render.table import summary_table
 from logsleuth.render.view import (
-    ENGINE_SAYS_LABEL,
     FACTS_LABEL,
     GENERAL_LABEL,
     NO_PROVEN_FIX,
@@ -189,7 +188,7 @@ def _answer(view: GroupView, detail: Detail) -> list[str]:
         blocks.append(f"*{FACTS_LABEL}:*")
         blocks.extend(f"• {safe(fact)}" for fact in view.evidence)
     for words in view.engine_says:
-        blocks.append(f"*{ENGINE_SAYS_LABEL}:* {inline_code(words.text)}")
+        blocks.append(f"*{safe(words.label)}:* {inline_code(words.text)}")
         blocks.extend(f"• {safe(check)}" for check in words.checks)
     if view.fix:
         blocks.extend(_fix_blocks(view.fix, view.fix_label))

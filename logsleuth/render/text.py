@@ -18,7 +18,6 @@ from logsleuth.render.explanation import CHECKED_BAD, CHECKED_OK, NOT_CHECKED, N
 from logsleuth.render.options import MIN_WIDTH, RenderOptions
 from logsleuth.render.table import host_table, summary_table
 from logsleuth.render.view import (
-    ENGINE_SAYS_LABEL,
     FACTS_LABEL,
     NO_PROVEN_FIX,
     RAISED_AT_LABEL,
@@ -119,7 +118,7 @@ def trust_lines(view: GroupView, width: int) -> list[Line]:
         for fact in view.evidence:
             out.extend(_styled(wrap(fact, width, "      ", "    - "), "logsleuth.where"))
     for words in view.engine_says:
-        out.extend(_styled(wrap(f"{ENGINE_SAYS_LABEL}: {words.text}", width, "    ", "  "), "logsleuth.heading"))
+        out.extend(_styled(wrap(f"{words.label}: {words.text}", width, "    ", "  "), "logsleuth.heading"))
         for check in words.checks:
             out.extend(_styled(wrap(check, width, "      ", "    - "), "logsleuth.where"))
     return out

@@ -92,6 +92,7 @@ class EngineSaysView:
 
     text: str
     checks: list[str]
+    label: str  # "The engine says", or "transformers says", "nvidia-container-cli says" (EngineWords.speaker)
 
 
 # How far to trust a diagnosis (Diagnosis.basis), said in every format.
@@ -99,6 +100,11 @@ GENERAL_LABEL = "general guidance, not a proven fix"
 FACTS_LABEL = "Facts"
 RAISED_AT_LABEL = "Raised by a check in the code"  # Diagnosis.raised_at (the engine's or a package's), with the traceback
 ENGINE_SAYS_LABEL = "The engine says"
+
+
+def says_label(speaker: str | None) -> str:
+    """"The engine says", or who else said it (EngineWords.speaker), cleaned like log text: it comes from the log."""
+    return ENGINE_SAYS_LABEL if speaker is None else f"{clean(speaker, 60)} says"
 
 
 @dataclass(frozen=True)
@@ -401,7 +407,7 @@ def _engine_says(diagnosis: Diagnosis | None) -> list[EngineSaysView]:
     if diagnosis is None:
         return []
     return [
-        EngineSaysView(clean(words.text, 400), [clean(check, 400) for check in words.checks])
+        EngineSaysView(clean(words.text, 400), [clean(check, 400) for check in words.checks], says_label(words.speaker))
         for words in diagnosis.engine_says
     ]
 

@@ -64,9 +64,11 @@ from logsleuth.tracebacks.grammar import (
 from logsleuth.tracebacks.interleave import MAX_INTERLEAVED, choose, in_step, redeal
 from logsleuth.tracebacks.logged_errors import (
     HTTP_STATUS_WORDS,
-    logged_engine_error,
+    engine_message,
+    error_record_candidates,
+    is_error_record,
     named_by_record_above,
-    status_engine_error,
+    status_candidates,
 )
 from logsleuth.tracebacks.repair import attach_moved_exceptions, fold_kernel_prints, shown_in
 from logsleuth.tracebacks.split_bodies import SplitErrorBodies
@@ -174,8 +176,13 @@ class FailureScanner:
         self._fallbacks = [f for f in self._fallbacks if not (_is_survivable(f) and f.offset < self._ready_offset)]
         found = attach_moved_exceptions(sorted(self.failures + self._fallbacks, key=lambda failure: failure.offset))
         fallbacks = {id(failure) for failure in self._fallbacks}
-        if any(id(failure) not in fallbacks for failure in found):
+        # A kill notice (`Worker … died, exit code: -6`, the shell's `Killed`) says a process died, not why: torch's E
+        # records of the NCCL watchdog taking its process down still count beside it (`_explains_a_death`); any other
+        # failure outranks every fallback.
+        if any(id(failure) not in fallbacks and failure.kind != "killed" for failure in found):
             found = [failure for failure in found if id(failure) not in fallbacks]
+        elif any(failure.kind == "killed" for failure in found):
+            found = [failure for failure in found if id(failure) not in fallbacks or _explains_a_death(failure)]
         self.failures = fold_kernel_prints(found)
         return self.failures
 
@@ -237,16 +244,17 @@ class FailureScanner:
             and kind is LineKind.OTHER
             and self._record_lookups_left > 0
             and ("ERROR" in text or "CRITICAL" in text or line.meta.level in ("ERROR", "CRITICAL"))
-            and (logged := self._logged_engine_error(line)) is not None
+            and (logged := self._engine_text(error_record_candidates(line))) is not None
         ) or (
-            started is None
+            # (a JSON error body's `"type":"BadRequestError"` reads as a quoted mention: the engine's message beats it)
+            (started is None or started[0].mention)
             and kind is LineKind.OTHER
             and self._record_lookups_left > 0
             and (text[:1] in ("4", "5") or any(word in text for word in HTTP_STATUS_WORDS))  # `400 Bad Request: …`
-            and (logged := self._status_engine_error(line)) is not None
+            and (logged := self._engine_text(status_candidates(text))) is not None
         ):
             # an engine's error text in an ERROR record, its type line lost (a wrapper logging str(exc)), or after the HTTP
-            # error status a client printed (logged_errors.status_engine_error): a fallback,
+            # error status a client printed (logged_errors.status_candidates): a fallback,
             # whole on its one line, so closed at once (a traceback the wrapper prints next is a failure of its own)
             record = Collector("bare", line, Phase.DONE, context=self._context(), fallback=True)
             record.add(LineKind.EXCEPTION, line, seq, text=logged)
@@ -264,13 +272,14 @@ class FailureScanner:
         new.add(kind if first_text is text else classify(first_text), line, seq, text=first_text)
         self._register(line.stream, new)
 
-    def _logged_engine_error(self, line: LogLine) -> str | None:
+    def _engine_text(self, candidates: list[str]) -> str | None:
+        """The engine's message among a record's candidates.  Only a line that has candidates is charged to the lookup
+        budget: charging every line that merely holds a status word spent it on a long log's INFO lines, and the
+        ERROR record at its end was never read."""
+        if not candidates:
+            return None
         self._record_lookups_left -= 1
-        return logged_engine_error(line)
-
-    def _status_engine_error(self, line: LogLine) -> str | None:
-        self._record_lookups_left -= 1
-        return status_engine_error(line.text)
+        return engine_message(candidates)
 
     def _start(self, kind: LineKind, text: str, line: LogLine) -> tuple[Collector, str] | None:
         """The collector a line starts (and the text it keeps of the line), or None."""
@@ -296,7 +305,7 @@ class FailureScanner:
             if not head and THREAD_INTRO.match(previous.strip()):
                 head = previous.strip()
             new = Collector("traceback", line, Phase.FRAMES, header=head or None, context=self._context())
-            if not head and ("rror" in previous or "xception" in previous):
+            if not head and ("rror" in previous or "xception" in previous or is_error_record(previous)):
                 new.said_before = previous
             if not head and text[:1] in " \t":
                 new.indent = _indentation(text)  # a traceback in an indented block
@@ -457,6 +466,12 @@ def _unquoted_failure(text: str) -> str | None:
     if "rror: " in text or "xception: " in text:
         return retyped_failure(text)
     return None
+
+
+def _explains_a_death(failure: Failure) -> bool:
+    """torch's E record of the NCCL watchdog's timeout, which takes its process down (ProcessGroupNCCL.cpp): what a
+    parent's kill notice of that process leaves out."""
+    return failure.kind == "line" and "Watchdog caught collective operation timeout" in failure.final.message
 
 
 def _is_survivable(failure: Failure) -> bool:

@@ -193,6 +193,16 @@ def test_the_kv_heads_assert_alone_with_its_frame_is_the_divisibility_rule_in_an
         assert diagnosis.fix is not None and "--tp-size" in diagnosis.fix.summary, spelling
 
 
+def test_the_strict_kv_heads_assert_offers_no_multiple_the_copy_branch_does() -> None:
+    # `assert total_num_kv_heads % tp_size == 0` is unconditional in older model files (no branch that copies heads):
+    # only a size that divides the KV heads passes it; `assert tp_size % total_num_kv_heads == 0` is the copy branch.
+    strict = first_diagnosis(KV_ASSERT_LAST_FRAME.replace("self.total_kv_heads % attn_tp_size", "self.total_num_kv_heads % tp_size"))
+    copies = first_diagnosis(KV_ASSERT_LAST_FRAME.replace("self.total_kv_heads % attn_tp_size", "tp_size % self.total_num_kv_heads"))
+    assert strict.fix is not None and copies.fix is not None
+    assert "divides the model's KV heads" in strict.fix.summary and "multiple" not in strict.fix.summary + strict.root_cause
+    assert "multiple of them" in copies.fix.summary
+
+
 def test_the_kv_heads_messages_of_other_model_files_get_the_degrees_that_fit() -> None:
     launch = "vllm serve /models/m --tensor-parallel-size 8\n"
     cases = {
@@ -246,3 +256,14 @@ def test_the_shared_divisibility_helper_reads_the_degree_from_the_launch() -> No
 
 def test_the_shared_divisibility_helper_without_the_degree_in_the_log_claims_no_arithmetic() -> None:
     assert category_of(_helper_failure(28, 3, "vllm/distributed/utils.py")) is None
+
+
+def test_a_release_without_pipeline_parallelism_is_not_offered_it() -> None:
+    # SGLang's catalogs have --pp-size from 0.4.7 on: a 0.4.6 launch keeps its GPUs with data parallelism only
+    log = KV_ASSERT_LAST_FRAME.replace("self.total_kv_heads % attn_tp_size", "self.total_num_kv_heads % tp_size")
+    old = first_diagnosis("[2025-03-01 10:00:00] sglang version: 0.4.6\n" + log)
+    new = first_diagnosis("[2025-03-01 10:00:00] sglang version: 0.5.9\n" + log)
+    assert old.fix is not None and new.fix is not None
+    assert not any("pipeline parallelism (tensor" in step for step in old.fix.steps)
+    assert any("data parallelism" in step for step in old.fix.steps)
+    assert any("pipeline parallelism (tensor" in step for step in new.fix.steps)

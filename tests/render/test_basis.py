@@ -61,7 +61,7 @@ def test_the_json_report_carries_basis_evidence_and_engine_words() -> None:
     general, rule, pattern = (_valid_json(case()) for case in (general_failure, rule_failure, single_failure))
     assert general["failures"][0]["diagnosis"]["basis"] == "general"
     assert general["failures"][0]["diagnosis"]["engine_says"] == [
-        {"text": "Please enable --enable-flashinfer-allreduce-fusion", "checks": ["a flag of SGLang 0.5.9"]}
+        {"text": "Please enable --enable-flashinfer-allreduce-fusion", "checks": ["a flag of SGLang 0.5.9"], "speaker": None}
     ]
     assert rule["failures"][0]["diagnosis"]["basis"] == "rule"
     assert rule["failures"][0]["diagnosis"]["evidence"] == [
