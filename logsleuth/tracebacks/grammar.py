@@ -559,34 +559,64 @@ def fatal_line(text: str) -> tuple[str, str] | None:
             return fixed_type or m["type"], m["msg"].strip()
     if (found := typeless_error(text)) is not None:
         return found[0], found[1]
-    return http_error_body(text) if '"message"' in text or '"detail"' in text else None
+    if "'message'" in text and STRICT_EXCEPTION_LINE.match(text.strip()):
+        return None  # the openai client's own exception line (`openai.BadRequestError: Error code: 400 - {'object': …}`)
+    return http_error_body(text) if any(key in text for key in _BODY_KEYS) else None
 
 
 # The error body of an OpenAI-compatible server (SGLang and vLLM answer a failed request with it, HTTP 4xx or
 # 5xx), pasted from the client's side: `{"object": "error", "message": "…", "type": "InternalServerError",
-# "param": null, "code": 500}`, or the newer `{"error": {"message": "…", "type": "…", "code": 500}}`.
-HTTP_ERROR_BODY = compile_lazily(r'\{\s*"(?:object"\s*:\s*"error"|error"\s*:\s*\{|detail"\s*:)')
+# "param": null, "code": 500}`, or the newer `{"error": {"message": "…", "type": "…", "code": 500}}`.  Clients
+# also print it escaped: as bytes (`b'{"object":"error",…the model\'s…}'`), as a JSON string inside another body
+# (`{\"object\":\"error\",…}`), or as the Python dict the openai client holds (`{'object': 'error', …}`).
+HTTP_ERROR_BODY = compile_lazily(
+    r"""\{\s*(?:\\?"|')(?:object(?:\\?"|')\s*:\s*(?:\\?"|')error(?:\\?"|')|error(?:\\?"|')\s*:\s*\{|detail(?:\\?"|')\s*:)"""
+)
+_BODY_KEYS = ('"message"', '"detail"', "'message'", '\\"message\\"')
 _TYPE_NAME = compile_lazily(r"[A-Za-z_][\w.]*")
+
+
+def _error_body_at(text: str, start: int) -> dict[str, object] | None:
+    """The body that starts at `start`: JSON, JSON with its quotes escaped, or a Python dict's repr; None when cut
+    off or none of them (nothing reliable to read)."""
+    decoder = json.JSONDecoder()
+    rest = text[start:]
+    for candidate in (rest, rest.replace('\\"', '"').replace("\\'", "'")):
+        try:
+            body, _ = decoder.raw_decode(candidate)
+        except ValueError:
+            continue
+        return body if isinstance(body, dict) else None
+    if rest[1:].lstrip().startswith("'"):
+        import ast  # only for a Python dict's repr: the grammar's start-up imports stay few
+
+        end = rest.rfind("}") + 1
+        while end > 0:  # the outermost closing brace first, then each one before it
+            try:
+                body = ast.literal_eval(rest[:end])
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                end = rest.rfind("}", 0, end - 1) + 1
+                continue
+            return body if isinstance(body, dict) else None
+    return None
 
 
 def http_error_body(text: str) -> tuple[str, str] | None:
     """(type, message) of a server's JSON error body in the line, else None.  The engine's error is in the
     body's message; its type is the server's (`InternalServerError`), or `HTTPError` when it names none."""
-    m = HTTP_ERROR_BODY.search(text)
-    if m is None:
-        return None
-    try:
-        body, _ = json.JSONDecoder().raw_decode(text, m.start())
-    except ValueError:
-        return None  # cut off or not JSON: nothing reliable to read
-    if isinstance(body.get("error"), dict):
-        body = body["error"]
-    message, kind = body.get("message"), body.get("type")
-    if message is None and isinstance(body.get("detail"), str) and http_status_before(text, m.start()) is not None:
-        message = body["detail"]  # FastAPI's error body, after the status a client printed (`HTTP 400: {"detail": …}`)
-    if not isinstance(message, str) or not message.strip():
-        return None
-    return (kind if isinstance(kind, str) and _TYPE_NAME.fullmatch(kind) else "HTTPError"), message.strip()
+    for m in HTTP_ERROR_BODY.finditer(text):  # a body that carries another as a string: the inner one is read next
+        body = _error_body_at(text, m.start())
+        if body is None:
+            continue
+        inner = body.get("error")
+        if isinstance(inner, dict):
+            body = inner
+        message, kind = body.get("message"), body.get("type")
+        if message is None and isinstance(body.get("detail"), str) and http_status_before(text, m.start()) is not None:
+            message = body["detail"]  # FastAPI's error body, after the status a client printed (`HTTP 400: {"detail": …}`)
+        if isinstance(message, str) and message.strip():
+            return (kind if isinstance(kind, str) and _TYPE_NAME.fullmatch(kind) else "HTTPError"), message.strip()
+    return None
 
 
 THREAD_INTRO = compile_lazily(r"^(?:Exception in thread .+:|Process [\w\-]+:|Error in atexit\._run_exitfuncs:)$")

@@ -71,6 +71,7 @@ from logsleuth.tracebacks.logged_errors import (
     status_candidates,
 )
 from logsleuth.tracebacks.repair import attach_moved_exceptions, fold_kernel_prints, shown_in
+from logsleuth.tracebacks.split_bodies import SplitErrorBodies
 
 __all__ = ["FailureScanner", "LineKind", "classify", "scan"]
 
@@ -119,6 +120,7 @@ class FailureScanner:
         # its context.  (line, fact or None when it states nothing wrong), in order.
         self._facts: list[tuple[LogLine, RuntimeFact | None]] = []
         self._fact_failure: Failure | None = None
+        self._split_bodies = SplitErrorBodies()  # error bodies a paste spread over lines, still open
 
     # -- public ------------------------------------------------------------------
     def feed(self, line: LogLine) -> None:
@@ -203,6 +205,17 @@ class FailureScanner:
         text = line.text
         if self._recent_finals and kind is LineKind.EXCEPTION and self._relogged(text, line):
             return  # the same exception re-logged right after its traceback
+        if kind is LineKind.OTHER or kind is LineKind.SOURCE or self._split_bodies.holding(line.stream):
+            member = self._split_bodies.holding(line.stream) and text.lstrip()[:1] in ('"', "}")
+            if (split_body := self._split_bodies.feed(line)) is not None:
+                # a server's error body the paste spread over lines (split_bodies.py): read as the one line it was
+                first, joined = split_body
+                record = Collector("line", first, Phase.DONE, context=self._context(), fallback=is_typeless_engine_line(joined))
+                record.add(LineKind.OTHER, first, seq, text=joined)
+                self._register(line.stream, record)
+                return
+            if member:
+                return  # a member of a body still open (`"type": "BadRequestError",`): no failure of its own
         started = self._start(kind, text, line)
         if started is None and text[:1] in " \t" and kind is LineKind.SOURCE:
             # An indented line nobody took: a Markdown code block, or a paste indented as a whole.

@@ -99,8 +99,9 @@ def fewer_running_requests(ctx: FixContext, data: dict[str, Any]) -> Fix:
     value = str(max(1, current // 2)) if current is not None else str(data.get("default", 32))
     was = f" (was {current})" if current is not None else ""
     summary = interpolate(str(data.get("summary", "")), {**ctx.captures, "value": value, "was": was})
+    # the launch's own fraction first: a pool it made small is the likeliest reason it ran out
     return replace(base, summary=summary, flags=(FlagOp("set", _MAX_RUNNING, value),),
-                   steps=(*base.steps, *_lowered_fraction(ctx)))
+                   steps=(*_lowered_fraction(ctx), *base.steps))
 
 
 def _lowered_fraction(ctx: FixContext) -> tuple[str, ...]:
