@@ -252,3 +252,13 @@ def test_a_builders_alternative_is_built_too() -> None:
     fewer = [alt for alt in diagnosis.fix.alternatives if any(op.flag == "--max-running-requests" for op in alt.flags)]
     assert [(op.flag, op.value) for alt in fewer for op in alt.flags] == [("--max-running-requests", "8")]
     assert fewer[0].summary.endswith("to 8 (was 16).")
+
+
+def test_a_fraction_the_settings_dump_shows_is_not_one_the_launch_set() -> None:
+    # SGLang's server_args dump prints mem_fraction_static whether the user set it or the engine chose it: a command
+    # rebuilt from that dump must not say "the launch sets --mem-fraction-static"
+    crash = Path("tests/fixtures/patterns/sglang-serving-out-of-memory/positive-0.5.9-retract-decode.log").read_text(encoding="utf-8")
+    dump = "[2025-06-01 10:00:00] server_args=ServerArgs(model_path='/m', tp_size=1, mem_fraction_static=0.88)\n"
+    fix = diagnose_text(dump + crash, DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis.fix  # type: ignore[union-attr]
+    assert fix is not None and fix.command is not None and "--mem-fraction-static 0.88" in fix.command
+    assert not any("the launch sets --mem-fraction-static" in step for step in fix.steps)

@@ -109,8 +109,8 @@ def _lowered_fraction(ctx: FixContext) -> tuple[str, ...]:
     lowered, to make room for something else on the GPU) ran out sooner for it, and lowering it further never helps
     a pool that ran out while serving."""
     given = ctx.command.value("--mem-fraction-static") if ctx.command is not None else None
-    if given is None:
-        return ()
+    if given is None or ctx.launch.command_source == "server_args":
+        return ()  # a command rebuilt from the settings dump shows the fraction the engine chose, not one the user set
     return (f"the launch sets --mem-fraction-static {given}: the KV pool is what that share of GPU memory leaves after "
             "the weights, so a lower share runs out sooner; raising it back toward the default (where the GPU has the "
             "room) is the other way out, lowering it further is not",)
