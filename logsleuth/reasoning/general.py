@@ -35,6 +35,8 @@ UNCLASSIFIED = "unclassified"
 # Frames that are never where an engine bug is raised: torch's own ops and the standard library they run through.
 _LIBRARY_FRAME = compile_lazily(r"(^|/)(torch|functools|contextlib|<frozen [\w.]+>)(/|\.py$)|^<")
 _ENGINE_FRAME = compile_lazily(r"(^|/)(sglang|vllm)/")
+# An installed package's file that is not the engine's: a program that runs the engine (verl, ms-swift, a RAG app).
+_INSTALLED_NOT_ENGINE = compile_lazily(r"/(site|dist)-packages/(?!(sglang|vllm)/)[\w.-]+/")
 _FLAG = compile_lazily(r"(?<![\w-])--[a-z][a-z0-9-]*")
 
 
@@ -54,6 +56,13 @@ def engine_code_of(failure: Failure) -> str | None:
     return match[2] if match else None
 
 
+def made_by_a_wrapper(failure: Failure) -> bool:
+    """The failing call was made by an installed package other than the engine (its innermost own frame), as a
+    program that runs the engine makes it, rather than the engine's own code or the user's script."""
+    frame = _innermost_own_frame(failure.final.frames)
+    return frame is not None and bool(_INSTALLED_NOT_ENGINE.search(frame.file))
+
+
 def _frameless(failure: Failure) -> bool:
     """No exception of the failure's chain shows a frame (a paste of the error line alone)."""
     return not any(block.frames for block in failure.exceptions)
@@ -63,6 +72,8 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
     """How strongly the failure's evidence points to `row`, and what pointed (for the root cause's prose)."""
     unplaced = row.in_engine_code and engine_code_of(failure) is None
     if unplaced and not _frameless(failure):
+        return 0, []
+    if row.in_wrapper_code and not made_by_a_wrapper(failure):
         return 0, []
     score, why = 0, []
     if failure.kind in row.kinds:
