@@ -129,6 +129,21 @@ def test_an_undefined_torch_symbol_in_vllm_C_names_the_torch_the_release_pins(tm
     assert diagnosis.fix is not None and diagnosis.fix.steps[0] == "pip install torch==2.9.0"
 
 
+def test_an_undefined_torch_symbol_in_an_extension_the_release_does_not_pin_names_that_extension(tmp_path: Path) -> None:
+    """Stop 39's blind split: flash-attn's `flash_attn_2_cuda…so: undefined symbol: _ZN3c10…` under vLLM, which does
+    not pin flash-attn: reinstalling the release's torch pin leaves the extension as it was built, so the fix names
+    flash-attn first."""
+    site = _built_library(tmp_path, "flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so", "_ZN3c105ErrorC2ENS_14SourceLocationE")
+    script = tmp_path / "serve.py"
+    script.write_text("import flash_attn_2_cuda\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env={"PYTHONPATH": str(site)})
+    assert "undefined symbol" in done.stderr, done.stderr
+    diagnosis = _rule(VLLM_0112 + done.stderr)
+    assert diagnosis.fix is not None and "flash-attn" in diagnosis.fix.summary
+    assert diagnosis.fix.steps[0].startswith("Reinstall or rebuild flash-attn against the installed torch")
+    assert "pip install torch==2.9.0" in diagnosis.fix.steps
+
+
 # vLLM 0.8.5's wheel pins torch==2.6.0, whose PyPI wheel declares nvidia-cuda-runtime-cu12==12.4.127
 # (facts/torch_builds.json); an RTX 5090 is sm_120, which CUDA 12.8 is the first toolkit to compile for.
 VLLM_085_ON_5090 = (

@@ -31,7 +31,11 @@ CATEGORY = "dependency-version"
 OWN_PACKAGES = {"sglang": ("sglang",), "vllm": ("vllm",)}
 # Compiled extensions linked against torch's C++ ABI: an undefined symbol in one means it was built for
 # another torch than the one installed.
-TORCH_LINKED = ("sgl_kernel", "flashinfer", "flash_attn", "flash_attn_2_cuda", "vllm", "vllm_flash_attn", "xformers")
+# Each with the distribution pip installs it from (flash-attn's compiled module sits at the top level of site-packages).
+TORCH_LINKED = {
+    "sgl_kernel": "sgl-kernel", "flashinfer": "flashinfer-python", "flash_attn": "flash-attn",
+    "flash_attn_2_cuda": "flash-attn", "vllm": "vllm", "vllm_flash_attn": "vllm-flash-attn", "xformers": "xformers",
+}
 # torch's C++ namespaces as the Itanium ABI mangles them (c10::, at::, torch::, caffe2::): a missing one of
 # these is torch's library changing under the extension, not the extension's own code missing a piece.
 _TORCH_SYMBOL = compile_lazily(r"^_ZN?K?(?:3c10|2at|5torch|6caffe2)")
@@ -268,6 +272,18 @@ def _torch_abi(drift: Drift, engine: str, version: str, pinned: list[requires.Pi
         return None
     extension = next((p for p in pinned if p.is_pinned and p.distribution not in ("torch", engine)), None)
     installs = [torch.requirement] + ([extension.requirement] if extension is not None else [])
+    # An extension the release does not pin (flash-attn beside vLLM): reinstalling the release's pins leaves it as it
+    # was built, so the fix names it first (stop 39's blind split).
+    unpinned = TORCH_LINKED[drift.module.split(".")[0]] if extension is None else None
+    if unpinned == engine:
+        unpinned = None
+    rebuild = (
+        (f"Reinstall or rebuild {unpinned} against the installed torch: its compiled module "
+         f"({drift.module}) was built for another torch. Install the {unpinned} build made for that torch version "
+         f"(its wheels are built per torch and CUDA version), or build it from source in this environment; or remove "
+         f"it, if {name} runs without it.",)
+        if unpinned else ()
+    )
     facts = [
         *_facts(drift),
         f"{drift.module.split('.')[0]} is a compiled extension linked against torch's C++ library",
@@ -283,8 +299,11 @@ def _torch_abi(drift: Drift, engine: str, version: str, pinned: list[requires.Pi
             f"{name} {version} pins {', '.join(installs)}."
         ),
         fix=Fix(
-            summary=f"Install the torch {name} {version} pins ({torch.requirement}) and the extension built for it.",
+            summary=(f"Reinstall {unpinned} built for the installed torch, or install the torch {name} {version} pins "
+                     f"({torch.requirement}) and a {unpinned} built for that one." if unpinned else
+                     f"Install the torch {name} {version} pins ({torch.requirement}) and the extension built for it."),
             steps=(
+                *rebuild,
                 f"pip install {' '.join(shlex.quote(r) for r in installs)}",
                 f"or reinstall the release, so pip re-resolves every pin: pip install {shlex.quote(f'{engine}=={version}')}",
             ),
