@@ -800,3 +800,25 @@ def test_a_grammar_backend_recursing_without_end_is_its_bug_with_the_backend_che
     assert diagnosis is not None and diagnosis.category == "engine-bug"
     assert "grammar backend" in diagnosis.title
     assert "--grammar-backend" in " ".join(diagnosis.fix.steps if diagnosis.fix else ())
+
+
+def test_a_wrappers_failed_to_load_with_a_cut_traceback_asks_for_the_engines_own_error() -> None:
+    """Stop 39's blind split: Xinference's 'Failed to load model <uid>' record over its own frames, the exception
+    line cut (xorbitsai/inference#1260, #4634): the stage is loading the model, the cause is the engine's error."""
+    traceback = real_traceback("""
+        def launch_builtin_model():
+            raise RuntimeError("the engine's error, re-raised by the actor pool")
+
+        launch_builtin_model()
+        """, "venv/lib/python3.11/site-packages/xinference/core/worker.py")
+    cut = "\n".join(traceback.splitlines()[:-1]) + "\n"
+    text = "2025-06-01 10:02:43,623 xinference.core.worker 41 ERROR    Failed to load model qwen2.5-instruct-0\n" + cut
+    diagnosis = _report(text).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == "weight-loading"
+    assert "Xinference" in diagnosis.title
+    assert "The engine's own error is the one to read" in " ".join(diagnosis.fix.steps if diagnosis.fix else ())
+
+
+def test_a_failed_load_whose_message_goes_on_keeps_the_cause_it_names() -> None:
+    diagnosis = _report("RuntimeError: Failed to load model: CUDA out of memory. Tried to allocate 2.00 GiB\n").failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == "gpu-oom"

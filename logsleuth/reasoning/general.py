@@ -141,18 +141,23 @@ def flags_hold(text: str, engine: str, version: str | None) -> bool:
     return bool(releases) and all(set(catalog.versions_with(engine, flag)) == set(releases) for flag in flags)
 
 
-def render_words(text: str, engine: str | None, version: str | None) -> str:
-    """`{release}` and `{engine}` in a title or check: the engine's name and "<engine> <version>"."""
+def render_words(text: str, engine: str | None, version: str | None, wrapper: str | None = None) -> str:
+    """`{release}`, `{engine}` and `{wrapper}` in a title or check: the engine's name, "<engine> <version>" and
+    the program that ran the engine (LaunchInfo.wrapper)."""
+    if not engine:  # "another {engine} release" reads "another release of the engine", not "another the engine release"
+        text = text.replace("another {engine} release", "another release of the engine").replace("the {engine} release", "the engine release")
+        text = text.replace("installed {engine}", "installed engine")
     name = ENGINE_NAMES.get(engine or "", engine or "the engine")
     release = f"{name} {version}" if version else name
+    text = text.replace("{wrapper}", wrapper or "a wrapper")
     return text.replace("{release}", release).replace("{engine}", name)
 
 
-def row_checks(row: CategoryRow, engine: str | None, version: str | None) -> tuple[str, ...]:
+def row_checks(row: CategoryRow, engine: str | None, version: str | None, wrapper: str | None = None) -> tuple[str, ...]:
     """The row's neutral checks, then the decided engine's own whose flags hold for its release."""
     own = row.engine_checks.get(engine, ()) if engine else ()
     kept = [check for check in own if engine and flags_hold(check, engine, version)]
-    return tuple(render_words(check, engine, version) for check in (*row.checks, *kept))
+    return tuple(render_words(check, engine, version, wrapper) for check in (*row.checks, *kept))
 
 
 def categorize(evidence: Evidence) -> Diagnosis:
@@ -184,7 +189,7 @@ def categorize(evidence: Evidence) -> Diagnosis:
         engine = engine or code_of  # the engine's own frames are positive evidence of it
     version = launch.engine_version if engine == launch.engine else None
     meaning = CATEGORIES.get(row.category, row.category)
-    title = render_words(row.title, engine, version)
+    title = render_words(row.title, engine, version, launch.wrapper)
     return Diagnosis(
         pattern=f"general-{row.category}",
         title=title,
@@ -193,7 +198,7 @@ def categorize(evidence: Evidence) -> Diagnosis:
             f"{title}. No pattern or rule of logsleuth names this failure; the likeliest category is "
             f"{row.category} ({meaning}), read from {_and(why)}."
         ),
-        fix=Fix(summary=f"General checks for {row.category}:", steps=row_checks(row, engine, version)),
+        fix=Fix(summary=f"General checks for {row.category}:", steps=row_checks(row, engine, version, launch.wrapper)),
         engine=engine,
         engine_version=version,
         basis="general",
