@@ -13,8 +13,8 @@ from __future__ import annotations
 from pattern_fixtures.mirror import failing_at, frame_at
 
 from .. import paste
-from ..blocks import c_property, plain
-from ..corpus import Expect, Run, Text, WildCase
+from ..blocks import c_attr, c_property, plain
+from ..corpus import DOCKER, Expect, Run, Text, WildCase
 from .dev_detect import top
 
 
@@ -72,6 +72,38 @@ XINFERENCE_LOAD = Run(plain((
     failing_at("xoscar/backends/pool.py", "as_instanceof_cause", "raise RuntimeError('the engine failed while loading')\n", 657),
 )), primary=True)
 
+# -- vllm-project/vllm#16102: Zamba2 on vLLM; the bundled flash-attention build refuses the model's head dimension ------
+
+FA_HEADDIM = ("RuntimeError", "This flash attention build does not support headdim not being a multiple of 32.")
+FA_FORWARD = Run(plain((
+    top("vllm/attention/layer.py", "unified_attention_with_output", "self.impl.forward(self, query, key, value)", 374,
+        env=(("self", "HOP:forward"), ("query", "None"), ("key", "None"), ("value", "None"))),
+    frame_at("vllm/attention/backends/flash_attn.py", "forward", "flash_attn_varlen_func(q=query, k=key, v=value)", 803,
+             env=(("flash_attn_varlen_func", "NEXT"), ("query", "None"), ("key", "None"), ("value", "None"))),
+    frame_at("vllm/vllm_flash_attn/flash_attn_interface.py", "flash_attn_varlen_func",
+             "out, softmax_lse = torch.ops._vllm_fa2_C.varlen_fwd(q, k, v)", 176,
+             env=(("torch", f"NS(ops=NS(_vllm_fa2_C={c_attr('varlen_fwd')}))"), ("q", "None"), ("k", "None"), ("v", "None"))),
+), torch_error=FA_HEADDIM), primary=True)
+
+# -- vllm-project/vllm#13122: a pre-quantized bitsandbytes 70B checkpoint on eight RTX 4090s, tensor-parallel -------------
+
+BNB_COMMAND = Text(
+    "$ vllm serve unsloth/DeepSeek-R1-Distill-Llama-70B-bnb-4bit --quantization bitsandbytes --load-format bitsandbytes "
+    "--tensor-parallel-size 8\n"
+    "INFO 03-04 10:12:31 [api_server.py:912] vLLM API server version 0.7.3\n")
+BNB_LOAD = Run(plain((
+    top("vllm/worker/model_runner.py", "load_model", "self.model = get_model(vllm_config=self.vllm_config)", 1113,
+        env=(("get_model", "NEXT"), ("self", "NS(vllm_config=None)"))),
+    frame_at("vllm/model_executor/model_loader/__init__.py", "get_model", "return loader.load_model(vllm_config=vllm_config)", 14,
+             env=(("loader", "HOP:load_model"), ("vllm_config", "None"))),
+    frame_at("vllm/model_executor/model_loader/loader.py", "load_model", "self._load_weights(model_config, model)", 1154,
+             env=(("self", "HOP:_load_weights"), ("model_config", "None"), ("model", "None"))),
+    failing_at("vllm/model_executor/model_loader/loader.py", "_load_weights",
+               'raise ValueError("Prequant BitsAndBytes models with tensor parallelism is not supported. "\n'
+               '                 "Please try with pipeline parallelism.")\n', 1058),
+)), primary=True)
+
+
 
 CASES = (
     WildCase(thread="https://github.com/vllm-project/vllm-ascend/issues/2046", kind="dev-cat4-transformers-config-name",
@@ -105,4 +137,27 @@ CASES = (
              resolution="Not confirmed in what was read: the worker's record names only the stage; the engine's own error (in the "
                         "model worker's output) says why the model did not load.",
              paste=(cut_before_last_frame, paste.fenced)),
+    WildCase(thread="https://github.com/vllm-project/vllm/issues/16102", kind="dev-cat4-attention-head-dim", style="docker",
+             parts=(FA_FORWARD,), engine="vllm", engine_version="0.8.2", install=DOCKER,
+             expect=Expect("feature-conflict", *FA_HEADDIM, frame="flash_attn_varlen_func"),
+             facts="Zyphra/Zamba2-7B-Instruct on vLLM: unified_attention_with_output -> FlashAttentionImpl.forward -> "
+                   "vllm_flash_attn's flash_attn_varlen_func -> torch.ops._vllm_fa2_C.varlen_fwd raising 'This flash attention "
+                   "build does not support headdim not being a multiple of 32.'; the files, functions and line numbers are the "
+                   "thread's, the one-line call statements, torch's own _ops.py frame left out, the install place and the "
+                   "release (0.8.2, of the thread's date) ours",
+             resolution="The model's head dimension is one the flash-attention kernels do not build: another attention backend "
+                        "(the maintainer's answer: V0, whose other backends take it), not a flag of the model.",
+             paste=(paste.fenced,)),
+    WildCase(thread="https://github.com/vllm-project/vllm/issues/13122", kind="dev-cat4-bnb-prequant-tensor-parallel",
+             style="command", parts=(BNB_COMMAND, BNB_LOAD), engine="vllm", engine_version="0.7.3",
+             expect=Expect("parallel-config", "ValueError",
+                           "Prequant BitsAndBytes models with tensor parallelism is not supported. Please try with pipeline parallelism.",
+                           frame="_load_weights"),
+             facts="unsloth/DeepSeek-R1-Distill-Llama-70B-bnb-4bit with --quantization bitsandbytes --load-format bitsandbytes on "
+                   "eight RTX 4090s, vLLM 0.7.3, failing with 'Prequant BitsAndBytes models with tensor parallelism is not "
+                   "supported. Please try with pipeline parallelism.'; the frames (vLLM 0.7.3's loader), their line numbers, the "
+                   "API server line and the tensor-parallel size written as a flag ours",
+             resolution="vLLM 0.7.3 loads a pre-quantized bitsandbytes checkpoint only without tensor parallelism: pipeline "
+                        "parallelism over the GPUs, as its message says, or another quantized format (the thread's answer: AWQ "
+                        "or W4A16)."),
 )
