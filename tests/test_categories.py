@@ -243,6 +243,10 @@ CASES = [
      "RuntimeError: Worker failed with error 'RPC call to execute_model failed.', please check the stack trace above "
      "for the root cause\n",
      "vllm/v1/executor/multiproc_executor.py collective_rpc re-raising a worker's exception"),
+    ("process-killed",
+     "Exception: Call to collective_rpc method failed: Worker failed with error 'unexpected value', please check the "
+     "stack trace above for the root cause\n",
+     "vllm/v1/engine/core_client.py: the API process's utility call into the engine core answered with its failure"),
     ("gpu-oom",
      "RuntimeError: Worker failed with error 'CUDA out of memory. Tried to allocate 2.00 GiB', please check the stack "
      "trace above for the root cause\n",
