@@ -29,7 +29,15 @@ from logsleuth.tracebacks.typeless_errors import http_status_before, typeless_er
 REPEATED_LINE = compile_lazily(r"^\s*\[Previous line repeated (?P<n>\d+) more times?\]\s*$")
 # The final line of an exception: `pkg.mod.TypeName: message` or a bare `TypeName`.
 # Possessive quantifiers: a 64 KiB line like `a.a.a.…` must not backtrack quadratically.
-EXCEPTION_LINE = compile_lazily(r"^(?P<type>[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)*+)(?::(?: (?P<msg>.*)|$)|$)")
+# A type may carry its cause's name in parentheses: Ray re-raises a task's error as a class it names
+# `RayTaskError(<cause>)` (ray/exceptions.py, RayTaskError.as_instanceof_cause), printed as
+# `ray.exceptions.RayTaskError(ActorDiedError): ray::TaskRunner.run() …`.
+# The cause is a class name and a message always follows (`self.initialize(min_per_gpu_memory)`, a source line whose
+# indentation a paste lost, is no exception line).
+CAUSE_SUFFIX = r"(?:\((?:[A-Za-z_]\w*+\.)*+[A-Z]\w*+\)(?=: ))?+"
+EXCEPTION_LINE = compile_lazily(
+    r"^(?P<type>[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)*+" + CAUSE_SUFFIX + r")(?::(?: (?P<msg>.*)|$)|$)"
+)
 GROUP_HEADER = compile_lazily(r"^(?P<indent>\s*)\+ Exception Group Traceback \(most recent call last\):\s*$")
 FATAL_HEADER = compile_lazily(r"^Fatal Python error: (?P<msg>.*)$")
 THREAD_HEADER = compile_lazily(r"^(?P<current>Current thread|Thread) 0x[0-9a-fA-F]+ .*\(most recent call first\):\s*$")
@@ -48,7 +56,7 @@ MEMBERS_START = compile_lazily(r"^\+-\+-+ (?:\d+|\.\.\.) -+$")
 # `ValueError: …`, `torch.OutOfMemoryError: …`, `AssertionError`, `ExceptionGroup: … (2 sub-exceptions)`.
 STRICT_EXCEPTION_LINE = compile_lazily(
     r"^(?P<type>(?:[A-Za-z_]\w*\.)*"
-    r"(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Failure|Timeout)|(?:Base)?ExceptionGroup))"
+    r"(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Failure|Timeout)|(?:Base)?ExceptionGroup)" + CAUSE_SUFFIX + ")"
     r"(?::(?: (?P<msg>.*)|$)|$)"
 )
 NOT_BARE_TYPES = frozenset({"Error", "Exception", "Failure", "Timeout", "Fault"})
@@ -253,8 +261,12 @@ NATIVE_MESSAGE_END = compile_lazily(
 # survive, so it is the failure only of a paste that shows no other (a fallback).
 # torch's c10 logging writes the same record in brackets and without the thread id
 # (`[rank3]:[E1016 03:31:38.919469923 ProcessGroupNCCL.cpp:607] [Rank 3] Watchdog caught collective operation
-# timeout: …`, sgl-project/sglang#1693, sgl-project/sglang#3368).
-GLOG_ERROR = compile_lazily(r"^\[?E\d{3,4} \d\d:\d\d:\d\d\.\d+\s+(?:\d+\s+)?[^\]\s]+\] ?(?P<msg>\S.*)$")
+# timeout: …`, sgl-project/sglang#1693, sgl-project/sglang#3368); torch before 2.4 wrote it with neither date nor time
+# (`[rank0]:[E ProcessGroupNCCL.cpp:563] [Rank 0] Watchdog caught collective operation timeout: …`,
+# vllm-project/vllm#6042; c10/util/Logging.cpp's prefix of those releases).
+GLOG_ERROR = compile_lazily(
+    r"^\[?(?:E\d{3,4} \d\d:\d\d:\d\d\.\d+\s+(?:\d+\s+)?[^\]\s]+|(?<=\[)E [\w.\-]+\.(?:cpp|cc|cu|h):\d+)\] ?(?P<msg>\S.*)$"
+)
 
 
 # The line a server prints once it serves (SGLang; uvicorn's, which is vLLM's): errors logged before it were survived.
@@ -264,7 +276,9 @@ READY_LINE = compile_lazily(r"The server is fired up and ready to roll!|Applicat
 def glog_record(text: str, severity: str) -> bool:
     """Whether a line may be a glog or c10 record of `severity` ("E", "F"): the cheap test before the regex."""
     start = 1 if text[:1] == "[" else 0
-    return text[start : start + 1] == severity and text[start + 1 : start + 4].isdigit()
+    if text[start : start + 1] != severity:
+        return False
+    return text[start + 1 : start + 4].isdigit() or (start == 1 and severity == "E" and text[2:3] == " ")  # torch < 2.4
 
 
 def shell_notice(text: str) -> tuple[str, str] | None:

@@ -66,6 +66,7 @@ from logsleuth.tracebacks.logged_errors import (
     HTTP_STATUS_WORDS,
     engine_message,
     error_record_candidates,
+    is_error_record,
     named_by_record_above,
     status_candidates,
 )
@@ -173,8 +174,13 @@ class FailureScanner:
         self._fallbacks = [f for f in self._fallbacks if not (_is_survivable(f) and f.offset < self._ready_offset)]
         found = attach_moved_exceptions(sorted(self.failures + self._fallbacks, key=lambda failure: failure.offset))
         fallbacks = {id(failure) for failure in self._fallbacks}
-        if any(id(failure) not in fallbacks for failure in found):
+        # A kill notice (`Worker … died, exit code: -6`, the shell's `Killed`) says a process died, not why: torch's E
+        # records of the NCCL watchdog taking its process down still count beside it (`_explains_a_death`); any other
+        # failure outranks every fallback.
+        if any(id(failure) not in fallbacks and failure.kind != "killed" for failure in found):
             found = [failure for failure in found if id(failure) not in fallbacks]
+        elif any(failure.kind == "killed" for failure in found):
+            found = [failure for failure in found if id(failure) not in fallbacks or _explains_a_death(failure)]
         self.failures = fold_kernel_prints(found)
         return self.failures
 
@@ -227,7 +233,8 @@ class FailureScanner:
             and ("ERROR" in text or "CRITICAL" in text or line.meta.level in ("ERROR", "CRITICAL"))
             and (logged := self._engine_text(error_record_candidates(line))) is not None
         ) or (
-            started is None
+            # (a JSON error body's `"type":"BadRequestError"` reads as a quoted mention: the engine's message beats it)
+            (started is None or started[0].mention)
             and kind is LineKind.OTHER
             and self._record_lookups_left > 0
             and (text[:1] in ("4", "5") or any(word in text for word in HTTP_STATUS_WORDS))  # `400 Bad Request: …`
@@ -285,7 +292,7 @@ class FailureScanner:
             if not head and THREAD_INTRO.match(previous.strip()):
                 head = previous.strip()
             new = Collector("traceback", line, Phase.FRAMES, header=head or None, context=self._context())
-            if not head and ("rror" in previous or "xception" in previous):
+            if not head and ("rror" in previous or "xception" in previous or is_error_record(previous)):
                 new.said_before = previous
             if not head and text[:1] in " \t":
                 new.indent = _indentation(text)  # a traceback in an indented block
@@ -446,6 +453,12 @@ def _unquoted_failure(text: str) -> str | None:
     if "rror: " in text or "xception: " in text:
         return retyped_failure(text)
     return None
+
+
+def _explains_a_death(failure: Failure) -> bool:
+    """torch's E record of the NCCL watchdog's timeout, which takes its process down (ProcessGroupNCCL.cpp): what a
+    parent's kill notice of that process leaves out."""
+    return failure.kind == "line" and "Watchdog caught collective operation timeout" in failure.final.message
 
 
 def _is_survivable(failure: Failure) -> bool:
