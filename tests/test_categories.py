@@ -238,6 +238,54 @@ CASES = [
      "Current thread 0x00007f0c0a1ff740 (most recent call first):\n"
      "  File \"/usr/local/lib/python3.10/dist-packages/sglang_router/launch_router.py\", line 80 in launch_router\n",
      "sgl-project/sglang sgl-router/src/router.rs: a panic unwinding into the Python binding aborts the process"),
+    # Stop 39's blind split, in generic words (issue 28): classes left unclassified or filed under the wrong category.
+    ("process-killed",
+     "RuntimeError: Worker failed with error 'RPC call to execute_model failed.', please check the stack trace above "
+     "for the root cause\n",
+     "vllm/v1/executor/multiproc_executor.py collective_rpc re-raising a worker's exception"),
+    ("process-killed",
+     "Exception: Call to collective_rpc method failed: Worker failed with error 'unexpected value', please check the "
+     "stack trace above for the root cause\n",
+     "vllm/v1/engine/core_client.py: the API process's utility call into the engine core answered with its failure"),
+    ("gpu-oom",
+     "RuntimeError: Worker failed with error 'CUDA out of memory. Tried to allocate 2.00 GiB', please check the stack "
+     "trace above for the root cause\n",
+     "the same call quoting a worker's error that names its category: that category, not the re-raise"),
+    ("feature-conflict",
+     "RuntimeError: FlashAttention forward only supports head dimension at most 256\n",
+     "flash-attn csrc/flash_attn/flash_api.cpp: the kernel's check of the head dimension"),
+    ("feature-conflict",
+     "RuntimeError: This flash attention build does not support headdim not being a multiple of 32.\n",
+     "vllm-flash-attn (FA3) hopper/flash_api.cpp: the build's check of the head dimension"),
+    ("dependency-version",
+     "RuntimeError: BatchPrefillWithPagedKVCache failed to dispatch head_dim 80\n",
+     "flashinfer's DISPATCH macros: no kernel instantiated for the head dimension"),
+    ("dependency-version",
+     "RuntimeError: failed to dispatch data type Float\n",
+     "flashinfer csrc/pytorch_extension_utils.h DISPATCH_PYTORCH_DTYPE_TO_CTYPE: no kernel for the dtype"),
+    ("dependency-version",
+     "RuntimeError: probability tensor contains either `inf`, `nan` or element < 0\n",
+     "torch Distributions.cpp multinomial on NaN logits (sgl-project/sglang PR#282: after a flashinfer upgrade)"),
+    ("native-crash",
+     "terminate called after throwing an instance of 'xgrammar::LoggingError'\n"
+     "  what():  [05:18:39] /project/cpp/support/recursion_guard.h:33: RecursionGuard: Maximum recursion depth "
+     "exceeded. Current depth: 1025, Max allowed: 1024\n\nFatal Python error: Aborted\n\n",
+     "mlc-ai/xgrammar cpp/support/recursion_guard.h: the grammar backend's native abort"),
+    ("engine-bug",
+     "RecursionError: maximum recursion depth exceeded while calling a Python object\n",
+     "CPython's RecursionError (a grammar backend recursing on a schema: its frames name it)"),
+    ("dependency-version",
+     "ValueError: 'aimv2' is already used by a Transformers config, pick another name.\n",
+     "transformers configuration_auto.py AutoConfig.register refusing a config vLLM registers (vllm-project/vllm-ascend#2046)"),
+    ("parallel-config",
+     "ValueError: Prequant BitsAndBytes models with tensor parallelism is not supported. Please try with pipeline "
+     "parallelism.\n",
+     "vllm/model_executor/model_loader/bitsandbytes_loader.py _load_weights"),
+    ("tokenizer",
+     "ERROR 05-02 10:02:11 [serving_chat.py:158] Error in applying chat template from request: "
+     "PreTrainedTokenizerFast._batch_encode_plus() got an unexpected keyword argument 'add_special_tokens_to_prompt'\n"
+     "openai.InternalServerError: Error code: 500 - {'detail': 'Internal Server Error'}\n",
+     "a server's 500 reply whose error, a tokenizer method's signature, is only in the prose line above it"),
 ]
 
 
@@ -779,3 +827,69 @@ def test_a_chain_that_ends_in_a_dead_process_is_filed_under_its_first_exception(
     diagnosis = _report(ran.stderr).failures[0].diagnosis
     assert diagnosis is not None and diagnosis.category not in ("process-killed", "unclassified"), diagnosis
     assert "the chain's first exception" in diagnosis.root_cause
+
+
+_ENGINE_CLASS_CALLED = """
+    import dataclasses
+
+    @dataclasses.dataclass
+    class LLM:
+        model: str
+        tensor_parallel_size: int = 1
+
+    def build(args):
+        return LLM(**args)
+
+    build({"model": "/models/m", "swap_space": 4})
+    """
+
+
+@pytest.mark.parametrize(("path", "category"), [
+    ("venv/lib/python3.11/site-packages/lighteval/models/vllm/vllm_model.py", "dependency-version"),
+    ("home/me/run_llm.py", "unknown-flag"),
+], ids=["an-installed-wrapper", "the-users-own-script"])
+def test_a_keyword_the_engines_class_refuses_is_a_wrappers_release_only_from_a_wrappers_frame(
+    path: str, category: str, no_rules: None
+) -> None:
+    """Stop 39's blind split: a program that runs the engine (an installed package's frame made the call) passing a
+    keyword the installed release does not take was written for another release: no `--help` flag advice.  The
+    same call from the user's own script stays a keyword the user can correct."""
+    diagnosis = _report(real_traceback(_ENGINE_CLASS_CALLED, path)).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == category
+    steps = " ".join(diagnosis.fix.steps if diagnosis.fix else ())
+    assert ("--help" not in steps) == (category == "dependency-version")
+
+
+def test_a_grammar_backend_recursing_without_end_is_its_bug_with_the_backend_checks() -> None:
+    text = SGLANG_BANNER + real_traceback("""
+        def to_regex(schema):
+            return to_regex(schema)
+
+        to_regex({"$ref": "#"})
+        """, "venv/lib/python3.11/site-packages/outlines/fsm/json_schema.py")
+    diagnosis = _report(text).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == "engine-bug"
+    assert "grammar backend" in diagnosis.title
+    assert "--grammar-backend" in " ".join(diagnosis.fix.steps if diagnosis.fix else ())
+
+
+def test_a_wrappers_failed_to_load_with_a_cut_traceback_asks_for_the_engines_own_error() -> None:
+    """Stop 39's blind split: Xinference's 'Failed to load model <uid>' record over its own frames, the exception
+    line cut (xorbitsai/inference#1260, #4634): the stage is loading the model, the cause is the engine's error."""
+    traceback = real_traceback("""
+        def launch_builtin_model():
+            raise RuntimeError("the engine's error, re-raised by the actor pool")
+
+        launch_builtin_model()
+        """, "venv/lib/python3.11/site-packages/xinference/core/worker.py")
+    cut = "\n".join(traceback.splitlines()[:-1]) + "\n"
+    text = "2025-06-01 10:02:43,623 xinference.core.worker 41 ERROR    Failed to load model qwen2.5-instruct-0\n" + cut
+    diagnosis = _report(text).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == "weight-loading"
+    assert "Xinference" in diagnosis.title
+    assert "The engine's own error is the one to read" in " ".join(diagnosis.fix.steps if diagnosis.fix else ())
+
+
+def test_a_failed_load_whose_message_goes_on_keeps_the_cause_it_names() -> None:
+    diagnosis = _report("RuntimeError: Failed to load model: CUDA out of memory. Tried to allocate 2.00 GiB\n").failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == "gpu-oom"

@@ -18,6 +18,7 @@ import pytest
 from logsleuth.api import DiagnoseOptions, diagnose_text
 from logsleuth.facts import imports, requires
 from logsleuth.models import Diagnosis
+from tests.helpers import real_traceback
 
 ORACLES = Path.home() / ".cache/logsleuth/oracle"
 ORACLE_RELEASES = ("sglang-0.4.10.post2", "sglang-0.5.9", "sglang-0.5.23", "vllm-0.11.2", "vllm-0.33.0")
@@ -127,6 +128,38 @@ def test_an_undefined_torch_symbol_in_vllm_C_names_the_torch_the_release_pins(tm
     diagnosis = _rule(VLLM_0112 + stderr)
     assert diagnosis.title == "vllm._C was built against another torch than vLLM 0.11.2 pins (torch==2.9.0)"
     assert diagnosis.fix is not None and diagnosis.fix.steps[0] == "pip install torch==2.9.0"
+
+
+def test_an_undefined_torch_symbol_in_an_extension_the_release_does_not_pin_names_that_extension(tmp_path: Path) -> None:
+    """Stop 39's blind split: flash-attn's `flash_attn_2_cuda…so: undefined symbol: _ZN3c10…` under vLLM, which does
+    not pin flash-attn: reinstalling the release's torch pin leaves the extension as it was built, so the fix names
+    flash-attn first."""
+    site = _built_library(tmp_path, "flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so", "_ZN3c105ErrorC2ENS_14SourceLocationE")
+    script = tmp_path / "serve.py"
+    script.write_text("import flash_attn_2_cuda\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env={"PYTHONPATH": str(site)})
+    assert "undefined symbol" in done.stderr, done.stderr
+    diagnosis = _rule(VLLM_0112 + done.stderr)
+    assert diagnosis.fix is not None and "flash-attn" in diagnosis.fix.summary
+    assert diagnosis.fix.steps[0].startswith("Reinstall or rebuild flash-attn against the installed torch")
+    assert "pip install torch==2.9.0" in diagnosis.fix.steps
+
+
+def test_a_config_name_transformers_now_ships_is_transformers_newer_than_the_release(tmp_path: Path) -> None:
+    """Stop 39's blind split (vllm-project/vllm-ascend#2046, vllm-project/vllm#22178): vLLM 0.9's import registers
+    'aimv2', which transformers 4.54 ships itself.  vLLM 0.9.2 declares transformers>=4.51.1, a range the newer
+    transformers satisfies: the fix names the range as a fact and offers no pip command that would keep it."""
+    traceback = real_traceback("""
+        class _LazyConfigMapping:
+            def register(self, key):
+                raise ValueError(f"'{key}' is already used by a Transformers config, pick another name.")
+
+        _LazyConfigMapping().register("aimv2")
+        """, "venv/lib/python3.11/site-packages/transformers/models/auto/configuration_auto.py")
+    diagnosis = _rule("INFO 08-04 06:54:30 [api_server.py:1043] vLLM API server version 0.9.2\n" + traceback)
+    assert diagnosis.title == "transformers newer than vLLM 0.9.2 was made for: both register the config 'aimv2'"
+    assert diagnosis.fix is not None and not any(step.startswith("pip install") for step in diagnosis.fix.steps)
+    assert "no upper bound" in " ".join(diagnosis.evidence)
 
 
 # vLLM 0.8.5's wheel pins torch==2.6.0, whose PyPI wheel declares nvidia-cuda-runtime-cu12==12.4.127

@@ -181,7 +181,7 @@ def _value_problem(value: str, info: FlagInfo, written: str) -> _Problem | None:
             return _Problem(f"{info.name} takes {_article(info.type or '')} {info.type}, not '{value}'",
                             f"{written} {number}" if number else None)
     if info.choices and str(converted) not in info.choices:
-        best = knowledge.nearest_choice(value, list(info.choices))
+        best = knowledge.fitting_choice(info.name, value, list(info.choices))  # a parser is never picked by spelling
         return _Problem(f"'{value}' is not a choice of {info.name}: {', '.join(info.choices)}"
                         + (f"; did you mean {best}?" if best else ""), f"{written} {best}" if best else None)
     return None

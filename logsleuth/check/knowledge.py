@@ -10,13 +10,13 @@ from typing import Any
 from logsleuth import versions
 from logsleuth.diagnosis.schema import Pattern
 from logsleuth.fixes import catalog as catalogs
-from logsleuth.fixes.builders.arguments import VLLM_TO_SGLANG, nearest_choice, suggest_flag
+from logsleuth.fixes.builders.arguments import VLLM_TO_SGLANG, fitting_choice, suggest_flag
 from logsleuth.fixes.catalog import Catalog
 from logsleuth.fixes.command import CommandLine
 from logsleuth.fixes.context import FixContext
 from logsleuth.models import ExceptionBlock, Failure, LaunchInfo
 
-__all__ = ["VLLM_TO_SGLANG", "nearest_choice"]  # re-exported: the checks read them here
+__all__ = ["VLLM_TO_SGLANG", "fitting_choice"]  # re-exported: the checks read them here
 
 
 @lru_cache(maxsize=1)

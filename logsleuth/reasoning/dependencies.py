@@ -31,7 +31,11 @@ CATEGORY = "dependency-version"
 OWN_PACKAGES = {"sglang": ("sglang",), "vllm": ("vllm",)}
 # Compiled extensions linked against torch's C++ ABI: an undefined symbol in one means it was built for
 # another torch than the one installed.
-TORCH_LINKED = ("sgl_kernel", "flashinfer", "flash_attn", "flash_attn_2_cuda", "vllm", "vllm_flash_attn", "xformers")
+# Each with the distribution pip installs it from (flash-attn's compiled module sits at the top level of site-packages).
+TORCH_LINKED = {
+    "sgl_kernel": "sgl-kernel", "flashinfer": "flashinfer-python", "flash_attn": "flash-attn",
+    "flash_attn_2_cuda": "flash-attn", "vllm": "vllm", "vllm_flash_attn": "vllm-flash-attn", "xformers": "xformers",
+}
 # torch's C++ namespaces as the Itanium ABI mangles them (c10::, at::, torch::, caffe2::): a missing one of
 # these is torch's library changing under the extension, not the extension's own code missing a piece.
 _TORCH_SYMBOL = compile_lazily(r"^_ZN?K?(?:3c10|2at|5torch|6caffe2)")
@@ -53,6 +57,9 @@ _BELOW_MINIMUM = compile_lazily(
 )
 _MINIMUM_MISSING = compile_lazily(r"(?<![\w.-])(?P<dist>[\w.-]+) with minimum required version \S+ is not installed")
 _NO_METADATA = compile_lazily(r"No package metadata was found for (?P<dist>[\w.-]+)")
+# transformers' AutoConfig.register refusing a model type it now ships itself, which the engine registers at import
+# (vLLM 0.9's 'aimv2'): transformers newer than the release was made for.
+_REGISTERED_TWICE = compile_lazily(r"'(?P<name>[\w.-]+)' is already used by a Transformers config, pick another name")
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +131,8 @@ def _read(block: ExceptionBlock, engine: str) -> Drift | None:
                 return None
             name = found.groupdict().get("name") or ""
             return Drift(shape, module, _distributions(module, engine), said, name)
+    if (found := _REGISTERED_TWICE.search(message)) is not None:
+        return Drift("registered-twice", "transformers", ("transformers",), said, found["name"])
     for pattern in (_REQUIRED, _BELOW_MINIMUM, _MINIMUM_MISSING, _NO_METADATA):
         if (found := pattern.search(message)) is not None:
             distribution = requires.normalize(found["dist"])
@@ -170,6 +179,9 @@ def _explain(drift: Drift, engine: str, evidence: Evidence) -> Diagnosis | None:
     # A version guessed from the code layout may be wrong: its pins would be a wrong release's.
     version = launch.engine_version if launch.engine_version_source in ("log", "user") else None
     name = ENGINE_NAMES[engine]
+    if drift.shape == "registered-twice":
+        # The release's own pin is no fix: its range may hold the newer transformers (a lower bound only).
+        return _registered_twice(drift, engine, str(version)) if requires.is_known(engine, version) else None
     if requires.is_known(engine, version):
         pinned = [p for d in drift.distributions if (p := requires.pin(engine, version, d)) is not None]
         if drift.torch_abi:
@@ -211,6 +223,7 @@ def _shape_sentence(drift: Drift) -> str:
         "missing-attribute": f"The installed {module} has no attribute {drift.name}.",
         "undefined-symbol": f"A compiled library of {module} needs the symbol {drift.name}, which the libraries loaded with it lack.",
         "version-check": f"A version check found another {module} than the one required.",
+        "registered-twice": f"The installed transformers ships a config named '{drift.name}' itself, which the engine also registers when it is imported.",
     }[drift.shape]
 
 
@@ -261,6 +274,40 @@ def _against_release(drift: Drift, engine: str, version: str, pin: requires.Pin)
     )
 
 
+def _registered_twice(drift: Drift, engine: str, version: str) -> Diagnosis:
+    """transformers newer than the release: the range the release declares as a fact, and no pip command (a range
+    with no upper bound would keep the installed transformers)."""
+    name = ENGINE_NAMES[engine]
+    pin = requires.pin(engine, version, "transformers")
+    declared = pin.requirement if pin is not None and pin.is_pinned else "transformers without a version"
+    open_ended = pin is None or "<" not in pin.specifier
+    facts = [
+        f"the failure: {drift.said}",
+        f"the log names {name} {version}",
+        f"{name} {version} declares {declared} (its wheel's Requires-Dist: logsleuth/facts/requires.json)"
+        + (": no upper bound, so pip keeps a newer transformers" if open_ended else ""),
+    ]
+    return Diagnosis(
+        pattern=RULE_ID,
+        title=f"transformers newer than {name} {version} was made for: both register the config '{drift.name}'",
+        category=CATEGORY,
+        root_cause=(f"{_shape_sentence(drift)} transformers refuses the second registration, so {name} cannot even be "
+                    f"imported: the installed transformers is newer than {name} {version} was made for "
+                    f"({name} {version} declares {declared})."),
+        fix=Fix(
+            summary=(f"Install a transformers older than the first release that ships '{drift.name}' (its release "
+                     f"notes name it), within {declared}; or a newer {name} release, which no longer registers it."),
+            steps=(f"Compare the installed transformers (pip show transformers) with what {name} {version} declares, {declared}"
+                   + (", which a newer transformers also satisfies: a reinstall of the release does not change it."
+                      if open_ended else "."),),
+        ),
+        engine=engine,
+        engine_version=version,
+        basis="rule",
+        evidence=tuple(facts),
+    )
+
+
 def _torch_abi(drift: Drift, engine: str, version: str, pinned: list[requires.Pin]) -> Diagnosis | None:
     name = ENGINE_NAMES[engine]
     torch = requires.pin(engine, version, "torch")
@@ -268,6 +315,18 @@ def _torch_abi(drift: Drift, engine: str, version: str, pinned: list[requires.Pi
         return None
     extension = next((p for p in pinned if p.is_pinned and p.distribution not in ("torch", engine)), None)
     installs = [torch.requirement] + ([extension.requirement] if extension is not None else [])
+    # An extension the release does not pin (flash-attn beside vLLM): reinstalling the release's pins leaves it as it
+    # was built, so the fix names it first (stop 39's blind split).
+    unpinned = TORCH_LINKED[drift.module.split(".")[0]] if extension is None else None
+    if unpinned == engine:
+        unpinned = None
+    rebuild = (
+        (f"Reinstall or rebuild {unpinned} against the installed torch: its compiled module "
+         f"({drift.module}) was built for another torch. Install the {unpinned} build made for that torch version "
+         f"(its wheels are built per torch and CUDA version), or build it from source in this environment; or remove "
+         f"it, if {name} runs without it.",)
+        if unpinned else ()
+    )
     facts = [
         *_facts(drift),
         f"{drift.module.split('.')[0]} is a compiled extension linked against torch's C++ library",
@@ -283,8 +342,11 @@ def _torch_abi(drift: Drift, engine: str, version: str, pinned: list[requires.Pi
             f"{name} {version} pins {', '.join(installs)}."
         ),
         fix=Fix(
-            summary=f"Install the torch {name} {version} pins ({torch.requirement}) and the extension built for it.",
+            summary=(f"Reinstall {unpinned} built for the installed torch, or install the torch {name} {version} pins "
+                     f"({torch.requirement}) and a {unpinned} built for that one." if unpinned else
+                     f"Install the torch {name} {version} pins ({torch.requirement}) and the extension built for it."),
             steps=(
+                *rebuild,
                 f"pip install {' '.join(shlex.quote(r) for r in installs)}",
                 f"or reinstall the release, so pip re-resolves every pin: pip install {shlex.quote(f'{engine}=={version}')}",
             ),

@@ -24,7 +24,7 @@ import regex
 
 from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes.build import build_fix
-from logsleuth.fixes.builders.arguments import nearest_choice
+from logsleuth.fixes.builders.arguments import MODEL_FAMILY_FLAGS, family_choice_fix, fitting_choice
 from logsleuth.fixes.catalog import Catalog
 from logsleuth.lazyre import compile_lazily_regex
 from logsleuth.models import ENGINE_NAMES, Diagnosis, Fix, FlagOp
@@ -158,10 +158,12 @@ def _unregistered(found: regex.Match[str], catalog: Catalog, evidence: Evidence)
     flag, value = close[0], found["value"]
     info = catalog.find(flag)
     choices = list(info.choices) if info is not None and info.choices_known else []
-    best = nearest_choice(value, choices) if choices else None
+    best = fitting_choice(flag, value, choices) if choices else None
     cause = (f"{flag} was given '{value}', and this {ENGINE_NAMES[catalog.engine]} registers no parser of that name: a "
              f"misspelt name, a parser of a later release, or a plugin's parser whose plugin was not loaded.")
-    if best is not None:
+    if best is None and choices and flag in MODEL_FAMILY_FLAGS:
+        fix = family_choice_fix(flag, value, choices)
+    elif best is not None:
         fix = Fix(summary=f"Use {flag} {best}, the nearest this release has (check that it is the one for your model).",
                   flags=(FlagOp("set", flag, best),))
     else:
@@ -217,7 +219,7 @@ def _registry(found: regex.Match[str], catalog: Catalog, evidence: Evidence) -> 
         return None
     value = found["value"]
     choices = [choice.strip() for choice in found["choices"].split(",") if choice.strip()]
-    best = nearest_choice(value, choices)
+    best = fitting_choice(flag, value, choices)
     listed = ", ".join(choices)
     cause = (f"{flag} was given '{value}', which this {ENGINE_NAMES[catalog.engine]} does not register; the engine "
              f"lists the values it has: {listed}.")

@@ -35,6 +35,8 @@ UNCLASSIFIED = "unclassified"
 # Frames that are never where an engine bug is raised: torch's own ops and the standard library they run through.
 _LIBRARY_FRAME = compile_lazily(r"(^|/)(torch|functools|contextlib|<frozen [\w.]+>)(/|\.py$)|^<")
 _ENGINE_FRAME = compile_lazily(r"(^|/)(sglang|vllm)/")
+# An installed package's file that is not the engine's: a program that runs the engine (verl, ms-swift, a RAG app).
+_INSTALLED_NOT_ENGINE = compile_lazily(r"/(site|dist)-packages/(?!(sglang|vllm)/)[\w.-]+/")
 _FLAG = compile_lazily(r"(?<![\w-])--[a-z][a-z0-9-]*")
 
 
@@ -54,6 +56,13 @@ def engine_code_of(failure: Failure) -> str | None:
     return match[2] if match else None
 
 
+def made_by_a_wrapper(failure: Failure) -> bool:
+    """The failing call was made by an installed package other than the engine (its innermost own frame), as a
+    program that runs the engine makes it, rather than the engine's own code or the user's script."""
+    frame = _innermost_own_frame(failure.final.frames)
+    return frame is not None and bool(_INSTALLED_NOT_ENGINE.search(frame.file))
+
+
 def _frameless(failure: Failure) -> bool:
     """No exception of the failure's chain shows a frame (a paste of the error line alone)."""
     return not any(block.frames for block in failure.exceptions)
@@ -63,6 +72,8 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
     """How strongly the failure's evidence points to `row`, and what pointed (for the root cause's prose)."""
     unplaced = row.in_engine_code and engine_code_of(failure) is None
     if unplaced and not _frameless(failure):
+        return 0, []
+    if row.in_wrapper_code and not made_by_a_wrapper(failure):
         return 0, []
     score, why = 0, []
     if failure.kind in row.kinds:
@@ -130,18 +141,23 @@ def flags_hold(text: str, engine: str, version: str | None) -> bool:
     return bool(releases) and all(set(catalog.versions_with(engine, flag)) == set(releases) for flag in flags)
 
 
-def render_words(text: str, engine: str | None, version: str | None) -> str:
-    """`{release}` and `{engine}` in a title or check: the engine's name and "<engine> <version>"."""
+def render_words(text: str, engine: str | None, version: str | None, wrapper: str | None = None) -> str:
+    """`{release}`, `{engine}` and `{wrapper}` in a title or check: the engine's name, "<engine> <version>" and
+    the program that ran the engine (LaunchInfo.wrapper)."""
+    if not engine:  # "another {engine} release" reads "another release of the engine", not "another the engine release"
+        text = text.replace("another {engine} release", "another release of the engine").replace("the {engine} release", "the engine release")
+        text = text.replace("installed {engine}", "installed engine")
     name = ENGINE_NAMES.get(engine or "", engine or "the engine")
     release = f"{name} {version}" if version else name
+    text = text.replace("{wrapper}", wrapper or "a wrapper")
     return text.replace("{release}", release).replace("{engine}", name)
 
 
-def row_checks(row: CategoryRow, engine: str | None, version: str | None) -> tuple[str, ...]:
+def row_checks(row: CategoryRow, engine: str | None, version: str | None, wrapper: str | None = None) -> tuple[str, ...]:
     """The row's neutral checks, then the decided engine's own whose flags hold for its release."""
     own = row.engine_checks.get(engine, ()) if engine else ()
     kept = [check for check in own if engine and flags_hold(check, engine, version)]
-    return tuple(render_words(check, engine, version) for check in (*row.checks, *kept))
+    return tuple(render_words(check, engine, version, wrapper) for check in (*row.checks, *kept))
 
 
 def categorize(evidence: Evidence) -> Diagnosis:
@@ -173,7 +189,7 @@ def categorize(evidence: Evidence) -> Diagnosis:
         engine = engine or code_of  # the engine's own frames are positive evidence of it
     version = launch.engine_version if engine == launch.engine else None
     meaning = CATEGORIES.get(row.category, row.category)
-    title = render_words(row.title, engine, version)
+    title = render_words(row.title, engine, version, launch.wrapper)
     return Diagnosis(
         pattern=f"general-{row.category}",
         title=title,
@@ -182,7 +198,7 @@ def categorize(evidence: Evidence) -> Diagnosis:
             f"{title}. No pattern or rule of logsleuth names this failure; the likeliest category is "
             f"{row.category} ({meaning}), read from {_and(why)}."
         ),
-        fix=Fix(summary=f"General checks for {row.category}:", steps=row_checks(row, engine, version)),
+        fix=Fix(summary=f"General checks for {row.category}:", steps=row_checks(row, engine, version, launch.wrapper)),
         engine=engine,
         engine_version=version,
         basis="general",

@@ -45,6 +45,9 @@ CASES = [
     Case("bad-choice-case", "0.5.9", (*MODEL, "--speculative-algorithm", "eagle3"), "--speculative-algorithm",
          "did you mean EAGLE3", "--speculative-algorithm EAGLE3"),
     Case("bad-choice-dtype", "0.5.9", (*MODEL, "--kv-cache-dtype", "fp8"), "--kv-cache-dtype", "fp8_e4m3"),
+    # a parser names the model family's format: no suggestion by spelling (stop 39's blind split: qwen3 is not qwen25)
+    Case("bad-choice-parser", "0.4.3", (*MODEL, "--tool-call-parser", "qwen3"), "--tool-call-parser",
+         "is not a choice of --tool-call-parser: llama3, mistral, qwen25"),
     Case("bad-int", "0.5.9", (*MODEL, "--tp-size", "2.0"), "--tp-size", "takes an int", "--tp-size 2"),
     Case("bad-float", "0.5.23", (*MODEL, "--mem-fraction-static", "high"), "--mem-fraction-static", "takes a float"),
     Case("switch-given-value", "0.5.9", (*MODEL, "--enable-torch-compile", "true"), "true",

@@ -28,6 +28,15 @@ def test_each_flag_marked_with_its_reason(case: Case) -> None:
     assert not result.passed
 
 
+def test_a_parser_value_gets_no_suggestion_by_its_spelling() -> None:
+    """A parser names the model family's format; the nearest spelling among the choices (qwen25 for qwen3) is another
+    family's release, so the choices are listed and nothing is suggested."""
+    result = check_words(["python", "-m", "sglang.launch_server", *MODEL, "--tool-call-parser", "qwen3"], "0.4.3", validate=False)
+    failing = [verdict for verdict in result.flags if not verdict.ok]
+    assert [verdict.flag for verdict in failing] == ["--tool-call-parser"]
+    assert failing[0].suggestion is None and "did you mean" not in failing[0].reason
+
+
 def test_seed_partial_speculative_sizes_is_a_trap_with_the_patterns_fix() -> None:
     words = ["python", "-m", "sglang.launch_server", *MODEL, *EAGLE, "--speculative-num-draft-tokens", "16",
              "--speculative-eagle-topk", "1"]

@@ -40,8 +40,8 @@ def test_a_flag_that_needs_another_gets_that_flag_or_leaves_itself_out() -> None
 @pytest.mark.parametrize(("message", "flag", "value"), [
     # 0.8.5's wording, with the spaces inside the braces
     ("invalid reasoning parser: deepseek-r1 (chose from { deepseek_r1,granite,qwen3 })", "--reasoning-parser", "deepseek_r1"),
-    # 0.11's "choose from"
-    ("invalid tool call parser: hermess (choose from {hermes,mistral,pythonic})", "--tool-call-parser", "hermes"),
+    # 0.11's "choose from": the same name written with other case or separators
+    ("invalid tool call parser: Hermes (choose from {hermes,mistral,pythonic})", "--tool-call-parser", "hermes"),
 ])
 def test_a_value_off_the_engine_s_registry_gets_the_nearest_listed_value(message: str, flag: str, value: str) -> None:
     log = BANNER + raised(f"raise KeyError({message!r})")
@@ -55,6 +55,28 @@ def test_a_value_near_nothing_listed_is_the_user_s_to_choose_from_the_list() -> 
     fix = first_diagnosis(log).fix
     assert fix is not None and fix.needs_input == ("--tool-call-parser",)
     assert "hermes, mistral, pythonic" in fix.summary
+
+
+@pytest.mark.parametrize("message", [
+    "invalid tool call parser: hermess (choose from {hermes,mistral,pythonic})",
+    "invalid tool call parser: llama4_json (choose from {hermes,llama3_json,mistral})",
+])
+def test_a_parser_is_never_picked_by_its_spelling(message: str) -> None:
+    """Stop 39's blind split: a parser names the model family's format; a listed name spelt like the value (llama3_json
+    for llama4_json) may be another family's, so the choices are listed and the pick is the user's."""
+    fix = first_diagnosis(BANNER + raised(f"raise KeyError({message!r})")).fix
+    assert fix is not None and fix.needs_input == ("--tool-call-parser",)
+    assert [(op.op, op.value) for op in fix.flags] == [("set", None)]
+
+
+def test_an_argparse_choice_of_a_parser_is_never_picked_by_its_spelling() -> None:
+    log = ("INFO 05-02 10:00:01 [api_server.py:1043] vLLM API server version 0.8.5\n"
+           "usage: vllm serve [model_tag] [options]\n"
+           "vllm serve: error: argument --tool-call-parser: invalid choice: 'qwen' (choose from 'granite', 'hermes', "
+           "'internlm', 'jamba', 'llama3_json', 'mistral', 'pythonic')\n")
+    fix = first_diagnosis(log).fix
+    assert fix is not None and [(op.op, op.flag, op.value) for op in fix.flags] == [("set", "--tool-call-parser", None)]
+    assert "model's family" in fix.summary and "granite, hermes, internlm" in fix.summary
 
 
 def test_an_unregistered_parser_names_the_release_s_flag() -> None:

@@ -292,12 +292,46 @@ def nearest_choice(value: str, choices: list[str]) -> str | None:
     return normalized[close[0]] if close else None
 
 
+# Flags whose value names the model family's format (the tool-call markup, the reasoning tags its chat template
+# writes): a value spelt like another is no evidence that the other fits the model (stop 39's blind split: 'qwen'
+# for --tool-call-parser is not 'qwen3_coder' because the letters are close).  Only the same name written otherwise
+# ('Hermes', 'llama-3-json') is taken; else the choices are listed and the user picks the model's.
+MODEL_FAMILY_FLAGS = frozenset({"--tool-call-parser", "--reasoning-parser", "--tool-parser-plugin"})
+
+
+def fitting_choice(flag: str, value: str, choices: list[str]) -> str | None:
+    """The choice `value` stands for: the nearest spelling, except for a flag whose value names a model family,
+    where only an alias or the same name written with other case or separators counts."""
+    if flag not in MODEL_FAMILY_FLAGS:
+        return nearest_choice(value, choices)
+    if value.lower() in _CHOICE_ALIASES and _CHOICE_ALIASES[value.lower()] in choices:
+        return _CHOICE_ALIASES[value.lower()]
+    normalized = {_normalize_choice(choice): choice for choice in choices}
+    return normalized.get(_normalize_choice(value))
+
+
+def family_choice_fix(flag: str, value: str, choices: list[str]) -> Fix:
+    """A model family's parser the release does not have under that name: its choices, the user's pick."""
+    listed = f"one of {', '.join(choices)}" if choices else "a value this release lists (`--help`)"
+    return Fix(
+        summary=(f"{flag} takes {listed}; '{value}' is not one of them. The parser must match the model's family "
+                 f"(the format its chat template writes), not the nearest spelling: pick the one made for your model, "
+                 f"or a release that has a parser for it."),
+        flags=(FlagOp("set", flag, None),), needs_input=(flag,),
+    )
+
+
 def invalid_choice(ctx: FixContext, data: dict[str, Any]) -> Fix | None:
     m = _CHOICE.search(ctx.failure.final.message)
     if not m:
         return None
     choices = regex.findall(r"'([^']*)'", m["choices"])
-    best = nearest_choice(m["value"], choices)
+    best = fitting_choice(m["flag"], m["value"], choices)
+    if best is None and m["flag"] in MODEL_FAMILY_FLAGS:
+        fix = family_choice_fix(m["flag"], m["value"], choices)
+        later = rejected_flags.choice_elsewhere(m["flag"], m["value"], ctx)
+        return fix if later is None else replace(
+            fix, alternatives=(Fix(summary=f"Or keep '{m['value']}' on a release that has it: {later}."),))
     summary = (
         f"{m['flag']} takes one of {', '.join(choices)}; '{m['value']}' is not one of them"
         + (f": use {best}." if best else ".")
@@ -390,7 +424,9 @@ def nearest_choice_for_flag(ctx: FixContext, data: dict[str, Any]) -> Fix:
     value = ctx.captures.get("value", "")
     info = ctx.catalog.find(flag) if ctx.catalog else None
     choices = list(info.choices) if info and info.choices else [str(c) for c in data.get("choices", ())]
-    best = nearest_choice(value, choices) if choices else None
+    best = fitting_choice(flag, value, choices) if choices else None
+    if best is None and flag in MODEL_FAMILY_FLAGS:
+        return family_choice_fix(flag, value, choices)
     summary = f"{flag} does not accept '{value}'" + (f": use {best}." if best else f"; valid: {', '.join(choices)}.")
     return Fix(summary=summary, flags=(FlagOp("set", flag, best),))
 

@@ -14,8 +14,10 @@ import regex
 from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes import cross_engine, rejected_flags
 from logsleuth.fixes.builders.arguments import (
+    MODEL_FAMILY_FLAGS,
+    family_choice_fix,
+    fitting_choice,
     magnitude_hint,
-    nearest_choice,
     number_meant,
     suggest_flag,
     unrecognized_arguments,
@@ -89,7 +91,9 @@ def vllm_config_choice(ctx: FixContext, data: dict[str, Any]) -> Fix | None:
     if not setting or not choices:
         return None
     flag = _SETTING_FLAGS.get(setting) or _flag_for_field(setting, ctx)
-    best = nearest_choice(value, choices)
+    best = fitting_choice(flag, value, choices)
+    if best is None and flag in MODEL_FAMILY_FLAGS:
+        return family_choice_fix(flag, value, choices)
     if best is None:
         return Fix(summary=f"{flag} does not accept '{value}': choose one of {', '.join(choices)}.",
                    flags=(FlagOp("set", flag, None),))
