@@ -337,7 +337,8 @@ def abstention(view: GroupView) -> list[tuple[str, str]]:
         if view.innermost_source:
             rows.append(("Its source line", view.innermost_source))
     rows.append(("Engine", view.engine))
-    rows.append((SEARCH_LABEL, view.search or view.signature))
+    if view.search or view.signature:
+        rows.append((SEARCH_LABEL, view.search or view.signature))
     return rows
 
 
@@ -398,7 +399,13 @@ def _search_text(diagnosis: Diagnosis | None, final: ExceptionBlock) -> str:
     line that caused the failure (a crash filed under the error before it: reasoning/root_cause.py), that line."""
     if diagnosis is not None and diagnosis.basis == "general" and diagnosis.evidence:
         return diagnosis.evidence[0].splitlines()[0]
-    return f"{final.type}: {final.message.splitlines()[0]}" if final.message else final.type
+    if final.type:
+        return f"{final.type}: {final.message.splitlines()[0]}" if final.message else final.type
+    # the paste cut the exception line: the innermost frame's source line is the most distinctive text left
+    innermost = final.frames[-1] if final.frames else None
+    if innermost is not None:
+        return (innermost.source or "").strip() or f"{innermost.module_path} in {innermost.function}"
+    return ""
 
 
 def _engine_says(diagnosis: Diagnosis | None) -> list[EngineSaysView]:

@@ -125,3 +125,23 @@ def test_a_source_name_with_terminal_escapes_is_not_printed_in_the_offer(fmt: Ou
     text = render(report, fmt, width=200)
     assert "pwned-title" not in text and "\x1b" not in text
     assert "logsleuth case '<the log you gave>'" in _flat(text)
+
+
+CUT_BEFORE_ITS_EXCEPTION = (
+    "Traceback (most recent call last):\n"
+    '  File "/usr/local/lib/python3.10/dist-packages/sglang/srt/managers/scheduler.py", line 2000, in run_scheduler_process\n'
+    "    scheduler.event_loop_overlap()\n"
+    '  File "/usr/local/lib/python3.10/dist-packages/sglang/srt/managers/scheduler.py", line 800, in event_loop_overlap\n'
+    "    self.process_input_requests(recv_reqs)\n"
+)
+
+
+@pytest.mark.parametrize("fmt", [OutputFormat.TEXT, OutputFormat.MARKDOWN, OutputFormat.SLACK])
+def test_a_traceback_cut_before_its_exception_line_searches_for_its_innermost_source_line(fmt: OutputFormat) -> None:
+    # with no exception line, the search text was the empty type: an empty "Search for:" line
+    from logsleuth.api import DiagnoseOptions, diagnose_text
+
+    report = diagnose_text(CUT_BEFORE_ITS_EXCEPTION, DiagnoseOptions(include_user_patterns=False))
+    text = render(report, fmt)
+    searched = text[text.index("Search for:"):]
+    assert "self.process_input_requests(recv_reqs)" in "\n".join(searched.splitlines()[:3])  # slack: in a fence
