@@ -298,6 +298,20 @@ def console_script_engine(path: str) -> str | None:
     return m["engine"] if path.endswith(("/vllm", "/sglang")) and (m := _CONSOLE_SCRIPT.search(path)) else None
 
 
+# A kernel package only one engine ships, as a frame's path: vLLM's fork of flash-attention (`vllm_flash_attn`, built
+# into vllm/vllm_flash_attn/ by vLLM's setup.py, a top-level package of its own in the older `vllm-flash-attn` wheels)
+# and SGLang's kernels (`sgl_kernel`, the sgl-kernel wheel built from SGLang's repository; vLLM imports it only on CPU,
+# for AMX kernels, where its own frames are shown too and outrank this).  A package both run (flash_attn, flashinfer,
+# triton) decides nothing.  The weakest kind of path evidence (launch.EVIDENCE_KINDS "paths"): an engine's own frame
+# outranks it.
+_KERNEL_PACKAGES = (("/vllm_flash_attn/", "vllm"), ("/sgl_kernel/", "sglang"))
+
+
+def kernel_package_engine(path: str) -> str | None:
+    """The engine that alone ships the kernel package a frame's path is in, else None."""
+    return next((engine for directory, engine in _KERNEL_PACKAGES if directory in path), None)
+
+
 def wrapper_module_engine(path: str) -> str | None:
     """The engine a wrapper's per-engine module in a frame's path runs, else None."""
     return m["engine"] if "_" in path and (m := _WRAPPER_ENGINE_MODULE.search(path)) else None

@@ -384,6 +384,8 @@ class LaunchTracker:
                     self._saw("frames", "vllm")
                 elif engine := engine_evidence.console_script_engine(path) or engine_evidence.wrapper_module_engine(path):
                     self._saw("frames", engine)
+                elif engine := engine_evidence.kernel_package_engine(path):
+                    self._saw("paths", engine)  # a package only one engine ships: weaker than the engine's own frames
 
     def segment_start(self, before: int) -> int:
         """Offset where the launch that includes `before` started (0 when unknown)."""
