@@ -65,6 +65,29 @@ def status_candidates(text: str) -> list[str]:
     return []
 
 
+# A command line a paste shows (issue 28, stop 39's blind split: a launch command, then the engine's one line with no
+# type): a shell prompt (`$ `, `# `, `(venv) user@host:~$ `) or an engine's launch (`vllm serve`, `python -m
+# sglang.launch_server`, `sglang serve`, vLLM's `api_server`).
+_COMMAND_LINE = compile_lazily(
+    r"^\s*(?:[$#>] |(?:\([\w.-]+\) )?[\w.-]+@[\w.-]+:\S*[$#] )"
+    r"|\b(?:vllm|sglang) serve\b|\bsglang\.launch_server\b|\bvllm\.entrypoints\.openai\.api_server\b"
+)
+
+
+def is_command_line(text: str) -> bool:
+    """A line that runs a command: the line after it is the command's own output."""
+    return bool(text) and len(text) <= MAX_RECORD and _COMMAND_LINE.search(text) is not None
+
+
+def plain_candidates(line: LogLine) -> list[str]:
+    """Where a plain line's message may start (no level word, no status): the whole text, then after its first
+    separators (a wrapper's tag, a logger's name); [] for a line too short or too long to be one message."""
+    text = line.text
+    if len(text) > MAX_RECORD or len(text.strip()) < MIN_FIXED:
+        return []
+    return _candidates(text)
+
+
 def _candidates(rest: str) -> list[str]:
     """Where a record's message may start: the whole text, then after each of its first separators."""
     candidates = [rest.strip()]
