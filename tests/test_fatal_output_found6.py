@@ -187,3 +187,17 @@ def test_an_engine_frame_outranks_the_other_engines_kernel_package() -> None:
     lines = printed.splitlines(keepends=True)
     log = lines[0] + engine_frame + "".join(lines[1:])
     assert diagnose_text(log, OPTIONS).launch.engine == "vllm"
+
+
+# -- a relative frame path in the engine's own source tree (a checkout run from python/, a paste that shortened paths) --
+@pytest.mark.parametrize(("path", "engine"), [
+    ("sglang/srt/managers/scheduler.py", "sglang"),
+    ("vllm/v1/engine/core.py", "vllm"),
+    ("vllm/helpers.py", None),  # `vllm/` alone may be a directory of models
+    ("srt/managers/scheduler.py", None),  # no engine's name left in it
+])
+def test_a_relative_frame_path_in_an_engines_tree_names_it(path: str, engine: str | None) -> None:
+    printed = real_traceback("def event_loop():\n    raise ValueError('bad')\n\nevent_loop()\n", path)
+    relative = printed.replace("/srv/", "")
+    assert f'File "{path}"' in relative
+    assert diagnose_text(relative, OPTIONS).launch.engine == engine

@@ -298,6 +298,16 @@ def console_script_engine(path: str) -> str | None:
     return m["engine"] if path.endswith(("/vllm", "/sglang")) and (m := _CONSOLE_SCRIPT.search(path)) else None
 
 
+def relative_frame_engine(path: str) -> str | None:
+    """The engine whose source tree a relative frame path starts in (`sglang/srt/managers/scheduler.py`, a checkout
+    run from its `python/` directory or a paste that shortened the paths; `vllm/v1/engine/core.py`), else None.  The
+    same module paths as in other lines (_MODULE_PATH): `vllm/` alone is a directory of models."""
+    if path[:1] in ("/", "<") or not path.startswith(("sglang/", "vllm/", "./")):
+        return None
+    m = _MODULE_PATH.match(path.removeprefix("./"))
+    return "sglang" if m and m["sglang"] else "vllm" if m and m["vllm"] else None
+
+
 # A kernel package only one engine ships, as a frame's path: vLLM's fork of flash-attention (`vllm_flash_attn`, built
 # into vllm/vllm_flash_attn/ by vLLM's setup.py, a top-level package of its own in the older `vllm-flash-attn` wheels)
 # and SGLang's kernels (`sgl_kernel`, the sgl-kernel wheel built from SGLang's repository; vLLM imports it only on CPU,

@@ -382,7 +382,8 @@ class LaunchTracker:
                         self.version_hint = "0.4.10.post2"
                 elif "/vllm/" in path:
                     self._saw("frames", "vllm")
-                elif engine := engine_evidence.console_script_engine(path) or engine_evidence.wrapper_module_engine(path):
+                elif engine := (engine_evidence.console_script_engine(path) or engine_evidence.wrapper_module_engine(path)
+                                or engine_evidence.relative_frame_engine(path)):
                     self._saw("frames", engine)
                 elif engine := engine_evidence.kernel_package_engine(path):
                     self._saw("paths", engine)  # a package only one engine ships: weaker than the engine's own frames
