@@ -33,4 +33,5 @@ ENGINE_UNSHOWN: dict[str, str] = {
     "vllm-module-removed/sgl-project-sglang-362-inline-quote-lost": "'No module named vllm.…' only names vLLM (SGLang importing it); `pip install sglang[all]` is an install, not a run",
     "vllm-native-segfault/NVIDIA-nccl-2106-quoted-dump": "a native backtrace of NCCL's frames alone: no engine file, header or command",
     "weight-key-mismatch/sgl-project-sglang-2935-inline-in-sentence": "a bare `KeyError: 'lm_head.weight'` in a sentence",
+    "dev-clean-statement-in-prose/vllm-project-vllm-4232-raise-in-prose": "a question in prose naming a file as `vllm/config.py`: no frame, command or header of the engine",
 }
