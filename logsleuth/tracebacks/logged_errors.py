@@ -76,7 +76,13 @@ _COMMAND_LINE = compile_lazily(
 
 def is_command_line(text: str) -> bool:
     """A line that runs a command: the line after it is the command's own output."""
-    return bool(text) and len(text) <= MAX_RECORD and _COMMAND_LINE.search(text) is not None
+    if not text or len(text) > MAX_RECORD:
+        return False
+    # (what every command line holds, before the regex: this runs on each plain line after another)
+    if text.lstrip()[:1] not in ("$", "#", ">") and "@" not in text and " serve" not in text and "sglang.launch_server" not in text \
+            and "api_server" not in text:
+        return False
+    return _COMMAND_LINE.search(text) is not None
 
 
 def plain_candidates(line: LogLine) -> list[str]:
