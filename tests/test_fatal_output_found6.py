@@ -139,6 +139,11 @@ def test_a_line_no_engine_raises_stays_no_failure(log: str) -> None:
     assert diagnose_text(log, OPTIONS).failures == ()
 
 
+def test_a_record_of_another_level_quoting_the_message_stays_no_failure() -> None:
+    log = f"INFO 08-01 10:00:00 [api_server.py:1287] vLLM API server version 0.10.0\nINFO 08-01 10:00:01 [registry.py:12] {UNSUPPORTED}\n"
+    assert diagnose_text(log, OPTIONS).failures == ()
+
+
 # -- a GPU compiler's error diagnostic (clang/MLIR `<file>:L:C: error:`, LLVM's `error: <loc>:`, nvcc's `fatal`) --
 LOADED = "[2025-06-01 10:00:01] Load weight end. type=Qwen3MoeForCausalLM, dtype=torch.bfloat16, avail mem=60.12 GB\n"
 

@@ -86,11 +86,11 @@ def is_command_line(text: str) -> bool:
 
 
 def plain_candidates(line: LogLine) -> list[str]:
-    """Where a plain line's message may start (no level word, no status): the whole text, then after its first
+    """Where a plain line's message may start (no record level, no status): the whole text, then after its first
     separators (a wrapper's tag, a logger's name); [] for a line too short or too long to be one message."""
     text = line.text
-    if len(text) > MAX_RECORD or len(text.strip()) < MIN_FIXED:
-        return []
+    if (line.starts_record and line.meta.level) or len(text) > MAX_RECORD or len(text.strip()) < MIN_FIXED:
+        return []  # a logger's record says its level: an ERROR one is read as such (error_record_candidates), others are none
     return _candidates(text)
 
 

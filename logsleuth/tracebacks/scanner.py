@@ -295,7 +295,7 @@ class FailureScanner:
     def _read_last_lines(self) -> None:
         """A paste that shows no failure: each stream's last line, when no collector took it, is read against the raise
         site index (a bare engine message the paste ends on, with no type and no record header)."""
-        for last in list(self._last_unread.values()):
+        for last in list(self._last_unread.values())[:MAX_LAST_LINES_READ]:
             if last is None or self._record_lookups_left <= 0:
                 continue
             line, seq = last
@@ -484,6 +484,7 @@ class FailureScanner:
 
 
 MAX_RECORD_LOOKUPS = 256  # ERROR records per scan looked up in the raise site index
+MAX_LAST_LINES_READ = 8  # streams whose last line a paste with no failure has read against the index (ranks, hosts)
 
 
 def _unquoted_failure(text: str) -> str | None:
