@@ -593,6 +593,73 @@ def test_an_error_a_third_party_package_raises_is_read_from_its_words_not_its_fr
     assert title in diagnosis.title, diagnosis.title
 
 
+@pytest.mark.parametrize(("path", "function", "message"), [
+    # sgl-kernel 0.3.x sgl_kernel/__init__.py _preload_cuda_library: neither CUDA_HOME/lib nor lib64 exists
+    ("sgl_kernel/__init__.py", "_preload_cuda_library", "Could not find CUDA lib directory."),
+    # flashinfer flashinfer/jit/cpp_ext.py: no nvcc on PATH and the default CUDA home missing
+    ("flashinfer/jit/cpp_ext.py", "get_cuda_path", "Could not find nvcc and default cuda_home='/usr/local/cuda' doesn't exist"),
+], ids=["sgl-kernel-lib-dir", "flashinfer-nvcc"])
+def test_a_kernel_package_that_finds_no_cuda_toolkit_is_the_toolkit_row(path: str, function: str, message: str) -> None:
+    """A kernel package's loader finding no CUDA toolkit (its lib directory, nvcc) is the toolkit's row with its checks
+    (CUDA_HOME, the matching toolkit, the engine's image), not the subsystem its importer's frames sit in (issue 28,
+    stop 39 class 2: an FP8 kernel module importing sgl_kernel read as quantization)."""
+    text = real_traceback(f"""
+        def {function}():
+            raise RuntimeError({message!r})
+
+        {function}()
+        """, path)
+    diagnosis = _report(SGLANG_BANNER + text).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == "dependency-version", diagnosis
+    assert "CUDA toolkit" in diagnosis.title, diagnosis.title
+    steps = " ".join(diagnosis.fix.steps if diagnosis.fix else ())
+    assert "CUDA_HOME" in steps and "container image" in steps, steps
+
+
+DISPATCH = ("Could not run '{op}' with arguments from the 'CUDA' backend. This could be because the operator doesn't exist for "
+            "this backend, or was omitted during the selective/custom build process (if using custom build). '{op}' is only "
+            "available for these backends: [{backends}].")
+
+
+def test_a_kernel_library_without_gpu_kernels_is_its_build_not_unclassified() -> None:
+    """PyTorch's dispatcher refusing a custom op on CUDA (vllm-project/vllm#12440: '_C::rms_norm' only on CPU, a CPU
+    build under a CUDA launch): the build of the engine's kernels, not an unclassified NotImplementedError."""
+    message = "Error in calling custom op rms_norm: " + DISPATCH.format(op="_C::rms_norm", backends="CPU, Meta, BackendSelect, Python")
+    diagnosis = _report(SGLANG_BANNER.replace("server_args=ServerArgs", "args=Namespace")
+                        + _raised_in("vllm/_custom_ops.py", "NotImplementedError", message)).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == "dependency-version", diagnosis
+    steps = " ".join(diagnosis.fix.steps if diagnosis.fix else ())
+    assert "'CPU' among them" in steps and "CUDA build" in steps, steps
+
+
+def test_a_capture_failing_on_a_kernel_without_gpu_kernels_is_filed_under_the_build() -> None:
+    """sgl-project/sglang#6322: SGLang's 'Capture cuda graph failed: …' wrapping the dispatcher's refusal of
+    'sgl_kernel::rmsnorm'.  The capture's own advice (start without CUDA graphs) cannot help: every forward calls it."""
+    inner = DISPATCH.format(op="sgl_kernel::rmsnorm", backends="Meta, BackendSelect, Python")
+    text = real_traceback(f"""
+        def __init__():
+            raise Exception({("Capture cuda graph failed: " + inner)!r})
+
+        __init__()
+        """, "sglang/srt/model_executor/cuda_graph_runner.py")
+    diagnosis = diagnose_text(SGLANG_BANNER + text, DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == "dependency-version", diagnosis
+    assert diagnosis.fix is not None and not any(op.flag == "--disable-cuda-graph" for op in diagnosis.fix.flags)
+
+
+def test_an_architecture_that_failed_to_be_inspected_points_to_the_error_logged_above() -> None:
+    """vLLM's registry (vllm/model_executor/models/registry.py _raise_for_unsupported) says an architecture 'failed to be
+    inspected' when importing its class in a subprocess failed (vllm-project/vllm#13332, on a host where vLLM detected
+    the CPU platform): not an architecture the release lacks; the import's own error above is the cause."""
+    message = "Model architectures ['Qwen2_5_VLForConditionalGeneration'] failed to be inspected. Please check the logs for more details."
+    log = ("INFO 02-16 18:30:09 __init__.py:190] Automatically detected platform cpu.\n"
+           + _raised_in("vllm/model_executor/models/registry.py", "ValueError", message))
+    diagnosis = _report(log).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == "dependency-version", diagnosis
+    steps = " ".join(diagnosis.fix.steps if diagnosis.fix else ())
+    assert "logged above" in steps and "platform cpu" in steps, steps
+
+
 def test_no_cue_says_so_plainly_and_still_gives_the_types_guidance() -> None:
     diagnosis = _report("KeyError: 'lm_head.bias'\n").failures[0].diagnosis
     assert diagnosis is not None and diagnosis.basis == "general"

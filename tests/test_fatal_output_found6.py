@@ -5,7 +5,8 @@
 - an engine's bare message line right after the command that launched it, or ending a paste that shows nothing
   else: read against the raise site index (tracebacks/logged_errors.py);
 - a GPU compiler's error diagnostic (tracebacks/typeless_errors.py), never its warning;
-- a frame only in a kernel package one engine ships (ingest/engine_evidence.kernel_package_engine).
+- a frame only in a kernel package one engine ships (ingest/engine_evidence.package_frame_engine, from main), and a
+  relative frame path in an engine's source tree (engine_evidence.relative_frame_engine).
 
 Tracebacks are printed by real CPython (tests.helpers.real_traceback) and cut as the pastes were."""
 
@@ -184,14 +185,6 @@ def test_a_kernel_package_only_one_engine_ships_names_it(path: str, engine: str 
     printed = real_traceback(KERNEL_CALL, "site-packages/" + path)
     fragment = "".join(printed.splitlines(keepends=True)[1:])  # the frame and the exception line, no header
     assert diagnose_text(fragment, OPTIONS).launch.engine == engine
-
-
-def test_an_engine_frame_outranks_the_other_engines_kernel_package() -> None:
-    printed = real_traceback(KERNEL_CALL, "site-packages/sgl_kernel/flash_attn.py")
-    engine_frame = '  File "/usr/lib/python3.12/site-packages/vllm/v1/worker/cpu_worker.py", line 80, in forward\n    out = attn()\n'
-    lines = printed.splitlines(keepends=True)
-    log = lines[0] + engine_frame + "".join(lines[1:])
-    assert diagnose_text(log, OPTIONS).launch.engine == "vllm"
 
 
 # -- a relative frame path in the engine's own source tree (a checkout run from python/, a paste that shortened paths) --

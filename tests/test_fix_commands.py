@@ -206,6 +206,21 @@ def test_a_pool_exhausted_after_the_fraction_was_lowered_says_raise_it_back_neve
     assert said and "raising it back" in said[0] and "lowering it further is not" in said[0]
 
 
+def test_the_last_request_left_not_fitting_the_kv_pool_is_the_pool_not_a_cuda_oom() -> None:
+    """Issue 28, stop 39 class 3: SGLang 0.5.9's retract_decode raising 'Out of memory even after retracting all other
+    requests' after the launch lowered --mem-fraction-static was read as a CUDA OOM whose checks said to lower the
+    fraction further.  It is the KV pool running out: the launch's fraction raised back comes first, then fewer
+    running requests and the chunked prefill size."""
+    crash = Path("tests/fixtures/patterns/sglang-serving-out-of-memory/positive-0.5.9-retract-decode.log").read_text(encoding="utf-8")
+    log = "python -m sglang.launch_server --model-path /m --mem-fraction-static 0.4\n" + crash
+    diagnosis = diagnose_text(log, DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis
+    assert diagnosis is not None and (diagnosis.pattern, diagnosis.category) == ("sglang-serving-out-of-memory", "serving-memory")
+    fix = diagnosis.fix
+    assert fix is not None and "--mem-fraction-static 0.4" in fix.steps[0] and "raising it back" in fix.steps[0]
+    assert [(op.flag, op.value) for op in fix.flags] == [("--max-running-requests", "32")]
+    assert any(op.flag == "--chunked-prefill-size" for alternative in fix.alternatives for op in alternative.flags)
+
+
 def test_a_pool_exhausted_without_a_fraction_in_the_command_says_nothing_of_it() -> None:
     log = "python -m sglang.launch_server --model-path /m\n" + SLOTS.format(current="48")
     fix = diagnose_text(log, DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis.fix  # type: ignore[union-attr]
@@ -237,3 +252,13 @@ def test_a_builders_alternative_is_built_too() -> None:
     fewer = [alt for alt in diagnosis.fix.alternatives if any(op.flag == "--max-running-requests" for op in alt.flags)]
     assert [(op.flag, op.value) for alt in fewer for op in alt.flags] == [("--max-running-requests", "8")]
     assert fewer[0].summary.endswith("to 8 (was 16).")
+
+
+def test_a_fraction_the_settings_dump_shows_is_not_one_the_launch_set() -> None:
+    # SGLang's server_args dump prints mem_fraction_static whether the user set it or the engine chose it: a command
+    # rebuilt from that dump must not say "the launch sets --mem-fraction-static"
+    crash = Path("tests/fixtures/patterns/sglang-serving-out-of-memory/positive-0.5.9-retract-decode.log").read_text(encoding="utf-8")
+    dump = "[2025-06-01 10:00:00] server_args=ServerArgs(model_path='/m', tp_size=1, mem_fraction_static=0.88)\n"
+    fix = diagnose_text(dump + crash, DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis.fix  # type: ignore[union-attr]
+    assert fix is not None and fix.command is not None and "--mem-fraction-static 0.88" in fix.command
+    assert not any("the launch sets --mem-fraction-static" in step for step in fix.steps)

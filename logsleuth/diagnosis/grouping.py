@@ -27,7 +27,7 @@ _LIBRARY_MARKERS = ("site-packages/", "dist-packages/", "/lib/python3", "<frozen
 # Failures that are usually a consequence of another process dying first.
 _CASCADE_TEXT = compile_lazily_regex(
     r"(?i)nccl|tcpstore|connection reset by peer|broken pipe|connection refused|eoferror|"
-    r"watchdog caught collective operation timeout|processgroup|"
+    r"watchdog caught collective operation timeout|processgroup|taking the entire process down|"
     r"received sigquit|resource_tracker|socket timed? ?out|died, exit code|detokenizer.*exit"
 )
 

@@ -8,7 +8,15 @@ the engine for a paste that shows nothing else (ingest/engine_from_message.py we
 
 For speed the index ships, per engine, the templates with enough fixed text to name a check (`MIN_FIXED`), each
 filed under one of its words (`anchor_word`) in one of 64 small members: a message reads only the members of its
-own words, and looks up only the templates filed under them.
+own words, and looks up only the templates filed under them.  Three sets of members:
+- `messages/<N>.json`: what the code raises or builds as an exception (raise, assert, and "build" sites: an
+  exception returned by a function its caller raises, an exception class's own message);
+- `logged/<N>.json`: what the code logs as an error (`logger.error` / `logger.exception` / `logger.critical`),
+  evidence only for a failure that is such a line (no exception type);
+- `openings/<N>.json`: for a message the paste cut short, which may have lost a template's anchor word: under a
+  word of a template's opening (`opening_word`), the anchor words of the templates that open with it, whose
+  `messages/` members are then read.  Only templates whose anchor word is not in their opening, and with more fixed
+  text than an opening needs (a cut of a shorter one tells nothing).
 """
 
 from __future__ import annotations
@@ -24,6 +32,8 @@ from logsleuth.facts.message_templates import (
     WORD,
     anchor_word,
     fixed_length,
+    opening_matched,
+    opening_word,
     short_type,
     template_matches,
 )
@@ -36,24 +46,48 @@ def shard_of(word: str) -> int:
     return zlib.crc32(word.encode()) % SHARDS
 
 
+RAISED, LOGGED, OPENINGS = "messages", "logged", "openings"  # the three sets of members (see above)
+# A template is filed under its opening too when it has this much more fixed text than a cut needs to tell.
+OPENING_MARGIN = 16
+
+
 @lru_cache(maxsize=256)
-def _shard(engine: str, number: int) -> dict[str, list[list[str]]]:
-    """One shard of the engine's templates by anchor word: {word: [[type, template], ...]}, or {} without one."""
-    found: Any = read_member(engine, f"messages/{number}.json")
+def _shard(engine: str, number: int, members: str = RAISED) -> dict[str, Any]:
+    """One shard of the engine's templates by word: {word: [[type, template], ...]} (`openings`: {word: [anchor
+    word, ...]}), or {} without one."""
+    found: Any = read_member(engine, f"{members}/{number}.json")
     return dict(found) if isinstance(found, dict) else {}
 
 
-def engines_raising(type_name: str | None, message: str, engines: tuple[str, ...] = ("sglang", "vllm")) -> set[str]:
+def _candidates(engine: str, words: set[str], members: str) -> list[list[str]]:
+    return [entry for word in words for entry in _shard(engine, shard_of(word), members).get(word, ())]
+
+
+def engines_raising(type_name: str | None, message: str, engines: tuple[str, ...] = ("sglang", "vllm"), *,
+                    cut: bool = False) -> set[str]:
     """The engines whose indexed code raises this exception type (any type when None: the paste lost it) with a
-    template this message matches."""
+    template this message matches; with `cut`, a template whose opening, holes filled in, the message is (a paste
+    that stopped short), when that opening has MIN_FIXED characters of fixed text."""
     wanted = short_type(type_name) if type_name is not None else None
     words = set(WORD.findall(message[:MAX_MESSAGE]))
     found = set()
     for engine in engines:
-        candidates = (entry for word in words for entry in _shard(engine, shard_of(word)).get(word, ()))
-        if any(wanted in (None, kind) and template_matches(template, message) for kind, template in candidates):
+        if cut:
+            anchors = {anchor for word in words for anchor in _shard(engine, shard_of(word), OPENINGS).get(word, ())}
+            candidates = _candidates(engine, words | anchors, RAISED)
+            if any(wanted in (None, kind) and opening_matched(template, message) >= MIN_FIXED for kind, template in candidates):
+                found.add(engine)
+        elif any(wanted in (None, kind) and template_matches(template, message)
+                 for kind, template in _candidates(engine, words, RAISED)):
             found.add(engine)
     return found
+
+
+def engines_logging(message: str, engines: tuple[str, ...] = ("sglang", "vllm")) -> set[str]:
+    """The engines whose indexed code logs this message as an error (logger.error, .exception, .critical)."""
+    words = set(WORD.findall(message[:MAX_MESSAGE]))
+    return {engine for engine in engines
+            if any(template_matches(template, message) for _, template in _candidates(engine, words, LOGGED))}
 
 
 def raised_as(message: str, engines: tuple[str, ...] = ("sglang", "vllm")) -> str | None:
@@ -76,4 +110,18 @@ def filed_templates(sites: list[tuple[str, str]]) -> dict[int, dict[str, list[li
     shards: dict[int, dict[str, list[list[str]]]] = {number: {} for number in range(SHARDS)}
     for word, pairs in sorted(filed.items()):
         shards[shard_of(word)][word] = [list(pair) for pair in sorted(pairs)]
+    return shards
+
+
+def filed_openings(sites: list[tuple[str, str]]) -> dict[int, dict[str, list[str]]]:
+    """scripts/engine_index/build.py: the anchor words of the templates a cut message may open, by shard and opening
+    word, sorted (see above)."""
+    filed: dict[str, set[str]] = {}
+    for kind, template in sites:
+        anchor, opening = anchor_word(template), opening_word(template)
+        if kind and anchor is not None and opening is not None and opening != anchor and fixed_length(template) >= MIN_FIXED + OPENING_MARGIN:
+            filed.setdefault(opening, set()).add(anchor)
+    shards: dict[int, dict[str, list[str]]] = {number: {} for number in range(SHARDS)}
+    for word, anchors in sorted(filed.items()):
+        shards[shard_of(word)][word] = sorted(anchors)
     return shards

@@ -55,6 +55,85 @@ def template_matches(template: str, message: str) -> bool:
     return _pattern(template.strip()).fullmatch(text) is not None
 
 
+# The end a paste gives a message it cut short: an ellipsis, dots, white space.
+_CUT_END = compile_lazily(r"(?:\s|\.\.\.+|…)+$")
+
+
+def opening_matched(template: str, message: str) -> int:
+    """How much of the template's fixed text a message that stops short of the template's end matches (a paste
+    cut mid-sentence, or that kept only the first sentence): the message is the template's opening, holes filled
+    in, cut anywhere after; 0 when it is not.  A whole match counts too (template_matches says so first)."""
+    text = _cut_text(message)
+    if not text or len(text) > MAX_MESSAGE or not template.strip():
+        return 0
+    parts = _fixed_parts(template)
+    if not _could_open(parts, text):
+        return 0
+    for count in range(len(parts), 0, -1):  # the longest opening first: the most fixed text matched
+        done, cut = parts[:count - 1], parts[count - 1]
+        if not done:  # the message is a cut of the template's first fixed text
+            if cut and cut.startswith(text):
+                return len(text)
+            continue
+        m = _opening_pattern(done).fullmatch(text)
+        if m is None:
+            continue
+        rest, fixed = m["rest"], sum(len(part) for part in done)
+        if not rest:
+            return fixed
+        # the rest is what the hole printed, then the start of the next fixed text (it may stop mid-word)
+        starts = [i for i in range(len(rest) + 1) if cut.startswith(rest[i:].lstrip())]
+        return fixed + (len(rest[starts[0]:].lstrip()) if starts else 0)
+    return 0
+
+
+@lru_cache(maxsize=16)
+def _cut_text(message: str) -> str:
+    """The message as a cut is compared: its end (an ellipsis, dots) left out, white space as single spaces."""
+    return " ".join(_CUT_END.sub("", message.strip()).split())
+
+
+@lru_cache(maxsize=8192)
+def _fixed_parts(template: str) -> tuple[str, ...]:
+    """The template's fixed texts between its holes, white space as single spaces ("" where two holes meet)."""
+    return tuple(" ".join(part.split()) for part in PLACEHOLDER.sub(HOLE, template.strip()).split(HOLE))
+
+
+def _could_open(parts: tuple[str, ...], text: str) -> bool:
+    """A quick test before the regex: a template that starts with fixed text is opened only by a message that starts
+    with it (or that it starts with); one that starts with a hole only by a message holding enough of the first fixed
+    text after it to tell."""
+    first = parts[0]
+    if first:
+        return text.startswith(first) or first.startswith(text)
+    following = next((part for part in parts if part), "")
+    return following[:MIN_FIXED] in text if len(following) >= MIN_FIXED else following in text
+
+
+@lru_cache(maxsize=1024)
+def _opening_pattern(parts: tuple[str, ...]) -> re.Pattern[str]:
+    """The template's first fixed texts, each hole between them any text, then what follows (`rest`)."""
+    return re.compile("(?s)" + ".*?".join(re.escape(part) for part in parts) + r"(?P<rest>.*)")  # (white space folded)
+
+
+def opening_word(template: str) -> str | None:
+    """The word a template is filed under for its cut messages: the longest word no hole touches within its first
+    MIN_FIXED characters of fixed text, which any cut of it long enough to tell (MIN_FIXED) holds whole."""
+    pieces = template.split(HOLE)
+    best: str | None = None
+    seen = 0
+    for number, fixed in enumerate(pieces):
+        for found in WORD.finditer(fixed):
+            touches_hole = (found.start() == 0 and number > 0) or (found.end() == len(fixed) and number < len(pieces) - 1)
+            if seen + len(" ".join(fixed[:found.end()].split())) > MIN_FIXED:
+                return best
+            word = found.group()
+            if not touches_hole and (best is None or (len(word), word) > (len(best), best)):
+                best = word
+        seen += len(" ".join(fixed.split()))
+    return best
+
+
 def anchor_word(template: str) -> str | None:
     """The word a template is filed under: its longest word of fixed text that no hole touches (a hole next to
     `_size` may print `tp_size`), so the same word stands whole in every message the template prints."""

@@ -51,7 +51,7 @@ class RaiseSite:
     file: str  # sglang/srt/server_args.py, vllm/config/parallel.py
     function: str  # ServerArgs._handle_speculative_decoding
     line: int  # its first line, in the user's release when known, else in the newest release that has it
-    kind: str  # assert | raise | log
+    kind: str  # assert | raise | log | build (an exception built outside a raise: scripts/engine_index/extract.py)
     condition: str  # an assert's test ("" for a raise or a log call)
     guards: tuple[str, ...]  # the `if` tests around it, outermost first
     fields: tuple[str, ...]  # the settings the condition and guards read

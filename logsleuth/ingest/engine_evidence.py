@@ -66,7 +66,7 @@ _MODULE_PATH = compile_lazily(
     r"|\b(?P<vllm>vllm)[./](?:v1|engine|entrypoints|model_executor|worker|executor|distributed|attention"
     r"|platforms|transformers_utils|multimodal|lora|compilation|inputs|core|logging_utils)[./]"
     r"|\b(?P<sglang>sglang)(?:[./]srt[./]|::(?:sched|detok|data_p)\w*)"
-    r"|(?<![\w-])(?P<sglang_router>(?:sglang_router|sgl[-_]model[-_]gateway|sgl[-_]router)/|sglang_router_rs::|\[Router \(Rust\)\] )"
+    r"|(?<![\w-])(?P<sglang_router>(?:sglang_router|sgl[-_]model[-_]gateway|sgl[-_]router)/|sglang_router(?:_rs::|\.\w)|\[Router \(Rust\)\] )"
     r"|\b(?P<vllm_title>VLLM)::(?:EngineCor|Worker|APIServ|DPCoord)\w*"
 )
 # SGLang's router, a Rust program (sgl-project/sglang: `sgl-router/`, renamed `sgl-model-gateway/`; its Python
@@ -74,7 +74,8 @@ _MODULE_PATH = compile_lazily(
 # sgl-model-gateway/src/routers/http/router.rs:412:38:`, Rust's std panic hook format) or a path to its code:
 # SGLang's alone.  A bare `src/….rs` names no program.
 # Its log records start `[Router (Rust)] 2025-03-18 14:17:58 - WARN - …` (sgl-project/sglang#4562, #6491); its
-# backtraces name the crate `sglang_router_rs::…` (#7901).
+# backtraces name the crate `sglang_router_rs::…` (#7901); a command line or a process table runs its module
+# (`python -m sglang_router.launch_router …`, `python -m sglang_router.launch_server …`: SGLang's docs).
 ROUTER_WORDS = ("sglang_router", "sgl-model-gateway", "sgl_model_gateway", "sgl-router", "sgl_router", "[Router (Rust)] ")
 # pydantic's report of a failed check in a pydantic *dataclass*: its input is the constructor's arguments,
 # `[type=value_error, input_value=ArgsKwargs((), {…}), input_type=ArgsKwargs]` (pydantic-core's display).  vLLM's config
@@ -114,8 +115,17 @@ _SGL_KERNEL = compile_lazily(
 # pip resolving an engine itself: `ERROR: No matching distribution found for vllm==0.99`.
 _PIP_REQUIREMENT = compile_lazily(r"(?:satisfies the requirement|distribution found for) (?P<engine>sglang|vllm)(?![\w-])")
 # The engines' container images in a pull or a run (`Failed to pull image "lmsysorg/sglang:v0.5.9-cu129"`,
-# `vllm/vllm-openai:v0.11.0`): the image is the engine that was to run.
-_IMAGE = compile_lazily(r"\blmsysorg/(?P<sglang>sglang)(?=[:@\s\"']|$)|\bvllm/(?P<vllm>vllm)-openai(?=[:@\s\"']|$)")
+# `vllm/vllm-openai:v0.11.0`): the image is the engine that was to run.  Also vLLM's ROCm, CPU and TPU images
+# (`vllm/vllm-openai-rocm:v0.23.0`, vllm-project/vllm#46169; `vllm/vllm-tpu:nightly`), AMD's (`rocm/vllm`,
+# docker/model-runner#412; `rocm/vllm-dev:navi_nightly`; SGLang's `rocm/sgl-dev:v0.5.9-rocm720-mi35x-…`) and NVIDIA's
+# NGC ones (`nvcr.io/nvidia/vllm:25.12.post1-py3`, `nvcr.io/nvidia/sglang:25.12-py3`).  AMD's with a tag or digest
+# only, and not under another directory: `/opt/rocm/vllm` is a path.
+_IMAGE = compile_lazily(
+    r"\b(?:lmsysorg/sglang|nvcr\.io/nvidia/sglang)(?P<sglang>)(?=[:@\s\"']|$)"
+    r"|(?:(?<![\w/.-])|(?<=docker\.io/))rocm/sgl-dev(?P<sglang_amd>)(?=[:@])"
+    r"|\b(?:vllm/vllm-(?:openai(?:-rocm|-cpu)?|tpu)|nvcr\.io/nvidia/vllm)(?P<vllm>)(?=[:@\s\"']|$)"
+    r"|(?:(?<![\w/.-])|(?<=docker\.io/))rocm/vllm(?:-dev)?(?P<vllm_amd>)(?=[:@])"
+)
 # SGLang's `python -m sglang.check_env` lists `sglang: 0.2.12` among its packages (vLLM's collect_env says `vLLM
 # Version: ...` and `[pip3] sglang==...`): an environment SGLang describes (sgl-project/sglang#831).
 CHECK_ENV_SGLANG = compile_lazily(r"^sglang: (?P<version>\d+\.\d+\.\d+(?:\.?post\d+|rc\d+|\.dev\d+)?)\s*$")
@@ -259,7 +269,7 @@ def engines_shown_by_install(text: str) -> set[str]:
 def image_engine(text: str) -> str | None:
     """The engine whose container image the line names, else None."""
     m = _IMAGE.search(text) if "/" in text else None
-    return m.lastgroup if m else None
+    return m.lastgroup.split("_")[0] if m and m.lastgroup else None
 
 
 # A dump of the settings that decides which engine runs: the engine's own settings class (SGLang's `ServerArgs(…)`,
@@ -293,6 +303,20 @@ def settings_engine(text: str) -> str | None:
 _CONSOLE_SCRIPT = compile_lazily(r"/bin/(?P<engine>vllm|sglang)$")
 
 
+# A frame in a package only one engine installs and runs: SGLang's kernels (`sgl_kernel`, which vLLM never imports: its
+# CPU kernels ported from it are compiled into vLLM's own `_C`, csrc/cpu/sgl-kernels/, in every indexed release) and
+# its router's Python package (`sglang_router`); vLLM's flash-attention build when it was a package of its own
+# (`vllm_flash_attn`, the vllm-flash-attn distribution vLLM 0.4 to 0.5 required; later inside `vllm/`).  Not
+# `vllm/_C` or `vllm/_custom_ops.py`: SGLang imports vLLM's compiled ops too (frames of both engines are SGLang's).
+_ENGINE_PACKAGE_FRAME = compile_lazily(r"/(?:(?P<sglang>sgl_kernel|sglang_router)|(?P<vllm>vllm_flash_attn))/")
+
+
+def package_frame_engine(path: str) -> str | None:
+    """The engine whose own package (not named after it) a frame's path is in, else None."""
+    m = _ENGINE_PACKAGE_FRAME.search(path) if ("sgl" in path or "flash_attn" in path) else None
+    return m.lastgroup if m else None
+
+
 def console_script_engine(path: str) -> str | None:
     """The engine whose console script a frame's path is, else None."""
     return m["engine"] if path.endswith(("/vllm", "/sglang")) and (m := _CONSOLE_SCRIPT.search(path)) else None
@@ -306,20 +330,6 @@ def relative_frame_engine(path: str) -> str | None:
         return None
     m = _MODULE_PATH.match(path.removeprefix("./"))
     return "sglang" if m and m["sglang"] else "vllm" if m and m["vllm"] else None
-
-
-# A kernel package only one engine ships, as a frame's path: vLLM's fork of flash-attention (`vllm_flash_attn`, built
-# into vllm/vllm_flash_attn/ by vLLM's setup.py, a top-level package of its own in the older `vllm-flash-attn` wheels)
-# and SGLang's kernels (`sgl_kernel`, the sgl-kernel wheel built from SGLang's repository; vLLM imports it only on CPU,
-# for AMX kernels, where its own frames are shown too and outrank this).  A package both run (flash_attn, flashinfer,
-# triton) decides nothing.  The weakest kind of path evidence (launch.EVIDENCE_KINDS "paths"): an engine's own frame
-# outranks it.
-_KERNEL_PACKAGES = (("/vllm_flash_attn/", "vllm"), ("/sgl_kernel/", "sglang"))
-
-
-def kernel_package_engine(path: str) -> str | None:
-    """The engine that alone ships the kernel package a frame's path is in, else None."""
-    return next((engine for directory, engine in _KERNEL_PACKAGES if directory in path), None)
 
 
 def wrapper_module_engine(path: str) -> str | None:

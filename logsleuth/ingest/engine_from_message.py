@@ -7,7 +7,9 @@ engine's package) still names its engine when the failure's message is one that 
 `RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. …` is SGLang's (its model
 runner's KV cache sizing).  The raise site index
 holds every raise and assert message template of the indexed releases (facts/engine_messages.py); a message
-that matches the templates of one engine and not the other's is evidence for that engine.
+that matches the templates of one engine and not the other's is evidence for that engine.  So is a message the paste
+cut short, when the part kept opens one engine's template with enough fixed text to tell (MIN_FIXED), and a line
+with no exception type that one engine's code logs as an error (`logger.error`, `logger.exception`).
 
 Not evidence: a message that only names an engine ("No module named 'vllm'", "please install sglang"): neither
 engine's code raises it as it stands, so no template matches, unless one engine's own code does raise it, which is
@@ -38,8 +40,13 @@ CPYTHON_WORDINGS = compile_lazily(
 
 
 def raised_by(failure: Failure) -> list[tuple[str, str]]:
-    """The (type, message) of each exception of the failure's chain that has a message."""
-    return [(block.type, block.message) for block in failure.exceptions if block.message.strip()]
+    """The (type, message) of each exception of the failure's chain that has a message; a line the program logged
+    has no type: the line a traceback starts on (`Scheduler hit an exception: Traceback …`, SGLang's
+    `logger.error(f"Scheduler hit an exception: {traceback}")`), and a line that says how a process ended (its type,
+    `Killed`, is the scanner's word: SGLang's `Received sigquit from a child process. …` is its logger.error)."""
+    found = [("" if failure.kind == "killed" else block.type, block.message) for block in failure.exceptions
+             if block.message.strip()]
+    return [("", failure.header), *found] if failure.header and failure.header.strip() else found
 
 
 # The openai client's status error quoting the server's answer as a Python dict (openai/_client.py
@@ -81,13 +88,23 @@ def carried(type_name: str) -> bool:
 def engine_raising(raised: tuple[tuple[str, str], ...]) -> str | None:
     """The one engine whose indexed code raises these exceptions, or None (neither, or both).  Cached: watch asks
     the engine line by line."""
-    # Imported here: only a log that shows nothing else reads the index.
-    from logsleuth.facts.engine_messages import engines_raising
-
     engines: set[str] = set()
     for type_name, printed in raised[:MAX_MESSAGES]:
         message = _answered(printed)  # a client's status error: the engine's message in the answer it quotes
         if not CPYTHON_WORDINGS.search(message):
-            # the type as printed; any type when the type is a carrier's (the message was raised under another)
-            engines |= engines_raising(None if carried(type_name) else type_name, message)
+            engines |= engines_saying(type_name, message)
     return next(iter(engines)) if len(engines) == 1 else None
+
+
+def engines_saying(type_name: str, message: str) -> set[str]:
+    """The engines whose code raises this message under this type (any type when the type is a carrier's: the
+    message was raised under another), whole or as the opening a paste cut it to (a message one engine prints
+    whole and the other's longer one opens with is both engines'); and, for a line with no type at all, whose code
+    logs it as an error."""
+    # Imported here: only a log that shows nothing else reads the index.
+    from logsleuth.facts.engine_messages import engines_logging, engines_raising
+
+    engines = engines_raising(None if carried(type_name) else type_name, message, cut=True)
+    if not type_name:
+        engines |= engines_logging(message)
+    return engines

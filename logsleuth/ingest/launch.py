@@ -135,6 +135,7 @@ class LaunchTracker:
     # A launch command written over several lines with backslash continuations (a launch script, a pasted
     # shell session): the lines so far, joined, and the offset of its first line.
     _continued: tuple[str, int] | None = None
+    _line_before: str = ""  # the last line seen: the message line `logger.exception` prints above its traceback
 
     def observe(self, line: LogLine) -> None:
         text = line.text
@@ -171,6 +172,7 @@ class LaunchTracker:
                 self._saw("command", self.command_engine)
                 self._mark(line.offset, "command").command = command
         if ("sglang" in text or "vllm" in text or "vLLM" in text or "VLLM::" in text or "sgl_kernel" in text or "sgl-kernel" in text
+                or "sgl-dev" in text  # (AMD's SGLang image, engine_evidence._IMAGE)
                 or (("sgl" in text or "Rust" in text) and any(word in text for word in engine_evidence.ROUTER_WORDS))) and 'File "' not in text:
             self._observe_engine_named(text)  # (a frame's path is read from the failure: observe_failure)
         if ("Args(" in text or "engine" in text or "rollout.name" in text or "infer_backend" in text) and (
@@ -212,6 +214,16 @@ class LaunchTracker:
             self.version_hint = self.version_hint or "0.5.23"
         elif text.startswith("launch_server.py: error:"):
             self.version_hint = self.version_hint or "0.5.9"
+        if text.startswith("Traceback (most recent call last)") and self._line_before:
+            self._logged_above_traceback(self._line_before)
+        self._line_before = text
+
+    def _logged_above_traceback(self, text: str) -> None:
+        """The line right above a traceback, which `logger.exception("EngineCore failed to start.")` prints as its
+        record's message: a line of no type, weighed with the failures' messages (engine_from_message.py)."""
+        said = text.strip()
+        if said and len(self.raised) < engine_from_message.MAX_MESSAGES and ("", said) not in self.raised:
+            self.raised.append(("", said))
 
     def _observe_engine_named(self, text: str) -> None:
         """A line that names an engine: its version, its code's paths, a wrapper around it."""
@@ -383,10 +395,8 @@ class LaunchTracker:
                 elif "/vllm/" in path:
                     self._saw("frames", "vllm")
                 elif engine := (engine_evidence.console_script_engine(path) or engine_evidence.wrapper_module_engine(path)
-                                or engine_evidence.relative_frame_engine(path)):
+                                or engine_evidence.package_frame_engine(path) or engine_evidence.relative_frame_engine(path)):
                     self._saw("frames", engine)
-                elif engine := engine_evidence.kernel_package_engine(path):
-                    self._saw("paths", engine)  # a package only one engine ships: weaker than the engine's own frames
 
     def segment_start(self, before: int) -> int:
         """Offset where the launch that includes `before` started (0 when unknown)."""

@@ -30,6 +30,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from logsleuth.ingest.line_shapes import FRAME_LINE
 from logsleuth.ingest.lines import Reflow, split_lines
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import LineMeta, LogLine
@@ -108,9 +109,20 @@ _PREFIX_PARTS = compile_lazily(r"\d+| +|[^\d ]+")
 _ERROR_LEVEL_FIELD = compile_lazily(r"(?:^|[\s\[|(])(?:ERROR|CRITICAL|FATAL)(?:[\s\]|):]|$)")
 # A logger's level as the first field of a record, before a separator (`ERROR - `, `ERROR | `, `ERROR: `, `[ERROR]`).
 _LEVEL_FIELD = compile_lazily(r"(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)(?: ?[-|:]\s| {2,})")
+# A wrapper's level after a bracketed time (SGLang's own header has no level): `[2025-06-01 10:00:00] ERROR `,
+# `[…] [ERROR] `, `[…][verl][ERROR] `, after the logger's bracketed names if any.
+_WRAPPER_LEVEL = compile_lazily(r"^ ?(?:\[[\w.\-]+\] ?){0,3}\[?(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\]?(?:[\s:|\-]|$)")
 # The rank tags of an SGLang header whose `[` a copy lost, after its time: `TP0] `.
 _LOST_BRACKET = compile_lazily(r"^(?:(?:DP|PP|TP|EP|ATTN_CP|MOE_DP|CP)\d{1,6} ?)*\]")
 _RANK_TAG = compile_lazily(r"(DP|PP|TP|EP|ATTN_CP|MOE_DP|CP)(\d+)")
+# A CI log viewer's margin copied with the lines (Buildkite's web log: `  | ` before each line, vllm-project/vllm#6042,
+# #14574).  CPython prints the same `  | ` before an exception group's lines, so the margin is the viewer's only from
+# a line where a log record follows it (a bracketed ISO time, torch's `[rankN]:`, vLLM's level and date), never
+# something CPython prints there.
+_CI_MARGIN = compile_lazily(r"^ {0,2}\| ")
+_CI_MARGIN_RECORD = compile_lazily(r"\[\d{4}-\d{2}-\d{2}T|\[rank\d{1,6}\]:|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{2}-\d{2} ")
+# Where a frame starts after a prefix nobody took off: CPython's two spaces of indentation, then `File "`.
+_FRAME_START = '  File "'
 # A line of HTML a paste put around a log: `<details>`, `<summary>Logs</summary>`, `<pre>`, `</pre></div></details>`.
 _HTML_LINE = compile_lazily(r"^(?:</?(?:details|summary|pre|code|div|p|br)\b[^<>]{0,200}>[^<>]{0,200})+$")
 # A fence's info string: ```python, ~~~text.
@@ -191,6 +203,7 @@ class LineNormalizer:
         # A wrapper's own prefix (its time, level, process) learned from the line where a traceback starts after it:
         # the same prefix is taken off the traceback's later lines (`_learn_prefix`).
         self._learned_prefix: re.Pattern[str] | None = None
+        self._ci_margin = False  # a CI log viewer's `  | ` margin seen before a record (`_CI_MARGIN`)
 
     def normalize(self, raw: str, number: int, offset: int) -> LogLine:
         return self.normalize_clean(clean_text(raw), number, offset)
@@ -207,6 +220,11 @@ class LineNormalizer:
                 text, whole = self._markdown(text)
                 if whole:
                     return self._boundary(text, number, offset)
+            first = text[:1]
+        if (first == " " or first == "|") and (margin := _CI_MARGIN.match(text)) is not None \
+                and (self._ci_margin or _CI_MARGIN_RECORD.match(text, margin.end())):
+            self._ci_margin = True  # from the first record under it on, every line's margin is the viewer's
+            text = text[margin.end() :]
             first = text[:1]
         transport: _Transport | None = None
         if first and first not in " \t" and (first != "[" or text[11:12] == "T" or text[1:5] == "rank" or "m" in text[2:9]):
@@ -242,6 +260,12 @@ class LineNormalizer:
                 ranks = tuple((tag, int(number)) for tag, number in _RANK_TAG.findall(m["tags"]))
             text = text[m.end() :]
             header_text = m.group(0)
+            if text.startswith("[rank") and (m := _TORCHRUN.match(text)):
+                # torch's per-rank prefix on a Ray worker's line: Ray's log monitor puts the actor before what the
+                # worker printed, torch's logger its rank (`(WorkerDict pid=616) [rank1]:[E416 … ProcessGroupNCCL.cpp…]`)
+                ranks = (("rank", int(m["rank"])),)
+                text = text[m.end() :]
+                header_text += m.group(0)
             first = text[:1]
         if first in "DIWEC" and first and (m := _VLLM_HEADER.match(text)):
             level = m["level"]
@@ -261,11 +285,19 @@ class LineNormalizer:
             # SGLang's format is `[time ranks] message`, no level and no other field: a bracketed date followed by a
             # logger's fields (`[2025-06-01 10:00:00][llamafactory][ERROR]`, `[…] [Worker-1] ERROR - `) is a wrapper's
             header_kind = None if tags == () and text[:1] == "[" or _LEVEL_FIELD.match(text) else "sglang"
+            if not tags and (wrapper_level := _WRAPPER_LEVEL.match(text)):
+                # a wrapper's record (verl's, LLaMA-Factory's loggers): its level decides whether its text is read
+                # for an error (an engine's exception a wrapper logs on one line, no traceback)
+                level = wrapper_level["level"]
+                header_kind = None
 
         if self._learned_prefix is not None and (m := self._learned_prefix.match(text)):
             text = text[m.end() :]  # after every prefix and header known: what is left is a wrapper's own
         elif TRACEBACK_START in text and not text.startswith(TRACEBACK_START):
             self._learn_prefix(text)
+        elif self._learned_prefix is None and (frame_at := text.find(_FRAME_START)) > 0:
+            if self._learn_prefix_from_frame(text, frame_at):
+                text = text[frame_at:]  # the frame it was learned from is read too
         if self._span_lines or text[-1:] == "`":
             text = self._close_markdown(text)
         if text.find('\\"', 0, 24) >= 0:
@@ -282,7 +314,7 @@ class LineNormalizer:
 
         state = self._streams.get(stream)
         if has_header:
-            cache_key = namespace + header_text
+            cache_key = namespace + header_text + (level or "")
             meta = self._meta_cache.get(cache_key) if host == self.host else None
             if meta is None:
                 meta = LineMeta(
@@ -328,10 +360,28 @@ class LineNormalizer:
             return
         if sum(char.isdigit() for char in prefix) < 2 and not _ERROR_LEVEL_FIELD.search(prefix):
             return
+        self._compile_prefix(prefix)
+
+    def _compile_prefix(self, prefix: str) -> None:
         body = prefix.rstrip()
         shape = "".join(r"\d+" if part[:1].isdigit() else " +" if part[:1] == " " else re.escape(part)
                         for part in _PREFIX_PARTS.findall(body))
         self._learned_prefix = re.compile(shape + re.escape(prefix[len(body) :]))
+
+    def _learn_prefix_from_frame(self, text: str, frame_at: int) -> bool:
+        """The same for a traceback whose header the paste cut: a wrapper's prefix before a frame's `  File "…",
+        line N, in f` (a logger re-logging a container's output, `2026-05-29 09:14:45,594 - INFO - [container]
+        (APIServer pid=557)   File "…"`), learned from the first such frame.  The frame keeps CPython's two
+        spaces of indentation; the prefix ends where they start."""
+        if not FRAME_LINE.match(text[frame_at:]):
+            return False
+        prefix = text[:frame_at]
+        if len(prefix) > MAX_LEARNED_PREFIX or not prefix.strip() or not prefix.endswith(" "):
+            return False
+        if sum(char.isdigit() for char in prefix) < 2 and not _ERROR_LEVEL_FIELD.search(prefix):
+            return False
+        self._compile_prefix(prefix)
+        return True
 
     def _markdown(self, text: str) -> tuple[str, bool]:
         """The text without its Markdown decoration, and whether the whole line is a boundary (a fence or

@@ -20,31 +20,47 @@ _CANNOT_OPEN = compile_lazily(r"(?<![\w.+-])(?P<lib>lib[\w.+-]*?\.so(?:\.\d+)*):
 _PACKAGE = compile_lazily(r"(?:site|dist)-packages/(?P<package>[A-Za-z_][\w]*)")
 
 
+# Frames that only load another package's library: the package whose library it is sits in an outer frame (DeepGEMM's
+# _C.so through tvm_ffi.load_module, a JIT-built kernel through torch.ops.load_library).
+_LOADER_FRAMES = ("tvm_ffi/", "torch/_ops.py")
+
+
 def _loading_package(evidence: Evidence) -> str | None:
     for block in reversed(evidence.failure.exceptions):
         for frame in reversed(block.frames):
             found = _PACKAGE.search(frame.file)
-            if found is not None and found["package"] not in ("importlib", "ctypes"):
+            if (found is not None and found["package"] not in ("importlib", "ctypes")
+                    and not any(loader in frame.file for loader in _LOADER_FRAMES)):
                 return found["package"]
     return None
 
 
 def _installs(row: SharedLibrary) -> str:
+    system = row.debian or row.rhel
     parts = [f"{row.debian} on Debian/Ubuntu" if row.debian else "", f"{row.rhel} on RHEL/Fedora" if row.rhel else "",
-             f"or the pip wheels {row.pip}" if row.pip else ""]
+             f"{'or ' if system else ''}the pip wheels {row.pip}" if row.pip else ""]
     return ", ".join(part for part in parts if part)
 
 
+# torch's own libraries (libtorch_cuda.so, libc10.so, libshm.so): a Python package's files, missing when torch itself is
+# broken or another torch shadows it; reinstalling the matching packages is then the fix, not a system package.
+_PYTHON_PACKAGE_LIBRARY = compile_lazily(r"^lib(?:torch|c10|caffe2|shm)\w*\.so")
+
+
 def known_library_missing(evidence: Evidence) -> Diagnosis | None:
-    """The rule's answer when a package's own load failure quotes the loader's words for a library the facts know
-    (sgl-kernel's "Could not load any common_ops library!" lists each attempt's error): it leads over the pattern that
-    names the package's message, whose steps reinstall the engine and the package, which installs no system library.
-    A failure that is the loader's words itself keeps the pattern written for it (sglang-cuda-library-missing)."""
+    """The rule's answer when a package's own load failure quotes the loader's words for a system library (sgl-kernel's
+    "Could not load any common_ops library!" lists each attempt's error): it leads over the pattern that names the
+    package's message, whose steps reinstall the engine and the package, which installs no system library; a library
+    the facts do not know is named with the way to find what provides it.  torch's own libraries are no system
+    library: the pattern's reinstall stays.  A failure that is the loader's words itself keeps the pattern written for
+    it (sglang-cuda-library-missing)."""
     if not any(_CANNOT_OPEN.search(block.message) and not _CANNOT_OPEN.match(block.message.strip())
                for block in evidence.failure.exceptions):
         return None
-    diagnosis = shared_library(evidence)
-    return diagnosis if diagnosis is not None and diagnosis.references else None
+    found = evidence.first_match(_CANNOT_OPEN)
+    if found is None or _PYTHON_PACKAGE_LIBRARY.match(found["lib"]):
+        return None
+    return shared_library(evidence)
 
 
 def shared_library(evidence: Evidence) -> Diagnosis | None:
@@ -68,7 +84,8 @@ def shared_library(evidence: Evidence) -> Diagnosis | None:
         references = row.sources
     else:
         summary = (f"Install the system package that provides {lib} (in a container, in its image): the distribution's "
-                   "file index names it (apt-file search on Debian/Ubuntu, dnf provides on RHEL/Fedora).")
+                   "file index names it (apt-file search on Debian/Ubuntu, dnf provides on RHEL/Fedora); a CUDA "
+                   "component may instead come from NVIDIA's pip wheels (nvidia-*-cu<CUDA major>).")
         steps = (check,)
         references = ()
     return Diagnosis(

@@ -98,6 +98,7 @@ class Collector:
     assert_source: str = ""  # the assert statement pasted right above a bare `AssertionError`, its File line cut
     stripped_frames: bool = False  # its frame lines lost CPython's `File "…", line N, in f` wording
     typed_by_statement: bool = False  # its type read from the raising statement, the exception line lost
+    ray_remote: bool = False  # holds a Ray task error's remote frames (`_ray_task_error_header`): joined in `build`
 
     def expects(self, leader: Collector) -> str | None:
         """The line this collector needs next if it is printing the same text as `leader`."""
@@ -169,6 +170,8 @@ class Collector:
                 return 1  # the user's frames torch.compile's message quotes after `from user code:`
             if kind is LineKind.EXCEPTION and self._introduces_inner_error() and not line.starts_record:
                 return 1  # torch's `BackendCompilerFailed: backend='inductor' raised:` + the inner `AssertionError: …`
+            if kind is LineKind.FRAME and self._ray_task_error_header():
+                return 1  # the remote task's own traceback, its cause's exception line last
             return 2 if self._message_line(kind, text, line) else 0
         # CPython prints exactly one blank line on each side of a chain separator; extra or
         # missing blanks (hand-edited logs) are tolerated but only weakly, so that among
@@ -244,12 +247,22 @@ class Collector:
         return self.kind == "traceback" and self.message_lines == 0 and self.last is LineKind.EXCEPTION \
             and self.texts[-1].rstrip().endswith((" raised:", " error:"))
 
+    def _ray_task_error_header(self) -> bool:
+        """The exception line just read is Ray's re-raise of a remote task's error, `ray.exceptions.
+        RayTaskError(ValueError): ray::Actor.method() (pid=…, ip=…)`: Ray prints the task's own traceback after it,
+        frames and then the cause's exception line (ray/exceptions.py RayTaskError.__str__)."""
+        if self.kind not in ("traceback", "bare") or self.message_lines or self.last is not LineKind.EXCEPTION:
+            return False
+        m = STRICT_EXCEPTION_LINE.match(self.texts[-1])
+        return m is not None and m["type"].endswith(")") and (m["msg"] or "").startswith("ray::")
+
     def add(self, kind: LineKind, line: LogLine, seq: int, text: str | None = None) -> None:
         """`text` replaces the line's text (a group header without the log text before it)."""
         if text is None:
             text = line.text
             if self.indent:
                 kind, text = self.view(kind, text)
+        remote_frames = kind is LineKind.FRAME and self.phase is Phase.MESSAGE and self._ray_task_error_header()
         self.hashes.append(hash((self.hashes[-1] if self.hashes else 0, text)))
         self.texts.append(text)
         if self.seqs is not None:
@@ -276,6 +289,10 @@ class Collector:
         elif phase is Phase.MESSAGE:
             if kind is LineKind.BLANK:
                 self.phase = Phase.BLANK
+            elif remote_frames:
+                self.kind = "traceback"  # a Ray task error's remote frames (accepts): its cause's line follows
+                self.phase = Phase.FRAMES
+                self.ray_remote = True
             elif len(self.texts) > 1:  # lines after the exception line (a bare failure starts with it)
                 self.message_lines += 1
         elif phase is Phase.BLANK:
@@ -341,6 +358,8 @@ class Collector:
             exceptions = parse_chain(texts)
             if not exceptions:
                 exceptions = (ExceptionBlock(type="", message="", truncated=True),)
+            if self.ray_remote:
+                exceptions = _join_ray_remote(exceptions)
         if self.kind == "traceback" and exceptions and not exceptions[-1].type:
             exceptions = (*exceptions[:-1], _typed_by_statement(exceptions[-1], texts))
         if self.assert_source and exceptions and not exceptions[-1].frames:
@@ -407,6 +426,24 @@ def _typed_by_statement(block: ExceptionBlock, texts: list[str]) -> ExceptionBlo
     # frames that lost their `File` lines are not parsed: the statement is kept as the innermost frame's source
     frames = block.frames or (Frame(file=UNPASTED_FRAME, line=None, function=None, source=last.strip()),)
     return replace(block, type=type_name, message="", frames=frames, truncated=True)
+def _join_ray_remote(blocks: tuple[ExceptionBlock, ...]) -> tuple[ExceptionBlock, ...]:
+    """Ray's re-raise and the remote task's error it prints as one exception, as a reader sees it: the caller's frames
+    down to `ray.get`, then the task's own frames, then the cause's line (`RayTaskError(ActorDiedError)` is an
+    ActorDiedError: ray/exceptions.py derives it from both).  Its cause's line, not the re-raise's first line, is then
+    what the chain's rules read first."""
+    joined: list[ExceptionBlock] = []
+    for block in blocks:
+        previous = joined[-1] if joined else None
+        if previous is not None and previous.relation is None and previous.type.endswith(")") \
+                and previous.message.startswith("ray::"):
+            frames = (*previous.frames, *block.frames)
+            if block.type:
+                joined[-1] = replace(block, frames=frames, truncated=previous.truncated or block.truncated)
+            else:  # the paste stopped inside the task's frames: the re-raise's own line names it
+                joined[-1] = replace(previous, frames=frames, truncated=True)
+        else:
+            joined.append(block)
+    return tuple(joined)
 
 
 def _mark_truncated(block: ExceptionBlock) -> ExceptionBlock:

@@ -29,7 +29,15 @@ from logsleuth.tracebacks.typeless_errors import http_status_before, typeless_er
 REPEATED_LINE = compile_lazily(r"^\s*\[Previous line repeated (?P<n>\d+) more times?\]\s*$")
 # The final line of an exception: `pkg.mod.TypeName: message` or a bare `TypeName`.
 # Possessive quantifiers: a 64 KiB line like `a.a.a.…` must not backtrack quadratically.
-EXCEPTION_LINE = compile_lazily(r"^(?P<type>[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)*+)(?::(?: (?P<msg>.*)|$)|$)")
+# A type may carry its cause's name in parentheses: Ray re-raises a task's error as a class it names
+# `RayTaskError(<cause>)` (ray/exceptions.py, RayTaskError.as_instanceof_cause), printed as
+# `ray.exceptions.RayTaskError(ActorDiedError): ray::TaskRunner.run() …`.
+# The cause is a class name and a message always follows (`self.initialize(min_per_gpu_memory)`, a source line whose
+# indentation a paste lost, is no exception line).
+CAUSE_SUFFIX = r"(?:\((?:[A-Za-z_]\w*+\.)*+[A-Z]\w*+\)(?=: ))?+"
+EXCEPTION_LINE = compile_lazily(
+    r"^(?P<type>[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)*+" + CAUSE_SUFFIX + r")(?::(?: (?P<msg>.*)|$)|$)"
+)
 GROUP_HEADER = compile_lazily(r"^(?P<indent>\s*)\+ Exception Group Traceback \(most recent call last\):\s*$")
 FATAL_HEADER = compile_lazily(r"^Fatal Python error: (?P<msg>.*)$")
 THREAD_HEADER = compile_lazily(r"^(?P<current>Current thread|Thread) 0x[0-9a-fA-F]+ .*\(most recent call first\):\s*$")
@@ -48,7 +56,7 @@ MEMBERS_START = compile_lazily(r"^\+-\+-+ (?:\d+|\.\.\.) -+$")
 # `ValueError: …`, `torch.OutOfMemoryError: …`, `AssertionError`, `ExceptionGroup: … (2 sub-exceptions)`.
 STRICT_EXCEPTION_LINE = compile_lazily(
     r"^(?P<type>(?:[A-Za-z_]\w*\.)*"
-    r"(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Failure|Timeout)|(?:Base)?ExceptionGroup))"
+    r"(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Failure|Timeout)|(?:Base)?ExceptionGroup)" + CAUSE_SUFFIX + ")"
     r"(?::(?: (?P<msg>.*)|$)|$)"
 )
 NOT_BARE_TYPES = frozenset({"Error", "Exception", "Failure", "Timeout", "Fault"})
@@ -254,8 +262,12 @@ NATIVE_MESSAGE_END = compile_lazily(
 # survive, so it is the failure only of a paste that shows no other (a fallback).
 # torch's c10 logging writes the same record in brackets and without the thread id
 # (`[rank3]:[E1016 03:31:38.919469923 ProcessGroupNCCL.cpp:607] [Rank 3] Watchdog caught collective operation
-# timeout: …`, sgl-project/sglang#1693, sgl-project/sglang#3368).
-GLOG_ERROR = compile_lazily(r"^\[?E\d{3,4} \d\d:\d\d:\d\d\.\d+\s+(?:\d+\s+)?[^\]\s]+\] ?(?P<msg>\S.*)$")
+# timeout: …`, sgl-project/sglang#1693, sgl-project/sglang#3368); torch before 2.4 wrote it with neither date nor time
+# (`[rank0]:[E ProcessGroupNCCL.cpp:563] [Rank 0] Watchdog caught collective operation timeout: …`,
+# vllm-project/vllm#6042; c10/util/Logging.cpp's prefix of those releases).
+GLOG_ERROR = compile_lazily(
+    r"^\[?(?:E\d{3,4} \d\d:\d\d:\d\d\.\d+\s+(?:\d+\s+)?[^\]\s]+|(?<=\[)E [\w.\-]+\.(?:cpp|cc|cu|h):\d+)\] ?(?P<msg>\S.*)$"
+)
 
 
 # The line a server prints once it serves (SGLang; uvicorn's, which is vLLM's): errors logged before it were survived.
@@ -265,7 +277,9 @@ READY_LINE = compile_lazily(r"The server is fired up and ready to roll!|Applicat
 def glog_record(text: str, severity: str) -> bool:
     """Whether a line may be a glog or c10 record of `severity` ("E", "F"): the cheap test before the regex."""
     start = 1 if text[:1] == "[" else 0
-    return text[start : start + 1] == severity and text[start + 1 : start + 4].isdigit()
+    if text[start : start + 1] != severity:
+        return False
+    return text[start + 1 : start + 4].isdigit() or (start == 1 and severity == "E" and text[2:3] == " ")  # torch < 2.4
 
 
 def shell_notice(text: str) -> tuple[str, str] | None:
@@ -546,34 +560,64 @@ def fatal_line(text: str) -> tuple[str, str] | None:
             return fixed_type or m["type"], m["msg"].strip()
     if (found := typeless_error(text)) is not None:
         return found[0], found[1]
-    return http_error_body(text) if '"message"' in text or '"detail"' in text else None
+    if "'message'" in text and STRICT_EXCEPTION_LINE.match(text.strip()):
+        return None  # the openai client's own exception line (`openai.BadRequestError: Error code: 400 - {'object': …}`)
+    return http_error_body(text) if any(key in text for key in _BODY_KEYS) else None
 
 
 # The error body of an OpenAI-compatible server (SGLang and vLLM answer a failed request with it, HTTP 4xx or
 # 5xx), pasted from the client's side: `{"object": "error", "message": "…", "type": "InternalServerError",
-# "param": null, "code": 500}`, or the newer `{"error": {"message": "…", "type": "…", "code": 500}}`.
-HTTP_ERROR_BODY = compile_lazily(r'\{\s*"(?:object"\s*:\s*"error"|error"\s*:\s*\{|detail"\s*:)')
+# "param": null, "code": 500}`, or the newer `{"error": {"message": "…", "type": "…", "code": 500}}`.  Clients
+# also print it escaped: as bytes (`b'{"object":"error",…the model\'s…}'`), as a JSON string inside another body
+# (`{\"object\":\"error\",…}`), or as the Python dict the openai client holds (`{'object': 'error', …}`).
+HTTP_ERROR_BODY = compile_lazily(
+    r"""\{\s*(?:\\?"|')(?:object(?:\\?"|')\s*:\s*(?:\\?"|')error(?:\\?"|')|error(?:\\?"|')\s*:\s*\{|detail(?:\\?"|')\s*:)"""
+)
+_BODY_KEYS = ('"message"', '"detail"', "'message'", '\\"message\\"')
 _TYPE_NAME = compile_lazily(r"[A-Za-z_][\w.]*")
+
+
+def _error_body_at(text: str, start: int) -> dict[str, object] | None:
+    """The body that starts at `start`: JSON, JSON with its quotes escaped, or a Python dict's repr; None when cut
+    off or none of them (nothing reliable to read)."""
+    decoder = json.JSONDecoder()
+    rest = text[start:]
+    for candidate in (rest, rest.replace('\\"', '"').replace("\\'", "'")):
+        try:
+            body, _ = decoder.raw_decode(candidate)
+        except ValueError:
+            continue
+        return body if isinstance(body, dict) else None
+    if rest[1:].lstrip().startswith("'"):
+        import ast  # only for a Python dict's repr: the grammar's start-up imports stay few
+
+        end = rest.rfind("}") + 1
+        while end > 0:  # the outermost closing brace first, then each one before it
+            try:
+                body = ast.literal_eval(rest[:end])
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                end = rest.rfind("}", 0, end - 1) + 1
+                continue
+            return body if isinstance(body, dict) else None
+    return None
 
 
 def http_error_body(text: str) -> tuple[str, str] | None:
     """(type, message) of a server's JSON error body in the line, else None.  The engine's error is in the
     body's message; its type is the server's (`InternalServerError`), or `HTTPError` when it names none."""
-    m = HTTP_ERROR_BODY.search(text)
-    if m is None:
-        return None
-    try:
-        body, _ = json.JSONDecoder().raw_decode(text, m.start())
-    except ValueError:
-        return None  # cut off or not JSON: nothing reliable to read
-    if isinstance(body.get("error"), dict):
-        body = body["error"]
-    message, kind = body.get("message"), body.get("type")
-    if message is None and isinstance(body.get("detail"), str) and http_status_before(text, m.start()) is not None:
-        message = body["detail"]  # FastAPI's error body, after the status a client printed (`HTTP 400: {"detail": …}`)
-    if not isinstance(message, str) or not message.strip():
-        return None
-    return (kind if isinstance(kind, str) and _TYPE_NAME.fullmatch(kind) else "HTTPError"), message.strip()
+    for m in HTTP_ERROR_BODY.finditer(text):  # a body that carries another as a string: the inner one is read next
+        body = _error_body_at(text, m.start())
+        if body is None:
+            continue
+        inner = body.get("error")
+        if isinstance(inner, dict):
+            body = inner
+        message, kind = body.get("message"), body.get("type")
+        if message is None and isinstance(body.get("detail"), str) and http_status_before(text, m.start()) is not None:
+            message = body["detail"]  # FastAPI's error body, after the status a client printed (`HTTP 400: {"detail": …}`)
+        if isinstance(message, str) and message.strip():
+            return (kind if isinstance(kind, str) and _TYPE_NAME.fullmatch(kind) else "HTTPError"), message.strip()
+    return None
 
 
 THREAD_INTRO = compile_lazily(r"^(?:Exception in thread .+:|Process [\w\-]+:|Error in atexit\._run_exitfuncs:)$")

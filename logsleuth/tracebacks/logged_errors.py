@@ -47,9 +47,24 @@ def error_record_candidates(line: LogLine) -> list[str]:
 # message=…`, `400 Bad Request: …`, `Request failed (HTTP 400): …`): the status, its reason phrase, the separator.
 _HTTP_ERROR_STATUS = compile_lazily(
     r"(?:^|\bHTTP(?:/\d(?:\.\d)?)?|\bstatus(?:[_ ]code)?|\b[Ee]rror(?: code)?|\bcode)\W{0,3}(?P<status>[45]\d\d)\b"
-    r"(?: [A-Z][a-z]+(?: [A-Z][a-z]+){0,3})?[^\w'\"{]{0,4}(?:(?:message|detail|body|text)[=:]\s?)?"
+    r"(?: [A-Z][a-z]+(?: [A-Z][a-z]+){0,3})?[^\w'\"{]{0,4}(?:(?:message|detail|body|text|error)[=:]\s?)?"
 )
-HTTP_STATUS_WORDS = ("HTTP", "status", "rror", "code")
+# The status's reason phrase alone at the start of the client's print, its number left out (`Bad Request: <the
+# server's text>`, anomalyco/opencode#25230 quoting SGLang's refusal): http.HTTPStatus's phrases of the errors an
+# engine answers a request with.
+_REASON_PHRASE = compile_lazily(
+    r"^(?:HTTP )?(?:Bad Request|Unprocessable (?:Entity|Content)|Internal Server Error|Service Unavailable|Not Found)"
+    r" ?[:\-\u2013] ?"
+)
+HTTP_STATUS_WORDS = ("HTTP", "status", "rror", "code", "Bad Request", "Unprocessable", "Unavailable", "Not Found")
+# The error body both engines answer a refused request with (vLLM's and SGLang's OpenAI-compatible ErrorResponse:
+# object, message, type, param, code), as a client prints it (a dict's repr or JSON): a paste that kept only its
+# message and its tail (`…completion.", 'type': 'BadRequestError', 'param': None, 'code': 400}`) still says the
+# server refused the request with that message.  The message is the text before the tail.
+_ERROR_BODY_TAIL = compile_lazily(
+    r"""['"]?,\s*['"]type['"]:\s*['"]\w+['"],\s*['"]param['"]:\s*[^,]{0,80},\s*['"]code['"]:\s*[45]\d\d\s*\}"""
+)
+_ERROR_BODY_HEAD = compile_lazily(r"""^.*?['"]message['"]:\s*['"]""")
 
 
 def status_candidates(text: str) -> list[str]:
@@ -59,10 +74,15 @@ def status_candidates(text: str) -> list[str]:
     nothing after the status, so it stays a request the server answered."""
     if len(text) > MAX_RECORD or len(text) < MIN_FIXED:
         return []
-    for m in _HTTP_ERROR_STATUS.finditer(text):
+    candidates: list[str] = []
+    for m in (*_HTTP_ERROR_STATUS.finditer(text), *filter(None, (_REASON_PHRASE.match(text),))):
         if (rest := text[m.end():].strip()) and len(rest) >= MIN_FIXED:
-            return _candidates(rest)
-    return []
+            candidates.extend(_candidates(rest))
+    if ("'param'" in text or '"param"' in text) and (tail := _ERROR_BODY_TAIL.search(text)) is not None:
+        body = _ERROR_BODY_HEAD.sub("", text[: tail.start()]).strip().strip("`'\"").strip()
+        if len(body) >= MIN_FIXED:
+            candidates.append(body)
+    return candidates
 
 
 # A command line a paste shows (issue 28, stop 39's blind split: a launch command, then the engine's one line with no
@@ -104,22 +124,38 @@ def _candidates(rest: str) -> list[str]:
     return candidates
 
 
+def is_error_record(text: str) -> bool:
+    """A logger's record at level ERROR or CRITICAL whose level word the line still shows (a wrapper's format
+    logsleuth does not strip: Xinference's `… xinference.api.restful_api 37502 ERROR    [address=…] …`)."""
+    return len(text) <= MAX_RECORD and _ERROR_LEVEL.search(text) is not None
+
+
+# A wrapper's tag at the start of a record's text: Xinference's `[address=0.0.0.0:35197, pid=418773] `.
+_WRAPPER_TAG = compile_lazily(r"^\[[^\]]*=[^\]]*\]\s*")
+
+
 def named_by_record_above(failure: Failure, record: str) -> Failure:
     """A traceback whose exception line the paste cut off, named by the error record printed right above it (vLLM's
     `ERROR … [engine.py:160] Error in model execution: …`, SGLang's `Scheduler hit an exception: …`, a wrapper's
     `ERROR … failed: …`): its `Type: message` when it quotes one, else an engine's own message (the raise site index
-    gives its type).  A record whose text is neither names nothing: the failure stays as the paste left it."""
+    gives its type).  An ERROR record that states the failure in words of its own (Xinference logging `str(exc)` of
+    torch's `Timed out after 601 seconds waiting for clients. 1/2 clients joined.` above the traceback it cut) names
+    it as `ERROR: <its text>`, as glog's E records are (the person reading the paste points at that record).  A
+    record whose text is none of these names nothing: the failure stays as the paste left it."""
     if len(record) > MAX_RECORD:
         return failure
-    rest = m.string[m.end():].lstrip(" -|:]") if (m := _ERROR_LEVEL.search(record)) else record
+    level = _ERROR_LEVEL.search(record)
+    rest = record[level.end():].lstrip(" -|:]") if level else record
     candidates = _candidates(rest)
     quoted = next((text for text in candidates if STRICT_EXCEPTION_LINE.match(text)), None) or engine_message(candidates)
-    if quoted is None:
+    m = STRICT_EXCEPTION_LINE.match(quoted) if quoted is not None else None
+    if m is not None:
+        type_name, message = m["type"], m["msg"] or ""
+    elif level is not None and len(stated := _WRAPPER_TAG.sub("", rest).strip()) >= MIN_FIXED:
+        type_name, message = "ERROR", stated
+    else:
         return failure
-    m = STRICT_EXCEPTION_LINE.match(quoted)
-    if m is None:
-        return failure
-    block = replace(failure.final, type=m["type"], message=m["msg"] or "", truncated=True)
+    block = replace(failure.final, type=type_name, message=message, truncated=True)
     return replace(failure, exceptions=(*failure.exceptions[:-1], block), truncated=True)
 
 

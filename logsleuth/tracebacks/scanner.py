@@ -67,12 +67,14 @@ from logsleuth.tracebacks.logged_errors import (
     engine_message,
     error_record_candidates,
     is_command_line,
+    is_error_record,
     named_by_record_above,
     plain_candidates,
     status_candidates,
 )
 from logsleuth.tracebacks.raising_statement import lost_its_exception_line, raised_type, stripped_frames_above
 from logsleuth.tracebacks.repair import attach_moved_exceptions, fold_kernel_prints, shown_in
+from logsleuth.tracebacks.split_bodies import SplitErrorBodies
 
 __all__ = ["FailureScanner", "LineKind", "classify", "scan"]
 
@@ -126,6 +128,7 @@ class FailureScanner:
         # its context.  (line, fact or None when it states nothing wrong), in order.
         self._facts: list[tuple[LogLine, RuntimeFact | None]] = []
         self._fact_failure: Failure | None = None
+        self._split_bodies = SplitErrorBodies()  # error bodies a paste spread over lines, still open
 
     # -- public ------------------------------------------------------------------
     def feed(self, line: LogLine) -> None:
@@ -184,8 +187,13 @@ class FailureScanner:
         self._fallbacks = [f for f in self._fallbacks if not (_is_survivable(f) and f.offset < self._ready_offset)]
         found = attach_moved_exceptions(sorted(self.failures + self._fallbacks, key=lambda failure: failure.offset))
         fallbacks = {id(failure) for failure in self._fallbacks}
-        if any(id(failure) not in fallbacks for failure in found):
+        # A kill notice (`Worker … died, exit code: -6`, the shell's `Killed`) says a process died, not why: torch's E
+        # records of the NCCL watchdog taking its process down still count beside it (`_explains_a_death`); any other
+        # failure outranks every fallback.
+        if any(id(failure) not in fallbacks and failure.kind != "killed" for failure in found):
             found = [failure for failure in found if id(failure) not in fallbacks]
+        elif any(failure.kind == "killed" for failure in found):
+            found = [failure for failure in found if id(failure) not in fallbacks or _explains_a_death(failure)]
         self.failures = fold_kernel_prints(found)
         return self.failures
 
@@ -208,6 +216,17 @@ class FailureScanner:
         text = line.text
         if self._recent_finals and kind is LineKind.EXCEPTION and self._relogged(text, line):
             return  # the same exception re-logged right after its traceback
+        if kind is LineKind.OTHER or kind is LineKind.SOURCE or self._split_bodies.holding(line.stream):
+            member = self._split_bodies.holding(line.stream) and text.lstrip()[:1] in ('"', "}")
+            if (split_body := self._split_bodies.feed(line)) is not None:
+                # a server's error body the paste spread over lines (split_bodies.py): read as the one line it was
+                first, joined = split_body
+                record = Collector("line", first, Phase.DONE, context=self._context(), fallback=is_typeless_engine_line(joined))
+                record.add(LineKind.OTHER, first, seq, text=joined)
+                self._register(line.stream, record)
+                return
+            if member:
+                return  # a member of a body still open (`"type": "BadRequestError",`): no failure of its own
         started = self._start(kind, text, line)
         if started is None and text[:1] in " \t" and kind is LineKind.SOURCE:
             # An indented line nobody took: a Markdown code block, or a paste indented as a whole.
@@ -238,7 +257,8 @@ class FailureScanner:
             and ("ERROR" in text or "CRITICAL" in text or line.meta.level in ("ERROR", "CRITICAL"))
             and (logged := self._engine_text(error_record_candidates(line))) is not None
         ) or (
-            started is None
+            # (a JSON error body's `"type":"BadRequestError"` reads as a quoted mention: the engine's message beats it)
+            (started is None or started[0].mention)
             and kind is LineKind.OTHER
             and self._record_lookups_left > 0
             and (text[:1] in ("4", "5") or any(word in text for word in HTTP_STATUS_WORDS))  # `400 Bad Request: …`
@@ -335,7 +355,7 @@ class FailureScanner:
             if not head and THREAD_INTRO.match(previous.strip()):
                 head = previous.strip()
             new = Collector("traceback", line, Phase.FRAMES, header=head or None, context=self._context())
-            if not head and ("rror" in previous or "xception" in previous):
+            if not head and ("rror" in previous or "xception" in previous or is_error_record(previous)):
                 new.said_before = previous
             if not head and text[:1] in " \t":
                 new.indent = _indentation(text)  # a traceback in an indented block
@@ -497,6 +517,12 @@ def _unquoted_failure(text: str) -> str | None:
     if "rror: " in text or "xception: " in text:
         return retyped_failure(text)
     return None
+
+
+def _explains_a_death(failure: Failure) -> bool:
+    """torch's E record of the NCCL watchdog's timeout, which takes its process down (ProcessGroupNCCL.cpp): what a
+    parent's kill notice of that process leaves out."""
+    return failure.kind == "line" and "Watchdog caught collective operation timeout" in failure.final.message
 
 
 def _is_survivable(failure: Failure) -> bool:

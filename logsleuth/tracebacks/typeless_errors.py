@@ -32,6 +32,10 @@ stop 38's blind split): what a person points at in such a paste, read from the p
 - the dynamic loader's `<library>.so[.N]: undefined symbol: <name>` (glibc's dlerror format "%s: undefined symbol:
   %s") quoted alone, in backticks or quotes, with a relative path or a bare library name: an ImportError of a
   compiled extension, the only Python path to that text.
+- the Google Cloud SDK's error for a command that failed: gcloud prints every one as `ERROR: (gcloud.<command>)
+  <message>` (`ERROR: (gcloud.beta.run.deploy) The user-provided container failed to start and listen on the port …`,
+  googlecodelabs/feedback#1550, #1814: a Cloud Run deployment of the vLLM image): the deployment failed, the
+  container's own log (the engine's error) says why, so it is the failure only of a paste that shows no other.
 """
 
 from __future__ import annotations
@@ -64,14 +68,15 @@ COMPILER_PROGRAM_ERROR = compile_lazily(
     r"\s*\S.*?)\s*$"
 )
 COMPILER_ERROR = "compiler error"  # the type of a compiler's diagnostic: no Python exception was raised yet
+GCLOUD_ERROR = compile_lazily(r"^(?:.*?\s)?ERROR: \((?P<type>gcloud(?:\.[\w\-]+)+)\) (?P<msg>\S.*?)\s*$")
 # A client's own print of the status before the server's JSON body: `HTTP 400: {…}`, `HTTP Error 500 - {…}`.
 HTTP_STATUS_BEFORE_BODY = compile_lazily(r"\bHTTP(?: [Ee]rror)?:? (?P<status>[45]\d\d)\b[^{]{0,40}\{")
 
 OPENAI_CLASSES = {400: "BadRequestError", 401: "AuthenticationError", 403: "PermissionDeniedError",
                   404: "NotFoundError", 409: "ConflictError", 422: "UnprocessableEntityError", 429: "RateLimitError"}
 
-WORDS = ("Value error, ", "Error code: ", "nvidia-container-cli", "OCI runtime", "undefined symbol", "error: ", "fatal ",
-         "error ")
+WORDS = ("Value error, ", "Error code: ", "nvidia-container-cli", "OCI runtime", "undefined symbol", "(gcloud.", "error: ",
+         "fatal ", "error ")
 
 
 def openai_class(status: int) -> str:
@@ -103,6 +108,8 @@ def typeless_error(text: str) -> tuple[str, str, bool] | None:
         (m := COMPILER_PROGRAM_ERROR.match(text)) is not None
     ):
         return COMPILER_ERROR, m["msg"], True
+    if (m := GCLOUD_ERROR.match(text)) is not None:
+        return m["type"], m["msg"], True
     return None
 
 

@@ -30,6 +30,7 @@ import time
 import zipfile
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from extract import Site, sites  # noqa: E402
@@ -37,7 +38,7 @@ from fetch import DEFAULT_CACHE, Cache, Release, fetch_release  # noqa: E402
 from wheel_files import TRANSFER  # noqa: E402  (fetch.py put scripts/ on the path)
 
 from logsleuth.facts import requires  # noqa: E402
-from logsleuth.facts.engine_messages import filed_templates  # noqa: E402
+from logsleuth.facts.engine_messages import LOGGED, OPENINGS, RAISED, filed_openings, filed_templates  # noqa: E402
 from logsleuth.versions import version_key  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
@@ -215,10 +216,15 @@ def build(cache: Cache, directory: Path) -> None:
             if engine not in RELEASES:  # a package's messages are no evidence for either engine
                 _member(archive, "index.json", _index(engine, versions, found))
                 continue
-            # Which engine raises a message (logsleuth/facts/engine_messages.py): its raise and assert templates.
-            raised = {(site.type, site.message) for sites_ in per_release.values() for site in sites_ if site.kind != "log"}
-            for number, shard in filed_templates(sorted(raised)).items():
-                _member(archive, f"messages/{number}.json", shard)
+            # Which engine raises a message (logsleuth/facts/engine_messages.py): its raise, assert and build
+            # templates, by anchor word and by opening word; and which logs it as an error.
+            raised = sorted({(site.type, site.message) for sites_ in per_release.values() for site in sites_ if site.kind != "log"})
+            logged = sorted({("log", site.message) for sites_ in per_release.values() for site in sites_ if site.kind == "log"})
+            shard_sets: tuple[tuple[str, dict[int, Any]], ...] = (
+                (RAISED, filed_templates(raised)), (OPENINGS, filed_openings(raised)), (LOGGED, filed_templates(logged)))
+            for members, shards in shard_sets:
+                for number, shard in shards.items():
+                    _member(archive, f"{members}/{number}.json", shard)
             _member(archive, "index.json", {
                 "schema": 2, "engine": engine, "releases": list(versions),
                 "wheels": [found[engine, version].wheel for version in versions],

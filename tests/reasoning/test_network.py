@@ -178,3 +178,44 @@ def test_a_source_location_s_line_number_is_not_read_as_the_port_in_use() -> Non
     diagnosis = first_diagnosis(log)
     assert diagnosis.pattern == "rule-network-port-in-use", diagnosis.pattern
     assert "212" not in diagnosis.title and "212" not in diagnosis.root_cause
+
+
+# The shape of sgl-project/sglang PR#29211: pure data parallelism (--dp-size 2, no DP attention) with KV events; every
+# DP rank's publisher binds the configured endpoint offset by its attention-DP rank, 0 for every rank, so the second
+# rank's bind fails on the port its sibling holds.
+KV_EVENTS_DP = """\
+python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B --dp-size 2 --kv-events-config '{"publisher": "zmq", "endpoint": "tcp://*:5557"}' --port 30000
+[2026-06-20 10:00:05 DP1 TP0] Scheduler hit an exception: Traceback (most recent call last):
+  File "/usr/local/lib/python3.12/dist-packages/sglang/srt/disaggregation/kv_events.py", line 200, in __init__
+    self._pub.bind(self._endpoint)
+  File "/usr/local/lib/python3.12/dist-packages/zmq/sugar/socket.py", line 311, in bind
+    super().bind(addr)
+zmq.error.ZMQError: Address already in use (addr='tcp://*:5557')
+"""
+
+
+def test_a_port_every_data_parallel_rank_binds_is_a_collision_with_its_own_rank() -> None:
+    """Issue 28, stop 39 class 4: the port is the one --kv-events-config gives, not --port; moving --port (the old
+    advice) cannot free it.  The fix says the server collides with its own rank and names only flags the release has."""
+    diagnosis = first_diagnosis(KV_EVENTS_DP)
+    assert diagnosis.category == "port-in-use" and diagnosis.fix is not None
+    fix = diagnosis.fix
+    assert "--kv-events-config" in fix.summary and "its own rank" in fix.summary and "DP1" in fix.summary
+    assert not fix.flags and fix.command is None  # no --port 30001: that port is not the one taken
+    assert any("--dp-size 1" in step for step in fix.steps)
+    assert any("bug of the release" in step for step in fix.steps)
+
+
+def test_a_port_another_flag_gives_on_a_single_rank_server_is_that_flags() -> None:
+    log = KV_EVENTS_DP.replace("--dp-size 2 ", "").replace(" DP1 TP0]", " TP0]")
+    fix = first_diagnosis(log).fix
+    assert fix is not None and fix.summary.startswith("Port 5557 is the one --kv-events-config gives, not --port")
+    assert not fix.flags
+
+
+def test_a_size_equal_to_the_port_is_not_the_flag_that_gives_it() -> None:
+    """--max-total-tokens 5557 is a size, not a port: the port stays unexplained by it."""
+    log = KV_EVENTS_DP.replace(""" --kv-events-config '{"publisher": "zmq", "endpoint": "tcp://*:5557"}'""", " --max-total-tokens 5557")
+    fix = first_diagnosis(log).fix
+    assert fix is not None and "--max-total-tokens" not in fix.summary
+

@@ -94,6 +94,23 @@ def test_a_known_system_library_leads_over_the_kernel_packages_own_load_failure(
     assert not any("--force-reinstall" in step for step in diagnosis.fix.steps)
 
 
-def test_an_unknown_library_leaves_the_kernel_packages_load_failure_to_its_pattern() -> None:
+def test_a_system_library_the_table_does_not_know_also_leads_over_the_kernel_packages_load_failure() -> None:
+    """Issue 28, stop 39 class 5: the answer leads with the system library and how to find what provides it, not with
+    reinstalling the engine and the kernel package, which installs no system library."""
     diagnosis = first_diagnosis(LAUNCH + _kernel_load_failure("libacmefoo.so.3"))
+    assert diagnosis.pattern == "rule-shared-library-missing", diagnosis.pattern
+    assert diagnosis.fix is not None and "libacmefoo.so.3" in diagnosis.fix.summary and "apt-file search" in diagnosis.fix.summary
+    assert not any("--force-reinstall" in step for step in diagnosis.fix.steps)
+
+
+def test_nvshmem_is_named_with_the_wheel_that_ships_it() -> None:
+    diagnosis = first_diagnosis(LAUNCH + _kernel_load_failure("libnvshmem_host.so.3"))
+    assert diagnosis.pattern == "rule-shared-library-missing", diagnosis.pattern
+    assert diagnosis.fix is not None and "nvidia-nvshmem-cu" in diagnosis.fix.summary
+    assert "or the pip wheels" not in diagnosis.fix.summary  # no system package to offer an alternative to
+
+
+def test_torchs_own_library_leaves_the_kernel_packages_load_failure_to_its_pattern() -> None:
+    """libtorch_cuda.so is a file of the torch wheel: the matching torch and kernel package are the fix."""
+    diagnosis = first_diagnosis(LAUNCH + _kernel_load_failure("libtorch_cuda.so"))
     assert diagnosis.pattern == "sglang-sgl-kernel-load-failure", diagnosis.pattern

@@ -99,8 +99,9 @@ def fewer_running_requests(ctx: FixContext, data: dict[str, Any]) -> Fix:
     value = str(max(1, current // 2)) if current is not None else str(data.get("default", 32))
     was = f" (was {current})" if current is not None else ""
     summary = interpolate(str(data.get("summary", "")), {**ctx.captures, "value": value, "was": was})
+    # the launch's own fraction first: a pool it made small is the likeliest reason it ran out
     return replace(base, summary=summary, flags=(FlagOp("set", _MAX_RUNNING, value),),
-                   steps=(*base.steps, *_lowered_fraction(ctx)))
+                   steps=(*_lowered_fraction(ctx), *base.steps))
 
 
 def _lowered_fraction(ctx: FixContext) -> tuple[str, ...]:
@@ -108,8 +109,8 @@ def _lowered_fraction(ctx: FixContext) -> tuple[str, ...]:
     lowered, to make room for something else on the GPU) ran out sooner for it, and lowering it further never helps
     a pool that ran out while serving."""
     given = ctx.command.value("--mem-fraction-static") if ctx.command is not None else None
-    if given is None:
-        return ()
+    if given is None or ctx.launch.command_source == "server_args":
+        return ()  # a command rebuilt from the settings dump shows the fraction the engine chose, not one the user set
     return (f"the launch sets --mem-fraction-static {given}: the KV pool is what that share of GPU memory leaves after "
             "the weights, so a lower share runs out sooner; raising it back toward the default (where the GPU has the "
             "room) is the other way out, lowering it further is not",)

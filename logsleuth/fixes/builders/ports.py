@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from logsleuth.fixes.builders.memory import server_arg
@@ -85,10 +86,67 @@ def _own_collision(ctx: FixContext, taken: str | None, flag: str) -> str | None:
     return None
 
 
+# The flags whose ports free_port moves itself; a port given inside any other flag's value is that flag's.
+_MOVED_FLAGS = ("--port", "--nccl-port", "--dist-init-addr")
+_DP_FLAGS = (("--dp-size", "dp_size"), ("--data-parallel-size", "dp_size"), ("--dp", "dp_size"))
+
+
+def _flag_giving(ctx: FixContext, taken: str) -> str | None:
+    """The launch's flag whose value names the taken port (`--kv-events-config '{"endpoint": "tcp://*:5557"}'`,
+    `--disaggregation-bootstrap-port 8998`), other than the ones free_port moves itself."""
+    if ctx.command is None:
+        return None
+    # HOST:PORT or a JSON `"port": N` inside the value, or a port flag's own value (never a size that equals it)
+    after_colon = re.compile(r":\s*" + re.escape(taken) + r"(?![\d.])")
+    return next((flag for flag, values in ctx.command.options
+                 if flag not in _MOVED_FLAGS
+                 and any(after_colon.search(value) or ("port" in flag and value == taken) for value in values)), None)
+
+
+def _data_parallel_size(ctx: FixContext) -> int:
+    for flag, arg in _DP_FLAGS:
+        raw = (ctx.command.value(flag) if ctx.command else None) or server_arg(ctx, arg)
+        if raw and raw.isdigit():
+            return int(raw)
+    return 1
+
+
+def _rank_collision(ctx: FixContext, taken: str, flag: str) -> Fix | None:
+    """The taken port is one the launch gives inside another flag's value, and the server runs several data-parallel
+    ranks: each rank binds the port that flag gives, so a rank after the first finds it held by its sibling (SGLang's
+    KV-events publisher offset by the attention-DP rank, 0 for every rank without DP attention: sgl-project/sglang
+    PR#29211).  Moving --port cannot free it."""
+    dp = _data_parallel_size(ctx)
+    failing = dict(ctx.failure.meta.ranks).get("DP")
+    if dp <= 1 and not failing:
+        return Fix(summary=f"Port {taken} is the one {flag} gives, not --port: give {flag} a free port (moving --port "
+                           "does not free it).",
+                   steps=(f"see who holds it: ss -ltnp | grep ':{taken}' (often an earlier server that is still running)",))
+    who = f"rank DP{failing} failed" if failing else f"one of its {dp} data-parallel ranks failed"
+    single = next((f for f, _ in _DP_FLAGS if ctx.catalog is not None and ctx.catalog.find(f) is not None), None)
+    return Fix(
+        summary=(f"Port {taken} comes from {flag}, and every data-parallel rank of this server binds the port {flag} "
+                 f"gives: {who} because a sibling rank of the same server already held it. It collides with its own "
+                 "rank, not with another program, so moving --port or stopping other processes does not help."),
+        steps=(
+            f"run one data-parallel rank per server ({single} 1, several servers behind a router), or leave {flag} out "
+            "until the ranks get ports of their own" if single else
+            f"run one data-parallel rank per server, or leave {flag} out until the ranks get ports of their own",
+            "an engine that derives one port per rank (the configured port + the rank) does not collide: when this "
+            "release gives every rank the same port, that is a bug of the release; search its issues for the message "
+            f"and the flag ({flag} with data parallelism) for the release that fixes it",
+        ),
+    )
+
+
 def free_port(ctx: FixContext, data: dict[str, Any]) -> Fix:
     """The HTTP port (or the NCCL / dist-init port) is taken: pick the next one."""
     what = ctx.captures.get("what", "")
     taken = ctx.captures.get("port")
+    if taken and ctx.launch.engine != "vllm" and (giving := _flag_giving(ctx, taken)) is not None:
+        collided = _rank_collision(ctx, taken, giving)
+        if collided is not None:
+            return collided
     flag, arg = "--port", "port"
     for pattern, candidate_flag, candidate_arg in _PORT_FLAGS:
         if pattern.search(what):

@@ -13,7 +13,7 @@ from typing import Any
 
 from logsleuth.fixes.context import FixContext
 from logsleuth.lazyre import compile_lazily
-from logsleuth.models import ENGINE_NAMES, Fix
+from logsleuth.models import ENGINE_NAMES, Fix, FlagOp
 
 QUANTIZATION_FLAGS = ("--quantization", "-q")
 # The checkpoint's method where the log prints it: config.json's quantization_config ('quant_method': 'awq'), or
@@ -33,6 +33,80 @@ def _given_quantization(ctx: FixContext) -> tuple[bool | None, str | None]:
         value = dumped.strip("'\"")
         return (value not in ("None", ""), value if value not in ("None", "") else None)
     return None, None
+
+
+# What a checkpoint's quantization tensor says of its method (the names the methods' loaders read): GPTQ and AWQ pack
+# int4 weights as qweight/qzeros/scales (GPTQ adds g_idx); FP8 keeps weight_scale and input_scale (block FP8:
+# weight_scale_inv); compressed-tensors packs as weight_packed.  KV-cache scales (k_scale, v_scale) name no method.
+_METHODS_BY_TENSOR = (
+    (compile_lazily(r"(?:qweight|qzeros|\.scales)$"), ("awq", "gptq")),
+    (compile_lazily(r"g_idx$"), ("gptq",)),
+    (compile_lazily(r"weight_scale_inv$"), ("fp8",)),
+    (compile_lazily(r"weight_packed$"), ("compressed-tensors",)),
+    (compile_lazily(r"(?:weight_scale|input_scale)$"), ("fp8", "compressed-tensors", "modelopt")),
+)
+# A method a model's own name carries (Qwen2.5-72B-Instruct-AWQ, Llama-3.1-8B-GPTQ-Int4).  Not "FP8": ModelOpt's and
+# compressed-tensors' FP8 checkpoints are named so too (nvidia/Llama-3.1-8B-Instruct-FP8 is method modelopt), so an
+# FP8 name does not tell the method.
+_METHOD_IN_NAME = compile_lazily(r"(?i)(?<![a-z0-9])(awq|gptq)(?![a-z])")
+_MODEL_FLAGS = ("--model-path", "--model")
+
+
+def _candidate_methods(ctx: FixContext) -> tuple[str, ...]:
+    """The methods the tensor's name points to that the release's --quantization accepts (its catalog's choices):
+    none when the catalog lists no choices, so no method is named that the release may not have."""
+    key = ctx.captures.get("key", "")
+    info = ctx.catalog.find("--quantization") if ctx.catalog is not None else None
+    if info is None or not info.choices:
+        return ()
+    named = next((methods for pattern, methods in _METHODS_BY_TENSOR if pattern.search(key)), ())
+    return tuple(method for method in named if method in info.choices)
+
+
+def _method_in_model_name(ctx: FixContext, candidates: tuple[str, ...]) -> str | None:
+    """The one candidate method the model's name carries, else None."""
+    model = next((value for flag in _MODEL_FLAGS if ctx.command is not None and (value := ctx.command.value(flag))), None)
+    if model is None:
+        dumped = dict(ctx.launch.server_args)
+        model = dumped.get("model_path") or dumped.get("model")
+    if not model:
+        return None
+    found = {m.group(1).lower() for m in _METHOD_IN_NAME.finditer(model.rstrip("/").rsplit("/", 1)[-1])}
+    named = [method for method in candidates if method in found]
+    return named[0] if len(named) == 1 else None
+
+
+def _method_not_passed(ctx: FixContext, engine: str) -> Fix:
+    """No --quantization and no method in the log: the tensor says the checkpoint is quantized, and the engine
+    detects the method only from config.json's quantization_config, so a checkpoint saved without one is built
+    unquantized.  The method is passed explicitly: the one the model's name carries, else asked for."""
+    key = ctx.captures.get("key", "the tensor")
+    candidates = _candidate_methods(ctx)
+    named = _method_in_model_name(ctx, candidates)
+    hinted = named or (candidates[0] if len(candidates) == 1 else None)
+    flagged = bool(candidates)  # a flag operation only where the catalog lists the methods (vLLM's lists none: text)
+    which = (f" ({named}, the method the model's name carries: check it against the checkpoint's model card)" if named
+             else f" ({hinted}, the only method its tensors point to)" if hinted
+             else f" (one of {', '.join(candidates)}, by its tensors)" if candidates else "")
+    summary = (f"The checkpoint is quantized ({key} is a quantized checkpoint's tensor) but the launch gives no "
+               f"--quantization, and {engine} built an unquantized model: it detects the method from the checkpoint's "
+               "quantization config (config.json's quantization_config; ModelOpt's hf_quant_config.json), which this "
+               f"checkpoint likely lacks. Pass the checkpoint's method with --quantization{which}.")
+    needs = () if hinted else (
+        "the checkpoint's quantization method (its model card or the tool that quantized it)"
+        + (f": {' or '.join(candidates)} by its tensors" if candidates else ""),)
+    return Fix(
+        summary=summary,
+        flags=(FlagOp("set", "--quantization", hinted),) if flagged else (),
+        steps=(
+            "read the checkpoint's config.json: without a quantization_config, auto-detection has nothing to read; "
+            "the method given with --quantization (or the quantization_config the quantizing tool writes, restored) "
+            "tells the engine how to build the layers",
+            f"if config.json does have a quantization_config, {engine}'s release builds no parameter for this tensor "
+            "under that method for this architecture: a newer release, or the model in another format, may load it",
+        ),
+        needs_input=needs,
+    )
 
 
 def _checkpoint_method(ctx: FixContext) -> str | None:
@@ -56,6 +130,8 @@ def checkpoint_quantization(ctx: FixContext, data: dict[str, Any]) -> Fix:
                    f"architecture: a newer {engine} release, or a checkpoint in another format",),
         )
     named = f" ({method}, as the log shows)" if method else ""
+    if given is False and not method:
+        return _method_not_passed(ctx, engine)
     if given is False:
         return Fix(
             summary=(f"The launch gives no --quantization, so {engine} took the method from the checkpoint's "

@@ -116,6 +116,18 @@ RETRACT_LAST = serving(
         """, 1362, env=(("sorted_indices", "[0]"), ("self", "NS(token_to_kv_pool_allocator=NS(available_size=lambda: 0))")), marker="assert"),
     run_line=2563, loop_line=790,
 )
+# 0.5.9's wording of the same end (sglang/srt/managers/schedule_batch.py ScheduleBatch.retract_decode, line 1887): the
+# last request left still does not fit the KV pool; later releases abort that request instead of raising.
+RETRACT_LAST_059 = serving(
+    frame_at(SCHEDULER, "get_next_batch_to_run", "self.running_batch = self.update_running_batch(self.running_batch)", 1900),
+    frame_at(SCHEDULER, "update_running_batch", "retracted_reqs, new_token_ratio, reqs_to_abort = batch.retract_decode(self.server_args)", 2100),
+    failing_at(SCHEDULE_BATCH, "retract_decode", """
+        if len(sorted_indices) <= 1 and not self.check_decode_mem(selected_indices=sorted_indices):
+            raise ValueError(
+                "Out of memory even after retracting all other requests in the decode batch."
+            )
+        """, 1887, env=(("sorted_indices", "[0]"), ("self", "NS(check_decode_mem=lambda selected_indices: False)"))),
+)
 RETRACT_NOTICE = "KV cache pool is full. Retract requests. #retracted_reqs: 3, #new_token_ratio: 0.4000 -> 0.6571"
 CUDA_OOM_SERVING = scheduler_crash("sglang-gpu-oom-forward", "x", (*forward_frames("0.5.9"), QWEN_FORWARD, LOGITS_ALLOC), before=(READY, DECODE),
                                    torch_error=oom("4.64 GiB", free="3.98 GiB"))
@@ -125,6 +137,7 @@ SERVING_CASES = (
     scheduler_crash("sglang-serving-out-of-memory", "positive-decode-paged", DECODE_PAGED, ranks="TP3", before=(READY, DECODE)),
     scheduler_crash("sglang-serving-out-of-memory", "positive-prefill-hybrid", PREFILL_HYBRID, before=(READY, DECODE)),
     scheduler_crash("sglang-serving-out-of-memory", "positive-retract-last-request", RETRACT_LAST, before=(READY, DECODE)),
+    scheduler_crash("sglang-serving-out-of-memory", "positive-0.5.9-retract-decode", RETRACT_LAST_059, before=(READY, DECODE, RETRACT_NOTICE)),
     CUDA_OOM_SERVING.named("sglang-serving-out-of-memory", "negative-cuda-oom-forward"),
     Case("sglang-serving-out-of-memory", "negative-retract-notice", (), mode="lines", before=(DECODE, RETRACT_NOTICE, DECODE)),
 )
