@@ -322,6 +322,16 @@ def console_script_engine(path: str) -> str | None:
     return m["engine"] if path.endswith(("/vllm", "/sglang")) and (m := _CONSOLE_SCRIPT.search(path)) else None
 
 
+def relative_frame_engine(path: str) -> str | None:
+    """The engine whose source tree a relative frame path starts in (`sglang/srt/managers/scheduler.py`, a checkout
+    run from its `python/` directory or a paste that shortened the paths; `vllm/v1/engine/core.py`), else None.  The
+    same module paths as in other lines (_MODULE_PATH): `vllm/` alone is a directory of models."""
+    if path[:1] in ("/", "<") or not path.startswith(("sglang/", "vllm/", "./")):
+        return None
+    m = _MODULE_PATH.match(path.removeprefix("./"))
+    return "sglang" if m and m["sglang"] else "vllm" if m and m["vllm"] else None
+
+
 def wrapper_module_engine(path: str) -> str | None:
     """The engine a wrapper's per-engine module in a frame's path runs, else None."""
     return m["engine"] if "_" in path and (m := _WRAPPER_ENGINE_MODULE.search(path)) else None

@@ -395,7 +395,7 @@ class LaunchTracker:
                 elif "/vllm/" in path:
                     self._saw("frames", "vllm")
                 elif engine := (engine_evidence.console_script_engine(path) or engine_evidence.wrapper_module_engine(path)
-                                or engine_evidence.package_frame_engine(path)):
+                                or engine_evidence.package_frame_engine(path) or engine_evidence.relative_frame_engine(path)):
                     self._saw("frames", engine)
 
     def segment_start(self, before: int) -> int:

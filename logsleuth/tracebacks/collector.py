@@ -14,6 +14,7 @@ from enum import Enum, auto
 from logsleuth.models import ExceptionBlock, Failure, FailureKind, Frame, LogLine
 from logsleuth.tracebacks.chain import parse_chain, parse_faulthandler
 from logsleuth.tracebacks.grammar import (
+    CARET_LINE,
     CPP_BACKTRACE,
     CPP_TERMINATE,
     ELIDED_LINE,
@@ -42,6 +43,7 @@ from logsleuth.tracebacks.grammar import (
     runtime_fact,
     shell_notice,
 )
+from logsleuth.tracebacks.raising_statement import STRIPPED_FRAME, raised_type
 
 # A runaway traceback (deep recursion printed without CPython's repeat marker, 100k frames) keeps its first
 # ELIDED_HEAD and its last lines, up to MAX_FAILURE_LINES in all; the middle becomes one marker line.  The
@@ -94,6 +96,8 @@ class Collector:
     said_before: str = ""
     blanks: int = 0  # blank lines at the end of its text
     assert_source: str = ""  # the assert statement pasted right above a bare `AssertionError`, its File line cut
+    stripped_frames: bool = False  # its frame lines lost CPython's `File "…", line N, in f` wording
+    typed_by_statement: bool = False  # its type read from the raising statement, the exception line lost
     ray_remote: bool = False  # holds a Ray task error's remote frames (`_ray_task_error_header`): joined in `build`
 
     def expects(self, leader: Collector) -> str | None:
@@ -118,6 +122,10 @@ class Collector:
             kind, text = self.view(kind, text)
         phase = self.phase
         if phase is Phase.FRAMES:
+            if kind in (LineKind.SOURCE, LineKind.OTHER) and self._stripped_frame(text):
+                return 1  # a frame line that lost CPython's `File "…", line N, in f` wording (raising_statement.py)
+            if kind is LineKind.SOURCE and self.last is LineKind.HEADER:
+                return 2  # only the frames' source lines pasted under the header
             if kind is LineKind.OTHER:
                 if self.last is LineKind.FRAME:
                     return 2  # a source line pasted without its indentation
@@ -192,6 +200,14 @@ class Collector:
             return 0
         return 0
 
+    def _stripped_frame(self, text: str) -> bool:
+        """A frame's place without CPython's wording, right under the header or under another such line."""
+        return (
+            (self.last is LineKind.HEADER or self.stripped_frames)
+            and ".py" in text
+            and STRIPPED_FRAME.match(text) is not None
+        )
+
     def _message_line(self, kind: LineKind, text: str, line: LogLine) -> bool:
         """Whether a line may continue the exception message (not a new record, failure or warning, nor
         a reader's `...`)."""
@@ -257,7 +273,10 @@ class Collector:
         self.last_end = line.offset + len(line.text) + 1
         phase = self.phase
         if phase is Phase.FRAMES:
-            if kind is LineKind.EXCEPTION:
+            if kind in (LineKind.SOURCE, LineKind.OTHER) and self._stripped_frame(text):
+                kind = LineKind.FRAME  # its source line may follow, as under a `File` line
+                self.stripped_frames = True
+            elif kind is LineKind.EXCEPTION:
                 self.phase = Phase.MESSAGE
                 self.message_lines = 0
             elif kind is LineKind.OTHER and self.last is LineKind.FRAME:
@@ -341,10 +360,12 @@ class Collector:
                 exceptions = (ExceptionBlock(type="", message="", truncated=True),)
             if self.ray_remote:
                 exceptions = _join_ray_remote(exceptions)
+        if self.kind == "traceback" and exceptions and not exceptions[-1].type:
+            exceptions = (*exceptions[:-1], _typed_by_statement(exceptions[-1], texts))
         if self.assert_source and exceptions and not exceptions[-1].frames:
             # the frame's place was not pasted; its source line is the check that failed (scanner.ASSERT_SOURCE_ABOVE)
             unplaced = Frame(file=UNPASTED_FRAME, line=None, function=None, source=self.assert_source)
-            exceptions = (*exceptions[:-1], replace(exceptions[-1], frames=(unplaced,)))
+            exceptions = (*exceptions[:-1], replace(exceptions[-1], frames=(unplaced,), truncated=self.typed_by_statement))
         if truncated and exceptions and not exceptions[-1].truncated and not self.complete:
             exceptions = (*exceptions[:-1], _mark_truncated(exceptions[-1]))
         return Failure(
@@ -393,6 +414,18 @@ def _what(lines: list[str]) -> str:
     return "\n".join(message)
 
 
+def _typed_by_statement(block: ExceptionBlock, texts: list[str]) -> ExceptionBlock:
+    """A traceback cut inside its raising statement (`raise ValueError(`, `assert (`), its exception line lost: the type
+    the statement names, the message unknown (raising_statement.py).  The statement is the innermost frame's source,
+    or the last line pasted when the frames lost their `File` lines."""
+    last = next((text for text in reversed(texts) if text.strip() and not CARET_LINE.match(text)), "")
+    source = block.frames[-1].source if block.frames and block.frames[-1].source else last
+    type_name = raised_type(source or "")
+    if type_name is None:
+        return block
+    # frames that lost their `File` lines are not parsed: the statement is kept as the innermost frame's source
+    frames = block.frames or (Frame(file=UNPASTED_FRAME, line=None, function=None, source=last.strip()),)
+    return replace(block, type=type_name, message="", frames=frames, truncated=True)
 def _join_ray_remote(blocks: tuple[ExceptionBlock, ...]) -> tuple[ExceptionBlock, ...]:
     """Ray's re-raise and the remote task's error it prints as one exception, as a reader sees it: the caller's frames
     down to `ray.get`, then the task's own frames, then the cause's line (`RayTaskError(ActorDiedError)` is an

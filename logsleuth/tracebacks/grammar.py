@@ -102,8 +102,9 @@ QUOTED_FRAMES_HEADING = "from user code:"
 # argparse: `launch_server.py: error: unrecognized arguments: …`, `sglang serve: error: …`; without a program name
 # only in argparse's own wordings (a SystemExit that copies them: SGLang's diffusion server raises
 # `error: unrecognized arguments: …`, python/sglang/multimodal_gen/runtime/server_args/server_args.py; sgl-project/sglang#34226)
+# The compiler drivers print `clang: error: …` too: their diagnostics are read as a compiler's (typeless_errors.py).
 USAGE_ERROR = compile_lazily(
-    r"^(?:(?P<prog>[\w./\-]+(?: [\w\-]+)?): |(?=error: (?:unrecognized arguments: |the following arguments are required: "
+    r"^(?:(?!(?:clang|amdclang|hipcc|nvcc|gcc|g\+\+|c\+\+|ld(?:\.lld)?)(?:\+\+)?: )(?P<prog>[\w./\-]+(?: [\w\-]+)?): |(?=error: (?:unrecognized arguments: |the following arguments are required: "
     r"|argument -{1,2}[\w\-]+(?:/-{1,2}[\w\-]+)*: |ambiguous option: )))error: (?P<msg>.+)$"
 )
 # An exception a sentence quotes as its repr: `… at runtime: ValueError("type fp8e4nv not supported …")`
@@ -375,7 +376,7 @@ TYPELESS_ENGINE_LINES: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 FATAL_LINE_WORDS = ("rror", "atchdog", "undefined symbol", "max seq len", "placement group of specs", "failed to start",
                     "hit an exception", "gated repo", "is restricted", "out of resource", "Transformers with the command",
-                    "the checkpoint is very new", '"detail"', "OCI runtime")
+                    "the checkpoint is very new", '"detail"', "OCI runtime", "fatal ")
 FATAL_LINES: tuple[tuple[re.Pattern[str], str | None], ...] = (
     # a kernel or library (flashinfer, sgl-kernel): `CUDA Error: <text> (700) <file>: line N at function F`
     (compile_lazily(r"^\s*(?P<type>CUDA [Ee]rror): (?P<msg>\S.*?\(\d+\).*)$"), None),

@@ -85,6 +85,35 @@ def status_candidates(text: str) -> list[str]:
     return candidates
 
 
+# A command line a paste shows (issue 28, stop 39's blind split: a launch command, then the engine's one line with no
+# type): a shell prompt (`$ `, `# `, `(venv) user@host:~$ `) or an engine's launch (`vllm serve`, `python -m
+# sglang.launch_server`, `sglang serve`, vLLM's `api_server`).
+_COMMAND_LINE = compile_lazily(
+    r"^\s*(?:[$#>] |(?:\([\w.-]+\) )?[\w.-]+@[\w.-]+:\S*[$#] )"
+    r"|\b(?:vllm|sglang) serve\b|\bsglang\.launch_server\b|\bvllm\.entrypoints\.openai\.api_server\b"
+)
+
+
+def is_command_line(text: str) -> bool:
+    """A line that runs a command: the line after it is the command's own output."""
+    if not text or len(text) > MAX_RECORD:
+        return False
+    # (what every command line holds, before the regex: this runs on each plain line after another)
+    if text.lstrip()[:1] not in ("$", "#", ">") and "@" not in text and " serve" not in text and "sglang.launch_server" not in text \
+            and "api_server" not in text:
+        return False
+    return _COMMAND_LINE.search(text) is not None
+
+
+def plain_candidates(line: LogLine) -> list[str]:
+    """Where a plain line's message may start (no record level, no status): the whole text, then after its first
+    separators (a wrapper's tag, a logger's name); [] for a line too short or too long to be one message."""
+    text = line.text
+    if (line.starts_record and line.meta.level) or len(text) > MAX_RECORD or len(text.strip()) < MIN_FIXED:
+        return []  # a logger's record says its level: an ERROR one is read as such (error_record_candidates), others are none
+    return _candidates(text)
+
+
 def _candidates(rest: str) -> list[str]:
     """Where a record's message may start: the whole text, then after each of its first separators."""
     candidates = [rest.strip()]

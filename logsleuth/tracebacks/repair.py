@@ -6,6 +6,7 @@ from dataclasses import replace
 
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure
+from logsleuth.tracebacks.raising_statement import lost_its_exception_line
 
 KERNEL_PRINT_REACH = 16 << 10  # bytes between a kernel's error print and the exception it causes
 
@@ -66,7 +67,7 @@ def attach_moved_exceptions(failures: list[Failure]) -> list[Failure]:
             and (previous.kind == "bare" or (previous.kind == "line" and _EXCEPTION_CLASS.match(previous.final.type)))
             and failure.kind == "traceback"
             and len(failure.exceptions) == 1
-            and not failure.final.type
+            and lost_its_exception_line(failure.final)
             and failure.final.frames
             and _moved_just_above(previous, failure)
         ):

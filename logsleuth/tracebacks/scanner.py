@@ -66,10 +66,13 @@ from logsleuth.tracebacks.logged_errors import (
     HTTP_STATUS_WORDS,
     engine_message,
     error_record_candidates,
+    is_command_line,
     is_error_record,
     named_by_record_above,
+    plain_candidates,
     status_candidates,
 )
+from logsleuth.tracebacks.raising_statement import lost_its_exception_line, raised_type, stripped_frames_above
 from logsleuth.tracebacks.repair import attach_moved_exceptions, fold_kernel_prints, shown_in
 from logsleuth.tracebacks.split_bodies import SplitErrorBodies
 
@@ -86,6 +89,7 @@ MAX_OPEN = 64  # open collectors per stream; the least recently fed one is close
 # prints the failing assert statement there, and a paste that cut the frames often keeps just these two lines): the
 # statement (CPython 3.11+'s caret line under it skipped) is the check that failed, kept as that frame's source (collector.Collector.assert_source).
 ASSERT_SOURCE_ABOVE = compile_lazily(r"^[ \t]*(?P<statement>assert\s.*?)\s*$")
+RECENT_TEXTS = 6  # lines above a raising statement read for frames that lost their `File` lines
 BARE_ASSERTION_ERROR = compile_lazily(r"^\s*(?:builtins\.)?AssertionError:?\s*$")
 
 
@@ -100,6 +104,10 @@ class FailureScanner:
         self._open: dict[str, list[Collector]] = {}
         self._seq: dict[str, int] = {}
         self._previous_text: dict[str, str] = {}
+        # each stream's last line no collector took, when it is a plain line (OTHER): read at the end of a paste that
+        # shows no failure (_read_last_lines)
+        self._last_unread: dict[str, tuple[LogLine, int] | None] = {}
+        self._recent_texts: dict[str, deque[str]] = {}  # each stream's last lines no collector took (raising_statement.py)
         self._source_above: dict[str, str] = {}  # the last line that is no caret line (CPython 3.11+ `^^^^` under a source)
         self._recent_context: deque[str] = deque(maxlen=CONTEXT_LINES)
         self._fed = 0  # lines fed so far
@@ -157,6 +165,7 @@ class FailureScanner:
 
         self._maybe_start(kind, line, seq)
         self._previous_text[stream] = line.text
+        self._recent_texts.setdefault(stream, deque(maxlen=RECENT_TEXTS)).append(line.text)
         if kind is not LineKind.CARET:
             self._source_above[stream] = line.text
 
@@ -168,6 +177,8 @@ class FailureScanner:
     def finish(self) -> list[Failure]:
         for stream in list(self._open):
             self._close_all(stream)
+        if not self.failures and not self._fallbacks and not self._mentions:
+            self._read_last_lines()
         self.failures.extend(mention for mention in self._mentions if not shown_in(mention, self.failures))
         # A fallback (a bare `Exception: …`) may be the exception of frames pasted after it; else it is
         # reported only when nothing else was found.
@@ -252,25 +263,64 @@ class FailureScanner:
             and self._record_lookups_left > 0
             and (text[:1] in ("4", "5") or any(word in text for word in HTTP_STATUS_WORDS))  # `400 Bad Request: …`
             and (logged := self._engine_text(status_candidates(text))) is not None
+        ) or (
+            started is None
+            and kind is LineKind.OTHER
+            and self._record_lookups_left > 0
+            and is_command_line(self._previous_text.get(line.stream, ""))  # the one line the launch printed
+            and (logged := self._engine_text(plain_candidates(line))) is not None
         ):
-            # an engine's error text in an ERROR record, its type line lost (a wrapper logging str(exc)), or after the HTTP
-            # error status a client printed (logged_errors.status_candidates): a fallback,
-            # whole on its one line, so closed at once (a traceback the wrapper prints next is a failure of its own)
+            # an engine's error text in an ERROR record, its type line lost (a wrapper logging str(exc)), after the HTTP
+            # error status a client printed (logged_errors.status_candidates), or alone right after the command that
+            # launched it: a fallback, whole on its one line, so closed at once (a traceback the wrapper prints next is
+            # a failure of its own)
+            self._add_engine_text(line, seq, logged)
+            return
+        if (
+            started is None
+            and kind in (LineKind.SOURCE, LineKind.OTHER)
+            and ("raise" in text or "assert" in text)
+            and (raised := raised_type(text)) is not None
+            and stripped_frames_above(text, self._recent_texts.get(line.stream, ()))
+        ):
+            # the raising statement under frames that lost their `File` lines, no exception line (raising_statement.py):
+            # a failure of the type it names, the message unknown; the failure only of a paste that shows no other
             record = Collector("bare", line, Phase.DONE, context=self._context(), fallback=True)
-            record.add(LineKind.EXCEPTION, line, seq, text=logged)
+            record.assert_source, record.typed_by_statement = text.strip(), True
+            record.add(LineKind.EXCEPTION, line, seq, text=raised)
             self._register(line.stream, record)
             self._close(line.stream, record)
             return
         if started is None:
             if kind in (LineKind.OTHER, LineKind.SOURCE, LineKind.EXCEPTION):
                 self._note_plain_line(kind, line, seq)
+            if kind is not LineKind.BLANK:
+                self._last_unread[line.stream] = (line, seq) if kind is LineKind.OTHER else None
             return
+        self._last_unread[line.stream] = None
         new, first_text = started
         if new.kind == "bare" and (source := ASSERT_SOURCE_ABOVE.match(self._source_above.get(line.stream, ""))):
             if BARE_ASSERTION_ERROR.match(first_text):
                 new.assert_source = source["statement"]
         new.add(kind if first_text is text else classify(first_text), line, seq, text=first_text)
         self._register(line.stream, new)
+
+    def _add_engine_text(self, line: LogLine, seq: int, logged: str) -> None:
+        """An engine's message read against the raise site index (`Type: message`): a fallback failure of one line."""
+        record = Collector("bare", line, Phase.DONE, context=self._context(), fallback=True)
+        record.add(LineKind.EXCEPTION, line, seq, text=logged)
+        self._register(line.stream, record)
+        self._close(line.stream, record)
+
+    def _read_last_lines(self) -> None:
+        """A paste that shows no failure: each stream's last line, when no collector took it, is read against the raise
+        site index (a bare engine message the paste ends on, with no type and no record header)."""
+        for last in list(self._last_unread.values())[:MAX_LAST_LINES_READ]:
+            if last is None or self._record_lookups_left <= 0:
+                continue
+            line, seq = last
+            if (logged := self._engine_text(plain_candidates(line))) is not None:
+                self._add_engine_text(line, seq, logged)
 
     def _engine_text(self, candidates: list[str]) -> str | None:
         """The engine's message among a record's candidates.  Only a line that has candidates is charged to the lookup
@@ -424,7 +474,7 @@ class FailureScanner:
 
     def _build(self, collector: Collector) -> None:
         failure = collector.build()
-        if collector.said_before and failure.kind == "traceback" and not failure.final.type and failure.final.frames:
+        if collector.said_before and failure.kind == "traceback" and failure.final.frames and lost_its_exception_line(failure.final):
             failure = named_by_record_above(failure, collector.said_before)
         if collector.fallback or collector.mention:
             (self._fallbacks if collector.fallback else self._mentions).append(failure)
@@ -454,6 +504,7 @@ class FailureScanner:
 
 
 MAX_RECORD_LOOKUPS = 256  # ERROR records per scan looked up in the raise site index
+MAX_LAST_LINES_READ = 8  # streams whose last line a paste with no failure has read against the index (ranks, hosts)
 
 
 def _unquoted_failure(text: str) -> str | None:

@@ -21,6 +21,14 @@ stop 38's blind split): what a person points at in such a paste, read from the p
   failed: …` around it is the failure only of a paste that shows no other (the toolkit's line says why), unless it
   carries the toolkit's refusal itself (the newer nvidia-container-runtime: `requirements not met: unsatisfied
   condition: cuda>=12.9 (cuda=12.6)`).
+- a GPU compiler's error diagnostic (issue 28, stop 39's blind split): clang's and MLIR's `<file>:<line>:<col>: error:
+  <text>` (hipcc and triton compile through LLVM: a kernel's stack frame over the target's limit,
+  `<file>:L:C: error: stack frame size (N) exceeds limit (M) in function '…'`, ClangBuiltLinux/linux#1710), LLVM's
+  backend reporting with the location after the level (`error: <unknown>:0:0: stack frame size (…) exceeds limit (…)`,
+  iree-org/iree#19180, #21252), and the drivers' own lines (`nvcc fatal   : Unsupported gpu architecture 'compute_89'`,
+  mlc-ai/mlc-llm#710; `ptxas fatal   : …`, `clang: error: unsupported …`).  A kernel that did not compile: the
+  failure of a paste that shows no other (the Python exception the build raised next is the failure when it is
+  there, the diagnostic its context).  A `warning:` is never one.
 - the dynamic loader's `<library>.so[.N]: undefined symbol: <name>` (glibc's dlerror format "%s: undefined symbol:
   %s") quoted alone, in backticks or quotes, with a relative path or a bare library name: an ImportError of a
   compiled extension, the only Python path to that text.
@@ -50,6 +58,16 @@ OCI_RUNTIME_FAILED = compile_lazily(r"^(?:.*?\s)?(?:docker: )?(?:Error response 
 UNDEFINED_SYMBOL = compile_lazily(
     _NOT_TYPED + r"^(?:.*?[\s'\"`(>])?(?P<msg>[\w./+\-]*[\w\-]\.so(?:\.\d+)*: undefined symbol: [\w.@$]+)"
 )
+# `<file>:<line>:<col>: error: <text>` (clang, MLIR/triton; `<file>` may be `<unknown>`), `error: <file>:L:C: <text>`
+# (LLVM's backend), `nvcc fatal   : <text>`, `ptxas error   : <text>`, `clang: error: <text>`.
+COMPILER_DIAGNOSTIC = compile_lazily(
+    r"^\s*(?P<msg>(?:(?:[^\s:<>]+|<[\w ]+>):\d+:\d+: (?:fatal )?error: |error: (?:[^\s:<>]+|<[\w ]+>):\d+:\d+: )\S.*?)\s*$"
+)
+COMPILER_PROGRAM_ERROR = compile_lazily(
+    r"^\s*(?P<msg>(?:nvcc|ptxas|clang(?:\+\+)?|amdclang(?:\+\+)?|hipcc|gcc|g\+\+|c\+\+|ld(?:\.lld)?)(?:\s+(?:fatal|error)\s*:|: (?:fatal )?error:)"
+    r"\s*\S.*?)\s*$"
+)
+COMPILER_ERROR = "compiler error"  # the type of a compiler's diagnostic: no Python exception was raised yet
 GCLOUD_ERROR = compile_lazily(r"^(?:.*?\s)?ERROR: \((?P<type>gcloud(?:\.[\w\-]+)+)\) (?P<msg>\S.*?)\s*$")
 # A client's own print of the status before the server's JSON body: `HTTP 400: {…}`, `HTTP Error 500 - {…}`.
 HTTP_STATUS_BEFORE_BODY = compile_lazily(r"\bHTTP(?: [Ee]rror)?:? (?P<status>[45]\d\d)\b[^{]{0,40}\{")
@@ -57,7 +75,8 @@ HTTP_STATUS_BEFORE_BODY = compile_lazily(r"\bHTTP(?: [Ee]rror)?:? (?P<status>[45
 OPENAI_CLASSES = {400: "BadRequestError", 401: "AuthenticationError", 403: "PermissionDeniedError",
                   404: "NotFoundError", 409: "ConflictError", 422: "UnprocessableEntityError", 429: "RateLimitError"}
 
-WORDS = ("Value error, ", "Error code: ", "nvidia-container-cli", "OCI runtime", "undefined symbol", "(gcloud.")
+WORDS = ("Value error, ", "Error code: ", "nvidia-container-cli", "OCI runtime", "undefined symbol", "(gcloud.", "error: ",
+         "fatal ", "error ")
 
 
 def openai_class(status: int) -> str:
@@ -85,6 +104,10 @@ def typeless_error(text: str) -> tuple[str, str, bool] | None:
         return openai_class(int(m["status"])), m["msg"].strip(), True
     if (m := UNDEFINED_SYMBOL.match(text)) is not None:
         return "ImportError", m["msg"].strip(), True
+    if ("error: " in text and (m := COMPILER_DIAGNOSTIC.match(text)) is not None) or (
+        (m := COMPILER_PROGRAM_ERROR.match(text)) is not None
+    ):
+        return COMPILER_ERROR, m["msg"], True
     if (m := GCLOUD_ERROR.match(text)) is not None:
         return m["type"], m["msg"], True
     return None

@@ -33,6 +33,7 @@ ENGINE_UNSHOWN: dict[str, str] = {
     "vllm-module-removed/sgl-project-sglang-362-inline-quote-lost": "'No module named vllm.…' only names vLLM (SGLang importing it); `pip install sglang[all]` is an install, not a run",
     "vllm-native-segfault/NVIDIA-nccl-2106-quoted-dump": "a native backtrace of NCCL's frames alone: no engine file, header or command",
     "weight-key-mismatch/sgl-project-sglang-2935-inline-in-sentence": "a bare `KeyError: 'lm_head.weight'` in a sentence",
+    "dev-clean-statement-in-prose/vllm-project-vllm-4232-raise-in-prose": "a question in prose naming a file as `vllm/config.py`: no frame, command or header of the engine",
     "dev-ray-task-error/verl-project-verl-4082-remote-frames": "verl's and Ray's frames and Ray's ActorDiedError: the rollout engine "
     "the actor ran is not named",
     "dev-ray-rank-records/OpenRLHF-OpenRLHF-970-ray-then-rank": "torch's c10d records under Ray's actor prefix: no engine file, "

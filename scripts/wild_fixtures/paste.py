@@ -127,6 +127,20 @@ def first_lines(text: str, count: int) -> str:
     return "".join(line + "\n" for line in text.splitlines()[:count])
 
 
+def cut_after(text: str, marker: str) -> str:
+    """The paste stops right after the last line containing `marker` (a traceback cut inside its raising statement:
+    `raise ValueError(` kept, the exception line not; issue 28's blind split shape, paste style ours)."""
+    lines = text.splitlines()
+    end = max(index for index, line in enumerate(lines) if marker in line)
+    return "".join(line + "\n" for line in lines[: end + 1])
+
+
+def file_wording_lost(text: str) -> str:
+    """Each `  File "<path>", line N, in <f>` kept as `  <path>, in <f>` (a copy that kept only the paths and functions
+    of the frames; issue 28's blind split shape, paste style ours)."""
+    return re.sub(r'^(\s*)File "([^"]+)", line \d+, in (\S+)$', r"\1\2, in \3", text, flags=re.M)
+
+
 def cut_at_start(text: str, marker: str, occurrence: int = 1) -> str:
     """The paste begins mid-traceback, at the `occurrence`-th line containing `marker` (sglang#1279,
     #4048, #9950)."""

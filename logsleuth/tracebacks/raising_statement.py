@@ -1,0 +1,80 @@
+"""The exception a traceback's raising statement names, when the paste lost the exception line (issue 28, stop 39's
+blind split).
+
+CPython prints the innermost frame's source line, the statement that raised, right above the exception line.  A
+paste cut there (at the statement's first line: `raise ValueError(`, `assert (`), or one whose frames lost their
+`File "…", line N, in f` prefix, keeps that statement and no `Type: message` line.  The statement still names the
+type: `raise X(…)` / `raise X` raises X, and a failing `assert` raises AssertionError.  The message is unknown (it is
+on the lines the paste cut), so it stays empty, and the block is marked truncated: the report says the type was read
+from the statement (render/view.exception_line).
+
+Only a statement that names a class counts: `raise` alone re-raises and `raise exc` raises a variable, whose type
+the statement does not say.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from logsleuth.ingest.line_shapes import CARET_LINE
+from logsleuth.lazyre import compile_lazily
+from logsleuth.models import ExceptionBlock
+
+# `raise ValueError(`, `raise torch.OutOfMemoryError(…) from e`, `raise RuntimeError`, `assert x > 0, (`, `assert (`.
+# A class name is CamelCase (its last part starts upper-case and holds a lower-case letter): `raise exc`, `raise e`
+# and `raise ERRORS[k]` name no class.
+RAISING_STATEMENT = compile_lazily(
+    r"^\s*(?:raise\s+(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*[a-z]\w*)\s*(?:\(.*|from\s.*)?|(?P<assert>assert)(?:\s.*|\(.*))$"
+)
+# A frame line that lost CPython's `File "…", line N, in f` wording but kept the place: `  /x/vllm/config.py, in
+# __init__`, `vllm/config.py:233 in __init__`, `/x/config.py, line 233`.  A path to a Python file and a line or a
+# function: the rest of a frame line, not a sentence that names a file.
+STRIPPED_FRAME = compile_lazily(r"^\s*\"?[\w./\\~:-]*\w\.py\"?(?:(?::\d+|,? line \d+)(?:,? in \w+)?|,? in [\w<>.]+)\s*:?\s*$")
+# Lines a statement block starts with: quoted code, not the source lines CPython prints (one statement per frame).
+_BLOCK_OPENER = compile_lazily(r"^\s*(?:if|elif|else|for|while|try|except|finally|with|def|class|async)\b")
+MIN_SOURCE_RUN = 2  # frames shown only by their source lines: at least this many above the raising statement
+
+
+def raised_type(source: str) -> str | None:
+    """The type the raising statement `source` names (`raise X(` -> X, `assert …` -> AssertionError), else None."""
+    if "raise" not in source and "assert" not in source:
+        return None
+    m = RAISING_STATEMENT.match(source)
+    if m is None:
+        return None
+    return "AssertionError" if m["assert"] else m["type"]
+
+
+def typed_by_statement(block: ExceptionBlock) -> bool:
+    """The block's type was read from its raising statement, its exception line lost: truncated, no message, and the
+    innermost frame's source names that type."""
+    source = block.frames[-1].source if block.frames else None
+    return block.truncated and not block.message and bool(source) and raised_type(source or "") == block.type
+
+
+def lost_its_exception_line(block: ExceptionBlock) -> bool:
+    """No exception line was pasted for the block: no type at all, or only the one its raising statement names (a
+    record or a line pasted above that names the exception says more, and replaces it)."""
+    return not block.type or typed_by_statement(block)
+
+
+def stripped_frames_above(statement: str, above: Sequence[str]) -> bool:
+    """Whether the lines right above a raising statement (nearest last) are a traceback's frames that lost their
+    `File` lines: one of them is a frame's place without CPython's wording (STRIPPED_FRAME), or they are source lines
+    as CPython prints them, each at the statement's own indentation and none opening a block (quoted code indents a
+    `raise` under its `if …:`)."""
+    run: list[str] = []
+    for text in reversed(above):
+        if not text.strip():
+            break
+        if not CARET_LINE.match(text):  # CPython 3.11+'s marks under a source line
+            run.append(text)
+    if any(STRIPPED_FRAME.match(text) for text in run):
+        return True
+    indent = len(statement) - len(statement.lstrip())
+    same_level = [text for text in run if len(text) - len(text.lstrip()) == indent]
+    return (
+        len(run) >= MIN_SOURCE_RUN
+        and len(same_level) == len(run)
+        and not any(text.rstrip().endswith(":") or _BLOCK_OPENER.match(text) for text in run)
+    )
