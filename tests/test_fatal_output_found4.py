@@ -83,3 +83,15 @@ def test_an_engine_message_after_a_client_printed_http_status_is_the_failure(pre
 ])
 def test_a_status_without_an_engine_message_is_no_failure(log: str) -> None:
     assert diagnose_text(log, OPTIONS).failures == ()
+
+
+def test_the_status_prefilter_skips_metrics_lines_and_keeps_every_status_shape() -> None:
+    # the status reader's regex tries its keywords at every position; SGLang's `Decode batch` lines (a long log's most
+    # common line) hold `code` inside `Decode` and must not reach it, every client status shape must
+    from logsleuth.tracebacks.logged_errors import may_hold_status
+
+    assert not may_hold_status("[2025-06-01 10:00:00 TP0] Decode batch. #running-req: 45, #token: 45120, "
+                               "token usage: 0.42, gen throughput (token/s): 450.23, #queue-req: 0")
+    for shape in ("Error code: 400 - {'object': 'error'}", "code=400 message=x", "HTTP 400: x", "status_code=400",
+                  "400 Bad Request: x", "Bad Request: x", "Request failed (HTTP 500): x", "code: 503"):
+        assert may_hold_status(shape), shape

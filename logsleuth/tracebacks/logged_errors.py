@@ -56,7 +56,22 @@ _REASON_PHRASE = compile_lazily(
     r"^(?:HTTP )?(?:Bad Request|Unprocessable (?:Entity|Content)|Internal Server Error|Service Unavailable|Not Found)"
     r" ?[:\-\u2013] ?"
 )
-HTTP_STATUS_WORDS = ("HTTP", "status", "rror", "code", "Bad Request", "Unprocessable", "Unavailable", "Not Found")
+_STATUS_NUMBER = compile_lazily(r"(?<![\d.])[45]\d\d(?!\d|\.\d)")
+_STATUS_WORDS = ("HTTP", "status", "rror", "Bad Request", "Unprocessable", "Unavailable", "Not Found")
+
+
+def may_hold_status(text: str) -> bool:
+    """A cheap test before status_candidates: the line starts with a status or holds one of the words a client prints
+    before one.  `code` counts only as a word of its own: SGLang's `Decode batch` metrics lines, a long log's most
+    common line, hold it inside `Decode`."""
+    if text[:1] in ("4", "5") or any(word in text for word in _STATUS_WORDS):
+        return True
+    at = text.find("code")
+    while at != -1:
+        if at == 0 or not text[at - 1].isalpha():
+            return True
+        at = text.find("code", at + 4)
+    return False
 # The error body both engines answer a refused request with (vLLM's and SGLang's OpenAI-compatible ErrorResponse:
 # object, message, type, param, code), as a client prints it (a dict's repr or JSON): a paste that kept only its
 # message and its tail (`…completion.", 'type': 'BadRequestError', 'param': None, 'code': 400}`) still says the
@@ -75,7 +90,10 @@ def status_candidates(text: str) -> list[str]:
     if len(text) > MAX_RECORD or len(text) < MIN_FIXED:
         return []
     candidates: list[str] = []
-    for m in (*_HTTP_ERROR_STATUS.finditer(text), *filter(None, (_REASON_PHRASE.match(text),))):
+    # the status regex tries its keywords at every position: only a line holding a 4xx/5xx number is worth it (not
+    # a metrics line's `450.23` or `45120`: SGLang's `Decode batch` lines hold the word `code`)
+    statuses = _HTTP_ERROR_STATUS.finditer(text) if _STATUS_NUMBER.search(text) else ()
+    for m in (*statuses, *filter(None, (_REASON_PHRASE.match(text),))):
         if (rest := text[m.end():].strip()) and len(rest) >= MIN_FIXED:
             candidates.extend(_candidates(rest))
     if ("'param'" in text or '"param"' in text) and (tail := _ERROR_BODY_TAIL.search(text)) is not None:

@@ -63,11 +63,11 @@ from logsleuth.tracebacks.grammar import (
 )
 from logsleuth.tracebacks.interleave import MAX_INTERLEAVED, choose, in_step, redeal
 from logsleuth.tracebacks.logged_errors import (
-    HTTP_STATUS_WORDS,
     engine_message,
     error_record_candidates,
     is_command_line,
     is_error_record,
+    may_hold_status,
     named_by_record_above,
     plain_candidates,
     status_candidates,
@@ -261,7 +261,7 @@ class FailureScanner:
             (started is None or started[0].mention)
             and kind is LineKind.OTHER
             and self._record_lookups_left > 0
-            and (text[:1] in ("4", "5") or any(word in text for word in HTTP_STATUS_WORDS))  # `400 Bad Request: …`
+            and may_hold_status(text)  # `400 Bad Request: …`, `HTTP 400: …`, `Error code: 400 - …`
             and (logged := self._engine_text(status_candidates(text))) is not None
         ) or (
             started is None
