@@ -99,6 +99,9 @@ class ExceptionBlock:
     members: tuple[tuple[ExceptionBlock, ...], ...] = ()
     more_members: int = 0  # "and N more exceptions"
     truncated: bool = False  # frames missing at the start (excerpt) or the end (cut-off log)
+    # the type was read from the raising statement (`raise X(`, `assert`), the exception line not pasted
+    # (tracebacks/raising_statement.py): reports say so instead of showing it as if printed
+    typed_from_statement: bool = False
 
     @property
     def is_group(self) -> bool:

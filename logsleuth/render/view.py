@@ -28,7 +28,6 @@ from logsleuth.models import (
     SourceInfo,
 )
 from logsleuth.render.safety import clean, clean_lines, quote_shell_word, strip_controls
-from logsleuth.tracebacks.raising_statement import typed_by_statement
 
 RELATION_TEXT = {
     "cause": "the above was the direct cause of:",
@@ -225,7 +224,7 @@ def exception_line(block: ExceptionBlock) -> tuple[str, list[str]]:
     lines = clean_lines(block.message) if block.message else []
     kind = clean(block.type)
     head = f"{kind}: {lines[0]}" if lines else (kind or "(exception line missing)")
-    if not lines and kind and typed_by_statement(block):
+    if not lines and kind and block.typed_from_statement:
         # the paste lost the exception line (tracebacks/raising_statement.py): said so, not shown as if printed
         head = f"{kind} (read from the raising statement; its exception line is not in the log)"
     return head, lines[1:]

@@ -365,7 +365,8 @@ class Collector:
         if self.assert_source and exceptions and not exceptions[-1].frames:
             # the frame's place was not pasted; its source line is the check that failed (scanner.ASSERT_SOURCE_ABOVE)
             unplaced = Frame(file=UNPASTED_FRAME, line=None, function=None, source=self.assert_source)
-            exceptions = (*exceptions[:-1], replace(exceptions[-1], frames=(unplaced,), truncated=self.typed_by_statement))
+            exceptions = (*exceptions[:-1], replace(exceptions[-1], frames=(unplaced,), truncated=self.typed_by_statement,
+                                                       typed_from_statement=self.typed_by_statement))
         if truncated and exceptions and not exceptions[-1].truncated and not self.complete:
             exceptions = (*exceptions[:-1], _mark_truncated(exceptions[-1]))
         return Failure(
@@ -425,7 +426,7 @@ def _typed_by_statement(block: ExceptionBlock, texts: list[str]) -> ExceptionBlo
         return block
     # frames that lost their `File` lines are not parsed: the statement is kept as the innermost frame's source
     frames = block.frames or (Frame(file=UNPASTED_FRAME, line=None, function=None, source=last.strip()),)
-    return replace(block, type=type_name, message="", frames=frames, truncated=True)
+    return replace(block, type=type_name, message="", frames=frames, truncated=True, typed_from_statement=True)
 def _join_ray_remote(blocks: tuple[ExceptionBlock, ...]) -> tuple[ExceptionBlock, ...]:
     """Ray's re-raise and the remote task's error it prints as one exception, as a reader sees it: the caller's frames
     down to `ray.get`, then the task's own frames, then the cause's line (`RayTaskError(ActorDiedError)` is an

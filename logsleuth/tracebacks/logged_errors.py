@@ -173,7 +173,7 @@ def named_by_record_above(failure: Failure, record: str) -> Failure:
         type_name, message = "ERROR", stated
     else:
         return failure
-    block = replace(failure.final, type=type_name, message=message, truncated=True)
+    block = replace(failure.final, type=type_name, message=message, truncated=True, typed_from_statement=False)
     return replace(failure, exceptions=(*failure.exceptions[:-1], block), truncated=True)
 
 
