@@ -588,8 +588,8 @@ def test_a_hardware_fault_says_it_is_the_gpu() -> None:
 
 
 @pytest.mark.parametrize(("fixture", "category"), [
-    ("sglang-k8s-image-pull-failed/negative-config-error.log", "orchestration"),
-    ("sglang-k8s-insufficient-gpu/negative-insufficient-memory.log", "orchestration"),
+    ("common-k8s-image-pull-failed/negative-config-error.log", "orchestration"),
+    ("common-k8s-insufficient-gpu/negative-insufficient-memory.log", "orchestration"),
     ("vllm-chat-template-missing/negative-0.11.0-client-tool-choice.log", "missing-flag"),
     ("vllm-port-in-use/negative-0.11.0-cannot-assign-address.log", "network"),
 ], ids=["k8s-config-error", "k8s-insufficient-memory", "tool-choice-needs-flags", "cannot-assign-address"])

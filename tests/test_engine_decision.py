@@ -167,7 +167,9 @@ def _corpus_cases() -> list[tuple[Path, str]]:
                 engine = "vllm" if "fixtures/vllm/" in str(log) else "sglang"
             cases.append((log, engine))
     for log in sorted((REPO / "tests/fixtures/patterns").rglob("*.log")):
-        engine = PATTERN_FIXTURES_OTHER_ENGINE.get(f"{log.parent.name}/{log.stem}", log.parent.name.split("-", 1)[0])
+        prefix = log.parent.name.split("-", 1)[0]
+        # the engine-neutral patterns' (patterns/common/) fixtures are written as SGLang launches
+        engine = PATTERN_FIXTURES_OTHER_ENGINE.get(f"{log.parent.name}/{log.stem}", "sglang" if prefix == "common" else prefix)
         cases.append((log, engine))
     return cases
 

@@ -31,19 +31,19 @@ OPTIONS = DiagnoseOptions(include_user_patterns=False)
 
 # Pattern fixtures (they have no .toml) whose log shows no engine, and why.
 PATTERN_FIXTURES_UNSHOWN = {
-    "sglang-k8s-image-pull-failed/negative-config-error": "a pod's missing-secret events: no image, command or engine output",
-    "sglang-k8s-insufficient-gpu/negative-insufficient-memory": "a pod's scheduling events: no image, command or engine output",
-    "sglang-k8s-insufficient-gpu/positive-insufficient-gpu": "a pod's scheduling events: no image, command or engine output",
-    "sglang-transformers-unknown-model-type/negative-exception-line-other-key": "a bare KeyError line",
-    "sglang-transformers-unknown-model-type/positive-exception-line-only": "a bare KeyError line",
+    "common-k8s-image-pull-failed/negative-config-error": "a pod's missing-secret events: no image, command or engine output",
+    "common-k8s-insufficient-gpu/negative-insufficient-memory": "a pod's scheduling events: no image, command or engine output",
+    "common-k8s-insufficient-gpu/positive-insufficient-gpu": "a pod's scheduling events: no image, command or engine output",
+    "common-transformers-unknown-model-type/negative-exception-line-other-key": "a bare KeyError line",
+    "common-transformers-unknown-model-type/positive-exception-line-only": "a bare KeyError line",
     "vllm-chat-template-missing/negative-0.11.0-client-tool-choice": "a client's curl and the JSON error body: no server output",
     "vllm-gated-repo/positive-transformers-4.34.1-paste": "huggingface_hub's gated-repo error alone: a library's words",
     "vllm-gated-repo/positive-transformers-4.57.1-paste": "huggingface_hub's gated-repo error alone: a library's words",
 }
 # Pattern fixtures whose log is the other engine's: the engine-neutral resolver pattern's fixtures of vLLM's pins.
 PATTERN_FIXTURES_OTHER_ENGINE = {
-    "sglang-pip-resolver-conflict/positive-vllm-cannot-install": "vllm",
-    "sglang-pip-resolver-conflict/positive-vllm-installed-conflict": "vllm",
+    "common-pip-resolver-conflict/positive-vllm-cannot-install": "vllm",
+    "common-pip-resolver-conflict/positive-vllm-installed-conflict": "vllm",
 }
 
 

@@ -106,7 +106,7 @@ def test_the_traceback_stays_the_root_when_the_container_only_exited() -> None:
 def test_an_oom_kill_fact_outranks_a_generic_killed_line() -> None:
     report = _diagnose(LOADING + "Killed\n" + _container(oom_killed=True, exit_code=137))
     root = report.failures[0]
-    assert root.diagnosis is not None and root.diagnosis.pattern == "sglang-cgroup-oom-killed"
+    assert root.diagnosis is not None and root.diagnosis.pattern == "common-cgroup-oom-killed"
     assert [group.failure.final.type for group in report.failures] == ["OOMKilled"]
 
 
@@ -116,7 +116,7 @@ def test_an_oom_kill_fact_outranks_the_cascade_it_caused() -> None:
                              "reader.recv()\n")
     report = _diagnose(LOADING + cascade + _container(oom_killed=True, exit_code=1))
     root = report.failures[0]
-    assert root.diagnosis is not None and root.diagnosis.pattern == "sglang-cgroup-oom-killed"
+    assert root.diagnosis is not None and root.diagnosis.pattern == "common-cgroup-oom-killed"
 
 
 def test_a_unit_killed_by_a_signal_reads_as_killed() -> None:
@@ -124,7 +124,7 @@ def test_a_unit_killed_by_a_signal_reads_as_killed() -> None:
     assert facts is not None
     report = _diagnose(LOADING + facts + "\n")
     root = report.failures[0]
-    assert root.diagnosis is not None and root.diagnosis.pattern == "sglang-process-killed"
+    assert root.diagnosis is not None and root.diagnosis.pattern == "common-process-killed"
     assert root.failure.final.message == (
         "unit sglang.service: failed, killed by a signal (Result=signal), main process killed by SIGKILL, restarts 0"
     )

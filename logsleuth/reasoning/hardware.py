@@ -4,7 +4,7 @@ binary or a `ptxas` target for another architecture, or a build for another acce
 It reasons from the facts in facts/gpus.toml (compute capability per GPU, what each feature needs, the CUDA
 toolkit each architecture needs) and from the numbers in the message itself, which win over the table when the
 message states them.  The GPU comes from the log when it shows one (facts/gpus.py: `gpus_in`).  The patterns
-that name these failures for one engine (sglang-fp8-unsupported-gpu, *-no-kernel-image, vllm-bf16-unsupported-gpu,
+that name these failures for one engine (common-fp8-unsupported-gpu, *-no-kernel-image, vllm-bf16-unsupported-gpu,
 sglang-deepgemm-unsupported-arch, ...) match first; this rule answers what they miss, and a log that shows no
 engine, where it gives engine-neutral advice."""
 

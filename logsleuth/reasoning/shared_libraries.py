@@ -53,7 +53,7 @@ def known_library_missing(evidence: Evidence) -> Diagnosis | None:
     package's message, whose steps reinstall the engine and the package, which installs no system library; a library
     the facts do not know is named with the way to find what provides it.  torch's own libraries are no system
     library: the pattern's reinstall stays.  A failure that is the loader's words itself keeps the pattern written for
-    it (sglang-cuda-library-missing)."""
+    it (common-cuda-library-missing)."""
     if not any(_CANNOT_OPEN.search(block.message) and not _CANNOT_OPEN.match(block.message.strip())
                for block in evidence.failure.exceptions):
         return None

@@ -118,7 +118,7 @@ def test_an_oom_killed_container_with_no_traceback_is_named_as_such(runtime: Run
     runtime.container("sglang", [("stdout", "[2026-11-30 22:10:31] Load weight begin. avail mem=78.50 GB")],
                       oom_killed=True, exit_code=137)
     report = _json("docker:sglang")
-    assert report["failures"][0]["diagnosis"]["pattern"] == "sglang-cgroup-oom-killed"
+    assert report["failures"][0]["diagnosis"]["pattern"] == "common-cgroup-oom-killed"
     text = _diagnose("docker:sglang").stdout
     assert "OOMKilled by its cgroup" in text
 
@@ -171,7 +171,7 @@ def test_an_oom_killed_pod_with_no_traceback_is_named_as_such(cluster: k8s_fixtu
     cluster.add_pod(k8s_fixtures.pod("sglang-0", [status]), logs={"sglang": ["new container starting"]},
                     previous={"sglang": LOADING})
     report = _json("k8s:serving/sglang-0")
-    assert report["failures"][0]["diagnosis"]["pattern"] == "sglang-cgroup-oom-killed"
+    assert report["failures"][0]["diagnosis"]["pattern"] == "common-cgroup-oom-killed"
     assert report["failures"][0]["diagnosis"]["category"] == "host-memory"
 
 
@@ -187,7 +187,7 @@ def test_a_liveness_probe_kill_during_weight_loading_is_named_as_such(cluster: k
                            count=2, last="2026-11-30T23:58:31Z"),
     ])
     report = _json("k8s:serving/sglang-0")
-    assert report["failures"][0]["diagnosis"]["pattern"] == "sglang-liveness-probe-killed"
+    assert report["failures"][0]["diagnosis"]["pattern"] == "common-liveness-probe-killed"
     assert report["failures"][0]["diagnosis"]["category"] == "orchestration"
 
 

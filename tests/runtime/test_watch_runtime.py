@@ -124,7 +124,7 @@ def test_an_oom_killed_container_ends_the_watch_with_its_diagnosis(runtime: Runt
     stdout, stderr = watcher.communicate(timeout=180)
     assert watcher.returncode == 1, stderr
     assert "OOMKilled" in stdout
-    assert '"sglang-cgroup-oom-killed"' in stdout  # named by its pattern, not only as a killed process
+    assert '"common-cgroup-oom-killed"' in stdout  # named by its pattern, not only as a killed process
 
 
 def test_a_restarted_container_is_followed_to_ready(runtime: Runtime) -> None:

@@ -78,7 +78,7 @@ def test_an_oom_killed_container_on_a_host_names_its_fact(sshd: SSHD, remote_run
     done = run_diagnose(sshd.config, f"{RUNTIME_USER}@logsleuth-alias:docker:sglang", "--ssh-backend", backend)
     report = json.loads(done.stdout)
     assert done.returncode == 1, done.stderr
-    assert report["failures"][0]["diagnosis"]["pattern"] == "sglang-cgroup-oom-killed"
+    assert report["failures"][0]["diagnosis"]["pattern"] == "common-cgroup-oom-killed"
     assert "OOMKilled by its cgroup" in json.dumps(report["failures"][0])
 
 

@@ -2,7 +2,7 @@
 transformers or flashinfer that the installed version does not have.
 
 Patterns: sglang-flashinfer-version, sglang-sgl-kernel-version, sglang-transformers-import-error,
-sglang-flashinfer-import-error, sglang-pip-resolver-conflict (pip's resolver output, for either engine,
+sglang-flashinfer-import-error, common-pip-resolver-conflict (pip's resolver output, for either engine,
 in the wording of pip's resolvelib factory: vllm-project/vllm#9092, waybarrios/vllm-mlx#19, vllm-project/vllm#6200,
 vllm-project/vllm-ascend#8286).
 """
@@ -162,11 +162,11 @@ CASES = (
     scheduler_crash("sglang-flashinfer-import-error", "positive-0.5.9-attribute", (*forward_frames("0.5.9"), FLASHINFER_DECODE_CALL), before=(READY,),
                     extra_modules=(("flashinfer/__init__.py", "from flashinfer import decode\n"), ("flashinfer/decode.py", "def single_decode_with_kv_cache():\n    pass\n"))),
     PRETRAINED_CONFIG.named("sglang-flashinfer-import-error", "negative-transformers"),
-    pip_cannot_install("sglang-pip-resolver-conflict", "positive-cannot-install", "sglang==0.5.9", "torch==2.8.0",
+    pip_cannot_install("common-pip-resolver-conflict", "positive-cannot-install", "sglang==0.5.9", "torch==2.8.0",
                        "xformers==0.0.29", "torch==2.5.1"),
-    pip_broke_a_pin("sglang-pip-resolver-conflict", "positive-installed-conflict", "sglang 0.5.9", "transformers==4.57.1", "4.46.0"),
-    pip_no_distribution("sglang-pip-resolver-conflict", "negative-no-matching-distribution", "sgl-kernel==9.9.9"),
-    pip_cannot_install("sglang-pip-resolver-conflict", "positive-vllm-cannot-install", "vllm==0.10.1", "torch==2.7.1",
+    pip_broke_a_pin("common-pip-resolver-conflict", "positive-installed-conflict", "sglang 0.5.9", "transformers==4.57.1", "4.46.0"),
+    pip_no_distribution("common-pip-resolver-conflict", "negative-no-matching-distribution", "sgl-kernel==9.9.9"),
+    pip_cannot_install("common-pip-resolver-conflict", "positive-vllm-cannot-install", "vllm==0.10.1", "torch==2.7.1",
                        "flash-attn==2.8.3", "torch==2.8.0"),
-    pip_broke_a_pin("sglang-pip-resolver-conflict", "positive-vllm-installed-conflict", "vllm 0.10.1", "torch==2.7.1", "2.8.0"),
+    pip_broke_a_pin("common-pip-resolver-conflict", "positive-vllm-installed-conflict", "vllm 0.10.1", "torch==2.7.1", "2.8.0"),
 )

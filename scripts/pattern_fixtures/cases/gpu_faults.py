@@ -4,8 +4,8 @@ dumped by faulthandler, scheduler watchdog timeouts.
 
 Patterns: sglang-device-assert, sglang-illegal-memory-access (the launch-failure and abort shapes; the
 decode attention fault is in kernels.py), sglang-no-kernel-image (invalid device function),
-sglang-deepgemm-unsupported-arch (the TVM-FFI shape), sglang-fp8-unsupported-gpu, sglang-native-crash,
-sglang-native-signal, sglang-scheduler-watchdog-timeout.
+sglang-deepgemm-unsupported-arch (the TVM-FFI shape), common-fp8-unsupported-gpu, common-native-crash,
+common-native-signal, sglang-scheduler-watchdog-timeout.
 """
 
 from __future__ import annotations
@@ -241,27 +241,27 @@ CASES = (
     scheduler_crash("sglang-no-kernel-image", "positive-0.5.9-invalid-device-function", TOP_K_RENORM, before=(READY, DECODE),
                     torch_error=("RuntimeError", "TopKRenormProb failed with error code invalid device function")),
 
-    scheduler_crash("sglang-fp8-unsupported-gpu", "positive-triton-3.0-assert", FP8_TYPE_ASSERT, ranks="TP5", before=(READY,)),
-    scheduler_crash("sglang-fp8-unsupported-gpu", "positive-triton-3.1-compilation-error", FP8_TYPE_REJECTED, before=(READY,), extra_modules=TRITON_ERRORS),
-    scheduler_crash("sglang-fp8-unsupported-gpu", "negative-fp8-bf16-dot", FP8_OPERAND_MISMATCH, before=(READY,)),
+    scheduler_crash("common-fp8-unsupported-gpu", "positive-triton-3.0-assert", FP8_TYPE_ASSERT, ranks="TP5", before=(READY,)),
+    scheduler_crash("common-fp8-unsupported-gpu", "positive-triton-3.1-compilation-error", FP8_TYPE_REJECTED, before=(READY,), extra_modules=TRITON_ERRORS),
+    scheduler_crash("common-fp8-unsupported-gpu", "negative-fp8-bf16-dot", FP8_OPERAND_MISMATCH, before=(READY,)),
 
-    native_crash("sglang-native-crash", "positive-0.5.9-segfault-in-all-reduce", *OVERLAP_CALL, ALL_REDUCE_CRASH, before=(READY,)),
-    native_crash("sglang-native-crash", "positive-0.5.9-abort-in-stream-sync", *OVERLAP_CALL, STREAM_SYNC_ABORT, before=(READY,)),
-    native_crash("sglang-native-crash", "negative-shutdown-lock", *OVERLAP_CALL, SHUTDOWN_LOCK, before=(READY,)),
+    native_crash("common-native-crash", "positive-0.5.9-segfault-in-all-reduce", *OVERLAP_CALL, ALL_REDUCE_CRASH, before=(READY,)),
+    native_crash("common-native-crash", "positive-0.5.9-abort-in-stream-sync", *OVERLAP_CALL, STREAM_SYNC_ABORT, before=(READY,)),
+    native_crash("common-native-crash", "negative-shutdown-lock", *OVERLAP_CALL, SHUTDOWN_LOCK, before=(READY,)),
 
     # Native handlers' reports, printed without SGLang's record header (UCX's `Caught signal`, abseil's banner,
     # glog's FATAL check): NVIDIA/TensorRT-LLM#752, vllm-project/vllm#6783, apache/singa#805.
-    Case("sglang-native-signal", "positive-ucx-caught-signal", (), mode="lines", ranks="TP0", before=(DECODE,), raw_after=(
+    Case("common-native-signal", "positive-ucx-caught-signal", (), mode="lines", ranks="TP0", before=(DECODE,), raw_after=(
         "[gpu-3:4242:0:4300] Caught signal 11 (Segmentation fault: address not mapped to object at address 0x18)",
         "==== backtrace (tid:   4300) ====", " 0 0x0000000000042520 __sigaction()  ???:0",
         " 1 0x000000000001a2b3 ucp_worker_progress()  ucp_worker.c:2881", "=================================")),
-    Case("sglang-native-signal", "positive-abseil-banner", (), mode="lines", ranks="TP0", before=(DECODE,), raw_after=(
+    Case("common-native-signal", "positive-abseil-banner", (), mode="lines", ranks="TP0", before=(DECODE,), raw_after=(
         "*** SIGSEGV received at time=1773480415 on cpu 17 ***", "PC: @     0x7f3a10c0ffee  (unknown)  at::native::index_put_kernel()",
         "    @     0x7f3a2a042520       3744  (unknown)")),
-    Case("sglang-native-signal", "positive-glog-check-failed", (), mode="lines", ranks="TP0", before=(DECODE,), raw_after=(
+    Case("common-native-signal", "positive-glog-check-failed", (), mode="lines", ranks="TP0", before=(DECODE,), raw_after=(
         "F0314 09:26:57.123456  4300 block_allocator.cc:88] Check failed: num_blocks > 0 (0 vs. 0) no free block",
         "*** Check failure stack trace: ***", "    @     0x7f3a10c0ffee  google::LogMessage::Fail()", "Aborted (core dumped)")),
-    Case("sglang-native-signal", "negative-cpp-terminate", (), mode="lines", ranks="TP0", before=(DECODE,), raw_after=(
+    Case("common-native-signal", "negative-cpp-terminate", (), mode="lines", ranks="TP0", before=(DECODE,), raw_after=(
         "terminate called after throwing an instance of 'std::runtime_error'", "  what():  unexpected end of grammar",
         "Aborted (core dumped)")),
 

@@ -1,7 +1,7 @@
 """The process and its surroundings: killed from outside (no traceback at all), the resource
 tracker's KeyError left behind by a kill, and a port another process holds.
 
-Patterns: sglang-process-killed, sglang-resource-tracker-keyerror, sglang-port-in-use.
+Patterns: common-process-killed, common-resource-tracker-keyerror, sglang-port-in-use.
 """
 
 from __future__ import annotations
@@ -63,11 +63,11 @@ CONNECTION_REFUSED = from_launch_server(
 )
 
 CASES = (
-    Case("sglang-process-killed", "positive-sigquit-killed", (), mode="lines", ranks="", before=(LOAD_BEGIN,), after=(SIGQUIT,), raw_after=("Killed",)),
-    scheduler_crash("sglang-process-killed", "negative-traceback-first", kv_alloc_frames("0.5.9"), before=(LOAD_END,), raw_after=("Killed",), torch_error=oom("1.75 GiB")),
+    Case("common-process-killed", "positive-sigquit-killed", (), mode="lines", ranks="", before=(LOAD_BEGIN,), after=(SIGQUIT,), raw_after=("Killed",)),
+    scheduler_crash("common-process-killed", "negative-traceback-first", kv_alloc_frames("0.5.9"), before=(LOAD_END,), raw_after=("Killed",), torch_error=oom("1.75 GiB")),
 
-    Case("sglang-resource-tracker-keyerror", "positive-after-kill", (RESOURCE_TRACKER,), mode="plain", ranks="", before=(DECODE,), raw_after=("Killed",)),
-    scheduler_crash("sglang-resource-tracker-keyerror", "negative-weight-keyerror", weight_key_error(QWEN2, "model.layers.3.mlp.gate_up_proj.qweight"), before=(LOAD_BEGIN,)),
+    Case("common-resource-tracker-keyerror", "positive-after-kill", (RESOURCE_TRACKER,), mode="plain", ranks="", before=(DECODE,), raw_after=("Killed",)),
+    scheduler_crash("common-resource-tracker-keyerror", "negative-weight-keyerror", weight_key_error(QWEN2, "model.layers.3.mlp.gate_up_proj.qweight"), before=(LOAD_BEGIN,)),
 
     *(launch_crash("sglang-port-in-use", f"positive-{version}-{which.replace('_', '-')}", port_busy(port, which))
       for version, which, port in (("0.5.9", "nccl_port", 30412), ("0.5.23", "detokenizer_port", 30001))),

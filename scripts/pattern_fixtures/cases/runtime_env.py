@@ -2,11 +2,11 @@
 wording, installs that do not match (sgl-kernel ABI, CUDA libraries, flashinfer, removed vLLM modules,
 transformers), checkpoints the engine cannot load, features that cannot run together.
 
-Patterns: sglang-serving-out-of-memory, sglang-host-out-of-memory, sglang-pynccl-error,
+Patterns: sglang-serving-out-of-memory, common-host-out-of-memory, common-pynccl-error,
 sglang-nccl-watchdog-timeout (a wrapped abort), sglang-sgl-kernel-abi, sglang-sgl-kernel-cuda-driver,
-sglang-cuda-library-missing, sglang-sgl-kernel-load-failure, sglang-sgl-kernel-import-error,
+common-cuda-library-missing, sglang-sgl-kernel-load-failure, sglang-sgl-kernel-import-error,
 sglang-vllm-module-removed, sglang-transformers-mismatch, sglang-transformers-rope-config,
-sglang-transformers-unknown-model-type, sglang-model-import-failed, sglang-unsupported-architecture (the
+common-transformers-unknown-model-type, sglang-model-import-failed, sglang-unsupported-architecture (the
 0.3 wording), sglang-deepseek-ocr-lm-head, sglang-gemma-lm-head, sglang-weight-key-lm-head (near misses),
 sglang-spec-decode-grammar, sglang-lora-cuda-graph-radix, sglang-lora-config (a near miss),
 sglang-multi-layer-eagle-draft-tokens, sglang-flashinfer-version and sglang-sgl-kernel-version (the
@@ -165,9 +165,9 @@ ENOMEM_SCHEDULER = (
 )
 
 HOST_CASES = (
-    Case("sglang-host-out-of-memory", "positive-0.4.6-scheduler-enomem", ENOMEM_SCHEDULER, mode="plain", ranks=""),
-    scheduler_crash("sglang-host-out-of-memory", "positive-0.5.9-cpu-allocator", weight_copy("0.5.9"), before=(LOAD_BEGIN,), torch_error=cpu_oom(7516192768)),
-    scheduler_crash("sglang-host-out-of-memory", "negative-cuda-oom", kv_alloc_frames("0.5.9"), before=(LOAD_BEGIN,), torch_error=oom("1.75 GiB")),
+    Case("common-host-out-of-memory", "positive-0.4.6-scheduler-enomem", ENOMEM_SCHEDULER, mode="plain", ranks=""),
+    scheduler_crash("common-host-out-of-memory", "positive-0.5.9-cpu-allocator", weight_copy("0.5.9"), before=(LOAD_BEGIN,), torch_error=cpu_oom(7516192768)),
+    scheduler_crash("common-host-out-of-memory", "negative-cuda-oom", kv_alloc_frames("0.5.9"), before=(LOAD_BEGIN,), torch_error=oom("1.75 GiB")),
 )
 
 # -- NCCL: pynccl's own wording, and a watchdog abort a terminal wrapped ----------------------------------------
@@ -195,10 +195,10 @@ WATCHDOG_ABORT = (
 )
 
 NCCL_CASES = (
-    scheduler_crash("sglang-pynccl-error", "positive-0.5.9-init-system-error", (*PYNCCL_INIT, *pynccl_init_rank(350, 329, result=2)), ranks="TP1",
+    scheduler_crash("common-pynccl-error", "positive-0.5.9-init-system-error", (*PYNCCL_INIT, *pynccl_init_rank(350, 329, result=2)), ranks="TP1",
                     before=("Init torch distributed begin.",)),
-    scheduler_crash("sglang-pynccl-error", "positive-0.5.9-init-cuda-error", (*PYNCCL_INIT, *pynccl_init_rank(350, 329, result=1)), ranks="TP1"),
-    scheduler_crash("sglang-pynccl-error", "negative-torch-nccl-error", COMMUNICATOR, ranks="TP1", torch_error=nccl_error("system")),
+    scheduler_crash("common-pynccl-error", "positive-0.5.9-init-cuda-error", (*PYNCCL_INIT, *pynccl_init_rank(350, 329, result=1)), ranks="TP1"),
+    scheduler_crash("common-pynccl-error", "negative-torch-nccl-error", COMMUNICATOR, ranks="TP1", torch_error=nccl_error("system")),
     Case("sglang-nccl-watchdog-timeout", "positive-abort-wrapped", (), mode="lines", ranks="TP2", before=(DECODE,), raw_after=WATCHDOG_ABORT),
 )
 
@@ -267,7 +267,7 @@ CRITICAL_ABI = launch_crash("sglang-sgl-kernel-abi", "positive-loader-critical",
     "sm90", 90, f"{SITE}/sgl_kernel/sm90/common_ops.abi3.so: undefined symbol: _ZNK3c106SymInt6sym_neERKS0_"))
 CRITICAL_NO_BUILD = launch_crash("sglang-sgl-kernel-load-failure", "positive-loader-no-build", sgl_kernel_load_failure("sm75", 75, ""))
 NVRTC = "libnvrtc.so.12: cannot open shared object file: No such file or directory"
-NVRTC_CASE = launch_crash("sglang-cuda-library-missing", "positive-0.5.9-libnvrtc", sgl_kernel_fails(NVRTC))
+NVRTC_CASE = launch_crash("common-cuda-library-missing", "positive-0.5.9-libnvrtc", sgl_kernel_fails(NVRTC))
 # a library that is not CUDA's: OpenCV without libGL
 LIBGL = (*launch_import("sglang/srt/utils/common.py", "import cv2"),
          Frame("cv2/__init__.py", "<module>", "from cv2 import cv2", env=(("__getattr__", c_raise("ImportError('libGL.so.1: cannot open shared object file: No such file or directory')")),)))
@@ -287,8 +287,8 @@ INSTALL_CASES = (
     TORCH_ABI_CASE.named("sglang-sgl-kernel-cuda-driver", "negative-torch-abi"),
 
     NVRTC_CASE,
-    launch_crash("sglang-cuda-library-missing", "positive-0.4.10.post2-libcuda", sgl_kernel_fails("libcuda.so.1: cannot open shared object file: No such file or directory")),
-    launch_crash("sglang-cuda-library-missing", "negative-libgl", LIBGL),
+    launch_crash("common-cuda-library-missing", "positive-0.4.10.post2-libcuda", sgl_kernel_fails("libcuda.so.1: cannot open shared object file: No such file or directory")),
+    launch_crash("common-cuda-library-missing", "negative-libgl", LIBGL),
 
     CRITICAL_NO_BUILD,
     CRITICAL_ABI.named("sglang-sgl-kernel-load-failure", "negative-loader-undefined-symbol"),
@@ -422,11 +422,11 @@ TRANSFORMERS_CASES = (
                     qwen3_layer("rope_theta = config.rope_theta", "type('Qwen3Config', (), {})()"), before=(LOAD_BEGIN,)),
     scheduler_crash("sglang-transformers-rope-config", "negative-weight-key", weight_key_error(QWEN2, "model.layers.0.self_attn.rotary_emb.inv_freq"), before=(LOAD_BEGIN,)),
 
-    launch_crash("sglang-transformers-unknown-model-type", "positive-0.5.9-keyerror", UNKNOWN_MODEL_TYPE),
-    launch_crash("sglang-transformers-unknown-model-type", "positive-0.5.9-unrecognized", UNRECOGNIZED_MODEL_TYPE),
-    launch_crash("sglang-transformers-unknown-model-type", "negative-model-path", (*TO_HF_CONFIG, CONFIG_NOT_FOUND)),
-    key_error_line("qwen3_5_moe").named("sglang-transformers-unknown-model-type", "positive-exception-line-only"),
-    key_error_line("flashinfer_mla").named("sglang-transformers-unknown-model-type", "negative-exception-line-other-key"),
+    launch_crash("common-transformers-unknown-model-type", "positive-0.5.9-keyerror", UNKNOWN_MODEL_TYPE),
+    launch_crash("common-transformers-unknown-model-type", "positive-0.5.9-unrecognized", UNRECOGNIZED_MODEL_TYPE),
+    launch_crash("common-transformers-unknown-model-type", "negative-model-path", (*TO_HF_CONFIG, CONFIG_NOT_FOUND)),
+    key_error_line("qwen3_5_moe").named("common-transformers-unknown-model-type", "positive-exception-line-only"),
+    key_error_line("flashinfer_mla").named("common-transformers-unknown-model-type", "negative-exception-line-other-key"),
 )
 
 # -- loading the model: architectures and weights -------------------------------------------------------------------

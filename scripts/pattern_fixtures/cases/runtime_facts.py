@@ -2,8 +2,8 @@
 (docker inspect, kubectl get pod and its events, systemctl show), behind a server log that ends without a
 traceback, or with one.
 
-Patterns: sglang-cgroup-oom-killed, sglang-cgroup-oom-killed-hicache, sglang-cgroup-oom-killed-cpu-offload,
-sglang-liveness-probe-killed, sglang-k8s-insufficient-gpu, sglang-k8s-image-pull-failed.
+Patterns: common-cgroup-oom-killed, common-cgroup-oom-killed-hicache, common-cgroup-oom-killed-cpu-offload,
+common-liveness-probe-killed, common-k8s-insufficient-gpu, common-k8s-image-pull-failed.
 
 The docker and systemd fact lines come from logsleuth's own builders (sources/runtime/docker.py, journal.py), so a
 change of their wording makes these fixtures stale.  The Kubernetes lines follow the shared format
@@ -84,12 +84,12 @@ INSUFFICIENT_MEMORY = ("0/4 nodes are available: 1 node(s) had untolerated taint
 NOT_FOUND = ('failed to pull and unpack image "docker.io/lmsysorg/sglang:v0.5.99-cu129": failed to resolve reference '
              '"docker.io/lmsysorg/sglang:v0.5.99-cu129": docker.io/lmsysorg/sglang:v0.5.99-cu129: not found')
 
-OOM = "sglang-cgroup-oom-killed"
-HICACHE = "sglang-cgroup-oom-killed-hicache"
-OFFLOAD = "sglang-cgroup-oom-killed-cpu-offload"
-LIVENESS = "sglang-liveness-probe-killed"
-GPU = "sglang-k8s-insufficient-gpu"
-PULL = "sglang-k8s-image-pull-failed"
+OOM = "common-cgroup-oom-killed"
+HICACHE = "common-cgroup-oom-killed-hicache"
+OFFLOAD = "common-cgroup-oom-killed-cpu-offload"
+LIVENESS = "common-liveness-probe-killed"
+GPU = "common-k8s-insufficient-gpu"
+PULL = "common-k8s-image-pull-failed"
 
 CASES = (
     facts_case(OOM, "positive-docker-no-traceback", (container(oom_killed=True, exit_code=137),), (LOAD_BEGIN, LOAD_END)),
