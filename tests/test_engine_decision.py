@@ -23,7 +23,7 @@ import pytest
 from logsleuth.api import DiagnoseOptions, diagnose_text
 from logsleuth.diagnosis.library import load_patterns
 from logsleuth.models import Report
-from tests.test_engine_everywhere import PATTERN_FIXTURES_OTHER_ENGINE
+from tests.test_engine_everywhere import pattern_fixture_engine
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_CORPUS = REPO.parent / "shared" / "corpus"  # the team's shared corpus beside the checkout, when there
@@ -167,10 +167,7 @@ def _corpus_cases() -> list[tuple[Path, str]]:
                 engine = "vllm" if "fixtures/vllm/" in str(log) else "sglang"
             cases.append((log, engine))
     for log in sorted((REPO / "tests/fixtures/patterns").rglob("*.log")):
-        prefix = log.parent.name.split("-", 1)[0]
-        # the engine-neutral patterns' (patterns/common/) fixtures are written as SGLang launches
-        engine = PATTERN_FIXTURES_OTHER_ENGINE.get(f"{log.parent.name}/{log.stem}", "sglang" if prefix == "common" else prefix)
-        cases.append((log, engine))
+        cases.append((log, pattern_fixture_engine(log)))
     return cases
 
 

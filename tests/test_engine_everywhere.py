@@ -47,6 +47,13 @@ PATTERN_FIXTURES_OTHER_ENGINE = {
 }
 
 
+def pattern_fixture_engine(log: Path) -> str:
+    """The engine of a pattern fixture's log: its pattern's (the directory's prefix); the engine-neutral patterns'
+    (patterns/common/) fixtures are written as SGLang launches, but for those listed above."""
+    prefix = log.parent.name.split("-", 1)[0]
+    return PATTERN_FIXTURES_OTHER_ENGINE.get(f"{log.parent.name}/{log.stem}", "sglang" if prefix == "common" else prefix)
+
+
 def _toml_cases(root: Path) -> list[tuple[Path, str, str | None]]:
     """(log, engine, why no engine is shown or None) of each case of a corpus of .log and .toml pairs."""
     cases = []
@@ -63,8 +70,7 @@ def _pattern_cases() -> list[tuple[Path, str, str | None]]:
     cases = []
     for log in sorted(PATTERN_FIXTURES.rglob("*.log")):
         name = f"{log.parent.name}/{log.stem}"
-        engine = PATTERN_FIXTURES_OTHER_ENGINE.get(name, log.parent.name.split("-", 1)[0])
-        cases.append((log, engine, PATTERN_FIXTURES_UNSHOWN.get(name)))
+        cases.append((log, pattern_fixture_engine(log), PATTERN_FIXTURES_UNSHOWN.get(name)))
     return cases
 
 

@@ -18,6 +18,7 @@ from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes import static_catalogs
 from logsleuth.models import ENGINE_NAMES, Fix, Report
 from tests.helpers import corpus_logs
+from tests.test_engine_everywhere import pattern_fixture_engine
 
 REPO = Path(__file__).resolve().parents[1]
 CATALOGS = REPO / "logsleuth" / "fixes" / "catalogs"
@@ -172,7 +173,7 @@ def _flag_misses(logs: list[Path], as_release: dict[str, str] | None = None) -> 
     misses, checked = [], 0
     for log in logs:
         text = log.read_text(encoding="utf-8", errors="surrogateescape")
-        engine_of_log = log.parent.name.split("-", 1)[0]
+        engine_of_log = pattern_fixture_engine(log)
         if as_release is not None and engine_of_log not in as_release:
             continue
         options = OPTIONS if as_release is None else DiagnoseOptions(

@@ -148,6 +148,8 @@ def is_error_record(text: str) -> bool:
     return len(text) <= MAX_RECORD and _ERROR_LEVEL.search(text) is not None
 
 
+# A line with no level word that says it reports an error: the word error or exception as a word of its own.
+_STATED_ERROR = compile_lazily(r"(?i)\b(?:error|exception)\b")
 # A wrapper's tag at the start of a record's text: Xinference's `[address=0.0.0.0:35197, pid=418773] `.
 _WRAPPER_TAG = compile_lazily(r"^\[[^\]]*=[^\]]*\]\s*")
 
@@ -169,7 +171,10 @@ def named_by_record_above(failure: Failure, record: str) -> Failure:
     m = STRICT_EXCEPTION_LINE.match(quoted) if quoted is not None else None
     if m is not None:
         type_name, message = m["type"], m["msg"] or ""
-    elif level is not None and len(stated := _WRAPPER_TAG.sub("", rest).strip()) >= MIN_FIXED:
+    elif (level is not None or (_STATED_ERROR.search(rest) and not failure.final.typed_from_statement)) and len(
+            stated := _WRAPPER_TAG.sub("", rest).strip()) >= MIN_FIXED:
+        # an ERROR record, or a line of no level that says it is an error (`Error in request: …`, a wrapper's
+        # `got an error: …`) above a traceback that names no type at all: the person reading the paste points at it
         type_name, message = "ERROR", stated
     else:
         return failure

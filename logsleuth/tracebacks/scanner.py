@@ -89,6 +89,7 @@ MAX_OPEN = 64  # open collectors per stream; the least recently fed one is close
 # prints the failing assert statement there, and a paste that cut the frames often keeps just these two lines): the
 # statement (CPython 3.11+'s caret line under it skipped) is the check that failed, kept as that frame's source (collector.Collector.assert_source).
 ASSERT_SOURCE_ABOVE = compile_lazily(r"^[ \t]*(?P<statement>assert\s.*?)\s*$")
+ERROR_SAID_REACH = 3  # non-blank lines above a traceback's header searched for the error it was logged under
 RECENT_TEXTS = 6  # lines above a raising statement read for frames that lost their `File` lines
 BARE_ASSERTION_ERROR = compile_lazily(r"^\s*(?:builtins\.)?AssertionError:?\s*$")
 
@@ -355,8 +356,8 @@ class FailureScanner:
             if not head and THREAD_INTRO.match(previous.strip()):
                 head = previous.strip()
             new = Collector("traceback", line, Phase.FRAMES, header=head or None, context=self._context())
-            if not head and ("rror" in previous or "xception" in previous or is_error_record(previous)):
-                new.said_before = previous
+            if not head and (said := self._error_said_above(line.stream, previous)):
+                new.said_before = said
             if not head and text[:1] in " \t":
                 new.indent = _indentation(text)  # a traceback in an indented block
         elif kind is LineKind.GROUP:
@@ -387,6 +388,19 @@ class FailureScanner:
     def _relogged(self, text: str, line: LogLine) -> bool:
         """The same exception line re-logged right after its traceback."""
         return self._recent_finals.get(text.strip(), -(10**9)) >= line.number - 400
+
+    def _error_said_above(self, stream: str, previous: str) -> str:
+        """The error line a traceback's header follows: the line right above it, or the nearest of the last few
+        non-blank ones (a paste leaves a blank line, or the server a line of its own, between the error it logged and
+        the traceback), if it says it is an error."""
+        def says_error(text: str) -> bool:
+            return "rror" in text or "xception" in text or is_error_record(text)
+
+        if says_error(previous):
+            return previous
+        nonblank = [text for text in self._recent_texts.get(stream, ()) if text.strip()][-ERROR_SAID_REACH:]
+        # (an exception line up there is the traceback's own, pasted above it: repair.py moves it back)
+        return next((text for text in reversed(nonblank) if says_error(text) and not STRICT_EXCEPTION_LINE.match(text.strip())), "")
 
     def _context(self) -> tuple[str, ...]:
         """The recent warning lines, and what a native backtrace just before says of its crash, for a failure
