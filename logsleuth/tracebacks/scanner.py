@@ -28,7 +28,7 @@ from collections.abc import Iterable, Iterator
 
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import FACT_PREFIX, Failure, FailureKind, LogLine
-from logsleuth.tracebacks.collector import Collector, Phase
+from logsleuth.tracebacks.collector import UNPASTED_FRAME, Collector, Phase
 from logsleuth.tracebacks.grammar import (
     CASCADE_CONTEXT_LINE,
     CONTEXT_HINT,
@@ -72,7 +72,12 @@ from logsleuth.tracebacks.logged_errors import (
     plain_candidates,
     status_candidates,
 )
-from logsleuth.tracebacks.raising_statement import lost_its_exception_line, raised_type, stripped_frames_above
+from logsleuth.tracebacks.raising_statement import (
+    lost_its_exception_line,
+    raised_type,
+    statement_frame,
+    stripped_frames_above,
+)
 from logsleuth.tracebacks.repair import attach_moved_exceptions, fold_kernel_prints, shown_in
 from logsleuth.tracebacks.split_bodies import SplitErrorBodies
 
@@ -287,6 +292,8 @@ class FailureScanner:
             # a failure of the type it names, the message unknown; the failure only of a paste that shows no other
             record = Collector("bare", line, Phase.DONE, context=self._context(), fallback=True)
             record.assert_source, record.typed_by_statement = text.strip(), True
+            # the frame line above it, when it kept its file and function, places the statement (the engine's check)
+            record.statement_place = statement_frame(text, self._recent_texts.get(line.stream, ()), UNPASTED_FRAME)
             record.add(LineKind.EXCEPTION, line, seq, text=raised)
             self._register(line.stream, record)
             self._close(line.stream, record)
