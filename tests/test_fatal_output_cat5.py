@@ -95,3 +95,38 @@ def test_the_frame_line_above_a_statement_places_it(above: str, place: tuple[str
 def test_a_statement_under_a_source_line_stays_unplaced() -> None:
     frame = statement_frame("    raise ValueError(", ["    self._verify(max_model_len)"], "<unplaced>")
     assert (frame.file, frame.function) == ("<unplaced>", None)
+
+
+# vLLM 0.13's registry refusing an architecture (vllm/model_executor/models/registry.py _raise_for_unsupported,
+# vllm-project/vllm#32338), the paste ending after its first sentence.
+UNSUPPORTED_CUT = "Model architectures ['LlavaQwenForCausalLM'] are not supported for now."
+
+
+def test_an_engine_message_cut_after_the_command_is_typed_by_its_sites_opening() -> None:
+    pasted = f"$ vllm serve /data/models/LLaVA-Video-7B-Qwen2 --trust-remote-code\n{UNSUPPORTED_CUT}\n"
+    found = _diagnosis(pasted)
+    assert (found.failure.final.type, found.failure.final.message) == ("ValueError", UNSUPPORTED_CUT)
+    assert found.diagnosis.category == "unsupported-architecture"
+
+
+def test_a_cut_message_is_typed_only_in_cut_mode() -> None:
+    from logsleuth.facts.engine_messages import raised_as
+
+    assert raised_as(UNSUPPORTED_CUT) is None
+    assert raised_as(UNSUPPORTED_CUT, cut=True) == "ValueError"
+    assert raised_as("Model architectures", cut=True) is None  # fewer than MIN_FIXED characters of the template
+    assert raised_as("Loading safetensors checkpoint shards: 100% Completed", cut=True) is None  # no site's opening
+
+
+def test_a_cut_of_a_template_both_engines_raise_as_different_types_picks_nothing() -> None:
+    from logsleuth.facts.engine_messages import engines_raising, raised_as
+
+    # SGLang asserts it, vLLM raises it as ValueError in some releases (their activation-function loaders)
+    cut = "Loading of activation functions is restricted to torch.nn"
+    assert engines_raising(None, cut, cut=True) == {"sglang", "vllm"}
+    assert raised_as(cut, cut=True) is None
+
+
+def test_a_prose_line_after_the_command_stays_no_failure() -> None:
+    pasted = "$ vllm serve /data/models/LLaVA-Video-7B-Qwen2\nModel architectures are what I am asking about.\n"
+    assert diagnose_text(pasted, OPTIONS).failures == ()
