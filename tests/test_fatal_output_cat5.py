@@ -80,6 +80,9 @@ def test_frames_without_file_wording_place_the_statement_in_its_check() -> None:
     assert (frame.file, frame.function, frame.source) == (
         f"{INSTALLED}vllm/config.py", "verify_with_parallel_config", "raise ValueError(")
     assert found.diagnosis.category == "parallel-config"
+    # the parallelism rule reads the check's guard from the index: the degree must divide the heads
+    assert found.diagnosis.pattern == "rule-parallelism-raise-num_attention_heads"
+    assert "--tensor-parallel-size" in found.diagnosis.fix.summary
 
 
 @pytest.mark.parametrize(("above", "place"), [
