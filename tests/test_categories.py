@@ -124,6 +124,17 @@ CASES = [
      "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 135168, Hardware limit: 101376. "
      "Reducing block sizes or `num_stages` may help.\n",
      "triton triton/compiler/compiler.py _init_handles (sgl-project/sglang#2847, #5995)"),
+    # A GPU compiler's diagnostic (typed `compiler error`, no Python exception): a target beyond the toolchain, a kernel
+    # beyond the target's limit, or any other error of a kernel's build (a dev split's compiler lines were unclassified).
+    ("gpu-arch-unsupported",
+     "error: <unknown>:0:0: stack frame size (294916) exceeds limit (131056) in function 'fused_moe_kernel'\n",
+     "LLVM AMDGPU backend on gfx942 (iree-org/iree#19180, #21252)"),
+    ("gpu-arch-unsupported",
+     "clang: error: Unsupported CUDA gpu architecture: sm_61\n",
+     "clang's CUDA driver (fireice-uk/xmr-stak#692)"),
+    ("gpu-arch-unsupported",
+     "csrc/attention/paged_attention.hip:120:10: error: no matching function for call to '__shfl_xor_sync'\n",
+     "clang's diagnostic format `<file>:L:C: error: <text>` (ClangBuiltLinux/linux#1710) on a kernel source of ours"),
     # pip's own failures are read as aborts by the scanner; they are installs, not native crashes (held-out).
     ("dependency-version",
      "ERROR: Could not find a version that satisfies the requirement flashinfer-python==9.9.9 (from versions: 0.2.0, 0.2.1)\n"

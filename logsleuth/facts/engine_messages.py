@@ -32,6 +32,7 @@ from logsleuth.facts.message_templates import (
     WORD,
     anchor_word,
     fixed_length,
+    fixed_text,
     opening_matched,
     opening_word,
     short_type,
@@ -90,14 +91,34 @@ def engines_logging(message: str, engines: tuple[str, ...] = ("sglang", "vllm"))
             if any(template_matches(template, message) for _, template in _candidates(engine, words, LOGGED))}
 
 
-def raised_as(message: str, engines: tuple[str, ...] = ("sglang", "vllm")) -> str | None:
+def raised_as(message: str, engines: tuple[str, ...] = ("sglang", "vllm"), *, cut: bool = False) -> str | None:
     """The exception type an indexed raise site of either engine raises with this message (its text, the type line
     lost: a wrapper logging str(exc)), else None.  Of several, a built-in type first: a release that moved a check
-    to its own subclass (vLLM's VLLMValidationError, a ValueError) printed the built-in one before."""
+    to its own subclass (vLLM's VLLMValidationError, a ValueError) printed the built-in one before.  With `cut`, the
+    message may stop short of the template's end (a paste ending at "… are not supported for now."): a template whose
+    opening, holes filled in, it is, with MIN_FIXED characters of fixed text matched (as engines_raising's); a
+    template both engines hold with different types then picks nothing (which one printed it is unknown)."""
     words = set(WORD.findall(message[:MAX_MESSAGE]))
-    found = {kind for engine in engines for word in words for kind, template in _shard(engine, shard_of(word)).get(word, ())
-             if template_matches(template, message)}
-    return min(found, key=lambda kind: (not isinstance(getattr(builtins, kind, None), type), kind)) if found else None
+    if not cut:
+        found = {kind for engine in engines for word in words for kind, template in _shard(engine, shard_of(word)).get(word, ())
+                 if template_matches(template, message)}
+        return min(found, key=_builtin_first) if found else None
+    kinds_by_text: dict[str, set[tuple[str, str]]] = {}
+    for engine in engines:
+        anchors = {anchor for word in words for anchor in _shard(engine, shard_of(word), OPENINGS).get(word, ())}
+        for kind, template in _candidates(engine, words | anchors, RAISED):
+            if opening_matched(template, message) >= MIN_FIXED:
+                kinds_by_text.setdefault(fixed_text(template), set()).add((engine, kind))
+    agreed = set()
+    for held in kinds_by_text.values():
+        if len({engine for engine, _ in held}) > 1 and len({kind for _, kind in held}) > 1:
+            continue  # both engines hold this template, with different types
+        agreed |= {kind for _, kind in held}
+    return min(agreed, key=_builtin_first) if agreed else None
+
+
+def _builtin_first(kind: str) -> tuple[bool, str]:
+    return not isinstance(getattr(builtins, kind, None), type), kind
 
 
 def filed_templates(sites: list[tuple[str, str]]) -> dict[int, dict[str, list[list[str]]]]:

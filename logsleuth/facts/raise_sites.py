@@ -59,6 +59,7 @@ class RaiseSite:
     indexed: tuple[str, ...]  # every release the index read, oldest first
     version: str | None  # the user's release, when the log or the user gave it and the index read it
     framed: tuple[str, ...] = ()  # the releases in which this check stands at the frame's line: the frames' release
+    message: str = ""  # the check's message template (holes as message_templates.HOLE): its words when the paste cut them
 
 
 @lru_cache(maxsize=len(INDEXED_PACKAGES))
@@ -160,7 +161,7 @@ def find(engine: str, path: str, function: str | None, line: int | None, source:
         condition=chosen["condition"], guards=tuple(chosen["guards"]), fields=tuple(chosen["fields"]),
         releases=tuple(indexed[n] for n in numbers), indexed=tuple(indexed),
         version=version if known in numbers else None,  # "your release has this check" only when it does
-        framed=tuple(indexed[n] for n in framed),
+        framed=tuple(indexed[n] for n in framed), message=chosen.get("message") or "",
     )
 
 

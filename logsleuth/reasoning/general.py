@@ -16,11 +16,13 @@ from dataclasses import replace
 
 from logsleuth.diagnosis.schema import CATEGORIES
 from logsleuth.facts.categories import CategoryRow, table
+from logsleuth.facts.message_templates import fixed_text
 from logsleuth.fixes import catalog
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Diagnosis, Failure, Fix, Frame
 from logsleuth.reasoning.evidence import Evidence, exception_lines
 from logsleuth.reasoning.parallelism import splits_over_one_gpu
+from logsleuth.reasoning.raise_site import site_of
 
 # How much each kind of cue weighs: the words a message says are the strongest evidence, a frame's subsystem
 # the weakest (a failure passes through many subsystems on its way up).
@@ -113,10 +115,11 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
     return score, why
 
 
-def best_row(failure: Failure, leave_out: frozenset[str] = frozenset()) -> tuple[CategoryRow, list[str]] | None:
+def best_row(failure: Failure, leave_out: frozenset[str] = frozenset(), site_words: tuple[str, ...] = ()
+             ) -> tuple[CategoryRow, list[str]] | None:
     """The category the evidence points to most strongly (ties: the row written first), with what pointed;
-    never one of `leave_out`."""
-    texts = exception_lines(failure)
+    never one of `leave_out`.  `site_words`: the message the raising check prints, when the paste cut the failure's."""
+    texts = [*exception_lines(failure), *site_words]
     files = [frame.file for frame in failure.final.frames[-INNERMOST_FRAMES:]]
     best: tuple[int, CategoryRow, list[str]] | None = None
     for row in table().rows:
@@ -166,18 +169,21 @@ def categorize(evidence: Evidence) -> Diagnosis:
     failure = evidence.failure
     launch = evidence.launch
     engine = launch.engine
-    found = best_row(failure)
+    said = _cut_message_words(evidence)
+    found = best_row(failure, site_words=said)
     if found is not None and found[0].category == "parallel-config" and splits_over_one_gpu(evidence):
         # One GPU splits nothing: a size the message finds indivisible is the kernel's or the checkpoint's
         # limit (a quantization kernel's tile on the full size), not a parallel degree's.
-        found = best_row(failure, frozenset({"parallel-config"}))
+        found = best_row(failure, frozenset({"parallel-config"}), said)
         found = (found[0], [*found[1], "a launch with tensor parallelism 1 (nothing split)"]) if found else None
     if found is not None and found[0].in_engine_code and engine is None and engine_code_of(failure) is None:
         # A bug of which engine? Neither the frames nor the launch say: not a claim to make.
-        found = best_row(failure, frozenset({found[0].category}))
+        found = best_row(failure, frozenset({found[0].category}), said)
     found = _root_of_the_chain(failure, found)
     if found is None:
         return _unclassified(evidence)
+    if said:
+        found = (found[0], [*found[1], "the message template of the engine's check that raised it (the paste cut the message)"])
     row, why = found
     if row.in_engine_code:
         code_of = engine_code_of(failure)
@@ -203,6 +209,20 @@ def categorize(evidence: Evidence) -> Diagnosis:
         engine_version=version,
         basis="general",
     )
+
+
+def _cut_message_words(evidence: Evidence) -> tuple[str, ...]:
+    """The words of the message the engine's check prints, when the paste cut the failure's message or lost it (a
+    traceback cut inside its raising statement): the raise site index (reasoning/raise_site.py) holds the template of
+    the check the innermost engine frame stands in, and its fixed text names the category the cut words no longer do.
+    None for a message pasted whole: its own words are the evidence."""
+    final = evidence.failure.final
+    if final.message.strip() and not final.truncated:
+        return ()
+    site = site_of(evidence.failure, evidence.launch)
+    if site is None or not fixed_text(site.message):
+        return ()
+    return (f"{final.type}: {fixed_text(site.message)}",)
 
 
 def _root_of_the_chain(

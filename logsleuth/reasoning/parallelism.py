@@ -19,6 +19,7 @@ from logsleuth.lazyre import compile_lazily_regex
 from logsleuth.models import Diagnosis, Fix, LaunchInfo
 from logsleuth.reasoning.catalog_flags import release_flag, setting_fix
 from logsleuth.reasoning.evidence import Evidence, exception_lines
+from logsleuth.reasoning.raise_site import site_of
 
 # The degrees as the launch gives them: server_args fields, command flags (every spelling of both engines),
 # and the `name=value` / `'name': value` an engine's config line prints.
@@ -91,7 +92,7 @@ def parallelism(evidence: Evidence) -> Diagnosis | None:
         if found is not None:
             numbers = _from_message(check, found, evidence)
             return _diagnosis(numbers, evidence, f"the message: {found.group(0)}", check.name, check.sources)
-    return _from_assert(evidence) or _from_ensure_divisibility(evidence)
+    return _from_assert(evidence) or _from_raise_site(evidence) or _from_ensure_divisibility(evidence)
 
 
 def _from_message(check: DivisibilityCheck, found: regex.Match[str], evidence: Evidence) -> _Numbers:
@@ -122,6 +123,30 @@ def _from_assert(evidence: Evidence) -> Diagnosis | None:
             where = "" if frame.file.startswith("<") else f" ({frame.module_path})"  # `<…>`: the File line not pasted
             return _assert_diagnosis(found, evidence, f"the check that failed{where}: {found.group(0)}")
     return None
+
+
+# The guard of an engine's heads check that raises with a message (vllm/config.py ModelConfig.verify_with_parallel_config:
+# `if total_num_attention_heads % tensor_parallel_size != 0: raise ValueError(…)`), as the raise site index holds it.
+_HEADS_GUARD = compile_lazily_regex(
+    r"(?P<size>total_num_attention_heads|total_num_heads|num_attention_heads|total_num_kv_heads|num_kv_heads)\s*%\s*"
+    r"(?:self\.)?(?:tensor_parallel_size|tp_size)\s*!=\s*0"
+)
+
+
+def _from_raise_site(evidence: Evidence) -> Diagnosis | None:
+    """A heads check whose message the paste lost (a traceback cut inside its `raise ValueError(`, typed by that
+    statement): the check the innermost engine frame stands in (the raise site index) says what it tested."""
+    final = evidence.failure.final
+    if final.message.strip():
+        return None  # a message pasted is read by the divisibility checks' patterns
+    site = site_of(evidence.failure, evidence.launch)
+    found = next((m for guard in (site.guards if site else ()) if (m := _HEADS_GUARD.search(guard))), None)
+    if site is None or found is None:
+        return None
+    quantity, key, _ = _ASSERT_CONFIG_KEYS.get(found["size"], ("attention heads", "num_attention_heads", "split"))
+    numbers = _Numbers("split", quantity, "tp", config_value(_log_lines(evidence), key), launch_degree(evidence, "tp"))
+    fact = f"the check that raised it ({site.file}, {site.function}): if {found.group(0)}"
+    return _diagnosis(numbers, evidence, fact, f"raise-{key}", (f"{site.engine} {site.file} {site.function}",))
 
 
 # The engines' shared helper (vllm/distributed/utils.py and sglang/srt/distributed/utils.py ensure_divisibility, called

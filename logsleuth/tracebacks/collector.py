@@ -43,7 +43,7 @@ from logsleuth.tracebacks.grammar import (
     runtime_fact,
     shell_notice,
 )
-from logsleuth.tracebacks.raising_statement import STRIPPED_FRAME, raised_type
+from logsleuth.tracebacks.raising_statement import STRIPPED_FRAME, raised_type, statement_frame
 
 # A runaway traceback (deep recursion printed without CPython's repeat marker, 100k frames) keeps its first
 # ELIDED_HEAD and its last lines, up to MAX_FAILURE_LINES in all; the middle becomes one marker line.  The
@@ -98,6 +98,7 @@ class Collector:
     assert_source: str = ""  # the assert statement pasted right above a bare `AssertionError`, its File line cut
     stripped_frames: bool = False  # its frame lines lost CPython's `File "…", line N, in f` wording
     typed_by_statement: bool = False  # its type read from the raising statement, the exception line lost
+    statement_place: Frame | None = None  # that statement's frame, placed by the stripped frame line above it
     ray_remote: bool = False  # holds a Ray task error's remote frames (`_ray_task_error_header`): joined in `build`
 
     def expects(self, leader: Collector) -> str | None:
@@ -364,7 +365,7 @@ class Collector:
             exceptions = (*exceptions[:-1], _typed_by_statement(exceptions[-1], texts))
         if self.assert_source and exceptions and not exceptions[-1].frames:
             # the frame's place was not pasted; its source line is the check that failed (scanner.ASSERT_SOURCE_ABOVE)
-            unplaced = Frame(file=UNPASTED_FRAME, line=None, function=None, source=self.assert_source)
+            unplaced = self.statement_place or Frame(file=UNPASTED_FRAME, line=None, function=None, source=self.assert_source)
             exceptions = (*exceptions[:-1], replace(exceptions[-1], frames=(unplaced,), truncated=self.typed_by_statement,
                                                        typed_from_statement=self.typed_by_statement))
         if truncated and exceptions and not exceptions[-1].truncated and not self.complete:
@@ -419,13 +420,15 @@ def _typed_by_statement(block: ExceptionBlock, texts: list[str]) -> ExceptionBlo
     """A traceback cut inside its raising statement (`raise ValueError(`, `assert (`), its exception line lost: the type
     the statement names, the message unknown (raising_statement.py).  The statement is the innermost frame's source,
     or the last line pasted when the frames lost their `File` lines."""
-    last = next((text for text in reversed(texts) if text.strip() and not CARET_LINE.match(text)), "")
+    at = next((index for index in range(len(texts) - 1, -1, -1) if texts[index].strip() and not CARET_LINE.match(texts[index])), None)
+    last = texts[at] if at is not None else ""
     source = block.frames[-1].source if block.frames and block.frames[-1].source else last
     type_name = raised_type(source or "")
     if type_name is None:
         return block
-    # frames that lost their `File` lines are not parsed: the statement is kept as the innermost frame's source
-    frames = block.frames or (Frame(file=UNPASTED_FRAME, line=None, function=None, source=last.strip()),)
+    # frames that lost their `File` lines are not parsed: the statement is kept as the innermost frame's source,
+    # placed by the frame line above it when that kept its file and function
+    frames = block.frames or (statement_frame(last, texts[:at or 0], UNPASTED_FRAME),)
     return replace(block, type=type_name, message="", frames=frames, truncated=True, typed_from_statement=True)
 def _join_ray_remote(blocks: tuple[ExceptionBlock, ...]) -> tuple[ExceptionBlock, ...]:
     """Ray's re-raise and the remote task's error it prints as one exception, as a reader sees it: the caller's frames

@@ -182,11 +182,12 @@ def named_by_record_above(failure: Failure, record: str) -> Failure:
     return replace(failure, exceptions=(*failure.exceptions[:-1], block), truncated=True)
 
 
-def engine_message(candidates: list[str]) -> str | None:
-    """`Type: message` of the first candidate an engine's indexed raise site raises, else None."""
+def engine_message(candidates: list[str], *, cut: bool = False) -> str | None:
+    """`Type: message` of the first candidate an engine's indexed raise site raises, else None.  `cut`: a candidate
+    may be the opening of the site's message, the paste stopped short of its end (engine_messages.raised_as)."""
     from logsleuth.facts.engine_messages import raised_as  # the index is read only for such records
 
     for message in candidates:
-        if len(message) >= MIN_FIXED and (type_name := raised_as(message)) is not None:
+        if len(message) >= MIN_FIXED and (type_name := raised_as(message, cut=cut)) is not None:
             return f"{type_name}: {message}"
     return None

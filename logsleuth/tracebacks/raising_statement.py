@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from logsleuth.ingest.line_shapes import CARET_LINE
 from logsleuth.lazyre import compile_lazily
-from logsleuth.models import ExceptionBlock
+from logsleuth.models import ExceptionBlock, Frame
 
 # `raise ValueError(`, `raise torch.OutOfMemoryError(…) from e`, `raise RuntimeError`, `assert x > 0, (`, `assert (`.
 # A class name is CamelCase (its last part starts upper-case and holds a lower-case letter): `raise exc`, `raise e`
@@ -30,6 +30,11 @@ RAISING_STATEMENT = compile_lazily(
 # __init__`, `vllm/config.py:233 in __init__`, `/x/config.py, line 233`.  A path to a Python file and a line or a
 # function: the rest of a frame line, not a sentence that names a file.
 STRIPPED_FRAME = compile_lazily(r"^\s*\"?[\w./\\~:-]*\w\.py\"?(?:(?::\d+|,? line \d+)(?:,? in \w+)?|,? in [\w<>.]+)\s*:?\s*$")
+# The same, read for its parts: the file, and the line or the function it kept.
+STRIPPED_FRAME_PARTS = compile_lazily(
+    r"^\s*\"?(?P<file>[\w./\\~:-]*\w\.py)\"?(?:(?::(?P<line>\d+)|,? line (?P<numbered>\d+))(?:,? in (?P<function>\w+))?"
+    r"|,? in (?P<named>[\w<>.]+))\s*:?\s*$"
+)
 # Lines a statement block starts with: quoted code, not the source lines CPython prints (one statement per frame).
 _BLOCK_OPENER = compile_lazily(r"^\s*(?:if|elif|else|for|while|try|except|finally|with|def|class|async)\b")
 MIN_SOURCE_RUN = 2  # frames shown only by their source lines: at least this many above the raising statement
@@ -78,3 +83,16 @@ def stripped_frames_above(statement: str, above: Sequence[str]) -> bool:
         and len(same_level) == len(run)
         and not any(text.rstrip().endswith(":") or _BLOCK_OPENER.match(text) for text in run)
     )
+
+
+def statement_frame(statement: str, above: Sequence[str], unplaced: str) -> Frame:
+    """The innermost frame of a traceback whose frames lost their `File` wording: the raising statement, placed by the
+    frame line right above it when that line kept its file (`  /x/vllm/config.py, in verify_with_parallel_config`),
+    so the engine's check it stands in can be looked up; else a frame whose file is `unplaced`."""
+    nearest = next((text for text in reversed(above) if text.strip() and not CARET_LINE.match(text)), "")
+    m = STRIPPED_FRAME_PARTS.match(nearest)
+    if m is None:
+        return Frame(file=unplaced, line=None, function=None, source=statement.strip())
+    number = m["line"] or m["numbered"]
+    return Frame(file=m["file"], line=int(number) if number else None, function=m["function"] or m["named"],
+                 source=statement.strip())

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Iterator
 
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import FACT_PREFIX, Failure, FailureKind, LogLine
-from logsleuth.tracebacks.collector import Collector, Phase
+from logsleuth.tracebacks.collector import UNPASTED_FRAME, Collector, Phase
 from logsleuth.tracebacks.grammar import (
     CASCADE_CONTEXT_LINE,
     CONTEXT_HINT,
@@ -72,7 +72,12 @@ from logsleuth.tracebacks.logged_errors import (
     plain_candidates,
     status_candidates,
 )
-from logsleuth.tracebacks.raising_statement import lost_its_exception_line, raised_type, stripped_frames_above
+from logsleuth.tracebacks.raising_statement import (
+    lost_its_exception_line,
+    raised_type,
+    statement_frame,
+    stripped_frames_above,
+)
 from logsleuth.tracebacks.repair import attach_moved_exceptions, fold_kernel_prints, shown_in
 from logsleuth.tracebacks.split_bodies import SplitErrorBodies
 
@@ -269,7 +274,7 @@ class FailureScanner:
             and kind is LineKind.OTHER
             and self._record_lookups_left > 0
             and is_command_line(self._previous_text.get(line.stream, ""))  # the one line the launch printed
-            and (logged := self._engine_text(plain_candidates(line))) is not None
+            and (logged := self._engine_text(plain_candidates(line), cut=True)) is not None
         ):
             # an engine's error text in an ERROR record, its type line lost (a wrapper logging str(exc)), after the HTTP
             # error status a client printed (logged_errors.status_candidates), or alone right after the command that
@@ -288,6 +293,8 @@ class FailureScanner:
             # a failure of the type it names, the message unknown; the failure only of a paste that shows no other
             record = Collector("bare", line, Phase.DONE, context=self._context(), fallback=True)
             record.assert_source, record.typed_by_statement = text.strip(), True
+            # the frame line above it, when it kept its file and function, places the statement (the engine's check)
+            record.statement_place = statement_frame(text, self._recent_texts.get(line.stream, ()), UNPASTED_FRAME)
             record.add(LineKind.EXCEPTION, line, seq, text=raised)
             self._register(line.stream, record)
             self._close(line.stream, record)
@@ -320,17 +327,18 @@ class FailureScanner:
             if last is None or self._record_lookups_left <= 0:
                 continue
             line, seq = last
-            if (logged := self._engine_text(plain_candidates(line))) is not None:
+            if (logged := self._engine_text(plain_candidates(line), cut=True)) is not None:
                 self._add_engine_text(line, seq, logged)
 
-    def _engine_text(self, candidates: list[str]) -> str | None:
+    def _engine_text(self, candidates: list[str], *, cut: bool = False) -> str | None:
         """The engine's message among a record's candidates.  Only a line that has candidates is charged to the lookup
         budget: charging every line that merely holds a status word spent it on a long log's INFO lines, and the
-        ERROR record at its end was never read."""
+        ERROR record at its end was never read.  `cut`: a bare line (after a command, ending a paste) may be the
+        message's opening only, the paste stopped short."""
         if not candidates:
             return None
         self._record_lookups_left -= 1
-        return engine_message(candidates)
+        return engine_message(candidates, cut=cut)
 
     def _start(self, kind: LineKind, text: str, line: LogLine) -> tuple[Collector, str] | None:
         """The collector a line starts (and the text it keeps of the line), or None."""
