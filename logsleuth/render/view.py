@@ -402,9 +402,10 @@ def _search_text(diagnosis: Diagnosis | None, final: ExceptionBlock) -> str:
     line that caused the failure (a crash filed under the error before it: reasoning/root_cause.py), that line."""
     if diagnosis is not None and diagnosis.basis == "general" and diagnosis.evidence:
         return diagnosis.evidence[0].splitlines()[0]
-    if final.type:
+    if final.type and not final.typed_from_statement:
         return f"{final.type}: {final.message.splitlines()[0]}" if final.message else final.type
-    # the paste cut the exception line: the innermost frame's source line is the most distinctive text left
+    # the paste cut the exception line (its type, if any, read from the raising statement): the innermost frame's
+    # source line is the most distinctive text left
     innermost = final.frames[-1] if final.frames else None
     if innermost is not None:
         return (innermost.source or "").strip() or f"{innermost.module_path} in {innermost.function}"

@@ -145,3 +145,17 @@ def test_a_traceback_cut_before_its_exception_line_searches_for_its_innermost_so
     text = render(report, fmt)
     searched = text[text.index("Search for:"):]
     assert "self.process_input_requests(recv_reqs)" in "\n".join(searched.splitlines()[:3])  # slack: in a fence
+
+
+def test_a_type_read_from_the_raising_statement_searches_for_the_statement() -> None:
+    from logsleuth.api import DiagnoseOptions, diagnose_text
+
+    cut = CUT_BEFORE_ITS_EXCEPTION + ('  File "/usr/local/lib/python3.10/dist-packages/sglang/srt/managers/scheduler.py", '
+                                      'line 900, in process_input_requests\n'
+                                      '    raise ValueError(f"unknown request type {type(recv_req)}")\n')
+    report = diagnose_text(cut, DiagnoseOptions(include_user_patterns=False))
+    assert report.failures[0].failure.final.typed_from_statement
+    text = render(report, OutputFormat.TEXT)
+    searched = text[text.index("Search for:"):].splitlines()[1]
+    assert 'raise ValueError(f"unknown request type' in searched  # not the bare `ValueError` the statement names
+    assert "read from the raising statement" in text
