@@ -127,9 +127,15 @@ def plain_candidates(line: LogLine) -> list[str]:
     """Where a plain line's message may start (no record level, no status): the whole text, then after its first
     separators (a wrapper's tag, a logger's name); [] for a line too short or too long to be one message."""
     text = line.text
-    if (line.starts_record and line.meta.level) or len(text) > MAX_RECORD or len(text.strip()) < MIN_FIXED:
-        return []  # a logger's record says its level: an ERROR one is read as such (error_record_candidates), others are none
+    if line.starts_record or len(text) > MAX_RECORD or len(text.strip()) < MIN_FIXED:
+        return []  # a logger's record: an ERROR one is read as such (error_record_candidates), others are none
+    if text[:1] in " \t" or _PYTHON_WARNING.search(text):
+        return []  # a continuation line, or Python's `file.py:12: UserWarning: …`: no bare message (and no index read)
     return _candidates(text)
+
+
+# The warnings module's line: `/x/utils.py:212: UserWarning: …`.
+_PYTHON_WARNING = compile_lazily(r"\.py:\d+: \w*Warning: ")
 
 
 def _candidates(rest: str) -> list[str]:
@@ -148,8 +154,10 @@ def is_error_record(text: str) -> bool:
     return len(text) <= MAX_RECORD and _ERROR_LEVEL.search(text) is not None
 
 
-# A line with no level word that says it reports an error: the word error or exception as a word of its own.
-_STATED_ERROR = compile_lazily(r"(?i)\b(?:error|exception)\b")
+# A line with no level word that says it reports an error: the word error as a word of its own.  Not "exception":
+# CPython's chain separators ("The above exception was the direct cause …") and the engines' announcements
+# ("WorkerProc hit an exception.") say it of the traceback that follows, and name nothing.
+_STATED_ERROR = compile_lazily(r"(?i)\berror\b")
 # A wrapper's tag at the start of a record's text: Xinference's `[address=0.0.0.0:35197, pid=418773] `.
 _WRAPPER_TAG = compile_lazily(r"^\[[^\]]*=[^\]]*\]\s*")
 
