@@ -17,6 +17,7 @@ from logsleuth.diagnosis.match import engine_unknown_diagnosis, match_failure
 from logsleuth.diagnosis.schema import Pattern
 from logsleuth.errors import SourceError, UsageError
 from logsleuth.facts.raise_sites import RaiseSite
+from logsleuth.fixes import static_catalogs
 from logsleuth.fixes.build import build_fix
 from logsleuth.fixes.builders import BUILDERS
 from logsleuth.fixes.context import interpolate
@@ -270,6 +271,7 @@ def build_report(
             for failure in result.failures:
                 grouper.add(failure, info.name, info.host)
     launch = _merge_launch(list(trackers.values()), options)
+    launch = _with_release_from_choices(launch, grouper.groups())
     warnings = list(patterns.errors)
     disabled: set[str] = set()  # patterns whose regex timed out: skipped for the rest of this report
     groups: list[FailureGroup] = []
@@ -355,6 +357,20 @@ def _merge_launch(trackers: list[LaunchTracker], options: DiagnoseOptions) -> La
     if options.engine is not None:
         launch = replace(launch, engine=options.engine)
     return _with_rebuilt_command(launch)
+
+
+def _with_release_from_choices(launch: LaunchInfo, groups: list[FailureGroup]) -> LaunchInfo:
+    """A release guessed from the program's name (`launch_server.py: error:` is any release before `sglang serve`)
+    narrowed by what an argparse refusal printed: the newest release whose flag has exactly the choices it lists
+    (fixes/static_catalogs.py).  Still a guess, marked "inferred"; a release the log or the user names stays."""
+    if launch.engine is None or launch.engine_version_source != "inferred":
+        return launch
+    for group in groups:
+        if group.failure.kind == "usage" and "invalid choice" in group.failure.final.message:
+            release = static_catalogs.release_printing(launch.engine, group.failure.final.message)
+            if release is not None:
+                return replace(launch, engine_version=release)
+    return launch
 
 
 def _with_engine_from_words(launch: LaunchInfo, groups: list[FailureGroup]) -> LaunchInfo:

@@ -38,3 +38,23 @@ def test_vllm_names_its_version_in_its_own_words() -> None:
     ):
         launch = diagnose_text(line + "\nValueError: x\n", options).launch
         assert (launch.engine, launch.engine_version, launch.engine_version_source) == ("vllm", version, "log"), line
+
+
+def test_an_invalid_choice_narrows_a_guessed_release_to_the_ones_that_list_those_choices() -> None:
+    # `launch_server.py` is SGLang's program before `sglang serve`: any release up to 0.5.2x.  The choices argparse
+    # printed are the running release's own: the newest release whose --attention-backend had exactly these three
+    # is the guess (the static catalogs), not a fixed 0.5.9, whose list is much longer
+    from logsleuth.api import DiagnoseOptions, diagnose_text
+    from logsleuth.fixes import catalog, static_catalogs
+
+    line = ("launch_server.py: error: argument --attention-backend: invalid choice: 'fa3' "
+            "(choose from 'flashinfer', 'triton', 'torch_native')\n")
+    launch = diagnose_text(line, DiagnoseOptions(include_user_patterns=False)).launch
+    assert (launch.engine, launch.engine_version_source) == ("sglang", "inferred")
+    assert launch.engine_version in static_catalogs.releases_with_choices(
+        "sglang", "--attention-backend", frozenset({"flashinfer", "triton", "torch_native"}))
+    choices = catalog.load("sglang", launch.engine_version).find("--attention-backend").choices  # type: ignore[union-attr]
+    assert set(choices or ()) == {"flashinfer", "triton", "torch_native"}
+    # a list no release had leaves the program's guess
+    other = line.replace("'torch_native'", "'no_such_backend'")
+    assert diagnose_text(other, DiagnoseOptions(include_user_patterns=False)).launch.engine_version == "0.5.9"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,37 @@ def _releases_by_flag(engine: str) -> dict[str, tuple[str, ...]]:
 def releases_with(engine: str, flag: str) -> tuple[str, ...]:
     """The releases whose static catalog has `flag`, oldest first (none: not a flag of any release)."""
     return _releases_by_flag(engine).get(flag, ())
+
+
+def releases_with_choices(engine: str, flag: str, choices: frozenset[str]) -> tuple[str, ...]:
+    """The releases whose static catalog gives `flag` exactly these choices, oldest first: argparse's `invalid
+    choice: … (choose from …)` prints the running release's list, which narrows the release a log does not name."""
+    document = _document()
+    found = []
+    for entry in document["releases"].get(engine, ()):
+        for number in entry["flags"]:
+            record = document["flags"][number]
+            if record["name"] == flag or flag in record.get("aliases", ()):
+                if isinstance(record.get("choices"), list) and frozenset(map(str, record["choices"])) == choices:
+                    found.append(entry["version"])
+                break
+    return tuple(found)
+
+
+# argparse's refusal of a value, with the running release's list of choices.
+_INVALID_CHOICE = re.compile(r"argument (?P<flag>--[\w-]+)(?:/-\w+)?: invalid choice: .*?\(choose from (?P<choices>.*)\)\s*$")
+_CHOICE = re.compile(r"'([^']*)'")
+
+
+def release_printing(engine: str, message: str) -> str | None:
+    """The newest release whose static catalog gives the flag of an `invalid choice: … (choose from …)` message exactly
+    the choices it lists, else None: argparse printed the running release's own list, so it narrows a release the log
+    does not name (the newest of those that could have printed it: a flag's list is often the same for a while)."""
+    m = _INVALID_CHOICE.search(message)
+    if m is None:
+        return None
+    matching = releases_with_choices(engine, m["flag"], frozenset(_CHOICE.findall(m["choices"])))
+    return matching[-1] if matching else None
 
 
 @lru_cache(maxsize=2)
