@@ -20,6 +20,7 @@ from logsleuth.facts.raise_sites import RaiseSite
 from logsleuth.fixes import static_catalogs
 from logsleuth.fixes.build import build_fix
 from logsleuth.fixes.builders import BUILDERS
+from logsleuth.fixes.builders.arguments import refused_choice
 from logsleuth.fixes.context import interpolate
 from logsleuth.fixes.release_flags import with_release_flags
 from logsleuth.fixes.server_args import command_from_server_args
@@ -366,10 +367,11 @@ def _with_release_from_choices(launch: LaunchInfo, groups: list[FailureGroup]) -
     if launch.engine is None or launch.engine_version_source != "inferred":
         return launch
     for group in groups:
-        if group.failure.kind == "usage" and "invalid choice" in group.failure.final.message:
-            release = static_catalogs.release_printing(launch.engine, group.failure.final.message)
-            if release is not None:
-                return replace(launch, engine_version=release)
+        refused = refused_choice(group.failure.final.message) if group.failure.kind == "usage" else None
+        if refused is not None:
+            flag, _, choices = refused
+            if matching := static_catalogs.releases_with_choices(launch.engine, flag, frozenset(choices)):
+                return replace(launch, engine_version=matching[-1])
     return launch
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -81,7 +80,8 @@ def releases_with(engine: str, flag: str) -> tuple[str, ...]:
 
 def releases_with_choices(engine: str, flag: str, choices: frozenset[str]) -> tuple[str, ...]:
     """The releases whose static catalog gives `flag` exactly these choices, oldest first: argparse's `invalid
-    choice: … (choose from …)` prints the running release's list, which narrows the release a log does not name."""
+    choice: … (choose from …)` prints the running release's list, which narrows the release a log does not name
+    (api.py: the newest of them; a flag's list is often the same for a while)."""
     document = _document()
     found = []
     for entry in document["releases"].get(engine, ()):
@@ -92,22 +92,6 @@ def releases_with_choices(engine: str, flag: str, choices: frozenset[str]) -> tu
                     found.append(entry["version"])
                 break
     return tuple(found)
-
-
-# argparse's refusal of a value, with the running release's list of choices.
-_INVALID_CHOICE = re.compile(r"argument (?P<flag>--[\w-]+)(?:/-\w+)?: invalid choice: .*?\(choose from (?P<choices>.*)\)\s*$")
-_CHOICE = re.compile(r"'([^']*)'")
-
-
-def release_printing(engine: str, message: str) -> str | None:
-    """The newest release whose static catalog gives the flag of an `invalid choice: … (choose from …)` message exactly
-    the choices it lists, else None: argparse printed the running release's own list, so it narrows a release the log
-    does not name (the newest of those that could have printed it: a flag's list is often the same for a while)."""
-    m = _INVALID_CHOICE.search(message)
-    if m is None:
-        return None
-    matching = releases_with_choices(engine, m["flag"], frozenset(_CHOICE.findall(m["choices"])))
-    return matching[-1] if matching else None
 
 
 @lru_cache(maxsize=2)

@@ -321,27 +321,31 @@ def family_choice_fix(flag: str, value: str, choices: list[str]) -> Fix:
     )
 
 
+def refused_choice(message: str) -> tuple[str, str, list[str]] | None:
+    """(flag, value, the choices listed) of argparse's `argument --x: invalid choice: 'v' (choose from 'a', 'b')`,
+    else None.  The list is the running release's own (api.py narrows a guessed release with it)."""
+    m = _CHOICE.search(message)
+    return (m["flag"], m["value"], regex.findall(r"'([^']*)'", m["choices"])) if m else None
+
+
 def invalid_choice(ctx: FixContext, data: dict[str, Any]) -> Fix | None:
-    m = _CHOICE.search(ctx.failure.final.message)
-    if not m:
+    refused = refused_choice(ctx.failure.final.message)
+    if refused is None:
         return None
-    choices = regex.findall(r"'([^']*)'", m["choices"])
-    best = fitting_choice(m["flag"], m["value"], choices)
-    if best is None and m["flag"] in MODEL_FAMILY_FLAGS:
-        fix = family_choice_fix(m["flag"], m["value"], choices)
-        later = rejected_flags.choice_elsewhere(m["flag"], m["value"], ctx)
+    flag, value, choices = refused
+    best = fitting_choice(flag, value, choices)
+    if best is None and flag in MODEL_FAMILY_FLAGS:
+        fix = family_choice_fix(flag, value, choices)
+        later = rejected_flags.choice_elsewhere(flag, value, ctx)
         return fix if later is None else replace(
-            fix, alternatives=(Fix(summary=f"Or keep '{m['value']}' on a release that has it: {later}."),))
-    summary = (
-        f"{m['flag']} takes one of {', '.join(choices)}; '{m['value']}' is not one of them"
-        + (f": use {best}." if best else ".")
-    )
-    fix = Fix(summary=summary, flags=(FlagOp("set", m["flag"], best),))
+            fix, alternatives=(Fix(summary=f"Or keep '{value}' on a release that has it: {later}."),))
+    summary = f"{flag} takes one of {', '.join(choices)}; '{value}' is not one of them" + (f": use {best}." if best else ".")
+    fix = Fix(summary=summary, flags=(FlagOp("set", flag, best),))
     # A value a later release lists (zai-org/GLM-4.5#16, #58: 'glm45' on vLLM 0.10.0): the upgrade is the other way.
-    later = rejected_flags.choice_elsewhere(m["flag"], m["value"], ctx)
+    later = rejected_flags.choice_elsewhere(flag, value, ctx)
     if later is None:
         return fix
-    return replace(fix, alternatives=(Fix(summary=f"Or keep '{m['value']}' on a release that has it: {later}."),))
+    return replace(fix, alternatives=(Fix(summary=f"Or keep '{value}' on a release that has it: {later}."),))
 
 
 _MAGNITUDE = compile_lazily_regex(r"^\s*(?P<number>\d+(?:\.\d+)?)\s*(?P<suffix>[kKmMgG])\s*$")
