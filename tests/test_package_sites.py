@@ -110,8 +110,9 @@ def test_a_call_that_failed_in_a_package_gets_no_check(log: Path) -> None:
 def _opened_indexes(log: Path) -> int:
     """How many indexes (zips) a diagnose of `log` opens, from a cold start of the lookups' caches."""
     from logsleuth.facts import raise_sites
+    from logsleuth.reasoning import raise_site
 
-    for cached in (raise_sites._archive, raise_sites._releases, raise_sites._entries):
+    for cached in (raise_sites._archive, raise_sites._releases, raise_sites._entries, raise_site._site_of):
         cached.cache_clear()
     diagnose_text(log.read_text(encoding="utf-8"))
     return raise_sites._archive.cache_info().currsize

@@ -9,6 +9,7 @@ settings it is about, which is where the seed incident's engineer lost an hour.
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 
 from logsleuth.facts.raise_sites import ENGINE_PACKAGES, RaiseSite, engine_file, find, release_span, where
 from logsleuth.facts.raise_sites import span as _span_of
@@ -19,7 +20,15 @@ from logsleuth.redact import secret_by_name
 
 
 def site_of(failure: Failure, launch: LaunchInfo) -> RaiseSite | None:
-    """The indexed check the innermost engine frame of the failure's last exception stands in."""
+    """The indexed check the innermost engine frame of the failure's last exception stands in.  api.py asks it for
+    every failure, and the general category and the parallelism rule ask again for theirs: looked up once, by what
+    the answer depends on (the failure, the decided engine, a release the log or the user names)."""
+    known = launch.engine_version if launch.engine_version_source in ("log", "user") else None
+    return _site_of(failure, launch.engine, known)
+
+
+@lru_cache(maxsize=64)
+def _site_of(failure: Failure, decided: str | None, known: str | None) -> RaiseSite | None:
     if not failure.final.type:
         # The paste lost the exception line: the innermost frame shown may be a call the error came through, not
         # the check that raised it, and nothing says a check was false (an assert named there would mislead).
@@ -30,11 +39,10 @@ def site_of(failure: Failure, launch: LaunchInfo) -> RaiseSite | None:
     if found is None:
         return None
     frame, engine = found
-    if launch.engine not in (None, engine):
+    if decided not in (None, engine):
         # The other engine's code run by this one (SGLang releases import vLLM's layers): the index holds that
         # engine's own releases, not the one this launch pinned, and its settings are not this launch's flags.
         return None
-    known = launch.engine_version if launch.engine_version_source in ("log", "user") else None
     final = failure.final
     return find(engine, frame.file, frame.function, frame.line, frame.source, known, (final.type, final.message))
 
