@@ -7,8 +7,8 @@ message both engines raised at some indexed release names neither.
 Wordings are the engines' own, from the code sites named: SGLang 0.3.6.post3's model runner refusing an architecture
 (sglang/srt/model_executor/model_runner.py; the wording of sgl-project/sglang#1331); vLLM 0.6.3.post1's client of
 its engine process (vllm/engine/multiprocessing/client.py, `TimeoutError("No heartbeat received from MQLLMEngine")`;
-pasted alone in QwenLM/Qwen#1322) and its API server's start-up check (vllm/entrypoints/openai/api_server.py);
-vLLM 0.5.5's argument check (vllm/engine/arg_utils.py).  The sampling checks SGLang 0.3 copied from vLLM
+pasted alone in QwenLM/Qwen#1322); vLLM 0.7.3's check of sleep mode (vllm/config.py) and 0.5.5's of chunked prefill
+(vllm/engine/arg_utils.py).  The sampling checks SGLang 0.3 copied from vLLM
 (sglang/srt/sampling/sampling_params.py, vllm/sampling_params.py) are both engines'."""
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def test_the_index_holds_the_older_releases_of_both_engines() -> None:
     [
         ("ValueError", ARCHITECTURES, "sglang"),  # SGLang 0.3.6.post3's model runner only
         ("TimeoutError", "No heartbeat received from MQLLMEngine", "vllm"),  # vLLM 0.6.3.post1's V0 client only
-        ("RuntimeError", "Engine process failed to start", "vllm"),  # vLLM 0.6.3.post1's API server only
+        ("ValueError", "Sleep mode is only supported on CUDA devices.", "vllm"),  # vLLM 0.7.3's ModelConfig only
         ("ValueError", SLIDING_WINDOW, "vllm"),  # vLLM 0.5.5's EngineArgs only
     ],
 )
