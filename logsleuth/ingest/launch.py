@@ -12,7 +12,7 @@ from typing import Literal
 
 from logsleuth.facts.gpus import shows_gpu
 from logsleuth.facts.package_sites import shows_a_version
-from logsleuth.ingest import engine_evidence, engine_from_message
+from logsleuth.ingest import engine_evidence, engine_from_message, line_shapes
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, LaunchInfo, LineMeta, LogLine
 
@@ -173,8 +173,12 @@ class LaunchTracker:
                 self._mark(line.offset, "command").command = command
         if ("sglang" in text or "vllm" in text or "vLLM" in text or "VLLM::" in text or "sgl_kernel" in text or "sgl-kernel" in text
                 or "sgl-dev" in text  # (AMD's SGLang image, engine_evidence._IMAGE)
-                or (("sgl" in text or "Rust" in text) and any(word in text for word in engine_evidence.ROUTER_WORDS))) and 'File "' not in text:
-            self._observe_engine_named(text)  # (a frame's path is read from the failure: observe_failure)
+                or (("sgl" in text or "Rust" in text) and any(word in text for word in engine_evidence.ROUTER_WORDS))) and (
+                    'File "' not in text or not _frame_line(text)):
+            # A frame's path is read from the failure (observe_failure); a line that only looks like one, where ranks'
+            # faulthandler dumps wrote over each other (`  File   File ""/…/sglang/srt/managers/scheduler.py/…`), is
+            # read here, or its paths would be lost with the frame the grammar could not read.
+            self._observe_engine_named(text)
         if ("Args(" in text or "engine" in text or "rollout.name" in text or "infer_backend" in text) and (
             dumped := engine_evidence.settings_engine(text)  # (engine_evidence.SETTINGS_MARKERS)
         ):
@@ -496,3 +500,8 @@ def _split_top_level(text: str) -> list[str]:
     if current:
         items.append("".join(current))
     return items
+
+
+def _frame_line(text: str) -> bool:
+    """A traceback's or a faulthandler dump's frame line, whole (the failure's frames hold its path)."""
+    return bool(line_shapes.FRAME_LINE.match(text) or line_shapes.FAULT_FRAME_LINE.match(text))
