@@ -68,7 +68,11 @@ _MODULE_PATH = compile_lazily(
     r"|\b(?P<sglang>sglang)(?:[./]srt[./]|::(?:sched|detok|data_p)\w*)"
     r"|(?<![\w-])(?P<sglang_router>(?:sglang_router|sgl[-_]model[-_]gateway|sgl[-_]router)/|sglang_router(?:_rs::|\.\w)|\[Router \(Rust\)\] )"
     r"|\b(?P<vllm_title>VLLM)::(?:EngineCor|Worker|APIServ|DPCoord)\w*"
+    r"|(?<![\w.])_(?P<vllm_fa>vllm)_fa[23]_C\b"
 )
+# vLLM's flash-attention build registers its ops under `torch.ops._vllm_fa2_C` and `_vllm_fa3_C`
+# (vllm/vllm_flash_attn/flash_attn_interface.py); torch names the namespace when an op is missing (`'_OpNamespace'
+# '_vllm_fa2_C' object has no attribute 'varlen_fwd'`, OpenBMB/MiniCPM-V#800): vLLM's kernel was called.
 # SGLang's router, a Rust program (sgl-project/sglang: `sgl-router/`, renamed `sgl-model-gateway/`; its Python
 # package `sglang_router`), in a panic's location (`thread 'tokio-runtime-worker' panicked at
 # sgl-model-gateway/src/routers/http/router.rs:412:38:`, Rust's std panic hook format) or a path to its code:
@@ -308,7 +312,10 @@ _CONSOLE_SCRIPT = compile_lazily(r"/bin/(?P<engine>vllm|sglang)$")
 # its router's Python package (`sglang_router`); vLLM's flash-attention build when it was a package of its own
 # (`vllm_flash_attn`, the vllm-flash-attn distribution vLLM 0.4 to 0.5 required; later inside `vllm/`).  Not
 # `vllm/_C` or `vllm/_custom_ops.py`: SGLang imports vLLM's compiled ops too (frames of both engines are SGLang's).
-_ENGINE_PACKAGE_FRAME = compile_lazily(r"/(?:(?P<sglang>sgl_kernel|sglang_router)|(?P<vllm>vllm_flash_attn))/")
+# A paste that shortened the paths keeps the package's directory first (`vllm_flash_attn/flash_attn_interface.py`).
+# No indexed SGLang release names vllm_flash_attn in its code (its attention backends are flashinfer's, triton's and
+# sgl_kernel's flash-attention), so vLLM's build in a fragment's only frame is vLLM's.
+_ENGINE_PACKAGE_FRAME = compile_lazily(r"(?:^|/)(?:(?P<sglang>sgl_kernel|sglang_router)|(?P<vllm>vllm_flash_attn))/")
 
 
 def package_frame_engine(path: str) -> str | None:

@@ -29,8 +29,10 @@ from logsleuth.models import Failure, Frame
 MAX_MESSAGES = 8  # the first distinct exceptions of a log are enough: a paste with no other evidence is short
 # CPython's own wordings, which an engine's code sometimes repeats (a __getattr__ raising `'X' object has no
 # attribute 'y'`): any program's error, so no engine's evidence, whichever template they match.
+# torch's `_OpNamespace` says it the same way with the namespace added (`'_OpNamespace' '_C' object has no attribute
+# 'varlen_fwd'`, torch/_ops.py), which SGLang's `'{}' object has no attribute '{}'` template matched.
 CPYTHON_WORDINGS = compile_lazily(
-    r"^'[^']*' object has no attribute '"
+    r"^'[^']*'(?: '[^']*')? object has no attribute '"
     r"|^'[^']*' object is not (?:subscriptable|callable|iterable)"
     r"|^module '[^']*' has no attribute '"
     r"|^(?:No module named|cannot import name) '"
