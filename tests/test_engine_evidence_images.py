@@ -4,13 +4,12 @@ one engine ships.  Each has a case where it must not decide."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from logsleuth.api import DiagnoseOptions, diagnose_text
+from tests.helpers import traceback_in_package
 
 OPTIONS = DiagnoseOptions(include_user_patterns=False)
 REFUSED = 'docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].\n'
@@ -51,17 +50,8 @@ def test_a_path_or_another_image_named_after_an_engine_decides_nothing(line: str
 
 def _traceback_through(tmp_path: Path, package: str) -> str:
     """Real CPython's traceback of a user's script calling into a module installed as `package`."""
-    root = tmp_path / "venv" / "lib" / "python3.11" / "site-packages"
-    module = root / package / "ops.py"
-    module.parent.mkdir(parents=True)
-    (module.parent / "__init__.py").write_text("", encoding="utf-8")
-    module.write_text("def run():\n    raise RuntimeError('CUDA error: no kernel image is available for execution on the device')\n",
-                      encoding="utf-8")
-    script = tmp_path / "app.py"
-    script.write_text(f"import sys\nsys.path.insert(0, {str(root)!r})\nfrom {package}.ops import run\nrun()\n", encoding="utf-8")
-    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path)
-    assert run.returncode == 1 and f"site-packages/{package}/ops.py" in run.stderr
-    return run.stderr
+    return traceback_in_package(tmp_path, f"{package}/ops.py",
+                                "raise RuntimeError('CUDA error: no kernel image is available for execution on the device')")
 
 
 @pytest.mark.parametrize(

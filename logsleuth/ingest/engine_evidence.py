@@ -135,8 +135,30 @@ _IMAGE = compile_lazily(
 CHECK_ENV_SGLANG = compile_lazily(r"^sglang: (?P<version>\d+\.\d+\.\d+(?:\.?post\d+|rc\d+|\.dev\d+)?)\s*$")
 # A wrapper's module for one engine in a frame's path: verl's rollouts (`verl/workers/rollout/sglang_rollout/`,
 # verl-project/verl#3719), LLaMA-Factory's and OpenRLHF's engines (`llamafactory/chat/vllm_engine.py`,
-# `openrlhf/trainer/ray/vllm_engine.py`).  The wrapper runs the engine it was configured with.
-_WRAPPER_ENGINE_MODULE = compile_lazily(r"/(?P<engine>sglang|vllm)_(?:rollout/|engine\.py$)")
+# `openrlhf/trainer/ray/vllm_engine.py`), slime's SGLang backend (`slime/backends/sglang_utils/sglang_engine.py`;
+# slime runs SGLang), verl's sharding managers that hand the trainer's weights to one engine
+# (`verl/workers/sharding_manager/fsdp_vllm.py`, `fsdp_sglang.py`, `megatron_vllm.py`).  The wrapper runs the engine
+# it was configured with.
+_WRAPPER_ENGINE_MODULE = compile_lazily(
+    r"/(?:(?P<engine>sglang|vllm)_(?:rollout/|engine\.py$)|(?P<slime>sglang)_utils/|(?:fsdp|megatron)_(?P<sharded>sglang|vllm)\.py$)"
+)
+# A wrapper's class made for one engine, named in a line (a message, a repr, a log record): verl's rollouts
+# (`vLLMRollout`, `vLLMAsyncRollout` in verl/workers/rollout/vllm_rollout/; `SGLangRollout`, `AsyncSGLangRollout` in
+# sglang_rollout/) and sharding managers (`FSDPVLLMShardingManager`, `FSDPSGLangShardingManager`,
+# `MegatronVLLMShardingManager`); the forks of verl (EasyR1, cosmos-rl) keep the names.
+_WRAPPER_ENGINE_CLASS = compile_lazily(
+    r"(?<![\w.])(?:(?P<vllm>vLLM(?:Async)?Rollout|(?:FSDP|Megatron)VLLMShardingManager)"
+    r"|(?P<sglang>(?:Async)?SGLangRollout|(?:FSDP|Megatron)SGLangShardingManager))(?!\w)"
+)
+# The text one of them needs.
+WRAPPER_CLASS_MARKERS = ("Rollout", "ShardingManager")
+
+
+def wrapper_class_engine(text: str) -> str | None:
+    """The engine a wrapper's class for one engine, named in the line, runs, else None (not from a line that only
+    imports or installs it)."""
+    m = _WRAPPER_ENGINE_CLASS.search(text)
+    return m.lastgroup if m and not _NAMES_ONLY.search(text) else None
 
 # The program that ran the engine, most specific first: verl runs its rollout engine on Ray, so a log showing
 # both was run by verl.
@@ -341,7 +363,8 @@ def relative_frame_engine(path: str) -> str | None:
 
 def wrapper_module_engine(path: str) -> str | None:
     """The engine a wrapper's per-engine module in a frame's path runs, else None."""
-    return m["engine"] if "_" in path and (m := _WRAPPER_ENGINE_MODULE.search(path)) else None
+    m = _WRAPPER_ENGINE_MODULE.search(path) if "_" in path else None
+    return (m["engine"] or m["slime"] or m["sharded"]) if m else None
 
 
 def xoscar_error(text: str) -> bool:

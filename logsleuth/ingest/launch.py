@@ -183,6 +183,10 @@ class LaunchTracker:
             dumped := engine_evidence.settings_engine(text)  # (engine_evidence.SETTINGS_MARKERS)
         ):
             self._saw("banner", dumped)
+        if any(marker in text for marker in engine_evidence.WRAPPER_CLASS_MARKERS) and (
+            wrapped := engine_evidence.wrapper_class_engine(text)
+        ):
+            self._saw("paths", wrapped)  # a wrapper's class for one engine (engine_evidence._WRAPPER_ENGINE_CLASS)
         if "input_type=ArgsKwargs" in text and engine_evidence.PYDANTIC_CONFIG_ERROR.search(text):
             self._saw("format", "vllm")  # (engine_evidence.PYDANTIC_CONFIG_ERROR)
         if ("VLLM_" in text or "SGLANG_" in text) and (env_engine := engine_evidence.engine_set_in_environment(text)):
