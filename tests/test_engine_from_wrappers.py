@@ -61,3 +61,21 @@ def test_an_import_that_names_a_wrappers_class_decides_nothing(tmp_path: Path) -
     """The import failed: which rollout verl then ran is not shown."""
     log = _traceback_in(tmp_path, "rl_lab/rollout.py", "from rl_lab.missing import vLLMRollout")
     assert "vLLMRollout" in log and engine_of(log) is None
+
+
+@pytest.mark.parametrize(
+    ("record", "engine"),
+    [
+        ("After building vllm rollout, memory allocated (GB): 88.9, memory reserved (GB): 96.1", "vllm"),
+        ("After building sglang rollout, memory allocated (GB): 40.2, memory reserved (GB): 52.0", "sglang"),
+        ("After building hf rollout, memory allocated (GB): 1.0, memory reserved (GB): 2.0", None),  # neither engine
+        ("After building vllm from source the import still fails", None),  # no rollout built
+    ],
+)
+def test_the_rollout_verl_says_it_built_names_the_engine(tmp_path: Path, record: str, engine: str | None) -> None:
+    """verl logs the rollout its setting chose (verl/workers/fsdp_workers.py, `After building {rollout_name} rollout`;
+    verl-project/verl#138), under Ray's prefix of its actor, before the failure."""
+    failure = _traceback_in(tmp_path, "verl/workers/fsdp_workers.py")
+    log = f"(WorkerDict pid=130211) {record}\n" + "".join(f"(WorkerDict pid=130211) {line}\n" for line in failure.splitlines())
+    report = diagnose_text(log, OPTIONS)
+    assert (report.launch.engine, report.launch.wrapper) == (engine, "verl")

@@ -306,12 +306,16 @@ def image_engine(text: str) -> str | None:
 # `infer_backend: vllm`.  A setting names the engine that runs, not one it merely mentions.
 _SETTINGS_CLASS = compile_lazily(r"(?<![\w.])(?P<cls>ServerArgs|(?:Async)?EngineArgs)\((?=[a-z_]+=)")
 # (No case-insensitive group: it makes Python's `re` try every position slowly; the spellings the wrappers print.)
+# verl logs the rollout it built from that setting: `After building vllm rollout, memory allocated (GB): …`
+# (verl/workers/fsdp_workers.py `log_gpu_memory_usage(f"After building {rollout_name} rollout", …)`,
+# verl-project/verl#138).
 _WRAPPER_CHOICE = compile_lazily(
     r"(?:model_engine['\"]?(?:=|: ['\"])|--model-engine[= ]|rollout\.name=|infer_backend(?:[:=] ?| )['\"]?)"
     r"(?P<engine>sglang|SGLang|SGLANG|vllm|vLLM|VLLM)(?![\w-])"
+    r"|After building (?P<built>sglang|vllm) rollout\b"
 )
 # The text one of them needs: lines without it (nearly all) cost a few substring tests.
-SETTINGS_MARKERS = ("Args(", "engine", "rollout.name", "infer_backend")
+SETTINGS_MARKERS = ("Args(", "engine", "rollout.name", "infer_backend", "After building")
 
 
 def settings_engine(text: str) -> str | None:
@@ -320,7 +324,7 @@ def settings_engine(text: str) -> str | None:
     if "Args(" in text and (m := _SETTINGS_CLASS.search(text)):
         return "sglang" if m["cls"] == "ServerArgs" else "vllm"
     m = _WRAPPER_CHOICE.search(text)
-    return m["engine"].lower() if m else None
+    return (m["engine"] or m["built"]).lower() if m else None
 
 
 # The engine's console script as the traceback's first frame (`File "/usr/local/bin/vllm", line 10, in <module>`:

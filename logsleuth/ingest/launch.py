@@ -179,7 +179,7 @@ class LaunchTracker:
             # faulthandler dumps wrote over each other (`  File   File ""/…/sglang/srt/managers/scheduler.py/…`), is
             # read here, or its paths would be lost with the frame the grammar could not read.
             self._observe_engine_named(text)
-        if ("Args(" in text or "engine" in text or "rollout.name" in text or "infer_backend" in text) and (
+        if ("Args(" in text or "engine" in text or "rollout.name" in text or "infer_backend" in text or "After building" in text) and (
             dumped := engine_evidence.settings_engine(text)  # (engine_evidence.SETTINGS_MARKERS)
         ):
             self._saw("banner", dumped)
