@@ -82,6 +82,16 @@ def _entries(engine: str, member: str) -> list[dict[str, Any]]:
     return list(found) if isinstance(found, list) else []
 
 
+def member_names(engine: str) -> list[str]:
+    """Every member of the engine's index (one per source file, `sglang/srt/server_args.py.json`), or [] without one."""
+    return list(_archive(engine).namelist()) if index_path(engine).exists() else []
+
+
+def site_entries(engine: str, member: str) -> list[dict[str, Any]]:
+    """The sites of one source file's member, parsed once (a few members are kept)."""
+    return _entries(engine, member)
+
+
 def read_member(engine: str, member: str) -> Any:
     """One member of the engine's index, parsed, or None when the index or the member is missing."""
     if engine not in INDEXED_PACKAGES or not index_path(engine).exists():

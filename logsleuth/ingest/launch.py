@@ -12,7 +12,7 @@ from typing import Literal
 
 from logsleuth.facts.gpus import shows_gpu
 from logsleuth.facts.package_sites import shows_a_version
-from logsleuth.ingest import engine_evidence, engine_from_message, line_shapes
+from logsleuth.ingest import engine_evidence, engine_from_frames, engine_from_message, line_shapes
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, LaunchInfo, LineMeta, LogLine
 
@@ -124,6 +124,8 @@ class LaunchTracker:
     wrappers: set[str] = field(default_factory=set)  # the programs seen running the engine (engine_evidence.WRAPPERS)
     # The failures' exceptions, (type, message), the first few: the weakest evidence (engine_from_message.py)
     raised: list[tuple[str, str]] = field(default_factory=list)
+    # Frames whose paths the paste shortened, (path, function): weaker still (engine_from_frames.py)
+    shortened_frames: list[tuple[str, str]] = field(default_factory=list)
     _last_meta: LineMeta | None = None  # the last line's metadata read for evidence (records share theirs)
     _headers_decided: set[str] = field(default_factory=set)  # logger headers that can show nothing more
     _processes_read: set[str] = field(default_factory=set)  # process prefixes already read
@@ -317,11 +319,11 @@ class LaunchTracker:
             if kind in _FORMAT_KINDS:
                 return self._failure_engine()
             return None
-        # Nothing else decides: the failures' own messages, the weakest evidence.
-        if not self.raised:
-            return None
-        raised = tuple(self.raised)
-        return engine_from_message.engine_raising(raised)
+        # Nothing else decides: the failures' own messages, the weakest evidence; then shortened frames' functions.
+        found = engine_from_message.engine_raising(tuple(self.raised)) if self.raised else None
+        if found is None and self.shortened_frames:
+            found = engine_from_frames.engine_of_frames(self.shortened_frames)
+        return found
 
     def _failure_engine(self) -> str | None:
         """The engine the failures' own frames and lines show (both: SGLang, see `engine`), else None."""
@@ -361,6 +363,7 @@ class LaunchTracker:
         self.wrappers |= other.wrappers
         self.switches_on |= other.switches_on
         self.raised.extend(pair for pair in other.raised if pair not in self.raised)
+        self.shortened_frames.extend(frame for frame in other.shortened_frames if frame not in self.shortened_frames)
         self.version_hint = self.version_hint or other.version_hint
         if later_command_wins:
             self.command = other.command or self.command
@@ -392,6 +395,8 @@ class LaunchTracker:
         for block in failure.exceptions:
             for frame in block.frames:
                 path = frame.file
+                if len(self.shortened_frames) < engine_from_frames.MAX_FRAMES and (kept := engine_from_frames.shortened(frame)):
+                    self.shortened_frames.append(kept)
                 if "/sglang/" in path:
                     self._saw("frames", "sglang")
                     if "/srt/arg_groups/" in path:
