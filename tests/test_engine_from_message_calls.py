@@ -79,3 +79,18 @@ def test_before_python_3_10_the_calling_line_names_the_class(tmp_path: Path, cls
     log = _wrapper_traceback(tmp_path, cls, older)
     assert "TypeError: __init__() got an unexpected keyword argument 'enable_sleep_mode'" in log
     assert engine_of(log) == engine
+
+
+@pytest.mark.parametrize(
+    ("cls", "engine"),
+    [("LLMEngine", "vllm"), ("AsyncLLMEngine", "vllm"), ("ServerArgs", "sglang"), ("LLM", None), ("SamplingParams", None)],
+)
+def test_a_missing_attribute_of_one_engines_class_names_that_engine(tmp_path: Path, cls: str, engine: str | None) -> None:
+    """A wrapper reaching into an engine object of another release (`'LLMEngine' object has no attribute
+    'driver_worker'`, vllm-project/vllm#9318): CPython names the object's class."""
+    script = tmp_path / "wrapper.py"
+    script.write_text(f"class {cls}:\n    pass\n\n\nengine = {cls}()\nengine.driver_worker.execute_model()\n", encoding="utf-8")
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path)
+    assert f"AttributeError: '{cls}' object has no attribute 'driver_worker'" in run.stderr
+    assert engine_of(run.stderr) == engine
+    assert engine_of(f"[rank0]: AttributeError: '{cls}' object has no attribute 'driver_worker'\n") == engine

@@ -49,10 +49,12 @@ CPYTHON_WORDINGS = compile_lazily(
 # vllm/engine/llm_engine.py, v1/engine/llm_engine.py LLMEngine; engine/async_llm_engine.py AsyncLLMEngine), SGLang's
 # settings (srt/server_args.py ServerArgs, what `sgl.Engine(**kwargs)` builds).  Not `LLM` or `Engine`, each one
 # engine's class but a name other libraries' classes have too (TensorRT-LLM's `LLM`), nor `SamplingParams`, both
-# engines' class.
-_ENGINE_CONSTRUCTOR = compile_lazily(
-    r"^(?:(?P<vllm>(?:Async)?EngineArgs|(?:Async)?LLMEngine)|(?P<sglang>ServerArgs))\.__init__\(\) "
-    r"(?:got an unexpected keyword argument '|missing \d+ required |takes (?:from )?\d+ )"
+# engines' class.  So does CPython's missing attribute of an instance of one (`'LLMEngine' object has no attribute
+# 'driver_worker'`: a wrapper reaching into an engine object of another release, vllm-project/vllm#9318).
+_ENGINE_CLASS = r"(?:(?P<vllm>(?:Async)?EngineArgs|(?:Async)?LLMEngine)|(?P<sglang>ServerArgs))"
+_ENGINE_CLASS_REFUSED = compile_lazily(
+    rf"^{_ENGINE_CLASS}\.__init__\(\) (?:got an unexpected keyword argument '|missing \d+ required |takes (?:from )?\d+ )"
+    rf"|^'{_ENGINE_CLASS.replace('?P<vllm>', '?P<vllm_object>').replace('?P<sglang>', '?P<sglang_object>')}' object has no attribute '"
 )
 
 
@@ -62,10 +64,16 @@ _ENGINE_CONSTRUCTOR = compile_lazily(
 _CONSTRUCTOR_CALL = compile_lazily(r"(?<![\w])(?P<cls>(?:Async)?EngineArgs|ServerArgs)\(")
 
 
-def constructor_engine(message: str) -> str | None:
-    """The engine whose own class's constructor CPython's refusal of the arguments names, else None."""
-    m = _ENGINE_CONSTRUCTOR.match(message) if ".__init__() " in message else None
-    return m.lastgroup if m else None
+def engine_class_named(type_name: str, message: str) -> str | None:
+    """The engine whose own class CPython's refusal of a constructor's arguments (a TypeError), or of an instance's
+    missing attribute (an AttributeError), names, else None.  A line with no type (its type lost) counts as either."""
+    m = _ENGINE_CLASS_REFUSED.match(message) if (".__init__() " in message or "' object has no attribute '" in message) else None
+    if m is None or m.lastgroup is None:
+        return None
+    attribute = m.lastgroup.endswith("_object")
+    if type_name not in ("", "AttributeError" if attribute else "TypeError"):
+        return None
+    return m.lastgroup.removesuffix("_object")
 
 
 def _named_callee(type_name: str, message: str, frames: tuple[Frame, ...]) -> str:
@@ -131,7 +139,7 @@ def engine_raising(raised: tuple[tuple[str, str], ...]) -> str | None:
         message = _answered(printed)  # a client's status error: the engine's message in the answer it quotes
         if not CPYTHON_WORDINGS.search(message):
             engines |= engines_saying(type_name, message)
-        elif type_name in ("TypeError", "") and (called := constructor_engine(message)):
+        elif called := engine_class_named(type_name, message):
             engines.add(called)
     return next(iter(engines)) if len(engines) == 1 else None
 
