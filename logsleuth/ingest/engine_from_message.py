@@ -14,9 +14,9 @@ with no exception type that one engine's code logs as an error (`logger.error`, 
 Not evidence: a message that only names an engine ("No module named 'vllm'", "please install sglang"): neither
 engine's code raises it as it stands, so no template matches, unless one engine's own code does raise it, which is
 then that engine's (SGLang's "Please install vllm …" is SGLang's code speaking).  A message both engines raise
-decides nothing.  Nor does CPython's own wording, unless it names a constructor of a class only one engine
-defines (`EngineArgs.__init__() got an unexpected keyword argument 'x'`).  launch.py asks this only when no other
-evidence of either engine was seen.
+decides nothing.  Nor does CPython's own wording, unless it names a class only one engine defines
+(`EngineArgs.__init__() got an unexpected keyword argument 'x'`, `'LLMEngine' object has no attribute 'x'`).
+launch.py asks this only when no other evidence of either engine was seen.
 """
 
 from __future__ import annotations
@@ -51,10 +51,12 @@ CPYTHON_WORDINGS = compile_lazily(
 # engine's class but a name other libraries' classes have too (TensorRT-LLM's `LLM`), nor `SamplingParams`, both
 # engines' class.  So does CPython's missing attribute of an instance of one (`'LLMEngine' object has no attribute
 # 'driver_worker'`: a wrapper reaching into an engine object of another release, vllm-project/vllm#9318).
-_ENGINE_CLASS = r"(?:(?P<vllm>(?:Async)?EngineArgs|(?:Async)?LLMEngine)|(?P<sglang>ServerArgs))"
+_VLLM_CLASSES = r"(?:Async)?EngineArgs|(?:Async)?LLMEngine"
+_SGLANG_CLASSES = r"ServerArgs"
 _ENGINE_CLASS_REFUSED = compile_lazily(
-    rf"^{_ENGINE_CLASS}\.__init__\(\) (?:got an unexpected keyword argument '|missing \d+ required |takes (?:from )?\d+ )"
-    rf"|^'{_ENGINE_CLASS.replace('?P<vllm>', '?P<vllm_object>').replace('?P<sglang>', '?P<sglang_object>')}' object has no attribute '"
+    rf"^(?:(?P<vllm>{_VLLM_CLASSES})|(?P<sglang>{_SGLANG_CLASSES}))\.__init__\(\) "
+    r"(?:got an unexpected keyword argument '|missing \d+ required |takes (?:from )?\d+ )"
+    rf"|^'(?:(?P<vllm_object>{_VLLM_CLASSES})|(?P<sglang_object>{_SGLANG_CLASSES}))' object has no attribute '"
 )
 
 
