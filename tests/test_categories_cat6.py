@@ -203,3 +203,11 @@ def test_a_wrappers_failed_to_load_yields_to_the_engines_cause_below_it() -> Non
         _process_result_message()
         """, f"{SITE}/xoscar/backends/context.py"))
     assert _diagnosis(text).category == "gpu-oom"
+
+
+def test_a_version_warning_before_an_unrelated_failure_decides_nothing(no_rules: None) -> None:
+    """The version-clash words are read on the failure's own lines only (words, not strong words)."""
+    text = ("WARNING 05-01 10:00:00 [__init__.py:20] xformers>=0.0.28 is required for the fast path, but found "
+            "xformers==0.0.27; falling back.\n"
+            "ValueError: some value was wrong\n")
+    assert _diagnosis(text).category != "dependency-version"
