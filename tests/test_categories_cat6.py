@@ -43,6 +43,10 @@ WORDINGS = [
     ("parallel-config", "NotImplementedError: Shard id with multiple indices is not supported for BNB quantization with "
      "TP yet.\n"),
     ("parallel-config", "ValueError: Prequant BitsAndBytes models with TP is not supported.Please try with PP.\n"),
+    # 3. flashinfer's prefill kernels refusing a head dimension's tile sizes, printed alone (flashinfer-ai/flashinfer#1048)
+    ("feature-conflict", "Error: Invalid configuration : NUM_MMA_Q=2 NUM_MMA_D_QK=2 NUM_MMA_D_VO=2 NUM_MMA_KV=4 NUM_WARPS_Q=4 "
+     "NUM_WARPS_KV=1 please create an issue (https://github.com/flashinfer-ai/flashinfer/issues) and report the issue to "
+     "the developers.\n"),
 ]
 
 LOOK_ALIKES = [
@@ -211,3 +215,18 @@ def test_a_version_warning_before_an_unrelated_failure_decides_nothing(no_rules:
             "xformers==0.0.27; falling back.\n"
             "ValueError: some value was wrong\n")
     assert _diagnosis(text).category != "dependency-version"
+
+
+def test_python_39s_classless_keyword_error_from_a_wrappers_frame_is_a_version_mismatch() -> None:
+    """Python 3.9 and older print `__init__() got an unexpected keyword argument` with no class (hiyouga/LlamaFactory#6654);
+    the wrapper's frame places it.  The same words from the user's own script name no category."""
+    wrapper = ('Traceback (most recent call last):\n'
+               '  File "/opt/conda/lib/python3.9/site-packages/llamafactory/chat/vllm_engine.py", line 96, in __init__\n'
+               '    self.model = AsyncLLMEngine.from_engine_args(AsyncEngineArgs(**engine_args))\n'
+               "TypeError: __init__() got an unexpected keyword argument 'limit_mm_per_prompt'\n")
+    assert _diagnosis(wrapper).category == "dependency-version"
+    own = ('Traceback (most recent call last):\n'
+           '  File "/home/me/app.py", line 12, in <module>\n'
+           '    cfg = MyConfig(foo=1)\n'
+           "TypeError: __init__() got an unexpected keyword argument 'foo'\n")
+    assert _diagnosis(own).category != "dependency-version"
