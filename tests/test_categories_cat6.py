@@ -43,6 +43,10 @@ WORDINGS = [
     ("parallel-config", "NotImplementedError: Shard id with multiple indices is not supported for BNB quantization with "
      "TP yet.\n"),
     ("parallel-config", "ValueError: Prequant BitsAndBytes models with TP is not supported.Please try with PP.\n"),
+    # 7. transformers refusing a name it now ships: a model class's registration too, and a message the paste wrapped
+    ("dependency-version", "ValueError: '<class 'transformers_modules.foo.FooConfig'>' is already used by a Transformers "
+     "model.\n"),
+    ("dependency-version", "ValueError: 'aimv2' is already used by a Transformers config, pick\nanother name.\n"),
     # 3. flashinfer's prefill kernels refusing a head dimension's tile sizes, printed alone (flashinfer-ai/flashinfer#1048)
     ("feature-conflict", "Error: Invalid configuration : NUM_MMA_Q=2 NUM_MMA_D_QK=2 NUM_MMA_D_VO=2 NUM_MMA_KV=4 NUM_WARPS_Q=4 "
      "NUM_WARPS_KV=1 please create an issue (https://github.com/flashinfer-ai/flashinfer/issues) and report the issue to "
