@@ -47,6 +47,9 @@ WORDINGS = [
     ("dependency-version", "ValueError: '<class 'transformers_modules.foo.FooConfig'>' is already used by a Transformers "
      "model.\n"),
     ("dependency-version", "ValueError: 'aimv2' is already used by a Transformers config, pick\nanother name.\n"),
+    # 4. transformers' tokenizer refusing an attribute the engine reads, in its own __getattr__ words (QwenLM/Qwen3-VL#2058)
+    ("dependency-version", "AttributeError: Qwen2Tokenizer has no attribute all_special_tokens_extended. Did you mean: "
+     "'num_special_tokens_to_add'?\n"),
     # 3. flashinfer's prefill kernels refusing a head dimension's tile sizes, printed alone (flashinfer-ai/flashinfer#1048)
     ("feature-conflict", "Error: Invalid configuration : NUM_MMA_Q=2 NUM_MMA_D_QK=2 NUM_MMA_D_VO=2 NUM_MMA_KV=4 NUM_WARPS_Q=4 "
      "NUM_WARPS_KV=1 please create an issue (https://github.com/flashinfer-ai/flashinfer/issues) and report the issue to "
@@ -54,6 +57,8 @@ WORDINGS = [
 ]
 
 LOOK_ALIKES = [
+    # CPython's own "'X' object has no attribute" names no transformers tokenizer's refusal
+    ("Likely a transformers release other than", "AttributeError: 'TiktokenTokenizer' object has no attribute 'add_special'\n"),
     # a setting's number, no dotted version: not a package's version
     ("dependency-version", "AssertionError: world_size>=2 is required, but got 1\n"),
     # the engine's own version, checked by a program that runs it: the wrapper row's, not the package row's title
