@@ -36,6 +36,8 @@ WORDINGS = [
     ("dependency-version", "ImportError: huggingface-hub>=0.30.0,<1.0 is required for a normal functioning of this module, "
      "but found huggingface-hub==0.25.2.\n"),
     ("dependency-version", "RuntimeError: flashinfer requires torch>=2.6, but found torch 2.5.1\n"),
+    ("dependency-version", "RuntimeError: Incompatible version of torch: found 2.5.1, expected 2.6.0\n"),
+    ("dependency-version", "ValueError: outlines version 0.1.11 is too new; the installed vLLM requires outlines<0.1\n"),
     # 3. an attention kernel's head size, in vLLM's words (the raise site index: attention/backends/*.py)
     ("feature-conflict", "ValueError: Head size 160 is not supported by PagedAttention. Supported head sizes are: "
      "[64, 80, 96, 112, 128, 256].\n"),
@@ -64,6 +66,9 @@ LOOK_ALIKES = [
     # the engine's own version, checked by a program that runs it: the wrapper row's, not the package row's title
     ("Likely an installed package", "ImportError: vllm>=0.6.3,<=0.8.5 is required for a normal functioning of this "
      "module, but found vllm==0.9.1.\n"),
+    # counts that are no versions
+    ("dependency-version", "ValueError: found 3 heads, expected 4\n"),
+    ("dependency-version", "RuntimeError: This model version is too old for the chat template\n"),
     # tensor parallelism refused with no quantization named: not the quantization row
     ("quantization method", "ValueError: Tensor parallelism is not supported for this model.\n"),
 ]
