@@ -365,6 +365,11 @@ def relative_frame_engine(path: str) -> str | None:
     return "sglang" if m and m["sglang"] else "vllm" if m and m["vllm"] else None
 
 
+def wrapper_of_path(path: str) -> str | None:
+    """The wrapper whose code directory a frame's path is in (`/verl/`, `/llamafactory/`, ...), else None."""
+    return next((wrapper for directory, wrapper in _WRAPPER_DIRS if directory in path), None)
+
+
 def wrapper_module_engine(path: str) -> str | None:
     """The engine a wrapper's per-engine module in a frame's path runs, else None."""
     m = _WRAPPER_ENGINE_MODULE.search(path) if "_" in path else None
@@ -384,7 +389,8 @@ def failure_wrappers(failure: Failure) -> set[str]:
         if block.type.startswith("ray.exceptions.") or "ray::" in block.message:
             found.add("Ray")
         for frame in block.frames:
-            found.update(wrapper for directory, wrapper in _WRAPPER_DIRS if directory in frame.file)
+            if wrapper := wrapper_of_path(frame.file):
+                found.add(wrapper)
     if failure.meta.process and (wrapper := process_wrapper(failure.meta.process)):
         found.add(wrapper)
     return found
