@@ -84,9 +84,11 @@ docs: $(STAMP)
 # shipped file differs, byte for byte (.ci/run runs it).
 engine-index: $(STAMP)
 	$(BIN)/python scripts/engine_index/build.py
+	$(BIN)/python scripts/engine_index/classes.py
 
 engine-index-check: $(STAMP)
 	$(BIN)/python scripts/engine_index/build.py --check
+	$(BIN)/python scripts/engine_index/classes.py --check
 
 # The static flag catalogs (logsleuth/fixes/catalogs/static.json.gz): the flags of every SGLang release from 0.3.0
 # and vLLM release from 0.6.0, read with ast from each wheel.  Only the argument files are read, over HTTP Range

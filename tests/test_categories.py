@@ -560,14 +560,19 @@ def test_a_config_object_without_a_field_is_a_model_the_release_does_not_support
 
 def test_an_engine_error_pasted_without_frames_looks_like_an_engine_bug_only_when_the_engine_is_known() -> None:
     """The paste kept only the error line (QwenLM/Qwen3-VL#1929's shape): with the launch naming the engine, an
-    AttributeError is likeliest its bug, said with the frames missing; with no engine at all, no engine is blamed."""
+    AttributeError is likeliest its bug, said with the frames missing.  With no engine at all, no engine is blamed:
+    the class is both engines' (each has a Transformers backend model), so it is the engine's code failing, of an
+    engine the log does not name; an object of a class no engine defines is not an engine bug."""
     line = "AttributeError: 'TransformersForCausalLM' object has no attribute 'tp_size'\n"
     command = "python -m sglang.launch_server --model-path Qwen/Qwen3-VL-4B-Instruct --port 8890\n"
     known = _report(command + line).failures[0].diagnosis
     assert known is not None and known.category == "engine-bug", known
     assert "no frames shown" in known.root_cause
     unknown = _report(line).failures[0].diagnosis
-    assert unknown is not None and unknown.category != "engine-bug", unknown
+    assert unknown is not None and unknown.category == "engine-bug" and unknown.engine is None, unknown
+    assert "bug in the engine" in unknown.title
+    foreign = _report(line.replace("TransformersForCausalLM", "MyCausalLMWrapper")).failures[0].diagnosis
+    assert foreign is not None and foreign.category != "engine-bug", foreign
 
 
 def test_a_distributed_timeout_names_the_timeout_flag_only_where_the_release_has_it() -> None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from logsleuth.facts.engine_classes import class_in_message, only_engine_defining
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, Frame
 
@@ -44,38 +45,29 @@ CPYTHON_WORDINGS = compile_lazily(
 
 # CPython's refusal of a call's arguments names the callee by its qualified name from Python 3.10 on
 # (`AsyncEngineArgs.__init__() got an unexpected keyword argument 'x'`: a wrapper passing a setting the installed
-# release does not have).  A constructor of a class only one engine's code defines names that engine, checked in
-# every indexed release of both: vLLM's settings and engines (vllm/engine/arg_utils.py EngineArgs, AsyncEngineArgs;
-# vllm/engine/llm_engine.py, v1/engine/llm_engine.py LLMEngine; engine/async_llm_engine.py AsyncLLMEngine), SGLang's
-# settings (srt/server_args.py ServerArgs, what `sgl.Engine(**kwargs)` builds).  Not `LLM` or `Engine`, each one
-# engine's class but a name other libraries' classes have too (TensorRT-LLM's `LLM`), nor `SamplingParams`, both
-# engines' class.  So does CPython's missing attribute of an instance of one (`'LLMEngine' object has no attribute
-# 'driver_worker'`: a wrapper reaching into an engine object of another release, vllm-project/vllm#9318).
-_VLLM_CLASSES = r"(?:Async)?EngineArgs|(?:Async)?LLMEngine"
-_SGLANG_CLASSES = r"ServerArgs"
-_ENGINE_CLASS_REFUSED = compile_lazily(
-    rf"^(?:(?P<vllm>{_VLLM_CLASSES})|(?P<sglang>{_SGLANG_CLASSES}))\.__init__\(\) "
-    r"(?:got an unexpected keyword argument '|missing \d+ required |takes (?:from )?\d+ )"
-    rf"|^'(?:(?P<vllm_object>{_VLLM_CLASSES})|(?P<sglang_object>{_SGLANG_CLASSES}))' object has no attribute '"
-)
+# release does not have), and its missing attribute names the instance's class (`'LLMEngine' object has no attribute
+# 'driver_worker'`: a wrapper reaching into an engine object of another release, vllm-project/vllm#9318).  A class
+# only one engine's code defines, in every indexed release of both and in none of the packages they run, names that
+# engine (facts/engine_classes.py: a name of two words or more; `LLM` and `Engine` are each one engine's class but
+# also other programs', TensorRT-LLM's `LLM`; `SamplingParams` is both engines').
+
+
+def engine_class_named(type_name: str, message: str) -> str | None:
+    """The engine whose own class CPython's refusal of a call's arguments (a TypeError), or of an instance's missing
+    attribute (an AttributeError), names, else None.  A line with no type (its type lost) counts as either."""
+    named = class_in_message(message)
+    if named is None:
+        return None
+    attribute = " has no attribute '" in message
+    if type_name not in ("", "AttributeError" if attribute else "TypeError"):
+        return None
+    return only_engine_defining(named)
 
 
 # Before 3.10 CPython named no class (`__init__() got an unexpected keyword argument 'x'`); a dataclass's generated
 # __init__ (EngineArgs, AsyncEngineArgs and ServerArgs are dataclasses) adds no frame of its own, so the innermost
 # frame's line is the call that passed the arguments: `engine_args = AsyncEngineArgs(**kwargs)` in a wrapper's code.
-_CONSTRUCTOR_CALL = compile_lazily(r"(?<![\w])(?P<cls>(?:Async)?EngineArgs|ServerArgs)\(")
-
-
-def engine_class_named(type_name: str, message: str) -> str | None:
-    """The engine whose own class CPython's refusal of a constructor's arguments (a TypeError), or of an instance's
-    missing attribute (an AttributeError), names, else None.  A line with no type (its type lost) counts as either."""
-    m = _ENGINE_CLASS_REFUSED.match(message) if (".__init__() " in message or "' object has no attribute '" in message) else None
-    if m is None or m.lastgroup is None:
-        return None
-    attribute = m.lastgroup.endswith("_object")
-    if type_name not in ("", "AttributeError" if attribute else "TypeError"):
-        return None
-    return m.lastgroup.removesuffix("_object")
+_CONSTRUCTOR_CALL = compile_lazily(r"(?<![\w.])(?P<cls>[A-Z]\w*)\(")
 
 
 def _named_callee(type_name: str, message: str, frames: tuple[Frame, ...]) -> str:

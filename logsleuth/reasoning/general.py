@@ -16,6 +16,7 @@ from dataclasses import replace
 
 from logsleuth.diagnosis.schema import CATEGORIES
 from logsleuth.facts.categories import CategoryRow, table
+from logsleuth.facts.engine_classes import class_in_message, engines_defining, only_engine_defining
 from logsleuth.facts.message_templates import fixed_text
 from logsleuth.fixes import catalog
 from logsleuth.ingest.engine_evidence import failure_wrappers, wrapper_of_path
@@ -53,10 +54,21 @@ def _innermost_own_frame(frames: tuple[Frame, ...]) -> Frame | None:
 
 
 def engine_code_of(failure: Failure) -> str | None:
-    """The engine ("sglang", "vllm") whose own code raised the failure, if its innermost own frame is the engine's."""
+    """The engine ("sglang", "vllm") whose own code raised the failure, if its innermost own frame is the engine's;
+    with no frame shown, the engine whose code alone defines the class CPython's message names the object by."""
     frame = _innermost_own_frame(failure.final.frames)
     match = _ENGINE_FRAME.search(frame.file) if frame is not None else None
-    return match[2] if match else None
+    if match:
+        return match[2]
+    named = class_in_message(failure.final.message) if _frameless(failure) else None
+    return only_engine_defining(named) if named else None
+
+
+def _on_an_engine_object(failure: Failure) -> bool:
+    """No frame shown, and the message names the failing object by a class an engine's code defines (either
+    engine's): the engine's code was running, whichever engine it was."""
+    named = class_in_message(failure.final.message) if _frameless(failure) else None
+    return bool(named and engines_defining(named))
 
 
 def made_by_a_wrapper(failure: Failure, wrapper: str | None = None) -> bool:
@@ -195,7 +207,8 @@ def categorize(evidence: Evidence) -> Diagnosis:
         # limit (a quantization kernel's tile on the full size), not a parallel degree's.
         found = best_row(failure, frozenset({"parallel-config"}), said, launch.wrapper)
         found = (found[0], [*found[1], "a launch with tensor parallelism 1 (nothing split)"]) if found else None
-    if found is not None and found[0].in_engine_code and engine is None and engine_code_of(failure) is None:
+    if (found is not None and found[0].in_engine_code and engine is None and engine_code_of(failure) is None
+            and not _on_an_engine_object(failure)):
         # A bug of which engine? Neither the frames nor the launch say: not a claim to make.
         found = best_row(failure, frozenset({found[0].category}), said, launch.wrapper)
     found = _root_of_the_chain(failure, found)
@@ -211,7 +224,11 @@ def categorize(evidence: Evidence) -> Diagnosis:
             # packages' versions do not fit, rather than a bug of either release.
             row = table().row("dependency-version") or row
             why = [*why, f"{ENGINE_NAMES.get(code_of or '', code_of)} code running under {ENGINE_NAMES.get(engine, engine)}"]
-        engine = engine or code_of  # the engine's own frames are positive evidence of it
+        named = class_in_message(failure.final.message) if _frameless(failure) else None
+        if named and engines_defining(named):
+            owners = " and ".join(ENGINE_NAMES.get(e, e) for e in sorted(engines_defining(named)))
+            why = [*why, f"the failing object's class ({named}, defined in {owners}'s code)"]
+        engine = engine or code_of  # the engine's own frames (or its own class, frameless) are positive evidence of it
     version = launch.engine_version if engine == launch.engine else None
     meaning = CATEGORIES.get(row.category, row.category)
     title = render_words(row.title, engine, version, launch.wrapper)
