@@ -214,6 +214,16 @@ CASES = [
     ("serving-memory",
      "RuntimeError: Out of memory. Please set a smaller number for `--max-running-requests`.\n",
      "sglang 0.3.x-0.4.x sglang/srt/managers/schedule_batch.py: the KV pool exhausted while serving"),
+    # Stop 40 (issue 28, class 4): the pools' other wordings.
+    ("serving-memory",
+     "RuntimeError: Decode out of memory. Try to lower your batch size.\nTry to allocate 128 tokens.\nAvaliable tokens: 0\n",
+     "sglang 0.4.x sglang/srt/managers/schedule_batch.py alloc_token_slots ('Avaliable', as spelled)"),
+    ("serving-memory",
+     "ValueError: Cannot get 12 free blocks from the pool\n",
+     "vllm vllm/v1/core/block_pool.py get_new_blocks: the KV cache blocks exhausted while serving"),
+    ("serving-memory",
+     "ValueError: No free blocks available\n",
+     "vllm V0 vllm/core/block/naive_block.py: the KV cache blocks exhausted while serving"),
     ("kv-cache-memory",
      "ValueError: Not enough memory. Please try to increase --mem-fraction-static.\n",
      "sglang-0.5.9 sglang/srt/model_executor/model_runner.py init_memory_pool: no room for the KV cache at start-up"),
@@ -904,3 +914,16 @@ def test_a_wrappers_failed_to_load_with_a_cut_traceback_asks_for_the_engines_own
 def test_a_failed_load_whose_message_goes_on_keeps_the_cause_it_names() -> None:
     diagnosis = _report("RuntimeError: Failed to load model: CUDA out of memory. Tried to allocate 2.00 GiB\n").failures[0].diagnosis
     assert diagnosis is not None and diagnosis.category == "gpu-oom"
+
+
+def test_kv_blocks_exhausted_after_lowering_the_share_never_says_lower_it_further() -> None:
+    """Stop 40 (issue 28, class 4): the KV pool ran out while serving on a launch that had lowered the memory share;
+    the guidance raises it back and never asks to lower it."""
+    text = ("$ vllm serve /models/m --gpu-memory-utilization 0.6\n"
+            "INFO 05-02 10:00:00 [api_server.py:1043] vLLM API server version 0.8.5\n"
+            + real_traceback("raise ValueError('Cannot get 12 free blocks from the pool')\n", "vllm/v1/core/block_pool.py"))
+    diagnosis = _report(text).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == "serving-memory" and diagnosis.fix is not None
+    steps = " ".join(diagnosis.fix.steps)
+    assert "raise it back" in steps and "Lowering it further does not help" in steps
+    assert "lower --gpu-memory-utilization" not in steps
