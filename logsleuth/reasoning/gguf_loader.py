@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Diagnosis, Fix
+from logsleuth.reasoning.catalog_flags import release_flag
 from logsleuth.reasoning.evidence import Evidence
 
 RULE_ID = "rule-gguf-architecture-unknown"
@@ -79,6 +80,7 @@ def gguf_loader(evidence: Evidence) -> Diagnosis | None:
                 f"allow it{f' (pip show {engine} lists them)' if engine else ''}",
                 "or serve the original Hugging Face checkpoint of the model (safetensors, or a quantization the engine "
                 "loads natively such as AWQ, GPTQ or FP8) instead of the GGUF file",
+                *_config_elsewhere(evidence, loader),
             ),
             needs_input=(f"a {newer} release that reads GGUF architecture '{architecture}' and that {release} accepts",),
         ),
@@ -88,6 +90,18 @@ def gguf_loader(evidence: Evidence) -> Diagnosis | None:
         basis="rule",
         evidence=(f"the GGUF architecture the loader refused: {architecture}", f"refused by {what}"),
     )
+
+
+def _config_elsewhere(evidence: Evidence, loader: str) -> tuple[str, ...]:
+    """vLLM reads the config from another place when told (its own message for a remote GGUF file names
+    --hf-config-path, facts/raise_sites-vllm.zip): then transformers does not rebuild it from the GGUF header.  Only
+    where the release has the flag, and only for the config's refusal: the weights still go through the GGUF loader."""
+    flag = release_flag(evidence.launch, "--hf-config-path") if evidence.launch.engine == "vllm" else None
+    if flag is None or loader != "transformers":
+        return ()
+    return (f"or give vLLM the original model's config with {flag} (the unquantized model's repository or directory), "
+            "so that the config is not rebuilt from the GGUF file; the GGUF weights must still be ones vLLM's GGUF "
+            "loader maps, which it says when it does not",)
 
 
 def _under_a_gguf_frame(evidence: Evidence) -> bool:

@@ -55,6 +55,8 @@ def test_an_architecture_transformers_gguf_support_lacks_points_at_transformers_
     assert "vLLM 0.11.2 accepts it" in diagnosis.fix.summary
     assert diagnosis.fix.needs_input and not diagnosis.fix.flags and diagnosis.fix.command is None
     assert "a newer vLLM release alone does not help" in diagnosis.root_cause
+    # vLLM's own message for a remote GGUF file names --hf-config-path: the config from elsewhere, a flag 0.11.2 has
+    assert any("--hf-config-path" in step for step in diagnosis.fix.steps)
 
 
 def test_sglang_and_transformers_5_wording() -> None:
@@ -62,6 +64,7 @@ def test_sglang_and_transformers_5_wording() -> None:
     diagnosis = first_diagnosis(log)
     assert diagnosis.pattern == "rule-gguf-architecture-unknown"
     assert "GGUF architecture gemma3" in diagnosis.title and "SGLang" in diagnosis.root_cause
+    assert diagnosis.fix is not None and not any("--hf-config-path" in step for step in diagnosis.fix.steps)
 
 
 def test_the_old_wording_is_read_only_under_transformers_gguf_code() -> None:
