@@ -927,3 +927,28 @@ def test_kv_blocks_exhausted_after_lowering_the_share_never_says_lower_it_furthe
     steps = " ".join(diagnosis.fix.steps)
     assert "raise it back" in steps and "Lowering it further does not help" in steps
     assert "lower --gpu-memory-utilization" not in steps
+
+
+def _steps(text: str) -> str:
+    diagnosis = _report(text).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.fix is not None
+    return " ".join(diagnosis.fix.steps)
+
+
+def test_marlin_refusing_every_type_points_at_the_checkpoints_own_kernel() -> None:
+    """Stop 40's advice sweep (vllm-project/vllm#8149, xorbitsai/inference#2210): Marlin lists no type on a GPU below
+    compute capability 8.0; the checkpoint's own method is the way, for vLLM only."""
+    traceback = real_traceback(
+        "raise ValueError('Marlin does not support weight_bits = uint4b8. Only types = [] are supported (for group_size = "
+        "128, min_capability = 75, zp = False).')\n", "vllm/model_executor/layers/quantization/utils/marlin_utils.py")
+    steps = _steps("$ vllm serve /data/Qwen2-7B-Instruct-GPTQ-Int4\n" + traceback)
+    assert "name the checkpoint's own method in the quantization setting (gptq for a GPTQ checkpoint" in steps
+    assert "gptq for a GPTQ checkpoint" not in _steps("python3 -m sglang.launch_server --model-path /m\n" + traceback)
+
+
+def test_a_tokenizer_class_transformers_lacks_points_at_the_saving_transformers() -> None:
+    traceback = real_traceback(
+        "raise ValueError('Tokenizer class TokenizersBackend does not exist or is not currently imported.')\n",
+        "transformers/models/auto/tokenization_auto.py")
+    steps = _steps("$ vllm serve /root/m\n" + traceback)
+    assert "was named by the transformers that saved the checkpoint" in steps
