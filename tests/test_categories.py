@@ -214,6 +214,10 @@ CASES = [
     ("serving-memory",
      "RuntimeError: Out of memory. Please set a smaller number for `--max-running-requests`.\n",
      "sglang 0.3.x-0.4.x sglang/srt/managers/schedule_batch.py: the KV pool exhausted while serving"),
+    # Stop 40's advice sweep: vLLM's inspection subprocess failing (its own error follows), not the architecture.
+    ("dependency-version",
+     "RuntimeError: Error raised in subprocess:\n",
+     "vllm vllm/model_executor/models/registry.py _run_in_subprocess (vllm-project/vllm#9624)"),
     # Stop 40 (issue 28, class 4): the pools' other wordings.
     ("serving-memory",
      "RuntimeError: Decode out of memory. Try to lower your batch size.\nTry to allocate 128 tokens.\nAvaliable tokens: 0\n",
