@@ -220,8 +220,10 @@ def _held_by_an_earlier_launch(ctx: FixContext, taken: str | None, flag: str, mo
         summary=(f"The message names who holds {held}: {who}, an engine process still running (an earlier launch "
                  "that did not exit, or another server on this host). Stop it, then launch again; no port needs to "
                  "change." if who else
-                 f"Port {taken} is one of the ZMQ ports the server's own processes talk over, not its HTTP port: most "
-                 "often processes of an earlier launch of this server still hold it. Stop them, then launch again."),
+                 f"Port {taken} is one of the ZMQ ports the server's own processes talk over, not its HTTP port: "
+                 "another process holds it, most often one of an earlier launch that did not exit, or a second server "
+                 "on this host (a prefill and a decode instance) that took the same port. Stop the earlier launch's "
+                 "processes; two servers on one host need their ports apart."),
         steps=(
             f"see who holds it: ss -ltnp | grep ':{taken}'" if taken else "see who holds the port: ss -ltnp",
             "an earlier server's scheduler or detokenizer processes can outlive it: stop every process of that launch",
