@@ -190,12 +190,17 @@ def named_by_record_above(failure: Failure, record: str) -> Failure:
     return replace(failure, exceptions=(*failure.exceptions[:-1], block), truncated=True)
 
 
-def engine_message(candidates: list[str], *, cut: bool = False) -> str | None:
+def engine_message(candidates: list[str], *, cut: bool = False, logged: bool = False) -> str | None:
     """`Type: message` of the first candidate an engine's indexed raise site raises, else None.  `cut`: a candidate
-    may be the opening of the site's message, the paste stopped short of its end (engine_messages.raised_as)."""
-    from logsleuth.facts.engine_messages import raised_as  # the index is read only for such records
+    may be the opening of the site's message, the paste stopped short of its end (engine_messages.raised_as).
+    `logged`: a candidate no site raises may be one an engine logs as an error and exits after (SGLang's `Rank 0
+    scheduler is dead. Please check if there are relevant logs.`, logger.error before its launcher re-raises), printed
+    as a bare line with no record header: `ERROR: message`, as an error record's own text is named."""
+    from logsleuth.facts.engine_messages import engines_logging, raised_as  # the index is read only for such records
 
     for message in candidates:
         if len(message) >= MIN_FIXED and (type_name := raised_as(message, cut=cut)) is not None:
             return f"{type_name}: {message}"
+    if logged:
+        return next((f"ERROR: {message}" for message in candidates if len(message) >= MIN_FIXED and engines_logging(message)), None)
     return None

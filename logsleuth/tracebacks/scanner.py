@@ -274,7 +274,7 @@ class FailureScanner:
             and kind is LineKind.OTHER
             and self._record_lookups_left > 0
             and is_command_line(self._previous_text.get(line.stream, ""))  # the one line the launch printed
-            and (logged := self._engine_text(plain_candidates(line), cut=True)) is not None
+            and (logged := self._engine_text(plain_candidates(line), cut=True, logged=True)) is not None
         ):
             # an engine's error text in an ERROR record, its type line lost (a wrapper logging str(exc)), after the HTTP
             # error status a client printed (logged_errors.status_candidates), or alone right after the command that
@@ -327,10 +327,10 @@ class FailureScanner:
             if last is None or self._record_lookups_left <= 0:
                 continue
             line, seq = last
-            if (logged := self._engine_text(plain_candidates(line), cut=True)) is not None:
+            if (logged := self._engine_text(plain_candidates(line), cut=True, logged=True)) is not None:
                 self._add_engine_text(line, seq, logged)
 
-    def _engine_text(self, candidates: list[str], *, cut: bool = False) -> str | None:
+    def _engine_text(self, candidates: list[str], *, cut: bool = False, logged: bool = False) -> str | None:
         """The engine's message among a record's candidates.  Only a line that has candidates is charged to the lookup
         budget: charging every line that merely holds a status word spent it on a long log's INFO lines, and the
         ERROR record at its end was never read.  `cut`: a bare line (after a command, ending a paste) may be the
@@ -338,7 +338,7 @@ class FailureScanner:
         if not candidates:
             return None
         self._record_lookups_left -= 1
-        return engine_message(candidates, cut=cut)
+        return engine_message(candidates, cut=cut, logged=logged)
 
     def _start(self, kind: LineKind, text: str, line: LogLine) -> tuple[Collector, str] | None:
         """The collector a line starts (and the text it keeps of the line), or None."""
