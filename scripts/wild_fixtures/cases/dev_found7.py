@@ -1,0 +1,110 @@
+"""Stop 40's dev sweep of fresh pastes (branch h-found7): shapes the sweep found misread.  One rank's named error
+(`RuntimeError: NCCL error: …`, worded like a cascade) followed by the next rank's traceback cut before its exception
+line: the named error leads, not the cut one.  Hydra's `Error executing job with overrides: […]` alone, the record a
+trainer under Hydra (verl) prints before re-raising its job's exception: a failure.  An engine's message that its code
+logs as an error (not one it raises), bare after the launch command.  And a look-alike that stays no failure: the
+engine's informational lines, bare after the command.
+
+Facts were mined from even-numbered threads; what a thread did not show is ours, and each `facts` says which."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from .. import paste
+from ..corpus import Expect, Install, Run, Text, WildCase
+from ..vllm_blocks import colour_dropped
+from .vllm import NCCL_MESSAGE, nccl_worker
+
+VLLM = "vllm"
+DIST_PACKAGES = Install("/usr/local/lib/python3.11/dist-packages")
+
+# verl's trainer under Hydra: the driver's record, then Hydra's line for the job that raised (hydra/core/utils.py
+# JobReturn.return_value logs it before re-raising); the paste kept nothing after it (verl-project/verl#10).
+HYDRA_10 = Text(
+    "(main_task pid=90508) Using LocalLogger is deprecated. The constructor API will change \n"
+    "Error executing job with overrides: ['data.train_files=/data/gsm8k/train.parquet', 'data.val_files=/data/gsm8k/test.parquet', "
+    "'data.train_batch_size=1024', 'actor_rollout_ref.rollout.tensor_model_parallel_size=4', 'actor_rollout_ref.rollout.name=vllm', "
+    "'actor_rollout_ref.rollout.gpu_memory_utilization=0.4']\n", primary=True)
+
+# The same line quoted in prose as a Markdown block quote, after the sentence that introduces it
+# (hkust-nlp/simpleRL-reason#80: a single-node GRPO job failing after its first rollouts).
+HYDRA_80 = Text(
+    "After launching my single node job, everything seemed to be alright during generating rollouts. But after that, my job "
+    "failed with following outputs:\n"
+    "\n"
+    "> Error executing job with overrides: ['algorithm.adv_estimator=grpo', 'data.train_batch_size=1024', "
+    "'data.max_prompt_length=1024', 'data.max_response_length=2048', 'actor_rollout_ref.actor.ppo_mini_batch_size=256', "
+    "'actor_rollout_ref.model.enable_gradient_checkpointing=True']\n", primary=True)
+
+# SGLang's launcher logging that a scheduler died before it was ready (sglang/srt/entrypoints/engine.py
+# `logger.error(f"Rank {i} scheduler is dead. Please check if there are relevant logs.")`, then its exit code, then
+# the EOFError re-raised): gpustack/gpustack#3848 shows the two records after `sglang serve`; here only the first,
+# its record header lost, right after the command (paste style ours).
+SCHEDULER_DEAD_3848 = Text(
+    "$ sglang serve --model-path /models/FLUX.1-dev --port 30000\n"
+    "Rank 0 scheduler is dead. Please check if there are relevant logs.\n", primary=True)
+
+# SGLang's informational start-up lines, their record headers lost, after the command: no failure (the lines and their
+# order as sgl-project/sglang#2468 shows them before its own failure; the healthy end ours).
+INFO_AFTER_COMMAND_2468 = Text(
+    "$ python -m sglang.launch_server --model-path mistralai/Mistral-7B-Instruct-v0.1 --port 30000 --host 0.0.0.0\n"
+    "Load weight end. type=MistralForCausalLM, dtype=torch.bfloat16, avail mem=9.69 GB\n"
+    "Memory pool end. avail mem=2.44 GB\n"
+    "Capture cuda graph begin. This can take up to several minutes.\n"
+    "Capture cuda graph end. Time elapsed: 2.19 s\n")
+
+
+def fenced(**fields: object) -> WildCase:
+    """A case pasted in a code fence after its own transforms (`cuts`)."""
+    cuts = fields.pop("cuts", ())
+    return WildCase(**fields, paste=(*cuts, paste.fenced))  # type: ignore[arg-type]
+
+
+def hydra(**fields: object) -> WildCase:
+    """A verl job's paste holding Hydra's line and no exception (README: no exception fields): vLLM rollouts of the
+    thread's time, the release ours."""
+    return fenced(kind="dev-hydra-job-failed", engine_version="0.6.3", engine=VLLM, expect=Expect("unclassified"), **fields)
+
+
+CASES = (
+    fenced(thread="https://github.com/gpustack/gpustack/issues/2680", kind="dev-named-error-before-cut-traceback",
+           style="rank-after-nccl-error",
+           parts=(Run(nccl_worker(0, 4662), primary=True), Run(nccl_worker(3, 4665))),
+           engine_version="0.11.0", engine=VLLM, install=DIST_PACKAGES,
+           cuts=(partial(paste.cut_at_start, marker="in NCCL_CHECK"), partial(paste.cut_after, marker="worker = WorkerProc("),
+                 colour_dropped),
+           expect=Expect("nccl", "RuntimeError", NCCL_MESSAGE, frame="NCCL_CHECK"),
+           facts="vLLM's workers under GPUStack: rank 0's pynccl NCCL_CHECK raising 'NCCL error: unhandled system error (run with "
+                 "NCCL_DEBUG=INFO for details)', the paste starting at that frame, then rank 3's 'WorkerProc failed to start.' and its "
+                 "traceback cut after `worker = WorkerProc(*args, **kwargs)` (the thread's shape); the frames laid out as vLLM "
+                 "0.11.0's, the `(Worker pid=N)` prefix instead of the thread's `(VllmWorker rank=N pid=N)` and the release ours",
+           resolution="Not resolved in what was read. NCCL's 'unhandled system error' at ncclCommInitRank: the GPUs' interconnect "
+                      "setup (shared memory in the container, peer-to-peer access, the network interface); NCCL_DEBUG=INFO says which."),
+    hydra(thread="https://github.com/verl-project/verl/issues/10", style="overrides-line-only", parts=(HYDRA_10,),
+          facts="verl's PPO trainer with vLLM rollouts under Hydra: the driver's LocalLogger record, then only Hydra's "
+                "'Error executing job with overrides: [...]' (the thread's paste stops there); the overrides shortened and the "
+                "paths ours, the release ours (vLLM of the thread's date)",
+          resolution="Intermittent ActorDiedError in the thread (its traceback follows Hydra's line there); the job's own exception "
+                     "below Hydra's line says why."),
+    hydra(thread="https://github.com/hkust-nlp/simpleRL-reason/issues/80", style="quoted-in-prose", parts=(HYDRA_80,),
+          facts="a verl GRPO job failing after its first rollouts, Hydra's 'Error executing job with overrides: [...]' quoted as a "
+                "block quote after a sentence (the thread's style); the overrides shortened ours, the engine (vLLM, verl's rollout "
+                "of the time) and its release ours",
+          resolution="The actor died without a reason in the paste; the job's own exception (Ray's ActorDiedError in the thread) "
+                     "names it."),
+    fenced(thread="https://github.com/gpustack/gpustack/issues/3848", kind="dev-logged-message-after-command",
+           style="scheduler-dead-bare", parts=(SCHEDULER_DEAD_3848,), engine_version="0.5.6.post1",
+           expect=Expect("process-killed"),  # a logged error, no exception type (README: no exception fields)
+           facts="`sglang serve` of FLUX.1-dev, then SGLang's 'Rank 0 scheduler is dead. Please check if there are relevant "
+                 "logs.' (the thread's words); the record header lost, the exit code record and the EOFError after it not pasted, "
+                 "the prompt ours (paste style ours)",
+           resolution="Not confirmed in what was read. The scheduler died while the weights loaded (exit code -9 in the thread): "
+                      "the host's or the container's memory limit."),
+    fenced(thread="https://github.com/sgl-project/sglang/issues/2468", kind="dev-clean-info-after-command",
+           style="headers-lost", parts=(INFO_AFTER_COMMAND_2468,), engine_version="0.4.0.post1",
+           expect=Expect("none", groups=0),
+           facts="SGLang's start-up lines (weights loaded, memory pool, CUDA graph capture) as the thread shows them, their record "
+                 "headers lost, right after the launch command; the healthy end ours",
+           resolution="No failure: the server's informational start-up lines."),
+)
