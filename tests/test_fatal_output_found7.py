@@ -120,3 +120,53 @@ def test_a_cut_traceback_still_leads_a_cascade_printed_after_it() -> None:
     report = diagnose_text(cut + later, OPTIONS)
     # both name no root cause of their own: log order decides, the cut traceback printed first leads
     assert [group.failure.exceptions[-1].type for group in report.failures] == ["", "RuntimeError"]
+
+
+# SGLang's custom all-reduce failing in CUDA graph capture (sgl-project/sglang#9706): the paste cut after the innermost
+# frame's `File` line, the exception line lost.
+GRAPH_BUFFERS = """
+def register_graph_buffers():
+    raise RuntimeError("invalid argument")
+
+
+def capture():
+    register_graph_buffers()
+
+
+capture()
+"""
+
+
+def _cut_after_innermost_file_line(printed: str) -> str:
+    lines = printed.strip().splitlines()
+    return "\n".join(lines[: 1 + max(i for i, line in enumerate(lines) if "in register_graph_buffers" in line)]) + "\n"
+
+
+@pytest.mark.parametrize(("above", "expected"), [
+    # a record that says what failed, a heading and a collapsed block between it and the traceback
+    ("[2025-08-27 10:00:01 TP0] Capture cuda graph failed: invalid argument\n\n### Log\n<details>\n<summary>Full log</summary>\n\n```\n",
+     ("ERROR", "Capture cuda graph failed: invalid argument")),
+    # vLLM's error record, a sentence and a fence between
+    ("ERROR 08-27 10:00:01 [gpu_model_runner.py:2400] Error in CUDA graph capture: invalid argument\n\nThe traceback:\n\n```text\n",
+     ("ERROR", "Error in CUDA graph capture: invalid argument")),
+    # the sentence naming the exception unquoted, a heading named "Error" nearer (it names nothing and gives way)
+    ("SGLang fails to capture CUDA graph with a RuntimeError: invalid argument\n\n## Full Error Traceback\n```\n",
+     ("RuntimeError", "invalid argument")),
+    # the same quoted in backticks
+    ("SGLang fails to capture CUDA graph with a `RuntimeError: invalid argument` in the all-reduce.\n\n## Full Error Traceback\n```\n",
+     ("RuntimeError", "invalid argument")),
+])
+def test_the_error_stated_above_a_cut_traceback_is_reached_across_markdown(above: str, expected: tuple[str, str]) -> None:
+    log = above + _cut_after_innermost_file_line(real_traceback(GRAPH_BUFFERS)) + "```\n"
+    assert primary(log)[:2] == expected
+
+
+def test_a_step_announced_as_failed_without_a_reason_names_nothing() -> None:
+    # vLLM's `WorkerProc failed to start.` announces the traceback after it, as "hit an exception" does
+    log = "Worker setup: WorkerProc failed to start.\n" + _cut_after_innermost_file_line(real_traceback(GRAPH_BUFFERS))
+    assert primary(log)[0] == ""
+
+
+def test_markdown_alone_above_a_cut_traceback_names_nothing() -> None:
+    log = "## Error log\n<details>\n<summary>Error</summary>\n\n```\n" + _cut_after_innermost_file_line(real_traceback(GRAPH_BUFFERS))
+    assert primary(log)[0] == ""

@@ -16,7 +16,7 @@ from dataclasses import replace
 from logsleuth.facts.message_templates import MIN_FIXED
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, LogLine
-from logsleuth.tracebacks.grammar import STRICT_EXCEPTION_LINE
+from logsleuth.tracebacks.grammar import STRICT_EXCEPTION_LINE, embedded_failure, inline_failure
 
 # The level word of a logger's record: `ERROR` or `CRITICAL` as a word of its own (`… 141 ERROR    msg`,
 # `ERROR llamafactory.chat: msg`, `[ERROR] msg`, `|ERROR| msg`).
@@ -157,7 +157,9 @@ def is_error_record(text: str) -> bool:
 # A line with no level word that says it reports an error: the word error as a word of its own.  Not "exception":
 # CPython's chain separators ("The above exception was the direct cause …") and the engines' announcements
 # ("WorkerProc hit an exception.") say it of the traceback that follows, and name nothing.
-_STATED_ERROR = compile_lazily(r"(?i)\berror\b")
+# Or a step that says it failed and why (`Capture cuda graph failed: invalid argument`): not a bare `… failed to start.`,
+# which announces the traceback after it as "hit an exception" does.
+_STATED_ERROR = compile_lazily(r"(?i)\berror\b|\bfailed: \S")
 # A wrapper's tag at the start of a record's text: Xinference's `[address=0.0.0.0:35197, pid=418773] `.
 _WRAPPER_TAG = compile_lazily(r"^\[[^\]]*=[^\]]*\]\s*")
 
@@ -175,7 +177,8 @@ def named_by_record_above(failure: Failure, record: str) -> Failure:
     level = _ERROR_LEVEL.search(record)
     rest = record[level.end():].lstrip(" -|:]") if level else record
     candidates = _candidates(rest)
-    quoted = next((text for text in candidates if STRICT_EXCEPTION_LINE.match(text)), None) or engine_message(candidates)
+    quoted = (next((text for text in candidates if STRICT_EXCEPTION_LINE.match(text)), None) or engine_message(candidates)
+              or _named_in_sentence(rest))
     m = STRICT_EXCEPTION_LINE.match(quoted) if quoted is not None else None
     if m is not None:
         type_name, message = m["type"], m["msg"] or ""
@@ -190,13 +193,24 @@ def named_by_record_above(failure: Failure, record: str) -> Failure:
     return replace(failure, exceptions=(*failure.exceptions[:-1], block), truncated=True)
 
 
+def _named_in_sentence(text: str) -> str | None:
+    """The exception a sentence above the traceback names, quoted or not (`… fails with a RuntimeError: invalid
+    argument in …`, sgl-project/sglang#9706's prose above its cut traceback), else None."""
+    if "rror" not in text and "xception" not in text:
+        return None
+    return embedded_failure(text) or (inline_failure(text) if "rror: " in text or "xception: " in text else None)
+
+
 def engine_message(candidates: list[str], *, cut: bool = False, logged: bool = False) -> str | None:
     """`Type: message` of the first candidate an engine's indexed raise site raises, else None.  `cut`: a candidate
     may be the opening of the site's message, the paste stopped short of its end (engine_messages.raised_as).
     `logged`: a candidate no site raises may be one an engine logs as an error and exits after (SGLang's `Rank 0
     scheduler is dead. Please check if there are relevant logs.`, logger.error before its launcher re-raises), printed
     as a bare line with no record header: `ERROR: message`, as an error record's own text is named."""
-    from logsleuth.facts.engine_messages import engines_logging, raised_as  # the index is read only for such records
+    from logsleuth.facts.engine_messages import (  # the index is read only for such records
+        engines_logging,
+        raised_as,
+    )
 
     for message in candidates:
         if len(message) >= MIN_FIXED and (type_name := raised_as(message, cut=cut)) is not None:

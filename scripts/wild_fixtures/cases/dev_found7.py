@@ -3,7 +3,8 @@
 line: the named error leads, not the cut one.  Hydra's `Error executing job with overrides: […]` alone, the record a
 trainer under Hydra (verl) prints before re-raising its job's exception: a failure.  An engine's message that its code
 logs as an error (not one it raises), bare after the launch command.  And a look-alike that stays no failure: the
-engine's informational lines, bare after the command.
+engine's informational lines, bare after the command.  And the error a sentence states above a traceback cut before
+its exception line, a heading and a fence between them.
 
 Facts were mined from even-numbered threads; what a thread did not show is ours, and each `facts` says which."""
 
@@ -11,9 +12,13 @@ from __future__ import annotations
 
 from functools import partial
 
+from pattern_fixtures.mirror import failing_at, frame_at
+
 from .. import paste
-from ..corpus import Expect, Install, Run, Text, WildCase
+from ..blocks import plain
+from ..corpus import IMAGE, Expect, Install, Run, Text, WildCase
 from ..vllm_blocks import colour_dropped
+from .dev_detect import top
 from .vllm import NCCL_MESSAGE, nccl_worker
 
 VLLM = "vllm"
@@ -53,6 +58,22 @@ INFO_AFTER_COMMAND_2468 = Text(
     "Memory pool end. avail mem=2.44 GB\n"
     "Capture cuda graph begin. This can take up to several minutes.\n"
     "Capture cuda graph end. Time elapsed: 2.19 s\n")
+
+# SGLang's custom all-reduce registering its CUDA graph buffers during capture (sglang/srt/model_executor/
+# cuda_graph_runner.py -> distributed/device_communicators/custom_all_reduce.py register_graph_buffers, line 307 as
+# sgl-project/sglang#9706 shows it), the kernel's `RuntimeError: invalid argument`: the paste cut after that frame's
+# `File` line, the error stated in the sentence above it, a heading and a fence between.
+CUSTOM_ALL_REDUCE = "sglang/srt/distributed/device_communicators/custom_all_reduce.py"
+CUDA_GRAPH_RUNNER = "sglang/srt/model_executor/cuda_graph_runner.py"
+GRAPH_BUFFERS_9706 = Run(plain((
+    top(CUDA_GRAPH_RUNNER, "__init__", "self.capture()", 380, env=(("self", "HOP:capture"),)),
+    frame_at(CUDA_GRAPH_RUNNER, "capture", "ca_comm.register_graph_buffers()", 470,
+             env=(("ca_comm", "HOP:register_graph_buffers"),)),
+    failing_at(CUSTOM_ALL_REDUCE, "register_graph_buffers", 'raise RuntimeError("invalid argument")', 307),
+)), primary=True)
+SENTENCE_9706 = ("SGLang fails to capture CUDA graph during initialization with a RuntimeError: invalid argument\n"
+                 "It happens in the custom all-reduce kernel, even with conservative memory settings.\n\n"
+                 "## Full Error Traceback")
 
 
 def fenced(**fields: object) -> WildCase:
@@ -101,6 +122,17 @@ CASES = (
                  "the prompt ours (paste style ours)",
            resolution="Not confirmed in what was read. The scheduler died while the weights loaded (exit code -9 in the thread): "
                       "the host's or the container's memory limit."),
+    WildCase(thread="https://github.com/sgl-project/sglang/issues/9706", kind="dev-error-said-above-markdown",
+             style="sentence-heading-fence", parts=(GRAPH_BUFFERS_9706,), engine_version="0.5.1", install=IMAGE,
+             paste=(partial(paste.cut_after, marker="in register_graph_buffers"), paste.fenced,
+                    partial(paste.prose, before=SENTENCE_9706)),
+             expect=Expect("nccl", "RuntimeError", "invalid argument"),  # the custom all-reduce: collectives (as vllm#6042)
+             facts="Llama-4-Scout on 8xH100 in lmsysorg/sglang:latest: CUDA graph capture failing with 'RuntimeError: invalid "
+                   "argument' in the custom all-reduce's register_graph_buffers (custom_all_reduce.py line 307), the sentence "
+                   "stating it above a heading and the fenced traceback cut at that frame (the thread's shape); the exception "
+                   "unquoted (the thread quoted it in backticks), the frames above it and the release ours (paste style ours)",
+             resolution="Not resolved in what was read; the custom all-reduce failing to register its graph buffers: "
+                        "--disable-custom-all-reduce is the usual test."),
     fenced(thread="https://github.com/sgl-project/sglang/issues/2468", kind="dev-clean-info-after-command",
            style="headers-lost", parts=(INFO_AFTER_COMMAND_2468,), engine_version="0.4.0.post1",
            expect=Expect("none", groups=0),
