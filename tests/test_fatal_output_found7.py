@@ -170,3 +170,26 @@ def test_a_step_announced_as_failed_without_a_reason_names_nothing() -> None:
 def test_markdown_alone_above_a_cut_traceback_names_nothing() -> None:
     log = "## Error log\n<details>\n<summary>Error</summary>\n\n```\n" + _cut_after_innermost_file_line(real_traceback(GRAPH_BUFFERS))
     assert primary(log)[0] == ""
+
+
+def test_a_message_the_paste_put_in_bold_is_read_without_the_markers() -> None:
+    printed = real_traceback("""
+        raise ValueError("There is no module or parameter named 'score' in Qwen2VLForConditionalGeneration")
+    """)
+    lines = printed.strip().splitlines()
+    type_name, _, message = lines[-1].partition(": ")
+    log = "".join(f"[rank0]: {line}\n" for line in [*lines[:-1], f"{type_name}: **{message}**"])
+    assert primary(log)[:2] == ("ValueError", "There is no module or parameter named 'score' in Qwen2VLForConditionalGeneration")
+
+
+def test_a_message_holding_python_double_star_keeps_it() -> None:
+    printed = real_traceback("""
+        def f(**kwargs):
+            return kwargs
+
+
+        f(**None)
+    """)
+    message = printed.strip().splitlines()[-1].partition(": ")[2]  # `… argument after ** must be a mapping, not NoneType`
+    assert "**" in message
+    assert primary(printed)[:2] == ("TypeError", message)

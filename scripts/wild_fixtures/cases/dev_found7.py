@@ -4,12 +4,13 @@ line: the named error leads, not the cut one.  Hydra's `Error executing job with
 trainer under Hydra (verl) prints before re-raising its job's exception: a failure.  An engine's message that its code
 logs as an error (not one it raises), bare after the launch command.  And a look-alike that stays no failure: the
 engine's informational lines, bare after the command.  And the error a sentence states above a traceback cut before
-its exception line, a heading and a fence between them.
+its exception line, a heading and a fence between them; an exception whose message alone the paste put in bold.
 
 Facts were mined from even-numbered threads; what a thread did not show is ours, and each `facts` says which."""
 
 from __future__ import annotations
 
+import re
 from functools import partial
 
 from pattern_fixtures.mirror import failing_at, frame_at
@@ -75,6 +76,27 @@ SENTENCE_9706 = ("SGLang fails to capture CUDA graph during initialization with 
                  "It happens in the custom all-reduce kernel, even with conservative memory settings.\n\n"
                  "## Full Error Traceback")
 
+# vLLM's weight loader refusing a parameter the model class lacks (vllm/model_executor/models/utils.py
+# AutoWeightsLoader._load_module, line 250 as modelscope/ms-swift#4676 shows it): a sequence-classification head
+# ('score') saved for Qwen2-VL, loaded by ms-swift's vLLM backend.
+LOADER = "vllm/model_executor/models/utils.py"
+SCORE_MESSAGE = "There is no module or parameter named 'score' in Qwen2VLForConditionalGeneration"
+SCORE_4676 = Run(plain((
+    top(LOADER, "load_weights", "autoloaded_weights = set(loader._load_module())", 261,
+        env=(("loader", "HOP:_load_module"),)),
+    failing_at(LOADER, "_load_module", "raise ValueError(msg)", 250, env=(("msg", repr(SCORE_MESSAGE)),)),
+)), primary=True)
+
+
+def rank_prefixed(text: str) -> str:
+    """torch's `[rank0]: ` before every line, its indentation kept (modelscope/ms-swift#4676's paste)."""
+    return "".join(f"[rank0]: {line}\n" for line in text.splitlines())
+
+
+def message_in_bold(text: str) -> str:
+    """The exception's message put in bold by the paste, the type left plain (modelscope/ms-swift#4676)."""
+    return re.sub(r"^(.*?ValueError: )(.+)$", r"\1**\2**", text, flags=re.M)
+
 
 def fenced(**fields: object) -> WildCase:
     """A case pasted in a code fence after its own transforms (`cuts`)."""
@@ -133,6 +155,16 @@ CASES = (
                    "unquoted (the thread quoted it in backticks), the frames above it and the release ours (paste style ours)",
              resolution="Not resolved in what was read; the custom all-reduce failing to register its graph buffers: "
                         "--disable-custom-all-reduce is the usual test."),
+    WildCase(thread="https://github.com/modelscope/ms-swift/issues/4676", kind="dev-message-in-bold", style="rank-prefix-bold",
+             parts=(SCORE_4676,), engine_version="0.8.5", engine=VLLM, install=Install("/usr/local/lib/python3.11/site-packages"),
+             paste=(partial(paste.cut_at_start, marker="_load_module"), message_in_bold, rank_prefixed),
+             expect=Expect("unclassified", "ValueError", SCORE_MESSAGE, frame="_load_module"),
+             facts="ms-swift's `swift infer --infer_backend vllm` of a Qwen2-VL regression checkpoint: vLLM's loader raising "
+                   "\"There is no module or parameter named 'score' in Qwen2VLForConditionalGeneration\" from "
+                   "models/utils.py _load_module line 250, every line under torch's `[rank0]: `, the message in bold (the "
+                   "thread's paste); the frame above it and the release ours",
+             resolution="vLLM's Qwen2-VL class has no classification head: serve the checkpoint with the PyTorch backend, or "
+                        "as a model class vLLM implements with one."),
     fenced(thread="https://github.com/sgl-project/sglang/issues/2468", kind="dev-clean-info-after-command",
            style="headers-lost", parts=(INFO_AFTER_COMMAND_2468,), engine_version="0.4.0.post1",
            expect=Expect("none", groups=0),
