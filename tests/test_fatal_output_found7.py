@@ -193,3 +193,19 @@ def test_a_message_holding_python_double_star_keeps_it() -> None:
     message = printed.strip().splitlines()[-1].partition(": ")[2]  # `… argument after ** must be a mapping, not NoneType`
     assert "**" in message
     assert primary(printed)[:2] == ("TypeError", message)
+
+
+SPAN_COMMAND = "`vllm serve /data/models/Qwen1.5-32B-Chat \\\n  --tensor-parallel-size 6 \\\n  --max-model-len 8192\n `\n"
+
+
+def test_the_engines_message_after_a_command_in_an_inline_code_span_is_read() -> None:
+    # the closing backtick starts a new record for the normalizer, with nothing stripped off the line after it
+    log = SPAN_COMMAND + "Total number of attention heads (40) must be divisible by tensor parallel size (6).\n"
+    type_name, message, category = primary(log)
+    assert (type_name, category) == ("ValueError", "parallel-config")
+    assert message.startswith("Total number of attention heads (40)")
+
+
+def test_an_informational_line_after_a_command_in_an_inline_code_span_is_no_failure() -> None:
+    log = SPAN_COMMAND + "Automatically detected platform cuda.\n"
+    assert not diagnose_text(log, OPTIONS).failures

@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from logsleuth.facts.message_templates import MIN_FIXED
 from logsleuth.lazyre import compile_lazily
-from logsleuth.models import Failure, LogLine
+from logsleuth.models import Failure, LineMeta, LogLine
 from logsleuth.tracebacks.grammar import STRICT_EXCEPTION_LINE, embedded_failure, inline_failure
 
 # The level word of a logger's record: `ERROR` or `CRITICAL` as a word of its own (`… 141 ERROR    msg`,
@@ -26,6 +26,7 @@ _ERROR_LEVEL = compile_lazily(r"(?:^|[\s|\[(])(?:ERROR|CRITICAL)(?:[\s|\]):]|$)"
 _STARTS = compile_lazily(r": |\] | - ")
 MAX_STARTS = 4
 MAX_RECORD = 4096  # a record longer than this holds a dump, not one message
+NO_META = LineMeta()  # a line the normalizer stripped nothing off
 
 
 def error_record_candidates(line: LogLine) -> list[str]:
@@ -127,8 +128,11 @@ def plain_candidates(line: LogLine) -> list[str]:
     """Where a plain line's message may start (no record level, no status): the whole text, then after its first
     separators (a wrapper's tag, a logger's name); [] for a line too short or too long to be one message."""
     text = line.text
-    if line.starts_record or len(text) > MAX_RECORD or len(text.strip()) < MIN_FIXED:
-        return []  # a logger's record: an ERROR one is read as such (error_record_candidates), others are none
+    if (line.starts_record and line.meta != NO_META) or len(text) > MAX_RECORD or len(text.strip()) < MIN_FIXED:
+        # a logger's record: an ERROR one is read as such (error_record_candidates), others are none.  (A line that
+        # starts one only because a paste's inline-code span closed above it, nothing stripped off it, is plain:
+        # dynamo's `python3 -m dynamo.sglang …` in backticks, the engine's message after the closing one.)
+        return []
     if text[:1] in " \t" or _PYTHON_WARNING.search(text):
         return []  # a continuation line, or Python's `file.py:12: UserWarning: …`: no bare message (and no index read)
     return _candidates(text)

@@ -20,7 +20,7 @@ from ..blocks import plain
 from ..corpus import IMAGE, Expect, Install, Run, Text, WildCase
 from ..vllm_blocks import colour_dropped
 from .dev_detect import top
-from .vllm import NCCL_MESSAGE, nccl_worker
+from .vllm import HEADS_FIX, NCCL_MESSAGE, nccl_worker
 
 VLLM = "vllm"
 DIST_PACKAGES = Install("/usr/local/lib/python3.11/dist-packages")
@@ -86,6 +86,16 @@ SCORE_4676 = Run(plain((
         env=(("loader", "HOP:_load_module"),)),
     failing_at(LOADER, "_load_module", "raise ValueError(msg)", 250, env=(("msg", repr(SCORE_MESSAGE)),)),
 )), primary=True)
+
+# vLLM's check of the attention heads against the tensor-parallel size (vllm/config.py verify_with_parallel_config;
+# vllm-project/vllm#4232: Qwen1.5-32B's 40 heads on six GPUs), printed bare after the command, which the paste put in
+# an inline-code span over several lines (ai-dynamo/dynamo#5048's paste style; here ours).
+SPAN_COMMAND_4232 = Text(
+    "`vllm serve /data/models/Qwen1.5-32B-Chat \\\n"
+    "  --tensor-parallel-size 6 \\\n"
+    "  --max-model-len 8192\n"
+    " `\n"
+    "Total number of attention heads (40) must be divisible by tensor parallel size (6).\n", primary=True)
 
 
 def rank_prefixed(text: str) -> str:
@@ -165,6 +175,13 @@ CASES = (
                    "thread's paste); the frame above it and the release ours",
              resolution="vLLM's Qwen2-VL class has no classification head: serve the checkpoint with the PyTorch backend, or "
                         "as a model class vLLM implements with one."),
+    WildCase(thread="https://github.com/vllm-project/vllm/issues/4232", kind="dev-engine-message-after-command",
+             style="command-in-inline-span", parts=(SPAN_COMMAND_4232,), engine_version="0.4.1", engine=VLLM,
+             expect=Expect("parallel-config", fix=HEADS_FIX),  # printed without its exception type (README: no exception fields)
+             facts="Qwen1.5-32B (40 heads) on six GPUs, vLLM's check of the heads against the tensor-parallel size (the thread); "
+                   "the serve command in an inline-code span over three lines and the message alone after its closing backtick "
+                   "ours (the style of ai-dynamo/dynamo#5048's paste)",
+             resolution="Maintainer: use a tensor-parallel size that divides 40 (2, 4, 8)."),
     fenced(thread="https://github.com/sgl-project/sglang/issues/2468", kind="dev-clean-info-after-command",
            style="headers-lost", parts=(INFO_AFTER_COMMAND_2468,), engine_version="0.4.0.post1",
            expect=Expect("none", groups=0),
