@@ -74,8 +74,14 @@ def test_the_jobs_own_traceback_after_hydras_line_is_the_failure() -> None:
     # a blank line between, the paste ending on it
     "$ python3 -m sglang.launch_server --model-path /models/Qwen2.5-7B --tp 2\n\n"
     "Rank 1 scheduler is dead. Please check if there are relevant logs.\n",
+    # SGLang's record ending the paste (its header kept: SGLang names no level)
+    "[2025-12-11 17:47:40] Load weight begin. avail mem=78.50 GB\n"
+    "[2025-12-11 17:52:52] Rank 0 scheduler is dead. Please check if there are relevant logs.\n",
+    # the diffusion server's shorter time, in a fence whose closing line is not the paste's last line of content
+    "```\n[12-11 17:47:40] Loading FluxTransformer2DModel, default_dtype: torch.bfloat16\n"
+    "[12-11 17:52:52] Rank 0 scheduler is dead. Please check if there are relevant logs.\n```\n",
 ])
-def test_a_message_the_engine_logs_as_an_error_bare_after_the_command_is_a_failure(log: str) -> None:
+def test_a_message_the_engine_logs_as_an_error_after_the_command_or_ending_the_paste_is_a_failure(log: str) -> None:
     type_name, message, category = primary(log)
     assert type_name == "ERROR"
     assert message.endswith("scheduler is dead. Please check if there are relevant logs.")
@@ -208,4 +214,12 @@ def test_the_engines_message_after_a_command_in_an_inline_code_span_is_read() ->
 
 def test_an_informational_line_after_a_command_in_an_inline_code_span_is_no_failure() -> None:
     log = SPAN_COMMAND + "Automatically detected platform cuda.\n"
+    assert not diagnose_text(log, OPTIONS).failures
+
+
+@pytest.mark.parametrize("log", [
+    "[2025-12-11 17:47:40] Load weight end. avail mem=61.94 GB\n[2025-12-11 17:48:20] The server is fired up and ready to roll!\n",
+    "```\n[2025-12-11 17:48:21 TP0] Decode batch. #running-req: 1, #token: 2625, token usage: 0.01, #queue-req: 0\n```\n",
+])
+def test_a_healthy_last_record_is_no_failure(log: str) -> None:
     assert not diagnose_text(log, OPTIONS).failures

@@ -138,6 +138,24 @@ def plain_candidates(line: LogLine) -> list[str]:
     return _candidates(text)
 
 
+def last_record_candidates(line: LogLine) -> list[str]:
+    """Where the message of a paste's last record may start, when the record names no level (SGLang's `[time TP0] …`
+    never does) and its words say something went wrong: SGLang logs `Rank 0 scheduler is dead. Please check if there
+    are relevant logs.` so and exits.  [] for any other line: a healthy log's last record (`The server is fired up and
+    ready to roll!`, a decode batch's figures) opens no index."""
+    text = line.text
+    if not line.starts_record or line.meta.level is not None or len(text) > MAX_RECORD or len(text.strip()) < MIN_FIXED:
+        return []
+    return _candidates(text) if _SAYS_TROUBLE.search(text) else []
+
+
+# Words an engine's error message holds and its progress records do not (a prefilter before the index is read).
+_SAYS_TROUBLE = compile_lazily(
+    r"(?i)\b(?:dead|died|fail(?:ed|s|ure)?|error|cannot|can't|unable|invalid|not (?:supported|found|enough|allowed)|"
+    r"must|exceed(?:s|ed)?|too (?:large|long|small|many)|please|out of)\b"
+)
+
+
 # The warnings module's line: `/x/utils.py:212: UserWarning: …`.
 _PYTHON_WARNING = compile_lazily(r"\.py:\d+: \w*Warning: ")
 

@@ -67,6 +67,7 @@ from logsleuth.tracebacks.logged_errors import (
     error_record_candidates,
     is_command_line,
     is_error_record,
+    last_record_candidates,
     may_hold_status,
     named_by_record_above,
     plain_candidates,
@@ -310,7 +311,8 @@ class FailureScanner:
         if started is None:
             if kind in (LineKind.OTHER, LineKind.SOURCE, LineKind.EXCEPTION):
                 self._note_plain_line(kind, line, seq)
-            if kind is not LineKind.BLANK:
+            if kind is not LineKind.BLANK and not (text[:1] in "`~<#" and MARKDOWN_SCAFFOLD.match(text)):
+                # (a paste's closing fence or `</details>` is not its last line)
                 self._last_unread[line.stream] = (line, seq) if kind is LineKind.OTHER else None
             return
         self._last_unread[line.stream] = None
@@ -335,7 +337,8 @@ class FailureScanner:
             if last is None or self._record_lookups_left <= 0:
                 continue
             line, seq = last
-            if (logged := self._engine_text(plain_candidates(line), cut=True, logged=True)) is not None:
+            candidates = plain_candidates(line) or last_record_candidates(line)
+            if (logged := self._engine_text(candidates, cut=True, logged=True)) is not None:
                 self._add_engine_text(line, seq, logged)
 
     def _engine_text(self, candidates: list[str], *, cut: bool = False, logged: bool = False) -> str | None:

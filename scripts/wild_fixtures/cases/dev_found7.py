@@ -51,6 +51,22 @@ SCHEDULER_DEAD_3848 = Text(
     "$ sglang serve --model-path /models/FLUX.1-dev --port 30000\n"
     "Rank 0 scheduler is dead. Please check if there are relevant logs.\n", primary=True)
 
+# The same record with its header, ending the paste, records between it and the command (gpustack/gpustack#3848's
+# records; the exit code record and the EOFError after it not pasted, and the prompt, ours).
+SCHEDULER_DEAD_RECORD_3848 = Text(
+    "$ sglang serve --model-path /models/FLUX.1-dev --port 30000\n"
+    "[12-11 17:47:40] Loading FluxTransformer2DModel, default_dtype: torch.bfloat16\n"
+    "[12-11 17:47:40] Using FlashAttention (FA3 for hopper, FA4 for blackwell) backend\n"
+    "[12-11 17:52:52] Rank 0 scheduler is dead. Please check if there are relevant logs.\n", primary=True)
+
+# SGLang's records of a healthy start, the last one its ready line: no failure (sgl-project/sglang#2468's records
+# before its own failure; the ready line ours).
+READY_RECORDS_2468 = Text(
+    "[2024-12-13 01:44:59 TP0] Load weight end. type=MistralForCausalLM, dtype=torch.bfloat16, avail mem=9.69 GB\n"
+    "[2024-12-13 01:45:01 TP0] Capture cuda graph end. Time elapsed: 2.19 s\n"
+    "[2024-12-13 01:45:02] INFO:     Application startup complete.\n"
+    "[2024-12-13 01:45:03] The server is fired up and ready to roll!\n")
+
 # SGLang's informational start-up lines, their record headers lost, after the command: no failure (the lines and their
 # order as sgl-project/sglang#2468 shows them before its own failure; the healthy end ours).
 INFO_AFTER_COMMAND_2468 = Text(
@@ -182,6 +198,20 @@ CASES = (
                    "the serve command in an inline-code span over three lines and the message alone after its closing backtick "
                    "ours (the style of ai-dynamo/dynamo#5048's paste)",
              resolution="Maintainer: use a tensor-parallel size that divides 40 (2, 4, 8)."),
+    fenced(thread="https://github.com/gpustack/gpustack/issues/3848", kind="dev-logged-message-after-command",
+           style="scheduler-dead-record-ends-paste", parts=(SCHEDULER_DEAD_RECORD_3848,), engine_version="0.5.6.post1",
+           expect=Expect("process-killed"),  # a logged error, no exception type (README: no exception fields)
+           facts="`sglang serve` of FLUX.1-dev: its loading records, then SGLang's '[12-11 17:52:52] Rank 0 scheduler is dead. "
+                 "Please check if there are relevant logs.' (the thread's records); the paste ending there, without the exit "
+                 "code record and the EOFError after it, ours",
+           resolution="Not confirmed in what was read. The scheduler died while the weights loaded (exit code -9 in the thread): "
+                      "the host's or the container's memory limit."),
+    fenced(thread="https://github.com/sgl-project/sglang/issues/2468", kind="dev-clean-info-after-command",
+           style="records-then-ready", parts=(READY_RECORDS_2468,), engine_version="0.4.0.post1",
+           expect=Expect("none", groups=0),
+           facts="SGLang's start-up records as the thread shows them (weights, CUDA graph, Uvicorn's startup), the ready line "
+                 "after them ours",
+           resolution="No failure: a healthy start."),
     fenced(thread="https://github.com/sgl-project/sglang/issues/2468", kind="dev-clean-info-after-command",
            style="headers-lost", parts=(INFO_AFTER_COMMAND_2468,), engine_version="0.4.0.post1",
            expect=Expect("none", groups=0),
