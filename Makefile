@@ -77,16 +77,18 @@ docs: $(STAMP)
 # logged error of each indexed SGLang and vLLM release, read with ast from its wheel; and the same for the
 # flashinfer, sgl-kernel, xgrammar and transformers versions those releases pin (raise_sites-<package>.zip: ~115 MB
 # more read on an empty cache, 2 to 7 s more warm).  Only the Python files are
-# read, over HTTP Range requests, and only the contents not seen in an earlier release (~380 MB for 61 releases, not
+# read, over HTTP Range requests, and only the contents not seen in an earlier release (~390 MB for 70 releases, not
 # the ~25 GB of wheels); each distinct file is read with ast once, on 2 processes.  3.5 to 6 min on an empty cache
-# here (load 3 to 13), 11 to 25 s warm.  The cache is ~/.cache/logsleuth/engine-index ($LOGSLEUTH_ENGINE_INDEX_CACHE
+# here (load 3 to 13), 11 to 45 s warm.  The cache is ~/.cache/logsleuth/engine-index ($LOGSLEUTH_ENGINE_INDEX_CACHE
 # overrides it), so a check with it filled runs offline.  engine-index-check rebuilds the index and fails when a
 # shipped file differs, byte for byte (.ci/run runs it).
 engine-index: $(STAMP)
 	$(BIN)/python scripts/engine_index/build.py
+	$(BIN)/python scripts/engine_index/classes.py
 
 engine-index-check: $(STAMP)
 	$(BIN)/python scripts/engine_index/build.py --check
+	$(BIN)/python scripts/engine_index/classes.py --check
 
 # The static flag catalogs (logsleuth/fixes/catalogs/static.json.gz): the flags of every SGLang release from 0.3.0
 # and vLLM release from 0.6.0, read with ast from each wheel.  Only the argument files are read, over HTTP Range

@@ -97,6 +97,24 @@ def real_traceback(code: str, filename: str = "app.py") -> str:
         return proc.stderr.replace(tmp + "/", "/srv/")
 
 
+def traceback_in_package(tmp_path: Path, module: str, body: str) -> str:
+    """Real CPython's traceback of a script calling `run()` in `module` (a path such as `verl/workers/x.py`) installed
+    under a site-packages tree in `tmp_path`; `run`'s body is `body` (indented by four spaces, its first line)."""
+    root = tmp_path / "venv" / "lib" / "python3.11" / "site-packages"
+    source = root / module
+    source.parent.mkdir(parents=True)
+    for package in source.relative_to(root).parents:
+        if package != Path("."):
+            (root / package / "__init__.py").touch()
+    source.write_text(f"def run():\n    {body}\n", encoding="utf-8")
+    script = tmp_path / "app.py"
+    dotted = module.removesuffix(".py").replace("/", ".")
+    script.write_text(f"import sys\nsys.path.insert(0, {str(root)!r})\nfrom {dotted} import run\nrun()\n", encoding="utf-8")
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert run.returncode == 1 and f"site-packages/{module}" in run.stderr
+    return run.stderr
+
+
 def append_later(path: Path, pieces: list[str] | list[bytes], delay: float) -> threading.Thread:
     """Append each piece to `path` after `delay` seconds, in a thread: a server writing its log (watch)."""
 

@@ -145,6 +145,34 @@ def test_an_undefined_torch_symbol_in_an_extension_the_release_does_not_pin_name
     assert "pip install torch==2.9.0" in diagnosis.fix.steps
 
 
+def test_flash_attn_built_for_another_torch_leads_with_flash_attn_when_the_release_is_unknown(tmp_path: Path) -> None:
+    """Stop 40 (issue 28, class 1): the same flash-attn failure with no version in the log.  The release's torch pin
+    is unknown, and no SGLang release pins flash-attn: reinstalling SGLang leaves the extension as it was built, so
+    the fix rebuilds flash-attn and names its shared object; a std::__cxx11 symbol is read as version or ABI."""
+    symbol = "_ZN3c105ErrorC2ENS_14SourceLocationENSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE"
+    site = _built_library(tmp_path, "flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so", symbol)
+    script = tmp_path / "serve.py"
+    script.write_text("import flash_attn_2_cuda\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env={"PYTHONPATH": str(site)})
+    assert f"undefined symbol: {symbol}" in done.stderr, done.stderr
+    diagnosis = _rule(SGLANG_LAUNCH + done.stderr)
+    assert diagnosis.engine_version is None
+    assert diagnosis.title.startswith("flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so (flash-attn) was built against")
+    assert diagnosis.fix is not None and diagnosis.fix.summary.startswith("Reinstall flash-attn built for the installed torch")
+    assert "flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so" in diagnosis.fix.steps[0]
+    assert not any('pip install "sglang' in step for step in diagnosis.fix.steps)
+    assert any("std::__cxx11" in fact for fact in diagnosis.evidence)
+
+
+def test_an_undefined_torch_symbol_in_the_engines_own_extension_names_its_shared_object(tmp_path: Path) -> None:
+    """The engine's own compiled module with the release unknown: reinstalling the release is the fix, and a
+    build from source is named as the case it does not cover, with the shared object that failed."""
+    diagnosis = _rule(VLLM_SERVE + _undefined_torch_symbol(tmp_path))
+    assert diagnosis.fix is not None and 'pip install "vllm==<your version>"' in diagnosis.fix.steps
+    assert diagnosis.fix.steps[-1].startswith("if vllm was built from source here, rebuild it")
+    assert "_C.abi3.so" in diagnosis.fix.steps[-1]
+
+
 def test_a_config_name_transformers_now_ships_is_transformers_newer_than_the_release(tmp_path: Path) -> None:
     """Stop 39's blind split (vllm-project/vllm-ascend#2046, vllm-project/vllm#22178): vLLM 0.9's import registers
     'aimv2', which transformers 4.54 ships itself.  vLLM 0.9.2 declares transformers>=4.51.1, a range the newer

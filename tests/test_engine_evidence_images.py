@@ -4,13 +4,12 @@ one engine ships.  Each has a case where it must not decide."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from logsleuth.api import DiagnoseOptions, diagnose_text
+from tests.helpers import traceback_in_package
 
 OPTIONS = DiagnoseOptions(include_user_patterns=False)
 REFUSED = 'docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].\n'
@@ -51,17 +50,8 @@ def test_a_path_or_another_image_named_after_an_engine_decides_nothing(line: str
 
 def _traceback_through(tmp_path: Path, package: str) -> str:
     """Real CPython's traceback of a user's script calling into a module installed as `package`."""
-    root = tmp_path / "venv" / "lib" / "python3.11" / "site-packages"
-    module = root / package / "ops.py"
-    module.parent.mkdir(parents=True)
-    (module.parent / "__init__.py").write_text("", encoding="utf-8")
-    module.write_text("def run():\n    raise RuntimeError('CUDA error: no kernel image is available for execution on the device')\n",
-                      encoding="utf-8")
-    script = tmp_path / "app.py"
-    script.write_text(f"import sys\nsys.path.insert(0, {str(root)!r})\nfrom {package}.ops import run\nrun()\n", encoding="utf-8")
-    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path)
-    assert run.returncode == 1 and f"site-packages/{package}/ops.py" in run.stderr
-    return run.stderr
+    return traceback_in_package(tmp_path, f"{package}/ops.py",
+                                "raise RuntimeError('CUDA error: no kernel image is available for execution on the device')")
 
 
 @pytest.mark.parametrize(
@@ -76,6 +66,32 @@ def _traceback_through(tmp_path: Path, package: str) -> str:
 )
 def test_a_frame_in_a_package_only_one_engine_ships_names_it(tmp_path: Path, package: str, engine: str | None) -> None:
     assert engine_of(_traceback_through(tmp_path, package)) == engine
+
+
+@pytest.mark.parametrize(
+    ("package", "shortened_to", "engine"),
+    [
+        ("vllm_flash_attn", "vllm_flash_attn/", "vllm"),  # the package's directory first, the rest cut
+        ("flash_attn", "flash_attn/", None),  # upstream flash-attention: anyone's
+    ],
+)
+def test_a_fragment_whose_only_frame_is_an_attention_library_names_vllm_only_for_vllms_build(
+        tmp_path: Path, package: str, shortened_to: str, engine: str | None) -> None:
+    """A short paste whose only frame is the attention kernel's, its paths shortened to the package (issue 28)."""
+    traceback = _traceback_through(tmp_path, package)
+    root = str(tmp_path / "venv" / "lib" / "python3.11" / "site-packages") + "/"
+    fragment = "\n".join(line.replace(root, "") for line in traceback.splitlines()
+                         if "app.py" not in line and "run()" not in line) + "\n"
+    assert f'File "{shortened_to}ops.py"' in fragment and str(tmp_path) not in fragment
+    assert engine_of(fragment) == engine
+
+
+def test_vllms_flash_attention_op_namespace_in_torchs_refusal_names_vllm() -> None:
+    """torch's `_OpNamespace.__getattr__` names the namespace of a missing op (torch/_ops.py; OpenBMB/MiniCPM-V#800):
+    `_vllm_fa2_C` is registered only by vLLM's flash-attention build."""
+    assert engine_of("AttributeError: '_OpNamespace' '_vllm_fa2_C' object has no attribute 'varlen_fwd'\n") == "vllm"
+    assert engine_of("AttributeError: '_OpNamespace' '_C' object has no attribute 'varlen_fwd'\n") is None
+    assert engine_of("ModuleNotFoundError: No module named 'vllm._vllm_fa2_C'\n") is None  # an import names it only
 
 
 BIND = "OSError: [Errno 98] error while attempting to bind on address ('0.0.0.0', 30000): address already in use\n"

@@ -25,6 +25,7 @@ class CategoryRow:
     source_words: tuple[re.Pattern[str], ...]  # searched in the source line of the innermost frame (the raising line)
     in_engine_code: bool
     in_wrapper_code: bool  # counts only when an installed package other than the engine's made the failing call
+    not_in_engine_code: bool  # never counts when the engine's own code made the failing call (an engine bug's shape)
     cause_words: tuple[re.Pattern[str], ...]  # on an error line before a crash: this row is the crash's cause
     checks: tuple[str, ...]  # engine-neutral
     engine_checks: dict[str, tuple[str, ...]]  # engine -> its own checks (flags still to be checked)
@@ -79,6 +80,7 @@ def _row(entry: dict[str, object]) -> CategoryRow:
         source_words=tuple(re.compile(word) for word in strings("source_words")),
         in_engine_code=bool(entry.get("in_engine_code", False)),
         in_wrapper_code=bool(entry.get("in_wrapper_code", False)),
+        not_in_engine_code=bool(entry.get("not_in_engine_code", False)),
         cause_words=tuple(re.compile(word, re.IGNORECASE) for word in strings("cause_words")),
         checks=strings("checks"),
         engine_checks={engine: strings(engine) for engine in ENGINES if engine in entry},

@@ -82,6 +82,16 @@ def _entries(engine: str, member: str) -> list[dict[str, Any]]:
     return list(found) if isinstance(found, list) else []
 
 
+def member_names(engine: str) -> list[str]:
+    """Every member of the engine's index (one per source file, `sglang/srt/server_args.py.json`), or [] without one."""
+    return list(_archive(engine).namelist()) if index_path(engine).exists() else []
+
+
+def site_entries(engine: str, member: str) -> list[dict[str, Any]]:
+    """The sites of one source file's member, parsed once (a few members are kept)."""
+    return _entries(engine, member)
+
+
 def read_member(engine: str, member: str) -> Any:
     """One member of the engine's index, parsed, or None when the index or the member is missing."""
     if engine not in INDEXED_PACKAGES or not index_path(engine).exists():
@@ -137,8 +147,10 @@ def find(engine: str, path: str, function: str | None, line: int | None, source:
         holding = [e for e in in_function if text in e["text"]]
         if known is not None:
             holding = [e for e in holding if any(run[0] <= known <= run[1] for run in e["lines"])] or holding
-        # The frame's line number tells the releases apart: prefer the check whose lines hold it in most releases.
-        chosen = max(holding, key=lambda e: len(_holding_line(e, line)), default=None)
+        # The frame's line number tells the releases apart: prefer the check whose lines hold it in most releases;
+        # without one (a paste that lost it, a release not indexed), the check most indexed releases hold: a check
+        # one old release had is the least likely of several that share their opening line (`raise ValueError(`).
+        chosen = max(holding, key=lambda e: (len(_holding_line(e, line)), _release_count(e)), default=None)
     if chosen is None and not text and line is not None:  # a traceback without its source lines: the line alone
         chosen = max((e for e in in_function if _holding_line(e, line)), key=lambda e: len(_holding_line(e, line)),
                      default=None)
@@ -204,6 +216,10 @@ def _could_print(entry: dict[str, Any], message: str) -> bool:
         return True
     opening = next((chunk for chunk in (" ".join(part.split()) for part in template.split(HOLE)) if len(chunk) >= MIN_FIXED), None)
     return opening is None or opening[:MIN_FIXED] in " ".join(message.split())
+
+
+def _release_count(entry: dict[str, Any]) -> int:
+    return sum(run[1] - run[0] + 1 for run in entry["lines"])
 
 
 def _holding_line(entry: dict[str, Any], line: int | None) -> list[int]:

@@ -68,7 +68,11 @@ _MODULE_PATH = compile_lazily(
     r"|\b(?P<sglang>sglang)(?:[./]srt[./]|::(?:sched|detok|data_p)\w*)"
     r"|(?<![\w-])(?P<sglang_router>(?:sglang_router|sgl[-_]model[-_]gateway|sgl[-_]router)/|sglang_router(?:_rs::|\.\w)|\[Router \(Rust\)\] )"
     r"|\b(?P<vllm_title>VLLM)::(?:EngineCor|Worker|APIServ|DPCoord)\w*"
+    r"|(?<![\w.])_(?P<vllm_fa>vllm)_fa[23]_C\b"
 )
+# vLLM's flash-attention build registers its ops under `torch.ops._vllm_fa2_C` and `_vllm_fa3_C`
+# (vllm/vllm_flash_attn/flash_attn_interface.py); torch names the namespace when an op is missing (`'_OpNamespace'
+# '_vllm_fa2_C' object has no attribute 'varlen_fwd'`, OpenBMB/MiniCPM-V#800): vLLM's kernel was called.
 # SGLang's router, a Rust program (sgl-project/sglang: `sgl-router/`, renamed `sgl-model-gateway/`; its Python
 # package `sglang_router`), in a panic's location (`thread 'tokio-runtime-worker' panicked at
 # sgl-model-gateway/src/routers/http/router.rs:412:38:`, Rust's std panic hook format) or a path to its code:
@@ -131,8 +135,30 @@ _IMAGE = compile_lazily(
 CHECK_ENV_SGLANG = compile_lazily(r"^sglang: (?P<version>\d+\.\d+\.\d+(?:\.?post\d+|rc\d+|\.dev\d+)?)\s*$")
 # A wrapper's module for one engine in a frame's path: verl's rollouts (`verl/workers/rollout/sglang_rollout/`,
 # verl-project/verl#3719), LLaMA-Factory's and OpenRLHF's engines (`llamafactory/chat/vllm_engine.py`,
-# `openrlhf/trainer/ray/vllm_engine.py`).  The wrapper runs the engine it was configured with.
-_WRAPPER_ENGINE_MODULE = compile_lazily(r"/(?P<engine>sglang|vllm)_(?:rollout/|engine\.py$)")
+# `openrlhf/trainer/ray/vllm_engine.py`), slime's SGLang backend (`slime/backends/sglang_utils/sglang_engine.py`;
+# slime runs SGLang), verl's sharding managers that hand the trainer's weights to one engine
+# (`verl/workers/sharding_manager/fsdp_vllm.py`, `fsdp_sglang.py`, `megatron_vllm.py`).  The wrapper runs the engine
+# it was configured with.
+_WRAPPER_ENGINE_MODULE = compile_lazily(
+    r"/(?:(?P<engine>sglang|vllm)_(?:rollout/|engine\.py$)|(?P<slime>sglang)_utils/|(?:fsdp|megatron)_(?P<sharded>sglang|vllm)\.py$)"
+)
+# A wrapper's class made for one engine, named in a line (a message, a repr, a log record): verl's rollouts
+# (`vLLMRollout`, `vLLMAsyncRollout` in verl/workers/rollout/vllm_rollout/; `SGLangRollout`, `AsyncSGLangRollout` in
+# sglang_rollout/) and sharding managers (`FSDPVLLMShardingManager`, `FSDPSGLangShardingManager`,
+# `MegatronVLLMShardingManager`); the forks of verl (EasyR1, cosmos-rl) keep the names.
+_WRAPPER_ENGINE_CLASS = compile_lazily(
+    r"(?<![\w.])(?:(?P<vllm>vLLM(?:Async)?Rollout|(?:FSDP|Megatron)VLLMShardingManager)"
+    r"|(?P<sglang>(?:Async)?SGLangRollout|(?:FSDP|Megatron)SGLangShardingManager))(?!\w)"
+)
+# The text one of them needs.
+WRAPPER_CLASS_MARKERS = ("Rollout", "ShardingManager")
+
+
+def wrapper_class_engine(text: str) -> str | None:
+    """The engine a wrapper's class for one engine, named in the line, runs, else None (not from a line that only
+    imports or installs it)."""
+    m = _WRAPPER_ENGINE_CLASS.search(text)
+    return m.lastgroup if m and not _NAMES_ONLY.search(text) else None
 
 # The program that ran the engine, most specific first: verl runs its rollout engine on Ray, so a log showing
 # both was run by verl.
@@ -280,12 +306,16 @@ def image_engine(text: str) -> str | None:
 # `infer_backend: vllm`.  A setting names the engine that runs, not one it merely mentions.
 _SETTINGS_CLASS = compile_lazily(r"(?<![\w.])(?P<cls>ServerArgs|(?:Async)?EngineArgs)\((?=[a-z_]+=)")
 # (No case-insensitive group: it makes Python's `re` try every position slowly; the spellings the wrappers print.)
+# verl logs the rollout it built from that setting: `After building vllm rollout, memory allocated (GB): …`
+# (verl/workers/fsdp_workers.py `log_gpu_memory_usage(f"After building {rollout_name} rollout", …)`,
+# verl-project/verl#138).
 _WRAPPER_CHOICE = compile_lazily(
     r"(?:model_engine['\"]?(?:=|: ['\"])|--model-engine[= ]|rollout\.name=|infer_backend(?:[:=] ?| )['\"]?)"
     r"(?P<engine>sglang|SGLang|SGLANG|vllm|vLLM|VLLM)(?![\w-])"
+    r"|After building (?P<built>sglang|vllm) rollout\b"
 )
 # The text one of them needs: lines without it (nearly all) cost a few substring tests.
-SETTINGS_MARKERS = ("Args(", "engine", "rollout.name", "infer_backend")
+SETTINGS_MARKERS = ("Args(", "engine", "rollout.name", "infer_backend", "After building")
 
 
 def settings_engine(text: str) -> str | None:
@@ -294,7 +324,7 @@ def settings_engine(text: str) -> str | None:
     if "Args(" in text and (m := _SETTINGS_CLASS.search(text)):
         return "sglang" if m["cls"] == "ServerArgs" else "vllm"
     m = _WRAPPER_CHOICE.search(text)
-    return m["engine"].lower() if m else None
+    return (m["engine"] or m["built"]).lower() if m else None
 
 
 # The engine's console script as the traceback's first frame (`File "/usr/local/bin/vllm", line 10, in <module>`:
@@ -308,7 +338,10 @@ _CONSOLE_SCRIPT = compile_lazily(r"/bin/(?P<engine>vllm|sglang)$")
 # its router's Python package (`sglang_router`); vLLM's flash-attention build when it was a package of its own
 # (`vllm_flash_attn`, the vllm-flash-attn distribution vLLM 0.4 to 0.5 required; later inside `vllm/`).  Not
 # `vllm/_C` or `vllm/_custom_ops.py`: SGLang imports vLLM's compiled ops too (frames of both engines are SGLang's).
-_ENGINE_PACKAGE_FRAME = compile_lazily(r"/(?:(?P<sglang>sgl_kernel|sglang_router)|(?P<vllm>vllm_flash_attn))/")
+# A paste that shortened the paths keeps the package's directory first (`vllm_flash_attn/flash_attn_interface.py`).
+# No indexed SGLang release names vllm_flash_attn in its code (its attention backends are flashinfer's, triton's and
+# sgl_kernel's flash-attention), so vLLM's build in a fragment's only frame is vLLM's.
+_ENGINE_PACKAGE_FRAME = compile_lazily(r"(?:^|/)(?:(?P<sglang>sgl_kernel|sglang_router)|(?P<vllm>vllm_flash_attn))/")
 
 
 def package_frame_engine(path: str) -> str | None:
@@ -332,9 +365,15 @@ def relative_frame_engine(path: str) -> str | None:
     return "sglang" if m and m["sglang"] else "vllm" if m and m["vllm"] else None
 
 
+def wrapper_of_path(path: str) -> str | None:
+    """The wrapper whose code directory a frame's path is in (`/verl/`, `/llamafactory/`, ...), else None."""
+    return next((wrapper for directory, wrapper in _WRAPPER_DIRS if directory in path), None)
+
+
 def wrapper_module_engine(path: str) -> str | None:
     """The engine a wrapper's per-engine module in a frame's path runs, else None."""
-    return m["engine"] if "_" in path and (m := _WRAPPER_ENGINE_MODULE.search(path)) else None
+    m = _WRAPPER_ENGINE_MODULE.search(path) if "_" in path else None
+    return (m["engine"] or m["slime"] or m["sharded"]) if m else None
 
 
 def xoscar_error(text: str) -> bool:
@@ -350,7 +389,8 @@ def failure_wrappers(failure: Failure) -> set[str]:
         if block.type.startswith("ray.exceptions.") or "ray::" in block.message:
             found.add("Ray")
         for frame in block.frames:
-            found.update(wrapper for directory, wrapper in _WRAPPER_DIRS if directory in frame.file)
+            if wrapper := wrapper_of_path(frame.file):
+                found.add(wrapper)
     if failure.meta.process and (wrapper := process_wrapper(failure.meta.process)):
         found.add(wrapper)
     return found

@@ -14,21 +14,26 @@ with no exception type that one engine's code logs as an error (`logger.error`, 
 Not evidence: a message that only names an engine ("No module named 'vllm'", "please install sglang"): neither
 engine's code raises it as it stands, so no template matches, unless one engine's own code does raise it, which is
 then that engine's (SGLang's "Please install vllm …" is SGLang's code speaking).  A message both engines raise
-decides nothing.  launch.py asks this only when no other evidence of either engine was seen.
+decides nothing.  Nor does CPython's own wording, unless it names a class only one engine defines
+(`EngineArgs.__init__() got an unexpected keyword argument 'x'`, `'LLMEngine' object has no attribute 'x'`).
+launch.py asks this only when no other evidence of either engine was seen.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 
+from logsleuth.facts.engine_classes import class_in_message, only_engine_defining
 from logsleuth.lazyre import compile_lazily
-from logsleuth.models import Failure
+from logsleuth.models import Failure, Frame
 
 MAX_MESSAGES = 8  # the first distinct exceptions of a log are enough: a paste with no other evidence is short
 # CPython's own wordings, which an engine's code sometimes repeats (a __getattr__ raising `'X' object has no
 # attribute 'y'`): any program's error, so no engine's evidence, whichever template they match.
+# torch's `_OpNamespace` says it the same way with the namespace added (`'_OpNamespace' '_C' object has no attribute
+# 'varlen_fwd'`, torch/_ops.py), which SGLang's `'{}' object has no attribute '{}'` template matched.
 CPYTHON_WORDINGS = compile_lazily(
-    r"^'[^']*' object has no attribute '"
+    r"^'[^']*'(?: '[^']*')? object has no attribute '"
     r"|^'[^']*' object is not (?:subscriptable|callable|iterable)"
     r"|^module '[^']*' has no attribute '"
     r"|^(?:No module named|cannot import name) '"
@@ -38,14 +43,49 @@ CPYTHON_WORDINGS = compile_lazily(
     r"|^(?:list|tuple|string) index out of range$"
 )
 
+# CPython's refusal of a call's arguments names the callee by its qualified name from Python 3.10 on
+# (`AsyncEngineArgs.__init__() got an unexpected keyword argument 'x'`: a wrapper passing a setting the installed
+# release does not have), and its missing attribute names the instance's class (`'LLMEngine' object has no attribute
+# 'driver_worker'`: a wrapper reaching into an engine object of another release, vllm-project/vllm#9318).  A class
+# only one engine's code defines, in every indexed release of both and in none of the packages they run, names that
+# engine (facts/engine_classes.py: a name of two words or more; `LLM` and `Engine` are each one engine's class but
+# also other programs', TensorRT-LLM's `LLM`; `SamplingParams` is both engines').
+
+
+def engine_class_named(type_name: str, message: str) -> str | None:
+    """The engine whose own class CPython's refusal of a call's arguments (a TypeError), or of an instance's missing
+    attribute (an AttributeError), names, else None.  A line with no type (its type lost) counts as either."""
+    named = class_in_message(message)
+    if named is None:
+        return None
+    attribute = " has no attribute '" in message
+    if type_name not in ("", "AttributeError" if attribute else "TypeError"):
+        return None
+    return only_engine_defining(named)
+
+
+# Before 3.10 CPython named no class (`__init__() got an unexpected keyword argument 'x'`); a dataclass's generated
+# __init__ (EngineArgs, AsyncEngineArgs and ServerArgs are dataclasses) adds no frame of its own, so the innermost
+# frame's line is the call that passed the arguments: `engine_args = AsyncEngineArgs(**kwargs)` in a wrapper's code.
+_CONSTRUCTOR_CALL = compile_lazily(r"(?<![\w.])(?P<cls>[A-Z]\w*)\(")
+
+
+def _named_callee(type_name: str, message: str, frames: tuple[Frame, ...]) -> str:
+    """An older CPython's refusal of a constructor's arguments, with the class the innermost frame's line calls put
+    back in as 3.10 prints it (`AsyncEngineArgs.__init__() got …`); any other message as it is."""
+    if type_name != "TypeError" or not message.startswith("__init__() ") or not frames:
+        return message
+    m = _CONSTRUCTOR_CALL.search(frames[-1].source or "")
+    return f"{m['cls']}.{message}" if m else message
+
 
 def raised_by(failure: Failure) -> list[tuple[str, str]]:
     """The (type, message) of each exception of the failure's chain that has a message; a line the program logged
     has no type: the line a traceback starts on (`Scheduler hit an exception: Traceback …`, SGLang's
     `logger.error(f"Scheduler hit an exception: {traceback}")`), and a line that says how a process ended (its type,
     `Killed`, is the scanner's word: SGLang's `Received sigquit from a child process. …` is its logger.error)."""
-    found = [("" if failure.kind == "killed" else block.type, block.message) for block in failure.exceptions
-             if block.message.strip()]
+    found = [("" if failure.kind == "killed" else block.type, _named_callee(block.type, block.message, block.frames))
+             for block in failure.exceptions if block.message.strip()]
     return [("", failure.header), *found] if failure.header and failure.header.strip() else found
 
 
@@ -93,6 +133,8 @@ def engine_raising(raised: tuple[tuple[str, str], ...]) -> str | None:
         message = _answered(printed)  # a client's status error: the engine's message in the answer it quotes
         if not CPYTHON_WORDINGS.search(message):
             engines |= engines_saying(type_name, message)
+        elif called := engine_class_named(type_name, message):
+            engines.add(called)
     return next(iter(engines)) if len(engines) == 1 else None
 
 

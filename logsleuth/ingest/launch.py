@@ -12,7 +12,7 @@ from typing import Literal
 
 from logsleuth.facts.gpus import shows_gpu
 from logsleuth.facts.package_sites import shows_a_version
-from logsleuth.ingest import engine_evidence, engine_from_message
+from logsleuth.ingest import engine_evidence, engine_from_frames, engine_from_message, line_shapes
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, LaunchInfo, LineMeta, LogLine
 
@@ -124,6 +124,8 @@ class LaunchTracker:
     wrappers: set[str] = field(default_factory=set)  # the programs seen running the engine (engine_evidence.WRAPPERS)
     # The failures' exceptions, (type, message), the first few: the weakest evidence (engine_from_message.py)
     raised: list[tuple[str, str]] = field(default_factory=list)
+    # Frames whose paths the paste shortened, (path, function): weaker still (engine_from_frames.py)
+    shortened_frames: list[tuple[str, str]] = field(default_factory=list)
     _last_meta: LineMeta | None = None  # the last line's metadata read for evidence (records share theirs)
     _headers_decided: set[str] = field(default_factory=set)  # logger headers that can show nothing more
     _processes_read: set[str] = field(default_factory=set)  # process prefixes already read
@@ -173,12 +175,20 @@ class LaunchTracker:
                 self._mark(line.offset, "command").command = command
         if ("sglang" in text or "vllm" in text or "vLLM" in text or "VLLM::" in text or "sgl_kernel" in text or "sgl-kernel" in text
                 or "sgl-dev" in text  # (AMD's SGLang image, engine_evidence._IMAGE)
-                or (("sgl" in text or "Rust" in text) and any(word in text for word in engine_evidence.ROUTER_WORDS))) and 'File "' not in text:
-            self._observe_engine_named(text)  # (a frame's path is read from the failure: observe_failure)
-        if ("Args(" in text or "engine" in text or "rollout.name" in text or "infer_backend" in text) and (
+                or (("sgl" in text or "Rust" in text) and any(word in text for word in engine_evidence.ROUTER_WORDS))) and (
+                    'File "' not in text or not _frame_line(text)):
+            # A frame's path is read from the failure (observe_failure); a line that only looks like one, where ranks'
+            # faulthandler dumps wrote over each other (`  File   File ""/…/sglang/srt/managers/scheduler.py/…`), is
+            # read here, or its paths would be lost with the frame the grammar could not read.
+            self._observe_engine_named(text)
+        if ("Args(" in text or "engine" in text or "rollout.name" in text or "infer_backend" in text or "After building" in text) and (
             dumped := engine_evidence.settings_engine(text)  # (engine_evidence.SETTINGS_MARKERS)
         ):
             self._saw("banner", dumped)
+        if any(marker in text for marker in engine_evidence.WRAPPER_CLASS_MARKERS) and (
+            wrapped := engine_evidence.wrapper_class_engine(text)
+        ):
+            self._saw("paths", wrapped)  # a wrapper's class for one engine (engine_evidence._WRAPPER_ENGINE_CLASS)
         if "input_type=ArgsKwargs" in text and engine_evidence.PYDANTIC_CONFIG_ERROR.search(text):
             self._saw("format", "vllm")  # (engine_evidence.PYDANTIC_CONFIG_ERROR)
         if ("VLLM_" in text or "SGLANG_" in text) and (env_engine := engine_evidence.engine_set_in_environment(text)):
@@ -309,11 +319,11 @@ class LaunchTracker:
             if kind in _FORMAT_KINDS:
                 return self._failure_engine()
             return None
-        # Nothing else decides: the failures' own messages, the weakest evidence.
-        if not self.raised:
-            return None
-        raised = tuple(self.raised)
-        return engine_from_message.engine_raising(raised)
+        # Nothing else decides: the failures' own messages, the weakest evidence; then shortened frames' functions.
+        found = engine_from_message.engine_raising(tuple(self.raised)) if self.raised else None
+        if found is None and self.shortened_frames:
+            found = engine_from_frames.engine_of_frames(self.shortened_frames)
+        return found
 
     def _failure_engine(self) -> str | None:
         """The engine the failures' own frames and lines show (both: SGLang, see `engine`), else None."""
@@ -353,6 +363,7 @@ class LaunchTracker:
         self.wrappers |= other.wrappers
         self.switches_on |= other.switches_on
         self.raised.extend(pair for pair in other.raised if pair not in self.raised)
+        self.shortened_frames.extend(frame for frame in other.shortened_frames if frame not in self.shortened_frames)
         self.version_hint = self.version_hint or other.version_hint
         if later_command_wins:
             self.command = other.command or self.command
@@ -384,6 +395,8 @@ class LaunchTracker:
         for block in failure.exceptions:
             for frame in block.frames:
                 path = frame.file
+                if len(self.shortened_frames) < engine_from_frames.MAX_FRAMES and (kept := engine_from_frames.shortened(frame)):
+                    self.shortened_frames.append(kept)
                 if "/sglang/" in path:
                     self._saw("frames", "sglang")
                     if "/srt/arg_groups/" in path:
@@ -496,3 +509,8 @@ def _split_top_level(text: str) -> list[str]:
     if current:
         items.append("".join(current))
     return items
+
+
+def _frame_line(text: str) -> bool:
+    """A traceback's or a faulthandler dump's frame line, whole (the failure's frames hold its path)."""
+    return bool(line_shapes.FRAME_LINE.match(text) or line_shapes.FAULT_FRAME_LINE.match(text))

@@ -71,6 +71,7 @@ class Drift:
     distributions: tuple[str, ...]  # the distributions that install it
     said: str  # the failure's own line, "Type: message"
     name: str = ""  # the name or symbol it lacks
+    library: str = ""  # the shared object the loader refused (its file name), for an undefined symbol
 
     @property
     def torch_abi(self) -> bool:
@@ -121,7 +122,8 @@ def _read(block: ExceptionBlock, engine: str) -> Drift | None:
         module = _module_of_path(found["path"])
         if module is None:
             return None
-        drift = Drift("undefined-symbol", module, _distributions(module, engine), said, found["symbol"])
+        library = found["path"].rsplit("/", 1)[-1]
+        drift = Drift("undefined-symbol", module, _distributions(module, engine), said, found["symbol"], library)
         # The engine's own library missing its own symbol is a broken build of the engine, not drift.
         return None if _is_own(module, engine) and not drift.torch_abi else drift
     for shape, pattern in (("missing", _NO_MODULE), ("missing-name", _CANNOT_IMPORT), ("missing-attribute", _NO_ATTRIBUTE)):
@@ -317,18 +319,11 @@ def _torch_abi(drift: Drift, engine: str, version: str, pinned: list[requires.Pi
     installs = [torch.requirement] + ([extension.requirement] if extension is not None else [])
     # An extension the release does not pin (flash-attn beside vLLM): reinstalling the release's pins leaves it as it
     # was built, so the fix names it first (stop 39's blind split).
-    unpinned = TORCH_LINKED[drift.module.split(".")[0]] if extension is None else None
-    if unpinned == engine:
-        unpinned = None
-    rebuild = (
-        (f"Reinstall or rebuild {unpinned} against the installed torch: its compiled module "
-         f"({drift.module}) was built for another torch. Install the {unpinned} build made for that torch version "
-         f"(its wheels are built per torch and CUDA version), or build it from source in this environment; or remove "
-         f"it, if {name} runs without it.",)
-        if unpinned else ()
-    )
+    unpinned = _unpinned_extension(drift, engine) if extension is None else None
+    rebuild = (_rebuild_step(drift, unpinned, name),) if unpinned else ()
     facts = [
         *_facts(drift),
+        *_abi_facts(drift),
         f"{drift.module.split('.')[0]} is a compiled extension linked against torch's C++ library",
         f"the log names {name} {version}",
         f"{name} {version} declares {', '.join(installs)} (its wheel's Requires-Dist: logsleuth/facts/requires.json)",
@@ -355,6 +350,87 @@ def _torch_abi(drift: Drift, engine: str, version: str, pinned: list[requires.Pi
         engine_version=version,
         basis="rule",
         evidence=tuple(facts),
+    )
+
+
+def _unpinned_extension(drift: Drift, engine: str) -> str | None:
+    """The distribution of a torch-linked extension that no release of the engine pins (flash-attn), or None: the
+    engine's own modules and what its releases pin come back with a reinstall of the release, flash-attn does not."""
+    if not drift.torch_abi:
+        return None
+    distribution = TORCH_LINKED.get(drift.module.split(".")[0])
+    if distribution is None or distribution == engine or requires.declares(engine, distribution):
+        return None
+    return distribution
+
+
+def _rebuild_step(drift: Drift, distribution: str, name: str) -> str:
+    """The extension named, with its shared object, rebuilt or reinstalled for the torch that is installed."""
+    return (
+        f"Reinstall or rebuild {distribution} against the installed torch: its compiled module {drift.library or drift.module} "
+        f"was built for another torch. Install the {distribution} build made for the installed torch's version, CUDA "
+        f"and C++ ABI (prebuilt wheels are built per torch version, CUDA version and cxx11abi TRUE/FALSE), or build it "
+        f"from source in this environment; or remove it, if {name} runs without it."
+    )
+
+
+def _own_build_step(drift: Drift, declared: list[str]) -> tuple[str, ...]:
+    """A torch-linked shared object the release itself installs: named, with the one case a reinstall from the
+    index does not cover (a build from source, which must be rebuilt against the torch that is installed)."""
+    if not drift.torch_abi:
+        return ()
+    owner = next((d for d in drift.distributions if d != "torch"), None) or next((d for d in declared if d != "torch"), None)
+    if owner is None:
+        return ()
+    return (f"if {owner} was built from source here, rebuild it against the installed torch instead: its compiled "
+            f"module {drift.library or drift.module} was built for another torch",)
+
+
+def _abi_facts(drift: Drift) -> list[str]:
+    """What the missing symbol's mangled name shows: std::__cxx11 types are the C++11 ABI's (torch's
+    torch._C._GLIBCXX_USE_CXX11_ABI says which ABI the installed torch was built with)."""
+    if "__cxx11" not in drift.name:
+        return []
+    return [
+        "the missing symbol takes std::__cxx11 types: the extension was built with the C++11 ABI, so the installed "
+        "torch differs from the one it was built against in its version or its ABI (torch._C._GLIBCXX_USE_CXX11_ABI)"
+    ]
+
+
+def _unpinned_extension_unknown_release(
+    drift: Drift, engine: str, version: str | None, which: str, pins: list[str], distribution: str
+) -> Diagnosis:
+    """A torch-linked extension no release pins, the release unknown: the extension is what to rebuild; the
+    release's torch pin is the other way, and reinstalling it leaves the extension as it was built."""
+    name = ENGINE_NAMES[engine]
+    what = drift.library or drift.module
+    return Diagnosis(
+        pattern=RULE_ID,
+        title=f"{what} ({distribution}) was built against another torch than the one installed",
+        category=CATEGORY,
+        root_cause=(
+            f"{_shape_sentence(drift)} The extension was compiled against another torch than the one installed "
+            f"(another version, CUDA build or C++ ABI). {name} releases do not pin {distribution}, so reinstalling "
+            f"{name} does not rebuild it."
+        ),
+        fix=Fix(
+            summary=(f"Reinstall {distribution} built for the installed torch, or install the torch your {name} "
+                     f"release pins and a {distribution} built for that one."),
+            steps=(
+                _rebuild_step(drift, distribution, name),
+                f"pip show torch {distribution} (the versions to match)",
+            ),
+        ),
+        engine=engine,
+        engine_version=version,
+        basis="rule",
+        evidence=(
+            *_facts(drift),
+            f"{drift.module.split('.')[0]} is a compiled extension linked against torch's C++ library, installed by {distribution}",
+            *_abi_facts(drift),
+            which,
+            *pins,
+        ),
     )
 
 
@@ -419,6 +495,9 @@ def _unknown_release(drift: Drift, engine: str, version: str | None, declared: l
             else f"{install}, or where your release declares {declared[0]} only in an extra ({extras}): {with_extra}"
         )
     missing = drift.shape == "missing"
+    unpinned = _unpinned_extension(drift, engine)
+    if unpinned is not None:
+        return _unpinned_extension_unknown_release(drift, engine, version, which, pins, unpinned)
     return Diagnosis(
         pattern=RULE_ID,
         title=(
@@ -433,7 +512,11 @@ def _unknown_release(drift: Drift, engine: str, version: str | None, declared: l
         ),
         fix=Fix(
             summary=f"Install the {declared[0]} your {name} release pins: reinstalling the release re-resolves its pins.",
-            steps=(f"pip show {engine} (its Version: line is your release)", install),
+            steps=(
+                f"pip show {engine} (its Version: line is your release)",
+                install,
+                *_own_build_step(drift, declared),
+            ),
         ),
         engine=engine,
         engine_version=version,

@@ -16,8 +16,10 @@ from dataclasses import replace
 
 from logsleuth.diagnosis.schema import CATEGORIES
 from logsleuth.facts.categories import CategoryRow, table
+from logsleuth.facts.engine_classes import class_in_message, engines_defining, only_engine_defining
 from logsleuth.facts.message_templates import fixed_text
 from logsleuth.fixes import catalog
+from logsleuth.ingest.engine_evidence import failure_wrappers, wrapper_of_path
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Diagnosis, Failure, Fix, Frame
 from logsleuth.reasoning.evidence import Evidence, exception_lines
@@ -52,17 +54,32 @@ def _innermost_own_frame(frames: tuple[Frame, ...]) -> Frame | None:
 
 
 def engine_code_of(failure: Failure) -> str | None:
-    """The engine ("sglang", "vllm") whose own code raised the failure, if its innermost own frame is the engine's."""
+    """The engine ("sglang", "vllm") whose own code raised the failure, if its innermost own frame is the engine's;
+    with no frame shown, the engine whose code alone defines the class CPython's message names the object by."""
     frame = _innermost_own_frame(failure.final.frames)
     match = _ENGINE_FRAME.search(frame.file) if frame is not None else None
-    return match[2] if match else None
+    if match:
+        return match[2]
+    named = class_in_message(failure.final.message) if _frameless(failure) else None
+    return only_engine_defining(named) if named else None
 
 
-def made_by_a_wrapper(failure: Failure) -> bool:
-    """The failing call was made by an installed package other than the engine (its innermost own frame), as a
-    program that runs the engine makes it, rather than the engine's own code or the user's script."""
+def _on_an_engine_object(failure: Failure) -> bool:
+    """No frame shown, and the message names the failing object by a class an engine's code defines (either
+    engine's): the engine's code was running, whichever engine it was."""
+    named = class_in_message(failure.final.message) if _frameless(failure) else None
+    return bool(named and engines_defining(named))
+
+
+def made_by_a_wrapper(failure: Failure, wrapper: str | None = None) -> bool:
+    """The failing call was made by a program that runs the engine rather than the engine's own code or the user's
+    script: its innermost own frame is an installed package other than the engine, or a known wrapper's code run from
+    its checkout (`/workspace/verl/verl/workers/...`).  With no frame shown at all, `wrapper` (the program the log
+    shows running the engine: LaunchInfo.wrapper) or the failure's own process prefix (a wrapper's Ray actor) says it."""
+    if _frameless(failure):
+        return bool(wrapper or failure_wrappers(failure))
     frame = _innermost_own_frame(failure.final.frames)
-    return frame is not None and bool(_INSTALLED_NOT_ENGINE.search(frame.file))
+    return frame is not None and bool(_INSTALLED_NOT_ENGINE.search(frame.file) or wrapper_of_path(frame.file))
 
 
 def _frameless(failure: Failure) -> bool:
@@ -70,12 +87,16 @@ def _frameless(failure: Failure) -> bool:
     return not any(block.frames for block in failure.exceptions)
 
 
-def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str]) -> tuple[int, list[str]]:
-    """How strongly the failure's evidence points to `row`, and what pointed (for the root cause's prose)."""
+def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str], wrapped: bool
+           ) -> tuple[int, list[str]]:
+    """How strongly the failure's evidence points to `row`, and what pointed (for the root cause's prose); `wrapped`:
+    a program that runs the engine made the failing call (made_by_a_wrapper)."""
     unplaced = row.in_engine_code and engine_code_of(failure) is None
     if unplaced and not _frameless(failure):
         return 0, []
-    if row.in_wrapper_code and not made_by_a_wrapper(failure):
+    if row.in_wrapper_code and not wrapped:
+        return 0, []
+    if row.not_in_engine_code and engine_code_of(failure) is not None:
         return 0, []
     score, why = 0, []
     if failure.kind in row.kinds:
@@ -115,20 +136,30 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
     return score, why
 
 
-def best_row(failure: Failure, leave_out: frozenset[str] = frozenset(), site_words: tuple[str, ...] = ()
-             ) -> tuple[CategoryRow, list[str]] | None:
+def best_row(failure: Failure, leave_out: frozenset[str] = frozenset(), site_words: tuple[str, ...] = (),
+             wrapper: str | None = None) -> tuple[CategoryRow, list[str]] | None:
     """The category the evidence points to most strongly (ties: the row written first), with what pointed;
-    never one of `leave_out`.  `site_words`: the message the raising check prints, when the paste cut the failure's."""
+    never one of `leave_out`.  `site_words`: the message the raising check prints, when the paste cut the failure's;
+    `wrapper`: the program the log shows running the engine (LaunchInfo.wrapper)."""
     texts = [*exception_lines(failure), *site_words]
     files = [frame.file for frame in failure.final.frames[-INNERMOST_FRAMES:]]
+    wrapped = made_by_a_wrapper(failure, wrapper)
     best: tuple[int, CategoryRow, list[str]] | None = None
+    # An unclassified row's words (a wrapper's "Failed to load model") say no category: it stands only when no other
+    # row is reached by more than a frame's path (the wrapper's own frames name no cause either).
+    fallback: tuple[int, CategoryRow, list[str]] | None = None
     for row in table().rows:
         if row.category in leave_out:
             continue
-        score, why = _score(row, failure, texts, files)
-        if score and (best is None or score > best[0]):
+        score, why = _score(row, failure, texts, files, wrapped)
+        if not score:
+            continue
+        if row.category == UNCLASSIFIED:
+            fallback = fallback if fallback is not None and fallback[0] >= score else (score, row, why)
+        elif best is None or score > best[0]:
             best = (score, row, why)
-    return (best[1], best[2]) if best else None
+    chosen = best if best is not None and (fallback is None or best[0] > FRAME_WEIGHT) else fallback
+    return (chosen[1], chosen[2]) if chosen else None
 
 
 def flags_hold(text: str, engine: str, version: str | None) -> bool:
@@ -170,15 +201,16 @@ def categorize(evidence: Evidence) -> Diagnosis:
     launch = evidence.launch
     engine = launch.engine
     said = _cut_message_words(evidence)
-    found = best_row(failure, site_words=said)
+    found = best_row(failure, site_words=said, wrapper=launch.wrapper)
     if found is not None and found[0].category == "parallel-config" and splits_over_one_gpu(evidence):
         # One GPU splits nothing: a size the message finds indivisible is the kernel's or the checkpoint's
         # limit (a quantization kernel's tile on the full size), not a parallel degree's.
-        found = best_row(failure, frozenset({"parallel-config"}), said)
+        found = best_row(failure, frozenset({"parallel-config"}), said, launch.wrapper)
         found = (found[0], [*found[1], "a launch with tensor parallelism 1 (nothing split)"]) if found else None
-    if found is not None and found[0].in_engine_code and engine is None and engine_code_of(failure) is None:
+    if (found is not None and found[0].in_engine_code and engine is None and engine_code_of(failure) is None
+            and not _on_an_engine_object(failure)):
         # A bug of which engine? Neither the frames nor the launch say: not a claim to make.
-        found = best_row(failure, frozenset({found[0].category}), said)
+        found = best_row(failure, frozenset({found[0].category}), said, launch.wrapper)
     found = _root_of_the_chain(failure, found)
     if found is None:
         return _unclassified(evidence)
@@ -192,7 +224,11 @@ def categorize(evidence: Evidence) -> Diagnosis:
             # packages' versions do not fit, rather than a bug of either release.
             row = table().row("dependency-version") or row
             why = [*why, f"{ENGINE_NAMES.get(code_of or '', code_of)} code running under {ENGINE_NAMES.get(engine, engine)}"]
-        engine = engine or code_of  # the engine's own frames are positive evidence of it
+        named = class_in_message(failure.final.message) if _frameless(failure) else None
+        if named and engines_defining(named):
+            owners = " and ".join(ENGINE_NAMES.get(e, e) for e in sorted(engines_defining(named)))
+            why = [*why, f"the failing object's class ({named}, defined in {owners}'s code)"]
+        engine = engine or code_of  # the engine's own frames (or its own class, frameless) are positive evidence of it
     version = launch.engine_version if engine == launch.engine else None
     meaning = CATEGORIES.get(row.category, row.category)
     title = render_words(row.title, engine, version, launch.wrapper)
@@ -203,6 +239,9 @@ def categorize(evidence: Evidence) -> Diagnosis:
         root_cause=(
             f"{title}. No pattern or rule of logsleuth names this failure; the likeliest category is "
             f"{row.category} ({meaning}), read from {_and(why)}."
+            if row.category != UNCLASSIFIED else
+            f"{title}. No pattern or rule of logsleuth names this failure, and what it shows ({_and(why)}) names the "
+            f"stage that failed, not a category."
         ),
         fix=Fix(summary=f"General checks for {row.category}:", steps=row_checks(row, engine, version, launch.wrapper)),
         engine=engine,

@@ -50,20 +50,29 @@ EXTRACTOR = Path(__file__).with_name("extract.py")
 # 0.34.0; 0.12.0 came on 2025-12-03); and the three older releases the project's vLLM pattern fixtures are written
 # for (0.6.6.post1, V0's code; 0.10.1.1; 0.11.0), whose checks moved or were reworded later: +0.3 MB, and the
 # corpora's vLLM failures at a raise or assert statement placed go from 63 to 82 of 89.
+# And the last release of each older minor line, so that a bare message only one engine's code ever raised names its
+# engine (issue 28: 5 of 34 failure logs of a blind split were one exception line, often from 2024 to mid-2025):
+# SGLang 0.3.6.post3, 0.4.0.post2, 0.4.3.post4, 0.4.5.post3 (2024-11 to 2025-04); vLLM 0.5.5, 0.6.3.post1, 0.7.3,
+# 0.8.5.post1, 0.9.2 (2024-08 to 2025-07).  A template both engines hold at any indexed release decides nothing.
 RELEASES = {
     "sglang": (
-        "0.4.6.post2", "0.4.10.post2", "0.5.1", "0.5.2", "0.5.3", "0.5.4", "0.5.5", "0.5.6", "0.5.7", "0.5.8", "0.5.9",
+        "0.3.6.post3", "0.4.0.post2", "0.4.3.post4", "0.4.5.post3", "0.4.6.post2", "0.4.10.post2", "0.5.1", "0.5.2", "0.5.3", "0.5.4", "0.5.5", "0.5.6", "0.5.7", "0.5.8", "0.5.9",
         "0.5.10", "0.5.11", "0.5.12", "0.5.13", "0.5.14", "0.5.15", "0.5.16", "0.5.17", "0.5.18", "0.5.19", "0.5.20",
         "0.5.21", "0.5.22", "0.5.23",
     ),
     "vllm": (
-        "0.6.6.post1", "0.10.1.1", "0.11.0", "0.11.2", "0.13.0", "0.14.0", "0.14.1", "0.15.0", "0.15.1", "0.16.0", "0.17.0", "0.17.1", "0.18.0", "0.18.1",
+        "0.5.5", "0.6.3.post1", "0.6.6.post1", "0.7.3", "0.8.5.post1", "0.9.2", "0.10.1.1", "0.11.0", "0.11.2", "0.13.0", "0.14.0", "0.14.1", "0.15.0", "0.15.1", "0.16.0", "0.17.0", "0.17.1", "0.18.0", "0.18.1",
         "0.19.0", "0.19.1", "0.20.0", "0.20.1", "0.20.2", "0.21.0", "0.22.0", "0.22.1", "0.23.0", "0.24.0", "0.25.0",
         "0.25.1", "0.26.0", "0.27.0", "0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0", "0.34.0",
     ),
 }
 # Only the server's code: SGLang's frontend language and benchmarks raise nothing a launch meets; vLLM's
 # benchmarks are `vllm bench`, and its third_party/ is other projects' code vendored.
+# The releases indexed for their own code only: the packages they pin are not (several of those versions have no
+# wheel for CPython 3.11 on PyPI, sgl-kernel 0.0.3.post6; and a package's sites serve a frame in that package,
+# which such old pastes rarely show).
+PINS_NOT_INDEXED = {"sglang": ("0.3.6.post3", "0.4.0.post2", "0.4.3.post4", "0.4.5.post3"),
+                    "vllm": ("0.5.5", "0.6.3.post1", "0.7.3", "0.8.5.post1", "0.9.2")}
 INDEXED_PREFIXES: dict[str, tuple[str, ...]] = {"sglang": ("sglang/srt/", "sglang/launch_server.py"), "vllm": ("vllm/",)}
 LEFT_OUT_PREFIXES: dict[str, tuple[str, ...]] = {"sglang": (), "vllm": ("vllm/third_party/", "vllm/benchmarks/")}
 
@@ -103,7 +112,7 @@ def package_releases() -> dict[str, tuple[str, ...]]:
     found: dict[str, tuple[str, ...]] = {}
     for package, distribution in PACKAGE_DISTRIBUTIONS.items():
         pinned = {specifier.removeprefix("==") for engine, versions in RELEASES.items() for version in versions
-                  if (pin := requires.pin(engine, version, distribution)) is not None
+                  if version not in PINS_NOT_INDEXED[engine] and (pin := requires.pin(engine, version, distribution)) is not None
                   and re.fullmatch(r"==[\w.]+", specifier := pin.specifier)}
         chosen = (pinned | set(NEWEST_RELEASES.get(package, ()))) - set(UNPUBLISHED.get(package, ()))
         found[package] = tuple(sorted(chosen, key=version_key))

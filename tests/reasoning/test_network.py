@@ -219,3 +219,63 @@ def test_a_size_equal_to_the_port_is_not_the_flag_that_gives_it() -> None:
     fix = first_diagnosis(log).fix
     assert fix is not None and "--max-total-tokens" not in fix.summary
 
+
+
+# Stop 40 (issue 28, class 3): a port the ranks of one server open among themselves, where the fix led with another
+# HTTP --port.  Without --dist-init-addr SGLang's ranks meet at 127.0.0.1:<NCCL port> (model_runner
+# init_torch_distributed), so torch's TCPStore names the NCCL port; the wording is torch's (c10d's socket.cpp).
+TCPSTORE_ONE_NODE = """\
+$ python3 -m sglang.launch_server --model-path /models/Qwen3-32B --tp 2 --port 30000
+[2026-01-10 10:00:01 TP0] Scheduler hit an exception: Traceback (most recent call last):
+  File "/usr/local/lib/python3.10/dist-packages/torch/distributed/rendezvous.py", line 189, in _create_c10d_store
+    return TCPStore(
+torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. port: 31542, useIpv6: false, code: -98, name: EADDRINUSE, message: address already in use
+"""
+
+
+def test_the_tcpstore_port_of_one_node_without_dist_init_addr_is_the_nccl_port() -> None:
+    fix = first_diagnosis(TCPSTORE_ONE_NODE).fix
+    assert fix is not None
+    assert [(op.flag, op.value) for op in fix.flags] == [("--nccl-port", "31543")]
+
+
+def test_with_dist_init_addr_given_the_tcpstore_port_stays_its_port() -> None:
+    log = TCPSTORE_ONE_NODE.replace("--port 30000", "--port 30000 --dist-init-addr 10.0.0.5:31542")
+    fix = first_diagnosis(log).fix
+    assert fix is not None and [op.flag for op in fix.flags] == ["--dist-init-addr"]
+
+
+ZMQ_NOT_HTTP = """\
+$ python3 -m sglang.launch_server --model-path /models/Qwen3-32B --tp 2 --port 30000
+[2026-01-10 10:00:01] Traceback (most recent call last):
+  File "/usr/local/lib/python3.10/dist-packages/zmq/sugar/socket.py", line 311, in bind
+    super().bind(addr)
+zmq.error.ZMQError: Address already in use (addr='tcp://127.0.0.1:30233')
+"""
+
+
+def test_a_zmq_port_that_is_not_the_http_port_leads_with_the_earlier_launch_not_another_port() -> None:
+    fix = first_diagnosis(ZMQ_NOT_HTTP).fix
+    assert fix is not None and not fix.flags
+    assert fix.summary.startswith("Port 30233 is one of the ZMQ ports") and "not its HTTP port" in fix.summary
+    assert [op.flag for alternative in fix.alternatives for op in alternative.flags] == ["--port"]
+
+
+# SGLang 0.5.x wait_port_available (sglang/srt/utils/common.py) names the process that holds the port.
+HELD_BY = """\
+$ python3 -m sglang.launch_server --model-path /models/m --port 30000
+Traceback (most recent call last):
+  File "/opt/venv/lib/python3.11/site-packages/sglang/srt/utils/common.py", line 716, in wait_port_available
+    raise ValueError(
+ValueError: nccl_port at 30412 is not available in 30 seconds. nccl_port is used by a process already. process.name()='python3'' process.cmdline()=['python3', '-m', 'sglang.launch_server', '--port', '30000'] process.status()='sleeping' pid=48213
+"""
+
+
+def test_a_port_the_message_says_an_engine_process_holds_leads_with_that_process() -> None:
+    fix = first_diagnosis(HELD_BY).fix
+    assert fix is not None and not fix.flags
+    assert "pid 48213 (python3 -m sglang.launch_server --port 30000)" in fix.summary
+    assert [op.flag for alternative in fix.alternatives for op in alternative.flags] == ["--nccl-port"]
+    other = HELD_BY.replace("'python3', '-m', 'sglang.launch_server', '--port', '30000'", "'redis-server'")
+    moved = first_diagnosis(other).fix
+    assert moved is not None and [op.flag for op in moved.flags] == ["--nccl-port"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from logsleuth.fixes.builders.memory import server_arg
@@ -154,6 +155,10 @@ def free_port(ctx: FixContext, data: dict[str, Any]) -> Fix:
             break
     vllm = ctx.launch.engine == "vllm"
     collision = None if vllm else _own_collision(ctx, taken, flag)
+    if not vllm and flag == "--dist-init-addr" and _launch_known(ctx) and not _given(ctx, "--dist-init-addr", "dist_init_addr"):
+        # Without --dist-init-addr, SGLang's ranks meet at 127.0.0.1:<its NCCL port> (model_runner's
+        # init_torch_distributed): the TCPStore that failed to listen is on the NCCL port, not a rendezvous address.
+        flag = "--nccl-port"
     steps = (
         *((f"{collision}: move one of them (--port, --nccl-port, --dist-init-addr) so that they stay apart",) if collision else ()),
         f"see who holds it: ss -ltnp | grep ':{taken or '<port>'}' (often an earlier server that is still running)",
@@ -170,17 +175,76 @@ def free_port(ctx: FixContext, data: dict[str, Any]) -> Fix:
             flags=(FlagOp("set", flag, new),),
             steps=steps,
         )
+    if flag == "--nccl-port" and arg != "nccl_port":
+        arg = "nccl_port"
     current_raw = (ctx.command.value(flag) if ctx.command else None) or server_arg(ctx, arg) or taken
     try:
         base = int(current_raw) if current_raw else (default_http_port(ctx, data) if flag == "--port" else None)
     except ValueError:
         base = None
     new_port = str(base + int(data.get("step", 1))) if base is not None else None
-    return Fix(
+    moved = Fix(
         summary=f"Port {taken or base or ''} is already in use: start the server on another {flag}.".replace("  ", " "),
         flags=(FlagOp("set", flag, new_port),),
         steps=steps,
     )
+    if collision is None and not vllm:
+        return _held_by_an_earlier_launch(ctx, taken, flag, moved) or moved
+    return moved
+
+
+# SGLang's wait_port_available names the process that holds the port (0.5.x: "… is used by a process already.
+# process.name()=… process.cmdline()=[…] … pid=N"); zmq's bind error names only the address.
+_HOLDER = compile_lazily_regex(r"process\.cmdline\(\)=\[(?P<cmdline>[^\]]*)\][^\n]*?\bpid=(?P<pid>\d+)")
+_ZMQ = compile_lazily_regex(r"ZMQError|zmq\.error")
+
+
+def _held_by_an_earlier_launch(ctx: FixContext, taken: str | None, flag: str, moved: Fix) -> Fix | None:
+    """A port held by an engine process the message names, or a ZMQ port that is not the HTTP port: most often the
+    processes of an earlier launch of the same server that are still alive (a scheduler or detokenizer that outlived
+    its server).  Stopping them is the fix; moving a port is the other way, never the first (stop 40: a fix that led
+    with another --port where the port in use was one the ranks open among themselves)."""
+    text = "\n".join(f"{block.type}: {block.message}" for block in ctx.failure.exceptions)
+    holder = _HOLDER.search(text)
+    if holder is not None:
+        words = " ".join(part.strip().strip("'\"") for part in holder["cmdline"].split(","))
+        if "sglang" not in words and "vllm" not in words:
+            return None
+        who = f"pid {holder['pid']} ({words})"
+    elif _ZMQ.search(text) and taken and taken != _http_port(ctx) and flag == "--port":
+        who = ""
+    else:
+        return None
+    held = f"port {taken}" if taken else "the port"
+    return Fix(
+        summary=(f"The message names who holds {held}: {who}, an engine process still running (an earlier launch "
+                 "that did not exit, or another server on this host). Stop it, then launch again; no port needs to "
+                 "change." if who else
+                 f"Port {taken} is one of the ZMQ ports the server's own processes talk over, not its HTTP port: "
+                 "another process holds it, most often one of an earlier launch that did not exit, or a second server "
+                 "on this host (a prefill and a decode instance) that took the same port. Stop the earlier launch's "
+                 "processes; two servers on one host need their ports apart."),
+        steps=(
+            f"see who holds it: ss -ltnp | grep ':{taken}'" if taken else "see who holds the port: ss -ltnp",
+            "an earlier server's scheduler or detokenizer processes can outlive it: stop every process of that launch",
+            OWN_PORTS_STEP,
+        ),
+        alternatives=(replace(moved, summary=f"Or, if that process must keep running, start this server on another {flag}.",
+                              steps=()),),
+    )
+
+
+def _launch_known(ctx: FixContext) -> bool:
+    return ctx.command is not None or bool(ctx.launch.server_args)
+
+
+def _given(ctx: FixContext, flag: str, arg: str) -> bool:
+    return bool((ctx.command.value(flag) if ctx.command else None) or server_arg(ctx, arg))
+
+
+def _http_port(ctx: FixContext) -> str:
+    given = (ctx.command.value("--port") if ctx.command else None) or server_arg(ctx, "port")
+    return given.strip("'\"") if given else str(DEFAULT_HTTP_PORTS["sglang"])
 
 
 def grpc_port(ctx: FixContext, data: dict[str, Any]) -> Fix:

@@ -128,6 +128,30 @@ RETRACT_LAST_059 = serving(
             )
         """, 1887, env=(("sorted_indices", "[0]"), ("self", "NS(check_decode_mem=lambda selected_indices: False)"))),
 )
+# 0.5.4 and later without paging (--page-size 1): sglang/srt/mem_cache/common.py alloc_token_slots says only "Out of
+# memory", neither prefill nor decode (0.5.9 lines 201-229, called by alloc_for_decode at 437; the batch's
+# prepare_for_decode at schedule_batch.py 1993, update_running_batch at scheduler.py 2266).
+DECODE_TOKEN_SLOTS_059 = serving(
+    frame_at(SCHEDULER, "get_next_batch_to_run", "self.running_batch = self.update_running_batch(self.running_batch)", 1941),
+    frame_at(SCHEDULER, "update_running_batch", "batch.prepare_for_decode()", 2266),
+    frame_at(SCHEDULE_BATCH, "prepare_for_decode", "self.out_cache_loc = alloc_for_decode(self, token_per_req=1)", 1993),
+    frame_at("sglang/srt/mem_cache/common.py", "alloc_for_decode", "out_cache_loc = alloc_token_slots(batch.tree_cache, bs * token_per_req)", 437,
+             env=(("alloc_token_slots", "NEXT"), ("batch", "NS(tree_cache=None)"), ("bs", "96"), ("token_per_req", "1"))),
+    failing_at("sglang/srt/mem_cache/common.py", "alloc_token_slots", """
+        out_cache_loc = allocator.alloc(num_tokens)
+
+        if out_cache_loc is None:
+            error_msg = (
+                f"Out of memory. Try to lower your batch size.\\n"
+                f"Try to allocate {num_tokens} tokens.\\n"
+                f"{available_and_evictable_str(tree_cache)}"
+            )
+            raise RuntimeError(error_msg)
+        """, 224, env=(("allocator", "NS(alloc=lambda n: None)"), ("num_tokens", "96"), ("tree_cache", "None"),
+                       ("available_and_evictable_str", "lambda cache: "
+                        "'Available tokens: 40 (available_size=40 + evictable_size=0)\\n'"))),
+    run_line=3169, loop_line=1154,
+)
 RETRACT_NOTICE = "KV cache pool is full. Retract requests. #retracted_reqs: 3, #new_token_ratio: 0.4000 -> 0.6571"
 CUDA_OOM_SERVING = scheduler_crash("sglang-gpu-oom-forward", "x", (*forward_frames("0.5.9"), QWEN_FORWARD, LOGITS_ALLOC), before=(READY, DECODE),
                                    torch_error=oom("4.64 GiB", free="3.98 GiB"))
@@ -138,6 +162,7 @@ SERVING_CASES = (
     scheduler_crash("sglang-serving-out-of-memory", "positive-prefill-hybrid", PREFILL_HYBRID, before=(READY, DECODE)),
     scheduler_crash("sglang-serving-out-of-memory", "positive-retract-last-request", RETRACT_LAST, before=(READY, DECODE)),
     scheduler_crash("sglang-serving-out-of-memory", "positive-0.5.9-retract-decode", RETRACT_LAST_059, before=(READY, DECODE, RETRACT_NOTICE)),
+    scheduler_crash("sglang-serving-out-of-memory", "positive-0.5.9-decode-token-slots", DECODE_TOKEN_SLOTS_059, before=(READY, DECODE)),
     CUDA_OOM_SERVING.named("sglang-serving-out-of-memory", "negative-cuda-oom-forward"),
     Case("sglang-serving-out-of-memory", "negative-retract-notice", (), mode="lines", before=(DECODE, RETRACT_NOTICE, DECODE)),
 )
