@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING
 
-from logsleuth.diagnosis.grouping import Grouper, is_cascade, is_shutdown_noise
+from logsleuth.diagnosis.grouping import Grouper, is_cascade, is_shutdown_noise, names_no_cause
 from logsleuth.diagnosis.library import PatternSet, load_patterns
 from logsleuth.diagnosis.match import engine_unknown_diagnosis, match_failure
 from logsleuth.diagnosis.schema import Pattern
@@ -510,7 +510,8 @@ def _order(
     def tier(group: FailureGroup) -> int:
         if is_shutdown_noise(group.failure):
             return 2
-        return 1 if group.fingerprint in cascades or _is_cascade(group, patterns) else 0
+        # a traceback cut before its exception line names no cause: it stands with the cascades, in log order
+        return 1 if group.fingerprint in cascades or _is_cascade(group, patterns) or names_no_cause(group.failure) else 0
 
     tiers = [tier(group) for group in groups]
     first = min(tiers, default=0)

@@ -81,6 +81,13 @@ def is_cascade(failure: Failure) -> bool:
     return bool(_CASCADE_TEXT.search(text) or "resource_tracker" in frames)
 
 
+def names_no_cause(failure: Failure) -> bool:
+    """A traceback cut before its exception line (no type, no message): its frames say where a process was, not what
+    failed, so it does not outrank a failure printed before it that names an error, even one worded like a cascade
+    (one rank's `NCCL error: …` and the next rank's traceback cut short)."""
+    return failure.kind == "traceback" and not failure.final.type and not failure.final.message
+
+
 def is_shutdown_noise(failure: Failure) -> bool:
     """What a process prints while it is being torn down because something else failed: vLLM's message-queue
     read cancelled under it (`RuntimeError: cancelled` from vllm/distributed/device_communicators/shm_broadcast.py,

@@ -88,6 +88,10 @@ class _ChainBuilder:
             self.close_block()
         if message.startswith("[address="):
             message = WRAPPER_TAG.sub("", message, count=1)
+        if message.startswith("**") and message.endswith("**") and len(message) > 4 and message.count("**") == 2:
+            # the message alone put in bold by the paste (`ValueError: **There is no module or parameter named …**`,
+            # modelscope/ms-swift#4676): GitHub renders the markers, the program never printed them
+            message = message[2:-2]
         self.type = type_name
         self.message_lines = [message]
 

@@ -91,9 +91,10 @@ class Collector:
     indent: str = ""
     fallback: bool = False  # reported only when the log has no other failure (a bare `Exception: …`)
     mention: bool = False  # quoted in a sentence: dropped when the log shows the same failure itself
-    # The error record printed right above a traceback's header (`ERROR … Scheduler hit an exception: ValueError: …`):
-    # it names the failure when the paste cut the traceback's own exception line (logged_errors.stated_failure).
-    said_before: str = ""
+    # The error records printed above a traceback's header, nearest first (`ERROR … Scheduler hit an exception:
+    # ValueError: …`): the first that names it names the failure when the paste cut the traceback's own exception line
+    # (logged_errors.named_by_record_above).
+    said_before: tuple[str, ...] = ()
     blanks: int = 0  # blank lines at the end of its text
     assert_source: str = ""  # the assert statement pasted right above a bare `AssertionError`, its File line cut
     stripped_frames: bool = False  # its frame lines lost CPython's `File "…", line N, in f` wording

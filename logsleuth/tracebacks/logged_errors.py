@@ -15,8 +15,8 @@ from dataclasses import replace
 
 from logsleuth.facts.message_templates import MIN_FIXED
 from logsleuth.lazyre import compile_lazily
-from logsleuth.models import Failure, LogLine
-from logsleuth.tracebacks.grammar import STRICT_EXCEPTION_LINE
+from logsleuth.models import Failure, LineMeta, LogLine
+from logsleuth.tracebacks.grammar import STRICT_EXCEPTION_LINE, embedded_failure, inline_failure
 
 # The level word of a logger's record: `ERROR` or `CRITICAL` as a word of its own (`… 141 ERROR    msg`,
 # `ERROR llamafactory.chat: msg`, `[ERROR] msg`, `|ERROR| msg`).
@@ -26,6 +26,7 @@ _ERROR_LEVEL = compile_lazily(r"(?:^|[\s|\[(])(?:ERROR|CRITICAL)(?:[\s|\]):]|$)"
 _STARTS = compile_lazily(r": |\] | - ")
 MAX_STARTS = 4
 MAX_RECORD = 4096  # a record longer than this holds a dump, not one message
+NO_META = LineMeta()  # a line the normalizer stripped nothing off
 
 
 def error_record_candidates(line: LogLine) -> list[str]:
@@ -127,11 +128,32 @@ def plain_candidates(line: LogLine) -> list[str]:
     """Where a plain line's message may start (no record level, no status): the whole text, then after its first
     separators (a wrapper's tag, a logger's name); [] for a line too short or too long to be one message."""
     text = line.text
-    if line.starts_record or len(text) > MAX_RECORD or len(text.strip()) < MIN_FIXED:
-        return []  # a logger's record: an ERROR one is read as such (error_record_candidates), others are none
+    if (line.starts_record and line.meta != NO_META) or len(text) > MAX_RECORD or len(text.strip()) < MIN_FIXED:
+        # a logger's record: an ERROR one is read as such (error_record_candidates), others are none.  (A line that
+        # starts one only because a paste's inline-code span closed above it, nothing stripped off it, is plain:
+        # dynamo's `python3 -m dynamo.sglang …` in backticks, the engine's message after the closing one.)
+        return []
     if text[:1] in " \t" or _PYTHON_WARNING.search(text):
         return []  # a continuation line, or Python's `file.py:12: UserWarning: …`: no bare message (and no index read)
     return _candidates(text)
+
+
+def last_record_candidates(line: LogLine) -> list[str]:
+    """Where the message of a paste's last record may start, when the record names no level (SGLang's `[time TP0] …`
+    never does) and its words say something went wrong: SGLang logs `Rank 0 scheduler is dead. Please check if there
+    are relevant logs.` so and exits.  [] for any other line: a healthy log's last record (`The server is fired up and
+    ready to roll!`, a decode batch's figures) opens no index."""
+    text = line.text
+    if not line.starts_record or line.meta.level is not None or len(text) > MAX_RECORD or len(text.strip()) < MIN_FIXED:
+        return []
+    return _candidates(text) if _SAYS_TROUBLE.search(text) else []
+
+
+# Words an engine's error message holds and its progress records do not (a prefilter before the index is read).
+_SAYS_TROUBLE = compile_lazily(
+    r"(?i)\b(?:dead|died|fail(?:ed|s|ure)?|error|cannot|can't|unable|invalid|not (?:supported|found|enough|allowed)|"
+    r"must|exceed(?:s|ed)?|too (?:large|long|small|many)|please|out of)\b"
+)
 
 
 # The warnings module's line: `/x/utils.py:212: UserWarning: …`.
@@ -157,7 +179,9 @@ def is_error_record(text: str) -> bool:
 # A line with no level word that says it reports an error: the word error as a word of its own.  Not "exception":
 # CPython's chain separators ("The above exception was the direct cause …") and the engines' announcements
 # ("WorkerProc hit an exception.") say it of the traceback that follows, and name nothing.
-_STATED_ERROR = compile_lazily(r"(?i)\berror\b")
+# Or a step that says it failed and why (`Capture cuda graph failed: invalid argument`): not a bare `… failed to start.`,
+# which announces the traceback after it as "hit an exception" does.
+_STATED_ERROR = compile_lazily(r"(?i)\berror\b|\bfailed: \S")
 # A wrapper's tag at the start of a record's text: Xinference's `[address=0.0.0.0:35197, pid=418773] `.
 _WRAPPER_TAG = compile_lazily(r"^\[[^\]]*=[^\]]*\]\s*")
 
@@ -175,7 +199,8 @@ def named_by_record_above(failure: Failure, record: str) -> Failure:
     level = _ERROR_LEVEL.search(record)
     rest = record[level.end():].lstrip(" -|:]") if level else record
     candidates = _candidates(rest)
-    quoted = next((text for text in candidates if STRICT_EXCEPTION_LINE.match(text)), None) or engine_message(candidates)
+    quoted = (next((text for text in candidates if STRICT_EXCEPTION_LINE.match(text)), None) or engine_message(candidates)
+              or _named_in_sentence(rest))
     m = STRICT_EXCEPTION_LINE.match(quoted) if quoted is not None else None
     if m is not None:
         type_name, message = m["type"], m["msg"] or ""
@@ -190,12 +215,28 @@ def named_by_record_above(failure: Failure, record: str) -> Failure:
     return replace(failure, exceptions=(*failure.exceptions[:-1], block), truncated=True)
 
 
-def engine_message(candidates: list[str], *, cut: bool = False) -> str | None:
+def _named_in_sentence(text: str) -> str | None:
+    """The exception a sentence above the traceback names, quoted or not (`… fails with a RuntimeError: invalid
+    argument in …`, sgl-project/sglang#9706's prose above its cut traceback), else None."""
+    if "rror" not in text and "xception" not in text:
+        return None
+    return embedded_failure(text) or (inline_failure(text) if "rror: " in text or "xception: " in text else None)
+
+
+def engine_message(candidates: list[str], *, cut: bool = False, logged: bool = False) -> str | None:
     """`Type: message` of the first candidate an engine's indexed raise site raises, else None.  `cut`: a candidate
-    may be the opening of the site's message, the paste stopped short of its end (engine_messages.raised_as)."""
-    from logsleuth.facts.engine_messages import raised_as  # the index is read only for such records
+    may be the opening of the site's message, the paste stopped short of its end (engine_messages.raised_as).
+    `logged`: a candidate no site raises may be one an engine logs as an error and exits after (SGLang's `Rank 0
+    scheduler is dead. Please check if there are relevant logs.`, logger.error before its launcher re-raises), printed
+    as a bare line with no record header: `ERROR: message`, as an error record's own text is named."""
+    from logsleuth.facts.engine_messages import (  # the index is read only for such records
+        engines_logging,
+        raised_as,
+    )
 
     for message in candidates:
         if len(message) >= MIN_FIXED and (type_name := raised_as(message, cut=cut)) is not None:
             return f"{type_name}: {message}"
+    if logged:
+        return next((f"ERROR: {message}" for message in candidates if len(message) >= MIN_FIXED and engines_logging(message)), None)
     return None

@@ -67,6 +67,7 @@ from logsleuth.tracebacks.logged_errors import (
     error_record_candidates,
     is_command_line,
     is_error_record,
+    last_record_candidates,
     may_hold_status,
     named_by_record_above,
     plain_candidates,
@@ -96,6 +97,9 @@ MAX_OPEN = 64  # open collectors per stream; the least recently fed one is close
 ASSERT_SOURCE_ABOVE = compile_lazily(r"^[ \t]*(?P<statement>assert\s.*?)\s*$")
 ERROR_SAID_REACH = 3  # non-blank lines above a traceback's header searched for the error it was logged under
 RECENT_TEXTS = 6  # lines above a raising statement read for frames that lost their `File` lines
+# A paste's Markdown around a log: a code fence, a heading, a lone quote mark or rule, an HTML tag line (`<details>`,
+# `<summary>Log</summary>`, `</pre>`).
+MARKDOWN_SCAFFOLD = compile_lazily(r"^\s*(?:```|~~~|#{1,6}\s|>\s*$|-{3,}\s*$|</?[A-Za-z][^>]*>)")
 BARE_ASSERTION_ERROR = compile_lazily(r"^\s*(?:builtins\.)?AssertionError:?\s*$")
 
 
@@ -114,6 +118,9 @@ class FailureScanner:
         # shows no failure (_read_last_lines)
         self._last_unread: dict[str, tuple[LogLine, int] | None] = {}
         self._recent_texts: dict[str, deque[str]] = {}  # each stream's last lines no collector took (raising_statement.py)
+        # each stream's last lines of content no collector took: a paste's Markdown between them (a fence, a heading,
+        # `<details>`) left out, so the error a traceback was logged under is reached across it (_error_said_above)
+        self._recent_content: dict[str, deque[str]] = {}
         self._source_above: dict[str, str] = {}  # the last line that is no caret line (CPython 3.11+ `^^^^` under a source)
         self._recent_context: deque[str] = deque(maxlen=CONTEXT_LINES)
         self._fed = 0  # lines fed so far
@@ -172,6 +179,8 @@ class FailureScanner:
         self._maybe_start(kind, line, seq)
         self._previous_text[stream] = line.text
         self._recent_texts.setdefault(stream, deque(maxlen=RECENT_TEXTS)).append(line.text)
+        if kind is LineKind.OTHER and line.text.strip() and not MARKDOWN_SCAFFOLD.match(line.text):
+            self._recent_content.setdefault(stream, deque(maxlen=ERROR_SAID_REACH)).append(line.text)
         if kind is not LineKind.CARET:
             self._source_above[stream] = line.text
 
@@ -274,7 +283,7 @@ class FailureScanner:
             and kind is LineKind.OTHER
             and self._record_lookups_left > 0
             and is_command_line(self._previous_text.get(line.stream, ""))  # the one line the launch printed
-            and (logged := self._engine_text(plain_candidates(line), cut=True)) is not None
+            and (logged := self._engine_text(plain_candidates(line), cut=True, logged=True)) is not None
         ):
             # an engine's error text in an ERROR record, its type line lost (a wrapper logging str(exc)), after the HTTP
             # error status a client printed (logged_errors.status_candidates), or alone right after the command that
@@ -302,7 +311,8 @@ class FailureScanner:
         if started is None:
             if kind in (LineKind.OTHER, LineKind.SOURCE, LineKind.EXCEPTION):
                 self._note_plain_line(kind, line, seq)
-            if kind is not LineKind.BLANK:
+            if kind is not LineKind.BLANK and not (text[:1] in "`~<#" and MARKDOWN_SCAFFOLD.match(text)):
+                # (a paste's closing fence or `</details>` is not its last line)
                 self._last_unread[line.stream] = (line, seq) if kind is LineKind.OTHER else None
             return
         self._last_unread[line.stream] = None
@@ -327,10 +337,11 @@ class FailureScanner:
             if last is None or self._record_lookups_left <= 0:
                 continue
             line, seq = last
-            if (logged := self._engine_text(plain_candidates(line), cut=True)) is not None:
+            candidates = plain_candidates(line) or last_record_candidates(line)
+            if (logged := self._engine_text(candidates, cut=True, logged=True)) is not None:
                 self._add_engine_text(line, seq, logged)
 
-    def _engine_text(self, candidates: list[str], *, cut: bool = False) -> str | None:
+    def _engine_text(self, candidates: list[str], *, cut: bool = False, logged: bool = False) -> str | None:
         """The engine's message among a record's candidates.  Only a line that has candidates is charged to the lookup
         budget: charging every line that merely holds a status word spent it on a long log's INFO lines, and the
         ERROR record at its end was never read.  `cut`: a bare line (after a command, ending a paste) may be the
@@ -338,7 +349,7 @@ class FailureScanner:
         if not candidates:
             return None
         self._record_lookups_left -= 1
-        return engine_message(candidates, cut=cut)
+        return engine_message(candidates, cut=cut, logged=logged)
 
     def _start(self, kind: LineKind, text: str, line: LogLine) -> tuple[Collector, str] | None:
         """The collector a line starts (and the text it keeps of the line), or None."""
@@ -397,18 +408,19 @@ class FailureScanner:
         """The same exception line re-logged right after its traceback."""
         return self._recent_finals.get(text.strip(), -(10**9)) >= line.number - 400
 
-    def _error_said_above(self, stream: str, previous: str) -> str:
-        """The error line a traceback's header follows: the line right above it, or the nearest of the last few
-        non-blank ones (a paste leaves a blank line, or the server a line of its own, between the error it logged and
-        the traceback), if it says it is an error."""
+    def _error_said_above(self, stream: str, previous: str) -> tuple[str, ...]:
+        """The error lines a traceback's header may follow, nearest first: the line right above it, and those of the
+        last few lines of content (a paste leaves a blank line, a fence, a heading or `<details>`, or the server a line
+        of its own, between the error it logged and the traceback) that say they are an error.  `_build` takes the first
+        that names the traceback (a nearer `Error log:` names nothing and gives way to the record above it)."""
         def says_error(text: str) -> bool:
-            return "rror" in text or "xception" in text or is_error_record(text)
+            return "rror" in text or "xception" in text or "failed: " in text or is_error_record(text)
 
-        if says_error(previous):
-            return previous
-        nonblank = [text for text in self._recent_texts.get(stream, ()) if text.strip()][-ERROR_SAID_REACH:]
+        said = [previous] if says_error(previous) else []
         # (an exception line up there is the traceback's own, pasted above it: repair.py moves it back)
-        return next((text for text in reversed(nonblank) if says_error(text) and not STRICT_EXCEPTION_LINE.match(text.strip())), "")
+        said.extend(text for text in reversed(self._recent_content.get(stream, ()))
+                    if text != previous and says_error(text) and not STRICT_EXCEPTION_LINE.match(text.strip()))
+        return tuple(said)
 
     def _context(self) -> tuple[str, ...]:
         """The recent warning lines, and what a native backtrace just before says of its crash, for a failure
@@ -497,7 +509,8 @@ class FailureScanner:
     def _build(self, collector: Collector) -> None:
         failure = collector.build()
         if collector.said_before and failure.kind == "traceback" and failure.final.frames and lost_its_exception_line(failure.final):
-            failure = named_by_record_above(failure, collector.said_before)
+            failure = next((named for said in collector.said_before
+                            if (named := named_by_record_above(failure, said)) is not failure), failure)
         if collector.fallback or collector.mention:
             (self._fallbacks if collector.fallback else self._mentions).append(failure)
             return

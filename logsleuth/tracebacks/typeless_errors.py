@@ -36,6 +36,10 @@ stop 38's blind split): what a person points at in such a paste, read from the p
   <message>` (`ERROR: (gcloud.beta.run.deploy) The user-provided container failed to start and listen on the port …`,
   googlecodelabs/feedback#1550, #1814: a Cloud Run deployment of the vLLM image): the deployment failed, the
   container's own log (the engine's error) says why, so it is the failure only of a paste that shows no other.
+- Hydra's record for a job whose function raised: `Error executing job with overrides: [<overrides>]` (hydra/core/utils.py,
+  `JobReturn.return_value` logs it before re-raising the job's exception; verl, OpenRLHF-style trainers and their
+  sglang/vLLM rollouts run under Hydra: verl-project/verl#10, hkust-nlp/simpleRL-reason#80, qiancheng0/ToolRL#26).  The
+  exception's traceback follows it when the paste kept it: the failure only of a paste that shows no other.
 """
 
 from __future__ import annotations
@@ -69,6 +73,10 @@ COMPILER_PROGRAM_ERROR = compile_lazily(
 )
 COMPILER_ERROR = "compiler error"  # the type of a compiler's diagnostic: no Python exception was raised yet
 GCLOUD_ERROR = compile_lazily(r"^(?:.*?\s)?ERROR: \((?P<type>gcloud(?:\.[\w\-]+)+)\) (?P<msg>\S.*?)\s*$")
+# (the message keeps the words, not the overrides: their config keys name no cause, `gpu_memory_utilization=0.4` no memory
+# failure)
+HYDRA_JOB_FAILED = compile_lazily(r"^(?:.*?\s)?(?P<msg>Error executing job with overrides): \[.*$")
+HYDRA_JOB_ERROR = "Hydra job failed"  # its type: the job's own exception is in the traceback Hydra prints next
 # A client's own print of the status before the server's JSON body: `HTTP 400: {…}`, `HTTP Error 500 - {…}`.
 HTTP_STATUS_BEFORE_BODY = compile_lazily(r"\bHTTP(?: [Ee]rror)?:? (?P<status>[45]\d\d)\b[^{]{0,40}\{")
 
@@ -76,7 +84,7 @@ OPENAI_CLASSES = {400: "BadRequestError", 401: "AuthenticationError", 403: "Perm
                   404: "NotFoundError", 409: "ConflictError", 422: "UnprocessableEntityError", 429: "RateLimitError"}
 
 WORDS = ("Value error, ", "Error code: ", "nvidia-container-cli", "OCI runtime", "undefined symbol", "(gcloud.", "error: ",
-         "fatal ", "error ")
+         "fatal ", "error ", "Error executing job")
 
 
 def openai_class(status: int) -> str:
@@ -110,6 +118,8 @@ def typeless_error(text: str) -> tuple[str, str, bool] | None:
         return COMPILER_ERROR, m["msg"], True
     if (m := GCLOUD_ERROR.match(text)) is not None:
         return m["type"], m["msg"], True
+    if "Error executing job" in text and (m := HYDRA_JOB_FAILED.match(text)) is not None:
+        return HYDRA_JOB_ERROR, m["msg"], True
     return None
 
 

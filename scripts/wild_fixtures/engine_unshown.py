@@ -39,4 +39,6 @@ ENGINE_UNSHOWN: dict[str, str] = {
     "header or command",
     "dev-record-names-cut-traceback/xorbitsai-inference-2486-record-above-cut": "Xinference's record and frames and torch's rendezvous "
     "timeout: Xinference runs either engine",
+    "dev-hydra-job-failed/hkust-nlp-simpleRL-reason-80-quoted-in-prose": "Hydra's line and a trainer's overrides that name no "
+    "rollout engine",
 }
