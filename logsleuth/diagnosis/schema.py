@@ -41,7 +41,7 @@ CATEGORIES: dict[str, str] = {
     "native-crash": "a segfault or abort in native code (faulthandler dump) with no more specific cause",
     "host-memory": "host RAM or shared memory ran out (ENOMEM), not GPU memory",
     "feature-conflict": "two features this engine version cannot run together (e.g. speculative decoding with a grammar)",
-    "orchestration": "the container runtime or Kubernetes could not place, pull or keep the server (no GPU node, image pull, probe kill)",
+    "orchestration": "the container runtime, Kubernetes or Slurm could not place, pull or keep the server (no GPU node, image pull, probe kill)",
     "tokenizer": "the tokenizer or its chat template cannot be loaded or used (a class transformers lacks, no chat template)",
     # Categories the reasoning rules and the honest category name (logsleuth/reasoning/, issue 28).
     "engine-bug": "engine code failed on its own (NameError, AttributeError, a shape mismatch) at this release: a bug, not a setting",

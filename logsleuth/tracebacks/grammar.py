@@ -103,8 +103,9 @@ QUOTED_FRAMES_HEADING = "from user code:"
 # only in argparse's own wordings (a SystemExit that copies them: SGLang's diffusion server raises
 # `error: unrecognized arguments: …`, python/sglang/multimodal_gen/runtime/server_args/server_args.py; sgl-project/sglang#34226)
 # The compiler drivers print `clang: error: …` too: their diagnostics are read as a compiler's (typeless_errors.py).
+# Slurm's programs say `srun: error: …` of the job, never of the engine's arguments: not argparse's.
 USAGE_ERROR = compile_lazily(
-    r"^(?:(?!(?:clang|amdclang|hipcc|nvcc|gcc|g\+\+|c\+\+|ld(?:\.lld)?)(?:\+\+)?: )(?P<prog>[\w./\-]+(?: [\w\-]+)?): |(?=error: (?:unrecognized arguments: |the following arguments are required: "
+    r"^(?:(?!(?:clang|amdclang|hipcc|nvcc|gcc|g\+\+|c\+\+|ld(?:\.lld)?|srun|sbatch|salloc|slurmstepd)(?:\+\+)?: )(?P<prog>[\w./\-]+(?: [\w\-]+)?): |(?=error: (?:unrecognized arguments: |the following arguments are required: "
     r"|argument -{1,2}[\w\-]+(?:/-{1,2}[\w\-]+)*: |ambiguous option: )))error: (?P<msg>.+)$"
 )
 # An exception a sentence quotes as its repr: `… at runtime: ValueError("type fp8e4nv not supported …")`
@@ -118,9 +119,13 @@ REPR_EXCEPTION = compile_lazily(
 # multiproc_executor.py, intel/llm-scaler#154; `Engine core proc EngineCore_DP0 died unexpectedly, shutting down
 # client.`, v1/engine/core_client.py, vllm-project/vllm#27549; 0.8's `MulitprocExecutor got fatal signal from worker
 # processes, shutting down.`, v1/executor/multiproc_executor.py, vllm-project/vllm#14452): a cascade of the child's
-# own error when the paste shows it, else the one failure (a child killed from outside).
+# own error when the paste shows it, else the one failure (a child killed from outside).  Slurm's job step says
+# the same of a task it ran (`srun: error: NODE: task 0: Exited with exit code 1`, `…: tasks 0-3: Killed`: srun's
+# step launch reporting how its tasks ended, `_task_finish` in src/plugins/launch/slurm/launch_slurm.c of SchedMD/slurm,
+# src/srun/launch.c in later releases): a trailer, not a cause.
 KILL_LINE = compile_lazily(
     r"(?:Received sigquit from a child proc(?:ess|es)?\b.*"
+    r"|^srun: error: \S+: tasks? [\d,\-]+: (?:Exited with exit code \d+|Killed|Terminated)\b.*"
     r"|^(?:.*\s)?Killed(?:\s+.*)?$"
     r"|exit(?:ed with)? code:? -9\b.*"
     r"|died, exit code: -?\d+.*"

@@ -40,6 +40,11 @@ stop 38's blind split): what a person points at in such a paste, read from the p
   `JobReturn.return_value` logs it before re-raising the job's exception; verl, OpenRLHF-style trainers and their
   sglang/vLLM rollouts run under Hydra: verl-project/verl#10, hkust-nlp/simpleRL-reason#80, qiancheng0/ToolRL#26).  The
   exception's traceback follows it when the paste kept it: the failure only of a paste that shows no other.
+- Slurm's programs refusing or failing a job (`srun: error: Unable to allocate resources: Invalid partition name
+  specified`, `sbatch: error: Batch job submission failed: …`: slurm's `error()` prefixes the program's name,
+  src/common/log.c in SchedMD/slurm): the scheduler's word on the job, the failure only of a paste that shows no
+  other.  Its report of a task's end (`srun: error: NODE: task 0: Exited with exit code 1`) is a kill line
+  (grammar.KILL_LINE), not this.
 """
 
 from __future__ import annotations
@@ -72,6 +77,7 @@ COMPILER_PROGRAM_ERROR = compile_lazily(
     r"\s*\S.*?)\s*$"
 )
 COMPILER_ERROR = "compiler error"  # the type of a compiler's diagnostic: no Python exception was raised yet
+SLURM_ERROR = compile_lazily(r"^(?P<type>srun|sbatch|salloc): error: (?!\S+: tasks? [\d,\-]+: )(?P<msg>\S.*?)\s*$")
 GCLOUD_ERROR = compile_lazily(r"^(?:.*?\s)?ERROR: \((?P<type>gcloud(?:\.[\w\-]+)+)\) (?P<msg>\S.*?)\s*$")
 # (the message keeps the words, not the overrides: their config keys name no cause, `gpu_memory_utilization=0.4` no memory
 # failure)
@@ -120,6 +126,8 @@ def typeless_error(text: str) -> tuple[str, str, bool] | None:
         return m["type"], m["msg"], True
     if "Error executing job" in text and (m := HYDRA_JOB_FAILED.match(text)) is not None:
         return HYDRA_JOB_ERROR, m["msg"], True
+    if (m := SLURM_ERROR.match(text)) is not None:
+        return m["type"], m["msg"], True
     return None
 
 
