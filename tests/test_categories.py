@@ -962,3 +962,18 @@ def test_a_tokenizer_class_transformers_lacks_points_at_the_saving_transformers(
         "transformers/models/auto/tokenization_auto.py")
     steps = _steps("$ vllm serve /root/m\n" + traceback)
     assert "was named by the transformers that saved the checkpoint" in steps
+
+
+def test_a_check_for_one_shape_of_a_category_stays_off_its_other_failures() -> None:
+    """checks_when (facts/categories.toml): the tokenizer-class and the Marlin checks concern one message each;
+    stop 40's blind grader found them on other failures of their category (a missing chat template, a KV-cache scale
+    check), where they did not apply."""
+    chat_template = real_traceback(
+        "raise ValueError('Cannot use chat template functions because tokenizer.chat_template is not set')\n",
+        "transformers/tokenization_utils_base.py")
+    steps = _steps("$ vllm serve /root/m\n" + chat_template)
+    assert "saved the checkpoint" not in steps
+    kv_scale = real_traceback(
+        "raise ValueError('Only support per-tensor scaling factor for fp8 KV cache')\n",
+        "vllm/model_executor/layers/quantization/kv_cache.py")
+    assert "gptq for a GPTQ checkpoint" not in _steps("$ vllm serve /m --kv-cache-dtype fp8\n" + kv_scale)

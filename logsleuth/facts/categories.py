@@ -30,6 +30,17 @@ class CategoryRow:
     checks: tuple[str, ...]  # engine-neutral
     engine_checks: dict[str, tuple[str, ...]]  # engine -> its own checks (flags still to be checked)
     sources: tuple[str, ...]
+    checks_when: tuple[ConditionalCheck, ...] = ()  # checks for one shape of the failure, shown when its words are there
+
+
+@dataclass(frozen=True)
+class ConditionalCheck:
+    """A check that concerns one shape of the category's failures only: shown when its words are in the failure's
+    text (and, with `engine`, for that engine only), so that no other failure of the category carries it."""
+
+    words: re.Pattern[str]
+    check: str
+    engine: str | None = None
 
 
 @dataclass(frozen=True)
@@ -85,7 +96,19 @@ def _row(entry: dict[str, object]) -> CategoryRow:
         checks=strings("checks"),
         engine_checks={engine: strings(engine) for engine in ENGINES if engine in entry},
         sources=strings("sources"),
+        checks_when=tuple(_conditional(item) for item in _tables(entry.get("checks_when", ()))),
     )
+
+
+def _tables(value: object) -> list[dict[str, object]]:
+    assert isinstance(value, list | tuple)
+    return [dict(item) for item in value]
+
+
+def _conditional(item: dict[str, object]) -> ConditionalCheck:
+    engine = item.get("engine")
+    return ConditionalCheck(re.compile(str(item["words"]), re.IGNORECASE), str(item["check"]),
+                            str(engine) if engine else None)
 
 
 @lru_cache(maxsize=1)

@@ -187,11 +187,21 @@ def render_words(text: str, engine: str | None, version: str | None, wrapper: st
     return text.replace("{release}", release).replace("{engine}", name)
 
 
-def row_checks(row: CategoryRow, engine: str | None, version: str | None, wrapper: str | None = None) -> tuple[str, ...]:
-    """The row's neutral checks, then the decided engine's own whose flags hold for its release."""
+def row_checks(row: CategoryRow, engine: str | None, version: str | None, wrapper: str | None = None,
+               texts: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The row's neutral checks, those of its conditional checks whose words are in `texts` (the failure's own
+    lines), then the decided engine's own whose flags hold for its release."""
+    shaped = [c.check for c in row.checks_when
+              if (c.engine is None or c.engine == engine) and any(c.words.search(text) for text in texts)]
     own = row.engine_checks.get(engine, ()) if engine else ()
-    kept = [check for check in own if engine and flags_hold(check, engine, version)]
+    kept = [check for check in (*shaped, *own) if not engine or flags_hold(check, engine, version)]
     return tuple(render_words(check, engine, version, wrapper) for check in (*row.checks, *kept))
+
+
+def failure_texts(failure: Failure) -> tuple[str, ...]:
+    """What a conditional check's words are searched in: the failure's exception lines, its native dump's frames
+    and the lines printed just before it."""
+    return (*exception_lines(failure), *(frame.function or "" for frame in failure.final.frames), *failure.context)
 
 
 def categorize(evidence: Evidence) -> Diagnosis:
@@ -243,7 +253,7 @@ def categorize(evidence: Evidence) -> Diagnosis:
             f"{title}. No pattern or rule of logsleuth names this failure, and what it shows ({_and(why)}) names the "
             f"stage that failed, not a category."
         ),
-        fix=Fix(summary=f"General checks for {row.category}:", steps=row_checks(row, engine, version, launch.wrapper)),
+        fix=Fix(summary=f"General checks for {row.category}:", steps=row_checks(row, engine, version, launch.wrapper, failure_texts(failure))),
         engine=engine,
         engine_version=version,
         basis="general",

@@ -19,7 +19,7 @@ from logsleuth.facts.categories import CategoryRow, table
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Diagnosis, Failure, Fix
 from logsleuth.reasoning.evidence import exception_lines
-from logsleuth.reasoning.general import best_row, engine_code_of, render_words, row_checks
+from logsleuth.reasoning.general import best_row, engine_code_of, failure_texts, render_words, row_checks
 
 QUOTED = 240  # characters of the line that named the cause, quoted in the root cause
 # How far before a crash another failure of the same log may be and still name its cause: the lines a native
@@ -116,7 +116,7 @@ def _caused_by(diagnosis: Diagnosis, row: CategoryRow, line: str, failure: Failu
             f"\"{quoted}\". That is the root ({row.category}: {CATEGORIES.get(row.category, row.category)}); "
             f"the {diagnosis.category} is its cascade."
         ),
-        fix=Fix(summary=f"General checks for {row.category}:", steps=row_checks(row, engine, version)),
+        fix=Fix(summary=f"General checks for {row.category}:", steps=row_checks(row, engine, version, texts=(line, *failure_texts(failure)))),
         references=diagnosis.references,
         engine=engine,
         engine_version=version,
@@ -146,7 +146,7 @@ def _inner_engine_bug(diagnosis: Diagnosis, failure: Failure) -> Diagnosis | Non
                 f"inside it, \"{inner.type}: {inner.message.splitlines()[0] if inner.message else ''}\", is raised by "
                 f"the engine's own code (read from {', '.join(why)}): no setting explains it."
             ),
-            fix=Fix(summary=f"General checks for {row.category}:", steps=row_checks(row, engine, version),
+            fix=Fix(summary=f"General checks for {row.category}:", steps=row_checks(row, engine, version, texts=failure_texts(alone)),
                     alternatives=workaround),
             references=diagnosis.references,
             engine=engine,
