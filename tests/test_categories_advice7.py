@@ -94,3 +94,33 @@ def test_a_wrappers_own_frame_refusing_an_engine_class_attribute_is_the_wrappers
     diagnosis = _diagnosis(_wrapper_frame_reading("AsyncLLM"))
     assert diagnosis.category == "dependency-version" and "another vLLM release" in diagnosis.title, diagnosis.title
     assert "another" not in _diagnosis(_wrapper_frame_reading("RolloutBuffer")).title
+
+
+# SGLang 0.5.9's sglang/srt/layers/attention/nsa_backend.py:1907, NativeSparseAttnBackend._forward_trtllm: under
+# `if self.kv_cache_dtype == torch.float8_e4m3fn` it asserts `cos_sin_cache is not None` (the raise site index): a
+# check that reads --kv-cache-dtype, on a path only that setting with this backend takes.
+NSA_CHECK = (
+    "Traceback (most recent call last):\n"
+    '  File "/usr/local/lib/python3.12/dist-packages/sglang/srt/managers/scheduler.py", line 2600, in run_scheduler_process\n'
+    "    scheduler.event_loop_overlap()\n"
+    '  File "/usr/local/lib/python3.12/dist-packages/sglang/srt/layers/attention/nsa_backend.py", line 1907, in _forward_trtllm\n'
+    "    assert (\n"
+    "AssertionError: For FP8 path cos_sin_cache should not be None.\n"
+)
+
+
+def _launched(flags: str) -> str:
+    return f"$ python3 -m sglang.launch_server --model-path org/model --tp 8 {flags}--port 30000\n" + NSA_CHECK
+
+
+def test_the_general_checks_name_the_setting_the_failing_check_reads() -> None:
+    diagnosis = _diagnosis(_launched("--kv-cache-dtype fp8_e4m3 "))
+    first = diagnosis.fix.steps[0] if diagnosis.fix else ""
+    assert first.startswith("General guidance:") and "--kv-cache-dtype fp8_e4m3" in first, first
+    assert "newer SGLang release" in first and "--model-path" not in first and "--tp" not in first
+
+
+def test_a_setting_the_launch_leaves_at_its_default_is_not_named() -> None:
+    diagnosis = _diagnosis(_launched(""))
+    assert diagnosis.fix is not None
+    assert not any("the launch sets" in step for step in diagnosis.fix.steps)

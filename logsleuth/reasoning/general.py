@@ -24,7 +24,7 @@ from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Diagnosis, Failure, Fix, Frame
 from logsleuth.reasoning.evidence import Evidence, exception_lines
 from logsleuth.reasoning.parallelism import splits_over_one_gpu
-from logsleuth.reasoning.raise_site import site_of
+from logsleuth.reasoning.raise_site import given_settings, site_of
 
 # How much each kind of cue weighs: the words a message says are the strongest evidence, a frame's subsystem
 # the weakest (a failure passes through many subsystems on its way up).
@@ -48,6 +48,11 @@ _FLAG = compile_lazily(r"(?<![\w-])--[a-z][a-z0-9-]*")
 _DISPATCHER = compile_lazily(
     r"/(site|dist)-packages/(ray|starlette|fastapi|uvicorn|anyio|uvloop|zmq|click|typer|fire|hydra|xoscar|concurrent)/"
 )
+# The categories where a failing check of the engine's code that reads a setting the launch gives is likely that
+# setting's combination with the others (a quantized KV cache with one attention backend), a path of the engine
+# other releases fixed or broke: the general checks name the settings, a run without them tells.
+SETTING_COMBINATION_CATEGORIES = frozenset({"quantization", "engine-bug", "illegal-memory-access", "device-assert",
+                                            "cuda-error", "cuda-graph-capture", UNCLASSIFIED})
 # A wrapper's call into the engine's API that fails at its entry: at most this many engine frames below the
 # wrapper's (vLLM's LLM.collective_rpc reading self.llm_engine.model_executor, OpenRLHF/OpenRLHF#922).  Deeper, the
 # engine's own code ran on and the failure is the engine's.
@@ -304,10 +309,37 @@ def categorize(evidence: Evidence) -> Diagnosis:
             f"{title}. No pattern or rule of logsleuth names this failure, and what it shows ({_and(why)}) names the "
             f"stage that failed, not a category."
         ),
-        fix=Fix(summary=f"General checks for {row.category}:", steps=row_checks(row, engine, version, launch.wrapper)),
+        fix=Fix(summary=f"General checks for {row.category}:",
+                steps=(*_settings_the_check_reads(evidence, row.category, engine, version),
+                       *row_checks(row, engine, version, launch.wrapper))),
         engine=engine,
         engine_version=version,
         basis="general",
+    )
+
+
+def _settings_the_check_reads(evidence: Evidence, category: str, engine: str | None, version: str | None
+                              ) -> tuple[str, ...]:
+    """A check naming the settings the launch gives that the engine's failing check reads (the raise site index),
+    when the category is one a setting's combination with the others can cause: leave them out to tell, and a newer
+    release may have fixed the combination.  Only flags the release's catalog holds (every shipped release's with the
+    version unknown)."""
+    if category not in SETTING_COMBINATION_CATEGORIES or engine is None:
+        return ()
+    site = site_of(evidence.failure, evidence.launch)
+    if site is None or site.engine != engine:
+        return ()
+    given = [(flag, value) for flag, value in given_settings(site, evidence.launch) if flags_hold(flag, engine, version)]
+    if not given:
+        return ()
+    name = ENGINE_NAMES.get(engine, engine)
+    settings = _and([f"{flag} {value}".rstrip() for flag, value in given])
+    which = "it" if len(given) == 1 else "them"
+    return (
+        f"General guidance: the {name} check that raised this reads {_and([flag for flag, _ in given])}, which the "
+        f"launch sets ({settings}). Try the launch without {which} (the default): if it then runs, that setting's "
+        f"combination with the others the launch gives is what fails, and a newer {name} release may have fixed it "
+        "(search its issues for the failure's first line).",
     )
 
 
