@@ -70,6 +70,11 @@ def _flags(site: RaiseSite, launch: LaunchInfo) -> list[str]:
     return flags
 
 
+# Settings whose default is no safe run to try: the weights' dtype (auto is bfloat16, which GPUs before Ampere lack),
+# the device the engine runs on.
+_NO_DEFAULT_RUN = frozenset({"--dtype", "--device"})
+
+
 def given_settings(site: RaiseSite, launch: LaunchInfo) -> list[tuple[str, str]]:
     """The flags the check reads that the launch's command gives, with their values: only settings with a default to
     fall back on (a choice or a switch, not deprecated), so that leaving one out is a run the release can make."""
@@ -81,7 +86,7 @@ def given_settings(site: RaiseSite, launch: LaunchInfo) -> list[tuple[str, str]]
     for flag in _flags(site, launch):
         info = catalog.find(flag) if catalog is not None else None
         settable = info is not None and not info.deprecated and (info.choices or not info.takes_value)
-        if settable and flag in options and not secret_by_name(flag, " ".join(options[flag])):
+        if settable and flag in options and flag not in _NO_DEFAULT_RUN and not secret_by_name(flag, " ".join(options[flag])):
             given.append((flag, " ".join(options[flag])))
     return given
 
