@@ -359,9 +359,11 @@ def test_a_removed_name_under_an_open_range_names_its_lower_bound_not_a_reinstal
     assert "reinstall" not in " ".join(diagnosis.fix.steps)
 
 
-def test_an_installed_version_outside_the_range_keeps_the_release_pin(tmp_path: Path) -> None:
-    """transformers 4.44.0 is below vLLM 0.8.5's lower bound: the release's own pin restores one it was made for."""
+@pytest.mark.parametrize("installed", ["4.44.0", "4.51.3"])
+def test_an_installed_version_not_past_the_releases_era_keeps_the_release_pin(tmp_path: Path, installed: str) -> None:
+    """transformers 4.44.0 is below vLLM 0.8.5's lower bound; 4.51.3 is inside it but older than the bound a later vLLM
+    asks for (0.10.1.1: >=4.55.0), so it may be too old for the name rather than too new: the release's pin stays."""
     traceback = _real_traceback(
-        tmp_path, {"transformers/__init__.py": "__version__ = '4.44.0'\n"}, "from transformers import Qwen3VLConfig\n")
-    diagnosis = _rule(VLLM_085_ENV.replace("5.0.0", "4.44.0") + VLLM_SERVE + traceback)
+        tmp_path, {"transformers/__init__.py": f"__version__ = '{installed}'\n"}, "from transformers import Qwen3VLConfig\n")
+    diagnosis = _rule(VLLM_085_ENV.replace("5.0.0", installed) + VLLM_SERVE + traceback)
     assert diagnosis.fix is not None and diagnosis.fix.steps[0] == "pip install 'transformers>=4.51.1'"

@@ -303,6 +303,11 @@ def _beyond_an_open_range(drift: Drift, engine: str, version: str, pin: requires
     installed = shown[-1] if len(shown) == 1 else None
     if installed is None or installed == lower or not versions.matches((pin.specifier,), installed):
         return None  # not shown, several shown, or outside the range: the release's pin is the fix (_against_release)
+    later = _next_lower_bound(engine, version, pin.distribution, lower)
+    if later is None or not versions.matches((f">={later}",), installed):
+        # Not yet as new as a later release of the engine asks for: the installed one may be too old for the name
+        # (the release's range too loose), not too new; the release's own pin stays the advice.
+        return None
     name = ENGINE_NAMES[engine]
     dist = pin.distribution
     return Diagnosis(
@@ -326,6 +331,18 @@ def _beyond_an_open_range(drift: Drift, engine: str, version: str, pin: requires
                   f"{name} {version} declares {pin.requirement} (its wheel's Requires-Dist: logsleuth/facts/requires.json): "
                   "no upper bound, so pip keeps the installed release"),
     )
+
+
+def _next_lower_bound(engine: str, version: str, distribution: str, lower: str) -> str | None:
+    """The first lower bound above `lower` a later release of the engine declares for `distribution`: an installed
+    version at or above it is from a later era than `version`'s."""
+    later = [v for v in requires.known_releases(engine) if versions.matches((f">{version}",), v)]  # oldest first
+    for release in later:
+        pin = requires.pin(engine, release, distribution)
+        bound = next((m["version"] for part in (pin.specifier if pin else "").split(",") if (m := _LOWER_BOUND.match(part))), None)
+        if bound and versions.matches((f">{lower}",), bound):
+            return bound
+    return None
 
 
 def _registered_twice(drift: Drift, engine: str, version: str) -> Diagnosis:
