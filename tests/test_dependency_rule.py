@@ -342,3 +342,28 @@ def test_an_unknown_release_names_the_extras_that_declare_a_missing_module(tmp_p
         'pip install "vllm==<your version>", or where your release declares librosa only in an extra (audio): '
         'pip install "vllm[<extra>]==<your version>"'
     )
+
+
+# vLLM releases before 0.11 declare transformers with a lower bound only (vLLM 0.8.5's wheel: transformers>=4.51.1),
+# so pip keeps a transformers 5 installed beside them (vllm-project/vllm#30466, unslothai/unsloth#3908,
+# nvidia-cosmos/cosmos-transfer1#174).  collect_env's `[pip3] name==version` lines show what is installed.
+VLLM_085_ENV = "[pip3] transformers==5.0.0\n[pip3] vllm==0.8.5\n"
+
+
+def test_a_removed_name_under_an_open_range_names_its_lower_bound_not_a_reinstall(tmp_path: Path) -> None:
+    traceback = _real_traceback(
+        tmp_path, {"transformers/__init__.py": "__version__ = '5.0.0'\n"}, "from transformers import AutoModelForVision2Seq\n")
+    diagnosis = _rule(VLLM_085_ENV + VLLM_SERVE + traceback)
+    assert diagnosis.title == "transformers 5.0.0 is newer than vLLM 0.8.5 was made for (it declares transformers>=4.51.1, no upper bound)"
+    assert diagnosis.fix is not None and diagnosis.fix.steps == ("pip install transformers==4.51.1",)
+    assert "reinstall" not in " ".join(diagnosis.fix.steps)
+
+
+@pytest.mark.parametrize("installed", ["4.44.0", "4.51.3"])
+def test_an_installed_version_not_past_the_releases_era_keeps_the_release_pin(tmp_path: Path, installed: str) -> None:
+    """transformers 4.44.0 is below vLLM 0.8.5's lower bound; 4.51.3 is inside it but older than the bound a later vLLM
+    asks for (0.10.1.1: >=4.55.0), so it may be too old for the name rather than too new: the release's pin stays."""
+    traceback = _real_traceback(
+        tmp_path, {"transformers/__init__.py": f"__version__ = '{installed}'\n"}, "from transformers import Qwen3VLConfig\n")
+    diagnosis = _rule(VLLM_085_ENV.replace("5.0.0", installed) + VLLM_SERVE + traceback)
+    assert diagnosis.fix is not None and diagnosis.fix.steps[0] == "pip install 'transformers>=4.51.1'"

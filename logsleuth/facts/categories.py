@@ -25,6 +25,7 @@ class CategoryRow:
     source_words: tuple[re.Pattern[str], ...]  # searched in the source line of the innermost frame (the raising line)
     in_engine_code: bool
     in_wrapper_code: bool  # counts only when an installed package other than the engine's made the failing call
+    wrapper_call: bool  # the row of a wrapper's call that does not fit the installed engine release
     not_in_engine_code: bool  # never counts when the engine's own code made the failing call (an engine bug's shape)
     cause_words: tuple[re.Pattern[str], ...]  # on an error line before a crash: this row is the crash's cause
     checks: tuple[str, ...]  # engine-neutral
@@ -63,6 +64,10 @@ class CategoryTable:
     def row(self, category: str) -> CategoryRow | None:
         return next((row for row in self.rows if row.category == category), None)
 
+    def wrapper_call_row(self) -> CategoryRow | None:
+        """The row of a wrapper's call on the engine's API that the installed release does not fit."""
+        return next((row for row in self.rows if row.wrapper_call), None)
+
     def type_guidance(self, short_type: str) -> TypeGuidance:
         for guidance in self.by_type:
             if short_type in guidance.types:
@@ -91,6 +96,7 @@ def _row(entry: dict[str, object]) -> CategoryRow:
         source_words=tuple(re.compile(word) for word in strings("source_words")),
         in_engine_code=bool(entry.get("in_engine_code", False)),
         in_wrapper_code=bool(entry.get("in_wrapper_code", False)),
+        wrapper_call=bool(entry.get("wrapper_call", False)),
         not_in_engine_code=bool(entry.get("not_in_engine_code", False)),
         cause_words=tuple(re.compile(word, re.IGNORECASE) for word in strings("cause_words")),
         checks=strings("checks"),

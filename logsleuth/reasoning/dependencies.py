@@ -19,8 +19,10 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, replace
 
+from logsleuth import versions
 from logsleuth.facts import requires
 from logsleuth.facts.imports import distributions_of
+from logsleuth.facts.package_sites import PACKAGES, package_of, versions_shown
 from logsleuth.facts.torch_builds import lacks_the_gpu
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Diagnosis, ExceptionBlock, Fix
@@ -191,7 +193,8 @@ def _explain(drift: Drift, engine: str, evidence: Evidence) -> Diagnosis | None:
         elif not pinned:
             return None  # the release does not declare it: an optional import, not drift from its pins
         else:
-            diagnosis = _against_release(drift, engine, str(version), pinned[0])
+            diagnosis = (_beyond_an_open_range(drift, engine, str(version), pinned[0], evidence)
+                         or _against_release(drift, engine, str(version), pinned[0]))
         return _without_a_torch_the_gpu_cannot_run(diagnosis, engine, str(version), evidence)
     declared = [d for d in drift.distributions if requires.declares(engine, d)]
     if drift.torch_abi:
@@ -274,6 +277,72 @@ def _against_release(drift: Drift, engine: str, version: str, pin: requires.Pin)
         basis="rule",
         evidence=tuple(evidence),
     )
+
+
+# The shapes of a name the installed package no longer has (removed or renamed in a later release of it).
+_RENAMED_SHAPES = ("missing-name", "missing-attribute")
+# A lower bound in a specifier: ">=4.51.1" (the oldest release the engine declares it works with).
+_LOWER_BOUND = compile_lazily(r"^\s*>=\s*(?P<version>\d[\w.]*)\s*$")
+
+
+def _beyond_an_open_range(drift: Drift, engine: str, version: str, pin: requires.Pin, evidence: Evidence
+                          ) -> Diagnosis | None:
+    """A name the installed package lacks, where the release declares a range with no upper bound and the log shows
+    an installed version inside it (pip list / pip freeze / collect_env): a reinstall of the release keeps that
+    version, so the fix is the range's lower bound (the oldest release the engine declares, made before the rename)
+    or a newer engine release; never "reinstall to re-resolve the pins" (vLLM's open transformers range before 0.11
+    let transformers 5 in: vllm-project/vllm#30466, unslothai/unsloth#3908, nvidia-cosmos/cosmos-transfer1#174)."""
+    package = package_of(pin.distribution)
+    if drift.shape not in _RENAMED_SHAPES or package is None or PACKAGES[package].distribution != pin.distribution:
+        return None
+    parts = [part for part in pin.specifier.split(",") if part.strip()]
+    lower = next((m["version"] for part in parts if (m := _LOWER_BOUND.match(part))), None)
+    if lower is None or any("<" in part or "==" in part or "~=" in part for part in parts):
+        return None  # bounded above or pinned: the release's own pin restores a version it was made for
+    shown = versions_shown([*evidence.launch.package_lines, *evidence.failure.context], package)
+    installed = shown[-1] if len(shown) == 1 else None
+    if installed is None or installed == lower or not versions.matches((pin.specifier,), installed):
+        return None  # not shown, several shown, or outside the range: the release's pin is the fix (_against_release)
+    later = _next_lower_bound(engine, version, pin.distribution, lower)
+    if later is None or not versions.matches((f">={later}",), installed):
+        # Not yet as new as a later release of the engine asks for: the installed one may be too old for the name
+        # (the release's range too loose), not too new; the release's own pin stays the advice.
+        return None
+    name = ENGINE_NAMES[engine]
+    dist = pin.distribution
+    return Diagnosis(
+        pattern=RULE_ID,
+        title=f"{dist} {installed} is newer than {name} {version} was made for (it declares {pin.requirement}, no upper bound)",
+        category=CATEGORY,
+        root_cause=(
+            f"{_shape_sentence(drift)} The log shows {dist} {installed}, which is within what {name} {version} declares "
+            f"({pin.requirement}): the range has no upper bound, so a reinstall of the release keeps {installed}. "
+            f"A {dist} release after the ones {name} {version} was made for removed or renamed the name."
+        ),
+        fix=Fix(
+            summary=(f"Install the oldest {dist} {name} {version} declares ({lower}), made before the rename; or a newer "
+                     f"{name} release, written for {dist} {installed}."),
+            steps=(f"pip install {shlex.quote(f'{dist}=={lower}')}",),
+        ),
+        engine=engine,
+        engine_version=version,
+        basis="rule",
+        evidence=(*_facts(drift), f"the log names {name} {version}", f"the log shows {dist} {installed}",
+                  f"{name} {version} declares {pin.requirement} (its wheel's Requires-Dist: logsleuth/facts/requires.json): "
+                  "no upper bound, so pip keeps the installed release"),
+    )
+
+
+def _next_lower_bound(engine: str, version: str, distribution: str, lower: str) -> str | None:
+    """The first lower bound above `lower` a later release of the engine declares for `distribution`: an installed
+    version at or above it is from a later era than `version`'s."""
+    later = [v for v in requires.known_releases(engine) if versions.matches((f">{version}",), v)]  # oldest first
+    for release in later:
+        pin = requires.pin(engine, release, distribution)
+        bound = next((m["version"] for part in (pin.specifier if pin else "").split(",") if (m := _LOWER_BOUND.match(part))), None)
+        if bound and versions.matches((f">{lower}",), bound):
+            return bound
+    return None
 
 
 def _registered_twice(drift: Drift, engine: str, version: str) -> Diagnosis:

@@ -24,7 +24,7 @@ from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Diagnosis, Failure, Fix, Frame
 from logsleuth.reasoning.evidence import Evidence, exception_lines
 from logsleuth.reasoning.parallelism import splits_over_one_gpu
-from logsleuth.reasoning.raise_site import site_of
+from logsleuth.reasoning.raise_site import given_settings, site_of
 
 # How much each kind of cue weighs: the words a message says are the strongest evidence, a frame's subsystem
 # the weakest (a failure passes through many subsystems on its way up).
@@ -42,6 +42,23 @@ _ENGINE_FRAME = compile_lazily(r"(^|/)(sglang|vllm)/")
 # An installed package's file that is not the engine's: a program that runs the engine (verl, ms-swift, a RAG app).
 _INSTALLED_NOT_ENGINE = compile_lazily(r"/(site|dist)-packages/(?!(sglang|vllm)/)[\w.-]+/")
 _FLAG = compile_lazily(r"(?<![\w-])--[a-z][a-z0-9-]*")
+# Packages that dispatch calls into the engine's own code without an API of their own to fit (a web framework
+# calling the engine's route, Ray running the engine's worker, a CLI parser calling its main): their frame above the
+# engine's says nothing of a wrapper written for another release.
+_DISPATCHER = compile_lazily(
+    r"/(site|dist)-packages/(ray|starlette|fastapi|uvicorn|anyio|uvloop|zmq|click|typer|fire|hydra|xoscar|concurrent)/"
+)
+# The categories where a failing check of the engine's code that reads a setting the launch gives is likely that
+# setting's combination with the others (a quantized KV cache with one attention backend), a path of the engine
+# other releases fixed or broke: the general checks name the settings, a run without them tells.
+SETTING_COMBINATION_CATEGORIES = frozenset({"quantization", "engine-bug", "illegal-memory-access", "device-assert",
+                                            "cuda-error", "cuda-graph-capture", UNCLASSIFIED})
+# A wrapper's call into the engine's API that fails at its entry: at most this many engine frames below the
+# wrapper's (vLLM's LLM.collective_rpc reading self.llm_engine.model_executor, OpenRLHF/OpenRLHF#922).  Deeper, the
+# engine's own code ran on and the failure is the engine's.
+API_ENTRY_FRAMES = 2
+_SITE_PREFIX = compile_lazily(r"^.*/(site|dist)-packages/")
+SIGNATURE_TYPES = ("TypeError", "AttributeError")
 
 
 def _short(name: str) -> str:
@@ -82,6 +99,42 @@ def made_by_a_wrapper(failure: Failure, wrapper: str | None = None) -> bool:
     return frame is not None and bool(_INSTALLED_NOT_ENGINE.search(frame.file) or wrapper_of_path(frame.file))
 
 
+def wrapper_call_into_engine(failure: Failure) -> Frame | None:
+    """The frame of a program that runs the engine whose call into the engine's API failed at once: the innermost
+    own frames are the engine's, at most API_ENTRY_FRAMES of them, and the own frame just outside them is a wrapper's
+    (an installed package other than the engine and no dispatcher, or a known wrapper's checkout other than Ray's).
+    A TypeError or AttributeError there is the wrapper's call not fitting the installed release (a method, attribute
+    or keyword the wrapper's release of the engine had), not the engine failing on its own."""
+    if _short(failure.final.type) not in SIGNATURE_TYPES:
+        return None
+    own = [frame for frame in failure.final.frames if not _LIBRARY_FRAME.search(frame.file)]
+    engine_run = 0
+    for frame in reversed(own):
+        if not _ENGINE_FRAME.search(frame.file):
+            break
+        engine_run += 1
+    if not 1 <= engine_run <= API_ENTRY_FRAMES or len(own) == engine_run:
+        return None
+    caller = own[-engine_run - 1]
+    if _DISPATCHER.search(caller.file) or wrapper_of_path(caller.file) == "Ray":
+        return None
+    return caller if _INSTALLED_NOT_ENGINE.search(caller.file) or wrapper_of_path(caller.file) else None
+
+
+def _engine_class_called(failure: Failure) -> str | None:
+    """The engine's class CPython's TypeError or AttributeError names the failing object by ('AsyncLLM' object has
+    no attribute ..., LLMEngine.step() got an unexpected keyword argument ...): the call was made on the engine's API."""
+    if _short(failure.final.type) not in SIGNATURE_TYPES:
+        return None
+    named = class_in_message(failure.final.message)
+    return named if named and engines_defining(named) else None
+
+
+def _package_path(file: str) -> str:
+    """A frame's file from its package on (`openrlhf/trainer/ray/vllm_engine.py`): the environment's prefix says nothing."""
+    return _SITE_PREFIX.sub("", file)
+
+
 def _frameless(failure: Failure) -> bool:
     """No exception of the failure's chain shows a frame (a paste of the error line alone)."""
     return not any(block.frames for block in failure.exceptions)
@@ -115,6 +168,11 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
     if strong:
         score += STRONG_WEIGHT
         why.append(f"the message's words ({strong.strip()!r})")
+    engine_class = _engine_class_called(failure) if row.wrapper_call and wrapped and not strong else None
+    if engine_class:
+        strong = engine_class
+        score += STRONG_WEIGHT
+        why.append(f"a call made by a wrapper's frame on {engine_class}, a class of the engine's code")
     word = next((m[0] for pattern in row.words for text in texts if (m := pattern.search(text))), None)
     if word and not strong:
         score += WORD_WEIGHT
@@ -227,6 +285,14 @@ def categorize(evidence: Evidence) -> Diagnosis:
     if said:
         found = (found[0], [*found[1], "the message template of the engine's check that raised it (the paste cut the message)"])
     row, why = found
+    caller = wrapper_call_into_engine(failure) if row.in_engine_code else None
+    wrapper_row = table().wrapper_call_row()
+    if caller is not None and wrapper_row is not None and engine_code_of(failure) in (engine, None):
+        # The engine's code failed at the entry of the call a wrapper made: the wrapper's call does not fit the
+        # installed release (OpenRLHF/OpenRLHF#922, verl-project/verl#2812), not a bug of the release.
+        row = wrapper_row
+        engine = engine or engine_code_of(failure)
+        why = [*why, f"the call into the engine made by a wrapper's frame ({_package_path(caller.file)}:{caller.line})"]
     if row.in_engine_code:
         code_of = engine_code_of(failure)
         if engine and code_of is not None and code_of != engine:
@@ -253,10 +319,37 @@ def categorize(evidence: Evidence) -> Diagnosis:
             f"{title}. No pattern or rule of logsleuth names this failure, and what it shows ({_and(why)}) names the "
             f"stage that failed, not a category."
         ),
-        fix=Fix(summary=f"General checks for {row.category}:", steps=row_checks(row, engine, version, launch.wrapper, failure_texts(failure))),
+        fix=Fix(summary=f"General checks for {row.category}:",
+                steps=(*_settings_the_check_reads(evidence, row.category, engine, version),
+                       *row_checks(row, engine, version, launch.wrapper, failure_texts(failure)))),
         engine=engine,
         engine_version=version,
         basis="general",
+    )
+
+
+def _settings_the_check_reads(evidence: Evidence, category: str, engine: str | None, version: str | None
+                              ) -> tuple[str, ...]:
+    """A check naming the settings the launch gives that the engine's failing check reads (the raise site index),
+    when the category is one a setting's combination with the others can cause: leave them out to tell, and a newer
+    release may have fixed the combination.  Only flags the release's catalog holds (every shipped release's with the
+    version unknown)."""
+    if category not in SETTING_COMBINATION_CATEGORIES or engine is None:
+        return ()
+    site = site_of(evidence.failure, evidence.launch)
+    if site is None or site.engine != engine:
+        return ()
+    given = [(flag, value) for flag, value in given_settings(site, evidence.launch) if flags_hold(flag, engine, version)]
+    if not given:
+        return ()
+    name = ENGINE_NAMES.get(engine, engine)
+    settings = _and([f"{flag} {value}".rstrip() for flag, value in given])
+    which = "it" if len(given) == 1 else "them"
+    return (
+        f"General guidance: the {name} check that raised this reads {_and([flag for flag, _ in given])}, which the "
+        f"launch sets ({settings}). Try the launch without {which} (the default): if it then runs, that setting's "
+        f"combination with the others the launch gives is what fails, and a newer {name} release may have fixed it "
+        "(search its issues for the failure's first line).",
     )
 
 

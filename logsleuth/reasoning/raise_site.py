@@ -70,6 +70,27 @@ def _flags(site: RaiseSite, launch: LaunchInfo) -> list[str]:
     return flags
 
 
+# Settings whose default is no safe run to try: the weights' dtype (auto is bfloat16, which GPUs before Ampere lack),
+# the device the engine runs on.
+_NO_DEFAULT_RUN = frozenset({"--dtype", "--device"})
+
+
+def given_settings(site: RaiseSite, launch: LaunchInfo) -> list[tuple[str, str]]:
+    """The flags the check reads that the launch's command gives, with their values: only settings with a default to
+    fall back on (a choice or a switch, not deprecated), so that leaving one out is a run the release can make."""
+    if launch.command is None:
+        return []
+    catalog = catalogs.load(site.engine, site.version or launch.engine_version)
+    options = dict(CommandLine.parse(launch.command).options)
+    given = []
+    for flag in _flags(site, launch):
+        info = catalog.find(flag) if catalog is not None else None
+        settable = info is not None and not info.deprecated and (info.choices or not info.takes_value)
+        if settable and flag in options and flag not in _NO_DEFAULT_RUN and not secret_by_name(flag, " ".join(options[flag])):
+            given.append((flag, " ".join(options[flag])))
+    return given
+
+
 def _given(flags: list[str], launch: LaunchInfo) -> str:
     """`--speculative-eagle-topk 1, --speculative-num-draft-tokens 16; not given: --speculative-num-steps`."""
     if launch.command is None:
