@@ -1,0 +1,74 @@
+"""Shapes the fresh blind split of stop 40 showed unread (issue 28, branch h-found8), on real wordings and real CPython
+tracebacks:
+
+- the user's Ctrl-C of a launch that had already failed: a bare engine message (no type, no record header) the launch
+  printed, then the terminal's `^C`, CPython's KeyboardInterrupt traceback of the wait loop or click's `Aborted!`
+  (click.core's Abort).  The interrupt is how the paste ended; the engine's message is the failure (SGLang's
+  `Not enough memory. Please try to increase --mem-fraction-static.`, sgl-project/sglang#322);
+- NVIDIA Dynamo's launch of one engine (`python3 -m dynamo.sglang …`, `dynamo-run in=http out=sglang …`): the engine
+  it names is the launch's, not vLLM's whose platform line an import printed."""
+
+from __future__ import annotations
+
+import pytest
+
+from logsleuth.api import diagnose_text
+from tests.helpers import real_traceback
+from tests.test_fatal_output_shapes import OPTIONS, primary
+
+LAUNCH = (
+    "$ python -m sglang.launch_server --model-path /models/Mistral-7B-Instruct-v0.2 --port 30000\n"
+    "[2024-03-22 10:00:09] Load weight begin. avail mem=23.50 GB\n"
+    "Not enough memory. Please try to increase --mem-fraction-static.\n"
+)
+# the server's wait loop, interrupted: CPython's own traceback of a KeyboardInterrupt
+WAIT_LOOP = """
+def launch_server():
+    raise KeyboardInterrupt
+
+
+launch_server()
+"""
+
+
+def _interrupt_traceback() -> str:
+    return real_traceback(WAIT_LOOP)
+
+
+@pytest.mark.parametrize("ending", ["traceback", "^C", "^C\nAborted!", "Aborted!"])
+def test_the_engine_s_message_before_the_user_s_ctrl_c_is_the_failure(ending: str) -> None:
+    tail = "^C" + _interrupt_traceback() if ending == "traceback" else ending + "\n"
+    kind, message, category = primary(LAUNCH + tail)
+    assert (kind, category) == ("RuntimeError", "kv-cache-memory"), message
+    assert "mem-fraction-static" in message
+
+
+def test_a_ctrl_c_with_no_engine_message_above_it_stays_the_failure() -> None:
+    log = LAUNCH.splitlines(keepends=True)[0] + "[2024-03-22 10:00:09] Load weight begin.\n^C" + _interrupt_traceback()
+    assert primary(log)[0] == "KeyboardInterrupt"
+
+
+# NVIDIA Dynamo's launch of one engine (ai-dynamo/dynamo: components/src/dynamo/sglang, docs/guides/dynamo_run.md),
+# then vLLM's platform line an import printed, then the failure.
+DYNAMO_TAIL = (
+    "INFO 05-01 10:00:01 [__init__.py:244] Automatically detected platform cuda.\n"
+    "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("command", "engine"),
+    [
+        ("$ python3 -m dynamo.sglang --model-path Qwen/Qwen3-0.6B --tp 2", "sglang"),
+        ("dynamo-run in=http out=sglang --model-path Qwen/Qwen3-0.6B", "sglang"),
+        ("dynamo run out=vllm Qwen/Qwen3-0.6B", "vllm"),
+    ],
+)
+def test_dynamo_s_launch_of_an_engine_names_the_engine(command: str, engine: str) -> None:
+    report = diagnose_text(command + "\n" + DYNAMO_TAIL, OPTIONS)
+    assert report.launch.engine == engine
+
+
+@pytest.mark.parametrize("command", ["dynamo-run in=http out=mistralrs Qwen/Qwen3-0.6B", "python3 -m dynamo.frontend --http-port 8000"])
+def test_dynamo_s_other_engines_and_its_frontend_name_no_engine(command: str) -> None:
+    assert diagnose_text(command + "\n" + DYNAMO_TAIL, OPTIONS).launch.engine != "sglang"
