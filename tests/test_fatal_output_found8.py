@@ -5,6 +5,9 @@ tracebacks:
   printed, then the terminal's `^C`, CPython's KeyboardInterrupt traceback of the wait loop or click's `Aborted!`
   (click.core's Abort).  The interrupt is how the paste ended; the engine's message is the failure (SGLang's
   `Not enough memory. Please try to increase --mem-fraction-static.`, sgl-project/sglang#322);
+- a launcher's report that its child failed, after the child's own error line: torchrun's ChildFailedError
+  (torch/distributed/elastic/multiprocessing/errors), accelerate's CalledProcessError of the child's Python command
+  (accelerate/commands/launch.py simple_launcher); the child's line leads;
 - NVIDIA Dynamo's launch of one engine (`python3 -m dynamo.sglang …`, `dynamo-run in=http out=sglang …`): the engine
   it names is the launch's, not vLLM's whose platform line an import printed."""
 
@@ -72,3 +75,46 @@ def test_dynamo_s_launch_of_an_engine_names_the_engine(command: str, engine: str
 @pytest.mark.parametrize("command", ["dynamo-run in=http out=mistralrs Qwen/Qwen3-0.6B", "python3 -m dynamo.frontend --http-port 8000"])
 def test_dynamo_s_other_engines_and_its_frontend_name_no_engine(command: str) -> None:
     assert diagnose_text(command + "\n" + DYNAMO_TAIL, OPTIONS).launch.engine != "sglang"
+
+
+# A launcher whose child exited 1, as CPython prints it: accelerate's CalledProcessError of the child's command, and
+# a mirror of torchrun's ChildFailedError (its class and module; its message is the summary table).
+CALLED_PROCESS = """
+import subprocess, sys
+
+
+def simple_launcher():
+    subprocess.run([sys.executable, "-c", "raise SystemExit(1)"], check=True)
+
+
+simple_launcher()
+"""
+CHILD_FAILED = """
+ChildFailedError = type("ChildFailedError", (Exception,), {"__module__": "torch.distributed.elastic.multiprocessing.errors"})
+
+
+def launch_agent():
+    raise ChildFailedError("\\n====\\nserve.py FAILED\\n----\\nFailures:\\n  <NO_OTHER_FAILURES>")
+
+
+launch_agent()
+"""
+HEADS_RECORD = (
+    "ERROR 05-01 10:00:30 [core.py:396] Total number of attention heads (14) must be divisible by tensor parallel size (4).\n"
+)
+
+
+@pytest.mark.parametrize("launcher", [CALLED_PROCESS, CHILD_FAILED])
+def test_the_child_s_error_line_leads_the_launcher_s_report_of_its_exit(launcher: str) -> None:
+    kind, message, _ = primary(HEADS_RECORD + real_traceback(launcher))
+    assert (kind, message.split(" (")[0]) == ("ValueError", "Total number of attention heads"), message
+
+
+def test_a_launcher_s_report_with_no_child_line_above_stays_the_failure() -> None:
+    assert primary("Launching serve.py on 2 GPUs\n" + real_traceback(CALLED_PROCESS))[0] == "subprocess.CalledProcessError"
+
+
+def test_a_build_step_s_called_process_error_after_an_error_line_is_still_a_failure() -> None:
+    # a shell step's failure (a build's command, not a Python child) is a failure of its own, not a launcher's trailer
+    build = CALLED_PROCESS.replace('[sys.executable, "-c", "raise SystemExit(1)"]', '["/bin/sh", "-c", "exit 1"]')
+    assert primary(HEADS_RECORD + real_traceback(build))[0] == "subprocess.CalledProcessError"

@@ -205,10 +205,12 @@ class FailureScanner:
         found = attach_moved_exceptions(sorted(self.failures + self._fallbacks, key=lambda failure: failure.offset))
         fallbacks = {id(failure) for failure in self._fallbacks}
         # The user's Ctrl-C of a launch that had already failed (`^C`, then a KeyboardInterrupt traceback of the wait
-        # loop): the interrupt is how the paste ended, not the failure; an engine's error line above it is.
+        # loop), or a launcher's report that its child failed (torchrun's ChildFailedError, accelerate's
+        # CalledProcessError of the child's command): how the paste ended, not the failure; an engine's error line
+        # above it is.
         found = [
             failure for failure in found
-            if not (_is_user_interrupt(failure) and any(
+            if not (_ends_a_launch(failure) and any(
                 id(other) in fallbacks and other.offset < failure.offset for other in found))
         ]
         # A kill notice (`Worker … died, exit code: -6`, the shell's `Killed`) says a process died, not why: torch's E
@@ -583,6 +585,23 @@ _INTERRUPT_ECHO = compile_lazily(r"^\s*(?:\^C)+\s*(?:Aborted!)?\s*$|^\s*Aborted!
 def _is_user_interrupt(failure: Failure) -> bool:
     """A traceback of KeyboardInterrupt alone (the user's Ctrl-C), no other exception in its chain."""
     return all(block.type == "KeyboardInterrupt" for block in failure.exceptions)
+
+
+# A launcher's exception that says its child failed, not why: torchrun's (torch/distributed/elastic/multiprocessing/
+# errors ChildFailedError), and CalledProcessError of a Python child's command (accelerate/commands/launch.py
+# simple_launcher: `Command '['/usr/bin/python3', 'serve.py']' returned non-zero exit status 1.`).
+_CHILD_FAILED = compile_lazily(r"(?:^|\.)ChildFailedError$")
+_PYTHON_CHILD_COMMAND = compile_lazily(r"^Command '\[?['\"]?(?:\S*/)?python[\d.]*['\"]?[, ]")
+
+
+def _ends_a_launch(failure: Failure) -> bool:
+    """The user's interrupt or a launcher's report of its child's exit: a trailer of the child's own error."""
+    final = failure.final
+    return (
+        _is_user_interrupt(failure)
+        or bool(_CHILD_FAILED.search(final.type))
+        or (final.type.endswith("CalledProcessError") and bool(_PYTHON_CHILD_COMMAND.match(final.message.strip())))
+    )
 
 
 def _is_survivable(failure: Failure) -> bool:
