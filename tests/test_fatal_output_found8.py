@@ -8,6 +8,8 @@ tracebacks:
 - a launcher's report that its child failed, after the child's own error line: torchrun's ChildFailedError
   (torch/distributed/elastic/multiprocessing/errors), accelerate's CalledProcessError of the child's Python command
   (accelerate/commands/launch.py simple_launcher); the child's line leads;
+- a failure a sentence states by its type and then quotes the message of (`it raises an AssertionError saying "…"`,
+  `dies with an assertion error "…"`): the engine's assert's message (SGLang's and vLLM's `assert …, "…"`);
 - NVIDIA Dynamo's launch of one engine (`python3 -m dynamo.sglang …`, `dynamo-run in=http out=sglang …`): the engine
   it names is the launch's, not vLLM's whose platform line an import printed."""
 
@@ -118,3 +120,26 @@ def test_a_build_step_s_called_process_error_after_an_error_line_is_still_a_fail
     # a shell step's failure (a build's command, not a Python child) is a failure of its own, not a launcher's trailer
     build = CALLED_PROCESS.replace('[sys.executable, "-c", "raise SystemExit(1)"]', '["/bin/sh", "-c", "exit 1"]')
     assert primary(HEADS_RECORD + real_traceback(build))[0] == "subprocess.CalledProcessError"
+
+
+PREFILL = "Prefill is not supported for this model"
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        f'When I launch the server it raises an AssertionError saying "{PREFILL}".',
+        f"Startup dies with an assertion error \u201c{PREFILL}\u201d after the weights load.",
+        f"The launch fails with AssertionError with message '{PREFILL}'",
+    ],
+)
+def test_a_sentence_naming_the_type_and_quoting_the_message_is_the_failure(sentence: str) -> None:
+    assert primary(sentence + "\n")[:2] == ("AssertionError", PREFILL)
+
+
+@pytest.mark.parametrize(
+    "sentence", ['I get a ValueError when I pass "--tp 2" to it.', 'The KeyError for "x" went away after a restart.']
+)
+def test_a_sentence_that_quotes_something_else_is_no_failure(sentence: str) -> None:
+    report = diagnose_text(sentence + "\n", OPTIONS)
+    assert not report.failures

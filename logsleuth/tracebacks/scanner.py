@@ -59,6 +59,7 @@ from logsleuth.tracebacks.grammar import (
     repr_failure,
     retyped_failure,
     runtime_fact,
+    said_failure,
     shell_notice,
 )
 from logsleuth.tracebacks.interleave import MAX_INTERLEAVED, choose, in_step, redeal
@@ -569,6 +570,8 @@ def _unquoted_failure(text: str) -> str | None:
         return repr_failure(text)
     if "rror: " in text or "xception: " in text:
         return retyped_failure(text)
+    if '"' in text or "'" in text or "\u201c" in text:
+        return said_failure(text)  # `… an AssertionError saying "…"`: the type named, its message quoted
     return None
 
 
