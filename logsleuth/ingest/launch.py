@@ -23,6 +23,13 @@ _COMMAND = compile_lazily(
     r"(?:(?:\S*/)?python[\d.]*\s+-m\s+(?:sglang\.launch_server|vllm\.entrypoints\.openai\.api_server)"
     r"|(?:\S*/)?sglang\s+serve|(?:\S*/)?vllm\s+serve)(?:\s.*)?)$"
 )
+# NVIDIA Dynamo's launch of an engine: its backend module (`python3 -m dynamo.sglang --model-path …`,
+# components/src/dynamo/sglang) or its CLI's output engine (`dynamo-run in=http out=sglang …`, `dynamo run out=vllm …`,
+# ai-dynamo/dynamo docs/guides/dynamo_run.md).
+_DYNAMO_COMMAND = compile_lazily(
+    r"(?:\bpython[\d.]*\s+-m\s+dynamo\.(?P<module>sglang|vllm)(?![\w.])"
+    r"|\bdynamo(?:-run|\s+run)\s(?:[^\n]*?\s)?out=(?P<out>sglang|vllm)\b)"
+)
 _SERVER_ARGS = compile_lazily(r"\bserver_args=(?P<body>ServerArgs\(.*\)|\{.*\})\s*$")
 # The engine's own dump of its settings, or a wrapper's of the engine arguments it passes: SGLang's
 # `server_args=ServerArgs(…)` (a dict from 0.5.23), vLLM's `Initializing a V1 LLM engine (v0.11.2) with config: …`,
@@ -173,6 +180,10 @@ class LaunchTracker:
                 self.command_engine = "vllm" if "vllm" in command.split("--", 1)[0] else "sglang"
                 self._saw("command", self.command_engine)
                 self._mark(line.offset, "command").command = command
+        if "dynamo" in text and len(text) <= 8192 and (m := _DYNAMO_COMMAND.search(text)):
+            # NVIDIA Dynamo's launch of one engine: the engine it names is the launch's, whatever an import printed
+            self.command_engine = m["module"] or m["out"]
+            self._saw("command", self.command_engine)
         if ("sglang" in text or "vllm" in text or "vLLM" in text or "VLLM::" in text or "sgl_kernel" in text or "sgl-kernel" in text
                 or "sgl-dev" in text  # (AMD's SGLang image, engine_evidence._IMAGE)
                 or (("sgl" in text or "Rust" in text) and any(word in text for word in engine_evidence.ROUTER_WORDS))) and (

@@ -449,6 +449,24 @@ def repr_failure(text: str) -> str | None:
     return f"{m['type']}: {m['msg']}" if m else None
 
 
+# An exception a sentence names by its type and then quotes its message: "it raises an AssertionError saying
+# "…"", "fails with ValueError with message '…'", "dies with an assertion error "…"" (an assert's message, the type
+# written as words).  A fallback like INLINE_EXCEPTION.
+SAID_EXCEPTION = compile_lazily(
+    r"(?<![\w.])(?:(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*?(?:Error|Exception))|(?P<assertion>[Aa]ssertion ?[Ee]rror))"
+    r",?\s+(?:saying|with (?:the )?(?:message|error)|that says|stating|of)?\s*:?\s*"
+    r"(?:[\"\u201c](?P<msg>[^\"\u201c\u201d]{3,400})[\"\u201d]|'(?P<single>[^']{3,400})'(?!\w))"
+)
+
+
+def said_failure(text: str) -> str | None:
+    """`Type: message` of an exception a sentence names and then quotes the message of, else None."""
+    if (m := SAID_EXCEPTION.search(text)) is None:
+        return None
+    named_type = m["type"] or "AssertionError"  # "assertion error" in words is the assert's exception
+    return f"{named_type}: {(m['msg'] or m['single']).strip()}"
+
+
 def inline_failure(text: str) -> str | None:
     """The exception a sentence names without quoting it, else None (the caller's prefilter: `rror: ` or
     `xception: ` is in the line)."""

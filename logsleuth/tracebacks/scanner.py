@@ -59,6 +59,7 @@ from logsleuth.tracebacks.grammar import (
     repr_failure,
     retyped_failure,
     runtime_fact,
+    said_failure,
     shell_notice,
 )
 from logsleuth.tracebacks.interleave import MAX_INTERLEAVED, choose, in_step, redeal
@@ -117,6 +118,7 @@ class FailureScanner:
         # each stream's last line no collector took, when it is a plain line (OTHER): read at the end of a paste that
         # shows no failure (_read_last_lines)
         self._last_unread: dict[str, tuple[LogLine, int] | None] = {}
+        self._unread_before_traceback: dict[str, tuple[LogLine, int] | None] = {}
         self._recent_texts: dict[str, deque[str]] = {}  # each stream's last lines no collector took (raising_statement.py)
         # each stream's last lines of content no collector took: a paste's Markdown between them (a fence, a heading,
         # `<details>`) left out, so the error a traceback was logged under is reached across it (_error_said_above)
@@ -192,8 +194,9 @@ class FailureScanner:
     def finish(self) -> list[Failure]:
         for stream in list(self._open):
             self._close_all(stream)
-        if not self.failures and not self._fallbacks and not self._mentions:
-            self._read_last_lines()
+        if not self._fallbacks and not self._mentions and all(_is_user_interrupt(f) for f in self.failures):
+            # nothing failed but the user's Ctrl-C (or nothing at all): the line the paste, or the interrupt, cut off
+            self._read_last_lines(self._unread_before_traceback if self.failures else self._last_unread)
         self.failures.extend(mention for mention in self._mentions if not shown_in(mention, self.failures))
         # A fallback (a bare `Exception: …`) may be the exception of frames pasted after it; else it is
         # reported only when nothing else was found.
@@ -202,6 +205,15 @@ class FailureScanner:
         self._fallbacks = [f for f in self._fallbacks if not (_is_survivable(f) and f.offset < self._ready_offset)]
         found = attach_moved_exceptions(sorted(self.failures + self._fallbacks, key=lambda failure: failure.offset))
         fallbacks = {id(failure) for failure in self._fallbacks}
+        # The user's Ctrl-C of a launch that had already failed (`^C`, then a KeyboardInterrupt traceback of the wait
+        # loop), or a launcher's report that its child failed (torchrun's ChildFailedError, accelerate's
+        # CalledProcessError of the child's command): how the paste ended, not the failure; an engine's error line
+        # above it is.
+        found = [
+            failure for failure in found
+            if not (_ends_a_launch(failure) and any(
+                id(other) in fallbacks and other.offset < failure.offset for other in found))
+        ]
         # A kill notice (`Worker … died, exit code: -6`, the shell's `Killed`) says a process died, not why: torch's E
         # records of the NCCL watchdog taking its process down still count beside it (`_explains_a_death`); any other
         # failure outranks every fallback.
@@ -311,10 +323,17 @@ class FailureScanner:
         if started is None:
             if kind in (LineKind.OTHER, LineKind.SOURCE, LineKind.EXCEPTION):
                 self._note_plain_line(kind, line, seq)
-            if kind is not LineKind.BLANK and not (text[:1] in "`~<#" and MARKDOWN_SCAFFOLD.match(text)):
-                # (a paste's closing fence or `</details>` is not its last line)
+            if (
+                kind is not LineKind.BLANK
+                and not (text[:1] in "`~<#" and MARKDOWN_SCAFFOLD.match(text))
+                and not _INTERRUPT_ECHO.match(text)
+            ):
+                # (a paste's closing fence or `</details>` is not its last line, nor the user's Ctrl-C after it)
                 self._last_unread[line.stream] = (line, seq) if kind is LineKind.OTHER else None
             return
+        if kind is LineKind.HEADER:
+            # the line a traceback cut off: read like a paste's last line when that traceback is the user's Ctrl-C
+            self._unread_before_traceback[line.stream] = self._last_unread.get(line.stream)
         self._last_unread[line.stream] = None
         new, first_text = started
         if new.kind == "bare" and (source := ASSERT_SOURCE_ABOVE.match(self._source_above.get(line.stream, ""))):
@@ -330,10 +349,10 @@ class FailureScanner:
         self._register(line.stream, record)
         self._close(line.stream, record)
 
-    def _read_last_lines(self) -> None:
+    def _read_last_lines(self, last_lines: dict[str, tuple[LogLine, int] | None]) -> None:
         """A paste that shows no failure: each stream's last line, when no collector took it, is read against the raise
         site index (a bare engine message the paste ends on, with no type and no record header)."""
-        for last in list(self._last_unread.values())[:MAX_LAST_LINES_READ]:
+        for last in list(last_lines.values())[:MAX_LAST_LINES_READ]:
             if last is None or self._record_lookups_left <= 0:
                 continue
             line, seq = last
@@ -551,6 +570,8 @@ def _unquoted_failure(text: str) -> str | None:
         return repr_failure(text)
     if "rror: " in text or "xception: " in text:
         return retyped_failure(text)
+    if '"' in text or "'" in text or "\u201c" in text:
+        return said_failure(text)  # `… an AssertionError saying "…"`: the type named, its message quoted
     return None
 
 
@@ -558,6 +579,32 @@ def _explains_a_death(failure: Failure) -> bool:
     """torch's E record of the NCCL watchdog's timeout, which takes its process down (ProcessGroupNCCL.cpp): what a
     parent's kill notice of that process leaves out."""
     return failure.kind == "line" and "Watchdog caught collective operation timeout" in failure.final.message
+
+
+# The terminal's echo of the user's Ctrl-C (`^C`) and click's line for it (`Aborted!`, click's Abort).
+_INTERRUPT_ECHO = compile_lazily(r"^\s*(?:\^C)+\s*(?:Aborted!)?\s*$|^\s*Aborted!\s*$")
+
+
+def _is_user_interrupt(failure: Failure) -> bool:
+    """A traceback of KeyboardInterrupt alone (the user's Ctrl-C), no other exception in its chain."""
+    return all(block.type == "KeyboardInterrupt" for block in failure.exceptions)
+
+
+# A launcher's exception that says its child failed, not why: torchrun's (torch/distributed/elastic/multiprocessing/
+# errors ChildFailedError), and CalledProcessError of a Python child's command (accelerate/commands/launch.py
+# simple_launcher: `Command '['/usr/bin/python3', 'serve.py']' returned non-zero exit status 1.`).
+_CHILD_FAILED = compile_lazily(r"(?:^|\.)ChildFailedError$")
+_PYTHON_CHILD_COMMAND = compile_lazily(r"^Command '\[?['\"]?(?:\S*/)?python[\d.]*['\"]?[, ]")
+
+
+def _ends_a_launch(failure: Failure) -> bool:
+    """The user's interrupt or a launcher's report of its child's exit: a trailer of the child's own error."""
+    final = failure.final
+    return (
+        _is_user_interrupt(failure)
+        or bool(_CHILD_FAILED.search(final.type))
+        or (final.type.endswith("CalledProcessError") and bool(_PYTHON_CHILD_COMMAND.match(final.message.strip())))
+    )
 
 
 def _is_survivable(failure: Failure) -> bool:
