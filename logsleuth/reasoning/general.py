@@ -36,8 +36,9 @@ FRAME_WEIGHT = 1
 INNERMOST_FRAMES = 6  # the frames whose files name the subsystem: the innermost ones
 UNCLASSIFIED = "unclassified"
 
-# Frames that are never where an engine bug is raised: torch's own ops and the standard library they run through.
-_LIBRARY_FRAME = compile_lazily(r"(^|/)(torch|functools|contextlib|<frozen [\w.]+>)(/|\.py$)|^<")
+# Frames that are never where an engine bug is raised: torch's own ops and the standard library they run through
+# (enum.py raises "'X' is not a valid Name" for the caller that converted the value).
+_LIBRARY_FRAME = compile_lazily(r"(^|/)(torch|functools|contextlib|enum|<frozen [\w.]+>)(/|\.py$)|^<")
 _ENGINE_FRAME = compile_lazily(r"(^|/)(sglang|vllm)/")
 # An installed package's file that is not the engine's: a program that runs the engine (verl, ms-swift, a RAG app).
 _INSTALLED_NOT_ENGINE = compile_lazily(r"/(site|dist)-packages/(?!(sglang|vllm)/)[\w.-]+/")

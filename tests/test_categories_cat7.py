@@ -1,0 +1,101 @@
+"""Stop 40's fresh blind split, in generic words (issue 28): engine-internal errors that are no NameError (an enum value
+one part of the release does not know, a case left unwritten) and the engines' max-length checks failing on the
+model's rope scaling.  Each with a look-alike where it must not fire.
+
+The shapes are the code sites' (CPython's enum.py, vLLM's _get_and_verify_max_len, SGLang's get_context_length);
+tracebacks are printed by the real interpreter (tests.helpers.real_traceback)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import real_traceback
+from tests.test_categories_cat6 import _diagnosis, no_rules  # noqa: F401 (no_rules: the fixture, used by pytestmark)
+
+# The honest category alone: the reasoning rules set aside.
+pytestmark = pytest.mark.usefixtures("no_rules")
+SGLANG_BANNER = "[2026-03-02 10:00:00] sglang version 0.5.9\n"
+
+
+ENUM_CONVERSION = """
+    import enum
+
+    class AttentionBackendEnum(enum.Enum):
+        FLASH_ATTN = "FLASH_ATTN"
+
+    def backend_of(name):
+        return AttentionBackendEnum(name)
+
+    backend_of("FLASHINFER_MLA")
+    """
+
+
+def test_an_enum_value_the_engines_own_code_does_not_know_is_an_engine_bug() -> None:
+    """CPython's enum.py raises the ValueError for the engine's caller: the caller's frame places it."""
+    traceback = real_traceback(ENUM_CONVERSION, "vllm/attention/selector.py")
+    assert "is not a valid AttentionBackendEnum" in traceback and "enum.py" in traceback
+    diagnosis = _diagnosis(traceback)
+    assert diagnosis.category == "engine-bug", diagnosis
+    assert "vLLM" in diagnosis.title
+
+
+def test_a_case_the_engine_left_unwritten_is_an_engine_bug() -> None:
+    traceback = real_traceback("""
+        def fused_experts(dtype):
+            raise NotImplementedError(f"fused MoE is not implemented for dtype {dtype}")
+
+        fused_experts("float8_e5m2")
+        """, "sglang/srt/layers/moe/fused_moe_triton/fused_moe.py")
+    diagnosis = _diagnosis(SGLANG_BANNER + traceback)
+    assert diagnosis.category == "engine-bug", diagnosis
+    assert "SGLang 0.5.9" in diagnosis.title
+
+
+def test_the_same_enum_error_in_a_users_script_is_no_engine_bug() -> None:
+    diagnosis = _diagnosis(real_traceback(ENUM_CONVERSION, "app.py"))
+    assert diagnosis.category != "engine-bug", diagnosis
+
+
+MAX_LEN_CHECKS = [
+    # vLLM 0.4-0.6 vllm/config.py _get_and_verify_max_len
+    ("vllm/config.py", """
+        def _get_and_verify_max_len(hf_config, max_model_len, rope_scaling):
+            if rope_scaling is not None:
+                if rope_scaling["type"] != "su":
+                    assert "factor" in rope_scaling
+        _get_and_verify_max_len(None, None, {"type": "dynamic", "original_max_position_embeddings": 8192})
+        """),
+    # vLLM 0.11 vllm/config/model.py _get_and_verify_max_len
+    ("vllm/config/model.py", """
+        def _get_and_verify_max_len(hf_config, max_model_len, rope_scaling):
+            if rope_scaling is not None:
+                rope_type = rope_scaling["rope_type"]
+        _get_and_verify_max_len(None, None, {"type": "yarn", "factor": 4.0})
+        """),
+    # SGLang get_context_length (an older layout that indexed the factor)
+    ("sglang/srt/hf_transformers_utils.py", """
+        def get_context_length(config):
+            rope_scaling = config
+            if rope_scaling:
+                rope_scaling_factor = rope_scaling["factor"]
+        get_context_length({"rope_type": "default"})
+        """),
+]
+
+
+@pytest.mark.parametrize(("path", "code"), MAX_LEN_CHECKS, ids=["vllm-assert", "vllm-rope-type", "sglang-factor"])
+def test_the_max_length_check_failing_on_rope_scaling_is_the_models_context_config(path: str, code: str) -> None:
+    diagnosis = _diagnosis(real_traceback(code, path))
+    assert diagnosis.category == "context-length", diagnosis
+    steps = " ".join(diagnosis.fix.steps if diagnosis.fix else ())
+    assert "rope_scaling" in steps and "config.json" in steps
+
+
+def test_a_keyerror_in_the_config_that_reads_no_rope_scaling_is_not_the_rope_check() -> None:
+    traceback = real_traceback("""
+        def _get_and_verify_max_len(hf_config, max_model_len, rope_scaling):
+            return hf_config["max_position_embeddings"]
+        _get_and_verify_max_len({}, None, None)
+        """, "vllm/config.py")
+    diagnosis = _diagnosis(traceback)
+    assert diagnosis.category != "context-length" or "rope scaling" not in diagnosis.title, diagnosis
