@@ -99,3 +99,42 @@ def test_a_keyerror_in_the_config_that_reads_no_rope_scaling_is_not_the_rope_che
         """, "vllm/config.py")
     diagnosis = _diagnosis(traceback)
     assert diagnosis.category != "context-length" or "rope scaling" not in diagnosis.title, diagnosis
+
+
+def _importing(module: str, importer: str) -> str:
+    """Real CPython's ImportError of `from MODULE import merge_and_dispatch` at a frame of `importer`: the module and its
+    parents stand in sys.modules without the name (an installed copy of another release)."""
+    parts = module.split(".")
+    return real_traceback(f"""
+        import sys
+        import types
+
+        for depth in range(1, {len(parts) + 1}):
+            name = ".".join({parts!r}[:depth])
+            stub = types.ModuleType(name)
+            stub.__file__ = "/venv/lib/python3.11/site-packages/" + name.replace(".", "/") + "/__init__.py"
+            sys.modules[name] = stub
+
+        from {module} import merge_and_dispatch
+        """, importer)
+
+
+@pytest.mark.parametrize(("module", "importer", "engine"), [
+    ("sglang.srt.layers.moe.utils", "sglang/srt/layers/moe/fused_moe_triton/layer.py", "SGLang"),
+    ("vllm.distributed.parallel_state", "vllm/v1/worker/gpu_model_runner.py", "vLLM"),
+], ids=["sglang", "vllm"])
+def test_an_engine_module_importing_a_name_its_own_engine_lacks_is_a_mixed_install(
+        module: str, importer: str, engine: str) -> None:
+    diagnosis = _diagnosis(_importing(module, importer))
+    assert diagnosis.category == "dependency-version", diagnosis
+    assert f"mixed install of {engine}" in diagnosis.title
+    assert "Reinstall the release cleanly" in " ".join(diagnosis.fix.steps if diagnosis.fix else ())
+
+
+@pytest.mark.parametrize(("module", "importer"), [
+    ("vllm.model_executor.layers.linear", "sglang/srt/layers/linear.py"),  # the other engine's module: two packages
+    ("vllm.distributed.parallel_state", "app.py"),  # a user's script
+], ids=["other-engine", "user-script"])
+def test_an_import_across_packages_is_no_mixed_install(module: str, importer: str) -> None:
+    diagnosis = _diagnosis(_importing(module, importer))
+    assert "mixed install" not in diagnosis.title, diagnosis

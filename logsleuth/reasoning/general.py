@@ -43,6 +43,8 @@ _ENGINE_FRAME = compile_lazily(r"(^|/)(sglang|vllm)/")
 # An installed package's file that is not the engine's: a program that runs the engine (verl, ms-swift, a RAG app).
 _INSTALLED_NOT_ENGINE = compile_lazily(r"/(site|dist)-packages/(?!(sglang|vllm)/)[\w.-]+/")
 _FLAG = compile_lazily(r"(?<![\w-])--[a-z][a-z0-9-]*")
+# CPython's ImportError naming the module it could not take a name from: "cannot import name 'X' from 'vllm.utils' (…)".
+_IMPORTED_FROM = compile_lazily(r"cannot import name '[^']+' from '(sglang|vllm)[.']")
 
 
 def _short(name: str) -> str:
@@ -83,6 +85,13 @@ def made_by_a_wrapper(failure: Failure, wrapper: str | None = None) -> bool:
     return frame is not None and bool(_INSTALLED_NOT_ENGINE.search(frame.file) or wrapper_of_path(frame.file))
 
 
+def _imports_own_engine(failure: Failure) -> bool:
+    """The engine's own code failed to import a name from a module of the same engine: its installed files disagree
+    with each other (a broken or mixed install), not with another package."""
+    imported = _IMPORTED_FROM.search(failure.final.message)
+    return imported is not None and imported[1] == engine_code_of(failure)
+
+
 def _frameless(failure: Failure) -> bool:
     """No exception of the failure's chain shows a frame (a paste of the error line alone)."""
     return not any(block.frames for block in failure.exceptions)
@@ -98,6 +107,8 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
     if row.in_wrapper_code and not wrapped:
         return 0, []
     if row.not_in_engine_code and engine_code_of(failure) is not None:
+        return 0, []
+    if row.imports_own_engine and not _imports_own_engine(failure):
         return 0, []
     score, why = 0, []
     if failure.kind in row.kinds:
