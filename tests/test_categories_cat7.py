@@ -138,3 +138,44 @@ def test_an_engine_module_importing_a_name_its_own_engine_lacks_is_a_mixed_insta
 def test_an_import_across_packages_is_no_mixed_install(module: str, importer: str) -> None:
     diagnosis = _diagnosis(_importing(module, importer))
     assert "mixed install" not in diagnosis.title, diagnosis
+
+
+def test_the_rotary_embeddings_refusal_of_a_rope_type_is_the_models_rope_scaling() -> None:
+    traceback = real_traceback("""
+        def get_rope(rope_scaling):
+            scaling_type = rope_scaling["rope_type"]
+            raise ValueError(f"Unknown RoPE scaling type {scaling_type}")
+
+        get_rope({"rope_type": "longrope2"})
+        """, "sglang/srt/layers/rotary_embedding.py")
+    diagnosis = _diagnosis(SGLANG_BANNER + traceback)
+    assert diagnosis.category == "context-length", diagnosis
+    assert "rope scaling" in diagnosis.title
+
+
+def test_a_traceback_cut_at_the_rotary_embeddings_raise_is_read_from_the_indexed_message() -> None:
+    """Cut right after `raise ValueError(` in vLLM's get_rope (line 184 in 0.13-0.15): the raise site index's template
+    ("Dynamic rope scaling must contain either 'alpha' or 'factor' field") names what the cut message no longer does."""
+    cut = ("INFO 03-02 10:00:00 [__init__.py:216] Automatically detected platform cuda.\n"
+           "Traceback (most recent call last):\n"
+           '  File "/usr/local/lib/python3.12/dist-packages/vllm/model_executor/layers/rotary_embedding/__init__.py", '
+           "line 184, in get_rope\n"
+           "    raise ValueError(\n")
+    diagnosis = _diagnosis(cut)
+    assert diagnosis.category == "context-length", diagnosis
+    assert "message template" in diagnosis.root_cause
+
+
+def test_transformers_own_rope_scaling_check_is_not_the_engines() -> None:
+    """transformers' _rope_scaling_validation in its own frame: the installed transformers reading a newer config
+    layout, not the engine's rope check (the unsupported-architecture or dependency row's, by its words)."""
+    traceback = real_traceback("""
+        def _rope_scaling_validation(rope_scaling):
+            raise ValueError(
+                "`rope_scaling` must be a dictionary with two fields, `type` and `factor`, "
+                f"got {rope_scaling}")
+
+        _rope_scaling_validation({"factor": 8.0, "rope_type": "llama3"})
+        """, "site-packages/transformers/models/llama/configuration_llama.py")
+    diagnosis = _diagnosis(traceback)
+    assert "rope scaling (its config" not in diagnosis.title, diagnosis
