@@ -179,3 +179,29 @@ def test_transformers_own_rope_scaling_check_is_not_the_engines() -> None:
         """, "site-packages/transformers/models/llama/configuration_llama.py")
     diagnosis = _diagnosis(traceback)
     assert "rope scaling (its config" not in diagnosis.title, diagnosis
+
+
+@pytest.mark.parametrize("message", [
+    "Cannot find model module. 'Glm4vMoeForConditionalGeneration' is not a registered model in the Transformers library "
+    "(only relevant if the model is meant to be in Transformers) and 'AutoModel' is not present in the model config's "
+    "'auto_map' (relevant if the model is custom).",
+    "The Transformers implementation of 'Ernie4_5_VLMoeForConditionalGeneration' is not compatible with vLLM.",
+], ids=["not-registered", "backend-not-compatible"])
+def test_vllms_registry_finding_no_way_to_run_the_model_is_an_unsupported_model(message: str) -> None:
+    """vLLM's registry (_try_resolve_transformers) when neither its own models nor the Transformers backend run the
+    architecture: a model the installed release does not support."""
+    traceback = real_traceback(f"""
+        def _try_resolve_transformers(architecture):
+            raise ValueError({message!r})
+
+        _try_resolve_transformers("X")
+        """, "vllm/model_executor/models/registry.py")
+    diagnosis = _diagnosis(traceback)
+    assert diagnosis.category == "unsupported-architecture", diagnosis
+    assert "supports the model's architecture" in " ".join(diagnosis.fix.steps if diagnosis.fix else ())
+
+
+def test_another_thing_not_compatible_with_vllm_is_no_unsupported_model() -> None:
+    diagnosis = _diagnosis("INFO 03-02 10:00:00 [__init__.py:216] Automatically detected platform cuda.\n"
+                           "RuntimeError: The installed flashinfer 0.2.0 is not compatible with vLLM, requires flashinfer>=0.2.5\n")
+    assert diagnosis.category != "unsupported-architecture", diagnosis
