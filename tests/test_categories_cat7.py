@@ -205,3 +205,28 @@ def test_another_thing_not_compatible_with_vllm_is_no_unsupported_model() -> Non
     diagnosis = _diagnosis("INFO 03-02 10:00:00 [__init__.py:216] Automatically detected platform cuda.\n"
                            "RuntimeError: The installed flashinfer 0.2.0 is not compatible with vLLM, requires flashinfer>=0.2.5\n")
     assert diagnosis.category != "unsupported-architecture", diagnosis
+
+
+@pytest.mark.parametrize("message", [
+    "operator():build/CMakeFiles/torch_npu.dir/compiler_depend.ts:47 NPU function error: "
+    "c10_npu::acl::AclrtSynchronizeStreamWithTimeout(copy_stream), error code is 507048",
+    "The Inner error is reported as above. The process exits for this inner error, and the current working operator "
+    "name is SelfAttentionOperation.",
+], ids=["npu-function-error", "inner-operator-error"])
+def test_an_npu_operator_failure_under_the_hardware_plugin_is_the_devices_runtime(message: str) -> None:
+    """torch_npu's words for a device runtime failure, raised through vllm-ascend's model runner (vllm-ascend#2800)."""
+    traceback = real_traceback(f"""
+        def _generate_dummy_run_hidden_states():
+            raise RuntimeError({message!r})
+
+        _generate_dummy_run_hidden_states()
+        """, "site-packages/vllm_ascend/worker/model_runner_v1.py")
+    diagnosis = _diagnosis(traceback)
+    assert diagnosis.category == "cuda-error", diagnosis
+    assert "Ascend NPU" in diagnosis.title
+    assert "CANN" in " ".join(diagnosis.fix.steps if diagnosis.fix else ())
+
+
+def test_a_cuda_error_is_not_read_as_the_npus() -> None:
+    diagnosis = _diagnosis("RuntimeError: CUDA error: an illegal instruction was encountered\n")
+    assert "Ascend" not in diagnosis.title, diagnosis
