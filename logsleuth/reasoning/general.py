@@ -36,8 +36,9 @@ FRAME_WEIGHT = 1
 INNERMOST_FRAMES = 6  # the frames whose files name the subsystem: the innermost ones
 UNCLASSIFIED = "unclassified"
 
-# Frames that are never where an engine bug is raised: torch's own ops and the standard library they run through.
-_LIBRARY_FRAME = compile_lazily(r"(^|/)(torch|functools|contextlib|<frozen [\w.]+>)(/|\.py$)|^<")
+# Frames that are never where an engine bug is raised: torch's own ops and the standard library they run through
+# (enum.py raises "'X' is not a valid Name" for the caller that converted the value).
+_LIBRARY_FRAME = compile_lazily(r"(^|/)(torch|functools|contextlib|enum|<frozen [\w.]+>)(/|\.py$)|^<")
 _ENGINE_FRAME = compile_lazily(r"(^|/)(sglang|vllm)/")
 # An installed package's file that is not the engine's: a program that runs the engine (verl, ms-swift, a RAG app).
 _INSTALLED_NOT_ENGINE = compile_lazily(r"/(site|dist)-packages/(?!(sglang|vllm)/)[\w.-]+/")
@@ -59,6 +60,9 @@ SETTING_COMBINATION_CATEGORIES = frozenset({"quantization", "engine-bug", "illeg
 API_ENTRY_FRAMES = 2
 _SITE_PREFIX = compile_lazily(r"^.*/(site|dist)-packages/")
 SIGNATURE_TYPES = ("TypeError", "AttributeError")
+
+# CPython's ImportError naming the module it could not take a name from: "cannot import name 'X' from 'vllm.utils' (…)".
+_IMPORTED_FROM = compile_lazily(r"cannot import name '[^']+' from '(sglang|vllm)[.']")
 
 
 def _short(name: str) -> str:
@@ -134,6 +138,12 @@ def _package_path(file: str) -> str:
     """A frame's file from its package on (`openrlhf/trainer/ray/vllm_engine.py`): the environment's prefix says nothing."""
     return _SITE_PREFIX.sub("", file)
 
+def _imports_own_engine(failure: Failure) -> bool:
+    """The engine's own code failed to import a name from a module of the same engine: its installed files disagree
+    with each other (a broken or mixed install), not with another package."""
+    imported = _IMPORTED_FROM.search(failure.final.message)
+    return imported is not None and imported[1] == engine_code_of(failure)
+
 
 def _frameless(failure: Failure) -> bool:
     """No exception of the failure's chain shows a frame (a paste of the error line alone)."""
@@ -150,6 +160,8 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
     if row.in_wrapper_code and not wrapped:
         return 0, []
     if row.not_in_engine_code and engine_code_of(failure) is not None:
+        return 0, []
+    if row.imports_own_engine and not _imports_own_engine(failure):
         return 0, []
     score, why = 0, []
     if failure.kind in row.kinds:
