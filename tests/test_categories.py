@@ -977,3 +977,18 @@ def test_a_check_for_one_shape_of_a_category_stays_off_its_other_failures() -> N
         "raise ValueError('Only support per-tensor scaling factor for fp8 KV cache')\n",
         "vllm/model_executor/layers/quantization/kv_cache.py")
     assert "gptq for a GPTQ checkpoint" not in _steps("$ vllm serve /m --kv-cache-dtype fp8\n" + kv_scale)
+
+
+def test_each_categorys_own_row_is_one_no_condition_gates() -> None:
+    """CategoryTable.row(category), the first row of a category, gives its checks wherever the engine or the row's
+    conditions are unknown (diagnosis/match.py for a pattern of that category with no engine decided): a row that
+    counts only under a condition (the engine's own code, a wrapper's call, an engine importing its own module) must
+    come after it.  Stop 40: a mixed-install row written first gave every such dependency-version failure its
+    checks, with `{engine}` unfilled."""
+    for category in {row.category for row in table().rows} - {"unclassified"}:
+        own = table().row(category)
+        assert own is not None
+        # engine-bug is the engine's own code failing by definition: its own row says so
+        gates = {"in_engine_code": own.in_engine_code and category != "engine-bug",
+                 "in_wrapper_code": own.in_wrapper_code, "imports_own_engine": own.imports_own_engine}
+        assert not any(gates.values()), (category, own.title, gates)
