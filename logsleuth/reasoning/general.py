@@ -81,15 +81,15 @@ def engine_code_of(failure: Failure) -> str | None:
     match = _ENGINE_FRAME.search(frame.file) if frame is not None else None
     if match:
         return match[2]
-    named = class_in_message(failure.final.message) if _frameless(failure) else None
+    named = _engine_object_class(failure)
     return only_engine_defining(named) if named else None
 
 
-def _on_an_engine_object(failure: Failure) -> bool:
+def _engine_object_class(failure: Failure) -> str | None:
     """No frame shown, and the message names the failing object by a class an engine's code defines (either
-    engine's): the engine's code was running, whichever engine it was."""
+    engine's): that class, the engine's code was running, whichever engine it was."""
     named = class_in_message(failure.final.message) if _frameless(failure) else None
-    return bool(named and engines_defining(named))
+    return named if named and engines_defining(named) else None
 
 
 def made_by_a_wrapper(failure: Failure, wrapper: str | None = None) -> bool:
@@ -288,7 +288,7 @@ def categorize(evidence: Evidence) -> Diagnosis:
         found = best_row(failure, frozenset({"parallel-config"}), said, launch.wrapper)
         found = (found[0], [*found[1], "a launch with tensor parallelism 1 (nothing split)"]) if found else None
     if (found is not None and found[0].in_engine_code and engine is None and engine_code_of(failure) is None
-            and not _on_an_engine_object(failure)):
+            and _engine_object_class(failure) is None):
         # A bug of which engine? Neither the frames nor the launch say: not a claim to make.
         found = best_row(failure, frozenset({found[0].category}), said, launch.wrapper)
     found = _root_of_the_chain(failure, found)
@@ -312,8 +312,7 @@ def categorize(evidence: Evidence) -> Diagnosis:
             # packages' versions do not fit, rather than a bug of either release.
             row = table().row("dependency-version") or row
             why = [*why, f"{ENGINE_NAMES.get(code_of or '', code_of)} code running under {ENGINE_NAMES.get(engine, engine)}"]
-        named = class_in_message(failure.final.message) if _frameless(failure) else None
-        if named and engines_defining(named):
+        if named := _engine_object_class(failure):
             owners = " and ".join(ENGINE_NAMES.get(e, e) for e in sorted(engines_defining(named)))
             why = [*why, f"the failing object's class ({named}, defined in {owners}'s code)"]
         engine = engine or code_of  # the engine's own frames (or its own class, frameless) are positive evidence of it
