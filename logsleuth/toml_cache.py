@@ -6,6 +6,9 @@ file's path and text, so an edited, added or removed pattern file simply misses 
 stale.  Any problem with the cache (unwritable directory, a corrupt or foreign file) means parsing the TOML
 as if there were no cache.  Only shipped files are cached; user patterns are parsed every run, so that
 their errors are reported every run.
+
+Every upgrade (and every edit of a shipped file) leaves the old cache files behind, so a write also removes the
+files of the same kind that no run has used for `_UNUSED_DAYS` (a hit refreshes a file's time at most once a day).
 """
 
 from __future__ import annotations
@@ -13,12 +16,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
 from logsleuth import paths
 
 _FORMAT = 1  # bump when the cached structure changes
+_UNUSED_DAYS = 30
+_DAY = 24 * 3600
 
 
 def cache_dir() -> Path:
@@ -40,6 +46,7 @@ def parsed_files(files: list[tuple[str, str]], *, use_cache: bool = True, name: 
     try:
         cached = json.loads(path.read_text(encoding="utf-8")) if use_cache else None
         if isinstance(cached, list) and len(cached) == len(files) and all(isinstance(d, dict) for d in cached):
+            _mark_used(path)
             return cached
     except (OSError, ValueError):
         pass
@@ -47,7 +54,28 @@ def parsed_files(files: list[tuple[str, str]], *, use_cache: bool = True, name: 
 
     parsed = [tomllib.loads(text) for _, text in files]
     _write(path, json.dumps(parsed))
+    _remove_unused(name, keep=path)
     return parsed
+
+
+def _mark_used(path: Path) -> None:
+    """Refresh the file's time, at most once a day (one stat on every other run), so pruning spares it."""
+    try:
+        if time.time() - path.stat().st_mtime > _DAY:
+            os.utime(path)
+    except OSError:
+        pass
+
+
+def _remove_unused(name: str, *, keep: Path) -> None:
+    """Delete this kind's cache files that no run has used for _UNUSED_DAYS; silently, like every cache step."""
+    cutoff = time.time() - _UNUSED_DAYS * _DAY
+    try:
+        for old in keep.parent.glob(f"{name}-*.json"):
+            if old != keep and old.stat().st_mtime < cutoff:
+                old.unlink()
+    except OSError:
+        pass
 
 
 def _write(path: Path, text: str) -> None:

@@ -272,6 +272,29 @@ def test_an_edited_pattern_file_misses_the_cache(tmp_path: Path, monkeypatch: py
     assert len(list((tmp_path / "logsleuth").glob("patterns-*.json"))) == 2
 
 
+def test_a_cache_miss_removes_files_no_run_used_for_a_month(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_memory_cache: None) -> None:
+    """Each upgrade leaves its cache files behind; a later miss clears those unused for 30 days, and only those."""
+    import os
+    import time
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    cache = tmp_path / "logsleuth"
+    cache.mkdir()
+    long_ago = time.time() - 40 * 24 * 3600
+    stale, recent, other_kind = cache / "patterns-old.json", cache / "patterns-recent.json", cache / "facts-old.json"
+    for file in (stale, recent, other_kind):
+        file.write_text("[]")
+    for file in (stale, other_kind):
+        os.utime(file, (long_ago, long_ago))
+    load_patterns(include_user=False)  # a miss: parses, writes its own file, prunes its kind
+    assert not stale.exists()
+    assert recent.exists() and other_kind.exists()
+    (written,) = [f for f in cache.glob("patterns-*.json") if f != recent]
+    os.utime(written, (long_ago, long_ago))
+    load_patterns(include_user=False)  # a hit marks the file used again
+    assert written.stat().st_mtime > long_ago + 24 * 3600
+
+
 # -- hardening: timeouts disable a pattern, bad entries are named, the cache is never trusted blindly --------
 
 CATASTROPHIC_TYPE = CATASTROPHIC.replace("exception_type = \"ValueError\"\nmessage = '^(a|a)*$'",
