@@ -87,3 +87,14 @@ def test_a_class_no_engine_defines_decides_no_engine(class_name: str) -> None:
     diagnosis = diagnosis_of(attribute_error(class_name, "generate_batch"))
     assert diagnosis.engine is None
     assert diagnosis.category != "engine-bug"
+
+
+@pytest.mark.parametrize("class_name", ["Qwen2VLConfig", "PixtralProcessor"])
+def test_a_transformers_class_an_engine_vendors_decides_no_engine(class_name: str) -> None:
+    """SGLang keeps copies of some transformers classes (sglang/srt/configs/: Qwen2VLConfig; its multimodal
+    processors: PixtralProcessor); transformers' models/ defines the originals, which any program runs (a vLLM run
+    too).  A bare error on one must not name SGLang."""
+    assert {"sglang", "transformers"} <= defined_by(class_name)
+    assert only_engine_defining(class_name) is None
+    for line in (attribute_error(class_name, "vision_start_token_id"), keyword_error(class_name, "fps")):
+        assert diagnosis_of(line).engine is None

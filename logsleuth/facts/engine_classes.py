@@ -1,6 +1,7 @@
 """Which package's code defines a class: the engines' (SGLang, vLLM) and the packages they run (transformers,
 flashinfer, sgl-kernel, xgrammar), from engine_classes.json.gz (scripts/engine_index/classes.py, `make
-engine-index`: every class the indexed releases' files define, read with ast).
+engine-index`: every class the indexed releases' files define, found by a line scan; for transformers also its
+models/ tree, whose config and processor classes the engines vendor copies of).
 
 A message shows the object that failed by its class: CPython says `'ForwardBatch' object has no attribute
 'spec_info'`, `ServerArgs.__init__() got an unexpected keyword argument 'x'`.  With no frame pasted, that class is

@@ -37,21 +37,34 @@ def class_names(source: str) -> set[str]:
     return set(CLASS_STATEMENT.findall(source))
 
 
+# Classes read from more of a package than the raise-site index reads: transformers' models/ tree defines every
+# architecture's config, processor and tokenizer classes (`Qwen2VLConfig`, `PixtralProcessor`), and the engines
+# vendor copies of many of them (sglang/srt/configs/, vllm/transformers_utils/configs/).  Without the tree, such a
+# name would look like one engine's own class, and a message naming it would decide that engine wrongly.
+WHOLE_TREES = {"transformers": "transformers_models"}
+
+
 def defined_classes(cache: Cache) -> dict[str, list[str]]:
     """Package -> the class names its indexed files define in any indexed release, sorted."""
     every = {**RELEASES, **package_releases()}
     found: dict[str, list[str]] = {}
     parsed: dict[str, set[str]] = {}  # content key -> its classes: a file unchanged between releases is read once
+
+    def classes_of(key: str) -> set[str]:
+        if key not in parsed:
+            parsed[key] = class_names(cache.source(key).decode("utf-8", "replace"))
+        return parsed[key]
+
     for package, versions in every.items():
         names: set[str] = set()
         for version in versions:
             release = fetch_release(package, version, cache)
             for name, key in release.files.items():
-                if not indexed(package, name):
-                    continue
-                if key not in parsed:
-                    parsed[key] = class_names(cache.source(key).decode("utf-8", "replace"))
-                names |= parsed[key]
+                if indexed(package, name):
+                    names |= classes_of(key)
+            if package in WHOLE_TREES:
+                for key in fetch_release(WHOLE_TREES[package], version, cache).files.values():
+                    names |= classes_of(key)
         found[package] = sorted(names)
     return found
 

@@ -33,9 +33,12 @@ DEFAULT_CACHE = Path(os.environ.get("LOGSLEUTH_ENGINE_INDEX_CACHE")
 # The package each indexed distribution's wheel installs: every Python file under it is fetched unless the caller
 # narrows it (build.py chooses what it indexes).  The engines, and the packages whose code they run (issue 29 item 5).
 PACKAGES = {"sglang": "sglang/", "vllm": "vllm/", "flashinfer": "flashinfer/", "sgl_kernel": "sgl_kernel/",
-            "xgrammar": "xgrammar/", "transformers": "transformers/"}
+            "xgrammar": "xgrammar/", "transformers": "transformers/",
+            # transformers' per-architecture tree, which the raise-site index leaves out: classes.py reads only
+            # the class names it defines.  Its own key, so the cached "transformers" release stays narrowed.
+            "transformers_models": "transformers/models/"}
 # The name PyPI knows a distribution by, where it is not the package's.
-PROJECTS = {"flashinfer": "flashinfer-python", "sgl_kernel": "sgl-kernel"}
+PROJECTS = {"flashinfer": "flashinfer-python", "sgl_kernel": "sgl-kernel", "transformers_models": "transformers"}
 
 
 @dataclass(frozen=True)
