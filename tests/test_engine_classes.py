@@ -98,3 +98,19 @@ def test_a_transformers_class_an_engine_vendors_decides_no_engine(class_name: st
     assert only_engine_defining(class_name) is None
     for line in (attribute_error(class_name, "vision_start_token_id"), keyword_error(class_name, "fps")):
         assert diagnosis_of(line).engine is None
+
+
+@pytest.mark.parametrize("class_name", ["Qwen2_5_VLProcessor", "PixtralProcessor"])
+def test_a_bare_signature_error_on_a_transformers_class_is_a_version_mismatch(class_name: str) -> None:
+    """The call does not fit the installed transformers' class: its API is not the one the caller was written for
+    (an engine's vendored copy of the class does not make it the engine's bug)."""
+    diagnosis = diagnosis_of(keyword_error(class_name, "video_processor"))
+    assert diagnosis.category == "dependency-version"
+    assert "transformers' code" in diagnosis.root_cause
+    assert diagnosis.engine is None
+
+
+def test_an_engine_only_class_stays_the_engines_bug_and_a_tokenizer_class_its_category() -> None:
+    assert diagnosis_of(keyword_error("ForwardBatch", "spec_info")).category == "engine-bug"
+    # The tokenizer row's own words name it first: the dependency rule only fills an unclassified answer.
+    assert diagnosis_of(attribute_error("Qwen2TokenizerFast", "foo_bar")).category == "tokenizer"

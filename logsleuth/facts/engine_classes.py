@@ -65,8 +65,13 @@ def distinctive(name: str) -> bool:
 
 
 def engines_defining(name: str) -> frozenset[str]:
-    """The engines whose code defines class `name` (either engine, both, or none); none for a name too common to say."""
-    return defined_by(name) & frozenset(ENGINES) if distinctive(name) else frozenset()
+    """The engines whose code defines class `name` (either engine, both, or none); none for a name too common to say,
+    and none when a package the engines run defines it too: the engines vendor copies of transformers' config and
+    processor classes (`PixtralProcessor`), and an error on one is as likely transformers' own code failing."""
+    owners = defined_by(name)
+    if not distinctive(name) or not owners <= frozenset(ENGINES):
+        return frozenset()
+    return owners
 
 
 def only_engine_defining(name: str) -> str | None:

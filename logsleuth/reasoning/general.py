@@ -16,7 +16,13 @@ from dataclasses import replace
 
 from logsleuth.diagnosis.schema import CATEGORIES
 from logsleuth.facts.categories import CategoryRow, table
-from logsleuth.facts.engine_classes import class_in_message, engines_defining, only_engine_defining
+from logsleuth.facts.engine_classes import (
+    class_in_message,
+    defined_by,
+    distinctive,
+    engines_defining,
+    only_engine_defining,
+)
 from logsleuth.facts.message_templates import fixed_text
 from logsleuth.fixes import catalog
 from logsleuth.ingest.engine_evidence import failure_wrappers, wrapper_of_path
@@ -90,6 +96,20 @@ def _engine_object_class(failure: Failure) -> str | None:
     engine's): that class, the engine's code was running, whichever engine it was."""
     named = class_in_message(failure.final.message) if _frameless(failure) else None
     return named if named and engines_defining(named) else None
+
+
+def _dependency_object_class(failure: Failure) -> tuple[str, str] | None:
+    """No frame shown, and CPython's TypeError or AttributeError names the failing object by a class a package the
+    engines run defines (transformers' `Qwen2_5_VLProcessor.__init__() got an unexpected keyword argument ...`): the
+    class and that package.  A call that does not fit such a class is the installed package's API differing from the
+    one the caller was written for: a version mismatch, whoever made the call."""
+    if not _frameless(failure) or _short(failure.final.type) not in SIGNATURE_TYPES:
+        return None
+    named = class_in_message(failure.final.message)
+    if not named or not distinctive(named):
+        return None
+    packages = sorted(defined_by(named) - {"sglang", "vllm"})
+    return (named, packages[0]) if packages else None
 
 
 def made_by_a_wrapper(failure: Failure, wrapper: str | None = None) -> bool:
@@ -292,6 +312,12 @@ def categorize(evidence: Evidence) -> Diagnosis:
         # A bug of which engine? Neither the frames nor the launch say: not a claim to make.
         found = best_row(failure, frozenset({found[0].category}), said, launch.wrapper)
     found = _root_of_the_chain(failure, found)
+    dependency = _dependency_object_class(failure)
+    dependency_row = table().row("dependency-version")
+    if dependency and dependency_row is not None and (found is None or found[0].category == UNCLASSIFIED):
+        dependency_class, package = dependency
+        owner = f"{package}'" if package.endswith("s") else f"{package}'s"
+        found = (dependency_row, [f"the failing object's class ({dependency_class}, defined in {owner} code)"])
     if found is None:
         return _unclassified(evidence)
     if said:
