@@ -114,3 +114,13 @@ def test_an_engine_only_class_stays_the_engines_bug_and_a_tokenizer_class_its_ca
     assert diagnosis_of(keyword_error("ForwardBatch", "spec_info")).category == "engine-bug"
     # The tokenizer row's own words name it first: the dependency rule only fills an unclassified answer.
     assert diagnosis_of(attribute_error("Qwen2TokenizerFast", "foo_bar")).category == "tokenizer"
+
+
+@pytest.mark.parametrize(("attribute", "not_category"), [("max_model_len", "context-length"), ("quantization_config", "quantization")])
+def test_the_name_of_a_missing_attribute_does_not_choose_the_category(attribute: str, not_category: str) -> None:
+    """CPython quotes the identifier the code used; a category's plain words inside it (context length, quantization)
+    say nothing of what went wrong."""
+    assert diagnosis_of(attribute_error("NoneType", attribute)).category != not_category
+    # The same words in the engine's own sentence still count.
+    assert diagnosis_of("ValueError: User-specified max_model_len (40000) is greater than the derived max_model_len "
+                        "(32768)").category == "context-length"

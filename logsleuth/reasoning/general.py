@@ -205,7 +205,7 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
         strong = engine_class
         score += STRONG_WEIGHT
         why.append(f"a call made by a wrapper's frame on {engine_class}, a class of the engine's code")
-    word = next((m[0] for pattern in row.words for text in texts if (m := pattern.search(text))), None)
+    word = next((m[0] for pattern in row.words for text in texts if (m := pattern.search(_names_masked(text)))), None)
     if word and not strong:
         score += WORD_WEIGHT
         why.append(f"the message's words ({word.strip()!r})")
@@ -215,6 +215,10 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
         score += WORD_WEIGHT
         why.append(f"the line that raised it ({said.strip()!r})")
     placed = not row.frames_need or any(t in types for t in row.frames_need)
+    if row.wrapper_call and not score and not (wrapper_call_into_engine(failure) or _engine_class_called(failure)):
+        # A wrapper's frames alone say who made the call, not that it was a call into the engine: a wrapper failing
+        # on its own object is no sign of another engine release.
+        placed = False
     fragment = next((f for f in row.frames for file in files if f in file), None) if placed else None
     if fragment:
         score += FRAME_WEIGHT
@@ -224,6 +228,20 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
         # engine's own code is as likely as any package's; the root cause says the frames were missing.
         why.append("no frames shown to say which package raised it")
     return score, why
+
+
+# The code names CPython's messages quote (`'NoneType' object has no attribute 'max_model_len'`, `got an unexpected
+# keyword argument 'quantization'`, `name 'x' is not defined`) say which identifier the code used, not what went
+# wrong: a category's plain words (context length, quantization) must not be read in them.  Strong words, written
+# for such shapes on purpose, still see them.
+_QUOTED_CODE_NAME = compile_lazily(
+    r"(has no attribute |unexpected keyword argument |cannot import name |multiple values for (?:keyword )?argument "
+    r"|(?:^|\s)name )'[^']*'"
+)
+
+
+def _names_masked(text: str) -> str:
+    return _QUOTED_CODE_NAME.sub(r"\1'…'", text) if "'" in text else text
 
 
 def best_row(failure: Failure, leave_out: frozenset[str] = frozenset(), site_words: tuple[str, ...] = (),
