@@ -64,7 +64,19 @@ def test_an_npu_whose_soc_the_build_does_not_support_lacks_a_device_capability()
 
         check_ascend_device_type(104)
         """, "vllm_ascend/utils.py")
-    assert _diagnosis(traceback).category == "gpu-arch-unsupported"
+    diagnosis = _diagnosis(traceback)
+    assert diagnosis.category == "gpu-arch-unsupported"
+    assert any("Ascend NPU" in step for step in diagnosis.fix.steps), diagnosis.fix.steps
+
+
+def test_a_gpu_without_bfloat16_gets_no_npu_check() -> None:
+    traceback = real_traceback("""
+        raise ValueError("Bfloat16 is only supported on GPUs with compute capability of at least 8.0. "
+                         "Your Tesla T4 GPU has compute capability 7.5.")
+        """, "vllm/platforms/cuda.py")
+    diagnosis = _diagnosis(traceback)
+    assert diagnosis.category == "gpu-arch-unsupported"
+    assert not any("Ascend NPU" in step for step in diagnosis.fix.steps), diagnosis.fix.steps
 
 
 def test_a_soc_version_named_in_another_error_is_no_device_capability() -> None:
@@ -74,16 +86,13 @@ def test_a_soc_version_named_in_another_error_is_no_device_capability() -> None:
     assert _diagnosis(traceback).category != "gpu-arch-unsupported"
 
 
-def _through(wrapper_module: str, body: str, *, cut: bool = False) -> str:
-    traceback = real_traceback(f"""
+def _through(wrapper_module: str, body: str) -> str:
+    return real_traceback(f"""
         def run():
             {body}
 
         run()
         """, wrapper_module)
-    if cut:  # the paste stopped before the exception line
-        traceback = "\n".join(traceback.splitlines()[:-1]) + "\n"
-    return traceback
 
 
 def test_an_engine_class_left_undefined_in_a_wrappers_module_is_the_wrapper_row() -> None:
@@ -95,10 +104,43 @@ def test_an_engine_class_left_undefined_in_a_wrappers_module_is_the_wrapper_row(
 
 def test_a_traceback_cut_under_a_wrappers_frames_is_no_version_drift() -> None:
     """verl-project/verl#302: an out-of-memory wake_up cut after verl's frames says nothing of a release."""
-    diagnosis = _diagnosis(_through("verl/workers/fsdp_workers.py", "raise MemoryError()", cut=True))
+    traceback = real_traceback("""
+        def wake_up():
+            raise RuntimeError("CUDA error: out of memory")
+
+        def enter():
+            return wake_up()
+
+        enter()
+        """, "verl/workers/sharding_manager/fsdp_vllm.py")
+    lines = traceback.splitlines()
+    cut = next(i for i, line in enumerate(lines) if line.strip() == "return wake_up()") + 1
+    diagnosis = _diagnosis("\n".join(lines[:cut]) + "\n")
     assert diagnosis.category != "dependency-version", diagnosis
 
 
 def test_the_same_undefined_name_in_a_users_script_is_no_wrapper_drift() -> None:
     diagnosis = _diagnosis(_through("app.py", "client = LLM(model='m')"))
     assert diagnosis.category != "dependency-version", diagnosis
+
+
+ENGINE_WITHOUT_ATTRIBUTE = """
+        class AsyncLLM:
+            pass
+
+        def build(llm_engine):
+            return llm_engine.engine.tokenizer
+
+        build(AsyncLLM())
+        """
+
+
+def test_fastchats_worker_reaching_into_an_engine_class_the_release_changed_is_the_wrapper_row() -> None:
+    """lm-sys/FastChat#3704: FastChat's vllm_worker written for vLLM V0 reads `AsyncLLM.engine`, which V1 lacks."""
+    diagnosis = _diagnosis(real_traceback(ENGINE_WITHOUT_ATTRIBUTE, "FastChat/fastchat/serve/vllm_worker.py"))
+    assert diagnosis.category == "dependency-version", diagnosis
+
+
+def test_the_same_attribute_error_in_a_users_script_is_no_wrapper_drift() -> None:
+    diagnosis = _diagnosis(real_traceback(ENGINE_WITHOUT_ATTRIBUTE, "app.py"))
+    assert diagnosis.category != "dependency-version" or "program that runs the engine" not in diagnosis.title, diagnosis
