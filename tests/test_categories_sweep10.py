@@ -100,6 +100,7 @@ def test_an_engine_class_left_undefined_in_a_wrappers_module_is_the_wrapper_row(
     so a failed import leaves the name undefined where the wrapper calls it."""
     diagnosis = _diagnosis(_through("lmms_eval/models/vllm.py", "client = LLM(model='m')"))
     assert diagnosis.category == "dependency-version", diagnosis
+    assert any("try/except" in step for step in diagnosis.fix.steps), diagnosis.fix.steps
 
 
 def test_a_traceback_cut_under_a_wrappers_frames_is_no_version_drift() -> None:
@@ -139,6 +140,7 @@ def test_fastchats_worker_reaching_into_an_engine_class_the_release_changed_is_t
     """lm-sys/FastChat#3704: FastChat's vllm_worker written for vLLM V0 reads `AsyncLLM.engine`, which V1 lacks."""
     diagnosis = _diagnosis(real_traceback(ENGINE_WITHOUT_ATTRIBUTE, "FastChat/fastchat/serve/vllm_worker.py"))
     assert diagnosis.category == "dependency-version", diagnosis
+    assert not any("try/except" in step for step in diagnosis.fix.steps), diagnosis.fix.steps
 
 
 def test_the_same_attribute_error_in_a_users_script_is_no_wrapper_drift() -> None:
