@@ -88,7 +88,7 @@ CASES = (
              paste=(paste.stderr_logger, paste.fenced)),
     WildCase(thread="https://github.com/OpenRLHF/OpenRLHF/issues/336", kind="dev-sweep10-worker-initialize-cache-cut",
              style="kubectl-ray-cut", parts=(KV_RECORDS, KV_WORKER), engine="vllm", install=DOCKER,
-             expect=Expect("kv-cache-memory"),  # the exception line is cut: no exception fields (README)
+             expect=Expect("kv-cache-memory"),  # no exception, frame or fix fields: the ValueError and its frame were not pasted
              facts="OpenRLHF's LLMRayActor running vLLM for Llama-3 70B PPO: '# GPU blocks: 378, # CPU blocks: 1638', then "
                    "worker_base.py:145's 'Error executing method initialize_cache. This might cause deadlock in distributed "
                    "execution.' and the traceback's first frame (worker_base.py line 137 execute_method 'return executor(*args, "
