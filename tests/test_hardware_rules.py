@@ -91,6 +91,8 @@ def test_a_quantization_minimum_on_a_log_without_engine_is_reasoned_not_left_eng
     assert diagnosis.pattern == "rule-gpu-arch-unsupported"
     assert diagnosis.evidence[:2] == ("GPU: the GPU (compute capability 7.0)", "awq quantization needs compute capability 7.5 or newer (the message)")
     assert diagnosis.fix is not None and "quantization this GPU supports" in diagnosis.fix.summary
+    # a GPU known only by its capability (vllm-project/vllm#1488's one line) reads "the GPU (...)", not "the the GPU"
+    assert "and the GPU (compute capability 7.0) does not have it" in diagnosis.root_cause, diagnosis.root_cause
 
 
 def test_an_sm100_only_kernel_on_hopper_names_the_gpu_and_the_arch() -> None:

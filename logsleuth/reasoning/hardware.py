@@ -125,7 +125,8 @@ def _needs(limit: Limit, gpu: Gpu | None, launch: LaunchInfo) -> tuple[str, str,
     what = " and ".join(row.what for row in limit.features) or (
         f"{limit.quantization} quantization" if limit.quantization else "The failing kernel or feature"
     )
-    on = f"the {gpu.describe()}" if gpu else "this GPU"
+    # a GPU known only by its capability describes itself as "the GPU (compute capability 7.0)"
+    on = (f"the {gpu.describe()}" if gpu.name else gpu.describe()) if gpu else "this GPU"
     cause = f"{what} needs {need}, and {on} does not have it."
     if limit.backend:
         what = f"the {limit.backend} attention backend"
