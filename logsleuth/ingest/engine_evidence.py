@@ -133,6 +133,35 @@ _IMAGE = compile_lazily(
 # SGLang's `python -m sglang.check_env` lists `sglang: 0.2.12` among its packages (vLLM's collect_env says `vLLM
 # Version: ...` and `[pip3] sglang==...`): an environment SGLang describes (sgl-project/sglang#831).
 CHECK_ENV_SGLANG = compile_lazily(r"^sglang: (?P<version>\d+\.\d+\.\d+(?:\.?post\d+|rc\d+|\.dev\d+)?)\s*$")
+# vLLM's own environment report (`python -m vllm.collect_env`, `vllm collect-env`: vllm/collect_env.py) writes its
+# version as `vLLM Version: 0.9.2`, aligned in later releases (`vLLM Version                 : 0.15.0rc2.dev93+g…`,
+# under its `vLLM Info` heading): an environment vLLM describes, as SGLang's check_env above.
+CHECK_ENV_VLLM = compile_lazily(r"^vLLM Version\s*: (?P<version>\d+\.\d+\.\d+(?:\.?post\d+|rc\d+|\.dev\d+)?)")
+# The engines' Prometheus metrics, as `/metrics` prints them: every name carries the engine's prefix (vLLM's
+# `vllm:num_requests_running`, vllm/engine/metrics.py and v1/metrics/loggers.py, every indexed release 0.5.5 to 0.34;
+# SGLang's `sglang:num_running_reqs`, srt/metrics/collector.py, every indexed release 0.3.6 to 0.5.23).  Only the
+# exposition's own lines (a sample, `# HELP`, `# TYPE`), not a dashboard's query that names a metric.
+_METRIC_LINE = compile_lazily(r"^(?:# (?:HELP|TYPE) )?(?P<engine>vllm|sglang):[a-z][a-z0-9_]*(?:\{|\s)")
+
+
+def metric_engine(text: str) -> str | None:
+    """The engine whose Prometheus metric the line exposes, else None."""
+    m = _METRIC_LINE.match(text) if ("vllm:" in text or "sglang:" in text) else None
+    return m["engine"] if m else None
+
+
+# The module a serving platform runs one engine's backend in, as its logger's name (`%(name)s` in Python logging's
+# format): GPUStack's `gpustack.worker.backends.vllm` / `.sglang` (gpustack/worker/backends/vllm.py, sglang.py:
+# `logging.getLogger(__name__)`, logged as `… - gpustack.worker.backends.sglang - INFO - Starting SGLang …`) and
+# Xinference's `xinference.model.llm.vllm.core` / `xinference.model.llm.sglang.core`.  That backend is the engine
+# the platform started.
+_WRAPPER_ENGINE_LOGGER = compile_lazily(r"\b(?:gpustack\.worker\.backends|xinference\.model\.llm)\.(?P<engine>vllm|sglang)\b")
+
+
+def wrapper_logger_engine(text: str) -> str | None:
+    """The engine a platform's per-engine backend module, named as a logger, runs, else None."""
+    m = _WRAPPER_ENGINE_LOGGER.search(text) if (".vllm" in text or ".sglang" in text) else None
+    return m["engine"] if m else None
 # A wrapper's module for one engine in a frame's path: verl's rollouts (`verl/workers/rollout/sglang_rollout/`,
 # verl-project/verl#3719), LLaMA-Factory's and OpenRLHF's engines (`llamafactory/chat/vllm_engine.py`,
 # `openrlhf/trainer/ray/vllm_engine.py`), slime's SGLang backend (`slime/backends/sglang_utils/sglang_engine.py`;
@@ -315,7 +344,43 @@ _WRAPPER_CHOICE = compile_lazily(
     r"|After building (?P<built>sglang|vllm) rollout\b"
 )
 # The text one of them needs: lines without it (nearly all) cost a few substring tests.
-SETTINGS_MARKERS = ("Args(", "engine", "rollout.name", "infer_backend", "After building")
+SETTINGS_MARKERS = ("Args(", "engine", "rollout.name", "infer_backend", "After building", "vllm", "--model")
+
+# A project runner's own option that makes it run one engine, in its command line or config (each read from the
+# runner's code): lm-evaluation-harness's `--model vllm` / `vllm-vlm` / `sglang` (lm_eval/models/vllm_causallms.py
+# `@register_model("vllm")`, vllm_vlms.py, sglang_causallms.py `@register_model("sglang")`), OpenRLHF's
+# `--vllm_num_engines N` (openrlhf/cli/train_ppo_ray.py: "number of vLLM Engines, set to 0 to disable vLLM"), TRL's
+# `trl vllm-serve` (trl/cli.py, which runs trl/scripts/vllm_serve.py) and its trainers' `use_vllm` (GRPOConfig,
+# `--use_vllm true` or `use_vllm: true` in a recipe).  A runner that only *could* run an engine names none.
+_RUNNER_OPTION = compile_lazily(
+    r"\blm[-_]eval\b.*?--model[= ](?P<lm_eval>vllm|sglang)(?:-vlm)?(?![\w-])"
+    r"|--vllm_num_engines[= ]+(?P<openrlhf>[1-9]\d*)\b"
+    r"|\btrl\s+(?P<trl_serve>vllm)-serve\b"
+    r"|--(?P<use_vllm_flag>use_vllm)(?:[= ]+[\"']?(?:true|True)\b|\s*$|\s+--)"
+    r"|(?<![\w.-])(?P<use_vllm>use_vllm)\s*[:=]\s*[\"']?(?:true|True)\b"
+)
+
+
+# A launch written as a list of words, not a shell line: a container's exec form (a Dockerfile's `ENTRYPOINT
+# ["python3", "-m", "vllm.entrypoints.openai.api_server"]`, vLLM's own Dockerfile; a compose file's or a pod's
+# `command: ["python3", "-m", "sglang.launch_server", …]`, `["vllm", "serve", …]`), Python's repr of a subprocess's
+# argument list (`Command '['python', '-m', 'sglang.launch_server', …]' returned non-zero exit status 1.`, a wrapper
+# that started the server), or a YAML block list whose item is the engine's server module (`- sglang.launch_server`).
+# The program it runs is the engine's own server.
+_LISTED_COMMAND = compile_lazily(
+    r"[\[,]\s*(?P<q>[\"'])(?:[^\"',\s]*/)?python[\d.]*(?P=q)\s*,\s*(?P=q)-m(?P=q)\s*,\s*(?P=q)"
+    r"(?P<module>sglang\.launch_server|vllm\.entrypoints\.openai\.api_server|vllm\.entrypoints\.api_server)(?P=q)"
+    r"|[\[,]\s*(?P<q2>[\"'])(?:[^\"',\s]*/)?(?P<cli>vllm|sglang)(?P=q2)\s*,\s*(?P=q2)serve(?P=q2)"
+    r"|^\s*-\s+[\"']?(?P<item>sglang\.launch_server|vllm\.entrypoints\.openai\.api_server)[\"']?\s*$"
+)
+
+
+def listed_command_engine(text: str) -> str | None:
+    """The engine whose server a launch written as a list of words runs (see _LISTED_COMMAND), else None."""
+    m = _LISTED_COMMAND.search(text) if ("launch_server" in text or "api_server" in text or "serve" in text) else None
+    if m is None:
+        return None
+    return "sglang" if (m["module"] or m["cli"] or m["item"]).startswith("sglang") else "vllm"
 
 
 def settings_engine(text: str) -> str | None:
@@ -323,8 +388,11 @@ def settings_engine(text: str) -> str | None:
     SETTINGS_MARKERS is in the line)."""
     if "Args(" in text and (m := _SETTINGS_CLASS.search(text)):
         return "sglang" if m["cls"] == "ServerArgs" else "vllm"
-    m = _WRAPPER_CHOICE.search(text)
-    return (m["engine"] or m["built"]).lower() if m else None
+    if m := _WRAPPER_CHOICE.search(text):
+        return (m["engine"] or m["built"]).lower()
+    if ("vllm" in text or "--model" in text) and (m := _RUNNER_OPTION.search(text)) and not _NAMES_ONLY.search(text):
+        return m["lm_eval"] or "vllm"
+    return None
 
 
 # The engine's console script as the traceback's first frame (`File "/usr/local/bin/vllm", line 10, in <module>`:

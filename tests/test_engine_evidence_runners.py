@@ -1,0 +1,76 @@
+"""Engine evidence from a project runner and from what an engine prints besides its log records (issue 28, item 4;
+branch h-engine4).  A runner's own option that makes it run one engine (lm-evaluation-harness's `--model vllm`,
+OpenRLHF's `--vllm_num_engines`, TRL's `vllm-serve` and `use_vllm`), a launch written as a list of words (a
+container's exec form, a subprocess's argument list, a YAML block list), vLLM's collect_env report, the engines'
+Prometheus metrics.  Each beside a look-alike that must decide nothing: a runner option that turns the engine off,
+a suggestion, a dashboard's query.  The lines are our own, in the formats those programs print; the crash is real
+CPython output of a script with no engine frame."""
+
+from __future__ import annotations
+
+import pytest
+
+from logsleuth.ingest import engine_evidence
+from tests.helpers import real_traceback
+from tests.test_engine_evidence_env import CRASH_CODE
+from tests.test_engine_evidence_more import engine_of
+
+
+@pytest.fixture(scope="module")
+def crash() -> str:
+    """A script's own crash (real CPython output, the env test's script): no engine frame, header or command."""
+    return real_traceback(CRASH_CODE, "run_job.py")
+
+
+@pytest.mark.parametrize(
+    ("lines", "engine"),
+    [
+        # project runners' own options (read from each runner's code: engine_evidence._RUNNER_OPTION)
+        ("$ lm_eval --model vllm --model_args pretrained=Qwen/Qwen2.5-7B,tensor_parallel_size=2 --tasks gsm8k\n", "vllm"),
+        ("$ lm-eval --model sglang --model_args pretrained=Qwen/Qwen2.5-7B,tp_size=2 --tasks gsm8k\n", "sglang"),
+        ("$ python -m lm_eval --model vllm-vlm --model_args pretrained=Qwen/Qwen2-VL-7B --tasks mmmu_val\n", "vllm"),
+        ("$ python -m openrlhf.cli.train_ppo_ray --vllm_num_engines 4 --vllm_tensor_parallel_size 2 --colocate_all_models\n", "vllm"),
+        ("$ trl vllm-serve --model Qwen/Qwen2.5-7B --tensor_parallel_size 2\n", "vllm"),
+        ("$ accelerate launch train_grpo.py --use_vllm --num_generations 8\n", "vllm"),
+        ("use_vllm: true\n", "vllm"),
+        # a launch as a list of words (engine_evidence._LISTED_COMMAND)
+        ('    command: ["python3", "-m", "sglang.launch_server", "--model-path", "/models/m", "--port", "30000"]\n', "sglang"),
+        ('    command: ["vllm", "serve", "Qwen/Qwen2.5-7B", "--tensor-parallel-size", "2"]\n', "vllm"),
+        ('ENTRYPOINT ["python3", "-m", "vllm.entrypoints.openai.api_server"]\n', "vllm"),
+        ("subprocess.CalledProcessError: Command '['python3', '-m', 'sglang.launch_server', '--model-path', '/models/m']' "
+         "returned non-zero exit status 1.\n", "sglang"),
+        ("        command:\n        - python3\n        - -m\n        - sglang.launch_server\n", "sglang"),
+        # vLLM's collect_env report, older and aligned (engine_evidence.CHECK_ENV_VLLM)
+        ("vLLM Version: 0.9.2\n", "vllm"),
+        ("==============================\n         vLLM Info\n==============================\n"
+         "vLLM Version                 : 0.15.0rc2.dev93+g8e2a469b3 (git sha: 8e2a469b3)\n", "vllm"),
+        # the engines' Prometheus metrics (engine_evidence._METRIC_LINE)
+        ('# HELP vllm:num_requests_running Number of requests in model execution batches.\n'
+         'vllm:num_requests_running{model_name="m"} 0.0\n', "vllm"),
+        ('sglang:num_running_reqs{model_name="m"} 3.0\n', "sglang"),
+    ],
+)
+def test_a_runner_option_a_listed_launch_or_an_engine_report_names_the_engine(crash: str, lines: str, engine: str) -> None:
+    assert engine_of(lines + crash) == engine
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        "$ python -m openrlhf.cli.train_ppo_ray --vllm_num_engines 0 --pretrain /models/m\n",  # 0 turns vLLM off
+        "$ accelerate launch train_grpo.py --use_vllm false\n",
+        "To generate faster, please set use_vllm=True in the config.\n",  # a suggestion
+        "$ lm_eval --model hf --model_args pretrained=/models/vllm-tuned\n",  # another backend; a path naming an engine
+        'sum(rate(vllm:request_success_total[5m]))\n',  # a dashboard's query names a metric, exposes none
+        "sglang: the engine is fast\n",
+        '    args: ["--model", "/models/m", "--port", "8000"]\n',  # arguments alone: no program
+        "$ python3 -m sglang.bench_serving --backend vllm --port 8000\n",  # SGLang's client, against either server
+    ],
+)
+def test_a_runner_or_list_that_runs_no_engine_decides_nothing(crash: str, lines: str) -> None:
+    assert engine_of(lines + crash) is None
+
+
+def test_the_listed_launch_is_read_by_its_program_not_its_arguments() -> None:
+    assert engine_evidence.listed_command_engine('["python3", "-m", "vllm.entrypoints.openai.api_server", "--model", "sglang-ft"]') == "vllm"
+    assert engine_evidence.listed_command_engine('["python3", "train.py", "--rollout", "sglang.launch_server"]') is None
