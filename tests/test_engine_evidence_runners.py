@@ -74,3 +74,33 @@ def test_a_runner_or_list_that_runs_no_engine_decides_nothing(crash: str, lines:
 def test_the_listed_launch_is_read_by_its_program_not_its_arguments() -> None:
     assert engine_evidence.listed_command_engine('["python3", "-m", "vllm.entrypoints.openai.api_server", "--model", "sglang-ft"]') == "vllm"
     assert engine_evidence.listed_command_engine('["python3", "train.py", "--rollout", "sglang.launch_server"]') is None
+
+
+# A path into vLLM's code inside a line that is not a frame (issue 28's "engine path only inside the message text"):
+# SGLang imports and calls parts of vLLM (engine_evidence.SGLANG_RUNS_OF_VLLM, read from every indexed SGLang
+# release's imports), so a path into those parts shows only that vLLM's code ran; a path into vLLM's engine, server
+# or workers, which SGLang never imports, is vLLM's.
+@pytest.mark.parametrize(
+    ("lines", "engine"),
+    [
+        ("AttributeError: module 'vllm.distributed.parallel_state' has no attribute 'get_tp_group'\n", None),
+        ("OSError: /usr/local/lib/python3.10/dist-packages/vllm/_C.abi3.so: undefined symbol: _ZN5torch3jit17parseSchemaOrNameE\n", None),
+        ("/usr/local/lib/python3.10/dist-packages/vllm/model_executor/layers/quantization/awq.py:12: UserWarning: deprecated\n", None),
+        ("RuntimeError: op missing (from /opt/venv/lib/python3.12/site-packages/vllm/utils.py)\n", None),
+        ("/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core.py:512: UserWarning: the engine is slow\n", "vllm"),
+        ("RuntimeError: failed in vllm.entrypoints.openai.serving_chat\n", "vllm"),
+        ("/usr/local/lib/python3.10/dist-packages/sglang/srt/layers/quantization/fp8.py:40: UserWarning: deprecated\n", "sglang"),
+    ],
+)
+def test_a_path_into_the_vllm_code_sglang_runs_is_no_evidence_outside_a_frame(crash: str, lines: str, engine: str | None) -> None:
+    assert engine_of(lines + crash) == engine
+
+
+def test_frames_in_the_vllm_code_sglang_runs_are_still_frames() -> None:
+    """In a traceback, a frame in vLLM's distributed code counts as a vLLM frame (with SGLang's frames beside it,
+    both engines' frames are SGLang's: launch.LaunchTracker.engine)."""
+    frames = ('Traceback (most recent call last):\n'
+              '  File "/usr/local/lib/python3.10/dist-packages/vllm/distributed/parallel_state.py", line 120, in all_reduce\n'
+              '    return torch.ops.vllm.all_reduce(input_)\n'
+              'RuntimeError: NCCL error: unhandled system error\n')
+    assert engine_of(frames) == "vllm"

@@ -16,6 +16,8 @@ on metadata the normalizer already parsed, or on a failure's frames.
 
 from __future__ import annotations
 
+import re
+
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, LineMeta
 
@@ -63,13 +65,24 @@ OLD_SGLANG_HEADER = compile_lazily(r"\[\d\d:\d\d:\d\d(?: (?:DP|PP|TP|EP)\d{1,6})
 # own lines outrank these (launch.EVIDENCE_KINDS "paths").
 _MODULE_PATH = compile_lazily(
     r"(?:site|dist)-packages/(?P<installed>vllm|sglang)/"
-    r"|\b(?P<vllm>vllm)[./](?:v1|engine|entrypoints|model_executor|worker|executor|distributed|attention"
+    r"|\b(?P<vllm>vllm)[./](?P<vllm_part>v1|engine|entrypoints|model_executor|worker|executor|distributed|attention"
     r"|platforms|transformers_utils|multimodal|lora|compilation|inputs|core|logging_utils)[./]"
     r"|\b(?P<sglang>sglang)(?:[./]srt[./]|::(?:sched|detok|data_p)\w*)"
     r"|(?<![\w-])(?P<sglang_router>(?:sglang_router|sgl[-_]model[-_]gateway|sgl[-_]router)/|sglang_router(?:_rs::|\.\w)|\[Router \(Rust\)\] )"
     r"|\b(?P<vllm_title>VLLM)::(?:EngineCor|Worker|APIServ|DPCoord)\w*"
     r"|(?<![\w.])_(?P<vllm_fa>vllm)_fa[23]_C\b"
 )
+# The parts of vLLM that SGLang imports and calls, in some release: `from vllm.distributed import …`,
+# `vllm.model_executor.layers.quantization.*`, `from vllm import _custom_ops`, `vllm._C`, `vllm.config`, `vllm.logger`,
+# `vllm.platforms`, `vllm.scalar_type`, `vllm.transformers_utils.configs`, `vllm.utils`, `vllm.attention.layer`,
+# `vllm._ipex_ops` (every import statement of the indexed SGLang releases, 0.3.6 to 0.5.23, read from the engine
+# index's cache; 0.1's router/model_runner.py imports vllm.model_executor too, sgl-project/sglang#391).  A path into
+# one of them in a line that is not a frame (an error's message, a warning's location, a library it failed to load)
+# shows that vLLM's code ran, not that vLLM did: SGLang runs it.  vLLM's engine, server, workers and executors
+# (`vllm/v1/`, `vllm/engine/`, `vllm/entrypoints/`, `vllm/worker/`, …) SGLang never imports.
+SGLANG_RUNS_OF_VLLM = frozenset({"__init__", "_C", "_custom_ops", "_ipex_ops", "attention", "config", "distributed", "logger",
+                                 "model_executor", "platforms", "scalar_type", "transformers_utils", "utils"})
+_PACKAGE_PART = compile_lazily(r"[\w]+")
 # vLLM's flash-attention build registers its ops under `torch.ops._vllm_fa2_C` and `_vllm_fa3_C`
 # (vllm/vllm_flash_attn/flash_attn_interface.py); torch names the namespace when an op is missing (`'_OpNamespace'
 # '_vllm_fa2_C' object has no attribute 'varlen_fwd'`, OpenBMB/MiniCPM-V#800): vLLM's kernel was called.
@@ -292,9 +305,19 @@ def named_in_line(text: str, *, paths: bool = True) -> tuple[set[str], set[str]]
     if _NAMES_ONLY.search(text):
         return set(), set()
     engines = {"sglang" if m["sglang_router"] else next(name for name in m.groups() if name).lower()
-               for m in _MODULE_PATH.finditer(text)} if paths else set()
+               for m in _MODULE_PATH.finditer(text) if not _part_sglang_runs(text, m)} if paths else set()
     wrappers = {_WRAPPER_GROUPS[m.lastgroup] for m in _WRAPPER_WORDS.finditer(text) if m.lastgroup}
     return engines, wrappers
+
+
+def _part_sglang_runs(text: str, m: re.Match[str]) -> bool:
+    """Whether a module path the line names is in a part of vLLM that SGLang runs too (SGLANG_RUNS_OF_VLLM)."""
+    if m["vllm_part"]:
+        return m["vllm_part"] in SGLANG_RUNS_OF_VLLM
+    if m["installed"] == "vllm":
+        part = _PACKAGE_PART.match(text, m.end())
+        return part is None or part.group() in SGLANG_RUNS_OF_VLLM
+    return False
 
 
 # A wrapper's check of the engine's version it is about to run: transformers' require_version, which LLaMA-Factory
