@@ -106,10 +106,14 @@ def test_frames_in_the_vllm_code_sglang_runs_are_still_frames() -> None:
     assert engine_of(frames) == "vllm"
 
 
-def test_lm_evals_backend_module_in_a_frame_is_its_engine() -> None:
+def test_a_runners_backend_module_in_a_frame_is_its_engine() -> None:
     """lm-evaluation-harness's backend for one engine as a frame (arcee-ai/mergekit#524: `--model vllm` failing inside
     lm_eval/models/vllm_causallms.py); its other models' modules name none."""
     assert engine_evidence.wrapper_module_engine("/usr/local/lib/python3.10/site-packages/lm_eval/models/vllm_causallms.py") == "vllm"
     assert engine_evidence.wrapper_module_engine("/opt/lm-evaluation-harness/lm_eval/models/sglang_causallms.py") == "sglang"
     assert engine_evidence.wrapper_module_engine("/usr/local/lib/python3.10/site-packages/lm_eval/models/huggingface.py") is None
     assert engine_evidence.wrapper_module_engine("/work/my_models/vllm_causallms_notes.py") is None
+    # AReaL's client of the rollout server it launched (areal/engine/sglang_remote.py, vllm_remote.py)
+    assert engine_evidence.wrapper_module_engine("/opt/AReaL/areal/engine/sglang_remote.py") == "sglang"
+    assert engine_evidence.wrapper_module_engine("/opt/AReaL/areal/engine/vllm_remote.py") == "vllm"
+    assert engine_evidence.wrapper_module_engine("/opt/app/clients/vllm_remote.py") is None

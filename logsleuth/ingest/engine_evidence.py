@@ -183,10 +183,11 @@ def wrapper_logger_engine(text: str) -> str | None:
 # slime runs SGLang), verl's sharding managers that hand the trainer's weights to one engine
 # (`verl/workers/sharding_manager/fsdp_vllm.py`, `fsdp_sglang.py`, `megatron_vllm.py`), lm-evaluation-harness's
 # backends (`lm_eval/models/vllm_causallms.py`, `vllm_vlms.py`, `sglang_causallms.py`: `--model vllm` runs them;
-# arcee-ai/mergekit#524, EleutherAI/lm-evaluation-harness#2028).  The wrapper runs the engine it was configured with.
+# arcee-ai/mergekit#524, EleutherAI/lm-evaluation-harness#2028), AReaL's clients of the server it launched for its
+# rollouts (`areal/engine/sglang_remote.py`, `vllm_remote.py`).  The wrapper runs the engine it was configured with.
 _WRAPPER_ENGINE_MODULE = compile_lazily(
     r"/(?:(?P<engine>sglang|vllm)_(?:rollout/|engine\.py$)|(?P<slime>sglang)_utils/|(?:fsdp|megatron)_(?P<sharded>sglang|vllm)\.py$"
-    r"|(?<=/models/)(?P<lm_eval>sglang|vllm)_(?:causallms|vlms)\.py$)"
+    r"|(?<=/models/)(?P<lm_eval>sglang|vllm)_(?:causallms|vlms)\.py$|(?<=/engine/)(?P<areal>sglang|vllm)_remote\.py$)"
 )
 # A wrapper's class made for one engine, named in a line (a message, a repr, a log record): verl's rollouts
 # (`vLLMRollout`, `vLLMAsyncRollout` in verl/workers/rollout/vllm_rollout/; `SGLangRollout`, `AsyncSGLangRollout` in
@@ -468,7 +469,7 @@ def wrapper_of_path(path: str) -> str | None:
 def wrapper_module_engine(path: str) -> str | None:
     """The engine a wrapper's per-engine module in a frame's path runs, else None."""
     m = _WRAPPER_ENGINE_MODULE.search(path) if "_" in path else None
-    return (m["engine"] or m["slime"] or m["sharded"] or m["lm_eval"]) if m else None
+    return (m["engine"] or m["slime"] or m["sharded"] or m["lm_eval"] or m["areal"]) if m else None
 
 
 def xoscar_error(text: str) -> bool:
