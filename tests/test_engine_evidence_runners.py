@@ -48,6 +48,10 @@ def crash() -> str:
         ('# HELP vllm:num_requests_running Number of requests in model execution batches.\n'
          'vllm:num_requests_running{model_name="m"} 0.0\n', "vllm"),
         ('sglang:num_running_reqs{model_name="m"} 3.0\n', "sglang"),
+        # vLLM's data-parallel supervisor and coordinator processes, 0.22 on (engine_evidence._VLLM_PROCESS)
+        ("(DPSupervisor pid=4242) INFO 12-01 10:00:00 [dp_supervisor.py:88] Starting 2 data parallel servers\n", "vllm"),
+        ("(APIServer_DP1 pid=4243) Waiting for the engine to start\n", "vllm"),
+        ("(VLLM_DP_Coordinator pid=4244) Coordinator started\n", "vllm"),
     ],
 )
 def test_a_runner_option_a_listed_launch_or_an_engine_report_names_the_engine(crash: str, lines: str, engine: str) -> None:

@@ -36,9 +36,13 @@ VLLM_IMPORT_TIME_FILES = frozenset({"__init__.py", "interface.py", "importing.py
 # class that Ray names its actor after (v1/executor/ray_utils.py).  Threads: vllm-project/vllm#28910, #17756,
 # #15469, #5785; noonghunna/club-3090#60.  A bare `Worker` or `MainProcess` is any program's name.
 # 0.10.1 named its engine core `EngineCore_0` (vllm-project/vllm#23714: `(EngineCore_0 pid=1518379) `), and several API
-# server processes (--api-server-count) are `ApiServer_N` (v1/utils.py APIServerProcessManager).
+# server processes (--api-server-count) are `ApiServer_N` (v1/utils.py APIServerProcessManager).  The data-parallel
+# supervisor of 0.22 on (entrypoints/openai/dp_supervisor.py, later entrypoints/launchers/: `decorate_logs("DPSupervisor")`,
+# its servers `decorate_logs(f"APIServer_DP{rank}")`, processes named `APIServer_DPRank_{rank}`) and the DP coordinator's
+# process (v1/engine/coordinator.py, `name="VLLM_DP_Coordinator"`): names read from the indexed releases' code.
 _VLLM_PROCESS = compile_lazily(
-    r"(?:APIServer|ApiServer_\d+|EngineCore(?:_DP\d+|_\d+)?|DPEngineCoreActor_DP\d+|VllmWorker(?:Process)?|RayWorkerWrapper"
+    r"(?:APIServer(?:_DP(?:Rank_)?\d+)?|ApiServer_\d+|DPSupervisor|VLLM_DP_Coordinator"
+    r"|EngineCore(?:_DP\d+|_\d+)?|DPEngineCoreActor_DP\d+|VllmWorker(?:Process)?|RayWorkerWrapper"
     r"|Worker(?:_(?:DP|PP|PCP|TP|DCP|EP)\d+)+)"
 )
 # The Ray actors verl runs an engine in, named after it (verl/workers/rollout/vllm_rollout/vllm_async_server.py
