@@ -376,7 +376,8 @@ _WRAPPER_CHOICE = compile_lazily(
     r"|After building (?P<built>sglang|vllm) rollout\b"
 )
 # The text one of them needs: lines without it (nearly all) cost a few substring tests.
-SETTINGS_MARKERS = ("Args(", "engine", "rollout.name", "infer_backend", "After building", "vllm", "--model")
+SETTINGS_MARKERS = ("Args(", "engine", "rollout.name", "infer_backend", "After building", *(RUNNER_MARKERS := (
+    "lm_eval", "lm-eval", "vllm_num_engines", "vllm-serve", "use_vllm")))
 
 # A project runner's own option that makes it run one engine, in its command line or config (each read from the
 # runner's code): lm-evaluation-harness's `--model vllm` / `vllm-vlm` / `sglang` (lm_eval/models/vllm_causallms.py
@@ -409,7 +410,7 @@ _LISTED_COMMAND = compile_lazily(
 
 def listed_command_engine(text: str) -> str | None:
     """The engine whose server a launch written as a list of words runs (see _LISTED_COMMAND), else None."""
-    m = _LISTED_COMMAND.search(text) if ("launch_server" in text or "api_server" in text or "serve" in text) else None
+    m = _LISTED_COMMAND.search(text) if ("launch_server" in text or "api_server" in text or "serve\"" in text or "serve'" in text) else None
     if m is None:
         return None
     return "sglang" if (m["module"] or m["cli"] or m["item"]).startswith("sglang") else "vllm"
@@ -422,7 +423,7 @@ def settings_engine(text: str) -> str | None:
         return "sglang" if m["cls"] == "ServerArgs" else "vllm"
     if m := _WRAPPER_CHOICE.search(text):
         return (m["engine"] or m["built"]).lower()
-    if ("vllm" in text or "--model" in text) and (m := _RUNNER_OPTION.search(text)) and not _NAMES_ONLY.search(text):
+    if any(marker in text for marker in RUNNER_MARKERS) and (m := _RUNNER_OPTION.search(text)) and not _NAMES_ONLY.search(text):
         return m["lm_eval"] or "vllm"
     return None
 
