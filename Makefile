@@ -89,6 +89,7 @@ engine-index: $(STAMP)
 engine-index-check: $(STAMP)
 	$(BIN)/python scripts/engine_index/build.py --check
 	$(BIN)/python scripts/engine_index/classes.py --check
+	$(BIN)/python scripts/engine_index/cross_imports.py --check
 
 # The static flag catalogs (logsleuth/fixes/catalogs/static.json.gz): the flags of every SGLang release from 0.3.0
 # and vLLM release from 0.6.0, read with ast from each wheel.  Only the argument files are read, over HTTP Range

@@ -332,8 +332,9 @@ VLLM_FORMATS = {
     "v0-engine-banner": "Initializing a V0 LLM engine (v0.8.2) with config: model='/models/qwen3-8b', seed=0\n",
     # Python logging's own format when VLLM_CONFIGURE_LOGGING=0 (vllm/logger.py): `LEVEL:logger:message`.
     "logger-name": "ERROR:vllm.engine.async_llm_engine:the background loop stopped\n",
-    # warnings.warn's `file:line: Category: message`, from vLLM's installed package.
-    "installed-path": "/usr/local/lib/python3.12/dist-packages/vllm/transformers_utils/config.py:412: UserWarning: "
+    # warnings.warn's `file:line: Category: message`, from vLLM's installed package: its engine, which SGLang never
+    # imports (a warning from vllm/transformers_utils/ or vllm/config.py may be an SGLang run's: SGLANG_RUNS_OF_VLLM).
+    "installed-path": "/usr/local/lib/python3.12/dist-packages/vllm/engine/arg_utils.py:412: UserWarning: "
     "the checkpoint names no rope settings\n",
 }
 SGLANG_FORMATS = {
@@ -614,7 +615,7 @@ def test_line_evidence_costs_no_regex_on_frames_or_once_an_engine_is_known(monke
 
     monkeypatch.setattr(engine_evidence, "named_in_line", counted)
     frame = '  File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core.py", line {0}, in step\n'
-    warning = "/usr/local/lib/python3.12/dist-packages/vllm/config.py:{0}: UserWarning: a setting is ignored\n"
+    warning = "/usr/local/lib/python3.12/dist-packages/vllm/engine/arg_utils.py:{0}: UserWarning: a setting is ignored\n"
     tracker = LaunchTracker()
     for line in normalize_text("".join(frame.format(i) + warning.format(i) for i in range(500))):
         tracker.observe(line)

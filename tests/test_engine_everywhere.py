@@ -110,6 +110,36 @@ def test_the_engine_is_right_on_every_log_of_the_shared_corpus() -> None:
     assert not (wrong := _check(cases)), "\n".join(wrong)
 
 
+# Lines that only name an engine (issue 28: "never from a message that only names the other engine"): SGLang's own
+# instruction to install vLLM (sglang/srt/layers/quantization), an import that failed, a model directory named after
+# the engine, and paths into the parts of vLLM that SGLang imports and runs (engine_evidence.SGLANG_RUNS_OF_VLLM).
+ONLY_NAMING = {
+    "vllm": ("Please install vllm by `pip install vllm==0.8.4` to use this quantization method.",
+             "ModuleNotFoundError: No module named 'vllm'",
+             "Loading model from /models/vllm-finetuned-llama/config.json",
+             "AttributeError: module 'vllm.distributed.parallel_state' has no attribute 'get_tp_group'",
+             "OSError: /usr/local/lib/python3.10/dist-packages/vllm/_C.abi3.so: undefined symbol: _ZN3c104cuda9SetDeviceEi"),
+    "sglang": ("Please install sglang: pip install 'sglang[all]'",
+               "ModuleNotFoundError: No module named 'sglang'",
+               "Loading model from /models/sglang-test/config.json"),
+}
+
+
+@pytest.mark.slow
+def test_a_line_only_naming_the_other_engine_never_names_it() -> None:
+    """Over every wild log, a line that only names the other engine, put before the paste or after it, never makes
+    the report name that engine (it may leave a log the failure's message decided unnamed: a second failure)."""
+    wrong = []
+    for log, engine, _ in _toml_cases(WILD):
+        text = log.read_text(encoding="utf-8", errors="surrogateescape")
+        other = next(name for name in ENGINES if name != engine)
+        for line in ONLY_NAMING[other]:
+            for pasted in (f"{line}\n{text}", f"{text.rstrip()}\n{line}\n"):
+                if diagnose_text(pasted, OPTIONS).launch.engine == other:
+                    wrong.append(f"{log.relative_to(WILD)}: named {other} after {line!r}")
+    assert not wrong, "\n".join(wrong)
+
+
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 ENGINES = ("sglang", "vllm")
 # What a report says of its own making and quotes as given, not advice: the corrected command is the user's

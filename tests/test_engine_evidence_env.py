@@ -41,6 +41,10 @@ def crash() -> str:
         ("2025-11-02 13:17:04,315 - vllm.v1.engine.core_client - ERROR - Engine core proc EngineCore_DP0 died unexpectedly, "
          "shutting down client.\n", "vllm"),
         ("2025-11-02 13:17:04,315 - sglang.srt.managers.scheduler - ERROR - Scheduler hit an exception\n", "sglang"),
+        # a serving platform's backend module for one engine, as its logger (engine_evidence._WRAPPER_ENGINE_LOGGER)
+        ("2025-06-19 11:30:14,100 - gpustack.worker.backends.vllm - INFO - Starting the server\n", "vllm"),
+        ("2025-12-11 17:47:01.798133+08:00 - gpustack.worker.backends.sglang - INFO - Creating SGLang container workload\n", "sglang"),
+        ("2024-10-25 12:21:14,974 xinference.model.llm.sglang.core 37502 INFO     Loading model\n", "sglang"),
     ],
 )
 def test_a_process_title_or_an_engines_own_variable_names_the_engine(crash: str, lines: str, engine: str) -> None:
@@ -55,7 +59,7 @@ def test_a_process_title_or_an_engines_own_variable_names_the_engine(crash: str,
         "export MY_VLLM_DIR=/models\n",
         "If it still fails, please set VLLM_USE_V1=0 to use the old engine.\n",  # a suggestion, not the user's setting
         "the vllm::enginecore process title is lowercase here\n",
-        "2025-06-19 11:30:14,100 - gpustack.worker.backends.vllm - INFO - Starting the server\n",  # a wrapper's own logger
+        "2025-06-19 11:30:14,100 - gpustack.worker.backends.base - INFO - Starting the server\n",  # a platform's own logger
     ],
 )
 def test_a_variable_or_title_only_named_decides_nothing(crash: str, lines: str) -> None:

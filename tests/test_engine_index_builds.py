@@ -141,3 +141,23 @@ def test_a_template_is_filed_under_its_opening_only_when_a_cut_may_lose_its_anch
     filed = {word: anchors for shard in shards.values() for word, anchors in shard.items()}
     assert filed == {"scheduler": ["initialization"]}
     assert shards[shard_of("scheduler")] == {"scheduler": ["initialization"]}
+
+
+def test_the_parts_of_vllm_an_sglang_module_imports() -> None:
+    """scripts/engine_index/cross_imports.py, the source of engine_evidence.SGLANG_RUNS_OF_VLLM: each import form
+    SGLang's code uses (srt/layers/quantization's `from vllm import _custom_ops as ops`, srt/distributed's
+    `from vllm.distributed import …`, a guarded import inside a function)."""
+    from cross_imports import parts_imported
+
+    source = (
+        "import torch\n"
+        "from vllm import _custom_ops as ops\n"
+        "from vllm.distributed.parallel_state import get_tp_group\n"
+        "def f():\n"
+        "    import vllm.model_executor.layers.linear\n"
+        "    from vllm import LLM\n"
+        "from vllm_flash_attn import flash_attn_func\n"  # another package
+        "# from vllm.v1.engine import core (a comment)\n"
+    )
+    assert parts_imported(source) == {"_custom_ops", "distributed", "model_executor", "__init__"}
+    assert parts_imported("from vllm_flash_attn import flash_attn_func\nimport vllm_hpu\n") == set()

@@ -16,6 +16,8 @@ on metadata the normalizer already parsed, or on a failure's frames.
 
 from __future__ import annotations
 
+import re
+
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, LineMeta
 
@@ -34,9 +36,13 @@ VLLM_IMPORT_TIME_FILES = frozenset({"__init__.py", "interface.py", "importing.py
 # class that Ray names its actor after (v1/executor/ray_utils.py).  Threads: vllm-project/vllm#28910, #17756,
 # #15469, #5785; noonghunna/club-3090#60.  A bare `Worker` or `MainProcess` is any program's name.
 # 0.10.1 named its engine core `EngineCore_0` (vllm-project/vllm#23714: `(EngineCore_0 pid=1518379) `), and several API
-# server processes (--api-server-count) are `ApiServer_N` (v1/utils.py APIServerProcessManager).
+# server processes (--api-server-count) are `ApiServer_N` (v1/utils.py APIServerProcessManager).  The data-parallel
+# supervisor of 0.22 on (entrypoints/openai/dp_supervisor.py, later entrypoints/launchers/: `decorate_logs("DPSupervisor")`,
+# its servers `decorate_logs(f"APIServer_DP{rank}")`, processes named `APIServer_DPRank_{rank}`) and the DP coordinator's
+# process (v1/engine/coordinator.py, `name="VLLM_DP_Coordinator"`): names read from the indexed releases' code.
 _VLLM_PROCESS = compile_lazily(
-    r"(?:APIServer|ApiServer_\d+|EngineCore(?:_DP\d+|_\d+)?|DPEngineCoreActor_DP\d+|VllmWorker(?:Process)?|RayWorkerWrapper"
+    r"(?:APIServer(?:_DP(?:Rank_)?\d+)?|ApiServer_\d+|DPSupervisor|VLLM_DP_Coordinator"
+    r"|EngineCore(?:_DP\d+|_\d+)?|DPEngineCoreActor_DP\d+|VllmWorker(?:Process)?|RayWorkerWrapper"
     r"|Worker(?:_(?:DP|PP|PCP|TP|DCP|EP)\d+)+)"
 )
 # The Ray actors verl runs an engine in, named after it (verl/workers/rollout/vllm_rollout/vllm_async_server.py
@@ -63,13 +69,24 @@ OLD_SGLANG_HEADER = compile_lazily(r"\[\d\d:\d\d:\d\d(?: (?:DP|PP|TP|EP)\d{1,6})
 # own lines outrank these (launch.EVIDENCE_KINDS "paths").
 _MODULE_PATH = compile_lazily(
     r"(?:site|dist)-packages/(?P<installed>vllm|sglang)/"
-    r"|\b(?P<vllm>vllm)[./](?:v1|engine|entrypoints|model_executor|worker|executor|distributed|attention"
+    r"|\b(?P<vllm>vllm)[./](?P<vllm_part>v1|engine|entrypoints|model_executor|worker|executor|distributed|attention"
     r"|platforms|transformers_utils|multimodal|lora|compilation|inputs|core|logging_utils)[./]"
     r"|\b(?P<sglang>sglang)(?:[./]srt[./]|::(?:sched|detok|data_p)\w*)"
     r"|(?<![\w-])(?P<sglang_router>(?:sglang_router|sgl[-_]model[-_]gateway|sgl[-_]router)/|sglang_router(?:_rs::|\.\w)|\[Router \(Rust\)\] )"
     r"|\b(?P<vllm_title>VLLM)::(?:EngineCor|Worker|APIServ|DPCoord)\w*"
     r"|(?<![\w.])_(?P<vllm_fa>vllm)_fa[23]_C\b"
 )
+# The parts of vLLM that SGLang imports and calls, in some release: `from vllm.distributed import …`,
+# `vllm.model_executor.layers.quantization.*`, `from vllm import _custom_ops`, `vllm._C`, `vllm.config`, `vllm.logger`,
+# `vllm.platforms`, `vllm.scalar_type`, `vllm.transformers_utils.configs`, `vllm.utils`, `vllm.attention.layer`,
+# `vllm._ipex_ops` (every import statement of the indexed SGLang releases, 0.3.6 to 0.5.23, read from the engine
+# index's cache; 0.1's router/model_runner.py imports vllm.model_executor too, sgl-project/sglang#391).  A path into
+# one of them in a line that is not a frame (an error's message, a warning's location, a library it failed to load)
+# shows that vLLM's code ran, not that vLLM did: SGLang runs it.  vLLM's engine, server, workers and executors
+# (`vllm/v1/`, `vllm/engine/`, `vllm/entrypoints/`, `vllm/worker/`, …) SGLang never imports.
+SGLANG_RUNS_OF_VLLM = frozenset({"__init__", "_C", "_custom_ops", "_ipex_ops", "attention", "config", "distributed", "logger",
+                                 "model_executor", "platforms", "scalar_type", "transformers_utils", "utils"})
+_PACKAGE_PART = compile_lazily(r"[\w]+")
 # vLLM's flash-attention build registers its ops under `torch.ops._vllm_fa2_C` and `_vllm_fa3_C`
 # (vllm/vllm_flash_attn/flash_attn_interface.py); torch names the namespace when an op is missing (`'_OpNamespace'
 # '_vllm_fa2_C' object has no attribute 'varlen_fwd'`, OpenBMB/MiniCPM-V#800): vLLM's kernel was called.
@@ -133,14 +150,48 @@ _IMAGE = compile_lazily(
 # SGLang's `python -m sglang.check_env` lists `sglang: 0.2.12` among its packages (vLLM's collect_env says `vLLM
 # Version: ...` and `[pip3] sglang==...`): an environment SGLang describes (sgl-project/sglang#831).
 CHECK_ENV_SGLANG = compile_lazily(r"^sglang: (?P<version>\d+\.\d+\.\d+(?:\.?post\d+|rc\d+|\.dev\d+)?)\s*$")
+# vLLM's own environment report (`python -m vllm.collect_env`, `vllm collect-env`: vllm/collect_env.py) writes its
+# version as `vLLM Version: 0.9.2`, aligned in later releases (`vLLM Version                 : 0.15.0rc2.dev93+g…`,
+# under its `vLLM Info` heading): an environment vLLM describes, as SGLang's check_env above.
+CHECK_ENV_VLLM = compile_lazily(r"^vLLM Version\s*: (?P<version>\d+\.\d+\.\d+(?:\.?post\d+|rc\d+|\.dev\d+)?)")
+# The engines' Prometheus metrics, as `/metrics` prints them: every name carries the engine's prefix (vLLM's
+# `vllm:num_requests_running`, vllm/engine/metrics.py and v1/metrics/loggers.py, every indexed release 0.5.5 to 0.34;
+# SGLang's `sglang:num_running_reqs`, srt/metrics/collector.py, every indexed release 0.3.6 to 0.5.23).  Only the
+# exposition's own lines (a sample, `# HELP`, `# TYPE`), not a dashboard's query that names a metric.
+_METRIC_LINE = compile_lazily(r"^(?:# (?:HELP|TYPE) )?(?P<engine>vllm|sglang):[a-z][a-z0-9_]*(?:\{|\s)")
+
+
+def metric_engine(text: str) -> str | None:
+    """The engine whose Prometheus metric the line exposes, else None."""
+    m = _METRIC_LINE.match(text) if ("vllm:" in text or "sglang:" in text) else None
+    return m["engine"] if m else None
+
+
+# The module a serving platform runs one engine's backend in, as its logger's name (`%(name)s` in Python logging's
+# format): GPUStack's `gpustack.worker.backends.vllm` / `.sglang` (gpustack/worker/backends/vllm.py, sglang.py:
+# `logging.getLogger(__name__)`, logged as `… - gpustack.worker.backends.sglang - INFO - Starting SGLang …`) and
+# Xinference's `xinference.model.llm.vllm.core` / `xinference.model.llm.sglang.core`.  That backend is the engine
+# the platform started.
+_WRAPPER_ENGINE_LOGGER = compile_lazily(r"\b(?:gpustack\.worker\.backends|xinference\.model\.llm)\.(?P<engine>vllm|sglang)\b")
+
+
+def wrapper_logger_engine(text: str) -> str | None:
+    """The engine a platform's per-engine backend module, named as a logger, runs, else None."""
+    m = _WRAPPER_ENGINE_LOGGER.search(text) if (".vllm" in text or ".sglang" in text) else None
+    return m["engine"] if m else None
+
+
 # A wrapper's module for one engine in a frame's path: verl's rollouts (`verl/workers/rollout/sglang_rollout/`,
 # verl-project/verl#3719), LLaMA-Factory's and OpenRLHF's engines (`llamafactory/chat/vllm_engine.py`,
 # `openrlhf/trainer/ray/vllm_engine.py`), slime's SGLang backend (`slime/backends/sglang_utils/sglang_engine.py`;
 # slime runs SGLang), verl's sharding managers that hand the trainer's weights to one engine
-# (`verl/workers/sharding_manager/fsdp_vllm.py`, `fsdp_sglang.py`, `megatron_vllm.py`).  The wrapper runs the engine
-# it was configured with.
+# (`verl/workers/sharding_manager/fsdp_vllm.py`, `fsdp_sglang.py`, `megatron_vllm.py`), lm-evaluation-harness's
+# backends (`lm_eval/models/vllm_causallms.py`, `vllm_vlms.py`, `sglang_causallms.py`: `--model vllm` runs them;
+# arcee-ai/mergekit#524, EleutherAI/lm-evaluation-harness#2028), AReaL's clients of the server it launched for its
+# rollouts (`areal/engine/sglang_remote.py`, `vllm_remote.py`).  The wrapper runs the engine it was configured with.
 _WRAPPER_ENGINE_MODULE = compile_lazily(
-    r"/(?:(?P<engine>sglang|vllm)_(?:rollout/|engine\.py$)|(?P<slime>sglang)_utils/|(?:fsdp|megatron)_(?P<sharded>sglang|vllm)\.py$)"
+    r"/(?:(?P<engine>sglang|vllm)_(?:rollout/|engine\.py$)|(?P<slime>sglang)_utils/|(?:fsdp|megatron)_(?P<sharded>sglang|vllm)\.py$"
+    r"|(?<=/models/)(?P<lm_eval>sglang|vllm)_(?:causallms|vlms)\.py$|(?<=/engine/)(?P<areal>sglang|vllm)_remote\.py$)"
 )
 # A wrapper's class made for one engine, named in a line (a message, a repr, a log record): verl's rollouts
 # (`vLLMRollout`, `vLLMAsyncRollout` in verl/workers/rollout/vllm_rollout/; `SGLangRollout`, `AsyncSGLangRollout` in
@@ -263,9 +314,19 @@ def named_in_line(text: str, *, paths: bool = True) -> tuple[set[str], set[str]]
     if _NAMES_ONLY.search(text):
         return set(), set()
     engines = {"sglang" if m["sglang_router"] else next(name for name in m.groups() if name).lower()
-               for m in _MODULE_PATH.finditer(text)} if paths else set()
+               for m in _MODULE_PATH.finditer(text) if not _part_sglang_runs(text, m)} if paths else set()
     wrappers = {_WRAPPER_GROUPS[m.lastgroup] for m in _WRAPPER_WORDS.finditer(text) if m.lastgroup}
     return engines, wrappers
+
+
+def _part_sglang_runs(text: str, m: re.Match[str]) -> bool:
+    """Whether a module path the line names is in a part of vLLM that SGLang runs too (SGLANG_RUNS_OF_VLLM)."""
+    if m["vllm_part"]:
+        return m["vllm_part"] in SGLANG_RUNS_OF_VLLM
+    if m["installed"] == "vllm":
+        part = _PACKAGE_PART.match(text, m.end())
+        return part is None or part.group() in SGLANG_RUNS_OF_VLLM
+    return False
 
 
 # A wrapper's check of the engine's version it is about to run: transformers' require_version, which LLaMA-Factory
@@ -315,7 +376,44 @@ _WRAPPER_CHOICE = compile_lazily(
     r"|After building (?P<built>sglang|vllm) rollout\b"
 )
 # The text one of them needs: lines without it (nearly all) cost a few substring tests.
-SETTINGS_MARKERS = ("Args(", "engine", "rollout.name", "infer_backend", "After building")
+SETTINGS_MARKERS = ("Args(", "engine", "rollout.name", "infer_backend", "After building", *(RUNNER_MARKERS := (
+    "lm_eval", "lm-eval", "vllm_num_engines", "vllm-serve", "use_vllm")))
+
+# A project runner's own option that makes it run one engine, in its command line or config (each read from the
+# runner's code): lm-evaluation-harness's `--model vllm` / `vllm-vlm` / `sglang` (lm_eval/models/vllm_causallms.py
+# `@register_model("vllm")`, vllm_vlms.py, sglang_causallms.py `@register_model("sglang")`), OpenRLHF's
+# `--vllm_num_engines N` (openrlhf/cli/train_ppo_ray.py: "number of vLLM Engines, set to 0 to disable vLLM"), TRL's
+# `trl vllm-serve` (trl/cli.py, which runs trl/scripts/vllm_serve.py) and its trainers' `use_vllm` (GRPOConfig,
+# `--use_vllm true` or `use_vllm: true` in a recipe).  A runner that only *could* run an engine names none.
+_RUNNER_OPTION = compile_lazily(
+    r"\blm[-_]eval\b.*?--model[= ](?P<lm_eval>vllm|sglang)(?:-vlm)?(?![\w-])"
+    r"|--vllm_num_engines[= ]+(?P<openrlhf>[1-9]\d*)\b"
+    r"|\btrl\s+(?P<trl_serve>vllm)-serve\b"
+    r"|--(?P<use_vllm_flag>use_vllm)(?:[= ]+[\"']?(?:true|True)\b|\s*$|\s+--)"
+    r"|(?<![\w.-])(?P<use_vllm>use_vllm)\s*[:=]\s*[\"']?(?:true|True)\b"
+)
+
+
+# A launch written as a list of words, not a shell line: a container's exec form (a Dockerfile's `ENTRYPOINT
+# ["python3", "-m", "vllm.entrypoints.openai.api_server"]`, vLLM's own Dockerfile; a compose file's or a pod's
+# `command: ["python3", "-m", "sglang.launch_server", …]`, `["vllm", "serve", …]`), Python's repr of a subprocess's
+# argument list (`Command '['python', '-m', 'sglang.launch_server', …]' returned non-zero exit status 1.`, a wrapper
+# that started the server), or a YAML block list whose item is the engine's server module (`- sglang.launch_server`).
+# The program it runs is the engine's own server.
+_LISTED_COMMAND = compile_lazily(
+    r"[\[,]\s*(?P<q>[\"'])(?:[^\"',\s]*/)?python[\d.]*(?P=q)\s*,\s*(?P=q)-m(?P=q)\s*,\s*(?P=q)"
+    r"(?P<module>sglang\.launch_server|vllm\.entrypoints\.openai\.api_server|vllm\.entrypoints\.api_server)(?P=q)"
+    r"|[\[,]\s*(?P<q2>[\"'])(?:[^\"',\s]*/)?(?P<cli>vllm|sglang)(?P=q2)\s*,\s*(?P=q2)serve(?P=q2)"
+    r"|^\s*-\s+[\"']?(?P<item>sglang\.launch_server|vllm\.entrypoints\.openai\.api_server)[\"']?\s*$"
+)
+
+
+def listed_command_engine(text: str) -> str | None:
+    """The engine whose server a launch written as a list of words runs (see _LISTED_COMMAND), else None."""
+    m = _LISTED_COMMAND.search(text) if ("launch_server" in text or "api_server" in text or "serve\"" in text or "serve'" in text) else None
+    if m is None:
+        return None
+    return "sglang" if (m["module"] or m["cli"] or m["item"]).startswith("sglang") else "vllm"
 
 
 def settings_engine(text: str) -> str | None:
@@ -323,8 +421,11 @@ def settings_engine(text: str) -> str | None:
     SETTINGS_MARKERS is in the line)."""
     if "Args(" in text and (m := _SETTINGS_CLASS.search(text)):
         return "sglang" if m["cls"] == "ServerArgs" else "vllm"
-    m = _WRAPPER_CHOICE.search(text)
-    return (m["engine"] or m["built"]).lower() if m else None
+    if m := _WRAPPER_CHOICE.search(text):
+        return (m["engine"] or m["built"]).lower()
+    if any(marker in text for marker in RUNNER_MARKERS) and (m := _RUNNER_OPTION.search(text)) and not _NAMES_ONLY.search(text):
+        return m["lm_eval"] or "vllm"
+    return None
 
 
 # The engine's console script as the traceback's first frame (`File "/usr/local/bin/vllm", line 10, in <module>`:
@@ -373,7 +474,7 @@ def wrapper_of_path(path: str) -> str | None:
 def wrapper_module_engine(path: str) -> str | None:
     """The engine a wrapper's per-engine module in a frame's path runs, else None."""
     m = _WRAPPER_ENGINE_MODULE.search(path) if "_" in path else None
-    return (m["engine"] or m["slime"] or m["sharded"]) if m else None
+    return (m["engine"] or m["slime"] or m["sharded"] or m["lm_eval"] or m["areal"]) if m else None
 
 
 def xoscar_error(text: str) -> bool:

@@ -180,6 +180,11 @@ class LaunchTracker:
                 self.command_engine = "vllm" if "vllm" in command.split("--", 1)[0] else "sglang"
                 self._saw("command", self.command_engine)
                 self._mark(line.offset, "command").command = command
+        if ('"' in text or "'" in text or "- " in text) and len(text) <= 8192 and (
+            listed := engine_evidence.listed_command_engine(text)
+        ):
+            self.command_engine = listed  # a launch as a list of words (a container's exec form, a subprocess's args)
+            self._saw("command", listed)
         if "dynamo" in text and len(text) <= 8192 and (m := _DYNAMO_COMMAND.search(text)):
             # NVIDIA Dynamo's launch of one engine: the engine it names is the launch's, whatever an import printed
             self.command_engine = m["module"] or m["out"]
@@ -192,7 +197,8 @@ class LaunchTracker:
             # faulthandler dumps wrote over each other (`  File   File ""/…/sglang/srt/managers/scheduler.py/…`), is
             # read here, or its paths would be lost with the frame the grammar could not read.
             self._observe_engine_named(text)
-        if ("Args(" in text or "engine" in text or "rollout.name" in text or "infer_backend" in text or "After building" in text) and (
+        if ("Args(" in text or "engine" in text or "rollout.name" in text or "infer_backend" in text or "After building" in text
+                or "lm_eval" in text or "lm-eval" in text or "vllm_num_engines" in text or "vllm-serve" in text or "use_vllm" in text) and (
             dumped := engine_evidence.settings_engine(text)  # (engine_evidence.SETTINGS_MARKERS)
         ):
             self._saw("banner", dumped)
@@ -256,6 +262,15 @@ class LaunchTracker:
             self.versions.setdefault("sglang", m["version"])
             self._saw("format", "sglang")
             return
+        if text.startswith("vLLM Version") and (m := engine_evidence.CHECK_ENV_VLLM.match(text)):
+            self.versions.setdefault("vllm", m["version"])
+            self._saw("format", "vllm")
+            return
+        if metered := engine_evidence.metric_engine(text):
+            self._saw("format", metered)
+            return
+        if backend := engine_evidence.wrapper_logger_engine(text):
+            self._saw("paths", backend)
         if checked := engine_evidence.engine_version_checked(text):
             self.versions.setdefault(*checked)
             self._saw("paths", checked[0])  # installed, and the wrapper is about to run it
@@ -282,6 +297,8 @@ class LaunchTracker:
             engines, _ = engine_evidence.named_in_line(stream.replace("|", " "))
             for engine in engines:
                 self._saw("paths", engine)
+            if backend := engine_evidence.wrapper_logger_engine(stream):
+                self._saw("paths", backend)
 
     def _observe_header(self, meta: LineMeta, stream: str) -> None:
         """What a record's logger header shows.  Once a header has shown all it can (vLLM's from a module that
