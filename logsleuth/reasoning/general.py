@@ -215,9 +215,10 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
         score += WORD_WEIGHT
         why.append(f"the line that raised it ({said.strip()!r})")
     placed = not row.frames_need or any(t in types for t in row.frames_need)
-    if row.wrapper_call and not score and not (wrapper_call_into_engine(failure) or _engine_class_called(failure)):
-        # A wrapper's frames alone say who made the call, not that it was a call into the engine: a wrapper failing
-        # on its own object is no sign of another engine release.
+    if (row.wrapper_call and not score and _short(failure.final.type) in SIGNATURE_TYPES
+            and not (wrapper_call_into_engine(failure) or _engine_class_called(failure))):
+        # A wrapper's frames and a TypeError or AttributeError say who made the call, not that it was a call into the
+        # engine: a wrapper failing on its own object is no sign of another engine release.
         placed = False
     fragment = next((f for f in row.frames for file in files if f in file), None) if placed else None
     if fragment:
