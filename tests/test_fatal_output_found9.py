@@ -9,9 +9,15 @@ tracebacks:
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from logsleuth.api import diagnose_text
+from logsleuth.render import render
+from logsleuth.render.options import OutputFormat, RenderOptions
 from tests.helpers import real_traceback
 from tests.test_fatal_output_shapes import OPTIONS, primary
 
@@ -79,3 +85,71 @@ def test_the_traceback_a_paste_shows_outranks_the_statement_its_prose_quotes() -
     traceback = real_traceback("def check(size):\n    raise ValueError(f'bad size {size}')\n\ncheck(3)\n")
     log = "It crashes at `assert self.page_size == 1` I think, full log:\n" + traceback
     assert primary(log)[:2] == ("ValueError", "bad size 3")
+
+
+# --- a traceback cut before its exception line ------------------------------------------------------------------------
+# SGLang 0.5.9's server_args.py raises ValueError("TRTLLM MHA backend is only supported on Blackwell GPUs (SM100).
+# Please use a different backend.") at lines 1900-1902, in ServerArgs._handle_attention_backend_compatibility (the
+# raise site index).  The traceback is real CPython's, from a module at that path whose source was gone when it raised
+# (CPython then prints no source lines, as from an install without its .py files), its exception line cut by the paste.
+TRTLLM_MHA = "TRTLLM MHA backend is only supported on Blackwell GPUs (SM100). Please use a different backend."
+
+
+def _cut_traceback(tmp_path: Path, raise_line: int, statement: str, function: str = "_handle_attention_backend_compatibility",
+                   keep_source: bool = False) -> str:
+    root = tmp_path / "venv" / "lib" / "python3.11" / "site-packages"
+    module = root / "sglang" / "srt" / "server_args.py"
+    module.parent.mkdir(parents=True)
+    for package in (root / "sglang", root / "sglang" / "srt"):
+        (package / "__init__.py").touch()
+    header = f"class ServerArgs:\n    def {function}(self):\n"
+    padding = "\n" * (raise_line - 1 - header.count("\n"))
+    module.write_text(header + padding + f"        {statement}\n", encoding="utf-8")
+    script = tmp_path / "launch.py"
+    removal = "" if keep_source else "import os\nos.remove(server_args.__file__)\n"
+    script.write_text(f"import sys\nsys.path.insert(0, {str(root)!r})\nfrom sglang.srt import server_args\n{removal}"
+                      f"server_args.ServerArgs().{function}()\n", encoding="utf-8")
+    run = subprocess.run([sys.executable, "-B", str(script)], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert run.returncode == 1 and "site-packages/sglang/srt/server_args.py" in run.stderr, run.stderr
+    lines = run.stderr.splitlines()
+    assert lines[-1].startswith(("ValueError", "AssertionError", "RuntimeError"))
+    return "sglang version: 0.5.9\n" + "\n".join(lines[:-1]) + "\n"  # the paste stops before the exception line
+
+
+def test_a_cut_traceback_without_source_lines_is_typed_by_the_indexed_check_at_its_last_line(tmp_path: Path) -> None:
+    log = _cut_traceback(tmp_path, 1900, f"raise ValueError({TRTLLM_MHA!r})")
+    assert "raise ValueError" not in log  # no source line: only the index names the check
+    report = diagnose_text(log, OPTIONS)
+    block = report.failures[0].failure.final
+    assert (block.type, block.message) == ("ValueError", TRTLLM_MHA)
+    assert block.typed_from_statement and block.truncated  # inferred, never shown as printed
+    text = render(report, RenderOptions(format=OutputFormat.TEXT, width=200))
+    assert "inferred from the last frame" in text
+
+
+def test_a_cut_traceback_whose_last_line_is_no_indexed_check_stays_untyped(tmp_path: Path) -> None:
+    log = _cut_traceback(tmp_path, 1700, "raise ValueError('x')")  # no check of that function stands at line 1700
+    block = diagnose_text(log, OPTIONS).failures[0].failure.final
+    assert block.type == ""
+
+
+def test_a_cut_traceback_of_the_other_engine_s_code_is_not_typed_by_that_engine_s_index(tmp_path: Path) -> None:
+    log = _cut_traceback(tmp_path, 1900, f"raise ValueError({TRTLLM_MHA!r})").replace("sglang version: 0.5.9",
+                                                                                      "vLLM API server version 0.8.5")
+    assert diagnose_text(log, OPTIONS).failures[0].failure.final.type == ""
+
+
+@pytest.mark.parametrize(
+    ("statement", "raised", "message"),
+    [
+        ("raise RuntimeError('the draft model needs --speculative-algorithm')", "RuntimeError",
+         "the draft model needs --speculative-algorithm"),
+        ("assert self is None, 'page size must be positive'", "AssertionError", "page size must be positive"),
+        ("raise RuntimeError(f'bad size {self}')", "RuntimeError", ""),  # an f-string's holes: the message unknown
+    ],
+)
+def test_a_cut_raising_statement_that_spells_its_message_gives_it(tmp_path: Path, statement: str, raised: str,
+                                                                    message: str) -> None:
+    log = _cut_traceback(tmp_path, 40, statement, function="check", keep_source=True)
+    block = diagnose_text(log, OPTIONS).failures[0].failure.final
+    assert (block.type, block.message, block.typed_from_statement) == (raised, message, True)
