@@ -153,3 +153,51 @@ def test_a_cut_raising_statement_that_spells_its_message_gives_it(tmp_path: Path
     log = _cut_traceback(tmp_path, 40, statement, function="check", keep_source=True)
     block = diagnose_text(log, OPTIONS).failures[0].failure.final
     assert (block.type, block.message, block.typed_from_statement) == (raised, message, True)
+
+
+# --- a traceback cut at an import, a notebook's header (the dev sweep) ------------------------------------------------
+def test_a_traceback_cut_under_an_import_statement_is_an_import_error_inferred(tmp_path: Path) -> None:
+    # vllm-project/vllm#1814, #15286, SystemPanic/vllm-windows#8: an import chain pasted up to its last import
+    (tmp_path / "engine").mkdir()
+    (tmp_path / "engine" / "__init__.py").write_text("from engine.config import Config\n", encoding="utf-8")
+    (tmp_path / "engine" / "config.py").write_text("import os\nfrom engine._C import ops\n", encoding="utf-8")
+    script = tmp_path / "serve.py"
+    script.write_text("import engine\n", encoding="utf-8")
+    run = subprocess.run([sys.executable, "-B", str(script)], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert run.stderr.splitlines()[-1].startswith("ModuleNotFoundError")
+    cut = "\n".join(run.stderr.splitlines()[:-1]) + "\n"
+    block = diagnose_text(cut, OPTIONS).failures[0].failure.final
+    assert (block.type, block.typed_from_statement) == ("ImportError", True)
+
+
+def test_a_pasted_script_s_imports_are_no_failure() -> None:
+    script = "import os\nimport torch\nfrom vllm import LLM\nllm = LLM(model='facebook/opt-125m')\n"
+    assert not diagnose_text(script, OPTIONS).failures
+
+
+# IPython/core/ultratb.py's header: the type padded, then CPython's words without their colon; `Cell In[1], line 15`.
+NOTEBOOK = (
+    "---------------------------------------------------------------------------\n"
+    "ValueError                                Traceback (most recent call last)\n"
+    "Cell In[1], line 15\n"
+    "---> 15 llm = LLM(model=MODEL_PATH, trust_remote_code=True)\n"
+    "\n"
+    "File ~/envs/omni/lib/python3.11/site-packages/vllm/utils.py:1037, in deprecate_args.<locals>.inner(*args, **kwargs)\n"
+)
+
+
+def test_a_notebook_traceback_cut_in_its_frames_is_the_type_its_header_names() -> None:
+    # QwenLM/Qwen2.5-Omni#132
+    assert primary(NOTEBOOK)[0] == "ValueError"
+
+
+def test_a_notebook_traceback_s_exception_line_gives_its_message() -> None:
+    assert primary(NOTEBOOK + "ValueError: this model has no vLLM implementation\n")[:2] == (
+        "ValueError", "this model has no vLLM implementation")
+
+
+def test_cpython_s_own_header_is_no_notebook_header() -> None:
+    from logsleuth.tracebacks.notebook import notebook_exception_type
+
+    assert notebook_exception_type("Traceback (most recent call last):") is None
+    assert notebook_exception_type("The Traceback (most recent call last) below is long") is None

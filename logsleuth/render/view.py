@@ -227,7 +227,7 @@ def exception_line(block: ExceptionBlock) -> tuple[str, list[str]]:
     if kind and block.typed_from_statement:
         # the paste lost the exception line (tracebacks/raising_statement.py, indexed_statement.py): the type and any
         # message the statement spells out are inferred, said so, never shown as if printed
-        head = f"{head} (inferred from the last frame's raising statement; the exception line is not in the log)"
+        head = f"{head} (inferred from the last frame's statement; the exception line is not in the log)"
     return head, lines[1:]
 
 

@@ -45,6 +45,7 @@ from logsleuth.tracebacks.grammar import (
 )
 from logsleuth.tracebacks.raising_statement import (
     STRIPPED_FRAME,
+    imported_type,
     raised_type,
     statement_frame,
     statement_message,
@@ -431,7 +432,7 @@ def _typed_by_statement(block: ExceptionBlock, texts: list[str]) -> ExceptionBlo
     at = next((index for index in range(len(texts) - 1, -1, -1) if texts[index].strip() and not CARET_LINE.match(texts[index])), None)
     last = texts[at] if at is not None else ""
     source = block.frames[-1].source if block.frames and block.frames[-1].source else last
-    type_name = raised_type(source or "")
+    type_name = raised_type(source or "") or (imported_type(source or "") if block.frames else None)
     if type_name is None:
         return block
     # frames that lost their `File` lines are not parsed: the statement is kept as the innermost frame's source,

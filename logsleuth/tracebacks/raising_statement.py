@@ -58,6 +58,18 @@ _RAISED_LITERAL = compile_lazily(r"^\s*raise\s+[\w.]+\(\s*f?(?P<q>[\"'])(?P<msg>
 _ASSERTED_LITERAL = compile_lazily(r"^\s*assert\s(?P<test>.+?),\s*\(?\s*f?(?P<q>[\"'])(?P<msg>[^\"'\\{}]*)(?P=q)\s*\)?\s*$")
 
 
+# An import statement: `from x.y import (a, b,`, `import x.y`, `from . import z`.
+_IMPORT_STATEMENT = compile_lazily(r"^\s*(?:from\s+\.*[\w.]*\s+import\s+\S|import\s+[A-Za-z_][\w.]*\s*(?:,|as\s|$))")
+
+
+def imported_type(source: str) -> str | None:
+    """ImportError for an import statement (`from x import y`, `import x`), else None.  CPython raises the import's
+    own failure there (ModuleNotFoundError, a subclass, for a module not found); a failure in the imported module's
+    own code shows that module's frame below it, so an import that is the last frame a traceback shows failed as an
+    import.  Read only for a traceback's parsed frames: a pasted script's imports are no failure."""
+    return "ImportError" if ("import" in source and _IMPORT_STATEMENT.match(source)) else None
+
+
 def statement_message(source: str) -> str:
     """The message the raising statement `source` prints, when it is one plain literal on the line, else ""."""
     if (m := _RAISED_LITERAL.match(source)) is not None:

@@ -74,6 +74,7 @@ from logsleuth.tracebacks.logged_errors import (
     plain_candidates,
     status_candidates,
 )
+from logsleuth.tracebacks.notebook import notebook_exception_type
 from logsleuth.tracebacks.prose_failures import quoted_assert_statement, states_the_failure
 from logsleuth.tracebacks.raising_statement import (
     lost_its_exception_line,
@@ -305,6 +306,13 @@ class FailureScanner:
             # launched it: a fallback, whole on its one line, so closed at once (a traceback the wrapper prints next is
             # a failure of its own)
             self._add_engine_text(line, seq, logged)
+            return
+        if started is None and kind is LineKind.OTHER and (named_type := notebook_exception_type(text)) is not None:
+            # IPython's header of a traceback (notebook.py): its type, the message below not read; a fallback
+            record = Collector("bare", line, Phase.DONE, context=self._context(), fallback=True)
+            record.add(LineKind.EXCEPTION, line, seq, text=named_type)
+            self._register(line.stream, record)
+            self._close(line.stream, record)
             return
         if (
             started is None
