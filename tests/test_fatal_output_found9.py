@@ -63,6 +63,7 @@ def test_a_quoted_type_after_the_quoted_statement_keeps_the_statement_as_its_che
         "Does the server raise **AssertionError** when the tp size is wrong?",
         "I read the `assert dp_size > 1` check in scheduler.py and it looks right to me.",
         "Should we replace `assert x` with a proper error message?",
+        "We could replace `assert self.page_size == 1` with a proper error message.",
         "The docs say to use `assert` sparingly.",
     ],
 )
@@ -76,7 +77,9 @@ def test_a_healthy_log_stays_no_failure() -> None:
 
 
 @pytest.mark.parametrize("sentence", ["The server crashes with `AssertionError` after warm-up.",
-                                      "Why do I get `ValueError` here? It worked yesterday."])
+                                      "Why do I get `ValueError` here? It worked yesterday.",
+                                      "[Bug]: `KeyError` when loading the LoRA adapter",
+                                      "The error is `RuntimeError` every time."])
 def test_a_quoted_type_in_a_sentence_that_says_it_happened_is_still_the_failure(sentence: str) -> None:
     assert diagnose_text(sentence + "\n", OPTIONS).failures
 

@@ -25,6 +25,9 @@ FAILURE_WORDS = compile_lazily(
     r"got|get(?:s|ting)?|abort\w*|exit(?:s|ed|ing)?|errors?(?:ed)? out|assertion\s*error|assert(?:ion)?\s+error|"
     r"encounter\w*|occur\w*|broke|breaks|stops?|stopped|kill\w*)\b"
 )
+# For a quoted type, a sentence that calls it an error or a bug says it happened too (`the error is \`KeyError\``,
+# `[Bug]: \`ValueError\` when loading …`); of a quoted statement it may not (`replace \`assert …\` with an error`).
+TYPE_FAILURE_WORDS = compile_lazily(r"(?i)\b(?:errors?|bug)\b")
 # An assert statement after a label that says it failed, not quoted: `assert error: assert x <= y`,
 # `AssertionError: assert x == y` is the grammar's (an exception line), `assertion failed: assert …`.
 LABELLED_ASSERT = compile_lazily(r"(?i)\bassert(?:ion)?[ _]?(?:error|failed|failure)\s*:\s*(?P<statement>assert\s+\S.{2,})$")
@@ -53,10 +56,10 @@ def quoted_assert_statement(text: str) -> str | None:
 def states_the_failure(text: str, quoted: str) -> bool:
     """Whether a sentence that quotes an exception type alone (`quoted`, no message) says it happened."""
     start = text.find(quoted)
-    return start < 0 or _says_it_failed(text, start, start + len(quoted))
+    return start < 0 or _says_it_failed(text, start, start + len(quoted), type_words=True)
 
 
-def _says_it_failed(text: str, start: int, end: int) -> bool:
+def _says_it_failed(text: str, start: int, end: int, type_words: bool = False) -> bool:
     """Whether the sentence around the quote at text[start:end] says something failed: a failure word outside the
     quote (the quote's own `AssertionError` says nothing happened), and no question about it (`is this …?`)."""
     opening = max(text.rfind(mark, 0, start) for mark in SENTENCE_ENDS) + 1
@@ -64,7 +67,8 @@ def _says_it_failed(text: str, start: int, end: int) -> bool:
     sentence = text[opening : closing + 1]
     around = text[opening:start] + " " + text[end : closing + 1]
     asks = sentence.rstrip().endswith("?") and bool(QUESTION_OPENING.match(sentence))
-    return bool(FAILURE_WORDS.search(around)) and not asks
+    said = FAILURE_WORDS.search(around) or (type_words and TYPE_FAILURE_WORDS.search(around))
+    return bool(said) and not asks
 
 
 # What ends a sentence in prose (a period inside a quote or a number is skipped: the quote is cut out before).
