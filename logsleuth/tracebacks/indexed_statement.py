@@ -16,7 +16,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 from logsleuth.facts.message_templates import HOLE
-from logsleuth.facts.raise_sites import ENGINE_PACKAGES, INDEXED_PACKAGES, RaiseSite, engine_file, find
+from logsleuth.facts.raise_sites import (
+    ENGINE_PACKAGES,
+    INDEXED_PACKAGES,
+    RaiseSite,
+    engine_file,
+    find,
+    site_entries,
+)
 from logsleuth.models import ExceptionBlock, Failure, LaunchInfo
 
 
@@ -49,7 +56,17 @@ def _check_at(block: ExceptionBlock, launch: LaunchInfo) -> RaiseSite | None:
         return None  # a log call, an exception built elsewhere, `raise self._error(…)`: no class the statement names
     if not site.framed:
         return None  # placed by a source text alone, in no release at the frame's line: not shown to be this one
+    if frame.source and not _holds(site, frame.source):
+        return None  # the line the paste shows is not that statement's (a patched or other release's file)
     named = version if launch.engine_version_source in ("log", "user") else None
     if named in site.indexed and named not in site.framed:
         return None  # the release the log names has no such statement at that line (another release's check stood there)
     return site
+
+
+def _holds(site: RaiseSite, source: str) -> bool:
+    """Whether the indexed statement's text (any release's) holds the source line the paste shows."""
+    shown = source.strip()
+    return any(shown in line for entry in site_entries(site.engine, f"{site.file}.json")
+               if entry["function"] == site.function and any(run[2] == site.line for run in entry["lines"])
+               for line in entry["text"])
