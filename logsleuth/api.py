@@ -56,6 +56,7 @@ from logsleuth.sources.open import (
     with_workloads_expanded,
 )
 from logsleuth.sources.options import SSHOptions
+from logsleuth.tracebacks.indexed_statement import with_type_from_index
 
 if TYPE_CHECKING:  # health's modules are imported when `health` runs: a diagnose does not pay for them
     from logsleuth.health.model import HealthReport
@@ -284,6 +285,10 @@ def build_report(
         # The failures of the same log printed before this one: a crash's cause may be one of them.
         before = [g.failure for g in groups if set(g.sources) & set(group.sources)]
         own = _own_launch(group, launch, trackers, options)
+        # A traceback cut before its exception line: the type of the indexed check at its last frame's line, inferred
+        # (tracebacks/indexed_statement.py)
+        if (typed := with_type_from_index(group.failure, own)) is not group.failure:
+            group = replace(group, failure=typed)
         # The engine's own check that raised it, looked up once in the raise site index (reasoning/raise_site.py):
         # shown with the diagnosis, and its line numbers correct a release guessed from the code layout.
         site = site_of(group.failure, own)

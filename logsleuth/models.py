@@ -99,8 +99,9 @@ class ExceptionBlock:
     members: tuple[tuple[ExceptionBlock, ...], ...] = ()
     more_members: int = 0  # "and N more exceptions"
     truncated: bool = False  # frames missing at the start (excerpt) or the end (cut-off log)
-    # the type was read from the raising statement (`raise X(`, `assert`), the exception line not pasted
-    # (tracebacks/raising_statement.py): reports say so instead of showing it as if printed
+    # the type was read from the last frame's raising statement (`raise X(`, `assert`): the one pasted
+    # (tracebacks/raising_statement.py) or the one the raise site index holds at that frame's line
+    # (tracebacks/indexed_statement.py), the exception line not pasted: reports say it is inferred, never printed
     typed_from_statement: bool = False
 
     @property

@@ -222,9 +222,10 @@ def test_the_record_above_a_cut_traceback_names_its_exception(record: str) -> No
 
 
 def test_a_record_that_names_no_exception_leaves_the_cut_traceback_as_it_is() -> None:
-    # the raising statement is left to name the type, its message unknown (tracebacks/raising_statement.py)
+    # the raising statement is left to name the type and the message it spells out (tracebacks/raising_statement.py)
     report = diagnose_text(f"ERROR 06-01 10:00:00 [engine.py:160] Error in the step, see below\n{_cut_traceback()}", OPTIONS)
-    assert (report.failures[0].failure.final.type, report.failures[0].failure.final.message) == ("ValueError", "")
+    final = report.failures[0].failure.final
+    assert (final.type, final.message, final.typed_from_statement) == ("ValueError", ATTENTION, True)
 
 
 def test_a_whole_traceback_keeps_its_own_exception() -> None:

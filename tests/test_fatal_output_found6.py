@@ -78,7 +78,7 @@ def test_a_traceback_cut_inside_its_raising_statement_is_named_by_it(code: str, 
     block = report.failures[0].failure.final
     assert (block.type, block.message, block.truncated) == (expected, "", True)
     assert block.frames[-1].source.startswith(("raise ValueError(", "assert num_heads"))
-    assert "read from the raising statement" in render(report, RenderOptions(format=OutputFormat.TEXT, width=200))
+    assert "inferred from the last frame" in render(report, RenderOptions(format=OutputFormat.TEXT, width=200))
 
 
 @pytest.mark.parametrize("cut", [_frames_without_file_wording, _source_lines_only])

@@ -60,6 +60,7 @@ class RaiseSite:
     version: str | None  # the user's release, when the log or the user gave it and the index read it
     framed: tuple[str, ...] = ()  # the releases in which this check stands at the frame's line: the frames' release
     message: str = ""  # the check's message template (holes as message_templates.HOLE): its words when the paste cut them
+    raised: str = ""  # the class a `raise` names (`ValueError`; "" when it raises what a call builds), for an assert ""
 
 
 @lru_cache(maxsize=len(INDEXED_PACKAGES))
@@ -174,6 +175,7 @@ def find(engine: str, path: str, function: str | None, line: int | None, source:
         releases=tuple(indexed[n] for n in numbers), indexed=tuple(indexed),
         version=version if known in numbers else None,  # "your release has this check" only when it does
         framed=tuple(indexed[n] for n in framed), message=chosen.get("message") or "",
+        raised=(chosen.get("type") or "") if chosen["kind"] == "raise" else "",
     )
 
 

@@ -224,9 +224,10 @@ def exception_line(block: ExceptionBlock) -> tuple[str, list[str]]:
     lines = clean_lines(block.message) if block.message else []
     kind = clean(block.type)
     head = f"{kind}: {lines[0]}" if lines else (kind or "(exception line missing)")
-    if not lines and kind and block.typed_from_statement:
-        # the paste lost the exception line (tracebacks/raising_statement.py): said so, not shown as if printed
-        head = f"{kind} (read from the raising statement; its exception line is not in the log)"
+    if kind and block.typed_from_statement:
+        # the paste lost the exception line (tracebacks/raising_statement.py, indexed_statement.py): the type and any
+        # message the statement spells out are inferred, said so, never shown as if printed
+        head = f"{head} (inferred from the last frame's statement; the exception line is not in the log)"
     return head, lines[1:]
 
 

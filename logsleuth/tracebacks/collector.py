@@ -43,7 +43,13 @@ from logsleuth.tracebacks.grammar import (
     runtime_fact,
     shell_notice,
 )
-from logsleuth.tracebacks.raising_statement import STRIPPED_FRAME, raised_type, statement_frame
+from logsleuth.tracebacks.raising_statement import (
+    STRIPPED_FRAME,
+    imported_type,
+    raised_type,
+    statement_frame,
+    statement_message,
+)
 
 # A runaway traceback (deep recursion printed without CPython's repeat marker, 100k frames) keeps its first
 # ELIDED_HEAD and its last lines, up to MAX_FAILURE_LINES in all; the middle becomes one marker line.  The
@@ -367,7 +373,9 @@ class Collector:
         if self.assert_source and exceptions and not exceptions[-1].frames:
             # the frame's place was not pasted; its source line is the check that failed (scanner.ASSERT_SOURCE_ABOVE)
             unplaced = self.statement_place or Frame(file=UNPASTED_FRAME, line=None, function=None, source=self.assert_source)
-            exceptions = (*exceptions[:-1], replace(exceptions[-1], frames=(unplaced,), truncated=self.typed_by_statement,
+            message = statement_message(self.assert_source) if self.typed_by_statement else exceptions[-1].message
+            exceptions = (*exceptions[:-1], replace(exceptions[-1], message=message, frames=(unplaced,),
+                                                       truncated=self.typed_by_statement,
                                                        typed_from_statement=self.typed_by_statement))
         if truncated and exceptions and not exceptions[-1].truncated and not self.complete:
             exceptions = (*exceptions[:-1], _mark_truncated(exceptions[-1]))
@@ -424,13 +432,14 @@ def _typed_by_statement(block: ExceptionBlock, texts: list[str]) -> ExceptionBlo
     at = next((index for index in range(len(texts) - 1, -1, -1) if texts[index].strip() and not CARET_LINE.match(texts[index])), None)
     last = texts[at] if at is not None else ""
     source = block.frames[-1].source if block.frames and block.frames[-1].source else last
-    type_name = raised_type(source or "")
+    type_name = raised_type(source or "") or (imported_type(source or "") if block.frames else None)
     if type_name is None:
         return block
     # frames that lost their `File` lines are not parsed: the statement is kept as the innermost frame's source,
     # placed by the frame line above it when that kept its file and function
     frames = block.frames or (statement_frame(last, texts[:at or 0], UNPASTED_FRAME),)
-    return replace(block, type=type_name, message="", frames=frames, truncated=True, typed_from_statement=True)
+    return replace(block, type=type_name, message=statement_message(source or ""), frames=frames, truncated=True,
+                   typed_from_statement=True)
 def _join_ray_remote(blocks: tuple[ExceptionBlock, ...]) -> tuple[ExceptionBlock, ...]:
     """Ray's re-raise and the remote task's error it prints as one exception, as a reader sees it: the caller's frames
     down to `ray.get`, then the task's own frames, then the cause's line (`RayTaskError(ActorDiedError)` is an

@@ -4,9 +4,10 @@ blind split).
 CPython prints the innermost frame's source line, the statement that raised, right above the exception line.  A
 paste cut there (at the statement's first line: `raise ValueError(`, `assert (`), or one whose frames lost their
 `File "…", line N, in f` prefix, keeps that statement and no `Type: message` line.  The statement still names the
-type: `raise X(…)` / `raise X` raises X, and a failing `assert` raises AssertionError.  The message is unknown (it is
-on the lines the paste cut), so it stays empty, and the block is marked truncated: the report says the type was read
-from the statement (render/view.exception_line).
+type: `raise X(…)` / `raise X` raises X, and a failing `assert` raises AssertionError.  The message is the one plain
+literal the statement spells out on its line, else unknown (it is on the lines the paste cut) and empty; the block is
+marked truncated, and the report says the type was inferred from the last frame (render/view.exception_line).  A
+last frame that shows no such statement is placed by the raise site index (indexed_statement.py).
 
 Only a statement that names a class counts: `raise` alone re-raises and `raise exc` raises a variable, whose type
 the statement does not say.
@@ -50,11 +51,46 @@ def raised_type(source: str) -> str | None:
     return "AssertionError" if m["assert"] else m["type"]
 
 
+# The message a raising statement spells out as one plain string literal closed on its line: `raise ValueError("x")`,
+# `raise X('x') from e`, `assert cond, "x"`.  An f-string's holes, a `%` or `.format` call, a literal continued on the
+# next line are not the printed text, so they give none (an f-string without holes is plain).
+_RAISED_LITERAL = compile_lazily(r"^\s*raise\s+[\w.]+\(\s*f?(?P<q>[\"'])(?P<msg>[^\"'\\{}]*)(?P=q)\s*\)\s*(?:from\s+\S+\s*)?$")
+_ASSERTED_LITERAL = compile_lazily(r"^\s*assert\s(?P<test>.+?),\s*\(?\s*f?(?P<q>[\"'])(?P<msg>[^\"'\\{}]*)(?P=q)\s*\)?\s*$")
+
+
+# An import statement: `from x.y import (a, b,`, `import x.y`, `from . import z`.
+_IMPORT_STATEMENT = compile_lazily(r"^\s*(?:from\s+\.*[\w.]*\s+import\s+\S|import\s+[A-Za-z_][\w.]*\s*(?:,|as\s|$))")
+
+
+def imported_type(source: str) -> str | None:
+    """ImportError for an import statement (`from x import y`, `import x`), else None.  CPython raises the import's
+    own failure there (ModuleNotFoundError, a subclass, for a module not found); a failure in the imported module's
+    own code shows that module's frame below it, so an import that is the last frame a traceback shows failed as an
+    import.  Read only for a traceback's parsed frames: a pasted script's imports are no failure."""
+    return "ImportError" if ("import" in source and _IMPORT_STATEMENT.match(source)) else None
+
+
+def statement_message(source: str) -> str:
+    """The message the raising statement `source` prints, when it is one plain literal on the line, else ""."""
+    if (m := _RAISED_LITERAL.match(source)) is not None:
+        return m["msg"].strip()
+    m = _ASSERTED_LITERAL.match(source)
+    if m is None or not _balanced(m["test"]):
+        return ""  # `assert s in ("a", "b")`: the comma is inside the test, the literal a member of it
+    return m["msg"].strip()
+
+
+def _balanced(test: str) -> bool:
+    """An assert's test closes every bracket and quote it opens (a comma after it ends the test)."""
+    depth = sum(test.count(c) for c in "([{") - sum(test.count(c) for c in ")]}")
+    return depth == 0 and test.count('"') % 2 == 0 and test.count("'") % 2 == 0
+
+
 def typed_by_statement(block: ExceptionBlock) -> bool:
-    """The block's type was read from its raising statement, its exception line lost: truncated, no message, and the
-    innermost frame's source names that type."""
+    """The block's type was read from its raising statement, its exception line lost: truncated, and the innermost
+    frame's source names that type (its message, if any, is the statement's literal)."""
     source = block.frames[-1].source if block.frames else None
-    return block.truncated and not block.message and bool(source) and raised_type(source or "") == block.type
+    return block.truncated and block.typed_from_statement and bool(source) and raised_type(source or "") == block.type
 
 
 def lost_its_exception_line(block: ExceptionBlock) -> bool:

@@ -27,7 +27,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 
 from logsleuth.lazyre import compile_lazily
-from logsleuth.models import FACT_PREFIX, Failure, FailureKind, LogLine
+from logsleuth.models import FACT_PREFIX, Failure, FailureKind, Frame, LogLine
 from logsleuth.tracebacks.collector import UNPASTED_FRAME, Collector, Phase
 from logsleuth.tracebacks.grammar import (
     CASCADE_CONTEXT_LINE,
@@ -74,6 +74,8 @@ from logsleuth.tracebacks.logged_errors import (
     plain_candidates,
     status_candidates,
 )
+from logsleuth.tracebacks.notebook import notebook_exception_type
+from logsleuth.tracebacks.prose_failures import quoted_assert_statement, states_the_failure
 from logsleuth.tracebacks.raising_statement import (
     lost_its_exception_line,
     raised_type,
@@ -270,6 +272,8 @@ class FailureScanner:
             and kind in (LineKind.OTHER, LineKind.EXCEPTION)
         ):
             quoted = embedded_failure(text)
+            if quoted is not None and ":" not in quoted and not states_the_failure(text, quoted):
+                quoted = None  # a type alone, in a sentence that does not say it happened (`is this an \`X\`?`)
             if quoted is not None:
                 kind_of: FailureKind = "usage" if USAGE_ERROR.match(quoted) else "bare"
                 started = (Collector(kind_of, line, Phase.DONE, context=self._context(), mention=True), quoted)
@@ -303,22 +307,37 @@ class FailureScanner:
             # a failure of its own)
             self._add_engine_text(line, seq, logged)
             return
+        if started is None and kind is LineKind.OTHER and (named_type := notebook_exception_type(text)) is not None:
+            # IPython's header of a traceback (notebook.py): its type, the message below not read; a fallback
+            record = Collector("bare", line, Phase.DONE, context=self._context(), fallback=True)
+            record.add(LineKind.EXCEPTION, line, seq, text=named_type)
+            self._register(line.stream, record)
+            self._close(line.stream, record)
+            return
+        if (
+            started is None
+            and kind is LineKind.OTHER
+            and "assert" in text
+            and (not line.starts_record or line.meta.level in ("ERROR", "CRITICAL"))
+            and (statement := quoted_assert_statement(text)) is not None
+        ):
+            # an assert statement a sentence says failed (prose_failures.py): an AssertionError raised there, its
+            # message and place unknown; the failure only of a paste that shows no other
+            self._add_statement_failure(line, seq, statement, Frame(file=UNPASTED_FRAME, line=None, function=None,
+                                                                    source=statement))
+            return
         if (
             started is None
             and kind in (LineKind.SOURCE, LineKind.OTHER)
             and ("raise" in text or "assert" in text)
-            and (raised := raised_type(text)) is not None
+            and raised_type(text) is not None
             and stripped_frames_above(text, self._recent_texts.get(line.stream, ()))
         ):
             # the raising statement under frames that lost their `File` lines, no exception line (raising_statement.py):
             # a failure of the type it names, the message unknown; the failure only of a paste that shows no other
-            record = Collector("bare", line, Phase.DONE, context=self._context(), fallback=True)
-            record.assert_source, record.typed_by_statement = text.strip(), True
             # the frame line above it, when it kept its file and function, places the statement (the engine's check)
-            record.statement_place = statement_frame(text, self._recent_texts.get(line.stream, ()), UNPASTED_FRAME)
-            record.add(LineKind.EXCEPTION, line, seq, text=raised)
-            self._register(line.stream, record)
-            self._close(line.stream, record)
+            self._add_statement_failure(line, seq, text.strip(),
+                                        statement_frame(text, self._recent_texts.get(line.stream, ()), UNPASTED_FRAME))
             return
         if started is None:
             if kind in (LineKind.OTHER, LineKind.SOURCE, LineKind.EXCEPTION):
@@ -339,8 +358,22 @@ class FailureScanner:
         if new.kind == "bare" and (source := ASSERT_SOURCE_ABOVE.match(self._source_above.get(line.stream, ""))):
             if BARE_ASSERTION_ERROR.match(first_text):
                 new.assert_source = source["statement"]
+        elif new.mention and BARE_ASSERTION_ERROR.match(first_text) and (statement := quoted_assert_statement(text)):
+            new.assert_source = statement  # `crashes with an \`assert x\` \`AssertionError\``: the check that failed
         new.add(kind if first_text is text else classify(first_text), line, seq, text=first_text)
         self._register(line.stream, new)
+
+    def _add_statement_failure(self, line: LogLine, seq: int, statement: str, place: Frame) -> None:
+        """A failure of the type a raising statement names, its exception line not pasted (raising_statement.py): the
+        statement is its innermost frame's source, at `place`; a fallback failure of one line."""
+        raised = raised_type(statement)
+        if raised is None:
+            return
+        record = Collector("bare", line, Phase.DONE, context=self._context(), fallback=True)
+        record.assert_source, record.typed_by_statement, record.statement_place = statement, True, place
+        record.add(LineKind.EXCEPTION, line, seq, text=raised)
+        self._register(line.stream, record)
+        self._close(line.stream, record)
 
     def _add_engine_text(self, line: LogLine, seq: int, logged: str) -> None:
         """An engine's message read against the raise site index (`Type: message`): a fallback failure of one line."""

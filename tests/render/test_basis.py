@@ -158,4 +158,4 @@ def test_a_type_read_from_the_raising_statement_searches_for_the_statement() -> 
     text = render(report, OutputFormat.TEXT)
     searched = text[text.index("Search for:"):].splitlines()[1]
     assert 'raise ValueError(f"unknown request type' in searched  # not the bare `ValueError` the statement names
-    assert "read from the raising statement" in text
+    assert "inferred from the last frame" in text
