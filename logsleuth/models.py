@@ -64,6 +64,9 @@ class LogLine(NamedTuple):
     # True when the line carried its own record header (an SGLang `[ts TP0]` header or a
     # vLLM logger header), i.e. it starts a log record rather than continuing one.
     starts_record: bool = False
+    # True when the line carried a logger header of its own, also one repeating the record's (vLLM repeats its header
+    # on every line of a record; a line stamper writes SGLang's untagged `[date time] ` before every line).
+    headed: bool = False
 
 
 @dataclass(frozen=True, slots=True)

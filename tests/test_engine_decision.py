@@ -622,3 +622,28 @@ def test_line_evidence_costs_no_regex_on_frames_or_once_an_engine_is_known(monke
     assert tracker.engine == "vllm"
     assert len(calls) == 500  # the warnings only, never the frames
     assert calls.count(True) == 1  # paths searched until vLLM's were seen
+
+
+def _stamped(lines: str) -> str:
+    """Each line as a line stamper writes it (`ts '[%Y-%m-%d %H:%M:%S]'`, a wrapper's logger): SGLang's untagged
+    header, on every line, frame lines too."""
+    return "".join(f"[2025-06-01 10:00:02] {line}\n" for line in lines.splitlines())
+
+
+def test_a_line_stampers_time_is_not_sglangs_header() -> None:
+    from tests.helpers import real_traceback
+
+    traceback = real_traceback("raise ValueError('the run failed')\n")
+    assert report_of(_stamped(traceback)).launch.engine is None
+    # Under the stamp, vLLM's own header still decides.
+    vllm_line = "INFO 06-01 10:00:01 [api_server.py:1043] vLLM API server version 0.8.5"
+    assert report_of(_stamped(f"{vllm_line}\n{traceback}")).launch.engine == "vllm"
+
+
+def test_sglangs_untagged_header_on_a_records_first_line_still_names_sglang() -> None:
+    """SGLang's logger writes its header once per record: the traceback's own lines carry none."""
+    from tests.helpers import real_traceback
+
+    traceback = real_traceback("raise ValueError('the run failed')\n")
+    log = f"[2025-06-01 10:00:02] Initialization failed. warmup error: {traceback}"
+    assert report_of(log).launch.engine == "sglang"

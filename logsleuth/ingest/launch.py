@@ -85,6 +85,17 @@ GPU_LINES_WITHIN = 1 << 20
 # an engine's own environment variable the user set (`VLLM_USE_V1=0`, `export SGLANG_…=`).  The strongest kind seen
 # decides (engine_evidence.py has the tables).
 EVIDENCE_KINDS = ("program", "command", "banner", "header", "frames", "paths", "format", "env")
+# Where a sighting of SGLang's header without rank tags is kept (LaunchTracker._stamped) -> the kind it counts as.
+PLAIN_HEADER_KINDS = {"plain-header format": "format", "plain-header frames": "frames"}
+
+
+def _plain(kind: str, meta: LineMeta) -> str:
+    """The evidence kind a logger header's sighting is kept under: apart when it is SGLang's without rank tags."""
+    if meta.header != "sglang" or meta.ranks:
+        return kind
+    return f"plain-header {kind}"
+
+
 # Kinds of evidence that are a log's format: when they show both engines, the failure's own frames and lines decide.
 _FORMAT_KINDS = frozenset({"header", "paths", "format"})
 # vLLM's engine names its version when it starts: "Initializing a V1 LLM engine (v0.11.0) with config: …"
@@ -145,6 +156,11 @@ class LaunchTracker:
     # shell session): the lines so far, joined, and the offset of its first line.
     _continued: tuple[str, int] | None = None
     _line_before: str = ""  # the last line seen: the message line `logger.exception` prints above its traceback
+    # SGLang's header without rank tags (`[2025-06-01 10:00:00] `) is also what a line stamper (`ts`, a wrapper's
+    # logger, a CI runner) writes before every line.  SGLang's logger writes it once per record, so a traceback's
+    # frame lines never carry it: a frame line that does shows a stamper, and the untagged header then shows
+    # nothing of the engine (its sightings are kept apart, under PLAIN_HEADER_KINDS, until the engine is decided).
+    _stamped: bool = False
 
     def observe(self, line: LogLine) -> None:
         text = line.text
@@ -224,6 +240,8 @@ class LaunchTracker:
         if line.stream and line.stream not in self._streams_read and len(self._streams_read) < MAX_STREAMS_READ:
             self._observe_stream(line.stream)
         meta = line.meta
+        if line.headed and meta.header == "sglang" and not meta.ranks and text.startswith('  File "'):
+            self._stamped = True
         if meta is not self._last_meta and (meta.header or meta.process):  # once per record: its lines share it
             self._last_meta = meta
             if meta.process and meta.process not in self._processes_read:
@@ -307,7 +325,7 @@ class LaunchTracker:
             self._saw("header", "sglang")
             self._headers_decided.add("sglang")
         elif engine := engine_evidence.header_engine(meta):
-            self._saw("format", engine)
+            self._saw(_plain("format", meta), engine)
             if engine == "vllm":
                 self._headers_decided.add("vllm")
 
@@ -334,8 +352,9 @@ class LaunchTracker:
         evidence of the strongest kind.  Conflicts are read with what they mean: frames of both engines are
         SGLang's (SGLang runs vLLM's layers; vLLM never runs SGLang's code), of two launch commands the latest is
         the launch, and of two engines' formats the one the failure's own frames and lines show."""
+        evidence = self._evidence()
         for kind in EVIDENCE_KINDS:
-            engines = self.evidence.get(kind)
+            engines = evidence.get(kind)
             if not engines:
                 continue
             if len(engines) == 1:
@@ -353,9 +372,17 @@ class LaunchTracker:
             found = engine_from_frames.engine_of_frames(self.shortened_frames)
         return found
 
+    def _evidence(self) -> dict[str, set[str]]:
+        """The evidence by kind, the untagged SGLang header's sightings counted unless a line stamper wrote it."""
+        merged = {kind: set(engines) for kind, engines in self.evidence.items() if kind not in PLAIN_HEADER_KINDS}
+        if not self._stamped:
+            for plain, kind in PLAIN_HEADER_KINDS.items():
+                merged.setdefault(kind, set()).update(self.evidence.get(plain, ()))
+        return merged
+
     def _failure_engine(self) -> str | None:
         """The engine the failures' own frames and lines show (both: SGLang, see `engine`), else None."""
-        engines = self.evidence.get("frames")
+        engines = self._evidence().get("frames")
         if not engines:
             return None
         return next(iter(engines)) if len(engines) == 1 else "sglang"
@@ -384,6 +411,7 @@ class LaunchTracker:
         otherwise only when this tracker has none (another host of the same launch)."""
         for kind, engines in other.evidence.items():
             self.evidence.setdefault(kind, set()).update(engines)
+        self._stamped = self._stamped or other._stamped
         if later_command_wins or self.command_engine is None:
             self.command_engine = other.command_engine or self.command_engine
         for engine, version in other.versions.items():
@@ -414,7 +442,7 @@ class LaunchTracker:
         tell whose logger printed it; frames, exceptions and prefixes tell a wrapper."""
         meta = failure.meta
         if meta.header and (engine := engine_evidence.header_engine(meta)):
-            self._saw("frames", engine)
+            self._saw(_plain("frames", meta), engine)
         if meta.process and (engine := engine_evidence.process_engine(meta.process)):
             self._saw("frames", engine)
         self.wrappers |= engine_evidence.failure_wrappers(failure)

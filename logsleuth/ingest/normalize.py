@@ -344,7 +344,7 @@ class LineNormalizer:
             self._current[namespace] = stream
         else:
             self._current_plain = stream
-        return LogLine(number, offset, text, meta, stream, starts_record or boundary)
+        return LogLine(number, offset, text, meta, stream, starts_record or boundary, has_header)
 
     # -- paste decoration ------------------------------------------------------------------------
 
