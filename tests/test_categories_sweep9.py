@@ -104,6 +104,15 @@ def test_a_kernel_package_finding_no_cuda_toolkit_at_its_import_is_still_the_too
     assert diagnosis.category == "dependency-version" and "CUDA toolkit" in diagnosis.title, diagnosis.title
 
 
+def test_an_error_whose_words_name_a_category_keeps_it_at_a_packages_import(tmp_path: Path) -> None:
+    # torch's lazy CUDA init run at a package's top level on a host where no GPU is visible: cuda-error's words win
+    traceback = _traceback(tmp_path, {
+        "sglang/__init__.py": "import deep_gemm\n",
+        "deep_gemm/__init__.py": "raise RuntimeError('No CUDA GPUs are available')\n",
+    }, "import sglang")
+    assert _diagnosis(traceback).category == "cuda-error"
+
+
 def test_the_import_row_names_no_category_for_a_failure_without_frames() -> None:
     text = f"[2026-06-11 10:00:00] sglang version 0.5.12\nValueError: {KERNELS_MESSAGE}\n"
     diagnosis = _diagnosis(text)

@@ -33,9 +33,9 @@ STRONG_WEIGHT = 8  # words that name a category outright: more than another row'
 TYPE_WEIGHT = 3
 KIND_WEIGHT = 3
 FRAME_WEIGHT = 1
-# Raised while an installed package was being imported: as strong as a message's words and the frames that place
-# them, less than words with their type (a package's own words, "Could not find nvcc" at its import, still win).
-AT_IMPORT_WEIGHT = WORD_WEIGHT + FRAME_WEIGHT
+# Raised while an installed package was being imported: as strong as a message's words, more than a type or a frame;
+# its row is the table's last, so a row whose words fit wins the tie (torch's "No CUDA GPUs are available" at import).
+AT_IMPORT_WEIGHT = WORD_WEIGHT
 INNERMOST_FRAMES = 6  # the frames whose files name the subsystem: the innermost ones
 UNCLASSIFIED = "unclassified"
 
