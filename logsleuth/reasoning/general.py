@@ -39,6 +39,9 @@ STRONG_WEIGHT = 8  # words that name a category outright: more than another row'
 TYPE_WEIGHT = 3
 KIND_WEIGHT = 3
 FRAME_WEIGHT = 1
+# Raised while an installed package was being imported: as strong as a message's words, more than a type or a frame;
+# its row is the table's last, so a row whose words fit wins the tie (torch's "No CUDA GPUs are available" at import).
+AT_IMPORT_WEIGHT = WORD_WEIGHT
 INNERMOST_FRAMES = 6  # the frames whose files name the subsystem: the innermost ones
 UNCLASSIFIED = "unclassified"
 
@@ -67,6 +70,8 @@ API_ENTRY_FRAMES = 2
 _SITE_PREFIX = compile_lazily(r"^.*/(site|dist)-packages/")
 SIGNATURE_TYPES = ("TypeError", "AttributeError")
 
+# A line that imports a module: `import a.b`, `from a.b import c`.
+_IMPORT_STATEMENT = compile_lazily(r"\s*(?:from\s+[\w.]+\s+)?import\s+[\w.]")
 # CPython's ImportError naming the module it could not take a name from: "cannot import name 'X' from 'vllm.utils' (…)".
 _IMPORTED_FROM = compile_lazily(r"cannot import name '[^']+' from '(sglang|vllm)[.']")
 
@@ -165,6 +170,29 @@ def _imports_own_engine(failure: Failure) -> bool:
     return imported is not None and imported[1] == engine_code_of(failure)
 
 
+def _imports(frame: Frame) -> bool:
+    """The frame's line imports a module (`import x`, `from x import y`) or is importlib's: the next frame's `<module>`
+    is a module being imported, not a program run as the main module (`python -m verl.trainer.main_ppo`, whose
+    `<module>` frame follows runpy's _run_code, or is the traceback's first)."""
+    return bool(frame.source and _IMPORT_STATEMENT.match(frame.source)) or "importlib" in frame.file
+
+
+def package_being_imported(failure: Failure) -> str | None:
+    """The installed package, other than the engine, whose module was being imported when the failure was raised:
+    the innermost `<module>` frame (CPython runs a module's top level at import) is that package's file, and no frame
+    of the engine's own code runs below it.  What a package's top level runs fails against the packages beside it
+    (transformers' hub_kernels building a kernels LayerRepository that kernels 0.15 refuses; a compiled module built
+    for another numpy): none of the engine's launch settings reaches it.  A script's or the engine's own module being
+    imported is neither."""
+    frames = failure.final.frames
+    at = next((i for i in range(len(frames) - 1, -1, -1) if frames[i].function == "<module>"), None)
+    if not at or not _INSTALLED_NOT_ENGINE.search(frames[at].file) or not _imports(frames[at - 1]):
+        return None
+    if any(_ENGINE_FRAME.search(frame.file) for frame in frames[at + 1:]):
+        return None
+    return _package_path(frames[at].file).split("/", 1)[0]
+
+
 def _frameless(failure: Failure) -> bool:
     """No exception of the failure's chain shows a frame (a paste of the error line alone)."""
     return not any(block.frames for block in failure.exceptions)
@@ -183,7 +211,14 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
         return 0, []
     if row.imports_own_engine and not _imports_own_engine(failure):
         return 0, []
+    importing = package_being_imported(failure) if row.at_package_import else None
+    if row.at_package_import and importing is None:
+        return 0, []
     score, why = 0, []
+    if importing:
+        score += AT_IMPORT_WEIGHT
+        raised = _package_path(failure.final.frames[-1].file)
+        why.append(f"an error raised while {importing} was being imported ({raised})")
     if failure.kind in row.kinds:
         score += KIND_WEIGHT
         why.append("an argument error" if failure.kind == "usage" else f"a failure of kind {failure.kind}")
