@@ -22,6 +22,7 @@ from logsleuth.fixes import catalog
 from logsleuth.ingest.engine_evidence import failure_wrappers, wrapper_of_path
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Diagnosis, Failure, Fix, Frame
+from logsleuth.reasoning.engine_api_calls import MisfitCall, caller_misfit, misfit_engine, override_misfit
 from logsleuth.reasoning.evidence import Evidence, exception_lines
 from logsleuth.reasoning.parallelism import splits_over_one_gpu
 from logsleuth.reasoning.raise_site import given_settings, site_of
@@ -292,13 +293,18 @@ def categorize(evidence: Evidence) -> Diagnosis:
         # A bug of which engine? Neither the frames nor the launch say: not a claim to make.
         found = best_row(failure, frozenset({found[0].category}), said, launch.wrapper)
     found = _root_of_the_chain(failure, found)
+    misfit = caller_misfit(failure) or override_misfit(failure, bool(launch.wrapper or failure_wrappers(failure)))
+    wrapper_row = table().wrapper_call_row()
+    if misfit is not None and wrapper_row is not None and (found is None or found[0].category != wrapper_row.category):
+        # A signature the call between the engine's API and another program's code does not fit: that program was
+        # written for another release (reasoning/engine_api_calls.py), whatever the words say of a subsystem.
+        found = (wrapper_row, [_misfit_why(misfit)])
     if found is None:
         return _unclassified(evidence)
     if said:
         found = (found[0], [*found[1], "the message template of the engine's check that raised it (the paste cut the message)"])
     row, why = found
     caller = wrapper_call_into_engine(failure) if row.in_engine_code else None
-    wrapper_row = table().wrapper_call_row()
     if caller is not None and wrapper_row is not None and engine_code_of(failure) in (engine, None):
         # The engine's code failed at the entry of the call a wrapper made: the wrapper's call does not fit the
         # installed release (OpenRLHF/OpenRLHF#922, verl-project/verl#2812), not a bug of the release.
@@ -316,6 +322,8 @@ def categorize(evidence: Evidence) -> Diagnosis:
             owners = " and ".join(ENGINE_NAMES.get(e, e) for e in sorted(engines_defining(named)))
             why = [*why, f"the failing object's class ({named}, defined in {owners}'s code)"]
         engine = engine or code_of  # the engine's own frames (or its own class, frameless) are positive evidence of it
+    if misfit is not None and engine is None:
+        engine = misfit_engine(misfit, failure)
     version = launch.engine_version if engine == launch.engine else None
     meaning = CATEGORIES.get(row.category, row.category)
     title = render_words(row.title, engine, version, launch.wrapper)
@@ -332,6 +340,7 @@ def categorize(evidence: Evidence) -> Diagnosis:
         ),
         fix=Fix(summary=f"General checks for {row.category}:",
                 steps=(*_settings_the_check_reads(evidence, row.category, engine, version),
+                       *_misfit_steps(misfit, engine, version),
                        *row_checks(row, engine, version, launch.wrapper, failure_texts(failure)))),
         engine=engine,
         engine_version=version,
@@ -361,6 +370,38 @@ def _settings_the_check_reads(evidence: Evidence, category: str, engine: str | N
         f"launch sets ({settings}). Try the launch without {which} (the default): if it then runs, that setting's "
         f"combination with the others the launch gives is what fails, and a newer {name} release may have fixed it "
         "(search its issues for the failure's first line).",
+    )
+
+
+def _misfit_why(misfit: MisfitCall) -> str:
+    where = f"{_package_path(misfit.frame.file)}:{misfit.frame.line}"
+    if misfit.engine_calls_override:
+        return f"the engine's code ({where}) calling {misfit.callee}, a method of a class no indexed package defines, with arguments it does not take"
+    return f"a call into the engine's API ({misfit.callee or 'a class of the engine'}) refused at the caller's own frame ({where})"
+
+
+def _misfit_steps(misfit: MisfitCall | None, engine: str | None, version: str | None) -> tuple[str, ...]:
+    """The sentence that names the misfitting call from the frames: who called what, and whose release to align."""
+    if misfit is None:
+        return ()
+    name = ENGINE_NAMES.get(engine or "", "the engine")
+    release = f"{name} {version}" if version and engine else f"the installed {name}" if engine else "the installed engine"
+    where = f"{_package_path(misfit.frame.file)}, line {misfit.frame.line}"
+    if misfit.engine_calls_override:
+        return (
+            f"General guidance: {release}'s own code ({where}) called {misfit.callee}() with an argument that "
+            f"method does not take. No indexed package defines its class: it is the wrapper's or a plugin's override of "
+            f"the engine's method, written for a release whose signature was older. Upgrade the program that supplies "
+            f"it to a release made for {release} (its release notes name the fix), or install the {name} release it "
+            "supports.",
+        )
+    callee = f"{misfit.callee}()" if misfit.callee else "a class of the engine"
+    return (
+        f"General guidance: the call that failed is made by {where}, not by {name}'s code: it calls {callee} with "
+        f"arguments that do not fit the signature of {release} (the message names the keyword or argument). That code "
+        f"was written for another {name} release, one whose signature had them: install the {name} release that "
+        f"program supports, or a release of that program made for {release}; your own script: change the call to the "
+        f"signature of {release}'s API.",
     )
 
 

@@ -1,0 +1,131 @@
+"""A call between the engine's API and a program written for another release of it (issue 28, reasoning/
+engine_api_calls.py): the caller's own frame refuses its call into the engine (a module made to run the engine, or a
+raising line that calls a class of the engine's), and the engine's code calling a wrapper's override whose signature
+is older.  Both are that program's release, not a bug of the engine; the look-alikes stay where they were.
+
+Shapes: vllm-project/vllm#18259 (lm-eval's vllm_causallms.py calling resolve_hf_chat_template without the keyword vLLM
+0.9.0 requires), zai-org/GLM-4#606 and lm-sys/FastChat#3600 (SamplingParams given use_beam_search, removed in vLLM
+0.6.3), verl-project/verl#3934 and rllm-org/rllm#240 (vLLM 0.11 calling verl's executor's collective_rpc with
+non_block).  Tracebacks are printed by the real interpreter, from modules laid out as the threads show."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.test_categories_advice7 import _diagnosis
+
+VLLM_BANNER = "INFO 05-19 10:02:31 [core.py:58] Initializing a V1 LLM engine (v0.9.0) with config: model='org/m'\n"
+
+
+def _run(tmp_path: Path, modules: dict[str, str], main: str) -> str:
+    """Real CPython's traceback of the script `main` (run from `tmp_path`) importing `modules` (paths under a
+    site-packages tree -> their code)."""
+    root = tmp_path / "venv" / "lib" / "python3.12" / "site-packages"
+    for module, code in modules.items():
+        path = root / module
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for package in Path(module).parents:
+            if package != Path("."):
+                (root / package / "__init__.py").touch()
+        path.write_text(code, encoding="utf-8")
+    script = tmp_path / "demo.py"
+    script.write_text(f"import sys\nsys.path.insert(0, {str(root)!r})\n{main}", encoding="utf-8")
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert run.returncode == 1 and "TypeError" in run.stderr, run.stderr
+    return VLLM_BANNER + run.stderr
+
+
+CHAT_UTILS = "def resolve_hf_chat_template(tokenizer, chat_template, tools, *, model_config):\n    return chat_template\n"
+SAMPLING = "class SamplingParams:\n    def __init__(self, n=1, temperature=1.0):\n        self.n = n\n"
+
+
+def test_a_module_made_for_the_engine_calling_its_function_with_an_old_signature_is_that_programs_release(
+        tmp_path: Path) -> None:
+    text = _run(tmp_path, {
+        "vllm/entrypoints/chat_utils.py": CHAT_UTILS,
+        "lm_eval/models/vllm_causallms.py": (
+            "from vllm.entrypoints.chat_utils import resolve_hf_chat_template\n\n"
+            "def load(tok):\n    return resolve_hf_chat_template(tok, None, None)\n"),
+    }, "from lm_eval.models.vllm_causallms import load\nload(None)\n")
+    diagnosis = _diagnosis(text)
+    assert diagnosis.category == "dependency-version", diagnosis.title
+    first = diagnosis.fix.steps[0] if diagnosis.fix else ""
+    assert first.startswith("General guidance:") and "lm_eval/models/vllm_causallms.py" in first, first
+    assert "resolve_hf_chat_template()" in first and "vLLM 0.9.0" in first
+
+
+def test_a_users_script_calling_an_engine_class_with_a_removed_keyword_is_the_scripts_release(tmp_path: Path) -> None:
+    text = _run(tmp_path, {"vllm/sampling_params.py": SAMPLING},
+                "from vllm.sampling_params import SamplingParams\n"
+                "params = SamplingParams(n=1, use_beam_search=True)\n")
+    diagnosis = _diagnosis(text)
+    assert diagnosis.category == "dependency-version", diagnosis.title
+    assert any("demo.py" in step and "SamplingParams" in step for step in diagnosis.fix.steps)
+
+
+def test_a_users_own_function_refusing_a_keyword_is_no_engine_call(tmp_path: Path) -> None:
+    """The look-alike: the same TypeError on the script's own function, in a module named for nothing."""
+    text = _run(tmp_path, {"mytools/helpers.py": "def build(n=1):\n    return n\n"},
+                "from mytools.helpers import build\nbuild(use_beam_search=True)\n")
+    diagnosis = _diagnosis(text)
+    assert diagnosis.category != "dependency-version", diagnosis.title
+    assert not any("not by vLLM's code" in step for step in (diagnosis.fix.steps if diagnosis.fix else ()))
+
+
+EXECUTOR_BASE = (
+    "class Executor:\n"
+    "    def collective_rpc(self, method, args=(), non_block=False):\n        return []\n\n"
+    "    def execute_model(self, output):\n"
+    "        return self.collective_rpc('execute_model', args=(output,), non_block=True)\n"
+)
+
+
+def _override(tmp_path: Path, owner: str) -> str:
+    """The engine's executor calling `collective_rpc(non_block=True)` on a subclass defined in `owner` whose override
+    lacks the keyword."""
+    dotted = owner.removesuffix(".py").replace("/", ".")
+    return _run(tmp_path, {
+        "vllm/v1/executor/abstract.py": EXECUTOR_BASE,
+        owner: ("from vllm.v1.executor.abstract import Executor\n\n"
+                "class ExternalZeroMQDistributedExecutor(Executor):\n"
+                "    def collective_rpc(self, method, args=()):\n        return []\n\n"
+                "def step():\n    return ExternalZeroMQDistributedExecutor().execute_model(None)\n"),
+    }, f"from {dotted} import step\nstep()\n")
+
+
+def test_the_engine_calling_a_wrappers_override_with_a_newer_keyword_is_the_wrappers_release(tmp_path: Path) -> None:
+    diagnosis = _diagnosis(_override(tmp_path, "verl/workers/rollout/vllm_rollout/zmq_executor.py"))
+    assert diagnosis.category == "dependency-version" and "bug" not in diagnosis.title, diagnosis.title
+    first = diagnosis.fix.steps[0] if diagnosis.fix else ""
+    assert "ExternalZeroMQDistributedExecutor.collective_rpc()" in first and "override" in first, first
+
+
+def test_an_engine_class_refusing_the_engines_own_call_stays_an_engine_bug(tmp_path: Path) -> None:
+    """The look-alike: the same call inside the engine on a class the engine's code defines (LLMEngine)."""
+    text = _run(tmp_path, {
+        "vllm/engine/llm_engine.py": (
+            "class LLMEngine:\n    def add_request(self, request_id):\n        return request_id\n\n"
+            "def step():\n    return LLMEngine().add_request('r', priority=1)\n"),
+    }, "from vllm.engine.llm_engine import step\nstep()\n")
+    diagnosis = _diagnosis(text)
+    assert diagnosis.category == "engine-bug", diagnosis.title
+
+
+def test_the_setting_combination_step_never_names_a_setting_the_checkpoint_needs_to_load() -> None:
+    """A check that reads the quantization method, remote code trust and the KV cache's dtype: only the KV cache's dtype
+    is a run to try without; a quantized checkpoint without --quantization, or remote code without trust, fails on
+    loading instead (a known second failure)."""
+    from logsleuth.facts.raise_sites import RaiseSite
+    from logsleuth.models import LaunchInfo
+    from logsleuth.reasoning.raise_site import given_settings
+
+    site = RaiseSite(engine="sglang", file="sglang/srt/layers/quantization/fp8.py", function="Fp8MoEMethod.apply",
+                     line=1, kind="assert", condition="", guards=(),
+                     fields=("quantization", "trust_remote_code", "kv_cache_dtype"),
+                     releases=("0.5.9",), indexed=("0.5.9",), version="0.5.9")
+    launch = LaunchInfo(engine="sglang", engine_version="0.5.9", command_source="log", command=(
+        "python3 -m sglang.launch_server --model-path org/m-fp8 --quantization fp8 --trust-remote-code "
+        "--kv-cache-dtype fp8_e4m3"))
+    assert [flag for flag, _ in given_settings(site, launch)] == ["--kv-cache-dtype"]
