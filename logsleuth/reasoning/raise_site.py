@@ -71,8 +71,12 @@ def _flags(site: RaiseSite, launch: LaunchInfo) -> list[str]:
 
 
 # Settings whose default is no safe run to try: the weights' dtype (auto is bfloat16, which GPUs before Ampere lack),
-# the device the engine runs on.
-_NO_DEFAULT_RUN = frozenset({"--dtype", "--device"})
+# the device the engine runs on; and the settings a checkpoint needs to load at all (a quantized checkpoint's method,
+# a model's own code, its weights', tokenizer's or config's format): a run without one fails on loading instead, a
+# known second failure (vLLM refusing a quantized config without the method it names, transformers refusing remote
+# code without trust).
+_NO_DEFAULT_RUN = frozenset({"--dtype", "--device", "--quantization", "-q", "--trust-remote-code", "--load-format",
+                             "--tokenizer-mode", "--config-format"})
 
 
 def given_settings(site: RaiseSite, launch: LaunchInfo) -> list[tuple[str, str]]:
