@@ -33,7 +33,7 @@ def _run(tmp_path: Path, modules: dict[str, str], main: str) -> str:
     script = tmp_path / "demo.py"
     script.write_text(f"import sys\nsys.path.insert(0, {str(root)!r})\n{main}", encoding="utf-8")
     run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path, timeout=60)
-    assert run.returncode == 1 and "TypeError" in run.stderr, run.stderr
+    assert run.returncode == 1 and "Error: " in run.stderr, run.stderr
     return VLLM_BANNER + run.stderr
 
 
@@ -129,3 +129,36 @@ def test_the_setting_combination_step_never_names_a_setting_the_checkpoint_needs
         "python3 -m sglang.launch_server --model-path org/m-fp8 --quantization fp8 --trust-remote-code "
         "--kv-cache-dtype fp8_e4m3"))
     assert [flag for flag, _ in given_settings(site, launch)] == ["--kv-cache-dtype"]
+
+
+def _collective_under(tmp_path: Path, engine_module: str) -> str:
+    """Real CPython's traceback: the engine's module at `engine_module` calls torch's collective, which refuses the
+    sizes (the words of torch's distributed_c10d.py)."""
+    dotted = engine_module.removesuffix(".py").replace("/", ".")
+    return _run(tmp_path, {
+        "torch/distributed/distributed_c10d.py": (
+            "def reduce_scatter_tensor(output, input):\n"
+            "    raise ValueError('input tensor must be the same size as output size times world size')\n"),
+        engine_module: ("from torch.distributed.distributed_c10d import reduce_scatter_tensor\n\n"
+                        "def dp_gather_partial():\n    return reduce_scatter_tensor(None, None)\n"),
+    }, f"from {dotted} import dp_gather_partial\ndp_gather_partial()\n").replace(VLLM_BANNER, "")
+
+
+SGLANG_LAUNCH = ("$ python3 -m sglang.launch_server --model-path org/m --tp 8 --dp 4 --trust-remote-code "
+                 "--enable-torch-compile --enable-dp-attention --port 30000\n")
+
+
+def test_the_setting_whose_code_the_failing_frames_run_through_is_named(tmp_path: Path) -> None:
+    """sgl-project/sglang#3658, #19760: torch's collective refuses the sizes SGLang's data-parallel attention gives it;
+    no indexed check of the engine's reads a setting, the module's name says which one turned that code on."""
+    diagnosis = _diagnosis(SGLANG_LAUNCH + _collective_under(tmp_path, "sglang/srt/layers/dp_attention.py"))
+    steps = diagnosis.fix.steps if diagnosis.fix else ()
+    named = [step for step in steps if step.startswith("General guidance:") and "the code of" in step]
+    assert named and "--enable-dp-attention" in named[0], steps
+    assert "--enable-torch-compile" not in named[0] and "--trust-remote-code" not in named[0]
+
+
+def test_frames_through_no_settings_code_name_no_setting(tmp_path: Path) -> None:
+    """The look-alike: the same refusal through the engine's general collective module names no setting."""
+    diagnosis = _diagnosis(SGLANG_LAUNCH + _collective_under(tmp_path, "sglang/srt/distributed/parallel_state.py"))
+    assert not any("the code of" in step for step in (diagnosis.fix.steps if diagnosis.fix else ()))

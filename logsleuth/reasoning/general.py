@@ -26,6 +26,7 @@ from logsleuth.reasoning.engine_api_calls import MisfitCall, caller_misfit, misf
 from logsleuth.reasoning.evidence import Evidence, exception_lines
 from logsleuth.reasoning.parallelism import splits_over_one_gpu
 from logsleuth.reasoning.raise_site import given_settings, site_of
+from logsleuth.reasoning.setting_paths import settings_on_the_path
 
 # How much each kind of cue weighs: the words a message says are the strongest evidence, a frame's subsystem
 # the weakest (a failure passes through many subsystems on its way up).
@@ -54,7 +55,8 @@ _DISPATCHER = compile_lazily(
 # setting's combination with the others (a quantized KV cache with one attention backend), a path of the engine
 # other releases fixed or broke: the general checks name the settings, a run without them tells.
 SETTING_COMBINATION_CATEGORIES = frozenset({"quantization", "engine-bug", "illegal-memory-access", "device-assert",
-                                            "cuda-error", "cuda-graph-capture", UNCLASSIFIED})
+                                            "cuda-error", "cuda-graph-capture", "parallel-config", "nccl",
+                                            "gpu-arch-unsupported", "native-crash", UNCLASSIFIED})
 # A wrapper's call into the engine's API that fails at its entry: at most this many engine frames below the
 # wrapper's (vLLM's LLM.collective_rpc reading self.llm_engine.model_executor, OpenRLHF/OpenRLHF#922).  Deeper, the
 # engine's own code ran on and the failure is the engine's.
@@ -357,19 +359,25 @@ def _settings_the_check_reads(evidence: Evidence, category: str, engine: str | N
     if category not in SETTING_COMBINATION_CATEGORIES or engine is None:
         return ()
     site = site_of(evidence.failure, evidence.launch)
-    if site is None or site.engine != engine:
-        return ()
-    given = [(flag, value) for flag, value in given_settings(site, evidence.launch) if flags_hold(flag, engine, version)]
-    if not given:
-        return ()
+    given = ([(flag, value) for flag, value in given_settings(site, evidence.launch) if flags_hold(flag, engine, version)]
+             if site is not None and site.engine == engine else [])
     name = ENGINE_NAMES.get(engine, engine)
+    if given:
+        reads = f"the {name} check that raised this reads {_and([flag for flag, _ in given])}, which the launch sets"
+    else:
+        # No indexed check of the engine's reads one (the failure was raised in torch's collective or a kernel the
+        # engine called): the frames' modules still name the feature a setting turned on (reasoning/setting_paths.py).
+        given = [(flag, value) for flag, value in settings_on_the_path(evidence.failure, evidence.launch, engine, version)
+                 if flags_hold(flag, engine, version)]
+        if not given:
+            return ()
+        reads = f"the failure ran through the code of {_and([flag for flag, _ in given])}, which the launch sets"
     settings = _and([f"{flag} {value}".rstrip() for flag, value in given])
     which = "it" if len(given) == 1 else "them"
     return (
-        f"General guidance: the {name} check that raised this reads {_and([flag for flag, _ in given])}, which the "
-        f"launch sets ({settings}). Try the launch without {which} (the default): if it then runs, that setting's "
-        f"combination with the others the launch gives is what fails, and a newer {name} release may have fixed it "
-        "(search its issues for the failure's first line).",
+        f"General guidance: {reads} ({settings}). Try the launch without {which} (the default): if it then runs, that "
+        f"setting's combination with the others the launch gives is what fails, and a newer {name} release may have "
+        "fixed it (search its issues for the failure's first line).",
     )
 
 
