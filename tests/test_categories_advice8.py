@@ -162,3 +162,22 @@ def test_frames_through_no_settings_code_name_no_setting(tmp_path: Path) -> None
     """The look-alike: the same refusal through the engine's general collective module names no setting."""
     diagnosis = _diagnosis(SGLANG_LAUNCH + _collective_under(tmp_path, "sglang/srt/distributed/parallel_state.py"))
     assert not any("the code of" in step for step in (diagnosis.fix.steps if diagnosis.fix else ()))
+
+
+def test_a_check_written_for_the_failures_own_shape_comes_first() -> None:
+    """The wild corpus's general NCCL reports were timeouts in 7 of 12 and its `undefined symbol` reports were resolved
+    by the matching build: a conditional check for that shape leads the row's general ones; another shape of the same
+    category keeps the row's own first check and never shows it."""
+    from logsleuth.facts.categories import table
+    from logsleuth.reasoning.general import row_checks
+
+    nccl = table().row("nccl")
+    dependency = table().row("dependency-version")
+    assert nccl is not None and dependency is not None
+    timeout = row_checks(nccl, "sglang", None, texts=("RuntimeError: [Rank 1] Watchdog caught collective operation timeout",))
+    assert timeout[0].startswith("A timeout of the distributed layer"), timeout[0]
+    transport = row_checks(nccl, "sglang", None, texts=("RuntimeError: NCCL error: unhandled system error",))
+    assert transport[0].startswith("Run with NCCL_DEBUG=INFO") and not any("A timeout of" in c for c in transport)
+    symbol = row_checks(dependency, "vllm", None, texts=("ImportError: vllm/_C.abi3.so: undefined symbol: _ZN3c104cuda9SetDevice",))
+    assert "undefined symbol" in symbol[0]
+    assert not any("undefined symbol" in c for c in row_checks(dependency, "vllm", None, texts=("ModuleNotFoundError: No module named 'x'",)))

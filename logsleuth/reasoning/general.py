@@ -262,13 +262,19 @@ def render_words(text: str, engine: str | None, version: str | None, wrapper: st
 
 def row_checks(row: CategoryRow, engine: str | None, version: str | None, wrapper: str | None = None,
                texts: tuple[str, ...] = ()) -> tuple[str, ...]:
-    """The row's neutral checks, those of its conditional checks whose words are in `texts` (the failure's own
-    lines), then the decided engine's own whose flags hold for its release."""
+    """Those of the row's conditional checks whose words are in `texts` (the failure's own lines) first, then its
+    neutral checks, then the decided engine's own; a check naming a flag only when the flag holds for the release.
+    A conditional check is written for this failure's own shape (an NCCL timeout, an `undefined symbol`): in the
+    threads it is the one that resolves that shape more often than the row's general first check, so it leads."""
     shaped = [c.check for c in row.checks_when
               if (c.engine is None or c.engine == engine) and any(c.words.search(text) for text in texts)]
     own = row.engine_checks.get(engine, ()) if engine else ()
-    kept = [check for check in (*shaped, *own) if not engine or flags_hold(check, engine, version)]
-    return tuple(render_words(check, engine, version, wrapper) for check in (*row.checks, *kept))
+
+    def holds(check: str) -> bool:
+        return not engine or flags_hold(check, engine, version)
+
+    ordered = (*filter(holds, shaped), *row.checks, *filter(holds, own))
+    return tuple(render_words(check, engine, version, wrapper) for check in ordered)
 
 
 def failure_texts(failure: Failure) -> tuple[str, ...]:
