@@ -181,3 +181,16 @@ def test_a_check_written_for_the_failures_own_shape_comes_first() -> None:
     symbol = row_checks(dependency, "vllm", None, texts=("ImportError: vllm/_C.abi3.so: undefined symbol: _ZN3c104cuda9SetDevice",))
     assert "undefined symbol" in symbol[0]
     assert not any("undefined symbol" in c for c in row_checks(dependency, "vllm", None, texts=("ModuleNotFoundError: No module named 'x'",)))
+
+
+def test_a_word_every_module_has_names_no_setting() -> None:
+    """`load_weights` is no code of --load-balance-method; `dp_attention.py` is --enable-dp-attention's, `lora/` is
+    --enable-lora's, `triton_backend.py` --attention-backend triton's, whole tokens only (`chunked` is no `chunk`)."""
+    from logsleuth.reasoning.setting_paths import _names_feature
+
+    paths = "sglang/srt/model_executor/model_runner.py\nload_weights\nsglang/srt/layers/dp_attention.py\ndp_gather"
+    assert not _names_feature("--load-balance-method", "round_robin", paths)
+    assert _names_feature("--enable-dp-attention", "", paths)
+    assert _names_feature("--enable-lora", "", "sglang/srt/lora/lora_manager.py\nprepare_lora_batch")
+    assert _names_feature("--attention-backend", "triton", "sglang/srt/layers/attention/triton_backend.py\nforward_extend")
+    assert not _names_feature("--enable-mixed-chunk", "", "sglang/srt/managers/schedule_policy.py\nadd_chunked_req")

@@ -25,7 +25,8 @@ _GENERIC_WORDS = frozenset({
     "size", "mode", "path", "backend", "model", "max", "min", "num", "type", "dtype", "len", "length", "config",
     "cache", "port", "host", "static", "fraction", "memory", "gpu", "cuda", "kernel", "impl", "level", "tokens",
     "chunked", "prefill", "decode", "batch", "server", "engine", "runner", "worker", "layer", "layers", "attention",
-    "torch", "python", "models", "utils", "distributed", "parallel",
+    "torch", "python", "models", "utils", "distributed", "parallel", "load", "method", "name", "file", "format", "policy",
+    "init", "weight", "weights", "request", "requests", "time", "timeout", "stream", "output", "input", "group",
 })
 MIN_WORD = 4  # a single word names a feature from this length on (`lora`, `prefix`, `speculative`), as a whole token
 # Choice settings whose value names a module (`--attention-backend triton` runs triton_backend.py).
