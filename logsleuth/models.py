@@ -313,6 +313,10 @@ class LaunchInfo:
     # The switches the engine's own dump of its settings shows on (`trust_remote_code=True` in a repr,
     # `'trust_remote_code': True` in a dict): given by the launch even where its command is not in the log.
     switches_on: tuple[str, ...] = ()
+    # Every value of a GPU memory share (--mem-fraction-static, --gpu-memory-utilization) the log names, in a command,
+    # a settings dump or the user's words, as (flag, value): beside the launch's own, the values a paste shows tried
+    # and failed too, which a memory fix must not suggest again (fixes/builders/memory.py, tried_memory_shares).
+    memory_shares_seen: tuple[tuple[str, float], ...] = ()
 
 
 # root: failed first; failed: a failure of its own after the root; cascade: a failure that follows another

@@ -7,6 +7,7 @@ the most recent launch.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -73,6 +74,16 @@ _ARGPARSE_PROGRAM = compile_lazily(
 _SGLANG_HEADER_STREAM = compile_lazily(r"^sglang:(?:DP|PP|TP|EP|ATTN_CP|MOE_DP|CP)\d")
 _PROGRAM_ENGINE = {"api_server.py": "vllm", "launch_server.py": "sglang"}
 MAX_STREAMS_READ = 256  # stream keys read for a logger's name (ranks and hosts make a few; a wrapper, one per logger)
+# A GPU memory share with its value, as a flag, a settings field or a keyword (`--mem-fraction-static 0.85`,
+# `mem_fraction_static=0.85`, `'gpu_memory_utilization': 0.9`, `gpu-memory-utilization=0.95`): the values a log
+# names (LaunchInfo.memory_shares_seen).
+_MEMORY_SHARE = compile_lazily(
+    r"(?<![\w-])(?:--)?(?P<name>mem[-_]fraction[-_]static|gpu[-_]memory[-_]utili[sz]ation)['\"]?\s*(?:[:=]\s*|\s+(?:to\s+|of\s+|at\s+)?)['\"]?(?P<value>0?\.\d+|1\.0*)(?![\d.])"
+)
+_MEMORY_SHARE_WORDS = ("fraction", "utiliz", "utilis")
+# A share alone in a sentence (`with 0.85`, `at 0.85,`): not a size, a percentage or a time.
+_BARE_SHARE = compile_lazily(r"\b(?:with|at|to|of|using|set to)\s+(?P<value>0\.\d{1,3})(?![\d.]|\s*(?:[GMK]i?B|%|s\b|ms\b))", re.IGNORECASE)
+MAX_MEMORY_SHARES = 16
 MAX_GPU_LINES = 16  # an environment dump lists every GPU; the first lines say which they are
 # Where a log shows its GPU: a paste's environment dump, the start of a server's log.  Beyond this, a line costs
 # one comparison (the cue test is a few substring scans per line: not for every line of a large log).
@@ -152,6 +163,7 @@ class LaunchTracker:
     gpu_lines: list[str] = field(default_factory=list)  # lines that show the GPU (facts/gpus.py), the first ones
     package_lines: list[str] = field(default_factory=list)  # lines that show a package's version (facts/package_sites.py)
     switches_on: set[str] = field(default_factory=set)  # what the engine's settings dumps show True (SETTINGS_DUMPS)
+    memory_shares: list[tuple[str, float]] = field(default_factory=list)  # LaunchInfo.memory_shares_seen
     # A launch command written over several lines with backslash continuations (a launch script, a pasted
     # shell session): the lines so far, joined, and the offset of its first line.
     _continued: tuple[str, int] | None = None
@@ -255,6 +267,8 @@ class LaunchTracker:
             self.gpu_lines.append(text)
         if line.offset < GPU_LINES_WITHIN and len(self.package_lines) < MAX_GPU_LINES and shows_a_version(text):
             self.package_lines.append(text)  # an environment dump's lines, within the same reach as its GPUs'
+        if len(self.memory_shares) < MAX_MEMORY_SHARES and len(text) <= 8192:
+            self._observe_memory_shares(text, prose=not (meta.header or meta.process))
         if text.startswith("sglang serve: error:"):
             self.version_hint = self.version_hint or "0.5.23"
         elif text.startswith("launch_server.py: error:"):
@@ -405,6 +419,17 @@ class LaunchTracker:
         self._marker_kinds.add(kind)
         return self.launches.setdefault(self.markers[-1], LaunchFacts())
 
+    def _observe_memory_shares(self, text: str, *, prose: bool) -> None:
+        """The memory shares a line names; in the user's words about memory, a bare share after one was named
+        (`With 0.85 it runs out of CUDA memory instead.`, sgl-project/sglang#4330) is that flag's."""
+        found = []
+        if any(word in text for word in _MEMORY_SHARE_WORDS):
+            found = [(f"--{m['name'].replace('_', '-').replace('utilisation', 'utilization')}", float(m["value"]))
+                     for m in _MEMORY_SHARE.finditer(text)]
+        elif prose and self.memory_shares and "memory" in text.lower() and (m := _BARE_SHARE.search(text)):
+            found = [(self.memory_shares[-1][0], float(m["value"]))]
+        self.memory_shares.extend(share for share in dict.fromkeys(found) if share not in self.memory_shares)
+
     def absorb(self, other: LaunchTracker, *, later_command_wins: bool) -> None:
         """Take what `other` knows.  The engine and its version: whichever was known first.  The command and
         server_args: `other`'s when `later_command_wins` (a later region of the same log is a later launch),
@@ -418,6 +443,7 @@ class LaunchTracker:
             self.versions.setdefault(engine, version)
         self.wrappers |= other.wrappers
         self.switches_on |= other.switches_on
+        self.memory_shares.extend(share for share in other.memory_shares if share not in self.memory_shares)
         self.raised.extend(pair for pair in other.raised if pair not in self.raised)
         self.shortened_frames.extend(frame for frame in other.shortened_frames if frame not in self.shortened_frames)
         self.version_hint = self.version_hint or other.version_hint
@@ -514,6 +540,7 @@ class LaunchTracker:
             gpu_lines=tuple(self.gpu_lines),
             package_lines=tuple(self.package_lines),
             switches_on=tuple(sorted(self.switches_on)),
+            memory_shares_seen=tuple(self.memory_shares),
         )
 
 

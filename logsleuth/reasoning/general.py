@@ -28,9 +28,11 @@ from logsleuth.fixes import catalog
 from logsleuth.ingest.engine_evidence import failure_wrappers, wrapper_of_path
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Diagnosis, Failure, Fix, Frame
+from logsleuth.reasoning.engine_api_calls import MisfitCall, caller_misfit, misfit_engine, override_misfit
 from logsleuth.reasoning.evidence import Evidence, exception_lines
 from logsleuth.reasoning.parallelism import splits_over_one_gpu
 from logsleuth.reasoning.raise_site import given_settings, site_of
+from logsleuth.reasoning.setting_paths import settings_on_the_path
 
 # How much each kind of cue weighs: the words a message says are the strongest evidence, a frame's subsystem
 # the weakest (a failure passes through many subsystems on its way up).
@@ -62,7 +64,8 @@ _DISPATCHER = compile_lazily(
 # setting's combination with the others (a quantized KV cache with one attention backend), a path of the engine
 # other releases fixed or broke: the general checks name the settings, a run without them tells.
 SETTING_COMBINATION_CATEGORIES = frozenset({"quantization", "engine-bug", "illegal-memory-access", "device-assert",
-                                            "cuda-error", "cuda-graph-capture", UNCLASSIFIED})
+                                            "cuda-error", "cuda-graph-capture", "parallel-config", "nccl",
+                                            "gpu-arch-unsupported", "native-crash", UNCLASSIFIED})
 # A wrapper's call into the engine's API that fails at its entry: at most this many engine frames below the
 # wrapper's (vLLM's LLM.collective_rpc reading self.llm_engine.model_executor, OpenRLHF/OpenRLHF#922).  Deeper, the
 # engine's own code ran on and the failure is the engine's.
@@ -333,13 +336,19 @@ def render_words(text: str, engine: str | None, version: str | None, wrapper: st
 
 def row_checks(row: CategoryRow, engine: str | None, version: str | None, wrapper: str | None = None,
                texts: tuple[str, ...] = ()) -> tuple[str, ...]:
-    """The row's neutral checks, those of its conditional checks whose words are in `texts` (the failure's own
-    lines), then the decided engine's own whose flags hold for its release."""
+    """Those of the row's conditional checks whose words are in `texts` (the failure's own lines) first, then its
+    neutral checks, then the decided engine's own; a check naming a flag only when the flag holds for the release.
+    A conditional check is written for this failure's own shape (an NCCL timeout, an `undefined symbol`): in the
+    threads it is the one that resolves that shape more often than the row's general first check, so it leads."""
     shaped = [c.check for c in row.checks_when
               if (c.engine is None or c.engine == engine) and any(c.words.search(text) for text in texts)]
     own = row.engine_checks.get(engine, ()) if engine else ()
-    kept = [check for check in (*shaped, *own) if not engine or flags_hold(check, engine, version)]
-    return tuple(render_words(check, engine, version, wrapper) for check in (*row.checks, *kept))
+
+    def holds(check: str) -> bool:
+        return not engine or flags_hold(check, engine, version)
+
+    ordered = (*filter(holds, shaped), *row.checks, *filter(holds, own))
+    return tuple(render_words(check, engine, version, wrapper) for check in ordered)
 
 
 def failure_texts(failure: Failure) -> tuple[str, ...]:
@@ -366,6 +375,12 @@ def categorize(evidence: Evidence) -> Diagnosis:
         # A bug of which engine? Neither the frames nor the launch say: not a claim to make.
         found = best_row(failure, frozenset({found[0].category}), said, launch.wrapper)
     found = _root_of_the_chain(failure, found)
+    misfit = caller_misfit(failure) or override_misfit(failure, bool(launch.wrapper or failure_wrappers(failure)))
+    wrapper_row = table().wrapper_call_row()
+    if misfit is not None and wrapper_row is not None and (found is None or found[0].category != wrapper_row.category):
+        # A signature the call between the engine's API and another program's code does not fit: that program was
+        # written for another release (reasoning/engine_api_calls.py), whatever the words say of a subsystem.
+        found = (wrapper_row, [_misfit_why(misfit)])
     dependency = _dependency_object_class(failure)
     dependency_row = table().row("dependency-version")
     if dependency and dependency_row is not None and (found is None or found[0].category == UNCLASSIFIED):
@@ -378,7 +393,6 @@ def categorize(evidence: Evidence) -> Diagnosis:
         found = (found[0], [*found[1], "the message template of the engine's check that raised it (the paste cut the message)"])
     row, why = found
     caller = wrapper_call_into_engine(failure) if row.in_engine_code else None
-    wrapper_row = table().wrapper_call_row()
     if caller is not None and wrapper_row is not None and engine_code_of(failure) in (engine, None):
         # The engine's code failed at the entry of the call a wrapper made: the wrapper's call does not fit the
         # installed release (OpenRLHF/OpenRLHF#922, verl-project/verl#2812), not a bug of the release.
@@ -396,6 +410,8 @@ def categorize(evidence: Evidence) -> Diagnosis:
             owners = " and ".join(ENGINE_NAMES.get(e, e) for e in sorted(engines_defining(named)))
             why = [*why, f"the failing object's class ({named}, defined in {owners}'s code)"]
         engine = engine or code_of  # the engine's own frames (or its own class, frameless) are positive evidence of it
+    if misfit is not None and engine is None:
+        engine = misfit_engine(misfit, failure)
     version = launch.engine_version if engine == launch.engine else None
     meaning = CATEGORIES.get(row.category, row.category)
     title = render_words(row.title, engine, version, launch.wrapper)
@@ -412,6 +428,7 @@ def categorize(evidence: Evidence) -> Diagnosis:
         ),
         fix=Fix(summary=f"General checks for {row.category}:",
                 steps=(*_settings_the_check_reads(evidence, row.category, engine, version),
+                       *_misfit_steps(misfit, engine, version),
                        *row_checks(row, engine, version, launch.wrapper, failure_texts(failure)))),
         engine=engine,
         engine_version=version,
@@ -428,19 +445,57 @@ def _settings_the_check_reads(evidence: Evidence, category: str, engine: str | N
     if category not in SETTING_COMBINATION_CATEGORIES or engine is None:
         return ()
     site = site_of(evidence.failure, evidence.launch)
-    if site is None or site.engine != engine:
-        return ()
-    given = [(flag, value) for flag, value in given_settings(site, evidence.launch) if flags_hold(flag, engine, version)]
-    if not given:
-        return ()
+    given = ([(flag, value) for flag, value in given_settings(site, evidence.launch) if flags_hold(flag, engine, version)]
+             if site is not None and site.engine == engine else [])
     name = ENGINE_NAMES.get(engine, engine)
+    if given:
+        reads = f"the {name} check that raised this reads {_and([flag for flag, _ in given])}, which the launch sets"
+    else:
+        # No indexed check of the engine's reads one (the failure was raised in torch's collective or a kernel the
+        # engine called): the frames' modules still name the feature a setting turned on (reasoning/setting_paths.py).
+        given = [(flag, value) for flag, value in settings_on_the_path(evidence.failure, evidence.launch, engine, version)
+                 if flags_hold(flag, engine, version)]
+        if not given:
+            return ()
+        reads = f"the failure ran through the code of {_and([flag for flag, _ in given])}, which the launch sets"
     settings = _and([f"{flag} {value}".rstrip() for flag, value in given])
     which = "it" if len(given) == 1 else "them"
     return (
-        f"General guidance: the {name} check that raised this reads {_and([flag for flag, _ in given])}, which the "
-        f"launch sets ({settings}). Try the launch without {which} (the default): if it then runs, that setting's "
-        f"combination with the others the launch gives is what fails, and a newer {name} release may have fixed it "
-        "(search its issues for the failure's first line).",
+        f"General guidance: {reads} ({settings}). Try the launch without {which} (the default): if it then runs, that "
+        f"setting's combination with the others the launch gives is what fails, and a newer {name} release may have "
+        "fixed it (search its issues for the failure's first line).",
+    )
+
+
+def _misfit_why(misfit: MisfitCall) -> str:
+    where = f"{_package_path(misfit.frame.file)}:{misfit.frame.line}"
+    if misfit.engine_calls_override:
+        return f"the engine's code ({where}) calling {misfit.callee}, a method of a class no indexed package defines, with arguments it does not take"
+    return f"a call into the engine's API ({misfit.callee or 'a class of the engine'}) refused at the caller's own frame ({where})"
+
+
+def _misfit_steps(misfit: MisfitCall | None, engine: str | None, version: str | None) -> tuple[str, ...]:
+    """The sentence that names the misfitting call from the frames: who called what, and whose release to align."""
+    if misfit is None:
+        return ()
+    name = ENGINE_NAMES.get(engine or "", "the engine")
+    release = f"{name} {version}" if version and engine else f"the installed {name}" if engine else "the installed engine"
+    where = f"{_package_path(misfit.frame.file)}, line {misfit.frame.line}"
+    if misfit.engine_calls_override:
+        return (
+            f"General guidance: {release}'s own code ({where}) called {misfit.callee}() with an argument that "
+            f"method does not take. No indexed package defines its class: it is the wrapper's or a plugin's override of "
+            f"the engine's method, written for a release whose signature was older. Upgrade the program that supplies "
+            f"it to a release made for {release} (its release notes name the fix), or install the {name} release it "
+            "supports.",
+        )
+    callee = f"{misfit.callee}()" if misfit.callee else "a class of the engine"
+    return (
+        f"General guidance: the call that failed is made by {where}, not by {name}'s code: it calls {callee} with "
+        f"arguments that do not fit the signature of {release} (the message names the keyword or argument). That code "
+        f"was written for another {name} release, one whose signature had them: install the {name} release that "
+        f"program supports, or a release of that program made for {release}; your own script: change the call to the "
+        f"signature of {release}'s API.",
     )
 
 

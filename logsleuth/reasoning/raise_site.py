@@ -8,6 +8,7 @@ settings it is about, which is where the seed incident's engineer lost an hour.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from functools import lru_cache
 
@@ -71,8 +72,12 @@ def _flags(site: RaiseSite, launch: LaunchInfo) -> list[str]:
 
 
 # Settings whose default is no safe run to try: the weights' dtype (auto is bfloat16, which GPUs before Ampere lack),
-# the device the engine runs on.
-_NO_DEFAULT_RUN = frozenset({"--dtype", "--device"})
+# the device the engine runs on; and the settings a checkpoint needs to load at all (a quantized checkpoint's method,
+# a model's own code, its weights', tokenizer's or config's format): a run without one fails on loading instead, a
+# known second failure (vLLM refusing a quantized config without the method it names, transformers refusing remote
+# code without trust).
+_NO_DEFAULT_RUN = frozenset({"--dtype", "--device", "--quantization", "-q", "--trust-remote-code", "--load-format",
+                             "--tokenizer-mode", "--config-format"})
 
 
 def given_settings(site: RaiseSite, launch: LaunchInfo) -> list[tuple[str, str]]:
@@ -82,8 +87,15 @@ def given_settings(site: RaiseSite, launch: LaunchInfo) -> list[tuple[str, str]]
         return []
     catalog = catalogs.load(site.engine, site.version or launch.engine_version)
     options = dict(CommandLine.parse(launch.command).options)
+    return settable_given(catalog, options, _flags(site, launch))
+
+
+def settable_given(catalog: catalogs.Catalog | None, options: Mapping[str, Sequence[str]], flags: list[str]
+                   ) -> list[tuple[str, str]]:
+    """Those of `flags` the command's `options` give that a run can leave out: a choice or a switch of the catalog,
+    not deprecated, with a default that is a safe run (_NO_DEFAULT_RUN), and no secret; with their values."""
     given = []
-    for flag in _flags(site, launch):
+    for flag in dict.fromkeys(flags):
         info = catalog.find(flag) if catalog is not None else None
         settable = info is not None and not info.deprecated and (info.choices or not info.takes_value)
         if settable and flag in options and flag not in _NO_DEFAULT_RUN and not secret_by_name(flag, " ".join(options[flag])):

@@ -37,6 +37,51 @@ def current_mem_fraction(ctx: FixContext) -> float | None:
     return None
 
 
+def tried_shares(ctx: FixContext, flag: str, current: float | None) -> tuple[float, ...]:
+    """The values of the memory share `flag` the log names beside the launch's own (`current`): runs the paste shows
+    tried (another launch, the user's words), which failed too.  With the launch's value unknown, one value alone is
+    that launch's (its settings dump, the user's words about it); several are runs, the failing one among them."""
+    seen = tuple(dict.fromkeys(value for name, value in ctx.launch.memory_shares_seen if name == flag))
+    if current is None:
+        return seen if len(seen) > 1 else ()
+    return tuple(value for value in seen if abs(value - current) > 1e-9)
+
+
+def past_tried(new: float, current: float | None, tried: tuple[float, ...], step: float, floor: float
+               ) -> float | None:
+    """`new`, kept clear of the values the paste shows failed: lowering goes below the lowest tried value it reaches
+    (None under `floor`); raising to or past a higher value that failed is no fix the log supports (None: the value is
+    the user's to choose, sgl-project/sglang#4330: 0.84 left no room for the KV cache, 0.85 ran out of CUDA memory)."""
+    lowering = current is not None and new < current
+    reached = [t for t in tried if (t < current if lowering else t > current)] if current is not None else list(tried)
+    if lowering or (current is None and reached and new <= min(reached)):
+        below = [t for t in reached if t <= new + 1e-9]
+        if not below:
+            return new
+        moved = round(min(below) - step, 2)
+        return moved if moved >= floor else None
+    return None if reached else new
+
+
+def tried_note(flag: str, tried: tuple[float, ...]) -> str:
+    values = [f"{value:g}" for value in sorted(tried)]
+    listed = values[0] if len(values) == 1 else ", ".join(values[:-1]) + " and " + values[-1]
+    return f"The paste shows runs with {flag} {listed} failing too."
+
+
+def share_needs_input(flag: str, tried: tuple[float, ...], alternatives: tuple[Fix, ...], steps: tuple[str, ...] = ()
+                      ) -> Fix:
+    """The share's fix when every value this log supports has failed: the flag with no value (needs_input), the
+    values tried named, the other fixes kept."""
+    return Fix(
+        summary=f"{tried_note(flag, tried)} A value past those is no fix this log supports: choose {flag} yourself "
+        "(between the launch's value and one that failed, where room is left), or take another fix below.",
+        flags=(FlagOp("set", flag, None),),
+        steps=steps,
+        alternatives=alternatives,
+    )
+
+
 def mem_fraction(ctx: FixContext, data: dict[str, Any]) -> Fix:
     """Move --mem-fraction-static down (more room for activations and CUDA graphs) or up
     (more room for the KV cache), by `step`, within [`floor`, `ceiling`]."""
@@ -52,6 +97,11 @@ def mem_fraction(ctx: FixContext, data: dict[str, Any]) -> Fix:
     alternatives = ctx.alternatives(data)
     if current is not None and ((direction == "raise" and new <= current) or (direction == "lower" and new >= current)):
         return _already_at_bound(current, direction, alternatives)
+    tried = tried_shares(ctx, _MEM, current)
+    cleared = past_tried(new, current, tried, step, float(data.get("floor", 0.5))) if tried else new
+    if cleared is None:
+        return share_needs_input(_MEM, tried, alternatives)
+    new = cleared
     value = f"{new:.2f}".rstrip("0").rstrip(".")
     was = f" (was {current:g})" if current is not None else ""
     summary = interpolate(str(data.get("summary", "")), {**ctx.captures, "value": value, "was": was})

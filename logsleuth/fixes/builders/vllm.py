@@ -13,6 +13,7 @@ import math
 from dataclasses import replace
 from typing import Any
 
+from logsleuth.fixes.builders.memory import past_tried, tried_shares
 from logsleuth.fixes.builders.parallel import flag_as_given
 from logsleuth.fixes.context import FixContext, interpolate
 from logsleuth.lazyre import compile_lazily_regex
@@ -117,7 +118,9 @@ def kv_cache_max_model_len(ctx: FixContext, data: dict[str, Any]) -> Fix:
     if needed and available and total:
         current = _current_utilization(ctx)
         wanted = math.ceil((current + (needed - available) / total) * 100 + 1) / 100  # +0.01: rounding margin
-        if wanted <= UTILIZATION_CEILING:
+        tried = tried_shares(ctx, _UTIL, command_number(ctx, _UTIL) or _number(ctx, "util"))
+        # a higher share the paste shows failed too is no alternative (fixes/builders/memory.py past_tried)
+        if wanted <= UTILIZATION_CEILING and past_tried(wanted, current, tried, 0.05, UTILIZATION_FLOOR) is not None:
             alternatives.append(Fix(
                 summary=f"Or raise {_UTIL} to {_fraction(wanted)} (was {current:g}): {needed - available:.2f} GiB "
                 f"more of the {total:g} GiB GPU for the KV cache. Only when no other process uses this GPU.",
@@ -243,8 +246,10 @@ def cuda_graph_oom(ctx: FixContext, data: dict[str, Any]) -> Fix:
     alternatives: list[Fix] = []
     if "capture_model" in functions and "profile_cudagraph_memory" not in functions:
         current = _current_utilization(ctx)
-        lower = max(UTILIZATION_FLOOR, round(current - 0.05, 2))
-        if lower < current:
+        tried = tried_shares(ctx, _UTIL, command_number(ctx, _UTIL) or _number(ctx, "util"))
+        # below a lower share the paste shows failed too (fixes/builders/memory.py past_tried)
+        lower = past_tried(max(UTILIZATION_FLOOR, round(current - 0.05, 2)), current, tried, 0.05, UTILIZATION_FLOOR)
+        if lower is not None and lower < current:
             alternatives.append(Fix(
                 summary=f"Or keep CUDA graphs and lower {_UTIL} to {_fraction(lower)} (was {current:g}): the "
                 "graphs are captured in what is left after the KV cache, which gets smaller.",

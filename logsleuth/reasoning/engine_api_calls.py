@@ -1,0 +1,142 @@
+"""A call between the engine's API and a program written for another release of it (issue 28: a wrapper's call bug
+blamed on the engine).
+
+Two shapes the frames show, beside reasoning/general.py's wrapper_call_into_engine (a wrapper's frame right above at
+most two engine frames):
+
+- **the caller's own frame refuses the call**: the innermost frame outside torch and the standard library is not the
+  engine's (an installed package, a checkout of a wrapper, or the user's own script) and its call into the engine's
+  API does not fit the signature: CPython's `SamplingParams.__init__() got an unexpected keyword argument 'x'`,
+  `resolve_hf_chat_template() missing 1 required keyword-only argument: 'model_config'`, or msgspec's `Unexpected
+  keyword argument 'use_beam_search'` (vLLM's SamplingParams is a msgspec Struct).  That the call was into the engine
+  is read from the frame: a module made to run one engine (`vllm_causallms.py`, `vllm_worker.py`, `fsdp_sglang.py`:
+  its name holds the engine's), or a raising line that calls a class only the engines define (`SamplingParams(`).
+  lm-sys/FastChat#3600, hiyouga/LlamaFactory#5966, zai-org/GLM-4#606, vllm-project/vllm#18259 (lm-eval).
+- **the engine calls the program's override**: the engine's own code calls a method of a class no indexed package
+  defines (a wrapper's subclass of the engine's executor or worker) with an argument the override lacks:
+  `ExternalZeroMQDistributedExecutor.collective_rpc() got an unexpected keyword argument 'non_block'` when vLLM 0.11
+  added the keyword (verl-project/verl#3934, rllm-org/rllm#240).  The wrapper's override was written for an older
+  release; the engine is not at fault.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from logsleuth.facts.engine_classes import class_in_message, defined_by, distinctive, engines_defining
+from logsleuth.lazyre import compile_lazily
+from logsleuth.models import Failure, Frame
+
+# Frames that are never the caller: torch's own ops and the standard library (as general.py's _LIBRARY_FRAME).
+_LIBRARY_FRAME = compile_lazily(r"(^|/)(torch|functools|contextlib|enum|asyncio|threading|concurrent|<frozen [\w.]+>)(/|\.py$)|^<")
+_ENGINE_FRAME = compile_lazily(r"(^|/)(sglang|vllm)/")
+_SITE_PREFIX = compile_lazily(r"^.*/(site|dist)-packages/")
+# Packages that only dispatch a call (a web framework, Ray, a CLI parser): never the program that wrote the call.
+_DISPATCHER = compile_lazily(
+    r"(^|/)(ray|starlette|fastapi|uvicorn|anyio|uvloop|zmq|click|typer|fire|hydra|xoscar|msgspec|pydantic)/"
+)
+# A module made to run one engine, named after it: lm-eval's `vllm_causallms.py`, FastChat's `vllm_worker.py`,
+# LLaMA-Factory's `vllm_engine.py`, verl's `fsdp_sglang.py` and `vllm_rollout/`, a demo's `vllm_cli_demo.py`.
+_ENGINE_NAMED_MODULE = compile_lazily(r"(?:^|[/_])(?P<engine>vllm|sglang)(?:_[\w]*)?(?:\.py$|/)|_(?P<suffix>vllm|sglang)\.py$")
+# A call's signature refused, in CPython's words (the callee named: `Name()` or `Class.method()`) and in msgspec's
+# (a Struct such as vLLM's SamplingParams names no callee).
+_SIGNATURE = compile_lazily(
+    r"^(?:(?P<callee>[\w.]+)\(\) (?:got an unexpected keyword argument|got multiple values for argument"
+    r"|missing \d+ required (?:positional|keyword-only) arguments?|takes (?:from )?\d+ (?:positional )?arguments?)"
+    r"|(?P<msgspec>Unexpected keyword argument|Missing required argument) ')"
+)
+# The classes a raising line calls: `SamplingParams(`, `vllm.LLM(`, `EngineArgs.from_cli_args(`.
+_CALLED_CLASS = compile_lazily(r"(?<![\w])([A-Z]\w+)\s*(?:\(|\.\w+\()")
+
+
+@dataclass(frozen=True)
+class MisfitCall:
+    """A call between the engine's API and another program's code that does not fit the installed release."""
+
+    frame: Frame  # the frame that made the call (the caller's, or the engine's for an override)
+    callee: str | None  # what was called, as the message or the raising line names it
+    engine_calls_override: bool  # the engine's code called the other program's override
+
+
+def _short(name: str) -> str:
+    return name.rsplit(".", 1)[-1]
+
+
+def _package_path(file: str) -> str:
+    """A frame's file from its package on: an environment's directory (`envs/vllm/lib/…`) names no package."""
+    return _SITE_PREFIX.sub("", file)
+
+
+def _own_frames(failure: Failure) -> list[Frame]:
+    return [frame for frame in failure.final.frames if not _LIBRARY_FRAME.search(_package_path(frame.file))]
+
+
+def _is_engine(frame: Frame) -> bool:
+    return bool(_ENGINE_FRAME.search(_package_path(frame.file)))
+
+
+def engine_named_module(path: str) -> str | None:
+    """The engine a module outside the engine was made to run, by its name (`lm_eval/models/vllm_causallms.py`)."""
+    path = _package_path(path)
+    if _ENGINE_FRAME.search(path):
+        return None
+    match = _ENGINE_NAMED_MODULE.search(path)
+    return (match["engine"] or match["suffix"]) if match else None
+
+
+def _engine_class_called(source: str | None) -> str | None:
+    """A class only the engines define that the raising line calls (`sampling_params = SamplingParams(**params)`)."""
+    return next((name for name in _CALLED_CLASS.findall(source or "") if engines_defining(name)), None)
+
+
+def caller_misfit(failure: Failure) -> MisfitCall | None:
+    """The caller's own frame refused its call into the engine's API (the first shape in the module's docstring)."""
+    final = failure.final
+    signature = _SIGNATURE.match(final.message.strip())
+    if _short(final.type) != "TypeError" or signature is None:
+        return None
+    own = _own_frames(failure)
+    if not own:
+        return None
+    frame = own[-1]
+    if _is_engine(frame) or _DISPATCHER.search(_package_path(frame.file)):
+        return None
+    callee = signature["callee"]
+    named_class = class_in_message(final.message)
+    into_engine = (
+        (named_class is not None and bool(engines_defining(named_class)))
+        or engine_named_module(frame.file) is not None
+        or _engine_class_called(frame.source) is not None
+    )
+    if not into_engine:
+        return None
+    return MisfitCall(frame=frame, callee=callee or _engine_class_called(frame.source), engine_calls_override=False)
+
+
+def override_misfit(failure: Failure, wrapper_shown: bool) -> MisfitCall | None:
+    """The engine's own code called a method of a class no indexed package defines, and the signature did not fit (the
+    second shape in the module's docstring); only when the log shows a program that runs the engine (`wrapper_shown`)."""
+    final = failure.final
+    signature = _SIGNATURE.match(final.message.strip())
+    if not wrapper_shown or _short(final.type) != "TypeError" or signature is None or not signature["callee"]:
+        return None
+    owner = signature["callee"].split(".")[0]
+    if "." not in signature["callee"] or not distinctive(owner) or defined_by(owner):
+        return None
+    own = _own_frames(failure)
+    if not own or not _is_engine(own[-1]):
+        return None
+    return MisfitCall(frame=own[-1], callee=signature["callee"], engine_calls_override=True)
+
+
+def misfit_engine(misfit: MisfitCall, failure: Failure) -> str | None:
+    """The engine the misfitting call went to, when the log decided none: the engine's own frame, the module made for
+    it, or the one engine defining the class the message or the raising line names."""
+    if misfit.engine_calls_override:
+        match = _ENGINE_FRAME.search(_package_path(misfit.frame.file))
+        return match[2] if match else None
+    if module := engine_named_module(misfit.frame.file):
+        return module
+    named = class_in_message(failure.final.message) or _engine_class_called(misfit.frame.source)
+    owners = engines_defining(named) if named else frozenset()
+    return next(iter(owners)) if len(owners) == 1 else None
