@@ -33,6 +33,7 @@ class CategoryRow:
     engine_checks: dict[str, tuple[str, ...]]  # engine -> its own checks (flags still to be checked)
     sources: tuple[str, ...]
     checks_when: tuple[ConditionalCheck, ...] = ()  # checks for one shape of the failure, shown when its words are there
+    cut_frames: tuple[re.Pattern[str], ...] = ()  # "file function" of the frame a traceback cut before its exception line stopped in
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,7 @@ def _row(entry: dict[str, object]) -> CategoryRow:
         engine_checks={engine: strings(engine) for engine in ENGINES if engine in entry},
         sources=strings("sources"),
         checks_when=tuple(_conditional(item) for item in _tables(entry.get("checks_when", ()))),
+        cut_frames=tuple(re.compile(word, re.MULTILINE) for word in strings("cut_frames")),
     )
 
 

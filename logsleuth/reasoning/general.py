@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from logsleuth.diagnosis.grouping import names_no_cause
 from logsleuth.diagnosis.schema import CATEGORIES
 from logsleuth.facts.categories import CategoryRow, table
 from logsleuth.facts.engine_classes import class_in_message, engines_defining, only_engine_defining
@@ -150,10 +151,39 @@ def _frameless(failure: Failure) -> bool:
     return not any(block.frames for block in failure.exceptions)
 
 
-def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str], wrapped: bool
-           ) -> tuple[int, list[str]]:
+def _places(row: CategoryRow, frame: Frame) -> str | None:
+    """What of `frame` (a path fragment of its file, or its file and function) puts it in `row`'s subsystem, read for
+    a traceback cut before its exception line: the row's frames (unless they count only beside given exception
+    types) and its cut_frames."""
+    if not row.frames_need or "" in row.frames_need:
+        fragment = next((f for f in row.frames if f in frame.file), None)
+        if fragment:
+            return fragment.rstrip("/")
+    where = f"{frame.file} {frame.function or ''}()\n{frame.source or ''}"
+    said = next((m for pattern in row.cut_frames if (m := pattern.search(where))), None)
+    if said is None:
+        return None
+    placed = f"{_package_path(frame.file)} in {frame.function}"
+    return f"{placed}, calling {said[0]}" if said.start() > where.index("\n") else placed
+
+
+def _cut_subsystem_frame(failure: Failure) -> Frame | None:
+    """A traceback cut before its exception line (no type, no message): the innermost own frame, of the innermost
+    INNERMOST_FRAMES, whose file or function a row's subsystem names (the model loader, the distributed layer, the KV
+    cache's sizing, ...).  With no words and no type, where the process was is the only evidence, and the innermost
+    frame that names a subsystem is the most specific; an outer frame's subsystem is only the path the call took."""
+    if not names_no_cause(failure):
+        return None
+    own = [frame for frame in failure.final.frames if not _LIBRARY_FRAME.search(frame.file)][-INNERMOST_FRAMES:]
+    rows = table().rows
+    return next((frame for frame in reversed(own) if any(_places(row, frame) for row in rows)), None)
+
+
+def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str], wrapped: bool,
+           cut_at: Frame | None = None) -> tuple[int, list[str]]:
     """How strongly the failure's evidence points to `row`, and what pointed (for the root cause's prose); `wrapped`:
-    a program that runs the engine made the failing call (made_by_a_wrapper)."""
+    a program that runs the engine made the failing call (made_by_a_wrapper); `cut_at`: the frame a traceback cut
+    before its exception line stopped in whose subsystem a row names (_cut_subsystem_frame)."""
     unplaced = row.in_engine_code and engine_code_of(failure) is None
     if unplaced and not _frameless(failure):
         return 0, []
@@ -196,9 +226,16 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
         why.append(f"the line that raised it ({said.strip()!r})")
     placed = not row.frames_need or any(t in types for t in row.frames_need)
     fragment = next((f for f in row.frames for file in files if f in file), None) if placed else None
+    subsystem = _places(row, cut_at) if cut_at is not None else None
     if fragment:
         score += FRAME_WEIGHT
-        why.append(f"frames through {fragment.rstrip('/')}")
+        if fragment.rstrip("/") != subsystem:
+            why.append(f"frames through {fragment.rstrip('/')}")
+    if subsystem:
+        # Weighs as words do: the innermost subsystem is the only evidence a traceback cut before its exception line
+        # keeps, and it outweighs the outer frames' paths (weight 1 each) the call only went through.
+        score += WORD_WEIGHT
+        why.append(f"the innermost frame's subsystem ({subsystem}), the exception line being missing from the paste")
     if score and unplaced:
         # No frame shown at all (the paste kept only the error line): where it was raised is unknown, so the
         # engine's own code is as likely as any package's; the root cause says the frames were missing.
@@ -214,6 +251,7 @@ def best_row(failure: Failure, leave_out: frozenset[str] = frozenset(), site_wor
     texts = [*exception_lines(failure), *site_words]
     files = [frame.file for frame in failure.final.frames[-INNERMOST_FRAMES:]]
     wrapped = made_by_a_wrapper(failure, wrapper)
+    cut_at = _cut_subsystem_frame(failure)
     best: tuple[int, CategoryRow, list[str]] | None = None
     # An unclassified row's words (a wrapper's "Failed to load model") say no category: it stands only when no other
     # row is reached by more than a frame's path (the wrapper's own frames name no cause either).
@@ -221,7 +259,7 @@ def best_row(failure: Failure, leave_out: frozenset[str] = frozenset(), site_wor
     for row in table().rows:
         if row.category in leave_out:
             continue
-        score, why = _score(row, failure, texts, files, wrapped)
+        score, why = _score(row, failure, texts, files, wrapped, cut_at)
         if not score:
             continue
         if row.category == UNCLASSIFIED:
@@ -401,6 +439,10 @@ def _unclassified(evidence: Evidence) -> Diagnosis:
         title="No pattern or rule fits this failure",
         category=UNCLASSIFIED,
         root_cause=(
+            "No pattern or rule of logsleuth names this failure: the exception line is missing from the paste, and "
+            "the frames shown pass through no subsystem that names a category. The lines printed before the "
+            "traceback, or the rest of the log, hold the error."
+            if names_no_cause(evidence.failure) else
             f"No pattern or rule of logsleuth names this failure, and its words, type and frames point to no "
             f"category. What a {kind} generally means is below."
         ),

@@ -1,0 +1,153 @@
+"""Stop 41's fourth blind split, in generic words (issue 28): the classes it left unclassified or misfiled.
+
+A traceback cut before its exception line: its category comes from the subsystem the innermost own frame that a row
+places stopped in (the KV cache's sizing, the profiling run, the distributed set-up, the model loader), with the note
+that the exception line is missing; an outer frame's subsystem is only the path the call took.  Tracebacks are
+printed by the real interpreter (tests.helpers.real_traceback), then cut before their exception line as a paste
+cuts them."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import real_traceback
+from tests.test_categories_cat6 import _diagnosis, no_rules  # noqa: F401 (no_rules: the fixture, used by pytestmark)
+
+pytestmark = pytest.mark.usefixtures("no_rules")
+VLLM_BANNER = "INFO 10-23 19:55:16 [__init__.py:239] Automatically detected platform cuda.\n"
+
+
+def _cut_before_exception_line(traceback: str) -> str:
+    """The real traceback cut after the source line marked `# cut`, as a paste cut at the end shows it: the frames
+    inside it and the exception line are lost."""
+    lines = traceback.splitlines()
+    last = next(i for i, line in enumerate(lines) if line.rstrip().endswith("# cut"))
+    return "\n".join(lines[: last + 1]) + "\n"
+
+
+CUT_SUBSYSTEMS = [
+    # vLLM v1 vllm/v1/core/kv_cache_utils.py: get_kv_cache_config -> check_enough_kv_cache_memory
+    ("kv-cache-memory", "vllm/v1/core/kv_cache_utils.py", """
+        def check_enough_kv_cache_memory(config, spec, available_memory):
+            raise ValueError("cut")
+
+        def get_kv_cache_config(config, spec, available_memory):
+            check_enough_kv_cache_memory(config, spec, available_memory)  # cut
+
+        get_kv_cache_config(None, None, 0)
+        """),
+    # vLLM 0.6 vllm/engine/llm_engine.py: _initialize_kv_caches calling the profiling run
+    ("gpu-oom", "vllm/engine/llm_engine.py", """
+        class Executor:
+            def determine_num_available_blocks(self):
+                raise RuntimeError("cut")
+
+        class LLMEngine:
+            def __init__(self):
+                self.model_executor = Executor()
+                self._initialize_kv_caches()
+
+            def _initialize_kv_caches(self):
+                num_gpu_blocks, num_cpu_blocks = self.model_executor.determine_num_available_blocks()  # cut
+
+        LLMEngine()
+        """),
+    # SGLang sglang/srt/model_executor/model_runner.py: ModelRunner.__init__ -> init_torch_distributed
+    ("nccl", "sglang/srt/model_executor/model_runner.py", """
+        def init_process_group_somehow():
+            raise RuntimeError("cut")
+
+        class ModelRunner:
+            def __init__(self):
+                min_per_gpu_memory = self.init_torch_distributed()
+
+            def init_torch_distributed(self):
+                return init_process_group_somehow()  # cut
+
+        ModelRunner()
+        """),
+    # vLLM 0.5 vllm/worker/worker.py: Worker.load_model -> model_runner.load_model
+    ("weight-loading", "vllm/worker/worker.py", """
+        class ModelRunner:
+            def load_model(self):
+                raise RuntimeError("cut")
+
+        class Worker:
+            def __init__(self):
+                self.model_runner = ModelRunner()
+
+            def load_model(self):
+                self.model_runner.load_model()  # cut
+
+        Worker().load_model()
+        """),
+    # The innermost frame's subsystem, not the outer frame's (the model loader calling into a quantization method)
+    ("quantization", "vllm/model_executor/layers/quantization/fp8.py", """
+        def create_weights(layer):
+            allocate(layer)  # cut
+
+        def allocate(layer):
+            raise RuntimeError("cut")
+
+        def load_model(layers):
+            for layer in layers:
+                create_weights(layer)
+
+        load_model([1])
+        """),
+]
+
+
+@pytest.mark.parametrize(("category", "filename", "code"), CUT_SUBSYSTEMS, ids=[c[0] for c in CUT_SUBSYSTEMS])
+def test_a_traceback_cut_before_its_exception_line_is_filed_by_its_innermost_subsystem(
+        category: str, filename: str, code: str) -> None:
+    diagnosis = _diagnosis(VLLM_BANNER + _cut_before_exception_line(real_traceback(code, filename)))
+    assert diagnosis.category == category, diagnosis
+    assert "exception line being missing from the paste" in diagnosis.root_cause
+
+
+def test_the_same_frames_with_their_exception_line_are_read_from_its_words() -> None:
+    """Whole, the traceback's own words and type are the evidence: a function name is no cue then."""
+    code = CUT_SUBSYSTEMS[3][2]
+    diagnosis = _diagnosis(VLLM_BANNER + real_traceback(code, "vllm/worker/worker.py"))
+    assert diagnosis.category != "weight-loading", diagnosis
+
+
+def test_a_cut_traceback_whose_frames_name_no_subsystem_stays_unclassified_and_says_why() -> None:
+    """The engine's busy loop re-raising: where the process was names no category."""
+    traceback = real_traceback("""
+        class EngineCore:
+            def step(self):
+                raise RuntimeError("cut")
+
+            def run_busy_loop(self):
+                while True:
+                    self.step()  # cut
+
+        EngineCore().run_busy_loop()
+        """, "vllm/v1/engine/core.py")
+    diagnosis = _diagnosis(VLLM_BANNER + _cut_before_exception_line(traceback))
+    assert diagnosis.category == "unclassified", diagnosis
+    assert "exception line is missing from the paste" in diagnosis.root_cause
+
+
+# A transformers release too old for the model, in the raise sites' own words (transformers' configuration_auto.py,
+# vLLM's transformers_utils/config.py), against the engine's own refusal of an architecture it lacks.
+TRANSFORMERS_RELEASE_WORDINGS = [
+    ("dependency-version", "ValueError: The checkpoint you are trying to load has model type `qwen3_moe` but "
+     "Transformers does not recognize this architecture. This could be because of an issue with the checkpoint, or "
+     "because your version of Transformers is out of date.\n"),
+    ("dependency-version", "ValueError: Transformers version 4.57.1 is not supported for model /models/glm or model "
+     "type glm4v_moe. Please upgrade transformers to >= 5.0.0.\n"),
+    ("dependency-version", "ValueError: Gemma3 requires a newer version of transformers (>= 4.50.0).\n"),
+    ("unsupported-architecture", "ValueError: Model architectures ['Qwen3ForCausalLM'] are not supported for now. "
+     "Supported architectures: dict_keys(['LlamaForCausalLM', 'MistralForCausalLM'])\n"),
+    ("unsupported-architecture", "ValueError: Model type gemma3n not recognized\n"),
+]
+
+
+@pytest.mark.parametrize(("category", "text"), TRANSFORMERS_RELEASE_WORDINGS,
+                         ids=[f"{c}-{i}" for i, (c, _) in enumerate(TRANSFORMERS_RELEASE_WORDINGS)])
+def test_a_transformers_release_too_old_for_the_model_is_a_dependency_version(category: str, text: str) -> None:
+    diagnosis = _diagnosis(text)
+    assert diagnosis.category == category, diagnosis
