@@ -1,5 +1,8 @@
 """Stop 41's fourth blind split, in generic words (issue 28): the classes it left unclassified or misfiled.
 
+CPython's AttributeError on a built-in type ('NoneType' object has no attribute …) is engine-bug at the engine's own
+line and dependency-version in an installed package the engine's code called; the why names the failing frame.
+
 A traceback cut before its exception line: its category comes from the subsystem the innermost own frame that a row
 places stopped in (the KV cache's sizing, the profiling run, the distributed set-up, the model loader), with the note
 that the exception line is missing; an outer frame's subsystem is only the path the call took.  Tracebacks are
@@ -7,6 +10,10 @@ printed by the real interpreter (tests.helpers.real_traceback), then cut before 
 cuts them."""
 
 from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -151,3 +158,50 @@ TRANSFORMERS_RELEASE_WORDINGS = [
 def test_a_transformers_release_too_old_for_the_model_is_a_dependency_version(category: str, text: str) -> None:
     diagnosis = _diagnosis(text)
     assert diagnosis.category == category, diagnosis
+
+
+def _engine_calling_package(tmp_path: Path, package_module: str, package_body: str, engine_module: str = "vllm/worker.py"
+                            ) -> str:
+    """Real CPython's traceback of the engine's module (under site-packages) calling `fail(obj)` in an installed
+    package's module whose body is `package_body`, with None as the object (a function's body: four spaces)."""
+    root = tmp_path / "venv" / "lib" / "python3.11" / "site-packages"
+    for module, text in ((package_module, f"def fail(obj):\n    {package_body}\n"),
+                         (engine_module, f"from {package_module.removesuffix('.py').replace('/', '.')} import fail\n\n"
+                                         "def run():\n    return fail(None)\n")):
+        source = root / module
+        source.parent.mkdir(parents=True, exist_ok=True)
+        for package in source.relative_to(root).parents:
+            if package != Path("."):
+                (root / package / "__init__.py").touch()
+        source.write_text(text, encoding="utf-8")
+    script = tmp_path / "app.py"
+    dotted = engine_module.removesuffix(".py").replace("/", ".")
+    script.write_text(f"import sys\nsys.path.insert(0, {str(root)!r})\nfrom {dotted} import run\nrun()\n", encoding="utf-8")
+    ran = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert ran.returncode == 1 and f"site-packages/{package_module}" in ran.stderr, ran.stderr
+    return ran.stderr
+
+
+def test_a_builtin_types_attribute_error_in_a_package_the_engine_called_is_a_dependency_version(tmp_path: Path) -> None:
+    """The package's line failed on the object the engine handed it: the why names both frames."""
+    traceback = _engine_calling_package(tmp_path, "peft/tuners/lora.py", "return obj.merge_weights")
+    assert "AttributeError: 'NoneType' object has no attribute 'merge_weights'" in traceback
+    diagnosis = _diagnosis(VLLM_BANNER + traceback)
+    assert diagnosis.category == "dependency-version", diagnosis
+    assert "installed package (peft/tuners/lora.py:2)" in diagnosis.root_cause
+    assert "vllm/worker.py:4" in diagnosis.root_cause
+
+
+def test_the_same_error_at_the_engines_own_line_is_an_engine_bug_and_says_so(tmp_path: Path) -> None:
+    traceback = _engine_calling_package(tmp_path, "vllm/model_executor/layers/lora.py", "return obj.merge_weights")
+    diagnosis = _diagnosis(VLLM_BANNER + traceback)
+    assert diagnosis.category == "engine-bug", diagnosis
+    assert "the failing frame in the engine's own code (vllm/model_executor/layers/lora.py:2)" in diagnosis.root_cause
+
+
+def test_a_packages_attribute_error_on_its_own_class_is_not_read_as_a_builtin_types(tmp_path: Path) -> None:
+    """Look-alike: the package's own object ('LoraModel'), not a built-in type the engine passed: not this row."""
+    traceback = _engine_calling_package(
+        tmp_path, "peft/tuners/lora.py", "class LoraModel: pass\n    return LoraModel().merge_weights")
+    diagnosis = _diagnosis(VLLM_BANNER + traceback)
+    assert diagnosis.category != "dependency-version", diagnosis

@@ -28,6 +28,7 @@ class CategoryRow:
     wrapper_call: bool  # the row of a wrapper's call that does not fit the installed engine release
     not_in_engine_code: bool  # never counts when the engine's own code made the failing call (an engine bug's shape)
     imports_own_engine: bool  # counts only when the engine's own code failed to import a module of that same engine
+    in_package_code: bool  # counts only when an installed package the engine's code called made the failing call
     cause_words: tuple[re.Pattern[str], ...]  # on an error line before a crash: this row is the crash's cause
     checks: tuple[str, ...]  # engine-neutral
     engine_checks: dict[str, tuple[str, ...]]  # engine -> its own checks (flags still to be checked)
@@ -101,6 +102,7 @@ def _row(entry: dict[str, object]) -> CategoryRow:
         wrapper_call=bool(entry.get("wrapper_call", False)),
         not_in_engine_code=bool(entry.get("not_in_engine_code", False)),
         imports_own_engine=bool(entry.get("imports_own_engine", False)),
+        in_package_code=bool(entry.get("in_package_code", False)),
         cause_words=tuple(re.compile(word, re.IGNORECASE) for word in strings("cause_words")),
         checks=strings("checks"),
         engine_checks={engine: strings(engine) for engine in ENGINES if engine in entry},

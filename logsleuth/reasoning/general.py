@@ -146,6 +146,21 @@ def _imports_own_engine(failure: Failure) -> bool:
     return imported is not None and imported[1] == engine_code_of(failure)
 
 
+def package_called_by_engine(failure: Failure) -> tuple[Frame, Frame] | None:
+    """The frame of an installed package (not the engine, no wrapper, no dispatcher) that made the failing call, and
+    the engine's frame that called into it: the package failed on what the engine handed it (a package at another
+    version than the release was written for), not the engine's own line."""
+    own = [frame for frame in failure.final.frames if not _LIBRARY_FRAME.search(frame.file)]
+    if not own:
+        return None
+    failing = own[-1]
+    if (not _INSTALLED_NOT_ENGINE.search(failing.file) or wrapper_of_path(failing.file)
+            or _DISPATCHER.search(failing.file)):
+        return None
+    caller = next((frame for frame in reversed(own) if _ENGINE_FRAME.search(frame.file)), None)
+    return (failing, caller) if caller is not None else None
+
+
 def _frameless(failure: Failure) -> bool:
     """No exception of the failure's chain shows a frame (a paste of the error line alone)."""
     return not any(block.frames for block in failure.exceptions)
@@ -193,6 +208,9 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
         return 0, []
     if row.imports_own_engine and not _imports_own_engine(failure):
         return 0, []
+    called = package_called_by_engine(failure) if row.in_package_code else None
+    if row.in_package_code and called is None:
+        return 0, []
     score, why = 0, []
     if failure.kind in row.kinds:
         score += KIND_WEIGHT
@@ -236,6 +254,10 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
         # keeps, and it outweighs the outer frames' paths (weight 1 each) the call only went through.
         score += WORD_WEIGHT
         why.append(f"the innermost frame's subsystem ({subsystem}), the exception line being missing from the paste")
+    if score and called is not None:
+        failing, caller = called
+        why.append(f"the failing frame in an installed package ({_package_path(failing.file)}:{failing.line}), "
+                   f"called by the engine's code ({_package_path(caller.file)}:{caller.line})")
     if score and unplaced:
         # No frame shown at all (the paste kept only the error line): where it was raised is unknown, so the
         # engine's own code is as likely as any package's; the root cause says the frames were missing.
@@ -350,6 +372,11 @@ def categorize(evidence: Evidence) -> Diagnosis:
             # packages' versions do not fit, rather than a bug of either release.
             row = table().row("dependency-version") or row
             why = [*why, f"{ENGINE_NAMES.get(code_of or '', code_of)} code running under {ENGINE_NAMES.get(engine, engine)}"]
+        failing = _innermost_own_frame(failure.final.frames)
+        if row.category == "engine-bug" and failing is not None and code_of is not None:
+            # Which code failed is the reading: the engine's own line, not a package it called (that is the
+            # dependency-version row's, package_called_by_engine).
+            why = [*why, f"the failing frame in the engine's own code ({_package_path(failing.file)}:{failing.line})"]
         if named := _engine_object_class(failure):
             owners = " and ".join(ENGINE_NAMES.get(e, e) for e in sorted(engines_defining(named)))
             why = [*why, f"the failing object's class ({named}, defined in {owners}'s code)"]
