@@ -205,3 +205,44 @@ def test_a_packages_attribute_error_on_its_own_class_is_not_read_as_a_builtin_ty
         tmp_path, "peft/tuners/lora.py", "class LoraModel: pass\n    return LoraModel().merge_weights")
     diagnosis = _diagnosis(VLLM_BANNER + traceback)
     assert diagnosis.category != "dependency-version", diagnosis
+
+
+# The engine's check of a reasoning or tool-call parser setting, placed by the raise site's path (the registries' and
+# parsers' modules), whatever its words say: SGLang's "Unsupported model type" there names a parser, not a model.
+PARSER_CHECKS = [
+    ("vllm/reasoning/abs_reasoning_parsers.py", """
+        def get_reasoning_parser(name):
+            raise KeyError(f"reasoning helper: '{name}' not found in reasoning_parsers")
+        get_reasoning_parser("qwen3-thinking")
+        """),
+    ("vllm/entrypoints/openai/tool_parsers/abstract_tool_parser.py", """
+        def get_tool_parser(name):
+            raise KeyError(f"tool helper: '{name}' not found in tool_parsers")
+        get_tool_parser("hermes2")
+        """),
+    ("sglang/srt/parser/reasoning_parser.py", """
+        class ReasoningParser:
+            def __init__(self, model_type):
+                raise ValueError(f"Unsupported model type: {model_type}")
+        ReasoningParser("qwen3-thinking")
+        """),
+    ("sglang/srt/function_call/function_call_parser.py", """
+        class FunctionCallParser:
+            def __init__(self, tool_call_parser):
+                raise ValueError(f"Unsupported tool_call_parser: {tool_call_parser}")
+        FunctionCallParser("hermes2")
+        """),
+]
+
+
+@pytest.mark.parametrize(("filename", "code"), PARSER_CHECKS, ids=[f for f, _ in PARSER_CHECKS])
+def test_a_parser_setting_the_engine_rejects_is_an_invalid_flag_value(filename: str, code: str) -> None:
+    diagnosis = _diagnosis(VLLM_BANNER + real_traceback(code, filename))
+    assert (diagnosis.category, "the check that raised it, in" in diagnosis.root_cause) == ("invalid-flag-value", True)
+
+
+def test_the_same_words_raised_by_the_model_config_are_no_parser_setting() -> None:
+    """Look-alike: 'Unsupported model type' raised where the model's config is read is the model's."""
+    sglang_parser_code = PARSER_CHECKS[2][1]
+    diagnosis = _diagnosis(VLLM_BANNER + real_traceback(sglang_parser_code, "sglang/srt/configs/model_config.py"))
+    assert diagnosis.category == "unsupported-architecture", diagnosis

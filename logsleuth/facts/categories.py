@@ -34,6 +34,7 @@ class CategoryRow:
     engine_checks: dict[str, tuple[str, ...]]  # engine -> its own checks (flags still to be checked)
     sources: tuple[str, ...]
     checks_when: tuple[ConditionalCheck, ...] = ()  # checks for one shape of the failure, shown when its words are there
+    raise_frames: tuple[str, ...] = ()  # path fragments of the raising (innermost) frame's file: the row counts only with one
     cut_frames: tuple[re.Pattern[str], ...] = ()  # "file function" of the frame a traceback cut before its exception line stopped in
 
 
@@ -108,6 +109,7 @@ def _row(entry: dict[str, object]) -> CategoryRow:
         engine_checks={engine: strings(engine) for engine in ENGINES if engine in entry},
         sources=strings("sources"),
         checks_when=tuple(_conditional(item) for item in _tables(entry.get("checks_when", ()))),
+        raise_frames=strings("raise_frames"),
         cut_frames=tuple(re.compile(word, re.MULTILINE) for word in strings("cut_frames")),
     )
 

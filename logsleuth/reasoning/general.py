@@ -182,6 +182,15 @@ def _places(row: CategoryRow, frame: Frame) -> str | None:
     return f"{placed}, calling {said[0]}" if said.start() > where.index("\n") else placed
 
 
+def _raised_in(row: CategoryRow, failure: Failure) -> str | None:
+    """The fragment of `row`'s raise_frames the raising frame's file holds (the innermost frame of the last exception,
+    whose statement raised it), if any."""
+    frames = failure.final.frames
+    if not row.raise_frames or not frames:
+        return None
+    return next((fragment for fragment in row.raise_frames if fragment in frames[-1].file), None)
+
+
 def _cut_subsystem_frame(failure: Failure) -> Frame | None:
     """A traceback cut before its exception line (no type, no message): the innermost own frame, of the innermost
     INNERMOST_FRAMES, whose file or function a row's subsystem names (the model loader, the distributed layer, the KV
@@ -208,10 +217,16 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
         return 0, []
     if row.imports_own_engine and not _imports_own_engine(failure):
         return 0, []
+    raised_in = _raised_in(row, failure)
+    if row.raise_frames and raised_in is None:
+        return 0, []
     called = package_called_by_engine(failure) if row.in_package_code else None
     if row.in_package_code and called is None:
         return 0, []
     score, why = 0, []
+    if raised_in:
+        score += WORD_WEIGHT
+        why.append(f"the check that raised it, in {raised_in.rstrip('/')}")
     if failure.kind in row.kinds:
         score += KIND_WEIGHT
         why.append("an argument error" if failure.kind == "usage" else f"a failure of kind {failure.kind}")
