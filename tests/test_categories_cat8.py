@@ -246,3 +246,45 @@ def test_the_same_words_raised_by_the_model_config_are_no_parser_setting() -> No
     sglang_parser_code = PARSER_CHECKS[2][1]
     diagnosis = _diagnosis(VLLM_BANNER + real_traceback(sglang_parser_code, "sglang/srt/configs/model_config.py"))
     assert diagnosis.category == "unsupported-architecture", diagnosis
+
+
+# The engine's own module or compiled extension that cannot be imported: a broken, mixed or unbuilt install of the
+# engine, with its advice (reinstall or build the engine), not a third-party package's version.  CPython's and the
+# loader's words, pasted alone.
+OWN_MODULE_IMPORTS = [
+    "ModuleNotFoundError: No module named 'vllm._C'\n",
+    "ModuleNotFoundError: No module named 'sglang.srt.layers.moe.fused_moe_triton.layer'\n",
+    "ImportError: cannot import name 'get_open_port' from 'vllm.utils' "
+    "(/usr/local/lib/python3.12/dist-packages/vllm/utils/__init__.py)\n",
+    "ImportError: /usr/local/lib/python3.12/dist-packages/vllm/_C.abi3.so: undefined symbol: _ZN3c104cuda9SetDeviceEi\n",
+]
+
+
+@pytest.mark.parametrize("text", OWN_MODULE_IMPORTS, ids=range(len(OWN_MODULE_IMPORTS)))
+def test_an_engines_own_module_that_cannot_be_imported_is_a_broken_install_of_the_engine(text: str) -> None:
+    diagnosis = _diagnosis(text)
+    assert (diagnosis.category, "install of the engine" in diagnosis.title) == ("dependency-version", True), diagnosis
+    assert any("reinstall that release cleanly" in step for step in diagnosis.fix.steps)
+
+
+@pytest.mark.parametrize("text", [
+    "ModuleNotFoundError: No module named 'flash_attn'\n",
+    "ModuleNotFoundError: No module named 'vllm'\n",  # the engine not installed at all: not a broken install of it
+])
+def test_a_third_party_module_or_the_missing_engine_is_no_broken_engine_install(text: str) -> None:
+    diagnosis = _diagnosis(text)
+    assert (diagnosis.category, "install of the engine" in diagnosis.title) == ("dependency-version", False), diagnosis
+
+
+def test_the_engines_own_code_missing_its_compiled_extension_is_the_mixed_install_row(tmp_path: Path) -> None:
+    """With the engine's importing frame shown (vllm/_custom_ops.py importing vllm._C): the mixed-install row."""
+    root = tmp_path / "venv" / "lib" / "python3.11" / "site-packages" / "vllm"
+    root.mkdir(parents=True)
+    (root / "__init__.py").touch()
+    (root / "_custom_ops.py").write_text("import vllm._C\n", encoding="utf-8")
+    script = tmp_path / "app.py"
+    script.write_text(f"import sys\nsys.path.insert(0, {str(root.parent)!r})\nimport vllm._custom_ops\n", encoding="utf-8")
+    ran = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert "ModuleNotFoundError: No module named 'vllm._C'" in ran.stderr and "vllm/_custom_ops.py" in ran.stderr
+    diagnosis = _diagnosis(ran.stderr)
+    assert (diagnosis.category, "mixed install of vLLM" in diagnosis.title) == ("dependency-version", True), diagnosis

@@ -29,6 +29,7 @@ class CategoryRow:
     not_in_engine_code: bool  # never counts when the engine's own code made the failing call (an engine bug's shape)
     imports_own_engine: bool  # counts only when the engine's own code failed to import a module of that same engine
     in_package_code: bool  # counts only when an installed package the engine's code called made the failing call
+    frameless: bool  # counts only when no exception of the chain shows a frame and no wrapper is known to run the engine
     cause_words: tuple[re.Pattern[str], ...]  # on an error line before a crash: this row is the crash's cause
     checks: tuple[str, ...]  # engine-neutral
     engine_checks: dict[str, tuple[str, ...]]  # engine -> its own checks (flags still to be checked)
@@ -104,6 +105,7 @@ def _row(entry: dict[str, object]) -> CategoryRow:
         not_in_engine_code=bool(entry.get("not_in_engine_code", False)),
         imports_own_engine=bool(entry.get("imports_own_engine", False)),
         in_package_code=bool(entry.get("in_package_code", False)),
+        frameless=bool(entry.get("frameless", False)),
         cause_words=tuple(re.compile(word, re.IGNORECASE) for word in strings("cause_words")),
         checks=strings("checks"),
         engine_checks={engine: strings(engine) for engine in ENGINES if engine in entry},

@@ -62,8 +62,9 @@ API_ENTRY_FRAMES = 2
 _SITE_PREFIX = compile_lazily(r"^.*/(site|dist)-packages/")
 SIGNATURE_TYPES = ("TypeError", "AttributeError")
 
-# CPython's ImportError naming the module it could not take a name from: "cannot import name 'X' from 'vllm.utils' (…)".
-_IMPORTED_FROM = compile_lazily(r"cannot import name '[^']+' from '(sglang|vllm)[.']")
+# CPython's ImportError naming the module it could not take a name from: "cannot import name 'X' from 'vllm.utils' (…)",
+# or an engine's own submodule it could not find: "No module named 'vllm._C'" (its compiled extension included).
+_IMPORTED_FROM = compile_lazily(r"cannot import name '[^']+' from '(sglang|vllm)[.']|No module named '(sglang|vllm)\.")
 
 
 def _short(name: str) -> str:
@@ -143,7 +144,7 @@ def _imports_own_engine(failure: Failure) -> bool:
     """The engine's own code failed to import a name from a module of the same engine: its installed files disagree
     with each other (a broken or mixed install), not with another package."""
     imported = _IMPORTED_FROM.search(failure.final.message)
-    return imported is not None and imported[1] == engine_code_of(failure)
+    return imported is not None and (imported[1] or imported[2]) == engine_code_of(failure)
 
 
 def package_called_by_engine(failure: Failure) -> tuple[Frame, Frame] | None:
@@ -216,6 +217,8 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
     if row.not_in_engine_code and engine_code_of(failure) is not None:
         return 0, []
     if row.imports_own_engine and not _imports_own_engine(failure):
+        return 0, []
+    if row.frameless and (not _frameless(failure) or wrapped):
         return 0, []
     raised_in = _raised_in(row, failure)
     if row.raise_frames and raised_in is None:
