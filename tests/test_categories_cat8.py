@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from logsleuth.models import Diagnosis
 from tests.helpers import real_traceback
 from tests.test_categories_cat6 import _diagnosis, no_rules  # noqa: F401 (no_rules: the fixture, used by pytestmark)
 
@@ -288,3 +289,33 @@ def test_the_engines_own_code_missing_its_compiled_extension_is_the_mixed_instal
     assert "ModuleNotFoundError: No module named 'vllm._C'" in ran.stderr and "vllm/_custom_ops.py" in ran.stderr
     diagnosis = _diagnosis(ran.stderr)
     assert (diagnosis.category, "mixed install of vLLM" in diagnosis.title) == ("dependency-version", True), diagnosis
+
+
+CONFIG_FIELD_READ = """
+    class {config_class}:
+        pass
+
+    def build(config):
+        return config.rope_theta
+
+    build({config_class}())
+    """
+
+
+def _config_field_missing(config_class: str) -> Diagnosis:
+    code = CONFIG_FIELD_READ.format(config_class=config_class)
+    return _diagnosis(VLLM_BANNER + real_traceback(code, "vllm/model_executor/models/qwen3.py"))
+
+
+def test_a_field_the_models_config_lacks_also_asks_for_the_transformers_release_the_engine_pins() -> None:
+    """The category stays the model's (a remote-code config lacking a field is as likely), and the check names the
+    other reading: a transformers release newer than the pin that renamed or dropped the field."""
+    diagnosis = _config_field_missing("Qwen3Config")
+    assert diagnosis.category == "unsupported-architecture", diagnosis
+    assert any("transformers release other than the one vLLM pins" in step for step in diagnosis.fix.steps)
+
+
+def test_an_engine_config_classs_missing_field_does_not_ask_for_transformers() -> None:
+    """Look-alike: the engine's own settings object ('ModelConfig'), not the model's config: no such check."""
+    diagnosis = _config_field_missing("ModelConfig")
+    assert not any("transformers release other than" in step for step in diagnosis.fix.steps), diagnosis
