@@ -990,5 +990,7 @@ def test_each_categorys_own_row_is_one_no_condition_gates() -> None:
         assert own is not None
         # engine-bug is the engine's own code failing by definition: its own row says so
         gates = {"in_engine_code": own.in_engine_code and category != "engine-bug",
-                 "in_wrapper_code": own.in_wrapper_code, "imports_own_engine": own.imports_own_engine}
+                 "in_wrapper_code": own.in_wrapper_code, "imports_own_engine": own.imports_own_engine,
+                 "in_package_code": own.in_package_code, "raise_frames": bool(own.raise_frames),
+                 "frameless": own.frameless}
         assert not any(gates.values()), (category, own.title, gates)

@@ -29,11 +29,15 @@ class CategoryRow:
     not_in_engine_code: bool  # never counts when the engine's own code made the failing call (an engine bug's shape)
     imports_own_engine: bool  # counts only when the engine's own code failed to import a module of that same engine
     at_package_import: bool  # counts only when raised while an installed package other than the engine was imported
+    in_package_code: bool  # counts only when an installed package the engine's code called made the failing call
+    frameless: bool  # counts only when no exception of the chain shows a frame and no wrapper is known to run the engine
     cause_words: tuple[re.Pattern[str], ...]  # on an error line before a crash: this row is the crash's cause
     checks: tuple[str, ...]  # engine-neutral
     engine_checks: dict[str, tuple[str, ...]]  # engine -> its own checks (flags still to be checked)
     sources: tuple[str, ...]
     checks_when: tuple[ConditionalCheck, ...] = ()  # checks for one shape of the failure, shown when its words are there
+    raise_frames: tuple[str, ...] = ()  # path fragments of the raising (innermost) frame's file: the row counts only with one
+    cut_frames: tuple[re.Pattern[str], ...] = ()  # "file function" of the frame a traceback cut before its exception line stopped in
 
 
 @dataclass(frozen=True)
@@ -102,11 +106,15 @@ def _row(entry: dict[str, object]) -> CategoryRow:
         not_in_engine_code=bool(entry.get("not_in_engine_code", False)),
         imports_own_engine=bool(entry.get("imports_own_engine", False)),
         at_package_import=bool(entry.get("at_package_import", False)),
+        in_package_code=bool(entry.get("in_package_code", False)),
+        frameless=bool(entry.get("frameless", False)),
         cause_words=tuple(re.compile(word, re.IGNORECASE) for word in strings("cause_words")),
         checks=strings("checks"),
         engine_checks={engine: strings(engine) for engine in ENGINES if engine in entry},
         sources=strings("sources"),
         checks_when=tuple(_conditional(item) for item in _tables(entry.get("checks_when", ()))),
+        raise_frames=strings("raise_frames"),
+        cut_frames=tuple(re.compile(word, re.MULTILINE) for word in strings("cut_frames")),
     )
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from logsleuth.diagnosis.grouping import names_no_cause
 from logsleuth.diagnosis.schema import CATEGORIES
 from logsleuth.facts.categories import CategoryRow, table
 from logsleuth.facts.engine_classes import (
@@ -75,8 +76,9 @@ SIGNATURE_TYPES = ("TypeError", "AttributeError")
 
 # A line that imports a module: `import a.b`, `from a.b import c`.
 _IMPORT_STATEMENT = compile_lazily(r"\s*(?:from\s+[\w.]+\s+)?import\s+[\w.]")
-# CPython's ImportError naming the module it could not take a name from: "cannot import name 'X' from 'vllm.utils' (…)".
-_IMPORTED_FROM = compile_lazily(r"cannot import name '[^']+' from '(sglang|vllm)[.']")
+# CPython's ImportError naming the module it could not take a name from: "cannot import name 'X' from 'vllm.utils' (…)",
+# or an engine's own submodule it could not find: "No module named 'vllm._C'" (its compiled extension included).
+_IMPORTED_FROM = compile_lazily(r"cannot import name '[^']+' from '(sglang|vllm)[.']|No module named '(sglang|vllm)\.")
 
 
 def _short(name: str) -> str:
@@ -170,7 +172,22 @@ def _imports_own_engine(failure: Failure) -> bool:
     """The engine's own code failed to import a name from a module of the same engine: its installed files disagree
     with each other (a broken or mixed install), not with another package."""
     imported = _IMPORTED_FROM.search(failure.final.message)
-    return imported is not None and imported[1] == engine_code_of(failure)
+    return imported is not None and (imported[1] or imported[2]) == engine_code_of(failure)
+
+
+def package_called_by_engine(failure: Failure) -> tuple[Frame, Frame] | None:
+    """The frame of an installed package (not the engine, no wrapper, no dispatcher) that made the failing call, and
+    the engine's frame that called into it: the package failed on what the engine handed it (a package at another
+    version than the release was written for), not the engine's own line."""
+    own = [frame for frame in failure.final.frames if not _LIBRARY_FRAME.search(frame.file)]
+    if not own:
+        return None
+    failing = own[-1]
+    if (not _INSTALLED_NOT_ENGINE.search(failing.file) or wrapper_of_path(failing.file)
+            or _DISPATCHER.search(failing.file)):
+        return None
+    caller = next((frame for frame in reversed(own) if _ENGINE_FRAME.search(frame.file)), None)
+    return (failing, caller) if caller is not None else None
 
 
 def _imports(frame: Frame) -> bool:
@@ -201,10 +218,48 @@ def _frameless(failure: Failure) -> bool:
     return not any(block.frames for block in failure.exceptions)
 
 
-def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str], wrapped: bool
-           ) -> tuple[int, list[str]]:
+def _places(row: CategoryRow, frame: Frame) -> str | None:
+    """What of `frame` (a path fragment of its file, or its file and function) puts it in `row`'s subsystem, read for
+    a traceback cut before its exception line: the row's frames (unless they count only beside given exception
+    types) and its cut_frames."""
+    if not row.frames_need or "" in row.frames_need:
+        fragment = next((f for f in row.frames if f in frame.file), None)
+        if fragment:
+            return fragment.rstrip("/")
+    where = f"{frame.file} {frame.function or ''}()\n{frame.source or ''}"
+    said = next((m for pattern in row.cut_frames if (m := pattern.search(where))), None)
+    if said is None:
+        return None
+    placed = f"{_package_path(frame.file)} in {frame.function}"
+    return f"{placed}, calling {said[0]}" if said.start() > where.index("\n") else placed
+
+
+def _raised_in(row: CategoryRow, failure: Failure) -> str | None:
+    """The fragment of `row`'s raise_frames the raising frame's file holds (the innermost frame of the last exception,
+    whose statement raised it), if any."""
+    frames = failure.final.frames
+    if not row.raise_frames or not frames:
+        return None
+    return next((fragment for fragment in row.raise_frames if fragment in frames[-1].file), None)
+
+
+def _cut_subsystem_frame(failure: Failure) -> Frame | None:
+    """A traceback cut before its exception line (no type, no message): the innermost own frame, of the innermost
+    INNERMOST_FRAMES, whose file or function a row's subsystem names (the model loader, the distributed layer, the KV
+    cache's sizing, ...).  With no words and no type, where the process was is the only evidence, and the innermost
+    frame that names a subsystem is the most specific; an outer frame's subsystem is only the path the call took."""
+    if not names_no_cause(failure):
+        return None
+    own = [frame for frame in failure.final.frames if not _LIBRARY_FRAME.search(frame.file)][-INNERMOST_FRAMES:]
+    rows = table().rows
+    return next((frame for frame in reversed(own) if any(_places(row, frame) for row in rows)), None)
+
+
+def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str], wrapped: bool,
+           cut_at: Frame | None = None) -> tuple[int, list[str]]:
     """How strongly the failure's evidence points to `row`, and what pointed (for the root cause's prose); `wrapped`:
-    a program that runs the engine made the failing call (made_by_a_wrapper)."""
+    a program that runs the engine made the failing call (made_by_a_wrapper); `cut_at`: the frame a traceback cut
+    before its exception line stopped in whose subsystem a row names (_cut_subsystem_frame)."""
     unplaced = row.in_engine_code and engine_code_of(failure) is None
     if unplaced and not _frameless(failure):
         return 0, []
@@ -217,11 +272,22 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
     importing = package_being_imported(failure) if row.at_package_import else None
     if row.at_package_import and importing is None:
         return 0, []
+    if row.frameless and (not _frameless(failure) or wrapped):
+        return 0, []
+    raised_in = _raised_in(row, failure)
+    if row.raise_frames and raised_in is None:
+        return 0, []
+    called = package_called_by_engine(failure) if row.in_package_code else None
+    if row.in_package_code and called is None:
+        return 0, []
     score, why = 0, []
     if importing:
         score += AT_IMPORT_WEIGHT
         raised = _package_path(failure.final.frames[-1].file)
         why.append(f"an error raised while {importing} was being imported ({raised})")
+    if raised_in:
+        score += WORD_WEIGHT
+        why.append(f"the check that raised it, in {raised_in.rstrip('/')}")
     if failure.kind in row.kinds:
         score += KIND_WEIGHT
         why.append("an argument error" if failure.kind == "usage" else f"a failure of kind {failure.kind}")
@@ -259,9 +325,20 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
         # engine: a wrapper failing on its own object is no sign of another engine release.
         placed = False
     fragment = next((f for f in row.frames for file in files if f in file), None) if placed else None
+    subsystem = _places(row, cut_at) if cut_at is not None else None
     if fragment:
         score += FRAME_WEIGHT
-        why.append(f"frames through {fragment.rstrip('/')}")
+        if fragment.rstrip("/") != subsystem:
+            why.append(f"frames through {fragment.rstrip('/')}")
+    if subsystem:
+        # Weighs as words do: the innermost subsystem is the only evidence a traceback cut before its exception line
+        # keeps, and it outweighs the outer frames' paths (weight 1 each) the call only went through.
+        score += WORD_WEIGHT
+        why.append(f"the innermost frame's subsystem ({subsystem}), the exception line being missing from the paste")
+    if score and called is not None:
+        failing, caller = called
+        why.append(f"the failing frame in an installed package ({_package_path(failing.file)}:{failing.line}), "
+                   f"called by the engine's code ({_package_path(caller.file)}:{caller.line})")
     if score and unplaced:
         # No frame shown at all (the paste kept only the error line): where it was raised is unknown, so the
         # engine's own code is as likely as any package's; the root cause says the frames were missing.
@@ -291,6 +368,7 @@ def best_row(failure: Failure, leave_out: frozenset[str] = frozenset(), site_wor
     texts = [*exception_lines(failure), *site_words]
     files = [frame.file for frame in failure.final.frames[-INNERMOST_FRAMES:]]
     wrapped = made_by_a_wrapper(failure, wrapper)
+    cut_at = _cut_subsystem_frame(failure)
     best: tuple[int, CategoryRow, list[str]] | None = None
     # An unclassified row's words (a wrapper's "Failed to load model") say no category: it stands only when no other
     # row is reached by more than a frame's path (the wrapper's own frames name no cause either).
@@ -298,7 +376,7 @@ def best_row(failure: Failure, leave_out: frozenset[str] = frozenset(), site_wor
     for row in table().rows:
         if row.category in leave_out:
             continue
-        score, why = _score(row, failure, texts, files, wrapped)
+        score, why = _score(row, failure, texts, files, wrapped, cut_at)
         if not score:
             continue
         if row.category == UNCLASSIFIED:
@@ -406,6 +484,11 @@ def categorize(evidence: Evidence) -> Diagnosis:
             # packages' versions do not fit, rather than a bug of either release.
             row = table().row("dependency-version") or row
             why = [*why, f"{ENGINE_NAMES.get(code_of or '', code_of)} code running under {ENGINE_NAMES.get(engine, engine)}"]
+        failing = _innermost_own_frame(failure.final.frames)
+        if row.category == "engine-bug" and failing is not None and code_of is not None:
+            # Which code failed is the reading: the engine's own line, not a package it called (that is the
+            # dependency-version row's, package_called_by_engine).
+            why = [*why, f"the failing frame in the engine's own code ({_package_path(failing.file)}:{failing.line})"]
         if named := _engine_object_class(failure):
             owners = " and ".join(ENGINE_NAMES.get(e, e) for e in sorted(engines_defining(named)))
             why = [*why, f"the failing object's class ({named}, defined in {owners}'s code)"]
@@ -536,6 +619,10 @@ def _unclassified(evidence: Evidence) -> Diagnosis:
         title="No pattern or rule fits this failure",
         category=UNCLASSIFIED,
         root_cause=(
+            "No pattern or rule of logsleuth names this failure: the exception line is missing from the paste, and "
+            "the frames shown pass through no subsystem that names a category. The lines printed before the "
+            "traceback, or the rest of the log, hold the error."
+            if names_no_cause(evidence.failure) else
             f"No pattern or rule of logsleuth names this failure, and its words, type and frames point to no "
             f"category. What a {kind} generally means is below."
         ),
