@@ -101,10 +101,12 @@ def test_a_transformers_class_an_engine_vendors_decides_no_engine(class_name: st
 
 
 @pytest.mark.parametrize("class_name", ["Qwen2_5_VLProcessor", "PixtralProcessor"])
-def test_a_bare_signature_error_on_a_transformers_class_is_a_version_mismatch(class_name: str) -> None:
+@pytest.mark.parametrize("keyword", ["video_processor", "chat_template"])
+def test_a_bare_signature_error_on_a_transformers_class_is_a_version_mismatch(class_name: str, keyword: str) -> None:
     """The call does not fit the installed transformers' class: its API is not the one the caller was written for
-    (an engine's vendored copy of the class does not make it the engine's bug)."""
-    diagnosis = diagnosis_of(keyword_error(class_name, "video_processor"))
+    (an engine's vendored copy of the class does not make it the engine's bug; the keyword's name, a chat
+    template's, is no tokenizer problem)."""
+    diagnosis = diagnosis_of(keyword_error(class_name, keyword))
     assert diagnosis.category == "dependency-version"
     assert "transformers' code" in diagnosis.root_cause
     assert diagnosis.engine is None

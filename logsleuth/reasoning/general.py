@@ -352,7 +352,7 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
 # for such shapes on purpose, still see them.
 _QUOTED_CODE_NAME = compile_lazily(
     r"(has no attribute |unexpected keyword argument |cannot import name |multiple values for (?:keyword )?argument "
-    r"|(?:^|\s)name )'[^']*'"
+    r"|required (?:positional|keyword-only) arguments?: |(?:^|\s)name )'[^']*'"
 )
 
 
