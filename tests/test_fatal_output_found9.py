@@ -173,6 +173,22 @@ def test_a_traceback_cut_under_an_import_statement_is_an_import_error_inferred(t
     assert (block.type, block.typed_from_statement) == ("ImportError", True)
 
 
+def test_an_error_logged_above_a_traceback_cut_at_an_import_names_it(tmp_path: Path) -> None:
+    """The import statement only guesses the type; an error record just above the traceback says what failed (an
+    engine's warning about its compiled ops, then the import chain cut at the import that failed)."""
+    (tmp_path / "engine").mkdir()
+    (tmp_path / "engine" / "__init__.py").write_text("from engine.config import Config\n", encoding="utf-8")
+    (tmp_path / "engine" / "config.py").write_text("import os\nfrom engine._C import ops\n", encoding="utf-8")
+    script = tmp_path / "serve.py"
+    script.write_text("import engine\n", encoding="utf-8")
+    run = subprocess.run([sys.executable, "-B", str(script)], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    cut = "\n".join(run.stderr.splitlines()[:-1]) + "\n"
+    warning = ("WARNING 06-01 10:00:00 [_custom_ops.py:20] Failed to import from engine._C with "
+               "ImportError('/opt/engine/_C.abi3.so: undefined symbol: _ZN3c104cuda9SetDeviceEi')\n")
+    block = diagnose_text(warning + cut, OPTIONS).failures[0].failure.final
+    assert block.type == "ImportError" and "undefined symbol" in block.message, block
+
+
 def test_a_pasted_script_s_imports_are_no_failure() -> None:
     script = "import os\nimport torch\nfrom vllm import LLM\nllm = LLM(model='facebook/opt-125m')\n"
     assert not diagnose_text(script, OPTIONS).failures

@@ -90,7 +90,8 @@ def typed_by_statement(block: ExceptionBlock) -> bool:
     """The block's type was read from its raising statement, its exception line lost: truncated, and the innermost
     frame's source names that type (its message, if any, is the statement's literal)."""
     source = block.frames[-1].source if block.frames else None
-    return block.truncated and block.typed_from_statement and bool(source) and raised_type(source or "") == block.type
+    named = raised_type(source or "") or imported_type(source or "")
+    return block.truncated and block.typed_from_statement and bool(source) and named == block.type
 
 
 def lost_its_exception_line(block: ExceptionBlock) -> bool:

@@ -12,7 +12,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from logsleuth.tracebacks.raising_statement import raised_type
+from logsleuth.tracebacks.raising_statement import imported_type, raised_type, statement_message
 
 # plain: unprefixed, ranks interleaved by CPython's write units (a frame's File, source and
 # caret lines are one write); plain_lines: unprefixed, interleaved at any line.
@@ -109,11 +109,14 @@ def derive(raw: dict[str, Any], variant: str, rng: random.Random) -> tuple[list[
             cut += 1
         frames = [list(frame) for frame in blocks[-1]["frames"][: j + 1]]
         frames[-1][3] = 0  # a `[Previous line repeated]` line after the cut is gone
-        # a cut right after the raising statement (`raise X(…)`, `assert …`): that statement names the type, the
-        # message is lost (logsleuth/tracebacks/raising_statement.py)
+        # a cut right after the raising statement (`raise X(…)`, `assert …`): that statement names the type, and its
+        # message when it spells it as one plain literal; an import statement names ImportError
+        # (logsleuth/tracebacks/raising_statement.py)
         statement = lines[cut - 1] if cut - 1 > frame_lines[j] and j == len(frame_lines) - 1 else ""
-        kind = raised_type(statement) or ""
-        blocks[-1] = {**blocks[-1], "type": kind, "message": "", "frames": frames}
+        raised = raised_type(statement)
+        kind = raised or imported_type(statement) or ""
+        message = statement_message(statement) if raised else ""
+        blocks[-1] = {**blocks[-1], "type": kind, "message": message, "frames": frames}
         return lines[:cut], blocks, True
     if variant == "bare":
         start = _first_exception_index(lines, 1) if lines[0].startswith("Traceback") else 0
