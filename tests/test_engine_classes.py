@@ -126,3 +126,12 @@ def test_the_name_of_a_missing_attribute_does_not_choose_the_category(attribute:
     # The same words in the engine's own sentence still count.
     assert diagnosis_of("ValueError: User-specified max_model_len (40000) is greater than the derived max_model_len "
                         "(32768)").category == "context-length"
+
+
+def test_a_model_class_transformers_also_defines_is_still_the_engines_code() -> None:
+    """The engines write their own model classes (`Qwen2ForCausalLM` in sglang/srt/models/ and
+    vllm/model_executor/models/), whatever transformers' models/ defines: a bare error on one is the engine's code
+    failing, not a transformers version."""
+    assert {"sglang", "vllm", "transformers"} <= defined_by("Qwen2ForCausalLM")
+    assert engines_defining("Qwen2ForCausalLM") == {"sglang", "vllm"}
+    assert diagnosis_of(attribute_error("Qwen2ForCausalLM", "foo_weights")).category == "engine-bug"

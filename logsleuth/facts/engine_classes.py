@@ -64,14 +64,25 @@ def distinctive(name: str) -> bool:
     return len(name) >= MIN_LENGTH and len(_WORD.findall(name)) >= MIN_WORDS
 
 
+# The kinds of class transformers' Auto factories load (AutoConfig, AutoProcessor, AutoImageProcessor,
+# AutoVideoProcessor, AutoFeatureExtractor, AutoTokenizer), by the suffix of their names.  The engines run these from
+# transformers, and keep copies of some (sglang/srt/configs/: `Qwen2VLConfig`, processors such as `PixtralProcessor`);
+# a model class (`Qwen2ForCausalLM`) the engines write themselves, whatever transformers also defines.
+_LOADED_FROM_TRANSFORMERS = ("Config", "Processor", "ProcessorFast", "FeatureExtractor", "Tokenizer", "TokenizerFast")
+
+
+def vendored(name: str) -> bool:
+    """A class of the kinds the engines load from transformers, which transformers defines too: an error on it is as
+    likely transformers' own code failing as an engine's copy."""
+    return name.endswith(_LOADED_FROM_TRANSFORMERS) and "transformers" in defined_by(name)
+
+
 def engines_defining(name: str) -> frozenset[str]:
     """The engines whose code defines class `name` (either engine, both, or none); none for a name too common to say,
-    and none when a package the engines run defines it too: the engines vendor copies of transformers' config and
-    processor classes (`PixtralProcessor`), and an error on one is as likely transformers' own code failing."""
-    owners = defined_by(name)
-    if not distinctive(name) or not owners <= frozenset(ENGINES):
+    or for a class of transformers' the engines keep a copy of (`vendored`)."""
+    if not distinctive(name) or vendored(name):
         return frozenset()
-    return owners
+    return defined_by(name) & frozenset(ENGINES)
 
 
 def only_engine_defining(name: str) -> str | None:

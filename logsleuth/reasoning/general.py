@@ -116,8 +116,8 @@ def _dependency_object_class(failure: Failure) -> tuple[str, str] | None:
     if not _frameless(failure) or _short(failure.final.type) not in SIGNATURE_TYPES:
         return None
     named = class_in_message(failure.final.message)
-    if not named or not distinctive(named):
-        return None
+    if not named or not distinctive(named) or engines_defining(named):
+        return None  # an engine's own class (a model class transformers defines too is the engine's, as it runs)
     packages = sorted(defined_by(named) - {"sglang", "vllm"})
     return (named, packages[0]) if packages else None
 
