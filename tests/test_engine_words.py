@@ -504,3 +504,12 @@ def test_reports_label_the_words_with_their_speaker() -> None:
     assert "*nvidia-container-cli says:* `requirement error" in render(report, RenderOptions(OutputFormat.SLACK))
     assert "nvidia-container-cli says: requirement error" in text
     assert "The engine says" not in text
+
+
+def test_a_pin_written_as_a_sentence_names_its_package_not_the_linking_word() -> None:
+    """SGLang's model_config.py: 'Please upgrade transformers to >= 5.0.0.' pins transformers, not a package 'to'."""
+    from logsleuth.reasoning.engine_words import _package_checks
+
+    assert list(_package_checks("Please upgrade transformers to >= 5.0.0.", "sglang", None)) == [
+        "the pin transformers>=5.0.0 could not be checked: the SGLang release is not known"]
+    assert list(_package_checks("requires a version >= 4.51", "sglang", None)) == []

@@ -80,6 +80,9 @@ _INSTALL = compile_lazily(
 # A pip command the message gives: its options are pip's (--upgrade), not the engine's flags.
 _PIP_COMMAND = compile_lazily(r"\bpip3?\s+install\b[^`'\"\n]*", re.IGNORECASE)
 _INSTALL_CONTEXT = compile_lazily(r"\b(?:install|upgrade|downgrade|requires?|version)\b", re.IGNORECASE)
+# Words between a package and its version in a sentence ("upgrade transformers to >= 5.0.0", "torch is >= 2.4").
+_LINKING_WORDS = frozenset({"to", "is", "be", "at", "least"})
+_WORD_BEFORE = compile_lazily(r"([A-Za-z][A-Za-z0-9_.\-]*)\s+(?:to|is|be|at least)\s*$")
 _NOT_PACKAGES = frozenset({"it", "the", "a", "an", "by", "via", "with", "using", "from", "them", "this", "that",
                            "and", "or", "one", "following", "required", "latest", "newer", "dependencies", "version",
                            "versions",
@@ -399,8 +402,11 @@ def _package_checks(sentence: str, engine: str | None, version: str | None) -> I
     """Each package the sentence pins, against what the user's release declares (facts/requires.py); a package
     named without a version only when the release declares it."""
     pinned: set[str] = set()
-    for name, op, wanted in _PIN.findall(sentence):
-        if name.lower() in _NOT_PACKAGES:  # "requires a version >= 4.51": no package named
+    for m in _PIN.finditer(sentence):
+        name, op, wanted = m.groups()
+        if name.lower() in _LINKING_WORDS and (before := _WORD_BEFORE.search(sentence, 0, m.end(1))):
+            name = before[1]  # "upgrade transformers to >= 5.0.0": the package is the word before "to"
+        if name.lower() in _NOT_PACKAGES or name.lower() in _LINKING_WORDS:  # "requires a version >= 4.51": none
             continue
         said = f"{name}{op}{wanted.rstrip('.')}"
         pinned.add(_dist(name))
