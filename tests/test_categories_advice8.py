@@ -185,12 +185,20 @@ def test_a_check_written_for_the_failures_own_shape_comes_first() -> None:
 
 def test_a_word_every_module_has_names_no_setting() -> None:
     """`load_weights` is no code of --load-balance-method; `dp_attention.py` is --enable-dp-attention's, `lora/` is
-    --enable-lora's, `triton_backend.py` --attention-backend triton's, whole tokens only (`chunked` is no `chunk`)."""
-    from logsleuth.reasoning.setting_paths import _names_feature
+    --enable-lora's, `triton_backend.py` --attention-backend triton's, whole tokens only (`chunked` is no `chunk`).
+    A single word counts only in a module's path: a function's name (`check_memory`) is no feature's code."""
+    from logsleuth.reasoning.setting_paths import _TOKEN_SPLIT, _names_feature
+
+    def names(flag: str, value: str, paths: str) -> bool:
+        modules = {token for line in paths.splitlines() if "/" in line for token in _TOKEN_SPLIT.split(line)}
+        return _names_feature(flag, value, paths, modules)
 
     paths = "sglang/srt/model_executor/model_runner.py\nload_weights\nsglang/srt/layers/dp_attention.py\ndp_gather"
-    assert not _names_feature("--load-balance-method", "round_robin", paths)
-    assert _names_feature("--enable-dp-attention", "", paths)
-    assert _names_feature("--enable-lora", "", "sglang/srt/lora/lora_manager.py\nprepare_lora_batch")
-    assert _names_feature("--attention-backend", "triton", "sglang/srt/layers/attention/triton_backend.py\nforward_extend")
-    assert not _names_feature("--enable-mixed-chunk", "", "sglang/srt/managers/schedule_policy.py\nadd_chunked_req")
+    assert not names("--load-balance-method", "round_robin", paths)
+    assert names("--enable-dp-attention", "", paths)
+    assert names("--enable-lora", "", "sglang/srt/lora/lora_manager.py\nprepare_lora_batch")
+    assert names("--attention-backend", "triton", "sglang/srt/layers/attention/triton_backend.py\nforward_extend")
+    assert not names("--enable-mixed-chunk", "", "sglang/srt/managers/schedule_policy.py\nadd_chunked_req")
+    # a common word shared by a switch and a function of the scheduler names nothing
+    assert not names("--enable-p2p-check", "", "sglang/srt/managers/scheduler.py\ncheck_memory")
+    assert not names("--enable-metrics", "", "sglang/srt/managers/scheduler.py\nlog_metrics_idle")

@@ -27,6 +27,8 @@ _GENERIC_WORDS = frozenset({
     "chunked", "prefill", "decode", "batch", "server", "engine", "runner", "worker", "layer", "layers", "attention",
     "torch", "python", "models", "utils", "distributed", "parallel", "load", "method", "name", "file", "format", "policy",
     "init", "weight", "weights", "request", "requests", "time", "timeout", "stream", "output", "input", "group",
+    # verbs and qualifiers of switches (`--enable-p2p-check`, `--disable-custom-all-reduce`): no feature's name
+    "check", "custom", "debug", "auto", "force", "skip", "allow", "async", "sync", "overlap", "reduce", "all",
 })
 MIN_WORD = 4  # a single word names a feature from this length on (`lora`, `prefix`, `speculative`), as a whole token
 # Choice settings whose value names a module (`--attention-backend triton` runs triton_backend.py).
@@ -46,8 +48,14 @@ def _path_words(failure: Failure) -> str:
     return "\n".join(parts)
 
 
-def _names_feature(flag: str, value: str, paths: str) -> bool:
-    tokens = set(_TOKEN_SPLIT.split(paths))
+def _module_tokens(failure: Failure) -> set[str]:
+    """The words of the frames' module paths alone: a single word of a flag names a feature's code only as a module
+    or package (`speculative/`, `lora/`); a function's name is too often a common word (`check_memory`)."""
+    return {token for frame in failure.final.frames
+            for token in _TOKEN_SPLIT.split(frame.file.rsplit("-packages/", 1)[-1].lower())}
+
+
+def _names_feature(flag: str, value: str, paths: str, tokens: set[str]) -> bool:
     key = flag.lstrip("-")
     for prefix in _SWITCH_PREFIXES:
         key = key.removeprefix(prefix)
@@ -75,4 +83,5 @@ def settings_on_the_path(failure: Failure, launch: LaunchInfo, engine: str, vers
     for release in releases:
         for flag, value in settable_given(catalogs.load(engine, release), options, flags):
             found.setdefault(flag, value)
-    return [(flag, found[flag]) for flag in flags if flag in found and _names_feature(flag, found[flag], paths)]
+    tokens = _module_tokens(failure)
+    return [(flag, found[flag]) for flag in flags if flag in found and _names_feature(flag, found[flag], paths, tokens)]
