@@ -159,8 +159,8 @@ def test_a_cut_raising_statement_that_spells_its_message_gives_it(tmp_path: Path
 
 
 # --- a traceback cut at an import, a notebook's header (the dev sweep) ------------------------------------------------
-def test_a_traceback_cut_under_an_import_statement_is_an_import_error_inferred(tmp_path: Path) -> None:
-    # vllm-project/vllm#1814, #15286, SystemPanic/vllm-windows#8: an import chain pasted up to its last import
+def _import_chain_cut(tmp_path: Path) -> str:
+    """Real CPython's traceback of an import chain failing at its last import, its exception line cut off."""
     (tmp_path / "engine").mkdir()
     (tmp_path / "engine" / "__init__.py").write_text("from engine.config import Config\n", encoding="utf-8")
     (tmp_path / "engine" / "config.py").write_text("import os\nfrom engine._C import ops\n", encoding="utf-8")
@@ -168,21 +168,19 @@ def test_a_traceback_cut_under_an_import_statement_is_an_import_error_inferred(t
     script.write_text("import engine\n", encoding="utf-8")
     run = subprocess.run([sys.executable, "-B", str(script)], capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert run.stderr.splitlines()[-1].startswith("ModuleNotFoundError")
-    cut = "\n".join(run.stderr.splitlines()[:-1]) + "\n"
-    block = diagnose_text(cut, OPTIONS).failures[0].failure.final
+    return "\n".join(run.stderr.splitlines()[:-1]) + "\n"
+
+
+def test_a_traceback_cut_under_an_import_statement_is_an_import_error_inferred(tmp_path: Path) -> None:
+    # vllm-project/vllm#1814, #15286, SystemPanic/vllm-windows#8: an import chain pasted up to its last import
+    block = diagnose_text(_import_chain_cut(tmp_path), OPTIONS).failures[0].failure.final
     assert (block.type, block.typed_from_statement) == ("ImportError", True)
 
 
 def test_an_error_logged_above_a_traceback_cut_at_an_import_names_it(tmp_path: Path) -> None:
     """The import statement only guesses the type; an error record just above the traceback says what failed (an
     engine's warning about its compiled ops, then the import chain cut at the import that failed)."""
-    (tmp_path / "engine").mkdir()
-    (tmp_path / "engine" / "__init__.py").write_text("from engine.config import Config\n", encoding="utf-8")
-    (tmp_path / "engine" / "config.py").write_text("import os\nfrom engine._C import ops\n", encoding="utf-8")
-    script = tmp_path / "serve.py"
-    script.write_text("import engine\n", encoding="utf-8")
-    run = subprocess.run([sys.executable, "-B", str(script)], capture_output=True, text=True, cwd=tmp_path, timeout=60)
-    cut = "\n".join(run.stderr.splitlines()[:-1]) + "\n"
+    cut = _import_chain_cut(tmp_path)
     warning = ("WARNING 06-01 10:00:00 [_custom_ops.py:20] Failed to import from engine._C with "
                "ImportError('/opt/engine/_C.abi3.so: undefined symbol: _ZN3c104cuda9SetDeviceEi')\n")
     block = diagnose_text(warning + cut, OPTIONS).failures[0].failure.final
