@@ -382,6 +382,27 @@ def test_timeout_on_a_server_that_never_answers(sshd: SSHD, where: str) -> None:
     assert message == f"{alias}: connection to 127.0.0.1 port {port} timed out after 1 s (no SSH handshake)"
 
 
+def test_a_server_that_hangs_up_at_once_closed_the_connection(sshd: SSHD) -> None:
+    """A server that accepts and closes at once ended the handshake itself (the handshake thread saw EOF): that is
+    said, not a timeout, however long the budget."""
+    import threading
+
+    with socket.socket() as closing:
+        closing.bind(("127.0.0.1", 0))
+        closing.listen(8)
+        port = closing.getsockname()[1]
+
+        def hang_up() -> None:
+            connection, _ = closing.accept()
+            connection.close()
+
+        server = threading.Thread(target=hang_up, daemon=True)
+        server.start()
+        message = error_of(f"127.0.0.1:{port}:/x.log", options(sshd, connect_timeout=30.0))
+        server.join(timeout=30)
+    assert message.startswith(f"127.0.0.1: 127.0.0.1 port {port} closed the connection during the SSH handshake")
+
+
 def test_auth_failed_names_the_methods_tried(sshd: SSHD, tmp_path: Path) -> None:
     stranger = tmp_path / "id_stranger"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(stranger)], check=True)

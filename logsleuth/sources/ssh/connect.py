@@ -164,6 +164,18 @@ def _tcp_socket(settings: HostSettings, timeout: float) -> socket.socket:
     raise RemoteError(f"{settings.alias}: cannot connect to {_where(settings)}: {last_error.strerror}")
 
 
+def _still_waiting(transport: paramiko.Transport) -> bool:
+    """The handshake thread is still reading the server's first words: the server has said nothing yet, and has not
+    closed the connection either (that ends the thread at once).  The join lets a thread that is just exiting exit:
+    on a loaded machine paramiko's start_client can give up on its own clock a moment before ours says the time
+    is up, and the thread, not the clock, says which of the two happened."""
+    transport.join(_EXITING_THREAD)
+    return transport.is_alive()
+
+
+_EXITING_THREAD = 0.05  # seconds a handshake thread that is ending takes at most (a closed socket, an EOF)
+
+
 def _handshake(
     settings: HostSettings,
     options: SSHOptions,
@@ -189,7 +201,7 @@ def _handshake(
             transport.start_client(timeout=timeout)
             server_key = transport.get_remote_server_key()  # raises too when the handshake thread died
         except (paramiko.SSHException, EOFError, OSError) as exc:
-            if time.monotonic() - started >= timeout * 0.9:
+            if time.monotonic() - started >= timeout * 0.9 or _still_waiting(transport):
                 raise TransientConnectError(
                     f"{settings.alias}: connection to {_where(settings)}", timeout=timeout, detail=" (no SSH handshake)"
                 ) from None
