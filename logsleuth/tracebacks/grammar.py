@@ -54,9 +54,13 @@ MEMBERS_START = compile_lazily(r"^\+-\+-+ (?:\d+|\.\.\.) -+$")
 
 # A bare exception line outside a traceback must look like an exception *type*:
 # `ValueError: …`, `torch.OutOfMemoryError: …`, `AssertionError`, `ExceptionGroup: … (2 sub-exceptions)`.
+# CPython prints a class outside builtins by its module's dotted name, whatever the class is called
+# (`huggingface_hub.errors.OfflineModeIsEnabled: Cannot reach …`): lower-case modules, then a CamelCase class of two
+# words or more, with a message.  A logger's `%(name)s: ` is a module path, lower case to its end.
 STRICT_EXCEPTION_LINE = compile_lazily(
     r"^(?P<type>(?:[A-Za-z_]\w*\.)*"
-    r"(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Failure|Timeout)|(?:Base)?ExceptionGroup)" + CAUSE_SUFFIX + ")"
+    r"(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Failure|Timeout)|(?:Base)?ExceptionGroup)" + CAUSE_SUFFIX
+    + r"|(?:[a-z_][a-z0-9_]*\.)+[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*(?=: \S))"
     r"(?::(?: (?P<msg>.*)|$)|$)"
 )
 NOT_BARE_TYPES = frozenset({"Error", "Exception", "Failure", "Timeout", "Fault"})
@@ -381,7 +385,7 @@ TYPELESS_ENGINE_LINES: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 FATAL_LINE_WORDS = ("rror", "atchdog", "undefined symbol", "max seq len", "placement group of specs", "failed to start",
                     "hit an exception", "gated repo", "is restricted", "out of resource", "Transformers with the command",
-                    "the checkpoint is very new", '"detail"', "OCI runtime", "fatal ")
+                    "the checkpoint is very new", '"detail"', "OCI runtime", "fatal ", ": No module named ")
 FATAL_LINES: tuple[tuple[re.Pattern[str], str | None], ...] = (
     # a kernel or library (flashinfer, sgl-kernel): `CUDA Error: <text> (700) <file>: line N at function F`
     (compile_lazily(r"^\s*(?P<type>CUDA [Ee]rror): (?P<msg>\S.*?\(\d+\).*)$"), None),
@@ -394,6 +398,11 @@ FATAL_LINES: tuple[tuple[re.Pattern[str], str | None], ...] = (
     # the dynamic loader's text of a Python extension module that cannot load, its `ImportError: ` lost (a
     # web UI showing str(exc), a wrapper's tag before it): only an import raises this text for such a module
     (compile_lazily(r"^(?!\s*[\w.]+(?:Error|Exception): )(?:.*?\s)?(?P<msg>/\S+\.(?:abi3|cpython-[\w\-]+)\.so: undefined symbol: \S+)\s*$"), "ImportError"),
+    # CPython run as `python -m MODULE` (runpy._get_module_details) with the module not importable: the interpreter's
+    # path, then `No module named sglang`, or `Error while finding module specification for 'vllm.entrypoints…'
+    # (ModuleNotFoundError: No module named 'vllm')`; the server never started
+    (compile_lazily(r"^\S*python[\d.]*: (?P<msg>No module named [\w.']+)\s*$"), "ModuleNotFoundError"),
+    (compile_lazily(r"^\S*python[\d.]*: Error while finding module specification for '[\w.]+' \((?P<type>\w+Error): (?P<msg>.*)\)\s*$"), None),
     *TYPELESS_ENGINE_LINES,
 )
 
