@@ -56,3 +56,16 @@ def test_python_dash_m_of_a_missing_package_is_found_and_says_so(tmp_path: Path)
     engine_missing = missing.replace("sglang_not_installed_here", "sglang")
     steps = diagnose_text(engine_missing + "\n", OPTIONS).failures[0].diagnosis.fix.steps
     assert "not installed in the Python that ran" in steps[0]
+
+
+def test_a_proxy_variable_the_http_library_cannot_use_is_the_network() -> None:
+    """urllib3/contrib/socks.py raises `ValueError(f"Unable to determine SOCKS version from {proxy_url}")` for an
+    all_proxy of `socks://…` (no version); requests/adapters.py InvalidProxyURL for one with no host."""
+    for line in ("ValueError: Unable to determine SOCKS version from socks://127.0.0.1:7890/",
+                 "requests.exceptions.InvalidProxyURL: Please check proxy URL. It is malformed and could be missing "
+                 "the host."):
+        diagnosis = diagnose_text(line + "\n", OPTIONS).failures[0].diagnosis
+        assert diagnosis.category == "network", line
+        assert "proxy variable" in diagnosis.fix.steps[0]
+    # a plain ValueError about something else is no network failure
+    assert diagnose_text("ValueError: Unable to determine the page size\n", OPTIONS).failures[0].diagnosis.category != "network"
