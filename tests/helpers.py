@@ -97,6 +97,23 @@ def real_traceback(code: str, filename: str = "app.py") -> str:
         return proc.stderr.replace(tmp + "/", "/srv/")
 
 
+def traceback_of_installed(tmp_path: Path, files: dict[str, str], script: str, *, python: str = "python3.11",
+                           script_name: str = "app.py") -> subprocess.CompletedProcess[str]:
+    """Run `script` (from `tmp_path`) with a site-packages tree of `files` (path under site-packages -> source) on
+    its path, every directory on the way a package; the finished process (its stderr: real CPython's traceback)."""
+    root = tmp_path / "venv" / "lib" / python / "site-packages"
+    for name, source in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for package in path.relative_to(root).parents:
+            if package != Path(".") and not (root / package / "__init__.py").exists():
+                (root / package / "__init__.py").touch()
+        path.write_text(source, encoding="utf-8")
+    app = tmp_path / script_name
+    app.write_text(f"import sys\nsys.path.insert(0, {str(root)!r})\n{script}", encoding="utf-8")
+    return subprocess.run([sys.executable, str(app)], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+
+
 def traceback_in_package(tmp_path: Path, module: str, body: str) -> str:
     """Real CPython's traceback of a script calling `run()` in `module` (a path such as `verl/workers/x.py`) installed
     under a site-packages tree in `tmp_path`; `run`'s body is `body` (indented by four spaces, its first line)."""

@@ -10,10 +10,9 @@ non_block).  Tracebacks are printed by the real interpreter, from modules laid o
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
+from tests.helpers import traceback_of_installed
 from tests.test_categories_advice7 import _diagnosis
 
 VLLM_BANNER = "INFO 05-19 10:02:31 [core.py:58] Initializing a V1 LLM engine (v0.9.0) with config: model='org/m'\n"
@@ -22,17 +21,7 @@ VLLM_BANNER = "INFO 05-19 10:02:31 [core.py:58] Initializing a V1 LLM engine (v0
 def _run(tmp_path: Path, modules: dict[str, str], main: str) -> str:
     """Real CPython's traceback of the script `main` (run from `tmp_path`) importing `modules` (paths under a
     site-packages tree -> their code)."""
-    root = tmp_path / "venv" / "lib" / "python3.12" / "site-packages"
-    for module, code in modules.items():
-        path = root / module
-        path.parent.mkdir(parents=True, exist_ok=True)
-        for package in Path(module).parents:
-            if package != Path("."):
-                (root / package / "__init__.py").touch()
-        path.write_text(code, encoding="utf-8")
-    script = tmp_path / "demo.py"
-    script.write_text(f"import sys\nsys.path.insert(0, {str(root)!r})\n{main}", encoding="utf-8")
-    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    run = traceback_of_installed(tmp_path, modules, main, python="python3.12", script_name="demo.py")
     assert run.returncode == 1 and "Error: " in run.stderr, run.stderr
     return VLLM_BANNER + run.stderr
 

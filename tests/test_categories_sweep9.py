@@ -9,10 +9,9 @@ LayerRepository at import, sgl-project/sglang#27654, bytedance-iaas/sglang#566; 
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
+from tests.helpers import traceback_of_installed
 from tests.test_categories_cat6 import _diagnosis
 
 IMPORT_ROW_TITLE = "one failed while it was being imported"
@@ -28,17 +27,7 @@ class LayerRepository:
 def _traceback(tmp_path: Path, files: dict[str, str], script: str) -> str:
     """Real CPython's traceback of `script` (run from `tmp_path`) importing from a site-packages tree holding `files`
     (path under site-packages -> source); every directory on the way is a package."""
-    root = tmp_path / "venv" / "lib" / "python3.11" / "site-packages"
-    for name, source in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        for package in path.relative_to(root).parents:
-            if package != Path(".") and not (root / package / "__init__.py").exists():
-                (root / package / "__init__.py").touch()
-        path.write_text(source, encoding="utf-8")
-    app = tmp_path / "app.py"
-    app.write_text(f"import sys\nsys.path.insert(0, {str(root)!r})\n{script}\n", encoding="utf-8")
-    run = subprocess.run([sys.executable, str(app)], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    run = traceback_of_installed(tmp_path, files, f"{script}\n")
     assert run.returncode == 1 and "Traceback" in run.stderr, run.stderr
     return run.stderr
 
