@@ -256,10 +256,11 @@ def _cut_subsystem_frame(failure: Failure) -> Frame | None:
 
 
 def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str], wrapped: bool,
-           cut_at: Frame | None = None) -> tuple[int, list[str]]:
+           cut_at: Frame | None, word_texts: list[str]) -> tuple[int, list[str]]:
     """How strongly the failure's evidence points to `row`, and what pointed (for the root cause's prose); `wrapped`:
     a program that runs the engine made the failing call (made_by_a_wrapper); `cut_at`: the frame a traceback cut
-    before its exception line stopped in whose subsystem a row names (_cut_subsystem_frame)."""
+    before its exception line stopped in whose subsystem a row names (_cut_subsystem_frame); `word_texts`: `texts`
+    with the code names CPython quotes masked (_names_masked), the same for every row, so made once by the caller."""
     unplaced = row.in_engine_code and engine_code_of(failure) is None
     if unplaced and not _frameless(failure):
         return 0, []
@@ -309,7 +310,7 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
         strong = engine_class
         score += STRONG_WEIGHT
         why.append(f"a call made by a wrapper's frame on {engine_class}, a class of the engine's code")
-    word = next((m[0] for pattern in row.words for text in texts if (m := pattern.search(_names_masked(text)))), None)
+    word = next((m[0] for pattern in row.words for text in word_texts if (m := pattern.search(text))), None)
     if word and not strong:
         score += WORD_WEIGHT
         why.append(f"the message's words ({word.strip()!r})")
@@ -369,6 +370,7 @@ def best_row(failure: Failure, leave_out: frozenset[str] = frozenset(), site_wor
     files = [frame.file for frame in failure.final.frames[-INNERMOST_FRAMES:]]
     wrapped = made_by_a_wrapper(failure, wrapper)
     cut_at = _cut_subsystem_frame(failure)
+    word_texts = [_names_masked(text) for text in texts]
     best: tuple[int, CategoryRow, list[str]] | None = None
     # An unclassified row's words (a wrapper's "Failed to load model") say no category: it stands only when no other
     # row is reached by more than a frame's path (the wrapper's own frames name no cause either).
@@ -376,7 +378,7 @@ def best_row(failure: Failure, leave_out: frozenset[str] = frozenset(), site_wor
     for row in table().rows:
         if row.category in leave_out:
             continue
-        score, why = _score(row, failure, texts, files, wrapped, cut_at)
+        score, why = _score(row, failure, texts, files, wrapped, cut_at, word_texts)
         if not score:
             continue
         if row.category == UNCLASSIFIED:
