@@ -29,7 +29,7 @@ from logsleuth.models import Failure, Frame
 
 # Frames that are never the caller: torch's own ops and the standard library (as general.py's _LIBRARY_FRAME).
 _LIBRARY_FRAME = compile_lazily(r"(^|/)(torch|functools|contextlib|enum|asyncio|threading|concurrent|<frozen [\w.]+>)(/|\.py$)|^<")
-_ENGINE_FRAME = compile_lazily(r"(^|/)(sglang|vllm)/")
+ENGINE_FRAME = compile_lazily(r"(^|/)(sglang|vllm)/")
 _SITE_PREFIX = compile_lazily(r"^.*/(site|dist)-packages/")
 # Packages that only dispatch a call (a web framework, Ray, a CLI parser): never the program that wrote the call.
 _DISPATCHER = compile_lazily(
@@ -62,23 +62,23 @@ def _short(name: str) -> str:
     return name.rsplit(".", 1)[-1]
 
 
-def _package_path(file: str) -> str:
+def package_path(file: str) -> str:
     """A frame's file from its package on: an environment's directory (`envs/vllm/lib/…`) names no package."""
     return _SITE_PREFIX.sub("", file)
 
 
 def _own_frames(failure: Failure) -> list[Frame]:
-    return [frame for frame in failure.final.frames if not _LIBRARY_FRAME.search(_package_path(frame.file))]
+    return [frame for frame in failure.final.frames if not _LIBRARY_FRAME.search(package_path(frame.file))]
 
 
 def _is_engine(frame: Frame) -> bool:
-    return bool(_ENGINE_FRAME.search(_package_path(frame.file)))
+    return bool(ENGINE_FRAME.search(package_path(frame.file)))
 
 
 def engine_named_module(path: str) -> str | None:
     """The engine a module outside the engine was made to run, by its name (`lm_eval/models/vllm_causallms.py`)."""
-    path = _package_path(path)
-    if _ENGINE_FRAME.search(path):
+    path = package_path(path)
+    if ENGINE_FRAME.search(path):
         return None
     match = _ENGINE_NAMED_MODULE.search(path)
     return (match["engine"] or match["suffix"]) if match else None
@@ -99,7 +99,7 @@ def caller_misfit(failure: Failure) -> MisfitCall | None:
     if not own:
         return None
     frame = own[-1]
-    if _is_engine(frame) or _DISPATCHER.search(_package_path(frame.file)):
+    if _is_engine(frame) or _DISPATCHER.search(package_path(frame.file)):
         return None
     callee = signature["callee"]
     named_class = class_in_message(final.message)
@@ -133,7 +133,7 @@ def misfit_engine(misfit: MisfitCall, failure: Failure) -> str | None:
     """The engine the misfitting call went to, when the log decided none: the engine's own frame, the module made for
     it, or the one engine defining the class the message or the raising line names."""
     if misfit.engine_calls_override:
-        match = _ENGINE_FRAME.search(_package_path(misfit.frame.file))
+        match = ENGINE_FRAME.search(package_path(misfit.frame.file))
         return match[2] if match else None
     if module := engine_named_module(misfit.frame.file):
         return module

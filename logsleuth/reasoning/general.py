@@ -29,7 +29,14 @@ from logsleuth.fixes import catalog
 from logsleuth.ingest.engine_evidence import failure_wrappers, wrapper_of_path
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Diagnosis, Failure, Fix, Frame
-from logsleuth.reasoning.engine_api_calls import MisfitCall, caller_misfit, misfit_engine, override_misfit
+from logsleuth.reasoning.engine_api_calls import (
+    ENGINE_FRAME,
+    MisfitCall,
+    caller_misfit,
+    misfit_engine,
+    override_misfit,
+    package_path,
+)
 from logsleuth.reasoning.evidence import Evidence, exception_lines
 from logsleuth.reasoning.parallelism import splits_over_one_gpu
 from logsleuth.reasoning.raise_site import given_settings, site_of
@@ -51,7 +58,6 @@ UNCLASSIFIED = "unclassified"
 # Frames that are never where an engine bug is raised: torch's own ops and the standard library they run through
 # (enum.py raises "'X' is not a valid Name" for the caller that converted the value).
 _LIBRARY_FRAME = compile_lazily(r"(^|/)(torch|functools|contextlib|enum|<frozen [\w.]+>)(/|\.py$)|^<")
-_ENGINE_FRAME = compile_lazily(r"(^|/)(sglang|vllm)/")
 # An installed package's file that is not the engine's: a program that runs the engine (verl, ms-swift, a RAG app).
 _INSTALLED_NOT_ENGINE = compile_lazily(r"/(site|dist)-packages/(?!(sglang|vllm)/)[\w.-]+/")
 _FLAG = compile_lazily(r"(?<![\w-])--[a-z][a-z0-9-]*")
@@ -71,7 +77,6 @@ SETTING_COMBINATION_CATEGORIES = frozenset({"quantization", "engine-bug", "illeg
 # wrapper's (vLLM's LLM.collective_rpc reading self.llm_engine.model_executor, OpenRLHF/OpenRLHF#922).  Deeper, the
 # engine's own code ran on and the failure is the engine's.
 API_ENTRY_FRAMES = 2
-_SITE_PREFIX = compile_lazily(r"^.*/(site|dist)-packages/")
 SIGNATURE_TYPES = ("TypeError", "AttributeError")
 
 # A line that imports a module: `import a.b`, `from a.b import c`.
@@ -94,7 +99,7 @@ def engine_code_of(failure: Failure) -> str | None:
     """The engine ("sglang", "vllm") whose own code raised the failure, if its innermost own frame is the engine's;
     with no frame shown, the engine whose code alone defines the class CPython's message names the object by."""
     frame = _innermost_own_frame(failure.final.frames)
-    match = _ENGINE_FRAME.search(frame.file) if frame is not None else None
+    match = ENGINE_FRAME.search(frame.file) if frame is not None else None
     if match:
         return match[2]
     named = _engine_object_class(failure)
@@ -144,7 +149,7 @@ def wrapper_call_into_engine(failure: Failure) -> Frame | None:
     own = [frame for frame in failure.final.frames if not _LIBRARY_FRAME.search(frame.file)]
     engine_run = 0
     for frame in reversed(own):
-        if not _ENGINE_FRAME.search(frame.file):
+        if not ENGINE_FRAME.search(frame.file):
             break
         engine_run += 1
     if not 1 <= engine_run <= API_ENTRY_FRAMES or len(own) == engine_run:
@@ -164,10 +169,6 @@ def _engine_class_called(failure: Failure) -> str | None:
     return named if named and engines_defining(named) else None
 
 
-def _package_path(file: str) -> str:
-    """A frame's file from its package on (`openrlhf/trainer/ray/vllm_engine.py`): the environment's prefix says nothing."""
-    return _SITE_PREFIX.sub("", file)
-
 def _imports_own_engine(failure: Failure) -> bool:
     """The engine's own code failed to import a name from a module of the same engine: its installed files disagree
     with each other (a broken or mixed install), not with another package."""
@@ -186,7 +187,7 @@ def package_called_by_engine(failure: Failure) -> tuple[Frame, Frame] | None:
     if (not _INSTALLED_NOT_ENGINE.search(failing.file) or wrapper_of_path(failing.file)
             or _DISPATCHER.search(failing.file)):
         return None
-    caller = next((frame for frame in reversed(own) if _ENGINE_FRAME.search(frame.file)), None)
+    caller = next((frame for frame in reversed(own) if ENGINE_FRAME.search(frame.file)), None)
     return (failing, caller) if caller is not None else None
 
 
@@ -208,9 +209,9 @@ def package_being_imported(failure: Failure) -> str | None:
     at = next((i for i in range(len(frames) - 1, -1, -1) if frames[i].function == "<module>"), None)
     if not at or not _INSTALLED_NOT_ENGINE.search(frames[at].file) or not _imports(frames[at - 1]):
         return None
-    if any(_ENGINE_FRAME.search(frame.file) for frame in frames[at + 1:]):
+    if any(ENGINE_FRAME.search(frame.file) for frame in frames[at + 1:]):
         return None
-    return _package_path(frames[at].file).split("/", 1)[0]
+    return package_path(frames[at].file).split("/", 1)[0]
 
 
 def _frameless(failure: Failure) -> bool:
@@ -230,7 +231,7 @@ def _places(row: CategoryRow, frame: Frame) -> str | None:
     said = next((m for pattern in row.cut_frames if (m := pattern.search(where))), None)
     if said is None:
         return None
-    placed = f"{_package_path(frame.file)} in {frame.function}"
+    placed = f"{package_path(frame.file)} in {frame.function}"
     return f"{placed}, calling {said[0]}" if said.start() > where.index("\n") else placed
 
 
@@ -284,7 +285,7 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
     score, why = 0, []
     if importing:
         score += AT_IMPORT_WEIGHT
-        raised = _package_path(failure.final.frames[-1].file)
+        raised = package_path(failure.final.frames[-1].file)
         why.append(f"an error raised while {importing} was being imported ({raised})")
     if raised_in:
         score += WORD_WEIGHT
@@ -338,8 +339,8 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
         why.append(f"the innermost frame's subsystem ({subsystem}), the exception line being missing from the paste")
     if score and called is not None:
         failing, caller = called
-        why.append(f"the failing frame in an installed package ({_package_path(failing.file)}:{failing.line}), "
-                   f"called by the engine's code ({_package_path(caller.file)}:{caller.line})")
+        why.append(f"the failing frame in an installed package ({package_path(failing.file)}:{failing.line}), "
+                   f"called by the engine's code ({package_path(caller.file)}:{caller.line})")
     if score and unplaced:
         # No frame shown at all (the paste kept only the error line): where it was raised is unknown, so the
         # engine's own code is as likely as any package's; the root cause says the frames were missing.
@@ -478,7 +479,7 @@ def categorize(evidence: Evidence) -> Diagnosis:
         # installed release (OpenRLHF/OpenRLHF#922, verl-project/verl#2812), not a bug of the release.
         row = wrapper_row
         engine = engine or engine_code_of(failure)
-        why = [*why, f"the call into the engine made by a wrapper's frame ({_package_path(caller.file)}:{caller.line})"]
+        why = [*why, f"the call into the engine made by a wrapper's frame ({package_path(caller.file)}:{caller.line})"]
     if row.in_engine_code:
         code_of = engine_code_of(failure)
         if engine and code_of is not None and code_of != engine:
@@ -490,7 +491,7 @@ def categorize(evidence: Evidence) -> Diagnosis:
         if row.category == "engine-bug" and failing is not None and code_of is not None:
             # Which code failed is the reading: the engine's own line, not a package it called (that is the
             # dependency-version row's, package_called_by_engine).
-            why = [*why, f"the failing frame in the engine's own code ({_package_path(failing.file)}:{failing.line})"]
+            why = [*why, f"the failing frame in the engine's own code ({package_path(failing.file)}:{failing.line})"]
         if named := _engine_object_class(failure):
             owners = " and ".join(ENGINE_NAMES.get(e, e) for e in sorted(engines_defining(named)))
             why = [*why, f"the failing object's class ({named}, defined in {owners}'s code)"]
@@ -553,7 +554,7 @@ def _settings_the_check_reads(evidence: Evidence, category: str, engine: str | N
 
 
 def _misfit_why(misfit: MisfitCall) -> str:
-    where = f"{_package_path(misfit.frame.file)}:{misfit.frame.line}"
+    where = f"{package_path(misfit.frame.file)}:{misfit.frame.line}"
     if misfit.engine_calls_override:
         return f"the engine's code ({where}) calling {misfit.callee}, a method of a class no indexed package defines, with arguments it does not take"
     return f"a call into the engine's API ({misfit.callee or 'a class of the engine'}) refused at the caller's own frame ({where})"
@@ -565,7 +566,7 @@ def _misfit_steps(misfit: MisfitCall | None, engine: str | None, version: str | 
         return ()
     name = ENGINE_NAMES.get(engine or "", "the engine")
     release = f"{name} {version}" if version and engine else f"the installed {name}" if engine else "the installed engine"
-    where = f"{_package_path(misfit.frame.file)}, line {misfit.frame.line}"
+    where = f"{package_path(misfit.frame.file)}, line {misfit.frame.line}"
     if misfit.engine_calls_override:
         return (
             f"General guidance: {release}'s own code ({where}) called {misfit.callee}() with an argument that "
