@@ -59,7 +59,7 @@ def parsed_files(files: list[tuple[str, str]], *, use_cache: bool = True, name: 
 
 
 def _mark_used(path: Path) -> None:
-    """Refresh the file's time, at most once a day (one stat on every other run), so pruning spares it."""
+    """Refresh the file's time, at most once a day (a stat per cached file read), so pruning spares it."""
     try:
         if time.time() - path.stat().st_mtime > _DAY:
             os.utime(path)
