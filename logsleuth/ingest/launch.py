@@ -234,6 +234,8 @@ class LaunchTracker:
             wrapped := engine_evidence.wrapper_class_engine(text)
         ):
             self._saw("paths", wrapped)  # a wrapper's class for one engine (engine_evidence._WRAPPER_ENGINE_CLASS)
+        if "ray::" in text and (actor_engine := engine_evidence.ray_task_engine(text)):
+            self._saw("paths", actor_engine)  # a Ray task of one engine's actor (engine_evidence._RAY_TASK)
         if "input_type=ArgsKwargs" in text and engine_evidence.PYDANTIC_CONFIG_ERROR.search(text):
             self._saw("format", "vllm")  # (engine_evidence.PYDANTIC_CONFIG_ERROR)
         if ("VLLM_" in text or "SGLANG_" in text) and (env_engine := engine_evidence.engine_set_in_environment(text)):
