@@ -25,6 +25,14 @@ def test_a_pydantic_report_on_a_class_only_vllm_defines_names_vllm() -> None:
     assert report.launch.engine == "vllm"
 
 
+def test_a_pydantic_title_alone_on_a_line_is_weighed_as_the_message() -> None:
+    """The report's title pasted alone (no type, or in a sentence) is no failure the scanner reads; its class still
+    names the engine, and a title of a class both engines define names nothing."""
+    assert diagnose_text("1 validation error for VllmConfig\n").launch.engine == "vllm"
+    assert diagnose_text(f"starting the server fails with {VALIDATION_ERROR}: 1 validation error for SpeculativeConfig\n").launch.engine == "vllm"
+    assert diagnose_text("1 validation error for ModelConfig\n").launch.engine is None
+
+
 def test_a_pydantic_report_on_a_shared_class_decides_by_its_items() -> None:
     """`ModelConfig` both engines define: the title alone names nothing; an item only vLLM raises names vLLM; an item
     both engines raise names vLLM too, since only vLLM's ModelConfig is a pydantic class (SGLang's is plain)."""

@@ -181,6 +181,13 @@ _PYDANTIC_RAISED_AS = {"Value error": "ValueError", "Assertion failed": "Asserti
 _PYDANTIC_ONLY_IN_VLLM = frozenset({"ModelConfig", "CacheConfig", "LoadConfig", "DeviceConfig", "LoRAConfig", "CompilationConfig"})
 
 
+def pydantic_title(line: str) -> str | None:
+    """A pydantic report's title the line holds (`1 validation error for VllmConfig`, the exception's type before it
+    or not: a paste of the title alone is no failure the scanner reads), from the title on; else None."""
+    m = _PYDANTIC_TITLE.search(line) if "alidation error" in line else None
+    return line[m.start():].strip() if m else None
+
+
 def _engines_of_pydantic_report(class_name: str, report: str) -> set[str]:
     """The engines a pydantic validation report shows: the one engine defining the class it names, and the engines
     whose code raises its items' messages."""

@@ -277,6 +277,8 @@ class LaunchTracker:
             self.version_hint = self.version_hint or "0.5.9"
         if text.startswith("Traceback (most recent call last)") and self._line_before:
             self._logged_above_traceback(self._line_before)
+        if "alidation error" in text and (title := engine_from_message.pydantic_title(text)):
+            self._logged_above_traceback(title)  # a pydantic report's title, weighed as a message (engine_from_message)
         self._line_before = text
 
     def _logged_above_traceback(self, text: str) -> None:
