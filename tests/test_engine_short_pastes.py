@@ -104,3 +104,25 @@ def test_look_alike_a_ray_task_of_a_wrappers_own_actor_names_no_engine() -> None
     assert ray_task_engine("ray::WorkerDict.actor_rollout_generate_sequences() (pid=40126)") is None
     paste = "ray.exceptions.RayTaskError(OutOfMemoryError): ray::main_task() (pid=508648, ip=10.1.200.6)\n"
     assert diagnose_text(paste).launch.engine is None
+
+
+def test_look_alike_a_paste_quoting_one_engines_error_above_the_others_names_neither() -> None:
+    """A vLLM user recalls SGLang's error in prose, then pastes vLLM's: each message is one engine's own, and the
+    pattern that knows SGLang's wording must not name SGLang for the whole report."""
+    paste = ('I switched from sglang because it kept failing with "RuntimeError: Not enough memory. Please try to increase '
+             '--mem-fraction-static." and now vllm serve gives:\n'
+             "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
+             "initializing the engine.\n")
+    assert diagnose_text(paste).launch.engine is None
+    # SGLang's error alone still names SGLang (its own words).
+    alone = "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.\n"
+    assert diagnose_text(alone).launch.engine == "sglang"
+
+
+def test_look_alike_a_benchmark_client_naming_the_other_engine_names_none() -> None:
+    """SGLang's benchmark client run against a vLLM server (`--backend vllm`), and vLLM's against SGLang's."""
+    client = ("python3 -m sglang.bench_serving --backend vllm --host 127.0.0.1 --port 8000 --num-prompts 200\n"
+              "aiohttp.client_exceptions.ClientConnectorError: Cannot connect to host 127.0.0.1:8000 ssl:default "
+              "[Connect call failed ('127.0.0.1', 8000)]\n")
+    assert diagnose_text(client).launch.engine is None
+    assert diagnose_text("vllm bench serve --backend sglang --base-url http://127.0.0.1:30000\nRuntimeError: boom\n").launch.engine is None

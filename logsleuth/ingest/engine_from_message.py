@@ -125,9 +125,15 @@ def carried(type_name: str) -> bool:
     return type_name in _CARRIERS or type_name.startswith("openai.")
 
 
-@lru_cache(maxsize=64)
 def engine_raising(raised: tuple[tuple[str, str], ...]) -> str | None:
-    """The one engine whose indexed code raises these exceptions, or None (neither, or both).  Cached: watch asks
+    """The one engine whose indexed code raises these exceptions, or None (neither, or both)."""
+    engines = engines_raising_any(raised)
+    return next(iter(engines)) if len(engines) == 1 else None
+
+
+@lru_cache(maxsize=64)
+def engines_raising_any(raised: tuple[tuple[str, str], ...]) -> frozenset[str]:
+    """Every engine whose indexed code raises one of these exceptions (the first MAX_MESSAGES).  Cached: watch asks
     the engine line by line."""
     engines: set[str] = set()
     for type_name, printed in raised[:MAX_MESSAGES]:
@@ -141,7 +147,7 @@ def engine_raising(raised: tuple[tuple[str, str], ...]) -> str | None:
                 engines |= engines_saying(type_name, said)
         elif called := engine_class_named(type_name, message):
             engines.add(called)
-    return next(iter(engines)) if len(engines) == 1 else None
+    return frozenset(engines)
 
 
 # A message a terminal or an issue's code block wrapped at its width: `… leading to a corr` / `upted compilation
