@@ -25,6 +25,7 @@ from logsleuth.fixes.context import interpolate
 from logsleuth.fixes.release_flags import with_release_flags
 from logsleuth.fixes.server_args import command_from_server_args
 from logsleuth.fixes.upgrade import with_upgrade
+from logsleuth.ingest import engine_from_message
 from logsleuth.ingest.launch import LaunchTracker
 from logsleuth.models import (
     ClockOffset,
@@ -386,7 +387,14 @@ def _with_engine_from_words(launch: LaunchInfo, groups: list[FailureGroup]) -> L
     if launch.engine is not None:
         return launch
     engines = {group.diagnosis.engine for group in groups if group.diagnosis and group.diagnosis.engine}
-    return replace(launch, engine=engines.pop()) if len(engines) == 1 else launch
+    if len(engines) != 1:
+        return launch
+    # Not when another failure's own message is only the other engine's: a paste quoting one engine's error in prose
+    # above the other's ("sglang kept failing with 'Not enough memory…', now vllm says …") names neither.
+    raised = tuple(pair for group in groups for pair in engine_from_message.raised_by(group.failure))
+    if engine_from_message.engines_raising_any(raised[:engine_from_message.MAX_MESSAGES]) - engines:
+        return launch
+    return replace(launch, engine=engines.pop())
 
 
 def _own_launch(

@@ -234,6 +234,8 @@ class LaunchTracker:
             wrapped := engine_evidence.wrapper_class_engine(text)
         ):
             self._saw("paths", wrapped)  # a wrapper's class for one engine (engine_evidence._WRAPPER_ENGINE_CLASS)
+        if "ray::" in text and (actor_engine := engine_evidence.ray_task_engine(text)):
+            self._saw("paths", actor_engine)  # a Ray task of one engine's actor (engine_evidence._RAY_TASK)
         if "input_type=ArgsKwargs" in text and engine_evidence.PYDANTIC_CONFIG_ERROR.search(text):
             self._saw("format", "vllm")  # (engine_evidence.PYDANTIC_CONFIG_ERROR)
         if ("VLLM_" in text or "SGLANG_" in text) and (env_engine := engine_evidence.engine_set_in_environment(text)):
@@ -275,6 +277,8 @@ class LaunchTracker:
             self.version_hint = self.version_hint or "0.5.9"
         if text.startswith("Traceback (most recent call last)") and self._line_before:
             self._logged_above_traceback(self._line_before)
+        if "alidation error" in text and (title := engine_from_message.pydantic_title(text)):
+            self._logged_above_traceback(title)  # a pydantic report's title, weighed as a message (engine_from_message)
         self._line_before = text
 
     def _logged_above_traceback(self, text: str) -> None:
