@@ -31,6 +31,12 @@ _DYNAMO_COMMAND = compile_lazily(
     r"(?:\bpython[\d.]*\s+-m\s+dynamo\.(?P<module>sglang|vllm)(?![\w.])"
     r"|\bdynamo(?:-run|\s+run)\s(?:[^\n]*?\s)?out=(?P<out>sglang|vllm)\b)"
 )
+# A program of one engine run as a module (`python3 -m sglang.bench_one_batch …`, `python -m vllm.entrypoints.api_server`,
+# a reproduction line cut after `python3 -m sglang`): that engine ran, whatever frames of the other it imported (SGLang
+# 0.3-0.5 ran vLLM's quantization and fused-MoE layers).  A benchmark client (`sglang.bench_serving`, any `--backend`)
+# may drive the other engine: not counted.
+_ENGINE_MODULE_RUN = compile_lazily(r"\bpython[\d.]*\s+-m\s+(?P<engine>sglang|vllm)(?P<module>(?:\.\w+)*)(?![\w\-])")
+_CLIENT_MODULES = (".bench_serving", ".benchmarks")
 _SERVER_ARGS = compile_lazily(r"\bserver_args=(?P<body>ServerArgs\(.*\)|\{.*\})\s*$")
 # The engine's own dump of its settings, or a wrapper's of the engine arguments it passes: SGLang's
 # `server_args=ServerArgs(…)` (a dict from 0.5.23), vLLM's `Initializing a V1 LLM engine (v0.11.2) with config: …`,
@@ -217,6 +223,9 @@ class LaunchTracker:
             # NVIDIA Dynamo's launch of one engine: the engine it names is the launch's, whatever an import printed
             self.command_engine = m["module"] or m["out"]
             self._saw("command", self.command_engine)
+        if " -m " in text and "--backend" not in text and len(text) <= 8192 and (m := _ENGINE_MODULE_RUN.search(text)) and (
+                not m["module"].startswith(_CLIENT_MODULES)):
+            self._saw("command", m["engine"])
         if ("sglang" in text or "vllm" in text or "vLLM" in text or "VLLM::" in text or "sgl_kernel" in text or "sgl-kernel" in text
                 or "sgl-dev" in text  # (AMD's SGLang image, engine_evidence._IMAGE)
                 or (("sgl" in text or "Rust" in text) and any(word in text for word in engine_evidence.ROUTER_WORDS))) and (
