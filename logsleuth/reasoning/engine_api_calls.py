@@ -46,6 +46,7 @@ _SIGNATURE = compile_lazily(
     r"|(?P<msgspec>Unexpected keyword argument|Missing required argument) ')"
 )
 # The classes a raising line calls: `SamplingParams(`, `vllm.LLM(`, `EngineArgs.from_cli_args(`.
+_ENGINES = frozenset({"sglang", "vllm"})
 _CALLED_CLASS = compile_lazily(r"(?<![\w])([A-Z]\w+)\s*(?:\(|\.\w+\()")
 
 
@@ -103,6 +104,10 @@ def caller_misfit(failure: Failure) -> MisfitCall | None:
         return None
     callee = signature["callee"]
     named_class = class_in_message(final.message)
+    if named_class is not None and distinctive(named_class) and not defined_by(named_class) & _ENGINES:
+        # The call names a class no engine defines (a wrapper's own `vLLMRollout`, `AsyncvLLMServer`): the caller's
+        # own code refused, even in a module named after the engine; no engine API was called.
+        return None
     into_engine = (
         (named_class is not None and bool(engines_defining(named_class)))
         or engine_named_module(frame.file) is not None

@@ -17,6 +17,9 @@ class Evidence:
     failure: Failure
     launch: LaunchInfo
     lines: Sequence[str] = ()
+    # The failures the same log printed before this one, each as `Type: message` (exception_lines): what an earlier
+    # step reported of the environment (pip's conflicts), read only where a rule says so.
+    earlier: Sequence[str] = ()
 
     @property
     def message_text(self) -> str:

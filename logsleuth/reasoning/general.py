@@ -41,6 +41,7 @@ from logsleuth.reasoning.evidence import Evidence, exception_lines
 from logsleuth.reasoning.parallelism import splits_over_one_gpu
 from logsleuth.reasoning.raise_site import given_settings, site_of
 from logsleuth.reasoning.setting_paths import settings_on_the_path
+from logsleuth.reasoning.wrapper_pins import release_alignment, wrapper_pin
 
 # How much each kind of cue weighs: the words a message says are the strongest evidence, a frame's subsystem
 # the weakest (a failure passes through many subsystems on its way up).
@@ -125,6 +126,15 @@ def _dependency_object_class(failure: Failure) -> tuple[str, str] | None:
         return None  # an engine's own class (a model class transformers defines too is the engine's, as it runs)
     packages = sorted(defined_by(named) - {"sglang", "vllm"})
     return (named, packages[0]) if packages else None
+
+
+def _names_a_class_no_engine_defines(failure: Failure) -> bool:
+    """CPython's TypeError or AttributeError names the failing object's class, a distinctive name that no engine's
+    indexed code defines (engine_api_calls.caller_misfit reads the same fact)."""
+    if _short(failure.final.type) not in SIGNATURE_TYPES:
+        return False
+    named = class_in_message(failure.final.message)
+    return named is not None and distinctive(named) and not defined_by(named) & {"sglang", "vllm"}
 
 
 def made_by_a_wrapper(failure: Failure, wrapper: str | None = None) -> bool:
@@ -266,6 +276,10 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
     if unplaced and not _frameless(failure):
         return 0, []
     if row.in_wrapper_code and not wrapped:
+        return 0, []
+    if (row.wrapper_call or row.in_wrapper_code) and _names_a_class_no_engine_defines(failure):
+        # CPython names the class whose call failed, and no engine defines it (a wrapper's own `vLLMRollout`, in a
+        # module named after the engine): the wrapper failing on its own object, no sign of another engine release.
         return 0, []
     if row.not_in_engine_code and engine_code_of(failure) is not None:
         return 0, []
@@ -499,6 +513,11 @@ def categorize(evidence: Evidence) -> Diagnosis:
     if misfit is not None and engine is None:
         engine = misfit_engine(misfit, failure)
     version = launch.engine_version if engine == launch.engine else None
+    aligned: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+    if wrapper_row is not None and row.category == wrapper_row.category and (misfit is not None or caller is not None):
+        # A wrapper's call the installed engine does not fit: the releases to align, from what the paste says of them.
+        pin = wrapper_pin([*failure.context, *evidence.lines, *evidence.earlier], engine)
+        aligned = release_alignment(pin, engine, version, launch.wrapper)
     meaning = CATEGORIES.get(row.category, row.category)
     title = render_words(row.title, engine, version, launch.wrapper)
     return Diagnosis(
@@ -515,7 +534,9 @@ def categorize(evidence: Evidence) -> Diagnosis:
         fix=Fix(summary=f"General checks for {row.category}:",
                 steps=(*_settings_the_check_reads(evidence, row.category, engine, version),
                        *_misfit_steps(misfit, engine, version),
-                       *row_checks(row, engine, version, launch.wrapper, failure_texts(failure)))),
+                       *aligned[0],
+                       *row_checks(row, engine, version, launch.wrapper, failure_texts(failure))),
+                needs_input=aligned[1]),
         engine=engine,
         engine_version=version,
         basis="general",
