@@ -26,7 +26,7 @@ ONE_LINE = {
     "lora-config": "ValueError: LoRA adapter my-adapter targets modules that --lora-target-modules does not include",
     "context-length": "ValueError: This model's maximum context length is 4096 tokens. However, you requested 8200 tokens.",
     "model-path": "OSError: /models/llama-3 does not appear to have a file named config.json.",
-    "weight-loading": "ValueError: There is no module or parameter named 'lm_head' in Gemma2ForCausalLM",
+    "weight-loading": "RuntimeError: size mismatch for lm_head.weight: copying a param with shape torch.Size([151936, 896]) from checkpoint, the shape in current model is torch.Size([151646, 896]).",
     "unsupported-architecture": "ValueError: Model architectures ['FooForCausalLM'] are not supported for now.",
     "gpu-oom": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB",
     "kv-cache-memory": "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",
