@@ -1,5 +1,5 @@
 """Which engine release a wrapper supports, from what the paste says of it (issue 28: a wrapper calling an engine API
-that changed).  When a wrapper's call does not fit the installed engine (reasoning/engine_api_calls.py, general.py's
+that changed).  When a wrapper's call does not fit the installed engine (reasoning/engine_api_calls.py, call_frames.py's
 wrapper_call_into_engine), the fix is to run the two at releases made for each other.  The one fact a paste gives of
 that is pip's resolver report, printed when an install left a conflict (pip's `src/pip/_internal/operations/check.py`
 through `commands/install.py`: "{name} {version} requires {requirement}, but you have {dependency} {installed} which
