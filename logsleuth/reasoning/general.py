@@ -83,6 +83,9 @@ SIGNATURE_TYPES = ("TypeError", "AttributeError")
 _IMPORT_STATEMENT = compile_lazily(r"\s*(?:from\s+[\w.]+\s+)?import\s+[\w.]")
 # CPython's ImportError naming the module it could not take a name from: "cannot import name 'X' from 'vllm.utils' (…)",
 # or an engine's own submodule it could not find: "No module named 'vllm._C'" (its compiled extension included).
+# CPython's AttributeError for a name an engine's module lacks (`module 'vllm.utils' has no attribute 'get_ip'`); not the
+# circular import of a script named like the engine ("partially initialized module 'vllm' has no attribute ...").
+_ENGINE_MODULE_ATTRIBUTE = compile_lazily(r"(?<!initialized )\bmodule '((?:sglang|vllm)(?:\.\w+)*)' has no attribute")
 _IMPORTED_FROM = compile_lazily(r"cannot import name '[^']+' from '(sglang|vllm)[.']|No module named '(sglang|vllm)\.")
 
 
@@ -162,11 +165,16 @@ def wrapper_call_into_engine(failure: Failure) -> Frame | None:
 
 def _engine_class_called(failure: Failure) -> str | None:
     """The engine's class CPython's TypeError or AttributeError names the failing object by ('AsyncLLM' object has
-    no attribute ..., LLMEngine.step() got an unexpected keyword argument ...): the call was made on the engine's API."""
+    no attribute ..., LLMEngine.step() got an unexpected keyword argument ...), or the engine's module CPython's
+    AttributeError names (module 'vllm.distributed.parallel_state' has no attribute ...): the call was made on the
+    engine's API."""
     if _short(failure.final.type) not in SIGNATURE_TYPES:
         return None
     named = class_in_message(failure.final.message)
-    return named if named and engines_defining(named) else None
+    if named and engines_defining(named):
+        return named
+    module = _ENGINE_MODULE_ATTRIBUTE.search(failure.final.message)
+    return module[1] if module else None
 
 
 def _imports_own_engine(failure: Failure) -> bool:
@@ -310,7 +318,8 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
     if engine_class:
         strong = engine_class
         score += STRONG_WEIGHT
-        why.append(f"a call made by a wrapper's frame on {engine_class}, a class of the engine's code")
+        what = "module" if engine_class.split(".", 1)[0] in ENGINE_NAMES else "class"
+        why.append(f"a call made by a wrapper's frame on {engine_class}, a {what} of the engine's code")
     word = next((m[0] for pattern in row.words for text in word_texts if (m := pattern.search(text))), None)
     if word and not strong:
         score += WORD_WEIGHT

@@ -1,0 +1,167 @@
+"""Stop 42's fifth blind split, in generic words (issue 28): the classes it left unclassified or misfiled.
+
+A parallel layout the GPUs or the process groups do not fit (the degrees against the GPUs a process sees, a process
+group asked for before it was built or built at another size) is parallel-config, read from the engines' own checks
+(the raise site index: vLLM's and SGLang's parallel_state.py, the executors', gpu_worker.py).
+
+A traceback cut before its exception line inside the model loader names the stage, not a category: it is
+weight-loading only when its innermost frame reads the weights (load_weights, a weight_loader, weight_utils.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import real_traceback
+from tests.test_categories_cat6 import _diagnosis, no_rules  # noqa: F401 (no_rules: the fixture, used by pytestmark)
+from tests.test_categories_cat8 import VLLM_BANNER, _cut_before_exception_line
+
+pytestmark = pytest.mark.usefixtures("no_rules")
+
+PARALLEL_LAYOUTS = [
+    # vllm vllm/executor/multiproc_gpu_executor.py, mp_distributed_executor.py (the raise site index);
+    # vllm-project/vllm#5790 (tensor parallel size above the GPUs the process sees)
+    "RuntimeError: please set tensor_parallel_size (4) to less than max local gpu count (1)\n",
+    "RuntimeError: please ensure that world_size (2) is less than than max local gpu count (1)\n",
+    # vllm vllm/v1/worker/gpu_worker.py (the raise site index)
+    "AssertionError: local_world_size (4) must be less than or equal to the number of visible devices (2).\n",
+    # vllm and sglang distributed/parallel_state.py: a group asked for before the layout built it, or at another size
+    "AssertionError: tensor model parallel group is not initialized\n",
+    "AssertionError: pipeline model parallel group is not initialized\n",
+    "AssertionError: distributed environment is not initialized\n",
+    "AssertionError: tensor parallel group already initialized, but of unexpected size. got: "
+    "get_tensor_model_parallel_world_size()=2 vs. wanted: tensor_model_parallel_size=4\n",
+]
+
+
+@pytest.mark.parametrize("text", PARALLEL_LAYOUTS, ids=range(len(PARALLEL_LAYOUTS)))
+def test_a_parallel_layout_the_gpus_or_groups_do_not_fit_is_parallel_config(text: str) -> None:
+    assert _diagnosis(text).category == "parallel-config"
+
+
+def test_a_process_group_missing_at_the_engines_own_check_is_parallel_config_with_its_frames() -> None:
+    """The whole traceback: the frames run through the distributed layer (nccl's path, +1), the words decide."""
+    traceback = real_traceback("""
+        _TP = None
+
+        def get_tp_group():
+            assert _TP is not None, "tensor model parallel group is not initialized"
+            return _TP
+
+        get_tp_group()
+        """, "vllm/distributed/parallel_state.py")
+    assert _diagnosis(VLLM_BANNER + traceback).category == "parallel-config"
+
+
+@pytest.mark.parametrize("text", [
+    # something else that is not initialized: no parallel group
+    "AssertionError: CUDA Graph batch info is not initialized.\n",
+    # a collective that failed on a layout that was built: NCCL's
+    "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled system error, "
+    "NCCL version 2.21.5\n",
+], ids=["not-a-group", "nccl"])
+def test_what_only_looks_like_a_parallel_layout_keeps_its_category(text: str) -> None:
+    assert _diagnosis(text).category != "parallel-config"
+
+
+MODEL_LOADER_STAGES = [
+    # vLLM vllm/worker/worker.py: Worker.load_model -> the model runner's load_model (the model built and loaded)
+    ("vllm/worker/worker.py", """
+        class ModelRunner:
+            def load_model(self):
+                raise RuntimeError("cut")
+
+        class Worker:
+            def __init__(self):
+                self.model_runner = ModelRunner()
+
+            def load_model(self):
+                self.model_runner.load_model()  # cut
+
+        Worker().load_model()
+        """),
+    # vLLM vllm/model_executor/model_loader/loader.py: _initialize_model building the model class
+    ("vllm/model_executor/model_loader/loader.py", """
+        class Qwen2ForCausalLM:
+            def __init__(self, vllm_config):
+                raise RuntimeError("cut")
+
+        def _initialize_model(vllm_config):
+            return Qwen2ForCausalLM(vllm_config=vllm_config)  # cut
+
+        _initialize_model(None)
+        """),
+]
+
+
+@pytest.mark.parametrize(("filename", "code"), MODEL_LOADER_STAGES, ids=["load_model", "_initialize_model"])
+def test_a_traceback_cut_in_the_model_loaders_stage_does_not_guess_weight_loading(filename: str, code: str) -> None:
+    diagnosis = _diagnosis(VLLM_BANNER + _cut_before_exception_line(real_traceback(code, filename)))
+    assert diagnosis.category == "unclassified", diagnosis
+    assert "exception line is missing from the paste" in diagnosis.root_cause
+
+
+def test_a_traceback_cut_in_the_checkpoints_iterator_is_weight_loading() -> None:
+    """The look-alike: the innermost frame reads the checkpoint (weight_utils.py's iterator), so the stage is the weights'."""
+    traceback = real_traceback("""
+        def safe_open(path):
+            raise RuntimeError("cut")
+
+        def safetensors_weights_iterator(files):
+            for path in files:
+                yield safe_open(path)  # cut
+
+        list(safetensors_weights_iterator(["model-00001-of-00002.safetensors"]))
+        """, "vllm/model_executor/model_loader/weight_utils.py")
+    diagnosis = _diagnosis(VLLM_BANNER + _cut_before_exception_line(traceback))
+    assert diagnosis.category == "weight-loading", diagnosis
+
+
+def test_a_whole_traceback_in_the_model_loader_still_reads_the_weights_words() -> None:
+    traceback = real_traceback("""
+        def load_model():
+            raise RuntimeError("Error(s) in loading state_dict: size mismatch for lm_head.weight: copying a param "
+                               "with shape torch.Size([151936, 3584]) from checkpoint")
+
+        load_model()
+        """, "vllm/model_executor/model_loader/loader.py")
+    assert _diagnosis(VLLM_BANNER + traceback).category == "weight-loading"
+
+
+def _installed(path: str) -> str:
+    return f"venv/lib/python3.11/site-packages/{path}"
+
+
+ENGINE_MODULE_CALLS = [
+    # verl's sharding manager reaching into vLLM's distributed module (verl-project/verl#2812's class: a wrapper written
+    # for another release); CPython's AttributeError names the engine's module
+    ("verl/workers/sharding_manager/fsdp_vllm.py", """
+        import types
+        parallel_state = types.ModuleType("vllm.distributed.parallel_state")
+        parallel_state.get_tp_group()
+        """),
+    # slime's engine wrapper taking a helper from SGLang's utils that the installed release moved
+    ("slime/backends/sglang_utils/sglang_engine.py", """
+        import types
+        utils = types.ModuleType("sglang.srt.utils")
+        host = utils.get_ip()
+        """),
+]
+
+
+@pytest.mark.parametrize(("filename", "code"), ENGINE_MODULE_CALLS, ids=["verl-vllm", "slime-sglang"])
+def test_a_wrappers_call_on_a_name_the_engines_module_lacks_is_dependency_version(filename: str, code: str) -> None:
+    diagnosis = _diagnosis(real_traceback(code, _installed(filename)))
+    assert diagnosis.category == "dependency-version", diagnosis
+    assert "a module of the engine's code" in diagnosis.root_cause
+
+
+@pytest.mark.parametrize("message", [
+    # a script named like the engine importing itself: a circular import (CPython's wording), not another release
+    "partially initialized module 'vllm' has no attribute 'LLM' (most likely due to a circular import)",
+    # another package's module: not the engine's API
+    "module 'numpy' has no attribute 'bool'",
+], ids=["circular-import", "other-package"])
+def test_an_attribute_error_on_a_module_that_is_not_the_engines_is_no_call_into_its_api(message: str) -> None:
+    traceback = real_traceback(f"raise AttributeError({message!r})\n", _installed("verl/workers/rollout/vllm_rollout.py"))
+    diagnosis = _diagnosis(traceback)
+    assert "of the engine's code" not in diagnosis.root_cause, diagnosis
