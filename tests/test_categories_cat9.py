@@ -165,3 +165,41 @@ def test_an_attribute_error_on_a_module_that_is_not_the_engines_is_no_call_into_
     traceback = real_traceback(f"raise AttributeError({message!r})\n", _installed("verl/workers/rollout/vllm_rollout.py"))
     diagnosis = _diagnosis(traceback)
     assert "of the engine's code" not in diagnosis.root_cause, diagnosis
+
+
+ENGINE_REFUSALS = [
+    # vllm vllm/config.py SchedulerConfig / ModelConfig checks (the raise site index), pasted as the line alone
+    "ValueError: Chunked prefill is not supported for pooling models\n",
+    "ValueError: `limit_mm_per_prompt` is only supported for multimodal models.\n",
+    # the same check's words quoted in prose (a third of a fresh split's pastes)
+    "Our launch stops with: ValueError: Chunked prefill is not supported with multi-step (--num-scheduler-steps > 1)\n",
+]
+
+
+@pytest.mark.parametrize("text", ENGINE_REFUSALS, ids=range(len(ENGINE_REFUSALS)))
+def test_an_engines_own_check_refusing_a_combination_is_feature_conflict(text: str) -> None:
+    diagnosis = _diagnosis(text)
+    assert diagnosis.category == "feature-conflict", diagnosis
+    assert "the engine's own checks" in diagnosis.root_cause
+
+
+def test_the_engines_refusal_with_its_frames_is_read_from_its_words_not_the_frames_path() -> None:
+    """The whole traceback: its frames through arg_utils.py (+1) named invalid-flag-value before."""
+    traceback = real_traceback("""
+        def _verify_args():
+            raise ValueError("Chunked prefill is not supported with multi-step (--num-scheduler-steps > 1)")
+
+        _verify_args()
+        """, "vllm/engine/arg_utils.py")
+    assert _diagnosis(VLLM_BANNER + traceback).category == "feature-conflict"
+
+
+@pytest.mark.parametrize(("text", "category"), [
+    # the same words in no engine's check: a plugin's or a script's own message names no engine refusal
+    ("ValueError: This feature is not supported with my custom plugin\n", "unclassified"),
+    # the engine's check whose words name another row's category, written earlier: that row wins the tie
+    ("ValueError: LoRA is not supported for Qwen3NextForCausalLM (qwen3_next). Supported models implement the "
+     "`SupportsLoRA` interface. Run this model without `enable_lora`.\n", "lora-config"),
+], ids=["not-the-engines-words", "lora"])
+def test_a_refusal_not_worded_by_the_engine_or_named_by_another_row_keeps_its_category(text: str, category: str) -> None:
+    assert _diagnosis(text).category == category

@@ -24,6 +24,7 @@ from logsleuth.facts.engine_classes import (
     engines_defining,
     only_engine_defining,
 )
+from logsleuth.facts.engine_messages import engines_raising
 from logsleuth.facts.message_templates import fixed_text
 from logsleuth.fixes import catalog
 from logsleuth.ingest.engine_evidence import failure_wrappers, wrapper_of_path
@@ -222,6 +223,13 @@ def package_being_imported(failure: Failure) -> str | None:
     return package_path(frames[at].file).split("/", 1)[0]
 
 
+def _engine_worded(failure: Failure) -> bool:
+    """The failure's type and message are those of a check of an engine's own code: its message template in the raise
+    site index (facts/engine_messages.py), whichever engine; the wording is the engine's, not a wrapper's or a script's."""
+    final = failure.final
+    return bool(final.type and final.message.strip() and engines_raising(final.type, final.message))
+
+
 def _frameless(failure: Failure) -> bool:
     """No exception of the failure's chain shows a frame (a paste of the error line alone)."""
     return not any(block.frames for block in failure.exceptions)
@@ -290,6 +298,8 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
     called = package_called_by_engine(failure) if row.in_package_code else None
     if row.in_package_code and called is None:
         return 0, []
+    if row.engine_message and not _engine_worded(failure):
+        return 0, []
     score, why = 0, []
     if importing:
         score += AT_IMPORT_WEIGHT
@@ -298,6 +308,8 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
     if raised_in:
         score += WORD_WEIGHT
         why.append(f"the check that raised it, in {raised_in.rstrip('/')}")
+    if row.engine_message:
+        why.append("the message being one of the engine's own checks (its template in the raise site index)")
     if failure.kind in row.kinds:
         score += KIND_WEIGHT
         why.append("an argument error" if failure.kind == "usage" else f"a failure of kind {failure.kind}")
