@@ -203,3 +203,45 @@ def test_the_engines_refusal_with_its_frames_is_read_from_its_words_not_the_fram
 ], ids=["not-the-engines-words", "lora"])
 def test_a_refusal_not_worded_by_the_engine_or_named_by_another_row_keeps_its_category(text: str, category: str) -> None:
     assert _diagnosis(text).category == category
+
+
+MEMORY_PROFILING = [
+    # vllm vllm/v1/worker/gpu_worker.py determine_available_memory (vllm-project/vllm#56830's class), pasted alone
+    "AssertionError: Error in memory profiling. Initial free memory 82.9 GiB, current free memory 90.2 GiB. This happens "
+    "when other processes sharing the same container release GPU memory while vLLM is profiling during initialization. "
+    "To fix this, ensure consistent GPU memory allocation or isolate vLLM in its own container.\n",
+    # vllm vllm/worker/worker.py (V0): the used-memory wording of the same check
+    "AssertionError: Error in memory profiling. Initial used memory 5.2 GiB, currently used memory 4.1 GiB. This happens "
+    "when the GPU memory was not properly cleaned up before initializing the vLLM instance.\n",
+]
+
+
+@pytest.mark.parametrize("text", MEMORY_PROFILING, ids=["free", "used"])
+def test_the_engines_memory_profiling_check_failing_is_no_memory_setting(text: str) -> None:
+    diagnosis = _diagnosis(text)
+    assert diagnosis.category == "engine-bug", diagnosis
+    assert "No memory setting of the launch fixes this check" in " ".join(diagnosis.fix.steps if diagnosis.fix else ())
+
+
+def test_the_memory_profiling_check_with_its_frames_is_the_same() -> None:
+    traceback = real_traceback("""
+        class Worker:
+            init_free_memory = 82.9
+
+            def determine_available_memory(self):
+                free_gpu_memory = 90.2
+                assert self.init_free_memory > free_gpu_memory, (
+                    f"Error in memory profiling. Initial free memory {self.init_free_memory} GiB, current free memory "
+                    f"{free_gpu_memory} GiB. This happens when other processes sharing the same container release GPU "
+                    "memory while vLLM is profiling during initialization.")
+
+        Worker().determine_available_memory()
+        """, "vllm/v1/worker/gpu_worker.py")
+    assert _diagnosis(VLLM_BANNER + traceback).category == "engine-bug"
+
+
+def test_the_engines_check_that_asks_for_a_larger_memory_share_keeps_kv_cache_memory() -> None:
+    """The look-alike: the engine's own check says the memory share is the cause."""
+    text = ("ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
+            "initializing the engine.\n")
+    assert _diagnosis(text).category == "kv-cache-memory"
