@@ -245,3 +245,37 @@ def test_the_engines_check_that_asks_for_a_larger_memory_share_keeps_kv_cache_me
     text = ("ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
             "initializing the engine.\n")
     assert _diagnosis(text).category == "kv-cache-memory"
+
+
+WRAPPER_CLIS = [
+    # a wrapper's argparse refusing an engine's flag name (LLaMA-Factory and ms-swift take engine settings under their own
+    # names: hiyouga/LlamaFactory#6654's class), under a launch the log shows an engine for
+    ("unknown-flag", "INFO 05-02 10:00:00 [__init__.py:239] Automatically detected platform cuda.\n"
+     "usage: llamafactory-cli [-h]\nllamafactory-cli: error: unrecognized arguments: --tensor-parallel-size 2\n"),
+    ("invalid-flag-value", "[2025-06-01 10:00:00] server_args=ServerArgs(model_path='/models/qwen')\n"
+     "usage: xinference-local [-h] [--log-level LOG_LEVEL]\nxinference-local: error: argument --log-level: invalid "
+     "choice: 'verbose' (choose from 'debug', 'info', 'warning', 'error')\n"),
+]
+
+
+@pytest.mark.parametrize(("category", "text"), WRAPPER_CLIS, ids=["llamafactory", "xinference"])
+def test_a_wrappers_own_cli_refusing_an_argument_names_the_wrapper_and_no_engine_flag_fix(category: str, text: str) -> None:
+    from logsleuth.api import DiagnoseOptions, diagnose_text
+
+    diagnosis = diagnose_text(text, DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == category, diagnosis
+    program = text.split(": error:")[0].rsplit("\n", 1)[-1]
+    assert program in diagnosis.title
+    assert diagnosis.basis == "general" and diagnosis.engine is None
+    assert diagnosis.fix is None or not diagnosis.fix.flags
+
+
+def test_the_engines_own_cli_refusing_a_value_keeps_its_engine_pattern() -> None:
+    """The look-alike: `vllm serve` is the engine's own argparse program."""
+    from logsleuth.api import DiagnoseOptions, diagnose_text
+
+    text = ("usage: vllm serve [model_tag] [options]\nvllm serve: error: argument --dtype: invalid choice: 'bf16' (choose "
+            "from 'auto', 'half', 'float16', 'bfloat16', 'float', 'float32')\n")
+    diagnosis = diagnose_text(text, DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == "invalid-flag-value"
+    assert diagnosis.engine == "vllm" and diagnosis.basis != "general"

@@ -39,6 +39,7 @@ class CategoryRow:
     raise_frames: tuple[str, ...] = ()  # path fragments of the raising (innermost) frame's file: the row counts only with one
     cut_frames: tuple[re.Pattern[str], ...] = ()  # "file function" of the frame a traceback cut before its exception line stopped in
     engine_message: bool = False  # counts only when the failure's type and message are an engine's own check's (its template)
+    other_program: bool = False  # counts only for a usage error whose argparse program is not the engine's
 
 
 @dataclass(frozen=True)
@@ -117,6 +118,7 @@ def _row(entry: dict[str, object]) -> CategoryRow:
         raise_frames=strings("raise_frames"),
         cut_frames=tuple(re.compile(word, re.MULTILINE) for word in strings("cut_frames")),
         engine_message=bool(entry.get("engine_message", False)),
+        other_program=bool(entry.get("other_program", False)),
     )
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from logsleuth.diagnosis.grouping import names_no_cause
+from logsleuth.diagnosis.match import other_program
 from logsleuth.diagnosis.schema import CATEGORIES
 from logsleuth.facts.categories import CategoryRow, table
 from logsleuth.facts.engine_classes import (
@@ -299,6 +300,8 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
     if row.in_package_code and called is None:
         return 0, []
     if row.engine_message and not _engine_worded(failure):
+        return 0, []
+    if row.other_program and other_program(failure) is None:
         return 0, []
     score, why = 0, []
     if importing:
