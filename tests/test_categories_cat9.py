@@ -279,3 +279,29 @@ def test_the_engines_own_cli_refusing_a_value_keeps_its_engine_pattern() -> None
     diagnosis = diagnose_text(text, DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis
     assert diagnosis is not None and diagnosis.category == "invalid-flag-value"
     assert diagnosis.engine == "vllm" and diagnosis.basis != "general"
+
+
+PROXY_IN_THE_WAY = [
+    # CPython ssl.py under urllib3's _connect_tls_proxy: an https:// proxy URL (kanha95/HPC-IIT-Delhi PR#2,
+    # kaixindelele/ChatPaper#146)
+    ("ValueError: check_hostname requires server_hostname\n", "http://host:port"),
+    # aiohttp aiohttp/client_exceptions.py: the proxy unreachable
+    ("aiohttp.client_exceptions.ClientProxyConnectionError: Cannot connect to host 10.1.2.3:7890 ssl:default "
+     "[Connect call failed ('10.1.2.3', 7890)]\n", "NO_PROXY"),
+    # SGLang's warm-up request to itself answered by a gateway (sgl-project/sglang#9814's class), the line alone
+    ("[2025-08-30 10:12:02] Initialization failed. warmup error: AssertionError: res=<Response [502]>, res.text=''\n",
+     "NO_PROXY"),
+]
+
+
+@pytest.mark.parametrize(("text", "check"), PROXY_IN_THE_WAY, ids=["https-proxy-url", "aiohttp-proxy", "warmup-502"])
+def test_a_proxy_in_the_way_is_network(text: str, check: str) -> None:
+    diagnosis = _diagnosis(text)
+    assert diagnosis.category == "network", diagnosis
+    assert check in " ".join(diagnosis.fix.steps if diagnosis.fix else ())
+
+
+def test_the_engines_own_error_status_in_a_response_is_no_proxy() -> None:
+    """The look-alike: a 500 is the server's own error, not a gateway's."""
+    diagnosis = _diagnosis("AssertionError: res=<Response [500]>, res.text='Internal Server Error'\n")
+    assert diagnosis.category != "network"
