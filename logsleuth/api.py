@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from logsleuth.diagnosis.grouping import Grouper, is_cascade, is_shutdown_noise, names_no_cause
 from logsleuth.diagnosis.library import PatternSet, load_patterns
-from logsleuth.diagnosis.match import engine_unknown_diagnosis, match_failure
+from logsleuth.diagnosis.match import engine_unknown_diagnosis, match_failure, other_program
 from logsleuth.diagnosis.schema import Pattern
 from logsleuth.errors import SourceError, UsageError
 from logsleuth.facts.raise_sites import RaiseSite
@@ -449,6 +449,12 @@ def _diagnose_group(
     earlier: tuple[str, ...] = (),
 ) -> FailureGroup:
     lines = [*group.cascade, *log_lines]
+    if program := other_program(group.failure):
+        # Another program's own parser refused the argument (a wrapper's CLI, a script): the engine's patterns and its
+        # launch say nothing of it; the general reading names the program as the one that ran.
+        patterns = [pattern for pattern in patterns if pattern.engine is None]
+        launch = replace(launch, engine=None, engine_version=None, engine_version_source=None, command=None,
+                         wrapper=launch.wrapper or program)
     found = match_failure(
         patterns,
         group.failure,

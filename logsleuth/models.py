@@ -127,6 +127,8 @@ class Failure:
     truncated: bool = False
     # Log lines just before the failure (warnings, errors) that help explain it.
     context: tuple[str, ...] = ()
+    # The program argparse names on a usage error's line (`xinference-local: error: …`, `vllm serve: error: …`).
+    program: str | None = None
 
     @property
     def final(self) -> ExceptionBlock:

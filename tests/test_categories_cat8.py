@@ -74,20 +74,18 @@ CUT_SUBSYSTEMS = [
 
         ModelRunner()
         """),
-    # vLLM 0.5 vllm/worker/worker.py: Worker.load_model -> model_runner.load_model
-    ("weight-loading", "vllm/worker/worker.py", """
-        class ModelRunner:
-            def load_model(self):
-                raise RuntimeError("cut")
+    # vLLM vllm/model_executor/models/*.py: a model's load_weights handing a checkpoint tensor to its parameter's
+    # weight_loader (stop 42: only a frame that reads the weights is weight-loading, not the loader's whole stage)
+    ("weight-loading", "vllm/model_executor/models/qwen2.py", """
+        def default_weight_loader(param, loaded_weight):
+            raise RuntimeError("cut")
 
-        class Worker:
-            def __init__(self):
-                self.model_runner = ModelRunner()
+        class Qwen2Model:
+            def load_weights(self, weights):
+                for name, loaded_weight in weights:
+                    default_weight_loader(None, loaded_weight)  # cut
 
-            def load_model(self):
-                self.model_runner.load_model()  # cut
-
-        Worker().load_model()
+        Qwen2Model().load_weights([("w", 1)])
         """),
     # The innermost frame's subsystem, not the outer frame's (the model loader calling into a quantization method)
     ("quantization", "vllm/model_executor/layers/quantization/fp8.py", """
@@ -117,7 +115,7 @@ def test_a_traceback_cut_before_its_exception_line_is_filed_by_its_innermost_sub
 def test_the_same_frames_with_their_exception_line_are_read_from_its_words() -> None:
     """Whole, the traceback's own words and type are the evidence: a function name is no cue then."""
     code = CUT_SUBSYSTEMS[3][2]
-    diagnosis = _diagnosis(VLLM_BANNER + real_traceback(code, "vllm/worker/worker.py"))
+    diagnosis = _diagnosis(VLLM_BANNER + real_traceback(code, CUT_SUBSYSTEMS[3][1]))
     assert diagnosis.category != "weight-loading", diagnosis
 
 

@@ -22,6 +22,9 @@ from logsleuth.models import Diagnosis, ExceptionBlock, Failure, Fix, Frame
 
 # The id of a diagnosis made without knowing the engine: `engine-unknown-<category>`.
 ENGINE_UNKNOWN_PREFIX = "engine-unknown-"
+# The programs whose argparse is the engine's own: its commands (`vllm serve`, `sglang`), the entry points run with
+# `python -m` (`api_server.py`, `launch_server.py`, a package's `__main__.py`).
+_ENGINE_PROGRAM = regex.compile(r"(?:vllm|sglang)(?: [\w-]+)?|[\w./-]*\b(?:api_server|launch_server|__main__|run_batch)\.py")
 
 
 def _search(pattern: Regex, text: str) -> regex.Match[str] | None:
@@ -143,6 +146,14 @@ def match_failure(
                     f"pattern {pattern.id} ({pattern.path}): regex timed out; the pattern is disabled for this run: {exc}"
                 )
     return best
+
+
+def other_program(failure: Failure) -> str | None:
+    """The program argparse names on a usage error when it is not the engine's (`llamafactory-cli`, `swift infer`,
+    `xinference-local`, a user's `run.py`): that program's own parser refused the argument, so none of the engine's
+    flags, choices or releases says anything of it (stop 42's blind split: a wrapper's CLI given an engine's fix)."""
+    program = failure.program if failure.kind == "usage" else None
+    return program if program and not _ENGINE_PROGRAM.fullmatch(program) else None
 
 
 def engine_unknown_diagnosis(pattern: Pattern) -> Diagnosis:

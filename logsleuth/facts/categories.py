@@ -38,6 +38,8 @@ class CategoryRow:
     checks_when: tuple[ConditionalCheck, ...] = ()  # checks for one shape of the failure, shown when its words are there
     raise_frames: tuple[str, ...] = ()  # path fragments of the raising (innermost) frame's file: the row counts only with one
     cut_frames: tuple[re.Pattern[str], ...] = ()  # "file function" of the frame a traceback cut before its exception line stopped in
+    engine_message: bool = False  # counts only when the failure's type and message are an engine's own check's (its template)
+    other_program: bool = False  # counts only for a usage error whose argparse program is not the engine's
 
 
 @dataclass(frozen=True)
@@ -115,6 +117,8 @@ def _row(entry: dict[str, object]) -> CategoryRow:
         checks_when=tuple(_conditional(item) for item in _tables(entry.get("checks_when", ()))),
         raise_frames=strings("raise_frames"),
         cut_frames=tuple(re.compile(word, re.MULTILINE) for word in strings("cut_frames")),
+        engine_message=bool(entry.get("engine_message", False)),
+        other_program=bool(entry.get("other_program", False)),
     )
 
 

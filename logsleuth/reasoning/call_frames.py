@@ -37,6 +37,9 @@ SIGNATURE_TYPES = ("TypeError", "AttributeError")
 _IMPORT_STATEMENT = compile_lazily(r"\s*(?:from\s+[\w.]+\s+)?import\s+[\w.]")
 # CPython's ImportError naming the module it could not take a name from: "cannot import name 'X' from 'vllm.utils' (…)",
 # or an engine's own submodule it could not find: "No module named 'vllm._C'" (its compiled extension included).
+# CPython's AttributeError for a name an engine's module lacks (`module 'vllm.utils' has no attribute 'get_ip'`); not the
+# circular import of a script named like the engine ("partially initialized module 'vllm' has no attribute ...").
+_ENGINE_MODULE_ATTRIBUTE = compile_lazily(r"(?<!initialized )\bmodule '((?:sglang|vllm)(?:\.\w+)*)' has no attribute")
 _IMPORTED_FROM = compile_lazily(r"cannot import name '[^']+' from '(sglang|vllm)[.']|No module named '(sglang|vllm)\.")
 
 
@@ -126,11 +129,16 @@ def wrapper_call_into_engine(failure: Failure) -> Frame | None:
 
 def engine_class_called(failure: Failure) -> str | None:
     """The engine's class CPython's TypeError or AttributeError names the failing object by ('AsyncLLM' object has
-    no attribute ..., LLMEngine.step() got an unexpected keyword argument ...): the call was made on the engine's API."""
+    no attribute ..., LLMEngine.step() got an unexpected keyword argument ...), or the engine's module CPython's
+    AttributeError names (module 'vllm.distributed.parallel_state' has no attribute ...): the call was made on the
+    engine's API."""
     if short_name(failure.final.type) not in SIGNATURE_TYPES:
         return None
     named = class_in_message(failure.final.message)
-    return named if named and engines_defining(named) else None
+    if named and engines_defining(named):
+        return named
+    module = _ENGINE_MODULE_ATTRIBUTE.search(failure.final.message)
+    return module[1] if module else None
 
 
 def imports_own_engine(failure: Failure) -> bool:

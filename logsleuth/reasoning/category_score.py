@@ -5,9 +5,11 @@ subsystems its frames run through, each weighed as the table's header says."""
 from __future__ import annotations
 
 from logsleuth.diagnosis.grouping import names_no_cause
+from logsleuth.diagnosis.match import other_program
 from logsleuth.facts.categories import CategoryRow, table
+from logsleuth.facts.engine_messages import engines_raising
 from logsleuth.lazyre import compile_lazily
-from logsleuth.models import Failure, Frame
+from logsleuth.models import ENGINE_NAMES, Failure, Frame
 from logsleuth.reasoning.call_frames import (
     LIBRARY_FRAME,
     SIGNATURE_TYPES,
@@ -76,6 +78,13 @@ def _cut_subsystem_frame(failure: Failure) -> Frame | None:
     return next((frame for frame in reversed(own) if any(_places(row, frame) for row in rows)), None)
 
 
+def _engine_worded(failure: Failure) -> bool:
+    """The failure's type and message are those of a check of an engine's own code: its message template in the raise
+    site index (facts/engine_messages.py), whichever engine; the wording is the engine's, not a wrapper's or a script's."""
+    final = failure.final
+    return bool(final.type and final.message.strip() and engines_raising(final.type, final.message))
+
+
 def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str], wrapped: bool,
            cut_at: Frame | None, word_texts: list[str]) -> tuple[int, list[str]]:
     """How strongly the failure's evidence points to `row`, and what pointed (for the root cause's prose); `wrapped`:
@@ -106,6 +115,10 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
     called = package_called_by_engine(failure) if row.in_package_code else None
     if row.in_package_code and called is None:
         return 0, []
+    if row.engine_message and not _engine_worded(failure):
+        return 0, []
+    if row.other_program and other_program(failure) is None:
+        return 0, []
     score, why = 0, []
     if importing:
         score += AT_IMPORT_WEIGHT
@@ -114,6 +127,8 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
     if raised_in:
         score += WORD_WEIGHT
         why.append(f"the check that raised it, in {raised_in.rstrip('/')}")
+    if row.engine_message:
+        why.append("the message being one of the engine's own checks (its template in the raise site index)")
     if failure.kind in row.kinds:
         score += KIND_WEIGHT
         why.append("an argument error" if failure.kind == "usage" else f"a failure of kind {failure.kind}")
@@ -134,7 +149,8 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
     if engine_class:
         strong = engine_class
         score += STRONG_WEIGHT
-        why.append(f"a call made by a wrapper's frame on {engine_class}, a class of the engine's code")
+        what = "module" if engine_class.split(".", 1)[0] in ENGINE_NAMES else "class"
+        why.append(f"a call made by a wrapper's frame on {engine_class}, a {what} of the engine's code")
     word = next((m[0] for pattern in row.words for text in word_texts if (m := pattern.search(text))), None)
     if word and not strong:
         score += WORD_WEIGHT

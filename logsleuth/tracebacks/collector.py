@@ -339,6 +339,7 @@ class Collector:
 
     def build(self) -> Failure:
         texts = self.texts
+        program: str | None = None
         truncated = self.truncated or not self.complete
         context = self.context
         if self.kind == "fatal":
@@ -346,6 +347,7 @@ class Collector:
         elif self.kind == "usage":
             m = USAGE_ERROR.match(texts[0])
             exceptions = (ExceptionBlock(type="UsageError", message=m["msg"].strip() if m else texts[0]),)
+            program = m["prog"] if m else None
         elif self.kind == "abort" and (cpp := CPP_TERMINATE.match(texts[0])):
             exceptions = (ExceptionBlock(type=cpp["type"], message=_what(texts[1:])),)
         elif self.kind == "abort" and (notice := shell_notice(texts[0])):
@@ -389,6 +391,7 @@ class Collector:
             header=self.header,
             truncated=truncated or any(block.truncated for block in exceptions),
             context=context,
+            program=program,
         )
 
 
