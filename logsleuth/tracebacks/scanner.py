@@ -84,6 +84,7 @@ from logsleuth.tracebacks.raising_statement import (
 )
 from logsleuth.tracebacks.repair import attach_moved_exceptions, fold_kernel_prints, shown_in
 from logsleuth.tracebacks.split_bodies import SplitErrorBodies
+from logsleuth.tracebacks.typeless_errors import typed_by_message
 
 __all__ = ["FailureScanner", "LineKind", "classify", "scan"]
 
@@ -219,7 +220,8 @@ class FailureScanner:
         # A kill notice (`Worker … died, exit code: -6`, the shell's `Killed`) says a process died, not why: torch's E
         # records of the NCCL watchdog taking its process down still count beside it (`_explains_a_death`); any other
         # failure outranks every fallback.
-        if any(id(failure) not in fallbacks and failure.kind != "killed" for failure in found):
+        if any(id(failure) not in fallbacks and failure.kind != "killed" and not is_cancelled_task(failure)
+               for failure in found):
             found = [failure for failure in found if id(failure) not in fallbacks]
         elif any(failure.kind == "killed" for failure in found):
             found = [failure for failure in found if id(failure) not in fallbacks or _explains_a_death(failure)]
@@ -283,7 +285,7 @@ class FailureScanner:
                 self._recent_context.append(text.strip())  # an error record stays the context of what fails next
         if (
             started is None
-            and kind is LineKind.OTHER
+            and kind in (LineKind.OTHER, LineKind.EXCEPTION)  # `ERROR: <message>` reads as an exception line of no type
             and self._record_lookups_left > 0
             and ("ERROR" in text or "CRITICAL" in text or line.meta.level in ("ERROR", "CRITICAL"))
             and (logged := self._engine_text(error_record_candidates(line))) is not None
@@ -381,6 +383,10 @@ class FailureScanner:
         record.add(LineKind.EXCEPTION, line, seq, text=logged)
         self._register(line.stream, record)
         self._close(line.stream, record)
+        if line.meta.level in ("ERROR", "CRITICAL"):
+            # a fallback: when a failure printed after it outranks it (a client's `openai.InternalServerError: …` for
+            # the request it failed), the record stays that failure's context, as any error record before it does
+            self._recent_context.append(line.text.strip())
 
     def _read_last_lines(self, last_lines: dict[str, tuple[LogLine, int] | None]) -> None:
         """A paste that shows no failure: each stream's last line, when no collector took it, is read against the raise
@@ -559,7 +565,7 @@ class FailureScanner:
             self._build(member)
 
     def _build(self, collector: Collector) -> None:
-        failure = collector.build()
+        failure = typed_by_message(collector.build())  # `Error: <CPython's own message>`: the type it names
         if collector.said_before and failure.kind == "traceback" and failure.final.frames and lost_its_exception_line(failure.final):
             failure = next((named for said in collector.said_before
                             if (named := named_by_record_above(failure, said)) is not failure), failure)
@@ -621,6 +627,18 @@ _INTERRUPT_ECHO = compile_lazily(r"^\s*(?:\^C)+\s*(?:Aborted!)?\s*$|^\s*Aborted!
 def _is_user_interrupt(failure: Failure) -> bool:
     """A traceback of KeyboardInterrupt alone (the user's Ctrl-C), no other exception in its chain."""
     return all(block.type == "KeyboardInterrupt" for block in failure.exceptions)
+
+
+# asyncio's CancelledError (`asyncio.exceptions.CancelledError`, `asyncio.CancelledError`, and before Python 3.8
+# `concurrent.futures._base.CancelledError`, which asyncio re-exported): a task was cancelled, by its owner or because
+# a task beside it failed and the loop was torn down.
+_CANCELLED = compile_lazily(r"^(?:[\w.]+\.)?CancelledError$")
+
+
+def is_cancelled_task(failure: Failure) -> bool:
+    """A traceback of asyncio's CancelledError alone, no other exception in its chain: the task did not fail, it was
+    stopped, so any other failure of the paste (an error line a client printed among them) is the one to report."""
+    return bool(failure.exceptions) and all(_CANCELLED.match(block.type) for block in failure.exceptions)
 
 
 # A launcher's exception that says its child failed, not why: torchrun's (torch/distributed/elastic/multiprocessing/
