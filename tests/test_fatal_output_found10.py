@@ -185,3 +185,60 @@ def test_cpythons_message_inside_a_sentence_is_no_failure(line: str) -> None:
 def test_a_printed_type_is_kept_and_not_marked_inferred() -> None:
     block = diagnose_text("AttributeError: 'NoneType' object has no attribute 'shape'\n", OPTIONS).failures[0].failure.final
     assert (block.type, block.typed_from_message) == ("AttributeError", False)
+
+
+@pytest.mark.parametrize(
+    ("line", "type_name", "category"),
+    [
+        # requests/models.py raise_for_status: f"{status} Client Error: {reason} for url: {url}", "Server Error" for 5xx
+        ("2025-06-01 10:00:00,123 - ERROR - Request failed: 400 Client Error: Bad Request for url: "
+         "http://localhost:8000/v1/completions", "requests.exceptions.HTTPError", None),
+        ("Error: 500 Server Error: Internal Server Error for url: http://127.0.0.1:30000/generate",
+         "requests.exceptions.HTTPError", None),
+        # transformers/utils/versions.py require_version (a wrapper's check of the engine's version, its hint after it)
+        ("Error: The 'vllm>=0.4.3,<=0.8.6' distribution was not found and is required by this application. "
+         "To fix: run `pip install vllm>=0.4.3,<=0.8.6`.", "importlib.metadata.PackageNotFoundError", "dependency-version"),
+        ("The 'sglang>=0.4.0' distribution was not found and is required by this application.",
+         "importlib.metadata.PackageNotFoundError", "dependency-version"),
+        # setuptools' pkg_resources DistributionNotFound ("… is required by {requirers}", "the application" when none)
+        ("Exception: The 'sglang[all]>=0.4.0' distribution was not found and is required by the application",
+         "pkg_resources.DistributionNotFound", "dependency-version"),
+    ],
+)
+def test_a_librarys_own_message_printed_without_its_type_names_it(line: str, type_name: str, category: str | None) -> None:
+    group = diagnose_text(line + "\n", OPTIONS).failures[0]
+    assert (group.failure.final.type, group.failure.final.typed_from_message) == (type_name, True)
+    if category is not None:
+        assert group.diagnosis is not None and group.diagnosis.category == category
+
+
+def test_a_sentence_quoting_requests_message_is_no_failure() -> None:
+    line = "The call gave 400 Client Error: Bad Request for url: http://x/v1 and then I retried\n"
+    assert not diagnose_text(line, OPTIONS).failures
+
+
+@pytest.mark.parametrize("program", ["vllm", "python3"])
+def test_a_container_whose_image_lacks_the_engines_program_is_a_missing_install(program: str) -> None:
+    """runc's refusal to start the container's command (`exec: "vllm": executable file not found in $PATH`, Go's
+    exec.ErrNotFound; vllm-project/production-stack#454): the image does not hold the engine's program."""
+    line = ("docker: Error response from daemon: failed to create task for container: failed to create shim task: OCI "
+            "runtime create failed: runc create failed: unable to start container process: error during container init: "
+            f'exec: "{program}": executable file not found in $PATH: unknown.\n')
+    assert primary(line)[2] == "dependency-version"
+
+
+def test_a_container_lacking_another_program_is_not_filed_as_the_engines_install() -> None:
+    line = ('Error: OCI runtime create failed: runc create failed: unable to start container process: exec: '
+            '"nvidia-smi": executable file not found in $PATH: unknown\n')
+    assert primary(line)[2] != "dependency-version"
+
+
+def test_a_wrappers_error_record_of_cpythons_message_names_its_type() -> None:
+    """Xinference logs str(exc) of the engine's refusal under its own logger, its wrapper tag first
+    (xorbitsai/inference#2420, #884: `… ERROR    [address=…, pid=…] AsyncEngineArgs.__init__() got an unexpected keyword
+    argument '…'`); our own record of the same shape."""
+    message = _cpython_message("class AsyncEngineArgs:\n    def __init__(self, model): pass\n"
+                               "AsyncEngineArgs(model='m', enable_prefix_caching_v2=True)")
+    line = f"2025-02-03 11:20:41,512 xinference.api.restful_api 20411 ERROR    [address=0.0.0.0:41233, pid=20588] {message}\n"
+    block = diagnose_text(line, OPTIONS).failures[0].failure.final
+    assert (block.type, block.message, block.typed_from_message) == ("TypeError", message, True)

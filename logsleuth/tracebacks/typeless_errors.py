@@ -51,7 +51,8 @@ stop 38's blind split): what a person points at in such a paste, read from the p
   environment that ran the command, the failure of a paste that shows no other.  Only the engines' programs and the
   Python that runs `python -m …`: another program not found (`nvidia-smi`) is no engine's install.
 - CPython's own message of a TypeError, AttributeError or ImportError printed without its type (a logger that printed
-  `str(e)`, a wrapper's `Error: {e}`): the interpreter's templates name their type exactly (`typed_by_message`).
+  `str(e)`, a wrapper's `Error: {e}`): the interpreter's templates name their type exactly (`typed_by_message`); so
+  does requests' HTTPError message (`400 Client Error: Bad Request for url: http://…/v1/completions`).
 """
 
 from __future__ import annotations
@@ -156,9 +157,9 @@ def http_status_before(text: str, body_start: int) -> int | None:
     return int(m["status"]) if m is not None else None
 
 
-# CPython's own messages, each raised by one type only (the interpreter's C source, 3.8 to 3.13):
+# Messages whose words name their type: CPython's own, each raised by one type only (the interpreter's C source, 3.8 to 3.13):
 _CALLABLE = r"[\w.<>]+\(\)"  # `LLM.__init__()`, `<lambda>()`; 3.10+ print the qualified name, older ones the bare name
-CPYTHON_MESSAGES = (
+TYPED_MESSAGES = (
     # Python/ceval.c: a call's arguments refused (3.13 adds `. Did you mean 'x'?` to the keyword's)
     (compile_lazily(rf"^{_CALLABLE} got an unexpected keyword argument '\w+'(?:\. Did you mean '\w+'\?)?$"), "TypeError"),
     (compile_lazily(rf"^{_CALLABLE} got multiple values for argument '\w+'$"), "TypeError"),
@@ -177,25 +178,38 @@ CPYTHON_MESSAGES = (
     (compile_lazily(r"^unsupported operand type\(s\) for [^:\s]{1,3}: '[\w.]+' and '[\w.]+'$"), "TypeError"),
     # Python/ceval.c (import_from): a name the module does not define
     (compile_lazily(r"^cannot import name '\w+' from '[\w.]+'(?: \([^()]*\))?$"), "ImportError"),
+    # not CPython's, as exact: requests' HTTPError for an error status (requests/models.py raise_for_status: f"{status}
+    # Client Error: {reason} for url: {url}", "Server Error" for 5xx), a client's call to the engine's API refused
+    (compile_lazily(r"^[45]\d\d (?:Client|Server) Error: [^\n]{0,120} for url: \S+$"), "requests.exceptions.HTTPError"),
+    # a distribution a program requires that is not installed (a wrapper's check of the engine, LLaMA-Factory's
+    # `require_version("vllm>=…")`): transformers' require_version (transformers/utils/versions.py: "The '{requirement}'
+    # distribution was not found and is required by this application. {hint}", importlib.metadata's PackageNotFoundError,
+    # whose str() puts "No package metadata was found for " first), setuptools' pkg_resources (DistributionNotFound's
+    # template "The '{req}' distribution was not found and is required by {requirers}", requirers "the application"
+    # when none)
+    (compile_lazily(r"^(?:No package metadata was found for )?The '[^'\n]{1,120}' distribution was not found and is "
+                    r"required by this application\.(?: [^\n]{0,300})?$"), "importlib.metadata.PackageNotFoundError"),
+    (compile_lazily(r"^The '[^'\n]{1,120}' distribution was not found and is required by (?!this application\.)[^\n]{1,200}$"),
+     "pkg_resources.DistributionNotFound"),
 )
 # The types a line prints before a message when it is not the exception's own: a wrapper's `Error: {e}`, a logger's
 # `ERROR` record (the scanner types such a record `ERROR`), `Exception: {e}` of a re-raise that kept only the text.
 _GENERIC_TYPES = frozenset({"Error", "error", "ERROR", "Exception", "exception"})
 
 
-def cpython_message_type(message: str) -> str | None:
+def type_named_by_message(message: str) -> str | None:
     """The type CPython raises with exactly this message (one of its own templates), else None.  A whole message
     only: a sentence that merely contains one says nothing happened."""
     if len(message) > 512:
         return None  # the templates are short: a long line is a dump or prose
-    return next((type_name for pattern, type_name in CPYTHON_MESSAGES if pattern.match(message)), None)
+    return next((type_name for pattern, type_name in TYPED_MESSAGES if pattern.match(message)), None)
 
 
 def typed_by_message(failure: Failure) -> Failure:
     """A failure that printed one of CPython's own messages under a word of no type (`Error: 'NoneType' object has no
     attribute 'shape'`, an ERROR record of `str(e)`): the type the message names, marked inferred (`typed_from_message`)."""
     final = failure.final
-    if final.type not in _GENERIC_TYPES or final.frames or (type_name := cpython_message_type(final.message.strip())) is None:
+    if final.type not in _GENERIC_TYPES or final.frames or (type_name := type_named_by_message(final.message.strip())) is None:
         return failure
     block = replace(final, type=type_name, message=final.message.strip(), typed_from_message=True)
     return replace(failure, exceptions=(*failure.exceptions[:-1], block))
