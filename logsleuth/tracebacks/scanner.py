@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import FACT_PREFIX, Failure, FailureKind, Frame, LogLine
@@ -566,6 +567,7 @@ class FailureScanner:
 
     def _build(self, collector: Collector) -> None:
         failure = typed_by_message(collector.build())  # `Error: <CPython's own message>`: the type it names
+        failure = without_trailing_cancellation(failure)
         if collector.said_before and failure.kind == "traceback" and failure.final.frames and lost_its_exception_line(failure.final):
             failure = next((named for said in collector.said_before
                             if (named := named_by_record_above(failure, said)) is not failure), failure)
@@ -639,6 +641,18 @@ def is_cancelled_task(failure: Failure) -> bool:
     """A traceback of asyncio's CancelledError alone, no other exception in its chain: the task did not fail, it was
     stopped, so any other failure of the paste (an error line a client printed among them) is the one to report."""
     return bool(failure.exceptions) and all(_CANCELLED.match(block.type) for block in failure.exceptions)
+
+
+def without_trailing_cancellation(failure: Failure) -> Failure:
+    """A chain that ends in asyncio's CancelledError raised while another error was handled (`ValueError`, then
+    "During handling of the above exception, another exception occurred:", then `CancelledError`): the task was
+    cancelled because of that error, so the chain ends at it."""
+    blocks = failure.exceptions
+    if len(blocks) < 2 or not _CANCELLED.match(blocks[-1].type) or is_cancelled_task(failure):
+        return failure
+    last = max(index for index, block in enumerate(blocks) if not _CANCELLED.match(block.type))
+    kept = (*blocks[:last], replace(blocks[last], relation=None))
+    return replace(failure, exceptions=kept)
 
 
 # A launcher's exception that says its child failed, not why: torchrun's (torch/distributed/elastic/multiprocessing/
