@@ -25,6 +25,7 @@ from logsleuth.fixes.context import interpolate
 from logsleuth.fixes.release_flags import with_release_flags
 from logsleuth.fixes.server_args import command_from_server_args
 from logsleuth.fixes.upgrade import with_upgrade
+from logsleuth.ingest import engine_from_message
 from logsleuth.ingest.launch import LaunchTracker
 from logsleuth.models import (
     ClockOffset,
@@ -40,6 +41,7 @@ from logsleuth.reading.reader import DEFAULT_MAX_BYTES, read_all, read_latest
 from logsleuth.reading.scan import ReadResult
 from logsleuth.reasoning import dependencies
 from logsleuth.reasoning.engine_words import with_engine_words
+from logsleuth.reasoning.evidence import exception_lines
 from logsleuth.reasoning.package_site import package_site_of, with_package_site
 from logsleuth.reasoning.raise_site import site_of, with_raise_site, with_version_from_frames
 from logsleuth.reasoning.registry import Evidence, reason
@@ -293,7 +295,8 @@ def build_report(
         # shown with the diagnosis, and its line numbers correct a release guessed from the code layout.
         site = site_of(group.failure, own)
         own = with_version_from_frames(own, site)
-        found = _diagnose_group(group, patterns.patterns, own, context_lines, warnings.append, disabled)
+        found = _diagnose_group(group, patterns.patterns, own, context_lines, warnings.append, disabled,
+                                earlier=_earlier_lines(before))
         # A diagnosis that names a symptom (a native crash, a kill) gives way to the cause an error line names, or
         # a failure printed just before it.
         named = _named_cause(found, before, by_id, cascades)
@@ -386,7 +389,14 @@ def _with_engine_from_words(launch: LaunchInfo, groups: list[FailureGroup]) -> L
     if launch.engine is not None:
         return launch
     engines = {group.diagnosis.engine for group in groups if group.diagnosis and group.diagnosis.engine}
-    return replace(launch, engine=engines.pop()) if len(engines) == 1 else launch
+    if len(engines) != 1:
+        return launch
+    # Not when another failure's own message is only the other engine's: a paste quoting one engine's error in prose
+    # above the other's ("sglang kept failing with 'Not enough memory…', now vllm says …") names neither.
+    raised = tuple(pair for group in groups for pair in engine_from_message.raised_by(group.failure))
+    if engine_from_message.engines_raising_any(raised[:engine_from_message.MAX_MESSAGES]) - engines:
+        return launch
+    return replace(launch, engine=engines.pop())
 
 
 def _own_launch(
@@ -420,6 +430,15 @@ def _with_rebuilt_command(launch: LaunchInfo) -> LaunchInfo:
     return launch
 
 
+# How many of the failures printed before a failure its reasoning reads (a dense log has thousands of groups).
+EARLIER_FAILURES_READ = 8
+
+
+def _earlier_lines(before: list[Failure]) -> tuple[str, ...]:
+    """The last failures printed before one, as the reasoning reads them: their context lines and `Type: message`."""
+    return tuple(line for failure in before[-EARLIER_FAILURES_READ:] for line in (*failure.context, *exception_lines(failure)))
+
+
 def _diagnose_group(
     group: FailureGroup,
     patterns: list[Pattern],
@@ -427,6 +446,7 @@ def _diagnose_group(
     log_lines: list[str],
     warn: Callable[[str], None],
     disabled: set[str],
+    earlier: tuple[str, ...] = (),
 ) -> FailureGroup:
     lines = [*group.cascade, *log_lines]
     found = match_failure(
@@ -445,7 +465,7 @@ def _diagnose_group(
             patterns, group.failure, lines, engine=launch.engine, command=launch.command, on_error=warn, disabled=disabled
         )
     if found is None:
-        reasoned = reason(Evidence(group.failure, launch, lines))
+        reasoned = reason(Evidence(group.failure, launch, lines, earlier))
         return replace(group, diagnosis=reasoned) if reasoned is not None else group
     pattern = found.pattern
     if pattern.category == "dependency-version":

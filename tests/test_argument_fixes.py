@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from logsleuth.api import DiagnoseOptions, diagnose_text
-from logsleuth.models import Diagnosis
+from logsleuth.fixes import rejected_flags
+from logsleuth.fixes.context import FixContext
+from logsleuth.models import Diagnosis, LaunchInfo
 
 REAL = Path(__file__).parent / "fixtures" / "sglang"
 GENERATED = Path(__file__).parent / "fixtures" / "patterns"
@@ -265,6 +267,8 @@ def test_a_flag_the_release_has_is_not_left_out_but_split_from_its_value() -> No
     assert diagnosis.engine == "vllm" and diagnosis.fix is not None
     assert ("remove", "--dtype", None, None) not in ops(diagnosis.fix)
     assert "--dtype=auto" in diagnosis.fix.summary and "every vLLM release from 0.6.0" in diagnosis.fix.summary
+    # the catalogs start at 0.6.0: an unknown release may be older and lack the flag (a fresh split's 0.3-era paste)
+    assert "no catalog of vLLM releases before 0.6.0" in diagnosis.fix.summary
     told = _unrecognized("api_server.py", ["serve", "m/x", "--dtype auto"], API_SERVER, version="0.11.0")
     assert "vLLM 0.11.0 has --dtype" in told.fix.summary  # type: ignore[union-attr]
 
@@ -378,3 +382,14 @@ def test_a_left_over_path_end_without_the_command_changes_nothing(prog: str) -> 
     diagnosis = diagnosis_of(log)
     assert diagnosis.fix is not None and diagnosis.fix.flags == () and diagnosis.fix.command is None
     assert "quote the whole path" in diagnosis.fix.summary
+
+
+@pytest.mark.parametrize(("guessed", "outcome"), [("0.5.4", "some"), ("0.8.5", "known"), (None, "known")])
+def test_a_release_guessed_older_than_every_catalog_may_lack_the_flag(guessed: str | None, outcome: str) -> None:
+    """--dtype is in every vLLM release logsleuth has a catalog of (0.6.0 and later); a release the log's frames date
+    earlier is not known to have it: then the flag is left out, or the user upgrades, never rewritten as --dtype=auto."""
+    launch = LaunchInfo(engine="vllm", engine_version=guessed, engine_version_source="inferred" if guessed else None)
+    ctx = FixContext(failure=None, captures={}, launch=launch, command=None, catalog=None)  # type: ignore[arg-type]  # no command: the failure is not read
+    said = rejected_flags.verdict("--dtype", "auto", ctx)
+    assert said is not None and said.outcome == outcome
+    assert ("looks older (0.5.4" in said.sentence) == (outcome == "some")

@@ -77,6 +77,9 @@ CASES = (
          (("set", "--gpu-memory-utilization", "0.74"),)),
     Case("vllm-free-memory-below-utilization/positive-0.33.0.log", f"vllm serve {MODEL} --gpu-memory-utilization 0.9",
          (("set", "--gpu-memory-utilization", "0.78"),)),
+    # The adapter's rank 64 from the message; 64 is one of 0.11.0's --max-lora-rank choices.
+    Case("vllm-lora-rank-above-max/positive-0.11.0.log", f"vllm serve {MODEL} --enable-lora",
+         (("set", "--max-lora-rank", "64"),)),
     Case("vllm-bf16-unsupported-gpu/positive-0.11.0.log", f"vllm serve {MODEL}", (("set", "--dtype", "half"),)),
     Case("vllm-bf16-unsupported-gpu/positive-0.6.6.post1-no-space.log", f"vllm serve {MODEL} --dtype bfloat16",
          (("set", "--dtype", "half"),)),

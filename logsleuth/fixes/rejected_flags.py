@@ -65,7 +65,16 @@ def verdict(flag: str, value: str | None, ctx: FixContext) -> Verdict | None:
     if told is None:
         if every and first == every[0] and last == every[-1]:
             has = f"every {name} release from {first} to {last} has {flag}"
-            return _other_program(flag, has, engine, ctx) or Verdict("known", _known(flag, value, has, name))
+            # the catalogs start at `first`: an older release, which a fresh split's pastes run too, may lack the flag
+            guessed = ctx.launch.engine_version
+            guessed_key = versions.version_key(guessed) if guessed else None
+            if guessed_key is not None and guessed_key < (versions.version_key(first) or ()):
+                return Verdict("some", f"{has}, but your {name} looks older ({guessed}, guessed from the log) and "
+                                       f"logsleuth has no catalog of it: if it lacks {flag}, leave it out, or upgrade "
+                                       f"to {first} or later")
+            older = (f" (logsleuth has no catalog of {name} releases before {first}: if yours is older and lacks {flag}, "
+                     f"leave it out or upgrade)")
+            return _other_program(flag, has, engine, ctx) or Verdict("known", _known(flag, value, has + older, name))
         return Verdict("some", f"{flag} is a flag of {name} {_span(first, last, every)} only: leave it out if your "
                                f"release is outside that range" + (f", or upgrade to {first} or later" if last == every[-1] else ""))
     running = versions.version_key(told)

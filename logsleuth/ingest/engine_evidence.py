@@ -75,6 +75,7 @@ _MODULE_PATH = compile_lazily(
     r"|(?<![\w-])(?P<sglang_router>(?:sglang_router|sgl[-_]model[-_]gateway|sgl[-_]router)/|sglang_router(?:_rs::|\.\w)|\[Router \(Rust\)\] )"
     r"|\b(?P<vllm_title>VLLM)::(?:EngineCor|Worker|APIServ|DPCoord)\w*"
     r"|(?<![\w.])_(?P<vllm_fa>vllm)_fa[23]_C\b"
+    r"|\.cache/(?P<compile_cache>vllm|sglang)/torch_(?:compile_cache|aot_compile)(?![\w-])"
 )
 # The parts of vLLM that SGLang imports and calls, in some release: `from vllm.distributed import …`,
 # `vllm.model_executor.layers.quantization.*`, `from vllm import _custom_ops`, `vllm._C`, `vllm.config`, `vllm.logger`,
@@ -87,6 +88,12 @@ _MODULE_PATH = compile_lazily(
 SGLANG_RUNS_OF_VLLM = frozenset({"__init__", "_C", "_custom_ops", "_ipex_ops", "attention", "config", "distributed", "logger",
                                  "model_executor", "platforms", "scalar_type", "transformers_utils", "utils"})
 _PACKAGE_PART = compile_lazily(r"[\w]+")
+# vLLM's compilation cache under its cache root (VLLM_CACHE_ROOT, default `~/.cache/vllm`: vllm/envs.py), where
+# vllm/compilation/ keeps each compiled graph (`~/.cache/vllm/torch_compile_cache/<hash>/rank_0_0/backbone`, its AOT
+# artifacts under `torch_aot_compile/`): a path there in an error's message (a FileNotFoundError on a cache file,
+# vllm-project/vllm#15276; vLLM's own advice to remove it, #21858) shows vLLM's compiler ran.  SGLang never imports
+# vLLM's compilation code (cross_imports.py); its own port keeps its graphs under `~/.cache/sglang/torch_compile_cache/`
+# (SGLANG_CACHE_DIR, sglang/srt/compilation/backend.py, 0.5.4 on), which shows SGLang's.
 # vLLM's flash-attention build registers its ops under `torch.ops._vllm_fa2_C` and `_vllm_fa3_C`
 # (vllm/vllm_flash_attn/flash_attn_interface.py); torch names the namespace when an op is missing (`'_OpNamespace'
 # '_vllm_fa2_C' object has no attribute 'varlen_fwd'`, OpenBMB/MiniCPM-V#800): vLLM's kernel was called.
@@ -301,6 +308,18 @@ def process_engine(process: str) -> str | None:
     if _VLLM_PROCESS.fullmatch(process):
         return "vllm"
     return _ENGINE_ACTORS.get(process.removesuffix("ForPartial"))
+
+
+# Ray names a task after its actor's class in its errors and process titles (`ray::vLLMHttpServer.launch_server()`,
+# `ray::RayWorkerWrapper.execute_method()`: RayTaskError's message, `ray.exceptions.RayTaskError(RuntimeError):
+# ray::…`).  The actors of one engine (process_engine: vLLM's RayWorkerWrapper, verl's vLLMHttpServer and
+# SGLangHttpServer) show it as their process prefix does.
+_RAY_TASK = compile_lazily(r"\bray::(?P<actor>[A-Za-z_]\w*)\.")
+
+
+def ray_task_engine(text: str) -> str | None:
+    """The engine whose actor a Ray task name in the line runs (see _RAY_TASK), else None."""
+    return next((engine for m in _RAY_TASK.finditer(text) if (engine := process_engine(m["actor"]))), None)
 
 
 def process_wrapper(process: str) -> str | None:

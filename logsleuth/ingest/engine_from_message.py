@@ -21,6 +21,7 @@ launch.py asks this only when no other evidence of either engine was seen.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from logsleuth.facts.engine_classes import class_in_message, only_engine_defining
@@ -124,18 +125,85 @@ def carried(type_name: str) -> bool:
     return type_name in _CARRIERS or type_name.startswith("openai.")
 
 
-@lru_cache(maxsize=64)
 def engine_raising(raised: tuple[tuple[str, str], ...]) -> str | None:
-    """The one engine whose indexed code raises these exceptions, or None (neither, or both).  Cached: watch asks
+    """The one engine whose indexed code raises these exceptions, or None (neither, or both)."""
+    engines = engines_raising_any(raised)
+    return next(iter(engines)) if len(engines) == 1 else None
+
+
+@lru_cache(maxsize=64)
+def engines_raising_any(raised: tuple[tuple[str, str], ...]) -> frozenset[str]:
+    """Every engine whose indexed code raises one of these exceptions (the first MAX_MESSAGES).  Cached: watch asks
     the engine line by line."""
     engines: set[str] = set()
     for type_name, printed in raised[:MAX_MESSAGES]:
         message = _answered(printed)  # a client's status error: the engine's message in the answer it quotes
-        if not CPYTHON_WORDINGS.search(message):
-            engines |= engines_saying(type_name, message)
+        if "alidation error" in message and (report := _PYDANTIC_TITLE.match(message.lstrip())):
+            engines |= _engines_of_pydantic_report(report["cls"], message)
+        elif message.startswith(_PYDANTIC_ITEM_PREFIXES):  # one item of such a report, its title lost
+            engines |= _engines_of_pydantic_report("", message)
+        elif not CPYTHON_WORDINGS.search(message):
+            for said in _rewrapped(message):
+                engines |= engines_saying(type_name, said)
         elif called := engine_class_named(type_name, message):
             engines.add(called)
-    return next(iter(engines)) if len(engines) == 1 else None
+    return frozenset(engines)
+
+
+# A message a terminal or an issue's code block wrapped at its width: `… leading to a corr` / `upted compilation
+# artifact. …` (vllm-project/vllm#21858).  The template matches the line as the engine printed it: the lines joined
+# as they were cut (within a word) and with a space (between words).  A message of a few lines only: a longer one is
+# a message with lines of its own.
+MAX_WRAPPED_LINES = 4
+
+
+def _rewrapped(message: str) -> list[str]:
+    """The message as printed, and, when a paste wrapped it over a few lines, those lines joined back."""
+    lines = message.split("\n")
+    if not 1 < len(lines) <= MAX_WRAPPED_LINES:
+        return [message]
+    return [message, "".join(lines), " ".join(line.strip() for line in lines)]
+
+
+# pydantic's report of a model or dataclass that refused its input (pydantic-core's ValidationError.__str__): a title
+# naming the class, `1 validation error for VllmConfig`, then per error a line with the validator's own exception in
+# pydantic's words, `  Value error, <str(ValueError)> [type=value_error, input_value=…, input_type=…]` (`Assertion
+# failed, …` for an assert).  vLLM's config classes are pydantic dataclasses (vllm/config/, 0.10 on) whose checks
+# raise in __post_init__ (vllm-project/vllm-omni#2170, vllm-project/vllm#17376); SGLang's settings are plain
+# dataclasses.  The class is evidence as CPython's naming of it is (a class only one engine defines:
+# facts/engine_classes.py, `VllmConfig`, `SpeculativeConfig`; `ModelConfig` both engines define), and each item's
+# message is the validator's, matched against the templates as a message of that type.
+_PYDANTIC_TITLE = compile_lazily(r"\d+ validation errors? for (?P<cls>[A-Za-z_]\w*)")
+_PYDANTIC_ITEM = compile_lazily(r"^\s*(?P<kind>Value error|Assertion failed), (?P<said>.+)$", re.MULTILINE)
+_PYDANTIC_ITEM_PREFIXES = ("Value error, ", "Assertion failed, ")
+_PYDANTIC_RAISED_AS = {"Value error": "ValueError", "Assertion failed": "AssertionError"}
+
+
+# The config classes both engines define under one name where only vLLM's is a pydantic dataclass (vllm/config/);
+# SGLang's are plain classes or dataclasses (sglang/srt/configs/model_config.py, load_config.py, device_config.py,
+# lora/lora_config.py, compilation/compilation_config.py; every indexed release, read from the engine index's cache).
+# pydantic reports only on its own classes, so an item both engines' code raises (SGLang copied vLLM's checks: "No
+# model architectures are specified", vllm-project/vllm-omni#2170) under such a title was vLLM's check.
+_PYDANTIC_ONLY_IN_VLLM = frozenset({"ModelConfig", "CacheConfig", "LoadConfig", "DeviceConfig", "LoRAConfig", "CompilationConfig"})
+
+
+def pydantic_title(line: str) -> str | None:
+    """A pydantic report's title the line holds (`1 validation error for VllmConfig`, the exception's type before it
+    or not: a paste of the title alone is no failure the scanner reads), from the title on; else None."""
+    m = _PYDANTIC_TITLE.search(line) if "alidation error" in line else None
+    return line[m.start():].strip() if m else None
+
+
+def _engines_of_pydantic_report(class_name: str, report: str) -> set[str]:
+    """The engines a pydantic validation report shows: the one engine defining the class it names, and the engines
+    whose code raises its items' messages."""
+    engines = {owner} if class_name and (owner := only_engine_defining(class_name)) else set()
+    for item in _PYDANTIC_ITEM.finditer(report):
+        said = item["said"].split(" [type=", 1)[0].strip()  # without pydantic's own trailer
+        if said and not CPYTHON_WORDINGS.search(said):
+            raising = engines_saying(_PYDANTIC_RAISED_AS[item["kind"]], said)
+            engines |= {"vllm"} if len(raising) > 1 and class_name in _PYDANTIC_ONLY_IN_VLLM else raising
+    return engines
 
 
 def engines_saying(type_name: str, message: str) -> set[str]:

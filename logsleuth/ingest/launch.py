@@ -31,6 +31,12 @@ _DYNAMO_COMMAND = compile_lazily(
     r"(?:\bpython[\d.]*\s+-m\s+dynamo\.(?P<module>sglang|vllm)(?![\w.])"
     r"|\bdynamo(?:-run|\s+run)\s(?:[^\n]*?\s)?out=(?P<out>sglang|vllm)\b)"
 )
+# A program of one engine run as a module (`python3 -m sglang.bench_one_batch …`, `python -m vllm.entrypoints.api_server`,
+# a reproduction line cut after `python3 -m sglang`): that engine ran, whatever frames of the other it imported (SGLang
+# 0.3-0.5 ran vLLM's quantization and fused-MoE layers).  A benchmark client (`sglang.bench_serving`, any `--backend`)
+# may drive the other engine: not counted.
+_ENGINE_MODULE_RUN = compile_lazily(r"\bpython[\d.]*\s+-m\s+(?P<engine>sglang|vllm)(?P<module>(?:\.\w+)*)(?![\w\-])")
+_CLIENT_MODULES = (".bench_serving", ".benchmarks")
 _SERVER_ARGS = compile_lazily(r"\bserver_args=(?P<body>ServerArgs\(.*\)|\{.*\})\s*$")
 # The engine's own dump of its settings, or a wrapper's of the engine arguments it passes: SGLang's
 # `server_args=ServerArgs(…)` (a dict from 0.5.23), vLLM's `Initializing a V1 LLM engine (v0.11.2) with config: …`,
@@ -217,6 +223,9 @@ class LaunchTracker:
             # NVIDIA Dynamo's launch of one engine: the engine it names is the launch's, whatever an import printed
             self.command_engine = m["module"] or m["out"]
             self._saw("command", self.command_engine)
+        if " -m " in text and "--backend" not in text and len(text) <= 8192 and (m := _ENGINE_MODULE_RUN.search(text)) and (
+                not m["module"].startswith(_CLIENT_MODULES)):
+            self._saw("command", m["engine"])
         if ("sglang" in text or "vllm" in text or "vLLM" in text or "VLLM::" in text or "sgl_kernel" in text or "sgl-kernel" in text
                 or "sgl-dev" in text  # (AMD's SGLang image, engine_evidence._IMAGE)
                 or (("sgl" in text or "Rust" in text) and any(word in text for word in engine_evidence.ROUTER_WORDS))) and (
@@ -234,6 +243,8 @@ class LaunchTracker:
             wrapped := engine_evidence.wrapper_class_engine(text)
         ):
             self._saw("paths", wrapped)  # a wrapper's class for one engine (engine_evidence._WRAPPER_ENGINE_CLASS)
+        if "ray::" in text and (actor_engine := engine_evidence.ray_task_engine(text)):
+            self._saw("paths", actor_engine)  # a Ray task of one engine's actor (engine_evidence._RAY_TASK)
         if "input_type=ArgsKwargs" in text and engine_evidence.PYDANTIC_CONFIG_ERROR.search(text):
             self._saw("format", "vllm")  # (engine_evidence.PYDANTIC_CONFIG_ERROR)
         if ("VLLM_" in text or "SGLANG_" in text) and (env_engine := engine_evidence.engine_set_in_environment(text)):
@@ -275,6 +286,8 @@ class LaunchTracker:
             self.version_hint = self.version_hint or "0.5.9"
         if text.startswith("Traceback (most recent call last)") and self._line_before:
             self._logged_above_traceback(self._line_before)
+        if "alidation error" in text and (title := engine_from_message.pydantic_title(text)):
+            self._logged_above_traceback(title)  # a pydantic report's title, weighed as a message (engine_from_message)
         self._line_before = text
 
     def _logged_above_traceback(self, text: str) -> None:

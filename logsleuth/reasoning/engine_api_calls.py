@@ -1,7 +1,7 @@
 """A call between the engine's API and a program written for another release of it (issue 28: a wrapper's call bug
 blamed on the engine).
 
-Two shapes the frames show, beside reasoning/general.py's wrapper_call_into_engine (a wrapper's frame right above at
+Two shapes the frames show, beside reasoning/call_frames.py's wrapper_call_into_engine (a wrapper's frame right above at
 most two engine frames):
 
 - **the caller's own frame refuses the call**: the innermost frame outside torch and the standard library is not the
@@ -27,7 +27,7 @@ from logsleuth.facts.engine_classes import class_in_message, defined_by, distinc
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, Frame
 
-# Frames that are never the caller: torch's own ops and the standard library (as general.py's _LIBRARY_FRAME).
+# Frames that are never the caller: torch's own ops and the standard library (as call_frames.py's LIBRARY_FRAME).
 _LIBRARY_FRAME = compile_lazily(r"(^|/)(torch|functools|contextlib|enum|asyncio|threading|concurrent|<frozen [\w.]+>)(/|\.py$)|^<")
 ENGINE_FRAME = compile_lazily(r"(^|/)(sglang|vllm)/")
 _SITE_PREFIX = compile_lazily(r"^.*/(site|dist)-packages/")
@@ -46,6 +46,7 @@ _SIGNATURE = compile_lazily(
     r"|(?P<msgspec>Unexpected keyword argument|Missing required argument) ')"
 )
 # The classes a raising line calls: `SamplingParams(`, `vllm.LLM(`, `EngineArgs.from_cli_args(`.
+_ENGINES = frozenset({"sglang", "vllm"})
 _CALLED_CLASS = compile_lazily(r"(?<![\w])([A-Z]\w+)\s*(?:\(|\.\w+\()")
 
 
@@ -103,6 +104,10 @@ def caller_misfit(failure: Failure) -> MisfitCall | None:
         return None
     callee = signature["callee"]
     named_class = class_in_message(final.message)
+    if named_class is not None and distinctive(named_class) and not defined_by(named_class) & _ENGINES:
+        # The call names a class no engine defines (a wrapper's own `vLLMRollout`, `AsyncvLLMServer`): the caller's
+        # own code refused, even in a module named after the engine; no engine API was called.
+        return None
     into_engine = (
         (named_class is not None and bool(engines_defining(named_class)))
         or engine_named_module(frame.file) is not None

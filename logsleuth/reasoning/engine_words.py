@@ -27,6 +27,7 @@ from logsleuth.fixes.cross_engine import find as find_flag
 from logsleuth.ingest.normalize import clean_text
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Diagnosis, EngineWords, ExceptionBlock, Failure, LaunchInfo
+from logsleuth.reasoning.evidence import validator_error
 
 __all__ = ["instructions", "with_engine_words"]
 
@@ -126,7 +127,9 @@ def instructions(failure: Failure, engine: str | None = None, version: str | Non
     `engine` `version` (None: not known)."""
     found: dict[str, EngineWords] = {}
     for block in failure.exceptions[-MAX_EXCEPTIONS:]:
-        for sentence in _sentences(block.message[:MAX_MESSAGE_CHARS]):
+        # A ValidationError's validator words are the engine's message, without pydantic's header and display.
+        message = validator_error(block) or block.message
+        for sentence in _sentences(message[:MAX_MESSAGE_CHARS]):
             if sentence in found or not _INSTRUCTION.search(sentence):
                 continue
             found[sentence] = EngineWords(_clipped(sentence), tuple(_checks(sentence, engine, version)), _speaker(block))
@@ -142,13 +145,26 @@ _INSTALLED_PACKAGE = compile_lazily(r"[/\\](?:site|dist)-packages[/\\]([A-Za-z_]
 _PROGRAM = compile_lazily(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+")
 
 
+# The validation library whose frames run a class's validators: not the speaker of the validator's words.
+_VALIDATORS = frozenset({"pydantic", "pydantic_core"})
+
+
+def _installed_package(path: str) -> str | None:
+    m = _INSTALLED_PACKAGE.search(path)
+    return m[1] if m is not None else None
+
+
 def _speaker(block: ExceptionBlock) -> str | None:
     """Who printed the message, when it is positively not the engine: the installed package of the innermost frame
     (the engine's frames, a source checkout or no frame at all say nothing against the engine), or the program a
     frameless fatal line names.  So the container runtime's or transformers' instruction is not put in the
     engine's mouth."""
-    if block.frames:
-        m = _INSTALLED_PACKAGE.search(block.frames[-1].file)
+    frames = block.frames
+    if validator_error(block) is not None:
+        # pydantic only ran the validator: who raised is the code that built the validated class, above its frames.
+        frames = tuple(frame for frame in frames if _installed_package(frame.file) not in _VALIDATORS)
+    if frames:
+        m = _INSTALLED_PACKAGE.search(frames[-1].file)
         return m[1] if m is not None and m[1] not in ENGINE_NAMES else None
     return block.type if _PROGRAM.fullmatch(block.type) else None
 

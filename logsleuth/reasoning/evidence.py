@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from logsleuth.models import Failure, LaunchInfo
+from logsleuth.models import ExceptionBlock, Failure, LaunchInfo
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,6 +17,9 @@ class Evidence:
     failure: Failure
     launch: LaunchInfo
     lines: Sequence[str] = ()
+    # The failures the same log printed before this one, each as `Type: message` (exception_lines): what an earlier
+    # step reported of the environment (pip's conflicts), read only where a rule says so.
+    earlier: Sequence[str] = ()
 
     @property
     def message_text(self) -> str:
@@ -29,5 +32,39 @@ class Evidence:
 
 
 def exception_lines(failure: Failure) -> list[str]:
-    """Each exception of the failure's chain as `Type: message`, in the chain's order: the text rules search."""
-    return [f"{block.type}: {block.message}" for block in failure.exceptions]
+    """Each exception of the failure's chain as `Type: message`, in the chain's order: the text rules search.  A
+    pydantic ValidationError whose validator raised a ValueError is followed by that ValueError as the engine raised
+    it (`validator_error`), so a rule or a category row that reads the engine's ValueError reads it there too."""
+    lines = []
+    for block in failure.exceptions:
+        lines.append(f"{block.type}: {block.message}")
+        if (raised := validator_error(block)) is not None:
+            lines.append(f"ValueError: {raised}")
+    return lines
+
+
+# pydantic formats a validator's ValueError inside a ValidationError's message as "Value error, {error}"
+# (pydantic-core's `value_error` message template) and ends the error with its display's `[type=value_error,
+# input_value=…, input_type=…]`; the URL line follows.  vLLM's config classes are pydantic dataclasses, so their
+# checks reach users so: `ValidationError: 1 validation error for ModelConfig` / `  Value error, <vLLM's message>`.
+VALUE_ERROR = "Value error, "
+_DISPLAY_END = "[type=value_error"
+_URL_LINE = "For further information visit"
+
+
+def validator_error(block: ExceptionBlock) -> str | None:
+    """The message of the ValueError a validator raised, which a pydantic ValidationError's message carries after
+    `Value error, ` (the first such error of several), without pydantic's display; None for any other exception.
+    String search, not a regex: the message may be long, and pydantic's display starts with a space run."""
+    if not block.type.endswith("ValidationError"):
+        return None
+    message = block.message
+    start = message.find(VALUE_ERROR)
+    if start < 0 or message[:start].rstrip(" \t")[-1:] not in ("", "\n"):
+        return None  # only an error line of pydantic's, never the words quoted inside another message
+    body = message[start + len(VALUE_ERROR):]
+    for end in (body.find(_DISPLAY_END), body.find(_URL_LINE)):
+        if end >= 0:
+            body = body[:end]
+            break
+    return body.strip() or None

@@ -66,7 +66,7 @@ from logsleuth.models import Failure
 _NOT_TYPED = r"(?!\s*[\w.]+(?:Error|Exception): )"
 
 PYDANTIC_VALUE_ERROR = compile_lazily(
-    _NOT_TYPED + r"^(?:.*?\s)?Value error, (?P<msg>\S.*?)(?:\s+\[type=value_error\b.*)?$"
+    _NOT_TYPED + r"^(?:.*?\s)?Value error, (?P<msg>\S.*)$"
 )
 OPENAI_STATUS_ERROR = compile_lazily(
     _NOT_TYPED + r"^(?:.*?[\s'\"`(:])?(?P<msg>Error code: (?P<status>[45]\d\d)(?: - \{.*\})?)[`'\")]*\s*$"
@@ -74,22 +74,23 @@ OPENAI_STATUS_ERROR = compile_lazily(
 NVIDIA_CONTAINER_CLI = compile_lazily(
     r"^(?:.*?[\s:])?(?P<type>nvidia-container-cli): (?P<msg>[\w ]*error: .*?)(?:\\+n.*|: unknown\.?)?\s*$"
 )
-OCI_RUNTIME_FAILED = compile_lazily(r"^(?:.*?\s)?(?:docker: )?(?:Error response from daemon: )?(?P<msg>[^:]*\bfailed to create task .*OCI runtime create failed.*|OCI runtime create failed.*)$")
+OCI_REFUSAL = "OCI runtime create failed"
+CREATE_TASK = "failed to create task "
 UNDEFINED_SYMBOL = compile_lazily(
     _NOT_TYPED + r"^(?:.*?[\s'\"`(>])?(?P<msg>[\w./+\-]*[\w\-]\.so(?:\.\d+)*: undefined symbol: [\w.@$]+)"
 )
 # `<file>:<line>:<col>: error: <text>` (clang, MLIR/triton; `<file>` may be `<unknown>`), `error: <file>:L:C: <text>`
 # (LLVM's backend), `nvcc fatal   : <text>`, `ptxas error   : <text>`, `clang: error: <text>`.
 COMPILER_DIAGNOSTIC = compile_lazily(
-    r"^\s*(?P<msg>(?:(?:[^\s:<>]+|<[\w ]+>):\d+:\d+: (?:fatal )?error: |error: (?:[^\s:<>]+|<[\w ]+>):\d+:\d+: )\S.*?)\s*$"
+    r"^\s*(?P<msg>(?:(?:[^\s:<>]+|<[\w ]+>):\d+:\d+: (?:fatal )?error: |error: (?:[^\s:<>]+|<[\w ]+>):\d+:\d+: )\S.*)$"
 )
 COMPILER_PROGRAM_ERROR = compile_lazily(
     r"^\s*(?P<msg>(?:nvcc|ptxas|clang(?:\+\+)?|amdclang(?:\+\+)?|hipcc|gcc|g\+\+|c\+\+|ld(?:\.lld)?)(?:\s+(?:fatal|error)\s*:|: (?:fatal )?error:)"
-    r"\s*\S.*?)\s*$"
+    r"\s*\S.*)$"
 )
 COMPILER_ERROR = "compiler error"  # the type of a compiler's diagnostic: no Python exception was raised yet
-SLURM_ERROR = compile_lazily(r"^(?P<type>srun|sbatch|salloc): error: (?!\S+: tasks? [\d,\-]+: )(?P<msg>\S.*?)\s*$")
-GCLOUD_ERROR = compile_lazily(r"^(?:.*?\s)?ERROR: \((?P<type>gcloud(?:\.[\w\-]+)+)\) (?P<msg>\S.*?)\s*$")
+SLURM_ERROR = compile_lazily(r"^(?P<type>srun|sbatch|salloc): error: (?!\S+: tasks? [\d,\-]+: )(?P<msg>\S.*)$")
+GCLOUD_ERROR = compile_lazily(r"^(?:.*?\s)?ERROR: \((?P<type>gcloud(?:\.[\w\-]+)+)\) (?P<msg>\S.*)$")
 # (the message keeps the words, not the overrides: their config keys name no cause, `gpu_memory_utilization=0.4` no memory
 # failure)
 HYDRA_JOB_FAILED = compile_lazily(r"^(?:.*?\s)?(?P<msg>Error executing job with overrides): \[.*$")
@@ -126,12 +127,12 @@ def typeless_error(text: str) -> tuple[str, str, bool] | None:
         return None
     if (m := NVIDIA_CONTAINER_CLI.match(text)) is not None:
         return m["type"], m["msg"].strip(), False
-    if (m := OCI_RUNTIME_FAILED.match(text)) is not None:
+    if (refusal := oci_runtime_message(text)) is not None:
         # the toolkit's newer runtime says its refusal inside docker's line (`… failed to create NVIDIA Container Runtime:
         # … requirements not met: unsatisfied condition: cuda>=12.9 (cuda=12.6): unknown`): then it is the failure itself
-        return "OCI runtime create failed", m["msg"].strip(), "unsatisfied condition" not in text
+        return OCI_REFUSAL, refusal, "unsatisfied condition" not in text
     if (m := PYDANTIC_VALUE_ERROR.match(text)) is not None:
-        return "ValueError", m["msg"].strip(), True
+        return "ValueError", _without_pydantic_details(m["msg"]), True
     if (m := OPENAI_STATUS_ERROR.match(text)) is not None:
         return openai_class(int(m["status"])), m["msg"].strip(), True
     if (m := UNDEFINED_SYMBOL.match(text)) is not None:
@@ -139,16 +140,50 @@ def typeless_error(text: str) -> tuple[str, str, bool] | None:
     if ("error: " in text and (m := COMPILER_DIAGNOSTIC.match(text)) is not None) or (
         (m := COMPILER_PROGRAM_ERROR.match(text)) is not None
     ):
-        return COMPILER_ERROR, m["msg"], True
+        return COMPILER_ERROR, m["msg"].rstrip(), True
     if (m := GCLOUD_ERROR.match(text)) is not None:
-        return m["type"], m["msg"], True
+        return m["type"], m["msg"].rstrip(), True
     if "Error executing job" in text and (m := HYDRA_JOB_FAILED.match(text)) is not None:
         return HYDRA_JOB_ERROR, m["msg"], True
     if (m := SLURM_ERROR.match(text)) is not None:
-        return m["type"], m["msg"], True
+        return m["type"], m["msg"].rstrip(), True
     if "not found" in text and (m := SHELL_NOT_FOUND.match(text)) is not None:
         return COMMAND_NOT_FOUND, m["msg"].rstrip(), True
     return None
+
+
+def _without_pydantic_details(message: str) -> str:
+    """The engine's message without pydantic's ` [type=value_error, input_value=…, input_type=…]` after it."""
+    details = message.find("[type=value_error")
+    while details > 0 and not message[details - 1].isspace():
+        details = message.find("[type=value_error", details + 1)
+    return (message[:details] if details > 0 else message).strip()
+
+
+def oci_runtime_message(text: str) -> str | None:
+    """docker's message for a container the runtime would not create, else None: from the words before
+    `failed to create task …` back to the last colon (docker's `Error response from daemon:` and the like stay out),
+    or from `OCI runtime create failed`, whichever starts first.  Found with str.find, not a regex: the regex this
+    replaced backtracked quadratically on a long line of white space (CI's fuzz test, a 127 KB run of spaces)."""
+    refusal = _at_word_start(text, OCI_REFUSAL)
+    if refusal == -1:
+        return None
+    start = refusal
+    task = text.find(CREATE_TASK)
+    if -1 < task < refusal and (task == 0 or not (text[task - 1].isalnum() or text[task - 1] == "_")):
+        words = text.rfind(":", 0, task) + 1  # the colon-free words before it belong to the message
+        while words < task and not (words == 0 or text[words - 1].isspace()):
+            words += 1
+        start = min(start, words)
+    return text[start:].strip()
+
+
+def _at_word_start(text: str, words: str) -> int:
+    """Where `words` first start the line or follow white space, else -1."""
+    at = text.find(words)
+    while at > 0 and not text[at - 1].isspace():
+        at = text.find(words, at + 1)
+    return at
 
 
 def http_status_before(text: str, body_start: int) -> int | None:

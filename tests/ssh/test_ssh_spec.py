@@ -8,7 +8,7 @@ import pytest
 
 from logsleuth.errors import UsageError
 from logsleuth.sources.spec import RemoteSpec, looks_remote, parse_remote_spec, printable
-from logsleuth.sources.ssh.config import split_jump
+from logsleuth.sources.ssh.config import parse_time, split_jump
 
 
 @pytest.mark.parametrize(
@@ -115,3 +115,11 @@ def test_cli_port_out_of_range_exits_2(tmp_path: Path, helper: str) -> None:
 )
 def test_printable_escapes_control_characters(raw: str, shown: str) -> None:
     assert printable(raw) == shown
+
+
+@pytest.mark.parametrize(("text", "seconds"), [
+    ("90", 90.0), ("90s", 90.0), ("1m30s", 90.0), ("1h30", 3630.0), ("2W", 1209600.0),
+    ("soon", None), ("1hh", None), ("", None), ("9" * 5000 + "x", None),  # a long run of digits: once exponential
+])
+def test_openssh_time_values(text: str, seconds: float | None) -> None:
+    assert parse_time(text) == seconds

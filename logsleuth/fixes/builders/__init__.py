@@ -40,6 +40,7 @@ BUILDERS: dict[str, Builder] = {
     "grpc_port": ports.grpc_port,
     "enable_priority_scheduling": scheduling.enable_priority_scheduling,
     "lora_config": lora.lora_config,
+    "vllm_lora_rank": lora.vllm_lora_rank,
     "checkpoint_quantization": quantization.checkpoint_quantization,
     "vllm_kv_cache_max_model_len": vllm.kv_cache_max_model_len,
     "vllm_utilization_within_free": vllm.utilization_within_free,

@@ -90,3 +90,53 @@ def _lora_and_radix(cmd: CommandLine | None) -> Fix:
     else:
         summary = "This SGLang version cannot combine LoRA with the radix cache: add --disable-radix-cache."
     return Fix(summary=summary, flags=tuple(ops))
+
+
+# The --max-lora-rank values every vLLM release with LoRA accepts (LoRAConfig's `possible_max_ranks` began as
+# these four; later releases added 1, 128, 256, 320 and 512, which their catalogs list as the flag's choices).
+_RANKS_EVERY_VLLM = (8, 16, 32, 64)
+_MAX_LORA_RANK = "--max-lora-rank"
+_WRAPPER_STEP = ("run through a wrapper (LlamaFactory, ms-swift, verl, gpustack): raise the wrapper's own setting "
+                 "that it passes to vLLM as max_lora_rank (LLM(max_lora_rank=...) in a script)")
+
+
+def vllm_lora_rank(ctx: FixContext, data: dict[str, Any]) -> Fix:
+    """vLLM refusing an adapter above --max-lora-rank: the smallest value the user's release accepts that holds
+    the adapter's rank.  The accepted values are the release's (its catalog's choices); a release the log or the
+    user does not name leaves the value to the user (needs_input), since which values exist depends on it."""
+    rank = int(ctx.captures.get("rank") or 0)
+    release = ctx.launch.engine_version if ctx.launch.engine_version_source in ("log", "user") else None
+    accepted = _accepted_ranks(ctx) if release else ()
+    if release is None or not accepted:
+        fitting = next((value for value in _RANKS_EVERY_VLLM if value >= rank), None)
+        hint = f" ({fitting} is accepted by every release)" if fitting else ""
+        return Fix(
+            summary=f"Give {_MAX_LORA_RANK} at least the adapter's rank, {rank}{hint}; the values it accepts depend on "
+            "the vLLM release, which the log does not name.",
+            steps=(_WRAPPER_STEP,),
+            needs_input=(_MAX_LORA_RANK,),
+        )
+    fitting = next((value for value in accepted if value >= rank), None)
+    if fitting is None:
+        return Fix(
+            summary=f"vLLM {release} accepts {_MAX_LORA_RANK} up to {accepted[-1]}, below this adapter's rank {rank}: "
+            "serve an adapter trained at a lower rank, or a vLLM release that accepts a larger --max-lora-rank.",
+            needs_input=(_MAX_LORA_RANK,),
+        )
+    return Fix(
+        summary=f"Set {_MAX_LORA_RANK} {fitting}: the smallest value vLLM {release} accepts that holds the adapter's "
+        f"rank {rank} (a larger one costs memory and speed for every request).",
+        flags=(FlagOp("set", _MAX_LORA_RANK, str(fitting)),),
+        steps=(_WRAPPER_STEP,),
+    )
+
+
+def _accepted_ranks(ctx: FixContext) -> tuple[int, ...]:
+    """The --max-lora-rank values the release's catalog lists, smallest first; () when it lists none."""
+    flag = ctx.catalog.find(_MAX_LORA_RANK) if ctx.catalog else None
+    if flag is None:
+        return ()
+    if flag.choices:
+        return tuple(sorted(int(choice) for choice in flag.choices if str(choice).isdigit()))
+    # A release whose catalog was read from its source without the choices: the values every release accepts.
+    return _RANKS_EVERY_VLLM

@@ -42,7 +42,9 @@ DEFAULT_SERVER_ALIVE_COUNT_MAX = 3
 _SETTING = compile_lazily(r"^\s*(?P<key>\w+)(?:\s*=\s*|\s+)(?P<value>.+?)\s*$")
 _KEYWORD_ALONE = compile_lazily(r"^\s*(?P<key>\w+)\s*=?\s*$")
 # OpenSSH's time format (sshd_config(5) TIME FORMATS): 90, 90s, 1m30s, 2h.
-_TIME = compile_lazily(r"^(?:\d+[sSmMhHdDwW]?)+$")
+# Every part but the last carries its unit: `(?:\d+[unit]?)+` read "1234" in 2**n ways and backtracked exponentially
+# on a long run of digits.
+_TIME = compile_lazily(r"^(?:\d+[sSmMhHdDwW])*\d+[sSmMhHdDwW]?$")
 _TIME_PART = compile_lazily(r"(\d+)([sSmMhHdDwW]?)")
 _TIME_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _MATCH_EXEC = compile_lazily(r"^\s*match\b[^\n]*\bexec\b", re.IGNORECASE | re.MULTILINE)

@@ -21,6 +21,7 @@ from . import (
     runtime_env,
     runtime_facts,
     vllm,
+    vllm_lora,
     vllm_models,
     vllm_runtime,
     weights,
@@ -28,7 +29,7 @@ from . import (
 
 FAMILIES = (
     memory, cuda_graph, kernels, nccl, weights, model_config, dependencies, process, arguments, gpu_faults, runtime_env,
-    runtime_facts, vllm, vllm_runtime, vllm_models, cross_engine,
+    runtime_facts, vllm, vllm_runtime, vllm_models, vllm_lora, cross_engine,
 )
 
 

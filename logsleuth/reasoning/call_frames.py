@@ -1,0 +1,183 @@
+"""Who made a failing call, read from its frames (reasoning/general.py's evidence): the engine's own code, a program
+that runs the engine (a wrapper's installed package or checkout) calling into it, a package the engine called, or a
+package being imported; and the classes CPython's messages name the failing object by."""
+
+from __future__ import annotations
+
+from logsleuth.facts.engine_classes import (
+    class_in_message,
+    defined_by,
+    distinctive,
+    engines_defining,
+    only_engine_defining,
+)
+from logsleuth.ingest.engine_evidence import failure_wrappers, wrapper_of_path
+from logsleuth.lazyre import compile_lazily
+from logsleuth.models import Failure, Frame
+from logsleuth.reasoning.engine_api_calls import ENGINE_FRAME, package_path
+
+# Frames that are never where an engine bug is raised: torch's own ops and the standard library they run through
+# (enum.py raises "'X' is not a valid Name" for the caller that converted the value).
+LIBRARY_FRAME = compile_lazily(r"(^|/)(torch|functools|contextlib|enum|<frozen [\w.]+>)(/|\.py$)|^<")
+# An installed package's file that is not the engine's: a program that runs the engine (verl, ms-swift, a RAG app).
+_INSTALLED_NOT_ENGINE = compile_lazily(r"/(site|dist)-packages/(?!(sglang|vllm)/)[\w.-]+/")
+# Packages that dispatch calls into the engine's own code without an API of their own to fit (a web framework
+# calling the engine's route, Ray running the engine's worker, a CLI parser calling its main): their frame above the
+# engine's says nothing of a wrapper written for another release.
+_DISPATCHER = compile_lazily(
+    r"/(site|dist)-packages/(ray|starlette|fastapi|uvicorn|anyio|uvloop|zmq|click|typer|fire|hydra|xoscar|concurrent)/"
+)
+# A wrapper's call into the engine's API that fails at its entry: at most this many engine frames below the
+# wrapper's (vLLM's LLM.collective_rpc reading self.llm_engine.model_executor, OpenRLHF/OpenRLHF#922).  Deeper, the
+# engine's own code ran on and the failure is the engine's.
+API_ENTRY_FRAMES = 2
+SIGNATURE_TYPES = ("TypeError", "AttributeError")
+
+# A line that imports a module: `import a.b`, `from a.b import c`.
+_IMPORT_STATEMENT = compile_lazily(r"\s*(?:from\s+[\w.]+\s+)?import\s+[\w.]")
+# CPython's ImportError naming the module it could not take a name from: "cannot import name 'X' from 'vllm.utils' (…)",
+# or an engine's own submodule it could not find: "No module named 'vllm._C'" (its compiled extension included).
+_IMPORTED_FROM = compile_lazily(r"cannot import name '[^']+' from '(sglang|vllm)[.']|No module named '(sglang|vllm)\.")
+
+
+
+def short_name(name: str) -> str:
+    return name.rsplit(".", 1)[-1]
+
+
+def innermost_own_frame(frames: tuple[Frame, ...]) -> Frame | None:
+    """The innermost frame outside torch and the standard library: where the failing call was made."""
+    return next((frame for frame in reversed(frames) if not LIBRARY_FRAME.search(frame.file)), None)
+
+
+def engine_code_of(failure: Failure) -> str | None:
+    """The engine ("sglang", "vllm") whose own code raised the failure, if its innermost own frame is the engine's;
+    with no frame shown, the engine whose code alone defines the class CPython's message names the object by."""
+    frame = innermost_own_frame(failure.final.frames)
+    match = ENGINE_FRAME.search(frame.file) if frame is not None else None
+    if match:
+        return match[2]
+    named = engine_object_class(failure)
+    return only_engine_defining(named) if named else None
+
+
+def engine_object_class(failure: Failure) -> str | None:
+    """No frame shown, and the message names the failing object by a class an engine's code defines (either
+    engine's): that class, the engine's code was running, whichever engine it was."""
+    named = class_in_message(failure.final.message) if shows_no_frame(failure) else None
+    return named if named and engines_defining(named) else None
+
+
+def dependency_object_class(failure: Failure) -> tuple[str, str] | None:
+    """No frame shown, and CPython's TypeError or AttributeError names the failing object by a class a package the
+    engines run defines (transformers' `Qwen2_5_VLProcessor.__init__() got an unexpected keyword argument ...`): the
+    class and that package.  A call that does not fit such a class is the installed package's API differing from the
+    one the caller was written for: a version mismatch, whoever made the call."""
+    if not shows_no_frame(failure) or short_name(failure.final.type) not in SIGNATURE_TYPES:
+        return None
+    named = class_in_message(failure.final.message)
+    if not named or not distinctive(named) or engines_defining(named):
+        return None  # an engine's own class (a model class transformers defines too is the engine's, as it runs)
+    packages = sorted(defined_by(named) - {"sglang", "vllm"})
+    return (named, packages[0]) if packages else None
+
+
+def names_a_class_no_engine_defines(failure: Failure) -> bool:
+    """CPython's TypeError or AttributeError names the failing object's class, a distinctive name that no engine's
+    indexed code defines (engine_api_calls.caller_misfit reads the same fact)."""
+    if short_name(failure.final.type) not in SIGNATURE_TYPES:
+        return False
+    named = class_in_message(failure.final.message)
+    return named is not None and distinctive(named) and not defined_by(named) & {"sglang", "vllm"}
+
+
+def made_by_a_wrapper(failure: Failure, wrapper: str | None = None) -> bool:
+    """The failing call was made by a program that runs the engine rather than the engine's own code or the user's
+    script: its innermost own frame is an installed package other than the engine, or a known wrapper's code run from
+    its checkout (`/workspace/verl/verl/workers/...`).  With no frame shown at all, `wrapper` (the program the log
+    shows running the engine: LaunchInfo.wrapper) or the failure's own process prefix (a wrapper's Ray actor) says it."""
+    if shows_no_frame(failure):
+        return bool(wrapper or failure_wrappers(failure))
+    frame = innermost_own_frame(failure.final.frames)
+    return frame is not None and bool(_INSTALLED_NOT_ENGINE.search(frame.file) or wrapper_of_path(frame.file))
+
+
+def wrapper_call_into_engine(failure: Failure) -> Frame | None:
+    """The frame of a program that runs the engine whose call into the engine's API failed at once: the innermost
+    own frames are the engine's, at most API_ENTRY_FRAMES of them, and the own frame just outside them is a wrapper's
+    (an installed package other than the engine and no dispatcher, or a known wrapper's checkout other than Ray's).
+    A TypeError or AttributeError there is the wrapper's call not fitting the installed release (a method, attribute
+    or keyword the wrapper's release of the engine had), not the engine failing on its own."""
+    if short_name(failure.final.type) not in SIGNATURE_TYPES:
+        return None
+    own = [frame for frame in failure.final.frames if not LIBRARY_FRAME.search(frame.file)]
+    engine_run = 0
+    for frame in reversed(own):
+        if not ENGINE_FRAME.search(frame.file):
+            break
+        engine_run += 1
+    if not 1 <= engine_run <= API_ENTRY_FRAMES or len(own) == engine_run:
+        return None
+    caller = own[-engine_run - 1]
+    if _DISPATCHER.search(caller.file) or wrapper_of_path(caller.file) == "Ray":
+        return None
+    return caller if _INSTALLED_NOT_ENGINE.search(caller.file) or wrapper_of_path(caller.file) else None
+
+
+def engine_class_called(failure: Failure) -> str | None:
+    """The engine's class CPython's TypeError or AttributeError names the failing object by ('AsyncLLM' object has
+    no attribute ..., LLMEngine.step() got an unexpected keyword argument ...): the call was made on the engine's API."""
+    if short_name(failure.final.type) not in SIGNATURE_TYPES:
+        return None
+    named = class_in_message(failure.final.message)
+    return named if named and engines_defining(named) else None
+
+
+def imports_own_engine(failure: Failure) -> bool:
+    """The engine's own code failed to import a name from a module of the same engine: its installed files disagree
+    with each other (a broken or mixed install), not with another package."""
+    imported = _IMPORTED_FROM.search(failure.final.message)
+    return imported is not None and (imported[1] or imported[2]) == engine_code_of(failure)
+
+
+def package_called_by_engine(failure: Failure) -> tuple[Frame, Frame] | None:
+    """The frame of an installed package (not the engine, no wrapper, no dispatcher) that made the failing call, and
+    the engine's frame that called into it: the package failed on what the engine handed it (a package at another
+    version than the release was written for), not the engine's own line."""
+    own = [frame for frame in failure.final.frames if not LIBRARY_FRAME.search(frame.file)]
+    if not own:
+        return None
+    failing = own[-1]
+    if (not _INSTALLED_NOT_ENGINE.search(failing.file) or wrapper_of_path(failing.file)
+            or _DISPATCHER.search(failing.file)):
+        return None
+    caller = next((frame for frame in reversed(own) if ENGINE_FRAME.search(frame.file)), None)
+    return (failing, caller) if caller is not None else None
+
+
+def _imports(frame: Frame) -> bool:
+    """The frame's line imports a module (`import x`, `from x import y`) or is importlib's: the next frame's `<module>`
+    is a module being imported, not a program run as the main module (`python -m verl.trainer.main_ppo`, whose
+    `<module>` frame follows runpy's _run_code, or is the traceback's first)."""
+    return bool(frame.source and _IMPORT_STATEMENT.match(frame.source)) or "importlib" in frame.file
+
+
+def package_being_imported(failure: Failure) -> str | None:
+    """The installed package, other than the engine, whose module was being imported when the failure was raised:
+    the innermost `<module>` frame (CPython runs a module's top level at import) is that package's file, and no frame
+    of the engine's own code runs below it.  What a package's top level runs fails against the packages beside it
+    (transformers' hub_kernels building a kernels LayerRepository that kernels 0.15 refuses; a compiled module built
+    for another numpy): none of the engine's launch settings reaches it.  A script's or the engine's own module being
+    imported is neither."""
+    frames = failure.final.frames
+    at = next((i for i in range(len(frames) - 1, -1, -1) if frames[i].function == "<module>"), None)
+    if not at or not _INSTALLED_NOT_ENGINE.search(frames[at].file) or not _imports(frames[at - 1]):
+        return None
+    if any(ENGINE_FRAME.search(frame.file) for frame in frames[at + 1:]):
+        return None
+    return package_path(frames[at].file).split("/", 1)[0]
+
+
+def shows_no_frame(failure: Failure) -> bool:
+    """No exception of the failure's chain shows a frame (a paste of the error line alone)."""
+    return not any(block.frames for block in failure.exceptions)

@@ -1,0 +1,214 @@
+"""How strongly a failure's evidence points to each row of facts/categories.toml, and the best row
+(reasoning/general.py's category): the words of its messages, its type and kind, the line that raised it, the
+subsystems its frames run through, each weighed as the table's header says."""
+
+from __future__ import annotations
+
+from logsleuth.diagnosis.grouping import names_no_cause
+from logsleuth.facts.categories import CategoryRow, table
+from logsleuth.lazyre import compile_lazily
+from logsleuth.models import Failure, Frame
+from logsleuth.reasoning.call_frames import (
+    LIBRARY_FRAME,
+    SIGNATURE_TYPES,
+    engine_class_called,
+    engine_code_of,
+    imports_own_engine,
+    made_by_a_wrapper,
+    names_a_class_no_engine_defines,
+    package_being_imported,
+    package_called_by_engine,
+    short_name,
+    shows_no_frame,
+    wrapper_call_into_engine,
+)
+from logsleuth.reasoning.engine_api_calls import package_path
+from logsleuth.reasoning.evidence import exception_lines
+
+# How much each kind of cue weighs: the words a message says are the strongest evidence, a frame's subsystem
+# the weakest (a failure passes through many subsystems on its way up).
+WORD_WEIGHT = 4
+STRONG_WEIGHT = 8  # words that name a category outright: more than another row's words and type together
+TYPE_WEIGHT = 3
+KIND_WEIGHT = 3
+FRAME_WEIGHT = 1
+# Raised while an installed package was being imported: as strong as a message's words, more than a type or a frame;
+# its row is the table's last, so a row whose words fit wins the tie (torch's "No CUDA GPUs are available" at import).
+AT_IMPORT_WEIGHT = WORD_WEIGHT
+INNERMOST_FRAMES = 6  # the frames whose files name the subsystem: the innermost ones
+UNCLASSIFIED = "unclassified"
+
+
+def _places(row: CategoryRow, frame: Frame) -> str | None:
+    """What of `frame` (a path fragment of its file, or its file and function) puts it in `row`'s subsystem, read for
+    a traceback cut before its exception line: the row's frames (unless they count only beside given exception
+    types) and its cut_frames."""
+    if not row.frames_need or "" in row.frames_need:
+        fragment = next((f for f in row.frames if f in frame.file), None)
+        if fragment:
+            return fragment.rstrip("/")
+    where = f"{frame.file} {frame.function or ''}()\n{frame.source or ''}"
+    said = next((m for pattern in row.cut_frames if (m := pattern.search(where))), None)
+    if said is None:
+        return None
+    placed = f"{package_path(frame.file)} in {frame.function}"
+    return f"{placed}, calling {said[0]}" if said.start() > where.index("\n") else placed
+
+
+def _raised_in(row: CategoryRow, failure: Failure) -> str | None:
+    """The fragment of `row`'s raise_frames the raising frame's file holds (the innermost frame of the last exception,
+    whose statement raised it), if any."""
+    frames = failure.final.frames
+    if not row.raise_frames or not frames:
+        return None
+    return next((fragment for fragment in row.raise_frames if fragment in frames[-1].file), None)
+
+
+def _cut_subsystem_frame(failure: Failure) -> Frame | None:
+    """A traceback cut before its exception line (no type, no message): the innermost own frame, of the innermost
+    INNERMOST_FRAMES, whose file or function a row's subsystem names (the model loader, the distributed layer, the KV
+    cache's sizing, ...).  With no words and no type, where the process was is the only evidence, and the innermost
+    frame that names a subsystem is the most specific; an outer frame's subsystem is only the path the call took."""
+    if not names_no_cause(failure):
+        return None
+    own = [frame for frame in failure.final.frames if not LIBRARY_FRAME.search(frame.file)][-INNERMOST_FRAMES:]
+    rows = table().rows
+    return next((frame for frame in reversed(own) if any(_places(row, frame) for row in rows)), None)
+
+
+def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str], wrapped: bool,
+           cut_at: Frame | None, word_texts: list[str]) -> tuple[int, list[str]]:
+    """How strongly the failure's evidence points to `row`, and what pointed (for the root cause's prose); `wrapped`:
+    a program that runs the engine made the failing call (made_by_a_wrapper); `cut_at`: the frame a traceback cut
+    before its exception line stopped in whose subsystem a row names (_cut_subsystem_frame); `word_texts`: `texts`
+    with the code names CPython quotes masked (_names_masked), the same for every row, so made once by the caller."""
+    unplaced = row.in_engine_code and engine_code_of(failure) is None
+    if unplaced and not shows_no_frame(failure):
+        return 0, []
+    if row.in_wrapper_code and not wrapped:
+        return 0, []
+    if (row.wrapper_call or row.in_wrapper_code) and names_a_class_no_engine_defines(failure):
+        # CPython names the class whose call failed, and no engine defines it (a wrapper's own `vLLMRollout`, in a
+        # module named after the engine): the wrapper failing on its own object, no sign of another engine release.
+        return 0, []
+    if row.not_in_engine_code and engine_code_of(failure) is not None:
+        return 0, []
+    if row.imports_own_engine and not imports_own_engine(failure):
+        return 0, []
+    importing = package_being_imported(failure) if row.at_package_import else None
+    if row.at_package_import and importing is None:
+        return 0, []
+    if row.frameless and (not shows_no_frame(failure) or wrapped):
+        return 0, []
+    raised_in = _raised_in(row, failure)
+    if row.raise_frames and raised_in is None:
+        return 0, []
+    called = package_called_by_engine(failure) if row.in_package_code else None
+    if row.in_package_code and called is None:
+        return 0, []
+    score, why = 0, []
+    if importing:
+        score += AT_IMPORT_WEIGHT
+        raised = package_path(failure.final.frames[-1].file)
+        why.append(f"an error raised while {importing} was being imported ({raised})")
+    if raised_in:
+        score += WORD_WEIGHT
+        why.append(f"the check that raised it, in {raised_in.rstrip('/')}")
+    if failure.kind in row.kinds:
+        score += KIND_WEIGHT
+        why.append("an argument error" if failure.kind == "usage" else f"a failure of kind {failure.kind}")
+    types = {short_name(block.type) for block in failure.exceptions}
+    hit_type = next((t for t in row.types if t in types), None)
+    if hit_type:
+        score += TYPE_WEIGHT
+        why.append(f"the exception type {hit_type}")
+    # Words that name a category outright count on the error lines just before the failure too (pip prints
+    # "(from versions: none)" on the line above its failure).
+    strong = next(
+        (m[0] for pattern in row.strong_words for text in (*texts, *failure.context) if (m := pattern.search(text))), None
+    )
+    if strong:
+        score += STRONG_WEIGHT
+        why.append(f"the message's words ({strong.strip()!r})")
+    engine_class = engine_class_called(failure) if row.wrapper_call and wrapped and not strong else None
+    if engine_class:
+        strong = engine_class
+        score += STRONG_WEIGHT
+        why.append(f"a call made by a wrapper's frame on {engine_class}, a class of the engine's code")
+    word = next((m[0] for pattern in row.words for text in word_texts if (m := pattern.search(text))), None)
+    if word and not strong:
+        score += WORD_WEIGHT
+        why.append(f"the message's words ({word.strip()!r})")
+    raising = failure.final.frames[-1].source if failure.final.frames else None
+    said = next((m[0] for pattern in row.source_words if raising and (m := pattern.search(raising))), None)
+    if said and not strong:
+        score += WORD_WEIGHT
+        why.append(f"the line that raised it ({said.strip()!r})")
+    placed = not row.frames_need or any(t in types for t in row.frames_need)
+    if (row.wrapper_call and not score and short_name(failure.final.type) in SIGNATURE_TYPES
+            and not (wrapper_call_into_engine(failure) or engine_class_called(failure))):
+        # A wrapper's frames and a TypeError or AttributeError say who made the call, not that it was a call into the
+        # engine: a wrapper failing on its own object is no sign of another engine release.
+        placed = False
+    fragment = next((f for f in row.frames for file in files if f in file), None) if placed else None
+    subsystem = _places(row, cut_at) if cut_at is not None else None
+    if fragment:
+        score += FRAME_WEIGHT
+        if fragment.rstrip("/") != subsystem:
+            why.append(f"frames through {fragment.rstrip('/')}")
+    if subsystem:
+        # Weighs as words do: the innermost subsystem is the only evidence a traceback cut before its exception line
+        # keeps, and it outweighs the outer frames' paths (weight 1 each) the call only went through.
+        score += WORD_WEIGHT
+        why.append(f"the innermost frame's subsystem ({subsystem}), the exception line being missing from the paste")
+    if score and called is not None:
+        failing, caller = called
+        why.append(f"the failing frame in an installed package ({package_path(failing.file)}:{failing.line}), "
+                   f"called by the engine's code ({package_path(caller.file)}:{caller.line})")
+    if score and unplaced:
+        # No frame shown at all (the paste kept only the error line): where it was raised is unknown, so the
+        # engine's own code is as likely as any package's; the root cause says the frames were missing.
+        why.append("no frames shown to say which package raised it")
+    return score, why
+
+
+# The code names CPython's messages quote (`'NoneType' object has no attribute 'max_model_len'`, `got an unexpected
+# keyword argument 'quantization'`, `name 'x' is not defined`) say which identifier the code used, not what went
+# wrong: a category's plain words (context length, quantization) must not be read in them.  Strong words, written
+# for such shapes on purpose, still see them.
+_QUOTED_CODE_NAME = compile_lazily(
+    r"(has no attribute |unexpected keyword argument |cannot import name |multiple values for (?:keyword )?argument "
+    r"|required (?:positional|keyword-only) arguments?: |(?:^|\s)name )'[^']*'"
+)
+
+
+def _names_masked(text: str) -> str:
+    return _QUOTED_CODE_NAME.sub(r"\1'…'", text) if "'" in text else text
+
+
+def best_row(failure: Failure, leave_out: frozenset[str] = frozenset(), site_words: tuple[str, ...] = (),
+             wrapper: str | None = None) -> tuple[CategoryRow, list[str]] | None:
+    """The category the evidence points to most strongly (ties: the row written first), with what pointed;
+    never one of `leave_out`.  `site_words`: the message the raising check prints, when the paste cut the failure's;
+    `wrapper`: the program the log shows running the engine (LaunchInfo.wrapper)."""
+    texts = [*exception_lines(failure), *site_words]
+    files = [frame.file for frame in failure.final.frames[-INNERMOST_FRAMES:]]
+    wrapped = made_by_a_wrapper(failure, wrapper)
+    cut_at = _cut_subsystem_frame(failure)
+    word_texts = [_names_masked(text) for text in texts]
+    best: tuple[int, CategoryRow, list[str]] | None = None
+    # An unclassified row's words (a wrapper's "Failed to load model") say no category: it stands only when no other
+    # row is reached by more than a frame's path (the wrapper's own frames name no cause either).
+    fallback: tuple[int, CategoryRow, list[str]] | None = None
+    for row in table().rows:
+        if row.category in leave_out:
+            continue
+        score, why = _score(row, failure, texts, files, wrapped, cut_at, word_texts)
+        if not score:
+            continue
+        if row.category == UNCLASSIFIED:
+            fallback = fallback if fallback is not None and fallback[0] >= score else (score, row, why)
+        elif best is None or score > best[0]:
+            best = (score, row, why)
+    chosen = best if best is not None and (fallback is None or best[0] > FRAME_WEIGHT) else fallback
+    return (chosen[1], chosen[2]) if chosen else None

@@ -1,0 +1,138 @@
+"""The words of the general guidance (reasoning/general.py): a row's title and checks for the decided engine,
+release and wrapper, checks that name a flag kept to the release's catalog, the settings the failing check reads,
+and the sentence that names a call between the engine's API and another program's code."""
+
+from __future__ import annotations
+
+from logsleuth.facts.categories import CategoryRow
+from logsleuth.fixes import catalog
+from logsleuth.lazyre import compile_lazily
+from logsleuth.models import ENGINE_NAMES, Failure
+from logsleuth.reasoning.category_score import UNCLASSIFIED
+from logsleuth.reasoning.engine_api_calls import MisfitCall, package_path
+from logsleuth.reasoning.evidence import Evidence, exception_lines
+from logsleuth.reasoning.raise_site import given_settings, site_of
+from logsleuth.reasoning.setting_paths import settings_on_the_path
+
+_FLAG = compile_lazily(r"(?<![\w-])--[a-z][a-z0-9-]*")
+# The categories where a failing check of the engine's code that reads a setting the launch gives is likely that
+# setting's combination with the others (a quantized KV cache with one attention backend), a path of the engine
+# other releases fixed or broke: the general checks name the settings, a run without them tells.
+SETTING_COMBINATION_CATEGORIES = frozenset({"quantization", "engine-bug", "illegal-memory-access", "device-assert",
+                                            "cuda-error", "cuda-graph-capture", "parallel-config", "nccl",
+                                            "gpu-arch-unsupported", "native-crash", UNCLASSIFIED})
+
+
+def flags_hold(text: str, engine: str, version: str | None) -> bool:
+    """Every flag `text` names is one of the engine release's catalog; with the version unknown, one every
+    shipped release of that engine has."""
+    flags = _FLAG.findall(text)
+    if not flags:
+        return True
+    if version:
+        known = catalog.load(engine, version)
+        return known is not None and all(known.find(flag) for flag in flags)
+    releases = [v for e, v in catalog.available() if e == engine]
+    return bool(releases) and all(set(catalog.versions_with(engine, flag)) == set(releases) for flag in flags)
+
+
+def render_words(text: str, engine: str | None, version: str | None, wrapper: str | None = None) -> str:
+    """`{release}`, `{engine}` and `{wrapper}` in a title or check: the engine's name, "<engine> <version>" and
+    the program that ran the engine (LaunchInfo.wrapper)."""
+    if not engine:  # "another {engine} release" reads "another release of the engine", not "another the engine release"
+        text = text.replace("another {engine} release", "another release of the engine").replace("the {engine} release", "the engine release")
+        text = text.replace("installed {engine}", "installed engine")
+    name = ENGINE_NAMES.get(engine or "", engine or "the engine")
+    release = f"{name} {version}" if version else name
+    text = text.replace("{wrapper}", wrapper or "a wrapper")
+    return text.replace("{release}", release).replace("{engine}", name)
+
+
+def row_checks(row: CategoryRow, engine: str | None, version: str | None, wrapper: str | None = None,
+               texts: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """Those of the row's conditional checks whose words are in `texts` (the failure's own lines) first, then its
+    neutral checks, then the decided engine's own; a check naming a flag only when the flag holds for the release.
+    A conditional check is written for this failure's own shape (an NCCL timeout, an `undefined symbol`): in the
+    threads it is the one that resolves that shape more often than the row's general first check, so it leads."""
+    shaped = [c.check for c in row.checks_when
+              if (c.engine is None or c.engine == engine) and any(c.words.search(text) for text in texts)]
+    own = row.engine_checks.get(engine, ()) if engine else ()
+
+    def holds(check: str) -> bool:
+        return not engine or flags_hold(check, engine, version)
+
+    ordered = (*filter(holds, shaped), *row.checks, *filter(holds, own))
+    return tuple(render_words(check, engine, version, wrapper) for check in ordered)
+
+
+def failure_texts(failure: Failure) -> tuple[str, ...]:
+    """What a conditional check's words are searched in: the failure's exception lines, its native dump's frames
+    and the lines printed just before it."""
+    return (*exception_lines(failure), *(frame.function or "" for frame in failure.final.frames), *failure.context)
+
+
+def settings_the_check_reads(evidence: Evidence, category: str, engine: str | None, version: str | None
+                              ) -> tuple[str, ...]:
+    """A check naming the settings the launch gives that the engine's failing check reads (the raise site index),
+    when the category is one a setting's combination with the others can cause: leave them out to tell, and a newer
+    release may have fixed the combination.  Only flags the release's catalog holds (every shipped release's with the
+    version unknown)."""
+    if category not in SETTING_COMBINATION_CATEGORIES or engine is None:
+        return ()
+    site = site_of(evidence.failure, evidence.launch)
+    given = ([(flag, value) for flag, value in given_settings(site, evidence.launch) if flags_hold(flag, engine, version)]
+             if site is not None and site.engine == engine else [])
+    name = ENGINE_NAMES.get(engine, engine)
+    if given:
+        reads = f"the {name} check that raised this reads {joined([flag for flag, _ in given])}, which the launch sets"
+    else:
+        # No indexed check of the engine's reads one (the failure was raised in torch's collective or a kernel the
+        # engine called): the frames' modules still name the feature a setting turned on (reasoning/setting_paths.py).
+        given = [(flag, value) for flag, value in settings_on_the_path(evidence.failure, evidence.launch, engine, version)
+                 if flags_hold(flag, engine, version)]
+        if not given:
+            return ()
+        reads = f"the failure ran through the code of {joined([flag for flag, _ in given])}, which the launch sets"
+    settings = joined([f"{flag} {value}".rstrip() for flag, value in given])
+    which = "it" if len(given) == 1 else "them"
+    return (
+        f"General guidance: {reads} ({settings}). Try the launch without {which} (the default): if it then runs, that "
+        f"setting's combination with the others the launch gives is what fails, and a newer {name} release may have "
+        "fixed it (search its issues for the failure's first line).",
+    )
+
+
+def misfit_why(misfit: MisfitCall) -> str:
+    where = f"{package_path(misfit.frame.file)}:{misfit.frame.line}"
+    if misfit.engine_calls_override:
+        return f"the engine's code ({where}) calling {misfit.callee}, a method of a class no indexed package defines, with arguments it does not take"
+    return f"a call into the engine's API ({misfit.callee or 'a class of the engine'}) refused at the caller's own frame ({where})"
+
+
+def misfit_steps(misfit: MisfitCall | None, engine: str | None, version: str | None) -> tuple[str, ...]:
+    """The sentence that names the misfitting call from the frames: who called what, and whose release to align."""
+    if misfit is None:
+        return ()
+    name = ENGINE_NAMES.get(engine or "", "the engine")
+    release = f"{name} {version}" if version and engine else f"the installed {name}" if engine else "the installed engine"
+    where = f"{package_path(misfit.frame.file)}, line {misfit.frame.line}"
+    if misfit.engine_calls_override:
+        return (
+            f"General guidance: {release}'s own code ({where}) called {misfit.callee}() with an argument that "
+            f"method does not take. No indexed package defines its class: it is the wrapper's or a plugin's override of "
+            f"the engine's method, written for a release whose signature was older. Upgrade the program that supplies "
+            f"it to a release made for {release} (its release notes name the fix), or install the {name} release it "
+            "supports.",
+        )
+    callee = f"{misfit.callee}()" if misfit.callee else "a class of the engine"
+    return (
+        f"General guidance: the call that failed is made by {where}, not by {name}'s code: it calls {callee} with "
+        f"arguments that do not fit the signature of {release} (the message names the keyword or argument). That code "
+        f"was written for another {name} release, one whose signature had them: install the {name} release that "
+        f"program supports, or a release of that program made for {release}; your own script: change the call to the "
+        f"signature of {release}'s API.",
+    )
+
+
+def joined(parts: list[str]) -> str:
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
