@@ -106,6 +106,9 @@ class ExceptionBlock:
     # (tracebacks/raising_statement.py) or the one the raise site index holds at that frame's line
     # (tracebacks/indexed_statement.py), the exception line not pasted: reports say it is inferred, never printed
     typed_from_statement: bool = False
+    # the type was read from CPython's own message template (`'X' object has no attribute 'y'` is an AttributeError),
+    # the line showing no type or a word of none (`Error: …`): reports say it is inferred (tracebacks/typeless_errors.py)
+    typed_from_message: bool = False
 
     @property
     def is_group(self) -> bool:

@@ -17,6 +17,7 @@ import regex
 
 from logsleuth.lazyre import compile_lazily_regex
 from logsleuth.models import Failure, FailureGroup, Frame, Occurrence
+from logsleuth.tracebacks.scanner import is_cancelled_task
 
 GROUPING_CONFIG = "logsleuth:2026-11"
 TOP_FRAMES = 5
@@ -91,8 +92,12 @@ def names_no_cause(failure: Failure) -> bool:
 def is_shutdown_noise(failure: Failure) -> bool:
     """What a process prints while it is being torn down because something else failed: vLLM's message-queue
     read cancelled under it (`RuntimeError: cancelled` from vllm/distributed/device_communicators/shm_broadcast.py,
-    as the engine core shuts down after a worker died).  Even a cascade is a better answer than it."""
+    as the engine core shuts down after a worker died), or a task asyncio cancelled (its CancelledError: the task
+    itself did not fail; a server's event loop cancels every task when one fails).  Even a cascade is a better answer
+    than it; alone it is still the failure."""
     final = failure.final
+    if is_cancelled_task(failure):
+        return True
     return final.message.strip() == "cancelled" and any("shm_broadcast" in frame.file for frame in final.frames[-2:])
 
 

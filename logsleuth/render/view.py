@@ -228,6 +228,9 @@ def exception_line(block: ExceptionBlock) -> tuple[str, list[str]]:
         # the paste lost the exception line (tracebacks/raising_statement.py, indexed_statement.py): the type and any
         # message the statement spells out are inferred, said so, never shown as if printed
         head = f"{head} (inferred from the last frame's statement; the exception line is not in the log)"
+    elif kind and block.typed_from_message:
+        # CPython's (or requests') own message printed without its type (tracebacks/typeless_errors.py typed_by_message)
+        head = f"{head} (type inferred from its message; the log does not print it)"
     return head, lines[1:]
 
 

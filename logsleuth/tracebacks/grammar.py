@@ -385,7 +385,8 @@ TYPELESS_ENGINE_LINES: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 FATAL_LINE_WORDS = ("rror", "atchdog", "undefined symbol", "max seq len", "placement group of specs", "failed to start",
                     "hit an exception", "gated repo", "is restricted", "out of resource", "Transformers with the command",
-                    "the checkpoint is very new", '"detail"', "OCI runtime", "fatal ", ": No module named ")
+                    "the checkpoint is very new", '"detail"', "OCI runtime", "fatal ", ": No module named ",
+                    "not found")
 FATAL_LINES: tuple[tuple[re.Pattern[str], str | None], ...] = (
     # a kernel or library (flashinfer, sgl-kernel): `CUDA Error: <text> (700) <file>: line N at function F`
     (compile_lazily(r"^\s*(?P<type>CUDA [Ee]rror): (?P<msg>\S.*?\(\d+\).*)$"), None),

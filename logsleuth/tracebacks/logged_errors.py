@@ -17,6 +17,7 @@ from logsleuth.facts.message_templates import MIN_FIXED
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, LineMeta, LogLine
 from logsleuth.tracebacks.grammar import STRICT_EXCEPTION_LINE, embedded_failure, inline_failure
+from logsleuth.tracebacks.typeless_errors import type_named_by_message
 
 # The level word of a logger's record: `ERROR` or `CRITICAL` as a word of its own (`… 141 ERROR    msg`,
 # `ERROR llamafactory.chat: msg`, `[ERROR] msg`, `|ERROR| msg`).
@@ -237,6 +238,10 @@ def engine_message(candidates: list[str], *, cut: bool = False, logged: bool = F
     for message in candidates:
         if len(message) >= MIN_FIXED and (type_name := raised_as(message, cut=cut)) is not None:
             return f"{type_name}: {message}"
+    if (cpython := next((text for text in candidates if type_named_by_message(text) is not None), None)) is not None:
+        # CPython's own message of a TypeError or AttributeError (a wrapper logging str(exc)): a record of it, which
+        # typeless_errors.typed_by_message types by the message, said to be inferred
+        return f"ERROR: {cpython}"
     if logged:
         return next((f"ERROR: {message}" for message in candidates if len(message) >= MIN_FIXED and engines_logging(message)), None)
     return None

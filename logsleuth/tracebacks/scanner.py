@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import FACT_PREFIX, Failure, FailureKind, Frame, LogLine
@@ -84,6 +85,7 @@ from logsleuth.tracebacks.raising_statement import (
 )
 from logsleuth.tracebacks.repair import attach_moved_exceptions, fold_kernel_prints, shown_in
 from logsleuth.tracebacks.split_bodies import SplitErrorBodies
+from logsleuth.tracebacks.typeless_errors import typed_by_message
 
 __all__ = ["FailureScanner", "LineKind", "classify", "scan"]
 
@@ -219,7 +221,8 @@ class FailureScanner:
         # A kill notice (`Worker … died, exit code: -6`, the shell's `Killed`) says a process died, not why: torch's E
         # records of the NCCL watchdog taking its process down still count beside it (`_explains_a_death`); any other
         # failure outranks every fallback.
-        if any(id(failure) not in fallbacks and failure.kind != "killed" for failure in found):
+        if any(id(failure) not in fallbacks and failure.kind != "killed" and not is_cancelled_task(failure)
+               for failure in found):
             found = [failure for failure in found if id(failure) not in fallbacks]
         elif any(failure.kind == "killed" for failure in found):
             found = [failure for failure in found if id(failure) not in fallbacks or _explains_a_death(failure)]
@@ -283,7 +286,7 @@ class FailureScanner:
                 self._recent_context.append(text.strip())  # an error record stays the context of what fails next
         if (
             started is None
-            and kind is LineKind.OTHER
+            and kind in (LineKind.OTHER, LineKind.EXCEPTION)  # `ERROR: <message>` reads as an exception line of no type
             and self._record_lookups_left > 0
             and ("ERROR" in text or "CRITICAL" in text or line.meta.level in ("ERROR", "CRITICAL"))
             and (logged := self._engine_text(error_record_candidates(line))) is not None
@@ -381,6 +384,10 @@ class FailureScanner:
         record.add(LineKind.EXCEPTION, line, seq, text=logged)
         self._register(line.stream, record)
         self._close(line.stream, record)
+        if line.meta.level in ("ERROR", "CRITICAL"):
+            # a fallback: when a failure printed after it outranks it (a client's `openai.InternalServerError: …` for
+            # the request it failed), the record stays that failure's context, as any error record before it does
+            self._recent_context.append(line.text.strip())
 
     def _read_last_lines(self, last_lines: dict[str, tuple[LogLine, int] | None]) -> None:
         """A paste that shows no failure: each stream's last line, when no collector took it, is read against the raise
@@ -559,7 +566,8 @@ class FailureScanner:
             self._build(member)
 
     def _build(self, collector: Collector) -> None:
-        failure = collector.build()
+        failure = typed_by_message(collector.build())  # `Error: <CPython's own message>`: the type it names
+        failure = without_trailing_cancellation(failure)
         if collector.said_before and failure.kind == "traceback" and failure.final.frames and lost_its_exception_line(failure.final):
             failure = next((named for said in collector.said_before
                             if (named := named_by_record_above(failure, said)) is not failure), failure)
@@ -621,6 +629,30 @@ _INTERRUPT_ECHO = compile_lazily(r"^\s*(?:\^C)+\s*(?:Aborted!)?\s*$|^\s*Aborted!
 def _is_user_interrupt(failure: Failure) -> bool:
     """A traceback of KeyboardInterrupt alone (the user's Ctrl-C), no other exception in its chain."""
     return all(block.type == "KeyboardInterrupt" for block in failure.exceptions)
+
+
+# asyncio's CancelledError (`asyncio.exceptions.CancelledError`, `asyncio.CancelledError`, and before Python 3.8
+# `concurrent.futures._base.CancelledError`, which asyncio re-exported): a task was cancelled, by its owner or because
+# a task beside it failed and the loop was torn down.
+_CANCELLED = compile_lazily(r"^(?:[\w.]+\.)?CancelledError$")
+
+
+def is_cancelled_task(failure: Failure) -> bool:
+    """A traceback of asyncio's CancelledError alone, no other exception in its chain: the task did not fail, it was
+    stopped, so any other failure of the paste (an error line a client printed among them) is the one to report."""
+    return bool(failure.exceptions) and all(_CANCELLED.match(block.type) for block in failure.exceptions)
+
+
+def without_trailing_cancellation(failure: Failure) -> Failure:
+    """A chain that ends in asyncio's CancelledError raised while another error was handled (`ValueError`, then
+    "During handling of the above exception, another exception occurred:", then `CancelledError`): the task was
+    cancelled because of that error, so the chain ends at it."""
+    blocks = failure.exceptions
+    if len(blocks) < 2 or not _CANCELLED.match(blocks[-1].type) or is_cancelled_task(failure):
+        return failure
+    last = max(index for index, block in enumerate(blocks) if not _CANCELLED.match(block.type))
+    kept = (*blocks[:last], replace(blocks[last], relation=None))
+    return replace(failure, exceptions=kept)
 
 
 # A launcher's exception that says its child failed, not why: torchrun's (torch/distributed/elastic/multiprocessing/

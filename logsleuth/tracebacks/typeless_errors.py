@@ -45,11 +45,22 @@ stop 38's blind split): what a person points at in such a paste, read from the p
   src/common/log.c in SchedMD/slurm): the scheduler's word on the job, the failure only of a paste that shows no
   other.  Its report of a task's end (`srun: error: NODE: task 0: Exited with exit code 1`) is a kill line
   (grammar.KILL_LINE), not this.
+- a shell that cannot find the engine's program (`bash: vllm: command not found`: bash's execute_cmd.c "%s: command not
+  found", after the shell's name and, in a script, `line N`; zsh's `zsh: command not found: vllm` (Src/exec.c); dash's
+  `sh: 1: vllm: not found` (src/exec.c, with the script's line number)): the engine is not installed in the
+  environment that ran the command, the failure of a paste that shows no other.  Only the engines' programs and the
+  Python that runs `python -m …`: another program not found (`nvidia-smi`) is no engine's install.
+- CPython's own message of a TypeError, AttributeError or ImportError printed without its type (a logger that printed
+  `str(e)`, a wrapper's `Error: {e}`): the interpreter's templates name their type exactly (`typed_by_message`); so
+  does requests' HTTPError message (`400 Client Error: Bad Request for url: http://…/v1/completions`).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from logsleuth.lazyre import compile_lazily
+from logsleuth.models import Failure
 
 # Not a line the grammar reads as an exception line already (`openai.BadRequestError: Error code: 400 - …`).
 _NOT_TYPED = r"(?!\s*[\w.]+(?:Error|Exception): )"
@@ -87,11 +98,18 @@ HYDRA_JOB_ERROR = "Hydra job failed"  # its type: the job's own exception is in 
 # A client's own print of the status before the server's JSON body: `HTTP 400: {…}`, `HTTP Error 500 - {…}`.
 HTTP_STATUS_BEFORE_BODY = compile_lazily(r"\bHTTP(?: [Ee]rror)?:? (?P<status>[45]\d\d)\b[^{]{0,40}\{")
 
+# (the shell's name as `$0` may be a path or a login shell's `-bash`; a script names itself and the line)
+SHELL_NOT_FOUND = compile_lazily(
+    r"^\s*(?P<msg>(?:-?[\w./\-]*(?:bash|zsh|sh|dash|ksh)|[\w./\-]+\.sh)(?:: line \d+|: \d+)?: (?:exec: )?"
+    r"(?:vllm|sglang|python[\d.]*): (?:command )?not found|zsh: command not found: (?:vllm|sglang|python[\d.]*))\s*$"
+)
+COMMAND_NOT_FOUND = "command not found"  # its type: the shell's notice, no Python ran
+
 OPENAI_CLASSES = {400: "BadRequestError", 401: "AuthenticationError", 403: "PermissionDeniedError",
                   404: "NotFoundError", 409: "ConflictError", 422: "UnprocessableEntityError", 429: "RateLimitError"}
 
 WORDS = ("Value error, ", "Error code: ", "nvidia-container-cli", "OCI runtime", "undefined symbol", "(gcloud.", "error: ",
-         "fatal ", "error ", "Error executing job")
+         "fatal ", "error ", "Error executing job", "not found")
 
 
 def openai_class(status: int) -> str:
@@ -129,6 +147,8 @@ def typeless_error(text: str) -> tuple[str, str, bool] | None:
         return HYDRA_JOB_ERROR, m["msg"], True
     if (m := SLURM_ERROR.match(text)) is not None:
         return m["type"], m["msg"].rstrip(), True
+    if "not found" in text and (m := SHELL_NOT_FOUND.match(text)) is not None:
+        return COMMAND_NOT_FOUND, m["msg"].rstrip(), True
     return None
 
 
@@ -170,3 +190,61 @@ def http_status_before(text: str, body_start: int) -> int | None:
     """The HTTP error status a client printed right before a JSON body starting at `body_start`, else None."""
     m = HTTP_STATUS_BEFORE_BODY.search(text, max(0, body_start - 60), body_start + 1)
     return int(m["status"]) if m is not None else None
+
+
+# Messages whose words name their type: CPython's own, each raised by one type only (the interpreter's C source, 3.8 to 3.13):
+_CALLABLE = r"[\w.<>]+\(\)"  # `LLM.__init__()`, `<lambda>()`; 3.10+ print the qualified name, older ones the bare name
+TYPED_MESSAGES = (
+    # Python/ceval.c: a call's arguments refused (3.13 adds `. Did you mean 'x'?` to the keyword's)
+    (compile_lazily(rf"^{_CALLABLE} got an unexpected keyword argument '\w+'(?:\. Did you mean '\w+'\?)?$"), "TypeError"),
+    (compile_lazily(rf"^{_CALLABLE} got multiple values for argument '\w+'$"), "TypeError"),
+    (compile_lazily(rf"^{_CALLABLE} missing \d+ required (?:positional|keyword-only) arguments?: '\w+'"
+                    r"(?:(?:, '\w+')*,? and '\w+')?$"), "TypeError"),
+    (compile_lazily(rf"^{_CALLABLE} takes (?:from \d+ to )?\d+ (?:positional|keyword-only) arguments? but \d+ "
+                    r"(?:positional arguments? \(and \d+ keyword-only arguments?\) )?(?:was|were) given$"), "TypeError"),
+    # Objects/object.c (PyObject_GenericGetAttr), Objects/moduleobject.c (module_getattro), Objects/typeobject.c
+    # (type_getattro): an attribute that is not there
+    (compile_lazily(r"^'[\w.]+' object has no attribute '\w+'$"), "AttributeError"),
+    (compile_lazily(r"^(?:partially initialized )?module '[\w.]+' has no attribute '\w+'"
+                    r"(?: \(most likely due to a circular import\))?$"), "AttributeError"),
+    (compile_lazily(r"^type object '[\w.]+' has no attribute '\w+'$"), "AttributeError"),
+    # Objects/abstract.c (PyObject_GetItem, PyObject_GetIter, binop_type_error), Objects/call.c (_PyObject_MakeTpCall)
+    (compile_lazily(r"^'[\w.]+' object is not (?:subscriptable|iterable|callable)$"), "TypeError"),
+    (compile_lazily(r"^unsupported operand type\(s\) for [^:\s]{1,3}: '[\w.]+' and '[\w.]+'$"), "TypeError"),
+    # Python/ceval.c (import_from): a name the module does not define
+    (compile_lazily(r"^cannot import name '\w+' from '[\w.]+'(?: \([^()]*\))?$"), "ImportError"),
+    # not CPython's, as exact: requests' HTTPError for an error status (requests/models.py raise_for_status: f"{status}
+    # Client Error: {reason} for url: {url}", "Server Error" for 5xx), a client's call to the engine's API refused
+    (compile_lazily(r"^[45]\d\d (?:Client|Server) Error: [^\n]{0,120} for url: \S+$"), "requests.exceptions.HTTPError"),
+    # a distribution a program requires that is not installed (a wrapper's check of the engine, LLaMA-Factory's
+    # `require_version("vllm>=…")`): transformers' require_version (transformers/utils/versions.py: "The '{requirement}'
+    # distribution was not found and is required by this application. {hint}", importlib.metadata's PackageNotFoundError,
+    # whose str() puts "No package metadata was found for " first), setuptools' pkg_resources (DistributionNotFound's
+    # template "The '{req}' distribution was not found and is required by {requirers}", requirers "the application"
+    # when none)
+    (compile_lazily(r"^(?:No package metadata was found for )?The '[^'\n]{1,120}' distribution was not found and is "
+                    r"required by this application\.(?: [^\n]{0,300})?$"), "importlib.metadata.PackageNotFoundError"),
+    (compile_lazily(r"^The '[^'\n]{1,120}' distribution was not found and is required by (?!this application\.)[^\n]{1,200}$"),
+     "pkg_resources.DistributionNotFound"),
+)
+# The types a line prints before a message when it is not the exception's own: a wrapper's `Error: {e}`, a logger's
+# `ERROR` record (the scanner types such a record `ERROR`), `Exception: {e}` of a re-raise that kept only the text.
+_GENERIC_TYPES = frozenset({"Error", "error", "ERROR", "Exception", "exception"})
+
+
+def type_named_by_message(message: str) -> str | None:
+    """The type CPython raises with exactly this message (one of its own templates), else None.  A whole message
+    only: a sentence that merely contains one says nothing happened."""
+    if len(message) > 512:
+        return None  # the templates are short: a long line is a dump or prose
+    return next((type_name for pattern, type_name in TYPED_MESSAGES if pattern.match(message)), None)
+
+
+def typed_by_message(failure: Failure) -> Failure:
+    """A failure that printed one of CPython's own messages under a word of no type (`Error: 'NoneType' object has no
+    attribute 'shape'`, an ERROR record of `str(e)`): the type the message names, marked inferred (`typed_from_message`)."""
+    final = failure.final
+    if final.type not in _GENERIC_TYPES or final.frames or (type_name := type_named_by_message(final.message.strip())) is None:
+        return failure
+    block = replace(final, type=type_name, message=final.message.strip(), typed_from_message=True)
+    return replace(failure, exceptions=(*failure.exceptions[:-1], block))

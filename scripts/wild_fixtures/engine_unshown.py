@@ -14,6 +14,8 @@ _QUOTED_LINE = "one exception line quoted in prose; its wording is not the engin
 _VLLM_FILE = "only a file of vLLM's package in a failed import: SGLang imports vLLM's modules and compiled ops too"
 
 ENGINE_UNSHOWN: dict[str, str] = {
+    "dev-engine-program-not-in-image/vllm-project-production-stack-454-runc-exec-not-found": "runc's refusal names the "
+    "program the container was to run, which the image lacks: nothing of the engine ran, and ingest/engine_evidence.py reads no program from such a refusal",
     "vllm-undefined-symbol/vllm-project-vllm-28199-exception-only": _VLLM_FILE,
     "vllm-undefined-symbol/vllm-project-vllm-5501-warning-only": _VLLM_FILE + " (the warning's record header is of a module vLLM logs from when merely imported)",
     "cuda-illegal-memory-access/sgl-project-sglang-8296-four-backticks": _ONLY_TORCH,

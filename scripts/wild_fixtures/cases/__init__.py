@@ -26,6 +26,7 @@ from . import (
     dev_found5,
     dev_found6,
     dev_found7,
+    dev_found10,
     dev_packages,
     dev_s38,
     dev_sweep10,
@@ -45,7 +46,8 @@ from . import (
 
 FAMILIES = (memory, hangs, nccl, kernels, native_crashes, cuda_graph, weights, models, dependencies, arguments, features, ports, heldout, vllm,
             dev_category, dev_detect, dev_vllm2, dev_cat2, dev_args, dev_packages, dev_s38, dev_cat3, dev_found3, dev_found4,
-            dev_found5, dev_advice5, dev_cat4, dev_found6, dev_cat6, dev_advice6, dev_found7, dev_sweep10)
+            dev_found5, dev_advice5, dev_cat4, dev_found6, dev_cat6, dev_advice6, dev_found7, dev_sweep10,
+            dev_found10)
 
 
 def all_cases() -> list[WildCase]:
