@@ -1,6 +1,8 @@
-"""A kernel's check refusing the GPU it runs on is gpu-arch-unsupported, though its message says "architecture" as the
-model registries' do (issue 28: a fresh split filed a kernel's "Unsupported architecture" assertion as a model the
-release does not support).  What follows the word decides: the model's class name is the registry's."""
+"""Two misfiles a fresh split showed (issue 28, stop 42), each a class read from its code site.
+
+A kernel's check refusing the GPU it runs on is gpu-arch-unsupported, though its message says "architecture" as the
+model registries' do: what follows the word decides (the model's class name is the registry's).  SGLang's router
+answering 503 because none of its workers can take a request is the router's row, not network's."""
 
 from __future__ import annotations
 
@@ -41,3 +43,21 @@ def test_a_kernel_assertion_in_its_own_frames_is_gpu_arch_unsupported() -> None:
 
 def test_a_model_class_after_the_short_word_is_no_gpu() -> None:
     assert _diagnosis("ValueError: Unsupported arch ['LlamaForCausalLM']\n").category != "gpu-arch-unsupported"
+
+
+# SGLang's router answering 503 with no worker it can use (sgl-router / sgl-model-gateway's own wording and error
+# code; THUDM/slime#1328): the workers failed, not the network; a proxy's 503 stays network.
+ROUTER_503 = ('{"error":{"type":"Service Unavailable","code":"no_available_workers","message":"No available workers '
+              '(all circuits open or unhealthy)"}}')
+
+
+@pytest.mark.parametrize("text", [
+    f"requests.exceptions.HTTPError: 503 Server Error: Service Unavailable for url: http://10.0.0.7:30000/generate {ROUTER_503}\n",
+    "RuntimeError: No available prefill workers (all circuits open or unhealthy)\n",
+])
+def test_a_router_with_no_healthy_worker_is_the_routers(text: str) -> None:
+    assert _diagnosis(text).category == "router"
+
+
+def test_a_503_with_no_routers_words_is_not_the_routers() -> None:
+    assert _diagnosis("RuntimeError: No available workers for reserve creation\n").category != "router"
