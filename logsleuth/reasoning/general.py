@@ -38,6 +38,7 @@ from logsleuth.reasoning.guidance_text import (
     joined,
     misfit_steps,
     misfit_why,
+    platform_steps,
     render_words,
     row_checks,
     settings_the_check_reads,
@@ -131,7 +132,8 @@ def categorize(evidence: Evidence) -> Diagnosis:
             f"stage that failed, not a category."
         ),
         fix=Fix(summary=f"General checks for {row.category}:",
-                steps=(*settings_the_check_reads(evidence, row.category, engine, version),
+                steps=(*platform_steps(failure, engine),
+                       *settings_the_check_reads(evidence, row.category, engine, version),
                        *misfit_steps(misfit, engine, version),
                        *aligned[0],
                        *row_checks(row, engine, version, launch.wrapper, failure_texts(failure))),

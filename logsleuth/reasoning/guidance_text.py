@@ -134,5 +134,22 @@ def misfit_steps(misfit: MisfitCall | None, engine: str | None, version: str | N
     )
 
 
+def platform_steps(failure: Failure, engine: str | None) -> tuple[str, ...]:
+    """A check that leads every category's when the engine ran on native Windows (a frame's path starts with a drive
+    letter): neither engine supports it (vLLM's installation guide, every release: "OS: Linux", "vLLM does not support
+    Windows natively", use WSL; SGLang's packages have no Windows builds: sgl-kernel has no win_amd64 wheel,
+    opendatalab/MinerU#3115, and uvloop does not build there, sgl-project/sglang#152), so any failure there may be the
+    platform's before it is the category's."""
+    if engine not in ENGINE_NAMES or not any(_on_a_drive(frame.file) for block in failure.exceptions for frame in block.frames):
+        return ()
+    name = ENGINE_NAMES[engine]
+    return (f"The frames' paths are Windows paths: {name} does not run natively on Windows (its releases are built "
+            f"for Linux). Run it under WSL2 or in a Linux container before looking further.",)
+
+
+def _on_a_drive(file: str) -> bool:
+    return len(file) > 2 and file[1] == ":" and file[0].isalpha() and file[2] in "/\\"
+
+
 def joined(parts: list[str]) -> str:
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]

@@ -39,15 +39,24 @@ def parse_frame(text: str) -> Frame | None:
     m = FRAME_LINE.match(text)
     if not m:
         return None
+    file = windows_path_as_posix(m["file"])
     function = m["func"].rstrip() if m["func"] else None
-    if function and " " in function and m["file"].endswith((".py", ">")):
+    if function and " " in function and file.endswith((".py", ">")):
         # A Python function's name has no space: the frame's source line was joined to it by the copy
         # (`…, in run_scheduler_process scheduler.event_loop()`).  (Native frames, `foo.cu`, print
         # whole C++ signatures.)
         name, source = function.split(" ", 1)
         if name.isidentifier() or name.startswith("<") and name.endswith(">"):
-            return Frame(file=m["file"], line=int(m["line"]), function=name, source=source.strip())
-    return Frame(file=m["file"], line=int(m["line"]), function=function)
+            return Frame(file=file, line=int(m["line"]), function=name, source=source.strip())
+    return Frame(file=file, line=int(m["line"]), function=function)
+
+
+def windows_path_as_posix(file: str) -> str:
+    """A Windows path CPython printed (`C:\\Users\\me\\…\\site-packages\\vllm\\config.py`) with forward slashes,
+    so that every rule reading a frame's path (`/site-packages/vllm/`, a module path) reads it; the drive stays."""
+    if len(file) > 2 and file[1] == ":" and file[0].isalpha() and file[2] == "\\":
+        return file.replace("\\", "/")
+    return file
 
 
 def is_exception_line(text: str) -> bool:
