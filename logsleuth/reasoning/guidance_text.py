@@ -13,6 +13,7 @@ from logsleuth.reasoning.engine_api_calls import MisfitCall, package_path
 from logsleuth.reasoning.evidence import Evidence, exception_lines
 from logsleuth.reasoning.raise_site import given_settings, site_of
 from logsleuth.reasoning.setting_paths import settings_on_the_path
+from logsleuth.tracebacks.chain import on_a_drive
 
 _FLAG = compile_lazily(r"(?<![\w-])--[a-z][a-z0-9-]*")
 # The categories where a failing check of the engine's code that reads a setting the launch gives is likely that
@@ -140,15 +141,11 @@ def platform_steps(failure: Failure, engine: str | None) -> tuple[str, ...]:
     Windows natively", use WSL; SGLang's packages have no Windows builds: sgl-kernel has no win_amd64 wheel,
     opendatalab/MinerU#3115, and uvloop does not build there, sgl-project/sglang#152), so any failure there may be the
     platform's before it is the category's."""
-    if engine not in ENGINE_NAMES or not any(_on_a_drive(frame.file) for block in failure.exceptions for frame in block.frames):
+    if engine not in ENGINE_NAMES or not any(on_a_drive(frame.file) for block in failure.exceptions for frame in block.frames):
         return ()
     name = ENGINE_NAMES[engine]
     return (f"The frames' paths are Windows paths: {name} does not run natively on Windows (its releases are built "
             f"for Linux). Run it under WSL2 or in a Linux container before looking further.",)
-
-
-def _on_a_drive(file: str) -> bool:
-    return len(file) > 2 and file[1] == ":" and file[0].isalpha() and file[2] in "/\\"
 
 
 def joined(parts: list[str]) -> str:

@@ -54,9 +54,14 @@ def parse_frame(text: str) -> Frame | None:
 def windows_path_as_posix(file: str) -> str:
     """A Windows path CPython printed (`C:\\Users\\me\\…\\site-packages\\vllm\\config.py`) with forward slashes,
     so that every rule reading a frame's path (`/site-packages/vllm/`, a module path) reads it; the drive stays."""
-    if len(file) > 2 and file[1] == ":" and file[0].isalpha() and file[2] == "\\":
+    if on_a_drive(file) and file[2] == "\\":
         return file.replace("\\", "/")
     return file
+
+
+def on_a_drive(file: str) -> bool:
+    """A path that starts with a Windows drive letter (`C:\\…` as printed, `C:/…` as windows_path_as_posix gives it)."""
+    return len(file) > 2 and file[1] == ":" and file[0].isalpha() and file[2] in "/\\"
 
 
 def is_exception_line(text: str) -> bool:
