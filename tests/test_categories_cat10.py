@@ -1,0 +1,137 @@
+"""Stop 43's wrapper sweep (h-cat10), in generic words (issue 28): an exception Ray re-raises under a class it names
+after the cause's class (`RayTaskError(ModuleNotFoundError)`), whose message is only the actor's address, is read by
+the cause's type; and vLLM's refusal of a prompt longer than the server's maximum model length is a context length.
+Each with a look-alike where it must not fire.
+
+The shapes are the code sites': Ray's ray/exceptions.py RayTaskError.as_instanceof_cause, which makes a class named
+f"RayTaskError({cause_cls.__name__})" that subclasses the cause's class (the same is done here, so that the real
+interpreter prints the line); vLLM's v1/engine/processor.py _validate_model_input ('Prompt length of {} is longer than
+the maximum model length of {}.') and v1/engine/input_processor.py ('The {} prompt (length {}) is longer than the
+maximum model length of {}.')."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import real_traceback
+from tests.test_categories_cat6 import _diagnosis, no_rules  # noqa: F401 (no_rules: the fixture, used by pytestmark)
+
+# The honest category alone: the reasoning rules set aside.
+pytestmark = pytest.mark.usefixtures("no_rules")
+
+
+def _ray_reraised(cause: str, actor: str = "TaskRunner.run") -> str:
+    """What a program that waits on a Ray actor prints when the actor raised `cause`: ray.get re-raises it as Ray's
+    on-the-fly class, whose message names the actor only (its own frames stay in the actor's log)."""
+    return real_traceback(f"""
+        def as_instanceof_cause(cause_cls):
+            name = f"RayTaskError({{cause_cls.__name__}})"
+            cls = type(name, (cause_cls,), {{}})
+            cls.__module__ = "ray.exceptions"
+            cls.__qualname__ = name
+            return cls("ray::{actor}() (pid=334042, ip=10.160.4.102, actor_id=83456c5b3b69, repr=<object at 0x7fc7>)")
+
+        def get_objects():
+            raise as_instanceof_cause({cause})
+
+        def run_ppo():
+            get_objects()
+
+        run_ppo()
+        """, "verl/trainer/main_ppo.py")
+
+
+def test_a_module_missing_in_a_ray_actor_is_a_package_the_install_lacks() -> None:
+    """verl-project/verl#5474 (verl's fully-async runner), vllm-project/vllm#16259 (vLLM's Ray worker wrapper)."""
+    traceback = _ray_reraised("ModuleNotFoundError")
+    assert "ray.exceptions.RayTaskError(ModuleNotFoundError): ray::TaskRunner.run()" in traceback
+    assert _diagnosis(traceback).category == "dependency-version"
+
+
+def test_an_out_of_memory_in_a_ray_actor_is_gpu_memory() -> None:
+    """verl-project/verl#647: the rollout actor's torch.OutOfMemoryError, re-raised by ray.get in the driver (torch's
+    class stood in for by one of the same name: its short name is what a row reads)."""
+    traceback = real_traceback("""
+        OutOfMemoryError = type("OutOfMemoryError", (RuntimeError,), {"__module__": "torch"})
+
+        def as_instanceof_cause(cause_cls):
+            name = f"RayTaskError({cause_cls.__name__})"
+            cls = type(name, (cause_cls,), {})
+            cls.__module__ = "ray.exceptions"
+            cls.__qualname__ = name
+            return cls("ray::main_task() (pid=508648, ip=10.1.200.6)")
+
+        raise as_instanceof_cause(OutOfMemoryError)
+        """, "verl/trainer/main_ppo.py")
+    assert "ray.exceptions.RayTaskError(OutOfMemoryError): ray::main_task()" in traceback
+    assert _diagnosis(traceback).category == "gpu-oom"
+
+
+def test_a_type_named_like_the_cause_outside_ray_keeps_its_own_name() -> None:
+    """A class of a program's own whose name merely holds parentheses is no Ray re-raise: no cause is read into it."""
+    traceback = real_traceback("""
+        name = "Wrapped(ModuleNotFoundError)"
+        cls = type(name, (RuntimeError,), {})
+        cls.__qualname__ = name
+        raise cls("ray::TaskRunner.run() (pid=1)")
+        """, "app.py")
+    assert _diagnosis(traceback).category != "dependency-version"
+
+
+def test_a_prompt_longer_than_the_maximum_model_length_is_a_context_length() -> None:
+    """ritzz-ai/GUI-R1#32: a GRPO run's rollout prompts outgrew the engine's max model length."""
+    traceback = real_traceback("""
+        def _validate_model_input(prompt_ids, max_model_len=4096):
+            if len(prompt_ids) > max_model_len:
+                raise ValueError(f"Prompt length of {len(prompt_ids)} is longer than the maximum model length of "
+                                 f"{max_model_len}.")
+
+        _validate_model_input(range(4834))
+        """, "vllm/v1/engine/processor.py")
+    assert _diagnosis(traceback).category == "context-length"
+
+
+def test_the_decoder_prompt_wording_is_a_context_length_too() -> None:
+    """vLLM's later wording of the same check, pasted as the error line alone."""
+    line = "ValueError: The decoder prompt (length 9000) is longer than the maximum model length of 8192. Make sure...\n"
+    assert _diagnosis(line).category == "context-length"
+
+
+def test_a_kv_cache_smaller_than_the_maximum_model_length_stays_the_kv_cache() -> None:
+    """The look-alike: the KV cache too small for --max-model-len is a memory setting, not a request's length."""
+    line = ("ValueError: The model's max seq len (8192) is larger than the maximum number of tokens that can be "
+            "stored in KV cache (6048). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
+            "initializing the engine.\n")
+    assert _diagnosis(line).category == "kv-cache-memory"
+
+
+def _connector_assertion(base: str, source: str) -> str:
+    """vLLM's connector factory refusing a connector class of the other connector API: `source` is the factory's
+    statement (the raising line is the evidence: a bare AssertionError has no message)."""
+    return real_traceback(f"""
+        class {base}:
+            pass
+
+        class LMCacheConnectorV1:
+            pass
+
+        def create_connector(connector_cls):
+            {source}
+
+        create_connector(LMCacheConnectorV1)
+        """, "vllm/distributed/kv_transfer/kv_connector/factory.py")
+
+
+def test_a_connector_of_the_other_connector_api_is_a_release_mismatch() -> None:
+    """vllm-project/production-stack#582 and #574 (an LMCache image whose connector the V0 factory refuses),
+    vllm-project/vllm#19524 (a V0 connector under the V1 factory)."""
+    for base in ("KVConnectorBase", "KVConnectorBase_V1"):
+        traceback = _connector_assertion(base, f"assert issubclass(connector_cls, {base})")
+        assert traceback.rstrip().endswith("AssertionError"), traceback
+        assert _diagnosis(traceback).category == "dependency-version", base
+
+
+def test_another_issubclass_assertion_is_not_read_as_a_connector() -> None:
+    """The look-alike: the same statement shape about another class says nothing of a connector."""
+    traceback = _connector_assertion("LinearBase", "assert issubclass(connector_cls, LinearBase)")
+    assert _diagnosis(traceback).category != "dependency-version"
