@@ -1,13 +1,15 @@
 """Stop 43's wrapper sweep (h-cat10), in generic words (issue 28): an exception Ray re-raises under a class it names
 after the cause's class (`RayTaskError(ModuleNotFoundError)`), whose message is only the actor's address, is read by
-the cause's type; and vLLM's refusal of a prompt longer than the server's maximum model length is a context length.
-Each with a look-alike where it must not fire.
+the cause's type; Ray's ActorDiedError is a process that died; vLLM's refusal of a prompt longer than the server's
+maximum model length is a context length; vLLM's connector factory refusing a connector of the other connector API is a
+release mismatch.  Each with a look-alike where it must not fire.
 
 The shapes are the code sites': Ray's ray/exceptions.py RayTaskError.as_instanceof_cause, which makes a class named
 f"RayTaskError({cause_cls.__name__})" that subclasses the cause's class (the same is done here, so that the real
-interpreter prints the line); vLLM's v1/engine/processor.py _validate_model_input ('Prompt length of {} is longer than
-the maximum model length of {}.') and v1/engine/input_processor.py ('The {} prompt (length {}) is longer than the
-maximum model length of {}.')."""
+interpreter prints the line), and ActorDiedError's wording; vLLM's v1/engine/processor.py _validate_model_input
+('Prompt length of {} is longer than the maximum model length of {}.') and v1/engine/input_processor.py ('The {} prompt
+(length {}) is longer than the maximum model length of {}.'); vLLM's kv_connector/factory.py
+`assert issubclass(connector_cls, KVConnectorBase)`."""
 
 from __future__ import annotations
 
@@ -20,25 +22,35 @@ from tests.test_categories_cat6 import _diagnosis, no_rules  # noqa: F401 (no_ru
 pytestmark = pytest.mark.usefixtures("no_rules")
 
 
+# What ray.get does with an actor's exception (ray/exceptions.py RayTaskError.as_instanceof_cause): a class named after
+# the cause's class, subclassing it, whose message is the actor's address.  A cause torch or Ray defines is stood in
+# for by a class of the same name and module: its short name is what a row reads.
+_RAY = """
+import sys
+
+def stand_in(name, module):
+    return type(name, (RuntimeError,), {"__module__": module})
+
+def as_instanceof_cause(cause_cls, actor):
+    name = f"RayTaskError({cause_cls.__name__})"
+    cls = type(name, (cause_cls,), {})
+    cls.__module__ = "ray.exceptions"
+    cls.__qualname__ = name
+    return cls(f"ray::{actor}() (pid=334042, ip=10.160.4.102, actor_id=83456c5b3b69, repr=<object at 0x7fc7>)")
+"""
+
+
 def _ray_reraised(cause: str, actor: str = "TaskRunner.run") -> str:
-    """What a program that waits on a Ray actor prints when the actor raised `cause`: ray.get re-raises it as Ray's
-    on-the-fly class, whose message names the actor only (its own frames stay in the actor's log)."""
-    return real_traceback(f"""
-        def as_instanceof_cause(cause_cls):
-            name = f"RayTaskError({{cause_cls.__name__}})"
-            cls = type(name, (cause_cls,), {{}})
-            cls.__module__ = "ray.exceptions"
-            cls.__qualname__ = name
-            return cls("ray::{actor}() (pid=334042, ip=10.160.4.102, actor_id=83456c5b3b69, repr=<object at 0x7fc7>)")
+    """What a program that waits on a Ray actor prints when the actor raised `cause` (an expression for its class)."""
+    return real_traceback(_RAY + f"""
+def get_objects():
+    raise as_instanceof_cause({cause}, "{actor}")
 
-        def get_objects():
-            raise as_instanceof_cause({cause})
+def run_ppo():
+    get_objects()
 
-        def run_ppo():
-            get_objects()
-
-        run_ppo()
-        """, "verl/trainer/main_ppo.py")
+run_ppo()
+""", "verl/trainer/main_ppo.py")
 
 
 def test_a_module_missing_in_a_ray_actor_is_a_package_the_install_lacks() -> None:
@@ -49,20 +61,8 @@ def test_a_module_missing_in_a_ray_actor_is_a_package_the_install_lacks() -> Non
 
 
 def test_an_out_of_memory_in_a_ray_actor_is_gpu_memory() -> None:
-    """verl-project/verl#647: the rollout actor's torch.OutOfMemoryError, re-raised by ray.get in the driver (torch's
-    class stood in for by one of the same name: its short name is what a row reads)."""
-    traceback = real_traceback("""
-        OutOfMemoryError = type("OutOfMemoryError", (RuntimeError,), {"__module__": "torch"})
-
-        def as_instanceof_cause(cause_cls):
-            name = f"RayTaskError({cause_cls.__name__})"
-            cls = type(name, (cause_cls,), {})
-            cls.__module__ = "ray.exceptions"
-            cls.__qualname__ = name
-            return cls("ray::main_task() (pid=508648, ip=10.1.200.6)")
-
-        raise as_instanceof_cause(OutOfMemoryError)
-        """, "verl/trainer/main_ppo.py")
+    """verl-project/verl#647: the rollout actor's torch.OutOfMemoryError, re-raised by ray.get in the driver."""
+    traceback = _ray_reraised('stand_in("OutOfMemoryError", "torch")', "main_task")
     assert "ray.exceptions.RayTaskError(OutOfMemoryError): ray::main_task()" in traceback
     assert _diagnosis(traceback).category == "gpu-oom"
 
@@ -135,3 +135,35 @@ def test_another_issubclass_assertion_is_not_read_as_a_connector() -> None:
     """The look-alike: the same statement shape about another class says nothing of a connector."""
     traceback = _connector_assertion("LinearBase", "assert issubclass(connector_cls, LinearBase)")
     assert _diagnosis(traceback).category != "dependency-version"
+
+
+def _actor_died(detail: str) -> str:
+    """Ray's ActorDiedError as a driver prints it when raised directly (ray/exceptions.py's wording)."""
+    return real_traceback(_RAY + f"""
+def get_objects():
+    raise stand_in("ActorDiedError", "ray.exceptions")(
+        "The actor died unexpectedly before finishing this task.\\n\\tclass_name: WorkerDict\\n" + {detail!r})
+
+get_objects()
+""", "verl/trainer/main_ppo.py")
+
+
+def test_an_actor_that_died_is_a_process_that_died() -> None:
+    """hiyouga/EasyR1#324 (the owner's node crashed), verl-project/verl#4082 and OpenRLHF/OpenRLHF#624 (re-raised in the
+    driver with the actor's address only)."""
+    crashed = _actor_died("The actor is dead because its owner has died. Worker exit detail: Owner's node has crashed.")
+    assert _diagnosis(crashed).category == "process-killed"
+    reraised = _ray_reraised('stand_in("ActorDiedError", "ray.exceptions")')
+    assert "RayTaskError(ActorDiedError): ray::TaskRunner.run()" in reraised
+    diagnosis = _diagnosis(reraised)
+    assert diagnosis.category == "process-killed"
+    assert any("Ray's ActorDiedError" in step for step in diagnosis.fix.steps), diagnosis.fix.steps
+
+
+def test_an_actor_the_oom_killer_took_stays_host_memory() -> None:
+    """The look-alike: Ray's exit detail naming the OOM killer names the cause (Simple-Efficient/RL-Factory#8)."""
+    killed = _actor_died("The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR "
+                         "Worker exit detail: Worker unexpectedly exits with a connection error code 2. End of file. "
+                         "There are some potential root causes. (1) The process is killed by SIGKILL by OOM killer due "
+                         "to high memory usage.")
+    assert _diagnosis(killed).category == "host-memory"
