@@ -167,3 +167,31 @@ def test_an_actor_the_oom_killer_took_stays_host_memory() -> None:
                          "There are some potential root causes. (1) The process is killed by SIGKILL by OOM killer due "
                          "to high memory usage.")
     assert _diagnosis(killed).category == "host-memory"
+
+
+def _cuda_error_at_set_device(message: str) -> str:
+    """A rank's CUDA error when it takes its GPU (torch.cuda.set_device's wording, raised by CUDA's runtime)."""
+    return real_traceback(f"""
+        def set_device(gpu_id):
+            raise RuntimeError("CUDA error: {message}\\nCUDA kernel errors might be asynchronously reported at some "
+                               "other API call, so the stacktrace below might be incorrect.")
+
+        def init_torch_distributed(gpu_id=9):
+            set_device(gpu_id)
+
+        init_torch_distributed()
+        """, "sglang/srt/model_executor/model_runner.py")
+
+
+def test_a_device_index_beyond_the_visible_gpus_is_the_parallel_layout() -> None:
+    """sgl-project/sglang#3470 (tp 16 over 2 nodes, one GPU per pod), sgl-project/sglang#6072 (tp against
+    CUDA_VISIBLE_DEVICES): CUDA's 'invalid device ordinal'."""
+    diagnosis = _diagnosis(_cuda_error_at_set_device("invalid device ordinal"))
+    assert diagnosis.category == "parallel-config"
+    assert any("cannot see" in step for step in diagnosis.fix.steps), diagnosis.fix.steps
+    assert _diagnosis("RuntimeError: CUDA error: invalid device ordinal\n").category == "parallel-config"
+
+
+def test_another_cuda_error_at_the_same_call_stays_a_cuda_error() -> None:
+    """The look-alike: an invalid argument at the same call is CUDA's, not the layout's."""
+    assert _diagnosis(_cuda_error_at_set_device("invalid argument")).category == "cuda-error"
