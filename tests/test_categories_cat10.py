@@ -195,3 +195,17 @@ def test_a_device_index_beyond_the_visible_gpus_is_the_parallel_layout() -> None
 def test_another_cuda_error_at_the_same_call_stays_a_cuda_error() -> None:
     """The look-alike: an invalid argument at the same call is CUDA's, not the layout's."""
     assert _diagnosis(_cuda_error_at_set_device("invalid argument")).category == "cuda-error"
+
+
+# SGLang's word that a scheduler died while starting (sglang/srt/entrypoints/engine.py), whose hint names the OOM killer
+# for one exit code only.
+SCHEDULER_DIED = ("RuntimeError: Rank 0 scheduler died during initialization (exit code: {code}). If exit code is -9 "
+                  "(SIGKILL), a common cause is the OS OOM killer. Run `dmesg -T | grep -i oom` to check.\n")
+
+
+def test_a_scheduler_that_died_is_not_the_oom_killer_the_hint_names_for_another_exit_code() -> None:
+    """sgl-project/sglang#23602: exit code 255, the scheduler's own error above it; the hint is a conditional.  (The
+    look-alike, an OOM killer named as what happened, is Ray's exit detail above: it still names host-memory.)"""
+    diagnosis = _diagnosis(SCHEDULER_DIED.format(code=255))
+    assert diagnosis.category == "process-killed", diagnosis
+    assert any("its own error is printed above it" in step for step in diagnosis.fix.steps), diagnosis.fix.steps
