@@ -209,3 +209,38 @@ def test_a_scheduler_that_died_is_not_the_oom_killer_the_hint_names_for_another_
     diagnosis = _diagnosis(SCHEDULER_DIED.format(code=255))
     assert diagnosis.category == "process-killed", diagnosis
     assert any("its own error is printed above it" in step for step in diagnosis.fix.steps), diagnosis.fix.steps
+
+
+def test_a_setting_passed_twice_to_the_engines_settings_class_is_a_caller_for_another_release() -> None:
+    """lm-sys/FastChat#3372: FastChat's SGLang worker passed log_level both by name and in its keywords."""
+    traceback = real_traceback("""
+        from dataclasses import dataclass
+
+        @dataclass
+        class ServerArgs:
+            model_path: str
+            log_level: str = "error"
+
+        def launch(model_path, **kwargs):
+            return ServerArgs(model_path=model_path, log_level="info", **kwargs)
+
+        launch("/models/x", log_level="warning")
+        """, "fastchat/serve/sglang_worker.py")
+    assert "ServerArgs() got multiple values for keyword argument 'log_level'" in traceback
+    assert _diagnosis(traceback).category == "dependency-version"
+    line = "TypeError: sglang.srt.server_args.ServerArgs() got multiple values for keyword argument 'log_level'\n"
+    assert _diagnosis(line).category == "dependency-version"
+
+
+def test_a_setting_passed_twice_to_an_engine_function_stays_the_engines_bug() -> None:
+    """The look-alike: the same refusal of a call between two functions of the engine's own code."""
+    traceback = real_traceback("""
+        def build_batch(reqs, chunked=False):
+            return reqs
+
+        def schedule(reqs, **kwargs):
+            return build_batch(reqs, chunked=True, **kwargs)
+
+        schedule([], chunked=False)
+        """, "sglang/srt/managers/scheduler.py")
+    assert _diagnosis(traceback).category == "engine-bug"
