@@ -244,3 +244,12 @@ def test_a_setting_passed_twice_to_an_engine_function_stays_the_engines_bug() ->
         schedule([], chunked=False)
         """, "sglang/srt/managers/scheduler.py")
     assert _diagnosis(traceback).category == "engine-bug"
+
+
+def test_a_monitored_barrier_naming_the_faulty_rank_is_the_distributed_layer() -> None:
+    """sgl-project/sglang#5602: torch's gloo monitoredBarrier reports the rank that never arrived (c10d's wording)."""
+    line = ("[rank3]:[E421 04:13:43.426633564 ProcessGroupGloo.cpp:143] Rank 3 successfully reached monitoredBarrier, "
+            "but received errors while waiting for send/recv from rank 0. Please check rank 0 logs for faulty rank.\n")
+    diagnosis = _diagnosis(line)
+    assert diagnosis.category == "nccl", diagnosis
+    assert any("find the rank that failed or stalled first" in step for step in diagnosis.fix.steps), diagnosis.fix.steps
