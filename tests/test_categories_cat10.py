@@ -1,6 +1,6 @@
 """Stop 43's wrapper sweep (h-cat10), in generic words (issue 28): an exception Ray re-raises under a class it names
 after the cause's class (`RayTaskError(ModuleNotFoundError)`), whose message is only the actor's address, is read by
-the cause's type; Ray's ActorDiedError is a process that died; vLLM's refusal of a prompt longer than the server's
+the cause's type; Ray's ActorDiedError whose words say the actor's process died is a process that died; vLLM's refusal of a prompt longer than the server's
 maximum model length is a context length; vLLM's connector factory refusing a connector of the other connector API is a
 release mismatch.  Each with a look-alike where it must not fire.
 
@@ -149,15 +149,28 @@ get_objects()
 
 
 def test_an_actor_that_died_is_a_process_that_died() -> None:
-    """hiyouga/EasyR1#324 (the owner's node crashed), verl-project/verl#4082 and OpenRLHF/OpenRLHF#624 (re-raised in the
-    driver with the actor's address only)."""
+    """hiyouga/EasyR1#324: the actor died unexpectedly, its owner's node crashed."""
     crashed = _actor_died("The actor is dead because its owner has died. Worker exit detail: Owner's node has crashed.")
-    assert _diagnosis(crashed).category == "process-killed"
-    reraised = _ray_reraised('stand_in("ActorDiedError", "ray.exceptions")')
-    assert "RayTaskError(ActorDiedError): ray::TaskRunner.run()" in reraised
-    diagnosis = _diagnosis(reraised)
+    diagnosis = _diagnosis(crashed)
     assert diagnosis.category == "process-killed"
     assert any("Ray's ActorDiedError" in step for step in diagnosis.fix.steps), diagnosis.fix.steps
+
+
+def test_an_actor_whose_creation_raised_is_no_process_that_died() -> None:
+    """The look-alike: Ray's ActorDiedError for an error raised in the actor's creation task (OpenRLHF's LLMRayActor
+    refusing an engine argument) is that error, not a death; and the type alone, re-raised with only the actor's
+    address, names no category."""
+    creation = real_traceback(_RAY + """
+def get_objects():
+    raise stand_in("ActorDiedError", "ray.exceptions")(
+        "The actor died because of an error raised in its creation task, ray::LLMRayActor.__init__() (pid=236832)")
+
+get_objects()
+""", "openrlhf/trainer/ray/vllm_engine.py")
+    assert _diagnosis(creation).category != "process-killed"
+    reraised = _ray_reraised('stand_in("ActorDiedError", "ray.exceptions")')
+    assert "RayTaskError(ActorDiedError): ray::TaskRunner.run()" in reraised
+    assert _diagnosis(reraised).category != "process-killed"
 
 
 def test_an_actor_the_oom_killer_took_stays_host_memory() -> None:
