@@ -136,7 +136,9 @@ class Collector:
                 return 2  # only the frames' source lines pasted under the header
             if kind is LineKind.OTHER:
                 if self.last is LineKind.FRAME:
-                    return 2  # a source line pasted without its indentation
+                    # a source line pasted without its indentation; never a native handler's banner, which opens a
+                    # dump of its own (`!!!!!!! Segfault encountered !!!!!!!` under the rows of the dump before it)
+                    return 0 if native_header(text) is not None else 2
                 return 1 if len(text) < ELISION_LENGTH and is_elision(text) else 0  # `...` in place of frames
             if kind is LineKind.EXCEPTION and self.last is LineKind.HEADER:
                 return 2  # CPython prints no header for a traceback without frames: likely another failure

@@ -137,6 +137,16 @@ KILL_LINE = compile_lazily(
     r"|\bgot fatal signal from worker processes\b.*)"
 )
 KILL_LINE_WORDS = ("Killed", "sigquit", "exit", "died unexpectedly", "fatal signal from worker")  # one is in every KILL_LINE
+# Ray's report of a worker process that died under a task or an actor (its raylet's `A worker died or was killed while
+# executing a task by an unexpected system error. …`, python/ray/exceptions.py ActorDiedError's `The actor is dead because
+# its worker process has died. Worker exit type: SYSTEM_ERROR …`): a kill notice when it stands alone
+# (Unakar/Logic-RL#18, verl-project/verl#472, #2398); inside a RayActorError's message it stays that message's
+# (the scanner reads it only on a line no failure took).
+RAY_WORKER_DIED = compile_lazily(
+    r"\b(?:A worker died or was killed while executing a task by an unexpected system error"
+    r"|The actor is dead because its (?:worker process|owner) has died)\b"
+)
+RAY_WORKER_DIED_WORDS = ("died or was killed while", "actor is dead because")
 # What a runtime source (sources/runtime/: docker inspect, kubectl get pod, systemctl show) knows and the log
 # does not, appended after the log as marked lines starting with models.FACT_PREFIX.
 FACT_LINE = compile_lazily(r"^\[logsleuth: (?P<subject>[^:\]]+): (?P<facts>.+)\]\s*$")
@@ -184,6 +194,10 @@ CPP_BACKTRACE = compile_lazily(r"^\s*(?:Exception raised from |frame #\d+:)")
 # resolver (`ERROR: Cannot install …`, vllm-project/vllm#9092, waybarrios/vllm-mlx#19; `ERROR: pip's
 # dependency resolver …`, vllm-project/vllm#6200, vllm-project/vllm-ascend#8286).
 FILE_ROW_BANNER = "Segfault encountered"  # the one native dump whose frames are rows of CPython's frame format
+# Such a dump's row (`  File "<unknown>", line 0, in cuMemcpyBatchAsync`): CPython never prints line 0 of an unknown file.
+# Rows of it above any banner are the tail of a dump printed before (vllm-project/vllm#44780): no failure of their own
+# when the paste shows another.
+NATIVE_FILE_ROW = compile_lazily(r'^\s*File "<unknown>", line 0, in \S')
 NATIVE_HEADERS: tuple[tuple[str, re.Pattern[str], str | None], ...] = (
     # (the literal a line needs before the regex is tried ("" = a glog record's `F`), regex, type)
     ("Caught signal", compile_lazily(r"^(?:\[[^\]]{1,200}\]\s*)?Caught signal (?P<signal>\d{1,2}) \((?P<msg>[^)]*)\)"), None),
@@ -192,6 +206,11 @@ NATIVE_HEADERS: tuple[tuple[str, re.Pattern[str], str | None], ...] = (
     # it in CPython's frame format, innermost first (`  File "misc/cudawrap.cc", line 92, in ncclCuMemHostEnable()`,
     # vllm-project/vllm#27868); the same banner ends SGLang's schedulers and TensorRT-LLM runs
     (FILE_ROW_BANNER, compile_lazily(r"^(?:.{0,300}\s)?!{3,} ?(?P<msg>Segfault encountered) ?!{3,}\s*$"), "SIGSEGV"),
+    # Ray's terminate handler, the C++ exception that ended a Ray process (src/ray/util/logging.cc: `logging.cc:97:
+    # Unhandled exception: <the type's mangled name>. what(): <its message>`, then `Stack trace:` and its frames):
+    # vllm-project/vllm#878, #13354, hiyouga/EasyR1#52, ray-project/ray#44296, #59626
+    ("Unhandled exception: ", compile_lazily(
+        r"^(?:.{0,300}\s)?logging\.cc:\d+: Unhandled exception: (?P<type>[^\s.]+)\. what\(\): (?P<msg>\S.*)$"), None),
     ("panicked at", compile_lazily(r"^(?:.{0,300}\s)?thread '(?P<thread>[^']*)'(?: \(\d+\))? panicked at (?P<msg>.*)$"),
      "Rust panic"),
     ("", compile_lazily(r"^\[?F\d{3,4} \d\d:\d\d:\d\d\.\d+\s+(?:\d+\s+)?[^\]\s]+\] ?(?P<msg>\S.*)$"), "FATAL"),
@@ -426,7 +445,13 @@ def is_elision(text: str) -> bool:
 def embedded_failure(text: str) -> str | None:
     """The exception or argparse line a sentence quotes, else None: "I get `KeyError: 'x'` when …"."""
     if text.startswith("[") and (title := ISSUE_TITLE.match(text)) and STRICT_EXCEPTION_LINE.match(title["failure"]):
-        return title["failure"].rstrip()
+        failure = title["failure"].rstrip()
+        opener = text[title.start("failure") - 1]
+        if opener in "`\"'*" and failure.endswith(opener):
+            # the title quotes it (`[Bug] … failed with \`RuntimeError: CUDA error: invalid device ordinal\``,
+            # sgl-project/sglang#3470): the closing mark is no part of the message
+            failure = failure.rstrip(opener).rstrip()
+        return failure
     if "`" not in text and '"' not in text and "*" not in text and "\u201c" not in text and " _" not in text \
             and not text.startswith("_"):
         return None  # most lines quote nothing: plain substring tests before any regex

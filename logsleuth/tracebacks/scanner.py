@@ -40,6 +40,9 @@ from logsleuth.tracebacks.grammar import (
     GROUP_AFTER_TEXT,
     KILL_LINE,
     KILL_LINE_WORDS,
+    NATIVE_FILE_ROW,
+    RAY_WORKER_DIED,
+    RAY_WORKER_DIED_WORDS,
     NOT_BARE_TYPES,
     READY_LINE,
     STRICT_EXCEPTION_LINE,
@@ -447,7 +450,8 @@ class FailureScanner:
             new.indent = _indentation(text)[2:]  # CPython indents a top-level group's header by two
             return new, text[len(new.indent) :]
         elif kind is LineKind.FRAME:
-            new = Collector("traceback", line, Phase.FRAMES, truncated=True, context=self._context())
+            new = Collector("traceback", line, Phase.FRAMES, truncated=True, context=self._context(),
+                            fallback=NATIVE_FILE_ROW.match(text) is not None)
         elif kind is LineKind.SEPARATOR:
             new = Collector("traceback", line, Phase.SEPARATOR, truncated=True, context=self._context())
             new.phase = Phase.BLANK  # add() moves BLANK -> SEPARATOR on the separator line
@@ -523,7 +527,9 @@ class FailureScanner:
         if (innermost := native_frame(text)) is not None:
             self._note_native_frame(text, innermost)
             return
-        if any(word in text for word in KILL_LINE_WORDS) and KILL_LINE.search(text):
+        if (any(word in text for word in KILL_LINE_WORDS) and KILL_LINE.search(text)) or (
+            any(word in text for word in RAY_WORKER_DIED_WORDS) and RAY_WORKER_DIED.search(text)
+        ):
             collector = Collector("killed", line, Phase.DONE, context=self._context())
             collector.add(kind, line, seq)
             self.failures.append(collector.build())
