@@ -17,6 +17,7 @@ from __future__ import annotations
 import pytest
 
 from logsleuth.api import diagnose_text
+from logsleuth.tracebacks.cpp_names import demangled
 from tests.helpers import real_traceback
 from tests.test_fatal_output_shapes import OPTIONS, primary
 
@@ -71,14 +72,21 @@ ACTOR_DEAD = (
 )
 
 
-@pytest.mark.parametrize("line", [RAYLET_WORKER_DIED, ACTOR_DEAD])
+RAY_GUESSES = (" There are some potential root causes. (1) The process is killed by SIGKILL by OOM killer due to high "
+               "memory usage. (2) ray stop --force is called.")
+
+
+@pytest.mark.parametrize("line", [RAYLET_WORKER_DIED, ACTOR_DEAD, ACTOR_DEAD + RAY_GUESSES])
 @pytest.mark.parametrize("prose_after", ["", "\nI lowered the batch size and it still happens on the A800 nodes.\n"])
 def test_rays_report_of_a_dead_worker_alone_is_a_kill_notice(line: str, prose_after: str) -> None:
     report = diagnose_text(line + "\n" + prose_after, OPTIONS)
     assert report.failures, line
-    failure = report.failures[0].failure
-    assert failure.kind == "killed"
-    assert "died" in failure.final.message
+    group = report.failures[0]
+    assert group.failure.kind == "killed"
+    assert "died" in group.failure.final.message
+    # Ray's list of causes it guesses at is no fact of this death: no OOM read from it
+    assert "potential root causes" not in group.failure.final.message
+    assert group.diagnosis is not None and group.diagnosis.category == "process-killed"
 
 
 def test_the_dead_actors_line_inside_a_ray_actor_error_stays_its_message() -> None:
@@ -118,7 +126,23 @@ def test_rays_terminate_handler_names_the_cpp_exception_that_ended_the_process(p
     report = diagnose_text("\n".join(lines) + "\n", OPTIONS)
     assert report.failures
     final = report.failures[0].failure.final
-    assert (final.type, final.message.splitlines()[0]) == ("St12system_error", "Resource temporarily unavailable")
+    assert (final.type, final.message.splitlines()[0]) == ("std::system_error", "Resource temporarily unavailable")
+
+
+@pytest.mark.parametrize(
+    ("printed", "written"),
+    [
+        ("St12system_error", "std::system_error"),
+        ("N5boost10wrapexceptINS_6system12system_errorEEE", "boost::wrapexcept<boost::system::system_error>"),
+        ("N3c105ErrorE", "c10::Error"),
+        # not one it knows, or cut: left as printed
+        ("N5boost10wrapexceptINS_6system12system_errorEE", "N5boost10wrapexceptINS_6system12system_errorEE"),
+        ("_Z3foov", "_Z3foov"),
+        ("N99boostE", "N99boostE"),
+    ],
+)
+def test_a_mangled_type_name_reads_as_written(printed: str, written: str) -> None:
+    assert demangled(printed) == written
 
 
 def test_a_log_line_that_only_says_unhandled_exception_is_no_terminate_handler() -> None:

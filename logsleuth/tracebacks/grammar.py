@@ -24,6 +24,7 @@ from logsleuth.ingest.line_shapes import (  # noqa: F401 - re-exported: the gram
 )
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import FACT_PREFIX, FailureKind
+from logsleuth.tracebacks.cpp_names import demangled
 from logsleuth.tracebacks.typeless_errors import http_status_before, typeless_error
 
 REPEATED_LINE = compile_lazily(r"^\s*\[Previous line repeated (?P<n>\d+) more times?\]\s*$")
@@ -147,6 +148,15 @@ RAY_WORKER_DIED = compile_lazily(
     r"|The actor is dead because its (?:worker process|owner) has died)\b"
 )
 RAY_WORKER_DIED_WORDS = ("died or was killed while", "actor is dead because")
+# Ray's list of what may have killed a worker, after its report (`There are some potential root causes. (1) The process is
+# killed by SIGKILL by OOM killer …`, newer Ray `Some common causes include: …`): guesses, not this death's cause.
+RAY_CAUSE_GUESSES = ("There are some potential root causes.", "Some common causes include")
+
+
+def without_ray_cause_guesses(text: str) -> str:
+    """Ray's report of a dead worker without the list of causes it guesses at."""
+    cut = min((at for guess in RAY_CAUSE_GUESSES if (at := text.find(guess)) > 0), default=len(text))
+    return text[:cut].rstrip()
 # What a runtime source (sources/runtime/: docker inspect, kubectl get pod, systemctl show) knows and the log
 # does not, appended after the log as marked lines starting with models.FACT_PREFIX.
 FACT_LINE = compile_lazily(r"^\[logsleuth: (?P<subject>[^:\]]+): (?P<facts>.+)\]\s*$")
@@ -193,6 +203,7 @@ CPP_BACKTRACE = compile_lazily(r"^\s*(?:Exception raised from |frame #\d+:)")
 # ishiko732/fsrs-online-training#13; the sgl-router is written in Rust, sgl-project/sglang#6491) and pip's
 # resolver (`ERROR: Cannot install …`, vllm-project/vllm#9092, waybarrios/vllm-mlx#19; `ERROR: pip's
 # dependency resolver …`, vllm-project/vllm#6200, vllm-project/vllm-ascend#8286).
+RAY_TERMINATE = "Unhandled exception: "  # Ray's terminate handler (NATIVE_HEADERS)
 FILE_ROW_BANNER = "Segfault encountered"  # the one native dump whose frames are rows of CPython's frame format
 # Such a dump's row (`  File "<unknown>", line 0, in cuMemcpyBatchAsync`): CPython never prints line 0 of an unknown file.
 # Rows of it above any banner are the tail of a dump printed before (vllm-project/vllm#44780): no failure of their own
@@ -209,7 +220,7 @@ NATIVE_HEADERS: tuple[tuple[str, re.Pattern[str], str | None], ...] = (
     # Ray's terminate handler, the C++ exception that ended a Ray process (src/ray/util/logging.cc: `logging.cc:97:
     # Unhandled exception: <the type's mangled name>. what(): <its message>`, then `Stack trace:` and its frames):
     # vllm-project/vllm#878, #13354, hiyouga/EasyR1#52, ray-project/ray#44296, #59626
-    ("Unhandled exception: ", compile_lazily(
+    (RAY_TERMINATE, compile_lazily(
         r"^(?:.{0,300}\s)?logging\.cc:\d+: Unhandled exception: (?P<type>[^\s.]+)\. what\(\): (?P<msg>\S.*)$"), None),
     ("panicked at", compile_lazily(r"^(?:.{0,300}\s)?thread '(?P<thread>[^']*)'(?: \(\d+\))? panicked at (?P<msg>.*)$"),
      "Rust panic"),
@@ -336,6 +347,8 @@ def native_header(text: str) -> tuple[str, str] | None:
         message = m["msg"].strip()
         if fixed_type == "Rust panic":
             message = message.removesuffix(":") if message.endswith(":") and "'" not in message else message
+        if fixed_type is None and literal == RAY_TERMINATE:
+            return demangled(m["type"]), message  # typeid's mangled name (`St12system_error`): std::system_error
         return fixed_type or m["type"], message
     return None
 

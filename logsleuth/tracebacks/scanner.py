@@ -41,9 +41,9 @@ from logsleuth.tracebacks.grammar import (
     KILL_LINE,
     KILL_LINE_WORDS,
     NATIVE_FILE_ROW,
+    NOT_BARE_TYPES,
     RAY_WORKER_DIED,
     RAY_WORKER_DIED_WORDS,
-    NOT_BARE_TYPES,
     READY_LINE,
     STRICT_EXCEPTION_LINE,
     THREAD_INTRO,
@@ -65,6 +65,7 @@ from logsleuth.tracebacks.grammar import (
     runtime_fact,
     said_failure,
     shell_notice,
+    without_ray_cause_guesses,
 )
 from logsleuth.tracebacks.interleave import MAX_INTERLEAVED, choose, in_step, redeal
 from logsleuth.tracebacks.logged_errors import (
@@ -527,11 +528,14 @@ class FailureScanner:
         if (innermost := native_frame(text)) is not None:
             self._note_native_frame(text, innermost)
             return
-        if (any(word in text for word in KILL_LINE_WORDS) and KILL_LINE.search(text)) or (
-            any(word in text for word in RAY_WORKER_DIED_WORDS) and RAY_WORKER_DIED.search(text)
-        ):
+        if any(word in text for word in KILL_LINE_WORDS) and KILL_LINE.search(text):
             collector = Collector("killed", line, Phase.DONE, context=self._context())
             collector.add(kind, line, seq)
+            self.failures.append(collector.build())
+            return
+        if any(word in text for word in RAY_WORKER_DIED_WORDS) and RAY_WORKER_DIED.search(text):
+            collector = Collector("killed", line, Phase.DONE, context=self._context())
+            collector.add(kind, line, seq, text=without_ray_cause_guesses(text))
             self.failures.append(collector.build())
             return
         lowered = text.lower()
