@@ -89,6 +89,18 @@ def test_rays_report_of_a_dead_worker_alone_is_a_kill_notice(line: str, prose_af
     assert group.diagnosis is not None and group.diagnosis.category == "process-killed"
 
 
+@pytest.mark.parametrize("ray_first", [False, True])
+def test_rays_report_of_a_dead_worker_never_outranks_the_exception_beside_it(ray_first: bool) -> None:
+    printed = real_traceback("""
+        def load():
+            raise ValueError("The checkpoint has 32 layers, the config says 28")
+
+        load()
+    """)
+    log = RAYLET_WORKER_DIED + "\n" + printed if ray_first else printed + RAYLET_WORKER_DIED + "\n"
+    assert primary(log)[:2] == ("ValueError", "The checkpoint has 32 layers, the config says 28")
+
+
 def test_the_dead_actors_line_inside_a_ray_actor_error_stays_its_message() -> None:
     printed = real_traceback(f"""
         class RayActorError(Exception):

@@ -30,6 +30,7 @@ from logsleuth.tracebacks.grammar import (
     PROCESS_DIED_HEADER,
     PY_WARNING,
     QUOTED_FRAMES_HEADING,
+    RAYLET_WORKER_DIED,
     SHELL_NOTICE,
     SHELL_PROMPT,
     STRICT_EXCEPTION_LINE,
@@ -233,6 +234,8 @@ class Collector:
             return False
         if KILL_LINE.search(text) or text.lstrip().startswith("warnings.warn(") or PROCESS_DIED_HEADER.match(text):
             return False
+        if RAYLET_WORKER_DIED in text:
+            return False  # the raylet's report of a dead worker: a kill notice of its own
         if self.kind != "abort" and shell_notice(text) is not None:
             return False  # the shell's notice after the process died (a native dump ends with it)
         if "@" in text and SHELL_PROMPT.match(text):

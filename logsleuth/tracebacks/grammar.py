@@ -148,6 +148,9 @@ RAY_WORKER_DIED = compile_lazily(
     r"|The actor is dead because its (?:worker process|owner) has died)\b"
 )
 RAY_WORKER_DIED_WORDS = ("died or was killed while", "actor is dead because")
+# The raylet's sentence is a log line of its own, never the continuation of an exception's message (ActorDiedError's
+# `The actor is dead because …` is one: it stays its message's).
+RAYLET_WORKER_DIED = "A worker died or was killed while executing a task"
 # Ray's list of what may have killed a worker, after its report (`There are some potential root causes. (1) The process is
 # killed by SIGKILL by OOM killer …`, newer Ray `Some common causes include: …`): guesses, not this death's cause.
 RAY_CAUSE_GUESSES = ("There are some potential root causes.", "Some common causes include")
