@@ -26,6 +26,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import sys
 import sysconfig
@@ -355,6 +356,11 @@ def main() -> int:
     if args.only is None and shutil.disk_usage("/tmp").free < (5 << 30):
         print("bench_ssh: not enough space in /tmp (need 5 GiB)", file=sys.stderr)
         return 2
+    # A bench started in the background (`make bench &`, nohup) inherits SIGINT ignored, and an ignored signal stays
+    # ignored across exec: the watch rows' Ctrl-C would then never reach a watch (it ran 30 s and was killed).  A
+    # handler, unlike SIG_IGN, is reset to the default in each child, so a child Python again turns it into
+    # KeyboardInterrupt, as under a terminal.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     started = time.monotonic()
     load_before = os.getloadavg()
     server, processes = start_servers()

@@ -27,6 +27,7 @@ from functools import lru_cache
 from logsleuth.facts.engine_classes import class_in_message, only_engine_defining
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, Frame
+from logsleuth.pydantic_display import without_pydantic_display
 
 MAX_MESSAGES = 8  # the first distinct exceptions of a log are enough: a paste with no other evidence is short
 # CPython's own wordings, which an engine's code sometimes repeats (a __getattr__ raising `'X' object has no
@@ -199,7 +200,7 @@ def _engines_of_pydantic_report(class_name: str, report: str) -> set[str]:
     whose code raises its items' messages."""
     engines = {owner} if class_name and (owner := only_engine_defining(class_name)) else set()
     for item in _PYDANTIC_ITEM.finditer(report):
-        said = item["said"].split(" [type=", 1)[0].strip()  # without pydantic's own trailer
+        said = without_pydantic_display(item["said"])
         if said and not CPYTHON_WORDINGS.search(said):
             raising = engines_saying(_PYDANTIC_RAISED_AS[item["kind"]], said)
             engines |= {"vllm"} if len(raising) > 1 and class_name in _PYDANTIC_ONLY_IN_VLLM else raising

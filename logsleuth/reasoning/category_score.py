@@ -78,6 +78,21 @@ def _cut_subsystem_frame(failure: Failure) -> Frame | None:
     return next((frame for frame in reversed(own) if any(_places(row, frame) for row in rows)), None)
 
 
+# Ray re-raises a task's or an actor's exception as a class it names after the cause's class on the fly
+# (ray/exceptions.py RayTaskError.as_instanceof_cause: f"RayTaskError({cause_cls.__name__})"): verl, OpenRLHF and Ray
+# Serve print `ray.exceptions.RayTaskError(ModuleNotFoundError): ray::TaskRunner.run() (pid=…)`, whose message is
+# only the actor's address.  The name in parentheses is the failure's own type.
+_RAY_CAUSE = compile_lazily(r"^RayTaskError\((\w+)\)$")
+
+
+def type_names(name: str) -> set[str]:
+    """The short names a row's `types` may name the exception type `name` by: its own, and the cause's class inside
+    Ray's RayTaskError(…)."""
+    short = short_name(name)
+    cause = _RAY_CAUSE.match(short)
+    return {short, cause[1]} if cause else {short}
+
+
 def _engine_worded(failure: Failure) -> bool:
     """The failure's type and message are those of a check of an engine's own code: its message template in the raise
     site index (facts/engine_messages.py), whichever engine; the wording is the engine's, not a wrapper's or a script's."""
@@ -132,7 +147,7 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
     if failure.kind in row.kinds:
         score += KIND_WEIGHT
         why.append("an argument error" if failure.kind == "usage" else f"a failure of kind {failure.kind}")
-    types = {short_name(block.type) for block in failure.exceptions}
+    types = {name for block in failure.exceptions for name in type_names(block.type)}
     hit_type = next((t for t in row.types if t in types), None)
     if hit_type:
         score += TYPE_WEIGHT

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from logsleuth.models import ExceptionBlock, Failure, LaunchInfo
+from logsleuth.pydantic_display import without_pydantic_display
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +49,6 @@ def exception_lines(failure: Failure) -> list[str]:
 # input_value=…, input_type=…]`; the URL line follows.  vLLM's config classes are pydantic dataclasses, so their
 # checks reach users so: `ValidationError: 1 validation error for ModelConfig` / `  Value error, <vLLM's message>`.
 VALUE_ERROR = "Value error, "
-_DISPLAY_END = "[type=value_error"
 _URL_LINE = "For further information visit"
 
 
@@ -63,8 +63,6 @@ def validator_error(block: ExceptionBlock) -> str | None:
     if start < 0 or message[:start].rstrip(" \t")[-1:] not in ("", "\n"):
         return None  # only an error line of pydantic's, never the words quoted inside another message
     body = message[start + len(VALUE_ERROR):]
-    for end in (body.find(_DISPLAY_END), body.find(_URL_LINE)):
-        if end >= 0:
-            body = body[:end]
-            break
-    return body.strip() or None
+    if (url_line := body.find(_URL_LINE)) >= 0:
+        body = body[:url_line]
+    return without_pydantic_display(body) or None

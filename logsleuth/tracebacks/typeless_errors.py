@@ -61,6 +61,7 @@ from dataclasses import replace
 
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure
+from logsleuth.pydantic_display import without_pydantic_display
 
 # Not a line the grammar reads as an exception line already (`openai.BadRequestError: Error code: 400 - …`).
 _NOT_TYPED = r"(?!\s*[\w.]+(?:Error|Exception): )"
@@ -132,7 +133,7 @@ def typeless_error(text: str) -> tuple[str, str, bool] | None:
         # … requirements not met: unsatisfied condition: cuda>=12.9 (cuda=12.6): unknown`): then it is the failure itself
         return OCI_REFUSAL, refusal, "unsatisfied condition" not in text
     if (m := PYDANTIC_VALUE_ERROR.match(text)) is not None:
-        return "ValueError", _without_pydantic_details(m["msg"]), True
+        return "ValueError", without_pydantic_display(m["msg"]), True
     if (m := OPENAI_STATUS_ERROR.match(text)) is not None:
         return openai_class(int(m["status"])), m["msg"].strip(), True
     if (m := UNDEFINED_SYMBOL.match(text)) is not None:
@@ -150,14 +151,6 @@ def typeless_error(text: str) -> tuple[str, str, bool] | None:
     if "not found" in text and (m := SHELL_NOT_FOUND.match(text)) is not None:
         return COMMAND_NOT_FOUND, m["msg"].rstrip(), True
     return None
-
-
-def _without_pydantic_details(message: str) -> str:
-    """The engine's message without pydantic's ` [type=value_error, input_value=…, input_type=…]` after it."""
-    details = message.find("[type=value_error")
-    while details > 0 and not message[details - 1].isspace():
-        details = message.find("[type=value_error", details + 1)
-    return (message[:details] if details > 0 else message).strip()
 
 
 def oci_runtime_message(text: str) -> str | None:
