@@ -30,6 +30,7 @@ from logsleuth.tracebacks.grammar import (
     PROCESS_DIED_HEADER,
     PY_WARNING,
     QUOTED_FRAMES_HEADING,
+    RAYLET_WORKER_DIED,
     SHELL_NOTICE,
     SHELL_PROMPT,
     STRICT_EXCEPTION_LINE,
@@ -136,7 +137,9 @@ class Collector:
                 return 2  # only the frames' source lines pasted under the header
             if kind is LineKind.OTHER:
                 if self.last is LineKind.FRAME:
-                    return 2  # a source line pasted without its indentation
+                    # a source line pasted without its indentation; never a native handler's banner, which opens a
+                    # dump of its own (`!!!!!!! Segfault encountered !!!!!!!` under the rows of the dump before it)
+                    return 0 if native_header(text) is not None else 2
                 return 1 if len(text) < ELISION_LENGTH and is_elision(text) else 0  # `...` in place of frames
             if kind is LineKind.EXCEPTION and self.last is LineKind.HEADER:
                 return 2  # CPython prints no header for a traceback without frames: likely another failure
@@ -231,6 +234,8 @@ class Collector:
             return False
         if KILL_LINE.search(text) or text.lstrip().startswith("warnings.warn(") or PROCESS_DIED_HEADER.match(text):
             return False
+        if RAYLET_WORKER_DIED in text:
+            return False  # the raylet's report of a dead worker: a kill notice of its own
         if self.kind != "abort" and shell_notice(text) is not None:
             return False  # the shell's notice after the process died (a native dump ends with it)
         if "@" in text and SHELL_PROMPT.match(text):

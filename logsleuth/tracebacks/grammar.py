@@ -24,6 +24,7 @@ from logsleuth.ingest.line_shapes import (  # noqa: F401 - re-exported: the gram
 )
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import FACT_PREFIX, FailureKind
+from logsleuth.tracebacks.cpp_names import demangled
 from logsleuth.tracebacks.typeless_errors import http_status_before, typeless_error
 
 REPEATED_LINE = compile_lazily(r"^\s*\[Previous line repeated (?P<n>\d+) more times?\]\s*$")
@@ -137,6 +138,28 @@ KILL_LINE = compile_lazily(
     r"|\bgot fatal signal from worker processes\b.*)"
 )
 KILL_LINE_WORDS = ("Killed", "sigquit", "exit", "died unexpectedly", "fatal signal from worker")  # one is in every KILL_LINE
+# Ray's report of a worker process that died under a task or an actor (its raylet's `A worker died or was killed while
+# executing a task by an unexpected system error. …`, python/ray/exceptions.py ActorDiedError's `The actor is dead because
+# its worker process has died. Worker exit type: SYSTEM_ERROR …`): a kill notice when it stands alone
+# (Unakar/Logic-RL#18, verl-project/verl#472, #2398); inside a RayActorError's message it stays that message's
+# (the scanner reads it only on a line no failure took).
+RAY_WORKER_DIED = compile_lazily(
+    r"\b(?:A worker died or was killed while executing a task by an unexpected system error"
+    r"|The actor is dead because its (?:worker process|owner) has died)\b"
+)
+RAY_WORKER_DIED_WORDS = ("died or was killed while", "actor is dead because")
+# The raylet's sentence is a log line of its own, never the continuation of an exception's message (ActorDiedError's
+# `The actor is dead because …` is one: it stays its message's).
+RAYLET_WORKER_DIED = "A worker died or was killed while executing a task"
+# Ray's list of what may have killed a worker, after its report (`There are some potential root causes. (1) The process is
+# killed by SIGKILL by OOM killer …`, newer Ray `Some common causes include: …`): guesses, not this death's cause.
+RAY_CAUSE_GUESSES = ("There are some potential root causes.", "Some common causes include")
+
+
+def without_ray_cause_guesses(text: str) -> str:
+    """Ray's report of a dead worker without the list of causes it guesses at."""
+    cut = min((at for guess in RAY_CAUSE_GUESSES if (at := text.find(guess)) > 0), default=len(text))
+    return text[:cut].rstrip()
 # What a runtime source (sources/runtime/: docker inspect, kubectl get pod, systemctl show) knows and the log
 # does not, appended after the log as marked lines starting with models.FACT_PREFIX.
 FACT_LINE = compile_lazily(r"^\[logsleuth: (?P<subject>[^:\]]+): (?P<facts>.+)\]\s*$")
@@ -183,7 +206,12 @@ CPP_BACKTRACE = compile_lazily(r"^\s*(?:Exception raised from |frame #\d+:)")
 # ishiko732/fsrs-online-training#13; the sgl-router is written in Rust, sgl-project/sglang#6491) and pip's
 # resolver (`ERROR: Cannot install …`, vllm-project/vllm#9092, waybarrios/vllm-mlx#19; `ERROR: pip's
 # dependency resolver …`, vllm-project/vllm#6200, vllm-project/vllm-ascend#8286).
+RAY_TERMINATE = "Unhandled exception: "  # Ray's terminate handler (NATIVE_HEADERS)
 FILE_ROW_BANNER = "Segfault encountered"  # the one native dump whose frames are rows of CPython's frame format
+# Such a dump's row (`  File "<unknown>", line 0, in cuMemcpyBatchAsync`): CPython never prints line 0 of an unknown file.
+# Rows of it above any banner are the tail of a dump printed before (vllm-project/vllm#44780): no failure of their own
+# when the paste shows another.
+NATIVE_FILE_ROW = compile_lazily(r'^\s*File "<unknown>", line 0, in \S')
 NATIVE_HEADERS: tuple[tuple[str, re.Pattern[str], str | None], ...] = (
     # (the literal a line needs before the regex is tried ("" = a glog record's `F`), regex, type)
     ("Caught signal", compile_lazily(r"^(?:\[[^\]]{1,200}\]\s*)?Caught signal (?P<signal>\d{1,2}) \((?P<msg>[^)]*)\)"), None),
@@ -192,6 +220,11 @@ NATIVE_HEADERS: tuple[tuple[str, re.Pattern[str], str | None], ...] = (
     # it in CPython's frame format, innermost first (`  File "misc/cudawrap.cc", line 92, in ncclCuMemHostEnable()`,
     # vllm-project/vllm#27868); the same banner ends SGLang's schedulers and TensorRT-LLM runs
     (FILE_ROW_BANNER, compile_lazily(r"^(?:.{0,300}\s)?!{3,} ?(?P<msg>Segfault encountered) ?!{3,}\s*$"), "SIGSEGV"),
+    # Ray's terminate handler, the C++ exception that ended a Ray process (src/ray/util/logging.cc: `logging.cc:97:
+    # Unhandled exception: <the type's mangled name>. what(): <its message>`, then `Stack trace:` and its frames):
+    # vllm-project/vllm#878, #13354, hiyouga/EasyR1#52, ray-project/ray#44296, #59626
+    (RAY_TERMINATE, compile_lazily(
+        r"^(?:.{0,300}\s)?logging\.cc:\d+: Unhandled exception: (?P<type>[^\s.]+)\. what\(\): (?P<msg>\S.*)$"), None),
     ("panicked at", compile_lazily(r"^(?:.{0,300}\s)?thread '(?P<thread>[^']*)'(?: \(\d+\))? panicked at (?P<msg>.*)$"),
      "Rust panic"),
     ("", compile_lazily(r"^\[?F\d{3,4} \d\d:\d\d:\d\d\.\d+\s+(?:\d+\s+)?[^\]\s]+\] ?(?P<msg>\S.*)$"), "FATAL"),
@@ -317,6 +350,8 @@ def native_header(text: str) -> tuple[str, str] | None:
         message = m["msg"].strip()
         if fixed_type == "Rust panic":
             message = message.removesuffix(":") if message.endswith(":") and "'" not in message else message
+        if fixed_type is None and literal == RAY_TERMINATE:
+            return demangled(m["type"]), message  # typeid's mangled name (`St12system_error`): std::system_error
         return fixed_type or m["type"], message
     return None
 
@@ -426,7 +461,13 @@ def is_elision(text: str) -> bool:
 def embedded_failure(text: str) -> str | None:
     """The exception or argparse line a sentence quotes, else None: "I get `KeyError: 'x'` when …"."""
     if text.startswith("[") and (title := ISSUE_TITLE.match(text)) and STRICT_EXCEPTION_LINE.match(title["failure"]):
-        return title["failure"].rstrip()
+        failure = title["failure"].rstrip()
+        opener = text[title.start("failure") - 1]
+        if opener in "`\"'*" and failure.endswith(opener):
+            # the title quotes it (`[Bug] … failed with \`RuntimeError: CUDA error: invalid device ordinal\``,
+            # sgl-project/sglang#3470): the closing mark is no part of the message
+            failure = failure.rstrip(opener).rstrip()
+        return failure
     if "`" not in text and '"' not in text and "*" not in text and "\u201c" not in text and " _" not in text \
             and not text.startswith("_"):
         return None  # most lines quote nothing: plain substring tests before any regex

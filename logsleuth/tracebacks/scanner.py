@@ -40,7 +40,10 @@ from logsleuth.tracebacks.grammar import (
     GROUP_AFTER_TEXT,
     KILL_LINE,
     KILL_LINE_WORDS,
+    NATIVE_FILE_ROW,
     NOT_BARE_TYPES,
+    RAY_WORKER_DIED,
+    RAY_WORKER_DIED_WORDS,
     READY_LINE,
     STRICT_EXCEPTION_LINE,
     THREAD_INTRO,
@@ -62,6 +65,7 @@ from logsleuth.tracebacks.grammar import (
     runtime_fact,
     said_failure,
     shell_notice,
+    without_ray_cause_guesses,
 )
 from logsleuth.tracebacks.interleave import MAX_INTERLEAVED, choose, in_step, redeal
 from logsleuth.tracebacks.logged_errors import (
@@ -447,7 +451,8 @@ class FailureScanner:
             new.indent = _indentation(text)[2:]  # CPython indents a top-level group's header by two
             return new, text[len(new.indent) :]
         elif kind is LineKind.FRAME:
-            new = Collector("traceback", line, Phase.FRAMES, truncated=True, context=self._context())
+            new = Collector("traceback", line, Phase.FRAMES, truncated=True, context=self._context(),
+                            fallback=NATIVE_FILE_ROW.match(text) is not None)
         elif kind is LineKind.SEPARATOR:
             new = Collector("traceback", line, Phase.SEPARATOR, truncated=True, context=self._context())
             new.phase = Phase.BLANK  # add() moves BLANK -> SEPARATOR on the separator line
@@ -526,6 +531,11 @@ class FailureScanner:
         if any(word in text for word in KILL_LINE_WORDS) and KILL_LINE.search(text):
             collector = Collector("killed", line, Phase.DONE, context=self._context())
             collector.add(kind, line, seq)
+            self.failures.append(collector.build())
+            return
+        if any(word in text for word in RAY_WORKER_DIED_WORDS) and RAY_WORKER_DIED.search(text):
+            collector = Collector("killed", line, Phase.DONE, context=self._context())
+            collector.add(kind, line, seq, text=without_ray_cause_guesses(text))
             self.failures.append(collector.build())
             return
         lowered = text.lower()
