@@ -20,7 +20,7 @@ from logsleuth.reasoning.flag_checks import flag_checks
 from logsleuth.reasoning.general import categorize
 from logsleuth.reasoning.gguf_loader import gguf_loader
 from logsleuth.reasoning.hardware import gpu_arch_limit
-from logsleuth.reasoning.lora_adapter import lora_adapter
+from logsleuth.reasoning.lora_adapter import lora_adapter, lora_weight_unsupported
 from logsleuth.reasoning.model_files import model_files
 from logsleuth.reasoning.network import network
 from logsleuth.reasoning.parallelism import parallelism
@@ -40,6 +40,7 @@ RULES: tuple[Rule, ...] = (
     remote_code,  # a model repository's own code, not allowed to run (transformers' trust_remote_code)
     shared_library,  # a system library the dynamic loader cannot find (facts/shared_libraries.toml)
     lora_adapter,  # a LoRA adapter's checkpoint given as the model (its lora_A / lora_B tensors)
+    lora_weight_unsupported,  # an adapter holding a tensor vLLM's LoRA loader does not take (modules_to_save)
     gguf_loader,  # a GGUF file whose architecture transformers' GGUF support (or the gguf package) does not read
     model_files,  # a weights file given as the model, files missing from a checkpoint (facts/model_files.toml)
     dependencies.diagnose,  # a third-party import error against the release's pins (facts/requires.json)
