@@ -15,6 +15,7 @@ from collections.abc import Callable
 from logsleuth.models import Diagnosis
 from logsleuth.reasoning import dependencies
 from logsleuth.reasoning.container_runtime import container_cuda_requirement
+from logsleuth.reasoning.engine_imports import caller_imports_engine_name
 from logsleuth.reasoning.evidence import Evidence
 from logsleuth.reasoning.flag_checks import flag_checks
 from logsleuth.reasoning.general import categorize
@@ -44,6 +45,7 @@ RULES: tuple[Rule, ...] = (
     gguf_loader,  # a GGUF file whose architecture transformers' GGUF support (or the gguf package) does not read
     model_files,  # a weights file given as the model, files missing from a checkpoint (facts/model_files.toml)
     dependencies.diagnose,  # a third-party import error against the release's pins (facts/requires.json)
+    caller_imports_engine_name,  # another program importing a name the installed engine does not have
     flag_checks,  # the engine's own checks of its flags after parsing: one flag needs another, a value off its registry
 )
 
