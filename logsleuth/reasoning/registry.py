@@ -23,6 +23,7 @@ from logsleuth.reasoning.gguf_loader import gguf_loader
 from logsleuth.reasoning.hardware import gpu_arch_limit
 from logsleuth.reasoning.lora_adapter import lora_adapter, lora_weight_unsupported
 from logsleuth.reasoning.model_files import model_files
+from logsleuth.reasoning.model_inspection import model_inspection
 from logsleuth.reasoning.network import network
 from logsleuth.reasoning.parallelism import parallelism
 from logsleuth.reasoning.remote_code import remote_code
@@ -43,6 +44,7 @@ RULES: tuple[Rule, ...] = (
     lora_adapter,  # a LoRA adapter's checkpoint given as the model (its lora_A / lora_B tensors)
     lora_weight_unsupported,  # an adapter holding a tensor vLLM's LoRA loader does not take (modules_to_save)
     gguf_loader,  # a GGUF file whose architecture transformers' GGUF support (or the gguf package) does not read
+    model_inspection,  # vLLM's model inspection subprocess failing: its own error, not the architecture
     model_files,  # a weights file given as the model, files missing from a checkpoint (facts/model_files.toml)
     dependencies.diagnose,  # a third-party import error against the release's pins (facts/requires.json)
     caller_imports_engine_name,  # another program importing a name the installed engine does not have
