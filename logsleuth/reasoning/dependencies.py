@@ -681,6 +681,8 @@ def _pins_of_both_engines(drift: Drift, declaring: dict[str, list[str]]) -> Diag
             steps=(
                 f"pip show {' '.join(OWN_PACKAGES)} (the one installed runs this server; its Version: line is your release)",
                 'pip install "<engine>==<your version>" (the engine and release pip show named)',
+                f"not an SGLang or vLLM launch (a training script, a notebook): the {subject} that program's own "
+                "requirements name",
             ),
         ),
         basis="rule",
