@@ -367,3 +367,72 @@ def test_an_installed_version_not_past_the_releases_era_keeps_the_release_pin(tm
         tmp_path, {"transformers/__init__.py": f"__version__ = '{installed}'\n"}, "from transformers import Qwen3VLConfig\n")
     diagnosis = _rule(VLLM_085_ENV.replace("5.0.0", installed) + VLLM_SERVE + traceback)
     assert diagnosis.fix is not None and diagnosis.fix.steps[0] == "pip install 'transformers>=4.51.1'"
+
+
+# When the log names no engine (reasoning/dependencies.py `_engine_not_named`): a bare import error or a package's
+# own version check, pasted alone or from a wrapper, with no program, path or command of SGLang or vLLM.  The rule
+# names the pins of every engine whose releases declare the package and never guesses the engine.
+
+
+def _engine_free_diagnosis(text: str) -> Diagnosis:
+    diagnosis = _diagnosis(text)
+    assert diagnosis is not None
+    return diagnosis
+
+
+def _final_line(traceback: str) -> str:
+    return traceback.strip().splitlines()[-1]
+
+
+def test_a_name_the_installed_package_lacks_names_both_engines_pins_and_no_engine(tmp_path: Path) -> None:
+    """A grammar package renamed a class (the shape of sgl-project/sglang#2166: xgrammar's CachedGrammarCompiler),
+    pasted as its last line only."""
+    traceback = _real_traceback(tmp_path, {"xgrammar/__init__.py": "class GrammarCompiler: pass\n"},
+                                "from xgrammar import CachedGrammarCompiler\n")
+    diagnosis = _engine_free_diagnosis(_final_line(traceback) + "\n")
+    assert (diagnosis.pattern, diagnosis.category, diagnosis.basis) == ("rule-dependency-version", "dependency-version", "rule")
+    assert diagnosis.engine is None and diagnosis.engine_version is None  # the engine is never guessed
+    assert "CachedGrammarCompiler" in diagnosis.root_cause and "neither the engine nor its release" in diagnosis.root_cause
+    assert any(fact.startswith("SGLang releases declare xgrammar: ") for fact in diagnosis.evidence)
+    assert any(fact.startswith("vLLM releases declare xgrammar: ") for fact in diagnosis.evidence)
+    assert diagnosis.fix is not None and "xgrammar your engine release pins" in diagnosis.fix.summary
+    assert not diagnosis.fix.flags and diagnosis.fix.command is None
+
+
+def test_a_submodule_name_is_read_through_its_distribution(tmp_path: Path) -> None:
+    """outlines moved a function out of a submodule (the shape of sgl-project/sglang#2550), the whole traceback."""
+    traceback = _real_traceback(tmp_path, {"outlines/__init__.py": "", "outlines/fsm/__init__.py": "",
+                                           "outlines/fsm/json_schema.py": "def to_regex(schema): pass\n"},
+                                "from outlines.fsm.json_schema import build_regex_from_schema\n")
+    diagnosis = _engine_free_diagnosis(traceback)
+    assert diagnosis.pattern == "rule-dependency-version" and diagnosis.engine is None
+    assert "outlines.fsm.json_schema (distribution outlines)" in diagnosis.title  # the module as the message names it
+    assert diagnosis.fix is not None and "outlines your engine release pins" in diagnosis.fix.summary
+
+
+def test_a_pair_of_one_projects_packages_at_two_releases_names_both(tmp_path: Path) -> None:
+    """flashinfer's import check of its cubin package (flashinfer/__init__.py raises it; NVIDIA-NeMo/Export-Deploy#679),
+    rebuilt with our own versions."""
+    source = ('__version__ = "0.6.10"\nflashinfer_cubin_version = "0.6.8.post1"\n'
+              'if __version__ != flashinfer_cubin_version:\n'
+              '    raise RuntimeError(f"flashinfer-cubin version ({flashinfer_cubin_version}) does not match "\n'
+              '                       f"flashinfer version ({__version__}). Please install the same version of both packages.")\n')
+    traceback = _real_traceback(tmp_path, {"flashinfer/__init__.py": source}, "import flashinfer\n")
+    diagnosis = _engine_free_diagnosis(traceback)
+    assert diagnosis.pattern == "rule-dependency-version" and diagnosis.engine is None
+    assert "flashinfer-cubin 0.6.8.post1 and flashinfer-python 0.6.10 are different releases" in diagnosis.root_cause
+    assert diagnosis.fix is not None and "flashinfer-cubin and flashinfer-python of one release" in diagnosis.fix.summary
+    assert "FLASHINFER_DISABLE_VERSION_CHECK" not in diagnosis.fix.summary  # a bypass is no fix
+
+
+def test_a_package_no_engine_release_declares_is_left_to_general_guidance(tmp_path: Path) -> None:
+    """The look-alike: the same shape from a package neither engine declares is not drift from their pins."""
+    traceback = _real_traceback(tmp_path, {"acmegrammar/__init__.py": "class GrammarCompiler: pass\n"},
+                                "from acmegrammar import CachedGrammarCompiler\n")
+    assert _engine_free_diagnosis(traceback).pattern != "rule-dependency-version"
+
+
+def test_a_module_simply_missing_without_an_engine_is_left_to_general_guidance(tmp_path: Path) -> None:
+    """`No module named 'X'` from a log naming no engine: a user's own script raises it as often as an engine."""
+    traceback = _real_traceback(tmp_path, {}, "import xgrammar\n")
+    assert _engine_free_diagnosis(traceback).pattern != "rule-dependency-version"

@@ -59,6 +59,14 @@ _BELOW_MINIMUM = compile_lazily(
 )
 _MINIMUM_MISSING = compile_lazily(r"(?<![\w.-])(?P<dist>[\w.-]+) with minimum required version \S+ is not installed")
 _NO_METADATA = compile_lazily(r"No package metadata was found for (?P<dist>[\w.-]+)")
+_DISTRIBUTION_ONLY = compile_lazily(r"^(?P<dist>[A-Za-z0-9][\w.-]*)$")
+# Two distributions of one project that must be the same release, checked when the package is imported:
+# flashinfer's "flashinfer-cubin version (A) does not match flashinfer version (B)" (flashinfer/__init__.py,
+# facts/raise_sites-flashinfer.zip; NVIDIA-NeMo/Export-Deploy#679).
+_PAIR_MISMATCH = compile_lazily(
+    r"(?<![\w.-])(?P<dist>[\w.-]+) version \((?P<found>[^()\s]+)\) does not match (?P<other>[\w.-]+) version "
+    r"\((?P<other_found>[^()\s]+)\)"
+)
 # transformers' AutoConfig.register refusing a model type it now ships itself, which the engine registers at import
 # (vLLM 0.9's 'aimv2'): transformers newer than the release was made for.
 _REGISTERED_TWICE = compile_lazily(r"'(?P<name>[\w.-]+)' is already used by a Transformers config, pick another name")
@@ -68,12 +76,13 @@ _REGISTERED_TWICE = compile_lazily(r"'(?P<name>[\w.-]+)' is already used by a Tr
 class Drift:
     """What the failure says about one third-party module."""
 
-    shape: str  # "missing", "missing-name", "missing-attribute", "undefined-symbol", "version-check"
+    shape: str  # "missing", "missing-name", "missing-attribute", "undefined-symbol", "version-check", "pair-mismatch"
     module: str  # as the message names it ("" when the message names the distribution only)
     distributions: tuple[str, ...]  # the distributions that install it
     said: str  # the failure's own line, "Type: message"
     name: str = ""  # the name or symbol it lacks
     library: str = ""  # the shared object the loader refused (its file name), for an undefined symbol
+    found: tuple[str, ...] = ()  # the installed versions the message names, one per distribution (a pair mismatch)
 
     @property
     def torch_abi(self) -> bool:
@@ -88,6 +97,8 @@ class Drift:
 def diagnose(evidence: Evidence) -> Diagnosis | None:
     """The rule (registry.RULES): a dependency-version diagnosis, or None when the failure is not one."""
     engine = evidence.launch.engine
+    if engine is None:
+        return _engine_not_named(evidence)
     if engine not in OWN_PACKAGES:
         return None
     for block in _final_and_its_causes(evidence.failure.exceptions):
@@ -135,8 +146,18 @@ def _read(block: ExceptionBlock, engine: str) -> Drift | None:
                 return None
             name = found.groupdict().get("name") or ""
             return Drift(shape, module, _distributions(module, engine), said, name)
+    if (found := _PAIR_MISMATCH.search(message)) is not None:
+        pair = tuple((distributions_of(d) or (requires.normalize(d),))[0] for d in (found["dist"], found["other"]))
+        if any(d in OWN_PACKAGES or d == engine for d in pair):
+            return None
+        return Drift("pair-mismatch", "", pair, said, found=(found["found"], found["other_found"]))
     if (found := _REGISTERED_TWICE.search(message)) is not None:
         return Drift("registered-twice", "transformers", ("transformers",), said, found["name"])
+    if block.type.split(".")[-1] == "PackageNotFoundError" and (found := _DISTRIBUTION_ONLY.match(message)) is not None:
+        # importlib.metadata.version("D") raising for a distribution not installed under that name: its message is
+        # the name alone (CPython's importlib/metadata; flashinfer-ai/flashinfer#794).
+        distribution = requires.normalize(found["dist"])
+        return None if distribution in OWN_PACKAGES or distribution == engine else Drift("missing", "", (distribution,), said)
     for pattern in (_REQUIRED, _BELOW_MINIMUM, _MINIMUM_MISSING, _NO_METADATA):
         if (found := pattern.search(message)) is not None:
             distribution = requires.normalize(found["dist"])
@@ -229,7 +250,16 @@ def _shape_sentence(drift: Drift) -> str:
         "undefined-symbol": f"A compiled library of {module} needs the symbol {drift.name}, which the libraries loaded with it lack.",
         "version-check": f"A version check found another {module} than the one required.",
         "registered-twice": f"The installed transformers ships a config named '{drift.name}' itself, which the engine also registers when it is imported.",
+        "pair-mismatch": _pair_sentence(drift),
     }[drift.shape]
+
+
+def _pair_sentence(drift: Drift) -> str:
+    if drift.shape != "pair-mismatch" or len(drift.distributions) != 2 or len(drift.found) != 2:
+        return ""
+    (first, second), (first_found, second_found) = drift.distributions, drift.found
+    return (f"The installed {first} {first_found} and {second} {second_found} are different releases, and {second} "
+            f"refuses to load unless both are the same release.")
 
 
 def _against_release(drift: Drift, engine: str, version: str, pin: requires.Pin) -> Diagnosis:
@@ -596,4 +626,65 @@ def _unknown_release(drift: Drift, engine: str, version: str | None, declared: l
             *pins,
             *([f"logsleuth knows the pins of {len(known)} {name} releases ({known[0]} to {known[-1]})"] if known else []),
         ),
+    )
+
+
+# Shapes read when the log names no engine.  A module that is simply missing (`No module named 'X'`) is left to
+# the general guidance: a script of the user's own raises it as often as an engine does.
+_WITHOUT_ENGINE_SHAPES = ("missing-name", "missing-attribute", "version-check", "pair-mismatch")
+
+
+def _engine_not_named(evidence: Evidence) -> Diagnosis | None:
+    """A third-party import error or version check, the log naming no engine (a bare line, a wrapper's paste): the
+    pins of the engines whose releases declare the package, never a guess at which engine runs
+    (sgl-project/sglang#2166, sgl-project/sglang#2550, flashinfer-ai/flashinfer#794)."""
+    for block in _final_and_its_causes(evidence.failure.exceptions):
+        read = [_read(block, engine) for engine in OWN_PACKAGES]  # None for either engine's own module
+        if any(drift is None for drift in read):
+            continue
+        drift = read[0]
+        assert drift is not None
+        distributions = tuple(dict.fromkeys(d for found in read if found is not None for d in found.distributions))
+        drift = replace(drift, distributions=distributions)
+        version_check_missing = drift.shape == "missing" and not drift.module  # "D ... is not installed"
+        if drift.shape not in _WITHOUT_ENGINE_SHAPES and not version_check_missing:
+            return None
+        declaring = {engine: [d for d in distributions if requires.declares(engine, d)] for engine in OWN_PACKAGES}
+        if not any(declaring.values()):
+            return None
+        return _pins_of_both_engines(drift, declaring)
+    return None
+
+
+def _pins_of_both_engines(drift: Drift, declaring: dict[str, list[str]]) -> Diagnosis:
+    subject = next(d for found in declaring.values() for d in found)
+    names = [ENGINE_NAMES[engine] for engine, found in declaring.items() if found]
+    pins = [f"{ENGINE_NAMES[engine]} releases declare {d}: {_pins_summary(engine, d)}"
+            for engine, found in declaring.items() for d in found]
+    missing = drift.shape == "missing"
+    pair = drift.shape == "pair-mismatch"
+    if pair:
+        summary = (f"Install {' and '.join(drift.distributions)} of one release, the one your engine release pins: "
+                   "reinstalling the release re-resolves both.")
+    else:
+        summary = f"Install the {subject} your engine release pins: reinstalling the release re-resolves its pins."
+    return Diagnosis(
+        pattern=RULE_ID,
+        title=(f"{_what(drift)} is missing: {' and '.join(names)} releases declare {subject}" if missing
+               else f"{' and '.join(drift.distributions)} do not match what the engine release pins" if pair
+               else f"{_what(drift)} does not match what the engine release pins"),
+        category=CATEGORY,
+        root_cause=(f"{_shape_sentence(drift)} {' and '.join(names)} pin {subject} per release, and the log names "
+                    f"neither the engine nor its release, so the pin cannot be named here. {pins[0]}."),
+        fix=Fix(
+            summary=summary,
+            steps=(
+                f"pip show {' '.join(OWN_PACKAGES)} (the one installed runs this server; its Version: line is your release)",
+                'pip install "<engine>==<your version>" (the engine and release pip show named)',
+                f"not an SGLang or vLLM launch (a training script, a notebook): the {subject} that program's own "
+                "requirements name",
+            ),
+        ),
+        basis="rule",
+        evidence=(*_facts(drift), "the log names no engine (no program, path or command of SGLang or vLLM)", *pins),
     )

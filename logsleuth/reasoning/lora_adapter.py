@@ -7,7 +7,13 @@ Loaded as a model, the engine's `load_weights` looks each name up in the model's
 SGLang and vLLM's model files raise `KeyError: '<name>'` (`param = params_dict[name]`); vLLM's AutoWeightsLoader raises
 "There is no module or parameter named '<name>' in <Model>".  The fix is the launch's shape, not the tensors: the base
 model as the model, the adapter through the release's LoRA flags (checked in its catalog), the base model's name from
-the adapter's adapter_config.json (`base_model_name_or_path`), which only the user has."""
+the adapter's adapter_config.json (`base_model_name_or_path`), which only the user has.
+
+The second rule reads the other side: an adapter served as an adapter whose checkpoint holds a tensor vLLM's LoRA
+loader does not take (vllm/lora/utils.py parse_fine_tuned_lora_name: "<name> is unsupported LoRA weight", every
+release in the raise site index): a full weight PEFT saved beside the matrices (`modules_to_save`: lm_head,
+embed_tokens), or the matrices of a module the release does not serve LoRA on (vllm-project/vllm#9280,
+vllm-project/vllm#21500)."""
 
 from __future__ import annotations
 
@@ -20,6 +26,14 @@ RULE_ID = "rule-lora-adapter-as-model"
 _ADAPTER_TENSOR = compile_lazily(
     r"^(?:KeyError: '|ValueError: There is no module or parameter named ')"
     r"(?P<name>[^']*\.lora_(?:A|B|up|down|embedding_A|embedding_B|magnitude_vector)\b[^']*)'"
+)
+# vLLM's LoRA loader refusing one of the adapter's tensors; the name is the checkpoint's (dots, words, digits).
+_UNSUPPORTED_LORA_WEIGHT = compile_lazily(r"(?<![\w.])(?P<name>[\w.]+) is unsupported LoRA weight")
+_LORA_MATRIX = compile_lazily(r"\.lora_(?:A|B|embedding_A|embedding_B)\b")
+UNSUPPORTED_SOURCES = (
+    "vllm/lora/utils.py parse_fine_tuned_lora_name: 'raise ValueError(f\"{name} is unsupported LoRA weight\")' "
+    "(facts/raise_sites-vllm.zip: every indexed release), called for each tensor of adapter_model.safetensors",
+    "PEFT LoraConfig.modules_to_save: whole modules (lm_head, embed_tokens) saved with the adapter, as full weights",
 )
 SOURCES = (
     "PEFT src/peft/tuners/lora/layer.py: the adapter's matrices are lora_A / lora_B (lora_embedding_A/B), saved with "
@@ -63,4 +77,42 @@ def lora_adapter(evidence: Evidence) -> Diagnosis | None:
         ),
         references=SOURCES, engine=engine, engine_version=launch.engine_version, basis="rule",
         evidence=(f"the tensor the loader did not know: {found['name']}",),
+    )
+
+
+def lora_weight_unsupported(evidence: Evidence) -> Diagnosis | None:
+    """An adapter whose checkpoint holds a tensor vLLM's LoRA loader does not take: what kind of tensor it is says
+    which way out there is (never a flag: the loader raises for it whatever the LoRA settings)."""
+    found = evidence.first_match(_UNSUPPORTED_LORA_WEIGHT)
+    if found is None:
+        return None
+    tensor = found["name"]
+    launch = evidence.launch
+    if _LORA_MATRIX.search(tensor):
+        cause = (f"The adapter holds LoRA matrices for a module ('{tensor}') this vLLM release does not serve LoRA on "
+                 "(each model registers the modules it supports, often only the language model's linear layers).")
+        summary = ("Serve an adapter trained only on the modules this release supports, or merge the adapter into the "
+                   "base model and serve the merged model without LoRA.")
+        first_step = "retrain the adapter with target_modules limited to the language model's linear layers (q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj)"
+    else:
+        cause = (f"The adapter holds a full weight ('{tensor}'), not a pair of LoRA matrices: PEFT saves whole modules "
+                 "beside them when they are listed in modules_to_save (lm_head, embed_tokens), and vLLM's LoRA "
+                 "loader reads only lora_A / lora_B matrices.")
+        summary = ("Save the adapter without modules_to_save, or merge the adapter into the base model and serve the "
+                   "merged model without LoRA.")
+        first_step = "retrain (or re-save) the adapter with modules_to_save empty: only its lora_A / lora_B matrices are served"
+    return Diagnosis(
+        pattern="rule-lora-weight-unsupported", title="A LoRA adapter holds a tensor vLLM's LoRA loader does not take",
+        category="lora-config",
+        root_cause=cause,
+        fix=Fix(
+            summary=summary,
+            steps=(
+                first_step,
+                "or merge: PEFT's merge_and_unload on the base model with the adapter, then save_pretrained, and serve "
+                "that directory as the model",
+            ),
+        ),
+        references=UNSUPPORTED_SOURCES, engine=launch.engine, engine_version=launch.engine_version, basis="rule",
+        evidence=(f"the tensor the LoRA loader refused: {tensor}",),
     )

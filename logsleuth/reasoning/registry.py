@@ -15,13 +15,15 @@ from collections.abc import Callable
 from logsleuth.models import Diagnosis
 from logsleuth.reasoning import dependencies
 from logsleuth.reasoning.container_runtime import container_cuda_requirement
+from logsleuth.reasoning.engine_imports import caller_imports_engine_name
 from logsleuth.reasoning.evidence import Evidence
 from logsleuth.reasoning.flag_checks import flag_checks
 from logsleuth.reasoning.general import categorize
 from logsleuth.reasoning.gguf_loader import gguf_loader
 from logsleuth.reasoning.hardware import gpu_arch_limit
-from logsleuth.reasoning.lora_adapter import lora_adapter
+from logsleuth.reasoning.lora_adapter import lora_adapter, lora_weight_unsupported
 from logsleuth.reasoning.model_files import model_files
+from logsleuth.reasoning.model_inspection import model_inspection
 from logsleuth.reasoning.network import network
 from logsleuth.reasoning.parallelism import parallelism
 from logsleuth.reasoning.remote_code import remote_code
@@ -40,9 +42,12 @@ RULES: tuple[Rule, ...] = (
     remote_code,  # a model repository's own code, not allowed to run (transformers' trust_remote_code)
     shared_library,  # a system library the dynamic loader cannot find (facts/shared_libraries.toml)
     lora_adapter,  # a LoRA adapter's checkpoint given as the model (its lora_A / lora_B tensors)
+    lora_weight_unsupported,  # an adapter holding a tensor vLLM's LoRA loader does not take (modules_to_save)
     gguf_loader,  # a GGUF file whose architecture transformers' GGUF support (or the gguf package) does not read
+    model_inspection,  # vLLM's model inspection subprocess failing: its own error, not the architecture
     model_files,  # a weights file given as the model, files missing from a checkpoint (facts/model_files.toml)
     dependencies.diagnose,  # a third-party import error against the release's pins (facts/requires.json)
+    caller_imports_engine_name,  # another program importing a name the installed engine does not have
     flag_checks,  # the engine's own checks of its flags after parsing: one flag needs another, a value off its registry
 )
 

@@ -47,3 +47,45 @@ def test_a_base_model_tensor_the_model_lacks_stays_a_weight_key_mismatch() -> No
                       "python3 -m sglang.launch_server --model-path /ckpt/model --port 30000\n")
     diagnosis = first_diagnosis(log)
     assert diagnosis.pattern == "sglang-weight-key-mismatch" and diagnosis.category == "weight-loading"
+
+
+# vLLM's LoRA loader refusing an adapter's tensor (vllm/lora/utils.py parse_fine_tuned_lora_name), mirrored so real
+# CPython prints the traceback: the adapter was given as an adapter, but holds a tensor the loader does not take.
+PARSE_LORA_NAME = """
+    def parse_fine_tuned_lora_name(name):
+        parts = name.split(".")
+        if parts[-1] == "weight" and parts[-2] in ("lora_A", "lora_B") and "visual" not in parts:
+            return ".".join(parts[2:-2]), parts[-2] == "lora_A"
+        raise ValueError(f"{name} is unsupported LoRA weight")
+
+    parse_fine_tuned_lora_name(NAME)
+"""
+VLLM_LORA_LAUNCH = "vllm serve Qwen/Qwen2.5-3B-Instruct --enable-lora --lora-modules otas=/ckpt/otas-adapter\n"
+
+
+def _vllm_lora_log(tensor: str) -> str:
+    return VLLM_LORA_LAUNCH + real_traceback(PARSE_LORA_NAME.replace("NAME", repr(tensor)), "vllm/lora/utils.py")
+
+
+def test_a_full_weight_saved_with_the_adapter_is_named_with_modules_to_save() -> None:
+    """The shape of vllm-project/vllm#9280: PEFT's modules_to_save put lm_head's whole weight in the adapter."""
+    diagnosis = first_diagnosis(_vllm_lora_log("base_model.model.lm_head.weight"))
+    assert (diagnosis.pattern, diagnosis.category, diagnosis.basis) == ("rule-lora-weight-unsupported", "lora-config", "rule")
+    assert "base_model.model.lm_head.weight" in diagnosis.root_cause and "modules_to_save" in diagnosis.root_cause
+    assert diagnosis.fix is not None and "without modules_to_save" in diagnosis.fix.summary
+    assert not diagnosis.fix.flags and diagnosis.fix.command is None  # no server setting makes the loader take it
+
+
+def test_lora_matrices_of_a_module_the_release_does_not_serve_say_so() -> None:
+    """The shape of vllm-project/vllm#21500: an adapter trained on a vision tower's layers."""
+    diagnosis = first_diagnosis(_vllm_lora_log("base_model.model.visual.blocks.0.attn.qkv.lora_A.weight"))
+    assert diagnosis.pattern == "rule-lora-weight-unsupported"
+    assert "does not serve LoRA on" in diagnosis.root_cause and "modules_to_save" not in diagnosis.root_cause
+    assert diagnosis.fix is not None and "merge" in diagnosis.fix.summary
+
+
+def test_the_same_words_inside_another_message_are_not_the_loader_s_refusal() -> None:
+    """A look-alike: a LoRA error that is not the loader refusing a tensor keeps its own reading."""
+    log = VLLM_LORA_LAUNCH + real_traceback('raise ValueError("LoRA rank 64 is greater than max_lora_rank 16.")\n',
+                                            "vllm/lora/peft_helper.py")
+    assert first_diagnosis(log).pattern != "rule-lora-weight-unsupported"
