@@ -128,19 +128,21 @@ def test_a_prompt_beyond_the_context_is_not_read_as_the_encoder_cache() -> None:
 RAY_TITLE = "Ray cluster that cannot place the engine's GPU bundles"
 
 
-@pytest.mark.parametrize("paste", [
-    # vllm-project/vllm#13388: the two lines quoted alone (TP16 over Ray in Kubernetes)
+# vllm-project/vllm#13388: the two lines quoted alone (TP16 over Ray in Kubernetes)
+RAY_WAIT_THEN_AUTOSCALER = (
     "Waiting for creating a placement group of specs for 70 seconds... \n"
-    "Error: No available node types can fulfill resource request {'node:10.61.0.27': 0.001, 'GPU': 1.0}\n",
-    # vllm-project/vllm#12670: the autoscaler's sentence in full, the node named by its hostname
+    "Error: No available node types can fulfill resource request {'node:10.61.0.27': 0.001, 'GPU': 1.0}\n")
+# vllm-project/vllm#12670: the autoscaler's sentence in full, the node named by its hostname
+RAY_AUTOSCALER_BY_HOSTNAME = (
     "Error: No available node types can fulfill resource request "
     "{'node:ec2-10-1-2-3.us-west-2.compute.amazonaws.com': 0.001, 'GPU': 1.0}. Add suitable node types to this "
-    "cluster to resolve this issue.\n",
-])
-def test_rays_autoscaler_finding_no_node_for_a_bundle_is_the_cluster_placing(paste: str) -> None:
-    diagnosis = _diagnosis(paste)
-    assert diagnosis.category == "orchestration"
-    assert RAY_TITLE in diagnosis.title
+    "cluster to resolve this issue.\n")
+
+
+def test_rays_autoscaler_finding_no_node_for_a_bundle_is_the_cluster_placing() -> None:
+    for paste in (RAY_WAIT_THEN_AUTOSCALER, RAY_AUTOSCALER_BY_HOSTNAME):
+        diagnosis = _diagnosis(paste)
+        assert (diagnosis.category, RAY_TITLE in diagnosis.title) == ("orchestration", True), paste
 
 
 def test_a_ray_actor_that_died_is_not_a_bundle_the_cluster_could_not_place() -> None:
