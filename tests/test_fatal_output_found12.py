@@ -133,3 +133,24 @@ def test_the_routers_routine_records_stay_no_failure() -> None:
 def test_another_programs_removed_worker_is_not_the_routers() -> None:
     # the same words from a program that is not SGLang's router name no router failure
     assert not diagnose_text("[pool] Removing failed worker: w-17 (restarting it)\n", OPTIONS).failures
+
+
+# -- torch's NCCL watchdog record names the exception torch builds from it (ProcessGroupNCCL.cpp) ----------------------
+
+WATCHDOG_RECORD = ("[rank6]:[E1105 08:12:40.118230417 ProcessGroupNCCL.cpp:632] [Rank 6] Watchdog caught collective operation "
+                   "timeout: WorkNCCL(SeqNum=4120, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for "
+                   "600092 milliseconds before timing out.")
+
+
+def test_the_nccl_watchdogs_timeout_record_is_named_by_its_exception_not_its_level() -> None:
+    # OpenRLHF/OpenRLHF#1126: the rank's E record, cut before torch's `terminate called after throwing …`
+    kind, message, category = primary(WATCHDOG_RECORD + "\n")
+    assert kind == "c10::DistBackendError"
+    assert message.startswith("[Rank 6] Watchdog caught collective operation timeout")
+    assert category == "nccl"
+
+
+def test_another_glog_error_record_still_names_only_its_level() -> None:
+    # the look-alike: a library's E record that builds no exception of its own (Mooncake's RDMA context, sglang#8324)
+    line = "E0724 03:14:20.707079 104002 rdma_context.cpp:261] Context is not active: mlx5_bond_2"
+    assert primary(line + "\n")[:2] == ("ERROR", "Context is not active: mlx5_bond_2")

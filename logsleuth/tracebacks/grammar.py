@@ -312,6 +312,21 @@ GLOG_ERROR = compile_lazily(
 )
 
 
+# The exception torch's NCCL watchdog builds from the text it logs on a collective's timeout
+# (torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp, 2.1 and later: `LOG(ERROR) << exceptionMsg`, then
+# `C10_BUILD_ERROR(DistBackendError, exceptionMsg)`, which the watchdog rethrows and terminates the process with:
+# `terminate called after throwing an instance of 'c10::DistBackendError'`, OpenRLHF/OpenRLHF#1126,
+# vllm-project/vllm#6042).  The record names that exception, not the log level.
+WATCHDOG_TIMEOUT = "Watchdog caught collective operation timeout"
+WATCHDOG_EXCEPTION = "c10::DistBackendError"
+
+
+def glog_record_type(message: str) -> str:
+    """The type of a glog or c10 E record's failure: the exception the program builds from this very text when the
+    record is one (the NCCL watchdog's timeout), else `ERROR`, the record's level (it names no exception)."""
+    return WATCHDOG_EXCEPTION if WATCHDOG_TIMEOUT in message else "ERROR"
+
+
 # The line a server prints once it serves (SGLang; uvicorn's, which is vLLM's): errors logged before it were survived.
 READY_LINE = compile_lazily(r"The server is fired up and ready to roll!|Application startup complete")
 
