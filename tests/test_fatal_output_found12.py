@@ -26,6 +26,11 @@ VLLM_DUMP = (
     "engine (v0.11.1) with config: model='/models/qwen3-8b', speculative_config=None, tokenizer='/models/qwen3-8b', "
     "skip_tokenizer_init=False, tokenizer_mode=auto, dtype=torch.bfloat16, max_seq_len=32768, tensor_parallel_size=2"
 )
+NPU_DEVICE_ERROR = (
+    "EZ9999: [PID: 31877] 2025-11-02-09:41:17.205.611 The error from device(chipId:3, dieId:0), serial number is 5, "
+    "there is an aivec error exception, core id is 12, error code = 0, dump info: pc start: 0x12400a1f0000, current: "
+    "0x12400a1f07c4.[FUNC:ProcessStarsCoreErrorInfo][FILE:device_error_proc.cc][LINE:1434]"
+)
 VLLM_HEALTHY = [
     "(APIServer pid=20301) INFO 03-02 09:14:40 [loggers.py:127] Engine 000: Avg prompt throughput: 812.4 tokens/s, "
     "Avg generation throughput: 96.0 tokens/s, Running: 4 reqs, Waiting: 0 reqs, GPU KV cache usage: 3.1%",
@@ -41,9 +46,9 @@ def test_vllms_input_dump_as_the_last_line_of_a_cut_paste_says_the_engine_core_d
     assert message == "Dumping input data for V1 LLM engine (v0.11.1)"
 
 
-@pytest.mark.parametrize("logged", ["vllm-dump", "router", "pd-transfer"])
+@pytest.mark.parametrize("logged", ["vllm-dump", "router", "pd-transfer", "npu-device-error"])
 def test_a_traceback_beside_such_a_line_stays_the_failure(logged: str) -> None:
-    line = {"vllm-dump": VLLM_DUMP, "router": ROUTER_FAILED_LINES[0],
+    line = {"vllm-dump": VLLM_DUMP, "router": ROUTER_FAILED_LINES[0], "npu-device-error": NPU_DEVICE_ERROR,
             "pd-transfer": _decode_transfer_failed(0, 18, "Failed due to an unknown reason from another rank")}[logged]
     printed = real_traceback("""
         def execute_model():
@@ -154,3 +159,25 @@ def test_another_glog_error_record_still_names_only_its_level() -> None:
     # the look-alike: a library's E record that builds no exception of its own (Mooncake's RDMA context, sglang#8324)
     line = "E0724 03:14:20.707079 104002 rdma_context.cpp:261] Context is not active: mlx5_bond_2"
     assert primary(line + "\n")[:2] == ("ERROR", "Context is not active: mlx5_bond_2")
+
+
+# -- Ascend CANN's EZ9999 record of a kernel's device-side error (sgl-project/sglang#12464, vllm-project/vllm-ascend#1972)
+
+
+def test_canns_device_error_record_is_the_failure_of_a_cut_paste() -> None:
+    log = "\n".join([
+        "[rank3]:[W1102 09:41:18.206114431 compiler_depend.ts:57] Warning: EZ9999: Inner Error!",
+        NPU_DEVICE_ERROR,
+        "        TraceBack (most recent call last):",
+        "       Kernel task happen error, retCode=0x31, [vector core exception].[FUNC:PreCheckTaskErr]"
+        "[FILE:davinci_kernel_task.cc][LINE:1539]",
+    ]) + "\n"
+    kind, message, _ = primary(log)
+    assert kind == "EZ9999"
+    assert message.startswith("The error from device(chipId:3, dieId:0)") and message.endswith("aivec error exception")
+
+
+def test_another_ez9999_record_is_no_device_error() -> None:
+    # the look-alike: CANN's EZ9999 records of other kinds (a kernel's config it could not parse) are no device error
+    line = "EZ9999: [PID: 5625] 2025-09-19-14:34:08.166.059 Parse dynamic kernel config fail."
+    assert all(group.failure.final.type != "EZ9999" for group in diagnose_text(line + "\n", OPTIONS).failures)

@@ -452,12 +452,19 @@ TYPELESS_ENGINE_LINES: tuple[tuple[re.Pattern[str], str], ...] = (
     (compile_lazily(r"^(?=.{0,300}?(?:\[Router \(Rust\)\]|\bsglang_router_rs::|\bsgl_model_gateway::))(?:.*?\s)?"
                     r"(?P<msg>(?:Removing failed worker: |(?:HTTP |gRPC )?[Hh]ealth check failed for |"
                     r"Stream error from decode server )\S.*)$"), ROUTER_WORKER_FAILED),
+    # Ascend CANN's runtime reporting a device-side error of a kernel (an AI vector or AI core unit's exception: an
+    # invalid address, an out-of-range DDR access) in its EZ9999 record: `EZ9999: [PID: N] <time> The error from
+    # device(chipId:7, dieId:0), serial number is 2, there is an exception of aivec error, core id is 9, …`
+    # (sgl-project/sglang#12464, vllm-project/vllm-ascend#1972): the NPU counterpart of a CUDA kernel's illegal
+    # access.  A fallback: torch_npu's RuntimeError after it, when pasted, is the failure
+    (compile_lazily(r"^(?:.*?\s)?EZ9999: \[PID: \d+\] \S+ (?P<msg>The error from device\([^()]{0,60}\), serial number is "
+                    r"\d+, there is an? [^,]{1,80}?(?:exception|error)[^,]{0,40})"), "EZ9999"),
 )
 FATAL_LINE_WORDS = ("rror", "atchdog", "undefined symbol", "max seq len", "placement group of specs", "failed to start",
                     "hit an exception", "gated repo", "is restricted", "out of resource", "Transformers with the command",
                     "the checkpoint is very new", '"detail"', "OCI runtime", "fatal ", ": No module named ",
                     "not found", "Dumping input data", "failed for request", "Removing failed worker",
-                    "ealth check failed")
+                    "ealth check failed", "The error from device")
 FATAL_LINES: tuple[tuple[re.Pattern[str], str | None], ...] = (
     # a kernel or library (flashinfer, sgl-kernel): `CUDA Error: <text> (700) <file>: line N at function F`
     (compile_lazily(r"^\s*(?P<type>CUDA [Ee]rror): (?P<msg>\S.*?\(\d+\).*)$"), None),
