@@ -317,14 +317,17 @@ GLOG_ERROR = compile_lazily(
 # `C10_BUILD_ERROR(DistBackendError, exceptionMsg)`, which the watchdog rethrows and terminates the process with:
 # `terminate called after throwing an instance of 'c10::DistBackendError'`, OpenRLHF/OpenRLHF#1126,
 # vllm-project/vllm#6042).  The record names that exception, not the log level.
+# The watchdog's own exit record says the same: `Process group watchdog thread terminated with exception: <the
+# timeout's text>` is the what() of the DistBackendError it terminates with.
 WATCHDOG_TIMEOUT = "Watchdog caught collective operation timeout"
 WATCHDOG_EXCEPTION = "c10::DistBackendError"
+_WATCHDOG_EXCEPTION_TEXTS = (WATCHDOG_TIMEOUT, "Process group watchdog thread terminated with exception: ")
 
 
 def glog_record_type(message: str) -> str:
     """The type of a glog or c10 E record's failure: the exception the program builds from this very text when the
     record is one (the NCCL watchdog's timeout), else `ERROR`, the record's level (it names no exception)."""
-    return WATCHDOG_EXCEPTION if WATCHDOG_TIMEOUT in message else "ERROR"
+    return WATCHDOG_EXCEPTION if any(text in message for text in _WATCHDOG_EXCEPTION_TEXTS) else "ERROR"
 
 
 # The line a server prints once it serves (SGLang; uvicorn's, which is vLLM's): errors logged before it were survived.
