@@ -243,7 +243,7 @@ WATCHDOG = ("[E416 13:21:26.967375581 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdo
     "[36m(WorkerDict pid=616)[0m [rank1]:",  # the colour codes' visible remains
 ])
 def test_torch_s_rank_prefix_after_ray_s_actor_prefix_is_taken_off(prefix: str) -> None:
-    assert primary(prefix + WATCHDOG + "\n") == ("ERROR", WATCHDOG.partition("] ")[2], "nccl")
+    assert primary(prefix + WATCHDOG + "\n") == ("c10::DistBackendError", WATCHDOG.partition("] ")[2], "nccl")
 
 
 def test_a_ci_viewer_s_margin_before_records_is_taken_off_with_the_lines_under_it() -> None:
@@ -277,7 +277,7 @@ OLD_WATCHDOG = ("[Rank 0] Watchdog caught collective operation timeout: WorkNCCL
 
 def test_a_c10_record_without_date_or_time_is_a_logged_error() -> None:
     # vllm-project/vllm#6042: torch 2.3's `[E ProcessGroupNCCL.cpp:563] …` (c10/util/Logging.cpp of those releases)
-    assert primary(f"[rank0]:[E ProcessGroupNCCL.cpp:563] {OLD_WATCHDOG}\n") == ("ERROR", OLD_WATCHDOG, "nccl")
+    assert primary(f"[rank0]:[E ProcessGroupNCCL.cpp:563] {OLD_WATCHDOG}\n") == ("c10::DistBackendError", OLD_WATCHDOG, "nccl")
 
 
 @pytest.mark.parametrize("log", ["[E main.py:12] started the worker\n", "[E] something\n", "see [E ProcessGroupNCCL.cpp] there\n"])
@@ -291,7 +291,7 @@ def test_the_watchdog_s_records_outrank_the_parent_s_kill_notice_and_its_own_las
     log = ("ERROR 07-01 13:54:43 multiproc_worker_utils.py:120] Worker VllmWorkerProcess pid 1159 died, exit code: -6\n"
            f"[rank0]:[E ProcessGroupNCCL.cpp:563] {OLD_WATCHDOG}\n"
            "[rank0]:[E ProcessGroupNCCL.cpp:583] [Rank 0] To avoid data inconsistency, we are taking the entire process down.\n")
-    assert primary(log) == ("ERROR", OLD_WATCHDOG, "nccl")
+    assert primary(log) == ("c10::DistBackendError", OLD_WATCHDOG, "nccl")
 
 
 # -- the Google Cloud SDK's error for a failed command (tracebacks/typeless_errors.py) --------------------------------

@@ -137,7 +137,8 @@ def test_a_glog_error_record_is_the_failure_only_of_a_paste_with_no_other() -> N
     [
         # torch's c10 logging: bracketed, no thread id, a 3-digit date (sgl-project/sglang#1693, #3368)
         ("[rank6]:[E207 01:29:36.730311765 ProcessGroupNCCL.cpp:616] [Rank 6] Watchdog caught collective operation "
-         "timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE) ran for 600050 milliseconds before timing out.", "line", "ERROR",
+         "timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE) ran for 600050 milliseconds before timing out.", "line",
+         "c10::DistBackendError",
          "[Rank 6] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE) ran for 600050 "
          "milliseconds before timing out."),
         ("[F1016 03:41:38.919469923 ProcessGroupNCCL.cpp:1521] [PG 0 Rank 3] Process group watchdog thread terminated",

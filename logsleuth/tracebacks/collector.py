@@ -38,6 +38,7 @@ from logsleuth.tracebacks.grammar import (
     LineKind,
     classify,
     fatal_line,
+    glog_record_type,
     is_elision,
     native_dump_evidence,
     native_header,
@@ -362,7 +363,7 @@ class Collector:
             if native[0].startswith(("SIG", "signal ")):  # a signal handler's dump: its frames say where it crashed
                 context = (*context, *native_dump_evidence(texts[1:]))
         elif self.kind == "line" and (glog := GLOG_ERROR.match(texts[0])):
-            exceptions = (ExceptionBlock(type="ERROR", message=glog["msg"].strip()),)
+            exceptions = (ExceptionBlock(type=glog_record_type(glog["msg"]), message=glog["msg"].strip()),)
         elif self.kind == "line" and (found := fatal_line(texts[0])):
             exceptions = (ExceptionBlock(type=found[0], message=found[1]),)
         elif fact := runtime_fact(texts[0]):

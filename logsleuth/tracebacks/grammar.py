@@ -312,6 +312,24 @@ GLOG_ERROR = compile_lazily(
 )
 
 
+# The exception torch's NCCL watchdog builds from the text it logs on a collective's timeout
+# (torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp, 2.1 and later: `LOG(ERROR) << exceptionMsg`, then
+# `C10_BUILD_ERROR(DistBackendError, exceptionMsg)`, which the watchdog rethrows and terminates the process with:
+# `terminate called after throwing an instance of 'c10::DistBackendError'`, OpenRLHF/OpenRLHF#1126,
+# vllm-project/vllm#6042).  The record names that exception, not the log level.
+# The watchdog's own exit record says the same: `Process group watchdog thread terminated with exception: <the
+# timeout's text>` is the what() of the DistBackendError it terminates with.
+WATCHDOG_TIMEOUT = "Watchdog caught collective operation timeout"
+WATCHDOG_EXCEPTION = "c10::DistBackendError"
+_WATCHDOG_EXCEPTION_TEXTS = (WATCHDOG_TIMEOUT, "Process group watchdog thread terminated with exception: ")
+
+
+def glog_record_type(message: str) -> str:
+    """The type of a glog or c10 E record's failure: the exception the program builds from this very text when the
+    record is one (the NCCL watchdog's timeout), else `ERROR`, the record's level (it names no exception)."""
+    return WATCHDOG_EXCEPTION if any(text in message for text in _WATCHDOG_EXCEPTION_TEXTS) else "ERROR"
+
+
 # The line a server prints once it serves (SGLang; uvicorn's, which is vLLM's): errors logged before it were survived.
 READY_LINE = compile_lazily(r"The server is fired up and ready to roll!|Application startup complete")
 
@@ -372,6 +390,7 @@ def _signal_name(number: int) -> str:
 # pastes often keep only that record.  Such a line is a failure only when the log has no other
 # (`is_typeless_engine_line`): with the traceback present, the traceback is the failure.
 ENGINE_PROCESS_FAILED = "Engine process failed"  # the type of a vLLM process's fatal record without its traceback
+ROUTER_WORKER_FAILED = "sgl-router: worker failed"  # SGLang's router (sgl-router) giving up on a worker (its WARN/ERROR record)
 TYPELESS_ENGINE_LINES: tuple[tuple[re.Pattern[str], str], ...] = (
     # the KV cache check: V0 worker.raise_if_cache_size_invalid, V1 kv_cache_utils (a ValueError in both)
     (compile_lazily(r"^(?!\s*[\w.]+(?:Error|Exception): )(?:.*?\s)?(?P<msg>The model's max seq len \(\d+\) is larger "
@@ -417,11 +436,38 @@ TYPELESS_ENGINE_LINES: tuple[tuple[re.Pattern[str], str], ...] = (
     (compile_lazily(r"^(?!\s*[\w.]+(?:Error|Exception): )\W{0,4}(?P<msg>(?:You can update Transformers with the command "
                     r"`pip install --upgrade transformers`|If this does not work, and the checkpoint is very new, then there may "
                     r"not be a release version that supports this model yet).*)$"), "ValueError"),
+    # vLLM's engine core caught an exception in a step and dumps the step's input before it dies (v1/engine/core.py
+    # _process_engine_step -> logging_utils/dump_input.py dump_engine_exception: `Dumping input data for V1 LLM engine
+    # (vX) with config: …`, then the scheduler output); the error follows it.  A paste cut there still shows that the
+    # engine core died (vllm-project/vllm#28714, #27904)
+    (compile_lazily(r"^(?:.*?\s)?(?P<msg>Dumping input data for V1 LLM engine \(v[^)\s]{1,80}\))"), ENGINE_PROCESS_FAILED),
+    # SGLang's disaggregation logs a request whose KV cache handover failed and goes on serving (srt/disaggregation/
+    # decode.py, prefill.py: `Decode transfer failed for request rank=… with exception KVTransferError(bootstrap_room=…):
+    # <why>`, `Prefill bootstrap failed for request …`): that request failed (sgl-project/sglang#10560, #11648, #9266).
+    # Not `Aborted by AbortReq`: the request was cancelled upstream (a client or the router gave up, #12688)
+    (compile_lazily(r"^(?:.*?\s)?(?P<msg>(?:Decode|Prefill) (?:transfer|bootstrap|handshake) failed for request [^\n]{0,600}? "
+                    r"with exception KVTransferError\([^()]{0,200}\): (?!Aborted by AbortReq)\S.*)$"), "KVTransferError"),
+    # SGLang's router (sgl-router, Rust) giving up on a worker: after its retries it removes the worker
+    # (`Removing failed worker: <url>`, sgl-project/sglang#4562), its health checker cannot reach one (`health check
+    # failed for <url>: <error>`, #12630), a PD stream from the decode server broke (`Stream error from decode server
+    # <url>: <error>`, routers/http/pd_router.rs, #9266).  Not `health check is pending` (INFO while the workers start,
+    # #4208) nor `Retrying request`.  Only the router's own records: its `[Router (Rust)]` prefix or its Rust target
+    (compile_lazily(r"^(?=.{0,300}?(?:\[Router \(Rust\)\]|\bsglang_router_rs::|\bsgl_model_gateway::))(?:.*?\s)?"
+                    r"(?P<msg>(?:Removing failed worker: |(?:HTTP |gRPC )?[Hh]ealth check failed for |"
+                    r"Stream error from decode server )\S.*)$"), ROUTER_WORKER_FAILED),
+    # Ascend CANN's runtime reporting a device-side error of a kernel (an AI vector or AI core unit's exception: an
+    # invalid address, an out-of-range DDR access) in its EZ9999 record: `EZ9999: [PID: N] <time> The error from
+    # device(chipId:7, dieId:0), serial number is 2, there is an exception of aivec error, core id is 9, …`
+    # (sgl-project/sglang#12464, vllm-project/vllm-ascend#1972): the NPU counterpart of a CUDA kernel's illegal
+    # access.  A fallback: torch_npu's RuntimeError after it, when pasted, is the failure
+    (compile_lazily(r"^(?:.*?\s)?EZ9999: \[PID: \d+\] \S+ (?P<msg>The error from device\([^()]{0,60}\), serial number is "
+                    r"\d+, there is an? [^,]{1,80}?(?:exception|error)[^,]{0,40})"), "EZ9999"),
 )
 FATAL_LINE_WORDS = ("rror", "atchdog", "undefined symbol", "max seq len", "placement group of specs", "failed to start",
                     "hit an exception", "gated repo", "is restricted", "out of resource", "Transformers with the command",
                     "the checkpoint is very new", '"detail"', "OCI runtime", "fatal ", ": No module named ",
-                    "not found")
+                    "not found", "Dumping input data", "failed for request", "Removing failed worker",
+                    "ealth check failed", "The error from device")
 FATAL_LINES: tuple[tuple[re.Pattern[str], str | None], ...] = (
     # a kernel or library (flashinfer, sgl-kernel): `CUDA Error: <text> (700) <file>: line N at function F`
     (compile_lazily(r"^\s*(?P<type>CUDA [Ee]rror): (?P<msg>\S.*?\(\d+\).*)$"), None),

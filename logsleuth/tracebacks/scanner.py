@@ -49,6 +49,7 @@ from logsleuth.tracebacks.grammar import (
     THREAD_INTRO,
     TRACEBACK_HEADER,
     USAGE_ERROR,
+    WATCHDOG_TIMEOUT,
     LineKind,
     RuntimeFact,
     classify,
@@ -629,7 +630,7 @@ def _unquoted_failure(text: str) -> str | None:
 def _explains_a_death(failure: Failure) -> bool:
     """torch's E record of the NCCL watchdog's timeout, which takes its process down (ProcessGroupNCCL.cpp): what a
     parent's kill notice of that process leaves out."""
-    return failure.kind == "line" and "Watchdog caught collective operation timeout" in failure.final.message
+    return failure.kind == "line" and WATCHDOG_TIMEOUT in failure.final.message
 
 
 # The terminal's echo of the user's Ctrl-C (`^C`) and click's line for it (`Aborted!`, click's Abort).
