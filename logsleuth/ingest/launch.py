@@ -70,9 +70,10 @@ _LISTING = compile_lazily(r"(?i)\b(?:sglang|vllm)==|\[(?:pip3?|conda)\]")
 # error:` (vLLM's `-m vllm.entrypoints.openai.api_server`), `launch_server.py: error:` (SGLang's `-m
 # sglang.launch_server`), `sglang serve: error:` and `sglang: error:` (SGLang's `sglang` command).
 # vLLM's serve subcommand prints its own usage line without `[-h]` (`usage: vllm serve [model_tag] [options]`,
-# `<model_tag>` before 0.8).  The error line may be quoted in a sentence (`… prints \`vllm: error: …\` and exits`, vllm-project/vllm#46325).
+# `<model_tag>` before 0.8).  The error line may be quoted in a sentence (`… prints \`vllm: error: …\` and exits`, vllm-project/vllm#46325),
+# or follow the user's words and a colon, ASCII or full-width (`报错日志：vllm serve: error: …`, zai-org/GLM-4.5#58).
 _ARGPARSE_PROGRAM = compile_lazily(
-    r"(?:^|(?<=[\s`\"'*(>]))(?:usage:\s+)?(?P<program>vllm(?:\s+serve)?|api_server\.py|sglang(?:\s+serve)?|launch_server\.py)"
+    r"(?:^|(?<=[\s`\"'*(>:\uff1a]))(?:usage:\s+)?(?P<program>vllm(?:\s+serve)?|api_server\.py|sglang(?:\s+serve)?|launch_server\.py)"
     r"(?::\s+error:|\s+\[-h\]|(?<=serve)\s+[<\[]model_tag[>\]])"
 )
 # The stream the normalizer gives a line under SGLang's own header (`[2025-02-09 10:14:05 DP0 TP2] `), not

@@ -113,6 +113,14 @@ USAGE_ERROR = compile_lazily(
     r"^(?:(?!(?:clang|amdclang|hipcc|nvcc|gcc|g\+\+|c\+\+|ld(?:\.lld)?|srun|sbatch|salloc|slurmstepd)(?:\+\+)?: )(?P<prog>[\w./\-]+(?: [\w\-]+)?): |(?=error: (?:unrecognized arguments: |the following arguments are required: "
     r"|argument -{1,2}[\w\-]+(?:/-{1,2}[\w\-]+)*: |ambiguous option: )))error: (?P<msg>.+)$"
 )
+# argparse's error line after words of the user's on the same line (`报错日志：vllm serve: error: argument
+# --tool-call-parser: invalid choice: …`, zai-org/GLM-4.5#58; `I got: launch_server.py: error: unrecognized arguments: …`):
+# only argparse's own wordings after the program's name, which starts after white space or a colon (ASCII or
+# full-width).  A fallback: the failure only of a paste that shows no other.
+PROSE_USAGE_ERROR = compile_lazily(
+    r"(?<=[\s:\uff1a])(?P<usage>[\w./\-]+(?: [\w\-]+)?: error: (?:unrecognized arguments: |the following arguments are "
+    r"required: |argument -{1,2}[\w\-]+(?:/-{1,2}[\w\-]+)*: |ambiguous option: ).+)$"
+)
 # An exception a sentence quotes as its repr: `… at runtime: ValueError("type fp8e4nv not supported …")`
 # (MiniMax-AI/MiniMax-M2.5#21, noonghunna/club-3090#122).  Not code that raises it (`raise ValueError("…")`).
 # A fallback, like INLINE_EXCEPTION: warnings quote survived errors the same way (repr_failure).
@@ -534,6 +542,14 @@ def embedded_failure(text: str) -> str | None:
                 quoted += "'"
             return quoted
     return None
+
+
+def prose_usage_error(text: str) -> str | None:
+    """argparse's error line that words of the user's precede on its line, from the program's name on, else None."""
+    if ": error: " not in text:
+        return None
+    m = PROSE_USAGE_ERROR.search(text)
+    return m["usage"].rstrip() if m is not None and USAGE_ERROR.match(m["usage"]) else None
 
 
 def repr_failure(text: str) -> str | None:

@@ -61,6 +61,7 @@ from logsleuth.tracebacks.grammar import (
     native_dump_evidence,
     native_frame,
     native_header,
+    prose_usage_error,
     repr_failure,
     retyped_failure,
     runtime_fact,
@@ -285,6 +286,8 @@ class FailureScanner:
             if quoted is not None:
                 kind_of: FailureKind = "usage" if USAGE_ERROR.match(quoted) else "bare"
                 started = (Collector(kind_of, line, Phase.DONE, context=self._context(), mention=True), quoted)
+            elif (usage := prose_usage_error(text)) is not None:
+                started = (Collector("usage", line, Phase.DONE, context=self._context(), fallback=True), usage)
             elif (named := _unquoted_failure(text)) is not None:
                 started = (Collector("bare", line, Phase.DONE, context=self._context(), fallback=True), named)
             if started is not None and line.starts_record:
