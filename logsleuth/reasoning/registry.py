@@ -26,6 +26,7 @@ from logsleuth.reasoning.model_files import model_files
 from logsleuth.reasoning.model_inspection import model_inspection
 from logsleuth.reasoning.network import network
 from logsleuth.reasoning.parallelism import parallelism
+from logsleuth.reasoning.pooling_checkpoint import embedding_checkpoint
 from logsleuth.reasoning.remote_code import remote_code
 from logsleuth.reasoning.shared_libraries import shared_library
 
@@ -43,6 +44,7 @@ RULES: tuple[Rule, ...] = (
     shared_library,  # a system library the dynamic loader cannot find (facts/shared_libraries.toml)
     lora_adapter,  # a LoRA adapter's checkpoint given as the model (its lora_A / lora_B tensors)
     lora_weight_unsupported,  # an adapter holding a tensor vLLM's LoRA loader does not take (modules_to_save)
+    embedding_checkpoint,  # an embedding model's checkpoint (bare base-model tensor names) built as a text generator
     gguf_loader,  # a GGUF file whose architecture transformers' GGUF support (or the gguf package) does not read
     model_inspection,  # vLLM's model inspection subprocess failing: its own error, not the architecture
     model_files,  # a weights file given as the model, files missing from a checkpoint (facts/model_files.toml)
