@@ -19,7 +19,7 @@ from logsleuth.reasoning.evidence import Evidence
 
 RULE_ID = "rule-sglang-input-over-limit"
 _OVER_LIMIT = compile_lazily(
-    r"Input length \((?P<given>\d+) tokens\) exceeds the maximum allowed length \((?P<allowed>\d+) tokens\)"
+    r"Input length \((?P<given>\d{1,12}) tokens\) exceeds the maximum allowed length \((?P<allowed>\d{1,12}) tokens\)"
 )
 # Later releases keep a few tokens of headroom below the smaller limit (context_len - 1 - 5).
 _HEADROOM = 8
@@ -40,7 +40,7 @@ def sglang_input_over_limit(evidence: Evidence) -> Diagnosis | None:
         return None
     given, allowed = int(found["given"]), int(found["allowed"])
     context = flag_value(launch, "--context-length")
-    context_tokens = int(context) if context and context.isdigit() else None
+    context_tokens = int(context) if context and context.isdigit() and len(context) <= 12 else None
     two_limits = ("SGLang allows an input up to the smaller of two limits: the context length, and the number of "
                   "tokens its KV cache holds (max_total_num_tokens, printed at start-up, set by the memory left for "
                   "the cache after the weights).")
