@@ -116,3 +116,49 @@ def lora_weight_unsupported(evidence: Evidence) -> Diagnosis | None:
         references=UNSUPPORTED_SOURCES, engine=launch.engine, engine_version=launch.engine_version, basis="rule",
         evidence=(f"the tensor the LoRA loader refused: {tensor}",),
     )
+
+
+# vLLM's LoRA loader finding no adapter where the request or --lora-modules points (vllm/lora/worker_manager.py
+# WorkerLoRAManager._load_adapter: a FileNotFoundError, re-raised as "Loading lora {name} failed: No adapter found for
+# {path}"; later releases raise LoRAAdapterNotFoundError from the same place).  The path ends at white space, a quote
+# or a bracket (the message is often quoted inside a list by the engine's RPC error).
+_ADAPTER_NOT_FOUND = compile_lazily(r"failed: No adapter found for (?P<path>[^\s\"'\[\]]{1,1000})")
+NOT_FOUND_SOURCES = (
+    "vllm/lora/worker_manager.py WorkerLoRAManager._load_adapter: `except FileNotFoundError as e: raise "
+    "ValueError(f\"Loading lora {name} failed: No adapter found for {path}\") from e` (facts/raise_sites-vllm.zip: "
+    "0.7.3 to 0.17.1; LoRAAdapterNotFoundError from the same place later); the file not found is the adapter's "
+    "adapter_config.json or its weights, locally or on the model hub",
+    "PEFT save_pretrained: an adapter directory holds adapter_config.json and adapter_model.safetensors (or .bin)",
+    "vllm-project/vllm#30690: a training run's checkpoint-N directory served as an adapter",
+)
+
+
+def lora_adapter_not_found(evidence: Evidence) -> Diagnosis | None:
+    """The adapter's files were not where vLLM looked: a path only the user can check, so no flag and no command."""
+    found = evidence.first_match(_ADAPTER_NOT_FOUND)
+    launch = evidence.launch
+    if found is None or launch.engine == "sglang":
+        return None
+    path = found["path"].rstrip(".,;")
+    return Diagnosis(
+        pattern="rule-lora-adapter-not-found", title="vLLM found no LoRA adapter at the given path",
+        category="lora-config",
+        root_cause=(f"vLLM looked for a LoRA adapter at {path} and did not find its files: the path does not exist "
+                    "where the server runs, or the directory holds no adapter_config.json with adapter weights "
+                    "(adapter_model.safetensors or .bin), or, for a model hub name, the adapter could not be "
+                    "downloaded."),
+        fix=Fix(
+            summary=f"Point the adapter at a directory the server can read that holds PEFT's adapter files ({path}).",
+            steps=(
+                "the path is read by the server process: inside a container it must be the path within the "
+                "container (a mounted volume), and a relative path is relative to the server's working directory",
+                "the directory must hold adapter_config.json and adapter_model.safetensors (or adapter_model.bin), as "
+                "PEFT's save_pretrained writes them; a training run's checkpoint directory may hold a full model or "
+                "the adapter one level down",
+                "a model hub name needs network access (and the token for a gated repository) where the server runs",
+            ),
+            needs_input=("the adapter's directory listing on the server host",),
+        ),
+        references=NOT_FOUND_SOURCES, engine=launch.engine, engine_version=launch.engine_version, basis="rule",
+        evidence=(f"the path vLLM found no adapter at: {path}",),
+    )

@@ -21,11 +21,13 @@ from logsleuth.reasoning.flag_checks import flag_checks
 from logsleuth.reasoning.general import categorize
 from logsleuth.reasoning.gguf_loader import gguf_loader
 from logsleuth.reasoning.hardware import gpu_arch_limit
-from logsleuth.reasoning.lora_adapter import lora_adapter, lora_weight_unsupported
+from logsleuth.reasoning.input_limit import sglang_input_over_limit
+from logsleuth.reasoning.lora_adapter import lora_adapter, lora_adapter_not_found, lora_weight_unsupported
 from logsleuth.reasoning.model_files import model_files
 from logsleuth.reasoning.model_inspection import model_inspection
 from logsleuth.reasoning.network import network
 from logsleuth.reasoning.parallelism import parallelism
+from logsleuth.reasoning.pooling_checkpoint import embedding_checkpoint
 from logsleuth.reasoning.remote_code import remote_code
 from logsleuth.reasoning.shared_libraries import shared_library
 
@@ -43,6 +45,9 @@ RULES: tuple[Rule, ...] = (
     shared_library,  # a system library the dynamic loader cannot find (facts/shared_libraries.toml)
     lora_adapter,  # a LoRA adapter's checkpoint given as the model (its lora_A / lora_B tensors)
     lora_weight_unsupported,  # an adapter holding a tensor vLLM's LoRA loader does not take (modules_to_save)
+    lora_adapter_not_found,  # vLLM finding no adapter files at the path a request or --lora-modules gives
+    sglang_input_over_limit,  # SGLang's input limit: the smaller of the context length and the KV cache's capacity
+    embedding_checkpoint,  # an embedding model's checkpoint (bare base-model tensor names) built as a text generator
     gguf_loader,  # a GGUF file whose architecture transformers' GGUF support (or the gguf package) does not read
     model_inspection,  # vLLM's model inspection subprocess failing: its own error, not the architecture
     model_files,  # a weights file given as the model, files missing from a checkpoint (facts/model_files.toml)
