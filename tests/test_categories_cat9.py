@@ -170,7 +170,7 @@ def test_an_attribute_error_on_a_module_that_is_not_the_engines_is_no_call_into_
 ENGINE_REFUSALS = [
     # vllm vllm/config.py SchedulerConfig / ModelConfig checks (the raise site index), pasted as the line alone
     "ValueError: Chunked prefill is not supported for pooling models\n",
-    "ValueError: `limit_mm_per_prompt` is only supported for multimodal models.\n",
+    "ValueError: --enable-prompt-embeds is not supported with encoder-decoder models.\n",
     # the same check's words quoted in prose (a third of a fresh split's pastes)
     "Our launch stops with: ValueError: Chunked prefill is not supported with multi-step (--num-scheduler-steps > 1)\n",
 ]
