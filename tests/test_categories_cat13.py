@@ -1,0 +1,95 @@
+"""Stop 43's second round (h-cat13), in generic words (issue 28): which Ascend NPU errors are which category.
+
+CANN's own codes say it (the aclnn return codes, hiascend.com 'aclnn Return Codes'; the runtime's device error dump):
+- an AI vector core exception on an invalid address ('there is an exception of aivec error', '[vector core
+  exception]', 'The MPU address access is invalid', 'The DDR address of the MTE instruction is out of range') is a
+  kernel touching memory it does not own, the NPU's illegal memory access (sgl-project/sglang#12464,
+  zai-org/GLM-OCR#232);
+- an aclnn operator's parameter check (error code 161002 ACLNN_ERR_PARAM_INVALID, 'AclNN_Parameter_Error(EZ1001)')
+  is the calling code handing the operator a tensor it does not take: the engine's or plugin's NPU path
+  (sgl-project/sglang#14159, vllm-project/vllm-ascend#6636);
+- anything else of the NPU runtime (an inner error 561xxx, a stream sync timeout 507048) stays the NPU runtime's own
+  row (cuda-error): its checks ask for the versions of the stack.
+Lines rebuilt in our own text from the formats (torch_npu's 'NPU function error: call {op} failed, error code is
+{code}', CANN's dump records)."""
+
+from __future__ import annotations
+
+import pytest
+
+from logsleuth.api import DiagnoseOptions, diagnose_text
+from tests.helpers import real_traceback
+from tests.test_categories_cat6 import _diagnosis, no_rules  # noqa: F401 (no_rules: the fixture, used by pytestmark)
+
+pytestmark = pytest.mark.usefixtures("no_rules")
+
+_DEVICE_DUMP = [
+    "[rank1]:[W0304 10:02:11.512004871 compiler_depend.ts:57] Warning: EZ9999: Inner Error!",
+    "EZ9999: [PID: 40211] 2026-03-04-10:02:10.880.412 The error from device(chipId:1, dieId:0), serial number is 3, "
+    "there is an exception of aivec error, core id is 21, error code = 0, dump info: pc start: 0x124400120000, "
+    "current: 0x1244001204a0.[FUNC:ProcessStarsCoreErrorInfo][FILE:device_error_core_proc.cc][LINE:303]",
+    "        TraceBack (most recent call last):",
+    "       The extend info: errcode:(0, 0x200, 0) errorStr: {error_str} fsmId:0, tslot:2, thread:0, ctxid:0, blk:0, "
+    "sublk:0, subErrType:4.[FUNC:ProcessStarsCoreErrorInfo][FILE:device_error_core_proc.cc][LINE:322]",
+    "       Kernel task happen error, retCode=0x31, [vector core exception].[FUNC:PreCheckTaskErr]"
+    "[FILE:davinci_kernel_task.cc][LINE:1539]",
+]
+
+
+@pytest.mark.parametrize("error_str", [
+    "The MPU address access is invalid.",  # sgl-project/sglang#12464
+    "The DDR address of the MTE instruction is out of range.",  # zai-org/GLM-OCR#232
+])
+def test_an_npu_vector_core_fault_on_an_address_is_an_illegal_memory_access(error_str: str) -> None:
+    log = "\n".join(_DEVICE_DUMP).replace("{error_str}", error_str) + "\n"
+    diagnosis = _diagnosis(log)
+    assert diagnosis.category == "illegal-memory-access", diagnosis.title
+    assert "Ascend NPU kernel" in diagnosis.title
+
+
+def _npu_op_error(op: str, code: int, detail: str) -> str:
+    """What torch_npu raises when an aclnn operator fails (its RuntimeError, the CANN lines inside the message)."""
+    message = (f"{op.lower()}_op_api:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:36 NPU function error: call "
+               f"{op} failed, error code is {code}\\n[ERROR] 2026-02-09-17:11:34 (PID:465, Device:1, RankID:-1) "
+               f"ERR00100 PTA call acl api failed.\\n{detail}")
+    return real_traceback(f"""
+        def forward():
+            raise RuntimeError("{message}")
+
+        forward()
+        """, "vllm_ascend/worker/model_runner_v1.py")
+
+
+@pytest.mark.parametrize(("op", "detail"), [
+    # vllm-project/vllm-ascend#6636: a scale dtype outside the operator's support list
+    ("aclnnQuantMatmulWeightNz", "[PID: 465] 2026-02-09-17:11:34.368.749 AclNN_Parameter_Error(EZ1001): Tensor scale "
+     "not implemented for DT_FLOAT16, should be in dtype support list [DT_BFLOAT16,DT_FLOAT,]."),
+    # sgl-project/sglang#14159: a tensor with more dimensions than the copy operator takes
+    ("aclnnInplaceCopy", "[PID: 4346] 2025-11-30-05:12:25.730.116 AclNN_Parameter_Error(EZ1001): The self tensor "
+     "cannot be larger than 8 dimensions."),
+])
+def test_an_aclnn_parameter_check_is_the_engines_npu_path(op: str, detail: str) -> None:
+    diagnosis = _diagnosis(_npu_op_error(op, 161002, detail))
+    assert diagnosis.category == "engine-bug", diagnosis.title
+    assert "aclnn parameter check" in diagnosis.title
+
+
+@pytest.mark.parametrize(("op", "code", "detail"), [
+    # the look-alikes: an inner error (561103 ACLNN_ERR_INNER_NULLPTR) with a kernel config CANN could not parse
+    # (vllm-project/vllm-ascend#3046, an image built for another SoC), and a stream that timed out (vllm-ascend#2800)
+    ("aclnnArange", 561103, "EZ9999: Inner Error!\\nEZ9999: [PID: 5625] Parse dynamic kernel config fail."),
+    ("aclrtSynchronizeStreamWithTimeout", 507048, "EZ9999: Inner Error!\\nEZ9999: [PID: 77] Stream synchronize timeout."),
+])
+def test_other_npu_runtime_errors_stay_the_npu_runtimes_row(op: str, code: int, detail: str) -> None:
+    diagnosis = _diagnosis(_npu_op_error(op, code, detail))
+    assert diagnosis.category == "cuda-error", diagnosis.title
+    assert "Ascend NPU operator or runtime" in diagnosis.title
+
+
+def test_an_npu_dump_with_no_address_fault_is_no_illegal_memory_access() -> None:
+    # the look-alike: CANN's EZ9999 record of a kernel config it could not parse names no core exception
+    log = ("EZ9999: Inner Error!\n"
+           "EZ9999: [PID: 5625] 2025-09-19-14:34:08.166.059 Parse dynamic kernel config fail.\n")
+    report = diagnose_text(log, DiagnoseOptions(include_user_patterns=False))
+    assert all(group.diagnosis is None or group.diagnosis.category != "illegal-memory-access"
+               for group in report.failures)
