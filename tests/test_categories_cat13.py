@@ -93,3 +93,72 @@ def test_an_npu_dump_with_no_address_fault_is_no_illegal_memory_access() -> None
     report = diagnose_text(log, DiagnoseOptions(include_user_patterns=False))
     assert all(group.diagnosis is None or group.diagnosis.category != "illegal-memory-access"
                for group in report.failures)
+
+
+# -- the custom all-reduce failing while CUDA graphs are captured (THUDM/slime#1998, sgl-project/sglang#9706,
+# vllm-project/vllm#56180): the all-reduce's call is what failed, the capture's failure its consequence.
+
+_CAPTURE_WITH_CUSTOM_ALL_REDUCE = """
+    class CustomAllReduce:
+        def share_graph_inputs(self):
+            raise RuntimeError("Runtime check failed at /sgl-workspace/sglang/python/sglang/jit_kernel/include/"
+                               "sgl_kernel/distributed/custom_all_reduce.cuh:37: CUDA error: invalid argument")
+
+    def capture():
+        CustomAllReduce().share_graph_inputs()
+
+    def init_device_graphs():
+        try:
+            capture()
+        except RuntimeError as e:
+            raise Exception(f"Capture cuda graph failed: {e}")
+
+    init_device_graphs()
+"""
+
+
+def test_a_custom_all_reduce_fault_during_the_capture_is_the_all_reduce_with_the_capture_named() -> None:
+    printed = real_traceback(_CAPTURE_WITH_CUSTOM_ALL_REDUCE, "python/sglang/srt/model_executor/cuda_graph_runner.py")
+    assert "Exception: Capture cuda graph failed: Runtime check failed" in printed
+    report = diagnose_text(printed, DiagnoseOptions(include_user_patterns=False, engine="sglang"))
+    diagnosis = report.failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == "nccl", diagnosis
+    steps = "\n".join(diagnosis.fix.steps if diagnosis.fix else ())
+    assert "while CUDA graphs were being captured" in steps
+    assert "--disable-custom-all-reduce" in steps
+
+
+def test_a_custom_all_reduce_fault_while_serving_names_no_capture() -> None:
+    # the look-alike: the same kernel's fault on a served request's all-reduce, no graph being captured
+    printed = real_traceback("""
+        def all_reduce():
+            raise RuntimeError("Runtime check failed at /sgl-workspace/sglang/python/sglang/jit_kernel/include/"
+                               "sgl_kernel/distributed/custom_all_reduce.cuh:52: CUDA error: invalid argument")
+
+        def forward_batch():
+            all_reduce()
+
+        forward_batch()
+    """, "python/sglang/srt/managers/scheduler.py")
+    report = diagnose_text(printed, DiagnoseOptions(include_user_patterns=False, engine="sglang"))
+    diagnosis = report.failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == "nccl", diagnosis
+    steps = "\n".join(diagnosis.fix.steps if diagnosis.fix else ())
+    assert "while CUDA graphs were being captured" not in steps and "--disable-custom-all-reduce" in steps
+
+
+def test_a_capture_failure_of_another_kernel_stays_the_capture() -> None:
+    # the look-alike: no custom all-reduce in it, the capture itself refusing a call
+    printed = real_traceback("""
+        def capture():
+            raise RuntimeError("CUDA error: operation not permitted when stream is capturing")
+
+        def init_device_graphs():
+            try:
+                capture()
+            except RuntimeError as e:
+                raise Exception(f"Capture cuda graph failed: {e}")
+
+        init_device_graphs()
+    """, "python/sglang/srt/model_executor/cuda_graph_runner.py")
+    assert _diagnosis(printed).category == "cuda-graph-capture"
