@@ -162,3 +162,36 @@ def test_a_capture_failure_of_another_kernel_stays_the_capture() -> None:
         init_device_graphs()
     """, "python/sglang/srt/model_executor/cuda_graph_runner.py")
     assert _diagnosis(printed).category == "cuda-graph-capture"
+
+
+# -- vLLM's engine core dumping a failed step's input (logging_utils/dump_input.py), the paste cut right after it
+# (vllm-project/vllm#28714, #27904): the engine core died, its error is below the dump.
+
+_VLLM_DUMP = (
+    "(EngineCore_DP0 pid=5120) ERROR 06-13 11:20:07 [logging_utils/dump_input.py:72] Dumping input data for V1 LLM "
+    "engine (v0.11.2) with config: model='/models/qwen3-4b', speculative_config=None, tokenizer='/models/qwen3-4b', "
+    "dtype=torch.bfloat16, max_seq_len=8192, tensor_parallel_size=1, quantization=None, enforce_eager=False"
+)
+
+
+def test_a_paste_cut_at_vllms_input_dump_is_the_engine_core_dying_with_its_error_below() -> None:
+    log = ('(APIServer pid=5002) INFO:     127.0.0.1:50356 - "POST /v1/completions HTTP/1.1" 200 OK\n'
+           + _VLLM_DUMP + "\n")
+    diagnosis = _diagnosis(log)
+    assert diagnosis.category == "process-killed", diagnosis.title
+    assert "input dump" in diagnosis.title
+    steps = "\n".join(diagnosis.fix.steps if diagnosis.fix else ())
+    assert "below the dump" in steps
+
+
+def test_the_steps_own_error_below_the_dump_keeps_its_category() -> None:
+    # the look-alike: the whole paste, the step's traceback after the dump, names its own cause
+    printed = real_traceback("""
+        def execute_model():
+            raise RuntimeError("CUDA error: an illegal memory access was encountered")
+
+        execute_model()
+    """, "vllm/v1/engine/core.py")
+    log = _VLLM_DUMP + "\n(EngineCore_DP0 pid=5120) ERROR 06-13 11:20:07 [core.py:710] EngineCore encountered a " \
+        "fatal error.\n" + printed
+    assert _diagnosis(log).category == "illegal-memory-access"
