@@ -195,3 +195,52 @@ def test_the_steps_own_error_below_the_dump_keeps_its_category() -> None:
     log = _VLLM_DUMP + "\n(EngineCore_DP0 pid=5120) ERROR 06-13 11:20:07 [core.py:710] EngineCore encountered a " \
         "fatal error.\n" + printed
     assert _diagnosis(log).category == "illegal-memory-access"
+
+
+# -- an assertion of SGLang's own KV cache bookkeeping (srt/mem_cache/: sgl-project/sglang#24972's HiCache component,
+# #24153's SWARadixCache lock count, #22592's HiMambaRadixCache eviction): the engine's bug, not the pool running out.
+
+def _mem_cache_assert(statement: str) -> str:
+    return real_traceback(f"""
+        class Node:
+            host_value = None
+            value = None
+            swa_lock_ref = 0
+
+        def dec_lock_ref(node):
+            {statement}
+
+        def cache_finished_req():
+            dec_lock_ref(Node())
+
+        cache_finished_req()
+    """, "python/sglang/srt/mem_cache/swa_radix_cache.py")
+
+
+@pytest.mark.parametrize("statement", [
+    "assert node.host_value is not None or node.value is not None",  # sgl-project/sglang#24972: a bare AssertionError
+    'assert node.swa_lock_ref > 0, f"dec_lock_ref on node with {node.swa_lock_ref=}"',  # sgl-project/sglang#24153
+])
+def test_an_assertion_of_the_engines_kv_cache_bookkeeping_is_its_bug(statement: str) -> None:
+    printed = _mem_cache_assert(statement)
+    assert "AssertionError" in printed and "sglang/srt/mem_cache/swa_radix_cache.py" in printed
+    diagnosis = _diagnosis(printed)
+    assert diagnosis.category == "engine-bug", diagnosis.title
+    assert "KV cache bookkeeping" in diagnosis.title
+
+
+def test_the_pool_running_out_in_the_same_code_stays_serving_memory() -> None:
+    # the look-alike: the same code's words that the KV pool ran out name serving-memory
+    printed = _mem_cache_assert('assert False, "Prefill out of memory. Try to lower your batch size."')
+    assert _diagnosis(printed).category == "serving-memory"
+
+
+def test_an_assertion_outside_the_cache_code_is_no_cache_bug() -> None:
+    # the look-alike: a bare assertion in the scheduler's own code names no cache bookkeeping
+    printed = real_traceback("""
+        def get_next_batch_to_run(batch):
+            assert batch is not None
+
+        get_next_batch_to_run(None)
+    """, "python/sglang/srt/managers/scheduler.py")
+    assert "KV cache bookkeeping" not in _diagnosis(printed).title
