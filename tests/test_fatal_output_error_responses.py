@@ -71,3 +71,38 @@ def test_a_traceback_beside_it_stays_the_failure() -> None:
 def test_a_long_line_is_read_in_linear_time() -> None:
     line = "The model does not support " + " " * 65536 + "x API " + AUTO_TOOL_CHOICE[:40]
     assert typeless_error(line) is None
+
+
+# llguidance's refusal of a request's tokens, logged by vLLM's backend_guidance.py at WARNING (`LLMatcher error: %s`):
+# a grammar the token does not satisfy (vllm-project/vllm#15554, ngram speculative decoding with structured output) or a
+# panic in llguidance (guidance-ai/llguidance#174).  The records are rebuilt in vLLM's format with our own values.
+@pytest.mark.parametrize("record, said", [
+    ("WARNING 04-02 09:10:11 [backend_guidance.py:86] LLMatcher error: Parser Error: token \" true\" doesn't satisfy "
+     "the grammar; byte 't' fails parse", "Parser Error: token \" true\" doesn't satisfy the grammar; byte 't' fails parse"),
+    ("WARNING 06-01 10:00:00 [backend_guidance.py:128] LLMatcher error: panic: lexer_stack=[LexerState { row_idx: 0 }]",
+     "panic: lexer_stack=[LexerState { row_idx: 0 }]"),
+])
+def test_llguidances_refusal_logged_as_a_warning_is_found(record: str, said: str) -> None:
+    paste = "INFO 04-02 09:10:10 [logger.py:39] Received request chatcmpl-1\n" + record + "\n"
+    report = diagnose_text(paste, OPTIONS)
+    assert len(report.failures) == 1
+    final = report.failures[0].failure.final
+    assert (final.type, final.message) == ("LLMatcher error", said)
+
+
+@pytest.mark.parametrize("text", [
+    "WARNING 04-02 09:10:11 [backend_xgrammar.py:160] xgrammar could not compile the schema, falling back",
+    "We never saw an LLMatcher error in 0.8.4.",  # no message after it
+    "WARNING 04-02 09:10:11 [backend_guidance.py:86] LLMatcher error:",
+])
+def test_other_warnings_are_no_llguidance_refusal(text: str) -> None:
+    report = diagnose_text(text + "\n", OPTIONS)
+    assert all(group.failure.final.type != "LLMatcher error" for group in report.failures)
+
+
+def test_a_traceback_beside_llguidances_refusal_stays_the_failure() -> None:
+    traceback = real_traceback('raise RuntimeError("Engine core initialization failed. See root cause above.")',
+                               "vllm/entrypoints/cli/main.py")
+    record = "WARNING 04-02 09:10:11 [backend_guidance.py:86] LLMatcher error: Parser Error: token \"x\" fails\n"
+    report = diagnose_text(record + traceback, OPTIONS)
+    assert [group.failure.final.type for group in report.failures] == ["RuntimeError"]
