@@ -57,6 +57,16 @@ _EXPLICIT_VERSION = compile_lazily(
     r"(?i)\b(?P<engine>sglang|vllm)(?:==|\s+(?:API server\s+|server\s+|batch processing API\s+)?version[:=]?\s*v?|\s+v)"
     r"(?P<version>\d+\.\d+\.\d+(?:\.?post\d+|rc\d+|\.dev\d+)?)"
 )
+# The version a paste states for its engine as a label or a package list's row, not that it ran (a listed package is
+# installed; a label is the user's word): `vLLM: v0.8.5` (gpustack/gpustack#2170's report), `vllm: 0.7.3`
+# (vllm-project/vllm#14693), and pip list's row of the engine's own distribution, `vllm   0.10.0+empty   /vllm-workspace/vllm`
+# (pip's columns: name, version with its local part, an editable install's location; vllm-project/vllm-ascend#2556).
+# Only the engine's own name (`vllm_ascend 0.10.0rc1`, `vllm-flash-attn 2.6.1`, `sglang-router 0.1.4` are other
+# packages) and only at a line's start for a row (a sentence's `upgrading to vllm 0.7.2` names no installed version).
+_VERSION_LABEL = compile_lazily(
+    r"(?i)(?:^\s*|(?<![\w.\-/])(?=[sv]\w{3,5}:))(?P<engine>sglang|vllm)(?::\s*v?|\s+(?=\d))"
+    r"(?P<version>\d+\.\d+\.\d+(?:\.?post\d+|rc\d+|\.dev\d+)?)(?:\+[\w.]+)?(?P<rest>(?![\w.\-+]).*)$"
+)
 # The logo vLLM 0.33 logs at start-up (entrypoints/common/startup.py), its second line ending in the version:
 # ` ▄▄ ▄█ █     █     █ ▀▄▀ █  version 0.33.0`.
 _VLLM_LOGO_VERSION = compile_lazily(r"▀▄▀ █\s+version\s+v?(?P<version>\d+\.\d+\.\d+(?:\.?post\d+|rc\d+|\.dev\d+)?)")
@@ -227,6 +237,9 @@ class LaunchTracker:
         if " -m " in text and "--backend" not in text and len(text) <= 8192 and (m := _ENGINE_MODULE_RUN.search(text)) and (
                 not m["module"].startswith(_CLIENT_MODULES)):
             self._saw("command", m["engine"])
+        if ("LLM" in text or "llm" in text or "Lang" in text or "lang" in text) and len(text) <= 512 and (
+                labelled := engine_version_stated(text)):
+            self.versions.setdefault(*labelled)  # a label or a pip list row: the version, no evidence the engine ran
         if ("sglang" in text or "vllm" in text or "vLLM" in text or "VLLM::" in text or "sgl_kernel" in text or "sgl-kernel" in text
                 or "sgl-dev" in text  # (AMD's SGLang image, engine_evidence._IMAGE)
                 or (("sgl" in text or "Rust" in text) and any(word in text for word in engine_evidence.ROUTER_WORDS))) and (
@@ -611,3 +624,17 @@ def _split_top_level(text: str) -> list[str]:
 def _frame_line(text: str) -> bool:
     """A traceback's or a faulthandler dump's frame line, whole (the failure's frames hold its path)."""
     return bool(line_shapes.FRAME_LINE.match(text) or line_shapes.FAULT_FRAME_LINE.match(text))
+
+
+def engine_version_stated(text: str) -> tuple[str, str] | None:
+    """(engine, version) a label (`vLLM: v0.8.5`) or pip list's row (`vllm  0.10.0+empty  /vllm-workspace/vllm`) states,
+    else None.  A row is the name, the version and at most an editable install's location; a label's line may go on
+    (`vLLM: v0.8.5 (custom backend version in GPUStack)`)."""
+    m = _VERSION_LABEL.search(text)
+    if m is None or _INSTRUCTION.search(text):
+        return None
+    rest = m["rest"].strip()
+    labelled = text[m.end("engine"):m.start("version")].lstrip().startswith(":")
+    if not labelled and rest and (" " in rest or not rest.startswith(("/", "~", "."))):
+        return None  # after `vllm 0.7.2`, words: a sentence, not a row
+    return m["engine"].lower(), m["version"]

@@ -106,11 +106,34 @@ SHELL_NOT_FOUND = compile_lazily(
 )
 COMMAND_NOT_FOUND = "command not found"  # its type: the shell's notice, no Python ran
 
+# vLLM's OpenAI-compatible server refusing a request with an error response, not an exception (so the raise site index
+# holds none of them): `create_error_response(message)`, whose ErrorResponse type defaults to BadRequestError (HTTP 400).
+# serving_chat.py refuses tool_choice "auto" on a server started without tool calling; api_server.py answers a pooling
+# endpoint the served model's task does not offer with `The model does not support <name> API` (Score, Rerank (Score),
+# Embeddings, Pooling, Classification, Tokenization, Transcriptions).  Pasted alone, in a sentence or an issue's title
+# (vllm-project/vllm#9986, QwenLM/Qwen-Agent#344, vllm-project/vllm#14693): the failure of a paste that shows no other.
+# (Inside the JSON error body it is http_error_body's, typed by the body.)
+ERROR_RESPONSE = compile_lazily(
+    r'(?P<msg>"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'
+    r"|The model does not support (?:the )?[A-Z]\w{2,20}(?: \([A-Z]\w{2,20}\))? API)"
+)
+ERROR_RESPONSE_TYPE = "BadRequestError"  # the ErrorResponse's `type` create_error_response gives by default
+# llguidance (vLLM's `guidance` structured-output backend) refusing a request's tokens: vLLM's backend_guidance.py logs the
+# matcher's error at WARNING, `LLMatcher error: <llguidance's error>`, once per request, and that request's structured
+# output stops there (the matcher stays in its error state).  A token the grammar does not take (`Parser Error: token
+# " null" doesn't satisfy the grammar`, vllm-project/vllm#15554: ngram speculative decoding with structured output on
+# 0.8.2) or a panic inside llguidance (`panic: lexer_stack=…`, guidance-ai/llguidance#174 on 0.8.5.post1): the failure
+# of a paste that shows no other.
+LLMATCHER_ERROR = "LLMatcher error: "
+LLMATCHER_TYPE = "LLMatcher error"  # its type: a logged warning, no exception was raised
+NOT_TYPED_LINE = compile_lazily(_NOT_TYPED)  # matches where the line is no exception line (`openai.BadRequestError: …`)
+
 OPENAI_CLASSES = {400: "BadRequestError", 401: "AuthenticationError", 403: "PermissionDeniedError",
                   404: "NotFoundError", 409: "ConflictError", 422: "UnprocessableEntityError", 429: "RateLimitError"}
 
 WORDS = ("Value error, ", "Error code: ", "nvidia-container-cli", "OCI runtime", "undefined symbol", "(gcloud.", "error: ",
-         "fatal ", "error ", "Error executing job", "not found")
+         "fatal ", "error ", "Error executing job", "not found", "tool choice requires", "The model does not support",
+         LLMATCHER_ERROR)
 
 
 def openai_class(status: int) -> str:
@@ -150,6 +173,11 @@ def typeless_error(text: str) -> tuple[str, str, bool] | None:
         return m["type"], m["msg"].rstrip(), True
     if "not found" in text and (m := SHELL_NOT_FOUND.match(text)) is not None:
         return COMMAND_NOT_FOUND, m["msg"].rstrip(), True
+    if ("tool choice requires" in text or "The model does not support" in text) and len(text) <= 4096 and \
+            NOT_TYPED_LINE.match(text) and (m := ERROR_RESPONSE.search(text)):
+        return ERROR_RESPONSE_TYPE, m["msg"], True  # (an exception line quoting it keeps its own type)
+    if (at := _at_word_start(text, LLMATCHER_ERROR)) != -1 and (said := text[at + len(LLMATCHER_ERROR):].strip()):
+        return LLMATCHER_TYPE, said, True
     return None
 
 
