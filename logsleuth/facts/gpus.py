@@ -251,9 +251,24 @@ def _named_device(text: str) -> Gpu | None:
 _CUES = ("apabilit", "sm_", "gfx", "NVIDIA", "Tesla", "Quadro", "GeForce", "AMD ")
 
 
+# vLLM's CPU platform at start-up (vllm/platforms/cpu.py, __init__.py, v1/worker/cpu_worker.py; 0.11.2, 0.33.0):
+# the platform line (DEBUG), the KV-space warning "Environment variable VLLM_CPU_KVCACHE_SPACE (GiB) for CPU backend
+# is not set, using 4 by default." or the variable set, and the CPU worker's file tags.  Where the KV cache's size
+# is VLLM_CPU_KVCACHE_SPACE, not a share of a GPU (fixes/builders/vllm.py).
+_CPU_PLATFORM = compile_lazily(
+    r"Automatically detected platform cpu\b|VLLM_CPU_KVCACHE_SPACE|\bcpu_(?:worker|model_runner)\.py\b"
+)
+
+
+def shows_cpu_platform(text: str) -> bool:
+    """The line shows vLLM running on its CPU platform."""
+    return "cpu" in text.lower() and bool(_CPU_PLATFORM.search(text))
+
+
 def shows_gpu(text: str) -> bool:
-    """The line names a GPU or its capability (what the launch tracker keeps for the rules)."""
-    return any(cue in text for cue in _CUES) and bool(_from_line(text))
+    """The line names a GPU or its capability, or shows the CPU platform in its stead (what the launch tracker
+    keeps for the rules as the device lines)."""
+    return (any(cue in text for cue in _CUES) and bool(_from_line(text))) or shows_cpu_platform(text)
 
 
 def gpus_in(lines: Iterable[str]) -> list[Gpu]:

@@ -35,6 +35,7 @@ BUILDERS: dict[str, Builder] = {
     "pp_incompatible": parallel.pp_incompatible,
     "divisors_text": parallel.divisors_text,
     "mem_fraction": memory.mem_fraction,
+    "kv_room_beside_draft": memory.kv_room_beside_draft,
     "fewer_running_requests": memory.fewer_running_requests,
     "free_port": ports.free_port,
     "grpc_port": ports.grpc_port,

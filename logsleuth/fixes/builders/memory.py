@@ -116,6 +116,53 @@ def mem_fraction(ctx: FixContext, data: dict[str, Any]) -> Fix:
     )
 
 
+# Speculative decoding with a draft model: the target sizes its KV cache inside --mem-fraction-static, then the
+# draft model, its KV pool (as many tokens as the target's, plus headroom) and its CUDA graphs load in the memory
+# left outside it (sglang/srt/model_executor/model_runner.py init_memory_pool, draft_runner_cache_size, 0.4.10.post2;
+# server_args.py keeps 2 GiB (EAGLE) or 6 GiB (STANDALONE) more outside the default fraction, 0.4.10.post2 to 0.5.9).
+# Raising the fraction squeezes the draft into an out-of-memory: sgl-project/sglang#4330 (0.84 "Not enough memory",
+# 0.85 CUDA out of memory), sgl-project/sglang#6876 (the draft's share mis-sized).  NGRAM drafts from the prompt: no
+# draft model, the fraction's advice stands.
+_SPECULATIVE = "--speculative-algorithm"
+_NO_DRAFT_MODEL = frozenset({"NGRAM", "LOOKAHEAD"})
+
+
+def draft_model_algorithm(ctx: FixContext) -> str | None:
+    """The speculative algorithm of the launch when it loads a draft model (the command, else `server_args=`)."""
+    raw = (ctx.command.value(_SPECULATIVE) if ctx.command else None) or server_arg(ctx, "speculative_algorithm")
+    if not raw or raw == "None" or raw.upper() in _NO_DRAFT_MODEL:
+        return None
+    return raw
+
+
+def kv_room_beside_draft(ctx: FixContext, data: dict[str, Any]) -> Fix:
+    """No KV-cache room inside --mem-fraction-static: `mem_fraction` raises it, except beside a draft model, where
+    a higher fraction leaves the draft no room.  There the first step is a smaller share of the weights per GPU,
+    then a launch without speculative decoding; the pattern's flag alternatives (an FP8 KV cache) follow."""
+    algorithm = draft_model_algorithm(ctx)
+    if algorithm is None:
+        return mem_fraction(ctx, data)
+    # The pattern's steps-only alternative (a larger --tp-size) is this fix's own first step.
+    alternatives = [alt for alt in ctx.alternatives(data) if alt.flags]
+    speculative = [flag for flag, _ in ctx.command.options if flag.startswith("--speculative-")] if ctx.command else []
+    if speculative:
+        alternatives.insert(0, Fix(
+            summary="Or launch once without speculative decoding, to see whether the target model alone fits.",
+            flags=tuple(FlagOp("remove", flag) for flag in dict.fromkeys(speculative)),
+        ))
+    return Fix(
+        summary=f"Give each GPU a smaller share of the weights (a larger --tp-size, or a quantized checkpoint) rather "
+        f"than raising {_MEM}: with speculative decoding ({algorithm}) the memory outside the fraction must also hold "
+        "the draft model, its KV cache and its CUDA graphs, and a higher fraction runs out of CUDA memory there.",
+        steps=(
+            "raise --tp-size (e.g. 1 -> 2) where the GPUs are there, or serve a quantized checkpoint of the model",
+            f"SGLang's own default {_MEM} keeps about 2 GiB (EAGLE) or 6 GiB (STANDALONE) more outside the fraction "
+            "for the draft; a value set by hand must leave that room too",
+        ),
+        alternatives=tuple(alternatives),
+    )
+
+
 def _already_at_bound(current: float, direction: str, alternatives: tuple[Fix, ...]) -> Fix:
     """The launch already ran with the fraction at the bound: moving it further is advice the log contradicts.
     The pattern's other fixes come first instead."""

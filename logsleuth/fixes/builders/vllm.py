@@ -13,6 +13,7 @@ import math
 from dataclasses import replace
 from typing import Any
 
+from logsleuth.facts.gpus import shows_cpu_platform
 from logsleuth.fixes.builders.memory import past_tried, tried_shares
 from logsleuth.fixes.builders.parallel import flag_as_given
 from logsleuth.fixes.context import FixContext, interpolate
@@ -95,10 +96,12 @@ def kv_cache_max_model_len(ctx: FixContext, data: dict[str, Any]) -> Fix:
     if fits is None and max_len and needed and available:
         fits = math.floor(max_len * available / needed / 16) * 16
     value = str(int(fits)) if fits and fits >= 16 else None
+    if _on_cpu_platform(ctx):
+        return _cpu_kv_cache_max_model_len(ctx, data, value, needed)
     fix = Fix(
         summary=_summary(data, ctx, value=value),
         flags=(FlagOp("set", _MAX_LEN, value),),
-        steps=_steps(data, ctx),
+        steps=(*_steps(data, ctx), *(() if ctx.launch.gpu_lines else (_CPU_NOTE,))),
     )
     alternatives: list[Fix] = []
     # FP8 halves the KV cache's bytes per token; it helps alone only when half the need fits (5 % margin for
@@ -127,6 +130,45 @@ def kv_cache_max_model_len(ctx: FixContext, data: dict[str, Any]) -> Fix:
                 flags=(FlagOp("set", _UTIL, _fraction(wanted)),),
             ))
     return replace(fix, alternatives=tuple(alternatives))
+
+
+# On vLLM's CPU backend the KV cache's size is VLLM_CPU_KVCACHE_SPACE, in GiB, 4 by default (vllm/platforms/cpu.py
+# get_device_total_memory 0.11.2; the "legacy setting" that overrides --kv-cache-memory-bytes in 0.33.0): raising
+# --gpu-memory-utilization does not give it more there, and the CPU backend has no FP8 KV cache ("CPU backend
+# doesn't support KV cache quantization fallback to auto", 0.11.2).
+_CPU_KV_SPACE = "VLLM_CPU_KVCACHE_SPACE"
+_CPU_NOTE = (
+    f"general guidance: on vLLM's CPU backend the KV cache's size is the environment variable {_CPU_KV_SPACE} "
+    "(GiB, 4 by default), not --gpu-memory-utilization"
+)
+
+
+def _on_cpu_platform(ctx: FixContext) -> bool:
+    """The log shows vLLM's CPU platform (its start-up lines, kept as device lines, or a line near the failure)."""
+    return any(shows_cpu_platform(line) for line in (*ctx.launch.gpu_lines, *ctx.failure.context))
+
+
+def _cpu_kv_cache_max_model_len(ctx: FixContext, data: dict[str, Any], value: str | None, needed: float | None) -> Fix:
+    """The CPU backend's KV cache is too small for one request: lower --max-model-len, or give the cache the GiB
+    the message says one request needs (whole GiB, rounded up) when the host has that memory."""
+    steps = [_steps(data, ctx)[0]] if data.get("steps") else []
+    steps.append(
+        f"on vLLM's CPU backend the KV cache's size is {_CPU_KV_SPACE} (GiB of host memory, 4 by default); "
+        "--gpu-memory-utilization and an FP8 KV cache do not give it more room there"
+    )
+    fix = Fix(
+        summary=_summary(data, ctx, value=value),
+        flags=(FlagOp("set", _MAX_LEN, value),),
+        steps=tuple(steps),
+    )
+    if not needed:
+        return fix
+    space = math.floor(needed) + 1  # whole GiB, above the need
+    return replace(fix, alternatives=(Fix(
+        summary=f"Or keep the full length: set {_CPU_KV_SPACE}={space} ({needed:g} GiB needed) in the server's "
+        "environment, when the host has that much memory free beside the weights.",
+        env=((_CPU_KV_SPACE, str(space)),),
+    ),))
 
 
 # -- free memory vs --gpu-memory-utilization -----------------------------------------------------------------
