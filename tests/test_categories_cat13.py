@@ -117,13 +117,17 @@ _CAPTURE_WITH_CUSTOM_ALL_REDUCE = """
 """
 
 
+def _nccl_steps_under_sglang(printed: str) -> str:
+    """The checks of `printed`'s diagnosis with SGLang given as the engine, which must be nccl."""
+    diagnosis = diagnose_text(printed, DiagnoseOptions(include_user_patterns=False, engine="sglang")).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == "nccl", diagnosis
+    return "\n".join(diagnosis.fix.steps if diagnosis.fix else ())
+
+
 def test_a_custom_all_reduce_fault_during_the_capture_is_the_all_reduce_with_the_capture_named() -> None:
     printed = real_traceback(_CAPTURE_WITH_CUSTOM_ALL_REDUCE, "python/sglang/srt/model_executor/cuda_graph_runner.py")
     assert "Exception: Capture cuda graph failed: Runtime check failed" in printed
-    report = diagnose_text(printed, DiagnoseOptions(include_user_patterns=False, engine="sglang"))
-    diagnosis = report.failures[0].diagnosis
-    assert diagnosis is not None and diagnosis.category == "nccl", diagnosis
-    steps = "\n".join(diagnosis.fix.steps if diagnosis.fix else ())
+    steps = _nccl_steps_under_sglang(printed)
     assert "while CUDA graphs were being captured" in steps
     assert "--disable-custom-all-reduce" in steps
 
@@ -140,10 +144,7 @@ def test_a_custom_all_reduce_fault_while_serving_names_no_capture() -> None:
 
         forward_batch()
     """, "python/sglang/srt/managers/scheduler.py")
-    report = diagnose_text(printed, DiagnoseOptions(include_user_patterns=False, engine="sglang"))
-    diagnosis = report.failures[0].diagnosis
-    assert diagnosis is not None and diagnosis.category == "nccl", diagnosis
-    steps = "\n".join(diagnosis.fix.steps if diagnosis.fix else ())
+    steps = _nccl_steps_under_sglang(printed)
     assert "while CUDA graphs were being captured" not in steps and "--disable-custom-all-reduce" in steps
 
 

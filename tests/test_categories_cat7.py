@@ -140,14 +140,20 @@ def test_an_import_across_packages_is_no_mixed_install(module: str, importer: st
     assert "mixed install" not in diagnosis.title, diagnosis
 
 
-def test_the_rotary_embeddings_refusal_of_a_rope_type_is_the_models_rope_scaling() -> None:
-    traceback = real_traceback("""
+def unknown_rope_type(rope_type: str, rotary_file: str) -> str:
+    """What the real interpreter prints when an engine's rotary embeddings refuse `rope_type`
+    (get_rope's 'Unknown RoPE scaling type {}', in both engines' layers)."""
+    return real_traceback(f"""
         def get_rope(rope_scaling):
             scaling_type = rope_scaling["rope_type"]
-            raise ValueError(f"Unknown RoPE scaling type {scaling_type}")
+            raise ValueError(f"Unknown RoPE scaling type {{scaling_type}}")
 
-        get_rope({"rope_type": "longrope2"})
-        """, "sglang/srt/layers/rotary_embedding.py")
+        get_rope({{"rope_type": "{rope_type}"}})
+        """, rotary_file)
+
+
+def test_the_rotary_embeddings_refusal_of_a_rope_type_is_the_models_rope_scaling() -> None:
+    traceback = unknown_rope_type("longrope2", "sglang/srt/layers/rotary_embedding.py")
     diagnosis = _diagnosis(SGLANG_BANNER + traceback)
     assert diagnosis.category == "context-length", diagnosis
     assert "rope scaling" in diagnosis.title

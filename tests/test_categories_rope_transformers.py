@@ -10,6 +10,7 @@ import pytest
 
 from tests.helpers import real_traceback
 from tests.test_categories_cat6 import _diagnosis, no_rules  # noqa: F401 (no_rules: the fixture, used by pytestmark)
+from tests.test_categories_cat7 import unknown_rope_type
 
 pytestmark = pytest.mark.usefixtures("no_rules")
 
@@ -32,11 +33,6 @@ _rope_scaling_validation({LLAMA31})
 
 
 def test_the_engine_failing_on_a_rope_type_it_does_not_know_stays_the_architecture_row() -> None:
-    traceback = real_traceback("""
-def get_rope(rope_scaling):
-    scaling_type = rope_scaling["rope_type"]
-    raise ValueError(f"Unknown RoPE scaling type {scaling_type}")
-
-get_rope({"rope_type": "yarn2"})
-""", "vllm/model_executor/layers/rotary_embedding.py")
+    traceback = unknown_rope_type("yarn2", "vllm/model_executor/layers/rotary_embedding.py")
+    assert "Unknown RoPE scaling type yarn2" in traceback
     assert _diagnosis(traceback).category != "dependency-version"
