@@ -245,3 +245,18 @@ def test_an_assertion_outside_the_cache_code_is_no_cache_bug() -> None:
         get_next_batch_to_run(None)
     """, "python/sglang/srt/managers/scheduler.py")
     assert "KV cache bookkeeping" not in _diagnosis(printed).title
+
+
+def test_a_flag_in_general_guidance_names_the_releases_that_have_it_when_the_log_names_none() -> None:
+    # The shipped catalogs reach back only to SGLang 0.3.0: a user on an older release following a flag check would
+    # meet "unrecognized arguments".  With the release unknown the check says from which release logsleuth knows the
+    # flag; with the release known (the catalog decides) it says nothing more.
+    printed = real_traceback(_CAPTURE_WITH_CUSTOM_ALL_REDUCE, "python/sglang/srt/model_executor/cuda_graph_runner.py")
+    unknown = _nccl_steps_under_sglang(printed)
+    assert "--disable-custom-all-reduce is in SGLang from 0.3.0 on (every release logsleuth knows)" in unknown
+    assert "an older release may lack it" in unknown
+    known = diagnose_text("sglang version: 0.5.9\n" + printed,
+                          DiagnoseOptions(include_user_patterns=False, engine="sglang")).failures[0].diagnosis
+    assert known is not None and known.fix is not None
+    assert "--disable-custom-all-reduce" in "\n".join(known.fix.steps)
+    assert "an older release may lack it" not in "\n".join(known.fix.steps)
