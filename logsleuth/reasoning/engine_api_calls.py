@@ -40,7 +40,7 @@ _DISPATCHER = compile_lazily(
 _ENGINE_NAMED_MODULE = compile_lazily(r"(?:^|[/_])(?P<engine>vllm|sglang)(?:_[\w]*)?(?:\.py$|/)|_(?P<suffix>vllm|sglang)\.py$")
 # A call's signature refused, in CPython's words (the callee named: `Name()` or `Class.method()`) and in msgspec's
 # (a Struct such as vLLM's SamplingParams names no callee).
-_SIGNATURE = compile_lazily(
+SIGNATURE = compile_lazily(
     r"^(?:(?P<callee>[\w.]+)\(\) (?:got an unexpected keyword argument|got multiple values for argument"
     r"|missing \d+ required (?:positional|keyword-only) arguments?|takes (?:from )?\d+ (?:positional )?arguments?)"
     r"|(?P<msgspec>Unexpected keyword argument|Missing required argument) ')"
@@ -93,7 +93,7 @@ def _engine_class_called(source: str | None) -> str | None:
 def caller_misfit(failure: Failure) -> MisfitCall | None:
     """The caller's own frame refused its call into the engine's API (the first shape in the module's docstring)."""
     final = failure.final
-    signature = _SIGNATURE.match(final.message.strip())
+    signature = SIGNATURE.match(final.message.strip())
     if _short(final.type) != "TypeError" or signature is None:
         return None
     own = _own_frames(failure)
@@ -122,7 +122,7 @@ def override_misfit(failure: Failure, wrapper_shown: bool) -> MisfitCall | None:
     """The engine's own code called a method of a class no indexed package defines, and the signature did not fit (the
     second shape in the module's docstring); only when the log shows a program that runs the engine (`wrapper_shown`)."""
     final = failure.final
-    signature = _SIGNATURE.match(final.message.strip())
+    signature = SIGNATURE.match(final.message.strip())
     if not wrapper_shown or _short(final.type) != "TypeError" or signature is None or not signature["callee"]:
         return None
     owner = signature["callee"].split(".")[0]
