@@ -73,3 +73,17 @@ def test_a_refused_engine_settings_call_beside_a_listed_wrapper_is_the_wrapper_r
     alone = first_diagnosis(line)
     assert alone.category == "unknown-flag", "no program listed: the call's words alone decide, as before"
 
+
+def test_an_engine_object_handed_to_a_library_the_engines_use_is_no_wrapper_call(tmp_path: Path) -> None:
+    """The look-alike of a wrapper written for another release (vllm-project/vllm#3214): a script hands vLLM's
+    SamplingParams to a transformers model's generate, whose own line then reads an attribute of it.  transformers is a
+    package the engines declare as a dependency: it calls no engine API, so the failing frame there is no wrapper's."""
+    files = {**VLLM_UTILS, "vllm/sampling_params.py": "class SamplingParams:\n    pass\n",
+             "transformers/__init__.py": "", "transformers/generation/__init__.py": "",
+             "transformers/generation/utils.py": (
+                 "def generate(inputs, generation_config):\n    return generation_config.update(max_new_tokens=8)\n")}
+    statement = ("from transformers.generation.utils import generate\n"
+                 "from vllm.sampling_params import SamplingParams\n"
+                 "generate([1], SamplingParams())")
+    diagnosis = first_diagnosis(_traceback(tmp_path, "rephrase/evaluate.py", statement, files))
+    assert "program that runs the engine" not in diagnosis.title, diagnosis.title
