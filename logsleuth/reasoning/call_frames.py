@@ -152,7 +152,9 @@ def engine_class_called(failure: Failure) -> str | None:
         return None
     named = class_in_message(failure.final.message)
     if named and engines_defining(named):
-        return named
+        # A class transformers defines under the same name (`LlamaForCausalLM`) is the engine's only when no frame
+        # shows who built it: a wrapper's frame may as well hold a Hugging Face model (EleutherAI/lm-evaluation-harness#2586).
+        return named if shows_no_frame(failure) or not defined_by(named) - {"sglang", "vllm"} else None
     module = _ENGINE_MODULE_ATTRIBUTE.search(failure.final.message)
     return module[1] if module else None
 

@@ -87,7 +87,15 @@ def engine_named_module(path: str) -> str | None:
 
 def _engine_class_called(source: str | None) -> str | None:
     """A class only the engines define that the raising line calls (`sampling_params = SamplingParams(**params)`)."""
-    return next((name for name in _CALLED_CLASS.findall(source or "") if engines_defining(name)), None)
+    return next((name for name in _CALLED_CLASS.findall(source or "")
+                 if engines_defining(name) and not _also_a_package_class(name)), None)
+
+
+def _also_a_package_class(name: str) -> bool:
+    """A class a package the engines run defines under the same name (transformers' `LlamaForCausalLM`, which both
+    engines also define): the message alone does not say the engine's was called; a program building a Hugging Face
+    model (lm-evaluation-harness's hf backend, EleutherAI/lm-evaluation-harness#2586) calls transformers'."""
+    return bool(defined_by(name) - _ENGINES)
 
 
 def caller_misfit(failure: Failure) -> MisfitCall | None:
@@ -109,7 +117,7 @@ def caller_misfit(failure: Failure) -> MisfitCall | None:
         # own code refused, even in a module named after the engine; no engine API was called.
         return None
     into_engine = (
-        (named_class is not None and bool(engines_defining(named_class)))
+        (named_class is not None and bool(engines_defining(named_class)) and not _also_a_package_class(named_class))
         or engine_named_module(frame.file) is not None
         or _engine_class_called(frame.source) is not None
     )

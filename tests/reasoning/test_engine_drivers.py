@@ -87,3 +87,17 @@ def test_an_engine_object_handed_to_a_library_the_engines_use_is_no_wrapper_call
                  "generate([1], SamplingParams())")
     diagnosis = first_diagnosis(_traceback(tmp_path, "rephrase/evaluate.py", statement, files))
     assert "program that runs the engine" not in diagnosis.title, diagnosis.title
+
+
+def test_a_model_class_transformers_defines_too_is_no_engine_call_from_a_harness_frame(tmp_path: Path) -> None:
+    """The look-alike of a wrapper's misfit call (EleutherAI/lm-evaluation-harness#2586): an eval harness's Hugging Face
+    backend builds transformers' `LlamaForCausalLM` with a keyword it lacks.  Both engines define a class of that name,
+    but so does transformers, and the harness's frame holds a Hugging Face model: no engine release is involved."""
+    files = {"transformers/__init__.py": "", "transformers/models/__init__.py": "",
+             "transformers/models/llama.py": "class LlamaForCausalLM:\n    def __init__(self, config=None):\n        self.config = config\n"}
+    statement = ("from transformers.models.llama import LlamaForCausalLM\n"
+                 "def create_model(**kwargs):\n    return LlamaForCausalLM(config=None, **kwargs)\n"
+                 "create_model(gptqmodel=True)")
+    diagnosis = first_diagnosis(_traceback(tmp_path, "lm-evaluation-harness/lm_eval/models/huggingface.py", statement, files))
+    assert "program that runs the engine" not in diagnosis.title, diagnosis.title
+    assert diagnosis.category != "dependency-version", diagnosis
