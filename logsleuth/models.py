@@ -315,6 +315,9 @@ class LaunchInfo:
     # Lines that show the version of a package the engine runs (transformers, flashinfer, xgrammar, sgl-kernel: an
     # environment dump, pip list; facts/package_sites.py), the first ones.
     package_lines: tuple[str, ...] = ()
+    # Lines that show a package that drives or plugs into the engine (a wrapper, a KV connector, a platform plugin:
+    # facts/engine_drivers.py) listed or loaded beside it, the first ones: the other side of a version skew.
+    driver_lines: tuple[str, ...] = ()
     # The switches the engine's own dump of its settings shows on (`trust_remote_code=True` in a repr,
     # `'trust_remote_code': True` in a dict): given by the launch even where its command is not in the log.
     switches_on: tuple[str, ...] = ()

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from logsleuth.facts.engine_drivers import shows_a_driver
 from logsleuth.facts.gpus import shows_gpu
 from logsleuth.facts.package_sites import shows_a_version
 from logsleuth.ingest import engine_evidence, engine_from_frames, engine_from_message, line_shapes
@@ -179,6 +180,7 @@ class LaunchTracker:
     _marker_kinds: set[str] = field(default_factory=set)
     gpu_lines: list[str] = field(default_factory=list)  # lines that show the GPU (facts/gpus.py), the first ones
     package_lines: list[str] = field(default_factory=list)  # lines that show a package's version (facts/package_sites.py)
+    driver_lines: list[str] = field(default_factory=list)  # lines that show a package driving the engine (facts/engine_drivers.py)
     switches_on: set[str] = field(default_factory=set)  # what the engine's settings dumps show True (SETTINGS_DUMPS)
     memory_shares: list[tuple[str, float]] = field(default_factory=list)  # LaunchInfo.memory_shares_seen
     # A launch command written over several lines with backslash continuations (a launch script, a pasted
@@ -292,6 +294,8 @@ class LaunchTracker:
             self.gpu_lines.append(text)
         if line.offset < GPU_LINES_WITHIN and len(self.package_lines) < MAX_GPU_LINES and shows_a_version(text):
             self.package_lines.append(text)  # an environment dump's lines, within the same reach as its GPUs'
+        if line.offset < GPU_LINES_WITHIN and len(self.driver_lines) < MAX_GPU_LINES and shows_a_driver(text):
+            self.driver_lines.append(text)  # a wrapper, connector or plugin listed beside the engine
         if len(self.memory_shares) < MAX_MEMORY_SHARES and len(text) <= 8192:
             self._observe_memory_shares(text, prose=not (meta.header or meta.process))
         if text.startswith("sglang serve: error:"):
@@ -484,6 +488,8 @@ class LaunchTracker:
         self.gpu_lines.extend(line for line in other.gpu_lines[:room] if line not in self.gpu_lines)
         room = MAX_GPU_LINES - len(self.package_lines)
         self.package_lines.extend(line for line in other.package_lines[:room] if line not in self.package_lines)
+        room = MAX_GPU_LINES - len(self.driver_lines)
+        self.driver_lines.extend(line for line in other.driver_lines[:room] if line not in self.driver_lines)
         self.launch_lines = sorted({*self.launch_lines, *other.launch_lines})
         for marker, facts in other.launches.items():
             mine = self.launches.setdefault(marker, LaunchFacts())
@@ -566,6 +572,7 @@ class LaunchTracker:
             wrapper=engine_evidence.most_specific(self.wrappers),
             gpu_lines=tuple(self.gpu_lines),
             package_lines=tuple(self.package_lines),
+            driver_lines=tuple(self.driver_lines),
             switches_on=tuple(sorted(self.switches_on)),
             memory_shares_seen=tuple(self.memory_shares),
         )

@@ -4,6 +4,7 @@ package being imported; and the classes CPython's messages name the failing obje
 
 from __future__ import annotations
 
+from logsleuth.facts import requires
 from logsleuth.facts.engine_classes import (
     class_in_message,
     defined_by,
@@ -11,6 +12,7 @@ from logsleuth.facts.engine_classes import (
     engines_defining,
     only_engine_defining,
 )
+from logsleuth.facts.imports import distributions_of
 from logsleuth.ingest.engine_evidence import failure_wrappers, wrapper_of_path
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, Frame
@@ -102,7 +104,21 @@ def made_by_a_wrapper(failure: Failure, wrapper: str | None = None) -> bool:
     if shows_no_frame(failure):
         return bool(wrapper or failure_wrappers(failure))
     frame = innermost_own_frame(failure.final.frames)
-    return frame is not None and bool(_INSTALLED_NOT_ENGINE.search(frame.file) or wrapper_of_path(frame.file))
+    if frame is None:
+        return False
+    if wrapper_of_path(frame.file):
+        return True
+    return bool(_INSTALLED_NOT_ENGINE.search(frame.file)) and not _engine_dependency(frame)
+
+
+def _engine_dependency(frame: Frame) -> bool:
+    """The frame is in a package an engine release declares as its own dependency (transformers, datasets, fastapi:
+    facts/requires.json): a library the engines call, which calls neither engine's API.  An engine object failing there
+    was handed to it by the caller's own code (vllm-project/vllm#3214: vLLM's SamplingParams passed to a Hugging Face
+    model's generate, which reads it as a GenerationConfig), not a wrapper's call written for another release."""
+    package = package_path(frame.file).split("/", 1)[0]
+    distributions = distributions_of(package) or (requires.normalize(package),)
+    return any(requires.declares(engine, distribution) for engine in ("sglang", "vllm") for distribution in distributions)
 
 
 def wrapper_call_into_engine(failure: Failure) -> Frame | None:
@@ -136,7 +152,9 @@ def engine_class_called(failure: Failure) -> str | None:
         return None
     named = class_in_message(failure.final.message)
     if named and engines_defining(named):
-        return named
+        # A class transformers defines under the same name (`LlamaForCausalLM`) is the engine's only when no frame
+        # shows who built it: a wrapper's frame may as well hold a Hugging Face model (EleutherAI/lm-evaluation-harness#2586).
+        return named if shows_no_frame(failure) or not defined_by(named) - {"sglang", "vllm"} else None
     module = _ENGINE_MODULE_ATTRIBUTE.search(failure.final.message)
     return module[1] if module else None
 

@@ -5,6 +5,10 @@ The shapes read (each from the code that raises it):
 - `cannot import name 'N' from 'X' (path)` (CPython: ImportError);
 - `module 'X' has no attribute 'N'` (CPython: AttributeError on a module);
 - `path/X/....so: undefined symbol: S` (the dynamic loader, through ImportError or OSError);
+- `Class.method() got an unexpected keyword argument 'k'` (CPython's signature check) raised at the engine's own call
+  into a class a package the engine runs defines (flashinfer's `MultiLevelCascadeAttentionWrapper.plan()`): the
+  engine's code was written against another release of that package (vllm-project/vllm#21822; the same mechanism
+  as kvcache-ai/ktransformers#1278 and Infini-AI-Lab/MagicPIG#14, code written for another flashinfer release);
 - version checks: transformers' `require_version` ("R is required for a normal functioning of this module,
   but found D==V", transformers/utils/versions.py), SGLang's `assert_pkg_version` ("D is installed with
   version V, which is less than the minimum required version M", "D with minimum required version M is not
@@ -21,11 +25,14 @@ from dataclasses import dataclass, replace
 
 from logsleuth import versions
 from logsleuth.facts import requires
+from logsleuth.facts.engine_classes import defined_by, distinctive, engines_defining
 from logsleuth.facts.imports import distributions_of
 from logsleuth.facts.package_sites import PACKAGES, package_of, versions_shown
 from logsleuth.facts.torch_builds import lacks_the_gpu
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Diagnosis, ExceptionBlock, Fix
+from logsleuth.reasoning.call_frames import innermost_own_frame
+from logsleuth.reasoning.engine_api_calls import ENGINE_FRAME, package_path
 from logsleuth.reasoning.evidence import Evidence
 
 RULE_ID = "rule-dependency-version"
@@ -59,6 +66,11 @@ _BELOW_MINIMUM = compile_lazily(
 )
 _MINIMUM_MISSING = compile_lazily(r"(?<![\w.-])(?P<dist>[\w.-]+) with minimum required version \S+ is not installed")
 _NO_METADATA = compile_lazily(r"No package metadata was found for (?P<dist>[\w.-]+)")
+# CPython's refusal of a call's arguments, naming the callee (`Class.method()`).
+_SIGNATURE = compile_lazily(
+    r"^(?P<callee>[A-Za-z_]\w*(?:\.\w+)?)\(\) (?:got an unexpected keyword argument|got multiple values for argument"
+    r"|missing \d+ required (?:positional|keyword-only) arguments?|takes (?:from )?\d+ (?:positional )?arguments?)"
+)
 _DISTRIBUTION_ONLY = compile_lazily(r"^(?P<dist>[A-Za-z0-9][\w.-]*)$")
 # Two distributions of one project that must be the same release, checked when the package is imported:
 # flashinfer's "flashinfer-cubin version (A) does not match flashinfer version (B)" (flashinfer/__init__.py,
@@ -76,7 +88,8 @@ _REGISTERED_TWICE = compile_lazily(r"'(?P<name>[\w.-]+)' is already used by a Tr
 class Drift:
     """What the failure says about one third-party module."""
 
-    shape: str  # "missing", "missing-name", "missing-attribute", "undefined-symbol", "version-check", "pair-mismatch"
+    shape: str  # "missing", "missing-name", "missing-attribute", "undefined-symbol", "version-check", "pair-mismatch",
+    # "signature"
     module: str  # as the message names it ("" when the message names the distribution only)
     distributions: tuple[str, ...]  # the distributions that install it
     said: str  # the failure's own line, "Type: message"
@@ -146,6 +159,8 @@ def _read(block: ExceptionBlock, engine: str) -> Drift | None:
                 return None
             name = found.groupdict().get("name") or ""
             return Drift(shape, module, _distributions(module, engine), said, name)
+    if (refused := _refused_call(block, engine, said)) is not None:
+        return refused
     if (found := _PAIR_MISMATCH.search(message)) is not None:
         pair = tuple((distributions_of(d) or (requires.normalize(d),))[0] for d in (found["dist"], found["other"]))
         if any(d in OWN_PACKAGES or d == engine for d in pair):
@@ -166,6 +181,25 @@ def _read(block: ExceptionBlock, engine: str) -> Drift | None:
             shape = "missing" if pattern in (_MINIMUM_MISSING, _NO_METADATA) else "version-check"
             return Drift(shape, "", (distribution,), said)
     return None
+
+
+def _refused_call(block: ExceptionBlock, engine: str, said: str) -> Drift | None:
+    """The engine's own code called a class of a package it runs with arguments the installed release of that package
+    does not take: CPython's signature error names the callee (`MultiLevelCascadeAttentionWrapper.plan()`), a class
+    only that package's indexed code defines, and the innermost frame outside torch and the standard library is the
+    engine's own (the call is the engine's, not a wrapper's or a script's)."""
+    found = _SIGNATURE.match(block.message.strip())
+    if found is None or block.type.split(".")[-1] != "TypeError":
+        return None
+    owner = found["callee"].split(".")[0]
+    if not distinctive(owner) or engines_defining(owner):
+        return None
+    packages = sorted(defined_by(owner) - set(OWN_PACKAGES))
+    frame = innermost_own_frame(block.frames)
+    own = ENGINE_FRAME.search(package_path(frame.file)) if frame is not None else None
+    if len(packages) != 1 or own is None or own[2] != engine:
+        return None
+    return Drift("signature", packages[0], _distributions(packages[0], engine), said, found["callee"])
 
 
 _TYPES = {
@@ -251,6 +285,8 @@ def _shape_sentence(drift: Drift) -> str:
         "version-check": f"A version check found another {module} than the one required.",
         "registered-twice": f"The installed transformers ships a config named '{drift.name}' itself, which the engine also registers when it is imported.",
         "pair-mismatch": _pair_sentence(drift),
+        "signature": (f"The installed {module} refused the arguments of the engine's own call to {drift.name}(): the "
+                      f"engine's code was written for another {module} release, one whose signature takes them."),
     }[drift.shape]
 
 

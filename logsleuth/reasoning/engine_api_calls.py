@@ -40,7 +40,7 @@ _DISPATCHER = compile_lazily(
 _ENGINE_NAMED_MODULE = compile_lazily(r"(?:^|[/_])(?P<engine>vllm|sglang)(?:_[\w]*)?(?:\.py$|/)|_(?P<suffix>vllm|sglang)\.py$")
 # A call's signature refused, in CPython's words (the callee named: `Name()` or `Class.method()`) and in msgspec's
 # (a Struct such as vLLM's SamplingParams names no callee).
-_SIGNATURE = compile_lazily(
+SIGNATURE = compile_lazily(
     r"^(?:(?P<callee>[\w.]+)\(\) (?:got an unexpected keyword argument|got multiple values for argument"
     r"|missing \d+ required (?:positional|keyword-only) arguments?|takes (?:from )?\d+ (?:positional )?arguments?)"
     r"|(?P<msgspec>Unexpected keyword argument|Missing required argument) ')"
@@ -87,13 +87,21 @@ def engine_named_module(path: str) -> str | None:
 
 def _engine_class_called(source: str | None) -> str | None:
     """A class only the engines define that the raising line calls (`sampling_params = SamplingParams(**params)`)."""
-    return next((name for name in _CALLED_CLASS.findall(source or "") if engines_defining(name)), None)
+    return next((name for name in _CALLED_CLASS.findall(source or "")
+                 if engines_defining(name) and not _also_a_package_class(name)), None)
+
+
+def _also_a_package_class(name: str) -> bool:
+    """A class a package the engines run defines under the same name (transformers' `LlamaForCausalLM`, which both
+    engines also define): the message alone does not say the engine's was called; a program building a Hugging Face
+    model (lm-evaluation-harness's hf backend, EleutherAI/lm-evaluation-harness#2586) calls transformers'."""
+    return bool(defined_by(name) - _ENGINES)
 
 
 def caller_misfit(failure: Failure) -> MisfitCall | None:
     """The caller's own frame refused its call into the engine's API (the first shape in the module's docstring)."""
     final = failure.final
-    signature = _SIGNATURE.match(final.message.strip())
+    signature = SIGNATURE.match(final.message.strip())
     if _short(final.type) != "TypeError" or signature is None:
         return None
     own = _own_frames(failure)
@@ -109,7 +117,7 @@ def caller_misfit(failure: Failure) -> MisfitCall | None:
         # own code refused, even in a module named after the engine; no engine API was called.
         return None
     into_engine = (
-        (named_class is not None and bool(engines_defining(named_class)))
+        (named_class is not None and bool(engines_defining(named_class)) and not _also_a_package_class(named_class))
         or engine_named_module(frame.file) is not None
         or _engine_class_called(frame.source) is not None
     )
@@ -122,7 +130,7 @@ def override_misfit(failure: Failure, wrapper_shown: bool) -> MisfitCall | None:
     """The engine's own code called a method of a class no indexed package defines, and the signature did not fit (the
     second shape in the module's docstring); only when the log shows a program that runs the engine (`wrapper_shown`)."""
     final = failure.final
-    signature = _SIGNATURE.match(final.message.strip())
+    signature = SIGNATURE.match(final.message.strip())
     if not wrapper_shown or _short(final.type) != "TypeError" or signature is None or not signature["callee"]:
         return None
     owner = signature["callee"].split(".")[0]

@@ -15,13 +15,16 @@ own mixed install, not another program: such a frame's file is one of the engine
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
+from logsleuth.facts.engine_drivers import drivers_shown
 from logsleuth.facts.raise_sites import engine_file, member_names
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Diagnosis, ExceptionBlock, Fix, Frame
 from logsleuth.reasoning.engine_api_calls import package_path
 from logsleuth.reasoning.evidence import Evidence
+from logsleuth.reasoning.guidance_text import joined
 
 RULE_ID = "rule-caller-imports-engine-name"
 _CANNOT_IMPORT = compile_lazily(
@@ -49,6 +52,8 @@ def caller_imports_engine_name(evidence: Evidence) -> Diagnosis | None:
         return None
     engine = found["engine"]
     importer = _importing_frame(block)
+    if importer is None and not any(b.frames for b in evidence.failure.exceptions):
+        return _frameless_beside_a_driver(evidence, found)
     if importer is None or _is_engine_code(importer, engine):
         return None
     name = ENGINE_NAMES[engine]
@@ -82,6 +87,57 @@ def caller_imports_engine_name(evidence: Evidence) -> Diagnosis | None:
         engine_version=evidence.launch.engine_version,
         basis="rule",
         evidence=(f"the failure: {block.type}: {message.splitlines()[0]}", f"the importing frame: {where}"),
+    )
+
+
+def _frameless_beside_a_driver(evidence: Evidence, found: re.Match[str]) -> Diagnosis | None:
+    """The error line alone (no frame says who imported), and the log shows a package that drives or plugs into the
+    engine (facts/engine_drivers.py: a package listing, vLLM's platform plugin line): that package, written for
+    another release, is the likely importer (LMCache/LMCache#1840: lmcache 0.3.8 listed beside vLLM 0.11.0;
+    flagos-ai/vllm-plugin-FL#196: the plugin's table row and its "Platform plugin fl is activated").  A module of the
+    engine's compiled extensions (`vllm._C`) missing is its own broken build, whoever imports it."""
+    module = found["module"]
+    if any(part.startswith("_") for part in module.split(".")[1:]):
+        return None
+    failure = evidence.failure
+    drivers = drivers_shown([*evidence.launch.driver_lines, *failure.context])
+    if not drivers:
+        return None
+    engine = found["engine"]
+    name = ENGINE_NAMES[engine]
+    what = found.groupdict().get("name")
+    missing = f"{what} from {module}" if what else f"the module {module}"
+    beside = joined([f"{driver.named} ({driver.kind})" for driver in drivers])
+    version = evidence.launch.engine_version if evidence.launch.engine in (None, engine) else None
+    installed = f"{name} {version}" if version else f"the installed {name}"
+    sentence = f"{name} {version}" if version else f"The installed {name}"
+    first = drivers[0]
+    requires = f"pip show {first.distribution}: Requires:, or its release notes" if first.distribution else "its release notes"
+    block = failure.final
+    return Diagnosis(
+        pattern=RULE_ID,
+        title=f"{sentence} lacks {missing}, likely imported by {first.named}, written for another {name} release",
+        category="dependency-version",
+        root_cause=(
+            f"{sentence} does not have {missing}. The log shows {beside} installed beside "
+            f"{name}: such a package imports {name}'s internal modules and is written for a range of {name} releases, "
+            f"which move and drop those names between releases. The paste shows no frame of the import, so which "
+            f"package made it is read from what the log lists, not proven. A reinstall of {installed} brings the "
+            "same files back."
+        ),
+        fix=Fix(
+            summary=(f"Install the {first.name} release made for {installed}, or the {name} release {first.named} "
+                     f"declares ({requires})."),
+            steps=(f"pip show {engine} (the installed release)",),
+            needs_input=(f"the traceback's frames above the error line (whose file made the import: {first.name}'s, "
+                         f"another package's, or {name}'s own, a mixed install)",),
+        ),
+        references=SOURCES,
+        engine=evidence.launch.engine,
+        engine_version=evidence.launch.engine_version,
+        basis="rule",
+        evidence=(f"the failure: {block.type}: {block.message.strip().splitlines()[0]}",
+                  *(f"{driver.named} ({driver.kind}), shown by {driver.shown_by}" for driver in drivers)),
     )
 
 

@@ -17,7 +17,8 @@ from dataclasses import replace
 from logsleuth.diagnosis.grouping import names_no_cause
 from logsleuth.diagnosis.schema import CATEGORIES
 from logsleuth.facts.categories import CategoryRow, table
-from logsleuth.facts.engine_classes import engines_defining
+from logsleuth.facts.engine_classes import distinctive, engines_defining, only_engine_defining
+from logsleuth.facts.engine_drivers import Driver, drivers_shown
 from logsleuth.facts.message_templates import fixed_text
 from logsleuth.ingest.engine_evidence import failure_wrappers
 from logsleuth.models import ENGINE_NAMES, Diagnosis, Failure, Fix
@@ -27,10 +28,17 @@ from logsleuth.reasoning.call_frames import (
     engine_object_class,
     innermost_own_frame,
     short_name,
+    shows_no_frame,
     wrapper_call_into_engine,
 )
 from logsleuth.reasoning.category_score import UNCLASSIFIED, best_row
-from logsleuth.reasoning.engine_api_calls import caller_misfit, misfit_engine, override_misfit, package_path
+from logsleuth.reasoning.engine_api_calls import (
+    SIGNATURE,
+    caller_misfit,
+    misfit_engine,
+    override_misfit,
+    package_path,
+)
 from logsleuth.reasoning.evidence import Evidence
 from logsleuth.reasoning.guidance_text import (
     failure_texts,
@@ -59,6 +67,8 @@ def categorize(evidence: Evidence) -> Diagnosis:
     launch = evidence.launch
     engine = launch.engine
     said = _cut_message_words(evidence)
+    listed = _drivers_of_a_frameless_call(evidence)
+    wrapper = launch.wrapper or (joined([driver.name for driver in listed]) if listed else None)
     found = best_row(failure, site_words=said, wrapper=launch.wrapper)
     if found is not None and found[0].category == "parallel-config" and splits_over_one_gpu(evidence):
         # One GPU splits nothing: a size the message finds indivisible is the kernel's or the checkpoint's
@@ -76,6 +86,11 @@ def categorize(evidence: Evidence) -> Diagnosis:
         # A signature the call between the engine's API and another program's code does not fit: that program was
         # written for another release (reasoning/engine_api_calls.py), whatever the words say of a subsystem.
         found = (wrapper_row, [misfit_why(misfit)])
+    if listed and wrapper_row is not None:
+        # The error line alone, CPython refusing a call on the engine's own class, and a program that makes such calls
+        # listed beside the engine: that program's release against the engine's, not a flag typed at a command line.
+        found = (wrapper_row, [f"CPython's refusal of a call on {listed_class(failure)}, a class of the engine's code, "
+                               f"with {joined([f'{d.named} ({d.kind})' for d in listed])} listed beside the engine"])
     dependency = dependency_object_class(failure)
     dependency_row = table().row("dependency-version")
     if dependency and dependency_row is not None and (found is None or found[0].category == UNCLASSIFIED):
@@ -112,14 +127,17 @@ def categorize(evidence: Evidence) -> Diagnosis:
         engine = engine or code_of  # the engine's own frames (or its own class, frameless) are positive evidence of it
     if misfit is not None and engine is None:
         engine = misfit_engine(misfit, failure)
+    if listed and wrapper_row is not None and row.category == wrapper_row.category and engine is None:
+        named_class = listed_class(failure)
+        engine = only_engine_defining(named_class) if named_class else None  # its own class: positive evidence
     version = launch.engine_version if engine == launch.engine else None
     aligned: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
-    if wrapper_row is not None and row.category == wrapper_row.category and (misfit is not None or caller is not None):
+    if wrapper_row is not None and row.category == wrapper_row.category and (misfit or caller or listed):
         # A wrapper's call the installed engine does not fit: the releases to align, from what the paste says of them.
         pin = wrapper_pin([*failure.context, *evidence.lines, *evidence.earlier], engine)
-        aligned = release_alignment(pin, engine, version, launch.wrapper)
+        aligned = release_alignment(pin, engine, version, launch.wrapper, listed)
     meaning = CATEGORIES.get(row.category, row.category)
-    title = render_words(row.title, engine, version, launch.wrapper)
+    title = render_words(row.title, engine, version, wrapper)
     return Diagnosis(
         pattern=f"general-{row.category}",
         title=title,
@@ -136,12 +154,33 @@ def categorize(evidence: Evidence) -> Diagnosis:
                        *settings_the_check_reads(evidence, row.category, engine, version),
                        *misfit_steps(misfit, engine, version),
                        *aligned[0],
-                       *row_checks(row, engine, version, launch.wrapper, failure_texts(failure))),
+                       *row_checks(row, engine, version, wrapper, failure_texts(failure))),
                 needs_input=aligned[1]),
         engine=engine,
         engine_version=version,
         basis="general",
     )
+
+
+def _drivers_of_a_frameless_call(evidence: Evidence) -> tuple[Driver, ...]:
+    """The package that drives the engine which the log lists beside it (facts/engine_drivers.py), when the failure is
+    the error line alone and that line is CPython's refusal of a call on the engine's own class (`EngineArgs.__init__()
+    got an unexpected keyword argument ...`): no frame shows the caller, and such a call is made from Python, by a
+    program like the one listed (unslothai/unsloth#2002: unsloth 2025.3.9 listed beside vLLM 0.6.1; the frames of
+    huggingface/trl#3304 and OpenRLHF/OpenRLHF#702 show the same call made by the wrapper)."""
+    failure = evidence.failure
+    if evidence.launch.wrapper or not shows_no_frame(failure) or listed_class(failure) is None:
+        return ()
+    return drivers_shown([*evidence.launch.driver_lines, *failure.context])
+
+
+def listed_class(failure: Failure) -> str | None:
+    """The engine's class whose call CPython refused, as the failure's message names it (`EngineArgs.__init__() got an
+    unexpected keyword argument ...`), whatever type carried the message (a wrapper re-raises it as a RuntimeError:
+    unslothai/unsloth#2002)."""
+    refused = SIGNATURE.match(failure.final.message.strip())
+    named = refused["callee"].split(".")[0] if refused and refused["callee"] else None
+    return named if named and distinctive(named) and engines_defining(named) else None
 
 
 def _cut_message_words(evidence: Evidence) -> tuple[str, ...]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from logsleuth.facts.engine_drivers import Driver
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES
 
@@ -53,16 +54,25 @@ def wrapper_pin(lines: Iterable[str], engine: str | None) -> WrapperPin | None:
     return found
 
 
-def release_alignment(pin: WrapperPin | None, engine: str | None, version: str | None, wrapper: str | None
-                      ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def release_alignment(pin: WrapperPin | None, engine: str | None, version: str | None, wrapper: str | None,
+                      listed: tuple[Driver, ...] = ()) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The step that aligns the wrapper's and the engine's releases, and what is asked when the paste does not say
-    which fit: (steps, needs_input)."""
+    which fit: (steps, needs_input).  `listed`: the packages that drive the engine which the log lists beside it
+    (facts/engine_drivers.py), the likely callers when no frame shows the call."""
     name = ENGINE_NAMES.get(engine or "", "the engine")
     if pin is not None:
         return ((f"General guidance: {pin.sentence()}. Install a {name} release within {pin.requirement} (what "
                  f"{pin.program} {pin.version} supports), or a {pin.program} release made for {name} {pin.installed}.",),
                 ())
-    program = wrapper or "the program that made the call"
     installed = f"{name} {version}" if version and engine else f"the installed {name}"
+    if listed:
+        names = ", ".join(driver.named for driver in listed)
+        shows = ", ".join(f"pip show {driver.distribution}" for driver in listed if driver.distribution)
+        return ((f"General guidance: the log lists {names} beside {installed}; no frame shows which made the call. "
+                 f"Install the {name} release that program declares ({shows or 'its release notes'}: Requires:), or "
+                 f"its release made for {installed}; a reinstall of {installed} alone changes nothing.",),
+                (f"the traceback's frames above the error line (which program made the call), and the {name} releases "
+                 "it supports",))
+    program = wrapper or "the program that made the call"
     return ((), (f"which release of {program} runs, and which {name} releases it supports (its requirements or "
                  f"release notes), to pin one to the other ({installed} does not fit its call)",))
