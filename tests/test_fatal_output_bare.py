@@ -174,3 +174,41 @@ def test_indented_code_with_a_power_operator_is_no_bold_line() -> None:
 
     lines = normalize_text("def f(x):\n    return x ** 2 + y **\n")
     assert lines[1].text == "    return x ** 2 + y **"
+
+
+@pytest.mark.parametrize("line", [
+    "Assertion `srcIndex < srcSelectDimSize` failed.",  # the part a paste kept (Megatron-DeepSpeed#207's shape)
+    "../aten/src/ATen/native/cuda/Indexing.cu:1236: indexSelectSmallIndex: block: [5,0,0], thread: [6,0,0] Assertion "
+    "`srcIndex < srcSelectDimSize` failed.",
+])
+def test_a_kernels_device_assert_line_alone_is_a_device_assert(line: str) -> None:
+    kind, message, category = primary(line + "\n")
+    assert kind == "device-side assert"
+    assert message.endswith("Assertion `srcIndex < srcSelectDimSize` failed.")
+    assert category == "device-assert"
+
+
+def test_a_host_c_assert_is_no_device_assert() -> None:
+    # glibc's assert closes the condition with a quote, not a backtick: a C program's, not a kernel's
+    assert not diagnose_text("python: main.c:12: main: Assertion `x > 0' failed.\n", OPTIONS).failures
+
+
+@pytest.mark.parametrize(("said", "category"), [
+    ("device-side assert triggered", "device-assert"),
+    ("an illegal memory access was encountered", "illegal-memory-access"),
+])
+def test_torchs_cuda_error_alone_without_its_type_is_the_failure(said: str, category: str) -> None:
+    kind, message, found = primary(f"Sending the 9th request…\nCUDA error: {said}\n")
+    assert (kind, message, found) == ("CUDA error", f"CUDA error: {said}", category)
+
+
+def test_a_backtick_quoted_kernel_package_message_in_a_sentence_without_the_word_error() -> None:
+    log = "sglang fails with `flash_attn at sgl-kernel is only supported on sm90 and above` on my A100\n"
+    kind, message, category = primary(log)
+    assert (kind, category) == ("NotImplementedError", "gpu-arch-unsupported")  # sgl-kernel's flash_attn.py
+    assert message == "flash_attn at sgl-kernel is only supported on sm90 and above"
+
+
+def test_a_sentence_quoting_a_command_is_no_failure() -> None:
+    assert not diagnose_text("I tried `pip install flash_attn` and then `python -m sglang.launch_server` fails.\n",
+                             OPTIONS).failures

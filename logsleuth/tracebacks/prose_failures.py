@@ -138,6 +138,14 @@ def _is_cjk(char: str) -> bool:
     return "\u2e80" <= char <= "\u9fff" or "\uac00" <= char <= "\ud7af" or "\uff00" <= char <= "\uffef"
 
 
+def may_quote_a_failure(text: str) -> bool:
+    """A cheap test before the index is read: the line quotes something (or has CJK text) and says something failed or
+    errored."""
+    if len(text) > MAX_QUOTING_LINE or not any(mark in text for mark in _OPENERS) and not any(map(_is_cjk, text[:200])):
+        return False
+    return FAILURE_WORDS.search(text) is not None or TYPE_FAILURE_WORDS.search(text) is not None or "报错" in text
+
+
 def quotes_a_failure(text: str, quoted: str) -> bool:
     """Whether a sentence that quotes a message (`quoted`) says it happened: as for a type alone, a failure word or
     `error` outside the quote, and no question."""

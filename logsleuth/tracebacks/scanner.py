@@ -83,6 +83,7 @@ from logsleuth.tracebacks.logged_errors import (
 )
 from logsleuth.tracebacks.notebook import notebook_exception_type
 from logsleuth.tracebacks.prose_failures import (
+    may_quote_a_failure,
     quoted_assert_statement,
     quoted_message_candidates,
     quotes_a_failure,
@@ -295,11 +296,17 @@ class FailureScanner:
                 started = (Collector("usage", line, Phase.DONE, context=self._context(), fallback=True), usage)
             elif (named := _unquoted_failure(text)) is not None:
                 started = (Collector("bare", line, Phase.DONE, context=self._context(), fallback=True), named)
-            elif not line.starts_record and (named := self._quoted_engine_message(text)) is not None:
-                # a message a sentence quotes without its type, the raise site index's (prose_failures.py): a fallback
-                started = (Collector("bare", line, Phase.DONE, context=self._context(), fallback=True), named)
             if started is not None and line.starts_record:
                 self._recent_context.append(text.strip())  # an error record stays the context of what fails next
+        if (
+            started is None
+            and kind is LineKind.OTHER
+            and not line.starts_record
+            and may_quote_a_failure(text)
+            and (named := self._quoted_engine_message(text)) is not None
+        ):
+            # a message a sentence quotes without its type, the raise site index's (prose_failures.py): a fallback
+            started = (Collector("bare", line, Phase.DONE, context=self._context(), fallback=True), named)
         if (
             started is None
             and kind in (LineKind.OTHER, LineKind.EXCEPTION)  # `ERROR: <message>` reads as an exception line of no type

@@ -134,7 +134,7 @@ OPENAI_CLASSES = {400: "BadRequestError", 401: "AuthenticationError", 403: "Perm
 KERNEL_CUDA_WORDS = "CUDA error ("
 KERNEL_CUDA_ERROR = "CUDA error"  # its type: a kernel's C++ check printed it and exited, no Python exception
 WORDS = ("Value error, ", "Error code: ", "nvidia-container-cli", "OCI runtime", "undefined symbol", "(gcloud.", "error: ",
-         KERNEL_CUDA_WORDS,
+         KERNEL_CUDA_WORDS, "Assertion `", "CUDA error: ",
          "fatal ", "error ", "Error executing job", "not found", "tool choice requires", "The model does not support",
          LLMATCHER_ERROR)
 
@@ -168,6 +168,10 @@ def typeless_error(text: str) -> tuple[str, str, bool] | None:
         return "ImportError", symbol, True
     if (checked := kernel_cuda_check(text)) is not None:
         return KERNEL_CUDA_ERROR, checked, True
+    if "Assertion `" in text and (m := DEVICE_ASSERT.match(text)) is not None:
+        return DEVICE_ASSERT_TYPE, m["msg"].rstrip(), True
+    if (said := torch_cuda_error(text)) is not None:
+        return KERNEL_CUDA_ERROR, said, True
     if ("error: " in text and (m := COMPILER_DIAGNOSTIC.match(text)) is not None) or (
         (m := COMPILER_PROGRAM_ERROR.match(text)) is not None
     ):
@@ -210,6 +214,28 @@ def quoted_undefined_symbol(text: str) -> str | None:
 # (%s:%d): %s\n", __FILE__, __LINE__, cudaGetErrorString(status))`, then `exit(1)`), vendored by sgl-kernel and
 # xformers: the kernel source and line, then the CUDA runtime's error string.
 KERNEL_CUDA_PLACE = compile_lazily(r"[\w./\\:\-]{1,300}\.(?:h|hpp|cuh|cu|cpp):\d+\): (?P<said>[a-z][\w ,'\-]{2,120})")
+
+
+# A CUDA kernel's assert as the device prints it (torch's CUDA_KERNEL_ASSERT, the device's __assert_fail): `<source>:<line>:
+# <function>: block: [x,y,z], thread: [x,y,z] Assertion `<condition>` failed.`, or the part a paste kept (`Assertion
+# `srcIndex < srcSelectDimSize` failed.`: deepspeedai/Megatron-DeepSpeed#207, NVIDIA/garak#199 print thousands, one per
+# thread, before torch's `CUDA error: device-side assert triggered`).  glibc's host assert closes the condition with a
+# quote (`Assertion `x' failed.`), not a backtick: a C program's, not a kernel's.
+DEVICE_ASSERT = compile_lazily(
+    r"^\s*(?P<msg>(?:\S+:\d+: [^\s:]+: block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] )?Assertion `[^`]{1,300}` failed\.?)\s*$"
+)
+DEVICE_ASSERT_TYPE = "device-side assert"  # its type: the kernel's print; torch raises its RuntimeError after it
+# torch's message for a failed CUDA call (c10/cuda/CUDAException.cpp: "CUDA error: " + cudaGetErrorString), pasted alone
+# without the exception's type (`CUDA error: device-side assert triggered`): the runtime's error string, lower case.
+TORCH_CUDA_ERROR = compile_lazily(r"^\s*CUDA error: (?P<said>[a-z][\w ,'\-]{2,120}?)\.?\s*$")
+
+
+def torch_cuda_error(text: str) -> str | None:
+    """`CUDA error: <the CUDA runtime's error string>` alone on a line, else None."""
+    if not text.lstrip().startswith("CUDA error: ") or len(text) > 200:
+        return None
+    m = TORCH_CUDA_ERROR.match(text)
+    return text.strip() if m is not None else None
 
 
 def kernel_cuda_check(text: str) -> str | None:
