@@ -212,3 +212,15 @@ def test_a_backtick_quoted_kernel_package_message_in_a_sentence_without_the_word
 def test_a_sentence_quoting_a_command_is_no_failure() -> None:
     assert not diagnose_text("I tried `pip install flash_attn` and then `python -m sglang.launch_server` fails.\n",
                              OPTIONS).failures
+
+
+@pytest.mark.parametrize("line", [
+    "block: [0,0,0], thread: [0,0,0] Assertion `probability tensor contains either `inf`, `nan` or element < 0` failed.",
+    "/pytorch/aten/src/ATen/native/cuda/TensorCompare.cu:112: _assert_async_cuda_kernel: block: [0,0,0], thread: "
+    "[0,0,0] Assertion `probability tensor contains either `inf`, `nan` or element < 0` failed.",
+])
+def test_a_device_assert_whose_condition_holds_backticks_or_whose_line_was_wrapped(line: str) -> None:
+    kind, message, category = primary(line + "\n")
+    assert kind == "device-side assert"
+    assert message.endswith("`inf`, `nan` or element < 0` failed.")
+    assert category not in (None, "unclassified")  # (the table's row for this message: categories.toml)

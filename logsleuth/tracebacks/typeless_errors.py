@@ -221,8 +221,12 @@ KERNEL_CUDA_PLACE = compile_lazily(r"[\w./\\:\-]{1,300}\.(?:h|hpp|cuh|cu|cpp):\d
 # `srcIndex < srcSelectDimSize` failed.`: deepspeedai/Megatron-DeepSpeed#207, NVIDIA/garak#199 print thousands, one per
 # thread, before torch's `CUDA error: device-side assert triggered`).  glibc's host assert closes the condition with a
 # quote (`Assertion `x' failed.`), not a backtick: a C program's, not a kernel's.
+# (The condition may hold backticks of its own, torch's multinomial check: `Assertion `probability tensor contains either
+# `inf`, `nan` or element < 0` failed.`; a paste that wrapped the line keeps `block: …, thread: … Assertion …` on the
+# second, sgl-project/sglang#13030.)
 DEVICE_ASSERT = compile_lazily(
-    r"^\s*(?P<msg>(?:\S+:\d+: [^\s:]+: block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] )?Assertion `[^`]{1,300}` failed\.?)\s*$"
+    r"^\s*(?P<msg>(?:(?:\S+:\d+: [^\s:]+: ?)?block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] )?"
+    r"Assertion `[^\n]{1,300}?` failed\.?)\s*$"
 )
 DEVICE_ASSERT_TYPE = "device-side assert"  # its type: the kernel's print; torch raises its RuntimeError after it
 # torch's message for a failed CUDA call (c10/cuda/CUDAException.cpp: "CUDA error: " + cudaGetErrorString), pasted alone
