@@ -224,3 +224,16 @@ def test_a_device_assert_whose_condition_holds_backticks_or_whose_line_was_wrapp
     assert kind == "device-side assert"
     assert message.endswith("`inf`, `nan` or element < 0` failed.")
     assert category not in (None, "unclassified")  # (the table's row for this message: categories.toml)
+
+
+def test_the_loaders_line_a_paste_wrapped_at_the_symbol_is_an_import_error() -> None:
+    log = "python -c 'import sgl_kernel'\ncommon_ops.abi3.so: undefined symbol:\n_ZN3c104cuda9SetDeviceEa\n"
+    kind, message, category = primary(log)
+    assert (kind, message, category) == ("ImportError", "common_ops.abi3.so: undefined symbol:", "dependency-version")
+
+
+def test_a_demangled_symbol_wrapped_inside_its_arguments_keeps_its_name() -> None:
+    log = ("`import sgl_kernel` fails with `undefined symbol: c10::MessageLogger::MessageLogger(char const*, int, int,\n"
+           "bool)` on the wheel\n")
+    kind, message, _ = primary(log)
+    assert (kind, message) == ("ImportError", "undefined symbol: c10::MessageLogger::MessageLogger")

@@ -78,8 +78,8 @@ NVIDIA_CONTAINER_CLI = compile_lazily(
 OCI_REFUSAL = "OCI runtime create failed"
 CREATE_TASK = "failed to create task "
 UNDEFINED_SYMBOL = compile_lazily(
-    _NOT_TYPED + r"^(?:.*?[\s'\"`(>])?(?P<msg>[\w./+\-]*[\w\-]\.so(?:\.\d+)*: undefined symbol: [\w.@$]+)"
-)
+    _NOT_TYPED + r"^(?:.*?[\s'\"`(>])?(?P<msg>[\w./+\-]*[\w\-]\.so(?:\.\d+)*: undefined symbol:(?: [\w.@$]+| ?$))"
+)  # (a paste hard-wrapped at the symbol keeps `….so: undefined symbol:` at its line's end, the symbol on the next)
 # `<file>:<line>:<col>: error: <text>` (clang, MLIR/triton; `<file>` may be `<unknown>`), `error: <file>:L:C: <text>`
 # (LLVM's backend), `nvcc fatal   : <text>`, `ptxas error   : <text>`, `clang: error: <text>`.
 COMPILER_DIAGNOSTIC = compile_lazily(
