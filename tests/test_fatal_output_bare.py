@@ -177,7 +177,7 @@ def test_indented_code_with_a_power_operator_is_no_bold_line() -> None:
 
 
 @pytest.mark.parametrize("line", [
-    "Assertion `srcIndex < srcSelectDimSize` failed.",  # the part a paste kept (Megatron-DeepSpeed#207's shape)
+    "Assertion `srcIndex < srcSelectDimSize` failed.",  # the part a paste kept of princeton-nlp/MeZO#20's lines
     "../aten/src/ATen/native/cuda/Indexing.cu:1236: indexSelectSmallIndex: block: [5,0,0], thread: [6,0,0] Assertion "
     "`srcIndex < srcSelectDimSize` failed.",
 ])

@@ -218,7 +218,7 @@ KERNEL_CUDA_PLACE = compile_lazily(r"[\w./\\:\-]{1,300}\.(?:h|hpp|cuh|cu|cpp):\d
 
 # A CUDA kernel's assert as the device prints it (torch's CUDA_KERNEL_ASSERT, the device's __assert_fail): `<source>:<line>:
 # <function>: block: [x,y,z], thread: [x,y,z] Assertion `<condition>` failed.`, or the part a paste kept (`Assertion
-# `srcIndex < srcSelectDimSize` failed.`: deepspeedai/Megatron-DeepSpeed#207, NVIDIA/garak#199 print thousands, one per
+# `srcIndex < srcSelectDimSize` failed.`: princeton-nlp/MeZO#20 prints hundreds, one per
 # thread, before torch's `CUDA error: device-side assert triggered`).  glibc's host assert closes the condition with a
 # quote (`Assertion `x' failed.`), not a backtick: a C program's, not a kernel's.
 # (The condition may hold backticks of its own, torch's multinomial check: `Assertion `probability tensor contains either
