@@ -38,7 +38,7 @@ from logsleuth.facts.message_templates import (
     short_type,
     template_matches,
 )
-from logsleuth.facts.raise_sites import read_member
+from logsleuth.facts.raise_sites import PACKAGE_MESSAGES, read_member, read_package_messages
 
 SHARDS = 64  # each engine's templates are split by their word's CRC-32: a message reads the few shards of its words
 
@@ -56,7 +56,8 @@ OPENING_MARGIN = 16
 def _shard(engine: str, number: int, members: str = RAISED) -> dict[str, Any]:
     """One shard of the engine's templates by word: {word: [[type, template], ...]} (`openings`: {word: [anchor
     word, ...]}), or {} without one."""
-    found: Any = read_member(engine, f"{members}/{number}.json")
+    name = f"{members}/{number}.json"
+    found: Any = read_package_messages(name) if engine == PACKAGE_MESSAGES else read_member(engine, name)
     return dict(found) if isinstance(found, dict) else {}
 
 
@@ -89,6 +90,18 @@ def engines_logging(message: str, engines: tuple[str, ...] = ("sglang", "vllm"))
     words = set(WORD.findall(message[:MAX_MESSAGE]))
     return {engine for engine in engines
             if any(template_matches(template, message) for _, template in _candidates(engine, words, LOGGED))}
+
+
+# The packages the engines run (flashinfer, sgl-kernel, xgrammar, transformers), as one source of message shards
+# (raise_sites-package_messages.zip, scripts/engine_index/package_messages.py): transformers' `The checkpoint you are
+# trying to load has model type …` printed by a wrapper as str(exc) is typed from transformers' statement.  A package's
+# message names no engine (engines_raising reads the engines' members only).
+PACKAGES = (PACKAGE_MESSAGES,)
+
+
+def package_raised_as(message: str, *, cut: bool = False) -> str | None:
+    """The exception type a raise site of a package the engines run raises with this message, else None (raised_as)."""
+    return raised_as(message, PACKAGES, cut=cut)
 
 
 def raised_as(message: str, engines: tuple[str, ...] = ("sglang", "vllm"), *, cut: bool = False) -> str | None:

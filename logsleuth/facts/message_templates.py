@@ -48,11 +48,19 @@ def _pattern(template: str) -> re.Pattern[str]:
 
 
 def template_matches(template: str, message: str) -> bool:
-    """The message is what the template prints (its holes filled in), white space aside."""
-    text = message.strip()
+    """The message is what the template prints (its holes filled in), white space and backticks aside."""
+    text = without_backticks(message).strip()
     if not template.strip() or len(text) > MAX_MESSAGE:
         return False
-    return _pattern(template.strip()).fullmatch(text) is not None
+    return _pattern(without_backticks(template).strip()).fullmatch(text) is not None
+
+
+def without_backticks(text: str) -> str:
+    """The text without its backticks: Markdown's code marks, which a paste adds around a message or a name in it, or
+    loses (GitHub renders `x` as code, and a paste wrapped whole in backticks drops the inner ones: transformers'
+    ``model type `qwen2_vl` `` pasted as `model type qwen2_vl`, runpod-workers/worker-vllm#114).  A program's message
+    means the same with them or without."""
+    return text.replace("`", "") if "`" in text else text
 
 
 
@@ -61,7 +69,8 @@ def opening_matched(template: str, message: str) -> int:
     """How much of the template's fixed text a message that stops short of the template's end matches (a paste
     cut mid-sentence, or that kept only the first sentence): the message is the template's opening, holes filled
     in, cut anywhere after; 0 when it is not.  A whole match counts too (template_matches says so first)."""
-    text = _cut_text(message)
+    text = _cut_text(without_backticks(message))
+    template = without_backticks(template)
     if not text or len(text) > MAX_MESSAGE or not template.strip():
         return 0
     parts = _fixed_parts(template)

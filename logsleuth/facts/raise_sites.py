@@ -93,6 +93,29 @@ def site_entries(engine: str, member: str) -> list[dict[str, Any]]:
     return _entries(engine, member)
 
 
+# The message shards of the packages' raise sites, all packages in one small zip (scripts/engine_index/package_messages.py):
+# a bare message is typed from them when no engine's shard holds it (facts/engine_messages.py), without opening the
+# packages' own indexes, which a failure reads only for a frame in the package.
+PACKAGE_MESSAGES = "package_messages"
+
+
+@lru_cache(maxsize=1)
+def _package_messages() -> Any:
+    import zipfile
+
+    path = index_path(PACKAGE_MESSAGES)
+    return zipfile.ZipFile(path) if path.exists() else None
+
+
+def read_package_messages(member: str) -> Any:
+    """One member of the packages' message shards, parsed, or None."""
+    archive = _package_messages()
+    try:
+        return json.loads(archive.read(member)) if archive is not None else None
+    except KeyError:
+        return None
+
+
 def read_member(engine: str, member: str) -> Any:
     """One member of the engine's index, parsed, or None when the index or the member is missing."""
     if engine not in INDEXED_PACKAGES or not index_path(engine).exists():

@@ -214,6 +214,9 @@ class LineNormalizer:
         if boundary:
             self._boundary_next = False
         first = text[:1]
+        if first in " \t" and text.endswith("**") and text.lstrip().startswith("**"):
+            text = text.lstrip()  # a bold line the paste indented (vllm-project/vllm#730: `  **ValueError: …**`)
+            first = "*"
         if first and first in ">`*<~":
             text = _unquote(text) if first == ">" else text
             if text[:1] in "`*<~":

@@ -17,6 +17,7 @@ from logsleuth.facts.message_templates import MIN_FIXED
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, LineMeta, LogLine
 from logsleuth.tracebacks.grammar import STRICT_EXCEPTION_LINE, embedded_failure, inline_failure
+from logsleuth.tracebacks.prose_failures import quoted_message_candidates
 from logsleuth.tracebacks.typeless_errors import type_named_by_message
 
 # The level word of a logger's record: `ERROR` or `CRITICAL` as a word of its own (`… 141 ERROR    msg`,
@@ -136,6 +137,10 @@ def plain_candidates(line: LogLine) -> list[str]:
         return []
     if text[:1] in " \t" or _PYTHON_WARNING.search(text):
         return []  # a continuation line, or Python's `file.py:12: UserWarning: …`: no bare message (and no index read)
+    if line.headed and line.meta.level in _NOT_ERROR_LEVELS:
+        # a line with its own logger header at a level below ERROR (a record repeating the one above, which the
+        # normalizer reads as its continuation): vLLM warns `Current vLLM config is not set.`, an assert's text too
+        return []
     return _candidates(text)
 
 
@@ -157,17 +162,20 @@ _SAYS_TROUBLE = compile_lazily(
 )
 
 
+_NOT_ERROR_LEVELS = ("WARNING", "WARN", "INFO", "DEBUG", "TRACE")
 # The warnings module's line: `/x/utils.py:212: UserWarning: …`.
 _PYTHON_WARNING = compile_lazily(r"\.py:\d+: \w*Warning: ")
 
 
 def _candidates(rest: str) -> list[str]:
-    """Where a record's message may start: the whole text, then after each of its first separators."""
+    """Where a record's message may start: the whole text, then after each of its first separators, then where a
+    sentence quotes it (prose_failures.quoted_message_candidates: quotes, bold, after CJK words)."""
     candidates = [rest.strip()]
     for n, start in enumerate(_STARTS.finditer(rest)):
         if n == MAX_STARTS:
             break
         candidates.append(rest[start.end():].strip())
+    candidates.extend(quoted for quoted in quoted_message_candidates(rest) if quoted not in candidates)
     return candidates
 
 
@@ -232,6 +240,7 @@ def engine_message(candidates: list[str], *, cut: bool = False, logged: bool = F
     as a bare line with no record header: `ERROR: message`, as an error record's own text is named."""
     from logsleuth.facts.engine_messages import (  # the index is read only for such records
         engines_logging,
+        package_raised_as,
         raised_as,
     )
 
@@ -242,6 +251,10 @@ def engine_message(candidates: list[str], *, cut: bool = False, logged: bool = F
         # CPython's own message of a TypeError or AttributeError (a wrapper logging str(exc)): a record of it, which
         # typeless_errors.typed_by_message types by the message, said to be inferred
         return f"ERROR: {cpython}"
+    for message in candidates:
+        # a package's (transformers', flashinfer's …), after the engines' and CPython's: it types, it names no engine
+        if len(message) >= MIN_FIXED and (type_name := package_raised_as(message, cut=cut)) is not None:
+            return f"{type_name}: {message}"
     if logged:
         return next((f"ERROR: {message}" for message in candidates if len(message) >= MIN_FIXED and engines_logging(message)), None)
     return None

@@ -81,3 +81,72 @@ def _statement(text: str) -> str:
     while statement and statement[-1] in ".,;:" and not statement.endswith("..."):
         statement = statement[:-1].rstrip()
     return statement
+
+
+# A message a sentence quotes without its type (issue 28: the blind splits' "not found" misses): `But I hit the error
+# "**The checkpoint you are trying to load has model type `x` but Transformers does not recognize this architecture.**
+# This could be …"` (Tencent-Hunyuan/Hunyuan-4B#2), `load模型之后报错No available memory for the cache blocks. …`
+# (vllm-project/vllm#18124: the message right after the Chinese words for "reported the error").  Where it may start:
+# after an opening quote, bold or code mark, a full-width colon, or where Latin text follows CJK text.  Only the raise
+# site index decides it is a message (logged_errors.engine_message): a quote of anything else names nothing.
+_OPENERS = ('"', "\u201c", "\u300c", "**", "`", "\uff1a")
+_CLOSERS = {'"': '"', "\u201c": "\u201d", "\u300c": "\u300d", "**": "**", "`": "`", "\uff1a": ""}
+MAX_QUOTED_STARTS = 4
+MAX_QUOTING_LINE = 4096
+
+
+def quoted_message_candidates(text: str) -> list[str]:
+    """Where a message a sentence quotes may start and end: from each of the first few openers to its closer, and to
+    the line's end (a quote that runs past a bold span's end), bold marks and closing quotes taken off; [] for a line
+    with none."""
+    if len(text) > MAX_QUOTING_LINE:
+        return []
+    candidates: list[str] = []
+    for start, opener in _openings(text)[:MAX_QUOTED_STARTS]:
+        rest = text[start:]
+        closer = _CLOSERS[opener]
+        end = rest.find(closer) if closer else -1
+        for span in ((rest[:end], rest) if end > 0 else (rest,)):
+            message = span.replace("**", "").strip().rstrip("\"\u201d\u300d'").strip()
+            if message and message not in candidates:
+                candidates.append(message)
+    return candidates
+
+
+def _openings(text: str) -> list[tuple[int, str]]:
+    """(where the quoted text starts, its opener), in the order they come, none inside a quote already found (a
+    message's own backticks); a CJK-to-Latin boundary's opener is the full-width colon's (no closer)."""
+    found: list[tuple[int, str]] = []
+    at = 0
+    while at < len(text) and len(found) < MAX_QUOTED_STARTS:
+        opener = next((mark for mark in _OPENERS if text.startswith(mark, at)), None)
+        if opener is not None:
+            at += len(opener)
+            found.append((at, opener))
+            closer = _CLOSERS[opener]
+            end = text.find(closer, at) if closer else -1
+            at = end + len(closer) if end > at else at
+            continue
+        if at and text[at].isascii() and text[at].isalpha() and _is_cjk(text[at - 1]):
+            found.append((at, "\uff1a"))
+        at += 1
+    return found
+
+
+def _is_cjk(char: str) -> bool:
+    """A character of Chinese, Japanese or Korean text (the CJK blocks and their punctuation)."""
+    return "\u2e80" <= char <= "\u9fff" or "\uac00" <= char <= "\ud7af" or "\uff00" <= char <= "\uffef"
+
+
+def may_quote_a_failure(text: str) -> bool:
+    """A cheap test before the index is read: the line quotes something (or has CJK text) and says something failed or
+    errored."""
+    if len(text) > MAX_QUOTING_LINE or not any(mark in text for mark in _OPENERS) and not any(map(_is_cjk, text[:200])):
+        return False
+    return FAILURE_WORDS.search(text) is not None or TYPE_FAILURE_WORDS.search(text) is not None or "报错" in text
+
+
+def quotes_a_failure(text: str, quoted: str) -> bool:
+    """Whether a sentence that quotes a message (`quoted`) says it happened: as for a type alone, a failure word or
+    `error` outside the quote, and no question."""
+    return states_the_failure(text, quoted)

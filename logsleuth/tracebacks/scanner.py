@@ -82,7 +82,13 @@ from logsleuth.tracebacks.logged_errors import (
     status_candidates,
 )
 from logsleuth.tracebacks.notebook import notebook_exception_type
-from logsleuth.tracebacks.prose_failures import quoted_assert_statement, states_the_failure
+from logsleuth.tracebacks.prose_failures import (
+    may_quote_a_failure,
+    quoted_assert_statement,
+    quoted_message_candidates,
+    quotes_a_failure,
+    states_the_failure,
+)
 from logsleuth.tracebacks.raising_statement import (
     lost_its_exception_line,
     raised_type,
@@ -294,6 +300,15 @@ class FailureScanner:
                 self._recent_context.append(text.strip())  # an error record stays the context of what fails next
         if (
             started is None
+            and kind is LineKind.OTHER
+            and not line.starts_record
+            and may_quote_a_failure(text)
+            and (named := self._quoted_engine_message(text)) is not None
+        ):
+            # a message a sentence quotes without its type, the raise site index's (prose_failures.py): a fallback
+            started = (Collector("bare", line, Phase.DONE, context=self._context(), fallback=True), named)
+        if (
+            started is None
             and kind in (LineKind.OTHER, LineKind.EXCEPTION)  # `ERROR: <message>` reads as an exception line of no type
             and self._record_lookups_left > 0
             and ("ERROR" in text or "CRITICAL" in text or line.meta.level in ("ERROR", "CRITICAL"))
@@ -407,6 +422,14 @@ class FailureScanner:
             candidates = plain_candidates(line) or last_record_candidates(line)
             if (logged := self._engine_text(candidates, cut=True, logged=True)) is not None:
                 self._add_engine_text(line, seq, logged)
+
+    def _quoted_engine_message(self, text: str) -> str | None:
+        """`Type: message` of a message a sentence that says it failed quotes (prose_failures.py), typed by the raise
+        site that raises it, else None."""
+        if self._record_lookups_left <= 0 or not (quoted := quoted_message_candidates(text)):
+            return None
+        found = self._engine_text(quoted, cut=True)
+        return found if found is not None and quotes_a_failure(text, found.split(": ", 1)[1][:40]) else None
 
     def _engine_text(self, candidates: list[str], *, cut: bool = False, logged: bool = False) -> str | None:
         """The engine's message among a record's candidates.  Only a line that has candidates is charged to the lookup

@@ -78,8 +78,8 @@ NVIDIA_CONTAINER_CLI = compile_lazily(
 OCI_REFUSAL = "OCI runtime create failed"
 CREATE_TASK = "failed to create task "
 UNDEFINED_SYMBOL = compile_lazily(
-    _NOT_TYPED + r"^(?:.*?[\s'\"`(>])?(?P<msg>[\w./+\-]*[\w\-]\.so(?:\.\d+)*: undefined symbol: [\w.@$]+)"
-)
+    _NOT_TYPED + r"^(?:.*?[\s'\"`(>])?(?P<msg>[\w./+\-]*[\w\-]\.so(?:\.\d+)*: undefined symbol:(?: [\w.@$]+| ?$))"
+)  # (a paste hard-wrapped at the symbol keeps `….so: undefined symbol:` at its line's end, the symbol on the next)
 # `<file>:<line>:<col>: error: <text>` (clang, MLIR/triton; `<file>` may be `<unknown>`), `error: <file>:L:C: <text>`
 # (LLVM's backend), `nvcc fatal   : <text>`, `ptxas error   : <text>`, `clang: error: <text>`.
 COMPILER_DIAGNOSTIC = compile_lazily(
@@ -131,7 +131,10 @@ NOT_TYPED_LINE = compile_lazily(_NOT_TYPED)  # matches where the line is no exce
 OPENAI_CLASSES = {400: "BadRequestError", 401: "AuthenticationError", 403: "PermissionDeniedError",
                   404: "NotFoundError", 409: "ConflictError", 422: "UnprocessableEntityError", 429: "RateLimitError"}
 
+KERNEL_CUDA_WORDS = "CUDA error ("
+KERNEL_CUDA_ERROR = "CUDA error"  # its type: a kernel's C++ check printed it and exited, no Python exception
 WORDS = ("Value error, ", "Error code: ", "nvidia-container-cli", "OCI runtime", "undefined symbol", "(gcloud.", "error: ",
+         KERNEL_CUDA_WORDS, "Assertion `", "CUDA error: ",
          "fatal ", "error ", "Error executing job", "not found", "tool choice requires", "The model does not support",
          LLMATCHER_ERROR)
 
@@ -161,6 +164,14 @@ def typeless_error(text: str) -> tuple[str, str, bool] | None:
         return openai_class(int(m["status"])), m["msg"].strip(), True
     if (m := UNDEFINED_SYMBOL.match(text)) is not None:
         return "ImportError", m["msg"].strip(), True
+    if (symbol := quoted_undefined_symbol(text)) is not None:
+        return "ImportError", symbol, True
+    if (checked := kernel_cuda_check(text)) is not None:
+        return KERNEL_CUDA_ERROR, checked, True
+    if "Assertion `" in text and (m := DEVICE_ASSERT.match(text)) is not None:
+        return DEVICE_ASSERT_TYPE, m["msg"].rstrip(), True
+    if (said := torch_cuda_error(text)) is not None:
+        return KERNEL_CUDA_ERROR, said, True
     if ("error: " in text and (m := COMPILER_DIAGNOSTIC.match(text)) is not None) or (
         (m := COMPILER_PROGRAM_ERROR.match(text)) is not None
     ):
@@ -179,6 +190,68 @@ def typeless_error(text: str) -> tuple[str, str, bool] | None:
     if (at := _at_word_start(text, LLMATCHER_ERROR)) != -1 and (said := text[at + len(LLMATCHER_ERROR):].strip()):
         return LLMATCHER_TYPE, said, True
     return None
+
+
+UNDEFINED_SYMBOL_WORDS = "undefined symbol: "
+# A C++ symbol as the loader prints it (mangled, `_ZN3c10…`) or as c++filt and a person write it back (demangled,
+# `c10::MessageLogger::MessageLogger(char const*, int, int, bool)`: names joined by `::`, an argument list).
+CXX_SYMBOL = compile_lazily(r"_Z\w{4,}|[A-Za-z_~][\w<>~]*(?:::[A-Za-z_~][\w<>~, ]*)+(?:\([\w:<>,*& ]*\)(?: const)?)?")
+
+
+def quoted_undefined_symbol(text: str) -> str | None:
+    """The loader's `undefined symbol: <name>` quoted without the library before it (sgl-project/sglang#30562: "`import
+    sgl_kernel` fails with `undefined symbol: c10::MessageLogger::MessageLogger(char const*, int, int, bool)`", the
+    symbol demangled; a PyTorch C++ ABI the extension was not built against), else None.  Found with str.find and one
+    anchored match: no scan of the line."""
+    at = text.find(UNDEFINED_SYMBOL_WORDS)
+    if at == -1 or len(text) > 4096 or not NOT_TYPED_LINE.match(text):
+        return None
+    m = CXX_SYMBOL.match(text, at + len(UNDEFINED_SYMBOL_WORDS))
+    return f"{UNDEFINED_SYMBOL_WORDS}{m.group().rstrip(', ')}" if m is not None else None
+
+
+# The rest of the CUDA check of flash-attention's C++ code (hopper/ and csrc/ `CHECK_CUDA`: `fprintf(stderr, "CUDA error
+# (%s:%d): %s\n", __FILE__, __LINE__, cudaGetErrorString(status))`, then `exit(1)`), vendored by sgl-kernel and
+# xformers: the kernel source and line, then the CUDA runtime's error string.
+KERNEL_CUDA_PLACE = compile_lazily(r"[\w./\\:\-]{1,300}\.(?:h|hpp|cuh|cu|cpp):\d+\): (?P<said>[a-z][\w ,'\-]{2,120})")
+
+
+# A CUDA kernel's assert as the device prints it (torch's CUDA_KERNEL_ASSERT, the device's __assert_fail): `<source>:<line>:
+# <function>: block: [x,y,z], thread: [x,y,z] Assertion `<condition>` failed.`, or the part a paste kept (`Assertion
+# `srcIndex < srcSelectDimSize` failed.`: princeton-nlp/MeZO#20 prints hundreds, one per
+# thread, before torch's `CUDA error: device-side assert triggered`).  glibc's host assert closes the condition with a
+# quote (`Assertion `x' failed.`), not a backtick: a C program's, not a kernel's.
+# (The condition may hold backticks of its own, torch's multinomial check: `Assertion `probability tensor contains either
+# `inf`, `nan` or element < 0` failed.`; a paste that wrapped the line keeps `block: …, thread: … Assertion …` on the
+# second, sgl-project/sglang#13030.)
+DEVICE_ASSERT = compile_lazily(
+    r"^\s*(?P<msg>(?:(?:\S+:\d+: [^\s:]+: ?)?block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] )?"
+    r"Assertion `[^\n]{1,300}?` failed\.?)\s*$"
+)
+DEVICE_ASSERT_TYPE = "device-side assert"  # its type: the kernel's print; torch raises its RuntimeError after it
+# torch's message for a failed CUDA call (c10/cuda/CUDAException.cpp: "CUDA error: " + cudaGetErrorString), pasted alone
+# without the exception's type (`CUDA error: device-side assert triggered`): the runtime's error string, lower case.
+TORCH_CUDA_ERROR = compile_lazily(r"^\s*CUDA error: (?P<said>[a-z][\w ,'\-]{2,120}?)\.?\s*$")
+
+
+def torch_cuda_error(text: str) -> str | None:
+    """`CUDA error: <the CUDA runtime's error string>` alone on a line, else None."""
+    if not text.lstrip().startswith("CUDA error: ") or len(text) > 200:
+        return None
+    m = TORCH_CUDA_ERROR.match(text)
+    return text.strip() if m is not None else None
+
+
+def kernel_cuda_check(text: str) -> str | None:
+    """`CUDA error (<kernel source>:<line>): <CUDA's error string>`, the process's last line (sgl-project/sglang#38980:
+    sgl-kernel's FA3 on an sm_89 GPU, `…/hopper/flash_fwd_launch_template.h:203): invalid argument`; Comfy-Org/ComfyUI#9116,
+    xformers' build of the same code on a GPU it has no kernel for), else None.  Found with str.find, then one anchored
+    match."""
+    at = text.find(KERNEL_CUDA_WORDS)
+    if at == -1 or len(text) > 4096 or (at and text[at - 1] not in " \t\"'`:"):
+        return None
+    m = KERNEL_CUDA_PLACE.match(text, at + len(KERNEL_CUDA_WORDS))
+    return text[at + len(KERNEL_CUDA_WORDS) - 1:m.end()].rstrip() if m is not None else None  # `(<place>): <said>`
 
 
 def oci_runtime_message(text: str) -> str | None:

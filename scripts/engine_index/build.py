@@ -1,7 +1,8 @@
 """Build logsleuth/facts/raise_sites-<engine>.zip: where each indexed SGLang and vLLM release raises, asserts or logs an
 error, under which condition, reading which settings, and in which of the indexed releases each check exists; and
 raise_sites-<package>.zip, the same for the flashinfer, sgl-kernel, xgrammar and transformers versions those
-releases pin (PACKAGE_DISTRIBUTIONS; no `messages/` members: a package's messages tell neither engine).
+releases pin (PACKAGE_DISTRIBUTIONS; no `messages/` members: a package's messages tell neither engine; they are
+filed, for all four packages, in raise_sites-package_messages.zip: scripts/engine_index/package_messages.py).
 
     python scripts/engine_index/build.py            (make engine-index)
     python scripts/engine_index/build.py --check    (is the shipped index what this script builds?)
@@ -33,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import package_messages  # noqa: E402
 from extract import Site, sites  # noqa: E402
 from fetch import DEFAULT_CACHE, Cache, Release, fetch_release  # noqa: E402
 from wheel_files import TRANSFER  # noqa: E402  (fetch.py put scripts/ on the path)
@@ -280,7 +282,8 @@ def main() -> int:
     try:
         with tempfile.TemporaryDirectory(prefix="logsleuth-engine-index-") as tmp:
             build(Cache(args.cache), Path(tmp))
-            names = [output_name(engine) for engine in (*RELEASES, *PACKAGE_DISTRIBUTIONS)]
+            package_messages.write(Path(tmp))  # the packages' message shards, from the package zips just written
+            names = [output_name(engine) for engine in (*RELEASES, *PACKAGE_DISTRIBUTIONS, package_messages.PACKAGE_MESSAGES)]
             if args.check:
                 stale = [name for name in names
                          if not (OUTPUT_DIR / name).exists() or (OUTPUT_DIR / name).read_bytes() != (Path(tmp) / name).read_bytes()]
