@@ -241,3 +241,13 @@ def test_a_draft_without_an_eagle_heads_hooks_is_a_speculative_model_misfit(tmp_
 def test_another_missing_attribute_of_the_speculative_worker_stays_a_bug(tmp_path: Path) -> None:
     # The look-alike: the worker's own attribute (vllm-project/vllm#34607's shape, in SGLang's file) names no model.
     assert _diagnosis(_eagle_traceback(tmp_path, "read_positions()")).category == "engine-bug"
+
+
+@pytest.mark.usefixtures("no_rules")
+def test_the_gpu_failing_on_a_weight_loaders_copy_is_the_hardware(tmp_path: Path) -> None:
+    # The look-alike of the loaded_weight cue (sgl-project/sglang#3204): an ECC error raised on the same copy line.
+    ecc = "CUDA error: uncorrectable ECC error encountered"
+    script = ("from sglang.srt.layers.moe.fused_moe_triton.layer import _Tensor, _load_w13\n"
+              f"_load_w13(_Tensor(), RuntimeError({ecc!r}))\n")
+    proc = traceback_of_installed(tmp_path, {"sglang/srt/layers/moe/fused_moe_triton/layer.py": _FUSED_MOE_LAYER}, script)
+    assert _diagnosis(proc.stderr).category == "cuda-error"
