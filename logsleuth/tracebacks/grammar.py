@@ -34,10 +34,13 @@ REPEATED_LINE = compile_lazily(r"^\s*\[Previous line repeated (?P<n>\d+) more ti
 # `RayTaskError(<cause>)` (ray/exceptions.py, RayTaskError.as_instanceof_cause), printed as
 # `ray.exceptions.RayTaskError(ActorDiedError): ray::TaskRunner.run() …`.
 # The cause is a class name and a message always follows (`self.initialize(min_per_gpu_memory)`, a source line whose
-# indentation a paste lost, is no exception line).
+# indentation a paste lost, is no exception line).  Nor is an annotated assignment to an attribute of `self` or `cls`
+# with its indentation lost: both engines' NCCL wrapper opens every communicator with
+# `self.comm: ncclComm_t = self.nccl.ncclCommInitRank(` (pynccl.py), which reads like `Type: message`; no module is
+# named `self`, so no class CPython prints is.
 CAUSE_SUFFIX = r"(?:\((?:[A-Za-z_]\w*+\.)*+[A-Z]\w*+\)(?=: ))?+"
 EXCEPTION_LINE = compile_lazily(
-    r"^(?P<type>[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)*+" + CAUSE_SUFFIX + r")(?::(?: (?P<msg>.*)|$)|$)"
+    r"^(?!(?:self|cls)\.)(?P<type>[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)*+" + CAUSE_SUFFIX + r")(?::(?: (?P<msg>.*)|$)|$)"
 )
 GROUP_HEADER = compile_lazily(r"^(?P<indent>\s*)\+ Exception Group Traceback \(most recent call last\):\s*$")
 FATAL_HEADER = compile_lazily(r"^Fatal Python error: (?P<msg>.*)$")
