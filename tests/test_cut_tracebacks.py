@@ -2,7 +2,12 @@
 
 - a traceback whose lines lost their indentation, with an engine's annotated assignment among its source lines
   (`self.comm: ncclComm_t = self.nccl.ncclCommInitRank(`, both engines' pynccl.py: sgl-project/sglang#8974) is one
-  traceback, its exception the real one, not the source line read as `Type: message`."""
+  traceback, its exception the real one, not the source line read as `Type: message`;
+- a traceback cut right after its last frame's call into a subsystem (`self._initialize_kv_caches(vllm_config)`,
+  vllm-project/vllm#18730): the callee is where the error came from, read as the innermost frame's function;
+- a sentence above a cut traceback that says what failed in the person's words ("can lead to an out-of-memory (OOM)
+  issue as follows:", sgl-project/sglang PR#6744; "SGLang will crash if …" with a grammar, #3108): its words count as
+  the missing message's would; a model's name in it (`Qwen/Qwen3.5-397B-A17B-FP8`, #28312) names no category."""
 
 from __future__ import annotations
 
@@ -45,3 +50,90 @@ def test_an_exception_of_a_module_whose_name_starts_with_self_is_still_read() ->
 
     assert EXCEPTION_LINE.match("selfcheck.CheckError: the check failed")["type"] == "selfcheck.CheckError"
     assert EXCEPTION_LINE.match("self.comm: ncclComm_t = self.nccl.ncclCommInitRank(") is None
+
+
+def cut_after(traceback_text: str, last_source: str) -> str:
+    """`traceback_text` cut right after the first line holding `last_source` (a paste that lost the rest)."""
+    lines = traceback_text.splitlines()
+    end = next(i for i, line in enumerate(lines) if last_source in line)
+    return "\n".join(lines[: end + 1]) + "\n"
+
+
+# An engine core whose start-up calls the KV cache's sizing, one that calls a step of no subsystem.
+ENGINE_CORE = real_traceback('''
+class EngineCore:
+    def __init__(self, config):
+        self._build_scheduler(config)
+        self._initialize_kv_caches(config)
+
+    def _build_scheduler(self, config):
+        pass
+
+    def _initialize_kv_caches(self, config):
+        raise ValueError("no room")
+
+
+EngineCore({})
+''', "vllm/v1/engine/core.py")
+
+
+def test_a_cut_right_after_the_last_frame_s_call_reads_the_callee_as_the_subsystem() -> None:
+    log = cut_after(ENGINE_CORE, "self._initialize_kv_caches(config)")
+    report = diagnose_text(log, OPTIONS)
+    diagnosis = report.failures[0].diagnosis
+    assert report.failures[0].failure.final.type == ""
+    assert diagnosis is not None and diagnosis.category == "kv-cache-memory"
+    assert "calling _initialize_kv_caches()" in diagnosis.root_cause
+    assert "the `Type: message` line CPython prints right after the last frame" in diagnosis.root_cause
+
+
+def test_a_callee_of_no_subsystem_places_nothing() -> None:
+    source = ENGINE_CORE.replace("self._initialize_kv_caches(config)", "self._finish_start(config)")
+    log = cut_after(source.replace("self._build_scheduler(config)", "pass"), "self._finish_start(config)")
+    assert primary(log)[2] != "kv-cache-memory"
+
+
+# A scheduler's model runner cut in a start-up step whose name says nothing of a subsystem.
+MODEL_RUNNER = cut_after(real_traceback('''
+class ModelRunner:
+    def __init__(self):
+        self.initialize()
+
+    def initialize(self):
+        self.prepare()
+
+    def prepare(self):
+        raise RuntimeError("failed")
+
+
+ModelRunner()
+''', "sglang/srt/model_executor/model_runner.py"), "self.prepare()").replace(
+    "Traceback (most recent call last):", "[2025-05-29 14:59:00 TP5] Scheduler hit an exception: Traceback (most recent call last):")
+
+
+def test_a_sentence_above_a_cut_traceback_names_its_category() -> None:
+    log = f"Launching with a very long context length can lead to an out-of-memory (OOM) issue as follows:\n```\n{MODEL_RUNNER}"
+    report = diagnose_text(log, OPTIONS)
+    diagnosis = report.failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == "gpu-oom"
+    assert "out-of-memory (OOM) issue as follows" in diagnosis.root_cause
+
+
+def test_a_grammar_named_in_the_sentence_above_a_cut_traceback_is_read() -> None:
+    log = f"When using xgrammar with an EBNF grammar, SGLang will crash if the model outputs a reserved token.\n\n{MODEL_RUNNER}"
+    assert primary(log)[2] == "feature-conflict"
+
+
+def test_a_model_named_in_the_sentence_names_no_category() -> None:
+    log = f"After the upgrade, Qwen/Qwen3.5-397B-A17B-FP8 crashes again as logged below.\n\n{MODEL_RUNNER}"
+    assert primary(log)[2] != "quantization"
+
+
+def test_the_sentence_above_a_whole_traceback_leaves_its_category_to_its_exception_line() -> None:
+    whole = real_traceback('''
+def prepare():
+    raise ValueError("The checkpoint's config names no architecture")
+prepare()
+''', "sglang/srt/model_executor/model_runner.py")
+    log = f"It can lead to an out-of-memory (OOM) issue as follows:\n{whole}"
+    assert primary(log)[0] == "ValueError" and primary(log)[2] != "gpu-oom"

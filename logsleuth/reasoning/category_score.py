@@ -4,6 +4,8 @@ subsystems its frames run through, each weighed as the table's header says."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from logsleuth.diagnosis.grouping import names_no_cause
 from logsleuth.diagnosis.match import other_program
 from logsleuth.facts.categories import CategoryRow, table
@@ -38,22 +40,43 @@ FRAME_WEIGHT = 1
 # its row is the table's last, so a row whose words fit wins the tie (torch's "No CUDA GPUs are available" at import).
 AT_IMPORT_WEIGHT = WORD_WEIGHT
 INNERMOST_FRAMES = 6  # the frames whose files name the subsystem: the innermost ones
+QUOTED_ABOVE = 120  # characters of a line before a cut traceback quoted in the reasons
+# What a reading of a traceback cut before its exception line says of that line: which one to look for.
+MISSING_LINE = ("the exception line being missing from the paste (the `Type: message` line CPython prints right after "
+                "the last frame, the first line at the left margin below it)")
 UNCLASSIFIED = "unclassified"
 
 
-def _places(row: CategoryRow, frame: Frame) -> str | None:
+# The first call on a source line (`self.model = get_model(`, `self._initialize_kv_caches(vllm_config)`,
+# `return loader.load_model(`): on the innermost frame a paste kept, the function the error came from.
+_FIRST_CALL = compile_lazily(r"(?:^|[\s=(.,])([A-Za-z_]\w*+)\(")
+
+
+def called_by(frame: Frame) -> str | None:
+    """The function the source line of `frame` calls first, if it shows one."""
+    found = _FIRST_CALL.search(frame.source) if frame.source else None
+    return found[1] if found and found[1] not in ("super", "getattr", "len", "int", "str") else None
+
+
+def _places(row: CategoryRow, frame: Frame, innermost: bool = False) -> str | None:
     """What of `frame` (a path fragment of its file, or its file and function) puts it in `row`'s subsystem, read for
     a traceback cut before its exception line: the row's frames (unless they count only beside given exception
-    types) and its cut_frames."""
+    types) and its cut_frames.  `innermost`: the last frame the paste kept, whose line's call is the frame the paste
+    lost, so its callee is read as a function of the same file (a cut right after `self._initialize_kv_caches(…)`
+    stopped in the KV cache's sizing)."""
     if not row.frames_need or "" in row.frames_need:
         fragment = next((f for f in row.frames if f in frame.file), None)
         if fragment:
             return fragment.rstrip("/")
     where = f"{frame.file} {frame.function or ''}()\n{frame.source or ''}"
     said = next((m for pattern in row.cut_frames if (m := pattern.search(where))), None)
-    if said is None:
-        return None
     placed = f"{package_path(frame.file)} in {frame.function}"
+    if said is None:
+        callee = called_by(frame) if innermost and row.cut_frames else None
+        calling = f"{frame.file} {callee}()\n" if callee else None
+        if calling and any(pattern.search(calling) for pattern in row.cut_frames):
+            return f"{placed}, calling {callee}()"
+        return None
     return f"{placed}, calling {said[0]}" if said.start() > where.index("\n") else placed
 
 
@@ -74,8 +97,8 @@ def _cut_subsystem_frame(failure: Failure) -> Frame | None:
     if not names_no_cause(failure):
         return None
     own = [frame for frame in failure.final.frames if not LIBRARY_FRAME.search(frame.file)][-INNERMOST_FRAMES:]
-    rows = table().rows
-    return next((frame for frame in reversed(own) if any(_places(row, frame) for row in rows)), None)
+    rows, last = table().rows, failure.final.frames[-1]
+    return next((frame for frame in reversed(own) if any(_places(row, frame, frame is last) for row in rows)), None)
 
 
 # Ray re-raises a task's or an actor's exception as a class it names after the cause's class on the fly
@@ -100,12 +123,38 @@ def _engine_worded(failure: Failure) -> bool:
     return bool(final.type and final.message.strip() and engines_raising(final.type, final.message))
 
 
+# A person's sentence names a checkpoint by its repository or file name (`Qwen/Qwen3.5-397B-A17B-FP8`,
+# `Llama-4-Scout-17B-16E-Instruct`): a quantization or model word inside it says which model ran, not what failed
+# (sgl-project/sglang#28312: a serving crash after an upgrade, its model an FP8 checkpoint).  And it hyphenates
+# what a log spells with spaces ("an out-of-memory (OOM) issue", sgl-project/sglang PR#6744).
+_NAMED_THING = compile_lazily(r"\S*/\S*|\S*\d\S*-\S*|\S*-\S*\d\S*")
+_HYPHEN_BETWEEN_WORDS = compile_lazily(r"(?<=[A-Za-z])-(?=[A-Za-z])")
+
+
+def _as_words(sentence: str) -> str:
+    """`sentence` with its model, file and path names masked and its hyphenated words spelt with spaces."""
+    return _HYPHEN_BETWEEN_WORDS.sub(" ", _NAMED_THING.sub("…", sentence))
+
+
+def _said_above(row: CategoryRow, said_texts: Sequence[str]) -> tuple[str, str] | None:
+    """The words of `row` in one of `said_texts` (the lines kept just before a traceback cut before its exception
+    line), with that line shortened for the prose; None when none holds them."""
+    for text in said_texts:
+        words = _as_words(_names_masked(text))
+        found = next((m[0] for pattern in row.words if (m := pattern.search(words))), None)
+        if found:
+            return found.strip(), text if len(text) <= QUOTED_ABOVE else text[: QUOTED_ABOVE - 1] + "…"
+    return None
+
+
 def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str], wrapped: bool,
-           cut_at: Frame | None, word_texts: list[str]) -> tuple[int, list[str]]:
+           cut_at: Frame | None, word_texts: list[str], said_texts: Sequence[str] = ()) -> tuple[int, list[str]]:
     """How strongly the failure's evidence points to `row`, and what pointed (for the root cause's prose); `wrapped`:
     a program that runs the engine made the failing call (made_by_a_wrapper); `cut_at`: the frame a traceback cut
     before its exception line stopped in whose subsystem a row names (_cut_subsystem_frame); `word_texts`: `texts`
-    with the code names CPython quotes masked (_names_masked), the same for every row, so made once by the caller."""
+    with the code names CPython quotes masked (_names_masked), the same for every row, so made once by the caller;
+    `said_texts`: for a traceback cut before its exception line, the lines kept just before it (an error record above
+    it, the sentence a person wrote to say what failed), whose plain words then count as the message's would."""
     unplaced = row.in_engine_code and engine_code_of(failure) is None
     if unplaced and not shows_no_frame(failure):
         return 0, []
@@ -170,6 +219,10 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
     if word and not strong:
         score += WORD_WEIGHT
         why.append(f"the message's words ({word.strip()!r})")
+    said_above = _said_above(row, said_texts) if said_texts and not (word or strong) else None
+    if said_above:
+        score += WORD_WEIGHT
+        why.append(f"the words of a line just before it ({said_above[1]!r}: {said_above[0]!r}), {MISSING_LINE}")
     raising = failure.final.frames[-1].source if failure.final.frames else None
     said = next((m[0] for pattern in row.source_words if raising and (m := pattern.search(raising))), None)
     if said and not strong:
@@ -182,7 +235,7 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
         # engine: a wrapper failing on its own object is no sign of another engine release.
         placed = False
     fragment = next((f for f in row.frames for file in files if f in file), None) if placed else None
-    subsystem = _places(row, cut_at) if cut_at is not None else None
+    subsystem = _places(row, cut_at, cut_at is failure.final.frames[-1]) if cut_at is not None else None
     if fragment:
         score += FRAME_WEIGHT
         if fragment.rstrip("/") != subsystem:
@@ -191,7 +244,7 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
         # Weighs as words do: the innermost subsystem is the only evidence a traceback cut before its exception line
         # keeps, and it outweighs the outer frames' paths (weight 1 each) the call only went through.
         score += WORD_WEIGHT
-        why.append(f"the innermost frame's subsystem ({subsystem}), the exception line being missing from the paste")
+        why.append(f"the innermost frame's subsystem ({subsystem}), {MISSING_LINE}")
     if score and called is not None:
         failing, caller = called
         why.append(f"the failing frame in an installed package ({package_path(failing.file)}:{failing.line}), "
@@ -227,6 +280,10 @@ def best_row(failure: Failure, leave_out: frozenset[str] = frozenset(), site_wor
     wrapped = made_by_a_wrapper(failure, wrapper)
     cut_at = _cut_subsystem_frame(failure)
     word_texts = [_names_masked(text) for text in texts]
+    # A traceback cut before its exception line keeps no words of its own: the lines just before it (the person's
+    # sentence, an error record) are the only words of the failure the paste shows (grammar.CONTEXT_WORDS).
+    said_texts = (list(failure.context)
+                  if names_no_cause(failure) and not any(text.strip(": ") for text in texts) else [])
     best: tuple[int, CategoryRow, list[str]] | None = None
     # An unclassified row's words (a wrapper's "Failed to load model") say no category: it stands only when no other
     # row is reached by more than a frame's path (the wrapper's own frames name no cause either).
@@ -234,7 +291,7 @@ def best_row(failure: Failure, leave_out: frozenset[str] = frozenset(), site_wor
     for row in table().rows:
         if row.category in leave_out:
             continue
-        score, why = _score(row, failure, texts, files, wrapped, cut_at, word_texts)
+        score, why = _score(row, failure, texts, files, wrapped, cut_at, word_texts, said_texts)
         if not score:
             continue
         if row.category == UNCLASSIFIED:
