@@ -761,10 +761,15 @@ def http_error_body(text: str) -> tuple[str, str] | None:
 
 THREAD_INTRO = compile_lazily(r"^(?:Exception in thread .+:|Process [\w\-]+:|Error in atexit\._run_exitfuncs:)$")
 # Lines kept as a failure's context: warnings and errors, and what names a process's or a GPU's death without those
-# words (SGLang's "Rank 0 scheduler is dead", the driver's "NVRM: Xid …: 79, … GPU has fallen off the bus").
-CONTEXT_WORDS = ("warn", "error", "fail", "not enough", "out of memory", "is dead", "xid", "fallen off the bus")
+# words (SGLang's "Rank 0 scheduler is dead", the driver's "NVRM: Xid …: 79, … GPU has fallen off the bus"), and the
+# sentence a person wrote above a paste to say what failed, in their words ("I get errors related to the tokenizers",
+# "can lead to an out-of-memory (OOM) issue as follows:", "SGLang will crash if …": sgl-project/sglang PR#6744,
+# #3108, vllm-project/vllm#8994), which a traceback cut before its exception line leaves as the only words of it.
+CONTEXT_WORDS = ("warn", "error", "fail", "not enough", "out of memory", "out-of-memory", "oom", "crash", "is dead",
+                 "xid", "fallen off the bus")
 CONTEXT_HINT = compile_lazily(
-    r"(?i)\b(?:warn(?:ing)?|error|fail(?:ed|ure)?|not enough|out of memory|is dead|xid|fallen off the bus)\b"
+    r"(?i)\b(?:warn(?:ing)?|errors?|fail(?:s|ed|ures?|ing)?|not enough|out[- ]of[- ]memory|oom|crash(?:es|ed|ing)?"
+    r"|is dead|xid|fallen off the bus)\b"
 )
 
 
