@@ -137,3 +137,49 @@ prepare()
 ''', "sglang/srt/model_executor/model_runner.py")
     log = f"It can lead to an out-of-memory (OOM) issue as follows:\n{whole}"
     assert primary(log)[0] == "ValueError" and primary(log)[2] != "gpu-oom"
+
+
+# IPython's frames (IPython/core/ultratb.py) as a rendered notebook copies them: the path a Markdown link, a listing of
+# numbered source lines with an arrow at the one that ran (vllm-project/vllm#3374); VS Code's rendering links the
+# numbers instead (#12386).  Written in ultratb's shape, our own code.
+NOTEBOOK_FRAMES = (
+    "Same here:\n"
+    "File [/opt/env/lib/python3.10/site-packages/vllm/lora/worker_manager.py:195](https://host.example/lab/tree/"
+    "worker_manager.py#line=194), in Manager.apply_adapters(self, requests)\n"
+    "    193     if len(requests) > self.slots:\n"
+    "    194         raise RuntimeError(\"too many adapters\")\n"
+    "--> 195     self.add_adapter(request)\n"
+    "\n"
+    "File [/opt/env/lib/python3.10/site-packages/vllm/lora/worker_manager.py:204](https://host.example/lab/tree/"
+    "worker_manager.py#line=203), in Manager.add_adapter(self, request)\n"
+    "    203 if request.id not in self.loaded:\n"
+    "--> 204     adapter = self._load_adapter(request)\n"
+    "    205     self.loaded[request.id] = adapter\n"
+)
+VSCODE_FRAME = (
+    "File ~/envs/x/lib/python3.10/site-packages/vllm/worker/model_runner.py:1051, in Runner.__init__(self, config)\n"
+    "   [1049](https://file+.vscode-resource.vscode-cdn.net/x/model_runner.py:1049) heads = config.heads\n"
+    "-> [1051](https://file+.vscode-resource.vscode-cdn.net/x/model_runner.py:1051) self.backend = pick_backend(\n"
+)
+
+
+def test_notebook_frames_cut_before_the_exception_line_are_a_cut_traceback() -> None:
+    report = diagnose_text(NOTEBOOK_FRAMES, OPTIONS)
+    assert len(report.failures) == 1
+    frames = report.failures[0].failure.final.frames
+    assert [(frame.function, frame.line, frame.source) for frame in frames] == [
+        ("Manager.apply_adapters", 195, "self.add_adapter(request)"),
+        ("Manager.add_adapter", 204, "adapter = self._load_adapter(request)"),
+    ]
+    assert frames[-1].file == "/opt/env/lib/python3.10/site-packages/vllm/lora/worker_manager.py"
+    assert report.failures[0].diagnosis is not None and report.failures[0].diagnosis.category == "lora-config"
+
+
+def test_a_frame_whose_listing_links_its_line_numbers_keeps_the_line_that_ran() -> None:
+    frames = diagnose_text(VSCODE_FRAME, OPTIONS).failures[0].failure.final.frames
+    assert [(frame.line, frame.source) for frame in frames] == [(1051, "self.backend = pick_backend(")]
+
+
+def test_a_numbered_listing_under_no_notebook_frame_is_left_alone() -> None:
+    listing = "The code:\n    193     if len(requests) > self.slots:\n--> 195     self.add_adapter(request)\n"
+    assert not diagnose_text(listing, OPTIONS).failures
