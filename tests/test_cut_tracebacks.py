@@ -183,3 +183,11 @@ def test_a_frame_whose_listing_links_its_line_numbers_keeps_the_line_that_ran() 
 def test_a_numbered_listing_under_no_notebook_frame_is_left_alone() -> None:
     listing = "The code:\n    193     if len(requests) > self.slots:\n--> 195     self.add_adapter(request)\n"
     assert not diagnose_text(listing, OPTIONS).failures
+
+
+def test_a_type_read_from_the_raising_statement_alone_keeps_the_subsystem_reading() -> None:
+    # QwenLM/Qwen3-VL#1988: a cut inside the KV cache's sizing, its raising statement an assert with no message
+    source = ENGINE_CORE.replace('raise ValueError("no room")', "assert len(config) == 1")
+    log = cut_after(source, "assert len(config) == 1")
+    block_type, message, category = primary(log)
+    assert (block_type, message, category) == ("AssertionError", "", "kv-cache-memory")

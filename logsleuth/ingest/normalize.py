@@ -32,9 +32,9 @@ from dataclasses import dataclass
 
 from logsleuth.ingest.line_shapes import FRAME_LINE
 from logsleuth.ingest.lines import Reflow, split_lines
+from logsleuth.ingest.notebook_frames import ipython_frames_as_cpython
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import LineMeta, LogLine
-from logsleuth.tracebacks.notebook import ipython_frames_as_cpython
 
 # CSI sequences (colours, cursor movement), OSC sequences (titles, clipboard writes,
 # hyperlinks) terminated by BEL or ST, character-set designations (`ESC ( B`, sent by

@@ -94,10 +94,11 @@ def _cut_subsystem_frame(failure: Failure) -> Frame | None:
     INNERMOST_FRAMES, whose file or function a row's subsystem names (the model loader, the distributed layer, the KV
     cache's sizing, ...).  With no words and no type, where the process was is the only evidence, and the innermost
     frame that names a subsystem is the most specific; an outer frame's subsystem is only the path the call took."""
-    if not names_no_cause(failure):
-        return None
+    final = failure.final
+    if not (names_no_cause(failure) or (final.typed_from_statement and not final.message.strip())):
+        return None  # (a type read from the raising statement alone, its message unknown, says no more than its place)
     own = [frame for frame in failure.final.frames if not LIBRARY_FRAME.search(frame.file)][-INNERMOST_FRAMES:]
-    rows, last = table().rows, failure.final.frames[-1]
+    rows, last = table().rows, final.frames[-1] if final.frames else None
     return next((frame for frame in reversed(own) if any(_places(row, frame, frame is last) for row in rows)), None)
 
 

@@ -764,11 +764,12 @@ THREAD_INTRO = compile_lazily(r"^(?:Exception in thread .+:|Process [\w\-]+:|Err
 # words (SGLang's "Rank 0 scheduler is dead", the driver's "NVRM: Xid …: 79, … GPU has fallen off the bus"), and the
 # sentence a person wrote above a paste to say what failed, in their words ("I get errors related to the tokenizers",
 # "can lead to an out-of-memory (OOM) issue as follows:", "SGLang will crash if …": sgl-project/sglang PR#6744,
-# #3108, vllm-project/vllm#8994), which a traceback cut before its exception line leaves as the only words of it.
+# #3108, vllm-project/vllm#8994), which a traceback cut before its exception line leaves as the only words of it (not
+# a flag's name: `[--crash-dump-folder CRASH_DUMP_FOLDER]` in a usage listing says nothing).
 CONTEXT_WORDS = ("warn", "error", "fail", "not enough", "out of memory", "out-of-memory", "oom", "crash", "is dead",
                  "xid", "fallen off the bus")
 CONTEXT_HINT = compile_lazily(
-    r"(?i)\b(?:warn(?:ing)?|errors?|fail(?:s|ed|ures?|ing)?|not enough|out[- ]of[- ]memory|oom|crash(?:es|ed|ing)?"
+    r"(?i)\b(?:warn(?:ing)?|errors?|fail(?:s|ed|ures?|ing)?|not enough|out[- ]of[- ]memory|(?:oom|crash(?:es|ed|ing)?)(?![-_])"
     r"|is dead|xid|fallen off the bus)\b"
 )
 
