@@ -191,3 +191,44 @@ def test_a_type_read_from_the_raising_statement_alone_keeps_the_subsystem_readin
     log = cut_after(source, "assert len(config) == 1")
     block_type, message, category = primary(log)
     assert (block_type, message, category) == ("AssertionError", "", "kv-cache-memory")
+
+
+# A scheduler starting its draft worker, the paste cut inside the draft worker's frame line (sgl-project/sglang#23490).
+DRAFT_WORKER = real_traceback('''
+def start_draft_worker():
+    raise AttributeError("no set_embed")
+
+
+def init_model_worker():
+    start_draft_worker()
+
+
+init_model_worker()
+''', "sglang/srt/speculative/eagle_worker.py")
+
+
+def test_a_frame_line_cut_after_its_file_is_the_innermost_frame() -> None:
+    lines = DRAFT_WORKER.splitlines()
+    last_frame = max(i for i, line in enumerate(lines) if line.lstrip().startswith("File "))
+    cut_at = lines[last_frame].index('", line') + len('", lin')
+    log = "\n".join([*lines[:last_frame], lines[last_frame][:cut_at]]) + "\n"
+    assert log.rstrip().endswith('eagle_worker.py", lin')
+    report = diagnose_text(log, OPTIONS)
+    frames = report.failures[0].failure.final.frames
+    assert frames[-1].file.endswith("sglang/srt/speculative/eagle_worker.py") and frames[-1].line is None
+    assert report.failures[0].diagnosis is not None and report.failures[0].diagnosis.category == "spec-decoding-args"
+
+
+def test_an_import_above_a_frame_line_cut_after_its_file_still_names_the_import_error() -> None:
+    # vllm-project/vllm#22008: `from vllm.config import (…` and then `File "/…/vllm/config.py", l`
+    chain = real_traceback('''
+import importlib, pathlib, sys
+pathlib.Path("broken_config.py").write_text("raise ImportError('cannot import name Thing')\\n")
+sys.path.insert(0, ".")
+from broken_config import Thing
+''', "vllm/entrypoints/llm.py")
+    lines = chain.splitlines()
+    last_frame = max(i for i, line in enumerate(lines) if line.lstrip().startswith("File "))
+    log = "\n".join([*lines[:last_frame], lines[last_frame][: lines[last_frame].index('", line') + 4]]) + "\n"
+    assert log.rstrip().endswith('broken_config.py", l') and "from broken_config import Thing" in log
+    assert primary(log)[0] == "ImportError"

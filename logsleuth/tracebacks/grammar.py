@@ -791,6 +791,12 @@ class LineKind(Enum):
     OTHER = auto()
 
 
+# A frame line a paste cut after its file's closing quote (`  File "/…/sglang/srt/speculative/eagle_worker_v2.py", lin`,
+# the paste's or the excerpt's last line: sgl-project/sglang#23490, #6580): the file is the innermost frame the error
+# came through, its line and function lost.
+CUT_FRAME_LINE = compile_lazily(r'^\s*File "(?P<file>[^"]*\.py)"(?:, ?(?:l|li|lin|line)?)?\s*$')
+
+
 def classify(text: str) -> LineKind:
     stripped = text.strip()
     if not stripped:
@@ -807,7 +813,7 @@ def classify(text: str) -> LineKind:
     first = text[0]
     if first == " " or first == "\t":
         if stripped.startswith("File "):
-            if FRAME_LINE.match(text):
+            if FRAME_LINE.match(text) or CUT_FRAME_LINE.match(text):
                 return LineKind.FRAME
             if FAULT_FRAME_LINE.match(text):
                 return LineKind.FAULT_FRAME
