@@ -128,20 +128,25 @@ def _engine_worded(failure: Failure) -> bool:
 # `Llama-4-Scout-17B-16E-Instruct`): a quantization or model word inside it says which model ran, not what failed
 # (sgl-project/sglang#28312: a serving crash after an upgrade, its model an FP8 checkpoint).  And it hyphenates
 # what a log spells with spaces ("an out-of-memory (OOM) issue", sgl-project/sglang PR#6744).
-_NAMED_THING = compile_lazily(r"\S*/\S*|\S*\d\S*-\S*|\S*-\S*\d\S*")
 _HYPHEN_BETWEEN_WORDS = compile_lazily(r"(?<=[A-Za-z])-(?=[A-Za-z])")
+
+
+def _names_a_thing(word: str) -> bool:
+    """A repository, file or model name: a word with a slash, or with a hyphen and a digit."""
+    return "/" in word or ("-" in word and any(c.isdigit() for c in word))
 
 
 def _as_words(sentence: str) -> str:
     """`sentence` with its model, file and path names masked and its hyphenated words spelt with spaces."""
-    return _HYPHEN_BETWEEN_WORDS.sub(" ", _NAMED_THING.sub("…", sentence))
+    words = " ".join("…" if _names_a_thing(word) else word for word in sentence.split())
+    return _HYPHEN_BETWEEN_WORDS.sub(" ", words)
 
 
-def _said_above(row: CategoryRow, said_texts: Sequence[str]) -> tuple[str, str] | None:
+def _said_above(row: CategoryRow, said_texts: Sequence[tuple[str, str]]) -> tuple[str, str] | None:
     """The words of `row` in one of `said_texts` (the lines kept just before a traceback cut before its exception
-    line), with that line shortened for the prose; None when none holds them."""
-    for text in said_texts:
-        words = _as_words(_names_masked(text))
+    line, each with its words as _as_words reads them), with that line shortened for the prose; None when none holds
+    them."""
+    for text, words in said_texts:
         found = next((m[0] for pattern in row.words if (m := pattern.search(words))), None)
         if found:
             return found.strip(), text if len(text) <= QUOTED_ABOVE else text[: QUOTED_ABOVE - 1] + "…"
@@ -149,7 +154,7 @@ def _said_above(row: CategoryRow, said_texts: Sequence[str]) -> tuple[str, str] 
 
 
 def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str], wrapped: bool,
-           cut_at: Frame | None, word_texts: list[str], said_texts: Sequence[str] = ()) -> tuple[int, list[str]]:
+           cut_at: Frame | None, word_texts: list[str], said_texts: Sequence[tuple[str, str]] = ()) -> tuple[int, list[str]]:
     """How strongly the failure's evidence points to `row`, and what pointed (for the root cause's prose); `wrapped`:
     a program that runs the engine made the failing call (made_by_a_wrapper); `cut_at`: the frame a traceback cut
     before its exception line stopped in whose subsystem a row names (_cut_subsystem_frame); `word_texts`: `texts`
@@ -283,7 +288,7 @@ def best_row(failure: Failure, leave_out: frozenset[str] = frozenset(), site_wor
     word_texts = [_names_masked(text) for text in texts]
     # A traceback cut before its exception line keeps no words of its own: the lines just before it (the person's
     # sentence, an error record) are the only words of the failure the paste shows (grammar.CONTEXT_WORDS).
-    said_texts = (list(failure.context)
+    said_texts = ([(text, _as_words(_names_masked(text))) for text in failure.context]
                   if names_no_cause(failure) and not any(text.strip(": ") for text in texts) else [])
     best: tuple[int, CategoryRow, list[str]] | None = None
     # An unclassified row's words (a wrapper's "Failed to load model") say no category: it stands only when no other
