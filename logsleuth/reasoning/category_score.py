@@ -89,15 +89,22 @@ def _raised_in(row: CategoryRow, failure: Failure) -> str | None:
     return next((fragment for fragment in row.raise_frames if fragment in frames[-1].file), None)
 
 
-def _cut_subsystem_frame(failure: Failure) -> Frame | None:
+def _cut_subsystem_frame(failure: Failure, site_words: tuple[str, ...] = ()) -> Frame | None:
     """A traceback cut before its exception line (no type, no message): the innermost own frame, of the innermost
     INNERMOST_FRAMES, whose file or function a row's subsystem names (the model loader, the distributed layer, the KV
     cache's sizing, ...).  With no words and no type, where the process was is the only evidence, and the innermost
-    frame that names a subsystem is the most specific; an outer frame's subsystem is only the path the call took."""
+    frame that names a subsystem is the most specific; an outer frame's subsystem is only the path the call took.
+    So is the raising frame of a type read from its raising statement alone (no message, and no template of the
+    check in `site_words`, the raise site index's message that names more)."""
     final = failure.final
-    if not (names_no_cause(failure) or (final.typed_from_statement and not final.message.strip())):
-        return None  # (a type read from the raising statement alone, its message unknown, says no more than its place)
+    typed_by_its_place = final.typed_from_statement and not final.message.strip() and not site_words
+    if not (names_no_cause(failure) or typed_by_its_place):
+        return None
     own = [frame for frame in failure.final.frames if not LIBRARY_FRAME.search(frame.file)][-INNERMOST_FRAMES:]
+    if not names_no_cause(failure):
+        # A type read from the raising statement alone (no message, no template of its check): the raising frame's
+        # subsystem is the only evidence; the frames above it are only the way the call went.
+        own = own[-1:] if own and own[-1] is final.frames[-1] else []
     rows, last = table().rows, final.frames[-1] if final.frames else None
     return next((frame for frame in reversed(own) if any(_places(row, frame, frame is last) for row in rows)), None)
 
@@ -284,7 +291,7 @@ def best_row(failure: Failure, leave_out: frozenset[str] = frozenset(), site_wor
     texts = [*exception_lines(failure), *site_words]
     files = [frame.file for frame in failure.final.frames[-INNERMOST_FRAMES:]]
     wrapped = made_by_a_wrapper(failure, wrapper)
-    cut_at = _cut_subsystem_frame(failure)
+    cut_at = _cut_subsystem_frame(failure, site_words)
     word_texts = [_names_masked(text) for text in texts]
     # A traceback cut before its exception line keeps no words of its own: the lines just before it (the person's
     # sentence, an error record) are the only words of the failure the paste shows (grammar.CONTEXT_WORDS).
