@@ -232,3 +232,12 @@ from broken_config import Thing
     log = "\n".join([*lines[:last_frame], lines[last_frame][: lines[last_frame].index('", line') + 4]]) + "\n"
     assert log.rstrip().endswith('broken_config.py", l') and "from broken_config import Thing" in log
     assert primary(log)[0] == "ImportError"
+
+
+def test_an_import_cut_in_a_subsystem_s_module_is_still_an_import_failure() -> None:
+    # vllm-project/vllm#1814 (dev-found9): an import chain cut at `from .parallel_state import get_tp_group` in
+    # vllm/distributed/: the import failed (ImportError, dependency-version), not the distributed layer
+    chain = real_traceback("from missing_parallel_state import get_tp_group\n", "vllm/distributed/communication_op.py")
+    log = cut_after(chain, "from missing_parallel_state import get_tp_group")
+    block_type, _, category = primary(log)
+    assert block_type == "ImportError" and category == "dependency-version"

@@ -28,6 +28,7 @@ from logsleuth.reasoning.call_frames import (
 )
 from logsleuth.reasoning.engine_api_calls import package_path
 from logsleuth.reasoning.evidence import exception_lines
+from logsleuth.tracebacks.raising_statement import imported_type
 
 # How much each kind of cue weighs: the words a message says are the strongest evidence, a frame's subsystem
 # the weakest (a failure passes through many subsystems on its way up).
@@ -97,7 +98,10 @@ def _cut_subsystem_frame(failure: Failure, site_words: tuple[str, ...] = ()) -> 
     So is the raising frame of a type read from its raising statement alone (no message, and no template of the
     check in `site_words`, the raise site index's message that names more)."""
     final = failure.final
-    typed_by_its_place = final.typed_from_statement and not final.message.strip() and not site_words
+    raising = final.frames[-1].source if final.frames else None
+    # (an import the paste cut at failed as an import, whatever the importing module's subsystem: ImportError's own row)
+    typed_by_its_place = (final.typed_from_statement and not final.message.strip() and not site_words
+                          and not imported_type(raising or ""))
     if not (names_no_cause(failure) or typed_by_its_place):
         return None
     own = [frame for frame in failure.final.frames if not LIBRARY_FRAME.search(frame.file)][-INNERMOST_FRAMES:]
