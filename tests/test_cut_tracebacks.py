@@ -241,3 +241,10 @@ def test_an_import_cut_in_a_subsystem_s_module_is_still_an_import_failure() -> N
     log = cut_after(chain, "from missing_parallel_state import get_tp_group")
     block_type, _, category = primary(log)
     assert block_type == "ImportError" and category == "dependency-version"
+
+
+def test_a_warning_record_above_a_cut_traceback_names_no_category() -> None:
+    # ai-dynamo/dynamo#2294: a WARN record of SGLang's tokenizer manager's signal handler above the cut traceback
+    log = ("2025-08-05T10:33:30.183Z WARN tokenizer_manager.sigterm_handler: SIGTERM received. Draining requests and "
+           f"shutting down... failed\n{MODEL_RUNNER}")
+    assert primary(log)[2] != "tokenizer"

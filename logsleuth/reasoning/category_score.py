@@ -140,6 +140,9 @@ def _engine_worded(failure: Failure) -> bool:
 # (sgl-project/sglang#28312: a serving crash after an upgrade, its model an FP8 checkpoint).  And it hyphenates
 # what a log spells with spaces ("an out-of-memory (OOM) issue", sgl-project/sglang PR#6744).
 _HYPHEN_BETWEEN_WORDS = compile_lazily(r"(?<=[A-Za-z])-(?=[A-Za-z])")
+# A record of a lower level than an error says what went on around the failure, not what failed: its logger's module
+# (`WARN tokenizer_manager.sigterm_handler: SIGTERM received …`, ai-dynamo/dynamo#2294) names no category.
+_NOT_AN_ERROR = compile_lazily(r"\b(?:WARN(?:ING)?|INFO|DEBUG)\b")
 
 
 def _names_a_thing(word: str) -> bool:
@@ -299,7 +302,7 @@ def best_row(failure: Failure, leave_out: frozenset[str] = frozenset(), site_wor
     word_texts = [_names_masked(text) for text in texts]
     # A traceback cut before its exception line keeps no words of its own: the lines just before it (the person's
     # sentence, an error record) are the only words of the failure the paste shows (grammar.CONTEXT_WORDS).
-    said_texts = ([(text, _as_words(_names_masked(text))) for text in failure.context]
+    said_texts = ([(text, _as_words(_names_masked(text))) for text in failure.context if not _NOT_AN_ERROR.search(text)]
                   if names_no_cause(failure) and not any(text.strip(": ") for text in texts) else [])
     best: tuple[int, CategoryRow, list[str]] | None = None
     # An unclassified row's words (a wrapper's "Failed to load model") say no category: it stands only when no other
