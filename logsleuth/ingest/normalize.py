@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 from logsleuth.ingest.line_shapes import FRAME_LINE
 from logsleuth.ingest.lines import Reflow, split_lines
+from logsleuth.ingest.notebook_frames import ipython_frames_as_cpython
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import LineMeta, LogLine
 
@@ -632,7 +633,8 @@ def normalize_chunks(
     lines = split_lines(chunks, start_offset)
     if drop_partial_first:
         next(lines, None)
-    for text, number, offset in Reflow(starts_line=has_line_prefix, body=after_line_prefix).lines(lines, first_line, clean_text):
+    reflowed = Reflow(starts_line=has_line_prefix, body=after_line_prefix).lines(lines, first_line, clean_text)
+    for text, number, offset in ipython_frames_as_cpython(reflowed):
         yield normalize(text, number, offset)
 
 

@@ -4,6 +4,8 @@ subsystems its frames run through, each weighed as the table's header says."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from logsleuth.diagnosis.grouping import names_no_cause
 from logsleuth.diagnosis.match import other_program
 from logsleuth.facts.categories import CategoryRow, table
@@ -26,6 +28,7 @@ from logsleuth.reasoning.call_frames import (
 )
 from logsleuth.reasoning.engine_api_calls import package_path
 from logsleuth.reasoning.evidence import exception_lines
+from logsleuth.tracebacks.raising_statement import imported_type
 
 # How much each kind of cue weighs: the words a message says are the strongest evidence, a frame's subsystem
 # the weakest (a failure passes through many subsystems on its way up).
@@ -38,22 +41,43 @@ FRAME_WEIGHT = 1
 # its row is the table's last, so a row whose words fit wins the tie (torch's "No CUDA GPUs are available" at import).
 AT_IMPORT_WEIGHT = WORD_WEIGHT
 INNERMOST_FRAMES = 6  # the frames whose files name the subsystem: the innermost ones
+QUOTED_ABOVE = 120  # characters of a line before a cut traceback quoted in the reasons
+# What a reading of a traceback cut before its exception line says of that line: which one to look for.
+MISSING_LINE = ("the exception line being missing from the paste (the `Type: message` line CPython prints right after "
+                "the last frame, the first line at the left margin below it)")
 UNCLASSIFIED = "unclassified"
 
 
-def _places(row: CategoryRow, frame: Frame) -> str | None:
+# The first call on a source line (`self.model = get_model(`, `self._initialize_kv_caches(vllm_config)`,
+# `return loader.load_model(`): on the innermost frame a paste kept, the function the error came from.
+_FIRST_CALL = compile_lazily(r"(?:^|[\s=(.,])([A-Za-z_]\w*+)\(")
+
+
+def called_by(frame: Frame) -> str | None:
+    """The function the source line of `frame` calls first, if it shows one."""
+    found = _FIRST_CALL.search(frame.source) if frame.source else None
+    return found[1] if found and found[1] not in ("super", "getattr", "len", "int", "str") else None
+
+
+def _places(row: CategoryRow, frame: Frame, innermost: bool = False) -> str | None:
     """What of `frame` (a path fragment of its file, or its file and function) puts it in `row`'s subsystem, read for
     a traceback cut before its exception line: the row's frames (unless they count only beside given exception
-    types) and its cut_frames."""
+    types) and its cut_frames.  `innermost`: the last frame the paste kept, whose line's call is the frame the paste
+    lost, so its callee is read as a function of the same file (a cut right after `self._initialize_kv_caches(…)`
+    stopped in the KV cache's sizing)."""
     if not row.frames_need or "" in row.frames_need:
         fragment = next((f for f in row.frames if f in frame.file), None)
         if fragment:
             return fragment.rstrip("/")
     where = f"{frame.file} {frame.function or ''}()\n{frame.source or ''}"
     said = next((m for pattern in row.cut_frames if (m := pattern.search(where))), None)
-    if said is None:
-        return None
     placed = f"{package_path(frame.file)} in {frame.function}"
+    if said is None:
+        callee = called_by(frame) if innermost and row.cut_frames else None
+        calling = f"{frame.file} {callee}()\n" if callee else None
+        if calling and any(pattern.search(calling) for pattern in row.cut_frames):
+            return f"{placed}, calling {callee}()"
+        return None
     return f"{placed}, calling {said[0]}" if said.start() > where.index("\n") else placed
 
 
@@ -66,16 +90,27 @@ def _raised_in(row: CategoryRow, failure: Failure) -> str | None:
     return next((fragment for fragment in row.raise_frames if fragment in frames[-1].file), None)
 
 
-def _cut_subsystem_frame(failure: Failure) -> Frame | None:
+def _cut_subsystem_frame(failure: Failure, site_words: tuple[str, ...] = ()) -> Frame | None:
     """A traceback cut before its exception line (no type, no message): the innermost own frame, of the innermost
     INNERMOST_FRAMES, whose file or function a row's subsystem names (the model loader, the distributed layer, the KV
     cache's sizing, ...).  With no words and no type, where the process was is the only evidence, and the innermost
-    frame that names a subsystem is the most specific; an outer frame's subsystem is only the path the call took."""
-    if not names_no_cause(failure):
+    frame that names a subsystem is the most specific; an outer frame's subsystem is only the path the call took.
+    So is the raising frame of a type read from its raising statement alone (no message, and no template of the
+    check in `site_words`, the raise site index's message that names more)."""
+    final = failure.final
+    raising = final.frames[-1].source if final.frames else None
+    # (an import the paste cut at failed as an import, whatever the importing module's subsystem: ImportError's own row)
+    typed_by_its_place = (final.typed_from_statement and not final.message.strip() and not site_words
+                          and not imported_type(raising or ""))
+    if not (names_no_cause(failure) or typed_by_its_place):
         return None
     own = [frame for frame in failure.final.frames if not LIBRARY_FRAME.search(frame.file)][-INNERMOST_FRAMES:]
-    rows = table().rows
-    return next((frame for frame in reversed(own) if any(_places(row, frame) for row in rows)), None)
+    if not names_no_cause(failure):
+        # A type read from the raising statement alone (no message, no template of its check): the raising frame's
+        # subsystem is the only evidence; the frames above it are only the way the call went.
+        own = own[-1:] if own and own[-1] is final.frames[-1] else []
+    rows, last = table().rows, final.frames[-1] if final.frames else None
+    return next((frame for frame in reversed(own) if any(_places(row, frame, frame is last) for row in rows)), None)
 
 
 # Ray re-raises a task's or an actor's exception as a class it names after the cause's class on the fly
@@ -100,12 +135,46 @@ def _engine_worded(failure: Failure) -> bool:
     return bool(final.type and final.message.strip() and engines_raising(final.type, final.message))
 
 
+# A person's sentence names a checkpoint by its repository or file name (`Qwen/Qwen3.5-397B-A17B-FP8`,
+# `Llama-4-Scout-17B-16E-Instruct`): a quantization or model word inside it says which model ran, not what failed
+# (sgl-project/sglang#28312: a serving crash after an upgrade, its model an FP8 checkpoint).  And it hyphenates
+# what a log spells with spaces ("an out-of-memory (OOM) issue", sgl-project/sglang PR#6744).
+_HYPHEN_BETWEEN_WORDS = compile_lazily(r"(?<=[A-Za-z])-(?=[A-Za-z])")
+# A record of a lower level than an error says what went on around the failure, not what failed: its logger's module
+# (`WARN tokenizer_manager.sigterm_handler: SIGTERM received …`, ai-dynamo/dynamo#2294) names no category.
+_NOT_AN_ERROR = compile_lazily(r"\b(?:WARN(?:ING)?|INFO|DEBUG)\b")
+
+
+def _names_a_thing(word: str) -> bool:
+    """A repository, file or model name: a word with a slash, or with a hyphen and a digit."""
+    return "/" in word or ("-" in word and any(c.isdigit() for c in word))
+
+
+def _as_words(sentence: str) -> str:
+    """`sentence` with its model, file and path names masked and its hyphenated words spelt with spaces."""
+    words = " ".join("…" if _names_a_thing(word) else word for word in sentence.split())
+    return _HYPHEN_BETWEEN_WORDS.sub(" ", words)
+
+
+def _said_above(row: CategoryRow, said_texts: Sequence[tuple[str, str]]) -> tuple[str, str] | None:
+    """The words of `row` in one of `said_texts` (the lines kept just before a traceback cut before its exception
+    line, each with its words as _as_words reads them), with that line shortened for the prose; None when none holds
+    them."""
+    for text, words in said_texts:
+        found = next((m[0] for pattern in row.words if (m := pattern.search(words))), None)
+        if found:
+            return found.strip(), text if len(text) <= QUOTED_ABOVE else text[: QUOTED_ABOVE - 1] + "…"
+    return None
+
+
 def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str], wrapped: bool,
-           cut_at: Frame | None, word_texts: list[str]) -> tuple[int, list[str]]:
+           cut_at: Frame | None, word_texts: list[str], said_texts: Sequence[tuple[str, str]] = ()) -> tuple[int, list[str]]:
     """How strongly the failure's evidence points to `row`, and what pointed (for the root cause's prose); `wrapped`:
     a program that runs the engine made the failing call (made_by_a_wrapper); `cut_at`: the frame a traceback cut
     before its exception line stopped in whose subsystem a row names (_cut_subsystem_frame); `word_texts`: `texts`
-    with the code names CPython quotes masked (_names_masked), the same for every row, so made once by the caller."""
+    with the code names CPython quotes masked (_names_masked), the same for every row, so made once by the caller;
+    `said_texts`: for a traceback cut before its exception line, the lines kept just before it (an error record above
+    it, the sentence a person wrote to say what failed), whose plain words then count as the message's would."""
     unplaced = row.in_engine_code and engine_code_of(failure) is None
     if unplaced and not shows_no_frame(failure):
         return 0, []
@@ -170,6 +239,10 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
     if word and not strong:
         score += WORD_WEIGHT
         why.append(f"the message's words ({word.strip()!r})")
+    said_above = _said_above(row, said_texts) if said_texts and not (word or strong) else None
+    if said_above:
+        score += WORD_WEIGHT
+        why.append(f"the words of a line just before it ({said_above[1]!r}: {said_above[0]!r}), {MISSING_LINE}")
     raising = failure.final.frames[-1].source if failure.final.frames else None
     said = next((m[0] for pattern in row.source_words if raising and (m := pattern.search(raising))), None)
     if said and not strong:
@@ -182,7 +255,7 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
         # engine: a wrapper failing on its own object is no sign of another engine release.
         placed = False
     fragment = next((f for f in row.frames for file in files if f in file), None) if placed else None
-    subsystem = _places(row, cut_at) if cut_at is not None else None
+    subsystem = _places(row, cut_at, cut_at is failure.final.frames[-1]) if cut_at is not None else None
     if fragment:
         score += FRAME_WEIGHT
         if fragment.rstrip("/") != subsystem:
@@ -191,7 +264,7 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
         # Weighs as words do: the innermost subsystem is the only evidence a traceback cut before its exception line
         # keeps, and it outweighs the outer frames' paths (weight 1 each) the call only went through.
         score += WORD_WEIGHT
-        why.append(f"the innermost frame's subsystem ({subsystem}), the exception line being missing from the paste")
+        why.append(f"the innermost frame's subsystem ({subsystem}), {MISSING_LINE}")
     if score and called is not None:
         failing, caller = called
         why.append(f"the failing frame in an installed package ({package_path(failing.file)}:{failing.line}), "
@@ -225,8 +298,12 @@ def best_row(failure: Failure, leave_out: frozenset[str] = frozenset(), site_wor
     texts = [*exception_lines(failure), *site_words]
     files = [frame.file for frame in failure.final.frames[-INNERMOST_FRAMES:]]
     wrapped = made_by_a_wrapper(failure, wrapper)
-    cut_at = _cut_subsystem_frame(failure)
+    cut_at = _cut_subsystem_frame(failure, site_words)
     word_texts = [_names_masked(text) for text in texts]
+    # A traceback cut before its exception line keeps no words of its own: the lines just before it (the person's
+    # sentence, an error record) are the only words of the failure the paste shows (grammar.CONTEXT_WORDS).
+    said_texts = ([(text, _as_words(_names_masked(text))) for text in failure.context if not _NOT_AN_ERROR.search(text)]
+                  if names_no_cause(failure) and not any(text.strip(": ") for text in texts) else [])
     best: tuple[int, CategoryRow, list[str]] | None = None
     # An unclassified row's words (a wrapper's "Failed to load model") say no category: it stands only when no other
     # row is reached by more than a frame's path (the wrapper's own frames name no cause either).
@@ -234,7 +311,7 @@ def best_row(failure: Failure, leave_out: frozenset[str] = frozenset(), site_wor
     for row in table().rows:
         if row.category in leave_out:
             continue
-        score, why = _score(row, failure, texts, files, wrapped, cut_at, word_texts)
+        score, why = _score(row, failure, texts, files, wrapped, cut_at, word_texts, said_texts)
         if not score:
             continue
         if row.category == UNCLASSIFIED:

@@ -15,6 +15,7 @@ from logsleuth.tracebacks.grammar import (
     CARET_LINE,
     CAUSE_SEPARATOR,
     CONTEXT_SEPARATOR,
+    CUT_FRAME_LINE,
     ELIDED_LINE,
     ELISION_LENGTH,
     EXCEPTION_LINE,
@@ -38,7 +39,8 @@ from logsleuth.tracebacks.grammar import (
 def parse_frame(text: str) -> Frame | None:
     m = FRAME_LINE.match(text)
     if not m:
-        return None
+        cut = CUT_FRAME_LINE.match(text)  # cut after its file: the file alone is known
+        return Frame(file=windows_path_as_posix(cut["file"]), line=None, function=None) if cut else None
     file = windows_path_as_posix(m["file"])
     function = m["func"].rstrip() if m["func"] else None
     if function and " " in function and file.endswith((".py", ">")):

@@ -51,6 +51,7 @@ from logsleuth.tracebacks.raising_statement import (
     raised_type,
     statement_frame,
     statement_message,
+    without_cut_frame,
 )
 
 # A runaway traceback (deep recursion printed without CPython's repeat marker, 100k frames) keeps its first
@@ -440,7 +441,8 @@ def _typed_by_statement(block: ExceptionBlock, texts: list[str]) -> ExceptionBlo
     or the last line pasted when the frames lost their `File` lines."""
     at = next((index for index in range(len(texts) - 1, -1, -1) if texts[index].strip() and not CARET_LINE.match(texts[index])), None)
     last = texts[at] if at is not None else ""
-    source = block.frames[-1].source if block.frames and block.frames[-1].source else last
+    frames = without_cut_frame(block.frames)
+    source = frames[-1].source if frames and frames[-1].source else last
     type_name = raised_type(source or "") or (imported_type(source or "") if block.frames else None)
     if type_name is None:
         return block

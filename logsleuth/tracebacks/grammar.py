@@ -34,10 +34,13 @@ REPEATED_LINE = compile_lazily(r"^\s*\[Previous line repeated (?P<n>\d+) more ti
 # `RayTaskError(<cause>)` (ray/exceptions.py, RayTaskError.as_instanceof_cause), printed as
 # `ray.exceptions.RayTaskError(ActorDiedError): ray::TaskRunner.run() …`.
 # The cause is a class name and a message always follows (`self.initialize(min_per_gpu_memory)`, a source line whose
-# indentation a paste lost, is no exception line).
+# indentation a paste lost, is no exception line).  Nor is an annotated assignment to an attribute of `self` or `cls`
+# with its indentation lost: both engines' NCCL wrapper opens every communicator with
+# `self.comm: ncclComm_t = self.nccl.ncclCommInitRank(` (pynccl.py), which reads like `Type: message`; no module is
+# named `self`, so no class CPython prints is.
 CAUSE_SUFFIX = r"(?:\((?:[A-Za-z_]\w*+\.)*+[A-Z]\w*+\)(?=: ))?+"
 EXCEPTION_LINE = compile_lazily(
-    r"^(?P<type>[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)*+" + CAUSE_SUFFIX + r")(?::(?: (?P<msg>.*)|$)|$)"
+    r"^(?!(?:self|cls)\.)(?P<type>[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)*+" + CAUSE_SUFFIX + r")(?::(?: (?P<msg>.*)|$)|$)"
 )
 GROUP_HEADER = compile_lazily(r"^(?P<indent>\s*)\+ Exception Group Traceback \(most recent call last\):\s*$")
 FATAL_HEADER = compile_lazily(r"^Fatal Python error: (?P<msg>.*)$")
@@ -759,10 +762,16 @@ def http_error_body(text: str) -> tuple[str, str] | None:
 
 THREAD_INTRO = compile_lazily(r"^(?:Exception in thread .+:|Process [\w\-]+:|Error in atexit\._run_exitfuncs:)$")
 # Lines kept as a failure's context: warnings and errors, and what names a process's or a GPU's death without those
-# words (SGLang's "Rank 0 scheduler is dead", the driver's "NVRM: Xid …: 79, … GPU has fallen off the bus").
-CONTEXT_WORDS = ("warn", "error", "fail", "not enough", "out of memory", "is dead", "xid", "fallen off the bus")
+# words (SGLang's "Rank 0 scheduler is dead", the driver's "NVRM: Xid …: 79, … GPU has fallen off the bus"), and the
+# sentence a person wrote above a paste to say what failed, in their words ("I get errors related to the tokenizers",
+# "can lead to an out-of-memory (OOM) issue as follows:", "SGLang will crash if …": sgl-project/sglang PR#6744,
+# #3108, vllm-project/vllm#8994), which a traceback cut before its exception line leaves as the only words of it (not
+# a flag's name: `[--crash-dump-folder CRASH_DUMP_FOLDER]` in a usage listing says nothing).
+CONTEXT_WORDS = ("warn", "error", "fail", "not enough", "out of memory", "out-of-memory", "oom", "crash", "is dead",
+                 "xid", "fallen off the bus")
 CONTEXT_HINT = compile_lazily(
-    r"(?i)\b(?:warn(?:ing)?|error|fail(?:ed|ure)?|not enough|out of memory|is dead|xid|fallen off the bus)\b"
+    r"(?i)\b(?:warn(?:ing)?|errors?|fail(?:s|ed|ures?|ing)?|not enough|out[- ]of[- ]memory|(?:oom|crash(?:es|ed|ing)?)(?![-_])"
+    r"|is dead|xid|fallen off the bus)\b"
 )
 
 
@@ -783,6 +792,12 @@ class LineKind(Enum):
     OTHER = auto()
 
 
+# A frame line a paste cut after its file's closing quote (`  File "/…/sglang/srt/speculative/eagle_worker_v2.py", lin`,
+# the paste's or the excerpt's last line: sgl-project/sglang#23490, #6580): the file is the innermost frame the error
+# came through, its line and function lost.
+CUT_FRAME_LINE = compile_lazily(r'^\s*File "(?P<file>[^"]*\.py)"(?:, ?(?:l|li|lin|line)?)?\s*$')
+
+
 def classify(text: str) -> LineKind:
     stripped = text.strip()
     if not stripped:
@@ -799,7 +814,7 @@ def classify(text: str) -> LineKind:
     first = text[0]
     if first == " " or first == "\t":
         if stripped.startswith("File "):
-            if FRAME_LINE.match(text):
+            if FRAME_LINE.match(text) or CUT_FRAME_LINE.match(text):
                 return LineKind.FRAME
             if FAULT_FRAME_LINE.match(text):
                 return LineKind.FAULT_FRAME

@@ -6,17 +6,13 @@ lines, and the exception line `ValueError: …` last (IPython/core/ultratb.py, V
 "Traceback (most recent call last)").  A paste of a notebook cut inside the frames keeps the header, which names the
 type: the failure of a paste that shows no other (the exception line, when pasted, is read as a bare exception and
 outranks it).
+
+`ingest/notebook_frames.py` rewrites its frames, when no such header is above them, as CPython writes them.
 """
 
 from __future__ import annotations
 
-from logsleuth.lazyre import compile_lazily
-
-# The type, at least two spaces of IPython's padding, and CPython's words without their colon.
-NOTEBOOK_HEADER = compile_lazily(
-    r"^\s*(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Timeout))\s{2,}"
-    r"Traceback \(most recent call last\)\s*$"
-)
+from logsleuth.ingest.notebook_frames import NOTEBOOK_HEADER
 
 
 def notebook_exception_type(text: str) -> str | None:
@@ -25,3 +21,4 @@ def notebook_exception_type(text: str) -> str | None:
         return None
     m = NOTEBOOK_HEADER.match(text)
     return m["type"] if m else None
+

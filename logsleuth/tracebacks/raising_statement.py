@@ -86,10 +86,20 @@ def _balanced(test: str) -> bool:
     return depth == 0 and test.count('"') % 2 == 0 and test.count("'") % 2 == 0
 
 
+def without_cut_frame(frames: tuple[Frame, ...]) -> tuple[Frame, ...]:
+    """`frames` less a last frame a paste cut after its file (parse_frame: no line, no function): the statement
+    readers read the frame before it, whose line the paste shows (`from vllm.config import (` above a cut
+    `File "/…/vllm/config.py", l`)."""
+    if len(frames) > 1 and frames[-1].line is None and frames[-1].function is None and not frames[-1].source:
+        return frames[:-1]
+    return frames
+
+
 def typed_by_statement(block: ExceptionBlock) -> bool:
     """The block's type was read from its raising statement, its exception line lost: truncated, and the innermost
     frame's source names that type (its message, if any, is the statement's literal)."""
-    source = block.frames[-1].source if block.frames else None
+    frames = without_cut_frame(block.frames)
+    source = frames[-1].source if frames else None
     named = raised_type(source or "") or imported_type(source or "")
     return block.truncated and block.typed_from_statement and bool(source) and named == block.type
 
