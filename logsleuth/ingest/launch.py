@@ -181,6 +181,7 @@ class LaunchTracker:
     gpu_lines: list[str] = field(default_factory=list)  # lines that show the GPU (facts/gpus.py), the first ones
     package_lines: list[str] = field(default_factory=list)  # lines that show a package's version (facts/package_sites.py)
     driver_lines: list[str] = field(default_factory=list)  # lines that show a package driving the engine (facts/engine_drivers.py)
+    _driver_command_continues: bool = False  # the last driver line ended with a backslash
     switches_on: set[str] = field(default_factory=set)  # what the engine's settings dumps show True (SETTINGS_DUMPS)
     memory_shares: list[tuple[str, float]] = field(default_factory=list)  # LaunchInfo.memory_shares_seen
     # A launch command written over several lines with backslash continuations (a launch script, a pasted
@@ -294,8 +295,14 @@ class LaunchTracker:
             self.gpu_lines.append(text)
         if line.offset < GPU_LINES_WITHIN and len(self.package_lines) < MAX_GPU_LINES and shows_a_version(text):
             self.package_lines.append(text)  # an environment dump's lines, within the same reach as its GPUs'
-        if line.offset < GPU_LINES_WITHIN and len(self.driver_lines) < MAX_GPU_LINES and shows_a_driver(text):
+        if self._driver_command_continues and len(self.driver_lines) < MAX_GPU_LINES:
+            # The arguments of a driver's command continued with a backslash (`lighteval vllm \`): the keywords the
+            # user set, which a refusal of a keyword is read against (reasoning/engine_api_calls.py).
+            self.driver_lines.append(text)
+        elif line.offset < GPU_LINES_WITHIN and len(self.driver_lines) < MAX_GPU_LINES and shows_a_driver(text):
             self.driver_lines.append(text)  # a wrapper, connector or plugin listed beside the engine
+        self._driver_command_continues = (bool(self.driver_lines) and self.driver_lines[-1] is text
+                                          and text.rstrip().endswith("\\"))
         if len(self.memory_shares) < MAX_MEMORY_SHARES and len(text) <= 8192:
             self._observe_memory_shares(text, prose=not (meta.header or meta.process))
         if text.startswith("sglang serve: error:"):

@@ -21,9 +21,12 @@ most two engine frames):
 
 from __future__ import annotations
 
+import difflib
+import re
 from dataclasses import dataclass
 
 from logsleuth.facts.engine_classes import class_in_message, defined_by, distinctive, engines_defining
+from logsleuth.fixes import static_catalogs
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, Frame
 
@@ -42,7 +45,7 @@ _ENGINE_NAMED_MODULE = compile_lazily(r"(?:^|[/_])(?P<engine>vllm|sglang)(?:_[\w
 # (a Struct such as vLLM's SamplingParams names no callee).
 SIGNATURE = compile_lazily(
     r"^(?:(?P<callee>[\w.]+)\(\) (?:got an unexpected keyword argument|got multiple values for argument"
-    r"|missing \d+ required (?:positional|keyword-only) arguments?|takes (?:from )?\d+ (?:positional )?arguments?)"
+    r"|missing \d+ required (?:positional|keyword-only) arguments?|takes (?:from \d+ to )?\d+ (?:positional )?arguments?)"
     r"|(?P<msgspec>Unexpected keyword argument|Missing required argument) ')"
 )
 # The classes a raising line calls: `SamplingParams(`, `vllm.LLM(`, `EngineArgs.from_cli_args(`.
@@ -153,3 +156,77 @@ def misfit_engine(misfit: MisfitCall, failure: Failure) -> str | None:
     named = class_in_message(failure.final.message) or _engine_class_called(misfit.frame.source)
     owners = engines_defining(named) if named else frozenset()
     return next(iter(owners)) if len(owners) == 1 else None
+
+
+# A class that parses a command line (argparse's ArgumentParser, a program's own parser): a refusal of its call is the
+# program's argument handling, not a call between two releases.
+_PARSER_CLASS = compile_lazily(r"(?:Parser|Namespace)$")
+_REFUSED_KEYWORD = compile_lazily(r"got an unexpected keyword argument '(?P<keyword>[^'\n]{1,200})'")
+_IDENTIFIER = compile_lazily(r"^[A-Za-z_]\w*$")
+
+
+@dataclass(frozen=True)
+class UnseenCaller:
+    """CPython refused a call on `refused_class`'s signature and no frame shows who made the call."""
+
+    refused_class: str
+    keyword: str | None  # the keyword refused (`got an unexpected keyword argument 'k'`); None for a count of arguments
+    packages: frozenset[str]  # the indexed packages defining the class (empty when the class index does not know it)
+
+
+def refusal_without_caller(failure: Failure) -> UnseenCaller | None:
+    """CPython's refusal of a call by the callee's signature (`X.__init__() got an unexpected keyword argument 'k'`,
+    `missing 1 required positional argument`, `takes 2 positional arguments but 3 were given`) pasted alone or with
+    only the receiving side's frames (vLLM's `LLM.__init__` handing its keywords to `EngineArgs(`: vllm-project/vllm#9398;
+    the line alone: rllm-org/rllm#208).  CPython raises it at a call between two pieces of code: with the caller out
+    of sight, the likeliest reading is a caller written for another release of the class's package.  None when a frame
+    outside the class's package shows the caller (the user's script, a wrapper: caller_misfit and the table read those)
+    or when the class parses a command line."""
+    signature = SIGNATURE.match(failure.final.message.strip())
+    callee = signature["callee"] if signature else None
+    if not callee or "." not in callee:
+        return None
+    refused_class = callee.split(".")[0]
+    if not refused_class[:1].isupper() or _PARSER_CLASS.search(refused_class):
+        return None
+    packages = defined_by(refused_class)
+    receiving = re.compile(r"(?:^|/)(?:" + "|".join(map(re.escape, sorted(packages))) + r")/") if packages else None
+    if any(receiving is None or not receiving.search(package_path(frame.file)) for frame in _own_frames(failure)):
+        return None  # a frame of another program (the user's script, a wrapper): the caller is shown
+    keyword = _REFUSED_KEYWORD.search(failure.final.message)
+    return UnseenCaller(refused_class, keyword["keyword"] if keyword else None, packages)
+
+
+def keyword_is_a_value(unseen: UnseenCaller) -> bool:
+    """A refused keyword that is no Python name (`temperature:0.6`): no Python call spells it, so a program split a
+    string the user wrote into keywords (a wrapper's `key=value,...` model arguments), and the user's syntax of that
+    value is what the installed release does not read (huggingface/open-r1#408: lighteval's generation_parameters)."""
+    return unseen.keyword is not None and not _IDENTIFIER.match(unseen.keyword)
+
+
+def keyword_given_by_user(unseen: UnseenCaller, lines: list[str]) -> bool:
+    """The refused keyword set in a command the log shows (`--gpu-memory-utilization 0.8`, `gpu_memory_utilization=0.8`
+    in a wrapper's model arguments: huggingface/lighteval#612): the user's own argument, an unknown flag to fix in the
+    command rather than two releases to align."""
+    if unseen.keyword is None or not _IDENTIFIER.match(unseen.keyword):
+        return False
+    dashed = unseen.keyword.replace("_", "-")
+    given = re.compile(rf"(?<![\w-])(?:--{re.escape(dashed)}\b|--{re.escape(unseen.keyword)}\b"
+                           rf"|{re.escape(unseen.keyword)}=)")
+    return any(given.search(line) for line in lines if "got an unexpected keyword argument" not in line)
+
+
+def misspelt_engine_flag(unseen: UnseenCaller) -> str | None:
+    """The engine flag a refused keyword misspells (`max_num_batched_token` for `--max-num-batched-tokens`): a keyword no
+    release of the class's engine has, a letter or two from one that every catalogued release has.  A typo is the
+    caller's own, whatever release it runs, so no two releases to align; a keyword some release has (a field the
+    installed release removed or has not yet: `num_scheduler_steps`, vLLM 0.6.0 to 0.10.0) is not read so."""
+    engines = engines_defining(unseen.refused_class)
+    if unseen.keyword is None or len(engines) != 1 or not _IDENTIFIER.match(unseen.keyword):
+        return None
+    engine = next(iter(engines))
+    flag = "--" + unseen.keyword.replace("_", "-")
+    if static_catalogs.releases_with(engine, flag):
+        return None
+    close = difflib.get_close_matches(flag, sorted(static_catalogs.all_flags(engine)), n=1, cutoff=0.9)
+    return close[0] if close else None

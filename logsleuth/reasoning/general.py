@@ -34,10 +34,15 @@ from logsleuth.reasoning.call_frames import (
 from logsleuth.reasoning.category_score import UNCLASSIFIED, best_row
 from logsleuth.reasoning.engine_api_calls import (
     SIGNATURE,
+    UnseenCaller,
     caller_misfit,
+    keyword_given_by_user,
+    keyword_is_a_value,
     misfit_engine,
+    misspelt_engine_flag,
     override_misfit,
     package_path,
+    refusal_without_caller,
 )
 from logsleuth.reasoning.evidence import Evidence
 from logsleuth.reasoning.guidance_text import (
@@ -97,6 +102,13 @@ def categorize(evidence: Evidence) -> Diagnosis:
         dependency_class, package = dependency
         owner = f"{package}'" if package.endswith("s") else f"{package}'s"
         found = (dependency_row, [f"the failing object's class ({dependency_class}, defined in {owner} code)"])
+    unseen = refusal_without_caller(failure) if misfit is None and not listed else None
+    if unseen is not None and (found is None or found[0].category in (UNCLASSIFIED, "unknown-flag")):
+        # Only where the table named nothing or the unknown-flag tie: an engine-internal class's refusal keeps its
+        # engine-bug reading, a tokenizer's its own row, a transformers class the dependency reading above.
+        found = _unseen_caller_reading(unseen, evidence, wrapper_row) or found
+    else:
+        unseen = None
     if found is None:
         return _unclassified(evidence)
     if said:
@@ -130,9 +142,13 @@ def categorize(evidence: Evidence) -> Diagnosis:
     if listed and wrapper_row is not None and row.category == wrapper_row.category and engine is None:
         named_class = listed_class(failure)
         engine = only_engine_defining(named_class) if named_class else None  # its own class: positive evidence
+    if unseen is not None and row.category == "dependency-version" and engine is None:
+        engine = only_engine_defining(unseen.refused_class)  # its own class: positive evidence
     version = launch.engine_version if engine == launch.engine else None
     aligned: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
-    if wrapper_row is not None and row.category == wrapper_row.category and (misfit or caller or listed):
+    unseen_engine_call = unseen is not None and row is wrapper_row
+    if wrapper_row is not None and row.category == wrapper_row.category and (misfit or caller or listed
+                                                                              or unseen_engine_call):
         # A wrapper's call the installed engine does not fit: the releases to align, from what the paste says of them.
         pin = wrapper_pin([*failure.context, *evidence.lines, *evidence.earlier], engine)
         aligned = release_alignment(pin, engine, version, launch.wrapper, listed)
@@ -160,6 +176,34 @@ def categorize(evidence: Evidence) -> Diagnosis:
         engine_version=version,
         basis="general",
     )
+
+
+def _unseen_caller_reading(
+    unseen: UnseenCaller, evidence: Evidence, wrapper_row: CategoryRow | None
+) -> tuple[CategoryRow, list[str]] | None:
+    """The category of CPython's refusal of a call whose caller no frame shows (engine_api_calls.refusal_without_caller):
+    a keyword that is no Python name is a value the user wrote in another release's syntax (invalid-flag-value); a
+    keyword the log's command sets is the user's unknown flag; otherwise the caller and the class's package come from
+    releases that do not fit (dependency-version: the wrapper row for an engine's class, the category's own row for
+    another package's)."""
+    launch = evidence.launch
+    lines = [*evidence.failure.context, *evidence.lines, *launch.driver_lines, *([launch.command] if launch.command else [])]
+    refused = f"CPython's refusal of a call on {unseen.refused_class}'s signature with no frame of the caller"
+    if keyword_is_a_value(unseen):
+        row = table().row("invalid-flag-value")
+        why = f"{refused}, its keyword '{unseen.keyword}' no Python name (a value split into keywords)"
+    elif keyword_given_by_user(unseen, lines):
+        row = table().row("unknown-flag")
+        why = f"{refused}, its keyword '{unseen.keyword}' set in the command the log shows"
+    elif flag := misspelt_engine_flag(unseen):
+        row = table().row("unknown-flag")
+        why = f"{refused}, its keyword '{unseen.keyword}' in no release, a misspelling of {flag}"
+    else:
+        engine_class = bool(engines_defining(unseen.refused_class))
+        row = wrapper_row if engine_class else table().row("dependency-version")
+        owners = joined(sorted(unseen.packages)) if unseen.packages else None
+        why = f"{refused} ({unseen.refused_class} defined in {owners}'s code)" if owners else refused
+    return (row, [why]) if row is not None else None
 
 
 def _drivers_of_a_frameless_call(evidence: Evidence) -> tuple[Driver, ...]:
