@@ -199,10 +199,14 @@ def _unseen_caller_reading(
         row = table().row("unknown-flag")
         why = f"{refused}, its keyword '{unseen.keyword}' in no release, a misspelling of {flag}"
     else:
+        callers = [driver.named for driver in drivers_shown(launch.driver_lines)] or ([launch.wrapper] if launch.wrapper else [])
+        if not unseen.packages and not callers:
+            return None  # a class nothing indexes and no program shown: the user's own class, as likely
         engine_class = bool(engines_defining(unseen.refused_class))
         row = wrapper_row if engine_class else table().row("dependency-version")
         owners = joined(sorted(unseen.packages)) if unseen.packages else None
         why = f"{refused} ({unseen.refused_class} defined in {owners}'s code)" if owners else refused
+        why += f", {joined(callers)} shown in the log" if callers else ""
     return (row, [why]) if row is not None else None
 
 

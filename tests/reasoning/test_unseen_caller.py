@@ -100,3 +100,11 @@ def test_a_misspelt_engine_flag_alone_stays_the_users_typo(tmp_path: Path) -> No
                       ENGINE_ARGS)
     diagnosis = first_diagnosis(line)
     assert diagnosis.category == "unknown-flag" and "--max-num-batched-tokens" in diagnosis.root_cause, diagnosis
+
+
+def test_a_class_nothing_indexes_refusing_alone_names_no_release(tmp_path: Path) -> None:
+    """The look-alike: a class the class index does not know, with no program shown in the log, may be the user's own
+    (its frames, cut away, were the user's): no release skew is claimed."""
+    line = _last_line(tmp_path, "from evalkit.model_config import VLLMModelConfig\nVLLMModelConfig(dtype='float16')",
+                      WRAPPER_CONFIG)
+    assert first_diagnosis(line).category != "dependency-version"
