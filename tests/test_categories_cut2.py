@@ -213,3 +213,22 @@ HostKVCache("page_head")
 ''', "python/sglang/srt/mem_cache/memory_pool_host.py")
     assert "ValueError" in printed
     assert "KV cache bookkeeping" not in _diagnosis(printed).title
+
+
+# -- a worker's error quoted in the engine core's re-raise: the quoted words are the error's (vllm-project/vllm#32622:
+# the NVFP4 grouped MoE GEMM's check, csrc/quantization/fp4/)
+
+CORE = "(EngineCore_DP0 pid=4120) ERROR 02-11 09:14:03 [core.py:935] "
+
+
+def test_a_quantized_moe_gemm_s_check_quoted_in_a_worker_re_raise_is_quantization() -> None:
+    line = (CORE + "RuntimeError: Worker failed with error 'Failed to initialize GEMM: status=7 workspace_size=98304 "
+            "num_experts=128 M=32768 N=2048 K=4096', please check the stack trace above for the root cause\n")
+    assert _diagnosis(line).category == "quantization"
+
+
+def test_a_quoted_error_that_names_no_category_stays_the_re_raise() -> None:
+    # the look-alike: another library's GEMM set-up failing, with no expert count, names no quantized MoE kernel
+    line = (CORE + "RuntimeError: Worker failed with error 'Failed to initialize GEMM: status=7', please check the stack "
+            "trace above for the root cause\n")
+    assert _diagnosis(line).category == "process-killed"
