@@ -81,6 +81,25 @@ def _places(row: CategoryRow, frame: Frame, innermost: bool = False) -> str | No
     return f"{placed}, calling {said[0]}" if said.start() > where.index("\n") else placed
 
 
+# The model loader's stage: its modules (vllm/model_executor/model_loader/, sglang/srt/model_loader/), a model class's
+# (…/models/<model>.py: the model being built layer by layer) and the calls both engines' workers and runners make
+# into it.  The weight-loading row's cut_frames place the reading of the weights themselves (load_weights,
+# weight_loader): a cut there stays weight-loading (its row is written first and wins the tie).
+_LOADER_FILES = ("model_loader/", "model_executor/models/", "srt/models/")
+_LOADER_CALLS = frozenset({"load_model", "get_model", "initialize_model", "_initialize_model", "model_class", "make_layers"})
+
+
+def cut_in_model_loader(failure: Failure) -> Frame | None:
+    """A traceback cut before its exception line whose innermost own frames run in the model loader's stage: the
+    innermost such frame, else None."""
+    if not names_no_cause(failure):
+        return None
+    own = [frame for frame in failure.final.frames if not LIBRARY_FRAME.search(frame.file)][-INNERMOST_FRAMES:]
+    return next((frame for frame in reversed(own)
+                 if any(part in frame.file for part in _LOADER_FILES)
+                 or frame.function in _LOADER_CALLS or called_by(frame) in _LOADER_CALLS), None)
+
+
 def _raised_in(row: CategoryRow, failure: Failure) -> str | None:
     """The fragment of `row`'s raise_frames the raising frame's file holds (the innermost frame of the last exception,
     whose statement raised it), if any."""
@@ -145,6 +164,24 @@ _HYPHEN_BETWEEN_WORDS = compile_lazily(r"(?<=[A-Za-z])-(?=[A-Za-z])")
 _NOT_AN_ERROR = compile_lazily(r"\b(?:WARN(?:ING)?|INFO|DEBUG)\b")
 
 
+# The record a vLLM process logs just before its own fatal traceback (logger.exception in v1/executor/multiproc_executor.py
+# worker_main: `WorkerProc failed to start.`, `WorkerProc hit an exception.`; v1/engine/core.py run_engine_core:
+# `EngineCore failed to start.`, `EngineCore encountered a fatal error.`): a paste cut before the traceback's own
+# exception line keeps it as the failure's message, but it says only which process died, not why (vllm-project/vllm#26328:
+# the person's sentence above it, "when I add the speculative decoding bits", says what the launch changed).
+_DEATH_NOTICE = compile_lazily(r"^(?:EngineCore failed to start|EngineCore encountered a fatal error|WorkerProc failed to "
+                               r"start|WorkerProc hit an exception)\.?$")
+
+
+def _says_no_cause(failure: Failure, texts: list[str]) -> bool:
+    """A traceback cut before its exception line whose words (if any) are only a process's notice of its own death."""
+    if names_no_cause(failure):
+        return not any(text.strip(": ") for text in texts)
+    final = failure.final
+    return (failure.kind == "traceback" and final.truncated and len(texts) == 1
+            and bool(_DEATH_NOTICE.match(final.message.strip())))
+
+
 def _names_a_thing(word: str) -> bool:
     """A repository, file or model name: a word with a slash, or with a hyphen and a digit."""
     return "/" in word or ("-" in word and any(c.isdigit() for c in word))
@@ -168,13 +205,15 @@ def _said_above(row: CategoryRow, said_texts: Sequence[tuple[str, str]]) -> tupl
 
 
 def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str], wrapped: bool,
-           cut_at: Frame | None, word_texts: list[str], said_texts: Sequence[tuple[str, str]] = ()) -> tuple[int, list[str]]:
+           cut_at: Frame | None, word_texts: list[str], said_texts: Sequence[tuple[str, str]] = (),
+           quantized: str | None = None) -> tuple[int, list[str]]:
     """How strongly the failure's evidence points to `row`, and what pointed (for the root cause's prose); `wrapped`:
     a program that runs the engine made the failing call (made_by_a_wrapper); `cut_at`: the frame a traceback cut
     before its exception line stopped in whose subsystem a row names (_cut_subsystem_frame); `word_texts`: `texts`
     with the code names CPython quotes masked (_names_masked), the same for every row, so made once by the caller;
     `said_texts`: for a traceback cut before its exception line, the lines kept just before it (an error record above
-    it, the sentence a person wrote to say what failed), whose plain words then count as the message's would."""
+    it, the sentence a person wrote to say what failed), whose plain words then count as the message's would;
+    `quantized`: the quantization the launch asks for (reasoning/launch_quantization.py)."""
     unplaced = row.in_engine_code and engine_code_of(failure) is None
     if unplaced and not shows_no_frame(failure):
         return 0, []
@@ -203,7 +242,17 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
         return 0, []
     if row.other_program and other_program(failure) is None:
         return 0, []
+    if row.types_needed and not any(t in row.types for block in failure.exceptions for t in type_names(block.type)):
+        return 0, []
+    loader = cut_in_model_loader(failure) if row.launch_quantized and quantized else None
+    if row.launch_quantized and loader is None:
+        return 0, []
     score, why = 0, []
+    if loader is not None:
+        # As strong as a message's words: the only evidence of what failed the paste keeps, beside the stage.
+        score += WORD_WEIGHT
+        why.append(f"a launch that asks for a quantization ({quantized}) and a traceback cut inside the model loader "
+                   f"({package_path(loader.file)} in {loader.function}), {MISSING_LINE}")
     if importing:
         score += AT_IMPORT_WEIGHT
         raised = package_path(failure.final.frames[-1].file)
@@ -291,10 +340,11 @@ def _names_masked(text: str) -> str:
 
 
 def best_row(failure: Failure, leave_out: frozenset[str] = frozenset(), site_words: tuple[str, ...] = (),
-             wrapper: str | None = None) -> tuple[CategoryRow, list[str]] | None:
+             wrapper: str | None = None, quantized: str | None = None) -> tuple[CategoryRow, list[str]] | None:
     """The category the evidence points to most strongly (ties: the row written first), with what pointed;
     never one of `leave_out`.  `site_words`: the message the raising check prints, when the paste cut the failure's;
-    `wrapper`: the program the log shows running the engine (LaunchInfo.wrapper)."""
+    `wrapper`: the program the log shows running the engine (LaunchInfo.wrapper); `quantized`: the quantization the
+    launch asks for (reasoning/launch_quantization.py)."""
     texts = [*exception_lines(failure), *site_words]
     files = [frame.file for frame in failure.final.frames[-INNERMOST_FRAMES:]]
     wrapped = made_by_a_wrapper(failure, wrapper)
@@ -303,7 +353,7 @@ def best_row(failure: Failure, leave_out: frozenset[str] = frozenset(), site_wor
     # A traceback cut before its exception line keeps no words of its own: the lines just before it (the person's
     # sentence, an error record) are the only words of the failure the paste shows (grammar.CONTEXT_WORDS).
     said_texts = ([(text, _as_words(_names_masked(text))) for text in failure.context if not _NOT_AN_ERROR.search(text)]
-                  if names_no_cause(failure) and not any(text.strip(": ") for text in texts) else [])
+                  if _says_no_cause(failure, texts) else [])
     best: tuple[int, CategoryRow, list[str]] | None = None
     # An unclassified row's words (a wrapper's "Failed to load model") say no category: it stands only when no other
     # row is reached by more than a frame's path (the wrapper's own frames name no cause either).
@@ -311,7 +361,7 @@ def best_row(failure: Failure, leave_out: frozenset[str] = frozenset(), site_wor
     for row in table().rows:
         if row.category in leave_out:
             continue
-        score, why = _score(row, failure, texts, files, wrapped, cut_at, word_texts, said_texts)
+        score, why = _score(row, failure, texts, files, wrapped, cut_at, word_texts, said_texts, quantized)
         if not score:
             continue
         if row.category == UNCLASSIFIED:

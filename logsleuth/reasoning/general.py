@@ -56,6 +56,7 @@ from logsleuth.reasoning.guidance_text import (
     row_checks,
     settings_the_check_reads,
 )
+from logsleuth.reasoning.launch_quantization import launch_quantization
 from logsleuth.reasoning.parallelism import splits_over_one_gpu
 from logsleuth.reasoning.raise_site import site_of
 from logsleuth.reasoning.wrapper_pins import release_alignment, wrapper_pin
@@ -74,16 +75,17 @@ def categorize(evidence: Evidence) -> Diagnosis:
     said = _cut_message_words(evidence)
     listed = _drivers_of_a_frameless_call(evidence)
     wrapper = launch.wrapper or (joined([driver.name for driver in listed]) if listed else None)
-    found = best_row(failure, site_words=said, wrapper=launch.wrapper)
+    quantized = launch_quantization(launch, [*failure.context, *evidence.lines])
+    found = best_row(failure, site_words=said, wrapper=launch.wrapper, quantized=quantized)
     if found is not None and found[0].category == "parallel-config" and splits_over_one_gpu(evidence):
         # One GPU splits nothing: a size the message finds indivisible is the kernel's or the checkpoint's
         # limit (a quantization kernel's tile on the full size), not a parallel degree's.
-        found = best_row(failure, frozenset({"parallel-config"}), said, launch.wrapper)
+        found = best_row(failure, frozenset({"parallel-config"}), said, launch.wrapper, quantized)
         found = (found[0], [*found[1], "a launch with tensor parallelism 1 (nothing split)"]) if found else None
     if (found is not None and found[0].in_engine_code and engine is None and engine_code_of(failure) is None
             and engine_object_class(failure) is None):
         # A bug of which engine? Neither the frames nor the launch say: not a claim to make.
-        found = best_row(failure, frozenset({found[0].category}), said, launch.wrapper)
+        found = best_row(failure, frozenset({found[0].category}), said, launch.wrapper, quantized)
     found = _root_of_the_chain(failure, found)
     misfit = caller_misfit(failure) or override_misfit(failure, bool(launch.wrapper or failure_wrappers(failure)))
     wrapper_row = table().wrapper_call_row()
