@@ -50,6 +50,11 @@ def short_name(name: str) -> str:
     return name.rsplit(".", 1)[-1]
 
 
+def own_frames(failure: Failure) -> list[Frame]:
+    """The final exception's frames outside torch and the standard library, outermost first."""
+    return [frame for frame in failure.final.frames if not LIBRARY_FRAME.search(frame.file)]
+
+
 def innermost_own_frame(frames: tuple[Frame, ...]) -> Frame | None:
     """The innermost frame outside torch and the standard library: where the failing call was made."""
     return next((frame for frame in reversed(frames) if not LIBRARY_FRAME.search(frame.file)), None)
@@ -129,7 +134,7 @@ def wrapper_call_into_engine(failure: Failure) -> Frame | None:
     or keyword the wrapper's release of the engine had), not the engine failing on its own."""
     if short_name(failure.final.type) not in SIGNATURE_TYPES:
         return None
-    own = [frame for frame in failure.final.frames if not LIBRARY_FRAME.search(frame.file)]
+    own = own_frames(failure)
     engine_run = 0
     for frame in reversed(own):
         if not ENGINE_FRAME.search(frame.file):
@@ -170,7 +175,7 @@ def package_called_by_engine(failure: Failure) -> tuple[Frame, Frame] | None:
     """The frame of an installed package (not the engine, no wrapper, no dispatcher) that made the failing call, and
     the engine's frame that called into it: the package failed on what the engine handed it (a package at another
     version than the release was written for), not the engine's own line."""
-    own = [frame for frame in failure.final.frames if not LIBRARY_FRAME.search(frame.file)]
+    own = own_frames(failure)
     if not own:
         return None
     failing = own[-1]

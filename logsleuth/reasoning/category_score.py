@@ -13,13 +13,13 @@ from logsleuth.facts.engine_messages import engines_raising
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Failure, Frame
 from logsleuth.reasoning.call_frames import (
-    LIBRARY_FRAME,
     SIGNATURE_TYPES,
     engine_class_called,
     engine_code_of,
     imports_own_engine,
     made_by_a_wrapper,
     names_a_class_no_engine_defines,
+    own_frames,
     package_being_imported,
     package_called_by_engine,
     short_name,
@@ -94,7 +94,7 @@ def cut_in_model_loader(failure: Failure) -> Frame | None:
     innermost such frame, else None."""
     if not names_no_cause(failure):
         return None
-    own = [frame for frame in failure.final.frames if not LIBRARY_FRAME.search(frame.file)][-INNERMOST_FRAMES:]
+    own = own_frames(failure)[-INNERMOST_FRAMES:]
     return next((frame for frame in reversed(own)
                  if any(part in frame.file for part in _LOADER_FILES)
                  or frame.function in _LOADER_CALLS or called_by(frame) in _LOADER_CALLS), None)
@@ -123,7 +123,7 @@ def _cut_subsystem_frame(failure: Failure, site_words: tuple[str, ...] = ()) -> 
                           and not imported_type(raising or ""))
     if not (names_no_cause(failure) or typed_by_its_place):
         return None
-    own = [frame for frame in failure.final.frames if not LIBRARY_FRAME.search(frame.file)][-INNERMOST_FRAMES:]
+    own = own_frames(failure)[-INNERMOST_FRAMES:]
     if not names_no_cause(failure):
         # A type read from the raising statement alone (no message, no template of its check): the raising frame's
         # subsystem is the only evidence; the frames above it are only the way the call went.
