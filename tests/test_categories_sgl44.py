@@ -177,14 +177,19 @@ def process_weights_after_loading(w13_input_scale, w13_weight_scale_2):
 '''
 
 
+def _weight_copy_traceback(tmp_path: Path, error: str) -> str:
+    """CPython's traceback of the fused MoE layer's weight loader raising `error` (a RuntimeError) on its copy line."""
+    script = ("from sglang.srt.layers.moe.fused_moe_triton.layer import _Tensor, _load_w13\n"
+              f"_load_w13(_Tensor(), RuntimeError({error!r}))\n")
+    return traceback_of_installed(tmp_path, {"sglang/srt/layers/moe/fused_moe_triton/layer.py": _FUSED_MOE_LAYER}, script).stderr
+
+
 @pytest.mark.usefixtures("no_rules")
 def test_a_shape_mismatch_copying_a_checkpoint_tensor_is_weight_loading(tmp_path: Path) -> None:
     mismatch = "The size of tensor a (6144) must match the size of tensor b (3072) at non-singleton dimension 1"
-    script = ("from sglang.srt.layers.moe.fused_moe_triton.layer import _Tensor, _load_w13\n"
-              f"_load_w13(_Tensor(), RuntimeError({mismatch!r}))\n")
-    proc = traceback_of_installed(tmp_path, {"sglang/srt/layers/moe/fused_moe_triton/layer.py": _FUSED_MOE_LAYER}, script)
-    assert "expert_data.copy_(loaded_weight)" in proc.stderr
-    assert _diagnosis(proc.stderr).category == "weight-loading"
+    printed = _weight_copy_traceback(tmp_path, mismatch)
+    assert "expert_data.copy_(loaded_weight)" in printed
+    assert _diagnosis(printed).category == "weight-loading"
 
 
 @pytest.mark.usefixtures("no_rules")
@@ -247,7 +252,4 @@ def test_another_missing_attribute_of_the_speculative_worker_stays_a_bug(tmp_pat
 def test_the_gpu_failing_on_a_weight_loaders_copy_is_the_hardware(tmp_path: Path) -> None:
     # The look-alike of the loaded_weight cue (sgl-project/sglang#3204): an ECC error raised on the same copy line.
     ecc = "CUDA error: uncorrectable ECC error encountered"
-    script = ("from sglang.srt.layers.moe.fused_moe_triton.layer import _Tensor, _load_w13\n"
-              f"_load_w13(_Tensor(), RuntimeError({ecc!r}))\n")
-    proc = traceback_of_installed(tmp_path, {"sglang/srt/layers/moe/fused_moe_triton/layer.py": _FUSED_MOE_LAYER}, script)
-    assert _diagnosis(proc.stderr).category == "cuda-error"
+    assert _diagnosis(_weight_copy_traceback(tmp_path, ecc)).category == "cuda-error"
