@@ -74,7 +74,7 @@ def range_note(engine: str, flag: str, possible: tuple[str, ...] = ()) -> str | 
     if name not in _engine_flags(engine):
         return None
     having, every = releases_with(engine, name), static_catalogs.releases(engine)
-    if not having or not every or (having[0] == every[0] and having[-1] == every[-1]):
+    if not having or not every or in_every_known_release(engine, name):
         return None
     if possible and set(possible) <= set(having):
         return None  # every release that can have written the log has it
@@ -142,6 +142,13 @@ def _when(catalog: Catalog, flag: str) -> str:
     if later:
         return f": added in {later[0]}"
     return f": last in {having[-1]}" if having else ""
+
+
+def in_every_known_release(engine: str, flag: str) -> str | None:
+    """The oldest release of a static catalog when every release logsleuth knows has `flag` (range_note says nothing
+    of it then; the general guidance says how far back that is: reasoning/guidance_text.py), else None."""
+    having, every = releases_with(engine, flag), static_catalogs.releases(engine)
+    return every[0] if having and every and having[0] == every[0] and having[-1] == every[-1] else None
 
 
 def releases_with(engine: str, flag: str) -> tuple[str, ...]:

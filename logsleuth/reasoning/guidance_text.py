@@ -5,7 +5,8 @@ and the sentence that names a call between the engine's API and another program'
 from __future__ import annotations
 
 from logsleuth.facts.categories import CategoryRow
-from logsleuth.fixes import catalog, static_catalogs
+from logsleuth.fixes import catalog
+from logsleuth.fixes.release_flags import in_every_known_release
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Failure
 from logsleuth.reasoning.category_score import UNCLASSIFIED
@@ -67,23 +68,16 @@ def row_checks(row: CategoryRow, engine: str | None, version: str | None, wrappe
 
 
 def with_flag_releases(check: str, engine: str | None, version: str | None) -> str:
-    """A check naming a flag, with the release unknown, says which releases have the flag: the shipped catalogs
-    reach back only so far (SGLang 0.3.0, vLLM 0.6.0) and a user on an older release would meet a second failure
-    ("unrecognized arguments") by following it.  The oldest release logsleuth knows with the flag is named, and an
-    older one is left to its `--help`."""
+    """A check naming a flag that every release logsleuth knows has, with the release unknown, says how far back that
+    is: the static catalogs reach back only so far (SGLang 0.3.0, vLLM 0.6.0) and a user on an older release would
+    meet a second failure ("unrecognized arguments") by following it.  A flag only some known releases have is left to
+    the shared mechanism, which notes its range on the fix's summary for every diagnosis (fixes/release_flags.py,
+    range_note)."""
     if version or engine not in ENGINE_NAMES:
         return check
-    flags = dict.fromkeys(_FLAG.findall(check))
-    every = static_catalogs.releases(engine)
-    if not flags or not every:
-        return check
     name = ENGINE_NAMES[engine]
-    notes = []
-    for flag in flags:
-        having = static_catalogs.releases_with(engine, flag)
-        if having:
-            every_known = " (every release logsleuth knows)" if having[0] == every[0] else ""
-            notes.append(f"{flag} is in {name} from {having[0]} on{every_known}")
+    notes = [f"{flag} is in {name} from {oldest} on (every release logsleuth knows)"
+             for flag in dict.fromkeys(_FLAG.findall(check)) if (oldest := in_every_known_release(engine, flag))]
     if not notes:
         return check
     return (f"{check} (The log does not name your {name} release: {'; '.join(notes)}; an older release may lack it, "
