@@ -260,3 +260,19 @@ def test_a_flag_in_general_guidance_names_the_releases_that_have_it_when_the_log
     assert known is not None and known.fix is not None
     assert "--disable-custom-all-reduce" in "\n".join(known.fix.steps)
     assert "an older release may lack it" not in "\n".join(known.fix.steps)
+
+
+def test_the_release_note_is_said_once_and_only_for_a_flag_every_known_release_has() -> None:
+    # A flag only some known releases have gets its range from release_flags on the fix's summary, for every
+    # diagnosis: the check does not repeat it.  A flag every known release has gets the check's note; a known
+    # release gets none.
+    from logsleuth.fixes.release_flags import range_note
+    from logsleuth.reasoning.guidance_text import with_flag_releases
+
+    partial = "In SGLang the backend is chosen with --attention-backend."
+    assert range_note("sglang", "--attention-backend") == "--attention-backend: SGLang 0.3.1 and later"
+    assert with_flag_releases(partial, "sglang", None) == partial
+    every = "In SGLang --disable-custom-all-reduce makes NCCL do the all-reduce."
+    assert range_note("sglang", "--disable-custom-all-reduce") is None
+    assert "is in SGLang from 0.3.0 on (every release logsleuth knows)" in with_flag_releases(every, "sglang", None)
+    assert with_flag_releases(every, "sglang", "0.5.9") == every
