@@ -1,0 +1,114 @@
+"""Stop 45 (concrete), in generic words (issue 28): general guidance that uses the evidence the paste itself shows.
+
+- The launch's own settings the message speaks of, with the values given (reasoning/message_settings.py):
+  SGLang's "Currently HybridAttentionBackend does not support speculative decoding." under --attention-backend,
+  --prefill-attention-backend and --speculative-algorithm (sgl-project/sglang#9330); vLLM's "Invalid attention backend
+  for cuda, with use_v1: False use_mla: False" under `VLLM_ATTENTION_BACKEND=TORCH_SDPA` (vllm-project/vllm#14320);
+  "The input size is not aligned with the quantized weight shape. This can be caused by too large tensor parallel
+  size." under --tensor-parallel-size 2 (QwenLM/Qwen3-VL#236), which is parallel arithmetic, not the quantization's.
+- vLLM's attention selector refusing a backend it was told to use ("Selected backend AttentionBackendEnum.X is not
+  valid for this configuration. Reason: [...]", raised only when a backend was selected:
+  vllm/platforms/cuda.py; vllm-project/vllm#30214, kyuz0/amd-strix-halo-vllm-toolboxes#36).
+- vLLM on no platform: the base class Platform's NotImplementedError (vllm/platforms/interface.py) after "No platform
+  detected, vLLM is running on UnspecifiedPlatform" (sasha0552/pascal-pkgs-ci#22, vllm-project/vllm#14954).
+- A failure raised in the engine's Transformers backend (vllm/model_executor/models/transformers.py): a model the
+  release runs only through transformers' classes (vllm-project/vllm#27198, #23714; sgl-project/sglang PR#9614).
+- An engine's own "… this should not happen" and torch's "doesn't match the broadcast shape" are the engine's code
+  failing (sgl-project/sglang#14368, #28264).
+- A quantization capability check whose numbers the paste kept only on the line logged above a cut traceback
+  (vllm-project/vllm#20216).
+Tracebacks are real CPython's, from site-packages trees laid out as the engines'; the wordings are the engines'
+own templates (the raise site index), rebuilt in our own code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import traceback_of_installed
+from tests.test_categories_sgl44 import _check_texts as _steps
+from tests.test_categories_sgl44 import _diagnose_with_patterns as _diagnosis
+
+
+def _raised_in(tmp_path: Path, module: str, body: str, call: str = "run()") -> str:
+    """Real CPython's traceback of `body` (a function `run`'s statements) in `module` under site-packages."""
+    source = "def run():\n" + "".join(f"    {line}\n" for line in body.splitlines())
+    dotted = module.removesuffix(".py").replace("/", ".")
+    proc = traceback_of_installed(tmp_path, {module: source}, f"from {dotted} import run\n{call}\n")
+    assert proc.returncode != 0 and "Traceback" in proc.stderr, proc.stderr
+    return proc.stderr
+
+
+# -- vLLM's attention selector --------------------------------------------------------------------------------------
+
+def test_the_selector_refusing_a_chosen_backend_says_to_leave_it_unset(tmp_path: Path) -> None:
+    traceback = _raised_in(
+        tmp_path, "vllm/platforms/cuda.py",
+        "selected_backend = 'AttentionBackendEnum.CUTLASS_MLA'\n"
+        "invalid_reasons = ['sparse not supported']\n"
+        'raise ValueError(f"Selected backend {selected_backend} is not valid for this configuration. '
+        'Reason: {invalid_reasons}")')
+    diagnosis = _diagnosis(traceback)
+    assert diagnosis.basis == "general" and diagnosis.category == "feature-conflict", diagnosis.category
+    steps = _steps(diagnosis)
+    assert "the Reason it prints names what is needed that the backend lacks" in steps
+    assert "leave it unset" in steps
+
+
+# -- vLLM on no platform --------------------------------------------------------------------------------------------
+
+def test_the_platform_base_class_refusing_is_vllm_on_no_platform(tmp_path: Path) -> None:
+    traceback = _raised_in(tmp_path, "vllm/platforms/interface.py", "raise NotImplementedError")
+    log = ("WARNING 05-04 15:44:48 [__init__.py:26] The vLLM package was not found, so its version could not be "
+           "inspected. This may cause platform detection to fail.\n"
+           "INFO 05-04 15:44:48 [__init__.py:211] No platform detected, vLLM is running on UnspecifiedPlatform\n"
+           + traceback)
+    diagnosis = _diagnosis(log)
+    assert diagnosis.basis == "general" and diagnosis.category == "orchestration", diagnosis.category
+    assert "running on no platform" in diagnosis.title
+    steps = _steps(diagnosis)
+    assert "nvidia-smi" in steps and "install it with pip" in steps
+
+
+# -- the Transformers backend ---------------------------------------------------------------------------------------
+
+def test_a_failure_in_the_transformers_backend_is_the_models_support(tmp_path: Path) -> None:
+    traceback = _raised_in(
+        tmp_path, "vllm/model_executor/models/transformers.py",
+        "class MllamaProcessor:\n    pass\nMllamaProcessor()._get_num_multimodal_tokens()")
+    diagnosis = _diagnosis(traceback)
+    assert diagnosis.basis == "general" and diagnosis.category == "unsupported-architecture", diagnosis.category
+    assert "Transformers backend" in diagnosis.title
+    assert "a model a release dropped from its own list falls back to this backend" in _steps(diagnosis)
+
+
+# -- the engine's own invariants --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("module", "raising"), [
+    # SGLang's own check that its invariant broke (srt/speculative/eagle_info.py)
+    ("sglang/srt/speculative/eagle_info.py",
+     'raise ValueError(f"length of new_indices: {5} != length of topk_p: {7}, this should not happen")'),
+    # torch refusing an in-place op whose shapes do not broadcast to the output's, in the engine's code
+    ("sglang/srt/model_executor/model_runner.py",
+     'raise RuntimeError("output with shape [1] doesn\'t match the broadcast shape [276]")'),
+])
+def test_the_engines_own_broken_invariant_is_the_engines_code(tmp_path: Path, module: str, raising: str) -> None:
+    diagnosis = _diagnosis(_raised_in(tmp_path, module, raising))
+    assert diagnosis.category == "engine-bug", diagnosis.category
+
+
+# -- numbers the message gives ----------------------------------------------------------------------------------------
+
+def test_capability_numbers_logged_above_a_cut_traceback_are_read(tmp_path: Path) -> None:
+    """vLLM's engine logs the exception's message, then its traceback, every line behind its logger's prefix; the
+    paste kept the message and cut the traceback before its exception line."""
+    module = "vllm/model_executor/layers/quantization/compressed_tensors/compressed_tensors.py"
+    traceback = _raised_in(tmp_path, module, "raise RuntimeError('x')")
+    cut = traceback.rstrip("\n").rsplit("\n", 1)[0]  # the paste lost the exception line
+    message = "('Quantization scheme is not supported for ', 'the current GPU. Min capability: 80. ', 'Current capability: 75.')"
+    prefix = "ERROR 07-02 03:13:11 [engine.py:458] "
+    log = "".join(f"{prefix}{line}\n" for line in [message, *cut.splitlines()])
+    diagnosis = _diagnosis(log)
+    assert diagnosis.category == "quantization", diagnosis.category
+    assert "The message gives both numbers" in _steps(diagnosis)
