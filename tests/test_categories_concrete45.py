@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pytest
 
+from logsleuth.api import DiagnoseOptions, diagnose_text
+from logsleuth.reasoning.message_settings import normalized, settings_the_message_names
 from tests.helpers import traceback_of_installed
 from tests.test_categories_sgl44 import _check_texts as _steps
 from tests.test_categories_sgl44 import _diagnose_with_patterns as _diagnosis
@@ -38,6 +40,68 @@ def _raised_in(tmp_path: Path, module: str, body: str, call: str = "run()") -> s
     proc = traceback_of_installed(tmp_path, {module: source}, f"from {dotted} import run\n{call}\n")
     assert proc.returncode != 0 and "Traceback" in proc.stderr, proc.stderr
     return proc.stderr
+
+
+# -- the launch's settings the message speaks of ------------------------------------------------------------------
+
+def test_the_launch_settings_a_refusal_names_are_named_with_their_values() -> None:
+    log = ("python3 -m sglang.launch_server --model deepseek-ai/DeepSeek-V3-0324 --tp 8 --speculative-algorithm EAGLE "
+           "--attention-backend trtllm_mla --prefill-attention-backend flashinfer\n"
+           "AssertionError: Currently HybridAttentionBackend does not support speculative decoding.\n")
+    diagnosis = _diagnosis(log)
+    assert diagnosis.basis == "general" and diagnosis.category == "spec-decoding-args"
+    steps = _steps(diagnosis)
+    assert "the message speaks of settings your launch gives" in steps
+    for given in ("--speculative-algorithm EAGLE", "--attention-backend trtllm_mla", "--prefill-attention-backend flashinfer"):
+        assert given in steps
+    assert "--model deepseek" not in steps and "--tp 8" not in steps  # settings the message does not speak of
+
+
+def test_an_engine_environment_variable_of_the_command_is_a_setting_too(tmp_path: Path) -> None:
+    traceback = _raised_in(tmp_path, "vllm/attention/selector.py",
+                           'raise ValueError(f"Invalid attention backend for {\'cuda\'}, with use_v1: False use_mla: False")')
+    log = ("VLLM_ATTENTION_BACKEND=TORCH_SDPA vllm serve Qwen/Qwen2.5-32B-Instruct --max-model-len 2048 "
+           "--tensor-parallel-size 8\n" + traceback)
+    diagnosis = _diagnosis(log)
+    assert diagnosis.basis == "general" and diagnosis.category == "feature-conflict"
+    steps = _steps(diagnosis)
+    assert "VLLM_ATTENTION_BACKEND=TORCH_SDPA ('attention backend', an environment variable)" in steps
+    assert "has no backend of that name for this platform and engine mode" in steps  # the row's checks_when
+    assert "--max-model-len 2048" not in steps and "--tensor-parallel-size 8" not in steps
+
+
+def test_a_quantized_weight_not_aligned_with_the_split_is_the_tensor_parallel_size(tmp_path: Path) -> None:
+    traceback = _raised_in(
+        tmp_path, "vllm/model_executor/layers/quantization/gptq.py",
+        'raise ValueError("The input size is not aligned with the quantized weight shape. This can be caused by too '
+        'large tensor parallel size.")')
+    log = ("python -m vllm.entrypoints.openai.api_server --served-model-name qwen2vl --model "
+           "/models/Qwen2-VL-72B-Instruct-GPTQ-Int4 --tensor-parallel-size 2\n" + traceback)
+    diagnosis = _diagnosis(log)
+    assert diagnosis.category == "parallel-config", diagnosis.category
+    assert "--tensor-parallel-size 2 ('tensor parallel size')" in _steps(diagnosis)
+
+
+def test_a_common_word_of_a_setting_names_no_setting() -> None:
+    """torch's own messages speak of tensors about anything: "tensor" alone is not --tensor-parallel-size."""
+    log = ("vllm serve /models/m --tensor-parallel-size 2 --enable-prefix-caching\n"
+           "RuntimeError: The size of tensor a (4) must match the size of tensor b (8) at non-singleton dimension 1\n")
+    diagnosis = _diagnosis(log)
+    assert "speaks of" not in _steps(diagnosis)
+
+
+def test_a_secret_is_never_repeated_and_the_parser_categories_name_no_setting() -> None:
+    log = ("VLLM_API_KEY=sk-abcdefghijklmnop1234 vllm serve /models/m --api-key sk-abcdefghijklmnop1234\n"
+           "ValueError: the api key is not valid\n")
+    report = diagnose_text(log, DiagnoseOptions(include_user_patterns=False))
+    named = settings_the_message_names(report.failures[0].failure, report.launch)
+    assert report.launch.command and "--api-key" in report.launch.command
+    assert named == []
+
+
+def test_names_and_values_are_read_whatever_their_spelling() -> None:
+    assert normalized("HybridAttentionBackend does not support") == " hybrid attention backend does not support "
+    assert normalized("use_v1: False") == " use v1 false "
 
 
 # -- vLLM's attention selector --------------------------------------------------------------------------------------

@@ -55,6 +55,7 @@ from logsleuth.reasoning.guidance_text import (
     render_words,
     row_checks,
     settings_the_check_reads,
+    settings_the_message_speaks_of,
 )
 from logsleuth.reasoning.launch_quantization import launch_quantization
 from logsleuth.reasoning.parallelism import splits_over_one_gpu
@@ -156,6 +157,7 @@ def categorize(evidence: Evidence) -> Diagnosis:
         aligned = release_alignment(pin, engine, version, launch.wrapper, listed)
     meaning = CATEGORIES.get(row.category, row.category)
     title = render_words(row.title, engine, version, wrapper)
+    check_reads = settings_the_check_reads(evidence, row.category, engine, version)
     return Diagnosis(
         pattern=f"general-{row.category}",
         title=title,
@@ -169,7 +171,8 @@ def categorize(evidence: Evidence) -> Diagnosis:
         ),
         fix=Fix(summary=f"General checks for {row.category}:",
                 steps=(*platform_steps(failure, engine),
-                       *settings_the_check_reads(evidence, row.category, engine, version),
+                       *check_reads,
+                       *settings_the_message_speaks_of(evidence, row.category, check_reads),
                        *misfit_steps(misfit, engine, version),
                        *aligned[0],
                        *row_checks(row, engine, version, wrapper, failure_texts(failure))),

@@ -1,6 +1,7 @@
 """The words of the general guidance (reasoning/general.py): a row's title and checks for the decided engine,
-release and wrapper, checks that name a flag kept to the release's catalog, the settings the failing check reads,
-and the sentence that names a call between the engine's API and another program's code."""
+release and wrapper, checks that name a flag kept to the release's catalog, the settings the failing check reads, the
+launch's settings the message speaks of, and the sentence that names a call between the engine's API and another
+program's code."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from logsleuth.models import ENGINE_NAMES, Failure
 from logsleuth.reasoning.category_score import UNCLASSIFIED
 from logsleuth.reasoning.engine_api_calls import MisfitCall, package_path
 from logsleuth.reasoning.evidence import Evidence, exception_lines
+from logsleuth.reasoning.message_settings import settings_the_message_names
 from logsleuth.reasoning.raise_site import given_settings, site_of
 from logsleuth.reasoning.setting_paths import settings_on_the_path
 from logsleuth.tracebacks.chain import on_a_drive
@@ -118,6 +120,36 @@ def settings_the_check_reads(evidence: Evidence, category: str, engine: str | No
         f"General guidance: {reads} ({settings}). Try the launch without {which} (the default): if it then runs, that "
         f"setting's combination with the others the launch gives is what fails, and a newer {name} release may have "
         "fixed it (search its issues for the failure's first line).",
+    )
+
+
+# The categories whose failure is the argument parser's own (a flag it lacks, a value it refuses, one it needs): the
+# message names the flag, and the category's checks are about that flag already.
+_PARSER_CATEGORIES = frozenset({"unknown-flag", "invalid-flag-value", "missing-flag"})
+
+
+def settings_the_message_speaks_of(evidence: Evidence, category: str, already: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """A check naming the launch's own settings whose name or value the failure's message says
+    (reasoning/message_settings.py), with the values given: which of the user's settings the general checks are about.
+    `already`: steps that name settings already (the raising check's); a setting one of them names is not repeated."""
+    if category in _PARSER_CATEGORIES:
+        return ()
+    named = [setting for setting in settings_the_message_names(evidence.failure, evidence.launch)
+             if not any(setting.name in step for step in already)]
+    if not named:
+        return ()
+    listed = joined([f"{setting.shown()} ('{setting.said_as}'{', an environment variable' if setting.environment else ''})"
+                     for setting in named])
+    if len(named) == 1:
+        return (
+            f"General guidance: the message speaks of a setting your launch gives: {listed}. The check that failed is "
+            "about it: compare it with what the message says, and try the launch with it changed or left out (its "
+            "default).",
+        )
+    return (
+        f"General guidance: the message speaks of settings your launch gives: {listed}. The check that failed is about "
+        "them: compare each with what the message says of it, and try the launch with one of them at a time changed "
+        "or left out (its default) to find the one it refuses.",
     )
 
 
