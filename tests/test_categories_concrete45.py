@@ -15,6 +15,9 @@
   release runs only through transformers' classes (vllm-project/vllm#27198, #23714; sgl-project/sglang PR#9614).
 - An engine's own "… this should not happen" and torch's "doesn't match the broadcast shape" are the engine's code
   failing (sgl-project/sglang#14368, #28264).
+- A module no release of the decided engine requires a package for (its wheels' Requires-Dist, facts/requires.json):
+  an optional package a feature imports, which reinstalling the engine does not bring (vllm-project/vllm#22290:
+  `triton_kernels` under vLLM's gpt-oss kernels), where the category's check compares pins there are none of.
 - A quantization capability check whose numbers the paste kept only on the line logged above a cut traceback
   (vllm-project/vllm#20216).
 Tracebacks are real CPython's, from site-packages trees laid out as the engines'; the wordings are the engines'
@@ -176,3 +179,23 @@ def test_capability_numbers_logged_above_a_cut_traceback_are_read(tmp_path: Path
     diagnosis = _diagnosis(log)
     assert diagnosis.category == "quantization", diagnosis.category
     assert "The message gives both numbers" in _steps(diagnosis)
+
+
+# -- a module no release requires -------------------------------------------------------------------------------------
+
+def test_a_module_no_release_of_the_engine_requires_is_an_optional_package(tmp_path: Path) -> None:
+    traceback = _raised_in(tmp_path, "vllm/model_executor/layers/fused_moe/gpt_oss_triton_kernels_moe.py",
+                           "import triton_kernels.swiglu")
+    diagnosis = _diagnosis("vllm serve openai/gpt-oss-120b -tp 8\n" + traceback)
+    assert diagnosis.category == "dependency-version", diagnosis.category
+    steps = _steps(diagnosis)
+    assert "The module 'triton_kernels': no vLLM release logsleuth has read" in steps
+    assert "installing or reinstalling vLLM does not bring it" in steps
+
+
+def test_a_module_the_engine_requires_is_no_optional_package(tmp_path: Path) -> None:
+    """SGLang's releases require sgl-kernel, which installs sgl_kernel: the pin comparison stands alone."""
+    traceback = _raised_in(tmp_path, "sglang/srt/layers/activation.py", "import sgl_kernel")
+    diagnosis = _diagnosis("python -m sglang.launch_server --model-path /models/m\n" + traceback)
+    assert diagnosis.category == "dependency-version", diagnosis.category
+    assert "optional package" not in _steps(diagnosis)

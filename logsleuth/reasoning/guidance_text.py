@@ -5,7 +5,9 @@ program's code."""
 
 from __future__ import annotations
 
+from logsleuth.facts import requires
 from logsleuth.facts.categories import CategoryRow
+from logsleuth.facts.imports import distributions_of
 from logsleuth.fixes import catalog
 from logsleuth.fixes.release_flags import in_every_known_release
 from logsleuth.lazyre import compile_lazily
@@ -150,6 +152,44 @@ def settings_the_message_speaks_of(evidence: Evidence, category: str, already: t
         f"General guidance: the message speaks of settings your launch gives: {listed}. The check that failed is about "
         "them: compare each with what the message says of it, and try the launch with one of them at a time changed "
         "or left out (its default) to find the one it refuses.",
+    )
+
+
+_NO_MODULE = compile_lazily(r"\bNo module named '([A-Za-z_][\w.]*)'")
+
+
+def module_no_release_requires(evidence: Evidence, category: str, engine: str | None, version: str | None
+                               ) -> tuple[str, ...]:
+    """For a module that cannot be found, a check saying that the engine's releases do not require it, when the wheels'
+    Requires-Dist (facts/requires.json) say so: the release does not install it, and comparing its version with a pin
+    there is none of leads nowhere.  A feature that imports it needs it installed on its own (vLLM's gpt-oss kernels
+    import triton_kernels, vllm-project/vllm#22290).  Only for the decided engine, a module of another package (not the
+    engine's own), and a distribution the import table names or the module's own name."""
+    if category != "dependency-version" or engine not in ENGINE_NAMES:
+        return ()
+    found = next((m for line in exception_lines(evidence.failure) if (m := _NO_MODULE.search(line))), None)
+    if found is None:
+        return ()
+    module = found[1]
+    top = module.split(".")[0]
+    if top == engine:
+        return ()
+    distributions = distributions_of(module) or (top,)
+    name = ENGINE_NAMES[engine]
+    if version and requires.is_known(engine, version):
+        if any(requires.pin(engine, version, d) is not None for d in distributions):
+            return ()
+        which = f"{name} {version} requires no package that installs it (its wheel's Requires-Dist)"
+    else:
+        if any(requires.declares(engine, d) for d in distributions):
+            return ()
+        releases = requires.known_releases(engine)
+        which = (f"no {name} release logsleuth has read ({releases[0]} to {releases[-1]}, their wheels' Requires-Dist) "
+                 "requires a package that installs it")
+    return (
+        f"The module {module!r}: {which}, so installing or reinstalling {name} does not bring it. It is an optional "
+        "package that a feature of the launch imports (the frames or the lines before the error say which one): "
+        "install it on its own, in the version that feature's documentation gives.",
     )
 
 
