@@ -18,6 +18,8 @@
 - A module no release of the decided engine requires a package for (its wheels' Requires-Dist, facts/requires.json):
   an optional package a feature imports, which reinstalling the engine does not bring (vllm-project/vllm#22290:
   `triton_kernels` under vLLM's gpt-oss kernels), where the category's check compares pins there are none of.
+- vLLM's engine core re-raising a worker's error quoted as a name in quotes alone ("Worker failed with error
+  ''float8_e8m0fnu''", vllm-project/vllm#46232): how a KeyError prints, a lookup of that name failed in the worker.
 - A quantization capability check whose numbers the paste kept only on the line logged above a cut traceback
   (vllm-project/vllm#20216).
 Tracebacks are real CPython's, from site-packages trees laid out as the engines'; the wordings are the engines'
@@ -199,3 +201,16 @@ def test_a_module_the_engine_requires_is_no_optional_package(tmp_path: Path) -> 
     diagnosis = _diagnosis("python -m sglang.launch_server --model-path /models/m\n" + traceback)
     assert diagnosis.category == "dependency-version", diagnosis.category
     assert "optional package" not in _steps(diagnosis)
+
+
+# -- a worker's KeyError, quoted --------------------------------------------------------------------------------------
+
+def test_a_worker_error_quoted_as_a_bare_name_is_a_failed_lookup(tmp_path: Path) -> None:
+    traceback = _raised_in(
+        tmp_path, "vllm/v1/executor/multiproc_executor.py",
+        'e = KeyError("float8_e8m0fnu")  # the worker\'s exception, as vLLM formats it into its own\n'
+        'raise RuntimeError(f"Worker failed with error \'{e}\', please check the stack trace above for the root cause")')
+    assert "Worker failed with error ''float8_e8m0fnu''" in traceback
+    diagnosis = _diagnosis(traceback)
+    assert diagnosis.category == "process-killed", diagnosis.category
+    assert "how a KeyError prints" in _steps(diagnosis)
