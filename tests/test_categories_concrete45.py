@@ -104,6 +104,14 @@ def test_a_secret_is_never_repeated_and_the_parser_categories_name_no_setting() 
     assert named == []
 
 
+def test_a_path_is_no_setting_to_change_or_leave_out() -> None:
+    log = ("python3 -m sglang.launch_server --model-path /models/llama --tokenizer-path /models/llama --port 30000\n"
+           "ValueError: The model path /models/llama has no config.json, and the tokenizer path is the same\n")
+    report = diagnose_text(log, DiagnoseOptions(include_user_patterns=False))
+    assert report.launch.command and "--model-path" in report.launch.command
+    assert settings_the_message_names(report.failures[0].failure, report.launch) == []
+
+
 def test_names_and_values_are_read_whatever_their_spelling() -> None:
     assert normalized("HybridAttentionBackend does not support") == " hybrid attention backend does not support "
     assert normalized("use_v1: False") == " use v1 false "

@@ -47,6 +47,7 @@ _MAX_SETTINGS = 6
 _CAMEL = compile_lazily(r"(?<=[a-z0-9])(?=[A-Z])")
 _SEPARATORS = compile_lazily(r"[^a-z0-9]+")
 _LETTER = compile_lazily(r"[a-z]")
+_PATH = compile_lazily(r"^(?:(?:~|\.{1,2})?/|[A-Za-z]:\\)\S*$|^[\w.-]+(?:/[\w.-]+){2,}/?$")  # /abs, ./rel, ~/x, C:\x, a/b/c
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +112,9 @@ def _key(flag: str) -> str:
 
 
 def _setting(name: str, value: str, key: str, message: str, environment: bool = False) -> NamedSetting | None:
-    if secret_by_name(name, value):
+    if secret_by_name(name, value) or _PATH.search(value):
+        # A secret is never repeated; a path (the model's, the tokenizer's, a file's) is where a thing is, not a
+        # setting to change or leave out: the category's own checks speak of it.
         return None
     said = next((phrase for phrase in _name_phrases(key) if _said(phrase, message)), None) or _value_said(value, message)
     return NamedSetting(name, value, said, environment) if said else None
