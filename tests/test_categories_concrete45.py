@@ -18,6 +18,9 @@
 - A module no release of the decided engine requires a package for (its wheels' Requires-Dist, facts/requires.json):
   an optional package a feature imports, which reinstalling the engine does not bring (vllm-project/vllm#22290:
   `triton_kernels` under vLLM's gpt-oss kernels), where the category's check compares pins there are none of.
+- A quantization method as the subject of a negated support for tensor parallelism ("GGUF quantization hasn't supported
+  tensor parallelism yet.", vllm-project/vllm#7662) is the quantization-by-TP row of parallel-config, as its other
+  wordings are (linear.py's BNB check, mamba_mixer2.py's).
 - vLLM's engine core re-raising a worker's error quoted as a name in quotes alone ("Worker failed with error
   ''float8_e8m0fnu''", vllm-project/vllm#46232): how a KeyError prints, a lookup of that name failed in the worker.
 - A quantization capability check whose numbers the paste kept only on the line logged above a cut traceback
@@ -222,3 +225,11 @@ def test_a_worker_error_quoted_as_a_bare_name_is_a_failed_lookup(tmp_path: Path)
     diagnosis = _diagnosis(traceback)
     assert diagnosis.category == "process-killed", diagnosis.category
     assert "how a KeyError prints" in _steps(diagnosis)
+
+
+def test_a_method_that_has_not_supported_tensor_parallelism_is_the_split(tmp_path: Path) -> None:
+    traceback = _raised_in(tmp_path, "vllm/model_executor/layers/quantization/gguf.py",
+                           'raise ValueError("GGUF quantization hasn\'t supported tensor parallelism yet.")')
+    diagnosis = _diagnosis(traceback)
+    assert diagnosis.category == "parallel-config", diagnosis.category
+    assert "cannot be split across GPUs by tensor parallelism" in _steps(diagnosis)
