@@ -196,16 +196,6 @@ def test_capability_numbers_logged_above_a_cut_traceback_are_read(tmp_path: Path
 
 # -- a module no release requires -------------------------------------------------------------------------------------
 
-def test_a_module_no_release_of_the_engine_requires_is_an_optional_package(tmp_path: Path) -> None:
-    traceback = _raised_in(tmp_path, "vllm/model_executor/layers/fused_moe/gpt_oss_triton_kernels_moe.py",
-                           "import triton_kernels.swiglu")
-    diagnosis = _diagnosis("vllm serve openai/gpt-oss-120b -tp 8\n" + traceback)
-    assert diagnosis.category == "dependency-version", diagnosis.category
-    steps = _steps(diagnosis)
-    assert "The module 'triton_kernels': no vLLM release logsleuth has read" in steps
-    assert "installing or reinstalling vLLM does not bring it" in steps
-
-
 def test_a_module_the_engine_requires_is_no_optional_package(tmp_path: Path) -> None:
     """SGLang's releases require sgl-kernel, which installs sgl_kernel: the pin comparison stands alone."""
     traceback = _raised_in(tmp_path, "sglang/srt/layers/activation.py", "import sgl_kernel")
@@ -227,9 +217,20 @@ def test_a_worker_error_quoted_as_a_bare_name_is_a_failed_lookup(tmp_path: Path)
     assert "how a KeyError prints" in _steps(diagnosis)
 
 
-def test_a_method_that_has_not_supported_tensor_parallelism_is_the_split(tmp_path: Path) -> None:
-    traceback = _raised_in(tmp_path, "vllm/model_executor/layers/quantization/gguf.py",
-                           'raise ValueError("GGUF quantization hasn\'t supported tensor parallelism yet.")')
-    diagnosis = _diagnosis(traceback)
-    assert diagnosis.category == "parallel-config", diagnosis.category
-    assert "cannot be split across GPUs by tensor parallelism" in _steps(diagnosis)
+# -- rows whose check the failure's own evidence selects ---------------------------------------------------------------
+
+@pytest.mark.parametrize(("module", "body", "command", "category", "check"), [
+    # a quantization method as the subject of a negated support for tensor parallelism (vllm-project/vllm#7662)
+    ("vllm/model_executor/layers/quantization/gguf.py",
+     'raise ValueError("GGUF quantization hasn\'t supported tensor parallelism yet.")', "",
+     "parallel-config", "cannot be split across GPUs by tensor parallelism"),
+    # a module no vLLM release requires a package for (vllm-project/vllm#22290)
+    ("vllm/model_executor/layers/fused_moe/gpt_oss_triton_kernels_moe.py", "import triton_kernels.swiglu",
+     "vllm serve openai/gpt-oss-120b -tp 8\n", "dependency-version",
+     "The module 'triton_kernels': no vLLM release logsleuth has read"),
+])
+def test_the_failures_own_evidence_selects_the_row_and_its_check(
+        tmp_path: Path, module: str, body: str, command: str, category: str, check: str) -> None:
+    diagnosis = _diagnosis(command + _raised_in(tmp_path, module, body))
+    assert diagnosis.category == category, diagnosis.category
+    assert check in _steps(diagnosis)
