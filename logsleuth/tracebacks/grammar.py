@@ -218,6 +218,7 @@ CPP_BACKTRACE = compile_lazily(r"^\s*(?:Exception raised from |frame #\d+:)")
 # resolver (`ERROR: Cannot install …`, vllm-project/vllm#9092, waybarrios/vllm-mlx#19; `ERROR: pip's
 # dependency resolver …`, vllm-project/vllm#6200, vllm-project/vllm-ascend#8286).
 RAY_TERMINATE = "Unhandled exception: "  # Ray's terminate handler (NATIVE_HEADERS)
+RAY_FATAL = " C "  # the level letter of Ray's FATAL record between its time and pid (NATIVE_HEADERS)
 FILE_ROW_BANNER = "Segfault encountered"  # the one native dump whose frames are rows of CPython's frame format
 # Such a dump's row (`  File "<unknown>", line 0, in cuMemcpyBatchAsync`): CPython never prints line 0 of an unknown file.
 # Rows of it above any banner are the tail of a dump printed before (vllm-project/vllm#44780): no failure of their own
@@ -239,6 +240,13 @@ NATIVE_HEADERS: tuple[tuple[str, re.Pattern[str], str | None], ...] = (
     ("panicked at", compile_lazily(r"^(?:.{0,300}\s)?thread '(?P<thread>[^']*)'(?: \(\d+\))? panicked at (?P<msg>.*)$"),
      "Rust panic"),
     ("", compile_lazily(r"^\[?F\d{3,4} \d\d:\d\d:\d\d\.\d+\s+(?:\d+\s+)?[^\]\s]+\] ?(?P<msg>\S.*)$"), "FATAL"),
+    # Ray's own FATAL record (src/ray/util/logging.cc: the text format `[%Y-%m-%d %H:%M:%S,%e %L %P %t] %v`, spdlog's level
+    # letter `C` for critical, RAY_LOG(FATAL) and a failed RAY_CHECK; the record is `<file>:<line>: <text>`, then
+    # `*** StackTrace Information ***` and the frames, then abort()): `(TaskRunner pid=…) [2025-07-06 07:14:27,052 C 2915798
+    # 2915798] task_receiver.cc:219:  Check failed: objects_valid` (verl-project/verl#2380), the raylet's
+    # `experimental_mutable_object_provider.cc:153: … Check failed: object_manager_->WriteAcquire(…)`.  Its E record is an
+    # error Ray survives (its terminate handler's `logging.cc:97: Unhandled exception` is read above).
+    (RAY_FATAL, compile_lazily(r"^(?:.{0,300}\s)?\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} C \d+ \d+\] (?P<msg>\S.*)$"), "FATAL"),
     ("ERROR: Cannot install",
      compile_lazily(r"^ERROR: (?P<msg>Cannot install .* because these package versions have conflicting dependencies\.)"),
      "ResolutionImpossible"),
@@ -308,7 +316,7 @@ def native_dump_evidence(lines: list[str]) -> tuple[str, ...]:
     return (*said, *frames)
 # Where a native failure's message ends and its backtrace or a hint begins.
 NATIVE_MESSAGE_END = compile_lazily(
-    r"^\s*(?:stack backtrace:|note: |\d+: |==== backtrace|\*\*\* Check failure stack trace|@ |PC: @|"
+    r"^\s*(?:stack backtrace:|note: |\d+: |==== backtrace|\*\*\* Check failure stack trace|\*\*\* StackTrace Information|@ |PC: @|"
     r"To fix this you could try|ERROR: ResolutionImpossible|Successfully installed )"
 )
 # A glog ERROR record (`E1203 12:00:00.000000  1234 file.cc:12] …`): a logged error, which a server may
@@ -479,7 +487,7 @@ FATAL_LINE_WORDS = ("rror", "atchdog", "undefined symbol", "max seq len", "place
                     "the checkpoint is very new", '"detail"', "OCI runtime", "fatal ", ": No module named ",
                     "not found", "Dumping input data", "failed for request", "Removing failed worker",
                     "ealth check failed", "The error from device", "tool choice requires", "The model does not support",
-                    "Assertion `")
+                    "Assertion `", "CrashLoopBackOff", "Back-off restarting", "Crashed container")
 FATAL_LINES: tuple[tuple[re.Pattern[str], str | None], ...] = (
     # a kernel or library (flashinfer, sgl-kernel): `CUDA Error: <text> (700) <file>: line N at function F`
     (compile_lazily(r"^\s*(?P<type>CUDA [Ee]rror): (?P<msg>\S.*?\(\d+\).*)$"), None),

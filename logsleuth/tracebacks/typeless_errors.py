@@ -50,6 +50,12 @@ stop 38's blind split): what a person points at in such a paste, read from the p
   `sh: 1: vllm: not found` (src/exec.c, with the script's line number)): the engine is not installed in the
   environment that ran the command, the failure of a paste that shows no other.  Only the engines' programs and the
   Python that runs `python -m …`: another program not found (`nvidia-smi`) is no engine's install.
+- Kubernetes, and the harnesses that deploy an engine on it, reporting a server container that crashed, without the
+  container's own error (ORCHESTRATION_LINES): the kubelet's event for a container it restarts after each crash
+  (`Warning  BackOff  33s (x70 over 15m)  kubelet  Back-off restarting failed container vllm in pod …`), kubectl's pod
+  row in CrashLoopBackOff or Error (`vllm-…-kk7fs   0/1   CrashLoopBackOff   4 (73s ago)   2m49s`), llm-d-benchmark's
+  check of the pods it stood up (`❌ Crashed container in pod: vllm-standalone-…`, llm-d/llm-d-benchmark#668).  The
+  container's log says why: the failure only of a paste that shows no other.
 - CPython's own message of a TypeError, AttributeError or ImportError printed without its type (a logger that printed
   `str(e)`, a wrapper's `Error: {e}`): the interpreter's templates name their type exactly (`typed_by_message`); so
   does requests' HTTPError message (`400 Client Error: Bad Request for url: http://…/v1/completions`).
@@ -57,6 +63,7 @@ stop 38's blind split): what a person points at in such a paste, read from the p
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from logsleuth.lazyre import compile_lazily
@@ -126,6 +133,41 @@ ERROR_RESPONSE_TYPE = "BadRequestError"  # the ErrorResponse's `type` create_err
 # of a paste that shows no other.
 LLMATCHER_ERROR = "LLMatcher error: "
 LLMATCHER_TYPE = "LLMatcher error"  # its type: a logged warning, no exception was raised
+# A server container Kubernetes or a harness on it saw crash: (the literal a line needs before its regex is tried, the
+# regex, the type; `type` in the regex names the type when the row gives None).  Sources:
+# - the kubelet's event when it delays restarting a container that keeps exiting (reason BackOff, "Back-off restarting
+#   failed container %s in pod %s", pkg/kubelet/kuberuntime/kuberuntime_container.go; `kubectl describe pod` and
+#   `kubectl get events` print it; older kubelets end it at "container");
+# - `kubectl get pods`' row, NAME READY STATUS RESTARTS AGE, whose STATUS is the container's waiting or terminated
+#   reason (printPod, pkg/printers/internalversion/printers.go): CrashLoopBackOff (the restarts' back-off), Error (exited
+#   non-zero), with an `Init:` before it for an init container (vllm-project/production-stack#454);
+# - llm-d-benchmark's standup check of its pods, for a container whose terminated exit code is not 0
+#   (`announce(f"ERROR: Crashed container in pod: {pod.metadata.name}, container: {container_status.name}")`, its setup
+#   functions; later releases print `❌` for `ERROR:`, llm-d/llm-d-benchmark#668).
+CONTAINER_CRASHED = "container crashed"  # the type of a server container reported as exited with a non-zero code
+_POD_ROW = compile_lazily(
+    r"^\s*(?P<msg>[a-z0-9][a-z0-9.\-]{0,252}\s+\d+/\d+\s+(?:Init:)?(?P<type>CrashLoopBackOff|Error)\s+\d+\b.*?)\s*$"
+)
+ORCHESTRATION_LINES: tuple[tuple[str, re.Pattern[str], str | None], ...] = (
+    ("Back-off restarting failed container",
+     compile_lazily(r"^(?:.*?\s)?(?P<msg>Back-off restarting failed container\b.*?)\s*$"), "BackOff"),
+    ("CrashLoopBackOff ", _POD_ROW, None),
+    ("Error ", _POD_ROW, None),
+    ("Crashed container in pod: ", compile_lazily(r"^(?:.*?\s)?(?P<msg>Crashed container in pod: \S.*?)\s*$"),
+     CONTAINER_CRASHED),
+)
+# kubectl's STATUS `Error` is a container that exited non-zero: a crash, like the harness's report (`Error` alone is no type).
+POD_STATUS_TYPES = {"Error": CONTAINER_CRASHED}
+
+
+def orchestration_line(text: str) -> tuple[str, str] | None:
+    """(type, message) of a line in which Kubernetes or a harness on it says a server container crashed, else None."""
+    for literal, pattern, fixed_type in ORCHESTRATION_LINES:
+        if literal in text and len(text) <= 4096 and (m := pattern.match(text)) is not None:
+            return fixed_type or POD_STATUS_TYPES.get(m["type"], m["type"]), m["msg"]
+    return None
+
+
 NOT_TYPED_LINE = compile_lazily(_NOT_TYPED)  # matches where the line is no exception line (`openai.BadRequestError: …`)
 
 OPENAI_CLASSES = {400: "BadRequestError", 401: "AuthenticationError", 403: "PermissionDeniedError",
@@ -136,7 +178,7 @@ KERNEL_CUDA_ERROR = "CUDA error"  # its type: a kernel's C++ check printed it an
 WORDS = ("Value error, ", "Error code: ", "nvidia-container-cli", "OCI runtime", "undefined symbol", "(gcloud.", "error: ",
          KERNEL_CUDA_WORDS, "Assertion `", "CUDA error: ",
          "fatal ", "error ", "Error executing job", "not found", "tool choice requires", "The model does not support",
-         LLMATCHER_ERROR)
+         LLMATCHER_ERROR, *(literal for literal, _, _ in ORCHESTRATION_LINES))
 
 
 def openai_class(status: int) -> str:
@@ -189,6 +231,8 @@ def typeless_error(text: str) -> tuple[str, str, bool] | None:
         return ERROR_RESPONSE_TYPE, m["msg"], True  # (an exception line quoting it keeps its own type)
     if (at := _at_word_start(text, LLMATCHER_ERROR)) != -1 and (said := text[at + len(LLMATCHER_ERROR):].strip()):
         return LLMATCHER_TYPE, said, True
+    if (crashed := orchestration_line(text)) is not None:
+        return (*crashed, True)
     return None
 
 
