@@ -11,6 +11,10 @@
   (`Crashed container in pod: …`, llm-d/llm-d-benchmark#668).  The failure only of a paste that shows no other: the
   container's log says why.
 
+- the openai client's `Connection error.` (APIConnectionError's default message, openai/_exceptions.py) printed by a
+  program around the engine after its own words of an error, the type lost (FoundationAgents/OpenManus#770's loguru
+  record, datalab-to/chandra#34's quoted sentence): the client never reached the server, a fallback.
+
 The tracebacks are printed by real CPython (tests.helpers.real_traceback)."""
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import pytest
 
 from logsleuth.ingest.normalize import normalize_text
 from logsleuth.tracebacks.scanner import scan
-from logsleuth.tracebacks.typeless_errors import typeless_error
+from logsleuth.tracebacks.typeless_errors import OPENAI_CONNECTION_TYPE, typeless_error
 from tests.helpers import real_traceback
 from tests.test_fatal_output_shapes import primary
 
@@ -92,3 +96,31 @@ def test_the_containers_own_traceback_is_the_failure_beside_its_back_off() -> No
                                'of tokens that can be stored in KV cache (11904).")\n')
     found_type, message, _ = primary(traceback + DESCRIBE_EVENTS)
     assert found_type == "ValueError" and "max seq len" in message
+
+
+@pytest.mark.parametrize(("line", "said"), [
+    ("2025-03-17 17:21:07.953 | ERROR    | app.llm:ask_tool:426 - OpenAI API error: Connection error.",
+     "OpenAI API error: Connection error."),
+    ('I am facing "Error during VLLM generation: Connection error." when I am running long document.',
+     "Error during VLLM generation: Connection error."),
+    ("Error calling LLM API: Connection error.", "Error calling LLM API: Connection error."),
+])
+def test_the_openai_clients_connection_error_after_a_programs_error_words_is_a_fallback(line: str, said: str) -> None:
+    assert typeless_error(line) == (OPENAI_CONNECTION_TYPE, said, True)
+    assert primary(line + "\n") == (OPENAI_CONNECTION_TYPE, said, "network")
+
+
+@pytest.mark.parametrize("line", [
+    "Connection errors per minute: 0",
+    "No Connection error so far, the server answers.",
+    "litellm.APIError: APIError: Hosted_vllmException - Connection error",  # a line typed by its own exception class
+])
+def test_connection_words_without_a_programs_error_before_them_are_no_connection_failure(line: str) -> None:
+    found = typeless_error(line)
+    assert found is None or found[0] != OPENAI_CONNECTION_TYPE
+
+
+def test_a_traceback_beside_the_connection_error_is_the_failure() -> None:
+    traceback = real_traceback('raise RuntimeError("Engine core initialization failed. See root cause above.")\n')
+    found_type, message, _ = primary("ERROR - OpenAI API error: Connection error.\n" + traceback)
+    assert found_type == "RuntimeError" and "Engine core initialization failed" in message

@@ -50,6 +50,11 @@ stop 38's blind split): what a person points at in such a paste, read from the p
   `sh: 1: vllm: not found` (src/exec.c, with the script's line number)): the engine is not installed in the
   environment that ran the command, the failure of a paste that shows no other.  Only the engines' programs and the
   Python that runs `python -m …`: another program not found (`nvidia-smi`) is no engine's install.
+- the openai client's message for a request that never reached the server (APIConnectionError's default message
+  "Connection error.", openai/_exceptions.py), printed by a program around it after its own words of an error, the
+  type lost: `… | ERROR | app.llm:ask_tool:426 - OpenAI API error: Connection error.` (FoundationAgents/OpenManus#770),
+  `I am facing "Error during VLLM generation: Connection error."` (datalab-to/chandra#34).  The engine's server was
+  down, not yet up, or not at the address the client was given: the failure of a paste that shows no other.
 - Kubernetes, and the harnesses that deploy an engine on it, reporting a server container that crashed, without the
   container's own error (ORCHESTRATION_LINES): the kubelet's event for a container it restarts after each crash
   (`Warning  BackOff  33s (x70 over 15m)  kubelet  Back-off restarting failed container vllm in pod …`), kubectl's pod
@@ -144,6 +149,33 @@ LLMATCHER_TYPE = "LLMatcher error"  # its type: a logged warning, no exception w
 # - llm-d-benchmark's standup check of its pods, for a container whose terminated exit code is not 0
 #   (`announce(f"ERROR: Crashed container in pod: {pod.metadata.name}, container: {container_status.name}")`, its setup
 #   functions; later releases print `❌` for `ERROR:`, llm-d/llm-d-benchmark#668).
+OPENAI_CONNECTION_WORDS = "Connection error"
+OPENAI_CONNECTION_TYPE = "openai.APIConnectionError"
+# The program's own words of an error right before the client's message (`OpenAI API error: `, `Error during VLLM
+# generation: `, `API error: `): up to a few words around `error`/`Exception`, then `: ` or ` - `.  Matched on a bounded
+# window ending where the message starts (connection_error): no scan of a long line.
+_CONNECTION_ERROR_LEAD = compile_lazily(
+    r"(?P<lead>(?:[A-Za-z][\w.]*\s){0,4}\w*(?:[Ee]rror|[Ee]xception)(?:\s[A-Za-z][\w.]*){0,4}(?::| -) )$"
+)
+_CONNECTION_LEAD_WINDOW = 160
+_TYPE_NAME_BEFORE = compile_lazily(r"\b[A-Z]\w*(?:Error|Exception): ")
+
+
+def connection_error(text: str) -> str | None:
+    """A program's error words and the openai client's `Connection error.` after them, else None.  Not a line that
+    names an exception class itself (`litellm.APIError: APIError: … - Connection error`: that line is its own type's)."""
+    at = text.find(OPENAI_CONNECTION_WORDS)
+    if at == -1 or len(text) > 4096:
+        return None
+    end = at + len(OPENAI_CONNECTION_WORDS)
+    if end < len(text) and text[end] not in ".\"'`) \t":
+        return None  # `Connection errors per minute`, `Connection error_count`
+    window = text[max(0, at - _CONNECTION_LEAD_WINDOW):at]
+    if (m := _CONNECTION_ERROR_LEAD.search(window)) is None or _TYPE_NAME_BEFORE.search(window):
+        return None
+    return f"{m['lead']}Connection error."
+
+
 CONTAINER_CRASHED = "container crashed"  # the type of a server container reported as exited with a non-zero code
 _POD_ROW = compile_lazily(
     r"^\s*(?P<msg>[a-z0-9][a-z0-9.\-]{0,252}\s+\d+/\d+\s+(?:Init:)?(?P<type>CrashLoopBackOff|Error)\s+\d+\b.*?)\s*$"
@@ -178,7 +210,7 @@ KERNEL_CUDA_ERROR = "CUDA error"  # its type: a kernel's C++ check printed it an
 WORDS = ("Value error, ", "Error code: ", "nvidia-container-cli", "OCI runtime", "undefined symbol", "(gcloud.", "error: ",
          KERNEL_CUDA_WORDS, "Assertion `", "CUDA error: ",
          "fatal ", "error ", "Error executing job", "not found", "tool choice requires", "The model does not support",
-         LLMATCHER_ERROR, *(literal for literal, _, _ in ORCHESTRATION_LINES))
+         LLMATCHER_ERROR, OPENAI_CONNECTION_WORDS, *(literal for literal, _, _ in ORCHESTRATION_LINES))
 
 
 def openai_class(status: int) -> str:
@@ -233,6 +265,8 @@ def typeless_error(text: str) -> tuple[str, str, bool] | None:
         return LLMATCHER_TYPE, said, True
     if (crashed := orchestration_line(text)) is not None:
         return (*crashed, True)
+    if (unreached := connection_error(text)) is not None:
+        return OPENAI_CONNECTION_TYPE, unreached, True
     return None
 
 
