@@ -15,6 +15,10 @@
   program around the engine after its own words of an error, the type lost (FoundationAgents/OpenManus#770's loguru
   record, datalab-to/chandra#34's quoted sentence): the client never reached the server, a fallback.
 
+- a launcher's word that the engine's server did not come up (`vLLM failed to start.  Retry with --enable-serving-output
+  …`, instructlab/instructlab#3466; evaluation and benchmark scripts polling /health print `ERROR: vLLM failed to
+  start`, `vLLM failed to start within 300s`): a fallback, typed `launch failure`.
+
 The tracebacks are printed by real CPython (tests.helpers.real_traceback)."""
 
 from __future__ import annotations
@@ -23,7 +27,11 @@ import pytest
 
 from logsleuth.ingest.normalize import normalize_text
 from logsleuth.tracebacks.scanner import scan
-from logsleuth.tracebacks.typeless_errors import OPENAI_CONNECTION_TYPE, typeless_error
+from logsleuth.tracebacks.typeless_errors import (
+    ENGINE_DID_NOT_START_TYPE,
+    OPENAI_CONNECTION_TYPE,
+    typeless_error,
+)
 from tests.helpers import real_traceback
 from tests.test_fatal_output_shapes import primary
 
@@ -124,3 +132,28 @@ def test_a_traceback_beside_the_connection_error_is_the_failure() -> None:
     traceback = real_traceback('raise RuntimeError("Engine core initialization failed. See root cause above.")\n')
     found_type, message, _ = primary("ERROR - OpenAI API error: Connection error.\n" + traceback)
     assert found_type == "RuntimeError" and "Engine core initialization failed" in message
+
+
+@pytest.mark.parametrize(("line", "said"), [
+    ("vLLM failed to start.  Retry with --enable-serving-output to learn more about the failure.",
+     "vLLM failed to start.  Retry with --enable-serving-output to learn more about the failure."),
+    ("ERROR: vLLM failed to start", "vLLM failed to start"),
+    ("[eval] vLLM failed to start within 300s", "vLLM failed to start within 300s"),
+    ("SGLang server failed to start, see the log above", "SGLang server failed to start, see the log above"),
+])
+def test_a_launchers_word_that_the_engine_did_not_start_is_a_fallback(line: str, said: str) -> None:
+    assert typeless_error(line) == (ENGINE_DID_NOT_START_TYPE, said, True)
+    assert primary(line + "\n")[:2] == (ENGINE_DID_NOT_START_TYPE, " ".join(said.split()))
+
+
+@pytest.mark.parametrize("line", ["Why vLLM failed to start?", "EngineCore failed to start.", "vllm fails to start:"])
+def test_questions_and_the_engines_own_start_up_record_are_no_launch_failure(line: str) -> None:
+    found = typeless_error(line)
+    assert found is None or found[0] != ENGINE_DID_NOT_START_TYPE
+
+
+def test_the_engines_traceback_after_the_launchers_word_is_the_failure() -> None:
+    traceback = real_traceback('raise ValueError("No available memory for the cache blocks. Try increasing '
+                               '`gpu_memory_utilization` when initializing the engine.")\n')
+    found_type, message, _ = primary(traceback + "ERROR: vLLM failed to start\n")
+    assert found_type == "ValueError" and "No available memory" in message

@@ -55,6 +55,11 @@ stop 38's blind split): what a person points at in such a paste, read from the p
   type lost: `… | ERROR | app.llm:ask_tool:426 - OpenAI API error: Connection error.` (FoundationAgents/OpenManus#770),
   `I am facing "Error during VLLM generation: Connection error."` (datalab-to/chandra#34).  The engine's server was
   down, not yet up, or not at the address the client was given: the failure of a paste that shows no other.
+- a launcher's word that the engine's server did not come up, the engine's own error left in its log or output:
+  `vLLM failed to start.  Retry with --enable-serving-output to learn more about the failure.` (instructlab's serve
+  backend, instructlab/instructlab#3466); the evaluation and benchmark scripts that start `vllm serve` and poll its
+  /health print the same words (`ERROR: vLLM failed to start`, `❌ vLLM failed to start`, `vllm failed to start.`,
+  `vLLM failed to start within 300s`).  The failure of a paste that shows no other.
 - Kubernetes, and the harnesses that deploy an engine on it, reporting a server container that crashed, without the
   container's own error (ORCHESTRATION_LINES): the kubelet's event for a container it restarts after each crash
   (`Warning  BackOff  33s (x70 over 15m)  kubelet  Back-off restarting failed container vllm in pod …`), kubectl's pod
@@ -149,6 +154,13 @@ LLMATCHER_TYPE = "LLMatcher error"  # its type: a logged warning, no exception w
 # - llm-d-benchmark's standup check of its pods, for a container whose terminated exit code is not 0
 #   (`announce(f"ERROR: Crashed container in pod: {pod.metadata.name}, container: {container_status.name}")`, its setup
 #   functions; later releases print `❌` for `ERROR:`, llm-d/llm-d-benchmark#668).
+ENGINE_DID_NOT_START_WORDS = "failed to start"
+ENGINE_DID_NOT_START_TYPE = "launch failure"  # a launcher's report: the engine's own error is elsewhere
+# The engine named right before the words, as a launcher names it (not vLLM's own `EngineCore failed to start.`, whose
+# traceback follows it: grammar.TYPELESS_ENGINE_LINES); a question about it says nothing happened.
+ENGINE_DID_NOT_START = compile_lazily(
+    r"^(?:.*?[\s\"'`:])?(?P<msg>(?:vLLM|vllm|VLLM|SGLang|sglang|SGLANG)(?: (?:server|engine|process))? failed to start\b[^?]*?)\s*$"
+)
 OPENAI_CONNECTION_WORDS = "Connection error"
 OPENAI_CONNECTION_TYPE = "openai.APIConnectionError"
 # The program's own words of an error right before the client's message (`OpenAI API error: `, `Error during VLLM
@@ -210,7 +222,7 @@ KERNEL_CUDA_ERROR = "CUDA error"  # its type: a kernel's C++ check printed it an
 WORDS = ("Value error, ", "Error code: ", "nvidia-container-cli", "OCI runtime", "undefined symbol", "(gcloud.", "error: ",
          KERNEL_CUDA_WORDS, "Assertion `", "CUDA error: ",
          "fatal ", "error ", "Error executing job", "not found", "tool choice requires", "The model does not support",
-         LLMATCHER_ERROR, OPENAI_CONNECTION_WORDS, *(literal for literal, _, _ in ORCHESTRATION_LINES))
+         LLMATCHER_ERROR, OPENAI_CONNECTION_WORDS, ENGINE_DID_NOT_START_WORDS, *(literal for literal, _, _ in ORCHESTRATION_LINES))
 
 
 def openai_class(status: int) -> str:
@@ -265,6 +277,8 @@ def typeless_error(text: str) -> tuple[str, str, bool] | None:
         return LLMATCHER_TYPE, said, True
     if (crashed := orchestration_line(text)) is not None:
         return (*crashed, True)
+    if ENGINE_DID_NOT_START_WORDS in text and len(text) <= 4096 and (m := ENGINE_DID_NOT_START.match(text)) is not None:
+        return ENGINE_DID_NOT_START_TYPE, m["msg"].rstrip("`'\""), True
     if (unreached := connection_error(text)) is not None:
         return OPENAI_CONNECTION_TYPE, unreached, True
     return None
