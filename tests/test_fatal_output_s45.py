@@ -19,6 +19,9 @@
   …`, instructlab/instructlab#3466; evaluation and benchmark scripts polling /health print `ERROR: vLLM failed to
   start`, `vLLM failed to start within 300s`): a fallback, typed `launch failure`.
 
+- torch's NCCL watchdog timeout text outside the c10 record that logs it (ProcessGroupNCCL.cpp; a paste that lost the
+  record's prefix, a sentence quoting it): the DistBackendError the watchdog terminates with, a fallback.
+
 The tracebacks are printed by real CPython (tests.helpers.real_traceback)."""
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from logsleuth.ingest.normalize import normalize_text
 from logsleuth.tracebacks.scanner import scan
 from logsleuth.tracebacks.typeless_errors import (
     ENGINE_DID_NOT_START_TYPE,
+    NCCL_WATCHDOG_EXCEPTION,
     OPENAI_CONNECTION_TYPE,
     typeless_error,
 )
@@ -157,3 +161,21 @@ def test_the_engines_traceback_after_the_launchers_word_is_the_failure() -> None
                                '`gpu_memory_utilization` when initializing the engine.")\n')
     found_type, message, _ = primary(traceback + "ERROR: vLLM failed to start\n")
     assert found_type == "ValueError" and "No available memory" in message
+
+
+WATCHDOG_TEXT = ("[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=31, OpType=ALLREDUCE, "
+                 "NumelIn=117440512, NumelOut=117440512, Timeout(ms)=600000) ran for 600031 milliseconds before timing out.")
+
+
+@pytest.mark.parametrize("line", [
+    "[rank3]: " + WATCHDOG_TEXT,  # torchrun's rank prefix, the c10 record's own prefix lost
+    f'The job died with "{WATCHDOG_TEXT}" after ten minutes',
+])
+def test_the_nccl_watchdogs_timeout_text_without_its_record_is_its_distbackenderror(line: str) -> None:
+    found_type, message, category = primary(line + "\n")
+    assert found_type == NCCL_WATCHDOG_EXCEPTION and "ran for 600031 milliseconds" in message
+    assert category == "nccl"
+
+
+def test_a_sentence_naming_the_watchdog_without_its_text_is_no_watchdog_failure() -> None:
+    assert typeless_error("I keep getting Watchdog caught collective operation timeout after 10 minutes") is None

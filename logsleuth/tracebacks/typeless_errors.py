@@ -60,6 +60,11 @@ stop 38's blind split): what a person points at in such a paste, read from the p
   backend, instructlab/instructlab#3466); the evaluation and benchmark scripts that start `vllm serve` and poll its
   /health print the same words (`ERROR: vLLM failed to start`, `❌ vLLM failed to start`, `vllm failed to start.`,
   `vLLM failed to start within 300s`).  The failure of a paste that shows no other.
+- torch's NCCL watchdog timeout text outside the c10 record that logs it (a record's prefix the paste lost, a sentence
+  or an issue's title quoting it): `[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1,
+  OpType=ALLREDUCE, …, Timeout(ms)=600000) ran for 600012 milliseconds before timing out.` (ProcessGroupNCCL.cpp, the
+  text of the DistBackendError the watchdog terminates the process with: grammar.glog_record_type).  Only torch's whole
+  text, `WorkNCCL(…)` and its duration: the failure of a paste that shows no other.
 - Kubernetes, and the harnesses that deploy an engine on it, reporting a server container that crashed, without the
   container's own error (ORCHESTRATION_LINES): the kubelet's event for a container it restarts after each crash
   (`Warning  BackOff  33s (x70 over 15m)  kubelet  Back-off restarting failed container vllm in pod …`), kubectl's pod
@@ -143,17 +148,14 @@ ERROR_RESPONSE_TYPE = "BadRequestError"  # the ErrorResponse's `type` create_err
 # of a paste that shows no other.
 LLMATCHER_ERROR = "LLMatcher error: "
 LLMATCHER_TYPE = "LLMatcher error"  # its type: a logged warning, no exception was raised
-# A server container Kubernetes or a harness on it saw crash: (the literal a line needs before its regex is tried, the
-# regex, the type; `type` in the regex names the type when the row gives None).  Sources:
-# - the kubelet's event when it delays restarting a container that keeps exiting (reason BackOff, "Back-off restarting
-#   failed container %s in pod %s", pkg/kubelet/kuberuntime/kuberuntime_container.go; `kubectl describe pod` and
-#   `kubectl get events` print it; older kubelets end it at "container");
-# - `kubectl get pods`' row, NAME READY STATUS RESTARTS AGE, whose STATUS is the container's waiting or terminated
-#   reason (printPod, pkg/printers/internalversion/printers.go): CrashLoopBackOff (the restarts' back-off), Error (exited
-#   non-zero), with an `Init:` before it for an init container (vllm-project/production-stack#454);
-# - llm-d-benchmark's standup check of its pods, for a container whose terminated exit code is not 0
-#   (`announce(f"ERROR: Crashed container in pod: {pod.metadata.name}, container: {container_status.name}")`, its setup
-#   functions; later releases print `❌` for `ERROR:`, llm-d/llm-d-benchmark#668).
+# torch's NCCL watchdog text (ProcessGroupNCCL.cpp) outside the c10 record that logs it: its `WorkNCCL(…)` (whose
+# `Timeout(ms)=…` holds parentheses of its own) and its duration.
+NCCL_WATCHDOG_WORDS = "Watchdog caught collective operation timeout: WorkNCCL("
+NCCL_WATCHDOG_EXCEPTION = "c10::DistBackendError"  # as grammar.WATCHDOG_EXCEPTION (which imports this module)
+NCCL_WATCHDOG_TIMEOUT = compile_lazily(
+    r"^(?:.*?[\s\"'`:(])?(?P<msg>(?:\[Rank \d+\] )?Watchdog caught collective operation timeout: WorkNCCL\((?:[^()\n]|\([^()\n]{0,40}\)){0,600}\) "
+    r"ran for \d+ milliseconds before timing out\.?)"
+)
 ENGINE_DID_NOT_START_WORDS = "failed to start"
 ENGINE_DID_NOT_START_TYPE = "launch failure"  # a launcher's report: the engine's own error is elsewhere
 # The engine named right before the words, as a launcher names it (not vLLM's own `EngineCore failed to start.`, whose
@@ -188,6 +190,17 @@ def connection_error(text: str) -> str | None:
     return f"{m['lead']}Connection error."
 
 
+# A server container Kubernetes or a harness on it saw crash: (the literal a line needs before its regex is tried, the
+# regex, the type; `type` in the regex names the type when the row gives None).  Sources:
+# - the kubelet's event when it delays restarting a container that keeps exiting (reason BackOff, "Back-off restarting
+#   failed container %s in pod %s", pkg/kubelet/kuberuntime/kuberuntime_container.go; `kubectl describe pod` and
+#   `kubectl get events` print it; older kubelets end it at "container");
+# - `kubectl get pods`' row, NAME READY STATUS RESTARTS AGE, whose STATUS is the container's waiting or terminated
+#   reason (printPod, pkg/printers/internalversion/printers.go): CrashLoopBackOff (the restarts' back-off), Error (exited
+#   non-zero), with an `Init:` before it for an init container (vllm-project/production-stack#454);
+# - llm-d-benchmark's standup check of its pods, for a container whose terminated exit code is not 0
+#   (`announce(f"ERROR: Crashed container in pod: {pod.metadata.name}, container: {container_status.name}")`, its setup
+#   functions; later releases print `❌` for `ERROR:`, llm-d/llm-d-benchmark#668).
 CONTAINER_CRASHED = "container crashed"  # the type of a server container reported as exited with a non-zero code
 _POD_ROW = compile_lazily(
     r"^\s*(?P<msg>[a-z0-9][a-z0-9.\-]{0,252}\s+\d+/\d+\s+(?:Init:)?(?P<type>CrashLoopBackOff|Error)\s+\d+\b.*?)\s*$"
@@ -222,7 +235,7 @@ KERNEL_CUDA_ERROR = "CUDA error"  # its type: a kernel's C++ check printed it an
 WORDS = ("Value error, ", "Error code: ", "nvidia-container-cli", "OCI runtime", "undefined symbol", "(gcloud.", "error: ",
          KERNEL_CUDA_WORDS, "Assertion `", "CUDA error: ",
          "fatal ", "error ", "Error executing job", "not found", "tool choice requires", "The model does not support",
-         LLMATCHER_ERROR, OPENAI_CONNECTION_WORDS, ENGINE_DID_NOT_START_WORDS, *(literal for literal, _, _ in ORCHESTRATION_LINES))
+         LLMATCHER_ERROR, OPENAI_CONNECTION_WORDS, ENGINE_DID_NOT_START_WORDS, NCCL_WATCHDOG_WORDS, *(literal for literal, _, _ in ORCHESTRATION_LINES))
 
 
 def openai_class(status: int) -> str:
@@ -277,6 +290,10 @@ def typeless_error(text: str) -> tuple[str, str, bool] | None:
         return LLMATCHER_TYPE, said, True
     if (crashed := orchestration_line(text)) is not None:
         return (*crashed, True)
+    if NCCL_WATCHDOG_WORDS in text and len(text) <= 4096 and (m := NCCL_WATCHDOG_TIMEOUT.match(text)) is not None \
+            and "ERROR" not in text[:m.start("msg")]:
+        # (a logger's ERROR record quoting it is read as that record: the context naming a crash's cause)
+        return NCCL_WATCHDOG_EXCEPTION, m["msg"], True
     if ENGINE_DID_NOT_START_WORDS in text and len(text) <= 4096 and (m := ENGINE_DID_NOT_START.match(text)) is not None:
         return ENGINE_DID_NOT_START_TYPE, m["msg"].rstrip("`'\""), True
     if (unreached := connection_error(text)) is not None:
