@@ -84,9 +84,10 @@ def categorize(evidence: Evidence) -> Diagnosis:
         # limit (a quantization kernel's tile on the full size), not a parallel degree's.
         found = best_row(failure, frozenset({"parallel-config"}), said, launch.wrapper, quantized)
         found = (found[0], [*found[1], "a launch with tensor parallelism 1 (nothing split)"]) if found else None
-    if (found is not None and found[0].in_engine_code and engine is None and engine_code_of(failure) is None
-            and engine_object_class(failure) is None):
-        # A bug of which engine? Neither the frames nor the launch say: not a claim to make.
+    if (found is not None and found[0].in_engine_code and engine_code_of(failure) is None
+            and engine_object_class(failure) is None and (engine is None or _refused_by_no_engines_class(failure))):
+        # A bug of which engine? Neither the frames nor the launch say: not a claim to make.  Nor a bug of the engine
+        # the launch names when the refusing class is no engine's.
         found = best_row(failure, frozenset({found[0].category}), said, launch.wrapper, quantized)
     found = _root_of_the_chain(failure, found)
     misfit = caller_misfit(failure) or override_misfit(failure, bool(launch.wrapper or failure_wrappers(failure)))
@@ -183,6 +184,14 @@ def categorize(evidence: Evidence) -> Diagnosis:
         engine_version=version,
         basis="general",
     )
+
+
+def _refused_by_no_engines_class(failure: Failure) -> bool:
+    """CPython's refusal of a call on a class no engine defines, no caller shown: a wrapper's own settings class
+    (lighteval's `VLLMModelConfig`, src/lighteval/models/vllm/vllm_model.py) refused it, so the engine a launch shows (`lighteval
+    vllm …`) did not fail in its own code."""
+    unseen = refusal_without_caller(failure)
+    return unseen is not None and not engines_defining(unseen.refused_class)
 
 
 def _unseen_caller_reading(

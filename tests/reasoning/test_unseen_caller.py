@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from logsleuth.api import DiagnoseOptions, diagnose_text
 from tests.reasoning.diagnosed import first_diagnosis
 from tests.reasoning.test_engine_imports import _traceback
 
@@ -108,3 +109,15 @@ def test_a_class_nothing_indexes_refusing_alone_names_no_release(tmp_path: Path)
     line = _last_line(tmp_path, "from evalkit.model_config import VLLMModelConfig\nVLLMModelConfig(dtype='float16')",
                       WRAPPER_CONFIG)
     assert first_diagnosis(line).category != "dependency-version"
+
+
+def test_a_wrapper_config_refusing_a_keyword_is_no_engine_bug_when_the_launch_names_the_engine(tmp_path: Path) -> None:
+    """The refusal above (lighteval's VLLMModelConfig) with the engine named by the launch (`VLLM_USE_V1=0`): lighteval's own
+    `VLLMModelConfig` is no engine's class and no frame of vLLM ran, so the engine-code rows give way as when no engine
+    is known: not 'a bug in vLLM'."""
+    line = _last_line(tmp_path, "from evalkit.model_config import VLLMModelConfig\n"
+                      "VLLMModelConfig(pretrained='m', gpu_memory_utilization=0.8)", WRAPPER_CONFIG)
+    report = diagnose_text(line + "\nVLLM_USE_V1=0 " + EVALKIT_COMMAND, DiagnoseOptions(include_user_patterns=False))
+    diagnosis = report.failures[0].diagnosis
+    assert report.launch.engine == "vllm" and diagnosis is not None
+    assert diagnosis.category != "engine-bug" and "bug in vLLM" not in diagnosis.title, diagnosis
