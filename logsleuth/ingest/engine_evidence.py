@@ -49,7 +49,21 @@ _VLLM_PROCESS = compile_lazily(
 # `vLLMHttpServer`, "equivalent to vllm serve"; sglang_rollout/async_sglang_server.py `SGLangHttpServer`; the older
 # `AsyncvLLMServer`, verl-project/verl PR#1138), with their `…ForPartial` subclasses: Ray prints the class name in
 # its prefix, `(vLLMHttpServer pid=884, ip=…) `.
-_ENGINE_ACTORS = {"vLLMHttpServer": "vllm", "AsyncvLLMServer": "vllm", "SGLangHttpServer": "sglang"}
+# OpenRLHF's and AllenAI open-instruct's actor around `vllm.LLM`, whose name holds no engine's (openrlhf/trainer/ray/
+# vllm_engine.py `LLMRayActor`, OpenRLHF's async `LLMRayActorAsync`; open_instruct/vllm_utils.py `LLMRayActor`): both
+# run vLLM alone.
+_ENGINE_ACTORS = {"vLLMHttpServer": "vllm", "AsyncvLLMServer": "vllm", "SGLangHttpServer": "sglang",
+                  "LLMRayActor": "vllm", "LLMRayActorAsync": "vllm"}
+# Other wrappers name the Ray actor that runs their engine after it too, and Ray prints the class's name in its prefix
+# (`(SGLangEngine pid=720234, ip=…) `) and its task names (`ray::VLLMServerActor.start()`): slime's `SGLangEngine`
+# (slime/backends/sglang_utils/sglang_engine.py; THUDM/slime#1514), SkyRL's `AsyncVLLMInferenceEngine`
+# (skyrl_train/inference_engines/vllm/vllm_engine.py) and `VLLMServerActor` (skyrl/backends/skyrl_train/
+# inference_servers/vllm_server_actor.py; NovaSky-AI/SkyRL#1788), NeMo-RL's `VllmGenerationWorker`.  A class name is
+# CamelCase, letters and digits (PEP 8); one that holds one engine's name, in any case, names the engine the actor
+# runs.  Not a bare engine name, nor a lower-case one: journald's `vllm[8727]:` and a compose service's `vllm_vllm_1 |`
+# are names a user chose for a unit or a service.
+_CLASS_NAME = compile_lazily(r"[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*")
+_ENGINE_IN_CLASS_NAME = compile_lazily(r"(?i:(?P<vllm>vllm)|(?P<sglang>sglang))")
 
 # SGLang's header before its dates (2024: configure_logger's datefmt "%H:%M:%S" in srt/utils.py): `[15:04:31 TP0] `.
 # The normalizer does not read it as a header; with its rank tags it is SGLang's alone.  Those releases ran vLLM's
@@ -76,6 +90,7 @@ _MODULE_PATH = compile_lazily(
     r"|\b(?P<vllm_title>VLLM)::(?:EngineCor|Worker|APIServ|DPCoord)\w*"
     r"|(?<![\w.])_(?P<vllm_fa>vllm)_fa[23]_C\b"
     r"|\.cache/(?P<compile_cache>vllm|sglang)/torch_(?:compile_cache|aot_compile)(?![\w-])"
+    r"|\b(?P<vllm_omni>vllm)_omni[./]\w"
 )
 # The parts of vLLM that SGLang imports and calls, in some release: `from vllm.distributed import …`,
 # `vllm.model_executor.layers.quantization.*`, `from vllm import _custom_ops`, `vllm._C`, `vllm.config`, `vllm.logger`,
@@ -97,6 +112,9 @@ _PACKAGE_PART = compile_lazily(r"[\w]+")
 # vLLM's flash-attention build registers its ops under `torch.ops._vllm_fa2_C` and `_vllm_fa3_C`
 # (vllm/vllm_flash_attn/flash_attn_interface.py); torch names the namespace when an op is missing (`'_OpNamespace'
 # '_vllm_fa2_C' object has no attribute 'varlen_fwd'`, OpenBMB/MiniCPM-V#800): vLLM's kernel was called.
+# vllm-omni (vllm-project/vllm-omni), which runs vLLM's engine core for each stage of its pipeline, in a logger's name
+# or a path (`ERROR:vllm_omni.entrypoints.omni_llm:Stage 0 error on request …`, vllm-project/vllm-omni#352): SGLang never
+# imports it.
 # SGLang's router, a Rust program (sgl-project/sglang: `sgl-router/`, renamed `sgl-model-gateway/`; its Python
 # package `sglang_router`), in a panic's location (`thread 'tokio-runtime-worker' panicked at
 # sgl-model-gateway/src/routers/http/router.rs:412:38:`, Rust's std panic hook format) or a path to its code:
@@ -195,10 +213,21 @@ def wrapper_logger_engine(text: str) -> str | None:
 # (`verl/workers/sharding_manager/fsdp_vllm.py`, `fsdp_sglang.py`, `megatron_vllm.py`), lm-evaluation-harness's
 # backends (`lm_eval/models/vllm_causallms.py`, `vllm_vlms.py`, `sglang_causallms.py`: `--model vllm` runs them;
 # arcee-ai/mergekit#524, EleutherAI/lm-evaluation-harness#2028), AReaL's clients of the server it launched for its
-# rollouts (`areal/engine/sglang_remote.py`, `vllm_remote.py`).  The wrapper runs the engine it was configured with.
+# rollouts (`areal/engine/sglang_remote.py`, `vllm_remote.py`).  Other wrappers' modules made for one engine, by the
+# role the file plays for it: FastChat's model workers (`fastchat/serve/vllm_worker.py`, `sglang_worker.py`;
+# lm-sys/FastChat#3498), ROLL's generation strategy (`roll/distributed/strategy/vllm_strategy.py`), SkyRL's server
+# actor (`skyrl/backends/skyrl_train/inference_servers/vllm_server_actor.py`; NovaSky-AI/SkyRL#1788), the per-engine
+# model classes of KServe and lighteval (`huggingfaceserver/vllm/vllm_model.py`, `lighteval/models/sglang/
+# sglang_model.py`), TRL's server (`trl/scripts/vllm_serve.py`, run by `trl vllm-serve`), and the eval harnesses'
+# backends named after the engine alone (lmms-eval's `lmms_eval/models/chat/sglang.py`, `models/simple/vllm.py`;
+# OpenCompass's `opencompass/models/vllm.py`), lighteval's entry for each (`lighteval/main_vllm.py`, `main_sglang.py`).
+# The wrapper runs the engine it was configured with.
 _WRAPPER_ENGINE_MODULE = compile_lazily(
-    r"/(?:(?P<engine>sglang|vllm)_(?:rollout/|engine\.py$)|(?P<slime>sglang)_utils/|(?:fsdp|megatron)_(?P<sharded>sglang|vllm)\.py$"
-    r"|(?<=/models/)(?P<lm_eval>sglang|vllm)_(?:causallms|vlms)\.py$|(?<=/engine/)(?P<areal>sglang|vllm)_remote\.py$)"
+    r"/(?:(?P<engine>sglang|vllm)_(?:rollout/|(?:engine|worker|strategy|server_actor|model)\.py$)|(?P<slime>sglang)_utils/"
+    r"|(?:fsdp|megatron)_(?P<sharded>sglang|vllm)\.py$"
+    r"|(?<=/models/)(?P<lm_eval>sglang|vllm)_(?:causallms|vlms)\.py$|(?<=/engine/)(?P<areal>sglang|vllm)_remote\.py$"
+    r"|(?<=/trl/scripts/)(?P<trl>vllm)_serve\.py$|(?<=/models/)(?:chat/|simple/)?(?P<harness>sglang|vllm)\.py$"
+    r"|(?<=/lighteval/)main_(?P<lighteval>sglang|vllm)\.py$)"
 )
 # A wrapper's class made for one engine, named in a line (a message, a repr, a log record): verl's rollouts
 # (`vLLMRollout`, `vLLMAsyncRollout` in verl/workers/rollout/vllm_rollout/; `SGLangRollout`, `AsyncSGLangRollout` in
@@ -307,7 +336,15 @@ def process_engine(process: str) -> str | None:
     """vLLM, for a process prefix only vLLM writes; the engine a wrapper's actor is named after; None otherwise."""
     if _VLLM_PROCESS.fullmatch(process):
         return "vllm"
-    return _ENGINE_ACTORS.get(process.removesuffix("ForPartial"))
+    return _ENGINE_ACTORS.get(process.removesuffix("ForPartial")) or _actor_named_after_engine(process)
+
+
+def _actor_named_after_engine(name: str) -> str | None:
+    """The one engine a wrapper's actor class is named after (see _CLASS_NAME), else None."""
+    if not _CLASS_NAME.fullmatch(name) or name.lower() in ("vllm", "sglang"):
+        return None
+    engines = {m.lastgroup for m in _ENGINE_IN_CLASS_NAME.finditer(name)}
+    return engines.pop() if len(engines) == 1 else None
 
 
 # Ray names a task after its actor's class in its errors and process titles (`ray::vLLMHttpServer.launch_server()`,
@@ -396,16 +433,19 @@ _WRAPPER_CHOICE = compile_lazily(
 )
 # The text one of them needs: lines without it (nearly all) cost a few substring tests.
 SETTINGS_MARKERS = ("Args(", "engine", "rollout.name", "infer_backend", "After building", *(RUNNER_MARKERS := (
-    "lm_eval", "lm-eval", "vllm_num_engines", "vllm-serve", "use_vllm")))
+    "lm_eval", "lm-eval", "lighteval", "vllm_num_engines", "vllm-serve", "use_vllm")))
 
 # A project runner's own option that makes it run one engine, in its command line or config (each read from the
 # runner's code): lm-evaluation-harness's `--model vllm` / `vllm-vlm` / `sglang` (lm_eval/models/vllm_causallms.py
 # `@register_model("vllm")`, vllm_vlms.py, sglang_causallms.py `@register_model("sglang")`), OpenRLHF's
 # `--vllm_num_engines N` (openrlhf/cli/train_ppo_ray.py: "number of vLLM Engines, set to 0 to disable vLLM"), TRL's
 # `trl vllm-serve` (trl/cli.py, which runs trl/scripts/vllm_serve.py) and its trainers' `use_vllm` (GRPOConfig,
-# `--use_vllm true` or `use_vllm: true` in a recipe).  A runner that only *could* run an engine names none.
+# `--use_vllm true` or `use_vllm: true` in a recipe), lighteval's backend subcommands `lighteval vllm …` and
+# `lighteval sglang …` (src/lighteval/main_vllm.py, main_sglang.py; huggingface/open-r1#468, huggingface/lighteval#504).
+# A runner that only *could* run an engine names none.
 _RUNNER_OPTION = compile_lazily(
     r"\blm[-_]eval\b.*?--model[= ](?P<lm_eval>vllm|sglang)(?:-vlm)?(?![\w-])"
+    r"|\blighteval\s+(?P<lighteval>vllm|sglang)(?![\w-])"
     r"|--vllm_num_engines[= ]+(?P<openrlhf>[1-9]\d*)\b"
     r"|\btrl\s+(?P<trl_serve>vllm)-serve\b"
     r"|--(?P<use_vllm_flag>use_vllm)(?:[= ]+[\"']?(?:true|True)\b|\s*$|\s+--)"
@@ -443,7 +483,7 @@ def settings_engine(text: str) -> str | None:
     if m := _WRAPPER_CHOICE.search(text):
         return (m["engine"] or m["built"]).lower()
     if any(marker in text for marker in RUNNER_MARKERS) and (m := _RUNNER_OPTION.search(text)) and not _NAMES_ONLY.search(text):
-        return m["lm_eval"] or "vllm"
+        return m["lm_eval"] or m["lighteval"] or "vllm"
     return None
 
 
@@ -461,12 +501,19 @@ _CONSOLE_SCRIPT = compile_lazily(r"/bin/(?P<engine>vllm|sglang)$")
 # A paste that shortened the paths keeps the package's directory first (`vllm_flash_attn/flash_attn_interface.py`).
 # No indexed SGLang release names vllm_flash_attn in its code (its attention backends are flashinfer's, triton's and
 # sgl_kernel's flash-attention), so vLLM's build in a fragment's only frame is vLLM's.
-_ENGINE_PACKAGE_FRAME = compile_lazily(r"(?:^|/)(?:(?P<sglang>sgl_kernel|sglang_router)|(?P<vllm>vllm_flash_attn))/")
+# vLLM's hardware plugins and the programs built on its engine, from the vllm-project organization: vllm-ascend
+# (`vllm_ascend/worker/worker_v1.py`, loaded through vLLM's `vllm.platform_plugins` entry point), vllm-gaudi,
+# vllm-spyre, vllm-metal, and vllm-omni (`vllm_omni/engine/stage_engine_core_proc.py`, which runs vLLM's engine core
+# per stage).  Their code runs inside vLLM only: SGLang's Ascend backend is its own (sglang/srt/hardware_backend/npu/)
+# and no indexed SGLang release names any of them.
+_ENGINE_PACKAGE_FRAME = compile_lazily(
+    r"(?:^|/)(?:(?P<sglang>sgl_kernel|sglang_router)|(?P<vllm>vllm_(?:flash_attn|ascend|gaudi|spyre|metal|omni)))/"
+)
 
 
 def package_frame_engine(path: str) -> str | None:
     """The engine whose own package (not named after it) a frame's path is in, else None."""
-    m = _ENGINE_PACKAGE_FRAME.search(path) if ("sgl" in path or "flash_attn" in path) else None
+    m = _ENGINE_PACKAGE_FRAME.search(path) if ("sgl" in path or "vllm_" in path) else None
     return m.lastgroup if m else None
 
 
@@ -492,8 +539,9 @@ def wrapper_of_path(path: str) -> str | None:
 
 def wrapper_module_engine(path: str) -> str | None:
     """The engine a wrapper's per-engine module in a frame's path runs, else None."""
-    m = _WRAPPER_ENGINE_MODULE.search(path) if "_" in path else None
-    return (m["engine"] or m["slime"] or m["sharded"] or m["lm_eval"] or m["areal"]) if m else None
+    m = _WRAPPER_ENGINE_MODULE.search(path) if ("_" in path or "/models/" in path) else None
+    return (m["engine"] or m["slime"] or m["sharded"] or m["lm_eval"] or m["areal"] or m["trl"] or m["harness"]
+            or m["lighteval"]) if m else None
 
 
 def xoscar_error(text: str) -> bool:

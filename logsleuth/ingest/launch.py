@@ -252,7 +252,7 @@ class LaunchTracker:
             # read here, or its paths would be lost with the frame the grammar could not read.
             self._observe_engine_named(text)
         if ("Args(" in text or "engine" in text or "rollout.name" in text or "infer_backend" in text or "After building" in text
-                or "lm_eval" in text or "lm-eval" in text or "vllm_num_engines" in text or "vllm-serve" in text or "use_vllm" in text) and (
+                or "lm_eval" in text or "lm-eval" in text or "lighteval" in text or "vllm_num_engines" in text or "vllm-serve" in text or "use_vllm" in text) and (
             dumped := engine_evidence.settings_engine(text)  # (engine_evidence.SETTINGS_MARKERS)
         ):
             self._saw("banner", dumped)
