@@ -46,6 +46,7 @@ from logsleuth.reasoning.engine_api_calls import (
 )
 from logsleuth.reasoning.evidence import Evidence
 from logsleuth.reasoning.guidance_text import (
+    compiled_op_steps,
     failure_texts,
     flags_hold,
     joined,
@@ -173,6 +174,7 @@ def categorize(evidence: Evidence) -> Diagnosis:
         ),
         fix=Fix(summary=f"General checks for {row.category}:",
                 steps=(*platform_steps(failure, engine),
+                       *(compiled_op_steps(failure, engine, version) if row.category == "dependency-version" else ()),
                        *check_reads,
                        *settings_the_message_speaks_of(evidence, row.category, check_reads),
                        *module_no_release_requires(evidence, row.category, engine, version),

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from logsleuth.facts import requires
 from logsleuth.facts.categories import CategoryRow
+from logsleuth.facts.compiled_ops import namespace_named, owner_of
 from logsleuth.facts.imports import distributions_of
 from logsleuth.fixes import catalog
 from logsleuth.fixes.release_flags import in_every_known_release
@@ -236,6 +237,31 @@ def platform_steps(failure: Failure, engine: str | None) -> tuple[str, ...]:
     name = ENGINE_NAMES[engine]
     return (f"The frames' paths are Windows paths: {name} does not run natively on Windows (its releases are built "
             f"for Linux). Run it under WSL2 or in a Linux container before looking further.",)
+
+
+def compiled_op_steps(failure: Failure, engine: str | None, version: str | None) -> tuple[str, ...]:
+    """The package to reinstall, and what it must match, when torch refused a call to a compiled extension's operator:
+    the operator's namespace names the extension (facts/compiled_ops.toml: `_vllm_fa2_C` is vllm-flash-attn, built into
+    the vLLM wheel; `sgl_kernel` is sgl-kernel).  A pip command only for the engine's own wheel with the release the
+    log shows: any other version would be a guess."""
+    namespace = namespace_named(exception_lines(failure))
+    owner = owner_of(namespace) if namespace else None
+    if owner is None:
+        return ()
+    step = (f"The operator's namespace '{namespace}' is {owner.module}, installed by {owner.distribution}; it must "
+            f"come from the same build as {owner.built_with}.")
+    if engine in ENGINE_NAMES and owner.distribution == engine and version:
+        step += (f" The log shows {ENGINE_NAMES[engine]} {version}: `pip install --force-reinstall {engine}=={version}` "
+                 f"puts back that release's own compiled files with the torch it pins (a source checkout: rebuild it "
+                 f"whole instead).")
+    elif owner.distribution in ENGINE_NAMES:
+        step += (f" Reinstall {owner.distribution} whole at its installed release (`pip show {owner.distribution}` "
+                 f"shows it), or rebuild a source checkout whole: its compiled files then match its Python code.")
+    else:
+        step += (f" Reinstall {owner.distribution} at the version the code calling it was made for "
+                 f"(`pip show {owner.distribution}` shows the installed one; the engine release's requirements name "
+                 f"the one it pins).")
+    return (step,)
 
 
 def joined(parts: list[str]) -> str:

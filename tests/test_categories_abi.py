@@ -1,0 +1,156 @@
+"""Stop 45 (abi), in generic words (issue 28): a compiled extension that does not fit the Python code calling it.
+
+torch's own checks refuse a call to a compiled extension's operator before any kernel runs: the argument list the
+caller passes is not the one the operator's registered schema declares (torch/csrc/jit/python/pybind_utils.h
+createStackForSchema: `<ns>::<op>() expected at most N argument(s) but received M argument(s)`, `… is missing value
+for argument '…'`), or no operator of that name is registered (torch/_ops.py `'_OpNamespace' '<ns>' object has no
+attribute '<op>'`, torch.library's `operator <ns>::<op> does not exist`).  That is a mixed or broken install
+(dependency-version), whose checks name the package that ships the extension from the operator's namespace
+(facts/compiled_ops.toml), not an engine bug nor unclassified: vllm-project/flash-attention#76 (`_vllm_fa2_C`),
+flashinfer-ai/flashinfer#1720 (a flashinfer module's plan()), sgl-project/sglang#5668 (`sgl_kernel`),
+vllm-project/vllm#5454 and #6478 (`_C`), #16810 and #23662 (`operator _C::… does not exist`), #7940 (torchvision).
+Tracebacks are real CPython's, from a site-packages tree laid out as torch's and the engines'; torch's wordings are
+its templates, rebuilt in our own code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from logsleuth.facts.compiled_ops import compiled_ops, namespace_named, owner_of
+from logsleuth.models import Diagnosis
+from tests.helpers import traceback_of_installed
+from tests.test_categories_cat6 import _diagnosis, no_rules  # noqa: F401 (no_rules: the fixture, used below)
+
+# torch's operator namespace, as torch/_ops.py words a missing operator and pybind_utils.h a call its schema refuses.
+_TORCH_OPS = '''
+class _OpNamespace:
+    def __init__(self, name, registered):
+        self.name = name
+        self.registered = registered
+
+    def __getattr__(self, op_name):
+        if op_name not in self.registered:
+            raise AttributeError(f"'_OpNamespace' '{self.name}' object has no attribute '{op_name}'")
+        declared = self.registered[op_name]
+
+        def call(*args):
+            if len(args) > declared:
+                raise RuntimeError(f"{self.name}::{op_name}() expected at most {declared} argument(s) but received "
+                                   f"{len(args)} argument(s). Declaration: {self.name}::{op_name}(...) -> Tensor[]")
+        return call
+'''
+
+_VLLM_CUSTOM_OPS = '''
+from torch._ops import _OpNamespace
+
+_C = _OpNamespace("_C", {})
+
+
+def rms_norm(out, x, weight, epsilon):
+    _C.rms_norm(out, x, weight, epsilon)
+'''
+
+_VLLM_FA_INTERFACE = '''
+from torch._ops import _OpNamespace
+
+_vllm_fa2_C = _OpNamespace("_vllm_fa2_C", {"varlen_fwd": 21})
+
+
+def flash_attn_varlen_func(*args):
+    return _vllm_fa2_C.varlen_fwd(*args)
+'''
+
+_SGLANG_AWQ = '''
+from torch._ops import _OpNamespace
+
+sgl_kernel = _OpNamespace("sgl_kernel", {})
+
+
+def awq_dequantize(qweight, scales, zeros):
+    return sgl_kernel.awq_dequantize(qweight, scales, zeros)
+'''
+
+
+def _engine_traceback(tmp_path: Path, files: dict[str, str], script: str) -> str:
+    proc = traceback_of_installed(tmp_path, {"torch/_ops.py": _TORCH_OPS, **files}, script)
+    assert proc.returncode != 0 and "Traceback" in proc.stderr, proc.stderr
+    return proc.stderr
+
+
+def _steps(diagnosis: Diagnosis) -> str:
+    return "\n".join(diagnosis.fix.steps) if diagnosis.fix else ""
+
+
+@pytest.mark.usefixtures("no_rules")
+def test_an_unregistered_vllm_op_is_a_mixed_install_with_the_release_reinstall(tmp_path: Path) -> None:
+    """vllm-project/vllm#6478: vLLM's `_C` lacks the op the Python code calls; the log names vLLM 0.5.2, so the
+    reinstall of that release is the one command given."""
+    trace = _engine_traceback(tmp_path, {"vllm/_custom_ops.py": _VLLM_CUSTOM_OPS},
+                              "from vllm._custom_ops import rms_norm\nrms_norm(None, None, None, 1e-6)\n")
+    diagnosis = _diagnosis("INFO 07-17 00:14:05 api_server.py:212] vLLM API server version 0.5.2\n" + trace)
+    assert diagnosis.category == "dependency-version", diagnosis
+    steps = _steps(diagnosis)
+    assert "namespace '_C' is vLLM's compiled kernels" in steps
+    assert "`pip install --force-reinstall vllm==0.5.2`" in steps
+    assert "bug" not in diagnosis.title.lower()
+
+
+@pytest.mark.usefixtures("no_rules")
+def test_a_schema_refusal_names_vllm_flash_attn_and_no_version(tmp_path: Path) -> None:
+    """vllm-project/flash-attention#76: the wrapper passes one argument more than the built `_vllm_fa2_C` declares;
+    with no release in the log no version is offered."""
+    trace = _engine_traceback(tmp_path, {"vllm/vllm_flash_attn/flash_attn_interface.py": _VLLM_FA_INTERFACE},
+                              "from vllm.vllm_flash_attn.flash_attn_interface import flash_attn_varlen_func\n"
+                              "flash_attn_varlen_func(*range(22))\n")
+    assert "expected at most 21 argument(s) but received 22 argument(s)" in trace
+    diagnosis = _diagnosis(trace)
+    assert diagnosis.category == "dependency-version", diagnosis
+    steps = _steps(diagnosis)
+    assert "'_vllm_fa2_C' is vllm-flash-attn" in steps
+    assert "==" not in steps.split("'_vllm_fa2_C'", 1)[1].split("\n", 1)[0]
+
+
+@pytest.mark.usefixtures("no_rules")
+def test_a_missing_sgl_kernel_op_names_sgl_kernel_not_an_sglang_bug(tmp_path: Path) -> None:
+    """sgl-project/sglang#5668: SGLang's code calls an op the installed sgl-kernel does not register."""
+    trace = _engine_traceback(tmp_path, {"sglang/srt/layers/quantization/awq.py": _SGLANG_AWQ},
+                              "from sglang.srt.layers.quantization.awq import awq_dequantize\n"
+                              "awq_dequantize(None, None, None)\n")
+    diagnosis = _diagnosis(trace)
+    assert diagnosis.category == "dependency-version", diagnosis
+    assert "installed by sgl-kernel" in _steps(diagnosis)
+
+
+@pytest.mark.parametrize("line", [
+    "RuntimeError: operator torchvision::nms does not exist\n",  # vllm-project/vllm#7940
+    "RuntimeError: operator _C::machete_gemm does not exist\n",  # vllm-project/vllm#16810
+    # flashinfer-ai/flashinfer#1720
+    "RuntimeError: batch_prefill_with_kv_cache_dtype_q_bf16_head_dim_qk_128::plan() is missing value for argument "
+    "'_15'. Declaration: batch_prefill_with_kv_cache_dtype_q_bf16_head_dim_qk_128::plan(Tensor _0, int _15) -> Tensor _0\n",
+])
+def test_frameless_operator_refusals_are_dependency_version(line: str) -> None:
+    assert _diagnosis(line).category == "dependency-version"
+
+
+def test_namespaces_name_their_package() -> None:
+    assert namespace_named(["RuntimeError: _vllm_fa2_C::varlen_fwd() expected at most 21 argument(s) but received "
+                            "22 argument(s)."]) == "_vllm_fa2_C"
+    assert namespace_named(["AttributeError: '_OpNamespace' 'sgl_kernel' object has no attribute 'x'"]) == "sgl_kernel"
+    assert namespace_named(["RuntimeError: operator torchvision::nms does not exist"]) == "torchvision"
+    assert namespace_named(["RuntimeError: c10::Error happened"]) is None
+    owners = {name: owner_of(name) for name in ("_C", "_vllm_fa2_C", "sgl_kernel", "torchvision", "xformers")}
+    assert {name: row.distribution for name, row in owners.items() if row} == {
+        "_C": "vllm", "_vllm_fa2_C": "vllm", "sgl_kernel": "sgl-kernel", "torchvision": "torchvision",
+        "xformers": "xformers"}
+    assert owner_of("my_private_ops") is None
+    assert all(row.sources for row in compiled_ops())
+
+
+def test_an_engine_attribute_error_stays_an_engine_bug(tmp_path: Path) -> None:
+    """Only torch's operator namespace counts: the engine's own object lacking an attribute is still its bug."""
+    code = "class Scheduler:\n    pass\n\n\ndef step():\n    return Scheduler().running_batch\n"
+    proc = traceback_of_installed(tmp_path, {"vllm/core/scheduler.py": code},
+                                  "from vllm.core.scheduler import step\nstep()\n")
+    assert _diagnosis(proc.stderr).category == "engine-bug"
