@@ -9,6 +9,8 @@ attribute '<op>'`, torch.library's `operator <ns>::<op> does not exist`).  That 
 (facts/compiled_ops.toml), not an engine bug nor unclassified: vllm-project/flash-attention#76 (`_vllm_fa2_C`),
 flashinfer-ai/flashinfer#1720 (a flashinfer module's plan()), sgl-project/sglang#5668 (`sgl_kernel`),
 vllm-project/vllm#5454 and #6478 (`_C`), #16810 and #23662 (`operator _C::… does not exist`), #7940 (torchvision).
+The loader's `undefined symbol` of such an extension's shared object names the same package from its path
+(vllm-project/vllm#3912: flash-attn's flash_attn_2_cuda; deepseek-ai/DeepGEMM#142: deep_gemm_cpp).
 Tracebacks are real CPython's, from a site-packages tree laid out as torch's and the engines'; torch's wordings are
 its templates, rebuilt in our own code."""
 
@@ -18,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from logsleuth.facts.compiled_ops import compiled_ops, namespace_named, owner_of
+from logsleuth.facts.compiled_ops import compiled_ops, library_refused, namespace_named, owner_of
 from logsleuth.models import Diagnosis
 from tests.helpers import traceback_of_installed
 from tests.test_categories_cat6 import _diagnosis, no_rules  # noqa: F401 (no_rules: the fixture, used below)
@@ -154,3 +156,22 @@ def test_an_engine_attribute_error_stays_an_engine_bug(tmp_path: Path) -> None:
     proc = traceback_of_installed(tmp_path, {"vllm/core/scheduler.py": code},
                                   "from vllm.core.scheduler import step\nstep()\n")
     assert _diagnosis(proc.stderr).category == "engine-bug"
+
+
+@pytest.mark.parametrize(("line", "package"), [
+    ("ImportError: /opt/conda/lib/python3.10/site-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: "
+     "undefined symbol: _ZN2at4_ops15sum_IntList_out4callERKNS_6TensorE\n", "installed by flash-attn"),
+    ("ImportError: /opt/conda/lib/python3.10/site-packages/deep_gemm-2.0.0-py3.10-linux-x86_64.egg/"
+     "deep_gemm_cpp.cpython-310-x86_64-linux-gnu.so: undefined symbol: _ZN3c106detail14torchCheckFailEPKcS2_j\n",
+     "installed by deep_gemm"),
+])
+def test_an_undefined_symbol_names_the_extension_from_its_library(line: str, package: str) -> None:
+    diagnosis = _diagnosis(line)
+    assert diagnosis.category == "dependency-version"
+    assert package in _steps(diagnosis)
+
+
+def test_a_library_path_finds_its_row() -> None:
+    refused = library_refused(["ImportError: /x/vllm/vllm/_C.abi3.so: undefined symbol: _ZN3c104cuda9SetDeviceEa"])
+    assert refused is not None and refused[0] == "_C.abi3.so" and refused[1].distribution == "vllm"
+    assert library_refused(["ImportError: /usr/lib/libfoo.so: undefined symbol: bar"]) is None

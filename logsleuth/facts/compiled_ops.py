@@ -22,6 +22,9 @@ _NAMESPACE = re.compile(
     r"|' with arguments from the)"
     r"|\b(operator|No such operator|Could not run) '?(?P<listed>\w{1,200})::\w{1,200}"
 )
+# The dynamic loader's refusal of a shared object (`<path>.so: undefined symbol: …`); the path starts only where a run
+# of path characters starts (the lookbehind), so a long line is searched in linear time.
+_UNDEFINED = re.compile(r"(?<![^\s:'\"(])(?P<path>[^\s:'\"(]{1,1000}\.so(?:\.[\w.]{1,40})?): undefined symbol")
 
 
 @dataclass(frozen=True)
@@ -29,17 +32,19 @@ class CompiledOps:
     """One extension's operator namespace: the module that registers it, what installs it, what it must match."""
 
     namespace: re.Pattern[str]
+    library: re.Pattern[str] | None  # searched in the path of the shared object the loader refused
     module: str
     distribution: str
     built_with: str
+    reinstall: str
     sources: tuple[str, ...]
 
 
 @cache
 def compiled_ops() -> tuple[CompiledOps, ...]:
     return tuple(
-        CompiledOps(re.compile(row["namespace"]), row["module"], row["distribution"], row["built_with"],
-                    tuple(row.get("sources", ())))
+        CompiledOps(re.compile(row["namespace"]), re.compile(row["library"]) if row.get("library") else None,
+                    row["module"], row["distribution"], row["built_with"], row["reinstall"], tuple(row.get("sources", ())))
         for row in table_rows("compiled_ops.toml", "namespace")
     )
 
@@ -55,3 +60,15 @@ def namespace_named(texts: Iterable[str]) -> str | None:
 def owner_of(namespace: str) -> CompiledOps | None:
     """The row of the extension that registers operators under `namespace`, or None when the table does not know it."""
     return next((row for row in compiled_ops() if row.namespace.fullmatch(namespace)), None)
+
+
+def library_refused(texts: Iterable[str]) -> tuple[str, CompiledOps] | None:
+    """The shared object the loader refused (its file name) and the row of the extension it is, when a line of
+    `texts` is the loader's `undefined symbol` and the table knows the library; else None."""
+    for text in texts:
+        for found in _UNDEFINED.finditer(text):
+            path = found["path"]
+            row = next((row for row in compiled_ops() if row.library and row.library.search(path)), None)
+            if row is not None:
+                return path.rsplit("/", 1)[-1], row
+    return None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from logsleuth.facts import requires
 from logsleuth.facts.categories import CategoryRow
-from logsleuth.facts.compiled_ops import namespace_named, owner_of
+from logsleuth.facts.compiled_ops import library_refused, namespace_named, owner_of
 from logsleuth.facts.imports import distributions_of
 from logsleuth.fixes import catalog
 from logsleuth.fixes.release_flags import in_every_known_release
@@ -240,27 +240,26 @@ def platform_steps(failure: Failure, engine: str | None) -> tuple[str, ...]:
 
 
 def compiled_op_steps(failure: Failure, engine: str | None, version: str | None) -> tuple[str, ...]:
-    """The package to reinstall, and what it must match, when torch refused a call to a compiled extension's operator:
-    the operator's namespace names the extension (facts/compiled_ops.toml: `_vllm_fa2_C` is vllm-flash-attn, built into
-    the vLLM wheel; `sgl_kernel` is sgl-kernel).  A pip command only for the engine's own wheel with the release the
-    log shows: any other version would be a guess."""
-    namespace = namespace_named(exception_lines(failure))
+    """The package to reinstall, and what it must match, when torch refused a call to a compiled extension's operator
+    or the loader refused the extension's shared object: the operator's namespace or the library's path names the
+    extension (facts/compiled_ops.toml: `_vllm_fa2_C` is vllm-flash-attn, built into the vLLM wheel; `sgl_kernel` is
+    sgl-kernel).  A pip command only for the engine's own wheel with the release the log shows: any other version
+    would be a guess."""
+    lines = exception_lines(failure)
+    namespace = namespace_named(lines)
     owner = owner_of(namespace) if namespace else None
-    if owner is None:
+    if owner is not None:
+        what = f"The operator's namespace '{namespace}' is"
+    elif refused := library_refused(lines):
+        library, owner = refused
+        what = f"The library the loader refused, {library}, is"
+    else:
         return ()
-    step = (f"The operator's namespace '{namespace}' is {owner.module}, installed by {owner.distribution}; it must "
-            f"come from the same build as {owner.built_with}.")
+    step = (f"{what} {owner.module}, installed by {owner.distribution}; it must come from the same build as "
+            f"{owner.built_with}. {owner.reinstall}")
     if engine in ENGINE_NAMES and owner.distribution == engine and version:
         step += (f" The log shows {ENGINE_NAMES[engine]} {version}: `pip install --force-reinstall {engine}=={version}` "
-                 f"puts back that release's own compiled files with the torch it pins (a source checkout: rebuild it "
-                 f"whole instead).")
-    elif owner.distribution in ENGINE_NAMES:
-        step += (f" Reinstall {owner.distribution} whole at its installed release (`pip show {owner.distribution}` "
-                 f"shows it), or rebuild a source checkout whole: its compiled files then match its Python code.")
-    else:
-        step += (f" Reinstall {owner.distribution} at the version the code calling it was made for "
-                 f"(`pip show {owner.distribution}` shows the installed one; the engine release's requirements name "
-                 f"the one it pins).")
+                 f"puts back that release's own compiled files with the torch it pins.")
     return (step,)
 
 
