@@ -10,7 +10,8 @@ attribute '<op>'`, torch.library's `operator <ns>::<op> does not exist`).  That 
 flashinfer-ai/flashinfer#1720 (a flashinfer module's plan()), sgl-project/sglang#5668 (`sgl_kernel`),
 vllm-project/vllm#5454 and #6478 (`_C`), #16810 and #23662 (`operator _C::… does not exist`), #7940 (torchvision).
 The loader's `undefined symbol` of such an extension's shared object names the same package from its path
-(vllm-project/vllm#3912: flash-attn's flash_attn_2_cuda; deepseek-ai/DeepGEMM#142: deep_gemm_cpp).
+(vllm-project/vllm#3912: flash-attn's flash_attn_2_cuda; deepseek-ai/DeepGEMM#142: deep_gemm_cpp), and so does the
+extension's own warning that it could not load, above a failure that names neither (vllm-project/vllm#13116: xformers).
 Tracebacks are real CPython's, from a site-packages tree laid out as torch's and the engines'; torch's wordings are
 its templates, rebuilt in our own code."""
 
@@ -20,7 +21,13 @@ from pathlib import Path
 
 import pytest
 
-from logsleuth.facts.compiled_ops import compiled_ops, library_refused, namespace_named, owner_of
+from logsleuth.facts.compiled_ops import (
+    compiled_ops,
+    library_refused,
+    namespace_named,
+    owner_of,
+    said_unloaded,
+)
 from logsleuth.models import Diagnosis
 from tests.helpers import traceback_of_installed
 from tests.test_categories_cat6 import _diagnosis, no_rules  # noqa: F401 (no_rules: the fixture, used below)
@@ -175,3 +182,14 @@ def test_a_library_path_finds_its_row() -> None:
     refused = library_refused(["ImportError: /x/vllm/vllm/_C.abi3.so: undefined symbol: _ZN3c104cuda9SetDeviceEa"])
     assert refused is not None and refused[0] == "_C.abi3.so" and refused[1].distribution == "vllm"
     assert library_refused(["ImportError: /usr/lib/libfoo.so: undefined symbol: bar"]) is None
+
+
+def test_the_extensions_own_warning_names_it_above_a_bare_undefined_symbol() -> None:
+    """vllm-project/vllm#13116: xformers' warning that its build is for another torch, then the loader's line alone."""
+    text = ("WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n"
+            "    PyTorch 2.6.0+cu124 with CUDA 1204 (you have 2.5.1+cu121)\n"
+            "undefined symbol: _ZN5torch8autograd12VariableInfoC1ERKN2at6TensorEb\n")
+    diagnosis = _diagnosis(text)
+    assert diagnosis.category == "dependency-version"
+    assert "installed by xformers" in _steps(diagnosis)
+    assert said_unloaded(["INFO 01-01 api_server.py:1] vLLM API server version 0.5.2"]) is None

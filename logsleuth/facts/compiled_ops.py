@@ -33,6 +33,7 @@ class CompiledOps:
 
     namespace: re.Pattern[str]
     library: re.Pattern[str] | None  # searched in the path of the shared object the loader refused
+    said: re.Pattern[str] | None  # the extension's own warning that it could not load
     module: str
     distribution: str
     built_with: str
@@ -43,10 +44,14 @@ class CompiledOps:
 @cache
 def compiled_ops() -> tuple[CompiledOps, ...]:
     return tuple(
-        CompiledOps(re.compile(row["namespace"]), re.compile(row["library"]) if row.get("library") else None,
+        CompiledOps(re.compile(row["namespace"]), _optional(row.get("library")), _optional(row.get("said")),
                     row["module"], row["distribution"], row["built_with"], row["reinstall"], tuple(row.get("sources", ())))
         for row in table_rows("compiled_ops.toml", "namespace")
     )
+
+
+def _optional(pattern: str | None) -> re.Pattern[str] | None:
+    return re.compile(pattern) if pattern else None
 
 
 def namespace_named(texts: Iterable[str]) -> str | None:
@@ -72,3 +77,8 @@ def library_refused(texts: Iterable[str]) -> tuple[str, CompiledOps] | None:
             if row is not None:
                 return path.rsplit("/", 1)[-1], row
     return None
+
+
+def said_unloaded(texts: Iterable[str]) -> CompiledOps | None:
+    """The row of the extension whose own warning in `texts` says it could not load, or None."""
+    return next((row for text in texts for row in compiled_ops() if row.said and row.said.search(text)), None)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from logsleuth.facts import requires
 from logsleuth.facts.categories import CategoryRow
-from logsleuth.facts.compiled_ops import library_refused, namespace_named, owner_of
+from logsleuth.facts.compiled_ops import library_refused, namespace_named, owner_of, said_unloaded
 from logsleuth.facts.imports import distributions_of
 from logsleuth.fixes import catalog
 from logsleuth.fixes.release_flags import in_every_known_release
@@ -246,13 +246,16 @@ def compiled_op_steps(failure: Failure, engine: str | None, version: str | None)
     sgl-kernel).  A pip command only for the engine's own wheel with the release the log shows: any other version
     would be a guess."""
     lines = exception_lines(failure)
-    namespace = namespace_named(lines)
+    namespace = namespace_named(lines) or ""
     owner = owner_of(namespace) if namespace else None
     if owner is not None:
-        what = f"The operator's namespace '{namespace}' is"
+        shown = namespace if len(namespace) <= 60 else namespace[:57] + "…"  # flashinfer names a module by its configuration
+        what = f"The operator's namespace '{shown}' is"
     elif refused := library_refused(lines):
         library, owner = refused
         what = f"The library the loader refused, {library}, is"
+    elif owner := said_unloaded(failure.context):
+        what = "The extension that says above that it could not load is"
     else:
         return ()
     step = (f"{what} {owner.module}, installed by {owner.distribution}; it must come from the same build as "
