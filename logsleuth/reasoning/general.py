@@ -174,7 +174,8 @@ def categorize(evidence: Evidence) -> Diagnosis:
         ),
         fix=Fix(summary=f"General checks for {row.category}:",
                 steps=(*platform_steps(failure, engine),
-                       *(compiled_op_steps(failure, engine, version) if row.category == "dependency-version" else ()),
+                       *(compiled_op_steps(failure, engine, _release_the_log_names(evidence, engine))
+                         if row.category == "dependency-version" else ()),
                        *check_reads,
                        *settings_the_message_speaks_of(evidence, row.category, check_reads),
                        *module_no_release_requires(evidence, row.category, engine, version),
@@ -194,6 +195,13 @@ def _refused_by_no_engines_class(failure: Failure) -> bool:
     vllm …`) did not fail in its own code."""
     unseen = refusal_without_caller(failure)
     return unseen is not None and not engines_defining(unseen.refused_class)
+
+
+def _release_the_log_names(evidence: Evidence, engine: str | None) -> str | None:
+    """The engine's release when the log (or the user) names it: one inferred from the code's layout may be another
+    release, and a reinstall command must not name it."""
+    launch = evidence.launch
+    return launch.engine_version if engine == launch.engine and launch.engine_version_source in ("log", "user") else None
 
 
 def _unseen_caller_reading(
