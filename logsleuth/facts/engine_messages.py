@@ -10,7 +10,9 @@ For speed the index ships, per engine, the templates with enough fixed text to n
 filed under one of its words (`anchor_word`) in one of 64 small members: a message reads only the members of its
 own words, and looks up only the templates filed under them.  Three sets of members:
 - `messages/<N>.json`: what the code raises or builds as an exception (raise, assert, and "build" sites: an
-  exception returned by a function its caller raises, an exception class's own message);
+  exception returned by a function its caller raises, an exception class's own message), each template with the
+  modules that raise it, `[type, template, [[file, function], ...]]` (raising_modules: where a message shown
+  without frames was raised, as a traceback's raising frame would say);
 - `logged/<N>.json`: what the code logs as an error (`logger.error` / `logger.exception` / `logger.critical`),
   evidence only for a failure that is such a line (no exception type);
 - `openings/<N>.json`: for a message the paste cut short, which may have lost a template's anchor word: under a
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import builtins
 import zlib
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -54,15 +57,16 @@ OPENING_MARGIN = 16
 
 @lru_cache(maxsize=256)
 def _shard(engine: str, number: int, members: str = RAISED) -> dict[str, Any]:
-    """One shard of the engine's templates by word: {word: [[type, template], ...]} (`openings`: {word: [anchor
-    word, ...]}), or {} without one."""
+    """One shard of the engine's templates by word: {word: [[type, template, [[file, function], ...]], ...]}
+    (`openings`: {word: [anchor word, ...]}), or {} without one."""
     name = f"{members}/{number}.json"
     found: Any = read_package_messages(name) if engine == PACKAGE_MESSAGES else read_member(engine, name)
     return dict(found) if isinstance(found, dict) else {}
 
 
-def _candidates(engine: str, words: set[str], members: str) -> list[list[str]]:
-    return [entry for word in words for entry in _shard(engine, shard_of(word), members).get(word, ())]
+def _candidates(engine: str, words: set[str], members: str) -> list[tuple[str, str]]:
+    """(type, template) of the templates filed under the words."""
+    return [(entry[0], entry[1]) for word in words for entry in _shard(engine, shard_of(word), members).get(word, ())]
 
 
 def engines_raising(type_name: str | None, message: str, engines: tuple[str, ...] = ("sglang", "vllm"), *,
@@ -82,6 +86,26 @@ def engines_raising(type_name: str | None, message: str, engines: tuple[str, ...
         elif any(wanted in (None, kind) and template_matches(template, message)
                  for kind, template in _candidates(engine, words, RAISED)):
             found.add(engine)
+    return found
+
+
+def raising_modules(type_name: str | None, message: str, engines: tuple[str, ...] = ("sglang", "vllm")
+                    ) -> dict[str, set[tuple[str, str]]]:
+    """Where the engines' code raises this exception type (any type when None: the paste lost it, or the failure is
+    an error record, then what the code logs too) with this message: engine -> the (file, function) of each check
+    whose template the message matches, of the templates with the most fixed text (a longer template that matches
+    is the check that printed it; a shorter one also matching only shares its words)."""
+    wanted = short_type(type_name) if type_name is not None else None
+    words = set(WORD.findall(message[:MAX_MESSAGE]))
+    sets = (RAISED,) if wanted is not None else (RAISED, LOGGED)
+    matched = [(engine, fixed_length(entry[1]), entry[2]) for engine in engines for members in sets for word in words
+               for entry in _shard(engine, shard_of(word), members).get(word, ())
+               if wanted in (None, entry[0]) and len(entry) > 2 and template_matches(entry[1], message)]
+    longest = max((length for _, length, _ in matched), default=0)
+    found: dict[str, set[tuple[str, str]]] = {}
+    for engine, length, modules in matched:
+        if length == longest:
+            found.setdefault(engine, set()).update((file, function) for file, function in modules)
     return found
 
 
@@ -113,7 +137,7 @@ def raised_as(message: str, engines: tuple[str, ...] = ("sglang", "vllm"), *, cu
     template both engines hold with different types then picks nothing (which one printed it is unknown)."""
     words = set(WORD.findall(message[:MAX_MESSAGE]))
     if not cut:
-        found = {kind for engine in engines for word in words for kind, template in _shard(engine, shard_of(word)).get(word, ())
+        found = {kind for engine in engines for kind, template in _candidates(engine, words, RAISED)
                  if template_matches(template, message)}
         return min(found, key=_builtin_first) if found else None
     kinds_by_text: dict[str, set[tuple[str, str]]] = {}
@@ -134,24 +158,26 @@ def _builtin_first(kind: str) -> tuple[bool, str]:
     return not isinstance(getattr(builtins, kind, None), type), kind
 
 
-def filed_templates(sites: list[tuple[str, str]]) -> dict[int, dict[str, list[list[str]]]]:
-    """scripts/engine_index/build.py: the (type, template) pairs worth filing, by shard and anchor word, sorted."""
-    filed: dict[str, set[tuple[str, str]]] = {}
-    for kind, template in sites:
+def filed_templates(sites: list[tuple[str, str, str, str]]) -> dict[int, dict[str, list[list[Any]]]]:
+    """scripts/engine_index/build.py: the (type, template, file, function) sites worth filing, by shard and anchor
+    word, sorted: [type, template, [[file, function], ...]] (the modules that raise the same template, sorted)."""
+    filed: dict[str, dict[tuple[str, str], set[tuple[str, str]]]] = {}
+    for kind, template, file, function in sites:
         word = anchor_word(template)
         if kind and word is not None and fixed_length(template) >= MIN_FIXED:
-            filed.setdefault(word, set()).add((kind, template))
-    shards: dict[int, dict[str, list[list[str]]]] = {number: {} for number in range(SHARDS)}
-    for word, pairs in sorted(filed.items()):
-        shards[shard_of(word)][word] = [list(pair) for pair in sorted(pairs)]
+            filed.setdefault(word, {}).setdefault((kind, template), set()).add((file, function))
+    shards: dict[int, dict[str, list[list[Any]]]] = {number: {} for number in range(SHARDS)}
+    for word, templates in sorted(filed.items()):
+        shards[shard_of(word)][word] = [[kind, template, [list(module) for module in sorted(modules)]]
+                                        for (kind, template), modules in sorted(templates.items())]
     return shards
 
 
-def filed_openings(sites: list[tuple[str, str]]) -> dict[int, dict[str, list[str]]]:
+def filed_openings(sites: Sequence[tuple[str, ...]]) -> dict[int, dict[str, list[str]]]:
     """scripts/engine_index/build.py: the anchor words of the templates a cut message may open, by shard and opening
     word, sorted (see above)."""
     filed: dict[str, set[str]] = {}
-    for kind, template in sites:
+    for kind, template, *_ in sites:
         anchor, opening = anchor_word(template), opening_word(template)
         if kind and anchor is not None and opening is not None and opening != anchor and fixed_length(template) >= MIN_FIXED + OPENING_MARGIN:
             filed.setdefault(opening, set()).add(anchor)

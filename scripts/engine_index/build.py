@@ -13,8 +13,8 @@ WORKERS processes.  A site is the same check in two releases when its file, func
 condition and guards are the same; its line numbers may differ, and are kept per release.
 The output is one zip per engine (a lookup opens only its frame's engine's), with one JSON member per source file
 (`sglang/srt/server_args.py.json`, `vllm/config/parallel.py.json`), so a lookup reads only the file its frame
-names; `messages/<N>.json`, the engine's raise and assert message templates filed by word in 64 shards (which
-engine's code raises a message); and `index.json`: the releases, in order, and their wheels.  A site's lines are kept as runs of consecutive releases with the same lines:
+names; `messages/<N>.json`, the engine's raise and assert message templates filed by word in 64 shards, each with
+the modules (file, function) that raise it (which engine's code raises a message, and where); and `index.json`: the releases, in order, and their wheels.  A site's lines are kept as runs of consecutive releases with the same lines:
 [first release, last release, first line, last line], release indexes into that engine's list.  Deterministic
 (sorted, fixed member times), so --check compares the files byte for byte.
 """
@@ -241,9 +241,12 @@ def build(cache: Cache, directory: Path) -> None:
                 continue
             # Which engine raises a message (logsleuth/facts/engine_messages.py): its raise, assert and build
             # templates, by anchor word and by opening word; and which logs it as an error.
-            raised = sorted({(site.type, site.message) for sites_ in per_release.values() for site in sites_
-                             if site.kind != "log" and not raised_only_in_ci(site)})
-            logged = sorted({("log", site.message) for sites_ in per_release.values() for site in sites_ if site.kind == "log"})
+            # (with the module, file and function, of each check that raises it: where a message shown without
+            # frames was raised)
+            raised = sorted({(site.type, site.message, site.file, site.function) for sites_ in per_release.values()
+                             for site in sites_ if site.kind != "log" and not raised_only_in_ci(site)})
+            logged = sorted({("log", site.message, site.file, site.function) for sites_ in per_release.values()
+                             for site in sites_ if site.kind == "log"})
             shard_sets: tuple[tuple[str, dict[int, Any]], ...] = (
                 (RAISED, filed_templates(raised)), (OPENINGS, filed_openings(raised)), (LOGGED, filed_templates(logged)))
             for members, shards in shard_sets:

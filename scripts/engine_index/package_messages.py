@@ -6,7 +6,7 @@ to load has model type …`) is found and typed from the statement that raises i
 engine: any program that runs the package raises them.  One small zip for all four, so a lookup that finds nothing
 in the engines' shards opens no package's own index (those are read only for a frame in the package).
 
-It is written from the package zips' per-file members (the (type, message) pairs build.py reads from the releases),
+It is written from the package zips' per-file members (the (type, message, file, function) of each site build.py read from the releases),
 so no wheel is fetched; build.py calls it after writing them.
 
     python scripts/engine_index/package_messages.py            (write it)
@@ -30,11 +30,12 @@ from logsleuth.facts.engine_messages import OPENINGS, RAISED, filed_openings, fi
 from logsleuth.facts.raise_sites import OTHER_PACKAGES, PACKAGE_MESSAGES  # noqa: E402
 
 
-def package_pairs(path: Path) -> set[tuple[str, str]]:
-    """(type, message template) of each raise, assert and build site a package zip holds."""
+def package_pairs(path: Path) -> set[tuple[str, str, str, str]]:
+    """(type, message template, file, function) of each raise, assert and build site a package zip holds (a member
+    is its source file's sites: `transformers/configuration_utils.py.json`)."""
     with zipfile.ZipFile(path) as archive:
-        return {(site["type"], site["message"]) for name in archive.namelist() if name != "index.json"
-                for site in json.loads(archive.read(name))
+        return {(site["type"], site["message"], name.removesuffix(".json"), site["function"])
+                for name in archive.namelist() if name != "index.json" for site in json.loads(archive.read(name))
                 if site.get("kind") != "log" and isinstance(site.get("type"), str) and isinstance(site.get("message"), str)}
 
 
@@ -47,7 +48,7 @@ def _member(archive: zipfile.ZipFile, name: str, data: object) -> None:
 
 def built(directory: Path) -> bytes:
     """The message zip for the package zips in `directory`."""
-    pairs: set[tuple[str, str]] = set()
+    pairs: set[tuple[str, str, str, str]] = set()
     for package in OTHER_PACKAGES:
         pairs |= package_pairs(directory / f"raise_sites-{package}.zip")
     ordered = sorted(pairs)
