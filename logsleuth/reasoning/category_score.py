@@ -28,6 +28,7 @@ from logsleuth.reasoning.call_frames import (
 )
 from logsleuth.reasoning.engine_api_calls import package_path
 from logsleuth.reasoning.evidence import exception_lines
+from logsleuth.reasoning.message_site import raising_frame, site_cue, site_reason
 from logsleuth.tracebacks.raising_statement import imported_type
 
 # How much each kind of cue weighs: the words a message says are the strongest evidence, a frame's subsystem
@@ -107,6 +108,12 @@ def _raised_in(row: CategoryRow, failure: Failure) -> str | None:
     if not row.raise_frames or not frames:
         return None
     return next((fragment for fragment in row.raise_frames if fragment in frames[-1].file), None)
+
+
+def _site_placed(row: CategoryRow, site: Frame | None, types: set[str]) -> str | None:
+    """The module the engine's code raises the message from (message_site.raising_frame, a paste that does not show
+    it), read by `row`'s frame cues as the raising frame: what of it places it, or None."""
+    return site_cue(row, site, types) if site is not None else None
 
 
 def _cut_subsystem_frame(failure: Failure, site_words: tuple[str, ...] = ()) -> Frame | None:
@@ -206,14 +213,18 @@ def _said_above(row: CategoryRow, said_texts: Sequence[tuple[str, str]]) -> tupl
 
 def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str], wrapped: bool,
            cut_at: Frame | None, word_texts: list[str], said_texts: Sequence[tuple[str, str]] = (),
-           quantized: str | None = None) -> tuple[int, list[str]]:
+           quantized: str | None = None, site: Frame | None = None) -> tuple[int, list[str]]:
     """How strongly the failure's evidence points to `row`, and what pointed (for the root cause's prose); `wrapped`:
     a program that runs the engine made the failing call (made_by_a_wrapper); `cut_at`: the frame a traceback cut
     before its exception line stopped in whose subsystem a row names (_cut_subsystem_frame); `word_texts`: `texts`
     with the code names CPython quotes masked (_names_masked), the same for every row, so made once by the caller;
     `said_texts`: for a traceback cut before its exception line, the lines kept just before it (an error record above
     it, the sentence a person wrote to say what failed), whose plain words then count as the message's would;
-    `quantized`: the quantization the launch asks for (reasoning/launch_quantization.py)."""
+    `quantized`: the quantization the launch asks for (reasoning/launch_quantization.py); `site`: the module the
+    engine's code raises the message from, when the paste does not show it (message_site.raising_frame), read as the
+    raising frame by the row's `frames`, `raise_frames` and `cut_frames`."""
+    types = {name for block in failure.exceptions for name in type_names(block.type)}
+    site_placed = _site_placed(row, site, types)
     unplaced = row.in_engine_code and engine_code_of(failure) is None
     if unplaced and not shows_no_frame(failure):
         return 0, []
@@ -233,7 +244,10 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
     if row.frameless and (not shows_no_frame(failure) or wrapped):
         return 0, []
     raised_in = _raised_in(row, failure)
-    if row.raise_frames and raised_in is None:
+    site_raised = site_placed if site is not None and raised_in is None and row.raise_frames else None
+    if site_raised is not None and not any(f.rstrip("/") == site_raised for f in row.raise_frames):
+        site_raised = None  # placed by the row's other cues, not its raise_frames
+    if row.raise_frames and raised_in is None and site_raised is None:
         return 0, []
     called = package_called_by_engine(failure) if row.in_package_code else None
     if row.in_package_code and called is None:
@@ -260,12 +274,14 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
     if raised_in:
         score += WORD_WEIGHT
         why.append(f"the check that raised it, in {raised_in.rstrip('/')}")
+    if site_raised is not None and site is not None:
+        score += WORD_WEIGHT
+        why.append(site_reason(site))
     if row.engine_message:
         why.append("the message being one of the engine's own checks (its template in the raise site index)")
     if failure.kind in row.kinds:
         score += KIND_WEIGHT
         why.append("an argument error" if failure.kind == "usage" else f"a failure of kind {failure.kind}")
-    types = {name for block in failure.exceptions for name in type_names(block.type)}
     hit_type = next((t for t in row.types if t in types), None)
     if hit_type:
         score += TYPE_WEIGHT
@@ -309,6 +325,11 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
         score += FRAME_WEIGHT
         if fragment.rstrip("/") != subsystem:
             why.append(f"frames through {fragment.rstrip('/')}")
+    elif site_placed is not None and site_raised is None and site is not None:
+        # The module that raises the message, read as the innermost frame a traceback would have shown: a frame's
+        # subsystem, weighed as one (its row's words or type, if any, say more).
+        score += FRAME_WEIGHT
+        why.append(site_reason(site))
     if subsystem:
         # Weighs as words do: the innermost subsystem is the only evidence a traceback cut before its exception line
         # keeps, and it outweighs the outer frames' paths (weight 1 each) the call only went through.
@@ -349,6 +370,7 @@ def best_row(failure: Failure, leave_out: frozenset[str] = frozenset(), site_wor
     files = [frame.file for frame in failure.final.frames[-INNERMOST_FRAMES:]]
     wrapped = made_by_a_wrapper(failure, wrapper)
     cut_at = _cut_subsystem_frame(failure, site_words)
+    site = raising_frame(failure)
     word_texts = [_names_masked(text) for text in texts]
     # A traceback cut before its exception line keeps no words of its own: the lines just before it (the person's
     # sentence, an error record) are the only words of the failure the paste shows (grammar.CONTEXT_WORDS).
@@ -361,7 +383,7 @@ def best_row(failure: Failure, leave_out: frozenset[str] = frozenset(), site_wor
     for row in table().rows:
         if row.category in leave_out:
             continue
-        score, why = _score(row, failure, texts, files, wrapped, cut_at, word_texts, said_texts, quantized)
+        score, why = _score(row, failure, texts, files, wrapped, cut_at, word_texts, said_texts, quantized, site)
         if not score:
             continue
         if row.category == UNCLASSIFIED:

@@ -1,0 +1,70 @@
+"""Where the engine's code raised a failure whose paste shows no frame that says so: the module the raise site
+index files the failure's message template under (facts/engine_messages.py raising_modules), read as the raising
+frame would be (reasoning/category_score.py: the category rows' `frames`, `raise_frames` and `cut_frames` cues).
+
+Many pastes are the error line alone, or a traceback cut above the engine's innermost frame (a wrapper's frames, the
+call into the engine, then the exception line).  The message's words and type are then the only evidence, and
+often name no category; but the engine's own message was raised by one check of its code, and that check's module
+(vllm/model_executor/model_loader/weight_utils.py, sglang/srt/layers/quantization/fp8.py) is the subsystem a
+traceback's innermost frame would have shown.  Only when the message's template is raised in one module, or in
+modules every category row places alike: a message several subsystems raise tells none.
+"""
+
+from __future__ import annotations
+
+from logsleuth.facts.categories import CategoryRow, table
+from logsleuth.facts.engine_messages import raising_modules
+from logsleuth.models import Failure, Frame
+from logsleuth.reasoning.call_frames import shows_no_frame
+
+
+def raising_frame(failure: Failure) -> Frame | None:
+    """The module the engine's code raises the failure's message from, as a frame (its package path and function,
+    no line), when the paste shows no frame (or its innermost frame is not that module: a traceback cut above it)
+    and every module that raises the message's template is placed in the same categories by the rows' frame cues;
+    else None."""
+    final = failure.final
+    message = final.message.strip()
+    if not message:
+        return None
+    found = raising_modules(final.type or None, message)
+    modules = sorted({module for engine_modules in found.values() for module in engine_modules})
+    if not modules or (not shows_no_frame(failure) and _shows_raising_module(failure, modules)):
+        return None
+    types = {block.type.rsplit(".", 1)[-1] for block in failure.exceptions if block.type}
+    placements = {placing_categories(file, function, types) for file, function in modules}
+    if len(placements) != 1 or not next(iter(placements)):
+        return None  # raised in several subsystems, or in none a row names
+    file, function = modules[0]
+    return Frame(file=file, line=None, function=function.rsplit(".", 1)[-1])
+
+
+def _shows_raising_module(failure: Failure, modules: list[tuple[str, str]]) -> bool:
+    """The final exception's innermost frame is one of the modules: the traceback itself says where it was raised."""
+    frames = failure.final.frames
+    files = {file for file, _ in modules}
+    return bool(frames) and frames[-1].module_path in files
+
+
+def placing_categories(file: str, function: str, types: set[str]) -> frozenset[str]:
+    """The categories whose rows' frame cues place a raising frame in `file`, function `function`."""
+    frame = Frame(file=file, line=None, function=function.rsplit(".", 1)[-1])
+    return frozenset(row.category for row in table().rows if site_cue(row, frame, types) is not None)
+
+
+def site_cue(row: CategoryRow, frame: Frame, types: set[str]) -> str | None:
+    """What of the raising module `frame` puts it in `row`'s subsystem: a path fragment of its `raise_frames` or
+    `frames` (those only with one of its `frames_need` types, when given), or its `cut_frames` reading the module
+    and function; None when nothing does."""
+    fragment = next((f for f in row.raise_frames if f in frame.file), None)
+    if fragment is None and (not row.frames_need or any(t in types for t in row.frames_need)):
+        fragment = next((f for f in row.frames if f in frame.file), None)
+    if fragment is not None:
+        return fragment.rstrip("/")
+    where = f"{frame.file} {frame.function}()\n"
+    said = next((m for pattern in row.cut_frames if (m := pattern.search(where))), None)
+    return said[0].strip() if said is not None else None
+
+
+def site_reason(frame: Frame) -> str:
+    return f"raised in {frame.file}, per the engine's code (its message's template in the raise site index)"

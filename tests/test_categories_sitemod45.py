@@ -1,0 +1,101 @@
+"""Stop 45 (sitemod), in generic words (issue 28, item 5): an engine's message pasted without frames is read with the
+module the engine's code raises it from, as a traceback's raising frame would be read.
+
+- The raise site index's message shards keep, for each template, the modules (file, function) whose checks raise it
+  (facts/engine_messages.raising_modules; scripts/engine_index/build.py files them).
+- vLLM's and SGLang's default weight loaders assert a checkpoint tensor's shape against the parameter's ("Attempted to
+  load weight ({}) into parameter ({})", model_loader/weight_utils.py default_weight_loader): shown alone it is
+  weight-loading, raised in weight_utils.py (verl-project/verl#834: a verl-saved checkpoint one tensor of which does
+  not fit).
+- vLLM's AutoWeightsLoader (model_executor/models/utils.py _load_module) matching a checkpoint tensor's name to the
+  model's modules: "There is no module or parameter named '{}' in {}" is weight-loading (vllm-project/vllm#14212,
+  #21176: checkpoints whose tensor names the model lacks).
+- A message the engines raise from modules of different subsystems places none: vLLM's "No available memory for the
+  cache blocks" is raised in the KV cache's sizing (v1/core/kv_cache_utils.py) and in workers' cache set-up
+  (worker/worker.py), so its own words decide (kv-cache-memory's).
+- A traceback whose innermost frame is the raising module is read from its frames, as before; one cut above the
+  engine's frames (a wrapper's frames only) is read with the raising module too.
+Tracebacks are real CPython's, from our own code; the wordings are the engines' own templates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from logsleuth.facts.engine_messages import filed_templates, raising_modules, shard_of
+from logsleuth.facts.message_templates import anchor_word
+from logsleuth.reasoning.message_site import raising_frame
+from tests.helpers import traceback_of_installed
+from tests.test_categories_cat6 import _diagnosis, no_rules  # noqa: F401 (no_rules: the fixture, used below)
+
+LOAD_WEIGHT = "AssertionError: Attempted to load weight (torch.Size([3600])) into parameter (torch.Size([3584]))\n"
+NO_MODULE = "ValueError: There is no module or parameter named 'language_model' in Gemma3ForCausalLM\n"
+NO_CACHE = ("ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
+            "initializing the engine.\n")
+
+
+def test_the_message_shards_keep_the_modules_that_raise_each_template() -> None:
+    template = "Attempted to load weight ({}) into parameter ({})"
+    shards = filed_templates([("AssertionError", template, "b/weight_utils.py", "default_weight_loader"),
+                              ("AssertionError", template, "a/weight_utils.py", "default_weight_loader"),
+                              ("ValueError", "short {}", "c.py", "f")])  # too little fixed text to file
+    word = anchor_word(template)
+    assert word is not None
+    assert shards[shard_of(word)][word] == [["AssertionError", template, [["a/weight_utils.py", "default_weight_loader"],
+                                                                          ["b/weight_utils.py", "default_weight_loader"]]]]
+    assert sum(len(shard) for shard in shards.values()) == 1
+
+
+def test_the_index_says_which_module_raises_a_message() -> None:
+    found = raising_modules("AssertionError", LOAD_WEIGHT.split(": ", 1)[1].strip())
+    assert ("vllm/model_executor/model_loader/weight_utils.py", "default_weight_loader") in found["vllm"]
+    assert ("sglang/srt/model_loader/weight_utils.py", "default_weight_loader") in found["sglang"]
+    assert raising_modules("KeyError", LOAD_WEIGHT.split(": ", 1)[1].strip()) == {}  # another type: not that check
+
+
+@pytest.mark.usefixtures("no_rules")
+@pytest.mark.parametrize(("text", "module"), [
+    (LOAD_WEIGHT, "model_loader/weight_utils.py"),
+    (NO_MODULE, "vllm/model_executor/models/utils.py"),
+])
+def test_a_frameless_message_is_read_in_the_module_that_raises_it(text: str, module: str) -> None:
+    diagnosis = _diagnosis(text)
+    assert diagnosis.category == "weight-loading"
+    assert f"raised in {module}" in diagnosis.root_cause or f"{module}, per the engine's code" in diagnosis.root_cause
+    assert "per the engine's code" in diagnosis.root_cause
+
+
+@pytest.mark.usefixtures("no_rules")
+def test_a_message_several_subsystems_raise_places_none() -> None:
+    diagnosis = _diagnosis(NO_CACHE)
+    assert diagnosis.category == "kv-cache-memory"
+    assert "per the engine's code" not in diagnosis.root_cause
+
+
+_WRAPPER = '''
+def generate(model):
+    raise AssertionError("Attempted to load weight (torch.Size([3600])) into parameter (torch.Size([3584]))")
+'''
+
+
+@pytest.mark.usefixtures("no_rules")
+def test_a_traceback_cut_above_the_engine_is_read_in_the_raising_module(tmp_path: Path) -> None:
+    """A wrapper's frames only (the engine's were lost on the way, re-raised by a worker): the message's module."""
+    run = traceback_of_installed(tmp_path, {"verl/workers/rollout.py": _WRAPPER},
+                                 "from verl.workers.rollout import generate\ngenerate(None)\n")
+    diagnosis = _diagnosis(run.stderr)
+    assert diagnosis.category == "weight-loading"
+    assert "weight_utils.py, per the engine's code" in diagnosis.root_cause
+
+
+def test_a_traceback_that_shows_the_raising_module_is_read_from_its_frames(tmp_path: Path) -> None:
+    source = ('def default_weight_loader(param, loaded_weight):\n'
+              '    raise AssertionError("Attempted to load weight (torch.Size([3600])) into parameter (torch.Size([3584]))")\n')
+    run = traceback_of_installed(tmp_path, {"vllm/model_executor/model_loader/weight_utils.py": source},
+                                 "from vllm.model_executor.model_loader.weight_utils import default_weight_loader\n"
+                                 "default_weight_loader(None, None)\n")
+    from logsleuth.api import DiagnoseOptions, diagnose_text
+
+    report = diagnose_text(run.stderr, DiagnoseOptions(include_user_patterns=False))
+    assert raising_frame(report.failures[0].failure) is None
