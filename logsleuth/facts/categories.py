@@ -45,6 +45,9 @@ class CategoryRow:
     launch_quantized: bool = False
     # counts only when the failure's type is one of `types` (a row whose raise_frames hold other checks too)
     types_needed: bool = False
+    # its frames and cut_frames also read the module an engine's message shown without frames is raised in
+    # (reasoning/message_site.py): a check raised in that subsystem is a failure of this category
+    raising_module: bool = False
 
 
 @dataclass(frozen=True)
@@ -126,6 +129,7 @@ def _row(entry: dict[str, object]) -> CategoryRow:
         other_program=bool(entry.get("other_program", False)),
         launch_quantized=bool(entry.get("launch_quantized", False)),
         types_needed=bool(entry.get("types_needed", False)),
+        raising_module=bool(entry.get("raising_module", False)),
     )
 
 

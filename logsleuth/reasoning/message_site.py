@@ -53,10 +53,13 @@ def placing_categories(file: str, function: str, types: set[str]) -> frozenset[s
 
 
 def site_cue(row: CategoryRow, frame: Frame, types: set[str]) -> str | None:
-    """What of the raising module `frame` puts it in `row`'s subsystem: a path fragment of its `raise_frames` or
-    `frames` (those only with one of its `frames_need` types, when given), or its `cut_frames` reading the module
-    and function; None when nothing does."""
+    """What of the raising module `frame` puts it in `row`'s subsystem: a path fragment of its `raise_frames`, or,
+    for a row marked `raising_module` (a check raised in its subsystem is a failure of its category: not the broad
+    paths a call only goes through, `distributed/`, `sampling/`), of its `frames` (those only with one of its
+    `frames_need` types, when given) or its `cut_frames` reading the module and function; None when nothing does."""
     fragment = next((f for f in row.raise_frames if f in frame.file), None)
+    if fragment is None and not row.raising_module:
+        return None
     if fragment is None and (not row.frames_need or any(t in types for t in row.frames_need)):
         fragment = next((f for f in row.frames if f in frame.file), None)
     if fragment is not None:
