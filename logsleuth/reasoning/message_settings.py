@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from logsleuth.fixes.command import CommandLine
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, LaunchInfo
-from logsleuth.reasoning.setting_paths import _GENERIC_WORDS as SUBSYSTEM_WORDS
+from logsleuth.reasoning.setting_paths import SUBSYSTEM_WORDS
 from logsleuth.redact import secret_by_name
 
 ENGINE_ENV_PREFIXES = ("VLLM_", "SGLANG_", "SGL_")

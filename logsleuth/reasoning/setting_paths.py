@@ -21,7 +21,7 @@ from logsleuth.reasoning.raise_site import settable_given
 
 _SWITCH_PREFIXES = ("enable-", "disable-", "use-")
 # Words of a flag's name that name no feature's code: every module has sizes, modes and backends.
-_GENERIC_WORDS = frozenset({
+SUBSYSTEM_WORDS = frozenset({
     "size", "mode", "path", "backend", "model", "max", "min", "num", "type", "dtype", "len", "length", "config",
     "cache", "port", "host", "static", "fraction", "memory", "gpu", "cuda", "kernel", "impl", "level", "tokens",
     "chunked", "prefill", "decode", "batch", "server", "engine", "runner", "worker", "layer", "layers", "attention",
@@ -61,9 +61,9 @@ def _names_feature(flag: str, value: str, paths: str, tokens: set[str]) -> bool:
         key = key.removeprefix(prefix)
     words = key.split("-")
     joined = "_".join(words)
-    if len(words) > 1 and not all(word in _GENERIC_WORDS for word in words) and joined in paths:
+    if len(words) > 1 and not all(word in SUBSYSTEM_WORDS for word in words) and joined in paths:
         return True
-    if any(len(word) >= MIN_WORD and word not in _GENERIC_WORDS and word in tokens for word in words):
+    if any(len(word) >= MIN_WORD and word not in SUBSYSTEM_WORDS and word in tokens for word in words):
         return True
     return bool(_BACKEND_FLAG.search(flag) and len(value) >= MIN_VALUE and value.lower() in tokens)
 
