@@ -110,12 +110,6 @@ def _raised_in(row: CategoryRow, failure: Failure) -> str | None:
     return next((fragment for fragment in row.raise_frames if fragment in frames[-1].file), None)
 
 
-def _site_placed(row: CategoryRow, site: Frame | None, types: set[str]) -> str | None:
-    """The module the engine's code raises the message from (message_site.raising_frame, a paste that does not show
-    it), read by `row`'s frame cues as the raising frame: what of it places it, or None."""
-    return site_cue(row, site, types) if site is not None else None
-
-
 def _cut_subsystem_frame(failure: Failure, site_words: tuple[str, ...] = ()) -> Frame | None:
     """A traceback cut before its exception line (no type, no message): the innermost own frame, of the innermost
     INNERMOST_FRAMES, whose file or function a row's subsystem names (the model loader, the distributed layer, the KV
@@ -224,7 +218,7 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
     engine's code raises the message from, when the paste does not show it (message_site.raising_frame), read as the
     raising frame by the row's `frames`, `raise_frames` and `cut_frames`."""
     types = {name for block in failure.exceptions for name in type_names(block.type)}
-    site_placed = _site_placed(row, site, types)
+    site_placed = site_cue(row, site, types) if site is not None else None
     unplaced = row.in_engine_code and engine_code_of(failure) is None
     if unplaced and not shows_no_frame(failure):
         return 0, []
@@ -361,16 +355,18 @@ def _names_masked(text: str) -> str:
 
 
 def best_row(failure: Failure, leave_out: frozenset[str] = frozenset(), site_words: tuple[str, ...] = (),
-             wrapper: str | None = None, quantized: str | None = None) -> tuple[CategoryRow, list[str]] | None:
+             wrapper: str | None = None, quantized: str | None = None, engine: str | None = None
+             ) -> tuple[CategoryRow, list[str]] | None:
     """The category the evidence points to most strongly (ties: the row written first), with what pointed;
     never one of `leave_out`.  `site_words`: the message the raising check prints, when the paste cut the failure's;
     `wrapper`: the program the log shows running the engine (LaunchInfo.wrapper); `quantized`: the quantization the
-    launch asks for (reasoning/launch_quantization.py)."""
+    launch asks for (reasoning/launch_quantization.py); `engine`: the decided engine, whose code alone says where a
+    message the paste shows no frame of was raised (message_site.raising_frame)."""
     texts = [*exception_lines(failure), *site_words]
     files = [frame.file for frame in failure.final.frames[-INNERMOST_FRAMES:]]
     wrapped = made_by_a_wrapper(failure, wrapper)
     cut_at = _cut_subsystem_frame(failure, site_words)
-    site = raising_frame(failure)
+    site = raising_frame(failure, engine, {t for block in failure.exceptions for t in type_names(block.type)})
     word_texts = [_names_masked(text) for text in texts]
     # A traceback cut before its exception line keeps no words of its own: the lines just before it (the person's
     # sentence, an error record) are the only words of the failure the paste shows (grammar.CONTEXT_WORDS).

@@ -79,17 +79,17 @@ def categorize(evidence: Evidence) -> Diagnosis:
     listed = _drivers_of_a_frameless_call(evidence)
     wrapper = launch.wrapper or (joined([driver.name for driver in listed]) if listed else None)
     quantized = launch_quantization(launch, [*failure.context, *evidence.lines])
-    found = best_row(failure, site_words=said, wrapper=launch.wrapper, quantized=quantized)
+    found = best_row(failure, site_words=said, wrapper=launch.wrapper, quantized=quantized, engine=engine)
     if found is not None and found[0].category == "parallel-config" and splits_over_one_gpu(evidence):
         # One GPU splits nothing: a size the message finds indivisible is the kernel's or the checkpoint's
         # limit (a quantization kernel's tile on the full size), not a parallel degree's.
-        found = best_row(failure, frozenset({"parallel-config"}), said, launch.wrapper, quantized)
+        found = best_row(failure, frozenset({"parallel-config"}), said, launch.wrapper, quantized, engine)
         found = (found[0], [*found[1], "a launch with tensor parallelism 1 (nothing split)"]) if found else None
     if (found is not None and found[0].in_engine_code and engine_code_of(failure) is None
             and engine_object_class(failure) is None and (engine is None or _refused_by_no_engines_class(failure))):
         # A bug of which engine? Neither the frames nor the launch say: not a claim to make.  Nor a bug of the engine
         # the launch names when the refusing class is no engine's.
-        found = best_row(failure, frozenset({found[0].category}), said, launch.wrapper, quantized)
+        found = best_row(failure, frozenset({found[0].category}), said, launch.wrapper, quantized, engine)
     found = _root_of_the_chain(failure, found)
     misfit = caller_misfit(failure) or override_misfit(failure, bool(launch.wrapper or failure_wrappers(failure)))
     wrapper_row = table().wrapper_call_row()

@@ -12,26 +12,30 @@ modules every category row places alike: a message several subsystems raise tell
 
 from __future__ import annotations
 
-from logsleuth.facts.categories import CategoryRow, table
+from logsleuth.facts.categories import ENGINES, CategoryRow, table
 from logsleuth.facts.engine_messages import raising_modules
-from logsleuth.models import Failure, Frame
+from logsleuth.models import ENGINE_NAMES, Failure, Frame
 from logsleuth.reasoning.call_frames import shows_no_frame
 
 
-def raising_frame(failure: Failure) -> Frame | None:
+def raising_frame(failure: Failure, engine: str | None, types: set[str]) -> Frame | None:
     """The module the engine's code raises the failure's message from, as a frame (its package path and function,
     no line), when the paste shows no frame (or its innermost frame is not that module: a traceback cut above it)
     and every module that raises the message's template is placed in the same categories by the rows' frame cues;
-    else None."""
+    else None.  `engine`: the decided engine, whose code alone is read (the other engine's module is not where this
+    launch raised it); with none decided, only a message one engine's code alone raises, so that the module named
+    is never a guess between two engines.  `types`: the failure's exception types as the rows name them
+    (category_score.type_names)."""
     final = failure.final
     message = final.message.strip()
     if not message:
         return None
-    found = raising_modules(final.type or None, message)
-    modules = sorted({module for engine_modules in found.values() for module in engine_modules})
-    if not modules or (not shows_no_frame(failure) and _shows_raising_module(failure, modules)):
+    found = raising_modules(final.type or None, message, (engine,) if engine in ENGINE_NAMES else ENGINES)
+    if len(found) != 1:
+        return None  # no engine's code raises it, or both do and the launch decided neither
+    modules = sorted(next(iter(found.values())))
+    if not modules or (not shows_no_frame(failure) and _frames_say_where(failure, modules)):
         return None
-    types = {block.type.rsplit(".", 1)[-1] for block in failure.exceptions if block.type}
     placements = {placing_categories(file, function, types) for file, function in modules}
     if len(placements) != 1 or not next(iter(placements)):
         return None  # raised in several subsystems, or in none a row names
@@ -39,11 +43,17 @@ def raising_frame(failure: Failure) -> Frame | None:
     return Frame(file=file, line=None, function=function.rsplit(".", 1)[-1])
 
 
-def _shows_raising_module(failure: Failure, modules: list[tuple[str, str]]) -> bool:
-    """The final exception's innermost frame is one of the modules: the traceback itself says where it was raised."""
+def _frames_say_where(failure: Failure, modules: list[tuple[str, str]]) -> bool:
+    """The traceback itself says where it was raised: its innermost frame is one of the modules, or its line is a
+    raising statement (`raise …`, `assert …`: the code shown raised it, whoever's code it is).  Only a traceback whose
+    innermost frame is a call the exception came out of (a worker's re-raise, an extension raising from C) lost the
+    frame that raised it."""
     frames = failure.final.frames
-    files = {file for file, _ in modules}
-    return bool(frames) and frames[-1].module_path in files
+    if not frames:
+        return False
+    innermost = frames[-1]
+    source = (innermost.source or "").lstrip()
+    return innermost.module_path in {file for file, _ in modules} or source.startswith(("raise ", "raise(", "assert "))
 
 
 def placing_categories(file: str, function: str, types: set[str]) -> frozenset[str]:

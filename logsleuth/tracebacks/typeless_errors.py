@@ -161,7 +161,7 @@ ENGINE_DID_NOT_START_TYPE = "launch failure"  # a launcher's report: the engine'
 # The engine named right before the words, as a launcher names it (not vLLM's own `EngineCore failed to start.`, whose
 # traceback follows it: grammar.TYPELESS_ENGINE_LINES); a question about it says nothing happened.
 ENGINE_DID_NOT_START = compile_lazily(
-    r"^(?:.*?[\s\"'`:])?(?P<msg>(?:vLLM|vllm|VLLM|SGLang|sglang|SGLANG)(?: (?:server|engine|process))? failed to start\b[^?]*?)\s*$"
+    r"^(?:.*?[\s\"'`:])?(?P<msg>(?:vLLM|vllm|VLLM|SGLang|sglang|SGLANG)(?: (?:server|engine|process))? failed to start\b(?:[^?]*[^?\s])?)\s*$"
 )
 OPENAI_CONNECTION_WORDS = "Connection error"
 OPENAI_CONNECTION_TYPE = "openai.APIConnectionError"
@@ -203,14 +203,14 @@ def connection_error(text: str) -> str | None:
 #   functions; later releases print `❌` for `ERROR:`, llm-d/llm-d-benchmark#668).
 CONTAINER_CRASHED = "container crashed"  # the type of a server container reported as exited with a non-zero code
 _POD_ROW = compile_lazily(
-    r"^\s*(?P<msg>[a-z0-9][a-z0-9.\-]{0,252}\s+\d+/\d+\s+(?:Init:)?(?P<type>CrashLoopBackOff|Error)\s+\d+\b.*?)\s*$"
+    r"^\s*(?P<msg>[a-z0-9][a-z0-9.\-]{0,252}\s+\d+/\d+\s+(?:Init:)?(?P<type>CrashLoopBackOff|Error)\s+\d+\b(?:.*\S)?)\s*$"
 )
 ORCHESTRATION_LINES: tuple[tuple[str, re.Pattern[str], str | None], ...] = (
     ("Back-off restarting failed container",
-     compile_lazily(r"^(?:.*?\s)?(?P<msg>Back-off restarting failed container\b.*?)\s*$"), "BackOff"),
+     compile_lazily(r"^(?:.*?\s)?(?P<msg>Back-off restarting failed container\b(?:.*\S)?)\s*$"), "BackOff"),
     ("CrashLoopBackOff ", _POD_ROW, None),
     ("Error ", _POD_ROW, None),
-    ("Crashed container in pod: ", compile_lazily(r"^(?:.*?\s)?(?P<msg>Crashed container in pod: \S.*?)\s*$"),
+    ("Crashed container in pod: ", compile_lazily(r"^(?:.*?\s)?(?P<msg>Crashed container in pod: \S(?:.*\S)?)\s*$"),
      CONTAINER_CRASHED),
 )
 # kubectl's STATUS `Error` is a container that exited non-zero: a crash, like the harness's report (`Error` alone is no type).
