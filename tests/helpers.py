@@ -17,6 +17,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any
 
+from logsleuth.api import DiagnoseOptions, diagnose_text
+from logsleuth.diagnosis.library import PatternSet
+from logsleuth.models import Diagnosis
+
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO.parent / "shared" / "corpus"
 
@@ -212,3 +216,26 @@ def load_test_pattern(tmp_path: Path, name: str, text: str) -> list[Any]:
     directory.mkdir(exist_ok=True)
     (directory / f"{name}.toml").write_text(text)
     return load_patterns([directory], include_user=False, strict=True)
+
+
+def diagnose_without_patterns(text: str, **options: Any) -> Diagnosis:
+    """The first failure's diagnosis of `text` with no pattern at all: the reasoning rules and the honest category
+    alone (`options`: more DiagnoseOptions, such as engine_version)."""
+    report = diagnose_text(text, DiagnoseOptions(include_user_patterns=False, **options),
+                           patterns=PatternSet(patterns=[], errors=[]))
+    found = report.failures[0].diagnosis
+    assert found is not None
+    return found
+
+
+def diagnose_with_patterns(text: str) -> Diagnosis:
+    """The first failure's diagnosis of `text` with the project's own patterns (no user's)."""
+    report = diagnose_text(text, DiagnoseOptions(include_user_patterns=False))
+    found = report.failures[0].diagnosis
+    assert found is not None
+    return found
+
+
+def check_texts(found: Diagnosis) -> str:
+    """The diagnosis's fix steps, one a line."""
+    return "\n".join(found.fix.steps) if found.fix else ""

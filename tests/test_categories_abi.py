@@ -29,8 +29,8 @@ from logsleuth.facts.compiled_ops import (
     said_unloaded,
 )
 from logsleuth.models import Diagnosis
-from tests.helpers import traceback_of_installed
-from tests.test_categories_cat6 import _diagnosis, no_rules  # noqa: F401 (no_rules: the fixture, used below)
+from tests.helpers import diagnose_without_patterns, traceback_of_installed
+from tests.test_categories_cat6 import no_rules  # noqa: F401 (no_rules: the fixture, used below)
 
 # torch's operator namespace, as torch/_ops.py words a missing operator and pybind_utils.h a call its schema refuses.
 _TORCH_OPS = '''
@@ -98,7 +98,7 @@ def test_an_unregistered_vllm_op_is_a_mixed_install_with_the_release_reinstall(t
     reinstall of that release is the one command given."""
     trace = _engine_traceback(tmp_path, {"vllm/_custom_ops.py": _VLLM_CUSTOM_OPS},
                               "from vllm._custom_ops import rms_norm\nrms_norm(None, None, None, 1e-6)\n")
-    diagnosis = _diagnosis("INFO 07-17 00:14:05 api_server.py:212] vLLM API server version 0.5.2\n" + trace)
+    diagnosis = diagnose_without_patterns("INFO 07-17 00:14:05 api_server.py:212] vLLM API server version 0.5.2\n" + trace)
     assert diagnosis.category == "dependency-version", diagnosis
     steps = _steps(diagnosis)
     assert "namespace '_C' is vLLM's compiled kernels" in steps
@@ -114,7 +114,7 @@ def test_a_schema_refusal_names_vllm_flash_attn_and_no_version(tmp_path: Path) -
                               "from vllm.vllm_flash_attn.flash_attn_interface import flash_attn_varlen_func\n"
                               "flash_attn_varlen_func(*range(22))\n")
     assert "expected at most 21 argument(s) but received 22 argument(s)" in trace
-    diagnosis = _diagnosis(trace)
+    diagnosis = diagnose_without_patterns(trace)
     assert diagnosis.category == "dependency-version", diagnosis
     steps = _steps(diagnosis)
     assert "'_vllm_fa2_C' is vllm-flash-attn" in steps
@@ -127,7 +127,7 @@ def test_a_missing_sgl_kernel_op_names_sgl_kernel_not_an_sglang_bug(tmp_path: Pa
     trace = _engine_traceback(tmp_path, {"sglang/srt/layers/quantization/awq.py": _SGLANG_AWQ},
                               "from sglang.srt.layers.quantization.awq import awq_dequantize\n"
                               "awq_dequantize(None, None, None)\n")
-    diagnosis = _diagnosis(trace)
+    diagnosis = diagnose_without_patterns(trace)
     assert diagnosis.category == "dependency-version", diagnosis
     assert "installed by sgl-kernel" in _steps(diagnosis)
 
@@ -140,7 +140,7 @@ def test_a_missing_sgl_kernel_op_names_sgl_kernel_not_an_sglang_bug(tmp_path: Pa
     "'_15'. Declaration: batch_prefill_with_kv_cache_dtype_q_bf16_head_dim_qk_128::plan(Tensor _0, int _15) -> Tensor _0\n",
 ])
 def test_frameless_operator_refusals_are_dependency_version(line: str) -> None:
-    assert _diagnosis(line).category == "dependency-version"
+    assert diagnose_without_patterns(line).category == "dependency-version"
 
 
 def test_namespaces_name_their_package() -> None:
@@ -162,7 +162,7 @@ def test_an_engine_attribute_error_stays_an_engine_bug(tmp_path: Path) -> None:
     code = "class Scheduler:\n    pass\n\n\ndef step():\n    return Scheduler().running_batch\n"
     proc = traceback_of_installed(tmp_path, {"vllm/core/scheduler.py": code},
                                   "from vllm.core.scheduler import step\nstep()\n")
-    assert _diagnosis(proc.stderr).category == "engine-bug"
+    assert diagnose_without_patterns(proc.stderr).category == "engine-bug"
 
 
 @pytest.mark.parametrize(("line", "package"), [
@@ -173,7 +173,7 @@ def test_an_engine_attribute_error_stays_an_engine_bug(tmp_path: Path) -> None:
      "installed by deep_gemm"),
 ])
 def test_an_undefined_symbol_names_the_extension_from_its_library(line: str, package: str) -> None:
-    diagnosis = _diagnosis(line)
+    diagnosis = diagnose_without_patterns(line)
     assert diagnosis.category == "dependency-version"
     assert package in _steps(diagnosis)
 
@@ -189,7 +189,7 @@ def test_the_extensions_own_warning_names_it_above_a_bare_undefined_symbol() -> 
     text = ("WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n"
             "    PyTorch 2.6.0+cu124 with CUDA 1204 (you have 2.5.1+cu121)\n"
             "undefined symbol: _ZN5torch8autograd12VariableInfoC1ERKN2at6TensorEb\n")
-    diagnosis = _diagnosis(text)
+    diagnosis = diagnose_without_patterns(text)
     assert diagnosis.category == "dependency-version"
     assert "installed by xformers" in _steps(diagnosis)
     assert said_unloaded(["INFO 01-01 api_server.py:1] vLLM API server version 0.5.2"]) is None

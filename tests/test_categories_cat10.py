@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import real_traceback
-from tests.test_categories_cat6 import _diagnosis, no_rules  # noqa: F401 (no_rules: the fixture, used by pytestmark)
+from tests.helpers import diagnose_without_patterns, real_traceback
+from tests.test_categories_cat6 import no_rules  # noqa: F401 (no_rules: the fixture, used by pytestmark)
 
 # The honest category alone: the reasoning rules set aside.
 pytestmark = pytest.mark.usefixtures("no_rules")
@@ -57,14 +57,14 @@ def test_a_module_missing_in_a_ray_actor_is_a_package_the_install_lacks() -> Non
     """verl-project/verl#5474 (verl's fully-async runner), vllm-project/vllm#16259 (vLLM's Ray worker wrapper)."""
     traceback = _ray_reraised("ModuleNotFoundError")
     assert "ray.exceptions.RayTaskError(ModuleNotFoundError): ray::TaskRunner.run()" in traceback
-    assert _diagnosis(traceback).category == "dependency-version"
+    assert diagnose_without_patterns(traceback).category == "dependency-version"
 
 
 def test_an_out_of_memory_in_a_ray_actor_is_gpu_memory() -> None:
     """verl-project/verl#647: the rollout actor's torch.OutOfMemoryError, re-raised by ray.get in the driver."""
     traceback = _ray_reraised('stand_in("OutOfMemoryError", "torch")', "main_task")
     assert "ray.exceptions.RayTaskError(OutOfMemoryError): ray::main_task()" in traceback
-    assert _diagnosis(traceback).category == "gpu-oom"
+    assert diagnose_without_patterns(traceback).category == "gpu-oom"
 
 
 def test_a_type_named_like_the_cause_outside_ray_keeps_its_own_name() -> None:
@@ -75,7 +75,7 @@ def test_a_type_named_like_the_cause_outside_ray_keeps_its_own_name() -> None:
         cls.__qualname__ = name
         raise cls("ray::TaskRunner.run() (pid=1)")
         """, "app.py")
-    assert _diagnosis(traceback).category != "dependency-version"
+    assert diagnose_without_patterns(traceback).category != "dependency-version"
 
 
 def test_a_prompt_longer_than_the_maximum_model_length_is_a_context_length() -> None:
@@ -88,13 +88,13 @@ def test_a_prompt_longer_than_the_maximum_model_length_is_a_context_length() -> 
 
         _validate_model_input(range(4834))
         """, "vllm/v1/engine/processor.py")
-    assert _diagnosis(traceback).category == "context-length"
+    assert diagnose_without_patterns(traceback).category == "context-length"
 
 
 def test_the_decoder_prompt_wording_is_a_context_length_too() -> None:
     """vLLM's later wording of the same check, pasted as the error line alone."""
     line = "ValueError: The decoder prompt (length 9000) is longer than the maximum model length of 8192. Make sure...\n"
-    assert _diagnosis(line).category == "context-length"
+    assert diagnose_without_patterns(line).category == "context-length"
 
 
 def test_a_kv_cache_smaller_than_the_maximum_model_length_stays_the_kv_cache() -> None:
@@ -102,7 +102,7 @@ def test_a_kv_cache_smaller_than_the_maximum_model_length_stays_the_kv_cache() -
     line = ("ValueError: The model's max seq len (8192) is larger than the maximum number of tokens that can be "
             "stored in KV cache (6048). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
             "initializing the engine.\n")
-    assert _diagnosis(line).category == "kv-cache-memory"
+    assert diagnose_without_patterns(line).category == "kv-cache-memory"
 
 
 def _connector_assertion(base: str, source: str) -> str:
@@ -128,13 +128,13 @@ def test_a_connector_of_the_other_connector_api_is_a_release_mismatch() -> None:
     for base in ("KVConnectorBase", "KVConnectorBase_V1"):
         traceback = _connector_assertion(base, f"assert issubclass(connector_cls, {base})")
         assert traceback.rstrip().endswith("AssertionError"), traceback
-        assert _diagnosis(traceback).category == "dependency-version", base
+        assert diagnose_without_patterns(traceback).category == "dependency-version", base
 
 
 def test_another_issubclass_assertion_is_not_read_as_a_connector() -> None:
     """The look-alike: the same statement shape about another class says nothing of a connector."""
     traceback = _connector_assertion("LinearBase", "assert issubclass(connector_cls, LinearBase)")
-    assert _diagnosis(traceback).category != "dependency-version"
+    assert diagnose_without_patterns(traceback).category != "dependency-version"
 
 
 def _actor_died(detail: str) -> str:
@@ -151,7 +151,7 @@ get_objects()
 def test_an_actor_that_died_is_a_process_that_died() -> None:
     """hiyouga/EasyR1#324: the actor died unexpectedly, its owner's node crashed."""
     crashed = _actor_died("The actor is dead because its owner has died. Worker exit detail: Owner's node has crashed.")
-    diagnosis = _diagnosis(crashed)
+    diagnosis = diagnose_without_patterns(crashed)
     assert diagnosis.category == "process-killed"
     assert any("Ray's ActorDiedError" in step for step in diagnosis.fix.steps), diagnosis.fix.steps
 
@@ -167,10 +167,10 @@ def get_objects():
 
 get_objects()
 """, "openrlhf/trainer/ray/vllm_engine.py")
-    assert _diagnosis(creation).category != "process-killed"
+    assert diagnose_without_patterns(creation).category != "process-killed"
     reraised = _ray_reraised('stand_in("ActorDiedError", "ray.exceptions")')
     assert "RayTaskError(ActorDiedError): ray::TaskRunner.run()" in reraised
-    assert _diagnosis(reraised).category != "process-killed"
+    assert diagnose_without_patterns(reraised).category != "process-killed"
 
 
 def test_an_actor_the_oom_killer_took_stays_host_memory() -> None:
@@ -179,7 +179,7 @@ def test_an_actor_the_oom_killer_took_stays_host_memory() -> None:
                          "Worker exit detail: Worker unexpectedly exits with a connection error code 2. End of file. "
                          "There are some potential root causes. (1) The process is killed by SIGKILL by OOM killer due "
                          "to high memory usage.")
-    assert _diagnosis(killed).category == "host-memory"
+    assert diagnose_without_patterns(killed).category == "host-memory"
 
 
 def _cuda_error_at_set_device(message: str) -> str:
@@ -199,15 +199,15 @@ def _cuda_error_at_set_device(message: str) -> str:
 def test_a_device_index_beyond_the_visible_gpus_is_the_parallel_layout() -> None:
     """sgl-project/sglang#3470 (tp 16 over 2 nodes, one GPU per pod), sgl-project/sglang#6072 (tp against
     CUDA_VISIBLE_DEVICES): CUDA's 'invalid device ordinal'."""
-    diagnosis = _diagnosis(_cuda_error_at_set_device("invalid device ordinal"))
+    diagnosis = diagnose_without_patterns(_cuda_error_at_set_device("invalid device ordinal"))
     assert diagnosis.category == "parallel-config"
     assert any("cannot see" in step for step in diagnosis.fix.steps), diagnosis.fix.steps
-    assert _diagnosis("RuntimeError: CUDA error: invalid device ordinal\n").category == "parallel-config"
+    assert diagnose_without_patterns("RuntimeError: CUDA error: invalid device ordinal\n").category == "parallel-config"
 
 
 def test_another_cuda_error_at_the_same_call_stays_a_cuda_error() -> None:
     """The look-alike: an invalid argument at the same call is CUDA's, not the layout's."""
-    assert _diagnosis(_cuda_error_at_set_device("invalid argument")).category == "cuda-error"
+    assert diagnose_without_patterns(_cuda_error_at_set_device("invalid argument")).category == "cuda-error"
 
 
 # SGLang's word that a scheduler died while starting (sglang/srt/entrypoints/engine.py), whose hint names the OOM killer
@@ -219,7 +219,7 @@ SCHEDULER_DIED = ("RuntimeError: Rank 0 scheduler died during initialization (ex
 def test_a_scheduler_that_died_is_not_the_oom_killer_the_hint_names_for_another_exit_code() -> None:
     """sgl-project/sglang#23602: exit code 255, the scheduler's own error above it; the hint is a conditional.  (The
     look-alike, an OOM killer named as what happened, is Ray's exit detail above: it still names host-memory.)"""
-    diagnosis = _diagnosis(SCHEDULER_DIED.format(code=255))
+    diagnosis = diagnose_without_patterns(SCHEDULER_DIED.format(code=255))
     assert diagnosis.category == "process-killed", diagnosis
     assert any("its own error is printed above it" in step for step in diagnosis.fix.steps), diagnosis.fix.steps
 
@@ -240,9 +240,9 @@ def test_a_setting_passed_twice_to_the_engines_settings_class_is_a_caller_for_an
         launch("/models/x", log_level="warning")
         """, "fastchat/serve/sglang_worker.py")
     assert "ServerArgs() got multiple values for keyword argument 'log_level'" in traceback
-    assert _diagnosis(traceback).category == "dependency-version"
+    assert diagnose_without_patterns(traceback).category == "dependency-version"
     line = "TypeError: sglang.srt.server_args.ServerArgs() got multiple values for keyword argument 'log_level'\n"
-    assert _diagnosis(line).category == "dependency-version"
+    assert diagnose_without_patterns(line).category == "dependency-version"
 
 
 def test_a_setting_passed_twice_to_an_engine_function_stays_the_engines_bug() -> None:
@@ -256,13 +256,13 @@ def test_a_setting_passed_twice_to_an_engine_function_stays_the_engines_bug() ->
 
         schedule([], chunked=False)
         """, "sglang/srt/managers/scheduler.py")
-    assert _diagnosis(traceback).category == "engine-bug"
+    assert diagnose_without_patterns(traceback).category == "engine-bug"
 
 
 def test_a_monitored_barrier_naming_the_faulty_rank_is_the_distributed_layer() -> None:
     """sgl-project/sglang#5602: torch's gloo monitoredBarrier reports the rank that never arrived (c10d's wording)."""
     line = ("[rank3]:[E421 04:13:43.426633564 ProcessGroupGloo.cpp:143] Rank 3 successfully reached monitoredBarrier, "
             "but received errors while waiting for send/recv from rank 0. Please check rank 0 logs for faulty rank.\n")
-    diagnosis = _diagnosis(line)
+    diagnosis = diagnose_without_patterns(line)
     assert diagnosis.category == "nccl", diagnosis
     assert any("find the rank that failed or stalled first" in step for step in diagnosis.fix.steps), diagnosis.fix.steps

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import real_traceback
-from tests.test_categories_cat6 import _diagnosis, no_rules  # noqa: F401 (no_rules: the fixture, used by pytestmark)
+from tests.helpers import diagnose_without_patterns, real_traceback
+from tests.test_categories_cat6 import no_rules  # noqa: F401 (no_rules: the fixture, used by pytestmark)
 
 # The honest category alone: the reasoning rules set aside.
 pytestmark = pytest.mark.usefixtures("no_rules")
@@ -43,7 +43,7 @@ def _deepep_dispatch(message: str) -> str:
 @pytest.mark.parametrize("message", ["DeepEP error: timeout (dispatch CPU)", "DeepEP error: CPU recv timeout"])
 def test_deepeps_wait_running_out_is_communication_between_the_ranks(message: str) -> None:
     """sgl-project/sglang#9582 (PD prefill with DeepEP on H20), sgl-project/sglang#15598 (during DeepGEMM warm-up)."""
-    diagnosis = _diagnosis(_deepep_dispatch(message))
+    diagnosis = diagnose_without_patterns(_deepep_dispatch(message))
     assert diagnosis.category == "nccl"
     assert DEEPEP_TITLE in diagnosis.title
 
@@ -55,14 +55,14 @@ def test_deepeps_timeout_quoted_in_prose_above_a_cut_traceback() -> None:
              '  File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line 2865, in run_scheduler_process\n'
              "    scheduler.event_loop_overlap()\n"
              '  File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line 2147, in run_batch\n')
-    assert _diagnosis(paste).category == "nccl"
+    assert diagnose_without_patterns(paste).category == "nccl"
 
 
 def test_another_deepep_error_is_not_read_as_its_timeout() -> None:
     """The look-alike: DeepEP refusing a size names no wait; and the scheduler's own watchdog stays a hang."""
-    refused = _diagnosis(_deepep_dispatch("DeepEP error: num_experts must be divisible by num_ranks"))
+    refused = diagnose_without_patterns(_deepep_dispatch("DeepEP error: num_experts must be divisible by num_ranks"))
     assert DEEPEP_TITLE not in refused.title
-    watchdog = _diagnosis("RuntimeError: Scheduler watchdog timeout (self.watchdog_timeout=300, "
+    watchdog = diagnose_without_patterns("RuntimeError: Scheduler watchdog timeout (self.watchdog_timeout=300, "
                           "self.soft_watchdog=False)\n")
     assert watchdog.category == "hang-timeout"
 
@@ -90,7 +90,7 @@ def test_a_bootstrap_failure_relayed_to_the_request_is_the_transfer_path_not_the
     """sgl-project/sglang#10110: the handshake timed out; the abort comes back through the tokenizer manager's
     frames, whose tokenizer_manager.py names no tokenizer problem."""
     traceback = _relayed_to_the_request("Request 5975098084415727586 timed out after 300.0s in KVPoll.Bootstrapping")
-    diagnosis = _diagnosis(traceback)
+    diagnosis = diagnose_without_patterns(traceback)
     assert diagnosis.category == "network"
     assert TRANSFER_TITLE in diagnosis.title
 
@@ -108,7 +108,7 @@ def test_a_bootstrap_failure_relayed_to_the_request_is_the_transfer_path_not_the
     "mark it inactive\nE0724 03:14:20.707079 104002 rdma_context.cpp:261] Context is not active: mlx5_bond_2\n",
 ])
 def test_the_kv_transfer_between_instances_failing_is_the_path_between_them(line: str) -> None:
-    diagnosis = _diagnosis(line)
+    diagnosis = diagnose_without_patterns(line)
     assert diagnosis.category == "network"
     assert TRANSFER_TITLE in diagnosis.title
 
@@ -123,13 +123,13 @@ def test_a_disaggregation_setting_the_release_refuses_is_not_the_transfer_path()
 
         maybe_send_extra(None)
         """, "sglang/srt/disaggregation/nixl/conn.py")
-    assert TRANSFER_TITLE not in _diagnosis(traceback).title
+    assert TRANSFER_TITLE not in diagnose_without_patterns(traceback).title
 
 
 def test_a_request_aborted_upstream_is_not_a_transfer_that_failed() -> None:
     """The look-alike: the engine's same words with 'Aborted by AbortReq' are a request the client or the router gave
     up on (sgl-project/sglang#9266: the router's prefill client timing out), the transfer cancelled, not failed."""
-    diagnosis = _diagnosis(_relayed_to_the_request("Aborted by AbortReq."))
+    diagnosis = diagnose_without_patterns(_relayed_to_the_request("Aborted by AbortReq."))
     assert TRANSFER_TITLE not in diagnosis.title
     # nor a native crash: the word is the scheduler's reason for the cancelled request, no process aborted
     assert diagnosis.category != "native-crash"

@@ -18,8 +18,8 @@ from __future__ import annotations
 import pytest
 
 from logsleuth.api import DiagnoseOptions, diagnose_text
-from tests.helpers import real_traceback
-from tests.test_categories_cat6 import _diagnosis, no_rules  # noqa: F401 (no_rules: the fixture, used by pytestmark)
+from tests.helpers import diagnose_without_patterns, real_traceback
+from tests.test_categories_cat6 import no_rules  # noqa: F401 (no_rules: the fixture, used by pytestmark)
 
 pytestmark = pytest.mark.usefixtures("no_rules")
 
@@ -42,7 +42,7 @@ _DEVICE_DUMP = [
 ])
 def test_an_npu_vector_core_fault_on_an_address_is_an_illegal_memory_access(error_str: str) -> None:
     log = "\n".join(_DEVICE_DUMP).replace("{error_str}", error_str) + "\n"
-    diagnosis = _diagnosis(log)
+    diagnosis = diagnose_without_patterns(log)
     assert diagnosis.category == "illegal-memory-access", diagnosis.title
     assert "Ascend NPU kernel" in diagnosis.title
 
@@ -69,7 +69,7 @@ def _npu_op_error(op: str, code: int, detail: str) -> str:
      "cannot be larger than 8 dimensions."),
 ])
 def test_an_aclnn_parameter_check_is_the_engines_npu_path(op: str, detail: str) -> None:
-    diagnosis = _diagnosis(_npu_op_error(op, 161002, detail))
+    diagnosis = diagnose_without_patterns(_npu_op_error(op, 161002, detail))
     assert diagnosis.category == "engine-bug", diagnosis.title
     assert "aclnn parameter check" in diagnosis.title
 
@@ -81,7 +81,7 @@ def test_an_aclnn_parameter_check_is_the_engines_npu_path(op: str, detail: str) 
     ("aclrtSynchronizeStreamWithTimeout", 507048, "EZ9999: Inner Error!\\nEZ9999: [PID: 77] Stream synchronize timeout."),
 ])
 def test_other_npu_runtime_errors_stay_the_npu_runtimes_row(op: str, code: int, detail: str) -> None:
-    diagnosis = _diagnosis(_npu_op_error(op, code, detail))
+    diagnosis = diagnose_without_patterns(_npu_op_error(op, code, detail))
     assert diagnosis.category == "cuda-error", diagnosis.title
     assert "Ascend NPU operator or runtime" in diagnosis.title
 
@@ -162,7 +162,7 @@ def test_a_capture_failure_of_another_kernel_stays_the_capture() -> None:
 
         init_device_graphs()
     """, "python/sglang/srt/model_executor/cuda_graph_runner.py")
-    assert _diagnosis(printed).category == "cuda-graph-capture"
+    assert diagnose_without_patterns(printed).category == "cuda-graph-capture"
 
 
 # -- vLLM's engine core dumping a failed step's input (logging_utils/dump_input.py), the paste cut right after it
@@ -178,7 +178,7 @@ _VLLM_DUMP = (
 def test_a_paste_cut_at_vllms_input_dump_is_the_engine_core_dying_with_its_error_below() -> None:
     log = ('(APIServer pid=5002) INFO:     127.0.0.1:50356 - "POST /v1/completions HTTP/1.1" 200 OK\n'
            + _VLLM_DUMP + "\n")
-    diagnosis = _diagnosis(log)
+    diagnosis = diagnose_without_patterns(log)
     assert diagnosis.category == "process-killed", diagnosis.title
     assert "input dump" in diagnosis.title
     steps = "\n".join(diagnosis.fix.steps if diagnosis.fix else ())
@@ -195,7 +195,7 @@ def test_the_steps_own_error_below_the_dump_keeps_its_category() -> None:
     """, "vllm/v1/engine/core.py")
     log = _VLLM_DUMP + "\n(EngineCore_DP0 pid=5120) ERROR 06-13 11:20:07 [core.py:710] EngineCore encountered a " \
         "fatal error.\n" + printed
-    assert _diagnosis(log).category == "illegal-memory-access"
+    assert diagnose_without_patterns(log).category == "illegal-memory-access"
 
 
 # -- an assertion of SGLang's own KV cache bookkeeping (srt/mem_cache/: sgl-project/sglang#24972's HiCache component,
@@ -225,7 +225,7 @@ def _mem_cache_assert(statement: str) -> str:
 def test_an_assertion_of_the_engines_kv_cache_bookkeeping_is_its_bug(statement: str) -> None:
     printed = _mem_cache_assert(statement)
     assert "AssertionError" in printed and "sglang/srt/mem_cache/swa_radix_cache.py" in printed
-    diagnosis = _diagnosis(printed)
+    diagnosis = diagnose_without_patterns(printed)
     assert diagnosis.category == "engine-bug", diagnosis.title
     assert "KV cache bookkeeping" in diagnosis.title
 
@@ -233,7 +233,7 @@ def test_an_assertion_of_the_engines_kv_cache_bookkeeping_is_its_bug(statement: 
 def test_the_pool_running_out_in_the_same_code_stays_serving_memory() -> None:
     # the look-alike: the same code's words that the KV pool ran out name serving-memory
     printed = _mem_cache_assert('assert False, "Prefill out of memory. Try to lower your batch size."')
-    assert _diagnosis(printed).category == "serving-memory"
+    assert diagnose_without_patterns(printed).category == "serving-memory"
 
 
 def test_an_assertion_outside_the_cache_code_is_no_cache_bug() -> None:
@@ -244,7 +244,7 @@ def test_an_assertion_outside_the_cache_code_is_no_cache_bug() -> None:
 
         get_next_batch_to_run(None)
     """, "python/sglang/srt/managers/scheduler.py")
-    assert "KV cache bookkeeping" not in _diagnosis(printed).title
+    assert "KV cache bookkeeping" not in diagnose_without_patterns(printed).title
 
 
 def test_a_flag_in_general_guidance_names_the_releases_that_have_it_when_the_log_names_none() -> None:

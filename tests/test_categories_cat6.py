@@ -8,13 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from logsleuth.api import DiagnoseOptions, diagnose_text
-from logsleuth.diagnosis.library import PatternSet
-from logsleuth.models import Diagnosis
 from logsleuth.reasoning import registry
-from tests.helpers import real_traceback
+from tests.helpers import diagnose_without_patterns, real_traceback
 
-NO_PATTERNS = PatternSet(patterns=[], errors=[])
 SITE = "venv/lib/python3.11/site-packages"
 
 
@@ -24,11 +20,7 @@ def no_rules(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(registry, "RULES", ())
 
 
-def _diagnosis(text: str) -> Diagnosis:
-    report = diagnose_text(text, DiagnoseOptions(include_user_patterns=False), patterns=NO_PATTERNS)
-    diagnosis = report.failures[0].diagnosis
-    assert diagnosis is not None
-    return diagnosis
+_diagnosis = diagnose_without_patterns  # the old private name, for a module that still imports it
 
 
 WORDINGS = [
@@ -76,13 +68,13 @@ LOOK_ALIKES = [
 
 @pytest.mark.parametrize(("category", "text"), WORDINGS, ids=[f"{c}-{i}" for i, (c, _) in enumerate(WORDINGS)])
 def test_a_blind_split_wording_gets_its_category(category: str, text: str, no_rules: None) -> None:
-    diagnosis = _diagnosis(text)
+    diagnosis = diagnose_without_patterns(text)
     assert (diagnosis.category, diagnosis.basis) == (category, "general"), diagnosis.title
 
 
 @pytest.mark.parametrize(("not_this", "text"), LOOK_ALIKES, ids=[f"look-alike-{i}" for i in range(len(LOOK_ALIKES))])
 def test_a_look_alike_is_not_filed_there(not_this: str, text: str, no_rules: None) -> None:
-    diagnosis = _diagnosis(text)
+    diagnosis = diagnose_without_patterns(text)
     assert not_this not in (diagnosis.category, *diagnosis.title.split(" ("))
     assert not_this not in diagnosis.title
 
@@ -97,7 +89,7 @@ def test_a_triton_kernels_head_dim_assert_names_the_attention_backend() -> None:
 
         decode_attention_fwd([4, 80])
         """, f"{SITE}/sglang/srt/layers/triton_attention/decode_attention.py")
-    diagnosis = _diagnosis(text)
+    diagnosis = diagnose_without_patterns(text)
     assert diagnosis.category == "feature-conflict", diagnosis.title
     assert "--attention-backend" in " ".join(diagnosis.fix.steps if diagnosis.fix else ())
 
@@ -111,7 +103,7 @@ def test_an_assert_on_another_sizes_list_is_no_attention_backend() -> None:
 
         schedule([0, 0, 0])
         """, f"{SITE}/sglang/srt/managers/scheduler.py")
-    assert _diagnosis(text).category != "feature-conflict"
+    assert diagnose_without_patterns(text).category != "feature-conflict"
 
 
 def test_a_wrapper_run_from_its_checkout_passing_a_removed_keyword_is_a_version_mismatch() -> None:
@@ -127,7 +119,7 @@ def test_a_wrapper_run_from_its_checkout_passing_a_removed_keyword_is_a_version_
 
         build_rollout()
         """, "workspace/verl/verl/workers/rollout/vllm_rollout/vllm_rollout_spmd.py")
-    diagnosis = _diagnosis(text)
+    diagnosis = diagnose_without_patterns(text)
     assert diagnosis.category == "dependency-version", diagnosis.title
     assert "--help" not in " ".join(diagnosis.fix.steps if diagnosis.fix else ())
 
@@ -140,13 +132,13 @@ def test_the_users_own_script_passing_an_unknown_keyword_stays_an_unknown_flag()
 
         LLM(model="m", foo_bar=1)
         """, "home/me/try_llm.py")
-    assert _diagnosis(text).category == "unknown-flag"
+    assert diagnose_without_patterns(text).category == "unknown-flag"
 
 
 def test_a_frameless_keyword_error_under_a_wrapper_the_log_names_is_a_version_mismatch() -> None:
     text = ("+ python3 -m verl.trainer.main_ppo data.train_batch_size=256 actor_rollout_ref.rollout.name=vllm\n"
             "TypeError: AsyncEngineArgs.__init__() got an unexpected keyword argument 'disable_log_requests'\n")
-    assert _diagnosis(text).category == "dependency-version"
+    assert diagnose_without_patterns(text).category == "dependency-version"
 
 
 def test_a_traceback_cut_inside_the_engines_call_into_its_workers_is_the_worker_family() -> None:
@@ -164,7 +156,7 @@ def test_a_traceback_cut_inside_the_engines_call_into_its_workers_is_the_worker_
     last_frame = max(i for i, line in enumerate(lines) if line.lstrip().startswith('File "'))
     cut = "\n".join(lines[:last_frame]) + "\n"  # the worker's frame and its error line not copied
     assert "run_method" in cut and "RuntimeError" not in cut
-    diagnosis = _diagnosis(cut)
+    diagnosis = diagnose_without_patterns(cut)
     # unclassified, not a kill: a cut paste says nothing of one (stop 44, h-cut2: vllm-project/vllm#15630, #32584)
     assert diagnosis.category == "unclassified", diagnosis.title
     assert "cut" in diagnosis.title
@@ -177,7 +169,7 @@ def test_a_whole_traceback_through_the_workers_call_keeps_its_own_category() -> 
 
         collective_rpc("determine_available_memory")
         """, f"{SITE}/vllm/executor/uniproc_executor.py")
-    assert _diagnosis(text).category == "gpu-oom"
+    assert diagnose_without_patterns(text).category == "gpu-oom"
 
 
 def test_a_signature_error_in_the_engines_own_tokenizer_wrapper_is_an_engine_bug() -> None:
@@ -193,7 +185,7 @@ def test_a_signature_error_in_the_engines_own_tokenizer_wrapper_is_an_engine_bug
 
         MistralTokenizer().encode("hi")
         """, f"{SITE}/vllm/transformers_utils/tokenizers/mistral.py")
-    diagnosis = _diagnosis(text)
+    diagnosis = diagnose_without_patterns(text)
     assert diagnosis.category == "engine-bug", diagnosis.title
 
 
@@ -208,7 +200,7 @@ def test_the_same_signature_error_in_transformers_frames_stays_the_tokenizer_dri
 
         PreTrainedTokenizerFast().encode("hi")
         """, f"{SITE}/transformers/tokenization_utils_fast.py")
-    diagnosis = _diagnosis(text)
+    diagnosis = diagnose_without_patterns(text)
     assert diagnosis.category == "tokenizer" and "transformers" in diagnosis.title, diagnosis.title
 
 
@@ -221,7 +213,7 @@ def test_a_wrappers_failed_to_load_yields_to_the_engines_cause_below_it() -> Non
 
         _process_result_message()
         """, f"{SITE}/xoscar/backends/context.py"))
-    assert _diagnosis(text).category == "gpu-oom"
+    assert diagnose_without_patterns(text).category == "gpu-oom"
 
 
 def test_a_version_warning_before_an_unrelated_failure_decides_nothing(no_rules: None) -> None:
@@ -229,7 +221,7 @@ def test_a_version_warning_before_an_unrelated_failure_decides_nothing(no_rules:
     text = ("WARNING 05-01 10:00:00 [__init__.py:20] xformers>=0.0.28 is required for the fast path, but found "
             "xformers==0.0.27; falling back.\n"
             "ValueError: some value was wrong\n")
-    assert _diagnosis(text).category != "dependency-version"
+    assert diagnose_without_patterns(text).category != "dependency-version"
 
 
 def test_python_39s_classless_keyword_error_from_a_wrappers_frame_is_a_version_mismatch() -> None:
@@ -239,9 +231,9 @@ def test_python_39s_classless_keyword_error_from_a_wrappers_frame_is_a_version_m
                '  File "/opt/conda/lib/python3.9/site-packages/llamafactory/chat/vllm_engine.py", line 96, in __init__\n'
                '    self.model = AsyncLLMEngine.from_engine_args(AsyncEngineArgs(**engine_args))\n'
                "TypeError: __init__() got an unexpected keyword argument 'limit_mm_per_prompt'\n")
-    assert _diagnosis(wrapper).category == "dependency-version"
+    assert diagnose_without_patterns(wrapper).category == "dependency-version"
     own = ('Traceback (most recent call last):\n'
            '  File "/home/me/app.py", line 12, in <module>\n'
            '    cfg = MyConfig(foo=1)\n'
            "TypeError: __init__() got an unexpected keyword argument 'foo'\n")
-    assert _diagnosis(own).category != "dependency-version"
+    assert diagnose_without_patterns(own).category != "dependency-version"

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import real_traceback
-from tests.test_categories_cat6 import _diagnosis, no_rules  # noqa: F401 (no_rules: the fixture, used by pytestmark)
+from tests.helpers import diagnose_without_patterns, real_traceback
+from tests.test_categories_cat6 import no_rules  # noqa: F401 (no_rules: the fixture, used by pytestmark)
 
 # The honest category alone: the reasoning rules set aside.
 pytestmark = pytest.mark.usefixtures("no_rules")
@@ -34,7 +34,7 @@ def test_an_enum_value_the_engines_own_code_does_not_know_is_an_engine_bug() -> 
     """CPython's enum.py raises the ValueError for the engine's caller: the caller's frame places it."""
     traceback = real_traceback(ENUM_CONVERSION, "vllm/attention/selector.py")
     assert "is not a valid AttentionBackendEnum" in traceback and "enum.py" in traceback
-    diagnosis = _diagnosis(traceback)
+    diagnosis = diagnose_without_patterns(traceback)
     assert diagnosis.category == "engine-bug", diagnosis
     assert "vLLM" in diagnosis.title
 
@@ -46,13 +46,13 @@ def test_a_case_the_engine_left_unwritten_is_an_engine_bug() -> None:
 
         fused_experts("float8_e5m2")
         """, "sglang/srt/layers/moe/fused_moe_triton/fused_moe.py")
-    diagnosis = _diagnosis(SGLANG_BANNER + traceback)
+    diagnosis = diagnose_without_patterns(SGLANG_BANNER + traceback)
     assert diagnosis.category == "engine-bug", diagnosis
     assert "SGLang 0.5.9" in diagnosis.title
 
 
 def test_the_same_enum_error_in_a_users_script_is_no_engine_bug() -> None:
-    diagnosis = _diagnosis(real_traceback(ENUM_CONVERSION, "app.py"))
+    diagnosis = diagnose_without_patterns(real_traceback(ENUM_CONVERSION, "app.py"))
     assert diagnosis.category != "engine-bug", diagnosis
 
 
@@ -85,7 +85,7 @@ MAX_LEN_CHECKS = [
 
 @pytest.mark.parametrize(("path", "code"), MAX_LEN_CHECKS, ids=["vllm-assert", "vllm-rope-type", "sglang-factor"])
 def test_the_max_length_check_failing_on_rope_scaling_is_the_models_context_config(path: str, code: str) -> None:
-    diagnosis = _diagnosis(real_traceback(code, path))
+    diagnosis = diagnose_without_patterns(real_traceback(code, path))
     assert diagnosis.category == "context-length", diagnosis
     steps = " ".join(diagnosis.fix.steps if diagnosis.fix else ())
     assert "rope_scaling" in steps and "config.json" in steps
@@ -97,7 +97,7 @@ def test_a_keyerror_in_the_config_that_reads_no_rope_scaling_is_not_the_rope_che
             return hf_config["max_position_embeddings"]
         _get_and_verify_max_len({}, None, None)
         """, "vllm/config.py")
-    diagnosis = _diagnosis(traceback)
+    diagnosis = diagnose_without_patterns(traceback)
     assert diagnosis.category != "context-length" or "rope scaling" not in diagnosis.title, diagnosis
 
 
@@ -125,7 +125,7 @@ def _importing(module: str, importer: str) -> str:
 ], ids=["sglang", "vllm"])
 def test_an_engine_module_importing_a_name_its_own_engine_lacks_is_a_mixed_install(
         module: str, importer: str, engine: str) -> None:
-    diagnosis = _diagnosis(_importing(module, importer))
+    diagnosis = diagnose_without_patterns(_importing(module, importer))
     assert diagnosis.category == "dependency-version", diagnosis
     assert f"mixed install of {engine}" in diagnosis.title
     assert "Reinstall the release cleanly" in " ".join(diagnosis.fix.steps if diagnosis.fix else ())
@@ -136,7 +136,7 @@ def test_an_engine_module_importing_a_name_its_own_engine_lacks_is_a_mixed_insta
     ("vllm.distributed.parallel_state", "app.py"),  # a user's script
 ], ids=["other-engine", "user-script"])
 def test_an_import_across_packages_is_no_mixed_install(module: str, importer: str) -> None:
-    diagnosis = _diagnosis(_importing(module, importer))
+    diagnosis = diagnose_without_patterns(_importing(module, importer))
     assert "mixed install" not in diagnosis.title, diagnosis
 
 
@@ -154,7 +154,7 @@ def unknown_rope_type(rope_type: str, rotary_file: str) -> str:
 
 def test_the_rotary_embeddings_refusal_of_a_rope_type_is_the_models_rope_scaling() -> None:
     traceback = unknown_rope_type("longrope2", "sglang/srt/layers/rotary_embedding.py")
-    diagnosis = _diagnosis(SGLANG_BANNER + traceback)
+    diagnosis = diagnose_without_patterns(SGLANG_BANNER + traceback)
     assert diagnosis.category == "context-length", diagnosis
     assert "rope scaling" in diagnosis.title
 
@@ -167,7 +167,7 @@ def test_a_traceback_cut_at_the_rotary_embeddings_raise_is_read_from_the_indexed
            '  File "/usr/local/lib/python3.12/dist-packages/vllm/model_executor/layers/rotary_embedding/__init__.py", '
            "line 184, in get_rope\n"
            "    raise ValueError(\n")
-    diagnosis = _diagnosis(cut)
+    diagnosis = diagnose_without_patterns(cut)
     assert diagnosis.category == "context-length", diagnosis
     assert "message template" in diagnosis.root_cause
 
@@ -183,7 +183,7 @@ def test_transformers_own_rope_scaling_check_is_not_the_engines() -> None:
 
         _rope_scaling_validation({"factor": 8.0, "rope_type": "llama3"})
         """, "site-packages/transformers/models/llama/configuration_llama.py")
-    diagnosis = _diagnosis(traceback)
+    diagnosis = diagnose_without_patterns(traceback)
     assert "rope scaling (its config" not in diagnosis.title, diagnosis
 
 
@@ -202,13 +202,13 @@ def test_vllms_registry_finding_no_way_to_run_the_model_is_an_unsupported_model(
 
         _try_resolve_transformers("X")
         """, "vllm/model_executor/models/registry.py")
-    diagnosis = _diagnosis(traceback)
+    diagnosis = diagnose_without_patterns(traceback)
     assert diagnosis.category == "unsupported-architecture", diagnosis
     assert "supports the model's architecture" in " ".join(diagnosis.fix.steps if diagnosis.fix else ())
 
 
 def test_another_thing_not_compatible_with_vllm_is_no_unsupported_model() -> None:
-    diagnosis = _diagnosis("INFO 03-02 10:00:00 [__init__.py:216] Automatically detected platform cuda.\n"
+    diagnosis = diagnose_without_patterns("INFO 03-02 10:00:00 [__init__.py:216] Automatically detected platform cuda.\n"
                            "RuntimeError: The installed flashinfer 0.2.0 is not compatible with vLLM, requires flashinfer>=0.2.5\n")
     assert diagnosis.category != "unsupported-architecture", diagnosis
 
@@ -227,12 +227,12 @@ def test_an_npu_operator_failure_under_the_hardware_plugin_is_the_devices_runtim
 
         _generate_dummy_run_hidden_states()
         """, "site-packages/vllm_ascend/worker/model_runner_v1.py")
-    diagnosis = _diagnosis(traceback)
+    diagnosis = diagnose_without_patterns(traceback)
     assert diagnosis.category == "cuda-error", diagnosis
     assert "Ascend NPU" in diagnosis.title
     assert "CANN" in " ".join(diagnosis.fix.steps if diagnosis.fix else ())
 
 
 def test_a_cuda_error_is_not_read_as_the_npus() -> None:
-    diagnosis = _diagnosis("RuntimeError: CUDA error: an illegal instruction was encountered\n")
+    diagnosis = diagnose_without_patterns("RuntimeError: CUDA error: an illegal instruction was encountered\n")
     assert "Ascend" not in diagnosis.title, diagnosis

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from logsleuth.models import Diagnosis
-from tests.helpers import real_traceback
-from tests.test_categories_cat6 import _diagnosis, no_rules  # noqa: F401 (no_rules: the fixture, used by pytestmark)
+from tests.helpers import diagnose_without_patterns, real_traceback
+from tests.test_categories_cat6 import no_rules  # noqa: F401 (no_rules: the fixture, used by pytestmark)
 
 pytestmark = pytest.mark.usefixtures("no_rules")
 VLLM_BANNER = "INFO 10-23 19:55:16 [__init__.py:239] Automatically detected platform cuda.\n"
@@ -107,7 +107,7 @@ CUT_SUBSYSTEMS = [
 @pytest.mark.parametrize(("category", "filename", "code"), CUT_SUBSYSTEMS, ids=[c[0] for c in CUT_SUBSYSTEMS])
 def test_a_traceback_cut_before_its_exception_line_is_filed_by_its_innermost_subsystem(
         category: str, filename: str, code: str) -> None:
-    diagnosis = _diagnosis(VLLM_BANNER + _cut_before_exception_line(real_traceback(code, filename)))
+    diagnosis = diagnose_without_patterns(VLLM_BANNER + _cut_before_exception_line(real_traceback(code, filename)))
     assert diagnosis.category == category, diagnosis
     assert "exception line being missing from the paste" in diagnosis.root_cause
 
@@ -115,7 +115,7 @@ def test_a_traceback_cut_before_its_exception_line_is_filed_by_its_innermost_sub
 def test_the_same_frames_with_their_exception_line_are_read_from_its_words() -> None:
     """Whole, the traceback's own words and type are the evidence: a function name is no cue then."""
     code = CUT_SUBSYSTEMS[3][2]
-    diagnosis = _diagnosis(VLLM_BANNER + real_traceback(code, CUT_SUBSYSTEMS[3][1]))
+    diagnosis = diagnose_without_patterns(VLLM_BANNER + real_traceback(code, CUT_SUBSYSTEMS[3][1]))
     assert diagnosis.category != "weight-loading", diagnosis
 
 
@@ -132,7 +132,7 @@ def test_a_cut_traceback_whose_frames_name_no_subsystem_stays_unclassified_and_s
 
         EngineCore().run_busy_loop()
         """, "vllm/v1/engine/core.py")
-    diagnosis = _diagnosis(VLLM_BANNER + _cut_before_exception_line(traceback))
+    diagnosis = diagnose_without_patterns(VLLM_BANNER + _cut_before_exception_line(traceback))
     assert diagnosis.category == "unclassified", diagnosis
     assert "exception line is missing from the paste" in diagnosis.root_cause
 
@@ -155,7 +155,7 @@ TRANSFORMERS_RELEASE_WORDINGS = [
 @pytest.mark.parametrize(("category", "text"), TRANSFORMERS_RELEASE_WORDINGS,
                          ids=[f"{c}-{i}" for i, (c, _) in enumerate(TRANSFORMERS_RELEASE_WORDINGS)])
 def test_a_transformers_release_too_old_for_the_model_is_a_dependency_version(category: str, text: str) -> None:
-    diagnosis = _diagnosis(text)
+    diagnosis = diagnose_without_patterns(text)
     assert diagnosis.category == category, diagnosis
 
 
@@ -185,7 +185,7 @@ def test_a_builtin_types_attribute_error_in_a_package_the_engine_called_is_a_dep
     """The package's line failed on the object the engine handed it: the why names both frames."""
     traceback = _engine_calling_package(tmp_path, "peft/tuners/lora.py", "return obj.merge_weights")
     assert "AttributeError: 'NoneType' object has no attribute 'merge_weights'" in traceback
-    diagnosis = _diagnosis(VLLM_BANNER + traceback)
+    diagnosis = diagnose_without_patterns(VLLM_BANNER + traceback)
     assert diagnosis.category == "dependency-version", diagnosis
     assert "installed package (peft/tuners/lora.py:2)" in diagnosis.root_cause
     assert "vllm/worker.py:4" in diagnosis.root_cause
@@ -193,7 +193,7 @@ def test_a_builtin_types_attribute_error_in_a_package_the_engine_called_is_a_dep
 
 def test_the_same_error_at_the_engines_own_line_is_an_engine_bug_and_says_so(tmp_path: Path) -> None:
     traceback = _engine_calling_package(tmp_path, "vllm/model_executor/layers/lora.py", "return obj.merge_weights")
-    diagnosis = _diagnosis(VLLM_BANNER + traceback)
+    diagnosis = diagnose_without_patterns(VLLM_BANNER + traceback)
     assert diagnosis.category == "engine-bug", diagnosis
     assert "the failing frame in the engine's own code (vllm/model_executor/layers/lora.py:2)" in diagnosis.root_cause
 
@@ -202,7 +202,7 @@ def test_a_packages_attribute_error_on_its_own_class_is_not_read_as_a_builtin_ty
     """Look-alike: the package's own object ('LoraModel'), not a built-in type the engine passed: not this row."""
     traceback = _engine_calling_package(
         tmp_path, "peft/tuners/lora.py", "class LoraModel: pass\n    return LoraModel().merge_weights")
-    diagnosis = _diagnosis(VLLM_BANNER + traceback)
+    diagnosis = diagnose_without_patterns(VLLM_BANNER + traceback)
     assert diagnosis.category != "dependency-version", diagnosis
 
 
@@ -236,14 +236,14 @@ PARSER_CHECKS = [
 
 @pytest.mark.parametrize(("filename", "code"), PARSER_CHECKS, ids=[f for f, _ in PARSER_CHECKS])
 def test_a_parser_setting_the_engine_rejects_is_an_invalid_flag_value(filename: str, code: str) -> None:
-    diagnosis = _diagnosis(VLLM_BANNER + real_traceback(code, filename))
+    diagnosis = diagnose_without_patterns(VLLM_BANNER + real_traceback(code, filename))
     assert (diagnosis.category, "the check that raised it, in" in diagnosis.root_cause) == ("invalid-flag-value", True)
 
 
 def test_the_same_words_raised_by_the_model_config_are_no_parser_setting() -> None:
     """Look-alike: 'Unsupported model type' raised where the model's config is read is the model's."""
     sglang_parser_code = PARSER_CHECKS[2][1]
-    diagnosis = _diagnosis(VLLM_BANNER + real_traceback(sglang_parser_code, "sglang/srt/configs/model_config.py"))
+    diagnosis = diagnose_without_patterns(VLLM_BANNER + real_traceback(sglang_parser_code, "sglang/srt/configs/model_config.py"))
     assert diagnosis.category == "unsupported-architecture", diagnosis
 
 
@@ -261,7 +261,7 @@ OWN_MODULE_IMPORTS = [
 
 @pytest.mark.parametrize("text", OWN_MODULE_IMPORTS, ids=range(len(OWN_MODULE_IMPORTS)))
 def test_an_engines_own_module_that_cannot_be_imported_is_a_broken_install_of_the_engine(text: str) -> None:
-    diagnosis = _diagnosis(text)
+    diagnosis = diagnose_without_patterns(text)
     assert (diagnosis.category, "install of the engine" in diagnosis.title) == ("dependency-version", True), diagnosis
     assert any("reinstall that release cleanly" in step for step in diagnosis.fix.steps)
 
@@ -271,7 +271,7 @@ def test_an_engines_own_module_that_cannot_be_imported_is_a_broken_install_of_th
     "ModuleNotFoundError: No module named 'vllm'\n",  # the engine not installed at all: not a broken install of it
 ])
 def test_a_third_party_module_or_the_missing_engine_is_no_broken_engine_install(text: str) -> None:
-    diagnosis = _diagnosis(text)
+    diagnosis = diagnose_without_patterns(text)
     assert (diagnosis.category, "install of the engine" in diagnosis.title) == ("dependency-version", False), diagnosis
 
 
@@ -285,7 +285,7 @@ def test_the_engines_own_code_missing_its_compiled_extension_is_the_mixed_instal
     script.write_text(f"import sys\nsys.path.insert(0, {str(root.parent)!r})\nimport vllm._custom_ops\n", encoding="utf-8")
     ran = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert "ModuleNotFoundError: No module named 'vllm._C'" in ran.stderr and "vllm/_custom_ops.py" in ran.stderr
-    diagnosis = _diagnosis(ran.stderr)
+    diagnosis = diagnose_without_patterns(ran.stderr)
     assert (diagnosis.category, "mixed install of vLLM" in diagnosis.title) == ("dependency-version", True), diagnosis
 
 
@@ -302,7 +302,7 @@ CONFIG_FIELD_READ = """
 
 def _config_field_missing(config_class: str) -> Diagnosis:
     code = CONFIG_FIELD_READ.format(config_class=config_class)
-    return _diagnosis(VLLM_BANNER + real_traceback(code, "vllm/model_executor/models/qwen3.py"))
+    return diagnose_without_patterns(VLLM_BANNER + real_traceback(code, "vllm/model_executor/models/qwen3.py"))
 
 
 def test_a_field_the_models_config_lacks_also_asks_for_the_transformers_release_the_engine_pins() -> None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import real_traceback
-from tests.test_categories_cat6 import _diagnosis, no_rules  # noqa: F401 (no_rules: the fixture, used by pytestmark)
+from tests.helpers import diagnose_without_patterns, real_traceback
+from tests.test_categories_cat6 import no_rules  # noqa: F401 (no_rules: the fixture, used by pytestmark)
 from tests.test_categories_cat8 import VLLM_BANNER, _cut_before_exception_line
 
 pytestmark = pytest.mark.usefixtures("no_rules")
@@ -35,7 +35,7 @@ PARALLEL_LAYOUTS = [
 
 @pytest.mark.parametrize("text", PARALLEL_LAYOUTS, ids=range(len(PARALLEL_LAYOUTS)))
 def test_a_parallel_layout_the_gpus_or_groups_do_not_fit_is_parallel_config(text: str) -> None:
-    assert _diagnosis(text).category == "parallel-config"
+    assert diagnose_without_patterns(text).category == "parallel-config"
 
 
 def test_a_process_group_missing_at_the_engines_own_check_is_parallel_config_with_its_frames() -> None:
@@ -49,7 +49,7 @@ def test_a_process_group_missing_at_the_engines_own_check_is_parallel_config_wit
 
         get_tp_group()
         """, "vllm/distributed/parallel_state.py")
-    assert _diagnosis(VLLM_BANNER + traceback).category == "parallel-config"
+    assert diagnose_without_patterns(VLLM_BANNER + traceback).category == "parallel-config"
 
 
 @pytest.mark.parametrize("text", [
@@ -60,7 +60,7 @@ def test_a_process_group_missing_at_the_engines_own_check_is_parallel_config_wit
     "NCCL version 2.21.5\n",
 ], ids=["not-a-group", "nccl"])
 def test_what_only_looks_like_a_parallel_layout_keeps_its_category(text: str) -> None:
-    assert _diagnosis(text).category != "parallel-config"
+    assert diagnose_without_patterns(text).category != "parallel-config"
 
 
 MODEL_LOADER_STAGES = [
@@ -95,7 +95,7 @@ MODEL_LOADER_STAGES = [
 
 @pytest.mark.parametrize(("filename", "code"), MODEL_LOADER_STAGES, ids=["load_model", "_initialize_model"])
 def test_a_traceback_cut_in_the_model_loaders_stage_does_not_guess_weight_loading(filename: str, code: str) -> None:
-    diagnosis = _diagnosis(VLLM_BANNER + _cut_before_exception_line(real_traceback(code, filename)))
+    diagnosis = diagnose_without_patterns(VLLM_BANNER + _cut_before_exception_line(real_traceback(code, filename)))
     assert diagnosis.category == "unclassified", diagnosis
     assert "exception line is missing from the paste" in diagnosis.root_cause
 
@@ -112,7 +112,7 @@ def test_a_traceback_cut_in_the_checkpoints_iterator_is_weight_loading() -> None
 
         list(safetensors_weights_iterator(["model-00001-of-00002.safetensors"]))
         """, "vllm/model_executor/model_loader/weight_utils.py")
-    diagnosis = _diagnosis(VLLM_BANNER + _cut_before_exception_line(traceback))
+    diagnosis = diagnose_without_patterns(VLLM_BANNER + _cut_before_exception_line(traceback))
     assert diagnosis.category == "weight-loading", diagnosis
 
 
@@ -124,7 +124,7 @@ def test_a_whole_traceback_in_the_model_loader_still_reads_the_weights_words() -
 
         load_model()
         """, "vllm/model_executor/model_loader/loader.py")
-    assert _diagnosis(VLLM_BANNER + traceback).category == "weight-loading"
+    assert diagnose_without_patterns(VLLM_BANNER + traceback).category == "weight-loading"
 
 
 def _installed(path: str) -> str:
@@ -150,7 +150,7 @@ ENGINE_MODULE_CALLS = [
 
 @pytest.mark.parametrize(("filename", "code"), ENGINE_MODULE_CALLS, ids=["verl-vllm", "slime-sglang"])
 def test_a_wrappers_call_on_a_name_the_engines_module_lacks_is_dependency_version(filename: str, code: str) -> None:
-    diagnosis = _diagnosis(real_traceback(code, _installed(filename)))
+    diagnosis = diagnose_without_patterns(real_traceback(code, _installed(filename)))
     assert diagnosis.category == "dependency-version", diagnosis
     assert "a module of the engine's code" in diagnosis.root_cause
 
@@ -163,7 +163,7 @@ def test_a_wrappers_call_on_a_name_the_engines_module_lacks_is_dependency_versio
 ], ids=["circular-import", "other-package"])
 def test_an_attribute_error_on_a_module_that_is_not_the_engines_is_no_call_into_its_api(message: str) -> None:
     traceback = real_traceback(f"raise AttributeError({message!r})\n", _installed("verl/workers/rollout/vllm_rollout.py"))
-    diagnosis = _diagnosis(traceback)
+    diagnosis = diagnose_without_patterns(traceback)
     assert "of the engine's code" not in diagnosis.root_cause, diagnosis
 
 
@@ -178,7 +178,7 @@ ENGINE_REFUSALS = [
 
 @pytest.mark.parametrize("text", ENGINE_REFUSALS, ids=range(len(ENGINE_REFUSALS)))
 def test_an_engines_own_check_refusing_a_combination_is_feature_conflict(text: str) -> None:
-    diagnosis = _diagnosis(text)
+    diagnosis = diagnose_without_patterns(text)
     assert diagnosis.category == "feature-conflict", diagnosis
     assert "the engine's own checks" in diagnosis.root_cause
 
@@ -191,7 +191,7 @@ def test_the_engines_refusal_with_its_frames_is_read_from_its_words_not_the_fram
 
         _verify_args()
         """, "vllm/engine/arg_utils.py")
-    assert _diagnosis(VLLM_BANNER + traceback).category == "feature-conflict"
+    assert diagnose_without_patterns(VLLM_BANNER + traceback).category == "feature-conflict"
 
 
 @pytest.mark.parametrize(("text", "category"), [
@@ -202,7 +202,7 @@ def test_the_engines_refusal_with_its_frames_is_read_from_its_words_not_the_fram
      "`SupportsLoRA` interface. Run this model without `enable_lora`.\n", "lora-config"),
 ], ids=["not-the-engines-words", "lora"])
 def test_a_refusal_not_worded_by_the_engine_or_named_by_another_row_keeps_its_category(text: str, category: str) -> None:
-    assert _diagnosis(text).category == category
+    assert diagnose_without_patterns(text).category == category
 
 
 MEMORY_PROFILING = [
@@ -218,7 +218,7 @@ MEMORY_PROFILING = [
 
 @pytest.mark.parametrize("text", MEMORY_PROFILING, ids=["free", "used"])
 def test_the_engines_memory_profiling_check_failing_is_no_memory_setting(text: str) -> None:
-    diagnosis = _diagnosis(text)
+    diagnosis = diagnose_without_patterns(text)
     assert diagnosis.category == "engine-bug", diagnosis
     assert "No memory setting of the launch fixes this check" in " ".join(diagnosis.fix.steps if diagnosis.fix else ())
 
@@ -237,14 +237,14 @@ def test_the_memory_profiling_check_with_its_frames_is_the_same() -> None:
 
         Worker().determine_available_memory()
         """, "vllm/v1/worker/gpu_worker.py")
-    assert _diagnosis(VLLM_BANNER + traceback).category == "engine-bug"
+    assert diagnose_without_patterns(VLLM_BANNER + traceback).category == "engine-bug"
 
 
 def test_the_engines_check_that_asks_for_a_larger_memory_share_keeps_kv_cache_memory() -> None:
     """The look-alike: the engine's own check says the memory share is the cause."""
     text = ("ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
             "initializing the engine.\n")
-    assert _diagnosis(text).category == "kv-cache-memory"
+    assert diagnose_without_patterns(text).category == "kv-cache-memory"
 
 
 WRAPPER_CLIS = [
@@ -296,12 +296,12 @@ PROXY_IN_THE_WAY = [
 
 @pytest.mark.parametrize(("text", "check"), PROXY_IN_THE_WAY, ids=["https-proxy-url", "aiohttp-proxy", "warmup-502"])
 def test_a_proxy_in_the_way_is_network(text: str, check: str) -> None:
-    diagnosis = _diagnosis(text)
+    diagnosis = diagnose_without_patterns(text)
     assert diagnosis.category == "network", diagnosis
     assert check in " ".join(diagnosis.fix.steps if diagnosis.fix else ())
 
 
 def test_the_engines_own_error_status_in_a_response_is_no_proxy() -> None:
     """The look-alike: a 500 is the server's own error, not a gateway's."""
-    diagnosis = _diagnosis("AssertionError: res=<Response [500]>, res.text='Internal Server Error'\n")
+    diagnosis = diagnose_without_patterns("AssertionError: res=<Response [500]>, res.text='Internal Server Error'\n")
     assert diagnosis.category != "network"

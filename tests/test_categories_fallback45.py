@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from logsleuth.models import Diagnosis
-from tests.helpers import traceback_of_installed
-from tests.test_categories_cat6 import _diagnosis, no_rules  # noqa: F401 (no_rules: the fixture, used below)
+from tests.helpers import diagnose_without_patterns, traceback_of_installed
+from tests.test_categories_cat6 import no_rules  # noqa: F401 (no_rules: the fixture, used below)
 
 LOADER_MESSAGE = "Following weights were not initialized from checkpoint: {'model.layers.15.self_attn.k_norm.weight'}"
 
@@ -78,7 +78,7 @@ def _checks(diagnosis: Diagnosis) -> str:
     "ERROR 11-13 21:06:35 [multiproc_executor.py:597]  ValueError: Following weights were not initialize  from checkpoint: \n",
 ])
 def test_loader_check_of_uninitialized_weights_is_weight_loading(line: str) -> None:
-    diagnosis = _diagnosis(line)
+    diagnosis = diagnose_without_patterns(line)
     assert diagnosis.category == "weight-loading", diagnosis.root_cause
 
 
@@ -94,7 +94,7 @@ def test_vllm_record_of_a_key_above_a_cut_traceback_is_weight_loading(tmp_path: 
     kept = lines[: next(n for n, line in enumerate(lines) if "in run_mp_engine" in line) + 2]
     record = "ERROR 12-09 00:49:29 engine.py:366] "
     cut = [record + "'layers.0.mlp.down_proj.weight.absmax'", *(record + line for line in kept)]
-    diagnosis = _diagnosis("\n".join(cut) + "\n")
+    diagnosis = diagnose_without_patterns("\n".join(cut) + "\n")
     assert diagnosis.category == "weight-loading", diagnosis.root_cause
 
 
@@ -105,14 +105,14 @@ def test_vllm_record_of_a_key_above_a_cut_traceback_is_weight_loading(tmp_path: 
     "NotImplementedError: Step-5 sparse attention on ROCm requires CDNA3 or newer.\n",  # vLLM's models/step5/amd
 ])
 def test_an_amd_architecture_a_kernel_requires_is_gpu_arch_unsupported(line: str) -> None:
-    diagnosis = _diagnosis(line)
+    diagnosis = diagnose_without_patterns(line)
     assert diagnosis.category == "gpu-arch-unsupported", diagnosis.root_cause
 
 
 @pytest.mark.usefixtures("no_rules")
 def test_the_amd_check_comes_only_with_an_amd_architecture() -> None:
-    amd = _diagnosis("NotImplementedError: AITER MegaMoE requires gfx950.\n")
-    nvidia = _diagnosis("NotImplementedError: DeepGEMM MegaMoE requires SM100 GPUs.\n")
+    amd = diagnose_without_patterns("NotImplementedError: AITER MegaMoE requires gfx950.\n")
+    nvidia = diagnose_without_patterns("NotImplementedError: DeepGEMM MegaMoE requires SM100 GPUs.\n")
     assert (amd.category, nvidia.category) == ("gpu-arch-unsupported", "gpu-arch-unsupported")
     assert "rocminfo" in _checks(amd) and "rocminfo" not in _checks(nvidia)
 
@@ -121,7 +121,7 @@ def test_the_amd_check_comes_only_with_an_amd_architecture() -> None:
 def test_vllm_ray_placement_group_check_is_orchestration(tmp_path: Path) -> None:
     text = _installed_traceback(tmp_path, {"vllm/executor/ray_utils.py": _RAY_UTILS},
                                 "from vllm.executor.ray_utils import initialize_cluster\ninitialize_cluster([{'GPU': 2}])\n")
-    diagnosis = _diagnosis(text)
+    diagnosis = diagnose_without_patterns(text)
     assert diagnosis.category == "orchestration", diagnosis.root_cause
     assert "one GPU per bundle" in _checks(diagnosis)
 
@@ -133,4 +133,4 @@ def test_vllm_ray_placement_group_check_is_orchestration(tmp_path: Path) -> None
     "running the driver on a GPU node.\n",  # vLLM's ray_distributed_executor.py
 ])
 def test_placement_group_checks_alone_are_orchestration(line: str) -> None:
-    assert _diagnosis(line).category == "orchestration"
+    assert diagnose_without_patterns(line).category == "orchestration"

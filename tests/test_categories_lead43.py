@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import real_traceback
-from tests.test_categories_cat6 import _diagnosis, no_rules  # noqa: F401 (no_rules: the fixture, used by pytestmark)
+from tests.helpers import diagnose_without_patterns, real_traceback
+from tests.test_categories_cat6 import no_rules  # noqa: F401 (no_rules: the fixture, used by pytestmark)
 
 pytestmark = pytest.mark.usefixtures("no_rules")
 
@@ -31,12 +31,12 @@ create_engine_config("m")
     "either config.json (HF format) or params.json (Mistral format).",  # vLLM 0.11
 ])
 def test_no_config_file_where_the_model_points_is_the_model_path(message: str) -> None:
-    assert _diagnosis(_raised("ValueError", message)).category == "model-path"
+    assert diagnose_without_patterns(_raised("ValueError", message)).category == "model-path"
 
 
 def test_a_quantized_checkpoint_the_method_does_not_fit_stays_quantization() -> None:
     message = "Cannot find the config file for awq in /data/models/Qwen2.5-7B-Instruct-AWQ"
-    assert _diagnosis(_raised("ValueError", message)).category == "quantization"
+    assert diagnose_without_patterns(_raised("ValueError", message)).category == "quantization"
 
 
 @pytest.mark.parametrize("message", [
@@ -45,13 +45,13 @@ def test_a_quantized_checkpoint_the_method_does_not_fit_stays_quantization() -> 
 ])
 def test_flash_attention_refusing_an_older_gpu_is_the_gpu_architecture(message: str) -> None:
     traceback = _raised("RuntimeError", message, "vllm/attention/backends/rocm_flash_attn.py")
-    assert _diagnosis(traceback).category == "gpu-arch-unsupported"
+    assert diagnose_without_patterns(traceback).category == "gpu-arch-unsupported"
 
 
 def test_an_attention_backend_refusing_a_head_size_stays_the_backend() -> None:
     message = "Head size 80 is not supported by FlashAttention. Supported head sizes are: [64, 128, 256]."
     traceback = _raised("ValueError", message, "vllm/attention/backends/rocm_flash_attn.py")
-    assert _diagnosis(traceback).category != "gpu-arch-unsupported"
+    assert diagnose_without_patterns(traceback).category != "gpu-arch-unsupported"
 
 
 @pytest.mark.parametrize("message", [
@@ -59,11 +59,11 @@ def test_an_attention_backend_refusing_a_head_size_stays_the_backend() -> None:
     "At most 1 image(s) may be provided in one prompt. Set `--limit-mm-per-prompt` to increase this limit.",
 ])
 def test_more_images_than_the_per_prompt_limit_is_that_setting(message: str) -> None:
-    diagnosis = _diagnosis(_raised("ValueError", message, "vllm/multimodal/processing.py"))
+    diagnosis = diagnose_without_patterns(_raised("ValueError", message, "vllm/multimodal/processing.py"))
     assert diagnosis.category == "invalid-flag-value"
     assert "per-prompt limit" in diagnosis.title
 
 
 def test_a_text_only_model_given_the_limit_is_not_a_request_over_it() -> None:
     message = "limit_mm_per_prompt is only supported for multimodal models."
-    assert "per-prompt limit" not in _diagnosis(_raised("ValueError", message)).title
+    assert "per-prompt limit" not in diagnose_without_patterns(_raised("ValueError", message)).title

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import real_traceback
-from tests.test_categories_cat6 import _diagnosis, no_rules  # noqa: F401 (no_rules: the fixture, used by pytestmark)
+from tests.helpers import diagnose_without_patterns, real_traceback
+from tests.test_categories_cat6 import no_rules  # noqa: F401 (no_rules: the fixture, used by pytestmark)
 from tests.test_categories_cat7 import unknown_rope_type
 
 pytestmark = pytest.mark.usefixtures("no_rules")
@@ -26,7 +26,7 @@ def _rope_scaling_validation(rope_scaling):
 
 _rope_scaling_validation({LLAMA31})
 """, "transformers/models/llama/configuration_llama.py")
-    diagnosis = _diagnosis(traceback)
+    diagnosis = diagnose_without_patterns(traceback)
     assert diagnosis.category == "dependency-version"
     assert "transformers" in diagnosis.title
     assert any("upgrade transformers" in step for step in diagnosis.fix.steps)
@@ -35,4 +35,4 @@ _rope_scaling_validation({LLAMA31})
 def test_the_engine_failing_on_a_rope_type_it_does_not_know_stays_the_architecture_row() -> None:
     traceback = unknown_rope_type("yarn2", "vllm/model_executor/layers/rotary_embedding.py")
     assert "Unknown RoPE scaling type yarn2" in traceback
-    assert _diagnosis(traceback).category != "dependency-version"
+    assert diagnose_without_patterns(traceback).category != "dependency-version"

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import real_traceback
-from tests.test_categories_cat6 import _diagnosis, no_rules  # noqa: F401 (no_rules: the fixture, used by pytestmark)
+from tests.helpers import diagnose_without_patterns, real_traceback
+from tests.test_categories_cat6 import no_rules  # noqa: F401 (no_rules: the fixture, used by pytestmark)
 
 pytestmark = pytest.mark.usefixtures("no_rules")
 
@@ -28,7 +28,7 @@ WORDINGS = {
 
 @pytest.mark.parametrize("text", sorted(WORDINGS))
 def test_what_follows_the_word_architecture_decides_gpu_or_model(text: str) -> None:
-    assert _diagnosis(text).category == WORDINGS[text]
+    assert diagnose_without_patterns(text).category == WORDINGS[text]
 
 
 def test_a_kernel_assertion_in_its_own_frames_is_gpu_arch_unsupported() -> None:
@@ -38,11 +38,11 @@ def test_a_kernel_assertion_in_its_own_frames_is_gpu_arch_unsupported() -> None:
 
         get_kernel(12)
         """, "site-packages/sgl_kernel/gemm.py")
-    assert _diagnosis(printed).category == "gpu-arch-unsupported"
+    assert diagnose_without_patterns(printed).category == "gpu-arch-unsupported"
 
 
 def test_a_model_class_after_the_short_word_is_no_gpu() -> None:
-    assert _diagnosis("ValueError: Unsupported arch ['LlamaForCausalLM']\n").category != "gpu-arch-unsupported"
+    assert diagnose_without_patterns("ValueError: Unsupported arch ['LlamaForCausalLM']\n").category != "gpu-arch-unsupported"
 
 
 # SGLang's router answering 503 with no worker it can use (sgl-router / sgl-model-gateway's own wording and error
@@ -56,8 +56,8 @@ ROUTER_503 = ('{"error":{"type":"Service Unavailable","code":"no_available_worke
     "RuntimeError: No available prefill workers (all circuits open or unhealthy)\n",
 ])
 def test_a_router_with_no_healthy_worker_is_the_routers(text: str) -> None:
-    assert _diagnosis(text).category == "router"
+    assert diagnose_without_patterns(text).category == "router"
 
 
 def test_a_503_with_no_routers_words_is_not_the_routers() -> None:
-    assert _diagnosis("RuntimeError: No available workers for reserve creation\n").category != "router"
+    assert diagnose_without_patterns("RuntimeError: No available workers for reserve creation\n").category != "router"

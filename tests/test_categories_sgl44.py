@@ -20,10 +20,14 @@ from pathlib import Path
 
 import pytest
 
-from logsleuth.api import DiagnoseOptions, diagnose_text
-from logsleuth.models import Diagnosis
-from tests.helpers import real_traceback, traceback_of_installed
-from tests.test_categories_cat6 import _diagnosis, no_rules  # noqa: F401 (no_rules: the fixture, used below)
+from tests.helpers import (
+    check_texts,
+    diagnose_with_patterns,
+    diagnose_without_patterns,
+    real_traceback,
+    traceback_of_installed,
+)
+from tests.test_categories_cat6 import no_rules  # noqa: F401 (no_rules: the fixture, used below)
 
 DEEPEP_ASSERT = ("Failed: Assertion error /build/DeepEP/csrc/deep_ep.cpp:1233 'x.size(0) == topk_idx.size(0) and "
                  "x.size(0) <= num_max_dispatch_tokens_per_rank'")
@@ -67,25 +71,16 @@ def _dispatch_traceback(tmp_path: Path, script: str) -> str:
     return proc.stderr
 
 
-def _diagnose_with_patterns(text: str) -> Diagnosis:
-    report = diagnose_text(text, DiagnoseOptions(include_user_patterns=False))
-    diagnosis = report.failures[0].diagnosis
-    assert diagnosis is not None
-    return diagnosis
-
-
-def _check_texts(diagnosis: Diagnosis) -> str:
-    return "\n".join(diagnosis.fix.steps) if diagnosis.fix else ""
 
 
 @pytest.mark.usefixtures("no_rules")
 def test_deepeps_per_rank_dispatch_assert_is_a_parallel_sizing(tmp_path: Path) -> None:
     script = (f"from sglang.srt.layers.moe.token_dispatcher.deepep import _DeepEPDispatcherImplLowLatency\n"
               f"_DeepEPDispatcherImplLowLatency(128)._dispatch_core(RuntimeError({DEEPEP_ASSERT!r}))\n")
-    diagnosis = _diagnosis(_dispatch_traceback(tmp_path, script))
+    diagnosis = diagnose_without_patterns(_dispatch_traceback(tmp_path, script))
     assert diagnosis.category == "parallel-config", diagnosis.title
     assert "DeepEP" in diagnosis.title
-    assert "num_max_dispatch_tokens_per_rank" in _check_texts(diagnosis)
+    assert "num_max_dispatch_tokens_per_rank" in check_texts(diagnosis)
 
 
 @pytest.mark.usefixtures("no_rules")
@@ -95,7 +90,7 @@ def test_sglangs_bound_on_the_per_rank_limit_read_from_its_assert_line(tmp_path:
               "_DeepEPDispatcherImplLowLatency(2048)\n")
     traceback = _dispatch_traceback(tmp_path, script)
     assert traceback.rstrip().endswith("AssertionError")
-    assert _diagnosis(traceback).category == "parallel-config"
+    assert diagnose_without_patterns(traceback).category == "parallel-config"
 
 
 def _capture_failed(inner: str) -> str:
@@ -120,14 +115,14 @@ def _scheduler_traceback(code: str) -> str:
 
 
 def test_a_cuda_graph_capture_that_hit_the_dispatch_limit_is_filed_under_the_limit() -> None:
-    diagnosis = _diagnose_with_patterns(_capture_failed(DEEPEP_ASSERT))
+    diagnosis = diagnose_with_patterns(_capture_failed(DEEPEP_ASSERT))
     assert diagnosis.category == "parallel-config", (diagnosis.pattern, diagnosis.title)
     assert "cascade" in diagnosis.root_cause
 
 
 def test_a_capture_failing_on_a_call_it_does_not_allow_stays_the_capture_pattern() -> None:
     # The look-alike: the same wrapper around a capture's own failure keeps the pattern and its fix.
-    diagnosis = _diagnose_with_patterns(_capture_failed("CUDA error: operation not permitted when stream is capturing"))
+    diagnosis = diagnose_with_patterns(_capture_failed("CUDA error: operation not permitted when stream is capturing"))
     assert diagnosis.pattern == "sglang-cuda-graph-capture-failed"
     assert diagnosis.category == "cuda-graph-capture"
 
@@ -146,9 +141,9 @@ class HiRadixCache:
 def test_a_cache_the_release_builds_for_some_models_only_is_a_feature_conflict(tmp_path: Path) -> None:
     proc = traceback_of_installed(tmp_path, {"sglang/srt/mem_cache/hiradix_cache.py": _HIRADIX},
                                   "from sglang.srt.mem_cache.hiradix_cache import HiRadixCache\nHiRadixCache('CSA')\n")
-    diagnosis = _diagnosis(proc.stderr)
+    diagnosis = diagnose_without_patterns(proc.stderr)
     assert diagnosis.category == "feature-conflict", diagnosis.title
-    assert "--enable-hierarchical-cache" in _check_texts(diagnosis)
+    assert "--enable-hierarchical-cache" in check_texts(diagnosis)
 
 
 @pytest.mark.usefixtures("no_rules")
@@ -156,7 +151,7 @@ def test_a_singular_model_part_is_not_the_feature_for_some_models_wording() -> N
     # vLLM's LoRA refusal names a part of one model ("on the model backbone"): its own category's words decide.
     line = ("ValueError: LoRA adapter /a contains weights for classification head score, but token_classify only "
             "supports LoRA on the model backbone.\n")
-    assert _diagnosis(line).category == "lora-config"
+    assert diagnose_without_patterns(line).category == "lora-config"
 
 
 _FUSED_MOE_LAYER = '''
@@ -189,7 +184,7 @@ def test_a_shape_mismatch_copying_a_checkpoint_tensor_is_weight_loading(tmp_path
     mismatch = "The size of tensor a (6144) must match the size of tensor b (3072) at non-singleton dimension 1"
     printed = _weight_copy_traceback(tmp_path, mismatch)
     assert "expert_data.copy_(loaded_weight)" in printed
-    assert _diagnosis(printed).category == "weight-loading"
+    assert diagnose_without_patterns(printed).category == "weight-loading"
 
 
 @pytest.mark.usefixtures("no_rules")
@@ -205,7 +200,7 @@ class _Scale:
               "process_weights_after_loading(_Scale(), _Scale())\n")
     proc = traceback_of_installed(tmp_path, {"sglang/srt/layers/quantization/modelopt_quant.py": class_source}, script)
     assert "w13_alpha = w13_input_scale * w13_weight_scale_2" in proc.stderr
-    assert _diagnosis(proc.stderr).category == "engine-bug"
+    assert diagnose_without_patterns(proc.stderr).category == "engine-bug"
 
 
 _EAGLE_WORKER = '''
@@ -237,7 +232,7 @@ def _eagle_traceback(tmp_path: Path, call: str) -> str:
 @pytest.mark.usefixtures("no_rules")
 def test_a_draft_without_an_eagle_heads_hooks_is_a_speculative_model_misfit(tmp_path: Path) -> None:
     # sgl-project/sglang#36528: EAGLE3 with no draft path loads the target (an ordinary model) as its own draft.
-    diagnosis = _diagnosis(_eagle_traceback(tmp_path, "share_embedding(None)"))
+    diagnosis = diagnose_without_patterns(_eagle_traceback(tmp_path, "share_embedding(None)"))
     assert diagnosis.category == "spec-decoding-args", diagnosis.title
     assert "draft" in diagnosis.title
 
@@ -245,11 +240,11 @@ def test_a_draft_without_an_eagle_heads_hooks_is_a_speculative_model_misfit(tmp_
 @pytest.mark.usefixtures("no_rules")
 def test_another_missing_attribute_of_the_speculative_worker_stays_a_bug(tmp_path: Path) -> None:
     # The look-alike: the worker's own attribute (vllm-project/vllm#34607's shape, in SGLang's file) names no model.
-    assert _diagnosis(_eagle_traceback(tmp_path, "read_positions()")).category == "engine-bug"
+    assert diagnose_without_patterns(_eagle_traceback(tmp_path, "read_positions()")).category == "engine-bug"
 
 
 @pytest.mark.usefixtures("no_rules")
 def test_the_gpu_failing_on_a_weight_loaders_copy_is_the_hardware(tmp_path: Path) -> None:
     # The look-alike of the loaded_weight cue (sgl-project/sglang#3204): an ECC error raised on the same copy line.
     ecc = "CUDA error: uncorrectable ECC error encountered"
-    assert _diagnosis(_weight_copy_traceback(tmp_path, ecc)).category == "cuda-error"
+    assert diagnose_without_patterns(_weight_copy_traceback(tmp_path, ecc)).category == "cuda-error"

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import real_traceback
-from tests.test_categories_cat6 import _diagnosis, no_rules  # noqa: F401 (no_rules: the fixture, used by pytestmark)
+from tests.helpers import diagnose_without_patterns, real_traceback
+from tests.test_categories_cat6 import no_rules  # noqa: F401 (no_rules: the fixture, used by pytestmark)
 
 # The honest category alone: the reasoning rules set aside.
 pytestmark = pytest.mark.usefixtures("no_rules")
@@ -40,12 +40,12 @@ def _cut_worker_traceback(method: str) -> str:
 
 def test_a_worker_method_that_sizes_the_kv_cache_is_the_kv_cache_not_a_hang() -> None:
     """OpenRLHF/OpenRLHF#336: the paste stops after initialize_cache's frames (the KV cache larger than it can hold)."""
-    diagnosis = _diagnosis(_cut_worker_traceback("initialize_cache"))
+    diagnosis = diagnose_without_patterns(_cut_worker_traceback("initialize_cache"))
     assert diagnosis.category == "kv-cache-memory", diagnosis
 
 
 def test_the_wrapper_lines_deadlock_is_no_hang_for_another_method() -> None:
-    diagnosis = _diagnosis(_cut_worker_traceback("load_model"))
+    diagnosis = diagnose_without_patterns(_cut_worker_traceback("load_model"))
     assert diagnosis.category not in {"hang-timeout", "kv-cache-memory"}, diagnosis
 
 
@@ -53,7 +53,7 @@ def test_a_deadlock_the_message_reports_is_still_a_hang() -> None:
     traceback = real_traceback("""
         raise RuntimeError("deadlock detected: rank 1 waits on a collective rank 0 never joined")
         """, "vllm/distributed/parallel_state.py")
-    assert _diagnosis(traceback).category == "hang-timeout"
+    assert diagnose_without_patterns(traceback).category == "hang-timeout"
 
 
 def test_an_npu_whose_soc_the_build_does_not_support_lacks_a_device_capability() -> None:
@@ -64,7 +64,7 @@ def test_an_npu_whose_soc_the_build_does_not_support_lacks_a_device_capability()
 
         check_ascend_device_type(104)
         """, "vllm_ascend/utils.py")
-    diagnosis = _diagnosis(traceback)
+    diagnosis = diagnose_without_patterns(traceback)
     assert diagnosis.category == "gpu-arch-unsupported"
     assert any("Ascend NPU" in step for step in diagnosis.fix.steps), diagnosis.fix.steps
 
@@ -74,7 +74,7 @@ def test_a_gpu_without_bfloat16_gets_no_npu_check() -> None:
         raise ValueError("Bfloat16 is only supported on GPUs with compute capability of at least 8.0. "
                          "Your Tesla T4 GPU has compute capability 7.5.")
         """, "vllm/platforms/cuda.py")
-    diagnosis = _diagnosis(traceback)
+    diagnosis = diagnose_without_patterns(traceback)
     assert diagnosis.category == "gpu-arch-unsupported"
     assert not any("Ascend NPU" in step for step in diagnosis.fix.steps), diagnosis.fix.steps
 
@@ -83,7 +83,7 @@ def test_a_soc_version_named_in_another_error_is_no_device_capability() -> None:
     traceback = real_traceback("""
         raise RuntimeError("failed to read soc_version from the driver: permission denied")
         """, "vllm_ascend/utils.py")
-    assert _diagnosis(traceback).category != "gpu-arch-unsupported"
+    assert diagnose_without_patterns(traceback).category != "gpu-arch-unsupported"
 
 
 def _through(wrapper_module: str, body: str) -> str:
@@ -98,7 +98,7 @@ def _through(wrapper_module: str, body: str) -> str:
 def test_an_engine_class_left_undefined_in_a_wrappers_module_is_the_wrapper_row() -> None:
     """EvolvingLMMs-Lab/lmms-eval#726, arcee-ai/mergekit#524 (lm_eval): the wrapper guards `from vllm import LLM`,
     so a failed import leaves the name undefined where the wrapper calls it."""
-    diagnosis = _diagnosis(_through("lmms_eval/models/vllm.py", "client = LLM(model='m')"))
+    diagnosis = diagnose_without_patterns(_through("lmms_eval/models/vllm.py", "client = LLM(model='m')"))
     assert diagnosis.category == "dependency-version", diagnosis
     assert any("try/except" in step for step in diagnosis.fix.steps), diagnosis.fix.steps
 
@@ -116,12 +116,12 @@ def test_a_traceback_cut_under_a_wrappers_frames_is_no_version_drift() -> None:
         """, "verl/workers/sharding_manager/fsdp_vllm.py")
     lines = traceback.splitlines()
     cut = next(i for i, line in enumerate(lines) if line.strip() == "return wake_up()") + 1
-    diagnosis = _diagnosis("\n".join(lines[:cut]) + "\n")
+    diagnosis = diagnose_without_patterns("\n".join(lines[:cut]) + "\n")
     assert diagnosis.category != "dependency-version", diagnosis
 
 
 def test_the_same_undefined_name_in_a_users_script_is_no_wrapper_drift() -> None:
-    diagnosis = _diagnosis(_through("app.py", "client = LLM(model='m')"))
+    diagnosis = diagnose_without_patterns(_through("app.py", "client = LLM(model='m')"))
     assert diagnosis.category != "dependency-version", diagnosis
 
 
@@ -138,11 +138,11 @@ ENGINE_WITHOUT_ATTRIBUTE = """
 
 def test_fastchats_worker_reaching_into_an_engine_class_the_release_changed_is_the_wrapper_row() -> None:
     """lm-sys/FastChat#3704: FastChat's vllm_worker written for vLLM V0 reads `AsyncLLM.engine`, which V1 lacks."""
-    diagnosis = _diagnosis(real_traceback(ENGINE_WITHOUT_ATTRIBUTE, "FastChat/fastchat/serve/vllm_worker.py"))
+    diagnosis = diagnose_without_patterns(real_traceback(ENGINE_WITHOUT_ATTRIBUTE, "FastChat/fastchat/serve/vllm_worker.py"))
     assert diagnosis.category == "dependency-version", diagnosis
     assert not any("try/except" in step for step in diagnosis.fix.steps), diagnosis.fix.steps
 
 
 def test_the_same_attribute_error_in_a_users_script_is_no_wrapper_drift() -> None:
-    diagnosis = _diagnosis(real_traceback(ENGINE_WITHOUT_ATTRIBUTE, "app.py"))
+    diagnosis = diagnose_without_patterns(real_traceback(ENGINE_WITHOUT_ATTRIBUTE, "app.py"))
     assert diagnosis.category != "dependency-version" or "program that runs the engine" not in diagnosis.title, diagnosis

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.helpers import traceback_of_installed
-from tests.test_categories_cat6 import _diagnosis
+from tests.helpers import diagnose_without_patterns, traceback_of_installed
 
 IMPORT_ROW_TITLE = "one failed while it was being imported"
 KERNELS_MESSAGE = "Either a revision or a version must be specified."
@@ -42,7 +41,7 @@ def test_a_package_failing_while_transformers_is_imported_is_packages_that_do_no
         ),
         "kernels/layer.py": KERNELS_LAYER,
     }, "import sglang")
-    diagnosis = _diagnosis(traceback)
+    diagnosis = diagnose_without_patterns(traceback)
     assert diagnosis.category == "dependency-version", diagnosis
     assert IMPORT_ROW_TITLE in diagnosis.title
     assert "transformers was being imported (kernels/layer.py)" in diagnosis.root_cause
@@ -54,21 +53,21 @@ def test_the_same_error_at_run_time_is_not_read_as_an_import(tmp_path: Path) -> 
         "sglang/srt/layers/hub.py": "from kernels.layer import LayerRepository\n\ndef load():\n    return LayerRepository('x')\n",
         "kernels/layer.py": KERNELS_LAYER,
     }, "from sglang.srt.layers.hub import load\nload()")
-    assert IMPORT_ROW_TITLE not in _diagnosis(traceback).title
+    assert IMPORT_ROW_TITLE not in diagnose_without_patterns(traceback).title
 
 
 def test_the_engines_own_module_failing_at_its_import_is_not_another_packages(tmp_path: Path) -> None:
     traceback = _traceback(tmp_path, {
         "sglang/srt/configs/registry.py": "raise ValueError('Duplicate registration of model type qwen3')\n",
     }, "import sglang.srt.configs.registry")
-    assert IMPORT_ROW_TITLE not in _diagnosis(traceback).title
+    assert IMPORT_ROW_TITLE not in diagnose_without_patterns(traceback).title
 
 
 def test_a_script_run_as_the_main_module_is_no_package_being_imported(tmp_path: Path) -> None:
     # the user's script's top level calls the package: `<module>` of app.py is no installed package's
     traceback = _traceback(tmp_path, {"kernels/layer.py": KERNELS_LAYER},
                            "from kernels.layer import LayerRepository\nLayerRepository('x')")
-    assert IMPORT_ROW_TITLE not in _diagnosis(traceback).title
+    assert IMPORT_ROW_TITLE not in diagnose_without_patterns(traceback).title
 
 
 def test_a_wrapper_run_as_the_main_module_is_no_package_being_imported(tmp_path: Path) -> None:
@@ -77,7 +76,7 @@ def test_a_wrapper_run_as_the_main_module_is_no_package_being_imported(tmp_path:
         "verl/trainer/main_ppo.py": f"raise ValueError({KERNELS_MESSAGE!r})\n",
     }, "import runpy\nrunpy.run_module('verl.trainer.main_ppo', run_name='__main__')")
     assert "in _run_code" in traceback
-    assert IMPORT_ROW_TITLE not in _diagnosis(traceback).title
+    assert IMPORT_ROW_TITLE not in diagnose_without_patterns(traceback).title
 
 
 def test_a_kernel_package_finding_no_cuda_toolkit_at_its_import_is_still_the_toolkit_row(tmp_path: Path) -> None:
@@ -89,7 +88,7 @@ def test_a_kernel_package_finding_no_cuda_toolkit_at_its_import_is_still_the_too
             "_preload_cuda_library()\n"
         ),
     }, "import sglang")
-    diagnosis = _diagnosis(traceback)
+    diagnosis = diagnose_without_patterns(traceback)
     assert diagnosis.category == "dependency-version" and "CUDA toolkit" in diagnosis.title, diagnosis.title
 
 
@@ -99,12 +98,12 @@ def test_an_error_whose_words_name_a_category_keeps_it_at_a_packages_import(tmp_
         "sglang/__init__.py": "import deep_gemm\n",
         "deep_gemm/__init__.py": "raise RuntimeError('No CUDA GPUs are available')\n",
     }, "import sglang")
-    assert _diagnosis(traceback).category == "cuda-error"
+    assert diagnose_without_patterns(traceback).category == "cuda-error"
 
 
 def test_the_import_row_names_no_category_for_a_failure_without_frames() -> None:
     text = f"[2026-06-11 10:00:00] sglang version 0.5.12\nValueError: {KERNELS_MESSAGE}\n"
-    diagnosis = _diagnosis(text)
+    diagnosis = diagnose_without_patterns(text)
     assert IMPORT_ROW_TITLE not in diagnosis.title
 
 
@@ -116,6 +115,6 @@ def test_a_module_compiled_for_another_numpy_is_packages_that_do_not_fit(tmp_pat
         "pandas/__init__.py": "from pandas._libs import interval\n",
         "pandas/_libs/interval.py": f"raise ValueError({message!r})\n",
     }, "import sglang")
-    assert _diagnosis(framed).category == "dependency-version"
-    assert _diagnosis(f"ValueError: {message}\n").category == "dependency-version"
+    assert diagnose_without_patterns(framed).category == "dependency-version"
+    assert diagnose_without_patterns(f"ValueError: {message}\n").category == "dependency-version"
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import real_traceback
-from tests.test_categories_cat6 import _diagnosis, no_rules  # noqa: F401 (no_rules: the fixture, used by pytestmark)
+from tests.helpers import diagnose_without_patterns, real_traceback
+from tests.test_categories_cat6 import no_rules  # noqa: F401 (no_rules: the fixture, used by pytestmark)
 
 pytestmark = pytest.mark.usefixtures("no_rules")
 
@@ -25,12 +25,12 @@ ModelConfig()
 
 @pytest.mark.parametrize("setting", ["`limit_mm_per_prompt`", "limit_mm_per_prompt", "`mm_processor_kwargs`"])
 def test_a_multimodal_setting_for_a_model_read_as_text_only(setting: str) -> None:
-    diagnosis = _diagnosis(_config_refusal(f"{setting} is only supported for multimodal models."))
+    diagnosis = diagnose_without_patterns(_config_refusal(f"{setting} is only supported for multimodal models."))
     assert diagnosis.category == "unsupported-architecture"
     assert "text-only" in diagnosis.title
     assert any("leave it out" in step for step in diagnosis.fix.steps)
 
 
 def test_another_only_supported_for_refusal_keeps_its_row() -> None:
-    diagnosis = _diagnosis(_config_refusal("Chunked prefill is only supported for decoder-only models."))
+    diagnosis = diagnose_without_patterns(_config_refusal("Chunked prefill is only supported for decoder-only models."))
     assert "text-only" not in diagnosis.title

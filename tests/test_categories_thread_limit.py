@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import real_traceback
-from tests.test_categories_cat6 import _diagnosis, no_rules  # noqa: F401 (no_rules: the fixture, used by pytestmark)
+from tests.helpers import diagnose_without_patterns, real_traceback
+from tests.test_categories_cat6 import no_rules  # noqa: F401 (no_rules: the fixture, used by pytestmark)
 
 pytestmark = pytest.mark.usefixtures("no_rules")
 
@@ -31,7 +31,7 @@ start_workers(64)
 
 
 def test_cpython_refusing_a_thread_is_the_process_limit() -> None:
-    diagnosis = _diagnosis(_raised("RuntimeError", "can't start new thread"))
+    diagnosis = diagnose_without_patterns(_raised("RuntimeError", "can't start new thread"))
     assert diagnosis.category == "host-memory"
     assert LIMIT_TITLE in diagnosis.title
     assert any("ulimit -u" in step for step in diagnosis.fix.steps)
@@ -46,7 +46,7 @@ def test_cpython_refusing_a_thread_is_the_process_limit() -> None:
     "what(): Resource temporarily unavailable",
 ])
 def test_a_native_thread_refused_under_ray_is_the_process_limit(line: str) -> None:
-    diagnosis = _diagnosis(line + "\n")
+    diagnosis = diagnose_without_patterns(line + "\n")
     assert diagnosis.category == "host-memory", diagnosis
     assert LIMIT_TITLE in diagnosis.title
 
@@ -56,7 +56,7 @@ def test_openblas_refusing_threads_just_before_a_crash_names_the_limit() -> None
     log = ("OpenBLAS blas_thread_init: pthread_create failed for thread 17 of 64: Resource temporarily unavailable\n"
            "OpenBLAS blas_thread_init: RLIMIT_NPROC 4096 current, 4096 max\n"
            + _raised("RuntimeError", "can't start new thread"))
-    assert LIMIT_TITLE in _diagnosis(log).title
+    assert LIMIT_TITLE in diagnose_without_patterns(log).title
 
 
 @pytest.mark.parametrize(("exception", "message"), [
@@ -64,4 +64,4 @@ def test_openblas_refusing_threads_just_before_a_crash_names_the_limit() -> None
     ("RuntimeError", "zmq.error.Again: Resource temporarily unavailable while receiving from the scheduler"),
 ])
 def test_eagain_without_a_thread_is_not_the_limit(exception: str, message: str) -> None:
-    assert LIMIT_TITLE not in _diagnosis(_raised(exception, message)).title
+    assert LIMIT_TITLE not in diagnose_without_patterns(_raised(exception, message)).title
