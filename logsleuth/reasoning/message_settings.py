@@ -25,22 +25,21 @@ from dataclasses import dataclass
 from logsleuth.fixes.command import CommandLine
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, LaunchInfo
-from logsleuth.reasoning.setting_paths import SUBSYSTEM_WORDS
+from logsleuth.reasoning.setting_paths import GENERIC_WORDS, switch_key
 from logsleuth.redact import secret_by_name
 
 ENGINE_ENV_PREFIXES = ("VLLM_", "SGLANG_", "SGL_")
-_SWITCH_PREFIXES = ("enable-", "disable-", "use-", "no-")
 # A flag's trailing words that qualify what it sets rather than name it: `--tensor-parallel-size` speaks of "tensor
 # parallel" ("too large tensor parallel size", "tensor parallelism").
 _QUALIFIERS = frozenset({"size", "num", "path", "mode", "type", "len", "length", "name", "level", "dir", "file",
                          "kwargs", "args", "config"})
-# Words that name no setting alone, beside the words of every subsystem's code (setting_paths): torch's own messages
-# speak of tensors, data and pipelines about anything.
-_COMMON_WORDS = SUBSYSTEM_WORDS | frozenset({"tensor", "data", "pipeline", "expert", "experts", "algorithm", "remote",
-                                             "code", "trust", "served", "shared", "node", "nodes", "rank", "seed",
-                                             "dtype", "true", "false", "none", "default", "value", "graph", "device",
-                                             "block", "prefix", "page", "limit", "allowed", "random", "override",
-                                             "generation"})
+# Words that name no setting alone, beside those that name no feature's code (setting_paths.GENERIC_WORDS): torch's
+# own messages speak of tensors, data and pipelines about anything.
+_COMMON_WORDS = GENERIC_WORDS | frozenset({"tensor", "data", "pipeline", "expert", "experts", "algorithm", "remote",
+                                           "code", "trust", "served", "shared", "node", "nodes", "rank", "seed",
+                                           "dtype", "true", "false", "none", "default", "value", "graph", "device",
+                                           "block", "prefix", "page", "limit", "allowed", "random", "override",
+                                           "generation"})
 _MIN_WORD = 4  # a single word names a setting from this length on (`lora`, `speculative`, `quantization`)
 _MIN_VALUE = 3  # a value names a setting from this length on, with a letter in it (`fp8`, `eagle`, `trtllm_mla`)
 _MAX_SETTINGS = 6
@@ -104,13 +103,6 @@ def _value_said(value: str, message: str) -> str | None:
     return words if f" {words} " in message else None
 
 
-def _key(flag: str) -> str:
-    key = flag.lstrip("-")
-    for prefix in _SWITCH_PREFIXES:
-        key = key.removeprefix(prefix)
-    return key
-
-
 def _setting(name: str, value: str, key: str, message: str, environment: bool = False) -> NamedSetting | None:
     if secret_by_name(name, value) or _PATH.search(value):
         # A secret is never repeated; a path (the model's, the tokenizer's, a file's) is where a thing is, not a
@@ -137,6 +129,6 @@ def settings_the_message_names(failure: Failure, launch: LaunchInfo) -> list[Nam
             if (setting := _setting(name, value, key, message, environment=True)) is not None:
                 found.append(setting)
     for flag, values in command.options:
-        if flag.startswith("--") and (setting := _setting(flag, " ".join(values), _key(flag), message)) is not None:
+        if flag.startswith("--") and (setting := _setting(flag, " ".join(values), switch_key(flag), message)) is not None:
             found.append(setting)
     return list({setting.name: setting for setting in found}.values())[:_MAX_SETTINGS]

@@ -19,9 +19,12 @@ from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, LaunchInfo
 from logsleuth.reasoning.raise_site import settable_given
 
+# A switch's verb (`--enable-lora`, `--disable-custom-all-reduce`, `--use-v2-block-manager`), after a boolean's
+# negation (`--no-enable-prefix-caching`), is no word of the feature it turns on or off.
+_NEGATION = "no-"
 _SWITCH_PREFIXES = ("enable-", "disable-", "use-")
 # Words of a flag's name that name no feature's code: every module has sizes, modes and backends.
-SUBSYSTEM_WORDS = frozenset({
+GENERIC_WORDS = frozenset({
     "size", "mode", "path", "backend", "model", "max", "min", "num", "type", "dtype", "len", "length", "config",
     "cache", "port", "host", "static", "fraction", "memory", "gpu", "cuda", "kernel", "impl", "level", "tokens",
     "chunked", "prefill", "decode", "batch", "server", "engine", "runner", "worker", "layer", "layers", "attention",
@@ -55,15 +58,21 @@ def _module_tokens(failure: Failure) -> set[str]:
             for token in _TOKEN_SPLIT.split(frame.file.rsplit("-packages/", 1)[-1].lower())}
 
 
-def _names_feature(flag: str, value: str, paths: str, tokens: set[str]) -> bool:
-    key = flag.lstrip("-")
+def switch_key(flag: str) -> str:
+    """The flag's name without its dashes, negation and switch verb: the words of the feature it sets
+    (`--no-enable-prefix-caching` -> `prefix-caching`)."""
+    key = flag.lstrip("-").removeprefix(_NEGATION)
     for prefix in _SWITCH_PREFIXES:
         key = key.removeprefix(prefix)
-    words = key.split("-")
+    return key
+
+
+def _names_feature(flag: str, value: str, paths: str, tokens: set[str]) -> bool:
+    words = switch_key(flag).split("-")
     joined = "_".join(words)
-    if len(words) > 1 and not all(word in SUBSYSTEM_WORDS for word in words) and joined in paths:
+    if len(words) > 1 and not all(word in GENERIC_WORDS for word in words) and joined in paths:
         return True
-    if any(len(word) >= MIN_WORD and word not in SUBSYSTEM_WORDS and word in tokens for word in words):
+    if any(len(word) >= MIN_WORD and word not in GENERIC_WORDS and word in tokens for word in words):
         return True
     return bool(_BACKEND_FLAG.search(flag) and len(value) >= MIN_VALUE and value.lower() in tokens)
 
