@@ -161,6 +161,9 @@ def categorize(evidence: Evidence) -> Diagnosis:
     meaning = CATEGORIES.get(row.category, row.category)
     title = render_words(row.title, engine, version, wrapper)
     check_reads = settings_the_check_reads(evidence, row.category, engine, version)
+    # What a release requires or a reinstall command may name only a release the log or the user gives: one guessed
+    # from the code's layout may be another.
+    named_release = _release_the_log_names(evidence, engine)
     return Diagnosis(
         pattern=f"general-{row.category}",
         title=title,
@@ -174,11 +177,11 @@ def categorize(evidence: Evidence) -> Diagnosis:
         ),
         fix=Fix(summary=f"General checks for {row.category}:",
                 steps=(*platform_steps(failure, engine),
-                       *(compiled_op_steps(failure, engine, _release_the_log_names(evidence, engine))
+                       *(compiled_op_steps(failure, engine, named_release, launch.engine_version_source)
                          if row.category == "dependency-version" else ()),
                        *check_reads,
                        *settings_the_message_speaks_of(evidence, row.category, check_reads),
-                       *module_no_release_requires(evidence, row.category, engine, version),
+                       *module_no_release_requires(evidence, row.category, engine, named_release),
                        *misfit_steps(misfit, engine, version),
                        *aligned[0],
                        *row_checks(row, engine, version, wrapper, failure_texts(failure))),

@@ -239,12 +239,13 @@ def platform_steps(failure: Failure, engine: str | None) -> tuple[str, ...]:
             f"for Linux). Run it under WSL2 or in a Linux container before looking further.",)
 
 
-def compiled_op_steps(failure: Failure, engine: str | None, version: str | None) -> tuple[str, ...]:
+def compiled_op_steps(failure: Failure, engine: str | None, version: str | None, version_source: str | None = None
+                      ) -> tuple[str, ...]:
     """The package to reinstall, and what it must match, when torch refused a call to a compiled extension's operator
     or the loader refused the extension's shared object: the operator's namespace or the library's path names the
     extension (facts/compiled_ops.toml: `_vllm_fa2_C` is vllm-flash-attn, built into the vLLM wheel; `sgl_kernel` is
-    sgl-kernel).  A pip command only for the engine's own wheel with the release the log shows: any other version
-    would be a guess."""
+    sgl-kernel).  A pip command only for the engine's own wheel with the release the log shows or the user gives
+    (`version_source`, LaunchInfo.engine_version_source): any other version would be a guess."""
     lines = exception_lines(failure)
     namespace = namespace_named(lines) or ""
     owner = owner_of(namespace) if namespace else None
@@ -261,7 +262,9 @@ def compiled_op_steps(failure: Failure, engine: str | None, version: str | None)
     step = (f"{what} {owner.module}, installed by {owner.distribution}; it must come from the same build as "
             f"{owner.built_with}. {owner.reinstall}")
     if engine in ENGINE_NAMES and owner.distribution == engine and version:
-        step += (f" The log shows {ENGINE_NAMES[engine]} {version}: `pip install --force-reinstall {engine}=={version}` "
+        named = f"{ENGINE_NAMES[engine]} {version}"
+        shown = f"The release you gave, {named}" if version_source == "user" else f"The log shows {named}"
+        step += (f" {shown}: `pip install --force-reinstall {engine}=={version}` "
                  f"puts back that release's own compiled files with the torch it pins.")
     return (step,)
 
