@@ -35,10 +35,10 @@ from pathlib import Path
 import pytest
 
 from logsleuth.api import DiagnoseOptions, diagnose_text
+from logsleuth.reasoning.evidence import Evidence
+from logsleuth.reasoning.guidance_text import settings_the_message_speaks_of
 from logsleuth.reasoning.message_settings import normalized, settings_the_message_names
-from tests.helpers import traceback_of_installed
-from tests.test_categories_sgl44 import _check_texts as _steps
-from tests.test_categories_sgl44 import _diagnose_with_patterns as _diagnosis
+from tests.helpers import check_texts, diagnose_with_patterns, traceback_of_installed
 
 
 def _raised_in(tmp_path: Path, module: str, body: str, call: str = "run()") -> str:
@@ -56,9 +56,9 @@ def test_the_launch_settings_a_refusal_names_are_named_with_their_values() -> No
     log = ("python3 -m sglang.launch_server --model deepseek-ai/DeepSeek-V3-0324 --tp 8 --speculative-algorithm EAGLE "
            "--attention-backend trtllm_mla --prefill-attention-backend flashinfer\n"
            "AssertionError: Currently HybridAttentionBackend does not support speculative decoding.\n")
-    diagnosis = _diagnosis(log)
+    diagnosis = diagnose_with_patterns(log)
     assert diagnosis.basis == "general" and diagnosis.category == "spec-decoding-args"
-    steps = _steps(diagnosis)
+    steps = check_texts(diagnosis)
     assert "the message speaks of settings your launch gives" in steps
     for given in ("--speculative-algorithm EAGLE", "--attention-backend trtllm_mla", "--prefill-attention-backend flashinfer"):
         assert given in steps
@@ -70,9 +70,9 @@ def test_an_engine_environment_variable_of_the_command_is_a_setting_too(tmp_path
                            'raise ValueError(f"Invalid attention backend for {\'cuda\'}, with use_v1: False use_mla: False")')
     log = ("VLLM_ATTENTION_BACKEND=TORCH_SDPA vllm serve Qwen/Qwen2.5-32B-Instruct --max-model-len 2048 "
            "--tensor-parallel-size 8\n" + traceback)
-    diagnosis = _diagnosis(log)
+    diagnosis = diagnose_with_patterns(log)
     assert diagnosis.basis == "general" and diagnosis.category == "feature-conflict"
-    steps = _steps(diagnosis)
+    steps = check_texts(diagnosis)
     assert "VLLM_ATTENTION_BACKEND=TORCH_SDPA ('attention backend', an environment variable)" in steps
     assert "has no backend of that name for this platform and engine mode" in steps  # the row's checks_when
     assert "--max-model-len 2048" not in steps and "--tensor-parallel-size 8" not in steps
@@ -85,26 +85,38 @@ def test_a_quantized_weight_not_aligned_with_the_split_is_the_tensor_parallel_si
         'large tensor parallel size.")')
     log = ("python -m vllm.entrypoints.openai.api_server --served-model-name qwen2vl --model "
            "/models/Qwen2-VL-72B-Instruct-GPTQ-Int4 --tensor-parallel-size 2\n" + traceback)
-    diagnosis = _diagnosis(log)
+    diagnosis = diagnose_with_patterns(log)
     assert diagnosis.category == "parallel-config", diagnosis.category
-    assert "--tensor-parallel-size 2 ('tensor parallel size')" in _steps(diagnosis)
+    assert "--tensor-parallel-size 2 ('tensor parallel size')" in check_texts(diagnosis)
 
 
 def test_a_common_word_of_a_setting_names_no_setting() -> None:
     """torch's own messages speak of tensors about anything: "tensor" alone is not --tensor-parallel-size."""
     log = ("vllm serve /models/m --tensor-parallel-size 2 --enable-prefix-caching\n"
            "RuntimeError: The size of tensor a (4) must match the size of tensor b (8) at non-singleton dimension 1\n")
-    diagnosis = _diagnosis(log)
-    assert "speaks of" not in _steps(diagnosis)
+    diagnosis = diagnose_with_patterns(log)
+    assert "speaks of" not in check_texts(diagnosis)
 
 
-def test_a_secret_is_never_repeated_and_the_parser_categories_name_no_setting() -> None:
+def test_a_secret_given_as_a_setting_is_never_named() -> None:
     log = ("VLLM_API_KEY=sk-abcdefghijklmnop1234 vllm serve /models/m --api-key sk-abcdefghijklmnop1234\n"
            "ValueError: the api key is not valid\n")
     report = diagnose_text(log, DiagnoseOptions(include_user_patterns=False))
     named = settings_the_message_names(report.failures[0].failure, report.launch)
     assert report.launch.command and "--api-key" in report.launch.command
     assert named == []
+
+
+@pytest.mark.parametrize("category", ["unknown-flag", "invalid-flag-value", "missing-flag"])
+def test_the_parser_categories_name_no_setting_the_message_speaks_of(category: str) -> None:
+    """A refusal by the argument parser has checks of its own for the flag: the message's setting is not repeated
+    there, while another category names it."""
+    log = ("python3 -m sglang.launch_server --model-path /models/m --attention-backend trtllm_mla\n"
+           "ValueError: Currently HybridAttentionBackend does not support speculative decoding.\n")
+    report = diagnose_text(log, DiagnoseOptions(include_user_patterns=False))
+    evidence = Evidence(failure=report.failures[0].failure, launch=report.launch)
+    assert "--attention-backend trtllm_mla" in " ".join(settings_the_message_speaks_of(evidence, "feature-conflict"))
+    assert settings_the_message_speaks_of(evidence, category) == ()
 
 
 def test_a_path_is_no_setting_to_change_or_leave_out() -> None:
@@ -129,9 +141,9 @@ def test_the_selector_refusing_a_chosen_backend_says_to_leave_it_unset(tmp_path:
         "invalid_reasons = ['sparse not supported']\n"
         'raise ValueError(f"Selected backend {selected_backend} is not valid for this configuration. '
         'Reason: {invalid_reasons}")')
-    diagnosis = _diagnosis(traceback)
+    diagnosis = diagnose_with_patterns(traceback)
     assert diagnosis.basis == "general" and diagnosis.category == "feature-conflict", diagnosis.category
-    steps = _steps(diagnosis)
+    steps = check_texts(diagnosis)
     assert "the Reason it prints names what is needed that the backend lacks" in steps
     assert "leave it unset" in steps
 
@@ -144,10 +156,10 @@ def test_the_platform_base_class_refusing_is_vllm_on_no_platform(tmp_path: Path)
            "inspected. This may cause platform detection to fail.\n"
            "INFO 05-04 15:44:48 [__init__.py:211] No platform detected, vLLM is running on UnspecifiedPlatform\n"
            + traceback)
-    diagnosis = _diagnosis(log)
+    diagnosis = diagnose_with_patterns(log)
     assert diagnosis.basis == "general" and diagnosis.category == "orchestration", diagnosis.category
     assert "running on no platform" in diagnosis.title
-    steps = _steps(diagnosis)
+    steps = check_texts(diagnosis)
     assert "nvidia-smi" in steps and "install it with pip" in steps
 
 
@@ -157,10 +169,10 @@ def test_a_failure_in_the_transformers_backend_is_the_models_support(tmp_path: P
     traceback = _raised_in(
         tmp_path, "vllm/model_executor/models/transformers.py",
         "class MllamaProcessor:\n    pass\nMllamaProcessor()._get_num_multimodal_tokens()")
-    diagnosis = _diagnosis(traceback)
+    diagnosis = diagnose_with_patterns(traceback)
     assert diagnosis.basis == "general" and diagnosis.category == "unsupported-architecture", diagnosis.category
     assert "Transformers backend" in diagnosis.title
-    assert "a model a release dropped from its own list falls back to this backend" in _steps(diagnosis)
+    assert "a model a release dropped from its own list falls back to this backend" in check_texts(diagnosis)
 
 
 # -- the engine's own invariants --------------------------------------------------------------------------------------
@@ -174,7 +186,7 @@ def test_a_failure_in_the_transformers_backend_is_the_models_support(tmp_path: P
      'raise RuntimeError("output with shape [1] doesn\'t match the broadcast shape [276]")'),
 ])
 def test_the_engines_own_broken_invariant_is_the_engines_code(tmp_path: Path, module: str, raising: str) -> None:
-    diagnosis = _diagnosis(_raised_in(tmp_path, module, raising))
+    diagnosis = diagnose_with_patterns(_raised_in(tmp_path, module, raising))
     assert diagnosis.category == "engine-bug", diagnosis.category
 
 
@@ -189,9 +201,9 @@ def test_capability_numbers_logged_above_a_cut_traceback_are_read(tmp_path: Path
     message = "('Quantization scheme is not supported for ', 'the current GPU. Min capability: 80. ', 'Current capability: 75.')"
     prefix = "ERROR 07-02 03:13:11 [engine.py:458] "
     log = "".join(f"{prefix}{line}\n" for line in [message, *cut.splitlines()])
-    diagnosis = _diagnosis(log)
+    diagnosis = diagnose_with_patterns(log)
     assert diagnosis.category == "quantization", diagnosis.category
-    assert "The message gives both numbers" in _steps(diagnosis)
+    assert "The message gives both numbers" in check_texts(diagnosis)
 
 
 # -- a module no release requires -------------------------------------------------------------------------------------
@@ -199,9 +211,9 @@ def test_capability_numbers_logged_above_a_cut_traceback_are_read(tmp_path: Path
 def test_a_module_the_engine_requires_is_no_optional_package(tmp_path: Path) -> None:
     """SGLang's releases require sgl-kernel, which installs sgl_kernel: the pin comparison stands alone."""
     traceback = _raised_in(tmp_path, "sglang/srt/layers/activation.py", "import sgl_kernel")
-    diagnosis = _diagnosis("python -m sglang.launch_server --model-path /models/m\n" + traceback)
+    diagnosis = diagnose_with_patterns("python -m sglang.launch_server --model-path /models/m\n" + traceback)
     assert diagnosis.category == "dependency-version", diagnosis.category
-    assert "optional package" not in _steps(diagnosis)
+    assert "optional package" not in check_texts(diagnosis)
 
 
 # -- a worker's KeyError, quoted --------------------------------------------------------------------------------------
@@ -212,9 +224,9 @@ def test_a_worker_error_quoted_as_a_bare_name_is_a_failed_lookup(tmp_path: Path)
         'e = KeyError("float8_e8m0fnu")  # the worker\'s exception, as vLLM formats it into its own\n'
         'raise RuntimeError(f"Worker failed with error \'{e}\', please check the stack trace above for the root cause")')
     assert "Worker failed with error ''float8_e8m0fnu''" in traceback
-    diagnosis = _diagnosis(traceback)
+    diagnosis = diagnose_with_patterns(traceback)
     assert diagnosis.category == "process-killed", diagnosis.category
-    assert "how a KeyError prints" in _steps(diagnosis)
+    assert "how a KeyError prints" in check_texts(diagnosis)
 
 
 # -- rows whose check the failure's own evidence selects ---------------------------------------------------------------
@@ -231,6 +243,6 @@ def test_a_worker_error_quoted_as_a_bare_name_is_a_failed_lookup(tmp_path: Path)
 ])
 def test_the_failures_own_evidence_selects_the_row_and_its_check(
         tmp_path: Path, module: str, body: str, command: str, category: str, check: str) -> None:
-    diagnosis = _diagnosis(command + _raised_in(tmp_path, module, body))
+    diagnosis = diagnose_with_patterns(command + _raised_in(tmp_path, module, body))
     assert diagnosis.category == category, diagnosis.category
-    assert check in _steps(diagnosis)
+    assert check in check_texts(diagnosis)

@@ -150,7 +150,8 @@ def test_a_launchers_word_that_the_engine_did_not_start_is_a_fallback(line: str,
     assert primary(line + "\n")[:2] == (ENGINE_DID_NOT_START_TYPE, " ".join(said.split()))
 
 
-@pytest.mark.parametrize("line", ["Why vLLM failed to start?", "EngineCore failed to start.", "vllm fails to start:"])
+@pytest.mark.parametrize("line", ["Why vLLM failed to start?", "EngineCore failed to start.",
+                                  "vLLM failed to start? It printed nothing else"])
 def test_questions_and_the_engines_own_start_up_record_are_no_launch_failure(line: str) -> None:
     found = typeless_error(line)
     assert found is None or found[0] != ENGINE_DID_NOT_START_TYPE
