@@ -20,7 +20,6 @@ def no_rules(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(registry, "RULES", ())
 
 
-_diagnosis = diagnose_without_patterns  # the old private name, for a module that still imports it
 
 
 WORDINGS = [

@@ -29,8 +29,8 @@ import pytest
 from logsleuth.facts.engine_messages import filed_templates, raising_modules, shard_of
 from logsleuth.facts.message_templates import anchor_word
 from logsleuth.reasoning.message_site import raising_frame
-from tests.helpers import traceback_of_installed
-from tests.test_categories_cat6 import _diagnosis, no_rules  # noqa: F401 (no_rules: the fixture, used below)
+from tests.helpers import diagnose_without_patterns, traceback_of_installed
+from tests.test_categories_cat6 import no_rules  # noqa: F401 (the fixture, used below)
 
 LOAD_WEIGHT = "AssertionError: Attempted to load weight (torch.Size([3600])) into parameter (torch.Size([3584]))\n"
 NO_MODULE = "ValueError: There is no module or parameter named 'language_model' in Gemma3ForCausalLM\n"
@@ -68,19 +68,19 @@ SGLANG_LAUNCH = "+ python -m sglang.launch_server --model-path /models/llama\n"
     (NO_MODULE, "vllm/model_executor/models/utils.py"),  # vLLM's code alone raises it
 ])
 def test_a_frameless_message_is_read_in_the_module_that_raises_it(text: str, module: str) -> None:
-    diagnosis = _diagnosis(text)
+    diagnosis = diagnose_without_patterns(text)
     assert diagnosis.category == "weight-loading"
     assert f"raised in {module}, per the engine's code" in diagnosis.root_cause
 
 
 @pytest.mark.usefixtures("no_rules")
 def test_a_message_both_engines_raise_names_no_module_when_no_engine_is_decided() -> None:
-    assert "per the engine's code" not in _diagnosis(LOAD_WEIGHT).root_cause
+    assert "per the engine's code" not in diagnose_without_patterns(LOAD_WEIGHT).root_cause
 
 
 @pytest.mark.usefixtures("no_rules")
 def test_a_message_several_subsystems_raise_places_none() -> None:
-    diagnosis = _diagnosis(NO_CACHE)
+    diagnosis = diagnose_without_patterns(NO_CACHE)
     assert diagnosis.category == "kv-cache-memory"
     assert "per the engine's code" not in diagnosis.root_cause
 
@@ -105,7 +105,7 @@ def generate(model):
 def test_a_traceback_whose_engine_frames_were_lost_is_read_in_the_raising_module(tmp_path: Path) -> None:
     run = traceback_of_installed(tmp_path, {"verl/workers/rollout.py": _WRAPPER},
                                  "from verl.workers.rollout import generate\ngenerate(None)\n")
-    diagnosis = _diagnosis(VLLM_LAUNCH + run.stderr)
+    diagnosis = diagnose_without_patterns(VLLM_LAUNCH + run.stderr)
     assert diagnosis.category == "weight-loading"
     assert "raised in vllm/model_executor/model_loader/weight_utils.py, per the engine's code" in diagnosis.root_cause
 
@@ -114,7 +114,7 @@ def test_a_traceback_whose_engine_frames_were_lost_is_read_in_the_raising_module
 def test_a_traceback_whose_innermost_line_raises_is_not_read_elsewhere(tmp_path: Path) -> None:
     run = traceback_of_installed(tmp_path, {"verl/workers/rollout.py": _WRAPPER_RAISING},
                                  "from verl.workers.rollout import generate\ngenerate(None)\n")
-    assert "per the engine's code" not in _diagnosis(VLLM_LAUNCH + run.stderr).root_cause
+    assert "per the engine's code" not in diagnose_without_patterns(VLLM_LAUNCH + run.stderr).root_cause
 
 
 def test_a_traceback_that_shows_the_raising_module_is_read_from_its_frames(tmp_path: Path) -> None:
