@@ -489,7 +489,7 @@ def _diagnose_group(
         launch = replace(launch, engine=pattern.engine)  # its engine's own words: positive evidence
     fix = build_fix(pattern.fix, group.failure, found.captures, launch)
     if pattern.fixed_in:
-        known = launch.engine_version if launch.engine_version_source in ("log", "user") else None
+        known = launch.named_version
         fix = with_upgrade(fix, pattern.fixed_in, launch.engine or pattern.engine, known)
     diagnosis = Diagnosis(
         pattern=pattern.id,

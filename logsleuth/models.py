@@ -326,6 +326,12 @@ class LaunchInfo:
     # and failed too, which a memory fix must not suggest again (fixes/builders/memory.py, tried_memory_shares).
     memory_shares_seen: tuple[tuple[str, float], ...] = ()
 
+    @property
+    def named_version(self) -> str | None:
+        """The engine's release when the log or the user names it; None for one guessed from the code's layout (it may
+        be another release: no pin, catalog or command may rest on it)."""
+        return self.engine_version if self.engine_version_source in ("log", "user") else None
+
 
 # root: failed first; failed: a failure of its own after the root; cascade: a failure that follows another
 # (NCCL timeout, sigquit, dead peer) after the root; no-failure: read, nothing found; unreadable: not read.

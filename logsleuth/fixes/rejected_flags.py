@@ -49,7 +49,7 @@ def releases_having(engine: str, flag: str) -> tuple[str, ...]:
 
 def told_version(ctx: FixContext) -> str | None:
     """The release the log or the user names (an inferred one may be what is wrong here: never judged by)."""
-    return ctx.launch.engine_version if ctx.launch.engine_version_source in ("log", "user") else None
+    return ctx.launch.named_version
 
 
 def verdict(flag: str, value: str | None, ctx: FixContext) -> Verdict | None:

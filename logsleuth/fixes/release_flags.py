@@ -38,7 +38,7 @@ def with_release_flags(diagnosis: Diagnosis | None, launch: LaunchInfo,
     engine = diagnosis.engine or launch.engine
     # Only a release the log or the user names is judged exactly: one inferred from the code layout is a guess, and
     # a wrong guess would drop a flag the real release has.  A guessed release gets the ranges, as an unknown one.
-    named = launch.engine_version if launch.engine_version_source in ("log", "user") else None
+    named = launch.named_version
     catalog = catalogs.load(engine, named) if engine in ENGINE_NAMES and named else None
     own = _command_flags(launch.command)
     if catalog is None:

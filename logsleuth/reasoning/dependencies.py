@@ -236,7 +236,7 @@ def _distributions(module: str, engine: str) -> tuple[str, ...]:
 def _explain(drift: Drift, engine: str, evidence: Evidence) -> Diagnosis | None:
     launch = evidence.launch
     # A version guessed from the code layout may be wrong: its pins would be a wrong release's.
-    version = launch.engine_version if launch.engine_version_source in ("log", "user") else None
+    version = launch.named_version
     name = ENGINE_NAMES[engine]
     if drift.shape == "registered-twice":
         # The release's own pin is no fix: its range may hold the newer transformers (a lower bound only).

@@ -116,7 +116,7 @@ def with_engine_words(diagnosis: Diagnosis | None, failure: Failure, launch: Lau
     if diagnosis is None:
         return None
     engine = diagnosis.engine or launch.engine
-    version = launch.engine_version if launch.engine_version_source in ("log", "user") else None
+    version = launch.named_version
     said = {words.text for words in diagnosis.engine_says}
     found = tuple(words for words in instructions(failure, engine, version) if words.text not in said)
     return replace(diagnosis, engine_says=diagnosis.engine_says + found) if found else diagnosis

@@ -204,7 +204,7 @@ def _release_the_log_names(evidence: Evidence, engine: str | None) -> str | None
     """The engine's release when the log (or the user) names it: one inferred from the code's layout may be another
     release, and a reinstall command must not name it."""
     launch = evidence.launch
-    return launch.engine_version if engine == launch.engine and launch.engine_version_source in ("log", "user") else None
+    return launch.named_version if engine == launch.engine else None
 
 
 def _unseen_caller_reading(

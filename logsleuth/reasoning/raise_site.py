@@ -24,7 +24,7 @@ def site_of(failure: Failure, launch: LaunchInfo) -> RaiseSite | None:
     """The indexed check the innermost engine frame of the failure's last exception stands in.  api.py asks it for
     every failure, and the general category and the parallelism rule ask again for theirs: looked up once, by what
     the answer depends on (the failure, the decided engine, a release the log or the user names)."""
-    known = launch.engine_version if launch.engine_version_source in ("log", "user") else None
+    known = launch.named_version
     return _site_of(failure, launch.engine, known)
 
 

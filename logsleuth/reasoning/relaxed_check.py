@@ -69,7 +69,7 @@ def with_relaxed_check(group: FailureGroup, site: RaiseSite | None, launch: Laun
     row = relaxed_check_of(site) if site is not None else None
     if row is None or not launch_is_taken(row, launch):
         return group
-    known = launch.engine_version if launch.engine_version_source in ("log", "user") else None
+    known = launch.named_version
     running, relaxed = versions.version_key(known) if known else None, versions.version_key(row.relaxed_in)
     if running is not None and relaxed is not None and running >= relaxed:
         return group

@@ -105,7 +105,7 @@ def vllm_lora_rank(ctx: FixContext, data: dict[str, Any]) -> Fix:
     the adapter's rank.  The accepted values are the release's (its catalog's choices); a release the log or the
     user does not name leaves the value to the user (needs_input), since which values exist depends on it."""
     rank = int(ctx.captures.get("rank") or 0)
-    release = ctx.launch.engine_version if ctx.launch.engine_version_source in ("log", "user") else None
+    release = ctx.launch.named_version
     accepted = _accepted_ranks(ctx) if release else ()
     if release is None or not accepted:
         fitting = next((value for value in _RANKS_EVERY_VLLM if value >= rank), None)
