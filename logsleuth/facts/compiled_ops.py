@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from logsleuth.facts.table import table_rows
+from logsleuth.lazyre import compile_lazily
 
 # Where torch's own messages name an operator's namespace: the schema check of a call (torch/csrc/jit/python/
 # pybind_utils.h createStackForSchema: "<ns>::<op>() expected at most N argument(s) but received M argument(s)",
@@ -16,7 +17,7 @@ from logsleuth.facts.table import table_rows
 # operator <ns>::<op>`), the dispatcher (`Could not run '<ns>::<op>' with arguments from the '…' backend`) and
 # torch/_ops.py's _OpNamespace ("'_OpNamespace' '<ns>' object has no attribute '<op>'").  Bounded runs keep the
 # search linear on a long line.
-_NAMESPACE = re.compile(
+_NAMESPACE = compile_lazily(
     r"'_OpNamespace' '(?P<space>\w{1,200})' object has no attribute"
     r"|(?<![\w.])(?P<named>\w{1,200})::\w{1,200}(\(\) (expected at most|is missing value for argument)"
     r"|' with arguments from the)"
@@ -24,7 +25,7 @@ _NAMESPACE = re.compile(
 )
 # The dynamic loader's refusal of a shared object (`<path>.so: undefined symbol: …`); the path starts only where a run
 # of path characters starts (the lookbehind), so a long line is searched in linear time.
-_UNDEFINED = re.compile(r"(?<![^\s:'\"(])(?P<path>[^\s:'\"(]{1,1000}\.so(?:\.[\w.]{1,40})?): undefined symbol")
+_UNDEFINED = compile_lazily(r"(?<![^\s:'\"(])(?P<path>[^\s:'\"(]{1,1000}\.so(?:\.[\w.]{1,40})?): undefined symbol")
 
 
 @dataclass(frozen=True)
