@@ -6,6 +6,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -207,7 +208,7 @@ def offsets_of(data: bytes, anchors: tuple[bytes, ...]) -> list[int]:
     return sorted(found)
 
 
-def load_test_pattern(tmp_path: Path, name: str, text: str) -> list[Any]:
+def load_test_pattern(tmp_path: Path, name: str, text: str) -> PatternSet:
     """The patterns of one pattern file written to `tmp_path/patterns/NAME.toml`, loaded strictly (a
     mistake in the test's own pattern fails the test instead of being skipped with a warning)."""
     from logsleuth.diagnosis.library import load_patterns
@@ -239,3 +240,28 @@ def diagnose_with_patterns(text: str) -> Diagnosis:
 def check_texts(found: Diagnosis) -> str:
     """The diagnosis's fix steps, one a line."""
     return "\n".join(found.fix.steps) if found.fix else ""
+
+
+def without_exception_line(printed: str) -> str:
+    """The traceback cut right after the raising statement (its carets kept): no exception line."""
+    lines = printed.strip().splitlines()
+    return "\n".join(lines[:-1]) + "\n"
+
+
+def frames_without_file_wording(printed: str) -> str:
+    """Each `  File "<path>", line N, in <f>` as `  <path>, in <f>` (a paste that kept only paths and functions)."""
+    return re.sub(r'^(\s*)File "([^"]+)", line \d+, in (\S+)$', r"\1\2, in \3", printed, flags=re.M)
+
+
+def load_oracle(package: str):  # type: ignore[no-untyped-def]
+    """scripts/<package>/run.py: both oracles' modules are named run.py, so each is loaded under its own name."""
+    import importlib.util
+
+    name = f"_cross_engine_{package}_run"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / package / "run.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 from tests.helpers import real_traceback
 
 SCHEDULER_ASSERT = """
@@ -77,3 +79,19 @@ def distinct_tracebacks(count: int) -> list[str]:
     bases = [scheduler_traceback(), weights_traceback(), nccl_traceback()]
     names = ["event_loop", "load_weights", "all_reduce"]
     return [bases[i % 3].replace(names[i % 3], f"{names[i % 3]}_{i}") for i in range(count)]
+
+
+def dense_log(tracebacks: int, distinct: int, *, seed: int = 7, extra: str = "") -> str:
+    """SGLang-style: a record per traceback on rank TP0-7, ordinary records with changing counters
+    between them, timestamps that advance; `extra` records now and then (kill notices, bare errors)."""
+    rng = random.Random(seed)
+    variants = distinct_tracebacks(distinct)
+    parts = [launch_line()]
+    for i in range(tracebacks):
+        clock = f"2026-11-29 {10 + i // 3600 % 10:02d}:{i // 60 % 60:02d}:{i % 60:02d}"
+        parts.append(crash_record(clock, f"TP{rng.randrange(8)}", variants[rng.randrange(distinct)]))
+        for _ in range(rng.randrange(3)):
+            parts.append(sglang_record(clock, "TP0", f"Decode batch. #running-req: {rng.randrange(64)}, #token: {rng.randrange(90000)}"))
+        if extra and i % 97 == 50:
+            parts.append(sglang_record(clock, "", extra))
+    return "".join(parts)

@@ -30,36 +30,8 @@ from logsleuth.facts.compiled_ops import (
 )
 from logsleuth.models import Diagnosis
 from tests.helpers import diagnose_without_patterns, traceback_of_installed
+from tests.stub_sources import TORCH_OPS, VLLM_CUSTOM_OPS
 from tests.test_categories_cat6 import no_rules  # noqa: F401 (no_rules: the fixture, used below)
-
-# torch's operator namespace, as torch/_ops.py words a missing operator and pybind_utils.h a call its schema refuses.
-_TORCH_OPS = '''
-class _OpNamespace:
-    def __init__(self, name, registered):
-        self.name = name
-        self.registered = registered
-
-    def __getattr__(self, op_name):
-        if op_name not in self.registered:
-            raise AttributeError(f"'_OpNamespace' '{self.name}' object has no attribute '{op_name}'")
-        declared = self.registered[op_name]
-
-        def call(*args):
-            if len(args) > declared:
-                raise RuntimeError(f"{self.name}::{op_name}() expected at most {declared} argument(s) but received "
-                                   f"{len(args)} argument(s). Declaration: {self.name}::{op_name}(...) -> Tensor[]")
-        return call
-'''
-
-_VLLM_CUSTOM_OPS = '''
-from torch._ops import _OpNamespace
-
-_C = _OpNamespace("_C", {})
-
-
-def rms_norm(out, x, weight, epsilon):
-    _C.rms_norm(out, x, weight, epsilon)
-'''
 
 _VLLM_FA_INTERFACE = '''
 from torch._ops import _OpNamespace
@@ -83,7 +55,7 @@ def awq_dequantize(qweight, scales, zeros):
 
 
 def _engine_traceback(tmp_path: Path, files: dict[str, str], script: str) -> str:
-    proc = traceback_of_installed(tmp_path, {"torch/_ops.py": _TORCH_OPS, **files}, script)
+    proc = traceback_of_installed(tmp_path, {"torch/_ops.py": TORCH_OPS, **files}, script)
     assert proc.returncode != 0 and "Traceback" in proc.stderr, proc.stderr
     return proc.stderr
 
@@ -96,7 +68,7 @@ def _steps(diagnosis: Diagnosis) -> str:
 def test_an_unregistered_vllm_op_is_a_mixed_install_with_the_release_reinstall(tmp_path: Path) -> None:
     """vllm-project/vllm#6478: vLLM's `_C` lacks the op the Python code calls; the log names vLLM 0.5.2, so the
     reinstall of that release is the one command given."""
-    trace = _engine_traceback(tmp_path, {"vllm/_custom_ops.py": _VLLM_CUSTOM_OPS},
+    trace = _engine_traceback(tmp_path, {"vllm/_custom_ops.py": VLLM_CUSTOM_OPS},
                               "from vllm._custom_ops import rms_norm\nrms_norm(None, None, None, 1e-6)\n")
     diagnosis = diagnose_without_patterns("INFO 07-17 00:14:05 api_server.py:212] vLLM API server version 0.5.2\n" + trace)
     assert diagnosis.category == "dependency-version", diagnosis

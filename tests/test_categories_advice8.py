@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.helpers import traceback_of_installed
-from tests.test_categories_advice7 import _diagnosis
+from tests.helpers import diagnose_without_patterns, traceback_of_installed
 
 VLLM_BANNER = "INFO 05-19 10:02:31 [core.py:58] Initializing a V1 LLM engine (v0.9.0) with config: model='org/m'\n"
 
@@ -38,7 +37,7 @@ def test_a_module_made_for_the_engine_calling_its_function_with_an_old_signature
             "from vllm.entrypoints.chat_utils import resolve_hf_chat_template\n\n"
             "def load(tok):\n    return resolve_hf_chat_template(tok, None, None)\n"),
     }, "from lm_eval.models.vllm_causallms import load\nload(None)\n")
-    diagnosis = _diagnosis(text)
+    diagnosis = diagnose_without_patterns(text)
     assert diagnosis.category == "dependency-version", diagnosis.title
     first = diagnosis.fix.steps[0] if diagnosis.fix else ""
     assert first.startswith("General guidance:") and "lm_eval/models/vllm_causallms.py" in first, first
@@ -49,7 +48,7 @@ def test_a_users_script_calling_an_engine_class_with_a_removed_keyword_is_the_sc
     text = _run(tmp_path, {"vllm/sampling_params.py": SAMPLING},
                 "from vllm.sampling_params import SamplingParams\n"
                 "params = SamplingParams(n=1, use_beam_search=True)\n")
-    diagnosis = _diagnosis(text)
+    diagnosis = diagnose_without_patterns(text)
     assert diagnosis.category == "dependency-version", diagnosis.title
     assert any("demo.py" in step and "SamplingParams" in step for step in diagnosis.fix.steps)
 
@@ -58,7 +57,7 @@ def test_a_users_own_function_refusing_a_keyword_is_no_engine_call(tmp_path: Pat
     """The look-alike: the same TypeError on the script's own function, in a module named for nothing."""
     text = _run(tmp_path, {"mytools/helpers.py": "def build(n=1):\n    return n\n"},
                 "from mytools.helpers import build\nbuild(use_beam_search=True)\n")
-    diagnosis = _diagnosis(text)
+    diagnosis = diagnose_without_patterns(text)
     assert diagnosis.category != "dependency-version", diagnosis.title
     assert not any("not by vLLM's code" in step for step in (diagnosis.fix.steps if diagnosis.fix else ()))
 
@@ -85,7 +84,7 @@ def _override(tmp_path: Path, owner: str) -> str:
 
 
 def test_the_engine_calling_a_wrappers_override_with_a_newer_keyword_is_the_wrappers_release(tmp_path: Path) -> None:
-    diagnosis = _diagnosis(_override(tmp_path, "verl/workers/rollout/vllm_rollout/zmq_executor.py"))
+    diagnosis = diagnose_without_patterns(_override(tmp_path, "verl/workers/rollout/vllm_rollout/zmq_executor.py"))
     assert diagnosis.category == "dependency-version" and "bug" not in diagnosis.title, diagnosis.title
     first = diagnosis.fix.steps[0] if diagnosis.fix else ""
     assert "ExternalZeroMQDistributedExecutor.collective_rpc()" in first and "override" in first, first
@@ -98,7 +97,7 @@ def test_an_engine_class_refusing_the_engines_own_call_stays_an_engine_bug(tmp_p
             "class LLMEngine:\n    def add_request(self, request_id):\n        return request_id\n\n"
             "def step():\n    return LLMEngine().add_request('r', priority=1)\n"),
     }, "from vllm.engine.llm_engine import step\nstep()\n")
-    diagnosis = _diagnosis(text)
+    diagnosis = diagnose_without_patterns(text)
     assert diagnosis.category == "engine-bug", diagnosis.title
 
 
@@ -140,7 +139,7 @@ SGLANG_LAUNCH = ("$ python3 -m sglang.launch_server --model-path org/m --tp 8 --
 def test_the_setting_whose_code_the_failing_frames_run_through_is_named(tmp_path: Path) -> None:
     """sgl-project/sglang#3658, #19760: torch's collective refuses the sizes SGLang's data-parallel attention gives it;
     no indexed check of the engine's reads a setting, the module's name says which one turned that code on."""
-    diagnosis = _diagnosis(SGLANG_LAUNCH + _collective_under(tmp_path, "sglang/srt/layers/dp_attention.py"))
+    diagnosis = diagnose_without_patterns(SGLANG_LAUNCH + _collective_under(tmp_path, "sglang/srt/layers/dp_attention.py"))
     steps = diagnosis.fix.steps if diagnosis.fix else ()
     named = [step for step in steps if step.startswith("General guidance:") and "the code of" in step]
     assert named and "--enable-dp-attention" in named[0], steps
@@ -149,7 +148,7 @@ def test_the_setting_whose_code_the_failing_frames_run_through_is_named(tmp_path
 
 def test_frames_through_no_settings_code_name_no_setting(tmp_path: Path) -> None:
     """The look-alike: the same refusal through the engine's general collective module names no setting."""
-    diagnosis = _diagnosis(SGLANG_LAUNCH + _collective_under(tmp_path, "sglang/srt/distributed/parallel_state.py"))
+    diagnosis = diagnose_without_patterns(SGLANG_LAUNCH + _collective_under(tmp_path, "sglang/srt/distributed/parallel_state.py"))
     assert not any("the code of" in step for step in (diagnosis.fix.steps if diagnosis.fix else ()))
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 import shlex
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from logsleuth.fixes import cross_engine
 from logsleuth.fixes.command import CommandLine
 from logsleuth.models import Diagnosis, Fix
 from logsleuth.redact import redact_report
+from tests.helpers import load_oracle
 
 REPO = Path(__file__).resolve().parents[1]
 SG = "python -m sglang.launch_server"
@@ -342,20 +342,6 @@ def test_a_vllm_usage_error_without_the_command_is_still_translated_for_vllm() -
 # -- the real engines (make oracle-setup) --------------------------------------------------------------------------
 
 
-def _oracle(package: str):  # type: ignore[no-untyped-def]
-    """scripts/<package>/run.py: both oracles' modules are named run.py, so each is loaded under its own name."""
-    import importlib.util
-
-    name = f"_cross_engine_{package}_run"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / package / "run.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
 def _fix_of_real_run(output: str) -> tuple[str, Fix]:
     report = diagnose_text(output, DiagnoseOptions(include_user_patterns=False))
     diagnosis = report.failures[0].diagnosis
@@ -371,7 +357,7 @@ SGLANG_WITH_VLLM_FLAGS = ["--model-path", "{tiny_llama}", "--tensor-parallel-siz
 @pytest.mark.oracle
 @pytest.mark.parametrize("version", SGLANG_VERSIONS)
 def test_real_sglang_rejects_the_vllm_command_and_takes_the_translation(version: str) -> None:
-    run = _oracle("oracle")
+    run = load_oracle("oracle")
     if not (run.venv_dir(version) / ".ready").exists():
         pytest.skip(f"no oracle venv for SGLang {version} (make oracle-setup)")
     failed = run.run_launch(version, SGLANG_WITH_VLLM_FLAGS, trace=True)
@@ -397,7 +383,7 @@ VLLM_WITH_SGLANG_FLAGS = {
 @pytest.mark.parametrize("version", VLLM_VERSIONS)
 @pytest.mark.parametrize("case", sorted(VLLM_WITH_SGLANG_FLAGS))
 def test_real_vllm_rejects_the_sglang_command_and_takes_the_translation(version: str, case: str) -> None:
-    run = _oracle("oracle_vllm")
+    run = load_oracle("oracle_vllm")
     if not (run.venv_dir(version) / ".ready").exists():
         pytest.skip(f"no oracle venv for vLLM {version} (scripts/oracle_vllm/setup.sh)")
     failed = run.run_serve(version, VLLM_WITH_SGLANG_FLAGS[case], trace=True)

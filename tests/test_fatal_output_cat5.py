@@ -11,8 +11,7 @@ import pytest
 
 from logsleuth.api import diagnose_text
 from logsleuth.tracebacks.raising_statement import statement_frame
-from tests.helpers import real_traceback
-from tests.test_fatal_output_found6 import _frames_without_file_wording, _without_exception_line
+from tests.helpers import frames_without_file_wording, real_traceback, without_exception_line
 from tests.test_fatal_output_shapes import OPTIONS
 
 INSTALLED = "/usr/local/lib/python3.12/dist-packages/"
@@ -55,7 +54,7 @@ def _diagnosis(pasted: str):  # type: ignore[no-untyped-def]
 
 
 def test_a_statement_cut_before_its_message_is_named_by_the_checks_template() -> None:
-    pasted = _without_exception_line(_installed(MAX_LEN_CHECK))
+    pasted = without_exception_line(_installed(MAX_LEN_CHECK))
     assert pasted.rstrip().endswith("raise ValueError(") and "max_model_len (" not in pasted
     found = _diagnosis(pasted)
     assert (found.failure.final.type, found.failure.final.message) == ("ValueError", "")
@@ -66,13 +65,13 @@ def test_a_statement_cut_before_its_message_is_named_by_the_checks_template() ->
 def test_the_same_statement_outside_an_indexed_check_gets_no_template_words() -> None:
     # the same cut traceback in a module the index does not hold: no check's words, so not context-length
     printed = real_traceback(MAX_LEN_CHECK, "vllm/no_such_module.py").replace("/srv/", INSTALLED)
-    found = _diagnosis(_without_exception_line(printed))
+    found = _diagnosis(without_exception_line(printed))
     assert found.diagnosis.category != "context-length"
     assert "message template" not in found.diagnosis.root_cause
 
 
 def test_frames_without_file_wording_place_the_statement_in_its_check() -> None:
-    pasted = _frames_without_file_wording(_without_exception_line(_installed(HEADS_CHECK)))
+    pasted = frames_without_file_wording(without_exception_line(_installed(HEADS_CHECK)))
     pasted = "\n".join(line for line in pasted.splitlines() if not line.startswith("Traceback"))  # the header cut too
     assert 'File "' not in pasted and "divisible" not in pasted
     found = _diagnosis(pasted)

@@ -12,14 +12,12 @@ Tracebacks are printed by real CPython (tests.helpers.real_traceback) and cut as
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from logsleuth.api import diagnose_text
 from logsleuth.render import render
 from logsleuth.render.options import OutputFormat, RenderOptions
-from tests.helpers import real_traceback
+from tests.helpers import frames_without_file_wording, real_traceback, without_exception_line
 from tests.test_fatal_output_shapes import OPTIONS, primary
 
 # vLLM's config check (vllm/config.py ModelConfig: the derived context length), a multi-line raise.
@@ -49,17 +47,6 @@ check_server_args(3, 32)
 """
 
 
-def _without_exception_line(printed: str) -> str:
-    """The traceback cut right after the raising statement (its carets kept): no exception line."""
-    lines = printed.strip().splitlines()
-    return "\n".join(lines[:-1]) + "\n"
-
-
-def _frames_without_file_wording(printed: str) -> str:
-    """Each `  File "<path>", line N, in <f>` as `  <path>, in <f>` (a paste that kept only paths and functions)."""
-    return re.sub(r'^(\s*)File "([^"]+)", line \d+, in (\S+)$', r"\1\2, in \3", printed, flags=re.M)
-
-
 def _source_lines_only(printed: str) -> str:
     """Only the frames' source lines (the `File` lines and the header dropped)."""
     return "".join(line for line in printed.splitlines(keepends=True)
@@ -73,7 +60,7 @@ def _source_lines_only(printed: str) -> str:
 def test_a_traceback_cut_inside_its_raising_statement_is_named_by_it(code: str, path: str, expected: str) -> None:
     printed = real_traceback(code, path)
     assert printed.strip().splitlines()[-1].startswith(expected + ": ")
-    pasted = _without_exception_line(printed)
+    pasted = without_exception_line(printed)
     report = diagnose_text(pasted, OPTIONS)
     block = report.failures[0].failure.final
     assert (block.type, block.message, block.truncated) == (expected, "", True)
@@ -81,16 +68,16 @@ def test_a_traceback_cut_inside_its_raising_statement_is_named_by_it(code: str, 
     assert "inferred from the last frame" in render(report, RenderOptions(format=OutputFormat.TEXT, width=200))
 
 
-@pytest.mark.parametrize("cut", [_frames_without_file_wording, _source_lines_only])
+@pytest.mark.parametrize("cut", [frames_without_file_wording, _source_lines_only])
 def test_frames_that_lost_their_file_lines_above_the_raising_statement_are_a_failure(cut) -> None:  # type: ignore[no-untyped-def]
-    pasted = cut(_without_exception_line(real_traceback(CONFIG_CHECK, "vllm/config.py")))
+    pasted = cut(without_exception_line(real_traceback(CONFIG_CHECK, "vllm/config.py")))
     assert 'File "' not in pasted and "ValueError:" not in pasted
     assert primary(pasted)[:2] == ("ValueError", "")
 
 
 def test_paths_and_functions_under_the_header_are_the_frames_of_the_statement() -> None:
     printed = real_traceback(CONFIG_CHECK, "vllm/config.py").replace("/srv/", "/usr/local/lib/python3.12/dist-packages/")
-    pasted = _frames_without_file_wording(_without_exception_line(printed))
+    pasted = frames_without_file_wording(without_exception_line(printed))
     assert pasted.startswith("Traceback (most recent call last):")
     report = diagnose_text(pasted, OPTIONS)
     assert len(report.failures) == 1

@@ -17,8 +17,7 @@ from logsleuth.sources.anchors import find_anchors
 from logsleuth.sources.local import LocalFileSource
 from logsleuth.sources.pread import FileShrank
 from tests.helpers import run_cli, run_cli_subprocess
-from tests.logs import crash_record, launch_line, noise, scheduler_traceback
-from tests.test_scale import _dense_log
+from tests.logs import crash_record, dense_log, launch_line, noise, scheduler_traceback
 
 
 class ShrinksAfterSize(LocalFileSource):
@@ -45,7 +44,7 @@ def test_file_that_shrinks_under_the_reader(tmp_path: Path, read) -> None:  # ty
 
 def test_dense_read_of_a_file_that_shrinks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "server.log"
-    path.write_text(_dense_log(3000, 5))
+    path.write_text(dense_log(3000, 5))
     monkeypatch.setattr(reader, "DENSE_ANCHORS", 100)
     with pytest.raises(SourceError, match=r"changed while being read$"):
         reader.read_all(ShrinksAfterSize(str(path)))
@@ -85,7 +84,7 @@ def _process_tree_read_bytes(pid: int) -> int:
 def test_truncated_while_diagnose_all_reads_it(tmp_path: Path) -> None:
     """copytruncate while `diagnose --all` reads a large log (two forked helpers): one line, exit 3."""
     path = tmp_path / "big.log"
-    block = _dense_log(2000, 40).encode()
+    block = dense_log(2000, 40).encode()
     with path.open("wb") as handle:
         for _ in range(max(1, (160 << 20) // len(block))):
             handle.write(block)

@@ -21,7 +21,7 @@ from logsleuth.reasoning.general import categorize
 from logsleuth.reasoning.message_settings import settings_the_message_names
 from logsleuth.reasoning.setting_paths import switch_key
 from tests.helpers import check_texts, diagnose_without_patterns, traceback_of_installed
-from tests.test_categories_abi import _TORCH_OPS, _VLLM_CUSTOM_OPS
+from tests.stub_sources import TORCH_OPS, VLLM_CUSTOM_OPS
 from tests.test_categories_cat6 import no_rules  # noqa: F401 (no_rules: the fixture, used below)
 
 _SGLANG_COMMON = "def load_kernels():\n    import flash_attn\n    return flash_attn\n"
@@ -35,7 +35,7 @@ def _missing_module_under_sglang(tmp_path: Path) -> str:
 
 
 def _unregistered_vllm_op(tmp_path: Path) -> str:
-    proc = traceback_of_installed(tmp_path, {"torch/_ops.py": _TORCH_OPS, "vllm/_custom_ops.py": _VLLM_CUSTOM_OPS},
+    proc = traceback_of_installed(tmp_path, {"torch/_ops.py": TORCH_OPS, "vllm/_custom_ops.py": VLLM_CUSTOM_OPS},
                                   "from vllm._custom_ops import rms_norm\nrms_norm(None, None, None, 1e-6)\n")
     assert "'_OpNamespace' '_C' object has no attribute 'rms_norm'" in proc.stderr, proc.stderr
     return proc.stderr

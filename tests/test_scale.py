@@ -7,7 +7,6 @@ tested here: `make bench` measures it.
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
 import pytest
@@ -20,26 +19,11 @@ from logsleuth.sources.local import LocalFileSource
 from logsleuth.tracebacks.scanner import FailureScanner
 from tests.logs import (
     crash_record,
+    dense_log,
     distinct_tracebacks,
     launch_line,
     sglang_record,
 )
-
-
-def _dense_log(tracebacks: int, distinct: int, *, seed: int = 7, extra: str = "") -> str:
-    """SGLang-style: a record per traceback on rank TP0-7, ordinary records with changing counters
-    between them, timestamps that advance; `extra` records now and then (kill notices, bare errors)."""
-    rng = random.Random(seed)
-    variants = distinct_tracebacks(distinct)
-    parts = [launch_line()]
-    for i in range(tracebacks):
-        clock = f"2026-11-29 {10 + i // 3600 % 10:02d}:{i // 60 % 60:02d}:{i % 60:02d}"
-        parts.append(crash_record(clock, f"TP{rng.randrange(8)}", variants[rng.randrange(distinct)]))
-        for _ in range(rng.randrange(3)):
-            parts.append(sglang_record(clock, "TP0", f"Decode batch. #running-req: {rng.randrange(64)}, #token: {rng.randrange(90000)}"))
-        if extra and i % 97 == 50:
-            parts.append(sglang_record(clock, "", extra))
-    return "".join(parts)
 
 
 def _exact_groups(text: str) -> dict[str, tuple[int, frozenset[str], int]]:
@@ -77,7 +61,7 @@ def _write(tmp_path: Path, text: str) -> LocalFileSource:
 def test_dense_path_finds_what_the_exact_path_finds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, distinct: int, extra: str
 ) -> None:
-    text = _dense_log(5000, distinct, extra=extra)
+    text = dense_log(5000, distinct, extra=extra)
     monkeypatch.setattr(reader, "DENSE_ANCHORS", 100)  # take the dense path on this small log
     result = reader.read_all(_write(tmp_path, text))
     assert result.groups is not None, "the dense path was not taken"
@@ -86,7 +70,7 @@ def test_dense_path_finds_what_the_exact_path_finds(
 
 
 def test_dense_path_keeps_the_cascade_of_kill_notices(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    text = _dense_log(3000, 3, extra="Received sigquit from a child process. It usually means the child failed.")
+    text = dense_log(3000, 3, extra="Received sigquit from a child process. It usually means the child failed.")
     monkeypatch.setattr(reader, "DENSE_ANCHORS", 100)
     result = reader.read_all(_write(tmp_path, text))
     assert result.groups is not None
@@ -114,7 +98,7 @@ def test_at_most_max_groups_and_the_rest_counted(tmp_path: Path, monkeypatch: py
 def test_default_mode_on_a_dense_log_stays_bounded(tmp_path: Path) -> None:
     """Tens of thousands of copies of one failure after the launch: the window grows the dense
     way, each step reading only what the last one did not."""
-    text = _dense_log(30_000, 1, seed=3)
+    text = dense_log(30_000, 1, seed=3)
     source = _write(tmp_path, text)
     result = reader.read_latest(source, max_bytes=8 << 20)
     assert result.groups is not None, "the dense path was not taken"

@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from tests.test_cross_engine import _oracle
+from tests.helpers import load_oracle
 
 pytestmark = pytest.mark.oracle
 
@@ -56,16 +56,16 @@ VLLM_RUNS = [(case, "0.33.0") for case in sorted(VLLM_CASES)] + [("config-refusa
 
 @pytest.mark.parametrize(("case", "version"), SGLANG_RUNS)
 def test_warm_sglang_run_matches_a_cold_one(case: str, version: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    _compare(_oracle("oracle"), version, SGLANG_CASES[case], monkeypatch)
+    _compare(load_oracle("oracle"), version, SGLANG_CASES[case], monkeypatch)
 
 
 @pytest.mark.parametrize(("case", "version"), VLLM_RUNS)
 def test_warm_vllm_run_matches_a_cold_one(case: str, version: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    _compare(_oracle("oracle_vllm"), version, VLLM_CASES[case], monkeypatch)
+    _compare(load_oracle("oracle_vllm"), version, VLLM_CASES[case], monkeypatch)
 
 
 def test_a_run_with_its_own_environment_goes_cold(monkeypatch: pytest.MonkeyPatch) -> None:
     """A variable given with the command may be read at import time, which the warm server did before it."""
-    run = _oracle("oracle")
+    run = load_oracle("oracle")
     monkeypatch.setenv("LOGSLEUTH_ORACLE_WARM", "1")
     assert run.WARM.run(run.venv_dir("0.5.23"), ["-m"], {}, {"SGLANG_X": "1"}, 10.0) is None

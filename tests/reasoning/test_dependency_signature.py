@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.helpers import traceback_of_installed
 from tests.reasoning.diagnosed import first_diagnosis
-from tests.test_dependency_rule import _real_traceback
 
 FLASHINFER = {
     "flashinfer/__init__.py": "from flashinfer.cascade import MultiLevelCascadeAttentionWrapper\n",
@@ -38,7 +38,9 @@ ENGINE_CALL = {
 
 
 def _traceback(tmp_path: Path, script: str, files: dict[str, str]) -> str:
-    return _real_traceback(tmp_path, files, script)
+    run = traceback_of_installed(tmp_path, files, script, script_name="serve.py")
+    assert run.returncode == 1 and "Traceback" in run.stderr, run.stderr
+    return run.stderr
 
 
 def test_the_engine_calling_a_package_with_arguments_its_release_lacks_is_that_package_drifting(tmp_path: Path) -> None:
