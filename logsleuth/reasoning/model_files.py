@@ -17,8 +17,8 @@ from logsleuth.facts.model_files import ModelFileMessage, model_file_advice, mod
 from logsleuth.fixes.command import CommandLine
 from logsleuth.fixes.context import interpolate
 from logsleuth.lazyre import compile_lazily_regex
-from logsleuth.models import Diagnosis, Fix, LaunchInfo
-from logsleuth.reasoning.catalog_flags import release_flag, setting_fix
+from logsleuth.models import Diagnosis, Fix, FlagOp, LaunchInfo
+from logsleuth.reasoning.catalog_flags import release_flag
 from logsleuth.reasoning.evidence import Evidence
 
 # A file of weights (GGUF is one file by design: the engines read a single *.gguf, see _GGUF_NOTE).
@@ -102,19 +102,25 @@ def _model_path_like(path: str | None, given: str | None) -> bool:
 
 
 def _weights_file(evidence: Evidence, path: str, fact: str, sources: tuple[str, ...]) -> Diagnosis:
-    """A weights file given as the model: the engine wants the directory that holds it (or a hub id)."""
+    """A weights file given as the model: the engine wants the directory that holds the checkpoint (or a hub id).
+    Which directory that is only the host shows: the file's own directory holds a checkpoint when the file came from
+    one, not when it was downloaded alone, and a command pointing there would fail again reading its config.  So the
+    fix asks for it (needs_input), naming the file's directory as the one to check first."""
     directory = posixpath.dirname(path.rstrip("/")) or "."
     launch = evidence.launch
     cause = (f"The model path {path} is a weights file; the engine wants the directory that holds the checkpoint "
              "(config.json, the weights and the tokenizer files) or a Hugging Face repo id, and reads the config from it.")
-    steps = [_DIRECTORY_HOLDS, f"ls -la {_quoted(directory)} on the host that runs the server"]
+    steps = [_DIRECTORY_HOLDS, f"ls -la {_quoted(directory)} on the host that runs the server: when it lists config.json, "
+             f"that directory is the model path"]
     if path.lower().endswith(".gguf"):
         steps.insert(0, _GGUF_NOTE)
     flag = _flag_in_command(launch)
-    summary = f"Give the directory that holds the checkpoint ({directory}) instead of the file."
-    fix = setting_fix(evidence.failure, launch, summary, ((flag, directory),), tuple(steps)) if flag else None
+    summary = (f"Give the directory that holds the checkpoint instead of the file: {directory} if it holds config.json "
+               "and the tokenizer files, else the checkpoint's own directory or its hub id.")
+    fix = Fix(summary=summary, flags=((FlagOp("set", flag, None),) if flag else ()), steps=tuple(steps),
+              needs_input=(flag,) if flag else ())
     return _rule_diagnosis("weights-file", "A weights file was given where the model's directory is expected", cause,
-                           fix or Fix(summary=summary, steps=tuple(steps)), evidence,
+                           fix, evidence,
                            (fact, f"{path} ends in {posixpath.splitext(path)[1]}: a file of weights, not a checkpoint directory"),
                            sources)
 

@@ -7,7 +7,6 @@ message was reproduced with the oracle venvs' transformers (AutoConfig.from_pret
 from __future__ import annotations
 
 import dataclasses
-import shlex
 
 import pytest
 
@@ -25,15 +24,16 @@ OSError: It looks like the config file at '/models/qwen/model.safetensors' is no
 """
 
 
-def test_a_weights_file_given_as_the_model_gets_its_directory_in_the_user_s_own_command() -> None:
+def test_a_weights_file_given_as_the_model_asks_for_the_checkpoint_directory_naming_the_file_s_own() -> None:
+    """The file's directory holds a checkpoint only when the file came from one: a corrected command pointing there
+    would fail again on a file downloaded alone, so the model flag is asked for (needs_input), with no command."""
     diagnosis = first_diagnosis(SGLANG_WEIGHTS_FILE)
     assert diagnosis.basis == "rule" and diagnosis.category == "model-path"
     assert diagnosis.pattern == "rule-model-files-weights-file"
     fix = diagnosis.fix
-    assert fix is not None and [(op.flag, op.value) for op in fix.flags] == [("--model-path", "/models/qwen")]
-    assert fix.command is not None
-    words = shlex.split(fix.command)
-    assert words[words.index("--model-path") + 1] == "/models/qwen" and "--tp-size" in words
+    assert fix is not None and [(op.flag, op.value) for op in fix.flags] == [("--model-path", None)]
+    assert fix.needs_input == ("--model-path",) and fix.command is None
+    assert "/models/qwen if it holds config.json" in fix.summary
     assert any("config.json" in step for step in fix.steps)
 
 
