@@ -45,7 +45,9 @@ from logsleuth.reasoning.engine_api_calls import (
     refusal_without_caller,
 )
 from logsleuth.reasoning.evidence import Evidence
+from logsleuth.reasoning.feature_code import feature_steps, flags_named
 from logsleuth.reasoning.guidance_text import (
+    PARSER_CATEGORIES,
     compiled_op_steps,
     failure_texts,
     flags_hold,
@@ -60,6 +62,7 @@ from logsleuth.reasoning.guidance_text import (
     settings_the_message_speaks_of,
 )
 from logsleuth.reasoning.launch_quantization import launch_quantization
+from logsleuth.reasoning.message_limits import limit_steps
 from logsleuth.reasoning.parallelism import splits_over_one_gpu
 from logsleuth.reasoning.raise_site import site_of
 from logsleuth.reasoning.wrapper_pins import release_alignment, wrapper_pin
@@ -160,7 +163,9 @@ def categorize(evidence: Evidence) -> Diagnosis:
         aligned = release_alignment(pin, engine, version, launch.wrapper, listed)
     meaning = CATEGORIES.get(row.category, row.category)
     title = render_words(row.title, engine, version, wrapper)
-    check_reads = settings_the_check_reads(evidence, row.category, engine, version)
+    feature = _feature_steps(evidence) if row.category not in PARSER_CATEGORIES else ()
+    check_reads = settings_the_check_reads(evidence, row.category, engine, version,
+                                           flags_named(feature[0]) if feature else frozenset())
     # What a release requires or a reinstall command may name only a release the log or the user gives: one guessed
     # from the code's layout may be another.
     named_release = _release_the_log_names(evidence, engine)
@@ -177,10 +182,12 @@ def categorize(evidence: Evidence) -> Diagnosis:
         ),
         fix=Fix(summary=f"General checks for {row.category}:",
                 steps=(*platform_steps(failure, engine),
+                       *_limit_steps(evidence),
+                       *feature,
                        *(compiled_op_steps(failure, engine, named_release, launch.engine_version_source)
                          if row.category == "dependency-version" else ()),
                        *check_reads,
-                       *settings_the_message_speaks_of(evidence, row.category, check_reads),
+                       *settings_the_message_speaks_of(evidence, row.category, (*feature, *check_reads)),
                        *module_no_release_requires(evidence, row.category, engine, named_release),
                        *misfit_steps(misfit, engine, version),
                        *aligned[0],
@@ -288,6 +295,19 @@ def _root_of_the_chain(
     return earlier[0], [*earlier[1], "the chain's first exception (the later ones report a process that died)"]
 
 
+def _limit_steps(evidence: Evidence) -> tuple[str, ...]:
+    """A step per limit the message states on a named setting, with its figure (reasoning/message_limits.py)."""
+    launch = evidence.launch
+    return limit_steps(evidence.failure, launch, launch.engine, launch.named_version)
+
+
+def _feature_steps(evidence: Evidence) -> tuple[str, ...]:
+    """The step naming the optional feature whose code failed, when the launch turned it on (reasoning/feature_code.py)."""
+    failure = evidence.failure
+    return feature_steps(failure, evidence.launch, evidence.launch.engine,
+                         [*failure.context, *evidence.lines, *evidence.earlier])
+
+
 def _unclassified(evidence: Evidence) -> Diagnosis:
     final = evidence.failure.final
     kind = short_name(final.type) or "failure"
@@ -304,7 +324,7 @@ def _unclassified(evidence: Evidence) -> Diagnosis:
             f"No pattern or rule of logsleuth names this failure, and its words, type and frames point to no "
             f"category. What a {kind} generally means is below."
         ),
-        fix=Fix(summary=f"General checks for a {kind}:", steps=guidance.checks),
+        fix=Fix(summary=f"General checks for a {kind}:", steps=(*_limit_steps(evidence), *_feature_steps(evidence), *guidance.checks)),
         engine=evidence.launch.engine,
         engine_version=evidence.launch.engine_version,
         basis="general",

@@ -95,16 +95,17 @@ def failure_texts(failure: Failure) -> tuple[str, ...]:
     return (*exception_lines(failure), *(frame.function or "" for frame in failure.final.frames), *failure.context)
 
 
-def settings_the_check_reads(evidence: Evidence, category: str, engine: str | None, version: str | None
-                              ) -> tuple[str, ...]:
+def settings_the_check_reads(evidence: Evidence, category: str, engine: str | None, version: str | None,
+                             named: frozenset[str] = frozenset()) -> tuple[str, ...]:
     """A check naming the settings the launch gives that the engine's failing check reads (the raise site index),
     when the category is one a setting's combination with the others can cause: leave them out to tell, and a newer
     release may have fixed the combination.  Only flags the release's catalog holds (every shipped release's with the
-    version unknown)."""
+    version unknown), and not those a step before names already (`named`: the feature step's, reasoning/feature_code.py)."""
     if category not in SETTING_COMBINATION_CATEGORIES or engine is None:
         return ()
     site = site_of(evidence.failure, evidence.launch)
-    given = ([(flag, value) for flag, value in given_settings(site, evidence.launch) if flags_hold(flag, engine, version)]
+    given = ([(flag, value) for flag, value in given_settings(site, evidence.launch)
+              if flags_hold(flag, engine, version) and flag not in named]
              if site is not None and site.engine == engine else [])
     name = ENGINE_NAMES.get(engine, engine)
     if given:
@@ -113,7 +114,7 @@ def settings_the_check_reads(evidence: Evidence, category: str, engine: str | No
         # No indexed check of the engine's reads one (the failure was raised in torch's collective or a kernel the
         # engine called): the frames' modules still name the feature a setting turned on (reasoning/setting_paths.py).
         given = [(flag, value) for flag, value in settings_on_the_path(evidence.failure, evidence.launch, engine, version)
-                 if flags_hold(flag, engine, version)]
+                 if flags_hold(flag, engine, version) and flag not in named]
         if not given:
             return ()
         reads = f"the failure ran through the code of {joined([flag for flag, _ in given])}, which the launch sets"
@@ -128,14 +129,14 @@ def settings_the_check_reads(evidence: Evidence, category: str, engine: str | No
 
 # The categories whose failure is the argument parser's own (a flag it lacks, a value it refuses, one it needs): the
 # message names the flag, and the category's checks are about that flag already.
-_PARSER_CATEGORIES = frozenset({"unknown-flag", "invalid-flag-value", "missing-flag"})
+PARSER_CATEGORIES = frozenset({"unknown-flag", "invalid-flag-value", "missing-flag"})
 
 
 def settings_the_message_speaks_of(evidence: Evidence, category: str, already: tuple[str, ...] = ()) -> tuple[str, ...]:
     """A check naming the launch's own settings whose name or value the failure's message says
     (reasoning/message_settings.py), with the values given: which of the user's settings the general checks are about.
     `already`: steps that name settings already (the raising check's); a setting one of them names is not repeated."""
-    if category in _PARSER_CATEGORIES:
+    if category in PARSER_CATEGORIES:
         return ()
     named = [setting for setting in settings_the_message_names(evidence.failure, evidence.launch)
              if not any(setting.name in step for step in already)]
