@@ -32,9 +32,11 @@ _ENV_LINE = compile_lazily(r"^\s{0,8}(?:export\s)?(?P<name>(?:VLLM|SGLANG|SGL)_[
 class FeatureAtFault:
     feature: Feature
     settings: tuple[str, ...]  # as the launch gives them: `--enable-lora`, `--speculative-algorithm EAGLE`, `X=1`
-    innermost: bool  # the failing check itself is in the feature's code (not only a frame on the way)
+    innermost: bool  # no frame of the engine's code lies inside the feature's: the failure came out of its code
     module: str  # the feature's module the failure ran in (package path)
     raised_there: bool = False  # read from the raise site index, no frame shown
+    # The feature's frame is the last one: its own statement raised (not a package it called).
+    raised_in_frame: bool = False
     # The paste shows no launch, but the feature's own code raised: it runs only when one of its flags turns it on.
     implied: bool = False
 
@@ -111,13 +113,15 @@ def feature_at_fault(failure: Failure, launch: LaunchInfo, engine: str | None, l
                 continue
             # The failing check is the feature's own when no frame of the engine's code lies inside this one.
             innermost = raised_there or not any(_engine_path(path, engine) for path in paths[index + 1:])
+            last = raised_there or index == len(paths) - 1
             if settings:
-                return FeatureAtFault(row, settings, innermost, _engine_module(paths[index], engine), raised_there)
+                return FeatureAtFault(row, settings, innermost, _engine_module(paths[index], engine), raised_there,
+                                      raised_in_frame=last)
             if innermost and row.flags and not _launch_shown(launch):
                 # No launch in the paste, but the feature's own code raised, and that code runs only when one of its
                 # flags turns it on (the row's gate): the launch turned it on, with which value is not shown.
-                return FeatureAtFault(row, (" or ".join(row.flags[:2]),), innermost,
-                                      _engine_module(paths[index], engine), raised_there, implied=True)
+                return FeatureAtFault(row, (row.flags[0],), innermost, _engine_module(paths[index], engine),
+                                      raised_there, implied=True, raised_in_frame=last)
     return None
 
 
@@ -137,7 +141,9 @@ def feature_steps(failure: Failure, launch: LaunchInfo, engine: str | None, line
     if found is None:
         return ()
     name = ENGINE_NAMES.get(engine or "", "the engine")
-    where = ("the check that failed is in" if found.innermost else "the failure ran through")
+    where = ("the check that failed is in" if found.raised_in_frame else
+             "the failure came out of" if found.innermost else "the failure ran through")
+    through = ", through a package it calls" if found.innermost and not found.raised_in_frame else ""
     source = " (the module that raises this message, per the engine's code)" if found.raised_there else ""
     settings = " and ".join(f"`{setting}`" for setting in found.settings)
     turned_on = (f"which runs only when the launch turns it on with {settings} (the paste does not show the launch)"
@@ -146,7 +152,7 @@ def feature_steps(failure: Failure, launch: LaunchInfo, engine: str | None, line
     without = ("with it unset or set to 0" if env_only else
                "without it (its default)" if len(found.settings) == 1 else "without them (their defaults)")
     return (
-        f"General guidance: {where} the code of {found.feature.feature} ({found.module}{source}), {turned_on}. "
+        f"General guidance: {where} the code of {found.feature.feature} ({found.module}{source}{through}), {turned_on}. "
         f"Launching {without} tells whether the feature is at fault: if the launch then runs, it is "
         f"that feature (or its combination with the rest of the launch), and a newer {name} release may have lifted "
         "its limit (search its issues for the failure's first line) before the checks below.",

@@ -163,7 +163,10 @@ def categorize(evidence: Evidence) -> Diagnosis:
         aligned = release_alignment(pin, engine, version, launch.wrapper, listed)
     meaning = CATEGORIES.get(row.category, row.category)
     title = render_words(row.title, engine, version, wrapper)
+    checks = row_checks(row, engine, version, wrapper, failure_texts(failure))
     feature = _feature_steps(evidence) if row.category not in PARSER_CATEGORIES else ()
+    if feature and all(any(flag in check for check in checks) for flag in flags_named(feature[0])):
+        feature = ()  # the row's own check already says which flag to leave out (a check written for this message)
     check_reads = settings_the_check_reads(evidence, row.category, engine, version,
                                            flags_named(feature[0]) if feature else frozenset())
     # What a release requires or a reinstall command may name only a release the log or the user gives: one guessed
@@ -191,7 +194,7 @@ def categorize(evidence: Evidence) -> Diagnosis:
                        *module_no_release_requires(evidence, row.category, engine, named_release),
                        *misfit_steps(misfit, engine, version),
                        *aligned[0],
-                       *row_checks(row, engine, version, wrapper, failure_texts(failure))),
+                       *checks),
                 needs_input=aligned[1]),
         engine=engine,
         engine_version=version,

@@ -5,9 +5,12 @@ An engine's limit check often says, in its own words, which setting is over (or 
 models' `max_num_seqs (1024) exceeds available Mamba cache blocks (600). ... Please lower max_num_seqs to at most 600
 or increase gpu_memory_utilization.` (vllm/v1/worker/gpu_model_runner.py since vllm-project/vllm#38270; the threads
 vllm-project/vllm#38632, NVIDIA-NeMo/RL#2620, vllm-project/vllm#49064), a plugin's `X must be <= N`, a check's
-`X (n) is greater than Y (m)`.  No pattern knows each such check, but its words are enough: the setting (a snake_case
-or kebab-case name, or an engine's environment variable), the direction (exceeds, greater than, must be at most,
-lower ... to: at most; smaller than, at least, increase ... to: at least) and the figure.
+`X (n) is greater than Y (m)`, a platform plugin's `do not support max_model_len greater than 32768 ... Set
+--max_model_len to 32768 or lower` (tenstorrent/tt-inference-server#3120).  No pattern knows each such check, but its
+words are enough: the setting (a snake_case or kebab-case name, or an engine's environment variable), the direction
+(exceeds, greater than, must be at most, lower ... to, ... or lower: at most; smaller than, at least, increase ... to:
+at least; with the figure first, `LoRA rank 64 is greater than max_lora_rank 16`, the other way round) and the
+figure.
 
 The setting is said as the flag the decided engine's releases have for it (`max_num_seqs` is `--max-num-seqs`: the
 flag catalogs, fixes/static_catalogs.py; with the release named, that release's catalog), else by the message's own
@@ -29,7 +32,7 @@ from logsleuth.reasoning.message_settings import ENGINE_ENV_PREFIXES
 # A setting's name: a flag (`--max-num-seqs`), or a name of two words or more joined by `_` (`max_num_seqs`,
 # `VLLM_ALLOW_LONG_MAX_MODEL_LEN`): a single plain word names no setting for sure.  Anchored after a non-name character,
 # and each `_word` part unambiguous, so a long line is scanned once.
-_KNOB = r"(?<![\w-])(?P<knob>--[a-z][a-z0-9]*(?:-[a-z0-9]+)*|[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+)"
+_KNOB = r"(?<![\w-])(?P<knob>--[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*|[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+)"
 _NUMBER = r"\d[\d,]{0,15}(?:\.\d{1,6})?(?![\d.]\d)"
 _CURRENT = rf"(?:\s?(?:\(\s?|=\s?|:\s)(?P<current>{_NUMBER})\s?\)?)?"
 _OVER = r"exceeds|exceeded|is (?:greater|larger|more|bigger|higher) than|is above|is over"
@@ -45,16 +48,28 @@ _MUST = compile_lazily(
     r"no (?:less|smaller|fewer|lower) than|(?:less|smaller|lower|fewer) than or equal to|"
     r"(?:greater|larger|higher|more) than or equal to|less than|smaller than|lower than|fewer than|greater than|"
     rf"larger than|higher than|more than)\s(?:the\s)?[^.;\d\n]{{0,40}}?\(?(?P<figure>{_NUMBER})")
-# `Please lower max_num_seqs to at most 600`, `increase X to 4096`, `set X to at least 2`.
+# `Please lower max_num_seqs to at most 600`, `increase X to 4096`, `set X to at least 2`, `Set --x to 32768 or lower`.
 _TOLD = compile_lazily(
-    rf"\b(?P<verb>lower|decrease|reduce|increase|raise|set)\s(?:the\s)?{_KNOB}\sto\s"
-    rf"(?P<relation>at most|at least|<=|>=|below|above|under|over)?\s?(?P<figure>{_NUMBER})")
+    rf"\b(?P<verb>(?i:lower|decrease|reduce|increase|raise|set))\s(?:the\s)?{_KNOB}\sto\s"
+    rf"(?P<relation>at most|at least|<=|>=|below|above|under|over)?\s?(?P<figure>{_NUMBER})"
+    r"(?:\sor\s(?P<after>lower|less|smaller|below|fewer|higher|more|greater|larger|above))?")
+# The figure first: `LoRA rank 64 is greater than max_lora_rank 16` (the setting must come up to it),
+# `X (2048) is smaller than max_model_len (8192)` (max_model_len must come down to 2048).
+_FIGURE_FIRST = compile_lazily(
+    rf"(?<![\d.,])(?P<figure>{_NUMBER})\)?\s(?:is|are)\s(?P<relation>greater|larger|more|bigger|higher|smaller|less|lower|fewer)"
+    rf"\sthan\s(?:the\s)?{_KNOB}{_CURRENT}")
+# `do not support max_model_len greater than 32768`: a platform's own limit on a setting.
+_UNSUPPORTED = compile_lazily(
+    rf"\b(?:not|n't)\s(?:support|allow)s?\s(?:a\s)?{_KNOB}\s(?P<relation>greater|larger|higher|more|above|over|"
+    rf"smaller|less|lower|fewer|below|under)(?:\sthan)?\s(?:the\s)?(?P<figure>{_NUMBER})")
 
 AT_MOST, AT_LEAST, BELOW, ABOVE, EXACTLY = "at most", "at least", "below", "above", "exactly"
 _RELATIONS = {
     "<=": AT_MOST, "at most": AT_MOST, "exceed": AT_MOST, ">=": AT_LEAST, "at least": AT_LEAST,
     "<": BELOW, "below": BELOW, "under": BELOW, ">": ABOVE, "above": ABOVE, "over": ABOVE,
 }
+_AFTER = {"lower": AT_MOST, "less": AT_MOST, "smaller": AT_MOST, "below": AT_MOST, "fewer": AT_MOST,
+          "higher": AT_LEAST, "more": AT_LEAST, "greater": AT_LEAST, "larger": AT_LEAST, "above": AT_LEAST}
 _VERBS = {"lower": AT_MOST, "decrease": AT_MOST, "reduce": AT_MOST, "increase": AT_LEAST, "raise": AT_LEAST}
 _MAX_LIMITS = 2
 
@@ -96,18 +111,30 @@ def stated_limits(failure: Failure) -> list[StatedLimit]:
     for block in failure.exceptions:
         message = block.message or ""
         for match in _TOLD.finditer(message):
-            relation = _RELATIONS.get(match["relation"] or "") or _VERBS.get(match["verb"].lower(), EXACTLY)
+            relation = (_RELATIONS.get(match["relation"] or "") or _AFTER.get(match["after"] or "")
+                        or _VERBS.get(match["verb"].lower(), EXACTLY))
             found.setdefault(match["knob"], StatedLimit(match["knob"], relation, _figure(match["figure"]), told=True))
-        for regex in (_COMPARED, _MUST):
+        for regex in (_COMPARED, _MUST, _FIGURE_FIRST, _UNSUPPORTED):
             for match in regex.finditer(message):
-                stated = StatedLimit(match["knob"], _relation_of(match["relation"]), _figure(match["figure"]),
-                                     _figure(match["current"]) if match["current"] else None)
+                words = match["relation"]
+                # The figure first, or a platform's "does not support X greater than N": the words compare the figure
+                # with the setting, so the setting's direction is the other way round.
+                relation = (_relation_of(words) if regex in (_COMPARED, _MUST) else
+                            _relation_of(f"is {words} than") if regex is _UNSUPPORTED else
+                            _opposite(_relation_of(f"is {words} than")))
+                current = match.groupdict().get("current")
+                stated = StatedLimit(match["knob"], relation, _figure(match["figure"]), _figure(current) if current else None)
                 known = found.get(match["knob"])
                 if known is None:
                     found[match["knob"]] = stated
                 elif known.current is None and stated.current and known.figure == stated.figure:
                     found[match["knob"]] = StatedLimit(known.knob, known.relation, known.figure, stated.current, told=True)
     return list(found.values())[:_MAX_LIMITS]
+
+
+def _opposite(relation: str) -> str:
+    """The figure is greater than the setting: the setting must come up to at least the figure (and the other way)."""
+    return {AT_MOST: AT_LEAST, AT_LEAST: AT_MOST}.get(relation, relation)
 
 
 def _figure(text: str) -> str:
@@ -119,7 +146,7 @@ def _flag_of(knob: str, engine: str | None, version: str | None) -> str | None:
     release, else any release's (fixes/release_flags.py notes the range); None when no release has it."""
     if engine not in ENGINE_NAMES:
         return None
-    flag = knob if knob.startswith("--") else "--" + knob.lower().replace("_", "-")
+    flag = "--" + knob.lstrip("-").lower().replace("_", "-")  # `--max_model_len` is vLLM's --max-model-len too
     if version:
         known = catalogs.load(engine, version)
         if known is not None:

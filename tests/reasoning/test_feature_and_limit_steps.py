@@ -9,7 +9,8 @@ VLLM_USE_DEEP_GEMM=1.  The tracebacks are printed by real CPython from mirrored 
 
 from __future__ import annotations
 
-from tests.helpers import real_traceback
+from logsleuth.models import Diagnosis
+from tests.helpers import diagnose_without_patterns, real_traceback
 from tests.reasoning.diagnosed import first_diagnosis
 
 MAMBA = ("ValueError: max_num_seqs (1024) exceeds available Mamba cache blocks (658). Each decode sequence requires "
@@ -34,6 +35,11 @@ DEEP_GEMM = """
 
     m_grouped_fp8_gemm((7, 4096))
 """
+
+
+def check_steps(diagnosis: Diagnosis) -> tuple[str, ...]:
+    assert diagnosis.basis == "general" and diagnosis.fix is not None
+    return diagnosis.fix.steps
 
 
 def _steps(log: str) -> tuple[str, ...]:
@@ -91,3 +97,20 @@ def test_an_engine_environment_switch_counts() -> None:
            + real_traceback(DEEP_GEMM, "vllm/model_executor/layers/fused_moe/deep_gemm_moe.py"))
     step = next(s for s in _steps(log) if "DeepGEMM" in s and "General guidance" in s)
     assert "`VLLM_USE_DEEP_GEMM=1`" in step and "unset or set to 0" in step
+
+
+def test_the_figure_first_turns_the_direction_round() -> None:
+    # vLLM's LoRA check (vllm/lora/peft_helper.py validate_legal), read here without the pattern that knows it:
+    # the figure is the adapter's, the setting must come up to it.
+    found = diagnose_without_patterns("vllm serve /models/llama --enable-lora\n"
+                                      "ValueError: LoRA rank 64 is greater than max_lora_rank 16.\n")
+    step = next(s for s in check_steps(found) if "the message states the limit" in s)
+    assert "max_lora_rank must be at least 64" in step and "Set --max-lora-rank to 64 or more" in step
+
+
+def test_a_platform_s_own_limit_told_with_or_lower() -> None:
+    # tenstorrent/tt-inference-server#3120: the plugin's limit, its instruction capitalised and ending "or lower".
+    log = ("ValueError: TT-LLama8B and TT-Llama11B do not support max_model_len greater than 32768 on N150 (received "
+           "65536). Set --max_model_len to 32768 or lower in vLLM.\n")
+    step = next(s for s in _steps(log) if "the message states the limit" in s)
+    assert "--max_model_len must be at most 32768" in step and "to 32768 or less" in step
