@@ -98,6 +98,7 @@ from logsleuth.tracebacks.raising_statement import (
 from logsleuth.tracebacks.repair import attach_moved_exceptions, fold_kernel_prints, shown_in
 from logsleuth.tracebacks.split_bodies import SplitErrorBodies
 from logsleuth.tracebacks.typeless_errors import typed_by_message
+from logsleuth.tracebacks.warned_failures import WarnedFailures
 
 __all__ = ["FailureScanner", "LineKind", "classify", "scan"]
 
@@ -160,6 +161,8 @@ class FailureScanner:
         self._facts: list[tuple[LogLine, RuntimeFact | None]] = []
         self._fact_failure: Failure | None = None
         self._split_bodies = SplitErrorBodies()  # error bodies a paste spread over lines, still open
+        # the last warning that states an incapacity (warned_failures.py): the failure of a paste that shows no other
+        self._warned = WarnedFailures()
 
     # -- public ------------------------------------------------------------------
     def feed(self, line: LogLine) -> None:
@@ -167,6 +170,7 @@ class FailureScanner:
             self._note_fact(line)
             return
         self._fed += 1
+        self._warned.feed(line, self._context)
         stream = line.stream
         seq = self._seq.get(stream, 0) + 1
         self._seq[stream] = seq
@@ -213,6 +217,10 @@ class FailureScanner:
         if not self._fallbacks and not self._mentions and all(_is_user_interrupt(f) for f in self.failures):
             # nothing failed but the user's Ctrl-C (or nothing at all): the line the paste, or the interrupt, cut off
             self._read_last_lines(self._unread_before_traceback if self.failures else self._last_unread)
+            if not self._fallbacks and (warned := self._warned.strongest(self._ready_offset)) is not None:
+                # a failure the paste shows only as a warning, its strongest evidence (warned_failures.py): a fallback
+                # as the lines above are (a user's Ctrl-C after it is how the paste ended, not its failure)
+                self._fallbacks.append(warned)
         self.failures.extend(mention for mention in self._mentions if not shown_in(mention, self.failures))
         # A fallback (a bare `Exception: …`) may be the exception of frames pasted after it; else it is
         # reported only when nothing else was found.
