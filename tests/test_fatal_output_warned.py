@@ -179,3 +179,17 @@ def test_the_rows_read_a_64_kib_line_in_linear_time() -> None:
         incapacity_warning(line)
         assert time.perf_counter() - started < 0.5, row.literal
     assert WINDOW < 4096
+
+
+@pytest.mark.parametrize(("lines", "gpu", "arch"), [
+    (TORCH_CC, "Tesla V100-PCIE-32GB", "sm_70"),
+    (TORCH_OLD_GPU, "NVIDIA GeForce GTX 1080 Ti", "sm_61"),
+])
+def test_torchs_warnings_of_a_gpu_without_kernels_name_the_gpu_and_the_build_it_needs(
+        lines: list[str], gpu: str, arch: str) -> None:
+    # torch prints these only when its build has no kernels for the GPU (torch/cuda/__init__.py _check_capability):
+    # the gpu-arch rule names the GPU from the warning's `Found GPU0 <name> which is of … capability X.Y`
+    group = diagnose_text(_log(lines), OPTIONS).failures[0]
+    assert group.diagnosis is not None and group.diagnosis.pattern == "rule-gpu-arch-unsupported"
+    assert gpu in group.diagnosis.root_cause
+    assert group.diagnosis.fix is not None and arch in group.diagnosis.fix.summary

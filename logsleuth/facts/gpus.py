@@ -183,6 +183,12 @@ _SMI_ROW = compile_lazily(rf"^\|\s*\d+\s+{_DEVICE}?\s(?:On|Off)\s*\|")  # nvidia
 _SMI_CSV = compile_lazily(rf"^\s*{_DEVICE}, (?P<cc>\d{{1,2}}\.\d)\s*$")  # nvidia-smi --query-gpu=name,compute_cap
 _CHECK_ENV_CC = compile_lazily(r"\bGPU [\d, ]{1,40} Compute Capability:\s*(?P<cc>\d{1,2}\.\d)")
 _WITH_SM = compile_lazily(rf"{_DEVICE}? with CUDA capability sm_(?P<cc>\d{{2,3}})")  # torch's _check_capability
+# torch's warnings for a GPU its build has no kernels for (torch/cuda/__init__.py old_gpu_warn, _warn_unsupported_code):
+# `Found GPU0 NVIDIA GeForce GTX 1080 Ti which is of cuda capability 6.1.`, `… which is of compute capability (CC) 7.0.`
+_FOUND_GPU = compile_lazily(
+    r"Found GPU\d+ (?P<name>[A-Za-z0-9][A-Za-z0-9 ._/-]{0,60}?) which is of (?:cuda|compute) capability (?:\(CC\) )?"
+    r"(?P<cc>\d{1,2}\.\d)"
+)
 _YOUR_GPU = compile_lazily(r"Your (?P<name>[A-Za-z0-9][A-Za-z0-9 ._/-]{0,60}?) GPU has compute capability (?P<cc>\d{1,2}\.\d)")
 _CAPABILITY = compile_lazily(  # the GPU's own capability, never a requirement ("capability of at least 8.0")
     r"(?:[Cc]urrent|[Dd]evice|\bhas)(?: compute| CUDA)? capability[:=]?\s*"
@@ -211,7 +217,7 @@ def _stated_capabilities(text: str) -> list[Gpu]:
     """A device with its capability (torch's warning, vLLM's dtype check), else a capability alone."""
     found = [
         Gpu(_trimmed(match["name"] or ""), parse_capability(match["cc"]))
-        for regex in (_WITH_SM, _YOUR_GPU)
+        for regex in (_WITH_SM, _YOUR_GPU, _FOUND_GPU)
         for match in regex.finditer(text)
     ]
     if found:

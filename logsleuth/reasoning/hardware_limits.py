@@ -34,6 +34,10 @@ _NO_KERNEL = compile_lazily(
     r"no kernel image is available for execution on the device|cudaErrorNoKernelImageForDevice|hipErrorNoBinaryForGpu"
     r"|Unable to find code object for all current devices|invalid device function"
     r"|with CUDA capability sm_(?P<sm>\d{2,3}) is not compatible with the current PyTorch installation"
+    # torch's other warnings that its build has no kernels for this GPU (torch/cuda/__init__.py _check_capability's
+    # old_gpu_warn, and _warn_unsupported_code of torch 2.8 and later, printed only when no CC of the build runs here)
+    r"|PyTorch no longer supports this GPU because it is too old"
+    r"|which is of compute capability \(CC\) (?P<cc>\d{1,2}\.\d)\b"
 )
 _PTXAS = compile_lazily(
     r"ptxas fatal\s*:\s*Value '(?P<ptxas>sm_\d{2,3}[af]?)' is not defined for option 'gpu-name'"
@@ -140,8 +144,8 @@ def limit_in(text: str) -> Limit | None:
         return Limit("ptxas", arch=facts.parse_capability(arch_text), arch_text=arch_text)
     match = _NO_KERNEL.search(text)
     if match:
-        arch = facts.parse_capability(match["sm"]) if match["sm"] else None
-        return Limit("no-kernel", arch=arch, arch_text=f"sm_{match['sm']}" if match["sm"] else "")
+        arch = facts.parse_capability(match["sm"] or match["cc"] or "")
+        return Limit("no-kernel", arch=arch, arch_text=f"sm_{arch[0]}{arch[1]}" if arch else "")
     match = _OTHER_BUILD.search(text)
     if match:
         return Limit("build", build=match["missing"] or "HIP")
