@@ -339,10 +339,11 @@ def test_a_choice_of_a_later_release_is_said_with_its_releases() -> None:
         parser.parse_args(["--attention-backend", "fa3"])
     log = f"usage: launch_server.py [-h]\nlaunch_server.py: error: {raised.value}\n"
     diagnosis = diagnosis_of(log, version="0.4.3")
-    assert diagnosis.fix is not None and diagnosis.fix.alternatives
-    assert "'fa3' is a choice of --attention-backend in SGLang 0.4.4.post2 and later" in diagnosis.fix.alternatives[0].summary
+    assert diagnosis.fix is not None and diagnosis.fix.needs_input == ("--attention-backend",)
+    assert ("'fa3' is a choice of --attention-backend in SGLang 0.4.4.post2 and later; the release that refused it "
+            "(SGLang 0.4.3) is older: upgrade to 0.4.4.post2 or later") in diagnosis.fix.summary
     newer = diagnosis_of(log, version="0.5.9")  # a release that lists it: the catalogs do not explain the rejection
-    assert not newer.fix.alternatives  # type: ignore[union-attr]
+    assert "is a choice of" not in newer.fix.summary  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize(

@@ -146,18 +146,82 @@ def releases_with_choice(engine: str, flag: str, value: str) -> tuple[str, ...]:
     return tuple(found)
 
 
-def choice_elsewhere(flag: str, value: str, ctx: FixContext) -> str | None:
-    """"'fa3' is a choice of --attention-backend in SGLang 0.4.6 and later": where a rejected value is one, for the
-    decided engine's releases (None: no release lists it)."""
-    engine = ctx.launch.engine or "sglang"
-    having = releases_with_choice(engine, flag, value)
-    if not having:
-        return None
-    every = static_catalogs.releases(engine)
+def choice_elsewhere(flag: str, value: str, ctx: FixContext, printed: tuple[str, ...] = ()) -> str | None:
+    """What the decided engine's releases say of a value argparse refused, or None when they say nothing:
+
+    - "'fa3' is a choice of --attention-backend in SGLang 0.4.6 and later", the static catalogs' literal lists and
+      the real parsers' catalogs together; with "upgrade to 0.4.6 or later" when the release that printed the
+      refusal is older (the one the log names, else the releases whose list is exactly the `printed` one);
+    - else, when later releases than the printing ones take the flag's value from no fixed list (vLLM 0.6.3 made
+      --tool-call-parser a registry name) or from a list their code computes, that a later release may take it:
+      the catalogs cannot tell which, and nothing is guessed."""
+    return value_releases(ctx.launch.engine or "sglang", told_version(ctx), flag, value, printed)
+
+
+def value_releases(engine: str, told: str | None, flag: str, value: str, printed: tuple[str, ...] = ()) -> str | None:
+    """choice_elsewhere's sentence for `engine`, the release the log or the user names being `told`."""
     name = ENGINE_NAMES.get(engine, engine)
-    told = told_version(ctx)
-    running = versions.version_key(told) if told else None
-    first = versions.version_key(having[0])
-    if running is not None and first is not None and running >= first and having[-1] == every[-1]:
-        return None  # the user's release is in the range: the catalogs do not explain the rejection
-    return f"'{value}' is a choice of {flag} in {name} {_span(having[0], having[-1], every)}"
+    every = static_catalogs.releases(engine)
+    printing = _printing_releases(engine, flag, printed, told)
+    having = _releases_listing(engine, flag, value)
+    if having:
+        return _listed_in(flag, value, name, having, printing, every)
+    return _open_after(engine, flag, value, name, printing)
+
+
+def _printing_releases(engine: str, flag: str, printed: tuple[str, ...], told: str | None) -> tuple[str, ...]:
+    """The releases that can have printed the refusal: the one the log names, else those whose list is the one
+    argparse printed (its own, in the engine's words)."""
+    if told is not None:
+        return (told,)
+    return static_catalogs.releases_with_choices(engine, flag, frozenset(printed)) if printed else ()
+
+
+def _releases_listing(engine: str, flag: str, value: str) -> tuple[str, ...]:
+    """Every release whose catalog lists `value` among `flag`'s choices (static and real-parser catalogs), oldest first."""
+    found = set(releases_with_choice(engine, flag, value))
+    for version in catalogs.versions_with(engine, flag):
+        info = (catalog := catalogs.load(engine, version)) and catalog.find(flag)
+        if info and value in info.choices:
+            found.add(version)
+    return tuple(sorted(found, key=lambda v: versions.version_key(v) or ()))
+
+
+def _listed_in(flag: str, value: str, name: str, having: tuple[str, ...], printing: tuple[str, ...],
+               every: tuple[str, ...]) -> str | None:
+    first, newest = versions.version_key(having[0]), versions.version_key(printing[-1]) if printing else None
+    listed = f"'{value}' is a choice of {flag} in {name} {_span(having[0], having[-1], every)}"
+    if newest is None or first is None:
+        return listed
+    if newest >= first and having[-1] == every[-1]:
+        return None  # the printing release is in the range: the catalogs do not explain the refusal
+    if newest < first:
+        return f"{listed}; the release that refused it ({_releases_said(name, printing, every)}) is older: upgrade to {having[0]} or later to use it"
+    return listed
+
+
+def _open_after(engine: str, flag: str, value: str, name: str, printing: tuple[str, ...]) -> str | None:
+    """The first release after the printing ones whose `flag` takes no fixed list, or one its code computes."""
+    newest = versions.version_key(printing[-1]) if printing else None
+    if newest is None:
+        return None
+    for release in static_catalogs.releases(engine):
+        key = versions.version_key(release)
+        if key is None or key <= newest:
+            continue
+        record = next((r for r in static_catalogs.flag_records(engine, release) or ()
+                       if flag in (r["name"], *r.get("aliases", ()))), None)
+        if record is None or isinstance(record.get("choices"), list):
+            continue
+        how = ("has a list of values its code computes" if record.get("choices")
+               else "takes no fixed list of values (the name is checked after parsing)")
+        return (f"the list printed is that of {_releases_said(name, printing, static_catalogs.releases(engine))}; from "
+                f"{name} {release}, {flag} {how}, so a later release may take '{value}': logsleuth's catalogs "
+                f"cannot tell which, its `--help` or documentation says")
+    return None
+
+
+def _releases_said(name: str, releases: tuple[str, ...], every: tuple[str, ...]) -> str:
+    if len(releases) == 1:
+        return f"{name} {releases[0]}"
+    return f"{name} {releases[0]} to {releases[-1]}" if releases[-1] != (every[-1] if every else None) else f"{name} {releases[0]} and later"

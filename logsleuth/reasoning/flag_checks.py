@@ -10,7 +10,11 @@ Two shapes, each read from the engines' code, never from one thread's wording:
   user's), or leave out the one that needs them;
 - a value outside a registry the engine lists: "invalid tool call parser: X (chose from { a,b })" and "invalid
   reasoning parser: …" (vLLM's `run_server` / `validate_api_server_args`, vllm/entrypoints/openai/api_server.py; a
-  KeyError; 0.11 and later write "choose from"): the listed value nearest to X.
+  KeyError; 0.11 and later write "choose from"): the listed value X stands for under another spelling;
+- a setting's value outside the list the running release prints: "Unknown quantization method: X. Must be one of
+  [...]" (both engines' ModelConfig._verify_quantization; vLLM's tokenizer mode and prefix-caching hash algorithm):
+  the listed value X stands for under another spelling, else the list and what the releases say of X.  Answered
+  with no engine decided too, when every engine whose code raises the message has the same flag.
 
 Every flag is checked against the decided engine's release (its catalog; the newest when the release is not known)
 before it is named: a flag the release lacks is not offered.  basis "rule".
@@ -22,7 +26,9 @@ import difflib
 
 import regex
 
+from logsleuth.facts import engine_messages
 from logsleuth.fixes import catalog as catalogs
+from logsleuth.fixes import rejected_flags
 from logsleuth.fixes.build import build_fix
 from logsleuth.fixes.builders.arguments import MODEL_FAMILY_FLAGS, family_choice_fix, fitting_choice
 from logsleuth.fixes.catalog import Catalog
@@ -56,6 +62,26 @@ _COMPARISON = compile_lazily_regex(
 _QUANT_MISMATCH = compile_lazily_regex(
     r"Quantization method specified in the model config \((?P<config>[\w.\-]+)\) does not match the quantization method "
     r"specified in the `quantization` argument \((?P<given>[\w.\-]+)\)")
+# A value the engine's own check refused, naming the setting and listing what the running release has:
+# "Unknown quantization method: gptq. Must be one of ['awq', 'squeezellm']." (both engines' ModelConfig
+# ._verify_quantization), "Unknown tokenizer mode: x. Must be one of [...]" (vLLM's ModelConfig), "Unknown prefix caching
+# hash algorithm: … Must be one of …" (vLLM's CacheConfig): the raise site index.  The list is the release's own
+# (xusenlinzy/api-for-open-llm#196, HanGuo97/flute#10).
+_UNKNOWN_LISTED = compile_lazily_regex(
+    r"Unknown (?P<setting>[a-z][a-z0-9]*(?: [a-z][a-z0-9]*){0,5}): '?(?P<value>[\w.\-/:]+?)'?\.? "
+    r"Must be one of (?P<choices>\[[^\]\n]*\]|\{[^}\n]*\})")
+# The flag each of those settings is (checked in the release's catalog before it is named).
+_LISTED_SETTINGS = {
+    "quantization method": "--quantization",
+    "tokenizer mode": "--tokenizer-mode",
+    "prefix caching hash algorithm": "--prefix-caching-hash-algo",
+}
+# Where a refused setting's value can come from besides the flag: the checkpoint's config.json names its quantization
+# method, which the engine takes when --quantization is not given (ModelConfig._verify_quantization, both engines).
+_OTHER_SOURCES = {
+    "--quantization": "the checkpoint's config.json (quantization_config.quant_method), which the engine reads when "
+                      "the command gives no --quantization",
+}
 _SOURCES = {
     "requires": ("vllm/entrypoints/openai/cli_args.py: validate_parsed_serve_args "
                  "'Error: --enable-auto-tool-choice requires --tool-call-parser' (vLLM 0.6 to 0.11)",
@@ -68,6 +94,9 @@ _SOURCES = {
     "quantization": ("sglang/srt/configs/model_config.py: ModelConfig._verify_quantization (SGLang 0.3 to 0.5.23)",
                      "vllm/config.py, vllm/config/model.py: ModelConfig._verify_quantization (vLLM 0.6 to 0.33)",
                      "vllm-project/vllm#19050: GGUF weights with the fp8 checkpoint's config.json"),
+    "listed": ("sglang/srt/configs/model_config.py, vllm/config.py, vllm/config/model.py: ModelConfig._verify_quantization "
+               "'Unknown quantization method: … Must be one of …'; vLLM's ModelConfig 'Unknown tokenizer mode: … Must be "
+               "one of …', CacheConfig 'Unknown prefix caching hash algorithm: …' (the raise site index)",),
     "registry": ("vllm/entrypoints/openai/api_server.py: run_server / validate_api_server_args "
                  "'invalid tool call parser: … (chose from { … })', 'invalid reasoning parser: …' (vLLM 0.6 to 0.33)",),
 }
@@ -75,6 +104,8 @@ _SOURCES = {
 
 def flag_checks(evidence: Evidence) -> Diagnosis | None:
     """A launch flag the engine's own check rejected after parsing, with the fix its message implies."""
+    if found := _UNKNOWN_LISTED.search(evidence.message_text):
+        return _unknown_listed(found, evidence)
     engine = evidence.launch.engine
     if engine not in ENGINE_NAMES:
         return None  # no engine decided: no release to check a flag in
@@ -231,6 +262,77 @@ def _registry(found: regex.Match[str], catalog: Catalog, evidence: Evidence) -> 
                           f"needs that release).", flags=(FlagOp("set", flag, None),), needs_input=(flag,))
     return _diagnosis("registry", f"{flag} value is not one this release has", "invalid-flag-value", cause, fix, evidence,
                       (f"the engine's check: {found.group(0)}",))
+
+
+def _unknown_listed(found: regex.Match[str], evidence: Evidence) -> Diagnosis | None:
+    """A setting's value the running release does not list, in the engine's own words: the listed value it stands for
+    under another spelling, else the list and what the releases say of the value (the user's pick)."""
+    flag = _listed_setting_flag(found["setting"], evidence)
+    if flag is None:
+        return None
+    value, choices = found["value"], _listed(found["choices"])
+    if not choices:
+        return None
+    best = fitting_choice(flag, value, choices)
+    other = _OTHER_SOURCES.get(flag)
+    source = f"{flag}, or {other}" if other else flag
+    cause = (f"The engine refused '{value}' as the {found['setting']}: the release that ran lists only "
+             f"{', '.join(choices)}. The value comes from {source}.")
+    if best is not None:
+        fix = setting_fix(evidence.failure, evidence.launch, f"Use {flag} {best}: '{value}' is that name spelt otherwise.",
+                          ((flag, best),)) or Fix(summary=f"Use {flag} {best}: '{value}' is that name spelt otherwise.",
+                                                  flags=(FlagOp("set", flag, best),))
+    else:
+        fix = _unlisted_value_fix(flag, value, choices, evidence, other)
+    return _diagnosis("listed", f"{flag} value is not one this release lists", "invalid-flag-value", cause, fix, evidence,
+                      (f"the engine's check: {found.group(0)}",))
+
+
+def _unlisted_value_fix(flag: str, value: str, choices: list[str], evidence: Evidence, other: str | None) -> Fix:
+    """The list, what the decided engine's releases say of the value, and the pick left to the user.  A flag the
+    command does not show is not set: the value came from elsewhere (the checkpoint's config, for --quantization)."""
+    engine = evidence.launch.engine
+    releases = (rejected_flags.value_releases(engine, evidence.launch.named_version, flag, value, tuple(choices))
+                if engine in ENGINE_NAMES else None)
+    where = f" {releases[:1].upper()}{releases[1:]}." if releases else ""
+    summary = (f"'{value}' is not among the values this release lists for {flag} ({', '.join(choices)}), under any "
+               f"spelling: the release that ran does not have it.{where} Use a release that has '{value}' if one does, "
+               f"or one of the listed values")
+    if _command_gives(evidence, flag) or other is None:
+        return Fix(summary=summary + f": set {flag} to the one you mean.", flags=(FlagOp("set", flag, None),),
+                   needs_input=(flag,))
+    return Fix(summary=summary + f" ({flag} when you give it; a checkpoint made with a listed method otherwise).")
+
+
+def _listed_setting_flag(setting: str, evidence: Evidence) -> str | None:
+    """The flag the message's setting words name, in every engine that may have raised it (the decided one, else
+    those whose indexed code raises this message): the same flag in each newest catalog, else None."""
+    engine = evidence.launch.engine
+    engines = (engine,) if engine in ENGINE_NAMES else tuple(
+        sorted(engine_messages.engines_raising(evidence.failure.final.type, evidence.failure.final.message)))
+    flags = set()
+    for name in engines:
+        catalog = catalogs.load(name, evidence.launch.engine_version if name == engine else None)
+        flags.add(_flag_named(setting, catalog) if catalog is not None else None)
+    return flags.pop() if len(flags) == 1 else None
+
+
+def _flag_named(setting: str, catalog: Catalog) -> str | None:
+    """The flag the setting's words name (_LISTED_SETTINGS), when the release has it."""
+    flag = _LISTED_SETTINGS.get(setting)
+    return flag if flag is not None and catalog.find(flag) is not None else None
+
+
+def _listed(text: str) -> list[str]:
+    """The values of a Python list or set the message printed: its quoted items, else its comma-separated words."""
+    quoted = regex.findall(r"'([^']*)'", text)
+    return quoted or [word.strip() for word in text.strip("[]{}").split(",") if word.strip()]
+
+
+def _command_gives(evidence: Evidence, flag: str) -> bool:
+    command = evidence.launch.command or ""
+    spellings = (flag, "--" + flag[2:].replace("-", "_"))
+    return any(regex.search(rf"(?<![\w-]){regex.escape(spelling)}(?![\w-])", command) for spelling in spellings)
 
 
 def _gguf_config(config: str, given: str, evidence: Evidence) -> Diagnosis:

@@ -280,43 +280,48 @@ def _normalize_choice(text: str) -> str:
 
 
 def nearest_choice(value: str, choices: list[str]) -> str | None:
-    if value.lower() in _CHOICE_ALIASES and _CHOICE_ALIASES[value.lower()] in choices:
-        return _CHOICE_ALIASES[value.lower()]
-    normalized = {_normalize_choice(choice): choice for choice in choices}
-    if _normalize_choice(value) in normalized:
-        return normalized[_normalize_choice(value)]
-    close = difflib.get_close_matches(value, choices, n=1, cutoff=0.5)
-    if close:
-        return close[0]
-    close = difflib.get_close_matches(_normalize_choice(value), list(normalized), n=1, cutoff=0.5)
-    return normalized[close[0]] if close else None
-
-
-# Flags whose value names the model family's format (the tool-call markup, the reasoning tags its chat template
-# writes): a value spelt like another is no evidence that the other fits the model (stop 39's blind split: 'qwen'
-# for --tool-call-parser is not 'qwen3_coder' because the letters are close).  Only the same name written otherwise
-# ('Hermes', 'llama-3-json') is taken; else the choices are listed and the user picks the model's.
-MODEL_FAMILY_FLAGS = frozenset({"--tool-call-parser", "--reasoning-parser", "--tool-parser-plugin"})
-
-
-def fitting_choice(flag: str, value: str, choices: list[str]) -> str | None:
-    """The choice `value` stands for: the nearest spelling, except for a flag whose value names a model family,
-    where only an alias or the same name written with other case or separators counts."""
-    if flag not in MODEL_FAMILY_FLAGS:
-        return nearest_choice(value, choices)
+    """The listed choice that is `value` under another spelling: a documented alias (fp16 is float16), or the same
+    name in other case or separators (EAGLE-3 is EAGLE3), else None.  Never the nearest letters: a choice one edit
+    away is often another thing ('fp4' is not 'fp8_e4m3', 'gptq_marlin_24' is not 'gptq_marlin', 'llama4' is not
+    'llama3': stop 39's blind split and the choices sweep of stop 46); the caller then lists the choices and says
+    which releases take the value."""
     if value.lower() in _CHOICE_ALIASES and _CHOICE_ALIASES[value.lower()] in choices:
         return _CHOICE_ALIASES[value.lower()]
     normalized = {_normalize_choice(choice): choice for choice in choices}
     return normalized.get(_normalize_choice(value))
 
 
-def family_choice_fix(flag: str, value: str, choices: list[str]) -> Fix:
+# Flags whose value names the model family's format (the tool-call markup, the reasoning tags its chat template
+# writes): only the same name written otherwise ('Hermes', 'llama-3-json') is taken, as for every flag; for these the
+# choices are listed with the reminder that the parser must be the model's.
+MODEL_FAMILY_FLAGS = frozenset({"--tool-call-parser", "--reasoning-parser", "--tool-parser-plugin"})
+
+
+def fitting_choice(flag: str, value: str, choices: list[str]) -> str | None:
+    """The choice `value` stands for: an alias or the same name written with other case or separators."""
+    return nearest_choice(value, choices)
+
+
+def family_choice_fix(flag: str, value: str, choices: list[str], releases: str | None = None) -> Fix:
     """A model family's parser the release does not have under that name: its choices, the user's pick."""
     listed = f"one of {', '.join(choices)}" if choices else "a value this release lists (`--help`)"
     return Fix(
         summary=(f"{flag} takes {listed}; '{value}' is not one of them. The parser must match the model's family "
                  f"(the format its chat template writes), not the nearest spelling: pick the one made for your model, "
-                 f"or a release that has a parser for it."),
+                 f"or a release that has a parser for it" + (f" ({releases})." if releases else ".")),
+        flags=(FlagOp("set", flag, None),), needs_input=(flag,),
+    )
+
+
+def unlisted_choice_fix(flag: str, value: str, choices: list[str], releases: str | None) -> Fix:
+    """A value no listed choice stands for: the list, what the releases say of the value, and the user's pick."""
+    if flag in MODEL_FAMILY_FLAGS:
+        return family_choice_fix(flag, value, choices, releases)
+    where = f" {releases[:1].upper()}{releases[1:]}." if releases else ""
+    elsewhere = f", or use a release that has '{value}'" if releases else ""
+    return Fix(
+        summary=(f"{flag} takes one of {', '.join(choices)}; '{value}' is not one of them, nor any of them under "
+                 f"another spelling.{where} Set the one you mean{elsewhere}."),
         flags=(FlagOp("set", flag, None),), needs_input=(flag,),
     )
 
@@ -333,19 +338,17 @@ def invalid_choice(ctx: FixContext, data: dict[str, Any]) -> Fix | None:
     if refused is None:
         return None
     flag, value, choices = refused
+    # What the releases say of the value: which ones list it (zai-org/GLM-4.5#16, #58: 'glm45' on vLLM 0.10.0), or
+    # that later ones than the list printed take it from no fixed list (vllm-project/vllm#9312: 'llama3_json').
+    releases = rejected_flags.choice_elsewhere(flag, value, ctx, tuple(choices))
     best = fitting_choice(flag, value, choices)
-    if best is None and flag in MODEL_FAMILY_FLAGS:
-        fix = family_choice_fix(flag, value, choices)
-        later = rejected_flags.choice_elsewhere(flag, value, ctx)
-        return fix if later is None else replace(
-            fix, alternatives=(Fix(summary=f"Or keep '{value}' on a release that has it: {later}."),))
-    summary = f"{flag} takes one of {', '.join(choices)}; '{value}' is not one of them" + (f": use {best}." if best else ".")
-    fix = Fix(summary=summary, flags=(FlagOp("set", flag, best),))
-    # A value a later release lists (zai-org/GLM-4.5#16, #58: 'glm45' on vLLM 0.10.0): the upgrade is the other way.
-    later = rejected_flags.choice_elsewhere(flag, value, ctx)
-    if later is None:
+    if best is None:
+        return unlisted_choice_fix(flag, value, choices, releases)
+    fix = Fix(summary=f"{flag} takes one of {', '.join(choices)}; '{value}' is not one of them: use {best}.",
+              flags=(FlagOp("set", flag, best),))
+    if releases is None:
         return fix
-    return replace(fix, alternatives=(Fix(summary=f"Or keep '{value}' on a release that has it: {later}."),))
+    return replace(fix, alternatives=(Fix(summary=f"Or keep '{value}' on a release that has it: {releases}."),))
 
 
 _MAGNITUDE = compile_lazily_regex(r"^\s*(?P<number>\d+(?:\.\d+)?)\s*(?P<suffix>[kKmMgG])\s*$")
