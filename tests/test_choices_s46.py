@@ -105,3 +105,19 @@ def test_a_setting_no_table_row_names_is_not_read_as_a_flag() -> None:
     """"model type" is not --model: only the settings whose raise sites are indexed name a flag."""
     text = real_traceback('raise ValueError("Unknown model type: foo. Must be one of [\'llama\', \'qwen2\'].")\n')
     assert diagnose_without_patterns(text).pattern != "rule-flag-checks-listed"
+
+
+@pytest.mark.parametrize(("choices", "expected"), [(["auto", "slow", "mistral", "custom"], "auto"),
+                                                   (["auto", "hf", "slow", "mistral"], "hf")])
+def test_the_fast_tokenizer_mode_is_the_mode_the_release_documents_for_it(choices: list[str], expected: str) -> None:
+    """"'auto' will use the fast tokenizer if available" (SGLang's ServerArgs, vLLM's ModelConfig to 0.11); later vLLM
+    documents "hf" as the fast tokenizer's mode."""
+    found = diagnosis_of(usage_error("vllm serve", "--tokenizer-mode", choices, "fast"), engine="vllm")
+    assert found.fix is not None and [op.value for op in found.fix.flags] == [expected]
+
+
+def test_a_listed_alias_gets_no_text_only_alternative() -> None:
+    """'bf16' is bfloat16: what later releases' open lists might take is no other way beside it."""
+    found = diagnosis_of(usage_error("vllm serve", "--dtype", ["auto", "half", "float16", "bfloat16", "float",
+                                                               "float32"], "bf16"), engine="vllm", engine_version="0.11.2")
+    assert found.fix is not None and [op.value for op in found.fix.flags] == ["bfloat16"] and not found.fix.alternatives

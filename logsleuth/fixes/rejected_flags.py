@@ -146,7 +146,8 @@ def releases_with_choice(engine: str, flag: str, value: str) -> tuple[str, ...]:
     return tuple(found)
 
 
-def choice_elsewhere(flag: str, value: str, ctx: FixContext, printed: tuple[str, ...] = ()) -> str | None:
+def choice_elsewhere(flag: str, value: str, ctx: FixContext, printed: tuple[str, ...] = (), *,
+                     open_lists: bool = True) -> str | None:
     """What the decided engine's releases say of a value argparse refused, or None when they say nothing:
 
     - "'fa3' is a choice of --attention-backend in SGLang 0.4.6 and later", the static catalogs' literal lists and
@@ -154,11 +155,12 @@ def choice_elsewhere(flag: str, value: str, ctx: FixContext, printed: tuple[str,
       refusal is older (the one the log names, else the releases whose list is exactly the `printed` one);
     - else, when later releases than the printing ones take the flag's value from no fixed list (vLLM 0.6.3 made
       --tool-call-parser a registry name) or from a list their code computes, that a later release may take it:
-      the catalogs cannot tell which, and nothing is guessed."""
-    return value_releases(ctx.launch.engine or "sglang", told_version(ctx), flag, value, printed)
+      the catalogs cannot tell which, and nothing is guessed (not said when `open_lists` is False)."""
+    return value_releases(ctx.launch.engine or "sglang", told_version(ctx), flag, value, printed, open_lists=open_lists)
 
 
-def value_releases(engine: str, told: str | None, flag: str, value: str, printed: tuple[str, ...] = ()) -> str | None:
+def value_releases(engine: str, told: str | None, flag: str, value: str, printed: tuple[str, ...] = (), *,
+                   open_lists: bool = True) -> str | None:
     """choice_elsewhere's sentence for `engine`, the release the log or the user names being `told`."""
     name = ENGINE_NAMES.get(engine, engine)
     every = static_catalogs.releases(engine)
@@ -166,7 +168,7 @@ def value_releases(engine: str, told: str | None, flag: str, value: str, printed
     having = _releases_listing(engine, flag, value)
     if having:
         return _listed_in(flag, value, name, having, printing, every)
-    return _open_after(engine, flag, value, name, printing)
+    return _open_after(engine, flag, value, name, printing) if open_lists else None
 
 
 def _printing_releases(engine: str, flag: str, printed: tuple[str, ...], told: str | None) -> tuple[str, ...]:

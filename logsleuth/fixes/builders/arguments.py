@@ -297,8 +297,19 @@ def nearest_choice(value: str, choices: list[str]) -> str | None:
 MODEL_FAMILY_FLAGS = frozenset({"--tool-call-parser", "--reasoning-parser", "--tool-parser-plugin"})
 
 
+# A flag's own documented aliases, in the order to try them against the release's list: "fast" is the mode the
+# engines' help names for "auto" ("'auto' will use the fast tokenizer if available": SGLang's ServerArgs
+# tokenizer_mode, vLLM's ModelConfig.tokenizer_mode up to 0.11) and, in later vLLM, "hf" ('"hf" will use the fast
+# tokenizer if available').
+_FLAG_CHOICE_ALIASES: dict[str, dict[str, tuple[str, ...]]] = {"--tokenizer-mode": {"fast": ("hf", "auto")}}
+
+
 def fitting_choice(flag: str, value: str, choices: list[str]) -> str | None:
-    """The choice `value` stands for: an alias or the same name written with other case or separators."""
+    """The choice `value` stands for: an alias (the flag's own, then the general ones) or the same name written with
+    other case or separators."""
+    for alias in _FLAG_CHOICE_ALIASES.get(flag, {}).get(value.lower(), ()):
+        if alias in choices:
+            return alias
     return nearest_choice(value, choices)
 
 
@@ -340,10 +351,11 @@ def invalid_choice(ctx: FixContext, data: dict[str, Any]) -> Fix | None:
     flag, value, choices = refused
     # What the releases say of the value: which ones list it (zai-org/GLM-4.5#16, #58: 'glm45' on vLLM 0.10.0), or
     # that later ones than the list printed take it from no fixed list (vllm-project/vllm#9312: 'llama3_json').
-    releases = rejected_flags.choice_elsewhere(flag, value, ctx, tuple(choices))
     best = fitting_choice(flag, value, choices)
     if best is None:
-        return unlisted_choice_fix(flag, value, choices, releases)
+        return unlisted_choice_fix(flag, value, choices, rejected_flags.choice_elsewhere(flag, value, ctx, tuple(choices)))
+    # beside a listed choice, only the releases that list the value itself are another way
+    releases = rejected_flags.choice_elsewhere(flag, value, ctx, tuple(choices), open_lists=False)
     fix = Fix(summary=f"{flag} takes one of {', '.join(choices)}; '{value}' is not one of them: use {best}.",
               flags=(FlagOp("set", flag, best),))
     if releases is None:
