@@ -85,10 +85,12 @@ docs: $(STAMP)
 engine-index: $(STAMP)
 	$(BIN)/python scripts/engine_index/build.py
 	$(BIN)/python scripts/engine_index/classes.py
+	$(BIN)/python scripts/engine_index/module_names.py
 
 engine-index-check: $(STAMP)
 	$(BIN)/python scripts/engine_index/build.py --check
 	$(BIN)/python scripts/engine_index/classes.py --check
+	$(BIN)/python scripts/engine_index/module_names.py --check
 	$(BIN)/python scripts/engine_index/cross_imports.py --check
 
 # The static flag catalogs (logsleuth/fixes/catalogs/static.json.gz): the flags of every SGLang release from 0.3.0

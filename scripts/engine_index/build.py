@@ -276,6 +276,18 @@ def output_name(engine: str) -> str:
     return f"raise_sites-{engine}.zip"
 
 
+def ship(output: Path, data: bytes, check: bool, script: str) -> int:
+    """Write a built facts file, or (`check`) say whether the shipped one is byte for byte what `script` builds."""
+    if check:
+        if not output.exists() or output.read_bytes() != data:
+            print(f"{output} is not what {script} builds: run `make engine-index`", file=sys.stderr)
+            return 1
+        return 0
+    output.write_bytes(data)
+    print(f"{output}: {len(data)} bytes")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 when the shipped index differs")

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from build import OUTPUT_DIR, RELEASES, indexed, package_releases  # noqa: E402
+from build import OUTPUT_DIR, RELEASES, indexed, package_releases, ship  # noqa: E402
 from fetch import DEFAULT_CACHE, Cache, fetch_release  # noqa: E402
 
 OUTPUT = OUTPUT_DIR / "engine_classes.json.gz"
@@ -78,15 +78,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 when the shipped file differs")
     args = parser.parse_args()
-    data = encoded(defined_classes(Cache(DEFAULT_CACHE)))
-    if args.check:
-        if not OUTPUT.exists() or OUTPUT.read_bytes() != data:
-            print(f"{OUTPUT} is not what scripts/engine_index/classes.py builds: run `make engine-index`", file=sys.stderr)
-            return 1
-        return 0
-    OUTPUT.write_bytes(data)
-    print(f"{OUTPUT}: {len(data)} bytes")
-    return 0
+    return ship(OUTPUT, encoded(defined_classes(Cache(DEFAULT_CACHE))), args.check, "scripts/engine_index/classes.py")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,137 @@
+"""Which indexed SGLang and vLLM releases have a module, and a name a module defines (engine_modules.json.gz,
+written by scripts/engine_index/module_names.py from the released wheels the raise-site index reads).
+
+Programs around the engines (RL trainers, evaluation harnesses, plugins, wrappers) import the engines' internal
+modules, which move and vanish between releases: `from vllm.sampling_params import GuidedDecodingParams` works on
+the releases that define it and raises ImportError on the others.  This table says which those are, so a failing
+import is read against releases, not guessed: in some indexed releases (the program was written for those), in
+every one (the release is not the cause: the `vllm` imported is not a whole installed release), or in none (a
+fork, a development build, or a name a plugin adds at run time).
+
+The releases are those the index reads, not every release published: a name's first and last indexed release
+bound where it appeared and went, to within the releases between two indexed ones.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+ENGINES = ("sglang", "vllm")
+
+
+@dataclass(frozen=True)
+class Presence:
+    """Which indexed releases of an engine have a module or a module's name."""
+
+    engine: str
+    what: str  # `vllm.worker` or `vllm.sampling_params.GuidedDecodingParams`
+    having: tuple[str, ...]  # the indexed releases that have it, oldest first
+    indexed: tuple[str, ...]  # every indexed release, oldest first
+    # The module hands out names no statement shows (a module __getattr__, a star import) in some releases that lack
+    # the name as a statement: there the name may exist all the same.
+    open_in: tuple[str, ...] = ()
+
+    @property
+    def in_every(self) -> bool:
+        return set(self.having) | set(self.open_in) >= set(self.indexed)
+
+    @property
+    def in_none(self) -> bool:
+        return not self.having and not self.open_in
+
+    def has(self, version: str) -> bool | None:
+        """Whether an indexed release has it (None: the release is not indexed, or its module is open)."""
+        if version not in self.indexed or version in self.open_in:
+            return None
+        return version in self.having
+
+    def spans(self) -> str:
+        """The indexed releases that have it, as runs: `0.5.5 to 0.11.2`, `0.13.0 to 0.34.0, 0.5.5`."""
+        return spans_of(self.having, self.indexed)
+
+    def lacking(self) -> str:
+        """The indexed releases that lack it (and whose module shows every name), as runs."""
+        missing = tuple(v for v in self.indexed if v not in self.having and v not in self.open_in)
+        return spans_of(missing, self.indexed)
+
+
+def spans_of(versions: tuple[str, ...], indexed: tuple[str, ...]) -> str:
+    """Some of the indexed releases as runs of consecutive indexed releases: `0.5.5 to 0.11.2, 0.14.0`."""
+    chosen = set(versions)
+    runs: list[list[str]] = []
+    previous_in = False
+    for version in indexed:
+        if version in chosen:
+            if previous_in:
+                runs[-1][1] = version
+            else:
+                runs.append([version, version])
+        previous_in = version in chosen
+    return ", ".join(first if first == last else f"{first} to {last}" for first, last in runs)
+
+
+@lru_cache(maxsize=1)
+def _table() -> dict[str, Any]:
+    data = resources.files("logsleuth.facts").joinpath("engine_modules.json.gz").read_bytes()
+    table: dict[str, Any] = json.loads(gzip.decompress(data))
+    return table
+
+
+def _indices(runs: str) -> set[int]:
+    found: set[int] = set()
+    for run in filter(None, runs.split(",")):
+        first, last = run.split("-")
+        found.update(range(int(first), int(last) + 1))
+    return found
+
+
+def _versions(indices: set[int], releases: list[str]) -> tuple[str, ...]:
+    return tuple(releases[i] for i in sorted(indices))
+
+
+def module_presence(engine: str, module: str) -> Presence | None:
+    """The indexed releases that have the module (None: not the engine's module path, or an unknown engine)."""
+    found = _engine(engine)
+    if found is None or not module.startswith(f"{engine}."):
+        return None
+    releases, modules = found
+    row = modules.get(module)
+    having = _versions(_indices(row[0]), releases) if row else ()
+    return Presence(engine, module, having, tuple(releases))
+
+
+def name_presence(engine: str, module: str, name: str) -> Presence | None:
+    """The indexed releases in which `from module import name` finds the name: the module defines it, or the name is
+    a submodule (None: not the engine's module, or an unknown engine)."""
+    found = _engine(engine)
+    if found is None or (module != engine and not module.startswith(f"{engine}.")):
+        return None
+    releases, modules = found
+    row = modules.get(module)
+    if row is None:
+        return Presence(engine, f"{module}.{name}", (), tuple(releases))
+    own, plain, grouped = row
+    indices: set[int] = set(_indices(own)) if name in plain else set()
+    opened: set[int] = set(_indices(own)) if _table()["open"] in plain else set()
+    for runs, names in grouped.items():
+        if name in names:
+            indices |= _indices(runs)
+        if _table()["open"] in names:
+            opened |= _indices(runs)
+    submodule = modules.get(f"{module}.{name}")
+    if submodule is not None:
+        indices |= _indices(submodule[0])
+    return Presence(engine, f"{module}.{name}", _versions(indices, releases), tuple(releases),
+                    _versions(opened - indices, releases))
+
+
+def _engine(engine: str) -> tuple[list[str], dict[str, Any]] | None:
+    if engine not in ENGINES:
+        return None
+    entry = _table()["engines"].get(engine)
+    return (entry["releases"], entry["modules"]) if entry else None
