@@ -16,9 +16,13 @@ own mixed install, not another program: such a frame's file is one of the engine
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
+from typing import Literal
 
+from logsleuth.facts.compiled_ops import owner_of
 from logsleuth.facts.engine_drivers import drivers_shown
+from logsleuth.facts.engine_modules import Presence, module_presence, name_presence, spans_of
 from logsleuth.facts.raise_sites import engine_file, member_names
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Diagnosis, ExceptionBlock, Fix, Frame
@@ -31,6 +35,12 @@ _CANNOT_IMPORT = compile_lazily(
     r"^cannot import name '(?P<name>\w+)' from '(?P<module>(?P<engine>sglang|vllm)(?:\.\w+)*)'(?: \((?P<path>[^()\n]+)\)?)?"
 )
 _NO_MODULE = compile_lazily(r"^No module named '(?P<module>(?P<engine>sglang|vllm)\.[\w.]+)'")
+# CPython's refusal of an attribute of a module (`vllm.__version__`, `vllm.utils.get_ip`): the same question, asked
+# of an attribute instead of an import.
+_NO_ATTRIBUTE = compile_lazily(r"^module '(?P<module>(?P<engine>sglang|vllm)(?:\.\w+)*)' has no attribute '(?P<name>\w+)'")
+# The engine's own console script (`/opt/conda/bin/vllm`): a frame there ran the engine's CLI, whose imports a
+# paste cut; it shows no other program's import.
+_ENGINE_SCRIPT = compile_lazily(r"(?:^|/)bin/(?:sglang|vllm)$")
 # Frames that never did the import: the import machinery and the standard library's.
 _LIBRARY_FRAME = compile_lazily(r"<frozen [\w.]+>|(^|/)(importlib|runpy|contextlib|functools)(/|\.py$)|/lib/python\d[\d.]*/[\w]+\.py$")
 _INSTALLED = compile_lazily(r"(?:site|dist)-packages/(?P<package>[\w.-]+)/")
@@ -39,29 +49,35 @@ SOURCES = (
     "\"No module named '{module}'\"",
     "the engines' internal modules are not a stable API: names move between releases (vllm.sequence.SamplerOutput, "
     "vllm.utils.FlexibleArgumentParser; sglang.utils.launch_server_cmd added in a later release)",
+    "facts/engine_modules.json.gz: the modules and names of each indexed SGLang and vLLM release, read from its "
+    "wheel (scripts/engine_index/module_names.py)",
 )
 
 
 def caller_imports_engine_name(evidence: Evidence) -> Diagnosis | None:
-    block = evidence.failure.final
-    if block.type.split(".")[-1] not in ("ImportError", "ModuleNotFoundError"):
+    located = _failed_lookup(evidence.failure.exceptions)
+    if located is None:
         return None
-    message = block.message.strip()
-    found = _CANNOT_IMPORT.match(message) or _NO_MODULE.match(message)
-    if found is None:
-        return None
+    block, found = located
     engine = found["engine"]
     importer = _importing_frame(block)
-    if importer is None and not any(b.frames for b in evidence.failure.exceptions):
-        return _frameless_beside_a_driver(evidence, found)
+    if importer is not None and _ENGINE_SCRIPT.search(importer.file):
+        importer = None  # the engine's CLI ran: the import the paste cut is still unknown
+    frameless = importer is None and not any(
+        b.frames and not all(_ENGINE_SCRIPT.search(f.file) for f in b.frames) for b in evidence.failure.exceptions)
+    if frameless:
+        return _frameless_beside_a_driver(evidence, found) or _frameless_read_against_releases(evidence, found)
     if importer is None or _is_engine_code(importer, engine):
         return None
+    releases = _releases_reading(evidence, found)
+    if releases is not None and releases.verdict != "some":
+        return _not_a_release_skew(evidence, block, found, releases, f"the importing frame: {_where(importer)}")
     name = ENGINE_NAMES[engine]
     what = found.groupdict().get("name")
     missing = f"{what} from {found['module']}" if what else f"the module {found['module']}"
     program = evidence.launch.wrapper or _installed_package(importer)
     caller = program or f"the code in {package_path(importer.file).rsplit('/', 1)[-1]}"
-    where = f"{importer.file}:{importer.line}" if importer.line else importer.file
+    where = _where(importer)
     other_side = (f"a release of {program} made for the installed {ENGINE_NAMES[engine]}" if program else
                   f"that code updated to the installed {ENGINE_NAMES[engine]}'s names")
     return Diagnosis(
@@ -71,11 +87,11 @@ def caller_imports_engine_name(evidence: Evidence) -> Diagnosis | None:
         root_cause=(
             f"The import is made by {caller} ({where}), not by {name}'s own code: it was written for another {name} release, "
             f"one that has {missing}. {name} moves and drops the names of its internal modules between releases, so a "
-            f"reinstall of the installed {name} brings the same files back."
+            f"reinstall of the installed {name} brings the same files back.{_range_sentence(releases)}"
         ),
         fix=Fix(
             summary=(f"Install the {name} release {caller} was written for (its requirements or documentation name "
-                     f"it), or {other_side}."),
+                     f"it{_among(releases)}), or {other_side}."),
             steps=(
                 f"pip show {engine} (the installed release)",
                 f"the {name} range {caller} supports: its requirements (pip show of its package: Requires:), its "
@@ -86,7 +102,8 @@ def caller_imports_engine_name(evidence: Evidence) -> Diagnosis | None:
         engine=evidence.launch.engine,
         engine_version=evidence.launch.engine_version,
         basis="rule",
-        evidence=(f"the failure: {block.type}: {message.splitlines()[0]}", f"the importing frame: {where}"),
+        evidence=(f"the failure: {block.type}: {block.message.strip().splitlines()[0]}", f"the importing frame: {where}",
+                  *_range_evidence(releases)),
     )
 
 
@@ -114,6 +131,7 @@ def _frameless_beside_a_driver(evidence: Evidence, found: re.Match[str]) -> Diag
     first = drivers[0]
     requires = f"pip show {first.distribution}: Requires:, or its release notes" if first.distribution else "its release notes"
     block = failure.final
+    releases = _releases_reading(evidence, found)
     return Diagnosis(
         pattern=RULE_ID,
         title=f"{sentence} lacks {missing}, likely imported by {first.named}, written for another {name} release",
@@ -123,7 +141,7 @@ def _frameless_beside_a_driver(evidence: Evidence, found: re.Match[str]) -> Diag
             f"{name}: such a package imports {name}'s internal modules and is written for a range of {name} releases, "
             f"which move and drop those names between releases. The paste shows no frame of the import, so which "
             f"package made it is read from what the log lists, not proven. A reinstall of {installed} brings the "
-            "same files back."
+            f"same files back.{_range_sentence(releases)}"
         ),
         fix=Fix(
             summary=(f"Install the {first.name} release made for {installed}, or the {name} release {first.named} "
@@ -137,7 +155,198 @@ def _frameless_beside_a_driver(evidence: Evidence, found: re.Match[str]) -> Diag
         engine_version=evidence.launch.engine_version,
         basis="rule",
         evidence=(f"the failure: {block.type}: {block.message.strip().splitlines()[0]}",
-                  *(f"{driver.named} ({driver.kind}), shown by {driver.shown_by}" for driver in drivers)),
+                  *(f"{driver.named} ({driver.kind}), shown by {driver.shown_by}" for driver in drivers),
+                  *_range_evidence(releases)),
+    )
+
+
+@dataclass(frozen=True)
+class ReleasesReading:
+    """The missing name read against the indexed releases (facts/engine_modules.py)."""
+
+    presence: Presence
+    # some: some indexed releases have it (a release skew); every: all do, or the installed one does (the `vllm`
+    # imported is not a whole installed release); none: no indexed release has it
+    verdict: Literal["some", "every", "none"]
+    installed: str | None  # the engine release the log or the user names
+
+
+def _failed_lookup(chain: tuple[ExceptionBlock, ...]) -> tuple[ExceptionBlock, re.Match[str]] | None:
+    """The exception of the chain that says an engine name is missing: the last one, or an earlier one that a
+    package's own handler turned into its own error (lm-format-enforcer re-raising `No module named
+    'vllm.transformers_utils.tokenizer'` as "vllm is not installed", vllm-project/vllm#52614)."""
+    for block in reversed(chain):
+        found = _missing_engine_name(block)
+        if found is not None:
+            return block, found
+        if block is chain[-1] and block.type.split(".")[-1] not in ("ImportError", "ModuleNotFoundError"):
+            return None  # only an import error may stand for the lookup it failed on
+    return None
+
+
+def _missing_engine_name(block: ExceptionBlock) -> re.Match[str] | None:
+    """The engine module or name an import or an attribute lookup did not find, from CPython's own message."""
+    kind = block.type.split(".")[-1]
+    message = block.message.strip()
+    if kind in ("ImportError", "ModuleNotFoundError"):
+        return _CANNOT_IMPORT.match(message) or _NO_MODULE.match(message)
+    return _NO_ATTRIBUTE.match(message) if kind == "AttributeError" else None
+
+
+def _releases_reading(evidence: Evidence, found: re.Match[str]) -> ReleasesReading | None:
+    engine, module = found["engine"], found["module"]
+    if _compiled_extension(module, found.groupdict().get("name")):
+        return None
+    what = found.groupdict().get("name")
+    presence = name_presence(engine, module, what) if what else module_presence(engine, module)
+    if presence is None:
+        return None
+    installed = evidence.launch.named_version if evidence.launch.engine in (None, engine) else None
+    if presence.in_every or (installed is not None and presence.has(installed)):
+        return ReleasesReading(presence, "every", installed)
+    return ReleasesReading(presence, "none" if presence.in_none else "some", installed)
+
+
+def _compiled_extension(module: str, name: str | None) -> bool:
+    """`vllm._C`, `vllm.vllm_flash_attn._vllm_fa2_C`: a compiled extension (facts/compiled_ops.toml names their
+    operator namespaces), which the table of Python files never holds; its absence is the engine's own build."""
+    parts = [*module.split(".")[1:], *([name] if name else [])]
+    return any(part.startswith("_") and owner_of(part) is not None for part in parts)
+
+
+def _range_sentence(releases: ReleasesReading | None) -> str:
+    """Which indexed releases have the name (empty: no reading, or not a skew)."""
+    if releases is None or releases.verdict != "some":
+        return ""
+    name = ENGINE_NAMES[releases.presence.engine]
+    sentence = (f" Of the {name} releases logsleuth indexes, {releases.presence.what} is in {releases.presence.spans()} "
+                f"and not in {releases.presence.lacking()}")
+    if releases.presence.open_in:  # a module __getattr__ or an unresolved star import: the name may be served there
+        sentence += (f" (in {spans_of(releases.presence.open_in, releases.presence.indexed)} the module hands out "
+                     "names no statement shows, so those may have it)")
+    if releases.installed is not None:
+        known = releases.presence.has(releases.installed)
+        sentence += (f"; the installed {releases.installed} is not indexed" if known is None else
+                     f"; the installed {releases.installed} lacks it")
+    return f"{sentence}: the program importing it targets the releases that have it."
+
+
+def _among(releases: ReleasesReading | None) -> str:
+    if releases is None or releases.verdict != "some":
+        return ""
+    return f"; of the indexed releases, {releases.presence.spans()} have it"
+
+
+def _range_evidence(releases: ReleasesReading | None) -> tuple[str, ...]:
+    if releases is None:
+        return ()
+    presence = releases.presence
+    lacking = presence.lacking()
+    return (f"{ENGINE_NAMES[presence.engine]} releases with {presence.what} (facts/engine_modules.json.gz): "
+            f"{presence.spans() or 'none indexed'}" + (f"; without it: {lacking}" if lacking else ""),)
+
+
+def _in_every_release(engine: str, presence: Presence, installed: str | None, message: str,
+                      caller: str) -> tuple[str, str, str, tuple[str, ...]]:
+    """Title, cause, fix and steps when every indexed release (or the installed one) has the missing name."""
+    name = ENGINE_NAMES[engine]
+    first, last = presence.indexed[0], presence.indexed[-1]
+    # CPython names no file for a package that has none: a directory without __init__.py (a namespace package).
+    no_file = " CPython says `(unknown location)`: the package it imported has no file." if "(unknown location)" in message else ""
+    find = f"python -c 'import {engine}; print({engine}.__file__)', run from the same directory"
+    shadow = (f"a directory named {engine} in the working directory or on PYTHONPATH shadowing the installed package, "
+              "a source checkout without its build, or a package only partly imported")
+    if installed is not None and presence.has(installed):
+        return (f"The installed {name} {installed} has {presence.what}: the {engine} imported is not that release",
+                f"CPython found no {presence.what}, yet {name} {installed} has it, so another release would not change "
+                f"this: the `{engine}` imported is not the installed release's files ({shadow}; {caller}).{no_file}",
+                f"Find which {engine} Python imports ({find}) and remove or rename what shadows the installed {name}.",
+                (f"pip show {engine} (the installed release and its location)",))
+    return (f"{presence.what} is in every indexed {name} release ({first} to {last}): an older or newer {name}, or not a whole install",
+            f"CPython found no {presence.what}, yet every {name} release logsleuth indexes ({first} to {last}) has it. "
+            f"So the `{engine}` imported is a release outside that range (older than {first} or newer than {last}), or "
+            f"not a whole installed release: {shadow} ({caller}).{no_file}",
+            f"Find which {engine} and which release Python imports ({find}): a release outside {first} to {last} "
+            f"needs the one the importing program pins; a shadowing directory or partial install needs removing.",
+            (f"pip show {engine} (the installed release and its location)",))
+
+
+def _where(frame: Frame) -> str:
+    return f"{frame.file}:{frame.line}" if frame.line else frame.file
+
+
+def _frameless_read_against_releases(evidence: Evidence, found: re.Match[str]) -> Diagnosis | None:
+    """The error line alone, with no package shown beside the engine: which releases have the name says whether the
+    program that imported it targets other releases (vllm.sampling_params.GuidedDecodingParams, in vLLM until 0.11
+    and gone since: davanstrien/uv-scripts-for-ai#14; vllm.model_executor.SamplingMetadata: deepseek-ai/DeepSeek-OCR#176)."""
+    releases = _releases_reading(evidence, found)
+    if releases is None:
+        return None
+    if releases.verdict != "some":
+        return _not_a_release_skew(evidence, evidence.failure.final, found, releases,
+                                   "no frame shows which code made the import")
+    engine = found["engine"]
+    name = ENGINE_NAMES[engine]
+    presence = releases.presence
+    installed = f"the installed {name} {releases.installed}" if releases.installed else f"the installed {name}"
+    return Diagnosis(
+        pattern=RULE_ID,
+        title=f"{presence.what} is in {name} {presence.spans()} only: the code importing it targets those releases",
+        category="dependency-version",
+        root_cause=(
+            f"{installed[0].upper()}{installed[1:]} lacks {presence.what}, a name of {name}'s internal modules, which "
+            f"move and vanish between releases.{_range_sentence(releases)} The paste shows no frame of the import, so "
+            "which program made it (a trainer, a plugin, a script) is not known."
+        ),
+        fix=Fix(
+            summary=(f"Install the {name} release the program that imports {presence.what} pins or declares (of the "
+                     f"indexed releases, {presence.spans()} have it), or a release of that program made for "
+                     f"{installed}."),
+            steps=(f"pip show {engine} (the installed release)",
+                   f"the {name} release the program supports: its requirements, README or release notes"),
+            needs_input=("the traceback's frames above the error line (which program's file made the import)",),
+        ),
+        references=SOURCES,
+        engine=evidence.launch.engine,
+        engine_version=evidence.launch.engine_version,
+        basis="rule",
+        evidence=(f"the failure: {evidence.failure.final.type}: {evidence.failure.final.message.strip().splitlines()[0]}",
+                  *_range_evidence(releases)),
+    )
+
+
+def _not_a_release_skew(evidence: Evidence, block: ExceptionBlock, found: re.Match[str], releases: ReleasesReading,
+                        caller: str) -> Diagnosis:
+    """Every indexed release has the name (or the installed one does): another release would not help, the module
+    imported is not a whole release's (a directory named after the engine shadowing it, a partial install: CPython
+    says `(unknown location)` for a package with no file).  No indexed release has it: a fork, a development build,
+    or a name a plugin adds at run time (snowflakedb/ArcticInference#156: `_SP`, set by the plugin once loaded)."""
+    engine = found["engine"]
+    name = ENGINE_NAMES[engine]
+    presence = releases.presence
+    first, last = presence.indexed[0], presence.indexed[-1]
+    if releases.verdict == "every":
+        title, cause, summary, steps = _in_every_release(engine, presence, releases.installed, block.message, caller)
+    else:
+        title = (f"No indexed {name} release ({first} to {last}) has {presence.what}: the code expects a {name} older than "
+                 f"{first}, a development build or fork, or a plugin's name")
+        cause = (f"No {name} release logsleuth indexes ({first} to {last}) has {presence.what}. The code importing it "
+                 f"({caller}) expects a {name} older than {first} (the oldest indexed), a name a plugin adds to {name} at "
+                 "run time (loaded before the import), a fork, or a development build.")
+        summary = (f"Check which {name} the importing program pins or declares (its requirements or README): a release "
+                   f"older than {first}, a plugin of its own loaded first, a fork or a build from source.")
+        steps = (f"pip show {engine} (the installed release)",)
+    return Diagnosis(
+        pattern=RULE_ID,
+        title=title,
+        category="dependency-version",
+        root_cause=cause,
+        fix=Fix(summary=summary, steps=steps),
+        references=SOURCES,
+        engine=evidence.launch.engine,
+        engine_version=evidence.launch.engine_version,
+        basis="rule",
+        evidence=(f"the failure: {block.type}: {block.message.strip().splitlines()[0]}", *_range_evidence(releases)),
     )
 
 

@@ -69,5 +69,7 @@ def test_the_engine_importing_its_own_missing_name_is_not_another_program(tmp_pa
 
 
 def test_the_bare_line_says_nothing_of_who_imported(tmp_path: Path) -> None:
+    """Read against the releases that have the name (tests/reasoning/test_engine_release_ranges.py), never a caller."""
     traceback = _traceback(tmp_path, "top_nsigma/src/vllm/sampler.py", "from vllm.sequence import SamplerOutput", VLLM_SEQUENCE)
-    assert first_diagnosis(traceback.strip().splitlines()[-1] + "\n").pattern != "rule-caller-imports-engine-name"
+    diagnosis = _rule(traceback.strip().splitlines()[-1] + "\n")
+    assert "sampler.py" not in diagnosis.root_cause and "no frame of the import" in diagnosis.root_cause
