@@ -18,10 +18,18 @@ from pathlib import Path
 from logsleuth.api import DiagnoseOptions
 from logsleuth.facts.engine_modules import module_presence, name_presence, spans_of
 from logsleuth.models import Diagnosis
+from tests.helpers import traceback_of_installed
 from tests.reasoning.diagnosed import first_diagnosis
-from tests.reasoning.test_engine_imports import _traceback
 
 RULE = "rule-caller-imports-engine-name"
+
+
+def _traceback(tmp_path: Path, script_name: str, source: str, packages: dict[str, str]) -> str:
+    """Real CPython's traceback of `source`, run as `script_name` with the stub `packages` installed."""
+    (tmp_path / script_name).parent.mkdir(parents=True, exist_ok=True)
+    done = traceback_of_installed(tmp_path, packages, source, script_name=script_name)
+    assert done.returncode != 0 and "Traceback" in done.stderr, done.stderr
+    return done.stderr
 
 
 def _rule(text: str, options: DiagnoseOptions | None = None) -> Diagnosis:
