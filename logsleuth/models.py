@@ -304,6 +304,12 @@ class LaunchInfo:
     # Where `command` came from: "user" (--cmd: printed back as written), "log" (a command line in the log:
     # untrusted, requoted) or "server_args" (rebuilt from a complete `server_args=` line).
     command_source: Literal["user", "log", "server_args"] | None = None
+    # What the log shows running the engine's command, when it is not typed by itself: a container or job runner on
+    # the same line ("docker run", "srun"), the lines above it (a `docker run …` continued over several lines), a YAML file (a
+    # Kubernetes container's args).  A corrected command must keep it, or not be printed (fixes/build.py).
+    command_wrapper: str | None = None
+    # The wrapper's words are in `command`, in front of the engine's (`docker run … IMAGE python3 -m …`): kept as typed.
+    command_wrapper_kept: bool = False
     server_args: tuple[tuple[str, str], ...] = ()  # name -> repr(value) from a server_args= line
     # The server_args= line was printed whole (a pasted one may be elided with `...`: no command from it).
     server_args_complete: bool = False

@@ -55,7 +55,41 @@ def build_fix(
     fix = fit_to_command(fix, command) if fix is not None else None
     if fix is None:
         return None
-    return _with_origin(with_commands(fix, command), launch.command_source if command is not None else None)
+    return _with_origin(with_commands(fix, command, assembled_by(launch, fix)), launch.command_source if command is not None else None)
+
+
+# Programs that run the engine inside another job, not a command the user typed: Ray is the engine's own executor.
+_NOT_ASSEMBLERS = frozenset({"Ray"})
+
+
+def assembled_by(launch: LaunchInfo, fix: Fix) -> str | None:
+    """What put the launch together when a corrected command cannot be printed as the user would run it: a trainer,
+    harness or server that builds the engine's argv itself (verl, OpenRLHF, LLaMA-Factory, Xinference: it would set
+    its own values again over a command edited by hand), or a wrapper whose words the log does not give whole (a
+    YAML file, a `docker run …` continued over several lines, a `bash -c` string).  A container run kept in front of the command
+    (`docker run … IMAGE python3 -m …`) is edited in place, except where the fix touches the model or the positional
+    words (what the image's own entrypoint reads them as is unknown: vllm-project/vllm#27389, #22072) or sets the
+    environment (it would go to `docker`, not to the engine).  None: the corrected command is safe to print."""
+    if launch.command_source != "log":
+        return None
+    if launch.wrapper and launch.wrapper not in _NOT_ASSEMBLERS:
+        return launch.wrapper
+    if launch.command_wrapper is None:
+        return None
+    if not launch.command_wrapper_kept or _touches_shape(fix):
+        return launch.command_wrapper
+    return None
+
+
+def _touches_shape(fix: Fix) -> bool:
+    """The fix (or an alternative) sets the environment, moves a positional word or changes the model flag."""
+    return any(
+        option.env or any(not op.flag.startswith("-") or op.flag in _MODEL_FLAGS for op in option.flags)
+        for option in (fix, *fix.alternatives)
+    )
+
+
+_MODEL_FLAGS = frozenset({"--model", "--model-path"})
 
 
 def _with_origin(fix: Fix, origin: Literal["user", "log", "server_args"] | None) -> Fix:
@@ -107,13 +141,18 @@ def fit_to_command(fix: Fix, command: CommandLine | None) -> Fix | None:
     return replace(first, alternatives=tuple(rest))
 
 
-def with_commands(fix: Fix, command: CommandLine | None) -> Fix:
+def with_commands(fix: Fix, command: CommandLine | None, assembler: str | None = None) -> Fix:
     """Fill in what the fix needs from the user and, when the command is known, the corrected command of the
     fix and of each alternative.  A fix that needs a value only the user knows gets no command: a half-filled
-    command would not run."""
-    alternatives = tuple(with_commands(alt, command) for alt in fix.alternatives)
+    command would not run.  `assembler`: what built the launch (assembled_by); the change is said, with where to
+    make it, and no command is printed."""
+    alternatives = tuple(with_commands(alt, command, assembler) for alt in fix.alternatives)
     needs = _needs_input(fix)
     rendered = None
+    if command is not None and fix.flags and not needs and assembler is not None:
+        where = (f"the launch was assembled by {assembler}: make this change where it takes the engine's arguments "
+                 "(no corrected command is printed, since the engine's command alone is not what you ran)")
+        return replace(fix, needs_input=needs, alternatives=alternatives, steps=(*fix.steps, where))
     if command is not None and fix.flags and not needs:
         try:
             # Every name and value is quoted by the command: env values can hold log text (captures).

@@ -20,6 +20,7 @@ from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENV_NAME, FlagOp, LaunchInfo
 
 _ENTRYPOINT_ENDS = ("sglang.launch_server", "api_server", "serve")
+_VLLM_SERVE_MODEL_FLAGS = frozenset({"--model"})
 _OPERATOR_CHARS = "|&;<>()"
 _FD_REDIRECTION = compile_lazily(r"\d+[<>]")  # `2>&1`, `1> log`; `>`, `<` and `&>` start with an operator character
 _PARAMETER = compile_lazily(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")  # the name after a bare `$`
@@ -278,6 +279,12 @@ class CommandLine:
             elif op.op in ("add", "set"):
                 if op.op == "set" and op.value is None:
                     continue  # a value only the user can choose: the fix lists it in needs_input, no command
+                if op.value and op.flag in self.positional_model_flags:
+                    # `vllm serve MODEL`: the positional is what the engine reads, whatever --model says
+                    # (vllm/entrypoints/cli/serve.py sets args.model = args.model_tag); the model goes there
+                    options = [(word, values) for word, values in options if word.value not in self.positional_model_flags]
+                    positional = [Word.of(op.value), *[word for word in positional if word.value != op.value][1:]]
+                    continue
                 new_values = (Word.of(op.value),) if op.value not in (None, "") else ()
                 if op.value is not None:
                     # a positional model becomes --model-path MODEL
@@ -285,8 +292,22 @@ class CommandLine:
                 if index is None:
                     options.append((Word.of(op.flag), new_values))
                 else:
-                    options[index] = (options[index][0], new_values)
+                    # argparse keeps a flag's last value: the last occurrence takes the new one, earlier ones go
+                    last = max(i for i, (word, _) in enumerate(options) if word.value == op.flag)
+                    options[last] = (options[last][0], new_values)
+                    options = [item for i, item in enumerate(options) if i == last or item[0].value != op.flag]
         return replace(self, positional_words=tuple(positional), option_words=tuple(options))
+
+    @property
+    def positional_model_flags(self) -> frozenset[str]:
+        """The flags whose setting the positional model overrides: `vllm serve MODEL` reads MODEL (model_tag) over
+        --model in every release with a `serve` command (vllm/entrypoints/cli/serve.py), and from 0.11 moves a
+        --model in front as a second positional, which argparse refuses (vllm/utils/argparse_utils.py).  SGLang's
+        `sglang serve MODEL` prepends --model-path MODEL, so a later --model-path wins there: nothing to move."""
+        words = self.prefix
+        if len(words) >= 2 and words[-1] == "serve" and words[-2].rsplit("/", 1)[-1] == "vllm":
+            return _VLLM_SERVE_MODEL_FLAGS
+        return frozenset()
 
     def with_env(self, env: tuple[tuple[str, str], ...]) -> CommandLine:
         """Set environment variables in front of the command; an assignment already there is replaced.

@@ -38,6 +38,27 @@ _DYNAMO_COMMAND = compile_lazily(
 # may drive the other engine: not counted.
 _ENGINE_MODULE_RUN = compile_lazily(r"\bpython[\d.]*\s+-m\s+(?P<engine>sglang|vllm)(?P<module>(?:\.\w+)*)(?![\w\-])")
 _CLIENT_MODULES = (".bench_serving", ".benchmarks")
+# What runs the engine's command when a log line holds it after another program's words (`docker run … IMAGE python3
+# -m sglang.launch_server …`, `srun -N1 vllm serve …`): the launch is that program's, and a corrected command must
+# keep it or not be printed.  A container run or a job step passes the words after it as they are, so they can be
+# kept in front of the corrected command; a remote shell, a `bash -c` string or an unknown program cannot.
+_WRAPPER_PROGRAM = compile_lazily(
+    r"(?:^|[\s`$#>(])(?P<program>(?:docker|podman|nerdctl)(?:\s+container)?\s+(?:run|exec|create)|kubectl\s+(?:exec|run)"
+    r"|srun|salloc|mpirun|mpiexec|(?:apptainer|singularity)\s+(?:exec|run)|enroot\s+start|ssh|torchrun"
+    r"|ray\s+job\s+submit|sky\s+(?:launch|exec)|(?:ba)?sh\s+-\w*c|docker\s+compose|docker-compose)(?=\s)"
+)
+# A program word (not a prompt's `user@host:~$`, `+` or `(venv)`), and programs that run the command they are given
+# as it is, with options of their own (`sudo -E`, `numactl --interleave=all`): no wrapper.
+_PROGRAM_WORD = compile_lazily(r"^[A-Za-z/.~][\w./~+-]*$")
+_PASS_THROUGH = frozenset({"sudo", "nohup", "time", "env", "nice", "ionice", "numactl", "taskset", "stdbuf", "timeout", "exec", "chrt"})
+_KEPT_WRAPPERS = ("docker", "podman", "nerdctl", "srun", "apptainer", "singularity")
+# The engine's command as an item of a YAML file (a Kubernetes container's `command:`/`args:`, a Compose service):
+# the line above opens a block (`- |`, `args: >-`), or the command is an indented list item or a key's value.
+_YAML_BLOCK_START = compile_lazily(r"^\s*(?:-\s+)?(?:[\w.\-]+:\s*)?[|>][\-+]?\d?\s*$")
+_YAML_ITEM = compile_lazily(r"^\s+-\s+[\"']?$|^\s*(?:-\s+)?(?:command|args|cmd|entrypoint|run|script)\s*:\s*[\[\"']?\s*$")
+# argparse's error quotes the words it refused (`api_server.py: error: unrecognized arguments: vllm serve /m`):
+# text after it is not a launch.
+_QUOTED_BY_ERROR = compile_lazily(r"(?i)\berror:|unrecognized arguments:")
 _SERVER_ARGS = compile_lazily(r"\bserver_args=(?P<body>ServerArgs\(.*\)|\{.*\})\s*$")
 # The engine's own dump of its settings, or a wrapper's of the engine arguments it passes: SGLang's
 # `server_args=ServerArgs(…)` (a dict from 0.5.23), vLLM's `Initializing a V1 LLM engine (v0.11.2) with config: …`,
@@ -149,6 +170,8 @@ class LaunchFacts:
 
     command: str | None = None
     server_args: str | None = None  # the body of its `server_args=` line, as printed
+    command_wrapper: str | None = None  # LaunchInfo.command_wrapper
+    command_wrapper_kept: bool = False  # LaunchInfo.command_wrapper_kept
 
 
 @dataclass
@@ -156,6 +179,8 @@ class LaunchTracker:
     """The latest launch seen so far in a log: its command, server args and engine version."""
 
     command: str | None = None  # of the latest launch
+    command_wrapper: str | None = None  # of the latest launch (LaunchInfo.command_wrapper)
+    command_wrapper_kept: bool = False
     command_offset: int = -1
     server_args: str | None = None  # of the latest launch
     # kind of evidence (EVIDENCE_KINDS) -> the engines it showed; `engine` is decided from it, once, when asked
@@ -222,12 +247,14 @@ class LaunchTracker:
             if command.endswith("\\") and len(text) <= 8192:
                 self._continued = (text.rstrip()[:-1], line.offset)  # the rest is on the next line
                 return
-            if command.count("-") and not command.endswith("serve") and not _NOT_A_COMMAND.search(text):
-                self.command = command
-                self.command_offset = line.offset
+            before = text[: m.start("cmd")]
+            if command.count("-") and not command.endswith("serve") and not _NOT_A_COMMAND.search(text) and not (
+                    _QUOTED_BY_ERROR.search(before)):
                 self.command_engine = "vllm" if "vllm" in command.split("--", 1)[0] else "sglang"
                 self._saw("command", self.command_engine)
-                self._mark(line.offset, "command").command = command
+                # A quote it does not close: part of a `bash -c "…"` string, not a command of its own.
+                if _lexes(command):
+                    self._record_command(line.offset, command, *self._wrapper_of(before, command))
         if ('"' in text or "'" in text or "- " in text) and len(text) <= 8192 and (
             listed := engine_evidence.listed_command_engine(text)
         ):
@@ -314,6 +341,35 @@ class LaunchTracker:
         if "alidation error" in text and (title := engine_from_message.pydantic_title(text)):
             self._logged_above_traceback(title)  # a pydantic report's title, weighed as a message (engine_from_message)
         self._line_before = text
+
+    def _record_command(self, offset: int, command: str, wrapper: str | None, whole: str | None) -> None:
+        """The latest launch's command: `whole` (the wrapper's words kept in front) when there is one."""
+        self.command = whole or command
+        self.command_wrapper, self.command_wrapper_kept = wrapper, whole is not None
+        self.command_offset = offset
+        facts = self._mark(offset, "command")
+        facts.command, facts.command_wrapper, facts.command_wrapper_kept = self.command, wrapper, whole is not None
+
+    def _wrapper_of(self, before: str, command: str) -> tuple[str | None, str | None]:
+        """What the engine's command sits in on its line (`before`: the text in front of it) or the line above:
+        (its name, for the user; the whole command with the wrapper's words kept in front, when they can be), or
+        (None, None) for a command typed as it is (a prompt, `nohup`, `time`, an environment assignment)."""
+        above = self._line_before
+        if m := _WRAPPER_PROGRAM.search(before):
+            program = " ".join(m["program"].split())
+            if program.startswith(_KEPT_WRAPPERS) and "-c" not in program:
+                whole = f"{before[m.start('program'):].rstrip()} {command}"
+                return program, whole if _same_engine_words(whole, command) else None
+            return program, None
+        words = [word for word in before.split() if _PROGRAM_WORD.match(word)]
+        if words and before.split()[-1].startswith("-") and words[0].rsplit("/", 1)[-1] not in _PASS_THROUGH:
+            return f"`{words[0]}` (the engine's words are its arguments)", None  # `ramalama --runtime vllm serve …`
+        if above.rstrip().endswith("\\"):
+            m = _WRAPPER_PROGRAM.search(above)
+            return (" ".join(m["program"].split()) if m else "a command that starts on the lines above (continued with `\\`)"), None
+        if _YAML_BLOCK_START.match(above) or _YAML_ITEM.match(before) or (before.strip() == "-" and before.startswith(" ")):
+            return "a YAML file (a Kubernetes container's command/args, a Compose service)", None
+        return None, None
 
     def _logged_above_traceback(self, text: str) -> None:
         """The line right above a traceback, which `logger.exception("EngineCore failed to start.")` prints as its
@@ -485,11 +541,13 @@ class LaunchTracker:
         self.raised.extend(pair for pair in other.raised if pair not in self.raised)
         self.shortened_frames.extend(frame for frame in other.shortened_frames if frame not in self.shortened_frames)
         self.version_hint = self.version_hint or other.version_hint
+        if later_command_wins or self.command is None:
+            if other.command:
+                self.command, self.command_wrapper, self.command_wrapper_kept = (
+                    other.command, other.command_wrapper, other.command_wrapper_kept)
         if later_command_wins:
-            self.command = other.command or self.command
             self.server_args = other.server_args or self.server_args
         else:
-            self.command = self.command or other.command
             self.server_args = self.server_args or other.server_args
         room = MAX_GPU_LINES - len(self.gpu_lines)
         self.gpu_lines.extend(line for line in other.gpu_lines[:room] if line not in self.gpu_lines)
@@ -500,7 +558,9 @@ class LaunchTracker:
         self.launch_lines = sorted({*self.launch_lines, *other.launch_lines})
         for marker, facts in other.launches.items():
             mine = self.launches.setdefault(marker, LaunchFacts())
-            mine.command = mine.command or facts.command
+            if mine.command is None and facts.command:
+                mine.command, mine.command_wrapper, mine.command_wrapper_kept = (
+                    facts.command, facts.command_wrapper, facts.command_wrapper_kept)
             mine.server_args = mine.server_args or facts.server_args
 
     def observe_failure(self, failure: Failure) -> None:
@@ -563,7 +623,8 @@ class LaunchTracker:
         version_source: Literal["log", "inferred", "user"] | None = (
             "user" if version_override else "log" if self.engine_version else "inferred" if self.version_hint else None
         )
-        facts = LaunchFacts(self.command, self.server_args) if at is None else self.launch_at(at)
+        facts = (LaunchFacts(self.command, self.server_args, self.command_wrapper, self.command_wrapper_kept) if at is None
+                 else self.launch_at(at))
         complete = facts.server_args is not None and not _ELIDED_ITEM.search(facts.server_args)
         server_args = tuple(parse_server_args(facts.server_args)) if facts.server_args else ()
         command = command_override or facts.command
@@ -574,6 +635,8 @@ class LaunchTracker:
             engine_version_source=version_source,
             command=command,
             command_source=source,
+            command_wrapper=None if command_override else facts.command_wrapper,
+            command_wrapper_kept=facts.command_wrapper_kept and not command_override,
             server_args=server_args,
             server_args_complete=complete,
             wrapper=engine_evidence.most_specific(self.wrappers),
@@ -633,6 +696,29 @@ def _split_top_level(text: str) -> list[str]:
     if current:
         items.append("".join(current))
     return items
+
+
+def _lexes(command: str) -> bool:
+    """The command reads as shell words: every quote it opens, it closes."""
+    from logsleuth.fixes.command import split_words  # here: ingest does not need the fixes package otherwise
+
+    try:
+        split_words(command)
+    except ValueError:
+        return False
+    return True
+
+
+def _same_engine_words(whole: str, command: str) -> bool:
+    """The engine's part of `whole` (a wrapper's words, then `command`) reads as `command` alone does: the wrapper's
+    words hold no entry point of their own (an image named `…-serve` would move where the command is split)."""
+    from logsleuth.fixes.command import CommandLine  # here: ingest does not need the fixes package otherwise
+
+    try:
+        inner, outer = CommandLine.parse(command), CommandLine.parse(whole)
+    except ValueError:
+        return False
+    return (inner.positional, inner.options, inner.prefix) == (outer.positional, outer.options, outer.prefix[-len(inner.prefix):])
 
 
 def _frame_line(text: str) -> bool:
