@@ -23,8 +23,7 @@ import pytest
 from logsleuth.api import DiagnoseOptions, diagnose_text
 from logsleuth.fixes.command import CommandLine
 from logsleuth.models import Fix, FlagOp
-from tests.helpers import real_traceback
-from tests.test_cross_engine import _oracle  # scripts/oracle_vllm/run.py, loaded under its own name
+from tests.helpers import load_oracle, real_traceback
 
 VLLM_VERSIONS = ("0.11.2", "0.33.0")
 
@@ -147,7 +146,7 @@ REAL_RUNS = {
 @pytest.mark.parametrize("version", VLLM_VERSIONS)
 @pytest.mark.parametrize("case", sorted(REAL_RUNS))
 def test_real_vllm_takes_the_corrected_command(version: str, case: str) -> None:
-    run = _oracle("oracle_vllm")
+    run = load_oracle("oracle_vllm")
     if not (run.venv_dir(version) / ".ready").exists():
         pytest.skip(f"no oracle venv for vLLM {version} (scripts/oracle_vllm/setup.sh)")
     failed = run.run_serve(version, REAL_RUNS[case], trace=True)
