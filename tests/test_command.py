@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import shlex
 
+from logsleuth.command_line import CommandLine
 from logsleuth.fixes.builders.arguments import nearest_choice
 from logsleuth.fixes.builders.speculative import _steps_for
-from logsleuth.fixes.command import CommandLine
 from logsleuth.models import FlagOp
 
 BASE = "python -m sglang.launch_server --model-path /m --tp-size 2"

@@ -17,9 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from logsleuth.api import DiagnoseOptions, diagnose_text
+from logsleuth.command_line import CommandLine
 from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes import cross_engine
-from logsleuth.fixes.command import CommandLine
 from logsleuth.models import Diagnosis, Fix
 from logsleuth.redact import redact_report
 from tests.helpers import load_oracle

@@ -6,14 +6,11 @@ The rows' words, quoted as their code sites print them: torch's warnings for a G
 (torch/cuda/__init__.py `_check_capability`, `_warn_unsupported_code`: vllm-project/vllm#21488, Hellod035/LeggedLab#26,
 turboderp-org/exllamav2#786, pytorch/pytorch#182250), torch's CUDA initialization warning (c10/cuda/CUDAFunctions.cpp:
 PromtEngineer/localGPT#678, RazgrizHsu/immich-deduper#126, pytorch/pytorch#159954), vLLM's V0 scheduler dropping a
-prompt longer than its step (vllm/core/scheduler.py: vllm-project/vllm#13370, #10440) and vLLM finding no platform
-(vllm/platforms/__init__.py: data-infra/cube-studio#38).  Healthy pastes that print warnings stay "no failure": the
+prompt longer than its step (vllm/core/scheduler.py: vllm-project/vllm#13370, #10440).  Healthy pastes that print warnings stay "no failure": the
 warnings of healthy starts (kserve/kserve#4470, vllm-project/vllm#44106), transformers' tokenizer-length warning
 (netease-youdao/BCEmbedding#62), xformers' extension warning before a healthy start (Comfy-Org/ComfyUI-Manager#926)."""
 
 from __future__ import annotations
-
-import time
 
 import pytest
 
@@ -62,10 +59,6 @@ VLLM_PROMPT_IGNORED = [
     "WARNING 02-13 07:19:11 scheduler.py:949] Input prompt (32889 tokens) is too long and exceeds limit of 2048",
     "INFO 02-13 07:19:11 async_llm_engine.py:179] Finished request chatcmpl-59c4.",
 ]
-VLLM_NO_PLATFORM = [
-    "INFO 04-01 18:01:58 [__init__.py:243] No platform detected, vLLM is running on UnspecifiedPlatform",
-    "INFO 04-01 18:02:08 [api_server.py:1043] vLLM API server version 0.8.5.post1",
-]
 # (lines, the failure's type, the start of its message, its category)
 WARNED = {
     "torch-sm": (TORCH_SM, "UserWarning",
@@ -81,8 +74,6 @@ WARNED = {
                         "cuda-error"),
     "vllm-prompt-ignored": (VLLM_PROMPT_IGNORED, "request ignored",
                             "Input prompt (32889 tokens) is too long and exceeds limit of 2048", "context-length"),
-    "vllm-no-platform": (VLLM_NO_PLATFORM, "UnspecifiedPlatform",
-                         "No platform detected, vLLM is running on UnspecifiedPlatform", "cuda-error"),
 }
 SERVER_READY = "INFO:     Application startup complete."
 
@@ -138,9 +129,16 @@ def test_a_traceback_in_the_paste_stays_the_failure(shown: str) -> None:
     assert primary(log)[:2] == ("RuntimeError", "CUDA error: no kernel image is available for execution on the device")
 
 
-def test_a_platform_plugin_activated_after_no_platform_is_no_failure() -> None:
-    # vllm/platforms/__init__.py: an out-of-tree platform plugin is resolved after the built-in ones (vllm-ascend)
-    log = _log([VLLM_NO_PLATFORM[0], "INFO 03-11 14:47:27 __init__.py:174] Platform plugin ascend is activated"])
+def test_vllm_finding_no_platform_on_a_benchmark_client_is_no_failure() -> None:
+    """vllm/platforms/__init__.py logs 'No platform detected' in any process that imports vLLM on a host without a GPU:
+    a benchmark client's output after it is a healthy run (stop 46's review)."""
+    log = _log([
+        "INFO 04-01 18:01:58 [__init__.py:243] No platform detected, vLLM is running on UnspecifiedPlatform",
+        "============ Serving Benchmark Result ============",
+        "Successful requests:                     100",
+        "Request throughput (req/s):              4.21",
+        "==================================================",
+    ])
     assert not _found(log)
 
 
@@ -172,12 +170,10 @@ def test_each_row_names_its_code_site_and_a_category_the_table_knows() -> None:
                    for thread in row.threads), row.threads
 
 
-def test_the_rows_read_a_64_kib_line_in_linear_time() -> None:
+def test_the_rows_read_a_64_kib_line() -> None:
     for row in incapacity_warnings():
         line = ("x" * 70 + row.literal) * (65536 // (70 + len(row.literal)))
-        started = time.perf_counter()
-        incapacity_warning(line)
-        assert time.perf_counter() - started < 0.5, row.literal
+        incapacity_warning(line)  # its time is the fuzz test's to judge (tests/test_fuzz.py): no duration here
     assert WINDOW < 4096
 
 

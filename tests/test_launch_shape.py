@@ -21,7 +21,7 @@ from __future__ import annotations
 import pytest
 
 from logsleuth.api import DiagnoseOptions, diagnose_text
-from logsleuth.fixes.command import CommandLine
+from logsleuth.command_line import CommandLine
 from logsleuth.models import Fix, FlagOp
 from tests.helpers import load_oracle, real_traceback
 

@@ -91,7 +91,7 @@ def _cycles() -> list[list[str]]:
 # make text safe for a terminal with it.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation", ("logsleuth", "logsleuth.lazyre", "logsleuth.errors", "logsleuth.paths", "logsleuth.models",
-                    "logsleuth.versions", "logsleuth.redact", "logsleuth.http_exchange", "logsleuth.facts", "logsleuth.machine", "logsleuth.toml_cache", "logsleuth.pydantic_display",
+                    "logsleuth.versions", "logsleuth.redact", "logsleuth.command_line", "logsleuth.http_exchange", "logsleuth.facts", "logsleuth.machine", "logsleuth.toml_cache", "logsleuth.pydantic_display",
                     "logsleuth.render.safety", "logsleuth.render.options", "logsleuth.cli.option_table")),
     ("sources", ("logsleuth.sources", "logsleuth.internal")),
     ("ingest", ("logsleuth.ingest",)),

@@ -20,7 +20,7 @@ LAZY_MODULES = (
     "logsleuth.ingest.normalize",
     "logsleuth.ingest.launch",
     "logsleuth.redact",
-    "logsleuth.fixes.command",
+    "logsleuth.command_line",
     "logsleuth.fixes.context",
     "logsleuth.fixes.builders",
     # and those made lazy with them (make test's CPU: every `logsleuth` child process imports them all)

@@ -61,7 +61,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
 
 
 def test_the_build_prints_no_warning(built: Built) -> None:
-    warnings = [line for line in built.log.splitlines() if re.search(r"warn", line, re.IGNORECASE)]
+    # A warning as setuptools and its plugins print one (`warning: no files found`, `SetuptoolsDeprecationWarning:`),
+    # not a module whose name holds the word (tracebacks/warned_failures.py is copied like any other).
+    warnings = [line for line in built.log.splitlines() if re.search(r"warning\b|\bwarn\b", line, re.IGNORECASE)]
     assert not warnings, "\n".join(warnings)
 
 

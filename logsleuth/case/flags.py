@@ -13,9 +13,9 @@ from collections.abc import Iterable, Iterator
 
 from logsleuth import versions
 from logsleuth.case.model import FlagFacts, FlagReason, FlagRow
+from logsleuth.command_line import CommandLine
 from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes.catalog import Catalog, FlagInfo
-from logsleuth.fixes.command import CommandLine
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, FailureGroup, Fix, LaunchInfo
 

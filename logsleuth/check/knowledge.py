@@ -8,11 +8,11 @@ from functools import lru_cache
 from typing import Any
 
 from logsleuth import versions
+from logsleuth.command_line import CommandLine
 from logsleuth.diagnosis.schema import Pattern
 from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes.builders.arguments import VLLM_TO_SGLANG, fitting_choice, suggest_flag
 from logsleuth.fixes.catalog import Catalog
-from logsleuth.fixes.command import CommandLine
 from logsleuth.fixes.context import FixContext
 from logsleuth.models import ExceptionBlock, Failure, LaunchInfo
 

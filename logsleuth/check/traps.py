@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from logsleuth.check import knowledge
 from logsleuth.check.flags import Given
 from logsleuth.check.model import TrapVerdict
+from logsleuth.command_line import CommandLine
 from logsleuth.fixes.build import fit_to_command, with_commands
 from logsleuth.fixes.builders.speculative import DRAFT, STEPS, TOPK
 from logsleuth.fixes.catalog import Catalog
-from logsleuth.fixes.command import CommandLine
 
 # The algorithms SGLang sizes as an EAGLE draft tree (0.5.9 _handle_speculative_decoding; NEXTN becomes EAGLE).
 EAGLE_FAMILY = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE")

@@ -15,10 +15,10 @@ from logsleuth.check.model import CheckResult, FlagVerdict, Validation
 from logsleuth.check.traps import SPECULATIVE_SIZES, find_traps, partial_size_removal
 from logsleuth.check.validation import validate_locally
 from logsleuth.check.words import Command, parse_command_text, parse_words, read_suggestion
+from logsleuth.command_line import CommandLine
 from logsleuth.errors import UsageError
 from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes.catalog import Catalog
-from logsleuth.fixes.command import CommandLine
 from logsleuth.models import FlagOp
 
 ENGINE = "sglang"

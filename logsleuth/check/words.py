@@ -1,7 +1,7 @@
 """What `check` is given, as words: a whole launch command, bare flags, or an assistant's answer in prose.
 
 A whole command (`python -m sglang.launch_server …`, `sglang serve …`) is split with the shell lexer the fixes use
-(fixes/command.py), so `--api-key "$KEY"` and `| tee log` mean what they mean in a shell.  An answer in prose is
+(command_line.py), so `--api-key "$KEY"` and `| tee log` mean what they mean in a shell.  An answer in prose is
 read for the flags it names: inside code spans when it has any (assistants put flags there), else in the whole
 text, and a flag named after "remove", "drop", "without"… in the same clause is one the answer takes away.
 """
@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from logsleuth.fixes.command import split_words
+from logsleuth.command_line import split_words
 from logsleuth.lazyre import compile_lazily
 
 Entry = Literal["launch_server", "serve"]

@@ -23,7 +23,6 @@ class IncapacityWarning:
     literal: str
     pattern: re.Pattern[str]
     then: re.Pattern[str] | None
-    undone_by: re.Pattern[str] | None
     type: str
     category: str
     source: str
@@ -37,7 +36,6 @@ def incapacity_warnings() -> tuple[IncapacityWarning, ...]:
             literal=row["literal"],
             pattern=re.compile(row["pattern"]),
             then=re.compile(row["then"]) if row.get("then") else None,
-            undone_by=re.compile(row["undone_by"]) if row.get("undone_by") else None,
             type=row["type"],
             category=row["category"],
             source=row["source"],

@@ -11,10 +11,11 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, Literal
 
+from logsleuth.command_line import CommandLine
 from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes.builders import BUILDERS
-from logsleuth.fixes.command import CommandLine
 from logsleuth.fixes.context import Builder, FixContext
+from logsleuth.fixes.cut_command import cut_launch_note
 from logsleuth.fixes.static import CommandValues, static_fix
 from logsleuth.models import Failure, Fix, LaunchInfo
 
@@ -55,7 +56,14 @@ def build_fix(
     fix = fit_to_command(fix, command) if fix is not None else None
     if fix is None:
         return None
-    return _with_origin(with_commands(fix, command, assembled_by(launch, fix)), launch.command_source if command is not None else None)
+    assembler = assembled_by(launch, fix)
+    withheld = _assembled_note(assembler) if assembler else cut_launch_note(launch, command, fix, catalog)
+    return _with_origin(with_commands(fix, command, withheld), launch.command_source if command is not None else None)
+
+
+def _assembled_note(assembler: str) -> str:
+    return (f"the launch was assembled by {assembler}: make this change where it takes the engine's arguments "
+            "(no corrected command is printed, since the engine's command alone is not what you ran)")
 
 
 # Programs that run the engine inside another job, not a command the user typed: Ray is the engine's own executor.
@@ -141,18 +149,17 @@ def fit_to_command(fix: Fix, command: CommandLine | None) -> Fix | None:
     return replace(first, alternatives=tuple(rest))
 
 
-def with_commands(fix: Fix, command: CommandLine | None, assembler: str | None = None) -> Fix:
+def with_commands(fix: Fix, command: CommandLine | None, withheld: str | None = None) -> Fix:
     """Fill in what the fix needs from the user and, when the command is known, the corrected command of the
     fix and of each alternative.  A fix that needs a value only the user knows gets no command: a half-filled
-    command would not run.  `assembler`: what built the launch (assembled_by); the change is said, with where to
-    make it, and no command is printed."""
-    alternatives = tuple(with_commands(alt, command, assembler) for alt in fix.alternatives)
+    command would not run.  `withheld`: why the command the log shows cannot be edited into the one to run (a
+    launch assembled by another program: assembled_by; a line cut or wrapped: cut_command.py); the change is said,
+    with that reason, and no command is printed."""
+    alternatives = tuple(with_commands(alt, command, withheld) for alt in fix.alternatives)
     needs = _needs_input(fix)
     rendered = None
-    if command is not None and fix.flags and not needs and assembler is not None:
-        where = (f"the launch was assembled by {assembler}: make this change where it takes the engine's arguments "
-                 "(no corrected command is printed, since the engine's command alone is not what you ran)")
-        return replace(fix, needs_input=needs, alternatives=alternatives, steps=(*fix.steps, where))
+    if command is not None and fix.flags and not needs and withheld is not None:
+        return replace(fix, needs_input=needs, alternatives=alternatives, steps=(*fix.steps, withheld))
     if command is not None and fix.flags and not needs:
         try:
             # Every name and value is quoted by the command: env values can hold log text (captures).

@@ -8,8 +8,8 @@ from typing import Any
 
 import regex
 
+from logsleuth.command_line import CommandLine
 from logsleuth.fixes.catalog import Catalog
-from logsleuth.fixes.command import CommandLine
 from logsleuth.lazyre import compile_lazily_regex
 from logsleuth.models import Failure, Fix, LaunchInfo
 

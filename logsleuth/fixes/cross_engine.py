@@ -22,9 +22,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
+from logsleuth.command_line import CommandLine, Word
 from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes.catalog import Catalog, FlagInfo
-from logsleuth.fixes.command import CommandLine, Word
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, FlagOp
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from logsleuth.fixes.command import CommandLine
+from logsleuth.command_line import CommandLine
 from logsleuth.fixes.context import StrictValues, interpolate
 from logsleuth.models import Fix, FlagOp
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from logsleuth import versions
-from logsleuth.fixes.command import flag_value
+from logsleuth.command_line import flag_value
 from logsleuth.health.library import CauseRule, Condition, HealthPattern
 from logsleuth.health.model import Cause
 from logsleuth.models import ENGINE_NAMES, LaunchInfo

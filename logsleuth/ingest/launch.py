@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from logsleuth.command_line import CommandLine, split_words
 from logsleuth.facts.engine_drivers import shows_a_driver
 from logsleuth.facts.gpus import shows_gpu
 from logsleuth.facts.package_sites import shows_a_version
@@ -700,8 +701,6 @@ def _split_top_level(text: str) -> list[str]:
 
 def _lexes(command: str) -> bool:
     """The command reads as shell words: every quote it opens, it closes."""
-    from logsleuth.fixes.command import split_words  # here: ingest does not need the fixes package otherwise
-
     try:
         split_words(command)
     except ValueError:
@@ -712,8 +711,6 @@ def _lexes(command: str) -> bool:
 def _same_engine_words(whole: str, command: str) -> bool:
     """The engine's part of `whole` (a wrapper's words, then `command`) reads as `command` alone does: the wrapper's
     words hold no entry point of their own (an image named `…-serve` would move where the command is split)."""
-    from logsleuth.fixes.command import CommandLine  # here: ingest does not need the fixes package otherwise
-
     try:
         inner, outer = CommandLine.parse(command), CommandLine.parse(whole)
     except ValueError:

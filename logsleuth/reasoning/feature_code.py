@@ -16,9 +16,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from logsleuth.command_line import CommandLine
 from logsleuth.facts.engine_messages import raising_modules
 from logsleuth.facts.feature_code import Feature, features
-from logsleuth.fixes.command import CommandLine
+from logsleuth.fixes import catalog as catalogs
+from logsleuth.fixes import static_catalogs
+from logsleuth.fixes.release_flags import range_note
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Failure, LaunchInfo
 from logsleuth.redact import secret_by_name
@@ -30,6 +33,8 @@ _ENV_LINE = compile_lazily(r"^\s{0,8}(?:export\s)?(?P<name>(?:VLLM|SGLANG|SGL)_[
 
 @dataclass(frozen=True, slots=True)
 class FeatureAtFault:
+    """An optional feature the failing code belongs to, and the settings of the launch that turn it on."""
+
     feature: Feature
     settings: tuple[str, ...]  # as the launch gives them: `--enable-lora`, `--speculative-algorithm EAGLE`, `X=1`
     innermost: bool  # no frame of the engine's code lies inside the feature's: the failure came out of its code
@@ -117,12 +122,23 @@ def feature_at_fault(failure: Failure, launch: LaunchInfo, engine: str | None, l
             if settings:
                 return FeatureAtFault(row, settings, innermost, _engine_module(paths[index], engine), raised_there,
                                       raised_in_frame=last)
-            if innermost and row.flags and not _launch_shown(launch):
+            if innermost and row.flags and not _launch_shown(launch) and (gates := _gate_flags(row, engine, launch)):
                 # No launch in the paste, but the feature's own code raised, and that code runs only when one of its
-                # flags turns it on (the row's gate): the launch turned it on, with which value is not shown.
-                return FeatureAtFault(row, (row.flags[0],), innermost, _engine_module(paths[index], engine),
+                # flags turns it on (the row's gate): the launch turned it on, with which flag and value is not shown.
+                return FeatureAtFault(row, gates, innermost, _engine_module(paths[index], engine),
                                       raised_there, implied=True, raised_in_frame=last)
     return None
+
+
+def _gate_flags(row: Feature, engine: str, launch: LaunchInfo) -> tuple[str, ...]:
+    """The row's flags that can be the ones this launch gave: the named release's own (its catalog), else every one
+    some release has, each said with the releases that have it (feature_steps)."""
+    version = launch.named_version
+    catalog = catalogs.load(engine, version) if version else None
+    if version:
+        return tuple(flag for flag in row.flags if catalog is not None and catalog.find(flag))
+    known = static_catalogs.all_flags(engine)
+    return tuple(flag for flag in row.flags if flag in known)
 
 
 def _launch_shown(launch: LaunchInfo) -> bool:
@@ -145,9 +161,12 @@ def feature_steps(failure: Failure, launch: LaunchInfo, engine: str | None, line
              "the failure came out of" if found.innermost else "the failure ran through")
     through = ", through a package it calls" if found.innermost and not found.raised_in_frame else ""
     source = " (the module that raises this message, per the engine's code)" if found.raised_there else ""
-    settings = " and ".join(f"`{setting}`" for setting in found.settings)
-    turned_on = (f"which runs only when the launch turns it on with {settings} (the paste does not show the launch)"
-                 if found.implied else f"which your launch turns on with {settings}")
+    if found.implied:  # the gate's flags, with the releases that have each when the log names none
+        notes = {flag: (range_note(engine, flag) if engine and not launch.named_version else None) for flag in found.settings}
+        gates = " or ".join(f"`{flag}`" + (f" ({note.split(': ', 1)[1]})" if note else "") for flag, note in notes.items())
+        turned_on = f"which runs only when the launch turns it on with {gates} (the paste does not show the launch)"
+    else:
+        turned_on = "which your launch turns on with " + " and ".join(f"`{setting}`" for setting in found.settings)
     env_only = all("=" in setting and not setting.startswith("--") for setting in found.settings)
     without = ("with it unset or set to 0" if env_only else
                "without it (its default)" if len(found.settings) == 1 else "without them (their defaults)")

@@ -13,11 +13,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from logsleuth.command_line import CommandLine
 from logsleuth.facts import gpus as facts
 from logsleuth.facts.gpus import Gpu, arch_name
 from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes.build import build_fix
-from logsleuth.fixes.command import CommandLine
 from logsleuth.models import Diagnosis, Failure, Fix, LaunchInfo
 from logsleuth.reasoning.evidence import Evidence, exception_lines
 from logsleuth.reasoning.hardware_limits import Limit, compiler_limit_in, limit_in

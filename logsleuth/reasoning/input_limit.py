@@ -11,7 +11,7 @@ longer inputs through with more GPUs for the cache)."""
 
 from __future__ import annotations
 
-from logsleuth.fixes.command import flag_value
+from logsleuth.command_line import flag_value
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Diagnosis, Fix
 from logsleuth.reasoning.catalog_flags import release_flag

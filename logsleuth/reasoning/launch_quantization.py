@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from logsleuth.fixes.command import CommandLine
+from logsleuth.command_line import CommandLine
 from logsleuth.ingest.launch import SETTINGS_DUMPS
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import LaunchInfo

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from logsleuth.command_line import CommandLine
 from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes import static_catalogs
-from logsleuth.fixes.command import CommandLine
+from logsleuth.fixes.release_flags import range_note
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Failure, LaunchInfo
 from logsleuth.reasoning.message_settings import ENGINE_ENV_PREFIXES
@@ -143,7 +144,8 @@ def _figure(text: str) -> str:
 
 def _flag_of(knob: str, engine: str | None, version: str | None) -> str | None:
     """The decided engine's flag for a setting the message names: the release's catalog when the log names the
-    release, else any release's (fixes/release_flags.py notes the range); None when no release has it."""
+    release, else any release's (limit_steps says which releases have it: release_flags.range_note); None when no
+    release has it."""
     if engine not in ENGINE_NAMES:
         return None
     flag = "--" + knob.lstrip("-").lower().replace("_", "-")  # `--max_model_len` is vLLM's --max-model-len too
@@ -186,9 +188,12 @@ def limit_steps(failure: Failure, launch: LaunchInfo, engine: str | None, versio
             now += ", a value your launch's command does not set (a default or a wrapper's)" if launch.command else ""
         else:
             now = "the paste does not show its value now"
+        # With no release named, the flag is one some release has: say which, unless the launch gives it (it ran).
+        releases = range_note(engine, flag) if flag and engine and not version and given is None else None
+        held = f" (a flag of {releases.split(': ', 1)[1]})" if releases else ""
         how = (f"set the environment variable {setting}" if environment else
-               f"set {setting}" if flag else f"set the setting {setting} (the message's name for it; how your launch "
-               "or program sets it is not shown)")
+               f"set {setting}{held}" if flag else f"set the setting {setting} (the message's name for it; how your "
+               "launch or program sets it is not shown)")
         steps.append(
             f"General guidance: the message states the limit: {limit.knob} must be {limit.relation} {limit.figure} "
             f"({now}). {how[0].upper()}{how[1:]} {_WITHIN[limit.relation].format(figure=limit.figure)}, the figure the "

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from logsleuth.fixes.command import CommandLine
+from logsleuth.command_line import CommandLine
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, LaunchInfo
 from logsleuth.reasoning.setting_paths import GENERIC_WORDS, switch_key

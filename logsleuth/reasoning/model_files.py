@@ -13,8 +13,8 @@ import shlex
 
 import regex
 
+from logsleuth.command_line import CommandLine
 from logsleuth.facts.model_files import ModelFileMessage, model_file_advice, model_file_messages
-from logsleuth.fixes.command import CommandLine
 from logsleuth.fixes.context import interpolate
 from logsleuth.lazyre import compile_lazily_regex
 from logsleuth.models import Diagnosis, Fix, FlagOp, LaunchInfo

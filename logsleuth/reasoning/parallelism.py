@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import regex
 
+from logsleuth.command_line import CommandLine
 from logsleuth.facts.divisibility import DivisibilityCheck, divisibility_checks
 from logsleuth.fixes import catalog as catalogs
-from logsleuth.fixes.command import CommandLine
 from logsleuth.lazyre import compile_lazily_regex
 from logsleuth.models import Diagnosis, Fix, LaunchInfo
 from logsleuth.reasoning.catalog_flags import release_flag, setting_fix

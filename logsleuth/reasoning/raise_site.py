@@ -12,10 +12,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from functools import lru_cache
 
+from logsleuth.command_line import CommandLine
 from logsleuth.facts.raise_sites import ENGINE_PACKAGES, RaiseSite, engine_file, find, release_span, where
 from logsleuth.facts.raise_sites import span as _span_of
 from logsleuth.fixes import catalog as catalogs
-from logsleuth.fixes.command import CommandLine
 from logsleuth.models import ENGINE_NAMES, Failure, FailureGroup, LaunchInfo
 from logsleuth.redact import secret_by_name
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from logsleuth import versions
+from logsleuth.command_line import flag_value
 from logsleuth.facts.raise_sites import RaiseSite
 from logsleuth.facts.relaxed_checks import RelaxedCheck, relaxed_checks
-from logsleuth.fixes.command import flag_value
 from logsleuth.models import ENGINE_NAMES, FailureGroup, Fix, LaunchInfo
 
 

@@ -16,8 +16,8 @@ tokenizer, processor or draft model loaded on its own): that is not a setting to
 
 from __future__ import annotations
 
+from logsleuth.command_line import CommandLine
 from logsleuth.fixes.build import build_fix
-from logsleuth.fixes.command import CommandLine
 from logsleuth.fixes.context import FixContext
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Diagnosis, Fix, FlagOp

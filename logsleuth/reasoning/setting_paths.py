@@ -13,8 +13,8 @@ with a default to fall back on, and never one a checkpoint needs to load (raise_
 
 from __future__ import annotations
 
+from logsleuth.command_line import CommandLine
 from logsleuth.fixes import catalog as catalogs
-from logsleuth.fixes.command import CommandLine
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, LaunchInfo
 from logsleuth.reasoning.raise_site import settable_given

@@ -5,8 +5,9 @@ warning is the paste's strongest evidence.
 Why not every such warning: a warning is printed on the way; what ended the run (a traceback, an abort, a kill) is
 its failure when the paste has one.  Without one, a warning that says the run cannot do what it was asked (torch has
 no kernels for this GPU, CUDA did not initialize) is what a person scanning the paste points at, but only while
-nothing after it says otherwise: the server came up (a readiness line), the engine got past it (the row's
-`undone_by`), or the paste goes on for more than REACH lines of content, so the run went on well past it."""
+nothing after it says otherwise: the server came up (a readiness line), or the paste goes on for more than REACH
+lines of content, so the run went on well past it.  A warning that healthy runs print too is no row (vLLM's 'No
+platform detected' is logged by every process that imports vLLM on a host without a GPU, a benchmark client's too)."""
 
 from __future__ import annotations
 
@@ -31,7 +32,6 @@ class WarnedFailure:
     message: str
     context: tuple[str, ...]
     content_after: int = 0
-    undone: bool = False
     extra: list[str] = field(default_factory=list)
     expecting_then: bool = True  # the next line may be the warning's second line (the row's `then`)
 
@@ -72,12 +72,10 @@ class WarnedFailures:
             if line.stream == last.line.stream and (more := continuation(last.row, text)) is not None:
                 last.extra.append(more)
                 return
-        if last.row.undone_by is not None and last.row.undone_by.search(text[:4096]):
-            last.undone = True
 
     def strongest(self, ready_offset: int) -> Failure | None:
         """The warning as the paste's failure, when it is still its strongest evidence at the paste's end."""
         last = self.last
-        if last is None or last.undone or last.content_after > REACH or ready_offset > last.line.offset:
+        if last is None or last.content_after > REACH or ready_offset > last.line.offset:
             return None
         return last.failure()

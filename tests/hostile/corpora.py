@@ -55,8 +55,9 @@ SECRET_CASES = (
     ),
     Case(
         "quoted-values-in-the-launch-command",
-        command=_launch("python -m sglang.launch_server --api-key 'kq1 SECRETeight zq1' --hf-token \"kq2 SECRETnine\""),
-        message=("+ python -m sglang.launch_server --api-key 'kq1 SECRETeight zq1' --port 30000",),
+        # flags SGLang has: a line with one it lacks could not have run, and gets no corrected command (cut_command.py)
+        command=_launch("python -m sglang.launch_server --api-key 'kq1 SECRETeight zq1' --admin-api-key \"kq2 SECRETnine\""),
+        message=("+ python -m sglang.launch_server --api-key 'kq1 SECRETeight zq1' --hf-token \"kq2 SECRETnine\" --port 30000",),
         secrets=("kq1", "SECRETeight", "zq1", "kq2", "SECRETnine"),
     ),
     Case(

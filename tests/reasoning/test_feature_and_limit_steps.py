@@ -114,3 +114,20 @@ def test_a_platform_s_own_limit_told_with_or_lower() -> None:
            "65536). Set --max_model_len to 32768 or lower in vLLM.\n")
     step = next(s for s in _steps(log) if "the message states the limit" in s)
     assert "--max_model_len must be at most 32768" in step and "to 32768 or less" in step
+
+
+def test_a_flag_the_launch_does_not_give_is_said_with_the_releases_that_have_it() -> None:
+    """No release named and the flag not in the launch: the step says which releases have it (stop 46's review)."""
+    log = ("python3 -m sglang.launch_server --model-path /models/qwen\n"
+           "AssertionError: cuda_graph_max_bs must be at least 16 when the draft worker captures its graphs\n")
+    step = next(s for s in _steps(log) if "the message states the limit" in s)
+    assert "Set --cuda-graph-max-bs (a flag of SGLang " in step and ") to 16 or more" in step
+
+
+def test_the_implied_flags_are_each_said_with_the_releases_that_have_them() -> None:
+    """vLLM's speculative code runs under --speculative-config in later releases and --speculative-model in earlier
+    ones: with no launch and no release shown, each is named with its releases, neither as the user's (stop 46's
+    review: the first of the row's flags was named alone, a flag older releases lack)."""
+    first = _steps(real_traceback(WRITING_CHECK, "vllm/spec_decode/spec_decode_worker.py"))[0]
+    assert "`--speculative-config` (vLLM " in first and " or `--speculative-model` (vLLM " in first
+    assert "the paste does not show the launch" in first

@@ -11,11 +11,11 @@ from typing import Any
 
 import regex
 
+from logsleuth.command_line import Word, split_words
 from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes import cross_engine, rejected_flags
 from logsleuth.fixes.builders.other_engine import command_for_other_engine, with_nearest_chosen
 from logsleuth.fixes.builders.speculative import DRAFT, STEPS, TOPK
-from logsleuth.fixes.command import Word, split_words
 from logsleuth.fixes.context import FixContext
 from logsleuth.lazyre import compile_lazily_regex
 from logsleuth.models import ENGINE_NAMES, Fix, FlagOp

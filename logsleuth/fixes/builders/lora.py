@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from logsleuth.command_line import CommandLine
 from logsleuth.fixes.builders.speculative import SPECULATIVE_FLAGS
-from logsleuth.fixes.command import CommandLine
 from logsleuth.fixes.context import FixContext
 from logsleuth.models import Fix, FlagOp
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from logsleuth.command_line import CommandLine
 from logsleuth.fixes import cross_engine
-from logsleuth.fixes.command import CommandLine
 from logsleuth.fixes.context import FixContext
 from logsleuth.models import ENGINE_NAMES, Fix, FlagOp
 

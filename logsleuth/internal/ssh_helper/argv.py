@@ -19,7 +19,7 @@ VALUE_OPTIONS = {"diagnose": DIAGNOSE_VALUE_OPTIONS, "watch": WATCH_VALUE_OPTION
 
 class HelperArgv:
     """The words of a command line sorted the way click sorts them: command, sources, options.  (Not
-    `fixes.command.CommandLine`, which is a launch command: this is logsleuth's own.)"""
+    `command_line.CommandLine`, which is a launch command: this is logsleuth's own.)"""
 
     def __init__(self, argv: list[str]) -> None:
         self.positional: list[str] = []

@@ -1,0 +1,65 @@
+"""A launch line the log printed that could not have run as it stands: a corrected command is not rebuilt from it.
+
+A terminal, a pager or a paste that wraps a long line at its width cuts it anywhere, also inside a word
+(`--speculative-draft-model` at the end of one line, `-path /models/draft …` at the start of the next), and a log
+excerpt can end in the middle of the command.  The engine ran the whole line; logsleuth sees a command that ends in a
+flag with no value, or holds a word that is no flag of any release.  A corrected command rebuilt from it keeps the
+cut word and loses the rest: it would not run, or run something else.  So the fix gives its flag changes and says why
+no command is printed.
+
+The engines read flags with argparse, which takes a flag's unambiguous start for the flag (`--tp` for `--tp-size`
+in SGLang) and, in vLLM, underscores for dashes: such words are flags, not cuts."""
+
+from __future__ import annotations
+
+from logsleuth.command_line import CommandLine
+from logsleuth.fixes import static_catalogs
+from logsleuth.fixes.catalog import Catalog, FlagInfo
+from logsleuth.models import Fix, LaunchInfo
+
+
+def cut_launch_note(launch: LaunchInfo, command: CommandLine | None, fix: Fix, catalog: Catalog | None) -> str | None:
+    """Why no corrected command is printed when the log's launch line looks cut or wrapped, else None.  Only a line
+    the log printed (the user's own `--cmd` is theirs as written), and never for a flag the fix removes or renames:
+    that flag is the failure's subject (an argparse error naming it), not a cut."""
+    if command is None or launch.command_source != "log" or launch.engine is None or not command.option_words:
+        return None
+    changed = {op.flag for option in (fix, *fix.alternatives) for op in option.flags if op.op in ("remove", "rename")}
+    known = static_catalogs.all_flags(launch.engine)
+    if not known:
+        return None
+    for word, _values in command.option_words:
+        flag = word.value
+        if flag.startswith("--") and flag not in changed and not _is_flag(flag, launch.engine, known):
+            return _note(f"holds `{flag}`, which is no flag of any {launch.engine} release logsleuth knows")
+    last, values = command.option_words[-1]
+    if not values and last.value not in changed and catalog is not None and _needs_a_value(last.value, catalog):
+        return _note(f"ends in `{last.value}` with no value, which the flag needs")
+    return None
+
+
+def _note(what: str) -> str:
+    return (f"the launch line in the log {what}: it looks cut or wrapped where the log printed it, so no corrected "
+            "command is printed; make this change in the command you ran")
+
+
+def _spellings(flag: str, engine: str) -> tuple[str, ...]:
+    """The flag as argparse may have read it: vLLM's parser takes `--max_model_len` for `--max-model-len`."""
+    name, _, _value = flag.partition("=")
+    return (name, "--" + name[2:].replace("_", "-")) if engine == "vllm" else (name,)
+
+
+def _is_flag(flag: str, engine: str, known: frozenset[str]) -> bool:
+    """A flag some release has, by its name, an alias, a negation or an unambiguous start of one (argparse)."""
+    return any(spelling in known or any(name.startswith(spelling) for name in known) for spelling in _spellings(flag, engine))
+
+
+def _needs_a_value(flag: str, catalog: Catalog) -> bool:
+    """Every flag of the release `flag` can stand for (itself, or those it is the start of) takes a value it lacks."""
+    if "=" in flag:
+        return False
+    exact = catalog.find(flag)
+    candidates: list[FlagInfo] = [exact] if exact else [
+        info for info in catalog.flags if any(name.startswith(flag) for name in (info.name, *info.aliases))]
+    return bool(candidates) and all(info.takes_value and info.nargs not in ("?", "*") and info.nargs != 0
+                                    for info in candidates)
