@@ -231,6 +231,13 @@ class CommandLine:
         return tuple(word.value for word in self.head)
 
     @property
+    def environment(self) -> dict[str, str]:
+        """The environment assignments before the program (`VLLM_USE_V1=0 vllm serve …`): name -> value, the last of a
+        name given twice (what the shell sets)."""
+        return {name: value for name, equals, value in (word.value.partition("=") for word in self.head)
+                if equals and ENV_NAME.fullmatch(name)}
+
+    @property
     def positional(self) -> tuple[str, ...]:
         return tuple(word.value for word in self.positional_words)
 

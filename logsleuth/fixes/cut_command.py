@@ -15,6 +15,7 @@ from __future__ import annotations
 from logsleuth.command_line import CommandLine
 from logsleuth.fixes import static_catalogs
 from logsleuth.fixes.catalog import Catalog, FlagInfo
+from logsleuth.fixes.cross_engine import normalized
 from logsleuth.models import Fix, LaunchInfo
 
 
@@ -43,15 +44,12 @@ def _note(what: str) -> str:
             "command is printed; make this change in the command you ran")
 
 
-def _spellings(flag: str, engine: str) -> tuple[str, ...]:
-    """The flag as argparse may have read it: vLLM's parser takes `--max_model_len` for `--max-model-len`."""
-    name, _, _value = flag.partition("=")
-    return (name, "--" + name[2:].replace("_", "-")) if engine == "vllm" else (name,)
-
-
 def _is_flag(flag: str, engine: str, known: frozenset[str]) -> bool:
-    """A flag some release has, by its name, an alias, a negation or an unambiguous start of one (argparse)."""
-    return any(spelling in known or any(name.startswith(spelling) for name in known) for spelling in _spellings(flag, engine))
+    """A flag some release has, by its name, an alias, a negation or an unambiguous start of one (argparse), as the
+    engine's parser reads it (vLLM's takes `--max_model_len` for `--max-model-len`: cross_engine.normalized)."""
+    name = flag.partition("=")[0]
+    spellings = {name, normalized(name, engine)}
+    return any(spelling in known or any(other.startswith(spelling) for other in known) for spelling in spellings)
 
 
 def _needs_a_value(flag: str, catalog: Catalog) -> bool:

@@ -77,10 +77,7 @@ def _env_given(launch: LaunchInfo, lines: list[str]) -> dict[str, str]:
         if (found := _ENV_LINE.match(line)) is not None:
             given[found["name"]] = found["value"]
     if launch.command is not None:
-        for word in CommandLine.parse(launch.command).prefix:
-            name, equals, value = word.partition("=")
-            if equals:
-                given[name] = value
+        given.update(CommandLine.parse(launch.command).environment)
     return given
 
 

@@ -161,8 +161,7 @@ def _launch_value(name: str, launch: LaunchInfo, environment: bool) -> str | Non
         return None
     command = CommandLine.parse(launch.command)
     if environment:
-        given = dict(word.partition("=")[::2] for word in command.prefix if "=" in word)
-        return given.get(name)
+        return command.environment.get(name)
     options = dict(command.options)
     return " ".join(options[name]) if name in options else None
 

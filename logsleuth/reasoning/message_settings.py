@@ -122,9 +122,8 @@ def settings_the_message_names(failure: Failure, launch: LaunchInfo) -> list[Nam
         return []
     command = CommandLine.parse(launch.command)
     found: list[NamedSetting] = []
-    for word in command.prefix:
-        name, equals, value = word.partition("=")
-        if equals and name.startswith(ENGINE_ENV_PREFIXES):
+    for name, value in command.environment.items():
+        if name.startswith(ENGINE_ENV_PREFIXES):
             key = name.removeprefix(next(p for p in ENGINE_ENV_PREFIXES if name.startswith(p)))
             if (setting := _setting(name, value, key, message, environment=True)) is not None:
                 found.append(setting)
