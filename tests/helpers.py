@@ -161,9 +161,13 @@ def append_as_read(path: Path, pieces: list[str], deadline: float = 60.0) -> thr
 
     def waits_at_the_end() -> bool:
         try:
+            state = Path(f"/proc/self/task/{main}/stat").read_text().rpartition(")")[2].split()[0]
             wchan = Path(f"/proc/self/task/{main}/wchan").read_text()
         except OSError:
-            wchan = "0"
+            state, wchan = "S", "0"
+        if state != "S":
+            return False  # running: it may be about to read again, and would take the next piece with this one
+        # wchan "0" while asleep: a kernel that hides it; the read position alone must do
         if wchan != "0" and not wchan.startswith(("poll_schedule_timeout", "do_select", "do_nanosleep", "hrtimer")):
             return False  # busy, or asleep on something else (the GIL): not yet waiting for the file
         size = path.stat().st_size

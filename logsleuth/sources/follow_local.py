@@ -166,7 +166,9 @@ def follow_local(path: str, *, poll: float = POLL_SECONDS, use_inotify: bool = T
 
     def chunks(offset: int) -> Iterator[bytes]:
         waiter = Waiter(path, poll, use_inotify=use_inotify)
-        handle = open(path, "rb")  # noqa: SIM115 - reopened on rotation
+        # Unbuffered: one read is one system call, so what a write added is handed on before the next look (a
+        # buffered read loops until its size or the end, and would join a write that lands meanwhile).
+        handle = open(path, "rb", buffering=0)  # noqa: SIM115 - reopened on rotation
         inode = os.fstat(handle.fileno()).st_ino
         handle.seek(offset)
         unannounced = False  # this look was not prompted by inotify
@@ -186,7 +188,7 @@ def follow_local(path: str, *, poll: float = POLL_SECONDS, use_inotify: bool = T
                 if current is not None and (current.st_ino != inode or current.st_size < handle.tell()):
                     # Rotated (new file under the name) or truncated: start over at its beginning.
                     handle.close()
-                    handle = open(path, "rb")  # noqa: SIM115
+                    handle = open(path, "rb", buffering=0)  # noqa: SIM115
                     inode = os.fstat(handle.fileno()).st_ino
                     yield RESTART
                     continue
