@@ -121,3 +121,15 @@ def test_a_listed_alias_gets_no_text_only_alternative() -> None:
     found = diagnosis_of(usage_error("vllm serve", "--dtype", ["auto", "half", "float16", "bfloat16", "float",
                                                                "float32"], "bf16"), engine="vllm", engine_version="0.11.2")
     assert found.fix is not None and [op.value for op in found.fix.flags] == ["bfloat16"] and not found.fix.alternatives
+
+
+def test_a_checkpoints_method_the_command_does_not_give_is_not_read_as_a_flag_value() -> None:
+    """With the pattern library loaded (the path users take): the command shown gives no --quantization, so the method
+    is the checkpoint's (config.json); the fix is a release that lists it, never a flag set to a listed method, which
+    cannot load a checkpoint made with another one."""
+    log = ("$ vllm serve /models/q --max-model-len 8192\n"
+           + quantization_refused("mxfp4", ["aqlm", "awq", "fp8", "gptq", "gptq_marlin"]))
+    found = diagnosis_of(log)
+    assert found.pattern == "rule-flag-checks-listed" and found.category == "quantization"
+    assert found.fix is not None and found.fix.flags == () and found.fix.command is None
+    assert "gives no --quantization" in found.root_cause and "a release that has 'mxfp4'" in found.fix.summary

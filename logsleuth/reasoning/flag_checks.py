@@ -276,6 +276,9 @@ def _unknown_listed(found: regex.Match[str], evidence: Evidence) -> Diagnosis | 
     best = fitting_choice(flag, value, choices)
     other = _OTHER_SOURCES.get(flag)
     source = f"{flag}, or {other}" if other else flag
+    from_checkpoint = bool(other and evidence.launch.command and not _command_gives(evidence, flag))
+    if from_checkpoint:
+        source = f"{other}: the command shown gives no {flag}, so the value is not the user's flag"
     cause = (f"The engine refused '{value}' as the {found['setting']}: the release that ran lists only "
              f"{', '.join(choices)}. The value comes from {source}.")
     if best is not None:
@@ -284,6 +287,9 @@ def _unknown_listed(found: regex.Match[str], evidence: Evidence) -> Diagnosis | 
                                                   flags=(FlagOp("set", flag, best),))
     else:
         fix = _unlisted_value_fix(flag, value, choices, evidence, other)
+    if from_checkpoint:  # the checkpoint's method, which this release cannot load: not a flag the user set
+        return _diagnosis("listed", f"the checkpoint's {found['setting']} is not one this release lists", "quantization",
+                          cause, fix, evidence, (f"the engine's check: {found.group(0)}",))
     return _diagnosis("listed", f"{flag} value is not one this release lists", "invalid-flag-value", cause, fix, evidence,
                       (f"the engine's check: {found.group(0)}",))
 
