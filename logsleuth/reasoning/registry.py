@@ -21,6 +21,7 @@ from logsleuth.reasoning.flag_checks import flag_checks
 from logsleuth.reasoning.general import categorize
 from logsleuth.reasoning.gguf_loader import gguf_loader
 from logsleuth.reasoning.hardware import gpu_arch_limit
+from logsleuth.reasoning.hidden_gpus import launch_hides_gpus
 from logsleuth.reasoning.input_limit import sglang_input_over_limit
 from logsleuth.reasoning.lora_adapter import lora_adapter, lora_adapter_not_found, lora_weight_unsupported
 from logsleuth.reasoning.model_files import model_files
@@ -37,6 +38,7 @@ Rule = Callable[[Evidence], Diagnosis | None]
 
 # In order: the first rule that answers wins.  Specific facts before general ones.
 RULES: tuple[Rule, ...] = (
+    launch_hides_gpus,  # CUDA_VISIBLE_DEVICES (or its ROCm, container kin) in front of the command leaving no GPU
     gpu_arch_limit,  # a dtype, kernel or build the GPU's architecture lacks (facts/gpus.toml)
     container_cuda_requirement,  # the container runtime refusing an image whose CUDA the host's driver lacks
     parallelism,  # parallel degrees against heads, experts and quantization blocks (facts/divisibility.toml)

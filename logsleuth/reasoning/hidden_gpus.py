@@ -1,0 +1,72 @@
+"""A launch that hides every GPU from the process it starts (issue 28: reason from the launch's own facts).
+
+CUDA reads CUDA_VISIBLE_DEVICES before the first device call: an empty value, or a first index that is invalid
+(`-1`), leaves no device visible ("If one of the indices is invalid, only the devices whose index precedes the
+invalid index are visible": the CUDA C Programming Guide, CUDA Environment Variables).  ROCm reads
+HIP_VISIBLE_DEVICES and ROCR_VISIBLE_DEVICES the same way, and the NVIDIA container toolkit mounts no GPU for
+NVIDIA_VISIBLE_DEVICES `void` or `none`.  The engine then finds no GPU and fails, or takes its code path for hosts
+without one (another platform, CPU-only imports), so what fails next says nothing of the engine's dependencies or
+settings: a missing module on that path is not one the release failed to install.
+
+Only the launch's own words decide: an assignment in front of the command the log or --cmd shows."""
+
+from __future__ import annotations
+
+from logsleuth.command_line import CommandLine
+from logsleuth.models import ENGINE_NAMES, Diagnosis, Fix
+from logsleuth.reasoning.evidence import Evidence
+
+RULE_ID = "rule-launch-hides-gpus"
+CATEGORY = "cuda-error"
+
+# The variables that choose the visible GPUs, and their values that leave none (lower-cased, stripped).
+_VISIBILITY = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES")
+_NONE_VISIBLE = {"", "-1", "none", "void", "nodevfiles"}
+
+
+def hiding_assignment(command: str | None) -> tuple[str, str] | None:
+    """The assignment in front of `command` that leaves no GPU visible: (name, value), else None."""
+    if not command:
+        return None
+    try:
+        environment = CommandLine.parse(command).environment
+    except ValueError:
+        return None  # a command line logsleuth cannot split: nothing to read from it
+    for name in _VISIBILITY:
+        value = environment.get(name)
+        if value is None:
+            continue
+        first = value.split(",")[0].strip().lower()
+        if first in _NONE_VISIBLE or (name != "NVIDIA_VISIBLE_DEVICES" and first.startswith("-")):
+            return name, value
+    return None
+
+
+def launch_hides_gpus(evidence: Evidence) -> Diagnosis | None:
+    hidden = hiding_assignment(evidence.launch.command)
+    if hidden is None:
+        return None
+    name, value = hidden
+    engine = evidence.launch.engine
+    engine_name = ENGINE_NAMES.get(engine or "", "The engine")
+    shown = f"{name}={value}" if value else f"{name}= (empty)"
+    root_cause = (f"The launch sets {shown} in front of the command, which leaves no GPU visible to the process it "
+                  f"starts. {engine_name} then finds no GPU and fails, or takes its code path for hosts without one, "
+                  "so the error below most likely follows from the hidden GPUs, not from a missing package or a "
+                  "setting (unless the server is meant to run without a GPU).")
+    fix = Fix(
+        summary=(f"If the server is meant to run on GPUs, launch with them visible: leave {name} out, or set it to the GPU indices the server should "
+                 "use (e.g. 0,1), then read what the launch says."),
+        steps=(f"nvidia-smi -L (rocm-smi on AMD) lists the GPUs of the host, and their indices for {name}",),
+    )
+    return Diagnosis(
+        pattern=RULE_ID,
+        title=f"The launch hides every GPU ({shown})",
+        category=CATEGORY,
+        root_cause=root_cause,
+        fix=fix,
+        engine=engine,
+        engine_version=evidence.launch.named_version,
+        basis="rule",
+        evidence=(f"the launch command: {shown} in front of the program", f"the failure: {evidence.failure.final.type}"),
+    )
