@@ -487,7 +487,7 @@ def _diagnose_group(
                 return replace(group, diagnosis=reasoned)
             return replace(group, diagnosis=engine_unknown_diagnosis(pattern))
         launch = replace(launch, engine=pattern.engine)  # its engine's own words: positive evidence
-    fix = build_fix(pattern.fix, group.failure, found.captures, launch)
+    fix = build_fix(pattern.fix, group.failure, found.captures, launch, lines=[*group.other_messages, *lines])
     if pattern.fixed_in:
         known = launch.named_version
         fix = with_upgrade(fix, pattern.fixed_in, launch.engine or pattern.engine, known)

@@ -238,6 +238,8 @@ class FailureGroup:
     firsts: tuple[Occurrence, ...] = ()  # the first occurrence in each source, in the order the sources came
     # The fingerprint of the fleet's root failure when this group is its cascade on other hosts (fleet.py).
     cascade_of: str | None = None
+    # The final messages of later occurrences worded otherwise than the first (each rank's own numbers or GPU).
+    other_messages: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

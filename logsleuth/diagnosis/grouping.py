@@ -182,13 +182,20 @@ class _Group:
     host_counts: dict[str, int] = field(default_factory=dict)
     rank_counts: dict[str, int] = field(default_factory=dict)
     firsts: dict[str, Occurrence] = field(default_factory=dict)  # source -> its earliest occurrence
+    other_messages: list[str] = field(default_factory=list)  # later occurrences' own wording (a rank's own GPU)
 
     def add(self, failure: Failure, source: str, host: str | None) -> None:
         where = failure.meta.host or host
         self.add_copies(source, failure.meta.rank_label, where, 1)
+        self._note_message(failure.final.message)
         seen = self.firsts.get(source)
         if seen is None or failure.offset < seen.offset:  # a source may be read from its end backwards
             self.firsts[source] = Occurrence(source, where, failure.meta.timestamp, failure.line, failure.offset)
+
+    def _note_message(self, message: str) -> None:
+        if (message != self.failure.final.message and message not in self.other_messages
+                and len(self.other_messages) < _MAX_OTHER_MESSAGES):
+            self.other_messages.append(message)
 
     def add_copies(self, source: str, rank: str | None, where: str | None, count: int) -> None:
         self.count += count
@@ -207,6 +214,8 @@ class _Group:
             _count(self.host_counts, self.hosts, host, count)
         self.sources.extend(source for source in other.sources if source not in self.sources)
         self.cascade.extend(other.cascade)
+        for message in (other.failure.final.message, *other.other_messages):
+            self._note_message(message)
         for source, occurrence in other.firsts.items():
             seen = self.firsts.get(source)
             if seen is None or occurrence.offset < seen.offset:
@@ -339,12 +348,14 @@ class Grouper:
                 host_counts=tuple(group.host_counts.items()),
                 rank_counts=tuple(group.rank_counts.items()),
                 firsts=tuple(group.firsts[source] for source in group.sources if source in group.firsts),
+                other_messages=tuple(group.other_messages),
             )
             for group in groups
         ]
 
 
 _MAX_CASCADE = 1000  # kill notices kept per group (they repeat the same few lines)
+_MAX_OTHER_MESSAGES = 8  # distinct wordings kept beside the first occurrence's
 
 
 def replace_order(group: _Group, order: int) -> _Group:
@@ -352,4 +363,5 @@ def replace_order(group: _Group, order: int) -> _Group:
 
     return replace(group, order=order, ranks=list(group.ranks), hosts=list(group.hosts),
                    sources=list(group.sources), cascade=list(group.cascade), host_counts=dict(group.host_counts),
-                   rank_counts=dict(group.rank_counts), firsts=dict(group.firsts))
+                   rank_counts=dict(group.rank_counts), firsts=dict(group.firsts),
+                   other_messages=list(group.other_messages))

@@ -7,7 +7,7 @@ engine version (catalog.py).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -26,6 +26,7 @@ def build_fix(
     captures: dict[str, str],
     launch: LaunchInfo,
     builders: Mapping[str, Builder] = BUILDERS,
+    lines: Sequence[str] = (),
 ) -> Fix | None:
     if not fix_data:
         return None
@@ -50,7 +51,7 @@ def build_fix(
             return None  # a user pattern naming a builder this version does not have (reported at load)
         return builder(context, data)
 
-    context = FixContext(failure, captures, launch, command, catalog, build)
+    context = FixContext(failure, captures, launch, command, catalog, build, lines)
 
     fix = build(fix_data)
     fix = fit_to_command(fix, command) if fix is not None else None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +26,8 @@ class FixContext:
     # Builds another `[fix]`-shaped table (static or naming a builder) for this failure: a builder's
     # `alternatives` go through it, so an alternative can be built too.
     build: Callable[[dict[str, Any]], Fix | None] = lambda _data: None
+    # Other occurrences' messages grouped with this failure (each rank's own wording), then lines read with it.
+    lines: Sequence[str] = ()
 
     def alternatives(self, data: dict[str, Any]) -> tuple[Fix, ...]:
         """The `alternatives` of a builder's table, each built for this failure."""

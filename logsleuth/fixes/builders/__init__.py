@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from logsleuth.fixes.builders import (
     arguments,
+    dtype,
     lora,
     memory,
     parallel,
@@ -52,5 +53,6 @@ BUILDERS: dict[str, Builder] = {
     "vllm_invalid_value": vllm_arguments.vllm_invalid_value,
     "vllm_switch_given_value": vllm_arguments.vllm_switch_given_value,
     "vllm_config_choice": vllm_arguments.vllm_config_choice,
+    "vllm_half_precision": dtype.vllm_half_precision,
     "vllm_config_out_of_range": vllm_arguments.vllm_config_out_of_range,
 }
