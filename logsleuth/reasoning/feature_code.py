@@ -24,6 +24,7 @@ from logsleuth.fixes import static_catalogs
 from logsleuth.fixes.release_flags import range_note
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Failure, LaunchInfo
+from logsleuth.reasoning.frame_shapes import raised_while_importing
 from logsleuth.redact import secret_by_name
 
 _OFF = frozenset({"0", "false", "no", "off", ""})
@@ -99,7 +100,8 @@ def _settings_on(feature: Feature, launch: LaunchInfo, options: dict[str, list[s
 def feature_at_fault(failure: Failure, launch: LaunchInfo, engine: str | None, lines: list[str]) -> FeatureAtFault | None:
     """The feature of the table whose code the failure ran in, the innermost such frame's first, when the launch turns
     it on; None otherwise."""
-    if engine not in ENGINE_NAMES:
+    if engine not in ENGINE_NAMES or raised_while_importing(failure):
+        # Raised while modules were being imported: an import runs whatever the flags, so no feature's flag is at fault.
         return None
     blocks, raised_there = _where(failure, engine)
     if not blocks:

@@ -31,7 +31,7 @@ from logsleuth.reasoning.call_frames import (
     shows_no_frame,
     wrapper_call_into_engine,
 )
-from logsleuth.reasoning.category_score import UNCLASSIFIED, best_row
+from logsleuth.reasoning.category_score import MISSING_LINE, UNCLASSIFIED, best_row
 from logsleuth.reasoning.engine_api_calls import (
     SIGNATURE,
     UnseenCaller,
@@ -46,6 +46,7 @@ from logsleuth.reasoning.engine_api_calls import (
 )
 from logsleuth.reasoning.evidence import Evidence
 from logsleuth.reasoning.feature_code import feature_steps, flags_named
+from logsleuth.reasoning.frame_shapes import shape_of
 from logsleuth.reasoning.guidance_text import (
     PARSER_CATEGORIES,
     compiled_op_steps,
@@ -81,7 +82,10 @@ def categorize(evidence: Evidence) -> Diagnosis:
     said = _cut_message_words(evidence)
     listed = _drivers_of_a_frameless_call(evidence)
     wrapper = launch.wrapper or (joined([driver.name for driver in listed]) if listed else None)
-    quantized = launch_quantization(launch, [*failure.context, *evidence.lines])
+    cut = names_no_cause(failure)
+    # A launch's flag alone never decides what a cut traceback's missing line said: the quantization the launch asks
+    # for is no evidence of what failed while the model was built (stop 47); the frames' shape may be.
+    quantized = None if cut else launch_quantization(launch, [*failure.context, *evidence.lines])
     found = best_row(failure, site_words=said, wrapper=launch.wrapper, quantized=quantized, engine=engine)
     if found is not None and found[0].category == "parallel-config" and splits_over_one_gpu(evidence):
         # One GPU splits nothing: a size the message finds indivisible is the kernel's or the checkpoint's
@@ -94,6 +98,13 @@ def categorize(evidence: Evidence) -> Diagnosis:
         # the launch names when the refusing class is no engine's.
         found = best_row(failure, frozenset({found[0].category}), said, launch.wrapper, quantized, engine)
     found = _root_of_the_chain(failure, found)
+    shape = shape_of(failure) if cut else None
+    shape_row = table().row(shape.category) if shape is not None else None
+    if shape is not None and shape_row is not None:
+        # The frames' shape says which kind of step failed, whatever subsystem the innermost frame runs in.
+        found = (shape_row, [f"the frames' shape, {shape.reading}; {MISSING_LINE}"])
+    else:
+        shape = None
     misfit = caller_misfit(failure) or override_misfit(failure, bool(launch.wrapper or failure_wrappers(failure)))
     wrapper_row = table().wrapper_call_row()
     if misfit is not None and wrapper_row is not None and (found is None or found[0].category != wrapper_row.category):
@@ -162,8 +173,8 @@ def categorize(evidence: Evidence) -> Diagnosis:
         pin = wrapper_pin([*failure.context, *evidence.lines, *evidence.earlier], engine)
         aligned = release_alignment(pin, engine, version, launch.wrapper, listed)
     meaning = CATEGORIES.get(row.category, row.category)
-    title = render_words(row.title, engine, version, wrapper)
-    checks = row_checks(row, engine, version, wrapper, failure_texts(failure))
+    title = render_words(shape.title if shape is not None and shape.title else row.title, engine, version, wrapper)
+    checks = shape.checks if shape is not None else row_checks(row, engine, version, wrapper, failure_texts(failure))
     feature = _feature_steps(evidence) if row.category not in PARSER_CATEGORIES else ()
     if feature and all(any(flag in check for check in checks) for flag in flags_named(feature[0])):
         feature = ()  # the row's own check already says which flag to leave out (a check written for this message)
@@ -195,11 +206,20 @@ def categorize(evidence: Evidence) -> Diagnosis:
                        *misfit_steps(misfit, engine, version),
                        *aligned[0],
                        *checks),
-                needs_input=aligned[1]),
+                needs_input=(*aligned[1], *_missing_line(evidence))),
         engine=engine,
         engine_version=version,
         basis="general",
     )
+
+
+def _missing_line(evidence: Evidence) -> tuple[str, ...]:
+    """What to paste when the traceback was cut before its exception line: that line, which alone says what failed."""
+    if not names_no_cause(evidence.failure):
+        return ()
+    return ("The exception line the paste cut: the `Type: message` line CPython prints right after the last frame "
+            "(the first line at the left margin below it). Until it is seen, what failed is read from the frames "
+            "alone, or unknown.",)
 
 
 def _refused_by_no_engines_class(failure: Failure) -> bool:
@@ -327,7 +347,8 @@ def _unclassified(evidence: Evidence) -> Diagnosis:
             f"No pattern or rule of logsleuth names this failure, and its words, type and frames point to no "
             f"category. What a {kind} generally means is below."
         ),
-        fix=Fix(summary=f"General checks for a {kind}:", steps=(*_limit_steps(evidence), *_feature_steps(evidence), *guidance.checks)),
+        fix=Fix(summary=f"General checks for a {kind}:", steps=(*_limit_steps(evidence), *_feature_steps(evidence), *guidance.checks),
+                needs_input=_missing_line(evidence)),
         engine=evidence.launch.engine,
         engine_version=evidence.launch.engine_version,
         basis="general",

@@ -1,0 +1,55 @@
+"""What the shape of a cut traceback's innermost frames says failed (issue 28, stop 47).
+
+A traceback the paste cut before its `Type: message` line keeps only where the process was.  The subsystem its
+innermost frame runs in is a guess at what failed (a graph runner's frame under a failure that was no graph's), but
+some shapes of the frames say which kind of step failed whatever the subsystem or the launch's flags: an import chain
+(import-time), a JIT compile chain, a layer's constructor allocating weights, the engine's check of its arguments.
+facts/frame_shapes.toml holds the shapes, each with the code that has it.  `raised_while_importing` is also read for a
+whole traceback: an import-time failure does not depend on a feature's flag (reasoning/feature_code.py)."""
+
+from __future__ import annotations
+
+from logsleuth.facts.frame_shapes import FrameShape, frame_shapes
+from logsleuth.models import Failure, Frame
+from logsleuth.reasoning.category_score import called_by
+
+
+def _frames(failure: Failure) -> list[Frame]:
+    """The final exception's frames, CPython's frozen import machinery (`<frozen importlib._bootstrap>`) left out: it
+    only carries an import from one statement to the module's body."""
+    return [frame for frame in failure.final.frames if not frame.file.startswith("<frozen")]
+
+
+def _fits(shape: FrameShape, frame: Frame, innermost: bool) -> bool:
+    if frame.function in shape.functions or any(fragment in frame.file for fragment in shape.paths):
+        return True
+    if frame.source and any(pattern.search(frame.source) for pattern in shape.sources):
+        return True
+    # The innermost frame kept, cut right after its call: the function it calls is the frame the paste lost.
+    return innermost and called_by(frame) in shape.functions
+
+
+def shape_of(failure: Failure) -> FrameShape | None:
+    """The first shape of facts/frame_shapes.toml the failure's innermost frames have, or None."""
+    frames = _frames(failure)
+    if not frames:
+        return None
+    last = frames[-1]
+    for shape in frame_shapes():
+        if shape.files and not any(fragment in last.file for fragment in shape.files):
+            continue
+        if shape.innermost_functions and last.function not in shape.innermost_functions:
+            continue
+        innermost = frames[-shape.innermost:]
+        if shape.every and len(innermost) < shape.innermost:
+            continue
+        fitting = [_fits(shape, frame, frame is last) for frame in innermost]
+        if all(fitting) if shape.every else any(fitting):
+            return shape
+    return None
+
+
+def raised_while_importing(failure: Failure) -> bool:
+    """The failure was raised while modules were being imported (an import chain of innermost frames), cut or not."""
+    found = shape_of(failure)
+    return found is not None and found.shape == "import"
