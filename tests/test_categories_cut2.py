@@ -76,8 +76,10 @@ def test_a_quantized_launch_decides_no_category_of_a_cut_in_the_model_loader(lau
     diagnosis = _diagnosis(launch + CUT_LOADER)
     assert diagnosis.category != "quantization", diagnosis.root_cause
     assert not diagnosis.title.startswith(QUANTIZED_TITLE) and quoted not in diagnosis.root_cause
-    # the line that would say what failed is asked for
+    # the line that would say what failed is asked for; the quantization is named only as general guidance
     assert diagnosis.fix is not None and any("right after the last frame" in need for need in diagnosis.fix.needs_input)
+    assert any(step.startswith("General guidance, not the category: the launch asks for a quantization")
+               and quoted in step for step in diagnosis.fix.steps)
 
 
 def test_the_same_cut_with_no_quantization_in_the_launch_is_no_quantization() -> None:

@@ -40,9 +40,6 @@ class CategoryRow:
     cut_frames: tuple[re.Pattern[str], ...] = ()  # "file function" of the frame a traceback cut before its exception line stopped in
     engine_message: bool = False  # counts only when the failure's type and message are an engine's own check's (its template)
     other_program: bool = False  # counts only for a usage error whose argparse program is not the engine's
-    # counts only for a traceback cut before its exception line inside the model loader of a launch that asks for a
-    # quantization (reasoning/launch_quantization.py)
-    launch_quantized: bool = False
     # counts only when the failure's type is one of `types` (a row whose raise_frames hold other checks too)
     types_needed: bool = False
     # its frames and cut_frames also read the module an engine's message shown without frames is raised in
@@ -127,7 +124,6 @@ def _row(entry: dict[str, object]) -> CategoryRow:
         cut_frames=tuple(re.compile(word, re.MULTILINE) for word in strings("cut_frames")),
         engine_message=bool(entry.get("engine_message", False)),
         other_program=bool(entry.get("other_program", False)),
-        launch_quantized=bool(entry.get("launch_quantized", False)),
         types_needed=bool(entry.get("types_needed", False)),
         raising_module=bool(entry.get("raising_module", False)),
     )

@@ -207,14 +207,14 @@ def _said_above(row: CategoryRow, said_texts: Sequence[tuple[str, str]]) -> tupl
 
 def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str], wrapped: bool,
            cut_at: Frame | None, word_texts: list[str], said_texts: Sequence[tuple[str, str]] = (),
-           quantized: str | None = None, site: Frame | None = None) -> tuple[int, list[str]]:
+           site: Frame | None = None) -> tuple[int, list[str]]:
     """How strongly the failure's evidence points to `row`, and what pointed (for the root cause's prose); `wrapped`:
     a program that runs the engine made the failing call (made_by_a_wrapper); `cut_at`: the frame a traceback cut
     before its exception line stopped in whose subsystem a row names (_cut_subsystem_frame); `word_texts`: `texts`
     with the code names CPython quotes masked (_names_masked), the same for every row, so made once by the caller;
     `said_texts`: for a traceback cut before its exception line, the lines kept just before it (an error record above
     it, the sentence a person wrote to say what failed), whose plain words then count as the message's would;
-    `quantized`: the quantization the launch asks for (reasoning/launch_quantization.py); `site`: the module the
+    `site`: the module the
     engine's code raises the message from, when the paste does not show it (message_site.raising_frame), read as the
     raising frame by the row's `frames`, `raise_frames` and `cut_frames`."""
     types = {name for block in failure.exceptions for name in type_names(block.type)}
@@ -252,15 +252,7 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
         return 0, []
     if row.types_needed and not any(t in row.types for block in failure.exceptions for t in type_names(block.type)):
         return 0, []
-    loader = cut_in_model_loader(failure) if row.launch_quantized and quantized else None
-    if row.launch_quantized and loader is None:
-        return 0, []
     score, why = 0, []
-    if loader is not None:
-        # As strong as a message's words: the only evidence of what failed the paste keeps, beside the stage.
-        score += WORD_WEIGHT
-        why.append(f"a launch that asks for a quantization ({quantized}) and a traceback cut inside the model loader "
-                   f"({package_path(loader.file)} in {loader.function}), {MISSING_LINE}")
     if importing:
         score += AT_IMPORT_WEIGHT
         raised = package_path(failure.final.frames[-1].file)
@@ -355,12 +347,11 @@ def _names_masked(text: str) -> str:
 
 
 def best_row(failure: Failure, leave_out: frozenset[str] = frozenset(), site_words: tuple[str, ...] = (),
-             wrapper: str | None = None, quantized: str | None = None, engine: str | None = None
+             wrapper: str | None = None, engine: str | None = None
              ) -> tuple[CategoryRow, list[str]] | None:
     """The category the evidence points to most strongly (ties: the row written first), with what pointed;
     never one of `leave_out`.  `site_words`: the message the raising check prints, when the paste cut the failure's;
-    `wrapper`: the program the log shows running the engine (LaunchInfo.wrapper); `quantized`: the quantization the
-    launch asks for (reasoning/launch_quantization.py); `engine`: the decided engine, whose code alone says where a
+    `wrapper`: the program the log shows running the engine (LaunchInfo.wrapper); `engine`: the decided engine, whose code alone says where a
     message the paste shows no frame of was raised (message_site.raising_frame)."""
     texts = [*exception_lines(failure), *site_words]
     files = [frame.file for frame in failure.final.frames[-INNERMOST_FRAMES:]]
@@ -379,7 +370,7 @@ def best_row(failure: Failure, leave_out: frozenset[str] = frozenset(), site_wor
     for row in table().rows:
         if row.category in leave_out:
             continue
-        score, why = _score(row, failure, texts, files, wrapped, cut_at, word_texts, said_texts, quantized, site)
+        score, why = _score(row, failure, texts, files, wrapped, cut_at, word_texts, said_texts, site)
         if not score:
             continue
         if row.category == UNCLASSIFIED:

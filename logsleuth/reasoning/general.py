@@ -31,7 +31,7 @@ from logsleuth.reasoning.call_frames import (
     shows_no_frame,
     wrapper_call_into_engine,
 )
-from logsleuth.reasoning.category_score import MISSING_LINE, UNCLASSIFIED, best_row
+from logsleuth.reasoning.category_score import MISSING_LINE, UNCLASSIFIED, best_row, cut_in_model_loader
 from logsleuth.reasoning.engine_api_calls import (
     SIGNATURE,
     UnseenCaller,
@@ -83,20 +83,17 @@ def categorize(evidence: Evidence) -> Diagnosis:
     listed = _drivers_of_a_frameless_call(evidence)
     wrapper = launch.wrapper or (joined([driver.name for driver in listed]) if listed else None)
     cut = names_no_cause(failure)
-    # A launch's flag alone never decides what a cut traceback's missing line said: the quantization the launch asks
-    # for is no evidence of what failed while the model was built (stop 47); the frames' shape may be.
-    quantized = None if cut else launch_quantization(launch, [*failure.context, *evidence.lines])
-    found = best_row(failure, site_words=said, wrapper=launch.wrapper, quantized=quantized, engine=engine)
+    found = best_row(failure, site_words=said, wrapper=launch.wrapper, engine=engine)
     if found is not None and found[0].category == "parallel-config" and splits_over_one_gpu(evidence):
         # One GPU splits nothing: a size the message finds indivisible is the kernel's or the checkpoint's
         # limit (a quantization kernel's tile on the full size), not a parallel degree's.
-        found = best_row(failure, frozenset({"parallel-config"}), said, launch.wrapper, quantized, engine)
+        found = best_row(failure, frozenset({"parallel-config"}), said, launch.wrapper, engine=engine)
         found = (found[0], [*found[1], "a launch with tensor parallelism 1 (nothing split)"]) if found else None
     if (found is not None and found[0].in_engine_code and engine_code_of(failure) is None
             and engine_object_class(failure) is None and (engine is None or _refused_by_no_engines_class(failure))):
         # A bug of which engine? Neither the frames nor the launch say: not a claim to make.  Nor a bug of the engine
         # the launch names when the refusing class is no engine's.
-        found = best_row(failure, frozenset({found[0].category}), said, launch.wrapper, quantized, engine)
+        found = best_row(failure, frozenset({found[0].category}), said, launch.wrapper, engine=engine)
     found = _root_of_the_chain(failure, found)
     shape = shape_of(failure) if cut else None
     shape_row = table().row(shape.category) if shape is not None else None
@@ -197,6 +194,7 @@ def categorize(evidence: Evidence) -> Diagnosis:
         fix=Fix(summary=f"General checks for {row.category}:",
                 steps=(*platform_steps(failure, engine),
                        *_limit_steps(evidence),
+                       *_quantized_launch_steps(evidence),
                        *feature,
                        *(compiled_op_steps(failure, engine, named_release, launch.engine_version_source)
                          if row.category == "dependency-version" else ()),
@@ -211,6 +209,22 @@ def categorize(evidence: Evidence) -> Diagnosis:
         engine_version=version,
         basis="general",
     )
+
+
+def _quantized_launch_steps(evidence: Evidence) -> tuple[str, ...]:
+    """A traceback cut while the model was built, in a launch that asks for a quantization: the quantization named as
+    a thing to rule out, in general guidance, never as the category (a launch's setting says nothing of what the cut
+    exception line said: stop 47, the blind split's quantization guesses)."""
+    failure = evidence.failure
+    loader = cut_in_model_loader(failure)
+    quantized = launch_quantization(evidence.launch, [*failure.context, *evidence.lines]) if loader else None
+    if loader is None or not quantized:
+        return ()
+    return (f"General guidance, not the category: the launch asks for a quantization ({quantized}) and the traceback "
+            f"stops while the model was built ({package_path(loader.file)} in {loader.function}). The quantized layers "
+            "are one part of the model that can fail there (their kernels on this GPU, their sizes against the "
+            "tensor-parallel split); the exception line says whether they did, and the same model unquantized tells "
+            "it apart.",)
 
 
 def _missing_line(evidence: Evidence) -> tuple[str, ...]:
@@ -347,7 +361,8 @@ def _unclassified(evidence: Evidence) -> Diagnosis:
             f"No pattern or rule of logsleuth names this failure, and its words, type and frames point to no "
             f"category. What a {kind} generally means is below."
         ),
-        fix=Fix(summary=f"General checks for a {kind}:", steps=(*_limit_steps(evidence), *_feature_steps(evidence), *guidance.checks),
+        fix=Fix(summary=f"General checks for a {kind}:", steps=(*_limit_steps(evidence), *_quantized_launch_steps(evidence), *_feature_steps(evidence),
+                                                                  *guidance.checks),
                 needs_input=_missing_line(evidence)),
         engine=evidence.launch.engine,
         engine_version=evidence.launch.engine_version,
