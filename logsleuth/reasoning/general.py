@@ -97,7 +97,10 @@ def categorize(evidence: Evidence) -> Diagnosis:
     found = _root_of_the_chain(failure, found)
     shape = shape_of(failure) if cut else None
     shape_row = table().row(shape.category) if shape is not None else None
-    if shape is not None and shape_row is not None:
+    if shape is not None and shape_row is not None and found is not None and found[0].category == shape.category:
+        # A row of the same category already read more (the package being imported): its words stay, the shape added.
+        found, shape = (found[0], [*found[1], f"the frames' shape, {shape.reading}"]), None
+    elif shape is not None and shape_row is not None:
         # The frames' shape says which kind of step failed, whatever subsystem the innermost frame runs in.
         found = (shape_row, [f"the frames' shape, {shape.reading}; {MISSING_LINE}"])
     else:
