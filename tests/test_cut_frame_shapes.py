@@ -8,7 +8,8 @@ vllm-project/vllm#17018: a JIT compile chain; vllm-project/vllm#14092: a layer's
 - a JIT compile chain (flashinfer's build_and_load) is the toolchain's, not the attention backend's subsystem;
 - a layer's constructor under make_layers names both readings (memory, a config's size);
 - the engine's argument validation (check_server_args) is invalid-flag-value;
-- where no shape decides, the report asks for the line right after the last frame."""
+- where no shape decides, the report asks for the line right after the last frame, and a category read from the
+  innermost frame's subsystem alone is labelled a guess."""
 
 from __future__ import annotations
 
@@ -141,3 +142,28 @@ run_chat()
     diagnosis = _diagnosis(_cut_before_the_raise(printed))
     assert diagnosis.category == "unclassified", diagnosis.root_cause
     assert diagnosis.fix is not None and any("right after the last frame" in need for need in diagnosis.fix.needs_input)
+
+
+def test_a_category_read_from_the_innermost_subsystem_alone_is_labelled_a_guess() -> None:
+    from tests.test_cut_tracebacks import ENGINE_CORE
+
+    diagnosis = _diagnosis(cut_after(ENGINE_CORE, "self._initialize_kv_caches(config)"))
+    assert diagnosis.category == "kv-cache-memory"
+    assert "That is a guess from where the process was, not a finding" in diagnosis.root_cause
+    assert diagnosis.fix is not None and "(a guess from the innermost frame's subsystem)" in diagnosis.fix.summary
+
+
+def test_a_shape_s_reading_is_no_guess() -> None:
+    printed = real_traceback('''
+class ServerArgs:
+    def __post_init__(self):
+        self.check_server_args()
+
+    def check_server_args(self):
+        raise ValueError("the settings do not fit")
+
+
+ServerArgs().__post_init__()
+''', "sglang/srt/server_args.py")
+    diagnosis = _diagnosis(cut_after(printed, "self.check_server_args()"))
+    assert "a guess" not in diagnosis.root_cause

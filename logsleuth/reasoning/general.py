@@ -97,6 +97,7 @@ def categorize(evidence: Evidence) -> Diagnosis:
     found = _root_of_the_chain(failure, found)
     shape = shape_of(failure) if cut else None
     shape_row = table().row(shape.category) if shape is not None else None
+    read_from_shape = shape_row is not None  # what failed is read from the frames' shape, not guessed from a subsystem
     if shape is not None and shape_row is not None and found is not None and found[0].category == shape.category:
         # A row of the same category already read more (the package being imported): its words stay, the shape added.
         found, shape = (found[0], [*found[1], f"the frames' shape, {shape.reading}"]), None
@@ -173,6 +174,7 @@ def categorize(evidence: Evidence) -> Diagnosis:
         pin = wrapper_pin([*failure.context, *evidence.lines, *evidence.earlier], engine)
         aligned = release_alignment(pin, engine, version, launch.wrapper, listed)
     meaning = CATEGORIES.get(row.category, row.category)
+    guessed = cut and not read_from_shape and row.category != UNCLASSIFIED and _placed_by_subsystem_alone(why)
     title = render_words(shape.title if shape is not None and shape.title else row.title, engine, version, wrapper)
     checks = shape.checks if shape is not None else row_checks(row, engine, version, wrapper, failure_texts(failure))
     feature = _feature_steps(evidence) if row.category not in PARSER_CATEGORIES else ()
@@ -190,11 +192,14 @@ def categorize(evidence: Evidence) -> Diagnosis:
         root_cause=(
             f"{title}. No pattern or rule of logsleuth names this failure; the likeliest category is "
             f"{row.category} ({meaning}), read from {joined(why)}."
+            + (" That is a guess from where the process was, not a finding: what failed is unknown until the exception "
+               "line is seen." if guessed else "")
             if row.category != UNCLASSIFIED else
             f"{title}. No pattern or rule of logsleuth names this failure, and what it shows ({joined(why)}) names the "
             f"stage that failed, not a category."
         ),
-        fix=Fix(summary=f"General checks for {row.category}:",
+        fix=Fix(summary=(f"General checks for {row.category} (a guess from the innermost frame's subsystem):" if guessed
+                         else f"General checks for {row.category}:"),
                 steps=(*platform_steps(failure, engine),
                        *_limit_steps(evidence),
                        *_quantized_launch_steps(evidence),
@@ -228,6 +233,15 @@ def _quantized_launch_steps(evidence: Evidence) -> tuple[str, ...]:
             "are one part of the model that can fail there (their kernels on this GPU, their sizes against the "
             "tensor-parallel split); the exception line says whether they did, and the same model unquantized tells "
             "it apart.",)
+
+
+def _placed_by_subsystem_alone(why: list[str]) -> bool:
+    """The reading of a cut traceback rests on the innermost frame's subsystem alone: no words (the person's sentence,
+    an error record above it, a cut message's template) and no frame shape said what failed."""
+    by_subsystem = any(reason.startswith("the innermost frame's subsystem") for reason in why)
+    by_words = any(reason.startswith(("the words of a line", "the message's words", "the message template"))
+                   for reason in why)
+    return by_subsystem and not by_words
 
 
 def _missing_line(evidence: Evidence) -> tuple[str, ...]:
