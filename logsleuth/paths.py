@@ -25,6 +25,10 @@ def bundled_patterns_dir() -> Path:
 
     Found through that package's own path, not importlib.resources, whose import (with tempfile) costs
     ~8 ms of every run.  The package is always installed unpacked (a wheel, pipx, an editable checkout);
-    logsleuth is never imported from a zip."""
+    logsleuth is never imported from a zip.  A checkout's own `patterns/` comes first: a second checkout (a git
+    worktree) run with PYTHONPATH would otherwise read the editable install's, another checkout's library."""
+    checkout = Path(__file__).resolve().parent.parent
+    if (checkout / "patterns" / "__init__.py").is_file() and (checkout / "pyproject.toml").is_file():
+        return checkout / "patterns"
     package = importlib.import_module("logsleuth.patterns")
     return Path(next(iter(package.__path__)))
