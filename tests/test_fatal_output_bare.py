@@ -189,8 +189,12 @@ def test_a_kernels_device_assert_line_alone_is_a_device_assert(line: str) -> Non
 
 
 def test_a_host_c_assert_is_no_device_assert() -> None:
-    # glibc's assert closes the condition with a quote, not a backtick: a C program's, not a kernel's
-    assert not diagnose_text("python: main.c:12: main: Assertion `x > 0' failed.\n", OPTIONS).failures
+    # glibc's assert closes the condition with a quote, not a backtick: a C program's abort (native_asserts.py), not a
+    # kernel's device assert
+    kind, message, category = primary("python: main.c:12: main: Assertion `x > 0' failed.\n")
+    assert kind == "Assertion failed"
+    assert message == "main.c:12: main: Assertion `x > 0' failed."
+    assert category != "device-assert"
 
 
 @pytest.mark.parametrize(("said", "category"), [

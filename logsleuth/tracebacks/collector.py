@@ -44,6 +44,7 @@ from logsleuth.tracebacks.grammar import (
     native_header,
     runtime_fact,
     shell_notice,
+    usage_message_cut,
 )
 from logsleuth.tracebacks.raising_statement import (
     STRIPPED_FRAME,
@@ -174,6 +175,10 @@ class Collector:
             if stripped.startswith(("Extension modules:", "<no Python frame>", "Stack (most recent", "Binary file")):
                 return 1
             return 0
+        if phase is Phase.MESSAGE and self.kind == "usage":
+            # an argparse error whose message the line's wrap cut: its next line is its rest (grammar.usage_message_cut)
+            wrapped = kind is not LineKind.BLANK and usage_message_cut(self._usage_message())
+            return 2 if wrapped and self._message_line(kind, text, line) else 0
         if phase is Phase.MESSAGE:
             if kind is LineKind.BLANK:
                 return 1
@@ -261,6 +266,14 @@ class Collector:
         failure (torch/_dynamo/exc.py BackendCompilerFailed: f"backend={name!r} raised:\n{type}: {inner}")."""
         return self.kind == "traceback" and self.message_lines == 0 and self.last is LineKind.EXCEPTION \
             and self.texts[-1].rstrip().endswith((" raised:", " error:"))
+
+    def _usage_message(self) -> str:
+        """An argparse error's message: its line's, and the rest a wrap put on the lines after it (accepts)."""
+        m = USAGE_ERROR.match(self.texts[0])
+        message = m["msg"].strip() if m else self.texts[0].strip()
+        for text in self.texts[1:]:
+            message = f"{message} {text.strip()}" if not message.endswith("(") else message + text.strip()
+        return message
 
     def _ray_task_error_header(self) -> bool:
         """The exception line just read is Ray's re-raise of a remote task's error, `ray.exceptions.
@@ -353,7 +366,7 @@ class Collector:
             exceptions = parse_faulthandler(texts)
         elif self.kind == "usage":
             m = USAGE_ERROR.match(texts[0])
-            exceptions = (ExceptionBlock(type="UsageError", message=m["msg"].strip() if m else texts[0]),)
+            exceptions = (ExceptionBlock(type="UsageError", message=self._usage_message()),)
             program = m["prog"] if m else None
         elif self.kind == "abort" and (cpp := CPP_TERMINATE.match(texts[0])):
             exceptions = (ExceptionBlock(type=cpp["type"], message=_what(texts[1:])),)

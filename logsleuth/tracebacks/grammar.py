@@ -25,6 +25,7 @@ from logsleuth.ingest.line_shapes import (  # noqa: F401 - re-exported: the gram
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import FACT_PREFIX, FailureKind
 from logsleuth.tracebacks.cpp_names import demangled
+from logsleuth.tracebacks.native_asserts import native_report
 from logsleuth.tracebacks.typeless_errors import http_status_before, typeless_error
 
 REPEATED_LINE = compile_lazily(r"^\s*\[Previous line repeated (?P<n>\d+) more times?\]\s*$")
@@ -80,7 +81,15 @@ EMBEDDED = compile_lazily(
 )
 # An exception a sentence quotes without marks: "When I start it I get ValueError: … and it stops."  A sentence
 # may say anything, so such a line is the failure only of a paste that has no other (a fallback).
-INLINE_EXCEPTION = compile_lazily(r"(?:^|\s)(?P<failure>(?:[A-Za-z_]\w*+\.)*+[A-Z]\w*?(?:Error|Exception): \S.*)$")
+# Prose in Chinese, Japanese or Korean puts no space before it (`启动就报错RuntimeError: …，怎么办`, `报错：ValueError: …`), nor
+# do French guillemets (`«ValueError: …»`): after such a character the type starts too (its name is ASCII, so a long
+# run of those characters is scanned once), and the sentence's own punctuation after the message ends it.
+_WIDE_PROSE = "\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff01-\uff60\u00ab"
+INLINE_EXCEPTION = compile_lazily(
+    rf"(?:^|\s|(?<=[{_WIDE_PROSE}]))(?P<failure>(?:[A-Za-z_][A-Za-z0-9_]*+\.)*+[A-Z][A-Za-z0-9_]*?(?:Error|Exception): \S.*)$"
+)
+WIDE_PROSE_CHAR = compile_lazily(rf"[{_WIDE_PROSE}]")
+WIDE_SENTENCE_END = compile_lazily(r"\s*[\uff0c\u3002\uff1f\uff01\uff1b\u300d\u300f\u3011\uff09\u00bb]")
 # An exception line a reader retyped in lower case (`valueerror: loading … requires you to execute …`,
 # `runtimeerror: cuda error: out of memory`): CPython never prints a type so, so the type is restored from the
 # classes it can name (`known_exception_type`), and the line is a fallback like INLINE_EXCEPTION.
@@ -116,6 +125,25 @@ USAGE_ERROR = compile_lazily(
     r"^(?:(?!(?:clang|amdclang|hipcc|nvcc|gcc|g\+\+|c\+\+|ld(?:\.lld)?|srun|sbatch|salloc|slurmstepd)(?:\+\+)?: )(?P<prog>[\w./\-]+(?: [\w\-]+)?): |(?=error: (?:unrecognized arguments: |the following arguments are required: "
     r"|argument -{1,2}[\w\-]+(?:/-{1,2}[\w\-]+)*: |ambiguous option: )))error: (?P<msg>.+)$"
 )
+# argparse's error message cut where a terminal or a paste wrapped it (`launch_server.py: error: the following arguments
+# are` + `required: --model-path` on the next line): its own wordings (CPython Lib/argparse.py: "the following arguments
+# are required: %s", "unrecognized arguments: %s", "argument %s: invalid choice: %r (choose from %s)", "ambiguous option:
+# %s could match %s") stop short, at a colon or a comma, or inside the choices' parenthesis.  The next line is its rest.
+_USAGE_WORDINGS = ("the following arguments are required:", "unrecognized arguments:", "ambiguous option:")
+USAGE_MESSAGE_CUT = compile_lazily(r"(?:[:,]|\(choose from[^)]{0,4000})$")
+MAX_USAGE_MESSAGE = 4096  # characters of a wrapped usage message joined: argparse's choices lists are shorter
+
+
+def usage_message_cut(message: str) -> bool:
+    """Whether an argparse error's message stops where the line was wrapped, its rest on the next line."""
+    message = message.rstrip()
+    if not message or len(message) > MAX_USAGE_MESSAGE:
+        return False
+    if any(wording.startswith(message) and wording != message for wording in _USAGE_WORDINGS):
+        return True  # a wording cut in its middle (`the following arguments are`)
+    return USAGE_MESSAGE_CUT.search(message[-4000:]) is not None
+
+
 # argparse's error line after words of the user's on the same line (`报错日志：vllm serve: error: argument
 # --tool-call-parser: invalid choice: …`, zai-org/GLM-4.5#58; `I got: launch_server.py: error: unrecognized arguments: …`):
 # only argparse's own wordings after the program's name, which starts after white space or a colon (ASCII or
@@ -341,11 +369,17 @@ GLOG_ERROR = compile_lazily(
 WATCHDOG_TIMEOUT = "Watchdog caught collective operation timeout"
 WATCHDOG_EXCEPTION = "c10::DistBackendError"
 _WATCHDOG_EXCEPTION_TEXTS = (WATCHDOG_TIMEOUT, "Process group watchdog thread terminated with exception: ")
+# torch before 2.2 worded the watchdog's exit `[Rank N] NCCL watchdog thread terminated with exception: <what()>` and
+# terminated with a std::runtime_error of that text (ProcessGroupNCCL.cpp ncclCommWatchdog)
+OLD_WATCHDOG_EXIT = "] NCCL watchdog thread terminated with exception: "
+OLD_WATCHDOG_EXCEPTION = "std::runtime_error"
 
 
 def glog_record_type(message: str) -> str:
     """The type of a glog or c10 E record's failure: the exception the program builds from this very text when the
     record is one (the NCCL watchdog's timeout), else `ERROR`, the record's level (it names no exception)."""
+    if OLD_WATCHDOG_EXIT in message:
+        return OLD_WATCHDOG_EXCEPTION
     return WATCHDOG_EXCEPTION if any(text in message for text in _WATCHDOG_EXCEPTION_TEXTS) else "ERROR"
 
 
@@ -376,6 +410,8 @@ def shell_notice(text: str) -> tuple[str, str] | None:
 
 def native_header(text: str) -> tuple[str, str] | None:
     """(type, first message line) of a line that starts native fatal output, else None."""
+    if (reported := native_report(text)) is not None:
+        return reported  # a failed C/C++ assert, LLVM's fatal error (native_asserts.py)
     for literal, pattern, fixed_type in NATIVE_HEADERS:
         if not (literal in text if literal else glog_record(text, "F")):
             continue
@@ -487,7 +523,7 @@ FATAL_LINE_WORDS = ("rror", "atchdog", "undefined symbol", "max seq len", "place
                     "the checkpoint is very new", '"detail"', "OCI runtime", "fatal ", ": No module named ",
                     "not found", "Dumping input data", "failed for request", "Removing failed worker",
                     "ealth check failed", "The error from device", "tool choice requires", "The model does not support",
-                    "Assertion `", "CrashLoopBackOff", "Back-off restarting", "Crashed container",
+                    "Assertion `", "Assertion '", "ncclCommWatchdog()", "CrashLoopBackOff", "Back-off restarting", "Crashed container",
                     "Connection error")
 FATAL_LINES: tuple[tuple[re.Pattern[str], str | None], ...] = (
     # a kernel or library (flashinfer, sgl-kernel): `CUDA Error: <text> (700) <file>: line N at function F`
@@ -600,6 +636,10 @@ def inline_failure(text: str) -> str | None:
     if m is None or m.start("failure") == 0:
         return None  # at the line's start it is an exception line, which the grammar reads as such
     failure = m["failure"].rstrip()
+    if WIDE_PROSE_CHAR.search(text, 0, m.start("failure")) is not None:
+        # a sentence in wide script (or guillemets) around it: its punctuation after the message is the sentence's
+        end = WIDE_SENTENCE_END.search(failure)
+        failure = failure[:end.start()] if end is not None else failure
     return failure if STRICT_EXCEPTION_LINE.match(failure) else None
 
 

@@ -67,6 +67,7 @@ from logsleuth.tracebacks.grammar import (
     runtime_fact,
     said_failure,
     shell_notice,
+    usage_message_cut,
     without_ray_cause_guesses,
 )
 from logsleuth.tracebacks.interleave import MAX_INTERLEAVED, choose, in_step, redeal
@@ -452,8 +453,10 @@ class FailureScanner:
     def _start(self, kind: LineKind, text: str, line: LogLine) -> tuple[Collector, str] | None:
         """The collector a line starts (and the text it keeps of the line), or None."""
         new: Collector | None = None
-        if kind in (LineKind.OTHER, LineKind.EXCEPTION) and USAGE_ERROR.match(text):
-            new = Collector("usage", line, Phase.DONE, context=self._context())
+        if kind in (LineKind.OTHER, LineKind.EXCEPTION) and (usage := USAGE_ERROR.match(text)):
+            # a message the line's wrap cut takes its rest from the next line (Collector.accepts)
+            phase = Phase.MESSAGE if usage_message_cut(usage["msg"]) else Phase.DONE
+            new = Collector("usage", line, phase, context=self._context())
         elif text.startswith("terminate called") and CPP_TERMINATE.match(text):
             new = Collector("abort", line, Phase.MESSAGE, context=self._context())
         elif kind in (LineKind.OTHER, LineKind.EXCEPTION) and native_header(text) is not None:

@@ -84,6 +84,7 @@ from dataclasses import replace
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure
 from logsleuth.pydantic_display import without_pydantic_display
+from logsleuth.tracebacks.native_asserts import NATIVE_ASSERT_TYPE, assertion_tail_alone
 
 # Not a line the grammar reads as an exception line already (`openai.BadRequestError: Error code: 400 - …`).
 _NOT_TYPED = r"(?!\s*[\w.]+(?:Error|Exception): )"
@@ -149,12 +150,22 @@ ERROR_RESPONSE_TYPE = "BadRequestError"  # the ErrorResponse's `type` create_err
 LLMATCHER_ERROR = "LLMatcher error: "
 LLMATCHER_TYPE = "LLMatcher error"  # its type: a logged warning, no exception was raised
 # torch's NCCL watchdog text (ProcessGroupNCCL.cpp) outside the c10 record that logs it: its `WorkNCCL(…)` (whose
-# `Timeout(ms)=…` holds parentheses of its own) and its duration.
+# `Timeout(ms)=…` holds parentheses of its own) and its duration; or cut inside `WorkNCCL(…` where a paste hard-wrapped
+# the line (its duration then on the next line: sgl-project/sglang#3836, glued after another process's output).
 NCCL_WATCHDOG_WORDS = "Watchdog caught collective operation timeout: WorkNCCL("
 NCCL_WATCHDOG_EXCEPTION = "c10::DistBackendError"  # as grammar.WATCHDOG_EXCEPTION (which imports this module)
+# A frame of the NCCL watchdog thread's backtrace whose header (the exception's what()) the paste left out: torch's c10
+# backtrace row (`frame #6: c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x10c (0x… in …/libtorch_cuda.so)`) or glibc's
+# backtrace_symbols row as Ray prints it (`…/libtorch_cuda.so(+0xe321ca) [0x…] c10d::ProcessGroupNCCL::ncclCommWatchdog()`).
+# The watchdog thread's entry function (ProcessGroupNCCL.cpp) is in every such backtrace, once: the watchdog ended the
+# process on an exception it caught, whose text is not in the paste (vllm-project/vllm#9308, #7057).
+WATCHDOG_THREAD_FRAME = "c10d::ProcessGroupNCCL::ncclCommWatchdog()"
+WATCHDOG_FRAME_ROW = compile_lazily(r"(?:^|\s)(?:frame #\d{1,3}: |\S{1,400}\(\+0x[0-9a-f]{1,16}\) \[0x[0-9a-f]{1,16}\] )c10d::")
+WATCHDOG_UNPASTED_TYPE = "NCCL watchdog exception"  # its type: torch's C++ exception, its what() not pasted
+WATCHDOG_UNPASTED_MESSAGE = "the NCCL watchdog thread (c10d::ProcessGroupNCCL::ncclCommWatchdog) ended on an exception whose text is not in the paste"
 NCCL_WATCHDOG_TIMEOUT = compile_lazily(
-    r"^(?:.*?[\s\"'`:(])?(?P<msg>(?:\[Rank \d+\] )?Watchdog caught collective operation timeout: WorkNCCL\((?:[^()\n]|\([^()\n]{0,40}\)){0,600}\) "
-    r"ran for \d+ milliseconds before timing out\.?)"
+    r"^(?:.*?[\s\"'`:(])?(?P<msg>(?:\[Rank \d+\] )?Watchdog caught collective operation timeout: WorkNCCL\((?:[^()\n]|\([^()\n]{0,40}\)){0,600}"
+    r"(?:\) ran for \d+ milliseconds before timing out\.?|\(?[^()\n]{0,40}$))"
 )
 ENGINE_DID_NOT_START_WORDS = "failed to start"
 ENGINE_DID_NOT_START_TYPE = "launch failure"  # a launcher's report: the engine's own error is elsewhere
@@ -233,9 +244,9 @@ OPENAI_CLASSES = {400: "BadRequestError", 401: "AuthenticationError", 403: "Perm
 KERNEL_CUDA_WORDS = "CUDA error ("
 KERNEL_CUDA_ERROR = "CUDA error"  # its type: a kernel's C++ check printed it and exited, no Python exception
 WORDS = ("Value error, ", "Error code: ", "nvidia-container-cli", "OCI runtime", "undefined symbol", "(gcloud.", "error: ",
-         KERNEL_CUDA_WORDS, "Assertion `", "CUDA error: ",
+         KERNEL_CUDA_WORDS, "Assertion `", "Assertion '", "CUDA error: ",
          "fatal ", "error ", "Error executing job", "not found", "tool choice requires", "The model does not support",
-         LLMATCHER_ERROR, OPENAI_CONNECTION_WORDS, ENGINE_DID_NOT_START_WORDS, NCCL_WATCHDOG_WORDS, *(literal for literal, _, _ in ORCHESTRATION_LINES))
+         LLMATCHER_ERROR, OPENAI_CONNECTION_WORDS, ENGINE_DID_NOT_START_WORDS, NCCL_WATCHDOG_WORDS, WATCHDOG_THREAD_FRAME, *(literal for literal, _, _ in ORCHESTRATION_LINES))
 
 
 def openai_class(status: int) -> str:
@@ -269,6 +280,8 @@ def typeless_error(text: str) -> tuple[str, str, bool] | None:
         return KERNEL_CUDA_ERROR, checked, True
     if "Assertion `" in text and (m := DEVICE_ASSERT.match(text)) is not None:
         return DEVICE_ASSERT_TYPE, m["msg"].rstrip(), True
+    if (host_assert := assertion_tail_alone(text)) is not None:
+        return NATIVE_ASSERT_TYPE, host_assert, True  # a C/C++ assert's tail, its place lost (native_asserts.py)
     if (said := torch_cuda_error(text)) is not None:
         return KERNEL_CUDA_ERROR, said, True
     if ("error: " in text and (m := COMPILER_DIAGNOSTIC.match(text)) is not None) or (
@@ -296,6 +309,8 @@ def typeless_error(text: str) -> tuple[str, str, bool] | None:
         return NCCL_WATCHDOG_EXCEPTION, m["msg"], True
     if ENGINE_DID_NOT_START_WORDS in text and len(text) <= 4096 and (m := ENGINE_DID_NOT_START.match(text)) is not None:
         return ENGINE_DID_NOT_START_TYPE, m["msg"].rstrip("`'\""), True
+    if WATCHDOG_THREAD_FRAME in text and len(text) <= 4096 and WATCHDOG_FRAME_ROW.search(text) is not None:
+        return WATCHDOG_UNPASTED_TYPE, WATCHDOG_UNPASTED_MESSAGE, True
     if (unreached := connection_error(text)) is not None:
         return OPENAI_CONNECTION_TYPE, unreached, True
     return None
