@@ -35,7 +35,7 @@ _LIBRARY_FRAME = compile_lazily(r"(^|/)(torch|functools|contextlib|enum|asyncio|
 ENGINE_FRAME = compile_lazily(r"(^|/)(sglang|vllm)/")
 _SITE_PREFIX = compile_lazily(r"^.*/(site|dist)-packages/")
 # Packages that only dispatch a call (a web framework, Ray, a CLI parser): never the program that wrote the call.
-_DISPATCHER = compile_lazily(
+DISPATCHER = compile_lazily(
     r"(^|/)(ray|starlette|fastapi|uvicorn|anyio|uvloop|zmq|click|typer|fire|hydra|xoscar|msgspec|pydantic)/"
 )
 # A module made to run one engine, named after it: lm-eval's `vllm_causallms.py`, FastChat's `vllm_worker.py`,
@@ -111,7 +111,7 @@ def caller_misfit(failure: Failure) -> MisfitCall | None:
     if not own:
         return None
     frame = own[-1]
-    if _is_engine(frame) or _DISPATCHER.search(package_path(frame.file)):
+    if _is_engine(frame) or DISPATCHER.search(package_path(frame.file)):
         return None
     callee = signature["callee"]
     named_class = class_in_message(final.message)

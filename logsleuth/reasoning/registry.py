@@ -30,6 +30,7 @@ from logsleuth.reasoning.network import network
 from logsleuth.reasoning.parallelism import parallelism
 from logsleuth.reasoning.pooling_checkpoint import embedding_checkpoint
 from logsleuth.reasoning.remote_code import remote_code
+from logsleuth.reasoning.settings_keywords import settings_keyword
 from logsleuth.reasoning.shared_libraries import shared_library
 
 __all__ = ["RULES", "Evidence", "Rule", "reason"]
@@ -55,6 +56,7 @@ RULES: tuple[Rule, ...] = (
     model_files,  # a weights file given as the model, files missing from a checkpoint (facts/model_files.toml)
     dependencies.diagnose,  # a third-party import error against the release's pins (facts/requires.json)
     caller_imports_engine_name,  # another program importing a name the installed engine does not have
+    settings_keyword,  # a program building the engine's settings with a keyword of other releases, or one keyword twice
     flag_checks,  # the engine's own checks of its flags after parsing: one flag needs another, a value off its registry
 )
 
