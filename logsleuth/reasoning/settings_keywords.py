@@ -19,8 +19,10 @@ three are dataclasses, so CPython refuses the call by their fields:
   keyword argument").
 
 The engine is the one whose settings class refused: its frames, the raising line's call of the class, or the
-launch's engine when that engine defines the class; never a name in the message alone.  A keyword the log's command
-sets, or one no release has, stays with the readings of reasoning/general.py (the user's flag, a misspelling).
+launch's engine when that engine defines the class; never a name in the message alone.  A call at the top level of
+the user's own script or `python -c` is the user's own flag (unknown-flag, with the same releases); a keyword doubled
+inside the engine's own entry point, a keyword the log's command sets, or one no release has stays with the readings
+of reasoning/general.py (the user's flag, a misspelling).
 """
 
 from __future__ import annotations
