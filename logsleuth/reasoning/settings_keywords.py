@@ -61,6 +61,8 @@ _REFUSAL = compile_lazily(
 
 @dataclass(frozen=True)
 class Refusal:
+    """A settings class refusing a keyword of its caller: the class, its engine, the keyword and who called it."""
+
     settings_class: str
     engine: str
     keyword: str
