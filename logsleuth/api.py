@@ -40,8 +40,10 @@ from logsleuth.models import (
 from logsleuth.reading.reader import DEFAULT_MAX_BYTES, read_all, read_latest
 from logsleuth.reading.scan import ReadResult
 from logsleuth.reasoning import dependencies
+from logsleuth.reasoning.architecture_support import REGISTRY_PATTERNS, with_registry_releases
 from logsleuth.reasoning.engine_words import with_engine_words
 from logsleuth.reasoning.evidence import exception_lines
+from logsleuth.reasoning.model_type_support import MODEL_TYPE_PATTERN, with_model_type_releases
 from logsleuth.reasoning.package_site import package_site_of, with_package_site
 from logsleuth.reasoning.raise_site import site_of, with_raise_site, with_version_from_frames
 from logsleuth.reasoning.registry import Evidence, reason
@@ -501,6 +503,10 @@ def _diagnose_group(
         engine=launch.engine,
         engine_version=launch.engine_version,
     )
+    if pattern.id in REGISTRY_PATTERNS:
+        diagnosis = with_registry_releases(diagnosis, Evidence(group.failure, launch, lines))
+    if pattern.id == MODEL_TYPE_PATTERN:
+        diagnosis = with_model_type_releases(diagnosis, found.captures.get("model_type"), launch)
     return replace(group, diagnosis=dependencies.with_release_pins(diagnosis, Evidence(group.failure, launch, lines)))
 
 

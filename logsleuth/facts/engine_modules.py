@@ -75,11 +75,21 @@ def spans_of(versions: tuple[str, ...], indexed: tuple[str, ...]) -> str:
     return ", ".join(first if first == last else f"{first} to {last}" for first, last in runs)
 
 
-@lru_cache(maxsize=1)
-def _table() -> dict[str, Any]:
-    data = resources.files("logsleuth.facts").joinpath("engine_modules.json.gz").read_bytes()
+def gzipped_table(name: str) -> dict[str, Any]:
+    """A facts file of scripts/engine_index/ (gzipped JSON in logsleuth/facts/), read."""
+    data = resources.files("logsleuth.facts").joinpath(name).read_bytes()
     table: dict[str, Any] = json.loads(gzip.decompress(data))
     return table
+
+
+@lru_cache(maxsize=1)
+def _table() -> dict[str, Any]:
+    return gzipped_table("engine_modules.json.gz")
+
+
+def release_indices(runs: str) -> set[int]:
+    """Runs of release indices as the index writes them ("0-2,5-5") -> {0, 1, 2, 5}."""
+    return _indices(runs)
 
 
 def _indices(runs: str) -> set[int]:

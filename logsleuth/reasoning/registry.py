@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from logsleuth.models import Diagnosis
 from logsleuth.reasoning import dependencies
+from logsleuth.reasoning.architecture_support import architecture_support
 from logsleuth.reasoning.container_runtime import container_cuda_requirement
 from logsleuth.reasoning.engine_imports import caller_imports_engine_name
 from logsleuth.reasoning.evidence import Evidence
@@ -53,6 +54,7 @@ RULES: tuple[Rule, ...] = (
     embedding_checkpoint,  # an embedding model's checkpoint (bare base-model tensor names) built as a text generator
     gguf_loader,  # a GGUF file whose architecture transformers' GGUF support (or the gguf package) does not read
     model_inspection,  # vLLM's model inspection subprocess failing: its own error, not the architecture
+    architecture_support,  # an architecture the engine's registry lacks: the releases that register it (facts/engine_architectures.json.gz)
     model_files,  # a weights file given as the model, files missing from a checkpoint (facts/model_files.toml)
     dependencies.diagnose,  # a third-party import error against the release's pins (facts/requires.json)
     caller_imports_engine_name,  # another program importing a name the installed engine does not have

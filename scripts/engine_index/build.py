@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 import zipfile
+from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -286,6 +287,15 @@ def ship(output: Path, data: bytes, check: bool, script: str) -> int:
     output.write_bytes(data)
     print(f"{output}: {len(data)} bytes")
     return 0
+
+
+def ship_main(doc: str, output: Path, built: Callable[[Cache], bytes], script: str) -> int:
+    """The command line of a script that writes one facts file from the cache (module_names.py, classes.py,
+    architectures.py): write it, or with --check say whether the shipped one is what `built` makes."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 when the shipped file differs")
+    args = parser.parse_args()
+    return ship(output, built(Cache(DEFAULT_CACHE)), args.check, script)
 
 
 def main() -> int:

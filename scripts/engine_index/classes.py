@@ -12,7 +12,6 @@ bytes.
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import json
 import re
@@ -20,8 +19,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from build import OUTPUT_DIR, RELEASES, indexed, package_releases, ship  # noqa: E402
-from fetch import DEFAULT_CACHE, Cache, fetch_release  # noqa: E402
+from build import OUTPUT_DIR, RELEASES, indexed, package_releases, ship_main  # noqa: E402
+from fetch import Cache, fetch_release  # noqa: E402
 
 OUTPUT = OUTPUT_DIR / "engine_classes.json.gz"
 
@@ -75,10 +74,7 @@ def encoded(found: dict[str, list[str]]) -> bytes:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 when the shipped file differs")
-    args = parser.parse_args()
-    return ship(OUTPUT, encoded(defined_classes(Cache(DEFAULT_CACHE))), args.check, "scripts/engine_index/classes.py")
+    return ship_main(__doc__ or "", OUTPUT, lambda cache: encoded(defined_classes(cache)), "scripts/engine_index/classes.py")
 
 
 if __name__ == "__main__":

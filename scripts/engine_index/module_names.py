@@ -21,7 +21,6 @@ for both engines; read only when an import error names an engine module.
 
 from __future__ import annotations
 
-import argparse
 import ast
 import gzip
 import json
@@ -31,8 +30,8 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from build import OUTPUT_DIR, RELEASES, ship  # noqa: E402
-from fetch import DEFAULT_CACHE, Cache, fetch_release  # noqa: E402
+from build import OUTPUT_DIR, RELEASES, ship_main  # noqa: E402
+from fetch import Cache, fetch_release  # noqa: E402
 
 OUTPUT = OUTPUT_DIR / "engine_modules.json.gz"
 OPEN = "*"  # the name that marks a module whose names no statement shows (a module __getattr__, a star import)
@@ -189,10 +188,7 @@ def build(cache: Cache) -> bytes:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 when the shipped file differs")
-    args = parser.parse_args()
-    return ship(OUTPUT, build(Cache(DEFAULT_CACHE)), args.check, "scripts/engine_index/module_names.py")
+    return ship_main(__doc__ or "", OUTPUT, build, "scripts/engine_index/module_names.py")
 
 
 if __name__ == "__main__":
