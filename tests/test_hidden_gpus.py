@@ -53,3 +53,22 @@ def test_visible_gpus_leave_the_failure_to_the_other_rules(tmp_path: Path) -> No
 ])
 def test_which_assignments_hide_every_gpu(command: str | None, hidden: tuple[str, str] | None) -> None:
     assert hiding_assignment(command) == hidden
+
+
+@pytest.mark.parametrize("shell", [
+    'export CUDA_VISIBLE_DEVICES=""',  # on its own line, before a command the tracker does not take for the launch
+    "(venv) $ CUDA_VISIBLE_DEVICES= python serve_my_model.py",
+    "docker run --gpus all -e CUDA_VISIBLE_DEVICES=-1 my-image python serve_my_model.py",
+])
+def test_the_pastes_shell_hiding_every_gpu_counts_too(tmp_path: Path, shell: str) -> None:
+    found = diagnose_with_patterns(_log(tmp_path, "python serve_my_model.py").replace("$ python", f"{shell}\n$ python", 1))
+    assert found.pattern == "rule-launch-hides-gpus" and found.fix is not None and found.fix.flags == ()
+
+
+@pytest.mark.parametrize("line", [
+    "CUDA_VISIBLE_DEVICES=",  # an environment dump's line: it sets nothing for the launch
+    'export CUDA_VISIBLE_DEVICES=""\nexport CUDA_VISIBLE_DEVICES=0,1',  # the last value the shell gives decides
+])
+def test_a_dump_line_or_a_later_value_does_not(tmp_path: Path, line: str) -> None:
+    found = diagnose_with_patterns(_log(tmp_path, "python serve_my_model.py").replace("$ python", f"{line}\n$ python", 1))
+    assert found.pattern != "rule-launch-hides-gpus"

@@ -272,9 +272,36 @@ def shows_cpu_platform(text: str) -> bool:
 
 
 def shows_gpu(text: str) -> bool:
-    """The line names a GPU or its capability, or shows the CPU platform in its stead (what the launch tracker
-    keeps for the rules as the device lines)."""
-    return (any(cue in text for cue in _CUES) and bool(_from_line(text))) or shows_cpu_platform(text)
+    """The line names a GPU or its capability, shows the CPU platform in its stead, or a shell choosing the visible
+    GPUs (what the launch tracker keeps for the rules as the device lines)."""
+    return ((any(cue in text for cue in _CUES) and bool(_from_line(text))) or shows_cpu_platform(text)
+            or bool(visibility_assignments(text)))
+
+
+# The variables that choose the visible GPUs: CUDA's (the CUDA C Programming Guide, CUDA Environment Variables),
+# ROCm's, and the NVIDIA container toolkit's.
+VISIBILITY_VARIABLES = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES")
+# A shell setting one for what it runs: `export NAME=v`, `NAME=v program …` at the start of a (prompted) line, a
+# container's `-e NAME=v` / `--env NAME=v`.  An environment dump's bare `NAME=v` line sets nothing for the launch.
+_ASSIGNED = compile_lazily(
+    r"(?:^(?:\([^)\n]{1,40}\) )?(?:[^\s$#>]*[$#>] )?(?:export |env )?|(?<=\s)(?:export |-e |--env[ =]))"
+    r"""(?P<name>(?:CUDA|HIP|ROCR|NVIDIA)_VISIBLE_DEVICES)=(?P<value>"[^"\n]*"|'[^'\n]*'|[^\s;"']*)(?P<rest>[ \t;]+\S)?""",
+    re.MULTILINE,
+)
+
+
+def visibility_assignments(text: str) -> list[tuple[str, str]]:
+    """(name, value) of each visible-GPU variable the line's shell sets for what it runs, quotes removed; a bare
+    `NAME=v` counts only with a command after it or behind `export`, `env`, `-e`, `--env`."""
+    if "_VISIBLE_DEVICES=" not in text:
+        return []
+    found = []
+    for match in _ASSIGNED.finditer(text):
+        bare = not match.group(0).lstrip().startswith(("export", "env", "-e", "--env")) and "$ " not in match.group(0)
+        if bare and match["rest"] is None:
+            continue  # `CUDA_VISIBLE_DEVICES=0` alone on a line: a dump's, not a shell's
+        found.append((match["name"], match["value"].strip("\"'")))
+    return found
 
 
 def gpus_in(lines: Iterable[str]) -> list[Gpu]:

@@ -8,20 +8,27 @@ NVIDIA_VISIBLE_DEVICES `void` or `none`.  The engine then finds no GPU and fails
 without one (another platform, CPU-only imports), so what fails next says nothing of the engine's dependencies or
 settings: a missing module on that path is not one the release failed to install.
 
-Only the launch's own words decide: an assignment in front of the command the log or --cmd shows."""
+Only the launch's own words decide: an assignment in front of the command the log or --cmd shows, else the paste's
+shell setting one for what it runs (facts/gpus.py visibility_assignments; an environment dump's line sets nothing)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from logsleuth.command_line import CommandLine
+from logsleuth.facts.gpus import VISIBILITY_VARIABLES, visibility_assignments
 from logsleuth.models import ENGINE_NAMES, Diagnosis, Fix
 from logsleuth.reasoning.evidence import Evidence
 
 RULE_ID = "rule-launch-hides-gpus"
 CATEGORY = "cuda-error"
 
-# The variables that choose the visible GPUs, and their values that leave none (lower-cased, stripped).
-_VISIBILITY = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES")
-_NONE_VISIBLE = {"", "-1", "none", "void", "nodevfiles"}
+_NONE_VISIBLE = {"", "-1", "none", "void", "nodevfiles"}  # values that leave no GPU (lower-cased, stripped)
+
+
+def _hides(name: str, value: str) -> bool:
+    first = value.split(",")[0].strip().lower()
+    return first in _NONE_VISIBLE or (name != "NVIDIA_VISIBLE_DEVICES" and first.startswith("-"))
 
 
 def hiding_assignment(command: str | None) -> tuple[str, str] | None:
@@ -32,25 +39,34 @@ def hiding_assignment(command: str | None) -> tuple[str, str] | None:
         environment = CommandLine.parse(command).environment
     except ValueError:
         return None  # a command line logsleuth cannot split: nothing to read from it
-    for name in _VISIBILITY:
+    for name in VISIBILITY_VARIABLES:
         value = environment.get(name)
-        if value is None:
-            continue
-        first = value.split(",")[0].strip().lower()
-        if first in _NONE_VISIBLE or (name != "NVIDIA_VISIBLE_DEVICES" and first.startswith("-")):
+        if value is not None and _hides(name, value):
             return name, value
     return None
 
 
+def hiding_shell_line(lines: Sequence[str]) -> tuple[str, str] | None:
+    """The paste's shell leaving no GPU visible (`export CUDA_VISIBLE_DEVICES=`, `… -e CUDA_VISIBLE_DEVICES=-1`,
+    a prefix on a command the tracker does not take for the launch): the last value each variable is given decides."""
+    last: dict[str, str] = {}
+    for line in lines:
+        last.update(visibility_assignments(line))
+    return next(((name, value) for name, value in last.items() if _hides(name, value)), None)
+
+
 def launch_hides_gpus(evidence: Evidence) -> Diagnosis | None:
     hidden = hiding_assignment(evidence.launch.command)
+    where = "in front of the command"
+    if hidden is None:
+        hidden, where = hiding_shell_line(evidence.launch.gpu_lines), "in the shell that ran it"
     if hidden is None:
         return None
     name, value = hidden
     engine = evidence.launch.engine
     engine_name = ENGINE_NAMES.get(engine or "", "The engine")
     shown = f"{name}={value}" if value else f"{name}= (empty)"
-    root_cause = (f"The launch sets {shown} in front of the command, which leaves no GPU visible to the process it "
+    root_cause = (f"The launch sets {shown} {where}, which leaves no GPU visible to the process it "
                   f"starts. {engine_name} then finds no GPU and fails, or takes its code path for hosts without one, "
                   "so the error below most likely follows from the hidden GPUs, not from a missing package or a "
                   "setting (unless the server is meant to run without a GPU).")
@@ -68,5 +84,5 @@ def launch_hides_gpus(evidence: Evidence) -> Diagnosis | None:
         engine=engine,
         engine_version=evidence.launch.named_version,
         basis="rule",
-        evidence=(f"the launch command: {shown} in front of the program", f"the failure: {evidence.failure.final.type}"),
+        evidence=(f"the launch: {shown} {where}", f"the failure: {evidence.failure.final.type}"),
     )
