@@ -305,6 +305,8 @@ def _keyword_of_other_releases(evidence: Evidence, refusal: Refusal) -> Diagnosi
         return None  # no release has it: a misspelling or a fork's keyword, the general readings
     name = ENGINE_NAMES[engine]
     version = launch.engine_version if launch.engine == engine else None
+    if _command_line_only(engine, keyword, version):
+        return _not_a_field(evidence, refusal, version)
     if _users_own_code(refusal.caller, evidence):
         return _users_keyword(evidence, refusal, found, version)
     program = _program(refusal.caller, evidence)
@@ -347,6 +349,45 @@ def _keyword_of_other_releases(evidence: Evidence, refusal: Refusal) -> Diagnosi
     )
 
 
+def _command_line_only(engine: str, keyword: str, version: str | None) -> bool:
+    """The command line of the installed release (or, that release unknown, of every catalogued one) has a flag setting
+    `keyword`, yet the settings class refused it: the catalogs hold the whole server parser, whose front-end options
+    (vLLM's --port, --tool-call-parser) and AsyncEngineArgs-only fields are no field of EngineArgs, so the release is
+    not what differs and no release change helps."""
+    having = releases_taking(engine, keyword)[0]
+    installed = static_catalogs.release_named(engine, version)
+    if installed:
+        return installed in having
+    return having == tuple(static_catalogs.releases(engine))
+
+
+def _not_a_field(evidence: Evidence, refusal: Refusal, version: str | None) -> Diagnosis:
+    engine, keyword = refusal.engine, refusal.keyword
+    name = ENGINE_NAMES[engine]
+    flag = "--" + keyword.replace("_", "-")
+    where = f"{name} {version}" if version else f"every catalogued {name} release"
+    return Diagnosis(
+        pattern=RULE_ID,
+        title=f"{keyword} is an option of {name}'s command line, not a field of its {refusal.settings_class}",
+        category="unknown-flag",
+        root_cause=(f"The code ({_where(refusal.caller)}) passes the keyword {keyword} to {name}'s "
+                    f"{refusal.settings_class}, which has no such field. The command line of {where} has {flag}, "
+                    f"but it sets it elsewhere (a server or front-end option, a field of another settings class, or "
+                    f"a flag kept after its field moved), so a release change does not make the call work."),
+        fix=Fix(summary=(f"Leave {keyword} out of the {refusal.settings_class} call (give it where that option is "
+                         f"taken: the server's command line or the class that has the field)."),
+                steps=(f"pip show {engine} (the installed release)",)),
+        references=("CPython: '<Class>.__init__() got an unexpected keyword argument' for a dataclass's fields",
+                    "fixes/catalogs: each release's flags and the settings field each sets (dest), for the whole "
+                    "server parser"),
+        engine=engine,
+        engine_version=version,
+        basis="rule",
+        evidence=(f"the failure: {evidence.failure.final.type}: {evidence.failure.final.message.strip().splitlines()[0]}",
+                  f"the call: {_where(refusal.caller)}"),
+    )
+
+
 def _users_keyword(evidence: Evidence, refusal: Refusal, found: KeywordReleases, version: str | None) -> Diagnosis:
     """The user's own script (or `python -c`) passing a keyword the installed release's settings class lacks: the
     user's flag, an unknown flag (the category table's tie), answered with the releases that take it."""
@@ -379,18 +420,9 @@ def _users_keyword(evidence: Evidence, refusal: Refusal, found: KeywordReleases,
 
 def _what_to_align(refusal: Refusal, found: KeywordReleases, program: str, name: str,
                    version: str | None) -> tuple[str, tuple[str, ...]]:
-    """The fix's summary and what the user is asked: the installed release's flag kept for the command line only
-    (no release change helps), else the releases the program was written for against the installed one."""
+    """The fix's summary and what the user is asked: the releases the program was written for against the installed
+    one (a keyword the installed release's command line has is _not_a_field's)."""
     keyword = refusal.keyword
-    installed = static_catalogs.release_named(refusal.engine, version)
-    if installed and installed in releases_taking(refusal.engine, keyword)[0]:
-        # The installed release's parser has the flag, yet its settings class refused the keyword: the flag is kept for
-        # the command line alone (a deprecated alias whose field moved), so no release change helps this call.
-        return ((f"{name} {installed}'s command line still has --{keyword.replace('_', '-')}, but its "
-                 f"{refusal.settings_class} has no field {keyword}: the flag is kept for the command line only. "
-                 f"{_opening(program)} must drop or rename the keyword (a release of {program} made for {name} "
-                 f"{installed})."),
-                (f"which release of {program} runs: a release made for {name} {installed} drops or renames {keyword}",))
     where = f"{name} {version}" if version else f"the installed {name}"
     return ((f"{_opening(program)} passes {keyword}= to {name}'s {refusal.settings_class}, which {where} does not take: "
              f"it was written for a {name} that takes it ({found.surely}, of the catalogued releases). Install the "
