@@ -297,7 +297,11 @@ def visibility_assignments(text: str) -> list[tuple[str, str]]:
         return []
     found = []
     for match in _ASSIGNED.finditer(text):
-        bare = not match.group(0).lstrip().startswith(("export", "env", "-e", "--env")) and "$ " not in match.group(0)
+        said = match.group(0).lstrip()
+        container = said.startswith(("-e", "--env"))
+        if match["name"] == "NVIDIA_VISIBLE_DEVICES" and not container:
+            continue  # the container toolkit reads it when a container is made, from its environment: `-e` only
+        bare = not container and not said.startswith(("export", "env")) and "$ " not in said
         if bare and match["rest"] is None:
             continue  # `CUDA_VISIBLE_DEVICES=0` alone on a line: a dump's, not a shell's
         found.append((match["name"], match["value"].strip("\"'")))

@@ -9,26 +9,58 @@ without one (another platform, CPU-only imports), so what fails next says nothin
 settings: a missing module on that path is not one the release failed to install.
 
 Only the launch's own words decide: an assignment in front of the command the log or --cmd shows, else the paste's
-shell setting one for what it runs (facts/gpus.py visibility_assignments; an environment dump's line sets nothing)."""
+shell setting one for what it runs (facts/gpus.py visibility_assignments; an environment dump's line sets nothing;
+NVIDIA_VISIBLE_DEVICES only as a container's `-e`).  And only for a failure hidden GPUs explain: the device runtime
+finding none, or an import on the no-GPU path; never for a launch that asks for another device (`--device cpu`)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from logsleuth.command_line import CommandLine
 from logsleuth.facts.gpus import VISIBILITY_VARIABLES, visibility_assignments
+from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Diagnosis, Fix
 from logsleuth.reasoning.evidence import Evidence
 
 RULE_ID = "rule-launch-hides-gpus"
 CATEGORY = "cuda-error"
 
-_NONE_VISIBLE = {"", "-1", "none", "void", "nodevfiles"}  # values that leave no GPU (lower-cased, stripped)
+# Values that leave no GPU (lower-cased, stripped): CUDA's and ROCm's an empty list or an invalid first index; the
+# container toolkit's `void` and `none` (NVIDIA Container Toolkit docs, "GPU Enumeration").
+_NONE_VISIBLE = {"", "-1"}
+_TOOLKIT_NONE = {"", "void", "none"}
+
+# The failures hidden GPUs explain: the device runtime finding none (CUDA's "no CUDA-capable device is detected",
+# torch's "No CUDA GPUs are available", "Found no NVIDIA driver", a device count of 0, an invalid ordinal, the engine
+# finding no platform), or an import on the engine's path for hosts without a GPU.  Any other failure keeps the
+# readings that fit it (a hidden GPU is then no cause of a shape mismatch or a refused flag).
+_DEVICE_WORDS = compile_lazily(
+    r"no CUDA-capable device|No CUDA GPUs are available|no NVIDIA driver|CUDA driver initialization failed"
+    r"|invalid device ordinal|device count(?: is|:)? 0|(?:No|no) (?:HIP|ROCm|AMD) GPUs?|No platform detected"
+    r"|Failed to infer device type|torch\.cuda\.is_available\(\)|cudaGetDeviceCount|hipGetDeviceCount"
+    r"|no accelerator|device_count\(\) (?:==|returned) 0",
+    re.IGNORECASE,
+)
+_IMPORT_FAILURES = ("ModuleNotFoundError", "ImportError")
+# A launch that asks for another device on purpose: `--device cpu` (vLLM up to 0.10, SGLang's --device), the target
+# device vLLM's build or VLLM_TARGET_DEVICE names.
+_OTHER_DEVICE = compile_lazily(r"(?:^|\s)--device[= ](?:cpu|xpu|tpu|hpu|neuron|npu|mps)\b|VLLM_TARGET_DEVICE=(?!cuda)\w")
 
 
 def _hides(name: str, value: str) -> bool:
     first = value.split(",")[0].strip().lower()
-    return first in _NONE_VISIBLE or (name != "NVIDIA_VISIBLE_DEVICES" and first.startswith("-"))
+    if name == "NVIDIA_VISIBLE_DEVICES":
+        return first in _TOOLKIT_NONE
+    return first in _NONE_VISIBLE or first.startswith("-")
+
+
+def _explained_by_hidden_gpus(evidence: Evidence) -> bool:
+    final = evidence.failure.final
+    if any(block.type.rsplit(".", 1)[-1] in _IMPORT_FAILURES for block in evidence.failure.exceptions):
+        return True
+    return bool(_DEVICE_WORDS.search(f"{final.type}: {final.message}"))
 
 
 def hiding_assignment(command: str | None) -> tuple[str, str] | None:
@@ -40,6 +72,8 @@ def hiding_assignment(command: str | None) -> tuple[str, str] | None:
     except ValueError:
         return None  # a command line logsleuth cannot split: nothing to read from it
     for name in VISIBILITY_VARIABLES:
+        if name == "NVIDIA_VISIBLE_DEVICES":
+            continue  # the container toolkit reads it when a container is made (`-e`), not from a command's prefix
         value = environment.get(name)
         if value is not None and _hides(name, value):
             return name, value
@@ -56,6 +90,8 @@ def hiding_shell_line(lines: Sequence[str]) -> tuple[str, str] | None:
 
 
 def launch_hides_gpus(evidence: Evidence) -> Diagnosis | None:
+    if not _explained_by_hidden_gpus(evidence) or _OTHER_DEVICE.search(evidence.launch.command or ""):
+        return None
     hidden = hiding_assignment(evidence.launch.command)
     where = "in front of the command"
     if hidden is None:
