@@ -135,7 +135,7 @@ def mutate(log: bytes, mutations: list[tuple[str, int, int, bytes]]) -> bytes:
 # CI later found two more inside a line, where text follows the run: a lazy `.*?` before `\s*$` (the one-line errors of
 # tracebacks/typeless_errors.py) and `(?:\s|\.\.\.+|…)+$`, exponential on a run of dots (facts/message_templates.py).
 _RUNS = {"letters": b"A", "digits": b"1", "spaces": b" ", "colons": b":", "dotted": b"a.", "spaced words": b"got ",
-         "dots": b".", "tabs": b"\t"}
+         "dots": b".", "tabs": b"\t", "class words": b"ForA"}
 
 
 @pytest.mark.parametrize("placement", ["a line of its own", "the exception's message", "inside the exception's message"])
@@ -169,10 +169,13 @@ _ONE_LINE_ERRORS = {
     "pydantic": "  Value error, the model's length {run} is too large [type=value_error, input_value=1, input_type=int]",
     "hydra": "Error executing job with overrides: ['a=1', {run} 'b=2']",
     "undefined symbol": "libcudart.so.12: undefined symbol: cudaFoo, version {run} libcudart.so.12",
+    "llvm": "LLVM ERROR: Cannot select {run} x",
+    "architecture": "ValueError: Qwen{run}ForCausalLM has no vLLM implementation and the Transformers implementation is "
+                    "not compatible with vLLM.",
 }
 
 
-@pytest.mark.parametrize("run", ["spaces", "dots", "tabs", "spaced words"])
+@pytest.mark.parametrize("run", ["spaces", "dots", "tabs", "spaced words", "class words"])
 @pytest.mark.parametrize("shape", sorted(_ONE_LINE_ERRORS))
 def test_a_long_run_inside_a_one_line_error_is_read_in_linear_time(shape: str, run: str) -> None:
     fill = (_RUNS[run] * (MAX_LINE_BYTES // len(_RUNS[run]) - 200)).decode()

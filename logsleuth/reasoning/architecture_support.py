@@ -36,7 +36,8 @@ RULE_ID = "rule-architecture-not-registered"
 REGISTRY_PATTERNS = frozenset({"vllm-unsupported-architecture", "sglang-unsupported-architecture"})
 ENGINES = ("vllm", "sglang")
 # An architecture is a class name: `Qwen3ForCausalLM`, `LlamaModel`, `GPT2LMHeadModel`, `QWenLMHeadModel`.
-_CLASS = r"[A-Z]\w*?(?:For[A-Z]\w*|Model|LM)\b"
+# One whole word (possessive, bounded: linear on a 64 KiB line); the message around it says it is an architecture.
+_CLASS = r"\b[A-Z]\w{0,200}+\b"
 _REFUSALS = compile_lazily(
     r"Model architectures \[(?P<listed>[^\]]{1,2000})\] (?:are|is) not supported\b"
     rf"|Unsupported architectures?: (?P<sglang>{_CLASS})"

@@ -33,7 +33,8 @@ ASSERT_PLACE = compile_lazily(
 )
 MAX_ASSERT_HEAD = 4096  # characters before `Assertion` read: an assert's place and function are far shorter
 # (after white space or the quote a sentence opens: "the error is `LLVM ERROR: Cannot select: …`", state-spaces/mamba#173)
-LLVM_ERROR = compile_lazily(r"^(?:.{0,300}[\s`'\"(])?LLVM ERROR: (?P<msg>\S.{0,4000}?)[`'\"]?\.?\s*$")
+# The message runs to the line's end (possessive: linear on a long line); its closing quote and dot are cut in code.
+LLVM_ERROR = compile_lazily(r"^(?:.{0,300}[\s`'\"(])?LLVM ERROR: (?P<msg>\S.*+)$")
 
 
 # The assert's tail alone, its place lost (an issue title that quotes it: `[Bug] Assertion `idx < size()' failed.`,
@@ -66,7 +67,7 @@ def native_assertion(text: str) -> tuple[str, str] | None:
 def llvm_error(text: str) -> tuple[str, str] | None:
     """(type, message) of LLVM's `LLVM ERROR: <reason>`, else None."""
     m = LLVM_ERROR.match(text) if "LLVM ERROR: " in text else None
-    return (LLVM_ERROR_TYPE, m["msg"].rstrip()) if m is not None else None
+    return (LLVM_ERROR_TYPE, m["msg"].rstrip().rstrip(".").rstrip("`'\"").rstrip()) if m is not None else None
 
 
 def native_report(text: str) -> tuple[str, str] | None:
