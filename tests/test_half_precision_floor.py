@@ -54,3 +54,19 @@ def test_on_a_mixed_host_the_oldest_gpu_decides() -> None:
     found = report.failures[0].diagnosis
     assert found is not None and found.fix is not None and found.fix.flags == ()
     assert "Tesla P40" in found.fix.summary
+
+
+def test_a_volta_gpu_on_a_release_whose_docs_require_7_5_gets_no_dtype_change() -> None:
+    launch = _LAUNCH.replace("0.8.5", "0.31.0")
+    found = _diagnosis(launch + _refused("Tesla V100-SXM2-32GB", "7.0"))
+    assert found.fix is not None and found.fix.flags == () and "below the 7.5 vLLM 0.31.0 requires" in found.fix.summary
+
+
+def test_a_volta_gpu_on_an_older_release_gets_float16_and_on_an_unknown_one_the_later_floor_is_said() -> None:
+    older = _diagnosis(_LAUNCH + _refused("Tesla V100-SXM2-32GB", "7.0"))
+    assert older.fix is not None and [op.value for op in older.fix.flags] == ["half"]
+    assert not any("from 0.31.0" in step for step in older.fix.steps)
+    unknown = _diagnosis(_LAUNCH.replace("INFO 05-01 10:00:01 vLLM API server version 0.8.5\n", "")
+                         + _refused("Tesla V100-SXM2-32GB", "7.0"))
+    assert unknown.fix is not None and [op.value for op in unknown.fix.flags] == ["half"]
+    assert any("7.5 from 0.31.0" in step for step in unknown.fix.steps)

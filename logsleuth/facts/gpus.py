@@ -18,6 +18,8 @@ from logsleuth.lazyre import compile_lazily
 Capability = tuple[int, int]
 
 _TABLE = Path(__file__).resolve().parent / "gpus.toml"
+# The check that lists each GPU with its compute capability (nvidia-smi's own query fields), for the rules and fixes.
+CHECK_GPU = "nvidia-smi --query-gpu=name,compute_cap --format=csv"
 
 
 @dataclass(frozen=True, slots=True)

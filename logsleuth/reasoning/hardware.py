@@ -23,7 +23,7 @@ from logsleuth.reasoning.evidence import Evidence, exception_lines
 from logsleuth.reasoning.hardware_limits import Limit, compiler_limit_in, limit_in
 
 PATTERN_ID = "rule-gpu-arch-unsupported"
-CHECK_GPU = "nvidia-smi --query-gpu=name,compute_cap --format=csv"
+CHECK_GPU = facts.CHECK_GPU
 CHECK_TORCH = 'python -c "import torch; print(torch.cuda.get_device_capability(), torch.cuda.get_arch_list())"'
 
 

@@ -1,17 +1,20 @@
 """Fixes that change the dtype a model runs in, for a GPU that lacks one (bfloat16 before compute capability 8.0).
 
-float16 runs on the GPUs the engine supports; a GPU below what the engine's build runs on at all (vLLM: 7.0,
-facts/gpus.toml `vllm-cuda`) fails again in another kernel whatever the dtype.  The message may name several GPUs
+float16 runs on the GPUs the engine supports; a GPU below what the engine's build runs on at all (vLLM: 7.0, and 7.5
+from 0.31.0 by its docs: facts/gpus.toml `vllm-cuda`, `vllm-cuda-0.31.0`) fails again in another kernel whatever the
+dtype.  The message may name several GPUs
 (one per rank or per run, in mixed hosts): the oldest decides."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from logsleuth.facts.gpus import Capability, feature, parse_capability, show
+from logsleuth.facts.gpus import CHECK_GPU, Capability, feature, parse_capability, show
 from logsleuth.fixes.context import FixContext
 from logsleuth.lazyre import compile_lazily_regex
 from logsleuth.models import Fix
+from logsleuth.versions import version_key
 
 # vLLM's check_if_supports_dtype: "… Your Tesla P40 GPU has compute capability 6.1."
 _STATED = compile_lazily_regex(r"Your (?P<gpu>.+?) GPU has compute capability (?P<cc>\d+\.\d+)")
@@ -24,17 +27,41 @@ def _oldest_gpu(ctx: FixContext) -> tuple[str, Capability] | None:
     return min(stated, key=lambda item: item[1]) if stated else None
 
 
+def _floor(version: str | None) -> tuple[Capability, str]:
+    """vLLM's documented floor for the release (7.0; 7.5 from 0.31.0) and how it is said; the release unknown, or
+    between the two documented ones, the lower one with the higher named."""
+    lower, recent = feature("vllm-cuda"), feature("vllm-cuda-0.31.0")
+    assert lower is not None and lower.minimum is not None and recent is not None and recent.minimum is not None
+    since = recent.key.rsplit("-", 1)[-1]
+    key, since_key = version_key(version or ""), version_key(since)
+    if key is not None and since_key is not None and key >= since_key:
+        return recent.minimum, f"the {show(recent.minimum)} vLLM {version} requires"
+    return lower.minimum, (f"the {show(lower.minimum)} every vLLM release requires (its docs say "
+                           f"{show(recent.minimum)} from {since})")
+
+
 def vllm_half_precision(ctx: FixContext, data: dict[str, Any]) -> Fix | None:
-    """The pattern's float16 fix, unless a GPU the message names is below what vLLM runs on at all."""
-    floor = feature("vllm-cuda")
+    """The pattern's float16 fix, unless a GPU the message names is below what the vLLM release runs on at all."""
     oldest = _oldest_gpu(ctx)
-    if floor is None or floor.minimum is None or oldest is None or oldest[1] >= floor.minimum:
-        return ctx.build({key: value for key, value in data.items() if key != "builder"})
+    floor, said = _floor(ctx.launch.named_version)
+    if oldest is None or oldest[1] >= floor:
+        fix = ctx.build({key: value for key, value in data.items() if key != "builder"})
+        recent = feature("vllm-cuda-0.31.0")
+        since = recent.key.rsplit("-", 1)[-1] if recent is not None else ""
+        known, since_key = version_key(ctx.launch.named_version or ""), version_key(since)
+        older = known is not None and since_key is not None and known < since_key
+        if (fix is not None and oldest is not None and recent is not None and recent.minimum
+                and oldest[1] < recent.minimum and not older):
+            # The release not known to be older than the one whose docs raise the floor above this GPU: say so.
+            fix = replace(fix, steps=(*fix.steps, f"vLLM's docs require compute capability {show(recent.minimum)} from "
+                                                  f"{since}: on such a release the {oldest[0]} ({show(oldest[1])}) is "
+                                                  "below the floor whatever the dtype"))
+        return fix
     gpu, capability = oldest
     return Fix(
-        summary=(f"The {gpu} GPU has compute capability {show(capability)}, below the {show(floor.minimum)} every "
-                 "vLLM release requires (recent releases document 7.5): no --dtype makes vLLM run on it, "
-                 "float16 only moves the failure to another kernel. Serve from GPUs of compute capability 7.0 or "
-                 "newer (CUDA_VISIBLE_DEVICES can leave this one out), with --dtype half on those older than 8.0."),
-        steps=("nvidia-smi --query-gpu=index,name,compute_cap --format=csv lists each GPU's compute capability",),
+        summary=(f"The {gpu} GPU has compute capability {show(capability)}, below {said}: no --dtype makes vLLM run "
+                 f"on it, float16 only moves the failure to another kernel. Serve from GPUs of compute capability "
+                 f"{show(floor)} or newer (CUDA_VISIBLE_DEVICES can leave this one out), with --dtype half on those "
+                 "older than 8.0."),
+        steps=(f"{CHECK_GPU} lists each GPU's compute capability",),
     )
