@@ -58,7 +58,9 @@ def _read(model_type: str, knowing: Presence, launch: LaunchInfo) -> tuple[list[
     if engine is None or version is None or required is None:
         return facts, (f"the indexed transformers versions that know {model_type} are {spans}{oldest}: install one "
                        "within what the engine release requires of transformers (pip show, and its requirements), "
-                       "or an engine release that requires one")
+                       "or an engine release that requires one. A transformers that knows the model type does not "
+                       "make an engine release serve the model's architecture (general guidance): a model newer than "
+                       "the release usually needs a newer engine release too")
     name = ENGINE_NAMES.get(engine, engine)
     facts.append(f"{name} {version} requires {required.requirement}")
     within = [t for t in knowing.having if _admits(required.specifier, t)]
@@ -68,7 +70,7 @@ def _read(model_type: str, knowing: Presence, launch: LaunchInfo) -> tuple[list[
         return facts, (f"install a transformers that knows {model_type} within {name} {version}'s requirement "
                        f"({required.requirement}), the oldest such: {within[0]} among the indexed versions "
                        f"({knowing.indexed[0]} to {knowing.indexed[-1]}; a release between two indexed ones may "
-                       "know it too)")
+                       f"know it too). {_ENGINE_TOO.format(name=name, version=version)}")
     admitting = _releases_admitting(engine, knowing.having)
     facts.append(f"no indexed transformers that knows {model_type} is within {name} {version}'s requirement")
     if not admitting:
@@ -77,6 +79,13 @@ def _read(model_type: str, knowing: Presence, launch: LaunchInfo) -> tuple[list[
     return facts, (f"{name} {version} requires {required.requirement}, and no indexed transformers within it knows "
                    f"{model_type}: the indexed {name} releases whose requirement admits one are {admitting}; install "
                    "one with the transformers it requires")
+
+
+# A transformers that knows the model type is not enough: the engine release must also implement the model (vLLM 0.8.5
+# admits a transformers that knows qwen2_5_omni, but registers its architecture only from 0.9.x: vllm-project/vllm#18450).
+_ENGINE_TOO = ("General guidance: {name} {version} must also serve the model's architecture, and a model newer than "
+               "the release usually needs a newer {name} release too (its supported-models list says which); with "
+               "transformers alone it may fail next with 'architectures ... are not supported'")
 
 
 def _admits(specifier: str, version: str) -> bool:
