@@ -167,3 +167,22 @@ ServerArgs().__post_init__()
 ''', "sglang/srt/server_args.py")
     diagnosis = _diagnosis(cut_after(printed, "self.check_server_args()"))
     assert "a guess" not in diagnosis.root_cause
+
+
+def test_a_check_cut_while_it_called_a_loader_is_not_the_argument_check() -> None:
+    """`__post_init__` loading the model's HF config (get_config): the loader failed (a download, auth, an unknown
+    model_type), not a check of the launch's settings."""
+    printed = real_traceback('''
+def get_config(model):
+    raise OSError("cannot load the config")
+
+
+class ModelConfig:
+    def __post_init__(self):
+        self.hf_config = get_config("m")
+
+
+ModelConfig().__post_init__()
+''', "vllm/config/__init__.py")
+    diagnosis = _diagnosis(cut_after(printed, 'self.hf_config = get_config("m")'))
+    assert "argument validation" not in diagnosis.root_cause

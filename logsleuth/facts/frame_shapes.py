@@ -26,6 +26,7 @@ class FrameShape:
     files: tuple[str, ...]
     innermost_functions: frozenset[str]
     sources: tuple[re.Pattern[str], ...]
+    unless_sources: tuple[re.Pattern[str], ...]
     checks: tuple[str, ...]
 
 
@@ -37,5 +38,6 @@ def frame_shapes() -> tuple[FrameShape, ...]:
                    functions=frozenset(row.get("functions", ())), paths=tuple(row.get("paths", ())),
                    files=tuple(row.get("files", ())), innermost_functions=frozenset(row.get("innermost_functions", ())),
                    sources=tuple(compile_lazily(pattern) for pattern in row.get("sources", ())),
+                   unless_sources=tuple(compile_lazily(pattern) for pattern in row.get("unless_sources", ())),
                    checks=tuple(row.get("checks", ())))
         for row in table_rows("frame_shapes.toml", "shape"))

@@ -40,6 +40,8 @@ def shape_of(failure: Failure) -> FrameShape | None:
             continue
         if shape.innermost_functions and last.function not in shape.innermost_functions:
             continue
+        if last.source and any(pattern.search(last.source) for pattern in shape.unless_sources):
+            continue  # cut while it called a loader: the loader failed, not this shape's step
         innermost = frames[-shape.innermost:]
         if shape.every and len(innermost) < shape.innermost:
             continue
