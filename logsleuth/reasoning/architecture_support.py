@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from logsleuth.facts import requires
-from logsleuth.facts.engine_architectures import Support, supported
+from logsleuth.facts.engine_architectures import Support, indexed_releases, supported
 from logsleuth.facts.engine_modules import Presence, spans_of
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Diagnosis, Fix
@@ -159,8 +159,8 @@ def _in_no_release(evidence: Evidence, engine: str, architecture: str, presence:
     name = ENGINE_NAMES[engine]
     indexed = f"{presence.indexed[0]} to {presence.indexed[-1]}"
     cause = (f"No indexed {name} release ({indexed}) registers the architecture {architecture} (the \"architectures\" "
-             f"entry of the checkpoint's config.json): {name} has no implementation of its own for it, so an upgrade "
-             "does not add one.")
+             f"entry of the checkpoint's config.json): {name} has no implementation of its own for it in those releases, so "
+             "an upgrade within them does not add one.")
     steps = [_checkpoint_step(architecture),
              "General guidance: a checkpoint whose config.json has an auto_map (its own modelling code) can be loaded "
              "through transformers only with the trust-remote-code setting; a model the engine does not implement "
@@ -168,7 +168,7 @@ def _in_no_release(evidence: Evidence, engine: str, architecture: str, presence:
     if engine == "vllm" and _TRANSFORMERS_BACKEND.search(_launch_text(evidence)):
         steps.insert(0, "the launch asks for the Transformers backend (model_impl transformers): without it, vLLM uses "
                         "its own implementation where the release has one")
-    return _diagnosis(evidence, engine, f"No {name} release implements {architecture}", cause,
+    return _diagnosis(evidence, engine, f"No indexed {name} release ({indexed}) implements {architecture}", cause,
                       Fix(summary=f"Serve a checkpoint whose architecture {name} implements, or another engine.",
                           steps=tuple(steps)),
                       [f"{architecture} is registered in no indexed {name} release ({indexed})"])
@@ -184,8 +184,11 @@ def _registered_but_refused(evidence: Evidence, engine: str, installed: str | No
     cause = (f"{release[0].upper()}{release[1:]} registers {architecture}, yet the registry refused it: the "
              f"model's module failed to load{where}. That error, logged before this one, is the cause, not the "
              "release.")
+    first = indexed_releases(engine)[0] if indexed_releases(engine) else None
+    older = f" (unless the installed release is older than {first}, the first indexed)" if first and not installed else ""
+    cause = cause.replace(" That error,", f"{older} That error,") if older else cause
     fact = (f"{architecture} is registered in {name} {installed}" if installed
-            else f"{architecture} is registered in every indexed {name} release")
+            else f"{architecture} is registered in every indexed {name} release{older}")
     return _diagnosis(evidence, engine, f"{architecture} is in {release}, but its module did not load", cause,
                       Fix(summary=f"Fix the error that kept {architecture}'s module from loading (logged above); no "
                                   "other release is needed.",

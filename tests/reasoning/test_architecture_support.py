@@ -55,7 +55,7 @@ def test_without_a_version_the_releases_bound_what_to_check(tmp_path: Path) -> N
 def test_an_architecture_no_release_registers_is_not_an_upgrade(tmp_path: Path) -> None:
     diagnosis = first_diagnosis(_vllm_fallback(tmp_path, "MyModelForCausalLM", "0.8.1"))
     assert diagnosis.category == "unsupported-architecture"
-    assert "an upgrade does not add one" in diagnosis.root_cause
+    assert "an upgrade within them does not add one" in diagnosis.root_cause
     assert diagnosis.fix is not None and not any("install a vLLM release" in step for step in diagnosis.fix.steps)
 
 
