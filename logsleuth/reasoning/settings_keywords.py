@@ -263,8 +263,12 @@ class KeywordReleases:
         older = f" (the catalogs start at {first}: an older release may have it too)" if self.from_first else ""
         marked = f"; its flag is marked deprecated in {self.deprecated}" if self.deprecated else ""
         moved = f"; the flag sets the field {self.moved} (the setting moved there)" if self.moved else ""
+        # The catalogs hold the whole server parser: a flag on every release's command line may be a front-end option
+        # (vLLM's --port) that no settings class has, and then no release takes the keyword.
+        parser = (f" (the catalogs hold the whole server's command line: if {flag} is a server or front-end option, "
+                  "no release's settings class takes the keyword)") if self.from_first and not self.moved else ""
         return (f"Of the {name} releases logsleuth catalogs, the settings field {keyword} (the flag {flag}) is in "
-                f"{self.everywhere}{older}{marked}{moved}")
+                f"{self.everywhere}{older}{marked}{moved}{parser}")
 
 
 def keyword_releases(engine: str, keyword: str) -> KeywordReleases | None:
@@ -350,15 +354,11 @@ def _keyword_of_other_releases(evidence: Evidence, refusal: Refusal) -> Diagnosi
 
 
 def _command_line_only(engine: str, keyword: str, version: str | None) -> bool:
-    """The command line of the installed release (or, that release unknown, of every catalogued one) has a flag setting
-    `keyword`, yet the settings class refused it: the catalogs hold the whole server parser, whose front-end options
+    """The command line of the installed release has a flag setting `keyword`, yet the settings class refused it: the catalogs hold the whole server parser, whose front-end options
     (vLLM's --port, --tool-call-parser) and AsyncEngineArgs-only fields are no field of EngineArgs, so the release is
     not what differs and no release change helps."""
-    having = releases_taking(engine, keyword)[0]
     installed = static_catalogs.release_named(engine, version)
-    if installed:
-        return installed in having
-    return having == tuple(static_catalogs.releases(engine))
+    return bool(installed) and installed in releases_taking(engine, keyword)[0]
 
 
 def _not_a_field(evidence: Evidence, refusal: Refusal, version: str | None) -> Diagnosis:
