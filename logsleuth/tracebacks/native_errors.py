@@ -1,0 +1,83 @@
+"""Error lines of the native libraries an engine or an RL trainer loads, and of the serving wrappers around an engine,
+that carry no Python exception type (issue 28: a failure shown only as a log line).  Each shape is read from the code
+that prints it, never from one thread's sentence:
+
+- a failed CUDA (or HIP) driver/runtime call checked by a library's own macro, which prints the call's result code,
+  its error string and the place, then calls exit(1): torch_memory_saver's CURESULT_CHECK and CUDA_ERROR_CHECK
+  (csrc/utils.h: `std::cerr << "[torch_memory_saver.cpp] CUresult error: " << result << " (" << err_str << ") " <<
+  " file=" << __FILE__ << " func=" << __func__ << " line=" << __LINE__`; older releases `CUresult error  result=2
+  file=… func=… line=…`, the HIP build `hipError_t error`), the GPU-memory pause/resume helper SGLang's and the RL
+  trainers' memory saver loads (fzyzcjy/torch_memory_saver#4, THUDM/slime#274);
+- UCX's own log record at ERROR or FATAL level (ucs/debug/log.c ucs_log_default_handler: `[<sec>.<usec>] [<host>:<pid>:
+  <thread>] <file>:<line> UCX <LEVEL> <message>`), the transport under NIXL and the KV-transfer connectors
+  (xcompact3d/x3d2#292 `cuda_copy_md.c:688 UCX ERROR cuMemGetAddressRange(…) error: named symbol not found`,
+  ai-dynamo/nixl#1614 `cuda_ipc_ep.c:166 UCX ERROR cuM…`); its WARN and DIAG records are left out;
+- NVSHMEM's error-check macros (NVSHMEMI_NZ_ERROR_JMP and kin, src/include/internal/host/debug.h: `"%s:%d: non-zero
+  status: %d " <message>`), which DeepEP's buffers print before the process aborts (deepseek-ai/DeepEP#150 `init.cu:327:
+  non-zero status: 7 bootstrap_init failed`);
+- a serving wrapper's ERROR record saying the model server failed to start, with the exception's message and not its
+  type: KServe's model server (`logger.error(f"Failed to start model server: {e}")`, python/huggingfaceserver
+  __main__.py; kserve/kserve#3946 after a library's FutureWarning), and the same record of other wrappers (`Failed to
+  launch model: …`, `Failed to load model: …`): the message after the colon is the failure's.
+
+All are the failure only of a paste that shows no other (a fallback): a library logs errors it survives, and a Python
+traceback in the paste says more."""
+
+from __future__ import annotations
+
+import re
+
+from logsleuth.lazyre import compile_lazily
+
+CUDA_CALL_FAILED = "CUDA error"  # the type of a library's failed CUDA call (as typeless_errors.KERNEL_CUDA_ERROR)
+UCX_ERROR = "UCX error"  # the type of UCX's ERROR/FATAL record: a transport error, no exception was raised
+NVSHMEM_ERROR = "NVSHMEM error"  # the type of NVSHMEM's error check: the process aborts after it
+WRAPPER_LAUNCH_FAILED = "launch failure"  # as typeless_errors.ENGINE_DID_NOT_START_TYPE: the wrapper's report
+
+# Each row: (the literal a line needs before the regex is tried, regex with a `msg` group, type).
+NATIVE_ERROR_LINES: tuple[tuple[str, re.Pattern[str], str], ...] = (
+    (" file=", compile_lazily(
+        r"^(?:.{0,300}?\s)?(?P<msg>(?:CUresult|cudaError(?:_t)?|hipError_t) error:? +(?:result=)?(?P<code>-?\d{1,4})"
+        r"(?P<said> \([^()\n]{1,120}\))? +file=\S{1,300} func=\S{1,200} line=\d+)"), CUDA_CALL_FAILED),
+    (" UCX ", compile_lazily(
+        r"^(?:.{0,300}?\s)?\[\d+\.\d+\] \[[^\]\s]{1,200}\]\s+[\w.\-]{1,100}:\d+\s+UCX\s+(?:ERROR|FATAL)\s+(?P<msg>\S.{0,2000})$"),
+     UCX_ERROR),
+    ("non-zero status: ", compile_lazily(
+        r"^(?:.{0,300}?\s)?(?P<msg>[\w./\-]{1,300}\.(?:cpp|cu|cc|c|h)(?::\w{1,60})?:\d+: non-zero status: -?\d{1,6}:? \S.{0,2000})$"),
+     NVSHMEM_ERROR),
+)
+# A wrapper's ERROR record that the model server failed: the level word, then the wrapper's sentence, then the exception's
+# message (`… kserve ERROR [__main__.py:<module>():254] Failed to start model server: <str(e)>`).
+WRAPPER_FAILED_WORDS = ("Failed to start ", "Failed to launch ", "Failed to load ")
+WRAPPER_FAILED = compile_lazily(
+    r"^(?:.{0,300}?[\s\]|])?(?:ERROR|CRITICAL|\[[Ee]rror\])\b.{0,200}?\s(?P<msg>Failed to (?:start|launch|load) "
+    r"(?:the )?(?:model server|inference server|model|server|engine)\b[^:\n]{0,80}: (?P<said>\S.{0,2000}))$"
+)
+
+
+# Code 2 is out of memory in all three enums (cuda.h CUDA_ERROR_OUT_OF_MEMORY, driver_types.h cudaErrorMemoryAllocation,
+# hip_runtime_api.h hipErrorOutOfMemory); older releases of the macro printed the code without its error string.
+OUT_OF_MEMORY_CODE = "2"
+
+
+def _unsaid_out_of_memory(m: re.Match[str]) -> str:
+    """The name of a failed CUDA call's result code 2 when the line printed no error string (else "")."""
+    if "code" not in m.re.groupindex or m["said"] is not None or m["code"] != OUT_OF_MEMORY_CODE:
+        return ""
+    return " (code 2: out of memory)"
+
+
+# The literals of the table and of the wrapper's record (typeless_errors.WORDS: a line holding none is not tried).
+NATIVE_ERROR_WORDS = (*(literal for literal, _, _ in NATIVE_ERROR_LINES), *WRAPPER_FAILED_WORDS)
+
+
+def native_error_line(text: str) -> tuple[str, str] | None:
+    """(type, message) of a native library's error line or a wrapper's failed-start record, else None."""
+    if len(text) > 4096:
+        return None
+    for literal, pattern, fixed_type in NATIVE_ERROR_LINES:
+        if literal in text and (m := pattern.match(text)) is not None:
+            return fixed_type, m["msg"].rstrip() + _unsaid_out_of_memory(m)
+    if any(words in text for words in WRAPPER_FAILED_WORDS) and (m := WRAPPER_FAILED.match(text)) is not None:
+        return WRAPPER_LAUNCH_FAILED, m["said"].rstrip()
+    return None

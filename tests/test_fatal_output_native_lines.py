@@ -1,0 +1,113 @@
+"""Error lines of native libraries and of serving wrappers, with no Python traceback (stop 47's dev sweep, branch
+findnative; logsleuth/tracebacks/native_errors.py).  No real part of these libraries can run here (no GPU, no UCX,
+no NVSHMEM), so each native line is built from the library's own format string:
+
+- torch_memory_saver's CURESULT_CHECK / CUDA_ERROR_CHECK (csrc/utils.h: "[torch_memory_saver.cpp] CUresult error: "
+  << result << " (" << err_str << ") " << " file=" << __FILE__ << " func=" << __func__ << " line=" << __LINE__, then
+  exit(1)); the older macro's "CUresult error  result=%d file=… func=… line=…" (fzyzcjy/torch_memory_saver#4,
+  THUDM/slime#274);
+- UCX's log handler (ucs/debug/log.c: "[%lu.%06lu] [%s:%-5d:%s] %18s:%-4u %s %-5s %s"; xcompact3d/x3d2#292,
+  ai-dynamo/nixl#1614), its WARN record kept out;
+- NVSHMEM's error check ("%s:%d: non-zero status: %d " then the message; deepseek-ai/DeepEP#150);
+- KServe's model server (huggingfaceserver __main__.py: logger.error(f"Failed to start model server: {e}") in its
+  own log format "%(asctime)s.%(msecs)03d %(process)s %(name)s %(levelname)s [%(filename)s:%(funcName)s():%(lineno)s]
+  %(message)s"; kserve/kserve#3946), the exception's text from real CPython.
+
+glog E records of KV-transfer engines (Mooncake's TransferEngine, vllm-project/vllm#10884, vllm-project/vllm-ascend#4866)
+were already found (scanner: grammar.GLOG_ERROR); the test below holds that they stay the failure of such a paste."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+
+import pytest
+
+from logsleuth.api import diagnose_text
+from tests.test_fatal_output_shapes import OPTIONS, primary
+
+SGLANG_LAUNCH = "python -m sglang.launch_server --model-path /models/Qwen2-7B --enable-memory-saver\n"
+TMS_CURESULT = "[torch_memory_saver.cpp] CUresult error: {code} ({said})  file={file} func={func} line={line}"
+TMS_OLD_CURESULT = "[torch_memory_saver.cpp] CUresult error  result={code} file={file} func={func} line={line} (5)"
+UCX_RECORD = "[{sec}.{usec:06d}] [{host}:{pid:<5d}:{thread}] {file:>18s}:{line:<4d} UCX  {level:<5s} {msg}"
+NVSHMEM_CHECK = "{file}:{line}: non-zero status: {status} {msg}"
+KSERVE_RECORD = "2024-09-19 07:28:04.488 1 kserve {level} [__main__.py:<module>():254] {msg}"
+
+
+def ucx(level: str, msg: str) -> str:
+    return UCX_RECORD.format(sec=1774611987, usec=873495, host="node7", pid=29528, thread=0,
+                             file="cuda_copy_md.c", line=688, level=level, msg=msg)
+
+
+def test_a_failed_cuda_call_checked_by_the_memory_savers_macro_is_found_as_out_of_memory() -> None:
+    line = TMS_CURESULT.format(code=2, said="out of memory", file="csrc/utils.h", func="cu_mem_create", line=187)
+    kind, message, category = primary(SGLANG_LAUNCH + "[2025-09-05 11:02:13] Capture cuda graph begin.\n" + line + "\n")
+    assert kind == "CUDA error"
+    assert message == "CUresult error: 2 (out of memory) file=csrc/utils.h func=cu_mem_create line=187"
+    assert category == "gpu-oom"
+
+
+def test_the_older_macro_without_the_error_string_names_code_2_out_of_memory() -> None:
+    line = TMS_OLD_CURESULT.format(code=2, file="csrc/torch_memory_saver.cpp", func="cu_mem_create", line=103)
+    kind, message, category = primary(SGLANG_LAUNCH + line + "\n")
+    assert kind == "CUDA error"
+    assert message.startswith("CUresult error result=2 file=csrc/torch_memory_saver.cpp func=cu_mem_create line=103")
+    assert category == "gpu-oom"
+
+
+def test_a_ucx_error_record_is_found_and_its_warning_is_not() -> None:
+    kind, message, _ = primary(ucx("ERROR", "cuMemGetAddressRange(0x75e0ba800000) error: named symbol not found") + "\n")
+    assert kind == "UCX error"
+    assert message == "cuMemGetAddressRange(0x75e0ba800000) error: named symbol not found"
+    warned = ucx("WARN", "transports 'cuda_ipc','cuda_copy' are not available, please use one or more of: mm, posix")
+    report = diagnose_text(warned + "\nBackend UCX was instantiated\n", OPTIONS)
+    assert not report.failures
+
+
+def test_an_nvshmem_error_check_is_found() -> None:
+    line = NVSHMEM_CHECK.format(file="/opt/nvshmem/src/host/init/init.cu", line=327, status=7, msg="bootstrap_init failed")
+    kind, message, _ = primary("aborting due to error in nvshmemi_init_thread\n" + line + "\n")
+    assert kind == "NVSHMEM error"
+    assert message.endswith("init.cu:327: non-zero status: 7 bootstrap_init failed")
+
+
+def _real_exception_text(code: str) -> str:
+    """str(e) of the exception real CPython raises for `code` (what KServe's record carries)."""
+    proc = subprocess.run([sys.executable, "-c", f"try:\n    {code}\nexcept Exception as e:\n    print(e)"],
+                          capture_output=True, text=True, timeout=60, check=True)
+    return proc.stdout.strip()
+
+
+def test_a_wrappers_failed_start_record_is_the_failure_with_the_message_it_carries() -> None:
+    said = _real_exception_text("1 % 0")
+    warning = ("/prod_venv/lib/python3.10/site-packages/huggingface_hub/file_download.py:1132: FutureWarning: "
+               "`resume_download` is deprecated and will be removed in version 1.0.0.\n  warnings.warn(\n")
+    record = KSERVE_RECORD.format(level=logging.getLevelName(logging.ERROR), msg=f"Failed to start model server: {said}")
+    kind, message, _ = primary(warning + record + "\n")
+    assert kind == "launch failure"
+    assert message == said == "integer modulo by zero"
+
+
+@pytest.mark.parametrize("level", ["INFO", "WARNING"])
+def test_a_wrappers_normal_start_up_is_no_failure(level: str) -> None:
+    record = KSERVE_RECORD.format(level=level, msg="Registering model: model")
+    loading = KSERVE_RECORD.format(level=level, msg="Failed to load model weights in 1 try, retrying")
+    report = diagnose_text(record + "\n" + loading + "\n", OPTIONS)
+    assert not report.failures
+
+
+def test_a_transfer_engines_glog_error_records_stay_the_failure() -> None:
+    glog = "E1213 02:57:10.528410  5811 worker_pool.cpp:274] Worker: Process failed for slice: transport retry counter exceeded"
+    kind, message, _ = primary(glog + "\n")
+    assert kind == "ERROR"
+    assert message.endswith("transport retry counter exceeded")
+
+
+def test_a_traceback_in_the_paste_outranks_the_native_line() -> None:
+    from tests.helpers import real_traceback
+
+    tb = real_traceback("raise RuntimeError('CUDA error: out of memory')\n")
+    line = ucx("ERROR", "cuMemGetAddressRange(0x75e0ba800000) error: invalid device context")
+    kind, _, _ = primary(line + "\n" + tb)
+    assert kind == "RuntimeError"
