@@ -13,8 +13,12 @@ no NVSHMEM), so each native line is built from the library's own format string:
   own log format "%(asctime)s.%(msecs)03d %(process)s %(name)s %(levelname)s [%(filename)s:%(funcName)s():%(lineno)s]
   %(message)s"; kserve/kserve#3946), the exception's text from real CPython.
 
-glog E records of KV-transfer engines (Mooncake's TransferEngine, vllm-project/vllm#10884, vllm-project/vllm-ascend#4866)
-were already found (scanner: grammar.GLOG_ERROR); the test below holds that they stay the failure of such a paste."""
+- Triton's model summary table (core src/server.cc PrintBackendAndModelSummary through triton::common::TablePrinter; a
+  model's status "UNAVAILABLE: " + the reason it did not load, triton-inference-server/server#6950).
+
+glog E records (glog's LogMessage prefix "Lmmdd hh:mm:ss.uuuuuu threadid file:line] ") of KV-transfer engines were already
+found (scanner: grammar.GLOG_ERROR); Mooncake's own records (worker_pool.cpp, rdma_endpoint.cpp; vllm-project/vllm#10884,
+kvcache-ai/Mooncake#166) are now filed under the KV-transfer network row."""
 
 from __future__ import annotations
 
@@ -97,11 +101,23 @@ def test_a_wrappers_normal_start_up_is_no_failure(level: str) -> None:
     assert not report.failures
 
 
-def test_a_transfer_engines_glog_error_records_stay_the_failure() -> None:
-    glog = "E1213 02:57:10.528410  5811 worker_pool.cpp:274] Worker: Process failed for slice: transport retry counter exceeded"
-    kind, message, _ = primary(glog + "\n")
+GLOG_PREFIX = "E{mmdd} {time}.{usec:06d} {tid:>6d} {file}:{line}] "  # glog's LogMessage prefix (severity letter first)
+
+
+@pytest.mark.parametrize(("file", "line", "said"), [
+    # Mooncake's LOG(ERROR) of a failed work completion (worker_pool.cpp: the slice, then ibv_wc_status_str)
+    ("worker_pool.cpp", 274, "Worker: Process failed for slice (opcode: 0, source_addr: 0x7efdf3ffd010, length: 404, "
+                             "local_nic: mlx5_1, retry_cnt: 0): transport retry counter exceeded"),
+    # its PLOG(ERROR) of the RDMA handshake (rdma_endpoint.cpp), strerror(errno) after the message
+    ("rdma_endpoint.cpp", 385, "[Handshake] Failed to modify QP to RTR, check mtu, gid, peer lid, peer qp num: "
+                               "Connection timed out [110]"),
+])
+def test_a_transfer_engines_glog_error_record_is_the_failure_of_the_kv_transfer(file: str, line: int, said: str) -> None:
+    glog = GLOG_PREFIX.format(mmdd="1213", time="02:57:10", usec=528410, tid=5811, file=file, line=line) + said
+    kind, message, category = primary(glog + "\n")
     assert kind == "ERROR"
-    assert message.endswith("transport retry counter exceeded")
+    assert message == said
+    assert category == "network"
 
 
 def test_a_traceback_in_the_paste_outranks_the_native_line() -> None:
@@ -111,3 +127,38 @@ def test_a_traceback_in_the_paste_outranks_the_native_line() -> None:
     line = ucx("ERROR", "cuMemGetAddressRange(0x75e0ba800000) error: invalid device context")
     kind, _, _ = primary(line + "\n" + tb)
     assert kind == "RuntimeError"
+
+
+def _triton_model_table(rows: list[tuple[str, str, str]]) -> str:
+    """Triton's model summary as triton::common::TablePrinter prints it (core src/server.cc PrintBackendAndModelSummary:
+    headers Model, Version, Status; a cell padded to its column's width between `| ` and ` |`)."""
+    table = [("Model", "Version", "Status"), *rows]
+    widths = [max(len(row[column]) for row in table) for column in range(3)]
+    rule = "+" + "+".join("-" * (width + 2) for width in widths) + "+"
+    lines = [rule]
+    for number, row in enumerate(table):
+        lines.append("| " + " | ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)) + " |")
+        if number == 0:
+            lines.append(rule)
+    return "\n".join([*lines, rule]) + "\n"
+
+
+def test_tritons_model_table_row_of_a_model_that_did_not_load_is_found_with_its_reason() -> None:
+    reason = "Internal: unexpected error when creating modelInstanceState: CUDA runtime error: out of memory"
+    table = _triton_model_table([("postprocessing", "1", "READY"), ("vllm_model", "1", f"UNAVAILABLE: {reason}")])
+    kind, message, category = primary(table)
+    assert kind == "model UNAVAILABLE"
+    assert message == reason
+    assert category == "gpu-oom"
+
+
+def test_tritons_model_table_with_every_model_ready_is_no_failure() -> None:
+    table = _triton_model_table([("postprocessing", "1", "READY"), ("vllm_model", "1", "READY")])
+    assert not diagnose_text(table, OPTIONS).failures
+
+
+def test_a_ucx_error_the_server_came_up_after_was_survived() -> None:
+    log = (ucx("ERROR", "cuMemGetAddressRange(0x75e0ba800000) error: invalid device context") + "\n"
+           "[2025-06-26 02:04:08] INFO:     Application startup complete.\n"
+           "[2025-06-26 02:04:09] The server is fired up and ready to roll!\n")
+    assert not diagnose_text(log, OPTIONS).failures

@@ -524,7 +524,8 @@ FATAL_LINE_WORDS = ("rror", "atchdog", "undefined symbol", "max seq len", "place
                     "not found", "Dumping input data", "failed for request", "Removing failed worker",
                     "ealth check failed", "The error from device", "tool choice requires", "The model does not support",
                     "Assertion `", "Assertion '", "ncclCommWatchdog()", "CrashLoopBackOff", "Back-off restarting", "Crashed container",
-                    "Connection error", "non-zero status: ", "ailed to start ", "ailed to launch ", "ailed to load ")
+                    "Connection error", "non-zero status: ", "ailed to start ", "ailed to launch ", "ailed to load ",
+                    "UNAVAILABLE: ")
 FATAL_LINES: tuple[tuple[re.Pattern[str], str | None], ...] = (
     # a kernel or library (flashinfer, sgl-kernel): `CUDA Error: <text> (700) <file>: line N at function F`
     (compile_lazily(r"^\s*(?P<type>CUDA [Ee]rror): (?P<msg>\S.*?\(\d+\).*)$"), None),

@@ -15,6 +15,8 @@ that prints it, never from one thread's sentence:
 - NVSHMEM's error-check macros (NVSHMEMI_NZ_ERROR_JMP and kin, src/include/internal/host/debug.h: `"%s:%d: non-zero
   status: %d " <message>`), which DeepEP's buffers print before the process aborts (deepseek-ai/DeepEP#150 `init.cu:327:
   non-zero status: 7 bootstrap_init failed`);
+- Triton's model table at the end of its start-up, a model's status `UNAVAILABLE: <the reason it did not load>` (core
+  src/server.cc PrintBackendAndModelSummary; triton-inference-server/server#6950);
 - a serving wrapper's ERROR record saying the model server failed to start, with the exception's message and not its
   type: KServe's model server (`logger.error(f"Failed to start model server: {e}")`, python/huggingfaceserver
   __main__.py; kserve/kserve#3946 after a library's FutureWarning), and the same record of other wrappers (`Failed to
@@ -32,6 +34,7 @@ from logsleuth.lazyre import compile_lazily
 CUDA_CALL_FAILED = "CUDA error"  # the type of a library's failed CUDA call (as typeless_errors.KERNEL_CUDA_ERROR)
 UCX_ERROR = "UCX error"  # the type of UCX's ERROR/FATAL record: a transport error, no exception was raised
 NVSHMEM_ERROR = "NVSHMEM error"  # the type of NVSHMEM's error check: the process aborts after it
+MODEL_UNAVAILABLE = "model UNAVAILABLE"  # the type of Triton's model table row for a model that did not load
 WRAPPER_LAUNCH_FAILED = "launch failure"  # as typeless_errors.ENGINE_DID_NOT_START_TYPE: the wrapper's report
 
 # Each row: (the literal a line needs before the regex is tried, regex with a `msg` group, type).
@@ -45,6 +48,11 @@ NATIVE_ERROR_LINES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("non-zero status: ", compile_lazily(
         r"^(?:.{0,300}?\s)?(?P<msg>[\w./\-]{1,300}\.(?:cpp|cu|cc|c|h)(?::\w{1,60})?:\d+: non-zero status: -?\d{1,6}:? \S.{0,2000})$"),
      NVSHMEM_ERROR),
+    # Triton's model summary at the end of its start-up (core src/server.cc PrintBackendAndModelSummary: a table of Model,
+    # Version, Status, the status ModelReadyStateString(state) + ": " + the reason), the reason of a model that did not
+    # load (triton-inference-server/server#6950, a TensorRT-LLM model's CUDA error; the vLLM backend's model the same)
+    ("UNAVAILABLE: ", compile_lazily(
+        r"^\|\s*[^|\s][^|]{0,300}\|\s*\d{1,19}\s*\|\s*UNAVAILABLE: (?P<msg>[^|]{0,2000}[^|\s])\s*\|\s*$"), MODEL_UNAVAILABLE),
 )
 # A wrapper's ERROR record that the model server failed: the level word, then the wrapper's sentence, then the exception's
 # message (`… kserve ERROR [__main__.py:<module>():254] Failed to start model server: <str(e)>`).

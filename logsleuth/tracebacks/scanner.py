@@ -82,6 +82,7 @@ from logsleuth.tracebacks.logged_errors import (
     plain_candidates,
     status_candidates,
 )
+from logsleuth.tracebacks.native_errors import UCX_ERROR
 from logsleuth.tracebacks.notebook import notebook_exception_type
 from logsleuth.tracebacks.prose_failures import (
     may_quote_a_failure,
@@ -720,10 +721,14 @@ def _ends_a_launch(failure: Failure) -> bool:
     )
 
 
+SURVIVABLE_RECORD_TYPES = ("ERROR", UCX_ERROR)
+
+
 def _is_survivable(failure: Failure) -> bool:
-    """A glog or c10 ERROR record read as a failure (collector.py gives it the type `ERROR`), or a failure read
-    from a warning record: a server logs both and goes on."""
-    return failure.kind == "line" and (failure.final.type == "ERROR" or failure.meta.level == "WARNING")
+    """A glog or c10 ERROR record read as a failure (collector.py gives it the type `ERROR`), UCX's own ERROR record
+    (native_errors.py: a transport UCX may fall back from), or a failure read from a warning record: a server logs them
+    and goes on."""
+    return failure.kind == "line" and (failure.final.type in SURVIVABLE_RECORD_TYPES or failure.meta.level == "WARNING")
 
 
 def scan(lines: Iterable[LogLine]) -> list[Failure]:
