@@ -10,8 +10,8 @@ no NVSHMEM), so each native line is built from the library's own format string:
   ai-dynamo/nixl#1614), its WARN record kept out;
 - NVSHMEM's error check ("%s:%d: non-zero status: %d " then the message; deepseek-ai/DeepEP#150);
 - KServe's model server (huggingfaceserver __main__.py: logger.error(f"Failed to start model server: {e}") in its
-  own log format "%(asctime)s.%(msecs)03d %(process)s %(name)s %(levelname)s [%(filename)s:%(funcName)s():%(lineno)s]
-  %(message)s"; kserve/kserve#3946), the exception's text from real CPython.
+  own log format, kserve/logging.py KSERVE_LOGGER_FORMAT; kserve/kserve#3946 quotes it in a sentence): the record made
+  by real logging with that format, the exception's text from real CPython.
 
 - Triton's model summary table (core src/server.cc PrintBackendAndModelSummary through triton::common::TablePrinter; a
   model's status "UNAVAILABLE: " + the reason it did not load, triton-inference-server/server#6950).
@@ -36,7 +36,7 @@ TMS_CURESULT = "[torch_memory_saver.cpp] CUresult error: {code} ({said})  file={
 TMS_OLD_CURESULT = "[torch_memory_saver.cpp] CUresult error  result={code} file={file} func={func} line={line} (5)"
 UCX_RECORD = "[{sec}.{usec:06d}] [{host}:{pid:<5d}:{thread}] {file:>18s}:{line:<4d} UCX  {level:<5s} {msg}"
 NVSHMEM_CHECK = "{file}:{line}: non-zero status: {status} {msg}"
-KSERVE_RECORD = "2024-09-19 07:28:04.488 1 kserve {level} [__main__.py:<module>():254] {msg}"
+KSERVE_FORMAT = "%(asctime)s.%(msecs)03d %(process)s %(name)s %(levelname)s [%(filename)s:%(funcName)s():%(lineno)s] %(message)s"
 
 
 def ucx(level: str, msg: str) -> str:
@@ -61,9 +61,10 @@ def test_the_older_macro_without_the_error_string_names_code_2_out_of_memory() -
 
 
 def test_a_ucx_error_record_is_found_and_its_warning_is_not() -> None:
-    kind, message, _ = primary(ucx("ERROR", "cuMemGetAddressRange(0x75e0ba800000) error: named symbol not found") + "\n")
+    kind, message, category = primary(ucx("ERROR", "cuMemGetAddressRange(0x75e0ba800000) error: named symbol not found") + "\n")
     assert kind == "UCX error"
     assert message == "cuMemGetAddressRange(0x75e0ba800000) error: named symbol not found"
+    assert category == "cuda-error"  # the failed CUDA driver call it names
     warned = ucx("WARN", "transports 'cuda_ipc','cuda_copy' are not available, please use one or more of: mm, posix")
     report = diagnose_text(warned + "\nBackend UCX was instantiated\n", OPTIONS)
     assert not report.failures
@@ -83,20 +84,35 @@ def _real_exception_text(code: str) -> str:
     return proc.stdout.strip()
 
 
+def kserve_record(level: int, msg: str) -> str:
+    """A record as KServe's logger prints it: real logging with KServe's format (kserve/logging.py KSERVE_LOGGER_FORMAT,
+    KSERVE_LOGGER_DATE_FORMAT), from its model server's __main__.py."""
+    formatter = logging.Formatter(KSERVE_FORMAT, datefmt="%Y-%m-%d %H:%M:%S")
+    record = logging.LogRecord("kserve", level, "/kserve/huggingfaceserver/__main__.py", 254, msg, None, None,
+                               func="<module>")
+    return formatter.format(record)
+
+
 def test_a_wrappers_failed_start_record_is_the_failure_with_the_message_it_carries() -> None:
     said = _real_exception_text("1 % 0")
     warning = ("/prod_venv/lib/python3.10/site-packages/huggingface_hub/file_download.py:1132: FutureWarning: "
                "`resume_download` is deprecated and will be removed in version 1.0.0.\n  warnings.warn(\n")
-    record = KSERVE_RECORD.format(level=logging.getLevelName(logging.ERROR), msg=f"Failed to start model server: {said}")
-    kind, message, _ = primary(warning + record + "\n")
+    kind, message, _ = primary(warning + kserve_record(logging.ERROR, f"Failed to start model server: {said}") + "\n")
     assert kind == "launch failure"
     assert message == said == "integer modulo by zero"
 
 
-@pytest.mark.parametrize("level", ["INFO", "WARNING"])
-def test_a_wrappers_normal_start_up_is_no_failure(level: str) -> None:
-    record = KSERVE_RECORD.format(level=level, msg="Registering model: model")
-    loading = KSERVE_RECORD.format(level=level, msg="Failed to load model weights in 1 try, retrying")
+def test_a_sentence_quoting_the_wrappers_record_is_the_failure() -> None:
+    said = _real_exception_text("1 % 0")
+    kind, message, _ = primary(f"Deploying the model fails with an error: `Failed to start model server: {said}`.\n")
+    assert kind == "launch failure"
+    assert message == said
+
+
+@pytest.mark.parametrize("level", [logging.INFO, logging.WARNING])
+def test_a_wrappers_normal_start_up_is_no_failure(level: int) -> None:
+    record = kserve_record(level, "Registering model: model")
+    loading = kserve_record(level, "Failed to load model weights in 1 try, retrying")
     report = diagnose_text(record + "\n" + loading + "\n", OPTIONS)
     assert not report.failures
 
@@ -150,6 +166,14 @@ def test_tritons_model_table_row_of_a_model_that_did_not_load_is_found_with_its_
     assert kind == "model UNAVAILABLE"
     assert message == reason
     assert category == "gpu-oom"
+
+
+def test_a_tensorrt_llm_cuda_check_in_tritons_table_is_a_cuda_error() -> None:
+    reason = ("Internal: unexpected error when creating modelInstanceState: [TensorRT-LLM][ERROR] CUDA runtime error in "
+              "cudaDeviceGetDefaultMemPool(&memPool, device): operation not supported (bufferManager.cpp:170)")
+    _, message, category = primary(_triton_model_table([("tensorrt_llm", "1", f"UNAVAILABLE: {reason}")]))
+    assert message == reason
+    assert category == "cuda-error"
 
 
 def test_tritons_model_table_with_every_model_ready_is_no_failure() -> None:

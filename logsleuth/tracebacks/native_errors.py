@@ -57,10 +57,13 @@ NATIVE_ERROR_LINES: tuple[tuple[str, re.Pattern[str], str], ...] = (
 # A wrapper's ERROR record that the model server failed: the level word, then the wrapper's sentence, then the exception's
 # message (`… kserve ERROR [__main__.py:<module>():254] Failed to start model server: <str(e)>`).
 WRAPPER_FAILED_WORDS = ("Failed to start ", "Failed to launch ", "Failed to load ")
+_WRAPPER_FAILED_WORDS = r"Failed to (?:start|launch|load) (?:the )?(?:model server|inference server|model|server|engine)\b[^:`\n]{0,80}: "
 WRAPPER_FAILED = compile_lazily(
-    r"^(?:.{0,300}?[\s\]|])?(?:ERROR|CRITICAL|\[[Ee]rror\])\b.{0,200}?\s(?P<msg>Failed to (?:start|launch|load) "
-    r"(?:the )?(?:model server|inference server|model|server|engine)\b[^:\n]{0,80}: (?P<said>\S.{0,2000}))$"
+    r"^(?:.{0,300}?[\s\]|])?(?:ERROR|CRITICAL|\[[Ee]rror\])\b.{0,200}?\s" + _WRAPPER_FAILED_WORDS + r"(?P<said>\S.{0,2000})$"
 )
+# The same record's text quoted in backticks in a sentence, its level and prefix left out (kserve/kserve#3946: `fails with an
+# error: `Failed to start model server: NVML_SUCCESS == r INTERNAL ASSERT FAILED at …``).
+WRAPPER_FAILED_QUOTED = compile_lazily(r"^(?:.{0,300}?[\s:(])?`" + _WRAPPER_FAILED_WORDS + r"(?P<said>[^`\s][^`]{0,2000})`")
 
 
 # Code 2 is out of memory in all three enums (cuda.h CUDA_ERROR_OUT_OF_MEMORY, driver_types.h cudaErrorMemoryAllocation,
@@ -86,6 +89,8 @@ def native_error_line(text: str) -> tuple[str, str] | None:
     for literal, pattern, fixed_type in NATIVE_ERROR_LINES:
         if literal in text and (m := pattern.match(text)) is not None:
             return fixed_type, m["msg"].rstrip() + _unsaid_out_of_memory(m)
-    if any(words in text for words in WRAPPER_FAILED_WORDS) and (m := WRAPPER_FAILED.match(text)) is not None:
+    if any(words in text for words in WRAPPER_FAILED_WORDS) and (
+        (m := WRAPPER_FAILED.match(text)) is not None or (m := WRAPPER_FAILED_QUOTED.match(text)) is not None
+    ):
         return WRAPPER_LAUNCH_FAILED, m["said"].rstrip()
     return None
