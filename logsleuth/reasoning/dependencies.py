@@ -620,8 +620,9 @@ def _unknown_release(drift: Drift, engine: str, version: str | None, declared: l
     found = [p for v in known if (p := requires.pin(engine, v, declared[0])) is not None]
     extras = ", ".join(sorted({extra for p in found for extra in p.extras}))
     install = f'pip install "{engine}==<your version>"'
+    only_extra = bool(found) and all(p.extras for p in found)
     if extras and not drift.torch_abi:
-        only = all(p.extras for p in found)
+        only = only_extra
         pins.append(f"{'' if only else 'some '}{name} releases declare {declared[0]} only in an extra: {extras}")
         with_extra = f'pip install "{engine}[<extra>]==<your version>"'
         install = (
@@ -646,7 +647,9 @@ def _unknown_release(drift: Drift, engine: str, version: str | None, declared: l
             f"named here. {pins[0]}."
         ),
         fix=Fix(
-            summary=f"Install the {declared[0]} your {name} release pins: reinstalling the release re-resolves its pins.",
+            summary=(_optional_path_summary(name, declared[0], extras) if missing and extras and only_extra
+                     else f"Install the {declared[0]} your {name} release pins: reinstalling the release re-resolves "
+                          "its pins."),
             steps=(
                 f"pip show {engine} (its Version: line is your release)",
                 install,
@@ -663,6 +666,17 @@ def _unknown_release(drift: Drift, engine: str, version: str | None, declared: l
             *([f"logsleuth knows the pins of {len(known)} {name} releases ({known[0]} to {known[-1]})"] if known else []),
         ),
     )
+
+
+def _optional_path_summary(name: str, distribution: str, extras: str) -> str:
+    """A missing module that the releases logsleuth knows declare only in an extra: the engine imports it on an
+    optional path (another platform, a host whose GPUs it cannot see, an optional feature), so which path the launch
+    took comes before installing it; the user's release may declare it in no extra at all."""
+    return (f"{distribution} is declared by the {name} releases logsleuth knows only in an extra ({extras}), so a "
+            f"plain install does not bring it; an engine may also import such a module only on an optional path "
+            f"(another platform, a host whose GPUs it cannot see, an optional feature). Check both: whether your "
+            f"release declares it in an extra (install it with that extra if so), and that the launch takes the path "
+            f"you meant (the GPUs visible to it).")
 
 
 # Shapes read when the log names no engine.  A module that is simply missing (`No module named 'X'`) is left to
