@@ -18,12 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from logsleuth.api import diagnose_text
 from logsleuth.models import Diagnosis, LaunchInfo
 from logsleuth.reasoning.launch_quantization import launch_quantization
-from tests.helpers import real_traceback, traceback_of_installed
+from tests.helpers import diagnose_with_patterns, real_traceback, traceback_of_installed
 from tests.test_cut_tracebacks import cut_after
-from tests.test_fatal_output_shapes import OPTIONS
 
 QUANTIZED_TITLE = "Likely the quantization the launch asks for, failing while the model was built"
 
@@ -54,14 +52,6 @@ load_model()
 CUT_LOADER = cut_after(LOADER, "model = initialize_model()")
 
 
-def _diagnosis(log: str) -> Diagnosis:
-    report = diagnose_text(log, OPTIONS)
-    assert report.failures, log
-    diagnosis = report.failures[0].diagnosis
-    assert diagnosis is not None, log
-    return diagnosis
-
-
 def _steps(diagnosis: Diagnosis) -> str:
     return " ".join(diagnosis.fix.steps if diagnosis.fix else ())
 
@@ -73,7 +63,7 @@ def _steps(diagnosis: Diagnosis) -> str:
 ])
 def test_a_quantized_launch_decides_no_category_of_a_cut_in_the_model_loader(launch: str, quoted: str) -> None:
     assert "ValueError" not in CUT_LOADER and "initialize_model()" in CUT_LOADER
-    diagnosis = _diagnosis(launch + CUT_LOADER)
+    diagnosis = diagnose_with_patterns(launch + CUT_LOADER)
     assert diagnosis.category != "quantization", diagnosis.root_cause
     assert not diagnosis.title.startswith(QUANTIZED_TITLE) and quoted not in diagnosis.root_cause
     # the line that would say what failed is asked for; the quantization is named only as general guidance
@@ -83,13 +73,13 @@ def test_a_quantized_launch_decides_no_category_of_a_cut_in_the_model_loader(lau
 
 
 def test_the_same_cut_with_no_quantization_in_the_launch_is_no_quantization() -> None:
-    diagnosis = _diagnosis("vllm serve /models/Qwen2.5-72B-Instruct --tensor-parallel-size 2\n" + CUT_LOADER)
+    diagnosis = diagnose_with_patterns("vllm serve /models/Qwen2.5-72B-Instruct --tensor-parallel-size 2\n" + CUT_LOADER)
     assert diagnosis.category != "quantization", diagnosis.root_cause
 
 
 def test_a_whole_loader_traceback_keeps_its_own_words() -> None:
     # the exception line is there: the launch's setting is not the evidence, the message is
-    diagnosis = _diagnosis("vllm serve /models/qwen2 --quantization awq\n" + LOADER)
+    diagnosis = diagnose_with_patterns("vllm serve /models/qwen2 --quantization awq\n" + LOADER)
     assert not diagnosis.title.startswith(QUANTIZED_TITLE)
 
 
@@ -106,7 +96,7 @@ def load_weights(weights):
 
 load_weights([("w", 1)])
 ''', "vllm/model_executor/models/qwen2.py")
-    diagnosis = _diagnosis("vllm serve /models/Qwen2-7B-Instruct-AWQ\n" + cut_after(printed, "weight_loader(None, loaded)"))
+    diagnosis = diagnose_with_patterns("vllm serve /models/Qwen2-7B-Instruct-AWQ\n" + cut_after(printed, "weight_loader(None, loaded)"))
     assert diagnosis.category == "weight-loading", diagnosis.root_cause
 
 
@@ -150,7 +140,7 @@ def _executor_into_loader(tmp_path: Path, cut_at: str) -> str:
 
 
 def test_a_cut_at_the_engine_s_call_into_its_workers_is_no_kill(tmp_path: Path) -> None:
-    diagnosis = _diagnosis(_executor_into_loader(tmp_path, "return getattr(Worker(), method)()"))
+    diagnosis = diagnose_with_patterns(_executor_into_loader(tmp_path, "return getattr(Worker(), method)()"))
     assert diagnosis.category == "unclassified", diagnosis.root_cause
     assert "re-raised by the engine's call into its workers" in diagnosis.title
     assert "The worker's own error is the one to read" in _steps(diagnosis)
@@ -159,9 +149,9 @@ def test_a_cut_at_the_engine_s_call_into_its_workers_is_no_kill(tmp_path: Path) 
 def test_a_loader_frame_below_the_call_into_the_workers_decides_nothing_with_a_quantized_checkpoint(tmp_path: Path) -> None:
     # stop 47: the checkpoint's quantization is a launch setting, and a setting alone decides no cut traceback's category
     cut = _executor_into_loader(tmp_path, "self.model = get_model()")
-    diagnosis = _diagnosis("vllm serve /models/Llama-3.1-8B-Instruct-NVFP4\n" + cut)
+    diagnosis = diagnose_with_patterns("vllm serve /models/Llama-3.1-8B-Instruct-NVFP4\n" + cut)
     assert diagnosis.category == "unclassified", diagnosis.root_cause
-    assert _diagnosis("vllm serve /models/Llama-3.1-8B-Instruct\n" + cut).category == "unclassified"
+    assert diagnose_with_patterns("vllm serve /models/Llama-3.1-8B-Instruct\n" + cut).category == "unclassified"
 
 
 # -- vLLM's `WorkerProc failed to start.` over a traceback the paste cut (v1/executor/multiproc_executor.py worker_main)
@@ -190,13 +180,13 @@ def _worker_start_log(sentence: str) -> str:
 
 
 def test_a_sentence_above_a_worker_s_start_failure_names_its_category() -> None:
-    diagnosis = _diagnosis(_worker_start_log("After I turned on speculative decoding with an eagle3 draft, it fails:"))
+    diagnosis = diagnose_with_patterns(_worker_start_log("After I turned on speculative decoding with an eagle3 draft, it fails:"))
     assert diagnosis.category == "spec-decoding-args", diagnosis.root_cause
     assert "the words of a line just before it" in diagnosis.root_cause
 
 
 def test_a_sentence_that_names_nothing_leaves_the_worker_s_start_failure_unclassified() -> None:
-    diagnosis = _diagnosis(_worker_start_log("It fails right away when I start the server:"))
+    diagnosis = diagnose_with_patterns(_worker_start_log("It fails right away when I start the server:"))
     assert diagnosis.category != "spec-decoding-args", diagnosis.root_cause
 
 
@@ -213,7 +203,7 @@ class HostKVCache:
 HostKVCache("page_head")
 ''', "python/sglang/srt/mem_cache/memory_pool_host.py")
     assert "ValueError" in printed
-    assert "KV cache bookkeeping" not in _diagnosis(printed).title
+    assert "KV cache bookkeeping" not in diagnose_with_patterns(printed).title
 
 
 # -- a worker's error quoted in the engine core's re-raise: the quoted words are the error's (vllm-project/vllm#32622:
@@ -225,11 +215,11 @@ CORE = "(EngineCore_DP0 pid=4120) ERROR 02-11 09:14:03 [core.py:935] "
 def test_a_quantized_moe_gemm_s_check_quoted_in_a_worker_re_raise_is_quantization() -> None:
     line = (CORE + "RuntimeError: Worker failed with error 'Failed to initialize GEMM: status=7 workspace_size=98304 "
             "num_experts=128 M=32768 N=2048 K=4096', please check the stack trace above for the root cause\n")
-    assert _diagnosis(line).category == "quantization"
+    assert diagnose_with_patterns(line).category == "quantization"
 
 
 def test_a_quoted_error_that_names_no_category_stays_the_re_raise() -> None:
     # the look-alike: another library's GEMM set-up failing, with no expert count, names no quantized MoE kernel
     line = (CORE + "RuntimeError: Worker failed with error 'Failed to initialize GEMM: status=7', please check the stack "
             "trace above for the root cause\n")
-    assert _diagnosis(line).category == "process-killed"
+    assert diagnose_with_patterns(line).category == "process-killed"

@@ -15,19 +15,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from logsleuth.api import diagnose_text
-from logsleuth.models import Diagnosis
-from tests.helpers import real_traceback, traceback_of_installed
+from tests.helpers import diagnose_with_patterns, real_traceback, traceback_of_installed
 from tests.test_cut_tracebacks import cut_after
-from tests.test_fatal_output_shapes import OPTIONS
 
 
-def _diagnosis(log: str) -> Diagnosis:
-    report = diagnose_text(log, OPTIONS)
-    assert report.failures, log
-    diagnosis = report.failures[0].diagnosis
-    assert diagnosis is not None, log
-    return diagnosis
+def _argument_check_cut() -> str:
+    """SGLang's ServerArgs.__post_init__ calling its check, cut right after the call: the argument check's shape."""
+    printed = real_traceback('''
+class ServerArgs:
+    def __post_init__(self):
+        self.check_server_args()
+
+    def check_server_args(self):
+        raise ValueError("the settings do not fit")
+
+
+ServerArgs().__post_init__()
+''', "sglang/srt/server_args.py")
+    return cut_after(printed, "self.check_server_args()")
 
 
 def _cut_before_the_raise(traceback_text: str) -> str:
@@ -51,7 +56,7 @@ def test_an_import_chain_cut_before_its_exception_line_is_an_import_time_failure
     printed = traceback_of_installed(tmp_path, IMPORT_FILES, "import sglang.launch_server\n").stderr
     log = _cut_before_the_raise(printed)
     assert "RuntimeError" not in log and log.rstrip().endswith("in <module>")
-    diagnosis = _diagnosis("python3 -m sglang.launch_server --model-path /models/m --quantization fp8\n" + log)
+    diagnosis = diagnose_with_patterns("python3 -m sglang.launch_server --model-path /models/m --quantization fp8\n" + log)
     assert diagnosis.category == "dependency-version", diagnosis.root_cause
     assert "the frames' shape, an import chain" in diagnosis.root_cause
     assert "quantization" not in diagnosis.root_cause
@@ -61,7 +66,7 @@ def test_no_feature_step_for_a_failure_raised_while_importing(tmp_path: Path) ->
     printed = traceback_of_installed(tmp_path, IMPORT_FILES, "import sglang.launch_server\n").stderr
     launch = "python3 -m sglang.launch_server --model-path /models/m --enable-lora --lora-paths a=/adapters/a\n"
     for log in (printed, _cut_before_the_raise(printed)):
-        diagnosis = _diagnosis(launch + log)
+        diagnosis = diagnose_with_patterns(launch + log)
         steps = " ".join(diagnosis.fix.steps if diagnosis.fix else ())
         assert "which runs only when the feature is on" not in steps and "your launch turns on" not in steps, steps
 
@@ -80,7 +85,7 @@ def test_a_jit_compile_chain_is_the_toolchain_s_not_the_attention_backend_s(tmp_
     }
     printed = traceback_of_installed(tmp_path, files, "from vllm.v1.attention.backends.flashinfer import build\nbuild()\n")
     log = cut_after(printed.stderr, "return JitSpec(backend).build_and_load()")
-    diagnosis = _diagnosis("vllm serve /models/m\n" + log)
+    diagnosis = diagnose_with_patterns("vllm serve /models/m\n" + log)
     assert diagnosis.category == "dependency-version", diagnosis.root_cause
     assert "a JIT compile chain" in diagnosis.root_cause
 
@@ -104,25 +109,14 @@ class Model:
 Model()
 ''', "vllm/model_executor/models/llama.py")
     log = cut_after(printed, "return [layer_fn(prefix=str(index)) for index in range(count)]")
-    diagnosis = _diagnosis(log)
+    diagnosis = diagnose_with_patterns(log)
     assert diagnosis.category == "gpu-oom", diagnosis.root_cause
     steps = " ".join(diagnosis.fix.steps if diagnosis.fix else ())
     assert "CUDA out of memory" in steps and "config's sizes" in steps
 
 
 def test_the_engine_s_argument_check_is_invalid_flag_value() -> None:
-    printed = real_traceback('''
-class ServerArgs:
-    def __post_init__(self):
-        self.check_server_args()
-
-    def check_server_args(self):
-        raise ValueError("the settings do not fit")
-
-
-ServerArgs().__post_init__()
-''', "sglang/srt/server_args.py")
-    diagnosis = _diagnosis(cut_after(printed, "self.check_server_args()"))
+    diagnosis = diagnose_with_patterns(_argument_check_cut())
     assert diagnosis.category == "invalid-flag-value", diagnosis.root_cause
     assert "argument validation" in diagnosis.root_cause
 
@@ -139,7 +133,7 @@ def start():
 
 run_chat()
 ''', "llamafactory/chat/chat_model.py")
-    diagnosis = _diagnosis(_cut_before_the_raise(printed))
+    diagnosis = diagnose_with_patterns(_cut_before_the_raise(printed))
     assert diagnosis.category == "unclassified", diagnosis.root_cause
     assert diagnosis.fix is not None and any("right after the last frame" in need for need in diagnosis.fix.needs_input)
 
@@ -147,25 +141,14 @@ run_chat()
 def test_a_category_read_from_the_innermost_subsystem_alone_is_labelled_a_guess() -> None:
     from tests.test_cut_tracebacks import ENGINE_CORE
 
-    diagnosis = _diagnosis(cut_after(ENGINE_CORE, "self._initialize_kv_caches(config)"))
+    diagnosis = diagnose_with_patterns(cut_after(ENGINE_CORE, "self._initialize_kv_caches(config)"))
     assert diagnosis.category == "kv-cache-memory"
     assert "That is a guess from where the process was, not a finding" in diagnosis.root_cause
     assert diagnosis.fix is not None and "(a guess from the innermost frame's subsystem)" in diagnosis.fix.summary
 
 
 def test_a_shape_s_reading_is_no_guess() -> None:
-    printed = real_traceback('''
-class ServerArgs:
-    def __post_init__(self):
-        self.check_server_args()
-
-    def check_server_args(self):
-        raise ValueError("the settings do not fit")
-
-
-ServerArgs().__post_init__()
-''', "sglang/srt/server_args.py")
-    diagnosis = _diagnosis(cut_after(printed, "self.check_server_args()"))
+    diagnosis = diagnose_with_patterns(_argument_check_cut())
     assert "a guess" not in diagnosis.root_cause
 
 
@@ -184,5 +167,5 @@ class ModelConfig:
 
 ModelConfig().__post_init__()
 ''', "vllm/config/__init__.py")
-    diagnosis = _diagnosis(cut_after(printed, 'self.hf_config = get_config("m")'))
+    diagnosis = diagnose_with_patterns(cut_after(printed, 'self.hf_config = get_config("m")'))
     assert "argument validation" not in diagnosis.root_cause

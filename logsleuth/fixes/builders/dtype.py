@@ -27,36 +27,37 @@ def _oldest_gpu(ctx: FixContext) -> tuple[str, Capability] | None:
     return min(stated, key=lambda item: item[1]) if stated else None
 
 
-def _floor(version: str | None) -> tuple[Capability, str]:
-    """vLLM's documented floor for the release (7.0; 7.5 from 0.31.0) and how it is said; the release unknown, or
-    between the two documented ones, the lower one with the higher named."""
+def _floors() -> tuple[Capability, Capability, str]:
+    """vLLM's documented floors (facts/gpus.toml): every release's, the later one, and the release it starts at."""
     lower, recent = feature("vllm-cuda"), feature("vllm-cuda-0.31.0")
     assert lower is not None and lower.minimum is not None and recent is not None and recent.minimum is not None
-    since = recent.key.rsplit("-", 1)[-1]
+    return lower.minimum, recent.minimum, recent.key.rsplit("-", 1)[-1]
+
+
+def _release_from(version: str | None, since: str) -> bool | None:
+    """Whether `version` is `since` or later; None when the release is not known."""
     key, since_key = version_key(version or ""), version_key(since)
-    if key is not None and since_key is not None and key >= since_key:
-        return recent.minimum, f"the {show(recent.minimum)} vLLM {version} requires"
-    return lower.minimum, (f"the {show(lower.minimum)} every vLLM release requires (its docs say "
-                           f"{show(recent.minimum)} from {since})")
+    return None if key is None or since_key is None else key >= since_key
 
 
 def vllm_half_precision(ctx: FixContext, data: dict[str, Any]) -> Fix | None:
-    """The pattern's float16 fix, unless a GPU the message names is below what the vLLM release runs on at all."""
+    """The pattern's float16 fix, unless a GPU the message names is below what the vLLM release runs on at all (the
+    later floor from its release on; the release unknown, or between the two documented ones, the lower one)."""
     oldest = _oldest_gpu(ctx)
-    floor, said = _floor(ctx.launch.named_version)
+    lower, recent, since = _floors()
+    version = ctx.launch.named_version
+    from_since = _release_from(version, since)
+    floor = recent if from_since else lower
     if oldest is None or oldest[1] >= floor:
         fix = ctx.build({key: value for key, value in data.items() if key != "builder"})
-        recent = feature("vllm-cuda-0.31.0")
-        since = recent.key.rsplit("-", 1)[-1] if recent is not None else ""
-        known, since_key = version_key(ctx.launch.named_version or ""), version_key(since)
-        older = known is not None and since_key is not None and known < since_key
-        if (fix is not None and oldest is not None and recent is not None and recent.minimum
-                and oldest[1] < recent.minimum and not older):
+        if fix is not None and oldest is not None and oldest[1] < recent and from_since is None:
             # The release not known to be older than the one whose docs raise the floor above this GPU: say so.
-            fix = replace(fix, steps=(*fix.steps, f"vLLM's docs require compute capability {show(recent.minimum)} from "
+            fix = replace(fix, steps=(*fix.steps, f"vLLM's docs require compute capability {show(recent)} from "
                                                   f"{since}: on such a release the {oldest[0]} ({show(oldest[1])}) is "
                                                   "below the floor whatever the dtype"))
         return fix
+    said = (f"the {show(recent)} vLLM {version} requires" if from_since
+            else f"the {show(lower)} every vLLM release requires (its docs say {show(recent)} from {since})")
     gpu, capability = oldest
     return Fix(
         summary=(f"The {gpu} GPU has compute capability {show(capability)}, below {said}: no --dtype makes vLLM run "
