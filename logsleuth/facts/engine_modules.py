@@ -60,8 +60,11 @@ class Presence:
         return spans_of(missing, self.indexed)
 
 
-def spans_of(versions: tuple[str, ...], indexed: tuple[str, ...]) -> str:
-    """Some of the indexed releases as runs of consecutive indexed releases: `0.5.5 to 0.11.2, 0.14.0`."""
+def spans_of(versions: tuple[str, ...], indexed: tuple[str, ...], open_ended: bool = False) -> str:
+    """Some of the indexed releases as runs of consecutive indexed releases: `0.5.5 to 0.11.2, 0.14.0`.
+
+    `open_ended`: a run reaching the newest indexed release is written `0.8.0 and later` (a catalog's runs, where the
+    newest release stands for the ones after it until the catalogs are regenerated)."""
     chosen = set(versions)
     runs: list[list[str]] = []
     previous_in = False
@@ -72,7 +75,11 @@ def spans_of(versions: tuple[str, ...], indexed: tuple[str, ...]) -> str:
             else:
                 runs.append([version, version])
         previous_in = version in chosen
-    return ", ".join(first if first == last else f"{first} to {last}" for first, last in runs)
+    newest = indexed[-1] if indexed else None
+    return ", ".join(
+        f"{first} and later" if open_ended and last == newest else first if first == last else f"{first} to {last}"
+        for first, last in runs
+    )
 
 
 def gzipped_table(name: str) -> dict[str, Any]:

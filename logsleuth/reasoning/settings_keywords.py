@@ -33,6 +33,7 @@ from functools import lru_cache
 
 from logsleuth.facts.categories import table
 from logsleuth.facts.engine_drivers import drivers_shown
+from logsleuth.facts.engine_modules import spans_of
 from logsleuth.fixes import static_catalogs
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Diagnosis, Failure, Fix, Frame
@@ -230,23 +231,7 @@ def field_moved(engine: str, keyword: str) -> tuple[str, tuple[str, ...]] | None
 
 def spans(engine: str, having: tuple[str, ...]) -> str:
     """Contiguous runs of catalogued releases, as "0.6.0 to 0.6.6.post1, 0.8.0 and later"."""
-    every = static_catalogs.releases(engine)
-    runs: list[list[str]] = []
-    previous = -2
-    for index, release in enumerate(every):
-        if release in having:
-            if index == previous + 1:
-                runs[-1].append(release)
-            else:
-                runs.append([release])
-            previous = index
-    parts = []
-    for run in runs:
-        if run[-1] == every[-1]:
-            parts.append(f"{run[0]} and later")
-        else:
-            parts.append(run[0] if len(run) == 1 else f"{run[0]} to {run[-1]}")
-    return ", ".join(parts)
+    return spans_of(having, tuple(static_catalogs.releases(engine)), open_ended=True)
 
 
 @dataclass(frozen=True)
