@@ -52,6 +52,9 @@ def test_the_table_reads_real_moves() -> None:
     broadcast = name_presence("sglang", "sglang.srt.utils", "broadcast_pyobj")
     assert broadcast is not None and "0.5.3" in broadcast.having and broadcast.in_every and not broadcast.open_in
     assert spans_of(("0.5.5", "0.6.3.post1", "0.9.2"), ("0.5.5", "0.6.3.post1", "0.7.3", "0.9.2")) == "0.5.5 to 0.6.3.post1, 0.9.2"
+    indexed = ("0.5.5", "0.6.3.post1", "0.7.3", "0.9.2")
+    assert spans_of(("0.5.5", "0.7.3", "0.9.2"), indexed, open_ended=True) == "0.5.5, 0.7.3 and later"
+    assert spans_of(("0.5.5", "0.6.3.post1"), indexed, open_ended=True) == "0.5.5 to 0.6.3.post1"
 
 
 def test_a_bare_import_line_names_the_releases_that_have_the_name(tmp_path: Path) -> None:
