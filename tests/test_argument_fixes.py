@@ -394,3 +394,28 @@ def test_a_release_guessed_older_than_every_catalog_may_lack_the_flag(guessed: s
     said = rejected_flags.verdict("--dtype", "auto", ctx)
     assert said is not None and said.outcome == outcome
     assert ("looks older (0.5.4" in said.sentence) == (outcome == "some")
+
+
+# -- a flag no release has, with a plugin of the engine loaded (stop 48) ------------------------------------
+# vLLM's platform plugins (vllm-ascend registers 'ascend', vllm/platforms/__init__.py logs "Platform plugin %s is
+# activated") and general plugins add their own arguments to vLLM's parser when they load: a flag no vLLM release has
+# may be the plugin's, refused because the plugin's release does not match the installed vLLM.  Removing it would
+# drop a setting the user's plugin needs: the fix says to check both versions and changes nothing.
+
+
+@pytest.mark.parametrize("plugin_line", [
+    "INFO 05-28 10:12:01 [__init__.py:217] Platform plugin ascend is activated",
+    "vllm-ascend               0.9.1",
+])
+def test_a_flag_no_release_has_is_not_removed_when_a_plugin_is_shown(plugin_line: str) -> None:
+    log = (f"{plugin_line}\nusage: vllm serve [-h] [--model MODEL]\n"
+           "vllm serve: error: unrecognized arguments: --omni\n")
+    fix = diagnose_text(log, DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis.fix  # type: ignore[union-attr]
+    assert fix is not None and "vllm-ascend" in fix.summary and "check both versions" in fix.summary
+    assert ("remove", "--omni") not in [(op.op, op.flag) for op in fix.flags]
+
+
+def test_a_flag_no_release_has_is_still_removed_without_a_plugin() -> None:
+    log = "usage: vllm serve [-h] [--model MODEL]\nvllm serve: error: unrecognized arguments: --omni\n"
+    fix = diagnose_text(log, DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis.fix  # type: ignore[union-attr]
+    assert fix is not None and ("remove", "--omni") in [(op.op, op.flag) for op in fix.flags]

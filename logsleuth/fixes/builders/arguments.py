@@ -12,6 +12,7 @@ from typing import Any
 import regex
 
 from logsleuth.command_line import Word, split_words
+from logsleuth.facts.engine_drivers import drivers_shown
 from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes import cross_engine, rejected_flags
 from logsleuth.fixes.builders.other_engine import command_for_other_engine, with_nearest_chosen
@@ -186,6 +187,12 @@ def unrecognized_arguments(ctx: FixContext, data: dict[str, Any]) -> Fix:
         if suggestion and suggestion != flag:
             ops.append(FlagOp("rename", flag, value, to=suggestion))
             notes.append(f"{flag} is {suggestion} in {engine}")
+        elif plugins := _plugins_shown(ctx):
+            # A plugin adds its own flags to the engine's parser when it loads: a flag no release of the engine has
+            # may be the plugin's, refused because the plugin did not load or was built for another engine release.
+            notes.append(f"no catalogued {engine} release has {flag}: it may be a flag of {' or '.join(plugins)}, which the log "
+                         f"shows loaded; a plugin adds its flags only when its release matches the installed {engine}, "
+                         "so check both versions before removing it")
         else:
             ops.append(FlagOp("remove", flag))
             notes.append(f"{engine} has no {flag}")
@@ -196,6 +203,12 @@ def unrecognized_arguments(ctx: FixContext, data: dict[str, Any]) -> Fix:
         return with_nearest_chosen(Fix(summary=summary, flags=tuple(ops)), nearest, engine, chosen_first=True)
     return Fix(summary=summary, flags=tuple(ops))
 
+
+
+def _plugins_shown(ctx: FixContext) -> list[str]:
+    """The plugins of the engine the log shows loaded or installed (facts/engine_drivers.toml: a platform plugin's
+    activation line, a package listing), which may register flags of their own on the engine's parser."""
+    return [driver.named for driver in drivers_shown(ctx.launch.driver_lines) if driver.kind.endswith("plugin")]
 
 
 def _path_split_by_a_space(token: str, ctx: FixContext) -> str | None:
