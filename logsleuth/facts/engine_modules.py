@@ -152,3 +152,34 @@ def _engine(engine: str) -> tuple[list[str], dict[str, Any]] | None:
         return None
     entry = _table()["engines"].get(engine)
     return (entry["releases"], entry["modules"]) if entry else None
+
+
+# A module path as a frame shows it with the package's directory cut off (`.../srt/managers/scheduler.py`,
+# `…/model_executor/layers/quantization/fp8.py`): its last parts only.  Two directories and the file at least: one
+# directory and a file (`layers/linear.py`, `models/llama.py`) is in both engines' trees and in many programs'.
+MIN_TAIL_PARTS = 3
+
+
+@lru_cache(maxsize=1)
+def _engines_by_tail() -> dict[tuple[str, ...], frozenset[str]]:
+    """Every tail of MIN_TAIL_PARTS parts or more of an indexed module's dotted name, below the package itself
+    (`("srt", "managers", "scheduler")`), -> the engines having a module that ends so."""
+    found: dict[tuple[str, ...], set[str]] = {}
+    for engine in ENGINES:
+        entry = _table()["engines"].get(engine)
+        for module in entry["modules"] if entry else ():
+            parts = tuple(module.split("."))[1:]
+            for start in range(len(parts) - MIN_TAIL_PARTS + 1):
+                found.setdefault(parts[start:], set()).add(engine)
+    return {tail: frozenset(engines) for tail, engines in found.items()}
+
+
+def engines_with_module_tail(path: str) -> frozenset[str]:
+    """The engines whose indexed releases have a module whose path ends with `path` (`srt/managers/scheduler.py`,
+    a package's `layers/quantization/__init__.py`), for a path of MIN_TAIL_PARTS parts or more; else none."""
+    if not path.endswith(".py"):
+        return frozenset()
+    parts = tuple(path.removesuffix(".py").removesuffix("/__init__").split("/"))  # a package's module has no `__init__`
+    if len(parts) < MIN_TAIL_PARTS or not all(part.isidentifier() for part in parts):
+        return frozenset()
+    return _engines_by_tail().get(parts, frozenset())

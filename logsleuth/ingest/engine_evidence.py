@@ -285,6 +285,18 @@ _WRAPPER_WORDS = compile_lazily(
     r"|(?P<xinference>xinference)[./\s]|(?P<triton>tritonserver\b|model\.py:\d+\] \"?\[vllm\] )"
     r"|(?P<dynamo>dynamo[._](?:vllm|sglang|run|runtime|frontend)\b)|(?P<llmd>llm-d)-|(?P<ray>ray::|ray\.exceptions\.))"
 )
+# The Triton vLLM backend's own record (`model.py:248] "[vllm] Failed to start engine: …`, the same prefix as above):
+# that backend (triton-inference-server/vllm_backend, installed as /opt/tritonserver/backends/vllm/model.py) is a
+# Python model that builds vLLM's engine and no other, so its record shows vLLM ran, as its frames under `…/vllm/` do
+# (triton-inference-server/server#8578; aws-samples/amazon-eks-machine-learning-with-terraform-and-kubeflow#117).
+_TRITON_VLLM_RECORD = compile_lazily(r"\bmodel\.py:\d+\] \"?\[vllm\] ")
+
+
+def triton_vllm_record(text: str) -> bool:
+    """A record of the Triton vLLM backend (see _TRITON_VLLM_RECORD): vLLM ran under Triton."""
+    return "[vllm] " in text and bool(_TRITON_VLLM_RECORD.search(text))
+
+
 # Xinference's actor pool (xoscar) re-raises a worker's error as `[address=0.0.0.0:41227, pid=1893] <message>`
 # (xoscar's _AsCauseBase.__str__; xorbitsai/inference#3373, #2945).  The failure's message is read without it
 # (tracebacks/grammar.py WRAPPER_TAG), so the line is read here.

@@ -15,7 +15,8 @@ Not evidence: a message that only names an engine ("No module named 'vllm'", "pl
 engine's code raises it as it stands, so no template matches, unless one engine's own code does raise it, which is
 then that engine's (SGLang's "Please install vllm …" is SGLang's code speaking).  A message both engines raise
 decides nothing.  Nor does CPython's own wording, unless it names a class only one engine defines
-(`EngineArgs.__init__() got an unexpected keyword argument 'x'`, `'LLMEngine' object has no attribute 'x'`).
+(`EngineArgs.__init__() got an unexpected keyword argument 'x'`, `'LLMEngine' object has no attribute 'x'`).  An
+exception raised as a class only one engine defines (`EngineDeadError: …`, whatever its message) is that engine's.
 launch.py asks this only when no other evidence of either engine was seen.
 """
 
@@ -52,6 +53,26 @@ CPYTHON_WORDINGS = compile_lazily(
 # only one engine's code defines, in every indexed release of both and in none of the packages they run, names that
 # engine (facts/engine_classes.py: a name of two words or more; `LLM` and `Engine` are each one engine's class but
 # also other programs', TensorRT-LLM's `LLM`; `SamplingParams` is both engines').
+
+
+# The exception's own class, when only one engine's code defines it (facts/engine_classes.py, as above): vLLM's
+# `EngineDeadError` (vllm/v1/engine/exceptions.py), `AsyncEngineDeadError` (vllm/engine/async_llm_engine.py),
+# `MQEngineDeadError`, SGLang's `KVTransferError` (srt/disaggregation/), whatever message the paste kept with it.  Bare
+# or under that engine's package (`vllm.v1.engine.exceptions.EngineDeadError`); under another package's module
+# (`lmdeploy.….EngineDeadError`) it is that package's class of the same name.  An exception class is named more
+# plainly than other classes, and programs the index does not read define the plain names too (httpx's
+# `RequestError`, SQLAlchemy's `IntegrityError`, the openai client's `BadRequestError`, a carrier of the engine's
+# answer): three words or more ("Error" one of them), and no carrier's.
+MIN_TYPE_WORDS = 3
+_TYPE_WORD = compile_lazily(r"[A-Z]+(?![a-z])|[A-Z][a-z0-9]+")
+
+
+def engine_of_type(type_name: str) -> str | None:
+    """The one engine whose code defines the exception class the failure was raised as, else None."""
+    module, _, name = type_name.rpartition(".")
+    if (module and module.split(".", 1)[0] not in ("vllm", "sglang")) or carried(name):
+        return None
+    return only_engine_defining(name) if len(_TYPE_WORD.findall(name)) >= MIN_TYPE_WORDS else None
 
 
 def engine_class_named(type_name: str, message: str) -> str | None:
@@ -132,12 +153,21 @@ def engine_raising(raised: tuple[tuple[str, str], ...]) -> str | None:
     return next(iter(engines)) if len(engines) == 1 else None
 
 
+def raised_by_both_only(raised: tuple[tuple[str, str], ...]) -> bool:
+    """Whether some of these exceptions are raised by both engines' indexed code and none by one engine's alone: an
+    engine's own words that leave which engine open (SGLang copied many of vLLM's checks)."""
+    each = [engines_raising_any((pair,)) for pair in raised[:MAX_MESSAGES]]
+    return any(len(engines) == 2 for engines in each) and not any(len(engines) == 1 for engines in each)
+
+
 @lru_cache(maxsize=64)
 def engines_raising_any(raised: tuple[tuple[str, str], ...]) -> frozenset[str]:
     """Every engine whose indexed code raises one of these exceptions (the first MAX_MESSAGES).  Cached: watch asks
     the engine line by line."""
     engines: set[str] = set()
     for type_name, printed in raised[:MAX_MESSAGES]:
+        if type_name and (defining := engine_of_type(type_name)):
+            engines.add(defining)
         message = _answered(printed)  # a client's status error: the engine's message in the answer it quotes
         if "alidation error" in message and (report := _PYDANTIC_TITLE.match(message.lstrip())):
             engines |= _engines_of_pydantic_report(report["cls"], message)

@@ -90,6 +90,17 @@ _VERSION_LABEL = compile_lazily(
     r"(?i)(?:^\s*|(?<![\w.\-/])(?=[sv]\w{3,5}:))(?P<engine>sglang|vllm)(?::\s*v?|\s+(?=\d))"
     r"(?P<version>\d+\.\d+\.\d+(?:\.?post\d+|rc\d+|\.dev\d+)?)(?:\+[\w.]+)?(?P<rest>(?![\w.\-+]).*)$"
 )
+# A frame of a traceback rich renders in a box (rich/traceback.py: `{path}:{lineno} in {function}` after the box's
+# left edge `│`; typer's CLIs print their errors so: lighteval's `│ /home/u/lighteval/src/lighteval/main_vllm.py:146 in
+# vllm │`, huggingface/lighteval#504, huggingface/open-r1#518).  CPython's `File "…"` lines are not there to read: the
+# frame's path is.  A path wider than the box goes on at the next line's start (`…/site-packages/lightev │`, then
+# `│ al/models/vllm/vllm_model.py:407 in _loglikelihood_tokens`): a line holding only a path's start is kept for it.
+_RICH_FRAME = compile_lazily(r"│ (?P<path>[^\s│:]+\.py):\d+ in [\w<>]+")
+_RICH_PATH_START = compile_lazily(r"│ (?P<start>[^\s│]+)\s*│\s*$")
+# `pip show vllm` prints the distribution's name, then its version (pip's show command: `Name: vllm`, `Version:
+# 0.8.5`): installed, as pip list's row says.
+_PIP_SHOW_NAME = compile_lazily(r"^\s*Name: (?P<engine>sglang|vllm)\s*$")
+_PIP_SHOW_VERSION = compile_lazily(r"^Version: (?P<version>\d+\.\d+\.\d+(?:\.?post\d+|rc\d+|\.dev\d+)?)")
 # The logo vLLM 0.33 logs at start-up (entrypoints/common/startup.py), its second line ending in the version:
 # ` ▄▄ ▄█ █     █     █ ▀▄▀ █  version 0.33.0`.
 _VLLM_LOGO_VERSION = compile_lazily(r"▀▄▀ █\s+version\s+v?(?P<version>\d+\.\d+\.\d+(?:\.?post\d+|rc\d+|\.dev\d+)?)")
@@ -219,6 +230,7 @@ class LaunchTracker:
     # frame lines never carry it: a frame line that does shows a stamper, and the untagged header then shows
     # nothing of the engine (its sightings are kept apart, under PLAIN_HEADER_KINDS, until the engine is decided).
     _stamped: bool = False
+    _rich_path_start: str = ""  # the start of a path rich wrapped at its box's edge (_observe_rich_frame)
 
     def observe(self, line: LogLine) -> None:
         text = line.text
@@ -271,6 +283,9 @@ class LaunchTracker:
         if ("LLM" in text or "llm" in text or "Lang" in text or "lang" in text) and len(text) <= 512 and (
                 labelled := engine_version_stated(text)):
             self.versions.setdefault(*labelled)  # a label or a pip list row: the version, no evidence the engine ran
+        elif text.startswith("Version: ") and (shown := _PIP_SHOW_NAME.match(self._line_before)) and (
+                m := _PIP_SHOW_VERSION.match(text)):
+            self.versions.setdefault(shown["engine"], m["version"])  # `pip show vllm`: installed, as a pip list row
         if ("sglang" in text or "vllm" in text or "vLLM" in text or "VLLM::" in text or "sgl_kernel" in text or "sgl-kernel" in text
                 or "sgl-dev" in text  # (AMD's SGLang image, engine_evidence._IMAGE)
                 or (("sgl" in text or "Rust" in text) and any(word in text for word in engine_evidence.ROUTER_WORDS))) and (
@@ -341,6 +356,8 @@ class LaunchTracker:
             self._logged_above_traceback(self._line_before)
         if "alidation error" in text and (title := engine_from_message.pydantic_title(text)):
             self._logged_above_traceback(title)  # a pydantic report's title, weighed as a message (engine_from_message)
+        if "│" in text:
+            self._observe_rich_frame(text)
         self._line_before = text
 
     def _record_command(self, offset: int, command: str, wrapper: str | None, whole: str | None) -> None:
@@ -398,6 +415,8 @@ class LaunchTracker:
             return
         if backend := engine_evidence.wrapper_logger_engine(text):
             self._saw("paths", backend)
+        if engine_evidence.triton_vllm_record(text):
+            self._saw("paths", "vllm")  # the Triton vLLM backend's record: it runs vLLM alone
         if checked := engine_evidence.engine_version_checked(text):
             self.versions.setdefault(*checked)
             self._saw("paths", checked[0])  # installed, and the wrapper is about to run it
@@ -475,10 +494,13 @@ class LaunchTracker:
             if kind in _FORMAT_KINDS:
                 return self._failure_engine()
             return None
-        # Nothing else decides: the failures' own messages, the weakest evidence; then shortened frames' functions.
+        # Nothing else decides: the failures' own messages, the weakest evidence; then shortened frames' modules and
+        # functions; then, for messages both engines' code raises, the one engine the paste shows installed.
         found = engine_from_message.engine_raising(tuple(self.raised)) if self.raised else None
         if found is None and self.shortened_frames:
             found = engine_from_frames.engine_of_frames(self.shortened_frames)
+        if found is None and len(self.versions) == 1 and self.raised and engine_from_message.raised_by_both_only(tuple(self.raised)):
+            found = next(iter(self.versions))
         return found
 
     def _evidence(self) -> dict[str, set[str]]:
@@ -580,19 +602,33 @@ class LaunchTracker:
                 path = frame.file
                 if len(self.shortened_frames) < engine_from_frames.MAX_FRAMES and (kept := engine_from_frames.shortened(frame)):
                     self.shortened_frames.append(kept)
-                if "/sglang/" in path:
-                    self._saw("frames", "sglang")
-                    if "/srt/arg_groups/" in path:
-                        self.version_hint = "0.5.23"
-                    elif "/srt/utils/common.py" in path and self.version_hint is None:
-                        self.version_hint = "0.5.9"
-                    elif path.endswith("/srt/utils.py") and self.version_hint is None:
-                        self.version_hint = "0.4.10.post2"
-                elif "/vllm/" in path:
-                    self._saw("frames", "vllm")
-                elif engine := (engine_evidence.console_script_engine(path) or engine_evidence.wrapper_module_engine(path)
-                                or engine_evidence.package_frame_engine(path) or engine_evidence.relative_frame_engine(path)):
-                    self._saw("frames", engine)
+                self._observe_frame_path(path)
+
+    def _observe_frame_path(self, path: str) -> None:
+        """What a frame's path shows: the engine whose package, console script or wrapper module it is in, and
+        roughly SGLang's version from its layout."""
+        if "/sglang/" in path:
+            self._saw("frames", "sglang")
+            if "/srt/arg_groups/" in path:
+                self.version_hint = "0.5.23"
+            elif "/srt/utils/common.py" in path and self.version_hint is None:
+                self.version_hint = "0.5.9"
+            elif path.endswith("/srt/utils.py") and self.version_hint is None:
+                self.version_hint = "0.4.10.post2"
+        elif "/vllm/" in path:
+            self._saw("frames", "vllm")
+        elif engine := (engine_evidence.console_script_engine(path) or engine_evidence.wrapper_module_engine(path)
+                        or engine_evidence.package_frame_engine(path) or engine_evidence.relative_frame_engine(path)):
+            self._saw("frames", engine)
+
+    def _observe_rich_frame(self, text: str) -> None:
+        """A frame of a traceback rich drew in a box (see _RICH_FRAME): its path read as a frame's, joined to the
+        start rich wrapped onto the line above when the path was wider than the box."""
+        start, self._rich_path_start = self._rich_path_start, ""
+        if m := _RICH_FRAME.search(text):
+            self._observe_frame_path(start + m["path"])
+        elif (m := _RICH_PATH_START.search(text)) and "/" in m["start"] and not m["start"].endswith("/"):
+            self._rich_path_start = m["start"]
 
     def segment_start(self, before: int) -> int:
         """Offset where the launch that includes `before` started (0 when unknown)."""
