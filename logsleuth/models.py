@@ -333,6 +333,10 @@ class LaunchInfo:
     # a settings dump or the user's words, as (flag, value): beside the launch's own, the values a paste shows tried
     # and failed too, which a memory fix must not suggest again (fixes/builders/memory.py, tried_memory_shares).
     memory_shares_seen: tuple[tuple[str, float], ...] = ()
+    # The model's architecture as the engine resolved it (vLLM's model config from 0.11 logs "Resolved architecture:
+    # X"), the first one: what a check refusing the model's class for a capability was about (reasoning/
+    # model_capabilities.py).
+    architecture: str | None = None
 
     @property
     def named_version(self) -> str | None:

@@ -94,3 +94,22 @@ def transformers_knowing(model_type: str) -> Presence:
 def indexed_releases(engine: str) -> tuple[str, ...]:
     """The engine's releases the table reads, oldest first."""
     return tuple(_table()["engines"][engine]["releases"])
+
+
+# The capability interfaces the table records per architecture (scripts/engine_index/architectures.py): vLLM's
+# SupportsPP, SupportsLoRA and SupportsMultiModal; SGLang's pipeline parallelism, recorded as SupportsPP.
+PIPELINE_PARALLEL = "SupportsPP"
+LORA = "SupportsLoRA"
+
+
+def implementing(engine: str, capability: str, architecture: str) -> Presence | None:
+    """The indexed releases of `engine` in which `architecture`'s class implements `capability` (None: the table
+    records nothing for the engine, the capability or the architecture in any release)."""
+    table = _table()["engines"].get(engine)
+    recorded = (table or {}).get("capabilities", {}).get(capability)
+    if table is None or recorded is None or architecture not in table["architectures"]:
+        return None
+    releases = tuple(table["releases"])
+    held = release_indices(recorded.get(architecture, ""))
+    return Presence(engine, architecture, tuple(v for i, v in enumerate(releases) if i in held), releases)
+

@@ -61,6 +61,8 @@ _YAML_ITEM = compile_lazily(r"^\s+-\s+[\"']?$|^\s*(?:-\s+)?(?:command|args|cmd|e
 # text after it is not a launch.
 _QUOTED_BY_ERROR = compile_lazily(r"(?i)\berror:|unrecognized arguments:")
 _SERVER_ARGS = compile_lazily(r"\bserver_args=(?P<body>ServerArgs\(.*\)|\{.*\})\s*$")
+# vLLM's model config from 0.11 (vllm/config/model.py): the architecture the registry resolved for the model.
+_RESOLVED_ARCHITECTURE = compile_lazily(r"Resolved architecture: (?P<name>[A-Za-z_]\w{0,200})")
 # The engine's own dump of its settings, or a wrapper's of the engine arguments it passes: SGLang's
 # `server_args=ServerArgs(…)` (a dict from 0.5.23), vLLM's `Initializing a V1 LLM engine (v0.11.2) with config: …`,
 # its API server's `args: Namespace(…)` before 0.9 (vllm-project/vllm#4604) and `non-default args: {…}` since
@@ -221,6 +223,7 @@ class LaunchTracker:
     _driver_command_continues: bool = False  # the last driver line ended with a backslash
     switches_on: set[str] = field(default_factory=set)  # what the engine's settings dumps show True (SETTINGS_DUMPS)
     memory_shares: list[tuple[str, float]] = field(default_factory=list)  # LaunchInfo.memory_shares_seen
+    architecture: str | None = None  # LaunchInfo.architecture
     # A launch command written over several lines with backslash continuations (a launch script, a pasted
     # shell session): the lines so far, joined, and the offset of its first line.
     _continued: tuple[str, int] | None = None
@@ -241,6 +244,8 @@ class LaunchTracker:
             line = line._replace(text=text, offset=offset)
         if ("args" in text or "with config: " in text) and len(text) <= MAX_DUMP_LINE and any(dump in text for dump in SETTINGS_DUMPS):
             self.switches_on.update(m["repr"] or m["dict"] for m in _SWITCH_ON.finditer(text))
+        if self.architecture is None and "Resolved architecture: " in text and (m := _RESOLVED_ARCHITECTURE.search(text)):
+            self.architecture = m["name"]
         if "server_args=" in text:
             m = _SERVER_ARGS.search(text)
             if m:
@@ -560,6 +565,7 @@ class LaunchTracker:
             self.versions.setdefault(engine, version)
         self.wrappers |= other.wrappers
         self.switches_on |= other.switches_on
+        self.architecture = self.architecture or other.architecture
         self.memory_shares.extend(share for share in other.memory_shares if share not in self.memory_shares)
         self.raised.extend(pair for pair in other.raised if pair not in self.raised)
         self.shortened_frames.extend(frame for frame in other.shortened_frames if frame not in self.shortened_frames)
@@ -682,6 +688,7 @@ class LaunchTracker:
             driver_lines=tuple(self.driver_lines),
             switches_on=tuple(sorted(self.switches_on)),
             memory_shares_seen=tuple(self.memory_shares),
+            architecture=self.architecture,
         )
 
 

@@ -25,6 +25,7 @@ from logsleuth.reasoning.hardware import gpu_arch_limit
 from logsleuth.reasoning.hidden_gpus import launch_hides_gpus
 from logsleuth.reasoning.input_limit import sglang_input_over_limit
 from logsleuth.reasoning.lora_adapter import lora_adapter, lora_adapter_not_found, lora_weight_unsupported
+from logsleuth.reasoning.model_capabilities import model_capability
 from logsleuth.reasoning.model_files import model_files
 from logsleuth.reasoning.model_inspection import model_inspection
 from logsleuth.reasoning.network import network
@@ -54,6 +55,7 @@ RULES: tuple[Rule, ...] = (
     embedding_checkpoint,  # an embedding model's checkpoint (bare base-model tensor names) built as a text generator
     gguf_loader,  # a GGUF file whose architecture transformers' GGUF support (or the gguf package) does not read
     model_inspection,  # vLLM's model inspection subprocess failing: its own error, not the architecture
+    model_capability,  # pipeline parallelism or LoRA asked of a model class that lacks it (facts/engine_architectures.json.gz)
     architecture_support,  # an architecture the engine's registry lacks: the releases that register it (facts/engine_architectures.json.gz)
     model_files,  # a weights file given as the model, files missing from a checkpoint (facts/model_files.toml)
     dependencies.diagnose,  # a third-party import error against the release's pins (facts/requires.json)

@@ -1,0 +1,154 @@
+"""A launch asking a model for a capability its class does not implement in the installed release (issue 28: read as
+an engine bug, or as an adapter or a layout that does not fit).
+
+The engines refuse it in their own words (the raise site index):
+- pipeline parallelism: vLLM's ModelConfig.verify_with_parallel_config (vllm/config.py, vllm/config/model.py)
+  "Pipeline parallelism is not supported for this model. Supported models implement the `SupportsPP` interface."
+  (the indexed 0.5.5: "Pipeline parallelism is only supported for the following architectures: [...]"); SGLang's
+  ModelRunner.__init__ (sglang/srt/model_executor/model_runner.py, 0.5.6 on) "Pipeline Parallel is not compatible
+  with this model." when the model's forward takes no pp_proxy_tensors;
+- LoRA: vLLM's loader (0.5.5, 0.6.3) "Model {} does not support LoRA, but LoRA is enabled. …", its model runners
+  "{} does not support LoRA yet.", its LoRA config (0.33 on) "LoRA is not supported for {} ({}). Supported models
+  implement the `SupportsLoRA` interface. …".
+Which indexed releases' class for the architecture implements the capability is read from
+facts/engine_architectures.json.gz (scripts/engine_index/architectures.py: vLLM's interfaces among the class's bases,
+SGLang's pipeline-parallel forward), so the report says "in vLLM 0.8.5.post1, X does not implement LoRA; the indexed
+releases in which it does: …".  The architecture comes from the message (the LoRA checks name the class) or from
+the log (vLLM's "Resolved architecture: X", LaunchInfo.architecture); without it this rule says nothing and the
+category's checks answer (facts/categories.toml: the rows citing this module's messages).
+
+Threads: vllm-project/vllm#16231 (Llama-4-Maverick at pipeline-parallel size 2), #16894, #8484 and #18384 (LoRA on
+classes that gained it later).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from logsleuth.facts import requires
+from logsleuth.facts.engine_architectures import LORA, PIPELINE_PARALLEL, implementing
+from logsleuth.facts.engine_modules import Presence
+from logsleuth.lazyre import compile_lazily
+from logsleuth.models import ENGINE_NAMES, Diagnosis, Fix
+from logsleuth.reasoning.evidence import Evidence, exception_lines
+from logsleuth.reasoning.guidance_text import flags_hold, with_flag_releases
+
+RULE_ID = "rule-model-capability"
+# A class name, as the messages print it (`Qwen2VLForConditionalGeneration`): one bounded word.
+_CLASS = r"\b[A-Z]\w{0,200}+\b"
+
+
+@dataclass(frozen=True)
+class Capability:
+    interface: str  # the table's name for it (facts/engine_architectures.py)
+    what: str  # "pipeline parallelism"
+    category: str
+    refusal: str  # the engines' messages; a named group holds the class when the message names it
+
+
+CAPABILITIES = (
+    Capability(PIPELINE_PARALLEL, "pipeline parallelism", "parallel-config",
+               r"Pipeline parallelism is not supported for this model\b"
+               r"|Pipeline parallelism is only supported for the following\s+architectures\b"
+               r"|Pipeline Parallel is not compatible with this model\b"),
+    Capability(LORA, "LoRA", "lora-config",
+               rf"(?P<cls>{_CLASS}) does not support LoRA(?:,| yet\b)"
+               rf"|LoRA is not supported for (?P<named>{_CLASS}) \("),
+)
+_REFUSALS = {capability.interface: compile_lazily(capability.refusal) for capability in CAPABILITIES}
+SOURCES = (
+    "facts/engine_architectures.json.gz (scripts/engine_index/architectures.py): per indexed release, the registered "
+    "architectures whose class implements SupportsPP, SupportsLoRA, SupportsMultiModal (vLLM) or a forward taking "
+    "pp_proxy_tensors (SGLang), read with ast from the wheels",
+    "vllm vllm/config/model.py ModelConfig.verify_with_parallel_config: 'Pipeline parallelism is not supported for this "
+    "model. Supported models implement the `SupportsPP` interface.'; vllm/v1/worker/lora_model_runner_mixin.py "
+    "load_lora_model: '{} does not support LoRA yet.'; vllm/config/lora.py verify_with_model_config: 'LoRA is not "
+    "supported for {} ({}). …'",
+    "sglang sglang/srt/model_executor/model_runner.py ModelRunner.__init__: 'Pipeline Parallel is not compatible with "
+    "this model.'",
+)
+
+
+def model_capability(evidence: Evidence) -> Diagnosis | None:
+    engine = evidence.launch.engine
+    if engine not in ENGINE_NAMES:
+        return None
+    for capability in CAPABILITIES:
+        found = _refusal(evidence, capability)
+        if found is None:
+            continue
+        architecture = found or evidence.launch.architecture
+        if not architecture:
+            return None  # no class named: the category's checks answer
+        presence = implementing(engine, capability.interface, architecture)
+        return None if presence is None else _diagnosis(evidence, engine, capability, architecture, presence)
+    return None
+
+
+def _refusal(evidence: Evidence, capability: Capability) -> str | None:
+    """The class the refusal names ('' when it names none); None when the failure is not this refusal."""
+    for line in exception_lines(evidence.failure):
+        found = _REFUSALS[capability.interface].search(line)
+        if found is not None:
+            return next((name for name in found.groupdict().values() if name), "")
+    return None
+
+
+def _diagnosis(evidence: Evidence, engine: str, capability: Capability, architecture: str,
+               presence: Presence) -> Diagnosis | None:
+    name, installed, what = ENGINE_NAMES[engine], evidence.launch.named_version, capability.what
+    if installed is not None and presence.has(installed):
+        return None  # the release implements it for this class: the refusal is about another class, not this one
+    if presence.in_every:
+        facts = [f"{architecture} implements {what} in every indexed {name} release ({_indexed(presence)})"]
+        elsewhere = (f"; every indexed {name} release implements it ({_indexed(presence)}), so the installed one is "
+                     f"older than {presence.indexed[0]} (or one between two indexed releases)")
+    elif presence.having:
+        facts = [f"{architecture} implements {what} in the indexed {name} releases {presence.spans()}"]
+        elsewhere = f"; the indexed {name} releases in which it does: {presence.spans()}"
+    else:
+        facts = [f"{architecture} implements {what} in no indexed {name} release ({_indexed(presence)})"]
+        elsewhere = f"; no indexed {name} release ({_indexed(presence)}) implements it for this model"
+    release = f"{name} {installed}" if installed else f"the installed {name} (the log does not name it)"
+    if installed:
+        facts.append(f"{name} {installed} does not")
+    cause = (f"In {release}, the model's class ({architecture}) does not implement {what}, so the launch that asks "
+             f"for it is refused before the model loads{elsewhere}. The model and the GPUs are not the cause.")
+    steps = [*(with_flag_releases(step, engine, installed) for step in _without_steps(capability, engine, installed)),
+             *_release_steps(name, engine, architecture, what, presence)]
+    summary = (f"Launch without {what} (see the steps), or use a {name} release in which {architecture} implements "
+               f"it: {presence.spans()}." if presence.having else f"Launch without {what} (see the steps).")
+    return Diagnosis(
+        pattern=RULE_ID, title=f"{architecture} does not implement {what} in {release}", category=capability.category,
+        root_cause=cause, fix=Fix(summary=summary, steps=tuple(steps)), references=SOURCES, engine=engine,
+        engine_version=evidence.launch.engine_version, basis="rule", evidence=tuple(facts))
+
+
+def _indexed(presence: Presence) -> str:
+    return f"{presence.indexed[0]} to {presence.indexed[-1]}"
+
+
+def _without_steps(capability: Capability, engine: str, version: str | None) -> list[str]:
+    """How to launch without the capability, naming the release's flags only where its catalog holds them."""
+    if capability.interface == PIPELINE_PARALLEL:
+        pipeline, tensor = ("--pp-size", "--tp-size") if engine == "sglang" else ("--pipeline-parallel-size",
+                                                                                 "--tensor-parallel-size")
+        named = f" ({pipeline} 1, and {tensor} for the split)" if flags_hold(f"{pipeline} {tensor}", engine, version) else ""
+        return [f"launch with pipeline-parallel size 1{named}; to spread the model over the same GPUs, use tensor "
+                "parallelism instead (the tensor-parallel size times the pipeline-parallel size asked for), where the "
+                "model's attention heads (num_attention_heads, and usually num_key_value_heads, in config.json) divide "
+                "by that tensor-parallel size"]
+    lora = "--lora-paths" if engine == "sglang" else "--enable-lora and --lora-modules"
+    named = f" (leave out {lora})" if flags_hold(lora, engine, version) else ""
+    return [f"serve without LoRA{named}: merge the adapter into the base model's weights (the fine-tuning tool's merge "
+            "or export step) and serve the merged model"]
+
+
+def _release_steps(name: str, engine: str, architecture: str, what: str, presence: Presence) -> list[str]:
+    if not presence.having:
+        return []
+    first = presence.having[0]
+    pinned = requires.pinned_requirement(engine, first, "transformers")
+    pin = f" ({name} {first} requires {pinned})" if pinned else ""
+    return [f"or install a {name} release in which {architecture} implements {what}: the indexed releases "
+            f"{presence.spans()}{pin}; releases between two indexed ones are not known here"]
