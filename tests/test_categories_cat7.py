@@ -1,6 +1,6 @@
 """Stop 40's fresh blind split, in generic words (issue 28): engine-internal errors that are no NameError (an enum value
 one part of the release does not know, a case left unwritten) and the engines' max-length checks failing on the
-model's rope scaling.  Each with a look-alike where it must not fire.
+model's rope scaling (read as context-length then; from stop 48 the model's support, unsupported-architecture).  Each with a look-alike where it must not fire.
 
 The shapes are the code sites' (CPython's enum.py, vLLM's _get_and_verify_max_len, SGLang's get_context_length);
 tracebacks are printed by the real interpreter (tests.helpers.real_traceback)."""
@@ -85,10 +85,13 @@ MAX_LEN_CHECKS = [
 
 @pytest.mark.parametrize(("path", "code"), MAX_LEN_CHECKS, ids=["vllm-assert", "vllm-rope-type", "sglang-factor"])
 def test_the_max_length_check_failing_on_rope_scaling_is_the_models_context_config(path: str, code: str) -> None:
+    """A rope scaling the release does not read is the model's support, not a context-length setting (stop 48: the
+    config-family class; no --max-model-len or --context-length is offered)."""
     diagnosis = diagnose_without_patterns(real_traceback(code, path))
-    assert diagnosis.category == "context-length", diagnosis
+    assert diagnosis.category == "unsupported-architecture", diagnosis
     steps = " ".join(diagnosis.fix.steps if diagnosis.fix else ())
     assert "rope_scaling" in steps and "config.json" in steps
+    assert "--max-model-len" not in steps and "--context-length" not in steps
 
 
 def test_a_keyerror_in_the_config_that_reads_no_rope_scaling_is_not_the_rope_check() -> None:
@@ -98,7 +101,7 @@ def test_a_keyerror_in_the_config_that_reads_no_rope_scaling_is_not_the_rope_che
         _get_and_verify_max_len({}, None, None)
         """, "vllm/config.py")
     diagnosis = diagnose_without_patterns(traceback)
-    assert diagnosis.category != "context-length" or "rope scaling" not in diagnosis.title, diagnosis
+    assert "rope scaling" not in diagnosis.title, diagnosis
 
 
 def _importing(module: str, importer: str) -> str:
@@ -155,7 +158,7 @@ def unknown_rope_type(rope_type: str, rotary_file: str) -> str:
 def test_the_rotary_embeddings_refusal_of_a_rope_type_is_the_models_rope_scaling() -> None:
     traceback = unknown_rope_type("longrope2", "sglang/srt/layers/rotary_embedding.py")
     diagnosis = diagnose_without_patterns(SGLANG_BANNER + traceback)
-    assert diagnosis.category == "context-length", diagnosis
+    assert diagnosis.category == "unsupported-architecture", diagnosis  # the model's support (stop 48)
     assert "rope scaling" in diagnosis.title
 
 
@@ -168,7 +171,7 @@ def test_a_traceback_cut_at_the_rotary_embeddings_raise_is_read_from_the_indexed
            "line 184, in get_rope\n"
            "    raise ValueError(\n")
     diagnosis = diagnose_without_patterns(cut)
-    assert diagnosis.category == "context-length", diagnosis
+    assert diagnosis.category == "unsupported-architecture", diagnosis  # the model's support (stop 48)
     assert "message template" in diagnosis.root_cause
 
 
