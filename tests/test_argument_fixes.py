@@ -419,3 +419,11 @@ def test_a_flag_no_release_has_is_still_removed_without_a_plugin() -> None:
     log = "usage: vllm serve [-h] [--model MODEL]\nvllm serve: error: unrecognized arguments: --omni\n"
     fix = diagnose_text(log, DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis.fix  # type: ignore[union-attr]
     assert fix is not None and ("remove", "--omni") in [(op.op, op.flag) for op in fix.flags]
+
+
+def test_a_vllm_plugin_listed_beside_sglang_does_not_keep_an_sglang_flag() -> None:
+    """The table's plugins are vLLM's: SGLang's parser never had their flags (review L1 of stop 48)."""
+    log = ("vllm-ascend               0.9.1\nusage: launch_server.py [-h] --model-path MODEL_PATH\n"
+           "launch_server.py: error: unrecognized arguments: --omni\n")
+    fix = diagnose_text(log, DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis.fix  # type: ignore[union-attr]
+    assert fix is not None and "vllm-ascend" not in fix.summary

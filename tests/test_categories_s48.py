@@ -38,3 +38,16 @@ def test_a_strerror_inside_another_programs_sentence_is_no_model_path() -> None:
         """, "worker.py")
     diagnosis = diagnose_without_patterns(log)
     assert diagnosis.category != "model-path", diagnosis.title
+
+
+def test_rusts_missing_file_is_a_model_path_failure(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """tokenizers' Tokenizer.from_file and safetensors' safe_open are Rust: std's io::Error prints ENOENT as
+    `No such file or directory (os error 2)`, no path quoted (review M2 of stop 48)."""
+    for exception in ("Exception", "OSError"):
+        log = real_traceback(f"""
+            def load_tokenizer():
+                raise {exception}("No such file or directory (os error 2)")
+
+            load_tokenizer()
+            """, "serve.py")
+        assert diagnose_without_patterns(log).category == "model-path", exception

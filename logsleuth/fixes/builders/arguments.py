@@ -191,7 +191,7 @@ def unrecognized_arguments(ctx: FixContext, data: dict[str, Any]) -> Fix:
             # A plugin adds its own flags to the engine's parser when it loads: a flag no release of the engine has
             # may be the plugin's, refused because the plugin did not load or was built for another engine release.
             notes.append(f"no catalogued {engine} release has {flag}: it may be a flag of {' or '.join(plugins)}, which the log "
-                         f"shows loaded; a plugin adds its flags only when its release matches the installed {engine}, "
+                         f"shows installed or loaded; a plugin adds its flags only when its release matches the installed {engine}, "
                          "so check both versions before removing it")
         else:
             ops.append(FlagOp("remove", flag))
@@ -208,6 +208,8 @@ def unrecognized_arguments(ctx: FixContext, data: dict[str, Any]) -> Fix:
 def _plugins_shown(ctx: FixContext) -> list[str]:
     """The plugins of the engine the log shows loaded or installed (facts/engine_drivers.toml: a platform plugin's
     activation line, a package listing), which may register flags of their own on the engine's parser."""
+    if ctx.launch.engine != "vllm":
+        return []  # the table's plugins (vllm-ascend, vllm-plugin-FL, vLLM-Omni) are vLLM's: SGLang loads none of them
     return [driver.named for driver in drivers_shown(ctx.launch.driver_lines) if driver.kind.endswith("plugin")]
 
 
