@@ -122,6 +122,12 @@ def module_presence(engine: str, module: str) -> Presence | None:
     return Presence(engine, module, having, tuple(releases))
 
 
+def module_names(engine: str) -> tuple[str, ...]:
+    """Every module of the engine that some indexed release has (() for an unknown engine)."""
+    found = _engine(engine)
+    return tuple(found[1]) if found is not None else ()
+
+
 def name_presence(engine: str, module: str, name: str) -> Presence | None:
     """The indexed releases in which `from module import name` finds the name: the module defines it, or the name is
     a submodule (None: not the engine's module, or an unknown engine)."""

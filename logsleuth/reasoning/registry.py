@@ -24,6 +24,7 @@ from logsleuth.reasoning.gguf_loader import gguf_loader
 from logsleuth.reasoning.hardware import gpu_arch_limit
 from logsleuth.reasoning.hidden_gpus import launch_hides_gpus
 from logsleuth.reasoning.input_limit import sglang_input_over_limit
+from logsleuth.reasoning.kv_connector import kv_connector
 from logsleuth.reasoning.lora_adapter import lora_adapter, lora_adapter_not_found, lora_weight_unsupported
 from logsleuth.reasoning.model_capabilities import model_capability
 from logsleuth.reasoning.model_files import model_files
@@ -57,6 +58,7 @@ RULES: tuple[Rule, ...] = (
     model_inspection,  # vLLM's model inspection subprocess failing: its own error, not the architecture
     model_capability,  # pipeline parallelism or LoRA asked of a model class that lacks it (facts/engine_architectures.json.gz)
     architecture_support,  # an architecture the engine's registry lacks: the releases that register it (facts/engine_architectures.json.gz)
+    kv_connector,  # a KV connector name vLLM's connector registry lacks: the releases that define it (facts/engine_modules.json.gz)
     model_files,  # a weights file given as the model, files missing from a checkpoint (facts/model_files.toml)
     dependencies.diagnose,  # a third-party import error against the release's pins (facts/requires.json)
     caller_imports_engine_name,  # another program importing a name the installed engine does not have

@@ -65,7 +65,10 @@ MEMBERS_START = compile_lazily(r"^\+-\+-+ (?:\d+|\.\.\.) -+$")
 STRICT_EXCEPTION_LINE = compile_lazily(
     r"^(?P<type>(?:[A-Za-z_]\w*\.)*"
     r"(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Failure|Timeout)|(?:Base)?ExceptionGroup)" + CAUSE_SUFFIX
-    + r"|(?:[a-z_][a-z0-9_]*\.)+[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*(?=: \S))"
+    + r"|(?:[a-z_][a-z0-9_]*\.)+[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*(?=: \S)"
+    # a compiled extension's class named with a lower-case prefix (pybind11 py::register_exception under the name
+    # given: NIXL's `nixl._bindings.nixlBackendError: NIXL_ERR_BACKEND`), printed by its dotted module
+    + r"|(?:[a-z_][a-z0-9_]*\.)+[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*(?:Error|Exception)(?=: \S))"
     r"(?::(?: (?P<msg>.*)|$)|$)"
 )
 NOT_BARE_TYPES = frozenset({"Error", "Exception", "Failure", "Timeout", "Fault"})
