@@ -994,3 +994,17 @@ def test_each_categorys_own_row_is_one_no_condition_gates() -> None:
                  "in_package_code": own.in_package_code, "raise_frames": bool(own.raise_frames),
                  "frameless": own.frameless}
         assert not any(gates.values()), (category, own.title, gates)
+
+
+def test_each_categorys_own_row_has_cues_of_its_own_beyond_a_crash_cause() -> None:
+    """Guards review H1 of stop 48: a category's own (first) row serves its checks to every failure of the category
+    whose row is unknown (neutral_checks, diagnosis/match.py with no engine, root_cause.py, general.py).  A row whose
+    only cues are `cause_words` (a crash's cause, such as the CPU's SIGILL row) is one narrow shape of the category;
+    written first, it gave a GPU-architecture failure (DeepGEMM's 'Unsupported architecture') its CPU checks."""
+    for category in {row.category for row in table().rows} - {"unclassified"}:
+        own = table().row(category)
+        assert own is not None
+        cues = (own.kinds, own.types, own.words, own.strong_words, own.frames, own.source_words, own.cut_frames)
+        assert own.cause_words == () or any(cues), (category, own.title)
+    gpu = table().row("gpu-arch-unsupported")
+    assert gpu is not None and gpu.title == "Likely a GPU that lacks a capability this setting needs"
