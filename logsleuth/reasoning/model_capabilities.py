@@ -32,6 +32,7 @@ from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Diagnosis, Fix
 from logsleuth.reasoning.evidence import Evidence, exception_lines
 from logsleuth.reasoning.guidance_text import flags_hold, with_flag_releases
+from logsleuth.versions import version_key
 
 RULE_ID = "rule-model-capability"
 # A class name, as the messages print it (`Qwen2VLForConditionalGeneration`): one bounded word.
@@ -44,6 +45,10 @@ class Capability:
     what: str  # "pipeline parallelism"
     category: str
     refusal: str  # the engines' messages; a named group holds the class when the message names it
+    # The refusal's wording the oldest indexed release prints, which releases before it print too (the raise site
+    # index): with a class the message names and every indexed release implementing it for that class, only such a
+    # wording shows the installed release is older than the index.  '' when no wording of the capability is that old.
+    older_wording: str = ""
 
 
 CAPABILITIES = (
@@ -53,9 +58,15 @@ CAPABILITIES = (
                r"|Pipeline Parallel is not compatible with this model\b"),
     Capability(LORA, "LoRA", "lora-config",
                rf"(?P<cls>{_CLASS}) does not support LoRA(?:,| yet\b)"
-               rf"|LoRA is not supported for (?P<named>{_CLASS}) \("),
+               rf"|LoRA is not supported for (?P<named>{_CLASS}) \(",
+               # vllm model_executor/model_loader/loader.py _get_model_initialization_kwargs, in 0.5.5 and 0.6.3
+               # (the index's oldest) and in the releases before them; the later "{} does not support LoRA yet." and
+               # "LoRA is not supported for {} (…)" came after 0.5.5
+               older_wording=rf"\bModel {_CLASS} does not support LoRA, but LoRA is enabled\b"),
 )
 _REFUSALS = {capability.interface: compile_lazily(capability.refusal) for capability in CAPABILITIES}
+_OLDER_WORDINGS = {capability.interface: compile_lazily(capability.older_wording)
+                   for capability in CAPABILITIES if capability.older_wording}
 SOURCES = (
     "facts/engine_architectures.json.gz (scripts/engine_index/architectures.py): per indexed release, the registered "
     "architectures whose class implements SupportsPP, SupportsLoRA, SupportsMultiModal (vLLM) or a forward taking "
@@ -81,8 +92,47 @@ def model_capability(evidence: Evidence) -> Diagnosis | None:
         if not architecture:
             return None  # no class named: the category's checks answer
         presence = implementing(engine, capability.interface, architecture)
-        return None if presence is None else _diagnosis(evidence, engine, capability, architecture, presence)
+        if presence is None or _implemented_around(presence, evidence.launch.named_version):
+            return None  # the installed release (or the indexed ones around it) implements it for this class
+        if presence.in_every and not _older_than_the_index(evidence, capability, found):
+            # Every indexed release implements it for this class: the refusal is about another model (a speculative
+            # draft's config is checked too, and the log's first "Resolved architecture" is the target's), or the
+            # release is one the index does not hold.  The category's checks answer.
+            return None
+        return _diagnosis(evidence, engine, capability, architecture, presence)
     return None
+
+
+def _implemented_around(presence: Presence, installed: str | None) -> bool:
+    """Whether the installed release implements it: its own index entry, or for a release the index does not hold,
+    the nearest indexed releases on either side (a release newer than every indexed one: the newest)."""
+    if installed is None:
+        return False
+    known = presence.has(installed)
+    if known is not None:
+        return known
+    key = version_key(installed)
+    if key is None or installed in presence.open_in:
+        return False
+    ordered = [(version_key(release), release) for release in presence.indexed]
+    below = [release for release_key, release in ordered if release_key is not None and release_key < key]
+    above = [release for release_key, release in ordered if release_key is not None and release_key > key]
+    if not below:
+        return False  # older than every indexed release: nothing says it had it
+    sides = [below[-1], *above[:1]]
+    return all(presence.has(release) for release in sides)
+
+
+def _older_than_the_index(evidence: Evidence, capability: Capability, named: str) -> bool:
+    """For a class every indexed release implements it for: the installed release is older than the index only when
+    the message itself named the class in a wording the releases before the index print, or the log names such a
+    release (_implemented_around has ruled out the others)."""
+    installed = evidence.launch.named_version
+    if installed is not None:
+        return True
+    wording = _OLDER_WORDINGS.get(capability.interface)
+    return bool(named) and wording is not None and any(
+        wording.search(line) for line in exception_lines(evidence.failure))
 
 
 def _refusal(evidence: Evidence, capability: Capability) -> str | None:
@@ -97,12 +147,10 @@ def _refusal(evidence: Evidence, capability: Capability) -> str | None:
 def _diagnosis(evidence: Evidence, engine: str, capability: Capability, architecture: str,
                presence: Presence) -> Diagnosis | None:
     name, installed, what = ENGINE_NAMES[engine], evidence.launch.named_version, capability.what
-    if installed is not None and presence.has(installed):
-        return None  # the release implements it for this class: the refusal is about another class, not this one
-    if presence.in_every:
+    if presence.in_every:  # _older_than_the_index holds: the message's wording or the release named says so
         facts = [f"{architecture} implements {what} in every indexed {name} release ({_indexed(presence)})"]
-        elsewhere = (f"; every indexed {name} release implements it ({_indexed(presence)}), so the installed one is "
-                     f"older than {presence.indexed[0]} (or one between two indexed releases)")
+        elsewhere = (f"; every indexed {name} release implements it ({_indexed(presence)}), and the installed one is "
+                     f"older than {presence.indexed[0]}")
     elif presence.having:
         facts = [f"{architecture} implements {what} in the indexed {name} releases {presence.spans()}"]
         elsewhere = f"; the indexed {name} releases in which it does: {presence.spans()}"

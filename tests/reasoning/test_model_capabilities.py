@@ -29,9 +29,10 @@ def _lora_log(tmp_path: Path, arch: str, version: str | None) -> str:
     return (VLLM_BANNER.format(version=version) if version else "") + log
 
 
-def _pp_log(tmp_path: Path, version: str, arch: str | None) -> str:
+def _pp_log(tmp_path: Path, version: str | None, arch: str | None) -> str:
     log = traceback_in_package(tmp_path, "vllm/config/model.py", PP_REFUSAL)
-    return VLLM_BANNER.format(version=version) + (RESOLVED.format(arch=arch) if arch else "") + log
+    banner = VLLM_BANNER.format(version=version) if version else ""
+    return banner + (RESOLVED.format(arch=arch) if arch else "") + log
 
 
 def test_the_table_reads_the_classes_interfaces() -> None:
@@ -87,3 +88,43 @@ def test_pipeline_parallelism_without_the_architecture_is_the_categorys(tmp_path
     assert diagnosis.category == "parallel-config"
     steps = " ".join(diagnosis.fix.steps if diagnosis.fix else ())
     assert "tensor parallelism instead" in steps and "Try a newer release of vLLM: the parts may agree" not in steps
+
+
+def test_a_release_between_indexed_ones_that_implement_it_is_left_to_the_category(tmp_path: Path) -> None:
+    """Guards review H2 of stop 48: vLLM 0.12.0 is not indexed, and LlamaForCausalLM implements SupportsPP in every
+    indexed release (0.11.2 and 0.13.0 around it): the refusal is about another model (a draft model's config is
+    checked too), never "0.12.0 is older than 0.5.5" with releases to install that already have it."""
+    diagnosis = first_diagnosis(_pp_log(tmp_path, "0.12.0", "LlamaForCausalLM"))
+    assert diagnosis.pattern != "rule-model-capability"
+    assert diagnosis.category == "parallel-config"
+    assert "older than" not in diagnosis.root_cause
+
+
+def test_a_resolved_architecture_every_release_gives_it_is_left_to_the_category(tmp_path: Path) -> None:
+    """Guards review H2 of stop 48: the "Resolved architecture" line names the target model, which every indexed
+    release implements pipeline parallelism for; without a banner the release is unknown, and the line is logged
+    only from 0.11, so "older than the first indexed release" cannot follow."""
+    diagnosis = first_diagnosis(_pp_log(tmp_path, None, "LlamaForCausalLM"))
+    assert diagnosis.pattern != "rule-model-capability"
+    assert "older than" not in diagnosis.root_cause
+
+
+def test_a_later_wording_naming_a_class_every_release_gives_it_is_left_to_the_category(tmp_path: Path) -> None:
+    """Guards review H2 of stop 48: "{} does not support LoRA yet." (the model runners, after 0.5.5) naming
+    GemmaForCausalLM, which implements LoRA in every indexed release, does not show an older release than the
+    index; only the loader's old "Model {} does not support LoRA, but LoRA is enabled" wording does."""
+    log = traceback_in_package(tmp_path, "vllm/v1/worker/lora_model_runner_mixin.py",
+                               "raise ValueError('GemmaForCausalLM does not support LoRA yet.')")
+    diagnosis = first_diagnosis(log)
+    assert diagnosis.pattern != "rule-model-capability"
+    assert "older than" not in diagnosis.root_cause
+
+
+def test_a_release_the_log_names_between_indexed_ones_uses_its_neighbours(tmp_path: Path) -> None:
+    """Guards review H2 of stop 48: Qwen2VLForConditionalGeneration gained LoRA between 0.6.3.post1 (without) and
+    0.6.6.post1 (with); vLLM 0.6.4, not indexed, sits between them, so the rule still answers, naming the releases
+    that have it, while 0.12.0 (both neighbours have it) is left to the category."""
+    diagnosis = first_diagnosis(_lora_log(tmp_path, "Qwen2VLForConditionalGeneration", "0.6.4"))
+    assert diagnosis.pattern == "rule-model-capability" and "0.6.6.post1 to 0.34.0" in diagnosis.root_cause
+    newer = first_diagnosis(_lora_log(tmp_path / "newer", "Qwen2VLForConditionalGeneration", "0.12.0"))
+    assert newer.pattern != "rule-model-capability"
