@@ -78,10 +78,18 @@ def test_lora_refused_for_the_model_class_is_not_the_adapter(path: str, statemen
     assert "merge the adapter" in steps and "--enable-lora" in steps
 
 
-def test_an_adapter_lora_refusal_keeps_the_adapter_checks() -> None:
-    """vLLM's direct reload refusing LoRA is a feature combination, not the model's class."""
-    text = _raised("vllm/config/vllm.py", "raise ValueError('Direct reload does not support LoRA.')")
-    assert "does not implement LoRA" not in diagnose_without_patterns(VLLM_BANNER + text).title
+@pytest.mark.parametrize(("banner", "path", "statement"), [
+    (SGLANG_BANNER, "sglang/srt/model_executor/cpu_graph_runner.py",
+     "raise ValueError('CPUGraphRunner does not support LoRA yet.')"),
+    (VLLM_BANNER, "vllm/v1/worker/gpu/pcp_manager.py", "raise ValueError('MRV2 PCP does not support LoRA yet.')"),
+    (VLLM_BANNER, "vllm/config/vllm.py", "raise ValueError('Direct reload does not support LoRA.')"),
+], ids=["sglang-cpu-graph-runner", "vllm-mrv2-pcp", "vllm-direct-reload"])
+def test_a_runners_or_features_lora_refusal_is_not_the_model_class(banner: str, path: str, statement: str) -> None:
+    """Guards review M1 (and L7) of stop 48: a runner or a feature combination refusing LoRA in the model-class
+    wording (SGLang's cpu_graph_runner.py, vLLM's v1/worker/gpu/pcp_manager.py, the raise site index) is not the
+    model's class: no "merge the adapter, the adapter is not the cause"."""
+    diagnosis = diagnose_without_patterns(banner + _raised(path, statement))
+    assert "does not implement LoRA" not in diagnosis.title
 
 
 def test_a_quantization_loader_the_class_lacks_is_the_models_support() -> None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from logsleuth.facts import requires
-from logsleuth.facts.engine_architectures import LORA, PIPELINE_PARALLEL, implementing
+from logsleuth.facts.engine_architectures import LORA, PIPELINE_PARALLEL, implementing, registered
 from logsleuth.facts.engine_modules import Presence
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Diagnosis, Fix
@@ -37,6 +37,9 @@ from logsleuth.versions import version_key
 RULE_ID = "rule-model-capability"
 # A class name, as the messages print it (`Qwen2VLForConditionalGeneration`): one bounded word.
 _CLASS = r"\b[A-Z]\w{0,200}+\b"
+# A model class's name by its shape, for a name the registry does not hold (a plugin's model); a runner's or a
+# feature's ("CPUGraphRunner", "MRV2 PCP") has none of these endings.
+_MODEL_CLASS_SHAPE = compile_lazily(r"(?:ForCausalLM|ForConditionalGeneration|LMHeadModel|Model)$")
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,9 @@ CAPABILITIES = (
                r"|Pipeline Parallel is not compatible with this model\b"),
     Capability(LORA, "LoRA", "lora-config",
                rf"(?P<cls>{_CLASS}) does not support LoRA(?:,| yet\b)"
-               rf"|LoRA is not supported for (?P<named>{_CLASS}) \(",
+               rf"|LoRA is not supported for (?P<named>{_CLASS}) \("
+               # 0.5.5's model runner, which names no class (vllm/worker/model_runner.py)
+               r"|\bModel does not support LoRA\b",
                # vllm model_executor/model_loader/loader.py _get_model_initialization_kwargs, in 0.5.5 and 0.6.3
                # (the index's oldest) and in the releases before them; the later "{} does not support LoRA yet." and
                # "LoRA is not supported for {} (…)" came after 0.5.5
@@ -88,6 +93,10 @@ def model_capability(evidence: Evidence) -> Diagnosis | None:
         found = _refusal(evidence, capability)
         if found is None:
             continue
+        if found and _registered_anywhere(engine, found) is False:
+            if not _MODEL_CLASS_SHAPE.search(found):
+                return None  # a runner's or a feature's refusal ("CPUGraphRunner does not support LoRA yet.")
+            found = ""  # a model class the registry does not hold: the log's architecture may answer
         architecture = found or evidence.launch.architecture
         if not architecture:
             return None  # no class named: the category's checks answer
@@ -101,6 +110,12 @@ def model_capability(evidence: Evidence) -> Diagnosis | None:
             return None
         return _diagnosis(evidence, engine, capability, architecture, presence)
     return None
+
+
+def _registered_anywhere(engine: str, architecture: str) -> bool | None:
+    """Whether some indexed release's registry holds the architecture (None: the engine is not indexed)."""
+    presence = registered(engine, architecture)
+    return None if presence is None else bool(presence.having)
 
 
 def _implemented_around(presence: Presence, installed: str | None) -> bool:

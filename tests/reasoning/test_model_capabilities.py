@@ -128,3 +128,26 @@ def test_a_release_the_log_names_between_indexed_ones_uses_its_neighbours(tmp_pa
     assert diagnosis.pattern == "rule-model-capability" and "0.6.6.post1 to 0.34.0" in diagnosis.root_cause
     newer = first_diagnosis(_lora_log(tmp_path / "newer", "Qwen2VLForConditionalGeneration", "0.12.0"))
     assert newer.pattern != "rule-model-capability"
+
+
+def test_a_runners_lora_refusal_is_not_the_resolved_models(tmp_path: Path) -> None:
+    """Guards review M1 of stop 48: "MRV2 PCP does not support LoRA yet." (vllm v1/worker/gpu/pcp_manager.py) names
+    no model class, so the log's Resolved architecture must not be said to lack LoRA."""
+    log = traceback_in_package(tmp_path, "vllm/v1/worker/gpu/pcp_manager.py",
+                               "raise ValueError('MRV2 PCP does not support LoRA yet.')")
+    diagnosis = first_diagnosis(VLLM_BANNER.format(version="0.33.0") + RESOLVED.format(
+        arch="Qwen2VLForConditionalGeneration") + log)
+    assert diagnosis.pattern != "rule-model-capability"
+    assert "does not implement LoRA" not in diagnosis.title
+
+
+def test_a_model_class_the_registry_does_not_hold_is_read_by_the_resolved_architecture(tmp_path: Path) -> None:
+    """Guards review M1 of stop 48: a refusal naming a model-shaped class no indexed registry holds (the class
+    behind a registered architecture may be named otherwise) counts as naming none, so the log's Resolved
+    architecture answers (AriaForConditionalGeneration implements LoRA only in 0.34.0 of the indexed releases)."""
+    log = traceback_in_package(tmp_path, "vllm/v1/worker/lora_model_runner_mixin.py",
+                               "raise ValueError('AriaTextPluginForCausalLM does not support LoRA yet.')")
+    diagnosis = first_diagnosis(VLLM_BANNER.format(version="0.33.0") + RESOLVED.format(
+        arch="AriaForConditionalGeneration") + log)
+    assert diagnosis.pattern == "rule-model-capability"
+    assert "AriaForConditionalGeneration" in diagnosis.title and "0.34.0" in diagnosis.root_cause
