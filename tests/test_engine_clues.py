@@ -109,6 +109,16 @@ def test_look_alike_installed_is_no_evidence_without_an_engines_message_or_with_
     assert diagnose_text(SHARED_MESSAGE).launch.engine is None
 
 
+def test_a_vllm_release_a_sglang_release_pins_is_no_evidence_for_a_message_both_raise() -> None:
+    """Guards review M3 of stop 48: SGLang 0.4.4.post2 to 0.4.9.post2 pin vllm==0.6.7.dev2 and earlier releases other
+    vLLM versions (facts/requires.json), so a SGLang user's `pip show vllm` beside SGLang's copy of vLLM's check
+    shows vLLM installed, not ran; a vLLM version no SGLang release pins still decides."""
+    for version in ("0.6.7.dev2", "0.5.5", "0.7.2", "0.6.3.post1"):
+        pip_show = f"$ pip show vllm\nName: vllm\nVersion: {version}\n"
+        assert diagnose_text(pip_show + SHARED_MESSAGE).launch.engine is None, version
+    assert diagnose_text("$ pip show vllm\nName: vllm\nVersion: 0.9.2\n" + SHARED_MESSAGE).launch.engine == "vllm"
+
+
 def test_a_message_only_one_engine_raises_outranks_what_is_installed() -> None:
     """SGLang 0.3 to 0.4 required vLLM, so a paste may list vLLM beside SGLang's own error."""
     only_sglang = "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.\n"

@@ -98,6 +98,14 @@ def pins_across(engine: str, distribution: str) -> list[tuple[str, str, str]]:
     return runs
 
 
+def pinned_by_some_release(engine: str, distribution: str, version: str) -> bool:
+    """Whether some known release of `engine` pins `distribution` to a set of versions holding `version`: an exact
+    pin or a range with an upper bound (`==0.6.7.dev2`, `>=0.6.4.post1,<=0.7.2`), not an open floor (`>=0.2.5`),
+    which admits nearly every version."""
+    return any(("==" in specifier or "<" in specifier) and versions.matches((specifier,), version)
+               for _first, _last, specifier in pins_across(engine, distribution))
+
+
 def newest_release(engine: str) -> str | None:
     known = [v for v in known_releases(engine) if versions.version_key(v) is not None]
     return max(known, key=lambda v: versions.version_key(v) or ((0,), (0,), 0.0, 0.0)) if known else None

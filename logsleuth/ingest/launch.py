@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from logsleuth.command_line import CommandLine, split_words
+from logsleuth.facts import requires
 from logsleuth.facts.engine_drivers import shows_a_driver
 from logsleuth.facts.gpus import shows_gpu
 from logsleuth.facts.package_sites import shows_a_version
@@ -176,6 +177,15 @@ def _join_continued(start: str, rest: str) -> str:
     if start and rest and not start[-1].isspace() and not rest[0].isspace():
         return start + rest.rstrip()
     return f"{start.rstrip()} {rest.strip()}"
+
+
+def _installed_engine(engine: str, version: str) -> str | None:
+    """The one engine a paste shows installed, for a message both engines raise; not vLLM at a version a SGLang
+    release pins (facts/requires.json: SGLang up to 0.4.9.post2 requires vllm), which a SGLang user's `pip show
+    vllm` lists as well: installed beside SGLang, not ran."""
+    if engine == "vllm" and requires.pinned_by_some_release("sglang", "vllm", version):
+        return None
+    return engine
 
 
 @dataclass
@@ -505,7 +515,7 @@ class LaunchTracker:
         if found is None and self.shortened_frames:
             found = engine_from_frames.engine_of_frames(self.shortened_frames)
         if found is None and len(self.versions) == 1 and self.raised and engine_from_message.raised_by_both_only(tuple(self.raised)):
-            found = next(iter(self.versions))
+            found = _installed_engine(*next(iter(self.versions.items())))
         return found
 
     def _evidence(self) -> dict[str, set[str]]:
