@@ -280,16 +280,19 @@ _WRAPPER_PROCESSES = {
 # `[vllm] ` prefix; aws-samples/amazon-eks-machine-learning-with-terraform-and-kubeflow#117), Dynamo's entry
 # points (`python -m dynamo.vllm`, `dynamo_run::subprocess`: ai-dynamo/dynamo#1422), llm-d's pods
 # (`ms-pd-llm-d-modelservice-decode-... vllm (APIServer pid=1)`: llm-d/llm-d#394), Ray's task names and errors.
+# The Triton vLLM backend's log record: its logger's `model.py:<line>]`, then the `[vllm] ` prefix it writes.
+_TRITON_VLLM_RECORD_SHAPE = r"model\.py:\d+\] \"?\[vllm\] "
 _WRAPPER_WORDS = compile_lazily(
     r"\b(?:(?P<verl>verl)[./]|(?P<openrlhf>openrlhf)[./]|(?P<llamafactory>llamafactory)\b"
-    r"|(?P<xinference>xinference)[./\s]|(?P<triton>tritonserver\b|model\.py:\d+\] \"?\[vllm\] )"
+    rf"|(?P<xinference>xinference)[./\s]|(?P<triton>tritonserver\b|{_TRITON_VLLM_RECORD_SHAPE})"
     r"|(?P<dynamo>dynamo[._](?:vllm|sglang|run|runtime|frontend)\b)|(?P<llmd>llm-d)-|(?P<ray>ray::|ray\.exceptions\.))"
 )
-# The Triton vLLM backend's own record (`model.py:248] "[vllm] Failed to start engine: …`, the same prefix as above):
-# that backend (triton-inference-server/vllm_backend, installed as /opt/tritonserver/backends/vllm/model.py) is a
-# Python model that builds vLLM's engine and no other, so its record shows vLLM ran, as its frames under `…/vllm/` do
-# (triton-inference-server/server#8578; aws-samples/amazon-eks-machine-learning-with-terraform-and-kubeflow#117).
-_TRITON_VLLM_RECORD = compile_lazily(r"\bmodel\.py:\d+\] \"?\[vllm\] ")
+# The Triton vLLM backend's own record (`model.py:248] "[vllm] Failed to start engine: …`, the prefix of
+# _TRITON_VLLM_RECORD_SHAPE): that backend (triton-inference-server/vllm_backend, installed as
+# /opt/tritonserver/backends/vllm/model.py) is a Python model that builds vLLM's engine and no other, so its record
+# shows vLLM ran, as its frames under `…/vllm/` do (triton-inference-server/server#8578;
+# aws-samples/amazon-eks-machine-learning-with-terraform-and-kubeflow#117).
+_TRITON_VLLM_RECORD = compile_lazily(rf"\b{_TRITON_VLLM_RECORD_SHAPE}")
 
 
 def triton_vllm_record(text: str) -> bool:
