@@ -112,5 +112,8 @@ def test_a_rope_scaling_the_release_does_not_read_is_no_context_length_fix(text:
     assert "rope_scaling" in steps and "--max-model-len" not in steps and "--context-length" not in steps
 
 
-def test_a_bare_keyerror_of_another_key_is_not_the_rope_row() -> None:
-    assert "rope" not in diagnose_without_patterns(SGLANG_BANNER + "KeyError: 'rope_theta_extra'\n").title
+@pytest.mark.parametrize("key", ["rope_theta_extra", "rope_parameters"])
+def test_a_bare_keyerror_of_another_key_is_not_the_rope_row(key: str) -> None:
+    """Guards review L5 of stop 48: only 'rope_type' is cited as a bare KeyError of the length check
+    (sgl-project/sglang#746, huggingface/transformers#32167); no thread or code site raises a bare 'rope_parameters'."""
+    assert "rope" not in diagnose_without_patterns(SGLANG_BANNER + f"KeyError: '{key}'\n").title
