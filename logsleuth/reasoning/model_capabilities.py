@@ -200,8 +200,9 @@ def _without_steps(capability: Capability, engine: str, version: str | None) -> 
         return [f"launch with pipeline-parallel size 1{named}; to spread the model over the same GPUs, use tensor "
                 "parallelism instead (the tensor-parallel size times the pipeline-parallel size asked for), where the "
                 "model's attention heads (num_attention_heads, and usually num_key_value_heads, in config.json) divide "
-                "by that tensor-parallel size"]
-    lora = "--lora-paths" if engine == "sglang" else "--enable-lora and --lora-modules"
+                "by that tensor-parallel size; across nodes tensor parallelism needs a fast interconnect"]
+    # LoRA: vLLM's alone (the index records no SupportsLoRA of SGLang's, and SGLang's refusals name no class)
+    lora = "--enable-lora and --lora-modules"
     named = f" (leave out {lora})" if flags_hold(lora, engine, version) else ""
     return [f"serve without LoRA{named}: merge the adapter into the base model's weights (the fine-tuning tool's merge "
             "or export step) and serve the merged model"]

@@ -80,6 +80,8 @@ def test_pipeline_parallelism_with_the_resolved_architecture_names_the_releases(
     assert "0.34.0" in diagnosis.root_cause
     steps = " ".join(diagnosis.fix.steps if diagnosis.fix else ())
     assert "--pipeline-parallel-size 1" in steps and "divide" in steps
+    # review L6 of stop 48: the category row's caveat kept (a tp x pp layout may span nodes, vllm-project/vllm#16231)
+    assert "across nodes tensor parallelism needs a fast interconnect" in steps
 
 
 def test_pipeline_parallelism_without_the_architecture_is_the_categorys(tmp_path: Path) -> None:
