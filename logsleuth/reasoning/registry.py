@@ -29,6 +29,7 @@ from logsleuth.reasoning.lora_adapter import lora_adapter, lora_adapter_not_foun
 from logsleuth.reasoning.model_capabilities import model_capability
 from logsleuth.reasoning.model_files import model_files
 from logsleuth.reasoning.model_inspection import model_inspection
+from logsleuth.reasoning.multinode import multinode
 from logsleuth.reasoning.network import network
 from logsleuth.reasoning.parallelism import parallelism
 from logsleuth.reasoning.pooling_checkpoint import embedding_checkpoint
@@ -46,6 +47,7 @@ RULES: tuple[Rule, ...] = (
     gpu_arch_limit,  # a dtype, kernel or build the GPU's architecture lacks (facts/gpus.toml)
     container_cuda_requirement,  # the container runtime refusing an image whose CUDA the host's driver lacks
     parallelism,  # parallel degrees against heads, experts and quantization blocks (facts/divisibility.toml)
+    multinode,  # a multi-node rendezvous: an unexpanded address variable, a host that does not resolve, Gloo's interface
     network,  # a proxy answering the server's own request, a taken port, an unreachable rendezvous
     remote_code,  # a model repository's own code, not allowed to run (transformers' trust_remote_code)
     shared_library,  # a system library the dynamic loader cannot find (facts/shared_libraries.toml)

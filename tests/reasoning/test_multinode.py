@@ -1,0 +1,217 @@
+"""Multi-node launches (issue 28, class 6; reasoning/multinode.py): the rendezvous failing for a reason the libraries'
+own messages name.
+
+The messages are the libraries' own: torch's c10d client (torch/csrc/distributed/c10d/socket.cpp "The {IPv4 |IPv6
+|}network addresses of ({host}, {port}) cannot be retrieved (gai error: {r} - {gai_strerror})", "The client socket has
+timed out after …ms while trying to connect to ({host}, {port})."), Gloo's mesh (ProcessGroupGloo.cpp "Gloo
+connectFullMesh failed with …", "Unable to resolve hostname to a (local) address. Using the loopback address as
+fallback. …"), and CPython's
+urllib refusing a bare IPv6 address in torch's tcp:// URL (real tracebacks of our own code).  The shapes are those of
+sgl-project/sglang#3226, vllm-project/vllm#7074, aws-samples/aws-do-eks#50 (Gloo), vllm-project/vllm#18986,
+areal-project/AReaL#134, NovaSky-AI/SkyRL#612 (IPv6), vllm-project/vllm#570 (a look-up warning alone)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from logsleuth.api import DiagnoseOptions, diagnose_text
+from logsleuth.diagnosis.library import PatternSet
+from tests.helpers import traceback_of_installed
+from tests.reasoning.diagnosed import OPTIONS, app_traceback, first_diagnosis
+from tests.test_fuzz import no_hang  # the suite's hang guard (SIGALRM, 20 s)
+
+NO_PATTERNS = PatternSet(patterns=[], errors=[])  # so that every failure reaches the rules
+
+# torch's rendezvous handler as it parses the init method (torch/distributed/rendezvous.py _tcp_rendezvous_handler:
+# `result = urlparse(url)`, `if not result.port:`): CPython's urllib raises for a bare IPv6 address.
+_RENDEZVOUS = '''\
+from urllib.parse import urlparse
+
+
+def _tcp_rendezvous_handler(url):
+    result = urlparse(url)
+    if not result.port:
+        raise ValueError("port number missing")
+    return result.hostname, result.port
+
+
+def init_process_group(init_method):
+    return next(iter([_tcp_rendezvous_handler(init_method)]))
+'''
+
+
+def _bare_ipv6_traceback(tmp_path: Path) -> str:
+    done = traceback_of_installed(
+        tmp_path, {"torch/distributed/rendezvous.py": _RENDEZVOUS},
+        "from torch.distributed.rendezvous import init_process_group\n"
+        "init_process_group('tcp://2605:340:cd51:4b00::18d2:35825')\n",
+    )
+    assert "Port could not be cast to integer value" in done.stderr
+    return done.stderr
+
+
+def test_a_bare_ipv6_address_in_the_rendezvous_url_is_named(tmp_path: Path) -> None:
+    diagnosis = first_diagnosis(_bare_ipv6_traceback(tmp_path))
+    assert diagnosis.pattern == "rule-multinode-ipv6-address-unbracketed" and diagnosis.category == "network"
+    assert any("IPv6 address's colons" in fact for fact in diagnosis.evidence)
+    assert diagnosis.fix is not None and diagnosis.fix.command is None and not diagnosis.fix.flags
+
+
+def test_the_same_traceback_cut_before_its_message_is_read_from_its_frames(tmp_path: Path) -> None:
+    # vllm-project/vllm#18986's paste ends on urllib's `port` frame under torch's rendezvous handler
+    cut = "\n".join(line for line in _bare_ipv6_traceback(tmp_path).splitlines() if not line.startswith("ValueError"))
+    assert first_diagnosis(cut + "\n").pattern == "rule-multinode-ipv6-address-unbracketed"
+
+
+def test_a_port_that_is_no_number_but_no_ipv6_address_is_not_called_ipv6(tmp_path: Path) -> None:
+    done = traceback_of_installed(
+        tmp_path, {"torch/distributed/rendezvous.py": _RENDEZVOUS},
+        "from torch.distributed.rendezvous import init_process_group\ninit_process_group('tcp://node0:port')\n",
+    )
+    assert first_diagnosis(done.stderr).pattern != "rule-multinode-ipv6-address-unbracketed"
+
+
+# SGLang's scheduler failing in Gloo's mesh (the shape of sgl-project/sglang#3226): our own code raising torch's words.
+_SCHEDULER = '''\
+def new_group(ranks, backend):
+    raise RuntimeError("Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error")
+
+
+def init_torch_distributed():
+    return new_group([0, 1], backend="gloo")
+
+
+def run_scheduler_process():
+    init_torch_distributed()
+'''
+
+
+def _gloo_log(tmp_path: Path, before: str = "") -> str:
+    done = traceback_of_installed(
+        tmp_path, {"sglang/srt/managers/scheduler.py": _SCHEDULER},
+        "from sglang.srt.managers.scheduler import run_scheduler_process\nrun_scheduler_process()\n",
+    )
+    return (
+        "$ python3 -m sglang.launch_server --model-path /models/m --tp 16 --nnodes 2 --node-rank 1 "
+        "--dist-init-addr 10.0.0.1:5000\n"
+        f"{before}"
+        "[rank10]:[E130 18:11:34.707542570 ProcessGroupGloo.cpp:143] Gloo connectFullMesh failed with "
+        "[../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error\n"
+        f"{done.stderr}"
+    )
+
+
+def test_gloo_s_mesh_failing_across_nodes_asks_for_the_interface_and_invents_no_value(tmp_path: Path) -> None:
+    diagnosis = first_diagnosis(_gloo_log(tmp_path))
+    assert diagnosis.pattern == "rule-multinode-gloo-interface" and diagnosis.category == "network"
+    fix = diagnosis.fix
+    assert fix is not None and "GLOO_SOCKET_IFNAME" in fix.summary and "NCCL_SOCKET_IFNAME" in fix.summary
+    assert fix.needs_input and not fix.env and not fix.flags and fix.command is None
+
+
+def test_gloo_s_loopback_fallback_before_the_failure_is_named(tmp_path: Path) -> None:
+    warning = ("[rank9]:[W ProcessGroupGloo.cpp:721] Warning: Unable to resolve hostname to a (local) address. Using "
+               "the loopback address as fallback. Manually set the network interface to bind to with "
+               "GLOO_SOCKET_IFNAME. (function operator())\n")
+    diagnosis = first_diagnosis(_gloo_log(tmp_path, warning))
+    assert any("fell back to the loopback address" in fact for fact in diagnosis.evidence)
+
+
+def test_gloo_s_loopback_warning_before_an_unrelated_failure_is_not_blamed() -> None:
+    log = (
+        "[rank0]:[W ProcessGroupGloo.cpp:721] Warning: Unable to resolve hostname to a (local) address. Using the "
+        "loopback address as fallback. Manually set the network interface to bind to with GLOO_SOCKET_IFNAME.\n"
+        "Traceback (most recent call last):\n"
+        '  File "/app/run.py", line 3, in <module>\n'
+        "    load()\n"
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.10 GiB\n"
+    )
+    assert first_diagnosis(log).pattern != "rule-multinode-gloo-interface"
+
+
+# torch's client retrying a host that is a shell variable's name: what c10d prints while it waits (the brief's shape:
+# `$MASTER_ADDR` printed literally), alone in the paste.
+UNEXPANDED_WARNINGS = "".join(
+    f"[W{stamp} socket.cpp:752] [c10d] The IPv6 network addresses of ($MASTER_ADDR, 29500) cannot be retrieved (gai "
+    "error: -2 - Name or service not known).\n"
+    for stamp in ("1203 10:00:01.1", "1203 10:00:02.1", "1203 10:00:03.1")
+)
+
+
+def test_a_rendezvous_host_that_is_a_variable_s_name_is_an_unexpanded_variable() -> None:
+    diagnosis = first_diagnosis(UNEXPANDED_WARNINGS)
+    assert diagnosis.pattern == "rule-multinode-unexpanded-address-variable" and diagnosis.category == "network"
+    assert "$MASTER_ADDR" in diagnosis.title and "MASTER_ADDR was not set" in diagnosis.root_cause
+    fix = diagnosis.fix
+    assert fix is not None and fix.command is None and not fix.flags and not fix.env
+    said = " ".join((fix.summary, *fix.steps))
+    assert not re.search(r"\b(export|echo|nslookup|ping|nc|telnet)\s+\S", said), "no command the log did not give"
+
+
+def test_a_braced_variable_in_the_timeout_message_is_named_too() -> None:
+    log = (
+        "$ vllm serve /models/m --tensor-parallel-size 8 --pipeline-parallel-size 2\n"
+        "torch.distributed.DistNetworkError: The client socket has timed out after 600000ms while trying to connect "
+        "to (${HEAD_IP}, 29500).\n"
+    )
+    diagnosis = first_diagnosis(log)
+    assert diagnosis.pattern == "rule-multinode-unexpanded-address-variable" and "HEAD_IP" in diagnosis.root_cause
+
+
+def test_a_host_name_that_does_not_resolve_for_ipv4_is_named() -> None:
+    log = (
+        "[W1203 10:00:01.100 socket.cpp:752] [c10d] The IPv4 network addresses of (node-0.cluster, 20000) cannot be "
+        "retrieved (gai error: -2 - Name or service not known).\n"
+        "torch.distributed.DistNetworkError: The client socket has timed out after 600000ms while trying to connect "
+        "to (node-0.cluster, 20000).\n"
+    )
+    diagnosis = first_diagnosis(log)
+    assert diagnosis.pattern == "rule-multinode-rendezvous-host-unresolved" and diagnosis.category == "network"
+    assert "node-0.cluster" in diagnosis.title
+
+
+def test_the_ipv6_look_up_warning_alone_is_the_failure_with_its_doubt_said() -> None:
+    # vllm-project/vllm#570: the paste is these warnings and nothing else
+    log = "".join(
+        "(Worker pid=22514) [W socket.cpp:601] [c10d] The IPv6 network addresses of (__internal_head__, 16516) cannot "
+        "be retrieved (gai error: -2 - Name or service not known).\n" for _ in range(3)
+    )
+    diagnosis = first_diagnosis(log)
+    assert diagnosis.pattern == "rule-multinode-rendezvous-host-unresolved"
+    assert "harmless when the other address family resolves" in diagnosis.root_cause
+
+
+def test_the_ipv6_look_up_warning_before_a_healthy_start_is_no_failure() -> None:
+    log = (
+        "[W socket.cpp:601] [c10d] The IPv6 network addresses of (node-0, 29500) cannot be retrieved (gai error: -2 - "
+        "Name or service not known).\n"
+        "INFO:     Started server process [2310]\nINFO:     Waiting for application startup.\n"
+        "INFO:     Application startup complete.\n"
+    )
+    assert not diagnose_text(log, OPTIONS).failures
+
+
+def test_a_settings_dump_holding_the_variable_s_name_is_read_too() -> None:
+    # SGLang prints its settings at start (`server_args=ServerArgs(…, dist_init_addr='…', …)`): the value it was given
+    log = (
+        "[2026-01-05 10:00:00] server_args=ServerArgs(model_path='/models/m', tp_size=16, nnodes=2, node_rank=1, "
+        "dist_init_addr='$MASTER_ADDR:5000')\n"
+        "torch.distributed.DistNetworkError: The client socket has failed to connect to any network address on "
+        "($MASTER_ADDR, 5000).\n"
+    )
+    diagnosis = first_diagnosis(log)
+    assert diagnosis.pattern == "rule-multinode-unexpanded-address-variable" and "$MASTER_ADDR" in diagnosis.title
+
+
+@pytest.mark.parametrize("lead,filler", [
+    ("Gloo connectFullMesh failed remote=[", "127.0.0."), ("network addresses of (", "$a"),
+    ("Port could not be cast to integer value as '", "a:"), ("to host ", "a-"), ("dist_init_addr='", "$"),
+])
+def test_the_rules_read_a_long_line_in_one_pass(lead: str, filler: str) -> None:
+    message = "RuntimeError: " + lead + filler * (60_000 // len(filler))
+    with no_hang():
+        report = diagnose_text(app_traceback(message), DiagnoseOptions(), patterns=NO_PATTERNS)
+    assert report.failures
