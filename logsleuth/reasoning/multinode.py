@@ -17,6 +17,8 @@ log names, read from the libraries' own messages, never from one thread's wordin
   (ProcessGroupGloo.cpp createDefaultDevice: "Unable to resolve hostname to a (local) address. Using the loopback
   address as fallback. Manually set the network interface to bind to with GLOO_SOCKET_IFNAME.").  Threads:
   sgl-project/sglang#3226, vllm-project/vllm#7074, aws-samples/aws-do-eks#50.
+- An interface variable naming no interface of this node: Gloo's device look-up ("Unable to find address for: …")
+  and NCCL's bootstrap ("Bootstrap : no socket interface found").  marin-community/marin#6940, #7018.
 - An IPv6 address written into a `tcp://host:port` URL without brackets: urllib cannot tell the port from the
   address (CPython urllib/parse.py `port`: "Port could not be cast to integer value as …", reached from torch's
   distributed/rendezvous.py `_tcp_rendezvous_handler`).  Threads: vllm-project/vllm#18986, areal-project/AReaL#134,
@@ -66,9 +68,12 @@ _C10D_LOOKUP = compile_lazily_regex(
 _GLOO_MESH = "Gloo connectFullMesh failed"
 _LOOPBACK_FALLBACK = "Using the loopback address as fallback"
 _GLOO_LOOPBACK_PEER = compile_lazily_regex(r"(?P<side>remote|local)=\[(?P<address>127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1)\]")
-_GLOO_REASON = compile_lazily_regex(
-    r"(?i)\b(timed out connecting|connection refused|connection reset by peer|no route to host|unable to find address for: \S{1,64})"
-)
+_GLOO_REASON = compile_lazily_regex(r"(?i)\b(timed out connecting|connection refused|connection reset by peer|no route to host)")
+# An interface variable naming no interface of this node: Gloo's device look-up (gloo/transport/tcp/device.cc
+# lookupAddrForIface: "Unable to find address for: <name>") and NCCL's bootstrap (src/bootstrap.cc: "Bootstrap : no
+# socket interface found", when NCCL_SOCKET_IFNAME matches none).  marin-community/marin#6940, #7018.
+_GLOO_NO_INTERFACE = compile_lazily_regex(r"Unable to find address for: (?P<name>\S{1,64})")
+_NCCL_NO_INTERFACE = "Bootstrap : no socket interface found"
 # An IPv6 address in a URL without brackets: what urllib took for the port holds the address's own colons.
 _PORT_CAST = compile_lazily_regex(r"Port could not be cast to integer value as (?:\{port!r\}: )?'(?P<value>[0-9A-Fa-f.:%\w-]{1,120})'")
 
@@ -82,6 +87,7 @@ def multinode(evidence: Evidence) -> Diagnosis | None:
         _unexpanded_variable(evidence, texts)
         or _unresolved_host(evidence, texts)
         or _unbracketed_ipv6(evidence, texts)
+        or _interface_not_found(evidence, texts)
         or _gloo_mesh(evidence, texts)
     )
 
@@ -227,6 +233,37 @@ def _unbracketed_ipv6(evidence: Evidence, texts: tuple[str, ...]) -> Diagnosis |
             ),
         ),
         facts,
+    )
+
+
+def _interface_not_found(evidence: Evidence, texts: tuple[str, ...]) -> Diagnosis | None:
+    gloo = _first(texts, _GLOO_NO_INTERFACE)
+    nccl = any(_NCCL_NO_INTERFACE in text for text in texts)
+    if gloo is None and not nccl:
+        return None
+    variable = "GLOO_SOCKET_IFNAME" if gloo is not None else "NCCL_SOCKET_IFNAME"
+    facts = [f"Gloo found no interface named {gloo['name']} on this node" if gloo is not None
+             else "NCCL's bootstrap found no network interface that NCCL_SOCKET_IFNAME allows"]
+    return _diagnosis(
+        evidence,
+        "rule-multinode-socket-interface-not-found",
+        f"{variable} names no network interface of this node",
+        f"The distributed layer binds its sockets to the interface {variable} names, and this node has none by that "
+        "name (interface names differ between hosts, and inside a container the host's names are not seen unless it "
+        "uses the host's network). Gloo takes one concrete interface name; NCCL also takes a prefix list or an "
+        "exclusion (^lo,docker), and a leading '=' asks for an exact match, which some NCCL builds read differently.",
+        Fix(
+            summary=f"Set {variable} on this node to the name of an interface it has: the one holding the address the "
+            "other nodes reach it on.",
+            steps=(
+                "GLOO_SOCKET_IFNAME takes one concrete name (eth0, bond0), never a list or an exclusion",
+                "NCCL_SOCKET_IFNAME may be a prefix (eth) or an exclusion (^lo,docker); unset it to let NCCL choose",
+                "the name can differ between nodes: set it per node",
+            ),
+            needs_input=("the network interface this node reaches the other nodes on",),
+        ),
+        facts,
+        category="network" if gloo is not None else "nccl",
     )
 
 

@@ -215,3 +215,42 @@ def test_the_rules_read_a_long_line_in_one_pass(lead: str, filler: str) -> None:
     with no_hang():
         report = diagnose_text(app_traceback(message), DiagnoseOptions(), patterns=NO_PATTERNS)
     assert report.failures
+
+
+_C10D = '''\
+class DistBackendError(RuntimeError):
+    pass
+
+
+def init_process_group(message):
+    raise DistBackendError(message)
+'''
+_NCCL_NO_INTERFACE = (
+    "NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.hpp:275, invalid usage (run with NCCL_DEBUG=WARN "
+    "for details), NCCL version 2.21.5\\nncclInvalidUsage: This usually reflects invalid usage of NCCL library.\\n"
+    "Last error:\\nBootstrap : no socket interface found"
+)
+
+
+def test_nccl_finding_no_interface_asks_for_the_one_this_node_has(tmp_path: Path) -> None:
+    # NCCL's bootstrap (src/bootstrap.cc) when NCCL_SOCKET_IFNAME matches no interface (marin-community/marin#6940)
+    done = traceback_of_installed(
+        tmp_path, {"torch/distributed/distributed_c10d.py": _C10D},
+        f"from torch.distributed.distributed_c10d import init_process_group\ninit_process_group('{_NCCL_NO_INTERFACE}')\n",
+    )
+    diagnosis = first_diagnosis(done.stderr)
+    assert diagnosis.pattern == "rule-multinode-socket-interface-not-found" and diagnosis.category == "nccl"
+    assert diagnosis.fix is not None and "NCCL_SOCKET_IFNAME" in diagnosis.fix.summary and diagnosis.fix.needs_input
+
+
+def test_gloo_given_an_interface_list_says_it_takes_one_name(tmp_path: Path) -> None:
+    # gloo/transport/tcp/device.cc lookupAddrForIface, given NCCL's exclusion syntax
+    done = traceback_of_installed(
+        tmp_path, {"torch/distributed/distributed_c10d.py": _C10D},
+        "from torch.distributed.distributed_c10d import init_process_group\n"
+        "init_process_group('[enforce fail at /pytorch/third_party/gloo/gloo/transport/tcp/device.cc:84] ifa != "
+        "nullptr. Unable to find address for: ^lo')\n",
+    )
+    diagnosis = first_diagnosis(done.stderr)
+    assert diagnosis.pattern == "rule-multinode-socket-interface-not-found" and diagnosis.category == "network"
+    assert "no interface named ^lo" in " ".join(diagnosis.evidence)
