@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import regex
 
+from logsleuth.command_line import flag_value
 from logsleuth.lazyre import compile_lazily_regex
 from logsleuth.models import Diagnosis, Fix, LaunchInfo
 from logsleuth.reasoning.catalog_flags import release_flag, releases_with
@@ -118,8 +119,40 @@ def _diagnosis(evidence: Evidence, pattern: str, title: str, root_cause: str, fi
     launch = evidence.launch
     return Diagnosis(
         pattern=pattern, title=title, category=category, root_cause=root_cause, fix=fix,
-        engine=launch.engine, engine_version=launch.engine_version, basis="rule", evidence=tuple(facts),
+        engine=launch.engine, engine_version=launch.engine_version, basis="rule",
+        evidence=(*facts, *topology_facts(launch)),
     )
+
+
+def _number(launch: LaunchInfo, *flags: str) -> int | None:
+    """The first of `flags` the launch sets to a whole number (its command, else its settings dump)."""
+    for flag in flags:
+        value = flag_value(launch, flag)
+        if value is not None and value.isdigit():
+            return int(value)
+    return None
+
+
+def topology_facts(launch: LaunchInfo) -> list[str]:
+    """The node and GPU arithmetic of a multi-node launch, from the numbers its command or settings dump shows: the
+    GPUs each node runs, and a node rank or data-parallel rank range outside the launch's own count."""
+    facts = []
+    nnodes = _number(launch, "--nnodes")
+    if nnodes is not None and nnodes > 1:
+        tp = _number(launch, "--tp-size", "--tp", "--tensor-parallel-size") or 1
+        pp = _number(launch, "--pp-size", "--pp", "--pipeline-parallel-size") or 1
+        share = f": {tp * pp // nnodes} on each node" if tp * pp % nnodes == 0 else f", which {nnodes} nodes cannot share evenly"
+        facts.append(f"the launch runs tp {tp} x pp {pp} = {tp * pp} GPUs over {nnodes} nodes{share}")
+        rank = _number(launch, "--node-rank")
+        if rank is not None:
+            facts.append(f"this node's rank is {rank}, of 0 to {nnodes - 1}" + ("" if rank < nnodes else ": out of range"))
+    size, local, start = (_number(launch, "--data-parallel-size"), _number(launch, "--data-parallel-size-local"),
+                          _number(launch, "--data-parallel-start-rank"))
+    if size is not None and local is not None and start is not None:
+        fits = start + local <= size
+        facts.append(f"this node runs data-parallel ranks {start} to {start + local - 1} of {size}" + ("" if fits else
+                     f": past the last rank, {size - 1}"))
+    return facts
 
 
 def _unexpanded_variable(evidence: Evidence, texts: tuple[str, ...]) -> Diagnosis | None:

@@ -21,6 +21,7 @@ from logsleuth.lazyre import compile_lazily_regex
 from logsleuth.models import Diagnosis, Fix, LaunchInfo
 from logsleuth.reasoning.catalog_flags import release_flag, releases_with, setting_fix
 from logsleuth.reasoning.evidence import Evidence
+from logsleuth.reasoning.multinode import topology_facts
 
 _NO_PROXY = "localhost,127.0.0.1,0.0.0.0"
 _LOCAL = compile_lazily_regex(r"(?<![\w.])(?:127\.0\.0\.1|localhost|0\.0\.0\.0|\[?::1\]?)(?::(?P<port>\d{2,5}))?(?![\w.])")
@@ -218,6 +219,7 @@ def _unreachable(evidence: Evidence, text: str) -> Diagnosis | None:
         facts.append(f"the rendezvous address is {host}:{port}")
         if _LOCAL.search(host):
             facts.append(f"{host} is this host itself: with several nodes, every node must be given node 0's address")
+    facts.extend(topology_facts(launch))
     steps = [
         "start the first node (node rank 0) first: it opens the rendezvous port, the others connect to it",
         f"give every node the same {where}: node 0's address as the other nodes reach it, not 127.0.0.1",

@@ -254,3 +254,26 @@ def test_gloo_given_an_interface_list_says_it_takes_one_name(tmp_path: Path) -> 
     diagnosis = first_diagnosis(done.stderr)
     assert diagnosis.pattern == "rule-multinode-socket-interface-not-found" and diagnosis.category == "network"
     assert "no interface named ^lo" in " ".join(diagnosis.evidence)
+
+
+def test_a_rendezvous_timeout_says_the_launch_s_node_arithmetic() -> None:
+    # the numbers the command shows: tp x pp over the nodes, and a node rank past the launch's own node count
+    log = (
+        "$ python3 -m sglang.launch_server --model-path /models/m --tp-size 16 --nnodes 2 --node-rank 2 "
+        "--dist-init-addr 10.1.0.5:5000\n"
+        "torch.distributed.DistNetworkError: The client socket has timed out after 600000ms while trying to connect "
+        "to (10.1.0.5, 5000).\n"
+    )
+    facts = first_diagnosis(log).evidence
+    assert "the launch runs tp 16 x pp 1 = 16 GPUs over 2 nodes: 8 on each node" in facts
+    assert "this node's rank is 2, of 0 to 1: out of range" in facts
+
+
+def test_a_data_parallel_start_rank_past_the_size_is_said() -> None:
+    log = (
+        "$ vllm serve /models/m --headless --data-parallel-size 2 --data-parallel-size-local 1 "
+        "--data-parallel-start-rank 2 --data-parallel-address 10.1.0.5 --data-parallel-rpc-port 13345\n"
+        "torch.distributed.DistNetworkError: The client socket has timed out after 600000ms while trying to connect "
+        "to (10.1.0.5, 13345).\n"
+    )
+    assert "this node runs data-parallel ranks 2 to 2 of 2: past the last rank, 1" in first_diagnosis(log).evidence
