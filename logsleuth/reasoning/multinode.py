@@ -75,6 +75,7 @@ _GLOO_REASON = compile_lazily_regex(r"(?i)\b(timed out connecting|connection ref
 # socket interface found", when NCCL_SOCKET_IFNAME matches none).  marin-community/marin#6940, #7018.
 _GLOO_NO_INTERFACE = compile_lazily_regex(r"Unable to find address for: (?P<name>\S{1,64})")
 _NCCL_NO_INTERFACE = "Bootstrap : no socket interface found"
+_INTERFACE_GIVEN = compile_lazily_regex(r"\b(?:GLOO|NCCL)_SOCKET_IFNAME=[\w^,=.:-]{1,64}")
 # An IPv6 address in a URL without brackets: what urllib took for the port holds the address's own colons.
 _PORT_CAST = compile_lazily_regex(r"Port could not be cast to integer value as (?:\{port!r\}: )?'(?P<value>[0-9A-Fa-f.:%\w-]{1,120})'")
 
@@ -316,6 +317,9 @@ def _gloo_mesh(evidence: Evidence, texts: tuple[str, ...]) -> Diagnosis | None:
         facts.append("Gloo fell back to the loopback address: this node's host name does not resolve to an address of its own")
     if peer is not None:
         facts.append(f"a rank advertised {peer['address']}, which no other node can reach")
+    if (given := _INTERFACE_GIVEN.search(evidence.launch.command or "")) is not None:
+        facts.append(f"the launch command sets {given.group(0)}: a rank that did not bind to it runs in a process that "
+                     "did not inherit it (another node's worker)")
     return _diagnosis(
         evidence,
         "rule-multinode-gloo-interface",
@@ -335,6 +339,8 @@ def _gloo_mesh(evidence: Evidence, texts: tuple[str, ...]) -> Diagnosis | None:
                 "between nodes, so set it per node",
                 "or make this node's host name resolve to that address (/etc/hosts or DNS)",
                 "in a container, use the host's network, or open the ports between the containers of the nodes",
+                "with Ray, the workers on the other nodes run in the environment Ray was started with there: set the "
+                "variables where Ray starts on each node, not only in the shell of the serve command",
             ),
             needs_input=("the network interface the nodes share",),
         ),

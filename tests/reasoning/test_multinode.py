@@ -277,3 +277,22 @@ def test_a_data_parallel_start_rank_past_the_size_is_said() -> None:
         "to (10.1.0.5, 13345).\n"
     )
     assert "this node runs data-parallel ranks 2 to 2 of 2: past the last rank, 1" in first_diagnosis(log).evidence
+
+
+def test_an_interface_the_command_sets_but_a_remote_worker_lacks_is_said() -> None:
+    # vllm-project/vllm#7074's shape: the variable set in the serve command's shell, a Ray worker on the other node
+    # falling back to the loopback address
+    log = (
+        "$ GLOO_SOCKET_IFNAME=eth0 NCCL_SOCKET_IFNAME=eth0 vllm serve /models --tensor-parallel-size 16\n"
+        "(RayWorkerWrapper pid=1978, ip=10.41.0.8) [rank9]:[W ProcessGroupGloo.cpp:721] Warning: Unable to resolve "
+        "hostname to a (local) address. Using the loopback address as fallback. Manually set the network interface to "
+        "bind to with GLOO_SOCKET_IFNAME. (function operator())\n"
+        "(RayWorkerWrapper pid=1890, ip=10.41.0.8) [rank8]:[E ProcessGroupGloo.cpp:144] Gloo connectFullMesh failed "
+        "with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error\n"
+        "(RayWorkerWrapper pid=1890, ip=10.41.0.8) ERROR 08-02 08:50:03 worker_base.py:382] RuntimeError: Gloo "
+        "connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error\n"
+    )
+    diagnosis = first_diagnosis(log)
+    assert diagnosis.pattern == "rule-multinode-gloo-interface"
+    assert any(fact.startswith("the launch command sets GLOO_SOCKET_IFNAME=eth0") for fact in diagnosis.evidence)
+    assert diagnosis.fix is not None and any("where Ray starts on each node" in step for step in diagnosis.fix.steps)
