@@ -337,6 +337,9 @@ class LaunchInfo:
     # X"), the first one: what a check refusing the model's class for a capability was about (reasoning/
     # model_capabilities.py).
     architecture: str | None = None
+    # vLLM's torch.compile cache directory, when the log names it ("Using cache directory: … for vLLM's torch.compile",
+    # or a frame of an Inductor module that runs from inside it): where a check about a corrupted cache points.
+    compile_cache: str | None = None
 
     @property
     def named_version(self) -> str | None:

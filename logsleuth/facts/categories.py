@@ -55,6 +55,9 @@ class ConditionalCheck:
     words: re.Pattern[str]
     check: str
     engine: str | None = None
+    # Launch settings (flags, and the names the engine's settings dump gives them) the check is about: shown only when
+    # the launch gives one of them, or when the paste shows no launch settings at all (the check then says "if").
+    given: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -136,8 +139,9 @@ def _tables(value: object) -> list[dict[str, object]]:
 
 def _conditional(item: dict[str, object]) -> ConditionalCheck:
     engine = item.get("engine")
-    return ConditionalCheck(re.compile(str(item["words"]), re.IGNORECASE), str(item["check"]),
-                            str(engine) if engine else None)
+    given = item.get("given", ())
+    return ConditionalCheck(re.compile(str(item.get("words", "")), re.IGNORECASE), str(item["check"]),
+                            str(engine) if engine else None, tuple(str(name) for name in given) if isinstance(given, list) else ())
 
 
 @lru_cache(maxsize=1)

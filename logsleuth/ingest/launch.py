@@ -228,6 +228,7 @@ class LaunchTracker:
     _streams_read: set[str] = field(default_factory=set)  # stream keys already read for a logger's name
     _marker_kinds: set[str] = field(default_factory=set)
     gpu_lines: list[str] = field(default_factory=list)  # lines that show the GPU (facts/gpus.py), the first ones
+    compile_cache: str | None = None  # vLLM's torch.compile cache directory the log names (compile_cache_in)
     package_lines: list[str] = field(default_factory=list)  # lines that show a package's version (facts/package_sites.py)
     driver_lines: list[str] = field(default_factory=list)  # lines that show a package driving the engine (facts/engine_drivers.py)
     _driver_command_continues: bool = False  # the last driver line ended with a backslash
@@ -252,6 +253,8 @@ class LaunchTracker:
             self._continued = None
             text = _join_continued(start, text)
             line = line._replace(text=text, offset=offset)
+        if self.compile_cache is None and COMPILE_CACHE_DIR in text and len(text) <= 8192:
+            self.compile_cache = compile_cache_in(text)
         if ("args" in text or "with config: " in text) and len(text) <= MAX_DUMP_LINE and any(dump in text for dump in SETTINGS_DUMPS):
             self.switches_on.update(m["repr"] or m["dict"] for m in _SWITCH_ON.finditer(text))
         if self.architecture is None and "Resolved architecture: " in text and (m := _RESOLVED_ARCHITECTURE.search(text)):
@@ -576,6 +579,7 @@ class LaunchTracker:
         self.wrappers |= other.wrappers
         self.switches_on |= other.switches_on
         self.architecture = self.architecture or other.architecture
+        self.compile_cache = self.compile_cache or other.compile_cache
         self.memory_shares.extend(share for share in other.memory_shares if share not in self.memory_shares)
         self.raised.extend(pair for pair in other.raised if pair not in self.raised)
         self.shortened_frames.extend(frame for frame in other.shortened_frames if frame not in self.shortened_frames)
@@ -699,7 +703,26 @@ class LaunchTracker:
             switches_on=tuple(sorted(self.switches_on)),
             memory_shares_seen=tuple(self.memory_shares),
             architecture=self.architecture,
+            compile_cache=self.compile_cache,
         )
+
+
+# vLLM's torch.compile cache: vllm/compilation/backends.py logs "Using cache directory: {dir} for vLLM's torch.compile",
+# and the Inductor modules compiled into it run from there (…/torch_compile_cache/<hash>/rank_0_0/inductor_cache/…).
+COMPILE_CACHE_DIR = "torch_compile_cache"
+_PATH_END = frozenset(" \t'\"(),;=[]")
+
+
+def compile_cache_in(text: str) -> str | None:
+    """The torch.compile cache directory a line or a frame's file names: the path up to and including
+    `torch_compile_cache` (absolute or under ~), else None."""
+    at = text.find(COMPILE_CACHE_DIR)
+    if at < 0:
+        return None
+    start = at
+    while start > 0 and text[start - 1] not in _PATH_END:
+        start -= 1
+    return text[start:at + len(COMPILE_CACHE_DIR)] if text[start:start + 1] in ("/", "~") else None
 
 
 def parse_server_args(body: str) -> list[tuple[str, str]]:

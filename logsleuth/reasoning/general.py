@@ -53,6 +53,7 @@ from logsleuth.reasoning.guidance_text import (
     failure_texts,
     flags_hold,
     joined,
+    launch_settings,
     misfit_steps,
     misfit_why,
     module_no_release_requires,
@@ -61,6 +62,7 @@ from logsleuth.reasoning.guidance_text import (
     row_checks,
     settings_the_check_reads,
     settings_the_message_speaks_of,
+    with_compile_cache,
 )
 from logsleuth.reasoning.launch_quantization import launch_quantization
 from logsleuth.reasoning.message_limits import limit_steps
@@ -176,7 +178,9 @@ def categorize(evidence: Evidence) -> Diagnosis:
     meaning = CATEGORIES.get(row.category, row.category)
     guessed = cut and not read_from_shape and row.category != UNCLASSIFIED and _placed_by_subsystem_alone(why)
     title = render_words(shape.title if shape is not None and shape.title else row.title, engine, version, wrapper)
-    checks = shape.checks if shape is not None else row_checks(row, engine, version, wrapper, failure_texts(failure))
+    checks = (shape.checks if shape is not None else
+              row_checks(row, engine, version, wrapper, failure_texts(failure), launch_settings(launch)))
+    checks = tuple(with_compile_cache(check, failure, launch) for check in checks)
     feature = _feature_steps(evidence) if row.category not in PARSER_CATEGORIES else ()
     if feature and all(any(flag in check for check in checks) for flag in flags_named(feature[0])):
         feature = ()  # the row's own check already says which flag to leave out (a check written for this message)

@@ -5,14 +5,16 @@ program's code."""
 
 from __future__ import annotations
 
+from logsleuth.command_line import CommandLine
 from logsleuth.facts import requires
-from logsleuth.facts.categories import CategoryRow
+from logsleuth.facts.categories import CategoryRow, ConditionalCheck
 from logsleuth.facts.compiled_ops import library_refused, namespace_named, owner_of, said_unloaded
 from logsleuth.facts.imports import distributions_of
 from logsleuth.fixes import catalog
 from logsleuth.fixes.release_flags import in_every_known_release
+from logsleuth.ingest.launch import compile_cache_in
 from logsleuth.lazyre import compile_lazily
-from logsleuth.models import ENGINE_NAMES, Failure
+from logsleuth.models import ENGINE_NAMES, Failure, LaunchInfo
 from logsleuth.reasoning.category_score import UNCLASSIFIED
 from logsleuth.reasoning.engine_api_calls import MisfitCall, package_path
 from logsleuth.reasoning.evidence import Evidence, exception_lines
@@ -56,20 +58,61 @@ def render_words(text: str, engine: str | None, version: str | None, wrapper: st
 
 
 def row_checks(row: CategoryRow, engine: str | None, version: str | None, wrapper: str | None = None,
-               texts: tuple[str, ...] = ()) -> tuple[str, ...]:
+               texts: tuple[str, ...] = (), given: frozenset[str] | None = None) -> tuple[str, ...]:
     """Those of the row's conditional checks whose words are in `texts` (the failure's own lines) first, then its
     neutral checks, then the decided engine's own; a check naming a flag only when the flag holds for the release.
     A conditional check is written for this failure's own shape (an NCCL timeout, an `undefined symbol`): in the
-    threads it is the one that resolves that shape more often than the row's general first check, so it leads."""
-    shaped = [c.check for c in row.checks_when
-              if (c.engine is None or c.engine == engine) and any(c.words.search(text) for text in texts)]
+    threads it is the one that resolves that shape more often than the row's general first check, so it leads.
+    `given`: the settings the launch gives (launch_settings), None when the paste shows none: a check about a setting
+    (its `given`) is for a launch that gives it, and with the launch unseen it is said as a question ("if the launch
+    gives …"); a flag the launch gives is the user's release's own, so it holds."""
+    shaped = [c for c in row.checks_when
+              if (c.engine is None or c.engine == engine) and any(c.words.search(text) for text in texts)
+              and (not c.given or given is None or not given.isdisjoint(c.given))]
     own = row.engine_checks.get(engine, ()) if engine else ()
 
     def holds(check: str) -> bool:
         return not engine or flags_hold(check, engine, version)
 
-    ordered = (*filter(holds, shaped), *row.checks, *filter(holds, own))
+    def holds_given(check: ConditionalCheck) -> bool:
+        return (bool(check.given) and given is not None and not given.isdisjoint(check.given)) or holds(check.check)
+
+    # (a check about a launch setting alone, with no words of the failure's, follows the row's own checks)
+    worded = [c.check for c in shaped if c.words.pattern and holds_given(c)]
+    about_settings = [c.check for c in shaped if not c.words.pattern and holds_given(c)]
+    ordered = (*worded, *row.checks, *about_settings, *filter(holds, own))
     return tuple(with_flag_releases(render_words(check, engine, version, wrapper), engine, version) for check in ordered)
+
+
+_OFF_VALUES = frozenset({"false", "none", "null", "0", "''", '""'})
+
+
+def launch_settings(launch: LaunchInfo) -> frozenset[str] | None:
+    """The settings the launch gives, as its flags and the names the engine's settings dump gives them (the command's
+    flags, a `server_args=` dump's names set to something other than off, the switches a dump shows on); None when the
+    paste shows neither a command nor a settings dump."""
+    if not (launch.command or launch.server_args or launch.switches_on):
+        return None
+    flags = {flag for flag, _ in CommandLine.parse(launch.command).options} if launch.command else set()
+    dumped = {name for name, value in launch.server_args if value.strip().lower() not in _OFF_VALUES}
+    return frozenset(flags | dumped | set(launch.switches_on))
+
+
+# A check about vLLM's torch.compile cache says `{compile_cache}`: the directory the log names (ingest/launch.py
+# compile_cache_in: its "Using cache directory" line, or the frames of the Inductor modules that run from inside it),
+# else where vLLM keeps it by default.
+COMPILE_CACHE_DEFAULT = ("vLLM's compile cache (the directory its 'Using cache directory: …' line names; by default "
+                         "~/.cache/vllm/torch_compile_cache, under VLLM_CACHE_ROOT when that is set)")
+
+
+def with_compile_cache(check: str, failure: Failure, launch: LaunchInfo) -> str:
+    """`{compile_cache}` in a check: the cache directory the log names, else where vLLM keeps it by default."""
+    if "{compile_cache}" not in check:
+        return check
+    named = launch.compile_cache or next(
+        (found for text in (*(frame.file for frame in failure.final.frames), *exception_lines(failure))
+         if (found := compile_cache_in(text))), None)
+    return check.replace("{compile_cache}", f"the cache directory the log names ({named})" if named else COMPILE_CACHE_DEFAULT)
 
 
 def with_flag_releases(check: str, engine: str | None, version: str | None) -> str:
@@ -91,8 +134,11 @@ def with_flag_releases(check: str, engine: str | None, version: str | None) -> s
 
 def failure_texts(failure: Failure) -> tuple[str, ...]:
     """What a conditional check's words are searched in: the failure's exception lines, its native dump's frames
-    and the lines printed just before it."""
-    return (*exception_lines(failure), *(frame.function or "" for frame in failure.final.frames), *failure.context)
+    and the lines printed just before it; of an earlier exception of the chain, the function that raised it (the
+    cause's own failing call: an op's `forward_native`)."""
+    raised_before = (block.frames[-1].function or "" for block in failure.exceptions[:-1] if block.frames)
+    return (*exception_lines(failure), *(frame.function or "" for frame in failure.final.frames), *raised_before,
+            *failure.context)
 
 
 def settings_the_check_reads(evidence: Evidence, category: str, engine: str | None, version: str | None,

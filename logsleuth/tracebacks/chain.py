@@ -8,8 +8,10 @@ stripping their `| ` margins) and faulthandler dumps.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
+from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ExceptionBlock, Frame, Relation
 from logsleuth.tracebacks.grammar import (
     CARET_LINE,
@@ -29,6 +31,7 @@ from logsleuth.tracebacks.grammar import (
     MORE_EXCEPTIONS,
     QUOTED_FRAMES_HEADING,
     REPEATED_LINE,
+    STRICT_EXCEPTION_LINE,
     THREAD_HEADER,
     TRACEBACK_HEADER,
     WRAPPER_TAG,
@@ -68,6 +71,33 @@ def on_a_drive(file: str) -> bool:
 
 def is_exception_line(text: str) -> bool:
     return bool(text) and not text[0].isspace() and EXCEPTION_LINE.match(text) is not None
+
+
+# CPython prints an exception that carries no traceback as its `Type: message` lines alone, with no `Traceback` header:
+# as the cause of another, right above the chain separator.  torch.compile strips the tracebacks of its errors' causes
+# and re-raises its own without one (torch/_dynamo/eval_frame.py: `cur_exn.__cause__.with_traceback(None)`, then
+# `raise e.with_traceback(None) from e.__cause__`), so a Dynamo error such as `torch._dynamo.exc.Unsupported: …` (a class
+# of one word, which a bare line outside a traceback is not read as, grammar.STRICT_EXCEPTION_LINE) comes this way.
+FRAMELESS_CAUSE_REACH = 12  # lines above a separator searched for that exception line (its message may have paragraphs)
+_MODULE_CLASS = compile_lazily(r"^(?:[a-z_][a-z0-9_]*\.)+[A-Z]\w*$")
+
+
+def frameless_cause(above: Sequence[str]) -> tuple[str, ...]:
+    """The lines of an exception printed without a traceback just above a chain separator that starts a traceback
+    (`above`: the lines no failure took, oldest first): from its `module.Class: message` line on, its trailing blank
+    lines left out; () when there is none.  Only a class named with its module: a bare line of another shape is read
+    as a failure of its own when it looks like one (scanner), and a separator it is not read against."""
+    lines = list(above)[-FRAMELESS_CAUSE_REACH:]
+    while lines and not lines[-1].strip():
+        lines.pop()
+    for index in range(len(lines) - 1, -1, -1):
+        text = lines[index]
+        if not is_exception_line(text) or STRICT_EXCEPTION_LINE.match(text):
+            continue
+        m = EXCEPTION_LINE.match(text)
+        if m is not None and m["msg"] and _MODULE_CLASS.match(m["type"]):
+            return tuple(lines[index:])
+    return ()
 
 
 class _ChainBuilder:

@@ -111,6 +111,9 @@ class Collector:
     typed_by_statement: bool = False  # its type read from the raising statement, the exception line lost
     statement_place: Frame | None = None  # that statement's frame, placed by the stripped frame line above it
     ray_remote: bool = False  # holds a Ray task error's remote frames (`_ray_task_error_header`): joined in `build`
+    # The lines of an exception printed without a traceback right above the chain separator this traceback started at
+    # (chain.frameless_cause): the chain's oldest exception, read with the rest in `build`.
+    lead: tuple[str, ...] = ()
 
     def expects(self, leader: Collector) -> str | None:
         """The line this collector needs next if it is printing the same text as `leader`."""
@@ -385,7 +388,7 @@ class Collector:
         elif self.kind == "killed":
             exceptions = (ExceptionBlock(type="Killed", message=texts[0].strip()),)
         else:
-            exceptions = parse_chain(texts)
+            exceptions = parse_chain([*self.lead, "", *texts] if self.lead else texts)
             if not exceptions:
                 exceptions = (ExceptionBlock(type="", message="", truncated=True),)
             if self.ray_remote:

@@ -29,6 +29,7 @@ from dataclasses import replace
 
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import FACT_PREFIX, Failure, FailureKind, Frame, LogLine
+from logsleuth.tracebacks.chain import FRAMELESS_CAUSE_REACH, frameless_cause
 from logsleuth.tracebacks.collector import UNPASTED_FRAME, Collector, Phase
 from logsleuth.tracebacks.grammar import (
     CASCADE_CONTEXT_LINE,
@@ -139,6 +140,7 @@ class FailureScanner:
         self._last_unread: dict[str, tuple[LogLine, int] | None] = {}
         self._unread_before_traceback: dict[str, tuple[LogLine, int] | None] = {}
         self._recent_texts: dict[str, deque[str]] = {}  # each stream's last lines no collector took (raising_statement.py)
+        self._lines_above: dict[str, deque[str]] = {}  # the same, as far up as a frameless cause's lines reach
         # each stream's last lines of content no collector took: a paste's Markdown between them (a fence, a heading,
         # `<details>`) left out, so the error a traceback was logged under is reached across it (_error_said_above)
         self._recent_content: dict[str, deque[str]] = {}
@@ -203,6 +205,7 @@ class FailureScanner:
         self._maybe_start(kind, line, seq)
         self._previous_text[stream] = line.text
         self._recent_texts.setdefault(stream, deque(maxlen=RECENT_TEXTS)).append(line.text)
+        self._lines_above.setdefault(stream, deque(maxlen=FRAMELESS_CAUSE_REACH)).append(line.text)
         if kind is LineKind.OTHER and line.text.strip() and not MARKDOWN_SCAFFOLD.match(line.text):
             self._recent_content.setdefault(stream, deque(maxlen=ERROR_SAID_REACH)).append(line.text)
         if kind is not LineKind.CARET:
@@ -476,7 +479,10 @@ class FailureScanner:
             previous = self._previous_text.get(line.stream, "")
             if not head and THREAD_INTRO.match(previous.strip()):
                 head = previous.strip()
-            new = Collector("traceback", line, Phase.FRAMES, header=head or None, context=self._context())
+            # torch.compile's account of a frame it ran eagerly instead: a failure only of a paste that shows no other
+            gave_up = compile_fell_back(self._lines_above.get(line.stream, ()))
+            new = Collector("traceback", line, Phase.FRAMES, header=gave_up or head or None, context=self._context(),
+                            fallback=gave_up is not None)
             if not head and (said := self._error_said_above(line.stream, previous)):
                 new.said_before = said
             if not head and text[:1] in " \t":
@@ -495,6 +501,7 @@ class FailureScanner:
         elif kind is LineKind.SEPARATOR:
             new = Collector("traceback", line, Phase.SEPARATOR, truncated=True, context=self._context())
             new.phase = Phase.BLANK  # add() moves BLANK -> SEPARATOR on the separator line
+            new.lead = frameless_cause(self._lines_above.get(line.stream, ()))
         elif kind is LineKind.FATAL:
             new = Collector("fatal", line, Phase.FATAL, context=self._context())
         elif kind is LineKind.EXCEPTION:
@@ -726,9 +733,29 @@ SURVIVABLE_RECORD_TYPES = ("ERROR", UCX_ERROR)
 
 def _is_survivable(failure: Failure) -> bool:
     """A glog or c10 ERROR record read as a failure (collector.py gives it the type `ERROR`), UCX's own ERROR record
-    (native_errors.py: a transport UCX may fall back from), or a failure read from a warning record: a server logs them
-    and goes on."""
+    (native_errors.py: a transport UCX may fall back from), a failure read from a warning record, or the traceback of a
+    frame torch.compile gave up on and ran eagerly (compile_fell_back): a server logs them and goes on."""
+    if failure.kind == "traceback":
+        return failure.header is not None and failure.header.startswith(COMPILE_FELL_BACK)
     return failure.kind == "line" and (failure.final.type in SURVIVABLE_RECORD_TYPES or failure.meta.level == "WARNING")
+
+
+# torch.compile's warning when it gives up on a frame and runs it eagerly (torch/_dynamo/exc.py format_error_msg,
+# logged by convert_frame.py when config.suppress_errors or a soft failure lets it go on): "WON'T CONVERT {function}
+# {file} line {n} \ndue to: \n{traceback}", or with config.verbose "WON'T CONVERT … line {n}\n===== TorchDynamo Stack
+# Trace =====\n{traceback}".  The traceback under it was survived: the model runs uncompiled.
+COMPILE_FELL_BACK = "WON'T CONVERT "
+COMPILE_FELL_BACK_REACH = 3  # lines above the traceback's header: the warning's first line, `due to:` or the banner
+
+
+def compile_fell_back(above: Iterable[str]) -> str | None:
+    """torch.compile's `WON'T CONVERT …` line just above a traceback's header (`above`: the lines no failure took,
+    oldest first), else None."""
+    for text in list(above)[-COMPILE_FELL_BACK_REACH:]:
+        at = text.find(COMPILE_FELL_BACK)  # after a record's prefix, if any (glog's `W1206 … convert_frame.py:2415] `)
+        if at >= 0:
+            return text[at:].strip()
+    return None
 
 
 def scan(lines: Iterable[LogLine]) -> list[Failure]:
