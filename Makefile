@@ -21,7 +21,7 @@ PYTEST := $(BIN)/python -m pytest --dist worksteal
 # .venv included: 193 s and 173 s).
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: engine-index engine-index-check static-catalogs static-catalogs-check demo test test-slow test-oracle test-stress lint typecheck bench facts fixtures pattern-fixtures health-fixtures diff-fixtures verify-fixes verify-fixes-vllm oracle-setup oracle-setup-vllm fixtures-vllm docs clean
+.PHONY: engine-index engine-index-check regex-literals static-catalogs static-catalogs-check demo test test-slow test-oracle test-stress lint typecheck bench facts fixtures pattern-fixtures health-fixtures diff-fixtures verify-fixes verify-fixes-vllm oracle-setup oracle-setup-vllm fixtures-vllm docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -114,6 +114,12 @@ facts: $(STAMP)
 	$(BIN)/python scripts/facts/requires_dist.py
 	$(BIN)/python scripts/facts/import_names.py
 	$(BIN)/python scripts/facts/torch_builds.py
+
+# The literals each facts table regex needs (logsleuth/facts/regex_literals.json), so that a run compiles a table's
+# regex only for a text that holds one: run it after editing a regex in categories.toml, divisibility.toml or
+# model_files.toml (tests/test_regex_literals.py fails until then; a stale file only costs speed).
+regex-literals: $(STAMP)
+	$(BIN)/python scripts/facts/regex_literals.py
 
 # Steady-state logs for `logsleuth health`, from the three releases' own batch-line wordings (seconds).
 health-fixtures: $(STAMP)

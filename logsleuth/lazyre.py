@@ -12,8 +12,11 @@ and `re.sub(PATTERN, ...)` need the real pattern (`PATTERN.search.__self__`); no
 
 from __future__ import annotations
 
+import functools
 import importlib
+import json
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -48,5 +51,100 @@ def compile_lazily(pattern: str, flags: int = 0) -> re.Pattern[str]:
 
 
 def compile_lazily_regex(pattern: str, flags: int = 0) -> regex.Pattern[str]:
-    """`regex.compile(pattern, flags)`, done at the first use (`regex`, ~10 ms to import, is imported then)."""
+    """`regex.compile(pattern, flags)`, done at the first use (`regex`, ~10 ms to import, is imported then).  With its
+    literals in facts/regex_literals.json, gated as a table's regex is (compile_gated): compiling one costs ~0.5-2 ms in
+    `regex`'s pure-Python parser, and most of them read one kind of failure's message only."""
+    if table_literals().get(pattern):
+        return compile_gated(pattern, flags, engine="regex")  # type: ignore[return-value,unused-ignore]  # as above
     return _LazyPattern("regex", pattern, flags)  # type: ignore[return-value,unused-ignore]  # as above
+
+
+class _GatedPattern:
+    """A table's regex (facts/*.toml) that says "no match" without compiling when the text lacks every literal one
+    of which each match holds (facts/regex_literals.json, read from the pattern by diagnosis/prefilter.py when the
+    tables change: `make regex-literals`).  Any other use compiles it and is the compiled pattern's own."""
+
+    __slots__ = ("pattern", "flags", "_engine", "_literals", "_folded", "_compiled")
+
+    def __init__(self, engine: str, pattern: str, flags: int, literals: tuple[str, ...] | None) -> None:
+        self.pattern, self.flags, self._engine = pattern, flags, engine
+        # Under IGNORECASE the literals are compared lower-cased, and only on ASCII text: the regex engines fold a
+        # few other characters onto ASCII letters (the Kelvin sign onto k), which lower() does not.
+        self._folded = bool(flags & re.IGNORECASE)
+        if literals is not None and self._folded:
+            literals = tuple(literal.lower() for literal in literals) if all(map(str.isascii, literals)) else None
+        self._literals = literals
+        self._compiled: Any = None
+
+    def _may_match(self, text: str) -> bool:
+        literals = self._literals
+        if literals is None:
+            return True
+        if self._folded:
+            if not text.isascii():
+                return True
+            text = text.lower()
+        return any(literal in text for literal in literals)
+
+    def _compile(self) -> Any:
+        if self._compiled is None:
+            self._compiled = importlib.import_module(self._engine).compile(self.pattern, self.flags)
+        return self._compiled
+
+    def search(self, text: str, *args: Any, **kwargs: Any) -> Any:
+        return self._compile().search(text, *args, **kwargs) if self._may_match(text) else None
+
+    def __getattr__(self, name: str) -> Any:  # match, finditer, groups...: the compiled pattern's, ungated
+        return getattr(self._compile(), name)
+
+    def __repr__(self) -> str:
+        return f"compile_gated({self.pattern!r})"
+
+
+@functools.cache
+def table_literals() -> dict[str, list[str] | None]:
+    """facts/regex_literals.json: pattern text -> the literals one of which every match holds (None: unreadable), for
+    the facts tables' regexes and the module-level `compile_lazily_regex` patterns."""
+    path = Path(__file__).resolve().parent / "facts" / "regex_literals.json"
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def compile_gated(pattern: str, flags: int = 0, *, engine: str = "re") -> re.Pattern[str]:
+    """`re.compile(pattern, flags)` (`engine="regex"`: `regex.compile`) for a facts table's regex, done at the first
+    search whose text may hold a match.  A pattern the literals file does not hold (a table edited since `make
+    regex-literals`) is simply compiled at its first search: the file can make a run slower, never wrong."""
+    found = table_literals().get(pattern)
+    literals = tuple(found) if isinstance(found, list) and found else None
+    return _GatedPattern(engine, pattern, flags, literals)  # type: ignore[return-value]  # see the module docstring
+
+
+def compile_gated_regex(pattern: str, flags: int = 0) -> regex.Pattern[str]:
+    """compile_gated for a table regex written for `regex` (its syntax, its per-call timeout)."""
+    return compile_gated(pattern, flags, engine="regex")  # type: ignore[return-value,unused-ignore]  # as above
+
+
+def gated_patterns(value: object) -> list[str]:
+    """The text of every gated pattern held in `value` (a table row, or tuples, lists and dicts of them): what
+    scripts/facts/regex_literals.py reads the literals of."""
+    if isinstance(value, _GatedPattern):
+        return [value.pattern]
+    if isinstance(value, dict):
+        value = list(value.values())
+    elif hasattr(value, "__dataclass_fields__"):
+        value = [getattr(value, name) for name in value.__dataclass_fields__]
+    if isinstance(value, list | tuple):
+        return [pattern for item in value for pattern in gated_patterns(item)]
+    return []
+
+
+def lazy_regex_patterns(module: object) -> list[str]:
+    """The text of each module-level `compile_lazily_regex` pattern of `module`, gated or not (what
+    scripts/facts/regex_literals.py reads the literals of)."""
+    return [value._source[1] if isinstance(value, _LazyPattern) else value.pattern
+            for value in vars(module).values()
+            if (isinstance(value, _LazyPattern) and value._source[0] == "regex")
+            or (isinstance(value, _GatedPattern) and value._engine == "regex")]

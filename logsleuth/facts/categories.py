@@ -1,13 +1,16 @@
 """The evidence→category table (categories.toml): for each category, the cues that point to it (failure kinds,
 exception types, words, frame path fragments) and its general checks; and what an exception type alone says.
 
-Read once per run.  Reasoning about a failure with it is reasoning/general.py's; this module only loads."""
+Read once per run; its regexes are compiled at the first search whose text may hold a match (lazyre.compile_gated:
+most rows' words are never compiled).  Reasoning about a failure with it is reasoning/general.py's; this module only loads."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+
+from logsleuth.lazyre import compile_gated
 
 
 @dataclass(frozen=True)
@@ -105,11 +108,11 @@ def _row(entry: dict[str, object]) -> CategoryRow:
         title=str(entry["title"]),
         kinds=strings("kinds"),
         types=strings("types"),
-        words=tuple(re.compile(word, re.IGNORECASE) for word in strings("words")),
-        strong_words=tuple(re.compile(word, re.IGNORECASE) for word in strings("strong_words")),
+        words=tuple(compile_gated(word, re.IGNORECASE) for word in strings("words")),
+        strong_words=tuple(compile_gated(word, re.IGNORECASE) for word in strings("strong_words")),
         frames=strings("frames"),
         frames_need=strings("frames_need"),
-        source_words=tuple(re.compile(word) for word in strings("source_words")),
+        source_words=tuple(compile_gated(word) for word in strings("source_words")),
         in_engine_code=bool(entry.get("in_engine_code", False)),
         in_wrapper_code=bool(entry.get("in_wrapper_code", False)),
         wrapper_call=bool(entry.get("wrapper_call", False)),
@@ -118,13 +121,13 @@ def _row(entry: dict[str, object]) -> CategoryRow:
         at_package_import=bool(entry.get("at_package_import", False)),
         in_package_code=bool(entry.get("in_package_code", False)),
         frameless=bool(entry.get("frameless", False)),
-        cause_words=tuple(re.compile(word, re.IGNORECASE) for word in strings("cause_words")),
+        cause_words=tuple(compile_gated(word, re.IGNORECASE) for word in strings("cause_words")),
         checks=strings("checks"),
         engine_checks={engine: strings(engine) for engine in ENGINES if engine in entry},
         sources=strings("sources"),
         checks_when=tuple(_conditional(item) for item in _tables(entry.get("checks_when", ()))),
         raise_frames=strings("raise_frames"),
-        cut_frames=tuple(re.compile(word, re.MULTILINE) for word in strings("cut_frames")),
+        cut_frames=tuple(compile_gated(word, re.MULTILINE) for word in strings("cut_frames")),
         engine_message=bool(entry.get("engine_message", False)),
         other_program=bool(entry.get("other_program", False)),
         types_needed=bool(entry.get("types_needed", False)),
@@ -140,7 +143,7 @@ def _tables(value: object) -> list[dict[str, object]]:
 def _conditional(item: dict[str, object]) -> ConditionalCheck:
     engine = item.get("engine")
     given = item.get("given", ())
-    return ConditionalCheck(re.compile(str(item.get("words", "")), re.IGNORECASE), str(item["check"]),
+    return ConditionalCheck(compile_gated(str(item.get("words", "")), re.IGNORECASE), str(item["check"]),
                             str(engine) if engine else None, tuple(str(name) for name in given) if isinstance(given, list) else ())
 
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from typing import Literal
-
-import regex
+from typing import TYPE_CHECKING, Literal
 
 from logsleuth.facts.table import table_rows
+from logsleuth.lazyre import compile_gated_regex
+
+if TYPE_CHECKING:
+    import regex
 
 CheckKind = Literal["split", "kv_split", "block"]
 
@@ -35,7 +37,7 @@ def divisibility_checks() -> tuple[DivisibilityCheck, ...]:
             kind=row["kind"],
             quantity=row["quantity"],
             degree_name=row["degree_name"],
-            regex=regex.compile(row["regex"]),
+            regex=compile_gated_regex(row["regex"]),
             sources=tuple(row.get("sources", ())),
         )
         for row in table_rows("divisibility.toml", "check")

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-
-import regex
+from typing import TYPE_CHECKING
 
 from logsleuth.facts.table import table_rows
+from logsleuth.lazyre import compile_gated_regex
+
+if TYPE_CHECKING:
+    import regex
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,6 @@ def model_file_advice() -> dict[str, ModelFileAdvice]:
 @cache
 def model_file_messages() -> tuple[ModelFileMessage, ...]:
     return tuple(
-        ModelFileMessage(row["name"], row["kind"], regex.compile(row["regex"]), tuple(row.get("sources", ())))
+        ModelFileMessage(row["name"], row["kind"], compile_gated_regex(row["regex"]), tuple(row.get("sources", ())))
         for row in table_rows("model_files.toml", "message")
     )
