@@ -26,8 +26,8 @@ from logsleuth.facts.message_templates import (
 )
 from logsleuth.lazyre import compile_lazily
 
-# One zip per engine, so a lookup opens only the index of the frame's engine (zipfile reads a zip's whole directory,
-# ~2,700 members for vLLM, in Python).
+# One zip per engine, so a lookup opens only the index of the frame's engine (opening one reads its whole directory,
+# ~3,200 members for vLLM: facts/zip_members.py).
 INDEX_DIR = Path(__file__).parent
 
 
@@ -66,9 +66,9 @@ class RaiseSite:
 @lru_cache(maxsize=len(INDEXED_PACKAGES))
 def _archive(engine: str) -> Any:
     """The engine's index, opened once (its directory is read once a run, not once a lookup)."""
-    import zipfile  # here: only a failure that ran through engine code reads the index
+    from logsleuth.facts.zip_members import open_zip  # here: only a failure through engine code reads it
 
-    return zipfile.ZipFile(index_path(engine))
+    return open_zip(index_path(engine))
 
 
 @lru_cache(maxsize=len(INDEXED_PACKAGES))
@@ -101,10 +101,10 @@ PACKAGE_MESSAGES = "package_messages"
 
 @lru_cache(maxsize=1)
 def _package_messages() -> Any:
-    import zipfile
+    from logsleuth.facts.zip_members import open_zip
 
     path = index_path(PACKAGE_MESSAGES)
-    return zipfile.ZipFile(path) if path.exists() else None
+    return open_zip(path) if path.exists() else None
 
 
 def read_package_messages(member: str) -> Any:
