@@ -14,7 +14,7 @@ from __future__ import annotations
 import gzip
 import json
 from functools import lru_cache
-from importlib import resources
+from pathlib import Path
 
 from logsleuth.lazyre import compile_lazily
 
@@ -33,7 +33,7 @@ _CLASS_NAMED = compile_lazily(
 @lru_cache(maxsize=1)
 def _defined() -> dict[str, frozenset[str]]:
     """Class name -> the packages defining it."""
-    data = json.loads(gzip.decompress(resources.files("logsleuth.facts").joinpath("engine_classes.json.gz").read_bytes()))
+    data = json.loads(gzip.decompress((Path(__file__).parent / "engine_classes.json.gz").read_bytes()))
     owners: dict[str, set[str]] = {}
     for package, names in data.items():
         for name in names:

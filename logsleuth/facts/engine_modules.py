@@ -18,7 +18,7 @@ import gzip
 import json
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 ENGINES = ("sglang", "vllm")
@@ -84,7 +84,7 @@ def spans_of(versions: tuple[str, ...], indexed: tuple[str, ...], open_ended: bo
 
 def gzipped_table(name: str) -> dict[str, Any]:
     """A facts file of scripts/engine_index/ (gzipped JSON in logsleuth/facts/), read."""
-    data = resources.files("logsleuth.facts").joinpath(name).read_bytes()
+    data = (Path(__file__).parent / name).read_bytes()
     table: dict[str, Any] = json.loads(gzip.decompress(data))
     return table
 

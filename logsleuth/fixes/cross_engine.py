@@ -15,7 +15,6 @@ and prose.  The catalogs say which flags exist; the table says what they mean wh
 from __future__ import annotations
 
 import json
-import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -84,6 +83,8 @@ def _names(value: object) -> tuple[str, ...]:
 
 def parse_table(text: str) -> tuple[Row, ...]:
     """The rows of a cross_engine.toml text; a malformed row is an error (the file ships with logsleuth)."""
+    import tomllib  # here: only a command written for the other engine reads the table (~3 ms to import)
+
     rows = []
     for entry in tomllib.loads(text).get("flag", ()):
         unknown = set(entry) - {"vllm", "sglang", "kind", "direction", "why", "values", "convert"}
