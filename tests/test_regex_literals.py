@@ -12,7 +12,8 @@ from pathlib import Path
 import regex
 
 from logsleuth.facts import categories, divisibility, model_files
-from logsleuth.lazyre import compile_gated, compile_gated_regex, gated_patterns, table_literals
+from logsleuth.lazyre import _GatedPattern, compile_gated, compile_gated_regex, gated_patterns, table_literals
+from logsleuth.reasoning import flag_checks, network, parallelism
 
 REPO = Path(__file__).resolve().parents[1]
 WILD = REPO / "tests" / "fixtures" / "wild"
@@ -45,6 +46,9 @@ def _table_regexes() -> list[tuple[object, re.Pattern[str] | regex.Pattern[str]]
         pairs.append((check.regex, regex.compile(check.regex.pattern)))
     for message in model_files.model_file_messages():
         pairs.append((message.regex, regex.compile(message.regex.pattern)))
+    for module in (flag_checks, network, parallelism):  # module-level `regex` patterns, gated the same way
+        pairs += [(value, regex.compile(value.pattern, value.flags)) for value in vars(module).values()
+                  if isinstance(value, _GatedPattern)]
     return pairs
 
 
@@ -57,7 +61,9 @@ def _texts() -> list[str]:
         texts += lines[-30:]
         texts.append("\n".join(lines[-30:]))
     texts += [text.upper() for text in texts[:400]]
-    texts += ["CUDA out of memory", "\u212aV cache", "out of memory: \u017fize", "NCCL error"]
+    texts += ["CUDA out of memory", "\u212aV cache", "out of memory: \u017fize", "NCCL error",
+              "Address already in use: port 30000", "Unknown quantization method: 'fp5'. Must be one of ['fp8']",
+              "AssertionError: assert self.total_num_heads % tp_size == 0"]
     return texts
 
 
