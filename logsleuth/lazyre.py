@@ -46,7 +46,10 @@ class _LazyPattern:
 
 
 def compile_lazily(pattern: str, flags: int = 0) -> re.Pattern[str]:
-    """`re.compile(pattern, flags)`, done at the first use."""
+    """`re.compile(pattern, flags)`, done at the first use.  A reasoning rule's pattern (read once per failure, not on
+    every line) has its literals in facts/regex_literals.json and is gated as a table's regex is (compile_gated)."""
+    if table_literals().get(pattern):
+        return compile_gated(pattern, flags)
     return _LazyPattern("re", pattern, flags)  # type: ignore[return-value]  # see the module docstring
 
 
@@ -57,6 +60,10 @@ def compile_lazily_regex(pattern: str, flags: int = 0) -> regex.Pattern[str]:
     if table_literals().get(pattern):
         return compile_gated(pattern, flags, engine="regex")  # type: ignore[return-value,unused-ignore]  # as above
     return _LazyPattern("regex", pattern, flags)  # type: ignore[return-value,unused-ignore]  # as above
+
+
+# The flags under which a pattern's literals are what prefilter.py's scanner read (the same values in `re` and `regex`).
+_LITERAL_FLAGS = re.IGNORECASE | re.MULTILINE | re.DOTALL | re.ASCII | re.UNICODE
 
 
 class _GatedPattern:
@@ -71,7 +78,9 @@ class _GatedPattern:
         # Under IGNORECASE the literals are compared lower-cased, and only on ASCII text: the regex engines fold a
         # few other characters onto ASCII letters (the Kelvin sign onto k), which lower() does not.
         self._folded = bool(flags & re.IGNORECASE)
-        if literals is not None and self._folded:
+        if flags & ~_LITERAL_FLAGS:
+            literals = None  # VERBOSE, regex's V1 sets...: the pattern's text may not read as the scanner read it
+        elif literals is not None and self._folded:
             literals = tuple(literal.lower() for literal in literals) if all(map(str.isascii, literals)) else None
         self._literals = literals
         self._compiled: Any = None
@@ -91,8 +100,21 @@ class _GatedPattern:
             self._compiled = importlib.import_module(self._engine).compile(self.pattern, self.flags)
         return self._compiled
 
+    # A text that holds none of the literals holds no match anywhere: no search, match or list of matches finds one.
     def search(self, text: str, *args: Any, **kwargs: Any) -> Any:
         return self._compile().search(text, *args, **kwargs) if self._may_match(text) else None
+
+    def match(self, text: str, *args: Any, **kwargs: Any) -> Any:
+        return self._compile().match(text, *args, **kwargs) if self._may_match(text) else None
+
+    def fullmatch(self, text: str, *args: Any, **kwargs: Any) -> Any:
+        return self._compile().fullmatch(text, *args, **kwargs) if self._may_match(text) else None
+
+    def finditer(self, text: str, *args: Any, **kwargs: Any) -> Any:
+        return self._compile().finditer(text, *args, **kwargs) if self._may_match(text) else iter(())
+
+    def findall(self, text: str, *args: Any, **kwargs: Any) -> Any:
+        return self._compile().findall(text, *args, **kwargs) if self._may_match(text) else []
 
     def __getattr__(self, name: str) -> Any:  # match, finditer, groups...: the compiled pattern's, ungated
         return getattr(self._compile(), name)
@@ -141,10 +163,10 @@ def gated_patterns(value: object) -> list[str]:
     return []
 
 
-def lazy_regex_patterns(module: object) -> list[str]:
-    """The text of each module-level `compile_lazily_regex` pattern of `module`, gated or not (what
-    scripts/facts/regex_literals.py reads the literals of)."""
+def lazy_patterns(module: object, engine: str) -> list[str]:
+    """The text of each module-level lazy pattern of `module` for `engine` ("re": compile_lazily, "regex":
+    compile_lazily_regex), gated or not (what scripts/facts/regex_literals.py reads the literals of)."""
     return [value._source[1] if isinstance(value, _LazyPattern) else value.pattern
             for value in vars(module).values()
-            if (isinstance(value, _LazyPattern) and value._source[0] == "regex")
-            or (isinstance(value, _GatedPattern) and value._engine == "regex")]
+            if (isinstance(value, _LazyPattern) and value._source[0] == engine)
+            or (isinstance(value, _GatedPattern) and value._engine == engine)]

@@ -4,16 +4,19 @@ largest cost of reasoning about one failure).  The gate may only ever skip a sea
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import re
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import regex
 
+from logsleuth import reasoning
 from logsleuth.facts import categories, divisibility, model_files
 from logsleuth.lazyre import _GatedPattern, compile_gated, compile_gated_regex, gated_patterns, table_literals
-from logsleuth.reasoning import flag_checks, network, parallelism
 
 REPO = Path(__file__).resolve().parents[1]
 WILD = REPO / "tests" / "fixtures" / "wild"
@@ -25,10 +28,11 @@ def test_the_literals_file_is_current() -> None:
     assert proc.returncode == 0, proc.stderr
 
 
-def test_every_table_regex_is_gated_with_literals() -> None:
+def test_the_table_regexes_and_the_rules_patterns_are_gated_with_literals() -> None:
     rows = [*categories.table().rows, *divisibility.divisibility_checks(), *model_files.model_file_messages()]
     patterns = gated_patterns(rows)
     assert len(patterns) > 500
+    assert sum(isinstance(value, _GatedPattern) for module in _reasoning_modules() for value in vars(module).values()) > 100
     literals = table_literals()
     gated = [pattern for pattern in patterns if literals.get(pattern)]
     assert len(gated) > 0.95 * len(patterns)  # a few patterns the prefilter cannot read are always searched
@@ -46,10 +50,17 @@ def _table_regexes() -> list[tuple[object, re.Pattern[str] | regex.Pattern[str]]
         pairs.append((check.regex, regex.compile(check.regex.pattern)))
     for message in model_files.model_file_messages():
         pairs.append((message.regex, regex.compile(message.regex.pattern)))
-    for module in (flag_checks, network, parallelism):  # module-level `regex` patterns, gated the same way
-        pairs += [(value, regex.compile(value.pattern, value.flags)) for value in vars(module).values()
-                  if isinstance(value, _GatedPattern)]
+    for module in _reasoning_modules():  # the rules' module-level patterns, gated the same way
+        for value in vars(module).values():
+            if isinstance(value, _GatedPattern):
+                engine = regex if value._engine == "regex" else re
+                pairs.append((value, engine.compile(value.pattern, value.flags)))
     return pairs
+
+
+def _reasoning_modules() -> list[ModuleType]:
+    return [importlib.import_module(f"logsleuth.reasoning.{info.name}")
+            for info in pkgutil.iter_modules(reasoning.__path__)]
 
 
 def _texts() -> list[str]:

@@ -1,8 +1,9 @@
 """Write logsleuth/facts/regex_literals.json: for each regex of the facts tables (categories.toml's words and frames,
-divisibility.toml's and model_files.toml's messages) and each module-level `compile_lazily_regex` pattern, the
-literals one of which every match holds (diagnosis/prefilter.py).  A run reads them instead of scanning the patterns,
-and compiles such a regex only for a text that holds one (lazyre.compile_gated): ~570 regexes, compiled at every run
-before, are then mostly never compiled.  `--check`: exit 1 when the file is not what this would write (tests/test_regex_literals.py).
+divisibility.toml's and model_files.toml's messages), each module-level `compile_lazily_regex` pattern and the
+reasoning rules' `compile_lazily` ones, the literals one of which every match holds (diagnosis/prefilter.py).  A run
+reads them instead of scanning the patterns, and compiles such a regex only for a text that holds one
+(lazyre.compile_gated): ~740 regexes, ~570 of them compiled at every run before, are then mostly never compiled.
+`--check`: exit 1 when the file is not what this would write (tests/test_regex_literals.py).
 
     python scripts/facts/regex_literals.py [--check]
 """
@@ -20,7 +21,7 @@ sys.path.insert(0, str(ROOT))  # this checkout's logsleuth, not the one the venv
 
 from logsleuth.diagnosis.prefilter import required_literals  # noqa: E402
 from logsleuth.facts import categories, divisibility, model_files  # noqa: E402
-from logsleuth.lazyre import gated_patterns, lazy_regex_patterns  # noqa: E402
+from logsleuth.lazyre import gated_patterns, lazy_patterns  # noqa: E402
 
 OUT = ROOT / "logsleuth" / "facts" / "regex_literals.json"
 
@@ -34,12 +35,17 @@ def table_patterns() -> list[str]:
 
 
 def module_patterns() -> list[str]:
-    """The module-level `compile_lazily_regex` patterns of every module that calls it."""
+    """The module-level `compile_lazily_regex` patterns of every module that calls it, and the `compile_lazily` ones of
+    the reasoning rules (read once per failure; the line grammar's, read on every line, stay ungated: a gate is one
+    more Python call per search)."""
     found: set[str] = set()
     for path in sorted((ROOT / "logsleuth").rglob("*.py")):
-        if "compile_lazily_regex(" in path.read_text(encoding="utf-8") and path.name != "lazyre.py":
-            name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
-            found.update(lazy_regex_patterns(importlib.import_module(name)))
+        text = path.read_text(encoding="utf-8")
+        name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        if "compile_lazily_regex(" in text and path.name != "lazyre.py":
+            found.update(lazy_patterns(importlib.import_module(name), "regex"))
+        if "compile_lazily(" in text and path.parent.name == "reasoning":
+            found.update(lazy_patterns(importlib.import_module(name), "re"))
     return sorted(found)
 
 
