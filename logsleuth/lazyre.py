@@ -63,13 +63,15 @@ def compile_lazily_regex(pattern: str, flags: int = 0) -> regex.Pattern[str]:
 
 
 # The flags under which a pattern's literals are what prefilter.py's scanner read (the same values in `re` and `regex`).
-_LITERAL_FLAGS = re.IGNORECASE | re.MULTILINE | re.DOTALL | re.ASCII | re.UNICODE
+_IGNORECASE = int(re.IGNORECASE)
+_LITERAL_FLAGS = int(re.IGNORECASE | re.MULTILINE | re.DOTALL | re.ASCII | re.UNICODE)
 
 
 class _GatedPattern:
-    """A table's regex (facts/*.toml) that says "no match" without compiling when the text lacks every literal one
-    of which each match holds (facts/regex_literals.json, read from the pattern by diagnosis/prefilter.py when the
-    tables change: `make regex-literals`).  Any other use compiles it and is the compiled pattern's own."""
+    """A facts table's regex (facts/*.toml) or a reasoning rule's, which says "no match" without compiling when the
+    text lacks every literal one of which each match holds (facts/regex_literals.json, read from the pattern by
+    diagnosis/prefilter.py when a pattern changes: `make regex-literals`).  A search, match or list of matches of a
+    text that may hold one, and any other use, compiles it and is the compiled pattern's own."""
 
     __slots__ = ("pattern", "flags", "_engine", "_literals", "_folded", "_compiled")
 
@@ -77,8 +79,8 @@ class _GatedPattern:
         self.pattern, self.flags, self._engine = pattern, flags, engine
         # Under IGNORECASE the literals are compared lower-cased, and only on ASCII text: the regex engines fold a
         # few other characters onto ASCII letters (the Kelvin sign onto k), which lower() does not.
-        self._folded = bool(flags & re.IGNORECASE)
-        if flags & ~_LITERAL_FLAGS:
+        self._folded = bool(int(flags) & _IGNORECASE)  # as ints: RegexFlag's operators are Python code
+        if int(flags) & ~_LITERAL_FLAGS:
             literals = None  # VERBOSE, regex's V1 sets...: the pattern's text may not read as the scanner read it
         elif literals is not None and self._folded:
             literals = tuple(literal.lower() for literal in literals) if all(map(str.isascii, literals)) else None
@@ -116,7 +118,9 @@ class _GatedPattern:
     def findall(self, text: str, *args: Any, **kwargs: Any) -> Any:
         return self._compile().findall(text, *args, **kwargs) if self._may_match(text) else []
 
-    def __getattr__(self, name: str) -> Any:  # match, finditer, groups...: the compiled pattern's, ungated
+    def __getattr__(self, name: str) -> Any:  # sub, groups, groupindex...: the compiled pattern's, ungated
+        if name.startswith("_"):  # a slot not set yet (a copy made without __init__): never a pattern's attribute
+            raise AttributeError(name)
         return getattr(self._compile(), name)
 
     def __repr__(self) -> str:
