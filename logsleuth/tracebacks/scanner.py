@@ -204,10 +204,20 @@ class FailureScanner:
 
         self._maybe_start(kind, line, seq)
         self._previous_text[stream] = line.text
-        self._recent_texts.setdefault(stream, deque(maxlen=RECENT_TEXTS)).append(line.text)
-        self._lines_above.setdefault(stream, deque(maxlen=FRAMELESS_CAUSE_REACH)).append(line.text)
+        # (get before setdefault: setdefault would build a deque for every line, this runs on every line)
+        recent = self._recent_texts.get(stream)
+        if recent is None:
+            recent = self._recent_texts[stream] = deque(maxlen=RECENT_TEXTS)
+        recent.append(line.text)
+        above = self._lines_above.get(stream)
+        if above is None:
+            above = self._lines_above[stream] = deque(maxlen=FRAMELESS_CAUSE_REACH)
+        above.append(line.text)
         if kind is LineKind.OTHER and line.text.strip() and not MARKDOWN_SCAFFOLD.match(line.text):
-            self._recent_content.setdefault(stream, deque(maxlen=ERROR_SAID_REACH)).append(line.text)
+            content = self._recent_content.get(stream)
+            if content is None:
+                content = self._recent_content[stream] = deque(maxlen=ERROR_SAID_REACH)
+            content.append(line.text)
         if kind is not LineKind.CARET:
             self._source_above[stream] = line.text
 
