@@ -406,6 +406,9 @@ def test_a_release_guessed_older_than_every_catalog_may_lack_the_flag(guessed: s
 @pytest.mark.parametrize("plugin_line", [
     "INFO 05-28 10:12:01 [__init__.py:217] Platform plugin ascend is activated",
     "vllm-ascend               0.9.1",
+    # vllm/plugins/__init__.py load_plugins_by_group: the entry points it found, one a line, at INFO
+    "INFO 05-28 10:12:00 [__init__.py:36] Available plugins for group vllm.platform_plugins:\n"
+    "INFO 05-28 10:12:00 [__init__.py:38] - ascend -> vllm_ascend:register",
 ])
 def test_a_flag_no_release_has_is_not_removed_when_a_plugin_is_shown(plugin_line: str) -> None:
     log = (f"{plugin_line}\nusage: vllm serve [-h] [--model MODEL]\n"
@@ -427,3 +430,13 @@ def test_a_vllm_plugin_listed_beside_sglang_does_not_keep_an_sglang_flag() -> No
            "launch_server.py: error: unrecognized arguments: --omni\n")
     fix = diagnose_text(log, DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis.fix  # type: ignore[union-attr]
     assert fix is not None and "vllm-ascend" not in fix.summary
+
+
+def test_a_plugin_vllm_lists_that_the_table_lacks_is_named_by_its_entry_point() -> None:
+    """vLLM lists every plugin entry point it found: one the table does not know is still a plugin (stop 48)."""
+    log = ("INFO 05-28 10:12:00 [__init__.py:36] Available plugins for group vllm.platform_plugins:\n"
+           "INFO 05-28 10:12:00 [__init__.py:38] - acme -> acme_vllm.platform:register\n"
+           "usage: vllm serve [-h] [--model MODEL]\nvllm serve: error: unrecognized arguments: --omni\n")
+    fix = diagnose_text(log, DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis.fix  # type: ignore[union-attr]
+    assert fix is not None and "the plugin 'acme' (acme_vllm)" in fix.summary
+    assert ("remove", "--omni") not in [(op.op, op.flag) for op in fix.flags]

@@ -1,10 +1,12 @@
 """The packages that drive an engine or plug into it (engine_drivers.toml), and which of them a log shows installed.
 
-A paste shows a second component beside the engine in three ways, each read here: a package listing (`pip list`,
-`pip freeze`, a Markdown table of versions, as issue templates ask for), or vLLM's own line for an out-of-tree
-platform plugin it activated (vllm/platforms/__init__.py resolve_current_platform_cls_qualname logs "Platform plugin
-%s is activated" for a plugin outside its built-in platforms, which it reports as "Automatically detected platform
-%s.").  Only the table's packages count: a listing names dozens of the engine's own dependencies."""
+A paste shows a second component beside the engine in these ways, each read here: a package listing (`pip list`,
+`pip freeze`, a Markdown table of versions, as issue templates ask for), vLLM's list of the plugins it found
+installed (its `- NAME -> MODULE:FUNCTION` lines), or vLLM's own line for an out-of-tree platform plugin it
+activated (vllm/platforms/__init__.py resolve_current_platform_cls_qualname logs "Platform plugin %s is activated"
+for a plugin outside its built-in platforms, which it reports as "Automatically detected platform %s.").  Of a
+package listing only the table's packages count: it names dozens of the engine's own dependencies; every plugin
+vLLM lists is one."""
 
 from __future__ import annotations
 
@@ -17,6 +19,10 @@ from logsleuth.lazyre import compile_lazily
 _LISTED_LINE_LIMIT = 400  # a listing's line is short; a long line is a log record, not a package and its version
 _VERSION = compile_lazily(r"^v?\d[\w.+!-]{0,40}$")
 _PLATFORM_PLUGIN = compile_lazily(r"\bPlatform plugin (?P<plugin>[\w-]{1,60}) is activated\b")
+# vLLM's listing of the plugins it found installed, one entry point a line after "Available plugins for group
+# vllm.platform_plugins:" (vllm/plugins/__init__.py load_plugins_by_group: `log_level("- %s -> %s", plugin.name,
+# plugin.value)`, INFO for every group but the general one): `- ascend -> vllm_ascend:register`, after vLLM's header.
+_LISTED_PLUGIN = compile_lazily(r"(?:^|\] )- (?P<plugin>[\w.-]{1,60}) -> (?P<module>[A-Za-z_][\w.]{0,120}):[\w.]{1,80}\s*$")
 
 
 @dataclass(frozen=True)
@@ -84,6 +90,8 @@ def shows_a_driver(text: str) -> bool:
         return False
     if "Platform plugin" in text:
         return _PLATFORM_PLUGIN.search(text) is not None
+    if " -> " in text and _LISTED_PLUGIN.search(text) is not None:
+        return True
     listed = _listed(text)
     return listed is not None and normalize(listed[0]) in _by_distribution()
 
@@ -97,6 +105,12 @@ def drivers_shown(lines: Iterable[str]) -> tuple[Driver, ...]:
             name = row["name"] if row else f"the platform plugin '{plugin['plugin']}'"
             found.setdefault(name, Driver(name, row["distribution"] if row else None,
                                           row["kind"] if row else "platform plugin", None, "vLLM's platform plugin line"))
+            continue
+        if " -> " in line and (entry := _LISTED_PLUGIN.search(line)) is not None:
+            row = _by_plugin().get(entry["plugin"])
+            name = row["name"] if row else f"the plugin '{entry['plugin']}' ({entry['module'].split('.')[0]})"
+            found.setdefault(name, Driver(name, row["distribution"] if row else None,
+                                          row["kind"] if row else "plugin", None, "vLLM's list of the plugins it found"))
             continue
         listed = _listed(line)
         row = _by_distribution().get(normalize(listed[0])) if listed else None
