@@ -44,6 +44,8 @@ _MODEL_CLASS_SHAPE = compile_lazily(r"(?:ForCausalLM|ForConditionalGeneration|LM
 
 @dataclass(frozen=True)
 class Capability:
+    """A capability a model's class must implement for a launch setting, and how the engines refuse it."""
+
     interface: str  # the table's name for it (facts/engine_architectures.py)
     what: str  # "pipeline parallelism"
     category: str
