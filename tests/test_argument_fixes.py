@@ -440,3 +440,12 @@ def test_a_plugin_vllm_lists_that_the_table_lacks_is_named_by_its_entry_point() 
     fix = diagnose_text(log, DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis.fix  # type: ignore[union-attr]
     assert fix is not None and "the plugin 'acme' (acme_vllm)" in fix.summary
     assert ("remove", "--omni") not in [(op.op, op.flag) for op in fix.flags]
+
+
+def test_vllms_own_entry_points_are_no_plugin() -> None:
+    """Review M2 of stop 48: vLLM lists its own default entry points (`vllm.…`) with the plugins: none is a plugin."""
+    log = ("INFO 05-28 10:12:00 [__init__.py:36] Available plugins for group vllm.general_plugins:\n"
+           "INFO 05-28 10:12:00 [__init__.py:38] - lora_filesystem_resolver -> vllm.plugins.lora_resolvers.filesystem_resolver:register_filesystem_resolver\n"
+           "usage: vllm serve [-h] [--model MODEL]\nvllm serve: error: unrecognized arguments: --omni\n")
+    fix = diagnose_text(log, DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis.fix  # type: ignore[union-attr]
+    assert fix is not None and ("remove", "--omni") in [(op.op, op.flag) for op in fix.flags]

@@ -261,3 +261,16 @@ def test_torch_compiles_wont_convert_warning_is_no_failure_of_a_server_that_came
     assert not diagnose_text(served, DiagnoseOptions(include_user_patterns=False)).failures
     # Cut before the server came up, the warning is all the paste shows: still reported.
     assert diagnose_text(log, DiagnoseOptions(include_user_patterns=False)).failures
+
+
+def test_a_crash_printed_right_after_a_wont_convert_traceback_is_no_fallback() -> None:
+    """Review M5 of stop 48: the WON'T CONVERT lines sit above the survived traceback only, not above a crash that
+    follows it, so the crash is a failure even when the server's readiness line comes later."""
+    inner = real_traceback("def compiler_fn():\n    raise RuntimeError('backend exploded')\ncompiler_fn()\n",
+                           "torch/_dynamo/output_graph.py")
+    crash = real_traceback("def schedule():\n    raise ValueError('a real crash after the eager fallback')\nschedule()\n",
+                           "sglang/srt/managers/scheduler.py")
+    log = "WON'T CONVERT forward /srv/models/llama.py line 340 \ndue to: \n" + inner + crash
+    failures = diagnose_text(log, DiagnoseOptions(include_user_patterns=False)).failures
+    crashes = [group.failure for group in failures if "a real crash" in group.failure.final.message]
+    assert crashes and not any((failure.header or "").startswith("WON'T CONVERT") for failure in crashes)

@@ -84,14 +84,19 @@ def _listed(line: str) -> tuple[str, str] | None:
     return (parts[0], parts[1]) if len(parts) in (2, 3) else None
 
 
+def _vllms_own(module: str) -> bool:
+    """An entry point vLLM itself installs (its default general plugins, `vllm.…`): listed beside the plugins, none."""
+    return module == "vllm" or module.startswith("vllm.")
+
+
 def shows_a_driver(text: str) -> bool:
     """Whether a log line lists or loads one of the table's packages (it runs on the log's early lines: cheap)."""
     if len(text) > _LISTED_LINE_LIMIT:
         return False
     if "Platform plugin" in text:
         return _PLATFORM_PLUGIN.search(text) is not None
-    if " -> " in text and _LISTED_PLUGIN.search(text) is not None:
-        return True
+    if " -> " in text and (entry := _LISTED_PLUGIN.search(text)) is not None:
+        return not _vllms_own(entry["module"])
     listed = _listed(text)
     return listed is not None and normalize(listed[0]) in _by_distribution()
 
@@ -106,7 +111,7 @@ def drivers_shown(lines: Iterable[str]) -> tuple[Driver, ...]:
             found.setdefault(name, Driver(name, row["distribution"] if row else None,
                                           row["kind"] if row else "platform plugin", None, "vLLM's platform plugin line"))
             continue
-        if " -> " in line and (entry := _LISTED_PLUGIN.search(line)) is not None:
+        if " -> " in line and (entry := _LISTED_PLUGIN.search(line)) is not None and not _vllms_own(entry["module"]):
             row = _by_plugin().get(entry["plugin"])
             name = row["name"] if row else f"the plugin '{entry['plugin']}' ({entry['module'].split('.')[0]})"
             found.setdefault(name, Driver(name, row["distribution"] if row else None,

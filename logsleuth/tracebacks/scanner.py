@@ -141,6 +141,9 @@ class FailureScanner:
         self._unread_before_traceback: dict[str, tuple[LogLine, int] | None] = {}
         self._recent_texts: dict[str, deque[str]] = {}  # each stream's last lines no collector took (raising_statement.py)
         self._lines_above: dict[str, deque[str]] = {}  # the same, as far up as a frameless cause's lines reach
+        # Whether a failure took a line of the stream since the last line kept above: then those lines are above that
+        # failure, not right above the next header (a crash printed after a WON'T CONVERT traceback is no fallback).
+        self._taken_since_above: dict[str, bool] = {}
         # each stream's last lines of content no collector took: a paste's Markdown between them (a fence, a heading,
         # `<details>`) left out, so the error a traceback was logged under is reached across it (_error_said_above)
         self._recent_content: dict[str, deque[str]] = {}
@@ -189,6 +192,7 @@ class FailureScanner:
             best = choose(collectors, kind, line, seq)
             if best is not None:
                 best.add(kind, line, seq)
+                self._taken_since_above[stream] = True
                 self._close_stale(stream, seq)
                 self._previous_text[stream] = line.text
                 return
@@ -213,6 +217,7 @@ class FailureScanner:
         if above is None:
             above = self._lines_above[stream] = deque(maxlen=FRAMELESS_CAUSE_REACH)
         above.append(line.text)
+        self._taken_since_above[stream] = False
         if kind is LineKind.OTHER and line.text.strip() and not MARKDOWN_SCAFFOLD.match(line.text):
             content = self._recent_content.get(stream)
             if content is None:
@@ -490,7 +495,8 @@ class FailureScanner:
             if not head and THREAD_INTRO.match(previous.strip()):
                 head = previous.strip()
             # torch.compile's account of a frame it ran eagerly instead: a failure only of a paste that shows no other
-            gave_up = compile_fell_back(self._lines_above.get(line.stream, ()))
+            gave_up = (None if self._taken_since_above.get(line.stream)
+                       else compile_fell_back(self._lines_above.get(line.stream, ())))
             new = Collector("traceback", line, Phase.FRAMES, header=gave_up or head or None, context=self._context(),
                             fallback=gave_up is not None)
             if not head and (said := self._error_said_above(line.stream, previous)):

@@ -296,3 +296,27 @@ def test_an_interface_the_command_sets_but_a_remote_worker_lacks_is_said() -> No
     assert diagnosis.pattern == "rule-multinode-gloo-interface"
     assert any(fact.startswith("the launch command sets GLOO_SOCKET_IFNAME=eth0") for fact in diagnosis.evidence)
     assert diagnosis.fix is not None and any("where Ray starts on each node" in step for step in diagnosis.fix.steps)
+
+
+def test_gloo_s_loopback_warning_before_a_device_failure_under_init_device_is_not_blamed(tmp_path: Path) -> None:
+    """Review H1 of stop 48: containers print Gloo's loopback warning on healthy single-node runs; an invalid device
+    ordinal under vLLM's worker start-up (init_device) is no Gloo interface fault."""
+    files = {"vllm/__init__.py": "", "vllm/v1/__init__.py": "", "vllm/v1/worker/__init__.py": "",
+             "vllm/v1/worker/gpu_worker.py": "def init_device():\n    raise RuntimeError('CUDA error: invalid device ordinal')\n"}
+    traceback = traceback_of_installed(tmp_path, files, "from vllm.v1.worker.gpu_worker import init_device\ninit_device()\n").stderr
+    log = ("[rank0]:[W ProcessGroupGloo.cpp:721] Warning: Unable to resolve hostname to a (local) address. Using the "
+           "loopback address as fallback. Manually set the network interface to bind to with GLOO_SOCKET_IFNAME.\n"
+           + traceback)
+    assert first_diagnosis(log).pattern != "rule-multinode-gloo-interface"
+
+
+def test_the_ipv6_look_up_warning_for_localhost_in_a_start_cut_while_loading_is_no_failure() -> None:
+    """Review H2 of stop 48: a single node's ranks meet at localhost, which resolves over IPv4: the IPv6 warning for it
+    is the healthy case, also in a paste cut while the weights load."""
+    log = (
+        "[W1203 10:00:01.100 socket.cpp:752] [c10d] The IPv6 network addresses of (localhost, 41235) cannot be "
+        "retrieved (gai error: -2 - Name or service not known).\n"
+        "INFO 12-03 10:00:02 [parallel_state.py:1064] rank 0 in world size 2 is assigned as DP rank 0, PP rank 0, TP rank 0\n"
+        "Loading safetensors checkpoint shards:  25% Completed | 1/4 [00:01<00:03,  1.10s/it]\n"
+    )
+    assert not diagnose_text(log, OPTIONS).failures
