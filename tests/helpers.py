@@ -119,18 +119,24 @@ def traceback_of_installed(tmp_path: Path, files: dict[str, str], script: str, *
     return subprocess.run([sys.executable, str(app)], capture_output=True, text=True, cwd=tmp_path, timeout=60)
 
 
+def install_module(tmp_path: Path, module: str, source: str) -> tuple[Path, str]:
+    """Write `module` (a path such as `verl/workers/x.py`) with `source` under a site-packages tree in `tmp_path`,
+    every directory on the way a package; its site-packages root and its dotted name."""
+    root = tmp_path / "venv" / "lib" / "python3.11" / "site-packages"
+    path = root / module
+    path.parent.mkdir(parents=True)
+    for package in path.relative_to(root).parents:
+        if package != Path("."):
+            (root / package / "__init__.py").touch()
+    path.write_text(source, encoding="utf-8")
+    return root, module.removesuffix(".py").replace("/", ".")
+
+
 def traceback_in_package(tmp_path: Path, module: str, body: str) -> str:
     """Real CPython's traceback of a script calling `run()` in `module` (a path such as `verl/workers/x.py`) installed
     under a site-packages tree in `tmp_path`; `run`'s body is `body` (indented by four spaces, its first line)."""
-    root = tmp_path / "venv" / "lib" / "python3.11" / "site-packages"
-    source = root / module
-    source.parent.mkdir(parents=True)
-    for package in source.relative_to(root).parents:
-        if package != Path("."):
-            (root / package / "__init__.py").touch()
-    source.write_text(f"def run():\n    {body}\n", encoding="utf-8")
+    root, dotted = install_module(tmp_path, module, f"def run():\n    {body}\n")
     script = tmp_path / "app.py"
-    dotted = module.removesuffix(".py").replace("/", ".")
     script.write_text(f"import sys\nsys.path.insert(0, {str(root)!r})\nfrom {dotted} import run\nrun()\n", encoding="utf-8")
     run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert run.returncode == 1 and f"site-packages/{module}" in run.stderr

@@ -22,7 +22,7 @@ from pathlib import Path
 from logsleuth.api import diagnose_text
 from logsleuth.facts.engine_modules import engines_with_module_tail
 from logsleuth.ingest.engine_from_message import engine_of_type
-from tests.helpers import traceback_in_package
+from tests.helpers import install_module, traceback_in_package
 
 SHARED_MESSAGE = "ValueError: No model architectures are specified\n"
 OOM = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB.\n"
@@ -135,15 +135,8 @@ def test_the_triton_vllm_backends_record_names_vllm() -> None:
 def _rich_traceback(tmp_path: Path, module: str, width: int) -> str:
     """rich's own rendering of a traceback through `module` (installed under a site-packages tree in `tmp_path`) at a
     console `width` wide: a typer CLI's error as users paste it."""
-    root = tmp_path / "venv" / "lib" / "python3.11" / "site-packages"
-    source = root / module
-    source.parent.mkdir(parents=True)
-    for package in source.relative_to(root).parents:
-        if package != Path("."):
-            (root / package / "__init__.py").touch()
-    source.write_text("def run():\n    return {}['missing']\n", encoding="utf-8")
+    root, dotted = install_module(tmp_path, module, "def run():\n    return {}['missing']\n")
     script = tmp_path / "app.py"
-    dotted = module.removesuffix(".py").replace("/", ".")
     script.write_text(f"import sys\nsys.path.insert(0, {str(root)!r})\nfrom rich.console import Console\nfrom {dotted} import run\n"
                       f"try:\n    run()\nexcept Exception:\n    Console(width={width}, file=sys.stderr, color_system=None)"
                       ".print_exception()\n    sys.exit(1)\n", encoding="utf-8")
