@@ -302,17 +302,14 @@ def _interface_not_found(evidence: Evidence, texts: tuple[str, ...]) -> Diagnosi
 
 
 def _gloo_mesh(evidence: Evidence, texts: tuple[str, ...]) -> Diagnosis | None:
-    failed = any(_GLOO_MESH in text for text in texts)
-    loopback = any(_LOOPBACK_FALLBACK in text for text in texts)
-    if not failed:
+    if not any(_GLOO_MESH in text for text in texts):
         # Gloo's loopback warning alone says nothing of nodes: containers whose host name does not resolve print it on
         # healthy single-node runs, before failures of any kind (review H1 of stop 48: an invalid device ordinal).
         return None
+    loopback = any(_LOOPBACK_FALLBACK in text for text in texts)
     peer = _first(texts, _GLOO_LOOPBACK_PEER)
     reason = _first(texts, _GLOO_REASON)
-    facts = []
-    if failed:
-        facts.append("Gloo's full mesh between the ranks did not connect (Gloo connectFullMesh failed)")
+    facts = ["Gloo's full mesh between the ranks did not connect (Gloo connectFullMesh failed)"]
     if reason is not None:
         facts.append(f"the connection's error: {reason.group(0)}")
     if loopback:
