@@ -153,6 +153,11 @@ def compile_gated_regex(pattern: str, flags: int = 0) -> regex.Pattern[str]:
     return compile_gated(pattern, flags, engine="regex")  # type: ignore[return-value,unused-ignore]  # as above
 
 
+def is_gated(value: object) -> bool:
+    """Whether `value` is a pattern compile_gated made (what the tests count and compare with a real compile)."""
+    return isinstance(value, _GatedPattern)
+
+
 def gated_patterns(value: object) -> list[str]:
     """The text of every gated pattern held in `value` (a table row, or tuples, lists and dicts of them): what
     scripts/facts/regex_literals.py reads the literals of."""

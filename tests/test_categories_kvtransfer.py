@@ -226,3 +226,18 @@ def test_an_encoder_cache_connector_is_not_read_as_a_kv_connector() -> None:
     connector modules is not said to be no connector of vLLM's."""
     diagnosis = diagnose_without_patterns(_factory_refusal("Unsupported connector type: ECExampleConnector", "0.11.2"))
     assert diagnosis.pattern != "rule-kv-connector-not-registered"
+
+
+def test_the_import_time_nixl_warning_does_not_decide_an_unrelated_failure() -> None:
+    """vLLM prints `NIXL is not available` as a WARNING whenever it imports nixl_connector.py; a launch that never
+    starts that connector then fails for its own reason (review M3 of stop 48)."""
+    traceback = real_traceback("""
+        class EngineCore:
+            def __init__(self):
+                raise RuntimeError("widget calibration failed on this device")
+
+        EngineCore()
+        """, "vllm/v1/engine/core.py")
+    warning = "WARNING 08-01 10:00:00 [nixl_connector.py:60] NIXL is not available\n"
+    diagnosis = diagnose_without_patterns(warning + traceback)
+    assert "transfer library" not in diagnosis.title

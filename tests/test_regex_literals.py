@@ -16,7 +16,7 @@ import regex
 
 from logsleuth import reasoning
 from logsleuth.facts import categories, divisibility, model_files
-from logsleuth.lazyre import _GatedPattern, compile_gated, compile_gated_regex, gated_patterns, table_literals
+from logsleuth.lazyre import compile_gated, compile_gated_regex, gated_patterns, is_gated, table_literals
 
 REPO = Path(__file__).resolve().parents[1]
 WILD = REPO / "tests" / "fixtures" / "wild"
@@ -32,7 +32,7 @@ def test_the_table_regexes_and_the_rules_patterns_are_gated_with_literals() -> N
     rows = [*categories.table().rows, *divisibility.divisibility_checks(), *model_files.model_file_messages()]
     patterns = gated_patterns(rows)
     assert len(patterns) > 500
-    assert sum(isinstance(value, _GatedPattern) for module in _reasoning_modules() for value in vars(module).values()) > 100
+    assert sum(is_gated(value) for module in _reasoning_modules() for value in vars(module).values()) > 100
     literals = table_literals()
     gated = [pattern for pattern in patterns if literals.get(pattern)]
     assert len(gated) > 0.95 * len(patterns)  # a few patterns the prefilter cannot read are always searched
@@ -52,7 +52,7 @@ def _table_regexes() -> list[tuple[object, re.Pattern[str] | regex.Pattern[str]]
         pairs.append((message.regex, regex.compile(message.regex.pattern)))
     for module in _reasoning_modules():  # the rules' module-level patterns, gated the same way
         for value in vars(module).values():
-            if isinstance(value, _GatedPattern):
+            if is_gated(value):
                 engine = regex if value._engine == "regex" else re
                 pairs.append((value, engine.compile(value.pattern, value.flags)))
     return pairs

@@ -108,7 +108,11 @@ def _first(texts: tuple[str, ...], pattern: regex.Pattern[str]) -> regex.Match[s
 
 def _address_flag(launch: LaunchInfo) -> str:
     """The release's own setting for the rendezvous address, or each engine's when none is decided."""
-    flag = release_flag(launch, "--dist-init-addr", "--data-parallel-address", "--master-addr")
+    # vLLM's --data-parallel-address is the rendezvous only of a data-parallel launch (review L3, stop 48).
+    data_parallel = (_number(launch, "--dp-size", "--dp", "--data-parallel-size") or 1) > 1
+    candidates = ("--dist-init-addr", "--data-parallel-address", "--master-addr") if data_parallel else (
+        "--dist-init-addr", "--master-addr")
+    flag = release_flag(launch, *candidates)
     if flag:
         return flag
     return ("the rendezvous address (SGLang --dist-init-addr; vLLM --data-parallel-address or --master-addr, "
@@ -139,11 +143,15 @@ def topology_facts(launch: LaunchInfo) -> list[str]:
     GPUs each node runs, and a node rank or data-parallel rank range outside the launch's own count."""
     facts = []
     nnodes = _number(launch, "--nnodes")
+    data_parallel = _number(launch, "--dp-size", "--dp", "--data-parallel-size") or 1
     if nnodes is not None and nnodes > 1:
-        tp = _number(launch, "--tp-size", "--tp", "--tensor-parallel-size") or 1
-        pp = _number(launch, "--pp-size", "--pp", "--pipeline-parallel-size") or 1
-        share = f": {tp * pp // nnodes} on each node" if tp * pp % nnodes == 0 else f", which {nnodes} nodes cannot share evenly"
-        facts.append(f"the launch runs tp {tp} x pp {pp} = {tp * pp} GPUs over {nnodes} nodes{share}")
+        # With data parallelism the per-node share depends on how the engine places its replicas: left out (review L2).
+        if data_parallel == 1:
+            tp = _number(launch, "--tp-size", "--tp", "--tensor-parallel-size") or 1
+            pp = _number(launch, "--pp-size", "--pp", "--pipeline-parallel-size") or 1
+            share = (f": {tp * pp // nnodes} on each node" if tp * pp % nnodes == 0
+                     else f", which {nnodes} nodes cannot share evenly")
+            facts.append(f"the launch runs tp {tp} x pp {pp} = {tp * pp} GPUs over {nnodes} nodes{share}")
         rank = _number(launch, "--node-rank")
         if rank is not None:
             facts.append(f"this node's rank is {rank}, of 0 to {nnodes - 1}" + ("" if rank < nnodes else ": out of range"))
@@ -243,7 +251,10 @@ def _unbracketed_ipv6(evidence: Evidence, texts: tuple[str, ...]) -> Diagnosis |
     cut_at_port = bool(frames) and frames[-1].function == "port" and frames[-1].file.endswith("urllib/parse.py")
     # A paste cut before the exception's line: the frames alone say urllib's port parse failed under the handler.
     unsaid = found is None and not evidence.failure.exceptions[-1].message
-    if not ((value is not None and value.count(":") >= 2) or (unsaid and in_rendezvous and cut_at_port)):
+    # urllib raises the same error for any URL holding a bare IPv6 address (a proxy, a hub endpoint): only torch's
+    # rendezvous handler in the frames, or a tcp:// URL in the paste, makes it the rendezvous URL (review M4, stop 48).
+    rendezvous = in_rendezvous or any("tcp://" in text for text in texts)
+    if not rendezvous or not ((value is not None and value.count(":") >= 2) or (unsaid and cut_at_port)):
         return None
     facts = ["torch's tcp:// rendezvous URL could not be parsed: urllib read part of the address as the port"]
     if value is not None:
@@ -256,6 +267,9 @@ def _unbracketed_ipv6(evidence: Evidence, texts: tuple[str, ...]) -> Diagnosis |
         "be written in brackets (tcp://[2001:db8::1]:29500); written bare, urllib takes the address's last groups for "
         "the port and fails. The program that built the URL (the engine or the trainer above it, in the frames) put "
         "a bare IPv6 address there: the host it was given, or the one it found for this node, is IPv6.",
+        # The variables each engine's get_ip reads, in every indexed release (review L1 of stop 48): vllm/envs.py
+        # VLLM_HOST_IP (0.11.2, 0.33.0); sglang srt/utils.py (0.4.10.post2), srt/utils/common.py (0.5.9),
+        # srt/utils/network.py (0.5.23): os.getenv("SGLANG_HOST_IP", "") or os.getenv("HOST_IP", "").
         Fix(
             summary="Give the rendezvous an IPv4 address of node 0, or run a release of the program that builds the "
             "URL which writes IPv6 addresses in brackets.",
@@ -276,12 +290,17 @@ def _interface_not_found(evidence: Evidence, texts: tuple[str, ...]) -> Diagnosi
     if gloo is None and not nccl:
         return None
     variable = "GLOO_SOCKET_IFNAME" if gloo is not None else "NCCL_SOCKET_IFNAME"
+    nccl_set = gloo is None and any("NCCL_SOCKET_IFNAME" in text for text in (*texts, evidence.launch.command or ""))
+    # NCCL says the same when NCCL_SOCKET_FAMILY, or a namespace without a usable interface, leaves it none: the
+    # variable is blamed only where the paste shows it set (review L7, stop 48).
+    allows = variable if gloo is not None or nccl_set else "NCCL_SOCKET_IFNAME (if set) or NCCL_SOCKET_FAMILY"
     facts = [f"Gloo found no interface named {gloo['name']} on this node" if gloo is not None
-             else "NCCL's bootstrap found no network interface that NCCL_SOCKET_IFNAME allows"]
+             else f"NCCL's bootstrap found no network interface that {allows} allows"]
     return _diagnosis(
         evidence,
         "rule-multinode-socket-interface-not-found",
-        f"{variable} names no network interface of this node",
+        f"{variable} names no network interface of this node" if gloo is not None or nccl_set
+        else "NCCL found no network interface it may use on this node",
         f"The distributed layer binds its sockets to the interface {variable} names, and this node has none by that "
         "name (interface names differ between hosts, and inside a container the host's names are not seen unless it "
         "uses the host's network). Gloo takes one concrete interface name; NCCL also takes a prefix list or an "
@@ -317,8 +336,12 @@ def _gloo_mesh(evidence: Evidence, texts: tuple[str, ...]) -> Diagnosis | None:
     if peer is not None:
         facts.append(f"a rank advertised {peer['address']}, which no other node can reach")
     if (given := _INTERFACE_GIVEN.search(evidence.launch.command or "")) is not None:
-        facts.append(f"the launch command sets {given.group(0)}: a rank that did not bind to it runs in a process that "
-                     "did not inherit it (another node's worker)")
+        if loopback or peer is not None:
+            # Only Gloo's loopback fallback shows a rank that did not bind to the named interface (review M1, stop 48).
+            facts.append(f"the launch command sets {given.group(0)}: a rank that did not bind to it runs in a process "
+                         "that did not inherit it (another node's worker)")
+        else:
+            facts.append(f"the launch command sets {given.group(0)}: check that it names the interface the nodes share")
     return _diagnosis(
         evidence,
         "rule-multinode-gloo-interface",

@@ -168,6 +168,13 @@ def test_parse_errors_name_file_and_line(text: str, where: str, message: str) ->
     assert message in str(info.value)
 
 
+def test_every_builder_name_resolves_to_a_function() -> None:
+    # the registry imports a builder at its first look-up: a typo in a module or function name would otherwise surface
+    # only when a pattern naming it fires (review L6 of stop 48)
+    assert len(BUILDERS) >= 30
+    assert all(callable(BUILDERS[name]) for name in BUILDERS)
+
+
 def test_bundled_patterns_load_strictly() -> None:
     patterns = load_patterns(include_user=False, strict=True, known_builders=BUILDERS)
     assert not patterns.errors

@@ -320,3 +320,75 @@ def test_the_ipv6_look_up_warning_for_localhost_in_a_start_cut_while_loading_is_
         "Loading safetensors checkpoint shards:  25% Completed | 1/4 [00:01<00:03,  1.10s/it]\n"
     )
     assert not diagnose_text(log, OPTIONS).failures
+
+
+# Review 2 of stop 48 (M1, M4, L2, L3, L7): each fact and flag only where the paste shows what it rests on.
+
+def test_a_mesh_that_timed_out_with_the_interface_set_does_not_claim_a_rank_lacked_it(tmp_path: Path) -> None:
+    # Gloo's own reason for a firewall or a wrong interface (pair.cc "Connect timeout"), and no loopback fallback
+    log = _gloo_log(tmp_path).replace("no error\n", "Connect timeout [10.0.0.2]:41233\n", 1)
+    log = "$ export GLOO_SOCKET_IFNAME=eth0\n" + log.replace("$ python3", "$ GLOO_SOCKET_IFNAME=eth0 python3", 1)
+    diagnosis = first_diagnosis(log)
+    assert diagnosis.pattern == "rule-multinode-gloo-interface"
+    given = [fact for fact in diagnosis.evidence if fact.startswith("the launch command sets GLOO_SOCKET_IFNAME")]
+    assert given and all("did not inherit" not in fact and "names the interface" in fact for fact in given)
+
+
+# An HTTP client parsing an endpoint URL that holds a bare IPv6 address: urllib's same error, no rendezvous.
+_HTTP_CLIENT = '''\
+from urllib.parse import urlparse
+
+
+def endpoint_port(url):
+    return urlparse(url).port
+
+
+def fetch(url):
+    return endpoint_port(url)
+'''
+
+
+def test_urllib_s_port_error_outside_the_rendezvous_is_not_called_the_rendezvous_url(tmp_path: Path) -> None:
+    done = traceback_of_installed(
+        tmp_path, {"httpclient/session.py": _HTTP_CLIENT},
+        "from httpclient.session import fetch\nfetch('http://fd00:1:2::5:8080/v1/models')\n",
+    )
+    assert "Port could not be cast to integer value" in done.stderr
+    assert first_diagnosis(done.stderr).pattern != "rule-multinode-ipv6-address-unbracketed"
+
+
+def test_node_arithmetic_leaves_out_the_per_node_share_when_data_parallelism_is_given() -> None:
+    log = (
+        "$ python3 -m sglang.launch_server --model-path /models/m --tp-size 8 --dp-size 2 --nnodes 2 --node-rank 1 "
+        "--dist-init-addr 10.1.0.5:5000\n"
+        "torch.distributed.DistNetworkError: The client socket has timed out after 600000ms while trying to connect "
+        "to (10.1.0.5, 5000).\n"
+    )
+    facts = first_diagnosis(log).evidence
+    assert not any("on each node" in fact or "GPUs over" in fact for fact in facts)
+    assert "this node's rank is 1, of 0 to 1" in facts
+
+
+def test_a_tensor_parallel_vllm_launch_is_not_pointed_at_the_data_parallel_address() -> None:
+    log = (
+        "$ vllm serve /models/m --tensor-parallel-size 16 --nnodes 2 --node-rank 1 --master-addr $HEAD_IP\n"
+        "torch.distributed.DistNetworkError: The client socket has timed out after 600000ms while trying to connect "
+        "to ($HEAD_IP, 29500).\n"
+    )
+    diagnosis = first_diagnosis(log)
+    assert diagnosis.pattern == "rule-multinode-unexpanded-address-variable"
+    assert diagnosis.fix is not None and "--data-parallel-address" not in diagnosis.fix.summary
+
+
+def test_nccl_finding_no_interface_blames_the_variable_only_where_it_is_set(tmp_path: Path) -> None:
+    done = traceback_of_installed(
+        tmp_path, {"torch/distributed/distributed_c10d.py": _C10D},
+        f"from torch.distributed.distributed_c10d import init_process_group\ninit_process_group('{_NCCL_NO_INTERFACE}')\n",
+    )
+    unset = first_diagnosis(done.stderr)
+    assert unset.title == "NCCL found no network interface it may use on this node"
+    assert any("NCCL_SOCKET_FAMILY" in fact for fact in unset.evidence)
+    command = "$ NCCL_SOCKET_IFNAME=ib9 python3 -m sglang.launch_server --model-path /m --tp 2\n"
+    given = diagnose_text(command + done.stderr, DiagnoseOptions(), patterns=NO_PATTERNS).failures[0].diagnosis
+    assert given is not None
+    assert given.title == "NCCL_SOCKET_IFNAME names no network interface of this node"
