@@ -87,12 +87,14 @@ engine-index: $(STAMP)
 	$(BIN)/python scripts/engine_index/classes.py
 	$(BIN)/python scripts/engine_index/module_names.py
 	$(BIN)/python scripts/engine_index/architectures.py
+	$(BIN)/python scripts/engine_index/model_versions.py
 
 engine-index-check: $(STAMP)
 	$(BIN)/python scripts/engine_index/build.py --check
 	$(BIN)/python scripts/engine_index/classes.py --check
 	$(BIN)/python scripts/engine_index/module_names.py --check
 	$(BIN)/python scripts/engine_index/architectures.py --check
+	$(BIN)/python scripts/engine_index/model_versions.py --check
 	$(BIN)/python scripts/engine_index/cross_imports.py --check
 
 # The static flag catalogs (logsleuth/fixes/catalogs/static.json.gz): the flags of every SGLang release from 0.3.0

@@ -29,6 +29,7 @@ from logsleuth.reasoning.lora_adapter import lora_adapter, lora_adapter_not_foun
 from logsleuth.reasoning.model_capabilities import model_capability
 from logsleuth.reasoning.model_files import model_files
 from logsleuth.reasoning.model_inspection import model_inspection
+from logsleuth.reasoning.model_versions import model_version
 from logsleuth.reasoning.multinode import multinode
 from logsleuth.reasoning.network import network
 from logsleuth.reasoning.parallelism import parallelism
@@ -60,6 +61,7 @@ RULES: tuple[Rule, ...] = (
     model_inspection,  # vLLM's model inspection subprocess failing: its own error, not the architecture
     model_capability,  # pipeline parallelism or LoRA asked of a model class that lacks it (facts/engine_architectures.json.gz)
     architecture_support,  # an architecture the engine's registry lacks: the releases that register it (facts/engine_architectures.json.gz)
+    model_version,  # a checkpoint of a family's version newer than the release implements (facts/model_versions.json)
     kv_connector,  # a KV connector name vLLM's connector registry lacks: the releases that define it (facts/engine_modules.json.gz)
     model_files,  # a weights file given as the model, files missing from a checkpoint (facts/model_files.toml)
     dependencies.diagnose,  # a third-party import error against the release's pins (facts/requires.json)
