@@ -49,6 +49,7 @@ from logsleuth.reasoning.feature_code import feature_steps, flags_named
 from logsleuth.reasoning.frame_shapes import shape_of
 from logsleuth.reasoning.guidance_text import (
     PARSER_CATEGORIES,
+    checks_for_the_message,
     compiled_op_steps,
     failure_texts,
     flags_hold,
@@ -181,6 +182,7 @@ def categorize(evidence: Evidence) -> Diagnosis:
     checks = (shape.checks if shape is not None else
               row_checks(row, engine, version, wrapper, failure_texts(failure), launch_settings(launch)))
     checks = tuple(with_compile_cache(check, failure, launch) for check in checks)
+    for_message = checks_for_the_message(row, engine, failure_texts(failure)) if shape is None else ()
     feature = _feature_steps(evidence) if row.category not in PARSER_CATEGORIES else ()
     if feature and all(any(flag in check for check in checks) for flag in flags_named(feature[0])):
         feature = ()  # the row's own check already says which flag to leave out (a check written for this message)
@@ -211,7 +213,8 @@ def categorize(evidence: Evidence) -> Diagnosis:
                        *(compiled_op_steps(failure, engine, named_release, launch.engine_version_source)
                          if row.category == "dependency-version" else ()),
                        *check_reads,
-                       *settings_the_message_speaks_of(evidence, row.category, (*feature, *check_reads)),
+                       # (a setting a check written for this message names is not repeated)
+                       *settings_the_message_speaks_of(evidence, row.category, (*feature, *check_reads, *for_message)),
                        *module_no_release_requires(evidence, row.category, engine, named_release),
                        *misfit_steps(misfit, engine, version),
                        *aligned[0],

@@ -66,9 +66,7 @@ def row_checks(row: CategoryRow, engine: str | None, version: str | None, wrappe
     `given`: the settings the launch gives (launch_settings), None when the paste shows none: a check about a setting
     (its `given`) is for a launch that gives it, and with the launch unseen it is said as a question ("if the launch
     gives …"); a flag the launch gives is the user's release's own, so it holds."""
-    shaped = [c for c in row.checks_when
-              if (c.engine is None or c.engine == engine) and any(c.words.search(text) for text in texts)
-              and (not c.given or given is None or not given.isdisjoint(c.given))]
+    shaped = _shaped_checks(row, engine, texts, given)
     own = row.engine_checks.get(engine, ()) if engine else ()
 
     def holds(check: str) -> bool:
@@ -82,6 +80,20 @@ def row_checks(row: CategoryRow, engine: str | None, version: str | None, wrappe
     about_settings = [c.check for c in shaped if not c.words.pattern and holds_given(c)]
     ordered = (*worded, *row.checks, *about_settings, *filter(holds, own))
     return tuple(with_flag_releases(render_words(check, engine, version, wrapper), engine, version) for check in ordered)
+
+
+def _shaped_checks(row: CategoryRow, engine: str | None, texts: tuple[str, ...],
+                   given: frozenset[str] | None) -> list[ConditionalCheck]:
+    return [c for c in row.checks_when
+            if (c.engine is None or c.engine == engine) and any(c.words.search(text) for text in texts)
+            and (not c.given or given is None or not given.isdisjoint(c.given))]
+
+
+def checks_for_the_message(row: CategoryRow, engine: str | None, texts: tuple[str, ...]) -> tuple[str, ...]:
+    """The row's checks written for this failure's words (its conditional checks whose words the failure holds), as
+    written: a setting one of them names is the check's own subject, so the general line about the settings the message
+    speaks of is not added beside it."""
+    return tuple(c.check for c in _shaped_checks(row, engine, texts, None) if c.words.pattern)
 
 
 _OFF_VALUES = frozenset({"false", "none", "null", "0", "''", '""'})
