@@ -80,3 +80,12 @@ def test_a_negative_output_budget_leads_with_the_servers_limit() -> None:
     assert "Raise the server's context limit" in found.fix.steps[0]
     assert found.fix.steps[1].startswith("In vLLM the server's context limit is --max-model-len")
     assert "needs no flag change" not in check_texts(found)
+
+
+def test_a_relay_that_drops_the_space_in_the_budget_message_reads_the_same() -> None:
+    # an adapter re-wrapping vLLM's JSON body ('max_tokens must be at least1, got -736'): the same negative budget
+    log = _raised_in("relay/app.py", "forward", "raise RuntimeError('Upstream error: {\"message\":\"max_tokens must be "
+                     "at least1, got -736. (parameter=max_tokens, value=-736)\",\"type\":\"BadRequestError\"}')")
+    found = diagnose_without_patterns(log)
+    assert found.category == "context-length"
+    assert found.fix is not None and "Raise the server's context limit" in found.fix.steps[0]
