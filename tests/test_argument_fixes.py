@@ -449,3 +449,33 @@ def test_vllms_own_entry_points_are_no_plugin() -> None:
            "usage: vllm serve [-h] [--model MODEL]\nvllm serve: error: unrecognized arguments: --omni\n")
     fix = diagnose_text(log, DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis.fix  # type: ignore[union-attr]
     assert fix is not None and ("remove", "--omni") in [(op.op, op.flag) for op in fix.flags]
+
+
+# -- a JSON value the shell split (stop 49, not blind: split 13's "before" grading) -------------------------------
+
+@pytest.mark.parametrize(
+    ("command", "prog"),
+    [
+        ('vllm serve /models/q --speculative-config {"method": "eagle3", "num_speculative_tokens": 3}', "vllm serve"),
+        ("python -m sglang.launch_server --model-path /models/q --json-model-override-args "
+         '{"rope_scaling": {"type": "yarn", "factor": 4.0}}', "launch_server.py"),
+    ],
+    ids=["vllm", "sglang"],
+)
+def test_the_words_of_an_unquoted_json_value_are_not_removed(command: str, prog: str) -> None:
+    """The shell splits an unquoted JSON value at its spaces (and takes its double quotes); argparse takes the first
+    word as the value and refuses the rest.  Removing those words (or the flag) is wrong: the value wants quoting."""
+    import argparse
+    import shlex
+    parser = argparse.ArgumentParser(prog=prog, exit_on_error=False)
+    for flag in ("--model-path", "--speculative-config", "--json-model-override-args"):
+        parser.add_argument(flag)
+    parser.add_argument("model_tag", nargs="?")
+    words = shlex.split(command)[2 if prog == "vllm serve" else 3:]
+    _, extras = parser.parse_known_args(words)
+    assert len(extras) >= 2
+    log = f"$ {command}\nusage: {prog} [-h]\n{prog}: error: unrecognized arguments: {' '.join(extras)}\n"
+    fix = diagnosis_of(log).fix
+    assert fix is not None and fix.flags == () and fix.command is None
+    flag = "--speculative-config" if prog == "vllm serve" else "--json-model-override-args"
+    assert f"pieces of the value of {flag}" in fix.summary and "remove nothing" in fix.summary
