@@ -424,6 +424,24 @@ def engines_shown_by_install(text: str) -> set[str]:
     return found
 
 
+# The release an engine's own image tag names: lmsysorg/sglang's `v0.4.6.post1-cu124`, `v0.5.2rc2-cu126`,
+# vllm/vllm-openai's `v0.8.5`, `v0.10.1.1` (their registries tag each release so; `latest`, `nightly`, `dev` and
+# commit tags name none).  Other images' tags are their own numbering (NGC's `25.09-py3`, rocm/vllm's
+# `rocm6.3.1_vllm_0.8.5_…`) and are not read.
+_IMAGE_RELEASE = compile_lazily(
+    r"\b(?:(?P<sglang>lmsysorg/sglang)|(?P<vllm>vllm/vllm-(?:openai(?:-rocm|-cpu)?|tpu))):v?"
+    r"(?P<version>\d+\.\d+\.\d+(?:\.\d+)?(?:\.?post\d+|rc\d+)?)(?=[-\s\"'@]|$)"
+)
+
+
+def image_release(text: str) -> tuple[str, str] | None:
+    """(engine, release) an engine's own image tag names (`vllm/vllm-openai:v0.8.5`), else None."""
+    m = _IMAGE_RELEASE.search(text) if ":" in text else None
+    if m is None:
+        return None
+    return ("sglang" if m["sglang"] else "vllm"), m["version"]
+
+
 def image_engine(text: str) -> str | None:
     """The engine whose container image the line names, else None."""
     m = _IMAGE.search(text) if "/" in text else None

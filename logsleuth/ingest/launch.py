@@ -420,6 +420,8 @@ class LaunchTracker:
             self._saw("paths", installed)
         if imaged := engine_evidence.image_engine(text):
             self._saw("banner", imaged)
+            if (released := engine_evidence.image_release(text)) is not None:
+                self.versions.setdefault(*released)
         if text.startswith("sglang: ") and (m := engine_evidence.CHECK_ENV_SGLANG.match(text)):
             self.versions.setdefault("sglang", m["version"])
             self._saw("format", "sglang")
