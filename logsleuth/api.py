@@ -11,7 +11,13 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING
 
-from logsleuth.diagnosis.grouping import Grouper, is_cascade, is_shutdown_noise, names_no_cause
+from logsleuth.diagnosis.grouping import (
+    Grouper,
+    is_cascade,
+    is_shutdown_noise,
+    names_no_cause,
+    names_no_exception,
+)
 from logsleuth.diagnosis.library import PatternSet, load_patterns
 from logsleuth.diagnosis.match import engine_unknown_diagnosis, match_failure, other_program
 from logsleuth.diagnosis.schema import Pattern
@@ -552,7 +558,9 @@ def _order(
 
     tiers = [tier(group) for group in groups]
     first = min(tiers, default=0)
-    indexed = sorted(range(len(groups)), key=lambda index: (max(tiers[index], first), index))
+    # within a tier, an error record that names no exception comes after the failures that name one (its context)
+    unnamed = [names_no_exception(group.failure) for group in groups]
+    indexed = sorted(range(len(groups)), key=lambda index: (max(tiers[index], first), unnamed[index], index))
     return [groups[index] for index in indexed]
 
 

@@ -89,6 +89,16 @@ def names_no_cause(failure: Failure) -> bool:
     return failure.kind == "traceback" and not failure.final.type and not failure.final.message
 
 
+def names_no_exception(failure: Failure) -> bool:
+    """An error record that states its words and names no exception (a glog or c10 `E` record: type `ERROR`, the
+    record's level).  Beside a failure that names one, in a paste where each is a fallback, the record is its
+    context: a transfer library's `E… transfer_metadata.cpp:877] Local segment descriptor not found` above SGLang's
+    `Prefill transfer failed … with exception KVTransferError(…): …` (the retired blind split 12's F-03), Triton's `E… model.py:248]
+    "[vllm] Failed to start engine: NoneType: None"` above its stub's `TypeError: … got an unexpected keyword argument
+    'stat_loggers'` (triton-inference-server/server#8578).  The person reading the paste points at the exception."""
+    return failure.kind == "line" and failure.final.type == "ERROR"
+
+
 def is_shutdown_noise(failure: Failure) -> bool:
     """What a process prints while it is being torn down because something else failed: vLLM's message-queue
     read cancelled under it (`RuntimeError: cancelled` from vllm/distributed/device_communicators/shm_broadcast.py,

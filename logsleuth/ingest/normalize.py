@@ -161,6 +161,14 @@ def _odd_backticks(text: str) -> bool:
     return text.count("`") % 2 == 1
 
 
+def _is_quoted_record(text: str) -> bool:
+    """The whole line is one inline-code span around a log record: a single backtick at each end (not a fence's
+    three, not an empty span) and a record's prefix right inside it (a process prefix, an engine's logger header, a
+    collector's time).  Code a sentence quotes (`` `vllm serve --dtype half` ``) has no such prefix and stays as it is."""
+    return (len(text) > 2 and text[1] != "`" and text.endswith("`") and text[-2] != "`"
+            and has_line_prefix(text[1:-1]))
+
+
 @dataclass(slots=True)
 class _StreamState:
     """Where one interleaved stream (one process's lines) is in its current record."""
@@ -398,6 +406,10 @@ class LineNormalizer:
             return rest, False  # a fence glued to the first line of the block
         if first == "~" and text.startswith("~~~") and _FENCE_INFO.match(text.lstrip("~")):
             return text, True
+        if first == "`" and _is_quoted_record(text):
+            # one log record a sentence's paste put in inline code, whole (`ERROR 04-29 21:35:55 [engine.py:448] …`):
+            # its header is read as on a line of its own, so its level and its engine's format count
+            return text[1:-1], False
         if first == "`" and _odd_backticks(text):
             self._span_lines = 1  # an inline-code span over several lines opens here
             return text[1:], False

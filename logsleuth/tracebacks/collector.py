@@ -236,6 +236,8 @@ class Collector:
             return False
         if len(text) < ELISION_LENGTH and is_elision(text):
             return False
+        if text.startswith(("... ", "\u2026 ")):
+            return False  # a later line whose start the reader left out (`... Rank 0 scheduler is dead`), not the message
         if text == self.texts[0]:
             return False  # the same line again: another rank printing the same failure
         if kind not in (LineKind.OTHER, LineKind.SOURCE, LineKind.CARET, LineKind.EXCEPTION):

@@ -50,8 +50,12 @@ def error_record_candidates(line: LogLine) -> list[str]:
 # message=…`, `400 Bad Request: …`, `Request failed (HTTP 400): …`): the status, its reason phrase, the separator.
 _HTTP_ERROR_STATUS = compile_lazily(
     r"(?:^|\bHTTP(?:/\d(?:\.\d)?)?|\bstatus(?:[_ ]code)?|\b[Ee]rror(?: code)?|\bcode)\W{0,3}(?P<status>[45]\d\d)\b"
-    r"(?: [A-Z][a-z]+(?: [A-Z][a-z]+){0,3})?[^\w'\"{]{0,4}(?:(?:message|detail|body|text|error)[=:]\s?)?"
+    r"(?P<reason> [A-Z][a-z]+(?: [A-Z][a-z]+){0,3})?[^\w'\"{]{0,4}(?:(?:message|detail|body|text|error)[=:]\s?)?"
 )
+# The error body's `param` (null unless one request parameter is at fault: vLLM's ErrorInfo, message, type, param, code,
+# vllm/entrypoints/openai/protocol.py) a client printed after the message, as it prints the body's fields in order
+# (`400 <message> None`): not the server's text.
+_PARAM_AFTER_MESSAGE = compile_lazily(r"(?<=[.!?]) (?:None|null)$")
 # The status's reason phrase alone at the start of the client's print, its number left out (`Bad Request: <the
 # server's text>`, anomalyco/opencode#25230 quoting SGLang's refusal): http.HTTPStatus's phrases of the errors an
 # engine answers a request with.
@@ -97,8 +101,11 @@ def status_candidates(text: str) -> list[str]:
     # a metrics line's `450.23` or `45120`: SGLang's `Decode batch` lines hold the word `code`)
     statuses = _HTTP_ERROR_STATUS.finditer(text) if _STATUS_NUMBER.search(text) else ()
     for m in (*statuses, *filter(None, (_REASON_PHRASE.match(text),))):
-        if (rest := text[m.end():].strip()) and len(rest) >= MIN_FIXED:
-            candidates.extend(_candidates(rest))
+        # (a capitalised first word of the server's text reads as a reason phrase too: `400 As of transformers v4.44, …`)
+        starts = (m.end(), m.start("reason")) if "reason" in m.groupdict() and m["reason"] else (m.end(),)
+        for start in starts:
+            if (rest := _PARAM_AFTER_MESSAGE.sub("", text[start:].strip())) and len(rest) >= MIN_FIXED:
+                candidates.extend(_candidates(rest))
     if ("'param'" in text or '"param"' in text) and (tail := _ERROR_BODY_TAIL.search(text)) is not None:
         body = _ERROR_BODY_HEAD.sub("", text[: tail.start()]).strip().strip("`'\"").strip()
         if len(body) >= MIN_FIXED:
@@ -177,6 +184,12 @@ def _candidates(rest: str) -> list[str]:
         candidates.append(rest[start.end():].strip())
     candidates.extend(quoted for quoted in quoted_message_candidates(rest) if quoted not in candidates)
     return candidates
+
+
+def message_candidates(text: str) -> list[str]:
+    """Where the message of a plain paragraph may start (the paste's indented last paragraph, indented_tail.py), as of
+    a record's text."""
+    return _candidates(text)
 
 
 def is_error_record(text: str) -> bool:

@@ -27,6 +27,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
+from logsleuth.facts.message_templates import MIN_FIXED
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import FACT_PREFIX, Failure, FailureKind, Frame, LogLine
 from logsleuth.tracebacks.chain import FRAMELESS_CAUSE_REACH, frameless_cause
@@ -71,14 +72,17 @@ from logsleuth.tracebacks.grammar import (
     usage_message_cut,
     without_ray_cause_guesses,
 )
+from logsleuth.tracebacks.indented_tail import IndentedTail
 from logsleuth.tracebacks.interleave import MAX_INTERLEAVED, choose, in_step, redeal
 from logsleuth.tracebacks.logged_errors import (
+    MAX_RECORD,
     engine_message,
     error_record_candidates,
     is_command_line,
     is_error_record,
     last_record_candidates,
     may_hold_status,
+    message_candidates,
     named_by_record_above,
     plain_candidates,
     status_candidates,
@@ -139,6 +143,9 @@ class FailureScanner:
         # shows no failure (_read_last_lines)
         self._last_unread: dict[str, tuple[LogLine, int] | None] = {}
         self._unread_before_traceback: dict[str, tuple[LogLine, int] | None] = {}
+        # each stream's last indented paragraph no collector took, and its last line of content (indented_tail.py)
+        self._indented_tail = IndentedTail()
+        self._last_content: dict[str, int] = {}
         self._recent_texts: dict[str, deque[str]] = {}  # each stream's last lines no collector took (raising_statement.py)
         self._lines_above: dict[str, deque[str]] = {}  # the same, as far up as a frameless cause's lines reach
         # Whether a failure took a line of the stream since the last line kept above: then those lines are above that
@@ -183,6 +190,8 @@ class FailureScanner:
         self._seq[stream] = seq
         kind = classify(line.text)
         collectors = self._open.get(stream)
+        if kind is not LineKind.BLANK and not (line.text[:1] in "`~<#" and MARKDOWN_SCAFFOLD.match(line.text)):
+            self._last_content[stream] = seq  # (a paste's closing fence or `</details>` is not its last line)
 
         if collectors and line.starts_record:
             self._close_all(stream)  # a new log record ends whatever this stream was printing
@@ -237,6 +246,8 @@ class FailureScanner:
         if not self._fallbacks and not self._mentions and all(_is_user_interrupt(f) for f in self.failures):
             # nothing failed but the user's Ctrl-C (or nothing at all): the line the paste, or the interrupt, cut off
             self._read_last_lines(self._unread_before_traceback if self.failures else self._last_unread)
+            if not self._fallbacks:
+                self._read_indented_tail()
             if not self._fallbacks and (warned := self._warned.strongest(self._ready_offset)) is not None:
                 # a failure the paste shows only as a warning, its strongest evidence (warned_failures.py): a fallback
                 # as the lines above are (a user's Ctrl-C after it is how the paste ended, not its failure)
@@ -396,6 +407,10 @@ class FailureScanner:
         if started is None:
             if kind in (LineKind.OTHER, LineKind.SOURCE, LineKind.EXCEPTION):
                 self._note_plain_line(kind, line, seq)
+            if kind is LineKind.SOURCE and text[:1] in " \t":
+                above = self._previous_text.get(line.stream)
+                self._indented_tail.feed(line, seq, opens_paragraph=above is None or not above.strip()
+                                         or MARKDOWN_SCAFFOLD.match(above) is not None)
             if (
                 kind is not LineKind.BLANK
                 and not (text[:1] in "`~<#" and MARKDOWN_SCAFFOLD.match(text))
@@ -447,8 +462,31 @@ class FailureScanner:
             if last is None or self._record_lookups_left <= 0:
                 continue
             line, seq = last
+            if THREAD_INTRO.match(line.text.strip()):
+                self._add_cut_traceback(line, seq)
+                continue
             candidates = plain_candidates(line) or last_record_candidates(line)
             if (logged := self._engine_text(candidates, cut=True, logged=True)) is not None:
+                self._add_engine_text(line, seq, logged)
+
+    def _add_cut_traceback(self, line: LogLine, seq: int) -> None:
+        """A paste that ends on the line CPython prints right before the traceback of a thread or a process that died
+        of an uncaught exception (`Exception in thread Thread-13 (backup_thread_func):`, Lib/threading.py excepthook;
+        `Process SpawnProcess-1:`, Lib/multiprocessing/process.py _bootstrap), the traceback cut off: a traceback cut
+        before its frames, as its `Traceback (most recent call last):` alone is (sgl-project/sglang#9292)."""
+        record = Collector("traceback", line, Phase.FRAMES, header=line.text.strip(), context=self._context(),
+                           fallback=True)
+        record.add(LineKind.HEADER, line, seq)
+        self._register(line.stream, record)
+        self._close(line.stream, record)
+
+    def _read_indented_tail(self) -> None:
+        """A paste that shows no failure and ends on an indented paragraph that continues nothing above it: the
+        paragraph's lines joined, read against the raise site index as a last line is (indented_tail.py)."""
+        for line, seq, joined in self._indented_tail.paragraphs(self._last_content)[:MAX_LAST_LINES_READ]:
+            if self._record_lookups_left <= 0 or len(joined) < MIN_FIXED or len(joined) > MAX_RECORD:
+                continue
+            if (logged := self._engine_text(message_candidates(joined), cut=True, logged=True)) is not None:
                 self._add_engine_text(line, seq, logged)
 
     def _quoted_engine_message(self, text: str) -> str | None:

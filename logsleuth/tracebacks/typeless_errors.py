@@ -90,6 +90,14 @@ from logsleuth.tracebacks.native_errors import NATIVE_ERROR_WORDS, native_error_
 # Not a line the grammar reads as an exception line already (`openai.BadRequestError: Error code: 400 - …`).
 _NOT_TYPED = r"(?!\s*[\w.]+(?:Error|Exception): )"
 
+# xoscar (the actor framework Xinference runs its model workers on) sending back an exception it cannot pickle: it
+# sends text instead, `Error cannot be pickled, error type: <class 'X'>, raw error:\n<str(exc)>` (xoscar's
+# serialization/exception.py UnpickleableError), which Xinference's server answers as `Server error: 500 - [address=…,
+# pid=…] …` (the retired blind split 12's H-03: vLLM's pydantic ValidationError).  The error is the class it names.
+UNPICKLEABLE_ERROR_WORDS = "cannot be pickled, error type: <class '"
+UNPICKLEABLE_ERROR = compile_lazily(
+    r"Error cannot be pickled, error type: <class '(?P<type>[A-Za-z_][\w.]{0,200})'>, raw error:\s*(?P<msg>\S.*)$"
+)
 PYDANTIC_VALUE_ERROR = compile_lazily(
     _NOT_TYPED + r"^(?:.*?\s)?Value error, (?P<msg>\S.*)$"
 )
@@ -244,7 +252,7 @@ OPENAI_CLASSES = {400: "BadRequestError", 401: "AuthenticationError", 403: "Perm
 
 KERNEL_CUDA_WORDS = "CUDA error ("
 KERNEL_CUDA_ERROR = "CUDA error"  # its type: a kernel's C++ check printed it and exited, no Python exception
-WORDS = ("Value error, ", "Error code: ", "nvidia-container-cli", "OCI runtime", "undefined symbol", "(gcloud.", "error: ",
+WORDS = ("Value error, ", UNPICKLEABLE_ERROR_WORDS, "Error code: ", "nvidia-container-cli", "OCI runtime", "undefined symbol", "(gcloud.", "error: ",
          KERNEL_CUDA_WORDS, "Assertion `", "Assertion '", "CUDA error: ",
          "fatal ", "error ", "Error executing job", "not found", "tool choice requires", "The model does not support",
          LLMATCHER_ERROR, OPENAI_CONNECTION_WORDS, ENGINE_DID_NOT_START_WORDS, *NATIVE_ERROR_WORDS, NCCL_WATCHDOG_WORDS, WATCHDOG_THREAD_FRAME, *(literal for literal, _, _ in ORCHESTRATION_LINES))
@@ -269,6 +277,8 @@ def typeless_error(text: str) -> tuple[str, str, bool] | None:
         # the toolkit's newer runtime says its refusal inside docker's line (`… failed to create NVIDIA Container Runtime:
         # … requirements not met: unsatisfied condition: cuda>=12.9 (cuda=12.6): unknown`): then it is the failure itself
         return OCI_REFUSAL, refusal, "unsatisfied condition" not in text
+    if UNPICKLEABLE_ERROR_WORDS in text and len(text) <= 65536 and (m := UNPICKLEABLE_ERROR.search(text)) is not None:
+        return m["type"], without_pydantic_display(m["msg"]).strip(), True
     if (m := PYDANTIC_VALUE_ERROR.match(text)) is not None:
         return "ValueError", without_pydantic_display(m["msg"]), True
     if (m := OPENAI_STATUS_ERROR.match(text)) is not None:
@@ -416,8 +426,11 @@ def http_status_before(text: str, body_start: int) -> int | None:
 # Messages whose words name their type: CPython's own, each raised by one type only (the interpreter's C source, 3.8 to 3.13):
 _CALLABLE = r"[\w.<>]+\(\)"  # `LLM.__init__()`, `<lambda>()`; 3.10+ print the qualified name, older ones the bare name
 TYPED_MESSAGES = (
-    # Python/ceval.c: a call's arguments refused (3.13 adds `. Did you mean 'x'?` to the keyword's)
-    (compile_lazily(rf"^{_CALLABLE} got an unexpected keyword argument '\w+'(?:\. Did you mean '\w+'\?)?$"), "TypeError"),
+    # Python/ceval.c: a call's arguments refused (3.13 adds `. Did you mean 'x'?` to the keyword's).  The keyword is
+    # printed with %S, any string a `**kwargs` dict held: a wrapper passing a UI's dashed option name through
+    # (`AsyncEngineArgs.__init__() got an unexpected keyword argument 'tool-call-parser'`, xorbitsai/inference#4196)
+    (compile_lazily(rf"^{_CALLABLE} got an unexpected keyword argument '[^'\s]{{1,100}}'(?:\. Did you mean '\w+'\?)?$"),
+     "TypeError"),
     (compile_lazily(rf"^{_CALLABLE} got multiple values for argument '\w+'$"), "TypeError"),
     (compile_lazily(rf"^{_CALLABLE} missing \d+ required (?:positional|keyword-only) arguments?: '\w+'"
                     r"(?:(?:, '\w+')*,? and '\w+')?$"), "TypeError"),
@@ -432,6 +445,11 @@ TYPED_MESSAGES = (
     # Objects/abstract.c (PyObject_GetItem, PyObject_GetIter, binop_type_error), Objects/call.c (_PyObject_MakeTpCall)
     (compile_lazily(r"^'[\w.]+' object is not (?:subscriptable|iterable|callable)$"), "TypeError"),
     (compile_lazily(r"^unsupported operand type\(s\) for [^:\s]{1,3}: '[\w.]+' and '[\w.]+'$"), "TypeError"),
+    # Objects/listobject.c, Objects/tupleobject.c, Objects/unicodeobject.c: an index past a sequence's end (a wrapper
+    # logging `str(e)` after its own words: `LMCache ERROR: LMCacheEngine marked as init failed: list index out of
+    # range`, LMCache/LMCache#2854; vllm-omni's `ERROR:vllm_omni.entrypoints.omni_llm:Stage 0 error on request …: list
+    # index out of range`, vllm-project/vllm-omni#352)
+    (compile_lazily(r"^(?:list|tuple|string) index out of range$|^list assignment index out of range$"), "IndexError"),
     # Python/ceval.c (import_from): a name the module does not define
     (compile_lazily(r"^cannot import name '\w+' from '[\w.]+'(?: \([^()]*\))?$"), "ImportError"),
     # not CPython's, as exact: requests' HTTPError for an error status (requests/models.py raise_for_status: f"{status}
