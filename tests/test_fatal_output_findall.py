@@ -18,7 +18,9 @@ target: a failure found wherever a person would point at one, its type read righ
 - a paste that ends on an indented paragraph holding an engine's message (decoderesearch/interp-engine#2, hard-wrapped;
   xorbitsai/inference#4548, after a blank line);
 - a paste that ends on CPython's line before a dead thread's traceback (Lib/threading.py excepthook `Exception in
-  thread …:`), the traceback cut off (sgl-project/sglang#9292).
+  thread …:`), the traceback cut off (sgl-project/sglang#9292);
+- rich's traceback panel (rich/traceback.py; lighteval runs under it: huggingface/lighteval#504, huggingface/open-r1#468),
+  whole or cut before its exception line, read as CPython's traceback (ingest/rich_frames.py).
 
 The engines' messages are quoted as their raise sites print them; CPython's are real (raised here); the prose is ours."""
 
@@ -26,7 +28,10 @@ from __future__ import annotations
 
 import contextlib
 import io
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -235,3 +240,47 @@ def test_a_dead_threads_line_before_more_output_is_read_as_before() -> None:
     log = f'{intro}\nINFO:     127.0.0.1:52068 - "POST /generate HTTP/1.1" 200 OK\n'
     assert diagnose_text(log, OPTIONS).failures == ()
 
+
+# -- rich's traceback panel --------------------------------------------------------------------------------------------
+
+RICH_MODULE = """
+def evaluate(config):
+    if config["tasks"] is None:
+        raise ValueError("No tasks were given: pass a task name or a custom tasks file")
+    return config
+
+
+def vllm(model_args):
+    return evaluate({"tasks": None, "model": model_args})
+"""
+
+
+def rich_panel(tmp_path: Path) -> list[str]:
+    """What rich's traceback handler prints for a real exception raised in a module under `tmp_path`."""
+    (tmp_path / "main_vllm.py").write_text(RICH_MODULE)
+    script = ("import sys\nsys.path.insert(0, sys.argv[1])\nfrom rich.console import Console\n"
+              "from rich.traceback import Traceback\nfrom main_vllm import vllm\n"
+              "console = Console(width=200, file=sys.stderr, color_system=None)\n"
+              "try:\n    vllm('pretrained=x')\nexcept Exception:\n    console.print(Traceback(width=200))\n")
+    proc = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert "Traceback (most recent call last)" in proc.stderr, proc.stderr
+    return proc.stderr.rstrip("\n").split("\n")
+
+
+def test_richs_traceback_panel_is_read_as_a_traceback(tmp_path: Path) -> None:
+    panel = rich_panel(tmp_path)
+    report = diagnose_text("\n".join(panel) + "\n", OPTIONS)
+    assert len(report.failures) == 1
+    final = report.failures[0].failure.final
+    assert (final.type, final.message) == ("ValueError", "No tasks were given: pass a task name or a custom tasks file")
+    assert [frame.function for frame in final.frames][-2:] == ["vllm", "evaluate"]
+    assert final.frames[-1].source == 'raise ValueError("No tasks were given: pass a task name or a custom tasks file")'
+
+
+def test_richs_panel_cut_before_its_exception_line_under_torchruns_prefix(tmp_path: Path) -> None:
+    panel = [line for line in rich_panel(tmp_path) if not line.startswith("ValueError")][:-8]  # cut inside the box
+    report = diagnose_text("".join(f"[rank0]: {line}\n" for line in panel), OPTIONS)
+    assert len(report.failures) == 1
+    failure = report.failures[0].failure
+    assert failure.kind == "traceback" and not failure.final.type
+    assert "vllm" in [frame.function for frame in failure.final.frames]

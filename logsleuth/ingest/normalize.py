@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from logsleuth.ingest.line_shapes import FRAME_LINE
 from logsleuth.ingest.lines import Reflow, split_lines
 from logsleuth.ingest.notebook_frames import ipython_frames_as_cpython
+from logsleuth.ingest.rich_frames import rich_frames_as_cpython
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import LineMeta, LogLine
 
@@ -646,7 +647,7 @@ def normalize_chunks(
     if drop_partial_first:
         next(lines, None)
     reflowed = Reflow(starts_line=has_line_prefix, body=after_line_prefix).lines(lines, first_line, clean_text)
-    for text, number, offset in ipython_frames_as_cpython(reflowed):
+    for text, number, offset in ipython_frames_as_cpython(rich_frames_as_cpython(reflowed)):
         yield normalize(text, number, offset)
 
 
