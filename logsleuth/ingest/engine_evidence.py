@@ -374,6 +374,40 @@ def ray_task_engine(text: str) -> str | None:
     return next((engine for m in _RAY_TASK.finditer(text) if (engine := process_engine(m["actor"]))), None)
 
 
+# vLLM's own record where the normalizer did not read it, after text before it on the line: vLLM's logger writes its
+# VLLM_LOGGING_PREFIX (vllm/envs.py, any text the user sets) before the level (vllm/logger.py _FORMAT, `%(levelname)s
+# %(asctime)s [%(fileinfo)s:%(lineno)d] %(message)s` with datefmt `%m-%d %H:%M:%S`, in the indexed releases 0.11.2 and
+# 0.33.0, which puts its process prefix `(%(vllm_process_name)s pid=%(process)d) ` in the format itself), a re-logger
+# or a viewer puts its own field in front (a level `ERROR:    `, a table's `| ` or a box's `│ ` before `INFO 05-11
+# 08:17:48 server_vllm.py:473] …`: vllm-project/vllm#4760, #8016), a paste indents a record (`  (APIServer pid=1) ERROR
+# 01-10 07:09:06 [serving_completio`, cut: vllm-project/vllm#32090) or quotes it in an inline code span (`` `ERROR
+# 04-29 21:35:55 [engine.py:448] …` ``).  The record starts after a space or a quoting mark, never inside a word.  Its process prefix is read as the normalizer reads one at a line's start (process_engine), its header
+# as vLLM's header (not from a module that logs while `import vllm` runs: VLLM_IMPORT_TIME_FILES); a header the paste
+# cut is read only after a process prefix.
+_EMBEDDED_VLLM_RECORD = compile_lazily(
+    r"(?:^|(?<=[\s`'\"*>:|]))(?:\((?P<process>[\w.\-]{1,80})(?: (?:DP|PP|PCP|TP|DCP|EP)\d{1,6}(?:_(?:DP|PP|PCP|TP|DCP|EP)\d{1,6})*)?"
+    r"(?:,? rank=\d{1,6})?,? pid=\d{1,10}(?:, ip=[\w.:\-]{1,64})?\) )?"
+    r"(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) \d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? "
+    r"(?:\[?(?P<file>[\w.\-]{1,120}\.py):\d{1,7}\]|\[[\w.\-]{1,120}$)"
+)
+
+
+def embedded_vllm_record(text: str) -> tuple[str | None, str | None]:
+    """(the engine its process prefix shows, the engine its header shows) for vLLM's record after other text on the
+    line (see _EMBEDDED_VLLM_RECORD), each None when that part shows none; the caller reads lines whose start the
+    normalizer did not take for a record."""
+    if " pid=" not in text and ".py:" not in text:
+        return None, None
+    for m in _EMBEDDED_VLLM_RECORD.finditer(text):
+        if m["process"] is None and m["file"] is None:
+            continue  # a cut header alone: too little to be vLLM's
+        by_process = process_engine(m["process"]) if m["process"] else None
+        by_header = "vllm" if m["file"] and m["file"] not in VLLM_IMPORT_TIME_FILES else None
+        if by_process or by_header:
+            return by_process, by_header
+    return None, None
+
+
 def process_wrapper(process: str) -> str | None:
     return _WRAPPER_PROCESSES.get(process.removesuffix("ForPartial"))
 

@@ -349,6 +349,8 @@ class LaunchTracker:
                 self._observe_process(meta.process)
             if meta.header and meta.header not in self._headers_decided:
                 self._observe_header(meta, line.stream)
+        elif not (meta.header or meta.process) and (" pid=" in text or ".py:" in text) and len(text) <= 8192:
+            self._observe_embedded_record(text)
         if ("error:" in text or "[-h]" in text or "model_tag" in text) and (m := _ARGPARSE_PROGRAM.search(text)):
             program = m["program"]
             self._saw("program", _PROGRAM_ENGINE.get(program, program.split()[0]))
@@ -476,6 +478,16 @@ class LaunchTracker:
             self._saw(_plain("format", meta), engine)
             if engine == "vllm":
                 self._headers_decided.add("vllm")
+
+    def _observe_embedded_record(self, text: str) -> None:
+        """vLLM's record after other text on a line the normalizer read no record from (an indent, an inline code
+        span, a re-logger's level: engine_evidence._EMBEDDED_VLLM_RECORD): its process prefix counts as one at a line's
+        start does, its header as vLLM's header does."""
+        by_process, by_header = engine_evidence.embedded_vllm_record(text)
+        if by_process:
+            self._saw("header", by_process)
+        if by_header:
+            self._saw("format", by_header)
 
     def _observe_process(self, process: str) -> None:
         """What a process prefix shows (each name read once)."""
