@@ -119,6 +119,8 @@ def test_a_wrappers_module_for_one_engine_names_it(tmp_path: Path, module: str, 
         ("vllm_ascend/worker/worker_v1.py", "vllm"),  # vLLM's Ascend platform plugin
         ("vllm_omni/engine/stage_engine_core_proc.py", "vllm"),  # vllm-omni's stage engine core
         ("vllm_gaudi/extension/ops.py", "vllm"),
+        ("vllm_fl/worker/model_runner.py", "vllm"),  # FlagOS's vllm-plugin-FL (flagos-ai/vllm-plugin-FL#196)
+        ("rl_lab/my_vllm_fl/runner.py", None),  # a directory that only ends in the plugin's name
         ("sglang/srt/hardware_backend/npu/allocator_npu.py", "sglang"),  # SGLang's own NPU backend
         ("rl_lab/vllm_ascend_compat.py", None),  # a file named after the plugin, not the plugin
     ],

@@ -571,10 +571,11 @@ _CONSOLE_SCRIPT = compile_lazily(r"/bin/(?P<engine>vllm|sglang)$")
 # vLLM's hardware plugins and the programs built on its engine, from the vllm-project organization: vllm-ascend
 # (`vllm_ascend/worker/worker_v1.py`, loaded through vLLM's `vllm.platform_plugins` entry point), vllm-gaudi,
 # vllm-spyre, vllm-metal, and vllm-omni (`vllm_omni/engine/stage_engine_core_proc.py`, which runs vLLM's engine core
-# per stage).  Their code runs inside vLLM only: SGLang's Ascend backend is its own (sglang/srt/hardware_backend/npu/)
-# and no indexed SGLang release names any of them.
+# per stage); FlagOS's vllm-plugin-FL (`vllm_fl/worker/model_runner.py`: vllm_fl/platform.py registers vLLM's platform
+# plugin 'fl', facts/engine_drivers.toml; flagos-ai/vllm-plugin-FL#132, #196).  Their code runs inside vLLM only:
+# SGLang's Ascend backend is its own (sglang/srt/hardware_backend/npu/) and no indexed SGLang release names any of them.
 _ENGINE_PACKAGE_FRAME = compile_lazily(
-    r"(?:^|/)(?:(?P<sglang>sgl_kernel|sglang_router)|(?P<vllm>vllm_(?:flash_attn|ascend|gaudi|spyre|metal|omni)))/"
+    r"(?:^|/)(?:(?P<sglang>sgl_kernel|sglang_router)|(?P<vllm>vllm_(?:flash_attn|ascend|gaudi|spyre|metal|omni|fl)))/"
 )
 
 
