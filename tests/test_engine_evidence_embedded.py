@@ -20,9 +20,8 @@ from tests.test_engine_evidence_env import CRASH_CODE
 from tests.test_engine_evidence_more import engine_of
 
 
-@pytest.fixture(scope="module")
-def crash() -> str:
-    """A script's own crash (real CPython output): no engine frame, header or command."""
+def _crash() -> str:
+    """A script's own crash (real CPython output, cached): no engine frame, header or command."""
     return real_traceback(CRASH_CODE, "run_job.py")
 
 
@@ -37,8 +36,8 @@ def crash() -> str:
         "[node-3] INFO 11-12 16:25:35 [core.py:90] Initializing a V1 engine core\n",  # a VLLM_LOGGING_PREFIX of the user's
     ],
 )
-def test_vllms_record_after_other_text_names_vllm(crash: str, lines: str) -> None:
-    assert engine_of(lines + crash) == "vllm"
+def test_vllms_record_after_other_text_names_vllm(lines: str) -> None:
+    assert engine_of(lines + _crash()) == "vllm"
 
 
 @pytest.mark.parametrize(
@@ -51,8 +50,8 @@ def test_vllms_record_after_other_text_names_vllm(crash: str, lines: str) -> Non
         "the log said ERROR at 04-29 21:35:55 in engine.py line 448\n",
     ],
 )
-def test_look_alikes_of_an_embedded_record_name_nothing(crash: str, lines: str) -> None:
-    assert engine_of(lines + crash) is None
+def test_look_alikes_of_an_embedded_record_name_nothing(lines: str) -> None:
+    assert engine_of(lines + _crash()) is None
 
 
 def test_an_embedded_record_shows_each_part_it_holds() -> None:
@@ -62,16 +61,16 @@ def test_an_embedded_record_shows_each_part_it_holds() -> None:
     assert engine_evidence.embedded_vllm_record("a line with no record at all") == (None, None)
 
 
-def test_an_embedded_record_loses_to_stronger_evidence_and_to_both_engines(tmp_path: Path, crash: str) -> None:
+def test_an_embedded_record_loses_to_stronger_evidence_and_to_both_engines(tmp_path: Path) -> None:
     """SGLang 0.3 to 0.5 ran vLLM's layers and imported its logger: vLLM's record in a SGLang launch is SGLang's run."""
     record = "  (Worker_TP0 pid=42) ERROR 03-05 05:40:33 [multiproc_executor.py:880] worker failed\n"
     command = "python3 -m sglang.launch_server --model-path /models/m --tp 2\n"
-    assert engine_of(command + record + crash) == "sglang"  # the launch command outranks a record's prefix
+    assert engine_of(command + record + _crash()) == "sglang"  # the launch command outranks a record's prefix
     sglang_frames = traceback_in_package(tmp_path, "sglang/srt/managers/scheduler.py", "raise RuntimeError('no room')")
     header = "[2025-03-01 10:00:00 TP0] Scheduler hit an exception:\n"
     assert engine_of(header + record + sglang_frames) == "sglang"  # both engines' headers: the failure's frames decide
-    assert engine_of(header + record + crash) == "sglang"  # a line under SGLang's record is that record's: not read
-    assert engine_of(crash + record + header) is None  # both engines' records, and no frame or record of the failure's
+    assert engine_of(header + record + _crash()) == "sglang"  # a line under SGLang's record is that record's: not read
+    assert engine_of(_crash() + record + header) is None  # both engines' records, and no frame or record of the failure's
 
 
 def test_a_long_line_is_read_in_linear_time() -> None:
