@@ -479,3 +479,20 @@ def test_the_words_of_an_unquoted_json_value_are_not_removed(command: str, prog:
     assert fix is not None and fix.flags == () and fix.command is None
     flag = "--speculative-config" if prog == "vllm serve" else "--json-model-override-args"
     assert f"pieces of the value of {flag}" in fix.summary and "remove nothing" in fix.summary
+
+
+@pytest.mark.parametrize(
+    ("log", "said"),
+    [
+        ("$ python -m sglang.launch_server --model-path /models/q --json-model-overide-args "
+         "'{\"rope_scaling\": {\"type\": \"yarn\"}}'\nusage: launch_server.py [-h]\nlaunch_server.py: error: "
+         "unrecognized arguments: --json-model-overide-args {\"rope_scaling\": {\"type\": \"yarn\"}}\n",
+         "--json-model-override-args"),
+    ],
+)
+def test_a_quoted_json_value_of_a_refused_flag_gets_the_flag_s_own_reading(log: str, said: str) -> None:
+    """argparse prints a quoted JSON value with its spaces, so a refused flag's value looks split too: the flag itself
+    is what was refused (a misspelling here), and that reading must not be lost (review 1 H1 of stop 49)."""
+    fix = diagnosis_of(log).fix
+    assert fix is not None and "pieces of the value" not in fix.summary
+    assert said in fix.summary

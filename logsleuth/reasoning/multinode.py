@@ -296,18 +296,26 @@ def _interface_not_found(evidence: Evidence, texts: tuple[str, ...]) -> Diagnosi
     allows = variable if gloo is not None or nccl_set else "NCCL_SOCKET_IFNAME (if set) or NCCL_SOCKET_FAMILY"
     facts = [f"Gloo found no interface named {gloo['name']} on this node" if gloo is not None
              else f"NCCL's bootstrap found no network interface that {allows} allows"]
+    named = gloo is not None or nccl_set
+    cause = (f"The distributed layer binds its sockets to the interface {variable} names, and this node has none by "
+             "that name" if named else
+             "NCCL's bootstrap binds its sockets to an interface NCCL_SOCKET_IFNAME allows (when set) of the address "
+             "family NCCL_SOCKET_FAMILY asks for (when set), and this node has none it may use")
+    summary = (f"Set {variable} on this node to the name of an interface it has: the one holding the address the other "
+               "nodes reach it on." if named else
+               "Check NCCL_SOCKET_IFNAME and NCCL_SOCKET_FAMILY in the server's environment (the paste shows neither): "
+               "unset them, or set NCCL_SOCKET_IFNAME to an interface this node has, the one holding the address the "
+               "other nodes reach it on.")
     return _diagnosis(
         evidence,
         "rule-multinode-socket-interface-not-found",
-        f"{variable} names no network interface of this node" if gloo is not None or nccl_set
+        f"{variable} names no network interface of this node" if named
         else "NCCL found no network interface it may use on this node",
-        f"The distributed layer binds its sockets to the interface {variable} names, and this node has none by that "
-        "name (interface names differ between hosts, and inside a container the host's names are not seen unless it "
-        "uses the host's network). Gloo takes one concrete interface name; NCCL also takes a prefix list or an "
+        f"{cause} (interface names differ between hosts, and inside a container the host's names are not seen unless "
+        "it uses the host's network). Gloo takes one concrete interface name; NCCL also takes a prefix list or an "
         "exclusion (^lo,docker), and a leading '=' asks for an exact match, which some NCCL builds read differently.",
         Fix(
-            summary=f"Set {variable} on this node to the name of an interface it has: the one holding the address the "
-            "other nodes reach it on.",
+            summary=summary,
             steps=(
                 "GLOO_SOCKET_IFNAME takes one concrete name (eth0, bond0), never a list or an exclusion",
                 "NCCL_SOCKET_IFNAME may be a prefix (eth) or an exclusion (^lo,docker); unset it to let NCCL choose",

@@ -388,6 +388,8 @@ def test_nccl_finding_no_interface_blames_the_variable_only_where_it_is_set(tmp_
     unset = first_diagnosis(done.stderr)
     assert unset.title == "NCCL found no network interface it may use on this node"
     assert any("NCCL_SOCKET_FAMILY" in fact for fact in unset.evidence)
+    assert unset.fix is not None and "the paste shows neither" in unset.fix.summary  # review 1 L1 of stop 49
+    assert "NCCL_SOCKET_IFNAME names" not in unset.root_cause
     command = "$ NCCL_SOCKET_IFNAME=ib9 python3 -m sglang.launch_server --model-path /m --tp 2\n"
     given = diagnose_text(command + done.stderr, DiagnoseOptions(), patterns=NO_PATTERNS).failures[0].diagnosis
     assert given is not None

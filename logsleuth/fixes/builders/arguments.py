@@ -222,6 +222,11 @@ def _json_value_split(ctx: FixContext) -> Fix | None:
     words = ctx.failure.final.message.split(":", 1)[-1].split()
     if len(words) < 2 or not any(_BRACE.search(word) for word in words):
         return None
+    if any(_is_flag(word) for word in words):
+        # A refused flag with its value: argparse prints a quoted JSON value with its spaces too, so the pieces are
+        # the value of a flag the release lacks or a misspelled one, which the flag-by-flag reading answers (review 1
+        # H1 of stop 49).
+        return None
     if sum(bool(_JSON_PIECE.search(word)) for word in words) < 2:
         return None
     flag = _json_flag(ctx.launch.command)
