@@ -496,3 +496,5 @@ def test_a_quoted_json_value_of_a_refused_flag_gets_the_flag_s_own_reading(log: 
     fix = diagnosis_of(log).fix
     assert fix is not None and "pieces of the value" not in fix.summary
     assert said in fix.summary
+    # the corrected command keeps the whole JSON value (review 2 of stop 49: it was cut to its first piece)
+    assert fix.command is not None and fix.command.endswith(f"{said} '{{\"rope_scaling\": {{\"type\": \"yarn\"}}}}'")

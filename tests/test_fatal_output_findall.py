@@ -284,3 +284,25 @@ def test_richs_panel_cut_before_its_exception_line_under_torchruns_prefix(tmp_pa
     failure = report.failures[0].failure
     assert failure.kind == "traceback" and not failure.final.type
     assert "vllm" in [frame.function for frame in failure.final.frames]
+
+
+def test_richs_frame_path_wrapped_over_two_rows_is_joined(tmp_path: Path) -> None:
+    """A panel narrower than a frame's path (console width 60): rich ends one row with the path's start and goes on at
+    the next row's start; the joined path is the frame's, so lighteval's `main_vllm.py` still names vLLM (review 2
+    of stop 49)."""
+    package = tmp_path / "venv" / "lib" / "python3.11" / "site-packages" / "lighteval"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "main_vllm.py").write_text(RICH_MODULE)
+    script = ("import sys\nsys.path.insert(0, sys.argv[1])\nfrom rich.console import Console\n"
+              "from rich.traceback import Traceback\nfrom lighteval.main_vllm import vllm\n"
+              "console = Console(width=60, file=sys.stderr, color_system=None)\n"
+              "try:\n    vllm('pretrained=x')\nexcept Exception:\n    console.print(Traceback(width=60))\n")
+    proc = subprocess.run([sys.executable, "-c", script, str(package.parent)], capture_output=True, text=True,
+                          timeout=120)
+    assert "Traceback (most recent call last)" in proc.stderr, proc.stderr
+    assert f"{package}/main_vllm.py" not in proc.stderr  # the path is wider than the panel: rich wrapped it
+    report = diagnose_text(proc.stderr, OPTIONS)
+    final = report.failures[0].failure.final
+    assert final.frames and final.frames[-1].file == f"{package}/main_vllm.py"
+    assert report.launch.engine == "vllm"

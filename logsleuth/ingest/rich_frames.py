@@ -7,8 +7,9 @@ rich (rich/traceback.py) draws the traceback in a box titled `Traceback (most re
 indent guides (`│   │   raise …`) in the code; the exception line follows the box, as CPython's does.  Rewritten
 before the scanner reads them, the header, the frames and the lines that ran are read as a CPython traceback's; the
 rest of the box (the listing, blank rows, `locals` boxes) is left out.  A prefix before the box (torchrun's
-`[rank0]: `) is kept on every line, so the normalizer takes it off as before.  A frame whose title rich wrapped over two
-rows (a path longer than the panel) is left out with them: the frames around it are still read.
+`[rank0]: `) is kept on every line, so the normalizer takes it off as before.  A frame whose path rich wrapped over two
+or more rows (a path wider than the panel) is joined back: the rows holding only the path's pieces, then the frame's
+row.
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ RICH_FRAME = compile_lazily(
 # would backtrack quadratically over a long run of spaces)
 RICH_RAN = compile_lazily(r"^\u2502 \u2771\s*\d+ ")
 RICH_CLOSE = compile_lazily(r"^\u2570\u2500+\u256f\s*$")
+# a frame's path wider than the panel: rich ends the row with the path's start (`│ /home/u/…/site-packages/lightev │`)
+# and goes on at the next row's start (`│ al/models/vllm/vllm_model.py:407 in _loglikelihood_tokens │`)
+RICH_PATH_START = compile_lazily(r"^\u2502 (?P<start>[^\s\u2502]*/[^\s\u2502]*)\s*\u2502\s*$")
 
 Line = tuple[str, int, int]  # text, line number, byte offset
 
@@ -39,6 +43,7 @@ def rich_frames_as_cpython(lines: Iterable[Line]) -> Iterator[Line]:
     panel's other rows left out.  Lines outside a panel are yielded as they are (a line that does not continue the box
     ends it)."""
     prefix: str | None = None  # the text before the open panel's box, None outside a panel
+    path_start = ""  # the start of a frame's path rich wrapped onto the next row
     for text, number, offset in lines:
         if prefix is None:
             if "Traceback (most recent call last)" in text and (header := RICH_HEADER.match(text)) is not None:
@@ -49,10 +54,14 @@ def rich_frames_as_cpython(lines: Iterable[Line]) -> Iterator[Line]:
             continue
         row = text[len(prefix):] if text.startswith(prefix) else None
         if row is not None and row.startswith(BOX_SIDE):
+            start, path_start = path_start, ""
             if (frame := RICH_FRAME.match(row)) is not None:
-                yield f'{prefix}  File "{frame["file"]}", line {frame["line"]}, in {frame["func"]}', number, offset
+                path = start + frame["file"]
+                yield f'{prefix}  File "{path}", line {frame["line"]}, in {frame["func"]}', number, offset
             elif (ran := RICH_RAN.match(row)) is not None and (source := _code_of(row[ran.end():])):
                 yield f"{prefix}    {source}", number, offset
+            elif (wrapped := RICH_PATH_START.match(row)) is not None:
+                path_start = start + wrapped["start"]  # a path wider than two rows goes on over several
             continue
         if row is not None and RICH_CLOSE.match(row) is not None:
             prefix = None

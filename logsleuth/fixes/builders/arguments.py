@@ -79,7 +79,12 @@ def _split_unrecognized(message: str) -> list[tuple[str, str | None]]:
     tokens = message.split(":", 1)[-1].split()
     pairs: list[tuple[str, str | None]] = []
     for token in tokens:
-        if _is_flag(token):  # `--max-model-len`, and vLLM's short `-tp`
+        open_value = pairs[-1][1] if pairs else None
+        if open_value is not None and _unbalanced(open_value):
+            # argparse prints a JSON value given as one word with its spaces: its pieces are that flag's value until
+            # its braces close (review 2 of stop 49: a misspelled flag's JSON cut to its first piece)
+            pairs[-1] = (pairs[-1][0], f"{open_value} {token}")
+        elif _is_flag(token):  # `--max-model-len`, and vLLM's short `-tp`
             name, eq, value = token.partition("=")
             pairs.append((name, value if eq else None))
         elif pairs and pairs[-1][1] is None:
@@ -87,6 +92,11 @@ def _split_unrecognized(message: str) -> list[tuple[str, str | None]]:
         else:
             pairs.append((token, None))  # a stray positional
     return pairs
+
+
+def _unbalanced(value: str) -> bool:
+    """A JSON object or list whose braces or brackets are not closed yet (`{"rope_scaling":`)."""
+    return value[:1] in "{[" and value.count("{") + value.count("[") > value.count("}") + value.count("]")
 
 
 def _switch_before(token: str, ctx: FixContext) -> str | None:
@@ -222,7 +232,7 @@ def _json_value_split(ctx: FixContext) -> Fix | None:
     words = ctx.failure.final.message.split(":", 1)[-1].split()
     if len(words) < 2 or not any(_BRACE.search(word) for word in words):
         return None
-    if any(_is_flag(word) for word in words):
+    if any(_is_flag(word) and not _BRACE.search(word) for word in words):
         # A refused flag with its value: argparse prints a quoted JSON value with its spaces too, so the pieces are
         # the value of a flag the release lacks or a misspelled one, which the flag-by-flag reading answers (review 1
         # H1 of stop 49).
