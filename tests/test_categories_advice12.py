@@ -11,8 +11,9 @@ weaker lead than the cause.
   `params_dict[name]`.
 - flashinfer's nvcc lookup (flashinfer/jit/cpp_ext.py get_cuda_path, "Could not find nvcc"): the flashinfer version
   against the engine release's requirement leads, beside the toolkit's checks.
-- An output budget below zero (vLLM's SamplingParams._verify_args "max_tokens must be at least 1, got {}.", computed by
-  vllm/entrypoints/utils.py get_max_tokens as max_model_len - input_length): raising the server's limit is a main fix.
+- An output budget below zero (vLLM's SamplingParams._verify_args "max_tokens must be at least 1, got {}."): a client or
+  wrapper computed it from the context length it knows (review 1 M2: the engines check the prompt against their own
+  limit first), so that context length leads, with the server's flag where the client reads the server's.
 Tracebacks are real CPython's, run from trees laid out as the engines' and flashinfer's; the wordings are theirs,
 rebuilt in our own code."""
 
@@ -70,14 +71,14 @@ def test_flashinfers_nvcc_lookup_leads_with_its_version_against_the_release() ->
     assert any("install the CUDA toolkit" in step for step in found.fix.steps[1:])
 
 
-def test_a_negative_output_budget_leads_with_the_servers_limit() -> None:
+def test_a_negative_output_budget_leads_with_the_clients_context_length() -> None:
     log = ("vllm serve org/Some-VL-9B --max-model-len 4096\n"
            + _raised_in("vllm/sampling_params.py", "_verify_args",
                         "raise ValueError('max_tokens must be at least 1, got -7584.')"))
     found = diagnose_without_patterns(log)
     assert found.category == "context-length"
     assert found.fix is not None
-    assert "Raise the server's context limit" in found.fix.steps[0]
+    assert "a client or wrapper computed" in found.fix.steps[0]
     assert found.fix.steps[1].startswith("In vLLM the server's context limit is --max-model-len")
     assert "needs no flag change" not in check_texts(found)
 
@@ -88,4 +89,4 @@ def test_a_relay_that_drops_the_space_in_the_budget_message_reads_the_same() -> 
                      "at least1, got -736. (parameter=max_tokens, value=-736)\",\"type\":\"BadRequestError\"}')")
     found = diagnose_without_patterns(log)
     assert found.category == "context-length"
-    assert found.fix is not None and "Raise the server's context limit" in found.fix.steps[0]
+    assert found.fix is not None and "a client or wrapper computed" in found.fix.steps[0]

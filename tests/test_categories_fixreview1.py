@@ -3,11 +3,14 @@
 - M1: InternLM2's own Hugging Face class names its parameters `tok_embeddings`, `attention.wo`, `feed_forward.w1`
   under `model.` (vllm/model_executor/models/internlm2.py, sglang/srt/models/internlm2.py, and the InternVL language
   model built on it): only a bare native name (Mistral's consolidated.safetensors) is the native-format file.
+- M2: a negative output budget is not the server's: vLLM checks the prompt against max_model_len before get_max_tokens
+  (serving_engine.py _validate_input), and SGLang clamps its own default budget (serving_responses.py: at least 512,
+  or 1), so a client or wrapper computed it; the server's limit is said only where the client reads it.
 """
 
 from __future__ import annotations
 
-from tests.helpers import diagnose_without_patterns, real_traceback
+from tests.helpers import check_texts, diagnose_without_patterns, real_traceback
 
 
 def _raised_in(path: str, function: str, statement: str) -> str:
@@ -37,3 +40,14 @@ def test_a_bare_native_name_still_names_the_native_weights_file() -> None:
     for name in ("layers.0.attention.wk.weight", "tok_embeddings.weight"):
         found = diagnose_without_patterns(_missing_tensor("vllm/model_executor/models/llama.py", name))
         assert "native-format weights file" in found.title, name
+
+
+def test_a_negative_output_budget_is_not_said_to_be_the_servers() -> None:
+    log = ("vllm serve org/Some-VL-9B --max-model-len 4096\n"
+           + _raised_in("vllm/sampling_params.py", "_verify_args",
+                        "raise ValueError('max_tokens must be at least 1, got -7584.')"))
+    found = diagnose_without_patterns(log)
+    assert found.category == "context-length"
+    checks = check_texts(found)
+    assert "computed by the server" not in checks and "Raise the server's context limit" not in checks
+    assert "KV cache" in checks
