@@ -3,8 +3,8 @@ weaker lead than the cause.
 
 - vLLM's refusal of a multimodal setting for a model it reads as text-only (vllm/config.py ModelConfig, "`limit_mm_per_
   prompt` is only supported for multimodal models.", the raise site index): its registry has no multimodal class for the
-  checkpoint's architecture, most often a release older than the model; that leads, and the general "try it left out"
-  line is not added beside a check that names the setting.
+  checkpoint's architecture; for an architecture some release registers as multimodal, a release older than the model
+  leads, and the general "try it left out" line is not added beside a check that names the setting.
 - A native-format weights file beside the Hugging Face shards (Mistral's consolidated.safetensors): the loader globs
   every *.safetensors file and keeps only those model.safetensors.index.json lists (filter_duplicate_safetensors_files in
   both engines' weight_utils.py), so a tensor with a native name (`layers.0.attention.wk.weight`) reaches load_weights'
@@ -32,7 +32,9 @@ def {function}(name):
 
 
 def test_a_multimodal_setting_refused_leads_with_a_release_older_than_the_model() -> None:
+    # (an architecture later releases register as multimodal: vLLM 0.9.2 registers Gemma 3n's text-only)
     log = ("vllm serve org/Some-VL-9B --limit-mm-per-prompt '{\"image\":4}'\n"
+           "INFO 01-01 00:00:00 [config.py:1] Resolved architecture: Gemma3nForConditionalGeneration\n"
            + _raised_in("vllm/config.py", "verify", "raise ValueError('`limit_mm_per_prompt` is only supported for "
                         "multimodal models.')"))
     found = diagnose_without_patterns(log)

@@ -6,6 +6,10 @@
 - M2: a negative output budget is not the server's: vLLM checks the prompt against max_model_len before get_max_tokens
   (serving_engine.py _validate_input), and SGLang clamps its own default budget (serving_responses.py: at least 512,
   or 1), so a client or wrapper computed it; the server's limit is said only where the client reads it.
+- M3: vLLM's "`limit_mm_per_prompt` is only supported for multimodal models." is as often a text-only model given the
+  setting (a copied command, a wrapper that always passes it) as a multimodal model the release predates: the title
+  stays neutral, and the release leads only for an architecture some indexed release registers as multimodal
+  (facts/engine_architectures.json.gz, vLLM's SupportsMultiModal).
 """
 
 from __future__ import annotations
@@ -51,3 +55,18 @@ def test_a_negative_output_budget_is_not_said_to_be_the_servers() -> None:
     checks = check_texts(found)
     assert "computed by the server" not in checks and "Raise the server's context limit" not in checks
     assert "KV cache" in checks
+
+
+_MM_REFUSAL = "raise ValueError('`limit_mm_per_prompt` is only supported for multimodal models.')"
+
+
+def test_a_text_only_model_given_a_multimodal_setting_is_not_said_to_want_a_newer_release() -> None:
+    log = ("vllm serve Qwen/Qwen2.5-7B-Instruct --limit-mm-per-prompt '{\"image\":2}'\n"
+           "INFO 01-01 00:00:00 [config.py:1] Resolved architecture: Qwen2ForCausalLM\n"
+           + _raised_in("vllm/config.py", "verify", _MM_REFUSAL))
+    found = diagnose_without_patterns(log)
+    assert found.category == "unsupported-architecture"
+    assert "older than the model" not in found.title
+    checks = check_texts(found)
+    assert "install a vLLM release" not in checks
+    assert "leave it out" in checks

@@ -61,6 +61,9 @@ class ConditionalCheck:
     # Launch settings (flags, and the names the engine's settings dump gives them) the check is about: shown only when
     # the launch gives one of them, or when the paste shows no launch settings at all (the check then says "if").
     given: tuple[str, ...] = ()
+    # A check for a multimodal model alone: shown only when the log's architecture is one some indexed release
+    # registers as multimodal (facts/engine_architectures.json.gz), never on the message's words alone.
+    multimodal_model: bool = False
 
 
 @dataclass(frozen=True)
@@ -144,7 +147,8 @@ def _conditional(item: dict[str, object]) -> ConditionalCheck:
     engine = item.get("engine")
     given = item.get("given", ())
     return ConditionalCheck(compile_gated(str(item.get("words", "")), re.IGNORECASE), str(item["check"]),
-                            str(engine) if engine else None, tuple(str(name) for name in given) if isinstance(given, list) else ())
+                            str(engine) if engine else None, tuple(str(name) for name in given) if isinstance(given, list) else (),
+                            bool(item.get("multimodal_model", False)))
 
 
 @lru_cache(maxsize=1)

@@ -100,6 +100,7 @@ def indexed_releases(engine: str) -> tuple[str, ...]:
 # SupportsPP, SupportsLoRA and SupportsMultiModal; SGLang's pipeline parallelism, recorded as SupportsPP.
 PIPELINE_PARALLEL = "SupportsPP"
 LORA = "SupportsLoRA"
+MULTIMODAL = "SupportsMultiModal"  # vLLM's alone
 
 
 def implementing(engine: str, capability: str, architecture: str) -> Presence | None:

@@ -58,6 +58,7 @@ from logsleuth.reasoning.guidance_text import (
     misfit_steps,
     misfit_why,
     module_no_release_requires,
+    multimodal_architecture,
     platform_steps,
     render_words,
     row_checks,
@@ -180,9 +181,11 @@ def categorize(evidence: Evidence) -> Diagnosis:
     guessed = cut and not read_from_shape and row.category != UNCLASSIFIED and _placed_by_subsystem_alone(why)
     title = render_words(shape.title if shape is not None and shape.title else row.title, engine, version, wrapper)
     checks = (shape.checks if shape is not None else
-              row_checks(row, engine, version, wrapper, failure_texts(failure), launch_settings(launch)))
+              row_checks(row, engine, version, wrapper, failure_texts(failure), launch_settings(launch),
+                         multimodal_architecture(launch)))
     checks = tuple(with_compile_cache(check, failure, launch) for check in checks)
-    for_message = checks_for_the_message(row, engine, failure_texts(failure)) if shape is None else ()
+    for_message = (checks_for_the_message(row, engine, failure_texts(failure), multimodal_architecture(launch))
+                   if shape is None else ())
     feature = _feature_steps(evidence) if row.category not in PARSER_CATEGORIES else ()
     if feature and all(any(flag in check for check in checks) for flag in flags_named(feature[0])):
         feature = ()  # the row's own check already says which flag to leave out (a check written for this message)

@@ -9,6 +9,7 @@ from logsleuth.command_line import CommandLine
 from logsleuth.facts import requires
 from logsleuth.facts.categories import CategoryRow, ConditionalCheck
 from logsleuth.facts.compiled_ops import library_refused, namespace_named, owner_of, said_unloaded
+from logsleuth.facts.engine_architectures import MULTIMODAL, implementing
 from logsleuth.facts.imports import distributions_of
 from logsleuth.fixes import catalog
 from logsleuth.fixes.release_flags import in_every_known_release
@@ -58,15 +59,17 @@ def render_words(text: str, engine: str | None, version: str | None, wrapper: st
 
 
 def row_checks(row: CategoryRow, engine: str | None, version: str | None, wrapper: str | None = None,
-               texts: tuple[str, ...] = (), given: frozenset[str] | None = None) -> tuple[str, ...]:
+               texts: tuple[str, ...] = (), given: frozenset[str] | None = None,
+               multimodal_model: bool = False) -> tuple[str, ...]:
     """Those of the row's conditional checks whose words are in `texts` (the failure's own lines) first, then its
     neutral checks, then the decided engine's own; a check naming a flag only when the flag holds for the release.
     A conditional check is written for this failure's own shape (an NCCL timeout, an `undefined symbol`): in the
     threads it is the one that resolves that shape more often than the row's general first check, so it leads.
     `given`: the settings the launch gives (launch_settings), None when the paste shows none: a check about a setting
     (its `given`) is for a launch that gives it, and with the launch unseen it is said as a question ("if the launch
-    gives …"); a flag the launch gives is the user's release's own, so it holds."""
-    shaped = _shaped_checks(row, engine, texts, given)
+    gives …"); a flag the launch gives is the user's release's own, so it holds.  `multimodal_model`: the log's
+    architecture is registered as multimodal in some indexed release (multimodal_architecture)."""
+    shaped = _shaped_checks(row, engine, texts, given, multimodal_model)
     own = row.engine_checks.get(engine, ()) if engine else ()
 
     def holds(check: str) -> bool:
@@ -83,17 +86,29 @@ def row_checks(row: CategoryRow, engine: str | None, version: str | None, wrappe
 
 
 def _shaped_checks(row: CategoryRow, engine: str | None, texts: tuple[str, ...],
-                   given: frozenset[str] | None) -> list[ConditionalCheck]:
+                   given: frozenset[str] | None, multimodal_model: bool = False) -> list[ConditionalCheck]:
     return [c for c in row.checks_when
             if (c.engine is None or c.engine == engine) and any(c.words.search(text) for text in texts)
-            and (not c.given or given is None or not given.isdisjoint(c.given))]
+            and (not c.given or given is None or not given.isdisjoint(c.given))
+            and (multimodal_model or not c.multimodal_model)]
 
 
-def checks_for_the_message(row: CategoryRow, engine: str | None, texts: tuple[str, ...]) -> tuple[str, ...]:
+def checks_for_the_message(row: CategoryRow, engine: str | None, texts: tuple[str, ...],
+                           multimodal_model: bool = False) -> tuple[str, ...]:
     """The row's checks written for this failure's words (its conditional checks whose words the failure holds), as
     written: a setting one of them names is the check's own subject, so the general line about the settings the message
     speaks of is not added beside it."""
-    return tuple(c.check for c in _shaped_checks(row, engine, texts, None) if c.words.pattern)
+    return tuple(c.check for c in _shaped_checks(row, engine, texts, None, multimodal_model) if c.words.pattern)
+
+
+def multimodal_architecture(launch: LaunchInfo) -> bool:
+    """Whether the log's architecture (vLLM's "Resolved architecture: X") is one some indexed release registers as
+    multimodal (its class implements SupportsMultiModal: facts/engine_architectures.json.gz): a model known to take
+    images or audio, which a release that reads it as text-only predates."""
+    if not launch.architecture:
+        return False
+    return any(presence is not None and bool(presence.having)
+               for presence in (implementing(engine, MULTIMODAL, launch.architecture) for engine in ENGINE_NAMES))
 
 
 _OFF_VALUES = frozenset({"false", "none", "null", "0", "''", '""'})
