@@ -69,7 +69,7 @@ def test_flashinfers_nvcc_lookup_leads_with_its_version_against_the_release() ->
     found = diagnose_without_patterns(log)
     assert found.category == "dependency-version"
     assert found.fix is not None
-    assert "flashinfer-python" in found.fix.steps[0] and "Requires-Dist" in found.fix.steps[0]
+    assert "flashinfer-python" in found.fix.steps[0] and "pip check" in found.fix.steps[0]
     assert any("install the CUDA toolkit" in step for step in found.fix.steps[1:])
 
 

@@ -10,10 +10,16 @@
   setting (a copied command, a wrapper that always passes it) as a multimodal model the release predates: the title
   stays neutral, and the release leads only for an architecture some indexed release registers as multimodal
   (facts/engine_architectures.json.gz, vLLM's SupportsMultiModal).
+- M4: flashinfer's "Could not find nvcc" (flashinfer/jit/cpp_ext.py get_cuda_path): `pip show` prints requirement
+  names, never the pin, so the version lead says `pip check`, and names the first releases that pin
+  flashinfer-python (facts/requires.json).
 """
 
 from __future__ import annotations
 
+import re
+
+from logsleuth.facts import requires
 from tests.helpers import check_texts, diagnose_without_patterns, real_traceback
 
 
@@ -70,3 +76,15 @@ def test_a_text_only_model_given_a_multimodal_setting_is_not_said_to_want_a_newe
     checks = check_texts(found)
     assert "install a vLLM release" not in checks
     assert "leave it out" in checks
+
+
+def test_flashinfers_nvcc_lookup_asks_for_a_pin_the_user_can_read() -> None:
+    log = _raised_in("flashinfer/jit/cpp_ext.py", "get_cuda_path", "raise RuntimeError('Could not find nvcc')")
+    found = diagnose_without_patterns(log)
+    assert found.fix is not None
+    lead = found.fix.steps[0]
+    assert "Requires-Dist" not in lead and "pip check" in lead
+    # the releases the check says first require flashinfer-python are those facts/requires.json shows
+    said = dict(re.findall(r"(vLLM|SGLang) ([\w.]+) and later", lead))
+    assert said == {"vLLM": requires.pins_across("vllm", "flashinfer-python")[0][0],
+                    "SGLang": requires.pins_across("sglang", "flashinfer-python")[0][0]}
