@@ -5,7 +5,9 @@ Some model classes serve several versions of one family and pick the implementat
 refusing any other in their own words (the raise site index): vLLM's MiniCPMV.__new__ and SGLang's MiniCPMV.__init__
 "Currently, MiniCPMV only supports versions {}. Got version: {}" (vLLM up to 0.9.2 and SGLang before 0.5 with the
 versions written out: "… only supports versions 2.0, 2.5, and 2.6", "… only supports versions 2.6"), vLLM's
-MiniCPMO.__new__ the same for MiniCPMO, vLLM's GrokForCausalLM.__new__ "Unsupported Grok version: {}".  The
+MiniCPMO.__new__ the same for MiniCPMO.  (vLLM's GrokForCausalLM.__new__ "Unsupported Grok version: {}" is not read: its
+version comes from _get_grok_version, which returns only the two versions the dict holds, so no indexed release can
+raise it.)  The
 model is not unknown to the release: its architecture is registered, and only the checkpoint's version (config.json
 "version", or the one read from the config) is newer than what that release implements.  Which indexed releases
 implement each version is read from facts/model_versions.json (scripts/engine_index/model_versions.py: the keys of
@@ -25,16 +27,15 @@ from logsleuth.reasoning.evidence import Evidence, exception_lines
 RULE_ID = "rule-model-version-unsupported"
 ENGINE_NAMES = {"sglang": "SGLang", "vllm": "vLLM"}
 # The refusal: the family, the versions the release lists (older wording: the list alone), the checkpoint's version
-# (newer wording: a tuple, "(4, 5)"; Grok's: a name, "grok3").  Bounded, linear on a 64 KiB line.
+# (newer wording: a tuple, "(4, 5)").  Bounded, linear on a 64 KiB line.
 _REFUSAL = compile_lazily(
     r"\bCurrently, (?P<family>[A-Za-z]\w{0,40}+) only supports versions (?P<listed>[\d., and]{1,80}+)"
     r"(?:\W{0,3}Got version: \(?(?P<got>\d{1,3}(?:, ?\d{1,3}){0,3})\)?)?"
-    r"|\bUnsupported (?P<named>[A-Za-z]\w{0,40}+) version: (?P<name>[\w.-]{1,60}+)"
 )
 _NUMBERS = compile_lazily(r"\d+")
 SOURCES = (
-    "vllm vllm/model_executor/models/minicpmv.py MiniCPMV.__new__, minicpmo.py MiniCPMO.__new__, grok1.py "
-    "GrokForCausalLM.__new__; sglang sglang/srt/models/minicpmv.py MiniCPMV.__init__ (the raise site index)",
+    "vllm vllm/model_executor/models/minicpmv.py MiniCPMV.__new__, minicpmo.py MiniCPMO.__new__; sglang "
+    "sglang/srt/models/minicpmv.py MiniCPMV.__init__ (the raise site index)",
     "facts/model_versions.json (scripts/engine_index/model_versions.py): the versions each indexed release's "
     "refusing class implements, read from its wheel",
 )
@@ -69,8 +70,6 @@ def _refusal(evidence: Evidence) -> tuple[str, tuple[str, ...], str | None] | No
     for line in exception_lines(evidence.failure):
         if (found := _REFUSAL.search(line)) is None:
             continue
-        if found["named"]:
-            return found["named"], (), found["name"]
         listed = tuple(v for v in found["listed"].replace(" and ", ",").replace(" ", "").split(",") if v)
         wanted = ".".join(part.strip() for part in found["got"].split(",")) if found["got"] else None
         return found["family"], tuple(v.rstrip(".") for v in listed if v.rstrip(".")), wanted
@@ -96,7 +95,7 @@ def _releases_line(engine: str, family: str, table: dict[str, Presence], listed:
 
 
 def _order(item: tuple[str, Presence]) -> tuple[int, ...]:
-    """A family's versions in order: "2.6" before "4.0", "grok1" before "grok2"."""
+    """A family's versions in order: "2.6" before "4.0"."""
     return tuple(int(number) for number in _NUMBERS.findall(item[0]))
 
 
