@@ -13,6 +13,8 @@
 - M4: flashinfer's "Could not find nvcc" (flashinfer/jit/cpp_ext.py get_cuda_path): `pip show` prints requirement
   names, never the pin, so the version lead says `pip check`, and names the first releases that pin
   flashinfer-python (facts/requires.json).
+- L4: every indexed release has filter_duplicate_safetensors_files (SGLang 0.3.6.post3 loads through vLLM's get_model,
+  whose weight_utils has it from 0.5.5), so the native-format checks name no release "older than that filter".
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ def test_a_bare_native_name_still_names_the_native_weights_file() -> None:
     for name in ("layers.0.attention.wk.weight", "tok_embeddings.weight"):
         found = diagnose_without_patterns(_missing_tensor("vllm/model_executor/models/llama.py", name))
         assert "native-format weights file" in found.title, name
+        # no indexed release predates the index-file filter: no upgrade is offered for it
+        assert "or upgrade" not in check_texts(found) and "older than that filter" not in check_texts(found)
 
 
 def test_a_negative_output_budget_is_not_said_to_be_the_servers() -> None:

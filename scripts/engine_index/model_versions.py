@@ -14,7 +14,9 @@ imported.  A dict is kept only when the function that looks it up also raises th
 family.
 
 The file: per engine the releases in order, per family and version the runs of release indices implementing it
-("a-b", several joined with ",", as engine_architectures.json.gz writes them).
+("a-b", several joined with ",", as engine_architectures.json.gz writes them).  "Implementing" means dispatched by
+that version dict: a release whose class exists without such a dict (vLLM 0.11.2's `class MiniCPMO(MiniCPMV2_6)`,
+which refuses nothing by version) is not listed for the family, though it may serve the model.
 """
 
 from __future__ import annotations
