@@ -158,6 +158,12 @@ def is_gated(value: object) -> bool:
     return isinstance(value, _GatedPattern)
 
 
+def gated_engine(value: object) -> str:
+    """The module a gated pattern compiles with ("re" or "regex"), for the tests that compile it for real."""
+    assert isinstance(value, _GatedPattern)
+    return value._engine
+
+
 def gated_patterns(value: object) -> list[str]:
     """The text of every gated pattern held in `value` (a table row, or tuples, lists and dicts of them): what
     scripts/facts/regex_literals.py reads the literals of."""

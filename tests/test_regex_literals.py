@@ -16,7 +16,14 @@ import regex
 
 from logsleuth import reasoning
 from logsleuth.facts import categories, divisibility, model_files
-from logsleuth.lazyre import compile_gated, compile_gated_regex, gated_patterns, is_gated, table_literals
+from logsleuth.lazyre import (
+    compile_gated,
+    compile_gated_regex,
+    gated_engine,
+    gated_patterns,
+    is_gated,
+    table_literals,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 WILD = REPO / "tests" / "fixtures" / "wild"
@@ -53,7 +60,7 @@ def _table_regexes() -> list[tuple[object, re.Pattern[str] | regex.Pattern[str]]
     for module in _reasoning_modules():  # the rules' module-level patterns, gated the same way
         for value in vars(module).values():
             if is_gated(value):
-                engine = regex if value._engine == "regex" else re
+                engine = regex if gated_engine(value) == "regex" else re
                 pairs.append((value, engine.compile(value.pattern, value.flags)))
     return pairs
 

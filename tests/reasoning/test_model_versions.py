@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from logsleuth.facts.model_versions import versions_of
 from tests.helpers import diagnose_without_patterns, traceback_of_installed
 
@@ -73,7 +75,8 @@ def test_another_unsupported_version_message_is_not_this_rule() -> None:
 
 
 def test_the_table_holds_what_the_engines_code_holds() -> None:
-    # vLLM 0.11.2's installed minicpmv.py (the oracle venv) holds 2.0 to 4.5; the table says 0.11.2 implements them.
+    # the versions vLLM 0.11.2's minicpmv.py dispatches (its _SUPPORT_VERSION keys, 2.0 to 4.5, read from the wheel
+    # when this test was written) and 0.9.2's (no 4.0): the shipped table against those figures, not against the file
     table = versions_of("vllm", "MiniCPMV")
     assert sorted(v for v, presence in table.items() if presence.has("0.11.2")) == ["2.0", "2.5", "2.6", "4.0", "4.5"]
     assert not table["4.0"].has("0.9.2")
@@ -81,12 +84,10 @@ def test_the_table_holds_what_the_engines_code_holds() -> None:
     assert "MiniCPMV" in shipped["engines"]["sglang"]["families"]
 
 
-def test_the_script_reads_the_dict_the_refusing_function_looks_up() -> None:
+def test_the_script_reads_the_dict_the_refusing_function_looks_up(monkeypatch: pytest.MonkeyPatch) -> None:
     # scripts/engine_index/model_versions.py: the keys of the dict a function both looks the version up in and raises
     # the refusal from; a version dict no refusal reads is not the family's.
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).parents[2] / "scripts" / "engine_index"))
+    monkeypatch.syspath_prepend(str(Path(__file__).parents[2] / "scripts" / "engine_index"))
     from model_versions import family_versions  # type: ignore[import-not-found]
 
     source = _MINICPMV + "\n_OTHER_VERSIONS = {(9, 9): object}\n" + '''
