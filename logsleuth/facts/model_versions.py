@@ -2,8 +2,8 @@
 scripts/engine_index/model_versions.py from the released wheels the raise-site index reads).
 
 Some model classes serve several versions of one family and refuse a checkpoint of any other version in their own
-words (vLLM's and SGLang's MiniCPMV, "Currently, MiniCPMV only supports versions …"; vLLM's MiniCPMO; vLLM's Grok,
-"Unsupported Grok version: {}"): the versions are the keys of the dict the class looks the checkpoint's version up
+words (vLLM's and SGLang's MiniCPMV, "Currently, MiniCPMV only supports versions …"; vLLM's MiniCPMO; the table also
+holds vLLM's Grok, whose refusal no indexed release can raise): the versions are the keys of the dict the class looks the checkpoint's version up
 in.  This table says which indexed releases hold each version, so the advice names releases from facts.
 """
 
@@ -36,6 +36,10 @@ def versions_of(engine: str, family: str) -> dict[str, Presence]:
     if table is None or family not in table["families"]:
         return {}
     releases = tuple(table["releases"])
-    return {version: Presence(engine, f"{family} {version}",
-                              tuple(v for i, v in enumerate(releases) if i in release_indices(runs)), releases)
+    return {version: _presence(engine, f"{family} {version}", release_indices(runs), releases)
             for version, runs in table["families"][family].items()}
+
+
+def _presence(engine: str, what: str, held: set[int], releases: tuple[str, ...]) -> Presence:
+    """The releases whose index is in `held` (parsed once per version, not once per release)."""
+    return Presence(engine, what, tuple(v for i, v in enumerate(releases) if i in held), releases)

@@ -21,11 +21,10 @@ from __future__ import annotations
 from logsleuth.facts.engine_modules import Presence, spans_of
 from logsleuth.facts.model_versions import ENGINES, versions_of
 from logsleuth.lazyre import compile_lazily
-from logsleuth.models import Diagnosis, Fix
+from logsleuth.models import ENGINE_NAMES, Diagnosis, Fix
 from logsleuth.reasoning.evidence import Evidence, exception_lines
 
 RULE_ID = "rule-model-version-unsupported"
-ENGINE_NAMES = {"sglang": "SGLang", "vllm": "vLLM"}
 # The refusal: the family, the versions the release lists (older wording: the list alone), the checkpoint's version
 # (newer wording: a tuple, "(4, 5)").  Bounded, linear on a 64 KiB line.
 _REFUSAL = compile_lazily(
