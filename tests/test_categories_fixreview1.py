@@ -15,13 +15,19 @@
   flashinfer-python (facts/requires.json).
 - L4: every indexed release has filter_duplicate_safetensors_files (SGLang 0.3.6.post3 loads through vLLM's get_model,
   whose weight_utils has it from 0.5.5), so the native-format checks name no release "older than that filter".
+- L7: a conditional check that is not shown (its setting not given by the launch, its flag not in the release)
+  suppresses nothing: the "the message speaks of a setting" line is left out only beside a check row_checks keeps.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
-from logsleuth.facts import requires
+from logsleuth.facts import categories, requires
+from logsleuth.facts.categories import ConditionalCheck
+from logsleuth.lazyre import compile_gated
+from logsleuth.reasoning.guidance_text import checks_for_the_message, row_checks
 from tests.helpers import check_texts, diagnose_without_patterns, real_traceback
 
 
@@ -92,3 +98,16 @@ def test_flashinfers_nvcc_lookup_asks_for_a_pin_the_user_can_read() -> None:
     said = dict(re.findall(r"(vLLM|SGLang) ([\w.]+) and later", lead))
     assert said == {"vLLM": requires.pins_across("vllm", "flashinfer-python")[0][0],
                     "SGLang": requires.pins_across("sglang", "flashinfer-python")[0][0]}
+
+
+def test_a_check_not_shown_suppresses_nothing() -> None:
+    refusal = "ValueError: `limit_mm_per_prompt` is only supported for multimodal models."
+    row = next(r for r in categories.table().rows if any(c.words.search(refusal) for c in r.checks_when))
+    other = ConditionalCheck(compile_gated("only supported for multimodal", re.IGNORECASE),
+                             "In vLLM: leave --other-setting out.", "vllm", ("--other-setting",))
+    row = replace(row, checks_when=(other,))
+    not_given = frozenset({"--limit-mm-per-prompt"})
+    assert other.check not in row_checks(row, "vllm", None, texts=(refusal,), given=not_given)
+    assert checks_for_the_message(row, "vllm", None, (refusal,), not_given) == ()
+    given = frozenset({"--other-setting"})
+    assert checks_for_the_message(row, "vllm", None, (refusal,), given) == (other.check,)

@@ -184,8 +184,8 @@ def categorize(evidence: Evidence) -> Diagnosis:
               row_checks(row, engine, version, wrapper, failure_texts(failure), launch_settings(launch),
                          multimodal_architecture(launch)))
     checks = tuple(with_compile_cache(check, failure, launch) for check in checks)
-    for_message = (checks_for_the_message(row, engine, failure_texts(failure), multimodal_architecture(launch))
-                   if shape is None else ())
+    for_message = (checks_for_the_message(row, engine, version, failure_texts(failure), launch_settings(launch),
+                                          multimodal_architecture(launch)) if shape is None else ())
     feature = _feature_steps(evidence) if row.category not in PARSER_CATEGORIES else ()
     if feature and all(any(flag in check for check in checks) for flag in flags_named(feature[0])):
         feature = ()  # the row's own check already says which flag to leave out (a check written for this message)

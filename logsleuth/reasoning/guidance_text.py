@@ -69,36 +69,43 @@ def row_checks(row: CategoryRow, engine: str | None, version: str | None, wrappe
     (its `given`) is for a launch that gives it, and with the launch unseen it is said as a question ("if the launch
     gives …"); a flag the launch gives is the user's release's own, so it holds.  `multimodal_model`: the log's
     architecture is registered as multimodal in some indexed release (multimodal_architecture)."""
-    shaped = _shaped_checks(row, engine, texts, given, multimodal_model)
+    kept = _kept_checks(row, engine, version, texts, given, multimodal_model)
     own = row.engine_checks.get(engine, ()) if engine else ()
-
-    def holds(check: str) -> bool:
-        return not engine or flags_hold(check, engine, version)
-
-    def holds_given(check: ConditionalCheck) -> bool:
-        return (bool(check.given) and given is not None and not given.isdisjoint(check.given)) or holds(check.check)
-
     # (a check about a launch setting alone, with no words of the failure's, follows the row's own checks)
-    worded = [c.check for c in shaped if c.words.pattern and holds_given(c)]
-    about_settings = [c.check for c in shaped if not c.words.pattern and holds_given(c)]
-    ordered = (*worded, *row.checks, *about_settings, *filter(holds, own))
+    worded = [c.check for c in kept if c.words.pattern]
+    about_settings = [c.check for c in kept if not c.words.pattern]
+    ordered = (*worded, *row.checks, *about_settings, *(c for c in own if _holds(c, engine, version)))
     return tuple(with_flag_releases(render_words(check, engine, version, wrapper), engine, version) for check in ordered)
 
 
-def _shaped_checks(row: CategoryRow, engine: str | None, texts: tuple[str, ...],
-                   given: frozenset[str] | None, multimodal_model: bool = False) -> list[ConditionalCheck]:
+def _holds(check: str, engine: str | None, version: str | None) -> bool:
+    """A check's flags exist in the release (any check, with no engine decided)."""
+    return not engine or flags_hold(check, engine, version)
+
+
+def _kept_checks(row: CategoryRow, engine: str | None, version: str | None, texts: tuple[str, ...],
+                 given: frozenset[str] | None, multimodal_model: bool) -> list[ConditionalCheck]:
+    """The row's conditional checks shown for this failure: its words in `texts`, for this engine, about a setting
+    the launch gives (or an unseen launch), for a multimodal model where marked so, and naming flags that hold for the
+    release (a flag the launch gives holds)."""
+    def holds_given(check: ConditionalCheck) -> bool:
+        return ((bool(check.given) and given is not None and not given.isdisjoint(check.given))
+                or _holds(check.check, engine, version))
+
     return [c for c in row.checks_when
             if (c.engine is None or c.engine == engine) and any(c.words.search(text) for text in texts)
             and (not c.given or given is None or not given.isdisjoint(c.given))
-            and (multimodal_model or not c.multimodal_model)]
+            and (multimodal_model or not c.multimodal_model) and holds_given(c)]
 
 
-def checks_for_the_message(row: CategoryRow, engine: str | None, texts: tuple[str, ...],
-                           multimodal_model: bool = False) -> tuple[str, ...]:
-    """The row's checks written for this failure's words (its conditional checks whose words the failure holds), as
-    written: a setting one of them names is the check's own subject, so the general line about the settings the message
-    speaks of is not added beside it."""
-    return tuple(c.check for c in _shaped_checks(row, engine, texts, None, multimodal_model) if c.words.pattern)
+def checks_for_the_message(row: CategoryRow, engine: str | None, version: str | None, texts: tuple[str, ...],
+                           given: frozenset[str] | None, multimodal_model: bool = False) -> tuple[str, ...]:
+    """The row's checks written for this failure's words that row_checks shows (a conditional check whose words the
+    failure holds and that is kept for this launch and release), as written: a setting one of them names is the
+    check's own subject, so the general line about the settings the message speaks of is not added beside it.  A
+    check not shown (its setting not given, its flag not in the release) suppresses nothing."""
+    return tuple(c.check for c in _kept_checks(row, engine, version, texts, given, multimodal_model)
+                 if c.words.pattern)
 
 
 def multimodal_architecture(launch: LaunchInfo) -> bool:
