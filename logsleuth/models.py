@@ -326,6 +326,9 @@ class LaunchInfo:
     # Lines that show a package that drives or plugs into the engine (a wrapper, a KV connector, a platform plugin:
     # facts/engine_drivers.py) listed or loaded beside it, the first ones: the other side of a version skew.
     driver_lines: tuple[str, ...] = ()
+    # Lines that name a plugin of vLLM otherwise (its package in a frame's path, its name on a version line, in an
+    # image or as the program: facts/engine_drivers.py plugins_named), the first ones: a sign the plugin is in use.
+    plugin_lines: tuple[str, ...] = ()
     # The switches the engine's own dump of its settings shows on (`trust_remote_code=True` in a repr,
     # `'trust_remote_code': True` in a dict): given by the launch even where its command is not in the log.
     switches_on: tuple[str, ...] = ()

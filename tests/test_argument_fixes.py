@@ -199,9 +199,9 @@ def test_a_later_launch_that_started_a_server_is_not_the_earlier_failures_comman
 
 
 def test_a_summary_that_starts_with_vllm_keeps_its_spelling() -> None:
-    log = "usage: vllm serve [-h] [--model MODEL]\nvllm serve: error: unrecognized arguments: --omni\n"
+    log = "usage: vllm serve [-h] [--model MODEL]\nvllm serve: error: unrecognized arguments: --npu-graph-x\n"
     fix = diagnose_text(log, DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis.fix  # type: ignore[union-attr]
-    assert fix is not None and fix.summary.startswith("vLLM has no --omni")
+    assert fix is not None and fix.summary.startswith("vLLM has no --npu-graph-x")
 
 
 @pytest.mark.parametrize(
@@ -312,7 +312,7 @@ def test_a_removed_vllm_flag_is_never_renamed_to_a_look_alike() -> None:
     assert "--speculative-model is a flag of vLLM 0.6.0 to 0.8.2 only" in diagnosis.fix.summary
 
 
-@pytest.mark.parametrize(("prog", "flag", "other"), [("vllm serve", "--omni", "SGLang"), ("launch_server.py", "--enable_metricz", "vLLM")])
+@pytest.mark.parametrize(("prog", "flag", "other"), [("vllm serve", "--npu-graph-x", "SGLang"), ("launch_server.py", "--enable_metricz", "vLLM")])
 def test_the_root_cause_of_an_unknown_flag_names_no_other_engine(prog: str, flag: str, other: str) -> None:
     """Issue 28: a flag is said to be the other engine's only on positive evidence; a lone unknown flag is not."""
     diagnosis = _unrecognized(prog, ["--model-path", "/m", flag] if prog.startswith("launch") else [flag],
@@ -412,22 +412,24 @@ def test_a_release_guessed_older_than_every_catalog_may_lack_the_flag(guessed: s
 ])
 def test_a_flag_no_release_has_is_not_removed_when_a_plugin_is_shown(plugin_line: str) -> None:
     log = (f"{plugin_line}\nusage: vllm serve [-h] [--model MODEL]\n"
-           "vllm serve: error: unrecognized arguments: --omni\n")
+           "vllm serve: error: unrecognized arguments: --npu-graph-x\n")
     fix = diagnose_text(log, DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis.fix  # type: ignore[union-attr]
     assert fix is not None and "vllm-ascend" in fix.summary and "check both versions" in fix.summary
-    assert ("remove", "--omni") not in [(op.op, op.flag) for op in fix.flags]
+    assert ("remove", "--npu-graph-x") not in [(op.op, op.flag) for op in fix.flags]
 
 
 def test_a_flag_no_release_has_is_still_removed_without_a_plugin() -> None:
-    log = "usage: vllm serve [-h] [--model MODEL]\nvllm serve: error: unrecognized arguments: --omni\n"
+    """Not --omni: that flag is vLLM-Omni's own (facts/engine_drivers.toml), kept whatever else the log shows
+    (tests/test_plugins_and_wrappers.py)."""
+    log = "usage: vllm serve [-h] [--model MODEL]\nvllm serve: error: unrecognized arguments: --npu-graph-x\n"
     fix = diagnose_text(log, DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis.fix  # type: ignore[union-attr]
-    assert fix is not None and ("remove", "--omni") in [(op.op, op.flag) for op in fix.flags]
+    assert fix is not None and ("remove", "--npu-graph-x") in [(op.op, op.flag) for op in fix.flags]
 
 
 def test_a_vllm_plugin_listed_beside_sglang_does_not_keep_an_sglang_flag() -> None:
     """The table's plugins are vLLM's: SGLang's parser never had their flags (review L1 of stop 48)."""
     log = ("vllm-ascend               0.9.1\nusage: launch_server.py [-h] --model-path MODEL_PATH\n"
-           "launch_server.py: error: unrecognized arguments: --omni\n")
+           "launch_server.py: error: unrecognized arguments: --npu-graph-x\n")
     fix = diagnose_text(log, DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis.fix  # type: ignore[union-attr]
     assert fix is not None and "vllm-ascend" not in fix.summary
 
@@ -436,19 +438,19 @@ def test_a_plugin_vllm_lists_that_the_table_lacks_is_named_by_its_entry_point() 
     """vLLM lists every plugin entry point it found: one the table does not know is still a plugin (stop 48)."""
     log = ("INFO 05-28 10:12:00 [__init__.py:36] Available plugins for group vllm.platform_plugins:\n"
            "INFO 05-28 10:12:00 [__init__.py:38] - acme -> acme_vllm.platform:register\n"
-           "usage: vllm serve [-h] [--model MODEL]\nvllm serve: error: unrecognized arguments: --omni\n")
+           "usage: vllm serve [-h] [--model MODEL]\nvllm serve: error: unrecognized arguments: --npu-graph-x\n")
     fix = diagnose_text(log, DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis.fix  # type: ignore[union-attr]
     assert fix is not None and "the plugin 'acme' (acme_vllm)" in fix.summary
-    assert ("remove", "--omni") not in [(op.op, op.flag) for op in fix.flags]
+    assert ("remove", "--npu-graph-x") not in [(op.op, op.flag) for op in fix.flags]
 
 
 def test_vllms_own_entry_points_are_no_plugin() -> None:
     """Review M2 of stop 48: vLLM lists its own default entry points (`vllm.…`) with the plugins: none is a plugin."""
     log = ("INFO 05-28 10:12:00 [__init__.py:36] Available plugins for group vllm.general_plugins:\n"
            "INFO 05-28 10:12:00 [__init__.py:38] - lora_filesystem_resolver -> vllm.plugins.lora_resolvers.filesystem_resolver:register_filesystem_resolver\n"
-           "usage: vllm serve [-h] [--model MODEL]\nvllm serve: error: unrecognized arguments: --omni\n")
+           "usage: vllm serve [-h] [--model MODEL]\nvllm serve: error: unrecognized arguments: --npu-graph-x\n")
     fix = diagnose_text(log, DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis.fix  # type: ignore[union-attr]
-    assert fix is not None and ("remove", "--omni") in [(op.op, op.flag) for op in fix.flags]
+    assert fix is not None and ("remove", "--npu-graph-x") in [(op.op, op.flag) for op in fix.flags]
 
 
 # -- a JSON value the shell split (stop 49, not blind: split 13's "before" grading) -------------------------------

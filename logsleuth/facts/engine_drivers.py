@@ -6,13 +6,19 @@ installed (its `- NAME -> MODULE:FUNCTION` lines), or vLLM's own line for an out
 activated (vllm/platforms/__init__.py resolve_current_platform_cls_qualname logs "Platform plugin %s is activated"
 for a plugin outside its built-in platforms, which it reports as "Automatically detected platform %s.").  Of a
 package listing only the table's packages count: it names dozens of the engine's own dependencies; every plugin
-vLLM lists is one."""
+vLLM lists is one.
+
+A plugin of vLLM shows itself in more ways than a listing (`plugins_named`): its package in a frame's path or an import
+(`vllm_kunlun/v1/attention/…`), its name on a version line or in an image (`vLLM-Kunlun v0.25.1-dev`,
+`…/vllm-ascend:v0.9.1`), its program (`vllm-omni serve`), or a flag only it adds (`--omni`: `plugin_of_flag`)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from logsleuth.lazyre import compile_lazily
 
@@ -22,7 +28,15 @@ _PLATFORM_PLUGIN = compile_lazily(r"\bPlatform plugin (?P<plugin>[\w-]{1,60}) is
 # vLLM's listing of the plugins it found installed, one entry point a line after "Available plugins for group
 # vllm.platform_plugins:" (vllm/plugins/__init__.py load_plugins_by_group: `log_level("- %s -> %s", plugin.name,
 # plugin.value)`, INFO for every group but the general one): `- ascend -> vllm_ascend:register`, after vLLM's header.
-_LISTED_PLUGIN = compile_lazily(r"(?:^|\] )- (?P<plugin>[\w.-]{1,60}) -> (?P<module>[A-Za-z_][\w.]{0,120}):[\w.]{1,80}\s*$")
+# SGLang (0.5.23's srt/plugins/__init__.py load_plugins_by_group: `logger.info("  - %s -> %s", ep.name, ep.value)` after
+# "Available plugins for group sglang.srt.platforms:" or "sglang.srt.plugins:") lists its plugins in the same shape,
+# indented by two spaces.
+_LISTED_PLUGIN = compile_lazily(
+    r"(?:^|\] )\s{0,4}- (?P<plugin>[\w.-]{1,60}) -> (?P<module>[A-Za-z_][\w.]{0,120}):[\w.]{1,80}\s*$"
+)
+
+
+LISTED_BY_ENGINE = "the engine's list of the plugins it found"  # Driver.shown_by for a `- NAME -> MODULE:FUNC` line
 
 
 @dataclass(frozen=True)
@@ -52,7 +66,7 @@ def normalize(name: str) -> str:
 
 
 @lru_cache(maxsize=1)
-def _rows() -> tuple[dict[str, str], ...]:
+def _rows() -> tuple[dict[str, Any], ...]:
     from logsleuth.facts.table import table_rows
 
     return tuple(table_rows("engine_drivers.toml", "driver"))
@@ -66,6 +80,63 @@ def _by_distribution() -> dict[str, dict[str, str]]:
 @lru_cache(maxsize=1)
 def _by_plugin() -> dict[str, dict[str, str]]:
     return {row["platform_plugin"]: row for row in _rows() if row.get("platform_plugin")}
+
+
+# A line that names a plugin only to say it is absent is no sign of it (vLLM's own "tpu_inference not found, using
+# vLLM's TpuPlatform", vllm/platforms/tpu.py; an ImportError's "No module named 'vllm_ascend'").
+_ABSENT = compile_lazily(r"(?i)\bnot (?:found|installed)\b|\bNo module named\b|\bplease install\b|\bis required\b")
+
+
+@lru_cache(maxsize=1)
+def _plugin_names() -> re.Pattern[str] | None:
+    """One regex of every plugin's package and distribution name, `-` and `_` alike (`vLLM-Kunlun`, `vllm_kunlun`),
+    as a whole word: not inside a longer name (`vllm_ascend_ops` is another package)."""
+    spellings = set(_plugin_by_spelling())
+    if not spellings:
+        return None
+    names = "|".join(sorted(("[-_]".join(map(re.escape, name.split("-"))) for name in spellings),
+                            key=len, reverse=True))
+    # After the name: no more of a name, but a version may follow (a wheel's `vllm_ascend-0.9.1-…`).
+    return re.compile(rf"(?<![\w-])(?:{names})(?!\w|-[A-Za-z_])", re.IGNORECASE)
+
+
+@lru_cache(maxsize=1)
+def _plugin_by_spelling() -> dict[str, str]:
+    """A plugin's names (normalized) to the name the reports give it."""
+    return {normalize(spelling): row["name"] for row in _rows() if row["kind"].endswith("plugin")
+            for spelling in (row["distribution"], row.get("module")) if spelling}
+
+
+# Every plugin's name holds one of these (the table's names are vllm-… and tpu-inference, in either separator and
+# vLLM's own case): a cheap test before the regex, on every early line of a log.
+_NAME_LITERALS = ("vllm_", "vllm-", "vLLM-", "vLLM_", "VLLM-", "VLLM_", "tpu_inference", "tpu-inference")
+
+
+def names_a_plugin(text: str) -> bool:
+    """Whether a log line names one of the table's plugins of vLLM (it runs on the log's early lines: cheap)."""
+    return any(literal in text for literal in _NAME_LITERALS) and bool(plugins_named([text]))
+
+
+def plugins_named(lines: Iterable[str]) -> tuple[str, ...]:
+    """The table's plugins of vLLM the lines name (a frame's path, an import, a version line, an image, a program),
+    each once, in the order named; a line that says the plugin is absent is left out."""
+    pattern = _plugin_names()
+    found: dict[str, None] = {}
+    for line in lines:
+        if pattern is None or len(line) > 4 * _LISTED_LINE_LIMIT or _ABSENT.search(line):
+            continue
+        for match in pattern.finditer(line):
+            found.setdefault(_plugin_by_spelling()[normalize(match.group(0))], None)
+    return tuple(found)
+
+
+def plugin_of_flag(flag: str) -> tuple[str, str] | None:
+    """The plugin that adds `flag` to vLLM's command line (the table's `flags`): its name and distribution, else None."""
+    return next(((row["name"], row["distribution"]) for row in _rows() if flag in _flags_of(row)), None)
+
+
+def _flags_of(row: dict[str, Any]) -> tuple[str, ...]:
+    return tuple(row.get("flags", ()))
 
 
 def _listed(line: str) -> tuple[str, str] | None:
@@ -85,8 +156,9 @@ def _listed(line: str) -> tuple[str, str] | None:
 
 
 def _vllms_own(module: str) -> bool:
-    """An entry point vLLM itself installs (its default general plugins, `vllm.…`): listed beside the plugins, none."""
-    return module == "vllm" or module.startswith("vllm.")
+    """An entry point the engine itself installs (vLLM's default general plugins, `vllm.…`; SGLang's, `sglang.…`):
+    listed beside the plugins, none."""
+    return module.split(".", 1)[0] in ("vllm", "sglang")
 
 
 def shows_a_driver(text: str) -> bool:
@@ -115,7 +187,7 @@ def drivers_shown(lines: Iterable[str]) -> tuple[Driver, ...]:
             row = _by_plugin().get(entry["plugin"])
             name = row["name"] if row else f"the plugin '{entry['plugin']}' ({entry['module'].split('.')[0]})"
             found.setdefault(name, Driver(name, row["distribution"] if row else None,
-                                          row["kind"] if row else "plugin", None, "vLLM's list of the plugins it found"))
+                                          row["kind"] if row else "plugin", None, LISTED_BY_ENGINE))
             continue
         listed = _listed(line)
         row = _by_distribution().get(normalize(listed[0])) if listed else None

@@ -13,7 +13,7 @@ from typing import Literal
 
 from logsleuth.command_line import CommandLine, split_words
 from logsleuth.facts import requires
-from logsleuth.facts.engine_drivers import shows_a_driver
+from logsleuth.facts.engine_drivers import names_a_plugin, shows_a_driver
 from logsleuth.facts.gpus import shows_gpu
 from logsleuth.facts.package_sites import shows_a_version
 from logsleuth.ingest import engine_evidence, engine_from_frames, engine_from_message, line_shapes
@@ -138,6 +138,7 @@ _MEMORY_SHARE_WORDS = ("fraction", "utiliz", "utilis")
 # A share alone in a sentence (`with 0.85`, `at 0.85,`): not a size, a percentage or a time.
 _BARE_SHARE = compile_lazily(r"\b(?:with|at|to|of|using|set to)\s+(?P<value>0\.\d{1,3})(?![\d.]|\s*(?:[GMK]i?B|%|s\b|ms\b))", re.IGNORECASE)
 MAX_MEMORY_SHARES = 16
+MAX_PLUGIN_LINES = 4  # a plugin's name shows once or twice (a version line, an image); its frames repeat it
 MAX_GPU_LINES = 16  # an environment dump lists every GPU; the first lines say which they are
 # Where a log shows its GPU: a paste's environment dump, the start of a server's log.  Beyond this, a line costs
 # one comparison (the cue test is a few substring scans per line: not for every line of a large log).
@@ -232,6 +233,7 @@ class LaunchTracker:
     package_lines: list[str] = field(default_factory=list)  # lines that show a package's version (facts/package_sites.py)
     driver_lines: list[str] = field(default_factory=list)  # lines that show a package driving the engine (facts/engine_drivers.py)
     _driver_command_continues: bool = False  # the last driver line ended with a backslash
+    plugin_lines: list[str] = field(default_factory=list)  # lines that name a plugin of vLLM (LaunchInfo.plugin_lines)
     switches_on: set[str] = field(default_factory=set)  # what the engine's settings dumps show True (SETTINGS_DUMPS)
     memory_shares: list[tuple[str, float]] = field(default_factory=list)  # LaunchInfo.memory_shares_seen
     architecture: str | None = None  # LaunchInfo.architecture
@@ -364,6 +366,8 @@ class LaunchTracker:
             self.driver_lines.append(text)
         elif line.offset < GPU_LINES_WITHIN and len(self.driver_lines) < MAX_GPU_LINES and shows_a_driver(text):
             self.driver_lines.append(text)  # a wrapper, connector or plugin listed beside the engine
+        if line.offset < GPU_LINES_WITHIN and len(self.plugin_lines) < MAX_PLUGIN_LINES and names_a_plugin(text):
+            self.plugin_lines.append(text)  # a plugin's package in a frame, its name on a version line or an image
         self._driver_command_continues = (bool(self.driver_lines) and self.driver_lines[-1] is text
                                           and text.rstrip().endswith("\\"))
         if len(self.memory_shares) < MAX_MEMORY_SHARES and len(text) <= 8192:
@@ -612,6 +616,8 @@ class LaunchTracker:
         self.package_lines.extend(line for line in other.package_lines[:room] if line not in self.package_lines)
         room = MAX_GPU_LINES - len(self.driver_lines)
         self.driver_lines.extend(line for line in other.driver_lines[:room] if line not in self.driver_lines)
+        room = MAX_PLUGIN_LINES - len(self.plugin_lines)
+        self.plugin_lines.extend(line for line in other.plugin_lines[:room] if line not in self.plugin_lines)
         self.launch_lines = sorted({*self.launch_lines, *other.launch_lines})
         for marker, facts in other.launches.items():
             mine = self.launches.setdefault(marker, LaunchFacts())
@@ -714,6 +720,7 @@ class LaunchTracker:
             gpu_lines=tuple(self.gpu_lines),
             package_lines=tuple(self.package_lines),
             driver_lines=tuple(self.driver_lines),
+            plugin_lines=tuple(self.plugin_lines),
             switches_on=tuple(sorted(self.switches_on)),
             memory_shares_seen=tuple(self.memory_shares),
             architecture=self.architecture,

@@ -101,6 +101,12 @@ def cut_in_model_loader(failure: Failure) -> Frame | None:
                  or frame.function in _LOADER_CALLS or called_by(frame) in _LOADER_CALLS), None)
 
 
+def _raised_by_source_words(row: CategoryRow, failure: Failure) -> bool:
+    """Whether the raising line (the innermost frame's source) holds one of the row's source words."""
+    raising = failure.final.frames[-1].source if failure.final.frames else None
+    return raising is not None and any(pattern.search(raising) for pattern in row.source_words)
+
+
 def _raised_in(row: CategoryRow, failure: Failure) -> str | None:
     """The fragment of `row`'s raise_frames the raising frame's file holds (the innermost frame of the last exception,
     whose statement raised it), if any."""
@@ -251,6 +257,8 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
     if row.other_program and other_program(failure) is None:
         return 0, []
     if row.types_needed and not any(t in row.types for block in failure.exceptions for t in type_names(block.type)):
+        return 0, []
+    if row.source_needed and not _raised_by_source_words(row, failure):
         return 0, []
     score, why = 0, []
     if importing:

@@ -12,7 +12,7 @@ from typing import Any
 import regex
 
 from logsleuth.command_line import Word, split_words
-from logsleuth.facts.engine_drivers import drivers_shown
+from logsleuth.facts.engine_drivers import LISTED_BY_ENGINE, drivers_shown, plugin_of_flag, plugins_named
 from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes import cross_engine, rejected_flags
 from logsleuth.fixes.builders.other_engine import command_for_other_engine, with_nearest_chosen
@@ -154,6 +154,7 @@ def unrecognized_arguments(ctx: FixContext, data: dict[str, Any]) -> Fix:
     ops: list[FlagOp] = []
     notes: list[str] = []
     nearest: list[str] = []  # flags measured differently in this engine: the user may set them (needs_input)
+    plugin_flags: dict[tuple[str, str], list[str]] = {}  # a plugin of vLLM (name, distribution) -> its flags refused
     engine = _display(ctx)
     for flag, value in _split_unrecognized(ctx.failure.final.message):
         if not _is_flag(flag):
@@ -177,6 +178,9 @@ def unrecognized_arguments(ctx: FixContext, data: dict[str, Any]) -> Fix:
         if flag == "--num-speculative-tokens" and ctx.launch.engine != "vllm":
             ops.extend(_num_speculative_tokens(ctx, value, notes))
             continue
+        if (owner := _plugin_flag_owner(flag, ctx)) is not None:
+            plugin_flags.setdefault(owner, []).append(flag)  # said once per plugin, below
+            continue
         foreign = _foreign(flag, value, ctx)
         if foreign is not None and foreign.outcome == "renamed" and foreign.target:
             ops.append(FlagOp("rename", flag, foreign.value if foreign.value is not None else value, to=foreign.target))
@@ -197,18 +201,21 @@ def unrecognized_arguments(ctx: FixContext, data: dict[str, Any]) -> Fix:
             notes.append(elsewhere.sentence)
             continue
         suggestion = suggest_flag(flag, ctx)
+        if suggestion and plugins_shown(ctx) and not _same_name(flag, suggestion):
+            suggestion = None  # with a plugin in use, a look-alike may be the plugin's own flag: not renamed
         if suggestion and suggestion != flag:
             ops.append(FlagOp("rename", flag, value, to=suggestion))
             notes.append(f"{flag} is {suggestion} in {engine}")
-        elif plugins := _plugins_shown(ctx):
+        elif plugins := plugins_shown(ctx):
             # A plugin adds its own flags to the engine's parser when it loads: a flag no release of the engine has
             # may be the plugin's, refused because the plugin did not load or was built for another engine release.
             notes.append(f"no catalogued {engine} release has {flag}: it may be a flag of {' or '.join(plugins)}, which the log "
-                         f"shows installed or loaded; a plugin adds its flags only when its release matches the installed {engine}, "
-                         "so check both versions before removing it")
+                         f"shows in use; a plugin adds its flags only when its release matches the installed {engine}, "
+                         "so check both versions; the flag is kept, since removing it would drop what the plugin was asked for")
         else:
             ops.append(FlagOp("remove", flag))
             notes.append(f"{engine} has no {flag}")
+    notes.extend(_plugin_flag_note(flags, owner, ctx) for owner, flags in plugin_flags.items())
     summary = "; ".join(notes)
     # A sentence's first letter in capitals, but an engine's own spelling kept ("vLLM has no …", not "VLLM").
     summary = (summary if summary.startswith("vLLM") else summary[:1].upper() + summary[1:]) + "."
@@ -260,12 +267,48 @@ def _json_flag(command: str | None) -> str | None:
 _JSON_FLAG = compile_lazily_regex(r"(?<!\S)(--?[\w-]+)[ =]+[\"']?[{\[]")
 
 
-def _plugins_shown(ctx: FixContext) -> list[str]:
-    """The plugins of the engine the log shows loaded or installed (facts/engine_drivers.toml: a platform plugin's
-    activation line, a package listing), which may register flags of their own on the engine's parser."""
+def _same_name(flag: str, suggestion: str) -> bool:
+    """`--enable_metrics` and `--enable-metrics`: the same name spelt otherwise, not a look-alike."""
+    return suggestion == "--" + flag.lstrip("-").replace("_", "-")
+
+
+def plugins_shown(ctx: FixContext) -> list[str]:
+    """The plugins of the engine the log shows loaded, installed or in use (facts/engine_drivers.toml: a platform
+    plugin's activation line, a package listing, vLLM's plugin list; the plugin's package or name in a frame, a version
+    line, an image, the command's program), which may register flags of their own on the engine's parser."""
+    if ctx.launch.engine == "sglang":
+        # The table's plugins (vllm-ascend, vllm-plugin-FL, vLLM-Omni) are vLLM's: SGLang loads none of them.  SGLang's
+        # own plugins (entry points of sglang.srt.platforms / sglang.srt.plugins, 0.5.23's srt/plugins/) show only in its
+        # list of the plugins it found, which no table names.
+        return [driver.named for driver in drivers_shown(ctx.launch.driver_lines)
+                if driver.distribution is None and driver.shown_by == LISTED_BY_ENGINE]
     if ctx.launch.engine != "vllm":
-        return []  # the table's plugins (vllm-ascend, vllm-plugin-FL, vLLM-Omni) are vLLM's: SGLang loads none of them
-    return [driver.named for driver in drivers_shown(ctx.launch.driver_lines) if driver.kind.endswith("plugin")]
+        return []
+    shown = [driver.named for driver in drivers_shown(ctx.launch.driver_lines) if driver.kind.endswith("plugin")]
+    named = plugins_named([*ctx.launch.plugin_lines, *ctx.launch.driver_lines, *ctx.lines, *ctx.failure.context,
+                           *([ctx.launch.command] if ctx.launch.command else [])])
+    return shown + [name for name in named if not any(known.startswith(name) for known in shown)]
+
+
+def _plugin_flag_owner(flag: str, ctx: FixContext) -> tuple[str, str] | None:
+    """The plugin of vLLM that adds `flag` to vLLM's command line (its name and distribution), when vLLM refused it."""
+    return plugin_of_flag(flag) if ctx.launch.engine in ("vllm", None) else None
+
+
+def _plugin_flag_note(flags: list[str], owner: tuple[str, str], ctx: FixContext) -> str:
+    """A plugin's own flags refused by vLLM's parser: the plugin's command did not handle the launch.  Removing them
+    would run a plain vLLM server without what the plugin adds (vllm-project/vllm#34545, vllm-project/vllm-omni#1592)."""
+    name, distribution = owner
+    named = " and ".join(flags)
+    listed = next((d.version for d in drivers_shown(ctx.launch.driver_lines) if d.distribution == distribution), None)
+    beside = f" beside vLLM {ctx.launch.named_version}" if ctx.launch.named_version else ""
+    versions = f" (the log shows {name} {listed}{beside})" if listed else ""
+    return (f"{named} {'is a flag' if len(flags) == 1 else 'are flags'} of {name} ({distribution}), not of vLLM: vLLM's own "
+            f"parser refusing {'it' if len(flags) == 1 else 'them'} means the plugin's command did not run. A {name} release "
+            f"is made for one vLLM release: most often the two installed do not match{versions}, or vLLM was installed "
+            f"after it. Check both versions (pip show vllm {distribution}) and install the {name} release made "
+            f"for the installed vLLM, after vLLM. Keep {named}: without {'it' if len(flags) == 1 else 'them'} a plain vLLM "
+            "server starts, without what the plugin adds")
 
 
 def _path_split_by_a_space(token: str, ctx: FixContext) -> str | None:

@@ -11,6 +11,7 @@ from typing import Any
 
 import regex
 
+from logsleuth.facts.engine_drivers import plugin_of_flag
 from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes import cross_engine, rejected_flags
 from logsleuth.fixes.builders.arguments import (
@@ -19,6 +20,7 @@ from logsleuth.fixes.builders.arguments import (
     fitting_choice,
     magnitude_hint,
     number_meant,
+    plugins_shown,
     suggest_flag,
     unrecognized_arguments,
 )
@@ -184,6 +186,7 @@ def vllm_unrecognized_arguments(ctx: FixContext, data: dict[str, Any]) -> Fix:
     notes: list[str] = []
     rest: list[str] = []
     taking_values = False
+    plugins = plugins_shown(ctx)
     for token in tokens:
         if not token.startswith("-"):
             if not taking_values:
@@ -198,6 +201,8 @@ def vllm_unrecognized_arguments(ctx: FixContext, data: dict[str, Any]) -> Fix:
             own_ops.append(FlagOp("rename", flag, None, to=renamed))
             notes.append(f"{flag} was renamed {renamed} (its values carry over)")
             taking_values = True
+        elif plugins or plugin_of_flag(flag):
+            rest.append(token)  # a plugin's flag, perhaps: the generic builder keeps it and says so
         elif guess := _only_look_alike(flag, ctx):
             own_ops.append(FlagOp("remove", flag))
             notes.append(f"vLLM has no {flag}; {guess} only looks alike, so it is left out")

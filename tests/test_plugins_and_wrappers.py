@@ -1,0 +1,123 @@
+"""Stop 49 (harmzero), in generic words (issue 28): failures where a plugin of vLLM is the piece that matters.
+
+- A flag a plugin adds to vLLM's command line, refused by vLLM's own parser, is the plugin's command not running (the
+  two releases do not match, or vLLM was installed after the plugin), never a flag to remove (vllm-project/vllm#34545:
+  `vllm serve … --omni`, vLLM-Omni's flag, with no other sign of the plugin in the paste).  Any positive sign of a
+  plugin in the paste (its package in a frame, its name on a version line or in an image) keeps an unknown flag too.
+- A kernel of a hardware plugin refusing the call its attention code made is the plugin's or the device's limit (at
+  start-up: the warm-up batch, sized by --max-num-seqs), not the feature a word of the kernel's name recalls
+  (baidu/vLLM-Kunlun#477: `speculative_attention` with no speculative decoding set; vllm-project/vllm-ascend#3243).
+Argparse errors and tracebacks are real CPython's, from our own parsers and a site-packages tree laid out as the
+plugin's; the engines' and torch's messages are their own wordings."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+from pathlib import Path
+
+import pytest
+
+from logsleuth.api import DiagnoseOptions, diagnose_text
+from logsleuth.facts.engine_drivers import plugin_of_flag, plugins_named
+from tests.helpers import check_texts, diagnose_with_patterns, traceback_of_installed
+
+
+def _argparse_error(prog: str, argv: list[str], *, subcommands: tuple[str, ...] = (), dest: str | None = None) -> str:
+    """What real argparse prints for `argv`: a server-like parser (`--model`), or one with subcommands."""
+    parser = argparse.ArgumentParser(prog=prog)
+    if subcommands:
+        sub = parser.add_subparsers(dest=dest) if dest else parser.add_subparsers()
+        for name in subcommands:
+            sub.add_parser(name)
+    else:
+        parser.add_argument("--model")
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), pytest.raises(SystemExit):
+        parser.parse_args(argv)
+    return err.getvalue()
+
+
+def _fix_of(log: str):  # type: ignore[no-untyped-def]
+    diagnosis = diagnose_text(log, DiagnoseOptions(include_user_patterns=False)).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.fix is not None
+    return diagnosis.fix
+
+
+def _removed(fix) -> list[str]:  # type: ignore[no-untyped-def]
+    return [op.flag for op in fix.flags if op.op == "remove"]
+
+
+# -- a plugin's flag refused by vLLM's own parser ----------------------------------------------------------------------
+
+def test_a_flag_only_a_plugin_adds_is_kept_with_no_other_sign_of_the_plugin() -> None:
+    """vllm-project/vllm#34545: the command and the parser's refusal, nothing else; --omni is vLLM-Omni's."""
+    log = ("vllm serve /models/Qwen-Image-Edit --omni --port 8092\n"
+           + _argparse_error("vllm", ["--model", "m", "--omni"]))
+    fix = _fix_of(log)
+    assert "--omni" not in _removed(fix), fix
+    assert "vLLM-Omni" in fix.summary and "pip show vllm vllm-omni" in fix.summary and "Keep --omni" in fix.summary
+
+
+@pytest.mark.parametrize("sign", [
+    "vLLM 0.25.1 + vLLM-Kunlun v0.25.1-dev, P800",  # a version line
+    "cd /vllm-workspace/vllm-ascend && pip install -v -e .",  # a path
+    "docker run quay.io/ascend/vllm-ascend:v0.9.1 vllm serve m --npu-graph-x",  # an image
+])
+def test_any_positive_sign_of_a_plugin_keeps_an_unknown_flag(sign: str) -> None:
+    log = f"{sign}\n" + _argparse_error("vllm", ["--model", "m", "--npu-graph-x"])
+    fix = _fix_of(log)
+    assert "--npu-graph-x" not in _removed(fix) and "check both versions" in fix.summary, fix
+
+
+def test_a_line_saying_the_plugin_is_absent_is_no_sign_of_it() -> None:
+    """vLLM's own 'tpu_inference not found, using vLLM's TpuPlatform' (vllm/platforms/tpu.py) names the plugin only to
+    say it is not there: an unknown flag is still vLLM's to leave out."""
+    log = ("INFO 05-28 10:12:01 [tpu.py:275] tpu_inference not found, using vLLM's TpuPlatform\n"
+           + _argparse_error("vllm", ["--model", "m", "--npu-graph-x"]))
+    assert "--npu-graph-x" in _removed(_fix_of(log))
+
+
+def test_a_plugin_sglang_lists_keeps_an_unknown_sglang_flag() -> None:
+    """SGLang's analog (0.5.23 srt/plugins/__init__.py load_plugins_by_group: "Available plugins for group %s:", then
+    "  - %s -> %s" per entry point): a plugin SGLang lists may add flags too; vLLM's table plugins still do not count."""
+    listing = ("[2026-05-28 10:12:00] Available plugins for group sglang.srt.plugins:\n"
+               "[2026-05-28 10:12:00]   - acme -> acme_sgl.plugin:register\n")
+    refusal = _argparse_error("launch_server.py", ["--model", "m", "--acme-mode", "fast"])
+    fix = _fix_of(listing + refusal)
+    assert "--acme-mode" not in _removed(fix) and "the plugin 'acme' (acme_sgl)" in fix.summary, fix
+    own = listing.replace("acme_sgl.plugin:register", "sglang.srt.plugins.builtin:register")
+    assert "--acme-mode" in _removed(_fix_of(own + refusal))
+
+
+def test_plugin_names_are_whole_words() -> None:
+    assert plugins_named(["pip install vllm_ascend-0.9.1-cp311-none-any.whl"]) == ("vllm-ascend",)
+    assert plugins_named(["import my_vllm_ascend_tools", "vllm_ascend_ops.so"]) == ()
+    assert plugin_of_flag("--omni") == ("vLLM-Omni", "vllm-omni") and plugin_of_flag("--port") is None
+
+
+# -- a hardware plugin's kernel refusing its shapes ---------------------------------------------------------------------
+
+KUNLUN_ATTN = '''
+from vllm_kunlun import kunlun_ops
+
+
+def forward(status):
+    return kunlun_ops.speculative_attention(status)
+'''
+# The compiled kernel raises from C, so the attention code's call is the innermost frame: a C function of CPython's
+# stands in for it (its ValueError quotes the status text, which names the kernel).
+KUNLUN_OPS = "speculative_attention = float\n"
+
+
+def test_a_plugin_kernel_refusing_the_warm_up_batch_is_the_plugins_limit(tmp_path: Path) -> None:
+    """baidu/vLLM-Kunlun#477: the kernel's name says 'speculative', no speculative decoding was set."""
+    run = traceback_of_installed(
+        tmp_path, {"vllm_kunlun/kunlun_ops.py": KUNLUN_OPS, "vllm_kunlun/v1/attention/backends/kunlun_attn.py": KUNLUN_ATTN},
+        "from vllm_kunlun.v1.attention.backends.kunlun_attn import forward\n"
+        "forward('Check 0 == ret failed, left operand=0, speculative_attention failed')\n")
+    log = "vllm serve Qwen/Qwen3-8B\n" + run.stderr + "RuntimeError: Engine core initialization failed.\n"
+    found = diagnose_with_patterns(log)
+    assert found.category == "engine-bug" and "hardware plugin" in found.title, found
+    assert "--max-num-seqs" in check_texts(found) and "speculative" not in found.title
