@@ -1,4 +1,5 @@
-"""Stop 49 (harmzero), in generic words (issue 28): failures where a plugin of vLLM is the piece that matters.
+"""Stop 49 (harmzero), in generic words (issue 28): failures where a plugin of vLLM or a wrapper around it is the
+piece that matters.
 
 - A flag a plugin adds to vLLM's command line, refused by vLLM's own parser, is the plugin's command not running (the
   two releases do not match, or vLLM was installed after the plugin), never a flag to remove (vllm-project/vllm#34545:
@@ -7,6 +8,8 @@
 - A kernel of a hardware plugin refusing the call its attention code made is the plugin's or the device's limit (at
   start-up: the warm-up batch, sized by --max-num-seqs), not the feature a word of the kernel's name recalls
   (baidu/vLLM-Kunlun#477: `speculative_attention` with no speculative decoding set; vllm-project/vllm-ascend#3243).
+- A wrapper's command line refusing its subcommand ("argument command: invalid choice") is the wrapper's release,
+  not the engine's flags (huggingface/trl#3139: `trl vllm-serve` before the release that added it).
 Argparse errors and tracebacks are real CPython's, from our own parsers and a site-packages tree laid out as the
 plugin's; the engines' and torch's messages are their own wordings."""
 
@@ -121,3 +124,16 @@ def test_a_plugin_kernel_refusing_the_warm_up_batch_is_the_plugins_limit(tmp_pat
     found = diagnose_with_patterns(log)
     assert found.category == "engine-bug" and "hardware plugin" in found.title, found
     assert "--max-num-seqs" in check_texts(found) and "speculative" not in found.title
+
+
+# -- a wrapper's command line refusing its subcommand ------------------------------------------------------------------
+
+@pytest.mark.parametrize("dest", ["command", None])
+def test_a_wrapper_refusing_its_subcommand_is_the_wrappers_release(dest: str | None) -> None:
+    """huggingface/trl#3139: `trl vllm-serve` refused by a TRL release that predates it (argparse names the subparsers
+    by their dest, or by their choices when they have none)."""
+    log = ("the command is `trl vllm-serve --model models/Qwen2.5-7B-Instruct`\n"
+           + _argparse_error("trl", ["vllm-serve"], subcommands=("chat", "dpo", "env", "grpo", "kto", "sft"), dest=dest))
+    found = diagnose_with_patterns(log)
+    assert found.category == "unknown-flag" and "subcommand" in found.title, found
+    assert "later release" in check_texts(found) and "--gpu-memory-utilization" not in check_texts(found)
