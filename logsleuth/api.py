@@ -55,6 +55,7 @@ from logsleuth.reasoning.raise_site import site_of, with_raise_site, with_versio
 from logsleuth.reasoning.registry import Evidence, reason
 from logsleuth.reasoning.relaxed_check import with_relaxed_check
 from logsleuth.reasoning.root_cause import earlier_failures, with_root_cause
+from logsleuth.reasoning.shared_gpu import with_shared_gpu
 from logsleuth.reasoning.shared_libraries import known_library_missing
 from logsleuth.sources.base import Progress, ReportsProgress, Source
 from logsleuth.sources.fanout import DEFAULT_PARALLEL, IdleWork, one_at_a_time
@@ -320,7 +321,10 @@ def build_report(
         found = named
         # Whatever gave the diagnosis (pattern, rule, general): the instructions of the engine's own message, checked.
         # And no flag its release lacks is offered (fixes/release_flags.py).
-        checked = with_release_flags(with_engine_words(found.diagnosis, found.failure, own), own,
+        # And an out-of-memory failure whose torch figures show memory held by other processes says so, with the
+        # memory fraction that fits beside them (reasoning/shared_gpu.py).
+        shared = with_shared_gpu(found.diagnosis, found.failure, own.engine)
+        checked = with_release_flags(with_engine_words(shared, found.failure, own), own,
                                      _releases_holding(found, site, own))
         groups.append(replace(found, diagnosis=checked))
         if own.engine_version is not None and own.engine_version_source == "inferred":

@@ -1,5 +1,5 @@
 """Stop 49 (harmzero), in generic words (issue 28): failures where a plugin of vLLM or a wrapper around it is the
-piece that matters.
+piece that matters, and memory held by other processes.
 
 - A flag a plugin adds to vLLM's command line, refused by vLLM's own parser, is the plugin's command not running (the
   two releases do not match, or vLLM was installed after the plugin), never a flag to remove (vllm-project/vllm#34545:
@@ -10,6 +10,8 @@ piece that matters.
   (baidu/vLLM-Kunlun#477: `speculative_attention` with no speculative decoding set; vllm-project/vllm-ascend#3243).
 - A wrapper's command line refusing its subcommand ("argument command: invalid choice") is the wrapper's release,
   not the engine's flags (huggingface/trl#3139: `trl vllm-serve` before the release that added it).
+- torch's out-of-memory figures showing memory held outside the failing process: other processes on the GPU, and the
+  memory fraction (a share of TOTAL memory) that fits beside them (vllm-project/vllm#783).
 Argparse errors and tracebacks are real CPython's, from our own parsers and a site-packages tree laid out as the
 plugin's; the engines' and torch's messages are their own wordings."""
 
@@ -24,6 +26,7 @@ import pytest
 
 from logsleuth.api import DiagnoseOptions, diagnose_text
 from logsleuth.facts.engine_drivers import plugin_of_flag, plugins_named
+from logsleuth.reasoning.shared_gpu import gpu_share
 from tests.helpers import check_texts, diagnose_with_patterns, traceback_of_installed
 
 
@@ -137,3 +140,29 @@ def test_a_wrapper_refusing_its_subcommand_is_the_wrappers_release(dest: str | N
     found = diagnose_with_patterns(log)
     assert found.category == "unknown-flag" and "subcommand" in found.title, found
     assert "later release" in check_texts(found) and "--gpu-memory-utilization" not in check_texts(found)
+
+
+# -- memory held by other processes, from torch's figures ---------------------------------------------------------------
+
+OLD_TORCH = ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.63 GiB (GPU 0; 44.56 GiB total "
+             "capacity; 27.91 GiB already allocated; 565.31 MiB free; 27.93 GiB reserved in total by PyTorch) If reserved "
+             "memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.\n")
+NEW_TORCH = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 896.00 MiB. GPU 0 has a total capacity of "
+             "79.25 GiB of which 412.94 MiB is free. Process 4242 has 30.00 GiB memory in use. Including non-PyTorch "
+             "memory, this process has 48.84 GiB memory in use. Of the allocated memory 47.93 GiB is allocated by "
+             "PyTorch, and 271.40 MiB is reserved by PyTorch but unallocated.\n")
+
+
+@pytest.mark.parametrize(("line", "elsewhere", "fraction"), [(OLD_TORCH, "16.1", "0.58"), (NEW_TORCH, "30.0", "0.57")])
+def test_memory_other_processes_hold_is_named_with_the_fraction_that_fits(line: str, elsewhere: str, fraction: str) -> None:
+    found = diagnose_with_patterns(line)
+    steps = check_texts(found)
+    assert f"about {elsewhere} GiB is held by other processes" in steps and f"at most {fraction} here" in steps, steps
+    assert "TOTAL memory" in steps
+
+
+def test_a_process_that_holds_the_whole_gpu_itself_gets_no_such_step() -> None:
+    line = NEW_TORCH.replace("Process 4242 has 30.00 GiB memory in use. ", "").replace("48.84 GiB", "78.84 GiB")
+    share = gpu_share(line)
+    assert share is not None and share.elsewhere < 1
+    assert "held by other processes" not in check_texts(diagnose_with_patterns(line))
