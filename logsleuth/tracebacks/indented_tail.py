@@ -20,6 +20,8 @@ MAX_PARAGRAPH_LINES = 4  # an engine's message a terminal or an editor wrapped; 
 
 @dataclass
 class _Paragraph:
+    """One run of lines at the same indent that no collector took: where it starts, and its texts so far."""
+
     indent: str
     first: LogLine
     first_seq: int
