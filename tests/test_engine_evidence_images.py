@@ -132,3 +132,5 @@ def test_an_engines_own_image_tag_names_its_release(command: str, version: str |
     a release stated as an image tag reported as "version not in the log")."""
     launch = diagnose_text(f"$ {command}\n{REFUSED}", OPTIONS).launch
     assert launch.engine is not None and launch.engine_version == version
+    # what the image was built from, which the paste may not have run: inferred, never judged by
+    assert launch.engine_version_source == ("inferred" if version else None)

@@ -213,6 +213,9 @@ class LaunchTracker:
     command_engine: str | None = None  # the engine of the latest launch command
     versions: dict[str, str] = field(default_factory=dict)  # engine -> the version the log names (first wins)
     version_hint: str | None = None  # guessed from code layout when no version is printed
+    # engine -> the release an engine's own image tag names (first wins): what the image was built from, which the
+    # paste may not have run (a pull of one tag, a run of another, a rebuilt image), so it is an inferred version
+    image_versions: dict[str, str] = field(default_factory=dict)
     markers: list[int] = field(default_factory=list)
     # The offset of every launch command and `server_args=` line (one launch marker may hold two): one after a
     # failure and before the next is a relaunch, so the two failures are unrelated (api._launches).
@@ -427,7 +430,7 @@ class LaunchTracker:
         if imaged := engine_evidence.image_engine(text):
             self._saw("banner", imaged)
             if (released := engine_evidence.image_release(text)) is not None:
-                self.versions.setdefault(*released)
+                self.image_versions.setdefault(*released)
         if text.startswith("sglang: ") and (m := engine_evidence.CHECK_ENV_SGLANG.match(text)):
             self.versions.setdefault("sglang", m["version"])
             self._saw("format", "sglang")
@@ -562,6 +565,14 @@ class LaunchTracker:
             return self.versions.get(engine)
         return next(iter(self.versions.values())) if len(self.versions) == 1 else None
 
+    def _image_version(self) -> str | None:
+        """The release the decided engine's image tag names (inferred: the rejected-flag reading never judges by
+        it, stop 49's after grading), else the one image's release when no engine is decided."""
+        engine = self.engine
+        if engine is not None:
+            return self.image_versions.get(engine)
+        return next(iter(self.image_versions.values())) if len(self.image_versions) == 1 else None
+
     def _mark(self, offset: int, kind: str) -> LaunchFacts:
         """The launch this line belongs to.  One launch often logs its command and then its server_args:
         one marker.  A kind seen twice, or a marker far from the last, is a new launch."""
@@ -602,6 +613,8 @@ class LaunchTracker:
         self.raised.extend(pair for pair in other.raised if pair not in self.raised)
         self.shortened_frames.extend(frame for frame in other.shortened_frames if frame not in self.shortened_frames)
         self.version_hint = self.version_hint or other.version_hint
+        for engine, version in other.image_versions.items():
+            self.image_versions.setdefault(engine, version)
         if later_command_wins or self.command is None:
             if other.command:
                 self.command, self.command_wrapper, self.command_wrapper_kept = (
@@ -696,9 +709,11 @@ class LaunchTracker:
         self, command_override: str | None = None, version_override: str | None = None, *, at: int | None = None
     ) -> LaunchInfo:
         """The launch as the log tells it: the latest one, or with `at` the one that includes that offset."""
-        version = version_override or self.engine_version or self.version_hint
+        imaged = self._image_version()
+        version = version_override or self.engine_version or imaged or self.version_hint
         version_source: Literal["log", "inferred", "user"] | None = (
-            "user" if version_override else "log" if self.engine_version else "inferred" if self.version_hint else None
+            "user" if version_override else "log" if self.engine_version
+            else "inferred" if imaged or self.version_hint else None
         )
         facts = (LaunchFacts(self.command, self.server_args, self.command_wrapper, self.command_wrapper_kept) if at is None
                  else self.launch_at(at))
