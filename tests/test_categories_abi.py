@@ -180,3 +180,17 @@ def test_a_source_checkout_is_not_told_to_reinstall_the_release_wheel(tmp_path: 
     steps = _steps(diagnosis)
     assert "namespace '_C' is vLLM's compiled kernels" in steps
     assert "--force-reinstall" not in steps and "source checkout (/home/dev/src/vllm)" in steps
+
+
+@pytest.mark.usefixtures("no_rules")
+@pytest.mark.parametrize("elsewhere", ["/home/dev/vllm/", "/root/.cache/vllm/torch_compile_cache/"])
+def test_a_directory_merely_named_after_the_engine_is_no_checkout(tmp_path: Path, elsewhere: str) -> None:
+    """A script in a directory named vllm, or vLLM's cache directory, is not the engine's source tree: the installed
+    release's reinstall stays (review 3 M2 of stop 49)."""
+    trace = _engine_traceback(tmp_path, {"vllm/_custom_ops.py": VLLM_CUSTOM_OPS},
+                              "from vllm._custom_ops import rms_norm\nrms_norm(None, None, None, 1e-6)\n")
+    script = trace.split('File "', 2)[1].split('"', 1)[0]  # the user's script, outside the engine
+    moved = trace.replace(script, f"{elsewhere}bench.py")
+    diagnosis = diagnose_without_patterns("INFO 07-17 00:14:05 api_server.py:212] vLLM API server version 0.5.2\n" + moved)
+    steps = _steps(diagnosis)
+    assert "`pip install --force-reinstall vllm==0.5.2`" in steps and "runs from a source checkout" not in steps

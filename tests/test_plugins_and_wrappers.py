@@ -166,3 +166,28 @@ def test_a_process_that_holds_the_whole_gpu_itself_gets_no_such_step() -> None:
     share = gpu_share(line)
     assert share is not None and share.elsewhere < 1
     assert "held by other processes" not in check_texts(diagnose_with_patterns(line))
+
+
+def test_sglang_is_given_no_cap_for_its_fraction_of_free_memory() -> None:
+    """SGLang takes --mem-fraction-static of the memory free when it starts (model_runner.py measures it then), so a
+    cap computed against the total would count the others' memory twice (review 3 H2 of stop 49)."""
+    steps = check_texts(diagnose_with_patterns("$ python -m sglang.launch_server --model-path /models/m\n" + NEW_TORCH))
+    assert "about 30.0 GiB is held by other processes" in steps
+    assert "at most 0." not in steps and "taken of the memory free when it starts" in steps
+
+
+def test_too_little_left_is_said_instead_of_a_tiny_fraction() -> None:
+    crowded = NEW_TORCH.replace("Process 4242 has 30.00 GiB", "Process 4242 has 70.00 GiB").replace(
+        "this process has 48.84 GiB", "this process has 8.84 GiB")
+    steps = check_texts(diagnose_with_patterns("$ vllm serve /models/m\n" + crowded))
+    assert "too little is left beside them to share this GPU" in steps and "at most 0.0" not in steps
+
+
+def test_a_misspelt_engine_flag_beside_a_plugin_names_the_flag_it_resembles() -> None:
+    """With a plugin in use, a look-alike is not renamed (it may be the plugin's flag), but the engine's flag it
+    resembles is said, so a plain misspelling is not left blamed on the plugin (review 3 M3 of stop 49)."""
+    log = ("vLLM 0.25.1 + vLLM-Kunlun v0.25.1-dev, P800\n"
+           + _argparse_error("vllm", ["--model", "m", "--max-modle-len", "4096"]))
+    fix = _fix_of(log)
+    assert "--max-modle-len" not in _removed(fix)
+    assert "a misspelling of vLLM's --max-model-len" in fix.summary, fix.summary

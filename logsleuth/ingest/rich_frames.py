@@ -32,7 +32,8 @@ RICH_RAN = compile_lazily(r"^\u2502 \u2771\s*\d+ ")
 RICH_CLOSE = compile_lazily(r"^\u2570\u2500+\u256f\s*$")
 # a frame's path wider than the panel: rich ends the row with the path's start (`│ /home/u/…/site-packages/lightev │`)
 # and goes on at the next row's start (`│ al/models/vllm/vllm_model.py:407 in _loglikelihood_tokens │`)
-RICH_PATH_START = compile_lazily(r"^\u2502 (?P<start>[^\s\u2502]*/[^\s\u2502]*)\s*\u2502\s*$")
+# (the first class holds no `/`: the first slash is found once, not retried at every slash, review 3 H1 of stop 49)
+RICH_PATH_START = compile_lazily(r"^\u2502 (?P<start>[^\s\u2502/]*/[^\s\u2502]*)\s*\u2502\s*$")
 
 Line = tuple[str, int, int]  # text, line number, byte offset
 

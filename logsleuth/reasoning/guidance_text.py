@@ -11,6 +11,7 @@ from logsleuth.facts.categories import CategoryRow, ConditionalCheck
 from logsleuth.facts.compiled_ops import library_refused, namespace_named, owner_of, said_unloaded
 from logsleuth.facts.engine_architectures import MULTIMODAL, implementing
 from logsleuth.facts.imports import distributions_of
+from logsleuth.facts.raise_sites import INSTALL_DIRS, engine_file, member_names
 from logsleuth.fixes import catalog
 from logsleuth.fixes.release_flags import in_every_known_release
 from logsleuth.ingest.launch import compile_cache_in
@@ -342,7 +343,7 @@ def compiled_op_steps(failure: Failure, engine: str | None, version: str | None,
         return ()
     step = (f"{what} {owner.module}, installed by {owner.distribution}; it must come from the same build as "
             f"{owner.built_with}. {owner.reinstall}")
-    if engine in ENGINE_NAMES and owner.distribution == engine and (checkout := _source_checkout(failure, engine, version)):
+    if engine in ENGINE_NAMES and owner.distribution == engine and (checkout := _source_checkout(failure, engine)):
         # A source checkout's compiled files are its own build: the release wheel of the same number lacks what the
         # checkout's branch adds, a second failure (not blind: split 13's "before" grading).
         step += (f" The engine runs from a source checkout ({checkout}), not an installed wheel: rebuild its compiled "
@@ -356,20 +357,20 @@ def compiled_op_steps(failure: Failure, engine: str | None, version: str | None,
     return (step,)
 
 
-_INSTALLED_PACKAGE = compile_lazily(r"/(?:site|dist)-packages/")
-_DEVELOPMENT_VERSION = compile_lazily(r"\.dev\d|\+g?[0-9a-f]{6,}")
-
-
-def _source_checkout(failure: Failure, engine: str, version: str | None) -> str | None:
-    """Where the engine's frames show it run from a source tree, not from site-/dist-packages (`/home/u/vllm/vllm/…`),
-    or the version a development build reports (`0.9.2.dev355+g1a2b3c4`); else None."""
+def _source_checkout(failure: Failure, engine: str) -> str | None:
+    """Where the engine's frames show it run from a source tree, not from site-/dist-packages: a frame whose file is
+    one of the engine's own indexed source files (`/home/u/vllm/vllm/_custom_ops.py`), outside an install directory;
+    else None.  A script in a directory named after the engine (`/home/u/vllm/bench.py`) or a cache path is no
+    checkout (review 3 M2 of stop 49), and a development version alone says nothing (nightly wheels have one)."""
+    sources = set(member_names(engine))
     for block in failure.exceptions:
         for frame in block.frames:
-            at = frame.file.find(f"/{engine}/")
-            if at > 0 and not _INSTALLED_PACKAGE.search(frame.file):
-                return frame.file[:at + len(engine) + 1]
-    if version and _DEVELOPMENT_VERSION.search(version):
-        return f"its version {version} is a development build's"
+            path = frame.file.replace("\\", "/")
+            if any(marker in path for marker in INSTALL_DIRS):
+                continue
+            inside = engine_file(path, engine)
+            if inside is not None and f"{inside}.json" in sources:
+                return path[: len(path) - len(inside)].rstrip("/") or "/"
     return None
 
 

@@ -13,12 +13,12 @@ failing process holds (c10/cuda/CUDACachingAllocator.cpp, the OutOfMemoryError m
 
 What neither the free memory nor the process holds is held by other processes on the same GPU: an earlier server
 still running, a notebook, a trainer (vllm-project/vllm#783: about 16 GiB of a 44.5 GiB GPU held by another process,
-and vLLM's default memory fraction asked for more than was left).  Both engines size their memory as a fraction of
-the GPU's TOTAL memory (vLLM's gpu_memory_utilization: vllm/worker/worker.py and v1/worker/gpu_worker.py request
-`total_memory * gpu_memory_utilization`; SGLang's mem_fraction_static: model_runner.py leaves `total_gpu_memory * (1 -
-mem_fraction_static)` aside), so a shared GPU needs a fraction within what the others leave, computed here from the
-figures the message gives.  vLLM's own start-up check of free memory against the fraction says this itself (the
-pattern vllm-free-memory-below-utilization); torch's figures say it where that check did not run."""
+and vLLM's default memory fraction asked for more than was left).  vLLM sizes its memory as a fraction of the GPU's
+TOTAL memory (gpu_memory_utilization: vllm/worker/worker.py and v1/worker/gpu_worker.py request
+`total_memory * gpu_memory_utilization`), so a shared GPU needs a fraction within what the others leave, computed here
+from the figures the message gives.  SGLang's mem_fraction_static is taken of the memory free when it starts
+(model_runner.py measures it then), so no cap is computed for SGLang.  vLLM's own start-up check of free memory
+against the fraction says this itself (the pattern vllm-free-memory-below-utilization); torch's figures say it where that check did not run."""
 
 from __future__ import annotations
 
@@ -44,8 +44,8 @@ _UNIT = {"bytes": 1 / 2**30, "KiB": 1 / 2**20, "MiB": 1 / 2**10, "GiB": 1.0, "Ti
 # and the libraries' workspaces, so another process.
 SHARE_ELSEWHERE = 0.1
 MIN_ELSEWHERE_GIB = 2.0
+MIN_FRACTION = 0.2  # a smaller share of a GPU holds no model with its cache: the GPU is not to be shared then
 MARGIN = 0.05  # below the share the others leave: the engine's own context and activations need room too
-_FRACTION_FLAG = {"vllm": "vLLM's --gpu-memory-utilization", "sglang": "SGLang's --mem-fraction-static"}
 _MEMORY_CATEGORIES = frozenset({"gpu-oom", "kv-cache-memory"})
 
 
@@ -87,13 +87,22 @@ def shared_gpu_step(failure: Failure, engine: str | None) -> str | None:
     share = next((s for block in failure.exceptions if (s := gpu_share(block.message)) is not None), None)
     if share is None or share.elsewhere < max(MIN_ELSEWHERE_GIB, SHARE_ELSEWHERE * share.total) or share.fraction <= 0:
         return None
-    flags = _FRACTION_FLAG[engine] if engine in _FRACTION_FLAG else " or ".join(_FRACTION_FLAG.values())
-    return (f"torch's figures: the GPU has {share.total:.2f} GiB, {share.free:.2f} GiB were free and the failing process "
+    held = (f"torch's figures: the GPU has {share.total:.2f} GiB, {share.free:.2f} GiB were free and the failing process "
             f"held {share.own:.2f} GiB, so about {share.elsewhere:.1f} GiB is held by other processes on the same GPU "
             "(nvidia-smi lists them: an earlier server still running, a notebook, a trainer). Stop them or use an idle "
-            "GPU (CUDA_VISIBLE_DEVICES); to share this one, note that the engine's memory fraction counts the GPU's "
-            f"TOTAL memory ({flags}), so it must stay within what the others leave: at most {share.fraction:.2f} here "
-            f"(({share.total:.2f} - {share.elsewhere:.1f}) / {share.total:.2f}, less a margin), and raising it does not help.")
+            "GPU (CUDA_VISIBLE_DEVICES)")
+    # vLLM requests its fraction of the TOTAL memory; SGLang takes its fraction of the memory free when it starts
+    # (model_runner.py's total_gpu_memory is the free memory it measured then: 0.4.10.post2, 0.5.9; 0.5.23's
+    # pre_model_load_memory), so the others' memory is out of SGLang's figure already: no cap for it (review 3 H2).
+    vllm = (f"; to share this one, vLLM's --gpu-memory-utilization counts the GPU's TOTAL memory, so it must stay within "
+            f"what the others leave: at most {share.fraction:.2f} here (({share.total:.2f} - {share.elsewhere:.1f}) / "
+            f"{share.total:.2f}, less a margin), and raising it does not help")
+    if share.fraction < MIN_FRACTION:
+        vllm = "; too little is left beside them to share this GPU"  # a fraction that holds no model is no advice
+    sglang = ("; SGLang's --mem-fraction-static is taken of the memory free when it starts, so what the others hold "
+              "is left out already, but they must not grow after it starts")
+    tail = {"vllm": vllm, "sglang": sglang}.get(engine or "", f"{vllm} (in vLLM){sglang}")
+    return f"{held}{tail}."
 
 
 def with_shared_gpu(diagnosis: Diagnosis | None, failure: Failure, engine: str | None) -> Diagnosis | None:

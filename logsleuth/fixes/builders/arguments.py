@@ -80,7 +80,9 @@ def _split_unrecognized(message: str) -> list[tuple[str, str | None]]:
     pairs: list[tuple[str, str | None]] = []
     for token in tokens:
         open_value = pairs[-1][1] if pairs else None
-        if open_value is not None and _unbalanced(open_value):
+        # (a flag after it ends the value, and a value past 8 KiB is not joined on: review 3 L1 of stop 49)
+        joins = open_value is not None and len(open_value) < 8192 and not (_is_flag(token) and not _BRACE.search(token))
+        if joins and open_value is not None and _unbalanced(open_value):
             # argparse prints a JSON value given as one word with its spaces: its pieces are that flag's value until
             # its braces close (review 2 of stop 49: a misspelled flag's JSON cut to its first piece)
             pairs[-1] = (pairs[-1][0], f"{open_value} {token}")
@@ -201,8 +203,11 @@ def unrecognized_arguments(ctx: FixContext, data: dict[str, Any]) -> Fix:
             notes.append(elsewhere.sentence)
             continue
         suggestion = suggest_flag(flag, ctx)
+        look_alike = None
         if suggestion and plugins_shown(ctx) and not _same_name(flag, suggestion):
-            suggestion = None  # with a plugin in use, a look-alike may be the plugin's own flag: not renamed
+            # with a plugin in use, a look-alike may be the plugin's own flag: not renamed, but the engine's flag it
+            # resembles is said, so a plain misspelling is not blamed on the plugin (review 3 M3 of stop 49)
+            look_alike, suggestion = suggestion, None
         if suggestion and suggestion != flag:
             ops.append(FlagOp("rename", flag, value, to=suggestion))
             notes.append(f"{flag} is {suggestion} in {engine}")
@@ -211,7 +216,8 @@ def unrecognized_arguments(ctx: FixContext, data: dict[str, Any]) -> Fix:
             # may be the plugin's, refused because the plugin did not load or was built for another engine release.
             notes.append(f"no catalogued {engine} release has {flag}: it may be a flag of {' or '.join(plugins)}, which the log "
                          f"shows in use; a plugin adds its flags only when its release matches the installed {engine}, "
-                         "so check both versions; the flag is kept, since removing it would drop what the plugin was asked for")
+                         "so check both versions; the flag is kept, since removing it would drop what the plugin was asked for"
+                         + (f"; if it is no flag of the plugin, it may be a misspelling of {engine}'s {look_alike}" if look_alike else ""))
         else:
             ops.append(FlagOp("remove", flag))
             notes.append(f"{engine} has no {flag}")
