@@ -306,3 +306,14 @@ def test_richs_frame_path_wrapped_over_two_rows_is_joined(tmp_path: Path) -> Non
     final = report.failures[0].failure.final
     assert final.frames and final.frames[-1].file == f"{package}/main_vllm.py"
     assert report.launch.engine == "vllm"
+
+
+def test_a_long_row_inside_richs_panel_is_read_in_one_pass() -> None:
+    """A 64 KiB row of path pieces inside a panel (no box side at its end): the wrapped-path regex finds its first
+    slash once (review 3 H1 of stop 49: it took 39 s before)."""
+    from tests.test_fuzz import no_hang  # the suite's hang guard (SIGALRM, 20 s)
+    header = "\u256d\u2500\u2500 Traceback (most recent call last) \u2500\u2500\u256e\n"
+    log = header + "\u2502 " + "a/" * 32_000 + "x\n" + "ValueError: boom\n"
+    with no_hang():
+        report = diagnose_text(log, OPTIONS)
+    assert report.failures
