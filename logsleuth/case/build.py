@@ -161,9 +161,11 @@ def _packages(group: FailureGroup) -> str | None:
 
 
 def case_launch(launch: LaunchInfo) -> LaunchInfo:
-    """The launch as the case reads it: a version without an engine is an SGLang one (--engine-version names
-    SGLang's, and every hint the log gives, an argparse prefix or the code layout, is SGLang's)."""
-    if launch.engine is None and launch.engine_version is not None:
+    """The launch as the case reads it: a version the user gave without an engine is an SGLang one (--engine-version
+    names SGLang's).  A version the log names without an engine stays engine-less: the log's version lines, labels
+    and image tags name either engine, and calling one "sglang" named the wrong engine (split 13's assistant run: a
+    vLLM 0.7.3 paste's case file said `sglang 0.7.3`)."""
+    if launch.engine is None and launch.engine_version is not None and launch.engine_version_source == "user":
         return dataclasses.replace(launch, engine="sglang")
     return launch
 

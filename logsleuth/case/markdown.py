@@ -79,6 +79,8 @@ def _where(failure: PrimaryFailure) -> str:
 
 def _engine(case: Case) -> str:
     if case.engine is None:
+        if case.engine_version:
+            return f"not named in the log (it names a version, {markdown_code_span(case.engine_version)}, not whose)"
         return "not named in the log"
     name = f"{case.engine} {case.engine_version}" if case.engine_version else case.engine
     return f"{markdown_code_span(name)} ({escape_markdown_prose(case.version_origin)})"

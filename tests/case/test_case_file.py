@@ -265,3 +265,16 @@ def test_general_guidance_is_not_called_a_known_pattern(tmp_path: Path) -> None:
     report = _diagnose(log)
     assert report.failures[0].diagnosis is not None and report.failures[0].diagnosis.basis == "general"
     assert build_case(report).known_pattern is None
+
+
+def test_a_version_the_log_names_without_an_engine_names_no_engine(tmp_path: Path) -> None:
+    """A version label alone names no engine (the report leaves it unnamed), so the case file must not call it SGLang's
+    either: it named a vLLM paste's version `sglang 0.7.3` (stop 49, split 13's assistant run)."""
+    log = tmp_path / "label.log"
+    log.write_text('vllm: 0.7.3\nTraceback (most recent call last):\n  File "/app/run.py", line 3, in <module>\n'
+                   "    run()\nValueError: something odd\n")
+    report = _diagnose(log)
+    assert report.launch.engine is None and report.launch.engine_version == "0.7.3"
+    case = build_case(report)
+    assert case.engine is None
+    assert "- **Engine:** not named in the log (it names a version, `0.7.3`, not whose)" in case_markdown(report)
