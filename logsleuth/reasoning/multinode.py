@@ -109,7 +109,7 @@ def _first(texts: tuple[str, ...], pattern: regex.Pattern[str]) -> regex.Match[s
 def _address_flag(launch: LaunchInfo) -> str:
     """The release's own setting for the rendezvous address, or each engine's when none is decided."""
     # vLLM's --data-parallel-address is the rendezvous only of a data-parallel launch (review L3, stop 48).
-    data_parallel = (_number(launch, "--dp-size", "--dp", "--data-parallel-size") or 1) > 1
+    data_parallel = _data_parallel_size(launch) > 1
     candidates = ("--dist-init-addr", "--data-parallel-address", "--master-addr") if data_parallel else (
         "--dist-init-addr", "--master-addr")
     flag = release_flag(launch, *candidates)
@@ -138,12 +138,17 @@ def _number(launch: LaunchInfo, *flags: str) -> int | None:
     return None
 
 
+def _data_parallel_size(launch: LaunchInfo) -> int:
+    """The data-parallel degree the launch sets, in either engine's spelling (1 when it sets none)."""
+    return _number(launch, "--dp-size", "--dp", "--data-parallel-size") or 1
+
+
 def topology_facts(launch: LaunchInfo) -> list[str]:
     """The node and GPU arithmetic of a multi-node launch, from the numbers its command or settings dump shows: the
     GPUs each node runs, and a node rank or data-parallel rank range outside the launch's own count."""
     facts = []
     nnodes = _number(launch, "--nnodes")
-    data_parallel = _number(launch, "--dp-size", "--dp", "--data-parallel-size") or 1
+    data_parallel = _data_parallel_size(launch)
     if nnodes is not None and nnodes > 1:
         # With data parallelism the per-node share depends on how the engine places its replicas: left out (review L2).
         if data_parallel == 1:
