@@ -131,7 +131,7 @@ def _version_origin(launch: LaunchInfo) -> str:
     if launch.engine_version is None:
         return "the log does not name the version"
     if launch.engine_version_source == "inferred":
-        return "guessed from the log's code layout or wording (the log does not name it): may be wrong"
+        return "guessed from an image tag, the code layout or wording (the engine does not print it): may be wrong"
     return VERSION_ORIGIN.get(launch.engine_version_source or "", "named in the log")
 
 

@@ -44,7 +44,7 @@ SUMMARY_FAILURE_CHARS = 300
 _VARIABLE_NAME = compile_lazily(r"[A-Za-z_][A-Za-z0-9_]*")
 # How a version's origin is said (LaunchInfo.engine_version_source); a version read from the log is plain.
 VERSION_ORIGIN = {
-    "inferred": "guessed from the log's code layout or wording; the log does not name it",
+    "inferred": "guessed from an image tag, the code layout or wording; the engine does not print it",
     "user": "given with --engine-version",
 }
 
