@@ -6,7 +6,8 @@ stop 38's blind split): what a person points at in such a paste, read from the p
   `pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig` header above it.  pydantic
   formats a validator's ValueError as "Value error, {error}" (pydantic-core's `value_error` message template) and
   appends `[type=…, input_value=…, input_type=…]` (pydantic-core's ValidationError display): the error is the
-  ValueError the engine's check raised, its message what follows "Value error, ".
+  ValidationError pydantic raised, its inner line (from "Value error, " on) its message, which carries the
+  ValueError the engine's check raised (the retired blind split 13's H-08: the paste kept only that inner line).
 - the openai client's error for an HTTP error answer, its class name cut off: openai-python formats
   `f"Error code: {status}"` + `f" - {body}"` (openai/_client.py `_make_status_error`, the body printed as a Python
   dict) and picks the class by the status (same place): 400 BadRequestError, 401 AuthenticationError, 403
@@ -98,6 +99,10 @@ UNPICKLEABLE_ERROR_WORDS = "cannot be pickled, error type: <class '"
 UNPICKLEABLE_ERROR = compile_lazily(
     r"Error cannot be pickled, error type: <class '(?P<type>[A-Za-z_][\w.]{0,200})'>, raw error:\s*(?P<msg>\S.*)$"
 )
+# The class CPython prints for pydantic's ValidationError (pydantic-core defines it in its compiled module), and the
+# opening pydantic gives a validator's ValueError inside its message (pydantic-core's `value_error` template).
+PYDANTIC_VALIDATION_ERROR = "pydantic_core._pydantic_core.ValidationError"
+VALUE_ERROR_LINE = "Value error, "
 PYDANTIC_VALUE_ERROR = compile_lazily(
     _NOT_TYPED + r"^(?:.*?\s)?Value error, (?P<msg>\S.*)$"
 )
@@ -280,7 +285,9 @@ def typeless_error(text: str) -> tuple[str, str, bool] | None:
     if UNPICKLEABLE_ERROR_WORDS in text and len(text) <= 65536 and (m := UNPICKLEABLE_ERROR.search(text)) is not None:
         return m["type"], without_pydantic_display(m["msg"]).strip(), True
     if (m := PYDANTIC_VALUE_ERROR.match(text)) is not None:
-        return "ValueError", without_pydantic_display(m["msg"]), True
+        # the exception raised is pydantic's ValidationError, the validator's ValueError only its inner line: named
+        # so, with that line as its message (reasoning/evidence.validator_error reads the ValueError back from it)
+        return PYDANTIC_VALIDATION_ERROR, VALUE_ERROR_LINE + without_pydantic_display(m["msg"]), True
     if (m := OPENAI_STATUS_ERROR.match(text)) is not None:
         return openai_class(int(m["status"])), m["msg"].strip(), True
     if (m := UNDEFINED_SYMBOL.match(text)) is not None:
