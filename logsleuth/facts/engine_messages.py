@@ -123,6 +123,18 @@ def engines_logging(message: str, engines: tuple[str, ...] = ("sglang", "vllm"))
 PACKAGES = (PACKAGE_MESSAGES,)
 
 
+def logs_an_error_text(message: str, engines: tuple[str, ...] = ("sglang", "vllm")) -> bool:
+    """Whether an engine's code logs this message as an error with the error's own text in it: a logged template
+    with a hole (`Piecewise CUDA Graph failed with error: {}`) that the message fills with MIN_HOLE characters or
+    more.  An error logged in fixed words (`EngineCore failed to start.`) announces a failure and names none."""
+    words = set(WORD.findall(message[:MAX_MESSAGE]))
+    return any("{}" in template and len(message) - fixed_length(template) >= MIN_HOLE and template_matches(template, message)
+               for engine in engines for _, template in _candidates(engine, words, LOGGED))
+
+
+MIN_HOLE = 8  # characters of the error's own text in a logged template's hole
+
+
 def package_raised_as(message: str, *, cut: bool = False) -> str | None:
     """The exception type a raise site of a package the engines run raises with this message, else None (raised_as)."""
     return raised_as(message, PACKAGES, cut=cut)
@@ -152,6 +164,24 @@ def raised_as(message: str, engines: tuple[str, ...] = ("sglang", "vllm"), *, cu
             continue  # both engines hold this template, with different types
         agreed |= {kind for _, kind in held}
     return min(agreed, key=_builtin_first) if agreed else None
+
+
+def banner_raised_as(line: str, engines: tuple[str, ...] = ("sglang", "vllm", *PACKAGES)) -> str | None:
+    """The exception type an indexed raise site raises with a message of several lines whose first line this line is,
+    whole (holes filled in), else None: a compiled-kernel package's banner that it could not load its library, printed
+    with its type line lost (sgl_kernel's `[sgl_kernel] CRITICAL: Could not load any common_ops library!` over the
+    places it tried, sgl_kernel/load_utils.py; flashinfer's `Failed to load BGMV MoE CUDA extension via JIT. …` over
+    `Error: …`, flashinfer/fused_moe/bgmv_moe.py).  Only such a first line with MIN_FIXED characters of fixed text:
+    one line of a banner is what a person scanning the paste points at, and no one-line message is read here."""
+    words = set(WORD.findall(line[:MAX_MESSAGE]))
+    found = set()
+    for engine in engines:
+        anchors = {anchor for word in words for anchor in _shard(engine, shard_of(word), OPENINGS).get(word, ())}
+        for kind, template in _candidates(engine, words | anchors, RAISED):
+            first, _, rest = template.strip().partition("\n")
+            if rest.strip() and fixed_length(first) >= MIN_FIXED and template_matches(first.strip(), line):
+                found.add(kind)
+    return min(found, key=_builtin_first) if found else None
 
 
 def _builtin_first(kind: str) -> tuple[bool, str]:

@@ -105,6 +105,7 @@ class Collector:
     # ValueError: …`): the first that names it names the failure when the paste cut the traceback's own exception line
     # (logged_errors.named_by_record_above).
     said_before: tuple[str, ...] = ()
+    logged_before: tuple[str, ...] = ()  # lines above it that may be an error the engine logged (scanner._build)
     blanks: int = 0  # blank lines at the end of its text
     assert_source: str = ""  # the assert statement pasted right above a bare `AssertionError`, its File line cut
     stripped_frames: bool = False  # its frame lines lost CPython's `File "…", line N, in f` wording

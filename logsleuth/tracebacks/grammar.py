@@ -88,8 +88,12 @@ EMBEDDED = compile_lazily(
 # do French guillemets (`«ValueError: …»`): after such a character the type starts too (its name is ASCII, so a long
 # run of those characters is scanned once), and the sentence's own punctuation after the message ends it.
 _WIDE_PROSE = "\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff01-\uff60\u00ab"
+# A typographic quote a sentence opens the exception with, as a word processor or an input method types it, its
+# direction not always the right one (`then it fails with：”ValueError: …“ and stops`, the retired blind split 13): the
+# message ends at the next such quote (CPython's own messages quote with ASCII marks only).
+_TYPOGRAPHIC_QUOTES = {"\u201c": "\u201c\u201d", "\u201d": "\u201c\u201d", "\u2018": "\u2018\u2019", "\u2019": "\u2018\u2019"}
 INLINE_EXCEPTION = compile_lazily(
-    rf"(?:^|\s|(?<=[{_WIDE_PROSE}]))(?P<failure>(?:[A-Za-z_][A-Za-z0-9_]*+\.)*+[A-Z][A-Za-z0-9_]*?(?:Error|Exception): \S.*)$"
+    rf"(?:^|\s|(?<=[{_WIDE_PROSE}\u2018\u2019\u201c\u201d]))(?P<failure>(?:[A-Za-z_][A-Za-z0-9_]*+\.)*+[A-Z][A-Za-z0-9_]*?(?:Error|Exception): \S.*)$"
 )
 WIDE_PROSE_CHAR = compile_lazily(rf"[{_WIDE_PROSE}]")
 WIDE_SENTENCE_END = compile_lazily(r"\s*[\uff0c\u3002\uff1f\uff01\uff1b\u300d\u300f\u3011\uff09\u00bb]")
@@ -124,8 +128,10 @@ QUOTED_FRAMES_HEADING = "from user code:"
 # `error: unrecognized arguments: …`, python/sglang/multimodal_gen/runtime/server_args/server_args.py; sgl-project/sglang#34226)
 # The compiler drivers print `clang: error: …` too: their diagnostics are read as a compiler's (typeless_errors.py).
 # Slurm's programs say `srun: error: …` of the job, never of the engine's arguments: not argparse's.
+# The program's name is ASCII, as a script's name on a command line is: Chinese words before it with no space are
+# the user's sentence (`启动时显示vllm: error: …`), read by PROSE_USAGE_ERROR.
 USAGE_ERROR = compile_lazily(
-    r"^(?:(?!(?:clang|amdclang|hipcc|nvcc|gcc|g\+\+|c\+\+|ld(?:\.lld)?|srun|sbatch|salloc|slurmstepd)(?:\+\+)?: )(?P<prog>[\w./\-]+(?: [\w\-]+)?): |(?=error: (?:unrecognized arguments: |the following arguments are required: "
+    r"^(?:(?!(?:clang|amdclang|hipcc|nvcc|gcc|g\+\+|c\+\+|ld(?:\.lld)?|srun|sbatch|salloc|slurmstepd)(?:\+\+)?: )(?P<prog>[A-Za-z0-9_./\-]+(?: [A-Za-z0-9_\-]+)?): |(?=error: (?:unrecognized arguments: |the following arguments are required: "
     r"|argument -{1,2}[\w\-]+(?:/-{1,2}[\w\-]+)*: |ambiguous option: )))error: (?P<msg>.+)$"
 )
 # argparse's error message cut where a terminal or a paste wrapped it (`launch_server.py: error: the following arguments
@@ -150,9 +156,12 @@ def usage_message_cut(message: str) -> bool:
 # argparse's error line after words of the user's on the same line (`报错日志：vllm serve: error: argument
 # --tool-call-parser: invalid choice: …`, zai-org/GLM-4.5#58; `I got: launch_server.py: error: unrecognized arguments: …`):
 # only argparse's own wordings after the program's name, which starts after white space or a colon (ASCII or
-# full-width).  A fallback: the failure only of a paste that shows no other.
+# full-width), or right after a word of Chinese, Japanese or Korean prose, which puts no space before it
+# (`运行后显示launch_server.py: error: unrecognized arguments: …`, the retired blind split 13; the script's name is
+# ASCII, as a file name on a command line is).  A fallback: the failure only of a paste that shows no other.
 PROSE_USAGE_ERROR = compile_lazily(
-    r"(?<=[\s:\uff1a])(?P<usage>[\w./\-]+(?: [\w\-]+)?: error: (?:unrecognized arguments: |the following arguments are "
+    rf"(?<=[\s:\uff1a{_WIDE_PROSE}])"
+    r"(?P<usage>[A-Za-z0-9_./\-]+(?: [A-Za-z0-9_\-]+)?: error: (?:unrecognized arguments: |the following arguments are "
     r"required: |argument -{1,2}[\w\-]+(?:/-{1,2}[\w\-]+)*: |ambiguous option: ).+)$"
 )
 # An exception a sentence quotes as its repr: `… at runtime: ValueError("type fp8e4nv not supported …")`
@@ -602,7 +611,12 @@ def prose_usage_error(text: str) -> str | None:
     if ": error: " not in text:
         return None
     m = PROSE_USAGE_ERROR.search(text)
-    return m["usage"].rstrip() if m is not None and USAGE_ERROR.match(m["usage"]) else None
+    if m is None:
+        return None
+    usage = m["usage"].rstrip()
+    if WIDE_PROSE_CHAR.match(text, m.start("usage") - 1) and (end := WIDE_SENTENCE_END.search(usage)) is not None:
+        usage = usage[:end.start()]  # the sentence in wide script goes on after it: its punctuation ends the message
+    return usage if USAGE_ERROR.match(usage) else None
 
 
 def repr_failure(text: str) -> str | None:
@@ -640,7 +654,10 @@ def inline_failure(text: str) -> str | None:
     if m is None or m.start("failure") == 0:
         return None  # at the line's start it is an exception line, which the grammar reads as such
     failure = m["failure"].rstrip()
-    if WIDE_PROSE_CHAR.search(text, 0, m.start("failure")) is not None:
+    if (closers := _TYPOGRAPHIC_QUOTES.get(text[m.start("failure") - 1])) is not None:
+        # opened by a typographic quote: the quote's end is the message's
+        failure = failure[:min((at for mark in closers if (at := failure.find(mark)) >= 0), default=len(failure))].rstrip()
+    elif WIDE_PROSE_CHAR.search(text, 0, m.start("failure")) is not None:
         # a sentence in wide script (or guillemets) around it: its punctuation after the message is the sentence's
         end = WIDE_SENTENCE_END.search(failure)
         failure = failure[:end.start()] if end is not None else failure

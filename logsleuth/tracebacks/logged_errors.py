@@ -237,6 +237,29 @@ def named_by_record_above(failure: Failure, record: str) -> Failure:
     return replace(failure, exceptions=(*failure.exceptions[:-1], block), truncated=True)
 
 
+def named_by_logged_error(failure: Failure, record: str) -> Failure:
+    """A traceback whose exception line the paste cut off, named by a line above it that is an error the engine's code
+    logs before it raises (the raise site index's logged sites): SGLang logs `Piecewise CUDA Graph failed with error:
+    <the error>` and its workaround (srt/compilation/piecewise_context_manager.py) before the scheduler's traceback;
+    what it logged is the error.  Only a logged template that carries the error's text in a hole: one in fixed words
+    (`EngineCore failed to start.`) announces a failure and names none.  Any other line names nothing here
+    (named_by_record_above reads the rest)."""
+    if len(record) > MAX_RECORD:
+        return failure
+    level = _ERROR_LEVEL.search(record)
+    rest = record[level.end():].lstrip(" -|:]") if level else record
+    from logsleuth.facts.engine_messages import logs_an_error_text  # the index is read only for such lines
+
+    candidates = _candidates(rest)
+    if any(STRICT_EXCEPTION_LINE.match(text) for text in candidates):
+        return failure  # it quotes the exception, type and all (`Scheduler hit an exception: ValueError: …`): the next read's
+    message = next((text for text in candidates if len(text) >= MIN_FIXED and logs_an_error_text(text)), None)
+    if message is None:
+        return failure
+    block = replace(failure.final, type="ERROR", message=message, truncated=True, typed_from_statement=False)
+    return replace(failure, exceptions=(*failure.exceptions[:-1], block), truncated=True)
+
+
 def _named_in_sentence(text: str) -> str | None:
     """The exception a sentence above the traceback names, quoted or not (`… fails with a RuntimeError: invalid
     argument in …`, sgl-project/sglang#9706's prose above its cut traceback), else None."""

@@ -25,6 +25,10 @@ FAILURE_WORDS = compile_lazily(
     r"got|get(?:s|ting)?|abort\w*|exit(?:s|ed|ing)?|errors?(?:ed)? out|assertion\s*error|assert(?:ion)?\s+error|"
     r"encounter\w*|occur\w*|broke|breaks|stops?|stopped|kill\w*)\b"
 )
+# The same words in Chinese, Japanese and Korean prose, which has no word boundaries to search by: "reported an error",
+# "went wrong", "failed", "error" (`启动时报错\`'X' object has no attribute 'y'\``, the retired blind split 13;
+# `load模型之后报错…`, vllm-project/vllm#18124).
+WIDE_FAILURE_WORDS = ("\u62a5\u9519", "\u51fa\u9519", "\u5931\u8d25", "\u9519\u8bef", "\u30a8\u30e9\u30fc", "\uc624\ub958", "\uc5d0\ub7ec")
 # For a quoted type, a sentence that calls it an error or a bug says it happened too (`the error is \`KeyError\``,
 # `[Bug]: \`ValueError\` when loading …`); of a quoted statement it may not (`replace \`assert …\` with an error`).
 TYPE_FAILURE_WORDS = compile_lazily(r"(?i)\b(?:errors?|bug)\b")
@@ -67,7 +71,8 @@ def _says_it_failed(text: str, start: int, end: int, type_words: bool = False) -
     sentence = text[opening : closing + 1]
     around = text[opening:start] + " " + text[end : closing + 1]
     asks = sentence.rstrip().endswith("?") and bool(QUESTION_OPENING.match(sentence))
-    said = FAILURE_WORDS.search(around) or (type_words and TYPE_FAILURE_WORDS.search(around))
+    said = FAILURE_WORDS.search(around) or (type_words and TYPE_FAILURE_WORDS.search(around)) or any(
+        word in around for word in WIDE_FAILURE_WORDS)
     return bool(said) and not asks
 
 
@@ -107,7 +112,9 @@ def quoted_message_candidates(text: str) -> list[str]:
         closer = _CLOSERS[opener]
         end = rest.find(closer) if closer else -1
         for span in ((rest[:end], rest) if end > 0 else (rest,)):
-            message = span.replace("**", "").strip().rstrip("\"\u201d\u300d'").strip()
+            message = span.replace("**", "").strip().rstrip("\"\u201d\u300d").strip()
+            if message.endswith("'") and message.count("'") % 2:
+                message = message[:-1].rstrip()  # a closing quote of the sentence's, not the message's own name
             if message and message not in candidates:
                 candidates.append(message)
     return candidates
@@ -143,10 +150,42 @@ def may_quote_a_failure(text: str) -> bool:
     errored."""
     if len(text) > MAX_QUOTING_LINE or not any(mark in text for mark in _OPENERS) and not any(map(_is_cjk, text[:200])):
         return False
-    return FAILURE_WORDS.search(text) is not None or TYPE_FAILURE_WORDS.search(text) is not None or "报错" in text
+    return FAILURE_WORDS.search(text) is not None or TYPE_FAILURE_WORDS.search(text) is not None or any(
+        word in text for word in WIDE_FAILURE_WORDS)
 
 
 def quotes_a_failure(text: str, quoted: str) -> bool:
     """Whether a sentence that quotes a message (`quoted`) says it happened: as for a type alone, a failure word or
     `error` outside the quote, and no question."""
     return states_the_failure(text, quoted)
+
+
+# The tail of CPython's ImportError for a name a module does not define, its opening lost where a person retyped or
+# copied only the part that matters (`SOME_NAME' from 'transformers.models.x.modeling_x` under "it fails with this
+# error:", the retired blind split 13): CPython's template is "cannot import name %R from %R (%S)"
+# (Python/ceval.c, import_from), and no other message of CPython's or of the engines puts a quoted name, then ` from `,
+# then a quoted dotted module, so the fragment is that error.  Only a whole line or a whole code span is read, and only
+# in a sentence (or under one) that says something failed: a name and a module in passing name nothing.
+IMPORT_NAME_TAIL = compile_lazily(
+    r"^'?(?P<name>[A-Za-z_]\w*)' from '(?P<module>[A-Za-z_]\w*(?:\.\w+)+)'?(?P<file> \([^()\n]{1,300}\))?$"
+)
+
+
+def import_name_fragment(text: str, above: str) -> str | None:
+    """`ImportError: cannot import name 'X' from 'y.z'` for a line (or a code span in it) that is only that error's
+    tail, in a sentence that says something failed or under one (`above`, the line of content before it), else None."""
+    if "' from '" not in text or len(text) > MAX_QUOTING_LINE:
+        return None
+    whole = text.strip().strip("`").strip()
+    if (m := IMPORT_NAME_TAIL.match(whole)) is not None:
+        said = _says_it_failed(above, len(above), len(above), type_words=True) if above.strip() else False
+    else:
+        spans = (span for span in EMBEDDED.finditer(text) if span["code"] is not None)
+        found = next(((span, m) for span in spans if (m := IMPORT_NAME_TAIL.match(span["code"].strip()))), None)
+        if found is None:
+            return None
+        span, m = found
+        said = _says_it_failed(text, span.start(), span.end(), type_words=True)
+    if not said:
+        return None
+    return f"ImportError: cannot import name '{m['name']}' from '{m['module']}'{m['file'] or ''}"

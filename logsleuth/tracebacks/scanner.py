@@ -42,6 +42,7 @@ from logsleuth.tracebacks.grammar import (
     GROUP_AFTER_TEXT,
     KILL_LINE,
     KILL_LINE_WORDS,
+    MESSAGE_SECOND_PARAGRAPH,
     NATIVE_FILE_ROW,
     NOT_BARE_TYPES,
     RAY_WORKER_DIED,
@@ -83,6 +84,7 @@ from logsleuth.tracebacks.logged_errors import (
     last_record_candidates,
     may_hold_status,
     message_candidates,
+    named_by_logged_error,
     named_by_record_above,
     plain_candidates,
     status_candidates,
@@ -90,6 +92,7 @@ from logsleuth.tracebacks.logged_errors import (
 from logsleuth.tracebacks.native_errors import UCX_ERROR
 from logsleuth.tracebacks.notebook import notebook_exception_type
 from logsleuth.tracebacks.prose_failures import (
+    import_name_fragment,
     may_quote_a_failure,
     quoted_assert_statement,
     quoted_message_candidates,
@@ -121,6 +124,10 @@ MAX_OPEN = 64  # open collectors per stream; the least recently fed one is close
 # statement (CPython 3.11+'s caret line under it skipped) is the check that failed, kept as that frame's source (collector.Collector.assert_source).
 ASSERT_SOURCE_ABOVE = compile_lazily(r"^[ \t]*(?P<statement>assert\s.*?)\s*$")
 ERROR_SAID_REACH = 3  # non-blank lines above a traceback's header searched for the error it was logged under
+# lines of content above it searched for an error the engine's own code logs (the raise site index says so): the
+# engine may print its advice after it (SGLang's piecewise CUDA graph failure: the error, its cause, then three lines
+# of workaround and where to report it)
+LOGGED_ERROR_REACH = 6
 RECENT_TEXTS = 6  # lines above a raising statement read for frames that lost their `File` lines
 # A paste's Markdown around a log: a code fence, a heading, a lone quote mark or rule, an HTML tag line (`<details>`,
 # `<summary>Log</summary>`, `</pre>`).
@@ -166,6 +173,7 @@ class FailureScanner:
         # ERROR records still to be looked up in the raise site index (logged_errors.py): a fallback, so a log of a
         # million error records does not pay a lookup for each; the first ones of a paste are read.
         self._record_lookups_left = MAX_RECORD_LOOKUPS
+        self._banner_lookups_left = MAX_BANNER_LOOKUPS  # a budget of its own: the ERROR records' is not spent on them
         self._ready_offset = -1  # where the server last said it was ready: logged errors before it were survived
         self._mentions: list[Failure] = []  # failures quoted in prose, reported unless the log shows them
         self._cohorts = 0
@@ -230,7 +238,7 @@ class FailureScanner:
         if kind is LineKind.OTHER and line.text.strip() and not MARKDOWN_SCAFFOLD.match(line.text):
             content = self._recent_content.get(stream)
             if content is None:
-                content = self._recent_content[stream] = deque(maxlen=ERROR_SAID_REACH)
+                content = self._recent_content[stream] = deque(maxlen=LOGGED_ERROR_REACH)
             content.append(line.text)
         if kind is not LineKind.CARET:
             self._source_above[stream] = line.text
@@ -259,7 +267,7 @@ class FailureScanner:
         # optional kernel that did not load) was survived.
         self._fallbacks = [f for f in self._fallbacks if not (_is_survivable(f) and f.offset < self._ready_offset)]
         found = attach_moved_exceptions(sorted(self.failures + self._fallbacks, key=lambda failure: failure.offset))
-        fallbacks = {id(failure) for failure in self._fallbacks}
+        fallbacks = {id(failure) for failure in self._fallbacks} - {id(failure) for failure in _stated_above_cut(found)}
         # The user's Ctrl-C of a launch that had already failed (`^C`, then a KeyboardInterrupt traceback of the wait
         # loop), or a launcher's report that its child failed (torchrun's ChildFailedError, accelerate's
         # CalledProcessError of the child's command): how the paste ended, not the failure; an engine's error line
@@ -311,6 +319,16 @@ class FailureScanner:
             if member:
                 return  # a member of a body still open (`"type": "BadRequestError",`): no failure of its own
         started = self._start(kind, text, line)
+        if (
+            started is not None
+            and started[0].fallback
+            and kind is LineKind.OTHER
+            and MESSAGE_SECOND_PARAGRAPH.match(text.lstrip(" \t>*`\"'"))
+            and (opening := self._first_paragraph_above(line.stream)) is not None
+        ):
+            # a library's advice paragraph, the paragraph above it the message's opening with no type line: that
+            # opening names the cause, and the failure is the message it opens (transformers' unknown model type)
+            started = (Collector("bare", line, Phase.DONE, context=self._context(), fallback=True), opening)
         if started is None and text[:1] in " \t" and kind is LineKind.SOURCE:
             # An indented line nobody took: a Markdown code block, or a paste indented as a whole.
             body = text.lstrip()
@@ -346,6 +364,23 @@ class FailureScanner:
         ):
             # a message a sentence quotes without its type, the raise site index's (prose_failures.py): a fallback
             started = (Collector("bare", line, Phase.DONE, context=self._context(), fallback=True), named)
+        if (
+            started is None
+            and kind is LineKind.OTHER
+            and "' from '" in text
+            and (named := import_name_fragment(text, self._content_above(line.stream))) is not None
+        ):
+            # only the tail of CPython's `cannot import name` error, retyped in prose (prose_failures.py): a fallback
+            started = (Collector("bare", line, Phase.DONE, context=self._context(), fallback=True), named)
+        if (
+            started is None
+            and kind is LineKind.OTHER
+            and (not line.starts_record or line.meta.level in ("ERROR", "CRITICAL"))
+            and (banner := self._banner_opening(text)) is not None
+        ):
+            # the first line of a package's banner of several lines, its type line lost: a fallback, the lines below
+            # it its message as they are under the type line
+            started = (Collector("bare", line, Phase.MESSAGE, context=self._context(), fallback=True), banner)
         if (
             started is None
             and kind in (LineKind.OTHER, LineKind.EXCEPTION)  # `ERROR: <message>` reads as an exception line of no type
@@ -431,6 +466,34 @@ class FailureScanner:
             new.assert_source = statement  # `crashes with an \`assert x\` \`AssertionError\``: the check that failed
         new.add(kind if first_text is text else classify(first_text), line, seq, text=first_text)
         self._register(line.stream, new)
+
+    def _banner_opening(self, text: str) -> str | None:
+        """`Type: line` when the line is the whole first line of a message of several lines that an indexed raise site
+        raises and that says something could not be loaded or found (facts/engine_messages.banner_raised_as), else
+        None.  Read only for lines with those words, within a budget of its own."""
+        if self._banner_lookups_left <= 0 or len(text) > MAX_BANNER_LINE or not _LOAD_FAILURE.search(text):
+            return None
+        from logsleuth.facts.engine_messages import banner_raised_as  # the index is read only for such lines
+
+        self._banner_lookups_left -= 1
+        body = text.strip()
+        type_name = banner_raised_as(body)
+        return f"{type_name}: {body}" if type_name is not None else None
+
+    def _first_paragraph_above(self, stream: str) -> str | None:
+        """`Type: message` of the message a paragraph right above opens (its last lines, joined as a paste that
+        hard-wrapped it), typed by the raise site index, else None."""
+        content = list(self._recent_content.get(stream, ()))
+        for lines in range(1, len(content) + 1):
+            joined = " ".join(part.strip() for part in content[-lines:])
+            if len(joined) >= MIN_FIXED and (named := self._engine_text(message_candidates(joined), cut=True)) is not None:
+                return named
+        return None
+
+    def _content_above(self, stream: str) -> str:
+        """The last line of content before this one in the stream (a blank line between them skipped), or ""."""
+        content = self._recent_content.get(stream)
+        return content[-1] if content else ""
 
     def _add_statement_failure(self, line: LogLine, seq: int, statement: str, place: Frame) -> None:
         """A failure of the type a raising statement names, its exception line not pasted (raising_statement.py): the
@@ -539,6 +602,9 @@ class FailureScanner:
                             fallback=gave_up is not None)
             if not head and (said := self._error_said_above(line.stream, previous)):
                 new.said_before = said
+            if not head or _announces_only(head):
+                # a header that names no error (`Scheduler hit an exception:`): an error the engine logged above it may
+                new.logged_before = self._logged_errors_above(line.stream)
             if not head and text[:1] in " \t":
                 new.indent = _indentation(text)  # a traceback in an indented block
         elif kind is LineKind.GROUP:
@@ -582,9 +648,15 @@ class FailureScanner:
 
         said = [previous] if says_error(previous) else []
         # (an exception line up there is the traceback's own, pasted above it: repair.py moves it back)
-        said.extend(text for text in reversed(self._recent_content.get(stream, ()))
+        said.extend(text for text in reversed(list(self._recent_content.get(stream, ()))[-ERROR_SAID_REACH:])
                     if text != previous and says_error(text) and not STRICT_EXCEPTION_LINE.match(text.strip()))
         return tuple(said)
+
+    def _logged_errors_above(self, stream: str) -> tuple[str, ...]:
+        """The lines of content above a traceback's header that may be an error the engine logs, nearest first (read
+        against the raise site index only when the traceback lost its exception line: `_build`)."""
+        return tuple(text for text in reversed(self._recent_content.get(stream, ()))
+                     if "rror" in text or "fail" in text or is_error_record(text))
 
     def _context(self) -> tuple[str, ...]:
         """The recent warning lines, and what a native backtrace just before says of its crash, for a failure
@@ -678,9 +750,13 @@ class FailureScanner:
     def _build(self, collector: Collector) -> None:
         failure = typed_by_message(collector.build())  # `Error: <CPython's own message>`: the type it names
         failure = without_trailing_cancellation(failure)
-        if collector.said_before and failure.kind == "traceback" and failure.final.frames and lost_its_exception_line(failure.final):
-            failure = next((named for said in collector.said_before
-                            if (named := named_by_record_above(failure, said)) is not failure), failure)
+        if failure.kind == "traceback" and failure.final.frames and lost_its_exception_line(failure.final):
+            # an error the engine's code logs, among the lines above, names it first; then the nearest error line
+            failure = next((named for said in collector.logged_before
+                            if (named := named_by_logged_error(failure, said)) is not failure), failure)
+            if lost_its_exception_line(failure.final):
+                failure = next((named for said in collector.said_before
+                                if (named := named_by_record_above(failure, said)) is not failure), failure)
         if collector.fallback or collector.mention:
             (self._fallbacks if collector.fallback else self._mentions).append(failure)
             return
@@ -709,7 +785,31 @@ class FailureScanner:
 
 
 MAX_RECORD_LOOKUPS = 256  # ERROR records per scan looked up in the raise site index
+MAX_BANNER_LOOKUPS = 32  # lines per scan read as the first line of a banner (_banner_opening)
+MAX_BANNER_LINE = 512
+# The words of a banner that a compiled package prints when it cannot load its library or find its kernel: the
+# sgl_kernel, flashinfer and vLLM messages of several lines that banner_raised_as reads say so in these words.
+_LOAD_FAILURE = compile_lazily(r"(?i)\b(?:could not|cannot|can't|failed to|unable to) (?:load|find|import|open)\b")
 MAX_LAST_LINES_READ = 8  # streams whose last line a paste with no failure has read against the index (ranks, hosts)
+
+
+def _stated_above_cut(found: list[Failure]) -> list[Failure]:
+    """The error a person stated in a sentence above a traceback whose exception line the paste cut off, when that
+    traceback is the paste's only other failure (`启动时报错 'X' object has no attribute 'y'` above frames that stop
+    short, the retired blind split 13): the sentence names what the traceback lost, so it stays beside it, ahead of
+    it.  [] for any other paste."""
+    cut = [failure for failure in found if failure.kind == "traceback" and lost_its_exception_line(failure.final)]
+    if len(cut) != 1 or any(failure.kind == "traceback" and failure is not cut[0] for failure in found):
+        return []
+    stated = [failure for failure in found if failure.kind == "bare" and failure.offset < cut[0].offset
+              and not lost_its_exception_line(failure.final)]
+    return stated[-1:]
+
+
+def _announces_only(head: str) -> bool:
+    """Whether the text before a traceback's header on its line names no error (`Scheduler hit an exception:`), only
+    says a traceback follows."""
+    return embedded_failure(head) is None and inline_failure(head) is None
 
 
 def _unquoted_failure(text: str) -> str | None:
