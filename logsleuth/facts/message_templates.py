@@ -16,6 +16,10 @@ HOLE = "{}"
 # A template's fixed text, holes left out, must be this long to stand for one check: "Invalid value {}" (13) is
 # raised by many programs; "Engine core initialization failed" is vLLM's alone.
 MIN_FIXED = 24
+# A sentence's end and the next sentence's start inside what a hole printed, where the message ends in that hole: the
+# message is a whole one of other words, not one the paste cut inside a value (torch's rendezvous `Timed out after 601
+# seconds waiting for clients. 1/2 clients joined.` is no cut of vLLM's `Timed out after {}s waiting for {} lock: {}`).
+_SENTENCE_BREAK = compile_lazily(r"[a-z][.!?] +[A-Z0-9]")
 MAX_MESSAGE = 4000  # a message longer than this is not looked up (a template is a sentence or a few)
 WORD = compile_lazily(r"[A-Za-z_][A-Za-z0-9_]{3,}")
 # A message built with `%` or `str.format` keeps its placeholders in the index (`"model %s does not support …" % name`,
@@ -90,7 +94,9 @@ def opening_matched(template: str, message: str) -> int:
             return fixed
         # the rest is what the hole printed, then the start of the next fixed text (it may stop mid-word)
         starts = [i for i in range(len(rest) + 1) if cut.startswith(rest[i:].lstrip())]
-        return fixed + (len(rest[starts[0]:].lstrip()) if starts else 0)
+        if starts[0] == len(rest) and _SENTENCE_BREAK.search(rest):
+            continue  # the hole would run on past a sentence's end: a whole message of other words, not a cut
+        return fixed + len(rest[starts[0]:].lstrip())
     return 0
 
 

@@ -237,14 +237,25 @@ def _engines_of_pydantic_report(class_name: str, report: str) -> set[str]:
     return engines
 
 
+# The type the scanner gives an error line that names no exception, its record's level (`ERROR: <message>`,
+# tracebacks/logged_errors.engine_message): a line an engine's code logs as an error (SGLang's `Piecewise CUDA Graph
+# failed with error: …`, its logger.error, pasted without the record's header), or a wrapper's ERROR record.  Its
+# message is matched whole against what the engines log, never as a raise's opening: a wrapper's record quoting
+# torch's `Timed out after 601 seconds waiting for clients. …` opens vLLM's `Timed out after {}s waiting for {} lock`
+# only by letting a hole swallow the rest of a whole sentence.
+LOGGED_LINE_TYPE = "ERROR"
+
+
 def engines_saying(type_name: str, message: str) -> set[str]:
     """The engines whose code raises this message under this type (any type when the type is a carrier's: the
     message was raised under another), whole or as the opening a paste cut it to (a message one engine prints
-    whole and the other's longer one opens with is both engines'); and, for a line with no type at all, whose code
-    logs it as an error."""
+    whole and the other's longer one opens with is both engines'); for a line with no type at all, whose code
+    logs it as an error; for a line typed only by its level (LOGGED_LINE_TYPE), only whose code logs it."""
     # Imported here: only a log that shows nothing else reads the index.
     from logsleuth.facts.engine_messages import engines_logging, engines_raising
 
+    if type_name == LOGGED_LINE_TYPE:
+        return engines_logging(message)
     engines = engines_raising(None if carried(type_name) else type_name, message, cut=True)
     if not type_name:
         engines |= engines_logging(message)
