@@ -140,6 +140,37 @@ def test_a_line_only_naming_the_other_engine_never_names_it() -> None:
     assert not wrong, "\n".join(wrong)
 
 
+# A launcher's word that the engine it started did not come up names that engine (ingest/engine_evidence.
+# launched_engine), the weakest kind of evidence; its look-alikes, and a wrapper's record quoting torch's rendezvous
+# timeout (whose words open a vLLM template only through a hole swallowing a sentence), name nothing.
+LAUNCHED = {"vllm": "vLLM failed to start.  Retry with --enable-serving-output to learn more about the failure.",
+            "sglang": "sglang did not become healthy at http://127.0.0.1:30000/health within 900s"}
+LAUNCHER_LOOK_ALIKES = {
+    "vllm": ("I think vLLM failed to start because of the driver",
+             "vllm failed to start, so I tried sglang",
+             "2024-10-25 12:21:14,974 xinference.api.restful_api 37502 ERROR    [address=172.22.149.188:45585, pid=43525] "
+             "Timed out after 601 seconds waiting for clients. 1/2 clients joined."),
+    "sglang": ("Has anyone seen sglang did not become healthy here?",
+               "sglang failed to start, so I tried vllm"),
+}
+
+
+@pytest.mark.slow
+def test_a_launcher_line_names_its_engine_and_its_look_alikes_never_the_other() -> None:
+    """Over every wild log: the log's own engine's launcher line, put before the paste, leaves the report on that
+    engine (a log that showed none now shows it); the other engine's look-alikes never make it name that engine."""
+    wrong = []
+    for log, engine, _ in _toml_cases(WILD):
+        text = log.read_text(encoding="utf-8", errors="surrogateescape")
+        if (got := diagnose_text(f"{LAUNCHED[engine]}\n{text}", OPTIONS).launch.engine) != engine:
+            wrong.append(f"{log.relative_to(WILD)}: {engine}'s launcher line, the report says {got}")
+        other = next(name for name in ENGINES if name != engine)
+        for line in LAUNCHER_LOOK_ALIKES[other]:
+            if diagnose_text(f"{line}\n{text}", OPTIONS).launch.engine == other:
+                wrong.append(f"{log.relative_to(WILD)}: named {other} after {line!r}")
+    assert not wrong, "\n".join(wrong)
+
+
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 ENGINES = ("sglang", "vllm")
 # What a report says of its own making and quotes as given, not advice: the corrected command is the user's

@@ -16,11 +16,14 @@ Tracebacks are real CPython's (a user's script, or a module installed under an e
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from logsleuth.api import DiagnoseOptions, diagnose_text
 from logsleuth.facts.message_templates import opening_matched
-from tests.helpers import real_traceback
+from logsleuth.ingest.engine_evidence import launched_engine
+from tests.helpers import real_traceback, traceback_in_package
 
 OPTIONS = DiagnoseOptions(include_user_patterns=False)
 PIECEWISE = "Piecewise CUDA Graph failed with error: CUDA error: an illegal memory access was encountered"
@@ -54,3 +57,36 @@ def test_a_hole_does_not_run_past_a_sentence_to_open_a_template() -> None:
     template = "Timed out after {}s waiting for {} lock: {}"
     assert opening_matched(template, "Timed out after 601 seconds waiting for clients. 1/2 clients joined.") == 0
     assert opening_matched(template, "Timed out after 30s waiting for /tmp/cache/model") >= 24
+
+
+@pytest.mark.parametrize(("line", "engine"), [
+    ("vLLM failed to start.  Retry with --enable-serving-output to learn more about the failure.", "vllm"),
+    ("sglang did not become healthy at http://127.0.0.1:30000/health within 900s", "sglang"),
+    ("2025-01-01 10:00:00 ERROR: SGLang server failed to start within 600 seconds", "sglang"),
+])
+def test_a_launcher_saying_the_engine_did_not_come_up_names_it(line: str, engine: str) -> None:
+    traceback = real_traceback("import subprocess\nsubprocess.run(['ninja-that-is-not-here'])\n")
+    assert launched_engine(line) == engine
+    assert engine_of(f"{line}\n{traceback}") == engine
+
+
+@pytest.mark.parametrize("line", [
+    "I think vLLM failed to start because of the driver",
+    "vllm failed to start, so I tried sglang",
+    "why did sglang not become healthy? vLLM failed to start too",
+])
+def test_look_alike_a_sentence_about_an_engine_that_did_not_start_names_nothing(line: str) -> None:
+    assert launched_engine(line) is None
+    traceback = real_traceback("raise RuntimeError('boom')\n")
+    assert engine_of(f"{line}\n{traceback}") is None
+
+
+def test_vllm_s_own_engine_core_line_is_no_launcher_s() -> None:
+    """`EngineCore failed to start.` names vLLM's process (the message rule reads it as vLLM's logged line)."""
+    assert launched_engine("EngineCore failed to start.") is None
+
+
+def test_the_failure_s_own_frames_outrank_a_launcher_line(tmp_path: Path) -> None:
+    """The weakest kind of evidence: a frame in the other engine's package decides."""
+    traceback = traceback_in_package(tmp_path, "vllm/engine/llm_engine.py", "raise RuntimeError('boom')")
+    assert engine_of(f"sglang did not become healthy at http://127.0.0.1:30000/health within 900s\n{traceback}") == "vllm"
