@@ -20,13 +20,15 @@ class SharedLibrary:
     pip: str
     note: str
     sources: tuple[str, ...]
+    nvidia: bool = False  # NVIDIA's own (driver, CUDA, cuDNN, NCCL, NVSHMEM): the CUDA answer stays theirs
 
 
 @cache
 def shared_libraries() -> tuple[SharedLibrary, ...]:
     return tuple(
         SharedLibrary(re.compile(row["library"]), row["component"], row.get("debian", ""), row.get("rhel", ""),
-                      row.get("pip", ""), row.get("note", ""), tuple(row.get("sources", ())))
+                      row.get("pip", ""), row.get("note", ""), tuple(row.get("sources", ())),
+                      bool(row.get("nvidia", False)))
         for row in table_rows("shared_libraries.toml", "library")
     )
 

@@ -5,7 +5,11 @@ libraries; when one is missing, CPython's import reports the loader's words: "Im
 shared object file: No such file or directory" (ctypes: OSError).  No pip install of the engine or of the package
 fixes it: the library comes from the system's packages, the NVIDIA driver, or a CUDA component.  The answer names the
 library and what installs it (facts/shared_libraries.toml); a library the table does not know is named with the way to
-find its package."""
+find its package.
+
+A library the loader finds but that lacks a symbol version the extension was linked with (glibc's dl-version.c:
+"<library>: version `GLIBCXX_3.4.32' not found (required by <extension>)") is the same class: the system's library
+is older than the one the extension was built on, and no reinstall of the Python package changes it."""
 
 from __future__ import annotations
 
@@ -16,6 +20,12 @@ from logsleuth.reasoning.evidence import Evidence
 
 RULE_ID = "rule-shared-library-missing"
 _CANNOT_OPEN = compile_lazily(r"(?<![\w.+-])(?P<lib>lib[\w.+-]*?\.so(?:\.\d+)*): cannot open shared object file")
+# glibc's loader (elf/dl-version.c): the library is there, but older than the one the extension was linked against.
+_VERSION_NOT_FOUND = compile_lazily(
+    r"(?<![\w.+-])(?P<lib>lib[\w.+-]*?\.so(?:\.\d+)*): version `(?P<version>[A-Z]+_[\d.]+)' not found"
+    r"(?: \(required by (?P<by>[^)\s]+)\))?")
+# NVIDIA's naming (libcu*, libnv*, libnccl) for a library the table does not list: the CUDA answer keeps it.
+_NVIDIA_NAMED = compile_lazily(r"^lib(?:cu|nv|nccl)")
 # The package whose compiled code asked for it: the innermost frame under site-packages/ (dist-packages/).
 _PACKAGE = compile_lazily(r"(?:site|dist)-packages/(?P<package>[A-Za-z_][\w]*)")
 
@@ -52,21 +62,34 @@ def known_library_missing(evidence: Evidence) -> Diagnosis | None:
     "Could not load any common_ops library!" lists each attempt's error): it leads over the pattern that names the
     package's message, whose steps reinstall the engine and the package, which installs no system library; a library
     the facts do not know is named with the way to find what provides it.  torch's own libraries are no system
-    library: the pattern's reinstall stays.  A failure that is the loader's words itself keeps the pattern written for
-    it (common-cuda-library-missing)."""
-    if not any(_CANNOT_OPEN.search(block.message) and not _CANNOT_OPEN.match(block.message.strip())
-               for block in evidence.failure.exceptions):
-        return None
+    library: the pattern's reinstall stays.  A failure that is the loader's words for an NVIDIA library keeps the
+    pattern written for it (common-cuda-library-missing); a system library leads wherever its line stands (a paste
+    that gives the loader's line first and the package's banner after it).  A library older than the extension
+    needs (version `GLIBCXX_...' not found) leads the same way."""
     found = evidence.first_match(_CANNOT_OPEN)
-    if found is None or _PYTHON_PACKAGE_LIBRARY.match(found["lib"]):
+    if found is None:
+        return library_too_old(evidence)
+    if _PYTHON_PACKAGE_LIBRARY.match(found["lib"]):
+        return None
+    quoted_inside = any(_CANNOT_OPEN.search(block.message) and not _CANNOT_OPEN.match(block.message.strip())
+                        for block in evidence.failure.exceptions)
+    if not quoted_inside and _nvidia_library(found["lib"]):
         return None
     return shared_library(evidence)
+
+
+def _nvidia_library(lib: str) -> bool:
+    """NVIDIA's own library (the driver, CUDA, cuDNN, NCCL): a pasted short form ("ImportError: libcudart.so.12:
+    cannot open ..." above sgl-kernel's banner) keeps the CUDA answer; any other library is the system's (libnuma,
+    libibverbs, libgomp), whichever line of the paste comes first."""
+    row = library_named(lib)
+    return row.nvidia if row is not None else bool(_NVIDIA_NAMED.match(lib))
 
 
 def shared_library(evidence: Evidence) -> Diagnosis | None:
     found = evidence.first_match(_CANNOT_OPEN)
     if found is None:
-        return None
+        return library_too_old(evidence)
     lib = found["lib"]
     row = library_named(lib)
     launch = evidence.launch
@@ -84,7 +107,7 @@ def shared_library(evidence: Evidence) -> Diagnosis | None:
         references = row.sources
     else:
         summary = (f"Install the system package that provides {lib} (in a container, in its image): the distribution's "
-                   "file index names it (apt-file search on Debian/Ubuntu, dnf provides on RHEL/Fedora); a CUDA "
+                   "file index names it (general guidance: apt-file search on Debian/Ubuntu, dnf provides on RHEL/Fedora); a CUDA "
                    "component may instead come from NVIDIA's pip wheels (nvidia-*-cu<CUDA major>).")
         steps = (check,)
         references = ()
@@ -92,4 +115,43 @@ def shared_library(evidence: Evidence) -> Diagnosis | None:
         pattern=RULE_ID, title=f"A system library is missing: {lib}", category="dependency-version",
         root_cause=root_cause, fix=Fix(summary=summary, steps=steps), references=references,
         engine=launch.engine, engine_version=launch.engine_version, basis="rule",
+        evidence=(f"the loader's words: {found.group(0)}",))
+
+
+_SYSTEM_C_LIBRARY = ("GLIBC_",)  # glibc itself: no package of a running system replaces it
+
+
+def library_too_old(evidence: Evidence) -> Diagnosis | None:
+    """The loader found the library but not the symbol version the extension was linked with: the system's copy is
+    older than the build system's (libstdc++ from an older GCC, an older glibc), or an environment's own older copy
+    comes first on the loader's path."""
+    found = evidence.first_match(_VERSION_NOT_FOUND)
+    if found is None:
+        return None
+    lib, version, needed_by = found["lib"], found["version"], found["by"]
+    before = found.string[:found.start("lib")].split()
+    path = before[-1] + lib if before and before[-1].endswith("/") else lib  # the directory the loader printed
+    row = library_named(lib)
+    what = f"{lib} ({row.component})" if row else lib
+    by = needed_by.rsplit("/", 1)[-1] if needed_by else "a compiled extension"
+    root_cause = (f"The loader found {what} but it has no {version}: {by} was built on a system with a newer copy of "
+                  "that library than the one loaded here. It is a library of the system, not a Python package: "
+                  "reinstalling the same build of the package does not change it.")
+    if version.startswith(_SYSTEM_C_LIBRARY):
+        summary = (f"This system's C library (glibc) is older than the one {by} was built for: run it on a newer "
+                   "system or image, or install a build of the package made for this glibc (general guidance: the "
+                   "wheel's manylinux tag names the glibc it needs).")
+    else:
+        summary = (f"Give the loader a {lib} that has {version} (general guidance): a newer system or image, the "
+                   f"{row.debian + ' package of a newer release' if row and row.debian else 'library of a newer toolchain'}, "
+                   "or a build of the package made for this system.")
+    steps = [f"strings {path} | grep {version.split('_')[0]}_ lists the versions the loaded copy has (the loader "
+             f"took {path})"]
+    if any(place in path for place in ("conda", "/envs/", "/venv", "site-packages")):
+        steps.append(f"{path} is an environment's own copy: it shadows a newer system copy, if the system has one")
+    return Diagnosis(
+        pattern=RULE_ID, title=f"A system library is older than the extension needs: {lib} has no {version}",
+        category="dependency-version", root_cause=root_cause, fix=Fix(summary=summary, steps=tuple(steps)),
+        references=(row.sources if row else ()) + ("glibc elf/dl-version.c: \"version `%s' not found (required by %s)\"",),
+        engine=evidence.launch.engine, engine_version=evidence.launch.engine_version, basis="rule",
         evidence=(f"the loader's words: {found.group(0)}",))

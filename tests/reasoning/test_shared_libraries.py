@@ -114,3 +114,50 @@ def test_torchs_own_library_leaves_the_kernel_packages_load_failure_to_its_patte
     """libtorch_cuda.so is a file of the torch wheel: the matching torch and kernel package are the fix."""
     diagnosis = first_diagnosis(LAUNCH + _kernel_load_failure("libtorch_cuda.so"))
     assert diagnosis.pattern == "sglang-sgl-kernel-load-failure", diagnosis.pattern
+
+
+# Issue 28 stop 50 (split 13's harmful report): a paste that gives the loader's line first and sgl-kernel's banner
+# after it (sgl_kernel/load_utils.py's "[sgl_kernel] CRITICAL: Could not load any common_ops
+# library!"), the short form users retype.  The loader's words lead the exception, so the rule stood aside for the
+# kernel package's pattern, whose step reinstalls sglang: no pip install provides a system library.
+_BANNER = "[sgl_kernel] CRITICAL: Could not load any common_ops library!\n"
+
+
+@pytest.mark.parametrize(("library", "installs"), [
+    ("libnuma.so.1", "libnuma1"), ("libibverbs.so.1", "libibverbs1"), ("libgomp.so.1", "libgomp1")])
+def test_a_system_library_named_before_the_kernel_packages_banner_leads(library: str, installs: str) -> None:
+    log = LAUNCH + _loader_failure(library) + _BANNER
+    diagnosis = first_diagnosis(log)
+    assert diagnosis.pattern == "rule-shared-library-missing", diagnosis.pattern
+    assert diagnosis.fix is not None and installs in diagnosis.fix.summary
+    assert not any("--force-reinstall" in step for step in diagnosis.fix.steps)
+
+
+def test_a_cuda_library_named_before_the_kernel_packages_banner_keeps_the_cuda_answer() -> None:
+    diagnosis = first_diagnosis(LAUNCH + _loader_failure("libcudart.so.12") + _BANNER)
+    assert diagnosis.pattern == "common-cuda-library-missing", diagnosis.pattern
+
+
+def _too_old(library_path: str, version: str, extension: str) -> str:
+    """glibc's loader words (elf/dl-version.c) for a library older than the one `extension` was linked against."""
+    return _sgl_kernel_importing(
+        f"raise ImportError(\"{library_path}: version `{version}' not found (required by {extension})\")\n")
+
+
+def test_a_cpp_runtime_older_than_the_extension_needs_names_the_system_library_not_a_reinstall() -> None:
+    extension = "/usr/local/lib/python3.10/dist-packages/sgl_kernel/sm90/common_ops.abi3.so"
+    log = LAUNCH + _too_old("/usr/lib/x86_64-linux-gnu/libstdc++.so.6", "GLIBCXX_3.4.32", extension) + _BANNER
+    diagnosis = first_diagnosis(log)
+    assert (diagnosis.pattern, diagnosis.category) == ("rule-shared-library-missing", "dependency-version")
+    assert "GLIBCXX_3.4.32" in diagnosis.title and "libstdc++.so.6" in diagnosis.title
+    assert diagnosis.fix is not None and "general guidance" in diagnosis.fix.summary
+    assert any("strings /usr/lib/x86_64-linux-gnu/libstdc++.so.6" in step for step in diagnosis.fix.steps)
+    assert not any("--force-reinstall" in step for step in diagnosis.fix.steps)
+
+
+def test_an_environments_own_older_copy_is_said_to_shadow_the_systems() -> None:
+    log = LAUNCH + _too_old("/opt/conda/lib/libstdc++.so.6", "GLIBCXX_3.4.30",
+                            "/opt/conda/lib/python3.10/site-packages/vllm/_C.abi3.so")
+    diagnosis = first_diagnosis(log)
+    assert diagnosis.pattern == "rule-shared-library-missing", diagnosis.pattern
+    assert diagnosis.fix is not None and any("environment's own copy" in step for step in diagnosis.fix.steps)
