@@ -329,6 +329,9 @@ class LaunchInfo:
     # Lines that name a plugin of vLLM otherwise (its package in a frame's path, its name on a version line, in an
     # image or as the program: facts/engine_drivers.py plugins_named), the first ones: a sign the plugin is in use.
     plugin_lines: tuple[str, ...] = ()
+    # Paths the log prints of an engine's source files outside an install directory (a warning's location, a frame of
+    # a traceback not kept), or pip's "Editable project location" of the engine: where a source checkout runs from.
+    checkout_paths: tuple[str, ...] = ()
     # The switches the engine's own dump of its settings shows on (`trust_remote_code=True` in a repr,
     # `'trust_remote_code': True` in a dict): given by the launch even where its command is not in the log.
     switches_on: tuple[str, ...] = ()

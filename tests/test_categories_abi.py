@@ -194,3 +194,49 @@ def test_a_directory_merely_named_after_the_engine_is_no_checkout(tmp_path: Path
     diagnosis = diagnose_without_patterns("INFO 07-17 00:14:05 api_server.py:212] vLLM API server version 0.5.2\n" + moved)
     steps = _steps(diagnosis)
     assert "`pip install --force-reinstall vllm==0.5.2`" in steps and "runs from a source checkout" not in steps
+
+
+# Issue 28 stop 50 (split 13's harmful report, a Qwen2-VL branch of vLLM run from its checkout): the failure is the
+# operator refusal alone, with no frame; the checkout shows only in the location CPython's warnings module prints for
+# vLLM's own warning (vllm/version.py, imported from vllm/connections.py: "Failed to read commit hash", its
+# generated commit_id module missing in an unbuilt tree).  The release wheel of the same number lacks the branch.
+_REFUSAL = "AttributeError: '_OpNamespace' '_C' object has no attribute 'gelu_quick'\n"
+_VERSION = "INFO 09-02 10:43:42 api_server.py:440] vLLM API server version 0.5.5\n"
+_C_WARNING = ("WARNING 09-02 10:43:41 _custom_ops.py:18] Failed to import from vllm._C with "
+              "ModuleNotFoundError(\"No module named 'vllm._C'\")\n")
+
+
+def _warning_at(path: str) -> str:
+    """CPython's own rendering of a warning raised at `path` (warnings.formatwarning, as the default hook prints it)."""
+    import warnings
+    return warnings.formatwarning("Failed to read commit hash:\nNo module named 'vllm.commit_id'", RuntimeWarning,
+                                  path, 8, line="from vllm.version import __version__ as VLLM_VERSION")
+
+
+@pytest.mark.usefixtures("no_rules")
+def test_a_checkout_shown_only_by_a_warnings_location_is_told_to_rebuild() -> None:
+    log = _REFUSAL + _C_WARNING + _warning_at("/data/src/vllm-feature/vllm/connections.py") + _VERSION
+    steps = _steps(diagnose_without_patterns(log))
+    assert "source checkout (/data/src/vllm-feature)" in steps
+    assert "--force-reinstall" not in steps
+
+
+@pytest.mark.usefixtures("no_rules")
+def test_an_installed_warnings_location_keeps_the_release_reinstall() -> None:
+    installed = "/usr/local/lib/python3.10/dist-packages/vllm/connections.py"
+    steps = _steps(diagnose_without_patterns(_REFUSAL + _C_WARNING + _warning_at(installed) + _VERSION))
+    assert "`pip install --force-reinstall vllm==0.5.5`" in steps and "runs from a source checkout" not in steps
+
+
+@pytest.mark.usefixtures("no_rules")
+def test_an_editable_install_is_told_to_rebuild() -> None:
+    pip_show = "Name: vllm\nVersion: 0.5.5\nLocation: /data/src/vllm-feature\nEditable project location: /data/src/vllm-feature\n"
+    steps = _steps(diagnose_without_patterns(pip_show + _REFUSAL + _C_WARNING + _VERSION))
+    assert "source checkout (/data/src/vllm-feature)" in steps and "--force-reinstall" not in steps
+
+
+@pytest.mark.usefixtures("no_rules")
+def test_a_development_builds_number_is_no_release_to_reinstall() -> None:
+    version = "INFO 09-02 10:43:42 api_server.py:440] vLLM API server version 0.6.1.dev238+ge2c6e0a82\n"
+    steps = _steps(diagnose_without_patterns(_C_WARNING + _REFUSAL + version))
+    assert "development build" in steps and "--force-reinstall" not in steps

@@ -102,6 +102,10 @@ _RICH_FRAME = compile_lazily(r"│ (?P<path>[^\s│:]+\.py):\d+ in [\w<>]+")
 _RICH_PATH_START = compile_lazily(r"│ (?P<start>[^\s│]+)\s*│\s*$")
 # `pip show vllm` prints the distribution's name, then its version (pip's show command: `Name: vllm`, `Version:
 # 0.8.5`): installed, as pip list's row says.
+_INSTALLED = ("site-packages/", "dist-packages/")  # (facts/raise_sites.INSTALL_DIRS, not imported at reading time)
+# The words of a line that may be paths (a path ends at a space, a quote, a bracket or a comma; `:8:` after a file
+# is the line number a warning prints).
+_PATH_WORD = compile_lazily(r"/[^\s\"'()\[\],:]+")
 _PIP_SHOW_NAME = compile_lazily(r"^\s*Name: (?P<engine>sglang|vllm)\s*$")
 _PIP_SHOW_VERSION = compile_lazily(r"^Version: (?P<version>\d+\.\d+\.\d+(?:\.?post\d+|rc\d+|\.dev\d+)?)")
 # The logo vLLM 0.33 logs at start-up (entrypoints/common/startup.py), its second line ending in the version:
@@ -238,6 +242,7 @@ class LaunchTracker:
     driver_lines: list[str] = field(default_factory=list)  # lines that show a package driving the engine (facts/engine_drivers.py)
     _driver_command_continues: bool = False  # the last driver line ended with a backslash
     plugin_lines: list[str] = field(default_factory=list)  # lines that name a plugin of vLLM (LaunchInfo.plugin_lines)
+    checkout_paths: list[str] = field(default_factory=list)  # LaunchInfo.checkout_paths
     switches_on: set[str] = field(default_factory=set)  # what the engine's settings dumps show True (SETTINGS_DUMPS)
     memory_shares: list[tuple[str, float]] = field(default_factory=list)  # LaunchInfo.memory_shares_seen
     architecture: str | None = None  # LaunchInfo.architecture
@@ -245,6 +250,7 @@ class LaunchTracker:
     # shell session): the lines so far, joined, and the offset of its first line.
     _continued: tuple[str, int] | None = None
     _line_before: str = ""  # the last line seen: the message line `logger.exception` prints above its traceback
+    _pip_show_name: str = ""  # the last `Name: ` line of `pip show` (whose "Editable project location" follows)
     # SGLang's header without rank tags (`[2025-06-01 10:00:00] `) is also what a line stamper (`ts`, a wrapper's
     # logger, a CI runner) writes before every line.  SGLang's logger writes it once per record, so a traceback's
     # frame lines never carry it: a frame line that does shows a stamper, and the untagged header then shows
@@ -377,6 +383,9 @@ class LaunchTracker:
             self.plugin_lines.append(text)  # a plugin's package in a frame, its name on a version line or an image
         self._driver_command_continues = (bool(self.driver_lines) and self.driver_lines[-1] is text
                                           and text.rstrip().endswith("\\"))
+        if len(self.checkout_paths) < MAX_PLUGIN_LINES and len(text) <= 8192 and (
+                ".py" in text or text.startswith("Editable project location: ")):
+            self._observe_checkout(text)
         if len(self.memory_shares) < MAX_MEMORY_SHARES and len(text) <= 8192:
             self._observe_memory_shares(text, prose=not (meta.header or meta.process))
         if text.startswith("sglang serve: error:"):
@@ -389,7 +398,26 @@ class LaunchTracker:
             self._logged_above_traceback(title)  # a pydantic report's title, weighed as a message (engine_from_message)
         if "│" in text:
             self._observe_rich_frame(text)
+        if text.lstrip().startswith("Name: "):
+            self._pip_show_name = text  # `pip show`'s fields follow its Name line
         self._line_before = text
+
+    def _observe_checkout(self, text: str) -> None:
+        """A path of an engine's source file outside an install directory, printed on a line of the log (a warning's
+        `/home/u/vllm/vllm/connections.py:8: RuntimeWarning`, a frame of a traceback the reader did not keep), or
+        pip's "Editable project location:" of `pip show` for the engine: where a source checkout runs from."""
+        if text.startswith("Editable project location: ") and _PIP_SHOW_NAME.match(self._pip_show_name):
+            self._add_checkout(text.split(": ", 1)[1].strip())
+            return
+        if not ("/vllm/" in text or "/sglang/" in text) or any(mark in text for mark in _INSTALLED):
+            return
+        for word in _PATH_WORD.findall(text):
+            if word.endswith(".py") and ("/vllm/" in word or "/sglang/" in word):
+                self._add_checkout(word)
+
+    def _add_checkout(self, path: str) -> None:
+        if path not in self.checkout_paths and len(self.checkout_paths) < MAX_PLUGIN_LINES:
+            self.checkout_paths.append(path)
 
     def _record_command(self, offset: int, command: str, wrapper: str | None, whole: str | None) -> None:
         """The latest launch's command: `whole` (the wrapper's words kept in front) when there is one."""
@@ -635,6 +663,8 @@ class LaunchTracker:
         self.driver_lines.extend(line for line in other.driver_lines[:room] if line not in self.driver_lines)
         room = MAX_PLUGIN_LINES - len(self.plugin_lines)
         self.plugin_lines.extend(line for line in other.plugin_lines[:room] if line not in self.plugin_lines)
+        for path in other.checkout_paths:
+            self._add_checkout(path)
         self.launch_lines = sorted({*self.launch_lines, *other.launch_lines})
         for marker, facts in other.launches.items():
             mine = self.launches.setdefault(marker, LaunchFacts())
@@ -740,6 +770,7 @@ class LaunchTracker:
             package_lines=tuple(self.package_lines),
             driver_lines=tuple(self.driver_lines),
             plugin_lines=tuple(self.plugin_lines),
+            checkout_paths=tuple(self.checkout_paths),
             switches_on=tuple(sorted(self.switches_on)),
             memory_shares_seen=tuple(self.memory_shares),
             architecture=self.architecture,

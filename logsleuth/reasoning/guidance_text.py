@@ -5,6 +5,8 @@ program's code."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from logsleuth.command_line import CommandLine
 from logsleuth.facts import requires
 from logsleuth.facts.categories import CategoryRow, ConditionalCheck
@@ -321,13 +323,16 @@ def platform_steps(failure: Failure, engine: str | None) -> tuple[str, ...]:
             f"for Linux). Run it under WSL2 or in a Linux container before looking further.",)
 
 
-def compiled_op_steps(failure: Failure, engine: str | None, version: str | None, version_source: str | None = None
-                      ) -> tuple[str, ...]:
+def compiled_op_steps(failure: Failure, engine: str | None, version: str | None, version_source: str | None = None,
+                      checkout_paths: Sequence[str] = ()) -> tuple[str, ...]:
     """The package to reinstall, and what it must match, when torch refused a call to a compiled extension's operator
     or the loader refused the extension's shared object: the operator's namespace or the library's path names the
     extension (facts/compiled_ops.toml: `_vllm_fa2_C` is vllm-flash-attn, built into the vLLM wheel; `sgl_kernel` is
     sgl-kernel).  A pip command only for the engine's own wheel with the release the log shows or the user gives
-    (`version_source`, LaunchInfo.engine_version_source): any other version would be a guess."""
+    (`version_source`, LaunchInfo.engine_version_source): any other version would be a guess.  Never for a source
+    checkout (its frames, or `checkout_paths`: LaunchInfo's paths of the engine's files outside an install directory,
+    an editable install's location) nor a development build's number (`.dev`, `+g<sha>`): no release wheel holds
+    what that build has."""
     lines = exception_lines(failure)
     namespace = namespace_named(lines) or ""
     owner = owner_of(namespace) if namespace else None
@@ -343,13 +348,18 @@ def compiled_op_steps(failure: Failure, engine: str | None, version: str | None,
         return ()
     step = (f"{what} {owner.module}, installed by {owner.distribution}; it must come from the same build as "
             f"{owner.built_with}. {owner.reinstall}")
-    if engine in ENGINE_NAMES and owner.distribution == engine and (checkout := _source_checkout(failure, engine)):
+    own = engine in ENGINE_NAMES and owner.distribution == engine
+    if own and engine is not None and (checkout := _source_checkout(failure, engine, checkout_paths)):
         # A source checkout's compiled files are its own build: the release wheel of the same number lacks what the
         # checkout's branch adds, a second failure (not blind: split 13's "before" grading).
         step += (f" The engine runs from a source checkout ({checkout}), not an installed wheel: rebuild its compiled "
                  "extension from that checkout as its build instructions say, with the torch it pins; a release "
                  "wheel of the same version number lacks what the checkout's branch adds.")
-    elif engine in ENGINE_NAMES and owner.distribution == engine and version:
+    elif own and engine is not None and version and DEVELOPMENT_BUILD.search(version):
+        step += (f" {ENGINE_NAMES[engine]} {version} is a development build (a commit between releases: a source "
+                 "build or a nightly wheel), not a release: no release wheel has that number. Rebuild its compiled "
+                 "extension from the same commit as its Python files, or install a release whole.")
+    elif own and engine is not None and version:
         named = f"{ENGINE_NAMES[engine]} {version}"
         shown = f"The release you gave, {named}" if version_source == "user" else f"The log shows {named}"
         step += (f" {shown}: `pip install --force-reinstall {engine}=={version}` "
@@ -357,20 +367,27 @@ def compiled_op_steps(failure: Failure, engine: str | None, version: str | None,
     return (step,)
 
 
-def _source_checkout(failure: Failure, engine: str) -> str | None:
-    """Where the engine's frames show it run from a source tree, not from site-/dist-packages: a frame whose file is
-    one of the engine's own indexed source files (`/home/u/vllm/vllm/_custom_ops.py`), outside an install directory;
-    else None.  A script in a directory named after the engine (`/home/u/vllm/bench.py`) or a cache path is no
-    checkout (review 3 M2 of stop 49), and a development version alone says nothing (nightly wheels have one)."""
+# A development build's version: `0.6.1.dev238+ge2c6e0a82` (setuptools-scm: commits after the tag, the commit).
+DEVELOPMENT_BUILD = compile_lazily(r"\.dev\d*|\+g[0-9a-f]{7}")
+
+
+def _source_checkout(failure: Failure, engine: str, checkout_paths: Sequence[str] = ()) -> str | None:
+    """Where the engine runs from a source tree, not from site-/dist-packages: a frame, or a path printed elsewhere
+    in the log (a warning's location: `checkout_paths`), that is one of the engine's own indexed source files
+    (`/home/u/vllm/vllm/_custom_ops.py`) outside an install directory; or pip's editable location for the engine.
+    Else None.  A script in a directory named after the engine (`/home/u/vllm/bench.py`) or a cache path is no
+    checkout (review 3 M2 of stop 49)."""
     sources = set(member_names(engine))
-    for block in failure.exceptions:
-        for frame in block.frames:
-            path = frame.file.replace("\\", "/")
-            if any(marker in path for marker in INSTALL_DIRS):
-                continue
-            inside = engine_file(path, engine)
-            if inside is not None and f"{inside}.json" in sources:
-                return path[: len(path) - len(inside)].rstrip("/") or "/"
+    frames = [frame.file for block in failure.exceptions for frame in block.frames]
+    for path in (*frames, *checkout_paths):
+        path = path.replace("\\", "/")
+        if path in checkout_paths and not path.endswith(".py"):
+            return path  # an editable install's project location (`pip show`)
+        if any(marker in path for marker in INSTALL_DIRS):
+            continue
+        inside = engine_file(path, engine)
+        if inside is not None and f"{inside}.json" in sources:
+            return path[: len(path) - len(inside)].rstrip("/") or "/"
     return None
 
 
