@@ -118,8 +118,20 @@ def module_presence(engine: str, module: str) -> Presence | None:
         return None
     releases, modules = found
     row = modules.get(module)
-    having = _versions(_indices(row[0]), releases) if row else ()
+    having = _versions(_indices(row[0]) if row else _namespace_package(modules, module), releases)
     return Presence(engine, module, having, tuple(releases))
+
+
+def _namespace_package(modules: dict[str, Any], package: str) -> set[int]:
+    """The releases in which `package` is a directory without __init__.py (a namespace package, importable since
+    Python 3.3): those having a module below it.  The index lists files, so such a package has no row of its own
+    (`sglang.srt.weight_sync` in SGLang: only its `utils` and `tensor_bucket`; 129 SGLang and 11 vLLM directories)."""
+    below = f"{package}."
+    found: set[int] = set()
+    for name, row in modules.items():
+        if name.startswith(below):
+            found |= _indices(row[0])
+    return found
 
 
 def module_names(engine: str) -> tuple[str, ...]:
@@ -136,8 +148,10 @@ def name_presence(engine: str, module: str, name: str) -> Presence | None:
         return None
     releases, modules = found
     row = modules.get(module)
-    if row is None:
-        return Presence(engine, f"{module}.{name}", (), tuple(releases))
+    if row is None:  # no __init__.py: a namespace package gives only its submodules
+        submodule = modules.get(f"{module}.{name}")
+        below = _indices(submodule[0]) if submodule else _namespace_package(modules, f"{module}.{name}")
+        return Presence(engine, f"{module}.{name}", _versions(below, releases), tuple(releases))
     own, plain, grouped = row
     indices: set[int] = set(_indices(own)) if name in plain else set()
     opened: set[int] = set(_indices(own)) if _table()["open"] in plain else set()

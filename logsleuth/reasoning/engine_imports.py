@@ -328,17 +328,17 @@ def _not_a_release_skew(evidence: Evidence, block: ExceptionBlock, found: re.Mat
     if releases.verdict == "every":
         title, cause, summary, steps = _in_every_release(engine, presence, releases.installed, block.message, caller)
     else:
-        # Releases come out after the newest indexed one: a name none has may be new as well as old, and the index
-        # cannot tell which (split 13's "before" grading: a wrapper importing a module newer releases added).
-        title = (f"No indexed {name} release ({first} to {last}) has {presence.what}: the code expects a {name} outside "
-                 "that range, a development build or fork, or a plugin's name")
-        cause = (f"No {name} release logsleuth indexes ({first} to {last}) has {presence.what}. The code importing it "
-                 f"({caller}) expects a {name} release outside that range (newer than {last}, the newest indexed, or "
-                 f"older than {first}), a name a plugin adds to {name} at run time (loaded before the import), a fork, "
-                 "or a development build.")
-        summary = (f"Check which {name} the importing program pins or declares (its requirements or README), and "
-                   f"install that release: one newer than {last} or older than {first}, a plugin of its own loaded "
-                   "first, a fork or a build from source.")
+        # The index reads some releases, not every one: a name none of them has may be in a release between two
+        # indexed ones as well as in a newer or older one, so no direction is said (split 13: a wrapper's import
+        # read as "a release newer than the newest or older than the oldest" while its fix was a release inside).
+        count = len(presence.indexed)
+        title = (f"No indexed {name} release has {presence.what}: check the {name} release the importing code pins")
+        cause = (f"No {name} release logsleuth indexes has {presence.what} (it reads {count} releases from {first} to "
+                 f"{last}, not every release published). Which release the code importing it ({caller}) was written "
+                 f"for is not known from the log: a {name} release the index does not read, a name a plugin adds to "
+                 f"{name} at run time (loaded before the import), a fork, or a development build.")
+        summary = (f"Check which {name} the importing program pins or declares (its requirements, README or install "
+                   "script) and install that release, or load the plugin or fork it names.")
         steps = (f"pip show {engine} (the installed release)",)
     return Diagnosis(
         pattern=RULE_ID,
