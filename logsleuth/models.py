@@ -302,6 +302,9 @@ class LaunchInfo:
     # Where engine_version came from: "log" (the log names it), "inferred" (guessed from the code layout in
     # the frames or the wording of a message: may be wrong), "user" (--engine-version).
     engine_version_source: Literal["log", "inferred", "user"] | None = None
+    # An inferred engine_version read from the engine's own image tag (`vllm/vllm-openai:v0.20.1`): what the image was
+    # built from, which the paste may not have run (a pull of one tag and a run of another, a cached or rebuilt image).
+    version_from_image: bool = False
     command: str | None = None  # the launch command, when the log or --cmd gives it
     # Where `command` came from: "user" (--cmd: printed back as written), "log" (a command line in the log:
     # untrusted, requoted) or "server_args" (rebuilt from a complete `server_args=` line).

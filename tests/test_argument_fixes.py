@@ -500,3 +500,41 @@ def test_a_quoted_json_value_of_a_refused_flag_gets_the_flag_s_own_reading(log: 
     assert said in fix.summary
     # the corrected command keeps the whole JSON value (review 2 of stop 49: it was cut to its first piece)
     assert fix.command is not None and fix.command.endswith(f"{said} '{{\"rope_scaling\": {{\"type\": \"yarn\"}}}}'")
+
+
+# -- a refused flag whose JSON value holds ` -- ` in a string; the release an image tag names (issue 28 stop 50) -------
+# Split 13's harmful report: `vllm/vllm-openai:v0.20.1` with --reasoning-config '{"…": " -- Reasoning preempted. …"}'.
+# vLLM 0.20.1's vllm/engine/arg_utils.py registers --reasoning-config (the static catalog: 0.19.0 and later; the real
+# 0.33.0 parser takes this very value), yet argparse listed the flag and its value as unrecognized: the vLLM that ran
+# lacked the flag.  The report read the value's pieces as stray arguments (removing `--` and `preempted.`) and called
+# the tag's release one that may be "outside that range".
+_REASONING_VALUE = '{"reasoning_start_str":"<think>","reasoning_end_str":" -- Reasoning preempted. Answer now.</think>"}'
+
+
+def _refused_by_a_parser_without(flag: str, image: str) -> str:
+    """The log of `docker run IMAGE MODEL … FLAG 'JSON'` refused by a real argparse parser that lacks FLAG."""
+    import argparse
+    import shlex
+    command = f"docker run --ipc host {image} Qwen/Qwen3-8B --reasoning-parser qwen3 {flag} '{_REASONING_VALUE}'"
+    parser = argparse.ArgumentParser(prog="vllm serve", exit_on_error=False)
+    parser.add_argument("model_tag", nargs="?")
+    parser.add_argument("--reasoning-parser")
+    _, extras = parser.parse_known_args(shlex.split(command)[5:])
+    assert extras == [flag, _REASONING_VALUE]
+    return f"$ {command}\nusage: vllm [-h] [-v] {{chat,complete,serve}} ...\nvllm: error: unrecognized arguments: {' '.join(extras)}\n"
+
+
+def test_the_pieces_of_a_refused_flags_json_value_are_never_stray_arguments() -> None:
+    fix = diagnosis_of(_refused_by_a_parser_without("--reasoning-config", "vllm/vllm-openai:v0.20.1")).fix
+    assert fix is not None
+    assert "stray argument" not in fix.summary and "has no --;" not in fix.summary and "left over" not in fix.summary
+    assert [op for op in ops(fix) if op[0] == "remove"] == [("remove", "--reasoning-config", None, None)]
+
+
+def test_an_image_tags_release_that_has_the_refused_flag_is_not_the_release_that_ran() -> None:
+    diagnosis = diagnosis_of(_refused_by_a_parser_without("--reasoning-config", "vllm/vllm-openai:v0.20.1"))
+    assert diagnosis.engine_version == "0.20.1"
+    assert diagnosis.fix is not None
+    summary = diagnosis.fix.summary
+    assert "the release the engine's image tag names" in summary and "not a release with it" in summary
+    assert "outside that range" not in summary and "0.19.0 or later" in summary

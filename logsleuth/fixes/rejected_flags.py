@@ -75,6 +75,8 @@ def verdict(flag: str, value: str | None, ctx: FixContext) -> Verdict | None:
             older = (f" (logsleuth has no catalog of {name} releases before {first}: if yours is older and lacks {flag}, "
                      f"leave it out or upgrade)")
             return _other_program(flag, has, engine, ctx) or Verdict("known", _known(flag, value, has + older, name))
+        if (refused := _refused_by_another_release(flag, having, name, ctx)) is not None:
+            return refused
         return Verdict("some", f"{flag} is a flag of {name} {_span(first, last, every)} only: leave it out if your "
                                f"release is outside that range" + (f", or upgrade to {first} or later" if last == every[-1] else ""))
     running = versions.version_key(told)
@@ -97,6 +99,23 @@ def verdict(flag: str, value: str | None, ctx: FixContext) -> Verdict | None:
         return Verdict("removed", f"{flag} is not in {name} {told}: {name} {last} was the last release with it; leave it out")
     return Verdict("some", f"{flag} is in {name} {_span(first, last, every)} but not in every release between: your "
                            f"{name} {told} does not accept it; leave it out")
+
+
+def _refused_by_another_release(flag: str, having: tuple[str, ...], name: str, ctx: FixContext) -> Verdict | None:
+    """The release an image tag names (inferred: LaunchInfo.version_from_image) has the flag, yet argparse refused its name:
+    the guess is what is wrong, not the catalog (split 13: `vllm/vllm-openai:v0.20.1` and --reasoning-config, which
+    vLLM 0.20.1's vllm/engine/arg_utils.py registers; the paste's refusal came from a vLLM without it).  Said so, with
+    the releases that lack it, and never as "your release has it": the flag is left out or the release changed."""
+    guessed = ctx.launch.engine_version
+    if guessed is None or guessed not in having or not ctx.launch.version_from_image:
+        return None  # a release guessed from the code's layout stands for a family of releases: the range is said
+    where = "the engine's image tag names"
+    return Verdict("some", f"{flag} is a flag of {name} {having[0]} and later; {name} {guessed}, the release {where}, "
+                           f"has it, yet the parser refused the flag's name, so the {name} that ran is not a release "
+                           f"with it (every catalogued release before {having[0]} lacks it): another image or "
+                           f"environment than the one named (unless the flag and its value reached the parser as one "
+                           f"word, one item of a list-form command). Leave {flag} out, or run {name} {having[0]} or "
+                           f"later (the release that runs is the one its start-up line names)")
 
 
 def _other_program(flag: str, has: str, engine: str, ctx: FixContext) -> Verdict | None:

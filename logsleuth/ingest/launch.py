@@ -759,6 +759,7 @@ class LaunchTracker:
             engine=self.engine,
             engine_version=version,
             engine_version_source=version_source,
+            version_from_image=version_source == "inferred" and version == imaged,
             command=command,
             command_source=source,
             command_wrapper=None if command_override else facts.command_wrapper,

@@ -47,6 +47,7 @@ VERSION_ORIGIN = {
     "inferred": "guessed from an image tag, the code layout or wording; the engine does not print it",
     "user": "given with --engine-version",
 }
+IMAGE_ORIGIN = "read from the engine's image tag; the log does not name it, and the image that ran may be another"
 
 
 @dataclass(frozen=True)
@@ -328,7 +329,7 @@ def engine_text(launch: LaunchInfo | None) -> str:
         return "engine not named in the log"
     if not launch.engine_version:
         return f"{launch.engine}, version not in the log"
-    origin = VERSION_ORIGIN.get(launch.engine_version_source or "")
+    origin = IMAGE_ORIGIN if launch.version_from_image else VERSION_ORIGIN.get(launch.engine_version_source or "")
     return f"{launch.engine} {launch.engine_version}" + (f" ({origin})" if origin else "")
 
 

@@ -81,7 +81,10 @@ def _split_unrecognized(message: str) -> list[tuple[str, str | None]]:
     for token in tokens:
         open_value = pairs[-1][1] if pairs else None
         # (a flag after it ends the value, and a value past 8 KiB is not joined on: review 3 L1 of stop 49)
-        joins = open_value is not None and len(open_value) < 8192 and not (_is_flag(token) and not _BRACE.search(token))
+        # Inside one of the value's JSON strings every word is the value's: a flag's JSON value holding ` -- ` or
+        # `--x` in a string (split 13: its pieces were read as stray arguments and their removal given as the fix).
+        joins = open_value is not None and len(open_value) < 8192 and (
+            _in_a_string(open_value) or not (_is_flag(token) and not _BRACE.search(token)))
         if joins and open_value is not None and _unbalanced(open_value):
             # argparse prints a JSON value given as one word with its spaces: its pieces are that flag's value until
             # its braces close (review 2 of stop 49: a misspelled flag's JSON cut to its first piece)
@@ -94,6 +97,11 @@ def _split_unrecognized(message: str) -> list[tuple[str, str | None]]:
         else:
             pairs.append((token, None))  # a stray positional
     return pairs
+
+
+def _in_a_string(value: str) -> bool:
+    """A JSON value cut inside one of its strings: an odd number of unescaped double quotes so far."""
+    return value[:1] in "{[" and (value.count('"') - value.count('\\"')) % 2 == 1
 
 
 def _unbalanced(value: str) -> bool:
