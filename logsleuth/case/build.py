@@ -131,7 +131,7 @@ def _version_origin(launch: LaunchInfo) -> str:
     if launch.engine_version is None:
         return "the log does not name the version"
     if launch.version_from_image:
-        return "read from the engine's image tag (the log does not name it): the image that ran may be another"
+        return "read from the engine's image tag (the engine does not print it): the image that ran may be another"
     if launch.engine_version_source == "inferred":
         return "guessed from an image tag, the code layout or wording (the engine does not print it): may be wrong"
     return VERSION_ORIGIN.get(launch.engine_version_source or "", "named in the log")

@@ -47,7 +47,8 @@ VERSION_ORIGIN = {
     "inferred": "guessed from an image tag, the code layout or wording; the engine does not print it",
     "user": "given with --engine-version",
 }
-IMAGE_ORIGIN = "read from the engine's image tag; the log does not name it, and the image that ran may be another"
+# (LaunchInfo.version_from_image: the tag names what the image was built from, not what ran)
+IMAGE_ORIGIN = "read from the engine's image tag; the engine does not print it, and the image that ran may be another"
 
 
 @dataclass(frozen=True)
