@@ -31,9 +31,11 @@ class CategoryRow:
     wrapper_call: bool  # the row of a wrapper's call that does not fit the installed engine release
     not_in_engine_code: bool  # never counts when the engine's own code made the failing call (an engine bug's shape)
     imports_own_engine: bool  # counts only when the engine's own code failed to import a module of that same engine
+    imports_own_project: bool  # counts only when a script in a project's checkout lacks a submodule of that project
     at_package_import: bool  # counts only when raised while an installed package other than the engine was imported
     in_package_code: bool  # counts only when an installed package the engine's code called made the failing call
     frameless: bool  # counts only when no exception of the chain shows a frame and no wrapper is known to run the engine
+    no_own_script: bool  # never counts when the innermost own frame shown is a script's (not the engine's, no wrapper's)
     cause_words: tuple[re.Pattern[str], ...]  # on an error line before a crash: this row is the crash's cause
     checks: tuple[str, ...]  # engine-neutral
     engine_checks: dict[str, tuple[str, ...]]  # engine -> its own checks (flags still to be checked)
@@ -122,9 +124,11 @@ def _row(entry: dict[str, object]) -> CategoryRow:
         wrapper_call=bool(entry.get("wrapper_call", False)),
         not_in_engine_code=bool(entry.get("not_in_engine_code", False)),
         imports_own_engine=bool(entry.get("imports_own_engine", False)),
+        imports_own_project=bool(entry.get("imports_own_project", False)),
         at_package_import=bool(entry.get("at_package_import", False)),
         in_package_code=bool(entry.get("in_package_code", False)),
         frameless=bool(entry.get("frameless", False)),
+        no_own_script=bool(entry.get("no_own_script", False)),
         cause_words=tuple(compile_gated(word, re.IGNORECASE) for word in strings("cause_words")),
         checks=strings("checks"),
         engine_checks={engine: strings(engine) for engine in ENGINES if engine in entry},

@@ -171,6 +171,31 @@ def imports_own_engine(failure: Failure) -> bool:
     return imported is not None and (imported[1] or imported[2]) == engine_code_of(failure)
 
 
+# CPython's import system found the parent package and not its submodule (importlib._bootstrap _find_and_load_unlocked:
+# "No module named {name!r}", the parent imported first): the dotted name's first part is a package that exists.
+_NO_SUBMODULE = compile_lazily(r"^No module named '(\w+)\.[\w.]+'")
+_INSTALLED = compile_lazily(r"/(?:site|dist)-packages/")
+
+
+def _project_name(name: str) -> str:
+    """A directory's or package's name as a project spells both (`CosyVoice` and `cosyvoice`, `my-proj` and `my_proj`)."""
+    return name.lower().replace("-", "_")
+
+
+def imports_own_project(failure: Failure) -> str | None:
+    """The package whose own submodule a script run from that project's checkout could not import (QwenAudio's
+    /data/CosyVoice/example.py importing cosyvoice.vllm, a checkout's verl/workers/… importing verl.models): the
+    checkout's files and the script disagree, not an installed package's release.  None unless the importing frame runs
+    outside site-packages from a directory named like the package, and the package is not an engine's."""
+    final = failure.final
+    named = _NO_SUBMODULE.match(final.message.strip()) if short_name(final.type) == "ModuleNotFoundError" else None
+    frame = innermost_own_frame(final.frames)
+    if named is None or named[1] in ("sglang", "vllm") or frame is None or _INSTALLED.search(frame.file):
+        return None
+    directories = frame.file.replace("\\", "/").split("/")[:-1]
+    return named[1] if any(_project_name(part) == _project_name(named[1]) for part in directories) else None
+
+
 def package_called_by_engine(failure: Failure) -> tuple[Frame, Frame] | None:
     """The frame of an installed package (not the engine, no wrapper, no dispatcher) that made the failing call, and
     the engine's frame that called into it: the package failed on what the engine handed it (a package at another

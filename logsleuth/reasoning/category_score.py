@@ -4,6 +4,7 @@ subsystems its frames run through, each weighed as the table's header says."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from logsleuth.diagnosis.grouping import names_no_cause
@@ -17,6 +18,7 @@ from logsleuth.reasoning.call_frames import (
     engine_class_called,
     engine_code_of,
     imports_own_engine,
+    imports_own_project,
     made_by_a_wrapper,
     names_a_class_no_engine_defines,
     own_frames,
@@ -238,10 +240,14 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
         return 0, []
     if row.imports_own_engine and not imports_own_engine(failure):
         return 0, []
+    if row.imports_own_project and imports_own_project(failure) is None:
+        return 0, []
     importing = package_being_imported(failure) if row.at_package_import else None
     if row.at_package_import and importing is None:
         return 0, []
     if row.frameless and (not shows_no_frame(failure) or wrapped):
+        return 0, []
+    if row.no_own_script and not (wrapped or shows_no_frame(failure) or engine_code_of(failure) is not None):
         return 0, []
     raised_in = _raised_in(row, failure)
     site_raised = site_placed if site is not None and raised_in is None and row.raise_frames else None
@@ -341,17 +347,35 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
 
 
 # The code names CPython's messages quote (`'NoneType' object has no attribute 'max_model_len'`, `got an unexpected
-# keyword argument 'quantization'`, `name 'x' is not defined`) say which identifier the code used, not what went
-# wrong: a category's plain words (context length, quantization) must not be read in them.  Strong words, written
-# for such shapes on purpose, still see them.
+# keyword argument 'quantization'`, `name 'x' is not defined`, dataclasses' `cannot assign to field 'max_model_len'`) say
+# which identifier the code used, not what went wrong: a category's plain words (context length, quantization) must
+# not be read in them.  Strong words, written for such shapes on purpose, still see them.
 _QUOTED_CODE_NAME = compile_lazily(
     r"(has no attribute |unexpected keyword argument |cannot import name |multiple values for (?:keyword )?argument "
-    r"|required (?:positional|keyword-only) arguments?: |(?:^|\s)name )'[^']*'"
+    r"|required (?:positional|keyword-only) arguments?: |(?:^|\s)name |cannot assign to field )'[^']*'"
 )
 
 
+# A file path or a storage URI a message quotes (torch's MapAllocator: `unable to mmap N bytes from file <…/hub/
+# models--Qwen--Qwen3-30B-A3B-GPTQ-Int4/…/model.safetensors>: Cannot allocate memory (12)`) names where the user keeps a
+# model, not what went wrong: a quantization word in a directory's name must not decide the category.  A path to code
+# stays readable, since it names the code that raised (a native check's source location, `[../third_party/gloo/gloo/
+# transport/tcp/unbound_buffer.cc:81]`; a package's shared library that failed to load, `…/flash_attn_2_cuda….so`), and
+# so do the system's own trees (/dev/shm, /proc, /sys: the OS's names, host-memory's `/dev/shm`).
+_QUOTED_PATH = compile_lazily(
+    r"(?<![\w.:/])(?:~|\.{1,2})?/(?!dev/|proc/|sys/|dev\b)[^\s'\"<>()\[\]{},;:]*+"
+    r"|\b(?:s3|gs|gcs|oss|az|abfss?|hdfs)://[^\s'\"<>()\[\]{},;]*+"
+)
+_CODE_FILE = compile_lazily(r"(?:/(?:site|dist)-packages/|\.(?:py|pyx|so(?:\.\d+)*|c|cc|cpp|cxx|cu|cuh|h|hpp|rs)$)")
+
+
+def _data_path_masked(found: re.Match[str]) -> str:
+    return found[0] if _CODE_FILE.search(found[0]) else "…"
+
+
 def _names_masked(text: str) -> str:
-    return _QUOTED_CODE_NAME.sub(r"\1'…'", text) if "'" in text else text
+    masked = _QUOTED_CODE_NAME.sub(r"\1'…'", text) if "'" in text else text
+    return _QUOTED_PATH.sub(_data_path_masked, masked) if "/" in masked else masked
 
 
 def best_row(failure: Failure, leave_out: frozenset[str] = frozenset(), site_words: tuple[str, ...] = (),
