@@ -13,8 +13,8 @@ that does not help, each now read from its own shape.
 - CUDA refused in a forked worker where no script of the user's made the call (a paste of the error line alone, the
   engine's or a wrapper's frames) is the engine release's worker start method (pytorch/pytorch#145170,
   vllm-project/vllm#12754), with vLLM's VLLM_WORKER_MULTIPROC_METHOD named; the user's own script keeps its own row.
-- A script in a project's checkout that cannot import a submodule of that project's own package is the checkout
-  (DataArcTech/SQL-R1#4), not an installed package's version.
+- A script in a project's checkout that cannot import a submodule of that project's own package, or whose package
+  another module shadows, is the checkout (DataArcTech/SQL-R1#4, 1KE-JI/UPFT#4), not an installed package's version.
 - An object-storage model URI refused by the hub's name check (huggingface_hub validate_repo_id) is a loader handed
   the URI unresolved (vllm-project/vllm#23236, vllm-project/aibrix#766), not a missing local path.
 - vLLM's "Failed to infer device type" names the Python NVML binding its platform detection calls, with the debug step.
@@ -168,6 +168,21 @@ def test_a_script_outside_the_projects_checkout_keeps_the_package_checks(tmp_pat
     traceback = _checkout_traceback(tmp_path, "work", "from cosyvoice.vllm.model import Model")
     diagnosis = diagnose_without_patterns(traceback)
     assert "own project" not in diagnosis.title, diagnosis.title
+
+
+@pytest.mark.usefixtures("no_rules")
+def test_a_projects_package_shadowed_for_a_script_in_a_subdirectory_is_the_checkout(tmp_path: Path) -> None:
+    # A plain module beside the script takes the package's name (1KE-JI/UPFT#4): CPython's "… is not a package".
+    scripts = tmp_path / "UPFT" / "inference"
+    scripts.mkdir(parents=True)
+    (scripts / "utils.py").write_text("")
+    (scripts / "run.py").write_text("from utils.utils import load\n")
+    proc = subprocess.run([sys.executable, str(scripts / "run.py")], capture_output=True, text=True, cwd=scripts,
+                          timeout=60)
+    assert "'utils' is not a package" in proc.stderr, proc.stderr
+    diagnosis = diagnose_without_patterns(proc.stderr.replace(str(tmp_path), "/home/user/project"))
+    assert "own project" in diagnosis.title, diagnosis.title
+    assert "project's root first on PYTHONPATH" in check_texts(diagnosis)
 
 
 _HUB_REFUSAL = ("raise OSError(\"Repo id must be in the form 'repo_name' or 'namespace/repo_name': "
