@@ -125,17 +125,28 @@ def test_cuda_refused_in_a_forked_worker_pasted_alone_is_the_engines_start_metho
     assert "VLLM_WORKER_MULTIPROC_METHOD" in check_texts(diagnosis)
 
 
+def _forked_traceback(filename: str) -> str:
+    """torch's refusal raised in a function of `filename` (real CPython's traceback)."""
+    return real_traceback(f"""
+def start_worker():
+    raise RuntimeError({_FORKED.split(": ", 1)[1].strip()!r})
+
+start_worker()
+""", filename)
+
+
+@pytest.mark.usefixtures("no_rules")
+def test_cuda_refused_in_the_engines_own_worker_is_the_engines_start_method() -> None:
+    # vLLM 0.5's worker process setting its device (pytorch/pytorch#145170: init_device under
+    # multiproc_worker_utils.py), raised below the engine's own frame.
+    diagnosis = diagnose_without_patterns(_forked_traceback("vllm/worker/worker.py"))
+    assert diagnosis.category == "dependency-version", (diagnosis.category, diagnosis.title)
+
+
 @pytest.mark.usefixtures("no_rules")
 def test_cuda_refused_in_a_child_of_the_users_own_script_keeps_the_scripts_checks() -> None:
     # The look-alike: the user's own script forked the child that touched CUDA.
-    traceback = real_traceback('''
-def worker():
-    raise RuntimeError("Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must "
-                       "use the 'spawn' start method")
-
-worker()
-''', "my_inference.py")
-    diagnosis = diagnose_without_patterns(traceback)
+    diagnosis = diagnose_without_patterns(_forked_traceback("my_inference.py"))
     assert diagnosis.category == "cuda-error", (diagnosis.category, diagnosis.title)
     assert "set_start_method('spawn')" in check_texts(diagnosis)
 
