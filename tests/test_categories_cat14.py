@@ -60,6 +60,23 @@ safetensors_weights_iterator(["model.safetensors"])
 
 
 @pytest.mark.usefixtures("no_rules")
+def test_errno_12_while_the_weights_are_read_gets_the_mapping_check() -> None:
+    # CPython's own OSError for ENOMEM, raised under the engine's weights iterator.
+    traceback = real_traceback('''
+import errno, os
+
+def safetensors_weights_iterator(files):
+    raise OSError(errno.ENOMEM, os.strerror(errno.ENOMEM))
+
+safetensors_weights_iterator(["model-00001-of-00002.safetensors"])
+''', "vllm/model_executor/model_loader/weight_utils.py")
+    assert "OSError: [Errno 12] Cannot allocate memory" in traceback
+    diagnosis = diagnose_without_patterns(traceback)
+    assert diagnosis.category == "host-memory"
+    assert "not the GPU's" in check_texts(diagnosis)
+
+
+@pytest.mark.usefixtures("no_rules")
 def test_a_quantization_word_outside_a_path_still_names_quantization() -> None:
     # The look-alike: the method named in the message's own words, not in a directory's name.
     traceback = real_traceback('''
