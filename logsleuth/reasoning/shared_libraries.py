@@ -24,8 +24,11 @@ _CANNOT_OPEN = compile_lazily(r"(?<![\w.+-])(?P<lib>lib[\w.+-]*?\.so(?:\.\d+)*):
 _VERSION_NOT_FOUND = compile_lazily(
     r"(?<![\w.+-])(?P<lib>lib[\w.+-]*?\.so(?:\.\d+)*): version `(?P<version>[A-Z]+_[\d.]+)' not found"
     r"(?: \(required by (?P<by>[^)\s]+)\))?")
-# NVIDIA's naming (libcu*, libnv*, libnccl) for a library the table does not list: the CUDA answer keeps it.
-_NVIDIA_NAMED = compile_lazily(r"^lib(?:cu|nv|nccl)")
+# NVIDIA's library names (CUDA's toolkit libraries, the driver's, NCCL, NVSHMEM) for a library the table does not
+# list: the CUDA answer keeps it.  Named one by one: a bare libcu/libnv prefix also takes libcurl and libcups.
+_NVIDIA_NAMED = compile_lazily(
+    r"^lib(?:cuda|cudart|cublas|cudnn|cufft|cufile|curand|cusolver|cusparse|cupti|nvrtc|nvJitLink|nvToolsExt|nvidia-"
+    r"|nvshmem|nccl)")
 # The package whose compiled code asked for it: the innermost frame under site-packages/ (dist-packages/).
 _PACKAGE = compile_lazily(r"(?:site|dist)-packages/(?P<package>[A-Za-z_][\w]*)")
 
@@ -118,6 +121,17 @@ def shared_library(evidence: Evidence) -> Diagnosis | None:
         evidence=(f"the loader's words: {found.group(0)}",))
 
 
+# The directory the loader printed in front of the library's name: the word that ends at the name, from the space,
+# quote or bracket before it.  The message is often a repr inside another one (sgl-kernel's `- ImportError("/usr/lib/
+# …/libstdc++.so.6: …")`, vLLM's `Failed to import from vllm._C with ImportError(…)`): its wrapper is no path.
+_DIRECTORY_BEFORE = compile_lazily(r"(?:^|[\s'\"(])(?P<dir>/[^\s'\"()]*/)$")
+
+
+def _printed_directory(before: str) -> str | None:
+    found = _DIRECTORY_BEFORE.search(before[-4096:])
+    return found["dir"] if found else None
+
+
 _SYSTEM_C_LIBRARY = ("GLIBC_",)  # glibc itself: no package of a running system replaces it
 
 
@@ -129,8 +143,8 @@ def library_too_old(evidence: Evidence) -> Diagnosis | None:
     if found is None:
         return None
     lib, version, needed_by = found["lib"], found["version"], found["by"]
-    before = found.string[:found.start("lib")].split()
-    path = before[-1] + lib if before and before[-1].endswith("/") else lib  # the directory the loader printed
+    directory = _printed_directory(found.string[:found.start("lib")])
+    path = (directory or "") + lib
     row = library_named(lib)
     what = f"{lib} ({row.component})" if row else lib
     by = needed_by.rsplit("/", 1)[-1] if needed_by else "a compiled extension"
@@ -145,8 +159,11 @@ def library_too_old(evidence: Evidence) -> Diagnosis | None:
         summary = (f"Give the loader a {lib} that has {version} (general guidance): a newer system or image, the "
                    f"{row.debian + ' package of a newer release' if row and row.debian else 'library of a newer toolchain'}, "
                    "or a build of the package made for this system.")
-    steps = [f"strings {path} | grep {version.split('_')[0]}_ lists the versions the loaded copy has (the loader "
-             f"took {path})"]
+    family = version.split("_")[0]
+    steps = [f"strings {path} | grep {family}_ lists the versions the loaded copy has (the loader took {path})"
+             if directory else
+             f"The loader's words do not give {lib}'s directory: ldconfig -p | grep {lib.split('.so')[0]}.so shows the "
+             f"copies it finds, and strings on the one it loads | grep {family}_ lists the versions that copy has"]
     if any(place in path for place in ("conda", "/envs/", "/venv", "site-packages")):
         steps.append(f"{path} is an environment's own copy: it shadows a newer system copy, if the system has one")
     return Diagnosis(

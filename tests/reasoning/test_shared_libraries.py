@@ -161,3 +161,41 @@ def test_an_environments_own_older_copy_is_said_to_shadow_the_systems() -> None:
     diagnosis = first_diagnosis(log)
     assert diagnosis.pattern == "rule-shared-library-missing", diagnosis.pattern
     assert diagnosis.fix is not None and any("environment's own copy" in step for step in diagnosis.fix.steps)
+
+
+# Review 3 of stop 50 (M1): the loader's words quoted as a repr inside another message, as sgl-kernel's banner lists
+# each attempt (`- ImportError("/usr/lib/…/libstdc++.so.6: version `GLIBCXX_3.4.32' not found (…)")`) and vLLM's
+# `Failed to import from vllm._C with ImportError(…)` prints them: the path is the word ending at the library's name,
+# never the repr's wrapper; with no directory printed, no path is named.
+def _attempts_listed(error: str) -> str:
+    """sgl-kernel's load failure listing one attempt's error as its repr (sgl_kernel/load_utils.py's form)."""
+    return _sgl_kernel_importing(
+        f"error = ImportError({error!r})\n"
+        "raise ImportError('[sgl_kernel] CRITICAL: Could not load any common_ops library!\\n'\n"
+        "                  'Error details from previous import attempts:\\n- ' + repr(error))\n")
+
+
+def test_a_quoted_loader_message_gives_the_path_the_loader_printed() -> None:
+    error = ("/usr/lib/x86_64-linux-gnu/libstdc++.so.6: version `GLIBCXX_3.4.32' not found (required by "
+             "/usr/local/lib/python3.10/dist-packages/sgl_kernel/sm90/common_ops.abi3.so)")
+    diagnosis = first_diagnosis(LAUNCH + _attempts_listed(error))
+    assert diagnosis.pattern == "rule-shared-library-missing", diagnosis.pattern
+    steps = "\n".join(diagnosis.fix.steps) if diagnosis.fix else ""
+    assert "strings /usr/lib/x86_64-linux-gnu/libstdc++.so.6 | grep GLIBCXX_" in steps, steps
+    assert "ImportError(" not in steps
+
+
+def test_a_loader_message_without_a_directory_names_no_path() -> None:
+    error = "libstdc++.so.6: version `GLIBCXX_3.4.32' not found (required by common_ops.abi3.so)"
+    diagnosis = first_diagnosis(LAUNCH + _attempts_listed(error))
+    assert diagnosis.pattern == "rule-shared-library-missing", diagnosis.pattern
+    steps = "\n".join(diagnosis.fix.steps) if diagnosis.fix else ""
+    assert "strings libstdc++" not in steps and "ImportError(" not in steps and "ldconfig -p" in steps, steps
+
+
+# Review 3 of stop 50 (L1): libcurl and libcups begin like NVIDIA's libcu*: they are the system's, not CUDA's.
+@pytest.mark.parametrize("library", ["libcurl.so.4", "libcups.so.2"])
+def test_a_system_library_named_like_cudas_is_the_systems(library: str) -> None:
+    diagnosis = first_diagnosis(LAUNCH + _loader_failure(library) + _BANNER)
+    assert diagnosis.pattern == "rule-shared-library-missing", diagnosis.pattern
+    assert diagnosis.fix is not None and not any("--force-reinstall" in step for step in diagnosis.fix.steps)
