@@ -302,9 +302,9 @@ class LaunchInfo:
     # Where engine_version came from: "log" (the log names it), "inferred" (guessed from the code layout in
     # the frames or the wording of a message: may be wrong), "user" (--engine-version).
     engine_version_source: Literal["log", "inferred", "user"] | None = None
-    # An inferred engine_version read from the engine's own image tag (`vllm/vllm-openai:v0.20.1`): what the image was
-    # built from, which the paste may not have run (a pull of one tag and a run of another, a cached or rebuilt image).
-    version_from_image: bool = False
+    # The release the engine's own image tag names (`vllm/vllm-openai:v0.20.1`): what the image was built from, which
+    # the paste may not have run (a pull of one tag and a run of another, a cached or rebuilt image).
+    image_version: str | None = None
     command: str | None = None  # the launch command, when the log or --cmd gives it
     # Where `command` came from: "user" (--cmd: printed back as written), "log" (a command line in the log:
     # untrusted, requoted) or "server_args" (rebuilt from a complete `server_args=` line).
@@ -335,6 +335,8 @@ class LaunchInfo:
     # Paths the log prints of an engine's source files outside an install directory (a warning's location, a frame of
     # a traceback not kept), or pip's "Editable project location" of the engine: where a source checkout runs from.
     checkout_paths: tuple[str, ...] = ()
+    # pip show's "Editable project location" with the engine whose `pip show` printed it: (engine, location).
+    editable_checkouts: tuple[tuple[str, str], ...] = ()
     # The switches the engine's own dump of its settings shows on (`trust_remote_code=True` in a repr,
     # `'trust_remote_code': True` in a dict): given by the launch even where its command is not in the log.
     switches_on: tuple[str, ...] = ()
@@ -355,6 +357,14 @@ class LaunchInfo:
         """The engine's release when the log or the user names it; None for one guessed from the code's layout (it may
         be another release: no pin, catalog or command may rest on it)."""
         return self.engine_version if self.engine_version_source in ("log", "user") else None
+
+    @property
+    def version_from_image(self) -> bool:
+        """The release is the one the engine's image tag names and nothing better named it: derived, so a later step
+        that replaces engine_version (a release read from an argparse choices list or from the frames) leaves no
+        stale claim that the tag named it."""
+        return (self.engine_version_source == "inferred" and self.image_version is not None
+                and self.engine_version == self.image_version)
 
 
 # root: failed first; failed: a failure of its own after the root; cascade: a failure that follows another

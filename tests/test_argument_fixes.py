@@ -538,3 +538,62 @@ def test_an_image_tags_release_that_has_the_refused_flag_is_not_the_release_that
     summary = diagnosis.fix.summary
     assert "the release the engine's image tag names" in summary and "not a release with it" in summary
     assert "outside that range" not in summary and "0.19.0 or later" in summary
+
+
+# Review 3 of stop 50 (H1): a flag later releases removed.  vLLM's catalogs hold --enable-reasoning from 0.7.1 to
+# 0.9.2 only; under `vllm/vllm-openai:v0.8.5` its refusal was answered "run vLLM 0.7.1 or later", and 0.10 and later
+# refuse it again.  The releases said are the catalogs' own range.
+def _refused_flag_under(image: str, flag: str) -> str:
+    """`docker run IMAGE MODEL FLAG` refused by a real argparse parser that lacks FLAG."""
+    import argparse
+    import shlex
+    command = f"docker run --gpus all --ipc host {image} Qwen/Qwen3-8B {flag}"
+    parser = argparse.ArgumentParser(prog="vllm serve")
+    parser.add_argument("model_tag", nargs="?")
+    _, extras = parser.parse_known_args(shlex.split(command)[7:])
+    assert extras == [flag]
+    return f"$ {command}\nusage: vllm [-h] [-v] {{chat,complete,serve}} ...\nvllm: error: unrecognized arguments: {' '.join(extras)}\n"
+
+
+def test_an_image_tags_release_is_never_told_to_upgrade_past_the_flags_removal() -> None:
+    having = rejected_flags.releases_having("vllm", "--enable-reasoning")
+    assert having and having[0] == "0.7.1" and having[-1] == "0.9.2"  # the catalogs this test stands on
+    diagnosis = diagnosis_of(_refused_flag_under("vllm/vllm-openai:v0.8.5", "--enable-reasoning"))
+    assert diagnosis.fix is not None
+    summary = diagnosis.fix.summary
+    assert "the release the engine's image tag names" in summary
+    assert "0.7.1 and later" not in summary and "0.7.1 or later" not in summary, summary
+    assert "from 0.7.1 to 0.9.2" in summary
+
+
+# Review 3 of stop 50 (M4): a release read from an argparse choices list replaces the image tag's: the header must not
+# say the tag named it (`vllm/vllm-openai:v0.8.4`, a --dtype refusal whose choices are those of a later release).
+def test_a_release_from_the_choices_list_is_not_said_to_be_the_image_tags() -> None:
+    import argparse
+    parser = argparse.ArgumentParser(prog="vllm serve", exit_on_error=False)
+    parser.add_argument("--dtype", choices=["auto", "half", "float16", "bfloat16", "float", "float32"])
+    try:
+        parser.parse_args(["--dtype", "fp8"])
+        raise AssertionError("argparse took the value")
+    except argparse.ArgumentError as error:
+        refusal = f"vllm serve: error: {error}\n"
+    log = ("$ docker run --gpus all --ipc host vllm/vllm-openai:v0.8.4 Qwen/Qwen3-8B --dtype fp8\n"
+           "usage: vllm serve [model_tag] [options]\n" + refusal)
+    report = diagnose_text(log, DiagnoseOptions(include_user_patterns=False))
+    assert report.launch.engine_version not in (None, "0.8.4"), report.launch.engine_version
+    from logsleuth.render import render
+    from logsleuth.render.options import RenderOptions
+    header = " ".join(render(report, RenderOptions(width=200)).split())
+    assert f"vllm {report.launch.engine_version} (read from the engine's image tag" not in header
+    assert f"vllm {report.launch.engine_version} (guessed from" in header
+
+
+# Review 3 of stop 50 (L3): the command shows that what parsed it was not the engine's server (it took --num-gpus,
+# which no vLLM server release has: the other-program evidence of sgl-project/sglang#34226): that program lacks the
+# flag, whatever release the image tag names.
+def test_an_image_tags_release_gives_way_to_another_programs_parser() -> None:
+    log = _refused_flag_under("vllm/vllm-openai:v0.20.1", "--reasoning-config")
+    command = "vllm serve Qwen/Qwen3-8B --num-gpus 2 --reasoning-config x"
+    assert not rejected_flags.releases_having("vllm", "--num-gpus")
+    fix = diagnosis_of(log, command=command).fix
+    assert fix is not None and "another program" in fix.summary and "not a release with it" not in fix.summary

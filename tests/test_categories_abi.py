@@ -240,3 +240,27 @@ def test_a_development_builds_number_is_no_release_to_reinstall() -> None:
     version = "INFO 09-02 10:43:42 api_server.py:440] vLLM API server version 0.6.1.dev238+ge2c6e0a82\n"
     steps = _steps(diagnose_without_patterns(_C_WARNING + _REFUSAL + version))
     assert "development build" in steps and "--force-reinstall" not in steps
+
+
+# Review 3 of stop 50 (M2, M3, L3): what is no checkout of the engine that ran.  A link to the engine's source on
+# GitHub is a URL, not where the engine runs (its `//` and `https:/` start no path); `pip show sglang`'s editable
+# location is SGLang's checkout, not vLLM's; scripts in a directory named after the engine leave room for the
+# checkout's own path.
+_LINK = "The op is defined in https://github.com/vllm-project/vllm/blob/main/vllm/_custom_ops.py (see there)\n"
+_OTHER_ENGINES_EDITABLE = ("Name: sglang\nVersion: 0.4.0\nLocation: /work/sglang/python\n"
+                           "Editable project location: /work/sglang/python\n")
+
+
+@pytest.mark.usefixtures("no_rules")
+@pytest.mark.parametrize("above", [_LINK, _OTHER_ENGINES_EDITABLE], ids=["link", "other-engines-editable"])
+def test_what_is_no_checkout_of_this_engine_keeps_the_release_reinstall(above: str) -> None:
+    steps = _steps(diagnose_without_patterns(above + _VERSION + _REFUSAL))
+    assert "`pip install --force-reinstall vllm==0.5.5`" in steps and "runs from a source checkout" not in steps
+
+
+@pytest.mark.usefixtures("no_rules")
+def test_scripts_beside_the_engine_leave_room_for_the_checkouts_path() -> None:
+    scripts = "".join(_warning_at(f"/home/u/vllm/bench_{n}.py") for n in range(6))
+    log = _REFUSAL + _C_WARNING + scripts + _warning_at("/data/src/vllm-feature/vllm/connections.py") + _VERSION
+    steps = _steps(diagnose_without_patterns(log))
+    assert "source checkout (/data/src/vllm-feature)" in steps and "--force-reinstall" not in steps

@@ -34,7 +34,14 @@ from logsleuth.fixes.catalog import Catalog
 from logsleuth.models import Diagnosis, ExceptionBlock, FailureGroup, LaunchInfo, Report
 from logsleuth.redact import redact_report
 from logsleuth.render.safety import clean, clean_lines
-from logsleuth.render.view import VERSION_ORIGIN, fleet_summary, group_title, place_text, says_label
+from logsleuth.render.view import (
+    IMAGE_ORIGIN,
+    VERSION_ORIGIN,
+    fleet_summary,
+    group_title,
+    place_text,
+    says_label,
+)
 
 MAX_MESSAGE_LINES = 40
 MAX_OTHER_GROUPS = 8
@@ -131,7 +138,7 @@ def _version_origin(launch: LaunchInfo) -> str:
     if launch.engine_version is None:
         return "the log does not name the version"
     if launch.version_from_image:
-        return "read from the engine's image tag (the engine does not print it): the image that ran may be another"
+        return IMAGE_ORIGIN
     if launch.engine_version_source == "inferred":
         return "guessed from an image tag, the code layout or wording (the engine does not print it): may be wrong"
     return VERSION_ORIGIN.get(launch.engine_version_source or "", "named in the log")

@@ -75,7 +75,7 @@ def verdict(flag: str, value: str | None, ctx: FixContext) -> Verdict | None:
             older = (f" (logsleuth has no catalog of {name} releases before {first}: if yours is older and lacks {flag}, "
                      f"leave it out or upgrade)")
             return _other_program(flag, has, engine, ctx) or Verdict("known", _known(flag, value, has + older, name))
-        if (refused := _refused_by_another_release(flag, having, name, ctx)) is not None:
+        if (refused := _refused_by_another_release(flag, having, name, engine, ctx)) is not None:
             return refused
         return Verdict("some", f"{flag} is a flag of {name} {_span(first, last, every)} only: leave it out if your "
                                f"release is outside that range" + (f", or upgrade to {first} or later" if last == every[-1] else ""))
@@ -101,21 +101,30 @@ def verdict(flag: str, value: str | None, ctx: FixContext) -> Verdict | None:
                            f"{name} {told} does not accept it; leave it out")
 
 
-def _refused_by_another_release(flag: str, having: tuple[str, ...], name: str, ctx: FixContext) -> Verdict | None:
+def _refused_by_another_release(flag: str, having: tuple[str, ...], name: str, engine: str, ctx: FixContext
+                                ) -> Verdict | None:
     """The release an image tag names (inferred: LaunchInfo.version_from_image) has the flag, yet argparse refused its name:
     the guess is what is wrong, not the catalog (split 13: `vllm/vllm-openai:v0.20.1` and --reasoning-config, which
     vLLM 0.20.1's vllm/engine/arg_utils.py registers; the paste's refusal came from a vLLM without it).  Said so, with
-    the releases that lack it, and never as "your release has it": the flag is left out or the release changed."""
+    the releases that lack it, and never as "your release has it": the flag is left out or the release changed.
+    The releases said are the catalogs' own range: a flag later releases removed (--enable-reasoning, vLLM 0.7.1 to
+    0.9.2) is never said to be in "that release and later" (review 3 H1 of stop 50)."""
     guessed = ctx.launch.engine_version
     if guessed is None or guessed not in having or not ctx.launch.version_from_image:
         return None  # a release guessed from the code's layout stands for a family of releases: the range is said
-    where = "the engine's image tag names"
-    return Verdict("some", f"{flag} is a flag of {name} {having[0]} and later; {name} {guessed}, the release {where}, "
-                           f"has it, yet the parser refused the flag's name, so the {name} that ran is not a release "
-                           f"with it (every catalogued release before {having[0]} lacks it): another image or "
-                           f"environment than the one named (unless the flag and its value reached the parser as one "
-                           f"word, one item of a list-form command). Leave {flag} out, or run {name} {having[0]} or "
-                           f"later (the release that runs is the one its start-up line names)")
+    first, last = having[0], having[-1]
+    every = static_catalogs.releases(engine)
+    has = f"{name} {guessed}, the release the engine's image tag names, has {flag}"
+    if (other := _other_program(flag, has, engine, ctx)) is not None:
+        return other  # what parsed the command was not the engine's server: no release of the engine is to blame
+    still = bool(every) and last == every[-1]
+    lacking = (f"every catalogued release before {first}" + ("" if still else f" and after {last}"))
+    to_run = f"{name} {first} or later" if still else f"a {name} release from {first} to {last}"
+    return Verdict("some", f"{flag} is a flag of {name} {_span(first, last, every)}; {has}, yet the parser refused the "
+                           f"flag's name, so the {name} that ran is not a release with it ({lacking} lacks it): another "
+                           f"image or environment than the one named (unless the flag and its value reached the parser "
+                           f"as one word, one item of a list-form command). Leave {flag} out, or run {to_run} (the "
+                           f"release that runs is the one its start-up line names)")
 
 
 def _other_program(flag: str, has: str, engine: str, ctx: FixContext) -> Verdict | None:

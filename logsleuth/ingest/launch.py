@@ -104,8 +104,9 @@ _RICH_PATH_START = compile_lazily(r"│ (?P<start>[^\s│]+)\s*│\s*$")
 # 0.8.5`): installed, as pip list's row says.
 _INSTALLED = ("site-packages/", "dist-packages/")  # (facts/raise_sites.INSTALL_DIRS, not imported at reading time)
 # The words of a line that may be paths (a path ends at a space, a quote, a bracket or a comma; `:8:` after a file
-# is the line number a warning prints).
-_PATH_WORD = compile_lazily(r"/[^\s\"'()\[\],:]+")
+# is the line number a warning prints).  A path starts a word: never inside one, nor at a URL's `//` or `scheme:/`
+# (`https://github.com/vllm-project/vllm/blob/main/vllm/_custom_ops.py` is a link, not where the engine runs).
+_PATH_WORD = compile_lazily(r"(?<![\w:/.])/(?!/)[^\s\"'()\[\],:]+")
 _PIP_SHOW_NAME = compile_lazily(r"^\s*Name: (?P<engine>sglang|vllm)\s*$")
 _PIP_SHOW_VERSION = compile_lazily(r"^Version: (?P<version>\d+\.\d+\.\d+(?:\.?post\d+|rc\d+|\.dev\d+)?)")
 # The logo vLLM 0.33 logs at start-up (entrypoints/common/startup.py), its second line ending in the version:
@@ -143,6 +144,10 @@ _MEMORY_SHARE_WORDS = ("fraction", "utiliz", "utilis")
 _BARE_SHARE = compile_lazily(r"\b(?:with|at|to|of|using|set to)\s+(?P<value>0\.\d{1,3})(?![\d.]|\s*(?:[GMK]i?B|%|s\b|ms\b))", re.IGNORECASE)
 MAX_MEMORY_SHARES = 16
 MAX_PLUGIN_LINES = 4  # a plugin's name shows once or twice (a version line, an image); its frames repeat it
+# Paths of engine files outside an install directory (LaunchInfo.checkout_paths): which of them are the engine's own
+# indexed files is decided later (reasoning/guidance_text.py), so a few scripts in a directory named after the engine
+# must leave room for the checkout's own paths.
+MAX_CHECKOUT_PATHS = 16
 MAX_GPU_LINES = 16  # an environment dump lists every GPU; the first lines say which they are
 # Where a log shows its GPU: a paste's environment dump, the start of a server's log.  Beyond this, a line costs
 # one comparison (the cue test is a few substring scans per line: not for every line of a large log).
@@ -243,6 +248,7 @@ class LaunchTracker:
     _driver_command_continues: bool = False  # the last driver line ended with a backslash
     plugin_lines: list[str] = field(default_factory=list)  # lines that name a plugin of vLLM (LaunchInfo.plugin_lines)
     checkout_paths: list[str] = field(default_factory=list)  # LaunchInfo.checkout_paths
+    editable_checkouts: list[tuple[str, str]] = field(default_factory=list)  # LaunchInfo.editable_checkouts
     switches_on: set[str] = field(default_factory=set)  # what the engine's settings dumps show True (SETTINGS_DUMPS)
     memory_shares: list[tuple[str, float]] = field(default_factory=list)  # LaunchInfo.memory_shares_seen
     architecture: str | None = None  # LaunchInfo.architecture
@@ -383,8 +389,7 @@ class LaunchTracker:
             self.plugin_lines.append(text)  # a plugin's package in a frame, its name on a version line or an image
         self._driver_command_continues = (bool(self.driver_lines) and self.driver_lines[-1] is text
                                           and text.rstrip().endswith("\\"))
-        if len(self.checkout_paths) < MAX_PLUGIN_LINES and len(text) <= 8192 and (
-                ".py" in text or text.startswith("Editable project location: ")):
+        if len(text) <= 8192 and (".py" in text or text.startswith("Editable project location: ")):
             self._observe_checkout(text)
         if len(self.memory_shares) < MAX_MEMORY_SHARES and len(text) <= 8192:
             self._observe_memory_shares(text, prose=not (meta.header or meta.process))
@@ -406,8 +411,9 @@ class LaunchTracker:
         """A path of an engine's source file outside an install directory, printed on a line of the log (a warning's
         `/home/u/vllm/vllm/connections.py:8: RuntimeWarning`, a frame of a traceback the reader did not keep), or
         pip's "Editable project location:" of `pip show` for the engine: where a source checkout runs from."""
-        if text.startswith("Editable project location: ") and _PIP_SHOW_NAME.match(self._pip_show_name):
-            self._add_checkout(text.split(": ", 1)[1].strip())
+        if text.startswith("Editable project location: "):
+            if (shown := _PIP_SHOW_NAME.match(self._pip_show_name)) is not None:
+                self._add_editable(shown["engine"], text.split(": ", 1)[1].strip())
             return
         if not ("/vllm/" in text or "/sglang/" in text) or any(mark in text for mark in _INSTALLED):
             return
@@ -416,8 +422,13 @@ class LaunchTracker:
                 self._add_checkout(word)
 
     def _add_checkout(self, path: str) -> None:
-        if path not in self.checkout_paths and len(self.checkout_paths) < MAX_PLUGIN_LINES:
+        if path not in self.checkout_paths and len(self.checkout_paths) < MAX_CHECKOUT_PATHS:
             self.checkout_paths.append(path)
+
+    def _add_editable(self, engine: str, location: str) -> None:
+        """An editable install's location, kept with the engine `pip show` named: it is that engine's checkout only."""
+        if (engine, location) not in self.editable_checkouts and len(self.editable_checkouts) < MAX_PLUGIN_LINES:
+            self.editable_checkouts.append((engine, location))
 
     def _record_command(self, offset: int, command: str, wrapper: str | None, whole: str | None) -> None:
         """The latest launch's command: `whole` (the wrapper's words kept in front) when there is one."""
@@ -665,6 +676,8 @@ class LaunchTracker:
         self.plugin_lines.extend(line for line in other.plugin_lines[:room] if line not in self.plugin_lines)
         for path in other.checkout_paths:
             self._add_checkout(path)
+        for engine, location in other.editable_checkouts:
+            self._add_editable(engine, location)
         self.launch_lines = sorted({*self.launch_lines, *other.launch_lines})
         for marker, facts in other.launches.items():
             mine = self.launches.setdefault(marker, LaunchFacts())
@@ -759,7 +772,7 @@ class LaunchTracker:
             engine=self.engine,
             engine_version=version,
             engine_version_source=version_source,
-            version_from_image=version_source == "inferred" and version == imaged,
+            image_version=imaged,
             command=command,
             command_source=source,
             command_wrapper=None if command_override else facts.command_wrapper,
@@ -772,6 +785,7 @@ class LaunchTracker:
             driver_lines=tuple(self.driver_lines),
             plugin_lines=tuple(self.plugin_lines),
             checkout_paths=tuple(self.checkout_paths),
+            editable_checkouts=tuple(self.editable_checkouts),
             switches_on=tuple(sorted(self.switches_on)),
             memory_shares_seen=tuple(self.memory_shares),
             architecture=self.architecture,

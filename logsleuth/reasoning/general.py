@@ -213,7 +213,8 @@ def categorize(evidence: Evidence) -> Diagnosis:
                        *_limit_steps(evidence),
                        *_quantized_launch_steps(evidence),
                        *feature,
-                       *(compiled_op_steps(failure, engine, named_release, launch.engine_version_source, launch.checkout_paths)
+                       *(compiled_op_steps(failure, engine, named_release, launch.engine_version_source, launch.checkout_paths,
+                                           launch.editable_checkouts)
                          if row.category == "dependency-version" else ()),
                        *check_reads,
                        # (a setting a check written for this message names is not repeated)

@@ -324,14 +324,15 @@ def platform_steps(failure: Failure, engine: str | None) -> tuple[str, ...]:
 
 
 def compiled_op_steps(failure: Failure, engine: str | None, version: str | None, version_source: str | None = None,
-                      checkout_paths: Sequence[str] = ()) -> tuple[str, ...]:
+                      checkout_paths: Sequence[str] = (), editable_checkouts: Sequence[tuple[str, str]] = ()
+                      ) -> tuple[str, ...]:
     """The package to reinstall, and what it must match, when torch refused a call to a compiled extension's operator
     or the loader refused the extension's shared object: the operator's namespace or the library's path names the
     extension (facts/compiled_ops.toml: `_vllm_fa2_C` is vllm-flash-attn, built into the vLLM wheel; `sgl_kernel` is
     sgl-kernel).  A pip command only for the engine's own wheel with the release the log shows or the user gives
     (`version_source`, LaunchInfo.engine_version_source): any other version would be a guess.  Never for a source
     checkout (its frames, or `checkout_paths`: LaunchInfo's paths of the engine's files outside an install directory,
-    an editable install's location) nor a development build's number (`.dev`, `+g<sha>`): no release wheel holds
+    or `editable_checkouts`: an editable install's location of this engine) nor a development build's number (`.dev`, `+g<sha>`): no release wheel holds
     what that build has."""
     lines = exception_lines(failure)
     namespace = namespace_named(lines) or ""
@@ -348,21 +349,22 @@ def compiled_op_steps(failure: Failure, engine: str | None, version: str | None,
         return ()
     step = (f"{what} {owner.module}, installed by {owner.distribution}; it must come from the same build as "
             f"{owner.built_with}. {owner.reinstall}")
-    own = engine in ENGINE_NAMES and owner.distribution == engine
-    if own and engine is not None and (checkout := _source_checkout(failure, engine, checkout_paths)):
+    # the engine's own wheel holds the extension: only then is the engine's build (checkout, release) what to change
+    own = engine if engine in ENGINE_NAMES and owner.distribution == engine else None
+    if own is not None and (checkout := _source_checkout(failure, own, checkout_paths, editable_checkouts)):
         # A source checkout's compiled files are its own build: the release wheel of the same number lacks what the
         # checkout's branch adds, a second failure (not blind: split 13's "before" grading).
         step += (f" The engine runs from a source checkout ({checkout}), not an installed wheel: rebuild its compiled "
                  "extension from that checkout as its build instructions say, with the torch it pins; a release "
                  "wheel of the same version number lacks what the checkout's branch adds.")
-    elif own and engine is not None and version and DEVELOPMENT_BUILD.search(version):
-        step += (f" {ENGINE_NAMES[engine]} {version} is a development build (a commit between releases: a source "
+    elif own is not None and version and DEVELOPMENT_BUILD.search(version):
+        step += (f" {ENGINE_NAMES[own]} {version} is a development build (a commit between releases: a source "
                  "build or a nightly wheel), not a release: no release wheel has that number. Rebuild its compiled "
                  "extension from the same commit as its Python files, or install a release whole.")
-    elif own and engine is not None and version:
-        named = f"{ENGINE_NAMES[engine]} {version}"
+    elif own is not None and version:
+        named = f"{ENGINE_NAMES[own]} {version}"
         shown = f"The release you gave, {named}" if version_source == "user" else f"The log shows {named}"
-        step += (f" {shown}: `pip install --force-reinstall {engine}=={version}` "
+        step += (f" {shown}: `pip install --force-reinstall {own}=={version}` "
                  f"puts back that release's own compiled files with the torch it pins.")
     return (step,)
 
@@ -371,18 +373,21 @@ def compiled_op_steps(failure: Failure, engine: str | None, version: str | None,
 DEVELOPMENT_BUILD = compile_lazily(r"\.dev\d*|\+g[0-9a-f]{7}")
 
 
-def _source_checkout(failure: Failure, engine: str, checkout_paths: Sequence[str] = ()) -> str | None:
+def _source_checkout(failure: Failure, engine: str, checkout_paths: Sequence[str] = (),
+                     editable_checkouts: Sequence[tuple[str, str]] = ()) -> str | None:
     """Where the engine runs from a source tree, not from site-/dist-packages: a frame, or a path printed elsewhere
     in the log (a warning's location: `checkout_paths`), that is one of the engine's own indexed source files
-    (`/home/u/vllm/vllm/_custom_ops.py`) outside an install directory; or pip's editable location for the engine.
-    Else None.  A script in a directory named after the engine (`/home/u/vllm/bench.py`) or a cache path is no
-    checkout (review 3 M2 of stop 49)."""
+    (`/home/u/vllm/vllm/_custom_ops.py`) outside an install directory; or pip's editable location for this engine
+    (`pip show sglang`'s location is no checkout of vLLM: review 3 M3 of stop 50).  Else None.  A script in a
+    directory named after the engine (`/home/u/vllm/bench.py`) or a cache path is no checkout (review 3 M2 of
+    stop 49)."""
+    editable = next((location for shown, location in editable_checkouts if shown == engine), None)
+    if editable is not None:
+        return editable
     sources = set(member_names(engine))
     frames = [frame.file for block in failure.exceptions for frame in block.frames]
     for path in (*frames, *checkout_paths):
         path = path.replace("\\", "/")
-        if path in checkout_paths and not path.endswith(".py"):
-            return path  # an editable install's project location (`pip show`)
         if any(marker in path for marker in INSTALL_DIRS):
             continue
         inside = engine_file(path, engine)

@@ -230,6 +230,6 @@ def test_a_fix_without_a_command_still_shows_its_flag_changes() -> None:
 @pytest.mark.parametrize("fmt", [f for f in FORMATS if f is not OutputFormat.JSON], ids=lambda f: f.value)
 def test_a_release_read_from_an_image_tag_says_so(fmt: OutputFormat) -> None:
     """Issue 28 stop 50: split 13's report called an image tag's release "guessed from the log's code layout"."""
-    launch = LaunchInfo("vllm", "0.20.1", engine_version_source="inferred", version_from_image=True)
+    launch = LaunchInfo("vllm", "0.20.1", engine_version_source="inferred", image_version="0.20.1")
     output = " ".join(render(dataclasses.replace(single_failure(), launch=launch), fmt).split())
     assert "vllm 0.20.1 (read from the engine's image tag" in output and "code layout" not in output
