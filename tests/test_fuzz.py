@@ -185,6 +185,25 @@ def test_a_long_run_inside_a_one_line_error_is_read_in_linear_time(shape: str, r
     assert report.failures
 
 
+
+# The same inside an error a sentence in Chinese, Japanese or Korean prose states, where the sentence's full-width
+# punctuation is searched for after the message (grammar.WIDE_SENTENCE_END; review 1 of stop 50: `\s*` before the mark
+# was quadratic on a run of spaces with no mark after it): argparse's error line and an exception named inline.
+_WIDE_PROSE_ERRORS = {
+    "usage": "启动时显示vllm: error: unrecognized arguments: a{run}b",
+    "inline exception": "启动就报错RuntimeError: a{run}b",
+}
+
+
+@pytest.mark.parametrize("run", ["spaces", "tabs"])
+@pytest.mark.parametrize("shape", sorted(_WIDE_PROSE_ERRORS))
+def test_a_long_run_inside_an_error_stated_in_wide_script_prose_is_read_in_linear_time(shape: str, run: str) -> None:
+    fill = (_RUNS[run] * (MAX_LINE_BYTES // len(_RUNS[run]) - 200)).decode()
+    log = _WIDE_PROSE_ERRORS[shape].format(run=fill) + "\n"
+    with no_hang():  # a hang guard, not a timing: the fixed code takes well under a second
+        report = diagnose_text(log, DiagnoseOptions(include_user_patterns=False))
+    assert report.failures
+
 TEMPLATE = "Rank {} scheduler died during initialization (exit code: {})."
 
 

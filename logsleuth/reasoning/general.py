@@ -44,7 +44,7 @@ from logsleuth.reasoning.engine_api_calls import (
     package_path,
     refusal_without_caller,
 )
-from logsleuth.reasoning.evidence import Evidence
+from logsleuth.reasoning.evidence import Evidence, validator_error
 from logsleuth.reasoning.feature_code import feature_steps, flags_named
 from logsleuth.reasoning.frame_shapes import shape_of
 from logsleuth.reasoning.guidance_text import (
@@ -375,7 +375,9 @@ def _feature_steps(evidence: Evidence) -> tuple[str, ...]:
 
 def _unclassified(evidence: Evidence) -> Diagnosis:
     final = evidence.failure.final
-    kind = short_name(final.type) or "failure"
+    # a pydantic ValidationError carrying a validator's ValueError is the engine's check's ValueError, as the rules and
+    # the category rows read it (evidence.validator_error): its general checks are a ValueError's
+    kind = "ValueError" if validator_error(final) is not None else short_name(final.type) or "failure"
     guidance = table().type_guidance(kind)
     return Diagnosis(
         pattern=f"general-{UNCLASSIFIED}",

@@ -46,6 +46,7 @@ from logsleuth.tracebacks.grammar import (
     shell_notice,
     usage_message_cut,
 )
+from logsleuth.tracebacks.logged_errors import LineAbove
 from logsleuth.tracebacks.raising_statement import (
     STRIPPED_FRAME,
     imported_type,
@@ -101,11 +102,11 @@ class Collector:
     indent: str = ""
     fallback: bool = False  # reported only when the log has no other failure (a bare `Exception: …`)
     mention: bool = False  # quoted in a sentence: dropped when the log shows the same failure itself
-    # The error records printed above a traceback's header, nearest first (`ERROR … Scheduler hit an exception:
-    # ValueError: …`): the first that names it names the failure when the paste cut the traceback's own exception line
-    # (logged_errors.named_by_record_above).
-    said_before: tuple[str, ...] = ()
-    logged_before: tuple[str, ...] = ()  # lines above it that may be an error the engine logged (scanner._build)
+    stated: bool = False  # a person's sentence states it (a prose reader's fallback): it may name a cut traceback below
+    # The lines of content above a traceback's header that may name it when the paste cut its exception line, nearest
+    # first, each with the readers it is read by: an error line (`ERROR … Scheduler hit an exception: ValueError: …`,
+    # logged_errors.named_by_record_above) or an error the engine's code logs (named_by_logged_error).
+    lines_above: tuple[LineAbove, ...] = ()
     blanks: int = 0  # blank lines at the end of its text
     assert_source: str = ""  # the assert statement pasted right above a bare `AssertionError`, its File line cut
     stripped_frames: bool = False  # its frame lines lost CPython's `File "…", line N, in f` wording

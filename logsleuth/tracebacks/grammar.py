@@ -96,7 +96,9 @@ INLINE_EXCEPTION = compile_lazily(
     rf"(?:^|\s|(?<=[{_WIDE_PROSE}\u2018\u2019\u201c\u201d]))(?P<failure>(?:[A-Za-z_][A-Za-z0-9_]*+\.)*+[A-Z][A-Za-z0-9_]*?(?:Error|Exception): \S.*)$"
 )
 WIDE_PROSE_CHAR = compile_lazily(rf"[{_WIDE_PROSE}]")
-WIDE_SENTENCE_END = compile_lazily(r"\s*[\uff0c\u3002\uff1f\uff01\uff1b\u300d\u300f\u3011\uff09\u00bb]")
+# (no white space before the mark in the pattern: the callers strip what they cut, for `\s*` searched from every
+# place in a long run of spaces with no mark after it is quadratic)
+WIDE_SENTENCE_END = compile_lazily(r"[\uff0c\u3002\uff1f\uff01\uff1b\u300d\u300f\u3011\uff09\u00bb]")
 # An exception line a reader retyped in lower case (`valueerror: loading … requires you to execute …`,
 # `runtimeerror: cuda error: out of memory`): CPython never prints a type so, so the type is restored from the
 # classes it can name (`known_exception_type`), and the line is a fallback like INLINE_EXCEPTION.
@@ -615,7 +617,7 @@ def prose_usage_error(text: str) -> str | None:
         return None
     usage = m["usage"].rstrip()
     if WIDE_PROSE_CHAR.match(text, m.start("usage") - 1) and (end := WIDE_SENTENCE_END.search(usage)) is not None:
-        usage = usage[:end.start()]  # the sentence in wide script goes on after it: its punctuation ends the message
+        usage = usage[:end.start()].rstrip()  # the sentence in wide script goes on after it: its punctuation ends the message
     return usage if USAGE_ERROR.match(usage) else None
 
 
@@ -656,12 +658,36 @@ def inline_failure(text: str) -> str | None:
     failure = m["failure"].rstrip()
     if (closers := _TYPOGRAPHIC_QUOTES.get(text[m.start("failure") - 1])) is not None:
         # opened by a typographic quote: the quote's end is the message's
-        failure = failure[:min((at for mark in closers if (at := failure.find(mark)) >= 0), default=len(failure))].rstrip()
+        failure = _in_typographic_quotes(failure, closers)
     elif WIDE_PROSE_CHAR.search(text, 0, m.start("failure")) is not None:
         # a sentence in wide script (or guillemets) around it: its punctuation after the message is the sentence's
         end = WIDE_SENTENCE_END.search(failure)
-        failure = failure[:end.start()] if end is not None else failure
+        failure = failure[:end.start()].rstrip() if end is not None else failure
     return failure if STRICT_EXCEPTION_LINE.match(failure) else None
+
+
+# The quotes a word processor or an input method curls inside a message whose outer quotes it curled (CPython's own
+# messages quote with ASCII marks only): read back as the ASCII marks they were.
+_CURLED_INNER_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+
+
+def _in_typographic_quotes(failure: str, closers: str) -> str:
+    """The exception line a typographic quote opened, up to the quote that closes it: the first closer of the pair
+    that ends a word (white space, punctuation, a CJK character or the line's end after it, not a letter or another
+    closer), else the last one; the quotes the editor curled inside it read back as ASCII (`‘ModuleNotFoundError: No
+    module named ‘vllm’’`, review 1 of stop 50: the first closer cut the module's name off)."""
+    closing = [at for at, char in enumerate(failure) if char in closers]
+    if not closing:
+        return failure
+    end = next((at for at in closing if at + 1 == len(failure) or not _continues_quoted_word(failure[at + 1], closers)),
+               closing[-1])
+    return failure[:end].rstrip().translate(_CURLED_INNER_QUOTES)
+
+
+def _continues_quoted_word(char: str, closers: str) -> bool:
+    """Whether a character right after a closing quote shows the quote was inside the message: an ASCII letter, digit
+    or underscore (`‘vllm’s`), or another closer of the pair (the outer one, right after the inner)."""
+    return char in closers or char.isascii() and (char.isalnum() or char == "_")
 
 
 def retyped_failure(text: str) -> str | None:

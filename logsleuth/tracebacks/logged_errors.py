@@ -12,6 +12,7 @@ present, the traceback is the failure."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import NamedTuple
 
 from logsleuth.facts.message_templates import MIN_FIXED
 from logsleuth.lazyre import compile_lazily
@@ -208,14 +209,15 @@ _STATED_ERROR = compile_lazily(r"(?i)\berror\b|\bfailed: \S")
 _WRAPPER_TAG = compile_lazily(r"^\[[^\]]*=[^\]]*\]\s*")
 
 
-def named_by_record_above(failure: Failure, record: str) -> Failure:
+def named_by_record_above(failure: Failure, record: str, own_words: bool = True) -> Failure:
     """A traceback whose exception line the paste cut off, named by the error record printed right above it (vLLM's
     `ERROR … [engine.py:160] Error in model execution: …`, SGLang's `Scheduler hit an exception: …`, a wrapper's
     `ERROR … failed: …`): its `Type: message` when it quotes one, else an engine's own message (the raise site index
     gives its type).  An ERROR record that states the failure in words of its own (Xinference logging `str(exc)` of
     torch's `Timed out after 601 seconds waiting for clients. 1/2 clients joined.` above the traceback it cut) names
-    it as `ERROR: <its text>`, as glog's E records are (the person reading the paste points at that record).  A
-    record whose text is none of these names nothing: the failure stays as the paste left it."""
+    it as `ERROR: <its text>`, as glog's E records are (the person reading the paste points at that record), unless
+    `own_words` is False.  A record whose text is none of these names nothing: the failure stays as the paste left
+    it."""
     if len(record) > MAX_RECORD:
         return failure
     level = _ERROR_LEVEL.search(record)
@@ -226,7 +228,7 @@ def named_by_record_above(failure: Failure, record: str) -> Failure:
     m = STRICT_EXCEPTION_LINE.match(quoted) if quoted is not None else None
     if m is not None:
         type_name, message = m["type"], m["msg"] or ""
-    elif (level is not None or (_STATED_ERROR.search(rest) and not failure.final.typed_from_statement)) and len(
+    elif own_words and (level is not None or (_STATED_ERROR.search(rest) and not failure.final.typed_from_statement)) and len(
             stated := _WRAPPER_TAG.sub("", rest).strip()) >= MIN_FIXED:
         # an ERROR record, or a line of no level that says it is an error (`Error in request: …`, a wrapper's
         # `got an error: …`) above a traceback that names no type at all: the person reading the paste points at it
@@ -258,6 +260,34 @@ def named_by_logged_error(failure: Failure, record: str) -> Failure:
         return failure
     block = replace(failure.final, type="ERROR", message=message, truncated=True, typed_from_statement=False)
     return replace(failure, exceptions=(*failure.exceptions[:-1], block), truncated=True)
+
+
+class LineAbove(NamedTuple):
+    """A line of content above a traceback's header, and the readers that read it (scanner._lines_above)."""
+
+    text: str
+    says_error: bool  # an error line within ERROR_SAID_REACH: named_by_record_above reads it
+    may_be_logged: bool  # may be an error the engine's code logs: named_by_logged_error reads it
+
+
+def named_by_lines_above(failure: Failure, lines: tuple[LineAbove, ...]) -> Failure:
+    """A traceback whose exception line the paste cut off, named by the lines above its header, nearest first: the
+    first that is an error the engine's code logs, or that quotes the exception or an engine's message, names it (a
+    nearer `Capture failed: RuntimeError: …` outranks a farther logged error: review 1 of stop 50).  A line that states
+    an error only in words of its own (an ERROR record's text, `To work around this error, …`) names it when no line
+    farther up is an error the engine logged, whose workaround lines the engine prints after it (SGLang's piecewise
+    CUDA graph failure); the nearest such line, as before."""
+    in_own_words: Failure | None = None
+    for line in lines:
+        if line.may_be_logged and (named := named_by_logged_error(failure, line.text)) is not failure:
+            return named
+        if not line.says_error or in_own_words is not None:
+            continue
+        if (named := named_by_record_above(failure, line.text, own_words=False)) is not failure:
+            return named
+        if (named := named_by_record_above(failure, line.text)) is not failure:
+            in_own_words = named
+    return in_own_words or failure
 
 
 def _named_in_sentence(text: str) -> str | None:

@@ -77,6 +77,7 @@ from logsleuth.tracebacks.indented_tail import IndentedTail
 from logsleuth.tracebacks.interleave import MAX_INTERLEAVED, choose, in_step, redeal
 from logsleuth.tracebacks.logged_errors import (
     MAX_RECORD,
+    LineAbove,
     engine_message,
     error_record_candidates,
     is_command_line,
@@ -84,8 +85,7 @@ from logsleuth.tracebacks.logged_errors import (
     last_record_candidates,
     may_hold_status,
     message_candidates,
-    named_by_logged_error,
-    named_by_record_above,
+    named_by_lines_above,
     plain_candidates,
     status_candidates,
 )
@@ -161,6 +161,11 @@ class FailureScanner:
         # each stream's last lines of content no collector took: a paste's Markdown between them (a fence, a heading,
         # `<details>`) left out, so the error a traceback was logged under is reached across it (_error_said_above)
         self._recent_content: dict[str, deque[str]] = {}
+        # where each stream's last few lines of content start, and the lines where a person's sentence states an error
+        # (a fallback a prose reader started): which such sentence sits right above a traceback (_stated_above_cut)
+        self._content_offsets: dict[str, deque[int]] = {}
+        self._stated_offsets: set[int] = set()
+        self._stated_above: dict[int, int] = {}  # a traceback's first line -> the stated sentence right above it
         self._source_above: dict[str, str] = {}  # the last line that is no caret line (CPython 3.11+ `^^^^` under a source)
         self._recent_context: deque[str] = deque(maxlen=CONTEXT_LINES)
         self._fed = 0  # lines fed so far
@@ -240,6 +245,10 @@ class FailureScanner:
             if content is None:
                 content = self._recent_content[stream] = deque(maxlen=LOGGED_ERROR_REACH)
             content.append(line.text)
+            offsets = self._content_offsets.get(stream)
+            if offsets is None:
+                offsets = self._content_offsets[stream] = deque(maxlen=ERROR_SAID_REACH)
+            offsets.append(line.offset)
         if kind is not LineKind.CARET:
             self._source_above[stream] = line.text
 
@@ -267,7 +276,8 @@ class FailureScanner:
         # optional kernel that did not load) was survived.
         self._fallbacks = [f for f in self._fallbacks if not (_is_survivable(f) and f.offset < self._ready_offset)]
         found = attach_moved_exceptions(sorted(self.failures + self._fallbacks, key=lambda failure: failure.offset))
-        fallbacks = {id(failure) for failure in self._fallbacks} - {id(failure) for failure in _stated_above_cut(found)}
+        fallbacks = {id(failure) for failure in self._fallbacks} - {
+            id(failure) for failure in _stated_above_cut(found, self._stated_above)}
         # The user's Ctrl-C of a launch that had already failed (`^C`, then a KeyboardInterrupt traceback of the wait
         # loop), or a launcher's report that its child failed (torchrun's ChildFailedError, accelerate's
         # CalledProcessError of the child's command): how the paste ended, not the failure; an engine's error line
@@ -326,8 +336,10 @@ class FailureScanner:
             and MESSAGE_SECOND_PARAGRAPH.match(text.lstrip(" \t>*`\"'"))
             and (opening := self._first_paragraph_above(line.stream)) is not None
         ):
-            # a library's advice paragraph, the paragraph above it the message's opening with no type line: that
-            # opening names the cause, and the failure is the message it opens (transformers' unknown model type)
+            # a library's second paragraph read as a failure of its own, the paragraph above it the message's opening
+            # with no type line: that opening names the cause, and the failure is the message it opens (only
+            # transformers' advice paragraph is such a fallback; torch.compile's `from user code:` and `Set TORCH_LOGS=`
+            # start none, so the other alternatives of MESSAGE_SECOND_PARAGRAPH never reach here)
             started = (Collector("bare", line, Phase.DONE, context=self._context(), fallback=True), opening)
         if started is None and text[:1] in " \t" and kind is LineKind.SOURCE:
             # An indented line nobody took: a Markdown code block, or a paste indented as a whole.
@@ -352,7 +364,8 @@ class FailureScanner:
             elif (usage := prose_usage_error(text)) is not None:
                 started = (Collector("usage", line, Phase.DONE, context=self._context(), fallback=True), usage)
             elif (named := _unquoted_failure(text)) is not None:
-                started = (Collector("bare", line, Phase.DONE, context=self._context(), fallback=True), named)
+                started = (Collector("bare", line, Phase.DONE, context=self._context(), fallback=True,
+                                     stated=not line.starts_record), named)
             if started is not None and line.starts_record:
                 self._recent_context.append(text.strip())  # an error record stays the context of what fails next
         if (
@@ -363,7 +376,7 @@ class FailureScanner:
             and (named := self._quoted_engine_message(text)) is not None
         ):
             # a message a sentence quotes without its type, the raise site index's (prose_failures.py): a fallback
-            started = (Collector("bare", line, Phase.DONE, context=self._context(), fallback=True), named)
+            started = (Collector("bare", line, Phase.DONE, context=self._context(), fallback=True, stated=True), named)
         if (
             started is None
             and kind is LineKind.OTHER
@@ -371,7 +384,7 @@ class FailureScanner:
             and (named := import_name_fragment(text, self._content_above(line.stream))) is not None
         ):
             # only the tail of CPython's `cannot import name` error, retyped in prose (prose_failures.py): a fallback
-            started = (Collector("bare", line, Phase.DONE, context=self._context(), fallback=True), named)
+            started = (Collector("bare", line, Phase.DONE, context=self._context(), fallback=True, stated=True), named)
         if (
             started is None
             and kind is LineKind.OTHER
@@ -465,7 +478,18 @@ class FailureScanner:
         elif new.mention and BARE_ASSERTION_ERROR.match(first_text) and (statement := quoted_assert_statement(text)):
             new.assert_source = statement  # `crashes with an \`assert x\` \`AssertionError\``: the check that failed
         new.add(kind if first_text is text else classify(first_text), line, seq, text=first_text)
+        self._note_stated(new, line)
         self._register(line.stream, new)
+
+    def _note_stated(self, new: Collector, line: LogLine) -> None:
+        """Remember a line where a person's sentence states an error, and for a traceback starting on this line the
+        last such sentence among the few lines of content right above it (_stated_above_cut reads them)."""
+        if new.stated:
+            self._stated_offsets.add(line.offset)
+        elif new.kind == "traceback" and self._stated_offsets:
+            above = [at for at in self._content_offsets.get(line.stream, ()) if at in self._stated_offsets]
+            if above:
+                self._stated_above[line.offset] = above[-1]
 
     def _banner_opening(self, text: str) -> str | None:
         """`Type: line` when the line is the whole first line of a message of several lines that an indexed raise site
@@ -600,11 +624,7 @@ class FailureScanner:
                        else compile_fell_back(self._lines_above.get(line.stream, ())))
             new = Collector("traceback", line, Phase.FRAMES, header=gave_up or head or None, context=self._context(),
                             fallback=gave_up is not None)
-            if not head and (said := self._error_said_above(line.stream, previous)):
-                new.said_before = said
-            if not head or _announces_only(head):
-                # a header that names no error (`Scheduler hit an exception:`): an error the engine logged above it may
-                new.logged_before = self._logged_errors_above(line.stream)
+            new.lines_above = self._lines_above_header(line.stream, previous, head)
             if not head and text[:1] in " \t":
                 new.indent = _indentation(text)  # a traceback in an indented block
         elif kind is LineKind.GROUP:
@@ -651,6 +671,19 @@ class FailureScanner:
         said.extend(text for text in reversed(list(self._recent_content.get(stream, ()))[-ERROR_SAID_REACH:])
                     if text != previous and says_error(text) and not STRICT_EXCEPTION_LINE.match(text.strip()))
         return tuple(said)
+
+    def _lines_above_header(self, stream: str, previous: str, head: str) -> tuple[LineAbove, ...]:
+        """The lines above a traceback's header that may name it, nearest first, each with its readers: error lines
+        when the header has no text before it, an error the engine logged when that text names no error either
+        (`Scheduler hit an exception:`)."""
+        said = set(self._error_said_above(stream, previous)) if not head else set()
+        logged = set(self._logged_errors_above(stream)) if not head or _announces_only(head) else set()
+        if not said and not logged:
+            return ()
+        content = list(reversed(self._recent_content.get(stream, ())))
+        nearest_first = content if content[:1] == [previous] else [previous, *content]
+        return tuple(LineAbove(text, text in said, text in logged) for text in dict.fromkeys(nearest_first)
+                     if text in said or text in logged)
 
     def _logged_errors_above(self, stream: str) -> tuple[str, ...]:
         """The lines of content above a traceback's header that may be an error the engine logs, nearest first (read
@@ -750,13 +783,8 @@ class FailureScanner:
     def _build(self, collector: Collector) -> None:
         failure = typed_by_message(collector.build())  # `Error: <CPython's own message>`: the type it names
         failure = without_trailing_cancellation(failure)
-        if failure.kind == "traceback" and failure.final.frames and lost_its_exception_line(failure.final):
-            # an error the engine's code logs, among the lines above, names it first; then the nearest error line
-            failure = next((named for said in collector.logged_before
-                            if (named := named_by_logged_error(failure, said)) is not failure), failure)
-            if lost_its_exception_line(failure.final):
-                failure = next((named for said in collector.said_before
-                                if (named := named_by_record_above(failure, said)) is not failure), failure)
+        if collector.lines_above and failure.kind == "traceback" and failure.final.frames and lost_its_exception_line(failure.final):
+            failure = named_by_lines_above(failure, collector.lines_above)
         if collector.fallback or collector.mention:
             (self._fallbacks if collector.fallback else self._mentions).append(failure)
             return
@@ -793,15 +821,18 @@ _LOAD_FAILURE = compile_lazily(r"(?i)\b(?:could not|cannot|can't|failed to|unabl
 MAX_LAST_LINES_READ = 8  # streams whose last line a paste with no failure has read against the index (ranks, hosts)
 
 
-def _stated_above_cut(found: list[Failure]) -> list[Failure]:
-    """The error a person stated in a sentence above a traceback whose exception line the paste cut off, when that
-    traceback is the paste's only other failure (`启动时报错 'X' object has no attribute 'y'` above frames that stop
-    short, the retired blind split 13): the sentence names what the traceback lost, so it stays beside it, ahead of
-    it.  [] for any other paste."""
+def _stated_above_cut(found: list[Failure], stated_above: dict[int, int]) -> list[Failure]:
+    """The error a person stated in a sentence right above a traceback whose exception line the paste cut off (within
+    ERROR_SAID_REACH lines of content), when that traceback is the paste's only other failure (`启动时报错 'X' object
+    has no attribute 'y'` above frames that stop short, the retired blind split 13): the sentence names what the
+    traceback lost, so it stays beside it, ahead of it.  Only a prose reader's sentence (`stated_above`, by the
+    traceback's first line): a program's own `Exception: …` print, an ERROR record or a banner farther up is no
+    statement of this traceback's error (review 1 of stop 50).  [] for any other paste."""
     cut = [failure for failure in found if failure.kind == "traceback" and lost_its_exception_line(failure.final)]
     if len(cut) != 1 or any(failure.kind == "traceback" and failure is not cut[0] for failure in found):
         return []
-    stated = [failure for failure in found if failure.kind == "bare" and failure.offset < cut[0].offset
+    at = stated_above.get(cut[0].offset)
+    stated = [failure for failure in found if failure.kind == "bare" and failure.offset == at
               and not lost_its_exception_line(failure.final)]
     return stated[-1:]
 
