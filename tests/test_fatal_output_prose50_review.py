@@ -1,8 +1,8 @@
 """The faults review 1 of stop 50 found in the reading of failures retyped into prose (tests/test_fatal_output_prose50.py):
 
-- only a person's sentence right above a traceback whose exception line was cut names it: a program's own
-  `Exception: …` print, or a sentence far above, stays a fallback (the sentence class: vllm-project/vllm#18124's
-  `报错` above the frames);
+- only a person's sentence above a traceback whose exception line was cut names it: a program's own `Exception: …`
+  print stays a fallback (the sentence class: vllm-project/vllm#18124's `报错`; in the retired blind split 13's D-02
+  an issue form puts its other sections between the sentence and the traceback, so no distance is required);
 - the nearest line above a cut traceback that quotes `Type: message` names it, not an error the engine logged farther
   up (SGLang's srt/compilation/piecewise_context_manager.py logs `Piecewise CUDA Graph failed with error: {}` and its
   workaround lines before the scheduler's traceback; a record quoting the exception, as vLLM's and SGLang's
@@ -50,13 +50,15 @@ def test_a_programs_own_exception_print_above_a_cut_traceback_stays_a_fallback(b
     assert failure.kind == "traceback" and failure.final.frames
 
 
-def test_a_sentence_far_above_a_cut_traceback_does_not_name_it() -> None:
+def test_a_sentence_above_an_issue_forms_other_sections_still_names_the_cut_traceback() -> None:
+    # an issue form's description states the error, its hardware and context sections come between, the traceback last
+    # (the retired blind split 13's D-02 shape; the sections' words are ours)
     printed = real_traceback(ATTRIBUTE_CODE).splitlines()
     message = printed[-1].split(": ", 1)[1]
-    log = (f"双卡推理时，报错`{message}`。\n\n" + "".join(f"第{step}步：换了一个模型路径\n" for step in range(1, 5))
+    log = (f"**Describe the bug**\n双卡推理时，报错`{message}`。\n\n**Your hardware and system info**\n"
+           + "".join(f"{n}. 第{n}项：略\n" for n in range(1, 5)) + "\n**Additional context**\n完整报错信息：\n"
            + "```\n" + "\n".join(printed[:-2]) + "\n```\n")
-    failure = diagnose_text(log, OPTIONS).failures[0].failure
-    assert failure.kind == "traceback" and failure.final.frames
+    assert primary(log)[:2] == ("AttributeError", message)
 
 
 # -- the nearest line names the cut traceback --------------------------------------------------------------------------------

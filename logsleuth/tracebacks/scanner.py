@@ -161,11 +161,10 @@ class FailureScanner:
         # each stream's last lines of content no collector took: a paste's Markdown between them (a fence, a heading,
         # `<details>`) left out, so the error a traceback was logged under is reached across it (_error_said_above)
         self._recent_content: dict[str, deque[str]] = {}
-        # where each stream's last few lines of content start, and the lines where a person's sentence states an error
-        # (a fallback a prose reader started): which such sentence sits right above a traceback (_stated_above_cut)
-        self._content_offsets: dict[str, deque[int]] = {}
-        self._stated_offsets: set[int] = set()
-        self._stated_above: dict[int, int] = {}  # a traceback's first line -> the stated sentence right above it
+        # each stream's last line where a person's sentence states an error (a fallback a prose reader started), and
+        # for each traceback's first line the last such sentence above it (_stated_above_cut)
+        self._last_stated: dict[str, int] = {}
+        self._stated_above: dict[int, int] = {}
         self._source_above: dict[str, str] = {}  # the last line that is no caret line (CPython 3.11+ `^^^^` under a source)
         self._recent_context: deque[str] = deque(maxlen=CONTEXT_LINES)
         self._fed = 0  # lines fed so far
@@ -245,10 +244,6 @@ class FailureScanner:
             if content is None:
                 content = self._recent_content[stream] = deque(maxlen=LOGGED_ERROR_REACH)
             content.append(line.text)
-            offsets = self._content_offsets.get(stream)
-            if offsets is None:
-                offsets = self._content_offsets[stream] = deque(maxlen=ERROR_SAID_REACH)
-            offsets.append(line.offset)
         if kind is not LineKind.CARET:
             self._source_above[stream] = line.text
 
@@ -483,13 +478,11 @@ class FailureScanner:
 
     def _note_stated(self, new: Collector, line: LogLine) -> None:
         """Remember a line where a person's sentence states an error, and for a traceback starting on this line the
-        last such sentence among the few lines of content right above it (_stated_above_cut reads them)."""
+        last such sentence above it in its stream (_stated_above_cut reads them)."""
         if new.stated:
-            self._stated_offsets.add(line.offset)
-        elif new.kind == "traceback" and self._stated_offsets:
-            above = [at for at in self._content_offsets.get(line.stream, ()) if at in self._stated_offsets]
-            if above:
-                self._stated_above[line.offset] = above[-1]
+            self._last_stated[line.stream] = line.offset
+        elif new.kind == "traceback" and (stated := self._last_stated.get(line.stream)) is not None:
+            self._stated_above[line.offset] = stated
 
     def _banner_opening(self, text: str) -> str | None:
         """`Type: line` when the line is the whole first line of a message of several lines that an indexed raise site
@@ -822,12 +815,14 @@ MAX_LAST_LINES_READ = 8  # streams whose last line a paste with no failure has r
 
 
 def _stated_above_cut(found: list[Failure], stated_above: dict[int, int]) -> list[Failure]:
-    """The error a person stated in a sentence right above a traceback whose exception line the paste cut off (within
-    ERROR_SAID_REACH lines of content), when that traceback is the paste's only other failure (`启动时报错 'X' object
-    has no attribute 'y'` above frames that stop short, the retired blind split 13): the sentence names what the
-    traceback lost, so it stays beside it, ahead of it.  Only a prose reader's sentence (`stated_above`, by the
-    traceback's first line): a program's own `Exception: …` print, an ERROR record or a banner farther up is no
-    statement of this traceback's error (review 1 of stop 50).  [] for any other paste."""
+    """The error a person stated in a sentence above a traceback whose exception line the paste cut off, when that
+    traceback is the paste's only other failure (`启动时报错 'X' object has no attribute 'y'` above frames that stop
+    short, the retired blind split 13): the sentence names what the traceback lost, so it stays beside it, ahead of
+    it.  Only the last sentence a prose reader read above it (`stated_above`, by the traceback's first line): a
+    program's own `Exception: …` print, an ERROR record or a banner is no person's statement of the error (review 1
+    of stop 50).  At any distance: an issue's form puts its other sections (hardware, versions, context) between the
+    description that states the error and the traceback pasted at its end (the retired blind split 13's D-02).  [] for any
+    other paste."""
     cut = [failure for failure in found if failure.kind == "traceback" and lost_its_exception_line(failure.final)]
     if len(cut) != 1 or any(failure.kind == "traceback" and failure is not cut[0] for failure in found):
         return []
