@@ -6,15 +6,17 @@ that does not help, each now read from its own shape.
   names where the model is kept, and a quantization word in a directory's name must not decide the category.
 - A program assigning to a configuration the installed release made read-only (CPython's frozen dataclasses,
   `FrozenInstanceError: cannot assign to field 'max_model_len'`; SGLang 0.5.23's resolved ServerArgs, `… assigned after
-  resolution; server_args is read-only`) is a version mismatch (dependency-version), not context-length by the field's
-  name and not an engine bug to be fixed by a newer release (huggingface/transformers#3540).
+  resolution; server_args is read-only`) is a version mismatch (dependency-version) in either direction, not
+  context-length by the field's name (huggingface/transformers#3540: a newer release was the fix; #25648: transformers
+  4.32 froze TrainingArguments); the engine's own frame making the assignment is that release's bug.
 - A request with more images than the server's per-prompt limit, in vLLM's chat front end's wording ("… may be provided
   in one request.", vllm/entrypoints/chat_utils.py), is the launch limit's value, with the flag the releases have.
 - CUDA refused in a forked worker where no script of the user's made the call (a paste of the error line alone, the
   engine's or a wrapper's frames) is the engine release's worker start method (pytorch/pytorch#145170,
   vllm-project/vllm#12754), with vLLM's VLLM_WORKER_MULTIPROC_METHOD named; the user's own script keeps its own row.
-- A script in a project's checkout that cannot import a submodule of that project's own package, or whose package
-  another module shadows, is the checkout (DataArcTech/SQL-R1#4, 1KE-JI/UPFT#4), not an installed package's version.
+- A script in a project's checkout that cannot import a submodule of that project's own package is the checkout
+  (DataArcTech/SQL-R1#4), not an installed package's version; a package another module shadows ('… is not a package',
+  1KE-JI/UPFT#4, or a stray transformers.py) is that module, whichever file it is, never the checkout.
 - An object-storage model URI refused by the hub's name check (huggingface_hub validate_repo_id) is a loader handed
   the URI unresolved (vllm-project/vllm#23236, vllm-project/aibrix#766), not a missing local path.
 - vLLM's "Failed to infer device type" names the Python NVML binding its platform detection calls, with the debug step.
@@ -98,7 +100,22 @@ def test_a_frozen_config_field_is_a_version_mismatch_not_its_fields_category(tmp
     diagnosis = diagnose_without_patterns(proc.stderr)
     assert diagnosis.category == "dependency-version", (diagnosis.category, diagnosis.title)
     assert "read-only" in diagnosis.title
-    assert "do not upgrade the library further" in check_texts(diagnosis)
+    checks = check_texts(diagnosis)
+    # Either side may be the newer one (transformers froze TrainingArguments in 4.32 and freed them later): no direction.
+    assert "do not upgrade" not in checks and "either may be the newer one" in checks, checks
+
+
+@pytest.mark.usefixtures("no_rules")
+def test_a_frozen_config_field_assigned_by_the_engines_own_code_says_it_is_that_releases_bug(tmp_path: Path) -> None:
+    files = {"vllm/config/model.py": ("from dataclasses import dataclass\n\n\n@dataclass(frozen=True)\nclass ModelConfig:\n"
+                                      "    max_model_len: int = 4096\n"),
+             "vllm/engine/arg_utils.py": ("from vllm.config.model import ModelConfig\n\n\ndef create_engine_config():\n"
+                                          "    config = ModelConfig()\n    config.max_model_len = 8192\n")}
+    proc = traceback_of_installed(tmp_path, files, "from vllm.engine.arg_utils import create_engine_config\n"
+                                                   "create_engine_config()\n")
+    assert "FrozenInstanceError" in proc.stderr, proc.stderr
+    checks = check_texts(diagnose_without_patterns(proc.stderr))
+    assert "do not upgrade" not in checks and "a bug of that engine release" in checks, checks
 
 
 @pytest.mark.usefixtures("no_rules")
@@ -199,7 +216,7 @@ def test_a_script_outside_the_projects_checkout_keeps_the_package_checks(tmp_pat
 
 
 @pytest.mark.usefixtures("no_rules")
-def test_a_projects_package_shadowed_for_a_script_in_a_subdirectory_is_the_checkout(tmp_path: Path) -> None:
+def test_a_projects_package_shadowed_for_a_script_in_a_subdirectory_is_the_shadowing_module(tmp_path: Path) -> None:
     # A plain module beside the script takes the package's name (1KE-JI/UPFT#4): CPython's "… is not a package".
     scripts = tmp_path / "UPFT" / "inference"
     scripts.mkdir(parents=True)
@@ -209,8 +226,24 @@ def test_a_projects_package_shadowed_for_a_script_in_a_subdirectory_is_the_check
                           timeout=60)
     assert "'utils' is not a package" in proc.stderr, proc.stderr
     diagnosis = diagnose_without_patterns(proc.stderr.replace(str(tmp_path), "/home/user/project"))
-    assert "own project" in diagnosis.title, diagnosis.title
+    assert "shadowing" in diagnosis.title, diagnosis.title
     assert "project's root first on PYTHONPATH" in check_texts(diagnosis)
+
+
+@pytest.mark.usefixtures("no_rules")
+def test_a_stray_file_shadowing_an_installed_package_is_not_the_checkout(tmp_path: Path) -> None:
+    # The look-alike: a file named like an installed package beside the script, no checkout involved.
+    scripts = tmp_path / "serve"
+    scripts.mkdir()
+    (scripts / "transformers.py").write_text("")
+    (scripts / "run.py").write_text("from transformers.models.llama import LlamaConfig\n")
+    proc = subprocess.run([sys.executable, str(scripts / "run.py")], capture_output=True, text=True, cwd=scripts,
+                          timeout=60)
+    assert "'transformers' is not a package" in proc.stderr, proc.stderr
+    diagnosis = diagnose_without_patterns(proc.stderr.replace(str(tmp_path), "/home/user"))
+    assert "own project" not in diagnosis.title, diagnosis.title
+    checks = check_texts(diagnosis)
+    assert "re-clone the checkout" not in checks and "rename or move it" in checks, checks
 
 
 _HUB_REFUSAL = ("raise OSError(\"Repo id must be in the form 'repo_name' or 'namespace/repo_name': "
@@ -234,6 +267,8 @@ def test_an_object_storage_uri_refused_by_the_hub_check_is_a_loader_given_the_ur
     assert diagnosis.pattern != "sglang-model-path-not-found", diagnosis.pattern
     checks = check_texts(diagnosis)
     assert "object-storage URI" in checks and "General guidance" in checks
+    # Whether the engine resolves the URI at all is not in the log: said as unknown, never as done for the weights.
+    assert "resolved it for the weights" not in checks and "is not in the log" in checks, checks
 
 
 def test_a_local_path_refused_by_the_hub_check_keeps_the_missing_path_pattern(tmp_path: Path) -> None:
@@ -252,3 +287,46 @@ DeviceConfig()
     checks = check_texts(diagnose_with_patterns(traceback))
     assert "nvidia-ml-py" in checks and "pynvml" in checks and "VLLM_LOGGING_LEVEL=DEBUG" in checks
 
+
+
+# vLLM's own get_config refusal (vllm-0.11.2 vllm/transformers_utils/config.py:594, 0.33.0 :912), quoting the model as
+# given: vllm-project/vllm#23236's shape, an s3:// model handed to vLLM's config loader.
+_VLLM_GET_CONFIG_REFUSAL = ("Invalid repository ID or local directory specified: '{model}'.\\nPlease verify the "
+                            "following requirements:\\n1. Provide a valid Hugging Face repository ID.\\n")
+
+
+def test_vllms_own_config_refusal_of_an_object_storage_uri_is_a_loader_given_the_uri() -> None:
+    traceback = real_traceback(f'''
+def get_config(model):
+    raise ValueError("{_VLLM_GET_CONFIG_REFUSAL.format(model="s3://bucket/models/Org/Model")}")
+
+get_config("s3://bucket/models/Org/Model")
+''', "vllm/transformers_utils/config.py")
+    diagnosis = diagnose_with_patterns(traceback)
+    assert diagnosis.category == "model-path", (diagnosis.category, diagnosis.title)
+    assert "object-storage URI" in check_texts(diagnosis)
+
+
+def test_vllms_own_config_refusal_of_a_local_path_keeps_the_missing_path_pattern() -> None:
+    traceback = real_traceback(f'''
+def get_config(model):
+    raise ValueError("{_VLLM_GET_CONFIG_REFUSAL.format(model="/models/Org/Model")}")
+
+get_config("/models/Org/Model")
+''', "vllm/transformers_utils/config.py")
+    assert diagnose_with_patterns(traceback).pattern == "vllm-model-path-invalid"
+
+
+def test_transformers_not_a_valid_model_identifier_for_an_object_storage_uri_is_not_a_missing_path() -> None:
+    # transformers utils/hub.py cached_files' OSError (sglang-0.5.23's transformers :570), raised under vLLM's loader.
+    traceback = real_traceback('''
+def get_config(model):
+    raise OSError(f"{model} is not a local folder and is not a valid model identifier listed on "
+                  "'https://huggingface.co/models'")
+
+get_config("s3://bucket/models/Org/Model")
+''', "vllm/transformers_utils/config.py")
+    diagnosis = diagnose_with_patterns(traceback)
+    assert diagnosis.pattern != "vllm-model-path-invalid", diagnosis.pattern
+    assert diagnosis.category == "model-path", (diagnosis.category, diagnosis.title)
+    assert "object-storage URI" in check_texts(diagnosis)

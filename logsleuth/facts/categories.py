@@ -35,7 +35,7 @@ class CategoryRow:
     at_package_import: bool  # counts only when raised while an installed package other than the engine was imported
     in_package_code: bool  # counts only when an installed package the engine's code called made the failing call
     frameless: bool  # counts only when no exception of the chain shows a frame and no wrapper is known to run the engine
-    no_own_script: bool  # never counts when the innermost own frame shown is a script's (not the engine's, no wrapper's)
+    no_own_script: bool  # counts only wrapped, frameless, or when the innermost own frame is the engine's
     cause_words: tuple[re.Pattern[str], ...]  # on an error line before a crash: this row is the crash's cause
     checks: tuple[str, ...]  # engine-neutral
     engine_checks: dict[str, tuple[str, ...]]  # engine -> its own checks (flags still to be checked)

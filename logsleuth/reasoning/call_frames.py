@@ -172,10 +172,9 @@ def imports_own_engine(failure: Failure) -> bool:
 
 
 # CPython's import system found the parent package and not its submodule (importlib._bootstrap _find_and_load_unlocked:
-# "No module named {name!r}", the parent imported first): the dotted name's first part is a package that exists.
-# With "; 'pkg' is not a package" after it, what was imported under the package's name is a plain module: another
-# module of that name (an installed one, a file beside the script) shadows the project's package.
-_NO_SUBMODULE = compile_lazily(r"^No module named '(\w+)\.[\w.]+'(; '\w+' is not a package)?")
+# "No module named {name!r}", the parent imported first): the dotted name's first part is a package that exists, or
+# (with "; 'pkg' is not a package" after it) a plain module that took the package's name.
+_NO_SUBMODULE = compile_lazily(r"^No module named '(\w+)\.[\w.]+'(?!; '\w+' is not a package)")
 _INSTALLED = compile_lazily(r"/(?:site|dist)-packages/")
 
 
@@ -186,19 +185,18 @@ def _project_name(name: str) -> str:
 
 def imports_own_project(failure: Failure) -> str | None:
     """The package whose own submodule a script run from that project's checkout could not import (a speech project's
-    /data/CosyVoice/example.py importing cosyvoice.vllm, a checkout's verl/workers/… importing verl.models), or whose
-    name another module shadows for a script (`No module named 'utils.utils'; 'utils' is not a package` from
-    ~/project/UPFT/inference/run.py, 1KE-JI/UPFT#4): the checkout's files and the script disagree, not an installed
-    package's release.  None unless the importing frame runs outside site-packages, from a directory named like the
-    package or with the package shadowed, and the package is not an engine's."""
+    /data/CosyVoice/example.py importing cosyvoice.vllm, a checkout's verl/workers/… importing verl.models): the
+    checkout's files and the script disagree, not an installed package's release.  None unless the importing frame runs
+    outside site-packages from a directory named like the package, and the package is not an engine's.  Never a
+    shadowed package (`…; 'utils' is not a package`): the package was not found, and which module took its name (a
+    stray transformers.py beside the script, or a project's module) is not in the message: the shadowing row's."""
     final = failure.final
     named = _NO_SUBMODULE.match(final.message.strip()) if short_name(final.type) == "ModuleNotFoundError" else None
     frame = innermost_own_frame(final.frames)
     if named is None or named[1] in ("sglang", "vllm") or frame is None or _INSTALLED.search(frame.file):
         return None
     directories = frame.file.replace("\\", "/").split("/")[:-1]
-    shadowed = named[2] is not None
-    return named[1] if shadowed or any(_project_name(p) == _project_name(named[1]) for p in directories) else None
+    return named[1] if any(_project_name(p) == _project_name(named[1]) for p in directories) else None
 
 
 def package_called_by_engine(failure: Failure) -> tuple[Frame, Frame] | None:
