@@ -216,6 +216,19 @@ def test_a_script_outside_the_projects_checkout_keeps_the_package_checks(tmp_pat
 
 
 @pytest.mark.usefixtures("no_rules")
+def test_a_script_in_a_directory_named_like_an_engines_dependency_keeps_the_package_checks(tmp_path: Path) -> None:
+    # The look-alike: ~/transformers/run.py importing a submodule the installed transformers lacks, no checkout of it.
+    root = tmp_path / "transformers"
+    root.mkdir()
+    (root / "run.py").write_text("import json.no_such_module\n")
+    proc = subprocess.run([sys.executable, str(root / "run.py")], capture_output=True, text=True, cwd=root, timeout=60)
+    traceback = proc.stderr.replace("json.no_such_module", "transformers.models.newmodel").replace(str(tmp_path), "/home/u")
+    assert "No module named 'transformers.models.newmodel'" in traceback, traceback
+    diagnosis = diagnose_without_patterns(traceback)
+    assert "own project" not in diagnosis.title, diagnosis.title
+
+
+@pytest.mark.usefixtures("no_rules")
 def test_a_projects_package_shadowed_for_a_script_in_a_subdirectory_is_the_shadowing_module(tmp_path: Path) -> None:
     # A plain module beside the script takes the package's name (1KE-JI/UPFT#4): CPython's "… is not a package".
     scripts = tmp_path / "UPFT" / "inference"

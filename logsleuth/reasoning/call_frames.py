@@ -121,7 +121,11 @@ def _engine_dependency(frame: Frame) -> bool:
     facts/requires.json): a library the engines call, which calls neither engine's API.  An engine object failing there
     was handed to it by the caller's own code (vllm-project/vllm#3214: vLLM's SamplingParams passed to a Hugging Face
     model's generate, which reads it as a GenerationConfig), not a wrapper's call written for another release."""
-    package = package_path(frame.file).split("/", 1)[0]
+    return _declared_by_an_engine(package_path(frame.file).split("/", 1)[0])
+
+
+def _declared_by_an_engine(package: str) -> bool:
+    """An engine release declares the package's distribution as its dependency (facts/requires.json)."""
     distributions = distributions_of(package) or (requires.normalize(package),)
     return any(requires.declares(engine, distribution) for engine in ("sglang", "vllm") for distribution in distributions)
 
@@ -187,7 +191,8 @@ def imports_own_project(failure: Failure) -> str | None:
     """The package whose own submodule a script run from that project's checkout could not import (a speech project's
     /data/CosyVoice/example.py importing cosyvoice.vllm, a checkout's verl/workers/… importing verl.models): the
     checkout's files and the script disagree, not an installed package's release.  None unless the importing frame runs
-    outside site-packages from a directory named like the package, and the package is not an engine's.  Never a
+    outside site-packages from a directory named like the package, and the package is neither an engine nor a package
+    an engine depends on (a script in ~/transformers/ imports the installed transformers).  Never a
     shadowed package (`…; 'utils' is not a package`): the package was not found, and which module took its name (a
     stray transformers.py beside the script, or a project's module) is not in the message: the shadowing row's."""
     final = failure.final
@@ -195,6 +200,8 @@ def imports_own_project(failure: Failure) -> str | None:
     frame = innermost_own_frame(final.frames)
     if named is None or named[1] in ("sglang", "vllm") or frame is None or _INSTALLED.search(frame.file):
         return None
+    if _declared_by_an_engine(named[1]):
+        return None  # a directory named like an engine's dependency (~/transformers/run.py) imports the installed one
     directories = frame.file.replace("\\", "/").split("/")[:-1]
     return named[1] if any(_project_name(p) == _project_name(named[1]) for p in directories) else None
 
