@@ -90,6 +90,14 @@ class Frame:
         return "/".join(self.file.replace("\\", "/").split("/")[-2:])
 
 
+# The type the scanner gives a failure that names no exception, its record's level: an error line or record whose
+# words are its message (`ERROR: <message>`, tracebacks/logged_errors: a line an engine's code logs as an error, pasted
+# without its record's header, SGLang's `Piecewise CUDA Graph failed with error: …`; a wrapper's ERROR record; a
+# record of CPython's own TypeError or AttributeError text) and a glog or c10 `E` record (grammar.glog_record_type).
+# ingest/engine_from_message matches such a message whole against what the engines log, never as a raise's opening.
+LOGGED_LINE_TYPE = "ERROR"
+
+
 @dataclass(frozen=True, slots=True)
 class ExceptionBlock:
     """One exception of a chain: its frames (oldest call first) and final line."""

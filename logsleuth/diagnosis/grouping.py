@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import regex
 
 from logsleuth.lazyre import compile_lazily_regex
-from logsleuth.models import Failure, FailureGroup, Frame, Occurrence
+from logsleuth.models import LOGGED_LINE_TYPE, Failure, FailureGroup, Frame, Occurrence
 from logsleuth.tracebacks.scanner import is_cancelled_task
 
 GROUPING_CONFIG = "logsleuth:2026-11"
@@ -96,7 +96,7 @@ def names_no_exception(failure: Failure) -> bool:
     `Prefill transfer failed … with exception KVTransferError(…): …` (the retired blind split 12's F-03), Triton's `E… model.py:248]
     "[vllm] Failed to start engine: NoneType: None"` above its stub's `TypeError: … got an unexpected keyword argument
     'stat_loggers'` (triton-inference-server/server#8578).  The person reading the paste points at the exception."""
-    return failure.kind == "line" and failure.final.type == "ERROR"
+    return failure.kind == "line" and failure.final.type == LOGGED_LINE_TYPE
 
 
 def is_shutdown_noise(failure: Failure) -> bool:

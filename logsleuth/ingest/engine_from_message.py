@@ -27,7 +27,7 @@ from functools import lru_cache
 
 from logsleuth.facts.engine_classes import class_in_message, only_engine_defining
 from logsleuth.lazyre import compile_lazily
-from logsleuth.models import Failure, Frame
+from logsleuth.models import LOGGED_LINE_TYPE, Failure, Frame
 from logsleuth.pydantic_display import without_pydantic_display
 
 MAX_MESSAGES = 8  # the first distinct exceptions of a log are enough: a paste with no other evidence is short
@@ -237,15 +237,6 @@ def _engines_of_pydantic_report(class_name: str, report: str) -> set[str]:
     return engines
 
 
-# The type the scanner gives an error line that names no exception, its record's level (`ERROR: <message>`,
-# tracebacks/logged_errors.engine_message): a line an engine's code logs as an error (SGLang's `Piecewise CUDA Graph
-# failed with error: …`, its logger.error, pasted without the record's header), or a wrapper's ERROR record.  Its
-# message is matched whole against what the engines log, never as a raise's opening: a wrapper's record quoting
-# torch's `Timed out after 601 seconds waiting for clients. …` opens vLLM's `Timed out after {}s waiting for {} lock`
-# only by letting a hole swallow the rest of a whole sentence.
-LOGGED_LINE_TYPE = "ERROR"
-
-
 def engines_saying(type_name: str, message: str) -> set[str]:
     """The engines whose code raises this message under this type (any type when the type is a carrier's: the
     message was raised under another), whole or as the opening a paste cut it to (a message one engine prints
@@ -255,6 +246,9 @@ def engines_saying(type_name: str, message: str) -> set[str]:
     from logsleuth.facts.engine_messages import engines_logging, engines_raising
 
     if type_name == LOGGED_LINE_TYPE:
+        # matched whole against what the engines log, never as a raise's opening: a wrapper's record quoting torch's
+        # `Timed out after 601 seconds waiting for clients. …` opens vLLM's `Timed out after {}s waiting for {} lock`
+        # only by letting a hole swallow the rest of a whole sentence (xorbitsai/inference#2486)
         return engines_logging(message)
     engines = engines_raising(None if carried(type_name) else type_name, message, cut=True)
     if not type_name:

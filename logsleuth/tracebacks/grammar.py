@@ -23,7 +23,7 @@ from logsleuth.ingest.line_shapes import (  # noqa: F401 - re-exported: the gram
     TRACEBACK_HEADER,
 )
 from logsleuth.lazyre import compile_lazily
-from logsleuth.models import FACT_PREFIX, FailureKind
+from logsleuth.models import FACT_PREFIX, LOGGED_LINE_TYPE, FailureKind
 from logsleuth.tracebacks.cpp_names import demangled
 from logsleuth.tracebacks.native_asserts import native_report
 from logsleuth.tracebacks.typeless_errors import http_status_before, typeless_error
@@ -394,7 +394,7 @@ def glog_record_type(message: str) -> str:
     record is one (the NCCL watchdog's timeout), else `ERROR`, the record's level (it names no exception)."""
     if OLD_WATCHDOG_EXIT in message:
         return OLD_WATCHDOG_EXCEPTION
-    return WATCHDOG_EXCEPTION if any(text in message for text in _WATCHDOG_EXCEPTION_TEXTS) else "ERROR"
+    return WATCHDOG_EXCEPTION if any(text in message for text in _WATCHDOG_EXCEPTION_TEXTS) else LOGGED_LINE_TYPE
 
 
 # The line a server prints once it serves (SGLang; uvicorn's, which is vLLM's): errors logged before it were survived.

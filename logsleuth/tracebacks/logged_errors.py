@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from logsleuth.facts.message_templates import MIN_FIXED
 from logsleuth.lazyre import compile_lazily
-from logsleuth.models import Failure, LineMeta, LogLine
+from logsleuth.models import LOGGED_LINE_TYPE, Failure, LineMeta, LogLine
 from logsleuth.tracebacks.grammar import STRICT_EXCEPTION_LINE, embedded_failure, inline_failure
 from logsleuth.tracebacks.prose_failures import quoted_message_candidates
 from logsleuth.tracebacks.typeless_errors import type_named_by_message
@@ -232,7 +232,7 @@ def named_by_record_above(failure: Failure, record: str, own_words: bool = True)
             stated := _WRAPPER_TAG.sub("", rest).strip()) >= MIN_FIXED:
         # an ERROR record, or a line of no level that says it is an error (`Error in request: …`, a wrapper's
         # `got an error: …`) above a traceback that names no type at all: the person reading the paste points at it
-        type_name, message = "ERROR", stated
+        type_name, message = LOGGED_LINE_TYPE, stated
     else:
         return failure
     block = replace(failure.final, type=type_name, message=message, truncated=True, typed_from_statement=False)
@@ -258,7 +258,7 @@ def named_by_logged_error(failure: Failure, record: str) -> Failure:
     message = next((text for text in candidates if len(text) >= MIN_FIXED and logs_an_error_text(text)), None)
     if message is None:
         return failure
-    block = replace(failure.final, type="ERROR", message=message, truncated=True, typed_from_statement=False)
+    block = replace(failure.final, type=LOGGED_LINE_TYPE, message=message, truncated=True, typed_from_statement=False)
     return replace(failure, exceptions=(*failure.exceptions[:-1], block), truncated=True)
 
 
@@ -316,11 +316,11 @@ def engine_message(candidates: list[str], *, cut: bool = False, logged: bool = F
     if (cpython := next((text for text in candidates if type_named_by_message(text) is not None), None)) is not None:
         # CPython's own message of a TypeError or AttributeError (a wrapper logging str(exc)): a record of it, which
         # typeless_errors.typed_by_message types by the message, said to be inferred
-        return f"ERROR: {cpython}"
+        return f"{LOGGED_LINE_TYPE}: {cpython}"
     for message in candidates:
         # a package's (transformers', flashinfer's …), after the engines' and CPython's: it types, it names no engine
         if len(message) >= MIN_FIXED and (type_name := package_raised_as(message, cut=cut)) is not None:
             return f"{type_name}: {message}"
     if logged:
-        return next((f"ERROR: {message}" for message in candidates if len(message) >= MIN_FIXED and engines_logging(message)), None)
+        return next((f"{LOGGED_LINE_TYPE}: {message}" for message in candidates if len(message) >= MIN_FIXED and engines_logging(message)), None)
     return None
