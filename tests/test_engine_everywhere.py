@@ -113,15 +113,26 @@ def test_the_engine_is_right_on_every_log_of_the_shared_corpus() -> None:
 # Lines that only name an engine (issue 28: "never from a message that only names the other engine"): SGLang's own
 # instruction to install vLLM (sglang/srt/layers/quantization), an import that failed, a model directory named after
 # the engine, and paths into the parts of vLLM that SGLang imports and runs (engine_evidence.SGLANG_RUNS_OF_VLLM).
+# A launcher's or a user's word that an engine did not come up names no engine either (instructlab's `vLLM failed to
+# start.  Retry with --enable-serving-output …`, instructlab/instructlab#3466; a runner's `sglang did not become
+# healthy at …`, split 13's C-03; a user's sentence): any line may say it, of any engine.  Nor does a wrapper's record
+# quoting torch's rendezvous timeout, which opens vLLM's `Timed out after {}s waiting for {} lock: {}` only through a
+# hole swallowing a sentence (xorbitsai/inference#2486).
 ONLY_NAMING = {
     "vllm": ("Please install vllm by `pip install vllm==0.8.4` to use this quantization method.",
              "ModuleNotFoundError: No module named 'vllm'",
              "Loading model from /models/vllm-finetuned-llama/config.json",
              "AttributeError: module 'vllm.distributed.parallel_state' has no attribute 'get_tp_group'",
-             "OSError: /usr/local/lib/python3.10/dist-packages/vllm/_C.abi3.so: undefined symbol: _ZN3c104cuda9SetDeviceEi"),
+             "OSError: /usr/local/lib/python3.10/dist-packages/vllm/_C.abi3.so: undefined symbol: _ZN3c104cuda9SetDeviceEi",
+             "vLLM failed to start.  Retry with --enable-serving-output to learn more about the failure.",
+             "vLLM failed to start with the same model too.",
+             "2024-10-25 12:21:14,974 xinference.api.restful_api 37502 ERROR    [address=172.22.149.188:45585, pid=43525] "
+             "Timed out after 601 seconds waiting for clients. 1/2 clients joined."),
     "sglang": ("Please install sglang: pip install 'sglang[all]'",
                "ModuleNotFoundError: No module named 'sglang'",
-               "Loading model from /models/sglang-test/config.json"),
+               "Loading model from /models/sglang-test/config.json",
+               "sglang did not become healthy at http://127.0.0.1:30000/health within 900s",
+               "SGLang failed to start with the same model too."),
 }
 
 
@@ -137,37 +148,6 @@ def test_a_line_only_naming_the_other_engine_never_names_it() -> None:
             for pasted in (f"{line}\n{text}", f"{text.rstrip()}\n{line}\n"):
                 if diagnose_text(pasted, OPTIONS).launch.engine == other:
                     wrong.append(f"{log.relative_to(WILD)}: named {other} after {line!r}")
-    assert not wrong, "\n".join(wrong)
-
-
-# A launcher's word that the engine it started did not come up names that engine (ingest/engine_evidence.
-# launched_engine), the weakest kind of evidence; its look-alikes, and a wrapper's record quoting torch's rendezvous
-# timeout (whose words open a vLLM template only through a hole swallowing a sentence), name nothing.
-LAUNCHED = {"vllm": "vLLM failed to start.  Retry with --enable-serving-output to learn more about the failure.",
-            "sglang": "sglang did not become healthy at http://127.0.0.1:30000/health within 900s"}
-LAUNCHER_LOOK_ALIKES = {
-    "vllm": ("I think vLLM failed to start because of the driver",
-             "vllm failed to start, so I tried sglang",
-             "2024-10-25 12:21:14,974 xinference.api.restful_api 37502 ERROR    [address=172.22.149.188:45585, pid=43525] "
-             "Timed out after 601 seconds waiting for clients. 1/2 clients joined."),
-    "sglang": ("Has anyone seen sglang did not become healthy here?",
-               "sglang failed to start, so I tried vllm"),
-}
-
-
-@pytest.mark.slow
-def test_a_launcher_line_names_its_engine_and_its_look_alikes_never_the_other() -> None:
-    """Over every wild log: the log's own engine's launcher line, put before the paste, leaves the report on that
-    engine (a log that showed none now shows it); the other engine's look-alikes never make it name that engine."""
-    wrong = []
-    for log, engine, _ in _toml_cases(WILD):
-        text = log.read_text(encoding="utf-8", errors="surrogateescape")
-        if (got := diagnose_text(f"{LAUNCHED[engine]}\n{text}", OPTIONS).launch.engine) != engine:
-            wrong.append(f"{log.relative_to(WILD)}: {engine}'s launcher line, the report says {got}")
-        other = next(name for name in ENGINES if name != engine)
-        for line in LAUNCHER_LOOK_ALIKES[other]:
-            if diagnose_text(f"{line}\n{text}", OPTIONS).launch.engine == other:
-                wrong.append(f"{log.relative_to(WILD)}: named {other} after {line!r}")
     assert not wrong, "\n".join(wrong)
 
 

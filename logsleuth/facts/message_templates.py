@@ -94,8 +94,11 @@ def opening_matched(template: str, message: str) -> int:
             return fixed
         # the rest is what the hole printed, then the start of the next fixed text (it may stop mid-word)
         starts = [i for i in range(len(rest) + 1) if cut.startswith(rest[i:].lstrip())]
-        if starts[0] == len(rest) and _SENTENCE_BREAK.search(rest):
-            continue  # the hole would run on past a sentence's end: a whole message of other words, not a cut
+        if cut and starts[0] == len(rest) and _SENTENCE_BREAK.search(rest):
+            # fixed text follows the hole, yet the hole would run on past a sentence's end to the message's end: a
+            # whole message of other words, not a cut.  A hole that ends the template may hold sentences (a torch
+            # OOM message in SGLang's `Capture cuda graph failed: {}`), so it is never refused for that.
+            continue
         return fixed + len(rest[starts[0]:].lstrip())
     return 0
 

@@ -300,29 +300,6 @@ def triton_vllm_record(text: str) -> bool:
     return "[vllm] " in text and bool(_TRITON_VLLM_RECORD.search(text))
 
 
-# A launcher's word that the engine it started did not come up: instructlab's serve backend, `vLLM failed to start.
-# Retry with --enable-serving-output to learn more about the failure.` (instructlab/instructlab#3466), a benchmark
-# runner polling the server it launched, `sglang did not become healthy at http://127.0.0.1:30000/health within 900s`
-# (the retired split 13's C-03).  The program that waited for that engine launched it: the engine is the
-# line's subject, first on the line after a time stamp or a level word.  Not a sentence around it (`I think vLLM failed
-# to start`), a question, or a line that names both engines (`vllm failed to start, so I tried sglang`).  vLLM's own
-# `EngineCore failed to start.` names the engine's process, not the engine (the message rule reads it).
-_LAUNCHED_ENGINE = compile_lazily(
-    r"^[\W\d_]*(?:(?:ERROR|FATAL|CRITICAL|Error)\b[\W\d_]*)?(?P<engine>vLLM|vllm|VLLM|SGLang|sglang|SGLANG)"
-    r"(?: (?:server|engine|process))? (?:failed to start|did not become (?:healthy|ready)|(?:is )?not (?:healthy|ready) (?:after|within))\b"
-)
-LAUNCHED_ENGINE_WORDS = ("failed to start", "did not become", "not healthy", "not ready")
-
-
-def launched_engine(text: str) -> str | None:
-    """The engine a launcher says it started and saw fail to come up (_LAUNCHED_ENGINE), else None."""
-    if len(text) > 1024 or "?" in text or (m := _LAUNCHED_ENGINE.match(text)) is None:
-        return None
-    engine = m["engine"].lower()
-    other = "sglang" if engine == "vllm" else "vllm"
-    return None if other in text.lower() else engine
-
-
 # Xinference's actor pool (xoscar) re-raises a worker's error as `[address=0.0.0.0:41227, pid=1893] <message>`
 # (xoscar's _AsCauseBase.__str__; xorbitsai/inference#3373, #2945).  The failure's message is read without it
 # (tracebacks/grammar.py WRAPPER_TAG), so the line is read here.

@@ -156,11 +156,10 @@ GPU_LINES_WITHIN = 1 << 20
 # launch command, a banner (a version line, `server_args=`), a record header only one engine writes (SGLang's with
 # rank tags, `[… TP0]`; vLLM's process prefixes, `(EngineCore_DP0 pid=1)`), the failure's own frames and lines, the
 # engines' module paths named in other lines, the logger header of other lines (vLLM's `INFO 05-12 10:11:12
-# [core.py:1]`, except from modules that log when vLLM is merely imported; SGLang's `[2025-01-01 12:00:00]`), an
-# engine's own environment variable the user set (`VLLM_USE_V1=0`, `export SGLANG_…=`), and last a launcher's word that
-# the engine it started did not come up (`vLLM failed to start.`, `sglang did not become healthy at …`).  The
-# strongest kind seen decides (engine_evidence.py has the tables).
-EVIDENCE_KINDS = ("program", "command", "banner", "header", "frames", "paths", "format", "env", "launcher")
+# [core.py:1]`, except from modules that log when vLLM is merely imported; SGLang's `[2025-01-01 12:00:00]`), and last
+# an engine's own environment variable the user set (`VLLM_USE_V1=0`, `export SGLANG_…=`).  The strongest kind seen
+# decides (engine_evidence.py has the tables).
+EVIDENCE_KINDS = ("program", "command", "banner", "header", "frames", "paths", "format", "env")
 # Where a sighting of SGLang's header without rank tags is kept (LaunchTracker._stamped) -> the kind it counts as.
 PLAIN_HEADER_KINDS = {"plain-header format": "format", "plain-header frames": "frames"}
 
@@ -345,9 +344,6 @@ class LaunchTracker:
             self._saw("format", "vllm")  # (engine_evidence.PYDANTIC_CONFIG_ERROR)
         if ("VLLM_" in text or "SGLANG_" in text) and (env_engine := engine_evidence.engine_set_in_environment(text)):
             self._saw("env", env_engine)
-        if any(words in text for words in engine_evidence.LAUNCHED_ENGINE_WORDS) and (
-                launched := engine_evidence.launched_engine(text)):
-            self._saw("launcher", launched)  # a launcher's word that the engine it started did not come up
         if ("LLM engine (v" in text and (m := _VLLM_ENGINE_VERSION.search(text))) or (
             "▀▄▀" in text and (m := _VLLM_LOGO_VERSION.search(text))
         ):
