@@ -19,6 +19,7 @@ from logsleuth.diagnosis.schema import (
 )
 from logsleuth.facts.categories import neutral_checks
 from logsleuth.models import Diagnosis, ExceptionBlock, Failure, Fix, Frame
+from logsleuth.pydantic_display import validator_error
 
 # The id of a diagnosis made without knowing the engine: `engine-unknown-<category>`.
 ENGINE_UNKNOWN_PREFIX = "engine-unknown-"
@@ -64,8 +65,12 @@ def _rule_matches(rule: MatchRule, failure: Failure, log_lines: Iterable[str], c
     captures: dict[str, str] = {}
     if rule.kind and failure.kind not in rule.kind:
         return None
+    # A pydantic ValidationError carrying a validator's ValueError (vLLM's config classes, a wrapper's settings
+    # model) is that ValueError to a rule written for the raising code's words: the engine or library raised it so.
+    raised = validator_error(final)
     if rule.exception_type is not None:
-        if not any(_fullmatch(rule.exception_type, name) for name in (final.type, _short_type(final.type))):
+        names = (final.type, _short_type(final.type), *(("ValueError",) if raised is not None else ()))
+        if not any(_fullmatch(rule.exception_type, name) for name in names):
             return None
     if rule.usage is not None:
         if failure.kind != "usage":
@@ -76,6 +81,8 @@ def _rule_matches(rule: MatchRule, failure: Failure, log_lines: Iterable[str], c
         captures.update({k: v for k, v in m.groupdict().items() if v is not None})
     if rule.message is not None:
         m = _search(rule.message, final.message)
+        if m is None and raised is not None:
+            m = _search(rule.message, raised)  # a rule anchored at the ValueError's own first word
         if m is None:
             return None
         captures.update({k: v for k, v in m.groupdict().items() if v is not None})

@@ -6,8 +6,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from logsleuth.models import ExceptionBlock, Failure, LaunchInfo
-from logsleuth.pydantic_display import without_pydantic_display
+from logsleuth.models import Failure, LaunchInfo
+from logsleuth.pydantic_display import validator_error
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,25 +44,3 @@ def exception_lines(failure: Failure) -> list[str]:
     return lines
 
 
-# pydantic formats a validator's ValueError inside a ValidationError's message as "Value error, {error}"
-# (pydantic-core's `value_error` message template) and ends the error with its display's `[type=value_error,
-# input_value=…, input_type=…]`; the URL line follows.  vLLM's config classes are pydantic dataclasses, so their
-# checks reach users so: `ValidationError: 1 validation error for ModelConfig` / `  Value error, <vLLM's message>`.
-VALUE_ERROR = "Value error, "
-_URL_LINE = "For further information visit"
-
-
-def validator_error(block: ExceptionBlock) -> str | None:
-    """The message of the ValueError a validator raised, which a pydantic ValidationError's message carries after
-    `Value error, ` (the first such error of several), without pydantic's display; None for any other exception.
-    String search, not a regex: the message may be long, and pydantic's display starts with a space run."""
-    if not block.type.endswith("ValidationError"):
-        return None
-    message = block.message
-    start = message.find(VALUE_ERROR)
-    if start < 0 or message[:start].rstrip(" \t")[-1:] not in ("", "\n"):
-        return None  # only an error line of pydantic's, never the words quoted inside another message
-    body = message[start + len(VALUE_ERROR):]
-    if (url_line := body.find(_URL_LINE)) >= 0:
-        body = body[:url_line]
-    return without_pydantic_display(body) or None

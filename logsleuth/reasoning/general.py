@@ -376,7 +376,7 @@ def _feature_steps(evidence: Evidence) -> tuple[str, ...]:
 def _unclassified(evidence: Evidence) -> Diagnosis:
     final = evidence.failure.final
     # a pydantic ValidationError carrying a validator's ValueError is the engine's check's ValueError, as the rules and
-    # the category rows read it (evidence.validator_error): its general checks are a ValueError's
+    # the category rows read it (pydantic_display.validator_error): its general checks are a ValueError's
     kind = "ValueError" if validator_error(final) is not None else short_name(final.type) or "failure"
     guidance = table().type_guidance(kind)
     return Diagnosis(
