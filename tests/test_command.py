@@ -109,6 +109,17 @@ def test_server_args_dict_form_of_0_5_23() -> None:
     )
 
 
+def test_server_args_without_a_model_rebuild_no_command() -> None:
+    """A server_args line without model_path (a repr pasted in part, another program's own fields) would rebuild a
+    launch of no model: no command the log never gave is printed (split 14's harmful report, not blind)."""
+    from logsleuth.fixes.server_args import command_from_server_args
+    from logsleuth.ingest.launch import parse_server_args
+
+    for line in ("ServerArgs(tp_size=2, port=31000, disable_cuda_graph=True)",
+                 "ServerArgs(model_path=None, tp_size=2, port=31000)"):
+        assert command_from_server_args(tuple(parse_server_args(line)), "0.5.9") is None
+
+
 def test_stray_positional_is_removed_but_the_same_model_path_kept() -> None:
     parsed = CommandLine.parse("python -m sglang.launch_server /m --model-path /m --port 1 extra")
     fixed = parsed.apply((FlagOp("remove", "/m"), FlagOp("remove", "extra")))

@@ -14,6 +14,10 @@ def command_from_server_args(pairs: tuple[tuple[str, str], ...], version: str | 
     from that version's default becomes its flag.  Fields SGLang derived itself appear
     too; the command is equivalent to the one that ran.  Without a version, the release
     whose fields the line holds is used (see _fitting_catalog)."""
+    if not any(dest == "model_path" and raw not in ("None", "''", '""') for dest, raw in pairs):
+        # No model in the line (a repr the paste cut short, a program of another entry point logging its own
+        # fields): the rebuilt line would be no launch at all, only a command the log never gave.
+        return None
     flags = catalogs.load("sglang", version) if version is not None else _fitting_catalog(pairs)
     if flags is None:
         return None
