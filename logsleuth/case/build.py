@@ -140,7 +140,7 @@ def _version_origin(launch: LaunchInfo) -> str:
     if launch.version_from_image:
         return IMAGE_ORIGIN
     if launch.engine_version_source == "inferred":
-        return "guessed from an image tag, the code layout or wording (the engine does not print it): may be wrong"
+        return VERSION_ORIGIN["inferred"] + ": may be wrong"
     return VERSION_ORIGIN.get(launch.engine_version_source or "", "named in the log")
 
 

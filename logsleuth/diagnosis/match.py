@@ -81,7 +81,8 @@ def _rule_matches(rule: MatchRule, failure: Failure, log_lines: Iterable[str], c
         captures.update({k: v for k, v in m.groupdict().items() if v is not None})
     if rule.message is not None:
         m = _search(rule.message, final.message)
-        if m is None and raised is not None:
+        if m is None and raised is not None and (
+                rule.exception_type is None or _fullmatch(rule.exception_type, "ValueError")):
             m = _search(rule.message, raised)  # a rule anchored at the ValueError's own first word
         if m is None:
             return None

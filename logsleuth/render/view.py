@@ -44,11 +44,11 @@ SUMMARY_FAILURE_CHARS = 300
 _VARIABLE_NAME = compile_lazily(r"[A-Za-z_][A-Za-z0-9_]*")
 # How a version's origin is said (LaunchInfo.engine_version_source); a version read from the log is plain.
 VERSION_ORIGIN = {
-    "inferred": "guessed from an image tag, the code layout or wording; the engine does not print it",
+    "inferred": "guessed from the code layout or wording; no version line of the engine's is in the log",
     "user": "given with --engine-version",
 }
 # (LaunchInfo.version_from_image: the tag names what the image was built from, not what ran)
-IMAGE_ORIGIN = "read from the engine's image tag; the engine does not print it, and the image that ran may be another"
+IMAGE_ORIGIN = "read from the engine's image tag; no version line of the engine's is in the log, and the image that ran may be another"
 
 
 @dataclass(frozen=True)

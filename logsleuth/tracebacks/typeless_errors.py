@@ -286,7 +286,7 @@ def typeless_error(text: str) -> tuple[str, str, bool] | None:
         return m["type"], without_pydantic_display(m["msg"]).strip(), True
     if (m := PYDANTIC_VALUE_ERROR.match(text)) is not None:
         # the exception raised is pydantic's ValidationError, the validator's ValueError only its inner line: named
-        # so, with that line as its message (reasoning/evidence.validator_error reads the ValueError back from it)
+        # so, with that line as its message (pydantic_display.validator_error reads the ValueError back from it)
         return PYDANTIC_VALIDATION_ERROR, VALUE_ERROR_LINE + without_pydantic_display(m["msg"]), True
     if (m := OPENAI_STATUS_ERROR.match(text)) is not None:
         return openai_class(int(m["status"])), m["msg"].strip(), True

@@ -181,7 +181,7 @@ def test_log_text_that_is_cut_says_how_much() -> None:
 
 VERSIONS = {
     "log": ("sglang 0.5.9", "sglang 0.5.9 ("),
-    "inferred": ("sglang 0.5.9 (guessed from an image tag, the code layout or wording", None),
+    "inferred": ("sglang 0.5.9 (guessed from the code layout or wording", None),
     "user": ("sglang 0.5.9 (given with --engine-version)", None),
 }
 
