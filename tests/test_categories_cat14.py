@@ -88,14 +88,20 @@ raise ValueError("The quantization method gptq is not supported for the current 
     assert diagnose_without_patterns(traceback).category == "quantization"
 
 
+def _frozen_field_assigned_in(tmp_path: Path, module: str) -> subprocess.CompletedProcess[str]:
+    """The real traceback of `module` (a file path) assigning a field of vLLM's frozen ModelConfig dataclass."""
+    files = {"vllm/config/model.py": ("from dataclasses import dataclass\n\n\n@dataclass(frozen=True)\nclass ModelConfig:\n"
+                                      "    max_model_len: int = 4096\n"),
+             module: ("from vllm.config.model import ModelConfig\n\n\ndef assign():\n"
+                      "    config = ModelConfig()\n    config.max_model_len = 8192\n")}
+    dotted = module.removesuffix(".py").replace("/", ".")
+    return traceback_of_installed(tmp_path, files, f"from {dotted} import assign\nassign()\n")
+
+
 @pytest.mark.usefixtures("no_rules")
 def test_a_frozen_config_field_is_a_version_mismatch_not_its_fields_category(tmp_path: Path) -> None:
     # CPython's own frozen dataclass refusing the assignment a wrapper's code makes on an engine's config object.
-    files = {"vllm/config/model.py": ("from dataclasses import dataclass\n\n\n@dataclass(frozen=True)\nclass ModelConfig:\n"
-                                      "    max_model_len: int = 4096\n"),
-             "somewrapper/engine.py": ("from vllm.config.model import ModelConfig\n\n\ndef build():\n"
-                                       "    config = ModelConfig()\n    config.max_model_len = 8192\n")}
-    proc = traceback_of_installed(tmp_path, files, "from somewrapper.engine import build\nbuild()\n")
+    proc = _frozen_field_assigned_in(tmp_path, "somewrapper/engine.py")
     assert "FrozenInstanceError: cannot assign to field 'max_model_len'" in proc.stderr, proc.stderr
     diagnosis = diagnose_without_patterns(proc.stderr)
     assert diagnosis.category == "dependency-version", (diagnosis.category, diagnosis.title)
@@ -107,12 +113,7 @@ def test_a_frozen_config_field_is_a_version_mismatch_not_its_fields_category(tmp
 
 @pytest.mark.usefixtures("no_rules")
 def test_a_frozen_config_field_assigned_by_the_engines_own_code_says_it_is_that_releases_bug(tmp_path: Path) -> None:
-    files = {"vllm/config/model.py": ("from dataclasses import dataclass\n\n\n@dataclass(frozen=True)\nclass ModelConfig:\n"
-                                      "    max_model_len: int = 4096\n"),
-             "vllm/engine/arg_utils.py": ("from vllm.config.model import ModelConfig\n\n\ndef create_engine_config():\n"
-                                          "    config = ModelConfig()\n    config.max_model_len = 8192\n")}
-    proc = traceback_of_installed(tmp_path, files, "from vllm.engine.arg_utils import create_engine_config\n"
-                                                   "create_engine_config()\n")
+    proc = _frozen_field_assigned_in(tmp_path, "vllm/engine/arg_utils.py")
     assert "FrozenInstanceError" in proc.stderr, proc.stderr
     checks = check_texts(diagnose_without_patterns(proc.stderr))
     assert "do not upgrade" not in checks and "a bug of that engine release" in checks, checks

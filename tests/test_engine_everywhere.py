@@ -22,6 +22,7 @@ import pytest
 from logsleuth.api import DiagnoseOptions, diagnose_text
 from logsleuth.fixes import static_catalogs
 from logsleuth.models import Diagnosis, Report
+from tests.test_engine_logged_and_launched import RENDEZVOUS
 
 REPO = Path(__file__).resolve().parents[1]
 WILD = REPO / "tests" / "fixtures" / "wild"
@@ -126,8 +127,7 @@ ONLY_NAMING = {
              "OSError: /usr/local/lib/python3.10/dist-packages/vllm/_C.abi3.so: undefined symbol: _ZN3c104cuda9SetDeviceEi",
              "vLLM failed to start.  Retry with --enable-serving-output to learn more about the failure.",
              "vLLM failed to start with the same model too.",
-             "2024-10-25 12:21:14,974 xinference.api.restful_api 37502 ERROR    [address=172.22.149.188:45585, pid=43525] "
-             "Timed out after 601 seconds waiting for clients. 1/2 clients joined."),
+             RENDEZVOUS),
     "sglang": ("Please install sglang: pip install 'sglang[all]'",
                "ModuleNotFoundError: No module named 'sglang'",
                "Loading model from /models/sglang-test/config.json",

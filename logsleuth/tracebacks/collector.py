@@ -105,7 +105,7 @@ class Collector:
     stated: bool = False  # a person's sentence states it (a prose reader's fallback): it may name a cut traceback below
     # The lines of content above a traceback's header that may name it when the paste cut its exception line, nearest
     # first, each with the readers it is read by: an error line (`ERROR … Scheduler hit an exception: ValueError: …`,
-    # logged_errors.named_by_record_above) or an error the engine's code logs (named_by_logged_error).
+    # logged_errors.record_naming) or an error the engine's code logs (named_by_logged_error).
     lines_above: tuple[LineAbove, ...] = ()
     blanks: int = 0  # blank lines at the end of its text
     assert_source: str = ""  # the assert statement pasted right above a bare `AssertionError`, its File line cut

@@ -11,6 +11,7 @@ present, the traceback is the failure."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import NamedTuple
 
@@ -209,34 +210,29 @@ _STATED_ERROR = compile_lazily(r"(?i)\berror\b|\bfailed: \S")
 _WRAPPER_TAG = compile_lazily(r"^\[[^\]]*=[^\]]*\]\s*")
 
 
-def named_by_record_above(failure: Failure, record: str, own_words: bool = True) -> Failure:
-    """A traceback whose exception line the paste cut off, named by the error record printed right above it (vLLM's
+def record_naming(failure: Failure, record: str) -> tuple[str, str, bool] | None:
+    """What the error record printed right above a traceback whose exception line the paste cut off names it (vLLM's
     `ERROR … [engine.py:160] Error in model execution: …`, SGLang's `Scheduler hit an exception: …`, a wrapper's
-    `ERROR … failed: …`): its `Type: message` when it quotes one, else an engine's own message (the raise site index
-    gives its type).  An ERROR record that states the failure in words of its own (Xinference logging `str(exc)` of
-    torch's `Timed out after 601 seconds waiting for clients. 1/2 clients joined.` above the traceback it cut) names
-    it as `ERROR: <its text>`, as glog's E records are (the person reading the paste points at that record), unless
-    `own_words` is False.  A record whose text is none of these names nothing: the failure stays as the paste left
-    it."""
-    if len(record) > MAX_RECORD:
-        return failure
-    level = _ERROR_LEVEL.search(record)
-    rest = record[level.end():].lstrip(" -|:]") if level else record
+    `ERROR … failed: …`), as (type, message, in its own words): its `Type: message` when it quotes one, else an
+    engine's own message (the raise site index gives its type).  An ERROR record that states the failure in words of
+    its own (Xinference logging `str(exc)` of torch's `Timed out after 601 seconds waiting for clients. 1/2 clients
+    joined.` above the traceback it cut) names it as `ERROR: <its text>`, as glog's E records are (the person reading
+    the paste points at that record): the third item is then True.  None for a record whose text is none of these."""
+    if (read := _record_text(record)) is None:
+        return None
+    level, rest = read
     candidates = _candidates(rest)
     quoted = (next((text for text in candidates if STRICT_EXCEPTION_LINE.match(text)), None) or engine_message(candidates)
               or _named_in_sentence(rest))
     m = STRICT_EXCEPTION_LINE.match(quoted) if quoted is not None else None
     if m is not None:
-        type_name, message = m["type"], m["msg"] or ""
-    elif own_words and (level is not None or (_STATED_ERROR.search(rest) and not failure.final.typed_from_statement)) and len(
+        return m["type"], m["msg"] or "", False
+    if (level is not None or (_STATED_ERROR.search(rest) and not failure.final.typed_from_statement)) and len(
             stated := _WRAPPER_TAG.sub("", rest).strip()) >= MIN_FIXED:
         # an ERROR record, or a line of no level that says it is an error (`Error in request: …`, a wrapper's
         # `got an error: …`) above a traceback that names no type at all: the person reading the paste points at it
-        type_name, message = LOGGED_LINE_TYPE, stated
-    else:
-        return failure
-    block = replace(failure.final, type=type_name, message=message, truncated=True, typed_from_statement=False)
-    return replace(failure, exceptions=(*failure.exceptions[:-1], block), truncated=True)
+        return LOGGED_LINE_TYPE, stated, True
+    return None
 
 
 def named_by_logged_error(failure: Failure, record: str) -> Failure:
@@ -245,20 +241,29 @@ def named_by_logged_error(failure: Failure, record: str) -> Failure:
     <the error>` and its workaround (srt/compilation/piecewise_context_manager.py) before the scheduler's traceback;
     what it logged is the error.  Only a logged template that carries the error's text in a hole: one in fixed words
     (`EngineCore failed to start.`) announces a failure and names none.  Any other line names nothing here
-    (named_by_record_above reads the rest)."""
-    if len(record) > MAX_RECORD:
+    (record_naming reads the rest)."""
+    if (read := _record_text(record)) is None:
         return failure
-    level = _ERROR_LEVEL.search(record)
-    rest = record[level.end():].lstrip(" -|:]") if level else record
     from logsleuth.facts.engine_messages import logs_an_error_text  # the index is read only for such lines
 
-    candidates = _candidates(rest)
+    candidates = _candidates(read[1])
     if any(STRICT_EXCEPTION_LINE.match(text) for text in candidates):
         return failure  # it quotes the exception, type and all (`Scheduler hit an exception: ValueError: …`): the next read's
     message = next((text for text in candidates if len(text) >= MIN_FIXED and logs_an_error_text(text)), None)
-    if message is None:
-        return failure
-    block = replace(failure.final, type=LOGGED_LINE_TYPE, message=message, truncated=True, typed_from_statement=False)
+    return failure if message is None else _named(failure, LOGGED_LINE_TYPE, message)
+
+
+def _record_text(record: str) -> tuple[re.Match[str] | None, str] | None:
+    """A record's ERROR level (None: a line of no level) and its text after it; None for a record too long to read."""
+    if len(record) > MAX_RECORD:
+        return None
+    level = _ERROR_LEVEL.search(record)
+    return level, record[level.end():].lstrip(" -|:]") if level else record
+
+
+def _named(failure: Failure, type_name: str, message: str) -> Failure:
+    """The failure with its cut exception line given back as `type_name: message`, said to be cut."""
+    block = replace(failure.final, type=type_name, message=message, truncated=True, typed_from_statement=False)
     return replace(failure, exceptions=(*failure.exceptions[:-1], block), truncated=True)
 
 
@@ -266,7 +271,7 @@ class LineAbove(NamedTuple):
     """A line of content above a traceback's header, and the readers that read it (scanner._lines_above)."""
 
     text: str
-    says_error: bool  # an error line within ERROR_SAID_REACH: named_by_record_above reads it
+    says_error: bool  # an error line within ERROR_SAID_REACH: record_naming reads it
     may_be_logged: bool  # may be an error the engine's code logs: named_by_logged_error reads it
 
 
@@ -281,12 +286,12 @@ def named_by_lines_above(failure: Failure, lines: tuple[LineAbove, ...]) -> Fail
     for line in lines:
         if line.may_be_logged and (named := named_by_logged_error(failure, line.text)) is not failure:
             return named
-        if not line.says_error or in_own_words is not None:
+        if not line.says_error or in_own_words is not None or (naming := record_naming(failure, line.text)) is None:
             continue
-        if (named := named_by_record_above(failure, line.text, own_words=False)) is not failure:
-            return named
-        if (named := named_by_record_above(failure, line.text)) is not failure:
-            in_own_words = named
+        type_name, message, own_words = naming
+        if not own_words:
+            return _named(failure, type_name, message)
+        in_own_words = _named(failure, type_name, message)
     return in_own_words or failure
 
 
