@@ -35,12 +35,12 @@ from logsleuth.models import Diagnosis, ExceptionBlock, FailureGroup, LaunchInfo
 from logsleuth.redact import redact_report
 from logsleuth.render.safety import clean, clean_lines
 from logsleuth.render.view import (
-    IMAGE_ORIGIN,
     VERSION_ORIGIN,
     fleet_summary,
     group_title,
     place_text,
     says_label,
+    version_origin,
 )
 
 MAX_MESSAGE_LINES = 40
@@ -137,11 +137,11 @@ def _cascade(report: Report, primary: FailureGroup) -> tuple[str, ...]:
 def _version_origin(launch: LaunchInfo) -> str:
     if launch.engine_version is None:
         return "the log does not name the version"
-    if launch.version_from_image:
-        return IMAGE_ORIGIN
-    if launch.engine_version_source == "inferred":
-        return VERSION_ORIGIN["inferred"] + ": may be wrong"
-    return VERSION_ORIGIN.get(launch.engine_version_source or "", "named in the log")
+    origin = version_origin(launch)
+    if origin is None:
+        return "named in the log"
+    # a release guessed from the code may be wrong; an image tag's origin already says the image that ran may be another
+    return origin + ": may be wrong" if origin == VERSION_ORIGIN["inferred"] else origin
 
 
 def _non_default_args(launch: LaunchInfo, known: tuple[Catalog, ...]) -> tuple[tuple[str, str], ...]:

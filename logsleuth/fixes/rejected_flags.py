@@ -75,7 +75,7 @@ def verdict(flag: str, value: str | None, ctx: FixContext) -> Verdict | None:
             older = (f" (logsleuth has no catalog of {name} releases before {first}: if yours is older and lacks {flag}, "
                      f"leave it out or upgrade)")
             return _other_program(flag, has, engine, ctx) or Verdict("known", _known(flag, value, has + older, name))
-        if (refused := _refused_by_another_release(flag, having, name, engine, ctx)) is not None:
+        if (refused := _refused_by_another_release(flag, having, every, name, engine, ctx)) is not None:
             return refused
         return Verdict("some", f"{flag} is a flag of {name} {_span(first, last, every)} only: leave it out if your "
                                f"release is outside that range" + (f", or upgrade to {first} or later" if last == every[-1] else ""))
@@ -101,8 +101,8 @@ def verdict(flag: str, value: str | None, ctx: FixContext) -> Verdict | None:
                            f"{name} {told} does not accept it; leave it out")
 
 
-def _refused_by_another_release(flag: str, having: tuple[str, ...], name: str, engine: str, ctx: FixContext
-                                ) -> Verdict | None:
+def _refused_by_another_release(flag: str, having: tuple[str, ...], every: tuple[str, ...], name: str, engine: str,
+                                ctx: FixContext) -> Verdict | None:
     """The release an image tag names (inferred: LaunchInfo.version_from_image) has the flag, yet argparse refused its name:
     the guess is what is wrong, not the catalog (split 13: `vllm/vllm-openai:v0.20.1` and --reasoning-config, which
     vLLM 0.20.1's vllm/engine/arg_utils.py registers; the paste's refusal came from a vLLM without it).  Said so, with
@@ -113,7 +113,6 @@ def _refused_by_another_release(flag: str, having: tuple[str, ...], name: str, e
     if guessed is None or guessed not in having or not ctx.launch.version_from_image:
         return None  # a release guessed from the code's layout stands for a family of releases: the range is said
     first, last = having[0], having[-1]
-    every = static_catalogs.releases(engine)
     has = f"{name} {guessed}, the release the engine's image tag names, has {flag}"
     if (other := _other_program(flag, has, engine, ctx)) is not None:
         return other  # what parsed the command was not the engine's server: no release of the engine is to blame

@@ -330,8 +330,13 @@ def engine_text(launch: LaunchInfo | None) -> str:
         return "engine not named in the log"
     if not launch.engine_version:
         return f"{launch.engine}, version not in the log"
-    origin = IMAGE_ORIGIN if launch.version_from_image else VERSION_ORIGIN.get(launch.engine_version_source or "")
+    origin = version_origin(launch)
     return f"{launch.engine} {launch.engine_version}" + (f" ({origin})" if origin else "")
+
+
+def version_origin(launch: LaunchInfo) -> str | None:
+    """Where the launch's engine version came from, as the reports say it: None for a version the log names."""
+    return IMAGE_ORIGIN if launch.version_from_image else VERSION_ORIGIN.get(launch.engine_version_source or "")
 
 
 SEARCH_LABEL = "Search for"
