@@ -44,6 +44,13 @@ TITLE_ASSERT = compile_lazily(
 QUESTION_OPENING = compile_lazily(r"(?i)^\W*(?:is|are|was|were|could|would|should|can|does|do|did|might|may|will)\b")
 
 
+def _says_failure_words(text: str, type_words: bool) -> bool:
+    """Whether the text has a word that says something failed (FAILURE_WORDS, the wide-script WIDE_FAILURE_WORDS), or
+    with `type_words` one that calls it an error or a bug."""
+    return (FAILURE_WORDS.search(text) is not None or (type_words and TYPE_FAILURE_WORDS.search(text) is not None)
+            or any(word in text for word in WIDE_FAILURE_WORDS))
+
+
 def quoted_assert_statement(text: str) -> str | None:
     """The assert statement a sentence says failed, else None: quoted (backticks, bold, quotes) in a sentence that
     says something failed, after a label that says so (`assert error: assert …`), or as a bug report's title."""
@@ -71,9 +78,7 @@ def _says_it_failed(text: str, start: int, end: int, type_words: bool = False) -
     sentence = text[opening : closing + 1]
     around = text[opening:start] + " " + text[end : closing + 1]
     asks = sentence.rstrip().endswith("?") and bool(QUESTION_OPENING.match(sentence))
-    said = FAILURE_WORDS.search(around) or (type_words and TYPE_FAILURE_WORDS.search(around)) or any(
-        word in around for word in WIDE_FAILURE_WORDS)
-    return bool(said) and not asks
+    return _says_failure_words(around, type_words) and not asks
 
 
 # What ends a sentence in prose (a period inside a quote or a number is skipped: the quote is cut out before).
@@ -150,8 +155,7 @@ def may_quote_a_failure(text: str) -> bool:
     errored."""
     if len(text) > MAX_QUOTING_LINE or not any(mark in text for mark in _OPENERS) and not any(map(_is_cjk, text[:200])):
         return False
-    return FAILURE_WORDS.search(text) is not None or TYPE_FAILURE_WORDS.search(text) is not None or any(
-        word in text for word in WIDE_FAILURE_WORDS)
+    return _says_failure_words(text, type_words=True)
 
 
 def quotes_a_failure(text: str, quoted: str) -> bool:
