@@ -90,7 +90,7 @@ def _cycles() -> list[list[str]]:
 # diff.model, watch.events) sit below the renderers that draw them, and render.safety below the stages that
 # make text safe for a terminal with it.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("foundation", ("logsleuth", "logsleuth.lazyre", "logsleuth.errors", "logsleuth.paths", "logsleuth.models",
+    ("foundation", ("logsleuth", "logsleuth.lazyre", "logsleuth.errors", "logsleuth.wording", "logsleuth.paths", "logsleuth.models",
                     "logsleuth.versions", "logsleuth.redact", "logsleuth.command_line", "logsleuth.http_exchange", "logsleuth.facts", "logsleuth.machine", "logsleuth.toml_cache", "logsleuth.pydantic_display",
                     "logsleuth.render.safety", "logsleuth.render.options", "logsleuth.cli.option_table")),
     ("sources", ("logsleuth.sources", "logsleuth.internal")),

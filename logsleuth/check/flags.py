@@ -17,6 +17,7 @@ from typing import Any
 from logsleuth.check import knowledge
 from logsleuth.check.model import FlagVerdict
 from logsleuth.fixes.catalog import Catalog, FlagInfo
+from logsleuth.wording import article
 
 _CONVERTERS: dict[str, Callable[[str], Any]] = {"int": int, "float": float, "loads": json.loads,
                                                 "json_list_type": json.loads}
@@ -178,7 +179,7 @@ def _value_problem(value: str, info: FlagInfo, written: str) -> _Problem | None:
             converted = converter(value)
         except ValueError:
             number = _number_in(value, info.type or "")
-            return _Problem(f"{info.name} takes {_article(info.type or '')} {info.type}, not '{value}'",
+            return _Problem(f"{info.name} takes {article(info.type or '')} {info.type}, not '{value}'",
                             f"{written} {number}" if number else None)
     if info.choices and str(converted) not in info.choices:
         best = knowledge.fitting_choice(info.name, value, list(info.choices))  # a parser is never picked by spelling
@@ -194,9 +195,6 @@ def _number_in(value: str, kind: str) -> str | None:
         return None
     return str(int(number)) if kind == "int" and number == int(number) else None
 
-
-def _article(word: str) -> str:
-    return "an" if word[:1] in ("a", "e", "i", "o", "u") else "a"
 
 
 def _accepted(shown: str, values: tuple[str, ...], info: FlagInfo, catalog: Catalog, note: _Problem) -> FlagVerdict:

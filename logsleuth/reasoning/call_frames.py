@@ -14,6 +14,7 @@ from logsleuth.facts.engine_classes import (
 )
 from logsleuth.facts.imports import distributions_of
 from logsleuth.ingest.engine_evidence import failure_wrappers, wrapper_of_path
+from logsleuth.ingest.engine_from_frames import engine_of_frames, shortened
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, Frame
 from logsleuth.reasoning.engine_api_calls import ENGINE_FRAME, package_path
@@ -61,12 +62,16 @@ def innermost_own_frame(frames: tuple[Frame, ...]) -> Frame | None:
 
 
 def engine_code_of(failure: Failure) -> str | None:
-    """The engine ("sglang", "vllm") whose own code raised the failure, if its innermost own frame is the engine's;
-    with no frame shown, the engine whose code alone defines the class CPython's message names the object by."""
+    """The engine ("sglang", "vllm") whose own code raised the failure, if its innermost own frame is the engine's
+    (a path the paste shortened to `scheduler_metrics_mixin.py` too, when only one engine's indexed code has that file
+    and function); with no frame shown, the engine whose code alone defines the class CPython's message names the
+    object by."""
     frame = innermost_own_frame(failure.final.frames)
     match = ENGINE_FRAME.search(frame.file) if frame is not None else None
     if match:
         return match[2]
+    if frame is not None and (short := shortened(frame)) is not None:
+        return engine_of_frames([short])
     named = engine_object_class(failure)
     return only_engine_defining(named) if named else None
 

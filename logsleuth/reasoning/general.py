@@ -71,6 +71,7 @@ from logsleuth.reasoning.message_limits import limit_steps
 from logsleuth.reasoning.parallelism import splits_over_one_gpu
 from logsleuth.reasoning.raise_site import site_of
 from logsleuth.reasoning.wrapper_pins import release_alignment, wrapper_pin
+from logsleuth.wording import article
 
 # What other modules and the tests read from here, kept where they look for it (the split of stop 42 moved them).
 __all__ = ["UNCLASSIFIED", "best_row", "categorize", "engine_code_of", "failure_texts", "flags_hold", "render_words",
@@ -389,9 +390,9 @@ def _unclassified(evidence: Evidence) -> Diagnosis:
             "traceback, or the rest of the log, hold the error."
             if names_no_cause(evidence.failure) else
             f"No pattern or rule of logsleuth names this failure, and its words, type and frames point to no "
-            f"category. What a {kind} generally means is below."
+            f"category. What {article(kind)} {kind} generally means is below."
         ),
-        fix=Fix(summary=f"General checks for a {kind}:", steps=(*_limit_steps(evidence), *_quantized_launch_steps(evidence), *_feature_steps(evidence),
+        fix=Fix(summary=f"General checks for {article(kind)} {kind}:", steps=(*_limit_steps(evidence), *_quantized_launch_steps(evidence), *_feature_steps(evidence),
                                                                   *guidance.checks),
                 needs_input=_missing_line(evidence)),
         engine=evidence.launch.engine,

@@ -20,6 +20,7 @@ from logsleuth.models import Diagnosis, Fix, LaunchInfo
 from logsleuth.reasoning.catalog_flags import release_flag, setting_fix
 from logsleuth.reasoning.evidence import Evidence, exception_lines
 from logsleuth.reasoning.raise_site import site_of
+from logsleuth.wording import article
 
 # The degrees as the launch gives them: server_args fields, command flags (every spelling of both engines),
 # and the `name=value` / `'name': value` an engine's config line prints.
@@ -388,17 +389,14 @@ def _summary_in_words(numbers: _Numbers, suggested: int | None, engine: str | No
         "moe_tp": "in SGLang the tensor-parallel size / --ep-size",
     }[numbers.degree_name]
     if suggested is not None:
-        return f"Use {_article(prose)} {prose} of {suggested} ({spelled})."
+        return f"Use {article(prose)} {prose} of {suggested} ({spelled})."
     if numbers.kind == "block":
-        return f"Use {_article(prose)} {prose} that leaves each GPU a whole number of quantization blocks ({spelled}), or a checkpoint without block quantization."
+        return f"Use {article(prose)} {prose} that leaves each GPU a whole number of quantization blocks ({spelled}), or a checkpoint without block quantization."
     if numbers.kind == "kv_split":
-        return (f"Use {_article(prose)} {prose} that divides the model's KV heads or is a multiple of them ({spelled}); "
+        return (f"Use {article(prose)} {prose} that divides the model's KV heads or is a multiple of them ({spelled}); "
                 "the model's config.json gives num_key_value_heads.")
-    return f"Use {_article(prose)} {prose} that divides the model's {numbers.quantity} ({spelled})."
+    return f"Use {article(prose)} {prose} that divides the model's {numbers.quantity} ({spelled})."
 
-
-def _article(word: str) -> str:
-    return "an" if word[:1] in "aeiou" else "a"
 
 
 def _without_pipeline(launch: LaunchInfo) -> bool:
