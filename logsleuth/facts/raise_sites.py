@@ -271,6 +271,21 @@ def release_span(site: RaiseSite) -> str:
     return span(site, site.releases)
 
 
+def framed_sentence(name: str, site: RaiseSite) -> str:
+    """What the traceback's line numbers say of the release that ran: the indexed releases whose file has the check at
+    those lines, and the releases the index did not read around them (between their indexed neighbours), which may
+    hold the same lines: only some releases are indexed, so a match is never proof of one release."""
+    order = {version: number for number, version in enumerate(site.indexed)}
+    numbers = sorted(order[release] for release in site.framed)
+    before = site.indexed[numbers[0] - 1] if numbers[0] > 0 else None
+    after = site.indexed[numbers[-1] + 1] if numbers[-1] + 1 < len(site.indexed) else None
+    around = (f"between {before} and {after}" if before and after else f"after {before}" if before
+              else f"before {after}" if after else "")
+    unread = f", or a release the index did not read {around}" if around else ""
+    return (f"Of the indexed releases, the traceback's line numbers match {name} {span(site, site.framed)}: the release "
+            f"that ran is likely that one{unread}.")
+
+
 def span(site: RaiseSite, releases: tuple[str, ...]) -> str:
     order = {version: number for number, version in enumerate(site.indexed)}
     runs: list[list[str]] = []

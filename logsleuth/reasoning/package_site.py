@@ -21,8 +21,8 @@ from logsleuth.facts.raise_sites import (
     RaiseSite,
     engine_file,
     find,
+    framed_sentence,
     release_span,
-    span,
     where,
 )
 from logsleuth.models import ENGINE_NAMES, Failure, FailureGroup, LaunchInfo
@@ -90,8 +90,7 @@ def sentences(found: PackageSite) -> tuple[str, ...]:
         out.append(f"No {name} release indexed has this check at line {site.line}: the release that ran is not one "
                    "the index read.")
     elif site.version is None and site.framed and len(site.framed) < len(site.releases):
-        out.append(f"The traceback's line numbers match {name} {span(site, site.framed)}: likely the release that "
-                   "ran, if it is one the index read.")
+        out.append(framed_sentence(name, site))
     return tuple(out)
 
 

@@ -13,8 +13,15 @@ from dataclasses import replace
 from functools import lru_cache
 
 from logsleuth.command_line import CommandLine
-from logsleuth.facts.raise_sites import ENGINE_PACKAGES, RaiseSite, engine_file, find, release_span, where
-from logsleuth.facts.raise_sites import span as _span_of
+from logsleuth.facts.raise_sites import (
+    ENGINE_PACKAGES,
+    RaiseSite,
+    engine_file,
+    find,
+    framed_sentence,
+    release_span,
+    where,
+)
 from logsleuth.fixes import catalog as catalogs
 from logsleuth.models import ENGINE_NAMES, Failure, FailureGroup, LaunchInfo
 from logsleuth.redact import secret_by_name
@@ -131,8 +138,7 @@ def sentences(site: RaiseSite, launch: LaunchInfo) -> tuple[str, ...]:
         out.append(f"Of the {name} releases indexed ({indexed}), this check is in {span}.")
         if site.framed and len(site.framed) < len(site.releases):
             # Only among the releases read: an older one (or one between) may hold the same line too.
-            out.append(f"The traceback's line numbers match {name} {_span_of(site, site.framed)}: likely the release "
-                       "that ran, if it is one the index read.")
+            out.append(framed_sentence(name, site))
     return tuple(out)
 
 
