@@ -282,8 +282,9 @@ def framed_sentence(name: str, site: RaiseSite) -> str:
     around = (f"between {before} and {after}" if before and after else f"after {before}" if before
               else f"before {after}" if after else "")
     unread = f", or a release the index did not read {around}" if around else ""
+    which = "that one" if len(site.framed) == 1 else "one of those"
     return (f"Of the indexed releases, the traceback's line numbers match {name} {span(site, site.framed)}: the release "
-            f"that ran is likely that one{unread}.")
+            f"that ran is likely {which}{unread}.")
 
 
 def span(site: RaiseSite, releases: tuple[str, ...]) -> str:
