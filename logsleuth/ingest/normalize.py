@@ -337,7 +337,10 @@ class LineNormalizer:
                 if len(self._meta_cache) > 4096:
                     self._meta_cache.clear()
                 self._meta_cache[cache_key] = meta
-            # vLLM repeats the same header on every line of one record.
+            # vLLM repeats the same header on every line of one record.  A blank line of the record keeps the header
+            # without the space after it when the paste trimmed trailing white space (`ERROR … [core.py:586]` between
+            # an exception line and its chain separator): the same record still.
+            header_text = header_text.rstrip()
             starts_record = state is None or state.header != header_text or state.continued
             self._streams[stream] = _StreamState(meta, header_text)
         else:

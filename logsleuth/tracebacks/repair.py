@@ -6,6 +6,7 @@ from dataclasses import replace
 
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure
+from logsleuth.tracebacks.grammar import MESSAGE_SECOND_PARAGRAPH
 from logsleuth.tracebacks.raising_statement import lost_its_exception_line
 
 KERNEL_PRINT_REACH = 16 << 10  # bytes between a kernel's error print and the exception it causes
@@ -89,3 +90,35 @@ def shown_in(mention: Failure, failures: list[Failure]) -> bool:
             if message.startswith(quoted) or quoted.startswith(message):
                 return True
     return False
+
+
+# Bytes between a message's first paragraph and its second: the blank line between them (a paste's `\r\n` or a
+# record's prefix on it).
+SECOND_PARAGRAPH_REACH = 80
+
+
+def join_second_paragraphs(failures: list[Failure]) -> list[Failure]:
+    """A library's known second paragraph (MESSAGE_SECOND_PARAGRAPH: transformers' `You can update Transformers with
+    the command …` after its unknown-model-type message) read as a failure of its own right under a failure whose
+    collector could not take it: pydantic's typeless `Value error, <the first paragraph>` line (vLLM's config classes
+    are pydantic dataclasses, so the ValueError of transformers/models/auto/configuration_auto.py reaches the log in
+    that display).  The paragraph is the message's continuation: one failure, not two (the retired blind split 14's
+    D-04, which listed the advice as a second failure)."""
+    kept: list[Failure] = []
+    for failure in failures:
+        previous = kept[-1] if kept else None
+        if (
+            previous is not None
+            and failure.kind in ("line", "bare")
+            and not failure.final.frames
+            and MESSAGE_SECOND_PARAGRAPH.match(failure.final.message)
+            and 0 <= failure.offset - previous.end_offset <= SECOND_PARAGRAPH_REACH
+            and previous.final.message
+            and not previous.final.frames
+        ):
+            message = f"{previous.final.message}\n\n{failure.final.message}"
+            kept[-1] = replace(previous, exceptions=(*previous.exceptions[:-1], replace(previous.final, message=message)),
+                               end_offset=failure.end_offset)
+            continue
+        kept.append(failure)
+    return kept

@@ -105,7 +105,12 @@ from logsleuth.tracebacks.raising_statement import (
     statement_frame,
     stripped_frames_above,
 )
-from logsleuth.tracebacks.repair import attach_moved_exceptions, fold_kernel_prints, shown_in
+from logsleuth.tracebacks.repair import (
+    attach_moved_exceptions,
+    fold_kernel_prints,
+    join_second_paragraphs,
+    shown_in,
+)
 from logsleuth.tracebacks.split_bodies import SplitErrorBodies
 from logsleuth.tracebacks.typeless_errors import typed_by_message
 from logsleuth.tracebacks.warned_failures import WarnedFailures
@@ -290,7 +295,7 @@ class FailureScanner:
             found = [failure for failure in found if id(failure) not in fallbacks]
         elif any(failure.kind == "killed" for failure in found):
             found = [failure for failure in found if id(failure) not in fallbacks or _explains_a_death(failure)]
-        self.failures = fold_kernel_prints(found)
+        self.failures = join_second_paragraphs(fold_kernel_prints(found))
         return self.failures
 
     def has_open(self) -> bool:
