@@ -17,9 +17,11 @@ from logsleuth.diagnosis.grouping import (
     is_shutdown_noise,
     names_no_cause,
     names_no_exception,
+    signature,
 )
 from logsleuth.diagnosis.library import PatternSet, load_patterns
 from logsleuth.diagnosis.match import engine_unknown_diagnosis, match_failure, other_program
+from logsleuth.diagnosis.restated import fold_restatements, without_cut_outer_traceback
 from logsleuth.diagnosis.schema import Pattern
 from logsleuth.errors import SourceError, UsageError
 from logsleuth.facts.raise_sites import RaiseSite
@@ -300,6 +302,9 @@ def build_report(
         # (tracebacks/indexed_statement.py)
         if (typed := with_type_from_index(group.failure, own)) is not group.failure:
             group = replace(group, failure=typed)
+        # a chain's outer traceback cut before its exception line, still untyped: the chain ends at its cause
+        if (shortened := without_cut_outer_traceback(group.failure)) is not group.failure:
+            group = replace(group, failure=shortened, signature=signature(shortened))
         # The engine's own check that raised it, looked up once in the raise site index (reasoning/raise_site.py):
         # shown with the diagnosis, and its line numbers correct a release guessed from the code layout.
         site = site_of(group.failure, own)
@@ -330,7 +335,8 @@ def build_report(
         if own.engine_version is not None and own.engine_version_source == "inferred":
             framed_versions[id(groups[-1])] = own.engine_version
     launch = _with_engine_from_words(launch, groups)
-    groups = _order(groups, by_id, cascades)
+    # A failure the log only restates (re-raised, cut, a native record of it) is a line of its cascade.
+    groups = fold_restatements(_order(groups, by_id, cascades))
     if groups and id(groups[0]) in framed_versions and launch.engine_version_source == "inferred":
         # The header's guess agrees with what the root failure's frames show (issue 29: one version per report).
         launch = replace(launch, engine_version=framed_versions[id(groups[0])], engine_version_source="inferred")

@@ -156,17 +156,19 @@ def test_a_transfer_engines_error_record_is_the_context_of_the_engines_typed_lin
            "[2026-05-21 16:41:11 TP7] Prefill transfer failed for request rank=7 req.rid='a1' req.bootstrap_room=66 "
            "with exception KVTransferError(bootstrap_room=66): Decode instance could be dead, remote mooncake session "
            "10.0.0.2:16917 is not alive\n")
-    found = failures(log)
-    assert [type_name for type_name, _ in found] == ["KVTransferError", "ERROR"]
+    report = diagnose_text(log, OPTIONS)
+    # the record is one line of what followed the exception, no failure of its own (diagnosis/restated.py)
+    assert [group.failure.final.type for group in report.failures] == ["KVTransferError"]
+    assert any("Local segment descriptor not found" in line for line in report.failures[0].cascade)
 
 
 def test_a_records_text_naming_no_exception_comes_after_the_exception_below_it() -> None:
     message = cpython_message("def build_client(engine_args):\n    pass\nbuild_client(None, stat_loggers=[])")
     log = ('E1216 02:12:49.624646 179 model.py:248] "[vllm] Failed to start engine: NoneType: None\\n"\n'
            f'I1216 02:12:49.624943 179 pb_stub.cc:388] "Failed to initialize Python stub: TypeError: {message}"\n')
-    found = failures(log)
-    assert found[0][0] == "TypeError"
-    assert found[-1][0] == "ERROR"
+    report = diagnose_text(log, OPTIONS)
+    assert [group.failure.final.type for group in report.failures] == ["TypeError"]
+    assert any("Failed to start engine" in line for line in report.failures[0].cascade)
 
 
 def test_error_records_alone_keep_their_log_order() -> None:
