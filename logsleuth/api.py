@@ -26,7 +26,7 @@ from logsleuth.diagnosis.schema import Pattern
 from logsleuth.errors import SourceError, UsageError
 from logsleuth.facts.raise_sites import RaiseSite
 from logsleuth.fixes import static_catalogs
-from logsleuth.fixes.build import build_fix
+from logsleuth.fixes.build import NOT_ASSEMBLERS, build_fix
 from logsleuth.fixes.builders import BUILDERS
 from logsleuth.fixes.builders.arguments import refused_choice
 from logsleuth.fixes.context import interpolate
@@ -440,7 +440,12 @@ def _own_launch(
 
 
 def _with_rebuilt_command(launch: LaunchInfo) -> LaunchInfo:
-    """No command line in the log, but a whole `server_args=` line: the command it describes."""
+    """No command line in the log, but a whole `server_args=` line: the command it describes, which is always
+    `python -m sglang.launch_server`'s.  Not when the log shows the engine run through another program (a benchmark,
+    Dynamo: LaunchInfo.other_entry_point; a trainer or server that assembles the engine's arguments: its wrapper):
+    the rebuilt line would be a command the user never ran (split 14's harmful report, sgl-project/sglang#4599)."""
+    if launch.other_entry_point is not None or (launch.wrapper is not None and launch.wrapper not in NOT_ASSEMBLERS):
+        return launch
     if launch.command is None and launch.server_args_complete and (launch.engine or "sglang") == "sglang":
         rebuilt = command_from_server_args(launch.server_args, launch.engine_version)
         if rebuilt is not None:

@@ -16,10 +16,14 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, replace
 
+from logsleuth.facts.entry_points import SGLANG_SERVER_FLAG_MODULES
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENV_NAME, FlagOp, LaunchInfo
 
-_ENTRYPOINT_ENDS = ("sglang.launch_server", "api_server", "serve")
+# The word that ends a command's program: the server's, or another program of the engine that takes its arguments
+# (facts/entry_points.py); `vllm bench throughput` ends at its benchmark's name.
+_ENTRYPOINT_ENDS = ("sglang.launch_server", "api_server", "serve", *SGLANG_SERVER_FLAG_MODULES)
+_VLLM_BENCHMARKS = frozenset({"throughput", "latency"})
 _VLLM_SERVE_MODEL_FLAGS = frozenset({"--model"})
 _OPERATOR_CHARS = "|&;<>()"
 _FD_REDIRECTION = compile_lazily(r"\d+[<>]")  # `2>&1`, `1> log`; `>`, `<` and `&>` start with an operator character
@@ -203,7 +207,8 @@ class CommandLine:
         words, suffix = split_words(command)
         split = 0
         for index, word in enumerate(words):
-            if word.value.endswith(_ENTRYPOINT_ENDS) or (word.value == "serve" and index > 0):
+            if word.value.endswith(_ENTRYPOINT_ENDS) or (word.value == "serve" and index > 0) or (
+                    word.value in _VLLM_BENCHMARKS and index > 1 and words[index - 1].value == "bench"):
                 split = index + 1
                 break
         head, rest = words[:split], words[split:]

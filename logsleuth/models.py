@@ -359,6 +359,10 @@ class LaunchInfo:
     # vLLM's torch.compile cache directory, when the log names it ("Using cache directory: … for vLLM's torch.compile",
     # or a frame of an Inductor module that runs from inside it): where a check about a corrupted cache points.
     compile_cache: str | None = None
+    # A program of the engine other than its server that the log shows running with the server's arguments (a
+    # benchmark's `python -m sglang.bench_offline_throughput`, NVIDIA Dynamo's `python -m dynamo.sglang`:
+    # facts/entry_points.py): a command rebuilt from `server_args=` would name the server instead (api.py).
+    other_entry_point: str | None = None
 
     @property
     def named_version(self) -> str | None:

@@ -24,8 +24,12 @@ from logsleuth.pydantic_display import validator_error
 # The id of a diagnosis made without knowing the engine: `engine-unknown-<category>`.
 ENGINE_UNKNOWN_PREFIX = "engine-unknown-"
 # The programs whose argparse is the engine's own: its commands (`vllm serve`, `sglang`), the entry points run with
-# `python -m` (`api_server.py`, `launch_server.py`, a package's `__main__.py`).
-_ENGINE_PROGRAM = regex.compile(r"(?:vllm|sglang)(?: [\w-]+)?|[\w./-]*\b(?:api_server|launch_server|__main__|run_batch)\.py")
+# `python -m` (`api_server.py`, `launch_server.py`, a package's `__main__.py`), and SGLang's offline benchmarks, whose
+# parser adds all of the server's arguments (facts/entry_points.py: `bench_one_batch.py: error: …`).
+_ENGINE_PROGRAM = regex.compile(
+    r"(?:vllm|sglang)(?: [\w-]+)?|[\w./-]*\b(?:api_server|launch_server|__main__|run_batch"
+    r"|bench_offline_throughput|bench_one_batch|bench_latency)\.py"
+)
 
 
 def _search(pattern: Regex, text: str) -> regex.Match[str] | None:

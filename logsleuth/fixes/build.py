@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import Any, Literal
 
 from logsleuth.command_line import CommandLine
+from logsleuth.facts import entry_points
 from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes.builders import BUILDERS
 from logsleuth.fixes.context import Builder, FixContext
@@ -58,8 +59,27 @@ def build_fix(
     if fix is None:
         return None
     assembler = assembled_by(launch, fix)
-    withheld = _assembled_note(assembler) if assembler else cut_launch_note(launch, command, fix, catalog)
+    withheld = (_assembled_note(assembler) if assembler
+                else entry_point_note(command, fix, catalog) or cut_launch_note(launch, command, fix, catalog))
     return _with_origin(with_commands(fix, command, withheld), launch.command_source if command is not None else None)
+
+
+def entry_point_note(command: CommandLine | None, fix: Fix, catalog: catalogs.Catalog | None) -> str | None:
+    """Why no corrected command is printed for a command of another program of the engine (facts/entry_points.py),
+    else None.  A program whose parser adds all of the server's flags (SGLang's offline benchmarks) is edited as the
+    server's command is, when every flag the fix or an alternative changes is a flag of the release's catalog; one
+    that adds only the engine's arguments (vLLM's benchmarks, its simple api_server) never is: which of the flags it
+    takes is not in the catalogs, which are the server's."""
+    program = entry_points.other_entry_point(" ".join(command.prefix)) if command is not None else None
+    if program is None:
+        return None
+    name, takes = program
+    changed = {op.flag for option in (fix, *fix.alternatives) for op in option.flags}
+    if takes == "server" and catalog is not None and all(catalog.find(flag) is not None for flag in changed):
+        return None
+    taken = "the server's arguments and its own" if takes == "server" else "the engine's arguments, not all of the server's"
+    return (f"the launch ran `{name}`, which takes {taken}: make this change in its arguments (no corrected command is "
+            "printed, since that program may not take every flag of the change)")
 
 
 def _assembled_note(assembler: str) -> str:
@@ -68,7 +88,7 @@ def _assembled_note(assembler: str) -> str:
 
 
 # Programs that run the engine inside another job, not a command the user typed: Ray is the engine's own executor.
-_NOT_ASSEMBLERS = frozenset({"Ray"})
+NOT_ASSEMBLERS = frozenset({"Ray"})
 
 
 def assembled_by(launch: LaunchInfo, fix: Fix) -> str | None:
@@ -81,7 +101,7 @@ def assembled_by(launch: LaunchInfo, fix: Fix) -> str | None:
     environment (it would go to `docker`, not to the engine).  None: the corrected command is safe to print."""
     if launch.command_source != "log":
         return None
-    if launch.wrapper and launch.wrapper not in _NOT_ASSEMBLERS:
+    if launch.wrapper and launch.wrapper not in NOT_ASSEMBLERS:
         return launch.wrapper
     if launch.command_wrapper is None:
         return None

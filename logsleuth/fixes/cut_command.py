@@ -13,6 +13,7 @@ in SGLang) and, in vLLM, underscores for dashes: such words are flags, not cuts.
 from __future__ import annotations
 
 from logsleuth.command_line import CommandLine
+from logsleuth.facts import entry_points
 from logsleuth.fixes import static_catalogs
 from logsleuth.fixes.catalog import Catalog, FlagInfo
 from logsleuth.fixes.cross_engine import normalized
@@ -29,7 +30,10 @@ def cut_launch_note(launch: LaunchInfo, command: CommandLine | None, fix: Fix, c
     known = static_catalogs.all_flags(launch.engine)
     if not known:
         return None
-    for word, _values in command.option_words:
+    # Another program of the engine (a benchmark) has flags of its own beside the server's: a word that is no server
+    # flag may be one of them (`--batch`, `--input-len` of sglang.bench_one_batch), not a cut.
+    own_flags = entry_points.other_entry_point(" ".join(command.prefix)) is not None
+    for word, _values in command.option_words if not own_flags else ():
         flag = word.value
         if flag.startswith("--") and flag not in changed and not _is_flag(flag, launch.engine, known):
             return _note(f"holds `{flag}`, which is no flag of any {launch.engine} release logsleuth knows")

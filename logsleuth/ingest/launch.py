@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from logsleuth.command_line import CommandLine, split_words
-from logsleuth.facts import requires
+from logsleuth.facts import entry_points, requires
 from logsleuth.facts.engine_drivers import names_a_plugin, shows_a_driver
 from logsleuth.facts.gpus import shows_gpu
 from logsleuth.facts.package_sites import shows_a_version
@@ -21,12 +21,17 @@ from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, LaunchInfo, LineMeta, LogLine
 
 # `+ python -m sglang.launch_server …` (bash -x), `$ sglang serve …`, `Launch command: …`,
-# optionally with leading environment assignments.
+# optionally with leading environment assignments; also the engine's other programs that take the server's
+# arguments (facts/entry_points.py: `python -m sglang.bench_offline_throughput …`, `vllm bench latency …`).
 _COMMAND = compile_lazily(
     r"(?P<cmd>(?:[A-Z_][A-Z0-9_]*=\S*\s+)*"
-    r"(?:(?:\S*/)?python[\d.]*\s+-m\s+(?:sglang\.launch_server|vllm\.entrypoints\.openai\.api_server)"
-    r"|(?:\S*/)?sglang\s+serve|(?:\S*/)?vllm\s+serve)(?:\s.*)?)$"
+    r"(?:(?:\S*/)?python[\d.]*\s+-m\s+(?:sglang\.launch_server|vllm\.entrypoints\.openai\.api_server"
+    r"|sglang\.bench_(?:offline_throughput|one_batch|latency)|sglang\.benchmark\.(?:offline_throughput|one_batch)"
+    r"|vllm\.entrypoints\.api_server)(?![\w.])"
+    r"|(?:\S*/)?sglang\s+serve|(?:\S*/)?vllm\s+serve|(?:\S*/)?vllm\s+bench\s+(?:throughput|latency)\b)(?:\s.*)?)$"
 )
+# Words that may start a launch command on a line (a cheap test before _COMMAND's search).
+_COMMAND_WORDS = ("launch_server", " serve", "api_server", "bench")
 # NVIDIA Dynamo's launch of an engine: its backend module (`python3 -m dynamo.sglang --model-path …`,
 # components/src/dynamo/sglang) or its CLI's output engine (`dynamo-run in=http out=sglang …`, `dynamo run out=vllm …`,
 # ai-dynamo/dynamo docs/guides/dynamo_run.md).
@@ -251,6 +256,7 @@ class LaunchTracker:
     switches_on: set[str] = field(default_factory=set)  # what the engine's settings dumps show True (SETTINGS_DUMPS)
     memory_shares: list[tuple[str, float]] = field(default_factory=list)  # LaunchInfo.memory_shares_seen
     architecture: str | None = None  # LaunchInfo.architecture
+    other_entry_point: str | None = None  # LaunchInfo.other_entry_point, the first one seen
     # A launch command written over several lines with backslash continuations (a launch script, a pasted
     # shell session): the lines so far, joined, and the offset of its first line.
     _continued: tuple[str, int] | None = None
@@ -286,7 +292,7 @@ class LaunchTracker:
                     self.version_hint = "0.5.23"
                 self._mark(line.offset, "server_args").server_args = m["body"]
         # Length guard: the pattern searches from every position; launch commands are short.
-        if ("launch_server" in text or " serve" in text or "api_server" in text) and len(text) <= 8192 and (
+        if any(word in text for word in _COMMAND_WORDS) and len(text) <= 8192 and (
             m := _COMMAND.search(text)
         ):
             command = m["cmd"].strip()
@@ -312,6 +318,10 @@ class LaunchTracker:
             # NVIDIA Dynamo's launch of one engine: the engine it names is the launch's, whatever an import printed
             self.command_engine = m["module"] or m["out"]
             self._saw("command", self.command_engine)
+            self.other_entry_point = self.other_entry_point or m[0]
+        if ("bench" in text or "api_server" in text) and self.other_entry_point is None and len(text) <= 8192 and (
+                benchmark := entry_points.other_entry_point(text)):
+            self.other_entry_point = benchmark[0]
         if " -m " in text and "--backend" not in text and len(text) <= 8192 and (m := _ENGINE_MODULE_RUN.search(text)) and (
                 not m["module"].startswith(_CLIENT_MODULES)):
             self._saw("command", m["engine"])
@@ -647,6 +657,7 @@ class LaunchTracker:
         self.wrappers |= other.wrappers
         self.switches_on |= other.switches_on
         self.architecture = self.architecture or other.architecture
+        self.other_entry_point = self.other_entry_point or other.other_entry_point
         self.compile_cache = self.compile_cache or other.compile_cache
         self.memory_shares.extend(share for share in other.memory_shares if share not in self.memory_shares)
         self.raised.extend(pair for pair in other.raised if pair not in self.raised)
@@ -786,6 +797,7 @@ class LaunchTracker:
             memory_shares_seen=tuple(self.memory_shares),
             architecture=self.architecture,
             compile_cache=self.compile_cache,
+            other_entry_point=self.other_entry_point,
         )
 
 
