@@ -78,6 +78,8 @@ def test_a_vllm_benchmark_is_the_launch_but_gets_no_corrected_command() -> None:
 @pytest.mark.parametrize("program", [
     "python3 -m sglang.bench_one_batch --model-path /models/Meta-Llama-3.1-8B-Instruct ...",
     "python3 -m dynamo.sglang --model-path /models/Meta-Llama-3.1-8B-Instruct ...",
+    # verl's trainer assembles the engine's arguments itself (its quickstart's `main_ppo` with its rollout option)
+    "python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.name=sglang data.train_batch_size=8",
 ])
 def test_no_command_is_rebuilt_from_server_args_when_another_program_ran_the_engine(program: str) -> None:
     server_args = (FIXTURES / "launch" / "eagle3-server-args-no-version.log").read_text().splitlines()[0]
