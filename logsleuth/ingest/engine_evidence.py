@@ -154,9 +154,16 @@ _LOADED_SGLANG_FILE = compile_lazily(r"(?:(?:site|dist)-packages/|/python/)sglan
 # (`sgl-kernel is installed with version 0.0.9.post2, which is less than ...`, verl-project/verl PR#1832), pip
 # resolving it.  SGLang requires sgl-kernel; vLLM's wheels do not (it imports sgl_kernel only on CPU, for AMX
 # kernels: vllm/model_executor/layers/quantization/kernels/scaled_mm/cpu.py in 0.11.2).
+# Its compiled ops also by the library's own name where the loader's error shows no directory
+# (`common_ops.cpython-313-x86_64-linux-gnu.so: undefined symbol: numa_get_membind`, the retired blind split 14's E-05,
+# sgl-kernel's CPU build): sgl-kernel's loader imports its extension as `common_ops` (sgl_kernel/load_utils.py, whose
+# report lists `sgl_kernel/sm90/common_ops.*` and `common_ops`, sgl-project/sglang#12119), a name vLLM's compiled
+# modules never take (`_C`, `_moe_C`, `cumem_allocator`, `_flashmla_C`).  Only as a loader's subject, the line's
+# start or after a path's slash: `my_common_ops.so` is another library.
 _SGL_KERNEL = compile_lazily(
     r"(?:site|dist)-packages/sgl_kernel/|\[sgl_kernel\] |\bsgl[-_]kernel is installed with version "
     r"|(?:satisfies the requirement|distribution found for) sgl[-_]kernel\b"
+    r"|(?:^|[\s/'\"`(])common_ops\.(?:abi3|cpython-\d+[\w-]*)\.so(?=: (?:undefined symbol|cannot open shared object))"
 )
 # pip resolving an engine itself: `ERROR: No matching distribution found for vllm==0.99`.
 _PIP_REQUIREMENT = compile_lazily(r"(?:satisfies the requirement|distribution found for) (?P<engine>sglang|vllm)(?![\w-])")
@@ -453,7 +460,7 @@ def engines_shown_by_install(text: str) -> set[str]:
         found.add("sglang")
     if "requirement" in text or "distribution found" in text:
         found.update(m["engine"] for m in _PIP_REQUIREMENT.finditer(text))
-    if "sgl" in text and _SGL_KERNEL.search(text):
+    if ("sgl" in text or "common_ops." in text) and _SGL_KERNEL.search(text):
         found.add("sglang")
     return found
 

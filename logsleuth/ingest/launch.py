@@ -79,6 +79,11 @@ MAX_DUMP_LINE = 1 << 16  # a settings dump is long, but not a 1 MiB line
 # Text that shows how to launch rather than a launch: argparse's `usage: sglang serve [-h] --model-path
 # MODEL_PATH …`, a launcher's `Example: sglang serve --model-path <model> [options]`, an elided `...`.
 _NOT_A_COMMAND = compile_lazily(r"(?i)^\s*(?:usage|example|e\.g\.)\s*:|\[-h\]|\[options\]|<[a-z_\-]+>|\s(?:\.\.\.|…)(?:\s|$)")
+# The HTML a paste's collapsed section puts around the command whose output it holds: vLLM's bug template captions its
+# environment `<summary>The output of <code>python collect_env.py</code></summary>`, and a user writes their launch in
+# its place (`<summary>The output of vllm serve Olmo-3-32B-Think-Q8_0.gguf</summary>`, the retired blind split 14's
+# B-07).  Markup, not a placeholder such as `<model>`: taken off before the line is read for a command.
+_CAPTION_MARKUP = compile_lazily(r"</?(?:summary|details|code|kbd|b|strong|em|i)>")
 # An item of a `server_args=` repr left out by whoever pasted it: `ServerArgs(model_path='/m', ...)`.
 _ELIDED_ITEM = compile_lazily(r"(?:^|,)\s*(?:\.\.\.|…)\s*(?:,|$)")
 # vLLM's start-up lines: "vLLM API server version 0.11.2" (entrypoints/openai/api_server.py), "vLLM server version
@@ -292,17 +297,20 @@ class LaunchTracker:
                     self.version_hint = "0.5.23"
                 self._mark(line.offset, "server_args").server_args = m["body"]
         # Length guard: the pattern searches from every position; launch commands are short.
-        if any(word in text for word in _COMMAND_WORDS) and len(text) <= 8192 and (
-            m := _COMMAND.search(text)
+        said = text
+        if "<" in said and len(said) <= 8192 and _CAPTION_MARKUP.search(said):
+            said = _CAPTION_MARKUP.sub(" ", said).rstrip()  # a collapsed section's caption: its words, not its tags
+        if any(word in said for word in _COMMAND_WORDS) and len(said) <= 8192 and (
+            m := _COMMAND.search(said)
         ):
             command = m["cmd"].strip()
-            if m.start("cmd") and text[m.start("cmd") - 1] == "`":
+            if m.start("cmd") and said[m.start("cmd") - 1] == "`":
                 command = command.split("`", 1)[0].strip()  # a command a sentence quotes in backticks ends at its closing one
-            if command.endswith("\\") and len(text) <= 8192:
-                self._continued = (text.rstrip()[:-1], line.offset)  # the rest is on the next line
+            if command.endswith("\\") and len(said) <= 8192:
+                self._continued = (said.rstrip()[:-1], line.offset)  # the rest is on the next line
                 return
-            before = text[: m.start("cmd")]
-            if command.count("-") and not command.endswith("serve") and not _NOT_A_COMMAND.search(text) and not (
+            before = said[: m.start("cmd")]
+            if command.count("-") and not command.endswith("serve") and not _NOT_A_COMMAND.search(said) and not (
                     _QUOTED_BY_ERROR.search(before)):
                 self.command_engine = "vllm" if "vllm" in command.split("--", 1)[0] else "sglang"
                 self._saw("command", self.command_engine)
@@ -333,6 +341,7 @@ class LaunchTracker:
             self.versions.setdefault(shown["engine"], m["version"])  # `pip show vllm`: installed, as a pip list row
         if ("sglang" in text or "vllm" in text or "vLLM" in text or "VLLM::" in text or "sgl_kernel" in text or "sgl-kernel" in text
                 or "sgl-dev" in text  # (AMD's SGLang image, engine_evidence._IMAGE)
+                or "common_ops." in text  # (sgl-kernel's compiled ops by the library's name, engine_evidence._SGL_KERNEL)
                 or (("sgl" in text or "Rust" in text) and any(word in text for word in engine_evidence.ROUTER_WORDS))) and (
                     'File "' not in text or not _frame_line(text)):
             # A frame's path is read from the failure (observe_failure); a line that only looks like one, where ranks'
