@@ -117,6 +117,11 @@ class ExceptionBlock:
     # the type was read from CPython's own message template (`'X' object has no attribute 'y'` is an AttributeError),
     # the line showing no type or a word of none (`Error: …`): reports say it is inferred (tracebacks/typeless_errors.py)
     typed_from_message: bool = False
+    # read from a person's prose, no error line pasted: "stated", a sentence names the error's class in words (`… but
+    # it OOMs`), the type (and the message, the engines' words for that class) inferred (tracebacks/stated_failures.py);
+    # "retyped", an error line retyped by hand, its spacing and quotes changed, read as its template prints it
+    # (tracebacks/grammar.retyped_usage_error).  Reports say so, never show it as printed.
+    read_from_prose: Literal["", "stated", "retyped"] = ""
 
     @property
     def is_group(self) -> bool:

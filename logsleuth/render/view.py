@@ -233,6 +233,12 @@ def exception_line(block: ExceptionBlock) -> tuple[str, list[str]]:
     elif kind and block.typed_from_message:
         # CPython's (or requests') own message printed without its type (tracebacks/typeless_errors.py typed_by_message)
         head = f"{head} (type inferred from its message; the log does not print it)"
+    elif kind and block.read_from_prose == "stated":
+        # a sentence says the run failed with this class of error (tracebacks/stated_failures.py): nothing printed it
+        head = f"{head} (stated by the user in words; no error line is in the log: the exception is inferred)"
+    elif kind and block.read_from_prose == "retyped":
+        # an error line retyped by hand in a sentence (tracebacks/grammar.retyped_usage_error): its template's wording
+        head = f"{head} (retyped by hand in the paste: read as the program prints it, the exception inferred)"
     return head, lines[1:]
 
 

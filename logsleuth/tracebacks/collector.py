@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from enum import Enum, auto
+from typing import Literal
 
 from logsleuth.models import ExceptionBlock, Failure, FailureKind, Frame, LogLine
 from logsleuth.tracebacks.chain import parse_chain, parse_faulthandler
@@ -103,6 +104,8 @@ class Collector:
     fallback: bool = False  # reported only when the log has no other failure (a bare `Exception: …`)
     mention: bool = False  # quoted in a sentence: dropped when the log shows the same failure itself
     stated: bool = False  # a person's sentence states it (a prose reader's fallback): it may name a cut traceback below
+    # read from prose (ExceptionBlock.read_from_prose): a class stated in words, or an error line retyped by hand
+    in_words: Literal["", "stated", "retyped"] = ""
     # The lines of content above a traceback's header that may name it when the paste cut its exception line, nearest
     # first, each with the readers it is read by: an error line (`ERROR … Scheduler hit an exception: ValueError: …`,
     # logged_errors.record_naming) or an error the engine's code logs (named_by_logged_error).
@@ -406,6 +409,8 @@ class Collector:
             exceptions = (*exceptions[:-1], replace(exceptions[-1], message=message, frames=(unplaced,),
                                                        truncated=self.typed_by_statement,
                                                        typed_from_statement=self.typed_by_statement))
+        if self.in_words and exceptions:
+            exceptions = (*exceptions[:-1], replace(exceptions[-1], read_from_prose=self.in_words))
         if truncated and exceptions and not exceptions[-1].truncated and not self.complete:
             exceptions = (*exceptions[:-1], _mark_truncated(exceptions[-1]))
         return Failure(

@@ -166,6 +166,16 @@ PROSE_USAGE_ERROR = compile_lazily(
     r"(?P<usage>[A-Za-z0-9_./\-]+(?: [A-Za-z0-9_\-]+)?: error: (?:unrecognized arguments: |the following arguments are "
     r"required: |argument -{1,2}[\w\-]+(?:/-{1,2}[\w\-]+)*: |ambiguous option: ).+)$"
 )
+# The same line retyped by hand inside prose, its spacing lost or changed and typographic quotes around it
+# (`2.报错：“vllm:error:unrecognized arguments:--enable-reason”`, datawhalechina/self-llm#459, the retired blind split
+# 14's D-09): read against argparse's template (Lib/argparse.py ArgumentParser.error prints `%(prog)s: error: %(message)s`,
+# its messages `unrecognized arguments: %s`, `the following arguments are required: %s`, `argument %s: …`, `ambiguous
+# option: %s …`), any white space around its colons; the message ends at the quote that closes it.
+RETYPED_USAGE_ERROR = compile_lazily(
+    rf"(?:^|(?<=[\s:\uff1a{_WIDE_PROSE}\u2018\u2019\u201c\u201d\"'`]))"
+    r"(?P<prog>[A-Za-z0-9_./\-]+) *: *error *: *(?P<wording>unrecognized arguments|the following arguments are required"
+    r"|argument -{1,2}[\w\-]+(?:/-{1,2}[\w\-]+)*|ambiguous option) *: *(?P<rest>[^\s\u2018\u2019\u201c\u201d\"`][^\u2018\u2019\u201c\u201d\"`]*)"
+)
 # An exception a sentence quotes as its repr: `… at runtime: ValueError("type fp8e4nv not supported …")`
 # (MiniMax-AI/MiniMax-M2.5#21, noonghunna/club-3090#122).  Not code that raises it (`raise ValueError("…")`).
 # A fallback, like INLINE_EXCEPTION: warnings quote survived errors the same way (repr_failure).
@@ -619,6 +629,20 @@ def prose_usage_error(text: str) -> str | None:
     if WIDE_PROSE_CHAR.match(text, m.start("usage") - 1) and (end := WIDE_SENTENCE_END.search(usage)) is not None:
         usage = usage[:end.start()].rstrip()  # the sentence in wide script goes on after it: its punctuation ends the message
     return usage if USAGE_ERROR.match(usage) else None
+
+
+def retyped_usage_error(text: str) -> str | None:
+    """argparse's error line a person retyped inside a sentence, its spacing changed (RETYPED_USAGE_ERROR), as argparse
+    prints it, else None."""
+    if "error" not in text or (m := RETYPED_USAGE_ERROR.search(text)) is None:
+        return None
+    rest = m["rest"].rstrip()
+    if (end := WIDE_SENTENCE_END.search(rest)) is not None:
+        rest = rest[:end.start()].rstrip()  # the sentence in wide script goes on after it: its punctuation ends it
+    usage = f"{m['prog']}: error: {m['wording']}: {rest}"
+    if usage in text:
+        return None  # as argparse printed it: not retyped (the readers above take it)
+    return usage if rest and USAGE_ERROR.match(usage) else None
 
 
 def repr_failure(text: str) -> str | None:

@@ -125,6 +125,24 @@ def quoted_message_candidates(text: str) -> list[str]:
     return candidates
 
 
+# A message retyped by hand rather than copied: the writer's spacing around punctuation (`… this architecture .`,
+# `( … )`) and an editor's curled quotes (`model type ‘x’`) where the program printed none and ASCII marks
+# (CPython's and the engines' messages quote with ASCII marks only).  A retyped message is read with those undone.
+_SPACE_BEFORE_MARK = compile_lazily(r" +(?=[.,;:!?)\]])|(?<=[(\[]) +")
+CURLED_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+
+
+def retyped_variants(candidates: list[str]) -> list[str]:
+    """The candidates a person retyped, their spacing around punctuation and curled quotes undone (only those that
+    change; [] for none)."""
+    variants = []
+    for message in candidates:
+        undone = " ".join(_SPACE_BEFORE_MARK.sub("", message.translate(CURLED_QUOTES)).split())
+        if undone != " ".join(message.split()) and undone not in variants:
+            variants.append(undone)
+    return variants
+
+
 def _openings(text: str) -> list[tuple[int, str]]:
     """(where the quoted text starts, its opener), in the order they come, none inside a quote already found (a
     message's own backticks); a CJK-to-Latin boundary's opener is the full-width colon's (no closer)."""

@@ -67,6 +67,7 @@ from logsleuth.tracebacks.grammar import (
     prose_usage_error,
     repr_failure,
     retyped_failure,
+    retyped_usage_error,
     runtime_fact,
     said_failure,
     shell_notice,
@@ -92,11 +93,13 @@ from logsleuth.tracebacks.logged_errors import (
 from logsleuth.tracebacks.native_errors import UCX_ERROR
 from logsleuth.tracebacks.notebook import notebook_exception_type
 from logsleuth.tracebacks.prose_failures import (
+    CURLED_QUOTES,
     import_name_fragment,
     may_quote_a_failure,
     quoted_assert_statement,
     quoted_message_candidates,
     quotes_a_failure,
+    retyped_variants,
     states_the_failure,
 )
 from logsleuth.tracebacks.raising_statement import (
@@ -112,6 +115,7 @@ from logsleuth.tracebacks.repair import (
     shown_in,
 )
 from logsleuth.tracebacks.split_bodies import SplitErrorBodies
+from logsleuth.tracebacks.stated_failures import stated_failure
 from logsleuth.tracebacks.typeless_errors import typed_by_message
 from logsleuth.tracebacks.warned_failures import WarnedFailures
 
@@ -363,6 +367,10 @@ class FailureScanner:
                 started = (Collector(kind_of, line, Phase.DONE, context=self._context(), mention=True), quoted)
             elif (usage := prose_usage_error(text)) is not None:
                 started = (Collector("usage", line, Phase.DONE, context=self._context(), fallback=True), usage)
+            elif (usage := retyped_usage_error(text)) is not None:
+                # retyped by hand, its spacing changed: read as argparse prints it, said to be inferred
+                started = (Collector("usage", line, Phase.DONE, context=self._context(), fallback=True,
+                                     in_words="retyped"), usage)
             elif (named := _unquoted_failure(text)) is not None:
                 started = (Collector("bare", line, Phase.DONE, context=self._context(), fallback=True,
                                      stated=not line.starts_record), named)
@@ -373,10 +381,13 @@ class FailureScanner:
             and kind is LineKind.OTHER
             and not line.starts_record
             and may_quote_a_failure(text)
-            and (named := self._quoted_engine_message(text)) is not None
+            and (quoted_message := self._quoted_engine_message(text)) is not None
         ):
-            # a message a sentence quotes without its type, the raise site index's (prose_failures.py): a fallback
-            started = (Collector("bare", line, Phase.DONE, context=self._context(), fallback=True, stated=True), named)
+            # a message a sentence quotes without its type, the raise site index's (prose_failures.py): a fallback;
+            # one read only with its retyped spacing or quotes undone is said to be inferred
+            named, retyped = quoted_message
+            started = (Collector("bare", line, Phase.DONE, context=self._context(), fallback=True, stated=True,
+                                 in_words="retyped" if retyped else ""), named)
         if (
             started is None
             and kind is LineKind.OTHER
@@ -385,6 +396,17 @@ class FailureScanner:
         ):
             # only the tail of CPython's `cannot import name` error, retyped in prose (prose_failures.py): a fallback
             started = (Collector("bare", line, Phase.DONE, context=self._context(), fallback=True, stated=True), named)
+        if (
+            started is None
+            and kind is LineKind.OTHER
+            and not line.starts_record
+            and (named := stated_failure(text)) is not None
+        ):
+            # a sentence that says the run failed with an error class it names in words, no error line pasted
+            # (stated_failures.py): a fallback, its exception inferred
+            record = Collector("bare", line, Phase.DONE, context=self._context(), fallback=True, stated=True,
+                               in_words="stated")
+            started = (record, named)
         if (
             started is None
             and kind is LineKind.OTHER
@@ -574,13 +596,18 @@ class FailureScanner:
             if (logged := self._engine_text(message_candidates(joined), cut=True, logged=True)) is not None:
                 self._add_engine_text(line, seq, logged)
 
-    def _quoted_engine_message(self, text: str) -> str | None:
+    def _quoted_engine_message(self, text: str) -> tuple[str, bool] | None:
         """`Type: message` of a message a sentence that says it failed quotes (prose_failures.py), typed by the raise
-        site that raises it, else None."""
+        site that raises it, and whether it was read only as retyped (its spacing or curled quotes undone), else
+        None."""
         if self._record_lookups_left <= 0 or not (quoted := quoted_message_candidates(text)):
             return None
         found = self._engine_text(quoted, cut=True)
-        return found if found is not None and quotes_a_failure(text, found.split(": ", 1)[1][:40]) else None
+        if found is not None:
+            return (found, False) if quotes_a_failure(text, found.split(": ", 1)[1][:40]) else None
+        if (variants := retyped_variants(quoted)) and (found := self._engine_text(variants, cut=True)) is not None:
+            return (found, True) if quotes_a_failure(text.translate(CURLED_QUOTES), found.split(": ", 1)[1][:12]) else None
+        return None
 
     def _engine_text(self, candidates: list[str], *, cut: bool = False, logged: bool = False) -> str | None:
         """The engine's message among a record's candidates.  Only a line that has candidates is charged to the lookup

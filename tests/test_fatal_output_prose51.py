@@ -1,0 +1,121 @@
+"""Failures a person states or retypes in prose (issue 28, stop 51; the classes the retired blind split 14 missed,
+generalized from their raising code):
+
+- a failure stated only in words, the launch command pasted and no log line: an error class the engines print named in
+  a sentence that says the run failed (`I want to serve …, but it OOMs.` over `vllm serve …`, vllm-project/vllm#9445;
+  `crashes with an illegal memory access when …`, the CUDA runtime's words for cudaErrorIllegalAddress as torch prints
+  them; `the server OOMs at startup`), typed from the class and marked as stated in words; a question, a hope or a
+  negation states none;
+- an error line retyped by hand inside a sentence, its spacing changed: argparse's `%(prog)s: error: %(message)s`
+  (CPython Lib/argparse.py ArgumentParser.error) with no space after its colons, in typographic quotes
+  (`报错：“vllm:error:unrecognized arguments:--enable-reason”`, datawhalechina/self-llm#459); an engine's message
+  (vLLM's `Bfloat16 is only supported on GPUs with compute capability of at least 8.0. …`, the raise site index)
+  retyped with a space before its punctuation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+
+import pytest
+
+from logsleuth.api import diagnose_text
+from logsleuth.render import render
+from logsleuth.render.options import OutputFormat, RenderOptions
+from tests.helpers import real_traceback
+from tests.test_fatal_output_shapes import OPTIONS, primary
+
+VLLM_COMMAND = "vllm serve meta-llama/Llama-3.2-11B-Vision-Instruct --max-model-len 1024"
+SGLANG_COMMAND = "python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 --tp 8"
+
+
+def _text(log: str) -> str:
+    return render(diagnose_text(log, OPTIONS), RenderOptions(format=OutputFormat.TEXT, width=200))
+
+
+# -- a failure stated only in words -----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("sentence", [
+    "I want to serve the vision model, but it OOMs. Command is:",
+    "The server OOMs at startup with this command:",
+    "I get an OOM error as soon as the weights are loaded:",
+    "It runs out of memory during CUDA graph capture:",
+])
+def test_an_oom_stated_in_words_over_the_launch_command_is_the_failure(sentence: str) -> None:
+    log = f"{sentence}\n```\n{VLLM_COMMAND}\n```\nThe same command works for a smaller model.\n"
+    assert primary(log) == ("torch.OutOfMemoryError", "CUDA out of memory", "gpu-oom")
+    report = diagnose_text(log, OPTIONS)
+    assert report.failures[0].failure.final.read_from_prose == "stated"
+    assert report.launch.engine == "vllm"
+    assert "stated by the user in words" in _text(log)  # inferred, never shown as printed
+
+
+def test_an_illegal_memory_access_stated_in_words_is_that_cuda_error() -> None:
+    log = f"It crashes with an illegal memory access when I send 64 long prompts at once.\n{SGLANG_COMMAND}\n"
+    assert primary(log) == ("RuntimeError", "CUDA error: an illegal memory access was encountered",
+                            "illegal-memory-access")
+
+
+def test_an_exception_type_stated_in_words_is_the_failure_its_message_unknown() -> None:
+    log = f"It crashes with a KeyError when loading the checkpoint.\n{VLLM_COMMAND}\n"
+    block = diagnose_text(log, OPTIONS).failures[0].failure.final
+    assert (block.type, block.message, block.read_from_prose) == ("KeyError", "", "stated")
+
+
+@pytest.mark.parametrize("sentence", [
+    "Why does it OOM with this command?",
+    "Does it crash with a KeyError for you?",
+    "To avoid OOM I lowered the memory fraction, and it starts fine now.",
+    "It does not OOM anymore after the upgrade.",
+    "I worry it might run out of memory at 128k context.",
+    "If it runs out of memory, lower --max-model-len.",
+    "Does it crash with an illegal memory access for you too?",
+    "No OOM errors so far.",
+])
+def test_a_sentence_that_asks_hopes_or_denies_states_no_failure(sentence: str) -> None:
+    assert not diagnose_text(f"{sentence}\n{VLLM_COMMAND}\n", OPTIONS).failures
+
+
+def test_a_failure_the_log_shows_outranks_the_one_stated_in_words() -> None:
+    traceback = real_traceback("raise ValueError('max_model_len is larger than the model allows')\n")
+    log = f"The server OOMs at startup, here is the log:\n{traceback}"
+    assert primary(log)[:2] == ("ValueError", "max_model_len is larger than the model allows")
+
+
+# -- an error line retyped by hand -------------------------------------------------------------------------------------------
+def _argparse_error(prog: str, argv: list[str]) -> str:
+    parser = argparse.ArgumentParser(prog=prog)
+    parser.add_argument("--model")
+    stderr = io.StringIO()
+    with contextlib.redirect_stderr(stderr), pytest.raises(SystemExit):
+        parser.parse_args(argv)
+    return stderr.getvalue().strip().splitlines()[-1]
+
+
+def test_argparses_error_retyped_without_its_spaces_is_the_failure() -> None:
+    error = _argparse_error("vllm", ["--model", "m", "--enable-reason"])
+    assert error == "vllm: error: unrecognized arguments: --enable-reason"
+    retyped = error.replace(": ", ":")  # `vllm:error:unrecognized arguments:--enable-reason`
+    log = f"1.执行命令：vllm serve m --enable-reasoning\n2.报错：\u201c{retyped}\u201d\n"
+    report = diagnose_text(log, OPTIONS)
+    failure = report.failures[0].failure
+    assert (failure.kind, failure.final.message) == ("usage", "unrecognized arguments: --enable-reason")
+    assert failure.final.read_from_prose == "retyped"
+    assert report.failures[0].diagnosis is not None and report.failures[0].diagnosis.category == "unknown-flag"
+    assert "retyped by hand" in _text(log)
+
+
+def test_other_words_around_error_and_colons_are_no_usage_error() -> None:
+    assert not diagnose_text("The log said error:none and arguments:ok, all good.\n", OPTIONS).failures
+
+
+BF16 = ("Bfloat16 is only supported on GPUs with compute capability of at least 8.0 . Your Tesla P40 GPU has "
+        "compute capability 6.1")
+
+
+def test_an_engines_message_retyped_with_its_spacing_changed_is_read_against_the_index() -> None:
+    log = f'Running vllm serve on a P40 fails with the error "{BF16}"\n'
+    block = diagnose_text(log, OPTIONS).failures[0].failure.final
+    assert block.type == "ValueError" and block.message.startswith("Bfloat16 is only supported on GPUs")
+    assert block.read_from_prose == "retyped"
