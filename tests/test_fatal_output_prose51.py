@@ -106,6 +106,12 @@ def test_argparses_error_retyped_without_its_spaces_is_the_failure() -> None:
     assert "retyped by hand" in _text(log)
 
 
+def test_the_program_of_a_retyped_argparse_line_names_the_engine() -> None:
+    retyped = _argparse_error("launch_server.py", ["--model", "m", "--enable-flashinfer-mla"]).replace(": ", ":")
+    report = diagnose_text(f"运行后报错：\u201c{retyped}\u201d\n", OPTIONS)
+    assert report.failures and report.launch.engine == "sglang"
+
+
 def test_other_words_around_error_and_colons_are_no_usage_error() -> None:
     assert not diagnose_text("The log said error:none and arguments:ok, all good.\n", OPTIONS).failures
 

@@ -133,10 +133,12 @@ _LISTING = compile_lazily(r"(?i)\b(?:sglang|vllm)==|\[(?:pip3?|conda)\]")
 # sglang.launch_server`), `sglang serve: error:` and `sglang: error:` (SGLang's `sglang` command).
 # vLLM's serve subcommand prints its own usage line without `[-h]` (`usage: vllm serve [model_tag] [options]`,
 # `<model_tag>` before 0.8).  The error line may be quoted in a sentence (`… prints \`vllm: error: …\` and exits`, vllm-project/vllm#46325),
-# or follow the user's words and a colon, ASCII or full-width (`报错日志：vllm serve: error: …`, zai-org/GLM-4.5#58).
+# or follow the user's words and a colon, ASCII or full-width (`报错日志：vllm serve: error: …`, zai-org/GLM-4.5#58), or be
+# retyped by hand with its spacing changed, in typographic quotes (`报错：“vllm:error:unrecognized arguments:…”`,
+# datawhalechina/self-llm#459; grammar.retyped_usage_error).
 _ARGPARSE_PROGRAM = compile_lazily(
-    r"(?:^|(?<=[\s`\"'*(>:\uff1a]))(?:usage:\s+)?(?P<program>vllm(?:\s+serve)?|api_server\.py|sglang(?:\s+serve)?|launch_server\.py)"
-    r"(?::\s+error:|\s+\[-h\]|(?<=serve)\s+[<\[]model_tag[>\]])"
+    r"(?:^|(?<=[\s`\"'*(>:\uff1a\u2018\u2019\u201c\u201d]))(?:usage:\s+)?(?P<program>vllm(?:\s+serve)?|api_server\.py|sglang(?:\s+serve)?"
+    r"|launch_server\.py)(?:\s*:\s*error\s*:|\s+\[-h\]|(?<=serve)\s+[<\[]model_tag[>\]])"
 )
 # The stream the normalizer gives a line under SGLang's own header (`[2025-02-09 10:14:05 DP0 TP2] `), not
 # torchrun's `[rank0]: ` (`rank0|sglang:rank0`).
