@@ -15,16 +15,13 @@ generalized from their raising code):
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import io
-
 import pytest
 
 from logsleuth.api import diagnose_text
 from logsleuth.render import render
 from logsleuth.render.options import OutputFormat, RenderOptions
 from tests.helpers import real_traceback
+from tests.test_fatal_output_prose50 import _argparse_error  # argparse's own error line for an argv
 from tests.test_fatal_output_shapes import OPTIONS, primary
 
 VLLM_COMMAND = "vllm serve meta-llama/Llama-3.2-11B-Vision-Instruct --max-model-len 1024"
@@ -84,17 +81,8 @@ def test_a_failure_the_log_shows_outranks_the_one_stated_in_words() -> None:
 
 
 # -- an error line retyped by hand -------------------------------------------------------------------------------------------
-def _argparse_error(prog: str, argv: list[str]) -> str:
-    parser = argparse.ArgumentParser(prog=prog)
-    parser.add_argument("--model")
-    stderr = io.StringIO()
-    with contextlib.redirect_stderr(stderr), pytest.raises(SystemExit):
-        parser.parse_args(argv)
-    return stderr.getvalue().strip().splitlines()[-1]
-
-
 def test_argparses_error_retyped_without_its_spaces_is_the_failure() -> None:
-    error = _argparse_error("vllm", ["--model", "m", "--enable-reason"])
+    error = _argparse_error("vllm", ["--model-path", "m", "--enable-reason"])
     assert error == "vllm: error: unrecognized arguments: --enable-reason"
     retyped = error.replace(": ", ":")  # `vllm:error:unrecognized arguments:--enable-reason`
     log = f"1.执行命令：vllm serve m --enable-reasoning\n2.报错：\u201c{retyped}\u201d\n"
@@ -107,7 +95,7 @@ def test_argparses_error_retyped_without_its_spaces_is_the_failure() -> None:
 
 
 def test_the_program_of_a_retyped_argparse_line_names_the_engine() -> None:
-    retyped = _argparse_error("launch_server.py", ["--model", "m", "--enable-flashinfer-mla"]).replace(": ", ":")
+    retyped = _argparse_error("launch_server.py", ["--model-path", "m", "--enable-flashinfer-mla"]).replace(": ", ":")
     report = diagnose_text(f"运行后报错：\u201c{retyped}\u201d\n", OPTIONS)
     assert report.failures and report.launch.engine == "sglang"
 
