@@ -51,10 +51,12 @@ _MET = (r"\b(?:I|we)\s+" + _ADVERB + r"(?:keep\s+getting|keep\s+hitting|get|got|
 
 
 def _class_pattern(name: str, words: str) -> re.Pattern[str]:
+    # A type a person says they met (`I get a ValueError when I pass "--tp 2"`) is not read: such a sentence often
+    # quotes what it was about rather than the error (tests/test_fatal_output_found8.py); a process that failed with it is.
+    met = rf"|(?i:{_MET})(?:{words})\b" if name != "type" else ""
     return compile_lazily(
         rf"(?i:\b{_SUBJECT}\s+{_ADVERB})(?:{_SUBJECT_FAILED[name]})\b"
-        rf"|(?i:\b{_FAILED_WITH}{_WITH})(?:{words})\b"
-        rf"|(?i:{_MET})(?:{words})\b"
+        rf"|(?i:\b{_FAILED_WITH}{_WITH})(?:{words})\b" + met
     )
 
 
