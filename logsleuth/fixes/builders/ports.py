@@ -189,8 +189,55 @@ def free_port(ctx: FixContext, data: dict[str, Any]) -> Fix:
         steps=steps,
     )
     if collision is None and not vllm:
-        return _held_by_an_earlier_launch(ctx, taken, flag, moved) or moved
+        return _engine_chosen_port(ctx, taken, flag) or _held_by_an_earlier_launch(ctx, taken, flag, moved) or moved
     return moved
+
+
+# A ZMQ socket SGLang binds on the loopback address: one of the ports it picks itself, never the HTTP port (uvicorn's)
+# nor one a flag's value names (_flag_giving answers those first).  sglang/srt/server_args.py PortArgs.init_new (0.5.9):
+# with DP attention on one node the ranks' ZMQ sockets sit at tcp://127.0.0.1:<--port + 233> + 1 to + 5;
+# sglang/srt/distributed/device_communicators/shm_broadcast.py: the message queue binds tcp://127.0.0.1:<get_open_port()>,
+# a port found free at start-up and bound later.  Both collided with the server's own ports in released code
+# (sgl-project/sglang#4599, fixed by #4648; sgl-project/sglang#29547): patterns/sglang/internal-port-in-use.toml.
+_ZMQ_LOOPBACK = compile_lazily_regex(r"(?:ZMQError|zmq\.error)[^\n]{0,200}?addr='tcp://127\.0\.0\.1:(?P<port>\d{1,5})'")
+ENGINE_CHOSEN_PORT_RELEASE = (
+    "first, the engine's own allocation: SGLang hands these ports out itself, and released code has given one out "
+    "twice (DP attention's ZMQ ports colliding with its other ports; a port found free at start-up taken again before "
+    "it was bound). That is a bug of the release in use, not a setting: update SGLang and run the same launch, or "
+    "search SGLang's issues for this message with the options this launch uses (DP attention, data parallelism, the "
+    "entry point) for the release that fixes it"
+)
+ENGINE_CHOSEN_PORT_BASES = (
+    "meanwhile move the base it derives them from: with DP attention on one node they follow --port (+ 233 and up), "
+    "on several nodes --dist-init-addr's port (+ 1 to + 5); its NCCL port is --nccl-port. Setting these apart from "
+    "each other and from other servers on the host is the workaround"
+)
+
+
+def _engine_chosen_port(ctx: FixContext, taken: str | None, flag: str) -> Fix | None:
+    """A ZMQ port on 127.0.0.1 that the launch did not set: SGLang chose it for its own processes, so the first
+    reading is its own allocation colliding (a bug of the release: sgl-project/sglang#4599, #29547), and another
+    process holding it the second check (split 14 graded "another process holds it, stop it" as the lead for such a
+    port a misleading one: in its thread nothing else held it)."""
+    text = "\n".join(f"{block.type}: {block.message}" for block in ctx.failure.exceptions)
+    found = _ZMQ_LOOPBACK.search(text)
+    if found is None or found["port"] != taken or flag != "--port" or taken == _http_port(ctx):
+        return None
+    http = ""
+    if _launch_known(ctx):
+        http = f" ({_http_port(ctx)}, {'--port' if _given(ctx, '--port', 'port') else 'the default'})"
+    return Fix(
+        summary=(f"Port {taken} is one SGLang picked itself, not its HTTP port{http} nor one a flag names: update "
+                 "SGLang (its own allocation colliding is a bug of the release), or move the base it derives its ports "
+                 "from. Another process holding the port is the second check."),
+        steps=(
+            ENGINE_CHOSEN_PORT_RELEASE,
+            ENGINE_CHOSEN_PORT_BASES,
+            f"second check, another process: ss -ltnp | grep ':{taken}' while the server starts; if it shows a process "
+            "of an earlier launch that did not exit (a scheduler or detokenizer) or another server on this host, stop "
+            "it or give the two servers ports apart",
+        ),
+    )
 
 
 # SGLang's wait_port_available names the process that holds the port (0.5.x: "… is used by a process already.

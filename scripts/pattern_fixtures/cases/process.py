@@ -1,7 +1,7 @@
 """The process and its surroundings: killed from outside (no traceback at all), the resource
 tracker's KeyError left behind by a kill, and a port another process holds.
 
-Patterns: common-process-killed, common-resource-tracker-keyerror, sglang-port-in-use.
+Patterns: common-process-killed, common-resource-tracker-keyerror, sglang-port-in-use, sglang-internal-port-in-use.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from ..mirror import (
     oom,
     raise_frame,
     scheduler_crash,
+    to_initialize,
     weight_key_error,
 )
 
@@ -62,6 +63,30 @@ CONNECTION_REFUSED = from_launch_server(
     """, env=(("socket", "__import__('socket')"),), lineno=1500),
 )
 
+# pyzmq's bind failing (zmq/sugar/socket.py Socket.bind: the C call's error re-raised with the address it tried).
+ZMQ_ERROR_MODULES = (
+    ("zmq/__init__.py", ""),
+    ("zmq/error.py", "class ZMQError(Exception):\n    pass\n"),
+)
+
+
+def zmq_bind(address: str) -> Frame:
+    return raise_frame("zmq/sugar/socket.py", "bind", """
+    raise ZMQError(f"Address already in use (addr={addr!r})")
+    """, env=(("ZMQError", "__import__('zmq.error').error.ZMQError"), ("addr", repr(address))), lineno=311)
+
+
+def message_queue_bind(version: str, address: str) -> tuple[Frame, ...]:
+    """The TP group's shared-memory message queue binding its ZMQ socket at start-up (shm_broadcast.MessageQueue)."""
+    return (
+        *to_initialize(version, "self.init_torch_distributed()", 716),
+        Frame("sglang/srt/model_executor/model_runner.py", "init_torch_distributed", "initialize_model_parallel(tensor_model_parallel_size=self.tp_size)", env=(("initialize_model_parallel", "NEXT"),), lineno=860),
+        Frame("sglang/srt/distributed/parallel_state.py", "initialize_model_parallel", "MessageQueue(n_reader=1, n_local_reader=1)", env=(("MessageQueue", "NEXT"),), lineno=1560),
+        Frame("sglang/srt/distributed/device_communicators/shm_broadcast.py", "__init__", "self.local_socket.bind(socket_addr)", env=(("socket_addr", repr(address)),), lineno=216),
+        zmq_bind(address),
+    )
+
+
 CASES = (
     Case("common-process-killed", "positive-sigquit-killed", (), mode="lines", ranks="", before=(LOAD_BEGIN,), after=(SIGQUIT,), raw_after=("Killed",)),
     scheduler_crash("common-process-killed", "negative-traceback-first", kv_alloc_frames("0.5.9"), before=(LOAD_END,), raw_after=("Killed",), torch_error=oom("1.75 GiB")),
@@ -72,4 +97,9 @@ CASES = (
     *(launch_crash("sglang-port-in-use", f"positive-{version}-{which.replace('_', '-')}", port_busy(port, which))
       for version, which, port in (("0.5.9", "nccl_port", 30412), ("0.5.23", "detokenizer_port", 30001))),
     launch_crash("sglang-port-in-use", "negative-connection-refused", CONNECTION_REFUSED),
+    scheduler_crash("sglang-internal-port-in-use", "positive-0.5.23-message-queue", message_queue_bind("0.5.23", "tcp://127.0.0.1:56623"),
+                    extra_modules=ZMQ_ERROR_MODULES),
+    # a socket on every address: a port a configuration gave (a KV-events endpoint), not one SGLang picked
+    scheduler_crash("sglang-internal-port-in-use", "negative-configured-endpoint", message_queue_bind("0.5.23", "tcp://*:5557"),
+                    extra_modules=ZMQ_ERROR_MODULES),
 )
