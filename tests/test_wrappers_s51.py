@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import check_texts, diagnose_without_patterns
+from tests.helpers import check_texts, diagnose_without_patterns, real_traceback
 
 PANIC = ("thread 'tokio-runtime-worker' panicked at lib/llm/src/engines/{engine}/worker.rs:247:17:\n"
          "{message}\n"
@@ -44,3 +44,36 @@ def test_another_rust_panic_stays_the_programs_own_check() -> None:
     diagnosis = diagnose_without_patterns(PANIC.format(engine="vllm", message="called `Option::unwrap()` on a `None` value"))
     assert diagnosis.category == "engine-bug"
     assert "embeds a Python interpreter" not in check_texts(diagnosis)
+
+
+# A project's own copy of the engine, changed by it: kvcached keeps SGLang 0.4.6.post2's tree under
+# engine_integration/ and runs the engine from it (ovg-project/kvcached#1: the scheduler crashed in the patch's free path).
+_SCHEDULER_CRASH = """
+    class Scheduler:
+        def event_loop_overlap(self):
+            self.token_to_kv_pool_allocator.free_group_end()
+
+    Scheduler().event_loop_overlap()
+"""
+
+
+@pytest.mark.parametrize("tree", [
+    "kvcached/engine_integration/sglang-v0.4.6.post2/python/sglang",
+    "myproject/third_party/vllm/vllm",
+])
+def test_the_engines_code_in_another_projects_copy_names_that_project_first(tree: str) -> None:
+    printed = real_traceback(_SCHEDULER_CRASH, f"{tree}/srt/managers/scheduler.py")
+    diagnosis = diagnose_without_patterns(printed)
+    project = tree.split("/")[0]
+    first = check_texts(diagnosis).splitlines()[0]
+    assert first.startswith(f"General guidance: the engine's code in these frames runs from {project}'s own copy of")
+    assert f"{project}'s own issues" in first and "run the stock" in first
+
+
+@pytest.mark.parametrize("tree", [
+    "sgl-workspace/sglang/python/sglang",  # the engine's own checkout (SGLang's image)
+    "home/me/sglang-v0.4.6.post2/python/sglang",  # a release's source unpacked by the user: no other project's tree
+])
+def test_the_engines_own_checkout_is_no_other_projects_copy(tree: str) -> None:
+    printed = real_traceback(_SCHEDULER_CRASH, f"{tree}/srt/managers/scheduler.py")
+    assert "own copy of" not in check_texts(diagnose_without_patterns(printed))

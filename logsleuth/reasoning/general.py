@@ -69,6 +69,7 @@ from logsleuth.reasoning.guidance_text import (
 from logsleuth.reasoning.launch_quantization import launch_quantization
 from logsleuth.reasoning.message_limits import limit_steps
 from logsleuth.reasoning.parallelism import splits_over_one_gpu
+from logsleuth.reasoning.patched_engine import patched_copy_steps
 from logsleuth.reasoning.raise_site import site_of
 from logsleuth.reasoning.wrapper_pins import release_alignment, wrapper_pin
 from logsleuth.wording import article
@@ -210,7 +211,8 @@ def categorize(evidence: Evidence) -> Diagnosis:
         ),
         fix=Fix(summary=(f"General checks for {row.category} (a guess from the innermost frame's subsystem):" if guessed
                          else f"General checks for {row.category}:"),
-                steps=(*platform_steps(failure, engine),
+                steps=(*patched_copy_steps(failure),
+                       *platform_steps(failure, engine),
                        *_limit_steps(evidence),
                        *_quantized_launch_steps(evidence),
                        *feature,
@@ -392,8 +394,9 @@ def _unclassified(evidence: Evidence) -> Diagnosis:
             f"No pattern or rule of logsleuth names this failure, and its words, type and frames point to no "
             f"category. What {article(kind)} {kind} generally means is below."
         ),
-        fix=Fix(summary=f"General checks for {article(kind)} {kind}:", steps=(*_limit_steps(evidence), *_quantized_launch_steps(evidence), *_feature_steps(evidence),
-                                                                  *guidance.checks),
+        fix=Fix(summary=f"General checks for {article(kind)} {kind}:",
+                steps=(*patched_copy_steps(evidence.failure), *_limit_steps(evidence), *_quantized_launch_steps(evidence),
+                       *_feature_steps(evidence), *guidance.checks),
                 needs_input=_missing_line(evidence)),
         engine=evidence.launch.engine,
         engine_version=evidence.launch.engine_version,
