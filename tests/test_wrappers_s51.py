@@ -6,13 +6,22 @@ the correct venv? {err}")`, and its sglang engine's `Failed to import python 'sg
 sglang.srt.managers.io_struct. Did sglang change? {err}`).  ai-dynamo/dynamo#349 and #441: the launcher's Python
 environment did not hold the vLLM it was built for; a maintainer named the mismatch.  The Rust panic's own wording is
 quoted as the panic handler prints it (std's default hook: `thread '…' panicked at FILE:L:C:` then the message).
+
+A program that builds the engine's objects through its API, named by its process but not shown in the frames: a Ray
+Serve deployment's replica (`(ServeReplica:{app}:{deployment} pid=N)`, ray/serve/_private/common.py
+DeploymentID.to_replica_actor_class_name) whose vLLM serving classes got the served model names as plain strings
+(ray-project/ray#50275: `'str' object has no attribute 'name'` in vllm/entrypoints/openai/serving_engine.py).  Like a
+wrapper's frame calling the engine's API at its entry (OpenRLHF/OpenRLHF#922, verl-project/verl#2812), the caller was
+written for another release: the wrapper row, not "a bug in vLLM, try a newer release".
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from tests.helpers import check_texts, diagnose_without_patterns, real_traceback
+from tests.helpers import check_texts, diagnose_without_patterns, real_traceback, traceback_of_installed
 
 PANIC = ("thread 'tokio-runtime-worker' panicked at lib/llm/src/engines/{engine}/worker.rs:247:17:\n"
          "{message}\n"
@@ -77,3 +86,42 @@ def test_the_engines_code_in_another_projects_copy_names_that_project_first(tree
 def test_the_engines_own_checkout_is_no_other_projects_copy(tree: str) -> None:
     printed = real_traceback(_SCHEDULER_CRASH, f"{tree}/srt/managers/scheduler.py")
     assert "own copy of" not in check_texts(diagnose_without_patterns(printed))
+
+
+_SERVING_ENGINE = {
+    "vllm/entrypoints/openai/serving_engine.py": (
+        "class OpenAIServing:\n"
+        "    def __init__(self, base_model_paths):\n"
+        "        self.base_model_paths = base_model_paths\n\n"
+        "    def _is_model_supported(self, model_name):\n"
+        "        return any(model.name == model_name for model in self.base_model_paths)\n"
+    ),
+}
+
+
+def _serving_classes_given_strings(tmp_path: Path, prefix: str) -> str:
+    run = traceback_of_installed(
+        tmp_path, _SERVING_ENGINE,
+        "from vllm.entrypoints.openai.serving_engine import OpenAIServing\n"
+        "serving = OpenAIServing(['Qwen2.5-7B-Instruct'])\n"
+        "serving._is_model_supported('Qwen2.5-7B-Instruct')\n")
+    assert "AttributeError: 'str' object has no attribute 'name'" in run.stderr
+    # the paste keeps the engine's frames only, as a replica's log shows the tail of its traceback
+    tail = run.stderr[run.stderr.index('  File "' + str(tmp_path / "venv")):]
+    return "".join(prefix + line + "\n" for line in tail.splitlines())
+
+
+def test_the_engines_api_refusing_a_value_under_a_ray_serve_deployment_is_the_callers_release(tmp_path: Path) -> None:
+    diagnosis = diagnose_without_patterns(
+        _serving_classes_given_strings(tmp_path, "(ServeReplica:default:VLLMDeployment pid=1328933) "))
+    assert diagnosis.category == "dependency-version"
+    assert diagnosis.title.startswith("Likely a program that runs the engine, written for another vLLM release")
+    assert "under Ray Serve, whose call into it the paste does not show" in diagnosis.root_cause
+    assert "Try a newer release of vLLM" not in check_texts(diagnosis)
+
+
+@pytest.mark.parametrize("prefix", ["", "(RayWorkerWrapper pid=5) "])
+def test_the_same_refusal_with_no_program_building_the_engines_objects_stays_an_engine_bug(tmp_path: Path,
+                                                                                           prefix: str) -> None:
+    """No caller named, or only Ray, which runs the engine's own workers: the engine's code failed on its own."""
+    assert diagnose_without_patterns(_serving_classes_given_strings(tmp_path, prefix)).category == "engine-bug"

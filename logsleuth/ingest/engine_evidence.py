@@ -256,7 +256,7 @@ def wrapper_class_engine(text: str) -> str | None:
 
 # The program that ran the engine, most specific first: verl runs its rollout engine on Ray, so a log showing
 # both was run by verl.
-WRAPPERS = ("verl", "OpenRLHF", "LLaMA-Factory", "Xinference", "Triton Inference Server", "Dynamo", "llm-d", "Ray")
+WRAPPERS = ("verl", "OpenRLHF", "LLaMA-Factory", "Xinference", "Triton Inference Server", "Dynamo", "llm-d", "Ray Serve", "Ray")
 # A directory of a wrapper's code in a frame's path (torch's `_dynamo/` is not Dynamo's `dynamo/`).
 _WRAPPER_DIRS = (
     ("/verl/", "verl"),  # verl/workers/rollout/... (verl-project/verl#705)
@@ -415,7 +415,14 @@ def embedded_vllm_record(text: str) -> tuple[str | None, str | None]:
     return None, None
 
 
+# Ray Serve's replica actors are named after the deployment class a program wrote (ray/serve/_private/common.py
+# DeploymentID.to_replica_actor_class_name: `ServeReplica:{app}:{deployment}`): that program calls the engine's API.
+_SERVE_REPLICA = "ServeReplica:"
+
+
 def process_wrapper(process: str) -> str | None:
+    if process.startswith(_SERVE_REPLICA):
+        return "Ray Serve"
     return _WRAPPER_PROCESSES.get(process.removesuffix("ForPartial"))
 
 

@@ -87,9 +87,11 @@ _TORCHRUN = compile_lazily(r"^\[rank(?P<rank>\d{1,6})\]: ?")
 # vLLM / Ray / SkyPilot process prefix: `(VllmWorker rank=1 pid=12231) `, vLLM 0.10's `(VllmWorker TP0 pid=406) `
 # and `(VllmWorker TP6_EP6 pid=21360) ` (its ranks as tags), `(EngineCore_DP0 pid=1)`, `(RayWorkerWrapper pid=5,
 # ip=10.0.0.1)`, `(Worker_TP1 pid=7)`, `(head, rank=0, pid=8292)`, Ray's unnamed task or actor `(pid=53316) `
-# (vllm-project/vllm#5785); a colour code's remnant may follow it.
+# (vllm-project/vllm#5785), a Ray Serve replica's actor class `(ServeReplica:default:VLLMDeployment pid=1328933) `
+# (ray/serve/_private/common.py DeploymentID.to_replica_actor_class_name: `ServeReplica:{app}:{deployment}`;
+# ray-project/ray#50275); a colour code's remnant may follow it.
 _PROCESS = compile_lazily(
-    r"^\((?:(?P<name>[\w.\-]+(?: \([\w]+\))?)(?: (?P<tags>(?:DP|PP|PCP|TP|DCP|EP)\d{1,6}(?:_(?:DP|PP|PCP|TP|DCP|EP)\d{1,6})*))?"
+    r"^\((?:(?P<name>[\w.\-]+(?::[\w.\-]+){0,2}(?: \([\w]+\))?)(?: (?P<tags>(?:DP|PP|PCP|TP|DCP|EP)\d{1,6}(?:_(?:DP|PP|PCP|TP|DCP|EP)\d{1,6})*))?"
     r"(?:,? rank=(?P<rank>\d{1,6}))?,? )?pid=(?P<pid>\d{1,10})"
     r"(?:, ip=(?P<ip>[\w.:\-]+))?\)"
     r"(?:\[\d{1,3}(?:;\d{1,3}){0,4}m)?\s?"

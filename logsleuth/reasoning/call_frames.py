@@ -157,6 +157,31 @@ def wrapper_call_into_engine(failure: Failure) -> Frame | None:
     return caller if _INSTALLED_NOT_ENGINE.search(caller.file) or wrapper_of_path(caller.file) else None
 
 
+# The modules of the engine's API that a program builds and calls itself: vLLM's serving classes and engines
+# (vllm/entrypoints/openai/serving_*.py take the served model names as BaseModelPath objects, ray-project/ray#50275),
+# SGLang's Engine and its entry points.
+_API_MODULE = compile_lazily(r"(^|/)(vllm/(entrypoints|engine|v1/engine)|sglang/(srt/entrypoints|api\.py))(/|$)")
+# The programs that run the engine through its Python API (their code builds its objects); not Ray, which dispatches
+# the engine's own workers, nor llm-d, which runs the engine's own server.
+_API_CALLERS = frozenset({"verl", "OpenRLHF", "LLaMA-Factory", "Xinference", "Triton Inference Server", "Dynamo",
+                          "Ray Serve"})
+
+
+def api_entry_under_wrapper(failure: Failure, wrapper: str | None) -> Frame | None:
+    """The engine's API frame a TypeError or AttributeError was raised in, when a program the log names (`wrapper`,
+    or one the failure's own process shows) builds the engine's objects through that API and its frame is not shown:
+    the innermost own frames are the engine's, at most API_ENTRY_FRAMES of them, all in its API modules, and nothing
+    outside them is shown.  The value the API refused came from that program (a plain string where the release takes
+    an object of its own), written for another release, as when its frame is shown (wrapper_call_into_engine)."""
+    callers = {wrapper, *failure_wrappers(failure)} & _API_CALLERS
+    if not callers or short_name(failure.final.type) not in SIGNATURE_TYPES:
+        return None
+    own = own_frames(failure)
+    if not 1 <= len(own) <= API_ENTRY_FRAMES or not all(_API_MODULE.search(frame.file) for frame in own):
+        return None
+    return own[-1]
+
+
 def engine_class_called(failure: Failure) -> str | None:
     """The engine's class CPython's TypeError or AttributeError names the failing object by ('AsyncLLM' object has
     no attribute ..., LLMEngine.step() got an unexpected keyword argument ...), or the engine's module CPython's

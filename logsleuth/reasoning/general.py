@@ -20,9 +20,10 @@ from logsleuth.facts.categories import CategoryRow, table
 from logsleuth.facts.engine_classes import distinctive, engines_defining, only_engine_defining
 from logsleuth.facts.engine_drivers import Driver, drivers_shown
 from logsleuth.facts.message_templates import fixed_text
-from logsleuth.ingest.engine_evidence import failure_wrappers
+from logsleuth.ingest.engine_evidence import failure_wrappers, most_specific
 from logsleuth.models import ENGINE_NAMES, Diagnosis, Failure, Fix
 from logsleuth.reasoning.call_frames import (
+    api_entry_under_wrapper,
     dependency_object_class,
     engine_code_of,
     engine_object_class,
@@ -148,6 +149,17 @@ def categorize(evidence: Evidence) -> Diagnosis:
         row = wrapper_row
         engine = engine or engine_code_of(failure)
         why = [*why, f"the call into the engine made by a wrapper's frame ({package_path(caller.file)}:{caller.line})"]
+    entry = (api_entry_under_wrapper(failure, launch.wrapper)
+             if caller is None and row.in_engine_code and wrapper_row is not None else None)
+    if entry is not None and wrapper_row is not None:
+        # The same with the wrapper's frame not shown but the wrapper named (its process, the log): the engine's API
+        # refusing a value at its entry under a program that builds its objects (ray-project/ray#50275: a Ray Serve
+        # deployment passing served model names as strings to vLLM's serving classes).
+        row = wrapper_row
+        engine = engine or engine_code_of(failure)
+        caller_named = launch.wrapper or most_specific(failure_wrappers(failure))
+        why = [*why, f"the engine's API ({package_path(entry.file)}:{entry.line}) refusing a value at its entry under "
+                     f"{caller_named}, whose call into it the paste does not show"]
     if row.in_engine_code:
         code_of = engine_code_of(failure)
         if engine and code_of is not None and code_of != engine:
@@ -174,7 +186,7 @@ def categorize(evidence: Evidence) -> Diagnosis:
     version = launch.engine_version if engine == launch.engine else None
     aligned: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
     unseen_engine_call = unseen is not None and row is wrapper_row
-    if wrapper_row is not None and row.category == wrapper_row.category and (misfit or caller or listed
+    if wrapper_row is not None and row.category == wrapper_row.category and (misfit or caller or listed or entry
                                                                               or unseen_engine_call):
         # A wrapper's call the installed engine does not fit: the releases to align, from what the paste says of them.
         pin = wrapper_pin([*failure.context, *evidence.lines, *evidence.earlier], engine)
