@@ -84,11 +84,12 @@ MAX_LEN_CHECKS = [
 
 
 @pytest.mark.parametrize(("path", "code"), MAX_LEN_CHECKS, ids=["vllm-assert", "vllm-rope-type", "sglang-factor"])
-def test_the_max_length_check_failing_on_rope_scaling_is_the_models_context_config(path: str, code: str) -> None:
-    """A rope scaling the release does not read is the model's support, not a context-length setting (stop 48: the
-    config-family class; no --max-model-len or --context-length is offered)."""
+def test_the_max_length_check_failing_on_rope_scaling_is_no_context_length_setting(path: str, code: str) -> None:
+    """A rope scaling the release does not read is no context-length setting (no --max-model-len or --context-length
+    is offered): the engine and the installed transformers disagreeing on the config's form (stop 51, split 14's
+    QwenLM/Qwen2-VL thread; stop 48 read it as the model's support)."""
     diagnosis = diagnose_without_patterns(real_traceback(code, path))
-    assert diagnosis.category == "unsupported-architecture", diagnosis
+    assert diagnosis.category == "dependency-version", diagnosis
     steps = " ".join(diagnosis.fix.steps if diagnosis.fix else ())
     assert "rope_scaling" in steps and "config.json" in steps
     assert "--max-model-len" not in steps and "--context-length" not in steps
@@ -158,8 +159,8 @@ def unknown_rope_type(rope_type: str, rotary_file: str) -> str:
 def test_the_rotary_embeddings_refusal_of_a_rope_type_is_the_models_rope_scaling() -> None:
     traceback = unknown_rope_type("longrope2", "sglang/srt/layers/rotary_embedding.py")
     diagnosis = diagnose_without_patterns(SGLANG_BANNER + traceback)
-    assert diagnosis.category == "unsupported-architecture", diagnosis  # the model's support (stop 48)
-    assert "rope scaling" in diagnosis.title
+    assert diagnosis.category == "dependency-version", diagnosis  # the engine and transformers disagreeing (stop 51)
+    assert "rope_scaling" in diagnosis.title
 
 
 def test_a_traceback_cut_at_the_rotary_embeddings_raise_is_read_from_the_indexed_message() -> None:
@@ -171,7 +172,7 @@ def test_a_traceback_cut_at_the_rotary_embeddings_raise_is_read_from_the_indexed
            "line 184, in get_rope\n"
            "    raise ValueError(\n")
     diagnosis = diagnose_without_patterns(cut)
-    assert diagnosis.category == "unsupported-architecture", diagnosis  # the model's support (stop 48)
+    assert diagnosis.category == "dependency-version", diagnosis  # the engine and transformers disagreeing (stop 51)
     assert "message template" in diagnosis.root_cause
 
 

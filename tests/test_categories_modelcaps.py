@@ -92,11 +92,12 @@ def test_a_runners_or_features_lora_refusal_is_not_the_model_class(banner: str, 
     assert "does not implement LoRA" not in diagnosis.title
 
 
-def test_a_quantization_loader_the_class_lacks_is_the_models_support() -> None:
+def test_a_quantization_loader_the_class_lacks_is_a_quantization_method_for_that_class() -> None:
+    """Split 14 (vllm-project/vllm#9967, Llava) graded it quantization, not unsupported-architecture (stop 51)."""
     text = _raised("vllm/model_executor/model_loader/loader.py",
                    "raise AttributeError('Model Qwen2ForCausalLM does not support BitsAndBytes quantization yet.')")
     diagnosis = diagnose_without_patterns(VLLM_BANNER + text)
-    assert diagnosis.category == "unsupported-architecture"
+    assert diagnosis.category == "quantization"
     steps = " ".join(diagnosis.fix.steps if diagnosis.fix else ())
     assert "another quantization method" in steps
 
@@ -106,8 +107,10 @@ def test_a_quantization_loader_the_class_lacks_is_the_models_support() -> None:
     SGLANG_BANNER + "KeyError: 'rope_type'\n",
 ], ids=["unknown-rope-type", "bare-keyerror-rope-type"])
 def test_a_rope_scaling_the_release_does_not_read_is_no_context_length_fix(text: str) -> None:
+    """A rope type some release handles ('default', transformers' rewrite of Qwen2-VL's 'mrope') or a key an older
+    transformers lacks: the engine and transformers disagreeing on the config's form (stop 51: dependency-version)."""
     diagnosis = diagnose_without_patterns(text)
-    assert diagnosis.category == "unsupported-architecture", diagnosis.title
+    assert diagnosis.category == "dependency-version", diagnosis.title
     steps = " ".join(diagnosis.fix.steps if diagnosis.fix else ())
     assert "rope_scaling" in steps and "--max-model-len" not in steps and "--context-length" not in steps
 

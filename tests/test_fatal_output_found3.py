@@ -130,7 +130,7 @@ DAEMON = ("docker: Error response from daemon: failed to create task for contain
      f"nvidia-container-cli: {REQUIREMENT}: unknown.\n"),
 ])
 def test_the_container_toolkits_refusal_is_the_failure(log: str) -> None:
-    assert primary(log) == ("nvidia-container-cli", REQUIREMENT, "cuda-error")
+    assert primary(log) == ("nvidia-container-cli", REQUIREMENT, "orchestration")  # the container never ran (stop 51)
 
 
 def test_dockers_summary_alone_is_a_failure() -> None:
@@ -243,7 +243,7 @@ def test_the_newer_toolkit_runtimes_refusal_inside_dockers_line_is_the_failure()
            "(cuda=12.6): unknown\n")
     found = primary(log)
     assert found[0] == "OCI runtime create failed" and "unsatisfied condition: cuda>=12.9" in found[1]
-    assert found[2] == "cuda-error"
+    assert found[2] == "orchestration"
 
 
 # -- a wrapper's own prefix around every line of a traceback ------------------------------------------------------------------

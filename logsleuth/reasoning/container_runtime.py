@@ -14,6 +14,10 @@ from logsleuth.models import Diagnosis, Fix
 from logsleuth.reasoning.evidence import Evidence
 
 RULE_ID = "rule-container-cuda-requirement"
+# The container never started: the host (its driver) against the image (its CUDA), a refusal of the container runtime
+# before any CUDA call of the engine's, so orchestration, not a CUDA error of the engine's (split 14's truth for
+# vllm-project/vllm#5635: orchestration, dependency-version).
+CATEGORY = "orchestration"
 _UNSATISFIED = compile_lazily(
     r"unsatisfied condition: cuda\s*>=\s*(?P<needed>\d+(?:\.\d+)*)(?:\s*\(cuda\s*=\s*(?P<host>\d+(?:\.\d+)*)\))?")
 SOURCES = (
@@ -42,6 +46,6 @@ def container_cuda_requirement(evidence: Evidence) -> Diagnosis | None:
     )
     return Diagnosis(
         pattern=RULE_ID, title=f"The host's NVIDIA driver is older than the image's CUDA (cuda>={needed})",
-        category="cuda-error", root_cause=root_cause, fix=fix, references=SOURCES,
+        category=CATEGORY, root_cause=root_cause, fix=fix, references=SOURCES,
         engine=evidence.launch.engine, engine_version=evidence.launch.engine_version, basis="rule",
         evidence=(f"the container runtime's words: {found.group(0)}",))

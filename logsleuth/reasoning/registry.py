@@ -35,6 +35,7 @@ from logsleuth.reasoning.network import network
 from logsleuth.reasoning.parallelism import parallelism
 from logsleuth.reasoning.pooling_checkpoint import embedding_checkpoint
 from logsleuth.reasoning.remote_code import remote_code
+from logsleuth.reasoning.rope_type import rope_type_unknown
 from logsleuth.reasoning.settings_keywords import settings_keyword
 from logsleuth.reasoning.shared_libraries import shared_library
 
@@ -61,6 +62,7 @@ RULES: tuple[Rule, ...] = (
     model_inspection,  # vLLM's model inspection subprocess failing: its own error, not the architecture
     model_capability,  # pipeline parallelism or LoRA asked of a model class that lacks it (facts/engine_architectures.json.gz)
     architecture_support,  # an architecture the engine's registry lacks: the releases that register it (facts/engine_architectures.json.gz)
+    rope_type_unknown,  # a RoPE scaling type no release of either engine handles: a value written by hand (the raise site index)
     model_version,  # a checkpoint of a family's version newer than the release implements (facts/model_versions.json)
     kv_connector,  # a KV connector name vLLM's connector registry lacks: the releases that define it (facts/engine_modules.json.gz)
     model_files,  # a weights file given as the model, files missing from a checkpoint (facts/model_files.toml)

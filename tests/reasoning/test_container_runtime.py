@@ -26,7 +26,7 @@ CDI = ("docker: Error response from daemon: failed to create task for container:
 def test_the_refusal_says_the_host_driver_is_older_than_the_images_cuda(log: str, needed: str) -> None:
     diagnosis = first_diagnosis(log)
     assert (diagnosis.pattern, diagnosis.category, diagnosis.basis) == (
-        "rule-container-cuda-requirement", "cuda-error", "rule")
+        "rule-container-cuda-requirement", "orchestration", "rule")
     assert diagnosis.fix is not None and f"supports CUDA {needed}" in diagnosis.fix.summary
     assert "driver" in diagnosis.root_cause and "general guidance" in diagnosis.fix.summary
     # No image tag the log does not give, no flag, no command to run the container differently.
