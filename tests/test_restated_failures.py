@@ -121,11 +121,74 @@ def test_an_empty_traceback_header_where_the_paste_ends_folds_into_the_error() -
     assert any("traceback header with no frame or exception line" in line for line in report.failures[0].cascade)
 
 
-def test_a_re_raise_cut_inside_its_raising_statement_folds_into_the_same_exception() -> None:
+def test_the_same_check_cut_inside_its_raising_statement_folds_into_the_same_exception() -> None:
+    """The error printed twice, the second time cut inside the raising statement (its type read from `raise
+    AttributeError(`): raised at the same frame, so the same exception, one more occurrence."""
+    worker = real_traceback(_WORKER, "vllm/model_executor/model_loader/loader.py")
+    cut = without_exception_line(worker)
+    report = _report(worker + "\nthe server then printed:\n" + cut)
+    assert _signatures(report) == [f"AttributeError: {QUANT_MESSAGE}"]
+    assert report.failures[0].count == 2
+
+
+def test_a_re_raise_elsewhere_cut_inside_its_raising_statement_stays_its_own_failure() -> None:
+    """Cut inside `raise AttributeError(error)` of another function: only the type is known, and a type alone does
+    not say it is the worker's error, so both are listed."""
     worker = real_traceback(_WORKER, "vllm/model_executor/model_loader/loader.py")
     cut = without_exception_line(real_traceback(_FRONT_END, "vllm/entrypoints/openai/api_server.py"))
     report = _report(worker + "\nthe server then printed:\n" + cut)
+    assert [group.failure.final.type for group in report.failures] == ["AttributeError", "AttributeError"]
+    assert not report.failures[0].cascade
+
+
+_DTYPE_CHECK = '''
+def check_dtype(dtype):
+    raise ValueError(f"Unsupported dtype {dtype} for this GPU")
+
+
+check_dtype("bf16")
+'''
+
+_QUANTIZATION_CHECK = '''
+def get_quantization_config(name):
+    raise ValueError(f"Unknown quantization method: {name}")
+
+
+get_quantization_config("awq_marlin")
+'''
+
+
+def test_two_checks_of_one_type_stay_two_when_the_second_is_cut_inside_its_statement() -> None:
+    first = real_traceback(_DTYPE_CHECK, "vllm/config.py")
+    cut = without_exception_line(real_traceback(_QUANTIZATION_CHECK, "vllm/model_executor/layers/quantization/__init__.py"))
+    report = _report(first + "\nlater:\n" + cut)
+    assert [group.failure.final.type for group in report.failures] == ["ValueError", "ValueError"]
+    assert report.failures[1].failure.final.frames[-1].function == "get_quantization_config"
+
+
+def test_a_re_raise_of_the_same_exception_counts_as_an_occurrence() -> None:
+    worker = real_traceback(_WORKER, "vllm/model_executor/model_loader/loader.py")
+    front = real_traceback(_FRONT_END, "vllm/entrypoints/openai/api_server.py")
+    report = _report(worker + front)
+    assert [group.count for group in report.failures] == [2]
+
+
+def test_a_bare_line_printed_before_its_traceback_is_said_so() -> None:
+    worker = real_traceback(_WORKER, "vllm/model_executor/model_loader/loader.py")
+    report = _report(f"AttributeError: {QUANT_MESSAGE}\n{worker}")
+    kept = report.failures[0]
+    assert kept.failure.final.frames and kept.count == 2
+    assert kept.cascade == ("line 1: the same AttributeError printed first, without its traceback",)
+
+
+def test_a_cut_traceback_of_another_process_names_it() -> None:
+    worker = real_traceback(_WORKER, "vllm/model_executor/model_loader/loader.py")
+    printed = real_traceback(_FRONT_END, "vllm/entrypoints/openai/api_server.py").splitlines()
+    logged = "".join(f"(Worker pid=11) {line}\n" for line in worker.splitlines())
+    cut = "".join(f"(Worker pid=12) {line}\n" for line in printed[:3])
+    report = _report(logged + cut)
     assert _signatures(report) == [f"AttributeError: {QUANT_MESSAGE}"]
+    assert report.failures[0].cascade[0].startswith("pid 12, line ")
 
 
 def test_a_traceback_cut_before_its_exception_line_folds_into_the_error_the_log_names() -> None:
@@ -174,7 +237,30 @@ def test_transformers_second_paragraph_under_pydantics_value_error_is_the_same_m
 def test_two_different_errors_stay_two() -> None:
     worker = real_traceback(_WORKER, "vllm/model_executor/model_loader/loader.py")
     other = real_traceback('import json\njson.loads("{")\n', "vllm/entrypoints/openai/api_server.py")
-    record = "E0511 07:42:36.355509 10240 rdma_context.cpp:198] Failed to register memory 0x2e1cbac200\n"
-    report = _report(worker + other + "\n" * 20 + record)
-    types = [group.failure.final.type for group in report.failures]
-    assert types[:2] == ["AttributeError", "json.decoder.JSONDecodeError"]
+    report = _report(worker + other)
+    assert [group.failure.final.type for group in report.failures] == ["AttributeError", "json.decoder.JSONDecodeError"]
+    assert not any(group.cascade for group in report.failures)
+
+
+def _logged_type_error() -> str:
+    """vLLM's engine core logging a stub's TypeError on one line (triton-inference-server/server#8578's shape)."""
+    def stub(**_: object) -> None: ...
+    try:
+        stub(1)  # type: ignore[call-arg]
+    except TypeError as error:
+        return f"ERROR 12-04 09:08:38 [core.py:586] EngineCore failed to start: TypeError: {error}\n"
+    raise AssertionError("the stub took a positional argument")
+
+
+RDMA_RECORD = "E0511 07:42:36.355509 10240 rdma_context.cpp:198] Failed to register memory 0x2e1cbac200: Bad address [14]\n"
+
+
+def test_an_error_record_within_reach_of_a_logged_error_is_its_context() -> None:
+    report = _report(_logged_type_error() + "INFO waiting\n" * 3 + RDMA_RECORD)
+    assert [group.failure.final.type for group in report.failures] == ["TypeError"]
+    assert report.failures[0].cascade == ("line 5: an error record beside it: " + RDMA_RECORD.split("] ", 1)[1].strip(),)
+
+
+def test_an_error_record_beyond_reach_is_listed_after_the_logged_error() -> None:
+    report = _report(_logged_type_error() + "\n" * 20 + RDMA_RECORD)
+    assert [group.failure.final.type for group in report.failures] == ["TypeError", "ERROR"]

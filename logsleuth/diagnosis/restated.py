@@ -9,11 +9,13 @@ report listing them reads as several problems (the retired blind split 14: 7 of 
 
 A group folds into the failure it restates, and becomes one line of what followed it (`FailureGroup.cascade`), so
 it stays visible:
-- the same exception again (type and first message line alike, `FailureGroup.signature`, or the type of a re-raise
-  cut inside its raising statement, its message unknown): the one with frames is kept where the other had none (a
+- the same exception again (type and first message line alike, `FailureGroup.signature`; or a traceback cut inside
+  its raising statement, its message unknown, raised by the same frame as the host or one of its chain's exceptions:
+  the type alone says nothing), one more occurrence counted: the one with frames is kept where the other had none (a
   bare line and then its traceback); else the first, the innermost re-raise;
 - a traceback that names no cause (cut before its exception line, or a header alone: `names_no_cause`) beside a
-  failure of its log that names an exception: its frames say where a process was, not what failed;
+  failure of its log that names an exception: its frames say where a process was, not what failed (its line names
+  that process where it is another: it died too);
 - an error record that names no exception (`names_no_exception`: a glog or c10 `E` record) within a few lines of a
   failure that names one: the native library's own report of it.
 A group of another source is never folded (each host's failures are its own: diagnosis/fleet.py reads them), and
@@ -25,7 +27,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from logsleuth.diagnosis.grouping import names_no_cause, names_no_exception
-from logsleuth.models import Failure, FailureGroup
+from logsleuth.models import ExceptionBlock, Failure, FailureGroup
 
 # Lines between a native library's error record and the exception beside it (its own print, the interpreter's
 # traceback starting) for the record to be that exception's context.
@@ -41,13 +43,17 @@ def fold_restatements(groups: list[FailureGroup]) -> list[FailureGroup]:
             kept.append(group)
             continue
         host = kept[index]
-        if group.signature == host.signature and not host.failure.final.frames and group.failure.final.frames:
+        if not _same_exception(group, host):
+            kept[index] = replace(host, cascade=(*host.cascade, _described(group, host)))
+        elif group.signature == host.signature and not host.failure.final.frames and group.failure.final.frames:
             # the bare line first, its traceback later: the traceback is the failure a person points at
-            kept[index] = replace(group, cascade=(*group.cascade, _described(host), *host.cascade))
-        elif _same_exception(group, host) and not set(group.ranks) <= set(host.ranks):
+            kept[index] = replace(_with_ranks_of(group, host),
+                                  cascade=(*group.cascade, _described_printed_first(host), *host.cascade))
+        elif not set(group.ranks) <= set(host.ranks):
             kept[index] = _with_ranks_of(host, group)  # another rank's occurrence of it: counted, as the grouper does
         else:
-            kept[index] = replace(host, cascade=(*host.cascade, _described(group)))
+            # printed again by the same process (a re-raise, a second print): one more occurrence, and where it was
+            kept[index] = replace(_with_ranks_of(host, group), cascade=(*host.cascade, _described(group, host)))
     return kept
 
 
@@ -95,13 +101,24 @@ def _restated_index(group: FailureGroup, kept: list[FailureGroup]) -> int | None
 
 def _same_exception(group: FailureGroup, host: FailureGroup) -> bool:
     final = group.failure.final
-    if not final.type or final.type != host.failure.final.type:
+    if not final.type:
         return False
     if final.message.strip():
-        return group.signature == host.signature
-    # a re-raise cut inside its raising statement (`raise AttributeError(error)`): the type read from the statement,
-    # the message unknown (tracebacks/raising_statement.py)
-    return final.typed_from_statement
+        return final.type == host.failure.final.type and group.signature == host.signature
+    # cut inside its raising statement, its type read from the statement and its message unknown
+    # (tracebacks/raising_statement.py, indexed_statement.py): the type alone says nothing (a hundred checks raise a
+    # ValueError), so the same exception only where it was raised at the place one of the host's exceptions was
+    return final.typed_from_statement and any(
+        block.type == final.type and _raised_at(block) == _raised_at(final) is not None
+        for block in host.failure.exceptions)
+
+
+def _raised_at(block: ExceptionBlock) -> tuple[str, int, str | None] | None:
+    """The frame that raised `block`: its module, line and function (the install's prefix left out)."""
+    last = block.frames[-1] if block.frames else None
+    if last is None or last.line is None:
+        return None
+    return last.module_path, last.line, last.function
 
 
 def _names_an_exception(failure: Failure) -> bool:
@@ -114,10 +131,11 @@ def _near(record: Failure, failure: Failure) -> bool:
     return False
 
 
-def _described(group: FailureGroup) -> str:
-    """The folded failure as one line of what followed (its place in the log, what it showed)."""
+def _described(group: FailureGroup, host: FailureGroup) -> str:
+    """The folded failure as one line of what followed (the process that printed it where that is not the host's
+    own, its place in the log, what it showed)."""
     failure = group.failure
-    where = f"line {failure.line}: " if failure.line > 0 else ""
+    where = _other_process(group, host) + (f"line {failure.line}: " if failure.line > 0 else "")
     if names_no_cause(failure):
         frames = failure.final.frames
         if not frames:
@@ -129,3 +147,22 @@ def _described(group: FailureGroup) -> str:
     if names_no_exception(failure):
         return f"{where}an error record beside it: {failure.final.message.splitlines()[0] if failure.final.message else ''}"
     return f"{where}the same {failure.final.type} again (re-raised or printed once more)"
+
+
+def _other_process(group: FailureGroup, host: FailureGroup) -> str:
+    """`rank TP3, ` or `pid 4665, ` where another process printed the folded failure (a rank that died beside the
+    host's: gpustack/gpustack#2680's second worker), so the fold does not hide that it failed too; else ``."""
+    other_ranks = [rank for rank in group.ranks if rank not in host.ranks]
+    if other_ranks:
+        return f"rank {', '.join(other_ranks)}, "
+    pid, host_pid = group.failure.meta.pid, host.failure.meta.pid
+    if not group.ranks and pid is not None and host_pid is not None and pid != host_pid:
+        return f"pid {pid}, "
+    return ""
+
+
+def _described_printed_first(bare: FailureGroup) -> str:
+    """The exception's line printed before its traceback, without frames (a logger's one-line error, then the
+    interpreter's traceback)."""
+    where = f"line {bare.failure.line}: " if bare.failure.line > 0 else ""
+    return f"{where}the same {bare.failure.final.type} printed first, without its traceback"
