@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from logsleuth.diagnosis.grouping import (
     Grouper,
+    fingerprint,
     is_cascade,
     is_shutdown_noise,
     names_no_cause,
@@ -290,7 +291,8 @@ def build_report(
     warnings = list(patterns.errors)
     disabled: set[str] = set()  # patterns whose regex timed out: skipped for the rest of this report
     groups: list[FailureGroup] = []
-    framed_versions: dict[int, str] = {}  # id(group) -> the release its frames' line numbers point at
+    # fingerprint -> the release its frames' line numbers point at (a fold rebuilds the group, its fingerprint stays)
+    framed_versions: dict[str, str] = {}
     by_id = {p.id: p for p in patterns.patterns}
     # Failures that follow another (their pattern or text says so): still so once a root cause renames them.
     cascades: set[str] = set()
@@ -304,7 +306,7 @@ def build_report(
             group = replace(group, failure=typed)
         # a chain's outer traceback cut before its exception line, still untyped: the chain ends at its cause
         if (shortened := without_cut_outer_traceback(group.failure)) is not group.failure:
-            group = replace(group, failure=shortened, signature=signature(shortened))
+            group = replace(group, failure=shortened, signature=signature(shortened), fingerprint=fingerprint(shortened))
         # The engine's own check that raised it, looked up once in the raise site index (reasoning/raise_site.py):
         # shown with the diagnosis, and its line numbers correct a release guessed from the code layout.
         site = site_of(group.failure, own)
@@ -333,13 +335,13 @@ def build_report(
                                      _releases_holding(found, site, own))
         groups.append(replace(found, diagnosis=checked))
         if own.engine_version is not None and own.engine_version_source == "inferred":
-            framed_versions[id(groups[-1])] = own.engine_version
+            framed_versions.setdefault(groups[-1].fingerprint, own.engine_version)
     launch = _with_engine_from_words(launch, groups)
     # A failure the log only restates (re-raised, cut, a native record of it) is a line of its cascade.
     groups = fold_restatements(_order(groups, by_id, cascades))
-    if groups and id(groups[0]) in framed_versions and launch.engine_version_source == "inferred":
+    if groups and groups[0].fingerprint in framed_versions and launch.engine_version_source == "inferred":
         # The header's guess agrees with what the root failure's frames show (issue 29: one version per report).
-        launch = replace(launch, engine_version=framed_versions[id(groups[0])], engine_version_source="inferred")
+        launch = replace(launch, engine_version=framed_versions[groups[0].fingerprint], engine_version_source="inferred")
     fleet, groups = build_fleet(infos, groups, lambda group: group.fingerprint in cascades or _is_cascade(group, by_id))
     return Report(
         sources=tuple(infos),

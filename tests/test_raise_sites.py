@@ -157,6 +157,14 @@ def test_a_release_guessed_from_the_layout_gives_way_to_the_one_the_frames_match
     assert "match SGLang 0.4.6.post2 only" in raised
 
 
+def test_the_frames_release_survives_a_failure_folded_into_the_root(tmp_path: Path) -> None:
+    """An empty traceback header after the failure (a paste that ends there) folds into it as a line of what followed
+    (diagnosis/restated.py), and the header still shows the release the root failure's frames match (issue 29)."""
+    report = diagnose_text(_layout_guess_traceback(tmp_path, 1283) + "Traceback (most recent call last):\n")
+    assert len(report.failures) == 1 and report.failures[0].cascade
+    assert report.launch.engine_version == "0.4.6.post2"
+
+
 def test_a_guess_the_frames_agree_with_is_kept(tmp_path: Path) -> None:
     report = diagnose_text(_layout_guess_traceback(tmp_path, 1922))
     assert report.launch.engine_version == "0.4.10.post2" and report.launch.engine_version_source == "inferred"
