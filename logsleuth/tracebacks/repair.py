@@ -99,10 +99,11 @@ SECOND_PARAGRAPH_REACH = 80
 
 def join_second_paragraphs(failures: list[Failure]) -> list[Failure]:
     """A library's known second paragraph (MESSAGE_SECOND_PARAGRAPH: transformers' `You can update Transformers with
-    the command …` after its unknown-model-type message) read as a failure of its own right under a failure whose
-    collector could not take it: pydantic's typeless `Value error, <the first paragraph>` line (vLLM's config classes
-    are pydantic dataclasses, so the ValueError of transformers/models/auto/configuration_auto.py reaches the log in
-    that display).  The paragraph is the message's continuation: one failure, not two (the retired blind split 14's
+    the command …` after its unknown-model-type message) read as a failure of its own right under a frameless failure
+    with a message whose collector could not take it (any such line: the paragraph's words are the library's own and
+    it must stand within SECOND_PARAGRAPH_REACH bytes; the one seen is pydantic's typeless `Value error, <the first
+    paragraph>` line, vLLM's config classes being pydantic dataclasses, so the ValueError of
+    transformers/models/auto/configuration_auto.py reaches the log in that display).  The paragraph is the message's continuation: one failure, not two (the retired blind split 14's
     D-04, which listed the advice as a second failure)."""
     kept: list[Failure] = []
     for failure in failures:
