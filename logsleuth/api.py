@@ -474,7 +474,7 @@ def _diagnose_group(
     earlier: tuple[str, ...] = (),
 ) -> FailureGroup:
     lines = [*group.cascade, *log_lines]
-    if program := other_program(group.failure):
+    if program := other_program(group.failure, launch):
         # Another program's own parser refused the argument (a wrapper's CLI, a script): the engine's patterns and its
         # launch say nothing of it; the general reading names the program as the one that ran.
         patterns = [pattern for pattern in patterns if pattern.engine is None]

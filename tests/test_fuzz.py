@@ -204,6 +204,22 @@ def test_a_long_run_inside_an_error_stated_in_wide_script_prose_is_read_in_linea
         report = diagnose_text(log, DiagnoseOptions(include_user_patterns=False))
     assert report.failures
 
+# A benchmark's result dump pasted with the failure: long lines that name a benchmark (`"benchmark_duration": …`),
+# where a launch command is looked for (ingest/launch.py: `vllm bench latency`, `python -m sglang.bench_one_batch`).
+# Review 2 of stop 51: the command's pattern tried a path (`\S*/`) and a run of environment assignments from every
+# place of such a line, seconds a line.
+_BENCH_RUNS = {"letters": "a", "path": "a/", "assignments": "A=1 "}
+
+
+@pytest.mark.parametrize("run", sorted(_BENCH_RUNS))
+def test_a_benchmark_s_long_result_lines_are_read_in_linear_time(run: str) -> None:
+    line = '{"benchmark_duration": 12.5, "note": "' + _BENCH_RUNS[run] * (8000 // len(_BENCH_RUNS[run])) + '"}'
+    log = "\n".join([line] * 16) + "\nzmq.error.ZMQError: Address already in use (addr='tcp://127.0.0.1:30236')\n"
+    with no_hang():  # a hang guard, not a timing: the fixed code takes well under a second
+        report = diagnose_text(log, DiagnoseOptions(include_user_patterns=False))
+    assert report.failures
+
+
 TEMPLATE = "Rank {} scheduler died during initialization (exit code: {})."
 
 

@@ -18,18 +18,22 @@ from logsleuth.diagnosis.schema import (
     Regex,
 )
 from logsleuth.facts.categories import neutral_checks
-from logsleuth.models import Diagnosis, ExceptionBlock, Failure, Fix, Frame
+from logsleuth.models import Diagnosis, ExceptionBlock, Failure, Fix, Frame, LaunchInfo
 from logsleuth.pydantic_display import validator_error
 
 # The id of a diagnosis made without knowing the engine: `engine-unknown-<category>`.
 ENGINE_UNKNOWN_PREFIX = "engine-unknown-"
 # The programs whose argparse is the engine's own: its commands (`vllm serve`, `sglang`), the entry points run with
-# `python -m` (`api_server.py`, `launch_server.py`, a package's `__main__.py`), and SGLang's offline benchmarks, whose
-# parser adds all of the server's arguments (facts/entry_points.py: `bench_one_batch.py: error: …`).
+# `python -m` (`api_server.py`, `launch_server.py`, a package's `__main__.py`), SGLang's offline benchmarks, whose
+# parser adds all of the server's arguments (`bench_one_batch.py: error: …`), and vLLM's `vllm bench latency|throughput`,
+# whose parser adds the engine's (facts/entry_points.py).  SGLang's `bench_offline_throughput.py` counts only where
+# the log shows SGLang's LLM engine ran it: its multimodal_gen package has a benchmark of that name whose parser is
+# another (sglang/multimodal_gen/benchmarks/bench_offline_throughput.py, 0.5.23).
 _ENGINE_PROGRAM = regex.compile(
-    r"(?:vllm|sglang)(?: [\w-]+)?|[\w./-]*\b(?:api_server|launch_server|__main__|run_batch"
-    r"|bench_offline_throughput|bench_one_batch|bench_latency)\.py"
+    r"(?:vllm|sglang)(?: [\w-]+)?|vllm bench (?:throughput|latency)"
+    r"|[\w./-]*\b(?:api_server|launch_server|__main__|run_batch|bench_one_batch|bench_offline_throughput)\.py"
 )
+_SHARED_NAME = "bench_offline_throughput.py"
 
 
 def _search(pattern: Regex, text: str) -> regex.Match[str] | None:
@@ -160,12 +164,18 @@ def match_failure(
     return best
 
 
-def other_program(failure: Failure) -> str | None:
+def other_program(failure: Failure, launch: LaunchInfo | None = None) -> str | None:
     """The program argparse names on a usage error when it is not the engine's (`llamafactory-cli`, `swift infer`,
     `xinference-local`, a user's `run.py`): that program's own parser refused the argument, so none of the engine's
-    flags, choices or releases says anything of it (stop 42's blind split: a wrapper's CLI given an engine's fix)."""
+    flags, choices or releases says anything of it (stop 42's blind split: a wrapper's CLI given an engine's fix).
+    With the `launch` known, SGLang's `bench_offline_throughput.py` is the engine's only when the launch ran its LLM
+    benchmark (_ENGINE_PROGRAM)."""
     program = failure.program if failure.kind == "usage" else None
-    return program if program and not _ENGINE_PROGRAM.fullmatch(program) else None
+    if not program or not _ENGINE_PROGRAM.fullmatch(program):
+        return program
+    if launch is not None and program.endswith(_SHARED_NAME) and "offline_throughput" not in (launch.other_entry_point or ""):
+        return program
+    return None
 
 
 def engine_unknown_diagnosis(pattern: Pattern) -> Diagnosis:

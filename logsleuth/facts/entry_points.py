@@ -8,9 +8,8 @@ printed for one depends on which of the server's flags its parser adds:
 
 - SGLang's offline benchmarks add every flag of the server (`ServerArgs.add_cli_args(parser)`, then their own
   BenchArgs: sglang/bench_offline_throughput.py and bench_one_batch.py in 0.4.10.post2 and 0.5.9,
-  sglang/benchmark/offline_throughput.py and one_batch.py in 0.5.23; `sglang.bench_latency` was bench_one_batch's
-  name before late 2024).  A fix whose flags are all in the release's catalog edits their command as it edits
-  `sglang.launch_server`'s.
+  sglang/benchmark/offline_throughput.py and one_batch.py in 0.5.23).  A fix whose flags are all in the release's
+  catalog edits their command as it edits `sglang.launch_server`'s.
 - vLLM's `vllm bench throughput|latency` and `python -m vllm.entrypoints.api_server` add the engine's arguments only
   (`AsyncEngineArgs.add_cli_args` / `EngineArgs.add_cli_args`: vllm/benchmarks/throughput.py, latency.py,
   vllm/entrypoints/api_server.py in 0.11.2; the first two in 0.33.0), not the OpenAI server's own, and the
@@ -22,6 +21,7 @@ vLLM's offline `LLM(...)` is Python, not a command: not read here.
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from logsleuth.lazyre import compile_lazily
@@ -30,18 +30,62 @@ from logsleuth.lazyre import compile_lazily
 SGLANG_SERVER_FLAG_MODULES = (
     "sglang.bench_offline_throughput",
     "sglang.bench_one_batch",
-    "sglang.bench_latency",
     "sglang.benchmark.offline_throughput",
     "sglang.benchmark.one_batch",
 )
-# vLLM's programs whose parser adds the engine's arguments and not the OpenAI server's.
-VLLM_ENGINE_FLAG_PROGRAMS = ("vllm bench throughput", "vllm bench latency", "vllm.entrypoints.api_server")
+# vLLM's modules run with `python -m` whose parser adds the engine's arguments and not the OpenAI server's.
+VLLM_ENGINE_FLAG_MODULES = ("vllm.entrypoints.api_server",)
+_MODULES = "|".join(re.escape(module) for module in (*SGLANG_SERVER_FLAG_MODULES, *VLLM_ENGINE_FLAG_MODULES))
 
 # The entry point words of such a program in a command: `python3 -m sglang.bench_one_batch`, `vllm bench latency`.
 OTHER_ENTRY_POINT = compile_lazily(
-    r"(?:^|(?<=[\s/]))(?:(?P<module>sglang\.bench_(?:offline_throughput|one_batch|latency)|sglang\.benchmark\.(?:offline_throughput|one_batch)"
-    r"|vllm\.entrypoints\.api_server)(?![\w.])|vllm\s+bench\s+(?P<bench>throughput|latency)\b)"
+    rf"(?:^|(?<=[\s/]))(?:(?P<module>{_MODULES})(?![\w.])|vllm\s+bench\s+(?P<bench>throughput|latency)\b)"
 )
+
+# Each program's own flags beside the server's or the engine's (its BenchArgs, read from the wheels' add_argument
+# calls: sglang/bench_one_batch.py and bench_offline_throughput.py in 0.4.10.post2 and 0.5.9, sglang/benchmark/one_batch.py
+# and offline_throughput.py in 0.5.23, vllm/benchmarks/latency.py and throughput.py in 0.11.2 and 0.33.0): a word of
+# them in a command is a flag, not a word the paste cut (fixes/cut_command.py).
+_ONE_BATCH_FLAGS = frozenset({
+    "--run-name", "--batch-size", "--input-len", "--output-len", "--prompt-filename", "--result-filename",
+    "--correctness-test", "--cut-len", "--log-decode-step", "--profile", "--profile-record-shapes",
+    "--profile-activities", "--profile-stage", "--profile-filename-prefix", "--profile-prefix", "--profile-start-step",
+    "--profile-steps",
+})
+_OFFLINE_THROUGHPUT_FLAGS = frozenset({
+    "--backend", "--result-filename", "--dataset-name", "--dataset-path", "--num-prompts", "--sharegpt-output-len",
+    "--sharegpt-context-len", "--random-input-len", "--random-output-len", "--random-range-ratio", "--gsp-num-groups",
+    "--gsp-prompts-per-group", "--gsp-system-prompt-len", "--gsp-question-len", "--gsp-output-len", "--seed",
+    "--disable-ignore-eos", "--extra-request-body", "--apply-chat-template", "--profile", "--profile-activities",
+    "--profile-steps", "--skip-warmup", "--do-not-exit", "--prompt-suffix", "--return-logprob", "--logprob-start-len",
+})
+_VLLM_LATENCY_FLAGS = frozenset({
+    "--input-len", "--output-len", "--batch-size", "--n", "--use-beam-search", "--num-iters-warmup", "--num-iters",
+    "--profile", "--output-json", "--disable-detokenize",
+})
+_VLLM_THROUGHPUT_FLAGS = frozenset({
+    "--backend", "--dataset-name", "--dataset", "--dataset-path", "--no-oversample", "--enable-multimodal-chat",
+    "--custom-output-len", "--input-len", "--output-len", "--n", "--num-prompts", "--num-warmups", "--hf-max-batch-size",
+    "--hf-enable-torch-compile", "--output-json", "--async-engine", "--prequeue-requests", "--disable-detokenize",
+    "--disable-frontend-multiprocessing", "--lora-path", "--lora-assignment", "--prefix-len", "--random-range-ratio",
+    "--hf-subset", "--hf-split", "--hf-name", "--profile", "--prefix-repetition-prefix-len",
+    "--prefix-repetition-suffix-len", "--prefix-repetition-num-prefixes", "--prefix-repetition-output-len",
+    "--asr-min-audio-len-sec", "--asr-max-audio-len-sec",
+})
+_OWN_FLAGS = {
+    "python -m sglang.bench_one_batch": _ONE_BATCH_FLAGS,
+    "python -m sglang.benchmark.one_batch": _ONE_BATCH_FLAGS,
+    "python -m sglang.bench_offline_throughput": _OFFLINE_THROUGHPUT_FLAGS,
+    "python -m sglang.benchmark.offline_throughput": _OFFLINE_THROUGHPUT_FLAGS,
+    "vllm bench latency": _VLLM_LATENCY_FLAGS,
+    "vllm bench throughput": _VLLM_THROUGHPUT_FLAGS,
+}
+
+
+def own_flags(program: str) -> frozenset[str]:
+    """The flags `program` (as other_entry_point names it) adds beside the server's or the engine's."""
+    return _OWN_FLAGS.get(program, frozenset())
+
 
 Flags = Literal["server", "engine"]
 

@@ -67,19 +67,23 @@ def build_fix(
 def entry_point_note(command: CommandLine | None, fix: Fix, catalog: catalogs.Catalog | None) -> str | None:
     """Why no corrected command is printed for a command of another program of the engine (facts/entry_points.py),
     else None.  A program whose parser adds all of the server's flags (SGLang's offline benchmarks) is edited as the
-    server's command is, when every flag the fix or an alternative changes is a flag of the release's catalog; one
-    that adds only the engine's arguments (vLLM's benchmarks, its simple api_server) never is: which of the flags it
-    takes is not in the catalogs, which are the server's."""
+    server's command is, when every flag the fix or an alternative sets, adds or renames to is a flag of the release's
+    catalog (a removal takes away a word the program refused: safe whatever it is); one that adds only the engine's
+    arguments (vLLM's benchmarks, its simple api_server) never is: which of the flags it takes is not in the catalogs,
+    which are the server's, so the note names the flags to look up in its own help."""
     program = entry_points.other_entry_point(" ".join(command.prefix)) if command is not None else None
     if program is None:
         return None
     name, takes = program
-    changed = {op.flag for option in (fix, *fix.alternatives) for op in option.flags}
+    changed = sorted({op.to or op.flag if op.op == "rename" else op.flag
+                      for option in (fix, *fix.alternatives) for op in option.flags if op.op != "remove"})
     if takes == "server" and catalog is not None and all(catalog.find(flag) is not None for flag in changed):
         return None
     taken = "the server's arguments and its own" if takes == "server" else "the engine's arguments, not all of the server's"
-    return (f"the launch ran `{name}`, which takes {taken}: make this change in its arguments (no corrected command is "
-            "printed, since that program may not take every flag of the change)")
+    unverified = ", ".join(f"`{flag}`" for flag in changed)
+    check = f"; check `{name} --help` for {unverified}" if unverified else ""
+    return (f"the launch ran `{name}`, which takes {taken}: make this change in its arguments{check} (no corrected "
+            "command is printed, since that program may not take every flag of the change)")
 
 
 def _assembled_note(assembler: str) -> str:

@@ -30,10 +30,11 @@ def cut_launch_note(launch: LaunchInfo, command: CommandLine | None, fix: Fix, c
     known = static_catalogs.all_flags(launch.engine)
     if not known:
         return None
-    # Another program of the engine (a benchmark) has flags of its own beside the server's: a word that is no server
-    # flag may be one of them (`--batch`, `--input-len` of sglang.bench_one_batch), not a cut.
-    own_flags = entry_points.other_entry_point(" ".join(command.prefix)) is not None
-    for word, _values in command.option_words if not own_flags else ():
+    # Another program of the engine (a benchmark) has flags of its own beside the server's (`--input-len` of
+    # sglang.bench_one_batch, argparse's `--batch` for its `--batch-size`): they are flags, not cuts.
+    program = entry_points.other_entry_point(" ".join(command.prefix))
+    known = known | entry_points.own_flags(program[0]) if program else known
+    for word, _values in command.option_words:
         flag = word.value
         if flag.startswith("--") and flag not in changed and not _is_flag(flag, launch.engine, known):
             return _note(f"holds `{flag}`, which is no flag of any {launch.engine} release logsleuth knows")

@@ -20,18 +20,38 @@ from logsleuth.ingest import engine_evidence, engine_from_frames, engine_from_me
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, LaunchInfo, LineMeta, LogLine
 
-# `+ python -m sglang.launch_server …` (bash -x), `$ sglang serve …`, `Launch command: …`,
-# optionally with leading environment assignments; also the engine's other programs that take the server's
-# arguments (facts/entry_points.py: `python -m sglang.bench_offline_throughput …`, `vllm bench latency …`).
-_COMMAND = compile_lazily(
-    r"(?P<cmd>(?:[A-Z_][A-Z0-9_]*=\S*\s+)*"
-    r"(?:(?:\S*/)?python[\d.]*\s+-m\s+(?:sglang\.launch_server|vllm\.entrypoints\.openai\.api_server"
-    r"|sglang\.bench_(?:offline_throughput|one_batch|latency)|sglang\.benchmark\.(?:offline_throughput|one_batch)"
-    r"|vllm\.entrypoints\.api_server)(?![\w.])"
-    r"|(?:\S*/)?sglang\s+serve|(?:\S*/)?vllm\s+serve|(?:\S*/)?vllm\s+bench\s+(?:throughput|latency)\b)(?:\s.*)?)$"
+# The program of a launch command: the server (`python -m sglang.launch_server`, `sglang serve`, `vllm serve`), or
+# another program of the engine that takes the server's arguments (facts/entry_points.py: `python -m
+# sglang.bench_offline_throughput …`, `vllm bench latency …`).  It starts a word or follows a path's `/`; the path,
+# the environment assignments in front and the prompt are read around it (_command_in), not by this pattern,
+# which so tries a literal at each place of a line and stays linear on a long one (a benchmark's result dump).
+_PROGRAM = compile_lazily(
+    r"(?<![\w.\-])(?:python[\d.]*\s+-m\s+(?P<module>sglang\.launch_server|vllm\.entrypoints\.openai\.api_server|"
+    + "|".join(re.escape(module) for module in (*entry_points.SGLANG_SERVER_FLAG_MODULES, *entry_points.VLLM_ENGINE_FLAG_MODULES))
+    + r")(?![\w.])"
+    r"|(?P<command>sglang|vllm)\s+(?:serve|bench\s+(?:throughput|latency)\b))(?=\s|$)"
 )
-# Words that may start a launch command on a line (a cheap test before _COMMAND's search).
-_COMMAND_WORDS = ("launch_server", " serve", "api_server", "bench")
+# Words that may start a launch command on a line (a cheap test before _PROGRAM's search).
+_COMMAND_WORDS = ("launch_server", " serve", "api_server", "sglang.bench", " bench ")
+_ENV_ASSIGNMENT = compile_lazily(r"[A-Z_][A-Z0-9_]*=\S*")
+_OPENING_MARKS = ("\uff1a", "`", "'", '"', "(")
+# What ends a prompt or a label in front of a command: a shell prompt's `$ `, `# `, `% `, `> ` (also a markdown
+# quote's and PowerShell's), zsh themes' `➜ ` and `❯ `, a label's `: ` (`Launch command: …`, YAML's `command: …`, a
+# full-width `执行命令：`), a shell operator (`cd /w && …`, `a; b`, `| tee`), a backtick that opens a quoted command,
+# or the signal bash's job notice names before the command it ran (`./entrypoint.sh: line 47:    28 Killed
+# python3 -m …`, strsignal's words).  The words after the last one are the command's.
+_PROMPT_END = compile_lazily(
+    r"(?:[$#%>:➜❯]|&&|\|\||[;|])(?=\s|$)|[`\uff1a]"
+    r"|\b(?:Killed|Terminated|Aborted|Segmentation fault|Bus error|Illegal instruction|Floating point exception)"
+    r"(?: \(core dumped\))?(?=\s)"
+)
+# Markers a prompt or a list puts right before a command's first word: bash -x's `+`, a notebook's `!`, a YAML or
+# markdown list's `-`, a JSON string's quote, a parenthesis.
+_LEAD_MARKS = "+!-*\"'([{ \t"
+# Programs a command may be typed behind (they run the words after them, with options of their own): the
+# pass-through ones, the wrappers (_WRAPPER_PROGRAM), Python's project runners (`uv run python -m …`), and the shell's
+# `export` of the assignment in front (`export CUDA_VISIBLE_DEVICES=4; python -m …`).
+_RUNNERS = frozenset({"uv", "poetry", "pipenv", "pdm", "hatch", "rye", "pixi", "conda", "micromamba", "mamba", "export"})
 # NVIDIA Dynamo's launch of an engine: its backend module (`python3 -m dynamo.sglang --model-path …`,
 # components/src/dynamo/sglang) or its CLI's output engine (`dynamo-run in=http out=sglang …`, `dynamo run out=vllm …`,
 # ai-dynamo/dynamo docs/guides/dynamo_run.md).
@@ -298,26 +318,23 @@ class LaunchTracker:
                 if m["body"].startswith("{"):
                     self.version_hint = "0.5.23"
                 self._mark(line.offset, "server_args").server_args = m["body"]
-        # Length guard: the pattern searches from every position; launch commands are short.
         said = text
         if "<" in said and len(said) <= 8192 and _CAPTION_MARKUP.search(said):
             said = _CAPTION_MARKUP.sub(" ", said).rstrip()  # a collapsed section's caption: its words, not its tags
-        if any(word in said for word in _COMMAND_WORDS) and len(said) <= 8192 and (
-            m := _COMMAND.search(said)
-        ):
-            command = m["cmd"].strip()
-            if m.start("cmd") and said[m.start("cmd") - 1] == "`":
+        if any(word in said for word in _COMMAND_WORDS) and len(said) <= 8192 and (found := _command_in(said)):
+            command, before, engine = found
+            if before.endswith("`"):
                 command = command.split("`", 1)[0].strip()  # a command a sentence quotes in backticks ends at its closing one
             if command.endswith("\\") and len(said) <= 8192:
                 self._continued = (said.rstrip()[:-1], line.offset)  # the rest is on the next line
                 return
-            before = said[: m.start("cmd")]
             if command.count("-") and not command.endswith("serve") and not _NOT_A_COMMAND.search(said) and not (
                     _QUOTED_BY_ERROR.search(before)):
-                self.command_engine = "vllm" if "vllm" in command.split("--", 1)[0] else "sglang"
+                self.command_engine = engine
                 self._saw("command", self.command_engine)
-                # A quote it does not close: part of a `bash -c "…"` string, not a command of its own.
-                if _lexes(command):
+                # A quote it does not close: part of a `bash -c "…"` string, not a command of its own.  A sentence that
+                # names the command (`> I ran python -m … and it fails`) shows the engine, not the command as typed.
+                if _lexes(command) and self._typed_as_a_command(before):
                     self._record_command(line.offset, command, *self._wrapper_of(before, command))
         if ('"' in text or "'" in text or "- " in text) and len(text) <= 8192 and (
             listed := engine_evidence.listed_command_engine(text)
@@ -330,8 +347,8 @@ class LaunchTracker:
             self._saw("command", self.command_engine)
             self.other_entry_point = self.other_entry_point or m[0]
         if ("bench" in text or "api_server" in text) and self.other_entry_point is None and len(text) <= 8192 and (
-                benchmark := entry_points.other_entry_point(text)):
-            self.other_entry_point = benchmark[0]
+                entry_point := entry_points.other_entry_point(text)):
+            self.other_entry_point = entry_point[0]
         if " -m " in text and "--backend" not in text and len(text) <= 8192 and (m := _ENGINE_MODULE_RUN.search(text)) and (
                 not m["module"].startswith(_CLIENT_MODULES)):
             self._saw("command", m["engine"])
@@ -455,6 +472,23 @@ class LaunchTracker:
         facts = self._mark(offset, "command")
         facts.command, facts.command_wrapper, facts.command_wrapper_kept = self.command, wrapper, whole is not None
 
+    def _typed_as_a_command(self, before: str) -> bool:
+        """The words in front of a command on its line (`before`) leave it as typed: nothing, or a prompt or a label
+        (_PROMPT_END), then a program that runs it (an environment assignment, a path, a pass-through program, a
+        wrapper, a project runner, a program with options of its own).  Not a sentence's words (`I ran python -m …
+        and it fails`): the sentence's words after the command would be read as the command's, and a corrected
+        command would keep or drop them."""
+        if self._line_before.rstrip().endswith("\\"):
+            return True  # a command started on the line above (_wrapper_of names it)
+        prompt_end = max((m.end() for m in _PROMPT_END.finditer(before)), default=0)
+        words = before[prompt_end:].strip(_LEAD_MARKS).split()
+        if not words:
+            return True
+        first = words[0].rsplit("/", 1)[-1]
+        return bool(_ENV_ASSIGNMENT.fullmatch(words[0]) or "/" in words[0] or first in _PASS_THROUGH or first in _RUNNERS
+                    or _WRAPPER_PROGRAM.match(" ".join(words) + " ")
+                    or (first[:1].islower() and any(word.startswith("-") for word in words[1:])))
+
     def _wrapper_of(self, before: str, command: str) -> tuple[str | None, str | None]:
         """What the engine's command sits in on its line (`before`: the text in front of it) or the line above:
         (its name, for the user; the whole command with the wrapper's words kept in front, when they can be), or
@@ -566,8 +600,8 @@ class LaunchTracker:
 
     def observe_user_command(self, command: str) -> None:
         """The launch command the user gave (--cmd): evidence of its engine like a logged one, and the latest."""
-        if len(command) <= 8192 and (m := _COMMAND.search(command.strip())):
-            self.command_engine = "vllm" if "vllm" in m["cmd"].split("--", 1)[0] else "sglang"
+        if len(command) <= 8192 and (found := _command_in(command.strip())):
+            self.command_engine = found[2]
             self._saw("command", self.command_engine)
 
     def _saw(self, kind: str, engine: str) -> None:
@@ -878,6 +912,31 @@ def _split_top_level(text: str) -> list[str]:
     if current:
         items.append("".join(current))
     return items
+
+
+def _command_in(text: str) -> tuple[str, str, str] | None:
+    """The launch command a line holds (from its environment assignments and its program's path to the line's end),
+    the text in front of it, and the engine its program is (the module's package, `sglang` or `vllm` of the command
+    word: never a path's or an environment's name, `/opt/vllm-venv/bin/python -m sglang.bench_one_batch` runs SGLang)."""
+    m = _PROGRAM.search(text)
+    if m is None:
+        return None
+    start = m.start()
+    if start and text[start - 1] == "/":
+        while start and (text[start - 1].isalnum() or text[start - 1] in "/._-~+$"):
+            start -= 1  # the program's path: `/opt/venv/bin/python3`
+    while start and text[start - 1].isspace():
+        word_end = len(text[:start].rstrip())
+        word_start = max(text.rfind(" ", 0, word_end), text.rfind("\t", 0, word_end)) + 1
+        # a label, a quote or a backtick right before the assignment (`执行命令：VLLM_USE_MODELSCOPE=true vllm serve …`)
+        assignment_start = max(word_start, *(text.rfind(mark, word_start, word_end) + 1 for mark in _OPENING_MARKS))
+        if not _ENV_ASSIGNMENT.fullmatch(text, assignment_start, word_end):
+            break
+        start = assignment_start  # an environment assignment in front: `CUDA_VISIBLE_DEVICES=0,1 python …`
+        if assignment_start > word_start:
+            break
+    engine = m["command"] or m["module"].split(".", 1)[0]
+    return text[start:].strip(), text[:start], engine
 
 
 def _lexes(command: str) -> bool:

@@ -130,10 +130,12 @@ QUOTED_FRAMES_HEADING = "from user code:"
 # `error: unrecognized arguments: …`, python/sglang/multimodal_gen/runtime/server_args/server_args.py; sgl-project/sglang#34226)
 # The compiler drivers print `clang: error: …` too: their diagnostics are read as a compiler's (typeless_errors.py).
 # Slurm's programs say `srun: error: …` of the job, never of the engine's arguments: not argparse's.
+# vLLM's benchmarks are a subcommand's subcommand, `vllm bench latency: error: …` (argparse's nested subparsers' prog,
+# vllm/entrypoints/cli/benchmark/main.py, 0.11.2 and 0.33.0): the program is all three words.
 # The program's name is ASCII, as a script's name on a command line is: Chinese words before it with no space are
 # the user's sentence (`启动时显示vllm: error: …`), read by PROSE_USAGE_ERROR.
 USAGE_ERROR = compile_lazily(
-    r"^(?:(?!(?:clang|amdclang|hipcc|nvcc|gcc|g\+\+|c\+\+|ld(?:\.lld)?|srun|sbatch|salloc|slurmstepd)(?:\+\+)?: )(?P<prog>[A-Za-z0-9_./\-]+(?: [A-Za-z0-9_\-]+)?): |(?=error: (?:unrecognized arguments: |the following arguments are required: "
+    r"^(?:(?!(?:clang|amdclang|hipcc|nvcc|gcc|g\+\+|c\+\+|ld(?:\.lld)?|srun|sbatch|salloc|slurmstepd)(?:\+\+)?: )(?P<prog>vllm bench [\w\-]+|[A-Za-z0-9_./\-]+(?: [A-Za-z0-9_\-]+)?): |(?=error: (?:unrecognized arguments: |the following arguments are required: "
     r"|argument -{1,2}[\w\-]+(?:/-{1,2}[\w\-]+)*: |ambiguous option: )))error: (?P<msg>.+)$"
 )
 # argparse's error message cut where a terminal or a paste wrapped it (`launch_server.py: error: the following arguments
@@ -163,7 +165,7 @@ def usage_message_cut(message: str) -> bool:
 # ASCII, as a file name on a command line is).  A fallback: the failure only of a paste that shows no other.
 PROSE_USAGE_ERROR = compile_lazily(
     rf"(?<=[\s:\uff1a{_WIDE_PROSE}])"
-    r"(?P<usage>[A-Za-z0-9_./\-]+(?: [A-Za-z0-9_\-]+)?: error: (?:unrecognized arguments: |the following arguments are "
+    r"(?P<usage>(?:vllm bench [\w\-]+|[A-Za-z0-9_./\-]+(?: [A-Za-z0-9_\-]+)?): error: (?:unrecognized arguments: |the following arguments are "
     r"required: |argument -{1,2}[\w\-]+(?:/-{1,2}[\w\-]+)*: |ambiguous option: ).+)$"
 )
 # The same line retyped by hand inside prose, its spacing lost or changed and typographic quotes around it
