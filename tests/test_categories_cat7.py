@@ -157,7 +157,9 @@ def unknown_rope_type(rope_type: str, rotary_file: str) -> str:
 
 
 def test_the_rotary_embeddings_refusal_of_a_rope_type_is_the_models_rope_scaling() -> None:
-    traceback = unknown_rope_type("longrope2", "sglang/srt/layers/rotary_embedding.py")
+    # 'mrope': a type the product leaves to this row with the rules on too ('longrope2', known to no release, is the
+    # rule's: tests/reasoning/test_rope_type.py)
+    traceback = unknown_rope_type("mrope", "sglang/srt/layers/rotary_embedding.py")
     diagnosis = diagnose_without_patterns(SGLANG_BANNER + traceback)
     assert diagnosis.category == "dependency-version", diagnosis  # the engine and transformers disagreeing (stop 51)
     assert "rope_scaling" in diagnosis.title

@@ -70,7 +70,8 @@ def test_without_a_launch_no_override_flag_is_named() -> None:
 
 
 def test_a_rope_type_some_release_handles_is_not_the_users_value() -> None:
-    """'mrope' is the family of vLLM's bailing_mrope, 'default' a type every recent release handles."""
+    """'mrope' is Qwen2-VL's config-level type (vLLM reads its mrope_section), 'default' a type every recent release
+    handles."""
     for rope_type in ("default", "mrope", "llama3"):
         assert first_diagnosis(f"ValueError: Unknown RoPE scaling type {rope_type}\n").category == "dependency-version"
 

@@ -220,6 +220,25 @@ def test_a_benchmark_s_long_result_lines_are_read_in_linear_time(run: str) -> No
     assert report.failures
 
 
+# A config override's value read for its rope keys (reasoning/rope_type.py, review 5 of stop 51): braces that never
+# close, and braces nested past the parsers' recursion limit, on a 64 KiB line before get_rope's refusal.
+_ROPE_REFUSAL = "ValueError: Unknown RoPE scaling type extended\n"
+_OVERRIDE_VALUES = {
+    "unclosed": "vllm serve m --hf-overrides '{run}'",
+    "nested": "vllm serve m --hf-overrides '{run}{closed}'",
+    "dump": "Namespace(hf_overrides={run}{closed}, model='m')",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(_OVERRIDE_VALUES))
+def test_a_long_config_override_value_is_read_in_linear_time(shape: str) -> None:
+    depth = MAX_LINE_BYTES // 2 - 200
+    line = _OVERRIDE_VALUES[shape].format(run="{" * depth, closed="}" * depth)
+    with no_hang():  # a hang guard, not a timing
+        report = diagnose_text(line + "\n" + _ROPE_REFUSAL, DiagnoseOptions(include_user_patterns=False))
+    assert report.failures
+
+
 TEMPLATE = "Rank {} scheduler died during initialization (exit code: {})."
 
 

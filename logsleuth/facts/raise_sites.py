@@ -83,6 +83,11 @@ def _entries(engine: str, member: str) -> list[dict[str, Any]]:
     return list(found) if isinstance(found, list) else []
 
 
+def indexed_releases(engine: str) -> list[str]:
+    """The engine's indexed releases, oldest first (the release numbers a check's `lines` count)."""
+    return _releases(engine)
+
+
 def member_names(engine: str) -> list[str]:
     """Every member of the engine's index (one per source file, `sglang/srt/server_args.py.json`), or [] without one."""
     return list(_archive(engine).namelist()) if index_path(engine).exists() else []

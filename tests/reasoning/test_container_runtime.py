@@ -41,3 +41,13 @@ def test_the_hosts_cuda_is_named_when_the_runtime_gives_it() -> None:
 def test_the_condition_is_not_read_as_a_package_pin() -> None:
     diagnosis = first_diagnosis(LAUNCH + DAEMON + LEGACY)
     assert not any("pin cuda" in check for words in diagnosis.engine_says for check in words.checks)
+
+
+@pytest.mark.parametrize("log", [LAUNCH + DAEMON + LEGACY, LAUNCH + CDI])
+def test_the_table_files_the_refusal_where_the_rule_does(log: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the rules set aside (a line the rule cannot read), the categories table says orchestration too, not
+    cuda-error (review 5 of stop 51: the two paths disagreed)."""
+    from logsleuth.reasoning import registry
+
+    monkeypatch.setattr(registry, "RULES", ())
+    assert first_diagnosis(log).category == "orchestration"
