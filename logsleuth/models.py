@@ -120,7 +120,8 @@ class ExceptionBlock:
     # read from a person's prose, no error line pasted: "stated", a sentence names the error's class in words (`… but
     # it OOMs`), the type (and the message, the engines' words for that class) inferred (tracebacks/stated_failures.py);
     # "retyped", an error line retyped by hand, its spacing and quotes changed, read as its template prints it
-    # (tracebacks/grammar.retyped_usage_error).  Reports say so, never show it as printed.
+    # (argparse's line: tracebacks/grammar.retyped_usage_error; an engine's message a sentence quotes:
+    # tracebacks/prose_failures.retyped_variants).  Reports say so, never show it as printed.
     read_from_prose: Literal["", "stated", "retyped"] = ""
 
     @property

@@ -12,6 +12,8 @@ with no engine path, program name or banner):
 
 from __future__ import annotations
 
+import pytest
+
 from logsleuth.api import diagnose_text
 from tests.test_fatal_output_shapes import OPTIONS
 
@@ -36,6 +38,10 @@ def test_sgl_kernels_library_by_its_own_name_in_the_loaders_error_names_sglang()
     assert report.failures and report.launch.engine == "sglang"
 
 
-def test_another_library_ending_in_common_ops_names_no_engine() -> None:
-    log = "my_common_ops.cpython-313-x86_64-linux-gnu.so: undefined symbol: numa_get_membind\n"
+@pytest.mark.parametrize("library", [
+    "my_common_ops.cpython-313-x86_64-linux-gnu.so",
+    "/opt/other_pkg/common_ops.cpython-310-x86_64-linux-gnu.so",  # another package's directory (review 3 of stop 51)
+])
+def test_another_library_ending_in_common_ops_names_no_engine(library: str) -> None:
+    log = f"{library}: undefined symbol: numa_get_membind\n"
     assert diagnose_text(log, OPTIONS).launch.engine is None

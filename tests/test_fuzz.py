@@ -24,6 +24,7 @@ from logsleuth.diagnosis.library import PatternSet
 from logsleuth.facts.message_templates import opening_matched
 from logsleuth.ingest.lines import MAX_LINE_BYTES
 from logsleuth.ingest.normalize import normalize_chunks
+from logsleuth.tracebacks.prose_failures import retyped_variants
 from logsleuth.tracebacks.scanner import FailureScanner
 
 sys.path.insert(0, str(Path(__file__).parent / "groundtruth"))
@@ -204,6 +205,7 @@ def test_a_long_run_inside_an_error_stated_in_wide_script_prose_is_read_in_linea
         report = diagnose_text(log, DiagnoseOptions(include_user_patterns=False))
     assert report.failures
 
+
 # A benchmark's result dump pasted with the failure: long lines that name a benchmark (`"benchmark_duration": …`),
 # where a launch command is looked for (ingest/launch.py: `vllm bench latency`, `python -m sglang.bench_one_batch`).
 # Review 2 of stop 51: the command's pattern tried a path (`\S*/`) and a run of environment assignments from every
@@ -237,6 +239,25 @@ def test_a_long_config_override_value_is_read_in_linear_time(shape: str) -> None
     with no_hang():  # a hang guard, not a timing
         report = diagnose_text(line + "\n" + _ROPE_REFUSAL, DiagnoseOptions(include_user_patterns=False))
     assert report.failures
+
+
+# A run of digits after sgl-kernel's library name, no `.so` after it (review 3 of stop 51: `cpython-\d+[\w-]*` of
+# ingest/engine_evidence.py tried every split of the run, 65 s for this line): no library named, so no engine.
+@pytest.mark.parametrize("opening", ["common_ops.cpython-3", "common_ops.cpython-310-x86_64-"])
+def test_a_run_after_sgl_kernels_library_name_is_read_in_linear_time(opening: str) -> None:
+    log = opening + "1" * (MAX_LINE_BYTES - 200) + "\n"
+    with no_hang():  # a hang guard, not a timing: the fixed code takes well under a second
+        report = diagnose_text(log, DiagnoseOptions(include_user_patterns=False))
+    assert report.launch.engine is None
+
+
+# A run of spaces in a quoted message that no mark follows (review 3 of stop 51: ` +(?=[.,…])` of
+# tracebacks/prose_failures.py tried the run from each of its spaces; bounded today by the quoting readers' limits,
+# so the function is driven directly): the spaces before the mark only are taken off.
+def test_a_run_of_spaces_in_a_retyped_message_is_read_in_linear_time() -> None:
+    message = "a" + " " * (MAX_LINE_BYTES - 200) + "b ."
+    with no_hang():  # a hang guard, not a timing: the fixed code takes well under a millisecond
+        assert retyped_variants([message]) == ["a b."]
 
 
 TEMPLATE = "Rank {} scheduler died during initialization (exit code: {})."

@@ -158,12 +158,13 @@ _LOADED_SGLANG_FILE = compile_lazily(r"(?:(?:site|dist)-packages/|/python/)sglan
 # (`common_ops.cpython-313-x86_64-linux-gnu.so: undefined symbol: numa_get_membind`, the retired blind split 14's E-05,
 # sgl-kernel's CPU build): sgl-kernel's loader imports its extension as `common_ops` (sgl_kernel/load_utils.py, whose
 # report lists `sgl_kernel/sm90/common_ops.*` and `common_ops`, sgl-project/sglang#12119), a name vLLM's compiled
-# modules never take (`_C`, `_moe_C`, `cumem_allocator`, `_flashmla_C`).  Only as a loader's subject, the line's
-# start or after a path's slash: `my_common_ops.so` is another library.
+# modules never take (`_C`, `_moe_C`, `cumem_allocator`, `_flashmla_C`).  Only with no directory, as a loader's
+# subject or at the line's start: `my_common_ops.so` and `/x/other_pkg/common_ops.….so` are another library's (with
+# its directory, sgl-kernel's file is the `sgl_kernel/` alternative).
 _SGL_KERNEL = compile_lazily(
     r"(?:site|dist)-packages/sgl_kernel/|\[sgl_kernel\] |\bsgl[-_]kernel is installed with version "
     r"|(?:satisfies the requirement|distribution found for) sgl[-_]kernel\b"
-    r"|(?:^|[\s/'\"`(])common_ops\.(?:abi3|cpython-\d+[\w-]*)\.so(?=: (?:undefined symbol|cannot open shared object))"
+    r"|(?:^|[\s'\"`(])common_ops\.(?:abi3|cpython-\d+(?:-[\w-]+)?)\.so(?=: (?:undefined symbol|cannot open shared object))"
 )
 # pip resolving an engine itself: `ERROR: No matching distribution found for vllm==0.99`.
 _PIP_REQUIREMENT = compile_lazily(r"(?:satisfies the requirement|distribution found for) (?P<engine>sglang|vllm)(?![\w-])")

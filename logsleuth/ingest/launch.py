@@ -102,7 +102,8 @@ _NOT_A_COMMAND = compile_lazily(r"(?i)^\s*(?:usage|example|e\.g\.)\s*:|\[-h\]|\[
 # The HTML a paste's collapsed section puts around the command whose output it holds: vLLM's bug template captions its
 # environment `<summary>The output of <code>python collect_env.py</code></summary>`, and a user writes their launch in
 # its place (`<summary>The output of vllm serve Olmo-3-32B-Think-Q8_0.gguf</summary>`, the retired blind split 14's
-# B-07).  Markup, not a placeholder such as `<model>`: taken off before the line is read for a command.
+# B-07).  Markup, not a placeholder such as `<model>`: taken off any line before it is read for a command (not only a
+# caption's: inline `<code>`/`<b>` around a command are read as a backticked command is).
 _CAPTION_MARKUP = compile_lazily(r"</?(?:summary|details|code|kbd|b|strong|em|i)>")
 # An item of a `server_args=` repr left out by whoever pasted it: `ServerArgs(model_path='/m', ...)`.
 _ELIDED_ITEM = compile_lazily(r"(?:^|,)\s*(?:\.\.\.|…)\s*(?:,|$)")
