@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
 import json
@@ -100,6 +101,16 @@ def real_traceback(code: str, filename: str = "app.py") -> str:
         assert proc.returncode != 0, "the snippet was meant to raise"
         # Keep the temp path out of fingerprints and assertions.
         return proc.stderr.replace(tmp + "/", "/srv/")
+
+
+def argparse_error_line(prog: str, argv: list[str]) -> str:
+    """The error line CPython's argparse prints for argv (`prog: error: …`), from a parser with only --model-path."""
+    parser = argparse.ArgumentParser(prog=prog)
+    parser.add_argument("--model-path")
+    stderr = io.StringIO()
+    with contextlib.redirect_stderr(stderr), contextlib.suppress(SystemExit):
+        parser.parse_args(argv)
+    return stderr.getvalue().strip().splitlines()[-1]
 
 
 def traceback_of_installed(tmp_path: Path, files: dict[str, str], script: str, *, python: str = "python3.11",

@@ -19,14 +19,10 @@ And the look-alikes that stay no failure."""
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import io
-
 import pytest
 
 from logsleuth.api import diagnose_text
-from tests.helpers import real_traceback
+from tests.helpers import argparse_error_line, real_traceback
 from tests.test_fatal_output_shapes import OPTIONS, primary
 
 
@@ -51,17 +47,8 @@ def test_typographic_quotes_around_other_words_name_nothing() -> None:
 
 
 # -- argparse's error after Chinese prose -------------------------------------------------------------------------------------
-def _argparse_error(prog: str, argv: list[str]) -> str:
-    parser = argparse.ArgumentParser(prog=prog)
-    parser.add_argument("--model-path")
-    stderr = io.StringIO()
-    with contextlib.redirect_stderr(stderr), pytest.raises(SystemExit):
-        parser.parse_args(argv)
-    return stderr.getvalue().strip().splitlines()[-1]
-
-
 def test_argparses_error_right_after_chinese_words_is_the_failure() -> None:
-    error = _argparse_error("launch_server.py", ["--model-path", "m", "--kt-old-flag", "x"])
+    error = argparse_error_line("launch_server.py", ["--model-path", "m", "--kt-old-flag", "x"])
     assert error == "launch_server.py: error: unrecognized arguments: --kt-old-flag x"
     report = diagnose_text(f"python -m sglang.launch_server --model-path m --kt-old-flag x\n按照文档运行，会显示{error}\n这是什么原因？\n",
                            OPTIONS)
@@ -70,7 +57,7 @@ def test_argparses_error_right_after_chinese_words_is_the_failure() -> None:
 
 
 def test_argparses_error_ends_where_the_chinese_sentence_goes_on() -> None:
-    error = _argparse_error("vllm", ["--bad"])
+    error = argparse_error_line("vllm", ["--bad"])
     report = diagnose_text(f"启动时显示{error}，请问怎么办\n", OPTIONS)
     assert report.failures[0].failure.final.message == "unrecognized arguments: --bad"
 

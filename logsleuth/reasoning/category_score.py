@@ -291,9 +291,11 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
     strong = next(
         (m[0] for pattern in row.strong_words for text in (*texts, *failure.context) if (m := pattern.search(text))), None
     )
+    # a class a person stated in words was typed by logsleuth (tracebacks/stated_failures.py): the words are inferred
+    inferred = "; inferred from the user's sentence" if failure.final.read_from_prose == "stated" else ""
     if strong:
         score += STRONG_WEIGHT
-        why.append(f"the message's words ({strong.strip()!r})")
+        why.append(f"the message's words ({strong.strip()!r}{inferred})")
     engine_class = engine_class_called(failure) if row.wrapper_call and wrapped and not strong else None
     if engine_class:
         strong = engine_class
@@ -303,7 +305,7 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
     word = next((m[0] for pattern in row.words for text in word_texts if (m := pattern.search(text))), None)
     if word and not strong:
         score += WORD_WEIGHT
-        why.append(f"the message's words ({word.strip()!r})")
+        why.append(f"the message's words ({word.strip()!r}{inferred})")
     said_above = _said_above(row, said_texts) if said_texts and not (word or strong) else None
     if said_above:
         score += WORD_WEIGHT

@@ -115,7 +115,7 @@ from logsleuth.tracebacks.repair import (
     shown_in,
 )
 from logsleuth.tracebacks.split_bodies import SplitErrorBodies
-from logsleuth.tracebacks.stated_failures import stated_failure
+from logsleuth.tracebacks.stated_failures import got_past_later, stated_failure
 from logsleuth.tracebacks.typeless_errors import typed_by_message
 from logsleuth.tracebacks.warned_failures import WarnedFailures
 
@@ -183,6 +183,10 @@ class FailureScanner:
         self.failures: list[Failure] = []
         self.cascade_lines: list[LogLine] = []  # `kill_process_tree called`, ...
         self._fallbacks: list[Failure] = []  # failures reported only when there is no other
+        # where a later line said the run got past a failure a sentence stated (stated_failures.got_past_later): the
+        # stated failures above it are a past fix, none; looked for only once a sentence stated one
+        self._stated_at: int | None = None
+        self._got_past_at: int | None = None
         # ERROR records still to be looked up in the raise site index (logged_errors.py): a fallback, so a log of a
         # million error records does not pay a lookup for each; the first ones of a paste are read.
         self._record_lookups_left = MAX_RECORD_LOOKUPS
@@ -237,6 +241,8 @@ class FailureScanner:
             self._close_stale(stream, seq)
 
         self._maybe_start(kind, line, seq)
+        if self._stated_at is not None and line.offset > self._stated_at and kind is LineKind.OTHER and got_past_later(line.text):
+            self._got_past_at = line.offset
         self._previous_text[stream] = line.text
         # (get before setdefault: setdefault would build a deque for every line, this runs on every line)
         recent = self._recent_texts.get(stream)
@@ -279,6 +285,9 @@ class FailureScanner:
         # A glog/c10 ERROR record or a warning the server came up after (a connection retried while ranks met, an
         # optional kernel that did not load) was survived.
         self._fallbacks = [f for f in self._fallbacks if not (_is_survivable(f) and f.offset < self._ready_offset)]
+        if self._got_past_at is not None:
+            self._fallbacks = [f for f in self._fallbacks
+                               if not (f.final.read_from_prose == "stated" and f.offset < self._got_past_at)]
         found = attach_moved_exceptions(sorted(self.failures + self._fallbacks, key=lambda failure: failure.offset))
         fallbacks = {id(failure) for failure in self._fallbacks} - {
             id(failure) for failure in _stated_above_cut(found, self._stated_above)}
@@ -406,6 +415,8 @@ class FailureScanner:
             # (stated_failures.py): a fallback, its exception inferred
             record = Collector("bare", line, Phase.DONE, context=self._context(), fallback=True, stated=True,
                                in_words="stated")
+            if self._stated_at is None:
+                self._stated_at = line.offset
             started = (record, named)
         if (
             started is None
