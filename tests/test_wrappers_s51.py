@@ -125,3 +125,29 @@ def test_the_same_refusal_with_no_program_building_the_engines_objects_stays_an_
                                                                                            prefix: str) -> None:
     """No caller named, or only Ray, which runs the engine's own workers: the engine's code failed on its own."""
     assert diagnose_without_patterns(_serving_classes_given_strings(tmp_path, prefix)).category == "engine-bug"
+
+
+_ENGINE_CORE = {
+    "vllm/v1/engine/core.py": (
+        "class EngineCore:\n"
+        "    scheduler = None\n\n"
+        "    def step(self):\n"
+        "        return self.scheduler.schedule()\n\n"
+        "    def run_busy_loop(self):\n"
+        "        self.step()\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("prefix", ["(WorkerDict pid=77) ", "(ServeReplica:default:MyApp pid=9) "])
+def test_the_engines_own_busy_loop_under_a_program_that_calls_its_api_stays_an_engine_bug(tmp_path: Path,
+                                                                                          prefix: str) -> None:
+    """EngineCore's loop (vllm/v1/engine/core.py) is no entry a program calls with values of its own: only the API
+    files it calls (entrypoints/, the engines' llm_engine / async_llm(_engine) / arg_utils) make the caller's release
+    the suspect."""
+    run = traceback_of_installed(tmp_path, _ENGINE_CORE,
+                                 "from vllm.v1.engine.core import EngineCore\nEngineCore().run_busy_loop()\n")
+    assert "AttributeError: 'NoneType' object has no attribute 'schedule'" in run.stderr
+    tail = run.stderr[run.stderr.index('  File "' + str(tmp_path / "venv")):]
+    diagnosis = diagnose_without_patterns("".join(prefix + line + "\n" for line in tail.splitlines()))
+    assert diagnosis.category == "engine-bug"

@@ -157,10 +157,14 @@ def wrapper_call_into_engine(failure: Failure) -> Frame | None:
     return caller if _INSTALLED_NOT_ENGINE.search(caller.file) or wrapper_of_path(caller.file) else None
 
 
-# The modules of the engine's API that a program builds and calls itself: vLLM's serving classes and engines
+# The files of the engine's API that a program builds and calls itself: vLLM's serving classes and entry points
 # (vllm/entrypoints/openai/serving_*.py take the served model names as BaseModelPath objects, ray-project/ray#50275),
-# SGLang's Engine and its entry points.
-_API_MODULE = compile_lazily(r"(^|/)(vllm/(entrypoints|engine|v1/engine)|sglang/(srt/entrypoints|api\.py))(/|$)")
+# its engines' front classes and their arguments (LLMEngine, AsyncLLMEngine, EngineArgs; v1's LLMEngine, AsyncLLM),
+# SGLang's Engine and its entry points.  Not the engines' internals (EngineCore's busy loop in v1/engine/core.py,
+# the output processor, the detokenizer): a program never calls them with values of its own, so a failure there is
+# the engine's own.
+_API_MODULE = compile_lazily(r"(^|/)(vllm/(entrypoints/|engine/(llm_engine|async_llm_engine|arg_utils)\.py$"
+                             r"|v1/engine/(llm_engine|async_llm)\.py$)|sglang/(srt/entrypoints/|api\.py$))")
 # The programs that run the engine through its Python API (their code builds its objects); not Ray, which dispatches
 # the engine's own workers, nor llm-d, which runs the engine's own server.
 _API_CALLERS = frozenset({"verl", "OpenRLHF", "LLaMA-Factory", "Xinference", "Triton Inference Server", "Dynamo",
