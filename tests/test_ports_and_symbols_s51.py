@@ -55,8 +55,11 @@ def test_a_loopback_zmq_port_leads_with_the_engines_own_allocation(tmp_path: Pat
     fix = diagnosis.fix
     assert fix is not None and not fix.flags and not fix.alternatives
     assert fix.summary.startswith("Port 56623 is one SGLang picked itself, not its HTTP port (30000, --port)")
-    assert "update SGLang" in fix.summary and "second check" in fix.summary
-    assert fix.steps[0].startswith("first, the engine's own allocation")
+    assert "likely its own allocation colliding (some releases do" in fix.summary and "second check" in fix.summary
+    assert "no flag moves it" in fix.summary and "not a setting" not in " ".join(fix.steps)
+    assert fix.steps[0].startswith("first, likely the engine's own allocation")
+    # the message queue's port comes from get_open_port(): --port, --dist-init-addr and --nccl-port do not move it
+    assert "SGLANG_PORT" in fix.steps[1] and "--port" not in fix.steps[1]
     assert "ss -ltnp" not in " ".join(fix.steps[:2]) and fix.steps[-1].startswith("second check, another process")
     assert "another process listens on it, most often" not in diagnosis.root_cause
 
@@ -66,6 +69,8 @@ def test_a_dp_attention_port_without_the_launch_command_reads_the_same(tmp_path:
     log = _zmq_bind_failure(tmp_path, "tcp://127.0.0.1:30236", "cd /srv")
     fix = first_diagnosis(log).fix
     assert fix is not None and fix.summary.startswith("Port 30236 is one SGLang picked itself, not its HTTP port nor")
+    assert "move --port further from other servers'" in fix.summary
+    assert fix.steps[1].startswith("meanwhile, if this launch uses DP attention on one node: its ZMQ ports follow --port")
 
 
 def test_a_configured_endpoint_on_every_address_keeps_the_other_process_reading(tmp_path: Path) -> None:

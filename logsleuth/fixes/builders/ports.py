@@ -201,24 +201,42 @@ def free_port(ctx: FixContext, data: dict[str, Any]) -> Fix:
 # (sgl-project/sglang#4599, fixed by #4648; sgl-project/sglang#29547): patterns/sglang/internal-port-in-use.toml.
 _ZMQ_LOOPBACK = compile_lazily_regex(r"(?:ZMQError|zmq\.error)[^\n]{0,200}?addr='tcp://127\.0\.0\.1:(?P<port>\d{1,5})'")
 ENGINE_CHOSEN_PORT_RELEASE = (
-    "first, the engine's own allocation: SGLang hands these ports out itself, and released code has given one out "
+    "first, likely the engine's own allocation: SGLang hands these ports out itself, and some releases gave one out "
     "twice (DP attention's ZMQ ports colliding with its other ports; a port found free at start-up taken again before "
-    "it was bound). That is a bug of the release in use, not a setting: update SGLang and run the same launch, or "
-    "search SGLang's issues for this message with the options this launch uses (DP attention, data parallelism, the "
-    "entry point) for the release that fixes it"
+    "it was bound). Search SGLang's issues for this message with the options this launch uses (DP attention, data "
+    "parallelism, the entry point); a newer release may bind these ports safely, so try it with the same launch"
 )
+# PortArgs.init_new (0.4.10, 0.5.9, 0.5.23): with DP attention on one node and no --dist-init-addr, its rendezvous
+# port is --port + ZMQ_TCP_PORT_DELTA (233) and its ZMQ ports the next five; only --port moves them.
+_DP_ATTENTION_DELTA, _DP_ATTENTION_PORTS = 233, 5
 ENGINE_CHOSEN_PORT_BASES = (
-    "meanwhile move the base it derives them from: with DP attention on one node they follow --port (+ 233 and up), "
-    "on several nodes --dist-init-addr's port (+ 1 to + 5); its NCCL port is --nccl-port. Setting these apart from "
-    "each other and from other servers on the host is the workaround"
+    "meanwhile, if this launch uses DP attention on one node: its ZMQ ports follow --port (its rendezvous port at "
+    "--port + 233, its ZMQ ports the next five), so two servers on this host whose --port values are less than six "
+    "apart derive the same ones; setting their --port values further apart is the workaround"
 )
+# get_open_port() (sglang/srt/utils.py 0.4.10, utils/common.py 0.5.9, utils/network.py 0.5.23) starts from the
+# SGLANG_PORT environment variable, else asks the OS for a free port: no flag of the launch moves it.
+ENGINE_CHOSEN_PORT_NO_FLAG = (
+    "no flag of the launch sets this port: SGLang's get_open_port() picks it, starting from the SGLANG_PORT "
+    "environment variable when that is set, else a port the OS reports free"
+)
+
+
+def _derived_from_http_port(ctx: FixContext, taken: str) -> bool:
+    """`taken` is one of the ports DP attention derives from --port on one node (PortArgs.init_new)."""
+    http = _http_port(ctx)
+    if not (http.isdigit() and taken.isdigit()):
+        return False
+    offset = int(taken) - int(http)
+    return _DP_ATTENTION_DELTA <= offset <= _DP_ATTENTION_DELTA + _DP_ATTENTION_PORTS
 
 
 def _engine_chosen_port(ctx: FixContext, taken: str | None, flag: str) -> Fix | None:
-    """A ZMQ port on 127.0.0.1 that the launch did not set: SGLang chose it for its own processes, so the first
-    reading is its own allocation colliding (a bug of the release: sgl-project/sglang#4599, #29547), and another
-    process holding it the second check (split 14 graded "another process holds it, stop it" as the lead for such a
-    port a misleading one: in its thread nothing else held it)."""
+    """A ZMQ port on 127.0.0.1 that the launch did not set: SGLang chose it for its own processes, so the likeliest
+    reading is its own allocation colliding (some releases did: sgl-project/sglang#4599, #29547), and another process
+    holding it (an earlier launch's scheduler that did not exit) the second check (split 14 graded "another process
+    holds it, stop it" as the lead for such a port a misleading one: in its thread nothing else held it).  Moving
+    --port is offered only for a port DP attention derives from it; the message queue's port no flag moves."""
     text = "\n".join(f"{block.type}: {block.message}" for block in ctx.failure.exceptions)
     found = _ZMQ_LOOPBACK.search(text)
     if found is None or found["port"] != taken or flag != "--port" or taken == _http_port(ctx):
@@ -226,13 +244,15 @@ def _engine_chosen_port(ctx: FixContext, taken: str | None, flag: str) -> Fix | 
     http = ""
     if _launch_known(ctx):
         http = f" ({_http_port(ctx)}, {'--port' if _given(ctx, '--port', 'port') else 'the default'})"
+    derived = _derived_from_http_port(ctx, taken)
+    workaround = "or, with DP attention, move --port further from other servers'" if derived else "no flag moves it"
     return Fix(
-        summary=(f"Port {taken} is one SGLang picked itself, not its HTTP port{http} nor one a flag names: update "
-                 "SGLang (its own allocation colliding is a bug of the release), or move the base it derives its ports "
-                 "from. Another process holding the port is the second check."),
+        summary=(f"Port {taken} is one SGLang picked itself, not its HTTP port{http} nor one a flag names: likely its "
+                 f"own allocation colliding (some releases do; a newer one may not), {workaround}. Another process "
+                 "holding the port (an earlier launch that did not exit) is the second check."),
         steps=(
             ENGINE_CHOSEN_PORT_RELEASE,
-            ENGINE_CHOSEN_PORT_BASES,
+            ENGINE_CHOSEN_PORT_BASES if derived else ENGINE_CHOSEN_PORT_NO_FLAG,
             f"second check, another process: ss -ltnp | grep ':{taken}' while the server starts; if it shows a process "
             "of an earlier launch that did not exit (a scheduler or detokenizer) or another server on this host, stop "
             "it or give the two servers ports apart",
