@@ -5,7 +5,9 @@ the engine from it: kvcached keeps `engine_integration/sglang-v0.4.6.post2/` (SG
 `python/sglang/`) and `engine_integration/vllm-v…/` with its patch applied (ovg-project/kvcached#1: a crash in that
 copy's scheduler was the patch's bug, fixed by the project).  A frame of the engine's code under such a copy says the
 code that failed may be the project's change, not the release's: the project's release and issues come first, and the
-stock release with the same launch tells the two apart.  Read from the frames' paths alone; an install
+stock release with the same launch tells the two apart.  Read from the frames' paths alone, so only what they show
+is said: such a copy may also be an unchanged submodule, its release is the one its directory names, and a generic
+directory (`/workspace/third_party/vllm/`) names no project.  An install
 (site-packages) or the engine's own checkout (`/sgl-workspace/sglang/python/sglang/`) is never such a copy."""
 
 from __future__ import annotations
@@ -25,9 +27,16 @@ _COPY_IN_PROJECT = compile_lazily(
 )
 
 
+# Directories that hold code of any kind, not a project's name: `/workspace/third_party/vllm/` names no project.
+_GENERIC_ROOTS = frozenset({
+    "workspace", "workspaces", "opt", "home", "root", "srv", "app", "apps", "src", "source", "code", "mnt", "data",
+    "usr", "local", "tmp", "work", "repo", "repos", "projects", "project", "content", "lib", "build", "git",
+})
+
+
 @dataclass(frozen=True)
 class PatchedCopy:
-    project: str  # the directory of the project that keeps the copy (kvcached)
+    project: str | None  # the directory of the project that keeps the copy (kvcached); None when it names no project
     directory: str  # project/place/copy, as the frame's path shows it
     engine: str
     version: str | None  # the release the copy's directory names, if any
@@ -40,22 +49,27 @@ def patched_engine_copy(failure: Failure) -> PatchedCopy | None:
         for frame in reversed(block.frames):
             found = _COPY_IN_PROJECT.search(frame.file.replace("\\", "/"))
             if found is not None and found["project"].lower() not in ENGINE_NAMES:
-                return PatchedCopy(found["project"], f"{found['project']}/{found['place']}/{found['copy']}",
+                project = None if found["project"].lower() in _GENERIC_ROOTS else found["project"]
+                return PatchedCopy(project, f"{found['project']}/{found['place']}/{found['copy']}",
                                    found["engine"], found["version"])
     return None
 
 
 def patched_copy_steps(failure: Failure) -> tuple[str, ...]:
-    """The step that names another project's copy of the engine, first among the checks of a failure in its code."""
+    """The step that names another project's copy of the engine, first among the checks of a failure in its code.
+    Only what the path shows is said: the copy may be unchanged (a vendored submodule), and the release is the one
+    its directory names."""
     copy = patched_engine_copy(failure)
     if copy is None:
         return ()
     name = ENGINE_NAMES.get(copy.engine, copy.engine)
     release = f"{name} {copy.version}" if copy.version else name
+    named = " (the release its directory names)" if copy.version else ""
+    keeper = copy.project or "the project that keeps it"
     return (
-        f"General guidance: the engine's code in these frames runs from {copy.project}'s own copy of {release} "
-        f"({copy.directory}), not from an installed release: a build that project changed. A failure in the engine's "
-        f"code there may be that project's change rather than {name}'s: check {copy.project}'s release made for "
-        f"{release} and {copy.project}'s own issues for this failure (its fix is then a release of {copy.project}, not "
-        f"of {name}), and run the stock {release} with the same launch to tell the two apart.",
+        f"General guidance: the engine's code in these frames runs from a copy of {release}{named} kept inside "
+        f"another project ({copy.directory}), not from an installed release. Such a copy may be a build that project "
+        f"changed, and a failure in it may then be that change rather than {name}'s: check the issues of {keeper} for "
+        f"this failure and its release made for {release}, and run the stock {release} with the same launch to tell the "
+        "two apart.",
     )
