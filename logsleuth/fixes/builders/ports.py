@@ -244,7 +244,7 @@ def _engine_chosen_port(ctx: FixContext, taken: str | None, flag: str) -> Fix | 
     http = ""
     if _launch_known(ctx):
         http = f" ({_http_port(ctx)}, {'--port' if _given(ctx, '--port', 'port') else 'the default'})"
-    derived = _derived_from_http_port(ctx, taken)
+    derived = _derived_from_http_port(ctx, found["port"])
     workaround = "or, with DP attention, move --port further from other servers'" if derived else "no flag moves it"
     return Fix(
         summary=(f"Port {taken} is one SGLang picked itself, not its HTTP port{http} nor one a flag names: likely its "
