@@ -129,6 +129,18 @@ def test_the_engines_api_refusing_a_value_under_a_ray_serve_deployment_is_the_ca
     assert diagnosis.title.startswith("Likely a program that runs the engine, written for another vLLM release")
     assert "under Ray Serve, whose call into it the paste does not show" in diagnosis.root_cause
     assert "Try a newer release of vLLM" not in check_texts(diagnosis)
+    # the deployment is the user's own code: no wrapper release to look up, Ray pins no vLLM
+    checks = check_texts(diagnosis)
+    assert "The Ray Serve deployment VLLMDeployment is your program's code" in checks
+    assert "pip show" not in checks and "the wrapper" not in checks
+
+
+def test_a_ray_serve_replica_under_an_llm_d_pod_names_the_deployment_not_llm_d(tmp_path: Path) -> None:
+    """llm-d runs the engine's own server, so it never calls the API: the replica's Ray Serve is the caller."""
+    printed = ("ms-pd-llm-d-modelservice-decode-7c9 vllm starting\n"
+               + _serving_classes_given_strings(tmp_path, "(ServeReplica:default:VLLMDeployment pid=1328933) "))
+    diagnosis = diagnose_without_patterns(printed)
+    assert "under Ray Serve, whose call into it the paste does not show" in diagnosis.root_cause
 
 
 @pytest.mark.parametrize("prefix", ["", "(RayWorkerWrapper pid=5) "])

@@ -427,6 +427,14 @@ def process_wrapper(process: str) -> str | None:
     return _WRAPPER_PROCESSES.get(process.removesuffix("ForPartial"))
 
 
+def serve_deployment(process: str | None) -> str | None:
+    """The deployment class a Ray Serve replica's name carries (`ServeReplica:default:VLLMDeployment`: VLLMDeployment),
+    the program's own code."""
+    if not process or not process.startswith(_SERVE_REPLICA):
+        return None
+    return process.rsplit(":", 1)[-1] or None
+
+
 def named_in_line(text: str, *, paths: bool = True) -> tuple[set[str], set[str]]:
     """The engines whose code, and the wrappers whose code, a line names (it names at least one engine: the caller
     tested that); without `paths`, only the wrappers (the engines it could name are known already).  Nothing from

@@ -13,7 +13,7 @@ from logsleuth.facts.engine_classes import (
     only_engine_defining,
 )
 from logsleuth.facts.imports import distributions_of
-from logsleuth.ingest.engine_evidence import failure_wrappers, wrapper_of_path
+from logsleuth.ingest.engine_evidence import failure_wrappers, most_specific, wrapper_of_path
 from logsleuth.ingest.engine_from_frames import engine_of_frames, shortened
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, Frame
@@ -171,19 +171,21 @@ _API_CALLERS = frozenset({"verl", "OpenRLHF", "LLaMA-Factory", "Xinference", "Tr
                           "Ray Serve"})
 
 
-def api_entry_under_wrapper(failure: Failure, wrapper: str | None) -> Frame | None:
+def api_entry_under_wrapper(failure: Failure, wrapper: str | None) -> tuple[Frame, str] | None:
     """The engine's API frame a TypeError or AttributeError was raised in, when a program the log names (`wrapper`,
     or one the failure's own process shows) builds the engine's objects through that API and its frame is not shown:
     the innermost own frames are the engine's, at most API_ENTRY_FRAMES of them, all in its API modules, and nothing
     outside them is shown.  The value the API refused came from that program (a plain string where the release takes
-    an object of its own), written for another release, as when its frame is shown (wrapper_call_into_engine)."""
-    callers = {wrapper, *failure_wrappers(failure)} & _API_CALLERS
+    an object of its own), written for another release, as when its frame is shown (wrapper_call_into_engine).
+    Returns that frame and the caller: the most specific program among those that call the API (never one that
+    _API_CALLERS leaves out, as llm-d named beside a Ray Serve replica)."""
+    callers = {name for name in (wrapper, *failure_wrappers(failure)) if name in _API_CALLERS}
     if not callers or short_name(failure.final.type) not in SIGNATURE_TYPES:
         return None
     own = own_frames(failure)
     if not 1 <= len(own) <= API_ENTRY_FRAMES or not all(_API_MODULE.search(frame.file) for frame in own):
         return None
-    return own[-1]
+    return own[-1], most_specific(callers) or sorted(callers)[0]
 
 
 def engine_class_called(failure: Failure) -> str | None:

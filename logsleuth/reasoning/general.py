@@ -20,7 +20,7 @@ from logsleuth.facts.categories import CategoryRow, table
 from logsleuth.facts.engine_classes import distinctive, engines_defining, only_engine_defining
 from logsleuth.facts.engine_drivers import Driver, drivers_shown
 from logsleuth.facts.message_templates import fixed_text
-from logsleuth.ingest.engine_evidence import failure_wrappers, most_specific
+from logsleuth.ingest.engine_evidence import failure_wrappers, serve_deployment
 from logsleuth.models import ENGINE_NAMES, Diagnosis, Failure, Fix
 from logsleuth.reasoning.call_frames import (
     api_entry_under_wrapper,
@@ -72,7 +72,7 @@ from logsleuth.reasoning.message_limits import limit_steps
 from logsleuth.reasoning.parallelism import splits_over_one_gpu
 from logsleuth.reasoning.patched_engine import patched_copy_steps
 from logsleuth.reasoning.raise_site import site_of
-from logsleuth.reasoning.wrapper_pins import release_alignment, wrapper_pin
+from logsleuth.reasoning.wrapper_pins import release_alignment, serve_deployment_alignment, wrapper_pin
 from logsleuth.wording import article
 
 # What other modules and the tests read from here, kept where they look for it (the split of stop 42 moved them).
@@ -157,9 +157,9 @@ def categorize(evidence: Evidence) -> Diagnosis:
         # deployment passing served model names as strings to vLLM's serving classes).
         row = wrapper_row
         engine = engine or engine_code_of(failure)
-        caller_named = launch.wrapper or most_specific(failure_wrappers(failure))
-        why = [*why, f"the engine's API ({package_path(entry.file)}:{entry.line}) refusing a value at its entry under "
-                     f"{caller_named}, whose call into it the paste does not show"]
+        entry_frame, caller_named = entry
+        why = [*why, f"the engine's API ({package_path(entry_frame.file)}:{entry_frame.line}) refusing a value at its "
+                     f"entry under {caller_named}, whose call into it the paste does not show"]
     if row.in_engine_code:
         code_of = engine_code_of(failure)
         if engine and code_of is not None and code_of != engine:
@@ -191,10 +191,15 @@ def categorize(evidence: Evidence) -> Diagnosis:
         # A wrapper's call the installed engine does not fit: the releases to align, from what the paste says of them.
         pin = wrapper_pin([*failure.context, *evidence.lines, *evidence.earlier], engine)
         aligned = release_alignment(pin, engine, version, launch.wrapper, listed)
+    serve_caller = entry is not None and entry[1] == "Ray Serve"
+    if serve_caller:
+        # The caller is the user's own deployment, not a wrapper with releases of its own: the row's wrapper checks
+        # (pip show, the wrapper's release made for the engine) would send them to Ray.
+        aligned = serve_deployment_alignment(serve_deployment(failure.meta.process), engine, version)
     meaning = CATEGORIES.get(row.category, row.category)
     guessed = cut and not read_from_shape and row.category != UNCLASSIFIED and _placed_by_subsystem_alone(why)
     title = render_words(shape.title if shape is not None and shape.title else row.title, engine, version, wrapper)
-    checks = (shape.checks if shape is not None else
+    checks = (() if serve_caller else shape.checks if shape is not None else
               row_checks(row, engine, version, wrapper, failure_texts(failure), launch_settings(launch),
                          multimodal_architecture(launch)))
     checks = tuple(with_compile_cache(check, failure, launch) for check in checks)

@@ -76,3 +76,18 @@ def release_alignment(pin: WrapperPin | None, engine: str | None, version: str |
     program = wrapper or "the program that made the call"
     return ((), (f"which release of {program} runs, and which {name} releases it supports (its requirements or "
                  f"release notes), to pin one to the other ({installed} does not fit its call)",))
+
+
+def serve_deployment_alignment(deployment: str | None, engine: str | None,
+                               version: str | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A Ray Serve deployment calling the engine's API: the deployment is the user's own code (ray-project/ray#50275:
+    a VLLMDeployment building vLLM's serving classes), and Ray's release pins no engine release, so neither a
+    wrapper's release nor `pip show` of one helps: its calls and the engine's release are what to align."""
+    name = ENGINE_NAMES.get(engine or "", "the engine")
+    installed = f"{name} {version}" if version and engine else f"the installed {name}"
+    which = f"The Ray Serve deployment {deployment}" if deployment else "The Ray Serve deployment"
+    return ((f"General guidance: {which} is your program's code, and it calls {name}'s API (its serving classes or "
+             f"engine) as another {name} release defined it; Ray's release does not pin {name}, so no Ray release "
+             f"changes this. Adapt those calls to {installed}'s signatures (the class and the value the error line "
+             f"names), or install the {name} release that code was written for.",),
+            (f"which {name} release the deployment's code was written for",))
