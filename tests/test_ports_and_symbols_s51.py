@@ -109,6 +109,7 @@ def test_another_librarys_mangled_symbol_is_not_a_torch_sgl_kernel_pair(tmp_path
     "_ZN3c104cuda9SetDeviceEi",  # sgl-project/sglang#5100's c10::cuda::SetDevice
     "_ZNK3c106SymInt6sym_neERKS0_",  # a const method of c10::SymInt
     "_ZN5torch3jit17parseSchemaOrNameERKSsb",  # torch::jit
+    "_ZN4c10d12ProcessGroupD2Ev",  # c10d::ProcessGroup, torch's distributed namespace
 ])
 def test_a_torch_symbol_keeps_the_sgl_kernel_torch_pair(tmp_path: Path, symbol: str) -> None:
     assert first_diagnosis(_sgl_kernel_import(tmp_path, symbol)).pattern == "sglang-sgl-kernel-abi"

@@ -47,7 +47,7 @@ TORCH_LINKED = {
 }
 # torch's C++ namespaces as the Itanium ABI mangles them (c10::, at::, torch::, caffe2::): a missing one of
 # these is torch's library changing under the extension, not the extension's own code missing a piece.
-_TORCH_SYMBOL = compile_lazily(r"^_ZN?K?(?:3c10|2at|5torch|6caffe2)")
+_TORCH_SYMBOL = compile_lazily(r"^_ZN?K?(?:3c10|4c10d|2at|5torch|6caffe2)")
 RUNS_SHOWN = 4  # pins of an unknown release: the newest runs of releases that agree
 
 _NO_MODULE = compile_lazily(r"^No module named '(?P<module>[\w.]+)'")
