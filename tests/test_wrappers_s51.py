@@ -42,10 +42,23 @@ PANIC = ("thread 'tokio-runtime-worker' panicked at lib/llm/src/engines/{engine}
 def test_a_launcher_that_embeds_python_failing_to_import_the_engine_is_its_environment(engine: str, message: str) -> None:
     diagnosis = diagnose_without_patterns(PANIC.format(engine=engine, message=message))
     assert diagnosis.category == "dependency-version"
-    assert diagnosis.title.startswith("Likely the Python environment a launcher embeds does not fit")
+    assert diagnosis.title.startswith("Likely the Python environment a launcher embeds does not hold the ")
     checks = check_texts(diagnosis)
     assert "embeds a Python interpreter" in checks and "launcher's own issues" in checks
     assert "newer release may have fixed it" not in checks
+    assert "the the " not in diagnosis.title + checks and "a second the " not in checks
+
+
+def test_the_launchers_panic_with_the_engine_undecided_reads_without_a_doubled_article() -> None:
+    """The sglang worker's panic alone decides no engine (a Rust path is no positive evidence of it)."""
+    diagnosis = diagnose_without_patterns(PANIC.format(
+        engine="sglang", message="Failed to import sglang.srt.managers.io_struct. Did sglang change? "
+                                 "ModuleNotFoundError: No module named 'sglang.srt.managers.io_struct'"))
+    assert diagnosis.engine is None
+    assert diagnosis.title == ("Likely the Python environment a launcher embeds does not hold the engine release it "
+                               "was built for")
+    checks = check_texts(diagnosis)
+    assert "the the " not in checks and "a second the " not in checks and "newer the " not in checks
 
 
 def test_another_rust_panic_stays_the_programs_own_check() -> None:
