@@ -77,12 +77,14 @@ def zmq_bind(address: str) -> Frame:
 
 
 def message_queue_bind(version: str, address: str) -> tuple[Frame, ...]:
-    """The TP group's shared-memory message queue binding its ZMQ socket at start-up (shm_broadcast.MessageQueue)."""
+    """The TP group's shared-memory message queue binding its ZMQ socket at start-up (shm_broadcast.MessageQueue).
+    A bind at a port found free earlier, as 0.5.9's shm_broadcast.py:217 does; 0.5.23 binds a random free port
+    atomically there (bind_to_random_port), so the shape is 0.5.9's."""
     return (
         *to_initialize(version, "self.init_torch_distributed()", 716),
         Frame("sglang/srt/model_executor/model_runner.py", "init_torch_distributed", "initialize_model_parallel(tensor_model_parallel_size=self.tp_size)", env=(("initialize_model_parallel", "NEXT"),), lineno=860),
         Frame("sglang/srt/distributed/parallel_state.py", "initialize_model_parallel", "MessageQueue(n_reader=1, n_local_reader=1)", env=(("MessageQueue", "NEXT"),), lineno=1560),
-        Frame("sglang/srt/distributed/device_communicators/shm_broadcast.py", "__init__", "self.local_socket.bind(socket_addr)", env=(("socket_addr", repr(address)),), lineno=216),
+        Frame("sglang/srt/distributed/device_communicators/shm_broadcast.py", "__init__", "self.local_socket.bind(socket_addr)", env=(("socket_addr", repr(address)),), lineno=215),
         zmq_bind(address),
     )
 
@@ -97,9 +99,9 @@ CASES = (
     *(launch_crash("sglang-port-in-use", f"positive-{version}-{which.replace('_', '-')}", port_busy(port, which))
       for version, which, port in (("0.5.9", "nccl_port", 30412), ("0.5.23", "detokenizer_port", 30001))),
     launch_crash("sglang-port-in-use", "negative-connection-refused", CONNECTION_REFUSED),
-    scheduler_crash("sglang-internal-port-in-use", "positive-0.5.23-message-queue", message_queue_bind("0.5.23", "tcp://127.0.0.1:56623"),
+    scheduler_crash("sglang-internal-port-in-use", "positive-0.5.9-message-queue", message_queue_bind("0.5.9", "tcp://127.0.0.1:56623"),
                     extra_modules=ZMQ_ERROR_MODULES),
     # a socket on every address: a port a configuration gave (a KV-events endpoint), not one SGLang picked
-    scheduler_crash("sglang-internal-port-in-use", "negative-configured-endpoint", message_queue_bind("0.5.23", "tcp://*:5557"),
+    scheduler_crash("sglang-internal-port-in-use", "negative-configured-endpoint", message_queue_bind("0.5.9", "tcp://*:5557"),
                     extra_modules=ZMQ_ERROR_MODULES),
 )
