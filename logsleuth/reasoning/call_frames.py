@@ -13,7 +13,7 @@ from logsleuth.facts.engine_classes import (
     only_engine_defining,
 )
 from logsleuth.facts.imports import distributions_of
-from logsleuth.ingest.engine_evidence import failure_wrappers, most_specific, wrapper_of_path
+from logsleuth.ingest.engine_evidence import WRAPPERS, failure_wrappers, most_specific, wrapper_of_path
 from logsleuth.ingest.engine_from_frames import engine_of_frames, shortened
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, Frame
@@ -165,10 +165,10 @@ def wrapper_call_into_engine(failure: Failure) -> Frame | None:
 # the engine's own.
 _API_MODULE = compile_lazily(r"(^|/)(vllm/(entrypoints/|engine/(llm_engine|async_llm_engine|arg_utils)\.py$"
                              r"|v1/engine/(llm_engine|async_llm)\.py$)|sglang/(srt/entrypoints/|api\.py$))")
-# The programs that run the engine through its Python API (their code builds its objects); not Ray, which dispatches
-# the engine's own workers, nor llm-d, which runs the engine's own server.
-_API_CALLERS = frozenset({"verl", "OpenRLHF", "LLaMA-Factory", "Xinference", "Triton Inference Server", "Dynamo",
-                          "Ray Serve"})
+# The programs that run the engine through its Python API (their code builds its objects): every known wrapper but Ray,
+# which dispatches the engine's own workers, and llm-d, which runs the engine's own server.  Derived, so that a wrapper
+# added to WRAPPERS is a caller unless it is left out here by name.
+_API_CALLERS = frozenset(WRAPPERS) - {"Ray", "llm-d"}
 
 
 def api_entry_under_wrapper(failure: Failure, wrapper: str | None) -> tuple[Frame, str] | None:
