@@ -144,7 +144,7 @@ def test_the_engines_api_refusing_a_value_under_a_ray_serve_deployment_is_the_ca
     assert "Try a newer release of vLLM" not in check_texts(diagnosis)
     # the deployment is the user's own code: no wrapper release to look up, Ray pins no vLLM
     checks = check_texts(diagnosis)
-    assert "The Ray Serve deployment VLLMDeployment is your program's code" in checks
+    assert "General guidance: the Ray Serve deployment VLLMDeployment is your program's code" in checks
     assert "pip show" not in checks and "the wrapper" not in checks
 
 

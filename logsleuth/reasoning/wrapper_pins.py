@@ -85,7 +85,7 @@ def serve_deployment_alignment(deployment: str | None, engine: str | None,
     wrapper's release nor `pip show` of one helps: its calls and the engine's release are what to align."""
     name = ENGINE_NAMES.get(engine or "", "the engine")
     installed = f"{name} {version}" if version and engine else f"the installed {name}"
-    which = f"The Ray Serve deployment {deployment}" if deployment else "The Ray Serve deployment"
+    which = f"the Ray Serve deployment {deployment}" if deployment else "the Ray Serve deployment"
     return ((f"General guidance: {which} is your program's code, and it calls {name}'s API (its serving classes or "
              f"engine) as another {name} release defined it; Ray's release does not pin {name}, so no Ray release "
              f"changes this. Adapt those calls to {installed}'s signatures (the class and the value the error line "
