@@ -337,8 +337,10 @@ def build_report(
         if own.engine_version is not None and own.engine_version_source == "inferred":
             framed_versions.setdefault(groups[-1].fingerprint, own.engine_version)
     launch = _with_engine_from_words(launch, groups)
-    # A failure the log only restates (re-raised, cut, a native record of it) is a line of its cascade.
-    groups = fold_restatements(_order(groups, by_id, cascades))
+    # A failure the log only restates (re-raised, cut, a native record of it) is a line of its cascade.  Not with
+    # --all: it asks for every failure group of the whole file, each launch's, counted as the grouping counts them.
+    ordered = _order(groups, by_id, cascades)
+    groups = ordered if options.all_failures else fold_restatements(ordered)
     if groups and groups[0].fingerprint in framed_versions and launch.engine_version_source == "inferred":
         # The header's guess agrees with what the root failure's frames show (issue 29: one version per report).
         launch = replace(launch, engine_version=framed_versions[groups[0].fingerprint], engine_version_source="inferred")

@@ -369,6 +369,9 @@ class LaunchInfo:
     # benchmark's `python -m sglang.bench_offline_throughput`, NVIDIA Dynamo's `python -m dynamo.sglang`:
     # facts/entry_points.py): a command rebuilt from `server_args=` would name the server instead (api.py).
     other_entry_point: str | None = None
+    # The line after the launch line in the log is its tail, wrapped by a terminal or a paste (ingest/launch.py): the
+    # command read from the first line alone is not what ran, so no corrected command is rebuilt from it.
+    command_wrapped: bool = False
 
     @property
     def named_version(self) -> str | None:

@@ -26,6 +26,8 @@ def cut_launch_note(launch: LaunchInfo, command: CommandLine | None, fix: Fix, c
     that flag is the failure's subject (an argparse error naming it), not a cut."""
     if command is None or launch.command_source != "log" or launch.engine is None or not command.option_words:
         return None
+    if launch.command_wrapped:
+        return _note("goes on at the next line (its tail: flags and their values)")
     changed = {op.flag for option in (fix, *fix.alternatives) for op in option.flags if op.op in ("remove", "rename")}
     known = static_catalogs.all_flags(launch.engine)
     if not known:

@@ -107,6 +107,14 @@ _NOT_A_COMMAND = compile_lazily(r"(?i)^\s*(?:usage|example|e\.g\.)\s*:|\[-h\]|\[
 _CAPTION_MARKUP = compile_lazily(r"</?(?:summary|details|code|kbd|b|strong|em|i)>")
 # An item of a `server_args=` repr left out by whoever pasted it: `ServerArgs(model_path='/m', ...)`.
 _ELIDED_ITEM = compile_lazily(r"(?:^|,)\s*(?:\.\.\.|…)\s*(?:,|$)")
+# The line right after a launch line, when it is that line's tail: a terminal or a paste wrapped a long command at its
+# width, anywhere, also inside a value (`--gpu-memory-utilization 0` then `.9 --max-model-len=17370 --port 8001`).
+# Such a line is one leading fragment or none, then only flags and their values; a log record, a prompt or a sentence
+# has other words.  The command read from the first line alone is not what ran (fixes/cut_command.py).
+_WRAPPED_TAIL = compile_lazily(
+    r"^\s{0,40}(?:[^\s-]\S{0,200}\s{1,40})?--[A-Za-z][\w.-]{0,80}(?:=\S{0,400})?"
+    r"(?:\s{1,40}(?:--[A-Za-z][\w.-]{0,80}(?:=\S{0,400})?|[^\s-]\S{0,400})){0,60}\s{0,40}$"
+)
 # vLLM's start-up lines: "vLLM API server version 0.11.2" (entrypoints/openai/api_server.py), "vLLM server version
 # 0.33.0, serving model …" (0.33's entrypoints/common/startup.py without its logo), "vLLM batch processing API version
 # …" (run_batch.py); SGLang's `sglang version` ("sglang version: 0.5.9", sglang/cli/main.py); a package listing.
@@ -239,6 +247,7 @@ class LaunchFacts:
     server_args: str | None = None  # the body of its `server_args=` line, as printed
     command_wrapper: str | None = None  # LaunchInfo.command_wrapper
     command_wrapper_kept: bool = False  # LaunchInfo.command_wrapper_kept
+    command_wrapped: bool = False  # LaunchInfo.command_wrapped
 
 
 @dataclass
@@ -288,6 +297,9 @@ class LaunchTracker:
     # A launch command written over several lines with backslash continuations (a launch script, a pasted
     # shell session): the lines so far, joined, and the offset of its first line.
     _continued: tuple[str, int] | None = None
+    # The launch just read from the line before, whose next line may be its wrapped tail (LaunchInfo.command_wrapped).
+    _command_may_wrap: LaunchFacts | None = None
+    command_wrapped: bool = False  # of the latest launch
     _line_before: str = ""  # the last line seen: the message line `logger.exception` prints above its traceback
     _pip_show_name: str = ""  # the last `Name: ` line of `pip show` (whose "Editable project location" follows)
     # SGLang's header without rank tags (`[2025-06-01 10:00:00] `) is also what a line stamper (`ts`, a wrapper's
@@ -299,6 +311,11 @@ class LaunchTracker:
 
     def observe(self, line: LogLine) -> None:
         text = line.text
+        if self._command_may_wrap is not None:
+            facts, self._command_may_wrap = self._command_may_wrap, None
+            if len(text) <= 8192 and _WRAPPED_TAIL.match(text):
+                facts.command_wrapped = True
+                self.command_wrapped = self.command_wrapped or facts.command == self.command
         if self._continued is not None:
             start, offset = self._continued
             self._continued = None
@@ -472,6 +489,8 @@ class LaunchTracker:
         self.command_offset = offset
         facts = self._mark(offset, "command")
         facts.command, facts.command_wrapper, facts.command_wrapper_kept = self.command, wrapper, whole is not None
+        self.command_wrapped = False
+        self._command_may_wrap = facts
 
     def _typed_as_a_command(self, before: str) -> bool:
         """The words in front of a command on its line (`before`) leave it as typed: nothing, or a prompt or a label
@@ -815,7 +834,8 @@ class LaunchTracker:
             "user" if version_override else "log" if self.engine_version
             else "inferred" if imaged or self.version_hint else None
         )
-        facts = (LaunchFacts(self.command, self.server_args, self.command_wrapper, self.command_wrapper_kept) if at is None
+        facts = (LaunchFacts(self.command, self.server_args, self.command_wrapper, self.command_wrapper_kept,
+                             self.command_wrapped) if at is None
                  else self.launch_at(at))
         complete = facts.server_args is not None and not _ELIDED_ITEM.search(facts.server_args)
         server_args = tuple(parse_server_args(facts.server_args)) if facts.server_args else ()
@@ -844,6 +864,7 @@ class LaunchTracker:
             architecture=self.architecture,
             compile_cache=self.compile_cache,
             other_entry_point=self.other_entry_point,
+            command_wrapped=facts.command_wrapped and not command_override,
         )
 
 

@@ -36,6 +36,8 @@ _GENERIC_ROOTS = frozenset({
 
 @dataclass(frozen=True)
 class PatchedCopy:
+    """A copy of the engine kept inside another project's tree, as a failing frame's path shows it."""
+
     project: str | None  # the directory of the project that keeps the copy (kvcached); None when it names no project
     directory: str  # project/place/copy, as the frame's path shows it
     engine: str
