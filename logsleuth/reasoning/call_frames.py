@@ -4,6 +4,8 @@ package being imported; and the classes CPython's messages name the failing obje
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from logsleuth.facts import requires
 from logsleuth.facts.engine_classes import (
     class_in_message,
@@ -71,9 +73,16 @@ def engine_code_of(failure: Failure) -> str | None:
     if match:
         return match[2]
     if frame is not None and (short := shortened(frame)) is not None:
-        return engine_of_frames([short])
+        return _engine_of_shortened(*short)
     named = engine_object_class(failure)
     return only_engine_defining(named) if named else None
+
+
+@lru_cache(maxsize=256)
+def _engine_of_shortened(path: str, function: str) -> str | None:
+    """engine_of_frames for one shortened frame, once: engine_code_of is asked for every category row scored, and
+    the module and function lookups behind it walk the engines' indexes."""
+    return engine_of_frames([(path, function)])
 
 
 def engine_object_class(failure: Failure) -> str | None:
