@@ -61,3 +61,26 @@ def test_a_flag_s_unambiguous_start_is_a_flag_as_argparse_reads_it() -> None:
     """`--tp 8`: SGLang's argparse takes it for --tp-size, so the line is whole and the command is printed."""
     fix = _fix((EXAMPLES / "tp8-kv-cache-oom.log").read_text(encoding="utf-8"))
     assert fix.command is not None and "--tp 8" in fix.command
+
+
+def _with_words_after_the_launch(words: str) -> str:
+    lines = (EXAMPLES / "eagle3-incident.log").read_text(encoding="utf-8").split("\n")
+    at = next(i for i, line in enumerate(lines) if line.startswith("+ python"))
+    lines[at] += " " + words
+    return "\n".join(lines)
+
+
+def test_prose_after_the_launch_on_its_line_gives_no_corrected_command() -> None:
+    """A sentence written on the launch line parses as more values of the last flag, which takes one: the engine's
+    parser would have refused them, so the line is not what ran and a command rebuilt from it would keep them."""
+    fix = _fix(_with_words_after_the_launch("and then it crashes"))
+    assert fix.flags and fix.command is None
+    assert all(alternative.command is None for alternative in fix.alternatives)
+    assert any("words no flag takes (`and then it crashes`)" in step for step in fix.steps)
+
+
+def test_a_flag_taking_several_values_keeps_its_corrected_command() -> None:
+    """`--cuda-graph-bs` takes any number of values (nargs "+"): its values are not prose."""
+    fix = _fix(_with_words_after_the_launch("--cuda-graph-bs 1 2 4 8"))
+    assert fix.command is not None and "--cuda-graph-bs 1 2 4 8" in fix.command
+    assert not any("words no flag takes" in step for step in fix.steps)

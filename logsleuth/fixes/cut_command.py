@@ -43,12 +43,53 @@ def cut_launch_note(launch: LaunchInfo, command: CommandLine | None, fix: Fix, c
     last, values = command.option_words[-1]
     if not values and last.value not in changed and catalog is not None and _needs_a_value(last.value, catalog):
         return _note(f"ends in `{last.value}` with no value, which the flag needs")
+    given_new_values = {op.flag for option in (fix, *fix.alternatives) for op in option.flags if op.op == "set"}
+    stray = _words_no_flag_takes(command, given_new_values, launch.engine, catalog) if catalog is not None else None
+    if stray:
+        return _note(f"holds words no flag takes (`{stray}`), prose written after the command or another line joined "
+                     "to it", reading="it is not the command that ran")
     return None
 
 
-def _note(what: str) -> str:
-    return (f"the launch line in the log {what}: it looks cut or wrapped where the log printed it, so no corrected "
-            "command is printed; make this change in the command you ran")
+def _words_no_flag_takes(command: CommandLine, given_new_values: set[str], engine: str,
+                         catalog: Catalog) -> str | None:
+    """The words after a flag's values that the flag cannot take, joined, or None.  A sentence written on the launch
+    line (`… --tp 2 and then it crashes`) parses as more values of the last flag; the engine's parser would have
+    refused them (`unrecognized arguments`), so the line is not what ran.  vLLM takes its model as a positional
+    argument anywhere among the flags (argparse), so one spare word is its model when no model is given otherwise.
+    A flag the fix gives new values is the failure's subject (`--disable-radix-cache True`), not prose."""
+    spare: list[str] = []
+    for flag, values in command.option_words:
+        most = _most_values(flag.value, catalog)
+        if most is not None and flag.value not in given_new_values and len(values) > most:
+            spare.extend(word.value for word in values[most:])
+    vllm_model_slot = engine == "vllm" and not command.positional_words and not command.has("--model")
+    return " ".join(spare) if len(spare) > (1 if vllm_model_slot else 0) else None
+
+
+def _most_values(flag: str, catalog: Catalog) -> int | None:
+    """How many values argparse gives `flag` at most, when every flag of the release it can stand for agrees, else
+    None (unknown, or unbounded: nargs "+" and "*")."""
+    if "=" in flag:
+        return None
+    exact = catalog.find(flag)
+    candidates: list[FlagInfo] = [exact] if exact else [
+        info for info in catalog.flags if any(name.startswith(flag) for name in (info.name, *info.aliases))]
+    counts = {_arity(info) for info in candidates}
+    return counts.pop() if len(counts) == 1 else None
+
+
+def _arity(info: FlagInfo) -> int | None:
+    if not info.takes_value or info.nargs == 0:
+        return 0
+    if info.nargs is None or info.nargs == "?":
+        return 1
+    return info.nargs if isinstance(info.nargs, int) else None
+
+
+def _note(what: str, reading: str = "it looks cut or wrapped where the log printed it") -> str:
+    return (f"the launch line in the log {what}: {reading}, so no corrected command is printed; make this change in "
+            "the command you ran")
 
 
 def _is_flag(flag: str, engine: str, known: frozenset[str]) -> bool:
