@@ -84,3 +84,12 @@ def test_a_flag_taking_several_values_keeps_its_corrected_command() -> None:
     fix = _fix(_with_words_after_the_launch("--cuda-graph-bs 1 2 4 8"))
     assert fix.command is not None and "--cuda-graph-bs 1 2 4 8" in fix.command
     assert not any("words no flag takes" in step for step in fix.steps)
+
+
+def test_a_switch_given_a_value_is_the_failure_not_prose() -> None:
+    """The real vLLM 0.11.2's refusal of `--enable-prefix-caching=false` (the oracle's fixture): the one word after
+    the switch is what the fix changes, so its corrected command stays."""
+    log = Path(__file__).resolve().parent / "fixtures" / "vllm" / "0.11.2" / "switch_given_false.log"
+    fix = _fix(log.read_text(encoding="utf-8"))
+    assert fix.command is not None and "--no-enable-prefix-caching" in fix.command
+    assert not any("words no flag takes" in step for step in fix.steps)

@@ -43,26 +43,27 @@ def cut_launch_note(launch: LaunchInfo, command: CommandLine | None, fix: Fix, c
     last, values = command.option_words[-1]
     if not values and last.value not in changed and catalog is not None and _needs_a_value(last.value, catalog):
         return _note(f"ends in `{last.value}` with no value, which the flag needs")
-    given_new_values = {op.flag for option in (fix, *fix.alternatives) for op in option.flags if op.op == "set"}
-    stray = _words_no_flag_takes(command, given_new_values, launch.engine, catalog) if catalog is not None else None
+    touched = {op.flag for option in (fix, *fix.alternatives) for op in option.flags}
+    stray = _words_no_flag_takes(command, touched, launch.engine, catalog) if catalog is not None else None
     if stray:
         return _note(f"holds words no flag takes (`{stray}`), prose written after the command or another line joined "
                      "to it", reading="it is not the command that ran")
     return None
 
 
-def _words_no_flag_takes(command: CommandLine, given_new_values: set[str], engine: str,
-                         catalog: Catalog) -> str | None:
+def _words_no_flag_takes(command: CommandLine, touched: set[str], engine: str, catalog: Catalog) -> str | None:
     """The words after a flag's values that the flag cannot take, joined, or None.  A sentence written on the launch
     line (`… --tp 2 and then it crashes`) parses as more values of the last flag; the engine's parser would have
     refused them (`unrecognized arguments`), so the line is not what ran.  vLLM takes its model as a positional
     argument anywhere among the flags (argparse), so one spare word is its model when no model is given otherwise.
-    A flag the fix gives new values is the failure's subject (`--disable-radix-cache True`), not prose."""
+    One spare word after a flag the fix changes is the failure's subject (a switch given a value:
+    `--disable-radix-cache True`, `--enable-prefix-caching=false`), not prose."""
     spare: list[str] = []
     for flag, values in command.option_words:
         most = _most_values(flag.value, catalog)
-        if most is not None and flag.value not in given_new_values and len(values) > most:
-            spare.extend(word.value for word in values[most:])
+        extra = values[most:] if most is not None else ()
+        if len(extra) > (1 if flag.value in touched else 0):
+            spare.extend(word.value for word in extra)
     vllm_model_slot = engine == "vllm" and not command.positional_words and not command.has("--model")
     return " ".join(spare) if len(spare) > (1 if vllm_model_slot else 0) else None
 
