@@ -3,9 +3,14 @@ are named at each test)."""
 
 from __future__ import annotations
 
+import tomllib
+from pathlib import Path
+
 import pytest
+import regex
 
 from logsleuth.facts.categories import table
+from logsleuth.reasoning.dependencies import _TORCH_SYMBOL
 from logsleuth.reasoning.general import row_checks
 from tests.helpers import diagnose_without_patterns, real_traceback
 
@@ -96,3 +101,24 @@ def test_a_users_own_file_with_the_same_error_is_no_engine_code() -> None:
     code, and the engine-bug row, which needs the engine's own frame, does not fit."""
     printed = _with_paths_shortened(real_traceback(_NONE_DEREFERENCE.replace("log_prefill_stats", "record_stats"), "metrics.py"))
     assert diagnose_without_patterns(printed).category != "engine-bug"
+
+
+TORCH_SYMBOLS = ["_ZN3c104cuda9SetDevice", "_ZNK3c1010TensorImpl4sizeEv", "_ZN2at6native5emptyEv",
+                 "_ZN5torch3jit17parseSchemaOrNameERKSs", "_ZN4c10d7Backend4sendEv"]
+OTHER_SYMBOLS = ["numa_get_membind", "_ZN3atb15CreateOperationINS_5infer14GroupTopkParamEEEiRKT_PPNS_9OperationE",
+                 "ibv_reg_dmabuf_mr", "_ZN12atb_speed_opsC1Ev"]
+
+
+@pytest.mark.parametrize("symbol", TORCH_SYMBOLS + OTHER_SYMBOLS)
+def test_the_three_readers_of_a_torch_symbol_agree(symbol: str) -> None:
+    """torch's C++ namespaces are read in three places: the dependency rule (reasoning/dependencies.py), the
+    sgl-kernel ABI pattern (patterns/sglang/sgl-kernel-abi.toml) and the dependency-version category's checks (above).
+    They must call the same symbols torch's, so a change to one that the others miss fails here."""
+    is_torch = symbol in TORCH_SYMBOLS
+    assert (_TORCH_SYMBOL.match(symbol) is not None) is is_torch
+    pattern = tomllib.loads((Path(__file__).resolve().parent.parent / "patterns" / "sglang" / "sgl-kernel-abi.toml")
+                            .read_text(encoding="utf-8"))
+    line = f"/venv/site-packages/sgl_kernel/common_ops.abi3.so: undefined symbol: {symbol}"
+    assert any(regex.search(match["message"], line) for match in pattern["match"]) is is_torch
+    checks = _dependency_checks(f"ImportError: {line}")
+    assert (TORCH_CHECK in checks[0]) is is_torch
