@@ -43,3 +43,11 @@ def validator_error(block: ExceptionBlock) -> str | None:
     if (url_line := body.find(_URL_LINE)) >= 0:
         body = body[:url_line]
     return without_pydantic_display(body) or None
+
+
+def checked_as(block: ExceptionBlock) -> tuple[str, str]:
+    """The type and message the engine's own check raised: for a pydantic ValidationError whose validator raised a
+    ValueError, that ValueError (its template is what the raise site index holds: `num_redundant_experts should be
+    used with EPLB.{}`, raised in vllm/config/parallel.py), else the block's own type and message."""
+    raised = validator_error(block)
+    return ("ValueError", raised) if raised is not None else (block.type, block.message)

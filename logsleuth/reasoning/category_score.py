@@ -13,6 +13,7 @@ from logsleuth.facts.categories import CategoryRow, table
 from logsleuth.facts.engine_messages import engines_raising
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Failure, Frame
+from logsleuth.pydantic_display import checked_as
 from logsleuth.reasoning.call_frames import (
     SIGNATURE_TYPES,
     engine_class_called,
@@ -159,8 +160,8 @@ def type_names(name: str) -> set[str]:
 def _engine_worded(failure: Failure) -> bool:
     """The failure's type and message are those of a check of an engine's own code: its message template in the raise
     site index (facts/engine_messages.py), whichever engine; the wording is the engine's, not a wrapper's or a script's."""
-    final = failure.final
-    return bool(final.type and final.message.strip() and engines_raising(final.type, final.message))
+    type_name, message = checked_as(failure.final)
+    return bool(type_name and message.strip() and engines_raising(type_name, message))
 
 
 # A person's sentence names a checkpoint by its repository or file name (`Qwen/Qwen3.5-397B-A17B-FP8`,
@@ -266,6 +267,8 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
         return 0, []
     if row.source_needed and not _raised_by_source_words(row, failure):
         return 0, []
+    if row.words_needed and not any(pattern.search(text) for pattern in row.words for text in word_texts):
+        return 0, []  # its place alone (a configuration module) says which check, not that it ties two settings
     score, why = 0, []
     if importing:
         score += AT_IMPORT_WEIGHT

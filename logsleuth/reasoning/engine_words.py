@@ -39,6 +39,20 @@ MAX_QUOTE_CHARS = 400
 MAX_CHOICES_SHOWN = 8
 
 
+# A configuration check's sentence that ties a setting, named by its field, to another setting or value: "num_redundant_experts
+# should be used with EPLB.", "collect_detailed_traces requires `--otlp-traces-endpoint` to be set.", "numa_bind_nodes and
+# numa_bind_cpus require numa_bind=True." (vLLM's config classes, the raise site index; facts/categories.toml's row of
+# such checks).  It says what to give with the setting, so it is quoted, and the fields it names are checked as flags.
+_SETTINGS_TIE = (
+    r"(?<![\w-])`?[a-z][a-z0-9]*(?:_[a-z0-9]+)+`?(?:=[^\s=]+)?\s+"
+    r"(?:(?:should|must|can)\s+(?:only\s+)?be\s+used\s+(?:only\s+)?(?:with|together\s+with|when)\b"
+    r"|requires?\s+`?(?:--[a-z]|[a-z][a-z0-9]*(?:_[a-z0-9]+)+))"
+)
+_TIES_SETTINGS = compile_lazily(_SETTINGS_TIE)
+# A field named without backticks, read only in such a sentence (elsewhere a snake_case word is as often a variable).
+_BARE_FIELD = compile_lazily(r"(?<![\w`.\-])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?![\w`])")
+
+
 # What makes a sentence an instruction (or one of the engine's statements that say what to do).  Each
 # alternative is a shape found in the engines' own code; tests/test_engine_words.py cites a site of each.
 _INSTRUCTION = compile_lazily(
@@ -58,7 +72,8 @@ _INSTRUCTION = compile_lazily(
     r"|\bis\s+the\s+only\s+supported\b"
     r"|\b(?:is\s+longer\s+than|exceeds)\s+the\s+(?:model's\s+)?(?:maximum\s+)?(?:context\s+length|model\s+length)"
     r"|\bdoes\s+not\s+appear\s+to\s+have\s+a\s+file\s+named\b"
-    r"|\bchat_template\s+is\s+not\s+set\b",
+    r"|\bchat_template\s+is\s+not\s+set\b"
+    r"|" + _SETTINGS_TIE,
     re.IGNORECASE,
 )
 # A flag as a message writes it, with a value given by `=`, or the word after it (a value only if it is one of
@@ -220,7 +235,10 @@ def _checks(sentence: str, engine: str | None, version: str | None) -> Iterator[
         # The flag in backticks: a secret's flag followed by a word (`--api-key is …`) reads as its value to the
         # redactor, which would replace "is".
         yield f"`{flag}` {_flag_facts(flag, value, scope)}"
-    for field in dict.fromkeys(_FIELD.findall(sentence)):
+    fields = _FIELD.findall(sentence)
+    if _TIES_SETTINGS.search(sentence):
+        fields += _BARE_FIELD.findall(sentence)
+    for field in dict.fromkeys(fields):
         line = _field_check(field, scope, set(flags))
         if line:
             yield line

@@ -15,6 +15,7 @@ from __future__ import annotations
 from logsleuth.facts.categories import ENGINES, CategoryRow, table
 from logsleuth.facts.engine_messages import raising_modules
 from logsleuth.models import ENGINE_NAMES, Failure, Frame
+from logsleuth.pydantic_display import checked_as
 from logsleuth.reasoning.call_frames import shows_no_frame
 
 
@@ -26,11 +27,11 @@ def raising_frame(failure: Failure, engine: str | None, types: set[str]) -> Fram
     launch raised it); with none decided, only a message one engine's code alone raises, so that the module named
     is never a guess between two engines.  `types`: the failure's exception types as the rows name them
     (category_score.type_names)."""
-    final = failure.final
-    message = final.message.strip()
+    type_name, message = checked_as(failure.final)  # a pydantic ValidationError: its validator's ValueError
+    message = message.strip()
     if not message:
         return None
-    found = raising_modules(final.type or None, message, (engine,) if engine in ENGINE_NAMES else ENGINES)
+    found = raising_modules(type_name or None, message, (engine,) if engine in ENGINE_NAMES else ENGINES)
     if len(found) != 1:
         return None  # no engine's code raises it, or both do and the launch decided neither
     modules = sorted(next(iter(found.values())))
