@@ -52,8 +52,10 @@ from logsleuth.reasoning import dependencies
 from logsleuth.reasoning.architecture_support import REGISTRY_PATTERNS, with_registry_releases
 from logsleuth.reasoning.engine_words import with_engine_words
 from logsleuth.reasoning.evidence import exception_lines
+from logsleuth.reasoning.hardware import third_party_kernel_gap
 from logsleuth.reasoning.model_type_support import MODEL_TYPE_PATTERN, with_model_type_releases
 from logsleuth.reasoning.package_site import package_site_of, with_package_site
+from logsleuth.reasoning.platform_runtime import with_platform_runtime
 from logsleuth.reasoning.raise_site import site_of, with_raise_site, with_version_from_frames
 from logsleuth.reasoning.registry import Evidence, reason
 from logsleuth.reasoning.relaxed_check import with_relaxed_check
@@ -330,7 +332,8 @@ def build_report(
         # And no flag its release lacks is offered (fixes/release_flags.py).
         # And an out-of-memory failure whose torch figures show memory held by other processes says so, with the
         # memory fraction that fits beside them (reasoning/shared_gpu.py).
-        shared = with_shared_gpu(found.diagnosis, found.failure, own.engine)
+        # And a graph capture broken inside ROCm's runtime points at that runtime (reasoning/platform_runtime.py).
+        shared = with_platform_runtime(with_shared_gpu(found.diagnosis, found.failure, own.engine), found.failure)
         checked = with_release_flags(with_engine_words(shared, found.failure, own), own,
                                      _releases_holding(found, site, own))
         groups.append(replace(found, diagnosis=checked))
@@ -506,6 +509,12 @@ def _diagnose_group(
         library = known_library_missing(Evidence(group.failure, launch, lines))
         if library is not None:
             return replace(group, diagnosis=library)
+    if pattern.category == "gpu-arch-unsupported":
+        # A third-party kernel library's build without this architecture (its path names it): that library, not
+        # the engine's or torch's builds the pattern names.
+        library_gap = third_party_kernel_gap(Evidence(group.failure, launch, lines))
+        if library_gap is not None:
+            return replace(group, diagnosis=library_gap)
     if launch.engine is None and pattern.engine is not None:
         if not pattern.own_words:
             # The pattern's fix names its engine's flags; a rule reasoning from facts may still say more.

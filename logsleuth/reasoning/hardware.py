@@ -20,7 +20,7 @@ from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes.build import build_fix
 from logsleuth.models import Diagnosis, Failure, Fix, LaunchInfo
 from logsleuth.reasoning.evidence import Evidence, exception_lines
-from logsleuth.reasoning.hardware_limits import Limit, compiler_limit_in, limit_in
+from logsleuth.reasoning.hardware_limits import Limit, compiler_limit_in, kernel_library_in, limit_in
 
 PATTERN_ID = "rule-gpu-arch-unsupported"
 CHECK_GPU = facts.CHECK_GPU
@@ -35,6 +35,8 @@ def gpu_arch_limit(evidence: Evidence) -> Diagnosis | None:
         return None
     if limit.kind == "needs" and _in_vision_attention(evidence.failure):
         limit = replace(limit, vision=True)
+    if limit.kind == "no-kernel":
+        limit = replace(limit, library=kernel_library_in([text, *_innermost_files(evidence.failure)]))
     gpus = facts.gpus_in([*text.splitlines(), *evidence.failure.context, *evidence.lines, *evidence.launch.gpu_lines])
     gpu = _the_gpu(gpus, limit)
     return _diagnosis(limit, gpu, gpus, evidence)
@@ -43,6 +45,31 @@ def gpu_arch_limit(evidence: Evidence) -> Diagnosis | None:
 def _in_vision_attention(failure: Failure) -> bool:
     """Raised in the vision encoder's attention (sglang/srt/layers/attention/vision.py), whose backend is its own."""
     return any(frame.file.endswith("attention/vision.py") for block in failure.exceptions for frame in block.frames)
+
+
+# The kernel libraries each engine's no-kernel-image pattern already names in its advice (sglang-no-kernel-image:
+# torch, sgl-kernel and flashinfer builds, with the Triton backends; vllm-no-kernel-image: the vLLM build, whose
+# wheel carries its flash-attention fork).  Any other library named leads over the pattern: its build is the one.
+_NAMED_BY_PATTERN = {"sglang": ("sgl-kernel", "flashinfer"), "vllm": ("vllm-flash-attn",)}
+
+
+def third_party_kernel_gap(evidence: Evidence) -> Diagnosis | None:
+    """The rule's answer when the kernel without code for this GPU is a third-party library's that the engine's
+    no-kernel-image pattern does not name (xformers, flash-attn, DeepGEMM; flashinfer under vLLM): that library's
+    build, not torch's or the engine's, is what to change."""
+    limit = limit_in(_chain_text(evidence.failure))
+    if limit is None or limit.kind != "no-kernel":
+        return None
+    library = kernel_library_in([_chain_text(evidence.failure), *_innermost_files(evidence.failure)])
+    if not library or library in _NAMED_BY_PATTERN.get(evidence.launch.engine or "", ()):
+        return None
+    return gpu_arch_limit(evidence)
+
+
+def _innermost_files(failure: Failure) -> list[str]:
+    """The files of the last exception's innermost frames, innermost first: the code that launched the kernel."""
+    frames = failure.exceptions[-1].frames if failure.exceptions else ()
+    return [frame.file for frame in reversed(frames[-3:])]
 
 
 def _chain_text(failure: Failure) -> str:
@@ -54,6 +81,8 @@ def _the_gpu(gpus: list[Gpu], limit: Limit) -> Gpu | None:
     requirement is not the one that failed, so it is not named).  For a compiler's limit, the GPU as shown."""
     if limit.kind in ("ptxas", "build"):
         return gpus[0] if gpus else None
+    if limit.kind == "not-compiled" and limit.arch is not None:  # the message's capability is the GPU's own
+        return next((gpu for gpu in gpus if gpu.capability == limit.arch), None)
     for gpu in gpus:
         if gpu.capability is None:
             if gpu.gfx is not None or gpu.name:
@@ -77,6 +106,8 @@ def _diagnosis(limit: Limit, gpu: Gpu | None, gpus: list[Gpu], evidence: Evidenc
         title, cause, fix_data, said = _needs(limit, gpu, launch)
     elif limit.kind == "no-kernel":
         title, cause, fix_data, said = _no_kernel(limit, gpu, launch)
+    elif limit.kind == "not-compiled":
+        title, cause, fix_data, said = _not_compiled(limit, gpu)
     elif limit.kind == "ptxas":
         title, cause, fix_data, said = _ptxas(limit)
     else:
@@ -111,6 +142,9 @@ def _requirement_evidence(limit: Limit) -> list[str]:
         )
         said = "the message" if limit.requirement.said_by == "message" else "facts/gpus.toml"
         lines.append(f"{what} needs {limit.requirement.describe()} ({said})")
+    if limit.kind == "not-compiled" and limit.arch is not None:
+        lines.append(f"the message: no compiled {limit.kernel} for {arch_name(limit.arch)} (the GPU's own capability)")
+        return lines
     if limit.arch is not None and limit.kind in ("ptxas", "no-kernel"):
         toolkit = facts.toolkit_for((limit.arch[0], limit.arch[1]))
         if toolkit:
@@ -258,7 +292,59 @@ def _deepgemm_fix(launch: LaunchInfo, need: str) -> dict[str, Any]:
     return {"summary": f"Turn off DeepGEMM (it needs {need}) or run on such a GPU.", "steps": steps}
 
 
+def _not_compiled(limit: Limit, gpu: Gpu | None) -> tuple[str, str, dict[str, Any], list[str]]:
+    """A kernel the release builds for some architectures only (the message names it and the GPU's capability):
+    the release has no code for this GPU on that path, so no reinstall or rebuild of it adds one."""
+    assert limit.arch is not None
+    name = arch_name(limit.arch)
+    on = gpu.describe() if gpu else f"this GPU ({name})"
+    cause = (f"The release has no compiled {limit.kernel} kernel for {on}: this kernel is built for other "
+             "architectures only, so the path that needs it (the model's quantization or the feature that chose it) "
+             "cannot run on this GPU with this release. A reinstall or a rebuild of the same release does not add it.")
+    summary = (f"Serve the model in a form whose kernels this release has for {name} (another quantization of its "
+               f"checkpoint, or the unquantized model), or use a release whose notes add {name} to this kernel's "
+               "architectures.")
+    steps = ["the quantization or feature that selects this kernel is in the launch or the checkpoint's config "
+             "(quantization_config): the same model in another format takes another kernel"]
+    return f"No {limit.kernel} kernel for this GPU's architecture in this release", cause, {"summary": summary, "steps": steps}, []
+
+
+def _library_lacks_arch(limit: Limit, gpu: Gpu | None, launch: LaunchInfo) -> tuple[str, str, dict[str, Any], list[str]]:
+    """The kernel without code for this GPU is a third-party library's, its path names it: that library's build
+    lacks the architecture, whatever torch and the engine were built for."""
+    library = limit.library
+    arch = limit.arch or (gpu.capability if gpu else None)
+    on = gpu.describe() if gpu else (arch_name(arch) if arch else "this GPU's architecture")
+    cause = (f"The kernel with no code for {on} is from {library} (its path in the message or the frames names it): "
+             f"the installed {library} was built without this architecture, while torch and the engine may have it.")
+    summary = (f"Install a build of {library} that includes this GPU's architecture (its release notes or wheel index "
+               f"list the architectures it is built for), or run without {library} on this GPU: the engine's setting "
+               f"that uses it (an attention backend, a feature) set to another choice the release offers. Reinstalling "
+               "torch or the engine does not change its kernels (general guidance).")
+    steps = [f"pip show {library.lower()} shows the installed build; the frames and the path above say which part of the "
+             "model called it (the language model, a vision encoder)", CHECK_TORCH]
+    data: dict[str, Any] = {"summary": summary, "steps": steps}
+    avoid = _avoiding(library, launch)
+    if avoid is not None:
+        data["alternatives"] = [avoid]
+    return f"No {library} kernel for this GPU's architecture", cause, data, []
+
+
+def _avoiding(library: str, launch: LaunchInfo) -> dict[str, Any] | None:
+    """The release's own choice that takes another library's kernels (its flags checked in the release's catalog):
+    the attention backend for an attention library's kernels, DeepGEMM turned off.  None when there is no such
+    choice to name (a library the engine calls outside its attention, such as a vision encoder's xformers)."""
+    if library == "DeepGEMM" and launch.engine == "sglang":
+        return _deepgemm_fix(launch, "another architecture")
+    if library in ("flashinfer", "flash-attn") and launch.engine:
+        choice = _attention_fix(launch, f"{library}'s attention kernels", "")
+        return choice if choice.get("flags") else None
+    return None
+
+
 def _no_kernel(limit: Limit, gpu: Gpu | None, launch: LaunchInfo) -> tuple[str, str, dict[str, Any], list[str]]:
+    if limit.library and not (gpu is not None and gpu.gfx is not None):
+        return _library_lacks_arch(limit, gpu, launch)
     arch = limit.arch or (gpu.capability if gpu else None)
     engine = {"sglang": "SGLang (and sgl-kernel, flashinfer)", "vllm": "vLLM"}.get(launch.engine or "", "the engine")
     said: list[str] = []

@@ -39,6 +39,26 @@ _NO_KERNEL = compile_lazily(
     r"|PyTorch no longer supports this GPU because it is too old"
     r"|which is of compute capability \(CC\) (?P<cc>\d{1,2}\.\d)\b"
 )
+# A kernel the release compiled for some architectures only, asked for on another: vLLM's CUTLASS entry points
+# (csrc/quantization/cutlass_w8a8/scaled_mm_entry.cu: TORCH_CHECK_NOT_IMPLEMENTED(false, "No compiled
+# cutlass_scaled_mm for CUDA device capability: ", version_num), and its MoE data and grouped-GEMM entries with the
+# same words; vllm-project/vllm#24921 on sm_120).  The number is the GPU's own capability, not the requirement.
+_NOT_COMPILED = compile_lazily(
+    r"\bNo compiled (?P<kernel>\w{1,60})\b[^\n]{0,120}?\bCUDA device capability: ?(?P<cap>\d{2,3})\b"
+)
+# A third-party kernel library whose own build lacks the architecture, named by its path in the message (a C++
+# check's source file, a .so) or by the innermost frames: xformers' bundled FlashAttention
+# (vllm-project/vllm#20998: `CUDA error (…/xformers-0.0.30/third_party/flash-attention/hopper/…): no kernel image`),
+# flash-attn, flashinfer, DeepGEMM, sgl-kernel.  Its wheel is built for a list of architectures of its own.
+KERNEL_LIBRARIES = {
+    "xformers": "xformers", "flash_attn": "flash-attn", "flash-attention": "flash-attn", "vllm_flash_attn": "vllm-flash-attn",
+    "flashinfer": "flashinfer", "deep_gemm": "DeepGEMM", "DeepGEMM": "DeepGEMM", "sgl_kernel": "sgl-kernel",
+    "sgl-kernel": "sgl-kernel", "flash_attn_2_cuda": "flash-attn",
+}
+# A directory of that name (its package, or a source tree `xformers-0.0.30/`), or flash-attn's extension module: an
+# engine's own file named after the library (vllm/attention/backends/flash_attn.py, flashinfer_backend.py) is not it.
+_KERNEL_LIBRARY = compile_lazily(r"(?:^|[/\\\s(])(?P<name>" + "|".join(sorted(KERNEL_LIBRARIES, key=len, reverse=True))
+                                 + r")(?:[-/\\]|\.cpython)")
 _PTXAS = compile_lazily(
     r"ptxas fatal\s*:\s*Value '(?P<ptxas>sm_\d{2,3}[af]?)' is not defined for option 'gpu-name'"
     r"|nvcc fatal\s*:\s*Unsupported gpu architecture '(?P<nvcc>compute_\d{2,3}[af]?)'"
@@ -118,7 +138,7 @@ class Requirement:
 class Limit:
     """The hardware limit a failure names."""
 
-    kind: Literal["needs", "no-kernel", "ptxas", "build"]
+    kind: Literal["needs", "no-kernel", "not-compiled", "ptxas", "build"]
     features: tuple[Feature, ...] = ()
     requirement: Requirement | None = None
     arch: Capability | None = None  # the architecture a no-kernel or ptxas message names
@@ -126,6 +146,8 @@ class Limit:
     build: str = ""  # the missing backend: "CUDA", "XPU", "HIP"
     quantization: str = ""  # the quantization the message names ("awq", "MXFP4"), when it names one
     backend: str = ""  # the attention backend a selector rejected for this GPU ("FLASHMLA")
+    kernel: str = ""  # the kernel a not-compiled message names ("get_cutlass_moe_mm_data")
+    library: str = ""  # the third-party kernel library whose build lacks the architecture ("xformers")
     vision: bool = False  # raised by the vision encoder's attention (SGLang: --mm-attention-backend), not the LLM's
 
 
@@ -142,6 +164,10 @@ def limit_in(text: str) -> Limit | None:
     if match:
         arch_text = match["ptxas"] or match["nvcc"]
         return Limit("ptxas", arch=facts.parse_capability(arch_text), arch_text=arch_text)
+    match = _NOT_COMPILED.search(text)
+    if match:
+        arch = facts.parse_capability(match["cap"])
+        return Limit("not-compiled", arch=arch, arch_text=f"sm_{match['cap']}", kernel=match["kernel"])
     match = _NO_KERNEL.search(text)
     if match:
         arch = facts.parse_capability(match["sm"] or match["cc"] or "")
@@ -165,6 +191,15 @@ def limit_in(text: str) -> Limit | None:
     quantization = method["name"] if method and method["name"] not in ("The", "This") else ""
     backend = selected["backend"] if selected else ""
     return Limit("needs", features=features, requirement=requirement, quantization=quantization, backend=backend)
+
+
+def kernel_library_in(texts: Sequence[str]) -> str:
+    """The third-party kernel library a path in these texts (the message, the innermost frames' files) names."""
+    for text in texts:
+        found = _KERNEL_LIBRARY.search(text)
+        if found:
+            return KERNEL_LIBRARIES[found["name"]]
+    return ""
 
 
 def _stated_requirement(text: str) -> Requirement | None:

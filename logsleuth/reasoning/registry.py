@@ -15,7 +15,7 @@ from collections.abc import Callable
 from logsleuth.models import Diagnosis
 from logsleuth.reasoning import dependencies
 from logsleuth.reasoning.architecture_support import architecture_support
-from logsleuth.reasoning.container_runtime import container_cuda_requirement
+from logsleuth.reasoning.container_runtime import container_cuda_requirement, container_gpu_access
 from logsleuth.reasoning.engine_imports import caller_imports_engine_name
 from logsleuth.reasoning.evidence import Evidence
 from logsleuth.reasoning.flag_checks import flag_checks
@@ -48,6 +48,7 @@ RULES: tuple[Rule, ...] = (
     launch_hides_gpus,  # CUDA_VISIBLE_DEVICES (or its ROCm, container kin) in front of the command leaving no GPU
     gpu_arch_limit,  # a dtype, kernel or build the GPU's architecture lacks (facts/gpus.toml)
     container_cuda_requirement,  # the container runtime refusing an image whose CUDA the host's driver lacks
+    container_gpu_access,  # docker with no GPU device driver, the NVIDIA runtime failing to set the container up
     parallelism,  # parallel degrees against heads, experts and quantization blocks (facts/divisibility.toml)
     multinode,  # a multi-node rendezvous: an unexpanded address variable, a host that does not resolve, Gloo's interface
     network,  # a proxy answering the server's own request, a taken port, an unreachable rendezvous

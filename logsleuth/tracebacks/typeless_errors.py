@@ -72,6 +72,10 @@ stop 38's blind split): what a person points at in such a paste, read from the p
   row in CrashLoopBackOff or Error (`vllm-…-kk7fs   0/1   CrashLoopBackOff   4 (73s ago)   2m49s`), llm-d-benchmark's
   check of the pods it stood up (`❌ Crashed container in pod: vllm-standalone-…`, llm-d/llm-d-benchmark#668).  The
   container's log says why: the failure only of a paste that shows no other.
+- docker's daemon refusing a container's GPU request because no device driver it knows serves it (moby
+  daemon/devices.go, incompatibleDeviceRequest: `could not select device driver "" with capabilities: [[gpu]]`; its
+  NVIDIA driver registers only where the NVIDIA container toolkit's hook is installed, daemon/nvidia_linux.go): the
+  container was never made.  The failure of a paste that shows no other.
 - CPython's own message of a TypeError, AttributeError or ImportError printed without its type (a logger that printed
   `str(e)`, a wrapper's `Error: {e}`): the interpreter's templates name their type exactly (`typed_by_message`); so
   does requests' HTTPError message (`400 Client Error: Bad Request for url: http://…/v1/completions`).
@@ -226,6 +230,8 @@ def connection_error(text: str) -> str | None:
 # - llm-d-benchmark's standup check of its pods, for a container whose terminated exit code is not 0
 #   (`announce(f"ERROR: Crashed container in pod: {pod.metadata.name}, container: {container_status.name}")`, its setup
 #   functions; later releases print `❌` for `ERROR:`, llm-d/llm-d-benchmark#668).
+DEVICE_DRIVER_WORDS = "could not select device driver"
+DEVICE_REQUEST_REFUSED = "device request refused"  # docker's daemon: no device driver for the container's GPU request
 CONTAINER_CRASHED = "container crashed"  # the type of a server container reported as exited with a non-zero code
 _POD_ROW = compile_lazily(
     r"^\s*(?P<msg>[a-z0-9][a-z0-9.\-]{0,252}\s+\d+/\d+\s+(?:Init:)?(?P<type>CrashLoopBackOff|Error)\s+\d+\b(?:.*\S)?)\s*$"
@@ -237,6 +243,8 @@ ORCHESTRATION_LINES: tuple[tuple[str, re.Pattern[str], str | None], ...] = (
     ("Error ", _POD_ROW, None),
     ("Crashed container in pod: ", compile_lazily(r"^(?:.*?\s)?(?P<msg>Crashed container in pod: \S(?:.*\S)?)\s*$"),
      CONTAINER_CRASHED),
+    (DEVICE_DRIVER_WORDS, compile_lazily(r'^(?:.*?\s)?(?P<msg>could not select device driver "[^"\n]{0,80}" with capabilities: '
+                                         r'\[(?:\[[\w, ]{0,80}\])*\])\.?'), DEVICE_REQUEST_REFUSED),
 )
 # kubectl's STATUS `Error` is a container that exited non-zero: a crash, like the harness's report (`Error` alone is no type).
 POD_STATUS_TYPES = {"Error": CONTAINER_CRASHED}
