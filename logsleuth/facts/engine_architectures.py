@@ -83,6 +83,24 @@ def registered(engine: str, architecture: str) -> Presence | None:
     return Presence(engine, architecture, tuple(v for i, v in enumerate(releases) if i in held), releases)
 
 
+# The fewest names of a registry's listing that only one engine registers, to say the listing is that engine's.
+MIN_OWN_ARCHITECTURES = 2
+
+
+def engine_registering(architectures: list[str]) -> str | None:
+    """The engine whose model registry a listing of architectures is: at least MIN_OWN_ARCHITECTURES names that some
+    indexed release of one engine registers and no indexed release of the other does, and none of the other's own.
+    The engines list their whole registry when they refuse an architecture ("… Supported architectures: [...]"):
+    SGLang's `dict_keys([…'DeepseekV3ForCausalLMNextN', 'MultiModalityCausalLM'…])`, vLLM's `['AquilaModel',
+    'ArcticForCausalLM', …]`.  None: too few of either's own names, or some of each."""
+    engines = _table()["engines"]
+    own = {engine: sum(1 for name in set(architectures) if name in engines[engine]["architectures"]
+                       and name not in engines[other]["architectures"])
+           for engine, other in (ENGINES, ENGINES[::-1])}
+    having = [engine for engine, count in own.items() if count]
+    return having[0] if len(having) == 1 and own[having[0]] >= MIN_OWN_ARCHITECTURES else None
+
+
 def transformers_knowing(model_type: str) -> Presence:
     """The indexed transformers versions whose AutoConfig knows `model_type` (CONFIG_MAPPING_NAMES)."""
     table = _table()["transformers"]

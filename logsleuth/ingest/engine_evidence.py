@@ -45,6 +45,30 @@ _VLLM_PROCESS = compile_lazily(
     r"|EngineCore(?:_DP\d+|_\d+)?|DPEngineCoreActor_DP\d+|VllmWorker(?:Process)?|RayWorkerWrapper"
     r"|Worker(?:_(?:DP|PP|PCP|TP|DCP|EP)\d+)+)"
 )
+# The same prefix in square brackets at a line's start, `[EngineCore_0 pid=5989] …` (gpustack/gpustack#3084, a viewer's
+# rendering of vLLM's `(EngineCore_0 pid=5989) `): the name is one only vLLM gives its processes, whatever encloses it.
+_BRACKETED_PROCESS = compile_lazily(r"^\[(?P<process>[\w.\-]{1,80})(?: rank=\d{1,6})? pid=\d{1,10}\] ")
+
+
+def bracketed_vllm_process(text: str) -> bool:
+    """Whether the line starts with one of vLLM's process names and its pid in square brackets."""
+    m = _BRACKETED_PROCESS.match(text) if text[:1] == "[" else None
+    return bool(m and _VLLM_PROCESS.fullmatch(m["process"]))
+
+
+# A name a user gave a unit or a service (docker compose's `rag-vllm-1  | `, journald's `vllm[8727]: `, which the
+# normalizer reads as the line's process) that holds one engine's name as a word of its own.  The user's name, no
+# evidence alone (a service named after one engine may run the other's image, or a client); it only picks between the
+# engines for a message both engines' code raises (launch.LaunchTracker.engine), as an installed release does.
+_SERVICE_WORDS = compile_lazily(r"[-_.\d]+")
+
+
+def engine_in_service_name(name: str) -> str | None:
+    """The one engine a unit's or service's name holds as a word (`rag-vllm-1`: vllm), else None."""
+    engines = {word for word in _SERVICE_WORDS.split(name) if word in ("vllm", "sglang")}
+    return engines.pop() if len(engines) == 1 else None
+
+
 # The Ray actors verl runs an engine in, named after it (verl/workers/rollout/vllm_rollout/vllm_async_server.py
 # `vLLMHttpServer`, "equivalent to vllm serve"; sglang_rollout/async_sglang_server.py `SGLangHttpServer`; the older
 # `AsyncvLLMServer`, verl-project/verl PR#1138), with their `…ForPartial` subclasses: Ray prints the class name in
@@ -543,6 +567,34 @@ _RUNNER_OPTION = compile_lazily(
 )
 
 
+# The backend a serving benchmark drove, named by its choice of the server's API: SGLang's client prints it in its
+# summary, `Backend:` padded to 40 columns under "Serving Benchmark Result" (sglang/bench_serving.py, 0.5.23's
+# sglang/benchmark/serving.py: `"{:<40} {:<10}".format("Backend:", backend)`; sgl-project/sglang#9428, #9812, #9974),
+# and both engines' clients take it as `--backend` (`python3 -m sglang.bench_serving --backend sglang`, `vllm bench
+# serve --backend vllm`, vLLM's benchmarks/benchmark_serving.py).  Its choices name the server: SGLang's `sglang`,
+# `sglang-native`, `sglang-oai`, `sglang-oai-chat`, `sglang-embedding` and `vllm`, `vllm-chat`, `vllm-embedding`
+# (ASYNC_REQUEST_FUNCS), vLLM's `vllm`, `vllm-rerank` (vllm/benchmarks/lib/endpoint_request_func.py); the others
+# (`openai`, `lmdeploy`, `trt`, …) name none.  The user's choice, not the server's own words: the weakest evidence
+# (launch.LaunchTracker.engine reads it last), and only in a log where no failure was read: the engine of a clean
+# benchmark's log.
+_BACKEND_SUMMARY = compile_lazily(r"^\s*Backend:\s{2,}(?P<engine>sglang|vllm)(?:-[a-z]+)*\s*$")
+_BACKEND_OPTION = compile_lazily(r"(?<!\S)--backend[= ](?P<engine>sglang|vllm)(?:-[a-z]+)*(?!\S)")
+# The clients (SGLang's `sglang.bench_serving`, 0.5.23's `sglang.benchmark.serving`; vLLM's `vllm bench serve` and
+# benchmarks/benchmark_serving.py), before the option on its line: another program's `--backend` (torchrun's `nccl`, a
+# user's script) is its own.
+_BENCHMARK_CLIENT = compile_lazily(r"\b(?:bench_serving|benchmark_serving|benchmark\.serving|bench\s+serve)\b")
+BENCHMARK_MARKERS = ("Backend:", "--backend")
+
+
+def benchmark_backend(text: str) -> str | None:
+    """The engine a serving benchmark's backend choice names (see above), else None."""
+    if "Backend:" in text and (m := _BACKEND_SUMMARY.match(text)):
+        return m["engine"]
+    if "--backend" in text and (m := _BACKEND_OPTION.search(text)) and _BENCHMARK_CLIENT.search(text, 0, m.start()):
+        return m["engine"]
+    return None
+
+
 # A launch written as a list of words, not a shell line: a container's exec form (a Dockerfile's `ENTRYPOINT
 # ["python3", "-m", "vllm.entrypoints.openai.api_server"]`, vLLM's own Dockerfile; a compose file's or a pod's
 # `command: ["python3", "-m", "sglang.launch_server", …]`, `["vllm", "serve", …]`), Python's repr of a subprocess's
@@ -626,6 +678,25 @@ def relative_frame_engine(path: str) -> str | None:
 def wrapper_of_path(path: str) -> str | None:
     """The wrapper whose code directory a frame's path is in (`/verl/`, `/llamafactory/`, ...), else None."""
     return next((wrapper for directory, wrapper in _WRAPPER_DIRS if directory in path), None)
+
+
+# CPython's default repr of an object, `<module.Class object at 0x7683487bc6d0>` (object.__repr__), names the module
+# its class is defined in, and Ray prints its actor's in an error (`ActorDiedError: … repr=<module.Class object at
+# 0x…>`, ray/exceptions.py): Ray Serve LLM's `ray.llm._internal.serve.deployments.llm.vllm.vllm_engine.
+# _EngineBackgroundProcess` (ray-project/ray#54739), OpenRLHF's `openrlhf.trainer.ray.vllm_engine.LLMRayActor`
+# (OpenRLHF/OpenRLHF#358), SkyRL's `skyrl.backends.skyrl_train.inference_servers.vllm_server_actor.VLLMServerActor`
+# (NovaSky-AI/SkyRL#1788).  An object of a wrapper's module made for one engine (_WRAPPER_ENGINE_MODULE, read as the
+# module's file) was built to run that engine, as a frame in that module shows.  The engines' own modules in a repr
+# are read as any module path (_MODULE_PATH).
+_OBJECT_REPR = compile_lazily(r"<(?P<module>[A-Za-z_]\w*(?:\.\w+)+)\.\w+ object at 0x[0-9a-fA-F]+>")
+
+
+def repr_module_engine(text: str) -> str | None:
+    """The engine a wrapper's per-engine module runs, when the line holds the repr of an object of that module."""
+    if " object at 0x" not in text:
+        return None
+    return next((engine for m in _OBJECT_REPR.finditer(text)
+                 if (engine := wrapper_module_engine("/" + m["module"].replace(".", "/") + ".py"))), None)
 
 
 def wrapper_module_engine(path: str) -> str | None:

@@ -135,6 +135,38 @@ def _answered(message: str) -> str:
     return said if isinstance(said, str) and said.strip() else message
 
 
+# The engines' OpenAI servers answer a request they refused with the error's message and its cause, `f"{e}
+# {e.__cause__}"` (vLLM's entrypoints/openai/serving_chat.py, serving_tokenization.py and serving_responses.py in
+# 0.11.2; SGLang's srt/entrypoints/openai/serving_responses.py): a check raised with no cause answers with ` None`
+# after its message (`… Please reduce the length of the messages or completion. None`, vLLM's length check under
+# vllm-project/vllm#20409's client).  The message the engine raised is the answer without it.
+_NO_CAUSE = " None"
+
+
+def _without_cause(printed: str, answer: str) -> list[str]:
+    """The engine's raised message inside a client's status error whose answer ends with its cause `None`, else no
+    message."""
+    return [answer.removesuffix(_NO_CAUSE)] if answer != printed and answer.endswith(_NO_CAUSE) else []
+
+
+# The engines refuse an architecture with their whole model registry listed after it, in the same words (SGLang's
+# srt/models/registry.py and vLLM's model_executor/models/registry.py `_raise_for_unsupported`: f"Model architectures
+# {architectures} are not supported for now. Supported architectures: {all_supported_archs}", the registry's
+# keys): the template fits both, the names listed are one registry's (facts/engine_architectures.engine_registering;
+# sgl-project/sglang#5441's `dict_keys([…'DeepseekV3ForCausalLMNextN', 'MultiModalityCausalLM'…])`, vLLM's
+# `['AquilaModel', 'ArcticForCausalLM', …]` in vllm-project/vllm#10481).
+_REGISTRY_LISTING = compile_lazily(r"\bSupported architectures: (?:dict_keys\()?\[(?P<names>[^\]]*)")
+_LISTED_NAME = compile_lazily(r"'(\w+)'")
+
+
+def engine_of_registry_listing(message: str) -> str | None:
+    """The engine whose model registry a refusal of an architecture lists, else None."""
+    from logsleuth.facts.engine_architectures import engine_registering
+
+    m = _REGISTRY_LISTING.search(message)
+    return engine_registering(_LISTED_NAME.findall(m["names"])) if m else None
+
+
 # The types under which a program around the engine carries the engine's message, not the type the engine raised it
 # as: the server's error answer (the engines' ErrorResponse `type`: BadRequestError, NotFoundError,
 # InternalServerError; `HTTPError` when it names none, tracebacks/grammar.http_error_body), the openai client's
@@ -169,12 +201,14 @@ def engines_raising_any(raised: tuple[tuple[str, str], ...]) -> frozenset[str]:
         if type_name and (defining := engine_of_type(type_name)):
             engines.add(defining)
         message = _answered(printed)  # a client's status error: the engine's message in the answer it quotes
-        if "alidation error" in message and (report := _PYDANTIC_TITLE.match(message.lstrip())):
+        if "architectures: " in message and (registry := engine_of_registry_listing(message)):
+            engines.add(registry)  # the engine's own model registry listed (both raise the words around it)
+        elif "alidation error" in message and (report := _PYDANTIC_TITLE.match(message.lstrip())):
             engines |= _engines_of_pydantic_report(report["cls"], message)
         elif message.startswith(_PYDANTIC_ITEM_PREFIXES):  # one item of such a report, its title lost
             engines |= _engines_of_pydantic_report("", message)
         elif not CPYTHON_WORDINGS.search(message):
-            for said in _rewrapped(message):
+            for said in _rewrapped(message) + _without_cause(printed, message):
                 engines |= engines_saying(type_name, said)
         elif called := engine_class_named(type_name, message):
             engines.add(called)

@@ -201,6 +201,10 @@ GPU_LINES_WITHIN = 1 << 20
 # an engine's own environment variable the user set (`VLLM_USE_V1=0`, `export SGLANG_…=`).  The strongest kind seen
 # decides (engine_evidence.py has the tables).
 EVIDENCE_KINDS = ("program", "command", "banner", "header", "frames", "paths", "format", "env")
+# Where the backend a serving benchmark names is kept (engine_evidence.benchmark_backend): the user's choice of the
+# server a client drove, the engine of a clean log only (a client that failed may have failed against any server:
+# SGLang's `--backend vllm` speaks the OpenAI API either engine serves), and weaker than every kind above.
+BENCHMARK_KIND = "benchmark backend"
 # Where a sighting of SGLang's header without rank tags is kept (LaunchTracker._stamped) -> the kind it counts as.
 PLAIN_HEADER_KINDS = {"plain-header format": "format", "plain-header frames": "frames"}
 
@@ -277,6 +281,10 @@ class LaunchTracker:
     raised: list[tuple[str, str]] = field(default_factory=list)
     # Frames whose paths the paste shortened, (path, function): weaker still (engine_from_frames.py)
     shortened_frames: list[tuple[str, str]] = field(default_factory=list)
+    # The engines named by the units' or services' names lines came from (engine_evidence.engine_in_service_name):
+    # weaker still, read only for messages both engines raise
+    services_named: set[str] = field(default_factory=set)
+    failures_seen: bool = False  # a failure was read (observe_failure): a benchmark's backend is then no evidence
     _last_meta: LineMeta | None = None  # the last line's metadata read for evidence (records share theirs)
     _headers_decided: set[str] = field(default_factory=set)  # logger headers that can show nothing more
     _processes_read: set[str] = field(default_factory=set)  # process prefixes already read
@@ -400,6 +408,9 @@ class LaunchTracker:
             self._saw("format", "vllm")  # (engine_evidence.PYDANTIC_CONFIG_ERROR)
         if ("VLLM_" in text or "SGLANG_" in text) and (env_engine := engine_evidence.engine_set_in_environment(text)):
             self._saw("env", env_engine)
+        if any(marker in text for marker in engine_evidence.BENCHMARK_MARKERS) and len(text) <= 8192 and (
+                served := engine_evidence.benchmark_backend(text)):
+            self._saw(BENCHMARK_KIND, served)
         if ("LLM engine (v" in text and (m := _VLLM_ENGINE_VERSION.search(text))) or (
             "▀▄▀" in text and (m := _VLLM_LOGO_VERSION.search(text))
         ):
@@ -411,6 +422,8 @@ class LaunchTracker:
             self.wrappers.add("Xinference")
         elif text[:1] == "[" and text[3:4] == ":" and engine_evidence.OLD_SGLANG_HEADER.match(text):
             self._saw("header", "sglang")
+        elif text[:1] == "[" and " pid=" in text and engine_evidence.bracketed_vllm_process(text):
+            self._saw("paths", "vllm")  # vLLM's process name in brackets (engine_evidence._BRACKETED_PROCESS)
         if line.stream and line.stream not in self._streams_read and len(self._streams_read) < MAX_STREAMS_READ:
             self._observe_stream(line.stream)
         meta = line.meta
@@ -576,6 +589,8 @@ class LaunchTracker:
         for engine in engines:
             self._saw("paths", engine)
         self.wrappers |= wrappers
+        if built_for := engine_evidence.repr_module_engine(text):
+            self._saw("paths", built_for)  # an object of a wrapper's module for one engine (its repr)
 
     def _observe_stream(self, stream: str) -> None:
         """A logger's name the normalizer took off the line into its stream key: Python logging's default format
@@ -613,6 +628,8 @@ class LaunchTracker:
     def _observe_process(self, process: str) -> None:
         """What a process prefix shows (each name read once)."""
         self._processes_read.add(process)
+        if named := engine_evidence.engine_in_service_name(process):
+            self.services_named.add(named)
         if engine := engine_evidence.process_engine(process):
             self._saw("header", engine)
         if wrapper := engine_evidence.process_wrapper(process):
@@ -654,6 +671,10 @@ class LaunchTracker:
             found = engine_from_frames.engine_of_frames(self.shortened_frames)
         if found is None and len(self.versions) == 1 and self.raised and engine_from_message.raised_by_both_only(tuple(self.raised)):
             found = _installed_engine(*next(iter(self.versions.items())))
+        if found is None and len(self.services_named) == 1 and self.raised and engine_from_message.raised_by_both_only(tuple(self.raised)):
+            found = next(iter(self.services_named))  # a service named after one engine, printing both engines' words
+        if found is None and not self.failures_seen and len(served := self.evidence.get(BENCHMARK_KIND, set())) == 1:
+            found = next(iter(served))  # last, in a clean log, the server a benchmark client says it drove
         return found
 
     def _evidence(self) -> dict[str, set[str]]:
@@ -727,6 +748,8 @@ class LaunchTracker:
         self.memory_shares.extend(share for share in other.memory_shares if share not in self.memory_shares)
         self.raised.extend(pair for pair in other.raised if pair not in self.raised)
         self.shortened_frames.extend(frame for frame in other.shortened_frames if frame not in self.shortened_frames)
+        self.services_named |= other.services_named
+        self.failures_seen = self.failures_seen or other.failures_seen
         self.version_hint = self.version_hint or other.version_hint
         for engine, version in other.image_versions.items():
             self.image_versions.setdefault(engine, version)
@@ -762,6 +785,7 @@ class LaunchTracker:
         """Frame paths tell the engine and, roughly, its version; the failure's own header and process prefix
         tell whose logger printed it; frames, exceptions and prefixes tell a wrapper."""
         meta = failure.meta
+        self.failures_seen = True
         if meta.header and (engine := engine_evidence.header_engine(meta)):
             self._saw(_plain("frames", meta), engine)
         if meta.process and (engine := engine_evidence.process_engine(meta.process)):

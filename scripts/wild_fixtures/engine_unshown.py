@@ -29,7 +29,6 @@ ENGINE_UNSHOWN: dict[str, str] = {
     "nccl-init-pynccl/xorbitsai-inference-2945-title-line": "an issue title: NCCL's error under Xinference's tag, which runs either engine",
     "spec-decode-grammar-crash/sgl-project-sglang-29110-inline-in-sentence": _QUOTED_LINE,
     "transformers-rope-config-mismatch/sgl-project-sglang-22739-exception-only": "a bare `KeyError: 'rope_theta'`",
-    "unsupported-architecture/sgl-project-sglang-5441-bare-line": "SGLang's 'Model architectures [...] are not supported for now', vLLM's identical words (issue 28)",
     "vllm-hf-validation-error/vllm-project-vllm-9656-inline-in-sentence": "huggingface_hub's HFValidationError quoted in a sentence: a library's words",
     "vllm-module-removed/sgl-project-sglang-362-inline-quote-lost": "'No module named vllm.…' only names vLLM (SGLang importing it); `pip install sglang[all]` is an install, not a run",
     "vllm-native-segfault/NVIDIA-nccl-2106-quoted-dump": "a native backtrace of NCCL's frames alone: no engine file, header or command",
