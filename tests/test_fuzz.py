@@ -26,6 +26,7 @@ from logsleuth.ingest.lines import MAX_LINE_BYTES
 from logsleuth.ingest.normalize import normalize_chunks
 from logsleuth.tracebacks.prose_failures import retyped_variants
 from logsleuth.tracebacks.scanner import FailureScanner
+from tests.helpers import traceback_of_installed
 
 sys.path.insert(0, str(Path(__file__).parent / "groundtruth"))
 from embed import INNER_STYLES, OUTER_STYLES, Case, build, variant_ok  # noqa: E402
@@ -258,6 +259,33 @@ def test_a_run_of_spaces_in_a_retyped_message_is_read_in_linear_time() -> None:
     message = "a" + " " * (MAX_LINE_BYTES - 200) + "b ."
     with no_hang():  # a hang guard, not a timing: the fixed code takes well under a millisecond
         assert retyped_variants([message]) == ["a b."]
+
+
+# A configuration check's sentence that ties two settings (facts/categories.toml, invalid-flag-value's settings row:
+# `X=value requires Y`), read in every message of a chained traceback: a long run of the characters a setting may
+# follow (`(`, `,`) and a value (`a_b=`) in the first exception's message, then the engine's check raised from
+# vllm/config/observability.py (its template, the raise site index).  Review 1 of stop 52: the value's `\S+` ran
+# through every later start, 30 s for this log.
+_SETTING_STARTS = {"parenthesised": "(a_b=", "comma-separated": ",a_b=x"}
+_OBSERVABILITY = """
+def check(name):
+    try:
+        {}[name]  # a KeyError whose message is the name
+    except KeyError:
+        raise ValueError("collect_detailed_traces requires `--otlp-traces-endpoint` to be set.")
+"""
+
+
+@pytest.mark.parametrize("run", sorted(_SETTING_STARTS))
+def test_a_run_of_settings_before_a_settings_check_is_read_in_linear_time(tmp_path: Path, run: str) -> None:
+    fill = _SETTING_STARTS[run] * ((MAX_LINE_BYTES - 200) // len(_SETTING_STARTS[run])) + " require"
+    printed = traceback_of_installed(tmp_path, {"vllm/config/observability.py": _OBSERVABILITY},
+                                     "from vllm.config.observability import check\n"
+                                     f"check({fill!r})\n").stderr
+    assert "ValueError: collect_detailed_traces requires" in printed, printed[-2000:]
+    with no_hang():  # a hang guard, not a timing: the fixed code takes well under a second
+        report = diagnose_text(printed, DiagnoseOptions(include_user_patterns=False), patterns=NO_PATTERNS)
+    assert report.failures
 
 
 TEMPLATE = "Rank {} scheduler died during initialization (exit code: {})."
