@@ -244,3 +244,30 @@ def test_sglangs_server_args_check_of_the_same_shape(tmp_path: Path) -> None:
     diagnosis = diagnose_without_patterns(run.stderr)
     assert diagnosis.category == "invalid-flag-value", diagnosis.title
     assert SETTINGS_TITLE in diagnosis.title
+
+
+# -- one owner for "X requires --Y to be set" (review 1 of stop 52, M1) ---------------------------------------------
+
+# An engine's configuration check that asks for a launch flag "to be set" (the raise site index: vLLM's
+# ObservabilityConfig._validate_tracing_config, SGLang's ServerArgs._handle_ssl_validation): missing-flag's shape, read
+# the same with the check's frame shown or not, so the settings row's gates (a frame, the exact type) never decide it.
+ASKS_FOR_A_FLAG = {
+    "vllm": ("vllm/config/observability.py", "collect_detailed_traces requires `--otlp-traces-endpoint` to be set."),
+    "sglang": ("sglang/srt/server_args.py", "--ssl-certfile requires --ssl-keyfile to be specified as well."),
+}
+
+
+@pytest.mark.usefixtures("no_rules")
+@pytest.mark.parametrize("shown", ["with its frame", "alone"])
+@pytest.mark.parametrize("engine", sorted(ASKS_FOR_A_FLAG))
+def test_a_check_asking_for_a_flag_to_be_set_is_missing_flag_with_or_without_its_frame(tmp_path: Path, engine: str,
+                                                                                        shown: str) -> None:
+    module, message = ASKS_FOR_A_FLAG[engine]
+    pasted = f"ValueError: {message}\n"
+    if shown == "with its frame":
+        run = traceback_of_installed(tmp_path, {module: f"def check():\n    raise ValueError({message!r})\n"},
+                                     f"from {module.removesuffix('.py').replace('/', '.')} import check\ncheck()\n")
+        assert run.stderr.endswith(pasted), run.stderr
+        pasted = run.stderr
+    diagnosis = diagnose_without_patterns(pasted)
+    assert diagnosis.category == "missing-flag", diagnosis.title
