@@ -271,3 +271,39 @@ def test_a_check_asking_for_a_flag_to_be_set_is_missing_flag_with_or_without_its
         pasted = run.stderr
     diagnosis = diagnose_without_patterns(pasted)
     assert diagnosis.category == "missing-flag", diagnosis.title
+
+
+# -- different block sizes under P TP > D TP (review 1 of stop 52, M2) ----------------------------------------------
+
+BLOCK_SIZES = "Different local/remote block sizes are not supported when P TP > D TP."
+_NIXL_WORKER = f'''
+class NixlBaseConnectorWorker:
+    def _validate_remote_agent_handshake(self, tp_ratio, block_size_ratio):
+        if tp_ratio > 0:
+            return
+        assert block_size_ratio == 1, (
+            "{BLOCK_SIZES}"
+        )
+'''
+
+
+@pytest.mark.usefixtures("no_rules")
+@pytest.mark.parametrize("shown", ["with its frame", "alone"])
+def test_different_block_sizes_under_a_larger_prefill_tp_is_the_block_size_not_the_tp_sizes(tmp_path: Path,
+                                                                                              shown: str) -> None:
+    # vllm nixl/base_worker.py _validate_remote_agent_handshake (the raise site index): heterogeneous TP is mapped there,
+    # equal block sizes are what the branch asks for
+    pasted = f"AssertionError: {BLOCK_SIZES}\n"
+    if shown == "with its frame":
+        module = "vllm.distributed.kv_transfer.kv_connector.v1.nixl.base_worker"
+        run = traceback_of_installed(tmp_path, {module.replace(".", "/") + ".py": _NIXL_WORKER},
+                                     f"from {module} import NixlBaseConnectorWorker\n"
+                                     "NixlBaseConnectorWorker()._validate_remote_agent_handshake(-2, 2)\n")
+        assert run.stderr.endswith(pasted), run.stderr
+        pasted = run.stderr
+    diagnosis = diagnose_without_patterns(pasted)
+    assert diagnosis.category == "invalid-flag-value", diagnosis.title
+    assert "block sizes" in diagnosis.title
+    checks = check_texts(diagnosis)
+    assert "--block-size" in checks
+    assert "same tensor-parallel size" not in checks
