@@ -112,10 +112,12 @@ def test_the_same_report_pasted_alone_with_vllms_process_prefix(tmp_path: Path) 
 
 @pytest.mark.usefixtures("no_rules")
 def test_look_alike_the_same_shape_in_words_no_engine_check_has(tmp_path: Path) -> None:
-    # a plugin's own sentence of the same shape: no template of the engines' code, so no engine's configuration check
-    files = {"myplugin/layers.py": "def build(rank_pattern):\n    raise ValueError('rank_pattern should be used with "
-                                   "target_modules_map.')\n"}
-    run = traceback_of_installed(tmp_path, files, "from myplugin.layers import build\nbuild(2)\n")
+    # a sentence of the same shape that no template of the engines' code holds, raised where the row's configuration
+    # modules are (vllm/config/): the row's raise_frames gate passes, only its engine_message gate keeps it out
+    files = {"vllm/config/lora.py": "def build(rank_pattern):\n    raise ValueError('rank_pattern should be used with "
+                                    "target_modules_map.')\n"}
+    run = traceback_of_installed(tmp_path, files, "from vllm.config.lora import build\nbuild(2)\n")
+    assert "vllm/config/lora.py" in run.stderr, run.stderr
     diagnosis = diagnose_without_patterns(run.stderr)
     assert SETTINGS_TITLE not in diagnosis.title
 
