@@ -309,3 +309,16 @@ def test_different_block_sizes_under_a_larger_prefill_tp_is_the_block_size_not_t
     checks = check_texts(diagnosis)
     assert "--block-size" in checks
     assert "same tensor-parallel size" not in checks
+
+
+@pytest.mark.usefixtures("no_rules")
+def test_the_eplb_check_in_its_wording_from_vllm_0_11(tmp_path: Path) -> None:
+    # vllm/config/parallel.py from 0.11.0 (the raise site index; review 1 of stop 52, L1): the same check as
+    # "num_redundant_experts should be used with EPLB.", reworded
+    message = "num_redundant_experts is set to 16 but EPLB is not enabled. Either enable EPLB or unset num_redundant_experts."
+    pasted = (f"(APIServer pid=1) {VALIDATION_ERROR}: 1 validation error for ParallelConfig\n"
+              f"(APIServer pid=1)   Value error, {message}{DISPLAY}\n")
+    diagnosis = diagnose_without_patterns(pasted)
+    assert diagnosis.category == "invalid-flag-value", diagnosis.title
+    assert SETTINGS_TITLE in diagnosis.title
+    assert "enable_eplb" in check_texts(diagnosis)
