@@ -322,3 +322,15 @@ def test_the_eplb_check_in_its_wording_from_vllm_0_11(tmp_path: Path) -> None:
     assert diagnosis.category == "invalid-flag-value", diagnosis.title
     assert SETTINGS_TITLE in diagnosis.title
     assert "enable_eplb" in check_texts(diagnosis)
+
+
+def test_a_settings_tie_led_by_an_environment_variable_has_its_field_checked() -> None:
+    # sglang/srt/arg_groups/pd_disaggregation_hook.py (0.5.23): quoted as an instruction (case-blind), so its bare field
+    # is checked under the same case rule (review 1 of stop 52, L3)
+    block = ExceptionBlock(type="ValueError", message="SGLANG_DISAGG_STAGING_BUFFER requires "
+                                                      "disaggregation_transfer_backend='mooncake' or 'nixl', got 'mori'.")
+    failure = Failure(kind="traceback", line=1, offset=0, end_offset=0, exceptions=(block,))
+    said = instructions(failure, "sglang", "0.5.23")
+    assert [words.text for words in said] == [block.message]
+    assert any(check.startswith("`disaggregation_transfer_backend` is set by --disaggregation-transfer-backend")
+               for check in said[0].checks)

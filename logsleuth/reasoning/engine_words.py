@@ -43,12 +43,12 @@ MAX_CHOICES_SHOWN = 8
 # should be used with EPLB.", "collect_detailed_traces requires `--otlp-traces-endpoint` to be set.", "numa_bind_nodes and
 # numa_bind_cpus require numa_bind=True." (vLLM's config classes, the raise site index; facts/categories.toml's row of
 # such checks).  It says what to give with the setting, so it is quoted, and the fields it names are checked as flags.
-_SETTINGS_TIE = (
+_SETTINGS_TIE_PATTERN = (
     r"(?<![\w-])`?[a-z][a-z0-9]*(?:_[a-z0-9]+)+`?(?:=[^\s=]+)?\s+"
     r"(?:(?:should|must|can)\s+(?:only\s+)?be\s+used\s+(?:only\s+)?(?:with|together\s+with|when)\b"
     r"|requires?\s+`?(?:--[a-z]|[a-z][a-z0-9]*(?:_[a-z0-9]+)+))"
 )
-_TIES_SETTINGS = compile_lazily(_SETTINGS_TIE)
+_TIES_SETTINGS = compile_lazily(_SETTINGS_TIE_PATTERN, re.IGNORECASE)  # as in _INSTRUCTION: an env var may lead
 # A field named without backticks, read only in such a sentence (elsewhere a snake_case word is as often a variable).
 _BARE_FIELD = compile_lazily(r"(?<![\w`.\-])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?![\w`])")
 
@@ -73,7 +73,7 @@ _INSTRUCTION = compile_lazily(
     r"|\b(?:is\s+longer\s+than|exceeds)\s+the\s+(?:model's\s+)?(?:maximum\s+)?(?:context\s+length|model\s+length)"
     r"|\bdoes\s+not\s+appear\s+to\s+have\s+a\s+file\s+named\b"
     r"|\bchat_template\s+is\s+not\s+set\b"
-    r"|" + _SETTINGS_TIE,
+    r"|" + _SETTINGS_TIE_PATTERN,
     re.IGNORECASE,
 )
 # A flag as a message writes it, with a value given by `=`, or the word after it (a value only if it is one of
