@@ -30,8 +30,10 @@ from functools import lru_cache
 from typing import Any
 
 from logsleuth.facts.message_templates import (
+    HOLE,
     MAX_MESSAGE,
     MIN_FIXED,
+    PLACEHOLDER,
     WORD,
     anchor_word,
     fixed_length,
@@ -164,6 +166,30 @@ def raised_as(message: str, engines: tuple[str, ...] = ("sglang", "vllm"), *, cu
             continue  # both engines hold this template, with different types
         agreed |= {kind for _, kind in held}
     return min(agreed, key=_builtin_first) if agreed else None
+
+
+def retyped_raised_as(message: str, engines: tuple[str, ...] = ("sglang", "vllm")) -> str | None:
+    """`Type: the engine's own text` of an indexed message in fixed words (a template with no hole) that this message
+    is once letter case and white space are set aside, else None: the engine's refusal a person retyped into a
+    sentence rather than pasted (`报错信息：SGlang only supports sm 75 and  above`, opendatalab/MinerU#3416, for
+    SGLang's `RuntimeError("SGLang only supports sm75 and above.")`, srt/model_executor/model_runner.py load_model).
+    Only a whole message of MIN_FIXED characters or more, and only when a single type is raised with it."""
+    squashed = _squashed(message)
+    if len(squashed) < MIN_FIXED:
+        return None
+    words = set(WORD.findall(message[:MAX_MESSAGE]))
+    found = {(kind, template) for engine in engines for kind, template in _candidates(engine, words, RAISED)
+             if HOLE not in template and not PLACEHOLDER.search(template) and _squashed(template) == squashed}
+    kinds = {kind for kind, _ in found}
+    if len(kinds) != 1:
+        return None  # none, or a text two checks raise with different types
+    kind, template = min(found)
+    return f"{kind}: {template}"
+
+
+def _squashed(text: str) -> str:
+    """The text with its letter case, its white space and its closing full stop set aside."""
+    return "".join(text.split()).casefold().rstrip(".")
 
 
 def banner_raised_as(line: str, engines: tuple[str, ...] = ("sglang", "vllm", *PACKAGES)) -> str | None:

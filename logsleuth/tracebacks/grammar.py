@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum, auto
 from functools import lru_cache
@@ -26,6 +27,7 @@ from logsleuth.lazyre import compile_lazily
 from logsleuth.models import FACT_PREFIX, LOGGED_LINE_TYPE, FailureKind
 from logsleuth.tracebacks.cpp_names import demangled
 from logsleuth.tracebacks.native_asserts import native_report
+from logsleuth.tracebacks.native_errors import COMPANION_WORDS
 from logsleuth.tracebacks.typeless_errors import http_status_before, typeless_error
 
 REPEATED_LINE = compile_lazily(r"^\s*\[Previous line repeated (?P<n>\d+) more times?\]\s*$")
@@ -138,6 +140,32 @@ USAGE_ERROR = compile_lazily(
     r"^(?:(?!(?:clang|amdclang|hipcc|nvcc|gcc|g\+\+|c\+\+|ld(?:\.lld)?|srun|sbatch|salloc|slurmstepd)(?:\+\+)?: )(?P<prog>vllm bench [\w\-]+|[A-Za-z0-9_./\-]+(?: [A-Za-z0-9_\-]+)?): |(?=error: (?:unrecognized arguments: |the following arguments are required: "
     r"|argument -{1,2}[\w\-]+(?:/-{1,2}[\w\-]+)*: |ambiguous option: )))error: (?P<msg>.+)$"
 )
+# Another program's own `error:` line has argparse's shape too: jq's `jq: error: writing output failed: Stale file
+# handle` (jq's main.c), git's `git: error: …`, a wrapper script's tools run before the engine (the retired blind split
+# 15's H-04: VectorInstitute/vector-inference#195, the Slurm script's jq line in front of vLLM's healthy start).  A
+# `PROG: error: MSG` line is argparse's when argparse's own wording opens MSG (Lib/argparse.py: `unrecognized arguments:`,
+# `the following arguments are required:`, `argument X: …`, `ambiguous option:`), when PROG is a name argparse gives a
+# Python program (its script's file name, `sys.argv[0]`'s basename: `launch_server.py`; the engines' CLIs `vllm serve`,
+# `sglang serve`, whose own `parser.error` messages are free text: vllm/entrypoints/openai/cli_args.py `Invalid JSON
+# format for --lora-modules: …`), or when argparse's `usage: PROG …` line came before it (ArgumentParser.error prints
+# the usage first, then `%(prog)s: error: %(message)s`).
+ARGPARSE_OWN_WORDING = compile_lazily(
+    r"(?:unrecognized arguments: |the following arguments are required: |argument [\w\-]+(?:/-{1,2}[\w\-]+)*: "
+    r"|ambiguous option: )"
+)
+ARGPARSE_PROGRAM = compile_lazily(r"(?:[\w.\-/]+\.py|(?:vllm|sglang)(?: [\w\-]+){0,2}|python[\d.]*)$")
+USAGE_LINE = compile_lazily(r"^\s*usage: (?P<prog>\S.*)$")
+
+
+def argparse_error(usage: re.Match[str], usages_above: Iterable[str] = ()) -> bool:
+    """Whether a line USAGE_ERROR matched (`usage`) is argparse's own error, not another program's `error:` line (see
+    ARGPARSE_OWN_WORDING); `usages_above`: the text after `usage: ` of the usage lines the log printed before it."""
+    prog = usage["prog"]
+    if prog is None or ARGPARSE_OWN_WORDING.match(usage["msg"]) or ARGPARSE_PROGRAM.match(prog):
+        return True
+    return any(shown == prog or shown.startswith(prog + " ") for shown in usages_above)
+
+
 # argparse's error message cut where a terminal or a paste wrapped it (`launch_server.py: error: the following arguments
 # are` + `required: --model-path` on the next line): its own wordings (CPython Lib/argparse.py: "the following arguments
 # are required: %s", "unrecognized arguments: %s", "argument %s: invalid choice: %r (choose from %s)", "ambiguous option:
@@ -551,7 +579,7 @@ FATAL_LINE_WORDS = ("rror", "atchdog", "undefined symbol", "max seq len", "place
                     "ealth check failed", "The error from device", "tool choice requires", "The model does not support",
                     "Assertion `", "Assertion '", "ncclCommWatchdog()", "CrashLoopBackOff", "Back-off restarting", "Crashed container",
                     "Connection error", "non-zero status: ", "ailed to start ", "ailed to launch ", "ailed to load ",
-                    "UNAVAILABLE: ")
+                    "UNAVAILABLE: ", "Memory access fault by GPU", "HSA_STATUS_ERROR", ") ERR", *COMPANION_WORDS)
 FATAL_LINES: tuple[tuple[re.Pattern[str], str | None], ...] = (
     # a kernel or library (flashinfer, sgl-kernel): `CUDA Error: <text> (700) <file>: line N at function F`
     (compile_lazily(r"^\s*(?P<type>CUDA [Ee]rror): (?P<msg>\S.*?\(\d+\).*)$"), None),

@@ -224,6 +224,11 @@ def record_naming(failure: Failure, record: str) -> tuple[str, str, bool] | None
     candidates = _candidates(rest)
     quoted = (next((text for text in candidates if STRICT_EXCEPTION_LINE.match(text)), None) or engine_message(candidates)
               or _named_in_sentence(rest))
+    if quoted is not None and quoted.startswith(f"{LOGGED_LINE_TYPE}: ") and (
+            cpython := type_named_by_message(said := quoted[len(LOGGED_LINE_TYPE) + 2:])) is not None:
+        # CPython's own message, its type not printed (SGLang's request handler logs `Error in request: {e}`,
+        # srt/entrypoints/openai/serving_base.py, over the traceback): the type its template names, said inferred
+        return cpython, said, False
     m = STRICT_EXCEPTION_LINE.match(quoted) if quoted is not None else None
     if m is not None:
         return m["type"], m["msg"] or "", False
@@ -262,8 +267,11 @@ def _record_text(record: str) -> tuple[re.Match[str] | None, str] | None:
 
 
 def _named(failure: Failure, type_name: str, message: str) -> Failure:
-    """The failure with its cut exception line given back as `type_name: message`, said to be cut."""
-    block = replace(failure.final, type=type_name, message=message, truncated=True, typed_from_statement=False)
+    """The failure with its cut exception line given back as `type_name: message`, said to be cut; a type only
+    CPython's template of the message names (nothing printed it) is said to be inferred."""
+    inferred = type_name != LOGGED_LINE_TYPE and type_named_by_message(message) == type_name
+    block = replace(failure.final, type=type_name, message=message, truncated=True, typed_from_statement=False,
+                    typed_from_message=inferred)
     return replace(failure, exceptions=(*failure.exceptions[:-1], block), truncated=True)
 
 

@@ -17,6 +17,20 @@ that prints it, never from one thread's sentence:
   non-zero status: 7 bootstrap_init failed`);
 - Triton's model table at the end of its start-up, a model's status `UNAVAILABLE: <the reason it did not load>` (core
   src/server.cc PrintBackendAndModelSummary; triton-inference-server/server#6950);
+- a GPU runtime's abort on a non-NVIDIA stack, printed to stderr with no Python traceback: ROCm's runtime (ROCr) on a
+  kernel's page fault (src/core/runtime/runtime.cpp VMFaultHandler: `Memory access fault by GPU node-2 (Agent handle:
+  0x…) on address 0x…. Reason: Unknown.`, older releases without the agent handle, `… on address (nil). Reason: Page
+  not present or supervisor privilege.`), then abort() (iree-org/wave#466: SGLang's wave attention backend on an MI
+  GPU); HIP's runtime (CLR rocdevice.cpp's queue callback: `Callback: Queue 0x… aborting with error :
+  HSA_STATUS_ERROR_EXCEPTION: An HSAIL operation resulted in a hardware exception. code: 0x1016`, sgl-project/sglang
+  #22714 on MI300X); Ascend's torch_npu error record (`[ERROR] <time> (PID:N, Device:N, RankID:N) ERR99999 UNKNOWN
+  applicaiton exception`: torch_npu's `ERR<sub-module><code>` error codes, vllm-project/vllm-ascend#340);
+- a companion tool's own record at ERROR, CRITICAL or FATAL level saying the tool itself failed to start or initialise,
+  with no traceback: SGLang's router, its Python launcher (sglang_router/launch_router.py `logger.error(f"Error starting
+  router: {e}")` under its `[Router (Python)]` format; sgl-project/sglang#2796) or its Rust records (`[Router (Rust)]`,
+  the `sglang_router_rs::` / `sgl_model_gateway::` targets), and LMCache's (`LMCache ERROR: LMCacheEngine marked as
+  init failed: …`, lmcache/logging.py's `[time] LMCache LEVEL: msg` format; LMCache/LMCache#2854).  The tool failed,
+  not the engine: its name is the failure's type;
 - a serving wrapper's ERROR record saying the model server failed to start, with the exception's message and not its
   type: KServe's model server (`logger.error(f"Failed to start model server: {e}")`, python/huggingfaceserver
   __main__.py; kserve/kserve#3946 after a library's FutureWarning), and the same record of other wrappers (`Failed to
@@ -35,6 +49,9 @@ CUDA_CALL_FAILED = "CUDA error"  # the type of a library's failed CUDA call (as 
 UCX_ERROR = "UCX error"  # the type of UCX's ERROR/FATAL record: a transport error, no exception was raised
 NVSHMEM_ERROR = "NVSHMEM error"  # the type of NVSHMEM's error check: the process aborts after it
 MODEL_UNAVAILABLE = "model UNAVAILABLE"  # the type of Triton's model table row for a model that did not load
+GPU_MEMORY_FAULT = "GPU memory access fault"  # the type of ROCr's page-fault report: the process aborts after it
+HSA_ERROR = "HSA error"  # the type of HIP's queue abort: the HSA status it names
+NPU_ERROR = "NPU error"  # the type of torch_npu's error record: its ERR code
 WRAPPER_LAUNCH_FAILED = "launch failure"  # as typeless_errors.ENGINE_DID_NOT_START_TYPE: the wrapper's report
 
 # Each row: (the literal a line needs before the regex is tried, regex with a `msg` group, type).
@@ -51,6 +68,15 @@ NATIVE_ERROR_LINES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     # Triton's model summary at the end of its start-up (core src/server.cc PrintBackendAndModelSummary: a table of Model,
     # Version, Status, the status ModelReadyStateString(state) + ": " + the reason), the reason of a model that did not
     # load (triton-inference-server/server#6950, a TensorRT-LLM model's CUDA error; the vLLM backend's model the same)
+    ("Memory access fault by GPU", compile_lazily(
+        r"^(?:.{0,300}?[\s`'\"(:\uff1a])?(?P<msg>Memory access fault by GPU node-\d{1,4} (?:\(Agent handle: 0x[0-9a-fA-F]{1,16}\) )?"
+        r"on address (?:0x[0-9a-fA-F]{1,16}|\(nil\))[^.`'\"\n]{0,80}\. Reason: [^`'\"\n]{1,200}?)(?:\.(?=[\s`'\"]|$)|(?=[`'\"]|$))"), GPU_MEMORY_FAULT),
+    ("HSA_STATUS_ERROR", compile_lazily(
+        r"^(?:.{0,300}?\s)?(?:Callback: Queue 0x[0-9a-fA-F]{1,16} aborting with error : )?"
+        r"(?P<msg>HSA_STATUS_ERROR_[A-Z_]{1,60}: [^`'\"\n]{1,300}?)(?:[`'\"].*)?$"), HSA_ERROR),
+    (" ERR", compile_lazily(
+        r"^(?:.{0,300}?\s)?\[ERROR\] \S{1,40} \(PID:\d{1,10}, Device:-?\d{1,4}, RankID:-?\d{1,6}\) (?P<msg>ERR\d{5} \S.{0,500})$"),
+     NPU_ERROR),
     ("UNAVAILABLE: ", compile_lazily(
         r"^\|\s*[^|\s][^|]{0,300}\|\s*\d{1,19}\s*\|\s*UNAVAILABLE: (?P<msg>[^|]{0,2000}[^|\s])\s*\|\s*$"), MODEL_UNAVAILABLE),
 )
@@ -66,6 +92,35 @@ WRAPPER_FAILED = compile_lazily(
 WRAPPER_FAILED_QUOTED = compile_lazily(r"^(?:.{0,300}?[\s:(])?`" + _WRAPPER_FAILED_WORDS + r"(?P<said>[^`\s][^`]{0,2000})`")
 
 
+# A companion tool's record: its own prefix or logger name, then its level, then a sentence saying the tool failed to
+# start or initialise (not a request it failed and survived).  Each row: (literal, the tool's mark, the tool's name).
+COMPANION_TOOLS: tuple[tuple[str, str, str], ...] = (
+    ("Router (", r"\[Router \((?:Python|Rust)\)\]", "sgl-router"),
+    ("sglang_router", r"\bsglang_router(?:_rs)?::", "sgl-router"),
+    ("sgl_model_gateway", r"\bsgl_model_gateway::", "sgl-router"),
+    ("LMCache ERROR", r"\bLMCache(?= ERROR\b)", "LMCache"),
+    ("LMCache CRITICAL", r"\bLMCache(?= CRITICAL\b)", "LMCache"),
+)
+COMPANION_FAILED = compile_lazily(
+    r"(?i:error (?:starting|initiali[sz]ing|launching)\b|failed to (?:start|initiali[sz]e|init|launch)\b"
+    r"|\S{1,80} (?:marked as )?init(?:iali[sz]ation)? failed\b)"
+)
+_COMPANION_RECORDS = tuple(
+    (literal, compile_lazily(rf"^(?:.{{0,300}}?\s)?{mark}.{{0,200}}?\b(?:ERROR|CRITICAL|FATAL)\b[\s:\-|\]]{{1,8}}(?P<msg>\S.{{0,2000}})$"), tool)
+    for literal, mark, tool in COMPANION_TOOLS
+)
+COMPANION_FAILED_SUFFIX = " failed"  # the type: `sgl-router failed`, `LMCache failed`
+COMPANION_WORDS = tuple(literal for literal, _, _ in COMPANION_TOOLS)
+
+
+def companion_tool_failure(text: str) -> tuple[str, str] | None:
+    """(type, message) of a companion tool's record saying the tool failed to start (COMPANION_TOOLS), else None."""
+    for literal, pattern, tool in _COMPANION_RECORDS:
+        if literal in text and (m := pattern.match(text)) is not None and COMPANION_FAILED.match(m["msg"]):
+            return tool + COMPANION_FAILED_SUFFIX, m["msg"].rstrip()
+    return None
+
+
 # Code 2 is out of memory in all three enums (cuda.h CUDA_ERROR_OUT_OF_MEMORY, driver_types.h cudaErrorMemoryAllocation,
 # hip_runtime_api.h hipErrorOutOfMemory); older releases of the macro printed the code without its error string.
 OUT_OF_MEMORY_CODE = "2"
@@ -79,7 +134,7 @@ def _unsaid_out_of_memory(m: re.Match[str]) -> str:
 
 
 # The literals of the table and of the wrapper's record (typeless_errors.WORDS: a line holding none is not tried).
-NATIVE_ERROR_WORDS = (*(literal for literal, _, _ in NATIVE_ERROR_LINES), *WRAPPER_FAILED_WORDS)
+NATIVE_ERROR_WORDS = (*(literal for literal, _, _ in NATIVE_ERROR_LINES), *WRAPPER_FAILED_WORDS, *COMPANION_WORDS)
 
 
 def native_error_line(text: str) -> tuple[str, str] | None:
@@ -89,6 +144,8 @@ def native_error_line(text: str) -> tuple[str, str] | None:
     for literal, pattern, fixed_type in NATIVE_ERROR_LINES:
         if literal in text and (m := pattern.match(text)) is not None:
             return fixed_type, m["msg"].rstrip() + _unsaid_out_of_memory(m)
+    if (companion := companion_tool_failure(text)) is not None:
+        return companion
     if any(words in text for words in WRAPPER_FAILED_WORDS) and (
         (m := WRAPPER_FAILED.match(text)) is not None or (m := WRAPPER_FAILED_QUOTED.match(text)) is not None
     ):

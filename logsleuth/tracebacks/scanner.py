@@ -52,9 +52,11 @@ from logsleuth.tracebacks.grammar import (
     THREAD_INTRO,
     TRACEBACK_HEADER,
     USAGE_ERROR,
+    USAGE_LINE,
     WATCHDOG_TIMEOUT,
     LineKind,
     RuntimeFact,
+    argparse_error,
     classify,
     embedded_failure,
     fatal_line,
@@ -116,7 +118,7 @@ from logsleuth.tracebacks.repair import (
 )
 from logsleuth.tracebacks.split_bodies import SplitErrorBodies
 from logsleuth.tracebacks.stated_failures import got_past_later, stated_failure
-from logsleuth.tracebacks.typeless_errors import typed_by_message
+from logsleuth.tracebacks.typeless_errors import COMMAND_NOT_FOUND, typed_by_message
 from logsleuth.tracebacks.warned_failures import WarnedFailures
 
 __all__ = ["FailureScanner", "LineKind", "classify", "scan"]
@@ -192,6 +194,10 @@ class FailureScanner:
         self._record_lookups_left = MAX_RECORD_LOOKUPS
         self._banner_lookups_left = MAX_BANNER_LOOKUPS  # a budget of its own: the ERROR records' is not spent on them
         self._ready_offset = -1  # where the server last said it was ready: logged errors before it were survived
+        # the stream of a pydantic ValidationError's title just fed, and how many of its list's lines may still follow
+        self._validation_title: tuple[str | None, int] = (None, 0)
+        # the programs of argparse's `usage: PROG …` lines seen so far, newest last (grammar.argparse_error)
+        self._usages: deque[str] = deque(maxlen=MAX_USAGES_KEPT)
         self._mentions: list[Failure] = []  # failures quoted in prose, reported unless the log shows them
         self._cohorts = 0
         self._closed_cohorts: dict[int, list[Collector]] = {}
@@ -210,10 +216,13 @@ class FailureScanner:
             return
         self._fed += 1
         self._warned.feed(line, self._context)
+        line = self._with_validation_title(line)
         stream = line.stream
         seq = self._seq.get(stream, 0) + 1
         self._seq[stream] = seq
         kind = classify(line.text)
+        if line.text.lstrip().startswith("usage: ") and (shown := USAGE_LINE.match(line.text)):
+            self._usages.append(shown["prog"])  # argparse's usage, printed before its error line
         collectors = self._open.get(stream)
         if kind is not LineKind.BLANK and not (line.text[:1] in "`~<#" and MARKDOWN_SCAFFOLD.match(line.text)):
             self._last_content[stream] = seq  # (a paste's closing fence or `</details>` is not its last line)
@@ -261,6 +270,23 @@ class FailureScanner:
             content.append(line.text)
         if kind is not LineKind.CARET:
             self._source_above[stream] = line.text
+
+    def _with_validation_title(self, line: LogLine) -> LogLine:
+        """A line of pydantic's error list on the stream of the `ValidationError: N validation error(s) for X` title
+        right above it, when their process prefixes differ: a paste that began inside the first line's prefix, or a
+        wrapper that re-logged the title alone, leaves `(APIServer pid=619068)   Value error, …` on a stream of its
+        own (Tencent-Hunyuan/HunyuanImage-3.0#54, the retired blind split 15's D-04), and the exception lost its
+        detail.  pydantic prints the title and its list in one write (pydantic_core ValidationError.__str__): the
+        lines are one exception's."""
+        title_stream, left = self._validation_title
+        if VALIDATION_TITLE_WORDS in line.text and VALIDATION_TITLE.search(line.text):
+            self._validation_title = (line.stream, MAX_VALIDATION_LIST_LINES)
+            return line
+        if title_stream is None or left <= 0 or not VALIDATION_LIST_LINE.match(line.text):
+            self._validation_title = (None, 0)
+            return line
+        self._validation_title = (title_stream, left - 1)
+        return line if line.stream == title_stream else line._replace(stream=title_stream)
 
     def feed_all(self, lines: Iterable[LogLine]) -> FailureScanner:
         for line in lines:
@@ -618,6 +644,13 @@ class FailureScanner:
             return (found, False) if quotes_a_failure(text, found.split(": ", 1)[1][:40]) else None
         if (variants := retyped_variants(quoted)) and (found := self._engine_text(variants, cut=True)) is not None:
             return (found, True) if quotes_a_failure(text.translate(CURLED_QUOTES), found.split(": ", 1)[1][:12]) else None
+        # retyped with its letter case or spacing changed (`SGlang only supports sm 75 and  above`): the engine's own
+        # text, matched with case and white space set aside (engine_messages.retyped_raised_as)
+        from logsleuth.facts.engine_messages import retyped_raised_as  # the index is read only for such lines
+
+        for candidate in quoted[:MAX_RETYPED_CANDIDATES]:
+            if (found := retyped_raised_as(candidate)) is not None:
+                return (found, True) if quotes_a_failure(text, candidate[:12]) else None
         return None
 
     def _engine_text(self, candidates: list[str], *, cut: bool = False, logged: bool = False) -> str | None:
@@ -633,7 +666,8 @@ class FailureScanner:
     def _start(self, kind: LineKind, text: str, line: LogLine) -> tuple[Collector, str] | None:
         """The collector a line starts (and the text it keeps of the line), or None."""
         new: Collector | None = None
-        if kind in (LineKind.OTHER, LineKind.EXCEPTION) and (usage := USAGE_ERROR.match(text)):
+        if (kind in (LineKind.OTHER, LineKind.EXCEPTION) and (usage := USAGE_ERROR.match(text))
+                and argparse_error(usage, self._usages)):
             # a message the line's wrap cut takes its rest from the next line (Collector.accepts)
             phase = Phase.MESSAGE if usage_message_cut(usage["msg"]) else Phase.DONE
             new = Collector("usage", line, phase, context=self._context())
@@ -951,12 +985,26 @@ def _ends_a_launch(failure: Failure) -> bool:
     )
 
 
-SURVIVABLE_RECORD_TYPES = ("ERROR", UCX_ERROR)
+# pydantic's ValidationError (pydantic_core's display): `N validation error(s) for <Model>`, then per error its location
+# (a field's name; none for a model validator's `Value error, …`), the error indented by two (`  Value error, …`,
+# `  Assertion failed, …`, `  Input should be …`) and `    For further information visit https://errors.pydantic.dev/…`.
+VALIDATION_TITLE_WORDS = "validation error"
+VALIDATION_TITLE = compile_lazily(r"ValidationError: \d+ validation errors? for [A-Za-z_]\w*\s*$")
+# (never a frame's `  File "…"` line: another process's traceback interleaved right after the title stays its own)
+VALIDATION_LIST_LINE = compile_lazily(
+    r"^(?:  (?!File \")[A-Z].*|    For further information visit \S+|[A-Za-z_][\w.\[\]]{0,120})$"
+)
+MAX_VALIDATION_LIST_LINES = 3 * 8  # three lines per error, the first eight errors
+MAX_RETYPED_CANDIDATES = 4  # a quoted message's candidates matched with case and spacing set aside (the first few)
+MAX_USAGES_KEPT = 8  # argparse usage lines remembered: a paste holds one per failed launch, rarely more
+# The shell's `line N: python: command not found` is a wrapper script's own line (a probe of its PATH, a setup step):
+# when the server it goes on to launch says it is ready, nothing the script needed was missing.
+SURVIVABLE_RECORD_TYPES = ("ERROR", UCX_ERROR, COMMAND_NOT_FOUND)
 
 
 def _is_survivable(failure: Failure) -> bool:
     """A glog or c10 ERROR record read as a failure (collector.py gives it the type `ERROR`), UCX's own ERROR record
-    (native_errors.py: a transport UCX may fall back from), a failure read from a warning record, or the traceback of a
+    (native_errors.py: a transport UCX may fall back from), a wrapper script's shell notice, a failure read from a warning record, or the traceback of a
     frame torch.compile gave up on and ran eagerly (compile_fell_back): a server logs them and goes on."""
     if failure.kind == "traceback":
         return failure.header is not None and failure.header.startswith(COMPILE_FELL_BACK)
