@@ -241,3 +241,18 @@ def test_another_processs_frame_right_after_a_validation_title_stays_on_its_own_
     report = diagnose_text(log, OPTIONS)
     titled = [group.failure.final for group in report.failures if group.failure.final.type.endswith("ValidationError")]
     assert titled and all("File " not in block.message for block in titled)
+
+
+def test_a_runtime_abort_line_stays_the_context_of_the_failure_after_it() -> None:
+    line = (":0:rocdevice.cpp            :3586: 1183357978 us:  Callback: Queue 0x7f35e8100000 aborting with error : "
+            "HSA_STATUS_ERROR_EXCEPTION: An HSAIL operation resulted in a hardware exception. code: 0x1016")
+    printed = real_traceback("""
+        def capture():
+            raise RuntimeError("HIP error: an illegal memory access was encountered")
+
+        capture()
+    """)
+    report = diagnose_text(line + "\n" + printed, OPTIONS)
+    failure = report.failures[0].failure
+    assert failure.final.type == "RuntimeError"
+    assert any("HSA_STATUS_ERROR_EXCEPTION" in text for text in failure.context)

@@ -110,6 +110,10 @@ _COMPANION_RECORDS = tuple(
     for literal, mark, tool in COMPANION_TOOLS
 )
 COMPANION_FAILED_SUFFIX = " failed"  # the type: `sgl-router failed`, `LMCache failed`
+# The types whose line stays the context of a failure printed after it (scanner._start): the abort a runtime's
+# message explains (sgl-project/sglang#22714: HIP's HSA status right above `Fatal Python error: Aborted`).
+KEPT_AS_CONTEXT = frozenset({GPU_MEMORY_FAULT, HSA_ERROR, NPU_ERROR,
+                             *(tool + COMPANION_FAILED_SUFFIX for _, _, tool in COMPANION_TOOLS)})
 COMPANION_WORDS = tuple(literal for literal, _, _ in COMPANION_TOOLS)
 
 

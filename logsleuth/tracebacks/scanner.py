@@ -92,7 +92,7 @@ from logsleuth.tracebacks.logged_errors import (
     plain_candidates,
     status_candidates,
 )
-from logsleuth.tracebacks.native_errors import UCX_ERROR
+from logsleuth.tracebacks.native_errors import KEPT_AS_CONTEXT, UCX_ERROR
 from logsleuth.tracebacks.notebook import notebook_exception_type
 from logsleuth.tracebacks.prose_failures import (
     CURLED_QUOTES,
@@ -681,9 +681,13 @@ class FailureScanner:
             new = Collector("abort", line, Phase.DONE, context=self._context(), fallback=True)
         elif glog_record(text, "E") and GLOG_ERROR.match(text):
             new = Collector("line", line, Phase.DONE, context=self._context(), fallback=True)
-        elif kind in (LineKind.OTHER, LineKind.EXCEPTION) and fatal_line(text) is not None:
+        elif kind in (LineKind.OTHER, LineKind.EXCEPTION) and (fatal := fatal_line(text)) is not None:
             typeless = is_typeless_engine_line(text)  # an engine's logged error text: only if nothing else failed
             new = Collector("line", line, Phase.DONE, context=self._context(), fallback=typeless)
+            if fatal[0] in KEPT_AS_CONTEXT:
+                # a GPU runtime's abort or a companion tool's failure stays the context of what fails next (the
+                # faulthandler dump of the abort it caused), as an error record does
+                self._recent_context.append(text.strip())
         elif kind is LineKind.HEADER:
             head = text.strip()[: -len(TRACEBACK_HEADER)].strip()
             previous = self._previous_text.get(line.stream, "")
