@@ -192,7 +192,7 @@ def value_releases(engine: str, told: str | None, flag: str, value: str, printed
     name = ENGINE_NAMES.get(engine, engine)
     every = static_catalogs.releases(engine)
     printing = _printing_releases(engine, flag, printed, told)
-    having = _releases_listing(engine, flag, value)
+    having = releases_listing(engine, flag, value)
     if having:
         return _listed_in(flag, value, name, having, printing, every)
     return _open_after(engine, flag, value, name, printing) if open_lists else None
@@ -206,7 +206,7 @@ def _printing_releases(engine: str, flag: str, printed: tuple[str, ...], told: s
     return static_catalogs.releases_with_choices(engine, flag, frozenset(printed)) if printed else ()
 
 
-def _releases_listing(engine: str, flag: str, value: str) -> tuple[str, ...]:
+def releases_listing(engine: str, flag: str, value: str) -> tuple[str, ...]:
     """Every release whose catalog lists `value` among `flag`'s choices (static and real-parser catalogs), oldest first."""
     found = set(releases_with_choice(engine, flag, value))
     for version in catalogs.versions_with(engine, flag):

@@ -72,6 +72,7 @@ from logsleuth.reasoning.message_limits import limit_steps
 from logsleuth.reasoning.parallelism import splits_over_one_gpu
 from logsleuth.reasoning.patched_engine import patched_copy_steps
 from logsleuth.reasoning.raise_site import site_of
+from logsleuth.reasoning.wrapper_death import hidden_error_steps
 from logsleuth.reasoning.wrapper_pins import release_alignment, serve_deployment_alignment, wrapper_pin
 from logsleuth.wording import article
 
@@ -228,7 +229,8 @@ def categorize(evidence: Evidence) -> Diagnosis:
         ),
         fix=Fix(summary=(f"General checks for {row.category} (a guess from the innermost frame's subsystem):" if guessed
                          else f"General checks for {row.category}:"),
-                steps=(*patched_copy_steps(failure),
+                steps=(*hidden_error_steps(evidence),
+                       *patched_copy_steps(failure),
                        *platform_steps(failure, engine),
                        *_limit_steps(evidence),
                        *_quantized_launch_steps(evidence),
@@ -412,7 +414,8 @@ def _unclassified(evidence: Evidence) -> Diagnosis:
             f"category. What {article(kind)} {kind} generally means is below."
         ),
         fix=Fix(summary=f"General checks for {article(kind)} {kind}:",
-                steps=(*patched_copy_steps(evidence.failure), *_limit_steps(evidence), *_quantized_launch_steps(evidence),
+                steps=(*hidden_error_steps(evidence), *patched_copy_steps(evidence.failure), *_limit_steps(evidence),
+                       *_quantized_launch_steps(evidence),
                        *_feature_steps(evidence), *guidance.checks),
                 needs_input=_missing_line(evidence)),
         engine=evidence.launch.engine,

@@ -33,7 +33,9 @@ from logsleuth.reasoning.model_versions import model_version
 from logsleuth.reasoning.multinode import multinode
 from logsleuth.reasoning.network import network
 from logsleuth.reasoning.parallelism import parallelism
+from logsleuth.reasoning.parser_names import parser_names
 from logsleuth.reasoning.pooling_checkpoint import embedding_checkpoint
+from logsleuth.reasoning.quantized_parallel import quantized_parallel
 from logsleuth.reasoning.remote_code import remote_code
 from logsleuth.reasoning.rope_type import rope_type_unknown
 from logsleuth.reasoning.settings_keywords import settings_keyword
@@ -66,9 +68,11 @@ RULES: tuple[Rule, ...] = (
     rope_type_unknown,  # a RoPE scaling type no release of either engine handles: a value written by hand (the raise site index)
     model_version,  # a checkpoint of a family's version newer than the release implements (facts/model_versions.json)
     kv_connector,  # a KV connector name vLLM's connector registry lacks: the releases that define it (facts/engine_modules.json.gz)
+    quantized_parallel,  # a cut message opening the engine's check refusing the launch's quantization with its parallel mode
     model_files,  # a weights file given as the model, files missing from a checkpoint (facts/model_files.toml)
     dependencies.diagnose,  # a third-party import error against the release's pins (facts/requires.json)
     caller_imports_engine_name,  # another program importing a name the installed engine does not have
+    parser_names,  # a tool-call or reasoning parser name of the other kind, or none given where the request needs one
     settings_keyword,  # a program building the engine's settings with a keyword of other releases, or one keyword twice
     flag_checks,  # the engine's own checks of its flags after parsing: one flag needs another, a value off its registry
 )
