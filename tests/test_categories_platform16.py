@@ -11,13 +11,20 @@ runtime, the driver's libraries, the GPU's architecture, an accelerator's own ru
   (vllm/third_party/pynvml.py): the container's GPU access and the driver's libraries, not a flag value.
 - A kernel the release compiles for some architectures only (vLLM's CUTLASS entry points: `No compiled
   <kernel> … for CUDA device capability: 120`, csrc/quantization/cutlass_w8a8/scaled_mm_entry.cu;
-  vllm-project/vllm#24921): gpu-arch-unsupported from the GPU's own capability, not an engine bug, and no rebuild.
-- A third-party kernel library whose build lacks the architecture, named from its path (xformers' bundled
-  FlashAttention, vllm-project/vllm#20998; flash-attn, DeepGEMM): that library's build, not torch's and the engine's.
+  vllm-project/vllm#24921): gpu-arch-unsupported from the GPU's own capability, not an engine bug; what the message
+  shows is this build's gap (vllm-project/vllm#14452: a build against a cu128 torch has the Blackwell kernels), so
+  both roads: another form of the model, or a build for that architecture; for the fall-through's `less than`
+  words, no build.
+- A third-party kernel library whose build lacks the architecture, named from the message's own path (xformers'
+  bundled FlashAttention, vllm-project/vllm#20998): that library's build (its distribution from facts/imports.toml),
+  never named from the Python frames alone (they show the caller), and never when torch's own warning shows torch
+  lacking the architecture (then the engine's no-kernel-image answer); the attention backend as an alternative only
+  when an attention backend of the engine called the library.
 - vllm-ascend calling a torch_npu operator the installed torch_npu lacks (vllm-project/vllm-ascend#340, #117): the
   plugin's torch_npu/CANN pair.
 - A graph capture broken inside ROCm's runtime (sgl-project/sglang#23580, iree-org/wave#466): the runtime and the
-  collective library named as general guidance beside the stop-gap.
+  collective library named as general guidance beside the stop-gap, only for HIP's own capture errors (not a HIP
+  out-of-memory, not a build without the GPU's gfx).
 Tracebacks are real CPython's from site-packages trees laid out as the engines' and the libraries'; the messages are
 the programs' own words, rebuilt in our own code."""
 
@@ -148,10 +155,22 @@ def test_no_compiled_kernel_for_the_gpus_capability_is_the_architecture(tmp_path
     assert "Install torch" not in found.fix.summary  # the release has no such kernel: no rebuild adds it
 
 
-def test_no_compiled_scaled_mm_bare_line() -> None:
+def test_no_compiled_scaled_mm_bare_line_is_this_builds_gap() -> None:
+    # every fp8-capable vLLM build compiles cutlass_scaled_mm for sm_89: the message can only come from a build
+    # without it, where a build for sm_89 is one road (vllm-project/vllm#14452's class)
     found = diagnose_with_patterns("NotImplementedError: No compiled cutlass_scaled_mm for CUDA device capability: 89\n")
     assert found.category == "gpu-arch-unsupported"
-    assert "sm_89" in found.fix.summary
+    assert "a build that includes sm_89" in found.fix.summary
+    assert "quantization" in found.fix.summary
+    assert "does not add" not in found.root_cause
+
+
+def test_no_compiled_for_a_capability_less_than_names_no_build() -> None:
+    found = diagnose_with_patterns("NotImplementedError: No compiled cutlass_scaled_mm for a compute capability less "
+                                   "than CUDA device capability: 70\n")
+    assert found.category == "gpu-arch-unsupported"
+    assert "newer than sm_70" in found.fix.summary
+    assert "release" not in found.fix.summary and "build that includes" not in found.fix.summary
 
 
 XFORMERS_NO_KERNEL = ("CUDA error (/build/xformers-0.0.30/third_party/flash-attention/hopper/"
@@ -164,6 +183,53 @@ def test_third_party_library_without_the_architecture_is_named() -> None:
     assert "xformers" in found.title
     assert "build of xformers" in found.fix.summary
     assert not found.fix.summary.startswith("Install torch")
+    assert "Reinstalling torch" not in found.fix.summary
+
+
+VLLM_033 = ("INFO 01-01 00:00:00 [api_server.py:1] vLLM API server version 0.33.0\n"
+            "$ vllm serve Qwen/Qwen3-8B --port 8000\n")
+# torch/cuda/__init__.py _check_capability's warning: torch's own build lacks the GPU
+TORCH_LACKS_SM120 = ("UserWarning: \nNVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the "
+                     "current PyTorch installation.\nThe current PyTorch install supports CUDA capabilities sm_50 sm_60 "
+                     "sm_70 sm_75 sm_80 sm_86 sm_90.\n")
+
+
+def test_torch_lacking_the_architecture_is_not_blamed_on_a_library() -> None:
+    found = diagnose_with_patterns(VLLM_033 + TORCH_LACKS_SM120 + XFORMERS_NO_KERNEL)
+    assert found.pattern == "vllm-no-kernel-image"
+    assert "xformers" not in found.title
+
+
+def _library_no_kernel_called_from(tmp_path: Path, caller_file: str, library_file: str, message: str) -> str:
+    library = _RAISE_FROM_C + f"\n\ndef run():\n    _check(RuntimeError({message!r}))\n"
+    module = library_file.removesuffix(".py").replace("/", ".")
+    caller = f"from {module} import run\n\n\ndef forward():\n    run()\n"
+    caller_module = caller_file.removesuffix(".py").replace("/", ".")
+    return _traceback(tmp_path, {library_file: library, caller_file: caller},
+                      f"from {caller_module} import forward\nforward()\n")
+
+
+FLASHINFER_NO_KERNEL = ("CUDA error (/workspace/flashinfer/include/flashinfer/sampling.cuh:900): no kernel image is "
+                        "available for execution on the device")
+
+
+def test_library_outside_the_attention_backend_gets_no_backend_alternative(tmp_path: Path) -> None:
+    # vLLM's top-k/top-p sampler calls flashinfer whatever --attention-backend says
+    printed = _library_no_kernel_called_from(tmp_path, "vllm/v1/sample/ops/topk_topp_sampler.py",
+                                             "flashinfer/sampling.py", FLASHINFER_NO_KERNEL)
+    found = diagnose_with_patterns(VLLM_033 + printed)
+    assert found.pattern == "rule-gpu-arch-unsupported"
+    assert "flashinfer" in found.title
+    assert not found.fix.alternatives
+    assert "pip show flashinfer-python" in check_texts(found)  # the distribution pip knows (facts/imports.toml)
+
+
+def test_library_called_by_an_attention_backend_gets_the_backend_alternative(tmp_path: Path) -> None:
+    printed = _library_no_kernel_called_from(tmp_path, "vllm/v1/attention/backends/flashinfer.py",
+                                             "flashinfer/prefill.py", FLASHINFER_NO_KERNEL)
+    found = diagnose_with_patterns(VLLM_033 + printed)
+    assert found.pattern == "rule-gpu-arch-unsupported"
+    assert any(op.flag == "--attention-backend" for alternative in found.fix.alternatives for op in alternative.flags)
 
 
 def _flash_attn_no_kernel(tmp_path: Path, engine_file: str, library_file: str) -> str:
@@ -176,11 +242,13 @@ def _flash_attn_no_kernel(tmp_path: Path, engine_file: str, library_file: str) -
                       f"from {engine_module} import forward\nforward()\n")
 
 
-def test_library_named_by_its_frame_leads_over_the_engines_pattern(tmp_path: Path) -> None:
-    printed = _flash_attn_no_kernel(tmp_path, "vllm/attention/backends/flash_attn.py", "flash_attn/flash_attn_interface.py")
-    found = diagnose_with_patterns(printed)
-    assert found.pattern == "rule-gpu-arch-unsupported"
-    assert "flash-attn" in found.title
+def test_library_in_the_frames_alone_is_not_the_kernels_owner(tmp_path: Path) -> None:
+    # the frames show who called the kernel (vLLM's sampler calling flashinfer), not whose kernel lacks the GPU: the
+    # engine's pattern keeps its answer (the paste of the review, REVIEW2 H1, with torch's warning above it too)
+    printed = _flash_attn_no_kernel(tmp_path, "vllm/v1/sample/ops/topk_topp_sampler.py", "flashinfer/sampling.py")
+    found = diagnose_with_patterns(VLLM_033 + TORCH_LACKS_SM120 + printed)
+    assert found.pattern == "vllm-no-kernel-image"
+    assert "flashinfer" not in found.title
 
 
 def test_library_the_engines_pattern_names_keeps_the_pattern(tmp_path: Path) -> None:
@@ -224,6 +292,13 @@ def test_hip_error_during_capture_points_at_the_rocm_runtime(tmp_path: Path) -> 
     found = diagnose_with_patterns(printed)
     assert found.category == "cuda-graph-capture"
     assert ROCM_CAPTURE_STEP in found.fix.steps
+
+
+def test_hip_out_of_memory_or_missing_gfx_during_capture_has_no_rocm_step(tmp_path: Path) -> None:
+    for inner in ("HIP error: out of memory", "HIP error: invalid device function"):
+        found = diagnose_with_patterns(_capture_failed(tmp_path / inner[11:14], inner))
+        assert found.category == "cuda-graph-capture", inner
+        assert ROCM_CAPTURE_STEP not in found.fix.steps, inner
 
 
 def test_cuda_error_during_capture_has_no_rocm_step(tmp_path: Path) -> None:

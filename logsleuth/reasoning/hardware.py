@@ -6,7 +6,9 @@ toolkit each architecture needs) and from the numbers in the message itself, whi
 message states them.  The GPU comes from the log when it shows one (facts/gpus.py: `gpus_in`).  The patterns
 that name these failures for one engine (common-fp8-unsupported-gpu, *-no-kernel-image, vllm-bf16-unsupported-gpu,
 sglang-deepgemm-unsupported-arch, ...) match first; this rule answers what they miss, and a log that shows no
-engine, where it gives engine-neutral advice."""
+engine, where it gives engine-neutral advice.  One answer leads over a no-kernel-image pattern
+(`third_party_kernel_gap`): a third-party kernel library named by the message's own path that the pattern does not
+name, when nothing in the paste shows torch lacking the architecture."""
 
 from __future__ import annotations
 
@@ -16,8 +18,10 @@ from typing import Any
 from logsleuth.command_line import CommandLine
 from logsleuth.facts import gpus as facts
 from logsleuth.facts.gpus import Gpu, arch_name
+from logsleuth.facts.imports import distributions_of
 from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes.build import build_fix
+from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Diagnosis, Failure, Fix, LaunchInfo
 from logsleuth.reasoning.evidence import Evidence, exception_lines
 from logsleuth.reasoning.hardware_limits import Limit, compiler_limit_in, kernel_library_in, limit_in
@@ -27,16 +31,20 @@ CHECK_GPU = facts.CHECK_GPU
 CHECK_TORCH = 'python -c "import torch; print(torch.cuda.get_device_capability(), torch.cuda.get_arch_list())"'
 
 
-def gpu_arch_limit(evidence: Evidence) -> Diagnosis | None:
-    """Category gpu-arch-unsupported for a failure whose message names a hardware limit (basis "rule")."""
+def gpu_arch_limit(evidence: Evidence, *, library_only: bool = False) -> Diagnosis | None:
+    """Category gpu-arch-unsupported for a failure whose message names a hardware limit (basis "rule").  With
+    `library_only`, only the answer that a third-party kernel library's build lacks the architecture, for a library
+    the engine's no-kernel-image pattern does not name (the answer that leads over that pattern)."""
     text = _chain_text(evidence.failure)
     limit = limit_in(text) or compiler_limit_in(evidence.failure.context)
     if limit is None:
         return None
     if limit.kind == "needs" and _in_vision_attention(evidence.failure):
         limit = replace(limit, vision=True)
-    if limit.kind == "no-kernel":
-        limit = replace(limit, library=kernel_library_in([text, *_innermost_files(evidence.failure)]))
+    if limit.kind == "no-kernel" and not _torch_lacks_arch(evidence):
+        limit = replace(limit, library=kernel_library_in(text))
+    if library_only and (not limit.library or limit.library in _NAMED_BY_PATTERN.get(evidence.launch.engine or "", ())):
+        return None
     gpus = facts.gpus_in([*text.splitlines(), *evidence.failure.context, *evidence.lines, *evidence.launch.gpu_lines])
     gpu = _the_gpu(gpus, limit)
     return _diagnosis(limit, gpu, gpus, evidence)
@@ -47,29 +55,37 @@ def _in_vision_attention(failure: Failure) -> bool:
     return any(frame.file.endswith("attention/vision.py") for block in failure.exceptions for frame in block.frames)
 
 
-# The kernel libraries each engine's no-kernel-image pattern already names in its advice (sglang-no-kernel-image:
-# torch, sgl-kernel and flashinfer builds, with the Triton backends; vllm-no-kernel-image: the vLLM build, whose
-# wheel carries its flash-attention fork).  Any other library named leads over the pattern: its build is the one.
-_NAMED_BY_PATTERN = {"sglang": ("sgl-kernel", "flashinfer"), "vllm": ("vllm-flash-attn",)}
+# The kernel libraries (modules) each engine's no-kernel-image pattern already names in its advice
+# (sglang-no-kernel-image: torch, sgl-kernel and flashinfer builds, with the Triton backends; vllm-no-kernel-image:
+# the vLLM build, whose wheel carries its flash-attention fork).  Another library named leads over the pattern.
+_NAMED_BY_PATTERN = {"sglang": ("sgl_kernel", "flashinfer"), "vllm": ("vllm_flash_attn",)}
+# torch's own words that its build has no kernels for this GPU (torch/cuda/__init__.py _check_capability and
+# _warn_unsupported_code): then torch lacks the architecture, whatever library's kernel failed first.
+_TORCH_LACKS = compile_lazily(
+    r"is not compatible with the current PyTorch installation|PyTorch no longer supports this GPU because it is too old"
+    r"|which is of compute capability \(CC\) \d{1,2}\.\d\b"
+)
 
 
 def third_party_kernel_gap(evidence: Evidence) -> Diagnosis | None:
-    """The rule's answer when the kernel without code for this GPU is a third-party library's that the engine's
-    no-kernel-image pattern does not name (xformers, flash-attn, DeepGEMM; flashinfer under vLLM): that library's
-    build, not torch's or the engine's, is what to change."""
-    limit = limit_in(_chain_text(evidence.failure))
-    if limit is None or limit.kind != "no-kernel":
-        return None
-    library = kernel_library_in([_chain_text(evidence.failure), *_innermost_files(evidence.failure)])
-    if not library or library in _NAMED_BY_PATTERN.get(evidence.launch.engine or "", ()):
-        return None
-    return gpu_arch_limit(evidence)
+    """The rule's answer when the kernel without code for this GPU is a third-party library's, named by the
+    message's own path, that the engine's no-kernel-image pattern does not name (xformers, flash-attn; flashinfer
+    under vLLM), and torch shows no gap of its own: that library's build is what to change."""
+    return gpu_arch_limit(evidence, library_only=True)
 
 
-def _innermost_files(failure: Failure) -> list[str]:
-    """The files of the last exception's innermost frames, innermost first: the code that launched the kernel."""
+def _torch_lacks_arch(evidence: Evidence) -> bool:
+    """torch's own warning that its build lacks this GPU (in the failure, the lines kept around it, or the launch's
+    GPU lines, where the warning's GPU name puts it), or the kernel raised in torch's own frames: torch's build is
+    then the first to change, not a library's."""
+    failure = evidence.failure
+    texts = [*exception_lines(failure), *failure.context, *evidence.lines, *evidence.launch.gpu_lines]
+    if any(_TORCH_LACKS.search(text) for text in texts):
+        return True
     frames = failure.exceptions[-1].frames if failure.exceptions else ()
-    return [frame.file for frame in reversed(frames[-3:])]
+    # torch/_ops.py only dispatches to an op another library registered: the frame under it is not torch's kernel
+    own = [frame.file.replace("\\", "/") for frame in frames if not frame.file.replace("\\", "/").endswith("torch/_ops.py")]
+    return bool(own) and "/torch/" in own[-1]
 
 
 def _chain_text(failure: Failure) -> str:
@@ -105,7 +121,7 @@ def _diagnosis(limit: Limit, gpu: Gpu | None, gpus: list[Gpu], evidence: Evidenc
     if limit.kind == "needs":
         title, cause, fix_data, said = _needs(limit, gpu, launch)
     elif limit.kind == "no-kernel":
-        title, cause, fix_data, said = _no_kernel(limit, gpu, launch)
+        title, cause, fix_data, said = _no_kernel(limit, gpu, evidence)
     elif limit.kind == "not-compiled":
         title, cause, fix_data, said = _not_compiled(limit, gpu)
     elif limit.kind == "ptxas":
@@ -144,8 +160,9 @@ def _requirement_evidence(limit: Limit) -> list[str]:
         lines.append(f"{what} needs {limit.requirement.describe()} ({said})")
     if limit.kind == "not-compiled" and limit.arch is not None:
         lines.append(f"the message: no compiled {limit.kernel} for {arch_name(limit.arch)} (the GPU's own capability)")
-        return lines
-    if limit.arch is not None and limit.kind in ("ptxas", "no-kernel"):
+        if limit.below:
+            return lines
+    if limit.arch is not None and limit.kind in ("ptxas", "no-kernel", "not-compiled"):
         toolkit = facts.toolkit_for((limit.arch[0], limit.arch[1]))
         if toolkit:
             lines.append(f"{arch_name(limit.arch)} needs CUDA {toolkit.cuda} or newer to compile for it")
@@ -293,58 +310,80 @@ def _deepgemm_fix(launch: LaunchInfo, need: str) -> dict[str, Any]:
 
 
 def _not_compiled(limit: Limit, gpu: Gpu | None) -> tuple[str, str, dict[str, Any], list[str]]:
-    """A kernel the release builds for some architectures only (the message names it and the GPU's capability):
-    the release has no code for this GPU on that path, so no reinstall or rebuild of it adds one."""
+    """A kernel the installed build has no compiled branch for on this GPU (the message names it and the GPU's
+    capability).  A build compiles each architecture's branch only when it was made for it (its CUDA toolkit and
+    architecture list), so what the message proves is this build's gap, not the release's."""
     assert limit.arch is not None
     name = arch_name(limit.arch)
     on = gpu.describe() if gpu else f"this GPU ({name})"
-    cause = (f"The release has no compiled {limit.kernel} kernel for {on}: this kernel is built for other "
-             "architectures only, so the path that needs it (the model's quantization or the feature that chose it) "
-             "cannot run on this GPU with this release. A reinstall or a rebuild of the same release does not add it.")
-    summary = (f"Serve the model in a form whose kernels this release has for {name} (another quantization of its "
-               f"checkpoint, or the unquantized model), or use a release whose notes add {name} to this kernel's "
-               "architectures.")
+    form = "another quantization of its checkpoint, or the unquantized model"
+    if limit.below:
+        cause = (f"The installed build has no compiled {limit.kernel} for {on}: the message says its kernels are "
+                 f"compiled for capabilities above {name} only, so the path that needs it (the model's quantization or "
+                 "the feature that chose it) cannot run on this GPU.")
+        summary = (f"Serve the model in a form that does not take {limit.kernel} ({form}), or run it on a GPU newer "
+                   f"than {name}.")
+    else:
+        toolkit = facts.toolkit_for(limit.arch)
+        made_with = f", made with CUDA {toolkit.cuda} or newer" if toolkit else ""
+        cause = (f"The installed build has no compiled {limit.kernel} for {on}: a build compiles each architecture's "
+                 "kernels only when it is made for that architecture (the CUDA toolkit and architecture list it was "
+                 "built with), and this one was not made for it on this path.")
+        summary = (f"Serve the model in a form that does not take {limit.kernel} ({form}), or install a build that "
+                   f"includes {name} for this kernel{made_with} (a release's wheel for this GPU, or one built from "
+                   "source for it).")
     steps = ["the quantization or feature that selects this kernel is in the launch or the checkpoint's config "
              "(quantization_config): the same model in another format takes another kernel"]
-    return f"No {limit.kernel} kernel for this GPU's architecture in this release", cause, {"summary": summary, "steps": steps}, []
+    return f"No compiled {limit.kernel} for this GPU's architecture in this build", cause, {"summary": summary, "steps": steps}, []
 
 
-def _library_lacks_arch(limit: Limit, gpu: Gpu | None, launch: LaunchInfo) -> tuple[str, str, dict[str, Any], list[str]]:
-    """The kernel without code for this GPU is a third-party library's, its path names it: that library's build
-    lacks the architecture, whatever torch and the engine were built for."""
-    library = limit.library
+def _library_lacks_arch(limit: Limit, gpu: Gpu | None, evidence: Evidence) -> tuple[str, str, dict[str, Any], list[str]]:
+    """The kernel without code for this GPU is a third-party library's, its path in the message names it: that
+    library's build lacks the architecture."""
+    module = limit.library
     arch = limit.arch or (gpu.capability if gpu else None)
     on = gpu.describe() if gpu else (arch_name(arch) if arch else "this GPU's architecture")
-    cause = (f"The kernel with no code for {on} is from {library} (its path in the message or the frames names it): "
-             f"the installed {library} was built without this architecture, while torch and the engine may have it.")
-    summary = (f"Install a build of {library} that includes this GPU's architecture (its release notes or wheel index "
-               f"list the architectures it is built for), or run without {library} on this GPU: the engine's setting "
-               f"that uses it (an attention backend, a feature) set to another choice the release offers. Reinstalling "
-               "torch or the engine does not change its kernels (general guidance).")
-    steps = [f"pip show {library.lower()} shows the installed build; the frames and the path above say which part of the "
-             "model called it (the language model, a vision encoder)", CHECK_TORCH]
+    distributions = distributions_of(module)
+    installed = " or ".join(distributions) if distributions else ""
+    cause = (f"The kernel with no code for {on} is {module}'s (its path in the message names it): the installed "
+             f"{module} was built without this architecture.")
+    summary = (f"Install a build of {installed or module} that includes this GPU's architecture (its release notes or "
+               f"wheel index list the architectures it is built for), or run without {module} on this GPU where the "
+               "engine offers another kernel path for the part that called it.")
+    shows = (f"pip show {installed}" if len(distributions) == 1 else
+             f"pip show of {installed}" if distributions else f"pip list (the distribution that installs {module})")
+    steps = [f"{shows} gives the installed build; the frames above say which part of the model called it (the "
+             "language model, a vision encoder)", CHECK_TORCH]
     data: dict[str, Any] = {"summary": summary, "steps": steps}
-    avoid = _avoiding(library, launch)
+    avoid = _avoiding(module, evidence)
     if avoid is not None:
         data["alternatives"] = [avoid]
-    return f"No {library} kernel for this GPU's architecture", cause, data, []
+    return f"No {module} kernel for this GPU's architecture", cause, data, []
 
 
-def _avoiding(library: str, launch: LaunchInfo) -> dict[str, Any] | None:
+# The engines' LLM attention backends: the modules --attention-backend chooses among.  A library called from
+# elsewhere (a sampler, a vision encoder's attention, rotary embeddings) keeps its kernels whatever that flag says.
+_ATTENTION_BACKEND_FILE = compile_lazily(r"vllm/(?:v1/)?attention/backends/|sglang/srt/layers/attention/(?!vision\.py)")
+
+
+def _avoiding(module: str, evidence: Evidence) -> dict[str, Any] | None:
     """The release's own choice that takes another library's kernels (its flags checked in the release's catalog):
-    the attention backend for an attention library's kernels, DeepGEMM turned off.  None when there is no such
-    choice to name (a library the engine calls outside its attention, such as a vision encoder's xformers)."""
-    if library == "DeepGEMM" and launch.engine == "sglang":
-        return _deepgemm_fix(launch, "another architecture")
-    if library in ("flashinfer", "flash-attn") and launch.engine:
-        choice = _attention_fix(launch, f"{library}'s attention kernels", "")
-        return choice if choice.get("flags") else None
-    return None
+    the attention backend, only when the library was called from one of the engine's attention backends.  None
+    otherwise: there is no such choice to name."""
+    launch = evidence.launch
+    if module not in ("flashinfer", "flash_attn") or not launch.engine:
+        return None
+    frames = [frame.file.replace("\\", "/") for block in evidence.failure.exceptions for frame in block.frames]
+    if not any(_ATTENTION_BACKEND_FILE.search(file) for file in frames):
+        return None
+    choice = _attention_fix(launch, f"{module}'s attention kernels", "")
+    return choice if choice.get("flags") else None
 
 
-def _no_kernel(limit: Limit, gpu: Gpu | None, launch: LaunchInfo) -> tuple[str, str, dict[str, Any], list[str]]:
+def _no_kernel(limit: Limit, gpu: Gpu | None, evidence: Evidence) -> tuple[str, str, dict[str, Any], list[str]]:
+    launch = evidence.launch
     if limit.library and not (gpu is not None and gpu.gfx is not None):
-        return _library_lacks_arch(limit, gpu, launch)
+        return _library_lacks_arch(limit, gpu, evidence)
     arch = limit.arch or (gpu.capability if gpu else None)
     engine = {"sglang": "SGLang (and sgl-kernel, flashinfer)", "vllm": "vLLM"}.get(launch.engine or "", "the engine")
     said: list[str] = []

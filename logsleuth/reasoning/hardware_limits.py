@@ -44,20 +44,24 @@ _NO_KERNEL = compile_lazily(
 # cutlass_scaled_mm for CUDA device capability: ", version_num), and its MoE data and grouped-GEMM entries with the
 # same words; vllm-project/vllm#24921 on sm_120).  The number is the GPU's own capability, not the requirement.
 _NOT_COMPILED = compile_lazily(
-    r"\bNo compiled (?P<kernel>\w{1,60})\b[^\n]{0,120}?\bCUDA device capability: ?(?P<cap>\d{2,3})\b"
+    r"\bNo compiled (?P<kernel>\w{1,60})\b(?P<between>[^\n]{0,120}?)\bCUDA device capability: ?(?P<cap>\d{2,3})\b"
 )
+# The fall-through's words when no branch the build has is for this or an older GPU ("for a compute capability less
+# than CUDA device capability: 70"): the kernel's builds start above this GPU.
+_BELOW = compile_lazily(r"\bless than\b")
 # A third-party kernel library whose own build lacks the architecture, named by its path in the message (a C++
-# check's source file, a .so) or by the innermost frames: xformers' bundled FlashAttention
-# (vllm-project/vllm#20998: `CUDA error (…/xformers-0.0.30/third_party/flash-attention/hopper/…): no kernel image`),
-# flash-attn, flashinfer, DeepGEMM, sgl-kernel.  Its wheel is built for a list of architectures of its own.
-KERNEL_LIBRARIES = {
-    "xformers": "xformers", "flash_attn": "flash-attn", "flash-attention": "flash-attn", "vllm_flash_attn": "vllm-flash-attn",
-    "flashinfer": "flashinfer", "deep_gemm": "DeepGEMM", "DeepGEMM": "DeepGEMM", "sgl_kernel": "sgl-kernel",
-    "sgl-kernel": "sgl-kernel", "flash_attn_2_cuda": "flash-attn",
+# check's source file, a .so), never by the Python frames alone (they show who called the kernel, not whose kernel
+# it is): xformers' bundled FlashAttention (vllm-project/vllm#20998: `CUDA error (…/xformers-0.0.30/third_party/
+# flash-attention/hopper/…): no kernel image`), flash-attn, flashinfer, sgl-kernel.  Its wheel is built for a list
+# of architectures of its own.  The path's spelling -> the module it is; the distribution that installs the module
+# is read from facts/imports.toml.
+_LIBRARY_MODULES = {
+    "xformers": "xformers", "flash_attn": "flash_attn", "flash-attention": "flash_attn", "flash_attn_2_cuda": "flash_attn",
+    "vllm_flash_attn": "vllm_flash_attn", "flashinfer": "flashinfer", "sgl_kernel": "sgl_kernel", "sgl-kernel": "sgl_kernel",
 }
 # A directory of that name (its package, or a source tree `xformers-0.0.30/`), or flash-attn's extension module: an
 # engine's own file named after the library (vllm/attention/backends/flash_attn.py, flashinfer_backend.py) is not it.
-_KERNEL_LIBRARY = compile_lazily(r"(?:^|[/\\\s(])(?P<name>" + "|".join(sorted(KERNEL_LIBRARIES, key=len, reverse=True))
+_KERNEL_LIBRARY = compile_lazily(r"(?:^|[/\\\s(])(?P<name>" + "|".join(sorted(_LIBRARY_MODULES, key=len, reverse=True))
                                  + r")(?:[-/\\]|\.cpython)")
 _PTXAS = compile_lazily(
     r"ptxas fatal\s*:\s*Value '(?P<ptxas>sm_\d{2,3}[af]?)' is not defined for option 'gpu-name'"
@@ -147,7 +151,8 @@ class Limit:
     quantization: str = ""  # the quantization the message names ("awq", "MXFP4"), when it names one
     backend: str = ""  # the attention backend a selector rejected for this GPU ("FLASHMLA")
     kernel: str = ""  # the kernel a not-compiled message names ("get_cutlass_moe_mm_data")
-    library: str = ""  # the third-party kernel library whose build lacks the architecture ("xformers")
+    library: str = ""  # the module of the third-party kernel library whose build lacks the architecture ("xformers")
+    below: bool = False  # a not-compiled message saying the kernel is compiled only for capabilities above the GPU's
     vision: bool = False  # raised by the vision encoder's attention (SGLang: --mm-attention-backend), not the LLM's
 
 
@@ -167,7 +172,8 @@ def limit_in(text: str) -> Limit | None:
     match = _NOT_COMPILED.search(text)
     if match:
         arch = facts.parse_capability(match["cap"])
-        return Limit("not-compiled", arch=arch, arch_text=f"sm_{match['cap']}", kernel=match["kernel"])
+        return Limit("not-compiled", arch=arch, arch_text=f"sm_{match['cap']}", kernel=match["kernel"],
+                     below=_BELOW.search(match["between"]) is not None)
     match = _NO_KERNEL.search(text)
     if match:
         arch = facts.parse_capability(match["sm"] or match["cc"] or "")
@@ -193,13 +199,10 @@ def limit_in(text: str) -> Limit | None:
     return Limit("needs", features=features, requirement=requirement, quantization=quantization, backend=backend)
 
 
-def kernel_library_in(texts: Sequence[str]) -> str:
-    """The third-party kernel library a path in these texts (the message, the innermost frames' files) names."""
-    for text in texts:
-        found = _KERNEL_LIBRARY.search(text)
-        if found:
-            return KERNEL_LIBRARIES[found["name"]]
-    return ""
+def kernel_library_in(text: str) -> str:
+    """The module of the third-party kernel library a path in this text (the failure's message) names, or ""."""
+    found = _KERNEL_LIBRARY.search(text)
+    return _LIBRARY_MODULES[found["name"]] if found else ""
 
 
 def _stated_requirement(text: str) -> Requirement | None:
