@@ -5,7 +5,11 @@ host's driver supports before anything in the container runs; when the driver is
 "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.4, please update your driver to a newer
 version, or use an earlier cuda container" (the CDI mode of nvidia-container-runtime: "requirements not met:
 unsatisfied condition: cuda>=12.9 (cuda=12.6)", the host's CUDA in parentheses).  No engine flag or package changes
-that: the host's driver, or the image, does.  No image tag is named: the log gives none that fits the host."""
+that: the host's driver, or the image, does.  No image tag is named: the log gives none that fits the host.
+
+It also holds rule-container-gpu-access (`container_gpu_access`): docker's daemon with no device driver for `--gpus`
+(the NVIDIA container toolkit not set up for it) and the NVIDIA runtime refusing to set the container up in its own
+words (the host's driver libraries not found, its spec for the container not built)."""
 
 from __future__ import annotations
 
