@@ -328,10 +328,11 @@ def _not_compiled(limit: Limit, gpu: Gpu | None) -> tuple[str, str, dict[str, An
         made_with = f", made with CUDA {toolkit.cuda} or newer" if toolkit else ""
         cause = (f"The installed build has no compiled {limit.kernel} for {on}: a build compiles each architecture's "
                  "kernels only when it is made for that architecture (the CUDA toolkit and architecture list it was "
-                 "built with), and this one was not made for it on this path.")
+                 "built with) and the release's source has the kernel for it; the message shows that this build has "
+                 "none, not which of the two it lacks.")
         summary = (f"Serve the model in a form that does not take {limit.kernel} ({form}), or install a build that "
-                   f"includes {name} for this kernel{made_with} (a release's wheel for this GPU, or one built from "
-                   "source for it).")
+                   f"includes {name} for this kernel: a release whose source has it for {name}, built for that "
+                   f"architecture{made_with} (its wheel for this GPU, or a build from source).")
     steps = ["the quantization or feature that selects this kernel is in the launch or the checkpoint's config "
              "(quantization_config): the same model in another format takes another kernel"]
     return f"No compiled {limit.kernel} for this GPU's architecture in this build", cause, {"summary": summary, "steps": steps}, []
@@ -345,7 +346,7 @@ def _library_lacks_arch(limit: Limit, gpu: Gpu | None, evidence: Evidence) -> tu
     on = gpu.describe() if gpu else (arch_name(arch) if arch else "this GPU's architecture")
     distributions = distributions_of(module)
     installed = " or ".join(distributions) if distributions else ""
-    cause = (f"The kernel with no code for {on} is {module}'s (its path in the message names it): the installed "
+    cause = (f"The kernel with no code for {on} is from {module} (its path in the message names it): the installed "
              f"{module} was built without this architecture.")
     summary = (f"Install a build of {installed or module} that includes this GPU's architecture (its release notes or "
                f"wheel index list the architectures it is built for), or run without {module} on this GPU where the "
