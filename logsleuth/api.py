@@ -52,6 +52,7 @@ from logsleuth.reasoning import dependencies
 from logsleuth.reasoning.architecture_support import REGISTRY_PATTERNS, with_registry_releases
 from logsleuth.reasoning.engine_words import with_engine_words
 from logsleuth.reasoning.evidence import exception_lines
+from logsleuth.reasoning.guidance_text import launch_settings
 from logsleuth.reasoning.hardware import third_party_kernel_gap
 from logsleuth.reasoning.model_type_support import MODEL_TYPE_PATTERN, with_model_type_releases
 from logsleuth.reasoning.package_site import package_site_of, with_package_site
@@ -59,6 +60,7 @@ from logsleuth.reasoning.platform_runtime import with_platform_runtime
 from logsleuth.reasoning.raise_site import site_of, with_raise_site, with_version_from_frames
 from logsleuth.reasoning.registry import Evidence, reason
 from logsleuth.reasoning.relaxed_check import with_relaxed_check
+from logsleuth.reasoning.remote_code_scope import without_remote_code
 from logsleuth.reasoning.root_cause import earlier_failures, with_root_cause
 from logsleuth.reasoning.shared_gpu import with_shared_gpu
 from logsleuth.reasoning.shared_libraries import known_library_missing
@@ -521,7 +523,8 @@ def _diagnose_group(
             reasoned = reason(Evidence(group.failure, launch, lines))
             if reasoned is not None and reasoned.basis == "rule":
                 return replace(group, diagnosis=reasoned)
-            return replace(group, diagnosis=engine_unknown_diagnosis(pattern))
+            return replace(group, diagnosis=engine_unknown_diagnosis(
+                pattern, lambda checks: without_remote_code(checks, group.failure, launch_settings(launch))))
         launch = replace(launch, engine=pattern.engine)  # its engine's own words: positive evidence
     fix = build_fix(pattern.fix, group.failure, found.captures, launch, lines=[*group.other_messages, *lines])
     if pattern.fixed_in:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import regex
@@ -178,15 +178,17 @@ def other_program(failure: Failure, launch: LaunchInfo | None = None) -> str | N
     return None
 
 
-def engine_unknown_diagnosis(pattern: Pattern) -> Diagnosis:
+def engine_unknown_diagnosis(pattern: Pattern, keep: Callable[[tuple[str, ...]], tuple[str, ...]] | None = None) -> Diagnosis:
     """What an engine's pattern may say when the log does not show which engine ran: its category and that
     category's engine-neutral general checks (facts/categories.toml), nothing of its engine.  The engines word
     many failures alike (SGLang's registry raises vLLM's "Model architectures [...] are not supported for now"),
     and a fix names one engine's flags, releases and packages: said for the wrong engine, it is harmful.  So no
     engine-specific fix, the general checks (basis "general"), and one line on how to let logsleuth know the
-    engine."""
+    engine.  `keep`: which of those checks hold for this failure (reasoning/remote_code.py drops a trust-remote-code
+    check that cannot help)."""
     meaning = CATEGORIES.get(pattern.category, pattern.category)
     checks = neutral_checks(pattern.category)
+    checks = keep(checks) if keep is not None else checks
     fix = Fix(summary=f"General checks for {pattern.category}, for either engine:", steps=(*checks, CMD_HINT))
     return Diagnosis(
         pattern=ENGINE_UNKNOWN_PREFIX + pattern.category,

@@ -72,6 +72,7 @@ from logsleuth.reasoning.message_limits import limit_steps
 from logsleuth.reasoning.parallelism import splits_over_one_gpu
 from logsleuth.reasoning.patched_engine import patched_copy_steps
 from logsleuth.reasoning.raise_site import site_of
+from logsleuth.reasoning.remote_code_scope import without_remote_code
 from logsleuth.reasoning.wrapper_death import hidden_error_steps
 from logsleuth.reasoning.wrapper_pins import release_alignment, serve_deployment_alignment, wrapper_pin
 from logsleuth.wording import article
@@ -203,7 +204,8 @@ def categorize(evidence: Evidence) -> Diagnosis:
     checks = (() if serve_caller else shape.checks if shape is not None else
               row_checks(row, engine, version, wrapper, failure_texts(failure), launch_settings(launch),
                          multimodal_architecture(launch)))
-    checks = tuple(with_compile_cache(check, failure, launch) for check in checks)
+    checks = without_remote_code(tuple(with_compile_cache(check, failure, launch) for check in checks), failure,
+                                 launch_settings(launch))
     for_message = (checks_for_the_message(row, engine, version, failure_texts(failure), launch_settings(launch),
                                           multimodal_architecture(launch)) if shape is None else ())
     feature = _feature_steps(evidence) if row.category not in PARSER_CATEGORIES else ()
