@@ -440,13 +440,41 @@ def fitting_choice(flag: str, value: str, choices: list[str]) -> str | None:
     return nearest_choice(value, choices)
 
 
+def _words(text: str) -> list[str]:
+    return [word for word in regex.split(r"[\W_]+", text.lower()) if word]
+
+
+def stem_sharing_choices(value: str, choices: list[str]) -> list[str]:
+    """The listed choices whose name begins with the value's words, or whose words the value begins with:
+    'triton' and 'triton_attn', 'qwen3' and 'qwen3_coder', 'llama3' and 'llama3_json' (split 15's after grading:
+    sgl-project/sglang#10835, --mm-attention-backend naming its Triton choice triton_attn).  Candidates to check,
+    never the fix: a suffix often names another thing of the same family."""
+    asked = _words(value)
+    if not asked or len("".join(asked)) < 3:
+        return []
+    def shares(choice: str) -> bool:
+        listed = _words(choice)
+        shorter, longer = sorted((asked, listed), key=len)
+        return bool(shorter) and shorter != longer and longer[:len(shorter)] == shorter
+    return [choice for choice in choices if shares(choice)]
+
+
+def _stem_note(value: str, choices: list[str]) -> str:
+    sharing = stem_sharing_choices(value, choices)
+    if not sharing:
+        return ""
+    named = ", ".join(f"'{choice}'" for choice in sharing)
+    return (f" Listed values that share its name: {named} (check in the release's documentation that one is what "
+            f"you mean before setting it).")
+
+
 def family_choice_fix(flag: str, value: str, choices: list[str], releases: str | None = None) -> Fix:
     """A model family's parser the release does not have under that name: its choices, the user's pick."""
     listed = f"one of {', '.join(choices)}" if choices else "a value this release lists (`--help`)"
     return Fix(
-        summary=(f"{flag} takes {listed}; '{value}' is not one of them. The parser must match the model's family "
-                 f"(the format its chat template writes), not the nearest spelling: pick the one made for your model, "
-                 f"or a release that has a parser for it" + (f" ({releases})." if releases else ".")),
+        summary=(f"{flag} takes {listed}; '{value}' is not one of them.{_stem_note(value, choices)} The parser must "
+                 f"match the model's family (the format its chat template writes), not the nearest spelling: pick the "
+                 f"one made for your model, or a release that has a parser for it" + (f" ({releases})." if releases else ".")),
         flags=(FlagOp("set", flag, None),), needs_input=(flag,),
     )
 
@@ -457,9 +485,11 @@ def unlisted_choice_fix(flag: str, value: str, choices: list[str], releases: str
         return family_choice_fix(flag, value, choices, releases)
     where = f" {releases[:1].upper()}{releases[1:]}." if releases else ""
     elsewhere = f", or use a release that has '{value}'" if releases else ""
+    stem = _stem_note(value, choices)
+    refused = "is not one of them." if stem else "is not one of them, nor any of them under another spelling."
     return Fix(
-        summary=(f"{flag} takes one of {', '.join(choices)}; '{value}' is not one of them, nor any of them under "
-                 f"another spelling.{where} Set the one you mean{elsewhere}."),
+        summary=(f"{flag} takes one of {', '.join(choices)}; '{value}' {refused}{stem}{where} Set the one you "
+                 f"mean{elsewhere}."),
         flags=(FlagOp("set", flag, None),), needs_input=(flag,),
     )
 
