@@ -162,3 +162,60 @@ def lora_adapter_not_found(evidence: Evidence) -> Diagnosis | None:
         references=NOT_FOUND_SOURCES, engine=launch.engine, engine_version=launch.engine_version, basis="rule",
         evidence=(f"the path vLLM found no adapter at: {path}",),
     )
+
+
+# vLLM's LoRA loader comparing the adapter's target modules with those the model serves LoRA on
+# (vllm/lora/models.py, later vllm/lora/lora_model.py, LoRAModel.from_local_checkpoint: "While loading {lora_dir},
+# expected target modules in {expected_lora_modules} but received {unexpected_modules}. Please verify that the loaded
+# LoRA module is correct"; the raise site index).  The lists are Python reprs (a list or a set of quoted names).
+_TARGET_MODULES = compile_lazily(
+    r"expected target modules in (?P<expected>[\[{][^\]}\n]{0,4000}[\]}]) but received (?P<received>\[[^\]\n]{0,4000}\])"
+)
+_QUOTED = compile_lazily(r"'([^'\s]{1,300})'")
+# A part of a multimodal model outside its language model, by the words model code names it with.
+_NON_LANGUAGE = compile_lazily(r"(?i)vision|visual|\bvit\b|projector|image|audio|patch_embed|merger|aligner")
+TARGET_SOURCES = (
+    "vllm/lora/models.py (later lora_model.py) LoRAModel.from_local_checkpoint: 'While loading {lora_dir}, expected "
+    "target modules in {expected_lora_modules} but received {unexpected_modules}. Please verify that the loaded LoRA "
+    "module is correct' (facts/raise_sites-vllm.zip)",
+    "modelscope/ms-swift#4974 (an InternVL3 adapter trained with the vision parts unfrozen), "
+    "thinking-machines-lab/tinker-cookbook#193 (a trainer's own module name, unembed_tokens): split 15, after grading",
+)
+
+
+def lora_target_modules(evidence: Evidence) -> Diagnosis | None:
+    """An adapter whose target modules the model does not serve LoRA on: the modules by name, and the two ways out
+    (an adapter on the listed modules, or the adapter merged), never a LoRA setting: the check runs whatever they are."""
+    found = evidence.first_match(_TARGET_MODULES)
+    if found is None:
+        return None
+    expected = _QUOTED.findall(found["expected"])
+    received = list(dict.fromkeys(_QUOTED.findall(found["received"])))
+    if not received:
+        return None
+    named = ", ".join(f"'{name}'" for name in received)
+    outside = [name for name in received if _NON_LANGUAGE.search(name)]
+    kind = (f"{', '.join(outside)} {'names' if len(outside) == 1 else 'name'} a part outside the language model (a "
+            "multimodal model's vision tower or projector). " if outside else "")
+    cause = (f"The adapter targets modules the engine does not apply LoRA to in this model: {named}"
+             + (f" (it takes LoRA on {', '.join(expected)})" if expected else "") + f". {kind}Such modules are the "
+             "non-language parts of a multimodal model (its vision tower, projector or aligner), or names a trainer "
+             "gave that are not the model's own module names; the loader refuses the adapter whatever the LoRA "
+             "settings are.")
+    fix = Fix(
+        summary=("Serve an adapter that targets only the language model's modules the engine lists (trained with the "
+                 "vision parts frozen, or exported with the model's own module names), or merge the adapter into the "
+                 "base model and serve the merged checkpoint without LoRA. A larger LoRA rank or more adapters does "
+                 "not help."),
+        steps=("the adapter's adapter_config.json lists its target_modules (and modules_to_save): compare them with "
+               "the modules the message lists",
+               "to merge: load the base model with the adapter in the trainer that made it (or PEFT's "
+               "merge_and_unload), save the merged model, and serve that directory as the model"),
+    )
+    launch = evidence.launch
+    return Diagnosis(
+        pattern="rule-lora-target-modules", title="A LoRA adapter targets modules the engine does not apply LoRA to",
+        category="lora-config", root_cause=cause, fix=fix, references=TARGET_SOURCES, engine=launch.engine,
+        engine_version=launch.engine_version, basis="rule",
+        evidence=(f"the modules the adapter targets and the loader refused: {named}",),
+    )

@@ -27,10 +27,14 @@ from logsleuth.wording import article
 _DEGREE_FIELDS = {
     "tp": ("tp_size", "tensor_parallel_size"),
     "ep": ("ep_size", "expert_parallel_size", "moe_ep_size"),
+    "pp": ("pp_size", "pipeline_parallel_size"),
+    "nnodes": ("nnodes",),
 }
 _DEGREE_FLAGS = {
     "tp": ("--tp-size", "--tensor-parallel-size", "--tp", "-tp"),
     "ep": ("--ep-size", "--expert-parallel-size", "--ep"),
+    "pp": ("--pp-size", "--pipeline-parallel-size", "--pp", "-pp"),
+    "nnodes": ("--nnodes",),
 }
 _CONFIG_VALUE = r"""(?<!\w){name}['"]?\s*[:=]\s*['"]?(\d+)\b"""
 

@@ -25,13 +25,20 @@ from logsleuth.reasoning.hardware import gpu_arch_limit
 from logsleuth.reasoning.hidden_gpus import launch_hides_gpus
 from logsleuth.reasoning.input_limit import sglang_input_over_limit
 from logsleuth.reasoning.kv_connector import kv_connector
-from logsleuth.reasoning.lora_adapter import lora_adapter, lora_adapter_not_found, lora_weight_unsupported
+from logsleuth.reasoning.local_devices import local_devices
+from logsleuth.reasoning.lora_adapter import (
+    lora_adapter,
+    lora_adapter_not_found,
+    lora_target_modules,
+    lora_weight_unsupported,
+)
 from logsleuth.reasoning.model_capabilities import model_capability
 from logsleuth.reasoning.model_files import model_files
 from logsleuth.reasoning.model_inspection import model_inspection
 from logsleuth.reasoning.model_versions import model_version
 from logsleuth.reasoning.multinode import multinode
 from logsleuth.reasoning.network import network
+from logsleuth.reasoning.own_signature import engine_own_signature
 from logsleuth.reasoning.parallelism import parallelism
 from logsleuth.reasoning.parser_names import parser_names
 from logsleuth.reasoning.pooling_checkpoint import embedding_checkpoint
@@ -52,12 +59,14 @@ RULES: tuple[Rule, ...] = (
     container_cuda_requirement,  # the container runtime refusing an image whose CUDA the host's driver lacks
     container_gpu_access,  # docker with no GPU device driver, the NVIDIA runtime failing to set the container up
     parallelism,  # parallel degrees against heads, experts and quantization blocks (facts/divisibility.toml)
+    local_devices,  # more workers counted on a node than its devices: the launch's arithmetic before smaller degrees
     multinode,  # a multi-node rendezvous: an unexpanded address variable, a host that does not resolve, Gloo's interface
     network,  # a proxy answering the server's own request, a taken port, an unreachable rendezvous
     remote_code,  # a model repository's own code, not allowed to run (transformers' trust_remote_code)
     shared_library,  # a system library the dynamic loader cannot find (facts/shared_libraries.toml)
     lora_adapter,  # a LoRA adapter's checkpoint given as the model (its lora_A / lora_B tensors)
     lora_weight_unsupported,  # an adapter holding a tensor vLLM's LoRA loader does not take (modules_to_save)
+    lora_target_modules,  # an adapter targeting modules the model does not serve LoRA on (a vision tower, a trainer's names)
     lora_adapter_not_found,  # vLLM finding no adapter files at the path a request or --lora-modules gives
     sglang_input_over_limit,  # SGLang's input limit: the smaller of the context length and the KV cache's capacity
     embedding_checkpoint,  # an embedding model's checkpoint (bare base-model tensor names) built as a text generator
@@ -71,6 +80,7 @@ RULES: tuple[Rule, ...] = (
     quantized_parallel,  # a cut message opening the engine's check refusing the launch's quantization with its parallel mode
     model_files,  # a weights file given as the model, files missing from a checkpoint (facts/model_files.toml)
     dependencies.diagnose,  # a third-party import error against the release's pins (facts/requires.json)
+    engine_own_signature,  # the engine's own code calling its own class with a keyword that class lacks: a regression
     caller_imports_engine_name,  # another program importing a name the installed engine does not have
     parser_names,  # a tool-call or reasoning parser name of the other kind, or none given where the request needs one
     settings_keyword,  # a program building the engine's settings with a keyword of other releases, or one keyword twice
