@@ -189,6 +189,21 @@ def test_vllms_heterogeneous_tp_assert_in_its_nixl_connector(tmp_path: Path) -> 
     assert "--tensor-parallel-size" in check_texts(diagnosis)
 
 
+def test_look_alike_another_check_raised_in_the_transfer_code_is_no_tp_mismatch(tmp_path: Path) -> None:
+    """A check of the KV connector's own bookkeeping (an offloading scheduler's assertion on its block counts) raised
+    in kv_transfer/: where the check is raised says nothing of the instances' sizes, so the TP-mismatch and block-size
+    readings, which only their own refusals name, stay away (stop 52: the TP-mismatch row had read such a failure
+    from its frames alone and told the user to match sizes that were not in question)."""
+    files = {"vllm/distributed/kv_transfer/kv_connector/v1/offloading/scheduler.py":
+             "class OffloadingConnectorScheduler:\n    def update_state_after_alloc(self, num_blocks):\n"
+             "        assert num_blocks % 4 == 0\n"}
+    run = traceback_of_installed(tmp_path, files, "from vllm.distributed.kv_transfer.kv_connector.v1.offloading."
+                                                  "scheduler import OffloadingConnectorScheduler\n"
+                                                  "OffloadingConnectorScheduler().update_state_after_alloc(3)\n")
+    diagnosis = diagnose_without_patterns(run.stderr)
+    assert "tensor-parallel sizes" not in diagnosis.title and "block sizes" not in diagnosis.title, diagnosis.title
+
+
 @pytest.mark.usefixtures("no_rules")
 def test_look_alike_a_transfer_failing_for_another_reason_stays_the_transfer_path(tmp_path: Path) -> None:
     pasted = ("Prefill transfer failed for request rank=0 req.rid='5b02' with exception "

@@ -48,7 +48,7 @@ class CategoryRow:
     # counts only when the failure's type is one of `types` (a row whose raise_frames hold other checks too)
     types_needed: bool = False
     source_needed: bool = False  # the row counts only when one of its source_words is on the raising line
-    words_needed: bool = False  # the row counts only when one of its words is in the failure's messages
+    words_needed: bool = False  # the row counts only when one of its words or strong words is in the failure's messages
     # its frames and cut_frames also read the module an engine's message shown without frames is raised in
     # (reasoning/message_site.py): a check raised in that subsystem is a failure of this category
     raising_module: bool = False

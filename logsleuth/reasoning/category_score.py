@@ -267,7 +267,8 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
         return 0, []
     if row.source_needed and not _raised_by_source_words(row, failure):
         return 0, []
-    if row.words_needed and not any(pattern.search(text) for pattern in row.words for text in word_texts):
+    if row.words_needed and not any(pattern.search(text) for pattern in (*row.words, *row.strong_words)
+                                    for text in word_texts):
         return 0, []  # its place alone (a configuration module) says which check, not that it ties two settings
     score, why = 0, []
     if importing:
