@@ -8,10 +8,12 @@ blind split 15's failing pastes), each with a look-alike where nothing, or the s
 - the repr of an object of a wrapper's module made for one engine (`repr=<ray.llm._internal.serve.deployments.llm.
   vllm.vllm_engine._EngineBackgroundProcess object at 0x…>`, ray-project/ray#54739; OpenRLHF/OpenRLHF#358,
   NovaSky-AI/SkyRL#1788);
-- the backend a serving benchmark names (SGLang's bench_serving summary `Backend: sglang`, sgl-project/sglang#9428,
-  #9812, #9974; `--backend` on the clients' command lines): the weakest evidence;
+- the backend a serving benchmark names, only SGLang's native one (`Backend: sglang` in SGLang's bench_serving summary,
+  sgl-project/sglang#9428, #9812, #9974; `--backend sglang` on its command line): the weakest evidence, and never an
+  OpenAI-compatible label (`vllm`, `sglang-oai`, …), whose requests any server answers (ASYNC_REQUEST_FUNCS);
 - vLLM's process name in square brackets (`[EngineCore_0 pid=5989] `, gpustack/gpustack#3084);
-- a compose service named after one engine, only beside a message both engines raise (the user's name otherwise).
+- a compose service named after one engine, only when it printed the failure and only for a message both engines
+  raise (the user's name otherwise).
 
 Tracebacks are real CPython's, from our own scripts (no frame in either engine's package); the engines' messages are
 their own words (the raise-site index holds them)."""
@@ -28,6 +30,8 @@ from logsleuth.ingest.engine_evidence import (
     repr_module_engine,
 )
 from logsleuth.ingest.engine_from_message import engine_raising
+from logsleuth.ingest.launch import LaunchTracker
+from logsleuth.ingest.normalize import normalize_text
 from tests.helpers import real_traceback, traceback_of_installed
 
 REFUSED = "Model architectures ['Glm4ForCausalLM'] are not supported for now. Supported architectures: "
@@ -113,12 +117,37 @@ def summary(backend: str) -> str:
                       "{:<40} {:<10}".format("Successful requests:", 660), ""])
 
 
-def test_a_serving_benchmarks_backend_names_the_engine_of_a_clean_log() -> None:
+def test_a_serving_benchmarks_native_backend_names_the_engine_of_a_clean_log() -> None:
     assert engine_of(summary("sglang")) == "sglang"
-    assert engine_of(summary("sglang-oai-chat")) == "sglang"
-    assert engine_of(summary("vllm-chat")) == "vllm"
-    assert engine_of("$ python3 -m sglang.bench_serving --backend vllm --num-prompts 10\n" + summary("vllm")) == "vllm"
-    assert benchmark_backend("vllm bench serve --model m --backend vllm --port 8000") == "vllm"
+    assert engine_of(summary("sglang-native")) == "sglang"
+    assert engine_of("$ python3 -m sglang.bench_serving --backend sglang --num-prompts 10\n" + summary("sglang")) == "sglang"
+    assert benchmark_backend("python3 -m sglang.benchmark.serving --backend=sglang-native --port 30000") == "sglang"
+
+
+def test_look_alike_an_openai_compatible_backend_names_no_engine() -> None:
+    """SGLang's `vllm`, `vllm-chat`, `sglang-oai`, `sglang-oai-chat` send the OpenAI requests `lmdeploy` sends
+    (sglang/bench_serving.py ASYNC_REQUEST_FUNCS), vLLM's `vllm` the ones `openai` sends (vllm/benchmarks/lib/
+    endpoint_request_func.py), and vLLM's repository script's `sglang` too: any OpenAI-compatible server answers them."""
+    for label in ("vllm", "vllm-chat", "sglang-oai", "sglang-oai-chat"):
+        assert engine_of(summary(label)) is None, label
+    assert engine_of("$ python3 -m sglang.bench_serving --backend vllm --num-prompts 10\n" + summary("vllm")) is None
+    assert benchmark_backend("vllm bench serve --model m --backend vllm --port 8000") is None
+    assert benchmark_backend("python benchmarks/benchmark_serving.py --backend sglang --port 30000") is None
+
+
+def test_look_alike_another_commands_backend_after_the_client_names_nothing() -> None:
+    for separator in (";", "&&", "|"):
+        line = f"python -m sglang.bench_serving --help {separator} python other.py --backend sglang"
+        assert benchmark_backend(line) is None, separator
+
+
+def test_a_benchmarks_backend_is_no_record_of_the_logs_own_engine() -> None:
+    """The backend is kept apart from the evidence the case window reads as the line where the log shows its engine."""
+    tracker = LaunchTracker()
+    for line in normalize_text(summary("sglang")):
+        tracker.observe(line)
+    assert tracker.engine == "sglang"
+    assert not tracker.evidence
 
 
 def test_look_alike_other_backends_stronger_evidence_and_failures_decide() -> None:
@@ -171,6 +200,13 @@ def test_look_alike_a_services_name_alone_or_beside_other_words_names_nothing() 
     missing = real_traceback("raise OSError('org/model does not appear to have a file named config.json.')")
     assert engine_of(compose("rag-vllm-1", missing)) is None
     assert engine_of(compose("vllm-1", "INFO:     Started server process [1]")) is None
+
+
+def test_look_alike_an_engine_named_service_beside_the_one_that_failed_names_nothing() -> None:
+    """The name counts only as the prefix of the failure's own lines: another service's name tells nothing of it."""
+    both = real_traceback("raise ValueError('Unknown RoPE scaling type extended')")
+    assert engine_of(compose("vllm-1", "INFO:     Started server process [1]") + compose("app-1", both)) is None
+    assert engine_of(compose("app-1", both) + compose("sglang-1", "INFO:     Started server process [1]")) is None
     only_vllm = real_traceback("raise RuntimeError('Engine core initialization failed. See root cause above. Failed core proc(s): {}')")
     assert engine_of(compose("sglang-1", only_vllm)) == "vllm"
     assert engine_in_service_name("vllm-vs-sglang-1") is None

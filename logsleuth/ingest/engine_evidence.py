@@ -47,6 +47,8 @@ _VLLM_PROCESS = compile_lazily(
 )
 # The same prefix in square brackets at a line's start, `[EngineCore_0 pid=5989] …` (gpustack/gpustack#3084, a viewer's
 # rendering of vLLM's `(EngineCore_0 pid=5989) `): the name is one only vLLM gives its processes, whatever encloses it.
+# Counted as module-path evidence, below the parenthesised prefix's `header` kind: vLLM never prints the brackets
+# itself, and one thread's viewer is all that shows the rendering, so the form is weaker than vLLM's own.
 _BRACKETED_PROCESS = compile_lazily(r"^\[(?P<process>[\w.\-]{1,80})(?: rank=\d{1,6})? pid=\d{1,10}\] ")
 
 
@@ -567,22 +569,23 @@ _RUNNER_OPTION = compile_lazily(
 )
 
 
-# The backend a serving benchmark drove, named by its choice of the server's API: SGLang's client prints it in its
-# summary, `Backend:` padded to 40 columns under "Serving Benchmark Result" (sglang/bench_serving.py, 0.5.23's
-# sglang/benchmark/serving.py: `"{:<40} {:<10}".format("Backend:", backend)`; sgl-project/sglang#9428, #9812, #9974),
-# and both engines' clients take it as `--backend` (`python3 -m sglang.bench_serving --backend sglang`, `vllm bench
-# serve --backend vllm`, vLLM's benchmarks/benchmark_serving.py).  Its choices name the server: SGLang's `sglang`,
-# `sglang-native`, `sglang-oai`, `sglang-oai-chat`, `sglang-embedding` and `vllm`, `vllm-chat`, `vllm-embedding`
-# (ASYNC_REQUEST_FUNCS), vLLM's `vllm`, `vllm-rerank` (vllm/benchmarks/lib/endpoint_request_func.py); the others
-# (`openai`, `lmdeploy`, `trt`, …) name none.  The user's choice, not the server's own words: the weakest evidence
-# (launch.LaunchTracker.engine reads it last), and only in a log where no failure was read: the engine of a clean
-# benchmark's log.
-_BACKEND_SUMMARY = compile_lazily(r"^\s*Backend:\s{2,}(?P<engine>sglang|vllm)(?:-[a-z]+)*\s*$")
-_BACKEND_OPTION = compile_lazily(r"(?<!\S)--backend[= ](?P<engine>sglang|vllm)(?:-[a-z]+)*(?!\S)")
-# The clients (SGLang's `sglang.bench_serving`, 0.5.23's `sglang.benchmark.serving`; vLLM's `vllm bench serve` and
-# benchmarks/benchmark_serving.py), before the option on its line: another program's `--backend` (torchrun's `nccl`, a
-# user's script) is its own.
-_BENCHMARK_CLIENT = compile_lazily(r"\b(?:bench_serving|benchmark_serving|benchmark\.serving|bench\s+serve)\b")
+# The backend a serving benchmark drove, when its requests reach an API only one engine serves: SGLang's client prints
+# it in its summary, `Backend:` padded to 40 columns under "Serving Benchmark Result" (sglang/bench_serving.py, 0.5.23's
+# sglang/benchmark/serving.py: `"{:<40} {:<10}".format("Backend:", backend)`; sgl-project/sglang#9428, #9812, #9974)
+# and takes it as `--backend` (`python3 -m sglang.bench_serving --backend sglang`).  Only `sglang` and `sglang-native`
+# name an engine: ASYNC_REQUEST_FUNCS maps both to async_request_sglang_generate, SGLang's native `/generate`, which a
+# clean run shows answered (every indexed release, 0.3.6.post3 to 0.5.23).  Every other label is the user's name for an OpenAI-compatible request any server answers:
+# SGLang's `vllm`, `sglang-oai`, `lmdeploy` share async_request_openai_completions (their `-chat` forms the chat one),
+# and vLLM's `vllm bench serve` maps `vllm` to the same function as `openai` (vllm/benchmarks/lib/
+# endpoint_request_func.py).  The user's choice, not the server's own words: the weakest evidence
+# (launch.LaunchTracker.engine reads it last), and only in a log where no failure was read.
+_BACKEND_SUMMARY = compile_lazily(r"^\s*Backend:\s{2,}(?P<engine>sglang)(?:-native)?\s*$")
+_BACKEND_OPTION = compile_lazily(r"(?<!\S)--backend[= ](?P<engine>sglang)(?:-native)?(?!\S)")
+# SGLang's client (`sglang.bench_serving`, 0.5.23's `sglang.benchmark.serving`) in the same command as the option:
+# another program's `--backend` (torchrun's `nccl`, a user's script, a command after `;`, `&&` or `|`) is its own, and
+# so is vLLM's repository script benchmarks/benchmark_serving.py's, whose `sglang` label sends OpenAI requests.
+_BENCHMARK_CLIENT = compile_lazily(r"\bbench(?:_|mark\.)serving\b")
+_COMMAND_SEPARATORS = (";", "&&", "|")
 BENCHMARK_MARKERS = ("Backend:", "--backend")
 
 
@@ -590,8 +593,10 @@ def benchmark_backend(text: str) -> str | None:
     """The engine a serving benchmark's backend choice names (see above), else None."""
     if "Backend:" in text and (m := _BACKEND_SUMMARY.match(text)):
         return m["engine"]
-    if "--backend" in text and (m := _BACKEND_OPTION.search(text)) and _BENCHMARK_CLIENT.search(text, 0, m.start()):
-        return m["engine"]
+    if "--backend" in text and (m := _BACKEND_OPTION.search(text)):
+        command_start = max(text.rfind(separator, 0, m.start()) for separator in _COMMAND_SEPARATORS) + 1
+        if _BENCHMARK_CLIENT.search(text, command_start, m.start()):
+            return m["engine"]
     return None
 
 

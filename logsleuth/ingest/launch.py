@@ -201,10 +201,6 @@ GPU_LINES_WITHIN = 1 << 20
 # an engine's own environment variable the user set (`VLLM_USE_V1=0`, `export SGLANG_…=`).  The strongest kind seen
 # decides (engine_evidence.py has the tables).
 EVIDENCE_KINDS = ("program", "command", "banner", "header", "frames", "paths", "format", "env")
-# Where the backend a serving benchmark names is kept (engine_evidence.benchmark_backend): the user's choice of the
-# server a client drove, the engine of a clean log only (a client that failed may have failed against any server:
-# SGLang's `--backend vllm` speaks the OpenAI API either engine serves), and weaker than every kind above.
-BENCHMARK_KIND = "benchmark backend"
 # Where a sighting of SGLang's header without rank tags is kept (LaunchTracker._stamped) -> the kind it counts as.
 PLAIN_HEADER_KINDS = {"plain-header format": "format", "plain-header frames": "frames"}
 
@@ -281,9 +277,15 @@ class LaunchTracker:
     raised: list[tuple[str, str]] = field(default_factory=list)
     # Frames whose paths the paste shortened, (path, function): weaker still (engine_from_frames.py)
     shortened_frames: list[tuple[str, str]] = field(default_factory=list)
-    # The engines named by the units' or services' names lines came from (engine_evidence.engine_in_service_name):
+    # The engines named by the names of the units or services that printed the failures (the failure's own process
+    # prefix, engine_evidence.engine_in_service_name; a name seen on other lines tells nothing of the failure):
     # weaker still, read only for messages both engines raise
     services_named: set[str] = field(default_factory=set)
+    # The engines a serving benchmark's backend names (engine_evidence.benchmark_backend): the user's choice of the
+    # server a client drove, kept apart from `evidence` (the log's own record of its engine, which the case window
+    # reads too); the engine of a clean log only (a client that failed may have failed against any server), and
+    # weaker than every kind of evidence
+    benchmark_backends: set[str] = field(default_factory=set)
     failures_seen: bool = False  # a failure was read (observe_failure): a benchmark's backend is then no evidence
     _last_meta: LineMeta | None = None  # the last line's metadata read for evidence (records share theirs)
     _headers_decided: set[str] = field(default_factory=set)  # logger headers that can show nothing more
@@ -410,7 +412,7 @@ class LaunchTracker:
             self._saw("env", env_engine)
         if any(marker in text for marker in engine_evidence.BENCHMARK_MARKERS) and len(text) <= 8192 and (
                 served := engine_evidence.benchmark_backend(text)):
-            self._saw(BENCHMARK_KIND, served)
+            self.benchmark_backends.add(served)
         if ("LLM engine (v" in text and (m := _VLLM_ENGINE_VERSION.search(text))) or (
             "▀▄▀" in text and (m := _VLLM_LOGO_VERSION.search(text))
         ):
@@ -628,8 +630,6 @@ class LaunchTracker:
     def _observe_process(self, process: str) -> None:
         """What a process prefix shows (each name read once)."""
         self._processes_read.add(process)
-        if named := engine_evidence.engine_in_service_name(process):
-            self.services_named.add(named)
         if engine := engine_evidence.process_engine(process):
             self._saw("header", engine)
         if wrapper := engine_evidence.process_wrapper(process):
@@ -673,8 +673,8 @@ class LaunchTracker:
             found = _installed_engine(*next(iter(self.versions.items())))
         if found is None and len(self.services_named) == 1 and self.raised and engine_from_message.raised_by_both_only(tuple(self.raised)):
             found = next(iter(self.services_named))  # a service named after one engine, printing both engines' words
-        if found is None and not self.failures_seen and len(served := self.evidence.get(BENCHMARK_KIND, set())) == 1:
-            found = next(iter(served))  # last, in a clean log, the server a benchmark client says it drove
+        if found is None and not self.failures_seen and len(self.benchmark_backends) == 1:
+            found = next(iter(self.benchmark_backends))  # last, in a clean log, the server a benchmark client says it drove
         return found
 
     def _evidence(self) -> dict[str, set[str]]:
@@ -749,6 +749,7 @@ class LaunchTracker:
         self.raised.extend(pair for pair in other.raised if pair not in self.raised)
         self.shortened_frames.extend(frame for frame in other.shortened_frames if frame not in self.shortened_frames)
         self.services_named |= other.services_named
+        self.benchmark_backends |= other.benchmark_backends
         self.failures_seen = self.failures_seen or other.failures_seen
         self.version_hint = self.version_hint or other.version_hint
         for engine, version in other.image_versions.items():
@@ -790,6 +791,8 @@ class LaunchTracker:
             self._saw(_plain("frames", meta), engine)
         if meta.process and (engine := engine_evidence.process_engine(meta.process)):
             self._saw("frames", engine)
+        if meta.process and (named := engine_evidence.engine_in_service_name(meta.process)):
+            self.services_named.add(named)  # the service that printed this failure
         self.wrappers |= engine_evidence.failure_wrappers(failure)
         if len(self.raised) < engine_from_message.MAX_MESSAGES:
             self.raised.extend(pair for pair in engine_from_message.raised_by(failure) if pair not in self.raised)
