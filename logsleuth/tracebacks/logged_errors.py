@@ -210,14 +210,25 @@ _STATED_ERROR = compile_lazily(r"(?i)\berror\b|\bfailed: \S")
 _WRAPPER_TAG = compile_lazily(r"^\[[^\]]*=[^\]]*\]\s*")
 
 
-def record_naming(failure: Failure, record: str) -> tuple[str, str, bool] | None:
+class RecordNaming(NamedTuple):
+    """What an error record above a cut traceback names it: the type, the message, whether the record states the
+    failure in words of its own (then `ERROR: <its text>`), and whether the type is inferred (CPython's template of a
+    message whose type the record did not print: only then does the report say so)."""
+
+    type_name: str
+    message: str
+    own_words: bool
+    inferred: bool = False
+
+
+def record_naming(failure: Failure, record: str) -> RecordNaming | None:
     """What the error record printed right above a traceback whose exception line the paste cut off names it (vLLM's
     `ERROR … [engine.py:160] Error in model execution: …`, SGLang's `Scheduler hit an exception: …`, a wrapper's
-    `ERROR … failed: …`), as (type, message, in its own words): its `Type: message` when it quotes one, else an
+    `ERROR … failed: …`), as a RecordNaming: its `Type: message` when it quotes one, else an
     engine's own message (the raise site index gives its type).  An ERROR record that states the failure in words of
     its own (Xinference logging `str(exc)` of torch's `Timed out after 601 seconds waiting for clients. 1/2 clients
     joined.` above the traceback it cut) names it as `ERROR: <its text>`, as glog's E records are (the person reading
-    the paste points at that record): the third item is then True.  None for a record whose text is none of these."""
+    the paste points at that record): own_words is then True.  None for a record whose text is none of these."""
     if (read := _record_text(record)) is None:
         return None
     level, rest = read
@@ -228,15 +239,15 @@ def record_naming(failure: Failure, record: str) -> tuple[str, str, bool] | None
             cpython := type_named_by_message(said := quoted[len(LOGGED_LINE_TYPE) + 2:])) is not None:
         # CPython's own message, its type not printed (SGLang's request handler logs `Error in request: {e}`,
         # srt/entrypoints/openai/serving_base.py, over the traceback): the type its template names, said inferred
-        return cpython, said, False
+        return RecordNaming(cpython, said, own_words=False, inferred=True)
     m = STRICT_EXCEPTION_LINE.match(quoted) if quoted is not None else None
     if m is not None:
-        return m["type"], m["msg"] or "", False
+        return RecordNaming(m["type"], m["msg"] or "", own_words=False)
     if (level is not None or (_STATED_ERROR.search(rest) and not failure.final.typed_from_statement)) and len(
             stated := _WRAPPER_TAG.sub("", rest).strip()) >= MIN_FIXED:
         # an ERROR record, or a line of no level that says it is an error (`Error in request: …`, a wrapper's
         # `got an error: …`) above a traceback that names no type at all: the person reading the paste points at it
-        return LOGGED_LINE_TYPE, stated, True
+        return RecordNaming(LOGGED_LINE_TYPE, stated, own_words=True)
     return None
 
 
@@ -266,10 +277,10 @@ def _record_text(record: str) -> tuple[re.Match[str] | None, str] | None:
     return level, record[level.end():].lstrip(" -|:]") if level else record
 
 
-def _named(failure: Failure, type_name: str, message: str) -> Failure:
-    """The failure with its cut exception line given back as `type_name: message`, said to be cut; a type only
-    CPython's template of the message names (nothing printed it) is said to be inferred."""
-    inferred = type_name != LOGGED_LINE_TYPE and type_named_by_message(message) == type_name
+def _named(failure: Failure, type_name: str, message: str, *, inferred: bool = False) -> Failure:
+    """The failure with its cut exception line given back as `type_name: message`, said to be cut; `inferred`: the
+    record printed no type and CPython's template of the message named it (record_naming knows which, a message
+    alone does not: `hit an exception: TypeError: …` prints the type its template would name)."""
     block = replace(failure.final, type=type_name, message=message, truncated=True, typed_from_statement=False,
                     typed_from_message=inferred)
     return replace(failure, exceptions=(*failure.exceptions[:-1], block), truncated=True)
@@ -296,10 +307,9 @@ def named_by_lines_above(failure: Failure, lines: tuple[LineAbove, ...]) -> Fail
             return named
         if not line.says_error or in_own_words is not None or (naming := record_naming(failure, line.text)) is None:
             continue
-        type_name, message, own_words = naming
-        if not own_words:
-            return _named(failure, type_name, message)
-        in_own_words = _named(failure, type_name, message)
+        if not naming.own_words:
+            return _named(failure, naming.type_name, naming.message, inferred=naming.inferred)
+        in_own_words = _named(failure, naming.type_name, naming.message)
     return in_own_words or failure
 
 
