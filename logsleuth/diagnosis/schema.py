@@ -47,7 +47,7 @@ CATEGORIES: dict[str, str] = {
     "engine-bug": "engine code failed on its own (NameError, AttributeError, a shape mismatch) at this release: a bug, not a setting",
     "network": "the host's network got in the way: an HTTP proxy answering the server's own requests, an unreachable rendezvous address",
     "cuda-error": "a CUDA runtime or driver call failed (not out of memory, not an illegal access, not a device assert)",
-    "router": "SGLang's request router (sgl-router, a Rust program in front of the workers) failed: a panic of its own, or no healthy worker behind it",
+    "router": "SGLang's request router (sgl-router, a Rust program in front of the workers) failed: a panic of its own, its launcher refusing its arguments, or no healthy worker behind it",
     "quantization": "a quantization method, its checkpoint or its kernels do not fit the model, the GPU or the other settings",
     "unclassified": "no pattern, rule or cue names it: only what its exception type says, as general guidance",
     # Health findings (`logsleuth health`): a running server that does not crash but serves badly.

@@ -32,6 +32,7 @@ from logsleuth.reasoning.call_frames import (
 from logsleuth.reasoning.engine_api_calls import package_path
 from logsleuth.reasoning.evidence import exception_lines
 from logsleuth.reasoning.message_site import raising_frame, site_cue, site_reason
+from logsleuth.tracebacks.native_errors import is_companion_failure
 from logsleuth.tracebacks.raising_statement import imported_type
 
 # How much each kind of cue weighs: the words a message says are the strongest evidence, a frame's subsystem
@@ -228,6 +229,8 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
     raising frame by the row's `frames`, `raise_frames` and `cut_frames`."""
     types = {name for block in failure.exceptions for name in type_names(block.type)}
     site_placed = site_cue(row, site, types) if site is not None else None
+    if row.in_engine_code and is_companion_failure(failure.final.type):
+        return 0, []  # a companion tool's record says the tool failed, not the engine's code (REVIEW4 M3)
     unplaced = row.in_engine_code and engine_code_of(failure) is None
     if unplaced and not shows_no_frame(failure):
         return 0, []
@@ -384,6 +387,13 @@ def _names_masked(text: str) -> str:
     return _QUOTED_PATH.sub(_data_path_masked, masked) if "/" in masked else masked
 
 
+def _logged_words(failure: Failure) -> list[str]:
+    """The failure's exception lines, a companion tool's failed start read as its record's text alone: the type
+    (`sgl-router failed`) is logsleuth's name for it, and its words name no category (REVIEW4 M2)."""
+    lines = exception_lines(failure)
+    return [line.split(": ", 1)[1] if is_companion_failure(line.split(": ", 1)[0]) else line for line in lines]
+
+
 def best_row(failure: Failure, leave_out: frozenset[str] = frozenset(), site_words: tuple[str, ...] = (),
              wrapper: str | None = None, engine: str | None = None
              ) -> tuple[CategoryRow, list[str]] | None:
@@ -391,7 +401,7 @@ def best_row(failure: Failure, leave_out: frozenset[str] = frozenset(), site_wor
     never one of `leave_out`.  `site_words`: the message the raising check prints, when the paste cut the failure's;
     `wrapper`: the program the log shows running the engine (LaunchInfo.wrapper); `engine`: the decided engine, whose code alone says where a
     message the paste shows no frame of was raised (message_site.raising_frame)."""
-    texts = [*exception_lines(failure), *site_words]
+    texts = [*_logged_words(failure), *site_words]
     files = [frame.file for frame in failure.final.frames[-INNERMOST_FRAMES:]]
     wrapped = made_by_a_wrapper(failure, wrapper)
     cut_at = _cut_subsystem_frame(failure, site_words)

@@ -144,14 +144,16 @@ USAGE_ERROR = compile_lazily(
 # handle` (jq's main.c), git's `git: error: …`, a wrapper script's tools run before the engine (the retired blind split
 # 15's H-04: VectorInstitute/vector-inference#195, the Slurm script's jq line in front of vLLM's healthy start).  A
 # `PROG: error: MSG` line is argparse's when argparse's own wording opens MSG (Lib/argparse.py: `unrecognized arguments:`,
-# `the following arguments are required:`, `argument X: …`, `ambiguous option:`), when PROG is a name argparse gives a
+# `the following arguments are required:`, `argument X: …`, `ambiguous option:`, `one of the arguments … is required`), when PROG is a name argparse gives a
 # Python program (its script's file name, `sys.argv[0]`'s basename: `launch_server.py`; the engines' CLIs `vllm serve`,
 # `sglang serve`, whose own `parser.error` messages are free text: vllm/entrypoints/openai/cli_args.py `Invalid JSON
 # format for --lora-modules: …`), or when argparse's `usage: PROG …` line came before it (ArgumentParser.error prints
 # the usage first, then `%(prog)s: error: %(message)s`).
 ARGPARSE_OWN_WORDING = compile_lazily(
     r"(?:unrecognized arguments: |the following arguments are required: |argument [\w\-]+(?:/-{1,2}[\w\-]+)*: "
-    r"|ambiguous option: )"
+    # a required mutually exclusive group (`one of the arguments %s is required`), and a subcommand argparse names by its
+    # choices (_get_action_name: `'{' + ','.join(choices) + '}'`, `argument {serve,bench}: invalid choice: …`)
+    r"|ambiguous option: |one of the arguments |argument \{[\w,\-]{1,500}\}: )"
 )
 ARGPARSE_PROGRAM = compile_lazily(r"(?:[\w.\-/]+\.py|(?:vllm|sglang)(?: [\w\-]+){0,2}|python[\d.]*)$")
 USAGE_LINE = compile_lazily(r"^\s*usage: (?P<prog>\S.*)$")

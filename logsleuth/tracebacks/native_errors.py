@@ -65,18 +65,21 @@ NATIVE_ERROR_LINES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("non-zero status: ", compile_lazily(
         r"^(?:.{0,300}?\s)?(?P<msg>[\w./\-]{1,300}\.(?:cpp|cu|cc|c|h)(?::\w{1,60})?:\d+: non-zero status: -?\d{1,6}:? \S.{0,2000})$"),
      NVSHMEM_ERROR),
-    # Triton's model summary at the end of its start-up (core src/server.cc PrintBackendAndModelSummary: a table of Model,
-    # Version, Status, the status ModelReadyStateString(state) + ": " + the reason), the reason of a model that did not
-    # load (triton-inference-server/server#6950, a TensorRT-LLM model's CUDA error; the vLLM backend's model the same)
     ("Memory access fault by GPU", compile_lazily(
         r"^(?:.{0,300}?[\s`'\"(:\uff1a])?(?P<msg>Memory access fault by GPU node-\d{1,4} (?:\(Agent handle: 0x[0-9a-fA-F]{1,16}\) )?"
         r"on address (?:0x[0-9a-fA-F]{1,16}|\(nil\))[^.`'\"\n]{0,80}\. Reason: [^`'\"\n]{1,200}?)(?:\.(?=[\s`'\"]|$)|(?=[`'\"]|$))"), GPU_MEMORY_FAULT),
     ("HSA_STATUS_ERROR", compile_lazily(
         r"^(?:.{0,300}?\s)?(?:Callback: Queue 0x[0-9a-fA-F]{1,16} aborting with error : )?"
         r"(?P<msg>HSA_STATUS_ERROR_[A-Z_]{1,60}: [^`'\"\n]{1,300}?)(?:[`'\"].*)?$"), HSA_ERROR),
+    # torch_npu's error code `ERR<sub-module, 2 digits><code, 3 digits>`, class-level: its sub-modules and codes are
+    # tables (torch_npu/utils/error_code.py _SubModuleID PTA=0 … UNKNOWN=99, ErrCode PARAM=1 … ACL=100, HCCL=200; the
+    # C++ side's submoduleMap and errCodeMap in torch_npu/csrc/core/npu/NPUException.cpp), after the record's header
     (" ERR", compile_lazily(
         r"^(?:.{0,300}?\s)?\[ERROR\] \S{1,40} \(PID:\d{1,10}, Device:-?\d{1,4}, RankID:-?\d{1,6}\) (?P<msg>ERR\d{5} \S.{0,500})$"),
      NPU_ERROR),
+    # Triton's model summary at the end of its start-up (core src/server.cc PrintBackendAndModelSummary: a table of Model,
+    # Version, Status, the status ModelReadyStateString(state) + ": " + the reason), the reason of a model that did not
+    # load (triton-inference-server/server#6950, a TensorRT-LLM model's CUDA error; the vLLM backend's model the same)
     ("UNAVAILABLE: ", compile_lazily(
         r"^\|\s*[^|\s][^|]{0,300}\|\s*\d{1,19}\s*\|\s*UNAVAILABLE: (?P<msg>[^|]{0,2000}[^|\s])\s*\|\s*$"), MODEL_UNAVAILABLE),
 )
@@ -105,8 +108,14 @@ COMPANION_FAILED = compile_lazily(
     r"(?i:error (?:starting|initiali[sz]ing|launching)\b|failed to (?:start|initiali[sz]e|init|launch)\b"
     r"|\S{1,80} (?:marked as )?init(?:iali[sz]ation)? failed\b)"
 )
+# The tool's mark anywhere in the record's first 300 characters (the Python launcher's `[Router (Python)] time - ERROR -`
+# puts it before the level, the Rust router's tracing records after it: `time ERROR sglang_router_rs::server:
+# src/server.rs:N: msg`, as grammar's router worker row reads them), then the level, then the message past a tracing
+# record's target and source location.
+_RUST_TARGET = r"(?:\w{1,60}(?:::\w{1,60}){1,8}:\s{1,4})?(?:[\w./\-]{1,200}\.rs:\d{1,6}:\s{1,4})?"
 _COMPANION_RECORDS = tuple(
-    (literal, compile_lazily(rf"^(?:.{{0,300}}?\s)?{mark}.{{0,200}}?\b(?:ERROR|CRITICAL|FATAL)\b[\s:\-|\]]{{1,8}}(?P<msg>\S.{{0,2000}})$"), tool)
+    (literal, compile_lazily(rf"^(?=.{{0,300}}?{mark}).{{0,300}}?\b(?:ERROR|CRITICAL|FATAL)\b[\s:\-|\]]{{1,8}}"
+                             rf"{_RUST_TARGET}(?P<msg>\S.{{0,2000}})$"), tool)
     for literal, mark, tool in COMPANION_TOOLS
 )
 COMPANION_FAILED_SUFFIX = " failed"  # the type: `sgl-router failed`, `LMCache failed`
@@ -115,6 +124,13 @@ COMPANION_FAILED_SUFFIX = " failed"  # the type: `sgl-router failed`, `LMCache f
 KEPT_AS_CONTEXT = frozenset({GPU_MEMORY_FAULT, HSA_ERROR, NPU_ERROR,
                              *(tool + COMPANION_FAILED_SUFFIX for _, _, tool in COMPANION_TOOLS)})
 COMPANION_WORDS = tuple(literal for literal, _, _ in COMPANION_TOOLS)
+_COMPANION_TYPES = frozenset(tool + COMPANION_FAILED_SUFFIX for _, _, tool in COMPANION_TOOLS)
+
+
+def is_companion_failure(type_name: str) -> bool:
+    """The type is one logsleuth gave a companion tool's failed start (`sgl-router failed`): its words are logsleuth's,
+    not the log's, and the tool failed, not the engine's code (category_score reads neither as the engine's)."""
+    return type_name in _COMPANION_TYPES
 
 
 def companion_tool_failure(text: str) -> tuple[str, str] | None:

@@ -461,9 +461,9 @@ TYPED_MESSAGES = (
     (compile_lazily(r"^'[\w.]+' object is not (?:subscriptable|iterable|callable)$"), "TypeError"),
     (compile_lazily(r"^unsupported operand type\(s\) for [^:\s]{1,3}: '[\w.]+' and '[\w.]+'$"), "TypeError"),
     # Objects/listobject.c, Objects/tupleobject.c, Objects/unicodeobject.c: an index past a sequence's end (a wrapper
-    # logging `str(e)` after its own words: `LMCache ERROR: LMCacheEngine marked as init failed: list index out of
-    # range`, LMCache/LMCache#2854; vllm-omni's `ERROR:vllm_omni.entrypoints.omni_llm:Stage 0 error on request …: list
-    # index out of range`, vllm-project/vllm-omni#352)
+    # logging `str(e)` after its own words: vllm-omni's `ERROR:vllm_omni.entrypoints.omni_llm:Stage 0 error on request
+    # …: list index out of range`, vllm-project/vllm-omni#352; LMCache's `LMCache ERROR: … init failed: list index out
+    # of range`, LMCache/LMCache#2854, is read first as LMCache's failed start: native_errors.COMPANION_TOOLS)
     (compile_lazily(r"^(?:list|tuple|string) index out of range$|^list assignment index out of range$"), "IndexError"),
     # Python/ceval.c (import_from): a name the module does not define
     (compile_lazily(r"^cannot import name '\w+' from '[\w.]+'(?: \([^()]*\))?$"), "ImportError"),
