@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
+from itertools import islice
 from typing import TYPE_CHECKING
 
 from logsleuth.diagnosis.grouping import (
@@ -300,9 +301,12 @@ def build_report(
     by_id = {p.id: p for p in patterns.patterns}
     # Failures that follow another (their pattern or text says so): still so once a root cause renames them.
     cascades: set[str] = set()
-    for group in grouper.groups():
+    in_order = grouper.groups()
+    for position, group in enumerate(in_order):
         # The failures of the same log printed before this one: a crash's cause may be one of them.
         before = [g.failure for g in groups if set(g.sources) & set(group.sources)]
+        # The failure the same log printed next: what a wrapper's line reports may be printed right below it.
+        after = next((g.failure for g in islice(in_order, position + 1, None) if set(g.sources) & set(group.sources)), None)
         own = _own_launch(group, launch, trackers, options)
         # A traceback cut before its exception line: the type of the indexed check at its last frame's line, inferred
         # (tracebacks/indexed_statement.py)
@@ -316,7 +320,8 @@ def build_report(
         site = site_of(group.failure, own)
         own = with_version_from_frames(own, site)
         found = _diagnose_group(group, patterns.patterns, own, context_lines, warnings.append, disabled,
-                                earlier=_earlier_lines(before))
+                                earlier=_earlier_lines(before),
+                                following=tuple(exception_lines(after)) if after is not None else ())
         # A diagnosis that names a symptom (a native crash, a kill) gives way to the cause an error line names, or
         # a failure printed just before it.
         named = _named_cause(found, before, by_id, cascades)
@@ -479,6 +484,7 @@ def _diagnose_group(
     warn: Callable[[str], None],
     disabled: set[str],
     earlier: tuple[str, ...] = (),
+    following: tuple[str, ...] = (),
 ) -> FailureGroup:
     lines = [*group.cascade, *log_lines]
     if program := other_program(group.failure, launch):
@@ -503,7 +509,7 @@ def _diagnose_group(
             patterns, group.failure, lines, engine=launch.engine, command=launch.command, on_error=warn, disabled=disabled
         )
     if found is None:
-        reasoned = reason(Evidence(group.failure, launch, lines, earlier))
+        reasoned = reason(Evidence(group.failure, launch, lines, earlier, following))
         return replace(group, diagnosis=reasoned) if reasoned is not None else group
     pattern = found.pattern
     if pattern.category == "dependency-version":

@@ -21,6 +21,9 @@ class Evidence:
     # The failures the same log printed before this one, each as `Type: message` (exception_lines): what an earlier
     # step reported of the environment (pip's conflicts), read only where a rule says so.
     earlier: Sequence[str] = ()
+    # The failure the same log printed next after this one, as `Type: message` lines: where a wrapper's line (Ray's
+    # ActorDiedError) is followed by the error it reports.
+    following: Sequence[str] = ()
 
     @property
     def message_text(self) -> str:

@@ -19,8 +19,12 @@ The two kinds share model-family names, and a name of one kind given to the othe
 `qwen3` is a reasoning parser and no tool-call parser (THUDM/slime#2019: "Unsupported tool_call_parser: qwen3"; its
 Qwen tool-call parsers are qwen25, qwen, qwen3_coder).  The kinds are read from the release catalogs' choices of
 --tool-call-parser and --reasoning-parser (SGLang's registries' keys; vLLM's take registry names, not listed there).
-The names offered are the release's own when the log names it, else the ones every release whose list logsleuth knows
-has (a release never lacks them), beside which the user's `--help` lists its own: never a name the release lacks.
+The names offered are the named release's own list when the log names it, else the ones every release whose list
+logsleuth knows has, beside which the user's `--help` lists its own.  A name's releases are said only as
+rejected_flags.value_releases states them, "of the releases whose list logsleuth knows" (the lists are literal in some
+releases only: vLLM's in 0.6.0-0.6.2 and 0.8.0-0.8.2, never its newest), with no family range (REVIEW5 H2, M4).
+SGLang's native endpoints /parse_function_call and /separate_reasoning build the parser from the request's field
+(http_server.py's parse_function_call_request, separate_reasoning_request): not the launch flag's, not read (M3).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from functools import lru_cache
 
 import regex
 
+from logsleuth import versions
 from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes import rejected_flags, static_catalogs
 from logsleuth.lazyre import compile_lazily_regex
@@ -92,7 +97,8 @@ def parser_names(evidence: Evidence) -> Diagnosis | None:
     if refusal.value is None:
         title, category, cause, summary = _unset(refusal, listing)
     else:
-        title, category, cause, summary = _named(refusal, listing + _family_note(refusal))
+        title, category, cause, summary = _named(refusal, listing + _family_note(refusal, evidence.launch.named_version),
+                                                  evidence.launch.named_version)
     wanted = FlagOp("add", refusal.flag, None) if refusal.value is None else FlagOp("set", refusal.flag, None)
     fix = Fix(summary=summary, flags=(wanted,), needs_input=(refusal.flag,))  # the value is the user's pick
     return Diagnosis(pattern=RULE_ID, title=title, category=category, root_cause=cause, fix=fix, references=SOURCES,
@@ -111,18 +117,28 @@ def _unset(refusal: _Refusal, listing: str) -> tuple[str, str, str, str]:
             f"without what needs it.")
 
 
-def _named(refusal: _Refusal, listing: str) -> tuple[str, str, str, str]:
+def _named(refusal: _Refusal, listing: str, release: str | None) -> tuple[str, str, str, str]:
     """(title, category, cause, fix summary) for a name the registry refused: one of the other kind, else one this
     release does not register."""
     kind, other = _KIND[refusal.flag], _OTHER[refusal.flag]
     value = refusal.value or ""
-    other_kind = _releases_said(refusal.engine, rejected_flags.releases_listing(refusal.engine, other, value))
+    if release is not None and value in _release_list(refusal.engine, refusal.flag, release):
+        # The named release lists it as this kind: the release read from the log is not the one that ran.
+        return (f"{refusal.flag} names no {kind} of the release that ran", "invalid-flag-value",
+                f"{refusal.flag} was given '{value}', which {ENGINE_NAMES[refusal.engine]} {release}'s list has as a "
+                f"{kind}, yet the engine that ran does not register it: the release that ran is likely not {release} "
+                f"(the version read from the log may be another process's), or a plugin's parser was not loaded.",
+                f"Check the release that ran (`pip show {refusal.engine}` in its environment) and set {refusal.flag} to "
+                f"a {kind} it lists (its `--help`).")
+    # The other kind's releases as rejected_flags states them: of the releases whose list logsleuth knows only.
+    other_kind = rejected_flags.value_releases(refusal.engine, None, other, value, open_lists=False)
     if other_kind and value not in refusal.listed:
-        same_kind = _releases_said(refusal.engine, rejected_flags.releases_listing(refusal.engine, refusal.flag, value))
-        only = f" (as a {kind}, only {same_kind} listed it)" if same_kind else ""
+        later = "" if _newest_lists(refusal.engine, other) else (
+            "; its later releases take registry names logsleuth's catalogs do not list")
         return (f"a {_KIND[other]} name given to {refusal.flag}", "invalid-flag-value",
-                f"{refusal.flag} was given '{value}', which is a {_KIND[other]} name ({other}, in {other_kind}), not a "
-                f"{kind}{only}: the engine looked the name up among its {kind}s and found none.",
+                f"{refusal.flag} was given '{value}', which is a {_KIND[other]} name ({other_kind}, of the releases "
+                f"whose list logsleuth knows{later}), not a {kind} there: the engine looked the name up among its "
+                f"{kind}s and found none.",
                 f"Set {refusal.flag} to the {kind} for your model's format{listing}; '{value}' belongs to {other}, where "
                 f"it can stay.")
     return (f"{refusal.flag} names no {kind} of this release", "invalid-flag-value",
@@ -134,6 +150,8 @@ def _named(refusal: _Refusal, listing: str) -> tuple[str, str, str, str]:
 
 def _refusal(evidence: Evidence) -> _Refusal | None:
     engine = evidence.launch.engine
+    if _from_request(evidence):
+        return None  # the request's own parser field, not the launch flag: not this rule's advice
     for owner, flag, pattern in _REFUSALS:
         if owner != engine:
             continue  # each message is read as its own engine's registry only
@@ -149,6 +167,17 @@ def _refusal(evidence: Evidence) -> _Refusal | None:
     return None
 
 
+# SGLang's native endpoints build the parser from the request body (http_server.py: /parse_function_call's
+# FunctionCallParser(tools=obj.tools, tool_call_parser=obj.tool_call_parser), /separate_reasoning's
+# ReasoningParser(model_type=obj.reasoning_parser), in 0.4.10.post2 and 0.5.9): there the name is the request's.
+_REQUEST_PARSED = frozenset({"parse_function_call_request", "separate_reasoning_request"})
+
+
+def _from_request(evidence: Evidence) -> bool:
+    return any(frame.function in _REQUEST_PARSED and frame.file.endswith("http_server.py")
+               for block in evidence.failure.exceptions for frame in block.frames)
+
+
 def _raised_in_reasoning_parser(evidence: Evidence) -> bool:
     frames = [frame for block in evidence.failure.exceptions for frame in block.frames]
     return bool(frames) and any(_REASONING_FRAME.search(frame.file) for frame in frames[-2:])
@@ -161,11 +190,8 @@ def _release_names(refusal: _Refusal, release: str | None) -> tuple[tuple[str, .
     if refusal.listed:
         return refusal.listed, "the names this release lists"
     if release is not None:
-        catalog = catalogs.load(refusal.engine, release)
-        info = catalog.find(refusal.flag) if catalog is not None else None
-        if catalog is not None and info is not None and info.choices_known and info.choices:
-            return tuple(info.choices), f"{name} {catalog.version}'s {_KIND[refusal.flag]}s"
-        return (), ""
+        own = _release_list(refusal.engine, refusal.flag, release)
+        return (own, f"{name} {release}'s {_KIND[refusal.flag]}s") if own else ((), "")
     lists = _known_lists(refusal.engine, refusal.flag)
     if not lists:
         return (), ""
@@ -185,29 +211,38 @@ def _known_lists(engine: str, flag: str) -> tuple[tuple[str, ...], ...]:
     return tuple(found)
 
 
-def _releases_said(engine: str, having: tuple[str, ...]) -> str | None:
-    """"SGLang 0.4.10.post2 and later" / "SGLang 0.4.9.post3" / "… 0.4.2 to 0.4.9": the releases listing a name."""
-    if not having:
-        return None
+def _release_list(engine: str, flag: str, release: str) -> tuple[str, ...]:
+    """The flag's choices the named release's own catalog lists literally; () when it lists none."""
+    catalog = catalogs.load(engine, release)
+    if catalog is None or versions.version_key(catalog.version) != versions.version_key(release):
+        return ()  # another release's list (the nearest catalog) is not the named release's
+    info = catalog.find(flag)
+    return tuple(info.choices) if info is not None and info.choices_known and info.choices else ()
+
+
+def _newest_lists(engine: str, flag: str) -> bool:
+    """Whether the engine's newest release with a catalog lists the flag's choices literally: else a name's releases
+    end where the literal lists end, not where the name was removed (vLLM's later parsers are registry names)."""
     every = static_catalogs.releases(engine)
-    name = ENGINE_NAMES[engine]
-    if every and having[-1] == every[-1]:
-        return f"{name} {having[0]} and later"
-    return f"{name} {having[0]}" if len(having) == 1 else f"{name} {having[0]} to {having[-1]}"
+    return bool(every) and bool(_release_list(engine, flag, every[-1]))
 
 
 # A model family's parser names start with the family's letters ("qwen3" -> qwen25, qwen, qwen3_coder).
 _FAMILY = compile_lazily_regex(r"^[a-z]{3,20}+")
 
 
-def _family_note(refusal: _Refusal) -> str:
-    """The names of the flag's kind that share the refused name's family letters, each with the releases that list
-    it: the release catalogs' facts, the pick left to the user."""
+def _family_note(refusal: _Refusal, release: str | None) -> str:
+    """The names of the flag's kind that share the refused name's family letters: the named release's own, else those
+    every release whose list logsleuth knows has (no release range is stated: the lists are known for some releases
+    only).  The pick is left to the user."""
     family = _FAMILY.match((refusal.value or "").lower())
-    if family is None or refusal.listed:
-        return ""
-    known = {name for names in _known_lists(refusal.engine, refusal.flag) for name in names}
+    if family is None or refusal.listed or (release is None and not _newest_lists(refusal.engine, refusal.flag)):
+        return ""  # no list of the newest releases: the old lists say nothing of what a release lacks now
+    if release is not None:
+        known, whose = _release_list(refusal.engine, refusal.flag, release), f"{ENGINE_NAMES[refusal.engine]} {release}'s"
+    else:
+        lists = _known_lists(refusal.engine, refusal.flag)
+        known = tuple(name for name in (lists[-1] if lists else ()) if all(name in each for each in lists))
+        whose = "every release's (of those whose list logsleuth knows)"
     alike = sorted(name for name in known if name.lower().startswith(family.group(0)) and name != refusal.value)
-    said = [f"{name} (listed by {_releases_said(refusal.engine, rejected_flags.releases_listing(refusal.engine, refusal.flag, name))})"
-            for name in alike]
-    return f"; its {_KIND[refusal.flag]}s named like '{refusal.value}': {', '.join(said)}" if said else ""
+    return f"; {whose} {_KIND[refusal.flag]}s named like '{refusal.value}': {', '.join(alike)}" if alike else ""

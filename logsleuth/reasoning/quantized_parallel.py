@@ -11,11 +11,17 @@ supported for fused Marlin MoE method." and the like.  A paste that stops inside
 the template must open with the cut words, be the decided engine's, name the quantization the command gives and a
 parallel mode the command turns on.  The checks that remain must refuse one combination (one check, or its wordings in
 several releases: vLLM's "with TP … Please try with PP." became "with tensor parallelism …"); else nothing is said.
+Only a plain refusal is read (REVIEW5 M1): a check whose refusing sentence names a condition besides the method and the
+mode (a backend, a kernel, a MoE method class, a format, a shape, a hole the engine fills) refuses that condition, not
+the method with the mode, and the cut words cannot tell it.  The report names every mode the check refuses, and offers
+another mode only when the check's own later sentence suggests it (REVIEW5 M2: "BitAndBytes quantization with TP or PP"
+refuses both).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 
 from logsleuth.command_line import CommandLine
@@ -39,6 +45,10 @@ _MODES = {
 _METHOD_FLAGS = ("--quantization", "-q")
 _QUANTIZED = compile_lazily(r"(?i)quantiz|bitsandbytes|bitandbytes|\bbnb\b|awq|gptq|fp8|fp4|marlin|gguf|modelopt|int4|int8|w4a|w8a")
 _PARALLEL = compile_lazily(r"(?i)parallel|\b(?:TP|PP|EP|DP)\b")
+# A refusing sentence that names more than the method and the mode: its condition, not the combination, is refused.
+_CONDITION = compile_lazily(r"\{|(?i:backend|kernel|\bmoe\b|format|dispatch|requires?\b|only if|divisible|divides|aligned"
+                            r"|shard|flashinfer|marlin|cutlass|trtllm|triton)|[a-z0-9]Method\b|MoE")
+_REFUSES = compile_lazily(r"(?i)not supported|does not support|unsupported")
 MIN_CUT = 8  # characters of the cut message: fewer open too many checks to tell
 SOURCES = (
     "vllm vllm/model_executor/model_loader/bitsandbytes_loader.py (earlier loader.py) BitsAndBytesModelLoader: 'Prequant "
@@ -57,17 +67,17 @@ def quantized_parallel(evidence: Evidence) -> Diagnosis | None:
     message = (final.message or "").strip()
     if engine not in ENGINE_NAMES or not command or len(message) < MIN_CUT:
         return None
-    if engine_messages.engines_raising(final.type, message, (engine,)):
-        return None  # a whole message of the engine's: read as it is
     options = dict(CommandLine.parse(command).options)
     method = next((" ".join(options[flag]).strip("'\" ") for flag in _METHOD_FLAGS if flag in options), "")
     modes = [mode for mode, (flags, _) in _MODES.items() if any(_turned_on(options, flag) for flag in flags)]
     if not method or not modes:
-        return None
+        return None  # the cheap checks first: the index lookup below runs only for such a launch
+    if engine_messages.engines_raising(final.type, message, (engine,)):
+        return None  # a whole message of the engine's: read as it is
     wanted = short_type(final.type) if final.type else None
     found = {fixed_text(template): (template, mode) for kind, template in _checks(engine)
              if wanted in (None, kind) and opening_matched(template, message) >= min(len(message), MIN_CUT)
-             and _names_method(template, method) and (mode := _mode_named(template, modes))}
+             and _plain_refusal(template) and _names_method(template, method) and (mode := _mode_named(template, modes))}
     if len({mode for _, mode in found.values()}) != 1:
         return None  # no check, or checks of different combinations: the cut words do not tell which
     # one check, or one check's wordings in different releases: the longest wording is said
@@ -93,11 +103,26 @@ def _names_method(template: str, method: str) -> bool:
     return bool(wanted) and any(alias in letters for alias in aliases)
 
 
+def _sentences(template: str) -> tuple[str, str]:
+    """The check's refusing (first) sentence and the rest ("Please try with pipeline parallelism.")."""
+    parts = re.split(r"(?<=[.!?])\s*(?=[A-Z])", template, maxsplit=1)
+    return parts[0], parts[1] if len(parts) > 1 else ""
+
+
+def _plain_refusal(template: str) -> bool:
+    """The check refuses the method with the mode, no condition besides (no backend, kernel, class, shape, hole)."""
+    refusal, _ = _sentences(template)
+    return bool(_REFUSES.search(refusal)) and not _CONDITION.search(refusal)
+
+
+def _modes_in(text: str, modes: Iterable[str] = _MODES) -> list[str]:
+    return [mode for mode in modes if re.search(_MODES[mode][1], text, re.IGNORECASE)]
+
+
 def _mode_named(template: str, modes: list[str]) -> str | None:
     """The launch's parallel mode the check refuses: named in its first sentence (a later one may suggest another:
     "Please try with pipeline parallelism.")."""
-    refusal = re.split(r"(?<=[.!?])\s*(?=[A-Z])", template, maxsplit=1)[0]
-    return next((mode for mode in modes if re.search(_MODES[mode][1], refusal, re.IGNORECASE)), None)
+    return next(iter(_modes_in(_sentences(template)[0], modes)), None)
 
 
 @lru_cache(maxsize=2)
@@ -113,14 +138,18 @@ def _checks(engine: str) -> tuple[tuple[str, str], ...]:
 
 def _diagnosis(evidence: Evidence, engine: str, message: str, template: str, method: str, mode: str) -> Diagnosis:
     name = ENGINE_NAMES[engine]
+    refusal, rest = _sentences(template)
+    refused = " or ".join(_modes_in(refusal)) or mode  # every mode the check refuses, as it refuses them
+    suggested = [other for other in _modes_in(rest) if other not in _modes_in(refusal)]
+    instead = (f"with {suggested[0]} (the check's own message suggests it) or on one GPU" if suggested
+               else "on one GPU")
     cause = (f"The paste cut the message ('{message}'); of {name}'s own checks, the one that opens with these words and "
              f"names what the launch gives is '{template}'. The launch asks for the quantization {method} with "
-             f"{mode}, the combination that check refuses.")
-    fix = Fix(summary=(f"Run {method} without {mode} (one GPU, or the parallel mode the check's message names), or use "
-                       f"a checkpoint of another quantization method for {mode}. The full message in the engine's "
-                       f"output confirms the check."),
+             f"{mode}, and that check refuses {method} with {refused}.")
+    fix = Fix(summary=(f"Run {method} without {refused}: {instead}; or use a checkpoint of another quantization "
+                       f"method. The full message in the engine's output confirms the check."),
               needs_input=("the parallel layout or the checkpoint",))
-    return Diagnosis(pattern=RULE_ID, title=f"{method} with {mode}, which {name} does not support", category="quantization",
+    return Diagnosis(pattern=RULE_ID, title=f"{method} with {refused}, which {name}'s check refuses", category="quantization",
                      root_cause=cause, fix=fix, references=SOURCES, engine=engine,
                      engine_version=evidence.launch.engine_version, basis="rule",
                      evidence=(f"the cut message opens {name}'s check: {template}",

@@ -12,7 +12,9 @@ AttributeError of the engine's initialisation).
 
 A failure whose chain shows the actor's error is read from that error (the traceback's own exceptions); one whose log
 shows an engine error before it is led by that error (the failure grouping ranks a wrapper's death after the error it
-reports): neither gets this step.
+reports): neither gets this step.  Ray's own print puts the actor's traceback below its line, and the reader takes that
+traceback for the next failure of the log: when the log's next failure is not Ray's, the step names that error as the
+one to follow instead of saying the paste lacks it (REVIEW5 H1).
 """
 
 from __future__ import annotations
@@ -38,10 +40,26 @@ def hidden_error_steps(evidence: Evidence) -> tuple[str, ...]:
     actor, pid, ip = found["call"].removesuffix(".__init__"), found["pid"], found["ip"]
     node = f" on its node ({ip})" if ip and ip not in ("0.0.0.0", "127.0.0.1") else " on its node"
     log_file = f"worker-*-{pid}.err" if pid else "worker-*.err"
+    reported = (f"Ray's line only reports that the actor {actor} raised an error in its constructor ({actor}.__init__, "
+                f"the engine's initialisation when the actor runs the engine); that error, not Ray's line, is the "
+                f"failure to diagnose.")
+    shown = _error_printed_next(evidence)
+    if shown is not None:
+        # Ray prints the actor's traceback right below its line; the reader takes it for a failure of its own.
+        return (f"{reported} Ray prints the actor's traceback right below its line, and the error printed next in "
+                f"this log is {shown!r}, reported as its own failure in this report: unless another process printed "
+                f"it, that is the actor's error, and its diagnosis is the one to follow.",)
     return (
-        f"Ray's line only reports that the actor {actor} raised an error in its constructor ({actor}.__init__, the "
-        f"engine's initialisation when the actor runs the engine); that error, not Ray's line, is the failure to "
-        f"diagnose, and the paste does not show it. Ray prints its traceback right below this line; it is also in the "
-        f"actor's worker log{node}: {log_file} in Ray's session logs (/tmp/ray/session_latest/logs with Ray's default "
-        f"temporary directory).",
+        f"{reported} The paste does not show it (no error follows Ray's line). Ray prints its traceback right below "
+        f"this line; it is also in the actor's worker log{node}: {log_file} in Ray's session logs "
+        f"(/tmp/ray/session_latest/logs with Ray's default temporary directory).",
     )
+
+
+def _error_printed_next(evidence: Evidence) -> str | None:
+    """The last `Type: message` of the failure the log printed next, unless it too is only Ray's word."""
+    following = [line for line in evidence.following if not _RAY_TYPE.search(line.partition(":")[0])]
+    if not following:
+        return None
+    last = following[-1]
+    return last if len(last) <= 200 else last[:200] + "…"

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from logsleuth.api import diagnose_text
 from tests.helpers import traceback_of_installed
-from tests.reasoning.diagnosed import first_diagnosis
+from tests.reasoning.diagnosed import OPTIONS, first_diagnosis
 
 RAY_EXCEPTIONS = "class ActorDiedError(Exception):\n    pass\n"
 CREATION_TASK = ("The actor died because of an error raised in its creation task, ray::LLMRayActor.__init__() "
@@ -51,3 +52,23 @@ def test_the_engine_s_error_shown_before_it_leads(tmp_path: Path) -> None:
     diagnosis = first_diagnosis(engine_error + ray_death(tmp_path / "ray", CREATION_TASK))
     assert diagnosis.category == "kv-cache-memory"
     assert not any("raised an error in its constructor" in step for step in diagnosis.fix.steps)  # type: ignore[union-attr]
+
+
+def test_ray_s_full_print_names_the_actor_s_error_below_it_instead_of_sending_the_reader_away(tmp_path: Path) -> None:
+    """Ray's own print (REVIEW5 H1): the actor's traceback and error right below the ActorDiedError line, as
+    OpenRLHF/OpenRLHF#358 and ray-project/ray#54739 show it.  The reader takes the traceback below for a failure of its
+    own; the step names that error as the one to follow, never "the paste does not show it"."""
+    actor_traceback = traceback_of_installed(
+        tmp_path / "engine", {"vllm/engine/arg_utils.py": "def create_engine_config():\n    raise ValueError("
+                              "\"The model's max seq len (32768) is larger than the maximum number of tokens that can "
+                              "be stored in KV cache (20000).\")\n"},
+        "from vllm.engine.arg_utils import create_engine_config\ncreate_engine_config()\n").stderr
+    below = actor_traceback.split("Traceback (most recent call last):\n", 1)[1]
+    (tmp_path / "ray").mkdir()
+    report = diagnose_text(ray_death(tmp_path / "ray", f"{CREATION_TASK}\n{below}"), OPTIONS)
+    steps = [step for failure in report.failures if failure.diagnosis and failure.diagnosis.fix
+             for step in failure.diagnosis.fix.steps]
+    assert any("raised an error in its constructor" in step and "ValueError: The model's max seq len" in step
+               for step in steps)
+    assert not any("does not show it" in step for step in steps)
+    assert any(failure.diagnosis and failure.diagnosis.category == "kv-cache-memory" for failure in report.failures)
