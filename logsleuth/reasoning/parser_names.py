@@ -75,6 +75,8 @@ SOURCES = (
 
 @dataclass(frozen=True)
 class _Refusal:
+    """A parser-name refusal as the engine's message states it: the engine, the flag and the name it refused."""
+
     engine: str
     flag: str
     value: str | None  # None: the launch gave no parser
