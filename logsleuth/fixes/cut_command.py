@@ -73,10 +73,7 @@ def _most_values(flag: str, catalog: Catalog) -> int | None:
     None (unknown, or unbounded: nargs "+" and "*")."""
     if "=" in flag:
         return None
-    exact = catalog.find(flag)
-    candidates: list[FlagInfo] = [exact] if exact else [
-        info for info in catalog.flags if any(name.startswith(flag) for name in (info.name, *info.aliases))]
-    counts = {_arity(info) for info in candidates}
+    counts = {_arity(info) for info in _flags_it_can_stand_for(flag, catalog)}
     return counts.pop() if len(counts) == 1 else None
 
 
@@ -105,8 +102,14 @@ def _needs_a_value(flag: str, catalog: Catalog) -> bool:
     """Every flag of the release `flag` can stand for (itself, or those it is the start of) takes a value it lacks."""
     if "=" in flag:
         return False
-    exact = catalog.find(flag)
-    candidates: list[FlagInfo] = [exact] if exact else [
-        info for info in catalog.flags if any(name.startswith(flag) for name in (info.name, *info.aliases))]
+    candidates = _flags_it_can_stand_for(flag, catalog)
     return bool(candidates) and all(info.takes_value and info.nargs not in ("?", "*") and info.nargs != 0
                                     for info in candidates)
+
+
+def _flags_it_can_stand_for(flag: str, catalog: Catalog) -> list[FlagInfo]:
+    """The release's flag named `flag`, else every flag it is an unambiguous-or-not start of (argparse's abbreviation:
+    the callers ask whether all of them agree)."""
+    exact = catalog.find(flag)
+    return [exact] if exact else [
+        info for info in catalog.flags if any(name.startswith(flag) for name in (info.name, *info.aliases))]
