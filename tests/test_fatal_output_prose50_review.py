@@ -9,7 +9,7 @@
   `… hit an exception: RuntimeError: …`, is the exception itself);
 - a message in typographic quotes is not cut at the quotes the editor curled inside it;
 - pydantic's `Value error, …` line alone, which no row classifies, keeps a ValueError's general checks (the engine's
-  check raised a ValueError: reasoning/evidence.validator_error).
+  check raised a ValueError: pydantic_display.checked_as).
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from logsleuth.fixes.cross_engine import find as find_flag
 from logsleuth.ingest.normalize import clean_text
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Diagnosis, EngineWords, ExceptionBlock, Failure, LaunchInfo
-from logsleuth.reasoning.evidence import validator_error
+from logsleuth.pydantic_display import checked_as, validator_error
 
 __all__ = ["instructions", "with_engine_words"]
 
@@ -143,7 +143,7 @@ def instructions(failure: Failure, engine: str | None = None, version: str | Non
     found: dict[str, EngineWords] = {}
     for block in failure.exceptions[-MAX_EXCEPTIONS:]:
         # A ValidationError's validator words are the engine's message, without pydantic's header and display.
-        message = validator_error(block) or block.message
+        _, message = checked_as(block)
         for sentence in _sentences(message[:MAX_MESSAGE_CHARS]):
             if sentence in found or not _INSTRUCTION.search(sentence):
                 continue

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from logsleuth.models import Failure, LaunchInfo
-from logsleuth.pydantic_display import validator_error
+from logsleuth.pydantic_display import checked_as
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,12 +38,14 @@ class Evidence:
 def exception_lines(failure: Failure) -> list[str]:
     """Each exception of the failure's chain as `Type: message`, in the chain's order: the text rules search.  A
     pydantic ValidationError whose validator raised a ValueError is followed by that ValueError as the engine raised
-    it (`validator_error`), so a rule or a category row that reads the engine's ValueError reads it there too."""
+    it (pydantic_display.checked_as), so a rule or a category row that reads the engine's ValueError reads it there
+    too."""
     lines = []
     for block in failure.exceptions:
         lines.append(f"{block.type}: {block.message}")
-        if (raised := validator_error(block)) is not None:
-            lines.append(f"ValueError: {raised}")
+        type_name, message = checked_as(block)
+        if type_name != block.type:  # the check's own exception, which pydantic's carries
+            lines.append(f"{type_name}: {message}")
     return lines
 
 

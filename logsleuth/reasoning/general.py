@@ -22,6 +22,7 @@ from logsleuth.facts.engine_drivers import Driver, drivers_shown
 from logsleuth.facts.message_templates import fixed_text
 from logsleuth.ingest.engine_evidence import failure_wrappers, serve_deployment
 from logsleuth.models import ENGINE_NAMES, Diagnosis, Failure, Fix
+from logsleuth.pydantic_display import checked_as
 from logsleuth.reasoning.call_frames import (
     api_entry_under_wrapper,
     dependency_object_class,
@@ -45,7 +46,7 @@ from logsleuth.reasoning.engine_api_calls import (
     package_path,
     refusal_without_caller,
 )
-from logsleuth.reasoning.evidence import Evidence, validator_error
+from logsleuth.reasoning.evidence import Evidence
 from logsleuth.reasoning.feature_code import feature_steps, flags_named
 from logsleuth.reasoning.frame_shapes import shape_of
 from logsleuth.reasoning.guidance_text import (
@@ -400,8 +401,8 @@ def _feature_steps(evidence: Evidence) -> tuple[str, ...]:
 def _unclassified(evidence: Evidence) -> Diagnosis:
     final = evidence.failure.final
     # a pydantic ValidationError carrying a validator's ValueError is the engine's check's ValueError, as the rules and
-    # the category rows read it (pydantic_display.validator_error): its general checks are a ValueError's
-    kind = "ValueError" if validator_error(final) is not None else short_name(final.type) or "failure"
+    # the category rows read it (pydantic_display.checked_as): its general checks are a ValueError's
+    kind = short_name(checked_as(final)[0]) or "failure"
     guidance = table().type_guidance(kind)
     return Diagnosis(
         pattern=f"general-{UNCLASSIFIED}",

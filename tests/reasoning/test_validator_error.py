@@ -1,12 +1,13 @@
-"""A pydantic ValidationError's `Value error, …` line is the engine's own ValueError (reasoning/evidence.py
-`validator_error`): vLLM's config classes are pydantic dataclasses, so their checks reach users wrapped in
+"""A pydantic ValidationError's `Value error, …` line is the engine's own ValueError (pydantic_display.py
+`validator_error`, `checked_as`): vLLM's config classes are pydantic dataclasses, so their checks reach users wrapped in
 `ValidationError: 1 validation error for <Config>`.  The reasoning reads what follows `Value error, ` as the
 message: the instructions quoted from it, who said them, the text rules and category rows search."""
 
 from __future__ import annotations
 
 from logsleuth.models import ExceptionBlock, Failure
-from logsleuth.reasoning.evidence import exception_lines, validator_error
+from logsleuth.pydantic_display import checked_as, validator_error
+from logsleuth.reasoning.evidence import exception_lines
 from tests.reasoning.diagnosed import first_diagnosis
 
 VALIDATION_ERROR = "pydantic_core._pydantic_core.ValidationError"
@@ -38,6 +39,19 @@ def test_the_rules_read_it_as_the_engine_valueerror() -> None:
     failure = Failure(kind="traceback", line=1, offset=0, end_offset=0,
                       exceptions=(_block(f"1 validation error for ParallelConfig\n  Value error, {WORLD_SIZE}{DISPLAY}"),))
     assert exception_lines(failure)[-1] == f"ValueError: {WORLD_SIZE}"
+
+
+def test_the_check_is_read_as_its_valueerror_and_any_other_block_as_itself() -> None:
+    wrapped = _block(f"1 validation error for ParallelConfig\n  Value error, {WORLD_SIZE}{DISPLAY}{URL}")
+    assert checked_as(wrapped) == ("ValueError", WORLD_SIZE)
+    other = _block("1 validation error for Settings\nport\n  Input should be a valid integer [type=int_parsing]")
+    assert checked_as(other) == (VALIDATION_ERROR, other.message)
+
+
+def test_only_the_validator_error_adds_a_line() -> None:
+    plain = Failure(kind="traceback", line=1, offset=0, end_offset=0,
+                    exceptions=(_block("tp must divide heads", "ValueError"),))
+    assert exception_lines(plain) == ["ValueError: tp must divide heads"]
 
 
 def test_look_alikes_are_not_validator_errors() -> None:
