@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
-from itertools import islice
 from typing import TYPE_CHECKING
 
 from logsleuth.diagnosis.grouping import (
@@ -302,11 +301,12 @@ def build_report(
     # Failures that follow another (their pattern or text says so): still so once a root cause renames them.
     cascades: set[str] = set()
     in_order = grouper.groups()
+    # The failure the same log printed next, as `Type: message` lines: what a wrapper's line reports may be printed
+    # right below it.
+    following = _following_lines(in_order)
     for position, group in enumerate(in_order):
         # The failures of the same log printed before this one: a crash's cause may be one of them.
         before = [g.failure for g in groups if set(g.sources) & set(group.sources)]
-        # The failure the same log printed next: what a wrapper's line reports may be printed right below it.
-        after = next((g.failure for g in islice(in_order, position + 1, None) if set(g.sources) & set(group.sources)), None)
         own = _own_launch(group, launch, trackers, options)
         # A traceback cut before its exception line: the type of the indexed check at its last frame's line, inferred
         # (tracebacks/indexed_statement.py)
@@ -320,8 +320,7 @@ def build_report(
         site = site_of(group.failure, own)
         own = with_version_from_frames(own, site)
         found = _diagnose_group(group, patterns.patterns, own, context_lines, warnings.append, disabled,
-                                earlier=_earlier_lines(before),
-                                following=tuple(exception_lines(after)) if after is not None else ())
+                                earlier=_earlier_lines(before), following=following[position])
         # A diagnosis that names a symptom (a native crash, a kill) gives way to the cause an error line names, or
         # a failure printed just before it.
         named = _named_cause(found, before, by_id, cascades)
@@ -469,6 +468,24 @@ def _with_rebuilt_command(launch: LaunchInfo) -> LaunchInfo:
 
 # How many of the failures printed before a failure its reasoning reads (a dense log has thousands of groups).
 EARLIER_FAILURES_READ = 8
+
+
+def _following_lines(groups: Sequence[FailureGroup]) -> list[tuple[str, ...]]:
+    """For each group, the `Type: message` lines of the next group in `groups` that shares a source with it (the
+    failure its log printed next), or () for none.  One pass from the last group back, each group's lines read once:
+    a scan ahead from every group, across the groups of other logs, was quadratic in groups."""
+    next_from: dict[str, int] = {}  # source -> the position of the nearest later group read from it
+    lines: dict[int, tuple[str, ...]] = {}
+    following: list[tuple[str, ...]] = [()] * len(groups)
+    for position in range(len(groups) - 1, -1, -1):
+        sources = groups[position].sources
+        after = min((next_from[source] for source in sources if source in next_from), default=None)
+        if after is not None:
+            if after not in lines:
+                lines[after] = tuple(exception_lines(groups[after].failure))
+            following[position] = lines[after]
+        next_from.update(dict.fromkeys(sources, position))
+    return following
 
 
 def _earlier_lines(before: list[Failure]) -> tuple[str, ...]:
