@@ -1,5 +1,5 @@
 """The bench's logs, and its rows that need no SSH: `diagnose --all` vs `grep -c`, start-up and a small local
-diagnose vs `python -c pass`.
+diagnose vs `python -c pass`, and `diagnose --all` of many failure groups in many logs vs one of those logs.
 
 The logs are SGLang serving logs with a real CPython traceback: an earlier failure every 4 MiB (for --all to
 find), a launch line, then 4 MiB later the crash at the end.  A log can be sparse: only its last `real_tail`
@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import argparse
 import functools
+import json
 import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from measure import Command, command, exit_status_in, measure_rounds
+from many_tracebacks import write_interleaved_logs
+from measure import Check, Command, command, exit_status_in, measure_rounds
 from table import Goal, Row, pairs_of, render_table
 
 MiB = 1 << 20
@@ -146,6 +148,35 @@ def small_diagnose_row(logsleuth: Sequence[str], python: str, log: Path, rounds:
                pairs_of(runs, *commands))
 
 
+GROUP_LOGS = 50  # two failures a log: 100 groups, the most a report keeps (grouping.MAX_GROUPS)
+
+
+def groups_found(count: int) -> Check:
+    """logsleuth's check: exit status 1 and `count` failure groups in the JSON report."""
+    def check(status: int, stdout: bytes) -> str | None:
+        if status != 1:
+            return f"exit status {status}, expected 1 (failure found)"
+        found = len(json.loads(stdout)["failures"])
+        return None if found == count else f"{found} failure groups in the report, expected {count}"
+
+    return check
+
+
+def many_groups_row(logsleuth: Sequence[str], directory: Path, rounds: int) -> Row:
+    """What a report of many failure groups costs beyond a log's own: `--all` over GROUP_LOGS logs, each with two
+    distinct tracebacks, every log's first printed before any log's second (bench/many_tracebacks.py), so that the
+    failure each group's log printed next lies past the other logs' groups; against one of those logs."""
+    directory.mkdir(parents=True, exist_ok=True)
+    logs = [str(path) for path in write_interleaved_logs(directory, GROUP_LOGS)]
+    commands = {
+        "many": command([*logsleuth, "diagnose", "--format", "json", "--all", *logs], groups_found(2 * GROUP_LOGS)),
+        "one": command([*logsleuth, "diagnose", "--format", "json", "--all", logs[0]], groups_found(2)),
+    }
+    runs = measure_rounds(commands, rounds, allowance=30)
+    return Row(f"`diagnose --all` of {GROUP_LOGS} logs, {2 * GROUP_LOGS} distinct failure groups interleaved in time, "
+               "vs one of those logs (local)", "wall", (), pairs_of(runs, *commands))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
@@ -162,6 +193,7 @@ def main() -> int:
         rows = [
             *all_rows(logsleuth, one, ten, args.rounds), startup_row(logsleuth, sys.executable, args.rounds),
             small_diagnose_row(logsleuth, sys.executable, small, args.rounds),
+            many_groups_row(logsleuth, Path(tmp) / "groups", args.rounds),
         ]
     print(render_table(rows))
     return 0

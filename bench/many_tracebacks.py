@@ -135,6 +135,25 @@ def write_log(path: Path, tracebacks: int, distinct: int) -> None:
     temporary.replace(path)  # atomic: a half-written file is never taken from the cache
 
 
+def write_interleaved_logs(directory: Path, logs: int, per_log: int = 2) -> list[Path]:
+    """`logs` logs of one launch's nodes, each with `per_log` tracebacks of its own (every one a distinct variant),
+    the i-th of every log printed before any log's (i+1)-th: read together, a failure's next one in its own log
+    comes after those of all the other logs (api._following_lines' worst case)."""
+    variants = Variants()
+    paths = []
+    for log in range(logs):
+        chunks = [LAUNCH]
+        for turn in range(per_log):
+            i = turn * logs + log
+            clock = _clock(60 + i)
+            chunks += [f"[{clock} TP0] Scheduler hit an exception: Traceback (most recent call last):\n".encode(),
+                       variants.body(i * 101), _between(i, clock)]
+        path = directory / f"node{log:03d}.log"
+        path.write_bytes(b"".join(chunks))
+        paths.append(path)
+    return paths
+
+
 def log_path(tracebacks: int, distinct: int, directory: Path = CACHE_DIR) -> Path:
     return directory / f"tracebacks-{tracebacks}-distinct-{distinct}-v{FORMAT_VERSION}.log"
 
