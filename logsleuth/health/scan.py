@@ -34,7 +34,7 @@ from logsleuth.health.vllm_metrics import VllmStatsReader, is_launch_line
 from logsleuth.ingest.launch import LaunchTracker
 from logsleuth.ingest.normalize import normalize_chunks
 from logsleuth.models import LaunchInfo, LogLine
-from logsleuth.sources.base import FindsAnchors, GrepMatches, ReadsRanges, Source, SplitsWork
+from logsleuth.sources.base import FindsAnchors, GrepMatches, ReadsRanges, Source, SplitsWork, merged_ranges
 from logsleuth.tracebacks.grammar import TRACEBACK_HEADER
 
 FULL_READ_BYTES = 48 << 20  # a log this small is read whole
@@ -158,16 +158,6 @@ class ReadPlan:
     searched: bool  # the whole log was searched for the literals
 
 
-def _merged(ranges: Iterable[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
-    merged: list[list[int]] = []
-    for start, end in sorted(r for r in ranges if r[1] > r[0]):
-        if merged and start <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], end)
-        else:
-            merged.append([start, end])
-    return tuple((start, end) for start, end in merged)
-
-
 def plan_reads(source: Source, size: int, literals: tuple[str, ...]) -> ReadPlan:
     """What to read of a log of `size` bytes: all of it when small; otherwise the latest launch's head, the
     samples, the tail and the lines the literal search found."""
@@ -184,7 +174,7 @@ def plan_reads(source: Source, size: int, literals: tuple[str, ...]) -> ReadPlan
     tail_start = max(head_end, size - TAIL_BYTES)
     step = max((tail_start - head_end) // SAMPLES, SAMPLE_BYTES)
     samples = [(at, min(at + SAMPLE_BYTES, tail_start)) for at in range(head_end, tail_start, step)]
-    ranges = _merged([*samples, (tail_start, size), *event_ranges])
+    ranges = tuple(merged_ranges(r for r in [*samples, (tail_start, size), *event_ranges] if r[1] > r[0]))
     return ReadPlan((head_start, head_end), ranges, sampled=True, searched=searched)
 
 

@@ -11,7 +11,7 @@ from logsleuth.diagnosis.grouping import Grouper
 from logsleuth.ingest.launch import LaunchTracker
 from logsleuth.ingest.normalize import normalize_chunks
 from logsleuth.models import Failure
-from logsleuth.sources.base import Source
+from logsleuth.sources.base import Source, merged_ranges
 from logsleuth.tracebacks.scanner import FailureScanner
 
 GROWTH = 4  # each window (read_latest) or widened region is this many times the last
@@ -50,20 +50,11 @@ class Examined:
         if end > start:
             self._spans.append((start, end))
             if len(self._spans) > 4096:
-                self._spans = self._merged()
-
-    def _merged(self) -> list[tuple[int, int]]:
-        merged: list[tuple[int, int]] = []
-        for start, end in sorted(self._spans):
-            if merged and start <= merged[-1][1]:
-                merged[-1] = (merged[-1][0], max(merged[-1][1], end))
-            else:
-                merged.append((start, end))
-        return merged
+                self._spans = merged_ranges(self._spans)
 
     @property
     def total(self) -> int:
-        return sum(end - start for start, end in self._merged())
+        return sum(end - start for start, end in merged_ranges(self._spans))
 
 
 def without_line_numbers(failures: list[Failure]) -> list[Failure]:
@@ -124,11 +115,4 @@ def latest_launch(failures: list[Failure], tracker: LaunchTracker) -> list[Failu
 
 
 def regions(positions: Iterable[int], size: int) -> list[tuple[int, int]]:
-    spans = sorted((max(0, p - REGION_BEFORE), min(size, p + REGION_AFTER)) for p in positions)
-    merged: list[tuple[int, int]] = []
-    for start, end in spans:
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
-        else:
-            merged.append((start, end))
-    return merged
+    return merged_ranges((max(0, p - REGION_BEFORE), min(size, p + REGION_AFTER)) for p in positions)

@@ -80,6 +80,17 @@ class ReadsRanges(Protocol):
         """The bytes of each [start, end) range, in order (clipped to the size)."""
 
 
+def merged_ranges(ranges: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The byte ranges [start, end) `ranges` cover, in order: each run of overlapping or touching ones joined."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(ranges):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
 @runtime_checkable
 class SplitsWork(Protocol):
     """A source that forked processes can read too (a local file): `work(source, start, end)` runs over the
