@@ -23,6 +23,7 @@ from logsleuth.case.markdown import traceback_lines
 from logsleuth.case.model import LogWindow
 from logsleuth.diagnosis.schema import CATEGORIES
 from logsleuth.errors import ExitStatus, LogsleuthError, UsageError
+from logsleuth.facts.message_templates import short_type
 from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes.catalog import Catalog
 from logsleuth.lazyre import compile_lazily
@@ -206,7 +207,7 @@ def match_rule(group: FailureGroup) -> dict[str, str | list[str]]:
 def pattern_id(group: FailureGroup, engine: str | None) -> str:
     final = group.failure.final
     frame = next((f for f in reversed(final.frames) if f.in_app and f.function), None)
-    words = f"{final.type.rsplit('.', 1)[-1]} {frame.function if frame else ''}"
+    words = f"{short_type(final.type)} {frame.function if frame else ''}"
     slug = re.sub(r"[^a-z0-9]+", "-", re.sub(r"(?<=[a-z])(?=[A-Z])", " ", words).lower()).strip("-")[:60].strip("-")
     return f"user-{engine or 'any'}-{slug or 'failure'}"
 
@@ -257,7 +258,7 @@ def _near_miss(group: FailureGroup, before: tuple[str, ...]) -> str:
     claim."""
     failure = primary_failure(group)
     last = failure.chain[-1]
-    other = "ValueError" if last.type.rsplit(".", 1)[-1] == "RuntimeError" else "RuntimeError"
+    other = "ValueError" if short_type(last.type) == "RuntimeError" else "RuntimeError"
     near = dataclasses.replace(last, type=other, message=("logsleuth near miss: another failure at the same place",), message_left_out=0)
     failure = dataclasses.replace(failure, kind="traceback", chain=(*failure.chain[:-1], near), header=None)
     return "\n".join([*before, *traceback_lines(failure)]) + "\n"

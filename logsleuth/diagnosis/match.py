@@ -18,6 +18,7 @@ from logsleuth.diagnosis.schema import (
     Regex,
 )
 from logsleuth.facts.categories import neutral_checks
+from logsleuth.facts.message_templates import short_type
 from logsleuth.models import Diagnosis, ExceptionBlock, Failure, Fix, Frame, LaunchInfo
 from logsleuth.pydantic_display import validator_error
 
@@ -50,10 +51,6 @@ def _fullmatch(pattern: Regex, text: str) -> regex.Match[str] | None:
         raise PatternTimeout(pattern.pattern) from exc
 
 
-def _short_type(name: str) -> str:
-    return name.rsplit(".", 1)[-1]
-
-
 def _frame_matches(rule: MatchRule, frame: Frame, captures: dict[str, str]) -> bool:
     checks = ((rule.frame_file, frame.file), (rule.frame_function, frame.function or ""), (rule.source, frame.source or ""))
     found: dict[str, str] = {}
@@ -77,7 +74,7 @@ def _rule_matches(rule: MatchRule, failure: Failure, log_lines: Iterable[str], c
     # model) is that ValueError to a rule written for the raising code's words: the engine or library raised it so.
     raised = validator_error(final)
     if rule.exception_type is not None:
-        names = (final.type, _short_type(final.type), *(("ValueError",) if raised is not None else ()))
+        names = (final.type, short_type(final.type), *(("ValueError",) if raised is not None else ()))
         if not any(_fullmatch(rule.exception_type, name) for name in names):
             return None
     if rule.usage is not None:

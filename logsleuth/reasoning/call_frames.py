@@ -15,6 +15,7 @@ from logsleuth.facts.engine_classes import (
     only_engine_defining,
 )
 from logsleuth.facts.imports import distributions_of
+from logsleuth.facts.message_templates import short_type
 from logsleuth.ingest.engine_evidence import WRAPPERS, failure_wrappers, most_specific, wrapper_of_path
 from logsleuth.ingest.engine_from_frames import engine_of_frames, shortened
 from logsleuth.lazyre import compile_lazily
@@ -47,10 +48,6 @@ _IMPORT_STATEMENT = compile_lazily(r"\s*(?:from\s+[\w.]+\s+)?import\s+[\w.]")
 _ENGINE_MODULE_ATTRIBUTE = compile_lazily(r"(?<!initialized )\bmodule '((?:sglang|vllm)(?:\.\w+)*)' has no attribute")
 _IMPORTED_FROM = compile_lazily(r"cannot import name '[^']+' from '(sglang|vllm)[.']|No module named '(sglang|vllm)\.")
 
-
-
-def short_name(name: str) -> str:
-    return name.rsplit(".", 1)[-1]
 
 
 def own_frames(failure: Failure) -> list[Frame]:
@@ -97,7 +94,7 @@ def dependency_object_class(failure: Failure) -> tuple[str, str] | None:
     engines run defines (transformers' `Qwen2_5_VLProcessor.__init__() got an unexpected keyword argument ...`): the
     class and that package.  A call that does not fit such a class is the installed package's API differing from the
     one the caller was written for: a version mismatch, whoever made the call."""
-    if not shows_no_frame(failure) or short_name(failure.final.type) not in SIGNATURE_TYPES:
+    if not shows_no_frame(failure) or short_type(failure.final.type) not in SIGNATURE_TYPES:
         return None
     named = class_in_message(failure.final.message)
     if not named or not distinctive(named) or engines_defining(named):
@@ -109,7 +106,7 @@ def dependency_object_class(failure: Failure) -> tuple[str, str] | None:
 def names_a_class_no_engine_defines(failure: Failure) -> bool:
     """CPython's TypeError or AttributeError names the failing object's class, a distinctive name that no engine's
     indexed code defines (engine_api_calls.caller_misfit reads the same fact)."""
-    if short_name(failure.final.type) not in SIGNATURE_TYPES:
+    if short_type(failure.final.type) not in SIGNATURE_TYPES:
         return False
     named = class_in_message(failure.final.message)
     return named is not None and distinctive(named) and not defined_by(named) & {"sglang", "vllm"}
@@ -150,7 +147,7 @@ def wrapper_call_into_engine(failure: Failure) -> Frame | None:
     (an installed package other than the engine and no dispatcher, or a known wrapper's checkout other than Ray's).
     A TypeError or AttributeError there is the wrapper's call not fitting the installed release (a method, attribute
     or keyword the wrapper's release of the engine had), not the engine failing on its own."""
-    if short_name(failure.final.type) not in SIGNATURE_TYPES:
+    if short_type(failure.final.type) not in SIGNATURE_TYPES:
         return None
     own = own_frames(failure)
     engine_run = 0
@@ -189,7 +186,7 @@ def api_entry_under_wrapper(failure: Failure, wrapper: str | None) -> tuple[Fram
     Returns that frame and the caller: the most specific program among those that call the API (never one that
     _API_CALLERS leaves out, as llm-d named beside a Ray Serve replica)."""
     callers = {name for name in (wrapper, *failure_wrappers(failure)) if name in _API_CALLERS}
-    if not callers or short_name(failure.final.type) not in SIGNATURE_TYPES:
+    if not callers or short_type(failure.final.type) not in SIGNATURE_TYPES:
         return None
     own = own_frames(failure)
     if not 1 <= len(own) <= API_ENTRY_FRAMES or not all(_API_MODULE.search(frame.file) for frame in own):
@@ -202,7 +199,7 @@ def engine_class_called(failure: Failure) -> str | None:
     no attribute ..., LLMEngine.step() got an unexpected keyword argument ...), or the engine's module CPython's
     AttributeError names (module 'vllm.distributed.parallel_state' has no attribute ...): the call was made on the
     engine's API."""
-    if short_name(failure.final.type) not in SIGNATURE_TYPES:
+    if short_type(failure.final.type) not in SIGNATURE_TYPES:
         return None
     named = class_in_message(failure.final.message)
     if named and engines_defining(named):
@@ -241,7 +238,7 @@ def imports_own_project(failure: Failure) -> str | None:
     shadowed package (`…; 'utils' is not a package`): the package was not found, and which module took its name (a
     stray transformers.py beside the script, or a project's module) is not in the message: the shadowing row's."""
     final = failure.final
-    named = _NO_SUBMODULE.match(final.message.strip()) if short_name(final.type) == "ModuleNotFoundError" else None
+    named = _NO_SUBMODULE.match(final.message.strip()) if short_type(final.type) == "ModuleNotFoundError" else None
     frame = innermost_own_frame(final.frames)
     if named is None or named[1] in ("sglang", "vllm") or frame is None or _INSTALLED.search(frame.file):
         return None

@@ -11,6 +11,7 @@ from logsleuth.diagnosis.grouping import names_no_cause
 from logsleuth.diagnosis.match import other_program
 from logsleuth.facts.categories import CategoryRow, table
 from logsleuth.facts.engine_messages import engines_raising
+from logsleuth.facts.message_templates import short_type
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Failure, Frame
 from logsleuth.pydantic_display import checked_as
@@ -25,7 +26,6 @@ from logsleuth.reasoning.call_frames import (
     own_frames,
     package_being_imported,
     package_called_by_engine,
-    short_name,
     shows_no_frame,
     wrapper_call_into_engine,
 )
@@ -153,7 +153,7 @@ _RAY_CAUSE = compile_lazily(r"^RayTaskError\((\w+)\)$")
 def type_names(name: str) -> set[str]:
     """The short names a row's `types` may name the exception type `name` by: its own, and the cause's class inside
     Ray's RayTaskError(…)."""
-    short = short_name(name)
+    short = short_type(name)
     cause = _RAY_CAUSE.match(short)
     return {short, cause[1]} if cause else {short}
 
@@ -323,7 +323,7 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
         score += WORD_WEIGHT
         why.append(f"the line that raised it ({said.strip()!r})")
     placed = not row.frames_need or any(t in types for t in row.frames_need)
-    if (row.wrapper_call and not score and short_name(failure.final.type) in SIGNATURE_TYPES
+    if (row.wrapper_call and not score and short_type(failure.final.type) in SIGNATURE_TYPES
             and not (wrapper_call_into_engine(failure) or engine_class_called(failure))):
         # A wrapper's frames and a TypeError or AttributeError say who made the call, not that it was a call into the
         # engine: a wrapper failing on its own object is no sign of another engine release.

@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass
 
 from logsleuth.facts.engine_classes import class_in_message, defined_by, distinctive, engines_defining
+from logsleuth.facts.message_templates import short_type
 from logsleuth.fixes import static_catalogs
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, Frame
@@ -60,10 +61,6 @@ class MisfitCall:
     frame: Frame  # the frame that made the call (the caller's, or the engine's for an override)
     callee: str | None  # what was called, as the message or the raising line names it
     engine_calls_override: bool  # the engine's code called the other program's override
-
-
-def _short(name: str) -> str:
-    return name.rsplit(".", 1)[-1]
 
 
 def package_path(file: str) -> str:
@@ -105,7 +102,7 @@ def caller_misfit(failure: Failure) -> MisfitCall | None:
     """The caller's own frame refused its call into the engine's API (the first shape in the module's docstring)."""
     final = failure.final
     signature = SIGNATURE.match(final.message.strip())
-    if _short(final.type) != "TypeError" or signature is None:
+    if short_type(final.type) != "TypeError" or signature is None:
         return None
     own = _own_frames(failure)
     if not own:
@@ -134,7 +131,7 @@ def override_misfit(failure: Failure, wrapper_shown: bool) -> MisfitCall | None:
     second shape in the module's docstring); only when the log shows a program that runs the engine (`wrapper_shown`)."""
     final = failure.final
     signature = SIGNATURE.match(final.message.strip())
-    if not wrapper_shown or _short(final.type) != "TypeError" or signature is None or not signature["callee"]:
+    if not wrapper_shown or short_type(final.type) != "TypeError" or signature is None or not signature["callee"]:
         return None
     owner = signature["callee"].split(".")[0]
     if "." not in signature["callee"] or not distinctive(owner) or defined_by(owner):

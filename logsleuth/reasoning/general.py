@@ -19,7 +19,7 @@ from logsleuth.diagnosis.schema import CATEGORIES
 from logsleuth.facts.categories import CategoryRow, table
 from logsleuth.facts.engine_classes import distinctive, engines_defining, only_engine_defining
 from logsleuth.facts.engine_drivers import Driver, drivers_shown
-from logsleuth.facts.message_templates import fixed_text
+from logsleuth.facts.message_templates import fixed_text, short_type
 from logsleuth.ingest.engine_evidence import failure_wrappers, serve_deployment
 from logsleuth.models import ENGINE_NAMES, Diagnosis, Failure, Fix
 from logsleuth.pydantic_display import checked_as
@@ -29,7 +29,6 @@ from logsleuth.reasoning.call_frames import (
     engine_code_of,
     engine_object_class,
     innermost_own_frame,
-    short_name,
     shows_no_frame,
     wrapper_call_into_engine,
 )
@@ -402,7 +401,7 @@ def _unclassified(evidence: Evidence) -> Diagnosis:
     final = evidence.failure.final
     # a pydantic ValidationError carrying a validator's ValueError is the engine's check's ValueError, as the rules and
     # the category rows read it (pydantic_display.checked_as): its general checks are a ValueError's
-    kind = short_name(checked_as(final)[0]) or "failure"
+    kind = short_type(checked_as(final)[0]) or "failure"
     guidance = table().type_guidance(kind)
     return Diagnosis(
         pattern=f"general-{UNCLASSIFIED}",

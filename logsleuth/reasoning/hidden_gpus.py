@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 from logsleuth.command_line import CommandLine
 from logsleuth.facts.gpus import VISIBILITY_VARIABLES, visibility_assignments
+from logsleuth.facts.message_templates import short_type
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Diagnosis, Fix
 from logsleuth.reasoning.evidence import Evidence
@@ -58,7 +59,7 @@ def _hides(name: str, value: str) -> bool:
 
 def _explained_by_hidden_gpus(evidence: Evidence) -> bool:
     final = evidence.failure.final
-    if any(block.type.rsplit(".", 1)[-1] in _IMPORT_FAILURES for block in evidence.failure.exceptions):
+    if any(short_type(block.type) in _IMPORT_FAILURES for block in evidence.failure.exceptions):
         return True
     return bool(_DEVICE_WORDS.search(f"{final.type}: {final.message}"))
 

@@ -14,6 +14,7 @@ import regex
 
 from logsleuth.command_line import CommandLine
 from logsleuth.facts.divisibility import DivisibilityCheck, divisibility_checks
+from logsleuth.facts.message_templates import short_type
 from logsleuth.fixes import catalog as catalogs
 from logsleuth.lazyre import compile_lazily_regex
 from logsleuth.models import Diagnosis, Fix, LaunchInfo
@@ -120,7 +121,7 @@ def _from_message(check: DivisibilityCheck, found: regex.Match[str], evidence: E
 
 def _from_assert(evidence: Evidence) -> Diagnosis | None:
     failure = evidence.failure
-    if failure.final.type.rsplit(".", 1)[-1] != "AssertionError":
+    if short_type(failure.final.type) != "AssertionError":
         return None
     for frame in reversed(failure.final.frames):
         found = _HEADS_ASSERT.search(frame.source or "")
@@ -172,7 +173,7 @@ def _from_ensure_divisibility(evidence: Evidence) -> Diagnosis | None:
     frames = failure.final.frames
     from_helper = any(frame.function in ("ensure_divisibility", "divide") for frame in frames) or any(
         "numerator % denominator" in (frame.source or "") for frame in frames)
-    if found is None or failure.final.type.rsplit(".", 1)[-1] != "AssertionError" or not from_helper:
+    if found is None or short_type(failure.final.type) != "AssertionError" or not from_helper:
         return None
     numerator, denominator = int(found["numerator"]), int(found["denominator"])
     tp = launch_degree(evidence, "tp")
