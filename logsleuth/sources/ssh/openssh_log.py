@@ -94,9 +94,14 @@ def failure(
     return found or _auth_failure(lines, alias) or _other_failure(lines, alias)
 
 
+def _first(pattern: re.Pattern[str], lines: list[str]) -> re.Match[str] | None:
+    """The first of ssh's lines that `pattern` matches, as its match."""
+    return next((found for line in lines if (found := pattern.match(line))), None)
+
+
 def _connect_failure(lines: list[str], alias: str, timeout: float) -> Exception | None:
-    jump = next((found for line in lines if (found := _JUMP.match(line))), None)
-    jump_failed = next((found for line in lines if (found := _JUMP_FAILED.match(line))), None)
+    jump = _first(_JUMP, lines)
+    jump_failed = _first(_JUMP_FAILED, lines)
     if jump is not None and jump_failed is not None:
         return TransientConnectError(
             f"{alias}: jump host {jump['jump']} could not connect to {jump['host']} port {jump['port']} "
@@ -117,8 +122,8 @@ def _connect_failure(lines: list[str], alias: str, timeout: float) -> Exception 
             return TransientConnectError(
                 f"{alias}: connection to {where}", timeout=timeout, detail=" (no SSH handshake)"
             )
-    handshake = next((found for line in lines if (found := _HANDSHAKE.match(line))), None)
-    closed = next((found for line in lines if (found := _CLOSED.match(line))), None)
+    handshake = _first(_HANDSHAKE, lines)
+    closed = _first(_CLOSED, lines)
     if handshake is not None and closed is not None:
         return TransientConnectError(
             f"{alias}: {closed['host']} port {closed['port']} closed the connection during the SSH handshake "
@@ -130,7 +135,8 @@ def _connect_failure(lines: list[str], alias: str, timeout: float) -> Exception 
 def _host_key_failure(lines: list[str], alias: str, keys: HostKeyFiles) -> Exception | None:
     if _KEY_FAILED not in lines:
         return None
-    described = next((f"{found['type']} {found['fp']}" for line in lines if (found := _SERVER_KEY.match(line))), "a key")
+    server_key = _first(_SERVER_KEY, lines)
+    described = f"{server_key['type']} {server_key['fp']}" if server_key else "a key"
     for line in lines:
         if found := _UNKNOWN_KEY.match(line):
             return RemoteError(
@@ -139,7 +145,7 @@ def _host_key_failure(lines: list[str], alias: str, keys: HostKeyFiles) -> Excep
             )
         if found := _CHANGED_KEY.match(line):
             name = found["name"]
-            offending = next((match for text in lines if (match := _OFFENDING.match(text))), None)
+            offending = _first(_OFFENDING, lines)
             where = offending["path"] if offending else "your known_hosts"
             return RemoteError(
                 f"{alias}: HOST KEY CHANGED for {name}: the server now presents {described}, which does not match "
@@ -166,7 +172,7 @@ def _revoked_entry(keys: HostKeyFiles, described: str) -> str | None:
 
 
 def _auth_failure(lines: list[str], alias: str) -> Exception | None:
-    denied = next((found for line in lines if (found := _DENIED.match(line))), None)
+    denied = _first(_DENIED, lines)
     if denied is None:
         return None
     offered = [_key_label(found) for line in lines if (found := _OFFERED.match(line))]
