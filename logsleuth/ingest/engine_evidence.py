@@ -660,9 +660,9 @@ def settings_engine(text: str) -> str | None:
 
 
 # A user's Python that drives one engine through its API, pasted as code (a script, a notebook cell, a REPL line, a
-# frame's source line): `from vllm import LLM, SamplingParams` (vLLM's offline API, vllm/__init__.py; vllm-project/vllm
-# #6976), `import sglang as sgl` then `sgl.Engine(model_path=…)` (SGLang's offline engine; sgl-project/sglang#1173,
-# #5647's reply).  SGLang's own code imports vLLM only as `import vllm`, `from vllm import _custom_ops` and the parts
+# frame's source line): `from vllm import LLM, SamplingParams` (vLLM's offline API, exported by vllm/__init__.py in
+# every indexed release), `import sglang as sgl` then `sgl.Engine(model_path=…)` (SGLang's offline engine, exported by
+# sglang/__init__.py; sgl-project/sglang#1173, #5647's reply).  SGLang's own code imports vLLM only as `import vllm`, `from vllm import _custom_ops` and the parts
 # in SGLANG_RUNS_OF_VLLM (every indexed SGLang release, read from the engine index's cache), and no indexed vLLM
 # release imports sglang: so an import of a public name from `vllm` or of a vLLM part SGLang never imports is vLLM's
 # API in use, and an import of `sglang` is SGLang's.  Only a statement that opens its line (after an indent or a
@@ -737,21 +737,26 @@ def relative_frame_engine(path: str) -> str | None:
 
 
 def wrapper_of_path(path: str) -> str | None:
-    """The wrapper whose code directory a frame's path is in (`/verl/`, `/llamafactory/`, ...), else None.  The
+    """The wrapper whose code directory a frame's path is in (`/verl/`, `/llamafactory/`, ...), else None: the
     innermost such directory that holds a package of the wrapper's (a directory below it, or an install directory
-    above it): `/home/u/verl/OpenRLHF/openrlhf/trainer/ppo_trainer.py` is OpenRLHF's code in a folder the user named
-    verl, and `/home/u/verl/train.py` the user's own script there."""
-    best: tuple[int, str] | None = None
+    above it).  `/home/u/verl/OpenRLHF/openrlhf/trainer/ppo_trainer.py` is OpenRLHF's code in a folder the user named
+    verl, `/home/u/verl/train.py` the user's own script there."""
+    found = _wrapper_directory(path)
+    return found[1] if found else None
+
+
+def _wrapper_directory(path: str) -> tuple[str, str] | None:
+    """(the path up to and with the wrapper's directory, the wrapper) of wrapper_of_path, else None."""
+    best: tuple[int, str, str] | None = None
     for directory, wrapper in _WRAPPER_DIRS:
         start = path.rfind(directory)
         while start >= 0:
-            rest = path[start + len(directory):]
-            if "/" in rest or path[:start + 1].endswith(_INSTALLED_DIRS):
+            if "/" in path[start + len(directory):] or path[:start + 1].endswith(_INSTALLED_DIRS):
                 if best is None or start > best[0]:
-                    best = (start, wrapper)
+                    best = (start, path[:start + len(directory)], wrapper)
                 break
             start = path.rfind(directory, 0, start + len(directory) - 1)  # (a match may share its "/" with the next)
-    return best[1] if best else None
+    return (best[1], best[2]) if best else None
 
 
 # CPython's default repr of an object, `<module.Class object at 0x7683487bc6d0>` (object.__repr__), names the module
@@ -789,12 +794,20 @@ def failure_wrappers(failure: Failure) -> set[str]:
     """The wrappers a failure's frames, exception types and messages show: a frame in a wrapper's code, Ray's
     exceptions (`ray.exceptions.RayTaskError(ValueError)`) and task names (`ray::RayWorkerWrapper.execute_method()`)."""
     found: set[str] = set()
+    directories: dict[str, str] = {}  # a wrapper's directory in the frames -> the wrapper
     for block in failure.exceptions:
         if block.type.startswith("ray.exceptions.") or "ray::" in block.message:
             found.add("Ray")
         for frame in block.frames:
-            if wrapper := wrapper_of_path(frame.file):
-                found.add(wrapper)
+            if located := _wrapper_directory(frame.file):
+                directories.setdefault(*located)
+    # A wrapper's directory that holds another wrapper's source tree is a folder the user named after it (`/home/u/verl/
+    # OpenRLHF/run.py` above OpenRLHF's frames in `/home/u/verl/OpenRLHF/openrlhf/`): the inner program's code ran.  Not
+    # an environment installed inside a checkout (`/workspace/verl/.venv/…/site-packages/ray/`).
+    found.update(wrapper for directory, wrapper in directories.items()
+                 if not any(inner != directory and inner.startswith(directory) and other != wrapper
+                            and "-packages/" not in inner[len(directory):]
+                            for inner, other in directories.items()))
     if failure.meta.process and (wrapper := process_wrapper(failure.meta.process)):
         found.add(wrapper)
     return found

@@ -99,6 +99,10 @@ MAX_DUMP_LINE = 1 << 16  # a settings dump is long, but not a 1 MiB line
 # Text that shows how to launch rather than a launch: argparse's `usage: sglang serve [-h] --model-path
 # MODEL_PATH …`, a launcher's `Example: sglang serve --model-path <model> [options]`, an elided `...`.
 _NOT_A_COMMAND = compile_lazily(r"(?i)^\s*(?:usage|example|e\.g\.)\s*:|\[-h\]|\[options\]|<[a-z_\-]+>|\s(?:\.\.\.|…)(?:\s|$)")
+# An engine's serve command whose only word after `serve` is the model as a path or a hub id (`vllm serve
+# /data/models/qwen3`, `sglang serve ./m`): a launch without a flag has no dash to show it is a command, and a sentence
+# about the command (`vllm serve is faster`, `running vllm serve on a H100`) has no path after it.
+_SERVED_PATH = compile_lazily(r"(?:vllm|sglang)\s+serve\s+['\"]?(?:[.~]|[\w.-]*/)[\w./~-]*['\"]?\s*$")
 # The HTML a paste's collapsed section puts around the command whose output it holds: vLLM's bug template captions its
 # environment `<summary>The output of <code>python collect_env.py</code></summary>`, and a user writes their launch in
 # its place (`<summary>The output of vllm serve Olmo-3-32B-Think-Q8_0.gguf</summary>`, the retired blind split 14's
@@ -369,7 +373,7 @@ class LaunchTracker:
             if command.endswith("\\") and len(said) <= 8192:
                 self._continued = (said.rstrip()[:-1], line.offset)  # the rest is on the next line
                 return
-            if command.count("-") and not command.endswith("serve") and not _NOT_A_COMMAND.search(said) and not (
+            if (command.count("-") or _SERVED_PATH.match(command)) and not command.endswith("serve") and not _NOT_A_COMMAND.search(said) and not (
                     _QUOTED_BY_ERROR.search(before)):
                 self.command_engine = engine
                 self._saw("command", self.command_engine)
