@@ -102,10 +102,14 @@ def test_a_message_both_engines_raise_names_the_one_engine_the_paste_shows_insta
     assert diagnose_text("sglang                            0.4.6.post1\n" + SHARED_MESSAGE).launch.engine == "sglang"
 
 
-def test_look_alike_installed_is_no_evidence_without_an_engines_message_or_with_both_installed() -> None:
+def test_the_one_engine_listed_names_it_beside_any_words_and_both_listed_name_nothing() -> None:
+    """A listing of what is installed that holds one engine's distribution names it beside torch's words too (stop 53's
+    brief: the last blind split left pastes with only a listing and torch's error unnamed); both engines listed
+    name nothing."""
     pip_show = "$ pip show vllm\nName: vllm\nVersion: 0.8.5\n"
-    assert diagnose_text(pip_show + OOM).launch.engine is None  # torch's words: installed is not ran
+    assert diagnose_text(pip_show + OOM).launch.engine == "vllm"
     assert diagnose_text("vllm 0.8.5\nsglang 0.4.6.post1\n" + SHARED_MESSAGE).launch.engine is None
+    assert diagnose_text("vllm 0.8.5\nsglang 0.4.6.post1\n" + OOM).launch.engine is None
     assert diagnose_text(SHARED_MESSAGE).launch.engine is None
 
 

@@ -128,6 +128,12 @@ _MODULE_PATH = compile_lazily(
 # (`vllm/v1/`, `vllm/engine/`, `vllm/entrypoints/`, `vllm/worker/`, …) SGLang never imports.
 SGLANG_RUNS_OF_VLLM = frozenset({"__init__", "_C", "_custom_ops", "_ipex_ops", "attention", "config", "distributed", "logger",
                                  "model_executor", "platforms", "scalar_type", "transformers_utils", "utils"})
+# Within `vllm.distributed`, the modules SGLang imports (every indexed SGLang release, 0.3.6.post3 to 0.5.23: parallel_state,
+# communication_op, device_communicators, utils; read from the engine index's cache as cross_imports.py reads the
+# parts).  vLLM's KV-transfer connectors (`vllm/distributed/kv_transfer/kv_connector/v1/lmcache_connector.py`,
+# `…/nixl_connector.py`, `…/mooncake_connector.py`) are not among them: a path there is vLLM's engine loading an
+# integration (LMCache, NIXL, Mooncake), which by its own names shows no engine (LMCache/LMCache#638, #709).
+SGLANG_RUNS_OF_VLLM_DISTRIBUTED = frozenset({"communication_op", "device_communicators", "parallel_state", "utils"})  # (and its __init__)
 _PACKAGE_PART = compile_lazily(r"[\w]+")
 # vLLM's compilation cache under its cache root (VLLM_CACHE_ROOT, default `~/.cache/vllm`: vllm/envs.py), where
 # vllm/compilation/ keeps each compiled graph (`~/.cache/vllm/torch_compile_cache/<hash>/rank_0_0/backbone`, its AOT
@@ -295,6 +301,7 @@ _WRAPPER_DIRS = (
     ("/dynamo/", "Dynamo"),  # site-packages/dynamo/vllm/main.py (ai-dynamo/dynamo#4299)
     ("/ray/", "Ray"),  # site-packages/ray/_private/worker.py (ray-project/ray#59778)
 )
+_INSTALLED_DIRS = ("site-packages/", "dist-packages/")
 # The actor names Ray prints in its prefix `(NAME pid=N)`: verl's `WorkerDict` (verl/trainer/ppo/ray_trainer.py)
 # and `AsyncvLLMServer` (verl-project/verl#1642), OpenRLHF's `ActorModelRayActor` (OpenRLHF/OpenRLHF#922), the
 # `LLMRayActor` of OpenRLHF and open-instruct (allenai/open-instruct#521), vLLM's `RayWorkerWrapper`.
@@ -469,18 +476,36 @@ def named_in_line(text: str, *, paths: bool = True) -> tuple[set[str], set[str]]
         return set(), set()
     engines = {"sglang" if m["sglang_router"] else next(name for name in m.groups() if name).lower()
                for m in _MODULE_PATH.finditer(text) if not _part_sglang_runs(text, m)} if paths else set()
-    wrappers = {_WRAPPER_GROUPS[m.lastgroup] for m in _WRAPPER_WORDS.finditer(text) if m.lastgroup}
-    return engines, wrappers
+    return engines, _wrappers_named(text)
+
+
+def _wrappers_named(text: str) -> set[str]:
+    """The wrappers a line's words name; of several in one word (a path), the innermost: `/home/u/verl/OpenRLHF/
+    openrlhf/trainer/ppo_trainer.py` is OpenRLHF's code in a folder the user named verl (see wrapper_of_path)."""
+    by_word: dict[int, str] = {}
+    for m in _WRAPPER_WORDS.finditer(text):
+        if m.lastgroup:
+            word_start = max(text.rfind(" ", 0, m.start()), text.rfind("\t", 0, m.start()))
+            by_word[word_start] = _WRAPPER_GROUPS[m.lastgroup]  # a later match in the same word wins
+    return set(by_word.values())
 
 
 def _part_sglang_runs(text: str, m: re.Match[str]) -> bool:
-    """Whether a module path the line names is in a part of vLLM that SGLang runs too (SGLANG_RUNS_OF_VLLM)."""
+    """Whether a module path the line names is in a part of vLLM that SGLang runs too (SGLANG_RUNS_OF_VLLM; within
+    `distributed`, SGLANG_RUNS_OF_VLLM_DISTRIBUTED)."""
     if m["vllm_part"]:
-        return m["vllm_part"] in SGLANG_RUNS_OF_VLLM
-    if m["installed"] == "vllm":
-        part = _PACKAGE_PART.match(text, m.end())
-        return part is None or part.group() in SGLANG_RUNS_OF_VLLM
-    return False
+        part, end = m["vllm_part"], m.end()
+    elif m["installed"] == "vllm":
+        found = _PACKAGE_PART.match(text, m.end())
+        if found is None:
+            return True
+        part, end = found.group(), found.end() + 1
+    else:
+        return False
+    if part != "distributed":
+        return part in SGLANG_RUNS_OF_VLLM
+    module = _PACKAGE_PART.match(text, end) if text[end - 1:end] in ("/", ".") else None
+    return module is None or module.group() in SGLANG_RUNS_OF_VLLM_DISTRIBUTED or module.group() == "__init__"
 
 
 # A wrapper's check of the engine's version it is about to run: transformers' require_version, which LLaMA-Factory
@@ -634,6 +659,37 @@ def settings_engine(text: str) -> str | None:
     return None
 
 
+# A user's Python that drives one engine through its API, pasted as code (a script, a notebook cell, a REPL line, a
+# frame's source line): `from vllm import LLM, SamplingParams` (vLLM's offline API, exported by vllm/__init__.py in
+# every indexed release), `import sglang as sgl` then `sgl.Engine(model_path=…)` (SGLang's offline engine, exported by
+# sglang/__init__.py; sgl-project/sglang#1173, #5647's reply).  SGLang's own code imports vLLM only as `import vllm`, `from vllm import _custom_ops` and the parts
+# in SGLANG_RUNS_OF_VLLM (every indexed SGLang release, read from the engine index's cache), and no indexed vLLM
+# release imports sglang: so an import of a public name from `vllm` or of a vLLM part SGLang never imports is vLLM's
+# API in use, and an import of `sglang` is SGLang's.  Only a statement that opens its line (after an indent or a
+# REPL's `>>> `): a sentence naming an import, an error's `No module named 'vllm'`, is not code; nor is `LLM(` alone
+# (TensorRT-LLM's class has the name).
+_API_IMPORT = compile_lazily(
+    r"^\s*(?:>>>\s+)?(?:from\s+vllm(?:\.(?P<vllm_from>\w+)[\w.]*)?\s+import\s+\(?\s*(?P<names>\w+)"
+    r"|import\s+vllm\.(?P<vllm_import>\w+)|from\s+(?P<sglang_from>sglang)(?:\.[\w.]+)?\s+import\s+\w"
+    r"|import\s+(?P<sglang_import>sglang)(?:\s+as\s+\w+|\.[\w.]+)?\s*(?:#.*)?$)"
+)
+# SGLang's offline engine called by the name its docs import it as (`sgl.Engine(`), or the package's own.
+_SGLANG_ENGINE_CALL = compile_lazily(r"(?<![\w.])(?:sgl|sglang)\.Engine\(")
+API_MARKERS = ("import", ".Engine(")
+
+
+def api_code_engine(text: str) -> str | None:
+    """The engine a line of the user's Python drives through its API (see _API_IMPORT), else None."""
+    if "import" in text and (m := _API_IMPORT.match(text)):
+        if m["sglang_from"] or m["sglang_import"]:
+            return "sglang"
+        part = m["vllm_from"] or m["vllm_import"]
+        if part is not None:
+            return None if part in SGLANG_RUNS_OF_VLLM else "vllm"
+        return None if m["names"].startswith("_") else "vllm"
+    return "sglang" if ".Engine(" in text and _SGLANG_ENGINE_CALL.search(text) else None
+
+
 # The engine's console script as the traceback's first frame (`File "/usr/local/bin/vllm", line 10, in <module>`:
 # vllm-project/vllm#35746, #23714; SGLang's `sglang` since its `sglang serve` CLI): the program that ran is the engine's
 # own, whatever else the frames show.
@@ -681,8 +737,26 @@ def relative_frame_engine(path: str) -> str | None:
 
 
 def wrapper_of_path(path: str) -> str | None:
-    """The wrapper whose code directory a frame's path is in (`/verl/`, `/llamafactory/`, ...), else None."""
-    return next((wrapper for directory, wrapper in _WRAPPER_DIRS if directory in path), None)
+    """The wrapper whose code directory a frame's path is in (`/verl/`, `/llamafactory/`, ...), else None: the
+    innermost such directory that holds a package of the wrapper's (a directory below it, or an install directory
+    above it).  `/home/u/verl/OpenRLHF/openrlhf/trainer/ppo_trainer.py` is OpenRLHF's code in a folder the user named
+    verl, `/home/u/verl/train.py` the user's own script there."""
+    found = _wrapper_directory(path)
+    return found[1] if found else None
+
+
+def _wrapper_directory(path: str) -> tuple[str, str] | None:
+    """(the path up to and with the wrapper's directory, the wrapper) of wrapper_of_path, else None."""
+    best: tuple[int, str, str] | None = None
+    for directory, wrapper in _WRAPPER_DIRS:
+        start = path.rfind(directory)
+        while start >= 0:
+            if "/" in path[start + len(directory):] or path[:start + 1].endswith(_INSTALLED_DIRS):
+                if best is None or start > best[0]:
+                    best = (start, path[:start + len(directory)], wrapper)
+                break
+            start = path.rfind(directory, 0, start + len(directory) - 1)  # (a match may share its "/" with the next)
+    return (best[1], best[2]) if best else None
 
 
 # CPython's default repr of an object, `<module.Class object at 0x7683487bc6d0>` (object.__repr__), names the module
@@ -720,12 +794,20 @@ def failure_wrappers(failure: Failure) -> set[str]:
     """The wrappers a failure's frames, exception types and messages show: a frame in a wrapper's code, Ray's
     exceptions (`ray.exceptions.RayTaskError(ValueError)`) and task names (`ray::RayWorkerWrapper.execute_method()`)."""
     found: set[str] = set()
+    directories: dict[str, str] = {}  # a wrapper's directory in the frames -> the wrapper
     for block in failure.exceptions:
         if block.type.startswith("ray.exceptions.") or "ray::" in block.message:
             found.add("Ray")
         for frame in block.frames:
-            if wrapper := wrapper_of_path(frame.file):
-                found.add(wrapper)
+            if located := _wrapper_directory(frame.file):
+                directories.setdefault(*located)
+    # A wrapper's directory that holds another wrapper's source tree is a folder the user named after it (`/home/u/verl/
+    # OpenRLHF/run.py` above OpenRLHF's frames in `/home/u/verl/OpenRLHF/openrlhf/`): the inner program's code ran.  Not
+    # an environment installed inside a checkout (`/workspace/verl/.venv/…/site-packages/ray/`).
+    found.update(wrapper for directory, wrapper in directories.items()
+                 if not any(inner != directory and inner.startswith(directory) and other != wrapper
+                            and "-packages/" not in inner[len(directory):]
+                            for inner, other in directories.items()))
     if failure.meta.process and (wrapper := process_wrapper(failure.meta.process)):
         found.add(wrapper)
     return found

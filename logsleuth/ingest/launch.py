@@ -99,6 +99,10 @@ MAX_DUMP_LINE = 1 << 16  # a settings dump is long, but not a 1 MiB line
 # Text that shows how to launch rather than a launch: argparse's `usage: sglang serve [-h] --model-path
 # MODEL_PATH …`, a launcher's `Example: sglang serve --model-path <model> [options]`, an elided `...`.
 _NOT_A_COMMAND = compile_lazily(r"(?i)^\s*(?:usage|example|e\.g\.)\s*:|\[-h\]|\[options\]|<[a-z_\-]+>|\s(?:\.\.\.|…)(?:\s|$)")
+# An engine's serve command whose only word after `serve` is the model as a path or a hub id (`vllm serve
+# /data/models/qwen3`, `sglang serve ./m`): a launch without a flag has no dash to show it is a command, and a sentence
+# about the command (`vllm serve is faster`, `running vllm serve on a H100`) has no path after it.
+_SERVED_PATH = compile_lazily(r"(?:vllm|sglang)\s+serve\s+['\"]?(?:[.~]|[\w.-]*/)[\w./~-]*['\"]?\s*$")
 # The HTML a paste's collapsed section puts around the command whose output it holds: vLLM's bug template captions its
 # environment `<summary>The output of <code>python collect_env.py</code></summary>`, and a user writes their launch in
 # its place (`<summary>The output of vllm serve Olmo-3-32B-Think-Q8_0.gguf</summary>`, the retired blind split 14's
@@ -157,6 +161,15 @@ _INSTRUCTION = compile_lazily(r"(?i)\b(?:install|requires?|required|requirement|
 # A package listing (`vllm==0.7.2`, `[pip3] sglang==0.5.9`): the version of that package, which may be the
 # engine's, but a package being installed does not show that it ran.
 _LISTING = compile_lazily(r"(?i)\b(?:sglang|vllm)==|\[(?:pip3?|conda)\]")
+# A line that is one package's entry in a listing of what is installed, the engine's own distribution: pip freeze's and
+# a requirements file's `vllm==0.8.5`, collect_env's `[pip3] vllm==0.8.5` (vLLM's and torch's collect_env print the
+# pip packages so; vllm-project/vllm#16343), its `[conda] vllm  0.8.5  pypi_0  pypi` and conda list's row with its
+# build and channel columns (vllm-project/vllm#17835).  Installed, as pip list's row (engine_version_stated) and `pip
+# show` say: LaunchTracker.listed.
+_LISTED_PACKAGE = compile_lazily(
+    r"^\s*(?:\[(?:pip3?|conda)\]\s+)?(?P<engine>sglang|vllm)(?:==|\s+)(?P<version>\d+\.\d+\.\d+(?:\.?post\d+|rc\d+|\.dev\d+)?)"
+    r"(?:\+[\w.]+)?(?:\s+(?:pypi_0|py\w*_\d+|[\w.]+_\d+)(?:\s+(?:pypi|conda-forge|[\w.-]+))?)?\s*$"
+)
 # argparse names the program that rejected a command: `vllm: error:`, `usage: vllm serve [-h]`, `api_server.py:
 # error:` (vLLM's `-m vllm.entrypoints.openai.api_server`), `launch_server.py: error:` (SGLang's `-m
 # sglang.launch_server`), `sglang serve: error:` and `sglang: error:` (SGLang's `sglang` command).
@@ -281,6 +294,10 @@ class LaunchTracker:
     # prefix, engine_evidence.engine_in_service_name; a name seen on other lines tells nothing of the failure):
     # weaker still, read only for messages both engines raise
     services_named: set[str] = field(default_factory=set)
+    # engine -> the version a listing of installed packages shows for its own distribution (pip list's or conda list's
+    # row, pip freeze's or collect_env's `vllm==…` line, `pip show`; not a label, `vLLM: v0.8.5`, the user's word): the
+    # engine the paste runs when it is the one engine listed and nothing else decides (LaunchTracker.engine)
+    listed: dict[str, str] = field(default_factory=dict)
     # The engines a serving benchmark's backend names (engine_evidence.benchmark_backend): the user's choice of the
     # server a client drove, kept apart from `evidence` (the log's own record of its engine, which the case window
     # reads too); the engine of a clean log only (a client that failed may have failed against any server), and
@@ -356,7 +373,7 @@ class LaunchTracker:
             if command.endswith("\\") and len(said) <= 8192:
                 self._continued = (said.rstrip()[:-1], line.offset)  # the rest is on the next line
                 return
-            if command.count("-") and not command.endswith("serve") and not _NOT_A_COMMAND.search(said) and not (
+            if (command.count("-") or _SERVED_PATH.match(command)) and not command.endswith("serve") and not _NOT_A_COMMAND.search(said) and not (
                     _QUOTED_BY_ERROR.search(before)):
                 self.command_engine = engine
                 self._saw("command", self.command_engine)
@@ -383,9 +400,18 @@ class LaunchTracker:
         if ("LLM" in text or "llm" in text or "Lang" in text or "lang" in text) and len(text) <= 512 and (
                 labelled := engine_version_stated(text)):
             self.versions.setdefault(*labelled)  # a label or a pip list row: the version, no evidence the engine ran
+            if ":" not in text.split(labelled[1], 1)[0]:
+                self.listed.setdefault(*labelled)  # pip list's row (a label, `vLLM: v0.8.5`, is the user's word)
         elif text.startswith("Version: ") and (shown := _PIP_SHOW_NAME.match(self._line_before)) and (
                 m := _PIP_SHOW_VERSION.match(text)):
             self.versions.setdefault(shown["engine"], m["version"])  # `pip show vllm`: installed, as a pip list row
+            self.listed.setdefault(shown["engine"], m["version"])
+        elif ("sglang" in text or "vllm" in text) and len(text) <= 512 and (m := _LISTED_PACKAGE.match(text)):
+            self.versions.setdefault(m["engine"], m["version"])
+            self.listed.setdefault(m["engine"], m["version"])
+        if any(marker in text for marker in engine_evidence.API_MARKERS) and len(text) <= 512 and (
+                driven := engine_evidence.api_code_engine(text)):
+            self._saw("paths", driven)  # the user's Python driving one engine's API (engine_evidence._API_IMPORT)
         if ("sglang" in text or "vllm" in text or "vLLM" in text or "VLLM::" in text or "sgl_kernel" in text or "sgl-kernel" in text
                 or "sgl-dev" in text  # (AMD's SGLang image, engine_evidence._IMAGE)
                 or "common_ops." in text  # (sgl-kernel's compiled ops by the library's name, engine_evidence._SGL_KERNEL)
@@ -673,9 +699,23 @@ class LaunchTracker:
             found = _installed_engine(*next(iter(self.versions.items())))
         if found is None and len(self.services_named) == 1 and self.raised and engine_from_message.raised_by_both_only(tuple(self.raised)):
             found = next(iter(self.services_named))  # a service named after one engine, printing both engines' words
+        if found is None and len(self.listed) == 1:
+            found = self._listed_engine()
         if found is None and not self.failures_seen and len(self.benchmark_backends) == 1:
             found = next(iter(self.benchmark_backends))  # last, in a clean log, the server a benchmark client says it drove
         return found
+
+    def _listed_engine(self) -> str | None:
+        """The one engine a listing of installed packages shows, unless the failures' other evidence names the other
+        engine: a message only it raises (SGLang up to 0.4 required vLLM, so a SGLang user's listing may hold vLLM
+        alone: vllm-project/vllm's pins in facts/requires.json), or a service named after it."""
+        engine, version = next(iter(self.listed.items()))
+        other = {"sglang", "vllm"} - {engine}
+        if self.raised and other & engine_from_message.engines_raising_any(tuple(self.raised)):
+            return None
+        if other & self.services_named:
+            return None
+        return _installed_engine(engine, version)
 
     def _evidence(self) -> dict[str, set[str]]:
         """The evidence by kind, the untagged SGLang header's sightings counted unless a line stamper wrote it."""
@@ -740,6 +780,8 @@ class LaunchTracker:
             self.command_engine = other.command_engine or self.command_engine
         for engine, version in other.versions.items():
             self.versions.setdefault(engine, version)
+        for engine, version in other.listed.items():
+            self.listed.setdefault(engine, version)
         self.wrappers |= other.wrappers
         self.switches_on |= other.switches_on
         self.architecture = self.architecture or other.architecture

@@ -69,7 +69,11 @@ def test_a_refused_engine_settings_call_beside_a_listed_wrapper_is_the_wrapper_r
     diagnosis = first_diagnosis(line + "torch  2.4.0\nunsloth  2025.3.9\nvllm  0.6.1.post1\n")
     assert (diagnosis.category, diagnosis.engine) == ("dependency-version", "vllm"), diagnosis
     assert "Unsloth 2025.3.9" in diagnosis.root_cause
-    assert diagnosis.fix is not None and any("pip show unsloth" in step for step in diagnosis.fix.steps)
+    # The listing names vLLM 0.6.1.post1 installed (LaunchTracker.listed), so the settings rule reads the keyword against
+    # that release (compilation_config is in 0.6.5 and later) and says which program to align: the installed release
+    # and the program's own requirements.
+    assert diagnosis.fix is not None and any("Unsloth 2025.3.9" in step and "pip show" in step for step in diagnosis.fix.steps)
+    assert diagnosis.engine_version == "0.6.1.post1"
     alone = first_diagnosis(line)
     assert alone.category == "dependency-version", "no program listed: still a call no frame shows (test_unseen_caller)"
     assert "Unsloth" not in alone.root_cause
