@@ -113,6 +113,16 @@ def test_the_one_engine_listed_names_it_beside_any_words_and_both_listed_name_no
     assert diagnose_text(SHARED_MESSAGE).launch.engine is None
 
 
+def test_a_listing_names_no_engine_beside_a_failure_whose_frames_show_other_code(tmp_path: Path) -> None:
+    """Installed is not ran when the failure shows where it ran: a training library's traceback (real CPython, frames
+    in trl's package) beside `pip show vllm` is the trainer's failure, not vLLM's; without frames the listing decides."""
+    trainer = traceback_in_package(tmp_path, "trl/trainer/grpo_trainer.py",
+                                   "raise RuntimeError('CUDA out of memory. Tried to allocate 2.00 GiB')")
+    pip_show = "$ pip show vllm\nName: vllm\nVersion: 0.8.5\n"
+    assert diagnose_text(pip_show + trainer).launch.engine is None
+    assert diagnose_text(pip_show + trainer.splitlines()[-1] + "\n").launch.engine == "vllm"
+
+
 def test_a_vllm_release_a_sglang_release_pins_is_no_evidence_for_a_message_both_raise() -> None:
     """Guards review M3 of stop 48: SGLang 0.4.4.post2 to 0.4.9.post2 pin vllm==0.6.7.dev2 and earlier releases other
     vLLM versions (facts/requires.json), so a SGLang user's `pip show vllm` beside SGLang's copy of vLLM's check

@@ -304,6 +304,9 @@ class LaunchTracker:
     # weaker than every kind of evidence
     benchmark_backends: set[str] = field(default_factory=set)
     failures_seen: bool = False  # a failure was read (observe_failure): a benchmark's backend is then no evidence
+    # a failure showed frames with their files' paths (observe_failure): where it ran is then shown, and a package
+    # listing alone (`listed`) no longer tells the engine (none of those paths is an engine's, or frames would decide)
+    failure_paths_seen: bool = False
     _last_meta: LineMeta | None = None  # the last line's metadata read for evidence (records share theirs)
     _headers_decided: set[str] = field(default_factory=set)  # logger headers that can show nothing more
     _processes_read: set[str] = field(default_factory=set)  # process prefixes already read
@@ -710,6 +713,8 @@ class LaunchTracker:
         engine: a message only it raises (SGLang up to 0.4 required vLLM, so a SGLang user's listing may hold vLLM
         alone: vllm-project/vllm's pins in facts/requires.json), or a service named after it."""
         engine, version = next(iter(self.listed.items()))
+        if self.failure_paths_seen:
+            return None  # the failure ran in code shown by its paths, none an engine's: a training loop beside an installed vLLM
         other = {"sglang", "vllm"} - {engine}
         if self.raised and other & engine_from_message.engines_raising_any(tuple(self.raised)):
             return None
@@ -793,6 +798,7 @@ class LaunchTracker:
         self.services_named |= other.services_named
         self.benchmark_backends |= other.benchmark_backends
         self.failures_seen = self.failures_seen or other.failures_seen
+        self.failure_paths_seen = self.failure_paths_seen or other.failure_paths_seen
         self.version_hint = self.version_hint or other.version_hint
         for engine, version in other.image_versions.items():
             self.image_versions.setdefault(engine, version)
@@ -844,6 +850,7 @@ class LaunchTracker:
                 if len(self.shortened_frames) < engine_from_frames.MAX_FRAMES and (kept := engine_from_frames.shortened(frame)):
                     self.shortened_frames.append(kept)
                 self._observe_frame_path(path)
+                self.failure_paths_seen = self.failure_paths_seen or ("/" in path and not path.startswith("<"))
 
     def _observe_frame_path(self, path: str) -> None:
         """What a frame's path shows: the engine whose package, console script or wrapper module it is in, and
