@@ -1,0 +1,53 @@
+"""An exception message the paste cut where it ends: the log (or the user's copy of it) stopped mid-message, often
+mid-word (`ValueError: The model's max seq len (4096) is larger than the maximum number of tok`).  The failure is still
+the failure, its message kept as cut; it is marked truncated (models.ExceptionBlock.truncated) so reports say the log
+is incomplete there and the reasoning reads the whole check's words from the raise site index rather than the cut
+ones (reasoning/general.py `_cut_message_words`).
+
+A message is read as cut only on evidence: the raise site index holds a check whose message this one opens but does
+not match whole (facts/engine_messages: an engine's, else a package's), or a quote or bracket the message opened and
+never closed on its last line (`KeyError: 'model.layers.0.mlp.gate_pro`).  A message that merely lacks a full stop is
+whole: many checks print none."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from logsleuth.facts.engine_messages import engines_raising, package_raised_as
+from logsleuth.lazyre import compile_lazily
+from logsleuth.models import Failure
+
+MAX_CUT_MESSAGE = 4096  # characters of a message looked up: a longer one is a dump, not a check's text
+# A quote opened at a word's start on the last line and never closed: `'`, `"` or a backtick after a space, a bracket,
+# `=` or `:`, with no closing one after it.
+_OPEN_QUOTE = compile_lazily(r"(?:^|[\s(\[{=:,])(?P<quote>['\"`])[^'\"`\n]{1,300}$")
+_PAIRS = (("(", ")"), ("[", "]"), ("{", "}"))
+
+
+def marked_cut(failure: Failure) -> Failure:
+    """The failure with its last exception marked truncated when its message stops short where the paste ends, else
+    the failure as it is."""
+    final = failure.final
+    message = final.message.rstrip()
+    if final.truncated or not final.type or not message or len(message) > MAX_CUT_MESSAGE or message.endswith(("...", "…")):
+        return failure
+    if not (_left_open(message.splitlines()[-1]) or _opens_a_longer_message(final.type, message)):
+        return failure
+    return replace(failure, exceptions=(*failure.exceptions[:-1], replace(final, truncated=True)), truncated=True)
+
+
+def _left_open(last_line: str) -> bool:
+    """A quote or bracket the line opened and did not close: the text after it was cut."""
+    if _OPEN_QUOTE.search(last_line) is not None:
+        return True
+    return any(last_line.count(opening) > last_line.count(closing) for opening, closing in _PAIRS)
+
+
+def _opens_a_longer_message(type_name: str, message: str) -> bool:
+    """The raise site index holds a check whose message this one opens, holes filled in, and none it matches whole."""
+    joined = " ".join(message.split())
+    if engines_raising(type_name, joined):
+        return False
+    if engines_raising(type_name, joined, cut=True):
+        return True
+    return package_raised_as(joined) is None and package_raised_as(joined, cut=True) is not None
