@@ -4,10 +4,11 @@ the failure, its message kept as cut; it is marked truncated (models.ExceptionBl
 is incomplete there and the reasoning reads the whole check's words from the raise site index rather than the cut
 ones (reasoning/general.py `_cut_message_words`).
 
-A message is read as cut only on evidence: the raise site index holds a check whose message this one opens but does
-not match whole (facts/engine_messages: an engine's, else a package's), or a quote or bracket the message opened and
-never closed on its last line (`KeyError: 'model.layers.0.mlp.gate_pro`).  A message that merely lacks a full stop is
-whole: many checks print none."""
+A message is read as cut only on evidence: it stops inside a word or a clause and the raise site index holds a check
+whose message this one opens but does not match whole (facts/engine_messages: an engine's, else a package's), or a
+quote or bracket the message opened and never closed on its last line (`KeyError: 'model.layers.0.mlp.gate_pro`).  A
+message that merely lacks a full stop is whole (many checks print none), and one that ends a sentence may be an older
+release's whole message."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ def marked_cut(failure: Failure) -> Failure:
     message = final.message.rstrip()
     if final.truncated or not final.type or not message or len(message) > MAX_CUT_MESSAGE or message.endswith(("...", "…")):
         return failure
-    if not (_left_open(message.splitlines()[-1]) or _opens_a_longer_message(final.type, message)):
+    if not (_left_open(message.splitlines()[-1]) or (_stops_mid_sentence(message) and _opens_a_longer_message(final.type, message))):
         return failure
     return replace(failure, exceptions=(*failure.exceptions[:-1], replace(final, truncated=True)), truncated=True)
 
@@ -41,6 +42,13 @@ def _left_open(last_line: str) -> bool:
     if _OPEN_QUOTE.search(last_line) is not None:
         return True
     return any(last_line.count(opening) > last_line.count(closing) for opening, closing in _PAIRS)
+
+
+def _stops_mid_sentence(message: str) -> bool:
+    """The message ends inside a word or a clause, not at a sentence's or a quote's end: a message that ends with a
+    full stop and opens a longer check of the index is another release's shorter message (vLLM 0.2's bfloat16 check
+    ended at the GPU's capability, later releases go on with the dtype advice: vllm-project/vllm#1157)."""
+    return message[-1:].isalnum() or message[-1:] in ",(-_/"
 
 
 def _opens_a_longer_message(type_name: str, message: str) -> bool:
