@@ -253,3 +253,10 @@ def test_a_cut_message_before_more_lines_is_not_the_pastes_end() -> None:
     ]) + "\n"
     failures = diagnose_text(log, OPTIONS).failures
     assert failures and not failures[0].failure.final.truncated
+
+
+def test_a_bracket_the_message_quotes_is_not_left_open() -> None:
+    # CPython's own SyntaxError for an unclosed bracket quotes it ("'(' was never closed"): the message is whole
+    log = "  File \"/srv/cfg.py\", line 1\n    x = (1,\n        ^\nSyntaxError: '(' was never closed\n"
+    final = diagnose_text(log, OPTIONS).failures[0].failure.final
+    assert (final.type, final.truncated) == ("SyntaxError", False)

@@ -23,6 +23,9 @@ MAX_CUT_MESSAGE = 4096  # characters of a message looked up: a longer one is a d
 # `=` or `:`, with no closing one after it.
 _OPEN_QUOTE = compile_lazily(r"(?:^|[\s(\[{=:,])(?P<quote>['\"`])[^'\"`\n]{1,300}$")
 _PAIRS = (("(", ")"), ("[", "]"), ("{", "}"))
+# A span the line quotes: a bracket inside it is the message's subject, not its syntax (CPython's SyntaxError "'(' was
+# never closed").
+_QUOTED = compile_lazily(r"'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`")
 
 
 def marked_cut(failure: Failure) -> Failure:
@@ -39,9 +42,10 @@ def marked_cut(failure: Failure) -> Failure:
 
 def _left_open(last_line: str) -> bool:
     """A quote or bracket the line opened and did not close: the text after it was cut."""
-    if _OPEN_QUOTE.search(last_line) is not None:
+    bare = _QUOTED.sub("", last_line)
+    if _OPEN_QUOTE.search(bare) is not None:
         return True
-    return any(last_line.count(opening) > last_line.count(closing) for opening, closing in _PAIRS)
+    return any(bare.count(opening) > bare.count(closing) for opening, closing in _PAIRS)
 
 
 def _stops_mid_sentence(message: str) -> bool:
