@@ -109,7 +109,9 @@ class ExceptionBlock:
     # Exception groups: each member is its own chain (oldest first).
     members: tuple[tuple[ExceptionBlock, ...], ...] = ()
     more_members: int = 0  # "and N more exceptions"
-    truncated: bool = False  # frames missing at the start (excerpt) or the end (cut-off log)
+    # frames missing at the start (excerpt) or the end (cut-off log), or the message cut where the log ends
+    # (tracebacks/cut_tail.py)
+    truncated: bool = False
     # the type was read from the last frame's raising statement (`raise X(`, `assert`): the one pasted
     # (tracebacks/raising_statement.py) or the one the raise site index holds at that frame's line
     # (tracebacks/indexed_statement.py), the exception line not pasted: reports say it is inferred, never printed

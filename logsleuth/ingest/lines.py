@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 
+from logsleuth.ingest.flattened import FRAME_WORDS, unflattened
 from logsleuth.ingest.line_shapes import (
     CARET_LINE,
     CAUSE_SEPARATOR,
@@ -136,16 +137,20 @@ class Reflow:
         """The lines of `source` (as `split_lines` cuts them), decoded and cleaned by `clean`, with the
         paste's line breaks undone.  One loop for all three: this runs on every line of a log."""
         number = first_line - 1
+        flattened = False  # the line before was a traceback flattened onto one line (ingest/flattened.py)
         for raw, offset in source:
             number += 1
-            text = clean(decode(raw))
-            if self._plain and self._pending is None and len(text) < self._longest and text and not text.isspace():
-                # The common case: a line after a line, shorter than the longest (so not cut by a wrap),
-                # and no wrapped line waiting for its continuation.
-                yield (text, number, offset)
-                continue
-            for held in self._space((text, number, offset)) if not self._plain or not text or text.isspace() else ((text, number, offset),):
-                yield from self._wrap(held)
+            cleaned = clean(decode(raw))
+            pieces = unflattened(cleaned, flattened) if FRAME_WORDS in cleaned else None
+            flattened = pieces is not None
+            for text in pieces or (cleaned,):
+                if self._plain and self._pending is None and len(text) < self._longest and text and not text.isspace():
+                    # The common case: a line after a line, shorter than the longest (so not cut by a wrap),
+                    # and no wrapped line waiting for its continuation.
+                    yield (text, number, offset)
+                    continue
+                for held in self._space((text, number, offset)) if not self._plain or not text or text.isspace() else ((text, number, offset),):
+                    yield from self._wrap(held)
         for held in self._flush_spacing():
             yield from self._wrap(held)
         if self._pending is not None:

@@ -26,6 +26,7 @@ from logsleuth.ingest.line_shapes import (  # noqa: F401 - re-exported: the gram
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import FACT_PREFIX, LOGGED_LINE_TYPE, FailureKind
 from logsleuth.tracebacks.cpp_names import demangled
+from logsleuth.tracebacks.device_errors import DEVICE_ERROR_WORDS
 from logsleuth.tracebacks.native_asserts import native_report
 from logsleuth.tracebacks.native_errors import COMPANION_WORDS
 from logsleuth.tracebacks.typeless_errors import http_status_before, typeless_error
@@ -581,7 +582,8 @@ FATAL_LINE_WORDS = ("rror", "atchdog", "undefined symbol", "max seq len", "place
                     "ealth check failed", "The error from device", "tool choice requires", "The model does not support",
                     "Assertion `", "Assertion '", "ncclCommWatchdog()", "CrashLoopBackOff", "Back-off restarting", "Crashed container",
                     "Connection error", "non-zero status: ", "ailed to start ", "ailed to launch ", "ailed to load ",
-                    "UNAVAILABLE: ", "Memory access fault by GPU", "HSA_STATUS_ERROR", ") ERR", *COMPANION_WORDS)
+                    "UNAVAILABLE: ", "Memory access fault by GPU", "HSA_STATUS_ERROR", ") ERR", *COMPANION_WORDS,
+                    *DEVICE_ERROR_WORDS)
 FATAL_LINES: tuple[tuple[re.Pattern[str], str | None], ...] = (
     # a kernel or library (flashinfer, sgl-kernel): `CUDA Error: <text> (700) <file>: line N at function F`
     (compile_lazily(r"^\s*(?P<type>CUDA [Ee]rror): (?P<msg>\S.*?\(\d+\).*)$"), None),

@@ -32,6 +32,8 @@ from logsleuth.lazyre import compile_lazily
 from logsleuth.models import FACT_PREFIX, Failure, FailureKind, Frame, LogLine
 from logsleuth.tracebacks.chain import FRAMELESS_CAUSE_REACH, frameless_cause
 from logsleuth.tracebacks.collector import UNPASTED_FRAME, Collector, Phase
+from logsleuth.tracebacks.cut_tail import marked_cut
+from logsleuth.tracebacks.device_errors import DEVICE_ERROR_TYPES, QUIET_LEVELS, device_error_line
 from logsleuth.tracebacks.grammar import (
     CASCADE_CONTEXT_LINE,
     CONTEXT_HINT,
@@ -164,6 +166,7 @@ class FailureScanner:
         # each stream's last indented paragraph no collector took, and its last line of content (indented_tail.py)
         self._indented_tail = IndentedTail()
         self._last_content: dict[str, int] = {}
+        self._last_content_offset = -1  # of the log's last line with content, whatever its stream (cut_tail.py)
         self._recent_texts: dict[str, deque[str]] = {}  # each stream's last lines no collector took (raising_statement.py)
         self._lines_above: dict[str, deque[str]] = {}  # the same, as far up as a frameless cause's lines reach
         # Whether a failure took a line of the stream since the last line kept above: then those lines are above that
@@ -226,6 +229,7 @@ class FailureScanner:
         collectors = self._open.get(stream)
         if kind is not LineKind.BLANK and not (line.text[:1] in "`~<#" and MARKDOWN_SCAFFOLD.match(line.text)):
             self._last_content[stream] = seq  # (a paste's closing fence or `</details>` is not its last line)
+            self._last_content_offset = line.offset
 
         if collectors and line.starts_record:
             self._close_all(stream)  # a new log record ends whatever this stream was printing
@@ -334,7 +338,8 @@ class FailureScanner:
             found = [failure for failure in found if id(failure) not in fallbacks]
         elif any(failure.kind == "killed" for failure in found):
             found = [failure for failure in found if id(failure) not in fallbacks or _explains_a_death(failure)]
-        self.failures = join_second_paragraphs(fold_kernel_prints(found))
+        self.failures = [marked_cut(failure) if failure.offset <= self._last_content_offset < failure.end_offset else failure
+                         for failure in join_second_paragraphs(fold_kernel_prints(found))]
         return self.failures
 
     def has_open(self) -> bool:
@@ -681,10 +686,12 @@ class FailureScanner:
             new = Collector("abort", line, Phase.DONE, context=self._context(), fallback=True)
         elif glog_record(text, "E") and GLOG_ERROR.match(text):
             new = Collector("line", line, Phase.DONE, context=self._context(), fallback=True)
-        elif kind in (LineKind.OTHER, LineKind.EXCEPTION) and (fatal := fatal_line(text)) is not None:
+        elif kind in (LineKind.OTHER, LineKind.EXCEPTION) and (fatal := fatal_line(text)) is not None and not (
+            line.meta.level in QUIET_LEVELS and device_error_line(text) is not None
+        ):  # (a runtime's status named in an INFO or WARNING record, its header taken off, was survived)
             typeless = is_typeless_engine_line(text)  # an engine's logged error text: only if nothing else failed
             new = Collector("line", line, Phase.DONE, context=self._context(), fallback=typeless)
-            if fatal[0] in KEPT_AS_CONTEXT:
+            if fatal[0] in KEPT_AS_CONTEXT or fatal[0] in DEVICE_ERROR_TYPES:
                 # a GPU runtime's abort or a companion tool's failure stays the context of what fails next (the
                 # faulthandler dump of the abort it caused), as an error record does
                 self._recent_context.append(text.strip())

@@ -89,6 +89,7 @@ from dataclasses import replace
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure
 from logsleuth.pydantic_display import without_pydantic_display
+from logsleuth.tracebacks.device_errors import DEVICE_ERROR_WORDS, device_error_line
 from logsleuth.tracebacks.native_asserts import NATIVE_ASSERT_TYPE, assertion_tail_alone
 from logsleuth.tracebacks.native_errors import NATIVE_ERROR_WORDS, native_error_line
 
@@ -268,7 +269,7 @@ KERNEL_CUDA_ERROR = "CUDA error"  # its type: a kernel's C++ check printed it an
 WORDS = ("Value error, ", UNPICKLEABLE_ERROR_WORDS, "Error code: ", "nvidia-container-cli", "OCI runtime", "undefined symbol", "(gcloud.", "error: ",
          KERNEL_CUDA_WORDS, "Assertion `", "Assertion '", "CUDA error: ",
          "fatal ", "error ", "Error executing job", "not found", "tool choice requires", "The model does not support",
-         LLMATCHER_ERROR, OPENAI_CONNECTION_WORDS, ENGINE_DID_NOT_START_WORDS, *NATIVE_ERROR_WORDS, NCCL_WATCHDOG_WORDS, WATCHDOG_THREAD_FRAME, *(literal for literal, _, _ in ORCHESTRATION_LINES))
+         LLMATCHER_ERROR, OPENAI_CONNECTION_WORDS, ENGINE_DID_NOT_START_WORDS, *NATIVE_ERROR_WORDS, *DEVICE_ERROR_WORDS, NCCL_WATCHDOG_WORDS, WATCHDOG_THREAD_FRAME, *(literal for literal, _, _ in ORCHESTRATION_LINES))
 
 
 def openai_class(status: int) -> str:
@@ -341,6 +342,8 @@ def typeless_error(text: str) -> tuple[str, str, bool] | None:
         return OPENAI_CONNECTION_TYPE, unreached, True
     if (native := native_error_line(text)) is not None:
         return (*native, True)  # a native library's or a wrapper's error record (native_errors.py)
+    if (device := device_error_line(text)) is not None:
+        return (*device, True)  # an accelerator runtime's own error line (device_errors.py)
     return None
 
 

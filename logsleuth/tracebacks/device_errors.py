@@ -1,0 +1,110 @@
+"""An accelerator runtime's own error line, with no Python exception (issue 28, stop 53's shapes): what a person points
+at in a paste whose kernel library or device runtime printed its status and exited.  Each shape from the code that
+prints it or the enum it names, never from one thread's sentence:
+
+- the name of a GPU runtime's or library's error status, printed on its own line or after the library's refusal:
+  HIP's own abort when a program has no code object for the GPU (CLR hip_code_object.cpp: `hipErrorNoBinaryForGpu:
+  Unable to find code object for all current devices!`; ROCm/tensorflow-upstream#1305, ROCm/legacy-rocm-build#1623,
+  easydiffusion/easydiffusion#1477), the CUDA samples' check (helper_cuda.h `CUDA error at <file>:<line>
+  code=<n>(<name>) "<call>"`, NVIDIA/cuda-samples#225), a wrapper's `cuModuleLoadData(…) failed with error:
+  CUDA_ERROR_NO_BINARY_FOR_GPU` (apache/tvm#205), JAX's `cudaLaunchKernel returned cudaErrorNoKernelImageForDevice`
+  (jax-ml/jax#3753).  Only a name its enum defines (facts/gpu_error_names.toml: CUDA runtime and driver, cuBLAS,
+  cuDNN, HIP, Intel's Unified Runtime and Plugin Interface); never a warning or an INFO record naming it, a line of
+  source code (`if (err == cudaErrorIllegalAddress)`, `case CUBLAS_STATUS_NOT_SUPPORTED:`), a documentation table
+  (`| cudaErrorIllegalAddress | 700 | … |`), or a recovery (`… falling back to CPU`);
+- Ascend CANN's error message record, an error code of its table with the process and the time (CANN's error
+  manager: `EE1001: [PID: 1059] 2025-05-29-20:52:24.655.114 The argument is invalid.Reason: …`,
+  vllm-project/vllm-ascend#1007; `E40024: 2025-03-04-12:56:24.963.302 Failed call Python Func/Meathod …`,
+  Ascend/pytorch#61; CANN 8.2 and later put the code after its name, `[PID: 726962] 2026-04-20-19:23:08.682.108
+  Inner_Error_Device_Status_Abnormal(E39009): Failed to connect the device.`, hw-native-sys/PTOAS#523,
+  vllm-project/vllm-ascend#9725's `Invalid_Argument(EL0003)`);
+- torch's message for a failed HIP call alone without its type (c10/hip, the hipified CUDAException.cpp: `HIP error:
+  invalid device function`), as `CUDA error: <text>` alone is read (typeless_errors.torch_cuda_error);
+- Habana's SynapseAI status as its PyTorch bridge words it (`synStatus=26 [Generic failure] Device acquire failed.`,
+  huggingface/optimum-habana#1611, huggingface/tgi-gaudi#93) with its type lost.
+
+All are the failure only of a paste that shows no other (typeless_errors reads them as fallbacks): a Python
+exception or an abort after them, when pasted, is the failure, and the line its context."""
+
+from __future__ import annotations
+
+from logsleuth.facts.gpu_error_names import family_of
+from logsleuth.lazyre import compile_lazily
+from logsleuth.tracebacks.native_errors import NPU_ERROR
+
+HIP_ERROR = "HIP error"  # the type of a HIP status name or torch's HIP message: no exception was raised
+HPU_ERROR = "HPU error"  # the type of SynapseAI's status line
+
+# The enums' error names (facts/gpu_error_names.toml holds which are defined): the token, checked against the table.
+_NAME_WORDS = ("cudaError", "CUDA_ERROR_", "CUBLAS_STATUS_", "CUDNN_STATUS_", "hipError", "UR_RESULT_ERROR_", "PI_ERROR_")
+ERROR_NAME = compile_lazily(
+    r"\b(?:cudaError[A-Z]\w{2,60}|CUDA_ERROR_[A-Z0-9_]{3,60}|CUBLAS_STATUS_[A-Z_]{3,40}|CUDNN_STATUS_[A-Z0-9_]{3,60}"
+    r"|hipError[A-Z]\w{2,60}|UR_RESULT_ERROR_[A-Z0-9_]{3,60}|PI_ERROR_[A-Z0-9_]{3,60})\b"
+)
+# The name alone on its line (quoted or not), or opening it with the runtime's own words after a colon.
+_NAME_ALONE = compile_lazily(r"^\s*[`'\"*]{0,2}(?P<name>\w{6,80})[`'\"*]{0,2}[!.]?\s*$")
+_NAME_THEN_WORDS = compile_lazily(r"^\s*(?P<name>\w{6,80}):\s+[A-Za-z][^=;{}|]{2,300}$")
+# A library's refusal before the name on the line: an error or failure word, `returned`, a status, helper_cuda.h's
+# `code=209(`.
+_REFUSAL_BEFORE = compile_lazily(r"(?i:\b(?:error|failed|failure|returned|returns|status)\b|\bcode\s?=\s?-?\d{1,6}\s?\()")
+# What makes a line no failure of its own: an exception line (read as one), a warning or an INFO/DEBUG record naming
+# the status, source code, a documentation table or list, a recovery the line itself states.
+_TYPED = compile_lazily(r"^\s*[\w.]+(?:Error|Exception): ")
+_NOT_A_FAILURE = compile_lazily(
+    r"(?i:\bwarn(?:ing)?\b|UserWarning|\bINFO\b|\bDEBUG\b|fall(?:s|ing)? ?back|retry(?:ing)?\b|ignor(?:e|ed|ing)\b|skipp(?:ed|ing)\b)"
+    r"|^\s*\[?[IWD]\d{4} |==|!=|\bcase\s|\breturn\s|;\s*$|#define|\bif\s*\(|=\s*-?(?:\d+|0x[0-9a-fA-F]+)\s*,?\s*$"
+    r"|\|[^|\n]*\||^\s*(?:[-*+#>]|//|/\*)"
+)
+
+
+def _status_name_line(text: str) -> tuple[str, str] | None:
+    """(type, message) of a line printing a runtime's error name as its failure, else None."""
+    if not any(word in text for word in _NAME_WORDS) or len(text) > 2000 or _TYPED.match(text):
+        return None
+    if _NOT_A_FAILURE.search(text):
+        return None
+    for m in ERROR_NAME.finditer(text):
+        family = family_of(m.group())
+        if family is None:
+            continue
+        alone = _NAME_ALONE.match(text) or _NAME_THEN_WORDS.match(text)
+        if alone is not None and alone["name"] == m.group():
+            return family.type, text.strip().strip("`'\"*")
+        if _REFUSAL_BEFORE.search(text, 0, m.start()) is not None:
+            return family.type, text.strip()
+    return None
+
+
+# CANN's error manager: the code (E, a letter or digit for the component, four digits), then the process and the time
+# (`YYYY-MM-DD-hh:mm:ss.mmm.uuu`), or, from CANN 8.2, the process and time first and the code after the error's name.
+_CANN_TIME = r"\d{4}-\d\d-\d\d-\d\d:\d\d:\d\d\.\d{3}\.\d{3}"
+_CANN_RECORD = compile_lazily(
+    rf"^(?:.{{0,300}}?[\s\]])?(?P<code>E[0-9A-Z]\d{{4}}): (?:\[PID: \d{{1,10}}\] )?{_CANN_TIME} (?P<said>\S.{{0,1000}})$"
+)
+_CANN_NAMED_RECORD = compile_lazily(
+    rf"^(?:.{{0,300}}?[\s\]:])?\[PID: \d{{1,10}}\] {_CANN_TIME} (?P<said>\w{{3,80}}\(E[0-9A-Z]\d{{4}}\): \S.{{0,1000}})$"
+)
+_HIP_MESSAGE = compile_lazily(r"^\s*(?P<said>HIP error: [a-z][\w ,'\-]{2,120}?)\.?\s*$")
+_SYN_STATUS = compile_lazily(r"^\s*(?P<said>synStatus=\d{1,4} \[[^\]\n]{1,60}\] \S.{0,300})$")
+_CANN_WORDS = ("[PID: ", ": 20")
+
+DEVICE_ERROR_WORDS = (*_NAME_WORDS, *_CANN_WORDS, "HIP error: ", "synStatus=")
+# A record's level (its header taken off by the normalizer, models.LineMeta.level) at which such a line was survived.
+QUIET_LEVELS = frozenset({"INFO", "DEBUG", "WARNING", "WARN"})
+DEVICE_ERROR_TYPES = frozenset({HIP_ERROR, HPU_ERROR, "XPU error"})  # the types only this module gives
+
+
+def device_error_line(text: str) -> tuple[str, str] | None:
+    """(type, message) of an accelerator runtime's own error line (this module's shapes), else None."""
+    if (named := _status_name_line(text)) is not None:
+        return named
+    if any(word in text for word in _CANN_WORDS) and len(text) <= 2000:
+        if (m := _CANN_RECORD.match(text)) is not None and "warn" not in text[:m.start("code")].lower():
+            return NPU_ERROR, f"{m['code']}: {m['said'].rstrip()}"
+        if (m := _CANN_NAMED_RECORD.match(text)) is not None and "warn" not in text[:m.start("said")].lower():
+            return NPU_ERROR, m["said"].rstrip()
+    if "HIP error: " in text and (m := _HIP_MESSAGE.match(text)) is not None:
+        return HIP_ERROR, m["said"]
+    if "synStatus=" in text and (m := _SYN_STATUS.match(text)) is not None:
+        return HPU_ERROR, m["said"].rstrip()
+    return None
