@@ -31,6 +31,7 @@ from logsleuth.fixes.build import NOT_ASSEMBLERS, build_fix
 from logsleuth.fixes.builders import BUILDERS
 from logsleuth.fixes.builders.arguments import refused_choice
 from logsleuth.fixes.context import interpolate
+from logsleuth.fixes.encoder_attention import for_encoder
 from logsleuth.fixes.release_flags import with_release_flags
 from logsleuth.fixes.server_args import command_from_server_args
 from logsleuth.fixes.upgrade import with_upgrade
@@ -340,6 +341,9 @@ def build_report(
         # memory fraction that fits beside them (reasoning/shared_gpu.py).
         # And a graph capture broken inside ROCm's runtime points at that runtime (reasoning/platform_runtime.py).
         shared = with_platform_runtime(with_shared_gpu(found.diagnosis, found.failure, own.engine), found.failure)
+        # And a failure in a multimodal encoder's attention is never told to change the LLM's attention backend
+        # (fixes/encoder_attention.py).
+        shared = for_encoder(shared, found.failure, own)
         checked = with_release_flags(with_engine_words(shared, found.failure, own), own,
                                      _releases_holding(found, site, own))
         groups.append(replace(found, diagnosis=checked))

@@ -56,5 +56,6 @@ def static_fix(
         ),
         env=tuple((k, interpolate(str(v), captures)) for k, v in (data.get("env") or {}).items()),
         steps=tuple(interpolate(str(step), captures) for step in data.get("steps", ())),
+        needs_input=tuple(str(need) for need in data.get("needs_input", ())),
         alternatives=tuple(fix for alt in data.get("alternatives", ()) if (fix := alternative(alt)) is not None),
     )

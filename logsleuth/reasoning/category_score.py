@@ -382,8 +382,19 @@ def _data_path_masked(found: re.Match[str]) -> str:
     return found[0] if _CODE_FILE.search(found[0]) else "…"
 
 
+# A settings dump a message carries (`ServerArgs(model_path='…', tokenizer_path='…', …)`, a pydantic error's
+# `input_value={'model': …, 'tokenizer': …}`, vLLM's `model='…', tokenizer='…', skip_tokenizer_init=False, …`): three or
+# more `name=value` or `'name': value` pairs in a row.  It lists every setting the launch has, so a row's word in it
+# (tokenizer, quantization, lora) says what the launch holds, not where the failure is (issue 28: guidance that
+# follows a keyword, not the failing site).
+_VALUE = r"""(?:'[^']*'|"[^"]*"|\[[^\]]*\]|\{[^{}]*\}|[^\s,(){}\[\]]*)"""
+_SETTINGS_DUMP = compile_lazily(
+    rf"\b\w+={_VALUE}(?:\s*,\s*\w+={_VALUE}){{2,}}|'\w+':\s*{_VALUE}(?:\s*,\s*'\w+':\s*{_VALUE}){{2,}}")
+
+
 def _names_masked(text: str) -> str:
     masked = _QUOTED_CODE_NAME.sub(r"\1'…'", text) if "'" in text else text
+    masked = _SETTINGS_DUMP.sub("…", masked) if "=" in masked or "':" in masked else masked
     return _QUOTED_PATH.sub(_data_path_masked, masked) if "/" in masked else masked
 
 

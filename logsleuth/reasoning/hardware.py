@@ -21,6 +21,7 @@ from logsleuth.facts.gpus import Gpu, arch_name
 from logsleuth.facts.imports import distributions_of
 from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes.build import build_fix
+from logsleuth.fixes.encoder_attention import encoder_fix, in_encoder
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Diagnosis, Failure, Fix, LaunchInfo
 from logsleuth.reasoning.evidence import Evidence, exception_lines
@@ -51,8 +52,9 @@ def gpu_arch_limit(evidence: Evidence, *, library_only: bool = False) -> Diagnos
 
 
 def _in_vision_attention(failure: Failure) -> bool:
-    """Raised in the vision encoder's attention (sglang/srt/layers/attention/vision.py), whose backend is its own."""
-    return any(frame.file.endswith("attention/vision.py") for block in failure.exceptions for frame in block.frames)
+    """Raised in a multimodal encoder's attention (SGLang's layers/attention/vision.py, a ViT block), whose backend is
+    its own (fixes/encoder_attention.py)."""
+    return in_encoder(failure)
 
 
 # The kernel libraries (modules) each engine's no-kernel-image pattern already names in its advice
@@ -262,16 +264,8 @@ def _attention_fix(launch: LaunchInfo, what: str, need: str, *, vision: bool = F
         if need
         else f"Use an attention backend that supports this GPU instead of {what}."
     )
-    if launch.engine == "sglang" and vision:
-        catalog = catalogs.load("sglang", launch.engine_version)
-        info = catalog.find("--mm-attention-backend") if catalog else None
-        choice = next((c for c in ("triton_attn", "sdpa") if info is not None and c in info.choices), None)
-        if choice is not None:
-            return {
-                "summary": summary + " This is the vision encoder's attention: --mm-attention-backend sets it.",
-                "flags": [{"op": "set", "flag": "--mm-attention-backend", "value": choice}],
-                "steps": [],
-            }
+    if vision:
+        return encoder_fix(launch.engine, launch.named_version, summary)
     if launch.engine == "sglang":
         catalog = catalogs.load("sglang", launch.engine_version)
         info = catalog.find("--attention-backend") if catalog else None

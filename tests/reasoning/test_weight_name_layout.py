@@ -33,10 +33,16 @@ def first_step(log: str) -> str:
     return diagnosis.fix.steps[0]
 
 
-@pytest.mark.parametrize("key", ["layers.27.self_attn.qkv_proj.k_scale", "model.layers.31.mlp.gate_up_proj.input_scale",
-                                 "model.layers.13.mlp.experts.w2_weight_scale"])
+@pytest.mark.parametrize("key", ["model.layers.31.mlp.gate_up_proj.input_scale", "model.layers.13.mlp.experts.w2_weight_scale"])
 def test_a_quantization_scale_name_says_so_first(key: str) -> None:
     assert SCALE_STEP in first_step(f"KeyError: '{key}'\n")
+
+
+@pytest.mark.parametrize("key", ["layers.27.self_attn.qkv_proj.k_scale", "model.layers.0.self_attn.kv_scale"])
+def test_a_kv_cache_scale_is_the_attention_layers_not_the_methods(key: str) -> None:
+    """vllm-project/vllm#34293's qkv_proj.k_scale: the loader's KV-scale remapping, not a quantization setting."""
+    step = first_step(f"KeyError: '{key}'\n")
+    assert "KV-cache scale" in step and SCALE_STEP not in step and "maybe_remap_kv_scale_name" in step
 
 
 def test_a_bare_layers_name_in_sglang_says_the_prefix_is_missing() -> None:

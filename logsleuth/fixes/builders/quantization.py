@@ -109,6 +109,41 @@ def _method_not_passed(ctx: FixContext, engine: str) -> Fix:
     )
 
 
+# A KV cache's scaling factors (and the FP8 attention's query and softmax scales): `.k_scale`, `.v_scale`, the
+# deprecated single `.kv_scale`, `.q_scale`, `.prob_scale`.  They belong to the attention layer, not to a weight
+# quantization method: the engines place them with weight_utils.maybe_remap_kv_scale_name (`.kv_scale` and
+# `.k_scale` onto `.attn.k_scale`, ModelOpt's `.k_proj.k_scale` too; vllm and sglang model_loader/weight_utils.py),
+# called from each model's load_weights.  A model whose loader does not call it at that release, or renames the name
+# onto the fused qkv_proj first (vllm-project/vllm#34293's `qkv_proj.k_scale`), raises KeyError on `params_dict[name]`
+# (sgl-project/sglang PR#1559 and PR#1835: llama.py and mixtral.py then skipped `.kv_scale`).  Passing a
+# --quantization changes none of that.
+KV_CACHE_SCALE = compile_lazily(r"(?:^|\.)(?:[kvq]|kv|prob)_scale$")
+
+
+def _kv_cache_scale(ctx: FixContext, engine: str) -> Fix:
+    """A KV-cache scale the release's loader for this model does not place: weight loading, not the method."""
+    key = ctx.captures.get("key", "the tensor")
+    given, value = _given_quantization(ctx)
+    steps = [
+        f"a newer {engine} release whose loader for this model maps KV-cache scales: its models/<model>.py "
+        "load_weights passes such names through maybe_remap_kv_scale_name (or skips them) before params_dict[name]",
+        "or leave the KV-cache scales out of the checkpoint (its k_scale/v_scale/kv_scale tensors and their entries in "
+        "model.safetensors.index.json): the engine then uses a scale of 1.0, which costs accuracy only with an FP8 "
+        "KV cache",
+        "the scales are read for an FP8 KV cache (--kv-cache-dtype); changing --kv-cache-dtype does not change "
+        "whether the loader places the tensor, so it does not avoid this error",
+    ]
+    if given:
+        steps.append(f"the launch's --quantization {value or ''} decides the weights' method, not where KV-cache "
+                     "scales load: keep it as the checkpoint's method (config.json's quantization_config)")
+    return Fix(
+        summary=(f"{key} is a KV-cache scale (the attention layer's FP8 scaling factor), not a tensor of the weights' "
+                 f"quantization method: this {engine} release's loader for this model does not map it onto the "
+                 "attention layer. A --quantization flag does not place it; a release whose loader remaps it does."),
+        steps=tuple(steps),
+    )
+
+
 def _checkpoint_method(ctx: FixContext) -> str | None:
     for line in ctx.failure.context:
         found = _QUANT_METHOD.search(line) or _RESOLVED.search(line)
@@ -119,6 +154,8 @@ def _checkpoint_method(ctx: FixContext) -> str | None:
 
 def checkpoint_quantization(ctx: FixContext, data: dict[str, Any]) -> Fix:
     engine = ENGINE_NAMES.get(ctx.launch.engine or "", "the engine")
+    if KV_CACHE_SCALE.search(ctx.captures.get("key", "")):
+        return _kv_cache_scale(ctx, engine)
     given, value = _given_quantization(ctx)
     method = _checkpoint_method(ctx)
     if given:

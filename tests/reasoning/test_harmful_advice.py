@@ -1,0 +1,216 @@
+"""Advice that harms (issue 28, the blind split of stop 53): flag changes whose trigger is not the failing site.
+
+- a multimodal encoder's attention failing, told to change the language model's --attention-backend: the encoder has
+  its own setting (SGLang --mm-attention-backend, 0.4.6.post3 and later, read by sglang/srt/layers/attention/vision.py;
+  vLLM --mm-encoder-attn-backend, 0.11.1 and later, vllm/attention/layers/mm_encoder_attention.py after
+  vllm-project/vllm PR#30125; before it the ViT's backend came from vllm/model_executor/models/vision.py, PR#17413),
+  read from the release's catalog (fixes/encoder_attention.py);
+- a KV-cache scale the loader does not place (KeyError on `params_dict[name]` for `.kv_scale`, `.k_scale`) told to
+  pass --quantization: the engines place those scales with weight_utils.maybe_remap_kv_scale_name, per model
+  (sgl-project/sglang PR#1559 and PR#1835 skipped `.kv_scale` in llama.py and mixtral.py);
+- a category picked by a word of a settings dump the message carries, not by what failed.
+
+Tracebacks are real CPython's, from site-packages trees laid out as the engines' own; the messages are the engines'
+and the kernels' templates, rebuilt in our own code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from logsleuth.models import Diagnosis, Fix
+from tests.helpers import traceback_of_installed
+from tests.reasoning.diagnosed import first_diagnosis
+
+# A ViT block calling a flash-attention kernel that refuses the GPU (the kernel's own check: "FlashAttention only
+# supports Ampere GPUs or newer.", flash_attn's csrc/flash_api.cpp).
+_KERNEL = '''
+def flash_attn_varlen_func(q, k, v, cu_seqlens):
+    raise RuntimeError("FlashAttention only supports Ampere GPUs or newer.")
+'''
+_VLLM_VIT = '''
+from vllm.vllm_flash_attn.flash_attn_interface import flash_attn_varlen_func
+
+
+class Qwen2_5_VisionAttention:
+    def forward(self, x, cu_seqlens):
+        return flash_attn_varlen_func(x, x, x, cu_seqlens=cu_seqlens)
+
+
+class Qwen2_5_VisionTransformer:
+    def forward(self, x, cu_seqlens):
+        return Qwen2_5_VisionAttention().forward(x, cu_seqlens)
+
+
+class Qwen2_5_VLForConditionalGeneration:
+    visual = Qwen2_5_VisionTransformer()
+
+    def _process_image_input(self, pixels):
+        return self.visual.forward(pixels, cu_seqlens=[0, 4])
+'''
+_VLLM_LLM = '''
+from vllm.vllm_flash_attn.flash_attn_interface import flash_attn_varlen_func
+
+
+class FlashAttentionImpl:
+    def forward(self, q):
+        return flash_attn_varlen_func(q, q, q, cu_seqlens=[0, 4])
+'''
+# SGLang's ViT: the model's vision block calling layers/attention/vision.py, which calls sgl-kernel's flash attention.
+_SGLANG_KERNEL = '''
+def flash_attn_varlen_func(q, k, v, cu_seqlens_q):
+    raise RuntimeError("CUDA error: no kernel image is available for execution on the device")
+'''
+_SGLANG_VISION = '''
+from sgl_kernel.flash_attn import flash_attn_varlen_func
+
+
+class VisionFlash3Attention:
+    def forward(self, q, cu_seqlens):
+        return flash_attn_varlen_func(q, q, q, cu_seqlens_q=cu_seqlens)
+
+
+class VisionAttention:
+    def forward(self, x, cu_seqlens):
+        return VisionFlash3Attention().forward(x, cu_seqlens)
+'''
+_SGLANG_QWEN_VL = '''
+from sglang.srt.layers.attention.vision import VisionAttention
+
+
+class Qwen2_5_VisionBlock:
+    def forward(self, x, cu_seqlens):
+        return VisionAttention().forward(x, cu_seqlens=cu_seqlens)
+
+
+class Qwen2_5_VLForConditionalGeneration:
+    def get_image_feature(self, pixels):
+        return Qwen2_5_VisionBlock().forward(pixels, cu_seqlens=[0, 4])
+'''
+
+
+def _ops(fix: Fix | None) -> list[tuple[str, str, str | None]]:
+    """Every flag operation of the fix and its alternatives."""
+    if fix is None:
+        return []
+    return [*((op.op, op.flag, op.value) for op in fix.flags), *(op for alt in fix.alternatives for op in _ops(alt))]
+
+
+def _vllm_vit(tmp_path: Path) -> str:
+    run = traceback_of_installed(
+        tmp_path, {"vllm/vllm_flash_attn/flash_attn_interface.py": _KERNEL,
+                   "vllm/model_executor/models/qwen2_5_vl.py": _VLLM_VIT},
+        "from vllm.model_executor.models.qwen2_5_vl import Qwen2_5_VLForConditionalGeneration\n"
+        "Qwen2_5_VLForConditionalGeneration()._process_image_input([1])\n")
+    assert "Ampere" in run.stderr
+    return run.stderr
+
+
+def _sglang_vit(tmp_path: Path) -> str:
+    run = traceback_of_installed(
+        tmp_path, {"sgl_kernel/flash_attn.py": _SGLANG_KERNEL, "sglang/srt/layers/attention/vision.py": _SGLANG_VISION,
+                   "sglang/srt/models/qwen2_5_vl.py": _SGLANG_QWEN_VL},
+        "from sglang.srt.models.qwen2_5_vl import Qwen2_5_VLForConditionalGeneration\n"
+        "Qwen2_5_VLForConditionalGeneration().get_image_feature([1])\n")
+    assert "no kernel image" in run.stderr
+    return run.stderr
+
+
+def _flags(diagnosis: Diagnosis) -> set[str]:
+    return {flag for _, flag, _ in _ops(diagnosis.fix)}
+
+
+def test_a_vllm_vision_encoder_is_given_the_encoder_flag_of_its_release(tmp_path: Path) -> None:
+    log = "$ vllm serve Qwen/Qwen2.5-VL-7B-Instruct\nINFO 05-01 10:00:00 api_server.py:1] vLLM API server version 0.11.2\n"
+    diagnosis = first_diagnosis(log + _vllm_vit(tmp_path))
+    assert "--attention-backend" not in _flags(diagnosis)
+    assert ("set", "--mm-encoder-attn-backend", None) in _ops(diagnosis.fix)  # its choices are not listed: asked
+    assert diagnosis.fix is not None and any("--mm-encoder-attn-backend" in need for need in diagnosis.fix.needs_input)
+    assert "VLLM_ATTENTION_BACKEND" not in " ".join((diagnosis.fix.summary, *diagnosis.fix.steps))
+
+
+def test_a_vllm_release_without_the_encoder_flag_is_told_so_not_given_the_llm_flag(tmp_path: Path) -> None:
+    log = "$ vllm serve Qwen/Qwen2.5-VL-7B-Instruct\nINFO 05-01 10:00:00 api_server.py:1] vLLM API server version 0.9.2\n"
+    diagnosis = first_diagnosis(log + _vllm_vit(tmp_path))
+    fix = diagnosis.fix
+    assert fix is not None and not _ops(fix)
+    assert "has no setting of its own" in fix.summary and "0.11.1" in " ".join(fix.steps) and fix.needs_input
+
+
+def test_the_language_model_attention_keeps_the_llm_flag(tmp_path: Path) -> None:
+    """The same kernel refusal from the LLM's attention backend: --attention-backend is the right setting there."""
+    run = traceback_of_installed(
+        tmp_path, {"vllm/vllm_flash_attn/flash_attn_interface.py": _KERNEL,
+                   "vllm/v1/attention/backends/flash_attn.py": _VLLM_LLM},
+        "from vllm.v1.attention.backends.flash_attn import FlashAttentionImpl\nFlashAttentionImpl().forward([1])\n")
+    log = "$ vllm serve Qwen/Qwen3-8B\nINFO 05-01 10:00:00 api_server.py:1] vLLM API server version 0.33.0\n" + run.stderr
+    diagnosis = first_diagnosis(log)
+    assert ("set", "--attention-backend", "TRITON_ATTN") in _ops(diagnosis.fix)
+    assert "--mm-encoder-attn-backend" not in _flags(diagnosis)
+
+
+def test_an_sglang_vision_block_moves_the_pattern_alternative_to_the_encoder_flag(tmp_path: Path) -> None:
+    log = ("[2025-05-01 10:00:00] server_args=ServerArgs(model_path='Qwen/Qwen2.5-VL-7B-Instruct', tp_size=1)\n"
+           "[2025-05-01 10:00:01] sglang version 0.5.9\n" + _sglang_vit(tmp_path))
+    diagnosis = first_diagnosis(log)
+    assert "--attention-backend" not in _flags(diagnosis)
+    assert ("set", "--mm-attention-backend", "triton_attn") in _ops(diagnosis.fix)  # a choice of 0.5.9's catalog
+
+
+def test_an_sglang_release_before_the_encoder_flag_gets_no_attention_flag(tmp_path: Path) -> None:
+    log = "python3 -m sglang.launch_server --model-path Qwen/Qwen2.5-VL-7B-Instruct\nsglang version 0.4.5\n" + _sglang_vit(tmp_path)
+    diagnosis = first_diagnosis(log)
+    assert not {"--attention-backend", "--mm-attention-backend"} & _flags(diagnosis)
+
+
+_KV_TRACEBACK = (Path(__file__).parent.parent / "fixtures" / "patterns" / "sglang-weight-key-quant-scale"
+                 / "positive-0.5.9-fp8-scale.log")
+
+
+def _kv_scale_log(key: str, launch: str) -> str:
+    text = "".join(_KV_TRACEBACK.read_text().splitlines(keepends=True)[1:])
+    assert "model.layers.0.mlp.experts.w13_weight_scale_inv" in text
+    return launch + text.replace("model.layers.0.mlp.experts.w13_weight_scale_inv", key)
+
+
+def test_a_kv_cache_scale_is_never_answered_with_a_quantization_flag() -> None:
+    for key in ("model.layers.0.self_attn.kv_scale", "model.layers.3.self_attn.qkv_proj.k_scale",
+                "model.layers.3.self_attn.attn.v_scale"):
+        diagnosis = first_diagnosis(_kv_scale_log(key, "python3 -m sglang.launch_server --model-path /m/Llama-FP8-KV\n"))
+        fix = diagnosis.fix
+        assert fix is not None and diagnosis.category == "weight-loading"
+        assert not _ops(fix) and "KV-cache scale" in fix.summary
+        assert "Pass the checkpoint's method" not in fix.summary and "maybe_remap_kv_scale_name" in " ".join(fix.steps)
+
+
+def test_a_kv_cache_scale_keeps_the_launchs_own_quantization() -> None:
+    log = _kv_scale_log("model.layers.0.self_attn.k_scale",
+                        "python3 -m sglang.launch_server --model-path /m/Llama-FP8 --quantization fp8\n")
+    fix = first_diagnosis(log).fix
+    assert fix is not None and not _ops(fix) and "without it" not in fix.summary
+
+
+def test_a_weight_scale_still_names_the_method() -> None:
+    """The class the KV-cache branch leaves alone: a weight's own scale does point to its method."""
+    log = _kv_scale_log("model.layers.0.mlp.experts.w13_weight_scale_inv",
+                        "python3 -m sglang.launch_server --model-path /m/Qwen3-8B --tp 2\n")
+    assert ("set", "--quantization", "fp8") in _ops(first_diagnosis(log).fix)
+
+
+_RADIX = '''
+class RadixCache:
+    def reset(self, server_args):
+        raise RuntimeError(f"radix cache reset failed for {server_args}")
+'''
+
+
+def test_a_settings_dump_in_the_message_picks_no_category_by_its_words(tmp_path: Path) -> None:
+    """The message prints the whole ServerArgs: tokenizer_path and tokenizer_mode are in it whatever failed."""
+    dump = ("ServerArgs(model_path='/m/x', tokenizer_path='/m/x', tokenizer_mode='auto', skip_tokenizer_init=False, "
+            "tp_size=2)")
+    run = traceback_of_installed(
+        tmp_path, {"sglang/srt/mem_cache/radix_cache.py": _RADIX},
+        f"from sglang.srt.mem_cache.radix_cache import RadixCache\nRadixCache().reset({dump!r})\n")
+    assert "tokenizer_mode" in run.stderr
+    diagnosis = first_diagnosis("sglang version 0.5.9\n" + run.stderr)
+    assert diagnosis.category != "tokenizer"
+    assert "--tokenizer-path" not in " ".join((diagnosis.fix.summary, *diagnosis.fix.steps) if diagnosis.fix else ())
