@@ -64,6 +64,35 @@ def called_by(frame: Frame) -> str | None:
     return found[1] if found and found[1] not in ("super", "getattr", "len", "int", "str") else None
 
 
+# The packages whose directories name code wherever they sit (an installed package, or a checkout run in place:
+# `/workspace/verl/verl/…`, `/src/vllm/vllm/…`): the engines, their kernel and grammar libraries, torch and the
+# wrappers the table's `frames` name.  A frame in no such package and outside site-packages is a person's own script,
+# and its directories are that person's names (`/home/alice/quantization/serve.py`, `/data/lora/run.py`), not a
+# subsystem: only its file name is read.
+_PACKAGE_ROOT = compile_lazily(
+    r"(?:^|/)(?=(?:sglang|vllm|sgl_kernel|vllm_ascend|vllm_flash_attn|flashinfer|deep_gemm|flash_attn|xformers|triton"
+    r"|torch|torch_npu|transformers|tokenizers|xgrammar|outlines|llguidance|lmcache|mooncake|nixl|aiter|verl|slime"
+    r"|areal|openrlhf|llamafactory|lm_eval|lmms_eval|fastchat|gpustack|swift|trl|xinference)/)"
+)
+_STDLIB = compile_lazily(r"^.*/lib/python3(?:\.\d+)?/")
+_WINDOWS_DRIVE = compile_lazily(r"^[A-Za-z]:/")
+
+
+def module_path(file: str) -> str:
+    """The part of a frame's path that names code: from the installed package on, from a known package's checkout
+    on, the standard library's module, else (a person's own script) the file's name alone.  A path the paste
+    shortened (`…/layers/quantization/fp8.py`, `layers/quantization/fp8.py`) is a module's, read whole."""
+    if not file.startswith(("/", "~")) and not _WINDOWS_DRIVE.match(file):
+        return file
+    if "-packages/" in file:
+        return package_path(file)
+    root = _PACKAGE_ROOT.search(file)
+    if root:
+        return file[root.end():]
+    stdlib = _STDLIB.match(file)
+    return file[stdlib.end():] if stdlib else file.rsplit("/", 1)[-1]
+
+
 def _places(row: CategoryRow, frame: Frame, innermost: bool = False) -> str | None:
     """What of `frame` (a path fragment of its file, or its file and function) puts it in `row`'s subsystem, read for
     a traceback cut before its exception line: the row's frames (unless they count only beside given exception
@@ -71,15 +100,15 @@ def _places(row: CategoryRow, frame: Frame, innermost: bool = False) -> str | No
     lost, so its callee is read as a function of the same file (a cut right after `self._initialize_kv_caches(…)`
     stopped in the KV cache's sizing)."""
     if not row.frames_need or "" in row.frames_need:
-        fragment = next((f for f in row.frames if f in frame.file), None)
+        fragment = next((f for f in row.frames if f in module_path(frame.file)), None)
         if fragment:
             return fragment.rstrip("/")
-    where = f"{frame.file} {frame.function or ''}()\n{frame.source or ''}"
+    where = f"{module_path(frame.file)} {frame.function or ''}()\n{frame.source or ''}"
     said = next((m for pattern in row.cut_frames if (m := pattern.search(where))), None)
     placed = f"{package_path(frame.file)} in {frame.function}"
     if said is None:
         callee = called_by(frame) if innermost and row.cut_frames else None
-        calling = f"{frame.file} {callee}()\n" if callee else None
+        calling = f"{module_path(frame.file)} {callee}()\n" if callee else None
         if calling and any(pattern.search(calling) for pattern in row.cut_frames):
             return f"{placed}, calling {callee}()"
         return None
@@ -117,7 +146,7 @@ def _raised_in(row: CategoryRow, failure: Failure) -> str | None:
     frames = failure.final.frames
     if not row.raise_frames or not frames:
         return None
-    return next((fragment for fragment in row.raise_frames if fragment in frames[-1].file), None)
+    return next((fragment for fragment in row.raise_frames if fragment in module_path(frames[-1].file)), None)
 
 
 def _cut_subsystem_frame(failure: Failure, site_words: tuple[str, ...] = ()) -> Frame | None:
@@ -378,6 +407,21 @@ _QUOTED_PATH = compile_lazily(
 _CODE_FILE = compile_lazily(r"(?:/(?:site|dist)-packages/|\.(?:py|pyx|so(?:\.\d+)*|c|cc|cpp|cxx|cu|cuh|h|hpp|rs)$)")
 
 
+# A model's name a message quotes (`The model Qwen2.5-7B-Instruct-AWQ does not exist.`, `Failed to start server for
+# TheBloke/Llama-2-13B-chat-GPTQ`): a Hugging Face repository id (owner/name, the name hyphenated), or a hyphenated name
+# with a part that gives the model's size (7B, 0.5B, 8x7B, A3B).  It says which model ran, not what failed: a
+# quantization method in it must not decide the category (the failure's own words, its type and frames do).
+_MODEL_NAME = compile_lazily(r"(?<![\w./-])(?:[A-Za-z0-9][\w.-]*/)?[\w.]+(?:-[\w.]+)+(?![\w/])")
+_SIZE_PART = compile_lazily(r"^(?:\d+(?:\.\d+)?[BbMm]|\d+x\d+(?:\.\d+)?[Bb]|A\d+(?:\.\d+)?B)$")
+
+
+def _model_name_masked(found: re.Match[str]) -> str:
+    name = found[0].rstrip(".")
+    owner, _, rest = name.rpartition("/")
+    is_model = bool(owner) or any(_SIZE_PART.match(part) for part in rest.split("-"))
+    return "…" + found[0][len(name):] if is_model and not _CODE_FILE.search(name) else found[0]
+
+
 def _data_path_masked(found: re.Match[str]) -> str:
     return found[0] if _CODE_FILE.search(found[0]) else "…"
 
@@ -395,7 +439,8 @@ _SETTINGS_DUMP = compile_lazily(
 def _names_masked(text: str) -> str:
     masked = _QUOTED_CODE_NAME.sub(r"\1'…'", text) if "'" in text else text
     masked = _SETTINGS_DUMP.sub("…", masked) if "=" in masked or "':" in masked else masked
-    return _QUOTED_PATH.sub(_data_path_masked, masked) if "/" in masked else masked
+    masked = _QUOTED_PATH.sub(_data_path_masked, masked) if "/" in masked else masked
+    return _MODEL_NAME.sub(_model_name_masked, masked) if "-" in masked else masked
 
 
 def _logged_words(failure: Failure) -> list[str]:
@@ -413,7 +458,7 @@ def best_row(failure: Failure, leave_out: frozenset[str] = frozenset(), site_wor
     `wrapper`: the program the log shows running the engine (LaunchInfo.wrapper); `engine`: the decided engine, whose code alone says where a
     message the paste shows no frame of was raised (message_site.raising_frame)."""
     texts = [*_logged_words(failure), *site_words]
-    files = [frame.file for frame in failure.final.frames[-INNERMOST_FRAMES:]]
+    files = [module_path(frame.file) for frame in failure.final.frames[-INNERMOST_FRAMES:]]
     wrapped = made_by_a_wrapper(failure, wrapper)
     cut_at = _cut_subsystem_frame(failure, site_words)
     site = raising_frame(failure, engine, {t for block in failure.exceptions for t in type_names(block.type)})

@@ -1,0 +1,133 @@
+"""Blind split 17's honest categories (issue 28), in generic words: plain messages no pattern names that were filed
+unclassified or under the wrong category.
+
+- a kernel with no code for a dtype on its device (torch's AT_DISPATCH_SWITCH: `"<kernel>" not implemented for
+  '<dtype>'`) is the platform's kernel table (gpu-arch-unsupported), not an engine bug; torch's own CUDA kernel
+  (`…_cuda`) lacking a dtype is a torch release (dependency-version) (BlinkDL/ChatRWKV#7, chijames/KERPLE#5);
+- a kernel library's chip table (`gfx1100 not supported`, `Not compiled for architecture sm_120`) is
+  gpu-arch-unsupported's kernel row, naming the library's frames;
+- a GPU feature the device or its machine does not provide (`CUDA error: operation not supported`,
+  CUDA_ERROR_NOT_SUPPORTED) is cuda-error with the feature's checks (vllm-project/vllm#5328, dmlc/xgboost#12217);
+- an empty assertion in the KV transfer connectors is that subsystem's (network), not NCCL's;
+- a wrapper's own UnboundLocalError is a bug of that wrapper, named;
+- incidental words: a person's directory in a frame's path, or a model's name in a message, decide no category.
+
+Tracebacks are printed by the real interpreter from our own code (tests.helpers)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from logsleuth.reasoning.category_score import module_path
+from tests.helpers import diagnose_without_patterns, traceback_of_installed
+
+
+def _checks(diagnosis) -> str:  # type: ignore[no-untyped-def]
+    fix = diagnosis.fix
+    return "\n".join([fix.summary, *fix.steps]) if fix else ""
+
+
+def _raised_in(tmp_path: Path, module: str, function_body: str, call: str) -> str:
+    """The traceback of `call` into `module` (a file under site-packages) whose function `run` runs `function_body`."""
+    dotted = module.removesuffix(".py").replace("/", ".")
+    files = {module: "def run(*args):\n" + "".join(f"    {line}\n" for line in function_body.splitlines())}
+    run = traceback_of_installed(tmp_path, files, f"from {dotted} import run\nrun({call})\n")
+    assert "Traceback" in run.stderr
+    return run.stderr
+
+
+def test_a_kernel_without_the_dtype_on_its_device_is_the_platform_not_an_engine_bug(tmp_path: Path) -> None:
+    """vLLM's rotary kernel dispatching on a dtype this platform's build has no code for (Dispatch.h's wording)."""
+    text = _raised_in(tmp_path, "vllm/model_executor/layers/rotary_embedding.py",
+                      "raise RuntimeError('\"rotary_embedding\" not implemented for \\'BFloat16\\'')", "")
+    diagnosis = diagnose_without_patterns(text)
+    assert diagnosis.category == "gpu-arch-unsupported"
+    assert "dtype the device's kernels do not implement" in diagnosis.title
+    assert "--dtype" in _checks(diagnosis)
+
+
+def test_torchs_own_cuda_kernel_without_the_dtype_is_a_torch_release(tmp_path: Path) -> None:
+    """chijames/KERPLE#5: 'max_all_cuda' without BFloat16, gone with a newer torch."""
+    text = _raised_in(tmp_path, "vllm/model_executor/layers/sampler.py",
+                      "raise RuntimeError('\"max_all_cuda\" not implemented for \\'BFloat16\\'')", "")
+    diagnosis = diagnose_without_patterns(text)
+    assert diagnosis.category == "dependency-version"
+    assert "torch release" in diagnosis.title
+
+
+def test_a_kernel_librarys_chip_table_names_the_library(tmp_path: Path) -> None:
+    """An AMD kernel library refusing the device's gfx target; a CUTLASS build without the GPU's architecture."""
+    text = _raised_in(tmp_path, "aiter/fused_moe.py", "raise RuntimeError('gfx1100 not supported')", "")
+    diagnosis = diagnose_without_patterns(text)
+    assert diagnosis.category == "gpu-arch-unsupported"
+    assert "kernel without support for this GPU's architecture" in diagnosis.title
+    assert "aiter" in diagnosis.root_cause
+    text = _raised_in(tmp_path / "b", "vllm/_custom_ops.py",
+                      "raise RuntimeError('Error Internal: Not compiled for architecture sm_120')", "")
+    assert "kernel without support" in diagnose_without_patterns(text).title
+
+
+def test_a_gpu_feature_the_machine_does_not_provide_gets_the_features_checks(tmp_path: Path) -> None:
+    """vllm-project/vllm#5328 (a virtual GPU), hiyouga/LlamaFactory#8085: CUDA's 'operation not supported'."""
+    text = _raised_in(tmp_path, "vllm/distributed/device_communicators/custom_all_reduce.py",
+                      "raise RuntimeError('CUDA error: operation not supported')", "")
+    diagnosis = diagnose_without_patterns(text)
+    assert diagnosis.category == "cuda-error"
+    assert "GPU feature" in diagnosis.title
+    checks = _checks(diagnosis)
+    assert "NCCL_P2P_DISABLE=1" in checks and "vGPU" in checks
+
+
+def test_an_empty_assertion_in_a_kv_connector_is_the_transfer_path_not_nccl(tmp_path: Path) -> None:
+    """A bare assert comparing the remote's blocks with the local ones, in vLLM's NIXL connector."""
+    text = _raised_in(tmp_path, "vllm/distributed/kv_transfer/kv_connector/v1/nixl_connector.py",
+                      "local, remote = args\nassert len(local) == len(remote)", "[1, 2], [1]")
+    diagnosis = diagnose_without_patterns(text)
+    assert diagnosis.category == "network"
+    assert "KV-cache transfer or offload connector" in diagnosis.title
+
+
+def test_a_wrappers_own_unbound_name_is_a_bug_of_that_wrapper(tmp_path: Path) -> None:
+    """A rollout worker of verl reading a variable one branch never set."""
+    text = _raised_in(tmp_path, "verl/workers/rollout/vllm_rollout/vllm_rollout_spmd.py",
+                      "if args:\n    response = args[0]\nreturn response", "")
+    diagnosis = diagnose_without_patterns(text)
+    assert diagnosis.category == "engine-bug"
+    assert "verl's own code" in diagnosis.title
+
+
+def test_a_persons_directory_named_like_a_subsystem_decides_nothing(tmp_path: Path) -> None:
+    """`/home/<user>/quantization/serve.py` raising a plain ValueError: no quantization failure."""
+    script_dir = tmp_path / "quantization"
+    script_dir.mkdir()
+    files = {"helperpkg/__init__.py": ""}
+    run = traceback_of_installed(script_dir, files, "def main():\n    raise ValueError('bad value for x')\nmain()\n")
+    text = run.stderr.replace(str(script_dir), "/home/alice/quantization")
+    assert "/home/alice/quantization/app.py" in text
+    assert diagnose_without_patterns(text).category != "quantization"
+
+
+def test_a_models_name_in_a_message_decides_nothing(tmp_path: Path) -> None:
+    """A server's own error naming the model it was asked for: GPTQ in the name is no quantization failure."""
+    text = _raised_in(tmp_path, "vllm/entrypoints/openai/api_server.py",
+                      "raise RuntimeError('Failed to start server for TheBloke/Llama-2-13B-chat-GPTQ')", "")
+    assert diagnose_without_patterns(text).category != "quantization"
+    text = _raised_in(tmp_path / "b", "vllm/entrypoints/openai/serving_models.py",
+                      "raise ValueError('The model Qwen2.5-7B-Instruct-AWQ does not exist.')", "")
+    assert diagnose_without_patterns(text).category != "quantization"
+
+
+def test_the_quantization_words_of_the_failure_itself_still_count(tmp_path: Path) -> None:
+    """The masking leaves the failure's own words: a method the message names outside a model's name still counts."""
+    text = _raised_in(tmp_path, "vllm/model_executor/layers/quantization/awq.py",
+                      "raise ValueError('The input size is not aligned with the quantized weight shape. "
+                      "This can be caused by too large tensor parallel size.')", "")
+    assert diagnose_without_patterns(text).category in {"quantization", "parallel-config"}
+
+
+def test_module_path_keeps_code_and_drops_a_persons_directories() -> None:
+    assert module_path("/usr/lib/python3.10/site-packages/vllm/lora/models.py") == "vllm/lora/models.py"
+    assert module_path("/workspace/verl/verl/workers/fsdp_workers.py") == "verl/verl/workers/fsdp_workers.py"
+    assert module_path("/home/alice/lora/run.py") == "run.py"
+    assert module_path("/usr/lib/python3.11/multiprocessing/connection.py") == "multiprocessing/connection.py"
+    assert module_path("…/layers/quantization/fp8.py") == "…/layers/quantization/fp8.py"
