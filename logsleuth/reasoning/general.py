@@ -69,7 +69,7 @@ from logsleuth.reasoning.guidance_text import (
 )
 from logsleuth.reasoning.launch_quantization import launch_quantization
 from logsleuth.reasoning.message_limits import limit_steps
-from logsleuth.reasoning.parallelism import splits_over_one_gpu
+from logsleuth.reasoning.parallelism import config_arithmetic_steps, splits_over_one_gpu
 from logsleuth.reasoning.patched_engine import patched_copy_steps
 from logsleuth.reasoning.raise_site import site_of
 from logsleuth.reasoning.remote_code_scope import without_remote_code
@@ -235,6 +235,7 @@ def categorize(evidence: Evidence) -> Diagnosis:
                        *patched_copy_steps(failure),
                        *platform_steps(failure, engine),
                        *_limit_steps(evidence),
+                       *(config_arithmetic_steps(evidence) if row.category == "parallel-config" else ()),
                        *_quantized_launch_steps(evidence),
                        *feature,
                        *(compiled_op_steps(failure, engine, named_release, launch.engine_version_source, launch.checkout_paths,
