@@ -49,7 +49,7 @@ def variable_parts_left_out(text: str) -> str:
     for _ in range(2):
         for pattern, replacement in _LEFT_OVER:
             text = pattern.sub(replacement, text)
-    text = " ".join(text.split()).strip(" ,;:-")
+    text = " ".join(text.split()).strip(" ,;:-<>=")
     if len(text) <= LONGEST:
         return text
     cut = text[:LONGEST]
