@@ -18,7 +18,7 @@ LONGEST = 200
 FEW_WORDS = 3
 _VARIABLE = compile_lazily(
     r"(?:https?|grpc|tcp|file)://[^\s()\[\]<>'\"`]+"  # a URL: the user's host and port
-    r"|(?:[A-Za-z]:|[\w.\-~@+]+)?(?:[\\/][\w.\-~@+]+){2,}[\\/]?"  # a path of three segments or more
+    r"|(?:[A-Za-z]:|[\w.\-~@+]+)?(?:[\\/][\w.\-~@+]+){2,}[\\/]?(?::\d+){0,2}"  # a path (with its line)
     r"|\b[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\b"  # a UUID (a request's)
     r"|\b0x[0-9a-fA-F]+\b"  # an address
     r"|\b(?=[0-9a-f]{0,63}\d)(?=[0-9a-f]{0,63}[a-f])[0-9a-f]{8,64}\b"  # a hash or a hex id
@@ -31,6 +31,7 @@ _LEFT_OVER = (
     (compile_lazily(r"\x00"), " "),
     (compile_lazily(r"([(\[{])\s*[,;]\s*"), r"\1"),
     (compile_lazily(r"\s*,(?:\s*,)+"), ","),
+    (compile_lazily(r"([:;])\s*,"), r"\1"),
     (compile_lazily(r"\s+([,.;:)\]}])"), r"\1"),
 )
 # an exception class as CPython prints it at the start of its line: `ValueError`, `torch.OutOfMemoryError`

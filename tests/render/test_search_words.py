@@ -45,6 +45,8 @@ def test_a_message_without_its_numbers_paths_and_ids() -> None:
         "increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.")
     watchdog = "[PG ID 0 PG GUID 0(default_pg) Rank 4] Process group watchdog thread terminated with exception: boom"
     assert variable_parts_left_out(watchdog) == "[PG ID PG GUID (default_pg) Rank] Process group watchdog thread terminated with exception: boom"
+    nccl = "NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:268, unhandled cuda error"  # torch's NCCLUtils
+    assert variable_parts_left_out(nccl) == "NCCL error in: unhandled cuda error"
     loaded = "Error loading /home/u/models/llama-3/model-00001-of-00004.safetensors at 0x7f3a2c00 for request 3f2a9c1e4b7d"
     assert variable_parts_left_out(loaded) == "Error loading at for request"
 
