@@ -7,8 +7,6 @@ another thread's differ; what stays is in the log, in the log's order."""
 
 from __future__ import annotations
 
-from logsleuth.diagnosis.grouping import names_no_cause
-from logsleuth.ingest.normalize import after_line_prefix
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Diagnosis, ExceptionBlock, Failure
 
@@ -66,9 +64,9 @@ def search_text(diagnosis: Diagnosis | None, failure: Failure) -> str:
         block = next((b for b in failure.exceptions if f"{b.type}: {b.message}".startswith(named)), None) if named else None
         if block is not None:
             return _block_words(block)
-        if named in failure.context or any(named == line.strip() for line in failure.context):
-            return variable_parts_left_out(after_line_prefix(named))
-    return _block_words(failure.final) if not names_no_cause(failure) else _frame_words(failure.final)
+        if any(named == line.strip() for line in failure.context):  # a log line, its record's header and all
+            return variable_parts_left_out(named)
+    return _block_words(failure.final)
 
 
 def _block_words(block: ExceptionBlock) -> str:
@@ -82,7 +80,7 @@ def _block_words(block: ExceptionBlock) -> str:
         return words
     if _printed_type(block):
         return f"{block.type}: {words}" if words else block.type
-    return words or _frame_words(block)
+    return words or _frame_words(block)  # no words at all (a traceback cut before its exception line): its frames
 
 
 def _printed_type(block: ExceptionBlock) -> bool:
