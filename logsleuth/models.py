@@ -342,6 +342,9 @@ class LaunchInfo:
     # Lines that show the version of a package the engine runs (transformers, flashinfer, xgrammar, sgl-kernel: an
     # environment dump, pip list; facts/package_sites.py), the first ones.
     package_lines: tuple[str, ...] = ()
+    # Lines that print a model size a parallel degree must divide (a config dump's `"num_attention_heads": 32`,
+    # ingest/launch.py MODEL_SIZE_KEYS), the first ones: the sizes a divisibility check read when its message names none.
+    model_size_lines: tuple[str, ...] = ()
     # Lines that show a package that drives or plugs into the engine (a wrapper, a KV connector, a platform plugin:
     # facts/engine_drivers.py) listed or loaded beside it, the first ones: the other side of a version skew.
     driver_lines: tuple[str, ...] = ()

@@ -257,6 +257,39 @@ def test_an_unknown_release_gets_the_known_pins_and_no_invented_version(tmp_path
     assert diagnosis.fix is not None
     assert diagnosis.fix.steps[-1] == 'pip install "vllm==<your version>"'
     assert not any("transformers" in step for step in diagnosis.fix.steps)
+    # the release is asked for, with the commands that print it (needs_input), never guessed
+    assert len(diagnosis.fix.needs_input) == 1 and "`pip show vllm`" in diagnosis.fix.needs_input[0]
+    assert "print(vllm.__version__)" in diagnosis.fix.needs_input[0]
+
+
+def test_a_known_release_shows_its_pin_and_asks_for_no_release(tmp_path: Path) -> None:
+    """The release the log names answers with its own pin line (vLLM 0.11.2's wheel: transformers<5,>=4.56.0); nothing
+    is asked for."""
+    traceback = _real_traceback(
+        tmp_path, {"transformers/__init__.py": ""}, "from transformers import Qwen3VLConfig\n"
+    )
+    diagnosis = _rule(VLLM_0112 + traceback)
+    assert diagnosis.fix is not None and diagnosis.fix.steps[0] == "pip install 'transformers<5,>=4.56.0'"
+    assert diagnosis.fix.needs_input == ()
+
+
+def test_general_guidance_on_a_package_asks_for_the_unnamed_release(tmp_path: Path) -> None:
+    """vLLM registering a config name transformers now ships (vllm-project/vllm-ascend#2046), the release not in the
+    log: the rule needs the release's range, so general guidance answers, and it asks for the release with the
+    command that prints it rather than guessing which pins apply."""
+    traceback = real_traceback("""
+        class _LazyConfigMapping:
+            def register(self, key):
+                raise ValueError(f"'{key}' is already used by a Transformers config, pick another name.")
+
+        _LazyConfigMapping().register("aimv2")
+        """, "venv/lib/python3.11/site-packages/transformers/models/auto/configuration_auto.py")
+    diagnosis = _diagnosis(VLLM_SERVE + traceback)
+    assert diagnosis is not None and diagnosis.basis == "general" and diagnosis.category == "dependency-version"
+    assert diagnosis.fix is not None
+    asked = [line for line in diagnosis.fix.needs_input if "`pip show vllm`" in line]
+    assert asked and asked[0] in diagnosis.fix.steps  # said in the report, and in the JSON's needs_input
+    assert "--engine-version" in asked[0]
 
 
 def test_a_guessed_version_is_treated_as_unknown(tmp_path: Path) -> None:

@@ -203,6 +203,14 @@ MAX_PLUGIN_LINES = 4  # a plugin's name shows once or twice (a version line, an 
 # must leave room for the checkout's own paths.
 MAX_CHECKOUT_PATHS = 16
 MAX_GPU_LINES = 16  # an environment dump lists every GPU; the first lines say which they are
+# The config keys of the sizes a parallel degree must divide (reasoning/parallelism.py config_arithmetic_steps), as a
+# config dump prints them: transformers' `Model config LlamaConfig {` and a pasted config.json one key a line, an
+# engine's dict on one line.  A line that prints one is kept (the first MAX_MODEL_SIZE_LINES): an INFO line is no
+# failure's context.
+MODEL_SIZE_KEYS = ("num_attention_heads", "num_key_value_heads", "multi_query_group_num", "n_routed_experts",
+                   "num_experts", "num_local_experts", "intermediate_size", "weight_block_size")
+_MODEL_SIZE = compile_lazily(r"(?<!\w)(?:" + "|".join(MODEL_SIZE_KEYS) + r")['\"]?\s*[:=]\s*['\"]?[\[\d]")
+MAX_MODEL_SIZE_LINES = 64
 # Where a log shows its GPU: a paste's environment dump, the start of a server's log.  Beyond this, a line costs
 # one comparison (the cue test is a few substring scans per line: not for every line of a large log).
 GPU_LINES_WITHIN = 1 << 20
@@ -316,6 +324,7 @@ class LaunchTracker:
     compile_cache: str | None = None  # vLLM's torch.compile cache directory the log names (compile_cache_in)
     package_lines: list[str] = field(default_factory=list)  # lines that show a package's version (facts/package_sites.py)
     driver_lines: list[str] = field(default_factory=list)  # lines that show a package driving the engine (facts/engine_drivers.py)
+    model_size_lines: list[str] = field(default_factory=list)  # LaunchInfo.model_size_lines
     _driver_command_continues: bool = False  # the last driver line ended with a backslash
     plugin_lines: list[str] = field(default_factory=list)  # lines that name a plugin of vLLM (LaunchInfo.plugin_lines)
     checkout_paths: list[str] = field(default_factory=list)  # LaunchInfo.checkout_paths
@@ -473,6 +482,9 @@ class LaunchTracker:
             self._saw("program", _PROGRAM_ENGINE.get(program, program.split()[0]))
         if line.offset < GPU_LINES_WITHIN and len(self.gpu_lines) < MAX_GPU_LINES and shows_gpu(text):
             self.gpu_lines.append(text)
+        if (len(self.model_size_lines) < MAX_MODEL_SIZE_LINES and len(text) <= MAX_DUMP_LINE
+                and ("_heads" in text or "_experts" in text or "_size" in text or "_num" in text) and _MODEL_SIZE.search(text)):
+            self.model_size_lines.append(text)
         if line.offset < GPU_LINES_WITHIN and len(self.package_lines) < MAX_GPU_LINES and shows_a_version(text):
             self.package_lines.append(text)  # an environment dump's lines, within the same reach as its GPUs'
         if self._driver_command_continues and len(self.driver_lines) < MAX_GPU_LINES:
@@ -816,6 +828,8 @@ class LaunchTracker:
         self.package_lines.extend(line for line in other.package_lines[:room] if line not in self.package_lines)
         room = MAX_GPU_LINES - len(self.driver_lines)
         self.driver_lines.extend(line for line in other.driver_lines[:room] if line not in self.driver_lines)
+        room = MAX_MODEL_SIZE_LINES - len(self.model_size_lines)
+        self.model_size_lines.extend(line for line in other.model_size_lines[:room] if line not in self.model_size_lines)
         room = MAX_PLUGIN_LINES - len(self.plugin_lines)
         self.plugin_lines.extend(line for line in other.plugin_lines[:room] if line not in self.plugin_lines)
         for path in other.checkout_paths:
@@ -933,6 +947,7 @@ class LaunchTracker:
             package_lines=tuple(self.package_lines),
             driver_lines=tuple(self.driver_lines),
             plugin_lines=tuple(self.plugin_lines),
+            model_size_lines=tuple(self.model_size_lines),
             checkout_paths=tuple(self.checkout_paths),
             editable_checkouts=tuple(self.editable_checkouts),
             switches_on=tuple(sorted(self.switches_on)),

@@ -655,6 +655,7 @@ def _unknown_release(drift: Drift, engine: str, version: str | None, declared: l
                 install,
                 *_own_build_step(drift, declared),
             ),
+            needs_input=() if version else (release_needed(engine),),
         ),
         engine=engine,
         engine_version=version,
@@ -666,6 +667,16 @@ def _unknown_release(drift: Drift, engine: str, version: str | None, declared: l
             *([f"logsleuth knows the pins of {len(known)} {name} releases ({known[0]} to {known[-1]})"] if known else []),
         ),
     )
+
+
+def release_needed(engine: str) -> str:
+    """What to ask for when the log does not name the engine's release: the pins that answer a package's drift are
+    that release's (facts/requires.json), and no guess stands in for it.  Both commands print the installed release
+    (the distribution's metadata; the package's own `__version__`, sglang/version.py and vllm/version.py)."""
+    name = ENGINE_NAMES.get(engine, engine)
+    return (f"Your {name} release: `pip show {engine}` prints it (its Version: line), or "
+            f"`python -c 'import {engine}; print({engine}.__version__)'`. Give it with --engine-version so that "
+            "release's pins can be checked.")
 
 
 def _optional_path_summary(name: str, distribution: str, extras: str) -> str:

@@ -33,6 +33,7 @@ from logsleuth.reasoning.call_frames import (
     wrapper_call_into_engine,
 )
 from logsleuth.reasoning.category_score import MISSING_LINE, UNCLASSIFIED, best_row, cut_in_model_loader
+from logsleuth.reasoning.dependencies import release_needed
 from logsleuth.reasoning.engine_api_calls import (
     SIGNATURE,
     UnseenCaller,
@@ -69,7 +70,7 @@ from logsleuth.reasoning.guidance_text import (
 )
 from logsleuth.reasoning.launch_quantization import launch_quantization
 from logsleuth.reasoning.message_limits import limit_steps
-from logsleuth.reasoning.parallelism import splits_over_one_gpu
+from logsleuth.reasoning.parallelism import config_arithmetic_steps, splits_over_one_gpu
 from logsleuth.reasoning.patched_engine import patched_copy_steps
 from logsleuth.reasoning.raise_site import site_of
 from logsleuth.reasoning.remote_code_scope import without_remote_code
@@ -216,6 +217,10 @@ def categorize(evidence: Evidence) -> Diagnosis:
     # What a release requires or a reinstall command may name only a release the log or the user gives: one guessed
     # from the code's layout may be another.
     named_release = _release_the_log_names(evidence, engine)
+    # A package that does not fit the engine: what fits is the release's pins, and a release the log does not name is
+    # asked for, with the command that prints it, never guessed (the steps show it; needs_input carries it in JSON).
+    release_asked = ((release_needed(engine),) if row.category == "dependency-version" and engine in ENGINE_NAMES
+                     and named_release is None and not unseen_engine_call and not aligned[1] else ())
     return Diagnosis(
         pattern=f"general-{row.category}",
         title=title,
@@ -235,6 +240,7 @@ def categorize(evidence: Evidence) -> Diagnosis:
                        *patched_copy_steps(failure),
                        *platform_steps(failure, engine),
                        *_limit_steps(evidence),
+                       *(config_arithmetic_steps(evidence) if row.category == "parallel-config" else ()),
                        *_quantized_launch_steps(evidence),
                        *feature,
                        *(compiled_op_steps(failure, engine, named_release, launch.engine_version_source, launch.checkout_paths,
@@ -246,8 +252,9 @@ def categorize(evidence: Evidence) -> Diagnosis:
                        *module_no_release_requires(evidence, row.category, engine, named_release),
                        *misfit_steps(misfit, engine, version),
                        *aligned[0],
-                       *checks),
-                needs_input=(*aligned[1], *_missing_line(evidence))),
+                       *checks,
+                       *release_asked),
+                needs_input=(*aligned[1], *_missing_line(evidence), *release_asked)),
         engine=engine,
         engine_version=version,
         basis="general",

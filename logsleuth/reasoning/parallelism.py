@@ -150,7 +150,7 @@ def _from_raise_site(evidence: Evidence) -> Diagnosis | None:
     if site is None or found is None:
         return None
     quantity, key, _ = _ASSERT_CONFIG_KEYS.get(found["size"], ("attention heads", "num_attention_heads", "split"))
-    numbers = _Numbers("split", quantity, "tp", config_value(_log_lines(evidence), key), launch_degree(evidence, "tp"))
+    numbers = _Numbers("split", quantity, "tp", model_size(evidence, key), launch_degree(evidence, "tp"))
     fact = f"the check that raised it ({site.file}, {site.function}): if {found.group(0)}"
     return _diagnosis(numbers, evidence, fact, f"raise-{key}", (f"{site.engine} {site.file} {site.function}",))
 
@@ -193,7 +193,7 @@ def _assert_diagnosis(found: regex.Match[str], evidence: Evidence, fact: str) ->
         # `assert total_num_kv_heads % tp_size == 0`: the degree must divide the KV heads.  Older model files assert
         # it whatever the sizes (no branch that copies heads), so a multiple of them is no way out there.
         kind = "split"
-    numbers = _Numbers(kind, quantity, "tp", config_value(_log_lines(evidence), key), launch_degree(evidence, "tp"))
+    numbers = _Numbers(kind, quantity, "tp", model_size(evidence, key), launch_degree(evidence, "tp"))
     return _diagnosis(numbers, evidence, fact, f"assert-{key}", _HEADS_ASSERT_SOURCES)
 
 
@@ -436,3 +436,86 @@ def _steps(numbers: _Numbers, engine: str | None, without_pipeline: bool = False
                      "pipeline = GPUs) or data parallelism; pipeline parallelism splits the layers and has no head "
                      "constraint, but the model must support it")
     return tuple(steps)
+
+
+# The sizes a parallel degree must divide, as the model's config names them (vLLM prints the HF config in its
+# `Initializing a V1 LLM engine … with config:` line only partly; a `config.json` dump or SGLang's model config line
+# names them): (config keys, the size in prose, the degree that splits it).  The engines' own checks: vLLM
+# ModelConfig.verify_with_parallel_config (heads % tp), QKVParallelLinear (KV heads divided by or copied over tp),
+# the fused MoE layer (experts % ep: vllm/model_executor/layers/fused_moe/layer.py determine_expert_map, SGLang
+# EPMoE), and the intermediate size split over tp (MergedColumnParallelLinear's divide()).
+_CONFIG_SIZES: tuple[tuple[tuple[str, ...], str, str], ...] = (
+    (("num_attention_heads",), "attention heads", "tp"),
+    (("num_key_value_heads", "multi_query_group_num"), "KV heads", "tp"),
+    (("n_routed_experts", "num_experts", "num_local_experts"), "experts", "ep"),
+    (("intermediate_size",), "intermediate size", "tp"),
+)
+_BLOCK_SIZE = compile_lazily_regex(r"""weight_block_size['"]?\s*[:=]\s*\[\s*(\d+)\s*,\s*(\d+)\s*\]""")
+
+
+def model_size(evidence: Evidence, key: str) -> int | None:
+    """`key`'s number in the config the log prints (the launch's model size lines, the lines before the failure), when
+    every line that prints it gives the same one: a multimodal config prints the text model's and the vision tower's
+    heads under one name, and which of them the check read is then unknown."""
+    pattern = regex.compile(_CONFIG_VALUE.format(name=regex.escape(key)))
+    values = {int(m.group(1)) for line in (*evidence.launch.model_size_lines, *_log_lines(evidence)) if key in line
+              for m in pattern.finditer(line)}
+    return values.pop() if len(values) == 1 else None
+
+
+def config_arithmetic_steps(evidence: Evidence) -> tuple[str, ...]:
+    """For general guidance on a parallel-config failure: the division of each size the config printed in the log by
+    the degree the launch gives, which fails, and the degrees that fit them all.  The sizes as options, never a
+    command: which of these sizes the failing check read is not known, only that each must divide."""
+    degrees = {name: launch_degree(evidence, name) for name in ("tp", "ep")}
+    sizes: dict[str, tuple[str, int, str]] = {}
+    for keys, quantity, name in _CONFIG_SIZES:
+        found = next(((key, size) for key in keys if (size := model_size(evidence, key))), None)
+        if found is not None and (degrees[name] or 1) > 1:
+            sizes[quantity] = (*found, name)
+    block = _block_size(evidence)
+    said: list[str] = []
+    failing: list[str] = []
+    for quantity, (key, size, name) in sizes.items():
+        degree = degrees[name] or 1
+        whole = _fits(quantity, size, degree, block)
+        why = ("" if whole else " (not whole, nor a multiple)" if quantity == "KV heads" else " (not whole)"
+               if size % degree else " (not a multiple of the quantization block)")
+        said.append(f"{key} {size} / {_DEGREE_PROSE[name]} {degree} = {_quotient(size, degree)}{why}")
+        if not whole:
+            failing.append(f"{quantity} {size} by {degree}")
+    if not said:
+        return ()
+    options = [f"{_DEGREE_PROSE[name].capitalize()}s that fit the {', the '.join(named)}: {', '.join(map(str, fits))}"
+               for name in ("tp", "ep")
+               if (named := [q for q, (_, _, n) in sizes.items() if n == name])
+               and (fits := [d for d in divisors(max(sizes[q][1] for q in named))
+                             if all(_fits(q, sizes[q][1], d, block) for q in named)])]
+    verdict = (f"The division that fails: {'; '.join(failing)}. " + ("; ".join(options) + "." if options else "")
+               if failing else "Each of these divides: the failing check is about another size (a quantized layer's "
+               "slice, a kernel's tile, the GPUs per node).")
+    blocked = f" (quantization block {block}, weight_block_size)" if block and "intermediate size" in sizes else ""
+    return (f"General guidance: the config the log prints and the launch's degrees give {'; '.join(said)}{blocked}. "
+            f"{verdict}",)
+
+
+def _fits(quantity: str, size: int, degree: int, block: int | None) -> bool:
+    """The degree splits the size as the engines do: KV heads divided or copied (a multiple of them), the
+    intermediate size into whole quantization blocks when the checkpoint is block-quantized."""
+    if quantity == "KV heads":
+        return size % degree == 0 or degree % size == 0
+    if quantity == "intermediate size" and block:
+        return size % degree == 0 and (size // degree) % block == 0
+    return size % degree == 0
+
+
+def _block_size(evidence: Evidence) -> int | None:
+    """The block quantization's block_n the config prints (`"weight_block_size": [128, 128]`), when it prints one."""
+    blocks = {int(m.group(1)) for line in (*evidence.launch.model_size_lines, *_log_lines(evidence))
+              if "weight_block_size" in line and (m := _BLOCK_SIZE.search(line))}
+    return blocks.pop() if len(blocks) == 1 else None
+
+
+def _quotient(size: int, degree: int) -> str:
+    """`size / degree` as a person writes it: whole, or to two decimals (5.33, never a rounded 2389)."""
+    return str(size // degree) if size % degree == 0 else f"{size / degree:.2f}"

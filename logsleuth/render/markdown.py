@@ -82,8 +82,8 @@ def _answer(view: GroupView, heading: str | None) -> list[str]:
     out.extend(_trust(view))
     if view.fix:
         out.extend(_fix(view.fix, view.fix_label))
-    if view.general and (view.search or view.signature):
-        out.extend([f"{SEARCH_LABEL}: {markdown_code_span(view.search or view.signature)}", ""])
+    if view.general and view.search:
+        out.extend([f"{SEARCH_LABEL}: {markdown_code_span(view.search)}", ""])
     return out
 
 

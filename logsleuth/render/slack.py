@@ -195,8 +195,8 @@ def _answer(view: GroupView, detail: Detail) -> list[str]:
         if detail.alternatives:
             for alternative in view.fix.alternatives:
                 blocks.extend(_fix_blocks(alternative, "Or"))
-    if view.general and (view.search or view.signature):
-        blocks.extend([f"{SEARCH_LABEL}:", fence([view.search or view.signature])])
+    if view.general and view.search:
+        blocks.extend([f"{SEARCH_LABEL}:", fence([view.search])])
     return blocks
 
 

@@ -105,8 +105,8 @@ def answer_lines(view: GroupView, width: int, title: str = "") -> list[Line]:
     if view.fix:
         out.append(Line(""))
         out.extend(_fix_lines(view.fix, width, view.fix_label))
-    if view.general and (view.search or view.signature):  # the exact text, on a line of its own so that it copies whole
-        out.extend([Line(f"  {SEARCH_LABEL}:"), Line(f"    {view.search or view.signature}", "logsleuth.frame.app")])
+    if view.general and view.search:  # the exact text, on a line of its own so that it copies whole
+        out.extend([Line(f"  {SEARCH_LABEL}:"), Line(f"    {view.search}", "logsleuth.frame.app")])
     return out
 
 

@@ -28,6 +28,7 @@ from logsleuth.models import (
     SourceInfo,
 )
 from logsleuth.render.safety import clean, clean_lines, quote_shell_word, strip_controls
+from logsleuth.render.search_words import search_text
 
 RELATION_TEXT = {
     "cause": "the above was the direct cause of:",
@@ -128,7 +129,7 @@ class GroupView:
     context_left_out: int = 0  # earlier context lines not shown
     cascade_left_out: int = 0
     signature: str = ""
-    search: str = ""  # the failure's exact first line ("Type: message"), to search issue trackers with
+    search: str = ""  # the words the log printed for the failure, variable parts left out (render/search_words.py)
     engine: str = ""  # "sglang 0.5.9", and what is not known of it
     sources: list[str] = field(default_factory=list)
     basis: str = "pattern"  # Diagnosis.basis: "pattern", "rule" (reasoned from facts) or "general"
@@ -357,8 +358,8 @@ def abstention(view: GroupView) -> list[tuple[str, str]]:
         if view.innermost_source:
             rows.append(("Its source line", view.innermost_source))
     rows.append(("Engine", view.engine))
-    if view.search or view.signature:
-        rows.append((SEARCH_LABEL, view.search or view.signature))
+    if view.search:
+        rows.append((SEARCH_LABEL, view.search))
     return rows
 
 
@@ -404,7 +405,7 @@ def build_view(
         context_left_out=max(0, len(failure.context) - MAX_CONTEXT_LINES),
         cascade_left_out=max(0, len(group.cascade) - MAX_CASCADE_LINES),
         signature=clean(group.signature),
-        search=clean(_search_text(diagnosis, final), 300),
+        search=clean(search_text(diagnosis, failure), 300),
         engine=clean(engine_text(launch)),
         sources=[clean(source) for source in group.sources],
         basis=diagnosis.basis if diagnosis else "pattern",
@@ -412,21 +413,6 @@ def build_view(
         raised_at=[clean(fact, 600) for fact in diagnosis.raised_at] if diagnosis else [],
         engine_says=_engine_says(diagnosis),
     )
-
-
-def _search_text(diagnosis: Diagnosis | None, final: ExceptionBlock) -> str:
-    """The text to search issue trackers with: the failure's first line, or, where general guidance names the
-    line that caused the failure (a crash filed under the error before it: reasoning/root_cause.py), that line."""
-    if diagnosis is not None and diagnosis.basis == "general" and diagnosis.evidence:
-        return diagnosis.evidence[0].splitlines()[0]
-    if final.type and not final.typed_from_statement:
-        return f"{final.type}: {final.message.splitlines()[0]}" if final.message else final.type
-    # the paste cut the exception line (its type, if any, read from the raising statement): the innermost frame's
-    # source line is the most distinctive text left
-    innermost = final.frames[-1] if final.frames else None
-    if innermost is not None:
-        return (innermost.source or "").strip() or f"{innermost.module_path} in {innermost.function}"
-    return ""
 
 
 def _engine_says(diagnosis: Diagnosis | None) -> list[EngineSaysView]:

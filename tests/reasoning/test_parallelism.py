@@ -267,3 +267,60 @@ def test_a_release_without_pipeline_parallelism_is_not_offered_it() -> None:
     assert not any("pipeline parallelism (tensor" in step for step in old.fix.steps)
     assert any("data parallelism" in step for step in old.fix.steps)
     assert any("pipeline parallelism (tensor" in step for step in new.fix.steps)
+
+
+# A divisibility check whose message names no size and no check the rules know (a linear layer's own words), in a
+# launch whose model config is printed at INFO level, as SGLang and transformers print it: general guidance, with the
+# division of each printed size by the launch's degree (QKVParallelLinear and MergedColumnParallelLinear split the
+# heads and the intermediate size with divide(): sglang/srt/layers/linear.py, vllm/model_executor/layers/linear.py).
+GENERAL_SPLIT = """\
+[2026-03-01 10:00:00] server_args=ServerArgs(model_path='/models/m', tp_size=6, ep_size=1, port=30000)
+[2026-03-01 10:00:01] Model config: {"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32, "num_key_value_heads": 8}
+[2026-03-01 10:00:05 TP0] Scheduler hit an exception: Traceback (most recent call last):
+  File "/usr/local/lib/python3.10/dist-packages/sglang/srt/managers/scheduler.py", line 2000, in run_scheduler_process
+    scheduler = Scheduler(server_args, port_args, gpu_id, tp_rank, dp_rank)
+  File "/usr/local/lib/python3.10/dist-packages/sglang/srt/layers/linear.py", line 300, in __init__
+    self.output_size_per_partition = split_size(output_size, tp_size)
+ValueError: the output size is not divisible by the tensor parallel size
+"""
+
+
+def _arithmetic_step(log: str) -> str:
+    diagnosis = first_diagnosis(log)
+    assert diagnosis.basis == "general" and diagnosis.category == "parallel-config", diagnosis
+    assert diagnosis.fix is not None and diagnosis.fix.command is None and not diagnosis.fix.flags  # options, no command
+    return next((step for step in diagnosis.fix.steps if "config the log prints" in step), "")
+
+
+def test_general_guidance_states_the_division_from_the_printed_config() -> None:
+    step = _arithmetic_step(GENERAL_SPLIT)
+    assert "num_attention_heads 32 / tensor-parallel size 6 = 5.33 (not whole)" in step, step
+    assert "num_key_value_heads 8 / tensor-parallel size 6 = 1.33 (not whole, nor a multiple)" in step
+    assert "The division that fails: attention heads 32 by 6; KV heads 8 by 6; intermediate size 14336 by 6." in step
+    assert step.endswith(": 1, 2, 4, 8, 16, 32."), step
+
+
+def test_a_block_quantized_intermediate_size_is_checked_against_its_block() -> None:
+    """18432 / 32 = 576 divides, but is no whole number of 128-wide blocks (sgl-project/sglang#3345's numbers)."""
+    log = (GENERAL_SPLIT.replace("tp_size=6", "tp_size=32").replace('"intermediate_size": 14336', '"intermediate_size": 18432')
+           .replace('"num_key_value_heads": 8}', '"num_key_value_heads": 8, "quantization_config": {"weight_block_size": [128, 128]}}'))
+    step = _arithmetic_step(log)
+    assert "intermediate_size 18432 / tensor-parallel size 32 = 576 (not a multiple of the quantization block)" in step, step
+    assert "The division that fails: intermediate size 18432 by 32." in step
+    assert step.endswith(": 1, 2, 4, 8, 16."), step  # 18432 / 16 = 1152 = 9 x 128; 32 fails
+
+
+def test_sizes_printed_twice_with_different_values_are_not_used() -> None:
+    """A multimodal config prints the text model's and the vision tower's heads under one name: which the failing
+    check read is unknown, so neither is divided."""
+    log = GENERAL_SPLIT.replace(
+        '[2026-03-01 10:00:05 TP0]', '[2026-03-01 10:00:02] vision_config: {"num_attention_heads": 16}\n[2026-03-01 10:00:05 TP0]', 1)
+    step = _arithmetic_step(log)
+    assert "num_attention_heads" not in step and "num_key_value_heads 8" in step, step
+
+
+def test_a_bare_heads_assert_reads_an_info_config_line() -> None:
+    """The same bare assert as above with the config printed at INFO level, as engines print it: the launch keeps the
+    model size lines (ingest/launch.py MODEL_SIZE_KEYS), not only the lines kept as the failure's context."""
+    diagnosis = first_diagnosis(SGLANG_HEADS_ASSERT.replace("TP0] WARNING model config", "TP0] model config"))
+    assert "tp 1, 2, 4, 5, 8, 10 divide 40 attention heads; 16 does not" in diagnosis.evidence, diagnosis.evidence
