@@ -14,6 +14,9 @@ from logsleuth.models import Diagnosis, ExceptionBlock, Failure
 LONGEST = 200
 # fewer words than this left of the message: the exception's type is searched with it (`KeyError: 'lm_head.weight'`)
 FEW_WORDS = 3
+# what of a message is read for them: the words kept fit in LONGEST, and the patterns below backtrack over a long run
+# of word characters (a path's leading segment), so a 100 KB message line must not reach them whole
+READ_AT_MOST = 1000
 _VARIABLE = compile_lazily(
     r"(?:https?|grpc|tcp|file)://[^\s()\[\]<>'\"`]+"  # a URL: the user's host and port
     r"|(?:[A-Za-z]:|[\w.\-~@+]+)?(?:[\\/][\w.\-~@+]+){2,}[\\/]?(?::\d+){0,2}"  # a path (with its line)
@@ -44,7 +47,7 @@ _WORD = compile_lazily(r"[A-Za-z]{2,}")
 
 def variable_parts_left_out(text: str) -> str:
     """`text` without its numbers, paths, addresses, ids and URLs, and the empty brackets they leave."""
-    text = _VARIABLE.sub(_GONE, text)
+    text = _VARIABLE.sub(_GONE, text[:READ_AT_MOST])
     for _ in range(2):
         for pattern, replacement in _LEFT_OVER:
             text = pattern.sub(replacement, text)
