@@ -772,6 +772,7 @@ class LaunchTracker:
         if not self.markers or kind in self._marker_kinds or offset - self.markers[-1] > 64 * 1024:
             self.markers.append(offset)
             self._marker_kinds = set()
+            self.model_size_lines = []  # an earlier launch's model config sizes another model (review of advice17, H1)
         self._marker_kinds.add(kind)
         return self.launches.setdefault(self.markers[-1], LaunchFacts())
 

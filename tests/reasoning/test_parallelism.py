@@ -88,6 +88,18 @@ def test_a_bare_heads_assert_reads_the_heads_from_the_printed_config() -> None:
     assert [(op.flag, op.value) for op in diagnosis.fix.flags] == [("--tp-size", "8")]
 
 
+def test_an_earlier_launchs_config_sizes_nothing_of_the_launch_that_failed() -> None:
+    """An earlier launch in the same log printed another model's heads (40, an INFO line): the failing launch (tp 16) prints none,
+    so no division is stated and no --tp-size is set from the other model's heads (review of advice17, H1)."""
+    earlier = ("[2026-03-01 08:00:00] server_args=ServerArgs(model_path='/models/llama-13b', tp_size=4, port=30000)\n"
+               '[2026-03-01 08:00:05 TP0] model config: {"num_attention_heads": 40, "num_key_value_heads": 40}\n'
+               "[2026-03-01 08:10:00 TP0] The server is fired up and ready to roll!\n")
+    failing = SGLANG_HEADS_ASSERT.replace("/models/llama-13b", "/models/other-model").splitlines(keepends=True)
+    diagnosis = first_diagnosis(earlier + failing[0] + "".join(failing[2:]))
+    assert not any("40 attention heads" in line for line in diagnosis.evidence)
+    assert diagnosis.fix is None or ("--tp-size", "8") not in [(op.flag, op.value) for op in diagnosis.fix.flags]
+
+
 # vllm/models/deepseek_v4/nvidia/model.py (0.33.0 line 357), the shape of vllm-project/vllm#52435: vLLM has no EP size
 # flag (the EP size is tp x dp with --enable-expert-parallel), so the degree is given in words.
 VLLM_EXPERTS = """\
