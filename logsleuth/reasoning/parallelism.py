@@ -442,14 +442,17 @@ def _steps(numbers: _Numbers, engine: str | None, without_pipeline: bool = False
 # `Initializing a V1 LLM engine … with config:` line only partly; a `config.json` dump or SGLang's model config line
 # names them): (config keys, the size in prose, the degree that splits it).  The engines' own checks: vLLM
 # ModelConfig.verify_with_parallel_config (heads % tp), QKVParallelLinear (KV heads divided by or copied over tp),
-# the fused MoE layer (experts % ep: vllm/model_executor/layers/fused_moe/layer.py determine_expert_map, SGLang
-# EPMoE), and the intermediate size split over tp (MergedColumnParallelLinear's divide()).
+# and the intermediate size split over tp (MergedColumnParallelLinear's divide()).  Not the experts: vLLM spreads a
+# remainder of experts over the EP ranks (fused_moe/layer.py determine_expert_map; it asserts experts % ep only with
+# EPLB) and SGLang's count adds redundant and shared experts the config does not name; and a MoE model's expert
+# weights split over tp / ep (SGLang's moe_tp_size), not tp: a config that names experts gets no intermediate size
+# division (review of advice17, M3 and M4: "lower the TP" was the opposite of enabling expert parallelism).
 _CONFIG_SIZES: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (("num_attention_heads",), "attention heads", "tp"),
     (("num_key_value_heads", "multi_query_group_num"), "KV heads", "tp"),
-    (("n_routed_experts", "num_experts", "num_local_experts"), "experts", "ep"),
     (("intermediate_size",), "intermediate size", "tp"),
 )
+_EXPERT_KEYS = ("n_routed_experts", "num_experts", "num_local_experts", "moe_intermediate_size")
 _BLOCK_SIZE = compile_lazily_regex(r"""weight_block_size['"]?\s*[:=]\s*\[\s*(\d+)\s*,\s*(\d+)\s*\]""")
 
 
@@ -469,7 +472,10 @@ def config_arithmetic_steps(evidence: Evidence) -> tuple[str, ...]:
     command: which of these sizes the failing check read is not known, only that each must divide."""
     degrees = {name: launch_degree(evidence, name) for name in ("tp", "ep")}
     sizes: dict[str, tuple[str, int, str]] = {}
+    moe = any(model_size(evidence, key) for key in _EXPERT_KEYS)
     for keys, quantity, name in _CONFIG_SIZES:
+        if moe and quantity == "intermediate size":
+            continue
         found = next(((key, size) for key in keys if (size := model_size(evidence, key))), None)
         if found is not None and (degrees[name] or 1) > 1:
             sizes[quantity] = (*found, name)
@@ -491,8 +497,13 @@ def config_arithmetic_steps(evidence: Evidence) -> tuple[str, ...]:
                if (named := [q for q, (_, _, n) in sizes.items() if n == name])
                and (fits := [d for d in divisors(max(sizes[q][1] for q in named))
                              if all(_fits(q, sizes[q][1], d, block) for q in named)])]
+    copied = [f"{size} KV heads over {degrees[name] or 1}" for quantity, (_, size, name) in sizes.items()
+              if quantity == "KV heads" and size % (degrees[name] or 1)]
     verdict = (f"The division that fails: {'; '.join(failing)}. " + ("; ".join(options) + "." if options else "")
-               if failing else "Each of these divides: the failing check is about another size (a quantized layer's "
+               if failing else
+               f"The KV heads do not divide ({', '.join(copied)}): they fit where the model's code copies them over "
+               "the GPUs (QKVParallelLinear), and fail where it splits them strictly. " + ("; ".join(options) + "." if options else "")
+               if copied else "Each of these divides: the failing check is about another size (a quantized layer's "
                "slice, a kernel's tile, the GPUs per node).")
     blocked = f" (quantization block {block}, weight_block_size)" if block and "intermediate size" in sizes else ""
     return (f"General guidance: the config the log prints and the launch's degrees give {'; '.join(said)}{blocked}. "

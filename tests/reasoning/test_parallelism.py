@@ -336,3 +336,39 @@ def test_a_bare_heads_assert_reads_an_info_config_line() -> None:
     model size lines (ingest/launch.py MODEL_SIZE_KEYS), not only the lines kept as the failure's context."""
     diagnosis = first_diagnosis(SGLANG_HEADS_ASSERT.replace("TP0] WARNING model config", "TP0] model config"))
     assert "tp 1, 2, 4, 5, 8, 10 divide 40 attention heads; 16 does not" in diagnosis.evidence, diagnosis.evidence
+
+
+def _sized_launch(config: str, tp: int, ep: int) -> str:
+    """A SGLang launch printing its model config, then failing a partition check no rule names (general guidance)."""
+    return (f"[2026-03-01 10:00:00] server_args=ServerArgs(model_path='/models/m', tp_size={tp}, ep_size={ep}, port=30000)\n"
+            f"[2026-03-01 10:00:01] Model config: {config}\n"
+            "[2026-03-01 10:00:05 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+            '  File "/usr/local/lib/python3.10/dist-packages/sglang/srt/managers/scheduler.py", line 2000, in run_scheduler_process\n'
+            "    scheduler = Scheduler(server_args, port_args, gpu_id, tp_rank, dp_rank)\n"
+            '  File "/usr/local/lib/python3.10/dist-packages/sglang/srt/layers/linear.py", line 300, in __init__\n'
+            "    raise ValueError('the partition is not divisible')\n"
+            "ValueError: the partition is not divisible\n")
+
+
+def _guidance(log: str) -> str:
+    diagnosis = first_diagnosis(log)
+    return " ".join(step for step in (*diagnosis.evidence, *(diagnosis.fix.steps if diagnosis.fix else ())))
+
+
+def test_a_moe_config_gets_no_intermediate_size_division_nor_expert_sizes() -> None:
+    """A MoE model's expert weights split over tp / ep, and vLLM spreads a remainder of experts: neither is stated
+    (review of advice17, M3/M4: 'lower the TP' for 1536 / 8 was the opposite of expert parallelism)."""
+    config = ('{"intermediate_size": 1536, "num_attention_heads": 48, "num_key_value_heads": 8, "num_local_experts": 256, '
+              '"quantization_config": {"weight_block_size": [128, 128]}}')
+    text = _guidance(_sized_launch(config, tp=8, ep=8))
+    assert "num_attention_heads 48" in text
+    assert "intermediate_size 1536" not in text and "Expert-parallel sizes" not in text
+
+
+def test_kv_heads_copied_over_more_gpus_are_not_said_to_divide() -> None:
+    """8 KV heads over tp 16: copied where the model's code copies them, a failure where it splits them strictly;
+    never 'Each of these divides' (review of advice17, M5)."""
+    config = '{"intermediate_size": 14336, "num_attention_heads": 32, "num_key_value_heads": 8}'
+    text = _guidance(_sized_launch(config, tp=16, ep=1))
+    assert "num_key_value_heads 8" in text and "Each of these divides" not in text
+    assert "KV heads do not divide" in text
