@@ -214,3 +214,16 @@ def test_a_settings_dump_in_the_message_picks_no_category_by_its_words(tmp_path:
     diagnosis = first_diagnosis("sglang version 0.5.9\n" + run.stderr)
     assert diagnosis.category != "tokenizer"
     assert "--tokenizer-path" not in " ".join((diagnosis.fix.summary, *diagnosis.fix.steps) if diagnosis.fix else ())
+
+
+def test_a_servers_error_body_printed_as_a_dict_keeps_its_words() -> None:
+    """The openai client prints the server's error body as a dict (`{'error': {'message': …, 'type': …, 'code': 400}}`):
+    three `'name': value` pairs, but the server's account of the failure, not a settings dump, so it is not masked."""
+    body = ("{'error': {'message': 'tokenizer could not apply the chat template: role tool is unknown', "
+            "'type': 'BadRequestError', 'param': None, 'code': 400}}")
+    log = ("Traceback (most recent call last):\n  File \"/srv/client.py\", line 9, in <module>\n"
+           "    out = client.chat.completions.create(model=\"m\", messages=turns)\n"
+           "  File \"/usr/lib/python3.12/site-packages/openai/_base_client.py\", line 1047, in request\n"
+           "    raise self._make_status_error_from_response(err.response) from None\n"
+           f"openai.BadRequestError: Error code: 400 - {body}\n")
+    assert first_diagnosis(log).category == "tokenizer"
