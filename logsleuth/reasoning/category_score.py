@@ -5,8 +5,8 @@ subsystems its frames run through, each weighed as the table's header says."""
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from collections.abc import Sequence
+from functools import lru_cache
 
 from logsleuth.diagnosis.grouping import names_no_cause
 from logsleuth.diagnosis.match import other_program
