@@ -105,13 +105,13 @@ def _vllm_vit(tmp_path: Path) -> str:
     return run.stderr
 
 
-def _sglang_vit(tmp_path: Path) -> str:
+def _sglang_vit(tmp_path: Path, kernel: str = _SGLANG_KERNEL, says: str = "no kernel image") -> str:
     run = traceback_of_installed(
-        tmp_path, {"sgl_kernel/flash_attn.py": _SGLANG_KERNEL, "sglang/srt/layers/attention/vision.py": _SGLANG_VISION,
+        tmp_path, {"sgl_kernel/flash_attn.py": kernel, "sglang/srt/layers/attention/vision.py": _SGLANG_VISION,
                    "sglang/srt/models/qwen2_5_vl.py": _SGLANG_QWEN_VL},
         "from sglang.srt.models.qwen2_5_vl import Qwen2_5_VLForConditionalGeneration\n"
         "Qwen2_5_VLForConditionalGeneration().get_image_feature([1])\n")
-    assert "no kernel image" in run.stderr
+    assert says in run.stderr
     return run.stderr
 
 
@@ -222,14 +222,9 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q):
 def test_an_asynchronous_fault_in_an_encoder_frame_keeps_the_llm_alternative(tmp_path: Path) -> None:
     """torch's own words: the frame an illegal memory access surfaces in may not be the faulting kernel, so the
     encoder's frames do not move the advice to the encoder's flag."""
-    run = traceback_of_installed(
-        tmp_path, {"sgl_kernel/flash_attn.py": _SGLANG_KERNEL_FAULT, "sglang/srt/layers/attention/vision.py": _SGLANG_VISION,
-                   "sglang/srt/models/qwen2_5_vl.py": _SGLANG_QWEN_VL},
-        "from sglang.srt.models.qwen2_5_vl import Qwen2_5_VLForConditionalGeneration\n"
-        "Qwen2_5_VLForConditionalGeneration().get_image_feature([1])\n")
-    assert "illegal memory access" in run.stderr
+    stderr = _sglang_vit(tmp_path, _SGLANG_KERNEL_FAULT, "illegal memory access")
     log = "python3 -m sglang.launch_server --model-path Qwen/Qwen2.5-VL-7B-Instruct --tp 2\nsglang version 0.5.9\n"
-    diagnosis = first_diagnosis(log + run.stderr)
+    diagnosis = first_diagnosis(log + stderr)
     assert "--mm-attention-backend" not in _flags(diagnosis) and "--attention-backend" in _flags(diagnosis)
 
 
