@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from logsleuth.diagnosis.grouping import names_no_cause
 from logsleuth.diagnosis.match import other_program
 from logsleuth.facts.categories import CategoryRow, table
 from logsleuth.facts.engine_messages import engines_raising
 from logsleuth.facts.message_templates import short_type
+from logsleuth.fixes import static_catalogs
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Failure, Frame
 from logsleuth.pydantic_display import checked_as
@@ -428,17 +430,38 @@ def _data_path_masked(found: re.Match[str]) -> str:
 
 # A settings dump a message carries (`ServerArgs(model_path='…', tokenizer_path='…', …)`, a pydantic error's
 # `input_value={'model': …, 'tokenizer': …}`, vLLM's `model='…', tokenizer='…', skip_tokenizer_init=False, …`): three or
-# more `name=value` or `'name': value` pairs in a row.  It lists every setting the launch has, so a row's word in it
+# more `name=value` or `'name': value` pairs in a row, one of them named as a launch setting (`--model-path`,
+# `--tokenizer`: a flag of some release's catalog).  It lists every setting the launch has, so a row's word in it
 # (tokenizer, quantization, lora) says what the launch holds, not where the failure is (issue 28: guidance that
-# follows a keyword, not the failing site).
-_VALUE = r"""(?:'[^']*'|"[^"]*"|\[[^\]]*\]|\{[^{}]*\}|[^\s,(){}\[\]]*)"""
+# follows a keyword, not the failing site).  An error body printed as a dict (the openai client's `{'error':
+# {'message': …, 'type': …, 'code': 400}}`) is the server's own account of the failure, not a dump: it stays.
+# A value never holds `=` or a quote outside its quotes, and a quoted or bracketed one is at most _LONGEST_VALUE long,
+# so a pair cannot restart inside the previous one's value (`a=a=a=…` or an unclosed `x='` over a 64 KiB line took a
+# minute, quadratic backtracking).
+_LONGEST_VALUE = 400
+_VALUE = (rf"""(?:'[^'\n]{{0,{_LONGEST_VALUE}}}'|"[^"\n]{{0,{_LONGEST_VALUE}}}"|\[[^\]]{{0,{_LONGEST_VALUE}}}\]"""
+          rf"""|\{{[^{{}}]{{0,{_LONGEST_VALUE}}}\}}|[^\s,(){{}}\[\]='"]*+)""")
 _SETTINGS_DUMP = compile_lazily(
-    rf"\b\w+={_VALUE}(?:\s*,\s*\w+={_VALUE}){{2,}}|'\w+':\s*{_VALUE}(?:\s*,\s*'\w+':\s*{_VALUE}){{2,}}")
+    rf"(?<![\w=])\w+={_VALUE}(?:\s*,\s*\w+={_VALUE}){{2,}}|'\w+':\s*{_VALUE}(?:\s*,\s*'\w+':\s*{_VALUE}){{2,}}")
+_DUMP_KEY = compile_lazily(r"(?<![\w'])'?(\w+)'?(?==|':)")
+_ERROR_BODY_KEYS = frozenset({"message", "detail", "error", "msg"})
+
+
+def _settings_dump_masked(found: re.Match[str]) -> str:
+    keys = {key.lower() for key in _DUMP_KEY.findall(found[0])}
+    if keys & _ERROR_BODY_KEYS or not any(f"--{key.replace('_', '-')}" in _launch_flags() for key in keys):
+        return found[0]
+    return "…"
+
+
+@lru_cache(maxsize=1)
+def _launch_flags() -> frozenset[str]:
+    return frozenset().union(*(static_catalogs.all_flags(engine) for engine in ("sglang", "vllm")))
 
 
 def _names_masked(text: str) -> str:
     masked = _QUOTED_CODE_NAME.sub(r"\1'…'", text) if "'" in text else text
-    masked = _SETTINGS_DUMP.sub("…", masked) if "=" in masked or "':" in masked else masked
+    masked = _SETTINGS_DUMP.sub(_settings_dump_masked, masked) if "=" in masked or "':" in masked else masked
     masked = _QUOTED_PATH.sub(_data_path_masked, masked) if "/" in masked else masked
     return _MODEL_NAME.sub(_model_name_masked, masked) if "-" in masked else masked
 

@@ -21,7 +21,7 @@ from logsleuth.facts.gpus import Gpu, arch_name
 from logsleuth.facts.imports import distributions_of
 from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes.build import build_fix
-from logsleuth.fixes.encoder_attention import encoder_fix, in_encoder
+from logsleuth.fixes.encoder_attention import encoder_fix, in_encoder, llm_backend
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Diagnosis, Failure, Fix, LaunchInfo
 from logsleuth.reasoning.evidence import Evidence, exception_lines
@@ -40,8 +40,8 @@ def gpu_arch_limit(evidence: Evidence, *, library_only: bool = False) -> Diagnos
     limit = limit_in(text) or compiler_limit_in(evidence.failure.context)
     if limit is None:
         return None
-    if limit.kind == "needs" and _in_vision_attention(evidence.failure):
-        limit = replace(limit, vision=True)
+    if limit.kind == "needs" and in_encoder(evidence.failure):
+        limit = replace(limit, vision=True, message=text)
     if limit.kind == "no-kernel" and not _torch_lacks_arch(evidence):
         limit = replace(limit, library=kernel_library_in(text))
     if library_only and (not limit.library or limit.library in _NAMED_BY_PATTERN.get(evidence.launch.engine or "", ())):
@@ -49,12 +49,6 @@ def gpu_arch_limit(evidence: Evidence, *, library_only: bool = False) -> Diagnos
     gpus = facts.gpus_in([*text.splitlines(), *evidence.failure.context, *evidence.lines, *evidence.launch.gpu_lines])
     gpu = _the_gpu(gpus, limit)
     return _diagnosis(limit, gpu, gpus, evidence)
-
-
-def _in_vision_attention(failure: Failure) -> bool:
-    """Raised in a multimodal encoder's attention (SGLang's layers/attention/vision.py, a ViT block), whose backend is
-    its own (fixes/encoder_attention.py)."""
-    return in_encoder(failure)
 
 
 # The kernel libraries (modules) each engine's no-kernel-image pattern already names in its advice
@@ -198,7 +192,7 @@ def _needs(limit: Limit, gpu: Gpu | None, launch: LaunchInfo) -> tuple[str, str,
         return "FP8 compute on a GPU without FP8 support", cause, fix, said
     if limit.backend or keys & {"fa2", "fa3", "flashmla", "trtllm"}:
         stated = need if limit.requirement.stated else ""
-        fix = _attention_fix(launch, what, stated, vision=limit.vision)
+        fix = _attention_fix(launch, what, stated, vision=limit.message if limit.vision else None)
         return f"{what[:1].upper()}{what[1:]}: not for this GPU's architecture", cause, fix, said
     if "deepgemm" in keys:
         return "DeepGEMM: not for this GPU's architecture", cause, _deepgemm_fix(launch, need), said
@@ -258,14 +252,15 @@ def _fp8_fix(launch: LaunchInfo, need: str) -> dict[str, Any]:
     }
 
 
-def _attention_fix(launch: LaunchInfo, what: str, need: str, *, vision: bool = False) -> dict[str, Any]:
+def _attention_fix(launch: LaunchInfo, what: str, need: str, *, vision: str | None = None) -> dict[str, Any]:
+    """`vision`: the failing message, when the failing attention is a multimodal encoder's (in_encoder)."""
     summary = (
         f"Use an attention backend that runs on this GPU: {what} needs {need}."
         if need
         else f"Use an attention backend that supports this GPU instead of {what}."
     )
-    if vision:
-        return encoder_fix(launch.engine, launch.named_version, summary)
+    if vision is not None:
+        return encoder_fix(launch.engine, launch.named_version, summary, llm_backend(launch), vision)
     if launch.engine == "sglang":
         catalog = catalogs.load("sglang", launch.engine_version)
         info = catalog.find("--attention-backend") if catalog else None

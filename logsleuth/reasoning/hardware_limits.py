@@ -154,6 +154,7 @@ class Limit:
     library: str = ""  # the module of the third-party kernel library whose build lacks the architecture ("xformers")
     below: bool = False  # a not-compiled message saying the kernel is compiled only for capabilities above the GPU's
     vision: bool = False  # raised by the vision encoder's attention (SGLang: --mm-attention-backend), not the LLM's
+    message: str = ""  # for a vision limit, the failing message: a backend it refuses the LLM's launch may use too
 
 
 def compiler_limit_in(lines: Sequence[str]) -> Limit | None:

@@ -20,3 +20,13 @@ def test_a_long_message_is_read_in_one_pass(filler: str) -> None:
     with no_hang():
         report = diagnose_text(app_traceback(message), DiagnoseOptions(), patterns=NO_PATTERNS)
     assert report.failures
+
+
+@pytest.mark.parametrize("filler", ["a=", "x='", 'x="', "'a': '", "k=v, "])
+def test_a_long_message_of_name_value_pairs_is_read_in_one_pass(filler: str) -> None:
+    """A settings dump's pairs (category_score._SETTINGS_DUMP, applied to every message a category is scored on):
+    `a=a=a=…` makes every `a=` a new start, an unclosed `x='` a value that runs to the line's end."""
+    message = "RuntimeError: cache reset failed for " + filler * (60_000 // len(filler))
+    with no_hang():
+        report = diagnose_text(app_traceback(message), DiagnoseOptions(), patterns=NO_PATTERNS)
+    assert report.failures

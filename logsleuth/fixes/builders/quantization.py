@@ -110,37 +110,72 @@ def _method_not_passed(ctx: FixContext, engine: str) -> Fix:
 
 
 # A KV cache's scaling factors (and the FP8 attention's query and softmax scales): `.k_scale`, `.v_scale`, the
-# deprecated single `.kv_scale`, `.q_scale`, `.prob_scale`.  They belong to the attention layer, not to a weight
-# quantization method: the engines place them with weight_utils.maybe_remap_kv_scale_name (`.kv_scale` and
-# `.k_scale` onto `.attn.k_scale`, ModelOpt's `.k_proj.k_scale` too; vllm and sglang model_loader/weight_utils.py),
-# called from each model's load_weights.  A model whose loader does not call it at that release, or renames the name
-# onto the fused qkv_proj first (vllm-project/vllm#34293's `qkv_proj.k_scale`), raises KeyError on `params_dict[name]`
-# (sgl-project/sglang PR#1559 and PR#1835: llama.py and mixtral.py then skipped `.kv_scale`).  Passing a
-# --quantization changes none of that.
+# deprecated single `.kv_scale`, `.q_scale`, `.prob_scale`.  Two shapes of name, two causes:
+# - the checkpoint's own name (`.self_attn.kv_scale`, `.k_proj.k_scale`, `.self_attn.k_scale`, `qkv_proj.k_scale`): the
+#   engines place these on the attention layer with weight_utils.maybe_remap_kv_scale_name (`.kv_scale` and `.k_scale`
+#   onto `.attn.k_scale`; vllm and sglang model_loader/weight_utils.py), called from each model's load_weights.  A
+#   model whose loader does not call it at that release, or renames the name onto the fused qkv_proj first
+#   (vllm-project/vllm#34293's `qkv_proj.k_scale`), raises KeyError on `params_dict[name]` (sgl-project/sglang PR#1559
+#   and PR#1835: llama.py and mixtral.py then skipped `.kv_scale`).  Which release's loader for a given model maps them
+#   is not known here (sglang's qwen3_moe.py calls maybe_remap_kv_scale_name in no indexed release), so it is asked.
+# - the attention layer's own name (`.attn.k_scale`, after the remapping): the layer has that parameter only when the
+#   model's quantization config gives it a KV-cache method (sglang 0.5.9 layers/radix_attention.py: `k_scale = None`,
+#   then `quant_config.get_quant_method(self)` and its create_weights; vllm 0.11.2 attention/layer.py the same, with a
+#   BaseKVCacheMethod).  The model was built without the checkpoint's KV-cache quantization: a --quantization that
+#   overrides config.json's quantization_config, or a config.json without one (or without its KV-cache part).
 KV_CACHE_SCALE = compile_lazily(r"(?:^|\.)(?:[kvq]|kv|prob)_scale$")
+_LAYER_SCALE = compile_lazily(r"(?:^|\.)attn\.(?:[kvq]|prob)_scale$")
 
 
 def _kv_cache_scale(ctx: FixContext, engine: str) -> Fix:
-    """A KV-cache scale the release's loader for this model does not place: weight loading, not the method."""
+    """A KV-cache scale the model has no parameter for: the layer's own name (built without a KV-cache method) or the
+    checkpoint's name the release's loader for this model does not remap."""
     key = ctx.captures.get("key", "the tensor")
     given, value = _given_quantization(ctx)
+    if _LAYER_SCALE.search(key):
+        return _layer_scale_missing(key, engine, given, value)
     steps = [
-        f"a newer {engine} release whose loader for this model maps KV-cache scales: its models/<model>.py "
-        "load_weights passes such names through maybe_remap_kv_scale_name (or skips them) before params_dict[name]",
-        "or leave the KV-cache scales out of the checkpoint (its k_scale/v_scale/kv_scale tensors and their entries in "
+        "leave the KV-cache scales out of the checkpoint (its k_scale/v_scale/kv_scale tensors and their entries in "
         "model.safetensors.index.json): the engine then uses a scale of 1.0, which costs accuracy only with an FP8 "
         "KV cache",
+        f"or a {engine} release whose models/<model>.py load_weights passes such names through "
+        "maybe_remap_kv_scale_name (or skips them) before params_dict[name]; which release does so for this model is "
+        "not known here",
         "the scales are read for an FP8 KV cache (--kv-cache-dtype); changing --kv-cache-dtype does not change "
         "whether the loader places the tensor, so it does not avoid this error",
     ]
     if given:
-        steps.append(f"the launch's --quantization {value or ''} decides the weights' method, not where KV-cache "
-                     "scales load: keep it as the checkpoint's method (config.json's quantization_config)")
+        steps.append(f"the launch's --quantization {value or ''} decides the weights' method, not where the checkpoint's "
+                     "KV-cache scale names are mapped: keep it as the checkpoint's method (config.json's "
+                     "quantization_config)")
     return Fix(
-        summary=(f"{key} is a KV-cache scale (the attention layer's FP8 scaling factor), not a tensor of the weights' "
-                 f"quantization method: this {engine} release's loader for this model does not map it onto the "
-                 "attention layer. A --quantization flag does not place it; a release whose loader remaps it does."),
+        summary=(f"{key} is a KV-cache scale (the attention layer's FP8 scaling factor) under the checkpoint's own name: "
+                 f"this {engine} release's loader for this model does not map it onto the attention layer "
+                 "(maybe_remap_kv_scale_name), so params_dict has no such name."),
         steps=tuple(steps),
+        needs_input=(f"whether some {engine} release's loader for this model maps KV-cache scales",),
+    )
+
+
+def _layer_scale_missing(key: str, engine: str, given: bool | None, value: str | None) -> Fix:
+    """`.attn.k_scale` missing: the attention layer was built without a KV-cache quantization method."""
+    summary = (f"{key} is the attention layer's KV-cache scale, which {engine} creates only when the model's "
+               "quantization config gives the attention a KV-cache method: the model was built without the "
+               "checkpoint's KV-cache quantization.")
+    if given:
+        return Fix(
+            summary=summary + (f" The launch's --quantization {value or ''} overrides the checkpoint's config.json "
+                               "quantization_config, which would give it: compare the two."),
+            steps=("read config.json's quantization_config (its quant_method and KV-cache part, kv_cache_scheme or "
+                   "kv_cache_quant_algo): if it names another method than the launch's --quantization, launch without "
+                   "--quantization so that the engine builds the model from the checkpoint's config",),
+        )
+    return Fix(
+        summary=summary + " Its config.json's quantization_config (with a KV-cache part) is what gives it.",
+        steps=("read config.json: without a quantization_config, or with one that has no KV-cache part "
+               "(kv_cache_scheme, kv_cache_quant_algo), the attention has no scale parameter; the quantizing tool "
+               "writes that config, or the checkpoint without its KV-cache scale tensors loads with a scale of 1.0",),
+        needs_input=("the checkpoint's config.json quantization_config",),
     )
 
 
