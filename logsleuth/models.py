@@ -377,6 +377,10 @@ class LaunchInfo:
     # The line after the launch line in the log is its tail, wrapped by a terminal or a paste (ingest/launch.py): the
     # command read from the first line alone is not what ran, so no corrected command is rebuilt from it.
     command_wrapped: bool = False
+    # Each engine's version the log names, (engine, version), the first of each (a banner, a label, a package listing):
+    # the release of an engine that a failure's own code names when the launch's engine is left undecided (a listing
+    # beside a program that drives the engine: reasoning/general.py).
+    versions_named: tuple[tuple[str, str], ...] = ()
 
     @property
     def named_version(self) -> str | None:

@@ -25,7 +25,9 @@ from pathlib import Path
 import pytest
 
 from logsleuth.api import DiagnoseOptions, diagnose_text
-from logsleuth.ingest.engine_evidence import api_code_engine, wrapper_of_path
+from logsleuth.ingest.engine_evidence import api_code_engine, failure_wrappers, wrapper_of_path
+from logsleuth.ingest.normalize import normalize_text
+from logsleuth.tracebacks.scanner import scan
 
 OPTIONS = DiagnoseOptions(include_user_patterns=False)
 # torch's words, which either engine's run prints: no engine by themselves
@@ -43,21 +45,48 @@ def _engine(text: str) -> str | None:
 @pytest.mark.parametrize("sentence, engine", [
     ("When the server starts with `vllm serve /data/models/qwen3-32b` it dies after loading:", "vllm"),
     ("Command: vllm serve ./checkpoints/step-2000", "vllm"),
-    ("I start it as sglang serve /mnt/weights/glm", "sglang"),
+    ("vllm serve /data/models/qwen3-32b", "vllm"),  # typed alone: the model's dash is no flag, its path shows the command
     ("Ran python3 -m sglang.launch_server --model-path /mnt/weights/glm --tp 4 and it crashed:", "sglang"),
-    ("Using vllm serve Qwen/Qwen3-8B on two cards I get:", "vllm"),
 ])
 def test_a_launch_written_in_a_sentence_names_its_engine(sentence: str, engine: str) -> None:
     assert _engine(f"{sentence}\n{ILLEGAL_ACCESS}") == engine
+
+
+# A sentence naming a flagless serve command: how the user ran it, or what they compare against (SGLang's issues often
+# say the other engine serves the model fine).  The words cannot tell the two apart: nothing.
+COMPARISONS = [
+    "It runs fine under vllm serve /data/llama",
+    "The same model works fine with vllm serve /models/qwen3",
+    "Previously I used vllm serve /models/qwen",
+    "No problem with vllm serve ./qwen",
+    "Switching from vllm serve /models/qwen3-32b",  # the model's dash is no flag
+    "I start it as sglang serve /mnt/weights/glm",
+    "Using vllm serve Qwen/Qwen3-8B on two cards I get:",
+]
 
 
 @pytest.mark.parametrize("sentence", [
     "Running vllm serve on a single H100 works, but here it fails:",
     "vllm serve is much faster than the other server for this model:",
     "Is there an equivalent of vllm serve for this?",
+    *COMPARISONS,
 ])
 def test_look_alike_a_sentence_about_the_command_names_nothing(sentence: str) -> None:
     assert _engine(f"{sentence}\n{ILLEGAL_ACCESS}") is None
+
+
+# SGLang's scheduler record with its rank tag and its frames (srt/managers/scheduler.py), then torch's own frame
+SGLANG_FAILURE = (
+    "[2025-05-01 10:00:00 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+    '  File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line 2300, in run_scheduler_process\n'
+    "    scheduler.event_loop_overlap()\n"
+    '  File "/usr/local/lib/python3.10/dist-packages/torch/cuda/__init__.py", line 900, in synchronize\n'
+    "    return torch._C._cuda_synchronize()\n" + ILLEGAL_ACCESS)
+
+
+@pytest.mark.parametrize("sentence", [*COMPARISONS[:5], "It works with vllm serve /data/llama --tensor-parallel-size 2, not here:"])
+def test_a_sentence_naming_the_other_engines_command_never_outranks_the_failures_frames(sentence: str) -> None:
+    assert _engine(f"{sentence}\n{SGLANG_FAILURE}") == "sglang"
 
 
 @pytest.mark.parametrize("listing, engine", [
@@ -78,6 +107,48 @@ def test_look_alike_a_listing_of_both_engines_or_another_package_names_nothing()
     assert _engine("[pip3] vllm-flash-attn==2.6.1\n[pip3] sglang-router==0.1.4\n" + OOM) is None  # other packages
     assert _engine("vLLM: v0.8.5\n" + OOM) is None  # a label is the user's word, not a listing
     assert _engine("Please install vllm==0.8.5 first\n" + OOM) is None  # an instruction
+
+
+# SGLang installed in shapes a listing's row reader does not read, beside a vLLM that SGLang's images add for AWQ
+# (`pip install vllm==0.8.5` on top of lmsysorg/sglang; no SGLang release pins a vLLM that new, facts/requires.json):
+# its editable install from /sgl-workspace/sglang/python (pip freeze's two shapes), a direct reference, an extra, the
+# packages only SGLang installs (sgl-kernel, sglang-router), a label of the user's.
+@pytest.mark.parametrize("other", [
+    "# Editable install with no version control (sglang==0.4.6.post4)\n-e /sgl-workspace/sglang/python\nsglang-router==0.1.4\ntorch==2.6.0\n",
+    "-e git+https://github.com/sgl-project/sglang.git@abc123#egg=sglang&subdirectory=python\n",
+    "sglang @ file:///sgl-workspace/sglang/python\n",
+    "sglang[all]==0.4.6.post1\n",
+    "[pip3] sgl-kernel==0.1.0\n",
+    "sgl-kernel 0.1.0\nflashinfer-python 0.2.5\n",
+    "SGLang: v0.4.6.post4\n",
+    "SGLang version: 0.4.6.post4\n",
+])
+@pytest.mark.parametrize("failure", [OOM, ILLEGAL_ACCESS])
+def test_look_alike_a_vllm_row_beside_sglangs_installation_in_another_shape_names_nothing(other: str, failure: str) -> None:
+    assert _engine(other + "vllm==0.8.5\n\n" + failure) is None
+
+
+def test_look_alike_a_listing_beside_a_label_of_the_other_engine_names_nothing() -> None:
+    assert _engine("vLLM Version: 0.9.2\n$ pip show sglang\nName: sglang\nVersion: 0.5.2\n\n" + OOM) != "sglang"
+    assert _engine("SGLang: v0.4.6.post4\n$ pip show vllm\nName: vllm\nVersion: 0.8.5\n\n" + OOM) is None
+
+
+# A trainer's own failure, which prints no frames of the engine its environment lists as a dependency (TRL's
+# `trl[vllm]`, verl, OpenRLHF): torchrun's rank prefix over torch's NCCL error (ProcessGroupNCCL.cpp), its OOM.
+NCCL = ("[rank0]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:3356, "
+        "unhandled cuda error\n")
+
+
+@pytest.mark.parametrize("trainer", ["trl 0.17.0\n", "verl==0.3.0\n", "deepspeed==0.16.4\n"])
+@pytest.mark.parametrize("failure", [NCCL, OOM])
+def test_look_alike_a_trainer_listed_beside_vllm_with_a_frameless_failure_names_nothing(trainer: str, failure: str) -> None:
+    assert _engine(trainer + "vllm 0.8.5\n" + failure) is None
+
+
+def test_look_alike_a_notebooks_cell_frames_beside_a_listing_name_nothing() -> None:
+    cell = ("Traceback (most recent call last):\n  File \"<ipython-input-3-1b2c>\", line 4, in <module>\n"
+            "    out = model(batch)\n")
+    assert _engine("vllm 0.8.5\n" + cell + OOM) is None
 
 
 def test_a_listing_loses_to_a_message_only_the_other_engine_raises() -> None:
@@ -105,6 +176,7 @@ def test_the_users_code_driving_an_engines_api_names_it(code: str, engine: str) 
     "llm = LLM(model='/models/qwen')",  # TensorRT-LLM's class has the name too
     "I replaced from vllm import LLM with the other engine",  # a sentence, not code
     "ModuleNotFoundError: No module named 'sglang'",
+    "The same prompts work with sgl.Engine(model_path=p), but with the other one:",  # a sentence naming the call
 ])
 def test_look_alike_imports_sglang_makes_or_words_about_code_name_nothing(line: str) -> None:
     assert api_code_engine(line) is None
@@ -143,6 +215,10 @@ def test_a_kv_integrations_own_words_name_nothing_its_connector_path_in_the_engi
     ("/opt/conda/lib/python3.10/site-packages/verl/protocol.py", "verl"),
     ("/home/u/verl/.venv/lib/python3.10/site-packages/ray/_private/worker.py", "Ray"),  # Ray's code in verl's folder
     ("/home/u/verl/train.py", None),  # the user's script in a folder named verl
+    # OpenRLHF's own package (openrlhf/trainer/ray/vllm_engine/actor.py in its tree): below the install directory the
+    # wrapper is the package installed there, never a directory inside it
+    ("/usr/local/lib/python3.10/dist-packages/openrlhf/trainer/ray/vllm_engine/actor.py", "OpenRLHF"),
+    ("/home/u/ray/.venv/lib/python3.10/site-packages/openrlhf/trainer/ray/launcher.py", "OpenRLHF"),
 ])
 def test_a_wrapper_is_the_innermost_directory_holding_its_package(path: str, wrapper: str | None) -> None:
     assert wrapper_of_path(path) == wrapper
@@ -170,3 +246,4 @@ def test_an_environment_installed_inside_a_wrappers_checkout_keeps_both(tmp_path
     run = subprocess.run([sys.executable, str(recipe / "main_dapo.py")], capture_output=True, text=True, timeout=60)
     assert run.returncode == 1 and "/verl/recipe/dapo/main_dapo.py" in run.stderr
     assert diagnose_text(run.stderr, OPTIONS).launch.wrapper == "verl"
+    assert failure_wrappers(scan(normalize_text(run.stderr))[0]) == {"verl", "Ray"}

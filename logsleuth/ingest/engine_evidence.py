@@ -134,6 +134,11 @@ SGLANG_RUNS_OF_VLLM = frozenset({"__init__", "_C", "_custom_ops", "_ipex_ops", "
 # `…/nixl_connector.py`, `…/mooncake_connector.py`) are not among them: a path there is vLLM's engine loading an
 # integration (LMCache, NIXL, Mooncake), which by its own names shows no engine (LMCache/LMCache#638, #709).
 SGLANG_RUNS_OF_VLLM_DISTRIBUTED = frozenset({"communication_op", "device_communicators", "parallel_state", "utils"})  # (and its __init__)
+# Of kv_transfer, only the V1 connectors: vLLM 0.6.6.post1's and 0.7.3's parallel_state.py import
+# `vllm.distributed.kv_transfer.kv_transfer_agent` at start-up, and SGLang 0.4.2.post4 to 0.4.4.post1 accept those vLLM
+# releases (facts/requires.json), so a path elsewhere in kv_transfer may be SGLang's run.  `kv_connector/v1/` first
+# ships in vLLM 0.8.5, which no SGLang release accepts.
+_V1_CONNECTOR = compile_lazily(r"[/.]kv_connector[/.]v1[/.]")
 _PACKAGE_PART = compile_lazily(r"[\w]+")
 # vLLM's compilation cache under its cache root (VLLM_CACHE_ROOT, default `~/.cache/vllm`: vllm/envs.py), where
 # vllm/compilation/ keeps each compiled graph (`~/.cache/vllm/torch_compile_cache/<hash>/rank_0_0/backbone`, its AOT
@@ -301,6 +306,7 @@ _WRAPPER_DIRS = (
     ("/dynamo/", "Dynamo"),  # site-packages/dynamo/vllm/main.py (ai-dynamo/dynamo#4299)
     ("/ray/", "Ray"),  # site-packages/ray/_private/worker.py (ray-project/ray#59778)
 )
+_WRAPPER_OF_DIR = dict(_WRAPPER_DIRS)
 _INSTALLED_DIRS = ("site-packages/", "dist-packages/")
 # The actor names Ray prints in its prefix `(NAME pid=N)`: verl's `WorkerDict` (verl/trainer/ppo/ray_trainer.py)
 # and `AsyncvLLMServer` (verl-project/verl#1642), OpenRLHF's `ActorModelRayActor` (OpenRLHF/OpenRLHF#922), the
@@ -505,6 +511,8 @@ def _part_sglang_runs(text: str, m: re.Match[str]) -> bool:
     if part != "distributed":
         return part in SGLANG_RUNS_OF_VLLM
     module = _PACKAGE_PART.match(text, end) if text[end - 1:end] in ("/", ".") else None
+    if module is not None and module.group() == "kv_transfer":
+        return not _V1_CONNECTOR.match(text, module.end())
     return module is None or module.group() in SGLANG_RUNS_OF_VLLM_DISTRIBUTED or module.group() == "__init__"
 
 
@@ -673,8 +681,10 @@ _API_IMPORT = compile_lazily(
     r"|import\s+vllm\.(?P<vllm_import>\w+)|from\s+(?P<sglang_from>sglang)(?:\.[\w.]+)?\s+import\s+\w"
     r"|import\s+(?P<sglang_import>sglang)(?:\s+as\s+\w+|\.[\w.]+)?\s*(?:#.*)?$)"
 )
-# SGLang's offline engine called by the name its docs import it as (`sgl.Engine(`), or the package's own.
-_SGLANG_ENGINE_CALL = compile_lazily(r"(?<![\w.])(?:sgl|sglang)\.Engine\(")
+# SGLang's offline engine called by the name its docs import it as (`sgl.Engine(`), or the package's own: a statement
+# that opens its line, an assignment or a call (`llm = sgl.Engine(model_path=…)`), as the imports above; a sentence
+# naming the call (`works with sgl.Engine(model_path=p), but …`) is not code.
+_SGLANG_ENGINE_CALL = compile_lazily(r"^\s*(?:>>>\s+)?(?:[\w.]+\s*=\s*)?(?:sgl|sglang)\.Engine\(")
 API_MARKERS = ("import", ".Engine(")
 
 
@@ -687,7 +697,7 @@ def api_code_engine(text: str) -> str | None:
         if part is not None:
             return None if part in SGLANG_RUNS_OF_VLLM else "vllm"
         return None if m["names"].startswith("_") else "vllm"
-    return "sglang" if ".Engine(" in text and _SGLANG_ENGINE_CALL.search(text) else None
+    return "sglang" if ".Engine(" in text and _SGLANG_ENGINE_CALL.match(text) else None
 
 
 # The engine's console script as the traceback's first frame (`File "/usr/local/bin/vllm", line 10, in <module>`:
@@ -746,7 +756,15 @@ def wrapper_of_path(path: str) -> str | None:
 
 
 def _wrapper_directory(path: str) -> tuple[str, str] | None:
-    """(the path up to and with the wrapper's directory, the wrapper) of wrapper_of_path, else None."""
+    """(the path up to and with the wrapper's directory, the wrapper) of wrapper_of_path, else None.  Below the last
+    install directory the wrapper is the package installed there, never a directory inside it (OpenRLHF's own
+    `openrlhf/trainer/ray/vllm_engine/actor.py` is not Ray's code); above it, the user's folders are read innermost."""
+    install_end = max((path.rfind(mark) + len(mark) for mark in _INSTALLED_DIRS if mark in path), default=-1)
+    if install_end >= 0:
+        top = path[install_end:].split("/", 1)[0]
+        if "/" in path[install_end:] and (wrapper := _WRAPPER_OF_DIR.get(f"/{top}/")):
+            return path[:install_end + len(top) + 1], wrapper
+        path = path[:install_end]
     best: tuple[int, str, str] | None = None
     for directory, wrapper in _WRAPPER_DIRS:
         start = path.rfind(directory)
@@ -803,11 +821,17 @@ def failure_wrappers(failure: Failure) -> set[str]:
                 directories.setdefault(*located)
     # A wrapper's directory that holds another wrapper's source tree is a folder the user named after it (`/home/u/verl/
     # OpenRLHF/run.py` above OpenRLHF's frames in `/home/u/verl/OpenRLHF/openrlhf/`): the inner program's code ran.  Not
-    # an environment installed inside a checkout (`/workspace/verl/.venv/…/site-packages/ray/`).
-    found.update(wrapper for directory, wrapper in directories.items()
-                 if not any(inner != directory and inner.startswith(directory) and other != wrapper
-                            and "-packages/" not in inner[len(directory):]
-                            for inner, other in directories.items()))
+    # an environment installed inside a checkout (`/workspace/verl/.venv/…/site-packages/ray/`).  Each directory's
+    # enclosing directories are looked up (linear in the frames, not in their pairs).
+    held: set[str] = set()
+    for inner, other in directories.items():
+        cut = inner.rfind("/", 0, len(inner) - 1)
+        while cut >= 0 and "-packages/" not in inner[cut + 1:]:
+            outer = inner[:cut + 1]
+            if directories.get(outer, other) != other:
+                held.add(outer)
+            cut = inner.rfind("/", 0, cut)
+    found.update(wrapper for directory, wrapper in directories.items() if directory not in held)
     if failure.meta.process and (wrapper := process_wrapper(failure.meta.process)):
         found.add(wrapper)
     return found

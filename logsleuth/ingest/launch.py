@@ -13,7 +13,7 @@ from typing import Literal
 
 from logsleuth.command_line import CommandLine, split_words
 from logsleuth.facts import entry_points, requires
-from logsleuth.facts.engine_drivers import names_a_plugin, shows_a_driver
+from logsleuth.facts.engine_drivers import drivers_shown, names_a_plugin, shows_a_driver
 from logsleuth.facts.gpus import shows_gpu
 from logsleuth.facts.package_sites import shows_a_version
 from logsleuth.ingest import engine_evidence, engine_from_frames, engine_from_message, line_shapes
@@ -39,9 +39,11 @@ _OPENING_MARKS = ("\uff1a", "`", "'", '"', "(")
 # quote's and PowerShell's), zsh themes' `➜ ` and `❯ `, a label's `: ` (`Launch command: …`, YAML's `command: …`, a
 # full-width `执行命令：`), a shell operator (`cd /w && …`, `a; b`, `| tee`), a backtick that opens a quoted command,
 # or the signal bash's job notice names before the command it ran (`./entrypoint.sh: line 47:    28 Killed
-# python3 -m …`, strsignal's words).  The words after the last one are the command's.
+# python3 -m …`, strsignal's words), or the caption of the output a command printed (vLLM's bug template's
+# `<summary>The output of <code>python collect_env.py</code></summary>`, the user's launch in its place: _CAPTION_MARKUP).
+# The words after the last one are the command's.
 _PROMPT_END = compile_lazily(
-    r"(?:[$#%>:➜❯]|&&|\|\||[;|])(?=\s|$)|[`\uff1a]"
+    r"(?:[$#%>:➜❯]|&&|\|\||[;|])(?=\s|$)|[`\uff1a]|\b[Tt]he output of(?=\s)"
     r"|\b(?:Killed|Terminated|Aborted|Segmentation fault|Bus error|Illegal instruction|Floating point exception)"
     r"(?: \(core dumped\))?(?=\s)"
 )
@@ -99,10 +101,18 @@ MAX_DUMP_LINE = 1 << 16  # a settings dump is long, but not a 1 MiB line
 # Text that shows how to launch rather than a launch: argparse's `usage: sglang serve [-h] --model-path
 # MODEL_PATH …`, a launcher's `Example: sglang serve --model-path <model> [options]`, an elided `...`.
 _NOT_A_COMMAND = compile_lazily(r"(?i)^\s*(?:usage|example|e\.g\.)\s*:|\[-h\]|\[options\]|<[a-z_\-]+>|\s(?:\.\.\.|…)(?:\s|$)")
-# An engine's serve command whose only word after `serve` is the model as a path or a hub id (`vllm serve
-# /data/models/qwen3`, `sglang serve ./m`): a launch without a flag has no dash to show it is a command, and a sentence
-# about the command (`vllm serve is faster`, `running vllm serve on a H100`) has no path after it.
-_SERVED_PATH = compile_lazily(r"(?:vllm|sglang)\s+serve\s+['\"]?(?:[.~]|[\w.-]*/)[\w./~-]*['\"]?\s*$")
+# An engine's serve command whose only word after `serve` is the model as a path, a hub id or a file (`vllm serve
+# /data/models/qwen3`, `sglang serve ./m`, `vllm serve Olmo-3-32B-Think-Q8_0.gguf`): a launch without a flag has no
+# dash to show it is a command, and a sentence about the command (`vllm serve is faster`, `running vllm serve on a
+# H100`) has no model word after it.  Counted only as
+# typed (alone on its line, after a prompt, a label or a backtick: LaunchTracker._typed_as_a_command): a sentence that
+# compares (`It runs fine under vllm serve /data/llama`, `Switching from vllm serve /models/qwen3-32b`) ends in a
+# path too, and names the engine the user did not run.  The program's path may come first (`/usr/local/bin/vllm serve …`).
+_SERVED_PATH = compile_lazily(r"(?:^|/)(?:vllm|sglang)\s+serve\s+['\"]?[\w~]*[./~-][\w./~-]*['\"]?\s*$")
+# A process table's row in front of the command it ran (`ps aux`: USER, PID, %CPU, %MEM, …): the process ran it.
+_PROCESS_ROW = compile_lazily(r"^\s*[\w.-]+\s+\d+\s+\d+\.\d+\s+\d+\.\d+\s")
+# A flag among a command's words (`--model-path`, `-m`): a dash inside a word (a model's `qwen3-32b`) is not one.
+_FLAG_WORD = compile_lazily(r"(?:^|\s)-")
 # The HTML a paste's collapsed section puts around the command whose output it holds: vLLM's bug template captions its
 # environment `<summary>The output of <code>python collect_env.py</code></summary>`, and a user writes their launch in
 # its place (`<summary>The output of vllm serve Olmo-3-32B-Think-Q8_0.gguf</summary>`, the retired blind split 14's
@@ -159,7 +169,8 @@ _VLLM_LOGO_VERSION = compile_lazily(r"▀▄▀ █\s+version\s+v?(?P<version>\d
 # vllm==0.8.4`" (sglang/srt/layers/quantization), a requirement.  Neither its engine nor its version counts.
 _INSTRUCTION = compile_lazily(r"(?i)\b(?:install|requires?|required|requirement|needs?|upgrade|downgrade|please)\b")
 # A package listing (`vllm==0.7.2`, `[pip3] sglang==0.5.9`): the version of that package, which may be the
-# engine's, but a package being installed does not show that it ran.
+# engine's; a package being installed does not show that it ran, so it is no banner (LaunchTracker._listed_engine
+# reads a listing, last).
 _LISTING = compile_lazily(r"(?i)\b(?:sglang|vllm)==|\[(?:pip3?|conda)\]")
 # A line that is one package's entry in a listing of what is installed, the engine's own distribution: pip freeze's and
 # a requirements file's `vllm==0.8.5`, collect_env's `[pip3] vllm==0.8.5` (vLLM's and torch's collect_env print the
@@ -170,6 +181,17 @@ _LISTED_PACKAGE = compile_lazily(
     r"^\s*(?:\[(?:pip3?|conda)\]\s+)?(?P<engine>sglang|vllm)(?:==|\s+)(?P<version>\d+\.\d+\.\d+(?:\.?post\d+|rc\d+|\.dev\d+)?)"
     r"(?:\+[\w.]+)?(?:\s+(?:pypi_0|py\w*_\d+|[\w.]+_\d+)(?:\s+(?:pypi|conda-forge|[\w.-]+))?)?\s*$"
 )
+# A word of SGLang's in any form, lower-cased: the package (`sglang[all]==`, `-e …/sglang/python`, `sglang @ file://`,
+# `SGLang: v0.4.6`), its kernels' and its router's distributions (`sgl-kernel`, `sgl_kernel`, `sglang-router`,
+# `sgl-router`), which only SGLang installs (engine_evidence._ENGINE_PACKAGE_FRAME).  vLLM's: the word `vllm`.
+_SGLANG_NAMED = compile_lazily(r"sglang|sgl[-_](?:kernel|router|model[-_]gateway)")
+# A program that runs a training loop outside an engine and may call one: DeepSpeed (named by its own log lines and
+# package), accelerate's launcher (not its package: transformers' environments install it for inference too).  Not in
+# facts/engine_drivers.toml: neither calls an engine's API.
+_TRAINER_NAMED = compile_lazily(r"deepspeed|\baccelerate\s+launch\b")
+# The kinds of engine_drivers.toml's rows that run inside vLLM (its platform and general plugins): listed beside vLLM,
+# they show vLLM ran, not a program driving it.
+_PLUGIN_KINDS = frozenset({"platform plugin", "plugin"})
 # argparse names the program that rejected a command: `vllm: error:`, `usage: vllm serve [-h]`, `api_server.py:
 # error:` (vLLM's `-m vllm.entrypoints.openai.api_server`), `launch_server.py: error:` (SGLang's `-m
 # sglang.launch_server`), `sglang serve: error:` and `sglang: error:` (SGLang's `sglang` command).
@@ -219,9 +241,11 @@ GPU_LINES_WITHIN = 1 << 20
 # rank tags, `[… TP0]`; vLLM's process prefixes, `(EngineCore_DP0 pid=1)`), the failure's own frames and lines, the
 # engines' module paths named in other lines, the logger header of other lines (vLLM's `INFO 05-12 10:11:12
 # [core.py:1]`, except from modules that log when vLLM is merely imported; SGLang's `[2025-01-01 12:00:00]`), and last
-# an engine's own environment variable the user set (`VLLM_USE_V1=0`, `export SGLANG_…=`).  The strongest kind seen
-# decides (engine_evidence.py has the tables).
-EVIDENCE_KINDS = ("program", "command", "banner", "header", "frames", "paths", "format", "env")
+# what the user wrote rather than what the log's records show (a launch command inside a sentence, `I ran python -m
+# sglang.launch_server --model-path … and it fails`; their Python importing one engine's API, `from vllm import LLM`),
+# and last an engine's own environment variable the user set (`VLLM_USE_V1=0`, `export SGLANG_…=`).  The strongest
+# kind seen decides (engine_evidence.py has the tables).
+EVIDENCE_KINDS = ("program", "command", "banner", "header", "frames", "paths", "format", "written", "env")
 # Where a sighting of SGLang's header without rank tags is kept (LaunchTracker._stamped) -> the kind it counts as.
 PLAIN_HEADER_KINDS = {"plain-header format": "format", "plain-header frames": "frames"}
 
@@ -312,9 +336,15 @@ class LaunchTracker:
     # weaker than every kind of evidence
     benchmark_backends: set[str] = field(default_factory=set)
     failures_seen: bool = False  # a failure was read (observe_failure): a benchmark's backend is then no evidence
-    # a failure showed frames with their files' paths (observe_failure): where it ran is then shown, and a package
-    # listing alone (`listed`) no longer tells the engine (none of those paths is an engine's, or frames would decide)
-    failure_paths_seen: bool = False
+    # a failure showed frames (observe_failure): where it ran is then shown, and a package listing alone (`listed`) no
+    # longer tells the engine (none of those frames is an engine's, or frames would decide)
+    failure_frames_seen: bool = False
+    # The engines any line names in any form (ENGINE_NAMED: an editable install, `sglang[all]==…`, `sglang @ file://…`,
+    # sgl-kernel, a label, a URL): a listing of one engine beside a word of the other tells nothing (_listed_engine)
+    engines_named: set[str] = field(default_factory=set)
+    # a line names a program that runs a training loop outside the engine (_TRAINER_NAMED), which its installed engine
+    # may serve as a dependency only: a listing then tells nothing
+    trainer_named: bool = False
     _last_meta: LineMeta | None = None  # the last line's metadata read for evidence (records share theirs)
     _headers_decided: set[str] = field(default_factory=set)  # logger headers that can show nothing more
     _processes_read: set[str] = field(default_factory=set)  # process prefixes already read
@@ -385,14 +415,21 @@ class LaunchTracker:
             if command.endswith("\\") and len(said) <= 8192:
                 self._continued = (said.rstrip()[:-1], line.offset)  # the rest is on the next line
                 return
-            if (command.count("-") or _SERVED_PATH.match(command)) and not command.endswith("serve") and not _NOT_A_COMMAND.search(said) and not (
+            flagged = _FLAG_WORD.search(command) is not None
+            if (flagged or _SERVED_PATH.search(command)) and not command.endswith("serve") and not _NOT_A_COMMAND.search(said) and not (
                     _QUOTED_BY_ERROR.search(before)):
-                self.command_engine = engine
-                self._saw("command", self.command_engine)
-                # A quote it does not close: part of a `bash -c "…"` string, not a command of its own.  A sentence that
-                # names the command (`> I ran python -m … and it fails`) shows the engine, not the command as typed.
-                if _lexes(command) and self._typed_as_a_command(before):
-                    self._record_command(line.offset, command, *self._wrapper_of(before, command))
+                typed = self._typed_as_a_command(before)
+                if typed or _PROCESS_ROW.match(before):
+                    self.command_engine = engine
+                    self._saw("command", engine)
+                    # A quote it does not close: part of a `bash -c "…"` string, not a command of its own.  A process
+                    # table's row may be cut at the terminal's width: its engine, not a command to correct.
+                    if typed and _lexes(command):
+                        self._record_command(line.offset, command, *self._wrapper_of(before, command))
+                elif flagged:
+                    # A sentence that names the command (`> I ran python -m … --tp 2 and it fails`) shows the engine the
+                    # user meant, not the command as typed nor what ran: weaker than the log's own records ("written").
+                    self._saw("written", engine)
         if ('"' in text or "'" in text or "- " in text) and len(text) <= 8192 and (
             listed := engine_evidence.listed_command_engine(text)
         ):
@@ -421,9 +458,11 @@ class LaunchTracker:
         elif ("sglang" in text or "vllm" in text) and len(text) <= 512 and (m := _LISTED_PACKAGE.match(text)):
             self.versions.setdefault(m["engine"], m["version"])
             self.listed.setdefault(m["engine"], m["version"])
+        if len(self.engines_named) < 2:
+            self._observe_names(text)
         if any(marker in text for marker in engine_evidence.API_MARKERS) and len(text) <= 512 and (
                 driven := engine_evidence.api_code_engine(text)):
-            self._saw("paths", driven)  # the user's Python driving one engine's API (engine_evidence._API_IMPORT)
+            self._saw("written", driven)  # the user's Python driving one engine's API (engine_evidence._API_IMPORT)
         if ("sglang" in text or "vllm" in text or "vLLM" in text or "VLLM::" in text or "sgl_kernel" in text or "sgl-kernel" in text
                 or "sgl-dev" in text  # (AMD's SGLang image, engine_evidence._IMAGE)
                 or "common_ops." in text  # (sgl-kernel's compiled ops by the library's name, engine_evidence._SGL_KERNEL)
@@ -514,6 +553,16 @@ class LaunchTracker:
         if text.lstrip().startswith("Name: "):
             self._pip_show_name = text  # `pip show`'s fields follow its Name line
         self._line_before = text
+
+    def _observe_names(self, text: str) -> None:
+        """The engines a line names in any form (engines_named), and a training program it names (trainer_named)."""
+        low = text.lower()
+        if "vllm" in low:
+            self.engines_named.add("vllm")
+        if "sgl" in low and _SGLANG_NAMED.search(low):
+            self.engines_named.add("sglang")
+        if not self.trainer_named and ("deepspeed" in low or "accelerate launch" in low) and _TRAINER_NAMED.search(low):
+            self.trainer_named = True
 
     def _observe_checkout(self, text: str) -> None:
         """A path of an engine's source file outside an install directory, printed on a line of the log (a warning's
@@ -721,13 +770,22 @@ class LaunchTracker:
         return found
 
     def _listed_engine(self) -> str | None:
-        """The one engine a listing of installed packages shows, unless the failures' other evidence names the other
-        engine: a message only it raises (SGLang up to 0.4 required vLLM, so a SGLang user's listing may hold vLLM
-        alone: vllm-project/vllm's pins in facts/requires.json), or a service named after it."""
+        """The one engine a listing of installed packages shows, when the paste shows nothing else of what ran (an
+        installed package did not necessarily run): not when the failure shows frames (none an engine's, or frames
+        would have decided: a training loop beside an installed vLLM), when any line names the other engine (its
+        installation in a shape the listing's reader does not read, `-e /sgl-workspace/sglang/python`, sgl-kernel, a
+        label `SGLang: v0.4.6.post4`; SGLang's images add `pip install vllm==0.8.5` for AWQ), when a program that
+        drives an engine or trains is named (TRL, verl, DeepSpeed: their environments list vLLM as a dependency, and
+        their own failures, an NCCL error, an OOM, print no frames of it), a wrapper ran, or the failures' other
+        evidence names the other engine: a message only it raises (SGLang up to 0.4 required vLLM, so a SGLang user's
+        listing may hold vLLM alone: vllm-project/vllm's pins in facts/requires.json), or a service named after it."""
         engine, version = next(iter(self.listed.items()))
-        if self.failure_paths_seen:
-            return None  # the failure ran in code shown by its paths, none an engine's: a training loop beside an installed vLLM
         other = {"sglang", "vllm"} - {engine}
+        if self.failure_frames_seen or other & (self.engines_named | self.versions.keys() | self.image_versions.keys()):
+            return None
+        if self.trainer_named or self.wrappers or any(
+                driver.kind not in _PLUGIN_KINDS for driver in drivers_shown(self.driver_lines)):
+            return None
         if self.raised and other & engine_from_message.engines_raising_any(tuple(self.raised)):
             return None
         if other & self.services_named:
@@ -811,7 +869,9 @@ class LaunchTracker:
         self.services_named |= other.services_named
         self.benchmark_backends |= other.benchmark_backends
         self.failures_seen = self.failures_seen or other.failures_seen
-        self.failure_paths_seen = self.failure_paths_seen or other.failure_paths_seen
+        self.failure_frames_seen = self.failure_frames_seen or other.failure_frames_seen
+        self.engines_named |= other.engines_named
+        self.trainer_named = self.trainer_named or other.trainer_named
         self.version_hint = self.version_hint or other.version_hint
         for engine, version in other.image_versions.items():
             self.image_versions.setdefault(engine, version)
@@ -865,7 +925,7 @@ class LaunchTracker:
                 if len(self.shortened_frames) < engine_from_frames.MAX_FRAMES and (kept := engine_from_frames.shortened(frame)):
                     self.shortened_frames.append(kept)
                 self._observe_frame_path(path)
-                self.failure_paths_seen = self.failure_paths_seen or ("/" in path and not path.startswith("<"))
+            self.failure_frames_seen = self.failure_frames_seen or bool(block.frames)
 
     def _observe_frame_path(self, path: str) -> None:
         """What a frame's path shows: the engine whose package, console script or wrapper module it is in, and
@@ -957,6 +1017,7 @@ class LaunchTracker:
             compile_cache=self.compile_cache,
             other_entry_point=self.other_entry_point,
             command_wrapped=facts.command_wrapped and not command_override,
+            versions_named=tuple(self.versions.items()),
         )
 
 

@@ -186,7 +186,9 @@ def categorize(evidence: Evidence) -> Diagnosis:
         engine = only_engine_defining(named_class) if named_class else None  # its own class: positive evidence
     if unseen is not None and row.category == "dependency-version" and engine is None:
         engine = only_engine_defining(unseen.refused_class)  # its own class: positive evidence
-    version = launch.engine_version if engine == launch.engine else None
+    # (an engine the failure's own code names while the launch's is undecided: the version the log names for it)
+    version = (launch.engine_version if engine == launch.engine
+               else dict(launch.versions_named).get(engine) if launch.engine is None and engine else None)
     aligned: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
     unseen_engine_call = unseen is not None and row is wrapper_row
     if wrapper_row is not None and row.category == wrapper_row.category and (misfit or caller or listed or entry
