@@ -10,15 +10,20 @@ from logsleuth.facts.table import parsed_toml, table_rows
 
 @dataclass(frozen=True)
 class ErrorNameFamily:
-    """One status enum: the failure type its names get, and its error names (or the prefix every error name has)."""
+    """One status enum: the failure type its names get, and its error names (or the prefix every error name has), less
+    the members a healthy program prints (`not_failures`); the category of its names [category] does not list."""
 
     family: str
     type: str
     names: frozenset[str]
     prefix: str
     sources: tuple[str, ...]
+    not_failures: frozenset[str] = frozenset()
+    category: str = "unclassified"
 
     def defines(self, name: str) -> bool:
+        if name in self.not_failures:
+            return False
         return name in self.names or (bool(self.prefix) and name.startswith(self.prefix) and len(name) > len(self.prefix))
 
 
@@ -26,7 +31,8 @@ class ErrorNameFamily:
 def families() -> tuple[ErrorNameFamily, ...]:
     return tuple(
         ErrorNameFamily(row["family"], row["type"], frozenset(row.get("names", ())), row.get("prefix", ""),
-                        tuple(row.get("sources", ())))
+                        tuple(row.get("sources", ())), frozenset(row.get("not_failures", ())),
+                        row.get("category", "unclassified"))
         for row in table_rows("gpu_error_names.toml", "family")
     )
 
@@ -44,6 +50,9 @@ def _categories() -> dict[str, str]:
 
 
 def name_category(name: str) -> str:
-    """The category an error name says (gpu-arch-unsupported for a build with no code for the GPU,
-    illegal-memory-access for a kernel's bad address), else cuda-error."""
-    return _categories().get(name, "cuda-error")
+    """The category a paste showing only this error name gets (gpu-arch-unsupported for a build with no code for the
+    GPU, illegal-memory-access for a kernel's bad address, gpu-oom), else its family's (cuda-error for CUDA's)."""
+    if (listed := _categories().get(name)) is not None:
+        return listed
+    family = family_of(name)
+    return family.category if family is not None else "unclassified"

@@ -17,4 +17,6 @@ CONTEXT_SEPARATOR = "During handling of the above exception, another exception o
 FRAME_LINE = compile_lazily(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d+)(?:, in (?P<func>\S.*)|\s*)$')
 # faulthandler: `  File "x.py", line 10 in func` (no comma) and `line ???` when unknown.
 FAULT_FRAME_LINE = compile_lazily(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d+|\?\?\?) in (?P<func>\S.*)$')
+# torchrun's per-rank prefix `[rank0]: ` (torch's own c10d lines start `[rank1]:[E210 …]`).
+TORCHRUN_PREFIX = compile_lazily(r"^\[rank(?P<rank>\d{1,6})\]: ?")
 CARET_LINE = compile_lazily(r"^\s*[\^~][\s\^~]*$")  # one mark, then any: no ambiguous split to backtrack over

@@ -141,7 +141,7 @@ class Reflow:
         for raw, offset in source:
             number += 1
             cleaned = clean(decode(raw))
-            pieces = unflattened(cleaned, flattened) if FRAME_WORDS in cleaned else None
+            pieces = unflattened(cleaned, flattened, self._body) if FRAME_WORDS in cleaned else None
             flattened = pieces is not None
             for text in pieces or (cleaned,):
                 if self._plain and self._pending is None and len(text) < self._longest and text and not text.isspace():

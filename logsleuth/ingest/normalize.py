@@ -30,7 +30,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from logsleuth.ingest.line_shapes import FRAME_LINE
+from logsleuth.ingest.line_shapes import FRAME_LINE, TORCHRUN_PREFIX
 from logsleuth.ingest.lines import Reflow, split_lines
 from logsleuth.ingest.notebook_frames import ipython_frames_as_cpython
 from logsleuth.ingest.rich_frames import rich_frames_as_cpython
@@ -82,8 +82,6 @@ _COMPOSE = compile_lazily(r"^(?P<service>\w[\w.\-]*) {2,}\|(?: |$)")
 # `kubectl logs --prefix` (several pods or containers at once: `-l app=vllm`, `deploy/x --all-containers`):
 # `[pod/vllm-0/vllm] ` before every line, the pod and container it came from.
 _KUBECTL_PREFIX = compile_lazily(r"^\[pod/(?P<pod>[^/\]\s]{1,253})/(?P<container>[^/\]\s]{1,63})\] ?")
-# torchrun's per-rank prefix `[rank0]: ` (torch's own c10d lines start `[rank1]:[E210 …]`).
-_TORCHRUN = compile_lazily(r"^\[rank(?P<rank>\d{1,6})\]: ?")
 # vLLM / Ray / SkyPilot process prefix: `(VllmWorker rank=1 pid=12231) `, vLLM 0.10's `(VllmWorker TP0 pid=406) `
 # and `(VllmWorker TP6_EP6 pid=21360) ` (its ranks as tags), `(EngineCore_DP0 pid=1)`, `(RayWorkerWrapper pid=5,
 # ip=10.0.0.1)`, `(Worker_TP1 pid=7)`, `(head, rank=0, pid=8292)`, Ray's unnamed task or actor `(pid=53316) `
@@ -275,7 +273,7 @@ class LineNormalizer:
                 ranks = tuple((tag, int(number)) for tag, number in _RANK_TAG.findall(m["tags"]))
             text = text[m.end() :]
             header_text = m.group(0)
-            if text.startswith("[rank") and (m := _TORCHRUN.match(text)):
+            if text.startswith("[rank") and (m := TORCHRUN_PREFIX.match(text)):
                 # torch's per-rank prefix on a Ray worker's line: Ray's log monitor puts the actor before what the
                 # worker printed, torch's logger its rank (`(WorkerDict pid=616) [rank1]:[E416 … ProcessGroupNCCL.cpp…]`)
                 ranks = (("rank", int(m["rank"])),)
@@ -533,7 +531,7 @@ def _peel_transport(text: str) -> tuple[str, _Transport | None]:
                 transport = transport or _Transport()
                 transport.host = transport.host or m["pod"]
                 transport.namespace += f"{m['pod']}/{m['container']}|"
-            elif text.startswith("[rank") and (m := _TORCHRUN.match(text)):
+            elif text.startswith("[rank") and (m := TORCHRUN_PREFIX.match(text)):
                 transport = transport or _Transport()
                 transport.namespace += f"rank{m['rank']}|"
                 transport.ranks = (("rank", int(m["rank"])),)

@@ -106,6 +106,14 @@ def _the_gpu(gpus: list[Gpu], limit: Limit) -> Gpu | None:
     return None
 
 
+# The HIP runtime's own words in the failure: the GPU is AMD's, and NVIDIA's tools are no check of it.
+_HIP_WORDS = compile_lazily(r"\bhipError[A-Z]|\bHIP error\b")
+
+
+def _on_rocm(failure: Failure) -> bool:
+    return any(_HIP_WORDS.search(line) for line in exception_lines(failure))
+
+
 def _diagnosis(limit: Limit, gpu: Gpu | None, gpus: list[Gpu], evidence: Evidence) -> Diagnosis:
     launch = evidence.launch
     if gpu is not None:
@@ -124,7 +132,8 @@ def _diagnosis(limit: Limit, gpu: Gpu | None, gpus: list[Gpu], evidence: Evidenc
         title, cause, fix_data, said = _ptxas(limit)
     else:
         title, cause, fix_data, said = _other_build(limit, launch)
-    if limit.kind in ("needs", "no-kernel") and (gpu is None or (gpu.capability is None and gpu.gfx is None)):
+    if (limit.kind in ("needs", "no-kernel") and (gpu is None or (gpu.capability is None and gpu.gfx is None))
+            and not _on_rocm(evidence.failure)):  # (nvidia-smi is no check on an AMD GPU: HIP's hipErrorNoBinaryForGpu)
         fix_data.setdefault("steps", []).append(f"check the GPU and its compute capability where the server runs: {CHECK_GPU}")
     fix = build_fix(fix_data, evidence.failure, {}, launch) if launch.engine else _plain_fix(fix_data)
     return Diagnosis(

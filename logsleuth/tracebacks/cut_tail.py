@@ -26,6 +26,8 @@ _PAIRS = (("(", ")"), ("[", "]"), ("{", "}"))
 # A span the line quotes: a bracket inside it is the message's subject, not its syntax (CPython's SyntaxError "'(' was
 # never closed").
 _QUOTED = compile_lazily(r"'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`")
+# An apostrophe inside a word (`Can't`, `model's`) is no quote: taken off before quotes are paired.
+_APOSTROPHE = compile_lazily(r"(?<=\w)'(?=\w)")
 
 
 def marked_cut(failure: Failure) -> Failure:
@@ -42,7 +44,7 @@ def marked_cut(failure: Failure) -> Failure:
 
 def _left_open(last_line: str) -> bool:
     """A quote or bracket the line opened and did not close: the text after it was cut."""
-    bare = _QUOTED.sub("", last_line)
+    bare = _QUOTED.sub("", _APOSTROPHE.sub("", last_line))
     if _OPEN_QUOTE.search(bare) is not None:
         return True
     return any(bare.count(opening) > bare.count(closing) for opening, closing in _PAIRS)

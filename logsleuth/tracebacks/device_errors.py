@@ -44,67 +44,100 @@ ERROR_NAME = compile_lazily(
 # The name alone on its line (quoted or not), or opening it with the runtime's own words after a colon.
 _NAME_ALONE = compile_lazily(r"^\s*[`'\"*]{0,2}(?P<name>\w{6,80})[`'\"*]{0,2}[!.]?\s*$")
 _NAME_THEN_WORDS = compile_lazily(r"^\s*(?P<name>\w{6,80}):\s+[A-Za-z][^=;{}|]{2,300}$")
-# A library's refusal before the name on the line: an error or failure word, `returned`, a status, helper_cuda.h's
-# `code=209(`.
-_REFUSAL_BEFORE = compile_lazily(r"(?i:\b(?:error|failed|failure|returned|returns|status)\b|\bcode\s?=\s?-?\d{1,6}\s?\()")
-# What makes a line no failure of its own: an exception line (read as one), a warning or an INFO/DEBUG record naming
-# the status, source code, a documentation table or list, a recovery the line itself states.
-_TYPED = compile_lazily(r"^\s*[\w.]+(?:Error|Exception): ")
+# A library's refusal before the name on the line: an error or failure word, `returned`, helper_cuda.h's `code=209(`
+# (not `returns` or `status`: the API reference's `Returns cudaErrorInvalidValue if …`, a table's `status` column).
+_REFUSAL_BEFORE = compile_lazily(r"(?i:\b(?:error|failed|failure|returned)\b|\bcode\s?=\s?-?\d{1,6}\s?\()")
+# What may follow a name a refusal led to, as the printing code words it: nothing (the line ends, maybe a stop),
+# the runtime's description after a colon (`… failed: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected`), or
+# helper_cuda.h's close and the call it quotes (`code=209(cudaErrorNoKernelImageForDevice) "cudaLaunchKernel(…)"`).
+# Never a clause (`Returns cudaErrorInvalidValue if the pointer is NULL.`), a list (`…, cudaErrorLaunchFailure`), a
+# verdict (`(test passed)`) or a field of a row (`status=… time=n/a`).
+_AFTER_REFUSED_NAME = compile_lazily(r"[`'\"]?[.!]?\s*$|:\s+[A-Za-z][^=;{}|]{2,300}$|\)\s*\"[^\"\n]{1,500}\"\s*$")
+# A Python exception line anywhere before the name (`torch._C._cuda_init() failed: RuntimeError: cudaError…`, pytest's
+# `E       RuntimeError: cuDNN error: …`): that exception is the failure, read as one.
+_TYPED = compile_lazily(r"(?:^|\s)[\w.]*[A-Za-z](?:Error|Exception): ")
+# What makes a line no failure of its own, for every shape of this module: a warning, an INFO/DEBUG/NOTICE record
+# (the normalizer's level, or a level it does not tag: glog's `W0102 `, absl's `…123456: W path/file.cc:282] `,
+# a bracketed `[W]`/`[INFO]`), a recovery the line itself states, source code (C and Python), a documentation
+# table or list.
 _NOT_A_FAILURE = compile_lazily(
-    r"(?i:\bwarn(?:ing)?\b|UserWarning|\bINFO\b|\bDEBUG\b|fall(?:s|ing)? ?back|retry(?:ing)?\b|ignor(?:e|ed|ing)\b|skipp(?:ed|ing)\b)"
-    r"|^\s*\[?[IWD]\d{4} |==|!=|\bcase\s|\breturn\s|;\s*$|#define|\bif\s*\(|=\s*-?(?:\d+|0x[0-9a-fA-F]+)\s*,?\s*$"
+    r"(?i:\bwarn(?:ing)?\b|UserWarning|\bINFO\b|\bDEBUG\b|\bNOTICE\b|fall(?:s|ing)? ?back|retr(?:y|ying|ied)\b"
+    r"|\brecover(?:ed|ing)?\b|\bsucce(?:eded|ss)|\bignor(?:e|ed|ing)\b|skipp(?:ed|ing)\b)"
+    r"|^\s*\[?[IWD]\d{4} |\d: [IWD] \S+:\d+\] |\[[IWD]\]"
+    r"|==|!=|\bcase\s|\breturn\s|\braise\s|\bf[\"']|\{\w*\}|;\s*$|#define|\bif\s*\(|=\s*-?(?:\d+|0x[0-9a-fA-F]+)\s*,?\s*$"
     r"|\|[^|\n]*\||^\s*(?:[-*+#>]|//|/\*)"
 )
 
 
 def _status_name_line(text: str) -> tuple[str, str] | None:
     """(type, message) of a line printing a runtime's error name as its failure, else None."""
-    if not any(word in text for word in _NAME_WORDS) or len(text) > 2000 or _TYPED.match(text):
+    if not any(word in text for word in _NAME_WORDS) or len(text) > 2000 or _NOT_A_FAILURE.search(text):
         return None
-    if _NOT_A_FAILURE.search(text):
+    named = [m for m in ERROR_NAME.finditer(text) if family_of(m.group()) is not None]
+    if len(named) != 1:  # none, or a list of them (`Known error codes: cudaErrorIllegalAddress, …`)
         return None
-    for m in ERROR_NAME.finditer(text):
-        family = family_of(m.group())
-        if family is None:
-            continue
-        alone = _NAME_ALONE.match(text) or _NAME_THEN_WORDS.match(text)
-        if alone is not None and alone["name"] == m.group():
-            return family.type, text.strip().strip("`'\"*")
-        if _REFUSAL_BEFORE.search(text, 0, m.start()) is not None:
-            return family.type, text.strip()
+    m = named[0]
+    family = family_of(m.group())
+    assert family is not None
+    if _TYPED.search(text, 0, m.start()) is not None:
+        return None
+    alone = _NAME_ALONE.match(text) or _NAME_THEN_WORDS.match(text)
+    if alone is not None and alone["name"] == m.group():
+        return family.type, text.strip().strip("`'\"*")
+    if (text[m.start() - 1:m.start()] != "=" and _REFUSAL_BEFORE.search(text, 0, m.start()) is not None
+            and _AFTER_REFUSED_NAME.match(text, m.end()) is not None):
+        return family.type, text.strip()
     return None
 
 
 # CANN's error manager: the code (E, a letter or digit for the component, four digits), then the process and the time
 # (`YYYY-MM-DD-hh:mm:ss.mmm.uuu`), or, from CANN 8.2, the process and time first and the code after the error's name.
+# Only with the process (`[PID: N]`): its words are the gate that keeps this off every other line (a metrics line's
+# `: 20.5 tokens/s`, a `key: 2025-…` time would pass a gate on the time's opening).
 _CANN_TIME = r"\d{4}-\d\d-\d\d-\d\d:\d\d:\d\d\.\d{3}\.\d{3}"
 _CANN_RECORD = compile_lazily(
-    rf"^(?:.{{0,300}}?[\s\]])?(?P<code>E[0-9A-Z]\d{{4}}): (?:\[PID: \d{{1,10}}\] )?{_CANN_TIME} (?P<said>\S.{{0,1000}})$"
+    rf"^(?:.{{0,300}}?[\s\]])?(?P<code>E[0-9A-Z]\d{{4}}): \[PID: \d{{1,10}}\] {_CANN_TIME} (?P<said>\S.{{0,1000}})$"
 )
 _CANN_NAMED_RECORD = compile_lazily(
     rf"^(?:.{{0,300}}?[\s\]:])?\[PID: \d{{1,10}}\] {_CANN_TIME} (?P<said>\w{{3,80}}\(E[0-9A-Z]\d{{4}}\): \S.{{0,1000}})$"
 )
 _HIP_MESSAGE = compile_lazily(r"^\s*(?P<said>HIP error: [a-z][\w ,'\-]{2,120}?)\.?\s*$")
-_SYN_STATUS = compile_lazily(r"^\s*(?P<said>synStatus=\d{1,4} \[[^\]\n]{1,60}\] \S.{0,300})$")
-_CANN_WORDS = ("[PID: ", ": 20")
+_SYN_STATUS = compile_lazily(r"^\s*(?P<said>synStatus=[1-9]\d{0,3} \[[^\]\n]{1,60}\] \S.{0,300})$")  # 0 is synSuccess
+_CANN_WORDS = ("[PID: ",)
 
 DEVICE_ERROR_WORDS = (*_NAME_WORDS, *_CANN_WORDS, "HIP error: ", "synStatus=")
 # A record's level (its header taken off by the normalizer, models.LineMeta.level) at which such a line was survived.
 QUIET_LEVELS = frozenset({"INFO", "DEBUG", "WARNING", "WARN"})
-DEVICE_ERROR_TYPES = frozenset({HIP_ERROR, HPU_ERROR, "XPU error"})  # the types only this module gives
 
 
 def device_error_line(text: str) -> tuple[str, str] | None:
     """(type, message) of an accelerator runtime's own error line (this module's shapes), else None."""
     if (named := _status_name_line(text)) is not None:
         return named
-    if any(word in text for word in _CANN_WORDS) and len(text) <= 2000:
-        if (m := _CANN_RECORD.match(text)) is not None and "warn" not in text[:m.start("code")].lower():
+    if not any(word in text for word in _VENDOR_WORDS) or len(text) > 2000 or _NOT_A_FAILURE.search(text):
+        return None
+    if "[PID: " in text:
+        if (m := _CANN_RECORD.match(text)) is not None:
             return NPU_ERROR, f"{m['code']}: {m['said'].rstrip()}"
-        if (m := _CANN_NAMED_RECORD.match(text)) is not None and "warn" not in text[:m.start("said")].lower():
+        if (m := _CANN_NAMED_RECORD.match(text)) is not None:
             return NPU_ERROR, m["said"].rstrip()
     if "HIP error: " in text and (m := _HIP_MESSAGE.match(text)) is not None:
         return HIP_ERROR, m["said"]
     if "synStatus=" in text and (m := _SYN_STATUS.match(text)) is not None:
         return HPU_ERROR, m["said"].rstrip()
     return None
+
+
+_VENDOR_WORDS = (*_CANN_WORDS, "HIP error: ", "synStatus=")
+
+
+# A later line saying the run went on past a runtime's status line: a call that succeeded or recovered (`attempt 2/3
+# succeeded`, `synStatus=0 [Success] Device acquired.`), a request served (uvicorn's access line `"POST /v1/… HTTP/1.1"
+# 200 OK`).  The scanner drops such a status line as survived, as it does one before a readiness line.
+_WENT_ON_WORDS = ("ucce", "ecovered", "200 OK")
+_WENT_ON = compile_lazily(r"(?i:\bsucce(?:eded|ss(?:ful(?:ly)?)?)\b|\brecovered\b)|\b200 OK\b")
+
+
+def went_on(text: str) -> bool:
+    """Whether a line says a call succeeded or a request was served (cheap substring checks first: every line)."""
+    return any(word in text for word in _WENT_ON_WORDS) and len(text) <= 2000 and _WENT_ON.search(text) is not None

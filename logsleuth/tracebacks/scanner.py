@@ -33,7 +33,7 @@ from logsleuth.models import FACT_PREFIX, Failure, FailureKind, Frame, LogLine
 from logsleuth.tracebacks.chain import FRAMELESS_CAUSE_REACH, frameless_cause
 from logsleuth.tracebacks.collector import UNPASTED_FRAME, Collector, Phase
 from logsleuth.tracebacks.cut_tail import marked_cut
-from logsleuth.tracebacks.device_errors import DEVICE_ERROR_TYPES, QUIET_LEVELS, device_error_line
+from logsleuth.tracebacks.device_errors import QUIET_LEVELS, device_error_line, went_on
 from logsleuth.tracebacks.grammar import (
     CASCADE_CONTEXT_LINE,
     CONTEXT_HINT,
@@ -121,7 +121,7 @@ from logsleuth.tracebacks.repair import (
 from logsleuth.tracebacks.split_bodies import SplitErrorBodies
 from logsleuth.tracebacks.stated_failures import got_past_later, stated_failure
 from logsleuth.tracebacks.typeless_errors import COMMAND_NOT_FOUND, typed_by_message
-from logsleuth.tracebacks.warned_failures import WarnedFailures
+from logsleuth.tracebacks.warned_failures import REACH, WarnedFailures
 
 __all__ = ["FailureScanner", "LineKind", "classify", "scan"]
 
@@ -197,6 +197,12 @@ class FailureScanner:
         self._record_lookups_left = MAX_RECORD_LOOKUPS
         self._banner_lookups_left = MAX_BANNER_LOOKUPS  # a budget of its own: the ERROR records' is not spent on them
         self._ready_offset = -1  # where the server last said it was ready: logged errors before it were survived
+        # An accelerator runtime's status line (device_errors.py) is the failure only while nothing after it says the
+        # run went on: the lines of content before it (by offset), where a later line last said a call succeeded or a
+        # request was served, and the lines of content so far.
+        self._device_lines: dict[int, int] = {}
+        self._went_on_offset = -1
+        self._content_lines = 0
         # the stream of a pydantic ValidationError's title just fed, and how many of its list's lines may still follow
         self._validation_title: tuple[str | None, int] = (None, 0)
         # the programs of argparse's `usage: PROG …` lines seen so far, newest last (grammar.argparse_error)
@@ -230,6 +236,9 @@ class FailureScanner:
         if kind is not LineKind.BLANK and not (line.text[:1] in "`~<#" and MARKDOWN_SCAFFOLD.match(line.text)):
             self._last_content[stream] = seq  # (a paste's closing fence or `</details>` is not its last line)
             self._last_content_offset = line.offset
+            self._content_lines += 1
+        if went_on(line.text):
+            self._went_on_offset = line.offset
 
         if collectors and line.starts_record:
             self._close_all(stream)  # a new log record ends whatever this stream was printing
@@ -315,6 +324,10 @@ class FailureScanner:
         # A glog/c10 ERROR record or a warning the server came up after (a connection retried while ranks met, an
         # optional kernel that did not load) was survived.
         self._fallbacks = [f for f in self._fallbacks if not (_is_survivable(f) and f.offset < self._ready_offset)]
+        # A runtime's status line the run went on after (a readiness line, a later success or served request, or more
+        # than warned_failures.REACH lines of content, as for a warning) was survived: an autotuner's rejected config,
+        # a call retried, a probe before the CPU fallback.
+        self._fallbacks = [f for f in self._fallbacks if not self._went_on_after_device_line(f)]
         if self._got_past_at is not None:
             self._fallbacks = [f for f in self._fallbacks
                                if not (f.final.read_from_prose == "stated" and f.offset < self._got_past_at)]
@@ -341,6 +354,11 @@ class FailureScanner:
         self.failures = [marked_cut(failure) if failure.offset <= self._last_content_offset < failure.end_offset else failure
                          for failure in join_second_paragraphs(fold_kernel_prints(found))]
         return self.failures
+
+    def _went_on_after_device_line(self, failure: Failure) -> bool:
+        before = self._device_lines.get(failure.offset)
+        return before is not None and (failure.offset < max(self._ready_offset, self._went_on_offset)
+                                       or self._content_lines - before - 1 > REACH)
 
     def has_open(self) -> bool:
         """True while a failure is still being collected (watch mode waits for it)."""
@@ -691,7 +709,10 @@ class FailureScanner:
         ):  # (a runtime's status named in an INFO or WARNING record, its header taken off, was survived)
             typeless = is_typeless_engine_line(text)  # an engine's logged error text: only if nothing else failed
             new = Collector("line", line, Phase.DONE, context=self._context(), fallback=typeless)
-            if fatal[0] in KEPT_AS_CONTEXT or fatal[0] in DEVICE_ERROR_TYPES:
+            device = typeless and device_error_line(text) is not None
+            if device:
+                self._device_lines[line.offset] = self._content_lines - 1
+            if fatal[0] in KEPT_AS_CONTEXT or device:
                 # a GPU runtime's abort or a companion tool's failure stays the context of what fails next (the
                 # faulthandler dump of the abort it caused), as an error record does
                 self._recent_context.append(text.strip())
