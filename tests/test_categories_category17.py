@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from logsleuth.reasoning.category_score import module_path
+from logsleuth.reasoning.engine_api_calls import code_path
 from tests.helpers import diagnose_without_patterns, traceback_of_installed
 
 
@@ -125,9 +125,57 @@ def test_the_quantization_words_of_the_failure_itself_still_count(tmp_path: Path
     assert diagnose_without_patterns(text).category in {"quantization", "parallel-config"}
 
 
-def test_module_path_keeps_code_and_drops_a_persons_directories() -> None:
-    assert module_path("/usr/lib/python3.10/site-packages/vllm/lora/models.py") == "vllm/lora/models.py"
-    assert module_path("/workspace/verl/verl/workers/fsdp_workers.py") == "verl/verl/workers/fsdp_workers.py"
-    assert module_path("/home/alice/lora/run.py") == "run.py"
-    assert module_path("/usr/lib/python3.11/multiprocessing/connection.py") == "multiprocessing/connection.py"
-    assert module_path("…/layers/quantization/fp8.py") == "…/layers/quantization/fp8.py"
+def test_code_path_keeps_code_and_drops_a_persons_directories() -> None:
+    assert code_path("/usr/lib/python3.10/site-packages/vllm/lora/models.py") == "vllm/lora/models.py"
+    assert code_path("/workspace/verl/verl/workers/fsdp_workers.py") == "verl/workers/fsdp_workers.py"
+    assert code_path("/home/alice/lora/run.py") == "run.py"
+    assert code_path("/usr/lib/python3.11/multiprocessing/connection.py") == "multiprocessing/connection.py"
+    assert code_path("…/layers/quantization/fp8.py") == "…/layers/quantization/fp8.py"
+
+
+def test_an_engine_class_a_guarded_import_left_unbound_stays_the_engine_release(tmp_path: Path) -> None:
+    """lm-eval imports vLLM's LLM inside try/except (arcee-ai/mergekit#524, EvolvingLMMs-Lab/lmms-eval#726): the
+    NameError names the engine's class, so the import failed earlier; not a bug of the wrapper's own variable."""
+    text = _raised_in(tmp_path, "lm_eval/models/vllm_causallms.py", "return LLM(model='m')", "")
+    assert "NameError: name 'LLM' is not defined" in text
+    diagnosis = diagnose_without_patterns(text)
+    assert diagnosis.category == "dependency-version"
+    assert diagnosis.title.startswith("Likely a program that runs the engine, written for another")
+    assert "import failed" in _checks(diagnosis) or "import that failed" in _checks(diagnosis)
+
+
+def _moved(text: str, tmp_path: Path, to: str) -> str:
+    """`text` with the test's site-packages directory printed as `to` (a checkout, a person's directory)."""
+    site = str(tmp_path / "venv" / "lib" / "python3.11" / "site-packages")
+    assert site in text
+    return text.replace(site, to)
+
+
+def test_a_hardware_plugin_run_from_its_checkout_keeps_its_kernel_row(tmp_path: Path) -> None:
+    """baidu/vLLM-Kunlun#477: the plugin's attention backend calling its operator library, run from the repository's
+    checkout (`/workspace/vLLM-Kunlun/vllm_kunlun/…`, the editable install of vllm-project/vllm-ascend#2280)."""
+    # the compiled kernel raises from C: a C function of CPython's (float) stands in for it, as in
+    # tests/test_plugins_and_wrappers.py
+    files = {"vllm_kunlun/kunlun_ops.py": "speculative_attention = float\n",
+             "vllm_kunlun/v1/attention/backends/kunlun_attn.py":
+                 "from vllm_kunlun import kunlun_ops\n\ndef forward(status):\n"
+                 "    return kunlun_ops.speculative_attention(status)\n"}
+    run = traceback_of_installed(tmp_path, files, "from vllm_kunlun.v1.attention.backends.kunlun_attn import forward\n"
+                                 "forward('Check 0 == ret failed, speculative_attention failed')\n")
+    text = _moved(run.stderr, tmp_path, "/workspace/vLLM-Kunlun")
+    assert "/workspace/vLLM-Kunlun/vllm_kunlun/v1/" in text
+    diagnosis = diagnose_without_patterns(text)
+    assert diagnosis.category == "engine-bug"
+    assert diagnosis.title.startswith("Likely a kernel of the hardware plugin refusing the shapes")
+
+
+def test_a_persons_directory_named_like_a_package_is_no_checkout(tmp_path: Path) -> None:
+    """`/home/alice/vllm/quantization/app.py`: a directory named vllm above a person's own folders is no vLLM module."""
+    text = _moved(_raised_in(tmp_path, "quantization/app.py", "raise ValueError('bad value for x')", ""), tmp_path,
+                  "/home/alice/vllm")
+    assert diagnose_without_patterns(text).category == "unclassified"
+    assert code_path("/home/alice/torch/lora/app.py") == "app.py"
+    assert code_path("/workspace/vLLM-Kunlun/vllm_kunlun/v1/ops.py") == "vllm_kunlun/v1/ops.py"
+    assert code_path("/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py") == \
+        "sglang/srt/managers/scheduler.py"
+    assert code_path("/app/vllm/entrypoints/openai/api_server.py") == "vllm/entrypoints/openai/api_server.py"
