@@ -216,6 +216,15 @@ def _said_above(row: CategoryRow, said_texts: Sequence[tuple[str, str]]) -> tupl
     return None
 
 
+def _has_own_words(row: CategoryRow, failure: Failure, texts: list[str], word_texts: list[str],
+                   said_texts: Sequence[tuple[str, str]]) -> bool:
+    """One of the row's words or strong words is where _score reads it: strong words in the messages and the error
+    lines just before the failure, words in the masked messages and in the lines kept before a cut traceback."""
+    return (any(pattern.search(text) for pattern in row.strong_words for text in (*texts, *failure.context))
+            or any(pattern.search(text) for pattern in row.words for text in word_texts)
+            or any(pattern.search(words) for pattern in row.words for _, words in said_texts))
+
+
 def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str], wrapped: bool,
            cut_at: Frame | None, word_texts: list[str], said_texts: Sequence[tuple[str, str]] = (),
            site: Frame | None = None) -> tuple[int, list[str]]:
@@ -271,8 +280,7 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
         return 0, []
     if row.source_needed and not _raised_by_source_words(row, failure):
         return 0, []
-    if row.words_needed and not any(pattern.search(text) for pattern in (*row.words, *row.strong_words)
-                                    for text in word_texts):
+    if row.words_needed and not _has_own_words(row, failure, texts, word_texts, said_texts):
         return 0, []  # its place alone (a configuration module) says which check, not that it ties two settings
     score, why = 0, []
     if importing:
