@@ -238,3 +238,11 @@ def test_an_assertion_in_sglangs_cache_storage_connector_stays_the_cache_bookkee
     diagnosis = diagnose_without_patterns(text)
     assert diagnosis.category == "engine-bug"
     assert "KV cache bookkeeping" in diagnosis.title
+
+
+def test_a_wrapper_known_only_from_its_frame_is_named(tmp_path: Path) -> None:
+    """An installed program no table knows, reading a variable one branch never set: its package names it."""
+    text = _raised_in(tmp_path, "mytool/runner.py", "if args:\n    response = args[0]\nreturn response", "")
+    diagnosis = diagnose_without_patterns("INFO 05-10 10:00:01 api_server.py:100] vLLM API server version 0.8.5\n" + text)
+    assert diagnosis.category == "engine-bug"
+    assert "mytool's own code" in diagnosis.title and "a wrapper" not in _checks(diagnosis)
