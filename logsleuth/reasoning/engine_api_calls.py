@@ -97,6 +97,12 @@ _SOURCE_LAYOUT = frozenset({"python", "src"})
 _CHECKOUT_SUFFIX = compile_lazily(r"^(?:main|master|dev|v?\d\w*)?$")
 
 
+# A person's home directory: the folders below it are that person's names, a package's name among them no package
+# unless its checkout's shape or the engine's index says so.  Elsewhere (/opt, /srv, /app, /workspace: where images
+# and deployments put code) a directory named like a package is that package's.
+_HOME = compile_lazily(r"^(?:~|/home/|/root/|/Users/)")
+
+
 def _checkout_of(parent: str, package: str) -> bool:
     """Whether a directory named `parent` is the checkout that holds `package` (a person's `/home/alice/vllm/` is not)."""
     key, name = re.sub(r"[^a-z0-9]", "", parent.lower()), re.sub(r"[^a-z0-9]", "", package.lower())
@@ -117,19 +123,25 @@ def _engine_module(path: str, package: str) -> bool:
 
 def code_path(file: str) -> str:
     """The part of a frame's path that names code, as the category rows read it: from the installed package on, from a
-    package's checkout on (the package's directory in its repository's, or an engine module the index knows), the
-    standard library's module, else (a person's own script) the file's name alone: a person's directories are that
+    package's directory on (in its repository's checkout, an engine module the index knows, or any outside a person's
+    home), the standard library's module, else (a person's own script) the file's name alone: a person's directories are that
     person's names (`/home/alice/quantization/serve.py`, `/home/alice/vllm/lora/app.py`), not a subsystem.  A path the
     paste shortened (`…/layers/quantization/fp8.py`, `layers/quantization/fp8.py`) is a module's, read whole."""
     if not file.startswith(("/", "~")) and not _WINDOWS_DRIVE.match(file):
         return file
     if "-packages/" in file:
         return package_path(file)
+    # (a checkout's package directory or an engine's module first: `/workspace/verl/verl/…` reads from the inner one)
+    elsewhere = None
     for found in _package_directory().finditer(file):
         start, package = found.start("package"), found["package"]
         parent = file[:start].rstrip("/").rsplit("/", 1)[-1]
         if _checkout_of(parent, package) or _engine_module(file[start:], package):
             return file[start:]
+        if elsewhere is None and not _HOME.match(file):
+            elsewhere = file[start:]
+    if elsewhere is not None:
+        return elsewhere
     stdlib = _STDLIB.match(file)
     return file[stdlib.end():] if stdlib else file.rsplit("/", 1)[-1]
 
