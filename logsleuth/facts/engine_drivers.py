@@ -82,6 +82,12 @@ def _by_plugin() -> dict[str, dict[str, str]]:
     return {row["platform_plugin"]: row for row in _rows() if row.get("platform_plugin")}
 
 
+def package_names() -> frozenset[str]:
+    """The Python packages the table's rows install, as a frame's path shows them: a plugin's `module`, else the
+    distribution's name spelt as an import (`lm-eval` -> lm_eval, `ms-swift` -> ms_swift)."""
+    return frozenset(row.get("module") or row["distribution"].replace("-", "_") for row in _rows())
+
+
 # A line that names a plugin only to say it is absent is no sign of it (vLLM's own "tpu_inference not found, using
 # vLLM's TpuPlatform", vllm/platforms/tpu.py; an ImportError's "No module named 'vllm_ascend'").
 _ABSENT = compile_lazily(r"(?i)\bnot (?:found|installed)\b|\bNo module named\b|\bplease install\b|\bis required\b")

@@ -28,3 +28,8 @@ def distributions_of(module: str) -> tuple[str, ...]:
         if found:
             return found
     return ()
+
+
+def module_names() -> tuple[str, ...]:
+    """Every module the table names (`torch`, `sgl_kernel`, `google.protobuf`)."""
+    return tuple(_modules())

@@ -746,6 +746,11 @@ def relative_frame_engine(path: str) -> str | None:
     return "sglang" if m and m["sglang"] else "vllm" if m and m["vllm"] else None
 
 
+def wrapper_directory_names() -> tuple[str, ...]:
+    """The directory names of the wrappers' code (`verl`, `llamafactory`, ...) wrapper_of_path reads."""
+    return tuple(directory.strip("/") for directory, _ in _WRAPPER_DIRS)
+
+
 def wrapper_of_path(path: str) -> str | None:
     """The wrapper whose code directory a frame's path is in (`/verl/`, `/llamafactory/`, ...), else None: the
     innermost such directory that holds a package of the wrapper's (a directory below it, or an install directory

@@ -14,6 +14,7 @@ from logsleuth.facts.engine_classes import (
     engines_defining,
     only_engine_defining,
 )
+from logsleuth.facts.engine_modules import name_presence
 from logsleuth.facts.imports import distributions_of
 from logsleuth.facts.message_templates import short_type
 from logsleuth.ingest.engine_evidence import WRAPPERS, failure_wrappers, most_specific, wrapper_of_path
@@ -110,6 +111,24 @@ def names_a_class_no_engine_defines(failure: Failure) -> bool:
         return False
     named = class_in_message(failure.final.message)
     return named is not None and distinctive(named) and not defined_by(named) & {"sglang", "vllm"}
+
+
+# CPython's NameError (`name 'LLM' is not defined`): the name the failing line read.
+_UNBOUND_NAME = compile_lazily(r"^name '(\w+)' is not defined")
+
+
+def names_an_engine_export(failure: Failure) -> bool:
+    """CPython's NameError names a class an engine's package binds at its top level (`LLM`, `SamplingParams`,
+    `AsyncLLMEngine`, SGLang's `Engine`; facts/engine_modules): a program that imports the engine inside try/except
+    reads the name its failed import left unset (lm-eval's vllm_causallms.py, arcee-ai/mergekit#524,
+    EvolvingLMMs-Lab/lmms-eval#726), not a variable of its own it never bound."""
+    if short_type(failure.final.type) != "NameError":
+        return False
+    found = _UNBOUND_NAME.match(failure.final.message.strip())
+    if not found or not found[1][0].isupper():  # a class, not a submodule or a function the package also binds
+        return False
+    return any((presence := name_presence(engine, engine, found[1])) is not None and bool(presence.having)
+               for engine in ("sglang", "vllm"))
 
 
 def made_by_a_wrapper(failure: Failure, wrapper: str | None = None) -> bool:

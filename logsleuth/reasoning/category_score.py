@@ -25,13 +25,14 @@ from logsleuth.reasoning.call_frames import (
     imports_own_project,
     made_by_a_wrapper,
     names_a_class_no_engine_defines,
+    names_an_engine_export,
     own_frames,
     package_being_imported,
     package_called_by_engine,
     shows_no_frame,
     wrapper_call_into_engine,
 )
-from logsleuth.reasoning.engine_api_calls import package_path
+from logsleuth.reasoning.engine_api_calls import code_path, package_path
 from logsleuth.reasoning.evidence import exception_lines
 from logsleuth.reasoning.message_site import raising_frame, site_cue, site_reason
 from logsleuth.tracebacks.native_errors import is_companion_failure
@@ -66,35 +67,6 @@ def called_by(frame: Frame) -> str | None:
     return found[1] if found and found[1] not in ("super", "getattr", "len", "int", "str") else None
 
 
-# The packages whose directories name code wherever they sit (an installed package, or a checkout run in place:
-# `/workspace/verl/verl/…`, `/src/vllm/vllm/…`): the engines, their kernel and grammar libraries, torch and the
-# wrappers the table's `frames` name.  A frame in no such package and outside site-packages is a person's own script,
-# and its directories are that person's names (`/home/alice/quantization/serve.py`, `/data/lora/run.py`), not a
-# subsystem: only its file name is read.
-_PACKAGE_ROOT = compile_lazily(
-    r"(?:^|/)(?=(?:sglang|vllm|sgl_kernel|vllm_ascend|vllm_flash_attn|flashinfer|deep_gemm|flash_attn|xformers|triton"
-    r"|torch|torch_npu|transformers|tokenizers|xgrammar|outlines|llguidance|lmcache|mooncake|nixl|aiter|verl|slime"
-    r"|areal|openrlhf|llamafactory|lm_eval|lmms_eval|fastchat|gpustack|swift|trl|xinference)/)"
-)
-_STDLIB = compile_lazily(r"^.*/lib/python3(?:\.\d+)?/")
-_WINDOWS_DRIVE = compile_lazily(r"^[A-Za-z]:/")
-
-
-def module_path(file: str) -> str:
-    """The part of a frame's path that names code: from the installed package on, from a known package's checkout
-    on, the standard library's module, else (a person's own script) the file's name alone.  A path the paste
-    shortened (`…/layers/quantization/fp8.py`, `layers/quantization/fp8.py`) is a module's, read whole."""
-    if not file.startswith(("/", "~")) and not _WINDOWS_DRIVE.match(file):
-        return file
-    if "-packages/" in file:
-        return package_path(file)
-    root = _PACKAGE_ROOT.search(file)
-    if root:
-        return file[root.end():]
-    stdlib = _STDLIB.match(file)
-    return file[stdlib.end():] if stdlib else file.rsplit("/", 1)[-1]
-
-
 def _places(row: CategoryRow, frame: Frame, innermost: bool = False) -> str | None:
     """What of `frame` (a path fragment of its file, or its file and function) puts it in `row`'s subsystem, read for
     a traceback cut before its exception line: the row's frames (unless they count only beside given exception
@@ -102,15 +74,15 @@ def _places(row: CategoryRow, frame: Frame, innermost: bool = False) -> str | No
     lost, so its callee is read as a function of the same file (a cut right after `self._initialize_kv_caches(…)`
     stopped in the KV cache's sizing)."""
     if not row.frames_need or "" in row.frames_need:
-        fragment = next((f for f in row.frames if f in module_path(frame.file)), None)
+        fragment = next((f for f in row.frames if f in code_path(frame.file)), None)
         if fragment:
             return fragment.rstrip("/")
-    where = f"{module_path(frame.file)} {frame.function or ''}()\n{frame.source or ''}"
+    where = f"{code_path(frame.file)} {frame.function or ''}()\n{frame.source or ''}"
     said = next((m for pattern in row.cut_frames if (m := pattern.search(where))), None)
     placed = f"{package_path(frame.file)} in {frame.function}"
     if said is None:
         callee = called_by(frame) if innermost and row.cut_frames else None
-        calling = f"{module_path(frame.file)} {callee}()\n" if callee else None
+        calling = f"{code_path(frame.file)} {callee}()\n" if callee else None
         if calling and any(pattern.search(calling) for pattern in row.cut_frames):
             return f"{placed}, calling {callee}()"
         return None
@@ -148,7 +120,7 @@ def _raised_in(row: CategoryRow, failure: Failure) -> str | None:
     frames = failure.final.frames
     if not row.raise_frames or not frames:
         return None
-    return next((fragment for fragment in row.raise_frames if fragment in module_path(frames[-1].file)), None)
+    return next((fragment for fragment in row.raise_frames if fragment in code_path(frames[-1].file)), None)
 
 
 def _cut_subsystem_frame(failure: Failure, site_words: tuple[str, ...] = ()) -> Frame | None:
@@ -246,6 +218,15 @@ def _said_above(row: CategoryRow, said_texts: Sequence[tuple[str, str]]) -> tupl
     return None
 
 
+def _has_own_words(row: CategoryRow, failure: Failure, texts: list[str], word_texts: list[str],
+                   said_texts: Sequence[tuple[str, str]]) -> bool:
+    """One of the row's words or strong words is where _score reads it: strong words in the messages and the error
+    lines just before the failure, words in the masked messages and in the lines kept before a cut traceback."""
+    return (any(pattern.search(text) for pattern in row.strong_words for text in (*texts, *failure.context))
+            or any(pattern.search(text) for pattern in row.words for text in word_texts)
+            or any(pattern.search(words) for pattern in row.words for _, words in said_texts))
+
+
 def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str], wrapped: bool,
            cut_at: Frame | None, word_texts: list[str], said_texts: Sequence[tuple[str, str]] = (),
            site: Frame | None = None) -> tuple[int, list[str]]:
@@ -265,8 +246,8 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
     unplaced = row.in_engine_code and engine_code_of(failure) is None
     if unplaced and not shows_no_frame(failure):
         return 0, []
-    if row.in_wrapper_code and not wrapped:
-        return 0, []
+    if row.in_wrapper_code and (not wrapped or names_an_engine_export(failure)):
+        return 0, []  # (an engine's class left unbound by a guarded import: the dependency-version row's)
     if (row.wrapper_call or row.in_wrapper_code) and names_a_class_no_engine_defines(failure):
         # CPython names the class whose call failed, and no engine defines it (a wrapper's own `vLLMRollout`, in a
         # module named after the engine): the wrapper failing on its own object, no sign of another engine release.
@@ -301,8 +282,7 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
         return 0, []
     if row.source_needed and not _raised_by_source_words(row, failure):
         return 0, []
-    if row.words_needed and not any(pattern.search(text) for pattern in (*row.words, *row.strong_words)
-                                    for text in word_texts):
+    if row.words_needed and not _has_own_words(row, failure, texts, word_texts, said_texts):
         return 0, []  # its place alone (a configuration module) says which check, not that it ties two settings
     score, why = 0, []
     if importing:
@@ -481,7 +461,7 @@ def best_row(failure: Failure, leave_out: frozenset[str] = frozenset(), site_wor
     `wrapper`: the program the log shows running the engine (LaunchInfo.wrapper); `engine`: the decided engine, whose code alone says where a
     message the paste shows no frame of was raised (message_site.raising_frame)."""
     texts = [*_logged_words(failure), *site_words]
-    files = [module_path(frame.file) for frame in failure.final.frames[-INNERMOST_FRAMES:]]
+    files = [code_path(frame.file) for frame in failure.final.frames[-INNERMOST_FRAMES:]]
     wrapped = made_by_a_wrapper(failure, wrapper)
     cut_at = _cut_subsystem_frame(failure, site_words)
     site = raising_frame(failure, engine, {t for block in failure.exceptions for t in type_names(block.type)})

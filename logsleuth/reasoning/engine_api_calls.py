@@ -24,10 +24,16 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
+from logsleuth.facts.categories import table
 from logsleuth.facts.engine_classes import class_in_message, defined_by, distinctive, engines_defining
+from logsleuth.facts.engine_drivers import package_names as driver_packages
+from logsleuth.facts.engine_modules import module_presence
+from logsleuth.facts.imports import module_names as import_names
 from logsleuth.facts.message_templates import short_type
 from logsleuth.fixes import static_catalogs
+from logsleuth.ingest.engine_evidence import wrapper_directory_names
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, Frame
 
@@ -35,6 +41,8 @@ from logsleuth.models import Failure, Frame
 _LIBRARY_FRAME = compile_lazily(r"(^|/)(torch|functools|contextlib|enum|asyncio|threading|concurrent|<frozen [\w.]+>)(/|\.py$)|^<")
 ENGINE_FRAME = compile_lazily(r"(^|/)(sglang|vllm)/")
 _SITE_PREFIX = compile_lazily(r"^.*/(site|dist)-packages/")
+_STDLIB = compile_lazily(r"^.*/lib/python3(?:\.\d+)?/")
+_WINDOWS_DRIVE = compile_lazily(r"^[A-Za-z]:/")
 # Packages that only dispatch a call (a web framework, Ray, a CLI parser): never the program that wrote the call.
 DISPATCHER = compile_lazily(
     r"(^|/)(ray|starlette|fastapi|uvicorn|anyio|uvloop|zmq|click|typer|fire|hydra|xoscar|msgspec|pydantic)/"
@@ -66,6 +74,76 @@ class MisfitCall:
 def package_path(file: str) -> str:
     """A frame's file from its package on: an environment's directory (`envs/vllm/lib/…`) names no package."""
     return _SITE_PREFIX.sub("", file)
+
+
+@lru_cache(maxsize=1)
+def _package_directory() -> re.Pattern[str]:
+    """A directory named like a package whose directories name code wherever it sits: the engines, the packages
+    facts/imports.toml and facts/engine_drivers.toml know (kernel and grammar libraries, torch, wrappers, hardware
+    plugins), the wrappers' code directories, and the first directory of every `frames`/`raise_frames` fragment of
+    facts/categories.toml (lmcache/, nixl/, aiter/): one list read from the facts, none kept here."""
+    names = {*_ENGINES, *(module.split(".")[0] for module in import_names()), *driver_packages(),
+             *wrapper_directory_names()}
+    names |= {fragment.split("/")[0] for row in table().rows for fragment in (*row.frames, *row.raise_frames)
+              if "/" in fragment and fragment.split("/")[0].isidentifier()}
+    alternatives = "|".join(sorted(map(re.escape, names), key=len, reverse=True))
+    return re.compile(rf"(?<![^/])(?P<package>{alternatives})/")
+
+
+# The directory a package's checkout keeps it in: the repository's own (`vllm/vllm/`, `vLLM-Kunlun/vllm_kunlun/`,
+# `vllm-ascend/vllm_ascend/`, vllm-project/vllm-ascend#2280; `pytorch/torch/`; a downloaded archive's `verl-main/verl/`)
+# or a source layout's (`sglang/python/sglang/`, `LLaMA-Factory/src/llamafactory/`).
+_SOURCE_LAYOUT = frozenset({"python", "src"})
+_CHECKOUT_SUFFIX = compile_lazily(r"^(?:main|master|dev|v?\d\w*)?$")
+
+
+# A person's home directory: the folders below it are that person's names, a package's name among them no package
+# unless its checkout's shape or the engine's index says so.  Elsewhere (/opt, /srv, /app, /workspace: where images
+# and deployments put code) a directory named like a package is that package's.
+_HOME = compile_lazily(r"^(?:~|/home/|/root/|/Users/)")
+
+
+def _checkout_of(parent: str, package: str) -> bool:
+    """Whether a directory named `parent` is the checkout that holds `package` (a person's `/home/alice/vllm/` is not)."""
+    key, name = re.sub(r"[^a-z0-9]", "", parent.lower()), re.sub(r"[^a-z0-9]", "", package.lower())
+    if parent in _SOURCE_LAYOUT:
+        return True
+    rest = key.removeprefix("py") if key.startswith("py" + name) else key
+    return rest.startswith(name) and bool(_CHECKOUT_SUFFIX.match(rest[len(name):]))
+
+
+def _engine_module(path: str, package: str) -> bool:
+    """`path` (from the package's directory on) is a module some indexed release of that engine has."""
+    if package not in _ENGINES or not path.endswith(".py"):
+        return False
+    dotted = path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+    presence = module_presence(package, dotted)
+    return presence is not None and bool(presence.having)
+
+
+def code_path(file: str) -> str:
+    """The part of a frame's path that names code, as the category rows read it: from the installed package on, from a
+    package's directory on (in its repository's checkout, an engine module the index knows, or any outside a person's
+    home), the standard library's module, else (a person's own script) the file's name alone: a person's directories are that
+    person's names (`/home/alice/quantization/serve.py`, `/home/alice/vllm/lora/app.py`), not a subsystem.  A path the
+    paste shortened (`…/layers/quantization/fp8.py`, `layers/quantization/fp8.py`) is a module's, read whole."""
+    if not file.startswith(("/", "~")) and not _WINDOWS_DRIVE.match(file):
+        return file
+    if "-packages/" in file:
+        return package_path(file)
+    # (a checkout's package directory or an engine's module first: `/workspace/verl/verl/…` reads from the inner one)
+    elsewhere = None
+    for found in _package_directory().finditer(file):
+        start, package = found.start("package"), found["package"]
+        parent = file[:start].rstrip("/").rsplit("/", 1)[-1]
+        if _checkout_of(parent, package) or _engine_module(file[start:], package):
+            return file[start:]
+        if elsewhere is None and not _HOME.match(file):
+            elsewhere = file[start:]
+    if elsewhere is not None:
+        return elsewhere
+    stdlib = _STDLIB.match(file)
+    return file[stdlib.end():] if stdlib else file.rsplit("/", 1)[-1]
 
 
 def _own_frames(failure: Failure) -> list[Frame]:

@@ -202,6 +202,10 @@ def categorize(evidence: Evidence) -> Diagnosis:
         # (pip show, the wrapper's release made for the engine) would send them to Ray.
         aligned = serve_deployment_alignment(serve_deployment(failure.meta.process), engine, version)
     meaning = CATEGORIES.get(row.category, row.category)
+    if wrapper is None and row.in_wrapper_code and (own := innermost_own_frame(failure.final.frames)) is not None:
+        # the program whose code failed is the innermost frame's installed package (site-packages/mytool/…): named, not
+        # "a wrapper"
+        wrapper = package_path(own.file).split("/", 1)[0] if "-packages/" in own.file else None
     guessed = cut and not read_from_shape and row.category != UNCLASSIFIED and _placed_by_subsystem_alone(why)
     title = render_words(shape.title if shape is not None and shape.title else row.title, engine, version, wrapper)
     checks = (() if serve_caller else shape.checks if shape is not None else
