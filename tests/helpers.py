@@ -77,6 +77,26 @@ def spawn(argv: list[str], **popen: Any) -> subprocess.Popen[Any]:
     return subprocess.Popen(argv, preexec_fn=default_sigint, **popen)
 
 
+def wait_until_reading_stdin(process: subprocess.Popen[Any], deadline: float = 120.0) -> None:
+    """Return once `process` sleeps in a read of its standard input (a pipe): the kernel's wait channel names
+    the pipe read, or, where the kernel hides it, the current system call is read(0, …) (x86-64 and arm64
+    numbers).  A test that signals the process at that point does not race its interpreter's start-up, however
+    loaded the machine; a fixed sleep does (a SIGINT before Python installs its handler kills with -2)."""
+    read_calls = ("0 0x0 ", "63 0x0 ")  # read(2) on x86-64, on arm64; fd 0
+    give_up = time.monotonic() + deadline  # only a child that never reads is this slow
+    while process.poll() is None and time.monotonic() < give_up:
+        try:
+            proc = Path(f"/proc/{process.pid}")
+            state = (proc / "stat").read_text().rpartition(")")[2].split()[0]
+            wchan = (proc / "wchan").read_text()
+            syscall = (proc / "syscall").read_text()
+        except OSError:
+            state, wchan, syscall = "?", "0", ""
+        if state == "S" and ("pipe" in wchan or syscall.startswith(read_calls)):
+            return
+        time.sleep(0.01)
+
+
 def run_cli_subprocess(*args: str, stdin: bytes | None = None, env: dict[str, str] | None = None) -> CliResult:
     """Run the installed `logsleuth` command as a separate process (with the default SIGINT: default_sigint)."""
     command = [sys.executable, "-m", "logsleuth", *args]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import CORPUS, run_cli, run_cli_subprocess, spawn
+from tests.helpers import CORPUS, run_cli, run_cli_subprocess, spawn, wait_until_reading_stdin
 from tests.logs import crash_record, launch_line, noise, scheduler_traceback
 
 EAGLE_LOG = CORPUS / "sglang-validation" / "0.5.9" / "eagle3_incident_topk1_ndt16.log"
@@ -250,14 +250,13 @@ def test_ctrl_c_prints_interrupted_once_and_exits_130() -> None:
     """A real SIGINT while `diagnose -` waits on stdin (typer turns KeyboardInterrupt into a silent exit 130)."""
     import signal
     import sys
-    import time
 
     process = spawn(
         [sys.executable, "-m", "logsleuth", "diagnose", "-"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )
     try:
-        time.sleep(3)  # started and blocked reading stdin (an earlier SIGINT is reported the same way)
+        wait_until_reading_stdin(process)  # started and blocked reading stdin: the event, not a guess of time
         process.send_signal(signal.SIGINT)
         out, err = process.communicate(timeout=30)
     finally:
