@@ -89,3 +89,20 @@ def test_look_alike_a_name_on_other_lines_than_the_failures_names_nothing() -> N
     """A compose service's name says what that service printed: another service's failure is not its."""
     assert engine_of(compose("vllm-1", "INFO:     Started server process [1]") + compose("app-1", NO_KERNEL)) is None
     assert engine_of(compose("vllm-1", "INFO:     Started server process [1]")) is None
+
+
+# The brief's third class, checked as read already (no new rule): an egg install's path, vLLM 0.2's Ray actor class
+# (vllm/engine/ray_utils.py `RayWorkerVllm`, 0.2.2 on; its task name in Ray's error), the engines' logger names.
+# vLLM 0.1's actor was a bare `RayWorker` (vllm-project/vllm#1846's prefix, split 17's D-03), a class name many Ray
+# programs define (reinforcement-learning rollouts, schedulers): it names nothing.
+@pytest.mark.parametrize(("line", "engine"), [
+    ("/opt/conda/lib/python3.10/site-packages/vllm-0.2.1-py3.10-linux-x86_64.egg/vllm/engine/llm_engine.py:72: "
+     "UserWarning: the cache is not set", "vllm"),
+    ("(RayWorkerVllm pid=4242) [E ProcessGroupNCCL.cpp:474] [Rank 0] Watchdog caught collective operation timeout", "vllm"),
+    ("ray.exceptions.RayTaskError(RuntimeError): ray::RayWorkerVllm.execute_method() (pid=4242, ip=10.0.0.7)", "vllm"),
+    ("ERROR:vllm.engine.async_llm_engine:Engine background task failed", "vllm"),
+    ("ERROR:sglang.srt.managers.scheduler:Scheduler hit an exception", "sglang"),
+    ("(RayWorker pid=4242) [E ProcessGroupNCCL.cpp:474] [Rank 0] Watchdog caught collective operation timeout", None),
+])
+def test_the_installs_actors_and_loggers_of_one_engine_are_read(line: str, engine: str | None) -> None:
+    assert engine_of(line + "\n" + NO_KERNEL) == engine
