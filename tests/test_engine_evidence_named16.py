@@ -12,8 +12,8 @@ blind split 15's failing pastes), each with a look-alike where nothing, or the s
   sgl-project/sglang#9428, #9812, #9974; `--backend sglang` on its command line): the weakest evidence, and never an
   OpenAI-compatible label (`vllm`, `sglang-oai`, …), whose requests any server answers (ASYNC_REQUEST_FUNCS);
 - vLLM's process name in square brackets (`[EngineCore_0 pid=5989] `, gpustack/gpustack#3084);
-- a compose service named after one engine, only when it printed the failure and only for a message both engines
-  raise (the user's name otherwise).
+- a compose service named after one engine, only when it printed the failure (a message both engines raise here;
+  beside other words, tests/test_engine_named_by_container.py).
 
 Tracebacks are real CPython's, from our own scripts (no frame in either engine's package); the engines' messages are
 their own words (the raise-site index holds them)."""
@@ -194,9 +194,10 @@ def test_a_service_named_after_one_engine_picks_it_for_words_both_engines_raise(
 
 
 def test_look_alike_a_services_name_alone_or_beside_other_words_names_nothing() -> None:
-    """The user's name is no evidence by itself: beside a message no engine raises (transformers' missing config, as
-    in a compose paste of vllm-project/vllm#8401's shape) or beside none; a message one engine alone raises decides
-    against it; a name holding both engines', or an engine's name inside another word, decides nothing."""
+    """The user's name is weak evidence: beside a traceback whose frames show a script of the user's (transformers'
+    missing config raised in it, a compose paste of vllm-project/vllm#8401's shape) or beside no failure it names
+    nothing; a message one engine alone raises decides against it; a name holding both engines', or an engine's name
+    inside another word, decides nothing."""
     missing = real_traceback("raise OSError('org/model does not appear to have a file named config.json.')")
     assert engine_of(compose("rag-vllm-1", missing)) is None
     assert engine_of(compose("vllm-1", "INFO:     Started server process [1]")) is None
