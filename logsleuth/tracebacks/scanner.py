@@ -121,6 +121,7 @@ from logsleuth.tracebacks.repair import (
 from logsleuth.tracebacks.split_bodies import SplitErrorBodies
 from logsleuth.tracebacks.stated_failures import got_past_later, stated_failure
 from logsleuth.tracebacks.typeless_errors import COMMAND_NOT_FOUND, typed_by_message
+from logsleuth.tracebacks.startup_waits import StartupWaits
 from logsleuth.tracebacks.warned_failures import REACH, WarnedFailures
 
 __all__ = ["FailureScanner", "LineKind", "classify", "scan"]
@@ -217,6 +218,8 @@ class FailureScanner:
         self._split_bodies = SplitErrorBodies()  # error bodies a paste spread over lines, still open
         # the last warning that states an incapacity (warned_failures.py): the failure of a paste that shows no other
         self._warned = WarnedFailures()
+        # the run of an API server's waits for its engine cores the paste ends on (startup_waits.py): a stalled start
+        self._waits = StartupWaits()
 
     # -- public ------------------------------------------------------------------
     def feed(self, line: LogLine) -> None:
@@ -225,6 +228,7 @@ class FailureScanner:
             return
         self._fed += 1
         self._warned.feed(line, self._context)
+        self._waits.feed(line)
         line = self._with_validation_title(line)
         stream = line.stream
         seq = self._seq.get(stream, 0) + 1
@@ -318,6 +322,8 @@ class FailureScanner:
                 # a failure the paste shows only as a warning, its strongest evidence (warned_failures.py): a fallback
                 # as the lines above are (a user's Ctrl-C after it is how the paste ended, not its failure)
                 self._fallbacks.append(warned)
+            if not self._fallbacks and (stalled := self._waits.stalled(self._ready_offset)) is not None:
+                self._fallbacks.append(stalled)  # a start that never finished, the paste's last lines (startup_waits.py)
         self.failures.extend(mention for mention in self._mentions if not shown_in(mention, self.failures))
         # A fallback (a bare `Exception: …`) may be the exception of frames pasted after it; else it is
         # reported only when nothing else was found.
