@@ -131,6 +131,7 @@ CONTEXT_LINES = 6
 # within this many lines after it: faulthandler's dump of the same crash, the shell's notice.
 NATIVE_DUMP_REACH = 10
 NATIVE_DUMP_LINES = 32  # rows of one dump kept; its innermost are what is read
+NATIVE_FILE_ROW_WORDS = '"<unknown>", line 0, in '  # (the literal of grammar.NATIVE_FILE_ROW: tried on every line)
 STALE_GAP = 3  # a collector that got none of the last N lines of its stream is finished
 MAX_OPEN = 64  # open collectors per stream; the least recently fed one is closed beyond this
 # The innermost frame's source line pasted without its `File …` line, right above a bare `AssertionError` (CPython
@@ -229,6 +230,10 @@ class FailureScanner:
         self._fed += 1
         self._warned.feed(line, self._context)
         self._waits.feed(line)
+        if NATIVE_FILE_ROW_WORDS in line.text and NATIVE_FILE_ROW.match(line.text):
+            # a native dump's row in CPython's frame shape (the rows above a parent's EOFError when the banner was cut):
+            # kept, as every native dump's rows are, for the failure it explains (`_context`), whatever collects it
+            self._note_native_frame(line.text, False)
         line = self._with_validation_title(line)
         stream = line.stream
         seq = self._seq.get(stream, 0) + 1
