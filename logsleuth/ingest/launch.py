@@ -16,9 +16,13 @@ from logsleuth.facts import entry_points, requires
 from logsleuth.facts.engine_drivers import drivers_shown, names_a_plugin, shows_a_driver
 from logsleuth.facts.gpus import shows_gpu
 from logsleuth.facts.package_sites import shows_a_version
-from logsleuth.ingest import engine_evidence, engine_from_frames, engine_from_message, line_shapes
+from logsleuth.ingest import engine_evidence, engine_from_frames, engine_from_message, line_shapes, stages
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, LaunchInfo, LineMeta, LogLine
+
+# The line a server prints once it serves (SGLang's; uvicorn's, which is vLLM's): the start-up is over.  The scanner
+# reads it too (errors logged before it were survived).
+READY_LINE = compile_lazily(r"The server is fired up and ready to roll!|Application startup complete")
 
 # The program of a launch command: the server (`python -m sglang.launch_server`, `sglang serve`, `vllm serve`), or
 # another program of the engine that takes the server's arguments (facts/entry_points.py: `python -m
@@ -336,6 +340,8 @@ class LaunchTracker:
     # weaker than every kind of evidence
     benchmark_backends: set[str] = field(default_factory=set)
     failures_seen: bool = False  # a failure was read (observe_failure): a benchmark's backend is then no evidence
+    ready_at: int = -1  # the offset of the last line saying the server came up (READY_LINE)
+    startup_at: int = -1  # the offset of the last line of a start-up: a settings dump, a stage's line (ingest/stages.py)
     # a failure showed frames (observe_failure): where it ran is then shown, and a package listing alone (`listed`) no
     # longer tells the engine (none of those frames is an engine's, or frames would decide)
     failure_frames_seen: bool = False
@@ -380,6 +386,10 @@ class LaunchTracker:
 
     def observe(self, line: LogLine) -> None:
         text = line.text
+        if ("ready to roll" in text or "startup complete" in text) and READY_LINE.search(text):
+            self.ready_at = max(self.ready_at, line.offset)
+        elif stages.stage_of(text) is not None or stages.stage_of(text, "vllm") is not None:
+            self.startup_at = max(self.startup_at, line.offset)  # a start-up stage's line (ingest/stages.py)
         if self._command_may_wrap is not None:
             facts, self._command_may_wrap = self._command_may_wrap, None
             if len(text) <= 8192 and _WRAPPED_TAIL.match(text):
@@ -393,6 +403,7 @@ class LaunchTracker:
         if self.compile_cache is None and COMPILE_CACHE_DIR in text and len(text) <= 8192:
             self.compile_cache = compile_cache_in(text)
         if ("args" in text or "with config: " in text) and len(text) <= MAX_DUMP_LINE and any(dump in text for dump in SETTINGS_DUMPS):
+            self.startup_at = max(self.startup_at, line.offset)
             self.switches_on.update(m["repr"] or m["dict"] for m in _SWITCH_ON.finditer(text))
         if self.architecture is None and "Resolved architecture: " in text and (m := _RESOLVED_ARCHITECTURE.search(text)):
             self.architecture = m["name"]
@@ -849,6 +860,8 @@ class LaunchTracker:
         """Take what `other` knows.  The engine and its version: whichever was known first.  The command and
         server_args: `other`'s when `later_command_wins` (a later region of the same log is a later launch),
         otherwise only when this tracker has none (another host of the same launch)."""
+        self.ready_at = max(self.ready_at, other.ready_at)
+        self.startup_at = max(self.startup_at, other.startup_at)
         for kind, engines in other.evidence.items():
             self.evidence.setdefault(kind, set()).update(engines)
         self._stamped = self._stamped or other._stamped
@@ -974,6 +987,11 @@ class LaunchTracker:
             if only is not None and only.command and not only.server_args:
                 return only
         return LaunchFacts()
+
+    def ended_in_startup(self) -> bool:
+        """The log shows its start-up (the launch's settings dump, a start-up stage's line) and no line after it saying
+        the server came up: it ends during the start-up (one source's log only: offsets of two logs do not compare)."""
+        return self.startup_at > self.ready_at
 
     def info(
         self, command_override: str | None = None, version_override: str | None = None, *, at: int | None = None
