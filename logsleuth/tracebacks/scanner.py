@@ -119,9 +119,9 @@ from logsleuth.tracebacks.repair import (
     shown_in,
 )
 from logsleuth.tracebacks.split_bodies import SplitErrorBodies
+from logsleuth.tracebacks.startup_waits import StartupWaits
 from logsleuth.tracebacks.stated_failures import got_past_later, stated_failure
 from logsleuth.tracebacks.typeless_errors import COMMAND_NOT_FOUND, typed_by_message
-from logsleuth.tracebacks.startup_waits import StartupWaits
 from logsleuth.tracebacks.warned_failures import REACH, WarnedFailures
 
 __all__ = ["FailureScanner", "LineKind", "classify", "scan"]
