@@ -59,7 +59,10 @@ MODEL_UNAVAILABLE = "model UNAVAILABLE"  # the type of Triton's model table row 
 GPU_MEMORY_FAULT = "GPU memory access fault"  # the type of ROCr's page-fault report: the process aborts after it
 HSA_ERROR = "HSA error"  # the type of HIP's queue abort: the HSA status it names
 NPU_ERROR = "NPU error"  # the type of torch_npu's error record: its ERR code
-WRAPPER_LAUNCH_FAILED = "launch failure"  # as typeless_errors.ENGINE_DID_NOT_START_TYPE: the wrapper's report
+WRAPPER_LAUNCH_FAILED = "launch failure"
+# The CUDACHECK macro's words: its line stays the context of the worker's death printed after it (scanner._start), whose
+# cause it names (facts/categories.toml's custom all-reduce row: cause_words)
+CUDACHECK_WORDS = "Failed: Cuda error "  # as typeless_errors.ENGINE_DID_NOT_START_TYPE: the wrapper's report
 
 # Each row: (the literal a line needs before the regex is tried, regex with a `msg` group, type).
 NATIVE_ERROR_LINES: tuple[tuple[str, re.Pattern[str], str], ...] = (
@@ -69,7 +72,7 @@ NATIVE_ERROR_LINES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     (" UCX ", compile_lazily(
         r"^(?:.{0,300}?\s)?\[\d+\.\d+\] \[[^\]\s]{1,200}\]\s+[\w.\-]{1,100}:\d+\s+UCX\s+(?:ERROR|FATAL)\s+(?P<msg>\S.{0,2000})$"),
      UCX_ERROR),
-    ("Failed: Cuda error ", compile_lazily(
+    (CUDACHECK_WORDS, compile_lazily(
         r"^(?:.{0,300}?[\s\]])?(?P<msg>Failed: Cuda error [^\s']{1,300}:\d{1,6} '(?P<string>[^'\n]{1,200})')\s*$"), CUDA_CALL_FAILED),
     ("non-zero status: ", compile_lazily(
         r"^(?:.{0,300}?\s)?(?P<msg>[\w./\-]{1,300}\.(?:cpp|cu|cc|c|h)(?::\w{1,60})?:\d+: non-zero status: -?\d{1,6}:? \S.{0,2000})$"),

@@ -94,7 +94,7 @@ from logsleuth.tracebacks.logged_errors import (
     plain_candidates,
     status_candidates,
 )
-from logsleuth.tracebacks.native_errors import KEPT_AS_CONTEXT, UCX_ERROR
+from logsleuth.tracebacks.native_errors import CUDACHECK_WORDS, KEPT_AS_CONTEXT, UCX_ERROR
 from logsleuth.tracebacks.notebook import notebook_exception_type
 from logsleuth.tracebacks.prose_failures import (
     CURLED_QUOTES,
@@ -723,9 +723,9 @@ class FailureScanner:
             device = typeless and device_error_line(text) is not None
             if device:
                 self._device_lines[line.offset] = self._content_lines - 1
-            if fatal[0] in KEPT_AS_CONTEXT or device:
-                # a GPU runtime's abort or a companion tool's failure stays the context of what fails next (the
-                # faulthandler dump of the abort it caused), as an error record does
+            if fatal[0] in KEPT_AS_CONTEXT or device or CUDACHECK_WORDS in text:
+                # a GPU runtime's abort, a companion tool's failure or a kernel's CUDACHECK stays the context of what
+                # fails next (the faulthandler dump of the abort it caused, the worker's death), as an error record does
                 self._recent_context.append(text.strip())
         elif kind is LineKind.HEADER:
             head = text.strip()[: -len(TRACEBACK_HEADER)].strip()
