@@ -175,3 +175,16 @@ def test_a_start_that_finished_says_nothing_of_it() -> None:
     text = _text(log)
     assert "No failure found" in text
     assert "ends during the server's start-up" not in text
+
+
+def test_a_log_that_goes_on_past_its_start_up_says_nothing_of_it() -> None:
+    """A wrapper's lines after the start-up (its own readiness, its training steps), or an engine past its CUDA graphs:
+    the run went on (xorbitsai/inference#2334's and verl-project/verl#4082's shapes, in our own words)."""
+    went_on = ("[2026-03-12 11:02:38 TP0] Load weight end. type=Qwen2ForCausalLM, dtype=torch.bfloat16, avail mem=61.94 GB\n"
+               "[2026-03-12 11:02:40][trainer][WARNING] Retrying the server health check\n"
+               "[2026-03-12 11:02:52][trainer][INFO] Server ready at http://127.0.0.1:30000\n"
+               "[2026-03-12 11:03:30][trainer][INFO] step:1 - loss:0.012\n")
+    assert "ends during the server's start-up" not in _text(went_on)
+    engine_up = ("INFO 09-20 10:06:52 model_runner.py:1025] Loading model weights took 14.2487 GB\n"
+                 "INFO 09-20 10:07:12 model_runner.py:1456] Graph capturing finished in 17 secs.\n")
+    assert "ends during the server's start-up" not in _text(engine_up)
