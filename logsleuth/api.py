@@ -398,6 +398,8 @@ def _merge_launch(trackers: list[LaunchTracker], options: DiagnoseOptions) -> La
     if options.command:
         merged.observe_user_command(options.command)
     launch = merged.info(options.command, options.engine_version)
+    if len(trackers) == 1 and trackers[0].ended_in_startup():
+        launch = replace(launch, ended_in_startup=True)
     if options.engine is not None:
         launch = replace(launch, engine=options.engine)
     return _with_rebuilt_command(launch)

@@ -381,6 +381,9 @@ class LaunchInfo:
     # the release of an engine that a failure's own code names when the launch's engine is left undecided (a listing
     # beside a program that drives the engine: reasoning/general.py).
     versions_named: tuple[tuple[str, str], ...] = ()
+    # The log (one source's) shows the launch and ends before any line saying the server came up: a paste that stops
+    # during the start-up, whose failure, if any, is in lines it does not hold (render/view.py no_failure_lines).
+    ended_in_startup: bool = False
 
     @property
     def named_version(self) -> str | None:

@@ -56,3 +56,14 @@ def name_category(name: str) -> str:
         return listed
     family = family_of(name)
     return family.category if family is not None else "unclassified"
+
+
+@cache
+def _strings() -> dict[str, str]:
+    return dict(parsed_toml("gpu_error_names.toml").get("strings", {}))
+
+
+def name_of_string(said: str) -> str | None:
+    """The CUDA runtime's status name whose error string (cudaGetErrorString) is `said` ([strings]: 'peer access is not
+    supported between these two devices' is cudaErrorPeerAccessUnsupported), else None."""
+    return _strings().get(said.strip().rstrip("."))

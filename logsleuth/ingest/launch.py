@@ -16,9 +16,19 @@ from logsleuth.facts import entry_points, requires
 from logsleuth.facts.engine_drivers import drivers_shown, names_a_plugin, shows_a_driver
 from logsleuth.facts.gpus import shows_gpu
 from logsleuth.facts.package_sites import shows_a_version
-from logsleuth.ingest import engine_evidence, engine_from_frames, engine_from_message, line_shapes
+from logsleuth.ingest import engine_evidence, engine_from_frames, engine_from_message, line_shapes, stages
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, LaunchInfo, LineMeta, LogLine
+
+# The line a server prints once it serves (SGLang's; uvicorn's, which is vLLM's): the start-up is over.  The scanner
+# reads it too (errors logged before it were survived).
+READY_LINE = compile_lazily(r"The server is fired up and ready to roll!|Application startup complete")
+# The start-up stages past which the engine is up (its CUDA graphs captured, its HTTP server starting): a log ending
+# there ended no start-up, whatever a wrapper prints after it (ingest/stages.py keys).
+ENGINE_UP_STAGES = frozenset({"cuda-graph-done", "http", "ready"})
+# The lines of content a paste that stopped during the start-up may show after the start-up's last line: a warning or
+# two printed beside it (a ulimit, a backend's choice), not a run that went on.
+STARTUP_TAIL = 2
 
 # The program of a launch command: the server (`python -m sglang.launch_server`, `sglang serve`, `vllm serve`), or
 # another program of the engine that takes the server's arguments (facts/entry_points.py: `python -m
@@ -339,6 +349,10 @@ class LaunchTracker:
     # weaker than every kind of evidence
     benchmark_backends: set[str] = field(default_factory=set)
     failures_seen: bool = False  # a failure was read (observe_failure): a benchmark's backend is then no evidence
+    ready_at: int = -1  # the offset of the last line saying the server came up (READY_LINE)
+    startup_at: int = -1  # the offset of the last line of a start-up: a settings dump, a stage's line (ingest/stages.py)
+    startup_done: bool = False  # that line's stage is one past which the engine is up (ENGINE_UP_STAGES)
+    after_startup: int = 0  # lines of content after it
     # a failure showed frames (observe_failure): where it ran is then shown, and a package listing alone (`listed`) no
     # longer tells the engine (none of those frames is an engine's, or frames would decide)
     failure_frames_seen: bool = False
@@ -383,6 +397,7 @@ class LaunchTracker:
 
     def observe(self, line: LogLine) -> None:
         text = line.text
+        self._observe_startup(line)
         if self._command_may_wrap is not None:
             facts, self._command_may_wrap = self._command_may_wrap, None
             if len(text) <= 8192 and _WRAPPED_TAIL.match(text):
@@ -872,6 +887,9 @@ class LaunchTracker:
         """Take what `other` knows.  The engine and its version: whichever was known first.  The command and
         server_args: `other`'s when `later_command_wins` (a later region of the same log is a later launch),
         otherwise only when this tracker has none (another host of the same launch)."""
+        self.ready_at = max(self.ready_at, other.ready_at)
+        if other.startup_at > self.startup_at:
+            self.startup_at, self.startup_done, self.after_startup = other.startup_at, other.startup_done, other.after_startup
         for kind, engines in other.evidence.items():
             self.evidence.setdefault(kind, set()).update(engines)
         self._stamped = self._stamped or other._stamped
@@ -998,6 +1016,32 @@ class LaunchTracker:
             if only is not None and only.command and not only.server_args:
                 return only
         return LaunchFacts()
+
+    def _observe_startup(self, line: LogLine) -> None:
+        """Where the log's start-up is: its last line saying the server came up, its last settings dump or start-up
+        stage's line (ingest/stages.py), whether that stage is one past which the engine is up, and the lines of
+        content after it."""
+        text = line.text
+        if not text or text.isspace():
+            return
+        if ("ready to roll" in text or "startup complete" in text) and READY_LINE.search(text):
+            self.ready_at = max(self.ready_at, line.offset)
+            return
+        stage = stages.stage_of(text) or stages.stage_of(text, "vllm")
+        if stage is not None or (("args" in text or "with config: " in text) and len(text) <= MAX_DUMP_LINE
+                                 and any(dump in text for dump in SETTINGS_DUMPS)):
+            self.startup_at = line.offset
+            self.startup_done = stage is not None and stage.key in ENGINE_UP_STAGES
+            self.after_startup = 0
+        elif self.startup_at >= 0:
+            self.after_startup += 1
+
+    def ended_in_startup(self) -> bool:
+        """The log ends during the start-up (one source's log only: offsets of two logs do not compare): its last lines
+        are a settings dump or a start-up stage's line before the engine is up, and at most STARTUP_TAIL lines after
+        it, with no line saying the server came up."""
+        return (self.startup_at > self.ready_at and not self.startup_done
+                and self.after_startup <= STARTUP_TAIL)
 
     def info(
         self, command_override: str | None = None, version_override: str | None = None, *, at: int | None = None

@@ -87,7 +87,9 @@ def with_root_cause(diagnosis: Diagnosis | None, failure: Failure, after: Sequen
     if diagnosis.category not in table().symptoms:
         return diagnosis
     found = cause_of(failure, after)
-    return _caused_by(diagnosis, *found, failure) if found is not None else diagnosis
+    if found is None or found[0].category == diagnosis.category:
+        return diagnosis  # (a native crash's own dump names no other cause than the crash its diagnosis reads)
+    return _caused_by(diagnosis, *found, failure)
 
 
 def _inner_cause(diagnosis: Diagnosis, failure: Failure) -> Diagnosis | None:

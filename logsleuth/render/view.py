@@ -535,7 +535,17 @@ def no_failure_lines(report: Report, local_names: bool = True) -> list[str]:
         )
     if readable and report.launch.engine:  # what was read clean, so a reader knows which engine's log it was
         out.append(clean(f"Engine: {engine_text(report.launch)}.", 1000))
+    if readable and report.launch.ended_in_startup:  # not a healthy run: a paste that stops before its end
+        out.append(ENDED_IN_STARTUP)
     return out
+
+
+# A clean report of a log that stops during the start-up: it shows no error, and no start that finished either.
+ENDED_IN_STARTUP = (
+    "The log ends during the server's start-up (its settings or its loading lines, then nothing saying the server came "
+    "up): it shows no error, but it does not show the start finish either. If the server failed, its error is in the "
+    "lines after the last one here: paste those."
+)
 
 
 def omitted_line(report: Report) -> str | None:

@@ -440,8 +440,8 @@ def glog_record_type(message: str) -> str:
     return WATCHDOG_EXCEPTION if any(text in message for text in _WATCHDOG_EXCEPTION_TEXTS) else LOGGED_LINE_TYPE
 
 
-# The line a server prints once it serves (SGLang; uvicorn's, which is vLLM's): errors logged before it were survived.
-READY_LINE = compile_lazily(r"The server is fired up and ready to roll!|Application startup complete")
+# The line a server prints once it serves (ingest/launch.py): errors logged before it were survived.
+from logsleuth.ingest.launch import READY_LINE  # noqa: E402,F401 - re-exported: the scanner reads it from the grammar
 
 
 def glog_record(text: str, severity: str) -> bool:

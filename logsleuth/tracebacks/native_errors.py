@@ -12,6 +12,12 @@ that prints it, never from one thread's sentence:
   <thread>] <file>:<line> UCX <LEVEL> <message>`), the transport under NIXL and the KV-transfer connectors
   (xcompact3d/x3d2#292 `cuda_copy_md.c:688 UCX ERROR cuMemGetAddressRange(…) error: named symbol not found`,
   ai-dynamo/nixl#1614 `cuda_ipc_ep.c:166 UCX ERROR cuM…`); its WARN and DIAG records are left out;
+- the CUDACHECK macro that vLLM's custom all-reduce (csrc/custom_all_reduce.cuh, v0.4.0-0.5.x, which SGLang 0.1.x ran
+  through the vllm package) copied from NCCL's examples and nccl-tests (`printf("Failed: Cuda error %s:%d '%s'\n",
+  __FILE__, __LINE__, cudaGetErrorString(e)); exit(EXIT_FAILURE);`): the kernel source and line, then the CUDA runtime's
+  error string, the status name read back from facts/gpu_error_names.toml [strings] (sgl-project/sglang#552
+  `custom_all_reduce.cuh:307 'peer access is not supported between these two devices'` on two T4s, vllm-project/vllm#9046
+  `custom_all_reduce.cuh:336 'invalid argument'`); the worker exits with it, no Python exception;
 - NVSHMEM's error-check macros (NVSHMEMI_NZ_ERROR_JMP and kin, src/include/internal/host/debug.h: `"%s:%d: non-zero
   status: %d " <message>`), which DeepEP's buffers print before the process aborts (deepseek-ai/DeepEP#150 `init.cu:327:
   non-zero status: 7 bootstrap_init failed`);
@@ -43,6 +49,7 @@ from __future__ import annotations
 
 import re
 
+from logsleuth.facts.gpu_error_names import name_of_string
 from logsleuth.lazyre import compile_lazily
 
 CUDA_CALL_FAILED = "CUDA error"  # the type of a library's failed CUDA call (as typeless_errors.KERNEL_CUDA_ERROR)
@@ -52,7 +59,10 @@ MODEL_UNAVAILABLE = "model UNAVAILABLE"  # the type of Triton's model table row 
 GPU_MEMORY_FAULT = "GPU memory access fault"  # the type of ROCr's page-fault report: the process aborts after it
 HSA_ERROR = "HSA error"  # the type of HIP's queue abort: the HSA status it names
 NPU_ERROR = "NPU error"  # the type of torch_npu's error record: its ERR code
-WRAPPER_LAUNCH_FAILED = "launch failure"  # as typeless_errors.ENGINE_DID_NOT_START_TYPE: the wrapper's report
+WRAPPER_LAUNCH_FAILED = "launch failure"
+# The CUDACHECK macro's words: its line stays the context of the worker's death printed after it (scanner._start), whose
+# cause it names (facts/categories.toml's custom all-reduce row: cause_words)
+CUDACHECK_WORDS = "Failed: Cuda error "  # as typeless_errors.ENGINE_DID_NOT_START_TYPE: the wrapper's report
 
 # Each row: (the literal a line needs before the regex is tried, regex with a `msg` group, type).
 NATIVE_ERROR_LINES: tuple[tuple[str, re.Pattern[str], str], ...] = (
@@ -62,6 +72,8 @@ NATIVE_ERROR_LINES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     (" UCX ", compile_lazily(
         r"^(?:.{0,300}?\s)?\[\d+\.\d+\] \[[^\]\s]{1,200}\]\s+[\w.\-]{1,100}:\d+\s+UCX\s+(?:ERROR|FATAL)\s+(?P<msg>\S.{0,2000})$"),
      UCX_ERROR),
+    (CUDACHECK_WORDS, compile_lazily(
+        r"^(?:.{0,300}?[\s\]])?(?P<msg>Failed: Cuda error [^\s']{1,300}:\d{1,6} '(?P<string>[^'\n]{1,200})')\s*$"), CUDA_CALL_FAILED),
     ("non-zero status: ", compile_lazily(
         r"^(?:.{0,300}?\s)?(?P<msg>[\w./\-]{1,300}\.(?:cpp|cu|cc|c|h)(?::\w{1,60})?:\d+: non-zero status: -?\d{1,6}:? \S.{0,2000})$"),
      NVSHMEM_ERROR),
@@ -153,6 +165,14 @@ def _unsaid_out_of_memory(m: re.Match[str]) -> str:
     return " (code 2: out of memory)"
 
 
+def _status_named(m: re.Match[str]) -> str:
+    """` (<status name>)` after a CUDA error string the line printed without its name (facts/gpu_error_names.toml
+    [strings]), so the rows that read the name read it (else "")."""
+    if "string" not in m.re.groupindex or (name := name_of_string(m["string"])) is None:
+        return ""
+    return f" ({name})"
+
+
 # The literals of the table and of the wrapper's record (typeless_errors.WORDS: a line holding none is not tried).
 NATIVE_ERROR_WORDS = (*(literal for literal, _, _ in NATIVE_ERROR_LINES), *WRAPPER_FAILED_WORDS, *COMPANION_WORDS)
 
@@ -163,7 +183,7 @@ def native_error_line(text: str) -> tuple[str, str] | None:
         return None
     for literal, pattern, fixed_type in NATIVE_ERROR_LINES:
         if literal in text and (m := pattern.match(text)) is not None:
-            return fixed_type, m["msg"].rstrip() + _unsaid_out_of_memory(m)
+            return fixed_type, m["msg"].rstrip() + _unsaid_out_of_memory(m) + _status_named(m)
     if (companion := companion_tool_failure(text)) is not None:
         return companion
     if any(words in text for words in WRAPPER_FAILED_WORDS) and (

@@ -94,7 +94,7 @@ from logsleuth.tracebacks.logged_errors import (
     plain_candidates,
     status_candidates,
 )
-from logsleuth.tracebacks.native_errors import KEPT_AS_CONTEXT, UCX_ERROR
+from logsleuth.tracebacks.native_errors import CUDACHECK_WORDS, KEPT_AS_CONTEXT, UCX_ERROR
 from logsleuth.tracebacks.notebook import notebook_exception_type
 from logsleuth.tracebacks.prose_failures import (
     CURLED_QUOTES,
@@ -119,6 +119,7 @@ from logsleuth.tracebacks.repair import (
     shown_in,
 )
 from logsleuth.tracebacks.split_bodies import SplitErrorBodies
+from logsleuth.tracebacks.startup_waits import StartupWaits
 from logsleuth.tracebacks.stated_failures import got_past_later, stated_failure
 from logsleuth.tracebacks.typeless_errors import COMMAND_NOT_FOUND, typed_by_message
 from logsleuth.tracebacks.warned_failures import REACH, WarnedFailures
@@ -130,6 +131,7 @@ CONTEXT_LINES = 6
 # within this many lines after it: faulthandler's dump of the same crash, the shell's notice.
 NATIVE_DUMP_REACH = 10
 NATIVE_DUMP_LINES = 32  # rows of one dump kept; its innermost are what is read
+NATIVE_FILE_ROW_WORDS = '"<unknown>", line 0, in '  # (the literal of grammar.NATIVE_FILE_ROW: tried on every line)
 STALE_GAP = 3  # a collector that got none of the last N lines of its stream is finished
 MAX_OPEN = 64  # open collectors per stream; the least recently fed one is closed beyond this
 # The innermost frame's source line pasted without its `File …` line, right above a bare `AssertionError` (CPython
@@ -217,6 +219,8 @@ class FailureScanner:
         self._split_bodies = SplitErrorBodies()  # error bodies a paste spread over lines, still open
         # the last warning that states an incapacity (warned_failures.py): the failure of a paste that shows no other
         self._warned = WarnedFailures()
+        # the run of an API server's waits for its engine cores the paste ends on (startup_waits.py): a stalled start
+        self._waits = StartupWaits()
 
     # -- public ------------------------------------------------------------------
     def feed(self, line: LogLine) -> None:
@@ -225,6 +229,11 @@ class FailureScanner:
             return
         self._fed += 1
         self._warned.feed(line, self._context)
+        self._waits.feed(line)
+        if NATIVE_FILE_ROW_WORDS in line.text and NATIVE_FILE_ROW.match(line.text):
+            # a native dump's row in CPython's frame shape (the rows above a parent's EOFError when the banner was cut):
+            # kept, as every native dump's rows are, for the failure it explains (`_context`), whatever collects it
+            self._note_native_frame(line.text, False)
         line = self._with_validation_title(line)
         stream = line.stream
         seq = self._seq.get(stream, 0) + 1
@@ -318,6 +327,8 @@ class FailureScanner:
                 # a failure the paste shows only as a warning, its strongest evidence (warned_failures.py): a fallback
                 # as the lines above are (a user's Ctrl-C after it is how the paste ended, not its failure)
                 self._fallbacks.append(warned)
+            if not self._fallbacks and (stalled := self._waits.stalled(self._ready_offset)) is not None:
+                self._fallbacks.append(stalled)  # a start that never finished, the paste's last lines (startup_waits.py)
         self.failures.extend(mention for mention in self._mentions if not shown_in(mention, self.failures))
         # A fallback (a bare `Exception: …`) may be the exception of frames pasted after it; else it is
         # reported only when nothing else was found.
@@ -712,9 +723,9 @@ class FailureScanner:
             device = typeless and device_error_line(text) is not None
             if device:
                 self._device_lines[line.offset] = self._content_lines - 1
-            if fatal[0] in KEPT_AS_CONTEXT or device:
-                # a GPU runtime's abort or a companion tool's failure stays the context of what fails next (the
-                # faulthandler dump of the abort it caused), as an error record does
+            if fatal[0] in KEPT_AS_CONTEXT or device or CUDACHECK_WORDS in text:
+                # a GPU runtime's abort, a companion tool's failure or a kernel's CUDACHECK stays the context of what
+                # fails next (the faulthandler dump of the abort it caused, the worker's death), as an error record does
                 self._recent_context.append(text.strip())
         elif kind is LineKind.HEADER:
             head = text.strip()[: -len(TRACEBACK_HEADER)].strip()

@@ -1,0 +1,190 @@
+"""Failures split 17 left unfound or misfiled in native output (issue 28, branch native18), each read as its class.  Lines
+rebuilt in our own text from the printing code's format:
+
+- the CUDACHECK macro of the engines' custom all-reduce (vllm csrc/custom_all_reduce.cuh, copied from NCCL's examples:
+  `printf("Failed: Cuda error %s:%d '%s'\\n", __FILE__, __LINE__, cudaGetErrorString(e)); exit(EXIT_FAILURE);`;
+  sgl-project/sglang#552, vllm-project/vllm#9046), its CUDA error string named back as its status name;
+- vLLM's API server polling for its engine cores (v1/engine/utils.py wait_for_engine_startup: a DEBUG line per 10-second
+  poll with no answer) at the end of a paste: a start-up that stalled (LMCache/LMCache#1142);
+- Mooncake's TCP transport failing a session (tcp_transport.cpp `Session::writeBody failed. … Error: <message> (value:
+  <errno>)`): the KV transfer's (sgl-project/sglang#7118);
+- a child's native dump in CPython's frame shape (`File "<unknown>", line 0, in <C function>`) right before the
+  parent's EOFError on the pipe to it: a native crash, not a kill (gpustack/gpustack#5568);
+- a paste that stops during the start-up: no failure, said so, not read as a healthy run."""
+
+from __future__ import annotations
+
+import pytest
+
+from logsleuth.api import diagnose_text
+from logsleuth.facts.gpu_error_names import family_of, name_of_string
+from logsleuth.facts.table import parsed_toml
+from logsleuth.render import render
+from logsleuth.render.options import OutputFormat, RenderOptions
+from tests.test_fatal_output_shapes import OPTIONS, primary
+
+# -- 1. the custom all-reduce's CUDACHECK line --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("line", "name"), [
+    ("Failed: Cuda error /build/vllm/csrc/custom_all_reduce.cuh:307 'peer access is not supported between these two devices'",
+     "cudaErrorPeerAccessUnsupported"),
+    ("Failed: Cuda error /workspace/csrc/custom_all_reduce.cuh:336 'invalid argument'", "cudaErrorInvalidValue"),
+    ("(VllmWorkerProcess pid=881) Failed: Cuda error csrc/custom_all_reduce.cuh:164 'an illegal memory access was encountered'",
+     "cudaErrorIllegalAddress"),
+])
+def test_the_custom_all_reduce_cudacheck_line_alone_is_the_failure(line: str, name: str) -> None:
+    """The worker printed the check and exited: no Python exception follows in such a paste.  The string is named."""
+    paste = f"Special tokens have been added in the vocabulary.\n\n{line}\n{line}\n\n"
+    kind, message, category = primary(paste)
+    assert kind == "CUDA error"
+    assert message.endswith(f"({name})")
+    assert category in ("nccl", "cuda-error", "illegal-memory-access")
+
+
+def test_an_unknown_error_string_is_left_unnamed() -> None:
+    kind, message, _ = primary("Failed: Cuda error /x/csrc/custom_all_reduce.cuh:12 'something the runtime never says'\n")
+    assert kind == "CUDA error"
+    assert message.endswith("'something the runtime never says'")
+
+
+def test_the_macro_quoted_in_source_code_is_no_failure() -> None:
+    """The macro's own definition, pasted from the header, prints a format, not a failure."""
+    paste = ('#define CUDACHECK(cmd) do { cudaError_t e = cmd; if (e != cudaSuccess) {\\\n'
+             '    printf("Failed: Cuda error %s:%d \'%s\'\\n", __FILE__, __LINE__, cudaGetErrorString(e));\\\n')
+    assert not diagnose_text(paste, OPTIONS).failures
+
+
+def test_every_string_names_a_status_its_enum_defines() -> None:
+    """facts/gpu_error_names.toml [strings]: each name is one a family defines as an error."""
+    strings = parsed_toml("gpu_error_names.toml")["strings"]
+    assert strings
+    for said, name in strings.items():
+        assert family_of(name) is not None, name
+        assert name_of_string(said) == name
+    assert name_of_string("no such string") is None
+
+
+# -- 2. a start-up that never finished --------------------------------------------------------------------------
+
+WAIT = "(APIServer pid=7) DEBUG 07-24 07:{m:02d}:{s:02d} [utils.py:475] Waiting for {local} local, {remote} remote core engine proc(s) to start."
+
+
+def _waits(count: int, local: int = 1, remote: int = 0) -> list[str]:
+    return [WAIT.format(m=(10 * i) // 60, s=(10 * i) % 60, local=local, remote=remote) for i in range(count)]
+
+
+@pytest.mark.parametrize(("local", "remote"), [(1, 0), (2, 2)])
+def test_a_paste_ending_on_a_minute_of_waits_is_a_stalled_start(local: int, remote: int) -> None:
+    report = diagnose_text("\n".join(_waits(7, local, remote)) + "\n", OPTIONS)
+    assert report.failures
+    group = report.failures[0]
+    assert group.failure.final.type == "start-up hang"
+    assert group.failure.final.message.startswith(f"Waiting for {local} local, {remote} remote core engine proc(s)")
+    assert group.diagnosis is not None and group.diagnosis.category == "hang-timeout"
+    assert "engine core" in group.diagnosis.title
+
+
+def test_a_few_waits_between_the_workers_lines_are_a_normal_start() -> None:
+    lines = _waits(3)
+    lines.insert(1, "(EngineCore_0 pid=90) INFO 07-24 07:00:05 [gpu_model_runner.py:1801] Model loading took 14.9 GiB")
+    assert not diagnose_text("\n".join(lines) + "\n", OPTIONS).failures
+
+
+def test_waits_the_start_moved_on_from_are_no_failure() -> None:
+    """Many waits while a large model loads, then the engine came up: the later lines say the start finished."""
+    lines = [*_waits(12), "(APIServer pid=7) INFO 07-24 07:02:10 [api_server.py:1000] Starting vLLM API server 0 on http://0.0.0.0:8000",
+             "(APIServer pid=7) INFO:     Application startup complete."]
+    assert not diagnose_text("\n".join(lines) + "\n", OPTIONS).failures
+
+
+def test_five_waits_are_not_yet_a_stall() -> None:
+    assert not diagnose_text("\n".join(_waits(5)) + "\n", OPTIONS).failures
+
+
+# -- 3. Mooncake's TCP transport ------------------------------------------------------------------------------------
+
+
+def test_a_tcp_transport_session_error_is_the_kv_transfer() -> None:
+    """The glog E record alone, then the engine's per-request record cut before its exception."""
+    paste = ("E0101 10:00:00.000001 4242 tcp_transport.cpp:136] Session::writeBody failed. Error: Bad address (value: 14), "
+             "total_transferred_bytes_: 0, current transferred_bytes: 0\n"
+             "[2025-01-01 10:00:00] Session 10.0.0.2:15000 failed.\n"
+             "[2025-01-01 10:00:00] Prefill transfer failed for request rank=0 req.rid='abc' req.bootstrap_room=1 with exception\n")
+    report = diagnose_text(paste, OPTIONS)
+    diagnosis = report.failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == "network"
+    assert "KV-cache transfer" in diagnosis.title
+    steps = " ".join(diagnosis.fix.steps) if diagnosis.fix else ""
+    assert "Bad address" in steps and "host memory" in steps
+
+
+def test_a_session_error_of_another_kind_gets_no_bad_address_check() -> None:
+    paste = ("E0101 10:00:00.000001 4242 tcp_transport.cpp:120] Session::readHeader failed. Error: Connection reset by peer "
+             "(value: 104), bytes read: 0, expected: 17\n")
+    diagnosis = diagnose_text(paste, OPTIONS).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == "network"
+    assert "Bad address" not in " ".join(diagnosis.fix.steps if diagnosis.fix else ())
+
+
+# -- 4. a child's native dump before the parent's pipe error ------------------------------------------------------
+
+PARENT_EOF = '''Traceback (most recent call last):
+  File "/sgl/python/sglang/srt/entrypoints/engine.py", line 925, in _wait_for_scheduler_ready
+    data = scheduler_pipe_readers[i].recv()
+  File "/usr/lib/python3.10/multiprocessing/connection.py", line 250, in recv
+    buf = self._recv_bytes()
+  File "/usr/lib/python3.10/multiprocessing/connection.py", line 383, in _recv
+    raise EOFError
+EOFError
+'''
+
+
+def test_a_native_dump_before_the_parents_eof_is_a_native_crash() -> None:
+    dump = "".join(f'  File "<unknown>", line 0, in {name}\n' for name in
+                   ("_PyEval_EvalFrameDefault", "_PyFunction_Vectorcall", "PyEval_EvalCode", "Py_BytesMain", "_start"))
+    diagnosis = diagnose_text(dump + PARENT_EOF, OPTIONS).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == "native-crash"
+    assert "crashed in native code" in diagnosis.title
+
+
+def test_the_parents_eof_alone_stays_a_dead_child() -> None:
+    """The look-alike: no dump above it, so nothing says the child crashed natively."""
+    diagnosis = diagnose_text(PARENT_EOF, OPTIONS).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category != "native-crash"
+
+
+# -- 5. a paste that stops during the start-up ----------------------------------------------------------------------
+
+
+def _text(log: str) -> str:
+    return render(diagnose_text(log, OPTIONS), RenderOptions(format=OutputFormat.TEXT, width=400))
+
+
+def test_a_paste_ending_after_the_settings_dump_asks_for_the_lines_after() -> None:
+    log = ("INFO 01-14 13:24:33 api_server.py:712] vLLM API server version 0.6.6.post1\n"
+           "INFO 01-14 13:24:33 api_server.py:713] args: Namespace(host='localhost', port=10000, model='m')\n")
+    text = _text(log)
+    assert "No failure found" in text
+    assert "ends during the server's start-up" in text and "paste those" in text
+
+
+def test_a_start_that_finished_says_nothing_of_it() -> None:
+    log = ("INFO 01-14 13:24:33 api_server.py:713] args: Namespace(host='localhost', port=10000, model='m')\n"
+           "INFO:     Application startup complete.\n")
+    text = _text(log)
+    assert "No failure found" in text
+    assert "ends during the server's start-up" not in text
+
+
+def test_a_log_that_goes_on_past_its_start_up_says_nothing_of_it() -> None:
+    """A wrapper's lines after the start-up (its own readiness, its training steps), or an engine past its CUDA graphs:
+    the run went on (xorbitsai/inference#2334's and verl-project/verl#4082's shapes, in our own words)."""
+    went_on = ("[2026-03-12 11:02:38 TP0] Load weight end. type=Qwen2ForCausalLM, dtype=torch.bfloat16, avail mem=61.94 GB\n"
+               "[2026-03-12 11:02:40][trainer][WARNING] Retrying the server health check\n"
+               "[2026-03-12 11:02:52][trainer][INFO] Server ready at http://127.0.0.1:30000\n"
+               "[2026-03-12 11:03:30][trainer][INFO] step:1 - loss:0.012\n")
+    assert "ends during the server's start-up" not in _text(went_on)
+    engine_up = ("INFO 09-20 10:06:52 model_runner.py:1025] Loading model weights took 14.2487 GB\n"
+                 "INFO 09-20 10:07:12 model_runner.py:1456] Graph capturing finished in 17 secs.\n")
+    assert "ends during the server's start-up" not in _text(engine_up)
