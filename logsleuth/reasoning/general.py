@@ -421,9 +421,10 @@ def _unclassified(evidence: Evidence) -> Diagnosis:
         title="No pattern or rule fits this failure",
         category=UNCLASSIFIED,
         root_cause=(
-            "No pattern or rule of logsleuth names this failure: the exception line is missing from the paste, and "
-            "the frames shown pass through no subsystem that names a category. The lines printed before the "
-            "traceback, or the rest of the log, hold the error."
+            "No pattern or rule of logsleuth names this failure: the paste stops inside the traceback, before its "
+            "exception line (the `Type: message` line CPython prints right after the last frame), and the frames "
+            "shown pass through no subsystem that names a category. Paste the lines that follow the last frame: "
+            "they name the failure."
             if names_no_cause(evidence.failure) else
             f"No pattern or rule of logsleuth names this failure, and its words, type and frames point to no "
             f"category. What {article(kind)} {kind} generally means is below."
