@@ -70,7 +70,7 @@ from logsleuth.reasoning.guidance_text import (
 )
 from logsleuth.reasoning.launch_quantization import launch_quantization
 from logsleuth.reasoning.message_limits import limit_steps
-from logsleuth.reasoning.parallelism import config_arithmetic_steps, splits_over_one_gpu
+from logsleuth.reasoning.parallelism import config_arithmetic_steps, launch_degree, splits_over_one_gpu
 from logsleuth.reasoning.patched_engine import patched_copy_steps
 from logsleuth.reasoning.raise_site import site_of
 from logsleuth.reasoning.remote_code_scope import without_remote_code
@@ -283,6 +283,33 @@ def _quantized_launch_steps(evidence: Evidence) -> tuple[str, ...]:
             "it apart.",)
 
 
+def _split_launch_checks(evidence: Evidence) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A traceback cut while the model was built or loaded, in a launch that splits it (a tensor-parallel size above
+    1): the divisions that model construction checks there, as general guidance, and the model's sizes asked for
+    (needs_input), never guessed: (steps, needs_input).  Both engines divide each layer's attention heads by the
+    tensor-parallel size while building it (vllm/config.py ModelConfig.verify_with_parallel_config, vllm and sglang
+    distributed/utils.py ensure_divisibility from the layers' constructors; sgl-project/sglang#3436: a 1.5B model at
+    --tp 24, the stored paste cut inside get_model)."""
+    failure = evidence.failure
+    loader = cut_in_model_loader(failure)
+    tp = launch_degree(evidence, "tp") if loader is not None else None
+    if loader is None or tp is None or tp < 2:
+        return (), ()
+    where = package_path(loader.file)
+    where = loader.module_path if where == loader.file else where
+    where = f"{where} in {loader.function}" if loader.function else where
+    step = (f"General guidance, not the category: the launch splits the model over tensor parallelism {tp} and the "
+            f"traceback stops while the model was built ({where}). "
+            f"Building it divides the model's attention heads (num_attention_heads in its config.json) by {tp}, and "
+            f"its KV heads (num_key_value_heads) must divide by {tp} or, where the model copies them, {tp} by them: "
+            f"a size that does not divide stops the start there (an AssertionError or a ValueError naming it). A "
+            f"tensor-parallel size that divides those numbers, with replicas or data parallelism for the other GPUs, "
+            f"avoids it.")
+    asked = (f"The model's num_attention_heads and num_key_value_heads (its config.json) against the launch's "
+             f"tensor-parallel size {tp}: the paste does not show them.",)
+    return (step,), asked
+
+
 def _placed_by_subsystem_alone(why: list[str]) -> bool:
     """The reading of a cut traceback rests on the innermost frame's subsystem alone: no words (the person's sentence,
     an error record above it, a cut message's template) and no frame shape said what failed."""
@@ -416,6 +443,7 @@ def _unclassified(evidence: Evidence) -> Diagnosis:
     # the category rows read it (pydantic_display.checked_as): its general checks are a ValueError's
     kind = short_type(checked_as(final)[0]) or "failure"
     guidance = table().type_guidance(kind)
+    split_steps, split_asked = _split_launch_checks(evidence)
     return Diagnosis(
         pattern=f"general-{UNCLASSIFIED}",
         title="No pattern or rule fits this failure",
@@ -431,9 +459,9 @@ def _unclassified(evidence: Evidence) -> Diagnosis:
         ),
         fix=Fix(summary=f"General checks for {article(kind)} {kind}:",
                 steps=(*hidden_error_steps(evidence), *patched_copy_steps(evidence.failure), *_limit_steps(evidence),
-                       *_quantized_launch_steps(evidence),
+                       *_quantized_launch_steps(evidence), *split_steps,
                        *_feature_steps(evidence), *guidance.checks),
-                needs_input=_missing_line(evidence)),
+                needs_input=(*_missing_line(evidence), *split_asked)),
         engine=evidence.launch.engine,
         engine_version=evidence.launch.engine_version,
         basis="general",

@@ -36,6 +36,8 @@ from logsleuth.tracebacks.cut_tail import marked_cut
 from logsleuth.tracebacks.device_errors import QUIET_LEVELS, device_error_line, went_on
 from logsleuth.tracebacks.grammar import (
     CASCADE_CONTEXT_LINE,
+    BUDGET_LINE,
+    BUDGET_WORDS,
     CONTEXT_HINT,
     CONTEXT_WORDS,
     CPP_TERMINATE,
@@ -846,7 +848,9 @@ class FailureScanner:
             self.failures.append(collector.build())
             return
         lowered = text.lower()
-        if any(word in lowered for word in CONTEXT_WORDS) and CONTEXT_HINT.search(text) or line.meta.level in ("WARNING", "ERROR", "CRITICAL"):
+        if (any(word in lowered for word in CONTEXT_WORDS) and CONTEXT_HINT.search(text)
+                or line.meta.level in ("WARNING", "ERROR", "CRITICAL")
+                or any(word in text for word in BUDGET_WORDS) and BUDGET_LINE.search(text)):
             self._recent_context.append(text.strip())
 
     def _note_fact(self, line: LogLine) -> None:
