@@ -109,8 +109,10 @@ def categorize(evidence: Evidence) -> Diagnosis:
     shape_row = table().row(shape.category) if shape is not None else None
     read_from_shape = shape_row is not None  # what failed is read from the frames' shape, not guessed from a subsystem
     if shape is not None and shape_row is not None and found is not None and found[0].category == shape.category:
-        # A row of the same category already read more (the package being imported): its words stay, the shape added.
-        found, shape = (found[0], [*found[1], f"the frames' shape, {shape.reading}"]), None
+        # A row of the same category already read more (the package being imported): its words stay, the shape added;
+        # a known check function keeps its own title and checks (it says which check ran).
+        found = (found[0], [*found[1], f"the frames' shape, {shape.reading}"])
+        shape = shape if shape.kind == "check" else None
     elif shape is not None and shape_row is not None:
         # The frames' shape says which kind of step failed, whatever subsystem the innermost frame runs in.
         found = (shape_row, [f"the frames' shape, {shape.reading}; {MISSING_LINE}"])
@@ -208,7 +210,7 @@ def categorize(evidence: Evidence) -> Diagnosis:
         wrapper = package_path(own.file).split("/", 1)[0] if "-packages/" in own.file else None
     guessed = cut and not read_from_shape and row.category != UNCLASSIFIED and _placed_by_subsystem_alone(why)
     title = render_words(shape.title if shape is not None and shape.title else row.title, engine, version, wrapper)
-    checks = (() if serve_caller else shape.checks if shape is not None else
+    checks = (() if serve_caller else shape.checks if shape is not None and shape.checks else
               row_checks(row, engine, version, wrapper, failure_texts(failure), launch_settings(launch),
                          multimodal_architecture(launch)))
     checks = without_remote_code(tuple(with_compile_cache(check, failure, launch) for check in checks), failure,

@@ -889,7 +889,11 @@ class FailureScanner:
     def _build(self, collector: Collector) -> None:
         failure = typed_by_message(collector.build())  # `Error: <CPython's own message>`: the type it names
         failure = without_trailing_cancellation(failure)
-        if collector.lines_above and failure.kind == "traceback" and failure.final.frames and lost_its_exception_line(failure.final):
+        # (a traceback the paste cut before its first whole frame line counts too: the record above it is
+        # all it says, Xinference's ERROR record of `str(exc)` over a traceback cut inside its first `File` line,
+        # xorbitsai/inference#3020)
+        if (collector.lines_above and failure.kind == "traceback" and (failure.final.frames or failure.truncated)
+                and lost_its_exception_line(failure.final)):
             failure = named_by_lines_above(failure, collector.lines_above)
         if collector.fallback or collector.mention:
             (self._fallbacks if collector.fallback else self._mentions).append(failure)
