@@ -35,9 +35,9 @@ from logsleuth.tracebacks.collector import UNPASTED_FRAME, Collector, Phase
 from logsleuth.tracebacks.cut_tail import marked_cut
 from logsleuth.tracebacks.device_errors import QUIET_LEVELS, device_error_line, went_on
 from logsleuth.tracebacks.grammar import (
-    CASCADE_CONTEXT_LINE,
     BUDGET_LINE,
     BUDGET_WORDS,
+    CASCADE_CONTEXT_LINE,
     CONTEXT_HINT,
     CONTEXT_WORDS,
     CPP_TERMINATE,
