@@ -134,7 +134,7 @@ def test_a_cut_traceback_whose_frames_name_no_subsystem_stays_unclassified_and_s
         """, "vllm/v1/engine/core.py")
     diagnosis = diagnose_without_patterns(VLLM_BANNER + _cut_before_exception_line(traceback))
     assert diagnosis.category == "unclassified", diagnosis
-    assert "exception line is missing from the paste" in diagnosis.root_cause
+    assert "the paste stops inside the traceback, before its exception line" in diagnosis.root_cause
 
 
 # A transformers release too old for the model, in the raise sites' own words (transformers' configuration_auto.py,

@@ -97,7 +97,7 @@ MODEL_LOADER_STAGES = [
 def test_a_traceback_cut_in_the_model_loaders_stage_does_not_guess_weight_loading(filename: str, code: str) -> None:
     diagnosis = diagnose_without_patterns(VLLM_BANNER + _cut_before_exception_line(real_traceback(code, filename)))
     assert diagnosis.category == "unclassified", diagnosis
-    assert "exception line is missing from the paste" in diagnosis.root_cause
+    assert "the paste stops inside the traceback, before its exception line" in diagnosis.root_cause
 
 
 def test_a_traceback_cut_in_the_checkpoints_iterator_is_weight_loading() -> None:

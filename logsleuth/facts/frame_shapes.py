@@ -28,6 +28,7 @@ class FrameShape:
     sources: tuple[re.Pattern[str], ...]
     unless_sources: tuple[re.Pattern[str], ...]
     checks: tuple[str, ...]
+    kind: str = "shape"  # "check": one of the engines' known check functions, named in the reading
 
 
 @cache
@@ -39,5 +40,5 @@ def frame_shapes() -> tuple[FrameShape, ...]:
                    files=tuple(row.get("files", ())), innermost_functions=frozenset(row.get("innermost_functions", ())),
                    sources=tuple(compile_lazily(pattern) for pattern in row.get("sources", ())),
                    unless_sources=tuple(compile_lazily(pattern) for pattern in row.get("unless_sources", ())),
-                   checks=tuple(row.get("checks", ())))
+                   checks=tuple(row.get("checks", ())), kind=row.get("kind", "shape"))
         for row in table_rows("frame_shapes.toml", "shape"))

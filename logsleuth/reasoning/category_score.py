@@ -313,7 +313,10 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
     inferred = "; inferred from the user's sentence" if failure.final.read_from_prose == "stated" else ""
     if strong:
         score += STRONG_WEIGHT
-        why.append(f"the message's words ({strong.strip()!r}{inferred})")
+        above = not any(pattern.search(text) for pattern in row.strong_words for text in texts)
+        # a line before the failure (a budget line, pip's note): said as such, not as the message's
+        why.append(f"the words of a line just before it ({strong.strip()!r})" if above else
+                   f"the message's words ({strong.strip()!r}{inferred})")
     engine_class = engine_class_called(failure) if row.wrapper_call and wrapped and not strong else None
     if engine_class:
         strong = engine_class

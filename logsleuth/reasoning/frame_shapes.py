@@ -9,6 +9,8 @@ whole traceback: an import-time failure does not depend on a feature's flag (rea
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from logsleuth.facts.frame_shapes import FrameShape, frame_shapes
 from logsleuth.models import Failure, Frame
 from logsleuth.reasoning.category_score import called_by
@@ -16,8 +18,23 @@ from logsleuth.reasoning.category_score import called_by
 
 def _frames(failure: Failure) -> list[Frame]:
     """The final exception's frames, CPython's frozen import machinery (`<frozen importlib._bootstrap>`) left out: it
-    only carries an import from one statement to the module's body."""
-    return [frame for frame in failure.final.frames if not frame.file.startswith("<frozen")]
+    only carries an import from one statement to the module's body; and a last frame in `<string>` (a dataclass's
+    generated `__init__`, which only runs the class's `__post_init__`): the caller's `cls(**…)` is the step."""
+    frames = [frame for frame in failure.final.frames if not frame.file.startswith("<frozen")]
+    while len(frames) > 1 and frames[-1].file == "<string>":
+        frames.pop()
+    return frames
+
+
+def _named(shape: FrameShape, frame: Frame, constructed: bool) -> FrameShape:
+    """The shape with its reading naming the frame it stopped in (`{function}`, `{file}`); `constructed`: a
+    dataclass's generated `__init__` was the last frame, so its `__post_init__` ran, called from `frame`."""
+    if "{" not in shape.reading:
+        return shape
+    function = frame.function or called_by(frame) or "?"
+    if constructed and function not in shape.functions:
+        function = f"__post_init__ (the settings class built in {function})"
+    return replace(shape, reading=shape.reading.replace("{function}", function).replace("{file}", frame.module_path))
 
 
 def _fits(shape: FrameShape, frame: Frame, innermost: bool) -> bool:
@@ -47,7 +64,7 @@ def shape_of(failure: Failure) -> FrameShape | None:
             continue
         fitting = [_fits(shape, frame, frame is last) for frame in innermost]
         if all(fitting) if shape.every else any(fitting):
-            return shape
+            return _named(shape, last, failure.final.frames[-1].file == "<string>")
     return None
 
 

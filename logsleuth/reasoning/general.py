@@ -70,7 +70,7 @@ from logsleuth.reasoning.guidance_text import (
 )
 from logsleuth.reasoning.launch_quantization import launch_quantization
 from logsleuth.reasoning.message_limits import limit_steps
-from logsleuth.reasoning.parallelism import config_arithmetic_steps, splits_over_one_gpu
+from logsleuth.reasoning.parallelism import config_arithmetic_steps, launch_degree, splits_over_one_gpu
 from logsleuth.reasoning.patched_engine import patched_copy_steps
 from logsleuth.reasoning.raise_site import site_of
 from logsleuth.reasoning.remote_code_scope import without_remote_code
@@ -109,8 +109,10 @@ def categorize(evidence: Evidence) -> Diagnosis:
     shape_row = table().row(shape.category) if shape is not None else None
     read_from_shape = shape_row is not None  # what failed is read from the frames' shape, not guessed from a subsystem
     if shape is not None and shape_row is not None and found is not None and found[0].category == shape.category:
-        # A row of the same category already read more (the package being imported): its words stay, the shape added.
-        found, shape = (found[0], [*found[1], f"the frames' shape, {shape.reading}"]), None
+        # A row of the same category already read more (the package being imported): its words stay, the shape added;
+        # a known check function keeps its own title and checks (it says which check ran).
+        found = (found[0], [*found[1], f"the frames' shape, {shape.reading}"])
+        shape = shape if shape.kind == "check" else None
     elif shape is not None and shape_row is not None:
         # The frames' shape says which kind of step failed, whatever subsystem the innermost frame runs in.
         found = (shape_row, [f"the frames' shape, {shape.reading}; {MISSING_LINE}"])
@@ -208,7 +210,7 @@ def categorize(evidence: Evidence) -> Diagnosis:
         wrapper = package_path(own.file).split("/", 1)[0] if "-packages/" in own.file else None
     guessed = cut and not read_from_shape and row.category != UNCLASSIFIED and _placed_by_subsystem_alone(why)
     title = render_words(shape.title if shape is not None and shape.title else row.title, engine, version, wrapper)
-    checks = (() if serve_caller else shape.checks if shape is not None else
+    checks = (() if serve_caller else shape.checks if shape is not None and shape.checks else
               row_checks(row, engine, version, wrapper, failure_texts(failure), launch_settings(launch),
                          multimodal_architecture(launch)))
     checks = without_remote_code(tuple(with_compile_cache(check, failure, launch) for check in checks), failure,
@@ -281,6 +283,33 @@ def _quantized_launch_steps(evidence: Evidence) -> tuple[str, ...]:
             "are one part of the model that can fail there (their kernels on this GPU, their sizes against the "
             "tensor-parallel split); the exception line says whether they did, and the same model unquantized tells "
             "it apart.",)
+
+
+def _split_launch_checks(evidence: Evidence) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A traceback cut while the model was built or loaded, in a launch that splits it (a tensor-parallel size above
+    1): the divisions that model construction checks there, as general guidance, and the model's sizes asked for
+    (needs_input), never guessed: (steps, needs_input).  Both engines divide each layer's attention heads by the
+    tensor-parallel size while building it (vllm/config.py ModelConfig.verify_with_parallel_config, vllm and sglang
+    distributed/utils.py ensure_divisibility from the layers' constructors; sgl-project/sglang#3436: a 1.5B model at
+    --tp 24, the stored paste cut inside get_model)."""
+    failure = evidence.failure
+    loader = cut_in_model_loader(failure)
+    tp = launch_degree(evidence, "tp") if loader is not None else None
+    if loader is None or tp is None or tp < 2:
+        return (), ()
+    where = package_path(loader.file)
+    where = loader.module_path if where == loader.file else where
+    where = f"{where} in {loader.function}" if loader.function else where
+    step = (f"General guidance, not the category: the launch splits the model over tensor parallelism {tp} and the "
+            f"traceback stops while the model was built ({where}). "
+            f"Building it divides the model's attention heads (num_attention_heads in its config.json) by {tp}, and "
+            f"its KV heads (num_key_value_heads) must divide by {tp} or, where the model copies them, {tp} by them: "
+            f"a size that does not divide stops the start there (an AssertionError or a ValueError naming it). A "
+            f"tensor-parallel size that divides those numbers, with replicas or data parallelism for the other GPUs, "
+            f"avoids it.")
+    asked = (f"The model's num_attention_heads and num_key_value_heads (its config.json) against the launch's "
+             f"tensor-parallel size {tp}: the paste does not show them.",)
+    return (step,), asked
 
 
 def _placed_by_subsystem_alone(why: list[str]) -> bool:
@@ -416,23 +445,25 @@ def _unclassified(evidence: Evidence) -> Diagnosis:
     # the category rows read it (pydantic_display.checked_as): its general checks are a ValueError's
     kind = short_type(checked_as(final)[0]) or "failure"
     guidance = table().type_guidance(kind)
+    split_steps, split_asked = _split_launch_checks(evidence)
     return Diagnosis(
         pattern=f"general-{UNCLASSIFIED}",
         title="No pattern or rule fits this failure",
         category=UNCLASSIFIED,
         root_cause=(
-            "No pattern or rule of logsleuth names this failure: the exception line is missing from the paste, and "
-            "the frames shown pass through no subsystem that names a category. The lines printed before the "
-            "traceback, or the rest of the log, hold the error."
+            "No pattern or rule of logsleuth names this failure: the paste stops inside the traceback, before its "
+            "exception line (the `Type: message` line CPython prints right after the last frame), and the frames "
+            "shown pass through no subsystem that names a category. Paste the lines that follow the last frame: "
+            "they name the failure."
             if names_no_cause(evidence.failure) else
             f"No pattern or rule of logsleuth names this failure, and its words, type and frames point to no "
             f"category. What {article(kind)} {kind} generally means is below."
         ),
         fix=Fix(summary=f"General checks for {article(kind)} {kind}:",
                 steps=(*hidden_error_steps(evidence), *patched_copy_steps(evidence.failure), *_limit_steps(evidence),
-                       *_quantized_launch_steps(evidence),
+                       *_quantized_launch_steps(evidence), *split_steps,
                        *_feature_steps(evidence), *guidance.checks),
-                needs_input=_missing_line(evidence)),
+                needs_input=(*_missing_line(evidence), *split_asked)),
         engine=evidence.launch.engine,
         engine_version=evidence.launch.engine_version,
         basis="general",

@@ -14,6 +14,7 @@ from logsleuth.render.safety import clean, escape_markdown_prose, markdown_code_
 from logsleuth.render.view import (
     FACTS_LABEL,
     GENERAL_LABEL,
+    NO_ERROR_ABOVE_NOTE,
     NO_PROVEN_FIX,
     RAISED_AT_LABEL,
     SEARCH_LABEL,
@@ -116,13 +117,15 @@ def _evidence(view: GroupView) -> list[str]:
         if block.message_left_out:
             traceback.append(more_lines_text(block.message_left_out))
     if view.truncated:
-        traceback.append("(traceback incomplete in the log)")
+        traceback.append(view.truncated_note)
     out = ["**Evidence**", "", *fenced(traceback, "text"), ""]
     if view.raised_at:
         out.extend([f"**{RAISED_AT_LABEL}:**", "", *(f"- {escape_markdown_prose(fact)}" for fact in view.raised_at), ""])
     if view.context:
         earlier = [more_lines_text(view.context_left_out, "earlier")] if view.context_left_out else []
         out.extend(["Log lines just before it:", "", *fenced([*earlier, *view.context], "text"), ""])
+    elif view.context_dropped:
+        out.extend([escape_markdown_prose(NO_ERROR_ABOVE_NOTE), ""])
     if view.cascade:
         later = [more_lines_text(view.cascade_left_out)] if view.cascade_left_out else []
         out.extend(["Then:", "", *fenced([*view.cascade, *later], "text"), ""])

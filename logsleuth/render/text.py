@@ -19,6 +19,7 @@ from logsleuth.render.options import MIN_WIDTH, RenderOptions
 from logsleuth.render.table import host_table, summary_table
 from logsleuth.render.view import (
     FACTS_LABEL,
+    NO_ERROR_ABOVE_NOTE,
     NO_PROVEN_FIX,
     RAISED_AT_LABEL,
     SEARCH_LABEL,
@@ -149,7 +150,7 @@ def _evidence(view: GroupView) -> list[Line]:
         if block.message_left_out:
             out.append(Line(f"  {more_lines_text(block.message_left_out)}", "logsleuth.note"))
     if view.truncated:
-        out.append(Line("  (traceback incomplete in the log)", "logsleuth.note"))
+        out.append(Line(f"  {view.truncated_note}", "logsleuth.note"))
     if view.raised_at:
         out.append(Line(f"  {RAISED_AT_LABEL}:"))
         out.extend(Line(f"    - {fact}", "logsleuth.where") for fact in view.raised_at)
@@ -158,6 +159,8 @@ def _evidence(view: GroupView) -> list[Line]:
         if view.context_left_out:
             out.append(Line(f"    {more_lines_text(view.context_left_out, 'earlier')}", "logsleuth.note"))
         out.extend(Line(f"    {line}", "logsleuth.context") for line in view.context)
+    elif view.context_dropped:
+        out.append(Line(f"  {NO_ERROR_ABOVE_NOTE}", "logsleuth.note"))
     if view.cascade:
         out.append(Line("  Then:"))
         out.extend(Line(f"    {line}", "logsleuth.note") for line in view.cascade)

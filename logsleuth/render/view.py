@@ -37,6 +37,21 @@ RELATION_TEXT = {
 MAX_APP_FRAMES = 8
 MAX_MESSAGE_LINES_SHOWN = 12  # of an exception message in a report (the scanner keeps up to 60)
 MAX_CONTEXT_LINES = 5
+# What a report says where a traceback ends: cut before its exception line (no type, no message), the line that names
+# the failure is the one to paste next (blind split 17: eleven of its cases were cut so, and the reports said only
+# that the traceback was incomplete).
+INCOMPLETE_NOTE = "(traceback incomplete in the log)"
+CUT_NOTE = ("(the paste stops here, before the exception line: paste the lines that follow the last frame, from the "
+            "`Type: message` line on)")
+NO_ERROR_ABOVE_NOTE = "(none of the lines just before the cut reads as an error)"
+# A line before a traceback cut before its exception line is shown as the error's only when it reads as one: an error
+# record's level or an error's words.  A warning of another matter (a rate-limit notice, a file watcher's reload, a
+# kernel's performance note) shown there was read as "the lines that hold the error" (blind split 17's A-02, D-05).
+_ERROR_LOOKING = compile_lazily(
+    r"(?i)\b(?:error|errors|exception|traceback|fail(?:s|ed|ure)?|fatal|critical|abort(?:ed)?|killed|refus\w*|"
+    r"invalid|cannot|can't|unable|not (?:supported|enough|found|available)|unsupported|out of memory|oom|"
+    r"insufficient|denied|crash\w*|illegal|mismatch\w*|no available)\b|(?<![\w-])-\d+(?:\.\d+)?\s*[KMG]i?B\b"
+)
 MAX_CASCADE_LINES = 3
 COMMAND_CHARS = 4000  # a corrected command is shown whole unless absurd
 # A failure's name in the summary table: the table (render/table.py) cuts it to the width it has, so this only
@@ -121,6 +136,8 @@ class GroupView:
     innermost_source: str | None  # the source line of that frame, as the log shows it
     context: list[str]  # the log lines just before it (the last MAX_CONTEXT_LINES)
     truncated: bool
+    cut_before_exception: bool = False  # a traceback the paste cut before its exception line
+    context_dropped: bool = False  # lines before such a cut left out: none reads as an error
     category: str | None = None
     pattern: str | None = None
     root_cause: str | None = None
@@ -136,6 +153,11 @@ class GroupView:
     evidence: list[str] = field(default_factory=list)  # the facts a rule used
     raised_at: list[str] = field(default_factory=list)  # the engine's own check that raised it (Diagnosis.raised_at)
     engine_says: list[EngineSaysView] = field(default_factory=list)
+
+    @property
+    def truncated_note(self) -> str:
+        """What the evidence says where the traceback ends: cut before its exception line, what to paste next."""
+        return CUT_NOTE if self.cut_before_exception else INCOMPLETE_NOTE
 
     @property
     def headline(self) -> str:
@@ -387,6 +409,8 @@ def build_view(
     head, _ = exception_line(final)
     diagnosis = group.diagnosis
     innermost_frame = next((f for f in reversed(final.frames) if f.in_app), None)
+    cut = failure.kind == "traceback" and not final.type and not final.message
+    context = _shown_context(failure.context, cut)
     return GroupView(
         verdict=group_title(group),
         place=place_text(group),
@@ -394,15 +418,17 @@ def build_view(
         chain=_chain(failure.exceptions),
         innermost=frame_location(innermost_frame) if innermost_frame else None,
         innermost_source=clean(innermost_frame.source) if innermost_frame and innermost_frame.source else None,
-        context=[clean(line) for line in failure.context[-MAX_CONTEXT_LINES:]],
+        context=[clean(line) for line in context[-MAX_CONTEXT_LINES:]],
         truncated=failure.truncated,
+        cut_before_exception=cut,
+        context_dropped=cut and bool(failure.context) and not context,
         category=clean(diagnosis.category) if diagnosis else None,
         pattern=clean(diagnosis.pattern) if diagnosis else None,
         root_cause=prose(diagnosis.root_cause) if diagnosis else None,
         fix=fix_view(diagnosis.fix, command_unknown=launch is not None and launch.command is None)
         if diagnosis and diagnosis.fix else None,
         cascade=[clean(line) for line in group.cascade[:MAX_CASCADE_LINES]],
-        context_left_out=max(0, len(failure.context) - MAX_CONTEXT_LINES),
+        context_left_out=max(0, len(context) - MAX_CONTEXT_LINES),
         cascade_left_out=max(0, len(group.cascade) - MAX_CASCADE_LINES),
         signature=clean(group.signature),
         search=clean(search_text(diagnosis, failure), 300),
@@ -413,6 +439,12 @@ def build_view(
         raised_at=[clean(fact, 600) for fact in diagnosis.raised_at] if diagnosis else [],
         engine_says=_engine_says(diagnosis),
     )
+
+
+def _shown_context(context: tuple[str, ...], cut: bool) -> tuple[str, ...]:
+    """The lines shown before a failure: for a traceback cut before its exception line, only those that read as an
+    error (they stand in for the missing line; any other is a line of another matter)."""
+    return tuple(line for line in context if _ERROR_LOOKING.search(line)) if cut else context
 
 
 def _engine_says(diagnosis: Diagnosis | None) -> list[EngineSaysView]:

@@ -921,6 +921,18 @@ THREAD_INTRO = compile_lazily(r"^(?:Exception in thread .+:|Process [\w\-]+:|Err
 # "can lead to an out-of-memory (OOM) issue as follows:", "SGLang will crash if …": sgl-project/sglang PR#6744,
 # #3108, vllm-project/vllm#8994), which a traceback cut before its exception line leaves as the only words of it (not
 # a flag's name: `[--crash-dump-folder CRASH_DUMP_FOLDER]` in a usage listing says nothing).
+# A memory-budget line an engine logs at start-up with no room left for the KV cache: not a warning, but the line that
+# says why the start-up then fails (kept as context; facts/categories.toml's kv-cache-memory row reads it as its strong
+# words, over any warning printed earlier).  vLLM V1's `Available KV cache memory: -2.14 GiB` (vllm/v1/worker/
+# gpu_worker.py determine_available_memory, 0.8-0.11), V0's `… the rest of the memory reserved for KV Cache is
+# -1.2GiB.` (vllm/worker/worker.py determine_num_available_blocks, 0.6), and the block count of older releases,
+# `# GPU blocks: 0` (vllm/engine/llm_engine.py _init_cache, 0.2-0.5); SGLang raises its own (model_runner.py
+# init_memory_pool: `Not enough memory. Please try to increase --mem-fraction-static.`), an error line already.
+BUDGET_WORDS = ("KV cache memory", "KV Cache is", "GPU blocks")
+BUDGET_LINE = compile_lazily(
+    r"(?:Available KV cache memory:|memory reserved for KV Cache is)\s*(?:-\s*\d[\d.]*|0(?:\.0+)?)\s*Gi?B"
+    r"|# GPU blocks: 0\b"
+)
 CONTEXT_WORDS = ("warn", "error", "fail", "not enough", "out of memory", "out-of-memory", "oom", "crash", "is dead",
                  "xid", "fallen off the bus")
 CONTEXT_HINT = compile_lazily(

@@ -35,6 +35,8 @@ from logsleuth.tracebacks.collector import UNPASTED_FRAME, Collector, Phase
 from logsleuth.tracebacks.cut_tail import marked_cut
 from logsleuth.tracebacks.device_errors import QUIET_LEVELS, device_error_line, went_on
 from logsleuth.tracebacks.grammar import (
+    BUDGET_LINE,
+    BUDGET_WORDS,
     CASCADE_CONTEXT_LINE,
     CONTEXT_HINT,
     CONTEXT_WORDS,
@@ -857,7 +859,9 @@ class FailureScanner:
             self.failures.append(collector.build())
             return
         lowered = text.lower()
-        if any(word in lowered for word in CONTEXT_WORDS) and CONTEXT_HINT.search(text) or line.meta.level in ("WARNING", "ERROR", "CRITICAL"):
+        if (any(word in lowered for word in CONTEXT_WORDS) and CONTEXT_HINT.search(text)
+                or line.meta.level in ("WARNING", "ERROR", "CRITICAL")
+                or any(word in text for word in BUDGET_WORDS) and BUDGET_LINE.search(text)):
             self._recent_context.append(text.strip())
 
     def _note_fact(self, line: LogLine) -> None:
@@ -896,7 +900,11 @@ class FailureScanner:
     def _build(self, collector: Collector) -> None:
         failure = typed_by_message(collector.build())  # `Error: <CPython's own message>`: the type it names
         failure = without_trailing_cancellation(failure)
-        if collector.lines_above and failure.kind == "traceback" and failure.final.frames and lost_its_exception_line(failure.final):
+        # (a traceback the paste cut before its first whole frame line counts too: the record above it is
+        # all it says, Xinference's ERROR record of `str(exc)` over a traceback cut inside its first `File` line,
+        # xorbitsai/inference#3020)
+        if (collector.lines_above and failure.kind == "traceback" and (failure.final.frames or failure.truncated)
+                and lost_its_exception_line(failure.final)):
             failure = named_by_lines_above(failure, collector.lines_above)
         if collector.fallback or collector.mention:
             (self._fallbacks if collector.fallback else self._mentions).append(failure)
