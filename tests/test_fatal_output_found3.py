@@ -72,6 +72,21 @@ def test_the_whole_validation_error_stays_one_failure(tmp_path: Path) -> None:
     assert UNKNOWN_TYPE in " ".join(block.message.split())
 
 
+@pytest.mark.parametrize("level", ["INFO", "DEBUG", "WARNING"])
+def test_pydantics_value_error_quoted_in_a_quiet_record_is_no_failure(tmp_path: Path, level: str) -> None:
+    """A record at INFO, DEBUG or WARNING that quotes pydantic's `Value error, …` (a wrapper logging a refused request
+    it retries, a config it falls back from) was survived: the process went on.  Only a line of its own, or an ERROR
+    record's, is the failure (tracebacks/scanner.py, as a runtime's status in such a record is)."""
+    value_line = next(line for line in _validation_error(tmp_path).splitlines() if "Value error, " in line).strip()
+    quiet = (f"INFO 08-12 10:01:02 [api_server.py:1000] vLLM API server version 0.10.1\n"
+             f"{level} 08-12 10:01:05 [launcher.py:40] config rejected, falling back to defaults: {value_line}\n"
+             f"INFO 08-12 10:01:06 [launcher.py:29] Route: /v1/completions, Methods: POST\n")
+    assert not diagnose_text(quiet, OPTIONS).failures
+    failed = quiet.replace(f"{level} 08-12 10:01:05", "ERROR 08-12 10:01:05")
+    assert [group.failure.final.type for group in diagnose_text(failed, OPTIONS).failures] == [
+        "pydantic_core._pydantic_core.ValidationError"]
+
+
 # -- an HTTP error answer printed by a client ---------------------------------------------------------------------------------
 # openai-python: f"Error code: {status} - {body}" (openai/_client.py _make_status_error), the body the server's error
 # (vLLM's and SGLang's ErrorResponse: object, message, type, param, code).

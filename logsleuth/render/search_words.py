@@ -1,40 +1,19 @@
 """The text a report gives to search issue trackers with ("Search for:"): the words the engine printed, from the log.
 
 Not logsleuth's own names for a failure (`sgl-router failed`, `launch failure`, `Hydra job failed`, `UsageError` for
-argparse's `error:` line, a C++ type torch printed in a `what():` line): nobody's issue holds those words.  The
-message's variable parts (numbers, paths, addresses, ids, URLs) are left out, since they are the user's own and
-another thread's differ; what stays is in the log, in the log's order."""
+argparse's `error:` line, a C++ type torch printed in a `what():` line): nobody's issue holds those words.  The text is
+a run of the line as the log printed it, the user's values (numbers, sizes, addresses, ids, a path's directories) left
+out by choosing the run between them (render/search_phrase.py), so that a quoted search finds it word for word.  The
+line is the one general guidance names as the cause: the root of a cascade, not its symptom."""
 
 from __future__ import annotations
 
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Diagnosis, ExceptionBlock, Failure
+from logsleuth.render.search_phrase import LEAST, search_phrase
 
-# at most this many characters, cut at a word: search boxes take a sentence, not a paragraph
-LONGEST = 200
-# fewer words than this left of the message: the exception's type is searched with it (`KeyError: 'lm_head.weight'`)
+# fewer words than this in the phrase: the exception's type is searched with it (`KeyError: 'lm_head.weight'`)
 FEW_WORDS = 3
-# what of a message is read for them: the words kept fit in LONGEST, and the patterns below backtrack over a long run
-# of word characters (a path's leading segment), so a 100 KB message line must not reach them whole
-READ_AT_MOST = 1000
-_VARIABLE = compile_lazily(
-    r"(?:https?|grpc|tcp|file)://[^\s()\[\]<>'\"`]+"  # a URL: the user's host and port
-    r"|(?:[A-Za-z]:|[\w.\-~@+]+)?(?:[\\/][\w.\-~@+]+){2,}[\\/]?(?::\d+){0,2}"  # a path (with its line)
-    r"|\b[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\b"  # a UUID (a request's)
-    r"|\b0x[0-9a-fA-F]+\b"  # an address
-    r"|\b(?=[0-9a-f]{0,63}\d)(?=[0-9a-f]{0,63}[a-f])[0-9a-f]{8,64}\b"  # a hash or a hex id
-    r"|(?<![\w.])[-+]?\d+(?:[.:,]\d+)*(?:[eE][-+]?\d+|\.(?:post|dev|rc)\d*)?(?!\w|\.\w)"  # a number: a size, a time, a version
-)
-_GONE = "\x00"  # where a variable part was, until the brackets and quotes around nothing else are taken out
-# what removing them leaves: brackets and quotes around nothing else, a space before a comma
-_LEFT_OVER = (
-    (compile_lazily(r"(?:[(\[{<'\"`])[\s\x00,;:]*\x00[\s\x00,;:]*(?:[)\]}>'\"`])"), ""),
-    (compile_lazily(r"\x00"), " "),
-    (compile_lazily(r"([(\[{])\s*[,;]\s*"), r"\1"),
-    (compile_lazily(r"\s*,(?:\s*,)+"), ","),
-    (compile_lazily(r"([:;])\s*,"), r"\1"),
-    (compile_lazily(r"\s+([,.;:)\]}])"), r"\1"),
-)
 # an exception class as CPython prints it at the start of its line: `ValueError`, `torch.OutOfMemoryError`
 _PRINTED_CLASS = compile_lazily(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt)")
 # the headers printed before a message that are no class: faulthandler's (`Fatal Python error: Aborted`), LLVM's
@@ -45,31 +24,33 @@ _QUOTED = compile_lazily(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
 _WORD = compile_lazily(r"[A-Za-z]{2,}")
 
 
-def variable_parts_left_out(text: str) -> str:
-    """`text` without its numbers, paths, addresses, ids and URLs, and the empty brackets they leave."""
-    text = _VARIABLE.sub(_GONE, text[:READ_AT_MOST])
-    for _ in range(2):
-        for pattern, replacement in _LEFT_OVER:
-            text = pattern.sub(replacement, text)
-    text = " ".join(text.split()).strip(" ,;:-<>=")
-    if len(text) <= LONGEST:
-        return text
-    cut = text[:LONGEST]
-    return cut[: cut.rfind(" ")] if " " in cut else cut
-
-
 def search_text(diagnosis: Diagnosis | None, failure: Failure) -> str:
     """The words to search for: those of the line general guidance names as the cause (reasoning/root_cause.py: an
-    exception of the chain, or a log line before the crash), else the failure's final exception's; "" when the log
-    holds no words of the failure's (a message only stated in a person's prose)."""
+    exception of the chain, a log line before the crash, or a failure printed before this one, whose symptom this
+    is), else the failure's final exception's; "" when the log holds no words of the failure's (a message only stated
+    in a person's prose)."""
     if diagnosis is not None and diagnosis.basis == "general" and diagnosis.evidence:
         named = diagnosis.evidence[0].splitlines()[0] if diagnosis.evidence[0] else ""
         block = next((b for b in failure.exceptions if f"{b.type}: {b.message}".startswith(named)), None) if named else None
         if block is not None:
             return _block_words(block)
-        if any(named == line.strip() for line in failure.context):  # a log line, its record's header and all
-            return variable_parts_left_out(named)
+        if any(named == line.strip() for line in failure.context):  # a log line, as the log printed it
+            return search_phrase(named)
+        if named:
+            return _earlier_words(named)
     return _block_words(failure.final)
+
+
+def _earlier_words(named: str) -> str:
+    """The words of a cause named outside this failure's chain and lines: an earlier failure's exception line
+    (`Type: message`, reasoning/evidence.exception_lines) or a line after the crash.  The type is logsleuth's own name
+    where the log printed none (`launch failure`), so only a class CPython printed is searched with the message."""
+    type_name, colon, message = named.partition(": ")
+    if not colon:
+        return search_phrase(named)
+    if _is_printed_class(type_name):
+        return _message_words(type_name, message)
+    return search_phrase(message)
 
 
 def _block_words(block: ExceptionBlock) -> str:
@@ -77,22 +58,35 @@ def _block_words(block: ExceptionBlock) -> str:
         return ""
     if block.typed_from_statement:  # the exception line was not pasted: its raising statement is the text left
         return _frame_words(block)
-    first = block.message.strip().splitlines()[0] if block.message.strip() else ""
-    words = variable_parts_left_out(first)
-    if len(_WORD.findall(_QUOTED.sub(" ", words))) >= FEW_WORDS:
-        return words
-    if _printed_type(block):
-        return f"{block.type}: {words}" if words else block.type
+    words = _message_words(block.type if _printed_type(block) else "", block.message)
     return words or _frame_words(block)  # no words at all (a traceback cut before its exception line): its frames
+
+
+def _message_words(printed_type: str, message: str) -> str:
+    """The phrase of a message's first line; with the type CPython printed before it (`printed_type`, "" when none)
+    when the phrase opens the message and says little alone (`KeyError: 'lm_head.weight'`), so that it stays the
+    log's own text."""
+    first = message.strip().splitlines()[0] if message.strip() else ""
+    words = search_phrase(first, least=0.0 if printed_type else LEAST)
+    if not printed_type:
+        return words
+    if not words:
+        return printed_type
+    if len(_WORD.findall(_QUOTED.sub(" ", words))) < FEW_WORDS and first.startswith(words):
+        return f"{printed_type}: {words}"
+    return words
 
 
 def _printed_type(block: ExceptionBlock) -> bool:
     """The type is a class CPython printed before the message (not one logsleuth inferred or named)."""
-    return (not (block.typed_from_message or block.read_from_prose) and block.type != "UsageError"
-            and (block.type in PRINTED_HEADERS or bool(_PRINTED_CLASS.fullmatch(block.type))))
+    return not (block.typed_from_message or block.read_from_prose) and _is_printed_class(block.type)
+
+
+def _is_printed_class(type_name: str) -> bool:
+    return type_name != "UsageError" and (type_name in PRINTED_HEADERS or bool(_PRINTED_CLASS.fullmatch(type_name)))
 
 
 def _frame_words(block: ExceptionBlock) -> str:
     """The innermost frame's source line, the most distinctive text a traceback cut before its exception line has."""
     innermost = block.frames[-1] if block.frames else None
-    return (innermost.source or "").strip() if innermost is not None else ""
+    return search_phrase((innermost.source or "").strip()) if innermost is not None else ""

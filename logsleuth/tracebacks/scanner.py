@@ -123,7 +123,11 @@ from logsleuth.tracebacks.repair import (
 from logsleuth.tracebacks.split_bodies import SplitErrorBodies
 from logsleuth.tracebacks.startup_waits import StartupWaits
 from logsleuth.tracebacks.stated_failures import got_past_later, stated_failure
-from logsleuth.tracebacks.typeless_errors import COMMAND_NOT_FOUND, typed_by_message
+from logsleuth.tracebacks.typeless_errors import (
+    COMMAND_NOT_FOUND,
+    PYDANTIC_VALIDATION_ERROR,
+    typed_by_message,
+)
 from logsleuth.tracebacks.warned_failures import REACH, WarnedFailures
 
 __all__ = ["FailureScanner", "LineKind", "classify", "scan"]
@@ -718,8 +722,10 @@ class FailureScanner:
         elif glog_record(text, "E") and GLOG_ERROR.match(text):
             new = Collector("line", line, Phase.DONE, context=self._context(), fallback=True)
         elif kind in (LineKind.OTHER, LineKind.EXCEPTION) and (fatal := fatal_line(text)) is not None and not (
-            line.meta.level in QUIET_LEVELS and device_error_line(text) is not None
-        ):  # (a runtime's status named in an INFO or WARNING record, its header taken off, was survived)
+            line.meta.level in QUIET_LEVELS
+            and (fatal[0] == PYDANTIC_VALIDATION_ERROR or device_error_line(text) is not None)
+        ):  # (a runtime's status or pydantic's `Value error, …` quoted in an INFO or WARNING record, its header taken off,
+            # was survived: a request refused, a retry; the process went on)
             typeless = is_typeless_engine_line(text)  # an engine's logged error text: only if nothing else failed
             new = Collector("line", line, Phase.DONE, context=self._context(), fallback=typeless)
             device = typeless and device_error_line(text) is not None
