@@ -381,6 +381,9 @@ class LaunchInfo:
     # the release of an engine that a failure's own code names when the launch's engine is left undecided (a listing
     # beside a program that drives the engine: reasoning/general.py).
     versions_named: tuple[tuple[str, str], ...] = ()
+    # Lines that start a container (`docker run …`, `podman run …`, `kubectl run …`), the first ones: the engine ran in
+    # a container, whose devices and host mounts the command gives (a driver library missing inside it is the run's).
+    container_lines: tuple[str, ...] = ()
 
     @property
     def named_version(self) -> str | None:

@@ -921,11 +921,13 @@ THREAD_INTRO = compile_lazily(r"^(?:Exception in thread .+:|Process [\w\-]+:|Err
 # "can lead to an out-of-memory (OOM) issue as follows:", "SGLang will crash if …": sgl-project/sglang PR#6744,
 # #3108, vllm-project/vllm#8994), which a traceback cut before its exception line leaves as the only words of it (not
 # a flag's name: `[--crash-dump-folder CRASH_DUMP_FOLDER]` in a usage listing says nothing).
+# (the dynamic loader's "<library>: cannot open shared object file", printed alone before the error of what failed to
+# load it: torch's "Failed to load the backend extension" under a device plugin, vllm-project/vllm-ascend#1440)
 CONTEXT_WORDS = ("warn", "error", "fail", "not enough", "out of memory", "out-of-memory", "oom", "crash", "is dead",
-                 "xid", "fallen off the bus")
+                 "xid", "fallen off the bus", "cannot open shared object")
 CONTEXT_HINT = compile_lazily(
     r"(?i)\b(?:warn(?:ing)?|errors?|fail(?:s|ed|ures?|ing)?|not enough|out[- ]of[- ]memory|(?:oom|crash(?:es|ed|ing)?)(?![-_])"
-    r"|is dead|xid|fallen off the bus)\b"
+    r"|is dead|xid|fallen off the bus|cannot open shared object)\b"
 )
 
 
