@@ -384,6 +384,9 @@ class LaunchInfo:
     # The log (one source's) shows the launch and ends before any line saying the server came up: a paste that stops
     # during the start-up, whose failure, if any, is in lines it does not hold (render/view.py no_failure_lines).
     ended_in_startup: bool = False
+    # Lines that start a container (`docker run …`, `podman run …`, `kubectl run …`), the first ones: the engine ran in
+    # a container, whose devices and host mounts the command gives (a driver library missing inside it is the run's).
+    container_lines: tuple[str, ...] = ()
 
     @property
     def named_version(self) -> str | None:

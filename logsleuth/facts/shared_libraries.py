@@ -21,6 +21,9 @@ class SharedLibrary:
     note: str
     sources: tuple[str, ...]
     nvidia: bool = False  # NVIDIA's own (driver, CUDA, cuDNN, NCCL, NVSHMEM): the CUDA answer stays theirs
+    platform: str = ""  # the accelerator whose runtime it is ("Ascend NPU"), empty for a system library
+    platform_check: str = ""  # that vendor's command listing the devices its driver sees
+    host_driver: bool = False  # the host's driver's: a container gets it from the host, never from its image
 
 
 @cache
@@ -28,7 +31,8 @@ def shared_libraries() -> tuple[SharedLibrary, ...]:
     return tuple(
         SharedLibrary(re.compile(row["library"]), row["component"], row.get("debian", ""), row.get("rhel", ""),
                       row.get("pip", ""), row.get("note", ""), tuple(row.get("sources", ())),
-                      bool(row.get("nvidia", False)))
+                      bool(row.get("nvidia", False)), row.get("platform", ""), row.get("platform_check", ""),
+                      bool(row.get("host_driver", False)))
         for row in table_rows("shared_libraries.toml", "library")
     )
 

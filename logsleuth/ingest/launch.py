@@ -88,6 +88,20 @@ _WRAPPER_PROGRAM = compile_lazily(
     r"|srun|salloc|mpirun|mpiexec|(?:apptainer|singularity)\s+(?:exec|run)|enroot\s+start|ssh|torchrun"
     r"|ray\s+job\s+submit|sky\s+(?:launch|exec)|(?:ba)?sh\s+-\w*c|docker\s+compose|docker-compose)(?=\s)"
 )
+# A container started by a runtime's command (docker, podman, nerdctl, a Kubernetes pod run by kubectl): the engine's
+# process runs inside it, with the devices and host directories the command gives it (LaunchInfo.container_lines).
+_CONTAINER_RUN = compile_lazily(
+    r"(?:^|[\s`$#>(])(?:(?:docker|podman|nerdctl)(?:\s+container)?\s+(?:run|create)|kubectl\s+run"
+    r"|docker\s+compose\s+(?:up|run)|docker-compose\s+(?:up|run))\s")
+MAX_CONTAINER_LINES = 3
+
+
+def _starts_container(text: str) -> bool:
+    """Whether a log line is a command that starts a container (it runs on every line: a substring guards it)."""
+    return ("docker" in text or "podman" in text or "nerdctl" in text or "kubectl" in text) and len(text) <= 8192 \
+        and bool(_CONTAINER_RUN.search(text))
+
+
 # A program word (not a prompt's `user@host:~$`, `+` or `(venv)`), and programs that run the command they are given
 # as it is, with options of their own (`sudo -E`, `numactl --interleave=all`): no wrapper.
 _PROGRAM_WORD = compile_lazily(r"^[A-Za-z/.~][\w./~+-]*$")
@@ -376,6 +390,7 @@ class LaunchTracker:
     model_size_lines: list[str] = field(default_factory=list)  # LaunchInfo.model_size_lines
     _driver_command_continues: bool = False  # the last driver line ended with a backslash
     plugin_lines: list[str] = field(default_factory=list)  # lines that name a plugin of vLLM (LaunchInfo.plugin_lines)
+    container_lines: list[str] = field(default_factory=list)  # LaunchInfo.container_lines
     checkout_paths: list[str] = field(default_factory=list)  # LaunchInfo.checkout_paths
     editable_checkouts: list[tuple[str, str]] = field(default_factory=list)  # LaunchInfo.editable_checkouts
     switches_on: set[str] = field(default_factory=set)  # what the engine's settings dumps show True (SETTINGS_DUMPS)
@@ -554,6 +569,8 @@ class LaunchTracker:
             self.driver_lines.append(text)  # a wrapper, connector or plugin listed beside the engine
         if line.offset < GPU_LINES_WITHIN and len(self.plugin_lines) < MAX_PLUGIN_LINES and names_a_plugin(text):
             self.plugin_lines.append(text)  # a plugin's package in a frame, its name on a version line or an image
+        if len(self.container_lines) < MAX_CONTAINER_LINES and _starts_container(text):
+            self.container_lines.append(text)
         self._driver_command_continues = (bool(self.driver_lines) and self.driver_lines[-1] is text
                                           and text.rstrip().endswith("\\"))
         if len(text) <= 8192 and (".py" in text or text.startswith("Editable project location: ")):
@@ -937,6 +954,8 @@ class LaunchTracker:
         self.model_size_lines.extend(line for line in other.model_size_lines[:room] if line not in self.model_size_lines)
         room = MAX_PLUGIN_LINES - len(self.plugin_lines)
         self.plugin_lines.extend(line for line in other.plugin_lines[:room] if line not in self.plugin_lines)
+        room = MAX_CONTAINER_LINES - len(self.container_lines)
+        self.container_lines.extend(line for line in other.container_lines[:room] if line not in self.container_lines)
         for path in other.checkout_paths:
             self._add_checkout(path)
         for engine, location in other.editable_checkouts:
@@ -1088,6 +1107,7 @@ class LaunchTracker:
             other_entry_point=self.other_entry_point,
             command_wrapped=facts.command_wrapped and not command_override,
             versions_named=tuple(self.versions.items()),
+            container_lines=tuple(self.container_lines),
         )
 
 

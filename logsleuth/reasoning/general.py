@@ -21,6 +21,7 @@ from logsleuth.facts.engine_classes import distinctive, engines_defining, only_e
 from logsleuth.facts.engine_drivers import Driver, drivers_shown
 from logsleuth.facts.message_templates import fixed_text, short_type
 from logsleuth.ingest.engine_evidence import failure_wrappers, serve_deployment
+from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Diagnosis, Failure, Fix
 from logsleuth.pydantic_display import checked_as
 from logsleuth.reasoning.call_frames import (
@@ -89,6 +90,12 @@ def categorize(evidence: Evidence) -> Diagnosis:
     failure = evidence.failure
     launch = evidence.launch
     engine = launch.engine
+    if (posix := _unix_only_module(failure)) is not None:
+        # vllm-project/vllm#12858 (`import resource` in vLLM's distributed utilities on win32): the interpreter's own
+        # library says which platform this is, whatever package asked for the module.
+        return _on_native_windows(evidence, engine or engine_code_of(failure), (
+            f"'{posix}' is a module of Python's standard library that exists on Unix only: this interpreter is not a "
+            "Unix one (native Windows), and no pip package provides it."))
     said = _cut_message_words(evidence)
     listed = _drivers_of_a_frameless_call(evidence)
     wrapper = launch.wrapper or (joined([driver.name for driver in listed]) if listed else None)
@@ -209,6 +216,12 @@ def categorize(evidence: Evidence) -> Diagnosis:
         # "a wrapper"
         wrapper = package_path(own.file).split("/", 1)[0] if "-packages/" in own.file else None
     guessed = cut and not read_from_shape and row.category != UNCLASSIFIED and _placed_by_subsystem_alone(why)
+    if guessed and platform_steps(failure, engine):
+        # A subsystem's name on native Windows (`distributed/`, where vLLM's import of POSIX-only modules fails first,
+        # vllm-project/vllm#12858) says nothing of a collective or a setting: the platform is the finding.
+        return _on_native_windows(evidence, engine, (
+            "The frames' paths are Windows paths and the paste stops before the exception line; the innermost frame's "
+            f"subsystem, which alone would suggest {row.category}, is only where the process was, not a finding."))
     title = render_words(shape.title if shape is not None and shape.title else row.title, engine, version, wrapper)
     checks = (() if serve_caller else shape.checks if shape is not None and shape.checks else
               row_checks(row, engine, version, wrapper, failure_texts(failure), launch_settings(launch),
@@ -437,6 +450,45 @@ def _feature_steps(evidence: Evidence) -> tuple[str, ...]:
     failure = evidence.failure
     return feature_steps(failure, evidence.launch, evidence.launch.engine,
                          [*failure.context, *evidence.lines, *evidence.earlier])
+
+
+# Modules of CPython's standard library that exist on Unix only (the library reference marks each "Availability:
+# Unix"; `tty` and `pty` import termios): missing, they say the interpreter is not a Unix one, native Windows, whatever
+# package imported them.  No pip package provides them (a PyPI project of the same name is another thing).
+_UNIX_ONLY_MODULES = frozenset({"resource", "fcntl", "termios", "pwd", "grp", "pty", "tty", "posix", "crypt", "syslog",
+                                "spwd", "nis", "_posixsubprocess", "_posixshmem", "readline"})
+_NO_MODULE = compile_lazily(r"^No module named '(?P<module>[\w.]+)'")
+
+
+def _unix_only_module(failure: Failure) -> str | None:
+    """The Unix-only standard module a ModuleNotFoundError names, else None."""
+    final = failure.final
+    found = _NO_MODULE.match(final.message.strip()) if final.type.endswith("ModuleNotFoundError") else None
+    module = found["module"].split(".", 1)[0] if found else None
+    return module if module in _UNIX_ONLY_MODULES else None
+
+
+def _on_native_windows(evidence: Evidence, engine: str | None, because: str) -> Diagnosis:
+    """The engine run on native Windows, which neither engine supports: no category is read from where its import
+    stopped (unclassified), and the platform leads the checks."""
+    name = ENGINE_NAMES.get(engine or "", "the engine")
+    windows = platform_steps(evidence.failure, engine) or (
+        f"{name} does not run natively on Windows (its releases are built for Linux): run it under WSL2 or in a Linux "
+        "container before looking further.",)
+    return Diagnosis(
+        pattern=f"general-{UNCLASSIFIED}",
+        title=f"Likely {name} run on native Windows, which it does not support",
+        category=UNCLASSIFIED,
+        root_cause=(f"{because} {name} runs on Linux only, and on native Windows its import or start-up fails on what "
+                    "Linux alone provides (POSIX-only modules, Linux builds of its compiled parts): the platform, not a "
+                    "package version or a setting, is what to change."),
+        fix=Fix(summary="General checks for an engine run on native Windows:",
+                steps=(*windows, *hidden_error_steps(evidence)),
+                needs_input=_missing_line(evidence)),
+        engine=engine,
+        engine_version=evidence.launch.engine_version if engine == evidence.launch.engine else None,
+        basis="general",
+    )
 
 
 def _unclassified(evidence: Evidence) -> Diagnosis:

@@ -16,6 +16,7 @@ from logsleuth.models import Diagnosis
 from logsleuth.reasoning import dependencies
 from logsleuth.reasoning.architecture_support import architecture_support
 from logsleuth.reasoning.container_runtime import container_cuda_requirement, container_gpu_access
+from logsleuth.reasoning.device_packages import device_package_import
 from logsleuth.reasoning.engine_imports import caller_imports_engine_name
 from logsleuth.reasoning.evidence import Evidence
 from logsleuth.reasoning.flag_checks import flag_checks
@@ -64,6 +65,7 @@ RULES: tuple[Rule, ...] = (
     network,  # a proxy answering the server's own request, a taken port, an unreachable rendezvous
     remote_code,  # a model repository's own code, not allowed to run (transformers' trust_remote_code)
     shared_library,  # a system library the dynamic loader cannot find (facts/shared_libraries.toml)
+    device_package_import,  # a non-CUDA accelerator's device package (torch_npu, torch_xla, ...) that does not import
     lora_adapter,  # a LoRA adapter's checkpoint given as the model (its lora_A / lora_B tensors)
     lora_weight_unsupported,  # an adapter holding a tensor vLLM's LoRA loader does not take (modules_to_save)
     lora_target_modules,  # an adapter targeting modules the model does not serve LoRA on (a vision tower, a trainer's names)

@@ -13,10 +13,12 @@ is older than the one the extension was built on, and no reinstall of the Python
 
 from __future__ import annotations
 
+import re
+
 from logsleuth.facts.shared_libraries import SharedLibrary, library_named
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Diagnosis, Fix
-from logsleuth.reasoning.evidence import Evidence
+from logsleuth.reasoning.evidence import Evidence, exception_lines
 
 RULE_ID = "rule-shared-library-missing"
 _CANNOT_OPEN = compile_lazily(r"(?<![\w.+-])(?P<lib>lib[\w.+-]*?\.so(?:\.\d+)*): cannot open shared object file")
@@ -89,8 +91,25 @@ def _nvidia_library(lib: str) -> bool:
     return row.nvidia if row is not None else bool(_NVIDIA_NAMED.match(lib))
 
 
+# A failure that is a load or an import failing (torch's "Failed to load the backend extension: torch_npu" for a
+# device plugin torch autoloads, an ImportError with the loader's words cut): the loader's own line printed just above
+# it, alone, names what was missing (vllm-project/vllm-ascend#1440).
+_LOAD_FAILED = compile_lazily(r"(?i)\b(?:load|import)(?:ed|ing)?\b")
+_LOADER_LINES_ABOVE = 3
+
+
+def _loader_line_above(evidence: Evidence) -> re.Match[str] | None:
+    """The loader's words on one of the lines just above a failure to load or import, when its own lines lack them."""
+    failure = evidence.failure
+    if not any(block.type.endswith(("ImportError", "ModuleNotFoundError", "OSError")) or _LOAD_FAILED.search(block.message)
+               for block in failure.exceptions):
+        return None
+    return next((m for line in reversed(failure.context[-_LOADER_LINES_ABOVE:]) if (m := _CANNOT_OPEN.search(line))),
+                None)
+
+
 def shared_library(evidence: Evidence) -> Diagnosis | None:
-    found = evidence.first_match(_CANNOT_OPEN)
+    found = evidence.first_match(_CANNOT_OPEN) or _loader_line_above(evidence)
     if found is None:
         return library_too_old(evidence)
     lib = found["lib"]
@@ -99,6 +118,8 @@ def shared_library(evidence: Evidence) -> Diagnosis | None:
     engine_name = ENGINE_NAMES.get(launch.engine or "", "the engine")
     package = _loading_package(evidence)
     loader = f"{package}'s compiled code" if package else "a compiled extension"
+    if row is not None and row.platform:
+        return platform_library(evidence, found, row, loader)
     what = f"{lib} ({row.component})" if row else lib
     root_cause = (f"The dynamic loader found no {what} when {loader} was loaded. It is a library of the system, the "
                   f"driver or CUDA, not a Python package: reinstalling {engine_name}"
@@ -172,3 +193,53 @@ def library_too_old(evidence: Evidence) -> Diagnosis | None:
         references=(row.sources if row else ()) + ("glibc elf/dl-version.c: \"version `%s' not found (required by %s)\"",),
         engine=evidence.launch.engine, engine_version=evidence.launch.engine_version, basis="rule",
         evidence=(f"the loader's words: {found.group(0)}",))
+
+
+CONTAINER_CATEGORY = "orchestration"
+# torch (2.5+) importing a device plugin's extension by its entry point (torch/__init__.py _import_device_backends:
+# "Failed to load the backend extension: {name}. You can disable extension auto-loading with
+# TORCH_DEVICE_BACKEND_AUTOLOAD=0."; pytorch/tutorials advanced_source/python_extension_autoload.rst)
+_BACKEND_EXTENSION = compile_lazily(r"Failed to load the backend extension: (?P<name>[A-Za-z_]\w*)")
+
+
+def platform_library(evidence: Evidence, found: re.Match[str], row: SharedLibrary, loader: str) -> Diagnosis:
+    """An accelerator's runtime library missing (facts/shared_libraries.toml rows with a platform): that platform's
+    driver or runtime is not visible to the process.  A library of the host's driver missing in a container the log
+    shows started is the container's set-up (its devices and driver mounts: orchestration); otherwise the driver or
+    runtime is not installed here, or not on the loader's path."""
+    lib, launch = found["lib"], evidence.launch
+    platform = row.platform
+    if (named := next((m for line in exception_lines(evidence.failure) if (m := _BACKEND_EXTENSION.search(line))), None)):
+        loader = named["name"] + " (the device extension torch loads on import)"
+    check = (f"ldconfig -p | grep {lib.split('.so')[0]}.so shows whether (and where) the loader finds it; "
+             "echo $LD_LIBRARY_PATH the extra directories it reads")
+    evidence_lines = [f"the loader's words: {found.group(0)}"]
+    if row.host_driver and launch.container_lines:
+        container = launch.container_lines[0].strip()
+        evidence_lines.append(f"the container's start: {container[:200]}")
+        root_cause = (f"The dynamic loader found no {lib} ({row.component}) when {loader} was loaded, inside a container. "
+                      f"It is the host's {platform} driver's own library: a container gets it from the host (the "
+                      "devices and driver directories its start mounts, or the vendor's container runtime), never from "
+                      "its image, so the container was started without the host's driver visible to it.")
+        summary = (f"Start the container with the {platform}'s devices and the host's driver mounted, as the engine's "
+                   "or the vendor's installation guide shows for this device (general guidance: compare the command "
+                   "with the guide's, device by device and mount by mount).")
+        steps = (f"{row.platform_check} on the host shows whether the driver itself sees the devices; inside the "
+                 "container it works only once the driver is visible there", *((row.note,) if row.note else ()), check)
+        category = CONTAINER_CATEGORY
+        title = f"The container was started without the host's {platform} driver: {lib} is missing"
+    else:
+        root_cause = (f"The dynamic loader found no {lib} ({row.component}) when {loader} was loaded: the {platform}'s "
+                      f"{'driver' if row.host_driver else 'runtime'} is not installed here, or not on the loader's path. "
+                      "It is not a Python package: reinstalling the engine or the plugin does not install it.")
+        summary = (f"Install the {platform}'s {'driver' if row.host_driver else 'runtime'} that provides {lib}"
+                   f"{': ' + _installs(row) if _installs(row) else ''}; in a container, in its image or, for a driver "
+                   "library, mounted from the host.")
+        steps = (f"{row.platform_check}: whether the {platform}'s driver sees the devices here", check,
+                 *((row.note,) if row.note else ()))
+        category = "dependency-version"
+        title = f"The {platform}'s {'driver' if row.host_driver else 'runtime'} library is missing: {lib}"
+    return Diagnosis(
+        pattern=RULE_ID, title=title, category=category, root_cause=root_cause, fix=Fix(summary=summary, steps=steps),
+        references=row.sources, engine=launch.engine, engine_version=launch.engine_version, basis="rule",
+        evidence=tuple(evidence_lines))

@@ -933,11 +933,13 @@ BUDGET_LINE = compile_lazily(
     r"(?:Available KV cache memory:|memory reserved for KV Cache is)\s*(?:-\s*\d[\d.]*|0(?:\.0+)?)\s*Gi?B"
     r"|# GPU blocks: 0\b"
 )
+# (the dynamic loader's "<library>: cannot open shared object file", printed alone before the error of what failed to
+# load it: torch's "Failed to load the backend extension" under a device plugin, vllm-project/vllm-ascend#1440)
 CONTEXT_WORDS = ("warn", "error", "fail", "not enough", "out of memory", "out-of-memory", "oom", "crash", "is dead",
-                 "xid", "fallen off the bus")
+                 "xid", "fallen off the bus", "cannot open shared object")
 CONTEXT_HINT = compile_lazily(
     r"(?i)\b(?:warn(?:ing)?|errors?|fail(?:s|ed|ures?|ing)?|not enough|out[- ]of[- ]memory|(?:oom|crash(?:es|ed|ing)?)(?![-_])"
-    r"|is dead|xid|fallen off the bus)\b"
+    r"|is dead|xid|fallen off the bus|cannot open shared object)\b"
 )
 
 

@@ -64,7 +64,8 @@ def test_a_library_the_table_does_not_know_is_named_with_how_to_find_its_package
 def test_every_row_names_its_sources_and_what_installs_it() -> None:
     for row in shared_libraries():
         assert row.sources, row.component
-        assert row.debian or row.pip, row.component
+        assert row.debian or row.pip or (row.platform and row.note), row.component
+        assert not row.host_driver or row.platform, row.component  # a driver's library names its platform
     assert library_named("libcudart.so.12") is not None and library_named("libcudart.so.12.4.127") is not None
     assert library_named("libnuma.so") is not None and library_named("notalib") is None
 
@@ -199,3 +200,49 @@ def test_a_system_library_named_like_cudas_is_the_systems(library: str) -> None:
     diagnosis = first_diagnosis(LAUNCH + _loader_failure(library) + _BANNER)
     assert diagnosis.pattern == "rule-shared-library-missing", diagnosis.pattern
     assert diagnosis.fix is not None and not any("--force-reinstall" in step for step in diagnosis.fix.steps)
+
+
+# torch's own words when a device plugin it autoloads fails to import (torch/__init__.py _import_device_backends,
+# torch 2.5+), after the loader's line the plugin's import printed alone: the shape of vllm-project/vllm-ascend#1440
+# and DeepLink-org/dlinfer#47, written here in our own words.
+_AUTOLOAD_FAILED = ("RuntimeError: Failed to load the backend extension: torch_npu. You can disable extension "
+                    "auto-loading with TORCH_DEVICE_BACKEND_AUTOLOAD=0.\n")
+_CONTAINER_START = "docker run -it --rm --device /dev/davinci0 -v /data/models:/models my-npu-image:latest bash\n"
+
+
+def test_a_driver_library_missing_in_a_container_is_the_containers_set_up() -> None:
+    log = _CONTAINER_START + "libascend_hal.so: cannot open shared object file: No such file or directory\n" + _AUTOLOAD_FAILED
+    diagnosis = first_diagnosis(log)
+    assert (diagnosis.pattern, diagnosis.category) == ("rule-shared-library-missing", "orchestration")
+    assert "Ascend NPU" in diagnosis.title and "libascend_hal.so" in diagnosis.title
+    assert diagnosis.fix is not None and any("npu-smi info" in step for step in diagnosis.fix.steps)
+    assert any("/usr/local/Ascend/driver" in step for step in diagnosis.fix.steps)
+    assert "torch_npu" in diagnosis.root_cause
+    assert any(fact.startswith("the container's start: docker run") for fact in diagnosis.evidence)
+
+
+def test_a_driver_library_missing_outside_a_container_is_the_driver_install() -> None:
+    log = "libascend_hal.so: cannot open shared object file: No such file or directory\n" + _AUTOLOAD_FAILED
+    diagnosis = first_diagnosis(log)
+    assert (diagnosis.pattern, diagnosis.category) == ("rule-shared-library-missing", "dependency-version")
+    assert "driver" in diagnosis.title and "container" not in diagnosis.title
+
+
+def test_a_loader_line_above_an_unrelated_failure_is_not_its_cause() -> None:
+    log = ("libascend_hal.so: cannot open shared object file: No such file or directory\n"
+           "ValueError: max_model_len (8192) is greater than the derived max_model_len (4096).\n")
+    assert first_diagnosis(log).pattern != "rule-shared-library-missing"
+
+
+@pytest.mark.parametrize(("library", "platform", "check"), [
+    ("libamdhip64.so.6", "AMD GPU (ROCm)", "rocminfo"),
+    ("libhsa-runtime64.so.1", "AMD GPU (ROCm)", "rocminfo"),
+    ("libze_loader.so.1", "Intel GPU (XPU)", "sycl-ls"),
+    ("libhccl.so", "Ascend NPU", "set_env.sh"),
+])
+def test_an_accelerator_runtime_library_names_its_platform_and_the_vendors_check(
+        library: str, platform: str, check: str) -> None:
+    diagnosis = first_diagnosis(LAUNCH + _loader_failure(library))
+    assert (diagnosis.pattern, diagnosis.category) == ("rule-shared-library-missing", "dependency-version")
+    assert platform in diagnosis.title and library in diagnosis.title
+    assert diagnosis.fix is not None and any(check in step for step in diagnosis.fix.steps)
