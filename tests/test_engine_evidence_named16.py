@@ -13,7 +13,7 @@ blind split 15's failing pastes), each with a look-alike where nothing, or the s
   OpenAI-compatible label (`vllm`, `sglang-oai`, …), whose requests any server answers (ASYNC_REQUEST_FUNCS);
 - vLLM's process name in square brackets (`[EngineCore_0 pid=5989] `, gpustack/gpustack#3084);
 - a compose service named after one engine, only when it printed the failure (a message both engines raise here;
-  beside other words, tests/test_engine_named_by_container.py).
+  beside other words, tests/test_engine_named_by_service.py).
 
 Tracebacks are real CPython's, from our own scripts (no frame in either engine's package); the engines' messages are
 their own words (the raise-site index holds them)."""
@@ -186,11 +186,20 @@ def compose(service: str, text: str) -> str:
 
 
 def test_a_service_named_after_one_engine_picks_it_for_words_both_engines_raise() -> None:
-    both = real_traceback("raise ValueError('Unknown RoPE scaling type extended')")
+    both = "ValueError: Unknown RoPE scaling type extended\n"
     assert engine_raising((("ValueError", "Unknown RoPE scaling type extended"),)) is None  # both engines raise it
     assert engine_of(compose("vllm-server-1", both)) == "vllm"
     assert engine_of(compose("sglang-1", both)) == "sglang"
-    assert engine_in_service_name("rag-vllm-1") == "vllm"
+    assert engine_in_service_name("vllm-openai-1") == "vllm"
+
+
+def test_look_alike_words_both_engines_raise_take_the_same_guards_as_any() -> None:
+    """One rule reads the service's name, whatever the message: a traceback whose frames are a script's (none an
+    engine's, or they would decide), or a line naming the other engine's install, leaves the name silent."""
+    both = real_traceback("raise ValueError('Unknown RoPE scaling type extended')")
+    assert engine_of(compose("vllm-server-1", both)) is None
+    assert engine_of("pip install 'sglang[all]'\n" + compose("vllm-server-1", "ValueError: Unknown RoPE scaling type extended")) is None
+    assert engine_in_service_name("rag-vllm-1") is None  # a project's word beside the engine's: the user's own name
 
 
 def test_look_alike_a_services_name_alone_or_beside_other_words_names_nothing() -> None:

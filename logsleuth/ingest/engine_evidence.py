@@ -58,65 +58,34 @@ def bracketed_vllm_process(text: str) -> bool:
     return bool(m and _VLLM_PROCESS.fullmatch(m["process"]))
 
 
-# A name a user gave a unit, a service or a container (docker compose's `rag-vllm-1  | `, `vllm_1   | `, journald's
-# `vllm[8727]: `, which the normalizer reads as the line's process; a container's `--name`, a pod's name: see
-# container_engine) that holds one engine's name as a word of its own.  The user's name for what runs the engine: weak
-# evidence, below every kind the log's own lines give (commands, banners, headers, frames, messages only one engine
-# raises), read by launch.LaunchTracker.engine only when nothing else decides.  A name that also says the unit plays
-# another part beside the engine (a client, a benchmark, a proxy or router in front of it, a UI) is that program's,
-# not the engine's (vllm-project/production-stack's `vllm-router`, a `sglang-bench-1` service).
-_SERVICE_WORDS = compile_lazily(r"[-_.\d]+")
-_OTHER_ROLES = frozenset({"client", "clients", "bench", "benchmark", "benchmarks", "proxy", "router", "gateway", "lb",
-                          "ui", "webui", "frontend", "exporter", "monitor", "test", "tests", "eval", "evals"})
+# A name a user gave a unit or a service (docker compose's `vllm_1   | `, `vllm-openai-1  | `, journald's
+# `vllm[8727]: `, which the normalizer reads as the line's process) made of one engine's name and generic words only.
+# The user's name for what runs the engine: weak evidence, below every kind the log's own lines give (commands,
+# banners, headers, frames, messages only one engine raises), read by launch.LaunchTracker.engine only when nothing
+# else decides, and only on the failure's own lines.  Any other word names nothing: the programs that sit in front of
+# an engine or drive it are named after the engine they serve (Open WebUI, LiteLLM, Llama Stack, vllm-project/
+# production-stack's `vllm-router`, a load test, an operator, a client), and a project's or a model's word
+# (`rag-vllm-1`, vllm-project/vllm#8401) leaves what the service runs to the user.  Generic: what a server is called
+# (`server`, `serve`, `api`, `openai` as in the vllm-openai image), where it runs (`gpu`, `dev`, `env`), a replica's
+# index, and the hashes Kubernetes adds to a pod's name (the template's and the pod's, in its consonant alphabet) or a
+# hexadecimal id.
+_SERVICE_SEPARATORS = compile_lazily(r"[-_.]+")
+_GENERIC_SERVICE_WORDS = frozenset({"", "server", "serve", "api", "openai", "engine", "worker", "dev", "env", "gpu"})
+_REPLICA_HASH = compile_lazily(r"[bcdfghjklmnpqrstvwxz2456789]{5,10}|(?=[a-f]*\d)[0-9a-f]{6,64}")
 
 
 def engine_in_service_name(name: str) -> str | None:
-    """The one engine a unit's, service's or container's name holds as a word (`rag-vllm-1`: vllm), else None (also
-    when another word of the name is a role other than the engine's: `vllm-client-1`)."""
-    words = set(_SERVICE_WORDS.split(name.lower()))
-    engines = words & {"vllm", "sglang"}
-    return engines.pop() if len(engines) == 1 and not words & _OTHER_ROLES else None
-
-
-# The container a paste shows the user started or read the output of, by the name the user gave it: `docker run …
-# --name vllm-ascend-env …` (then the container's own output; split 17's H-02, vllm-project/vllm-ascend#1440),
-# `podman run --name=…`, `kubectl logs <pod>` (the pod's output follows; `-c <container>` names its container) and
-# kubectl's own `Defaulted container "vllm" out of: vllm, routing-proxy (init)` above a pod's log
-# (llm-d/llm-d-deployer#273).  As weak as a compose service's name (engine_in_service_name), and weaker: the name is
-# on a line of its own, not on the failure's.
-_CONTAINER_RUN = compile_lazily(r"\b(?:docker|podman|nerdctl)\s+(?:container\s+)?(?:run|create)\b(?P<rest>.*)")
-_CONTAINER_NAME = compile_lazily(r"(?<!\S)--name(?:=|\s+)['\"]?(?P<name>[\w.\-]{1,128})")
-_KUBECTL_LOGS = compile_lazily(r"\bkubectl\s+(?:-\S+\s+(?:\S+\s+)?)*?logs\b(?P<rest>.*)")
-_KUBECTL_LOGS_TARGET = compile_lazily(r"(?:^|\s)(?!-)(?:(?:pods?|po|deploy(?:ment)?s?|sts|statefulsets?|jobs?)/)?(?P<name>[a-z0-9][a-z0-9.\-]{0,252})(?=\s|$)")
-_KUBECTL_VALUE_OPTIONS = frozenset({"-n", "--namespace", "-c", "--container", "--tail", "--since", "-l", "--selector",
-                                    "--context", "--kubeconfig", "--since-time", "--limit-bytes"})
-_DEFAULTED_CONTAINER = compile_lazily(r"^Defaulted container \"(?P<name>[\w.\-]{1,128})\" out of: ")
-
-
-def container_engine(text: str) -> str | None:
-    """The one engine the name of a container the line starts or reads (see _CONTAINER_RUN) holds, else None."""
-    if "--name" in text and (m := _CONTAINER_RUN.search(text)) and (named := _CONTAINER_NAME.search(m["rest"])):
-        return engine_in_service_name(named["name"])
-    if text.startswith("Defaulted container ") and (m := _DEFAULTED_CONTAINER.match(text)):
-        return engine_in_service_name(m["name"])
-    if "logs" in text and (m := _KUBECTL_LOGS.search(text)):
-        return _kubectl_logs_engine(m["rest"].split())
-    return None
-
-
-def _kubectl_logs_engine(words: list[str]) -> str | None:
-    """The one engine the pod and container `kubectl logs` reads are named after (its options' values skipped, a
-    container's `-c` value read; up to a shell's separator)."""
+    """The one engine a unit's or service's name holds beside generic words only (`vllm_1`, `vllm-openai-1`,
+    `sglang-server-0`: see _GENERIC_SERVICE_WORDS), else None (`vllm-router-1`, `openwebui-vllm-1`, `rag-vllm-1`)."""
     engines: set[str] = set()
-    value_follows = False
-    for word in words:
-        if word in ("|", "&&", ";", ">", "||"):
-            break
-        if value_follows or word.startswith("-"):
-            value_follows = word in _KUBECTL_VALUE_OPTIONS and word not in ("-c", "--container")
+    for word in _SERVICE_SEPARATORS.split(name.lower()):
+        if _REPLICA_HASH.fullmatch(word):
             continue
-        if (m := _KUBECTL_LOGS_TARGET.fullmatch(f" {word}")) and (engine := engine_in_service_name(m["name"])):
-            engines.add(engine)
+        word = word.rstrip("0123456789")  # a replica's or a device's index: `vllm0`, `gpu1`
+        if word in ("vllm", "sglang"):
+            engines.add(word)
+        elif word not in _GENERIC_SERVICE_WORDS:
+            return None
     return engines.pop() if len(engines) == 1 else None
 
 

@@ -350,11 +350,11 @@ class LaunchTracker:
     shortened_frames: list[tuple[str, str]] = field(default_factory=list)
     # The engines named by the names of the units or services that printed the failures (the failure's own process
     # prefix, engine_evidence.engine_in_service_name; a name seen on other lines tells nothing of the failure):
-    # weaker still, read only for messages both engines raise
+    # weaker still, the user's name, read when nothing else decides (LaunchTracker._named_by_user)
     services_named: set[str] = field(default_factory=set)
-    # The engines named by the names of containers the paste started or read (`docker run --name …`, `kubectl logs
-    # <pod>`: engine_evidence.container_engine), weaker than the failure's own prefix: on a line of their own
-    containers_named: set[str] = field(default_factory=set)
+    # a failure's own lines carry the prefix of a process that names no engine (`app-1  | `, `litellm-vllm-1  | `):
+    # that failure need not be an engine's, so no service's name tells the engine
+    unnamed_process_failed: bool = False
     # engine -> the version a listing of installed packages shows for its own distribution (pip list's or conda list's
     # row, pip freeze's or collect_env's `vllm==…` line, `pip show`; not a label, `vLLM: v0.8.5`, the user's word): the
     # engine the paste runs when it is the one engine listed and nothing else decides (LaunchTracker.engine)
@@ -683,9 +683,6 @@ class LaunchTracker:
         """A line that names an engine: its version, its code's paths, a wrapper around it."""
         for installed in engine_evidence.engines_shown_by_install(text):
             self._saw("paths", installed)
-        if ("--name" in text or "logs" in text or "Defaulted" in text) and len(text) <= 8192 and (
-                contained := engine_evidence.container_engine(text)):
-            self.containers_named.add(contained)  # the container the paste started or read (engine_evidence.container_engine)
         if imaged := engine_evidence.image_engine(text):
             self._saw("banner", imaged)
             if (released := engine_evidence.image_release(text)) is not None:
@@ -801,26 +798,26 @@ class LaunchTracker:
             found = engine_from_frames.engine_of_frames(self.shortened_frames)
         if found is None and len(self.versions) == 1 and self.raised and engine_from_message.raised_by_both_only(tuple(self.raised)):
             found = _installed_engine(*next(iter(self.versions.items())))
-        if found is None and len(self.services_named) == 1 and self.raised and engine_from_message.raised_by_both_only(tuple(self.raised)):
-            found = next(iter(self.services_named))  # a service named after one engine, printing both engines' words
         if found is None:
-            found = self._named_by_user(self.services_named) or self._named_by_user(self.containers_named)
+            found = self._named_by_user()
         if found is None and len(self.listed) == 1:
             found = self._listed_engine()
         if found is None and not self.failures_seen and len(self.benchmark_backends) == 1:
             found = next(iter(self.benchmark_backends))  # last, in a clean log, the server a benchmark client says it drove
         return found
 
-    def _named_by_user(self, named: set[str]) -> str | None:
-        """The one engine the user's name for the service or container that ran the failure holds (weak evidence,
-        read when nothing else decides), beside any words: not when a failure's message is only the other engine's
-        (its code ran), when the failures show frames (none an engine's, or they would have decided: a client's or a
-        trainer's script ran in it), or when any line names the other engine's code or installation."""
-        if len(named) != 1:
+    def _named_by_user(self) -> str | None:
+        """The one engine the user's name for the service or unit that printed the failures holds (weak evidence,
+        read when nothing else decides), beside any message, one both engines raise or one no engine raises: not
+        when a failure's message is only the other engine's (its code ran), when the failures show frames (none an
+        engine's, or they would have decided: a client's or a trainer's script ran in it), when any line names the
+        other engine's code or installation, or when a failure was printed by a process whose name names no engine
+        (which failure the diagnosis is about is then not the name's to say)."""
+        if len(self.services_named) != 1 or not self.failures_seen or self.unnamed_process_failed:
             return None
-        engine = next(iter(named))
+        engine = next(iter(self.services_named))
         other = ({"sglang", "vllm"} - {engine}).pop()
-        if self.failure_frames_seen or other in self.engines_named | self.services_named | self.containers_named:
+        if self.failure_frames_seen or other in self.engines_named:
             return None
         if any(engine_from_message.engines_raising_any((pair,)) == {other} for pair in self.raised[:engine_from_message.MAX_MESSAGES]):
             return None
@@ -927,7 +924,7 @@ class LaunchTracker:
         self.raised.extend(pair for pair in other.raised if pair not in self.raised)
         self.shortened_frames.extend(frame for frame in other.shortened_frames if frame not in self.shortened_frames)
         self.services_named |= other.services_named
-        self.containers_named |= other.containers_named
+        self.unnamed_process_failed = self.unnamed_process_failed or other.unnamed_process_failed
         self.benchmark_backends |= other.benchmark_backends
         self.failures_seen = self.failures_seen or other.failures_seen
         self.failure_frames_seen = self.failure_frames_seen or other.failure_frames_seen
@@ -979,6 +976,8 @@ class LaunchTracker:
             self._saw("frames", engine)
         if meta.process and (named := engine_evidence.engine_in_service_name(meta.process)):
             self.services_named.add(named)  # the service that printed this failure
+        elif meta.process and not engine_evidence.process_engine(meta.process):
+            self.unnamed_process_failed = True  # a service, unit or actor named otherwise printed this failure
         self.wrappers |= engine_evidence.failure_wrappers(failure)
         if len(self.raised) < engine_from_message.MAX_MESSAGES:
             self.raised.extend(pair for pair in engine_from_message.raised_by(failure) if pair not in self.raised)
