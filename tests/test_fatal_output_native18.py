@@ -188,3 +188,62 @@ def test_a_log_that_goes_on_past_its_start_up_says_nothing_of_it() -> None:
     engine_up = ("INFO 09-20 10:06:52 model_runner.py:1025] Loading model weights took 14.2487 GB\n"
                  "INFO 09-20 10:07:12 model_runner.py:1456] Graph capturing finished in 17 secs.\n")
     assert "ends during the server's start-up" not in _text(engine_up)
+
+
+# -- review of native18: the same rows as frames of a Python traceback -------------------------------------------------
+
+# tvm_ffi prints a packed function's C++ frames in CPython's frame shape under `tvm_ffi.core.Function.__call__`, inside
+# the Python traceback of the error it raised (flashinfer >= 0.4's JIT kernels, TileLang): frames of that traceback, no
+# child's native dump.
+TVM_FFI_TRACEBACK = '''[2026-02-13 00:28:06 TP0] Scheduler hit an exception: Traceback (most recent call last):
+  File "/sgl/python/sglang/srt/managers/scheduler.py", line 2500, in run_scheduler_process
+    scheduler.event_loop_normal()
+  File "/usr/local/lib/python3.12/site-packages/flashinfer/prefill.py", line 2001, in run
+    self._cached_module.ragged_run(
+  File "python/tvm_ffi/cython/function.pxi", line 923, in tvm_ffi.core.Function.__call__
+  File "<unknown>", line 0, in __tvm_ffi_batch_prefill_ragged_run
+  File "<unknown>", line 0, in BatchPrefillWithRaggedKVCacheRun(tvm::ffi::Tensor, tvm::ffi::Tensor)
+RuntimeError: Check failed: (status == cudaSuccess) is false: BatchPrefillWithRaggedKVCache failed with error out of memory
+'''
+
+
+def test_tvm_ffi_frames_of_a_python_traceback_are_no_native_dump() -> None:
+    """The child's Python error is printed above the parent's EOFError: the child raised, it did not crash natively."""
+    report = diagnose_text(TVM_FFI_TRACEBACK + PARENT_EOF, OPTIONS)
+    eof = next(group for group in report.failures if group.failure.final.type == "EOFError")
+    assert eof.diagnosis is not None and eof.diagnosis.category != "native-crash"
+
+
+def test_tvm_ffi_frames_of_a_cut_worker_traceback_leave_the_engines_start_failure_its_title() -> None:
+    """vLLM's worker logs its traceback line by line beside EngineCore's; the worker's exception line is cut."""
+    worker = "(Worker_TP2 pid=52) ERROR 02-13 00:28:06 [multiproc_executor.py:863] "
+    core = "(EngineCore_DP0 pid=51) ERROR 02-13 00:28:06 [core.py:1006] "
+    lines = [
+        worker + "WorkerProc failed to start.",
+        worker + "Traceback (most recent call last):",
+        worker + '  File "/v/vllm/v1/executor/multiproc_executor.py", line 834, in worker_main',
+        worker + "    worker = WorkerProc(*args, **kwargs)",
+        worker + '  File "/v/flashinfer/fused_moe/core.py", line 1660, in trtllm_fp8_block_scale_moe_op',
+        worker + "    result = moe_op.trtllm_fp8_block_scale_moe(",
+        worker + '  File "python/tvm_ffi/cython/function.pxi", line 923, in tvm_ffi.core.Function.__call__',
+        worker + '  File "<unknown>", line 0, in __tvm_ffi_trtllm_fp8_block_scale_moe',
+        core + "EngineCore failed to start.",
+        worker + '  File "<unknown>", line 0, in flashinfer::Fp8BlockScaleLauncher::run(long, bool, bool, bool)',
+        core + "Traceback (most recent call last):",
+        core + '  File "/v/vllm/v1/engine/core.py", line 996, in run_engine_core',
+        core + "    engine_core = EngineCoreProc(*args, **kwargs)",
+        core + '  File "/v/vllm/v1/executor/multiproc_executor.py", line 500, in wait_for_ready',
+        core + "    raise e from None",
+        core + "Exception: WorkerProc initialization failed due to by an exception in a background process. "
+               "See stack trace for root cause.",
+        "(APIServer pid=50) Traceback (most recent call last):",
+        '(APIServer pid=50)   File "/v/vllm/v1/engine/utils.py", line 1000, in wait_for_engine_startup',
+        '(APIServer pid=50)     raise RuntimeError("Engine core initialization failed. "',
+        "(APIServer pid=50) RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}",
+    ]
+    report = diagnose_text("\n".join(lines) + "\n", OPTIONS)
+    assert report.failures
+    for group in report.failures:
+        assert group.diagnosis is not None and group.diagnosis.category != "native-crash", group.failure.final.message
+    assert any(group.diagnosis is not None and "engine process died during start-up" in group.diagnosis.title
+               for group in report.failures)
