@@ -247,3 +247,31 @@ def test_tvm_ffi_frames_of_a_cut_worker_traceback_leave_the_engines_start_failur
         assert group.diagnosis is not None and group.diagnosis.category != "native-crash", group.failure.final.message
     assert any(group.diagnosis is not None and "engine process died during start-up" in group.diagnosis.title
                for group in report.failures)
+
+
+@pytest.mark.parametrize("after", [
+    # vLLM's LLM.generate progress bar and the offline example's print (entrypoints/llm.py, examples/offline_inference)
+    ["Processed prompts: 100%|##########| 4/4 [00:01<00:00,  3.10it/s, est. speed input: 20.1 toks/s, output: 49.6 toks/s]",
+     "Prompt: 'Hello, my name is', Generated text: ' Joel, I am a student'"],
+    # the v1 engine core's line once it is up (v1/engine/core.py), the paste ending on it
+    ["INFO 10-10 10:00:13 [core.py:194] init engine (profile, create kv cache, warmup model) took 3.27 seconds"],
+])
+def test_a_finished_offline_run_without_cuda_graphs_is_not_a_start_up_cut_short(after: list[str]) -> None:
+    """With enforce_eager the KV cache is the last stage, and an offline `LLM()` prints no readiness line."""
+    log = "\n".join([
+        "INFO 10-10 10:00:00 llm_engine.py:237] Initializing an LLM engine (v0.6.3) with config: model='m', enforce_eager=True",
+        "INFO 10-10 10:00:10 model_runner.py:1067] Loading model weights took 14.2487 GB",
+        "INFO 10-10 10:00:12 gpu_executor.py:122] # GPU blocks: 27000, # CPU blocks: 4681",
+        *after]) + "\n"
+    text = _text(log)
+    assert "No failure found" in text
+    assert "ends during the server's start-up" not in text
+
+
+def test_a_few_polls_after_the_settings_dump_still_end_during_the_start_up() -> None:
+    """The API server's polls for its engine cores are the start-up's own lines, not a run that went on."""
+    log = "(APIServer pid=7) INFO 07-24 06:59:50 [utils.py:233] non-default args: {'model': 'Qwen/Qwen3-8B'}\n" + \
+        "\n".join(_waits(5)) + "\n"
+    text = _text(log)
+    assert "No failure found" in text
+    assert "ends during the server's start-up" in text

@@ -28,6 +28,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
 from logsleuth.facts.message_templates import MIN_FIXED
+from logsleuth.ingest.startup_lines import READY_LINE
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import FACT_PREFIX, Failure, FailureKind, Frame, LogLine
 from logsleuth.tracebacks.chain import FRAMELESS_CAUSE_REACH, frameless_cause
@@ -51,7 +52,6 @@ from logsleuth.tracebacks.grammar import (
     NOT_BARE_TYPES,
     RAY_WORKER_DIED,
     RAY_WORKER_DIED_WORDS,
-    READY_LINE,
     STRICT_EXCEPTION_LINE,
     THREAD_INTRO,
     TRACEBACK_HEADER,

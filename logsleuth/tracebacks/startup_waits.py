@@ -16,15 +16,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from logsleuth.lazyre import compile_lazily
+from logsleuth.ingest.startup_lines import WAITING_LINE, is_waiting_line
 from logsleuth.models import ExceptionBlock, Failure, LogLine
 
 STARTUP_HANG = "start-up hang"  # the failure's type: no exception was raised, the start never finished
-WAITING_WORDS = "core engine proc"
-WAITING_LINE = compile_lazily(
-    r"^(?:.{0,300}?\s)?(?P<msg>Waiting for (?:(?P<local>\d{1,5}) local, (?P<remote>\d{1,5}) remote |\d{1,5} )"
-    r"core engine proc\(s\) to (?:start|connect)\b[^\n]{0,300})$"
-)
 POLL_SECONDS = 10  # vLLM's STARTUP_POLL_PERIOD_MS: the time each waiting line stands for
 # The run of waiting lines that shows a stall: a minute in which no engine core answered and nothing else was printed.
 # A normal start prints a few, between the workers' own lines (weights loading, the KV cache, graph capture).
@@ -50,7 +45,7 @@ class StartupWaits:
         text = line.text
         if not text or text.isspace():
             return  # blank lines neither extend nor end a run
-        if WAITING_WORDS in text and len(text) <= 1000 and WAITING_LINE.match(text) is not None:
+        if is_waiting_line(text):
             if self.run is None:
                 self.run = _Run(line, line)
             else:
