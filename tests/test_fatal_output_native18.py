@@ -275,3 +275,35 @@ def test_a_few_polls_after_the_settings_dump_still_end_during_the_start_up() -> 
     text = _text(log)
     assert "No failure found" in text
     assert "ends during the server's start-up" in text
+
+
+def test_a_stalled_start_the_user_ended_with_ctrl_c_stays_a_stalled_start() -> None:
+    """Ctrl-C is how a user ends a start that never comes up: its echo, the shutdown line and the KeyboardInterrupt
+    traceback after the waits are the interrupt's trailer, not the start going on."""
+    trailer = ["^C(APIServer pid=7) INFO 07-24 07:02:01 [launcher.py:80] Shutting down FastAPI HTTP server.",
+               "Traceback (most recent call last):", '  File "/usr/bin/vllm", line 8, in <module>', "    sys.exit(main())",
+               "KeyboardInterrupt"]
+    report = diagnose_text("\n".join([*_waits(12), *trailer]) + "\n", OPTIONS)
+    assert report.failures[0].failure.final.type == "start-up hang"
+
+
+def test_a_stalled_start_is_not_said_to_be_ended_by_a_watchdog() -> None:
+    """The server waits on: the category's meaning must not say a watchdog ended it."""
+    text = _text("\n".join(_waits(7)) + "\n")
+    assert "start-up that stalled" in text
+    assert "watchdog ended" not in text
+
+
+def test_waits_stamped_seconds_apart_are_no_minute() -> None:
+    """Seven lines in six seconds (a paste that repeats them, several front-ends): not a minute of 10-second polls."""
+    lines = [WAIT.format(m=0, s=i, local=1, remote=0) for i in range(7)]
+    assert not diagnose_text("\n".join(lines) + "\n", OPTIONS).failures
+
+
+def test_a_connect_and_a_start_line_of_one_poll_are_one_poll() -> None:
+    """One poll logs both lines when both counts are pending (v1/engine/utils.py): four polls are 40 s, no stall."""
+    lines = []
+    for i in range(4):
+        stamp = {"m": 0, "s": 10 * i, "local": 1, "remote": 0}
+        lines += [WAIT.format(**stamp).replace("to start.", "to connect."), WAIT.format(**stamp)]
+    assert not diagnose_text("\n".join(lines) + "\n", OPTIONS).failures
