@@ -307,3 +307,21 @@ def test_a_connect_and_a_start_line_of_one_poll_are_one_poll() -> None:
         stamp = {"m": 0, "s": 10 * i, "local": 1, "remote": 0}
         lines += [WAIT.format(**stamp).replace("to start.", "to connect."), WAIT.format(**stamp)]
     assert not diagnose_text("\n".join(lines) + "\n", OPTIONS).failures
+
+
+def test_the_current_client_session_wording_is_the_kv_transfer() -> None:
+    """Current tcp_transport.cpp logs the client side as `ClientSession::writeBody failed. Attempt to write data …`."""
+    paste = ("E0101 10:00:00.000001 4242 tcp_transport.cpp:330] ClientSession::writeBody failed. Attempt to write data "
+             "0x7f12a0000000 using buffer 0x7f12a0000000. Error: Bad address (value: 14)\n"
+             "[2025-01-01 10:00:00] Prefill transfer failed for request rank=0 req.rid='abc' req.bootstrap_room=1 with exception\n")
+    diagnosis = diagnose_text(paste, OPTIONS).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == "network"
+    assert "KV-cache transfer" in diagnosis.title
+    assert "Bad address" in " ".join(diagnosis.fix.steps if diagnosis.fix else ())
+
+
+def test_the_server_sessions_warning_is_no_failure() -> None:
+    """`ServerSession::readBody failed` is a LOG(WARNING) of a peer that went away (EOF skipped): the transfers go on."""
+    paste = ("W0101 10:00:00.000001 4242 tcp_transport.cpp:210] ServerSession::readBody failed. Attempt to read data "
+             "0x7f12a0000000 using buffer 0x7f12a0000000. Error: Connection reset by peer (value: 104)\n")
+    assert not diagnose_text(paste, OPTIONS).failures
