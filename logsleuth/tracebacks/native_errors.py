@@ -12,7 +12,7 @@ that prints it, never from one thread's sentence:
   <thread>] <file>:<line> UCX <LEVEL> <message>`), the transport under NIXL and the KV-transfer connectors
   (xcompact3d/x3d2#292 `cuda_copy_md.c:688 UCX ERROR cuMemGetAddressRange(…) error: named symbol not found`,
   ai-dynamo/nixl#1614 `cuda_ipc_ep.c:166 UCX ERROR cuM…`); its WARN and DIAG records are left out;
-- the CUDACHECK macro that the engines' custom all-reduce (vLLM's csrc/custom_all_reduce.cuh since 0.4.0, still there in
+- the CUDACHECK macro that the engines' custom all-reduce (vLLM's csrc/custom_all_reduce.cuh, still defined there in
   current releases; sgl-kernel's copy; SGLang 0.1.x ran vLLM's through the vllm package) copied from NCCL's examples and nccl-tests (`printf("Failed: Cuda error %s:%d '%s'\n",
   __FILE__, __LINE__, cudaGetErrorString(e)); exit(EXIT_FAILURE);`): the kernel source and line, then the CUDA runtime's
   error string, the status name read back from facts/gpu_error_names.toml [strings] (sgl-project/sglang#552
