@@ -37,7 +37,7 @@ CATEGORIES: dict[str, str] = {
     "process-killed": "a process died without a Python traceback (OOM killer, SIGKILL, a parent's cleanup)",
     "serving-memory": "the KV cache or request-slot pool ran out while serving (not a CUDA allocation at startup)",
     "device-assert": "a CUDA device-side assert fired in a kernel (an index out of range: a token id, a position)",
-    "hang-timeout": "the scheduler stopped making progress and its watchdog ended the server",
+    "hang-timeout": "a process stopped making progress (a watchdog or a timeout may end it)",
     "native-crash": "a segfault or abort in native code (faulthandler dump) with no more specific cause",
     "host-memory": "host RAM or shared memory ran out (ENOMEM), not GPU memory",
     "feature-conflict": "two features this engine version cannot run together (e.g. speculative decoding with a grammar)",

@@ -17,17 +17,16 @@ from logsleuth.facts.engine_drivers import drivers_shown, names_a_plugin, shows_
 from logsleuth.facts.gpus import shows_gpu
 from logsleuth.facts.package_sites import shows_a_version
 from logsleuth.ingest import engine_evidence, engine_from_frames, engine_from_message, line_shapes, stages
+from logsleuth.ingest.startup_lines import READY_LINE, engine_up, is_waiting_line
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, LaunchInfo, LineMeta, LogLine
 
-# The line a server prints once it serves (SGLang's; uvicorn's, which is vLLM's): the start-up is over.  The scanner
-# reads it too (errors logged before it were survived).
-READY_LINE = compile_lazily(r"The server is fired up and ready to roll!|Application startup complete")
 # The start-up stages past which the engine is up (its CUDA graphs captured, its HTTP server starting): a log ending
 # there ended no start-up, whatever a wrapper prints after it (ingest/stages.py keys).
 ENGINE_UP_STAGES = frozenset({"cuda-graph-done", "http", "ready"})
 # The lines of content a paste that stopped during the start-up may show after the start-up's last line: a warning or
-# two printed beside it (a ulimit, a backend's choice), not a run that went on.
+# two printed beside it (a ulimit, a backend's choice), not a run that went on.  The start-up's own progress (a
+# loading bar, the API server's polls for its engine cores) is not counted: `_observe_startup`.
 STARTUP_TAIL = 2
 
 # The program of a launch command: the server (`python -m sglang.launch_server`, `sglang serve`, `vllm serve`), or
@@ -1053,7 +1052,11 @@ class LaunchTracker:
             self.startup_at = line.offset
             self.startup_done = stage is not None and stage.key in ENGINE_UP_STAGES
             self.after_startup = 0
-        elif self.startup_at >= 0:
+        elif self.startup_at < 0:
+            return
+        elif engine_up(text):
+            self.startup_done = True  # the engine's output: an offline run that has no readiness line came up
+        elif not (is_waiting_line(text) or stages.progress_in(text) is not None):
             self.after_startup += 1
 
     def ended_in_startup(self) -> bool:

@@ -440,10 +440,6 @@ def glog_record_type(message: str) -> str:
     return WATCHDOG_EXCEPTION if any(text in message for text in _WATCHDOG_EXCEPTION_TEXTS) else LOGGED_LINE_TYPE
 
 
-# The line a server prints once it serves (ingest/launch.py): errors logged before it were survived.
-from logsleuth.ingest.launch import READY_LINE  # noqa: E402,F401 - re-exported: the scanner reads it from the grammar
-
-
 def glog_record(text: str, severity: str) -> bool:
     """Whether a line may be a glog or c10 record of `severity` ("E", "F"): the cheap test before the regex."""
     start = 1 if text[:1] == "[" else 0

@@ -12,8 +12,8 @@ that prints it, never from one thread's sentence:
   <thread>] <file>:<line> UCX <LEVEL> <message>`), the transport under NIXL and the KV-transfer connectors
   (xcompact3d/x3d2#292 `cuda_copy_md.c:688 UCX ERROR cuMemGetAddressRange(…) error: named symbol not found`,
   ai-dynamo/nixl#1614 `cuda_ipc_ep.c:166 UCX ERROR cuM…`); its WARN and DIAG records are left out;
-- the CUDACHECK macro that vLLM's custom all-reduce (csrc/custom_all_reduce.cuh, v0.4.0-0.5.x, which SGLang 0.1.x ran
-  through the vllm package) copied from NCCL's examples and nccl-tests (`printf("Failed: Cuda error %s:%d '%s'\n",
+- the CUDACHECK macro that the engines' custom all-reduce (vLLM's csrc/custom_all_reduce.cuh, still defined there in
+  current releases; sgl-kernel's copy; SGLang 0.1.x ran vLLM's through the vllm package) copied from NCCL's examples and nccl-tests (`printf("Failed: Cuda error %s:%d '%s'\n",
   __FILE__, __LINE__, cudaGetErrorString(e)); exit(EXIT_FAILURE);`): the kernel source and line, then the CUDA runtime's
   error string, the status name read back from facts/gpu_error_names.toml [strings] (sgl-project/sglang#552
   `custom_all_reduce.cuh:307 'peer access is not supported between these two devices'` on two T4s, vllm-project/vllm#9046
@@ -59,10 +59,10 @@ MODEL_UNAVAILABLE = "model UNAVAILABLE"  # the type of Triton's model table row 
 GPU_MEMORY_FAULT = "GPU memory access fault"  # the type of ROCr's page-fault report: the process aborts after it
 HSA_ERROR = "HSA error"  # the type of HIP's queue abort: the HSA status it names
 NPU_ERROR = "NPU error"  # the type of torch_npu's error record: its ERR code
-WRAPPER_LAUNCH_FAILED = "launch failure"
+WRAPPER_LAUNCH_FAILED = "launch failure"  # as typeless_errors.ENGINE_DID_NOT_START_TYPE: the wrapper's report
 # The CUDACHECK macro's words: its line stays the context of the worker's death printed after it (scanner._start), whose
 # cause it names (facts/categories.toml's custom all-reduce row: cause_words)
-CUDACHECK_WORDS = "Failed: Cuda error "  # as typeless_errors.ENGINE_DID_NOT_START_TYPE: the wrapper's report
+CUDACHECK_WORDS = "Failed: Cuda error "
 
 # Each row: (the literal a line needs before the regex is tried, regex with a `msg` group, type).
 NATIVE_ERROR_LINES: tuple[tuple[str, re.Pattern[str], str], ...] = (

@@ -28,6 +28,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
 from logsleuth.facts.message_templates import MIN_FIXED
+from logsleuth.ingest.startup_lines import READY_LINE
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import FACT_PREFIX, Failure, FailureKind, Frame, LogLine
 from logsleuth.tracebacks.chain import FRAMELESS_CAUSE_REACH, frameless_cause
@@ -51,7 +52,6 @@ from logsleuth.tracebacks.grammar import (
     NOT_BARE_TYPES,
     RAY_WORKER_DIED,
     RAY_WORKER_DIED_WORDS,
-    READY_LINE,
     STRICT_EXCEPTION_LINE,
     THREAD_INTRO,
     TRACEBACK_HEADER,
@@ -236,10 +236,10 @@ class FailureScanner:
         self._fed += 1
         self._warned.feed(line, self._context)
         self._waits.feed(line)
-        if NATIVE_FILE_ROW_WORDS in line.text and NATIVE_FILE_ROW.match(line.text):
-            # a native dump's row in CPython's frame shape (the rows above a parent's EOFError when the banner was cut):
-            # kept, as every native dump's rows are, for the failure it explains (`_context`), whatever collects it
-            self._note_native_frame(line.text, False)
+        # a native dump's row in CPython's frame shape (the rows above a parent's EOFError when the banner was cut):
+        # kept, as every native dump's rows are, for the failure it explains (`_context`), unless a Python traceback
+        # holds it (below)
+        native_row = NATIVE_FILE_ROW_WORDS in line.text and NATIVE_FILE_ROW.match(line.text) is not None
         line = self._with_validation_title(line)
         stream = line.stream
         seq = self._seq.get(stream, 0) + 1
@@ -262,6 +262,11 @@ class FailureScanner:
         if collectors:
             best = choose(collectors, kind, line, seq)
             if best is not None:
+                if native_row and NATIVE_FILE_ROW.match(best.texts[0]) is not None:
+                    # rows of a dump that began on a row of its own; the same rows inside a Python traceback (tvm_ffi's
+                    # C++ frames under `tvm_ffi.core.Function.__call__`: flashinfer's JIT kernels, TileLang) are that
+                    # traceback's frames, no child's crash
+                    self._note_native_frame(line.text, False)
                 best.add(kind, line, seq)
                 self._taken_since_above[stream] = True
                 self._close_stale(stream, seq)
@@ -277,6 +282,8 @@ class FailureScanner:
                         self._close(stream, collector)
             self._close_stale(stream, seq)
 
+        if native_row:
+            self._note_native_frame(line.text, False)
         self._maybe_start(kind, line, seq)
         if self._stated_at is not None and line.offset > self._stated_at and kind is LineKind.OTHER and got_past_later(line.text):
             self._got_past_at = line.offset
