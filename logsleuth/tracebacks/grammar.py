@@ -933,6 +933,20 @@ BUDGET_LINE = compile_lazily(
     r"(?:Available KV cache memory:|memory reserved for KV Cache is)\s*(?:-\s*\d[\d.]*|0(?:\.0+)?)\s*Gi?B"
     r"|# GPU blocks: 0\b"
 )
+# Any such budget line, whatever room it reports: a later one of the same process replaces the earlier (a relaunch
+# with a shorter --max-model-len that now fits).
+BUDGET_REPORT = compile_lazily(r"Available KV cache memory:|memory reserved for KV Cache is|# GPU blocks: \d")
+# The lines that end the start-up a budget line belongs to: a new launch (its command, the engine's version line or
+# engine banner) or the server up and serving (vllm/entrypoints/openai/api_server.py 'Starting vLLM API server',
+# uvicorn's 'Application startup complete', SGLang's 'ready to roll', vLLM's throughput log lines).  A budget line
+# before one is no evidence of what fails after it.
+STARTUP_BOUNDARY_WORDS = ("serve", "server", "launch_server", "ready to roll", "startup complete", "throughput",
+                          "Initializing")
+STARTUP_BOUNDARY = compile_lazily(
+    r"\b(?:vllm|sglang)\s+serve\b|sglang\.launch_server|vllm\.entrypoints\.openai\.api_server|vLLM API server version"
+    r"|Starting vLLM API server|ready to roll|Application startup complete|Avg prompt throughput"
+    r"|Initializing an? (?:V1 )?LLM engine"
+)
 CONTEXT_WORDS = ("warn", "error", "fail", "not enough", "out of memory", "out-of-memory", "oom", "crash", "is dead",
                  "xid", "fallen off the bus")
 CONTEXT_HINT = compile_lazily(

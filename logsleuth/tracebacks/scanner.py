@@ -36,6 +36,7 @@ from logsleuth.tracebacks.cut_tail import marked_cut
 from logsleuth.tracebacks.device_errors import QUIET_LEVELS, device_error_line, went_on
 from logsleuth.tracebacks.grammar import (
     BUDGET_LINE,
+    BUDGET_REPORT,
     BUDGET_WORDS,
     CASCADE_CONTEXT_LINE,
     CONTEXT_HINT,
@@ -52,6 +53,8 @@ from logsleuth.tracebacks.grammar import (
     RAY_WORKER_DIED,
     RAY_WORKER_DIED_WORDS,
     READY_LINE,
+    STARTUP_BOUNDARY,
+    STARTUP_BOUNDARY_WORDS,
     STRICT_EXCEPTION_LINE,
     THREAD_INTRO,
     TRACEBACK_HEADER,
@@ -185,6 +188,7 @@ class FailureScanner:
         self._stated_above: dict[int, int] = {}
         self._source_above: dict[str, str] = {}  # the last line that is no caret line (CPython 3.11+ `^^^^` under a source)
         self._recent_context: deque[str] = deque(maxlen=CONTEXT_LINES)
+        self._budget_lines: dict[str, str] = {}  # each stream's last budget line kept in _recent_context (_forget_budget)
         self._fed = 0  # lines fed so far
         self._native_dump: list[str] = []  # the rows of the last native backtrace seen outside a failure
         self._native_dump_at = 0  # the line (self._fed) of its last row
@@ -838,6 +842,8 @@ class FailureScanner:
         """Kill notices, cascade notes and warning context.  Most lines of a log are none of
         these, so cheap substring checks guard the regexes (this runs on every line)."""
         text = line.text
+        if any(word in text for word in STARTUP_BOUNDARY_WORDS) and STARTUP_BOUNDARY.search(text):
+            self._forget_budget(None)
         if ("ready to roll" in text or "startup complete" in text) and READY_LINE.search(text):
             self._ready_offset = line.offset
             return
@@ -859,10 +865,26 @@ class FailureScanner:
             self.failures.append(collector.build())
             return
         lowered = text.lower()
+        budget = any(word in text for word in BUDGET_WORDS) and BUDGET_REPORT.search(text) is not None
+        if budget:
+            self._forget_budget(line.stream)
         if (any(word in lowered for word in CONTEXT_WORDS) and CONTEXT_HINT.search(text)
                 or line.meta.level in ("WARNING", "ERROR", "CRITICAL")
-                or any(word in text for word in BUDGET_WORDS) and BUDGET_LINE.search(text)):
+                or budget and BUDGET_LINE.search(text)):
             self._recent_context.append(text.strip())
+            if budget:
+                self._budget_lines[line.stream] = text.strip()
+
+    def _forget_budget(self, stream: str | None) -> None:
+        """Drop the budget lines kept as context (of one process's stream, or of all at a new launch or a server
+        up and serving): a budget line is evidence only for the start-up it belongs to (a relaunch that fits, or a
+        failure ten minutes into serving, is not that start-up's)."""
+        dropped = {text for key, text in self._budget_lines.items() if stream is None or key == stream}
+        if not dropped:
+            return
+        self._budget_lines = {key: text for key, text in self._budget_lines.items() if text not in dropped}
+        self._recent_context = deque((text for text in self._recent_context if text not in dropped),
+                                     maxlen=CONTEXT_LINES)
 
     def _note_fact(self, line: LogLine) -> None:
         """A runtime fact line: the log it follows has ended, so whatever was being printed is complete.  The

@@ -1,0 +1,79 @@
+"""The review of the cut-traceback work (split 17's cut class): a budget line is evidence only for its own start-up,
+the lines a diagnosis rests on are shown, check functions are read by the statement the frame ran.  Logs written here
+in our own words after the engines' real wordings (each cited)."""
+
+from __future__ import annotations
+
+from logsleuth.api import DiagnoseOptions, diagnose_text
+from logsleuth.render import render
+from logsleuth.render.options import RenderOptions
+
+OPTIONS = DiagnoseOptions(include_user_patterns=False)
+
+
+def _report(log: str):  # type: ignore[no-untyped-def]
+    return diagnose_text(log, OPTIONS)
+
+
+def _diagnosis(log: str):  # type: ignore[no-untyped-def]
+    report = _report(log)
+    assert report.failures, log
+    return report.failures[-1].diagnosis
+
+
+def _text(log: str) -> str:
+    return " ".join(render(_report(log), RenderOptions(width=400)).split())
+
+
+# 1. A budget line (vllm/v1/worker/gpu_worker.py determine_available_memory, 0.10) is its own start-up's evidence only.
+FAILED_START = (
+    "$ vllm serve org/m --max-model-len 131072\n"
+    "INFO 01-02 10:00:00 [api_server.py:100] vLLM API server version 0.10.1\n"
+    "INFO 01-02 10:00:09 [gpu_worker.py:276] Available KV cache memory: -3.25 GiB\n"
+    "ERROR 01-02 10:00:09 [core.py:700] EngineCore failed to start.\n"
+)
+SERVING = (
+    "$ vllm serve org/m --max-model-len 8192\n"
+    "INFO 01-02 10:10:00 [api_server.py:100] vLLM API server version 0.10.1\n"
+    "INFO 01-02 10:10:09 [gpu_worker.py:276] Available KV cache memory: 12.00 GiB\n"
+    "INFO 01-02 10:10:19 [api_server.py:1800] Starting vLLM API server on http://0.0.0.0:8000\n"
+)
+BUSY_LOOP = (
+    "ERROR 01-02 10:20:10 [core.py:700] EngineCore encountered a fatal error.\n"
+    "Traceback (most recent call last):\n"
+    '  File "/opt/venv/lib/python3.12/site-packages/vllm/v1/engine/core.py", line 700, in run_engine_core\n'
+    "    engine_core.run_busy_loop()\n"
+    '  File "/opt/venv/lib/python3.12/site-packages/vllm/v1/worker/gpu_model_runner.py", line 1500, in execute_model\n'
+    "    output = self.model(input_ids)\n"
+)
+ILLEGAL = "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+
+
+def test_a_budget_line_of_an_earlier_launch_names_no_later_failure() -> None:
+    for log in (FAILED_START + SERVING + BUSY_LOOP + ILLEGAL, FAILED_START + SERVING + BUSY_LOOP):
+        diagnosis = _diagnosis(log)
+        assert diagnosis.category != "kv-cache-memory", log
+        assert "-3.25 GiB" not in _text(log)
+
+
+def test_a_budget_line_names_no_whole_exception_of_another_matter() -> None:
+    # same start-up, no launch or serving line between: the exception line is the failure's own
+    log = "INFO 01-02 10:00:09 [gpu_worker.py:276] Available KV cache memory: -3.25 GiB\n" + BUSY_LOOP + ILLEGAL
+    assert _diagnosis(log).category == "illegal-memory-access"
+
+
+def test_a_later_budget_line_of_the_same_process_replaces_the_earlier() -> None:
+    log = ("INFO 01-02 10:00:09 [gpu_worker.py:276] Available KV cache memory: -3.25 GiB\n"
+           "INFO 01-02 10:05:09 [gpu_worker.py:276] Available KV cache memory: 4.00 GiB\n" + BUSY_LOOP)
+    assert _diagnosis(log).category != "kv-cache-memory"
+
+
+def test_a_budget_line_still_names_a_whole_traceback_in_kv_cache_sizing() -> None:
+    log = ("INFO 01-02 10:00:09 [gpu_worker.py:276] Available KV cache memory: -3.25 GiB\n"
+           "Traceback (most recent call last):\n"
+           '  File "/opt/venv/lib/python3.12/site-packages/vllm/v1/engine/core.py", line 80, in __init__\n'
+           "    self._initialize_kv_caches(vllm_config)\n"
+           '  File "/opt/venv/lib/python3.12/site-packages/vllm/v1/engine/core.py", line 160, in _initialize_kv_caches\n'
+           "    available_gpu_memory = self.model_executor.determine_available_memory()\n"
+           "RuntimeError: the memory profile found no room\n")
+    assert _diagnosis(log).category == "kv-cache-memory"
