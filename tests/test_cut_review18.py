@@ -77,3 +77,52 @@ def test_a_budget_line_still_names_a_whole_traceback_in_kv_cache_sizing() -> Non
            "    available_gpu_memory = self.model_executor.determine_available_memory()\n"
            "RuntimeError: the memory profile found no room\n")
     assert _diagnosis(log).category == "kv-cache-memory"
+
+
+# 2. The lines before a cut that read as an error: by words the view's own list lacked, by the record's level, and any
+# line the diagnosis quotes.  (NVIDIA's Xid 79 log line; vLLM's worker watchdog records; vllm-0.4 llm_engine.py's
+# '# GPU blocks: %d, # CPU blocks: %d'.)
+SGL_CUT = (
+    "[2025-01-01 10:00:01 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+    '  File "/opt/venv/lib/python3.11/site-packages/sglang/srt/managers/scheduler.py", line 2400, in event_loop_normal\n'
+    "    result = self.run_batch(batch)\n"
+    '  File "/opt/venv/lib/python3.11/site-packages/sglang/srt/managers/scheduler.py", line 2500, in run_batch\n'
+    "    logits_output, next_token_ids = self.tp_worker.forward_batch_generation(\n"
+)
+
+
+def _shown_before_cut(above: str) -> str:
+    text = _text(above + SGL_CUT)
+    assert "the paste stops here" in text
+    return text
+
+
+def test_an_xid_line_before_a_cut_is_shown() -> None:
+    text = _shown_before_cut("[2025-01-01 10:00:00] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.\n")
+    assert "Log lines just before it: NVRM: Xid" in text
+    assert "none of the lines just before the cut" not in text
+
+
+def test_a_segfault_line_before_a_cut_is_shown() -> None:
+    text = _shown_before_cut("WARNING 01-02 10:00:09 [worker.py:500] [rank1]: Segmentation fault (core dumped) in NCCL\n")
+    assert "Log lines just before it: [rank1]: Segmentation fault (core dumped) in NCCL" in text
+
+
+def test_an_error_record_without_error_words_before_a_cut_is_shown() -> None:
+    text = _shown_before_cut("WARNING 01-02 10:00:03 [utils.py:10] HF_TOKEN not set, you may be rate limited\n"
+                             "ERROR 01-02 10:00:04 [watchdog.py:20] GPU 1 stopped responding to the watchdog after 300 s\n")
+    assert "Log lines just before it: GPU 1 stopped responding to the watchdog" in text
+    assert "rate limited" not in text
+
+
+def test_a_budget_line_the_diagnosis_reads_is_shown() -> None:
+    log = ("INFO 01-02 10:00:20 llm_engine.py:300] # GPU blocks: 0, # CPU blocks: 2048\n"
+           "Traceback (most recent call last):\n"
+           '  File "/opt/venv/lib/python3.10/site-packages/vllm/engine/llm_engine.py", line 120, in __init__\n'
+           "    self._init_cache()\n"
+           '  File "/opt/venv/lib/python3.10/site-packages/vllm/engine/llm_engine.py", line 300, in _init_cache\n'
+           "    raise_if_cache_size_invalid(num_gpu_blocks)\n")
+    text = _text(log)
+    assert _diagnosis(log).category == "kv-cache-memory"
+    assert "Log lines just before it: # GPU blocks: 0" in text
+    assert "none of the lines just before the cut" not in text

@@ -954,6 +954,24 @@ CONTEXT_HINT = compile_lazily(
     r"|is dead|xid|fallen off the bus)\b"
 )
 
+# A line that reads as an error, whatever its level (one before a traceback cut before its exception line is shown as
+# the failure's only then: a warning of another matter, a rate-limit notice or a file watcher's reload, was read as
+# "the lines that hold the error", blind split 17's A-02 and D-05): an error's or a crash's words, an exception type's
+# name, a signal's, a budget below zero.  An ERROR or CRITICAL record reads as one by its level (`reads_as_error`).
+ERROR_HINT = compile_lazily(
+    r"\b(?i:errors?|exceptions?|traceback|fail(?:s|ed|ures?|ing)?|fatal|critical|abort(?:ed)?|killed|refus\w*|"
+    r"invalid|cannot|can't|unable|not (?:supported|enough|found|available)|unsupported|out[- ]of[- ]memory|oom|"
+    r"insufficient|denied|crash\w*|illegal|mismatch\w*|no available|xid|fallen off the bus|is dead|died|"
+    r"segmentation fault|core dumped)\b|\b[A-Z]\w*(?:Error|Exception)\b|\bSIG[A-Z]{2,}\b"
+    r"|(?<![\w-])-\d+(?:\.\d+)?\s*[KMG]i?B\b"
+)
+ERROR_LEVELS = frozenset({"ERROR", "CRITICAL", "FATAL"})
+
+
+def reads_as_error(text: str, level: str | None = None) -> bool:
+    """The line states an error: by its record's level, its words, or a budget that leaves no room (BUDGET_LINE)."""
+    return level in ERROR_LEVELS or ERROR_HINT.search(text) is not None or BUDGET_LINE.search(text) is not None
+
 
 class LineKind(Enum):
     HEADER = auto()

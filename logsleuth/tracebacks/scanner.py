@@ -73,6 +73,7 @@ from logsleuth.tracebacks.grammar import (
     native_dump_evidence,
     native_frame,
     native_header,
+    reads_as_error,
     prose_usage_error,
     repr_failure,
     retyped_failure,
@@ -188,6 +189,7 @@ class FailureScanner:
         self._stated_above: dict[int, int] = {}
         self._source_above: dict[str, str] = {}  # the last line that is no caret line (CPython 3.11+ `^^^^` under a source)
         self._recent_context: deque[str] = deque(maxlen=CONTEXT_LINES)
+        self._erroneous: set[str] = set()  # those of _recent_context that read as an error (grammar.reads_as_error)
         self._budget_lines: dict[str, str] = {}  # each stream's last budget line kept in _recent_context (_forget_budget)
         self._fed = 0  # lines fed so far
         self._native_dump: list[str] = []  # the rows of the last native backtrace seen outside a failure
@@ -450,7 +452,7 @@ class FailureScanner:
                 started = (Collector("bare", line, Phase.DONE, context=self._context(), fallback=True,
                                      stated=not line.starts_record), named)
             if started is not None and line.starts_record:
-                self._recent_context.append(text.strip())  # an error record stays the context of what fails next
+                self._keep_context(text, True)  # an error record stays the context of what fails next
         if (
             started is None
             and kind is LineKind.OTHER
@@ -637,7 +639,7 @@ class FailureScanner:
         if line.meta.level in ("ERROR", "CRITICAL"):
             # a fallback: when a failure printed after it outranks it (a client's `openai.InternalServerError: …` for
             # the request it failed), the record stays that failure's context, as any error record before it does
-            self._recent_context.append(line.text.strip())
+            self._keep_context(line.text, True)
 
     def _read_last_lines(self, last_lines: dict[str, tuple[LogLine, int] | None]) -> None:
         """A paste that shows no failure: each stream's last line, when no collector took it, is read against the raise
@@ -732,7 +734,7 @@ class FailureScanner:
             if fatal[0] in KEPT_AS_CONTEXT or device or CUDACHECK_WORDS in text:
                 # a GPU runtime's abort, a companion tool's failure or a kernel's CUDACHECK stays the context of what
                 # fails next (the faulthandler dump of the abort it caused, the worker's death), as an error record does
-                self._recent_context.append(text.strip())
+                self._keep_context(text, True)
         elif kind is LineKind.HEADER:
             head = text.strip()[: -len(TRACEBACK_HEADER)].strip()
             previous = self._previous_text.get(line.stream, "")
@@ -826,6 +828,8 @@ class FailureScanner:
         self._native_dump_at = self._fed
 
     def _register(self, stream: str, new: Collector) -> None:
+        if new.context:
+            new.error_context = self._error_context()
         collectors = self._open.setdefault(stream, [])
         if len(collectors) >= MAX_OPEN:
             self._close(stream, min(collectors, key=lambda c: c.last_seq))
@@ -871,9 +875,22 @@ class FailureScanner:
         if (any(word in lowered for word in CONTEXT_WORDS) and CONTEXT_HINT.search(text)
                 or line.meta.level in ("WARNING", "ERROR", "CRITICAL")
                 or budget and BUDGET_LINE.search(text)):
-            self._recent_context.append(text.strip())
+            self._keep_context(text, reads_as_error(text, line.meta.level))
             if budget:
                 self._budget_lines[line.stream] = text.strip()
+
+    def _keep_context(self, text: str, erroneous: bool) -> None:
+        """A line kept as the context of what fails next, and whether it reads as an error (Failure.error_context)."""
+        text = text.strip()
+        self._recent_context.append(text)
+        if erroneous:
+            self._erroneous.add(text)
+        if len(self._erroneous) > CONTEXT_LINES:
+            self._erroneous &= set(self._recent_context)
+
+    def _error_context(self) -> tuple[str, ...]:
+        """Those of the context (`_context`) that read as an error; a native dump's crash evidence always does."""
+        return tuple(text for text in self._context() if text in self._erroneous or text not in self._recent_context)
 
     def _forget_budget(self, stream: str | None) -> None:
         """Drop the budget lines kept as context (of one process's stream, or of all at a new launch or a server
