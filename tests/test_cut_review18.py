@@ -126,3 +126,60 @@ def test_a_budget_line_the_diagnosis_reads_is_shown() -> None:
     assert _diagnosis(log).category == "kv-cache-memory"
     assert "Log lines just before it: # GPU blocks: 0" in text
     assert "none of the lines just before the cut" not in text
+
+
+# 3. A check function is the check only at its raise or assert: at another statement, the callee failed.
+def _vllm_cut_in(file: str, line: int, function: str, call: str) -> str:
+    return (
+        "Traceback (most recent call last):\n"
+        '  File "/usr/local/lib/python3.10/dist-packages/vllm/engine/llm_engine.py", line 120, in __init__\n'
+        "    self._init_workers()\n"
+        f'  File "/usr/local/lib/python3.10/dist-packages/vllm/{file}", line {line}, in {function}\n'
+        f"    {call}\n"
+    )
+
+
+def test_a_dtype_check_cut_at_the_device_query_is_no_dtype_refusal() -> None:
+    diagnosis = _diagnosis(_vllm_cut_in("worker/worker.py", 231, "_check_if_gpu_supports_dtype",
+                                        "compute_capability = torch.cuda.get_device_capability()"))
+    assert diagnosis.category != "gpu-arch-unsupported"
+    assert not any("--dtype half" in step for step in diagnosis.fix.steps)
+
+
+def test_a_parallel_check_cut_reading_a_config_field_is_no_divisibility_refusal() -> None:
+    diagnosis = _diagnosis(_vllm_cut_in("config.py", 340, "verify_with_parallel_config",
+                                        "total_num_attention_heads = self.hf_text_config.num_attention_heads"))
+    assert diagnosis.category != "parallel-config"
+
+
+def test_a_check_function_with_no_source_shown_is_still_the_check() -> None:
+    log = _vllm_cut_in("worker/worker.py", 231, "_check_if_gpu_supports_dtype", "x").replace("    x\n", "")
+    assert _diagnosis(log).category == "gpu-arch-unsupported"
+
+
+# 4. vllm/config.py CacheConfig.verify_with_parallel_config checks the swap space (0.5.5-0.9.2 'Too large swap space.')
+def test_the_cache_configs_parallel_check_is_the_swap_space() -> None:
+    log = ("$ vllm serve org/m --tensor-parallel-size 8 --swap-space 64\n"
+           "Traceback (most recent call last):\n"
+           '  File "/usr/local/lib/python3.10/dist-packages/vllm/config.py", line 3800, in __post_init__\n'
+           "    self.cache_config.verify_with_parallel_config(self.parallel_config)\n")
+    diagnosis = _diagnosis(log)
+    assert diagnosis.category == "host-memory"
+    assert "verify_with_parallel_config, called from __post_init__" in diagnosis.root_cause
+    assert "attention heads" not in diagnosis.root_cause
+
+
+def test_the_model_configs_parallel_check_is_still_the_heads() -> None:
+    log = ("Traceback (most recent call last):\n"
+           '  File "/usr/local/lib/python3.10/dist-packages/vllm/config.py", line 3800, in __post_init__\n'
+           "    self.model_config.verify_with_parallel_config(self.parallel_config)\n")
+    diagnosis = _diagnosis(log)
+    assert diagnosis.category == "parallel-config"
+    assert "verify_with_parallel_config, called from __post_init__" in diagnosis.root_cause
+
+
+# 5. vllm/platforms/xpu.py check_if_supports_dtype refuses by Intel's rules, not CUDA's compute capability
+def test_an_xpu_dtype_check_gets_no_cuda_compute_capability() -> None:
+    diagnosis = _diagnosis(_vllm_cut_in("platforms/xpu.py", 150, "check_if_supports_dtype", "raise ValueError("))
+    assert "compute capability" not in diagnosis.root_cause
+    assert not any("compute capability" in step for step in diagnosis.fix.steps)
