@@ -183,3 +183,12 @@ def test_an_xpu_dtype_check_gets_no_cuda_compute_capability() -> None:
     diagnosis = _diagnosis(_vllm_cut_in("platforms/xpu.py", 150, "check_if_supports_dtype", "raise ValueError("))
     assert "compute capability" not in diagnosis.root_cause
     assert not any("compute capability" in step for step in diagnosis.fix.steps)
+
+
+# 9. `✗` ends a prompt only after robbyrussell's `git:(branch)`: alone it is a checklist's mark
+def test_a_checklist_cross_is_no_prompt() -> None:
+    log = ("Tried so far:\n- ✗ vllm serve org/m --enforce-eager (crashes)\n"
+           "Traceback (most recent call last):\n"
+           '  File "/opt/venv/lib/python3.12/site-packages/vllm/v1/engine/core.py", line 700, in run_engine_core\n')
+    command = _report(log).launch.command
+    assert command is None or "(crashes)" not in command
