@@ -30,7 +30,6 @@ from logsleuth.models import (
 )
 from logsleuth.render.safety import clean, clean_lines, quote_shell_word, strip_controls
 from logsleuth.render.search_words import search_text
-from logsleuth.tracebacks.grammar import reads_as_error
 
 RELATION_TEXT = {
     "cause": "the above was the direct cause of:",
@@ -438,13 +437,13 @@ def build_view(
 
 def _shown_context(failure: Failure, diagnosis: Diagnosis | None, cut: bool) -> tuple[str, ...]:
     """The lines shown before a failure: for a traceback cut before its exception line, only those that read as an
-    error (they stand in for the missing line; any other is a line of another matter: tracebacks/grammar.ERROR_HINT),
-    and always a line the diagnosis quotes as what it read."""
+    error (Failure.error_context, decided by the scanner: they stand in for the missing line; any other is a line of
+    another matter), and always a line the diagnosis quotes as what it read."""
     if not cut:
         return failure.context
     quoted = [words for words in _QUOTED.findall(diagnosis.root_cause)] if diagnosis else []
     return tuple(line for line in failure.context
-                 if line in failure.error_context or reads_as_error(line) or any(words in line for words in quoted))
+                 if line in failure.error_context or any(words in line for words in quoted))
 
 
 def _engine_says(diagnosis: Diagnosis | None) -> list[EngineSaysView]:
