@@ -146,6 +146,9 @@ class Failure:
     truncated: bool = False
     # Log lines just before the failure (warnings, errors) that help explain it.
     context: tuple[str, ...] = ()
+    # Those of `context` that read as an error (tracebacks/grammar.reads_as_error, by the record's level too, which the
+    # context's text has lost): the only ones shown before a traceback cut before its exception line.
+    error_context: tuple[str, ...] = ()
     # The program argparse names on a usage error's line (`xinference-local: error: …`, `vllm serve: error: …`).
     program: str | None = None
 

@@ -120,16 +120,19 @@ def _vllm_cut_in(file: str, line: int, function: str, call: str) -> str:
 
 
 def test_a_cut_inside_the_dtype_check_is_the_gpu_architecture() -> None:
-    diagnosis = _diagnosis(_vllm_cut_in("worker/worker.py", 231, "_check_if_gpu_supports_dtype", "compute_capability = torch.cuda.get_device_capability()"))
+    # at its raise (the raise site index reads the check's template) or with no source shown (the frame's shape)
+    raising = _vllm_cut_in("worker/worker.py", 231, "_check_if_gpu_supports_dtype", "raise ValueError(")
+    assert _diagnosis(raising).category == "gpu-arch-unsupported"
+    diagnosis = _diagnosis(raising.replace("    raise ValueError(\n", ""))
     assert diagnosis.category == "gpu-arch-unsupported"
     assert "the traceback stops inside _check_if_gpu_supports_dtype (vllm/worker/worker.py)" in diagnosis.root_cause
     assert any("--dtype half" in step for step in diagnosis.fix.steps)
 
 
 def test_a_cut_inside_the_parallel_check_is_parallel_config() -> None:
-    diagnosis = _diagnosis(_vllm_cut_in("config.py", 340, "verify_with_parallel_config", "total_num_attention_heads = self.hf_text_config.num_attention_heads"))
-    assert diagnosis.category == "parallel-config"
-    assert "stops inside verify_with_parallel_config (vllm/config.py)" in diagnosis.root_cause
+    raising = _vllm_cut_in("config.py", 340, "verify_with_parallel_config", "raise ValueError(")
+    assert _diagnosis(raising).category == "parallel-config"
+    assert _diagnosis(raising.replace("    raise ValueError(\n", "")).category == "parallel-config"
 
 
 def test_a_cut_in_a_function_of_no_check_is_no_check() -> None:

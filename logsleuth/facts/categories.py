@@ -52,6 +52,10 @@ class CategoryRow:
     # its frames and cut_frames also read the module an engine's message shown without frames is raised in
     # (reasoning/message_site.py): a check raised in that subsystem is a failure of this category
     raising_module: bool = False
+    # when given: a memory-budget line logged before the failure (tracebacks/grammar.BUDGET_LINE: no room left for the
+    # KV cache) names this category, but only for a traceback cut before its exception line or one whose frames are in
+    # these functions (the start-up step that logged it); never over a whole exception line of another matter
+    budget_frames: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -143,6 +147,7 @@ def _row(entry: dict[str, object]) -> CategoryRow:
         source_needed=bool(entry.get("source_needed", False)),
         words_needed=bool(entry.get("words_needed", False)),
         raising_module=bool(entry.get("raising_module", False)),
+        budget_frames=strings("budget_frames"),
     )
 
 

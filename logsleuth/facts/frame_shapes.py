@@ -27,6 +27,9 @@ class FrameShape:
     innermost_functions: frozenset[str]
     sources: tuple[re.Pattern[str], ...]
     unless_sources: tuple[re.Pattern[str], ...]
+    # when given: the innermost frame fits only with no source shown or one of these (a check's raise or assert, or
+    # its call of another check): at any other statement the callee failed, not the check
+    when_sources: tuple[re.Pattern[str], ...]
     checks: tuple[str, ...]
     kind: str = "shape"  # "check": one of the engines' known check functions, named in the reading
 
@@ -40,5 +43,6 @@ def frame_shapes() -> tuple[FrameShape, ...]:
                    files=tuple(row.get("files", ())), innermost_functions=frozenset(row.get("innermost_functions", ())),
                    sources=tuple(compile_lazily(pattern) for pattern in row.get("sources", ())),
                    unless_sources=tuple(compile_lazily(pattern) for pattern in row.get("unless_sources", ())),
+                   when_sources=tuple(compile_lazily(pattern) for pattern in row.get("when_sources", ())),
                    checks=tuple(row.get("checks", ())), kind=row.get("kind", "shape"))
         for row in table_rows("frame_shapes.toml", "shape"))

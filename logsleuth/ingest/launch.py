@@ -46,7 +46,7 @@ _ENV_ASSIGNMENT = compile_lazily(r"[A-Z_][A-Z0-9_]*=\S*")
 _OPENING_MARKS = ("\uff1a", "`", "'", '"', "(")
 # What ends a prompt or a label in front of a command: a shell prompt's `$ `, `# `, `% `, `> ` (also a markdown
 # quote's and PowerShell's), zsh themes' `➜ ` and `❯ ` (oh-my-zsh's default theme then prints the directory and
-# `git:(branch)`, with `✗` when the tree is dirty: `➜  python git:(main) ✗ sglang serve …`, ohmyzsh
+# `git:(branch)`, with `✗` when the tree is dirty (a `✗` alone is a checklist's mark, no prompt's): `➜  python git:(main) ✗ sglang serve …`, ohmyzsh
 # themes/robbyrussell.zsh-theme, sgl-project/sglang#21752, #391), a label's `: ` (`Launch command: …`, YAML's `command: …`, a
 # full-width `执行命令：`), a shell operator (`cd /w && …`, `a; b`, `| tee`), a backtick that opens a quoted command,
 # or the signal bash's job notice names before the command it ran (`./entrypoint.sh: line 47:    28 Killed
@@ -54,7 +54,7 @@ _OPENING_MARKS = ("\uff1a", "`", "'", '"', "(")
 # `<summary>The output of <code>python collect_env.py</code></summary>`, the user's launch in its place: _CAPTION_MARKUP).
 # The words after the last one are the command's.
 _PROMPT_END = compile_lazily(
-    r"(?:[$#%>:➜❯✗]|&&|\|\||[;|]|\bgit:\([^()\s]*\))(?=\s|$)|[`\uff1a]|\b[Tt]he output of(?=\s)"
+    r"(?:[$#%>:➜❯]|&&|\|\||[;|]|\bgit:\([^()\s]*\)(?:\s+✗)?)(?=\s|$)|[`\uff1a]|\b[Tt]he output of(?=\s)"
     r"|\b(?:Killed|Terminated|Aborted|Segmentation fault|Bus error|Illegal instruction|Floating point exception)"
     r"(?: \(core dumped\))?(?=\s)"
 )

@@ -174,6 +174,7 @@ def failure_group(fields: Fields) -> FailureGroup:
         header=fields.optional_text("header"),
         truncated=fields.flag("truncated"),
         context=fields.texts("context"),
+        error_context=fields.texts("context"),  # a report keeps no record levels: every line of it is shown
     )
     return FailureGroup(
         fingerprint=fields.text("fingerprint"),

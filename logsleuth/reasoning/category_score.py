@@ -35,6 +35,7 @@ from logsleuth.reasoning.call_frames import (
 from logsleuth.reasoning.engine_api_calls import code_path, package_path
 from logsleuth.reasoning.evidence import exception_lines
 from logsleuth.reasoning.message_site import raising_frame, site_cue, site_reason
+from logsleuth.tracebacks.grammar import BUDGET_LINE
 from logsleuth.tracebacks.native_errors import is_companion_failure
 from logsleuth.tracebacks.raising_statement import imported_type
 
@@ -218,11 +219,26 @@ def _said_above(row: CategoryRow, said_texts: Sequence[tuple[str, str]]) -> tupl
     return None
 
 
+def _budget_said(row: CategoryRow, failure: Failure) -> str | None:
+    """The words of a memory-budget line before the failure that leaves the KV cache no room (grammar.BUDGET_LINE),
+    for a row that reads them (`budget_frames`): only when the traceback was cut before its exception line, or its
+    frames are in the start-up step that logged the line.  A whole exception line of its own (an illegal memory access
+    while serving) is that failure's, not the budget's."""
+    if not row.budget_frames:
+        return None
+    final = failure.final
+    cut = failure.kind == "traceback" and not final.type and not final.message
+    if not cut and not any(frame.function in row.budget_frames for block in failure.exceptions for frame in block.frames):
+        return None
+    return next((m[0] for text in failure.context if (m := BUDGET_LINE.search(text))), None)
+
+
 def _has_own_words(row: CategoryRow, failure: Failure, texts: list[str], word_texts: list[str],
                    said_texts: Sequence[tuple[str, str]]) -> bool:
     """One of the row's words or strong words is where _score reads it: strong words in the messages and the error
     lines just before the failure, words in the masked messages and in the lines kept before a cut traceback."""
     return (any(pattern.search(text) for pattern in row.strong_words for text in (*texts, *failure.context))
+            or _budget_said(row, failure) is not None
             or any(pattern.search(text) for pattern in row.words for text in word_texts)
             or any(pattern.search(words) for pattern in row.words for _, words in said_texts))
 
@@ -308,7 +324,7 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
     # "(from versions: none)" on the line above its failure).
     strong = next(
         (m[0] for pattern in row.strong_words for text in (*texts, *failure.context) if (m := pattern.search(text))), None
-    )
+    ) or _budget_said(row, failure)
     # a class a person stated in words was typed by logsleuth (tracebacks/stated_failures.py): the words are inferred
     inferred = "; inferred from the user's sentence" if failure.final.read_from_prose == "stated" else ""
     if strong:

@@ -12,8 +12,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 from logsleuth.facts.frame_shapes import FrameShape, frame_shapes
+from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, Frame
 from logsleuth.reasoning.category_score import called_by
+
+# a classmethod building its dataclass (`return cls(**{…})`, ServerArgs/EngineArgs.from_cli_args): the generated
+# `__init__` below it ran `__post_init__`
+_BUILDS_DATACLASS = compile_lazily(r"\bcls\(\*\*")
+_RAISES = compile_lazily(r"^\s*(?:raise|assert)\b")
 
 
 def _frames(failure: Failure) -> list[Frame]:
@@ -32,8 +38,12 @@ def _named(shape: FrameShape, frame: Frame, constructed: bool) -> FrameShape:
     if "{" not in shape.reading:
         return shape
     function = frame.function or called_by(frame) or "?"
-    if constructed and function not in shape.functions:
+    callee = called_by(frame)
+    if constructed and function not in shape.functions and frame.source and _BUILDS_DATACLASS.search(frame.source):
         function = f"__post_init__ (the settings class built in {function})"
+    elif (shape.kind == "check" and callee and function not in shape.functions and frame.source
+          and not _RAISES.search(frame.source)):
+        function = f"{callee}, called from {function}"  # the check the paste was cut calling, not its caller
     return replace(shape, reading=shape.reading.replace("{function}", function).replace("{file}", frame.module_path))
 
 
@@ -59,6 +69,8 @@ def shape_of(failure: Failure) -> FrameShape | None:
             continue
         if last.source and any(pattern.search(last.source) for pattern in shape.unless_sources):
             continue  # cut while it called a loader: the loader failed, not this shape's step
+        if last.source and shape.when_sources and not any(pattern.search(last.source) for pattern in shape.when_sources):
+            continue  # a check function cut at a statement that is not its check: the callee failed
         innermost = frames[-shape.innermost:]
         if shape.every and len(innermost) < shape.innermost:
             continue

@@ -17,6 +17,7 @@ from logsleuth.lazyre import compile_lazily
 from logsleuth.models import (
     Diagnosis,
     ExceptionBlock,
+    Failure,
     FailureGroup,
     Fix,
     FlagOp,
@@ -44,14 +45,7 @@ INCOMPLETE_NOTE = "(traceback incomplete in the log)"
 CUT_NOTE = ("(the paste stops here, before the exception line: paste the lines that follow the last frame, from the "
             "`Type: message` line on)")
 NO_ERROR_ABOVE_NOTE = "(none of the lines just before the cut reads as an error)"
-# A line before a traceback cut before its exception line is shown as the error's only when it reads as one: an error
-# record's level or an error's words.  A warning of another matter (a rate-limit notice, a file watcher's reload, a
-# kernel's performance note) shown there was read as "the lines that hold the error" (blind split 17's A-02, D-05).
-_ERROR_LOOKING = compile_lazily(
-    r"(?i)\b(?:error|errors|exception|traceback|fail(?:s|ed|ure)?|fatal|critical|abort(?:ed)?|killed|refus\w*|"
-    r"invalid|cannot|can't|unable|not (?:supported|enough|found|available)|unsupported|out of memory|oom|"
-    r"insufficient|denied|crash\w*|illegal|mismatch\w*|no available)\b|(?<![\w-])-\d+(?:\.\d+)?\s*[KMG]i?B\b"
-)
+_QUOTED = compile_lazily(r"'([^'\n]{4,})'")  # what a root cause quotes of the lines it read: ('NVRM: Xid')
 MAX_CASCADE_LINES = 3
 COMMAND_CHARS = 4000  # a corrected command is shown whole unless absurd
 # A failure's name in the summary table: the table (render/table.py) cuts it to the width it has, so this only
@@ -410,7 +404,7 @@ def build_view(
     diagnosis = group.diagnosis
     innermost_frame = next((f for f in reversed(final.frames) if f.in_app), None)
     cut = failure.kind == "traceback" and not final.type and not final.message
-    context = _shown_context(failure.context, cut)
+    context = _shown_context(failure, diagnosis, cut)
     return GroupView(
         verdict=group_title(group),
         place=place_text(group),
@@ -441,10 +435,15 @@ def build_view(
     )
 
 
-def _shown_context(context: tuple[str, ...], cut: bool) -> tuple[str, ...]:
+def _shown_context(failure: Failure, diagnosis: Diagnosis | None, cut: bool) -> tuple[str, ...]:
     """The lines shown before a failure: for a traceback cut before its exception line, only those that read as an
-    error (they stand in for the missing line; any other is a line of another matter)."""
-    return tuple(line for line in context if _ERROR_LOOKING.search(line)) if cut else context
+    error (Failure.error_context, decided by the scanner: they stand in for the missing line; any other is a line of
+    another matter), and always a line the diagnosis quotes as what it read."""
+    if not cut:
+        return failure.context
+    quoted = [words for words in _QUOTED.findall(diagnosis.root_cause)] if diagnosis else []
+    return tuple(line for line in failure.context
+                 if line in failure.error_context or any(words in line for words in quoted))
 
 
 def _engine_says(diagnosis: Diagnosis | None) -> list[EngineSaysView]:

@@ -86,6 +86,7 @@ class Collector:
     header: str | None = None
     truncated: bool = False
     context: tuple[str, ...] = ()
+    error_context: tuple[str, ...] = ()  # those of `context` that read as an error (Failure.error_context)
     texts: list[str] = field(default_factory=list)
     last: LineKind = LineKind.OTHER
     last_seq: int = 0
@@ -423,6 +424,7 @@ class Collector:
             header=self.header,
             truncated=truncated or any(block.truncated for block in exceptions),
             context=context,
+            error_context=self.error_context,
             program=program,
         )
 

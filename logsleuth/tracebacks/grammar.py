@@ -929,6 +929,20 @@ BUDGET_LINE = compile_lazily(
     r"(?:Available KV cache memory:|memory reserved for KV Cache is)\s*(?:-\s*\d[\d.]*|0(?:\.0+)?)\s*Gi?B"
     r"|# GPU blocks: 0\b"
 )
+# Any such budget line, whatever room it reports: a later one of the same process replaces the earlier (a relaunch
+# with a shorter --max-model-len that now fits).
+BUDGET_REPORT = compile_lazily(r"Available KV cache memory:|memory reserved for KV Cache is|# GPU blocks: \d")
+# The lines that end the start-up a budget line belongs to: a new launch (its command, the engine's version line or
+# engine banner) or the server up and serving (vllm/entrypoints/openai/api_server.py 'Starting vLLM API server',
+# uvicorn's 'Application startup complete', SGLang's 'ready to roll', vLLM's throughput log lines).  A budget line
+# before one is no evidence of what fails after it.
+STARTUP_BOUNDARY_WORDS = ("serve", "server", "launch_server", "ready to roll", "startup complete", "throughput",
+                          "Initializing")
+STARTUP_BOUNDARY = compile_lazily(
+    r"\b(?:vllm|sglang)\s+serve\b|sglang\.launch_server|vllm\.entrypoints\.openai\.api_server|vLLM API server version"
+    r"|Starting vLLM API server|ready to roll|Application startup complete|Avg prompt throughput"
+    r"|Initializing an? (?:V1 )?LLM engine"
+)
 # (the dynamic loader's "<library>: cannot open shared object file", printed alone before the error of what failed to
 # load it: torch's "Failed to load the backend extension" under a device plugin, vllm-project/vllm-ascend#1440)
 CONTEXT_WORDS = ("warn", "error", "fail", "not enough", "out of memory", "out-of-memory", "oom", "crash", "is dead",
@@ -937,6 +951,24 @@ CONTEXT_HINT = compile_lazily(
     r"(?i)\b(?:warn(?:ing)?|errors?|fail(?:s|ed|ures?|ing)?|not enough|out[- ]of[- ]memory|(?:oom|crash(?:es|ed|ing)?)(?![-_])"
     r"|is dead|xid|fallen off the bus|cannot open shared object)\b"
 )
+
+# A line that reads as an error, whatever its level (one before a traceback cut before its exception line is shown as
+# the failure's only then: a warning of another matter, a rate-limit notice or a file watcher's reload, was read as
+# "the lines that hold the error", blind split 17's A-02 and D-05): an error's or a crash's words, an exception type's
+# name, a signal's, a budget below zero.  An ERROR or CRITICAL record reads as one by its level (`reads_as_error`).
+ERROR_HINT = compile_lazily(
+    r"\b(?i:errors?|exceptions?|traceback|fail(?:s|ed|ures?|ing)?|fatal|critical|abort(?:ed)?|killed|refus\w*|"
+    r"invalid|cannot|can't|unable|not (?:supported|enough|found|available)|unsupported|out[- ]of[- ]memory|oom|"
+    r"insufficient|denied|crash\w*|illegal|mismatch\w*|no available|xid|fallen off the bus|is dead|died|"
+    r"segmentation fault|core dumped)\b|\b[A-Z]\w*(?:Error|Exception)\b|\bSIG[A-Z]{2,}\b"
+    r"|(?<![\w-])-\d+(?:\.\d+)?\s*[KMG]i?B\b"
+)
+ERROR_LEVELS = frozenset({"ERROR", "CRITICAL", "FATAL"})
+
+
+def reads_as_error(text: str, level: str | None = None) -> bool:
+    """The line states an error: by its record's level, its words, or a budget that leaves no room (BUDGET_LINE)."""
+    return level in ERROR_LEVELS or ERROR_HINT.search(text) is not None or BUDGET_LINE.search(text) is not None
 
 
 class LineKind(Enum):

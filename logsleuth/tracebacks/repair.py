@@ -23,7 +23,8 @@ def fold_kernel_prints(failures: list[Failure]) -> list[Failure]:
         if following is not None and _explains(failure, following):
             printed = f"{failure.final.type}: {failure.final.message}"
             own = tuple(line for line in failure.context if line not in following.context)  # a dump's frames
-            failures[index + 1] = replace(following, context=(*following.context, *own, printed))
+            failures[index + 1] = replace(following, context=(*following.context, *own, printed),
+                                          error_context=(*following.error_context, *own, printed))
             continue
         kept.append(failure)
     return kept
@@ -74,7 +75,8 @@ def attach_moved_exceptions(failures: list[Failure]) -> list[Failure]:
         ):
             block = replace(failure.final, type=previous.final.type, message=previous.final.message, truncated=True)
             merged[-1] = replace(failure, exceptions=(block,), line=previous.line, offset=previous.offset,
-                                 meta=previous.meta, context=previous.context, truncated=True)
+                                 meta=previous.meta, context=previous.context, error_context=previous.error_context,
+                                 truncated=True)
             continue
         merged.append(failure)
     return merged

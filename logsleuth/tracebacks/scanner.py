@@ -37,6 +37,7 @@ from logsleuth.tracebacks.cut_tail import marked_cut
 from logsleuth.tracebacks.device_errors import QUIET_LEVELS, device_error_line, went_on
 from logsleuth.tracebacks.grammar import (
     BUDGET_LINE,
+    BUDGET_REPORT,
     BUDGET_WORDS,
     CASCADE_CONTEXT_LINE,
     CONTEXT_HINT,
@@ -52,6 +53,8 @@ from logsleuth.tracebacks.grammar import (
     NOT_BARE_TYPES,
     RAY_WORKER_DIED,
     RAY_WORKER_DIED_WORDS,
+    STARTUP_BOUNDARY,
+    STARTUP_BOUNDARY_WORDS,
     STRICT_EXCEPTION_LINE,
     THREAD_INTRO,
     TRACEBACK_HEADER,
@@ -71,6 +74,7 @@ from logsleuth.tracebacks.grammar import (
     native_frame,
     native_header,
     prose_usage_error,
+    reads_as_error,
     repr_failure,
     retyped_failure,
     retyped_usage_error,
@@ -189,6 +193,8 @@ class FailureScanner:
         self._stated_above: dict[int, int] = {}
         self._source_above: dict[str, str] = {}  # the last line that is no caret line (CPython 3.11+ `^^^^` under a source)
         self._recent_context: deque[str] = deque(maxlen=CONTEXT_LINES)
+        self._erroneous: set[str] = set()  # those of _recent_context that read as an error (grammar.reads_as_error)
+        self._budget_lines: dict[str, str] = {}  # each stream's last budget line kept in _recent_context (_forget_budget)
         self._fed = 0  # lines fed so far
         self._native_dump: list[str] = []  # the rows of the last native backtrace seen outside a failure
         self._native_dump_at = 0  # the line (self._fed) of its last row
@@ -457,7 +463,7 @@ class FailureScanner:
                 started = (Collector("bare", line, Phase.DONE, context=self._context(), fallback=True,
                                      stated=not line.starts_record), named)
             if started is not None and line.starts_record:
-                self._recent_context.append(text.strip())  # an error record stays the context of what fails next
+                self._keep_context(text, True)  # an error record stays the context of what fails next
         if (
             started is None
             and kind is LineKind.OTHER
@@ -644,7 +650,7 @@ class FailureScanner:
         if line.meta.level in ("ERROR", "CRITICAL"):
             # a fallback: when a failure printed after it outranks it (a client's `openai.InternalServerError: …` for
             # the request it failed), the record stays that failure's context, as any error record before it does
-            self._recent_context.append(line.text.strip())
+            self._keep_context(line.text, True)
 
     def _read_last_lines(self, last_lines: dict[str, tuple[LogLine, int] | None]) -> None:
         """A paste that shows no failure: each stream's last line, when no collector took it, is read against the raise
@@ -741,7 +747,7 @@ class FailureScanner:
             if fatal[0] in KEPT_AS_CONTEXT or device or CUDACHECK_WORDS in text:
                 # a GPU runtime's abort, a companion tool's failure or a kernel's CUDACHECK stays the context of what
                 # fails next (the faulthandler dump of the abort it caused, the worker's death), as an error record does
-                self._recent_context.append(text.strip())
+                self._keep_context(text, True)
         elif kind is LineKind.HEADER:
             head = text.strip()[: -len(TRACEBACK_HEADER)].strip()
             previous = self._previous_text.get(line.stream, "")
@@ -835,6 +841,8 @@ class FailureScanner:
         self._native_dump_at = self._fed
 
     def _register(self, stream: str, new: Collector) -> None:
+        if new.context:
+            new.error_context = self._error_context()
         collectors = self._open.setdefault(stream, [])
         if len(collectors) >= MAX_OPEN:
             self._close(stream, min(collectors, key=lambda c: c.last_seq))
@@ -851,6 +859,8 @@ class FailureScanner:
         """Kill notices, cascade notes and warning context.  Most lines of a log are none of
         these, so cheap substring checks guard the regexes (this runs on every line)."""
         text = line.text
+        if any(word in text for word in STARTUP_BOUNDARY_WORDS) and STARTUP_BOUNDARY.search(text):
+            self._forget_budget(None)
         if ("ready to roll" in text or "startup complete" in text) and READY_LINE.search(text):
             self._ready_offset = line.offset
             return
@@ -872,10 +882,39 @@ class FailureScanner:
             self.failures.append(collector.build())
             return
         lowered = text.lower()
+        budget = any(word in text for word in BUDGET_WORDS) and BUDGET_REPORT.search(text) is not None
+        if budget:
+            self._forget_budget(line.stream)
         if (any(word in lowered for word in CONTEXT_WORDS) and CONTEXT_HINT.search(text)
                 or line.meta.level in ("WARNING", "ERROR", "CRITICAL")
-                or any(word in text for word in BUDGET_WORDS) and BUDGET_LINE.search(text)):
-            self._recent_context.append(text.strip())
+                or budget and BUDGET_LINE.search(text)):
+            self._keep_context(text, reads_as_error(text, line.meta.level))
+            if budget:
+                self._budget_lines[line.stream] = text.strip()
+
+    def _keep_context(self, text: str, erroneous: bool) -> None:
+        """A line kept as the context of what fails next, and whether it reads as an error (Failure.error_context)."""
+        text = text.strip()
+        self._recent_context.append(text)
+        if erroneous:
+            self._erroneous.add(text)
+        if len(self._erroneous) > CONTEXT_LINES:
+            self._erroneous &= set(self._recent_context)
+
+    def _error_context(self) -> tuple[str, ...]:
+        """Those of the context (`_context`) that read as an error; a native dump's crash evidence always does."""
+        return tuple(text for text in self._context() if text in self._erroneous or text not in self._recent_context)
+
+    def _forget_budget(self, stream: str | None) -> None:
+        """Drop the budget lines kept as context (of one process's stream, or of all at a new launch or a server
+        up and serving): a budget line is evidence only for the start-up it belongs to (a relaunch that fits, or a
+        failure ten minutes into serving, is not that start-up's)."""
+        dropped = {text for key, text in self._budget_lines.items() if stream is None or key == stream}
+        if not dropped:
+            return
+        self._budget_lines = {key: text for key, text in self._budget_lines.items() if text not in dropped}
+        self._recent_context = deque((text for text in self._recent_context if text not in dropped),
+                                     maxlen=CONTEXT_LINES)
 
     def _note_fact(self, line: LogLine) -> None:
         """A runtime fact line: the log it follows has ended, so whatever was being printed is complete.  The
