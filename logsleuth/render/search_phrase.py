@@ -77,7 +77,7 @@ _QUOTES = "'\"`"
 _LEADING = compile_lazily(r"^[\s,;:.!?)\]}>=|*&]+|^-+\s+")
 _TRAILING = compile_lazily(r"[\s,;:(\[{<=|*&+\-/]+$")
 # the filler word a cut leaves at a piece's end (`the maximum model length of`, `max length is`)
-_DANGLING_FILLER = compile_lazily(r"(?:\s+(?:a|an|the|of|to|at|by|for|from|with|in|on|is|are|was|be|and|or))+$")
+_DANGLING_FILLER = compile_lazily(r"(?:\s+(?:a|an|the|of|to|at|by|for|from|with|in|on|is|are|was|be|and|or|after|before))+$")
 # Python logging's `name - LEVEL - ` after its time (cut as a value): a logger's name and level, searched by nobody
 _LOGGING_HEADER = compile_lazily(r"^[\s,\d]*-\s+(?:[\w.]+\s+-\s+)?(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s+-\s+")
 _SENTENCE_START = compile_lazily(r"(?<=[.;!?])\s+(?=\S)")

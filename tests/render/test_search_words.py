@@ -79,6 +79,9 @@ WORDINGS = [
     # torch's watchdog (OpenRLHF#970): the statement, not the counter every watchdog line prints after it
     ("Timeout at NCCL work: 876319, last enqueued NCCL work: 876319, last completed NCCL work: 876318.",
      "Timeout at NCCL work"),
+    # torch's TCPStore wait (wild dev-dist-store-timeout: sgl-project/sglang#507, volcengine/verl#4373): no `Timed out
+    # after` the cut count leaves, the words after it
+    ("Timed out after 601 seconds waiting for clients. 1/2 clients joined.", "seconds waiting for clients."),
     # Python logging's `name - LEVEL - ` after the time: no logger name nor level
     ("2025-08-12 10:01:05,123 - vllm.engine - ERROR - Engine loop failed: out of memory",
      "Engine loop failed: out of memory"),
