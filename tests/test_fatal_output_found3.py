@@ -87,6 +87,24 @@ def test_pydantics_value_error_quoted_in_a_quiet_record_is_no_failure(tmp_path: 
         "pydantic_core._pydantic_core.ValidationError"]
 
 
+# The `Value error, …` line pydantic prints indented on its own, after whatever quiet record came last: it has no header,
+# so it takes over that record's level (ingest/normalize.py), but it is the failure.  The paste styles around it:
+# bare, a docker compose service, mpirun's rank tag, pdsh's host, and Python logging's `- ERROR - name:` whose level
+# the normalizer does not read (the review of search18; the wild fixture dev-pydantic-value-line, vLLM thread 50708).
+@pytest.mark.parametrize("prefix", ["", "vllm-1  | ", "[1,0]<stderr>:", "node1: ",
+                                    "2025-08-12 10:01:05,123 - ERROR - config:"])
+@pytest.mark.parametrize("level", ["INFO", "WARNING"])
+def test_pydantics_value_error_line_after_a_quiet_record_stays_the_failure(
+        tmp_path: Path, level: str, prefix: str) -> None:
+    value_line = next(line for line in _validation_error(tmp_path).splitlines() if "Value error, " in line)
+    wrapped = "" if prefix.startswith(("2025", "node1")) else prefix
+    log = (f"{wrapped}INFO 08-12 10:01:02 [api_server.py:1000] vLLM API server version 0.10.1\n"
+           f"{wrapped}{level} 08-12 10:01:03 [utils.py:326] non-default args: {{'model': '/models/foo'}}\n"
+           f"{prefix}{value_line}\n")
+    assert [group.failure.final.type for group in diagnose_text(log, OPTIONS).failures] == [
+        "pydantic_core._pydantic_core.ValidationError"]
+
+
 # -- an HTTP error answer printed by a client ---------------------------------------------------------------------------------
 # openai-python: f"Error code: {status} - {body}" (openai/_client.py _make_status_error), the body the server's error
 # (vLLM's and SGLang's ErrorResponse: object, message, type, param, code).

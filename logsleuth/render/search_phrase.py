@@ -3,12 +3,14 @@ none of the user's values.
 
 A quoted search finds only text that is in the thread word for word, so the phrase is never pieced together: the line
 is cut where a value of the user's stands (an address, a size, a count, a PID, a time, a long id or hash, a path's
-directories, a URL's host and query), every piece between two cuts is cut again at a bracket or quote it does not
+directories, a file's line number, a URL, the user's installed version), every piece between two cuts is cut again at a bracket or quote it does not
 close, and the piece with the most specific words wins (at most LONGEST characters of it: the best window that starts
 where the piece or one of its sentences does).  What another thread of the same failure prints too stays: a version or
-capability number (`below 7.0`, `0.5.1`), an error code (`[Errno 111]`, `error code 2`), an environment variable's
-setting the message advises (`CUDA_LAUNCH_BLOCKING=1`), a file's name and line (`custom_all_reduce.cuh:37`), a URL's
-path (`/computeMetadata/v1/instance/attributes/tpu-env`)."""
+capability number a check requires (`below 7.0`, `at least 8.0`), an error code (`[Errno 111]`, `error code 2`), an
+environment variable's setting the message advises (`CUDA_LAUNCH_BLOCKING=1`), a file's name (`custom_all_reduce.cuh`;
+its line number changes with every release), the path of a URL printed after `url:` or an HTTP method
+(`/computeMetadata/v1/instance/attributes/tpu-env`) less its segments that name the user (an id, a token, a user
+name, a hub's org and repo).  Any other URL is cut whole: its path holds the user's bucket, webhook or account."""
 
 from __future__ import annotations
 
@@ -22,8 +24,8 @@ LONGEST = 200
 # characters (a path's leading segment), so a 100 KB message line must not reach it whole
 READ_AT_MOST = 1000
 
-# the user's values, tried in this order at each position; a URL and a path leave their kept part (a URL's path, a
-# path's file name and line) out of the match's `cut` groups
+# the user's values, tried in this order at each position; a URL and a path leave their kept part (a URL's path after
+# `url:`, a path's file name) out of the match's `cut` groups
 _VALUE = compile_lazily(
     r"(?P<url>(?:https?|grpc|tcp|wss?|file|s3|gs|redis)://[^\s/()\[\]<>'\"`]*)(?P<url_path>/[^\s?#()\[\]<>'\"`]*)?(?P<query>\?[^\s()\[\]<>'\"`]*)?"
     r"|(?P<dirs>(?:[A-Za-z]:|~|[\w.\-~@+]+)?(?:[\\/][\w.\-~@+<>]+)+[\\/])(?P<file>[\w.\-~@+]*)(?P<line>(?::\d+){0,2})"
@@ -52,6 +54,19 @@ _CODE_BEFORE = compile_lazily(r"(?i)(?:errno|code|status|signal|error|http)\s?[:
 _ENV_SETTING_BEFORE = compile_lazily(r"\b(?:with|passing|set|setting|export|using) [A-Z][A-Z0-9]*_[A-Z0-9_]+=$")
 # a path that is a URL's: after `url:` (urllib3's `Max retries exceeded with url: /…`) or an HTTP method
 _URL_PATH_BEFORE = compile_lazily(r"(?i)(?:\burl\s?[:=]?\s?|\b(?:GET|POST|PUT|DELETE|HEAD|PATCH|OPTIONS) )$")
+# a URL path's segment that is the user's: an id or a token (a webhook's key, a bot's token: long, letters and digits
+# mixed), one holding `@` or `:` (an email, `bot123:AAH…`)
+_PRIVATE_SEGMENT = compile_lazily(r"[^/]*[@:][^/]*|(?=[^/]*\d)(?=[^/]*[A-Za-z])[^/]{16,}|[^/]{40,}")
+# the segment after these names a user, an org or a bucket (`/users/jdoe/keys`)
+_OWNER_SEGMENTS = frozenset({"users", "user", "accounts", "account", "orgs", "organizations", "customers", "teams",
+                             "projects", "buckets", "namespaces"})
+# a model hub's file routes (`/{org}/{repo}/resolve/{revision}/{file}`, `/api/models/{org}/{repo}`): the org and repo
+# are the user's, so the whole path is cut
+_HUB_ROUTE = compile_lazily(r"/(?:resolve|blob|tree|raw)/|^/api/(?:models|datasets|spaces)/")
+# a version the user has installed, not a check's threshold (`but found vllm==0.8.1`, `NCCL version 2.21.5`; not
+# `minimum required version 8.0`)
+_INSTALLED_BEFORE = compile_lazily(
+    r"(?i)\b(?:found|installed|detected|have|got|nccl version|current version(?: is)?)\W{0,3}(?:[\w\-]+\W{1,3}){0,2}$")
 # a file's name: a path's last part with an extension (`worker.py`, `NCCLUtils.hpp`, `libcudart.so.12`)
 _FILE_NAME = compile_lazily(r"[\w.\-~@+]*[\w\-]\.[A-Za-z][A-Za-z0-9]{0,9}(?:\.\d+)*")
 
@@ -60,9 +75,11 @@ _CLOSERS = {")": "(", "]": "[", "}": "{", ">": "<"}
 _QUOTES = "'\"`"
 # what a piece's edges keep of no use: separators, a bracket's or a comparison's half
 _LEADING = compile_lazily(r"^[\s,;:.!?)\]}>=|*&]+|^-+\s+")
-_TRAILING = compile_lazily(r"[\s,;:(\[{<=|*&+\-]+$")
+_TRAILING = compile_lazily(r"[\s,;:(\[{<=|*&+\-/]+$")
 # the filler word a cut leaves at a piece's end (`the maximum model length of`, `max length is`)
-_DANGLING_FILLER = compile_lazily(r"(?:\s+(?:a|an|the|of|to|at|by|for|from|with|in|on|is|are|was|be|and|or))+$")
+_DANGLING_FILLER = compile_lazily(r"(?:\s+(?:a|an|the|of|to|at|by|for|from|with|in|on|is|are|was|be|and|or|after|before))+$")
+# Python logging's `name - LEVEL - ` after its time (cut as a value): a logger's name and level, searched by nobody
+_LOGGING_HEADER = compile_lazily(r"^[\s,\d]*-\s+(?:[\w.]+\s+-\s+)?(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s+-\s+")
 _SENTENCE_START = compile_lazily(r"(?<=[.;!?])\s+(?=\S)")
 # a sentence of the engine's advice (`Try increasing …`, `Please reduce …`, `Reducing block sizes … may help`): the same
 # for many failures, so it is searched only when no sentence states the failure
@@ -93,8 +110,15 @@ STRONG_LEAST = 7.0
 # quoted text counts half, at most QUOTED_AT_MOST: a quoted name is the user's (a model, a kernel), a list of them one
 # release's registry (the supported architectures), not the failure's words
 QUOTED_AT_MOST = 2.0
-# a phrase of one token is worth at most this: a file's line (`smxx_layout.hpp:72`) names no failure alone
-ONE_TOKEN_AT_MOST = 2.0
+# a phrase of one token is worth at most this, less than LEAST: a file's name (`smxx_layout.hpp`) names no failure
+# alone; an error's name does (`CUDA_ERROR_LAUNCH_FAILED`, `EADDRINUSE`)
+ONE_TOKEN_AT_MOST = 1.5
+# scores at least this share of the best: the first of them wins (the message's statement, not a detail after it:
+# `Timeout at NCCL work`, not `last enqueued NCCL work`; but `unhandled cuda error` over `NCCL error`)
+CLOSE = 0.8
+# an error's name: an errno (`EADDRINUSE`), a runtime's status (`CUDA_ERROR_LAUNCH_FAILED`, `NCCL_SYSTEM_ERROR`)
+_ERROR_NAME = compile_lazily(r"E[A-Z]{4,}|[A-Z][A-Z0-9]*_(?:[A-Z0-9]+_)*(?:ERROR|FAILED|FAILURE|FAIL|INVALID|TIMEOUT)"
+                             r"(?:_[A-Z0-9]+)*")
 
 
 def volatile_spans(text: str) -> list[tuple[int, int]]:
@@ -103,14 +127,20 @@ def volatile_spans(text: str) -> list[tuple[int, int]]:
     for m in _VALUE.finditer(text):
         kind = m.lastgroup
         if m["url"] is not None:
-            spans.append(m.span("url"))
-            if m["query"]:
-                spans.append(m.span("query"))
+            if m["url_path"] and _URL_PATH_BEFORE.search(text, max(0, m.start() - 12), m.start()):
+                spans.append(m.span("url"))
+                spans.extend(_private_segments(text, *m.span("url_path")))
+                if m["query"]:
+                    spans.append(m.span("query"))
+            else:
+                spans.append(m.span())  # a bucket, a webhook, an account's route: the user's
         elif m["dirs"] is not None:
             if _URL_PATH_BEFORE.search(text, max(0, m.start() - 12), m.start()):
-                continue  # a URL's path, its host not printed: the server's route
-            if m["file"] and _FILE_NAME.fullmatch(m["file"]):
+                spans.extend(_private_segments(text, *m.span()))  # a URL's path, its host not printed: the route
+            elif m["file"] and _FILE_NAME.fullmatch(m["file"]):
                 spans.append(m.span("dirs"))
+                if m["line"]:
+                    spans.append(m.span("line"))  # the line moves with every release of the file
             else:
                 spans.append(m.span())  # a directory: all the user's
         elif kind == "number" and _kept_number(text, m.start(), m.group()):
@@ -120,10 +150,29 @@ def volatile_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+def _private_segments(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The spans of a URL path's segments (`text[start:end]`) that name the user: all of a hub's file route, else an id
+    or a token, and the segment after `users/`, `orgs/`, … ."""
+    path = text[start:end]
+    if _HUB_ROUTE.search(path):
+        return [(start, end)]
+    spans: list[tuple[int, int]] = []
+    at = start
+    owner_next = False
+    for segment in path.split("/"):
+        if segment and (owner_next or _PRIVATE_SEGMENT.fullmatch(segment)):
+            spans.append((at, at + len(segment)))
+        owner_next = segment.lower() in _OWNER_SEGMENTS
+        at += len(segment) + 1
+    return spans
+
+
 def _kept_number(text: str, at: int, number: str) -> bool:
     before = text[max(0, at - 40):at]
     if number.startswith(("-", "+")):
         return bool(_CODE_BEFORE.search(before))  # an exit code (`exit code -9`), never a setting's value
+    if _INSTALLED_BEFORE.search(before):
+        return False  # the user's own release: threads of the failure print theirs
     return bool(
         _RELEASE.fullmatch(number)
         or (_STABLE_NUMBER.fullmatch(number) and _VERSION_BEFORE.search(before))
@@ -182,34 +231,46 @@ def _clean_parts(piece: str, cut_after: bool) -> list[str]:
         for n, (a, b) in enumerate(zip(bounds, bounds[1:], strict=False)):
             parts.extend(_clean_parts(piece[a + 1:b], cut_after and n == len(bounds) - 2))
         return parts
-    piece = _TRAILING.sub("", _LEADING.sub("", piece))
+    piece = _trimmed(_LOGGING_HEADER.sub("", piece))
+    if piece[:1] in _OPENERS and piece[-1:] == _OPENERS[piece[0]] and not _unmatched(piece[1:-1]):
+        piece = _trimmed(piece[1:-1])  # a bracket around all of it: `(CUDA_ERROR_LAUNCH_FAILED)`
     if cut_after:
-        piece = _TRAILING.sub("", _DANGLING_FILLER.sub("", piece))
+        piece = _trimmed(_DANGLING_FILLER.sub("", piece))
     return [piece] if piece else []
+
+
+def _trimmed(piece: str) -> str:
+    """`piece` less its edges' separators, until none is left (`, - Engine loop failed` loses both)."""
+    while (trimmed := _TRAILING.sub("", _LEADING.sub("", piece))) != piece:
+        piece = trimmed
+    return piece
 
 
 class _Score(NamedTuple):
     """What a phrase holds: `value`, its words (a specific token, an identifier, worth more, a filler word less; quoted
     text at most QUOTED_AT_MOST); `plain`, its unquoted words alone, and `words` how many; `strong`, a file's name or a
-    version outside quotes."""
+    version outside quotes; `named`, an error's name outside quotes (`CUDA_ERROR_LAUNCH_FAILED`)."""
 
     value: float
     plain: float
     words: int
     strong: bool
+    named: bool = False
 
 
 def _score(phrase: str) -> _Score:
     quoted_spans = _quoted_spans(phrase)
     plain = quoted = 0.0
     words = 0
-    strong = False
+    strong = named = False
     for m in _TOKEN.finditer(phrase):
         token = m.group()
         is_quoted = any(a <= m.start() < b for a, b in quoted_spans)
         file = _FILE_TOKEN.fullmatch(token)
-        if (file is not None and file["line"]) or _STABLE_NUMBER.fullmatch(token):
-            weight, strong = 4.0, strong or not is_quoted  # a code site or a version: what the same failure prints
+        if (file is not None and file["line"]) or _STABLE_NUMBER.fullmatch(token) or _ERROR_NAME.fullmatch(token):
+            # a code site, a version a check requires, an error's name: what the same failure prints
+            weight, strong = 4.0, strong or not is_quoted
+            named = named or (not is_quoted and _ERROR_NAME.fullmatch(token) is not None)
         elif file is not None or "/" in token or _SPECIFIC.search(token):
             weight = 2.0
         elif token.isdigit():
@@ -224,7 +285,9 @@ def _score(phrase: str) -> _Score:
             plain += weight
             words += weight >= 1.0
     value = plain + min(quoted, QUOTED_AT_MOST)
-    return _Score(min(value, ONE_TOKEN_AT_MOST) if words + (quoted > 0) < 2 else value, plain, words, strong)
+    if words + (quoted > 0) < 2 and not _ERROR_NAME.fullmatch(phrase.strip("()[]{} ")):
+        value = min(value, ONE_TOKEN_AT_MOST)
+    return _Score(value, plain, words, strong, named)
 
 
 def _quoted_spans(phrase: str) -> list[tuple[int, int]]:
@@ -276,14 +339,17 @@ def _chosen(candidates: list[str], least: float) -> str:
     """The most specific candidate holding a code site or a version (the tokens that find the same failure's threads:
     `custom_all_reduce.cuh:37`, `below 7.0`); else the first that says enough alone, advice aside (the message's
     opening words name the failure: `CUDA out of memory. Tried to allocate`, not the advice after it); else the most
-    specific."""
+    specific.  A piece naming the error (`CUDA_ERROR_LAUNCH_FAILED`) beats one that only says an error happened."""
     scored = [(candidate, _score(candidate)) for candidate in candidates]
     strong = [pair for pair in scored if pair[1].strong and pair[1].value >= STRONG_LEAST]
     if strong:
         return max(strong, key=lambda pair: pair[1].value)[0]
+    if named := [pair for pair in scored if pair[1].named]:
+        return max(named, key=lambda pair: pair[1].value)[0]
     stated = [pair for pair in scored if not _ADVICE.match(pair[0])] or scored
     enough = next((candidate for candidate, score in stated if score.plain >= ENOUGH and score.words >= 2), None)
     if enough is not None:
         return enough
-    best = max(stated, key=lambda pair: pair[1].value, default=("", _Score(0.0, 0.0, 0, False)))
-    return best[0] if best[1].value >= least and best[1].value > 0 else ""
+    top = max((score.value for _, score in stated), default=0.0)
+    floor = max(top * CLOSE, least)
+    return next((candidate for candidate, score in stated if score.value >= floor and score.value > 0), "")

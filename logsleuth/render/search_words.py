@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Diagnosis, ExceptionBlock, Failure
-from logsleuth.render.search_phrase import LEAST, search_phrase
+from logsleuth.render.search_phrase import search_phrase
 
 # fewer words than this in the phrase: the exception's type is searched with it (`KeyError: 'lm_head.weight'`)
 FEW_WORDS = 3
@@ -67,11 +67,14 @@ def _message_words(printed_type: str, message: str) -> str:
     when the phrase opens the message and says little alone (`KeyError: 'lm_head.weight'`), so that it stays the
     log's own text."""
     first = message.strip().splitlines()[0] if message.strip() else ""
-    words = search_phrase(first, least=0.0 if printed_type else LEAST)
+    words = search_phrase(first)
     if not printed_type:
         return words
     if not words:
-        return printed_type
+        # a phrase worth less is searched only with the type before it, as printed (`Fatal Python error: Aborted`;
+        # not a file's name alone: `RuntimeError: at …/flashinfer_backend.py:412`)
+        words = search_phrase(first, least=0.0)
+        return f"{printed_type}: {words}" if words and first.startswith(words) else printed_type
     if len(_WORD.findall(_QUOTED.sub(" ", words))) < FEW_WORDS and first.startswith(words):
         return f"{printed_type}: {words}"
     return words

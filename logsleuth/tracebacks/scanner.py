@@ -130,6 +130,7 @@ from logsleuth.tracebacks.stated_failures import got_past_later, stated_failure
 from logsleuth.tracebacks.typeless_errors import (
     COMMAND_NOT_FOUND,
     PYDANTIC_VALIDATION_ERROR,
+    VALUE_ERROR_LINE,
     typed_by_message,
 )
 from logsleuth.tracebacks.warned_failures import REACH, WarnedFailures
@@ -158,6 +159,16 @@ RECENT_TEXTS = 6  # lines above a raising statement read for frames that lost th
 # `<summary>Log</summary>`, `</pre>`).
 MARKDOWN_SCAFFOLD = compile_lazily(r"^\s*(?:```|~~~|#{1,6}\s|>\s*$|-{3,}\s*$|</?[A-Za-z][^>]*>)")
 BARE_ASSERTION_ERROR = compile_lazily(r"^\s*(?:builtins\.)?AssertionError:?\s*$")
+
+
+def _quotes_value_error(error_type: str, text: str, line: LogLine) -> bool:
+    """Whether a line is a quiet record that quotes pydantic's `Value error, …` after words of its own.  The level must
+    be the line's own header's: a line with no header takes over the record above's level (ingest/normalize.py), and
+    pydantic prints its `  Value error, …` line indented on its own after whatever INFO record came last."""
+    if error_type != PYDANTIC_VALIDATION_ERROR or not line.headed:
+        return False
+    before, found, _ = text.partition(VALUE_ERROR_LINE)
+    return bool(found) and bool(before.strip())
 
 
 def _indentation(text: str) -> str:
@@ -736,7 +747,7 @@ class FailureScanner:
             new = Collector("line", line, Phase.DONE, context=self._context(), fallback=True)
         elif kind in (LineKind.OTHER, LineKind.EXCEPTION) and (fatal := fatal_line(text)) is not None and not (
             line.meta.level in QUIET_LEVELS
-            and (fatal[0] == PYDANTIC_VALIDATION_ERROR or device_error_line(text) is not None)
+            and (_quotes_value_error(fatal[0], text, line) or device_error_line(text) is not None)
         ):  # (a runtime's status or pydantic's `Value error, …` quoted in an INFO or WARNING record, its header taken off,
             # was survived: a request refused, a retry; the process went on)
             typeless = is_typeless_engine_line(text)  # an engine's logged error text: only if nothing else failed
