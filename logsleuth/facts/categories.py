@@ -52,6 +52,9 @@ class CategoryRow:
     # its frames and cut_frames also read the module an engine's message shown without frames is raised in
     # (reasoning/message_site.py): a check raised in that subsystem is a failure of this category
     raising_module: bool = False
+    # counts only when the last exception's frames show the model being built or its weights loaded, and no step after
+    # it (a forward pass, the profiling run, the KV cache's sizing, graph capture): reasoning/category_score.py
+    building_model: bool = False
 
 
 @dataclass(frozen=True)
@@ -143,6 +146,7 @@ def _row(entry: dict[str, object]) -> CategoryRow:
         source_needed=bool(entry.get("source_needed", False)),
         words_needed=bool(entry.get("words_needed", False)),
         raising_module=bool(entry.get("raising_module", False)),
+        building_model=bool(entry.get("building_model", False)),
     )
 
 

@@ -1,0 +1,75 @@
+"""Blind split 17's advice that did not fit the root cause its category names (issue 28), in generic words:
+
+- out of memory while the model is built or its weights read (a layer's constructor allocating its parameters),
+  before the KV cache: the weights do not fit, and the KV-cache settings cannot help (vllm-project/vllm#636,
+  #15182); an out of memory in a forward pass keeps the category's general checks.
+
+Tracebacks are printed by the real interpreter from our own code (tests.helpers)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.helpers import diagnose_without_patterns, traceback_of_installed
+
+_OOM = ("class OutOfMemoryError(RuntimeError):\n    pass\n\n"
+        "def allocate(*args):\n"
+        "    raise OutOfMemoryError('CUDA out of memory. Tried to allocate 160.00 MiB (GPU 0; 79.35 GiB total capacity; "
+        "78.58 GiB already allocated; 145.19 MiB free; 78.58 GiB reserved in total by PyTorch)')\n")
+
+
+def _checks(diagnosis) -> str:  # type: ignore[no-untyped-def]
+    fix = diagnosis.fix
+    return "\n".join([fix.summary, *fix.steps]) if fix else ""
+
+
+def _oom_under(tmp_path: Path, files: dict[str, str], script: str) -> str:
+    run = traceback_of_installed(tmp_path, {"torch/cuda/memory.py": _OOM, **files}, script)
+    assert "OutOfMemoryError" in run.stderr
+    return run.stderr
+
+
+_LAYERS = {
+    "vllm/model_executor/layers/linear.py": (
+        "from torch.cuda.memory import allocate\n\n"
+        "class ColumnParallelLinear:\n    def __init__(self, size):\n        self.weight = allocate(size)\n"),
+    "vllm/model_executor/models/llama.py": (
+        "from vllm.model_executor.layers.linear import ColumnParallelLinear\n\n"
+        "class LlamaForCausalLM:\n    def __init__(self):\n"
+        "        self.layers = [ColumnParallelLinear(8192) for _ in range(80)]\n\n"
+        "    def forward(self):\n        from torch.cuda.memory import allocate\n        return allocate(1)\n"),
+}
+
+
+def test_out_of_memory_while_the_layers_are_built_says_the_weights_do_not_fit(tmp_path: Path) -> None:
+    text = _oom_under(tmp_path, _LAYERS, "from vllm.model_executor.models.llama import LlamaForCausalLM\nLlamaForCausalLM()\n")
+    diagnosis = diagnose_without_patterns(text)
+    assert diagnosis.category == "gpu-oom"
+    checks = _checks(diagnosis)
+    assert "weights that do not fit" in diagnosis.title and "tensor-parallel degree" in checks and "quantized checkpoint" in checks
+    # the KV cache's settings cannot help a model that does not fit: none is offered as a change
+    assert "--gpu-memory-utilization" not in checks and "--max-model-len" not in checks and "--max-num-seqs" not in checks
+    assert "static memory fraction" not in checks
+
+
+def test_out_of_memory_in_a_forward_pass_keeps_the_general_checks(tmp_path: Path) -> None:
+    files = {**_LAYERS, "vllm/worker/worker.py": (
+        "from vllm.model_executor.models.llama import LlamaForCausalLM\n\n"
+        "def profile_run(model):\n    return model.forward()\n")}
+    script = ("from vllm.worker.worker import profile_run\nfrom vllm.model_executor.models import llama\n"
+              "model = llama.LlamaForCausalLM.__new__(llama.LlamaForCausalLM)\nprofile_run(model)\n")
+    diagnosis = diagnose_without_patterns(_oom_under(tmp_path, files, script))
+    assert diagnosis.category == "gpu-oom"
+    assert "weights that do not fit" not in diagnosis.title
+    assert "--gpu-memory-utilization" in _checks(diagnosis)
+
+
+def test_the_release_an_eggs_directory_names_is_the_installed_release(tmp_path: Path) -> None:
+    """setuptools' egg directory (`vllm-0.1.2-py3.9-linux-x86_64.egg/vllm/…`, vllm-project/vllm#636) names the release;
+    a development build's egg names none."""
+    text = _oom_under(tmp_path, _LAYERS, "from vllm.model_executor.models.llama import LlamaForCausalLM\nLlamaForCausalLM()\n")
+    egg = text.replace("/site-packages/vllm/", "/site-packages/vllm-0.1.2-py3.9-linux-x86_64.egg/vllm/")
+    assert egg != text
+    assert diagnose_without_patterns(egg).engine_version == "0.1.2"
+    dev = text.replace("/site-packages/vllm/", "/site-packages/vllm-0.6.3.dev65+g7f60520d.cpu-py3.10-linux-x86_64.egg/vllm/")
+    assert diagnose_without_patterns(dev).engine_version is None
