@@ -73,3 +73,44 @@ def test_the_release_an_eggs_directory_names_is_the_installed_release(tmp_path: 
     assert diagnose_without_patterns(egg).engine_version == "0.1.2"
     dev = text.replace("/site-packages/vllm/", "/site-packages/vllm-0.6.3.dev65+g7f60520d.cpu-py3.10-linux-x86_64.egg/vllm/")
     assert diagnose_without_patterns(dev).engine_version is None
+
+
+# ---- a quantized kernel's shape check that blames the tensor-parallel size ---------------------------------------
+
+_AWQ_CHECK = ("raise ValueError('The input size is not aligned with the quantized weight shape. "
+              "This can be caused by too large tensor parallel size.')")
+
+
+def _awq_failure(tmp_path: Path, launch: str) -> str:
+    """sglang-0.5.9 sglang/srt/layers/quantization/awq.py:373 create_weights' check, under a launch command."""
+    files = {"sglang/srt/layers/quantization/awq.py": f"def create_weights(*args):\n    {_AWQ_CHECK}\n"}
+    run = traceback_of_installed(tmp_path, files, "from sglang.srt.layers.quantization.awq import create_weights\n"
+                                                  "create_weights()\n")
+    return launch + run.stderr
+
+
+def test_a_kernel_shape_check_at_one_gpu_says_no_parallel_size_helps(tmp_path: Path) -> None:
+    """sgl-project/sglang#1396 (the same error at any degree), vllm-project/vllm#9913 (one GPU): the checkpoint's shape."""
+    diagnosis = diagnose_without_patterns(_awq_failure(
+        tmp_path, "python -m sglang.launch_server --model-path /models/coder-v2-lite-awq --port 30000\n"))
+    assert diagnosis.category == "quantization"
+    checks = _checks(diagnosis)
+    assert "tensor parallelism 1" in diagnosis.fix.steps[0] and "no tensor-parallel size helps" in diagnosis.fix.steps[0]
+    assert "another checkpoint" in checks
+
+
+def test_a_kernel_shape_check_with_the_degree_unknown_is_the_quantization_kernel(tmp_path: Path) -> None:
+    diagnosis = diagnose_without_patterns(_awq_failure(tmp_path, ""))
+    assert diagnosis.category == "quantization"
+    checks = _checks(diagnosis)
+    # both readings are explained, and no step claims the degree is 1
+    assert "At tensor parallelism 1" in checks and "At a larger degree" in checks
+    assert "The launch runs tensor parallelism 1" not in checks
+
+
+def test_a_kernel_shape_check_at_a_larger_degree_is_the_degrees_arithmetic(tmp_path: Path) -> None:
+    """QwenLM/Qwen3-VL#236, vllm-project/llm-compressor#57: a smaller degree divides the layer."""
+    diagnosis = diagnose_without_patterns(_awq_failure(
+        tmp_path, "python -m sglang.launch_server --model-path /models/m-awq --tp 8 --port 30000\n"))
+    assert diagnosis.category == "parallel-config"
+    assert "tensor parallelism 8" in diagnosis.root_cause
