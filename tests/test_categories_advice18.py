@@ -114,3 +114,46 @@ def test_a_kernel_shape_check_at_a_larger_degree_is_the_degrees_arithmetic(tmp_p
         tmp_path, "python -m sglang.launch_server --model-path /models/m-awq --tp 8 --port 30000\n"))
     assert diagnosis.category == "parallel-config"
     assert "tensor parallelism 8" in diagnosis.root_cause
+
+
+# ---- a hub id the hub's validator refuses ------------------------------------------------------------------------
+
+_VALIDATOR = ("class HFValidationError(ValueError):\n    pass\n\n"
+              "def validate_repo_id(repo_id):\n"
+              "    raise HFValidationError(\"Repo id must use alphanumeric chars or '-', '_', '.', '--' and '..' are \"\n"
+              "        \"forbidden, '-' and '.' cannot start or end the name, max length is 96: '\" + repo_id + \"'.\")\n")
+
+
+def _refused_id(tmp_path: Path, launch: str, model: str) -> str:
+    """huggingface_hub utils/_validators.py validate_repo_id's wording, raised for `model` under `launch`."""
+    run = traceback_of_installed(tmp_path, {"huggingface_hub/utils/_validators.py": _VALIDATOR},
+                                 f"from huggingface_hub.utils._validators import validate_repo_id\nvalidate_repo_id({model!r})\n")
+    assert "HFValidationError" in run.stderr
+    return launch + run.stderr
+
+
+def test_a_branch_written_into_the_hub_id_is_named_with_the_releases_revision_flag(tmp_path: Path) -> None:
+    """sgl-project/sglang#302: the `repo:branch` shorthand passed as the model path."""
+    text = _refused_id(tmp_path, "python3 -m sglang.launch_server --model-path org/Model-7B-GPTQ:gptq-4bit-32g --port 30000\n",
+                       "org/Model-7B-GPTQ:gptq-4bit-32g")
+    diagnosis = diagnose_without_patterns(text)
+    assert diagnosis.category == "model-path"
+    checks = _checks(diagnosis)
+    assert "':gptq-4bit-32g' after 'org/Model-7B-GPTQ'" in checks
+    # SGLang's --revision exists from 0.4.0 on (the static catalogs): the range is said, and a local download beside it
+    assert "--revision gptq-4bit-32g (SGLang 0.4.0 and later" in checks and "local directory" in checks
+
+
+def test_a_release_without_a_revision_flag_gets_the_local_download_only(tmp_path: Path) -> None:
+    text = _refused_id(tmp_path, "sglang 0.3.0\npython3 -m sglang.launch_server --model-path org/M-GPTQ:main-4bit\n",
+                       "org/M-GPTQ:main-4bit")
+    diagnosis = diagnose_without_patterns(text)
+    checks = _checks(diagnosis)
+    assert "SGLang 0.3.0 has no --revision" in checks and "--revision main-4bit" not in checks
+
+
+def test_a_windows_path_read_as_a_hub_id_is_named_a_path(tmp_path: Path) -> None:
+    """benjiyaya/HeartMuLa_ComfyUI#83: a local Windows directory the loader did not find."""
+    diagnosis = diagnose_without_patterns(_refused_id(tmp_path, "", "C:\\models\\Model-7B"))
+    checks = _checks(diagnosis)
+    assert "is a Windows path" in checks and "--revision" not in checks

@@ -70,6 +70,7 @@ from logsleuth.reasoning.guidance_text import (
     settings_the_message_speaks_of,
     with_compile_cache,
 )
+from logsleuth.reasoning.hub_ids import hub_id_steps
 from logsleuth.reasoning.launch_quantization import launch_quantization
 from logsleuth.reasoning.message_limits import limit_steps
 from logsleuth.reasoning.parallelism import config_arithmetic_steps, launch_degree, splits_over_one_gpu
@@ -257,6 +258,8 @@ def categorize(evidence: Evidence) -> Diagnosis:
                        *(config_arithmetic_steps(evidence) if row.category == "parallel-config" else ()),
                        *_quantized_launch_steps(evidence),
                        *(_unsplit_quantized_layer(evidence) if row.category == "quantization" else ()),
+                       *(hub_id_steps("\n".join(failure_texts(failure)), launch, engine)
+                         if row.category == "model-path" else ()),
                        *feature,
                        *(compiled_op_steps(failure, engine, named_release, launch.engine_version_source, launch.checkout_paths,
                                            launch.editable_checkouts)
