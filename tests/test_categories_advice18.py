@@ -157,3 +157,49 @@ def test_a_windows_path_read_as_a_hub_id_is_named_a_path(tmp_path: Path) -> None
     diagnosis = diagnose_without_patterns(_refused_id(tmp_path, "", "C:\\models\\Model-7B"))
     checks = _checks(diagnosis)
     assert "is a Windows path" in checks and "--revision" not in checks
+
+
+# ---- an adapter's module the server's LoRA does not hold ---------------------------------------------------------
+
+def _lora_refusal(tmp_path: Path, weight: str, prepared: str, launch: str = "") -> str:
+    """sglang-0.5.9 sglang/srt/lora/utils.py:151 get_target_module_name's wording."""
+    body = (f"def get_target_module_name(full_module_name, target_modules):\n"
+            f"    raise ValueError(f'Cannot find target module name for {{full_module_name}} in {{target_modules}}')\n")
+    run = traceback_of_installed(tmp_path, {"sglang/srt/lora/utils.py": body},
+                                 "from sglang.srt.lora.utils import get_target_module_name\n"
+                                 f"get_target_module_name({weight!r}, {prepared})\n")
+    return launch + run.stderr
+
+
+def test_an_adapter_module_no_release_lora_targets_is_named_unsupported_without_the_flag(tmp_path: Path) -> None:
+    """sgl-project/sglang#16550: a linear-attention projection, outside every choice of --lora-target-modules."""
+    text = _lora_refusal(tmp_path, "base_model.model.model.layers.0.linear_attn.in_proj_xyz.lora_A.weight",
+                         "{'qkv_proj'}")
+    diagnosis = diagnose_without_patterns(text)
+    assert diagnosis.category == "lora-config"
+    steps = "\n".join(diagnosis.fix.steps)
+    assert "'in_proj_xyz', which is not among the module kinds LoRA can target" in steps
+    assert "no LoRA setting loads this adapter" in steps
+    # the flag is named only as the source of the supported kinds, never as a change to make
+    assert "including it" not in steps and "In SGLang: --lora-paths" not in steps
+
+
+def test_an_adapter_module_the_release_targets_but_the_server_did_not_prepare_names_the_flag(tmp_path: Path) -> None:
+    text = _lora_refusal(tmp_path, "base_model.model.model.layers.0.mlp.down_proj.lora_A.weight", "{'qkv_proj', 'o_proj'}",
+                         "sglang 0.5.9\n")
+    steps = "\n".join(diagnose_without_patterns(text).fix.steps)
+    assert "'down_proj', a module kind SGLang 0.5.9 LoRA can target" in steps and "--lora-target-modules including it" in steps
+
+
+def test_vllms_expected_modules_are_the_models_and_no_setting_is_offered(tmp_path: Path) -> None:
+    """vllm-0.11.2 vllm/lora/models.py:236; hiyouga/LlamaFactory#5414 (an adapter on a model's own module names)."""
+    body = ("def check(lora_dir):\n"
+            "    raise ValueError(f\"While loading {lora_dir}, expected target modules in ['q_proj', 'v_proj'] but received \"\n"
+            "                     \"['transformer.h.0.attn.c_attn', 'transformer.h.0.attn.c_proj']. Please verify that the \"\n"
+            "                     \"loaded LoRA module is correct\")\n")
+    run = traceback_of_installed(tmp_path, {"vllm/lora/models.py": body}, "from vllm.lora.models import check\ncheck('/a')\n")
+    diagnosis = diagnose_without_patterns(run.stderr)
+    assert diagnosis.category == "lora-config"
+    steps = "\n".join(diagnosis.fix.steps)
+    assert "'c_attn', 'c_proj'" in steps and "no LoRA setting loads these weights" in steps
+    assert "--lora-target-modules" not in steps and "--max-lora-rank" not in steps

@@ -48,7 +48,7 @@ from logsleuth.reasoning.engine_api_calls import (
     package_path,
     refusal_without_caller,
 )
-from logsleuth.reasoning.evidence import Evidence
+from logsleuth.reasoning.evidence import Evidence, exception_lines
 from logsleuth.reasoning.feature_code import feature_steps, flags_named
 from logsleuth.reasoning.frame_shapes import shape_of
 from logsleuth.reasoning.guidance_text import (
@@ -72,6 +72,7 @@ from logsleuth.reasoning.guidance_text import (
 )
 from logsleuth.reasoning.hub_ids import hub_id_steps
 from logsleuth.reasoning.launch_quantization import launch_quantization
+from logsleuth.reasoning.lora_modules import lora_module_steps
 from logsleuth.reasoning.message_limits import limit_steps
 from logsleuth.reasoning.parallelism import config_arithmetic_steps, launch_degree, splits_over_one_gpu
 from logsleuth.reasoning.patched_engine import patched_copy_steps
@@ -260,6 +261,8 @@ def categorize(evidence: Evidence) -> Diagnosis:
                        *(_unsplit_quantized_layer(evidence) if row.category == "quantization" else ()),
                        *(hub_id_steps("\n".join(failure_texts(failure)), launch, engine)
                          if row.category == "model-path" else ()),
+                       *(lora_module_steps("\n".join(exception_lines(failure)), engine, version)
+                         if row.category == "lora-config" else ()),
                        *feature,
                        *(compiled_op_steps(failure, engine, named_release, launch.engine_version_source, launch.checkout_paths,
                                            launch.editable_checkouts)
