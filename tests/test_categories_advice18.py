@@ -190,16 +190,3 @@ def test_an_adapter_module_the_release_targets_but_the_server_did_not_prepare_na
     steps = "\n".join(diagnose_without_patterns(text).fix.steps)
     assert "'down_proj', a module kind SGLang 0.5.9 LoRA can target" in steps and "--lora-target-modules including it" in steps
 
-
-def test_vllms_expected_modules_are_the_models_and_no_setting_is_offered(tmp_path: Path) -> None:
-    """vllm-0.11.2 vllm/lora/models.py:236; hiyouga/LlamaFactory#5414 (an adapter on a model's own module names)."""
-    body = ("def check(lora_dir):\n"
-            "    raise ValueError(f\"While loading {lora_dir}, expected target modules in ['q_proj', 'v_proj'] but received \"\n"
-            "                     \"['transformer.h.0.attn.c_attn', 'transformer.h.0.attn.c_proj']. Please verify that the \"\n"
-            "                     \"loaded LoRA module is correct\")\n")
-    run = traceback_of_installed(tmp_path, {"vllm/lora/models.py": body}, "from vllm.lora.models import check\ncheck('/a')\n")
-    diagnosis = diagnose_without_patterns(run.stderr)
-    assert diagnosis.category == "lora-config"
-    steps = "\n".join(diagnosis.fix.steps)
-    assert "'c_attn', 'c_proj'" in steps and "no LoRA setting loads these weights" in steps
-    assert "--lora-target-modules" not in steps and "--max-lora-rank" not in steps

@@ -4,11 +4,11 @@ kind, and whether the release's LoRA can target that kind at all.
 - SGLang (sglang/srt/lora/utils.py get_target_module_name, 0.4.x to 0.5.23): "Cannot find target module name for
   <adapter weight> in {<the server's target modules>}".  The kinds a release's LoRA can target are the choices of its
   --lora-target-modules (the release's catalog): a kind among them that the server did not prepare is that flag's
-  (sgl-project/sglang#16550's sibling shape), a kind outside them is not supported by that release's LoRA, and no value of
+  flag's own case, a kind outside them is not supported by that release's LoRA, and no value of
   the flag loads the adapter (sgl-project/sglang#16550: Qwen3-Next's linear_attn.in_proj_qkvz).
-- vLLM (vllm/lora/models.py, lora_model.py from 0.2x: "While loading <dir>, expected target modules in <the model's
-  LoRA modules> but received [<adapter modules>]"): the expected set is the model class's, not a setting
-  (hiyouga/LlamaFactory#5414: an adapter for Qwen-7B's own module names under vLLM 0.6.0)."""
+
+vLLM's own check of an adapter's modules ("expected target modules in … but received …") is the rule of
+reasoning/lora_adapter.py."""
 
 from __future__ import annotations
 
@@ -18,14 +18,12 @@ from logsleuth.models import ENGINE_NAMES
 from logsleuth.versions import version_key
 
 _SGLANG = compile_lazily(r"Cannot find target module name for (?P<weight>[\w.]{1,300}) in \{(?P<prepared>[^}\n]{0,800})\}")
-_VLLM = compile_lazily(r"expected target modules in [\[{(](?P<expected>[^\]})\n]{0,2000})[\]})] but received "
-                       r"\[(?P<received>[^\]\n]{0,8000})")
-_WRAPPERS = frozenset({"weight", "bias", "lora_A", "lora_B", "lora_embedding_A", "lora_embedding_B", "linear",
-                       "base_layer", "default"})
+_WRAPPERS = frozenset({"weight", "bias", "lora_A", "lora_B", "lora_embedding_A", "lora_embedding_B", "base_layer",
+                       "default"})
 
 
 def module_kind(name: str) -> str:
-    """The module's own name in an adapter weight's or a module's dotted path (`…layers.0.linear_attn.in_proj_qkvz.lora_A
+    """The module's own name in an adapter weight's dotted path (`…layers.0.linear_attn.in_proj_qkvz.lora_A
     .weight` is in_proj_qkvz), PEFT's and the engines' wrappers left out."""
     parts = [part for part in name.strip("'\" ").split(".") if part and part not in _WRAPPERS and not part.isdigit()]
     return parts[-1] if parts else name
@@ -38,19 +36,7 @@ def _names(listed: str) -> list[str]:
 def lora_module_steps(text: str, engine: str | None, version: str | None) -> tuple[str, ...]:
     """The steps for an adapter module the server's LoRA does not hold, named in `text` (the failure's message)."""
     found = _SGLANG.search(text)
-    if found is not None:
-        return _sglang_steps(module_kind(found["weight"]), _names(found["prepared"]), version)
-    found = _VLLM.search(text)
-    if found is not None:
-        received = sorted({module_kind(name) for name in _names(found["received"])} - set(_names(found["expected"])))
-        if not received:
-            return ()
-        kinds = ", ".join(f"'{kind}'" for kind in received)
-        return (f"The adapter has LoRA weights for {kinds}, module kinds the model's LoRA in vLLM does not target (the "
-                "set the message lists comes from the model's class, not from a setting): no LoRA setting loads these "
-                "weights. Use an adapter trained on the listed modules only (its adapter_config.json target_modules), "
-                "one trained for this base model, or a release whose LoRA for this model adds those modules.",)
-    return ()
+    return _sglang_steps(module_kind(found["weight"]), _names(found["prepared"]), version) if found else ()
 
 
 def _sglang_steps(kind: str, prepared: list[str], version: str | None) -> tuple[str, ...]:
