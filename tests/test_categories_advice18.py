@@ -190,3 +190,32 @@ def test_an_adapter_module_the_release_targets_but_the_server_did_not_prepare_na
     steps = "\n".join(diagnose_without_patterns(text).fix.steps)
     assert "'down_proj', a module kind SGLang 0.5.9 LoRA can target" in steps and "--lora-target-modules including it" in steps
 
+
+
+# ---- a bare assertion on a server setting --------------------------------------------------------------------------
+
+_BACKEND = ("class _Args:\n    disable_chunked_prefix_cache = True\n\n"
+            "def get_global_server_args():\n    return _Args()\n\n"
+            "def forward_extend():\n    assert not get_global_server_args().disable_chunked_prefix_cache\n")
+
+
+def test_a_bare_assertion_on_a_server_setting_names_the_setting_and_what_changes_it(tmp_path: Path) -> None:
+    """sglang-0.5.9 srt/layers/attention/flashattention_backend.py:943 (sgl-project/sglang#22780, #22682: a draft
+    model's start-up adjustment turned the setting on for the whole process)."""
+    run = traceback_of_installed(tmp_path, {"sglang/srt/layers/attention/flashattention_backend.py": _BACKEND},
+                                 "from sglang.srt.layers.attention.flashattention_backend import forward_extend\n"
+                                 "forward_extend()\n")
+    diagnosis = diagnose_without_patterns(run.stderr)
+    assert diagnosis.category == "engine-bug"
+    steps = "\n".join(diagnosis.fix.steps)
+    assert "reads the server setting disable_chunked_prefix_cache (the flag --disable-chunked-prefix-cache)" in steps
+    assert "speculative-decoding draft model" in steps and "newer release" in steps
+
+
+def test_an_assertion_on_a_local_value_is_not_read_as_a_setting(tmp_path: Path) -> None:
+    body = "def forward_extend(chunk_idx=None):\n    assert chunk_idx is not None\n"
+    run = traceback_of_installed(tmp_path, {"sglang/srt/layers/attention/flashattention_backend.py": body},
+                                 "from sglang.srt.layers.attention.flashattention_backend import forward_extend\n"
+                                 "forward_extend()\n")
+    diagnosis = diagnose_without_patterns(run.stderr)
+    assert "server setting" not in "\n".join(diagnosis.fix.steps)

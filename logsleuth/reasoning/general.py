@@ -25,6 +25,7 @@ from logsleuth.ingest.engine_evidence import failure_wrappers, serve_deployment
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Diagnosis, Failure, Fix
 from logsleuth.pydantic_display import checked_as
+from logsleuth.reasoning.asserted_setting import asserted_setting_steps
 from logsleuth.reasoning.call_frames import (
     api_entry_under_wrapper,
     dependency_object_class,
@@ -263,6 +264,7 @@ def categorize(evidence: Evidence) -> Diagnosis:
                          if row.category == "model-path" else ()),
                        *(lora_module_steps("\n".join(exception_lines(failure)), engine, version)
                          if row.category == "lora-config" else ()),
+                       *asserted_setting_steps(failure, engine, version),
                        *feature,
                        *(compiled_op_steps(failure, engine, named_release, launch.engine_version_source, launch.checkout_paths,
                                            launch.editable_checkouts)

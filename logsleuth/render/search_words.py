@@ -82,6 +82,8 @@ def _block_words(block: ExceptionBlock) -> str:
     if len(_WORD.findall(_QUOTED.sub(" ", words))) >= FEW_WORDS:
         return words
     if _printed_type(block):
+        if not words and (assertion := _frame_words(block)).startswith("assert "):
+            return assertion  # a bare assertion: its condition is the text its issues quote
         return f"{block.type}: {words}" if words else block.type
     return words or _frame_words(block)  # no words at all (a traceback cut before its exception line): its frames
 
