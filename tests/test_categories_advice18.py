@@ -163,8 +163,8 @@ def test_a_windows_path_read_as_a_hub_id_is_named_a_path(tmp_path: Path) -> None
 
 def _lora_refusal(tmp_path: Path, weight: str, prepared: str, launch: str = "") -> str:
     """sglang-0.5.9 sglang/srt/lora/utils.py:151 get_target_module_name's wording."""
-    body = (f"def get_target_module_name(full_module_name, target_modules):\n"
-            f"    raise ValueError(f'Cannot find target module name for {{full_module_name}} in {{target_modules}}')\n")
+    body = ("def get_target_module_name(full_module_name, target_modules):\n"
+            "    raise ValueError(f'Cannot find target module name for {full_module_name} in {target_modules}')\n")
     run = traceback_of_installed(tmp_path, {"sglang/srt/lora/utils.py": body},
                                  "from sglang.srt.lora.utils import get_target_module_name\n"
                                  f"get_target_module_name({weight!r}, {prepared})\n")

@@ -34,8 +34,9 @@ def _names(listed: str) -> list[str]:
 
 
 def lora_module_steps(text: str, engine: str | None, version: str | None) -> tuple[str, ...]:
-    """The steps for an adapter module the server's LoRA does not hold, named in `text` (the failure's message)."""
-    found = _SGLANG.search(text)
+    """The steps for an adapter module the server's LoRA does not hold, named in `text` (the failure's message): SGLang's
+    check, whose release's choices are read only when the decided engine is SGLang (or none is)."""
+    found = _SGLANG.search(text) if engine in (None, "sglang") else None
     return _sglang_steps(module_kind(found["weight"]), _names(found["prepared"]), version) if found else ()
 
 
@@ -59,8 +60,8 @@ def _targetable(engine: str, version: str | None) -> tuple[frozenset[str], tuple
     release whose catalog knows them; and those releases."""
     if version is not None:
         catalog = catalogs.load(engine, version)
-        info = catalog.find("--lora-target-modules") if catalog else None
-        if info is not None and info.choices and info.choices_known:
+        info = catalog.find("--lora-target-modules") if catalog is not None else None
+        if catalog is not None and info is not None and info.choices and info.choices_known:
             return frozenset(info.choices), (catalog.version,)
     kinds: set[str] = set()
     releases = []
