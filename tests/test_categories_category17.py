@@ -122,8 +122,9 @@ def test_the_quantization_words_of_the_failure_itself_still_count(tmp_path: Path
     text = _raised_in(tmp_path, "vllm/model_executor/layers/quantization/awq.py",
                       "raise ValueError('The input size is not aligned with the quantized weight shape. "
                       "This can be caused by too large tensor parallel size.')", "")
-    # vLLM's check in the quantized layers, whose cause its own words name: the tensor-parallel size
-    assert diagnose_without_patterns(text).category == "parallel-config"
+    # vLLM's check in the quantized layers: with no launch shown, the checkpoint's shape against the quantization
+    # kernel (the category's kernel-shape row; a launch's degree above 1 makes it parallel-config)
+    assert diagnose_without_patterns(text).category == "quantization"
 
 
 def test_code_path_keeps_code_and_drops_a_persons_directories() -> None:

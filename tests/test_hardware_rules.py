@@ -267,3 +267,33 @@ def test_each_way_a_message_states_the_capability_it_needs(message: str, needs: 
     diagnosis = _diagnosis("GPU 0: Tesla V100-SXM2-32GB\n" + _raised(message))
     assert diagnosis.evidence[0] == "GPU: Tesla V100-SXM2-32GB (compute capability 7.0)"
     assert f"needs {needs} (the message)" in diagnosis.evidence[1]
+
+
+# ---- a program's floor for any GPU -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("engine_line", ["", "INFO 10-02 llm_engine.py:72] Initializing an LLM engine with config: model='m'\n"])
+def test_a_gpu_below_the_programs_floor_gets_no_setting_only_a_gpu_that_meets_it(engine_line: str) -> None:
+    # vllm setup.py (0.1.x-0.2.x) get_torch_arch_list/_check: `if major < 7: raise RuntimeError("GPUs with compute
+    # capability below 7.0 are not supported.")` (vllm-project/vllm#1284 on a P100, #1431 on a P4); the GPU from the
+    # bfloat16 check's line vLLM prints with it (worker.py _check_if_gpu_supports_dtype)
+    log = (engine_line + "Bfloat16 is only supported on GPUs with compute capability of at least 8.0. "
+           "Your Tesla P4 GPU has compute capability 6.1.\n"
+           "RuntimeError: GPUs with compute capability below 7.0 are not supported.\n")
+    diagnosis = _diagnosis(log)
+    assert diagnosis.pattern == "rule-gpu-arch-unsupported" and diagnosis.category == "gpu-arch-unsupported"
+    assert diagnosis.fix is not None
+    text = " ".join([diagnosis.root_cause, diagnosis.fix.summary, *diagnosis.fix.steps])
+    assert "Tesla P4" in diagnosis.root_cause and "compute capability 7.0 or newer" in diagnosis.fix.summary
+    assert "no setting gets past" in diagnosis.root_cause
+    # no workaround that cannot pass the floor: neither a dtype nor a backend is offered, nor any flag op
+    assert not diagnosis.fix.flags and "float16" not in text and "--dtype" not in text and "backend " not in text.replace("attention backend, quantization", "")
+    assert "no vLLM release runs on a GPU below 7.0" in text
+
+
+def test_a_gpu_that_meets_the_floor_is_not_blamed_for_it() -> None:
+    log = ("GPU 0: NVIDIA A100-SXM4-80GB\n"
+           "RuntimeError: GPUs with compute capability below 7.0 are not supported.\n")
+    diagnosis = _diagnosis(log)
+    assert diagnosis.pattern == "rule-gpu-arch-unsupported"
+    assert any("meets this" in line for line in diagnosis.evidence)

@@ -56,6 +56,9 @@ class CategoryRow:
     # KV cache) names this category, but only for a traceback cut before its exception line or one whose frames are in
     # these functions (the start-up step that logged it); never over a whole exception line of another matter
     budget_frames: tuple[str, ...] = ()
+    # counts only when the last exception's frames show the model being built or its weights loaded, and no step after
+    # it (a forward pass, the profiling run, the KV cache's sizing, graph capture): reasoning/category_score.py
+    building_model: bool = False
 
 
 @dataclass(frozen=True)
@@ -148,6 +151,7 @@ def _row(entry: dict[str, object]) -> CategoryRow:
         words_needed=bool(entry.get("words_needed", False)),
         raising_module=bool(entry.get("raising_module", False)),
         budget_frames=strings("budget_frames"),
+        building_model=bool(entry.get("building_model", False)),
     )
 
 

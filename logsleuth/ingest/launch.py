@@ -181,6 +181,14 @@ _RICH_PATH_START = compile_lazily(r"│ (?P<start>[^\s│]+)\s*│\s*$")
 # `pip show vllm` prints the distribution's name, then its version (pip's show command: `Name: vllm`, `Version:
 # 0.8.5`): installed, as pip list's row says.
 _INSTALLED = ("site-packages/", "dist-packages/")  # (facts/raise_sites.INSTALL_DIRS, not imported at reading time)
+# An engine installed as an egg (`python setup.py install`: setuptools' bdist_egg names the directory
+# `{name}-{version}-py{X.Y}-{platform}.egg`) runs from a directory named with its release:
+# `site-packages/vllm-0.1.2-py3.9-linux-x86_64.egg/vllm/…` (vllm-project/vllm#636; 0.1.3 and 0.2.1 eggs in other
+# threads' frames): the installed release, as `pip show` would print it.  A development build's egg
+# (`vllm-0.6.3.dev65+g7f60520d.cpu-py3.10-…`) is no release and is not read.
+_EGG_RELEASE = compile_lazily(
+    r"/(?P<engine>vllm|sglang)-(?P<version>\d+\.\d+(?:\.\d+)?(?:\.?post\d+|rc\d+)?)(?:\+[\w.]+)?-py\d[^/]{0,40}\.egg/(?P=engine)/"
+)
 # The words of a line that may be paths (a path ends at a space, a quote, a bracket or a comma; `:8:` after a file
 # is the line number a warning prints).  A path starts a word: never inside one, nor at a URL's `//` or `scheme:/`
 # (`https://github.com/vllm-project/vllm/blob/main/vllm/_custom_ops.py` is a link, not where the engine runs).
@@ -989,8 +997,10 @@ class LaunchTracker:
             self.failure_frames_seen = self.failure_frames_seen or bool(block.frames)
 
     def _observe_frame_path(self, path: str) -> None:
-        """What a frame's path shows: the engine whose package, console script or wrapper module it is in, and
-        roughly SGLang's version from its layout."""
+        """What a frame's path shows: the engine whose package, console script or wrapper module it is in, the release
+        an egg's directory names, and roughly SGLang's version from its layout."""
+        if ".egg/" in path and (egg := _EGG_RELEASE.search(path)):
+            self.versions.setdefault(egg["engine"], egg["version"])
         if "/sglang/" in path:
             self._saw("frames", "sglang")
             if "/srt/arg_groups/" in path:

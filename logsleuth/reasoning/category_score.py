@@ -109,6 +109,35 @@ def cut_in_model_loader(failure: Failure) -> Frame | None:
                  or frame.function in _LOADER_CALLS or called_by(frame) in _LOADER_CALLS), None)
 
 
+# The model being built or its weights read: a model class's or a layer's constructor (the parameters allocated layer by
+# layer), and the loaders' calls.  A step after it in the same frames (a forward pass, the profiling run, the KV cache's
+# sizing, CUDA graph capture, serving) means the weights were already in place when it failed.
+_BUILD_FILES = ("model_executor/models/", "srt/models/", "model_executor/layers/", "srt/layers/", "parallel_utils/",
+                "model_loader/")
+_BUILD_CALLS = frozenset({*_LOADER_CALLS, "load_weights", "_load_weights", "weight_loader", "create_weights",
+                          "load_weights_and_postprocess", "init_model"})
+_CONSTRUCTORS = frozenset({"__init__", "<listcomp>", "<genexpr>", "<lambda>"})
+_AFTER_BUILD_CALLS = frozenset({
+    "forward", "profile_run", "_dummy_run", "_dummy_sampler_run", "determine_num_available_blocks",
+    "determine_available_memory", "profile_max_num_token", "init_memory_pool", "_initialize_kv_caches",
+    "initialize_kv_cache", "initialize_cache", "init_cache_engine", "_init_cache", "_allocate_kv_cache",
+    "capture", "capture_model", "capture_one_batch_size", "init_cuda_graphs", "execute_model", "warmup_model",
+    "compile_or_warm_up_model", "generate", "step", "run_batch", "forward_batch_generation", "profile_num_available_blocks",
+})
+
+
+def building_model_frame(failure: Failure) -> Frame | None:
+    """The innermost frame of the last exception that builds the model or loads its weights, when no frame shows a step
+    after that (the weights then were not all in place yet: what ran out was the weights' own room), else None."""
+    frames = failure.final.frames
+    if any(frame.function in _AFTER_BUILD_CALLS for frame in frames):
+        return None
+    return next((frame for frame in reversed(frames)
+                 if frame.function in _BUILD_CALLS
+                 or (frame.function in _CONSTRUCTORS and any(part in code_path(frame.file) for part in _BUILD_FILES))),
+                None)
+
+
 def _raised_by_source_words(row: CategoryRow, failure: Failure) -> bool:
     """Whether the raising line (the innermost frame's source) holds one of the row's source words."""
     raising = failure.final.frames[-1].source if failure.final.frames else None
@@ -300,6 +329,8 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
         return 0, []
     if row.words_needed and not _has_own_words(row, failure, texts, word_texts, said_texts):
         return 0, []  # its place alone (a configuration module) says which check, not that it ties two settings
+    if row.building_model and building_model_frame(failure) is None:
+        return 0, []
     score, why = 0, []
     if importing:
         score += AT_IMPORT_WEIGHT

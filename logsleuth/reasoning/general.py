@@ -12,6 +12,7 @@ when the release's catalog has it (with the version unknown: every shipped relea
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from logsleuth.diagnosis.grouping import names_no_cause
@@ -24,6 +25,7 @@ from logsleuth.ingest.engine_evidence import failure_wrappers, serve_deployment
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Diagnosis, Failure, Fix
 from logsleuth.pydantic_display import checked_as
+from logsleuth.reasoning.asserted_setting import asserted_setting_steps
 from logsleuth.reasoning.call_frames import (
     api_entry_under_wrapper,
     dependency_object_class,
@@ -47,7 +49,7 @@ from logsleuth.reasoning.engine_api_calls import (
     package_path,
     refusal_without_caller,
 )
-from logsleuth.reasoning.evidence import Evidence
+from logsleuth.reasoning.evidence import Evidence, exception_lines
 from logsleuth.reasoning.feature_code import feature_steps, flags_named
 from logsleuth.reasoning.frame_shapes import shape_of
 from logsleuth.reasoning.guidance_text import (
@@ -69,7 +71,9 @@ from logsleuth.reasoning.guidance_text import (
     settings_the_message_speaks_of,
     with_compile_cache,
 )
+from logsleuth.reasoning.hub_ids import hub_id_steps
 from logsleuth.reasoning.launch_quantization import launch_quantization
+from logsleuth.reasoning.lora_modules import lora_module_steps
 from logsleuth.reasoning.message_limits import limit_steps
 from logsleuth.reasoning.parallelism import config_arithmetic_steps, launch_degree, splits_over_one_gpu
 from logsleuth.reasoning.patched_engine import patched_copy_steps
@@ -112,6 +116,12 @@ def categorize(evidence: Evidence) -> Diagnosis:
         # the launch names when the refusing class is no engine's.
         found = best_row(failure, frozenset({found[0].category}), said, launch.wrapper, engine=engine)
     found = _root_of_the_chain(failure, found)
+    if found is not None and (split := _split_quantized_layer(evidence, found[0])):
+        # A quantized kernel's shape check at a tensor-parallel degree above 1: a smaller degree may divide the layer, so
+        # the degree's arithmetic leads (llm-compressor#57: 29568 over 4 GPUs, which 2 and 8 divide); at degree 1 or
+        # an unknown one it stays the checkpoint's shape against the kernel (quantization).
+        parallel = table().row("parallel-config")
+        found = (parallel, [*found[1], f"a launch with tensor parallelism {split}"]) if parallel else found
     shape = shape_of(failure) if cut else None
     shape_row = table().row(shape.category) if shape is not None else None
     read_from_shape = shape_row is not None  # what failed is read from the frames' shape, not guessed from a subsystem
@@ -263,6 +273,12 @@ def categorize(evidence: Evidence) -> Diagnosis:
                        *_limit_steps(evidence),
                        *(config_arithmetic_steps(evidence) if row.category == "parallel-config" else ()),
                        *_quantized_launch_steps(evidence),
+                       *(_unsplit_quantized_layer(evidence) if row.category == "quantization" else ()),
+                       *(hub_id_steps("\n".join(failure_texts(failure)), launch, engine)
+                         if row.category == "model-path" else ()),
+                       *(lora_module_steps("\n".join(exception_lines(failure)), engine, version)
+                         if row.category == "lora-config" else ()),
+                       *asserted_setting_steps(failure, engine, version),
                        *feature,
                        *(compiled_op_steps(failure, engine, named_release, launch.engine_version_source, launch.checkout_paths,
                                            launch.editable_checkouts)
@@ -323,6 +339,44 @@ def _split_launch_checks(evidence: Evidence) -> tuple[tuple[str, ...], tuple[str
     asked = (f"The model's num_attention_heads and num_key_value_heads (its config.json) against the launch's "
              f"tensor-parallel size {tp}: the paste does not show them.",)
     return (step,), asked
+
+
+# A quantization check's message that blames the tensor-parallel size (AWQ's and GPTQ's "…can be caused by too large
+# tensor parallel size.", Marlin's "Consider reducing tensor_parallel_size …"): facts/categories.toml's kernel-shape row.
+_BLAMES_THE_DEGREE = compile_lazily(r"too large tensor[_ ]parallel[_ ]size|reducing tensor_parallel_size", re.IGNORECASE)
+
+
+def _split_quantized_layer(evidence: Evidence, row: CategoryRow) -> str | None:
+    """The launch's tensor-parallel degree, when it is above 1 (or a worker of a later rank printed the failure) and the
+    failure is a quantization check that blames the degree."""
+    if row.category != "quantization" or not any(_BLAMES_THE_DEGREE.search(text) for text in failure_texts(evidence.failure)):
+        return None
+    if splits_over_one_gpu(evidence):
+        return None
+    degree = launch_degree(evidence, "tp")
+    if degree is None and _a_worker_rank_above_0(evidence.failure):
+        return "above 1 (a worker of rank 1 or more printed it)"
+    return str(degree) if degree is not None and degree > 1 else None
+
+
+def _a_worker_rank_above_0(failure: Failure) -> bool:
+    """The failure was printed by a tensor-parallel worker other than the first: a rank tag of 1 or more (`TP3`,
+    `rank=5`), or vLLM's V0 worker process (`VllmWorkerProcess`, started only for ranks other than the driver's)."""
+    meta = failure.meta
+    return (any(kind in ("TP", "rank") and number >= 1 for kind, number in meta.ranks)
+            or (meta.process or "").startswith("VllmWorkerProcess"))
+
+
+def _unsplit_quantized_layer(evidence: Evidence) -> tuple[str, ...]:
+    """A quantized kernel's shape check that blames the tensor-parallel size, in a launch that splits nothing: the size
+    per GPU is the layer's whole dimension, so no degree helps (sgl-project/sglang#1396: the same error on one GPU)."""
+    if not any(_BLAMES_THE_DEGREE.search(text) for text in failure_texts(evidence.failure)):
+        return ()
+    if not splits_over_one_gpu(evidence):
+        return ()
+    return ("The launch runs tensor parallelism 1: nothing is split, so the size the check refused is the layer's whole "
+            "dimension and no tensor-parallel size helps, whatever the message suggests. The checkpoint's shape does "
+            "not fit this kernel: another kernel or quantization method for it, or another checkpoint.",)
 
 
 def _placed_by_subsystem_alone(why: list[str]) -> bool:

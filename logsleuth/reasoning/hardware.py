@@ -190,6 +190,8 @@ def _needs(limit: Limit, gpu: Gpu | None, launch: LaunchInfo) -> tuple[str, str,
             f" (it needs {need})." if limit.requirement.stated else "."
         )
     said = [row.source for row in limit.features]
+    if limit.floor and limit.requirement.minimum is not None:
+        return (*_below_floor(facts.show(limit.requirement.minimum), on, launch), said)
     if "bf16" in keys:
         return "bfloat16 on a GPU without bfloat16 support", cause, _float16_fix(launch), said
     if "fp8" in keys:
@@ -211,6 +213,26 @@ def _needs(limit: Limit, gpu: Gpu | None, launch: LaunchInfo) -> tuple[str, str,
         return "Quantization kernels this GPU's architecture lacks", cause, {"summary": summary, "steps": steps}, said
     summary = f"Run this on a GPU with {need}, or turn off the option or checkpoint feature that selected this kernel."
     return "A kernel or feature this GPU's architecture lacks", cause, {"summary": summary, "steps": []}, said
+
+
+def _below_floor(floor: str, on: str, launch: LaunchInfo) -> tuple[str, str, dict[str, Any]]:
+    """The program's own floor check for any GPU (limit.floor): no dtype, backend or flag gets past it, so the fix is a
+    GPU that meets it, and for vLLM what its releases' documented floors say (facts/gpus.toml `vllm-cuda`: none ran
+    below 7.0, so no older release is offered)."""
+    cause = (f"The program's own check refuses every GPU below compute capability {floor} (a floor for all its "
+             f"kernels, not one feature's need), and {on} is below it: no setting gets past this check.")
+    summary = (f"Run on a GPU with compute capability {floor} or newer: no dtype, attention backend, quantization or "
+               "other flag makes this release run on an older GPU.")
+    steps = ["on a host that mixes GPUs, CUDA_VISIBLE_DEVICES can leave the older ones out"]
+    if launch.engine in (None, "vllm"):
+        lower, recent = facts.feature("vllm-cuda"), facts.feature("vllm-cuda-0.31.0")
+        if lower is not None and lower.minimum is not None and recent is not None and recent.minimum is not None:
+            since = recent.key.rsplit("-", 1)[-1]
+            steps.append(("if this is vLLM: " if launch.engine is None else "")
+                         + f"vLLM's documented floor is compute capability {facts.show(lower.minimum)} in every release "
+                         f"({facts.show(recent.minimum)} from {since}): no vLLM release runs on a GPU below "
+                         f"{facts.show(lower.minimum)}")
+    return "A GPU below the minimum compute capability the program supports", cause, {"summary": summary, "steps": steps}
 
 
 def _float16_fix(launch: LaunchInfo) -> dict[str, Any]:

@@ -30,6 +30,14 @@ _HARDWARE_LIMIT = compile_lazily(
     r"|(?:Min(?:imum)?|Required) capability: |(?:Device|GPU)s? does not support",
     re.IGNORECASE,
 )
+# A program's floor for any GPU, not a feature's need: "GPUs with compute capability below 7.0 are not supported."
+# (vLLM's setup.py up to 0.2.x, raised while it builds or installs for the GPUs it sees: vllm-project/vllm#1284 on a
+# Tesla P100, #1431 on a Tesla P4).  No dtype, backend or flag gets past it: the GPU is below what the program runs on.
+_FLOOR = compile_lazily(
+    r"\bGPUs? with (?:a )?(?:compute|cuda) capability (?:below|less than|lower than|<) ?(?P<floor>\d{1,2}\.\d)"
+    r" (?:are|is) not supported\b",
+    re.IGNORECASE,
+)
 _NO_KERNEL = compile_lazily(
     r"no kernel image is available for execution on the device|cudaErrorNoKernelImageForDevice|hipErrorNoBinaryForGpu"
     r"|Unable to find code object for all current devices|invalid device function"
@@ -155,6 +163,7 @@ class Limit:
     below: bool = False  # a not-compiled message saying the kernel is compiled only for capabilities above the GPU's
     vision: bool = False  # raised by the vision encoder's attention (SGLang: --mm-attention-backend), not the LLM's
     message: str = ""  # for a vision limit, the failing message: a backend it refuses the LLM's launch may use too
+    floor: bool = False  # the program's minimum for any GPU (its own floor check), not one feature's need
 
 
 def compiler_limit_in(lines: Sequence[str]) -> Limit | None:
@@ -182,6 +191,9 @@ def limit_in(text: str) -> Limit | None:
     match = _OTHER_BUILD.search(text)
     if match:
         return Limit("build", build=match["missing"] or "HIP")
+    match = _FLOOR.search(text)
+    if match:
+        return Limit("needs", requirement=Requirement(minimum=_capability(match["floor"])), floor=True)
     selected = _SELECTED_BACKEND.search(text)
     if not selected and not _HARDWARE_LIMIT.search(text):
         return None

@@ -58,6 +58,8 @@ def _block_words(block: ExceptionBlock) -> str:
         return ""
     if block.typed_from_statement:  # the exception line was not pasted: its raising statement is the text left
         return _frame_words(block)
+    if not block.message.strip() and _printed_type(block) and (assertion := _frame_words(block)).startswith("assert "):
+        return assertion  # a bare assertion: its condition is the text its issues quote
     words = _message_words(block.type if _printed_type(block) else "", block.message)
     return words or _frame_words(block)  # no words at all (a traceback cut before its exception line): its frames
 

@@ -33,15 +33,16 @@ def _raised(message_code: str, filename: str, call: str = "site()") -> str:
 
 # (expected category, log, the code site the wording and file come from)
 CASES = [
-    # A TP split against a kernel's tile size (Marlin): arithmetic of parallelism, though the message names a
-    # quantization method and the frames run through the quantization layers.
-    ("parallel-config",
+    # A kernel's tile or group against a layer's size per GPU (Marlin), the launch's degree not shown: the checkpoint's
+    # shape against the quantization kernel (it fails at degree 1 too: sgl-project/sglang#1396, vllm-project/vllm#9913);
+    # a launch with a degree above 1 makes it parallelism arithmetic (test_a_tile_that_does_not_divide_a_size_on_one_gpu…).
+    ("quantization",
      VLLM + _raised(
          'raise ValueError("Weight output_size_per_partition = 576 is not divisible by  min_thread_n = 64. '
          'Consider reducing tensor_parallel_size or running with --quantization gptq.")',
          "vllm/model_executor/layers/quantization/utils/marlin_utils.py"),
      "vllm-0.11.2 vllm/model_executor/layers/quantization/utils/marlin_utils.py verify_marlin_supports_shape"),
-    ("parallel-config",
+    ("quantization",
      VLLM + _raised(
          'raise ValueError("Weight input_size_per_partition = 1408 is not divisible by group_size = 128. '
          'Consider reducing tensor_parallel_size or running with --quantization gptq.")',
