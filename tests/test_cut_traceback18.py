@@ -170,6 +170,14 @@ def test_a_cut_in_model_loading_at_tp_one_states_no_division() -> None:
     assert "tensor parallelism" not in " ".join(diagnosis.fix.steps)
 
 
+def test_a_cut_in_model_loading_under_dp_attention_states_no_head_division() -> None:
+    """With --enable-dp-attention attention runs at tp / dp: the heads-by-tp step would be wrong there (review of
+    cut18, medium 7)."""
+    dp_attention = ("$ python3 -m sglang.launch_server --model-path /models/big --tp 8 --dp 8 --enable-dp-attention\n"
+                    + SGL_CUT)
+    assert "num_key_value_heads" not in " ".join(_diagnosis(dp_attention).fix.steps)
+
+
 # 1. An error record above a traceback cut inside its first frame line names it (xorbitsai/inference#3020's shape)
 def test_an_error_record_above_a_traceback_cut_in_its_first_frame_names_it() -> None:
     log = (

@@ -314,6 +314,15 @@ def _quantized_launch_steps(evidence: Evidence) -> tuple[str, ...]:
             "it apart.",)
 
 
+def _attention_not_split_by_tp(evidence: Evidence) -> bool:
+    """The launch's attention is not split by its tensor-parallel size, so the head divisions by it do not hold:
+    SGLang's --enable-dp-attention (attention runs at tp / dp: sglang/srt/layers/dp_attention.py)."""
+    launch = evidence.launch
+    if any(key == "enable_dp_attention" and value.strip("'\"") == "True" for key, value in launch.server_args):
+        return True
+    return "--enable-dp-attention" in (launch.command or "").split()
+
+
 def _split_launch_checks(evidence: Evidence) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """A traceback cut while the model was built or loaded, in a launch that splits it (a tensor-parallel size above
     1): the divisions that model construction checks there, as general guidance, and the model's sizes asked for
@@ -324,7 +333,7 @@ def _split_launch_checks(evidence: Evidence) -> tuple[tuple[str, ...], tuple[str
     failure = evidence.failure
     loader = cut_in_model_loader(failure)
     tp = launch_degree(evidence, "tp") if loader is not None else None
-    if loader is None or tp is None or tp < 2:
+    if loader is None or tp is None or tp < 2 or _attention_not_split_by_tp(evidence):
         return (), ()
     where = package_path(loader.file)
     where = loader.module_path if where == loader.file else where
