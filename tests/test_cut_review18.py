@@ -4,25 +4,14 @@ in our own words after the engines' real wordings (each cited)."""
 
 from __future__ import annotations
 
-from logsleuth.api import DiagnoseOptions, diagnose_text
-from logsleuth.render import render
-from logsleuth.render.options import RenderOptions
-
-OPTIONS = DiagnoseOptions(include_user_patterns=False)
-
-
-def _report(log: str):  # type: ignore[no-untyped-def]
-    return diagnose_text(log, OPTIONS)
+from tests.test_cut_traceback18 import _report, _text
 
 
 def _diagnosis(log: str):  # type: ignore[no-untyped-def]
+    """The last failure's diagnosis (these logs print an earlier launch's failure first)."""
     report = _report(log)
     assert report.failures, log
     return report.failures[-1].diagnosis
-
-
-def _text(log: str) -> str:
-    return " ".join(render(_report(log), RenderOptions(width=400)).split())
 
 
 # 1. A budget line (vllm/v1/worker/gpu_worker.py determine_available_memory, 0.10) is its own start-up's evidence only.
