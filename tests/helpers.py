@@ -77,6 +77,13 @@ def spawn(argv: list[str], **popen: Any) -> subprocess.Popen[Any]:
     return subprocess.Popen(argv, preexec_fn=default_sigint, **popen)
 
 
+def task_state_and_wait(proc: Path) -> tuple[str, str]:
+    """A process's or thread's scheduler state (`S` asleep, `R` running) and kernel wait channel ("0" where the
+    kernel hides it), from its /proc directory; OSError when it is gone."""
+    state = (proc / "stat").read_text().rpartition(")")[2].split()[0]
+    return state, (proc / "wchan").read_text()
+
+
 def wait_until_reading_stdin(process: subprocess.Popen[Any], deadline: float = 120.0) -> None:
     """Return once `process` sleeps in a read of its standard input (a pipe): the kernel's wait channel names
     the pipe read, or, where the kernel hides it, the current system call is read(0, …) (x86-64 and arm64
@@ -86,10 +93,8 @@ def wait_until_reading_stdin(process: subprocess.Popen[Any], deadline: float = 1
     give_up = time.monotonic() + deadline  # only a child that never reads is this slow
     while process.poll() is None and time.monotonic() < give_up:
         try:
-            proc = Path(f"/proc/{process.pid}")
-            state = (proc / "stat").read_text().rpartition(")")[2].split()[0]
-            wchan = (proc / "wchan").read_text()
-            syscall = (proc / "syscall").read_text()
+            state, wchan = task_state_and_wait(Path(f"/proc/{process.pid}"))
+            syscall = Path(f"/proc/{process.pid}/syscall").read_text()
         except OSError:
             state, wchan, syscall = "?", "0", ""
         if state == "S" and ("pipe" in wchan or syscall.startswith(read_calls)):
@@ -198,8 +203,7 @@ def append_as_read(path: Path, pieces: list[str], deadline: float = 60.0) -> thr
 
     def waits_at_the_end() -> bool:
         try:
-            state = Path(f"/proc/self/task/{main}/stat").read_text().rpartition(")")[2].split()[0]
-            wchan = Path(f"/proc/self/task/{main}/wchan").read_text()
+            state, wchan = task_state_and_wait(Path(f"/proc/self/task/{main}"))
         except OSError:
             state, wchan = "S", "0"
         if state != "S":
