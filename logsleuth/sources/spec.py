@@ -48,6 +48,11 @@ class RemoteError(SourceError):
         super().__init__(printable(message))
 
 
+class ConnectionLost(RemoteError):
+    """The connection went away (or stalled) while a remote script ran, after it had been made: a follow
+    reconnects (ssh/follow.py), where an error the host gave (a missing file, a failed login) would only repeat."""
+
+
 @dataclass(frozen=True, slots=True)
 class RemoteSpec:
     """The parts of a remote source's spelling."""

@@ -85,9 +85,17 @@ def wait_for(condition: Callable[[], object], seconds: float, what: str) -> obje
     raise AssertionError(f"timed out after {seconds} s waiting for {what}")
 
 
-def new_tail(log: Path, old: set[int]) -> int:
-    """A remote tail following `log` that is not one of `old` (the follow has reconnected)."""
-    found = wait_for(lambda: remote_tails(log) - old, 120, "a new remote tail")  # generous: a reconnect backs off, and a busy machine is slow
+def new_tail(log: Path, old: set[int], watch: subprocess.Popen[str] | None = None) -> int:
+    """A remote tail following `log` that is not one of `old` (the follow has reconnected).  `watch`: the process
+    that follows; its end stops the wait, and the failure shows what it printed."""
+
+    def found_or_ended() -> set[int] | bool:
+        return remote_tails(log) - old or (watch is not None and watch.poll() is not None)
+
+    found = wait_for(found_or_ended, 120, "a new remote tail")  # generous: a reconnect backs off, and a busy machine is slow
+    if watch is not None and not isinstance(found, set):
+        _out, err = watch.communicate()
+        raise AssertionError(f"the watch ended (exit {watch.returncode}) before a new remote tail: {err}")
     assert isinstance(found, set) and len(found) == 1, found
     return found.pop()
 

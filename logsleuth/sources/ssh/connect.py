@@ -16,7 +16,7 @@ import paramiko
 
 from logsleuth.sources.base import Progress
 from logsleuth.sources.options import SSHOptions
-from logsleuth.sources.spec import RemoteError
+from logsleuth.sources.spec import ConnectionLost, RemoteError
 from logsleuth.sources.ssh.config import HostSettings, resolve_host, split_jump
 from logsleuth.sources.ssh.hostkeys import check_host_key, preferred_key_types
 from logsleuth.sources.ssh.keepalive import Watchdog, stall_limits
@@ -39,13 +39,13 @@ class SSHConnection:
     outer: list[SSHConnection] = field(default_factory=list)  # jump hosts, closed after us
     watchdog: Watchdog | None = None
 
-    def lost(self, host: str) -> RemoteError:
+    def lost(self, host: str) -> ConnectionLost:
         """The error for a read that ended because the connection went away: stalled (a watchdog closed it,
         ours or a jump host's) or lost (the server or the network did)."""
         stalled = self._stalled()
         if stalled is not None:
-            return RemoteError(f"{host}: connection stalled after {seconds(stalled.limit)} s")
-        return RemoteError(f"{host}: connection lost while reading")
+            return ConnectionLost(f"{host}: connection stalled after {seconds(stalled.limit)} s")
+        return ConnectionLost(f"{host}: connection lost while reading")
 
     def _stalled(self) -> Watchdog | None:
         if self.watchdog is not None and self.watchdog.stalled:

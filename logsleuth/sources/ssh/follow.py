@@ -32,7 +32,7 @@ from typing import Protocol, TypeVar
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from logsleuth.sources.base import ALIVE, RESTART, Progress
-from logsleuth.sources.spec import RemoteError
+from logsleuth.sources.spec import ConnectionLost, RemoteError
 from logsleuth.sources.ssh.run import NoShell, RemoteRun, Runner, classify_remote_error
 from logsleuth.sources.ssh.scripts import (
     FOLLOW_SCRIPT,
@@ -94,14 +94,18 @@ class _Place:
 def reconnecting_follow(source: Reconnectable, offset: int, *, attempts: int = RECONNECT_ATTEMPTS) -> Iterator[bytes]:
     """The file's bytes from `offset` on as it grows; b"" on idle polls; RESTART when it was truncated or replaced
     (then the new file from its first byte).  A lost leg is followed by a new one (module docstring).  The first
-    leg's errors are raised as they come: the file was opened a moment ago."""
+    leg's errors are raised as they come (the file was opened a moment ago), except a connection lost as it
+    starts: that is reconnected as any later leg's is."""
     place = _Place(offset)
+    # The size the follow's caller saw (the probe's): a file truncated since is followed from its start.
+    least = max(offset, source.size())
+    reopened: Reconnectable | None = None  # the file opened again, whose connection the current leg uses
     try:
-        # The size the follow's caller saw (the probe's): a file truncated since is followed from its start.
-        leg = _Leg(source.runner, source, place, least=max(offset, source.size()))
+        leg = _Leg(source.runner, source, place, least=least)
     except NoShell:
         raise RemoteError(f"{source.name}: the remote shell stopped accepting commands") from None
-    reopened: Reconnectable | None = None  # the file opened again, whose connection the current leg uses
+    except ConnectionLost as exc:  # dropped between tail's start and its first line reaching us
+        reopened, leg = yield from _reconnect(source, place, _without_host(exc, source.host), attempts, least)
     try:
         while True:
             try:
@@ -123,14 +127,15 @@ def reconnecting_follow(source: Reconnectable, offset: int, *, attempts: int = R
 
 
 def _reconnect(
-    source: Reconnectable, place: _Place, reason: str, attempts: int
+    source: Reconnectable, place: _Place, reason: str, attempts: int, least: int | None = None
 ) -> Generator[bytes, None, tuple[Reconnectable, _Leg]]:
-    """The file opened again and a leg started on it (reconnect's policy)."""
+    """The file opened again and a leg started on it (reconnect's policy).  `least`: the size the file had at
+    least (default: the offset reached)."""
 
     def reopen_and_start() -> tuple[Reconnectable, _Leg]:
         reopened = source.reopen()
         try:
-            return reopened, _Leg(reopened.runner, source, place, least=place.offset)
+            return reopened, _Leg(reopened.runner, source, place, least=place.offset if least is None else least)
         except BaseException:
             reopened.close()
             raise

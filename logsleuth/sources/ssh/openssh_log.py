@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from logsleuth.lazyre import compile_lazily
-from logsleuth.sources.spec import RemoteError
+from logsleuth.sources.spec import ConnectionLost, RemoteError
 from logsleuth.sources.ssh.config import SSHConfigError
 from logsleuth.sources.ssh.known_hosts import fingerprint, known_host_entries
 from logsleuth.sources.ssh.retry import TransientConnectError, seconds
@@ -87,9 +87,9 @@ def failure(
     connection went away while reading); `timeout`: the ConnectTimeout it ran with."""
     lines = lines_of(log)
     if any(_STALLED.match(line) for line in lines):
-        return RemoteError(f"{alias}: connection stalled after {seconds(stall_limit)} s")
+        return ConnectionLost(f"{alias}: connection stalled after {seconds(stall_limit)} s")
     if connected or any(_LOST.match(line) for line in lines):
-        return RemoteError(f"{alias}: connection lost while reading")
+        return ConnectionLost(f"{alias}: connection lost while reading")
     found = config_error(log) or _connect_failure(lines, alias, timeout) or _host_key_failure(lines, alias, keys)
     return found or _auth_failure(lines, alias) or _other_failure(lines, alias)
 
