@@ -143,6 +143,8 @@ class Collector:
             kind, text = self.view(kind, text)
         phase = self.phase
         if phase is Phase.FRAMES:
+            if kind is LineKind.SOURCE and self._outdented_exception(text):
+                return 1
             if kind in (LineKind.SOURCE, LineKind.OTHER) and self._stripped_frame(text):
                 return 1  # a frame line that lost CPython's `File "…", line N, in f` wording (raising_statement.py)
             if kind is LineKind.SOURCE and self.last is LineKind.HEADER:
@@ -227,6 +229,18 @@ class Collector:
             return 0
         return 0
 
+    def _outdented_exception(self, text: str) -> bool:
+        """An exception line a paste indented a little, right after the last frame's source line (sgl-project/sglang
+        #5136: ` ValueError: …` under a `raise ValueError(` indented by four): CPython prints the exception line
+        left of its frames, so a `Type: message` line indented less than the frames of the source line above is it.
+        A source line is always indented two more than its frame, so this reads no statement of the code."""
+        if self.last not in (LineKind.SOURCE, LineKind.CARET) or not text.startswith(" "):
+            return False
+        source = next((t for t in reversed(self.texts[-3:]) if t.strip() and CARET_LINE.match(t) is None), "")
+        source_indent = len(source) - len(source.lstrip())
+        indent = len(text) - len(text.lstrip())
+        return indent < source_indent - 2 and STRICT_EXCEPTION_LINE.match(text.lstrip()) is not None
+
     def _stripped_frame(self, text: str) -> bool:
         """A frame's place without CPython's wording, right under the header or under another such line."""
         return (
@@ -301,6 +315,8 @@ class Collector:
             text = line.text
             if self.indent:
                 kind, text = self.view(kind, text)
+        if kind is LineKind.SOURCE and self.phase is Phase.FRAMES and self._outdented_exception(text):
+            kind, text = LineKind.EXCEPTION, text.lstrip()
         remote_frames = kind is LineKind.FRAME and self.phase is Phase.MESSAGE and self._ray_task_error_header()
         self.hashes.append(hash((self.hashes[-1] if self.hashes else 0, text)))
         self.texts.append(text)

@@ -685,6 +685,34 @@ def repr_failure(text: str) -> str | None:
     return f"{m['type']}: {m['msg']}" if m else None
 
 
+# A record whose whole text is an exception's repr: vLLM's multiprocessing engine logs `logger.exception(repr(e))`
+# above the traceback (vllm/engine/multiprocessing/engine.py MQLLMEngine.start, client.py _set_errored, 0.6.x;
+# vllm-project/vllm#9532: `RuntimeError('CUDA error: an illegal memory access …\nCUDA kernel errors …')`).  The whole
+# record is the repr, so any class name shape is read (`OutOfMemoryError(…)`, `torch.AcceleratorError(…)`,
+# `BackendCompilerFailed(…)`); its message's escapes are the repr's, undone.
+WHOLE_RECORD_REPR = compile_lazily(
+    r"^(?P<type>(?:[A-Za-z_]\w*+\.)*+[A-Z]\w*+)\((?P<q>[\"'])(?P<msg>.*)(?P=q)\)\s*$"
+)
+
+
+def record_repr(text: str) -> tuple[str, str] | None:
+    """(type, message) of a record that is only an exception's repr (WHOLE_RECORD_REPR), its message's repr escapes
+    undone and its first line kept whole with the rest; None for any other text."""
+    if (m := WHOLE_RECORD_REPR.match(text.strip())) is None:
+        return None
+    quote, body = m["q"], m["msg"]
+    if body.count(quote) != body.count("\\" + quote):
+        return None  # a quote inside that the repr did not escape: two arguments, or not a repr
+    import ast  # only for such a record
+
+    try:
+        message = ast.literal_eval(quote + body + quote)
+    except (ValueError, SyntaxError):
+        message = body.replace("\\n", "\n")
+    message = message.strip() if isinstance(message, str) else body
+    return (m["type"], message) if message else None
+
+
 # An exception a sentence names by its type and then quotes its message: "it raises an AssertionError saying
 # "…"", "fails with ValueError with message '…'", "dies with an assertion error "…"" (an assert's message, the type
 # written as words).  A fallback like INLINE_EXCEPTION.

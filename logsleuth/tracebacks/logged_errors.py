@@ -18,7 +18,7 @@ from typing import NamedTuple
 from logsleuth.facts.message_templates import MIN_FIXED
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import LOGGED_LINE_TYPE, Failure, LineMeta, LogLine
-from logsleuth.tracebacks.grammar import STRICT_EXCEPTION_LINE, embedded_failure, inline_failure
+from logsleuth.tracebacks.grammar import STRICT_EXCEPTION_LINE, embedded_failure, inline_failure, record_repr
 from logsleuth.tracebacks.prose_failures import quoted_message_candidates
 from logsleuth.tracebacks.typeless_errors import type_named_by_message
 
@@ -232,6 +232,8 @@ def record_naming(failure: Failure, record: str) -> RecordNaming | None:
     if (read := _record_text(record)) is None:
         return None
     level, rest = read
+    if (logged_repr := record_repr(rest)) is not None:
+        return RecordNaming(*logged_repr, own_words=False)
     candidates = _candidates(rest)
     quoted = (next((text for text in candidates if STRICT_EXCEPTION_LINE.match(text)), None) or engine_message(candidates)
               or _named_in_sentence(rest))

@@ -75,6 +75,7 @@ from logsleuth.tracebacks.grammar import (
     native_header,
     prose_usage_error,
     reads_as_error,
+    record_repr,
     repr_failure,
     retyped_failure,
     retyped_usage_error,
@@ -809,7 +810,8 @@ class FailureScanner:
         of its own, between the error it logged and the traceback) that say they are an error.  `_build` takes the first
         that names the traceback (a nearer `Error log:` names nothing and gives way to the record above it)."""
         def says_error(text: str) -> bool:
-            return "rror" in text or "xception" in text or "failed: " in text or is_error_record(text)
+            return ("rror" in text or "xception" in text or "failed: " in text or is_error_record(text)
+                    or (("('" in text or '("' in text) and record_repr(text) is not None))  # `logger.exception(repr(e))`
 
         said = [previous] if says_error(previous) else []
         # (an exception line up there is the traceback's own, pasted above it: repair.py moves it back)
