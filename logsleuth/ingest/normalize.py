@@ -100,6 +100,11 @@ _VLLM_HEADER = compile_lazily(
     r"^(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) (?P<ts>\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?) "
     r"\[?(?P<where>[\w.\-]+:\d+)\] ?"
 )
+# Progress dots a program prints without a newline while it works (torch_npu's and CANN's graph compile prints `.`
+# per step), the next record glued after them: `.[rank0]:[E903 07:21:23.263967696 compiler_depend.ts:429] Rope…`
+# (vllm-project/vllm-ascend#2720).  Only before a torchrun rank prefix or a glog/c10 record's header, which never
+# start with a dot, so a sentence or a relative path (`./run.sh`, `...`) is left as it is.
+_PROGRESS_DOTS = compile_lazily(r"^\.{1,400}(?=\[rank\d{1,6}\]:|\[?[EWF]\d{4} \d\d:\d\d:\d\d\.)")
 # SGLang logger header: `[2025-01-01 12:00:00 DP0 TP2] ` with rank tags in any order.
 _SGLANG_HEADER = compile_lazily(
     r"^\[?(?P<ts>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?)"
@@ -224,6 +229,9 @@ class LineNormalizer:
         if boundary:
             self._boundary_next = False
         first = text[:1]
+        if first == "." and (glued := _PROGRESS_DOTS.match(text)) is not None:
+            text = text[glued.end() :]  # a record glued to the progress dots printed before it (_PROGRESS_DOTS)
+            first = text[:1]
         if first in " \t" and text.endswith("**") and text.lstrip().startswith("**"):
             text = text.lstrip()  # a bold line the paste indented (vllm-project/vllm#730: `  **ValueError: …**`)
             first = "*"

@@ -101,11 +101,19 @@ _CANN_RECORD = compile_lazily(
 _CANN_NAMED_RECORD = compile_lazily(
     rf"^(?:.{{0,300}}?[\s\]:])?\[PID: \d{{1,10}}\] {_CANN_TIME} (?P<said>\w{{3,80}}\(E[0-9A-Z]\d{{4}}\): \S.{{0,1000}})$"
 )
+# CANN's inner error report, where its error manager adds the place it was reported after the message
+# (`[FUNC:ReportInnerError][FILE:log_inner.cpp][LINE:145]`), alone or after the code of its table, often indented under
+# the record that opened it: `EH9999  [Init][Env]init env failed![FUNC:…][FILE:…][LINE:…]` (Ascend/pytorch#7),
+# `        [Init][Compiler]Init compiler failed[FUNC:…]` (sgl-project/sglang#9226).
+_CANN_INNER = compile_lazily(
+    r"^\s*(?:(?P<code>E[0-9A-Z]\d{4}):?\s+)?(?P<said>\S.{0,1000}?)\[FUNC:\w{1,120}\]\[FILE:[\w.\-]{1,120}\]\[LINE:\d{1,6}\]\s*$"
+)
+CANN_INNER_WORDS = "[FUNC:"
 _HIP_MESSAGE = compile_lazily(r"^\s*(?P<said>HIP error: [a-z][\w ,'\-]{2,120}?)\.?\s*$")
 _SYN_STATUS = compile_lazily(r"^\s*(?P<said>synStatus=[1-9]\d{0,3} \[[^\]\n]{1,60}\] \S.{0,300})$")  # 0 is synSuccess
 _CANN_WORDS = ("[PID: ",)
 
-DEVICE_ERROR_WORDS = (*_NAME_WORDS, *_CANN_WORDS, "HIP error: ", "synStatus=")
+DEVICE_ERROR_WORDS = (*_NAME_WORDS, *_CANN_WORDS, "[FUNC:", "HIP error: ", "synStatus=")
 # A record's level (its header taken off by the normalizer, models.LineMeta.level) at which such a line was survived.
 QUIET_LEVELS = frozenset({"INFO", "DEBUG", "WARNING", "WARN"})
 
@@ -121,6 +129,8 @@ def device_error_line(text: str) -> tuple[str, str] | None:
             return NPU_ERROR, f"{m['code']}: {m['said'].rstrip()}"
         if (m := _CANN_NAMED_RECORD.match(text)) is not None:
             return NPU_ERROR, m["said"].rstrip()
+    if CANN_INNER_WORDS in text and (m := _CANN_INNER.match(text)) is not None:
+        return NPU_ERROR, f"{m['code']}: {m['said']}" if m["code"] else m["said"]
     if "HIP error: " in text and (m := _HIP_MESSAGE.match(text)) is not None:
         return HIP_ERROR, m["said"]
     if "synStatus=" in text and (m := _SYN_STATUS.match(text)) is not None:
@@ -128,7 +138,7 @@ def device_error_line(text: str) -> tuple[str, str] | None:
     return None
 
 
-_VENDOR_WORDS = (*_CANN_WORDS, "HIP error: ", "synStatus=")
+_VENDOR_WORDS = (*_CANN_WORDS, CANN_INNER_WORDS, "HIP error: ", "synStatus=")
 
 
 # A later line saying the run went on past a runtime's status line: a call that succeeded or recovered (`attempt 2/3

@@ -30,11 +30,11 @@ from dataclasses import replace
 from logsleuth.facts.message_templates import MIN_FIXED
 from logsleuth.ingest.startup_lines import READY_LINE
 from logsleuth.lazyre import compile_lazily
-from logsleuth.models import FACT_PREFIX, Failure, FailureKind, Frame, LogLine
+from logsleuth.models import FACT_PREFIX, LOGGED_LINE_TYPE, Failure, FailureKind, Frame, LogLine
 from logsleuth.tracebacks.chain import FRAMELESS_CAUSE_REACH, frameless_cause
 from logsleuth.tracebacks.collector import UNPASTED_FRAME, Collector, Phase
 from logsleuth.tracebacks.cut_tail import marked_cut
-from logsleuth.tracebacks.device_errors import QUIET_LEVELS, device_error_line, went_on
+from logsleuth.tracebacks.device_errors import CANN_INNER_WORDS, QUIET_LEVELS, device_error_line, went_on
 from logsleuth.tracebacks.grammar import (
     BUDGET_LINE,
     BUDGET_REPORT,
@@ -354,6 +354,8 @@ class FailureScanner:
             self._read_last_lines(self._unread_before_traceback if self.failures else self._last_unread)
             if not self._fallbacks:
                 self._read_indented_tail()
+            if not self._fallbacks and not self.failures:
+                self._read_last_error_record()
             if not self._fallbacks and (warned := self._warned.strongest(self._ready_offset)) is not None:
                 # a failure the paste shows only as a warning, its strongest evidence (warned_failures.py): a fallback
                 # as the lines above are (a user's Ctrl-C after it is how the paste ended, not its failure)
@@ -689,6 +691,26 @@ class FailureScanner:
         self._register(line.stream, record)
         self._close(line.stream, record)
 
+    def _read_last_error_record(self) -> None:
+        """A paste that shows no failure and ends on an ERROR or CRITICAL record of a logger's own format, its traceback
+        cut off or never printed: that record is where the run failed (a person reading the paste points at it).  vLLM's
+        EngineCore logs `Invocation of collective_rpc method failed` (v1/engine/core.py, logger.exception) before the
+        traceback the paste stops short of (modelscope/ms-swift#6866); SGLang's scheduler logs `Scheduler hit an
+        exception: …` the same way.  An error record with anything after it (progress, a served request, a retry) was
+        survived, so only the paste's very last line of content is read; its message is kept as cut."""
+        for last in self._last_unread.values():
+            if last is None:
+                continue
+            line, seq = last
+            if (line.offset != self._last_content_offset or line.meta.level not in ("ERROR", "CRITICAL")
+                    or not line.starts_record or len(text := line.text.strip()) < MIN_FIXED or len(text) > MAX_RECORD):
+                continue
+            context = tuple(above for above in self._context() if above.strip() != text)  # (the record itself)
+            record = Collector("bare", line, Phase.DONE, context=context, fallback=True, truncated=True)
+            record.add(LineKind.EXCEPTION, line, seq, text=f"{LOGGED_LINE_TYPE}: {text}")
+            self._register(line.stream, record)
+            self._close(line.stream, record)
+
     def _read_indented_tail(self) -> None:
         """A paste that shows no failure and ends on an indented paragraph that continues nothing above it: the
         paragraph's lines joined, read against the raise site index as a last line is (indented_tail.py)."""
@@ -746,7 +768,8 @@ class FailureScanner:
             new = Collector("abort", line, Phase.DONE, context=self._context(), fallback=True)
         elif glog_record(text, "E") and GLOG_ERROR.match(text):
             new = Collector("line", line, Phase.DONE, context=self._context(), fallback=True)
-        elif kind in (LineKind.OTHER, LineKind.EXCEPTION) and (fatal := fatal_line(text)) is not None and not (
+        elif (kind in (LineKind.OTHER, LineKind.EXCEPTION) or kind is LineKind.SOURCE and CANN_INNER_WORDS in text) and (
+                fatal := fatal_line(text)) is not None and not (
             line.meta.level in QUIET_LEVELS
             and (_quotes_value_error(fatal[0], text, line) or device_error_line(text) is not None)
         ):  # (a runtime's status or pydantic's `Value error, …` quoted in an INFO or WARNING record, its header taken off,
