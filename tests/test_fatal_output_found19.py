@@ -109,3 +109,83 @@ def test_an_error_record_that_is_an_exception_repr_names_the_cut_traceback(
 ])
 def test_a_record_that_is_not_only_a_repr_is_not_read_as_one(text: str) -> None:
     assert record_repr(text) is None
+
+
+# -- a native or vendor error with no Python exception line ------------------------------------------------------------
+
+C10_FRAMES = [
+    "Exception raised from OperationSetup at build/op_plugin/compiler_depend.ts:151 (most recent call first):",
+    "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0xd4 (0xffff8c4e3ea4 in /opt/torch/lib/libc10.so)",
+    "frame #1: c10::detail::torchCheckFail(char const*, char const*, unsigned int, std::string const&) + 0xe4 "
+    "(0xffff8c483e24 in /opt/torch/lib/libc10.so)",
+]
+
+
+@pytest.mark.parametrize("dots", ["", ".", "......"])
+def test_a_c10_error_record_glued_to_progress_dots_is_the_failure(dots: str) -> None:
+    """vllm-project/vllm-ascend#2720 (a `.` of the graph compile's progress before the record), #393 (none)."""
+    log = "\n".join([
+        "INFO 09-03 07:21:15 [backends.py:541] Dynamo bytecode transform time: 5.92 s",
+        f"{dots}[rank0]:[E903 07:21:23.263967696 compiler_depend.ts:429] GatherOperation setup failed!",
+        *C10_FRAMES,
+    ]) + "\n"
+    assert primary(log)[:2] == ("ERROR", "GatherOperation setup failed!")
+
+
+def test_dots_before_a_sentence_or_a_path_stay_as_they_are() -> None:
+    assert not diagnose_text("...[see the notes] nothing failed here\n./run.sh --port 8000\n", OPTIONS).failures
+
+
+@pytest.mark.parametrize(("lines", "message"), [
+    (["        [Init][Compiler]Init compiler failed[FUNC:ReportInnerError][FILE:log_inner.cpp][LINE:145]",
+      "        [Set][Options]OpCompileProcessor init failed![FUNC:ReportInnerError][FILE:log_inner.cpp][LINE:145]"],
+     "[Init][Compiler]Init compiler failed"),
+    (["EH9999: Inner Error!",
+      "EH9999  [Init][Env]init env failed![FUNC:ReportInnerError][FILE:log_inner.cpp][LINE:145]"],
+     "EH9999: [Init][Env]init env failed!"),
+])
+def test_cann_s_inner_error_report_is_an_npu_error(lines: list[str], message: str) -> None:
+    """CANN's error manager's inner report (sgl-project/sglang#9226, Ascend/pytorch#7): the place it appends is no part
+    of the message."""
+    assert primary("\n".join(lines) + "\n")[:2] == ("NPU error", message)
+
+
+def test_a_line_that_only_mentions_func_is_no_npu_error() -> None:
+    assert not diagnose_text("INFO the tracer records [FUNC:main] entries for each call\n", OPTIONS).failures
+
+
+# -- a paste that ends on an ERROR record ----------------------------------------------------------------------------
+
+VLLM_SERVED = [
+    "(EngineCore_DP0 pid=4410) INFO 12-03 10:27:30 [core.py:210] init engine (profile, create kv cache, warmup model) "
+    "took 15.98 seconds",
+    "INFO:     Application startup complete.",
+    'INFO:     127.0.0.1:59632 - "POST /init_communicator/ HTTP/1.1" 200 OK',
+]
+
+
+def test_a_paste_ending_on_an_engine_error_record_is_that_failure_cut() -> None:
+    log = "\n".join([*VLLM_SERVED,
+                     "(EngineCore_DP0 pid=4410) ERROR 12-03 10:29:14 [core.py:780] Invocation of update_weights method "
+                     "failed"]) + "\n"
+    report = diagnose_text(log, OPTIONS)
+    assert len(report.failures) == 1
+    failure = report.failures[0].failure
+    assert (failure.final.type, failure.final.message) == ("ERROR", "Invocation of update_weights method failed")
+    assert failure.truncated
+
+
+@pytest.mark.parametrize("after", [
+    'INFO:     127.0.0.1:59640 - "POST /v1/completions HTTP/1.1" 200 OK',  # served on
+    "(EngineCore_DP0 pid=4410) INFO 12-03 10:29:20 [loggers.py:123] Engine 000: Avg prompt throughput: 12.0 tokens/s",
+])
+def test_an_error_record_the_run_went_on_after_is_no_failure(after: str) -> None:
+    log = "\n".join([*VLLM_SERVED,
+                     "(EngineCore_DP0 pid=4410) ERROR 12-03 10:29:14 [core.py:780] Invocation of update_weights method "
+                     "failed", after]) + "\n"
+    assert not diagnose_text(log, OPTIONS).failures
+
+
+def test_a_warning_record_ending_a_paste_is_no_failure() -> None:
+    log = "\n".join([*VLLM_SERVED, "WARNING 12-03 10:29:14 [core.py:780] Request took longer than expected to finish"])
+    assert not diagnose_text(log + "\n", OPTIONS).failures
