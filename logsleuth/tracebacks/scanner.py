@@ -30,7 +30,7 @@ from dataclasses import replace
 from logsleuth.facts.message_templates import MIN_FIXED
 from logsleuth.ingest.startup_lines import READY_LINE
 from logsleuth.lazyre import compile_lazily
-from logsleuth.models import FACT_PREFIX, LOGGED_LINE_TYPE, Failure, FailureKind, Frame, LogLine
+from logsleuth.models import FACT_PREFIX, Failure, FailureKind, Frame, LogLine
 from logsleuth.tracebacks.chain import FRAMELESS_CAUSE_REACH, frameless_cause
 from logsleuth.tracebacks.collector import UNPASTED_FRAME, Collector, Phase
 from logsleuth.tracebacks.cut_tail import marked_cut
@@ -693,21 +693,24 @@ class FailureScanner:
 
     def _read_last_error_record(self) -> None:
         """A paste that shows no failure and ends on an ERROR or CRITICAL record of a logger's own format, its traceback
-        cut off or never printed: that record is where the run failed (a person reading the paste points at it).  vLLM's
-        EngineCore logs `Invocation of collective_rpc method failed` (v1/engine/core.py, logger.exception) before the
-        traceback the paste stops short of (modelscope/ms-swift#6866); SGLang's scheduler logs `Scheduler hit an
-        exception: …` the same way.  An error record with anything after it (progress, a served request, a retry) was
-        survived, so only the paste's very last line of content is read; its message is kept as cut."""
+        cut off or never printed, whose text an engine's code logs as an error (the raise site index's logged sites):
+        that record is where the run failed.  vLLM's EngineCore logs `Invocation of collective_rpc method failed`
+        (v1/engine/core.py, logger.exception) before the traceback the paste stops short of (modelscope/ms-swift#6866).
+        An error record with anything after it (progress, a served request, a retry) was survived, so only the paste's
+        very last line of content is read; a record no engine logs (a wrapper's `request cancelled by the client`)
+        stays no failure.  The failure is kept as cut: the traceback below it is what to paste next."""
         for last in self._last_unread.values():
-            if last is None:
+            if last is None or self._record_lookups_left <= 0:
                 continue
             line, seq = last
-            if (line.offset != self._last_content_offset or line.meta.level not in ("ERROR", "CRITICAL")
-                    or not line.starts_record or len(text := line.text.strip()) < MIN_FIXED or len(text) > MAX_RECORD):
+            if line.offset != self._last_content_offset or line.meta.level not in ("ERROR", "CRITICAL"):
                 continue
+            if (logged := self._engine_text(error_record_candidates(line), cut=True, logged=True)) is None:
+                continue
+            text = line.text.strip()
             context = tuple(above for above in self._context() if above.strip() != text)  # (the record itself)
             record = Collector("bare", line, Phase.DONE, context=context, fallback=True, truncated=True)
-            record.add(LineKind.EXCEPTION, line, seq, text=f"{LOGGED_LINE_TYPE}: {text}")
+            record.add(LineKind.EXCEPTION, line, seq, text=logged)
             self._register(line.stream, record)
             self._close(line.stream, record)
 
