@@ -111,6 +111,35 @@ def test_a_record_that_is_not_only_a_repr_is_not_read_as_one(text: str) -> None:
     assert record_repr(text) is None
 
 
+CUT_ENGINE_FRAMES = [
+    "Traceback (most recent call last):",
+    '  File "/opt/venv/lib/python3.11/site-packages/vllm/engine/multiprocessing/engine.py", line 221, in run_engine_loop',
+    "    request_outputs = self.engine_step()",
+]
+
+
+@pytest.mark.parametrize("record", [
+    "INFO 03-02 09:14:55 [loader.py:12] PosixPath('/models/llama-3-8b')",  # an object's repr, not an exception's
+    "DEBUG 03-02 09:14:55 [utils.py:12] Token('<|endoftext|>')",
+    "ERROR 03-02 09:14:55 [scheduler.py:12] Block('kv-cache-page-17')",  # an ERROR record, but no exception's class
+])
+def test_a_repr_that_is_no_logged_exception_names_nothing(record: str) -> None:
+    """Only an ERROR record's repr of an exception class is `logger.exception(repr(e))`'s: an INFO/DEBUG record's repr,
+    or an ERROR record's of any other object, leaves the traceback without its exception line."""
+    block = diagnose_text("\n".join([record, *CUT_ENGINE_FRAMES]) + "\n", OPTIONS).failures[0].failure.final
+    assert (block.type, block.message) == ("", "")
+
+
+def test_an_info_repr_nearer_the_traceback_gives_way_to_the_error_record_above() -> None:
+    log = "\n".join([
+        "ERROR 03-02 09:14:54 [engine.py:160] Scheduler hit an exception: torch.OutOfMemoryError: CUDA out of memory. "
+        "Tried to allocate 2.00 GiB",
+        "INFO 03-02 09:14:55 [scheduler.py:12] Block('kv-cache-page-17')",
+        *CUT_ENGINE_FRAMES,
+    ]) + "\n"
+    assert primary(log)[:2] == ("torch.OutOfMemoryError", "CUDA out of memory. Tried to allocate 2.00 GiB")
+
+
 # -- a native or vendor error with no Python exception line ------------------------------------------------------------
 
 C10_FRAMES = [

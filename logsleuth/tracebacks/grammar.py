@@ -687,9 +687,10 @@ def repr_failure(text: str) -> str | None:
 
 # A record whose whole text is an exception's repr: vLLM's multiprocessing engine logs `logger.exception(repr(e))`
 # above the traceback (vllm/engine/multiprocessing/engine.py MQLLMEngine.start, client.py _set_errored, 0.6.x;
-# vllm-project/vllm#9532: `RuntimeError('CUDA error: an illegal memory access …\nCUDA kernel errors …')`).  The whole
-# record is the repr, so any class name shape is read (`OutOfMemoryError(…)`, `torch.AcceleratorError(…)`,
-# `BackendCompilerFailed(…)`); its message's escapes are the repr's, undone.
+# vllm-project/vllm#9532: `RuntimeError('CUDA error: an illegal memory access …\nCUDA kernel errors …')`).  Only a
+# class named as an exception is (exception_class_name: `OutOfMemoryError(…)`, `torch.AcceleratorError(…)`,
+# triton's `OutOfResources(…)`): any object's repr looks the same (`PosixPath('/models/x')`, `Token('<s>')`); its
+# message's escapes are the repr's, undone.
 WHOLE_RECORD_REPR = compile_lazily(
     r"^(?P<type>(?:[A-Za-z_]\w*+\.)*+[A-Z]\w*+)\((?P<q>[\"'])(?P<msg>.*)(?P=q)\)\s*$"
 )
@@ -698,7 +699,7 @@ WHOLE_RECORD_REPR = compile_lazily(
 def record_repr(text: str) -> tuple[str, str] | None:
     """(type, message) of a record that is only an exception's repr (WHOLE_RECORD_REPR), its message's repr escapes
     undone and its first line kept whole with the rest; None for any other text."""
-    if (m := WHOLE_RECORD_REPR.match(text.strip())) is None:
+    if (m := WHOLE_RECORD_REPR.match(text.strip())) is None or not exception_class_name(m["type"]):
         return None
     quote, body = m["q"], m["msg"]
     if body.count(quote) != body.count("\\" + quote):
@@ -801,6 +802,27 @@ def _known_exception_types() -> dict[str, str]:
 
 def known_exception_type(lowered: str) -> str | None:
     return _known_exception_types().get(lowered)
+
+
+@lru_cache(maxsize=1)
+def _exception_classes() -> frozenset[str]:
+    """The short names of Python's built-in exceptions and of the exception types facts/categories.toml names, whatever
+    they end in (triton's `OutOfResources`, torch's `BackendCompilerFailed`)."""
+    import builtins
+
+    from logsleuth.facts.categories import table
+
+    names = {name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException)}
+    names.update(name.rsplit(".", 1)[-1] for row in table().rows for name in row.types)
+    names.update(name.rsplit(".", 1)[-1] for guidance in table().by_type for name in guidance.types)
+    return frozenset(name for name in names if name.isidentifier())
+
+
+def exception_class_name(type_name: str) -> bool:
+    """Whether a class name is an exception's: named as one (STRICT_EXCEPTION_LINE's suffixes), a built-in exception,
+    or an exception type the categories table names.  `PosixPath`, `Block`, `Token` are not."""
+    return (STRICT_EXCEPTION_LINE.match(f"{type_name}: x") is not None
+            or type_name.rsplit(".", 1)[-1] in _exception_classes())
 
 
 @dataclass(frozen=True, slots=True)

@@ -221,18 +221,21 @@ class RecordNaming(NamedTuple):
     inferred: bool = False
 
 
-def record_naming(failure: Failure, record: str) -> RecordNaming | None:
+def record_naming(failure: Failure, record: str, *, error_level: bool = False) -> RecordNaming | None:
     """What the error record printed right above a traceback whose exception line the paste cut off names it (vLLM's
     `ERROR … [engine.py:160] Error in model execution: …`, SGLang's `Scheduler hit an exception: …`, a wrapper's
     `ERROR … failed: …`), as a RecordNaming: its `Type: message` when it quotes one, else an
     engine's own message (the raise site index gives its type).  An ERROR record that states the failure in words of
     its own (Xinference logging `str(exc)` of torch's `Timed out after 601 seconds waiting for clients. 1/2 clients
     joined.` above the traceback it cut) names it as `ERROR: <its text>`, as glog's E records are (the person reading
-    the paste points at that record): own_words is then True.  None for a record whose text is none of these."""
+    the paste points at that record): own_words is then True.  An ERROR or CRITICAL record (its level word on the line,
+    or `error_level`: the normalizer took its header off) that is only an exception's repr names it by the repr
+    (vLLM's `logger.exception(repr(e))`); a repr at any other level is an object's, no error.  None for a record whose
+    text is none of these."""
     if (read := _record_text(record)) is None:
         return None
     level, rest = read
-    if (logged_repr := record_repr(rest)) is not None:
+    if (level is not None or error_level) and (logged_repr := record_repr(rest)) is not None:
         return RecordNaming(*logged_repr, own_words=False)
     candidates = _candidates(rest)
     quoted = (next((text for text in candidates if STRICT_EXCEPTION_LINE.match(text)), None) or engine_message(candidates)
@@ -294,6 +297,7 @@ class LineAbove(NamedTuple):
     text: str
     says_error: bool  # an error line within ERROR_SAID_REACH: record_naming reads it
     may_be_logged: bool  # may be an error the engine's code logs: named_by_logged_error reads it
+    error_level: bool = False  # an ERROR or CRITICAL record's text, its header taken off by the normalizer
 
 
 def named_by_lines_above(failure: Failure, lines: tuple[LineAbove, ...]) -> Failure:
@@ -307,7 +311,8 @@ def named_by_lines_above(failure: Failure, lines: tuple[LineAbove, ...]) -> Fail
     for line in lines:
         if line.may_be_logged and (named := named_by_logged_error(failure, line.text)) is not failure:
             return named
-        if not line.says_error or in_own_words is not None or (naming := record_naming(failure, line.text)) is None:
+        if not line.says_error or in_own_words is not None or (
+                naming := record_naming(failure, line.text, error_level=line.error_level)) is None:
             continue
         if not naming.own_words:
             return _named(failure, naming.type_name, naming.message, inferred=naming.inferred)

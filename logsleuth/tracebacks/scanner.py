@@ -43,6 +43,7 @@ from logsleuth.tracebacks.grammar import (
     CONTEXT_HINT,
     CONTEXT_WORDS,
     CPP_TERMINATE,
+    ERROR_LEVELS,
     GENERIC_EXCEPTION_LINE,
     GLOG_ERROR,
     GROUP_AFTER_TEXT,
@@ -199,6 +200,9 @@ class FailureScanner:
         # each stream's last lines of content no collector took: a paste's Markdown between them (a fence, a heading,
         # `<details>`) left out, so the error a traceback was logged under is reached across it (_error_said_above)
         self._recent_content: dict[str, deque[str]] = {}
+        # those of them an ERROR or CRITICAL record printed, its header taken off (only such a record's repr names a
+        # traceback: `logger.exception(repr(e))`, logged_errors.record_naming)
+        self._error_records: dict[str, deque[str]] = {}
         # each stream's last line where a person's sentence states an error (a fallback a prose reader started), and
         # for each traceback's first line the last such sentence above it (_stated_above_cut)
         self._last_stated: dict[str, int] = {}
@@ -321,6 +325,11 @@ class FailureScanner:
             if content is None:
                 content = self._recent_content[stream] = deque(maxlen=LOGGED_ERROR_REACH)
             content.append(line.text)
+            if line.meta.level in ERROR_LEVELS:
+                records = self._error_records.get(stream)
+                if records is None:
+                    records = self._error_records[stream] = deque(maxlen=LOGGED_ERROR_REACH)
+                records.append(line.text)
         if kind is not LineKind.CARET:
             self._source_above[stream] = line.text
 
@@ -835,9 +844,11 @@ class FailureScanner:
         last few lines of content (a paste leaves a blank line, a fence, a heading or `<details>`, or the server a line
         of its own, between the error it logged and the traceback) that say they are an error.  `_build` takes the first
         that names the traceback (a nearer `Error log:` names nothing and gives way to the record above it)."""
+        errors = self._error_records.get(stream, ())
+
         def says_error(text: str) -> bool:
             return ("rror" in text or "xception" in text or "failed: " in text or is_error_record(text)
-                    or (("('" in text or '("' in text) and record_repr(text) is not None))  # `logger.exception(repr(e))`
+                    or (("('" in text or '("' in text) and text in errors and record_repr(text) is not None))  # (repr(e))
 
         said = [previous] if says_error(previous) else []
         # (an exception line up there is the traceback's own, pasted above it: repair.py moves it back)
@@ -855,7 +866,8 @@ class FailureScanner:
             return ()
         content = list(reversed(self._recent_content.get(stream, ())))
         nearest_first = content if content[:1] == [previous] else [previous, *content]
-        return tuple(LineAbove(text, text in said, text in logged) for text in dict.fromkeys(nearest_first)
+        errors = self._error_records.get(stream, ())
+        return tuple(LineAbove(text, text in said, text in logged, text in errors) for text in dict.fromkeys(nearest_first)
                      if text in said or text in logged)
 
     def _logged_errors_above(self, stream: str) -> tuple[str, ...]:
