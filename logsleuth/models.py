@@ -151,6 +151,9 @@ class Failure:
     error_context: tuple[str, ...] = ()
     # The program argparse names on a usage error's line (`xinference-local: error: …`, `vllm serve: error: …`).
     program: str | None = None
+    # An ERROR record the paste ends on, its traceback not pasted (scanner._read_last_error_record): the report says
+    # the lines after it in the server's log are what to paste next.
+    ends_paste: bool = False
 
     @property
     def final(self) -> ExceptionBlock:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import pytest
 
 from logsleuth.api import diagnose_text
+from logsleuth.render import render
+from logsleuth.render.options import OutputFormat, RenderOptions
 from logsleuth.tracebacks.grammar import record_repr
 from tests.helpers import real_traceback
 from tests.test_fatal_output_shapes import OPTIONS, primary
@@ -213,6 +215,38 @@ def test_an_error_record_the_run_went_on_after_is_no_failure(after: str) -> None
                      "(EngineCore_DP0 pid=4410) ERROR 12-03 10:29:14 [core.py:780] Invocation of update_weights method "
                      "failed", after]) + "\n"
     assert not diagnose_text(log, OPTIONS).failures
+
+
+def test_the_report_says_what_to_paste_after_the_record() -> None:
+    log = "\n".join([*VLLM_SERVED,
+                     "(EngineCore_DP0 pid=4410) ERROR 12-03 10:29:14 [core.py:780] Invocation of update_weights method "
+                     "failed"]) + "\n"
+    shown = " ".join(render(diagnose_text(log, OPTIONS), RenderOptions(format=OutputFormat.TEXT, width=400)).split())
+    assert "the paste ends on this record: its traceback, the lines right after it in the server's log" in shown
+
+
+SERVER_UP = [
+    "INFO 12-03 10:27:30 [api_server.py:1000] Starting vLLM API server 0 on http://0.0.0.0:8000",
+    "INFO:     Application startup complete.",
+    'INFO:     127.0.0.1:59632 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
+]
+
+
+@pytest.mark.parametrize("record", [
+    # records that say in their own words that the server went on (vLLM's logger.error sites: speech_to_text.py
+    # _warmup_input_processor, the weight loader's fallback, custom_all_reduce's is_in_the_same_node)
+    "ERROR 12-03 10:29:14 [speech_to_text.py:120] Input processor warmup failed (non-fatal): timeout. First request "
+    "may experience higher latency.",
+    "ERROR 12-03 10:29:14 [weight_utils.py:222] Weight cache IPC loading failed; falling back to disk loading",
+    "ERROR 12-03 10:29:14 [utils.py:222] Error ignored in is_in_the_same_node: connection refused by peer",
+    # a request handler's records: one request answered with an error, the server serving on (vLLM's
+    # entrypoints/openai/server_utils.py http_exception_handler / exception_handler, serving_chat.py)
+    "ERROR 12-03 10:29:14 [server_utils.py:120] HTTPException caught. Request id: chatcmpl-abc123def456",
+    "ERROR 12-03 10:29:14 [server_utils.py:120] Exception caught. Request id: chatcmpl-abc123def456",
+    "ERROR 12-03 10:29:14 [serving_chat.py:222] Error in preprocessing prompt inputs",
+])
+def test_an_error_record_the_server_survives_is_no_failure_at_the_paste_s_end(record: str) -> None:
+    assert not diagnose_text("\n".join([*SERVER_UP, record]) + "\n", OPTIONS).failures
 
 
 def test_a_warning_record_ending_a_paste_is_no_failure() -> None:

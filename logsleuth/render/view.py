@@ -44,6 +44,8 @@ MAX_CONTEXT_LINES = 5
 INCOMPLETE_NOTE = "(traceback incomplete in the log)"
 CUT_NOTE = ("(the paste stops here, before the exception line: paste the lines that follow the last frame, from the "
             "`Type: message` line on)")
+ENDS_PASTE_NOTE = ("(the paste ends on this record: its traceback, the lines right after it in the server's log, says "
+                   "what failed; paste them)")
 NO_ERROR_ABOVE_NOTE = "(none of the lines just before the cut reads as an error)"
 _QUOTED = compile_lazily(r"'([^'\n]{4,})'")  # what a root cause quotes of the lines it read: ('NVRM: Xid')
 MAX_CASCADE_LINES = 3
@@ -131,6 +133,7 @@ class GroupView:
     context: list[str]  # the log lines just before it (the last MAX_CONTEXT_LINES)
     truncated: bool
     cut_before_exception: bool = False  # a traceback the paste cut before its exception line
+    ends_paste: bool = False  # an ERROR record the paste ends on, its traceback not pasted (Failure.ends_paste)
     context_dropped: bool = False  # lines before such a cut left out: none reads as an error
     category: str | None = None
     pattern: str | None = None
@@ -151,7 +154,7 @@ class GroupView:
     @property
     def truncated_note(self) -> str:
         """What the evidence says where the traceback ends: cut before its exception line, what to paste next."""
-        return CUT_NOTE if self.cut_before_exception else INCOMPLETE_NOTE
+        return CUT_NOTE if self.cut_before_exception else ENDS_PASTE_NOTE if self.ends_paste else INCOMPLETE_NOTE
 
     @property
     def headline(self) -> str:
@@ -415,6 +418,7 @@ def build_view(
         context=[clean(line) for line in context[-MAX_CONTEXT_LINES:]],
         truncated=failure.truncated,
         cut_before_exception=cut,
+        ends_paste=failure.ends_paste,
         context_dropped=cut and bool(failure.context) and not context,
         category=clean(diagnosis.category) if diagnosis else None,
         pattern=clean(diagnosis.pattern) if diagnosis else None,

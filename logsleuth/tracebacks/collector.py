@@ -87,6 +87,7 @@ class Collector:
     truncated: bool = False
     context: tuple[str, ...] = ()
     error_context: tuple[str, ...] = ()  # those of `context` that read as an error (Failure.error_context)
+    ends_paste: bool = False  # an ERROR record the paste ends on (Failure.ends_paste)
     texts: list[str] = field(default_factory=list)
     last: LineKind = LineKind.OTHER
     last_seq: int = 0
@@ -442,6 +443,7 @@ class Collector:
             context=context,
             error_context=self.error_context,
             program=program,
+            ends_paste=self.ends_paste,
         )
 
 

@@ -56,13 +56,21 @@ _AFTER_REFUSED_NAME = compile_lazily(r"[`'\"]?[.!]?\s*$|:\s+[A-Za-z][^=;{}|]{2,3
 # A Python exception line anywhere before the name (`torch._C._cuda_init() failed: RuntimeError: cudaError…`, pytest's
 # `E       RuntimeError: cuDNN error: …`): that exception is the failure, read as one.
 _TYPED = compile_lazily(r"(?:^|\s)[\w.]*[A-Za-z](?:Error|Exception): ")
+# A line stating in its own words that the program went on past what it reports: a fallback, a retry, a recovery,
+# an error ignored or skipped, `(non-fatal)`, `continuing …` (vLLM's `Input processor warmup failed (non-fatal): …`,
+# `Weight cache IPC loading failed; falling back to disk loading`, `… continuing under fault tolerance`).  The rule of
+# every shape here, and of an ERROR record ending a paste (scanner._read_last_error_record).
+_WENT_ON_IN_ITS_WORDS = (
+    r"(?i:fall(?:s|ing)? ?back|retr(?:y|ying|ied)\b|\brecover(?:ed|ing)?\b|\bsucce(?:eded|ss)|\bignor(?:e|ed|ing)\b"
+    r"|skipp(?:ed|ing)\b|\bnon-?fatal\b|\bcontinuing\b)"
+)
+SAYS_IT_WENT_ON = compile_lazily(_WENT_ON_IN_ITS_WORDS)
 # What makes a line no failure of its own, for every shape of this module: a warning, an INFO/DEBUG/NOTICE record
 # (the normalizer's level, or a level it does not tag: glog's `W0102 `, absl's `…123456: W path/file.cc:282] `,
 # a bracketed `[W]`/`[INFO]`), a recovery the line itself states, source code (C and Python), a documentation
 # table or list.
 _NOT_A_FAILURE = compile_lazily(
-    r"(?i:\bwarn(?:ing)?\b|UserWarning|\bINFO\b|\bDEBUG\b|\bNOTICE\b|fall(?:s|ing)? ?back|retr(?:y|ying|ied)\b"
-    r"|\brecover(?:ed|ing)?\b|\bsucce(?:eded|ss)|\bignor(?:e|ed|ing)\b|skipp(?:ed|ing)\b)"
+    r"(?i:\bwarn(?:ing)?\b|UserWarning|\bINFO\b|\bDEBUG\b|\bNOTICE\b)|" + _WENT_ON_IN_ITS_WORDS +
     r"|^\s*\[?[IWD]\d{4} |\d: [IWD] \S+:\d+\] |\[[IWD]\]"
     r"|==|!=|\bcase\s|\breturn\s|\braise\s|\bf[\"']|\{\w*\}|;\s*$|#define|\bif\s*\(|=\s*-?(?:\d+|0x[0-9a-fA-F]+)\s*,?\s*$"
     r"|\|[^|\n]*\||^\s*(?:[-*+#>]|//|/\*)"

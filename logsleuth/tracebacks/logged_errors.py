@@ -354,3 +354,19 @@ def engine_message(candidates: list[str], *, cut: bool = False, logged: bool = F
     if logged:
         return next((f"{LOGGED_LINE_TYPE}: {message}" for message in candidates if len(message) >= MIN_FIXED and engines_logging(message)), None)
     return None
+
+
+# A site of an engine's HTTP request handling: its OpenAI-compatible serving classes (vLLM's and SGLang's
+# entrypoints/openai/serving_*.py, vLLM's newer entrypoints/**/serving.py) and FastAPI exception handlers (vLLM's
+# server_utils.py `exception_handler`/`http_exception_handler`, entrypoints/serve/exception_handling/).  What such a
+# site logs fails one request: the handler answers it with an error body and the server serves on.
+_REQUEST_HANDLER_FILE = compile_lazily(r"/entrypoints/.*(?:serving|server_utils|exception_handl|speech_to_text)")
+
+
+def logged_by_request_handler(message: str) -> bool:
+    """Whether an engine's indexed site that logs or raises this message is in its HTTP request handling
+    (_REQUEST_HANDLER_FILE, or a function named as an exception handler)."""
+    from logsleuth.facts.engine_messages import raising_modules  # the index is read only for such records
+
+    return any(_REQUEST_HANDLER_FILE.search(f"/{file}") is not None or function.endswith("_handler")
+               for sites in raising_modules(None, message).values() for file, function in sites)

@@ -34,7 +34,13 @@ from logsleuth.models import FACT_PREFIX, Failure, FailureKind, Frame, LogLine
 from logsleuth.tracebacks.chain import FRAMELESS_CAUSE_REACH, frameless_cause
 from logsleuth.tracebacks.collector import UNPASTED_FRAME, Collector, Phase
 from logsleuth.tracebacks.cut_tail import marked_cut
-from logsleuth.tracebacks.device_errors import CANN_INNER_WORDS, QUIET_LEVELS, device_error_line, went_on
+from logsleuth.tracebacks.device_errors import (
+    CANN_INNER_WORDS,
+    QUIET_LEVELS,
+    SAYS_IT_WENT_ON,
+    device_error_line,
+    went_on,
+)
 from logsleuth.tracebacks.grammar import (
     BUDGET_LINE,
     BUDGET_REPORT,
@@ -96,6 +102,7 @@ from logsleuth.tracebacks.logged_errors import (
     is_command_line,
     is_error_record,
     last_record_candidates,
+    logged_by_request_handler,
     may_hold_status,
     message_candidates,
     named_by_lines_above,
@@ -702,23 +709,32 @@ class FailureScanner:
 
     def _read_last_error_record(self) -> None:
         """A paste that shows no failure and ends on an ERROR or CRITICAL record of a logger's own format, its traceback
-        cut off or never printed, whose text an engine's code logs as an error (the raise site index's logged sites):
-        that record is where the run failed.  vLLM's EngineCore logs `Invocation of collective_rpc method failed`
+        cut off or never printed, whose text an engine's code raises or logs as an error (engine_message: the raise
+        site index's raised and logged sites, CPython's own message templates, a package's raised messages): that
+        record is where the run failed.  vLLM's EngineCore logs `Invocation of collective_rpc method failed`
         (v1/engine/core.py, logger.exception) before the traceback the paste stops short of (modelscope/ms-swift#6866).
         An error record with anything after it (progress, a served request, a retry) was survived, so only the paste's
-        very last line of content is read; a record no engine logs (a wrapper's `request cancelled by the client`)
-        stays no failure.  The failure is kept as cut: the traceback below it is what to paste next."""
+        very last line of content is read.  No failure either: a record no engine logs (a wrapper's `request cancelled
+        by the client`); one that says in its own words the program went on (SAYS_IT_WENT_ON: `(non-fatal)`,
+        `falling back to …`, `retrying`); one an engine's HTTP request handling logs (`Exception caught. Request id:
+        …`, `Error in preprocessing prompt inputs`: one request refused, the server serving on).  The failure is kept
+        as cut: the traceback below the record, in the server's log, is what to paste next (Failure.ends_paste)."""
         for last in self._last_unread.values():
             if last is None or self._record_lookups_left <= 0:
                 continue
             line, seq = last
             if line.offset != self._last_content_offset or line.meta.level not in ("ERROR", "CRITICAL"):
                 continue
+            if len(line.text) > MAX_RECORD or SAYS_IT_WENT_ON.search(line.text):
+                continue
             if (logged := self._engine_text(error_record_candidates(line), cut=True, logged=True)) is None:
+                continue
+            if logged_by_request_handler(logged.partition(": ")[2]):
                 continue
             text = line.text.strip()
             context = tuple(above for above in self._context() if above.strip() != text)  # (the record itself)
             record = Collector("bare", line, Phase.DONE, context=context, fallback=True, truncated=True)
+            record.ends_paste = True
             record.add(LineKind.EXCEPTION, line, seq, text=logged)
             self._register(line.stream, record)
             self._close(line.stream, record)
