@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from logsleuth.api import diagnose_text
+from logsleuth.ingest.normalize import LineNormalizer
 from logsleuth.render import render
 from logsleuth.render.options import OutputFormat, RenderOptions
 from logsleuth.tracebacks.grammar import record_repr
@@ -152,19 +153,23 @@ C10_FRAMES = [
 ]
 
 
+@pytest.mark.parametrize("rank", ["[rank0]:", ""])
+@pytest.mark.parametrize("stamp", ["E903", "E1203"])  # c10 prints (tm_mon + 1) * 100 + tm_mday, unpadded
 @pytest.mark.parametrize("dots", ["", ".", "......"])
-def test_a_c10_error_record_glued_to_progress_dots_is_the_failure(dots: str) -> None:
+def test_a_c10_error_record_glued_to_progress_dots_is_the_failure(dots: str, stamp: str, rank: str) -> None:
     """vllm-project/vllm-ascend#2720 (a `.` of the graph compile's progress before the record), #393 (none)."""
     log = "\n".join([
         "INFO 09-03 07:21:15 [backends.py:541] Dynamo bytecode transform time: 5.92 s",
-        f"{dots}[rank0]:[E903 07:21:23.263967696 compiler_depend.ts:429] GatherOperation setup failed!",
+        f"{dots}{rank}[{stamp} 07:21:23.263967696 compiler_depend.ts:429] GatherOperation setup failed!",
         *C10_FRAMES,
     ]) + "\n"
     assert primary(log)[:2] == ("ERROR", "GatherOperation setup failed!")
 
 
-def test_dots_before_a_sentence_or_a_path_stay_as_they_are() -> None:
-    assert not diagnose_text("...[see the notes] nothing failed here\n./run.sh --port 8000\n", OPTIONS).failures
+@pytest.mark.parametrize("text", ["...[see the notes] nothing failed here", "./run.sh --port 8000", "...E903 is a code",
+                                  "..[E903] the list goes on"])
+def test_dots_before_a_sentence_or_a_path_stay_as_they_are(text: str) -> None:
+    assert LineNormalizer().normalize(text, 1, 0).text == text
 
 
 @pytest.mark.parametrize(("lines", "message"), [
@@ -177,12 +182,42 @@ def test_dots_before_a_sentence_or_a_path_stay_as_they_are() -> None:
 ])
 def test_cann_s_inner_error_report_is_an_npu_error(lines: list[str], message: str) -> None:
     """CANN's error manager's inner report (sgl-project/sglang#9226, Ascend/pytorch#7): the place it appends is no part
-    of the message."""
-    assert primary("\n".join(lines) + "\n")[:2] == ("NPU error", message)
+    of the message, and the report's later lines are the same failure's, no second one."""
+    report = diagnose_text("\n".join(lines) + "\n", OPTIONS)
+    assert len(report.failures) == 1
+    final = report.failures[0].failure.final
+    assert (final.type, final.message) == ("NPU error", message)
 
 
-def test_a_line_that_only_mentions_func_is_no_npu_error() -> None:
-    assert not diagnose_text("INFO the tracer records [FUNC:main] entries for each call\n", OPTIONS).failures
+NPU_WARNING_REPORT = [
+    "[W NPUStream.cpp:365] Warning: NPU warning, error code is 107020[Error]: .",
+    "EH9999: Inner Error!",
+    "        rtDeviceSynchronize execute failed, reason=[task timeout][FUNC:FuncErrorReason]"
+    "[FILE:error_message_manage.cc][LINE:53]",
+    "EH9999  wait for compute device to finish failed, runtime result = 107020.[FUNC:ReportCallError]"
+    "[FILE:log_inner.cpp][LINE:161]",
+    "        TraceBack (most recent call last):",
+]
+
+
+@pytest.mark.parametrize("after", [
+    ["{'loss': 1.2, 'grad_norm': 0.5, 'learning_rate': 1e-05, 'epoch': 0.2}"],  # the next logging step
+    [],  # the paste ends on the warning's report
+])
+def test_cann_s_report_under_torch_npu_s_warning_is_no_failure(after: list[str]) -> None:
+    """torch_npu's NPU_CHECK_WARN prints CANN's report under its `Warning: NPU warning, …` and the run goes on
+    (hiyouga/LlamaFactory#5347: the warning repeated between the Trainer's loss lines)."""
+    log = "\n".join(["{'loss': 1.3, 'grad_norm': 0.5, 'learning_rate': 1e-05, 'epoch': 0.1}", *NPU_WARNING_REPORT,
+                     *after]) + "\n"
+    assert not diagnose_text(log, OPTIONS).failures
+
+
+@pytest.mark.parametrize("text", [
+    "INFO the tracer records [FUNC:main] entries for each call",
+    "WARNING 08-20 10:00:00 [utils.py:10] rtGetDevMsg failed[FUNC:ReportCallError][FILE:log_inner.cpp][LINE:161]",
+])
+def test_a_line_that_only_mentions_func_is_no_npu_error(text: str) -> None:
+    assert not diagnose_text(text + "\n", OPTIONS).failures
 
 
 # -- a paste that ends on an ERROR record ----------------------------------------------------------------------------

@@ -103,8 +103,9 @@ _VLLM_HEADER = compile_lazily(
 # Progress dots a program prints without a newline while it works (torch_npu's and CANN's graph compile prints `.`
 # per step), the next record glued after them: `.[rank0]:[E903 07:21:23.263967696 compiler_depend.ts:429] Rope…`
 # (vllm-project/vllm-ascend#2720).  Only before a torchrun rank prefix or a glog/c10 record's header, which never
-# start with a dot, so a sentence or a relative path (`./run.sh`, `...`) is left as it is.
-_PROGRESS_DOTS = compile_lazily(r"^\.{1,400}(?=\[rank\d{1,6}\]:|\[?[EWF]\d{4} \d\d:\d\d:\d\d\.)")
+# start with a dot, so a sentence or a relative path (`./run.sh`, `...`) is left as it is.  c10's MessageLogger prints
+# the month and day as `(tm_mon + 1) * 100 + tm_mday` with no padding: `E903` on September 3, `E1203` in December.
+_PROGRESS_DOTS = compile_lazily(r"^\.{1,400}(?=\[rank\d{1,6}\]:|\[?[EWF]\d{3,4} \d\d:\d\d:\d\d\.)")
 # SGLang logger header: `[2025-01-01 12:00:00 DP0 TP2] ` with rank tags in any order.
 _SGLANG_HEADER = compile_lazily(
     r"^\[?(?P<ts>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?)"

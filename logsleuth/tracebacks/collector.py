@@ -88,6 +88,7 @@ class Collector:
     context: tuple[str, ...] = ()
     error_context: tuple[str, ...] = ()  # those of `context` that read as an error (Failure.error_context)
     ends_paste: bool = False  # an ERROR record the paste ends on (Failure.ends_paste)
+    outdented: str | None = None  # the line `accepts` last read as an exception line indented under the frames
     texts: list[str] = field(default_factory=list)
     last: LineKind = LineKind.OTHER
     last_seq: int = 0
@@ -145,6 +146,7 @@ class Collector:
         phase = self.phase
         if phase is Phase.FRAMES:
             if kind is LineKind.SOURCE and self._outdented_exception(text):
+                self.outdented = text  # (add reads it so, without asking again)
                 return 1
             if kind in (LineKind.SOURCE, LineKind.OTHER) and self._stripped_frame(text):
                 return 1  # a frame line that lost CPython's `File "…", line N, in f` wording (raising_statement.py)
@@ -316,7 +318,7 @@ class Collector:
             text = line.text
             if self.indent:
                 kind, text = self.view(kind, text)
-        if kind is LineKind.SOURCE and self.phase is Phase.FRAMES and self._outdented_exception(text):
+        if kind is LineKind.SOURCE and self.phase is Phase.FRAMES and text == self.outdented:
             kind, text = LineKind.EXCEPTION, text.lstrip()
         remote_frames = kind is LineKind.FRAME and self.phase is Phase.MESSAGE and self._ray_task_error_header()
         self.hashes.append(hash((self.hashes[-1] if self.hashes else 0, text)))

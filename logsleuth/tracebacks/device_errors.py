@@ -117,11 +117,17 @@ _CANN_INNER = compile_lazily(
     r"^\s*(?:(?P<code>E[0-9A-Z]\d{4}):?\s+)?(?P<said>\S.{0,1000}?)\[FUNC:\w{1,120}\]\[FILE:[\w.\-]{1,120}\]\[LINE:\d{1,6}\]\s*$"
 )
 CANN_INNER_WORDS = "[FUNC:"
+# A line of one CANN error report after its first: its code opening a line (`EH9999: Inner Error!`, `EH9999  wait for
+# …`), or an indented line under it (the inner report's places, `        TraceBack (most recent call last):`).  torch_npu
+# prints such a report under its own `[W NPUStream.cpp:365] Warning: NPU warning, error code is 107020` (c10_npu
+# NPU_CHECK_WARN, hiyouga/LlamaFactory#5347), and the report is then that warning's: the run goes on.
+CANN_REPORT_LINE = compile_lazily(r"^(?:\s|E[0-9A-Z]\d{4}(?::|\s))")
+NPU_WARNING_WORDS = "Warning: NPU warning"
 _HIP_MESSAGE = compile_lazily(r"^\s*(?P<said>HIP error: [a-z][\w ,'\-]{2,120}?)\.?\s*$")
 _SYN_STATUS = compile_lazily(r"^\s*(?P<said>synStatus=[1-9]\d{0,3} \[[^\]\n]{1,60}\] \S.{0,300})$")  # 0 is synSuccess
 _CANN_WORDS = ("[PID: ",)
 
-DEVICE_ERROR_WORDS = (*_NAME_WORDS, *_CANN_WORDS, "[FUNC:", "HIP error: ", "synStatus=")
+DEVICE_ERROR_WORDS = (*_NAME_WORDS, *_CANN_WORDS, CANN_INNER_WORDS, "HIP error: ", "synStatus=")
 # A record's level (its header taken off by the normalizer, models.LineMeta.level) at which such a line was survived.
 QUIET_LEVELS = frozenset({"INFO", "DEBUG", "WARNING", "WARN"})
 
@@ -151,9 +157,11 @@ _VENDOR_WORDS = (*_CANN_WORDS, CANN_INNER_WORDS, "HIP error: ", "synStatus=")
 
 # A later line saying the run went on past a runtime's status line: a call that succeeded or recovered (`attempt 2/3
 # succeeded`, `synStatus=0 [Success] Device acquired.`), a request served (uvicorn's access line `"POST /v1/… HTTP/1.1"
-# 200 OK`).  The scanner drops such a status line as survived, as it does one before a readiness line.
-_WENT_ON_WORDS = ("ucce", "ecovered", "200 OK")
-_WENT_ON = compile_lazily(r"(?i:\bsucce(?:eded|ss(?:ful(?:ly)?)?)\b|\brecovered\b)|\b200 OK\b")
+# 200 OK`), a training step logged (transformers' Trainer logs `{'loss': 1.2, 'grad_norm': …}` each logging step:
+# hiyouga/LlamaFactory#5347's NPU warnings between them).  The scanner drops such a status line as survived, as it
+# does one before a readiness line.
+_WENT_ON_WORDS = ("ucce", "ecovered", "200 OK", "{'loss': ")
+_WENT_ON = compile_lazily(r"(?i:\bsucce(?:eded|ss(?:ful(?:ly)?)?)\b|\brecovered\b)|\b200 OK\b|\{'loss': -?\d")
 
 
 def went_on(text: str) -> bool:

@@ -36,6 +36,8 @@ from logsleuth.tracebacks.collector import UNPASTED_FRAME, Collector, Phase
 from logsleuth.tracebacks.cut_tail import marked_cut
 from logsleuth.tracebacks.device_errors import (
     CANN_INNER_WORDS,
+    CANN_REPORT_LINE,
+    NPU_WARNING_WORDS,
     QUIET_LEVELS,
     SAYS_IT_WENT_ON,
     device_error_line,
@@ -109,7 +111,7 @@ from logsleuth.tracebacks.logged_errors import (
     plain_candidates,
     status_candidates,
 )
-from logsleuth.tracebacks.native_errors import CUDACHECK_WORDS, KEPT_AS_CONTEXT, UCX_ERROR
+from logsleuth.tracebacks.native_errors import CUDACHECK_WORDS, KEPT_AS_CONTEXT, NPU_ERROR, UCX_ERROR
 from logsleuth.tracebacks.notebook import notebook_exception_type
 from logsleuth.tracebacks.prose_failures import (
     CURLED_QUOTES,
@@ -184,6 +186,16 @@ def _indentation(text: str) -> str:
     return text[: len(text) - len(text.lstrip())]
 
 
+def _fatal_output(kind: LineKind, text: str) -> tuple[str, str] | None:
+    """(type, message) of a fatal error printed as a line of its own (grammar.fatal_line); on a line indented as
+    source, only CANN's inner report line (its place `[FUNC:…][FILE:…][LINE:…]` ending it, device_errors)."""
+    if kind in (LineKind.OTHER, LineKind.EXCEPTION):
+        return fatal_line(text)
+    if kind is LineKind.SOURCE and CANN_INNER_WORDS in text and text.rstrip().endswith("]"):
+        return device_error_line(text)
+    return None
+
+
 class FailureScanner:
     """Feed lines in order; collect `Failure`s.  `finish()` flushes what is still open."""
 
@@ -240,6 +252,12 @@ class FailureScanner:
         self._device_lines: dict[int, int] = {}
         self._went_on_offset = -1
         self._content_lines = 0
+        # Within a CANN error report (device_errors.CANN_REPORT_LINE): whether the line before was one of its lines,
+        # and whether the report is torch_npu's NPU warning's (the run went on), both for the line being fed.
+        self._in_cann_report = False  # the line before was one of a report's
+        self._cann_continues = False  # the line being fed continues it
+        self._cann_report_failed = False  # a line of the report is a failure already
+        self._under_npu_warning = False  # the report is torch_npu's NPU warning's
         # the stream of a pydantic ValidationError's title just fed, and how many of its list's lines may still follow
         self._validation_title: tuple[str | None, int] = (None, 0)
         # the programs of argparse's `usage: PROG …` lines seen so far, newest last (grammar.argparse_error)
@@ -283,6 +301,7 @@ class FailureScanner:
             self._content_lines += 1
         if went_on(line.text):
             self._went_on_offset = line.offset
+        self._note_cann_report(line.text)
 
         if collectors and line.starts_record:
             self._close_all(stream)  # a new log record ends whatever this stream was printing
@@ -414,6 +433,23 @@ class FailureScanner:
         self.failures = [marked_cut(failure) if failure.offset <= self._last_content_offset < failure.end_offset else failure
                          for failure in join_second_paragraphs(fold_kernel_prints(found))]
         return self.failures
+
+    def _note_cann_report(self, text: str) -> None:
+        """Follow a CANN error report line by line (device_errors.CANN_REPORT_LINE), for the line being fed: whether
+        it continues a report opened above it, whether that report is torch_npu's NPU warning's."""
+        if self._in_cann_report and CANN_REPORT_LINE.match(text) is not None:
+            self._cann_continues = True
+            return
+        self._cann_continues = self._cann_report_failed = False
+        self._under_npu_warning = NPU_WARNING_WORDS in text
+        self._in_cann_report = self._under_npu_warning or CANN_INNER_WORDS in text or (
+            text[:1] == "E" and CANN_REPORT_LINE.match(text) is not None)
+
+    def _cann_report_goes_on(self, text: str) -> bool:
+        """A line of a CANN report that is no failure of its own: any line of a report under torch_npu's NPU warning
+        (the warning's, the run went on: hiyouga/LlamaFactory#5347), or an inner report line after a line of the same
+        report that already is the failure (one error manager's stack of one failure, sgl-project/sglang#9226)."""
+        return self._cann_continues and (self._under_npu_warning or (self._cann_report_failed and CANN_INNER_WORDS in text))
 
     def _went_on_after_device_line(self, failure: Failure) -> bool:
         before = self._device_lines.get(failure.offset)
@@ -796,17 +832,21 @@ class FailureScanner:
             new = Collector("abort", line, Phase.DONE, context=self._context(), fallback=True)
         elif glog_record(text, "E") and GLOG_ERROR.match(text):
             new = Collector("line", line, Phase.DONE, context=self._context(), fallback=True)
-        elif (kind in (LineKind.OTHER, LineKind.EXCEPTION) or kind is LineKind.SOURCE and CANN_INNER_WORDS in text) and (
-                fatal := fatal_line(text)) is not None and not (
+        elif (fatal := _fatal_output(kind, text)) is not None and not (
             line.meta.level in QUIET_LEVELS
             and (_quotes_value_error(fatal[0], text, line) or device_error_line(text) is not None)
-        ):  # (a runtime's status or pydantic's `Value error, …` quoted in an INFO or WARNING record, its header taken off,
-            # was survived: a request refused, a retry; the process went on)
+        ) and not (self._cann_continues and self._cann_report_goes_on(text)):
+            # (a runtime's status or pydantic's `Value error, …` quoted in an INFO or WARNING record, its header taken
+            # off, was survived: a request refused, a retry; the process went on)
             typeless = is_typeless_engine_line(text)  # an engine's logged error text: only if nothing else failed
             new = Collector("line", line, Phase.DONE, context=self._context(), fallback=typeless)
             device = typeless and device_error_line(text) is not None
             if device:
                 self._device_lines[line.offset] = self._content_lines - 1
+            if fatal[0] == NPU_ERROR:
+                # the report's lines below it (CANN's inner report under its `[ERROR] … ERR99999 …` or `EE1001:` record)
+                # are this failure's (_cann_report_goes_on)
+                self._in_cann_report = self._cann_report_failed = True
             if fatal[0] in KEPT_AS_CONTEXT or device or CUDACHECK_WORDS in text:
                 # a GPU runtime's abort, a companion tool's failure or a kernel's CUDACHECK stays the context of what
                 # fails next (the faulthandler dump of the abort it caused, the worker's death), as an error record does
