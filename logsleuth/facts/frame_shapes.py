@@ -32,6 +32,9 @@ class FrameShape:
     when_sources: tuple[re.Pattern[str], ...]
     checks: tuple[str, ...]
     kind: str = "shape"  # "check": one of the engines' known check functions, named in the reading
+    # True: only when a frame imports the module by name at run time (reasoning/frame_shapes.on_demand_importer);
+    # False: only when none does; None: either
+    imported_by_name: bool | None = None
 
 
 @cache
@@ -44,5 +47,6 @@ def frame_shapes() -> tuple[FrameShape, ...]:
                    sources=tuple(compile_lazily(pattern) for pattern in row.get("sources", ())),
                    unless_sources=tuple(compile_lazily(pattern) for pattern in row.get("unless_sources", ())),
                    when_sources=tuple(compile_lazily(pattern) for pattern in row.get("when_sources", ())),
-                   checks=tuple(row.get("checks", ())), kind=row.get("kind", "shape"))
+                   checks=tuple(row.get("checks", ())), kind=row.get("kind", "shape"),
+                   imported_by_name=row.get("imported_by_name"))
         for row in table_rows("frame_shapes.toml", "shape"))

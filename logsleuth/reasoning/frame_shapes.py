@@ -20,6 +20,8 @@ from logsleuth.reasoning.category_score import called_by
 # `__init__` below it ran `__post_init__`
 _BUILDS_DATACLASS = compile_lazily(r"\bcls\(\*\*")
 _RAISES = compile_lazily(r"^\s*(?:raise|assert)\b")
+# a module imported by name at run time (a plugin's, a KV connector's factory): `importlib.import_module(path)`
+_IMPORTS_BY_NAME = compile_lazily(r"\bimport_module\(|\b__import__\(")
 
 
 def _frames(failure: Failure) -> list[Frame]:
@@ -32,9 +34,13 @@ def _frames(failure: Failure) -> list[Frame]:
     return frames
 
 
-def _named(shape: FrameShape, frame: Frame, constructed: bool) -> FrameShape:
-    """The shape with its reading naming the frame it stopped in (`{function}`, `{file}`); `constructed`: a
-    dataclass's generated `__init__` was the last frame, so its `__post_init__` ran, called from `frame`."""
+def _named(shape: FrameShape, frame: Frame, constructed: bool, importer: Frame | None = None) -> FrameShape:
+    """The shape with its reading naming the frame it stopped in (`{function}`, `{file}`), and the code that imported
+    a module by name (`{importer}`); `constructed`: a dataclass's generated `__init__` was the last frame, so its
+    `__post_init__` ran, called from `frame`."""
+    if importer is not None and "{importer}" in shape.reading:
+        shape = replace(shape, reading=shape.reading.replace(
+            "{importer}", f"{importer.module_path} ({importer.function or '?'})"))
     if "{" not in shape.reading:
         return shape
     function = frame.function or called_by(frame) or "?"
@@ -62,8 +68,11 @@ def shape_of(failure: Failure) -> FrameShape | None:
     if not frames:
         return None
     last = frames[-1]
+    importer = on_demand_importer(failure)
     for shape in frame_shapes():
         if shape.files and not any(fragment in last.file for fragment in shape.files):
+            continue
+        if shape.imported_by_name is not None and shape.imported_by_name != (importer is not None):
             continue
         if shape.innermost_functions and last.function not in shape.innermost_functions:
             continue
@@ -76,11 +85,23 @@ def shape_of(failure: Failure) -> FrameShape | None:
             continue
         fitting = [_fits(shape, frame, frame is last) for frame in innermost]
         if all(fitting) if shape.every else any(fitting):
-            return _named(shape, last, failure.final.frames[-1].file == "<string>")
+            return _named(shape, last, failure.final.frames[-1].file == "<string>", importer)
+    return None
+
+
+def on_demand_importer(failure: Failure) -> Frame | None:
+    """The innermost frame outside the standard library that imports a module by name (`importlib.import_module(…)`):
+    the import was asked for at run time by that code (a plugin's or a KV connector's factory, vLLM's
+    kv_connector/factory.py `loader`), so the feature that code belongs to decided it, not the start-up's imports."""
+    for frame in reversed(_frames(failure)):
+        if "/importlib/" in frame.file or frame.function == "<module>":
+            continue  # the import machinery, and the bodies of the modules the import ran: the chain it started
+        return frame if frame.source and _IMPORTS_BY_NAME.search(frame.source) else None
     return None
 
 
 def raised_while_importing(failure: Failure) -> bool:
-    """The failure was raised while modules were being imported (an import chain of innermost frames), cut or not."""
+    """The failure was raised while modules were being imported (an import chain of innermost frames), cut or not, and
+    not of a module imported by name at run time (the shape plugin-import: the code that asked for it is a feature's)."""
     found = shape_of(failure)
     return found is not None and found.shape == "import"
