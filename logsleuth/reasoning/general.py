@@ -49,6 +49,7 @@ from logsleuth.reasoning.engine_api_calls import (
     package_path,
     refusal_without_caller,
 )
+from logsleuth.reasoning.cut_context import cut_context_shape
 from logsleuth.reasoning.evidence import Evidence, exception_lines
 from logsleuth.reasoning.feature_code import feature_steps, flags_named
 from logsleuth.reasoning.frame_shapes import shape_of
@@ -135,6 +136,14 @@ def categorize(evidence: Evidence) -> Diagnosis:
         found = (shape_row, [f"the frames' shape, {shape.reading}; {MISSING_LINE}"])
     else:
         shape = None
+    if cut and shape is None and (found is None or found[0].category == UNCLASSIFIED):
+        # The frames alone name nothing: the paste's lines around the cut may (a wrapper's warning, the GPU).
+        shape = cut_context_shape(evidence)
+        shape_row = table().row(shape.category) if shape is not None else None
+        if shape is not None and shape_row is not None:
+            found, read_from_shape = (shape_row, [f"{shape.reading}; {MISSING_LINE}"]), True
+        else:
+            shape = None
     misfit = caller_misfit(failure) or override_misfit(failure, bool(launch.wrapper or failure_wrappers(failure)))
     wrapper_row = table().wrapper_call_row()
     if misfit is not None and wrapper_row is not None and (found is None or found[0].category != wrapper_row.category):

@@ -1,0 +1,125 @@
+"""What the paste around a traceback cut before its exception line adds to its frames (issue 28, stop 55).
+
+A cut traceback whose frames have no shape (reasoning/frame_shapes.py) and pass through no subsystem that names a
+category still sits in a paste that says more: a package's warning printed just above the cut, by a package the frames
+run under (kvcached's `[kvcached][WARNING] … kvcached is only tested with page_size=1 for SGLang.` over a scheduler cut
+under its engine integration, ovg-project/kvcached#198), or the GPU the paste names when the cut is in the model's
+forward pass (an RTX 2080 Ti, compute capability 7.5, under SGLang's FlashInfer kernels built for 8.0 and later,
+sgl-project/sglang#748 and #931).  Each is read as a shape of its own, labelled a guess: the exception line decides."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from logsleuth.facts import gpus as gpu_facts
+from logsleuth.facts.frame_shapes import FrameShape
+from logsleuth.fixes.release_flags import range_note
+from logsleuth.lazyre import compile_lazily
+from logsleuth.models import Frame
+from logsleuth.reasoning.evidence import Evidence
+
+# A warning record of a named program, in the formats packages print their own (never the engine's own record, whose
+# logger is the engine's): kvcached's `[kvcached][WARNING][date][file:line] text`, Python logging's default
+# `WARNING:name.module:text` and the common `name - WARNING - text`.
+_WARNINGS = (
+    compile_lazily(r"^\[(?P<name>[A-Za-z][\w-]{2,40})\]\s*\[(?:WARNING|WARN)\](?:\[[^\]]*\])*\s*(?P<text>\S.*)$"),
+    compile_lazily(r"^WARNING:(?P<name>[a-z][\w-]{2,40})(?:\.[\w.]+)?:(?P<text>\S.*)$"),
+    compile_lazily(r"^(?P<name>[a-z][\w-]{2,40})(?:\.[\w.]+)?\s+-\s+WARNING\s+-\s+(?P<text>\S.*)$"),
+)
+# the lines of content above the cut traceback a warning is read from (the nearest first)
+_NEAR = 3
+# The engines' forward pass: the frames that run the model on a batch (SGLang's ModelRunner.forward/forward_extend/
+# forward_decode, its TpModelWorker.forward_batch_generation; vLLM's execute_model) and the attention layers' files.
+_FORWARD_FUNCTIONS = frozenset({"forward", "forward_extend", "forward_decode", "forward_idle", "forward_batch_generation",
+                                "forward_prefill_batch", "forward_decode_batch", "execute_model", "_run_model"})
+_ATTENTION_PATHS = ("layers/attention/", "attention/backends/", "v1/attention/", "layers/radix_attention.py")
+_ENGINE_PATHS = ("sglang/", "vllm/")
+
+
+def cut_context_shape(evidence: Evidence) -> FrameShape | None:
+    """The reading the paste's lines give a cut traceback the frames alone leave unclassified, or None."""
+    return _wrapper_warning(evidence) or _forward_on_older_gpu(evidence)
+
+
+def _wrapper_warning(evidence: Evidence) -> FrameShape | None:
+    """A warning of a package just above the cut, the package one the frames run under (its name a directory of
+    their paths)."""
+    near = [line.strip() for line in evidence.failure.context if line.strip()][-_NEAR:]
+    engine_names = {"sglang", "vllm", evidence.launch.engine or ""}
+    files = [frame.file for frame in evidence.failure.final.frames]
+    for line in reversed(near):
+        found = next((m for pattern in _WARNINGS if (m := pattern.match(line))), None)
+        if found is None or found["name"].lower() in engine_names:
+            continue
+        name = found["name"]
+        under = next((file for file in files if f"/{name.lower()}/" in file.lower()
+                      or f"-{name.lower()}-" in file.lower()), None)
+        if under is None:
+            continue
+        text = found["text"].strip()
+        return FrameShape(
+            shape="wrapper-warning", category="feature-conflict",
+            title=f"Failed under {name}, which warned just before the cut (what {name} supports of this model and launch)",
+            reading=(f"a warning of {name} just above the cut (\"{text}\"), a package the frames run under (their paths "
+                     f"hold {name}'s directory): the engine's step the traceback stops in ran with {name}'s changes, so "
+                     f"what {name} supports of this model and launch is the likeliest at fault; a guess from the lines "
+                     "around the cut, not a finding"),
+            innermost=1, every=False, functions=frozenset(), paths=(), files=(), innermost_functions=frozenset(),
+            sources=(), unless_sources=(), when_sources=(),
+            checks=(
+                f"The exception line right after the last frame says what failed; {name}'s warning above it says what "
+                f"{name} has not been made or tested for (\"{text}\").",
+                f"The same launch without {name} (the stock engine): if it starts, the failure is {name}'s support of "
+                f"this model or setting (a model with another attention or cache layout than {name} handles, a "
+                f"setting it has not been tested with); {name}'s issues and releases say which models and engine "
+                "releases it supports.",
+                f"{name}'s release against the engine's: an integration is made for certain engine releases.",
+            ))
+    return None
+
+
+def _forward_on_older_gpu(evidence: Evidence) -> FrameShape | None:
+    """A cut in SGLang's forward pass on a GPU the paste names below compute capability 8.0, which FlashInfer's
+    kernels, SGLang's default attention backend on CUDA, were built for (facts/gpus.toml's fa2 row: the same floor)."""
+    engine = evidence.launch.engine or _engine_of(evidence.failure.final.frames)
+    if engine != "sglang" or not _in_forward(evidence.failure.final.frames):
+        return None
+    floor = gpu_facts.feature("fa2")
+    lines = [*evidence.failure.context, *evidence.lines, *evidence.launch.gpu_lines]
+    older = [gpu for gpu in gpu_facts.gpus_in(lines)
+             if gpu.capability is not None and floor is not None and floor.minimum is not None
+             and gpu.capability < floor.minimum]
+    if not older or floor is None or floor.minimum is None:
+        return None
+    gpu = older[0]
+    need = gpu_facts.show(floor.minimum)
+    switches = [f"`--attention-backend triton` ({note.split(': ', 1)[1]})"
+                if (note := range_note("sglang", "--attention-backend")) else "`--attention-backend triton`",
+                f"`--disable-flashinfer` ({note.split(': ', 1)[1]})"
+                if (note := range_note("sglang", "--disable-flashinfer")) else "`--disable-flashinfer`"]
+    return FrameShape(
+        shape="forward-older-gpu", category="gpu-arch-unsupported",
+        title="Failed in the model's forward pass on a GPU older than the default attention kernels are built for",
+        reading=(f"a cut in the model's forward pass on {gpu.describe()}, which the paste names: SGLang's default "
+                 f"attention backend on CUDA (FlashInfer) is built for compute capability {need} and later, so its "
+                 "kernels may not support this GPU; a guess from where the process was and the GPU, not a finding"),
+        innermost=1, every=False, functions=frozenset(), paths=(), files=(), innermost_functions=frozenset(),
+        sources=(), unless_sources=(), when_sources=(),
+        checks=(
+            "The exception line right after the last frame names the kernel's error (a CUDA error such as `too many "
+            "resources requested for launch` or `no kernel image is available`, FlashInfer's own message).",
+            f"An attention backend that runs on this GPU, switched with the release's own flag: {' or '.join(switches)}"
+            " (the release's --help says which it has); Triton's kernels are compiled for the GPU at run time.",
+            f"A GPU of compute capability {need} or later runs the default kernels.",
+        ))
+
+
+def _engine_of(frames: Sequence[Frame]) -> str | None:
+    return next((name.rstrip("/") for frame in frames for name in _ENGINE_PATHS if f"/{name}" in frame.file), None)
+
+
+def _in_forward(frames: Sequence[Frame]) -> bool:
+    """The innermost engine frames run the model on a batch (the forward functions, or an attention layer's file)."""
+    own = [frame for frame in frames if any(f"/{name}" in frame.file for name in _ENGINE_PATHS)][-3:]
+    return bool(own) and any(frame.function in _FORWARD_FUNCTIONS or any(p in frame.file for p in _ATTENTION_PATHS)
+                             for frame in own)

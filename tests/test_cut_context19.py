@@ -1,0 +1,221 @@
+"""Cut tracebacks whose frames say more than their subsystem (issue 28, stop 55, branch cut19;
+facts/frame_shapes.toml, reasoning/frame_shapes.py, reasoning/cut_context.py), on real CPython tracebacks of our own
+code laid out like the engines', cut before their exception line the way the threads' pastes were:
+
+- a cut in the model loader's class resolution (_initialize_model, sgl-project/sglang#5220) reads as an architecture the
+  release may not support, with the release's model list and a newer release to check, never as a finding;
+- a cut in the speculative step while serving (sgl-project/sglang#8336) is a runtime kernel fault, not a settings
+  mismatch: no draft-size checks;
+- a cut in CUDA-graph replay (HuiResearch/FlashTTS#40) compares the attention library with the engine's pin;
+- an import a connector's factory made by name (LMCache/LMCache#1712) is that plugin's package, and its feature's
+  flag is not ruled out the way a start-up import's is;
+- a package's warning just above the cut, the package one the frames run under (ovg-project/kvcached#198), leads;
+- a cut in SGLang's forward pass on a GPU the paste names below compute capability 8.0 (sgl-project/sglang#748) names
+  the attention backend switch of the release's catalog."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.helpers import check_texts, diagnose_with_patterns, real_traceback, traceback_of_installed
+from tests.test_cut_tracebacks import cut_after
+
+LOADER = '''
+class Registry:
+    def resolve_model_cls(self, architectures):
+        raise ValueError("no such architecture")
+
+
+def get_model_architecture(config):
+    return Registry().resolve_model_cls(config)
+
+
+def _get_quantization_config(config):
+    raise ValueError("no such method")
+
+
+def _initialize_model(config):
+    quant = _get_quantization_config(config) if config == "quantized" else None
+    model_class = get_model_architecture(config)
+    return model_class
+
+
+class Loader:
+    def load_model(self, config):
+        model = _initialize_model(
+            config)
+        return model
+
+
+Loader().load_model(CONFIG)
+'''
+
+
+def test_a_cut_in_model_class_resolution_reads_as_an_architecture_the_release_may_not_support() -> None:
+    printed = real_traceback(LOADER.replace("CONFIG", '"plain"'), "sglang/srt/model_loader/loader.py")
+    log = cut_after(printed, "model = _initialize_model(")
+    diagnosis = diagnose_with_patterns("[2025-04-10 07:26:56 TP0] Scheduler hit an exception: " + log)
+    assert diagnosis.category == "unsupported-architecture", diagnosis.root_cause
+    assert "a guess from where the process was, not a finding" in diagnosis.root_cause
+    steps = check_texts(diagnosis)
+    assert "model list of the installed release" in steps and "newer release" in steps
+    assert "is not supported by" not in diagnosis.root_cause + steps
+
+
+def test_a_cut_while_the_loader_reads_the_quantization_config_is_not_the_model_class() -> None:
+    printed = real_traceback(LOADER.replace("CONFIG", '"quantized"'), "vllm/model_executor/model_loader/loader.py")
+    log = cut_after(printed, "quant = _get_quantization_config(config)")
+    diagnosis = diagnose_with_patterns(log)
+    assert diagnosis.category != "unsupported-architecture", diagnosis.root_cause
+
+
+EAGLE = '''
+class EAGLEWorker:
+    def __init__(self, steps):
+        self.steps = steps
+        STARTUP
+
+    def verify(self, batch):
+        raise RuntimeError("CUDA error")
+
+    def forward_batch_speculative_generation(self, batch):
+        self.verify(batch)
+
+
+def run_batch(worker, batch):
+    return worker.forward_batch_speculative_generation(batch)
+
+
+run_batch(EAGLEWorker(3), [1])
+'''
+
+
+def test_a_cut_in_the_speculative_step_while_serving_is_a_runtime_kernel_fault() -> None:
+    printed = real_traceback(EAGLE.replace("STARTUP", "pass"), "sglang/srt/speculative/eagle_worker.py")
+    diagnosis = diagnose_with_patterns(cut_after(printed, "self.verify(batch)"))
+    assert diagnosis.category == "illegal-memory-access", diagnosis.root_cause
+    steps = check_texts(diagnosis)
+    assert "without speculative decoding" in steps and "newer release" in steps
+    assert "--speculative-num-steps" not in steps and "draft tokens" not in steps, steps
+
+
+def test_a_cut_in_the_speculative_worker_s_start_up_is_not_a_runtime_fault() -> None:
+    printed = real_traceback(EAGLE.replace("STARTUP", 'raise ValueError("sizes")'),
+                             "sglang/srt/speculative/eagle_worker.py")
+    diagnosis = diagnose_with_patterns(cut_after(printed, 'raise ValueError("sizes")').replace(
+        '    raise ValueError("sizes")\n', ""))
+    assert diagnosis.category != "illegal-memory-access", diagnosis.root_cause
+
+
+def test_a_cut_in_cuda_graph_replay_compares_the_attention_library_with_the_engine_s_pin() -> None:
+    printed = real_traceback('''
+class CudaGraphRunner:
+    def replay(self, batch):
+        raise TypeError("plan() got an unexpected keyword argument")
+
+
+class ModelRunner:
+    cuda_graph_runner = CudaGraphRunner()
+
+    def forward(self, batch):
+        return self.cuda_graph_runner.replay(
+            batch)
+
+
+ModelRunner().forward([1])
+''', "sglang/srt/model_executor/model_runner.py")
+    diagnosis = diagnose_with_patterns(cut_after(printed, "return self.cuda_graph_runner.replay("))
+    assert diagnosis.category == "dependency-version", diagnosis.root_cause
+    steps = check_texts(diagnosis)
+    assert "pins" in steps and "--disable-cuda-graph" in steps
+
+
+CONNECTOR_FILES = {
+    "vllm/distributed/kv_transfer/kv_connector/factory.py": (
+        "import importlib\n\n\n"
+        "def loader(module_path):\n    module = importlib.import_module(module_path)\n    return module\n"),
+    "someconnector/connector.py": "from someconnector import c_ops\n",
+    "someconnector/c_ops.py": "raise ImportError('undefined symbol: _ZN3c104cuda9SetDeviceEa')\n",
+}
+
+
+def test_an_import_a_connector_s_factory_made_by_name_is_the_plugin_s_package(tmp_path: Path) -> None:
+    printed = traceback_of_installed(
+        tmp_path, CONNECTOR_FILES,
+        "from vllm.distributed.kv_transfer.kv_connector.factory import loader\nloader('someconnector.connector')\n")
+    log = cut_after(printed.stderr, "return _bootstrap._gcd_import(")
+    assert "ImportError" not in log
+    diagnosis = diagnose_with_patterns(log)
+    assert diagnosis.category == "dependency-version", diagnosis.root_cause
+    assert "imports a module by name" in diagnosis.root_cause
+    assert "kv_connector/factory.py (loader)" in diagnosis.root_cause
+    steps = check_texts(diagnosis)
+    assert "against the installed torch" in steps
+    assert "whatever the launch's flags" not in steps  # a start-up import's reading, not this one's
+
+
+def _scheduler_cut(venv: str) -> str:
+    printed = real_traceback('''
+class TpModelWorker:
+    def __init__(self):
+        raise NotImplementedError("attention type")
+
+
+class Scheduler:
+    def __init__(self):
+        self.worker = TpModelWorker(
+        )
+
+
+Scheduler()
+''', f"{venv}/lib/python3.12/site-packages/sglang/srt/managers/scheduler.py")
+    return cut_after(printed, "self.worker = TpModelWorker(")
+
+
+def test_a_warning_of_the_package_the_frames_run_under_leads_a_cut_s_guess() -> None:
+    log = ("[cachewrap][INFO][2025-10-12 21:14:09][alloc.py:10] allocator ready\n"
+           "[cachewrap][WARNING][2025-10-12 21:14:09][hooks.py:84] cachewrap is only tested with page_size=1 here.\n"
+           "[2025-10-12 21:14:09] Scheduler hit an exception: " + _scheduler_cut("opt/cachewrap/venv"))
+    diagnosis = diagnose_with_patterns(log)
+    assert diagnosis.category == "feature-conflict", diagnosis.root_cause
+    assert "cachewrap is only tested with page_size=1 here." in diagnosis.root_cause
+    assert "without cachewrap" in check_texts(diagnosis)
+
+
+def test_a_warning_of_a_package_the_frames_do_not_run_under_says_nothing() -> None:
+    log = ("[cachewrap][WARNING][2025-10-12 21:14:09][hooks.py:84] cachewrap is only tested with page_size=1 here.\n"
+           "[2025-10-12 21:14:09] Scheduler hit an exception: " + _scheduler_cut("opt/other/venv"))
+    diagnosis = diagnose_with_patterns(log)
+    assert diagnosis.category == "unclassified", diagnosis.root_cause
+
+
+FORWARD = '''
+class ModelRunner:
+    def forward_extend(self, batch):
+        raise RuntimeError("kernel")
+
+    def forward(self, batch):
+        return self.forward_extend(batch)
+
+
+ModelRunner().forward([1])
+'''
+
+
+def _forward_cut_on(gpu: str) -> str:
+    printed = real_traceback(FORWARD, "sglang/srt/managers/controller/model_runner.py")
+    return f"GPU 0: {gpu} (UUID: GPU-0000)\n" + cut_after(printed, "return self.forward_extend(batch)")
+
+
+def test_a_cut_in_the_forward_pass_on_an_older_gpu_names_the_backend_switch() -> None:
+    diagnosis = diagnose_with_patterns(_forward_cut_on("NVIDIA GeForce RTX 2080 Ti"))
+    assert diagnosis.category == "gpu-arch-unsupported", diagnosis.root_cause
+    assert "compute capability 7.5" in diagnosis.root_cause
+    steps = check_texts(diagnosis)
+    assert "`--attention-backend triton` (SGLang 0.3.1 and later)" in steps
+    assert "`--disable-flashinfer` (SGLang up to 0.4.1.post1)" in steps
+
+
+def test_a_cut_in_the_forward_pass_on_a_newer_gpu_names_no_gpu_limit() -> None:
+    diagnosis = diagnose_with_patterns(_forward_cut_on("NVIDIA A100-SXM4-80GB"))
+    assert diagnosis.category != "gpu-arch-unsupported", diagnosis.root_cause
