@@ -36,6 +36,7 @@ from logsleuth.reasoning.call_frames import (
     wrapper_call_into_engine,
 )
 from logsleuth.reasoning.category_score import MISSING_LINE, UNCLASSIFIED, best_row, cut_in_model_loader
+from logsleuth.reasoning.cut_context import cut_context_shape
 from logsleuth.reasoning.dependencies import release_needed
 from logsleuth.reasoning.engine_api_calls import (
     SIGNATURE,
@@ -49,7 +50,6 @@ from logsleuth.reasoning.engine_api_calls import (
     package_path,
     refusal_without_caller,
 )
-from logsleuth.reasoning.cut_context import cut_context_shape
 from logsleuth.reasoning.evidence import Evidence, exception_lines
 from logsleuth.reasoning.feature_code import feature_steps, flags_named
 from logsleuth.reasoning.frame_shapes import shape_of
