@@ -219,3 +219,10 @@ def test_a_cut_in_the_forward_pass_on_an_older_gpu_names_the_backend_switch() ->
 def test_a_cut_in_the_forward_pass_on_a_newer_gpu_names_no_gpu_limit() -> None:
     diagnosis = diagnose_with_patterns(_forward_cut_on("NVIDIA A100-SXM4-80GB"))
     assert diagnosis.category != "gpu-arch-unsupported", diagnosis.root_cause
+
+
+def test_a_warning_of_python_s_root_logger_names_no_wrapper_even_under_root_s_home() -> None:
+    log = ("WARNING:root:something was slow\n"
+           "[2025-10-12 21:14:09] Scheduler hit an exception: " + _scheduler_cut("root/venv"))
+    diagnosis = diagnose_with_patterns(log)
+    assert diagnosis.category == "unclassified", diagnosis.root_cause

@@ -26,6 +26,11 @@ _WARNINGS = (
     compile_lazily(r"^WARNING:(?P<name>[a-z][\w-]{2,40})(?:\.[\w.]+)?:(?P<text>\S.*)$"),
     compile_lazily(r"^(?P<name>[a-z][\w-]{2,40})(?:\.[\w.]+)?\s+-\s+WARNING\s+-\s+(?P<text>\S.*)$"),
 )
+# Loggers and packages every run goes through, whose directory in a path says nothing of a wrapper: Python's own
+# (`WARNING:root:`, `py.warnings`), the engines' dependencies and a home directory named like them (`/root/`).
+_EVERY_RUN = frozenset({"root", "main", "__main__", "py.warnings", "warnings", "torch", "transformers", "triton",
+                        "flashinfer", "sgl_kernel", "xformers", "ray", "uvicorn", "fastapi", "asyncio", "numpy",
+                        "huggingface_hub", "accelerate", "pydantic", "urllib3", "nccl", "home", "usr", "opt", "data"})
 # the lines of content above the cut traceback a warning is read from (the nearest first)
 _NEAR = 3
 # The engines' forward pass: the frames that run the model on a batch (SGLang's ModelRunner.forward/forward_extend/
@@ -49,7 +54,7 @@ def _wrapper_warning(evidence: Evidence) -> FrameShape | None:
     files = [frame.file for frame in evidence.failure.final.frames]
     for line in reversed(near):
         found = next((m for pattern in _WARNINGS if (m := pattern.match(line))), None)
-        if found is None or found["name"].lower() in engine_names:
+        if found is None or found["name"].lower() in engine_names | _EVERY_RUN:
             continue
         name = found["name"]
         under = next((file for file in files if f"/{name.lower()}/" in file.lower()
