@@ -65,7 +65,8 @@ def _wrapper_warning(evidence: Evidence) -> FrameShape | None:
         return FrameShape(
             shape="wrapper-warning", category="feature-conflict",
             title=f"Failed under {name}, which warned just before the cut (what {name} supports of this model and launch)",
-            reading=(f"a warning of {name} just above the cut (\"{text}\"), a package the frames run under (their paths "
+            # (quoted in single quotes: the report then shows the warning's line above the cut, render/view.py)
+            reading=(f"a warning of {name} just above the cut ('{text}'), a package the frames run under (their paths "
                      f"hold {name}'s directory): the engine's step the traceback stops in ran with {name}'s changes, so "
                      f"what {name} supports of this model and launch is the likeliest at fault; a guess from the lines "
                      "around the cut, not a finding"),
