@@ -10,8 +10,9 @@ code laid out like the engines', cut before their exception line the way the thr
 - an import a connector's factory made by name (LMCache/LMCache#1712) is that plugin's package, and its feature's
   flag is not ruled out the way a start-up import's is;
 - a package's warning just above the cut, the package one the frames run under (ovg-project/kvcached#198), leads;
-- a cut in SGLang's forward pass on a GPU the paste names below compute capability 8.0 (sgl-project/sglang#748) names
-  the attention backend switch of the release's catalog."""
+- a cut in SGLang's forward pass when every GPU the paste shows is below FlashInfer's floor (7.5: its README; the 8.0
+  of sgl-project/sglang#748 was flashinfer 0.1.1 to 0.1.3's) names the release's attention and sampling switches,
+  unless the launch is already off FlashInfer."""
 
 from __future__ import annotations
 
@@ -203,23 +204,85 @@ ModelRunner().forward([1])
 '''
 
 
-def _forward_cut_on(gpu: str) -> str:
+def _forward_cut_on(gpu: str, above: str = "") -> str:
     printed = real_traceback(FORWARD, "sglang/srt/managers/controller/model_runner.py")
-    return f"GPU 0: {gpu} (UUID: GPU-0000)\n" + cut_after(printed, "return self.forward_extend(batch)")
+    return f"{above}GPU 0: {gpu} (UUID: GPU-0000)\n" + cut_after(printed, "return self.forward_extend(batch)")
 
 
-def test_a_cut_in_the_forward_pass_on_an_older_gpu_names_the_backend_switch() -> None:
-    diagnosis = diagnose_with_patterns(_forward_cut_on("NVIDIA GeForce RTX 2080 Ti"))
+def test_a_cut_in_the_forward_pass_on_a_gpu_below_flashinfer_s_floor_names_both_switches() -> None:
+    diagnosis = diagnose_with_patterns(_forward_cut_on("Tesla V100-SXM2-16GB"))
     assert diagnosis.category == "gpu-arch-unsupported", diagnosis.root_cause
-    assert "compute capability 7.5" in diagnosis.root_cause
+    assert "compute capability 7.0" in diagnosis.root_cause and "7.5 and later" in diagnosis.root_cause
     steps = check_texts(diagnosis)
-    assert "`--attention-backend triton` (SGLang 0.3.1 and later)" in steps
-    assert "`--disable-flashinfer` (SGLang up to 0.4.1.post1)" in steps
+    # attention and sampling together (sglang#748 failed in FlashInfer's sampling.cuh), each pair with its releases
+    assert "`--attention-backend triton` with `--sampling-backend pytorch` (SGLang 0.3.1 and later)" in steps
+    assert "`--disable-flashinfer` with `--disable-flashinfer-sampling` (SGLang up to 0.4.1.post1)" in steps
+    assert "A GPU of compute capability" not in steps
+
+
+def test_a_named_release_gets_only_its_own_switches() -> None:
+    diagnosis = diagnose_with_patterns(_forward_cut_on("Tesla V100-SXM2-16GB", "sglang 0.4.6.post1\n"))
+    assert diagnosis.category == "gpu-arch-unsupported", diagnosis.root_cause
+    steps = check_texts(diagnosis)
+    assert "`--attention-backend triton` with `--sampling-backend pytorch`" in steps
+    assert "--disable-flashinfer" not in steps, steps
+
+
+def test_a_turing_gpu_is_within_flashinfer_s_floor() -> None:
+    # FlashInfer supports SM75 from 0.1.4 on (its README; SGLang's install docs: "only supports sm75 and above")
+    for gpu in ("Tesla T4", "NVIDIA GeForce RTX 2080 Ti"):
+        diagnosis = diagnose_with_patterns(_forward_cut_on(gpu, "sglang 0.4.6.post1\n"))
+        assert diagnosis.category != "gpu-arch-unsupported", diagnosis.root_cause
+
+
+def test_a_launch_already_off_flashinfer_is_not_told_to_switch() -> None:
+    for launch in ("python -m sglang.launch_server --model-path m --attention-backend triton --sampling-backend pytorch",
+                   "python -m sglang.launch_server --model-path m --disable-flashinfer"):
+        diagnosis = diagnose_with_patterns(_forward_cut_on("Tesla V100-SXM2-16GB", f"$ {launch}\n"))
+        assert diagnosis.category != "gpu-arch-unsupported", (launch, diagnosis.root_cause)
+
+
+def test_an_older_gpu_in_the_user_s_prose_beside_a_newer_host_gpu_says_nothing() -> None:
+    above = ("It ran fine last year on my old Tesla V100-SXM2-16GB; on the new server it crashes:\n"
+             "|   0  NVIDIA H100 80GB HBM3      On   | 00000000:18:00.0 Off |                    0 |\n")
+    diagnosis = diagnose_with_patterns(_forward_cut_on("NVIDIA H100 80GB HBM3", above))
+    assert diagnosis.category != "gpu-arch-unsupported", diagnosis.root_cause
 
 
 def test_a_cut_in_the_forward_pass_on_a_newer_gpu_names_no_gpu_limit() -> None:
     diagnosis = diagnose_with_patterns(_forward_cut_on("NVIDIA A100-SXM4-80GB"))
     assert diagnosis.category != "gpu-arch-unsupported", diagnosis.root_cause
+
+
+def _user_app_cut(top: str) -> str:
+    """A cut traceback from the user's own program (under `top`) into the installed engine."""
+    printed = real_traceback('''
+def generate(prompts):
+    raise RuntimeError("engine")
+
+
+def run(prompts):
+    return generate(
+        prompts)
+
+
+run([1])
+''', f"{top}/batching.py")
+    return cut_after(printed, "return generate(")
+
+
+def test_a_warning_of_the_user_s_own_program_names_no_wrapper() -> None:
+    for warning, top in (("WARNING:app.batching:dropping 2 prompts that are not supported by this model", "app/app"),
+                         ("src - WARNING - chat template not supported, using default", "workspace/src")):
+        diagnosis = diagnose_with_patterns(warning + "\n" + _user_app_cut(top))
+        assert diagnosis.category != "feature-conflict", (warning, diagnosis.root_cause)
+
+
+def test_a_warning_that_states_no_limit_names_no_wrapper() -> None:
+    log = ("[cachewrap][WARNING][2025-10-12 21:14:09][hooks.py:84] cachewrap uses its default pool size.\n"
+           "[2025-10-12 21:14:09] Scheduler hit an exception: " + _scheduler_cut("opt/cachewrap/venv"))
+    diagnosis = diagnose_with_patterns(log)
+    assert diagnosis.category != "feature-conflict", diagnosis.root_cause
 
 
 def test_a_warning_of_python_s_root_logger_names_no_wrapper_even_under_root_s_home() -> None:

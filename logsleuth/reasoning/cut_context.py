@@ -13,7 +13,8 @@ from collections.abc import Sequence
 
 from logsleuth.facts import gpus as gpu_facts
 from logsleuth.facts.frame_shapes import FrameShape
-from logsleuth.fixes.release_flags import range_note
+from logsleuth.fixes import static_catalogs
+from logsleuth.fixes.release_flags import range_note, releases_with
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Frame
 from logsleuth.reasoning.evidence import Evidence
@@ -26,11 +27,15 @@ _WARNINGS = (
     compile_lazily(r"^WARNING:(?P<name>[a-z][\w-]{2,40})(?:\.[\w.]+)?:(?P<text>\S.*)$"),
     compile_lazily(r"^(?P<name>[a-z][\w-]{2,40})(?:\.[\w.]+)?\s+-\s+WARNING\s+-\s+(?P<text>\S.*)$"),
 )
-# Loggers and packages every run goes through, whose directory in a path says nothing of a wrapper: Python's own
-# (`WARNING:root:`, `py.warnings`), the engines' dependencies and a home directory named like them (`/root/`).
-_EVERY_RUN = frozenset({"root", "main", "__main__", "py.warnings", "warnings", "torch", "transformers", "triton",
-                        "flashinfer", "sgl_kernel", "xformers", "ray", "uvicorn", "fastapi", "asyncio", "numpy",
-                        "huggingface_hub", "accelerate", "pydantic", "urllib3", "nccl", "home", "usr", "opt", "data"})
+# Loggers every run goes through, whose warning says nothing of a wrapper: Python's own (`WARNING:root:`, `py.warnings`).
+_EVERY_RUN = frozenset({"root", "main", "__main__", "py.warnings", "warnings"})
+# A warning that states a limit of what the package supports (kvcached's "kvcached is only tested with page_size=1 for
+# SGLang.", interfaces.py): an ordinary warning (a default used, a deprecation) says nothing of the failure.
+_STATES_A_LIMIT = compile_lazily(
+    r"\b(?:only (?:been )?(?:tested|supported|validated|works?)\b|not (?:yet )?(?:been )?(?:supported|tested|compatible)"
+    r"|unsupported|untested|incompatible|may not work|might not work|does not work)")
+# An installed package's directory: a frame's file under site-packages/dist-packages
+_INSTALLED = compile_lazily(r"/(?:site|dist)-packages/")
 # the lines of content above the cut traceback a warning is read from (the nearest first)
 _NEAR = 3
 # The engines' forward pass: the frames that run the model on a batch (SGLang's ModelRunner.forward/forward_extend/
@@ -57,9 +62,7 @@ def _wrapper_warning(evidence: Evidence) -> FrameShape | None:
         if found is None or found["name"].lower() in engine_names | _EVERY_RUN:
             continue
         name = found["name"]
-        under = next((file for file in files if f"/{name.lower()}/" in file.lower()
-                      or f"-{name.lower()}-" in file.lower()), None)
-        if under is None:
+        if not _STATES_A_LIMIT.search(found["text"]) or not _runs_through(name.lower(), files, engine_names):
             continue
         text = found["text"].strip()
         return FrameShape(
@@ -84,40 +87,97 @@ def _wrapper_warning(evidence: Evidence) -> FrameShape | None:
     return None
 
 
+def _runs_through(name: str, files: Sequence[str], engine_names: set[str]) -> bool:
+    """The frames run through an installed package `name` (its directory under site-packages), or the engine's own
+    files installed inside its tree (kvcached's `kvcached/engine_integration/…/site-packages/sglang/`), and no frame
+    of the user's own code sits under a directory of that name (`/app/app/batching.py`: the user's program)."""
+    through = False
+    for file in files:
+        low = file.lower()
+        installed = _INSTALLED.search(low)
+        if installed is None:
+            if f"/{name}/" in low:
+                return False  # the user's own program (or a checkout) of that name
+            continue
+        inside, before = low[installed.end():], low[:installed.start()]
+        if inside.startswith(f"{name}/") or (inside.split("/", 1)[0] in engine_names
+                                             and (f"/{name}/" in before or f"-{name}-" in before)):
+            through = True
+    return through
+
+
 def _forward_on_older_gpu(evidence: Evidence) -> FrameShape | None:
-    """A cut in SGLang's forward pass on a GPU the paste names below compute capability 8.0, which FlashInfer's
-    kernels, SGLang's default attention backend on CUDA, were built for (facts/gpus.toml's fa2 row: the same floor)."""
+    """A cut in SGLang's forward pass when every GPU the paste shows is below FlashInfer's floor (facts/gpus.toml's
+    flashinfer row: compute capability 7.5), FlashInfer being SGLang's default attention and sampling backend on CUDA,
+    and the launch has not switched it off."""
     engine = evidence.launch.engine or _engine_of(evidence.failure.final.frames)
-    if engine != "sglang" or not _in_forward(evidence.failure.final.frames):
+    if engine != "sglang" or not _in_forward(evidence.failure.final.frames) or _flashinfer_switched_off(evidence):
         return None
-    floor = gpu_facts.feature("fa2")
-    lines = [*evidence.failure.context, *evidence.lines, *evidence.launch.gpu_lines]
-    older = [gpu for gpu in gpu_facts.gpus_in(lines)
-             if gpu.capability is not None and floor is not None and floor.minimum is not None
-             and gpu.capability < floor.minimum]
-    if not older or floor is None or floor.minimum is None:
+    floor = gpu_facts.feature("flashinfer")
+    if floor is None or floor.minimum is None:
         return None
-    gpu = older[0]
+    shown = [gpu for gpu in gpu_facts.gpus_in([*evidence.failure.context, *evidence.lines, *evidence.launch.gpu_lines])
+             if gpu.capability is not None]
+    # every GPU the paste shows below the floor: a paste naming another machine's GPU beside the host's says nothing
+    if not shown or any(gpu.capability >= floor.minimum for gpu in shown if gpu.capability is not None):
+        return None
+    gpu = shown[0]
     need = gpu_facts.show(floor.minimum)
-    switches = [f"`--attention-backend triton` ({note.split(': ', 1)[1]})"
-                if (note := range_note("sglang", "--attention-backend")) else "`--attention-backend triton`",
-                f"`--disable-flashinfer` ({note.split(': ', 1)[1]})"
-                if (note := range_note("sglang", "--disable-flashinfer")) else "`--disable-flashinfer`"]
     return FrameShape(
         shape="forward-older-gpu", category="gpu-arch-unsupported",
-        title="Failed in the model's forward pass on a GPU older than the default attention kernels are built for",
+        title="Failed in the model's forward pass on a GPU older than the default attention kernels support",
         reading=(f"a cut in the model's forward pass on {gpu.describe()}, which the paste names: SGLang's default "
-                 f"attention backend on CUDA (FlashInfer) is built for compute capability {need} and later, so its "
-                 "kernels may not support this GPU; a guess from where the process was and the GPU, not a finding"),
+                 f"attention and sampling backend on CUDA (FlashInfer) supports compute capability {need} and later, "
+                 "so its kernels may not run on this GPU; a guess from where the process was and the GPU, not a "
+                 "finding"),
         innermost=1, every=False, functions=frozenset(), paths=(), files=(), innermost_functions=frozenset(),
         sources=(), unless_sources=(), when_sources=(),
         checks=(
             "The exception line right after the last frame names the kernel's error (a CUDA error such as `too many "
             "resources requested for launch` or `no kernel image is available`, FlashInfer's own message).",
-            f"An attention backend that runs on this GPU, switched with the release's own flag: {' or '.join(switches)}"
-            " (the release's --help says which it has); Triton's kernels are compiled for the GPU at run time.",
-            f"A GPU of compute capability {need} or later runs the default kernels.",
+            f"Backends that run on this GPU, switched with the release's own flags: {_switches(evidence)} (the "
+            "release's --help says which it has); Triton's kernels are compiled for the GPU at run time.",
         ))
+
+
+# SGLang's switches away from FlashInfer, attention and sampling together (FlashInfer's sampling kernel failed in
+# sgl-project/sglang#748: flashinfer/sampling.cuh): the pair of each generation of its flags, per the static catalogs
+# (--attention-backend/--sampling-backend from 0.3.1, --disable-flashinfer/--disable-flashinfer-sampling up to
+# 0.4.1.post1; sglang/srt/server_args.py).
+_SWITCHES = ((("--attention-backend", "triton"), ("--sampling-backend", "pytorch")),
+             (("--disable-flashinfer", ""), ("--disable-flashinfer-sampling", "")))
+# a launch that already runs another attention backend, or FlashInfer switched off
+_OTHER_BACKEND = compile_lazily(r"--(?:prefill-|decode-)?attention-backend[= ]+['\"]?(?P<value>[\w-]+)|--disable-flashinfer\b(?!-)")
+
+
+def _flashinfer_switched_off(evidence: Evidence) -> bool:
+    launch = evidence.launch
+    for match in _OTHER_BACKEND.finditer(launch.command or ""):
+        if match["value"] is None or match["value"] != "flashinfer":
+            return True
+    for name, value in launch.server_args:
+        value = value.strip("'\"")
+        if name in ("attention_backend", "prefill_attention_backend", "decode_attention_backend") \
+                and value not in ("None", "flashinfer", ""):
+            return True
+        if name == "disable_flashinfer" and value == "True":
+            return True
+    return False
+
+
+def _switches(evidence: Evidence) -> str:
+    """The pairs of switches: only the release's own when the paste names a release the catalogs hold, else each pair
+    with its releases."""
+    version = evidence.launch.named_version
+    known = version is not None and version in static_catalogs.releases("sglang")
+    pairs, every = [], []
+    for pair in _SWITCHES:
+        words = " with ".join(f"`{flag} {value}`" if value else f"`{flag}`" for flag, value in pair)
+        note = range_note("sglang", pair[0][0])
+        every.append(f"{words} ({note.split(': ', 1)[1]})" if note else words)
+        if known and all(version in releases_with("sglang", flag) for flag, _ in pair):
+            pairs.append(words)
+    return " or ".join(pairs or every)
 
 
 def _engine_of(frames: Sequence[Frame]) -> str | None:
