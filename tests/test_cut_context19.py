@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from logsleuth.api import DiagnoseOptions, diagnose_text
+from logsleuth.render.search_words import search_text
 from tests.helpers import check_texts, diagnose_with_patterns, real_traceback, traceback_of_installed
 from tests.test_cut_tracebacks import cut_after
 
@@ -100,6 +102,32 @@ def test_a_cut_in_the_speculative_step_while_serving_is_a_runtime_kernel_fault()
     assert "--speculative-num-steps" not in steps and "draft tokens" not in steps, steps
 
 
+def test_a_cut_in_the_draft_graphs_capture_at_start_up_is_not_a_runtime_fault() -> None:
+    # SGLang's EAGLEWorker.__init__ → init_cuda_graphs → EAGLEDraftCudaGraphRunner capture → run_once → draft_forward
+    printed = real_traceback('''
+def kernel(batch):
+    raise RuntimeError("CUDA error")
+
+
+class EAGLEWorker:
+    def __init__(self):
+        self.init_cuda_graphs()
+
+    def init_cuda_graphs(self):
+        self.draft_forward([1])
+
+    def draft_forward(self, batch):
+        kernel(
+            batch)
+
+
+EAGLEWorker()
+''', "sglang/srt/speculative/eagle_worker.py")
+    diagnosis = diagnose_with_patterns(cut_after(printed, "    kernel("))
+    assert diagnosis.category != "illegal-memory-access", diagnosis.root_cause
+    assert "while the server serves" not in diagnosis.root_cause
+
+
 def test_a_cut_in_the_speculative_worker_s_start_up_is_not_a_runtime_fault() -> None:
     printed = real_traceback(EAGLE.replace("STARTUP", 'raise ValueError("sizes")'),
                              "sglang/srt/speculative/eagle_worker.py")
@@ -108,8 +136,7 @@ def test_a_cut_in_the_speculative_worker_s_start_up_is_not_a_runtime_fault() -> 
     assert diagnosis.category != "illegal-memory-access", diagnosis.root_cause
 
 
-def test_a_cut_in_cuda_graph_replay_compares_the_attention_library_with_the_engine_s_pin() -> None:
-    printed = real_traceback('''
+GRAPH_RUNNER = '''
 class CudaGraphRunner:
     def replay(self, batch):
         raise TypeError("plan() got an unexpected keyword argument")
@@ -124,11 +151,60 @@ class ModelRunner:
 
 
 ModelRunner().forward([1])
-''', "sglang/srt/model_executor/model_runner.py")
-    diagnosis = diagnose_with_patterns(cut_after(printed, "return self.cuda_graph_runner.replay("))
+'''
+
+
+def test_a_cut_in_sglang_s_graph_replay_beside_flashinfer_s_version_compares_it_with_the_pin() -> None:
+    printed = real_traceback(GRAPH_RUNNER, "sglang/srt/model_executor/model_runner.py")
+    log = "with flashinfer-python 0.2.5 installed it fails:\n" + cut_after(printed, "return self.cuda_graph_runner.replay(")
+    diagnosis = diagnose_with_patterns(log)
     assert diagnosis.category == "dependency-version", diagnosis.root_cause
     steps = check_texts(diagnosis)
-    assert "pins" in steps and "--disable-cuda-graph" in steps
+    assert "pins" in steps and "--disable-cuda-graph" in steps and "--enforce-eager" not in steps
+
+
+def test_a_cut_in_graph_replay_without_a_library_version_reads_no_category_from_the_place() -> None:
+    printed = real_traceback(GRAPH_RUNNER, "sglang/srt/model_executor/model_runner.py")
+    diagnosis = diagnose_with_patterns(cut_after(printed, "return self.cuda_graph_runner.replay("))
+    assert diagnosis.category != "dependency-version", diagnosis.root_cause
+
+
+def test_a_replay_of_vllm_or_of_the_user_s_own_code_is_no_graph_replay() -> None:
+    user = real_traceback('''
+class Buffer:
+    def replay(self, size):
+        raise ValueError("empty")
+
+
+class Learner:
+    buffer = Buffer()
+
+    def step(self):
+        return self.buffer.replay(
+            8)
+
+
+Learner().step()
+''', "home/u/agent/worker/learner.py")
+    vllm = real_traceback('''
+class Graph:
+    def replay(self):
+        raise RuntimeError("graph")
+
+
+class CUDAGraphRunner:
+    _graph = Graph()
+
+    def forward(self):
+        self._graph.replay()
+
+
+CUDAGraphRunner().forward()
+''', "vllm/worker/model_runner.py")
+    for log in (cut_after(user, "return self.buffer.replay("), cut_after(vllm, "self._graph.replay()")):
+        diagnosis = diagnose_with_patterns("flashinfer-python 0.2.5\n" + log)
+        assert diagnosis.category != "dependency-version", diagnosis.root_cause
+        assert "flashinfer" not in check_texts(diagnosis)
 
 
 CONNECTOR_FILES = {
@@ -153,6 +229,60 @@ def test_an_import_a_connector_s_factory_made_by_name_is_the_plugin_s_package(tm
     steps = check_texts(diagnosis)
     assert "against the installed torch" in steps
     assert "whatever the launch's flags" not in steps  # a start-up import's reading, not this one's
+
+
+# Imports by name that load the engine's own modules, not a plugin's (each cut in importlib's import_module):
+# transformers' _LazyModule._get_module (transformers/utils/import_utils.py), vLLM's resolve_obj_by_qualname of its
+# worker class (vllm/utils.py, called by worker_base.py init_worker) and its model registry's load_model_cls.
+NOT_PLUGINS = {
+    "transformers/utils/import_utils.py": (
+        "import importlib\n\n\ndef _get_module(module_name):\n"
+        "    return importlib.import_module('.' + module_name, 'broken')\n"),
+    "vllm/utils.py": (
+        "import importlib\n\n\ndef resolve_obj_by_qualname(qualname):\n"
+        "    module_name, obj_name = qualname.rsplit('.', 1)\n"
+        "    module = importlib.import_module(module_name)\n    return getattr(module, obj_name)\n"),
+    "vllm/model_executor/models/registry.py": (
+        "import importlib\n\n\ndef load_model_cls(module_name):\n"
+        "    mod = importlib.import_module(module_name)\n    return mod\n"),
+    "broken/__init__.py": "",
+    "broken/models.py": "raise ImportError('undefined symbol: _ZN3c104cuda9SetDeviceEa')\n",
+}
+
+
+def test_the_engines_own_imports_by_name_are_no_plugin(tmp_path: Path) -> None:
+    for call in ("from transformers.utils.import_utils import _get_module\n_get_module('models')\n",
+                 "from vllm.utils import resolve_obj_by_qualname\nresolve_obj_by_qualname('broken.models.Worker')\n",
+                 "from vllm.model_executor.models.registry import load_model_cls\nload_model_cls('broken.models')\n"):
+        printed = traceback_of_installed(tmp_path, NOT_PLUGINS, call)
+        diagnosis = diagnose_with_patterns(cut_after(printed.stderr, "return _bootstrap._gcd_import("))
+        assert "imports a module by name" not in diagnosis.root_cause, (call, diagnosis.root_cause)
+        assert "plugin or connector" not in check_texts(diagnosis), call
+
+
+def test_an_entry_point_plugin_vllm_loads_is_the_plugin_s_package(tmp_path: Path) -> None:
+    files = {
+        "vllm/plugins/__init__.py": (
+            "from importlib.metadata import EntryPoint\n\n\ndef load_plugins_by_group(group):\n"
+            "    plugin = EntryPoint(name='p', value='someplugin.register:register', group=group)\n"
+            "    func = plugin.load()\n    return func\n"),
+        "someplugin/register.py": "raise ImportError('undefined symbol: _ZN3c104cuda9SetDeviceEa')\n",
+    }
+    printed = traceback_of_installed(tmp_path, files, "from vllm.plugins import load_plugins_by_group\n"
+                                                      "load_plugins_by_group('vllm.general_plugins')\n")
+    diagnosis = diagnose_with_patterns(cut_after(printed.stderr, "return _bootstrap._gcd_import("))
+    assert diagnosis.category == "dependency-version", diagnosis.root_cause
+    assert "vllm/plugins/__init__.py (load_plugins_by_group)" in diagnosis.root_cause
+
+
+def test_a_cut_import_by_name_searches_the_line_that_asked_for_it(tmp_path: Path) -> None:
+    printed = traceback_of_installed(
+        tmp_path, CONNECTOR_FILES,
+        "from vllm.distributed.kv_transfer.kv_connector.factory import loader\nloader('someconnector.connector')\n")
+    report = diagnose_text(cut_after(printed.stderr, "return _bootstrap._gcd_import("),
+                           DiagnoseOptions(include_user_patterns=False))
+    group = report.failures[0]
+    assert search_text(group.diagnosis, group.failure) == "module = importlib.import_module(module_path)"
 
 
 def _scheduler_cut(venv: str) -> str:
@@ -290,3 +420,23 @@ def test_a_warning_of_python_s_root_logger_names_no_wrapper_even_under_root_s_ho
            "[2025-10-12 21:14:09] Scheduler hit an exception: " + _scheduler_cut("root/venv"))
     diagnosis = diagnose_with_patterns(log)
     assert diagnosis.category == "unclassified", diagnosis.root_cause
+
+
+def test_a_cut_in_vllm_s_loader_is_no_architecture_guess() -> None:
+    # vLLM from 0.6 refuses an architecture while it builds ModelConfig (_init_multimodal_config →
+    # ModelRegistry.is_multimodal_model → _raise_for_unsupported), before its loader's _initialize_model
+    printed = real_traceback(LOADER.replace("CONFIG", '"plain"'), "vllm/model_executor/model_loader/loader.py")
+    diagnosis = diagnose_with_patterns(cut_after(printed, "model = _initialize_model("))
+    assert diagnosis.category != "unsupported-architecture", diagnosis.root_cause
+
+
+def test_every_guessing_shape_says_it_guesses() -> None:
+    from logsleuth.facts.frame_shapes import frame_shapes
+
+    guess = "a guess from where the process was, not a finding"
+    rows = frame_shapes()
+    assert [row.shape for row in rows if row.guess] == ["plugin-import", "model-class", "speculative-runtime",
+                                                         "graph-replay"]
+    for row in rows:
+        assert (guess in row.reading) == row.guess, row.shape
+        assert not row.guess or "may" in row.title or "likel" in row.title, row.shape  # a title that hedges

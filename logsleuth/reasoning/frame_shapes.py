@@ -20,8 +20,6 @@ from logsleuth.reasoning.category_score import called_by
 # `__init__` below it ran `__post_init__`
 _BUILDS_DATACLASS = compile_lazily(r"\bcls\(\*\*")
 _RAISES = compile_lazily(r"^\s*(?:raise|assert)\b")
-# a module imported by name at run time (a plugin's, a KV connector's factory): `importlib.import_module(path)`
-_IMPORTS_BY_NAME = compile_lazily(r"\bimport_module\(|\b__import__\(")
 
 
 def _frames(failure: Failure) -> list[Frame]:
@@ -76,6 +74,8 @@ def shape_of(failure: Failure) -> FrameShape | None:
             continue
         if shape.innermost_functions and last.function not in shape.innermost_functions:
             continue
+        if shape.unless_outer_functions and any(frame.function in shape.unless_outer_functions for frame in frames[:-1]):
+            continue  # the step run at start-up (a graph capture, a constructor), not while serving
         if last.source and any(pattern.search(last.source) for pattern in shape.unless_sources):
             continue  # cut while it called a loader: the loader failed, not this shape's step
         if last.source and shape.when_sources and not any(pattern.search(last.source) for pattern in shape.when_sources):
@@ -90,13 +90,14 @@ def shape_of(failure: Failure) -> FrameShape | None:
 
 
 def on_demand_importer(failure: Failure) -> Frame | None:
-    """The innermost frame outside the standard library that imports a module by name (`importlib.import_module(…)`):
-    the import was asked for at run time by that code (a plugin's or a KV connector's factory, vLLM's
-    kv_connector/factory.py `loader`), so the feature that code belongs to decided it, not the start-up's imports."""
+    """The innermost frame outside the import machinery, when it is code that loads a plugin's or a connector's module
+    by name (the `importers` of frame_shapes.toml: vLLM's kv_connector/factory.py `loader`, plugins/__init__.py
+    load_plugins_by_group): the import was asked for at run time by that feature, not by the start-up's imports."""
+    sites = [site for shape in frame_shapes() for site in shape.importers]
     for frame in reversed(_frames(failure)):
         if "/importlib/" in frame.file or frame.function == "<module>":
             continue  # the import machinery, and the bodies of the modules the import ran: the chain it started
-        return frame if frame.source and _IMPORTS_BY_NAME.search(frame.source) else None
+        return frame if any(file in frame.file and function == frame.function for file, function in sites) else None
     return None
 
 

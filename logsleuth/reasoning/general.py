@@ -124,6 +124,8 @@ def categorize(evidence: Evidence) -> Diagnosis:
         parallel = table().row("parallel-config")
         found = (parallel, [*found[1], f"a launch with tensor parallelism {split}"]) if parallel else found
     shape = shape_of(failure) if cut else None
+    if shape is not None and shape.when_lines and not _paste_shows(evidence, shape.when_lines):
+        shape = None  # a shape that holds only beside a line of the paste (an attention library's version)
     shape_row = table().row(shape.category) if shape is not None else None
     read_from_shape = shape_row is not None  # what failed is read from the frames' shape, not guessed from a subsystem
     if shape is not None and shape_row is not None and found is not None and found[0].category == shape.category:
@@ -592,3 +594,9 @@ def _unclassified(evidence: Evidence) -> Diagnosis:
         engine_version=evidence.launch.engine_version,
         basis="general",
     )
+
+
+def _paste_shows(evidence: Evidence, patterns: tuple[re.Pattern[str], ...]) -> bool:
+    """A line of the paste (around the failure, the launch's package lines, the rest) matches one of the patterns."""
+    lines = (*evidence.failure.context, *evidence.launch.package_lines, *evidence.lines)
+    return any(pattern.search(line) for line in lines for pattern in patterns)
