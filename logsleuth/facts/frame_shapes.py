@@ -32,6 +32,17 @@ class FrameShape:
     when_sources: tuple[re.Pattern[str], ...]
     checks: tuple[str, ...]
     kind: str = "shape"  # "check": one of the engines' known check functions, named in the reading
+    # True: only when a frame imports the module by name at run time (reasoning/frame_shapes.on_demand_importer);
+    # False: only when none does; None: either
+    imported_by_name: bool | None = None
+    # a guess from where the process was (a step whose failures are mostly of one kind): its reading says so
+    guess: bool = False
+    # when given: the shape holds only when a line of the paste matches one (reasoning/general.py reads the paste)
+    when_lines: tuple[re.Pattern[str], ...] = ()
+    # functions of any outer frame that rule the shape out (a step run at start-up, not while serving)
+    unless_outer_functions: frozenset[str] = frozenset()
+    # when given: the frame that imports a module by name must be one of these (file fragment, function)
+    importers: tuple[tuple[str, str], ...] = ()
 
 
 @cache
@@ -44,5 +55,9 @@ def frame_shapes() -> tuple[FrameShape, ...]:
                    sources=tuple(compile_lazily(pattern) for pattern in row.get("sources", ())),
                    unless_sources=tuple(compile_lazily(pattern) for pattern in row.get("unless_sources", ())),
                    when_sources=tuple(compile_lazily(pattern) for pattern in row.get("when_sources", ())),
-                   checks=tuple(row.get("checks", ())), kind=row.get("kind", "shape"))
+                   checks=tuple(row.get("checks", ())), kind=row.get("kind", "shape"),
+                   imported_by_name=row.get("imported_by_name"), guess=bool(row.get("guess", False)),
+                   when_lines=tuple(compile_lazily(pattern) for pattern in row.get("when_lines", ())),
+                   unless_outer_functions=frozenset(row.get("unless_outer_functions", ())),
+                   importers=tuple((site["file"], site["function"]) for site in row.get("importers", ())))
         for row in table_rows("frame_shapes.toml", "shape"))

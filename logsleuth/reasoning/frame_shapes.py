@@ -32,9 +32,13 @@ def _frames(failure: Failure) -> list[Frame]:
     return frames
 
 
-def _named(shape: FrameShape, frame: Frame, constructed: bool) -> FrameShape:
-    """The shape with its reading naming the frame it stopped in (`{function}`, `{file}`); `constructed`: a
-    dataclass's generated `__init__` was the last frame, so its `__post_init__` ran, called from `frame`."""
+def _named(shape: FrameShape, frame: Frame, constructed: bool, importer: Frame | None = None) -> FrameShape:
+    """The shape with its reading naming the frame it stopped in (`{function}`, `{file}`), and the code that imported
+    a module by name (`{importer}`); `constructed`: a dataclass's generated `__init__` was the last frame, so its
+    `__post_init__` ran, called from `frame`."""
+    if importer is not None and "{importer}" in shape.reading:
+        shape = replace(shape, reading=shape.reading.replace(
+            "{importer}", f"{importer.module_path} ({importer.function or '?'})"))
     if "{" not in shape.reading:
         return shape
     function = frame.function or called_by(frame) or "?"
@@ -62,11 +66,16 @@ def shape_of(failure: Failure) -> FrameShape | None:
     if not frames:
         return None
     last = frames[-1]
+    importer = on_demand_importer(failure)
     for shape in frame_shapes():
         if shape.files and not any(fragment in last.file for fragment in shape.files):
             continue
+        if shape.imported_by_name is not None and shape.imported_by_name != (importer is not None):
+            continue
         if shape.innermost_functions and last.function not in shape.innermost_functions:
             continue
+        if shape.unless_outer_functions and any(frame.function in shape.unless_outer_functions for frame in frames[:-1]):
+            continue  # the step run at start-up (a graph capture, a constructor), not while serving
         if last.source and any(pattern.search(last.source) for pattern in shape.unless_sources):
             continue  # cut while it called a loader: the loader failed, not this shape's step
         if last.source and shape.when_sources and not any(pattern.search(last.source) for pattern in shape.when_sources):
@@ -76,11 +85,24 @@ def shape_of(failure: Failure) -> FrameShape | None:
             continue
         fitting = [_fits(shape, frame, frame is last) for frame in innermost]
         if all(fitting) if shape.every else any(fitting):
-            return _named(shape, last, failure.final.frames[-1].file == "<string>")
+            return _named(shape, last, failure.final.frames[-1].file == "<string>", importer)
+    return None
+
+
+def on_demand_importer(failure: Failure) -> Frame | None:
+    """The innermost frame outside the import machinery, when it is code that loads a plugin's or a connector's module
+    by name (the `importers` of frame_shapes.toml: vLLM's kv_connector/factory.py `loader`, plugins/__init__.py
+    load_plugins_by_group): the import was asked for at run time by that feature, not by the start-up's imports."""
+    sites = [site for shape in frame_shapes() for site in shape.importers]
+    for frame in reversed(_frames(failure)):
+        if "/importlib/" in frame.file or frame.function == "<module>":
+            continue  # the import machinery, and the bodies of the modules the import ran: the chain it started
+        return frame if any(file in frame.file and function == frame.function for file, function in sites) else None
     return None
 
 
 def raised_while_importing(failure: Failure) -> bool:
-    """The failure was raised while modules were being imported (an import chain of innermost frames), cut or not."""
+    """The failure was raised while modules were being imported (an import chain of innermost frames), cut or not, and
+    not of a module imported by name at run time (the shape plugin-import: the code that asked for it is a feature's)."""
     found = shape_of(failure)
     return found is not None and found.shape == "import"

@@ -36,6 +36,7 @@ from logsleuth.reasoning.call_frames import (
     wrapper_call_into_engine,
 )
 from logsleuth.reasoning.category_score import MISSING_LINE, UNCLASSIFIED, best_row, cut_in_model_loader
+from logsleuth.reasoning.cut_context import cut_context_shape
 from logsleuth.reasoning.dependencies import release_needed
 from logsleuth.reasoning.engine_api_calls import (
     SIGNATURE,
@@ -123,6 +124,8 @@ def categorize(evidence: Evidence) -> Diagnosis:
         parallel = table().row("parallel-config")
         found = (parallel, [*found[1], f"a launch with tensor parallelism {split}"]) if parallel else found
     shape = shape_of(failure) if cut else None
+    if shape is not None and shape.when_lines and not _paste_shows(evidence, shape.when_lines):
+        shape = None  # a shape that holds only beside a line of the paste (an attention library's version)
     shape_row = table().row(shape.category) if shape is not None else None
     read_from_shape = shape_row is not None  # what failed is read from the frames' shape, not guessed from a subsystem
     if shape is not None and shape_row is not None and found is not None and found[0].category == shape.category:
@@ -135,6 +138,14 @@ def categorize(evidence: Evidence) -> Diagnosis:
         found = (shape_row, [f"the frames' shape, {shape.reading}; {MISSING_LINE}"])
     else:
         shape = None
+    if cut and shape is None and (found is None or found[0].category == UNCLASSIFIED):
+        # The frames alone name nothing: the paste's lines around the cut may (a wrapper's warning, the GPU).
+        shape = cut_context_shape(evidence)
+        shape_row = table().row(shape.category) if shape is not None else None
+        if shape is not None and shape_row is not None:
+            found, read_from_shape = (shape_row, [f"{shape.reading}; {MISSING_LINE}"]), True
+        else:
+            shape = None
     misfit = caller_misfit(failure) or override_misfit(failure, bool(launch.wrapper or failure_wrappers(failure)))
     wrapper_row = table().wrapper_call_row()
     if misfit is not None and wrapper_row is not None and (found is None or found[0].category != wrapper_row.category):
@@ -583,3 +594,9 @@ def _unclassified(evidence: Evidence) -> Diagnosis:
         engine_version=evidence.launch.engine_version,
         basis="general",
     )
+
+
+def _paste_shows(evidence: Evidence, patterns: tuple[re.Pattern[str], ...]) -> bool:
+    """A line of the paste (around the failure, the launch's package lines, the rest) matches one of the patterns."""
+    lines = (*evidence.failure.context, *evidence.launch.package_lines, *evidence.lines)
+    return any(pattern.search(line) for line in lines for pattern in patterns)

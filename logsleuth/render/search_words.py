@@ -22,6 +22,9 @@ PRINTED_HEADERS = frozenset({"Fatal Python error", "LLVM ERROR"})
 # the message's own words, outside quotes (a quoted name is the user's: `KeyError: 'lm_head.weight'`)
 _QUOTED = compile_lazily(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
 _WORD = compile_lazily(r"[A-Za-z]{2,}")
+# A frame of Python's own library: the frozen import machinery, lib/pythonX.Y/ outside site-packages (Lib\ on Windows)
+_STANDARD_LIBRARY = compile_lazily(
+    r"^<frozen |[/\\]lib[/\\]python\d\.\d+[/\\](?!site-packages|dist-packages)|[/\\]Lib[/\\](?!site-packages)")
 
 
 def search_text(diagnosis: Diagnosis | None, failure: Failure) -> str:
@@ -61,7 +64,7 @@ def _block_words(block: ExceptionBlock) -> str:
     if not block.message.strip() and _printed_type(block) and (assertion := _frame_words(block)).startswith("assert "):
         return assertion  # a bare assertion: its condition is the text its issues quote
     words = _message_words(block.type if _printed_type(block) else "", block.message)
-    return words or _frame_words(block)  # no words at all (a traceback cut before its exception line): its frames
+    return words or _frame_words(block, cut=True)  # no words at all (a traceback cut before its exception line): its frames
 
 
 def _message_words(printed_type: str, message: str) -> str:
@@ -91,7 +94,10 @@ def _is_printed_class(type_name: str) -> bool:
     return type_name != "UsageError" and (type_name in PRINTED_HEADERS or bool(_PRINTED_CLASS.fullmatch(type_name)))
 
 
-def _frame_words(block: ExceptionBlock) -> str:
-    """The innermost frame's source line, the most distinctive text a traceback cut before its exception line has."""
-    innermost = block.frames[-1] if block.frames else None
+def _frame_words(block: ExceptionBlock, cut: bool = False) -> str:
+    """The innermost frame's source line, the most distinctive text a traceback cut before its exception line has;
+    `cut`: the innermost outside Python's own library (importlib's `return _bootstrap._gcd_import(name[level:],
+    package, level)` ends every import by name in every program: the line that asked for the import says which)."""
+    own = [frame for frame in block.frames if not (cut and _STANDARD_LIBRARY.search(frame.file))]
+    innermost = (own or block.frames)[-1] if block.frames else None
     return search_phrase((innermost.source or "").strip()) if innermost is not None else ""

@@ -1,0 +1,191 @@
+"""What the paste around a traceback cut before its exception line adds to its frames (issue 28, stop 55).
+
+A cut traceback whose frames have no shape (reasoning/frame_shapes.py) and pass through no subsystem that names a
+category still sits in a paste that says more: a package's warning printed just above the cut, by a package the frames
+run under (kvcached's `[kvcached][WARNING] … kvcached is only tested with page_size=1 for SGLang.` over a scheduler cut
+under its engine integration, ovg-project/kvcached#198), or the GPU the paste names when the cut is in the model's
+forward pass (an RTX 2080 Ti, compute capability 7.5, under SGLang's FlashInfer kernels built for 8.0 and later,
+sgl-project/sglang#748 and #931).  Each is read as a shape of its own, labelled a guess: the exception line decides."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from logsleuth.facts import gpus as gpu_facts
+from logsleuth.facts.frame_shapes import FrameShape
+from logsleuth.fixes import static_catalogs
+from logsleuth.fixes.release_flags import range_note, releases_with
+from logsleuth.lazyre import compile_lazily
+from logsleuth.models import Frame
+from logsleuth.reasoning.evidence import Evidence
+
+# A warning record of a named program, in the formats packages print their own (never the engine's own record, whose
+# logger is the engine's): kvcached's `[kvcached][WARNING][date][file:line] text`, Python logging's default
+# `WARNING:name.module:text` and the common `name - WARNING - text`.
+_WARNINGS = (
+    compile_lazily(r"^\[(?P<name>[A-Za-z][\w-]{2,40})\]\s*\[(?:WARNING|WARN)\](?:\[[^\]]*\])*\s*(?P<text>\S.*)$"),
+    compile_lazily(r"^WARNING:(?P<name>[a-z][\w-]{2,40})(?:\.[\w.]+)?:(?P<text>\S.*)$"),
+    compile_lazily(r"^(?P<name>[a-z][\w-]{2,40})(?:\.[\w.]+)?\s+-\s+WARNING\s+-\s+(?P<text>\S.*)$"),
+)
+# Loggers every run goes through, whose warning says nothing of a wrapper: Python's own (`WARNING:root:`, `py.warnings`).
+_EVERY_RUN = frozenset({"root", "main", "__main__", "py.warnings", "warnings"})
+# A warning that states a limit of what the package supports (kvcached's "kvcached is only tested with page_size=1 for
+# SGLang.", interfaces.py): an ordinary warning (a default used, a deprecation) says nothing of the failure.
+_STATES_A_LIMIT = compile_lazily(
+    r"\b(?:only (?:been )?(?:tested|supported|validated|works?)\b|not (?:yet )?(?:been )?(?:supported|tested|compatible)"
+    r"|unsupported|untested|incompatible|may not work|might not work|does not work)")
+# An installed package's directory: a frame's file under site-packages/dist-packages
+_INSTALLED = compile_lazily(r"/(?:site|dist)-packages/")
+# the lines of content above the cut traceback a warning is read from (the nearest first)
+_NEAR = 3
+# The engines' forward pass: the frames that run the model on a batch (SGLang's ModelRunner.forward/forward_extend/
+# forward_decode, its TpModelWorker.forward_batch_generation; vLLM's execute_model) and the attention layers' files.
+_FORWARD_FUNCTIONS = frozenset({"forward", "forward_extend", "forward_decode", "forward_idle", "forward_batch_generation",
+                                "forward_prefill_batch", "forward_decode_batch", "execute_model", "_run_model"})
+_ATTENTION_PATHS = ("layers/attention/", "attention/backends/", "v1/attention/", "layers/radix_attention.py")
+_ENGINE_PATHS = ("sglang/", "vllm/")
+
+
+def cut_context_shape(evidence: Evidence) -> FrameShape | None:
+    """The reading the paste's lines give a cut traceback the frames alone leave unclassified, or None."""
+    return _wrapper_warning(evidence) or _forward_on_older_gpu(evidence)
+
+
+def _wrapper_warning(evidence: Evidence) -> FrameShape | None:
+    """A warning of a package just above the cut, the package one the frames run under (its name a directory of
+    their paths)."""
+    near = [line.strip() for line in evidence.failure.context if line.strip()][-_NEAR:]
+    engine_names = {"sglang", "vllm", evidence.launch.engine or ""}
+    files = [frame.file for frame in evidence.failure.final.frames]
+    for line in reversed(near):
+        found = next((m for pattern in _WARNINGS if (m := pattern.match(line))), None)
+        if found is None or found["name"].lower() in engine_names | _EVERY_RUN:
+            continue
+        name = found["name"]
+        if not _STATES_A_LIMIT.search(found["text"]) or not _runs_through(name.lower(), files, engine_names):
+            continue
+        text = found["text"].strip()
+        return FrameShape(
+            shape="wrapper-warning", category="feature-conflict",
+            title=f"Failed under {name}, which warned just before the cut (what {name} supports of this model and launch)",
+            # (quoted in single quotes: the report then shows the warning's line above the cut, render/view.py)
+            reading=(f"a warning of {name} just above the cut ('{text}'), a package the frames run under (their paths "
+                     f"hold {name}'s directory): the engine's step the traceback stops in ran with {name}'s changes, so "
+                     f"what {name} supports of this model and launch is the likeliest at fault; a guess from the lines "
+                     "around the cut, not a finding"),
+            innermost=1, every=False, functions=frozenset(), paths=(), files=(), innermost_functions=frozenset(),
+            sources=(), unless_sources=(), when_sources=(),
+            checks=(
+                f"The exception line right after the last frame says what failed; {name}'s warning above it says what "
+                f"{name} has not been made or tested for (\"{text}\").",
+                f"The same launch without {name} (the stock engine): if it starts, the failure is {name}'s support of "
+                f"this model or setting (a model with another attention or cache layout than {name} handles, a "
+                f"setting it has not been tested with); {name}'s issues and releases say which models and engine "
+                "releases it supports.",
+                f"{name}'s release against the engine's: an integration is made for certain engine releases.",
+            ))
+    return None
+
+
+def _runs_through(name: str, files: Sequence[str], engine_names: set[str]) -> bool:
+    """The frames run through an installed package `name` (its directory under site-packages), or the engine's own
+    files installed inside its tree (kvcached's `kvcached/engine_integration/…/site-packages/sglang/`), and no frame
+    of the user's own code sits under a directory of that name (`/app/app/batching.py`: the user's program)."""
+    through = False
+    for file in files:
+        low = file.lower()
+        installed = _INSTALLED.search(low)
+        if installed is None:
+            if f"/{name}/" in low:
+                return False  # the user's own program (or a checkout) of that name
+            continue
+        inside, before = low[installed.end():], low[:installed.start()]
+        if inside.startswith(f"{name}/") or (inside.split("/", 1)[0] in engine_names
+                                             and (f"/{name}/" in before or f"-{name}-" in before)):
+            through = True
+    return through
+
+
+def _forward_on_older_gpu(evidence: Evidence) -> FrameShape | None:
+    """A cut in SGLang's forward pass when every GPU the paste shows is below FlashInfer's floor (facts/gpus.toml's
+    flashinfer row: compute capability 7.5), FlashInfer being SGLang's default attention and sampling backend on CUDA,
+    and the launch has not switched it off."""
+    engine = evidence.launch.engine or _engine_of(evidence.failure.final.frames)
+    if engine != "sglang" or not _in_forward(evidence.failure.final.frames) or _flashinfer_switched_off(evidence):
+        return None
+    floor = gpu_facts.feature("flashinfer")
+    if floor is None or floor.minimum is None:
+        return None
+    shown = [gpu for gpu in gpu_facts.gpus_in([*evidence.failure.context, *evidence.lines, *evidence.launch.gpu_lines])
+             if gpu.capability is not None]
+    # every GPU the paste shows below the floor: a paste naming another machine's GPU beside the host's says nothing
+    if not shown or any(gpu.capability >= floor.minimum for gpu in shown if gpu.capability is not None):
+        return None
+    gpu = shown[0]
+    need = gpu_facts.show(floor.minimum)
+    return FrameShape(
+        shape="forward-older-gpu", category="gpu-arch-unsupported",
+        title="Failed in the model's forward pass on a GPU older than the default attention kernels support",
+        reading=(f"a cut in the model's forward pass on {gpu.describe()}, which the paste names: SGLang's default "
+                 f"attention and sampling backend on CUDA (FlashInfer) supports compute capability {need} and later, "
+                 "so its kernels may not run on this GPU; a guess from where the process was and the GPU, not a "
+                 "finding"),
+        innermost=1, every=False, functions=frozenset(), paths=(), files=(), innermost_functions=frozenset(),
+        sources=(), unless_sources=(), when_sources=(),
+        checks=(
+            "The exception line right after the last frame names the kernel's error (a CUDA error such as `too many "
+            "resources requested for launch` or `no kernel image is available`, FlashInfer's own message).",
+            f"Backends that run on this GPU, switched with the release's own flags: {_switches(evidence)} (the "
+            "release's --help says which it has); Triton's kernels are compiled for the GPU at run time.",
+        ))
+
+
+# SGLang's switches away from FlashInfer, attention and sampling together (FlashInfer's sampling kernel failed in
+# sgl-project/sglang#748: flashinfer/sampling.cuh): the pair of each generation of its flags, per the static catalogs
+# (--attention-backend/--sampling-backend from 0.3.1, --disable-flashinfer/--disable-flashinfer-sampling up to
+# 0.4.1.post1; sglang/srt/server_args.py).
+_SWITCHES = ((("--attention-backend", "triton"), ("--sampling-backend", "pytorch")),
+             (("--disable-flashinfer", ""), ("--disable-flashinfer-sampling", "")))
+# a launch that already runs another attention backend, or FlashInfer switched off
+_OTHER_BACKEND = compile_lazily(r"--(?:prefill-|decode-)?attention-backend[= ]+['\"]?(?P<value>[\w-]+)|--disable-flashinfer\b(?!-)")
+
+
+def _flashinfer_switched_off(evidence: Evidence) -> bool:
+    launch = evidence.launch
+    for match in _OTHER_BACKEND.finditer(launch.command or ""):
+        if match["value"] is None or match["value"] != "flashinfer":
+            return True
+    for name, value in launch.server_args:
+        value = value.strip("'\"")
+        if name in ("attention_backend", "prefill_attention_backend", "decode_attention_backend") \
+                and value not in ("None", "flashinfer", ""):
+            return True
+        if name == "disable_flashinfer" and value == "True":
+            return True
+    return False
+
+
+def _switches(evidence: Evidence) -> str:
+    """The pairs of switches: only the release's own when the paste names a release the catalogs hold, else each pair
+    with its releases."""
+    version = evidence.launch.named_version
+    known = version is not None and version in static_catalogs.releases("sglang")
+    pairs, every = [], []
+    for pair in _SWITCHES:
+        words = " with ".join(f"`{flag} {value}`" if value else f"`{flag}`" for flag, value in pair)
+        note = range_note("sglang", pair[0][0])
+        every.append(f"{words} ({note.split(': ', 1)[1]})" if note else words)
+        if known and all(version in releases_with("sglang", flag) for flag, _ in pair):
+            pairs.append(words)
+    return " or ".join(pairs or every)
+
+
+def _engine_of(frames: Sequence[Frame]) -> str | None:
+    return next((name.rstrip("/") for frame in frames for name in _ENGINE_PATHS if f"/{name}" in frame.file), None)
+
+
+def _in_forward(frames: Sequence[Frame]) -> bool:
+    """The innermost engine frames run the model on a batch (the forward functions, or an attention layer's file)."""
+    own = [frame for frame in frames if any(f"/{name}" in frame.file for name in _ENGINE_PATHS)][-3:]
+    return bool(own) and any(frame.function in _FORWARD_FUNCTIONS or any(p in frame.file for p in _ATTENTION_PATHS)
+                             for frame in own)
