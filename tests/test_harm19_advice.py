@@ -50,3 +50,44 @@ def test_a_paste_cut_below_the_workers_frame_header_is_still_the_warm_up(tmp_pat
 def test_the_profiling_run_stays_the_profiling_run() -> None:
     diagnosis = _first(PATTERNS / "vllm-oom-profiling" / "positive-0.33.0-sampler-warmup.log")
     assert diagnosis["pattern"] == "vllm-oom-profiling"
+
+
+# -- NCCL's "Duplicate GPU detected" (nccl src/init.cc, ncclInvalidUsage): a rank placement, not the interconnect ---------
+
+_WARNS = [f"node1:{pid}:{pid} [0] init.cc:943 NCCL WARN Duplicate GPU detected : rank {a} and rank {b} both on CUDA device 1000"
+          for pid, a, b in ((4101, 0, 1), (4102, 1, 0))]
+_INTERCONNECT = ("NCCL_P2P_DISABLE", "--shm-size", "NCCL_SOCKET_IFNAME")
+
+
+def _nccl_log_with_warns(tmp_path: Path) -> Path:
+    """vLLM 0.33's NCCL error with its last error taken out, NCCL's WARN lines printed before it (older releases and
+    torch's wording print no last error: the WARN lines are the only word of the cause)."""
+    source = PATTERNS / "common-nccl-duplicate-gpu" / "positive-0.33.0-last-error.log"
+    lines = [line for line in source.read_text().splitlines() if "Duplicate GPU" not in line and "Last error:" not in line]
+    log = tmp_path / "warns.log"
+    log.write_text("\n".join([*_WARNS, *lines]) + "\n")
+    return log
+
+
+def test_an_nccl_invalid_usage_after_duplicate_gpu_warnings_asks_for_one_gpu_per_rank(tmp_path: Path) -> None:
+    diagnosis = _first(_nccl_log_with_warns(tmp_path))
+    assert diagnosis["pattern"] == "common-nccl-duplicate-gpu"
+    assert "CUDA_VISIBLE_DEVICES" in _fix_text(diagnosis)
+    assert not any(word in _fix_text(diagnosis) for word in _INTERCONNECT)
+
+
+def test_a_cut_traceback_after_duplicate_gpu_warnings_gets_the_placement_checks(tmp_path: Path) -> None:
+    log = tmp_path / "cut.log"
+    log.write_text("\n".join([*_WARNS, "Traceback (most recent call last):",
+                              '  File "/opt/venv/lib/python3.11/site-packages/vllm/v1/engine/core.py", line 1555, in run_engine_core',
+                              "    engine_core = EngineCoreProc(*args, engine_index=dp_rank, **kwargs)"]) + "\n")
+    diagnosis = _first(log)
+    assert diagnosis["category"] == "nccl"
+    assert "CUDA_VISIBLE_DEVICES" in _fix_text(diagnosis)
+    assert not any(word in _fix_text(diagnosis) for word in _INTERCONNECT)
+
+
+def test_other_nccl_errors_keep_the_interconnect_checks() -> None:
+    diagnosis = _first(PATTERNS / "vllm-nccl-error" / "positive-0.33.0-last-error.log")
+    assert diagnosis["pattern"] == "vllm-nccl-error"
+    assert "NCCL_P2P_DISABLE" in _fix_text(diagnosis)

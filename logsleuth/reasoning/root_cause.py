@@ -43,7 +43,11 @@ def cause_of(failure: Failure, after: Sequence[str] = ()) -> tuple[CategoryRow, 
     texts = [text for text in (*exception_lines(failure), failure.header or "", *failure.context, *after)
              if text and not ("destroy" in text and SHUTDOWN_WARNING.search(text))]
     for category in categories.causes:
-        for row in (row for row in categories.rows if row.category == category and row.cause_words):
+        # a category's specific rows (NCCL's duplicate-GPU check, the custom all-reduce) before its general row, whose
+        # cause words would also take their lines
+        general = categories.row(category)
+        rows = [row for row in categories.rows if row.category == category and row.cause_words]
+        for row in sorted(rows, key=lambda row: row is general):
             for text in texts:
                 if text and any(word.search(text) for word in row.cause_words):
                     return _own_checks(row), text.strip()

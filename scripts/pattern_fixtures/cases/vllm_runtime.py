@@ -2,7 +2,8 @@
 errors, the engine process dying under a running client, Ray placement groups, attention heads that the
 tensor-parallel size does not divide, the API server's port in use, and no usable GPU.
 
-Patterns: vllm-oom-profiling, vllm-oom-sampler-warmup, vllm-oom-weight-load, vllm-oom-cuda-graph, vllm-nccl-error, vllm-engine-core-died,
+Patterns: vllm-oom-profiling, vllm-oom-sampler-warmup, vllm-oom-weight-load, vllm-oom-cuda-graph, vllm-nccl-error,
+common-nccl-duplicate-gpu, vllm-engine-core-died,
 vllm-ray-placement-group, vllm-tp-heads-divisible, vllm-port-in-use, vllm-cuda-not-available.
 
 The wiring (vLLM's log records and process prefixes, the engine core process, the API server) is cases/vllm.py's;
@@ -51,6 +52,7 @@ MULTIPROC = "vllm/v1/executor/multiproc_executor.py"
 
 OOM_PROFILING = "vllm-oom-profiling"
 OOM_WARMUP = "vllm-oom-sampler-warmup"
+NCCL_DUPLICATE_GPU = "common-nccl-duplicate-gpu"
 OOM_LOAD = "vllm-oom-weight-load"
 OOM_GRAPH = "vllm-oom-cuda-graph"
 NCCL = "vllm-nccl-error"
@@ -935,6 +937,10 @@ CASES = (
 
     NCCL_0110,
     nccl_startup("0.33.0", 1, "Cuda failure 'peer access is not supported between these two devices'").named(NCCL, "positive-0.33.0-last-error"),
+    # NCCL's own check that two ranks share a GPU (nccl src/init.cc, ncclInvalidUsage = 5), as vLLM 0.33's last error
+    nccl_startup("0.33.0", 5, "Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 1000").named(
+        NCCL_DUPLICATE_GPU, "positive-0.33.0-last-error"),
+    NCCL_0110.named(NCCL_DUPLICATE_GPU, "negative-0.11.0-unhandled-cuda-error"),
     nccl_while_serving().named(NCCL, "positive-0.11.0-serving-engine-dead"),
     NO_GPU_0110.named(NCCL, "negative-0.11.0-init-device-no-gpu"),
 
