@@ -91,3 +91,43 @@ def test_other_nccl_errors_keep_the_interconnect_checks() -> None:
     diagnosis = _first(PATTERNS / "vllm-nccl-error" / "positive-0.33.0-last-error.log")
     assert diagnosis["pattern"] == "vllm-nccl-error"
     assert "NCCL_P2P_DISABLE" in _fix_text(diagnosis)
+
+
+# -- torch's narrow() out of range in the fused-MoE weight loader: the placement or sharding of experts is a suspect ------
+
+_MOE_LOADER = "/srv/env/lib/python3.12/site-packages/sglang/srt/layers/moe/fused_moe_triton/layer.py"
+
+
+def _moe_narrow_log(tmp_path: Path, message: str) -> Path:
+    """A traceback ending in SGLang's FusedMoE._load_w2 (0.5.9: loaded_weight.narrow(shard_dim, shard_size * tp_rank,
+    shard_size)), cut above the loader the way the KTransformers paste was (kvcache-ai/ktransformers#1910)."""
+    log = tmp_path / "moe.log"
+    log.write_text("\n".join([
+        "Traceback (most recent call last):",
+        f'  File "{_MOE_LOADER}", line 349, in _load_model_weight_or_group_weight_scale',
+        "    self._load_w2(",
+        f'  File "{_MOE_LOADER}", line 518, in _load_w2',
+        "    loaded_weight = loaded_weight.narrow(",
+        f"IndexError: {message}",
+    ]) + "\n")
+    return log
+
+
+def test_an_out_of_range_expert_shard_names_the_placement_not_only_the_checkpoint(tmp_path: Path) -> None:
+    diagnosis = _first(_moe_narrow_log(tmp_path, "start out of range (expected to be in range of [-4, 4], but got 12)"))
+    assert diagnosis["category"] == "weight-loading"
+    assert not diagnosis["title"].startswith("Likely a checkpoint")
+    text = _fix_text(diagnosis)
+    assert "expert parallelism" in text and "not in the log" in text
+
+
+def test_a_dense_layers_shape_mismatch_keeps_the_checkpoint_reading(tmp_path: Path) -> None:
+    log = tmp_path / "dense.log"
+    log.write_text("\n".join([
+        "Traceback (most recent call last):",
+        '  File "/srv/env/lib/python3.12/site-packages/sglang/srt/layers/linear.py", line 410, in weight_loader',
+        "    assert param_data.shape == loaded_weight.shape",
+        "AssertionError",
+    ]) + "\n")
+    diagnosis = _first(log)
+    assert "expert" not in (diagnosis["title"] or "")
