@@ -131,3 +131,28 @@ def test_a_dense_layers_shape_mismatch_keeps_the_checkpoint_reading(tmp_path: Pa
     ]) + "\n")
     diagnosis = _first(log)
     assert "expert" not in (diagnosis["title"] or "")
+
+
+# -- several flags of later releases refused at once: an older install ran (vllm-project/vllm#18538, split 18 C-06) -----
+
+def _refused(tmp_path: Path, flags: str) -> dict:
+    log = tmp_path / "usage.log"
+    log.write_text(f"vllm serve /models/qwen3 --port 8000 {flags}\n"
+                   "usage: vllm [-h] {serve,complete,chat} ...\n"
+                   f"vllm: error: unrecognized arguments: {flags}\n")
+    result = run_cli("diagnose", "--format", "json", str(log))
+    return json.loads(result.stdout)["failures"][0]["diagnosis"]
+
+
+def test_flags_of_later_releases_refused_together_point_at_an_older_install_and_keep_the_command(tmp_path: Path) -> None:
+    diagnosis = _refused(tmp_path, "--enable-reasoning --reasoning-parser deepseek_r1")
+    fix = diagnosis["fix"]
+    assert "older install" in fix["summary"] and "older than 0.7.1" in fix["summary"]
+    assert not fix.get("flags")  # --reasoning-parser is not dropped from a command for the intended release
+    assert "after 0.9.2 leave --enable-reasoning out" in fix["summary"]
+
+
+def test_one_flag_of_a_later_release_keeps_the_flag_by_flag_answer(tmp_path: Path) -> None:
+    fix = _refused(tmp_path, "--reasoning-parser deepseek_r1")["fix"]
+    assert "older install" not in fix["summary"]
+    assert "--reasoning-parser is a flag of vLLM 0.7.1 and later" in fix["summary"]

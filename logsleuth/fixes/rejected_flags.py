@@ -101,6 +101,45 @@ def verdict(flag: str, value: str | None, ctx: FixContext) -> Verdict | None:
                            f"{name} {told} does not accept it; leave it out")
 
 
+def older_install(flags: list[str], ctx: FixContext) -> str | None:
+    """Every flag argparse refused is a flag of the engine's later releases only (none of them in its oldest catalogued
+    release), and the release that ran is not named: the parser that refused them all at once is a release older than
+    the first of them, which for a user who wrote them for a newer release is another, older install on PATH (split
+    18 C-06, vllm-project/vllm#18538: `usage: vllm [-h] {serve,complete,chat}`, the subcommands of an old vllm, refused
+    --enable-reasoning and --reasoning-parser under a user who believed 0.8.5 ran).  The sentence says so, and what
+    each flag needs on the intended release; None when any flag is no catalogued release's or the oldest one's, or
+    when the command shows another program parsed it (`_other_program`)."""
+    engine = ctx.launch.engine
+    # Several flags refused together, all of later releases: the command was written for a later release than the one
+    # that ran.  One flag alone keeps the flag-by-flag answer (leave it out, or upgrade), and a release guessed from the
+    # log or an image tag keeps its own (`verdict`, `_refused_by_another_release`).
+    if engine is None or told_version(ctx) is not None or ctx.launch.engine_version is not None or len(flags) < 2:
+        return None
+    every = static_catalogs.releases(engine)
+    spans: list[tuple[str, str, str]] = []
+    covered: set[str] = set()
+    for flag in flags:
+        having = releases_having(engine, flag)
+        if not having or not every or having[0] == every[0]:
+            return None
+        spans.append((flag, having[0], having[-1]))
+        covered.update(having)
+    name = ENGINE_NAMES.get(engine, engine)
+    if _other_program(spans[0][0], "", engine, ctx) is not None:
+        return None
+    since = min((first for _, first, _ in spans), key=lambda v: versions.version_key(v) or ())
+    if not set(every[every.index(since):]) <= covered:
+        return None  # a later release lacks them all too: the one that ran need not be older
+    program = "vllm" if engine == "vllm" else "python -m sglang.launch_server"
+    each = "; ".join(f"{flag} is in {name} {_span(first, last, every)}" for flag, first, last in spans)
+    later = "".join(f"; on a release after {last} leave {flag} out" for flag, _, last in spans if last != every[-1])
+    return (f"The {name} that parsed this command has none of these flags, and every catalogued {name} from {since} on "
+            f"has at least one of them ({each}): the {name} that ran is older than {since}. If you installed a newer "
+            f"{name} for these flags, the {program} that ran is another, older install (check which one runs: "
+            f"`which {program.split()[0]}`, `pip show {engine}` in the same environment, or the image tag); run the "
+            f"intended one rather than dropping flags it needs{later}")
+
+
 def _refused_by_another_release(flag: str, having: tuple[str, ...], every: tuple[str, ...], name: str, engine: str,
                                 ctx: FixContext) -> Verdict | None:
     """The release an image tag names (inferred: LaunchInfo.version_from_image) has the flag, yet argparse refused its name:
