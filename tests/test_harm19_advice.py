@@ -156,3 +156,13 @@ def test_one_flag_of_a_later_release_keeps_the_flag_by_flag_answer(tmp_path: Pat
     fix = _refused(tmp_path, "--reasoning-parser deepseek_r1")["fix"]
     assert "older install" not in fix["summary"]
     assert "--reasoning-parser is a flag of vLLM 0.7.1 and later" in fix["summary"]
+
+
+# -- Triton's fp8e4nv on a GPU below 8.9: a kernel this GPU lacks, not a checkpoint that cannot run (vllm#39610, D-04) ---
+
+def test_an_fp8e4nv_kernel_below_8_9_names_the_weight_only_path_and_the_release_that_ran() -> None:
+    diagnosis = _first(PATTERNS / "common-fp8-unsupported-gpu" / "positive-triton-3.1-compilation-error.log")
+    assert diagnosis["pattern"] == "common-fp8-unsupported-gpu"
+    assert "cannot run it" not in diagnosis["root_cause"] and "Marlin" in diagnosis["root_cause"]
+    text = _fix_text(diagnosis)
+    assert "pin that one" in text and "FP8 MoE experts" in text
