@@ -160,9 +160,56 @@ def test_one_flag_of_a_later_release_keeps_the_flag_by_flag_answer(tmp_path: Pat
 
 # -- Triton's fp8e4nv on a GPU below 8.9: a kernel this GPU lacks, not a checkpoint that cannot run (vllm#39610, D-04) ---
 
-def test_an_fp8e4nv_kernel_below_8_9_names_the_weight_only_path_and_the_release_that_ran() -> None:
-    diagnosis = _first(PATTERNS / "common-fp8-unsupported-gpu" / "positive-triton-3.1-compilation-error.log")
+_FP8_SGLANG = PATTERNS / "common-fp8-unsupported-gpu" / "positive-triton-3.1-compilation-error.log"
+_SITE = "/usr/local/lib/python3.12/dist-packages"
+
+
+def _vllm_block_gemm_log(tmp_path: Path, *before: str) -> Path:
+    """vLLM's block-FP8 weight GEMM compiled for fp8e4nv (vllm/model_executor/layers/quantization/utils/fp8_utils.py,
+    the kernel vllm#39610's nightly chose on Ampere), with the lines `before` it."""
+    log = tmp_path / "vllm-fp8.log"
+    log.write_text("\n".join([
+        *before,
+        "Traceback (most recent call last):",
+        f'  File "{_SITE}/vllm/model_executor/layers/quantization/utils/fp8_utils.py", line 540, in w8a8_triton_block_scaled_mm',
+        "    _w8a8_triton_block_scaled_mm[grid](",
+        f'  File "{_SITE}/triton/runtime/jit.py", line 591, in run',
+        "    kernel = self.compile(src, target=target, options=options.__dict__)",
+        f'  File "{_SITE}/triton/compiler/compiler.py", line 81, in make_ir',
+        '    raise CompilationError(f"at 1:0:\\ndef {self.fn.__name__}(\\n^\\n{e!r}") from None',
+        "triton.compiler.errors.CompilationError: at 1:0:",
+        "def _w8a8_triton_block_scaled_mm(",
+        "^",
+        "ValueError(\"type fp8e4nv not supported in this architecture. The supported fp8 dtypes are ('fp8e4b15', 'fp8e5')\")",
+    ]) + "\n")
+    return log
+
+
+def test_vllms_block_fp8_gemm_below_8_9_names_the_weight_only_path_and_the_release_that_ran(tmp_path: Path) -> None:
+    diagnosis = _first(_vllm_block_gemm_log(tmp_path, "INFO 03-14 09:20:01 [__init__.py:235] vLLM version 0.11.2"))
     assert diagnosis["pattern"] == "common-fp8-unsupported-gpu"
     assert "cannot run it" not in diagnosis["root_cause"] and "Marlin" in diagnosis["root_cause"]
     text = _fix_text(diagnosis)
-    assert "pin that one" in text and "FP8 MoE experts" in text
+    assert "pin that one" in text and "fused_moe_kernel" not in text
+
+
+def test_a_gpu_below_8_0_keeps_the_no_fp8_answer(tmp_path: Path) -> None:
+    diagnosis = _first(_vllm_block_gemm_log(
+        tmp_path, "INFO 03-14 09:20:01 [__init__.py:235] vLLM version 0.11.2",
+        "WARNING 03-14 09:20:10 [cuda.py:100] GPU Tesla V100-SXM2-32GB has compute capability 7.0"))
+    summary = diagnosis["fix"]["summary"]
+    assert summary.startswith("Serve this model on this GPU without FP8") and "pin" not in summary
+
+
+def test_sglangs_fp8_moe_experts_lead_with_a_checkpoint_or_gpu_not_an_earlier_release() -> None:
+    summary = _first(_FP8_SGLANG)["fix"]["summary"]
+    assert "no SGLang release" in summary and "BF16" in summary and "pin" not in summary
+
+
+def test_an_fp8_kv_cache_the_launch_asked_for_leads_with_dropping_it(tmp_path: Path) -> None:
+    log = tmp_path / "kv.log"
+    log.write_text("[2026-03-14 09:20:00] server_args=ServerArgs(model_path='/models/llama-8b', "
+                   "kv_cache_dtype='fp8_e4m3', tp_size=1)\n" + _FP8_SGLANG.read_text())
+    fix = _first(log)["fix"]
+    assert fix["summary"].startswith("The launch asks for FP8 itself") and "pin" not in fix["summary"]
+    assert {"op": "remove", "flag": "--kv-cache-dtype"}.items() <= fix["flags"][0].items()
