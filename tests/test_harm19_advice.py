@@ -158,6 +158,37 @@ def test_one_flag_of_a_later_release_keeps_the_flag_by_flag_answer(tmp_path: Pat
     assert "--reasoning-parser is a flag of vLLM 0.7.1 and later" in fix["summary"]
 
 
+def test_a_release_the_user_names_that_has_every_refused_flag_points_at_another_install(tmp_path: Path) -> None:
+    log = tmp_path / "named.log"
+    log.write_text("I installed vllm==0.8.5 with pip and ran:\n"
+                   "vllm serve /models/qwen3 --enable-reasoning --reasoning-parser deepseek_r1\n"
+                   "usage: vllm [-h] {serve,complete,chat} ...\n"
+                   "vllm: error: unrecognized arguments: --enable-reasoning --reasoning-parser deepseek_r1\n")
+    fix = _first(log)["fix"]
+    assert "another, older install" in fix["summary"] and "0.8.5" in fix["summary"]
+    assert "one argument" not in fix["summary"] and not fix.get("flags")
+
+
+def test_sglangs_refusal_with_a_guessed_release_still_points_at_an_older_install(tmp_path: Path) -> None:
+    flags = "--enable-eplb --ep-num-redundant-experts 32"
+    log = tmp_path / "sglang.log"
+    log.write_text(f"$ python -m sglang.launch_server --model-path /models/dsv3 --tp-size 8 {flags}\n"
+                   "usage: launch_server.py [-h] --model-path MODEL_PATH [--tokenizer-path TOKENIZER_PATH]\n"
+                   f"launch_server.py: error: unrecognized arguments: {flags}\n")
+    fix = _first(log)["fix"]
+    assert "older install" in fix["summary"] and not fix.get("flags") and "import sglang" in fix["summary"]
+
+
+def test_a_python_m_launch_is_checked_through_its_interpreter(tmp_path: Path) -> None:
+    flags = "--enable-reasoning --reasoning-parser deepseek_r1"
+    log = tmp_path / "module.log"
+    log.write_text(f"$ python -m vllm.entrypoints.openai.api_server --model /models/qwen3 {flags}\n"
+                   "usage: api_server.py [-h] [--host HOST] [--port PORT]\n"
+                   f"api_server.py: error: unrecognized arguments: {flags}\n")
+    summary = _first(log)["fix"]["summary"]
+    assert "import vllm" in summary and "which vllm" not in summary
+
+
 # -- Triton's fp8e4nv on a GPU below 8.9: a kernel this GPU lacks, not a checkpoint that cannot run (vllm#39610, D-04) ---
 
 _FP8_SGLANG = PATTERNS / "common-fp8-unsupported-gpu" / "positive-triton-3.1-compilation-error.log"
