@@ -45,6 +45,8 @@ PATTERN_FIXTURES_UNSHOWN = {
 PATTERN_FIXTURES_OTHER_ENGINE = {
     "common-pip-resolver-conflict/positive-vllm-cannot-install": "vllm",
     "common-pip-resolver-conflict/positive-vllm-installed-conflict": "vllm",
+    "common-nccl-duplicate-gpu/positive-0.33.0-last-error": "vllm",
+    "common-nccl-duplicate-gpu/negative-0.11.0-unhandled-cuda-error": "vllm",
 }
 
 

@@ -23,7 +23,11 @@ from logsleuth import versions
 from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes import static_catalogs
 from logsleuth.fixes.context import FixContext
+from logsleuth.lazyre import compile_lazily_regex
 from logsleuth.models import ENGINE_NAMES
+
+# a launch that runs the engine as a module of some python (`python -m vllm.entrypoints.openai.api_server`)
+_PYTHON_M = compile_lazily_regex(r"\bpython[\d.]*\s+-m\s")
 
 Outcome = Literal["known", "other-program", "newer", "removed", "some"]
 
@@ -99,6 +103,73 @@ def verdict(flag: str, value: str | None, ctx: FixContext) -> Verdict | None:
         return Verdict("removed", f"{flag} is not in {name} {told}: {name} {last} was the last release with it; leave it out")
     return Verdict("some", f"{flag} is in {name} {_span(first, last, every)} but not in every release between: your "
                            f"{name} {told} does not accept it; leave it out")
+
+
+def older_install(flags: list[str], ctx: FixContext) -> str | None:
+    """Every flag argparse refused is a flag of the engine's later releases only (none of them in its oldest catalogued
+    release), and the release that ran is not named: the parser that refused them all at once is a release older than
+    the first of them, which for a user who wrote them for a newer release is another, older install on PATH (split
+    18 C-06, vllm-project/vllm#18538: `usage: vllm [-h] {serve,complete,chat}`, the subcommands of an old vllm, refused
+    --enable-reasoning and --reasoning-parser under a user who believed 0.8.5 ran).  The sentence says so, and what
+    each flag needs on the intended release; None when any flag is no catalogued release's or the oldest one's, or
+    when the command shows another program parsed it (`_other_program`)."""
+    engine = ctx.launch.engine
+    # Several flags refused together, all of later releases: the command was written for a later release than the one
+    # that ran.  One flag alone keeps the flag-by-flag answer (leave it out, or upgrade), and a release an image tag
+    # names keeps its own (`_refused_by_another_release`).  A release only inferred (SGLang's every
+    # `launch_server.py: error:` line is guessed 0.5.9) is no evidence of what ran.
+    if engine is None or len(flags) < 2:
+        return None
+    told = told_version(ctx)
+    if told is not None:
+        return _named_release_has_them(flags, told, engine, ctx)
+    if ctx.launch.engine_version is not None and ctx.launch.engine_version_source != "inferred":
+        return None
+    every = static_catalogs.releases(engine)
+    spans: list[tuple[str, str, str]] = []
+    covered: set[str] = set()
+    for flag in flags:
+        having = releases_having(engine, flag)
+        if not having or not every or having[0] == every[0]:
+            return None
+        spans.append((flag, having[0], having[-1]))
+        covered.update(having)
+    name = ENGINE_NAMES.get(engine, engine)
+    if _other_program(spans[0][0], "", engine, ctx) is not None:
+        return None
+    since = min((first for _, first, _ in spans), key=lambda v: versions.version_key(v) or ())
+    if not set(every[every.index(since):]) <= covered:
+        return None  # a later release lacks them all too: the one that ran need not be older
+    each = "; ".join(f"{flag} is in {name} {_span(first, last, every)}" for flag, first, last in spans)
+    later = "".join(f"; on a release after {last} leave {flag} out" for flag, _, last in spans if last != every[-1])
+    return (f"The {name} that parsed this command has none of these flags, and every catalogued {name} from {since} on "
+            f"has at least one of them ({each}): the {name} that ran is older than {since}. If you installed a newer "
+            f"{name} for these flags, the one that ran is another, older install ({_which_check(engine, ctx)}); run "
+            f"the intended one rather than dropping flags it needs{later}")
+
+
+def _named_release_has_them(flags: list[str], told: str, engine: str, ctx: FixContext) -> str | None:
+    """The release the user or log names has every refused flag, yet its parser refused them all at once: not how one
+    flag reached the parser, but another, older install that ran (split 18 C-06: "I installed vllm==0.8.5")."""
+    if any(told not in releases_having(engine, flag) for flag in flags):
+        return None
+    if _other_program(flags[0], "", engine, ctx) is not None:
+        return None
+    name = ENGINE_NAMES.get(engine, engine)
+    return (f"{name} {told} has every one of these flags ({', '.join(flags)}), yet the parser refused them all: the "
+            f"{name} that ran is not {told} but another, older install ({_which_check(engine, ctx)}); run {told} "
+            "rather than dropping flags it has")
+
+
+def _which_check(engine: str, ctx: FixContext) -> str:
+    """How to see which install ran: the interpreter's import when the command runs it as `python -m`, else PATH's."""
+    module = "vllm" if engine == "vllm" else "sglang"
+    as_module = (any(word.value == "-m" for word in ctx.command.head) if ctx.command is not None
+                 else bool(_PYTHON_M.search(ctx.launch.command or "")))
+    if engine == "sglang" or as_module:
+        return (f"check which one runs: `python -c \"import {module}; print({module}.__version__, {module}.__file__)\"` "
+                "with the same python as the launch, or the image tag")
+    return "check which one runs: `which vllm`, `pip show vllm` in the same environment, or the image tag"
 
 
 def _refused_by_another_release(flag: str, having: tuple[str, ...], every: tuple[str, ...], name: str, engine: str,

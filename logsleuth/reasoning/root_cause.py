@@ -38,12 +38,19 @@ WRAPPER_OWN = frozenset({"cuda-error"})
 def cause_of(failure: Failure, after: Sequence[str] = ()) -> tuple[CategoryRow, str] | None:
     """The cause the crash's own message or an error line around it names, with that line; None when none does.
 
-    The causes are tried most specific first; within one, the crash's own words before the lines before it."""
+    The categories are tried in the table's order; within one, its specific rows before its general row (for every
+    category: NCCL's, gpu-arch-unsupported's, illegal-memory-access's), and for each row the crash's own words before
+    the lines before it.  So a specific row's words on a context line win over the general row's on the crash's own
+    message: the specific row is the narrower reading of the same category."""
     categories = table()
     texts = [text for text in (*exception_lines(failure), failure.header or "", *failure.context, *after)
              if text and not ("destroy" in text and SHUTDOWN_WARNING.search(text))]
     for category in categories.causes:
-        for row in (row for row in categories.rows if row.category == category and row.cause_words):
+        # a category's specific rows (NCCL's duplicate-GPU check, the custom all-reduce) before its general row, whose
+        # cause words would also take their lines
+        general = categories.row(category)
+        rows = [row for row in categories.rows if row.category == category and row.cause_words]
+        for row in sorted(rows, key=lambda row: row is general):
             for text in texts:
                 if text and any(word.search(text) for word in row.cause_words):
                     return _own_checks(row), text.strip()

@@ -493,6 +493,7 @@ NCCL_ERROR_STRINGS = {
     1: "unhandled cuda error (run with NCCL_DEBUG=INFO for details)",
     2: "unhandled system error (run with NCCL_DEBUG=INFO for details)",
     3: "internal error - please report this issue to the NCCL developers",
+    5: "invalid usage (run with NCCL_DEBUG=WARN for details)",  # ncclInvalidUsage (nccl src/init.cc ncclGetErrorString)
 }
 
 

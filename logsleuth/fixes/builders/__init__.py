@@ -39,6 +39,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "lora_config": ("lora", "lora_config"),
     "vllm_lora_rank": ("lora", "vllm_lora_rank"),
     "checkpoint_quantization": ("quantization", "checkpoint_quantization"),
+    "fp8_unsupported_gpu": ("fp8", "fp8_unsupported_gpu"),
     "vllm_kv_cache_max_model_len": ("vllm", "kv_cache_max_model_len"),
     "vllm_utilization_within_free": ("vllm", "utilization_within_free"),
     "vllm_profiling_oom": ("vllm", "profiling_oom"),

@@ -161,6 +161,12 @@ def unrecognized_arguments(ctx: FixContext, data: dict[str, Any]) -> Fix:
     split_json = _json_value_split(ctx)
     if split_json is not None:
         return split_json
+    refused = [flag for flag, _ in _split_unrecognized(ctx.failure.final.message)]
+    if all(_is_flag(flag) for flag in refused) and not plugins_shown(ctx):
+        older = rejected_flags.older_install(refused, ctx)
+        if older is not None:
+            # no corrected command: one that drops the flags would run the old install without what it was asked for
+            return Fix(summary=older + ".")
     ops: list[FlagOp] = []
     notes: list[str] = []
     nearest: list[str] = []  # flags measured differently in this engine: the user may set them (needs_input)

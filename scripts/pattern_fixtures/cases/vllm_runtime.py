@@ -2,7 +2,8 @@
 errors, the engine process dying under a running client, Ray placement groups, attention heads that the
 tensor-parallel size does not divide, the API server's port in use, and no usable GPU.
 
-Patterns: vllm-oom-profiling, vllm-oom-weight-load, vllm-oom-cuda-graph, vllm-nccl-error, vllm-engine-core-died,
+Patterns: vllm-oom-profiling, vllm-oom-sampler-warmup, vllm-oom-weight-load, vllm-oom-cuda-graph, vllm-nccl-error,
+common-nccl-duplicate-gpu, vllm-engine-core-died,
 vllm-ray-placement-group, vllm-tp-heads-divisible, vllm-port-in-use, vllm-cuda-not-available.
 
 The wiring (vLLM's log records and process prefixes, the engine core process, the API server) is cases/vllm.py's;
@@ -50,6 +51,8 @@ ABSTRACT = "vllm/v1/executor/abstract.py"
 MULTIPROC = "vllm/v1/executor/multiproc_executor.py"
 
 OOM_PROFILING = "vllm-oom-profiling"
+OOM_WARMUP = "vllm-oom-sampler-warmup"
+NCCL_DUPLICATE_GPU = "common-nccl-duplicate-gpu"
 OOM_LOAD = "vllm-oom-weight-load"
 OOM_GRAPH = "vllm-oom-cuda-graph"
 NCCL = "vllm-nccl-error"
@@ -192,6 +195,26 @@ def sampler_oom_0330(num_reqs: int) -> tuple[Frame, ...]:
                env=(("self", "HOP:topk_topp_sampler"), ("logits", "None"), ("sampling_metadata", "_Any()"))),
         frame_at(sampler, "forward_native", "probs = logits.softmax(dim=-1, dtype=torch.float32)", 309,
                  env=(("logits", "NS(softmax='{dtype}'.format)"), ("torch", f"NS(float32={_RAISING_DTYPE})"))),
+    )
+
+
+def sampler_warmup_oom_0330(num_reqs: int) -> tuple[Frame, ...]:
+    """EngineCore._initialize_kv_caches -> (the KV cache allocated) Worker.compile_or_warm_up_model -> the sampler
+    warm-up after CUDA graph capture (vllm/v1/worker/gpu_worker.py:1090 in 0.33.0): the same message as the
+    profiling run's, raised at the other call site (vllm-project/vllm#27508, split 18 D-01)."""
+    return (
+        *to_engine_core("0.33.0", _KV_INIT_CALL["0.33.0"], 163),
+        frame_at(CORE, "_initialize_kv_caches", "self.model_executor.compile_or_warm_up_model()", 389,
+                 env=(("self", "HOP:compile_or_warm_up_model"),)),
+        placed("vllm/v1/executor/abstract.py", "compile_or_warm_up_model", 135,
+               'compilation_times: list[CompilationTimes] = self.collective_rpc(\n    "compile_or_warm_up_model"\n)',
+               env=(("self", "HOP:collective_rpc"),)),
+        frame_at("vllm/v1/executor/uniproc_executor.py", "collective_rpc", "result = run_method(self.driver_worker, method, args, kwargs)", 103,
+                 env=(("run_method", "NEXT"),)),
+        frame_at("vllm/v1/serial_utils.py", "run_method", "return func(*args, **kwargs)", 508, env=(("func", "NEXT"), ("args", "()"), ("kwargs", "{}"))),
+        frame_at(GPU_WORKER, "compile_or_warm_up_model", "self.model_runner._dummy_sampler_run(hidden_states=last_hidden_states)", 1090,
+                 env=(("self", "HOP:_dummy_sampler_run"), ("last_hidden_states", "None"))),
+        *sampler_oom_0330(num_reqs)[-7:],
     )
 
 
@@ -884,6 +907,8 @@ PG_EXISTING = engine_crash(RAY, "positive-0.11.0-existing-group", "0.11.0", ray_
 HEADS_0110 = heads_not_divisible(28, 8, "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B")
 NO_GPU_0110 = engine_crash(NO_GPU, "positive-0.11.0-no-cuda-gpus", "0.11.0", no_cuda_gpus_0110(), api_cascade=True,
                            torch_error=("RuntimeError", "No CUDA GPUs are available"))
+SAMPLER_WARMUP_0330 = engine_crash(OOM_WARMUP, "positive-0.33.0-after-kv-cache", "0.33.0", sampler_warmup_oom_0330(512),
+                                   torch_error=oom("2.31 GiB", total="79.19 GiB", free="1.02 GiB", used="78.16 GiB"))
 PORT_0110 = bind_failed("('127.0.0.1', _listen().getsockname()[1])")
 
 CASES = (
@@ -894,6 +919,12 @@ CASES = (
     GRAPH_0110.named(OOM_PROFILING, "negative-0.11.0-cuda-graph-capture"),
     # profiling's graph estimate (0.33.0) runs inside determine_available_memory: the graph pattern wins
     GRAPH_0330.named(OOM_PROFILING, "negative-0.33.0-profiling-graph-memory"),
+    # the same sampler message raised after the KV cache is allocated: the warm-up pattern wins
+    SAMPLER_WARMUP_0330.named(OOM_PROFILING, "negative-0.33.0-sampler-warmup-after-kv-cache"),
+    SAMPLER_WARMUP_0330,
+    engine_crash(OOM_PROFILING, "positive-0.33.0-sampler-warmup", "0.33.0", sampler_oom_0330(256),
+                 torch_error=oom("1.74 GiB", total="23.57 GiB", free="605.88 MiB", used="22.97 GiB")).named(
+                     OOM_WARMUP, "negative-0.33.0-profiling-run"),
 
     LOAD_0110,
     engine_crash(OOM_LOAD, "positive-0.33.0", "0.33.0", weight_load_oom("0.33.0"),
@@ -906,6 +937,10 @@ CASES = (
 
     NCCL_0110,
     nccl_startup("0.33.0", 1, "Cuda failure 'peer access is not supported between these two devices'").named(NCCL, "positive-0.33.0-last-error"),
+    # NCCL's own check that two ranks share a GPU (nccl src/init.cc, ncclInvalidUsage = 5), as vLLM 0.33's last error
+    nccl_startup("0.33.0", 5, "Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 1000").named(
+        NCCL_DUPLICATE_GPU, "positive-0.33.0-last-error"),
+    NCCL_0110.named(NCCL_DUPLICATE_GPU, "negative-0.11.0-unhandled-cuda-error"),
     nccl_while_serving().named(NCCL, "positive-0.11.0-serving-engine-dead"),
     NO_GPU_0110.named(NCCL, "negative-0.11.0-init-device-no-gpu"),
 
