@@ -121,3 +121,39 @@ def test_a_wrapper_config_refusing_a_keyword_is_no_engine_bug_when_the_launch_na
     diagnosis = report.failures[0].diagnosis
     assert report.launch.engine == "vllm" and diagnosis is not None
     assert diagnosis.category != "engine-bug" and "bug in vLLM" not in diagnosis.title, diagnosis
+
+SERVER_ARGS = {
+    "sglang/__init__.py": "", "sglang/srt/__init__.py": "",
+    "sglang/srt/server_args.py": "from dataclasses import dataclass\n\n@dataclass\nclass ServerArgs:\n    model_path: str = 'm'\n",
+}
+
+
+def _steps(diagnosis: object) -> str:
+    fix = getattr(diagnosis, "fix", None)
+    return "\n".join(fix.steps) if fix is not None else ""
+
+
+def test_a_flags_dashed_spelling_as_a_keyword_names_the_underscored_argument(tmp_path: Path) -> None:
+    """xorbitsai/inference#3778: a wrapper hands an extra launch parameter to vLLM's AsyncEngineArgs as a Python keyword
+    spelt as the flag is (`limit-mm-per-prompt`): the argument the user meant, spelt with underscores."""
+    line = _last_line(tmp_path, "from vllm.engine.arg_utils import EngineArgs\nEngineArgs(**{'max-num-seqs': 8})",
+                      ENGINE_ARGS)
+    assert "'max-num-seqs'" in line, line
+    diagnosis = first_diagnosis(line)
+    assert (diagnosis.category, diagnosis.engine) == ("unknown-flag", "vllm"), diagnosis
+    assert "max_num_seqs" in _steps(diagnosis) and "underscores" in _steps(diagnosis), diagnosis
+
+
+def test_sglangs_server_args_read_the_same(tmp_path: Path) -> None:
+    line = _last_line(tmp_path, "from sglang.srt.server_args import ServerArgs\nServerArgs(**{'mem-fraction-static': 0.8})",
+                      SERVER_ARGS)
+    diagnosis = first_diagnosis(line)
+    assert diagnosis.category == "unknown-flag" and "mem_fraction_static" in _steps(diagnosis), diagnosis
+
+
+def test_a_dashed_keyword_no_release_has_as_a_flag_is_not_told_to_take_underscores(tmp_path: Path) -> None:
+    """The look-alike: 'max-num-seq' is no vLLM flag, so no underscored argument is named for it."""
+    line = _last_line(tmp_path, "from vllm.engine.arg_utils import EngineArgs\nEngineArgs(**{'max-num-seq': 8})",
+                      ENGINE_ARGS)
+    diagnosis = first_diagnosis(line)
+    assert "max_num_seq" not in _steps(diagnosis) and "underscores" not in _steps(diagnosis), diagnosis

@@ -1,0 +1,60 @@
+"""A command-line flag's spelling handed to the engine's settings class as a Python keyword.
+
+`AsyncEngineArgs.__init__() got an unexpected keyword argument 'limit-mm-per-prompt'`: a program that passes the
+user's extra settings to the engine as keywords (Xinference's extra launch parameters: xorbitsai/inference#3778,
+#3054) was given the flag's name without its dashes stripped.  CPython refuses it because a keyword with '-' is no
+field of the class: the engine's argument is the same name with underscores (vLLM's EngineArgs fields are the flags'
+names with '_' for '-': vllm/engine/arg_utils.py, `EngineArgs.add_cli_args`; SGLang's ServerArgs the same,
+sglang/srt/server_args.py).  Read only when the dashed name is a flag some catalogued release of the class's engine
+has, so the underscored name is one that release's class takes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from logsleuth.facts.engine_classes import engines_defining
+from logsleuth.fixes import static_catalogs
+from logsleuth.fixes.release_flags import range_note
+from logsleuth.lazyre import compile_lazily
+from logsleuth.models import ENGINE_NAMES, Failure
+from logsleuth.reasoning.engine_api_calls import UnseenCaller, refusal_without_caller
+
+_DASHED = compile_lazily(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)+$")
+
+
+@dataclass(frozen=True)
+class DashedArgument:
+    """A refused keyword spelt as the engine's flag is (`limit-mm-per-prompt`) and the argument it names."""
+
+    keyword: str  # as refused: limit-mm-per-prompt
+    argument: str  # the settings class's field: limit_mm_per_prompt
+    flag: str  # --limit-mm-per-prompt
+    engine: str
+    refused_class: str
+
+
+def dashed_engine_argument(unseen: UnseenCaller | None) -> DashedArgument | None:
+    """The engine argument a dashed keyword spells, when its flag is in a catalogued release of the class's engine."""
+    if unseen is None or unseen.keyword is None or not _DASHED.match(unseen.keyword):
+        return None
+    flag = "--" + unseen.keyword
+    for engine in sorted(engines_defining(unseen.refused_class)):
+        if static_catalogs.releases_with(engine, flag):
+            return DashedArgument(unseen.keyword, unseen.keyword.replace("-", "_"), flag, engine, unseen.refused_class)
+    return None
+
+
+def dashed_argument_steps(failure: Failure) -> tuple[str, ...]:
+    """The step naming the underscored argument for a dashed keyword the engine's settings class refused."""
+    dashed = dashed_engine_argument(refusal_without_caller(failure))
+    if dashed is None:
+        return ()
+    name = ENGINE_NAMES.get(dashed.engine, dashed.engine)
+    span = range_note(dashed.engine, dashed.flag)
+    releases = f" ({span})" if span else f" (every catalogued {name} release has {dashed.flag})"
+    return (f"'{dashed.keyword}' is the command line's spelling: a Python keyword argument takes underscores, so "
+            f"{dashed.refused_class} takes it as {dashed.argument}{releases}. Where a program passes extra settings to "
+            f"{name} as keywords (a wrapper's extra launch parameters, a script building {dashed.refused_class}), "
+            f"give {dashed.argument} instead, and check the installed release's {dashed.refused_class} has that field "
+            f"and the form of value it takes.",)
