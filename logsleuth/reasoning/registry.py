@@ -42,6 +42,7 @@ from logsleuth.reasoning.network import network
 from logsleuth.reasoning.own_signature import engine_own_signature
 from logsleuth.reasoning.parallelism import parallelism
 from logsleuth.reasoning.parser_names import parser_names
+from logsleuth.reasoning.diffusion_checkpoint import diffusion_checkpoint
 from logsleuth.reasoning.pooling_checkpoint import embedding_checkpoint
 from logsleuth.reasoning.quantized_parallel import quantized_parallel
 from logsleuth.reasoning.remote_code import remote_code
@@ -71,6 +72,7 @@ RULES: tuple[Rule, ...] = (
     lora_target_modules,  # an adapter targeting modules the model does not serve LoRA on (a vision tower, a trainer's names)
     lora_adapter_not_found,  # vLLM finding no adapter files at the path a request or --lora-modules gives
     sglang_input_over_limit,  # SGLang's input limit: the smaller of the context length and the KV cache's capacity
+    diffusion_checkpoint,  # a diffusion pipeline's checkpoint given to SGLang's LLM server (its diffusion entry point)
     embedding_checkpoint,  # an embedding model's checkpoint (bare base-model tensor names) built as a text generator
     gguf_loader,  # a GGUF file whose architecture transformers' GGUF support (or the gguf package) does not read
     model_inspection,  # vLLM's model inspection subprocess failing: its own error, not the architecture
