@@ -36,8 +36,8 @@ from logsleuth.reasoning.call_frames import (
     wrapper_call_into_engine,
 )
 from logsleuth.reasoning.category_score import MISSING_LINE, UNCLASSIFIED, best_row, cut_in_model_loader
-from logsleuth.reasoning.dependencies import release_needed
 from logsleuth.reasoning.dashed_keywords import dashed_argument_steps, dashed_engine_argument
+from logsleuth.reasoning.dependencies import release_needed
 from logsleuth.reasoning.engine_api_calls import (
     SIGNATURE,
     UnseenCaller,

@@ -17,6 +17,7 @@ from logsleuth.reasoning import dependencies
 from logsleuth.reasoning.architecture_support import architecture_support
 from logsleuth.reasoning.container_runtime import container_cuda_requirement, container_gpu_access
 from logsleuth.reasoning.device_packages import device_package_import
+from logsleuth.reasoning.diffusion_checkpoint import diffusion_checkpoint
 from logsleuth.reasoning.engine_imports import caller_imports_engine_name
 from logsleuth.reasoning.evidence import Evidence
 from logsleuth.reasoning.flag_checks import flag_checks
@@ -42,7 +43,6 @@ from logsleuth.reasoning.network import network
 from logsleuth.reasoning.own_signature import engine_own_signature
 from logsleuth.reasoning.parallelism import parallelism
 from logsleuth.reasoning.parser_names import parser_names
-from logsleuth.reasoning.diffusion_checkpoint import diffusion_checkpoint
 from logsleuth.reasoning.pooling_checkpoint import embedding_checkpoint
 from logsleuth.reasoning.quantized_parallel import quantized_parallel
 from logsleuth.reasoning.remote_code import remote_code
