@@ -45,6 +45,9 @@ PATTERN_FIXTURES_UNSHOWN = {
 PATTERN_FIXTURES_OTHER_ENGINE = {
     "common-pip-resolver-conflict/positive-vllm-cannot-install": "vllm",
     "common-pip-resolver-conflict/positive-vllm-installed-conflict": "vllm",
+    # vllm-ascend's EngineCore records (scripts/pattern_fixtures/cases/host_limits.py)
+    "common-ascend-op-missing-from-op-library/positive-vllm-ascend-engine-core": "vllm",
+    "common-ascend-op-missing-from-op-library/negative-operator-call-failed": "vllm",
 }
 
 
