@@ -3,7 +3,7 @@ for, GPUs without peer access under the custom all-reduce, pinned memory (UVA) t
 operator missing from the operator libraries.
 
 Patterns: vllm-mq-engine-heartbeat-timeout, common-custom-all-reduce-no-p2p, vllm-uva-unavailable,
-common-ascend-op-missing-from-op-library.
+vllm-uva-unavailable-pre-v024, common-ascend-op-missing-from-op-library.
 
 These logs are lines only (mode "lines"): the engines' own records and exception lines, each from the code site its
 pattern's `references` cite (vLLM 0.6.3.post1's MQLLMEngineClient.run_heartbeat_loop and _send_get_data_rpc_request,
@@ -18,6 +18,7 @@ from ..engine import Case
 HEARTBEAT = "vllm-mq-engine-heartbeat-timeout"
 NO_P2P = "common-custom-all-reduce-no-p2p"
 UVA = "vllm-uva-unavailable"
+UVA_PRE = "vllm-uva-unavailable-pre-v024"
 ASCEND_OP = "common-ascend-op-missing-from-op-library"
 
 # vLLM 0.6.x's V0 records: `LEVEL MM-DD HH:MM:SS file.py:line] message`
@@ -28,6 +29,21 @@ _V0_METRICS = ("INFO 03-14 09:26:41 metrics.py:351] Avg prompt throughput: 1843.
 # vLLM 0.2x's V1 records with the engine core's process prefix
 _CORE = "(EngineCore_DP0 pid=4117)"
 _V1_BANNER = "(APIServer pid=4021) INFO 03-14 09:20:02 [api_server.py:1880] vLLM API server version 0.25.0"
+
+
+def _uva_failure(banner: str) -> tuple[str, ...]:
+    """UvaBuffer's raise under WSL (buffer_utils.py, 0.14.0 to 0.34.0), after the server's banner."""
+    return (
+        "WARNING 03-14 09:20:01 [interface.py:729] Using 'pin_memory=False' as WSL is detected. This may slow down the performance.",
+        banner,
+        f"{_CORE} Traceback (most recent call last):",
+        f'{_CORE}   File "/usr/local/lib/python3.12/dist-packages/vllm/v1/worker/gpu/buffer_utils.py", line 47, in __init__',
+        f'{_CORE}     raise RuntimeError("UVA is not available")',
+        f"{_CORE} RuntimeError: UVA is not available",
+    )
+
+
+_V020_BANNER = _V1_BANNER.replace("0.25.0", "0.20.0")
 
 CASES = (
     # The client's heartbeat loop logs the TimeoutError it sets (logger.exception(repr(e)) outside an except block,
@@ -59,14 +75,11 @@ CASES = (
 
     # The V2 model runner's request state in UVA buffers, pinned memory left off under WSL2:
     # vllm-project/vllm#47292, #47387, #43381.
-    Case(UVA, "positive-0.25-wsl2-pin-memory-off", (), mode="lines", ranks="", raw_after=(
-        "WARNING 03-14 09:20:01 [interface.py:729] Using 'pin_memory=False' as WSL is detected. This may slow down the performance.",
-        _V1_BANNER,
-        f"{_CORE} Traceback (most recent call last):",
-        f'{_CORE}   File "/usr/local/lib/python3.12/dist-packages/vllm/v1/worker/gpu/buffer_utils.py", line 47, in __init__',
-        f'{_CORE}     raise RuntimeError("UVA is not available")',
-        f"{_CORE} RuntimeError: UVA is not available",
-    )),
+    Case(UVA, "positive-0.25-wsl2-pin-memory-off", (), mode="lines", ranks="", raw_after=_uva_failure(_V1_BANNER)),
+    # vLLM 0.20.0 has no VLLM_WSL2_ENABLE_PIN_MEMORY (envs.py from 0.24.0): the older releases' pattern answers.
+    Case(UVA, "negative-0.20-release-without-the-switch", (), mode="lines", ranks="", raw_after=_uva_failure(_V020_BANNER)),
+    Case(UVA_PRE, "positive-0.20-v2-runner-opted-in", (), mode="lines", ranks="", raw_after=_uva_failure(_V020_BANNER)),
+    Case(UVA_PRE, "negative-0.25-release-with-the-switch", (), mode="lines", ranks="", raw_after=_uva_failure(_V1_BANNER)),
     # The same file's other check: a dtype the staged buffer cannot hold, nothing about pinned memory.
     Case(UVA, "negative-0.25-staged-write-dtype", (), mode="lines", ranks="", raw_after=(
         _V1_BANNER,
