@@ -436,8 +436,7 @@ def _unseen_caller_reading(
     refused = f"CPython's refusal of a call on {unseen.refused_class}'s signature with no frame of the caller"
     if dashed := dashed_engine_argument(unseen):
         row = table().row("unknown-flag")
-        why = (f"{refused}, its keyword '{unseen.keyword}' the command line's spelling of the engine argument "
-               f"{dashed.argument} ({dashed.flag})")
+        why = f"{refused}, its keyword '{unseen.keyword}' the command line's spelling of the flag {dashed.flag}"
     elif keyword_is_a_value(unseen):
         row = table().row("invalid-flag-value")
         why = f"{refused}, its keyword '{unseen.keyword}' no Python name (a value split into keywords)"
