@@ -2,12 +2,12 @@
 for, GPUs without peer access under the custom all-reduce, pinned memory (UVA) that vLLM leaves off, an Ascend
 operator missing from the operator libraries.
 
-Patterns: vllm-mq-engine-heartbeat-timeout, common-custom-all-reduce-no-p2p, vllm-uva-unavailable,
+Patterns: vllm-mq-engine-heartbeat-timeout, sglang-custom-all-reduce-no-p2p, vllm-uva-unavailable,
 vllm-uva-unavailable-pre-v024, common-ascend-op-missing-from-op-library.
 
 These logs are lines only (mode "lines"): the engines' own records and exception lines, each from the code site its
 pattern's `references` cite (vLLM 0.6.3.post1's MQLLMEngineClient.run_heartbeat_loop and _send_get_data_rpc_request,
-the engines' CudaRTLibrary.CUDART_CHECK, vLLM's UvaBuffer and StagedWriteTensor checks, the EXEC_NPU_CMD lookup of
+SGLang's CudaRTLibrary.CUDART_CHECK, vLLM's UvaBuffer and StagedWriteTensor checks, the EXEC_NPU_CMD lookup of
 Ascend torch extensions), with our own models, times, pids and figures.  Nothing is copied from a user's log.
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 from ..engine import Case
 
 HEARTBEAT = "vllm-mq-engine-heartbeat-timeout"
-NO_P2P = "common-custom-all-reduce-no-p2p"
+NO_P2P = "sglang-custom-all-reduce-no-p2p"
 UVA = "vllm-uva-unavailable"
 UVA_PRE = "vllm-uva-unavailable-pre-v024"
 ASCEND_OP = "common-ascend-op-missing-from-op-library"
