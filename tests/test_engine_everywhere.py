@@ -47,6 +47,9 @@ PATTERN_FIXTURES_OTHER_ENGINE = {
     "common-pip-resolver-conflict/positive-vllm-installed-conflict": "vllm",
     "common-nccl-duplicate-gpu/positive-0.33.0-last-error": "vllm",
     "common-nccl-duplicate-gpu/negative-0.11.0-unhandled-cuda-error": "vllm",
+    # vllm-ascend's EngineCore records (scripts/pattern_fixtures/cases/host_limits.py)
+    "common-ascend-op-missing-from-op-library/positive-vllm-ascend-engine-core": "vllm",
+    "common-ascend-op-missing-from-op-library/negative-operator-call-failed": "vllm",
 }
 
 

@@ -58,6 +58,11 @@ def is_known(engine: str | None, version: str | None) -> bool:
     return engine is not None and version is not None and version in _releases().get(engine, {})
 
 
+def releases_with_extra(engine: str, extra: str) -> tuple[str, ...]:
+    """The known releases of `engine` whose metadata declares the extra (`sglang[diffusion]`), oldest first."""
+    return tuple(version for version, release in _releases().get(engine, {}).items() if extra in release.get("extras", {}))
+
+
 def declares(engine: str, distribution: str) -> bool:
     """Whether any known release of `engine` declares `distribution`."""
     name = normalize(distribution)

@@ -37,6 +37,7 @@ from logsleuth.reasoning.call_frames import (
 )
 from logsleuth.reasoning.category_score import MISSING_LINE, UNCLASSIFIED, best_row, cut_in_model_loader
 from logsleuth.reasoning.cut_context import cut_context_shape
+from logsleuth.reasoning.dashed_keywords import dashed_argument_steps, dashed_engine_argument
 from logsleuth.reasoning.dependencies import release_needed
 from logsleuth.reasoning.engine_api_calls import (
     SIGNATURE,
@@ -290,6 +291,7 @@ def categorize(evidence: Evidence) -> Diagnosis:
                        *(lora_module_steps("\n".join(exception_lines(failure)), engine, version)
                          if row.category == "lora-config" else ()),
                        *asserted_setting_steps(failure, engine, version),
+                       *(dashed_argument_steps(failure) if row.category == "unknown-flag" else ()),
                        *feature,
                        *(compiled_op_steps(failure, engine, named_release, launch.engine_version_source, launch.checkout_paths,
                                            launch.editable_checkouts)
@@ -443,7 +445,10 @@ def _unseen_caller_reading(
     launch = evidence.launch
     lines = [*evidence.failure.context, *evidence.lines, *launch.driver_lines, *([launch.command] if launch.command else [])]
     refused = f"CPython's refusal of a call on {unseen.refused_class}'s signature with no frame of the caller"
-    if keyword_is_a_value(unseen):
+    if dashed := dashed_engine_argument(unseen):
+        row = table().row("unknown-flag")
+        why = f"{refused}, its keyword '{unseen.keyword}' the command line's spelling of the flag {dashed.flag}"
+    elif keyword_is_a_value(unseen):
         row = table().row("invalid-flag-value")
         why = f"{refused}, its keyword '{unseen.keyword}' no Python name (a value split into keywords)"
     elif keyword_given_by_user(unseen, lines):

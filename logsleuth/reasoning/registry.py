@@ -17,6 +17,7 @@ from logsleuth.reasoning import dependencies
 from logsleuth.reasoning.architecture_support import architecture_support
 from logsleuth.reasoning.container_runtime import container_cuda_requirement, container_gpu_access
 from logsleuth.reasoning.device_packages import device_package_import
+from logsleuth.reasoning.diffusion_checkpoint import diffusion_checkpoint
 from logsleuth.reasoning.engine_imports import caller_imports_engine_name
 from logsleuth.reasoning.evidence import Evidence
 from logsleuth.reasoning.flag_checks import flag_checks
@@ -71,6 +72,7 @@ RULES: tuple[Rule, ...] = (
     lora_target_modules,  # an adapter targeting modules the model does not serve LoRA on (a vision tower, a trainer's names)
     lora_adapter_not_found,  # vLLM finding no adapter files at the path a request or --lora-modules gives
     sglang_input_over_limit,  # SGLang's input limit: the smaller of the context length and the KV cache's capacity
+    diffusion_checkpoint,  # a diffusion pipeline's checkpoint given to SGLang's LLM server (its diffusion entry point)
     embedding_checkpoint,  # an embedding model's checkpoint (bare base-model tensor names) built as a text generator
     gguf_loader,  # a GGUF file whose architecture transformers' GGUF support (or the gguf package) does not read
     model_inspection,  # vLLM's model inspection subprocess failing: its own error, not the architecture

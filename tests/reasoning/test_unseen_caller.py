@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from logsleuth.api import DiagnoseOptions, diagnose_text
 from tests.reasoning.diagnosed import first_diagnosis
 from tests.reasoning.test_engine_imports import _traceback
@@ -121,3 +123,55 @@ def test_a_wrapper_config_refusing_a_keyword_is_no_engine_bug_when_the_launch_na
     diagnosis = report.failures[0].diagnosis
     assert report.launch.engine == "vllm" and diagnosis is not None
     assert diagnosis.category != "engine-bug" and "bug in vLLM" not in diagnosis.title, diagnosis
+
+SERVER_ARGS = {
+    "sglang/__init__.py": "", "sglang/srt/__init__.py": "",
+    "sglang/srt/server_args.py": "from dataclasses import dataclass\n\n@dataclass\nclass ServerArgs:\n    model_path: str = 'm'\n",
+}
+
+
+def _steps(diagnosis: object) -> str:
+    fix = getattr(diagnosis, "fix", None)
+    return "\n".join(fix.steps) if fix is not None else ""
+
+
+def test_a_flags_dashed_spelling_as_a_keyword_is_an_unknown_flag_told_keywords_take_underscores(tmp_path: Path) -> None:
+    """xorbitsai/inference#3778: a wrapper hands an extra launch parameter to vLLM's AsyncEngineArgs as a Python keyword
+    spelt as the flag is (`limit-mm-per-prompt`): unknown-flag, told that keywords take underscores."""
+    line = _last_line(tmp_path, "from vllm.engine.arg_utils import EngineArgs\nEngineArgs(**{'max-num-seqs': 8})",
+                      ENGINE_ARGS)
+    assert "'max-num-seqs'" in line, line
+    diagnosis = first_diagnosis(line)
+    assert (diagnosis.category, diagnosis.engine) == ("unknown-flag", "vllm"), diagnosis
+    assert "--max-num-seqs" in _steps(diagnosis) and "never spelt with dashes" in _steps(diagnosis), diagnosis
+
+
+def test_sglangs_server_args_read_the_same(tmp_path: Path) -> None:
+    line = _last_line(tmp_path, "from sglang.srt.server_args import ServerArgs\nServerArgs(**{'mem-fraction-static': 0.8})",
+                      SERVER_ARGS)
+    diagnosis = first_diagnosis(line)
+    assert diagnosis.category == "unknown-flag" and "--mem-fraction-static" in _steps(diagnosis), diagnosis
+
+
+@pytest.mark.parametrize(("keyword", "not_a_field"), [
+    ("chat-template", "chat_template"),  # a front-end option: vllm/entrypoints/openai/cli_args.py, no EngineArgs field
+    ("api-key", "api_key"),  # the same
+    ("no-enable-prefix-caching", "no_enable_prefix_caching"),  # a negation: its dest is enable_prefix_caching
+])
+def test_a_dashed_flag_is_never_turned_into_a_keyword_the_class_may_not_have(tmp_path: Path, keyword: str,
+                                                                             not_a_field: str) -> None:
+    """The catalogs hold the whole server's command line: a flag's dest is no proof of a field of AsyncEngineArgs, so
+    no underscored keyword is named (each would fail again with the same TypeError)."""
+    line = _last_line(tmp_path, f"from vllm.engine.arg_utils import EngineArgs\nEngineArgs(**{{'{keyword}': 1}})",
+                      ENGINE_ARGS)
+    diagnosis = first_diagnosis(line)
+    assert diagnosis.category == "unknown-flag", diagnosis
+    assert not_a_field not in _steps(diagnosis) and not_a_field not in diagnosis.root_cause, diagnosis
+
+
+def test_a_dashed_keyword_no_release_has_as_a_flag_is_not_told_to_take_underscores(tmp_path: Path) -> None:
+    """The look-alike: 'max-num-seq' is no vLLM flag, so no underscored argument is named for it."""
+    line = _last_line(tmp_path, "from vllm.engine.arg_utils import EngineArgs\nEngineArgs(**{'max-num-seq': 8})",
+                      ENGINE_ARGS)
+    diagnosis = first_diagnosis(line)
+    assert "max_num_seq" not in _steps(diagnosis) and "underscores" not in _steps(diagnosis), diagnosis

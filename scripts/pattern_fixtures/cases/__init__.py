@@ -13,6 +13,7 @@ from . import (
     cuda_graph,
     dependencies,
     gpu_faults,
+    host_limits,
     kernels,
     memory,
     model_config,
@@ -29,7 +30,7 @@ from . import (
 
 FAMILIES = (
     memory, cuda_graph, kernels, nccl, weights, model_config, dependencies, process, arguments, gpu_faults, runtime_env,
-    runtime_facts, vllm, vllm_runtime, vllm_models, vllm_lora, cross_engine,
+    runtime_facts, vllm, vllm_runtime, vllm_models, vllm_lora, cross_engine, host_limits,
 )
 
 
