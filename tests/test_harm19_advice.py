@@ -149,6 +149,7 @@ def test_flags_of_later_releases_refused_together_point_at_an_older_install_and_
     fix = diagnosis["fix"]
     assert "older install" in fix["summary"] and "older than 0.7.1" in fix["summary"]
     assert not fix.get("flags")  # --reasoning-parser is not dropped from a command for the intended release
+    assert fix["needs_input"]  # which install ran is the user's to find: a fix with nothing to apply asks for it
     assert "after 0.9.2 leave --enable-reasoning out" in fix["summary"]
 
 

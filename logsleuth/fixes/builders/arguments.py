@@ -165,8 +165,9 @@ def unrecognized_arguments(ctx: FixContext, data: dict[str, Any]) -> Fix:
     if all(_is_flag(flag) for flag in refused) and not plugins_shown(ctx):
         older = rejected_flags.older_install(refused, ctx)
         if older is not None:
-            # no corrected command: one that drops the flags would run the old install without what it was asked for
-            return Fix(summary=older + ".")
+            # no corrected command: one that drops the flags would run the old install without what it was asked for;
+            # which install ran, and which release was meant, only the user can tell
+            return Fix(summary=older + ".", needs_input=("which install ran, and the release these flags were written for",))
     ops: list[FlagOp] = []
     notes: list[str] = []
     nearest: list[str] = []  # flags measured differently in this engine: the user may set them (needs_input)
