@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from logsleuth.command_line import flag_value
 from logsleuth.facts import gpus as gpu_facts
 from logsleuth.facts.frame_shapes import FrameShape
 from logsleuth.fixes import static_catalogs
@@ -51,6 +52,14 @@ def cut_context_shape(evidence: Evidence) -> FrameShape | None:
     return _wrapper_warning(evidence) or _forward_on_older_gpu(evidence)
 
 
+def _guess(*, shape: str, category: str, title: str, reading: str, checks: tuple[str, ...]) -> FrameShape:
+    """A reading of the paste's lines carried as a frame shape (what general.py shows for a cut): the fields that match
+    a row's frames are empty, as no frames are matched."""
+    return FrameShape(shape=shape, category=category, title=title, reading=reading, checks=checks, innermost=1,
+                      every=False, functions=frozenset(), paths=(), files=(), innermost_functions=frozenset(),
+                      sources=(), unless_sources=(), when_sources=())
+
+
 def _wrapper_warning(evidence: Evidence) -> FrameShape | None:
     """A warning of a package just above the cut, the package one the frames run under (its name a directory of
     their paths)."""
@@ -65,7 +74,7 @@ def _wrapper_warning(evidence: Evidence) -> FrameShape | None:
         if not _STATES_A_LIMIT.search(found["text"]) or not _runs_through(name.lower(), files, engine_names):
             continue
         text = found["text"].strip()
-        return FrameShape(
+        return _guess(
             shape="wrapper-warning", category="feature-conflict",
             title=f"Failed under {name}, which warned just before the cut (what {name} supports of this model and launch)",
             # (quoted in single quotes: the report then shows the warning's line above the cut, render/view.py)
@@ -73,8 +82,6 @@ def _wrapper_warning(evidence: Evidence) -> FrameShape | None:
                      f"hold {name}'s directory): the engine's step the traceback stops in ran with {name}'s changes, so "
                      f"what {name} supports of this model and launch is the likeliest at fault; a guess from the lines "
                      "around the cut, not a finding"),
-            innermost=1, every=False, functions=frozenset(), paths=(), files=(), innermost_functions=frozenset(),
-            sources=(), unless_sources=(), when_sources=(),
             checks=(
                 f"The exception line right after the last frame says what failed; {name}'s warning above it says what "
                 f"{name} has not been made or tested for (\"{text}\").",
@@ -123,15 +130,13 @@ def _forward_on_older_gpu(evidence: Evidence) -> FrameShape | None:
         return None
     gpu = shown[0]
     need = gpu_facts.show(floor.minimum)
-    return FrameShape(
+    return _guess(
         shape="forward-older-gpu", category="gpu-arch-unsupported",
         title="Failed in the model's forward pass on a GPU older than the default attention kernels support",
         reading=(f"a cut in the model's forward pass on {gpu.describe()}, which the paste names: SGLang's default "
                  f"attention and sampling backend on CUDA (FlashInfer) supports compute capability {need} and later, "
                  "so its kernels may not run on this GPU; a guess from where the process was and the GPU, not a "
                  "finding"),
-        innermost=1, every=False, functions=frozenset(), paths=(), files=(), innermost_functions=frozenset(),
-        sources=(), unless_sources=(), when_sources=(),
         checks=(
             "The exception line right after the last frame names the kernel's error (a CUDA error such as `too many "
             "resources requested for launch` or `no kernel image is available`, FlashInfer's own message).",
@@ -146,23 +151,16 @@ def _forward_on_older_gpu(evidence: Evidence) -> FrameShape | None:
 # 0.4.1.post1; sglang/srt/server_args.py).
 _SWITCHES = ((("--attention-backend", "triton"), ("--sampling-backend", "pytorch")),
              (("--disable-flashinfer", ""), ("--disable-flashinfer-sampling", "")))
-# a launch that already runs another attention backend, or FlashInfer switched off
-_OTHER_BACKEND = compile_lazily(r"--(?:prefill-|decode-)?attention-backend[= ]+['\"]?(?P<value>[\w-]+)|--disable-flashinfer\b(?!-)")
+# the flags that choose SGLang's attention backend (one for both phases, or each phase's)
+_BACKEND_FLAGS = ("--attention-backend", "--prefill-attention-backend", "--decode-attention-backend")
 
 
 def _flashinfer_switched_off(evidence: Evidence) -> bool:
+    """The launch already runs another attention backend, or has FlashInfer switched off (command or server_args)."""
     launch = evidence.launch
-    for match in _OTHER_BACKEND.finditer(launch.command or ""):
-        if match["value"] is None or match["value"] != "flashinfer":
-            return True
-    for name, value in launch.server_args:
-        value = value.strip("'\"")
-        if name in ("attention_backend", "prefill_attention_backend", "decode_attention_backend") \
-                and value not in ("None", "flashinfer", ""):
-            return True
-        if name == "disable_flashinfer" and value == "True":
-            return True
-    return False
+    if any((value := flag_value(launch, flag)) and value != "flashinfer" for flag in _BACKEND_FLAGS):
+        return True
+    return flag_value(launch, "--disable-flashinfer") is not None
 
 
 def _switches(evidence: Evidence) -> str:
