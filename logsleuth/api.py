@@ -399,7 +399,8 @@ def _merge_launch(trackers: list[LaunchTracker], options: DiagnoseOptions) -> La
         merged.observe_user_command(options.command)
     launch = merged.info(options.command, options.engine_version)
     if len(trackers) == 1 and trackers[0].ended_in_startup():
-        launch = replace(launch, ended_in_startup=True)
+        trail = trackers[0].startup
+        launch = replace(launch, ended_in_startup=True, startup_stage=trail.stage, startup_stalled=trail.stalled())
     if options.engine is not None:
         launch = replace(launch, engine=options.engine)
     return _with_rebuilt_command(launch)

@@ -390,6 +390,11 @@ class LaunchInfo:
     # The log (one source's) shows the launch and ends before any line saying the server came up: a paste that stops
     # during the start-up, whose failure, if any, is in lines it does not hold (render/view.py no_failure_lines).
     ended_in_startup: bool = False
+    # Its last start-up stage, as ingest/startup_trail.py names it ("loading weights", "NCCL init", "downloading",
+    # "waiting for the engine to signal ready"; "" when its lines show none), and whether it ends on a wait for the
+    # engine, repeated or followed only by the user's words: a start-up that stalled there.
+    startup_stage: str = ""
+    startup_stalled: bool = False
     # Lines that start a container (`docker run …`, `podman run …`, `kubectl run …`), the first ones: the engine ran in
     # a container, whose devices and host mounts the command gives (a driver library missing inside it is the run's).
     container_lines: tuple[str, ...] = ()

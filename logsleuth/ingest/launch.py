@@ -17,17 +17,14 @@ from logsleuth.facts.engine_drivers import drivers_shown, names_a_plugin, shows_
 from logsleuth.facts.gpus import shows_gpu
 from logsleuth.facts.package_sites import shows_a_version
 from logsleuth.ingest import engine_evidence, engine_from_frames, engine_from_message, line_shapes, stages
-from logsleuth.ingest.startup_lines import READY_LINE, engine_up, is_waiting_line
+from logsleuth.ingest.startup_lines import READY_LINE, engine_up, is_waiting_line, serves
+from logsleuth.ingest.startup_trail import StartupTrail
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, LaunchInfo, LineMeta, LogLine
 
 # The start-up stages past which the engine is up (its CUDA graphs captured, its HTTP server starting): a log ending
 # there ended no start-up, whatever a wrapper prints after it (ingest/stages.py keys).
 ENGINE_UP_STAGES = frozenset({"cuda-graph-done", "http", "ready"})
-# The lines of content a paste that stopped during the start-up may show after the start-up's last line: a warning or
-# two printed beside it (a ulimit, a backend's choice), not a run that went on.  The start-up's own progress (a
-# loading bar, the API server's polls for its engine cores) is not counted: `_observe_startup`.
-STARTUP_TAIL = 2
 
 # The program of a launch command: the server (`python -m sglang.launch_server`, `sglang serve`, `vllm serve`), or
 # another program of the engine that takes the server's arguments (facts/entry_points.py: `python -m
@@ -372,10 +369,7 @@ class LaunchTracker:
     # weaker than every kind of evidence
     benchmark_backends: set[str] = field(default_factory=set)
     failures_seen: bool = False  # a failure was read (observe_failure): a benchmark's backend is then no evidence
-    ready_at: int = -1  # the offset of the last line saying the server came up (READY_LINE)
-    startup_at: int = -1  # the offset of the last line of a start-up: a settings dump, a stage's line (ingest/stages.py)
-    startup_done: bool = False  # that line's stage is one past which the engine is up (ENGINE_UP_STAGES)
-    after_startup: int = 0  # lines of content after it
+    startup: StartupTrail = field(default_factory=StartupTrail)  # where the start-up is (_observe_startup)
     # a failure showed frames (observe_failure): where it ran is then shown, and a package listing alone (`listed`) no
     # longer tells the engine (none of those frames is an engine's, or frames would decide)
     failure_frames_seen: bool = False
@@ -418,9 +412,11 @@ class LaunchTracker:
     # nothing of the engine (its sightings are kept apart, under PLAIN_HEADER_KINDS, until the engine is decided).
     _stamped: bool = False
     _rich_path_start: str = ""  # the start of a path rich wrapped at its box's edge (_observe_rich_frame)
+    _line: LogLine | None = None  # the line being observed: a launch command on it begins the start-up
 
     def observe(self, line: LogLine) -> None:
         text = line.text
+        self._line = line
         self._observe_startup(line)
         if self._command_may_wrap is not None:
             facts, self._command_may_wrap = self._command_may_wrap, None
@@ -888,6 +884,8 @@ class LaunchTracker:
         """The launch this line belongs to.  One launch often logs its command and then its server_args:
         one marker.  A kind seen twice, or a marker far from the last, is a new launch."""
         self.launch_lines.append(offset)
+        if self._line is not None:  # the line being observed holds the command, or its last continuation
+            self.startup.launched(self._line)
         if not self.markers or kind in self._marker_kinds or offset - self.markers[-1] > 64 * 1024:
             self.markers.append(offset)
             self._marker_kinds = set()
@@ -910,9 +908,7 @@ class LaunchTracker:
         """Take what `other` knows.  The engine and its version: whichever was known first.  The command and
         server_args: `other`'s when `later_command_wins` (a later region of the same log is a later launch),
         otherwise only when this tracker has none (another host of the same launch)."""
-        self.ready_at = max(self.ready_at, other.ready_at)
-        if other.startup_at > self.startup_at:
-            self.startup_at, self.startup_done, self.after_startup = other.startup_at, other.startup_done, other.after_startup
+        self.startup.absorb(other.startup)
         for kind, engines in other.evidence.items():
             self.evidence.setdefault(kind, set()).update(engines)
         self._stamped = self._stamped or other._stamped
@@ -1047,34 +1043,29 @@ class LaunchTracker:
         return LaunchFacts()
 
     def _observe_startup(self, line: LogLine) -> None:
-        """Where the log's start-up is: its last line saying the server came up, its last settings dump or start-up
-        stage's line (ingest/stages.py), whether that stage is one past which the engine is up, and the lines of
-        content after it."""
+        """Where the log's start-up is (ingest/startup_trail.py): its lines saying the server came up, its settings
+        dumps and start-up stages' lines (ingest/stages.py), its other start-up lines, the lines of content after."""
         text = line.text
         if not text or text.isspace():
             return
         if ("ready to roll" in text or "startup complete" in text) and READY_LINE.search(text):
-            self.ready_at = max(self.ready_at, line.offset)
+            self.startup.ready(line)
             return
         stage = stages.stage_of(text) or stages.stage_of(text, "vllm")
         if stage is not None or (("args" in text or "with config: " in text) and len(text) <= MAX_DUMP_LINE
                                  and any(dump in text for dump in SETTINGS_DUMPS)):
-            self.startup_at = line.offset
-            self.startup_done = stage is not None and stage.key in ENGINE_UP_STAGES
-            self.after_startup = 0
-        elif self.startup_at < 0:
-            return
-        elif engine_up(text):
-            self.startup_done = True  # the engine's output: an offline run that has no readiness line came up
-        elif not (is_waiting_line(text) or stages.progress_in(text) is not None):
-            self.after_startup += 1
+            self.startup.start_line(line, stage.label if stage else "arguments parsed",
+                                    done=stage is not None and stage.key in ENGINE_UP_STAGES)
+        elif engine_up(text) or serves(text):
+            self.startup.served()  # the engine's output: an offline run that has no readiness line came up
+        elif is_waiting_line(text) or stages.progress_in(text) is not None:
+            self.startup.quiet_line(line)
+        else:
+            self.startup.other_line(line)
 
     def ended_in_startup(self) -> bool:
-        """The log ends during the start-up (one source's log only: offsets of two logs do not compare): its last lines
-        are a settings dump or a start-up stage's line before the engine is up, and at most STARTUP_TAIL lines after
-        it, with no line saying the server came up."""
-        return (self.startup_at > self.ready_at and not self.startup_done
-                and self.after_startup <= STARTUP_TAIL)
+        """The log ends during the start-up (one source's log only: offsets of two logs do not compare)."""
+        return self.startup.ended()
 
     def info(
         self, command_override: str | None = None, version_override: str | None = None, *, at: int | None = None

@@ -72,13 +72,15 @@ _VLLM_CUDA_GRAPH_ADVICE = (
 # vLLM's start-up lines, by the same keys.  Its API server only starts once the engine is ready (no warm-up
 # request as in SGLang), so uvicorn's "Application startup complete." is vLLM's "ready".  Wordings:
 # "non-default args: …" (entrypoints/utils.py, 0.9+); "Initializing a V1 LLM engine (v…) with config" (v1/engine/
-# core.py) or "Initializing an LLM engine (v…)" (V0 llm_engine.py); "Starting to load model …" and "Model loading
+# core.py) or "Initializing an LLM engine (v…)" (V0 llm_engine.py; before 0.2.2 "Initializing an LLM engine with
+# config: …", no version); "Starting to load model …" and "Model loading
 # took … GiB and … seconds" (worker/gpu_model_runner.py; V0 "Loading model weights took … GB"); "GPU KV cache
 # size: N tokens" (v1/core/kv_cache_utils.py; V0 "# GPU blocks: N" / "# cuda blocks: N"); the capture bar
 # "Capturing CUDA graph shapes" (0.8-0.10) / "Capturing CUDA graphs (…)" (0.11+), V0 "Capturing cudagraphs for
 # decoding"; "Graph capturing finished in N secs"; "Starting vLLM API server [N] on http://…" (api_server.py).
 VLLM_STAGES = _stages(
-    ("args", "arguments parsed", r"non-default args: |Initializing an? (?:V1 )?LLM engine \(v", _WEIGHTS_ADVICE),
+    ("args", "arguments parsed", r"non-default args: |Initializing an? (?:V1 )?LLM engine (?:\(v|with config: )",
+     _WEIGHTS_ADVICE),
     ("weights", "loading weights", r"Starting to load model ", _WEIGHTS_ADVICE),
     ("weights-loaded", "weights loaded", r"Model loading took [\d.]+ GiB|Loading model weights took ",
      "Profiling memory and sizing the KV cache: torch.compile runs here on a first launch (minutes), or a "
@@ -95,7 +97,7 @@ VLLM_STAGES = _stages(
 # Cheap pre-check: every stage line contains one of these words.
 _WORDS = ("server_args=", "Init torch", "Load weight", "KV Cache", "Memory pool", "Capture cuda", "Capturing batches",
           "Uvicorn", "Application startup", "fired up")
-_VLLM_WORDS = ("non-default args", "LLM engine (v", "load model", "Model loading", "model weights took",
+_VLLM_WORDS = ("non-default args", "LLM engine (v", "LLM engine with config", "load model", "Model loading", "model weights took",
                "KV cache size", " blocks: ", "Capturing", "Graph capturing", "vLLM API server", "Application startup")
 # Before any stage line: what a launch that is stuck before printing its arguments usually waits for.
 START_ADVICE = "Nothing from the server yet: it may still be importing (minutes on a cold file system), or it " \

@@ -22,7 +22,7 @@ from logsleuth.models import (
 )
 from logsleuth.render.explanation import LABEL, proposed_change
 from logsleuth.render.safety import escape_surrogates
-from logsleuth.render.view import ending
+from logsleuth.render.view import ending, startup_notice
 
 SCHEMA = "logsleuth.report/1"
 # The version of this JSON's layout, the number after the slash of `schema`: `logsleuth merge` reads the versions it
@@ -230,6 +230,7 @@ def report_to_dict(report: Report) -> dict[str, Any]:
         "failures": [_failure(group) for group in report.failures],
         "fleet": _fleet(report.fleet),
         "launch": launch_json(launch),
+        "ended_in_startup": _ended_in_startup(report),
         "sources": [source_json(source) for source in report.sources],
         # Who read them, and the layout's version: what `logsleuth merge` needs of the reports of many nodes.
         "reporter": reporter_json(report.reporter),
@@ -242,6 +243,14 @@ def report_to_dict(report: Report) -> dict[str, Any]:
         "explanation": _explanation(report.explanation),  # --explain: unverified, never the verdict
         "next_steps": _next_steps(report),
     }
+
+
+def _ended_in_startup(report: Report) -> dict[str, Any] | None:
+    """A clean log that stops during the start-up: the notice every format prints under "No failure found"."""
+    launch = report.launch
+    if not launch.ended_in_startup or report_status(report) != "no-failure":
+        return None
+    return {"stage": launch.startup_stage or None, "stalled": launch.startup_stalled, "notice": startup_notice(launch)}
 
 
 def _next_steps(report: Report) -> dict[str, Any] | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from logsleuth.ingest.startup_trail import STALL_GUIDANCE
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import (
     Diagnosis,
@@ -571,16 +572,27 @@ def no_failure_lines(report: Report, local_names: bool = True) -> list[str]:
     if readable and report.launch.engine:  # what was read clean, so a reader knows which engine's log it was
         out.append(clean(f"Engine: {engine_text(report.launch)}.", 1000))
     if readable and report.launch.ended_in_startup:  # not a healthy run: a paste that stops before its end
-        out.append(ENDED_IN_STARTUP)
+        out.extend(clean(line, 1000) for line in startup_notice(report.launch))
     return out
 
 
-# A clean report of a log that stops during the start-up: it shows no error, and no start that finished either.
-ENDED_IN_STARTUP = (
-    "The log ends during the server's start-up (its settings or its loading lines, then nothing saying the server came "
-    "up): it shows no error, but it does not show the start finish either. If the server failed, its error is in the "
-    "lines after the last one here: paste those."
-)
+def startup_notice(launch: LaunchInfo) -> list[str]:
+    """What a clean report says of a log that stops during the start-up (LaunchInfo.ended_in_startup): it shows no
+    error and no start that finished; where it stopped; for a stall, general guidance for that stage; what to paste."""
+    stage = f" (the last stage it shows: {launch.startup_stage})" if launch.startup_stage else ""
+    lines = [f"The log ends during the server's start-up{stage}, with nothing after it saying the server came up or "
+             "served: it shows no error, but it does not show the start finish either."]
+    if launch.startup_stalled:
+        lines.append(f"It ends on a wait ({launch.startup_stage}) that nothing of the engine followed: the start-up "
+                     "stalled there. General guidance for a start-up stalled at this stage, not a proven fix:")
+        lines.extend(f"  - {tip}" for tip in STALL_GUIDANCE.get(launch.startup_stage, ()))
+    lines.append(STARTUP_NEXT_PASTE)
+    return lines
+
+
+# What a reader of a log that stops during the start-up should paste next.
+STARTUP_NEXT_PASTE = ("If the server failed, its error is in the lines after the last one here: paste those (the whole "
+                      "log from the launch command on, and the engine's own log if a wrapper started it).")
 
 
 def omitted_line(report: Report) -> str | None:
