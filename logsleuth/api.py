@@ -37,6 +37,7 @@ from logsleuth.fixes.server_args import command_from_server_args
 from logsleuth.fixes.upgrade import with_upgrade
 from logsleuth.ingest import engine_from_message
 from logsleuth.ingest.launch import LaunchTracker
+from logsleuth.ingest.startup_trail import STALL_GUIDANCE
 from logsleuth.models import (
     ClockOffset,
     Diagnosis,
@@ -400,7 +401,9 @@ def _merge_launch(trackers: list[LaunchTracker], options: DiagnoseOptions) -> La
     launch = merged.info(options.command, options.engine_version)
     if len(trackers) == 1 and trackers[0].ended_in_startup():
         trail = trackers[0].startup
-        launch = replace(launch, ended_in_startup=True, startup_stage=trail.stage, startup_stalled=trail.stalled())
+        stalled = trail.stalled()
+        launch = replace(launch, ended_in_startup=True, startup_stage=trail.stage, startup_stalled=stalled,
+                         startup_guidance=STALL_GUIDANCE.get(trail.stage, ()) if stalled else ())
     if options.engine is not None:
         launch = replace(launch, engine=options.engine)
     return _with_rebuilt_command(launch)

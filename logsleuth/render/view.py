@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from logsleuth.ingest.startup_trail import STALL_GUIDANCE
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import (
     Diagnosis,
@@ -585,7 +584,7 @@ def startup_notice(launch: LaunchInfo) -> list[str]:
     if launch.startup_stalled:
         lines.append(f"It ends on a wait ({launch.startup_stage}) that nothing of the engine followed: the start-up "
                      "stalled there. General guidance for a start-up stalled at this stage, not a proven fix:")
-        lines.extend(f"  - {tip}" for tip in STALL_GUIDANCE.get(launch.startup_stage, ()))
+        lines.extend(f"  - {tip}" for tip in launch.startup_guidance)
     lines.append(STARTUP_NEXT_PASTE)
     return lines
 
