@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING
 
+from logsleuth.command_line import flag_value
 from logsleuth.diagnosis.grouping import (
     Grouper,
     fingerprint,
@@ -37,7 +38,7 @@ from logsleuth.fixes.server_args import command_from_server_args
 from logsleuth.fixes.upgrade import with_upgrade
 from logsleuth.ingest import engine_from_message
 from logsleuth.ingest.launch import LaunchTracker
-from logsleuth.ingest.startup_trail import STALL_GUIDANCE
+from logsleuth.ingest.startup_trail import StartupTrail, stall_guidance
 from logsleuth.models import (
     ClockOffset,
     Diagnosis,
@@ -402,11 +403,28 @@ def _merge_launch(trackers: list[LaunchTracker], options: DiagnoseOptions) -> La
     if len(trackers) == 1 and trackers[0].ended_in_startup():
         trail = trackers[0].startup
         stalled = trail.stalled()
+        guidance = stall_guidance(trail.stage, wrapper=launch.wrapper is not None, platform=_platform(launch, trail),
+                                  parallel=_parallel(launch, trail)) if stalled else ()
         launch = replace(launch, ended_in_startup=True, startup_stage=trail.stage, startup_stalled=stalled,
-                         startup_guidance=STALL_GUIDANCE.get(trail.stage, ()) if stalled else ())
+                         startup_guidance=guidance, startup_poll_seconds=trail.polls_seconds())
     if options.engine is not None:
         launch = replace(launch, engine=options.engine)
     return _with_rebuilt_command(launch)
+
+
+def _platform(launch: LaunchInfo, trail: StartupTrail) -> str:
+    """The platform the log shows the engine on: the one vLLM detected, else SGLang's `--device` when not CUDA's."""
+    device = flag_value(launch, "--device") or ""
+    return trail.platform or ("" if device in ("", "cuda", "auto") else device.lower())
+
+
+def _parallel(launch: LaunchInfo, trail: StartupTrail) -> bool | None:
+    """Whether the launch runs tensor or pipeline parallelism over several ranks (its command, its `server_args=`, a
+    settings dump the trail read); None when the log does not say."""
+    sizes = [flag_value(launch, flag) for flag in ("--tp-size", "--tensor-parallel-size", "--pp-size",
+                                                   "--pipeline-parallel-size")]
+    shown = [int(size) for size in sizes if size and size.isdigit()]
+    return any(size > 1 for size in shown) if shown else trail.parallel
 
 
 def _with_release_from_choices(launch: LaunchInfo, groups: list[FailureGroup]) -> LaunchInfo:

@@ -395,7 +395,9 @@ class LaunchInfo:
     # engine, repeated or followed only by the user's words: a start-up that stalled there.
     startup_stage: str = ""
     startup_stalled: bool = False
-    startup_guidance: tuple[str, ...] = ()  # for a stall: general guidance for that stage (startup_trail.STALL_GUIDANCE)
+    startup_guidance: tuple[str, ...] = ()  # for a stall: general guidance for that stage (startup_trail.stall_guidance)
+    # For a log ending on fewer of vLLM's polls for its engine cores than a stall, the seconds they stand for.
+    startup_poll_seconds: int = 0
     # Lines that start a container (`docker run …`, `podman run …`, `kubectl run …`), the first ones: the engine ran in
     # a container, whose devices and host mounts the command gives (a driver library missing inside it is the run's).
     container_lines: tuple[str, ...] = ()

@@ -17,7 +17,14 @@ from logsleuth.facts.engine_drivers import drivers_shown, names_a_plugin, shows_
 from logsleuth.facts.gpus import shows_gpu
 from logsleuth.facts.package_sites import shows_a_version
 from logsleuth.ingest import engine_evidence, engine_from_frames, engine_from_message, line_shapes, stages
-from logsleuth.ingest.startup_lines import READY_LINE, engine_up, is_waiting_line, serves
+from logsleuth.ingest.startup_lines import (
+    PROGRESS_STAGES,
+    READY_LINE,
+    engine_up,
+    is_waiting_line,
+    platform_named,
+    serves,
+)
 from logsleuth.ingest.startup_trail import StartupTrail
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, LaunchInfo, LineMeta, LogLine
@@ -1051,6 +1058,9 @@ class LaunchTracker:
         if ("ready to roll" in text or "startup complete" in text) and READY_LINE.search(text):
             self.startup.ready(line)
             return
+        platform = platform_named(text)
+        if platform:
+            self.startup.platform = platform
         stage = stages.stage_of(text) or stages.stage_of(text, "vllm")
         if stage is not None or (("args" in text or "with config: " in text) and len(text) <= MAX_DUMP_LINE
                                  and any(dump in text for dump in SETTINGS_DUMPS)):
@@ -1058,8 +1068,10 @@ class LaunchTracker:
                                     done=stage is not None and stage.key in ENGINE_UP_STAGES)
         elif engine_up(text) or serves(text):
             self.startup.served()  # the engine's output: an offline run that has no readiness line came up
-        elif is_waiting_line(text) or stages.progress_in(text) is not None:
+        elif is_waiting_line(text):
             self.startup.quiet_line(line)
+        elif (progress := stages.progress_in(text)) is not None:
+            self.startup.quiet_line(line, PROGRESS_STAGES.get(progress.label, ""))
         else:
             self.startup.other_line(line)
 

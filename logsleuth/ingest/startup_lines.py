@@ -45,9 +45,15 @@ def is_waiting_line(text: str) -> bool:
 # -- the start-up's other lines (ingest/startup_trail.py) ------------------------------------------------------------
 
 # Lines an engine prints only once it serves: SGLang's batch lines (scheduler_metrics_mixin.py "Prefill batch. …",
-# "Decode batch. …"), vLLM's metrics line (v1/metrics/loggers.py, V0 engine/metrics.py "Avg prompt throughput: …"),
-# uvicorn's access lines for the API's routes.
-SERVING_WORDS = ("Prefill batch", "Decode batch", "Avg prompt throughput", '"POST /', '"GET /v1')
+# "Decode batch. …"; 0.1.x's router/model_rpc.py "new fill batch. #seq: …" and "#running-req: …, gen throughput
+# (token/s): …"), vLLM's metrics line (v1/metrics/loggers.py, V0 engine/metrics.py "Avg prompt throughput: …") and its
+# per-request records (entrypoints/logger.py "Received request %s: …", V0 engine/async_llm_engine.py "Added request
+# %s." and "Finished request %s."), and uvicorn's access lines (ACCESS_LINE).
+SERVING_WORDS = ("Prefill batch", "Decode batch", "new fill batch", "gen throughput (token/s)", "Avg prompt throughput",
+                 "Received request ", "Added request ", "Finished request ")
+# uvicorn's access line for any answered request (`INFO:     127.0.0.1:40312 - "GET /health HTTP/1.1" 200 OK`): the
+# HTTP server runs, whatever the route (SGLang's own warm-up `GET /get_model_info` comes before its readiness line).
+ACCESS_LINE = compile_lazily(r'"(?:GET|POST|PUT|DELETE|PATCH|HEAD|OPTIONS) /[^\s"]{0,300} HTTP/\d(?:\.\d)?" \d{3}\b')
 
 NCCL_INIT = "NCCL init"
 DOWNLOADING = "downloading"
@@ -56,6 +62,8 @@ WAITING_CORES = "waiting for the engine core processes to start"
 WAITING_STAGES = frozenset({WAITING_READY, WAITING_CORES})
 CONFIGURING = "configuring the engine"
 LOADING = "loading weights"
+# The stage a start-up's progress bar shows (ingest/stages.py PROGRESS_BARS labels).
+PROGRESS_STAGES = {"checkpoint shards": LOADING, "CUDA graph batches": "capturing CUDA graphs"}
 
 # Per-rank distributed set-up, both engines (SGLang copied vLLM's communicators): pynccl_wrapper.py "Found nccl from
 # library %s", pynccl.py "vLLM is using nccl==%s" ("sglang is using nccl==%s"), custom_all_reduce.py "Custom allreduce
@@ -78,20 +86,51 @@ _WAIT_READY = compile_lazily(
 _GLOG_BEFORE_INIT = "Logging before InitGoogleLogging()"
 _GLOG_LINE = compile_lazily(r"^[IW]\d{4} \d\d:\d\d:\d\d\.\d{6} +\d+ [\w.-]{1,80}:\d+\] ")
 # vLLM's records name the file that logged them (LineMeta.logged_from): the files that log only while the engine is
-# set up, by the stage they show ("" keeps the stage known): engine config (config.py, arg_utils.py, cli_args.py),
+# set up, by the stage they show (not shm_broadcast.py: its "No available shared memory broadcast block found" warns of
+# workers hanging while the server serves; its set-up line is in _NCCL_INIT_WORDS) ("" keeps the stage known): engine config (config.py, arg_utils.py, cli_args.py),
 # distributed set-up, weight download and loading, the attention backend's choice, the platform's detection.
 _STARTUP_FILES = {
     "config.py": CONFIGURING, "arg_utils.py": CONFIGURING, "cli_args.py": CONFIGURING,
     "parallel_state.py": NCCL_INIT, "pynccl.py": NCCL_INIT, "pynccl_wrapper.py": NCCL_INIT,
-    "custom_all_reduce.py": NCCL_INIT, "custom_all_reduce_utils.py": NCCL_INIT, "shm_broadcast.py": NCCL_INIT,
+    "custom_all_reduce.py": NCCL_INIT, "custom_all_reduce_utils.py": NCCL_INIT,
     "weight_utils.py": LOADING, "default_loader.py": LOADING, "loader.py": LOADING,
     "selector.py": "", "cuda.py": "",
 }
 
 
 def serves(text: str) -> bool:
-    """Whether a line is one an engine prints only once it serves (SERVING_WORDS)."""
-    return any(word in text for word in SERVING_WORDS)
+    """Whether a line is one an engine prints only once it serves (SERVING_WORDS, ACCESS_LINE)."""
+    return any(word in text for word in SERVING_WORDS) or (" HTTP/" in text and ACCESS_LINE.search(text) is not None)
+
+
+# The platform vLLM detected (vllm/platforms/__init__.py "Automatically detected platform %s."): "cuda", "rocm", "tpu",
+# "xpu", "hpu", "cpu", "neuron", or an out-of-tree plugin's name.
+PLATFORM_LINE = compile_lazily(r"\bAutomatically detected platform (?P<name>\w[\w-]{0,39})")
+# The platforms whose collectives are NCCL's (RCCL on ROCm honours NCCL_DEBUG too) and that capture CUDA/HIP graphs.
+NCCL_PLATFORMS = frozenset({"cuda", "rocm"})
+
+
+# A parallel degree in a settings dump (vLLM's `non-default args: {…, 'tensor_parallel_size': 4}`, its config's
+# `tensor_parallel_size=4`, SGLang's `server_args=ServerArgs(…, tp_size=2, …)`).
+_DEGREE = compile_lazily(r"""\b(?:tensor_parallel_size|pipeline_parallel_size|tp_size|pp_size)['"]?\s{0,3}[:=]\s{0,3}(\d{1,4})\b""")
+
+
+def parallel_degrees(text: str) -> list[int]:
+    """The tensor- and pipeline-parallel degrees a settings dump shows."""
+    return [int(found) for found in _DEGREE.findall(text)] if "parallel_size" in text or "p_size" in text else []
+
+
+def platform_named(text: str) -> str | None:
+    """The platform a line says the engine detected (PLATFORM_LINE), or None."""
+    found = PLATFORM_LINE.search(text) if "detected platform" in text else None
+    return found["name"].lower() if found else None
+
+
+def engine_own(stage: str, meta: LineMeta) -> bool:
+    """Whether a start-up line of startup_stage is the engine's own (its distributed set-up, its API server's polls, a
+    vLLM start-up module's record), which may open a start-up by itself; a download bar, a wait for some server to be
+    ready or a native library's glog line may be any program's, and only continue one the engine's lines began."""
+    return stage in (NCCL_INIT, WAITING_CORES) or (meta.header == "vllm" and meta.logged_from in _STARTUP_FILES)
 
 
 def startup_stage(text: str, meta: LineMeta) -> str | None:

@@ -585,6 +585,10 @@ def startup_notice(launch: LaunchInfo) -> list[str]:
         lines.append(f"It ends on a wait ({launch.startup_stage}) that nothing of the engine followed: the start-up "
                      "stalled there. General guidance for a start-up stalled at this stage, not a proven fix:")
         lines.extend(f"  - {tip}" for tip in launch.startup_guidance)
+    elif launch.startup_poll_seconds:
+        lines.append(f"It ends on the API server's polls for its engine cores: no engine core line for about "
+                     f"{launch.startup_poll_seconds} s. A normal start prints a few of these while the weights load, "
+                     "so they alone do not show a stall.")
     lines.append(STARTUP_NEXT_PASTE)
     return lines
 
