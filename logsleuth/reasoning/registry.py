@@ -20,6 +20,7 @@ from logsleuth.reasoning.device_packages import device_package_import
 from logsleuth.reasoning.diffusion_checkpoint import diffusion_checkpoint
 from logsleuth.reasoning.engine_imports import caller_imports_engine_name
 from logsleuth.reasoning.evidence import Evidence
+from logsleuth.reasoning.feature_gate import feature_gate
 from logsleuth.reasoning.flag_checks import flag_checks
 from logsleuth.reasoning.general import categorize
 from logsleuth.reasoning.gguf_loader import gguf_loader
@@ -89,6 +90,7 @@ RULES: tuple[Rule, ...] = (
     parser_names,  # a tool-call or reasoning parser name of the other kind, or none given where the request needs one
     settings_keyword,  # a program building the engine's settings with a keyword of other releases, or one keyword twice
     flag_checks,  # the engine's own checks of its flags after parsing: one flag needs another, a value off its registry
+    feature_gate,  # the engine's own settings check refusing two settings together (the raise site index): drop one
 )
 
 
