@@ -88,9 +88,10 @@ def _diagnosis(evidence: Evidence, row: ModeComponent, ran: str) -> Diagnosis:
                   else f"this release does not read {row.switch}")
         summary = (f"Run the {row.component} under the engine mode it was built for, the V1 engine: {switch}; "
                    f"or name a V0 {row.component} for the V0 engine.")
-        steps = (f"{switch_fact}.",
-                 f"If the log shows {name} falling back to the V0 engine by itself ('… is not supported by the V1 "
-                 "Engine. Falling back to V0.'), the setting that line names keeps it on V0: leave that setting out.")
+        steps: tuple[str, ...] = (
+            f"{switch_fact}.",
+            f"If the log shows {name} falling back to the V0 engine by itself ('… is not supported by the V1 "
+            "Engine. Falling back to V0.'), the setting that line names keeps it on V0: leave that setting out.")
     else:
         switch = (f"set {row.switch}=0 where the release still has the V0 engine" if reads is not False
                   else f"this release does not read {row.switch}")
