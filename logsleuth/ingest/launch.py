@@ -17,9 +17,10 @@ from logsleuth.facts.engine_drivers import drivers_shown, names_a_plugin, shows_
 from logsleuth.facts.gpus import shows_gpu
 from logsleuth.facts.package_sites import shows_a_version
 from logsleuth.ingest import engine_evidence, engine_from_frames, engine_from_message, line_shapes, stages
+from logsleuth.ingest.engine_hints import MAX_HINTS, engine_hint
 from logsleuth.ingest.startup_lines import READY_LINE, engine_up, is_waiting_line
 from logsleuth.lazyre import compile_lazily
-from logsleuth.models import Failure, LaunchInfo, LineMeta, LogLine
+from logsleuth.models import EngineWords, Failure, LaunchInfo, LineMeta, LogLine
 
 # The start-up stages past which the engine is up (its CUDA graphs captured, its HTTP server starting): a log ending
 # there ended no start-up, whatever a wrapper prints after it (ingest/stages.py keys).
@@ -373,6 +374,8 @@ class LaunchTracker:
     benchmark_backends: set[str] = field(default_factory=set)
     failures_seen: bool = False  # a failure was read (observe_failure): a benchmark's backend is then no evidence
     ready_at: int = -1  # the offset of the last line saying the server came up (READY_LINE)
+    # the engine's warnings that recommend a flag, with their offsets (engine_hints.py): a clean paste's lead
+    engine_hints: list[tuple[int, str]] = field(default_factory=list)
     startup_at: int = -1  # the offset of the last line of a start-up: a settings dump, a stage's line (ingest/stages.py)
     startup_done: bool = False  # that line's stage is one past which the engine is up (ENGINE_UP_STAGES)
     after_startup: int = 0  # lines of content after it
@@ -422,6 +425,8 @@ class LaunchTracker:
     def observe(self, line: LogLine) -> None:
         text = line.text
         self._observe_startup(line)
+        if "--" in text and (hint := engine_hint(line)) is not None:
+            self.engine_hints = [*self.engine_hints[-(MAX_HINTS - 1):], (line.offset, hint)]
         if self._command_may_wrap is not None:
             facts, self._command_may_wrap = self._command_may_wrap, None
             if len(text) <= 8192 and _WRAPPED_TAIL.match(text):
@@ -911,6 +916,7 @@ class LaunchTracker:
         server_args: `other`'s when `later_command_wins` (a later region of the same log is a later launch),
         otherwise only when this tracker has none (another host of the same launch)."""
         self.ready_at = max(self.ready_at, other.ready_at)
+        self.engine_hints = [*self.engine_hints, *other.engine_hints][-MAX_HINTS:]
         if other.startup_at > self.startup_at:
             self.startup_at, self.startup_done, self.after_startup = other.startup_at, other.startup_done, other.after_startup
         for kind, engines in other.evidence.items():
@@ -1120,6 +1126,9 @@ class LaunchTracker:
             command_wrapped=facts.command_wrapped and not command_override,
             versions_named=tuple(self.versions.items()),
             container_lines=tuple(self.container_lines),
+            # only what the log left before it ends without the server up: a healthy run's hints are no lead
+            engine_hints=tuple(EngineWords(text) for offset, text in self.engine_hints
+                               if offset > self.ready_at and not self.startup_done),
         )
 
 
