@@ -54,3 +54,22 @@ def test_a_paste_that_shows_its_failure_is_read_as_it_is() -> None:
            "RuntimeError: CUDA error: out of memory\n" + "\n".join(SOLUTIONS[-3:]) + "\n")
     report = diagnose_text(log, OPTIONS)
     assert [group.failure.final.type for group in report.failures] == ["RuntimeError"]
+
+
+def test_a_tail_after_the_server_came_up_is_no_failure() -> None:
+    """A healthy run whose paste ends on the user's notes quoting the list (review fault 3)."""
+    log = ABOVE + "[2025-05-12 10:01:00] The server is fired up and ready to roll!\n" + "\n".join(SOLUTIONS[-3:]) + "\n"
+    assert not diagnose_text(log, OPTIONS).failures
+
+
+def test_a_tail_after_its_stage_s_end_line_is_no_failure() -> None:
+    """cuda_graph_runner.py logs "Capture cuda graph end" once capture succeeded: its failure's list is then quoted."""
+    log = ABOVE + "[2025-05-12 10:00:40] Capture cuda graph end. Time elapsed: 12.30 s\n" + "\n".join(SOLUTIONS[-3:]) + "\n"
+    assert not diagnose_text(log, OPTIONS).failures
+
+
+def test_an_opening_cut_at_a_quoted_hole_does_not_end_on_the_quote() -> None:
+    from logsleuth.tracebacks.instruction_tail import CUT_MARK, _opening
+
+    assert _opening("Invalid repository ID or local directory specified: '{}'.\n1. a\n2. b") == (
+        f"Invalid repository ID or local directory specified: {CUT_MARK}")

@@ -8,7 +8,10 @@ Such lines are instructions, not an error line, and each alone is no check's mes
 last lines, that is a run of the lines of one template of the raise site index (holes filled in), and no other's, is
 that message's end: the failure is that check's, typed as it raises it, its message the template's opening line (up to
 its first hole, the error the paste lost) over the lines pasted, kept as cut.  Only a paste that shows no failure, and
-only a tail holding a list item: the index is read whole for it (its templates of three lines or more), once.
+only a tail holding a list item: the index is read whole for it (its templates of three lines or more), once.  A
+healthy log may end on the same lines quoted (a user's notes, the docs' list): the tail is not read when the server
+came up before it (the scanner's ready line), nor when the paste shows the end line of the stage the template's check
+belongs to (STAGE_ENDS: SGLang's cuda_graph_runner.py logs "Capture cuda graph end" once capture succeeded).
 """
 
 from __future__ import annotations
@@ -27,6 +30,10 @@ MIN_RUN = 2  # lines of the template the paste's tail must be, one alone being a
 _LIST_ITEM = compile_lazily(r"^\s*\d{1,2}[.)]\s+\S")
 ENGINES = ("sglang", "vllm")
 CUT_MARK = "(cut off in the paste)"  # where the error the paste lost stood
+# The line a stage's module logs when the stage finished, by the file whose check's template is the tail: past it,
+# that check did not raise (SGLang model_executor/cuda_graph_runner.py: "Capture cuda graph end. Time elapsed: …").
+STAGE_ENDS = {"sglang/srt/model_executor/cuda_graph_runner.py": "Capture cuda graph end"}
+_UNMATCHED_OPEN = compile_lazily(r"""\s*['"`(\[]\s*$""")
 
 
 class InstructionTail:
@@ -34,8 +41,11 @@ class InstructionTail:
 
     def __init__(self) -> None:
         self._lines: dict[str, deque[tuple[LogLine, int]]] = {}
+        self.stages_ended: set[str] = set()  # the files of STAGE_ENDS whose end line the paste shows
 
     def feed(self, line: LogLine, seq: int) -> None:
+        if "end" in line.text:
+            self.stages_ended.update(file for file, words in STAGE_ENDS.items() if words in line.text)
         kept = self._lines.get(line.stream)
         if kept is None:
             kept = self._lines[line.stream] = deque(maxlen=MAX_TAIL_LINES)
@@ -57,17 +67,17 @@ class InstructionTail:
         return found
 
 
-def engine_block(texts: list[str]) -> tuple[str, list[str]] | None:
+def engine_block(texts: list[str], stages_ended: set[str] | frozenset[str] = frozenset()) -> tuple[str, list[str]] | None:
     """`Type: opening` of the one engine template whose lines the end of `texts` is (the longest such end, MIN_RUN
     lines or more, MIN_FIXED characters of fixed text), and those lines; None when no template, or templates of
-    different types or engines, fit."""
+    different types or engines, fit, or when the paste shows its check's stage ended (`stages_ended`)."""
     lines = [" ".join(text.split()) for text in texts]
     for taken in range(len(lines), MIN_RUN - 1, -1):
         tail = lines[-taken:]
         if sum(len(text) for text in tail) < MIN_FIXED:
             continue
-        fitting = {(engine, kind, _opening(template)) for engine in ENGINES for kind, template in _multiline(engine)
-                   if _holds_run(template, tail)}
+        fitting = {(engine, kind, _opening(template)) for engine in ENGINES for kind, template, files in _multiline(engine)
+                   if _holds_run(template, tail) and not files & stages_ended}
         if len({(engine, kind) for engine, kind, _ in fitting}) == 1:
             _, kind, opening = min(fitting)
             return f"{kind}: {opening}", tail
@@ -79,7 +89,10 @@ def engine_block(texts: list[str]) -> tuple[str, list[str]] | None:
 def _opening(template: str) -> str:
     """The template's first line up to its first hole (what the error the paste lost followed), the cut marked."""
     first = template.split("\n", 1)[0]
-    return first.split(HOLE, 1)[0].rstrip() + " " + CUT_MARK if HOLE in first else first
+    if HOLE not in first:
+        return first
+    # an opening quote or bracket whose hole the paste lost is no part of what it shows ("specified: '{}'")
+    return _UNMATCHED_OPEN.sub("", first.split(HOLE, 1)[0]).rstrip() + " " + CUT_MARK
 
 
 def _holds_run(template: str, tail: list[str]) -> bool:
@@ -90,11 +103,14 @@ def _holds_run(template: str, tail: list[str]) -> bool:
 
 
 @lru_cache(maxsize=2)
-def _multiline(engine: str) -> tuple[tuple[str, str], ...]:
-    """(type, template) of the engine's raised templates of three lines or more (a message with a list under it)."""
-    found: set[tuple[str, str]] = set()
+def _multiline(engine: str) -> tuple[tuple[str, str, frozenset[str]], ...]:
+    """(type, template, its files) of the engine's raised templates of three lines or more (a message with a list
+    under it)."""
+    found: dict[tuple[str, str], set[str]] = {}
     for number in range(engine_messages.SHARDS):
         member = read_member(engine, f"{engine_messages.RAISED}/{number}.json")
         for entries in (member or {}).values():
-            found.update((entry[0], entry[1]) for entry in entries if entry[1].count("\n") >= 2)
-    return tuple(sorted(found))
+            for entry in entries:
+                if entry[1].count("\n") >= 2:
+                    found.setdefault((entry[0], entry[1]), set()).update(site[0] for site in entry[2])
+    return tuple((kind, template, frozenset(files)) for (kind, template), files in sorted(found.items()))

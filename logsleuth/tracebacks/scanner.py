@@ -795,7 +795,9 @@ class FailureScanner:
         solutions), its first line cut off: that message, typed as the engine raises it, kept as cut
         (instruction_tail.py)."""
         for run in self._instruction_tail.tails(self._last_content)[:MAX_LAST_LINES_READ]:
-            found = engine_block([line.text for line, _ in run])
+            if run[0][0].offset < self._ready_offset:
+                continue  # the server came up before: a healthy log that ends on the same lines quoted
+            found = engine_block([line.text for line, _ in run], self._instruction_tail.stages_ended)
             if found is None:
                 continue
             opening, lines = found
