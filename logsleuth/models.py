@@ -397,6 +397,10 @@ class LaunchInfo:
     # the last ones (ingest/engine_hints.py), each checked against the release's catalog (api.py): the lead a clean
     # report of a paste that stops short names (render/view.py no_failure_lines).
     engine_hints: tuple[EngineWords, ...] = ()
+    # vLLM's "<feature> is not supported by the V1 Engine. Falling back to V0." (engine/arg_utils.py
+    # _raise_or_fallback, 0.8-0.10): the feature, and whether the engine recommends removing it (a setting) rather
+    # than not (a GPU or platform limit).  With it, VLLM_USE_V1=1 raises "VLLM_USE_V1=1 is not supported with …".
+    v0_fallback: tuple[str, bool] | None = None
 
     @property
     def named_version(self) -> str | None:

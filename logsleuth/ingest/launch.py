@@ -376,6 +376,7 @@ class LaunchTracker:
     ready_at: int = -1  # the offset of the last line saying the server came up (READY_LINE)
     # the engine's warnings that recommend a flag, with their offsets (engine_hints.py): a clean paste's lead
     engine_hints: list[tuple[int, str]] = field(default_factory=list)
+    v0_fallback: tuple[str, bool] | None = None  # vLLM's fallback to its V0 engine, the last one (models.Launch)
     startup_at: int = -1  # the offset of the last line of a start-up: a settings dump, a stage's line (ingest/stages.py)
     startup_done: bool = False  # that line's stage is one past which the engine is up (ENGINE_UP_STAGES)
     after_startup: int = 0  # lines of content after it
@@ -425,6 +426,8 @@ class LaunchTracker:
     def observe(self, line: LogLine) -> None:
         text = line.text
         self._observe_startup(line)
+        if "Falling back to V0" in text and (fallback := _V0_FALLBACK.search(text)) is not None:
+            self.v0_fallback = (fallback["feature"].strip(), "recommend to remove" in text)
         if "--" in text and (hint := engine_hint(line)) is not None:
             self.engine_hints = [*self.engine_hints[-(MAX_HINTS - 1):], (line.offset, hint)]
         if self._command_may_wrap is not None:
@@ -917,6 +920,7 @@ class LaunchTracker:
         otherwise only when this tracker has none (another host of the same launch)."""
         self.ready_at = max(self.ready_at, other.ready_at)
         self.engine_hints = [*self.engine_hints, *other.engine_hints][-MAX_HINTS:]
+        self.v0_fallback = other.v0_fallback or self.v0_fallback
         if other.startup_at > self.startup_at:
             self.startup_at, self.startup_done, self.after_startup = other.startup_at, other.startup_done, other.after_startup
         for kind, engines in other.evidence.items():
@@ -1129,8 +1133,13 @@ class LaunchTracker:
             # only what the log left before it ends without the server up: a healthy run's hints are no lead
             engine_hints=tuple(EngineWords(text) for offset, text in self.engine_hints
                                if offset > self.ready_at and not self.startup_done),
+            v0_fallback=self.v0_fallback,
         )
 
+
+# vLLM 0.8-0.10 engine/arg_utils.py _raise_or_fallback: "%s is not supported by the V1 Engine. Falling back to V0. "
+# (then "We recommend to remove %s from your config in favor of the V1 Engine." when a setting can be dropped).
+_V0_FALLBACK = compile_lazily(r"(?:^|\]\s|:\s)(?P<feature>[^\]]{1,200}?) is not supported by the V1 Engine\. Falling back to V0\b")
 
 # vLLM's torch.compile cache: vllm/compilation/backends.py logs "Using cache directory: {dir} for vLLM's torch.compile",
 # and the Inductor modules compiled into it run from there (…/torch_compile_cache/<hash>/rank_0_0/inductor_cache/…).

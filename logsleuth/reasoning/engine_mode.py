@@ -81,24 +81,35 @@ def _diagnosis(evidence: Evidence, row: ModeComponent, ran: str) -> Diagnosis:
     kind = f" (such as {row.v1_example})" if other == "V1" and row.v1_example else ""
     cause = (f"{name}'s {ran} engine loaded the {row.component}, and its check asserts that the {row.component} "
              f"subclasses {base}, the {ran} engine's API for it; the one the launch names does not: most often a {other} "
-             f"{row.component}{kind}, built for the {other} engine. The engine mode and the {row.component} do not "
-             f"fit, which no package version changes: the {row.component} runs under the mode it was built for.")
-    if other == "V1":
+             f"{row.component}{kind}, built for the {other} engine. Most often the engine mode and the {row.component} "
+             f"do not fit; if the mode is right, a {row.component} package made for another {name} release.")
+    fallback = evidence.launch.v0_fallback if row.engine == "vllm" else None
+    if other == "V1" and fallback is not None:
+        # the log shows vLLM falling back to V0 by itself: the switch alone then raises "VLLM_USE_V1=1 is not
+        # supported with <feature>" (engine/arg_utils.py _raise_or_fallback), so it is never set here
+        feature, removable = fallback
+        if removable:
+            summary = (f"vLLM fell back to its V0 engine for {feature}: leave {feature} out so the V1 engine runs the "
+                       f"{row.component}; or name a V0 {row.component} for the V0 engine.")
+        else:
+            summary = (f"Name a V0 {row.component}: vLLM runs only its V0 engine here ({feature} is not supported by "
+                       f"the V1 engine), so the {row.component} must be one built for V0.")
+        steps: tuple[str, ...] = (
+            f"The log shows vLLM falling back to V0 ('{feature} is not supported by the V1 Engine'): setting "
+            f"{row.switch}=1 with it raises 'VLLM_USE_V1=1 is not supported with {feature}'.", f"{switch_fact}.")
+    elif other == "V1":
         switch = (f"do not set {row.switch}=0 (unset it, or set it to 1)" if reads is not False
                   else f"this release does not read {row.switch}")
         summary = (f"Run the {row.component} under the engine mode it was built for, the V1 engine: {switch}; "
                    f"or name a V0 {row.component} for the V0 engine.")
-        steps: tuple[str, ...] = (
-            f"{switch_fact}.",
-            f"If the log shows {name} falling back to the V0 engine by itself ('… is not supported by the V1 "
-            "Engine. Falling back to V0.'), the setting that line names keeps it on V0: leave that setting out.")
+        steps = (f"{switch_fact}.",)
     else:
         switch = (f"set {row.switch}=0 where the release still has the V0 engine" if reads is not False
                   else f"this release does not read {row.switch}")
         summary = (f"Run the {row.component} under the engine mode it was built for: name a V1 {row.component} for "
                    f"the V1 engine, or run the V0 engine ({switch}).")
         steps = (f"{switch_fact}.",)
-    env = ((row.switch, "1"),) if other == "V1" and reads is True else ()
+    env = ((row.switch, "1"),) if other == "V1" and reads is True and fallback is None else ()
     fix = Fix(summary=summary, env=env, steps=steps,
               needs_input=() if env else (f"how the launch sets the engine mode ({row.switch})",))
     return Diagnosis(

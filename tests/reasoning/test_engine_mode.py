@@ -69,3 +69,31 @@ def test_a_release_whose_code_does_not_show_the_switch_gets_no_change() -> None:
 def test_another_class_asserted_is_not_an_engine_mode() -> None:
     diagnosis = first_diagnosis(_factory("LinearBase", "create_layer"))
     assert diagnosis.pattern != "rule-engine-mode-component"
+
+
+_HEADER = "INFO 06-20 10:00:00 [api_server.py:1287] vLLM API server version 0.9.2\n"
+
+
+def test_a_fallback_the_user_cannot_remove_never_sets_the_switch() -> None:
+    """vLLM 0.9's arg_utils._raise_or_fallback: on a GPU below sm80 VLLM_USE_V1=1 raises "VLLM_USE_V1=1 is not
+    supported with Compute Capability < 8.0." (review fault 5): the lead is a V0 connector."""
+    log = (_HEADER + "WARNING 06-20 10:00:02 [arg_utils.py:1642] Compute Capability < 8.0 is not supported by the V1 "
+           "Engine. Falling back to V0. \n" + _factory("KVConnectorBase"))
+    diagnosis = first_diagnosis(log)
+    assert diagnosis.pattern == "rule-engine-mode-component" and diagnosis.fix is not None
+    assert diagnosis.fix.env == ()
+    assert diagnosis.fix.summary.startswith("Name a V0 KV cache connector")
+
+
+def test_a_fallback_for_a_setting_says_leave_it_out() -> None:
+    log = (_HEADER + "WARNING 06-20 10:00:02 [arg_utils.py:1642] --some-feature is not supported by the V1 Engine. "
+           "Falling back to V0. We recommend to remove --some-feature from your config in favor of the V1 Engine.\n"
+           + _factory("KVConnectorBase"))
+    diagnosis = first_diagnosis(log)
+    assert diagnosis.fix is not None and diagnosis.fix.env == ()
+    assert "leave --some-feature out" in diagnosis.fix.summary
+
+
+def test_without_a_fallback_the_release_s_switch_is_set() -> None:
+    diagnosis = first_diagnosis(_HEADER + _factory("KVConnectorBase"))
+    assert diagnosis.fix is not None and diagnosis.fix.env == (("VLLM_USE_V1", "1"),)
