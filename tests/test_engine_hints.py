@@ -42,3 +42,14 @@ def test_a_run_that_came_up_after_it_leaves_no_lead() -> None:
 def test_a_warning_of_another_program_is_no_lead() -> None:
     other = WARNING.replace("dist-packages/vllm/transformers_utils/", "dist-packages/myapp/")
     assert "the engine warned" not in _text(START + other)
+
+
+def test_routine_warnings_are_no_lead() -> None:
+    """Review fault 6: vLLM's arg_utils long-context warning and a deprecation print on healthy runs."""
+    routine = (
+        "WARNING 07-17 07:53:43 [arg_utils.py:1500] The model has a long context length (131072). This may cause OOM "
+        "during the initial memory profiling phase, or result in low performance due to small KV cache size. Consider "
+        "setting --max-model-len to a smaller value.\n"
+        "/usr/local/lib/python3.12/dist-packages/vllm/engine/arg_utils.py:900: DeprecationWarning: --old-flag is "
+        "deprecated and will be removed in a future release, please use --new-flag instead.\n")
+    assert "the engine warned" not in _text(START + routine)

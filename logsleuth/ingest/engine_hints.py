@@ -4,14 +4,14 @@ with `--tokenizer-mode "mistral"` to ensure correct encoding and decoding.`, the
 
 Such a warning is no failure (healthy runs print it), but when the log stops before the server came up and shows no
 failure, it is the lead the engine left: the report of a clean paste names it (render/view.py no_failure_lines), its
-flag checked against the release's catalog (api.py, reasoning/engine_words.py).  Only the engine's own warnings: a
-Python warning printed from a file of the engine's package, or a WARNING record, whose words recommend (`recommended to`,
-`consider using / setting`, `please use / set`) a flag it names.
+flag checked against the release's catalog (api.py, reasoning/engine_words.py).  Only the engine's own warnings that
+lead, an allow-list (LEADING_WARNINGS) of templates of the engine's code: a Python warning printed from a file of the
+engine's package whose words are one of them.  Routine warnings (vLLM's "The model has a long context length …
+Consider setting --max-model-len", deprecations saying "please use --x", other loggers' records) are printed on
+healthy runs and never lead.
 """
 
 from __future__ import annotations
-
-import re
 
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import LogLine
@@ -21,10 +21,10 @@ MAX_HINT_LINE = 600
 # `…/vllm/transformers_utils/tokenizer_group.py:24: FutureWarning: <message>`: Python's warnings module's line for a
 # warning raised in the engine's code.
 _PY_WARNING = compile_lazily(r"/(?:vllm|sglang)/[\w/]{1,200}\.py:\d{1,6}: (?:[A-Z]\w{0,40})?Warning: (?P<msg>\S.{0,500})$")
-_RECOMMENDS = compile_lazily(
-    r"\b(?:strongly\s+)?recommended\s+to\b|\bconsider\s+(?:using|setting|adding|passing)\b|\bplease\s+(?:use|set|add|pass)\b",
-    re.IGNORECASE,
-)
+# The warnings that lead, by their fixed words: vLLM's get_tokenizer (vllm/transformers_utils/tokenizer.py,
+# warnings.warn(..., FutureWarning, stacklevel=2), so printed from its caller such as tokenizer_group.py): a Mistral
+# model run under another tokenizer mode (vllm-project/vllm#21122, split 18 C-05).
+LEADING_WARNINGS = ("It is strongly recommended to run mistral models with `--tokenizer-mode",)
 _FLAG = compile_lazily(r"(?<![\w-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)+")
 
 
@@ -34,7 +34,6 @@ def engine_hint(line: LogLine) -> str | None:
     if len(text) > MAX_HINT_LINE or "--" not in text:
         return None
     found = _PY_WARNING.search(text)
-    message = found["msg"] if found is not None else (text.strip() if line.meta.level == "WARNING" else None)
-    if message is None or _FLAG.search(message) is None or _RECOMMENDS.search(message) is None:
+    if found is None or _FLAG.search(found["msg"]) is None or not any(words in found["msg"] for words in LEADING_WARNINGS):
         return None
-    return message.strip()
+    return found["msg"].strip()
