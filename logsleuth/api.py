@@ -53,7 +53,7 @@ from logsleuth.reading.reader import DEFAULT_MAX_BYTES, read_all, read_latest
 from logsleuth.reading.scan import ReadResult
 from logsleuth.reasoning import dependencies
 from logsleuth.reasoning.architecture_support import REGISTRY_PATTERNS, with_registry_releases
-from logsleuth.reasoning.engine_words import with_engine_words
+from logsleuth.reasoning.engine_words import checked, with_engine_words
 from logsleuth.reasoning.evidence import exception_lines
 from logsleuth.reasoning.guidance_text import launch_settings
 from logsleuth.reasoning.hardware import third_party_kernel_gap
@@ -409,6 +409,9 @@ def _merge_launch(trackers: list[LaunchTracker], options: DiagnoseOptions) -> La
                          startup_guidance=guidance, startup_poll_seconds=trail.polls_seconds())
     if options.engine is not None:
         launch = replace(launch, engine=options.engine)
+    if launch.engine_hints:  # the engine's recommending warnings, their flags checked for the release
+        hints = tuple(checked(words, launch.engine, launch.named_version) for words in launch.engine_hints)
+        launch = replace(launch, engine_hints=hints)
     return _with_rebuilt_command(launch)
 
 

@@ -401,6 +401,14 @@ class LaunchInfo:
     # Lines that start a container (`docker run …`, `podman run …`, `kubectl run …`), the first ones: the engine ran in
     # a container, whose devices and host mounts the command gives (a driver library missing inside it is the run's).
     container_lines: tuple[str, ...] = ()
+    # The engine's own warnings that recommend a flag, printed after the server last came up (or with no sign it did),
+    # the last ones (ingest/engine_hints.py), each checked against the release's catalog (api.py): the lead a clean
+    # report of a paste that stops short names (render/view.py no_failure_lines).
+    engine_hints: tuple[EngineWords, ...] = ()
+    # vLLM's "<feature> is not supported by the V1 Engine. Falling back to V0." (engine/arg_utils.py
+    # _raise_or_fallback, 0.8-0.10): the feature, and whether the engine recommends removing it (a setting) rather
+    # than not (a GPU or platform limit).  With it, VLLM_USE_V1=1 raises "VLLM_USE_V1=1 is not supported with …".
+    v0_fallback: tuple[str, bool] | None = None
 
     @property
     def named_version(self) -> str | None:

@@ -17,6 +17,7 @@ from logsleuth.facts.engine_drivers import drivers_shown, names_a_plugin, shows_
 from logsleuth.facts.gpus import shows_gpu
 from logsleuth.facts.package_sites import shows_a_version
 from logsleuth.ingest import engine_evidence, engine_from_frames, engine_from_message, line_shapes, stages
+from logsleuth.ingest.engine_hints import MAX_HINTS, engine_hint
 from logsleuth.ingest.startup_lines import (
     PROGRESS_STAGES,
     READY_LINE,
@@ -27,7 +28,7 @@ from logsleuth.ingest.startup_lines import (
 )
 from logsleuth.ingest.startup_trail import StartupTrail
 from logsleuth.lazyre import compile_lazily
-from logsleuth.models import Failure, LaunchInfo, LineMeta, LogLine
+from logsleuth.models import EngineWords, Failure, LaunchInfo, LineMeta, LogLine
 
 # The start-up stages past which the engine is up (its CUDA graphs captured, its HTTP server starting): a log ending
 # there ended no start-up, whatever a wrapper prints after it (ingest/stages.py keys).
@@ -377,6 +378,9 @@ class LaunchTracker:
     benchmark_backends: set[str] = field(default_factory=set)
     failures_seen: bool = False  # a failure was read (observe_failure): a benchmark's backend is then no evidence
     startup: StartupTrail = field(default_factory=StartupTrail)  # where the start-up is (_observe_startup)
+    # the engine's warnings that recommend a flag, with their offsets (engine_hints.py): a clean paste's lead
+    engine_hints: list[tuple[int, str]] = field(default_factory=list)
+    v0_fallback: tuple[str, bool] | None = None  # vLLM's fallback to its V0 engine, the last one (models.Launch)
     # a failure showed frames (observe_failure): where it ran is then shown, and a package listing alone (`listed`) no
     # longer tells the engine (none of those frames is an engine's, or frames would decide)
     failure_frames_seen: bool = False
@@ -425,6 +429,10 @@ class LaunchTracker:
         text = line.text
         self._line = line
         self._observe_startup(line)
+        if "Falling back to V0" in text and (fallback := _V0_FALLBACK.search(text)) is not None:
+            self.v0_fallback = (fallback["feature"].strip(), "recommend to remove" in text)
+        if "--" in text and (hint := engine_hint(line)) is not None:
+            self.engine_hints = [*self.engine_hints[-(MAX_HINTS - 1):], (line.offset, hint)]
         if self._command_may_wrap is not None:
             facts, self._command_may_wrap = self._command_may_wrap, None
             if len(text) <= 8192 and _WRAPPED_TAIL.match(text):
@@ -916,6 +924,8 @@ class LaunchTracker:
         server_args: `other`'s when `later_command_wins` (a later region of the same log is a later launch),
         otherwise only when this tracker has none (another host of the same launch)."""
         self.startup.absorb(other.startup)
+        self.engine_hints = [*self.engine_hints, *other.engine_hints][-MAX_HINTS:]
+        self.v0_fallback = other.v0_fallback or self.v0_fallback
         for kind, engines in other.evidence.items():
             self.evidence.setdefault(kind, set()).update(engines)
         self._stamped = self._stamped or other._stamped
@@ -1123,8 +1133,16 @@ class LaunchTracker:
             command_wrapped=facts.command_wrapped and not command_override,
             versions_named=tuple(self.versions.items()),
             container_lines=tuple(self.container_lines),
+            # only what the log left before it ends without the server up: a healthy run's hints are no lead
+            engine_hints=tuple(EngineWords(text) for offset, text in self.engine_hints
+                               if offset > self.startup.ready_at and not self.startup.done),
+            v0_fallback=self.v0_fallback,
         )
 
+
+# vLLM 0.8-0.10 engine/arg_utils.py _raise_or_fallback: "%s is not supported by the V1 Engine. Falling back to V0. "
+# (then "We recommend to remove %s from your config in favor of the V1 Engine." when a setting can be dropped).
+_V0_FALLBACK = compile_lazily(r"(?:^|\]\s|:\s)(?P<feature>[^\]]{1,200}?) is not supported by the V1 Engine\. Falling back to V0\b")
 
 # vLLM's torch.compile cache: vllm/compilation/backends.py logs "Using cache directory: {dir} for vLLM's torch.compile",
 # and the Inductor modules compiled into it run from there (…/torch_compile_cache/<hash>/rank_0_0/inductor_cache/…).

@@ -29,7 +29,7 @@ from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Diagnosis, EngineWords, ExceptionBlock, Failure, LaunchInfo
 from logsleuth.pydantic_display import checked_as, validator_error
 
-__all__ = ["instructions", "with_engine_words"]
+__all__ = ["checked", "flag_facts", "instructions", "with_engine_words"]
 
 # Bounded cost: a chain's last exceptions, the start of each message, a few instructions.
 MAX_EXCEPTIONS = 8
@@ -278,6 +278,18 @@ def _listed(found: Sequence[Catalog]) -> str:
     for catalog in found:
         by_engine.setdefault(catalog.engine, []).append(catalog.version)
     return "; ".join(f"{ENGINE_NAMES[engine]} {', '.join(releases)}" for engine, releases in by_engine.items())
+
+
+def checked(words: EngineWords, engine: str | None, version: str | None) -> EngineWords:
+    """`words` with what logsleuth checked of its sentence for `engine` at `version` (a warning's recommendation)."""
+    return replace(words, checks=tuple(_checks(words.text, engine, version)))
+
+
+def flag_facts(flag: str, engine: str | None, version: str | None) -> str:
+    """What the catalogs say of `flag` for `engine` at `version` (None: not known), as a predicate ("is a flag of
+    SGLang 0.5.9", "is in the catalogs of SGLang 0.5.23, not of SGLang 0.4.10.post2 (the SGLang release is not known)"):
+    the check an instruction's flag gets, for a rule that names a flag of the engine's message."""
+    return _flag_facts(flag, None, _scope(engine, version))
 
 
 def _flag_facts(flag: str, value: str | None, scope: _Scope) -> str:

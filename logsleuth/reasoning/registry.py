@@ -19,7 +19,9 @@ from logsleuth.reasoning.container_runtime import container_cuda_requirement, co
 from logsleuth.reasoning.device_packages import device_package_import
 from logsleuth.reasoning.diffusion_checkpoint import diffusion_checkpoint
 from logsleuth.reasoning.engine_imports import caller_imports_engine_name
+from logsleuth.reasoning.engine_mode import engine_mode
 from logsleuth.reasoning.evidence import Evidence
+from logsleuth.reasoning.feature_gate import feature_gate
 from logsleuth.reasoning.flag_checks import flag_checks
 from logsleuth.reasoning.general import categorize
 from logsleuth.reasoning.gguf_loader import gguf_loader
@@ -80,6 +82,7 @@ RULES: tuple[Rule, ...] = (
     architecture_support,  # an architecture the engine's registry lacks: the releases that register it (facts/engine_architectures.json.gz)
     rope_type_unknown,  # a RoPE scaling type no release of either engine handles: a value written by hand (the raise site index)
     model_version,  # a checkpoint of a family's version newer than the release implements (facts/model_versions.json)
+    engine_mode,  # a component of one engine mode (vLLM's V0, V1) refused by the other's check (facts/engine_modes.toml)
     kv_connector,  # a KV connector name vLLM's connector registry lacks: the releases that define it (facts/engine_modules.json.gz)
     quantized_parallel,  # a cut message opening the engine's check refusing the launch's quantization with its parallel mode
     model_files,  # a weights file given as the model, files missing from a checkpoint (facts/model_files.toml)
@@ -89,6 +92,7 @@ RULES: tuple[Rule, ...] = (
     parser_names,  # a tool-call or reasoning parser name of the other kind, or none given where the request needs one
     settings_keyword,  # a program building the engine's settings with a keyword of other releases, or one keyword twice
     flag_checks,  # the engine's own checks of its flags after parsing: one flag needs another, a value off its registry
+    feature_gate,  # the engine's own settings check refusing two settings together (the raise site index): drop one
 )
 
 

@@ -572,6 +572,9 @@ def no_failure_lines(report: Report, local_names: bool = True) -> list[str]:
         out.append(clean(f"Engine: {engine_text(report.launch)}.", 1000))
     if readable and report.launch.ended_in_startup:  # not a healthy run: a paste that stops before its end
         out.extend(clean(line, 1000) for line in startup_notice(report.launch))
+    for hint in report.launch.engine_hints if readable else ():  # the lead the engine's own warning left
+        checks = "; ".join(hint.checks)
+        out.append(clean(f"Before the log ends, the engine warned: {hint.text}" + (f" ({checks})" if checks else ""), 1000))
     return out
 
 

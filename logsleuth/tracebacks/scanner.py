@@ -95,6 +95,7 @@ from logsleuth.tracebacks.grammar import (
     without_ray_cause_guesses,
 )
 from logsleuth.tracebacks.indented_tail import IndentedTail
+from logsleuth.tracebacks.instruction_tail import InstructionTail, engine_block
 from logsleuth.tracebacks.interleave import MAX_INTERLEAVED, choose, in_step, redeal
 from logsleuth.tracebacks.logged_errors import (
     MAX_RECORD,
@@ -209,6 +210,8 @@ class FailureScanner:
         self._unread_before_traceback: dict[str, tuple[LogLine, int] | None] = {}
         # each stream's last indented paragraph no collector took, and its last line of content (indented_tail.py)
         self._indented_tail = IndentedTail()
+        # each stream's last lines no collector took: the end of an engine's message of several lines (instruction_tail.py)
+        self._instruction_tail = InstructionTail()
         self._last_content: dict[str, int] = {}
         self._last_content_offset = -1  # of the log's last line with content, whatever its stream (cut_tail.py)
         self._recent_texts: dict[str, deque[str]] = {}  # each stream's last lines no collector took (raising_statement.py)
@@ -389,6 +392,8 @@ class FailureScanner:
             self._read_last_lines(self._unread_before_traceback if self.failures else self._last_unread)
             if not self._fallbacks:
                 self._read_indented_tail()
+            if not self._fallbacks and not self.failures:
+                self._read_instruction_tail()
             if not self._fallbacks and not self.failures:
                 self._read_last_error_record()
             if not self._fallbacks and (warned := self._warned.strongest(self._ready_offset)) is not None:
@@ -633,6 +638,7 @@ class FailureScanner:
         if started is None:
             if kind in (LineKind.OTHER, LineKind.SOURCE, LineKind.EXCEPTION):
                 self._note_plain_line(kind, line, seq)
+                self._instruction_tail.feed(line, seq)
             if kind is LineKind.SOURCE and text[:1] in " \t":
                 above = self._previous_text.get(line.stream)
                 self._indented_tail.feed(line, seq, opens_paragraph=above is None or not above.strip()
@@ -783,6 +789,26 @@ class FailureScanner:
                 continue
             if (logged := self._engine_text(message_candidates(joined), cut=True, logged=True)) is not None:
                 self._add_engine_text(line, seq, logged)
+
+    def _read_instruction_tail(self) -> None:
+        """A paste that shows no failure and ends on lines of an engine's message of several lines (its numbered
+        solutions), its first line cut off: that message, typed as the engine raises it, kept as cut
+        (instruction_tail.py)."""
+        for run in self._instruction_tail.tails(self._last_content)[:MAX_LAST_LINES_READ]:
+            if run[0][0].offset < self._ready_offset:
+                continue  # the server came up before: a healthy log that ends on the same lines quoted
+            found = engine_block([line.text for line, _ in run], self._instruction_tail.stages_ended)
+            if found is None:
+                continue
+            opening, lines = found
+            first, seq = run[-len(lines)]
+            record = Collector("bare", first, Phase.MESSAGE, context=self._context(), fallback=True, truncated=True)
+            record.ends_paste = True
+            record.add(LineKind.EXCEPTION, first, seq, text=opening)
+            for (line, at), text in zip(run[-len(lines):], lines, strict=True):
+                record.add(LineKind.OTHER, line, at, text=text)
+            self._register(first.stream, record)
+            self._close(first.stream, record)
 
     def _quoted_engine_message(self, text: str) -> tuple[str, bool] | None:
         """`Type: message` of a message a sentence that says it failed quotes (prose_failures.py), typed by the raise
