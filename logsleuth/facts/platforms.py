@@ -1,0 +1,34 @@
+"""The accelerators other than NVIDIA's CUDA GPUs, how a log shows each and each one's own tools (platforms.toml)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+
+from logsleuth.facts.table import table_rows
+
+
+@dataclass(frozen=True)
+class Platform:
+    """One accelerator platform: the names only its stack prints (`shows`, one regex), and its counterparts of
+    NVIDIA's checks (empty where it has none), its memory check, the stack whose versions must match, its sources."""
+
+    key: str
+    name: str
+    shows: re.Pattern[str]
+    smi: str
+    visible: str
+    blocking: str
+    memory: str
+    versions: str
+    sources: tuple[str, ...]
+
+
+@cache
+def platforms() -> tuple[Platform, ...]:
+    return tuple(
+        Platform(row["key"], row["name"], re.compile("|".join(f"(?:{word})" for word in row["shows"])), row["smi"],
+                 row["visible"], row["blocking"], row["memory"], row["versions"], tuple(row["sources"]))
+        for row in table_rows("platforms.toml", "platform")
+    )
