@@ -37,7 +37,7 @@ _NVIDIA_ONLY = compile_lazily(
     r"\bNVML\b|\bpynvml\b|\bnvidia-ml-py\b|\bnvcc\b|\bptxas\b|\bXid\b|--gpus(?: all|=)|--runtime[ =]nvidia"
     r"|\bnvidia\.com/gpu\b|\bNVIDIA container\b|\blibcuda\.so|\blibnvidia-ml\b|\bcompute-sanitizer\b|\bcuda-gdb\b"
     r"|\bcompute capability\b|\bTORCH_CUDA_ARCH_LIST\b|\bCUDA_LAUNCH_BLOCKING\b|\bNVIDIA driver\b|\bBlackwell\b"
-    r"|\bHopper\b|\bnvidia-smi\b|\bCUDA_VISIBLE_DEVICES\b|^On an NVIDIA GPU\b"
+    r"|\bHopper\b|\bnvidia-smi\b|\bCUDA_VISIBLE_DEVICES\b|(?i:^on an NVIDIA GPU\b)"
 )
 
 
