@@ -77,17 +77,28 @@ def _for_platform(text: str, platform: Platform) -> str | None:
     return None if _NVIDIA_ONLY.search(text) else text
 
 
-def platform_step(platform: Platform, said: str, left_out: bool) -> str:
-    """The general step that names the platform the log shows and its own tools."""
+# The general categories where the device's own stack is what to check: its memory for an out-of-memory, else the
+# versions of its stack that must match (a runtime, a compiler or an operator failing on the device).
+_STACK_CATEGORIES = frozenset({"gpu-oom", "dependency-version", "gpu-arch-unsupported", "cuda-error", "unclassified",
+                               "illegal-memory-access", "engine-bug"})
+
+
+def platform_step(platform: Platform, said: str, left_out: bool, renamed: bool, category: str = "") -> str:
+    """The general step that names the platform the log shows and its own tools (and, for a category its stack
+    decides, its memory check or the versions of its stack that must match)."""
     own = [f"{platform.smi} lists the devices and their memory" if platform.smi else "",
            f"{platform.visible} chooses the visible devices" if platform.visible else "",
            f"{platform.blocking}, for one debugging run, reports a device error at the call that made it"
            if platform.blocking else ""]
     tools = "; ".join(part for part in own if part)
     why = ("NVIDIA's checks (nvidia-smi, NVML, CUDA_VISIBLE_DEVICES, CUDA_LAUNCH_BLOCKING, nvcc) do not apply and are "
-           "left out" if left_out else "NVIDIA's tools are named here by their counterparts")
+           "left out" if left_out else "where a check above names an NVIDIA tool, its counterpart is named"
+           if renamed else "NVIDIA's tools (nvidia-smi, CUDA_VISIBLE_DEVICES, CUDA_LAUNCH_BLOCKING) do not apply")
+    stack = (f" Memory: {platform.memory}." if category == "gpu-oom"
+             else f" Versions that must match: {platform.versions}." if category in _STACK_CATEGORIES else "")
     return (f"General guidance: the log shows {platform.name} (it names {said}), not an NVIDIA GPU: {why}. "
-            + (f"Its own: {tools}." if tools else "Its own tools and the engine's documentation for it apply."))
+            + (f"Its own: {tools}." if tools else "Its own tools and the engine's documentation for it apply.")
+            + stack)
 
 
 def with_platform(diagnosis: Diagnosis | None, failure: Failure, launch: LaunchInfo) -> Diagnosis | None:
@@ -103,9 +114,10 @@ def with_platform(diagnosis: Diagnosis | None, failure: Failure, launch: LaunchI
     if cause is None:  # a cause told in NVIDIA's terms: said as such, never claimed for this platform
         cause = (f"{diagnosis.root_cause.rstrip()} (This explanation names NVIDIA's stack; the log shows "
                  f"{platform.name}, where the same failure is its own stack's: its driver, runtime and device package.)")
-    if not changed and cause == diagnosis.root_cause:
+    general = diagnosis.basis == "general" and diagnosis.category in _STACK_CATEGORIES
+    if not changed and cause == diagnosis.root_cause and not general:
         return diagnosis
-    step = platform_step(platform, said, left_out)
+    step = platform_step(platform, said, left_out, changed, diagnosis.category)
     if step not in fix.steps:
         fix = replace(fix, steps=(*fix.steps, step))
     references = (*diagnosis.references, *(s for s in platform.sources[:1] if s not in diagnosis.references))
