@@ -25,8 +25,6 @@ _NVIDIA_ONLY = ("nvidia-smi", "NVML", "CUDA_VISIBLE_DEVICES", "CUDA_LAUNCH_BLOCK
 
 
 def _nvidia_named(text: str) -> list[str]:
-    """The NVIDIA-only words `text` names outside the platform's own step (which says they do not apply)."""
-    text = "\n".join(line for line in text.splitlines() if not line.startswith("General guidance: the log shows"))
     return [word for word in _NVIDIA_ONLY if word in text]
 
 

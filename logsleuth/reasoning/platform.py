@@ -91,9 +91,9 @@ def platform_step(platform: Platform, said: str, left_out: bool, renamed: bool, 
            f"{platform.blocking}, for one debugging run, reports a device error at the call that made it"
            if platform.blocking else ""]
     tools = "; ".join(part for part in own if part)
-    why = ("NVIDIA's checks (nvidia-smi, NVML, CUDA_VISIBLE_DEVICES, CUDA_LAUNCH_BLOCKING, nvcc) do not apply and are "
-           "left out" if left_out else "where a check above names an NVIDIA tool, its counterpart is named"
-           if renamed else "NVIDIA's tools (nvidia-smi, CUDA_VISIBLE_DEVICES, CUDA_LAUNCH_BLOCKING) do not apply")
+    why = ("the checks made with NVIDIA's own tools do not apply there and are left out" if left_out
+           else "where a check above names an NVIDIA tool, its counterpart is named" if renamed
+           else "NVIDIA's own tools do not apply there")
     stack = (f" Memory: {platform.memory}." if category == "gpu-oom"
              else f" Versions that must match: {platform.versions}." if category in _STACK_CATEGORIES else "")
     return (f"General guidance: the log shows {platform.name} (it names {said}), not an NVIDIA GPU: {why}. "
