@@ -188,3 +188,9 @@ def test_no_platform_on_an_ascend_log_drops_nvidias_checks() -> None:
     steps = check_texts(found)
     assert _nvidia_named(steps) == [] and "pynvml" not in steps
     assert "Ascend NPU" in steps and "npu-smi info" in steps
+
+
+def test_vllms_cpu_platform_keeps_nvidias_checks() -> None:
+    # vLLM picks its CPU platform when it finds no GPU: a GPU launch that fell back still needs NVIDIA's checks
+    found = diagnose_with_patterns("INFO Automatically detected platform cpu.\n" + NO_PLATFORM)
+    assert "nvidia-smi" in check_texts(found)

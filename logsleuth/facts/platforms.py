@@ -12,7 +12,8 @@ from logsleuth.facts.table import table_rows
 @dataclass(frozen=True)
 class Platform:
     """One accelerator platform: the names only its stack prints (`shows`, one regex), and its counterparts of
-    NVIDIA's checks (empty where it has none), its memory check, the stack whose versions must match, its sources."""
+    NVIDIA's checks (empty where it has none), its memory check, the stack whose versions must match, its sources;
+    `fallback`: the engine also picks it when it finds no GPU."""
 
     key: str
     name: str
@@ -23,12 +24,14 @@ class Platform:
     memory: str
     versions: str
     sources: tuple[str, ...]
+    fallback: bool = False  # also picked when no GPU is found: NVIDIA's checks may be the right ones
 
 
 @cache
 def platforms() -> tuple[Platform, ...]:
     return tuple(
         Platform(row["key"], row["name"], re.compile("|".join(f"(?:{word})" for word in row["shows"])), row["smi"],
-                 row["visible"], row["blocking"], row["memory"], row["versions"], tuple(row["sources"]))
+                 row["visible"], row["blocking"], row["memory"], row["versions"], tuple(row["sources"]),
+                 row.get("fallback", False))
         for row in table_rows("platforms.toml", "platform")
     )

@@ -109,6 +109,8 @@ def with_platform(diagnosis: Diagnosis | None, failure: Failure, launch: LaunchI
     if decided is None:
         return diagnosis
     platform, said = decided
+    if platform.fallback:  # (vLLM's CPU platform is also what a GPU launch that found no GPU falls back to)
+        return diagnosis
     fix, changed, left_out = _fix_for(diagnosis.fix, platform)
     cause = _for_platform(diagnosis.root_cause, platform)
     if cause is None:  # a cause told in NVIDIA's terms: said as such, never claimed for this platform
