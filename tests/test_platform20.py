@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from logsleuth.facts.platforms import platforms
 from tests.helpers import check_texts, diagnose_with_patterns, traceback_of_installed
 
@@ -117,13 +119,6 @@ NPU_OPERATOR = (
 )
 
 
-def test_an_ascend_stack_that_fails_to_initialise_is_its_versions() -> None:
-    found = diagnose_with_patterns(NPU_INIT)
-    assert found.category == "dependency-version"
-    assert "CANN" in check_texts(found) and "npu-smi info" in check_texts(found)
-    assert _nvidia_named(_advice(found)) == []
-
-
 def test_an_ascend_operator_failure_stays_the_runtimes() -> None:
     assert diagnose_with_patterns(NPU_OPERATOR).category == "cuda-error"
 
@@ -136,11 +131,15 @@ TRITON_TARGET = (
 )
 
 
-def test_triton_ascend_not_knowing_the_chip_is_the_npu_stacks_release() -> None:
-    found = diagnose_with_patterns(TRITON_TARGET)
-    assert found.category == "gpu-arch-unsupported"
+@pytest.mark.parametrize(("log", "category", "named"), [
+    (NPU_INIT, "dependency-version", ("CANN", "npu-smi info")),  # the stack failing to initialise: its versions
+    (TRITON_TARGET, "gpu-arch-unsupported", ("triton-ascend", "CANN")),  # the compiler not knowing the chip
+])
+def test_an_ascend_stack_failure_names_the_npu_stack_not_nvidias(log: str, category: str, named: tuple[str, ...]) -> None:
+    found = diagnose_with_patterns(log)
+    assert found.category == category
     advice = _advice(found)
-    assert "triton-ascend" in advice and "CANN" in advice
+    assert all(word in advice for word in named), advice
     assert _nvidia_named(advice) == []
 
 
