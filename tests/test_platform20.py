@@ -16,11 +16,15 @@ Messages are the programs' own words, the logs our own."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from logsleuth.facts.platforms import platforms
+from logsleuth.models import Fix
+from logsleuth.reasoning import platform_dtype
+from logsleuth.reasoning.platform import _fix_for
 from tests.helpers import check_texts, diagnose_with_patterns, traceback_of_installed
 
 _NVIDIA_ONLY = ("nvidia-smi", "NVML", "CUDA_VISIBLE_DEVICES", "CUDA_LAUNCH_BLOCKING", "compute capability", "Blackwell")
@@ -55,23 +59,135 @@ def test_an_amd_gpu_out_of_memory_names_amd_tools_not_nvidia_smi() -> None:
     found = diagnose_with_patterns("INFO Automatically detected platform rocm.\n" + HIP_OOM)
     assert found.category == "gpu-oom"
     advice = _advice(found)
-    assert _nvidia_named(advice) == []
+    assert set(_nvidia_named(advice)) <= {"CUDA_VISIBLE_DEVICES"}  # HIP reads it too (platforms.toml honours)
     assert "amd-smi" in advice and "AMD GPU (ROCm)" in advice
 
 
-def test_an_nvidia_out_of_memory_keeps_nvidia_smi() -> None:
-    found = diagnose_with_patterns(CUDA_OOM)
+def test_cudas_own_words_decide_nvidia_beside_another_platforms_package() -> None:
+    # torch's CUDA out-of-memory wording beside a ROCm build's version line: the CUDA words decide, nothing changes
+    found = diagnose_with_patterns("torch                     2.5.1+rocm6.2\n" + CUDA_OOM)
     assert found.category == "gpu-oom"
     assert "nvidia-smi" in check_texts(found)
     assert "not an NVIDIA GPU" not in check_texts(found)
+    assert "not an NVIDIA GPU" in check_texts(diagnose_with_patterns("torch                     2.5.1+rocm6.2\n" + HIP_OOM))
 
 
-def test_evidence_of_two_platforms_decides_none() -> None:
-    # an NVIDIA GPU's name beside a ROCm word: no platform is decided, the advice is left as it was
-    log = "GPU 0: NVIDIA H100 80GB HBM3\nWARNING ROCm libraries were found but not used\n" + CUDA_OOM
+def test_evidence_of_two_other_platforms_decides_none() -> None:
+    # torch_npu's frame and HIP's error, nothing of NVIDIA's: two platforms, so none is decided
+    frame = '  File "/usr/local/lib/python3.10/site-packages/torch_npu/npu/utils.py", line 58, in synchronize\n'
+    log = "Traceback (most recent call last):\n" + frame + "RuntimeError: HIP error: an illegal memory access was encountered\n"
+    assert "not an NVIDIA GPU" not in check_texts(diagnose_with_patterns(log))
+    one = "Traceback (most recent call last):\n" + frame + "RuntimeError: an illegal memory access was encountered\n"
+    assert "Ascend NPU" in check_texts(diagnose_with_patterns(one))
+
+
+# ---- a message that only names a platform, and NVIDIA's evidence -----------------------------------------------------
+
+# vLLM 0.11.2 model_executor/layers/quantization/ptpc_fp8.py: raised under `if not current_platform.is_rocm()`, so on
+# every platform but ROCm; vLLM's detected-platform line (vllm/platforms/__init__.py) and its warning on CUDA
+# (config/model.py: override-attention-dtype without ROCm).
+PTPC = "ValueError: ptpc_fp8 quantization is supported only on ROCm.\n"
+FREE_MEMORY = ("ValueError: Free memory on device (20.5/79.1 GiB) on startup is less than desired GPU memory "
+               "utilization (0.9, 71.2 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.\n")
+
+
+def test_a_refusal_that_names_rocm_decides_no_platform() -> None:
+    found = diagnose_with_patterns("INFO Automatically detected platform cuda.\n" + PTPC)
+    assert "not an NVIDIA GPU" not in check_texts(found) and "amd-smi" not in check_texts(found)
+    assert "not an NVIDIA GPU" not in check_texts(diagnose_with_patterns(PTPC))
+
+
+def test_vllms_platform_line_decides_both_ways_over_a_warning_naming_rocm() -> None:
+    warning = "WARNING 06-01 10:00:00 config.py:1] override-attention-dtype is set but not using ROCm platform\n"
+    nvidia = diagnose_with_patterns("INFO 06-01 10:00:00 __init__.py:1] Automatically detected platform cuda.\n"
+                                    + warning + FREE_MEMORY)
+    assert "nvidia-smi" in check_texts(nvidia) and "amd-smi" not in check_texts(nvidia)
+    rocm = diagnose_with_patterns("INFO 06-01 10:00:00 __init__.py:1] Automatically detected platform rocm.\n" + FREE_MEMORY)
+    assert "nvidia-smi" not in check_texts(rocm) and "amd-smi" in check_texts(rocm)
+
+
+@pytest.mark.parametrize("gpu", ["NVIDIA A10G", "NVIDIA L40S", "Tesla T4", "Tesla V100-SXM2-32GB", "Quadro RTX 8000"])
+def test_any_nvidia_gpu_name_decides_no_other_platform(gpu: str) -> None:
+    log = f"GPU 0: {gpu}\nINFO Automatically detected platform rocm.\n" + FREE_MEMORY
+    assert "not an NVIDIA GPU" not in check_texts(diagnose_with_patterns(log))
+
+
+# ---- the user's words kept, no command made up, the environment's switch ----------------------------------------------
+
+def test_the_users_launch_is_quoted_as_it_was_on_rocm() -> None:
+    # HIP reads CUDA_VISIBLE_DEVICES too (ROCm's HIP environment variables): the launch's own assignment stays
+    log = ("$ CUDA_VISIBLE_DEVICES= vllm serve Qwen/Qwen2.5-7B-Instruct\nGPU 0: AMD Instinct MI300X (gfx942)\n"
+           "RuntimeError: No HIP GPUs are available\n")
     found = diagnose_with_patterns(log)
-    assert "nvidia-smi" in check_texts(found)
-    assert "not an NVIDIA GPU" not in check_texts(found)
+    said = "\n".join((found.title, found.root_cause, found.fix.summary, check_texts(found)))
+    assert "CUDA_VISIBLE_DEVICES" in found.root_cause
+    assert "HIP_VISIBLE_DEVICES=" not in said and "leave HIP_VISIBLE_DEVICES" not in said
+
+
+NVIDIA_STEPS = (
+    "nvidia-smi --query-compute-apps=pid,used_memory --format=csv lists the processes holding GPU memory",
+    "nvidia-smi -q -d ECC shows the memory errors",
+    "nvidia-smi -L and nvidia-smi --query-gpu=index,name --format=csv list the GPUs",
+    "nvidia-smi topo -m shows the links",
+    "rerun once with CUDA_LAUNCH_BLOCKING set",
+)
+
+
+@pytest.mark.parametrize("key", [platform.key for platform in platforms() if not platform.fallback])
+def test_a_step_with_nvidias_tool_and_its_arguments_is_left_out_never_renamed(key: str) -> None:
+    platform = next(p for p in platforms() if p.key == key)
+    fix, left_out = _fix_for(Fix(summary="Check the GPUs.", steps=(*NVIDIA_STEPS, "check the model's size")), platform)
+    assert fix.steps == ("check the model's size",) and left_out
+    assert not re.search(r"-smi(?: info)? (?:--query|-q|-L|topo)", " ".join(fix.steps))
+
+
+@pytest.mark.parametrize(("key", "env"), [("rocm", (("AMD_SERIALIZE_KERNEL", "3"),)),
+                                          ("ascend", (("ASCEND_LAUNCH_BLOCKING", "1"),)), ("tpu", None)])
+def test_an_alternatives_cuda_launch_blocking_is_the_platforms_own_switch(key: str, env: tuple | None) -> None:
+    platform = next(p for p in platforms() if p.key == key)
+    rerun = Fix(summary="To find the kernel: rerun with synchronous launches (slow).", env=(("CUDA_LAUNCH_BLOCKING", "1"),))
+    fix, _ = _fix_for(Fix(summary="Upgrade.", alternatives=(rerun,)), platform)
+    assert [alternative.env for alternative in fix.alternatives] == ([env] if env else [])
+
+
+def test_a_hip_illegal_memory_access_reruns_with_amds_switch() -> None:
+    # torch on a HIP build (c10/hip): its own advice is AMD_SERIALIZE_KERNEL=3
+    log = ("[2025-05-02 10:00:05] Scheduler hit an exception: Traceback (most recent call last):\n"
+           '  File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line 2300, in run_scheduler_process\n'
+           "RuntimeError: HIP error: an illegal memory access was encountered\n"
+           "For debugging consider passing AMD_SERIALIZE_KERNEL=3\n")
+    found = diagnose_with_patterns(log)
+    envs = [pair for alternative in found.fix.alternatives for pair in alternative.env]
+    assert ("AMD_SERIALIZE_KERNEL", "3") in envs and all(name != "CUDA_LAUNCH_BLOCKING" for name, _ in envs)
+
+
+# ---- the quadratic-free refusal regex ----------------------------------------------------------------------------------
+
+def _unbounded_repeats(pattern: str) -> list[object]:
+    """The repeats of a regex with no upper bound (`+`, `*`, `{n,}`), from its parsed form."""
+    parser = re._parser
+    found: list[object] = []
+
+    def walk(items: object) -> None:
+        for op, arg in items:  # type: ignore[attr-defined]
+            if op in (parser.MAX_REPEAT, parser.MIN_REPEAT):
+                if arg[1] == parser.MAXREPEAT:
+                    found.append(arg)
+                walk(arg[2])
+            elif op in (parser.SUBPATTERN,):
+                walk(arg[-1])
+            elif op == parser.BRANCH:
+                for branch in arg[1]:
+                    walk(branch)
+    walk(parser.parse(pattern))
+    return found
+
+
+def test_the_platform_dtype_regexes_have_only_bounded_repeats() -> None:
+    # an unbounded `\w+` before the literal was retried at each letter of a long word: quadratic (review platform20)
+    for regex in (platform_dtype._REFUSED, platform_dtype._CAST):
+        assert _unbounded_repeats(regex.pattern) == [], regex.pattern
+    assert _unbounded_repeats(r"(?P<dtype>\w+) is not") != []
 
 
 def test_every_platform_row_names_its_sources_and_counterparts_are_its_own() -> None:
@@ -173,12 +289,16 @@ def test_a_dtype_refused_without_a_platform_cast_is_not_that_rule() -> None:
 NO_PLATFORM = 'Traceback (most recent call last):\n  File "x.py", line 1, in <module>\nRuntimeError: Failed to infer device type\n'
 
 
-def test_no_platform_alone_says_nvidia_causes_as_nvidias_and_names_a_plugins_package() -> None:
-    found = diagnose_with_patterns(NO_PLATFORM)
+@pytest.mark.parametrize("message", ["Failed to infer device type", "No CUDA GPUs are available",
+                                     "Found no NVIDIA driver on your system"])
+def test_no_device_on_nvidia_names_no_plugin(message: str) -> None:
+    # the plugin's device-package step only where the log shows the plugin or its platform
+    log = ('Traceback (most recent call last):\n  File "/usr/lib/python3.12/site-packages/vllm/worker/worker.py", line '
+           f'1, in init_device\nRuntimeError: {message}\n')
+    found = diagnose_with_patterns(log)
     assert found.pattern == "vllm-cuda-not-available"
-    assert "on NVIDIA" in found.root_cause and "torch_npu" in found.root_cause
-    assert "NVML) or torch's CUDA initialisation found no device" not in found.root_cause
-    assert any("import torch, torch_npu" in step for step in found.fix.steps)
+    assert "torch_npu" not in _advice(found) and "on an NVIDIA GPU" not in _advice(found)
+    assert "nvidia-smi" in found.fix.summary
 
 
 def test_no_platform_on_an_ascend_log_drops_nvidias_checks() -> None:
@@ -186,7 +306,8 @@ def test_no_platform_on_an_ascend_log_drops_nvidias_checks() -> None:
     found = diagnose_with_patterns(log)
     steps = check_texts(found)
     assert _nvidia_named(steps) == [] and "pynvml" not in steps
-    assert "Ascend NPU" in steps and "npu-smi info" in steps
+    assert "Ascend NPU" in steps and "npu-smi info" in steps and "import torch, torch_npu" in steps
+    assert _nvidia_named(found.fix.summary) == [] and "NVIDIA GPU, check" not in found.fix.summary
 
 
 def test_vllms_cpu_platform_keeps_nvidias_checks() -> None:

@@ -25,6 +25,8 @@ class Platform:
     versions: str
     sources: tuple[str, ...]
     fallback: bool = False  # also picked when no GPU is found: NVIDIA's checks may be the right ones
+    honours: tuple[str, ...] = ()  # NVIDIA's names its own stack reads too (HIP reads CUDA_VISIBLE_DEVICES)
+    package: str = ""  # the check that its device package imports, where the engine finds no device without it
 
 
 @cache
@@ -32,6 +34,6 @@ def platforms() -> tuple[Platform, ...]:
     return tuple(
         Platform(row["key"], row["name"], re.compile("|".join(f"(?:{word})" for word in row["shows"])), row["smi"],
                  row["visible"], row["blocking"], row["memory"], row["versions"], tuple(row["sources"]),
-                 row.get("fallback", False))
+                 row.get("fallback", False), tuple(row.get("honours", ())), row.get("package", ""))
         for row in table_rows("platforms.toml", "platform")
     )

@@ -15,11 +15,13 @@ from logsleuth.models import Diagnosis, Fix
 from logsleuth.reasoning.evidence import Evidence
 
 RULE_ID = "rule-platform-dtype"
+# The dtype's name is bounded and starts after a non-word: an unbounded `\w+` retried at every letter of a long word
+# before the literal is quadratic (a 64,000-letter word took 25 s).
 _REFUSED = compile_lazily(
-    r"(?:torch\.)?(?P<dtype>\w+) is not supported for quantization method (?P<method>[\w-]+)\. "
+    r"(?<![\w.])(?:torch\.)?(?P<dtype>\w{1,32}) is not supported for quantization method (?P<method>[\w-]{1,64})\. "
     r"Supported dtypes: \[(?P<supported>[^\]\n]{0,200})\]"
 )
-_CAST = compile_lazily(r"\b(?P<given>\w+) is not supported on (?P<platform>\w+), casting to (?P<to>\w+)")
+_CAST = compile_lazily(r"(?<!\w)(?P<given>\w{1,32}) is not supported on (?P<platform>\w{1,32}), casting to (?P<to>\w{1,32})")
 
 
 def platform_dtype(evidence: Evidence) -> Diagnosis | None:
