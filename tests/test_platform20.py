@@ -314,3 +314,22 @@ def test_vllms_cpu_platform_keeps_nvidias_checks() -> None:
     # vLLM picks its CPU platform when it finds no GPU: a GPU launch that fell back still needs NVIDIA's checks
     found = diagnose_with_patterns("INFO Automatically detected platform cpu.\n" + NO_PLATFORM)
     assert "nvidia-smi" in check_texts(found)
+
+
+def test_the_stacks_versions_for_an_engine_bug_only_when_the_failure_is_in_its_runtime() -> None:
+    # an AttributeError in the engine's own code on an MI300X: the GPU's line alone adds no ROCm-versions step
+    bug = ('Traceback (most recent call last):\n  File "/sgl-workspace/sglang/python/sglang/srt/managers/'
+           'schedule_batch.py", line 900, in prepare_for_decode\n'
+           "AttributeError: 'NoneType' object has no attribute 'add_'\n")
+    assert "Versions that must match" not in check_texts(diagnose_with_patterns("GPU 0: AMD Instinct MI300X (gfx942)\n" + bug))
+    # Habana's lazy-mode runtime failing (the PT_LAZY module in the failure's own line): its stack's versions
+    # (split 18 H-01's kind: Habana's vllm-fork on first-generation Gaudi)
+    message = "[Rank:0] FATAL ERROR :: MODULE:PT_LAZY Error, ValidateSyncInputTensors tensor_data is empty."
+    lazy = ("INFO 02-04 12:00:00 hpu_model_runner.py:700] Loading model weights took in total 15.05 GiB of device memory\n"
+            f"ERROR 02-04 12:00:01 engine.py:387] {message}\n"
+            "ERROR 02-04 12:00:01 engine.py:387] Traceback (most recent call last):\n"
+            'ERROR 02-04 12:00:01 engine.py:387]   File "/opt/vllm-fork/vllm/engine/multiprocessing/engine.py", line 385, '
+            "in run_mp_engine\n"
+            "ERROR 02-04 12:00:01 engine.py:387]     engine = MQLLMEngine.from_engine_args(engine_args=engine_args,\n"
+            f"ERROR 02-04 12:00:01 engine.py:387] RuntimeError: {message}\n")
+    assert "Versions that must match" in check_texts(diagnose_with_patterns(lazy))

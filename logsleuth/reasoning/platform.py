@@ -104,6 +104,16 @@ _STACK_CATEGORIES = frozenset({"gpu-oom", "dependency-version", "gpu-arch-unsupp
                                "illegal-memory-access"})
 
 
+# General categories whose failure may be the device runtime's or not: its versions only when the failure says so.
+_RUNTIME_CATEGORIES = frozenset({"engine-bug", "unclassified"})
+
+
+def _in_failure(platform: Platform, failure: Failure) -> bool:
+    """The platform's own words are in the failure's lines or its frames' paths (its runtime or package failed)."""
+    frames = (frame.file for block in failure.exceptions for frame in block.frames)
+    return any(platform.shows.search(line) for line in (*exception_lines(failure), *frames))
+
+
 def platform_step(platform: Platform, said: str, left_out: bool, category: str = "") -> str:
     """The general step that names the platform the log shows and its own tools (and, for a category its stack
     decides, its memory check or the versions of its stack that must match; where no device was found, its device
@@ -118,7 +128,7 @@ def platform_step(platform: Platform, said: str, left_out: bool, category: str =
     why = ("the checks made with NVIDIA's own tools do not apply there and are left out" if left_out
            else "NVIDIA's own tools do not apply there")
     stack = (f" Memory: {platform.memory}." if category == "gpu-oom"
-             else f" Versions that must match: {platform.versions}." if category in _STACK_CATEGORIES
+             else f" Versions that must match: {platform.versions}." if category in _STACK_CATEGORIES | _RUNTIME_CATEGORIES
              else f" Its device package: {platform.package}." if category == "orchestration" and platform.package
              else "")
     return (f"General guidance: the log shows {platform.name} (it names {said}), not an NVIDIA GPU: {why}. "
@@ -141,10 +151,13 @@ def with_platform(diagnosis: Diagnosis | None, failure: Failure, launch: LaunchI
     if nvidia_only(cause, platform):  # a cause told in NVIDIA's terms: said as such, never claimed for this platform
         cause = (f"{cause.rstrip()} (This explanation names NVIDIA's stack; the log shows {platform.name}, where the "
                  "same failure is its own stack's: its driver, runtime and device package.)")
-    general = diagnosis.basis == "general" and diagnosis.category in _STACK_CATEGORIES
+    # an engine bug or an unclassified failure is the platform's stack's only when its words are the failure's own
+    category = ("" if diagnosis.category in _RUNTIME_CATEGORIES and not _in_failure(platform, failure)
+                else diagnosis.category)
+    general = diagnosis.basis == "general" and category in _STACK_CATEGORIES | _RUNTIME_CATEGORIES
     if fix == diagnosis.fix and cause == diagnosis.root_cause and not general:
         return diagnosis
-    step = platform_step(platform, said, left_out, diagnosis.category)
+    step = platform_step(platform, said, left_out, category)
     if step not in fix.steps:
         fix = replace(fix, steps=(*fix.steps, step))
     references = (*diagnosis.references, *(s for s in platform.sources[:1] if s not in diagnosis.references))
