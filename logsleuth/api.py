@@ -59,6 +59,7 @@ from logsleuth.reasoning.guidance_text import launch_settings
 from logsleuth.reasoning.hardware import third_party_kernel_gap
 from logsleuth.reasoning.model_type_support import MODEL_TYPE_PATTERN, with_model_type_releases
 from logsleuth.reasoning.package_site import package_site_of, with_package_site
+from logsleuth.reasoning.platform import with_platform
 from logsleuth.reasoning.platform_runtime import with_platform_runtime
 from logsleuth.reasoning.raise_site import site_of, with_raise_site, with_version_from_frames
 from logsleuth.reasoning.registry import Evidence, reason
@@ -343,6 +344,8 @@ def build_report(
         # memory fraction that fits beside them (reasoning/shared_gpu.py).
         # And a graph capture broken inside ROCm's runtime points at that runtime (reasoning/platform_runtime.py).
         shared = with_platform_runtime(with_shared_gpu(found.diagnosis, found.failure, own.engine), found.failure)
+        # And on a log that shows another accelerator than NVIDIA's, no NVIDIA-only check (reasoning/platform.py).
+        shared = with_platform(shared, found.failure, own)
         # And a failure in a multimodal encoder's attention is never told to change the LLM's attention backend
         # (fixes/encoder_attention.py).
         shared = for_encoder(shared, found.failure, own)

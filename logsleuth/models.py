@@ -357,6 +357,9 @@ class LaunchInfo:
     # Lines that name a plugin of vLLM otherwise (its package in a frame's path, its name on a version line, in an
     # image or as the program: facts/engine_drivers.py plugins_named), the first ones: a sign the plugin is in use.
     plugin_lines: tuple[str, ...] = ()
+    # vLLM's own platform decision: its 'Automatically detected platform X.' or 'Platform plugin X is activated' line
+    # (vllm/platforms/__init__.py), the first one seen (reasoning/platform.py decides from it both ways).
+    platform_line: str | None = None
     # Paths the log prints of an engine's source files outside an install directory (a warning's location, a frame of
     # a traceback not kept), or pip's "Editable project location" of the engine: where a source checkout runs from.
     checkout_paths: tuple[str, ...] = ()

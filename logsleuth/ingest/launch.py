@@ -47,6 +47,10 @@ _PROGRAM = compile_lazily(
 )
 # Words that may start a launch command on a line (a cheap test before _PROGRAM's search).
 _COMMAND_WORDS = ("launch_server", " serve", "api_server", "sglang.bench", " bench ")
+# vLLM naming the platform it chose (vllm/platforms/__init__.py resolve_current_platform_cls_qualname, 0.7-0.33:
+# "Automatically detected platform %s." and, for an out-of-tree plugin, "Platform plugin %s is activated" ("is
+# loaded." in 0.7.x)): LaunchInfo.platform_line.
+_PLATFORM_LINE = compile_lazily(r"\bAutomatically detected platform \w+|\bPlatform plugin \w+ is (?:activated|loaded)\b")
 _ENV_ASSIGNMENT = compile_lazily(r"[A-Z_][A-Z0-9_]*=\S*")
 _OPENING_MARKS = ("\uff1a", "`", "'", '"', "(")
 # What ends a prompt or a label in front of a command: a shell prompt's `$ `, `# `, `% `, `> ` (also a markdown
@@ -402,6 +406,7 @@ class LaunchTracker:
     model_size_lines: list[str] = field(default_factory=list)  # LaunchInfo.model_size_lines
     _driver_command_continues: bool = False  # the last driver line ended with a backslash
     plugin_lines: list[str] = field(default_factory=list)  # lines that name a plugin of vLLM (LaunchInfo.plugin_lines)
+    platform_line: str | None = None  # LaunchInfo.platform_line
     container_lines: list[str] = field(default_factory=list)  # LaunchInfo.container_lines
     checkout_paths: list[str] = field(default_factory=list)  # LaunchInfo.checkout_paths
     editable_checkouts: list[tuple[str, str]] = field(default_factory=list)  # LaunchInfo.editable_checkouts
@@ -587,6 +592,8 @@ class LaunchTracker:
             self.driver_lines.append(text)  # a wrapper, connector or plugin listed beside the engine
         if line.offset < GPU_LINES_WITHIN and len(self.plugin_lines) < MAX_PLUGIN_LINES and names_a_plugin(text):
             self.plugin_lines.append(text)  # a plugin's package in a frame, its name on a version line or an image
+        if self.platform_line is None and "latform" in text and len(text) <= 8192 and _PLATFORM_LINE.search(text):
+            self.platform_line = text
         if len(self.container_lines) < MAX_CONTAINER_LINES and _starts_container(text):
             self.container_lines.append(text)
         self._driver_command_continues = (bool(self.driver_lines) and self.driver_lines[-1] is text
@@ -971,6 +978,7 @@ class LaunchTracker:
         self.model_size_lines.extend(line for line in other.model_size_lines[:room] if line not in self.model_size_lines)
         room = MAX_PLUGIN_LINES - len(self.plugin_lines)
         self.plugin_lines.extend(line for line in other.plugin_lines[:room] if line not in self.plugin_lines)
+        self.platform_line = self.platform_line or other.platform_line
         room = MAX_CONTAINER_LINES - len(self.container_lines)
         self.container_lines.extend(line for line in other.container_lines[:room] if line not in self.container_lines)
         for path in other.checkout_paths:
@@ -1122,6 +1130,7 @@ class LaunchTracker:
             package_lines=tuple(self.package_lines),
             driver_lines=tuple(self.driver_lines),
             plugin_lines=tuple(self.plugin_lines),
+            platform_line=self.platform_line,
             model_size_lines=tuple(self.model_size_lines),
             checkout_paths=tuple(self.checkout_paths),
             editable_checkouts=tuple(self.editable_checkouts),

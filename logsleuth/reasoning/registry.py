@@ -45,6 +45,7 @@ from logsleuth.reasoning.network import network
 from logsleuth.reasoning.own_signature import engine_own_signature
 from logsleuth.reasoning.parallelism import parallelism
 from logsleuth.reasoning.parser_names import parser_names
+from logsleuth.reasoning.platform_dtype import platform_dtype
 from logsleuth.reasoning.pooling_checkpoint import embedding_checkpoint
 from logsleuth.reasoning.quantized_parallel import quantized_parallel
 from logsleuth.reasoning.remote_code import remote_code
@@ -69,6 +70,7 @@ RULES: tuple[Rule, ...] = (
     remote_code,  # a model repository's own code, not allowed to run (transformers' trust_remote_code)
     shared_library,  # a system library the dynamic loader cannot find (facts/shared_libraries.toml)
     device_package_import,  # a non-CUDA accelerator's device package (torch_npu, torch_xla, ...) that does not import
+    platform_dtype,  # a dtype the platform's backend cast the model to, which the checkpoint's quantization method refuses
     lora_adapter,  # a LoRA adapter's checkpoint given as the model (its lora_A / lora_B tensors)
     lora_weight_unsupported,  # an adapter holding a tensor vLLM's LoRA loader does not take (modules_to_save)
     lora_target_modules,  # an adapter targeting modules the model does not serve LoRA on (a vision tower, a trainer's names)
