@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from logsleuth.facts.table import parsed_toml, table_rows
+from logsleuth.lazyre import compile_lazily, compile_lazily_regex
 
 
 @dataclass(frozen=True)
@@ -67,3 +68,35 @@ def name_of_string(said: str) -> str | None:
     """The CUDA runtime's status name whose error string (cudaGetErrorString) is `said` ([strings]: 'peer access is not
     supported between these two devices' is cudaErrorPeerAccessUnsupported), else None."""
     return _strings().get(said.strip().rstrip("."))
+
+
+@cache
+def _codes() -> dict[int, str]:
+    return {int(value): name for value, name in parsed_toml("gpu_error_names.toml").get("codes", {}).items()}
+
+
+# A CUDA runtime status printed by its number: torch's `… cudaGetDeviceCount(). … Error 804: <string>`, `CUDA error 35
+# at …`, `error code 35`, glog's check on a runtime call `… == cudaSuccess (803 vs. 0)`.  Read only on a line that says
+# CUDA (a bare `Error 35` is any program's).
+_CUDA_WORD = compile_lazily(r"(?i)cuda")
+_CODE = compile_lazily_regex(
+    r"\bError (?P<code>\d{1,4}): |\bCUDA [Ee]rror (?:code )?(?P<code>\d{1,4})\b|\berror code:? (?P<code>\d{1,4})\b"
+    r"|\bcudaSuccess \((?P<code>\d{1,4}) vs\. 0\)"
+)
+
+
+def status_names_in(text: str) -> tuple[str, ...]:
+    """The CUDA runtime's status names `text` prints by number ([codes]: `Error 804:` is
+    cudaErrorCompatNotSupportedOnDevice), those a healthy program prints left out; none without the word CUDA."""
+    if not any(ch.isdigit() for ch in text) or _CUDA_WORD.search(text) is None:
+        return ()
+    runtime = next(family for family in families() if family.family == "CUDA runtime")
+    found = (_codes().get(int(m.group("code"))) for m in _CODE.finditer(text))
+    return tuple(dict.fromkeys(name for name in found if name is not None and runtime.defines(name)))
+
+
+def with_status_names(text: str) -> str:
+    """`text` with the names of the statuses it prints by number after it (`… Error 803: … (cudaErrorSystemDriverMismatch)`),
+    so that what reads a name (the categories' words) reads it however the paste printed the status."""
+    names = [name for name in status_names_in(text) if name not in text]
+    return f"{text} ({', '.join(names)})" if names else text

@@ -1,0 +1,100 @@
+"""A CUDA runtime status printed by its number is read as its name, and the driver/runtime mismatch statuses get their
+own reading (issue 28, stop 56, branch cuda20; split 19's D-01 and H-03, vllm-project/vllm#5510 and
+gpustack/gpustack#4678).  Lines rebuilt from the printing code's template, never a user's paste: torch's
+c10/cuda/CUDAFunctions.cpp device_count_impl (`Unexpected error from cudaGetDeviceCount(). … Error <code>: <string>`,
+as CompVis/stable-diffusion#439, easydiffusion/easydiffusion#379 and yhlleo/DeepSegmentor#31 show it), its
+`CUDA initialization:` warning, a native library's `CUDA error <code> at <file>:<line>`, glog's CHECK on a runtime call;
+the status values from CUDA's driver_types.h (facts/gpu_error_names.toml [codes])."""
+
+from __future__ import annotations
+
+import pytest
+
+from logsleuth.api import diagnose_text
+from logsleuth.facts.gpu_error_names import family_of, name_category, status_names_in, with_status_names
+from logsleuth.facts.table import parsed_toml
+from logsleuth.render import render
+from logsleuth.render.options import OutputFormat, RenderOptions
+from tests.test_fatal_output_shapes import OPTIONS, primary
+
+_DEVICE_COUNT = ("RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before "
+                 "calling NumCudaDevices() that might have already set an error? Error {code}: {string}")
+_FORWARD_COMPAT = "forward compatibility was attempted on non supported HW"
+_DISPLAY_DRIVER = "system has unsupported display driver / cuda driver combination"
+_INSUFFICIENT = "CUDA driver version is insufficient for CUDA runtime version"
+
+
+def _text(log: str) -> str:
+    return render(diagnose_text(log, OPTIONS), RenderOptions(format=OutputFormat.TEXT, width=200))
+
+
+@pytest.mark.parametrize(("text", "names"), [
+    (_DEVICE_COUNT.format(code=804, string=_FORWARD_COMPAT), ("cudaErrorCompatNotSupportedOnDevice",)),
+    (_DEVICE_COUNT.format(code=803, string=_DISPLAY_DRIVER), ("cudaErrorSystemDriverMismatch",)),
+    (f"CUDA error 35 at csrc/ops.cu:41: {_INSUFFICIENT}", ("cudaErrorInsufficientDriver",)),
+    (f"Check failed: error == cudaSuccess (803 vs. 0) {_DISPLAY_DRIVER}", ("cudaErrorSystemDriverMismatch",)),
+    ("cudaGetDeviceCount failed with error code 100", ("cudaErrorNoDevice",)),
+    # no CUDA on the line: any program's `Error 35`
+    ("Error 35: the request was refused", ()),
+    # a status a healthy program prints (cudaErrorNotReady, 600) is no failure's name
+    ("CUDA error 600 while polling the stream", ()),
+    # a number the header does not define
+    ("CUDA error 4242 at kernel.cu:1", ()),
+])
+def test_a_status_number_is_read_as_the_headers_name(text: str, names: tuple[str, ...]) -> None:
+    assert status_names_in(text) == names
+
+
+def test_the_name_is_added_once_and_a_line_without_a_number_is_kept_as_it_is() -> None:
+    line = _DEVICE_COUNT.format(code=804, string=_FORWARD_COMPAT)
+    assert with_status_names(line).endswith("(cudaErrorCompatNotSupportedOnDevice)")
+    named = "cudaErrorCompatNotSupportedOnDevice: CUDA error 804"
+    assert with_status_names(named) == named
+    assert with_status_names("CUDA error: invalid argument") == "CUDA error: invalid argument"
+
+
+def test_every_code_names_an_error_the_runtime_family_defines_or_one_a_healthy_program_prints() -> None:
+    for value, name in parsed_toml("gpu_error_names.toml")["codes"].items():
+        assert int(value) > 0, value
+        assert name.startswith("cudaError"), name
+        assert family_of(name) is not None or name in {"cudaErrorNotReady", "cudaErrorCudartUnloading",
+                                                       "cudaErrorPeerAccessAlreadyEnabled"}, name
+
+
+@pytest.mark.parametrize("log", [
+    _DEVICE_COUNT.format(code=804, string=_FORWARD_COMPAT),
+    _DEVICE_COUNT.format(code=803, string=_DISPLAY_DRIVER),
+    f"RuntimeError: CUDA error 35 at csrc/ops.cu:41: {_INSUFFICIENT}",
+    "RuntimeError: The NVIDIA driver on your system is too old (found version 11040). Please update your GPU driver.",
+    # torch's warning alone (it then counts zero GPUs): the same status; of the two rows that name it outright, the one
+    # written first
+    ("/usr/lib/python3.10/site-packages/torch/cuda/__init__.py:118: UserWarning: CUDA initialization: Unexpected error "
+     "from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already "
+     f"set an error? Error 803: {_DISPLAY_DRIVER} (Triggered internally at ../c10/cuda/CUDAFunctions.cpp:108.)"),
+])
+def test_a_driver_and_cuda_mismatch_is_a_dependency_version(log: str) -> None:
+    assert primary(log + "\n")[2] == "dependency-version"
+
+
+def test_each_status_gets_its_own_check_and_not_the_others() -> None:
+    forward = _text(_DEVICE_COUNT.format(code=804, string=_FORWARD_COMPAT) + "\n")
+    display = _text(_DEVICE_COUNT.format(code=803, string=_DISPLAY_DRIVER) + "\n")
+    assert "data-center GPUs" in forward and "cuda-compat" in forward and "libcuda.so.1" not in forward
+    assert "libcuda.so.1" in display and "data-center GPUs" not in display
+    for text in (forward, display):
+        assert "CUDA_LAUNCH_BLOCKING" not in text and "Xid" not in text  # the GPU-health checks of cuda-error
+
+
+@pytest.mark.parametrize(("log", "category"), [
+    # other statuses keep their reading, whichever way the paste prints them
+    ("RuntimeError: CUDA error: invalid argument", "cuda-error"),
+    (_DEVICE_COUNT.format(code=100, string="no CUDA-capable device is detected"), "cuda-error"),
+])
+def test_other_statuses_keep_their_reading(log: str, category: str) -> None:
+    assert primary(log + "\n")[2] == category
+
+
+def test_the_mismatch_names_are_the_tables_dependency_version_names() -> None:
+    for name in ("cudaErrorInsufficientDriver", "cudaErrorSystemDriverMismatch", "cudaErrorCompatNotSupportedOnDevice",
+                 "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE"):
+        assert name_category(name) == "dependency-version"
