@@ -129,6 +129,7 @@ from logsleuth.tracebacks.raising_statement import (
     statement_frame,
     stripped_frames_above,
 )
+from logsleuth.tracebacks.rendezvous_warnings import rendezvous_warning
 from logsleuth.tracebacks.repair import (
     attach_moved_exceptions,
     fold_kernel_prints,
@@ -992,10 +993,13 @@ class FailureScanner:
         budget = any(word in text for word in BUDGET_WORDS) and BUDGET_REPORT.search(text) is not None
         if budget:
             self._forget_budget(line.stream)
+        # torch's c10d warning of a store socket that timed out (its words say no error, and the c10 record's `[W…]`
+        # level is not parsed): an error of the rendezvous, kept for a traceback it leaves cut (reasoning/network.py)
+        rendezvous = rendezvous_warning(text)
         if (any(word in lowered for word in CONTEXT_WORDS) and CONTEXT_HINT.search(text)
                 or line.meta.level in ("WARNING", "ERROR", "CRITICAL")
-                or budget and BUDGET_LINE.search(text)):
-            self._keep_context(text, reads_as_error(text, line.meta.level))
+                or budget and BUDGET_LINE.search(text) or rendezvous):
+            self._keep_context(text, rendezvous or reads_as_error(text, line.meta.level))
             if budget:
                 self._budget_lines[line.stream] = text.strip()
 
