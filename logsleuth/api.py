@@ -553,7 +553,8 @@ def _diagnose_group(
             if reasoned is not None and reasoned.basis == "rule":
                 return replace(group, diagnosis=reasoned)
             return replace(group, diagnosis=engine_unknown_diagnosis(
-                pattern, lambda checks: without_remote_code(checks, group.failure, launch_settings(launch))))
+                pattern, lambda checks: without_remote_code(checks, group.failure, launch_settings(launch)),
+                tuple(exception_lines(group.failure))))
         launch = replace(launch, engine=pattern.engine)  # its engine's own words: positive evidence
     fix = build_fix(pattern.fix, group.failure, found.captures, launch, lines=[*group.other_messages, *lines])
     if pattern.fixed_in:
