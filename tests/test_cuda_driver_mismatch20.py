@@ -98,3 +98,21 @@ def test_the_mismatch_names_are_the_tables_dependency_version_names() -> None:
     for name in ("cudaErrorInsufficientDriver", "cudaErrorSystemDriverMismatch", "cudaErrorCompatNotSupportedOnDevice",
                  "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE"):
         assert name_category(name) == "dependency-version"
+
+
+_ALLOCATION = [
+    "[2026-01-04 09:00:00 TP0] Scheduler hit an exception: Traceback (most recent call last):",
+    '  File "/usr/local/lib/python3.12/dist-packages/sglang/srt/managers/overlap_utils.py", line 63, in __init__',
+    "    self.buffer = torch.empty(",
+]
+
+
+def test_invalid_argument_at_a_plain_call_points_at_a_companion_librarys_release() -> None:
+    # sgl-project/sglang#16502 (split 19's B-01), tl2012tl/TE-ComfyUI-DLSS5#1, showlab/Tune-A-Video#21
+    text = _text("\n".join([*_ALLOCATION, "torch.AcceleratorError: CUDA error: invalid argument"]) + "\n")
+    assert "another native library in the same process" in text and "previous release" in text
+
+
+def test_another_cuda_error_does_not_get_the_invalid_argument_check() -> None:
+    text = _text("\n".join([*_ALLOCATION, "torch.AcceleratorError: CUDA error: unspecified launch failure"]) + "\n")
+    assert "another native library in the same process" not in text
