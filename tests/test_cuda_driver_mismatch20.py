@@ -116,3 +116,28 @@ def test_invalid_argument_at_a_plain_call_points_at_a_companion_librarys_release
 def test_another_cuda_error_does_not_get_the_invalid_argument_check() -> None:
     text = _text("\n".join([*_ALLOCATION, "torch.AcceleratorError: CUDA error: unspecified launch failure"]) + "\n")
     assert "another native library in the same process" not in text
+
+
+_SMI_HEADER = "| NVIDIA-SMI {driver}                 Driver Version: {driver}         CUDA Version: {cuda}     |"
+
+
+def test_the_versions_the_paste_shows_are_said_and_a_newer_major_release_is_named() -> None:
+    # nvidia-smi's header and a pip listing (faster-whisper#653's shape: driver 470, CUDA 11.4, a CUDA 12 build)
+    text = _text("\n".join([_SMI_HEADER.format(driver="470.57.02", cuda="11.4"), "torch==2.3.0+cu121",
+                            _DEVICE_COUNT.format(code=804, string=_FORWARD_COMPAT)]) + "\n")
+    assert "host driver 470.57.02, whose newest CUDA is 11.4" in text
+    assert "torch 2.3.0, built for CUDA 12.1" in text and "newer major release" in text
+
+
+def test_a_newer_minor_release_is_no_driver_too_old() -> None:
+    # torch's collect_env lines; CUDA 12.4 on a CUDA 12.2 driver runs under minor version compatibility
+    text = _text("\n".join([_SMI_HEADER.format(driver="535.104.05", cuda="12.2"), "PyTorch version: 2.5.1+cu124",
+                            _DEVICE_COUNT.format(code=803, string=_DISPLAY_DRIVER)]) + "\n")
+    assert "torch 2.5.1, built for CUDA 12.4" in text and "minor version compatibility" in text
+    assert "newer major release" not in text
+
+
+def test_the_versions_are_said_only_beside_a_mismatch_status() -> None:
+    text = _text("\n".join([_SMI_HEADER.format(driver="535.104.05", cuda="12.2"), "PyTorch version: 2.5.1+cu124",
+                            "RuntimeError: CUDA error: invalid argument"]) + "\n")
+    assert "The paste shows the host driver" not in text

@@ -100,3 +100,13 @@ def with_status_names(text: str) -> str:
     so that what reads a name (the categories' words) reads it however the paste printed the status."""
     names = [name for name in status_names_in(text) if name not in text]
     return f"{text} ({', '.join(names)})" if names else text
+
+
+def driver_mismatch_named(text: str) -> str | None:
+    """The driver/runtime mismatch status (a name [category] files under dependency-version: 35, 36, 803, 804 and the
+    driver API's) that `text` names, by its name, its number or its error string ([strings]), else None."""
+    mismatch = parsed_toml("gpu_error_names.toml").get("category", {}).get("dependency-version", ())
+    named = [name for name in mismatch if name in text]
+    named += [name for name in status_names_in(text) if name in mismatch]
+    named += [name for said, name in _strings().items() if name in mismatch and said in text]
+    return named[0] if named else None

@@ -13,6 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from logsleuth.facts.gpus import arch_name, gpus_in, toolkit_for
+from logsleuth.lazyre import compile_lazily
 from logsleuth.versions import version_key
 
 DATA = Path(__file__).with_name("torch_builds.json")
@@ -65,3 +66,51 @@ def lacks_the_gpu(requirement: str, lines: Iterable[str]) -> MissingKernels | No
         if toolkit is not None and gpu.capability is not None and _older(cuda, toolkit.cuda):
             return MissingKernels(version, cuda, toolkit.cuda, gpu.describe(), arch_name(gpu.capability))
     return None
+
+
+# The versions an environment dump or nvidia-smi prints of the host driver and of torch's CUDA: nvidia-smi's header
+# (`| NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2 |`: the newest CUDA the driver supports),
+# torch's collect_env (vLLM's and SGLang's issue templates ask for it: `Nvidia driver version: 535.104.05`, `PyTorch
+# version: 2.3.0+cu121`, `CUDA used to build PyTorch: 12.1`), a pip listing (`torch==2.3.0+cu121`).
+_VERSION_WORDS = ("Driver Version", "driver version", "PyTorch", "torch==", "torch ")
+_DRIVER_AND_CUDA = compile_lazily(r"Driver Version: (?P<driver>\d{3,4}\.\d{1,3}(?:\.\d{1,3})?)\s{1,40}CUDA Version: (?P<cuda>\d{2}\.\d)\b")
+_DRIVER_ALONE = compile_lazily(r"\b(?i:nvidia) driver version: (?P<driver>\d{3,4}\.\d{1,3}(?:\.\d{1,3})?)\b")
+_TORCH_BUILT = compile_lazily(r"CUDA used to build PyTorch: (?P<cuda>\d{2}\.\d)\b")
+_TORCH = compile_lazily(r"(?:PyTorch version: |\btorch==|\btorch )(?P<version>\d\.\d{1,2}\.\d{1,2})(?:\+cu(?P<cu>\d{3}))?\b")
+
+
+def shows_cuda_versions(text: str) -> bool:
+    """The line shows the host driver's version or the CUDA torch was built for (a cheap test first: early lines)."""
+    return any(word in text for word in _VERSION_WORDS) and len(text) <= 2000 and any(
+        pattern.search(text) for pattern in (_DRIVER_AND_CUDA, _DRIVER_ALONE, _TORCH_BUILT, _TORCH))
+
+
+@dataclass(frozen=True)
+class CudaVersions:
+    """The host driver's version and the newest CUDA it supports, and torch's release and the CUDA it was built for,
+    as the lines show them (each None when they do not)."""
+
+    driver: str | None = None
+    driver_cuda: str | None = None
+    torch: str | None = None
+    torch_cuda: str | None = None
+
+
+def cuda_versions_in(lines: Iterable[str]) -> CudaVersions:
+    """The first of each version the lines show; torch's CUDA from its +cuXYZ tag, collect_env's line, or else its
+    PyPI wheel's (the table above)."""
+    driver = driver_cuda = torch = torch_cuda = built = None
+    for line in lines:
+        if not shows_cuda_versions(line):
+            continue
+        if driver is None and (m := _DRIVER_AND_CUDA.search(line) or _DRIVER_ALONE.search(line)):
+            driver = m["driver"]
+            driver_cuda = m.groupdict().get("cuda")
+        if built is None and (m := _TORCH_BUILT.search(line)):
+            built = m["cuda"]
+        if torch is None and (m := _TORCH.search(line)):
+            torch = m["version"]
+            torch_cuda = f"{m['cu'][:-1]}.{m['cu'][-1]}" if m["cu"] else None
+    if torch is not None and torch_cuda is None:
+        torch_cuda = built or cuda_of(torch)
+    return CudaVersions(driver, driver_cuda, torch, torch_cuda or built)

@@ -39,6 +39,7 @@ from logsleuth.reasoning.category_score import MISSING_LINE, UNCLASSIFIED, best_
 from logsleuth.reasoning.cut_context import cut_context_shape
 from logsleuth.reasoning.dashed_keywords import dashed_argument_steps, dashed_engine_argument
 from logsleuth.reasoning.dependencies import release_needed
+from logsleuth.reasoning.driver_versions import driver_version_steps
 from logsleuth.reasoning.engine_api_calls import (
     SIGNATURE,
     UnseenCaller,
@@ -296,6 +297,7 @@ def categorize(evidence: Evidence) -> Diagnosis:
                        *(compiled_op_steps(failure, engine, named_release, launch.engine_version_source, launch.checkout_paths,
                                            launch.editable_checkouts)
                          if row.category == "dependency-version" else ()),
+                       *(driver_version_steps(evidence) if row.category == "dependency-version" else ()),
                        *check_reads,
                        # (a setting a check written for this message names is not repeated)
                        *settings_the_message_speaks_of(evidence, row.category, (*feature, *check_reads, *for_message)),
