@@ -185,9 +185,10 @@ def table() -> CategoryTable:
 
 
 def neutral_checks(category: str, texts: tuple[str, ...] = ()) -> tuple[str, ...]:
-    """A category's engine-neutral general checks (none for a category the table does not cover), after them those of
-    its conditional checks that name no engine, no launch setting and no model kind whose words are in `texts` (the
-    failure's own lines): NCCL's `unhandled cuda error` has its own, whichever engine ran."""
+    """A category's engine-neutral general checks (none for a category the table does not cover), led by those of its
+    conditional checks that name no engine, no launch setting and no model kind whose words are in `texts` (the
+    failure's own lines), as row_checks leads with them: NCCL's `unhandled cuda error` has its own, whichever engine
+    ran."""
     row = table().row(category)
     if row is None:
         return ()
