@@ -20,6 +20,7 @@ from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Diagnosis, Failure, Fix
 from logsleuth.reasoning.evidence import exception_lines
 from logsleuth.reasoning.general import best_row, engine_code_of, failure_texts, render_words, row_checks
+from logsleuth.tracebacks.rendezvous_warnings import rendezvous_warning
 
 QUOTED = 240  # characters of the line that named the cause, quoted in the root cause
 # How far before a crash another failure of the same log may be and still name its cause: the lines a native
@@ -43,7 +44,10 @@ def cause_of(failure: Failure, after: Sequence[str] = ()) -> tuple[CategoryRow, 
     the lines before it.  So a specific row's words on a context line win over the general row's on the crash's own
     message: the specific row is the narrower reading of the same category."""
     categories = table()
-    texts = [text for text in (*exception_lines(failure), failure.header or "", *failure.context, *after)
+    # (torch's c10d store-socket warnings that read as no error are the rendezvous reading's alone, network.py: a
+    # start-up retries them, and a Ctrl-C under one is no NCCL cascade)
+    context = [text for text in failure.context if text in failure.error_context or not rendezvous_warning(text)]
+    texts = [text for text in (*exception_lines(failure), failure.header or "", *context, *after)
              if text and not ("destroy" in text and SHUTDOWN_WARNING.search(text))]
     for category in categories.causes:
         # a category's specific rows (NCCL's duplicate-GPU check, the custom all-reduce) before its general row, whose

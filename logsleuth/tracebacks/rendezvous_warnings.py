@@ -26,6 +26,12 @@ RENDEZVOUS_WARNING = compile_lazily(
 )
 
 
+# errno 97 (EAFNOSUPPORT): torch tried the name's IPv6 address on a host without IPv6 and goes on to its IPv4 one, a
+# warning runs that work print too (microsoft/vidur#49's reached 100%)
+_FELL_BACK = "(errno: 97 "
+
+
 def rendezvous_warning(text: str) -> bool:
     """Whether the line is torch's c10d warning of a store socket that timed out, was refused or was closed."""
-    return RENDEZVOUS_WARNING_WORDS in text and len(text) <= 3000 and RENDEZVOUS_WARNING.search(text) is not None
+    return (RENDEZVOUS_WARNING_WORDS in text and len(text) <= 3000 and _FELL_BACK not in text
+            and RENDEZVOUS_WARNING.search(text) is not None)
