@@ -159,7 +159,7 @@ def _proxy(evidence: Evidence, text: str) -> Diagnosis | None:
         ),
         engine=evidence.launch.engine,
         engine_version=evidence.launch.engine_version,
-        basis="general" if above_cut else "rule",
+        basis="rule",
         evidence=tuple(facts),
         references=("sglang/srt/entrypoints/http_server.py: _execute_server_warmup `assert res.status_code == 200, "
                     "f\"{res=}, {res.text=}\"` (0.5.9 line 1679, 0.5.23 line 2376)",
@@ -196,7 +196,7 @@ def _port_in_use(evidence: Evidence, text: str) -> Diagnosis | None:
         fix=fix,
         engine=launch.engine,
         engine_version=launch.engine_version,
-        basis="general" if above_cut else "rule",
+        basis="rule",
         evidence=tuple(facts),
     )
 
