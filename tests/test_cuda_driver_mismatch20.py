@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from logsleuth.api import diagnose_text
-from logsleuth.facts.gpu_error_names import family_of, name_category, status_names_in, with_status_names
+from logsleuth.facts.gpu_error_names import family_of, status_names_in, with_status_names
 from logsleuth.facts.table import parsed_toml
 from logsleuth.render import render
 from logsleuth.render.options import OutputFormat, RenderOptions
@@ -47,10 +47,23 @@ def test_a_status_number_is_read_as_the_headers_name(text: str, names: tuple[str
 
 def test_the_name_is_added_once_and_a_line_without_a_number_is_kept_as_it_is() -> None:
     line = _DEVICE_COUNT.format(code=804, string=_FORWARD_COMPAT)
-    assert with_status_names(line).endswith("(cudaErrorCompatNotSupportedOnDevice)")
+    # the number the paste showed, with the name it is read as
+    assert with_status_names(line).endswith("(status 804 read as cudaErrorCompatNotSupportedOnDevice)")
     named = "cudaErrorCompatNotSupportedOnDevice: CUDA error 804"
     assert with_status_names(named) == named
     assert with_status_names("CUDA error: invalid argument") == "CUDA error: invalid argument"
+
+
+@pytest.mark.parametrize(("value", "name"), [
+    # driver_types.h's values, written out here (not read back from the table): a swapped or shifted number fails
+    ("1", "cudaErrorInvalidValue"), ("2", "cudaErrorMemoryAllocation"), ("35", "cudaErrorInsufficientDriver"),
+    ("36", "cudaErrorCallRequiresNewerDriver"), ("100", "cudaErrorNoDevice"), ("209", "cudaErrorNoKernelImageForDevice"),
+    ("700", "cudaErrorIllegalAddress"), ("803", "cudaErrorSystemDriverMismatch"),
+    ("804", "cudaErrorCompatNotSupportedOnDevice"),
+])
+def test_the_codes_are_driver_types_values(value: str, name: str) -> None:
+    assert parsed_toml("gpu_error_names.toml")["codes"][value] == name
+    assert status_names_in(f"CUDA error {value} at kernel.cu:7") == (name,)
 
 
 def test_every_code_names_an_error_the_runtime_family_defines_or_one_a_healthy_program_prints() -> None:
@@ -94,10 +107,11 @@ def test_other_statuses_keep_their_reading(log: str, category: str) -> None:
     assert primary(log + "\n")[2] == category
 
 
-def test_the_mismatch_names_are_the_tables_dependency_version_names() -> None:
-    for name in ("cudaErrorInsufficientDriver", "cudaErrorSystemDriverMismatch", "cudaErrorCompatNotSupportedOnDevice",
-                 "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE"):
-        assert name_category(name) == "dependency-version"
+def test_the_mismatch_names_read_as_dependency_version_however_printed() -> None:
+    # the reading the lines get, not the table read back: each status by its name, its number and its string
+    for log in ("RuntimeError: CUDA error: cudaErrorInsufficientDriver", f"RuntimeError: CUDA error 35: {_INSUFFICIENT}",
+                "RuntimeError: CUDA_ERROR_SYSTEM_DRIVER_MISMATCH at init", f"RuntimeError: {_DISPLAY_DRIVER}"):
+        assert primary(log + "\n")[2] == "dependency-version", log
 
 
 _ALLOCATION = [
