@@ -78,6 +78,7 @@ from logsleuth.reasoning.hub_ids import hub_id_steps
 from logsleuth.reasoning.launch_quantization import launch_quantization
 from logsleuth.reasoning.lora_modules import lora_module_steps
 from logsleuth.reasoning.message_limits import limit_steps
+from logsleuth.reasoning.nccl_last_error import nccl_invalid_argument_steps
 from logsleuth.reasoning.parallelism import config_arithmetic_steps, launch_degree, splits_over_one_gpu
 from logsleuth.reasoning.patched_engine import patched_copy_steps
 from logsleuth.reasoning.raise_site import site_of
@@ -298,6 +299,8 @@ def categorize(evidence: Evidence) -> Diagnosis:
                                            launch.editable_checkouts)
                          if row.category == "dependency-version" else ()),
                        *(driver_version_steps(evidence) if row.category == "dependency-version" else ()),
+                       *(nccl_invalid_argument_steps([*exception_lines(failure), *failure.context, *evidence.lines],
+                                                     engine) if row.category == "nccl" else ()),
                        *check_reads,
                        # (a setting a check written for this message names is not repeated)
                        *settings_the_message_speaks_of(evidence, row.category, (*feature, *check_reads, *for_message)),
