@@ -155,3 +155,16 @@ def test_the_versions_are_said_only_beside_a_mismatch_status() -> None:
     text = _text("\n".join([_SMI_HEADER.format(driver="535.104.05", cuda="12.2"), "PyTorch version: 2.5.1+cu124",
                             "RuntimeError: CUDA error: invalid argument"]) + "\n")
     assert "The paste shows the host driver" not in text
+
+
+def test_invalid_argument_at_a_kernel_launch_keeps_the_general_checks() -> None:
+    # a Triton launch chose its own grid and shared memory: no companion-library check (review of cuda20, item 10)
+    text = _text("\n".join([
+        "Traceback (most recent call last):",
+        '  File "/usr/local/lib/python3.10/dist-packages/vllm/model_executor/layers/fused_moe/fused_moe.py", line 500, '
+        "in invoke_fused_moe_kernel",
+        "    fused_moe_kernel[grid](",
+        '  File "/usr/local/lib/python3.10/dist-packages/triton/runtime/jit.py", line 345, in <lambda>',
+        "    return lambda *args, **kwargs: self.run(grid=grid, warmup=False, *args, **kwargs)",
+        "RuntimeError: CUDA error: invalid argument"]) + "\n")
+    assert "another native library in the same process" not in text and "CUDA_LAUNCH_BLOCKING" in text

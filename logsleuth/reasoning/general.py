@@ -81,6 +81,7 @@ from logsleuth.reasoning.message_limits import limit_steps
 from logsleuth.reasoning.nccl_last_error import nccl_invalid_argument_steps
 from logsleuth.reasoning.parallelism import config_arithmetic_steps, launch_degree, splits_over_one_gpu
 from logsleuth.reasoning.patched_engine import patched_copy_steps
+from logsleuth.reasoning.plain_call import without_companion_check
 from logsleuth.reasoning.raise_site import site_of
 from logsleuth.reasoning.remote_code_scope import without_remote_code
 from logsleuth.reasoning.wrapper_death import hidden_error_steps
@@ -252,6 +253,7 @@ def categorize(evidence: Evidence) -> Diagnosis:
                          multimodal_architecture(launch)))
     checks = without_remote_code(tuple(with_compile_cache(check, failure, launch) for check in checks), failure,
                                  launch_settings(launch))
+    checks = without_companion_check(checks, failure) if row.category == "cuda-error" else checks
     for_message = (checks_for_the_message(row, engine, version, failure_texts(failure), launch_settings(launch),
                                           multimodal_architecture(launch)) if shape is None else ())
     feature = _feature_steps(evidence) if row.category not in PARSER_CATEGORIES else ()
