@@ -104,3 +104,17 @@ def test_the_resolver_lines_required_torch_is_not_the_installed_one() -> None:
                   "calling NumCudaDevices() that might have already set an error? Error 803: system has unsupported "
                   "display driver / cuda driver combination"])
     assert "torch 2.6.0, built for CUDA 12.6" in text and "torch 2.4.0" not in text
+
+
+def test_a_driver_mismatch_reads_as_its_own_meaning_and_asks_no_engine_release() -> None:
+    diagnosis = diagnose_text("\n".join([
+        "[2025-03-02 10:00:00 TP0] Scheduler hit an exception: Traceback (most recent call last):",
+        '  File "/usr/local/lib/python3.10/dist-packages/sglang/srt/managers/scheduler.py", line 300, in __init__',
+        "    self.tp_worker = TpWorkerClass(",
+        "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
+        "NumCudaDevices() that might have already set an error? Error 804: forward compatibility was attempted on non "
+        "supported HW"]) + "\n", OPTIONS).failures[0].diagnosis
+    assert diagnosis is not None and diagnosis.category == "dependency-version"
+    assert "NVIDIA driver and the CUDA the program loads do not fit" in diagnosis.root_cause
+    assert "an installed package" not in diagnosis.root_cause
+    assert not any("pip show sglang" in step for step in diagnosis.fix.steps)

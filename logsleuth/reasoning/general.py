@@ -20,6 +20,7 @@ from logsleuth.diagnosis.schema import CATEGORIES
 from logsleuth.facts.categories import CategoryRow, table
 from logsleuth.facts.engine_classes import distinctive, engines_defining, only_engine_defining
 from logsleuth.facts.engine_drivers import Driver, drivers_shown
+from logsleuth.facts.gpu_error_names import driver_mismatch_named
 from logsleuth.facts.message_templates import fixed_text, short_type
 from logsleuth.ingest.engine_evidence import failure_wrappers, serve_deployment
 from logsleuth.lazyre import compile_lazily
@@ -87,6 +88,8 @@ from logsleuth.reasoning.remote_code_scope import without_remote_code
 from logsleuth.reasoning.wrapper_death import hidden_error_steps
 from logsleuth.reasoning.wrapper_pins import release_alignment, serve_deployment_alignment, wrapper_pin
 from logsleuth.wording import article
+
+DRIVER_MISMATCH_MEANING = "the host's NVIDIA driver and the CUDA the program loads do not fit"
 
 # What other modules and the tests read from here, kept where they look for it (the split of stop 42 moved them).
 __all__ = ["UNCLASSIFIED", "best_row", "categorize", "engine_code_of", "failure_texts", "flags_hold", "render_words",
@@ -235,7 +238,10 @@ def categorize(evidence: Evidence) -> Diagnosis:
         # The caller is the user's own deployment, not a wrapper with releases of its own: the row's wrapper checks
         # (pip show, the wrapper's release made for the engine) would send them to Ray.
         aligned = serve_deployment_alignment(serve_deployment(failure.meta.process), engine, version)
-    meaning = CATEGORIES.get(row.category, row.category)
+    # a driver/runtime mismatch status is no package of the engine's: its own meaning, and no engine release asked
+    driver_mismatch = row.category == "dependency-version" and any(
+        driver_mismatch_named(text) for text in exception_lines(failure))
+    meaning = (DRIVER_MISMATCH_MEANING if driver_mismatch else CATEGORIES.get(row.category, row.category))
     if wrapper is None and row.in_wrapper_code and (own := innermost_own_frame(failure.final.frames)) is not None:
         # the program whose code failed is the innermost frame's installed package (site-packages/mytool/…): named, not
         # "a wrapper"
@@ -266,7 +272,8 @@ def categorize(evidence: Evidence) -> Diagnosis:
     named_release = _release_the_log_names(evidence, engine)
     # A package that does not fit the engine: what fits is the release's pins, and a release the log does not name is
     # asked for, with the command that prints it, never guessed (the steps show it; needs_input carries it in JSON).
-    release_asked = ((release_needed(engine),) if row.category == "dependency-version" and engine in ENGINE_NAMES
+    release_asked = ((release_needed(engine),) if row.category == "dependency-version" and not driver_mismatch
+                     and engine in ENGINE_NAMES
                      and named_release is None and not unseen_engine_call and not aligned[1] else ())
     return Diagnosis(
         pattern=f"general-{row.category}",
