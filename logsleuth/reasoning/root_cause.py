@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from logsleuth.diagnosis.grouping import names_no_cause
 from logsleuth.diagnosis.schema import CATEGORIES
 from logsleuth.facts.categories import CategoryRow, table
 from logsleuth.lazyre import compile_lazily
@@ -44,9 +45,9 @@ def cause_of(failure: Failure, after: Sequence[str] = ()) -> tuple[CategoryRow, 
     the lines before it.  So a specific row's words on a context line win over the general row's on the crash's own
     message: the specific row is the narrower reading of the same category."""
     categories = table()
-    # (torch's c10d store-socket warnings that read as no error are the rendezvous reading's alone, network.py: a
-    # start-up retries them, and a Ctrl-C under one is no NCCL cascade)
-    context = [text for text in failure.context if text in failure.error_context or not rendezvous_warning(text)]
+    # (torch's c10d store-socket warnings are the rendezvous reading's alone, network.py, above a traceback cut
+    # before its exception line: a failure that shows its own is not theirs, a Ctrl-C under one no NCCL cascade)
+    context = [text for text in failure.context if names_no_cause(failure) or not rendezvous_warning(text)]
     texts = [text for text in (*exception_lines(failure), failure.header or "", *context, *after)
              if text and not ("destroy" in text and SHUTDOWN_WARNING.search(text))]
     for category in categories.causes:

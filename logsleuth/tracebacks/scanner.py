@@ -1005,9 +1005,9 @@ class FailureScanner:
         kept_anyway = (any(word in lowered for word in CONTEXT_WORDS) and CONTEXT_HINT.search(text)
                        or line.meta.level in ("WARNING", "ERROR", "CRITICAL") or budget and BUDGET_LINE.search(text))
         if kept_anyway or rendezvous:
-            # (a store-socket warning is no error of its own: a start-up retries and recovers from it, and it must
-            # not outrank a Ctrl-C; only reasoning/network.py reads it, above a cut traceback)
-            self._keep_context(text, reads_as_error(text, line.meta.level))
+            # (shown above a traceback cut under it; reasoning/root_cause.py reads it as no cause of a failure that
+            # shows its own exception line: a start-up retries it, and a Ctrl-C under it is no NCCL cascade)
+            self._keep_context(text, rendezvous or reads_as_error(text, line.meta.level))
             if rendezvous and not kept_anyway:
                 self._rendezvous_kept.add(text.strip())
                 self._rendezvous_followed = False
