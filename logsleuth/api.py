@@ -58,6 +58,7 @@ from logsleuth.reasoning.evidence import exception_lines
 from logsleuth.reasoning.guidance_text import launch_settings
 from logsleuth.reasoning.hardware import third_party_kernel_gap
 from logsleuth.reasoning.model_type_support import MODEL_TYPE_PATTERN, with_model_type_releases
+from logsleuth.reasoning.nccl_last_error import with_nccl_last_error
 from logsleuth.reasoning.package_site import package_site_of, with_package_site
 from logsleuth.reasoning.platform import with_platform
 from logsleuth.reasoning.platform_runtime import with_platform_runtime
@@ -580,8 +581,12 @@ def _diagnose_group(
             reasoned = reason(Evidence(group.failure, launch, lines))
             if reasoned is not None and reasoned.basis == "rule":
                 return replace(group, diagnosis=reasoned)
-            return replace(group, diagnosis=engine_unknown_diagnosis(
-                pattern, lambda checks: without_remote_code(checks, group.failure, launch_settings(launch))))
+            unknown = engine_unknown_diagnosis(
+                pattern, lambda checks: without_remote_code(checks, group.failure, launch_settings(launch)),
+                tuple(exception_lines(group.failure)))
+            if pattern.category == "nccl":
+                unknown = with_nccl_last_error(unknown, group.failure, lines)
+            return replace(group, diagnosis=unknown)
         launch = replace(launch, engine=pattern.engine)  # its engine's own words: positive evidence
     fix = build_fix(pattern.fix, group.failure, found.captures, launch, lines=[*group.other_messages, *lines])
     if pattern.fixed_in:
@@ -597,6 +602,8 @@ def _diagnose_group(
         engine=launch.engine,
         engine_version=launch.engine_version,
     )
+    if pattern.category == "nccl":
+        diagnosis = with_nccl_last_error(diagnosis, group.failure, lines)
     if pattern.id in REGISTRY_PATTERNS:
         diagnosis = with_registry_releases(diagnosis, Evidence(group.failure, launch, lines))
     if pattern.id == MODEL_TYPE_PATTERN:

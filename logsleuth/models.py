@@ -346,7 +346,8 @@ class LaunchInfo:
     # Lines that show the GPU (an environment dump, nvidia-smi, a device name: facts/gpus.py), the first ones.
     gpu_lines: tuple[str, ...] = ()
     # Lines that show the version of a package the engine runs (transformers, flashinfer, xgrammar, sgl-kernel: an
-    # environment dump, pip list; facts/package_sites.py), the first ones.
+    # environment dump, pip list; facts/package_sites.py), or the host driver's and torch's CUDA (nvidia-smi, torch's
+    # collect_env: facts/torch_builds.py), the first ones.
     package_lines: tuple[str, ...] = ()
     # Lines that print a model size a parallel degree must divide (a config dump's `"num_attention_heads": 32`,
     # ingest/launch.py MODEL_SIZE_KEYS), the first ones: the sizes a divisibility check read when its message names none.

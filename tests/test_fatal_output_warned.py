@@ -69,9 +69,10 @@ WARNED = {
                       "by this library is 7.5.", "gpu-arch-unsupported"),
     "torch-cc": (TORCH_CC, "UserWarning", "Found GPU0 Tesla V100-PCIE-32GB which is of compute capability (CC) 7.0.",
                  "gpu-arch-unsupported"),
+    # a driver older than torch's CUDA: the driver/runtime mismatch row (stop 56), not the CUDA-call failure's
     "torch-cuda-init": (TORCH_CUDA_INIT, "UserWarning",
                         "CUDA initialization: The NVIDIA driver on your system is too old (found version 11040).",
-                        "cuda-error"),
+                        "dependency-version"),
     "vllm-prompt-ignored": (VLLM_PROMPT_IGNORED, "request ignored",
                             "Input prompt (32889 tokens) is too long and exceeds limit of 2048", "context-length"),
 }

@@ -175,16 +175,17 @@ def other_program(failure: Failure, launch: LaunchInfo | None = None) -> str | N
     return None
 
 
-def engine_unknown_diagnosis(pattern: Pattern, keep: Callable[[tuple[str, ...]], tuple[str, ...]] | None = None) -> Diagnosis:
+def engine_unknown_diagnosis(pattern: Pattern, keep: Callable[[tuple[str, ...]], tuple[str, ...]] | None = None,
+                             texts: tuple[str, ...] = ()) -> Diagnosis:
     """What an engine's pattern may say when the log does not show which engine ran: its category and that
     category's engine-neutral general checks (facts/categories.toml), nothing of its engine.  The engines word
     many failures alike (SGLang's registry raises vLLM's "Model architectures [...] are not supported for now"),
     and a fix names one engine's flags, releases and packages: said for the wrong engine, it is harmful.  So no
     engine-specific fix, the general checks (basis "general"), and one line on how to let logsleuth know the
     engine.  `keep`: which of those checks hold for this failure (reasoning/remote_code.py drops a trust-remote-code
-    check that cannot help)."""
+    check that cannot help).  `texts`: the failure's own lines, which pick the category's worded engine-neutral checks."""
     meaning = CATEGORIES.get(pattern.category, pattern.category)
-    checks = neutral_checks(pattern.category)
+    checks = neutral_checks(pattern.category, texts)
     checks = keep(checks) if keep is not None else checks
     fix = Fix(summary=f"General checks for {pattern.category}, for either engine:", steps=(*checks, CMD_HINT))
     return Diagnosis(

@@ -184,7 +184,15 @@ def table() -> CategoryTable:
     )
 
 
-def neutral_checks(category: str) -> tuple[str, ...]:
-    """A category's engine-neutral general checks (none for a category the table does not cover)."""
+def neutral_checks(category: str, texts: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """A category's engine-neutral general checks (none for a category the table does not cover), led by those of its
+    conditional checks that name no engine, no launch setting and no model kind whose words are in `texts` (the
+    failure's own lines), as row_checks leads with them: NCCL's `unhandled cuda error` has its own, whichever engine
+    ran."""
     row = table().row(category)
-    return row.checks if row is not None else ()
+    if row is None:
+        return ()
+    worded = tuple(c.check for c in row.checks_when
+                   if c.engine is None and not c.given and not c.multimodal_model and c.words.pattern
+                   and any(c.words.search(text) for text in texts))
+    return (*worded, *row.checks)

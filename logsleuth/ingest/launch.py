@@ -16,6 +16,7 @@ from logsleuth.facts import entry_points, requires
 from logsleuth.facts.engine_drivers import drivers_shown, names_a_plugin, shows_a_driver
 from logsleuth.facts.gpus import shows_gpu
 from logsleuth.facts.package_sites import shows_a_version
+from logsleuth.facts.torch_builds import shows_cuda_versions
 from logsleuth.ingest import engine_evidence, engine_from_frames, engine_from_message, line_shapes, stages
 from logsleuth.ingest.engine_hints import MAX_HINTS, engine_hint
 from logsleuth.ingest.startup_lines import (
@@ -582,7 +583,8 @@ class LaunchTracker:
         if (len(self.model_size_lines) < MAX_MODEL_SIZE_LINES and len(text) <= MAX_DUMP_LINE
                 and ("_heads" in text or "_experts" in text or "_size" in text or "_num" in text) and _MODEL_SIZE.search(text)):
             self.model_size_lines.append(text)
-        if line.offset < GPU_LINES_WITHIN and len(self.package_lines) < MAX_GPU_LINES and shows_a_version(text):
+        if (line.offset < GPU_LINES_WITHIN and len(self.package_lines) < MAX_GPU_LINES
+                and (shows_a_version(text) or shows_cuda_versions(text))):
             self.package_lines.append(text)  # an environment dump's lines, within the same reach as its GPUs'
         if self._driver_command_continues and len(self.driver_lines) < MAX_GPU_LINES:
             # The arguments of a driver's command continued with a backslash (`lighteval vllm \`): the keywords the

@@ -12,6 +12,7 @@ from logsleuth.diagnosis.grouping import names_no_cause
 from logsleuth.diagnosis.match import other_program
 from logsleuth.facts.categories import CategoryRow, table
 from logsleuth.facts.engine_messages import engines_raising
+from logsleuth.facts.gpu_error_names import with_status_names
 from logsleuth.facts.message_templates import short_type
 from logsleuth.fixes import static_catalogs
 from logsleuth.lazyre import compile_lazily
@@ -510,7 +511,8 @@ def best_row(failure: Failure, leave_out: frozenset[str] = frozenset(), site_wor
     never one of `leave_out`.  `site_words`: the message the raising check prints, when the paste cut the failure's;
     `wrapper`: the program the log shows running the engine (LaunchInfo.wrapper); `engine`: the decided engine, whose code alone says where a
     message the paste shows no frame of was raised (message_site.raising_frame)."""
-    texts = [*_logged_words(failure), *site_words]
+    # a CUDA status printed by its number read as its name too (`Error 804: …`, cudaErrorCompatNotSupportedOnDevice)
+    texts = [with_status_names(text) for text in (*_logged_words(failure), *site_words)]
     files = [code_path(frame.file) for frame in failure.final.frames[-INNERMOST_FRAMES:]]
     wrapped = made_by_a_wrapper(failure, wrapper)
     cut_at = _cut_subsystem_frame(failure, site_words)

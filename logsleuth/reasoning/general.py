@@ -20,6 +20,7 @@ from logsleuth.diagnosis.schema import CATEGORIES
 from logsleuth.facts.categories import CategoryRow, table
 from logsleuth.facts.engine_classes import distinctive, engines_defining, only_engine_defining
 from logsleuth.facts.engine_drivers import Driver, drivers_shown
+from logsleuth.facts.gpu_error_names import driver_mismatch_named
 from logsleuth.facts.message_templates import fixed_text, short_type
 from logsleuth.ingest.engine_evidence import failure_wrappers, serve_deployment
 from logsleuth.lazyre import compile_lazily
@@ -39,6 +40,7 @@ from logsleuth.reasoning.category_score import MISSING_LINE, UNCLASSIFIED, best_
 from logsleuth.reasoning.cut_context import cut_context_shape
 from logsleuth.reasoning.dashed_keywords import dashed_argument_steps, dashed_engine_argument
 from logsleuth.reasoning.dependencies import release_needed
+from logsleuth.reasoning.driver_versions import driver_version_steps
 from logsleuth.reasoning.engine_api_calls import (
     SIGNATURE,
     UnseenCaller,
@@ -77,13 +79,17 @@ from logsleuth.reasoning.hub_ids import hub_id_steps
 from logsleuth.reasoning.launch_quantization import launch_quantization
 from logsleuth.reasoning.lora_modules import lora_module_steps
 from logsleuth.reasoning.message_limits import limit_steps
+from logsleuth.reasoning.nccl_last_error import nccl_invalid_argument_steps
 from logsleuth.reasoning.parallelism import config_arithmetic_steps, launch_degree, splits_over_one_gpu
 from logsleuth.reasoning.patched_engine import patched_copy_steps
+from logsleuth.reasoning.plain_call import without_companion_check
 from logsleuth.reasoning.raise_site import site_of
 from logsleuth.reasoning.remote_code_scope import without_remote_code
 from logsleuth.reasoning.wrapper_death import hidden_error_steps
 from logsleuth.reasoning.wrapper_pins import release_alignment, serve_deployment_alignment, wrapper_pin
 from logsleuth.wording import article
+
+DRIVER_MISMATCH_MEANING = "the host's NVIDIA driver and the CUDA the program loads do not fit"
 
 # What other modules and the tests read from here, kept where they look for it (the split of stop 42 moved them).
 __all__ = ["UNCLASSIFIED", "best_row", "categorize", "engine_code_of", "failure_texts", "flags_hold", "render_words",
@@ -232,7 +238,10 @@ def categorize(evidence: Evidence) -> Diagnosis:
         # The caller is the user's own deployment, not a wrapper with releases of its own: the row's wrapper checks
         # (pip show, the wrapper's release made for the engine) would send them to Ray.
         aligned = serve_deployment_alignment(serve_deployment(failure.meta.process), engine, version)
-    meaning = CATEGORIES.get(row.category, row.category)
+    # a driver/runtime mismatch status is no package of the engine's: its own meaning, and no engine release asked
+    driver_mismatch = row.category == "dependency-version" and any(
+        driver_mismatch_named(text) for text in exception_lines(failure))
+    meaning = (DRIVER_MISMATCH_MEANING if driver_mismatch else CATEGORIES.get(row.category, row.category))
     if wrapper is None and row.in_wrapper_code and (own := innermost_own_frame(failure.final.frames)) is not None:
         # the program whose code failed is the innermost frame's installed package (site-packages/mytool/…): named, not
         # "a wrapper"
@@ -250,6 +259,7 @@ def categorize(evidence: Evidence) -> Diagnosis:
                          multimodal_architecture(launch)))
     checks = without_remote_code(tuple(with_compile_cache(check, failure, launch) for check in checks), failure,
                                  launch_settings(launch))
+    checks = without_companion_check(checks, failure) if row.category == "cuda-error" else checks
     for_message = (checks_for_the_message(row, engine, version, failure_texts(failure), launch_settings(launch),
                                           multimodal_architecture(launch)) if shape is None else ())
     feature = _feature_steps(evidence) if row.category not in PARSER_CATEGORIES else ()
@@ -262,7 +272,8 @@ def categorize(evidence: Evidence) -> Diagnosis:
     named_release = _release_the_log_names(evidence, engine)
     # A package that does not fit the engine: what fits is the release's pins, and a release the log does not name is
     # asked for, with the command that prints it, never guessed (the steps show it; needs_input carries it in JSON).
-    release_asked = ((release_needed(engine),) if row.category == "dependency-version" and engine in ENGINE_NAMES
+    release_asked = ((release_needed(engine),) if row.category == "dependency-version" and not driver_mismatch
+                     and engine in ENGINE_NAMES
                      and named_release is None and not unseen_engine_call and not aligned[1] else ())
     return Diagnosis(
         pattern=f"general-{row.category}",
@@ -296,6 +307,9 @@ def categorize(evidence: Evidence) -> Diagnosis:
                        *(compiled_op_steps(failure, engine, named_release, launch.engine_version_source, launch.checkout_paths,
                                            launch.editable_checkouts)
                          if row.category == "dependency-version" else ()),
+                       *(driver_version_steps(evidence) if row.category == "dependency-version" else ()),
+                       *(nccl_invalid_argument_steps([*exception_lines(failure), *failure.context, *evidence.lines],
+                                                     engine) if row.category == "nccl" else ()),
                        *check_reads,
                        # (a setting a check written for this message names is not repeated)
                        *settings_the_message_speaks_of(evidence, row.category, (*feature, *check_reads, *for_message)),

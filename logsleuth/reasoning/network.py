@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import regex
 
+from logsleuth.diagnosis.grouping import names_no_cause
 from logsleuth.fixes.build import build_fix
 from logsleuth.lazyre import compile_lazily_regex
 from logsleuth.models import Diagnosis, Fix, LaunchInfo
 from logsleuth.reasoning.catalog_flags import release_flag, releases_with, setting_fix
 from logsleuth.reasoning.evidence import Evidence
 from logsleuth.reasoning.multinode import topology_facts
+from logsleuth.tracebacks.rendezvous_warnings import rendezvous_warning
 
 _NO_PROXY = "localhost,127.0.0.1,0.0.0.0"
 _LOCAL = compile_lazily_regex(r"(?<![\w.])(?:127\.0\.0\.1|localhost|0\.0\.0\.0|\[?::1\]?)(?::(?P<port>\d{2,5}))?(?![\w.])")
@@ -49,17 +51,57 @@ _UNREACHABLE = compile_lazily_regex(
     r"(?i)client socket has failed to connect|client socket has timed out|Connection refused|connect\(\) timed out|No route to host|"
     r"Connection timed out|timed out after \d+ seconds? while connecting"
 )
+# What torch's c10d warnings above a cut traceback say of the store's socket (tracebacks/rendezvous_warnings.py), the
+# most telling first: a read or a connect that timed out, a refusal, a connection the store's side closed.
+_STORE_SOCKET_SAID = (
+    compile_lazily_regex(r"timed out after \d{1,9}ms|timed out after \S{1,40} while trying to connect to \S{1,300}"),
+    compile_lazily_regex(r"failed to connect to \S{1,300} \(errno: \d{1,4} - [^)]{1,80}\)"),
+    compile_lazily_regex(r"Connection refused|Connection reset by peer|Broken pipe|likely a timeout|timed out"),
+)
+_POLL_ONLY = compile_lazily_regex(r"\[c10d\] waitForInput: poll for socket")
+# the address torch's SocketConnectOp tried: `failed to connect to [10.1.2.3]:5000 (errno…` (tryConnect), `timed out
+# after 600s while trying to connect to (node-0, 29500).` (throwTimeoutError)
+_CONNECT_TO = compile_lazily_regex(
+    r"(?:failed to connect to|trying to connect to) (?:\[(?P<host>[^\]\s]{1,253})\]:(?P<port>\d{2,5})\b|"
+    r"\((?P<host>\w[\w.:-]{0,252}), (?P<port>\d{2,5})\))"
+)
+# the far end of torch's SocketImpl (`SocketImpl(fd=…, addr=[this host]:port, remote=[store host]:port)`)
+# a host name, not an address literal (IPv4 dotted, IPv6 with colons)
+_HOST_NAME = compile_lazily_regex(r"(?=[\w.-]*[a-zA-Z])[a-zA-Z][\w-]{0,62}(?:\.[\w-]{1,63}){0,10}")
+_REMOTE = compile_lazily_regex(r"\bremote=\[(?P<host>[\w.:-]{1,253})\]:(?P<port>\d{2,5})\b")
 _RENDEZVOUS_WORDS = compile_lazily_regex(r"(?i)TCPStore|c10d|rendezvous|dist[_-]init|MASTER_ADDR|MASTER_PORT|init_process_group|DistNetworkError|DistStoreError")
 _ADDRESS = compile_lazily_regex(
     r"(?:network address of|trying to connect to) \((?P<host>\w[\w.:-]*), (?P<port>\d{2,5})\)|"
-    r"(?<![\w.-])(?:tcp://)?(?P<host>(?:\d{1,3}\.){3}\d{1,3}|[a-zA-Z][\w-]{0,62}\.[\w.-]{1,190}):(?P<port>\d{2,5})\b"
+    r"(?<![\w.-])(?:tcp://)?(?P<host>(?:\d{1,3}\.){3}\d{1,3}|"
+    # a host name, never a source location FILE:LINE (the c10 record's `[W302 … socket.cpp:752]`)
+    r"(?![\w.-]*\.(?:rs|py|pyx|c|cc|cpp|cu|cuh|h|hpp|go|java|js|ts):\d)[a-zA-Z][\w-]{0,62}\.[\w.-]{1,190}):(?P<port>\d{2,5})\b"
 )
 
 
 def network(evidence: Evidence) -> Diagnosis | None:
     """A proxy answering the server's own request, a port in use, or a rendezvous address not reachable."""
     text = evidence.message_text
-    return _proxy(evidence, text) or _port_in_use(evidence, text) or _unreachable(evidence, text)
+    return (_proxy(evidence, text) or _port_in_use(evidence, text) or _unreachable(evidence, text)
+            or _unreachable_above_cut(evidence))
+
+
+def _unreachable_above_cut(evidence: Evidence) -> Diagnosis | None:
+    """A traceback cut before its exception line under torch's c10d warnings that the store's socket timed out, was
+    refused or closed (tracebacks/rendezvous_warnings.py): the ranks never reached the rendezvous, whatever the cut
+    traceback was doing (split 19's B-03, sgl-project/sglang#7478: a scheduler cut in its TP worker's start)."""
+    failure = evidence.failure
+    if not names_no_cause(failure):
+        return None
+    # The scanner keeps the warnings as context only when they are the last lines before the failure's first line
+    # (scanner._age_rendezvous_warnings): a start-up that went on past them recovered.  waitForInput's poll line alone
+    # ("returned 0, likely a timeout") is a wait torch retries, with no timeout, refusal or reset of its own.
+    warned = [line for line in failure.context if rendezvous_warning(line)]
+    if not any(not _POLL_ONLY.search(line) for line in warned):
+        return None
+    said = next((found for pattern in _STORE_SOCKET_SAID for line in warned if (found := pattern.search(line))), None)
+    if said is None:
+        return None
+    return _unreachable(evidence, "\n".join(warned), said=said)
 
 
 def _around(evidence: Evidence) -> list[str]:
@@ -206,15 +248,20 @@ def _flag_given(launch: LaunchInfo, flag: str) -> bool:
     return bool(launch.command and flag in launch.command) or any(key == field for key, _ in launch.server_args)
 
 
-def _unreachable(evidence: Evidence, text: str) -> Diagnosis | None:
-    if not (_UNREACHABLE.search(text) and _RENDEZVOUS_WORDS.search(text)):
+def _unreachable(evidence: Evidence, text: str, said: regex.Match[str] | None = None) -> Diagnosis | None:
+    """`said`: what torch's c10d warnings above a cut traceback say of the store's socket (_unreachable_above_cut)."""
+    above_cut = said is not None
+    said = said or _UNREACHABLE.search(text)
+    if said is None or not _RENDEZVOUS_WORDS.search(text):
         return None
-    address = _ADDRESS.search(text)
+    # above a cut traceback, only the store's own words name the address (torch's warnings carry a socket.cpp:LINE)
+    address = _REMOTE.search(text) or _CONNECT_TO.search(text) or (None if above_cut else _ADDRESS.search(text))
     host, port = (address["host"], address["port"]) if address else (None, None)
     launch = evidence.launch
     flag = release_flag(launch, "--dist-init-addr") or release_flag(launch, "--master-addr")
     where = flag or "the rendezvous address (SGLang --dist-init-addr; vLLM --master-addr / --master-port; torchrun MASTER_ADDR / MASTER_PORT)"
-    facts = [f"the message: {_UNREACHABLE.search(text).group(0)}"]
+    facts = ([f"torch's c10d warnings just above the traceback the paste cut: {said.group(0)}"] if above_cut
+             else [f"the message: {said.group(0)}"])
     if host:
         facts.append(f"the rendezvous address is {host}:{port}")
         if _LOCAL.search(host):
@@ -228,20 +275,36 @@ def _unreachable(evidence: Evidence, text: str) -> Diagnosis | None:
         "check that this node reaches node 0 and that no firewall closes the port",
         "with several network interfaces, make the engine use the one the nodes share (NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME)",
     ]
+    if host and _HOST_NAME.fullmatch(host) and not _LOCAL.search(host):
+        # torch resolves a name with getaddrinfo and may take its IPv6 address first (sgl-project/sglang#7478, tagged
+        # IPv6): the nodes may reach each other over IPv4 only.
+        steps.append(f"{host} is a host name: check what it resolves to on every node (an IPv6 address where the "
+                     "nodes reach each other over IPv4 only, or another machine); giving node 0's IP address instead "
+                     "of its name rules that out")
+    if above_cut:
+        # the traceback's own exception line is missing: the warnings are the likeliest reading, not a proven one
+        root_cause = ("A guess from what the paste shows (the traceback is cut before its exception line): torch's "
+                      "c10d warnings right above it say " + (f"the rendezvous store at {host}:{port}" if host else
+                                                             "the rendezvous store") +
+                      " did not answer or refused the connection, so the ranks likely never reached the rendezvous: "
+                      "node 0 not listening there (not started yet, or failed), an address this node cannot reach, or "
+                      "a firewall closing the port.  The missing exception line would confirm it.")
+    elif host:
+        root_cause = (f"The process group's rendezvous ({host}:{port}) refused or did not answer the connection: node "
+                      "0 is not listening there (not started yet, or failed), the address is not one this node can "
+                      "reach, or a firewall closes the port.")
+    else:
+        root_cause = ("The process group's rendezvous refused or did not answer the connection: node 0 is not "
+                      "listening (not started yet, or failed), the address is not one this node can reach, or a "
+                      "firewall closes the port.")
     return Diagnosis(
         pattern="rule-network-rendezvous-unreachable",
         title="The rendezvous address of the distributed launch cannot be reached",
         category="network",
-        root_cause=(
-            f"The process group's rendezvous ({host}:{port}) refused or did not answer the connection: node 0 is "
-            "not listening there (not started yet, or failed), the address is not one this node can reach, or a "
-            "firewall closes the port." if host else
-            "The process group's rendezvous refused or did not answer the connection: node 0 is not listening (not "
-            "started yet, or failed), the address is not one this node can reach, or a firewall closes the port."
-        ),
+        root_cause=root_cause,
         fix=Fix(summary=f"Make {where} reachable from every node and start node 0 first.", steps=tuple(steps)),
         engine=launch.engine,
         engine_version=launch.engine_version,
-        basis="rule",
+        basis="general" if above_cut else "rule",
         evidence=tuple(facts),
     )

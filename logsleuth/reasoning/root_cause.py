@@ -14,12 +14,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from logsleuth.diagnosis.grouping import names_no_cause
 from logsleuth.diagnosis.schema import CATEGORIES
 from logsleuth.facts.categories import CategoryRow, table
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Diagnosis, Failure, Fix
 from logsleuth.reasoning.evidence import exception_lines
 from logsleuth.reasoning.general import best_row, engine_code_of, failure_texts, render_words, row_checks
+from logsleuth.tracebacks.rendezvous_warnings import rendezvous_warning
 
 QUOTED = 240  # characters of the line that named the cause, quoted in the root cause
 # How far before a crash another failure of the same log may be and still name its cause: the lines a native
@@ -43,7 +45,10 @@ def cause_of(failure: Failure, after: Sequence[str] = ()) -> tuple[CategoryRow, 
     the lines before it.  So a specific row's words on a context line win over the general row's on the crash's own
     message: the specific row is the narrower reading of the same category."""
     categories = table()
-    texts = [text for text in (*exception_lines(failure), failure.header or "", *failure.context, *after)
+    # (torch's c10d store-socket warnings are the rendezvous reading's alone, network.py, above a traceback cut
+    # before its exception line: a failure that shows its own is not theirs, a Ctrl-C under one no NCCL cascade)
+    context = [text for text in failure.context if names_no_cause(failure) or not rendezvous_warning(text)]
+    texts = [text for text in (*exception_lines(failure), failure.header or "", *context, *after)
              if text and not ("destroy" in text and SHUTDOWN_WARNING.search(text))]
     for category in categories.causes:
         # a category's specific rows (NCCL's duplicate-GPU check, the custom all-reduce) before its general row, whose

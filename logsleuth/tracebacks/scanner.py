@@ -130,6 +130,7 @@ from logsleuth.tracebacks.raising_statement import (
     statement_frame,
     stripped_frames_above,
 )
+from logsleuth.tracebacks.rendezvous_warnings import rendezvous_warning
 from logsleuth.tracebacks.repair import (
     attach_moved_exceptions,
     fold_kernel_prints,
@@ -233,6 +234,10 @@ class FailureScanner:
         self._recent_context: deque[str] = deque(maxlen=CONTEXT_LINES)
         self._erroneous: set[str] = set()  # those of _recent_context that read as an error (grammar.reads_as_error)
         self._budget_lines: dict[str, str] = {}  # each stream's last budget line kept in _recent_context (_forget_budget)
+        # torch's c10d store-socket warnings kept in _recent_context for that alone, and whether a line of content
+        # other than such a warning followed them (_age_rendezvous_warnings)
+        self._rendezvous_kept: set[str] = set()
+        self._rendezvous_followed = False
         self._fed = 0  # lines fed so far
         self._native_dump: list[str] = []  # the rows of the last native backtrace seen outside a failure
         self._native_dump_at = 0  # the line (self._fed) of its last row
@@ -298,6 +303,8 @@ class FailureScanner:
         if line.text.lstrip().startswith("usage: ") and (shown := USAGE_LINE.match(line.text)):
             self._usages.append(shown["prog"])  # argparse's usage, printed before its error line
         collectors = self._open.get(stream)
+        if kind is not LineKind.BLANK:
+            self._age_rendezvous_warnings(line.text)
         if kind is not LineKind.BLANK and not (line.text[:1] in "`~<#" and MARKDOWN_SCAFFOLD.match(line.text)):
             self._last_content[stream] = seq  # (a paste's closing fence or `</details>` is not its last line)
             self._last_content_offset = line.offset
@@ -1018,10 +1025,18 @@ class FailureScanner:
         budget = any(word in text for word in BUDGET_WORDS) and BUDGET_REPORT.search(text) is not None
         if budget:
             self._forget_budget(line.stream)
-        if (any(word in lowered for word in CONTEXT_WORDS) and CONTEXT_HINT.search(text)
-                or line.meta.level in ("WARNING", "ERROR", "CRITICAL")
-                or budget and BUDGET_LINE.search(text)):
-            self._keep_context(text, reads_as_error(text, line.meta.level))
+        # torch's c10d warning of a store socket that timed out (its words say no error, and the c10 record's `[W…]`
+        # level is not parsed): an error of the rendezvous, kept for a traceback it leaves cut (reasoning/network.py)
+        rendezvous = rendezvous_warning(text)
+        kept_anyway = (any(word in lowered for word in CONTEXT_WORDS) and CONTEXT_HINT.search(text)
+                       or line.meta.level in ("WARNING", "ERROR", "CRITICAL") or budget and BUDGET_LINE.search(text))
+        if kept_anyway or rendezvous:
+            # (shown above a traceback cut under it; reasoning/root_cause.py reads it as no cause of a failure that
+            # shows its own exception line: a start-up retries it, and a Ctrl-C under it is no NCCL cascade)
+            self._keep_context(text, rendezvous or reads_as_error(text, line.meta.level))
+            if rendezvous and not kept_anyway:
+                self._rendezvous_kept.add(text.strip())
+                self._rendezvous_followed = False
             if budget:
                 self._budget_lines[line.stream] = text.strip()
 
@@ -1033,6 +1048,20 @@ class FailureScanner:
             self._erroneous.add(text)
         if len(self._erroneous) > CONTEXT_LINES:
             self._erroneous &= set(self._recent_context)
+
+    def _age_rendezvous_warnings(self, text: str) -> None:
+        """Keep torch's c10d store-socket warnings as context only for the line right after them: a failure that starts
+        there was cut under them (split 19's B-03); once any other line of content followed (a start-up that went on,
+        another record), they say nothing of a later failure (a run that recovered from them)."""
+        if not self._rendezvous_kept:
+            return
+        if self._rendezvous_followed:
+            kept = self._rendezvous_kept
+            self._recent_context = deque((line for line in self._recent_context if line not in kept), maxlen=CONTEXT_LINES)
+            self._rendezvous_kept = set()
+            self._rendezvous_followed = False
+        elif not rendezvous_warning(text):
+            self._rendezvous_followed = True
 
     def _error_context(self) -> tuple[str, ...]:
         """Those of the context (`_context`) that read as an error; a native dump's crash evidence always does."""
