@@ -85,7 +85,10 @@ def shape_of(failure: Failure) -> FrameShape | None:
             continue
         fitting = [_fits(shape, frame, frame is last) for frame in innermost]
         if all(fitting) if shape.every else any(fitting):
-            return _named(shape, last, failure.final.frames[-1].file == "<string>", importer)
+            # a serving step is named by its innermost engine function, not the library frame the paste was cut in
+            anchor = (next((f for f in reversed(frames) if _fits(shape, f, False)), last)
+                      if shape.kind == "step" else last)
+            return _named(shape, anchor, failure.final.frames[-1].file == "<string>", importer)
     return None
 
 

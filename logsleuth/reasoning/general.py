@@ -36,6 +36,7 @@ from logsleuth.reasoning.call_frames import (
     wrapper_call_into_engine,
 )
 from logsleuth.reasoning.category_score import MISSING_LINE, UNCLASSIFIED, best_row, cut_in_model_loader
+from logsleuth.reasoning.child_death import child_death_checks
 from logsleuth.reasoning.cut_context import cut_context_shape
 from logsleuth.reasoning.dashed_keywords import dashed_argument_steps, dashed_engine_argument
 from logsleuth.reasoning.dependencies import release_needed
@@ -81,6 +82,7 @@ from logsleuth.reasoning.parallelism import config_arithmetic_steps, launch_degr
 from logsleuth.reasoning.patched_engine import patched_copy_steps
 from logsleuth.reasoning.raise_site import site_of
 from logsleuth.reasoning.remote_code_scope import without_remote_code
+from logsleuth.reasoning.serving_step import with_serving_switches
 from logsleuth.reasoning.wrapper_death import hidden_error_steps
 from logsleuth.reasoning.wrapper_pins import release_alignment, serve_deployment_alignment, wrapper_pin
 from logsleuth.wording import article
@@ -133,7 +135,7 @@ def categorize(evidence: Evidence) -> Diagnosis:
         # A row of the same category already read more (the package being imported): its words stay, the shape added;
         # a known check function keeps its own title and checks (it says which check ran).
         found = (found[0], [*found[1], f"the frames' shape, {shape.reading}"])
-        shape = shape if shape.kind == "check" else None
+        shape = shape if shape.kind in ("check", "step") else None
     elif shape is not None and shape_row is not None:
         # The frames' shape says which kind of step failed, whatever subsystem the innermost frame runs in.
         found = (shape_row, [f"the frames' shape, {shape.reading}; {MISSING_LINE}"])
@@ -250,6 +252,10 @@ def categorize(evidence: Evidence) -> Diagnosis:
                          multimodal_architecture(launch)))
     checks = without_remote_code(tuple(with_compile_cache(check, failure, launch) for check in checks), failure,
                                  launch_settings(launch))
+    if shape is not None and shape.kind == "step":
+        checks = with_serving_switches(checks, evidence, engine)
+    if row.category == "process-killed" and (death := child_death_checks(evidence)):
+        checks = death  # the parent's word alone: led by what the paste shows of how the child ended
     for_message = (checks_for_the_message(row, engine, version, failure_texts(failure), launch_settings(launch),
                                           multimodal_architecture(launch)) if shape is None else ())
     feature = _feature_steps(evidence) if row.category not in PARSER_CATEGORIES else ()
