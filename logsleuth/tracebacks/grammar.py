@@ -46,6 +46,10 @@ CAUSE_SUFFIX = r"(?:\((?:[A-Za-z_]\w*+\.)*+[A-Z]\w*+\)(?=: ))?+"
 EXCEPTION_LINE = compile_lazily(
     r"^(?!(?:self|cls)\.)(?P<type>[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)*+" + CAUSE_SUFFIX + r")(?::(?: (?P<msg>.*)|$)|$)"
 )
+# A logging record's level alone on a line, what is left of a record prefix when a paste cuts the line right after it
+# (vLLM's `ERROR 03-02 22:42:58 [engine.py:409]` cut to `ERROR`, vllm-project/vllm-ascend#218): never an exception line,
+# as no exception class CPython prints is named so.
+LOG_LEVEL_WORDS = frozenset({"ERROR", "WARNING", "WARN", "INFO", "DEBUG", "CRITICAL"})
 GROUP_HEADER = compile_lazily(r"^(?P<indent>\s*)\+ Exception Group Traceback \(most recent call last\):\s*$")
 FATAL_HEADER = compile_lazily(r"^Fatal Python error: (?P<msg>.*)$")
 THREAD_HEADER = compile_lazily(r"^(?P<current>Current thread|Thread) 0x[0-9a-fA-F]+ .*\(most recent call first\):\s*$")
@@ -1081,6 +1085,6 @@ def classify(text: str) -> LineKind:
         return LineKind.FATAL
     if THREAD_HEADER.match(stripped):
         return LineKind.THREAD
-    if EXCEPTION_LINE.match(text):
+    if EXCEPTION_LINE.match(text) and stripped not in LOG_LEVEL_WORDS:
         return LineKind.EXCEPTION
     return LineKind.OTHER
