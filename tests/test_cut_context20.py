@@ -95,39 +95,3 @@ def test_a_bare_log_level_at_the_cut_is_no_exception_line() -> None:
     prefixed = "".join(f"ERROR 03-02 22:42:58 [engine.py:409] {line}\n" for line in cut.splitlines()) + "ERROR\n"
     report = diagnose_text(prefixed, DiagnoseOptions(include_user_patterns=False))
     assert all(failure.failure.final.type != "ERROR" for failure in report.failures)
-
-
-LAUNCHER = '''
-class Connection:
-    def recv(self):
-        raise EOFError
-
-
-def _launch_subprocesses(scheduler_pipe_readers):
-    data = scheduler_pipe_readers[0].recv()
-
-
-_launch_subprocesses([Connection()])
-'''
-
-
-def _launcher_cut(above: str = "") -> str:
-    printed = real_traceback(LAUNCHER, "sglang/srt/entrypoints/engine.py")
-    pipe = real_traceback(LAUNCHER, "multiprocessing/connection.py").splitlines()
-    frame = next(line for line in pipe if "in recv" in line)  # the pipe's own frame, cut after its file line
-    return above + cut_after(printed, "data = scheduler_pipe_readers[0].recv()") + frame + "\n"
-
-
-def test_a_launcher_cut_reading_a_dead_schedulers_pipe_says_its_error_is_absent_not_the_oom_killer() -> None:
-    steps = check_texts(diagnose_with_patterns(_launcher_cut()))
-    assert "own error is not in the paste" in steps
-    assert "does not fit the installed engine release" in steps
-    assert steps.index("does not fit") < steps.index("OOM killer")  # named only as what the host would have to show
-
-
-def test_a_kill_the_paste_shows_leads_the_checks() -> None:
-    # (the later releases' own words: sglang/srt/entrypoints/engine.py _wait_for_scheduler_ready, the raise site index)
-    died = ("RuntimeError: Rank 0 scheduler died during initialization (exit code: -9). If exit code is -9 (SIGKILL), "
-            "a common cause is the OS OOM killer.\n")
-    steps = check_texts(diagnose_with_patterns(_launcher_cut() + died))
-    assert steps.index("A kill from outside") < steps.index("does not fit")

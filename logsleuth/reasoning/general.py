@@ -36,7 +36,6 @@ from logsleuth.reasoning.call_frames import (
     wrapper_call_into_engine,
 )
 from logsleuth.reasoning.category_score import MISSING_LINE, UNCLASSIFIED, best_row, cut_in_model_loader
-from logsleuth.reasoning.child_death import child_death_checks
 from logsleuth.reasoning.cut_context import cut_context_shape
 from logsleuth.reasoning.dashed_keywords import dashed_argument_steps, dashed_engine_argument
 from logsleuth.reasoning.dependencies import release_needed
@@ -254,8 +253,6 @@ def categorize(evidence: Evidence) -> Diagnosis:
                                  launch_settings(launch))
     if shape is not None and shape.kind == "step":
         checks = with_serving_switches(checks, evidence, engine)
-    if row.category == "process-killed" and (death := child_death_checks(evidence)):
-        checks = death  # the parent's word alone: led by what the paste shows of how the child ended
     for_message = (checks_for_the_message(row, engine, version, failure_texts(failure), launch_settings(launch),
                                           multimodal_architecture(launch)) if shape is None else ())
     feature = _feature_steps(evidence) if row.category not in PARSER_CATEGORIES else ()
