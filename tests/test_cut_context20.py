@@ -95,3 +95,39 @@ def test_a_bare_log_level_at_the_cut_is_no_exception_line() -> None:
     prefixed = "".join(f"ERROR 03-02 22:42:58 [engine.py:409] {line}\n" for line in cut.splitlines()) + "ERROR\n"
     report = diagnose_text(prefixed, DiagnoseOptions(include_user_patterns=False))
     assert all(failure.failure.final.type != "ERROR" for failure in report.failures)
+
+
+LAUNCHER = '''
+class Connection:
+    def recv(self):
+        raise EOFError
+
+
+def _launch_subprocesses(scheduler_pipe_readers):
+    data = scheduler_pipe_readers[0].recv()
+
+
+_launch_subprocesses([Connection()])
+'''
+
+
+def _launcher_cut(above: str = "") -> str:
+    printed = real_traceback(LAUNCHER, "sglang/srt/entrypoints/engine.py")
+    pipe = real_traceback(LAUNCHER, "multiprocessing/connection.py").splitlines()
+    frame = next(line for line in pipe if "in recv" in line)  # the pipe's own frame, cut after its file line
+    return above + cut_after(printed, "data = scheduler_pipe_readers[0].recv()") + frame + "\n"
+
+
+def test_a_launcher_cut_reading_a_dead_schedulers_pipe_says_its_error_is_absent_not_the_oom_killer() -> None:
+    steps = check_texts(diagnose_with_patterns(_launcher_cut()))
+    assert "own error is not in the paste" in steps
+    assert "does not fit the installed engine release" in steps
+    assert steps.index("does not fit") < steps.index("OOM killer")  # named only as what the host would have to show
+
+
+def test_the_engines_death_record_above_keeps_the_rows_exit_code_checks() -> None:
+    # SGLang logs its exit code beside this record (sglang/srt/entrypoints/engine.py; gpustack/gpustack#3848: -9)
+    above = ("[12-11 17:52:52] Rank 0 scheduler is dead. Please check if there are relevant logs.\n"
+             "[12-11 17:52:54] Exit code: -9\n")
+    steps = check_texts(diagnose_with_patterns(_launcher_cut(above)))
+    assert "own error is not in the paste" not in steps and "exit code of -9" in steps

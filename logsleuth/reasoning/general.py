@@ -36,6 +36,7 @@ from logsleuth.reasoning.call_frames import (
     wrapper_call_into_engine,
 )
 from logsleuth.reasoning.category_score import MISSING_LINE, UNCLASSIFIED, best_row, cut_in_model_loader
+from logsleuth.reasoning.child_death import child_death_checks
 from logsleuth.reasoning.cut_context import cut_context_shape
 from logsleuth.reasoning.dashed_keywords import dashed_argument_steps, dashed_engine_argument
 from logsleuth.reasoning.dependencies import release_needed
@@ -251,6 +252,8 @@ def categorize(evidence: Evidence) -> Diagnosis:
                          multimodal_architecture(launch)))
     checks = without_remote_code(tuple(with_compile_cache(check, failure, launch) for check in checks), failure,
                                  launch_settings(launch))
+    if row.category == "process-killed" and (death := child_death_checks(evidence)):
+        checks = death  # the parent's pipe read alone: led by what the paste shows of how the child ended
     if shape is not None and shape.kind == "step":
         checks = with_serving_switches(checks, evidence, engine)
     for_message = (checks_for_the_message(row, engine, version, failure_texts(failure), launch_settings(launch),
