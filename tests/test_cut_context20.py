@@ -131,3 +131,39 @@ def test_the_engines_death_record_above_keeps_the_rows_exit_code_checks() -> Non
              "[12-11 17:52:54] Exit code: -9\n")
     steps = check_texts(diagnose_with_patterns(_launcher_cut(above)))
     assert "own error is not in the paste" not in steps and "exit code of -9" in steps
+
+
+WRAPPER = '''
+def _launch_one_model(worker_ref):
+    subpool_address = worker_ref.launch_builtin_model()
+
+
+class Worker:
+    def launch_builtin_model(self):
+        raise RuntimeError("the engine refused the model")
+
+
+_launch_one_model(Worker())
+'''
+LINK = "    For further information visit https://errors.pydantic.dev/2.12/v/value_error\n"
+
+
+def _wrapper_cut(above: str) -> str:
+    printed = real_traceback(WRAPPER, "xinference/core/supervisor.py")
+    frames = cut_after(printed, "subpool_address = worker_ref.launch_builtin_model()").splitlines()[1:]
+    return above + "\n".join(frames) + "\n"  # pasted from its frames on, the header and the error's lines lost
+
+
+def test_pydantics_closing_line_alone_above_a_cut_traceback_names_a_validation_error() -> None:
+    report = diagnose_text(_wrapper_cut(LINK), DiagnoseOptions(include_user_patterns=False))
+    final = report.failures[0].failure.final
+    assert final.type.endswith("ValidationError") and final.message == "value_error"
+    assert "validation error for <Class>" in check_texts(report.failures[0].diagnosis)
+
+
+def test_the_validation_errors_own_lines_above_are_read_themselves_not_the_link() -> None:
+    lines = ("1 validation error for ModelConfig\n  Value error, Invalid repository ID or local directory specified: "
+             "'/models/x'. [type=value_error, input_value=ArgsKwargs((), {}), input_type=ArgsKwargs]\n")
+    report = diagnose_text(_wrapper_cut(lines + LINK), DiagnoseOptions(include_user_patterns=False))
+    assert not any(failure.failure.final.message == "value_error" for failure in report.failures)
+    assert any("Invalid repository ID" in failure.failure.final.message for failure in report.failures)

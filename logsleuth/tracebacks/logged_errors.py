@@ -20,7 +20,7 @@ from logsleuth.lazyre import compile_lazily
 from logsleuth.models import LOGGED_LINE_TYPE, Failure, LineMeta, LogLine
 from logsleuth.tracebacks.grammar import STRICT_EXCEPTION_LINE, embedded_failure, inline_failure, record_repr
 from logsleuth.tracebacks.prose_failures import quoted_message_candidates
-from logsleuth.tracebacks.typeless_errors import type_named_by_message
+from logsleuth.tracebacks.typeless_errors import PYDANTIC_VALIDATION_ERROR, VALUE_ERROR_LINE, type_named_by_message
 
 # The level word of a logger's record: `ERROR` or `CRITICAL` as a word of its own (`… 141 ERROR    msg`,
 # `ERROR llamafactory.chat: msg`, `[ERROR] msg`, `|ERROR| msg`).
@@ -318,6 +318,27 @@ def named_by_lines_above(failure: Failure, lines: tuple[LineAbove, ...]) -> Fail
             return _named(failure, naming.type_name, naming.message, inferred=naming.inferred)
         in_own_words = _named(failure, naming.type_name, naming.message)
     return in_own_words or failure
+
+
+# pydantic-core's last line of a ValidationError's display, one per error: "For further information visit
+# https://errors.pydantic.dev/{version}/v/{error type}" (pydantic-core src/errors/validation_exception.rs), four spaces
+# in.  A paste that cut the error's header and message keeps only it (xorbitsai/inference#4652: vLLM's config
+# validation over Xinference's cut traceback).
+_VALIDATION_LINK = compile_lazily(r"^\s*For further information visit https://errors\.pydantic\.dev/[\w.]{1,16}/v/(?P<kind>\w{1,40})\s*$")
+_VALIDATION_LINES = ("validation error", VALUE_ERROR_LINE)
+
+
+def named_by_validation_link(failure: Failure) -> Failure:
+    """A traceback cut before its exception line whose nearest context line is pydantic's closing link of a validation
+    error, the error's own lines lost: the ValidationError is the failure, its message said to be cut.  Not when the
+    error's own lines are there (typeless_errors reads `Value error, …` as the failure itself)."""
+    context = failure.context
+    if not context or any(words in line for line in context for words in _VALIDATION_LINES):
+        return failure
+    if (link := _VALIDATION_LINK.match(context[-1])) is None:
+        return failure
+    # (its kind alone: the class and the message were on the lines the paste lost; the report shows the link above)
+    return _named(failure, PYDANTIC_VALIDATION_ERROR, link["kind"])
 
 
 def _named_in_sentence(text: str) -> str | None:
