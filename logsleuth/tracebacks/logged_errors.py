@@ -20,7 +20,11 @@ from logsleuth.lazyre import compile_lazily
 from logsleuth.models import LOGGED_LINE_TYPE, Failure, LineMeta, LogLine
 from logsleuth.tracebacks.grammar import STRICT_EXCEPTION_LINE, embedded_failure, inline_failure, record_repr
 from logsleuth.tracebacks.prose_failures import quoted_message_candidates
-from logsleuth.tracebacks.typeless_errors import PYDANTIC_VALIDATION_ERROR, VALUE_ERROR_LINE, type_named_by_message
+from logsleuth.tracebacks.typeless_errors import (
+    PYDANTIC_VALIDATION_ERROR,
+    VALUE_ERROR_LINE,
+    type_named_by_message,
+)
 
 # The level word of a logger's record: `ERROR` or `CRITICAL` as a word of its own (`… 141 ERROR    msg`,
 # `ERROR llamafactory.chat: msg`, `[ERROR] msg`, `|ERROR| msg`).
