@@ -133,6 +133,15 @@ def test_the_engines_death_record_above_keeps_the_rows_exit_code_checks() -> Non
     assert "own error is not in the paste" not in steps and "exit code of -9" in steps
 
 
+
+def test_a_kill_the_death_message_carries_leads_the_checks() -> None:
+    # (the later releases' own words: sglang/srt/entrypoints/engine.py _wait_for_scheduler_ready, the raise site index)
+    died = ("RuntimeError: Rank 0 scheduler died during initialization (exit code: -9). If exit code is -9 (SIGKILL), "
+            "a common cause is the OS OOM killer.\n")
+    steps = check_texts(diagnose_with_patterns(_launcher_cut() + died))
+    assert steps.index("A kill from outside") < steps.index("does not fit")
+
+
 WRAPPER = '''
 def _launch_one_model(worker_ref):
     subpool_address = worker_ref.launch_builtin_model()

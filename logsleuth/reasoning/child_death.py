@@ -22,27 +22,33 @@ from logsleuth.reasoning.evidence import Evidence, exception_lines
 _PARENT_WORDS = compile_lazily(
     r"scheduler is dead|scheduler died during initialization|Engine core initialization failed|See root cause above"
     r"|WorkerProc initialization failed|Engine process failed to start|Initialization failed\. Please see the error")
+# SGLang's death records whose exit code is logged on a record of its own (`Exit code: -9`, engine.py
+# _launch_subprocesses), which the failure's lines may not keep; vLLM's message and SGLang's later one carry it
+# ("Failed core proc(s): {'EngineCore_0': -9}", "died during initialization (exit code: -9)")
+_EXIT_LOGGED_APART = compile_lazily(r"scheduler is dead|Initialization failed\. Please see the error")
 _PIPE_READ = ("scheduler_pipe_readers", "_wait_for_scheduler_ready", "wait_for_engine_startup", "_recv_bytes")
 # What the paste may show of how the child ended: a kill from outside, or a crash signal
 _KILLED = compile_lazily(
     r"(?i)exit ?code:? ?-9\b|exitcode: ?-9\b|\bSIGKILL\b|\bsignal 9\b|^\s*Killed\s*$|\boom[- ]?kill|OOMKilled"
-    r"|out of memory: killed process")
+    r"|out of memory: killed process|proc\(s\): \{[^}]{0,200}:\s*-9\b")
 _CRASHED = compile_lazily(
     r"(?i)exit ?code:? ?-(?:11|6|7|8)\b|exitcode: ?-(?:11|6)\b|\bSIG(?:SEGV|ABRT|BUS|FPE)\b|Segmentation fault"
-    r"|core dumped|Fatal Python error|terminate called")
+    r"|core dumped|Fatal Python error|terminate called|proc\(s\): \{[^}]{0,200}:\s*-(?:11|6)\b")
 
 
 def parent_side_death(evidence: Evidence) -> bool:
-    """The failure is only the parent's read of a closed pipe to a child (its frames), with neither the engine's death
-    record nor a failure of the child's printed before it in the paste."""
+    """The failure is only the parent's word that a child died (its read of the closed pipe, or its death message),
+    with no failure of the child's printed before it in the paste, and not SGLang's death record whose exit code is
+    logged apart."""
     failure = evidence.failure
     # The engine's own death record ("Rank N scheduler is dead", above the traceback or as its message) is logged
     # beside the child's exit code, which the failure's lines do not always keep (gpustack/gpustack#3848: "Exit code:
     # -9" on the next record): the row's own checks, which read that code, stay for it.
-    said = any(_PARENT_WORDS.search(line) for line in (*exception_lines(failure), *failure.context))
+    logged_apart = any(_EXIT_LOGGED_APART.search(line) for line in (*exception_lines(failure), *failure.context))
+    said = any(_PARENT_WORDS.search(line) for line in exception_lines(failure))
     read = any(any(site in (frame.source or "") or site == frame.function for site in _PIPE_READ)
                for frame in failure.final.frames)
-    return read and not said and not evidence.earlier
+    return (read or said) and not logged_apart and not evidence.earlier
 
 
 def child_death_checks(evidence: Evidence) -> tuple[str, ...]:
