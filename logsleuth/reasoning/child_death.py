@@ -69,11 +69,12 @@ def child_death_checks(evidence: Evidence) -> tuple[str, ...]:
                "segmentation fault, an abort). A kernel package or plugin the child loads (a CPU or GPU kernel library, "
                "a platform plugin) built for another engine release, torch, GPU or CPU is the usual cause: its release "
                "against the engine's, and the launch without it.")
-    mismatch = ("With no kill or crash signal in the paste, the child most likely raised an error of its own or "
-                "crashed: a kernel package, plugin or wrapper integration the child loads that does not fit the "
-                "installed engine release (a mainline of one against a release of the other), or a kernel that does not "
-                "run on this CPU or GPU. Check that package's release against the engine's (its install guide names "
-                "the engine release it was made for) and start once without it.")
+    mismatch = ("With no kill or crash signal in the paste, the child most likely raised an error of its own (a "
+                "setting, the model or the GPU refused at start-up: its lines say which) or crashed in a package it "
+                "loads: a kernel package, plugin or wrapper integration that does not fit the installed engine release "
+                "(a mainline of one against a release of the other), or a kernel that does not run on this CPU or GPU. "
+                "For such a package, check its release against the engine's (its install guide names the engine "
+                "release it was made for) and start once without it.")
     only_then = ("A kill by the OOM killer is the cause only if the host says so: no exit code, 'Killed' or memory "
                  "figure in the paste points to it; dmesg | grep -i -E 'killed process|oom' tells.")
     if any(_KILLED.search(line) for line in lines):
