@@ -26,6 +26,10 @@ _PARENT_WORDS = compile_lazily(
 # _launch_subprocesses), which the failure's lines may not keep; vLLM's message and SGLang's later one carry it
 # ("Failed core proc(s): {'EngineCore_0': -9}", "died during initialization (exit code: -9)")
 _EXIT_LOGGED_APART = compile_lazily(r"scheduler is dead|Initialization failed\. Please see the error")
+# SGLang's hint after the exit code, a conditional that names the OOM killer whatever the code was (engine.py
+# _wait_for_scheduler_ready: "If exit code is -9 (SIGKILL), a common cause is the OS OOM killer. Run `dmesg -T | grep -i
+# oom` to check."; sgl-project/sglang#23602: exit code 255): no evidence of a kill
+_IF_KILLED = compile_lazily(r"If exit code is -9 \(SIGKILL\)[^.]{0,200}\.(?:\s*Run `[^`]{0,80}` to check\.)?")
 _PIPE_READ = ("scheduler_pipe_readers", "_wait_for_scheduler_ready", "wait_for_engine_startup", "_recv_bytes")
 # What the paste may show of how the child ended: a kill from outside, or a crash signal
 _KILLED = compile_lazily(
@@ -56,7 +60,8 @@ def child_death_checks(evidence: Evidence) -> tuple[str, ...]:
     the child ended; () when the failure is not one."""
     if not parent_side_death(evidence):
         return ()
-    lines = [*evidence.failure.context, *evidence.lines, *exception_lines(evidence.failure)]
+    lines = [_IF_KILLED.sub("", line) for line in (*evidence.failure.context, *evidence.lines,
+                                                   *exception_lines(evidence.failure))]
     absent = ("The paste shows only the parent's side: the launcher found the pipe to a process it started (a scheduler, "
               "an engine core) closed, or was told it died. That process's own error is not in the paste: it prints it "
               "itself, in the lines above the parent's traceback (often with its rank, TP0, or 'Scheduler hit an "

@@ -129,6 +129,9 @@ def categorize(evidence: Evidence) -> Diagnosis:
     shape = shape_of(failure) if cut else None
     if shape is not None and shape.when_lines and not _paste_shows(evidence, shape.when_lines):
         shape = None  # a shape that holds only beside a line of the paste (an attention library's version)
+    if (shape is not None and shape.kind == "step" and found is not None
+            and found[0].category not in (UNCLASSIFIED, shape.category)):
+        shape = None  # the serving step is the weakest reading: words, a subsystem or a frame cue that names another win
     shape_row = table().row(shape.category) if shape is not None else None
     read_from_shape = shape_row is not None  # what failed is read from the frames' shape, not guessed from a subsystem
     if shape is not None and shape_row is not None and found is not None and found[0].category == shape.category:
