@@ -15,6 +15,8 @@ out like the engines', cut the way the threads' pastes were:
 
 from __future__ import annotations
 
+import pytest
+
 from logsleuth.api import DiagnoseOptions, diagnose_text
 from tests.helpers import check_texts, diagnose_with_patterns, real_traceback
 from tests.test_cut_tracebacks import cut_after
@@ -43,8 +45,9 @@ run_scheduler_process()
 '''
 
 
-def _scheduler_cut(loop: str, call: str, last: str) -> str:
-    printed = real_traceback(SCHEDULER.replace("LOOP", loop).replace("CALL", call), "sglang/srt/managers/scheduler.py")
+def _scheduler_cut(loop: str, call: str, last: str, start_up: str = "init_cuda_graphs") -> str:
+    source = SCHEDULER.replace("LOOP", loop).replace("CALL", call).replace("init_cuda_graphs", start_up)
+    printed = real_traceback(source, "sglang/srt/managers/scheduler.py")
     return "[2025-08-15 00:16:56 TP0] Scheduler hit an exception: " + cut_after(printed, last)
 
 
@@ -64,9 +67,46 @@ def test_a_cut_in_the_overlap_loop_offers_overlap_scheduling_off() -> None:
     assert "--disable-overlap-schedule" in steps
 
 
-def test_the_loop_run_inside_a_graph_capture_at_start_up_is_not_the_serving_step() -> None:
-    log = _scheduler_cut("event_loop_normal", "init_cuda_graphs", "self.update_running_batch(None)")
-    assert "serving step" not in diagnose_with_patterns(log).title
+def test_the_loop_run_inside_a_start_up_step_is_not_the_serving_step() -> None:
+    # (review cut20 medium 9: a start-up caller whose name names no subsystem, so only the start-up guard rules the
+    # serving step out: the scheduler's constructor, sglang/srt/managers/scheduler.py Scheduler.__init__)
+    log = _scheduler_cut("event_loop_normal", "__init__", "self.update_running_batch(None)", "__init__")
+    diagnosis = diagnose_with_patterns(log)
+    assert "serving step" not in diagnosis.title and diagnosis.category == "unclassified", diagnosis.root_cause
+
+
+USERS_OWN = {
+    # a user's script with a function of the loop's name (review cut20 high 1): no engine frame at all
+    "run_batch": ("proj/infer.py", '''
+def generate(prompts):
+    raise RuntimeError("cut")
+
+
+def run_batch(prompts):
+    out = generate(prompts)
+
+
+run_batch([])
+''', "out = generate(prompts)"),
+    "engine_step": ("proj/train.py", '''
+class Trainer:
+    def backward(self):
+        raise RuntimeError("cut")
+
+    def engine_step(self, batch):
+        self.backward()
+
+
+Trainer().engine_step(None)
+''', "self.backward()"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(USERS_OWN))
+def test_a_users_function_named_like_the_engines_step_is_no_serving_step(name: str) -> None:
+    filename, code, last = USERS_OWN[name]
+    diagnosis = diagnose_with_patterns(cut_after(real_traceback(code, filename), last))
+    assert "serving step" not in diagnosis.title and diagnosis.category != "engine-bug", diagnosis.root_cause
 
 
 SYNC = '''
@@ -125,13 +165,30 @@ def test_a_launcher_cut_reading_a_dead_schedulers_pipe_says_its_error_is_absent_
     assert steps.index("does not fit") < steps.index("OOM killer")  # named only as what the host would have to show
 
 
-def test_the_engines_death_record_above_keeps_the_rows_exit_code_checks() -> None:
-    # SGLang logs its exit code beside this record (sglang/srt/entrypoints/engine.py; gpustack/gpustack#3848: -9)
-    above = ("[12-11 17:52:52] Rank 0 scheduler is dead. Please check if there are relevant logs.\n"
-             "[12-11 17:52:54] Exit code: -9\n")
-    steps = check_texts(diagnose_with_patterns(_launcher_cut(above)))
-    assert "own error is not in the paste" not in steps and "exit code of -9" in steps
+def _parents_checks(text: str) -> str:
+    """The checks of the launcher's own failure (its EOFError), whatever the paste's other failures; of the first
+    failure when a kill notice took the EOFError in (the kill is then the failure)."""
+    report = diagnose_text(text, DiagnoseOptions(include_user_patterns=False))
+    parent = next((found for found in report.failures if found.failure.final.type == "EOFError"), report.failures[0])
+    assert parent.diagnosis is not None
+    return check_texts(parent.diagnosis)
 
+
+DEAD = "[12-11 17:52:52] Rank 0 scheduler is dead. Please check if there are relevant logs.\n"
+
+
+def test_the_engines_death_record_above_with_a_kill_code_leads_with_the_kill() -> None:
+    # SGLang logs its exit code on a record of its own after this one (sglang/srt/entrypoints/engine.py
+    # _launch_subprocesses; gpustack/gpustack#3848: -9)
+    steps = check_texts(diagnose_with_patterns(_launcher_cut(DEAD + "[12-11 17:52:54] Exit code: -9\n")))
+    assert "A kill from outside" in steps and "reads as a kill" not in steps
+
+
+def test_the_engines_death_record_with_an_exit_code_of_its_own_error_is_no_kill() -> None:
+    # (review cut20 medium 7: `Exit code: 1` is a Python exception in the child, not the OOM killer)
+    steps = check_texts(diagnose_with_patterns(_launcher_cut(DEAD + "[12-11 17:52:54] Exit code: 1\n")))
+    assert "The exit code the paste shows (1) is no kill" in steps
+    assert "A kill from outside" not in steps and "most often by the kernel's OOM killer" not in steps
 
 
 def test_a_kill_the_death_message_carries_leads_the_checks() -> None:
@@ -139,7 +196,44 @@ def test_a_kill_the_death_message_carries_leads_the_checks() -> None:
     died = ("RuntimeError: Rank 0 scheduler died during initialization (exit code: -9). If exit code is -9 (SIGKILL), "
             "a common cause is the OS OOM killer.\n")
     steps = check_texts(diagnose_with_patterns(_launcher_cut() + died))
-    assert steps.index("A kill from outside") < steps.index("does not fit")
+    assert "A kill from outside" in steps and "reads as a kill" not in steps
+
+
+# How a kill is shown around a launcher's death (review cut20 high 3): a shell's job notice, a container runtime's
+# exit code 137 (128 + SIGKILL), SGLang's own watchdog (sglang/srt/utils.py: "… terminated with -9"), torchrun's
+# ChildFailedError summary (torch/distributed/elastic/multiprocessing/errors: `exitcode  : -9 (pid: …)`)
+KILL_SHOWN = {
+    "shell": ("", "bash: line 1:  4242 Killed                  python3 -m sglang.launch_server --tp 8\n"),
+    "container": ("", "sglang exited with code 137\n"),
+    "watchdog": ("[2025-11-02 10:00:30] Scheduler or DataParallelController 4243 terminated with -9\n", ""),
+    "torchrun": ("", "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
+                     "  exitcode  : -9 (pid: 4243)\n"),
+}
+
+
+@pytest.mark.parametrize("shown", sorted(KILL_SHOWN))
+def test_a_kill_the_paste_shows_in_its_usual_forms_is_never_said_absent(shown: str) -> None:
+    above, below = KILL_SHOWN[shown]
+    steps = _parents_checks(_launcher_cut(above) + "EOFError\n" + below)
+    assert "A kill from outside" in steps or "killed process" in steps
+    assert "no exit code or signal" not in steps and "With no kill" not in steps
+
+
+def test_the_engines_own_teardown_after_a_failure_is_no_kill() -> None:
+    # SGLang kills its children itself after a failure (sglang/srt/utils.py kill_process_tree)
+    teardown = "WARNING 11-02 10:00:31 [utils.py:520] kill_process_tree: 2 process(es) not reaped within 5s after SIGKILL\n"
+    steps = _parents_checks(_launcher_cut(teardown))
+    assert "A kill from outside" not in steps
+
+
+def test_the_childs_error_printed_after_the_parents_is_named_not_said_absent() -> None:
+    # (a child's output lands after the parent's: kvcache-ai/ktransformers#1658's ImportError of kt_kernel)
+    child = ("[2025-11-02 10:00:31 TP3] Scheduler hit an exception: Traceback (most recent call last):\n"
+             '  File "/usr/local/lib/python3.10/dist-packages/sglang/srt/managers/scheduler.py", line 10, in run\n'
+             "    import kt_kernel\n"
+             "ImportError: /usr/lib/kt_kernel/kt_kernel_ext.so: undefined symbol: _ZN3c104cuda9SetDeviceEi\n")
+    steps = _parents_checks(_launcher_cut() + "EOFError\n" + child)
+    assert "own error is not in the paste" not in steps and "ImportError: /usr/lib/kt_kernel" in steps
 
 
 WRAPPER = '''

@@ -31,7 +31,9 @@ class FrameShape:
     # its call of another check): at any other statement the callee failed, not the check
     when_sources: tuple[re.Pattern[str], ...]
     checks: tuple[str, ...]
-    kind: str = "shape"  # "check": one of the engines' known check functions, named in the reading
+    # "check": one of the engines' known check functions, named in the reading; "step": the engine's serving step,
+    # its checks filled in for the launch (reasoning/serving_step.py); "shape": any other
+    kind: str = "shape"
     # True: only when a frame imports the module by name at run time (reasoning/frame_shapes.on_demand_importer);
     # False: only when none does; None: either
     imported_by_name: bool | None = None
@@ -43,6 +45,9 @@ class FrameShape:
     unless_outer_functions: frozenset[str] = frozenset()
     # when given: the frame that imports a module by name must be one of these (file fragment, function)
     importers: tuple[tuple[str, str], ...] = ()
+    # when given: a frame fits by its function, its source or its callee only when its file holds one of these (the
+    # engine's own modules: a user's function of the same name is not the engine's step)
+    function_files: tuple[str, ...] = ()
 
 
 @cache
@@ -59,5 +64,6 @@ def frame_shapes() -> tuple[FrameShape, ...]:
                    imported_by_name=row.get("imported_by_name"), guess=bool(row.get("guess", False)),
                    when_lines=tuple(compile_lazily(pattern) for pattern in row.get("when_lines", ())),
                    unless_outer_functions=frozenset(row.get("unless_outer_functions", ())),
-                   importers=tuple((site["file"], site["function"]) for site in row.get("importers", ())))
+                   importers=tuple((site["file"], site["function"]) for site in row.get("importers", ())),
+                   function_files=tuple(row.get("function_files", ())))
         for row in table_rows("frame_shapes.toml", "shape"))

@@ -22,68 +22,89 @@ from logsleuth.reasoning.evidence import Evidence, exception_lines
 _PARENT_WORDS = compile_lazily(
     r"scheduler is dead|scheduler died during initialization|Engine core initialization failed|See root cause above"
     r"|WorkerProc initialization failed|Engine process failed to start|Initialization failed\. Please see the error")
-# SGLang's death records whose exit code is logged on a record of its own (`Exit code: -9`, engine.py
-# _launch_subprocesses), which the failure's lines may not keep; vLLM's message and SGLang's later one carry it
-# ("Failed core proc(s): {'EngineCore_0': -9}", "died during initialization (exit code: -9)")
-_EXIT_LOGGED_APART = compile_lazily(r"scheduler is dead|Initialization failed\. Please see the error")
 # SGLang's hint after the exit code, a conditional that names the OOM killer whatever the code was (engine.py
 # _wait_for_scheduler_ready: "If exit code is -9 (SIGKILL), a common cause is the OS OOM killer. Run `dmesg -T | grep -i
 # oom` to check."; sgl-project/sglang#23602: exit code 255): no evidence of a kill
 _IF_KILLED = compile_lazily(r"If exit code is -9 \(SIGKILL\)[^.]{0,200}\.(?:\s*Run `[^`]{0,80}` to check\.)?")
+# The engine's own tear-down of its children after a failure (SGLang's utils kill_process_tree: "… not reaped within
+# Ns after SIGKILL"): a kill it sent, not what ended the child
+_OWN_TEARDOWN = compile_lazily(r"kill_process_tree|sending SIGKILL|after SIGKILL")
 _PIPE_READ = ("scheduler_pipe_readers", "_wait_for_scheduler_ready", "wait_for_engine_startup", "_recv_bytes")
-# What the paste may show of how the child ended: a kill from outside, or a crash signal
+# An exit code or status as the paste prints it: SGLang's `Exit code: -9` (engine.py), torchrun's `exitcode  : -9`,
+# Python's `returncode=-9`, docker's and k8s's `exited with code 137` / `exitCode: 137`, a shell's `exit status 137`
+_CODE = r"(?:exit ?code|exitcode|exit status|return ?code|exited with code)\s*[:=]?\s*"
+# What the paste may show of how the child ended: a kill from outside (-9; 137 = 128 + 9 from a shell or a container
+# runtime), or a crash signal (-11, -6, -7, -8; 139, 134, 135, 136)
 _KILLED = compile_lazily(
-    r"(?i)exit ?code:? ?-9\b|exitcode: ?-9\b|\bSIGKILL\b|\bsignal 9\b|^\s*Killed\s*$|\boom[- ]?kill|OOMKilled"
-    r"|out of memory: killed process|proc\(s\): \{[^}]{0,200}:\s*-9\b")
+    rf"(?i){_CODE}(?:-9|137)\b|\bterminated with -9\b|\bSIGKILL\b|\bsignal:? 9\b|signal: killed|^\s*Killed\s*$"
+    # a shell's job notice (`bash: line 1:  4242 Killed   python3 -m …`, `[1]+  Killed   python3 …`)
+    r"|(?:^|:)\s*\d+\s+Killed\b|^\[\d+\][+-]?\s+Killed\b"
+    r"|\boom[- ]?kill|OOMKilled|out of memory: killed process|proc\(s\): \{[^}]{0,200}:\s*-9\b")
 _CRASHED = compile_lazily(
-    r"(?i)exit ?code:? ?-(?:11|6|7|8)\b|exitcode: ?-(?:11|6)\b|\bSIG(?:SEGV|ABRT|BUS|FPE)\b|Segmentation fault"
-    r"|core dumped|Fatal Python error|terminate called|proc\(s\): \{[^}]{0,200}:\s*-(?:11|6)\b")
+    rf"(?i){_CODE}(?:-(?:11|6|7|8)|13[4-69])\b|\bterminated with -(?:11|6)\b|\bSIG(?:SEGV|ABRT|BUS|FPE)\b"
+    r"|Segmentation fault|signal: (?:segmentation fault|aborted)|core dumped|Fatal Python error|terminate called"
+    r"|proc\(s\): \{[^}]{0,200}:\s*-(?:11|6)\b")
+# Any other exit code the paste prints (SGLang's `Exit code: 1`): the child ended by an error of its own
+_EXIT_CODE = compile_lazily(rf"(?i){_CODE}(-?\d{{1,3}})\b")
 
 
 def parent_side_death(evidence: Evidence) -> bool:
     """The failure is only the parent's word that a child died (its read of the closed pipe, or its death message),
-    with no failure of the child's printed before it in the paste, and not SGLang's death record whose exit code is
-    logged apart."""
+    with no failure of the child's printed before it in the paste."""
     failure = evidence.failure
-    # The engine's own death record ("Rank N scheduler is dead", above the traceback or as its message) is logged
-    # beside the child's exit code, which the failure's lines do not always keep (gpustack/gpustack#3848: "Exit code:
-    # -9" on the next record): the row's own checks, which read that code, stay for it.
-    logged_apart = any(_EXIT_LOGGED_APART.search(line) for line in (*exception_lines(failure), *failure.context))
-    said = any(_PARENT_WORDS.search(line) for line in exception_lines(failure))
+    said = any(_PARENT_WORDS.search(line) for line in (*exception_lines(failure), *failure.context))
     read = any(any(site in (frame.source or "") or site == frame.function for site in _PIPE_READ)
                for frame in failure.final.frames)
-    return (read or said) and not logged_apart and not evidence.earlier
+    return (read or said) and not evidence.earlier
 
 
 def child_death_checks(evidence: Evidence) -> tuple[str, ...]:
-    """The checks for a parent-side death report whose child's error is absent, led by what the paste shows of how
-    the child ended; () when the failure is not one."""
+    """The checks for a parent-side death report, led by what the paste shows of how the child ended (its own error
+    printed after the parent's, a kill, a crash signal, an exit code of its own error); () when the failure is not
+    one."""
     if not parent_side_death(evidence):
         return ()
     lines = [_IF_KILLED.sub("", line) for line in (*evidence.failure.context, *evidence.lines,
-                                                   *exception_lines(evidence.failure))]
-    absent = ("The paste shows only the parent's side: the launcher found the pipe to a process it started (a scheduler, "
-              "an engine core) closed, or was told it died. That process's own error is not in the paste: it prints it "
-              "itself, in the lines above the parent's traceback (often with its rank, TP0, or 'Scheduler hit an "
-              "exception' / 'EngineCore' in front), or in its own output (the container's log, a log file the "
-              "launcher wrote, the wrapper's log). Those lines name the failure: paste them.")
-    killed = ("A kill from outside: the paste shows one (an exit code of -9, SIGKILL, 'Killed'); the kernel's OOM "
-              "killer or a container's memory limit is the usual sender (dmesg | grep -i -E 'killed process|oom', the "
-              "container's OOMKilled state): host memory, not GPU memory.")
-    crashed = ("A crash in the child's native code: the paste shows a crash signal (an exit code of -11 or -6, a "
-               "segmentation fault, an abort). A kernel package or plugin the child loads (a CPU or GPU kernel library, "
-               "a platform plugin) built for another engine release, torch, GPU or CPU is the usual cause: its release "
-               "against the engine's, and the launch without it.")
-    mismatch = ("With no kill or crash signal in the paste, the child most likely raised an error of its own (a "
-                "setting, the model or the GPU refused at start-up: its lines say which) or crashed in a package it "
-                "loads: a kernel package, plugin or wrapper integration that does not fit the installed engine release "
-                "(a mainline of one against a release of the other), or a kernel that does not run on this CPU or GPU. "
-                "For such a package, check its release against the engine's (its install guide names the engine "
-                "release it was made for) and start once without it.")
-    only_then = ("A kill by the OOM killer is the cause only if the host says so: no exit code, 'Killed' or memory "
-                 "figure in the paste points to it; dmesg | grep -i -E 'killed process|oom' tells.")
+                                                   *exception_lines(evidence.failure), *evidence.following)
+             if not _OWN_TEARDOWN.search(line)]
+    # The failure printed next, when it is no report of how a process ended (torchrun's `ChildFailedError: … exitcode
+    # : -9`): a child's output often lands after the parent's (its own buffering; kvcache-ai/ktransformers#1658)
+    first = next(iter(evidence.following), "")
+    if first and not any(pattern.search(first) for pattern in (_KILLED, _CRASHED, _EXIT_CODE, _PARENT_WORDS)):
+        absent = ("The paste shows the parent's side first: the launcher found the pipe to a process it started (a "
+                  "scheduler, an engine core) closed, or was told it died. The failure printed right after it "
+                  f"({_short(first)}) is most likely that process's own error, its output landing after the parent's: "
+                  "it names the failure.")
+    else:
+        absent = ("The paste shows only the parent's side: the launcher found the pipe to a process it started (a "
+                  "scheduler, an engine core) closed, or was told it died. That process's own error is not in the "
+                  "paste: it prints it itself, in the lines above the parent's traceback (often with its rank, TP0, or "
+                  "'Scheduler hit an exception' / 'EngineCore' in front), or in its own output (the container's log, a "
+                  "log file the launcher wrote, the wrapper's log). Those lines name the failure: paste them.")
+    killed = ("A kill from outside: the paste shows one (an exit code of -9 or 137, SIGKILL, 'Killed'); the kernel's "
+              "OOM killer or a container's memory limit is the usual sender (dmesg | grep -i -E 'killed process|oom', "
+              "the container's OOMKilled state): host memory, not GPU memory.")
+    crashed = ("A crash in the child's native code: the paste shows a crash signal (an exit code of -11, -6, 139 or "
+               "134, a segmentation fault, an abort). A kernel package or plugin the child loads (a CPU or GPU kernel "
+               "library, a platform plugin) built for another engine release, torch, GPU or CPU is the usual cause: "
+               "its release against the engine's, and the launch without it.")
+    code = next((m[1] for line in lines if (m := _EXIT_CODE.search(line))), None)
+    shown = (f"The exit code the paste shows ({code}) is no kill and no crash signal: the child" if code is not None
+             else "The paste shows no exit code or signal that logsleuth reads as a kill or a crash: the child")
+    mismatch = (f"{shown} most likely raised an error of its own (a setting, the model or the GPU refused at start-up: "
+                "its lines say which) or crashed in a package it loads: a kernel package, plugin or wrapper integration "
+                "that does not fit the installed engine release (a mainline of one against a release of the other), or "
+                "a kernel that does not run on this CPU or GPU. For such a package, check its release against the "
+                "engine's (its install guide names the engine release it was made for) and start once without it.")
+    only_then = ("A kill by the OOM killer is the cause only if the host shows one: the paste has no exit code or signal "
+                 "that logsleuth reads as a kill; dmesg | grep -i -E 'killed process|oom' tells.")
     if any(_KILLED.search(line) for line in lines):
-        return (absent, killed, mismatch)
+        return (absent, killed)
     if any(_CRASHED.search(line) for line in lines):
         return (absent, crashed, only_then)
     return (absent, mismatch, only_then)
+
+
+def _short(line: str) -> str:
+    """A failure's `Type: message` line, cut to a readable length."""
+    return line if len(line) <= 160 else line[:157] + "…"

@@ -52,6 +52,8 @@ def _named(shape: FrameShape, frame: Frame, constructed: bool, importer: Frame |
 
 
 def _fits(shape: FrameShape, frame: Frame, innermost: bool) -> bool:
+    if shape.function_files and not any(fragment in frame.file for fragment in shape.function_files):
+        return False  # a function of that name outside the engine's modules: the user's own code
     if frame.function in shape.functions or any(fragment in frame.file for fragment in shape.paths):
         return True
     if frame.source and any(pattern.search(frame.source) for pattern in shape.sources):

@@ -1000,10 +1000,15 @@ STARTUP_BOUNDARY = compile_lazily(
 # (the dynamic loader's "<library>: cannot open shared object file", printed alone before the error of what failed to
 # load it: torch's "Failed to load the backend extension" under a device plugin, vllm-project/vllm-ascend#1440)
 CONTEXT_WORDS = ("warn", "error", "fail", "not enough", "out of memory", "out-of-memory", "oom", "crash", "is dead",
-                 "xid", "fallen off the bus", "cannot open shared object")
+                 "xid", "fallen off the bus", "cannot open shared object", "exit code", "exitcode", "terminated with",
+                 "exit status")
 CONTEXT_HINT = compile_lazily(
     r"(?i)\b(?:warn(?:ing)?|errors?|fail(?:s|ed|ures?|ing)?|not enough|out[- ]of[- ]memory|(?:oom|crash(?:es|ed|ing)?)(?![-_])"
-    r"|is dead|xid|fallen off the bus|cannot open shared object)\b"
+    r"|is dead|xid|fallen off the bus|cannot open shared object"
+    # how a child process ended, logged on a record of its own (SGLang's engine.py `Exit code: -9` after `Rank 0
+    # scheduler is dead`, its watchdog's `… terminated with -9`, torchrun's `exitcode  : -9`): read by
+    # reasoning/child_death.py
+    r"|exit ?code\s*:?\s*-?\d+|exitcode\s*:\s*-?\d+|terminated with -?\d+|exit status -?\d+)\b"
 )
 
 # A line that reads as an error, whatever its level (one before a traceback cut before its exception line is shown as

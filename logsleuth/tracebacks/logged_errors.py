@@ -304,6 +304,16 @@ class LineAbove(NamedTuple):
     error_level: bool = False  # an ERROR or CRITICAL record's text, its header taken off by the normalizer
 
 
+# The engines' records of "the loop died", logged right above the traceback that killed it: they name no error, only
+# which process died (vllm/v1/engine/core.py run_engine_core: logger.exception("EngineCore encountered a fatal
+# error."), 0.8 on; v1/executor/multiproc_executor.py worker_busy_loop: "WorkerProc hit an exception.";
+# sglang/srt/managers/scheduler.py run_scheduler_process: f"Scheduler hit an exception: {traceback}", its traceback on
+# the line after when a wrapper splits it).  Nothing above them is the traceback's, so the traceback stays cut and its
+# frames are read (reasoning/frame_shapes.py).
+LOOP_DIED_RECORD = compile_lazily(r"^\s*(?:EngineCore encountered a fatal error|WorkerProc hit an exception"
+                                  r"|Scheduler hit an exception:?)\.?\s*$")
+
+
 def named_by_lines_above(failure: Failure, lines: tuple[LineAbove, ...]) -> Failure:
     """A traceback whose exception line the paste cut off, named by the lines above its header, nearest first: the
     first that is an error the engine's code logs, or that quotes the exception or an engine's message, names it (a
@@ -313,6 +323,8 @@ def named_by_lines_above(failure: Failure, lines: tuple[LineAbove, ...]) -> Fail
     CUDA graph failure); the nearest such line, as before."""
     in_own_words: Failure | None = None
     for line in lines:
+        if LOOP_DIED_RECORD.match(line.text):
+            break  # the traceback's own record: it names nothing, and the records above it are older
         if line.may_be_logged and (named := named_by_logged_error(failure, line.text)) is not failure:
             return named
         if not line.says_error or in_own_words is not None or (
