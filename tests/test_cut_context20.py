@@ -270,3 +270,73 @@ def test_the_validation_errors_own_lines_above_are_read_themselves_not_the_link(
     report = diagnose_text(_wrapper_cut(lines + LINK), DiagnoseOptions(include_user_patterns=False))
     assert not any(failure.failure.final.message == "value_error" for failure in report.failures)
     assert any("Invalid repository ID" in failure.failure.final.message for failure in report.failures)
+
+
+# The switches checked against the launch (review cut20 mediums 4, 5, low 11)
+def _launched(command: str, version: str, loop: str = "event_loop_overlap") -> str:
+    return (f"{command}\nsglang version {version}\n"
+            + _scheduler_cut(loop, loop, "self.update_running_batch(None)"))
+
+
+def test_overlap_off_is_offered_only_with_the_setting_that_needs_overlap_left_out() -> None:
+    # sglang/srt/managers/prefill_delayer.py: "To use PrefillDelayer, disable_overlap_schedule must be False." (0.5.8 on)
+    command = "python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B --enable-prefill-delayer"
+    steps = check_texts(diagnose_with_patterns(_launched(command, "0.5.20")))
+    assert "--disable-overlap-schedule (overlap scheduling off) together with the launch without " \
+           "--enable-prefill-delayer" in steps
+
+
+def test_the_pd_disaggregation_overlap_loop_is_overlap_scheduling_too() -> None:
+    steps = check_texts(diagnose_with_patterns(_launched(
+        "python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B", "0.5.20", "event_loop_overlap_disagg_decode")))
+    assert "--disable-overlap-schedule" in steps
+
+
+def test_an_opt_in_overlap_release_is_offered_the_launch_without_its_opt_in() -> None:
+    # (0.3.4 to 0.4.1.post1: --enable-overlap-schedule; --disable-overlap-schedule from 0.3.6)
+    command = "python3 -m sglang.launch_server --model-path Qwen/Qwen2-7B --enable-overlap-schedule"
+    steps = check_texts(diagnose_with_patterns(_launched(command, "0.3.5")))
+    assert "the launch without --enable-overlap-schedule" in steps and "--disable-overlap-schedule" not in steps
+
+
+BATCH_QUEUE = '''
+class EngineCore:
+    def step_with_batch_queue(self):
+        raise RuntimeError("cut")
+
+    def run_busy_loop(self):
+        self.step_with_batch_queue()
+
+
+EngineCore().run_busy_loop()
+'''
+
+
+def _vllm_batch_queue_cut(above: str) -> str:
+    printed = real_traceback(BATCH_QUEUE, "vllm/v1/engine/core.py")
+    return (above + "INFO 06-10 10:01:00 [api_server.py:1500] Starting vLLM API server 0 on http://0.0.0.0:8000\n"
+            + cut_after(printed, "self.step_with_batch_queue()"))
+
+
+def test_vllms_async_scheduling_is_turned_off_by_its_negation_and_a_switch_already_on_is_not_offered() -> None:
+    # vLLM's settings dump (`non-default args: {…}`) shows enforce_eager and async_scheduling on
+    dump = ("INFO 06-10 10:00:01 [api_server.py:1287] vLLM API server version 0.11.0\n"
+            "INFO 06-10 10:00:01 [utils.py:326] non-default args: {'model': 'Qwen/Qwen3-8B', 'enforce_eager': True, "
+            "'async_scheduling': True}\n")
+    steps = check_texts(diagnose_with_patterns(_vllm_batch_queue_cut(dump)))
+    assert "--no-async-scheduling (async scheduling off)" in steps
+    assert "--enforce-eager" not in steps and "without --async-scheduling" not in steps
+
+
+def test_graphs_off_is_not_offered_apart_from_the_adaptive_verification_that_needs_them() -> None:
+    # vllm/config/vllm.py _validate_adaptive_verification: "… not currently compatible with enforce_eager"
+    command = ("vllm serve Qwen/Qwen3-8B --speculative-config "
+               "'{\"method\": \"eagle3\", \"enable_adaptive_verification\": true}'\n")
+    steps = check_texts(diagnose_with_patterns(_vllm_batch_queue_cut(command)))
+    assert "--enforce-eager (CUDA graphs off) together with the launch without --speculative-config" in steps
+
+
+def test_an_amd_gpu_of_the_launch_gets_no_cuda_launch_blocking() -> None:
+    gpu = "[2025-08-15 00:16:50] GPU 0: AMD Instinct MI300X\n"
+    log = gpu + _scheduler_cut("event_loop_normal", "event_loop_normal", "self.update_running_batch(None)")
+    assert "CUDA_LAUNCH_BLOCKING" not in check_texts(diagnose_with_patterns(log))
