@@ -340,3 +340,36 @@ def test_an_amd_gpu_of_the_launch_gets_no_cuda_launch_blocking() -> None:
     gpu = "[2025-08-15 00:16:50] GPU 0: AMD Instinct MI300X\n"
     log = gpu + _scheduler_cut("event_loop_normal", "event_loop_normal", "self.update_running_batch(None)")
     assert "CUDA_LAUNCH_BLOCKING" not in check_texts(diagnose_with_patterns(log))
+
+
+# pydantic-core's display of a request body's missing field (src/errors/validation_exception.rs: the count and class,
+# the field, its message and `[type=…]`, the link), raised by a client's own model (review cut20 medium 6)
+REQUEST_BODY = '''
+def build(body):
+    raise RuntimeError("cut")
+
+
+build({})
+'''
+REQUEST_ERROR = ("pydantic_core._pydantic_core.ValidationError: 1 validation error for ChatCompletionRequest\n"
+                 "messages\n"
+                 "  Field required [type=missing, input_value={'model': 'x'}, input_type=dict]\n"
+                 "    For further information visit https://errors.pydantic.dev/2.9/v/missing\n")
+
+
+def test_a_request_bodys_validation_error_is_not_said_a_config_refused_at_start_up() -> None:
+    printed = cut_after(real_traceback(REQUEST_BODY, "proj/client.py"), 'raise RuntimeError("cut")')
+    steps = check_texts(diagnose_with_patterns(printed + REQUEST_ERROR))
+    assert "vLLM" not in steps and "at start-up" not in steps
+
+
+def test_the_link_of_another_kind_alone_above_a_wrapper_cut_gets_no_vllm_config_reading() -> None:
+    report = diagnose_text(_wrapper_cut(LINK.replace("value_error", "missing")),
+                           DiagnoseOptions(include_user_patterns=False))
+    assert "config classes" not in check_texts(report.failures[0].diagnosis)
+
+
+def test_the_validation_error_named_by_its_link_is_marked_inferred_and_not_searched_for() -> None:
+    # (review cut20 low 14: a type and message logsleuth put together is never the search text)
+    report = diagnose_text(_wrapper_cut(LINK), DiagnoseOptions(include_user_patterns=False))
+    assert report.failures[0].failure.final.typed_from_message

@@ -85,6 +85,7 @@ from logsleuth.reasoning.remote_code_scope import without_remote_code
 from logsleuth.reasoning.serving_step import with_serving_switches
 from logsleuth.reasoning.wrapper_death import hidden_error_steps
 from logsleuth.reasoning.wrapper_pins import release_alignment, serve_deployment_alignment, wrapper_pin
+from logsleuth.tracebacks.typeless_errors import PYDANTIC_VALIDATION_ERROR
 from logsleuth.wording import article
 
 # What other modules and the tests read from here, kept where they look for it (the split of stop 42 moved them).
@@ -579,6 +580,26 @@ def _on_native_windows(evidence: Evidence, engine: str | None, because: str) -> 
     )
 
 
+# vLLM's config classes are pydantic dataclasses whose __post_init__ checks raise ValueError (vllm/config/model.py
+# ModelConfig, 0.10 on): a value_error there is the config's own check (xorbitsai/inference#4652, split 19 F-06)
+_VLLM_CONFIG_VALUE_ERROR = (
+    "When the engine is vLLM: in its config classes (ModelConfig and the rest, checked at start-up), a value_error is the config's own check: "
+    "most often a model whose architecture or model_type the installed vLLM or its transformers does not know (a model "
+    "newer than the release: a newer release, or an image that ships one), else a setting's value the check refuses.")
+
+
+def _validation_link_steps(evidence: Evidence) -> tuple[str, ...]:
+    """What vLLM's config classes say of a ValidationError named only by pydantic's closing link of kind value_error
+    (tracebacks/logged_errors.named_by_validation_link), in a paste that shows vLLM or a wrapper that may run it; ()
+    otherwise (a request's body, another program's model)."""
+    final = evidence.failure.final
+    # (a wrapper that runs engines, Xinference over vLLM in xorbitsai/inference#4652, may show no vLLM line of its own)
+    vllm = (evidence.launch.engine in ("vllm", None) and evidence.launch.wrapper is not None
+            or evidence.launch.engine == "vllm" or any("vllm/" in frame.file for frame in final.frames))
+    link_only = final.truncated and final.type == PYDANTIC_VALIDATION_ERROR and final.message == "value_error"
+    return (_VLLM_CONFIG_VALUE_ERROR,) if vllm and link_only else ()
+
+
 def _unclassified(evidence: Evidence) -> Diagnosis:
     final = evidence.failure.final
     # a pydantic ValidationError carrying a validator's ValueError is the engine's check's ValueError, as the rules and
@@ -602,7 +623,7 @@ def _unclassified(evidence: Evidence) -> Diagnosis:
         fix=Fix(summary=f"General checks for {article(kind)} {kind}:",
                 steps=(*hidden_error_steps(evidence), *patched_copy_steps(evidence.failure), *_limit_steps(evidence),
                        *_quantized_launch_steps(evidence), *split_steps,
-                       *_feature_steps(evidence), *guidance.checks),
+                       *_feature_steps(evidence), *guidance.checks, *_validation_link_steps(evidence)),
                 needs_input=(*_missing_line(evidence), *split_asked)),
         engine=evidence.launch.engine,
         engine_version=evidence.launch.engine_version,

@@ -341,7 +341,7 @@ def named_by_lines_above(failure: Failure, lines: tuple[LineAbove, ...]) -> Fail
 # in.  A paste that cut the error's header and message keeps only it (xorbitsai/inference#4652: vLLM's config
 # validation over Xinference's cut traceback).
 _VALIDATION_LINK = compile_lazily(r"^\s*For further information visit https://errors\.pydantic\.dev/[\w.]{1,16}/v/(?P<kind>\w{1,40})\s*$")
-_VALIDATION_LINES = ("validation error", VALUE_ERROR_LINE)
+_VALIDATION_LINES = ("validation error", VALUE_ERROR_LINE, "[type=")
 
 
 def named_by_validation_link(failure: Failure) -> Failure:
@@ -354,7 +354,7 @@ def named_by_validation_link(failure: Failure) -> Failure:
     if (link := _VALIDATION_LINK.match(context[-1])) is None:
         return failure
     # (its kind alone: the class and the message were on the lines the paste lost; the report shows the link above)
-    return _named(failure, PYDANTIC_VALIDATION_ERROR, link["kind"])
+    return _named(failure, PYDANTIC_VALIDATION_ERROR, link["kind"], inferred=True)
 
 
 def _named_in_sentence(text: str) -> str | None:
