@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from logsleuth.facts.table import table_rows
+from logsleuth.facts.table import parsed_toml, table_rows
 from logsleuth.lazyre import compile_lazily
 
 
@@ -41,7 +41,8 @@ class FrameShape:
     guess: bool = False
     # when given: the shape holds only when a line of the paste matches one (reasoning/general.py reads the paste)
     when_lines: tuple[re.Pattern[str], ...] = ()
-    # functions of any outer frame that rule the shape out (a step run at start-up, not while serving)
+    # functions of any outer frame that rule the shape out (the toml's start_up_functions for a row with
+    # `unless_start_up`: a step run at start-up, not while serving)
     unless_outer_functions: frozenset[str] = frozenset()
     # when given: the frame that imports a module by name must be one of these (file fragment, function)
     importers: tuple[tuple[str, str], ...] = ()
@@ -52,6 +53,7 @@ class FrameShape:
 
 @cache
 def frame_shapes() -> tuple[FrameShape, ...]:
+    start_up = frozenset(parsed_toml("frame_shapes.toml").get("start_up_functions", ()))
     return tuple(
         FrameShape(shape=row["shape"], category=row["category"], title=row.get("title", ""), reading=row["reading"],
                    innermost=int(row.get("innermost", 1)), every=bool(row.get("every", False)),
@@ -63,7 +65,7 @@ def frame_shapes() -> tuple[FrameShape, ...]:
                    checks=tuple(row.get("checks", ())), kind=row.get("kind", "shape"),
                    imported_by_name=row.get("imported_by_name"), guess=bool(row.get("guess", False)),
                    when_lines=tuple(compile_lazily(pattern) for pattern in row.get("when_lines", ())),
-                   unless_outer_functions=frozenset(row.get("unless_outer_functions", ())),
+                   unless_outer_functions=start_up if row.get("unless_start_up") else frozenset(),
                    importers=tuple((site["file"], site["function"]) for site in row.get("importers", ())),
                    function_files=tuple(row.get("function_files", ())))
         for row in table_rows("frame_shapes.toml", "shape"))

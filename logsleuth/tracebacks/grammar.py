@@ -50,6 +50,12 @@ EXCEPTION_LINE = compile_lazily(
 # (vLLM's `ERROR 03-02 22:42:58 [engine.py:409]` cut to `ERROR`, vllm-project/vllm-ascend#218): never an exception line,
 # as no exception class CPython prints is named so.
 LOG_LEVEL_WORDS = frozenset({"ERROR", "WARNING", "WARN", "INFO", "DEBUG", "CRITICAL"})
+
+
+def names_an_exception(text: str) -> bool:
+    """The line has an exception line's shape and is not a record's level word left alone by a cut (`ERROR`): the
+    one test of "an exception line" (classify, chain.is_exception_line)."""
+    return EXCEPTION_LINE.match(text) is not None and text.strip() not in LOG_LEVEL_WORDS
 GROUP_HEADER = compile_lazily(r"^(?P<indent>\s*)\+ Exception Group Traceback \(most recent call last\):\s*$")
 FATAL_HEADER = compile_lazily(r"^Fatal Python error: (?P<msg>.*)$")
 THREAD_HEADER = compile_lazily(r"^(?P<current>Current thread|Thread) 0x[0-9a-fA-F]+ .*\(most recent call first\):\s*$")
@@ -1090,6 +1096,6 @@ def classify(text: str) -> LineKind:
         return LineKind.FATAL
     if THREAD_HEADER.match(stripped):
         return LineKind.THREAD
-    if EXCEPTION_LINE.match(text) and stripped not in LOG_LEVEL_WORDS:
+    if names_an_exception(text):
         return LineKind.EXCEPTION
     return LineKind.OTHER
