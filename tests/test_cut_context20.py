@@ -373,3 +373,10 @@ def test_the_validation_error_named_by_its_link_is_marked_inferred_and_not_searc
     # (review cut20 low 14: a type and message logsleuth put together is never the search text)
     report = diagnose_text(_wrapper_cut(LINK), DiagnoseOptions(include_user_patterns=False))
     assert report.failures[0].failure.final.typed_from_message
+
+
+def test_the_death_record_without_its_exit_code_record_says_what_each_code_would_mean() -> None:
+    # (gpustack/gpustack#3848's paste stopped at the record: the exit code, -9 there, was on the next one)
+    steps = check_texts(diagnose_with_patterns(DEAD))
+    assert "which the paste does not show" in steps and "-9 (SIGKILL) is a kill" in steps
+    assert "most likely raised an error of its own" not in steps

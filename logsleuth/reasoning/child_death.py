@@ -29,6 +29,11 @@ _IF_KILLED = compile_lazily(r"If exit code is -9 \(SIGKILL\)[^.]{0,200}\.(?:\s*R
 # The engine's own tear-down of its children after a failure (SGLang's utils kill_process_tree: "… not reaped within
 # Ns after SIGKILL"): a kill it sent, not what ended the child
 _OWN_TEARDOWN = compile_lazily(r"kill_process_tree|sending SIGKILL|after SIGKILL")
+# SGLang's death record whose exit code it logs on a record of its own right after (engine.py _launch_subprocesses:
+# `Rank {i} scheduler is dead. …`, join, then `Exit code: {exitcode}`; gpustack/gpustack#3848: -9), which a paste may
+# not keep: the code, not a guess, then says how the child ended.  (Its "Initialization failed. Please see the error
+# messages above." is the child's own report of a failure, sent through the pipe: no exit code, an error of its own.)
+_EXIT_LOGGED_APART = compile_lazily(r"scheduler is dead")
 _PIPE_READ = ("scheduler_pipe_readers", "_wait_for_scheduler_ready", "wait_for_engine_startup", "_recv_bytes")
 # An exit code or status as the paste prints it: SGLang's `Exit code: -9` (engine.py), torchrun's `exitcode  : -9`,
 # Python's `returncode=-9`, docker's and k8s's `exited with code 137` / `exitCode: 137`, a shell's `exit status 137`
@@ -102,6 +107,13 @@ def child_death_checks(evidence: Evidence) -> tuple[str, ...]:
         return (absent, killed)
     if any(_CRASHED.search(line) for line in lines):
         return (absent, crashed, only_then)
+    if code is None and any(_EXIT_LOGGED_APART.search(line) for line in lines):
+        return (absent, ("SGLang logs the child's exit code on the record right after this one (`Exit code: N`), "
+                         "which the paste does not show: it says how the child ended. -9 (SIGKILL) is a kill from "
+                         "outside, most often the kernel's OOM killer or a container's memory limit while the weights "
+                         "load (host memory: dmesg | grep -i -E 'killed process|oom', the container's OOMKilled state); "
+                         "-11 or -6 a crash in native code (a kernel package that does not fit); 1 an error of the "
+                         "child's own, printed in its own output."))
     return (absent, mismatch, only_then)
 
 
