@@ -380,3 +380,25 @@ def test_the_death_record_without_its_exit_code_record_says_what_each_code_would
     steps = check_texts(diagnose_with_patterns(DEAD))
     assert "which the paste does not show" in steps and "-9 (SIGKILL) is a kill" in steps
     assert "most likely raised an error of its own" not in steps
+
+
+def test_a_cuda_wait_whose_frame_line_the_paste_cut_mid_name_is_still_the_synchronization() -> None:
+    # (split 19 E-01's paste stopped inside the frame line: `… torch/cuda/streams.py", line 224, in synchr`)
+    log = _scheduler_cut("event_loop_overlap", "event_loop_overlap", "self.update_running_batch(None)")
+    stream = real_traceback(SYNC + "\nEvent().synchronize()\n", "torch/cuda/streams.py").splitlines()
+    frame = next(line for line in stream if "in synchronize" in line)
+    assert "CUDA synchronization" in diagnose_with_patterns(log + frame[:-len("onize")] + "\n").title
+
+
+EMPTY_CACHE = '''
+def empty_cache():
+    raise RuntimeError("CUDA error: an illegal memory access was encountered")
+'''
+
+
+def test_a_torch_cuda_call_that_waits_for_nothing_is_no_synchronization() -> None:
+    # (review cut20 low 12: torch/cuda/memory.py empty_cache under the scheduler's idle memory check)
+    log = _scheduler_cut("event_loop_normal", "event_loop_normal", "self.update_running_batch(None)")
+    memory = real_traceback(EMPTY_CACHE + "\nempty_cache()\n", "torch/cuda/memory.py").splitlines()
+    frame = next(line for line in memory if "in empty_cache" in line)
+    assert "CUDA synchronization" not in diagnose_with_patterns(log + frame + "\n").title
