@@ -222,7 +222,10 @@ def test_a_scheduler_that_died_is_not_the_oom_killer_the_hint_names_for_another_
     look-alike, an OOM killer named as what happened, is Ray's exit detail above: it still names host-memory.)"""
     diagnosis = diagnose_without_patterns(SCHEDULER_DIED.format(code=255))
     assert diagnosis.category == "process-killed", diagnosis
-    assert any("its own error is printed above it" in step for step in diagnosis.fix.steps), diagnosis.fix.steps
+    # (stop 56, reasoning/child_death.py: the child's error said absent from the paste, the kill named only as what the
+    # paste or the host would have to show)
+    assert any("own error is not in the paste" in step for step in diagnosis.fix.steps), diagnosis.fix.steps
+    assert not any(step.startswith("A kill from outside") for step in diagnosis.fix.steps), diagnosis.fix.steps
 
 
 def test_a_setting_passed_twice_to_the_engines_settings_class_is_a_caller_for_another_release() -> None:

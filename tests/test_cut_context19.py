@@ -436,7 +436,7 @@ def test_every_guessing_shape_says_it_guesses() -> None:
     guess = "a guess from where the process was, not a finding"
     rows = frame_shapes()
     assert [row.shape for row in rows if row.guess] == ["plugin-import", "model-class", "speculative-runtime",
-                                                         "graph-replay"]
+                                                         "graph-replay", "serving-sync", "serving-step"]
     for row in rows:
         assert (guess in row.reading) == row.guess, row.shape
         assert not row.guess or "may" in row.title or "likel" in row.title, row.shape  # a title that hedges

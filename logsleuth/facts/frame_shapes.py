@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from logsleuth.facts.table import table_rows
+from logsleuth.facts.table import parsed_toml, table_rows
 from logsleuth.lazyre import compile_lazily
 
 
@@ -31,7 +31,9 @@ class FrameShape:
     # its call of another check): at any other statement the callee failed, not the check
     when_sources: tuple[re.Pattern[str], ...]
     checks: tuple[str, ...]
-    kind: str = "shape"  # "check": one of the engines' known check functions, named in the reading
+    # "check": one of the engines' known check functions, named in the reading; "step": the engine's serving step,
+    # its checks filled in for the launch (reasoning/serving_step.py); "shape": any other
+    kind: str = "shape"
     # True: only when a frame imports the module by name at run time (reasoning/frame_shapes.on_demand_importer);
     # False: only when none does; None: either
     imported_by_name: bool | None = None
@@ -39,14 +41,19 @@ class FrameShape:
     guess: bool = False
     # when given: the shape holds only when a line of the paste matches one (reasoning/general.py reads the paste)
     when_lines: tuple[re.Pattern[str], ...] = ()
-    # functions of any outer frame that rule the shape out (a step run at start-up, not while serving)
+    # functions of any outer frame that rule the shape out (the toml's start_up_functions for a row with
+    # `unless_start_up`: a step run at start-up, not while serving)
     unless_outer_functions: frozenset[str] = frozenset()
     # when given: the frame that imports a module by name must be one of these (file fragment, function)
     importers: tuple[tuple[str, str], ...] = ()
+    # when given: a frame fits by its function, its source or its callee only when its file holds one of these (the
+    # engine's own modules: a user's function of the same name is not the engine's step)
+    function_files: tuple[str, ...] = ()
 
 
 @cache
 def frame_shapes() -> tuple[FrameShape, ...]:
+    start_up = frozenset(parsed_toml("frame_shapes.toml").get("start_up_functions", ()))
     return tuple(
         FrameShape(shape=row["shape"], category=row["category"], title=row.get("title", ""), reading=row["reading"],
                    innermost=int(row.get("innermost", 1)), every=bool(row.get("every", False)),
@@ -58,6 +65,7 @@ def frame_shapes() -> tuple[FrameShape, ...]:
                    checks=tuple(row.get("checks", ())), kind=row.get("kind", "shape"),
                    imported_by_name=row.get("imported_by_name"), guess=bool(row.get("guess", False)),
                    when_lines=tuple(compile_lazily(pattern) for pattern in row.get("when_lines", ())),
-                   unless_outer_functions=frozenset(row.get("unless_outer_functions", ())),
-                   importers=tuple((site["file"], site["function"]) for site in row.get("importers", ())))
+                   unless_outer_functions=start_up if row.get("unless_start_up") else frozenset(),
+                   importers=tuple((site["file"], site["function"]) for site in row.get("importers", ())),
+                   function_files=tuple(row.get("function_files", ())))
         for row in table_rows("frame_shapes.toml", "shape"))

@@ -58,8 +58,10 @@ def _with_ranges(fix: Fix, engine: str, own: frozenset[str], possible: tuple[str
     offered = [*_FLAG.findall(fix.summary), *(flag for step in fix.steps for flag in _FLAG.findall(step)),
                *(_offered(op) for op in fix.flags if op.op != "remove")]
     removed = {op.flag.split("=", 1)[0] for op in fix.flags if op.op == "remove"}  # the user's, said to go
+    # (a step that names the flag with its range already says it: reasoning/serving_step.py's switches)
     notes = [note for flag in dict.fromkeys(offered)
-             if flag not in own and flag not in removed and (note := range_note(engine, flag, possible))]
+             if flag not in own and flag not in removed and (note := range_note(engine, flag, possible))
+             and not any(flag in step and note.split(": ", 1)[1] in step for step in fix.steps)]
     summary = fix.summary
     if notes and not all(note in summary for note in notes):
         summary = f"{summary} ({'; '.join(note for note in notes if note not in summary)})"

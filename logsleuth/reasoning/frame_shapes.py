@@ -52,6 +52,8 @@ def _named(shape: FrameShape, frame: Frame, constructed: bool, importer: Frame |
 
 
 def _fits(shape: FrameShape, frame: Frame, innermost: bool) -> bool:
+    if shape.function_files and not any(fragment in frame.file for fragment in shape.function_files):
+        return False  # a function of that name outside the engine's modules: the user's own code
     if frame.function in shape.functions or any(fragment in frame.file for fragment in shape.paths):
         return True
     if frame.source and any(pattern.search(frame.source) for pattern in shape.sources):
@@ -85,7 +87,10 @@ def shape_of(failure: Failure) -> FrameShape | None:
             continue
         fitting = [_fits(shape, frame, frame is last) for frame in innermost]
         if all(fitting) if shape.every else any(fitting):
-            return _named(shape, last, failure.final.frames[-1].file == "<string>", importer)
+            # a serving step is named by its innermost engine function, not the library frame the paste was cut in
+            anchor = (next((f for f in reversed(frames) if _fits(shape, f, False)), last)
+                      if shape.kind == "step" else last)
+            return _named(shape, anchor, failure.final.frames[-1].file == "<string>", importer)
     return None
 
 

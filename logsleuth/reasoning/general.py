@@ -37,6 +37,7 @@ from logsleuth.reasoning.call_frames import (
     wrapper_call_into_engine,
 )
 from logsleuth.reasoning.category_score import MISSING_LINE, UNCLASSIFIED, best_row, cut_in_model_loader
+from logsleuth.reasoning.child_death import child_death_checks
 from logsleuth.reasoning.cut_context import cut_context_shape
 from logsleuth.reasoning.dashed_keywords import dashed_argument_steps, dashed_engine_argument
 from logsleuth.reasoning.dependencies import release_needed
@@ -85,8 +86,10 @@ from logsleuth.reasoning.patched_engine import patched_copy_steps
 from logsleuth.reasoning.plain_call import without_companion_check
 from logsleuth.reasoning.raise_site import site_of
 from logsleuth.reasoning.remote_code_scope import without_remote_code
+from logsleuth.reasoning.serving_step import with_serving_switches
 from logsleuth.reasoning.wrapper_death import hidden_error_steps
 from logsleuth.reasoning.wrapper_pins import release_alignment, serve_deployment_alignment, wrapper_pin
+from logsleuth.tracebacks.typeless_errors import PYDANTIC_VALIDATION_ERROR
 from logsleuth.wording import article
 
 DRIVER_MISMATCH_MEANING = "the host's NVIDIA driver and the CUDA the program loads do not fit"
@@ -133,13 +136,16 @@ def categorize(evidence: Evidence) -> Diagnosis:
     shape = shape_of(failure) if cut else None
     if shape is not None and shape.when_lines and not _paste_shows(evidence, shape.when_lines):
         shape = None  # a shape that holds only beside a line of the paste (an attention library's version)
+    if (shape is not None and shape.kind == "step" and found is not None
+            and found[0].category not in (UNCLASSIFIED, shape.category)):
+        shape = None  # the serving step is the weakest reading: words, a subsystem or a frame cue that names another win
     shape_row = table().row(shape.category) if shape is not None else None
     read_from_shape = shape_row is not None  # what failed is read from the frames' shape, not guessed from a subsystem
     if shape is not None and shape_row is not None and found is not None and found[0].category == shape.category:
         # A row of the same category already read more (the package being imported): its words stay, the shape added;
         # a known check function keeps its own title and checks (it says which check ran).
         found = (found[0], [*found[1], f"the frames' shape, {shape.reading}"])
-        shape = shape if shape.kind == "check" else None
+        shape = shape if shape.kind in ("check", "step") else None
     elif shape is not None and shape_row is not None:
         # The frames' shape says which kind of step failed, whatever subsystem the innermost frame runs in.
         found = (shape_row, [f"the frames' shape, {shape.reading}; {MISSING_LINE}"])
@@ -260,6 +266,10 @@ def categorize(evidence: Evidence) -> Diagnosis:
     checks = without_remote_code(tuple(with_compile_cache(check, failure, launch) for check in checks), failure,
                                  launch_settings(launch))
     checks = without_companion_check(checks, failure) if row.category == "cuda-error" else checks
+    if row.category == "process-killed" and (death := child_death_checks(evidence)):
+        checks = death  # the parent's pipe read alone: led by what the paste shows of how the child ended
+    if shape is not None and shape.kind == "step":
+        checks = with_serving_switches(checks, evidence, engine)
     for_message = (checks_for_the_message(row, engine, version, failure_texts(failure), launch_settings(launch),
                                           multimodal_architecture(launch)) if shape is None else ())
     feature = _feature_steps(evidence) if row.category not in PARSER_CATEGORIES else ()
@@ -584,6 +594,26 @@ def _on_native_windows(evidence: Evidence, engine: str | None, because: str) -> 
     )
 
 
+# vLLM's config classes are pydantic dataclasses whose __post_init__ checks raise ValueError (vllm/config/model.py
+# ModelConfig, 0.10 on): a value_error there is the config's own check (xorbitsai/inference#4652, split 19 F-06)
+_VLLM_CONFIG_VALUE_ERROR = (
+    "When the engine is vLLM: in its config classes (ModelConfig and the rest, checked at start-up), a value_error is the config's own check: "
+    "most often a model whose architecture or model_type the installed vLLM or its transformers does not know (a model "
+    "newer than the release: a newer release, or an image that ships one), else a setting's value the check refuses.")
+
+
+def _validation_link_steps(evidence: Evidence) -> tuple[str, ...]:
+    """What vLLM's config classes say of a ValidationError named only by pydantic's closing link of kind value_error
+    (tracebacks/logged_errors.named_by_validation_link), in a paste that shows vLLM or a wrapper that may run it; ()
+    otherwise (a request's body, another program's model)."""
+    final = evidence.failure.final
+    # (a wrapper that runs engines, Xinference over vLLM in xorbitsai/inference#4652, may show no vLLM line of its own)
+    vllm = (evidence.launch.engine in ("vllm", None) and evidence.launch.wrapper is not None
+            or evidence.launch.engine == "vllm" or any("vllm/" in frame.file for frame in final.frames))
+    link_only = final.truncated and final.type == PYDANTIC_VALIDATION_ERROR and final.message == "value_error"
+    return (_VLLM_CONFIG_VALUE_ERROR,) if vllm and link_only else ()
+
+
 def _unclassified(evidence: Evidence) -> Diagnosis:
     final = evidence.failure.final
     # a pydantic ValidationError carrying a validator's ValueError is the engine's check's ValueError, as the rules and
@@ -607,7 +637,7 @@ def _unclassified(evidence: Evidence) -> Diagnosis:
         fix=Fix(summary=f"General checks for {article(kind)} {kind}:",
                 steps=(*hidden_error_steps(evidence), *patched_copy_steps(evidence.failure), *_limit_steps(evidence),
                        *_quantized_launch_steps(evidence), *split_steps,
-                       *_feature_steps(evidence), *guidance.checks),
+                       *_feature_steps(evidence), *guidance.checks, *_validation_link_steps(evidence)),
                 needs_input=(*_missing_line(evidence), *split_asked)),
         engine=evidence.launch.engine,
         engine_version=evidence.launch.engine_version,

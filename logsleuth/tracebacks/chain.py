@@ -36,6 +36,7 @@ from logsleuth.tracebacks.grammar import (
     TRACEBACK_HEADER,
     WRAPPER_TAG,
     is_elision,
+    names_an_exception,
 )
 
 
@@ -70,7 +71,7 @@ def on_a_drive(file: str) -> bool:
 
 
 def is_exception_line(text: str) -> bool:
-    return bool(text) and not text[0].isspace() and EXCEPTION_LINE.match(text) is not None
+    return bool(text) and not text[0].isspace() and names_an_exception(text)
 
 
 # CPython prints an exception that carries no traceback as its `Type: message` lines alone, with no `Traceback` header:

@@ -46,6 +46,16 @@ CAUSE_SUFFIX = r"(?:\((?:[A-Za-z_]\w*+\.)*+[A-Z]\w*+\)(?=: ))?+"
 EXCEPTION_LINE = compile_lazily(
     r"^(?!(?:self|cls)\.)(?P<type>[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)*+" + CAUSE_SUFFIX + r")(?::(?: (?P<msg>.*)|$)|$)"
 )
+# A logging record's level alone on a line, what is left of a record prefix when a paste cuts the line right after it
+# (vLLM's `ERROR 03-02 22:42:58 [engine.py:409]` cut to `ERROR`, vllm-project/vllm-ascend#218): never an exception line,
+# as no exception class CPython prints is named so.
+LOG_LEVEL_WORDS = frozenset({"ERROR", "WARNING", "WARN", "INFO", "DEBUG", "CRITICAL"})
+
+
+def names_an_exception(text: str) -> bool:
+    """The line has an exception line's shape and is not a record's level word left alone by a cut (`ERROR`): the
+    one test of "an exception line" (classify, chain.is_exception_line)."""
+    return EXCEPTION_LINE.match(text) is not None and text.strip() not in LOG_LEVEL_WORDS
 GROUP_HEADER = compile_lazily(r"^(?P<indent>\s*)\+ Exception Group Traceback \(most recent call last\):\s*$")
 FATAL_HEADER = compile_lazily(r"^Fatal Python error: (?P<msg>.*)$")
 THREAD_HEADER = compile_lazily(r"^(?P<current>Current thread|Thread) 0x[0-9a-fA-F]+ .*\(most recent call first\):\s*$")
@@ -996,10 +1006,15 @@ STARTUP_BOUNDARY = compile_lazily(
 # (the dynamic loader's "<library>: cannot open shared object file", printed alone before the error of what failed to
 # load it: torch's "Failed to load the backend extension" under a device plugin, vllm-project/vllm-ascend#1440)
 CONTEXT_WORDS = ("warn", "error", "fail", "not enough", "out of memory", "out-of-memory", "oom", "crash", "is dead",
-                 "xid", "fallen off the bus", "cannot open shared object")
+                 "xid", "fallen off the bus", "cannot open shared object", "exit code", "exitcode", "terminated with",
+                 "exit status")
 CONTEXT_HINT = compile_lazily(
     r"(?i)\b(?:warn(?:ing)?|errors?|fail(?:s|ed|ures?|ing)?|not enough|out[- ]of[- ]memory|(?:oom|crash(?:es|ed|ing)?)(?![-_])"
-    r"|is dead|xid|fallen off the bus|cannot open shared object)\b"
+    r"|is dead|xid|fallen off the bus|cannot open shared object"
+    # how a child process ended, logged on a record of its own (SGLang's engine.py `Exit code: -9` after `Rank 0
+    # scheduler is dead`, its watchdog's `… terminated with -9`, torchrun's `exitcode  : -9`): read by
+    # reasoning/child_death.py
+    r"|exit ?code\s*:?\s*-?\d+|exitcode\s*:\s*-?\d+|terminated with -?\d+|exit status -?\d+)\b"
 )
 
 # A line that reads as an error, whatever its level (one before a traceback cut before its exception line is shown as
@@ -1081,6 +1096,6 @@ def classify(text: str) -> LineKind:
         return LineKind.FATAL
     if THREAD_HEADER.match(stripped):
         return LineKind.THREAD
-    if EXCEPTION_LINE.match(text):
+    if names_an_exception(text):
         return LineKind.EXCEPTION
     return LineKind.OTHER

@@ -20,7 +20,11 @@ from logsleuth.lazyre import compile_lazily
 from logsleuth.models import LOGGED_LINE_TYPE, Failure, LineMeta, LogLine
 from logsleuth.tracebacks.grammar import STRICT_EXCEPTION_LINE, embedded_failure, inline_failure, record_repr
 from logsleuth.tracebacks.prose_failures import quoted_message_candidates
-from logsleuth.tracebacks.typeless_errors import type_named_by_message
+from logsleuth.tracebacks.typeless_errors import (
+    PYDANTIC_VALIDATION_ERROR,
+    VALUE_ERROR_LINE,
+    type_named_by_message,
+)
 
 # The level word of a logger's record: `ERROR` or `CRITICAL` as a word of its own (`… 141 ERROR    msg`,
 # `ERROR llamafactory.chat: msg`, `[ERROR] msg`, `|ERROR| msg`).
@@ -300,6 +304,16 @@ class LineAbove(NamedTuple):
     error_level: bool = False  # an ERROR or CRITICAL record's text, its header taken off by the normalizer
 
 
+# The engines' records of "the loop died", logged right above the traceback that killed it: they name no error, only
+# which process died (vllm/v1/engine/core.py run_engine_core: logger.exception("EngineCore encountered a fatal
+# error."), 0.8 on; v1/executor/multiproc_executor.py worker_busy_loop: "WorkerProc hit an exception.";
+# sglang/srt/managers/scheduler.py run_scheduler_process: f"Scheduler hit an exception: {traceback}", its traceback on
+# the line after when a wrapper splits it).  Nothing above them is the traceback's, so the traceback stays cut and its
+# frames are read (reasoning/frame_shapes.py).
+LOOP_DIED_RECORD = compile_lazily(r"^\s*(?:EngineCore encountered a fatal error|WorkerProc hit an exception"
+                                  r"|Scheduler hit an exception:?)\.?\s*$")
+
+
 def named_by_lines_above(failure: Failure, lines: tuple[LineAbove, ...]) -> Failure:
     """A traceback whose exception line the paste cut off, named by the lines above its header, nearest first: the
     first that is an error the engine's code logs, or that quotes the exception or an engine's message, names it (a
@@ -309,6 +323,8 @@ def named_by_lines_above(failure: Failure, lines: tuple[LineAbove, ...]) -> Fail
     CUDA graph failure); the nearest such line, as before."""
     in_own_words: Failure | None = None
     for line in lines:
+        if LOOP_DIED_RECORD.match(line.text):
+            break  # the traceback's own record: it names nothing, and the records above it are older
         if line.may_be_logged and (named := named_by_logged_error(failure, line.text)) is not failure:
             return named
         if not line.says_error or in_own_words is not None or (
@@ -318,6 +334,27 @@ def named_by_lines_above(failure: Failure, lines: tuple[LineAbove, ...]) -> Fail
             return _named(failure, naming.type_name, naming.message, inferred=naming.inferred)
         in_own_words = _named(failure, naming.type_name, naming.message)
     return in_own_words or failure
+
+
+# pydantic-core's last line of a ValidationError's display, one per error: "For further information visit
+# https://errors.pydantic.dev/{version}/v/{error type}" (pydantic-core src/errors/validation_exception.rs), four spaces
+# in.  A paste that cut the error's header and message keeps only it (xorbitsai/inference#4652: vLLM's config
+# validation over Xinference's cut traceback).
+_VALIDATION_LINK = compile_lazily(r"^\s*For further information visit https://errors\.pydantic\.dev/[\w.]{1,16}/v/(?P<kind>\w{1,40})\s*$")
+_VALIDATION_LINES = ("validation error", VALUE_ERROR_LINE, "[type=")
+
+
+def named_by_validation_link(failure: Failure) -> Failure:
+    """A traceback cut before its exception line whose nearest context line is pydantic's closing link of a validation
+    error, the error's own lines lost: the ValidationError is the failure, its message said to be cut.  Not when the
+    error's own lines are there (typeless_errors reads `Value error, …` as the failure itself)."""
+    context = failure.context
+    if not context or any(words in line for line in context for words in _VALIDATION_LINES):
+        return failure
+    if (link := _VALIDATION_LINK.match(context[-1])) is None:
+        return failure
+    # (its kind alone: the class and the message were on the lines the paste lost; the report shows the link above)
+    return _named(failure, PYDANTIC_VALIDATION_ERROR, link["kind"], inferred=True)
 
 
 def _named_in_sentence(text: str) -> str | None:

@@ -109,6 +109,7 @@ from logsleuth.tracebacks.logged_errors import (
     may_hold_status,
     message_candidates,
     named_by_lines_above,
+    named_by_validation_link,
     plain_candidates,
     status_candidates,
 )
@@ -1120,6 +1121,8 @@ class FailureScanner:
         if (collector.lines_above and failure.kind == "traceback" and (failure.final.frames or failure.truncated)
                 and lost_its_exception_line(failure.final)):
             failure = named_by_lines_above(failure, collector.lines_above)
+        if failure.kind == "traceback" and failure.final.frames and lost_its_exception_line(failure.final):
+            failure = named_by_validation_link(failure)  # pydantic's closing line alone above it
         if collector.fallback or collector.mention:
             (self._fallbacks if collector.fallback else self._mentions).append(failure)
             return
