@@ -336,10 +336,16 @@ def test_graphs_off_is_not_offered_apart_from_the_adaptive_verification_that_nee
     assert "--enforce-eager (CUDA graphs off) together with the launch without --speculative-config" in steps
 
 
-def test_an_amd_gpu_of_the_launch_gets_no_cuda_launch_blocking() -> None:
-    gpu = "[2025-08-15 00:16:50] GPU 0: AMD Instinct MI300X\n"
+@pytest.mark.parametrize("gpu", [
+    "[2025-08-15 00:16:50] GPU 0: AMD Instinct MI300X\n",
+    # an AMD GPU by its architecture alone: the platform decision (reasoning/platform.py) reads it as ROCm too
+    "[2025-08-15 00:16:50] Device 0: gfx942\n",
+])
+def test_an_amd_gpu_of_the_launch_gets_no_cuda_launch_blocking_and_keeps_its_switches(gpu: str) -> None:
     log = gpu + _scheduler_cut("event_loop_normal", "event_loop_normal", "self.update_running_batch(None)")
-    assert "CUDA_LAUNCH_BLOCKING" not in check_texts(diagnose_with_patterns(log))
+    steps = check_texts(diagnose_with_patterns(log))
+    assert "CUDA_LAUNCH_BLOCKING" not in steps
+    assert "--disable-cuda-graph" in steps
 
 
 # pydantic-core's display of a request body's missing field (src/errors/validation_exception.rs: the count and class,

@@ -17,15 +17,11 @@ from logsleuth.command_line import flag_value
 from logsleuth.fixes import catalog as catalogs
 from logsleuth.fixes.cross_engine import find, normalized
 from logsleuth.fixes.release_flags import range_note
-from logsleuth.lazyre import compile_lazily
 from logsleuth.models import LaunchInfo
 from logsleuth.reasoning.evidence import Evidence
+from logsleuth.reasoning.platform import platform_of
 
 PLACEHOLDER = "{serving_switches}"
-# A platform other than NVIDIA's in the frames, the failure's context or the launch's GPU and plugin lines: ROCm/HIP and
-# AMD's GPUs, Ascend (torch_npu), Intel (XPU, Habana Gaudi), TPU
-_OTHER_PLATFORM = compile_lazily(r"(?i)\brocm\b|/rocm|\bhip error|torch_npu|vllm_ascend|\bascend\b|habana|gaudi|\bxpu\b"
-                                 r"|torch_xla|\btpu\b|\bAMD Instinct\b|\bRadeon\b")
 _SPECULATIVE = {"sglang": ("--speculative-algorithm",), "vllm": ("--speculative-config", "--speculative-model")}
 # Settings that need the path a switch turns off, so the release refuses the switch beside them at start-up (a second
 # failure): (engine, switch, the launch's flag, its value or "" for any), each with the refusal's site
@@ -76,8 +72,10 @@ def serving_switches(evidence: Evidence, engine: str | None) -> str:
     if speculative:
         offered.append(f"the launch without its speculative flags ({', '.join(speculative)})")
     offered = [text for text in offered if text]
-    shown = [*(frame.file for frame in frames), *evidence.failure.context, *launch.gpu_lines, *launch.plugin_lines]
-    nvidia = not any(_OTHER_PLATFORM.search(line) for line in shown)
+    # CUDA_LAUNCH_BLOCKING only where no other accelerator ran: the one platform decision (reasoning/platform.py), which
+    # would otherwise leave out the whole check, switches and all, for naming an NVIDIA-only switch
+    decided = platform_of(evidence.failure, launch)
+    nvidia = decided is None or decided[0].fallback
     if not offered and not nvidia:
         return ""
     parts = []
