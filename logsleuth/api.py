@@ -69,6 +69,7 @@ from logsleuth.reasoning.remote_code_scope import without_remote_code
 from logsleuth.reasoning.root_cause import earlier_failures, with_root_cause
 from logsleuth.reasoning.shared_gpu import with_shared_gpu
 from logsleuth.reasoning.shared_libraries import known_library_missing
+from logsleuth.reasoning.startup_leads import startup_leads
 from logsleuth.sources.base import Progress, ReportsProgress, Source
 from logsleuth.sources.fanout import DEFAULT_PARALLEL, IdleWork, one_at_a_time
 from logsleuth.sources.open import (
@@ -411,6 +412,7 @@ def _merge_launch(trackers: list[LaunchTracker], options: DiagnoseOptions) -> La
                                   parallel=_parallel(launch, trail)) if stalled else ()
         launch = replace(launch, ended_in_startup=True, startup_stage=trail.stage, startup_stalled=stalled,
                          startup_guidance=guidance, startup_poll_seconds=trail.polls_seconds())
+        launch = replace(launch, startup_leads=startup_leads(launch))
     if options.engine is not None:
         launch = replace(launch, engine=options.engine)
     if launch.engine_hints:  # the engine's recommending warnings, their flags checked for the release

@@ -377,6 +377,9 @@ class LaunchInfo:
     # X"), the first one: what a check refusing the model's class for a capability was about (reasoning/
     # model_capabilities.py).
     architecture: str | None = None
+    # The model vLLM's start-up banner names beside its logo (`model   Org/Name`, from 0.11), the first one: the model
+    # the log names where its command and settings are not pasted.
+    banner_model: str | None = None
     # vLLM's torch.compile cache directory, when the log names it ("Using cache directory: … for vLLM's torch.compile",
     # or a frame of an Inductor module that runs from inside it): where a check about a corrupted cache points.
     compile_cache: str | None = None
@@ -402,6 +405,10 @@ class LaunchInfo:
     startup_guidance: tuple[str, ...] = ()  # for a stall: general guidance for that stage (startup_trail.stall_guidance)
     # For a log ending on fewer of vLLM's polls for its engine cores than a stall, the seconds they stand for.
     startup_poll_seconds: int = 0
+    # For a log that ends during the start-up: the leads what it names supports (a GGUF file under SGLang's default load
+    # format, a quantization on a MoE checkpoint: reasoning/startup_leads.py), each labelled a fact with its source or
+    # general guidance.
+    startup_leads: tuple[str, ...] = ()
     # Lines that start a container (`docker run …`, `podman run …`, `kubectl run …`), the first ones: the engine ran in
     # a container, whose devices and host mounts the command gives (a driver library missing inside it is the run's).
     container_lines: tuple[str, ...] = ()

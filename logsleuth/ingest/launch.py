@@ -126,6 +126,9 @@ _QUOTED_BY_ERROR = compile_lazily(r"(?i)\berror:|unrecognized arguments:")
 _SERVER_ARGS = compile_lazily(r"\bserver_args=(?P<body>ServerArgs\(.*\)|\{.*\})\s*$")
 # vLLM's model config from 0.11 (vllm/config/model.py): the architecture the registry resolved for the model.
 _RESOLVED_ARCHITECTURE = compile_lazily(r"Resolved architecture: (?P<name>[A-Za-z_]\w{0,200})")
+# vLLM's start-up banner names the model beside its logo (vllm/entrypoints/utils.py log_version_and_model, from 0.11):
+# `█▄█▀ █     █     █     █  model   Org/Name`.
+_VLLM_LOGO_MODEL = compile_lazily(r"█\s{1,8}model\s{1,8}(?P<model>[^\s'\"]{1,300})\s*$")
 # The engine's own dump of its settings, or a wrapper's of the engine arguments it passes: SGLang's
 # `server_args=ServerArgs(…)` (a dict from 0.5.23), vLLM's `Initializing a V1 LLM engine (v0.11.2) with config: …`,
 # its API server's `args: Namespace(…)` before 0.9 (vllm-project/vllm#4604) and `non-default args: {…}` since
@@ -414,6 +417,7 @@ class LaunchTracker:
     switches_on: set[str] = field(default_factory=set)  # what the engine's settings dumps show True (SETTINGS_DUMPS)
     memory_shares: list[tuple[str, float]] = field(default_factory=list)  # LaunchInfo.memory_shares_seen
     architecture: str | None = None  # LaunchInfo.architecture
+    banner_model: str | None = None  # LaunchInfo.banner_model
     other_entry_point: str | None = None  # LaunchInfo.other_entry_point, the first one seen
     # A launch command written over several lines with backslash continuations (a launch script, a pasted
     # shell session): the lines so far, joined, and the offset of its first line.
@@ -455,6 +459,8 @@ class LaunchTracker:
             self.switches_on.update(m["repr"] or m["dict"] for m in _SWITCH_ON.finditer(text))
         if self.architecture is None and "Resolved architecture: " in text and (m := _RESOLVED_ARCHITECTURE.search(text)):
             self.architecture = m["name"]
+        if self.banner_model is None and "█" in text and (m := _VLLM_LOGO_MODEL.search(text)):
+            self.banner_model = m["model"]
         if "server_args=" in text:
             m = _SERVER_ARGS.search(text)
             if m:
@@ -947,6 +953,7 @@ class LaunchTracker:
         self.wrappers |= other.wrappers
         self.switches_on |= other.switches_on
         self.architecture = self.architecture or other.architecture
+        self.banner_model = self.banner_model or other.banner_model
         self.other_entry_point = self.other_entry_point or other.other_entry_point
         self.compile_cache = self.compile_cache or other.compile_cache
         self.memory_shares.extend(share for share in other.memory_shares if share not in self.memory_shares)
@@ -1139,6 +1146,7 @@ class LaunchTracker:
             switches_on=tuple(sorted(self.switches_on)),
             memory_shares_seen=tuple(self.memory_shares),
             architecture=self.architecture,
+            banner_model=self.banner_model,
             compile_cache=self.compile_cache,
             other_entry_point=self.other_entry_point,
             command_wrapped=facts.command_wrapped and not command_override,

@@ -18,7 +18,10 @@ from logsleuth.fixes import static_catalogs
 from logsleuth.fixes.release_flags import range_note, releases_with
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Frame
+from logsleuth.reasoning.category_score import building_model_frame, cut_in_model_loader
+from logsleuth.reasoning.engine_api_calls import code_path
 from logsleuth.reasoning.evidence import Evidence
+from logsleuth.reasoning.launch_quantization import launch_model, launch_quantization, mixture_of_experts_name
 
 # A warning record of a named program, in the formats packages print their own (never the engine's own record, whose
 # logger is the engine's): kvcached's `[kvcached][WARNING][date][file:line] text`, Python logging's default
@@ -49,7 +52,7 @@ _ENGINE_PATHS = ("sglang/", "vllm/")
 
 def cut_context_shape(evidence: Evidence) -> FrameShape | None:
     """The reading the paste's lines give a cut traceback the frames alone leave unclassified, or None."""
-    return _wrapper_warning(evidence) or _forward_on_older_gpu(evidence)
+    return _wrapper_warning(evidence) or _forward_on_older_gpu(evidence) or _quantized_build(evidence)
 
 
 def _guess(*, shape: str, category: str, title: str, reading: str, checks: tuple[str, ...]) -> FrameShape:
@@ -187,3 +190,39 @@ def _in_forward(frames: Sequence[Frame]) -> bool:
     own = [frame for frame in frames if any(f"/{name}" in frame.file for name in _ENGINE_PATHS)][-3:]
     return bool(own) and any(frame.function in _FORWARD_FUNCTIONS or any(p in frame.file for p in _ATTENTION_PATHS)
                              for frame in own)
+
+
+def _quantized_build(evidence: Evidence) -> FrameShape | None:
+    """A cut while the model was built (its loader, a model class's or a layer's constructor) in a launch that sets a
+    quantization method (its command or its settings: a checkpoint's name alone sets nothing) on a checkpoint whose name
+    says it is a mixture-of-experts model: the method's support for the expert layers, which comes apart from the dense
+    layers', is the likeliest part to fail there (sgl-project/sglang#1100, GPTQ on Qwen2-57B-A14B; #2362, W4A16 on a
+    DeepSeek MoE; split 20's A-05, an AWQ MoE checkpoint's KeyError at build).  A dense model's quantization alone
+    decides no category (stop 47: the blind split's guesses from a quantization flag were often wrong)."""
+    failure = evidence.failure
+    built = building_model_frame(failure) or cut_in_model_loader(failure)
+    lines = [*failure.context, *evidence.lines]
+    method = launch_quantization(evidence.launch, lines) if built is not None else None
+    model = launch_model(evidence.launch, lines) if method else None
+    moe = mixture_of_experts_name(model)
+    if built is None or method is None or method.startswith("the checkpoint's name") or moe is None:
+        return None
+    release = evidence.launch.named_version
+    at_release = f"the release the log names ({release})" if release else "the installed release"
+    return _guess(
+        shape="quantized-moe-build", category="quantization",
+        title=f"Failed while a mixture-of-experts model was built with a quantization ({method})",
+        reading=(f"a cut while the model was built ({code_path(built.file)} in {built.function}) in a launch that sets "
+                 f"a quantization ({method}) on a mixture-of-experts checkpoint ({moe} in its name {model}): a "
+                 "method's support for expert layers comes apart from, and often later than, its support for dense "
+                 f"layers, so the method may not run this model's experts in {at_release}; a guess from where the "
+                 "process was and the launch, not a finding"),
+        checks=(
+            "The exception line right after the last frame says what failed (a KeyError or AttributeError on an "
+            "expert layer's name, a shape assertion, a method the MoE layer lacks name a quantization it does not "
+            "take).",
+            f"Whether {at_release} runs this method on MoE expert layers: the engine's quantization docs and release "
+            "notes for the method and MoE models (pip show says which release is installed).",
+            "The same model unquantized, or quantized with a method the release lists for MoE models: if it builds, "
+            "the method's support for this model's experts is the failure; a newer release may add it.",
+        ))

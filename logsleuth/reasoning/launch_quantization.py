@@ -28,6 +28,9 @@ _QUANTIZED_NAME = compile_lazily(
 # `quantization='awq'` in SGLang's ServerArgs repr) and its model (`model='…'`, `model_path='…'`).
 _DUMPED_METHOD = compile_lazily(r"\bquantization['\"]?\s?[=:]\s?['\"]?([A-Za-z][\w-]{0,40})")
 _DUMPED_MODEL = compile_lazily(r"\bmodel(?:_path)?['\"]?\s?[=:]\s?['\"]([^'\"\s]{1,300})['\"]")
+# A mixture-of-experts checkpoint's name: the active parameters after the total (`-A14B`, `-A3B`, `-A2.7B`), experts
+# times size (`8x7B`, `8x22B`), or the word (`MoE`, `-moe-`), between separators.
+_MOE_NAME = compile_lazily(r"(?:^|[-_.])(?:A\d{1,3}(?:\.\d)?B|\d{1,3}x\d{1,3}(?:\.\d)?B|MoE)(?=$|[-_.])", re.IGNORECASE)
 _MODEL_FLAGS = ("--model", "--model-path", "--model_path")
 _METHOD_FLAGS = ("--quantization", "-q")
 _NO_METHOD = ("none", "None", "null", "")
@@ -47,24 +50,48 @@ def _quantized_name(model: str | None) -> str | None:
 def launch_quantization(launch: LaunchInfo, lines: Sequence[str] = ()) -> str | None:
     """What the launch shows of a quantization, as the reasons quote it (`--quantization awq`, `the checkpoint's name
     Qwen2.5-VL-72B-Instruct-AWQ`), from its command, its server_args or a settings dump among `lines`; None when none."""
+    method, models = _read_launch(launch, lines)
+    if method:
+        return method
+    named = next((name for model in models if (name := _quantized_name(model))), None)
+    return f"the checkpoint's name {named}" if named else None
+
+
+def launch_model(launch: LaunchInfo, lines: Sequence[str] = ()) -> str | None:
+    """The model the launch serves as the log names it: its command's, its server_args', a settings dump's, or vLLM's
+    banner's (LaunchInfo.banner_model); None when none."""
+    models = [*_read_launch(launch, lines)[1], *([launch.banner_model] if launch.banner_model else [])]
+    return next((model.strip("'\" ") for model in models if model.strip("'\" ")), None)
+
+
+def mixture_of_experts_name(model: str | None) -> str | None:
+    """The part of a checkpoint's name that says it is a mixture-of-experts model (`A14B` of Qwen2-57B-A14B, the
+    active parameters; `8x7B` of Mixtral-8x7B; `MoE`), or None."""
+    name = (model or "").rstrip("/").rsplit("/", 1)[-1]
+    found = _MOE_NAME.search(name)
+    return found[0].strip("-_.") if found else None
+
+
+def _read_launch(launch: LaunchInfo, lines: Sequence[str]) -> tuple[str | None, list[str]]:
+    """The quantization method as the reasons quote it (None: none set) and the models the launch names, in the
+    order the command, the server_args and the settings dumps among `lines` give them."""
     models: list[str] = []
+    found_method: str | None = None
     if launch.command:
         command = CommandLine.parse(launch.command)
         options = dict(command.options)
-        for flag in _METHOD_FLAGS:
-            if method := _method(" ".join(options.get(flag, ()))):
-                return f"{flag} {method}"
+        found_method = next((f"{flag} {method}" for flag in _METHOD_FLAGS
+                             if (method := _method(" ".join(options.get(flag, ()))))), None)
         models += [" ".join(options[flag]) for flag in _MODEL_FLAGS if flag in options]
         models += list(command.positional[:1])
     settings = dict(launch.server_args)
-    if method := _method(settings.get("quantization")):
-        return f"quantization={method}"
+    if found_method is None and (method := _method(settings.get("quantization"))):
+        found_method = f"quantization={method}"
     models += [settings[name] for name in ("model_path", "model") if name in settings]
     for line in lines:
         if len(line) > 20_000 or not any(dump in line for dump in SETTINGS_DUMPS):
             continue
-        if (found := _DUMPED_METHOD.search(line)) and (method := _method(found[1])):
-            return f"quantization={method}"
+        if found_method is None and (found := _DUMPED_METHOD.search(line)) and (method := _method(found[1])):
+            found_method = f"quantization={method}"
         models += [found[1] for found in _DUMPED_MODEL.finditer(line)]
-    named = next((name for model in models if (name := _quantized_name(model))), None)
-    return f"the checkpoint's name {named}" if named else None
+    return found_method, models

@@ -592,6 +592,9 @@ def startup_notice(launch: LaunchInfo) -> list[str]:
         lines.append(f"It ends on the API server's polls for its engine cores: no engine core line for about "
                      f"{launch.startup_poll_seconds} s. A normal start prints a few of these while the weights load, "
                      "so they alone do not show a stall.")
+    if launch.startup_leads:
+        lines.append("What the log names gives these leads to check, not a failure it shows:")
+        lines.extend(f"  - {lead}" for lead in launch.startup_leads)
     lines.append(STARTUP_NEXT_PASTE)
     return lines
 

@@ -1,0 +1,146 @@
+"""What a traceback cut before its exception line while the engine was being set up leaves to check (issue 28,
+stop 57: "no category, no advice beyond paste more").
+
+The frames stop in the engine's construction (SGLang's Scheduler, its TpModelWorker and ModelRunner, the model class
+being built; vLLM's engine client, LLMEngine, its executor, the engine core) and show no step after it (a forward
+pass, the KV cache's sizing, serving), or the traceback starts right after the start-up's own lines and shows no frame.
+What fails there is most often the model against the release: its architecture not implemented by the installed
+release (vllm-project/vllm#12502, Qwen2.5-VL on a release before it; sgl-project/sglang#4062, a vision model SGLang
+0.4.3 did not implement), its quantization not built for this model type (sgl-project/sglang#2362, W4A16 on a
+DeepSeek MoE; #1100, GPTQ on Qwen2-MoE; vllm-project/vllm#12682, a partly quantized bitsandbytes checkpoint), a
+transformers newer than the release was made for (vllm-project/vllm#52768, Gemma 4 on vLLM 0.27.1 with transformers
+5.15), or a regression of a development commit (sgl-project/sglang#8194, a main-branch build).  None of that is
+proven by a cut traceback: the steps are general guidance, each built on what the log names (the model, the release,
+the quantization, transformers' version) and saying so, and the category stays unclassified."""
+
+from __future__ import annotations
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from logsleuth.diagnosis.grouping import names_no_cause
+from logsleuth.facts import requires
+from logsleuth.facts.package_sites import versions_shown
+from logsleuth.lazyre import compile_lazily
+from logsleuth.models import ENGINE_NAMES, Frame
+from logsleuth.reasoning.call_frames import own_frames
+from logsleuth.reasoning.category_score import called_by
+from logsleuth.reasoning.engine_api_calls import code_path
+from logsleuth.reasoning.evidence import Evidence
+from logsleuth.reasoning.launch_quantization import launch_model
+
+# The engines' set-up calls, as a frame's function or the call its line makes: SGLang's scheduler process and the
+# workers and runner it builds (sglang/srt/managers/scheduler.py, tp_worker.py, model_executor/model_runner.py), vLLM's
+# engine client and engine (entrypoints/openai/api_server.py, engine/llm_engine.py, engine/multiprocessing/engine.py,
+# v1/engine/core.py, executor/), the config they build first (engine/arg_utils.py create_engine_config) and both
+# engines' model loaders.
+_SETUP_CALLS = frozenset({
+    "run_scheduler_process", "Scheduler", "TpWorkerClass", "TpModelWorker", "TpModelWorkerClient", "ModelRunner",
+    "load_model", "get_model", "_initialize_model", "initialize_model", "model_class", "init_torch_distributed",
+    "build_async_engine_client", "build_async_engine_client_from_engine_args", "create_engine_config",
+    "from_engine_args", "from_vllm_config", "run_mp_engine", "MQLLMEngine", "LLMEngine", "executor_class",
+    "_init_executor", "init_device", "EngineCore", "EngineCoreProc", "run_engine_core", "make_client",
+    "create_model_config", "get_config", "ModelConfig",
+})
+# A step after the set-up: the weights were in place and the engine ran something (category_score's later steps).
+_AFTER_SETUP = frozenset({
+    "forward", "profile_run", "_dummy_run", "determine_num_available_blocks", "determine_available_memory",
+    "profile_max_num_token", "init_memory_pool", "_initialize_kv_caches", "initialize_kv_cache", "capture",
+    "capture_model", "init_cuda_graphs", "execute_model", "warmup_model", "compile_or_warm_up_model", "generate",
+    "step", "run_batch", "forward_batch_generation", "event_loop_normal", "event_loop_overlap", "run_engine_loop",
+    "_process_input_queue", "run_busy_loop",
+})
+_ENGINE_FILES = compile_lazily(r"(?:^|/)(?:sglang|vllm)/")
+# An engine's source tree (a checkout or an editable install): its package under the repository's own directory
+# (`…/sglang/python/sglang/srt/…`, `…/vllm/vllm/engine/…`), not under site-packages.
+_SOURCE_TREE = compile_lazily(r"^(?P<tree>.*?/sglang/python)/sglang/|^(?P<vtree>.*?/vllm)/vllm/")
+_INSTALLED = compile_lazily(r"/(?:site|dist)-packages/")
+LABEL = "General guidance, not a proven fix:"
+
+
+def setup_frame(evidence: Evidence) -> Frame | None:
+    """The innermost engine frame of a cut traceback that stops in the engine's set-up, with no step after it."""
+    failure = evidence.failure
+    if not names_no_cause(failure):
+        return None
+    frames = [frame for frame in own_frames(failure) if _ENGINE_FILES.search(frame.file)]
+    if any(frame.function in _AFTER_SETUP for frame in failure.final.frames):
+        return None
+    return next((frame for frame in reversed(frames)
+                 if frame.function in _SETUP_CALLS or called_by(frame) in _SETUP_CALLS), None)
+
+
+def _started_then_cut(evidence: Evidence) -> bool:
+    """A cut traceback that shows no frame at all, in a log that shows the engine's start (its release's banner, its
+    settings or its command) and ends there (ingest/startup_trail.py, for a log the traceback's two lines end)."""
+    failure = evidence.failure
+    launch = evidence.launch
+    shown = launch.named_version is not None or bool(launch.server_args) or bool(launch.command)
+    return names_no_cause(failure) and not failure.final.frames and shown
+
+
+def cut_setup_steps(evidence: Evidence) -> tuple[str, ...]:
+    """General guidance for a traceback cut while the engine was being set up, each step on what the log names."""
+    frame = setup_frame(evidence)
+    if frame is None and not _started_then_cut(evidence):
+        return ()
+    launch = evidence.launch
+    lines = [*evidence.failure.context, *evidence.lines]
+    engine = launch.engine if launch.engine in ENGINE_NAMES else None
+    name = ENGINE_NAMES[engine] if engine else "the engine"
+    version = launch.named_version
+    release = f"{name} {version}" if version else f"the installed {name}"
+    model = launch_model(launch, lines)
+    named = [f"the model {model}" if model else "", f"the release {name} {version}" if version else ""]
+    said = " and ".join(part for part in named if part)
+    stage = (f"the traceback stops while {name} was being set up (in {code_path(frame.file)} in {frame.function}), "
+             "before it served" if frame is not None else
+             f"the traceback stops at its first line, in a paste that shows {name}'s start and nothing of it serving: "
+             "if it was raised during the start-up")
+    steps = [f"{LABEL} {stage}. What fails "
+             "there is most often the model against the release: an architecture the release does not implement, a "
+             "quantization not built for this model type, a transformers the release was not made for, or the "
+             "release's own code." + (f" The log names {said}." if said else "")]
+    check_release = "" if version else f" ({'pip show ' + engine if engine else 'pip show vllm or sglang'} says which)"
+    steps.append(f"{LABEL} check that {release}{check_release} implements "
+                 f"{model or 'this model'}: the \"architectures\" entry of the checkpoint's config.json "
+                 f"against the release's supported models; a model published after the release needs a newer one.")
+    if (transformers := _transformers_step(engine, version, lines, launch.package_lines)) is not None:
+        steps.append(transformers)
+    if frame is not None and (tree := _source_tree(evidence)) is not None:
+        steps.append(f"{LABEL} the frames run from a source tree ({tree}), as a checkout or the engine's container "
+                     "image runs it: if it is a commit of a development branch rather than a release's tag, a "
+                     "regression of that commit is possible; the same launch on a release (or a newer commit) tells "
+                     "them apart.")
+    return tuple(steps)
+
+
+def _transformers_step(engine: str | None, version: str | None, lines: list[str],
+                       package_lines: tuple[str, ...]) -> str | None:
+    """transformers' version the log shows against what the named release requires (facts/requires.json)."""
+    pin = requires.pin(engine, version, "transformers") if engine and version else None
+    shown = versions_shown([*package_lines, *lines], "transformers")
+    if pin is None or not pin.specifier:
+        return None
+    name = ENGINE_NAMES.get(engine or "", engine)
+    if not shown:
+        return (f"{LABEL} {name} {version} requires {pin.requirement} (its package metadata): pip show transformers "
+                "says whether the installed one is within it; a transformers newer than the release can fail to read "
+                "a new model's config the release reads.")
+    try:
+        within = Version(shown[0]) in SpecifierSet(pin.specifier)
+    except (InvalidSpecifier, InvalidVersion):
+        return None
+    if within:
+        return None
+    return (f"{LABEL} the log shows transformers {shown[0]}, outside what {name} {version} requires ({pin.requirement}, "
+            "its package metadata): installing a transformers within it rules that out.")
+
+
+def _source_tree(evidence: Evidence) -> str | None:
+    """The engine's source tree the frames run from, when none is under site-packages."""
+    files = [frame.file for frame in evidence.failure.final.frames if _ENGINE_FILES.search(frame.file)]
+    if not files or any(_INSTALLED.search(file) for file in files):
+        return None
+    found = next((m for file in files if (m := _SOURCE_TREE.search(file))), None)
+    return (found["tree"] or found["vtree"]) if found else None

@@ -1,0 +1,220 @@
+"""Tracebacks cut while the engine was being set up, and start-up pastes that stop before any error (issue 28, stop 57,
+branch cutmodel21).  Real CPython tracebacks through the engines' set-up calls, rebuilt in our own words and cut the way
+the threads' pastes were:
+
+- a cut in SGLang's scheduler or model construction (sgl-project/sglang#8194, #2362), in vLLM's engine client or engine
+  (vllm-project/vllm#12502, #12682), or right after vLLM's banner (#52768): unclassified, with general guidance built on
+  what the log names (model, release, transformers' pin, a source tree), never a category;
+- a quantization method set on a mixture-of-experts checkpoint, cut while the model was built (sgl-project/sglang#1100,
+  #2362): a labelled quantization guess; a dense model's stays stop 47's general guidance (tests/test_categories_cut2.py);
+- a start-up paste with no error: a GGUF file under SGLang's default load format (sgl-project/sglang#1616), a
+  quantization on a MoE checkpoint (#1100), as leads in the notice; none where nothing supports one."""
+
+from __future__ import annotations
+
+import pytest
+
+from logsleuth.api import DiagnoseOptions, diagnose_text
+from logsleuth.models import LaunchInfo
+from logsleuth.reasoning.launch_quantization import launch_model, mixture_of_experts_name
+from tests.helpers import diagnose_with_patterns, real_traceback
+from tests.test_cut_tracebacks import cut_after
+
+LABEL = "General guidance, not a proven fix:"
+
+# SGLang's scheduler building its worker, runner and model: the model class's constructor raises.
+SGLANG_SETUP = '''
+class DeepseekV2ForCausalLM:
+    def __init__(self, config):
+        raise KeyError("experts.w13_qweight")
+
+
+def _initialize_model(config):
+    model_class = DeepseekV2ForCausalLM
+    return model_class(
+        config)
+
+
+class ModelRunner:
+    def __init__(self):
+        self.load_model()
+
+    def load_model(self):
+        self.model = _initialize_model({})
+
+
+class Scheduler:
+    def __init__(self):
+        self.model_runner = ModelRunner(
+        )
+
+
+def run_scheduler_process():
+    scheduler = Scheduler()
+
+
+run_scheduler_process()
+'''
+
+
+def _sglang_cut(filename: str) -> str:
+    return cut_after(real_traceback(SGLANG_SETUP, filename), "return model_class(")
+
+
+def _steps(text: str) -> tuple[str, ...]:
+    diagnosis = diagnose_with_patterns(text)
+    assert diagnosis.fix is not None
+    return diagnosis.fix.steps
+
+
+def test_a_cut_in_model_construction_gets_set_up_guidance_and_no_category() -> None:
+    cut = _sglang_cut("python3.10/site-packages/sglang/srt/model_loader/loader.py")
+    assert "KeyError" not in cut
+    diagnosis = diagnose_with_patterns(cut)
+    assert diagnosis.category == "unclassified", diagnosis.root_cause
+    steps = diagnosis.fix.steps if diagnosis.fix else ()
+    stage = next(step for step in steps if "was being set up" in step)
+    assert stage.startswith(LABEL) and "sglang/srt/model_loader/loader.py in _initialize_model" in stage
+    # the release is not named: the check says how to read it, and no source tree is claimed for an installed package
+    assert any("pip show sglang" in step and "architectures" in step for step in steps)
+    assert not any("source tree" in step for step in steps)
+
+
+def test_a_source_tree_is_named_as_a_possible_regression() -> None:
+    steps = _steps(_sglang_cut("sgl-workspace/sglang/python/sglang/srt/model_loader/loader.py"))
+    tree = next(step for step in steps if "source tree" in step)
+    assert tree.startswith(LABEL) and "/sglang/python)" in tree and "development branch" in tree
+
+
+def test_a_cut_after_the_set_up_gets_no_set_up_guidance() -> None:
+    printed = real_traceback('''
+def forward(batch):
+    raise RuntimeError("boom")
+
+
+def event_loop_normal():
+    forward([1])
+
+
+event_loop_normal()
+''', "python3.10/site-packages/sglang/srt/managers/scheduler.py")
+    steps = _steps(cut_after(printed, "forward([1])"))
+    assert not any("was being set up" in step for step in steps)
+
+
+BANNER = "\n".join([
+    "(APIServer pid=7) INFO 03-02 10:00:00 [utils.py:300]        █     █     █▄   ▄█",
+    "(APIServer pid=7) INFO 03-02 10:00:00 [utils.py:300]  ▄▄ ▄█ █     █     █ ▀▄▀ █  version 0.11.0",
+    "(APIServer pid=7) INFO 03-02 10:00:00 [utils.py:300]   █▄█▀ █     █     █     █  model   acme/newmodel-9B",
+    "(APIServer pid=7) INFO 03-02 10:00:00 [utils.py:300]    ▀▀  ▀▀▀▀▀ ▀▀▀▀▀ ▀     ▀",
+    "(APIServer pid=7) INFO 03-02 10:00:00 [utils.py:250] non-default args: {'model': 'acme/newmodel-9B'}",
+    "(APIServer pid=7) Traceback (most recent call last):",
+]) + "\n"
+
+
+def test_a_traceback_cut_at_its_first_line_after_the_banner_names_the_banner_s_model_and_release() -> None:
+    diagnosis = diagnose_with_patterns(BANNER)
+    assert diagnosis.category == "unclassified"
+    steps = diagnosis.fix.steps if diagnosis.fix else ()
+    assert any("acme/newmodel-9B" in step and "vLLM 0.11.0" in step for step in steps)
+    # the release's transformers requirement, from its package metadata, beside the check
+    assert any(step.startswith(LABEL) and "vLLM 0.11.0 requires transformers" in step for step in steps)
+
+
+def test_the_banner_s_model_is_the_launch_s_model() -> None:
+    launch = diagnose_text(BANNER, DiagnoseOptions(include_user_patterns=False)).launch
+    assert launch.banner_model == "acme/newmodel-9B"
+    assert launch_model(launch) == "acme/newmodel-9B"
+
+
+@pytest.mark.parametrize(("model", "expected"), [
+    ("qwen/Qwen2-57B-A14B-Instruct-GPTQ-Int4", "A14B"),
+    ("Qwen/Qwen3-30B-A3B", "A3B"),
+    ("mistralai/Mixtral-8x7B-Instruct-v0.1", "8x7B"),
+    ("Qwen/Qwen1.5-MoE-A2.7B-Chat", "MoE"),
+    ("meta-llama/Llama-3.1-8B-Instruct", None),
+    ("org/llama-2-7b-chat-awq", None),
+    ("/models/Qwen2-AWQ", None),
+])
+def test_a_mixture_of_experts_name(model: str, expected: str | None) -> None:
+    assert mixture_of_experts_name(model) == expected
+
+
+def test_launch_model_reads_the_command_and_the_settings() -> None:
+    assert launch_model(LaunchInfo(command="vllm serve /m/x --quantization awq")) == "/m/x"
+    assert launch_model(LaunchInfo(server_args=(("model_path", "'org/m'"),))) == "org/m"
+    assert launch_model(LaunchInfo()) is None
+
+
+LOADER = '''
+class Qwen2MoeForCausalLM:
+    def __init__(self):
+        raise KeyError("mlp.experts.w2_qweight")
+
+
+def _initialize_model():
+    model_class = Qwen2MoeForCausalLM
+    return model_class(
+        )
+
+
+def load_model():
+    model = _initialize_model()
+
+
+load_model()
+'''
+
+
+def _quantized_cut(model: str, method: str = "gptq") -> str:
+    launch = f"python -m sglang.launch_server --model-path {model} --quantization {method} --tp 2\n"
+    printed = real_traceback(LOADER, "python3.10/site-packages/sglang/srt/model_loader/loader.py")
+    return launch + cut_after(printed, "return model_class(")
+
+
+def test_a_quantized_moe_checkpoint_cut_in_its_build_is_a_labelled_quantization_guess() -> None:
+    diagnosis = diagnose_with_patterns(_quantized_cut("org/Qwen2-57B-A14B-Instruct-GPTQ-Int4"))
+    assert diagnosis.category == "quantization", diagnosis.root_cause
+    assert "a guess from where the process was and the launch, not a finding" in diagnosis.root_cause
+    assert "A14B" in diagnosis.root_cause and "--quantization gptq" in diagnosis.root_cause
+    assert diagnosis.fix is not None and any("expert" in step for step in diagnosis.fix.steps)
+
+
+def test_a_quantized_dense_checkpoint_cut_in_its_build_decides_no_category() -> None:
+    diagnosis = diagnose_with_patterns(_quantized_cut("org/Qwen2-72B-Instruct-GPTQ-Int4"))
+    assert diagnosis.category != "quantization", diagnosis.root_cause
+
+
+def _notice(text: str) -> tuple[str, ...]:
+    report = diagnose_text(text, DiagnoseOptions(include_user_patterns=False))
+    assert not report.failures and report.launch.ended_in_startup
+    return report.launch.startup_leads
+
+
+def _server_args(model: str, load_format: str = "auto", quantization: str = "None") -> str:
+    return (f"[2024-11-02 10:00:00] server_args=ServerArgs(model_path='{model}', tokenizer_path='{model}', "
+            f"load_format='{load_format}', dtype='auto', quantization={quantization}, tp_size=1, port=30000, "
+            "mem_fraction_static=0.8, schedule_pol\n")
+
+
+def test_a_gguf_file_under_sglang_s_default_load_format_is_a_lead() -> None:
+    command = "python -m sglang.launch_server --model-path ./qwen2.5-3b-q5_k_m.gguf --port 30000\n"
+    leads = _notice(command + _server_args("./qwen2.5-3b-q5_k_m.gguf"))
+    assert len(leads) == 1 and leads[0].startswith(LABEL)
+    assert "qwen2.5-3b-q5_k_m.gguf" in leads[0] and "from 0.4.0" in leads[0]
+
+
+def test_a_gguf_file_with_the_gguf_load_format_and_a_safetensors_model_give_no_lead() -> None:
+    command = "python -m sglang.launch_server --model-path ./m.gguf --load-format gguf\n"
+    assert _notice(command + _server_args("./m.gguf", load_format="gguf")) == ()
+    assert _notice("python -m sglang.launch_server --model-path org/m\n" + _server_args("org/m")) == ()
+
+
+def test_a_quantization_on_a_moe_checkpoint_is_a_lead_and_on_a_dense_one_none() -> None:
+    moe = "org/Qwen2-57B-A14B-Instruct-GPTQ-Int4"
+    command = f"python -m sglang.launch_server --quantization gptq --model-path {moe} --tp 2\n"
+    leads = _notice(command + _server_args(moe, quantization="'gptq'"))
+    assert len(leads) == 1 and leads[0].startswith(LABEL) and "A14B" in leads[0] and "--quantization gptq" in leads[0]
+    dense = "org/Qwen2-72B-Instruct-GPTQ-Int4"
+    command = f"python -m sglang.launch_server --quantization gptq --model-path {dense} --tp 2\n"
+    assert _notice(command + _server_args(dense, quantization="'gptq'")) == ()
