@@ -86,7 +86,9 @@ def test_a_source_tree_is_named_as_a_possible_regression() -> None:
     assert tree.startswith(LABEL) and "/sglang/python)" in tree and "development branch" in tree
 
 
-def test_a_cut_after_the_set_up_gets_no_set_up_guidance() -> None:
+@pytest.mark.parametrize("cut_at", ["forward([1])", "event_loop_normal()"])
+def test_a_cut_after_the_set_up_gets_no_set_up_guidance(cut_at: str) -> None:
+    # the scheduler process's entry runs its serving loop too (split 20's B-05: a cut after its first frame)
     printed = real_traceback('''
 def forward(batch):
     raise RuntimeError("boom")
@@ -96,9 +98,13 @@ def event_loop_normal():
     forward([1])
 
 
-event_loop_normal()
+def run_scheduler_process():
+    event_loop_normal()
+
+
+run_scheduler_process()
 ''', "python3.10/site-packages/sglang/srt/managers/scheduler.py")
-    steps = _steps(cut_after(printed, "forward([1])"))
+    steps = _steps(cut_after(printed, cut_at))
     assert not any("was being set up" in step for step in steps)
 
 

@@ -33,13 +33,14 @@ from logsleuth.reasoning.launch_quantization import launch_model
 # workers and runner it builds (sglang/srt/managers/scheduler.py, tp_worker.py, model_executor/model_runner.py), vLLM's
 # engine client and engine (entrypoints/openai/api_server.py, engine/llm_engine.py, engine/multiprocessing/engine.py,
 # v1/engine/core.py, executor/), the config they build first (engine/arg_utils.py create_engine_config) and both
-# engines' model loaders.
+# engines' model loaders.  A process's entry (run_scheduler_process, run_mp_engine, run_engine_core) runs its serving
+# loop too, so it counts only by the set-up call its line makes; a device's set-up (init_device) is no model's.
 _SETUP_CALLS = frozenset({
-    "run_scheduler_process", "Scheduler", "TpWorkerClass", "TpModelWorker", "TpModelWorkerClient", "ModelRunner",
-    "load_model", "get_model", "_initialize_model", "initialize_model", "model_class", "init_torch_distributed",
+    "Scheduler", "TpWorkerClass", "TpModelWorker", "TpModelWorkerClient", "ModelRunner",
+    "load_model", "get_model", "_initialize_model", "initialize_model", "model_class",
     "build_async_engine_client", "build_async_engine_client_from_engine_args", "create_engine_config",
-    "from_engine_args", "from_vllm_config", "run_mp_engine", "MQLLMEngine", "LLMEngine", "executor_class",
-    "_init_executor", "init_device", "EngineCore", "EngineCoreProc", "run_engine_core", "make_client",
+    "from_engine_args", "from_vllm_config", "MQLLMEngine", "LLMEngine", "executor_class",
+    "_init_executor", "EngineCore", "EngineCoreProc", "make_client",
     "create_model_config", "get_config", "ModelConfig",
 })
 # A step after the set-up: the weights were in place and the engine ran something (category_score's later steps).
@@ -64,7 +65,7 @@ def setup_frame(evidence: Evidence) -> Frame | None:
     if not names_no_cause(failure):
         return None
     frames = [frame for frame in own_frames(failure) if _ENGINE_FILES.search(frame.file)]
-    if any(frame.function in _AFTER_SETUP for frame in failure.final.frames):
+    if any(frame.function in _AFTER_SETUP or called_by(frame) in _AFTER_SETUP for frame in failure.final.frames):
         return None
     return next((frame for frame in reversed(frames)
                  if frame.function in _SETUP_CALLS or called_by(frame) in _SETUP_CALLS), None)
