@@ -118,7 +118,7 @@ _BUILD_FILES = ("model_executor/models/", "srt/models/", "model_executor/layers/
 _BUILD_CALLS = frozenset({*_LOADER_CALLS, "load_weights", "_load_weights", "weight_loader", "create_weights",
                           "load_weights_and_postprocess", "init_model"})
 _CONSTRUCTORS = frozenset({"__init__", "<listcomp>", "<genexpr>", "<lambda>"})
-_AFTER_BUILD_CALLS = frozenset({
+AFTER_BUILD_CALLS = frozenset({
     "forward", "profile_run", "_dummy_run", "_dummy_sampler_run", "determine_num_available_blocks",
     "determine_available_memory", "profile_max_num_token", "init_memory_pool", "_initialize_kv_caches",
     "initialize_kv_cache", "initialize_cache", "init_cache_engine", "_init_cache", "_allocate_kv_cache",
@@ -131,7 +131,7 @@ def building_model_frame(failure: Failure) -> Frame | None:
     """The innermost frame of the last exception that builds the model or loads its weights, when no frame shows a step
     after that (the weights then were not all in place yet: what ran out was the weights' own room), else None."""
     frames = failure.final.frames
-    if any(frame.function in _AFTER_BUILD_CALLS for frame in frames):
+    if any(frame.function in AFTER_BUILD_CALLS for frame in frames):
         return None
     return next((frame for frame in reversed(frames)
                  if frame.function in _BUILD_CALLS

@@ -24,7 +24,7 @@ from logsleuth.facts.package_sites import versions_shown
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Frame
 from logsleuth.reasoning.call_frames import own_frames
-from logsleuth.reasoning.category_score import called_by
+from logsleuth.reasoning.category_score import AFTER_BUILD_CALLS, called_by
 from logsleuth.reasoning.engine_api_calls import code_path
 from logsleuth.reasoning.evidence import Evidence
 from logsleuth.reasoning.launch_quantization import launch_model
@@ -43,14 +43,10 @@ _SETUP_CALLS = frozenset({
     "_init_executor", "EngineCore", "EngineCoreProc", "make_client",
     "create_model_config", "get_config", "ModelConfig",
 })
-# A step after the set-up: the weights were in place and the engine ran something (category_score's later steps).
-_AFTER_SETUP = frozenset({
-    "forward", "profile_run", "_dummy_run", "determine_num_available_blocks", "determine_available_memory",
-    "profile_max_num_token", "init_memory_pool", "_initialize_kv_caches", "initialize_kv_cache", "capture",
-    "capture_model", "init_cuda_graphs", "execute_model", "warmup_model", "compile_or_warm_up_model", "generate",
-    "step", "run_batch", "forward_batch_generation", "event_loop_normal", "event_loop_overlap", "run_engine_loop",
-    "_process_input_queue", "run_busy_loop",
-})
+# A step after the set-up: the weights were in place and the engine ran something (category_score's steps after the
+# build), or its serving loop ran (SGLang's event loops, vLLM's engine loops).
+_AFTER_SETUP = AFTER_BUILD_CALLS | {"event_loop_normal", "event_loop_overlap", "run_engine_loop",
+                                    "_process_input_queue", "run_busy_loop"}
 _ENGINE_FILES = compile_lazily(r"(?:^|/)(?:sglang|vllm)/")
 # An engine's source tree (a checkout or an editable install): its package under the repository's own directory
 # (`…/sglang/python/sglang/srt/…`, `…/vllm/vllm/engine/…`), not under site-packages.
