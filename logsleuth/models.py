@@ -420,6 +420,9 @@ class LaunchInfo:
     # _raise_or_fallback, 0.8-0.10): the feature, and whether the engine recommends removing it (a setting) rather
     # than not (a GPU or platform limit).  With it, VLLM_USE_V1=1 raises "VLLM_USE_V1=1 is not supported with …".
     v0_fallback: tuple[str, bool] | None = None
+    # A line before the failure this launch is read for (anywhere in the log, for the report's launch) said the server
+    # came up or served (ingest/startup_trail.py): what that failure shows was not raised in the start-up.
+    up_before: bool = False
 
     @property
     def named_version(self) -> str | None:

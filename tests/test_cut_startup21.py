@@ -6,9 +6,12 @@ the threads' pastes were:
   (vllm-project/vllm#12502, #12682), or right after vLLM's banner (#52768): unclassified, with general guidance built on
   what the log names (model, release, transformers' pin, a source tree), never a category;
 - a quantization method set on a mixture-of-experts checkpoint, cut while the model was built (sgl-project/sglang#1100,
-  #2362): a labelled quantization guess; a dense model's stays stop 47's general guidance (tests/test_categories_cut2.py);
-- a start-up paste with no error: a GGUF file under SGLang's default load format (sgl-project/sglang#1616), a
-  quantization on a MoE checkpoint (#1100), as leads in the notice; none where nothing supports one."""
+  #2362): a labelled step, never a category from the name (Qwen3-30B-A3B with fp8 is a supported pairing), the
+  tensor-parallel split's step kept;
+- a traceback cut at its first line after the server served: no set-up guidance;
+- a start-up paste with no error: a quantization on a MoE checkpoint (#1100) as a lead in the notice; no GGUF lead (SGLang
+  switches a .gguf path to its gguf load format by itself from the release that added it); none where nothing supports
+  one."""
 
 from __future__ import annotations
 
@@ -16,11 +19,10 @@ import pytest
 
 from logsleuth.api import DiagnoseOptions, diagnose_text
 from logsleuth.models import LaunchInfo
+from logsleuth.reasoning.cut_startup import LABEL
 from logsleuth.reasoning.launch_quantization import launch_model, mixture_of_experts_name
 from tests.helpers import diagnose_with_patterns, real_traceback
 from tests.test_cut_tracebacks import cut_after
-
-LABEL = "General guidance, not a proven fix:"
 
 # SGLang's scheduler building its worker, runner and model: the model class's constructor raises.
 SGLANG_SETUP = '''
@@ -141,6 +143,11 @@ def test_the_banner_s_model_is_the_launch_s_model() -> None:
     ("meta-llama/Llama-3.1-8B-Instruct", None),
     ("org/llama-2-7b-chat-awq", None),
     ("/models/Qwen2-AWQ", None),
+    # one expert is a dense model, a LoRA's rank and alpha are no active parameters, a directory named moe says nothing
+    ("org/qwen-1x8B", None),
+    ("org/llama3-8b-lora-r16-a32b", None),
+    ("/models/moe", None),
+    ("deepseek-ai/deepseek-moe-16b-base", "moe"),
 ])
 def test_a_mixture_of_experts_name(model: str, expected: str | None) -> None:
     assert mixture_of_experts_name(model) == expected
@@ -178,17 +185,21 @@ def _quantized_cut(model: str, method: str = "gptq") -> str:
     return launch + cut_after(printed, "return model_class(")
 
 
-def test_a_quantized_moe_checkpoint_cut_in_its_build_is_a_labelled_quantization_guess() -> None:
+def test_a_quantized_moe_checkpoint_cut_in_its_build_gets_a_labelled_step_and_no_category() -> None:
     diagnosis = diagnose_with_patterns(_quantized_cut("org/Qwen2-57B-A14B-Instruct-GPTQ-Int4"))
-    assert diagnosis.category == "quantization", diagnosis.root_cause
-    assert "a guess from where the process was and the launch, not a finding" in diagnosis.root_cause
-    assert "A14B" in diagnosis.root_cause and "--quantization gptq" in diagnosis.root_cause
-    assert diagnosis.fix is not None and any("expert" in step for step in diagnosis.fix.steps)
+    assert diagnosis.category == "unclassified", diagnosis.root_cause
+    steps = diagnosis.fix.steps if diagnosis.fix else ()
+    moe = next(step for step in steps if "mixture-of-experts" in step)
+    assert moe.startswith("General guidance, not the category:") and "A14B" in moe and "--quantization gptq" in moe
+    # the launch's --tp 2 keeps its step: the split is as likely there as the method
+    assert any("tensor parallelism 2" in step for step in steps)
 
 
-def test_a_quantized_dense_checkpoint_cut_in_its_build_decides_no_category() -> None:
-    diagnosis = diagnose_with_patterns(_quantized_cut("org/Qwen2-72B-Instruct-GPTQ-Int4"))
-    assert diagnosis.category != "quantization", diagnosis.root_cause
+@pytest.mark.parametrize("model", ["Qwen/Qwen3-30B-A3B", "org/Qwen2-72B-Instruct-GPTQ-Int4"])
+def test_a_quantized_checkpoint_cut_in_its_build_decides_no_category(model: str) -> None:
+    diagnosis = diagnose_with_patterns(_quantized_cut(model, "fp8"))
+    assert diagnosis.category == "unclassified", diagnosis.root_cause
+    assert any("tensor parallelism 2" in step for step in (diagnosis.fix.steps if diagnosis.fix else ()))
 
 
 def _notice(text: str) -> tuple[str, ...]:
@@ -203,17 +214,19 @@ def _server_args(model: str, load_format: str = "auto", quantization: str = "Non
             "mem_fraction_static=0.8, schedule_pol\n")
 
 
-def test_a_gguf_file_under_sglang_s_default_load_format_is_a_lead() -> None:
-    command = "python -m sglang.launch_server --model-path ./qwen2.5-3b-q5_k_m.gguf --port 30000\n"
-    leads = _notice(command + _server_args("./qwen2.5-3b-q5_k_m.gguf"))
-    assert len(leads) == 1 and leads[0].startswith(LABEL)
-    assert "qwen2.5-3b-q5_k_m.gguf" in leads[0] and "from 0.4.0" in leads[0]
+def _whole_server_args(model: str, load_format: str) -> str:
+    return (f"[2024-11-02 10:00:00] server_args=ServerArgs(model_path='{model}', tokenizer_path='{model}', "
+            f"load_format='{load_format}', dtype='auto', quantization=None, tp_size=1, port=30000)\n")
 
 
-def test_a_gguf_file_with_the_gguf_load_format_and_a_safetensors_model_give_no_lead() -> None:
-    command = "python -m sglang.launch_server --model-path ./m.gguf --load-format gguf\n"
-    assert _notice(command + _server_args("./m.gguf", load_format="gguf")) == ()
-    assert _notice("python -m sglang.launch_server --model-path org/m\n" + _server_args("org/m")) == ()
+@pytest.mark.parametrize("version", ["", "sglang==0.3.6\n", "sglang==0.4.0.post3\n", "sglang==0.5.24\n"])
+@pytest.mark.parametrize("dump", [_server_args, _whole_server_args])
+def test_a_gguf_file_under_sglang_s_default_load_format_gets_no_lead(version: str, dump) -> None:  # type: ignore[no-untyped-def]
+    # SGLang switches a .gguf path to its gguf load format by itself from the release that added the choice
+    # (server_args.py: check_gguf_file(self.model_path)): a bare command or a dump saying auto shows nothing wrong
+    command = "python -m sglang.launch_server --model-path /models/qwen2.5-3b-q5_k_m.gguf --port 30000\n"
+    assert _notice(version + command + dump("/models/qwen2.5-3b-q5_k_m.gguf", "auto")) == ()
+    assert _notice(version + command) == ()
 
 
 def test_a_quantization_on_a_moe_checkpoint_is_a_lead_and_on_a_dense_one_none() -> None:
@@ -224,3 +237,33 @@ def test_a_quantization_on_a_moe_checkpoint_is_a_lead_and_on_a_dense_one_none() 
     dense = "org/Qwen2-72B-Instruct-GPTQ-Int4"
     command = f"python -m sglang.launch_server --quantization gptq --model-path {dense} --tp 2\n"
     assert _notice(command + _server_args(dense, quantization="'gptq'")) == ()
+
+
+SERVED = "\n".join([
+    *BANNER.splitlines()[:5],
+    "(APIServer pid=7) INFO:     Application startup complete.",
+    '(APIServer pid=7) INFO:     127.0.0.1:51234 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
+    "(APIServer pid=7) Traceback (most recent call last):",
+]) + "\n"
+
+
+def test_a_traceback_cut_at_its_first_line_after_the_server_served_gets_no_set_up_guidance() -> None:
+    steps = _steps(SERVED)
+    assert not any("start" in step and "serving" in step for step in steps), steps
+    assert not any("implements acme/newmodel-9B" in step for step in steps)
+
+
+def _transformers_steps(version_line: str, release: str = "0.27.1") -> list[str]:
+    banner = BANNER.replace("version 0.11.0", f"version {release}")
+    return [step for step in _steps(version_line + banner) if "transformers" in step and "requires" in step]
+
+
+def test_a_transformers_within_an_open_floor_is_a_labelled_guess_not_fine() -> None:
+    # vLLM 0.27.1 requires transformers>=5.5.3 and no upper bound (vllm-project/vllm#52768: 5.15 under 0.27.1)
+    within = _transformers_steps("transformers 5.15.0\n")
+    assert len(within) == 1 and within[0].startswith(LABEL), within
+    assert "no upper bound" in within[0] and "rules nothing out" in within[0] and "a guess, not a finding" in within[0]
+    unshown = _transformers_steps("")
+    assert len(unshown) == 1 and "no upper bound" in unshown[0] and "within it" not in unshown[0], unshown
+    outside = _transformers_steps("transformers 4.40.0\n")
+    assert len(outside) == 1 and "outside what vLLM 0.27.1 requires" in outside[0], outside

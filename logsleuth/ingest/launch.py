@@ -1094,7 +1094,7 @@ class LaunchTracker:
             self.startup.start_line(line, stage.label if stage else "arguments parsed",
                                     done=stage is not None and stage.key in ENGINE_UP_STAGES)
         elif engine_up(text) or serves(text):
-            self.startup.served()  # the engine's output: an offline run that has no readiness line came up
+            self.startup.served(line)  # the engine's output: an offline run that has no readiness line came up
         elif is_waiting_line(text):
             self.startup.quiet_line(line)
         elif (progress := stages.progress_in(text)) is not None:
@@ -1156,6 +1156,7 @@ class LaunchTracker:
             engine_hints=tuple(EngineWords(text) for offset, text in self.engine_hints
                                if offset > self.startup.ready_at and not self.startup.done),
             v0_fallback=self.v0_fallback,
+            up_before=self.startup.up_before(at),
         )
 
 

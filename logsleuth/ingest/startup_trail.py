@@ -58,6 +58,7 @@ class StartupTrail:
     startup_at: int = -1  # the offset of the last start-up line
     done: bool = False  # that line's stage is one past which the engine is up, or the engine's output followed it
     came_up: bool = False  # a line said the server came up or served: later noise lines start nothing
+    first_up_at: int = -1  # the offset of the first such line (-1: none): what a failure after it was not raised in
     after: int = 0  # lines of content after it
     after_records: int = 0  # of those, the lines that are not a sentence of the user's own (_SENTENCE)
     stage: str = ""  # the stage the last start-up line shows ("" when it shows none)
@@ -68,13 +69,22 @@ class StartupTrail:
 
     def ready(self, line: LogLine) -> None:
         self.ready_at = max(self.ready_at, line.offset)
-        self.came_up = True
+        self._up(line)
 
-    def served(self) -> None:
+    def served(self, line: LogLine) -> None:
         """A line the engine prints only once it is up (its output, its serving metrics)."""
         if self.startup_at >= 0:
             self.done = True
+        self._up(line)
+
+    def _up(self, line: LogLine) -> None:
         self.came_up = True
+        if self.first_up_at < 0:
+            self.first_up_at = line.offset
+
+    def up_before(self, offset: int | None) -> bool:
+        """A line before `offset` (anywhere, when None) said the server came up or served."""
+        return self.first_up_at >= 0 and (offset is None or self.first_up_at < offset)
 
     def start_line(self, line: LogLine, stage: str, *, done: bool = False) -> None:
         """A settings dump or a stage line (ingest/stages.py): the start-up's own lines, wherever they are.  A stage
@@ -84,7 +94,8 @@ class StartupTrail:
         degrees = parallel_degrees(line.text)
         if degrees:
             self.parallel = bool(self.parallel) or max(degrees) > 1
-        self.came_up = self.came_up or done
+        if done:
+            self._up(line)
 
     def launched(self, line: LogLine) -> None:
         """A launch command: the start-up begins, when nothing has said the server came up."""
@@ -153,6 +164,8 @@ class StartupTrail:
     def absorb(self, other: StartupTrail) -> None:
         self.ready_at = max(self.ready_at, other.ready_at)
         self.came_up = self.came_up or other.came_up
+        ups = [at for at in (self.first_up_at, other.first_up_at) if at >= 0]
+        self.first_up_at = min(ups, default=-1)
         self.engine_seen = self.engine_seen or other.engine_seen
         self.platform = self.platform or other.platform
         self.parallel = self.parallel if other.parallel is None else bool(self.parallel) or other.parallel

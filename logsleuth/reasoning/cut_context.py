@@ -19,7 +19,6 @@ from logsleuth.fixes.release_flags import range_note, releases_with
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Frame
 from logsleuth.reasoning.category_score import building_model_frame, cut_in_model_loader
-from logsleuth.reasoning.engine_api_calls import code_path
 from logsleuth.reasoning.evidence import Evidence
 from logsleuth.reasoning.launch_quantization import launch_model, launch_quantization, mixture_of_experts_name
 
@@ -52,7 +51,7 @@ _ENGINE_PATHS = ("sglang/", "vllm/")
 
 def cut_context_shape(evidence: Evidence) -> FrameShape | None:
     """The reading the paste's lines give a cut traceback the frames alone leave unclassified, or None."""
-    return _wrapper_warning(evidence) or _forward_on_older_gpu(evidence) or _quantized_build(evidence)
+    return _wrapper_warning(evidence) or _forward_on_older_gpu(evidence)
 
 
 def _guess(*, shape: str, category: str, title: str, reading: str, checks: tuple[str, ...]) -> FrameShape:
@@ -192,13 +191,14 @@ def _in_forward(frames: Sequence[Frame]) -> bool:
                              for frame in own)
 
 
-def _quantized_build(evidence: Evidence) -> FrameShape | None:
+def quantized_moe_steps(evidence: Evidence) -> tuple[str, ...]:
     """A cut while the model was built (its loader, a model class's or a layer's constructor) in a launch that sets a
     quantization method (its command or its settings: a checkpoint's name alone sets nothing) on a checkpoint whose name
     says it is a mixture-of-experts model: the method's support for the expert layers, which comes apart from the dense
-    layers', is the likeliest part to fail there (sgl-project/sglang#1100, GPTQ on Qwen2-57B-A14B; #2362, W4A16 on a
-    DeepSeek MoE; split 20's A-05, an AWQ MoE checkpoint's KeyError at build).  A dense model's quantization alone
-    decides no category (stop 47: the blind split's guesses from a quantization flag were often wrong)."""
+    layers', is one thing to rule out (sgl-project/sglang#1100, GPTQ on Qwen2-57B-A14B; #2362, W4A16 on a DeepSeek
+    MoE).  A labelled step, never the category: the name says what the model is, not that its quantization failed
+    (stop 47: the blind split's guesses from a quantization flag were often wrong; Qwen3-30B-A3B with fp8 is a
+    supported pairing)."""
     failure = evidence.failure
     built = building_model_frame(failure) or cut_in_model_loader(failure)
     lines = [*failure.context, *evidence.lines]
@@ -206,23 +206,11 @@ def _quantized_build(evidence: Evidence) -> FrameShape | None:
     model = launch_model(evidence.launch, lines) if method else None
     moe = mixture_of_experts_name(model)
     if built is None or method is None or method.startswith("the checkpoint's name") or moe is None:
-        return None
+        return ()
     release = evidence.launch.named_version
-    at_release = f"the release the log names ({release})" if release else "the installed release"
-    return _guess(
-        shape="quantized-moe-build", category="quantization",
-        title=f"Failed while a mixture-of-experts model was built with a quantization ({method})",
-        reading=(f"a cut while the model was built ({code_path(built.file)} in {built.function}) in a launch that sets "
-                 f"a quantization ({method}) on a mixture-of-experts checkpoint ({moe} in its name {model}): a "
-                 "method's support for expert layers comes apart from, and often later than, its support for dense "
-                 f"layers, so the method may not run this model's experts in {at_release}; a guess from where the "
-                 "process was and the launch, not a finding"),
-        checks=(
-            "The exception line right after the last frame says what failed (a KeyError or AttributeError on an "
-            "expert layer's name, a shape assertion, a method the MoE layer lacks name a quantization it does not "
-            "take).",
-            f"Whether {at_release} runs this method on MoE expert layers: the engine's quantization docs and release "
-            "notes for the method and MoE models (pip show says which release is installed).",
-            "The same model unquantized, or quantized with a method the release lists for MoE models: if it builds, "
-            "the method's support for this model's experts is the failure; a newer release may add it.",
-        ))
+    at_release = f"the release the log names ({release})" if release else "the installed release (pip show says which)"
+    return (f"General guidance, not the category: the launch sets a quantization ({method}) on a mixture-of-experts "
+            f"checkpoint ({moe} in its name {model}). A method's support for expert layers comes apart from, and often "
+            f"later than, its support for dense layers: whether {at_release} runs this method on MoE expert layers is "
+            "what the engine's quantization docs and release notes say; the same model unquantized, or quantized with "
+            "a method the release lists for MoE models, tells it apart.",)

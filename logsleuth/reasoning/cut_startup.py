@@ -69,11 +69,12 @@ def setup_frame(evidence: Evidence) -> Frame | None:
 
 def _started_then_cut(evidence: Evidence) -> bool:
     """A cut traceback that shows no frame at all, in a log that shows the engine's start (its release's banner, its
-    settings or its command) and ends there (ingest/startup_trail.py, for a log the traceback's two lines end)."""
+    settings or its command) and no line saying the server came up or served before it (LaunchInfo.up_before): the
+    paste's start-up is what ran before it."""
     failure = evidence.failure
     launch = evidence.launch
     shown = launch.named_version is not None or bool(launch.server_args) or bool(launch.command)
-    return names_no_cause(failure) and not failure.final.frames and shown
+    return names_no_cause(failure) and not failure.final.frames and shown and not launch.up_before
 
 
 def cut_setup_steps(evidence: Evidence) -> tuple[str, ...]:
@@ -114,24 +115,40 @@ def cut_setup_steps(evidence: Evidence) -> tuple[str, ...]:
 
 def _transformers_step(engine: str | None, version: str | None, lines: list[str],
                        package_lines: tuple[str, ...]) -> str | None:
-    """transformers' version the log shows against what the named release requires (facts/requires.json)."""
+    """transformers' version the log shows against what the named release requires (facts/requires.json).  Most of
+    vLLM's rows are a floor only (`>=4.45.2`): a transformers within it may still be much newer than the release
+    (vllm-project/vllm#52768, transformers 5.15 under 0.27.1's `>=5.5.3`), so within an open floor is said as a guess
+    to rule out, never as fine."""
     pin = requires.pin(engine, version, "transformers") if engine and version else None
     shown = versions_shown([*package_lines, *lines], "transformers")
     if pin is None or not pin.specifier:
         return None
-    name = ENGINE_NAMES.get(engine or "", engine)
-    if not shown:
-        return (f"{LABEL} {name} {version} requires {pin.requirement} (its package metadata): pip show transformers "
-                "says whether the installed one is within it; a transformers newer than the release can fail to read "
-                "a new model's config the release reads.")
     try:
-        within = Version(shown[0]) in SpecifierSet(pin.specifier)
+        specifier = SpecifierSet(pin.specifier)
+        within = Version(shown[0]) in specifier if shown else None
     except (InvalidSpecifier, InvalidVersion):
         return None
-    if within:
+    name = ENGINE_NAMES.get(engine or "", engine)
+    extras = [extra for extra in (*pin.included_by, *pin.extras) if extra == "srt"] or [*pin.extras]
+    who = f"{name} {version}'s [{extras[0]}] extra" if extras else f"{name} {version}"
+    open_floor = not any(spec.operator in ("<", "<=", "==", "===", "~=") for spec in specifier)
+    newer = ("a guess, not a finding: a transformers much newer than the release (published well after it) can fail "
+             "to read a new model's config the release reads; the transformers of the release's own time rules that "
+             "out.")
+    if within is False:
+        return (f"{LABEL} the log shows transformers {shown[0]}, outside what {who} requires ({pin.requirement}, its "
+                "package metadata): installing a transformers within it rules that out.")
+    if within and not open_floor:
         return None
-    return (f"{LABEL} the log shows transformers {shown[0]}, outside what {name} {version} requires ({pin.requirement}, "
-            "its package metadata): installing a transformers within it rules that out.")
+    if within:
+        return (f"{LABEL} the log shows transformers {shown[0]}; {who} requires only {pin.requirement} (its package "
+                f"metadata, no upper bound), so being within it rules nothing out: {newer}")
+    if open_floor:
+        return (f"{LABEL} {who} requires {pin.requirement} (its package metadata, no upper bound): pip show "
+                f"transformers says which one is installed; {newer}")
+    return (f"{LABEL} {who} requires {pin.requirement} (its package metadata): pip show transformers says whether the "
+            "installed one is within it; a transformers outside it can fail to read a model's config the release "
+            "reads.")
 
 
 def _source_tree(evidence: Evidence) -> str | None:

@@ -38,7 +38,7 @@ from logsleuth.reasoning.call_frames import (
 )
 from logsleuth.reasoning.category_score import MISSING_LINE, UNCLASSIFIED, best_row, cut_in_model_loader
 from logsleuth.reasoning.child_death import child_death_checks
-from logsleuth.reasoning.cut_context import cut_context_shape
+from logsleuth.reasoning.cut_context import cut_context_shape, quantized_moe_steps
 from logsleuth.reasoning.cut_startup import cut_setup_steps
 from logsleuth.reasoning.dashed_keywords import dashed_argument_steps, dashed_engine_argument
 from logsleuth.reasoning.dependencies import release_needed
@@ -306,7 +306,7 @@ def categorize(evidence: Evidence) -> Diagnosis:
                        *platform_steps(failure, engine),
                        *_limit_steps(evidence),
                        *(config_arithmetic_steps(evidence) if row.category == "parallel-config" else ()),
-                       *(_quantized_launch_steps(evidence) if row.category != "quantization" else ()),
+                       *_quantized_launch_steps(evidence),
                        *(_unsplit_quantized_layer(evidence) if row.category == "quantization" else ()),
                        *(hub_id_steps("\n".join(failure_texts(failure)), launch, engine)
                          if row.category == "model-path" else ()),
@@ -637,7 +637,8 @@ def _unclassified(evidence: Evidence) -> Diagnosis:
         ),
         fix=Fix(summary=f"General checks for {article(kind)} {kind}:",
                 steps=(*hidden_error_steps(evidence), *patched_copy_steps(evidence.failure), *_limit_steps(evidence),
-                       *_quantized_launch_steps(evidence), *cut_setup_steps(evidence), *split_steps,
+                       *_quantized_launch_steps(evidence), *quantized_moe_steps(evidence), *cut_setup_steps(evidence),
+                       *split_steps,
                        *_feature_steps(evidence), *guidance.checks, *_validation_link_steps(evidence)),
                 needs_input=(*_missing_line(evidence), *split_asked)),
         engine=evidence.launch.engine,

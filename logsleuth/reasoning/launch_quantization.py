@@ -28,9 +28,11 @@ _QUANTIZED_NAME = compile_lazily(
 # `quantization='awq'` in SGLang's ServerArgs repr) and its model (`model='…'`, `model_path='…'`).
 _DUMPED_METHOD = compile_lazily(r"\bquantization['\"]?\s?[=:]\s?['\"]?([A-Za-z][\w-]{0,40})")
 _DUMPED_MODEL = compile_lazily(r"\bmodel(?:_path)?['\"]?\s?[=:]\s?['\"]([^'\"\s]{1,300})['\"]")
-# A mixture-of-experts checkpoint's name: the active parameters after the total (`-A14B`, `-A3B`, `-A2.7B`), experts
-# times size (`8x7B`, `8x22B`), or the word (`MoE`, `-moe-`), between separators.
-_MOE_NAME = compile_lazily(r"(?:^|[-_.])(?:A\d{1,3}(?:\.\d)?B|\d{1,3}x\d{1,3}(?:\.\d)?B|MoE)(?=$|[-_.])", re.IGNORECASE)
+# A mixture-of-experts checkpoint's name: the active parameters right after the total (`57B-A14B`, `30B-A3B`,
+# `14.3B-A2.7B`; not a LoRA's `r16-a32b`), two experts or more times their size (`8x7B`, `8x22B`; `1x8B` is one dense
+# model), or the word (`MoE`, `-moe-`) in a name that is more than it, between separators.
+_MOE_NAME = compile_lazily(r"(?:^|[-_.])(?:\d{1,4}(?:\.\d{1,2})?B[-_.](?P<active>A\d{1,3}(?:\.\d)?B)|"
+                           r"(?P<part>(?:[2-9]|\d{2,3})x\d{1,3}(?:\.\d)?B|(?<=.)MoE|MoE(?=.)))(?=$|[-_.])", re.IGNORECASE)
 _MODEL_FLAGS = ("--model", "--model-path", "--model_path")
 _METHOD_FLAGS = ("--quantization", "-q")
 _NO_METHOD = ("none", "None", "null", "")
@@ -69,7 +71,7 @@ def mixture_of_experts_name(model: str | None) -> str | None:
     active parameters; `8x7B` of Mixtral-8x7B; `MoE`), or None."""
     name = (model or "").rstrip("/").rsplit("/", 1)[-1]
     found = _MOE_NAME.search(name)
-    return found[0].strip("-_.") if found else None
+    return (found["active"] or found["part"]) if found else None
 
 
 def _read_launch(launch: LaunchInfo, lines: Sequence[str]) -> tuple[str | None, list[str]]:

@@ -1,52 +1,28 @@
 """Leads for a log that stops during the start-up with no error (issue 28, stops 56-57: a paste cut in its
 settings dump, whose failure is in lines it does not hold), each only where what the log names supports it.
 
-- A GGUF file served by SGLang with the default load format: SGLang's --load-format lists gguf only from the release the
-  static catalogs name (sglang/srt/server_args.py; sgl-project/sglang#1616, a .gguf path on a release of late 2024
-  with load_format='auto').
 - A quantization method set on a mixture-of-experts checkpoint (its name says so: `A14B`, `8x7B`, `MoE`): a method's
   support for expert layers comes apart from the dense layers' (sgl-project/sglang#1100, GPTQ on Qwen2-57B-A14B;
   #2362, W4A16 on a DeepSeek MoE), labelled general guidance.
-The notice shows them as leads (render/view.py startup_notice), never as the failure."""
+The notice shows them as leads (render/view.py startup_notice), never as the failure.  No lead for a .gguf model under
+SGLang's default load format: the release that added the gguf choice also switches a .gguf file to it by itself
+(server_args.py __post_init__, later _handle_load_format: `check_gguf_file(self.model_path)`): a .gguf path with the
+load format left at auto is what those releases expect."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from logsleuth.fixes.rejected_flags import releases_with_choice
 from logsleuth.models import ENGINE_NAMES, LaunchInfo
+from logsleuth.reasoning.cut_startup import LABEL
 from logsleuth.reasoning.launch_quantization import launch_model, launch_quantization, mixture_of_experts_name
-
-LABEL = "General guidance, not a proven fix:"
 
 
 def startup_leads(launch: LaunchInfo, lines: Sequence[str] = ()) -> tuple[str, ...]:
     """The leads what the log names supports, for a log that ends during the start-up."""
     model = launch_model(launch, lines)
-    leads = (_gguf_lead(launch, model), _moe_quantization_lead(launch, lines, model))
-    return tuple(lead for lead in leads if lead)
-
-
-def _gguf_lead(launch: LaunchInfo, model: str | None) -> str | None:
-    """A .gguf file under SGLang with the load format left at auto (its settings dump or its command)."""
-    if launch.engine != "sglang" or not model or not model.lower().endswith(".gguf"):
-        return None
-    settings = dict(launch.server_args)
-    load_format = settings.get("load_format", "").strip("'\" ")
-    if load_format not in ("auto", "") or (not load_format and "--load-format" in (launch.command or "")):
-        return None
-    having = releases_with_choice("sglang", "--load-format", "gguf")
-    if not having:
-        return None
-    version = launch.named_version
-    if version is not None and version not in having:
-        return (f"A fact of SGLang's static catalogs: SGLang {version}'s --load-format has no gguf choice (the indexed "
-                f"releases list it from {having[0]}), and the model is a GGUF file ({model}): this release cannot read "
-                "it. The original checkpoint (safetensors), or a release that reads GGUF, serves it.")
-    return (f"{LABEL} the model is a GGUF file ({model}) and the settings leave the load format at auto: SGLang reads "
-            f"GGUF only in releases whose --load-format lists gguf (the indexed releases from {having[0]}, per the "
-            "static catalogs); pip show sglang says which release runs, and such a release's --help lists the gguf "
-            "load format.")
+    lead = _moe_quantization_lead(launch, lines, model)
+    return (lead,) if lead else ()
 
 
 def _moe_quantization_lead(launch: LaunchInfo, lines: Sequence[str], model: str | None) -> str | None:
