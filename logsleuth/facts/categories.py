@@ -59,6 +59,14 @@ class CategoryRow:
     # counts only when the last exception's frames show the model being built or its weights loaded, and no step after
     # it (a forward pass, the profiling run, the KV cache's sizing, graph capture): reasoning/category_score.py
     building_model: bool = False
+    # functions of the raising frame: with raise_frames, the row counts only when the raising frame is one of them (a
+    # function whose every check is about one matter: vLLM's and SGLang's get_quant_config, the checkpoint's
+    # quantization config against the launch's quantization setting)
+    raise_functions: tuple[str, ...] = ()
+    # regexes searched in the file of the frame that read the attribute an AttributeError names (the innermost frame
+    # outside transformers' configuration_utils.py, whose __getattribute__ only looks the field up): the row counts
+    # only when one is there (reasoning/category_score.py attribute_reader)
+    read_in: tuple[re.Pattern[str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -152,6 +160,8 @@ def _row(entry: dict[str, object]) -> CategoryRow:
         raising_module=bool(entry.get("raising_module", False)),
         budget_frames=strings("budget_frames"),
         building_model=bool(entry.get("building_model", False)),
+        raise_functions=strings("raise_functions"),
+        read_in=tuple(compile_gated(word) for word in strings("read_in")),
     )
 
 

@@ -1,0 +1,135 @@
+"""Failures found but filed under the wrong category (split 20's misreads), in our own words, each with a look-alike:
+a model config's field read by the engine's own code for that model, the engines' get_quantization check with its
+message cut, and torch_npu's first compile option failing while the device is set up.  The tracebacks are real
+CPython's, from installed trees of files written here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.helpers import diagnose_with_patterns, traceback_of_installed
+
+# transformers' PretrainedConfig looks attributes up through its own __getattribute__, which is where CPython's
+# AttributeError is raised from (transformers/configuration_utils.py).
+_CONFIG_UTILS = """
+class PretrainedConfig:
+    attribute_map = {}
+
+    def __getattribute__(self, key):
+        return super().__getattribute__(key)
+"""
+
+
+def _config_field_read_in(tmp_path: Path, reader: str, statement: str) -> str:
+    """A real traceback of `reader` (a module under site-packages) reading a config field the config lacks."""
+    files = {
+        "transformers/configuration_utils.py": _CONFIG_UTILS,
+        reader: f"""
+from transformers.configuration_utils import PretrainedConfig
+
+
+class SolarVisionConfig(PretrainedConfig):
+    pass
+
+
+class SolarConfig(PretrainedConfig):
+    def __init__(self):
+        self.vision_config = SolarVisionConfig()
+
+
+def read(config):
+    {statement}
+""",
+    }
+    module = reader.removesuffix(".py").replace("/", ".")
+    proc = traceback_of_installed(tmp_path, files, f"import {module} as m\nm.read(m.SolarConfig())\n")
+    assert "object has no attribute 'image_token_count'" in proc.stderr, proc.stderr
+    return proc.stderr
+
+
+def test_a_config_field_the_engines_model_code_reads_is_the_checkpoint_variant_against_the_release(tmp_path: Path) -> None:
+    """vllm-project/vllm#44494 (gemma4_unified.py reading vision_config.num_soft_tokens, absent from a quantized
+    re-upload's config), vllm-project/vllm PR#57818 (deepseek_v4's layers reading fields a config.json omits)."""
+    log = _config_field_read_in(tmp_path, "vllm/model_executor/models/solar_vl.py",
+                                "return config.vision_config.image_token_count")
+    diagnosis = diagnose_with_patterns(log)
+    assert diagnosis.category == "engine-bug", diagnosis
+    steps = "\n".join(diagnosis.fix.steps) if diagnosis.fix else ""
+    assert "original model's" in steps and "newer release" in steps
+    assert "pip show transformers" not in steps  # the transformers pin is another reading's check
+
+
+def test_the_same_field_read_by_the_engines_generic_config_reader_stays_an_unsupported_model(tmp_path: Path) -> None:
+    """sgl-project/sglang#2520, vllm-project/vllm#2284: the engine's model config reading a field every model it
+    supports has; the model's config lacks it."""
+    log = _config_field_read_in(tmp_path, "vllm/config.py", "return config.vision_config.image_token_count")
+    assert diagnose_with_patterns(log).category == "unsupported-architecture"
+
+
+def test_the_transformers_backend_reading_it_is_not_the_models_own_code(tmp_path: Path) -> None:
+    log = _config_field_read_in(tmp_path, "vllm/model_executor/models/transformers.py",
+                                "return config.vision_config.image_token_count")
+    assert diagnose_with_patterns(log).category == "unsupported-architecture"
+
+
+_WEIGHT_UTILS = """
+def get_quant_config(model_config, load_config):
+    raise ValueError(f"Cannot find the config file for {model_config}")
+
+
+def download_weights_from_hf(model_name_or_path):
+    raise ValueError(f"Cannot find any model weights with {model_name_or_path}")
+"""
+_ARG_UTILS = """
+from vllm.model_executor.model_loader import weight_utils
+
+
+def create_engine_config(call):
+    return getattr(weight_utils, call)("gptq", None) if call == "get_quant_config" else getattr(weight_utils, call)("m")
+"""
+
+
+def _loader_failure(tmp_path: Path, call: str, cut_at: int | None = None) -> str:
+    files = {"vllm/model_executor/model_loader/weight_utils.py": _WEIGHT_UTILS, "vllm/engine/arg_utils.py": _ARG_UTILS}
+    proc = traceback_of_installed(tmp_path, files,
+                                  f"from vllm.engine import arg_utils\narg_utils.create_engine_config({call!r})\n")
+    text = proc.stderr.rstrip("\n")
+    last = text.rsplit("\n", 1)[-1]
+    assert last.startswith("ValueError: Cannot find"), text
+    return text[: len(text) - len(last) + cut_at] + "\n" if cut_at else text + "\n"
+
+
+def test_get_quant_configs_check_cut_mid_word_is_the_quantization_setting_against_the_checkpoint(tmp_path: Path) -> None:
+    """vllm-project/vllm#13612: `-q gptq` on an unquantized checkpoint, the paste cut inside the message's first word;
+    every check of get_quant_config (vLLM's and SGLang's weight_utils.py) reads the checkpoint's quantization config."""
+    diagnosis = diagnose_with_patterns(_loader_failure(tmp_path, "get_quant_config", cut_at=len("ValueError: Cann")))
+    assert diagnosis.category == "quantization", diagnosis
+    steps = "\n".join(diagnosis.fix.steps) if diagnosis.fix else ""
+    assert "leave the quantization setting out" in steps
+
+
+def test_another_check_of_the_same_module_is_not_read_as_quantization(tmp_path: Path) -> None:
+    diagnosis = diagnose_with_patterns(_loader_failure(tmp_path, "download_weights_from_hf"))
+    assert diagnosis.category != "quantization", diagnosis
+
+
+_SET_DEVICE = """
+def set_device(device):
+    raise RuntimeError(
+        "SetPrecisionMode:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:156 NPU function error: "
+        "at_npu::native::AclSetCompileopt(aclCompileOpt::ACL_PRECISION_MODE, precision_mode), error code is 500001")
+"""
+
+
+def test_torch_npus_first_compile_option_failing_at_set_device_is_the_stacks_versions(tmp_path: Path) -> None:
+    """vllm-project/vllm-ascend#2244 and #692: the paste cut before CANN's own dump of the failed initialisation."""
+    proc = traceback_of_installed(tmp_path, {"torch_npu/npu/utils.py": _SET_DEVICE},
+                                  "from torch_npu.npu import utils\nutils.set_device(0)\n")
+    diagnosis = diagnose_with_patterns(proc.stderr)
+    assert diagnosis.category == "dependency-version", diagnosis
+    assert "CANN" in "\n".join(diagnosis.fix.steps if diagnosis.fix else ())
+
+
+def test_an_operators_npu_function_error_stays_the_runtimes() -> None:
+    log = "RuntimeError: call aclnnMatmul failed, NPU function error: c10_npu::acl::AclrtSynchronizeStreamWithTimeout, error code is 507048\n"
+    assert diagnose_with_patterns(log).category == "cuda-error"
