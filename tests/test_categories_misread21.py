@@ -133,3 +133,44 @@ def test_torch_npus_first_compile_option_failing_at_set_device_is_the_stacks_ver
 def test_an_operators_npu_function_error_stays_the_runtimes() -> None:
     log = "RuntimeError: call aclnnMatmul failed, NPU function error: c10_npu::acl::AclrtSynchronizeStreamWithTimeout, error code is 507048\n"
     assert diagnose_with_patterns(log).category == "cuda-error"
+
+
+def _worker_failed_compiling(backend: str) -> str:
+    """vLLM's engine core re-raising a worker's error: the Triton JIT's compile command that returned non-zero."""
+    command = ["/usr/bin/clang++", "-x", "c++-header", "/root/.triton/cache/abc/precompiled.h", "-w",
+               "-I/usr/local/lib/python3.11/site-packages/triton/backends/" + backend, "-o", "/tmp/x.gch"]
+    return (f"(EngineCore_DP0 pid=90) RuntimeError: Worker failed with error 'Command '{command!r}' "
+            "returned non-zero exit status 1.', please check the stack trace above for the root cause\n")
+
+
+def test_the_npu_triton_backends_build_failing_is_the_release_and_images_toolchain() -> None:
+    """vllm-project/vllm-ascend#6242 (fixed in a newer image), sgl-project/sglang#11546 (the same class, a newer release)."""
+    diagnosis = diagnose_with_patterns(_worker_failed_compiling("ascend"))
+    assert diagnosis.category == "engine-bug", diagnosis
+    steps = "\n".join(diagnosis.fix.steps) if diagnosis.fix else ""
+    assert "newer release of the engine or of the hardware plugin" in steps
+    assert "Blackwell" not in steps
+
+
+def test_nvidias_triton_backend_failing_the_same_way_is_not_the_npus() -> None:
+    diagnosis = diagnose_with_patterns(_worker_failed_compiling("nvidia"))
+    assert "triton-ascend" not in "\n".join(diagnosis.fix.steps if diagnosis.fix else ())
+
+
+_COMPILER_CRASH = (
+    "0.\tProgram arguments: /usr/local/Ascend/ascend-toolkit/latest/bin/bishengir-compile /tmp/tmpq1/kernel.ttadapter.mlir "
+    "--enable-triton-kernel-compile=true -o /tmp/tmpq1/kernel\n"
+    "///------------------[ERROR][Triton][END]------------------\n"
+    "\n"
+)
+
+
+def test_a_kill_right_after_the_npu_compilers_crash_is_filed_under_the_crash_not_memory() -> None:
+    """sgl-project/sglang#11546: bishengir-compile's crash report, then the shell's `Killed`."""
+    diagnosis = diagnose_with_patterns(_COMPILER_CRASH + "Killed\n")
+    assert diagnosis.category == "engine-bug", diagnosis
+
+
+def test_a_kill_after_ordinary_lines_stays_a_kill() -> None:
+    diagnosis = diagnose_with_patterns("INFO 01-01 00:00:00 Loading safetensors checkpoint shards: 50%\n\nKilled\n")
+    assert diagnosis.category == "process-killed", diagnosis
