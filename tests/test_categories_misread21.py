@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.helpers import diagnose_with_patterns, traceback_of_installed
+from logsleuth.api import DiagnoseOptions, diagnose_text
+from tests.helpers import diagnose_with_patterns, real_traceback, traceback_of_installed
 
 # transformers' PretrainedConfig looks attributes up through its own __getattribute__, which is where CPython's
 # AttributeError is raised from (transformers/configuration_utils.py).
@@ -174,3 +175,38 @@ def test_a_kill_right_after_the_npu_compilers_crash_is_filed_under_the_crash_not
 def test_a_kill_after_ordinary_lines_stays_a_kill() -> None:
     diagnosis = diagnose_with_patterns("INFO 01-01 00:00:00 Loading safetensors checkpoint shards: 50%\n\nKilled\n")
     assert diagnosis.category == "process-killed", diagnosis
+
+
+def _backend_failed(inner: str) -> str:
+    """torch's BackendCompilerFailed as CPython prints it: the backend's own error on its message's second line."""
+    return real_traceback(f"""
+        class BackendCompilerFailed(Exception):
+            pass
+        BackendCompilerFailed.__module__ = "torch._dynamo.exc"
+
+        def call_user_compiler():
+            raise BackendCompilerFailed("backend='inductor' raised:\\n" + {inner!r} + "\\n\\nSet TORCHDYNAMO_VERBOSE=1 for more")
+
+        call_user_compiler()
+        """, "torch/_dynamo/output_graph.py")
+
+
+def test_a_compile_backends_inner_triton_image_error_decides_the_category() -> None:
+    """vllm-project/vllm#18580: a +cu118 torch with Triton's CUDA 12 ptxas on an older driver."""
+    diagnosis = diagnose_with_patterns(_backend_failed("RuntimeError: Triton Error [CUDA]: device kernel image is invalid"))
+    assert diagnosis.category == "dependency-version", diagnosis
+    assert "TRITON_PTXAS_PATH" in "\n".join(diagnosis.fix.steps if diagnosis.fix else ())
+
+
+def test_the_same_wrapper_as_log_records_is_one_failure_read_by_its_inner_error() -> None:
+    prefix = "ERROR 05-23 09:31:47 [core.py:396] "
+    log = (f"{prefix}torch._dynamo.exc.BackendCompilerFailed: backend='<vllm.compilation.backends.VllmBackend object at "
+           f"0x7f0000000000>' raised:\n{prefix}RuntimeError: Triton Error [CUDA]: device kernel image is invalid\n{prefix}\n")
+    report = diagnose_text(log, DiagnoseOptions(include_user_patterns=False))
+    assert len(report.failures) == 1
+    assert report.failures[0].diagnosis is not None and report.failures[0].diagnosis.category == "dependency-version"
+
+
+def test_another_inner_error_of_the_wrapper_stays_torch_compiles() -> None:
+    diagnosis = diagnose_with_patterns(_backend_failed("AssertionError: expected size 4==4, stride 1==2 at dim=1"))
+    assert diagnosis.category == "engine-bug", diagnosis

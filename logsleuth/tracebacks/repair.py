@@ -125,3 +125,35 @@ def join_second_paragraphs(failures: list[Failure]) -> list[Failure]:
             continue
         kept.append(failure)
     return kept
+
+
+# torch's BackendCompilerFailed (torch/_dynamo/exc.py: `backend={name!r} raised:\n{type(inner).__name__}: {inner}`) puts
+# the backend's own error on the line after its first: a line that reads as an exception line of its own, so the scan
+# made it a second failure, and the wrapper's first line named no cause (the blind split 20's D-04: `raised:` above
+# `RuntimeError: Triton Error [CUDA]: device kernel image is invalid`).  That inner error is the message's, and the
+# one that decides the category.
+_RAISED_INNER = compile_lazily(r"(?:^|\.)BackendCompilerFailed$")
+INNER_ERROR_REACH = 240  # bytes between the wrapper's first line and its inner error's (a log record's prefix)
+
+
+def join_inner_errors(failures: list[Failure]) -> list[Failure]:
+    """A compile backend's wrapper whose message ends at `raised:` takes the frameless exception line right after it
+    as the rest of its message: one failure, not two."""
+    kept: list[Failure] = []
+    for failure in failures:
+        previous = kept[-1] if kept else None
+        if (
+            previous is not None
+            and _RAISED_INNER.search(previous.final.type)
+            and previous.final.message.rstrip().endswith("raised:")
+            and failure.kind in ("line", "bare")
+            and not failure.final.frames
+            and len(failure.exceptions) == 1
+            and 0 <= failure.offset - previous.end_offset <= INNER_ERROR_REACH
+        ):
+            message = f"{previous.final.message.rstrip()}\n{failure.final.type}: {failure.final.message}"
+            kept[-1] = replace(previous, exceptions=(*previous.exceptions[:-1], replace(previous.final, message=message)),
+                               end_offset=failure.end_offset)
+            continue
+        kept.append(failure)
+    return kept

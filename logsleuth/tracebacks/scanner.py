@@ -135,6 +135,7 @@ from logsleuth.tracebacks.rendezvous_warnings import rendezvous_warning
 from logsleuth.tracebacks.repair import (
     attach_moved_exceptions,
     fold_kernel_prints,
+    join_inner_errors,
     join_second_paragraphs,
     shown_in,
 )
@@ -444,7 +445,7 @@ class FailureScanner:
         elif any(failure.kind == "killed" for failure in found):
             found = [failure for failure in found if id(failure) not in fallbacks or _explains_a_death(failure)]
         self.failures = [marked_cut(failure) if failure.offset <= self._last_content_offset < failure.end_offset else failure
-                         for failure in join_second_paragraphs(fold_kernel_prints(found))]
+                         for failure in join_inner_errors(join_second_paragraphs(fold_kernel_prints(found)))]
         return self.failures
 
     def _note_cann_report(self, text: str) -> None:
