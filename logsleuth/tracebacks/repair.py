@@ -119,9 +119,7 @@ def join_second_paragraphs(failures: list[Failure]) -> list[Failure]:
             and previous.final.message
             and not previous.final.frames
         ):
-            message = f"{previous.final.message}\n\n{failure.final.message}"
-            kept[-1] = replace(previous, exceptions=(*previous.exceptions[:-1], replace(previous.final, message=message)),
-                               end_offset=failure.end_offset)
+            kept[-1] = _continued(previous, failure, f"{previous.final.message}\n\n{failure.final.message}")
             continue
         kept.append(failure)
     return kept
@@ -151,9 +149,14 @@ def join_inner_errors(failures: list[Failure]) -> list[Failure]:
             and len(failure.exceptions) == 1
             and 0 <= failure.offset - previous.end_offset <= INNER_ERROR_REACH
         ):
-            message = f"{previous.final.message.rstrip()}\n{failure.final.type}: {failure.final.message}"
-            kept[-1] = replace(previous, exceptions=(*previous.exceptions[:-1], replace(previous.final, message=message)),
-                               end_offset=failure.end_offset)
+            kept[-1] = _continued(previous, failure,
+                                  f"{previous.final.message.rstrip()}\n{failure.final.type}: {failure.final.message}")
             continue
         kept.append(failure)
     return kept
+
+
+def _continued(previous: Failure, following: Failure, message: str) -> Failure:
+    """`previous` with `message` as its last exception's message, running to the end of `following`, which it absorbs."""
+    return replace(previous, exceptions=(*previous.exceptions[:-1], replace(previous.final, message=message)),
+                   end_offset=following.end_offset)
