@@ -211,3 +211,12 @@ def test_the_same_wrapper_as_log_records_is_one_failure_read_by_its_inner_error(
 def test_another_inner_error_of_the_wrapper_stays_torch_compiles() -> None:
     diagnosis = diagnose_with_patterns(_backend_failed("AssertionError: expected size 4==4, stride 1==2 at dim=1"))
     assert diagnosis.category == "engine-bug", diagnosis
+
+
+def test_the_new_rows_leave_each_categorys_general_row_first() -> None:
+    """table().row(category) is a category's general row (root_cause's and general.py's reading of engine-bug): a row
+    written for one shape before it changed every engine-bug reading's reasons (the failing frame no longer named)."""
+    from logsleuth.facts.categories import table
+
+    general = table().row("engine-bug")
+    assert general is not None and general.in_engine_code and not general.strong_words
