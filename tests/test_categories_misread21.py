@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from logsleuth.api import DiagnoseOptions, diagnose_text
 from tests.helpers import diagnose_with_patterns, real_traceback, traceback_of_installed
 
@@ -57,8 +59,8 @@ def test_a_config_field_the_engines_model_code_reads_is_the_checkpoint_variant_a
     assert diagnosis.category == "engine-bug", diagnosis
     steps = "\n".join(diagnosis.fix.steps) if diagnosis.fix else ""
     assert "original model's" in steps and "newer release" in steps
-    # the transformers pin is the other reading, after the checkpoint's and the release's checks
-    assert steps.index("original model's") < steps.index("pip show transformers")
+    # the transformers pin first: a transformers other than the pin drops fields whatever config.json gives
+    assert steps.index("pip show transformers") < steps.index("original model's")
 
 
 def test_the_same_field_read_by_the_engines_generic_config_reader_stays_an_unsupported_model(tmp_path: Path) -> None:
@@ -72,6 +74,53 @@ def test_the_transformers_backend_reading_it_is_not_the_models_own_code(tmp_path
     log = _config_field_read_in(tmp_path, "vllm/model_executor/models/transformers.py",
                                 "return config.vision_config.image_token_count")
     assert diagnose_with_patterns(log).category == "unsupported-architecture"
+
+
+def test_a_module_the_models_package_shares_reading_it_is_not_the_models_own_code(tmp_path: Path) -> None:
+    """vllm/model_executor/models/utils.py (and interfaces, registry, config, adapters, vision) serve every model."""
+    log = _config_field_read_in(tmp_path, "vllm/model_executor/models/utils.py",
+                                "return config.vision_config.image_token_count")
+    assert diagnose_with_patterns(log).category == "unsupported-architecture"
+
+
+VLLM_BANNER = "INFO 05-01 10:00:00 [api_server.py:1043] vLLM API server version 0.9.1\n"
+_SETTINGS_READ = """
+    class {config_class}:
+        pass
+
+    def build(config):
+        return config.{field}
+
+    build({config_class}())
+    """
+
+
+@pytest.mark.parametrize(("config_class", "field"), [
+    ("ParallelConfig", "enable_expert_parallel_size"),  # vllm/config: the engine's own settings dataclass
+    ("ModelConfig", "scaling"),  # sgl-project/sglang#15784's class
+    ("Fp8Config", "weight_block_size"),  # a quantization method's config (vllm quantization/fp8.py)
+])
+def test_an_engine_or_quantization_config_class_read_in_a_models_file_is_not_the_checkpoints_config(
+        config_class: str, field: str) -> None:
+    """Look-alike: the engine's own settings or a quantization method's config, not the model's config.json: no
+    advice to edit the checkpoint's config or to compare transformers."""
+    log = real_traceback(_SETTINGS_READ.format(config_class=config_class, field=field),
+                         "vllm/model_executor/models/deepseek_v2.py")
+    diagnosis = diagnose_with_patterns(VLLM_BANNER + log)
+    steps = "\n".join(diagnosis.fix.steps) if diagnosis.fix else ""
+    assert diagnosis.category == "engine-bug" and "config field" not in diagnosis.title, diagnosis
+    assert "config.json" not in steps and "pip show transformers" not in steps, steps
+
+
+@pytest.mark.parametrize("field", ["rope_theta", "rope_scaling", "vocab_size"])
+def test_a_field_transformers_moved_read_in_a_models_file_is_the_transformers_reading(field: str) -> None:
+    """deepspeedai/DeepSpeed PR#8341 (transformers 5: `LlamaConfig().rope_theta` raises though config.json has it),
+    unslothai/unsloth PR#3651: not the checkpoint variant's missing field."""
+    log = real_traceback(_SETTINGS_READ.format(config_class="Qwen3Config", field=field),
+                         "vllm/model_executor/models/qwen3.py")
+    diagnosis = diagnose_with_patterns(VLLM_BANNER + log)
+    assert diagnosis.category == "unsupported-architecture", diagnosis
+    assert any("pip show transformers" in step for step in diagnosis.fix.steps)
 
 
 _WEIGHT_UTILS = """

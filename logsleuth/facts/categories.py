@@ -119,11 +119,11 @@ class CategoryTable:
 ENGINES = ("sglang", "vllm")
 
 
-def _row(entry: dict[str, object]) -> CategoryRow:
+def _row(entry: dict[str, object], patterns: dict[str, str] | None = None) -> CategoryRow:
     def strings(key: str) -> tuple[str, ...]:
         value = entry.get(key, ())
         assert isinstance(value, list | tuple)
-        return tuple(str(item) for item in value)
+        return tuple(_named(str(item), patterns or {}) for item in value)
 
     return CategoryRow(
         category=str(entry["category"]),
@@ -165,6 +165,14 @@ def _row(entry: dict[str, object]) -> CategoryRow:
     )
 
 
+def _named(text: str, patterns: dict[str, str]) -> str:
+    """`text` with each `{{name}}` replaced by the table's shared pattern of that name (categories.toml's [patterns])."""
+    for name, pattern in patterns.items():
+        text = text.replace("{{" + name + "}}", pattern)
+    assert "{{" not in text, f"no shared pattern for {text!r}"
+    return text
+
+
 def _tables(value: object) -> list[dict[str, object]]:
     assert isinstance(value, list | tuple)
     return [dict(item) for item in value]
@@ -186,7 +194,7 @@ def table() -> CategoryTable:
 
     data = parsed_toml("categories.toml")
     return CategoryTable(
-        rows=tuple(_row(entry) for entry in data["category"]),
+        rows=tuple(_row(entry, dict(data.get("patterns", {}))) for entry in data["category"]),
         by_type=tuple(TypeGuidance(tuple(g["types"]), tuple(g["checks"])) for g in data["by_type"]),
         symptoms=frozenset(data.get("symptoms", ())),
         causes=tuple(data.get("causes", ())),
