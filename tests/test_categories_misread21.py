@@ -159,6 +159,18 @@ def test_get_quant_configs_check_cut_mid_word_is_the_quantization_setting_agains
     assert "leave the quantization setting out" in steps
 
 
+def test_another_error_raised_in_get_quant_config_is_not_its_checks(tmp_path: Path) -> None:
+    """Look-alike: opening the quantization config file fails (a PermissionError), not a ValueError of its checks."""
+    files = {"vllm/model_executor/model_loader/weight_utils.py": """
+def get_quant_config(model_config, load_config):
+    raise PermissionError(13, "Permission denied", "/models/m-gptq/quantize_config.json")
+"""}
+    proc = traceback_of_installed(tmp_path, files, "from vllm.model_executor.model_loader import weight_utils\n"
+                                                   "weight_utils.get_quant_config('gptq', None)\n")
+    assert "PermissionError: [Errno 13] Permission denied" in proc.stderr, proc.stderr
+    assert diagnose_with_patterns(proc.stderr).category != "quantization"
+
+
 def test_another_check_of_the_same_module_is_not_read_as_quantization(tmp_path: Path) -> None:
     diagnosis = diagnose_with_patterns(_loader_failure(tmp_path, "download_weights_from_hf"))
     assert diagnosis.category != "quantization", diagnosis
@@ -220,6 +232,31 @@ def test_a_kill_right_after_the_npu_compilers_crash_is_filed_under_the_crash_not
     """sgl-project/sglang#11546: bishengir-compile's crash report, then the shell's `Killed`."""
     diagnosis = diagnose_with_patterns(_COMPILER_CRASH + "Killed\n")
     assert diagnosis.category == "engine-bug", diagnosis
+    steps = "\n".join(diagnosis.fix.steps) if diagnosis.fix else ""
+    assert "OOM killer" in steps and "only if" not in steps  # a compiler can itself exhaust host memory
+
+
+@pytest.mark.parametrize("between", [
+    "INFO 05-01 10:00:00 [api_server.py:1000] Starting vLLM API server on http://0.0.0.0:8000\n"
+    "INFO:     Application startup complete.\n"
+    + 'INFO:     10.0.0.1:5000 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n' * 20,
+    "INFO 05-01 10:01:00 [loggers.py:100] Avg prompt throughput: 120.0 tokens/s, Running: 8 reqs\n" * 3,
+])
+def test_a_kill_after_the_server_came_up_and_served_is_no_compiler_crashs(between: str) -> None:
+    """Look-alike: the server survived the compiler's crash; the kill long after it is unexplained (the OOM killer
+    first), not the crash's."""
+    diagnosis = diagnose_with_patterns(_COMPILER_CRASH + between + "Killed\n")
+    assert diagnosis.category == "process-killed", diagnosis
+
+
+def test_a_kill_under_the_compilers_unknown_chip_report_is_the_chips() -> None:
+    """sgl-project/sglang#16360, #14783, vllm-project/vllm-ascend#7423: bishengir-compile refusing the chip's name, then
+    a kill: the unknown chip (gpu-arch-unsupported), not the release's kernel."""
+    log = ("///------------------[ERROR][Triton][BEG]------------------\n"
+           "[ConvertLinalgRToBinary] encounters error:\n"
+           "bishengir-compile: for the --target option: Cannot find option named 'Ascend310P1'!\n"
+           "///------------------[ERROR][Triton][END]------------------\n\nKilled\n")
+    assert diagnose_with_patterns(log).category == "gpu-arch-unsupported"
 
 
 def test_a_kill_after_ordinary_lines_stays_a_kill() -> None:
