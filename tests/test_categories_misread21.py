@@ -294,6 +294,25 @@ def test_the_same_wrapper_as_log_records_is_one_failure_read_by_its_inner_error(
     assert report.failures[0].diagnosis is not None and report.failures[0].diagnosis.category == "dependency-version"
 
 
+def test_any_inner_error_that_names_a_cause_decides_not_only_triton_images() -> None:
+    """torch/_dynamo/exc.py puts any backend error on the second line: CUDA out of memory while Inductor compiled is
+    the memory's, not torch.compile's bug."""
+    diagnosis = diagnose_with_patterns(_backend_failed(
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.55 GiB"
+        " of which 1.02 GiB is free."))
+    assert diagnosis.category == "gpu-oom", diagnosis
+
+
+def test_another_ranks_error_line_is_not_the_wrappers_inner_error() -> None:
+    """Two workers' records interleaved: rank 1's error right under rank 0's `raised:` is not rank 0's inner error."""
+    log = ("(VllmWorker rank=0 pid=101) ERROR 05-23 09:31:47 [multiproc_executor.py:522] "
+           "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+           "(VllmWorker rank=1 pid=102) ERROR 05-23 09:31:47 [multiproc_executor.py:522] "
+           "RuntimeError: Triton Error [CUDA]: device kernel image is invalid\n")
+    report = diagnose_text(log, DiagnoseOptions(include_user_patterns=False))
+    assert len(report.failures) == 2, report.failures
+
+
 def test_another_inner_error_of_the_wrapper_stays_torch_compiles() -> None:
     diagnosis = diagnose_with_patterns(_backend_failed("AssertionError: expected size 4==4, stride 1==2 at dim=1"))
     assert diagnosis.category == "engine-bug", diagnosis

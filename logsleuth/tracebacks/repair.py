@@ -148,12 +148,21 @@ def join_inner_errors(failures: list[Failure]) -> list[Failure]:
             and not failure.final.frames
             and len(failure.exceptions) == 1
             and 0 <= failure.offset - previous.end_offset <= INNER_ERROR_REACH
+            and _same_writer(previous, failure)
         ):
             kept[-1] = _continued(previous, failure,
                                   f"{previous.final.message.rstrip()}\n{failure.final.type}: {failure.final.message}")
             continue
         kept.append(failure)
     return kept
+
+
+def _same_writer(previous: Failure, following: Failure) -> bool:
+    """Whether two failures may be one process's lines: not when both show their rank, pid or process and they differ
+    (two ranks' records interleaved, as root_cause.earlier_failures reads them)."""
+    ours, theirs = previous.meta, following.meta
+    return all(not (a and b) or a == b for a, b in
+               ((ours.ranks, theirs.ranks), (ours.pid, theirs.pid), (ours.process, theirs.process)))
 
 
 def _continued(previous: Failure, following: Failure, message: str) -> Failure:
