@@ -315,14 +315,17 @@ def _config_field_missing(config_class: str) -> Diagnosis:
 
 
 def test_a_field_the_models_config_lacks_also_asks_for_the_transformers_release_the_engine_pins() -> None:
-    """The category stays the model's (a remote-code config lacking a field is as likely), and the check names the
-    other reading: a transformers release newer than the pin that renamed or dropped the field."""
+    """The category stays the model's (rope_theta is a field transformers 5 moved: a transformers other than the pin
+    drops it whatever config.json gives, deepspeedai/DeepSpeed PR#8341), and the check names that reading."""
     diagnosis = _config_field_missing("Qwen3Config")
     assert diagnosis.category == "unsupported-architecture", diagnosis
     assert any("transformers release other than the one vLLM pins" in step for step in diagnosis.fix.steps)
 
 
 def test_an_engine_config_classs_missing_field_does_not_ask_for_transformers() -> None:
-    """Look-alike: the engine's own settings object ('ModelConfig'), not the model's config: no such check."""
+    """Look-alike: the engine's own settings object ('ModelConfig'), not the model's config: neither the model's
+    category nor a check on transformers or the checkpoint's config.json."""
     diagnosis = _config_field_missing("ModelConfig")
-    assert not any("transformers release other than" in step for step in diagnosis.fix.steps), diagnosis
+    steps = "\n".join(diagnosis.fix.steps) if diagnosis.fix else ""
+    assert diagnosis.category == "engine-bug" and "config field" not in diagnosis.title, diagnosis
+    assert "pip show transformers" not in steps and "config.json" not in steps, steps

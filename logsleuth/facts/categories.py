@@ -59,6 +59,14 @@ class CategoryRow:
     # counts only when the last exception's frames show the model being built or its weights loaded, and no step after
     # it (a forward pass, the profiling run, the KV cache's sizing, graph capture): reasoning/category_score.py
     building_model: bool = False
+    # functions of the raising frame: with raise_frames, the row counts only when the raising frame is one of them (a
+    # function whose every check is about one matter: vLLM's and SGLang's get_quant_config, the checkpoint's
+    # quantization config against the launch's quantization setting)
+    raise_functions: tuple[str, ...] = ()
+    # regexes searched in the file of the frame that read the attribute an AttributeError names (the innermost frame
+    # outside transformers' configuration_utils.py, whose __getattribute__ only looks the field up): the row counts
+    # only when one is there (reasoning/category_score.py attribute_reader)
+    read_in: tuple[re.Pattern[str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -111,11 +119,11 @@ class CategoryTable:
 ENGINES = ("sglang", "vllm")
 
 
-def _row(entry: dict[str, object]) -> CategoryRow:
+def _row(entry: dict[str, object], patterns: dict[str, str] | None = None) -> CategoryRow:
     def strings(key: str) -> tuple[str, ...]:
         value = entry.get(key, ())
         assert isinstance(value, list | tuple)
-        return tuple(str(item) for item in value)
+        return tuple(_named(str(item), patterns or {}) for item in value)
 
     return CategoryRow(
         category=str(entry["category"]),
@@ -152,7 +160,17 @@ def _row(entry: dict[str, object]) -> CategoryRow:
         raising_module=bool(entry.get("raising_module", False)),
         budget_frames=strings("budget_frames"),
         building_model=bool(entry.get("building_model", False)),
+        raise_functions=strings("raise_functions"),
+        read_in=tuple(compile_gated(word) for word in strings("read_in")),
     )
+
+
+def _named(text: str, patterns: dict[str, str]) -> str:
+    """`text` with each `{{name}}` replaced by the table's shared pattern of that name (categories.toml's [patterns])."""
+    for name, pattern in patterns.items():
+        text = text.replace("{{" + name + "}}", pattern)
+    assert "{{" not in text, f"no shared pattern for {text!r}"
+    return text
 
 
 def _tables(value: object) -> list[dict[str, object]]:
@@ -176,7 +194,7 @@ def table() -> CategoryTable:
 
     data = parsed_toml("categories.toml")
     return CategoryTable(
-        rows=tuple(_row(entry) for entry in data["category"]),
+        rows=tuple(_row(entry, dict(data.get("patterns", {}))) for entry in data["category"]),
         by_type=tuple(TypeGuidance(tuple(g["types"]), tuple(g["checks"])) for g in data["by_type"]),
         symptoms=frozenset(data.get("symptoms", ())),
         causes=tuple(data.get("causes", ())),

@@ -147,11 +147,36 @@ def _raised_by_source_words(row: CategoryRow, failure: Failure) -> bool:
 
 def _raised_in(row: CategoryRow, failure: Failure) -> str | None:
     """The fragment of `row`'s raise_frames the raising frame's file holds (the innermost frame of the last exception,
-    whose statement raised it), if any."""
+    whose statement raised it), if any; with raise_functions, only when the raising frame is one of them."""
     frames = failure.final.frames
     if not row.raise_frames or not frames:
         return None
-    return next((fragment for fragment in row.raise_frames if fragment in code_path(frames[-1].file)), None)
+    if row.raise_functions and frames[-1].function not in row.raise_functions:
+        return None
+    fragment = next((fragment for fragment in row.raise_frames if fragment in code_path(frames[-1].file)), None)
+    return f"{fragment.rstrip('/')} {frames[-1].function}()" if fragment and row.raise_functions else fragment
+
+
+# transformers' PretrainedConfig looks every attribute up through its own __getattribute__ (attribute_map), so an
+# AttributeError on a model config's field is raised in that frame; the frame above it is the code that read the field.
+_CONFIG_LOOKUP = "transformers/configuration_utils.py"
+
+
+def attribute_reader(failure: Failure) -> Frame | None:
+    """For an AttributeError, the frame that read the missing attribute: the innermost frame of the last exception
+    outside transformers' config lookup; None for another type or no frame."""
+    if short_type(failure.final.type) != "AttributeError":
+        return None
+    return next((frame for frame in reversed(failure.final.frames) if _CONFIG_LOOKUP not in code_path(frame.file)), None)
+
+
+def _read_in(row: CategoryRow, failure: Failure) -> str | None:
+    """The file of the frame that read the missing attribute, when one of `row`'s read_in regexes is in it."""
+    reader = attribute_reader(failure) if row.read_in else None
+    if reader is None:
+        return None
+    path = code_path(reader.file)
+    return path if any(pattern.search(path) for pattern in row.read_in) else None
 
 
 def _cut_subsystem_frame(failure: Failure, site_words: tuple[str, ...] = ()) -> Frame | None:
@@ -317,6 +342,9 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
         site_raised = None  # placed by the row's other cues, not its raise_frames
     if row.raise_frames and raised_in is None and site_raised is None:
         return 0, []
+    read_in = _read_in(row, failure)
+    if row.read_in and read_in is None:
+        return 0, []
     called = package_called_by_engine(failure) if row.in_package_code else None
     if row.in_package_code and called is None:
         return 0, []
@@ -343,6 +371,9 @@ def _score(row: CategoryRow, failure: Failure, texts: list[str], files: list[str
     if site_raised is not None and site is not None:
         score += WORD_WEIGHT
         why.append(site_reason(site))
+    if read_in:
+        score += WORD_WEIGHT
+        why.append(f"the field read by {read_in}")
     if row.engine_message:
         why.append("the message being one of the engine's own checks (its template in the raise site index)")
     if failure.kind in row.kinds:

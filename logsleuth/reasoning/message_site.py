@@ -68,7 +68,8 @@ def site_cue(row: CategoryRow, frame: Frame, types: set[str]) -> str | None:
     for a row marked `raising_module` (a check raised in its subsystem is a failure of its category: not the broad
     paths a call only goes through, `distributed/`, `sampling/`), of its `frames` (those only with one of its
     `frames_need` types, when given) or its `cut_frames` reading the module and function; None when nothing does."""
-    fragment = next((f for f in row.raise_frames if f in frame.file), None)
+    fragment = (next((f for f in row.raise_frames if f in frame.file), None)
+                if not row.raise_functions or frame.function in row.raise_functions else None)
     if fragment is None and not row.raising_module:
         return None
     if fragment is None and (not row.frames_need or any(t in types for t in row.frames_need)):

@@ -35,6 +35,8 @@ SHUTDOWN_WARNING = compile_lazily(r"destroy_process_group\(\) was not called|pro
 # What a wrapper's own category already stands for: a capture fails on a CUDA call it does not allow ("operation not
 # permitted when stream is capturing"), so a bare CUDA error inside it names no other cause.
 WRAPPER_OWN = frozenset({"cuda-error"})
+_BACKEND_WRAPPER = compile_lazily(r"(?:^|\.)BackendCompilerFailed$")
+_BACKEND_RAISED = compile_lazily(r"\braised:\n(?P<type>[A-Za-z_][\w.]*): (?P<message>[^\n]*)")
 
 
 def cause_of(failure: Failure, after: Sequence[str] = ()) -> tuple[CategoryRow, str] | None:
@@ -94,6 +96,10 @@ def with_root_cause(diagnosis: Diagnosis | None, failure: Failure, after: Sequen
     becomes that cause's diagnosis."""
     if diagnosis is None:
         return None
+    if (inner := _compile_backend_inner(failure)) is not None:
+        found = cause_of(replace(inner, context=(), header=None))
+        if found is not None and found[0].category != diagnosis.category:
+            return _caused_by(diagnosis, *found, inner)
     if diagnosis.category in table().wrappers:
         return _inner_engine_bug(diagnosis, failure) or _inner_cause(diagnosis, failure) or diagnosis
     if diagnosis.category not in table().symptoms:
@@ -102,6 +108,17 @@ def with_root_cause(diagnosis: Diagnosis | None, failure: Failure, after: Sequen
     if found is None or found[0].category == diagnosis.category:
         return diagnosis  # (a native crash's own dump names no other cause than the crash its diagnosis reads)
     return _caused_by(diagnosis, *found, failure)
+
+
+def _compile_backend_inner(failure: Failure) -> Failure | None:
+    """torch's BackendCompilerFailed (torch/_dynamo/exc.py: `backend={name!r} raised:\n{Type}: {inner}`, the inner line
+    joined by tracebacks/repair.py join_inner_errors) as its inner error: the backend's own error (Triton's, CUDA out of
+    memory) is what names a cause, the wrapper only where it was raised; None for another failure."""
+    final = failure.final
+    if not _BACKEND_WRAPPER.search(final.type) or (found := _BACKEND_RAISED.search(final.message)) is None:
+        return None
+    return replace(failure, exceptions=(*failure.exceptions[:-1],
+                                        replace(final, type=found["type"], message=found["message"])))
 
 
 def _inner_cause(diagnosis: Diagnosis, failure: Failure) -> Diagnosis | None:

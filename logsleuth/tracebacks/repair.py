@@ -119,9 +119,53 @@ def join_second_paragraphs(failures: list[Failure]) -> list[Failure]:
             and previous.final.message
             and not previous.final.frames
         ):
-            message = f"{previous.final.message}\n\n{failure.final.message}"
-            kept[-1] = replace(previous, exceptions=(*previous.exceptions[:-1], replace(previous.final, message=message)),
-                               end_offset=failure.end_offset)
+            kept[-1] = _continued(previous, failure, f"{previous.final.message}\n\n{failure.final.message}")
             continue
         kept.append(failure)
     return kept
+
+
+# torch's BackendCompilerFailed (torch/_dynamo/exc.py: `backend={name!r} raised:\n{type(inner).__name__}: {inner}`) puts
+# the backend's own error on the line after its first: a line that reads as an exception line of its own, so the scan
+# made it a second failure, and the wrapper's first line named no cause (the blind split 20's D-04: `raised:` above
+# `RuntimeError: Triton Error [CUDA]: device kernel image is invalid`).  That inner error is the message's, and the
+# one that decides the category.
+_RAISED_INNER = compile_lazily(r"(?:^|\.)BackendCompilerFailed$")
+INNER_ERROR_REACH = 240  # bytes between the wrapper's first line and its inner error's (a log record's prefix)
+
+
+def join_inner_errors(failures: list[Failure]) -> list[Failure]:
+    """A compile backend's wrapper whose message ends at `raised:` takes the frameless exception line right after it
+    as the rest of its message: one failure, not two."""
+    kept: list[Failure] = []
+    for failure in failures:
+        previous = kept[-1] if kept else None
+        if (
+            previous is not None
+            and _RAISED_INNER.search(previous.final.type)
+            and previous.final.message.rstrip().endswith("raised:")
+            and failure.kind in ("line", "bare")
+            and not failure.final.frames
+            and len(failure.exceptions) == 1
+            and 0 <= failure.offset - previous.end_offset <= INNER_ERROR_REACH
+            and _same_writer(previous, failure)
+        ):
+            kept[-1] = _continued(previous, failure,
+                                  f"{previous.final.message.rstrip()}\n{failure.final.type}: {failure.final.message}")
+            continue
+        kept.append(failure)
+    return kept
+
+
+def _same_writer(previous: Failure, following: Failure) -> bool:
+    """Whether two failures may be one process's lines: not when both show their rank, pid or process and they differ
+    (two ranks' records interleaved, as root_cause.earlier_failures reads them)."""
+    ours, theirs = previous.meta, following.meta
+    return all(not (a and b) or a == b for a, b in
+               ((ours.ranks, theirs.ranks), (ours.pid, theirs.pid), (ours.process, theirs.process)))
+
+
+def _continued(previous: Failure, following: Failure, message: str) -> Failure:
+    """`previous` with `message` as its last exception's message, running to the end of `following`, which it absorbs."""
+    return replace(previous, exceptions=(*previous.exceptions[:-1], replace(previous.final, message=message)),
+                   end_offset=following.end_offset)

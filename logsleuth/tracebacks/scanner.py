@@ -135,6 +135,7 @@ from logsleuth.tracebacks.rendezvous_warnings import rendezvous_warning
 from logsleuth.tracebacks.repair import (
     attach_moved_exceptions,
     fold_kernel_prints,
+    join_inner_errors,
     join_second_paragraphs,
     shown_in,
 )
@@ -152,6 +153,10 @@ from logsleuth.tracebacks.warned_failures import REACH, WarnedFailures
 __all__ = ["FailureScanner", "LineKind", "classify", "scan"]
 
 CONTEXT_LINES = 6
+# The Ascend NPU's Triton compiler's crash report (CANN's bishengir-compile: its `[ERROR][Triton][BEG]`…`[END]` banners,
+# LLVM's `Program arguments:` line): the cause of a kill right under it (sgl-project/sglang#11546), not of one after the
+# server came up and served.
+COMPILER_CRASH_REPORT = compile_lazily(r"\[ERROR\]\[Triton\]|\bProgram arguments: \S*\bbishengir-compile\b")
 # A native backtrace printed on its own (its banner on another stream, or not pasted) explains a failure that starts
 # within this many lines after it: faulthandler's dump of the same crash, the shell's notice.
 NATIVE_DUMP_REACH = 10
@@ -240,6 +245,8 @@ class FailureScanner:
         self._rendezvous_kept: set[str] = set()
         self._rendezvous_followed = False
         self._fed = 0  # lines fed so far
+        self._last_text = ""  # the last line of content fed, and the one before it (`_kill_context`)
+        self._above = ""
         self._native_dump: list[str] = []  # the rows of the last native backtrace seen outside a failure
         self._native_dump_at = 0  # the line (self._fed) of its last row
         self._recent_finals: dict[str, int] = {}  # final exception line -> line number, to drop re-logged copies
@@ -306,6 +313,7 @@ class FailureScanner:
         collectors = self._open.get(stream)
         if kind is not LineKind.BLANK:
             self._age_rendezvous_warnings(line.text)
+            self._above, self._last_text = self._last_text, line.text
         if kind is not LineKind.BLANK and not (line.text[:1] in "`~<#" and MARKDOWN_SCAFFOLD.match(line.text)):
             self._last_content[stream] = seq  # (a paste's closing fence or `</details>` is not its last line)
             self._last_content_offset = line.offset
@@ -444,7 +452,7 @@ class FailureScanner:
         elif any(failure.kind == "killed" for failure in found):
             found = [failure for failure in found if id(failure) not in fallbacks or _explains_a_death(failure)]
         self.failures = [marked_cut(failure) if failure.offset <= self._last_content_offset < failure.end_offset else failure
-                         for failure in join_second_paragraphs(fold_kernel_prints(found))]
+                         for failure in join_inner_errors(join_second_paragraphs(fold_kernel_prints(found)))]
         return self.failures
 
     def _note_cann_report(self, text: str) -> None:
@@ -973,6 +981,14 @@ class FailureScanner:
             return (*self._recent_context, *native_dump_evidence(self._native_dump))
         return tuple(self._recent_context)
 
+    def _kill_context(self) -> tuple[str, ...]:
+        """A kill notice's context: a compiler's crash report (COMPILER_CRASH_REPORT) only when it is the last line of
+        content above the notice; any other line between (the server coming up, serving) and it names no cause."""
+        context = self._context()
+        if COMPILER_CRASH_REPORT.search(self._above):
+            return context
+        return tuple(text for text in context if not COMPILER_CRASH_REPORT.search(text))
+
     def _note_native_frame(self, text: str, innermost: bool) -> None:
         """A row of a native backtrace outside any failure: kept for the failure it explains (`_context`)."""
         if innermost or self._fed - self._native_dump_at > 1:
@@ -1013,7 +1029,7 @@ class FailureScanner:
             self._note_native_frame(text, innermost)
             return
         if any(word in text for word in KILL_LINE_WORDS) and KILL_LINE.search(text):
-            collector = Collector("killed", line, Phase.DONE, context=self._context())
+            collector = Collector("killed", line, Phase.DONE, context=self._kill_context())
             collector.add(kind, line, seq)
             self.failures.append(collector.build())
             return
