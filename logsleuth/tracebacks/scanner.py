@@ -306,7 +306,8 @@ class FailureScanner:
         collectors = self._open.get(stream)
         if kind is not LineKind.BLANK:
             self._age_rendezvous_warnings(line.text)
-        if kind is not LineKind.BLANK and not (line.text[:1] in "`~<#" and MARKDOWN_SCAFFOLD.match(line.text)):
+        if kind is not LineKind.BLANK and not (line.text[:1] in "`~<#" and MARKDOWN_SCAFFOLD.match(line.text)) \
+                and not cut_traceback_header(line.text):
             self._last_content[stream] = seq  # (a paste's closing fence or `</details>` is not its last line)
             self._last_content_offset = line.offset
             self._content_lines += 1
@@ -655,6 +656,7 @@ class FailureScanner:
                 kind is not LineKind.BLANK
                 and not (text[:1] in "`~<#" and MARKDOWN_SCAFFOLD.match(text))
                 and not _INTERRUPT_ECHO.match(text)
+                and not cut_traceback_header(text)
             ):
                 # (a paste's closing fence or `</details>` is not its last line, nor the user's Ctrl-C after it)
                 self._last_unread[line.stream] = (line, seq) if kind is LineKind.OTHER else None
@@ -782,7 +784,8 @@ class FailureScanner:
             if logged_by_request_handler(logged.partition(": ")[2]):
                 continue
             text = line.text.strip()
-            context = tuple(above for above in self._context() if above.strip() != text)  # (the record itself)
+            # (the record itself, and the traceback header the paste cut after it: no line before it)
+            context = tuple(above for above in self._context() if above.strip() != text and not cut_traceback_header(above))
             record = Collector("bare", line, Phase.DONE, context=context, fallback=True, truncated=True)
             record.ends_paste = True
             record.add(LineKind.EXCEPTION, line, seq, text=logged)
@@ -1205,6 +1208,17 @@ def _explains_a_death(failure: Failure) -> bool:
 
 # The terminal's echo of the user's Ctrl-C (`^C`) and click's line for it (`Aborted!`, click's Abort).
 _INTERRUPT_ECHO = compile_lazily(r"^\s*(?:\^C)+\s*(?:Aborted!)?\s*$|^\s*Aborted!\s*$")
+# The opening of CPython's traceback header that a paste cut mid-word (`Traceback (mos`): no line of its own, so the
+# record above it (an engine's ERROR record naming the error it logs the traceback of: vLLM's worker_base.py
+# `logger.exception("Error executing method …. This might cause deadlock in distributed execution.")`, the traceback in
+# the same record, vllm-project/vllm#11260) is the paste's last line, as it is when the whole header ends the paste.
+_CUT_HEADER_OPENING = "Traceback ("
+
+
+def cut_traceback_header(text: str) -> bool:
+    """Whether the line is only the opening of CPython's traceback header, cut before its end."""
+    said = text.strip()
+    return said.startswith(_CUT_HEADER_OPENING) and said != TRACEBACK_HEADER and TRACEBACK_HEADER.startswith(said)
 
 
 def _is_user_interrupt(failure: Failure) -> bool:
