@@ -3,7 +3,11 @@ class.  Lines rebuilt in our own words from the printing code's format:
 
 - an engine's ERROR record naming the error it logs the traceback of, the header of that traceback cut mid-word where
   the paste ends (vLLM's worker_base.py `logger.exception("Error executing method …. This might cause deadlock in
-  distributed execution.")`; vllm-project/vllm#11260)."""
+  distributed execution.")`; vllm-project/vllm#11260);
+- Ray's autoscaler's error event as the driver prints it, `(autoscaler +Ns) Error: No available node types can fulfill
+  resource request {…}. Add suitable node types to this cluster to resolve this issue.`
+  (ray/autoscaler/_private/resource_demand_scheduler.py; vllm-project/vllm#14186, #13388), then the engine's wait on
+  its placement group."""
 
 from __future__ import annotations
 
@@ -38,3 +42,36 @@ def test_a_cut_header_under_an_info_record_stays_no_failure() -> None:
         "Traceback (mos",
     ]) + "\n"
     assert not diagnose_text(log, OPTIONS).failures
+
+
+_RAY_DRIVER = [
+    "2025-06-01 10:00:01,100 INFO worker.py:1636 -- Connecting to existing Ray cluster at address: 192.168.7.2:6379...",
+    "2025-06-01 10:00:01,120 INFO worker.py:1821 -- Connected to Ray cluster.",
+    "(autoscaler +9s) Tip: use `ray status` to view detailed cluster status. To disable these messages, set "
+    "RAY_SCHEDULER_EVENTS=0.",
+]
+_UNPLACEABLE = ("No available node types can fulfill resource request {'node:203.0.113.9': 0.001, 'GPU': 1.0}. "
+                "Add suitable node types to this cluster to resolve this issue.")
+_PG_WAIT = ("INFO 06-01 10:00:12 ray_utils.py:221] Waiting for creating a placement group of specs for 10 seconds. "
+            "specs=[{'node:203.0.113.9': 0.001, 'GPU': 1.0}, {'GPU': 1.0}]. Check `ray status` to see if you have "
+            "enough resources.")
+
+
+def test_ray_autoscaler_s_error_event_before_the_placement_group_wait_is_the_failure() -> None:
+    log = "\n".join([*_RAY_DRIVER, f"(autoscaler +9s) Error: {_UNPLACEABLE}", _PG_WAIT]) + "\n"
+    exc_type, message, category = primary(log)
+    assert (exc_type, message, category) == ("Ray autoscaler error", _UNPLACEABLE, "orchestration")
+
+
+@pytest.mark.parametrize("lines", [
+    # the autoscaler's warning of a request that may yet fit
+    [*_RAY_DRIVER, "(autoscaler +9s) Warning: The following resource request cannot be scheduled right now: "
+                   "{'GPU': 1.0, 'CPU': 1.0}. This is likely due to all cluster resources being claimed by actors.",
+     _PG_WAIT],
+    # the error event, then the cluster placed the request and the server came up
+    [*_RAY_DRIVER, f"(autoscaler +9s) Error: {_UNPLACEABLE}", _PG_WAIT,
+     "INFO 06-01 10:01:40 api_server.py:937] Starting vLLM API server on http://0.0.0.0:8000",
+     "INFO:     Application startup complete."],
+])
+def test_ray_autoscaler_lines_a_run_got_past_stay_no_failure(lines: list[str]) -> None:
+    assert not diagnose_text("\n".join(lines) + "\n", OPTIONS).failures

@@ -144,6 +144,7 @@ from logsleuth.tracebacks.stated_failures import got_past_later, stated_failure
 from logsleuth.tracebacks.typeless_errors import (
     COMMAND_NOT_FOUND,
     PYDANTIC_VALIDATION_ERROR,
+    RAY_AUTOSCALER_ERROR,
     VALUE_ERROR_LINE,
     typed_by_message,
 )
@@ -1281,7 +1282,9 @@ MAX_RETYPED_CANDIDATES = 4  # a quoted message's candidates matched with case an
 MAX_USAGES_KEPT = 8  # argparse usage lines remembered: a paste holds one per failed launch, rarely more
 # The shell's `line N: python: command not found` is a wrapper script's own line (a probe of its PATH, a setup step):
 # when the server it goes on to launch says it is ready, nothing the script needed was missing.
-SURVIVABLE_RECORD_TYPES = ("ERROR", UCX_ERROR, COMMAND_NOT_FOUND)
+# Ray's autoscaler's error event is printed while a request waits: a cluster that scaled up or freed the GPUs after it
+# placed the request, and the server came up.
+SURVIVABLE_RECORD_TYPES = ("ERROR", UCX_ERROR, COMMAND_NOT_FOUND, RAY_AUTOSCALER_ERROR)
 
 
 def _is_survivable(failure: Failure) -> bool:
