@@ -7,7 +7,10 @@ class.  Lines rebuilt in our own words from the printing code's format:
 - Ray's autoscaler's error event as the driver prints it, `(autoscaler +Ns) Error: No available node types can fulfill
   resource request {…}. Add suitable node types to this cluster to resolve this issue.`
   (ray/autoscaler/_private/resource_demand_scheduler.py; vllm-project/vllm#14186, #13388), then the engine's wait on
-  its placement group."""
+  its placement group;
+- a GPU math library's own fatal line on ROCm, no Python exception: rocBLAS's `rocBLAS error: Cannot read
+  <path>/TensileLibrary.dat: <strerror> for GPU arch : <gfx>` and its list of arch files (library/src/tensile_host.cpp;
+  vllm-project/vllm#28460, ROCm/ROCm#4625), MIOpen's `MIOpen Error: <file>:<line>: <message>` (errors.hpp try_)."""
 
 from __future__ import annotations
 
@@ -74,4 +77,40 @@ def test_ray_autoscaler_s_error_event_before_the_placement_group_wait_is_the_fai
      "INFO:     Application startup complete."],
 ])
 def test_ray_autoscaler_lines_a_run_got_past_stay_no_failure(lines: list[str]) -> None:
+    assert not diagnose_text("\n".join(lines) + "\n", OPTIONS).failures
+
+
+_LOADED = [
+    "(EngineCore_DP0 pid=88) INFO 02-03 11:20:05 [gpu_model_runner.py:3120] Model loading took 7.2 GiB memory",
+    "(EngineCore_DP0 pid=88) INFO 02-03 11:20:40 [backends.py:281] Compiling a graph for dynamic shape takes 30.2 s",
+    "",
+]
+_NO_TENSILE = ("Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: No such file or directory "
+               "for GPU arch : gfx1036")
+_ARCH_FILES = [" List of available TensileLibrary Files : ",
+               '"/opt/rocm/lib/rocblas/library/TensileLibrary_lazy_gfx1100.dat"',
+               '"/opt/rocm/lib/rocblas/library/TensileLibrary_lazy_gfx942.dat"']
+
+
+def test_rocblas_without_the_gpu_s_tensile_library_is_the_failure_after_an_engine_record() -> None:
+    log = "\n".join([*_LOADED, f"rocBLAS error: {_NO_TENSILE}", *_ARCH_FILES]) + "\n"
+    assert primary(log) == ("rocBLAS error", _NO_TENSILE, "gpu-arch-unsupported")
+
+
+def test_miopen_s_own_error_line_alone_is_the_failure() -> None:
+    said = "/MIOpen/src/hipoc/hipoc_program.cpp:299: Code object build failed. Source: MIOpenBatchNormFwdTrainSpatialHIP.cpp"
+    exc_type, message, _ = primary("\n".join([*_LOADED, f"MIOpen Error: {said}"]) + "\n")
+    assert (exc_type, message) == ("MIOpen error", said)
+
+
+@pytest.mark.parametrize("lines", [
+    # rocBLAS's warnings, and hipBLASLt's line while rocBLAS falls back to Tensile: a healthy run's
+    [*_LOADED, "rocBLAS warning: No paths matched /opt/rocm/lib/rocblas/library/*gfx1100*co. Make sure that "
+               "ROCBLAS_TENSILE_LIBPATH is set correctly.", "hipBLASLt error: algo not supported."],
+    # the line quoted inside an engine's own INFO record
+    [*_LOADED[:2], f"(EngineCore_DP0 pid=88) INFO 02-03 11:20:41 [probe.py:12] rocBLAS error: {_NO_TENSILE}"],
+    # the library's line, then the server came up
+    [*_LOADED, f"rocBLAS error: {_NO_TENSILE}", "INFO:     Application startup complete."],
+])
+def test_gpu_library_lines_a_run_got_past_stay_no_failure(lines: list[str]) -> None:
     assert not diagnose_text("\n".join(lines) + "\n", OPTIONS).failures

@@ -41,6 +41,7 @@ from logsleuth.tracebacks.device_errors import (
     QUIET_LEVELS,
     SAYS_IT_WENT_ON,
     device_error_line,
+    gpu_library_line,
     went_on,
 )
 from logsleuth.tracebacks.grammar import (
@@ -872,7 +873,8 @@ class FailureScanner:
             new = Collector("line", line, Phase.DONE, context=self._context(), fallback=True)
         elif (fatal := _fatal_output(kind, text)) is not None and not (
             line.meta.level in QUIET_LEVELS
-            and (_quotes_value_error(fatal[0], text, line) or device_error_line(text) is not None)
+            and (_quotes_value_error(fatal[0], text, line)
+                 or (device_error_line(text) is not None and (line.starts_record or not gpu_library_line(text))))
         ) and not (self._cann_continues and self._cann_report_goes_on(text)):
             # (a runtime's status or pydantic's `Value error, …` quoted in an INFO or WARNING record, its header taken
             # off, was survived: a request refused, a retry; the process went on)
