@@ -10,7 +10,10 @@ class.  Lines rebuilt in our own words from the printing code's format:
   its placement group;
 - a GPU math library's own fatal line on ROCm, no Python exception: rocBLAS's `rocBLAS error: Cannot read
   <path>/TensileLibrary.dat: <strerror> for GPU arch : <gfx>` and its list of arch files (library/src/tensile_host.cpp;
-  vllm-project/vllm#28460, ROCm/ROCm#4625), MIOpen's `MIOpen Error: <file>:<line>: <message>` (errors.hpp try_)."""
+  vllm-project/vllm#28460, ROCm/ROCm#4625), MIOpen's `MIOpen Error: <file>:<line>: <message>` (errors.hpp try_);
+- a rendezvous that never completed: torch's c10d `The server socket on <addr> has timed out, will retry.` again and
+  again (socket.cpp SocketConnectOp::tryConnectCore), then the user's Ctrl-C, TCPStore's retry warning quoting the
+  interrupted call and the c10::Error's backtrace (vllm-project/vllm-metal#58, #625)."""
 
 from __future__ import annotations
 
@@ -113,4 +116,40 @@ def test_miopen_s_own_error_line_alone_is_the_failure() -> None:
     [*_LOADED, f"rocBLAS error: {_NO_TENSILE}", "INFO:     Application startup complete."],
 ])
 def test_gpu_library_lines_a_run_got_past_stay_no_failure(lines: list[str]) -> None:
+    assert not diagnose_text("\n".join(lines) + "\n", OPTIONS).failures
+
+
+def _socket_timeout(minute: int) -> str:
+    return (f"[W311 09:{minute:02d}:10.120000000 socket.cpp:942] [c10d] The server socket on "
+            "[::ffff:172.31.9.4]:41235 has timed out, will retry.")
+
+
+_INTERRUPTED = [
+    "^C[W311 09:05:02.000000000 TCPStore.cpp:347] [c10d] TCP client failed to connect/validate to host "
+    "172.31.9.4:41235 - retrying (try=0, timeout=1800000ms, delay=900ms): Interrupted system call",
+    "Exception raised from tryConnect at /pytorch/torch/csrc/distributed/c10d/socket.cpp:928 (most recent call first):",
+    "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 56 (0x1049 in libc10.dylib)",
+    "frame #1: c10d::detail::(anonymous namespace)::SocketConnectOp::tryConnect(int) + 3932 (0x14e0 in libtorch_cpu.dylib)",
+]
+_HANG = "The server socket on [::ffff:172.31.9.4]:41235 has timed out, will retry."
+
+
+@pytest.mark.parametrize("after", [_INTERRUPTED, ["^C", "KeyboardInterrupt"]])
+def test_store_timeouts_until_the_user_s_interrupt_are_a_rendezvous_hang(after: list[str]) -> None:
+    log = "\n".join(["INFO 03-11 09:01:00 [__init__.py:220] Automatically detected platform cpu.",
+                     _socket_timeout(2), _socket_timeout(3), _socket_timeout(4), *after]) + "\n"
+    assert primary(log) == ("rendezvous hang", _HANG, "network")
+
+
+@pytest.mark.parametrize("lines", [
+    # the paste stops in the wait: a start still waiting (the start-up notice's), no statement that it hung
+    [_socket_timeout(2), _socket_timeout(3)],
+    # one timeout: a store that came up late
+    [_socket_timeout(2), *_INTERRUPTED],
+    # the start went on after the timeouts
+    [_socket_timeout(2), _socket_timeout(3),
+     "INFO 03-11 09:04:00 [default_loader.py:262] Loading weights took 3.10 seconds", *_INTERRUPTED[:1]],
+    [_socket_timeout(2), _socket_timeout(3), "INFO:     Application startup complete.", "^C"],
+])
+def test_store_timeouts_a_start_got_past_or_still_waits_on_stay_no_failure(lines: list[str]) -> None:
     assert not diagnose_text("\n".join(lines) + "\n", OPTIONS).failures

@@ -140,6 +140,7 @@ from logsleuth.tracebacks.repair import (
     shown_in,
 )
 from logsleuth.tracebacks.split_bodies import SplitErrorBodies
+from logsleuth.tracebacks.rendezvous_stall import RendezvousStall
 from logsleuth.tracebacks.startup_waits import StartupWaits
 from logsleuth.tracebacks.stated_failures import got_past_later, stated_failure
 from logsleuth.tracebacks.typeless_errors import (
@@ -285,6 +286,7 @@ class FailureScanner:
         self._warned = WarnedFailures()
         # the run of an API server's waits for its engine cores the paste ends on (startup_waits.py): a stalled start
         self._waits = StartupWaits()
+        self._rendezvous_stall = RendezvousStall()  # store timeouts the user's Ctrl-C ended (rendezvous_stall.py)
 
     # -- public ------------------------------------------------------------------
     def feed(self, line: LogLine) -> None:
@@ -294,6 +296,7 @@ class FailureScanner:
         self._fed += 1
         self._warned.feed(line, self._context)
         self._waits.feed(line)
+        self._rendezvous_stall.feed(line)
         # a native dump's row in CPython's frame shape (the rows above a parent's EOFError when the banner was cut):
         # kept, as every native dump's rows are, for the failure it explains (`_context`), unless a Python traceback
         # holds it (below)
@@ -413,6 +416,8 @@ class FailureScanner:
                 self._fallbacks.append(warned)
             if not self._fallbacks and (stalled := self._waits.stalled(self._ready_offset)) is not None:
                 self._fallbacks.append(stalled)  # a start that never finished, the paste's last lines (startup_waits.py)
+            if not self._fallbacks and (stalled := self._rendezvous_stall.stalled(self._ready_offset)) is not None:
+                self._fallbacks.append(stalled)  # a store no connect reached, until the user's Ctrl-C (rendezvous_stall.py)
         self.failures.extend(mention for mention in self._mentions if not shown_in(mention, self.failures))
         # A fallback (a bare `Exception: …`) may be the exception of frames pasted after it; else it is
         # reported only when nothing else was found.
