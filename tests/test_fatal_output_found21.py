@@ -13,7 +13,10 @@ class.  Lines rebuilt in our own words from the printing code's format:
   vllm-project/vllm#28460, ROCm/ROCm#4625), MIOpen's `MIOpen Error: <file>:<line>: <message>` (errors.hpp try_);
 - a rendezvous that never completed: torch's c10d `The server socket on <addr> has timed out, will retry.` again and
   again (socket.cpp SocketConnectOp::tryConnectCore), then the user's Ctrl-C, TCPStore's retry warning quoting the
-  interrupted call and the c10::Error's backtrace (vllm-project/vllm-metal#58, #625)."""
+  interrupted call and the c10::Error's backtrace (vllm-project/vllm-metal#58, #625);
+- a c10::Error's what() printed with no Python exception: its message on the line above `Exception raised from F at
+  FILE:LINE (most recent call first):` and the `frame #N:` rows (c10/util/Exception.cpp Error::compute_what;
+  vllm-project/vllm-ascend#2720)."""
 
 from __future__ import annotations
 
@@ -153,3 +156,39 @@ def test_store_timeouts_until_the_user_s_interrupt_are_a_rendezvous_hang(after: 
 ])
 def test_store_timeouts_a_start_got_past_or_still_waits_on_stay_no_failure(lines: list[str]) -> None:
     assert not diagnose_text("\n".join(lines) + "\n", OPTIONS).failures
+
+
+_C10_BACKTRACE = [
+    "Exception raised from OperationSetup at build/op_plugin/atb/compiler_depend.ts:151 (most recent call first):",
+    "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0xd4 (0xffff8c4e3ea4 in /opt/torch/lib/libc10.so)",
+    "frame #1: c10::detail::torchCheckFail(char const*, char const*, unsigned int, std::string const&) + 0xe4 "
+    "(0xffff8c483e10 in /opt/torch/lib/libc10.so)",
+]
+_COMPILED = "INFO 04-02 08:11:18 [backends.py:215] Compiling a graph for dynamic shape takes 2.05 s"
+
+
+def test_a_c10_error_s_message_above_its_backtrace_is_the_failure() -> None:
+    log = "\n".join([_COMPILED, "GatherOperation setup failed!", *_C10_BACKTRACE]) + "\n"
+    exc_type, message, _ = primary(log)
+    assert (exc_type, message) == ("c10::Error", "GatherOperation setup failed!")
+
+
+@pytest.mark.parametrize("above", [
+    # TCPStore's retry warning, which prints a caught c10::Error's what() on every retry
+    "[W402 08:11:20.000000000 TCPStore.cpp:347] [c10d] TCP client failed to connect/validate to host 10.0.0.5:29500 "
+    "- retrying (try=0, timeout=600000ms, delay=500ms): The client socket has failed to connect to 10.0.0.5:29500 "
+    "(errno: 111 - Connection refused).",
+    # a warning's words, a retry in the line's own words, an INFO record of its own
+    "[W402 08:11:20.000000000 ProcessGroupGloo.cpp:715] Warning: Unable to resolve hostname to a (local) address.",
+    "Kernel autotune probe failed, retrying with the default config",
+    "INFO 04-02 08:11:20 [probe.py:40] optional fused kernel probe returned an error",
+])
+def test_a_backtrace_under_a_warning_or_a_retry_stays_no_failure(above: str) -> None:
+    log = "\n".join([_COMPILED, above, *_C10_BACKTRACE]) + "\n"
+    assert not diagnose_text(log, OPTIONS).failures
+
+
+def test_a_c10_error_the_server_came_up_after_stays_no_failure() -> None:
+    log = "\n".join([_COMPILED, "GatherOperation setup failed!", *_C10_BACKTRACE,
+                     "INFO:     Application startup complete."]) + "\n"
+    assert not diagnose_text(log, OPTIONS).failures

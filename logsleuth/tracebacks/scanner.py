@@ -31,6 +31,7 @@ from logsleuth.facts.message_templates import MIN_FIXED
 from logsleuth.ingest.startup_lines import READY_LINE
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import FACT_PREFIX, Failure, FailureKind, Frame, LogLine
+from logsleuth.tracebacks.c10_blocks import BACKTRACE_WORDS, C10_ERROR, error_above_backtrace, opens_backtrace
 from logsleuth.tracebacks.chain import FRAMELESS_CAUSE_REACH, frameless_cause
 from logsleuth.tracebacks.collector import UNPASTED_FRAME, Collector, Phase
 from logsleuth.tracebacks.cut_tail import marked_cut
@@ -132,6 +133,7 @@ from logsleuth.tracebacks.raising_statement import (
     statement_frame,
     stripped_frames_above,
 )
+from logsleuth.tracebacks.rendezvous_stall import RendezvousStall
 from logsleuth.tracebacks.rendezvous_warnings import rendezvous_warning
 from logsleuth.tracebacks.repair import (
     attach_moved_exceptions,
@@ -140,7 +142,6 @@ from logsleuth.tracebacks.repair import (
     shown_in,
 )
 from logsleuth.tracebacks.split_bodies import SplitErrorBodies
-from logsleuth.tracebacks.rendezvous_stall import RendezvousStall
 from logsleuth.tracebacks.startup_waits import StartupWaits
 from logsleuth.tracebacks.stated_failures import got_past_later, stated_failure
 from logsleuth.tracebacks.typeless_errors import (
@@ -1023,6 +1024,9 @@ class FailureScanner:
         if (innermost := native_frame(text)) is not None:
             self._note_native_frame(text, innermost)
             return
+        if BACKTRACE_WORDS in text and opens_backtrace(text):
+            self._read_c10_error_above(line, seq)
+            return
         if any(word in text for word in KILL_LINE_WORDS) and KILL_LINE.search(text):
             collector = Collector("killed", line, Phase.DONE, context=self._context())
             collector.add(kind, line, seq)
@@ -1051,6 +1055,19 @@ class FailureScanner:
                 self._rendezvous_followed = False
             if budget:
                 self._budget_lines[line.stream] = text.strip()
+
+    def _read_c10_error_above(self, line: LogLine, seq: int) -> None:
+        """c10's backtrace opening under a plain line that reads as an error: that line is a c10::Error's message,
+        printed with no Python exception (c10_blocks.py), a fallback failure of one line."""
+        above = self._last_unread.get(line.stream)
+        if above is None or above[1] != seq - 1 or (said := error_above_backtrace(above[0])) is None:
+            return
+        context = tuple(text for text in self._context() if text.strip() != said)  # (the message's own line)
+        record = Collector("bare", above[0], Phase.DONE, context=context, fallback=True, given_type=C10_ERROR)
+        record.add(LineKind.OTHER, above[0], above[1], text=said)
+        self._register(line.stream, record)
+        self._close(line.stream, record)
+        self._last_unread[line.stream] = None
 
     def _keep_context(self, text: str, erroneous: bool) -> None:
         """A line kept as the context of what fails next, and whether it reads as an error (Failure.error_context)."""
@@ -1300,6 +1317,8 @@ def _is_survivable(failure: Failure) -> bool:
     frame torch.compile gave up on and ran eagerly (compile_fell_back): a server logs them and goes on."""
     if failure.kind == "traceback":
         return failure.header is not None and failure.header.startswith(COMPILE_FELL_BACK)
+    if failure.kind == "bare" and failure.final.type == C10_ERROR:
+        return True  # a c10::Error's what() printed and caught (c10_blocks.py): the server came up after it
     return failure.kind == "line" and (failure.final.type in SURVIVABLE_RECORD_TYPES or failure.meta.level == "WARNING")
 
 
