@@ -192,3 +192,23 @@ def test_a_c10_error_the_server_came_up_after_stays_no_failure() -> None:
     log = "\n".join([_COMPILED, "GatherOperation setup failed!", *_C10_BACKTRACE,
                      "INFO:     Application startup complete."]) + "\n"
     assert not diagnose_text(log, OPTIONS).failures
+
+
+def test_a_healthy_server_log_with_error_looking_lines_stays_no_failure() -> None:
+    """A server that came up and served, whose log carries every new shape's look-alikes: per-request ERROR records,
+    benign warnings of the libraries, one store timeout before the store came up."""
+    log = "\n".join([
+        "INFO 07-09 14:00:01 [api_server.py:1090] vLLM API server version 0.9.2",
+        "(autoscaler +4s) Warning: The following resource request cannot be scheduled right now: {'GPU': 1.0}.",
+        _socket_timeout(0),
+        "rocBLAS warning: No paths matched /opt/rocm/lib/rocblas/library/*gfx942*co. Make sure that "
+        "ROCBLAS_TENSILE_LIBPATH is set correctly.",
+        "hipBLASLt error: algo not supported.",
+        "INFO 07-09 14:01:10 [gpu_model_runner.py:1770] Model loading took 14.99 GiB and 40.1 seconds",
+        "INFO:     Started server process [4242]",
+        "INFO:     Application startup complete.",
+        "ERROR 07-09 14:02:00 [serving_chat.py:215] Error in preprocessing prompt inputs",
+        "INFO:     10.0.0.9:51234 - \"POST /v1/chat/completions HTTP/1.1\" 400 Bad Request",
+        "INFO:     10.0.0.9:51236 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK",
+    ]) + "\n"
+    assert not diagnose_text(log, OPTIONS).failures
