@@ -26,6 +26,8 @@ BACKTRACE_OPENING = compile_lazily(r"^\s*Exception raised from \S.{0,300} at \S{
 # before 2.4 `[W socket.cpp:…]`), or any warning's words.
 _QUIET_RECORD = compile_lazily(r"^(?:\[rank\d+\]:)?\[[WIV](?:\d{3,4} | [\w.\-]+:\d+\])|(?i:\bwarn(?:ing)?\b)")
 _C10D = "[c10d]"
+_WARNING_LEVELS = frozenset({"WARNING", "WARN"})
+MESSAGE_REACH = 8  # the lines above a backtrace read for its message and the record it is printed in
 
 
 def opens_backtrace(text: str) -> bool:
@@ -33,13 +35,26 @@ def opens_backtrace(text: str) -> bool:
     return BACKTRACE_WORDS in text and BACKTRACE_OPENING.match(text) is not None
 
 
-def error_above_backtrace(above: LogLine) -> str | None:
-    """The message of the c10::Error whose backtrace opens on the line after `above`, when `above` reads as that error
-    (no warning, no retry, no store warning), else None.  A quiet level counts only when the line's own header gave it:
-    native code prints the what() to stderr, under whatever record a paste shows above it."""
-    text = above.text.strip()
-    if (not text or len(text) > 2000 or (above.starts_record and above.meta.level in QUIET_LEVELS) or _C10D in text
-            or _QUIET_RECORD.search(text) is not None or SAYS_IT_WENT_ON.search(text) is not None
-            or text.startswith("frame #")):
+def error_above_backtrace(block: list[LogLine]) -> str | None:
+    """The message of the c10::Error whose backtrace opens under `block` (the lines right above it, no blank line
+    between, from the nearest record header down, at most MESSAGE_REACH), when it reads as that error, else None.
+
+    compute_what prints the message, a line break, then the backtrace: a message of several lines (`NCCL error in: …`,
+    `ncclUnhandledCudaError: …`, `Last error:`, `Cuda failure …`) is its first line, where the block opens.  A block
+    under a WARNING record (or a `[W…]` c10 record) is that record's continuation: an error caught and logged, the run
+    went on (a custom all-reduce probe falling back to NCCL).  Under an INFO or DEBUG record a block is native output
+    printed after it (stderr pasted beside the engine's records): only a header right above the backtrace is read as
+    the record the what() was logged in."""
+    if not block:
         return None
-    return text
+    header = block[0] if block[0].starts_record else None
+    if header is not None and (header.meta.level in _WARNING_LEVELS or _QUIET_RECORD.search(header.text) is not None
+                               or (len(block) == 1 and header.meta.level in QUIET_LEVELS)):
+        return None
+    lines = block if header is None or len(block) == 1 else block[1:]
+    said = lines[0].text.strip()
+    if (not said or len(said) > 2000 or said.startswith("frame #")
+            or any(_C10D in line.text or _QUIET_RECORD.search(line.text) is not None
+                   or SAYS_IT_WENT_ON.search(line.text) is not None for line in block)):
+        return None
+    return said

@@ -28,10 +28,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
 from logsleuth.facts.message_templates import MIN_FIXED
-from logsleuth.ingest.startup_lines import READY_LINE
+from logsleuth.ingest.stages import past_its_arguments
+from logsleuth.ingest.startup_lines import READY_LINE, engine_up, serves
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import FACT_PREFIX, Failure, FailureKind, Frame, LogLine
-from logsleuth.tracebacks.c10_blocks import BACKTRACE_WORDS, C10_ERROR, error_above_backtrace, opens_backtrace
+from logsleuth.tracebacks.c10_blocks import BACKTRACE_WORDS, C10_ERROR, MESSAGE_REACH, error_above_backtrace, opens_backtrace
 from logsleuth.tracebacks.chain import FRAMELESS_CAUSE_REACH, frameless_cause
 from logsleuth.tracebacks.collector import UNPASTED_FRAME, Collector, Phase
 from logsleuth.tracebacks.cut_tail import marked_cut
@@ -39,6 +40,7 @@ from logsleuth.tracebacks.device_errors import (
     CANN_INNER_WORDS,
     CANN_REPORT_LINE,
     NPU_WARNING_WORDS,
+    MIOPEN_ERROR,
     QUIET_LEVELS,
     SAYS_IT_WENT_ON,
     device_error_line,
@@ -288,6 +290,12 @@ class FailureScanner:
         # the run of an API server's waits for its engine cores the paste ends on (startup_waits.py): a stalled start
         self._waits = StartupWaits()
         self._rendezvous_stall = RendezvousStall()  # store timeouts the user's Ctrl-C ended (rendezvous_stall.py)
+        # each stream's lines since its last record header or blank line, for a c10::Error's message (c10_blocks.py)
+        self._blocks: dict[str, deque[tuple[LogLine, int]]] = {}
+        # A failure of STOPS_A_START_ONLY is one only while nothing after it shows the start went on: whether one was
+        # seen, and where a later line last showed the start moving (_shows_progress)
+        self._awaiting_progress = False
+        self._progress_offset = -1
 
     # -- public ------------------------------------------------------------------
     def feed(self, line: LogLine) -> None:
@@ -319,6 +327,9 @@ class FailureScanner:
             self._content_lines += 1
         if went_on(line.text):
             self._went_on_offset = line.offset
+        if self._awaiting_progress and kind is not LineKind.BLANK and _shows_progress(line.text):
+            self._progress_offset = line.offset
+        self._note_block_line(kind, line, seq)
         self._note_cann_report(line.text)
 
         if collectors and line.starts_record:
@@ -425,6 +436,8 @@ class FailureScanner:
         # A glog/c10 ERROR record or a warning the server came up after (a connection retried while ranks met, an
         # optional kernel that did not load) was survived.
         self._fallbacks = [f for f in self._fallbacks if not (_is_survivable(f) and f.offset < self._ready_offset)]
+        self._fallbacks = [f for f in self._fallbacks
+                           if not (f.final.type in STOPS_A_START_ONLY and f.offset < self._progress_offset)]
         # A runtime's status line the run went on after (a readiness line, a later success or served request, or more
         # than warned_failures.REACH lines of content, as for a warning) was survived: an autotuner's rejected config,
         # a call retried, a probe before the CPU fallback.
@@ -887,6 +900,7 @@ class FailureScanner:
             typeless = is_typeless_engine_line(text)  # an engine's logged error text: only if nothing else failed
             new = Collector("line", line, Phase.DONE, context=self._context(), fallback=typeless)
             device = typeless and device_error_line(text) is not None
+            self._awaiting_progress = self._awaiting_progress or fatal[0] in STOPS_A_START_ONLY
             if device:
                 self._device_lines[line.offset] = self._content_lines - 1
             if fatal[0] == NPU_ERROR:
@@ -1059,15 +1073,28 @@ class FailureScanner:
     def _read_c10_error_above(self, line: LogLine, seq: int) -> None:
         """c10's backtrace opening under a plain line that reads as an error: that line is a c10::Error's message,
         printed with no Python exception (c10_blocks.py), a fallback failure of one line."""
-        above = self._last_unread.get(line.stream)
-        if above is None or above[1] != seq - 1 or (said := error_above_backtrace(above[0])) is None:
+        block = list(self._blocks.get(line.stream, ()))[:-1]  # (the backtrace's opening itself is the last)
+        if not block or block[-1][1] != seq - 1 or (said := error_above_backtrace([above for above, _ in block])) is None:
             return
+        first = next((above, at) for above, at in block if above.text.strip() == said)
         context = tuple(text for text in self._context() if text.strip() != said)  # (the message's own line)
-        record = Collector("bare", above[0], Phase.DONE, context=context, fallback=True, given_type=C10_ERROR)
-        record.add(LineKind.OTHER, above[0], above[1], text=said)
+        record = Collector("bare", first[0], Phase.DONE, context=context, fallback=True, given_type=C10_ERROR)
+        record.add(LineKind.OTHER, first[0], first[1], text=said)
+        self._awaiting_progress = True
         self._register(line.stream, record)
         self._close(line.stream, record)
         self._last_unread[line.stream] = None
+
+    def _note_block_line(self, kind: LineKind, line: LogLine, seq: int) -> None:
+        """Keep the stream's lines since its last record header or blank line (a c10::Error's what() and the record
+        it is printed in, c10_blocks.error_above_backtrace)."""
+        block = self._blocks.get(line.stream)
+        if block is None:
+            block = self._blocks[line.stream] = deque(maxlen=MESSAGE_REACH + 2)  # (the header, the message, the opening)
+        if kind is LineKind.BLANK or line.starts_record:
+            block.clear()
+        if kind is not LineKind.BLANK:
+            block.append((line, seq))
 
     def _keep_context(self, text: str, erroneous: bool) -> None:
         """A line kept as the context of what fails next, and whether it reads as an error (Failure.error_context)."""
@@ -1244,6 +1271,20 @@ def cut_traceback_header(text: str) -> bool:
     """Whether the line is only the opening of CPython's traceback header, cut before its end."""
     said = text.strip()
     return said.startswith(_CUT_HEADER_OPENING) and said != TRACEBACK_HEADER and TRACEBACK_HEADER.startswith(said)
+
+
+# Failures of a start that went no further: Ray's autoscaler's event for a request it cannot place (the request may be
+# placed once the cluster scales or frees GPUs), MIOpen's error line (errors.hpp try_ prints and returns the status; the
+# caller decides: torch raises `RuntimeError: miopenStatus…` when it gives up) and a c10::Error's what() printed with
+# no Python exception (a caught error logged).  A later line showing the start moving on says it was survived.
+STOPS_A_START_ONLY = frozenset({RAY_AUTOSCALER_ERROR, MIOPEN_ERROR, C10_ERROR})
+
+
+def _shows_progress(text: str) -> bool:
+    """Whether a line shows a start-up went on: a later stage (weights, KV cache, CUDA graphs, the HTTP server), the
+    engine up or serving, a call that succeeded, the readiness line."""
+    return (went_on(text) or serves(text) or engine_up(text) or past_its_arguments(text)
+            or (("ready to roll" in text or "startup complete" in text) and READY_LINE.search(text) is not None))
 
 
 def _is_user_interrupt(failure: Failure) -> bool:
