@@ -194,21 +194,111 @@ def test_a_c10_error_the_server_came_up_after_stays_no_failure() -> None:
     assert not diagnose_text(log, OPTIONS).failures
 
 
-def test_a_healthy_server_log_with_error_looking_lines_stays_no_failure() -> None:
-    """A server that came up and served, whose log carries every new shape's look-alikes: per-request ERROR records,
-    benign warnings of the libraries, one store timeout before the store came up."""
+_WORKER_LOADED = [
+    f"{_WORKER}INFO 06-01 10:01:02 selector.py:135] Using Flash Attention backend.",
+    f"{_WORKER}INFO 06-01 10:01:05 model_runner.py:1060] Starting to load model /models/llama-70b...",
+    f"{_WORKER}INFO 06-01 10:01:50 model_runner.py:1071] Loading model weights took 16.5 GB",
+]
+
+
+@pytest.mark.parametrize("lines", [
+    # the unplaceable request's event, then the workers started and loaded the weights: the placement group was
+    # created, the paste ends mid-start
+    [*_RAY_DRIVER, f"(autoscaler +9s) Error: {_UNPLACEABLE}", _PG_WAIT, *_WORKER_LOADED],
+    # the autoscaler's other error events (a node launch the cloud refused, retried): not the row's event
+    [*_RAY_DRIVER, "(autoscaler +12s) Error: Failed to launch 2 node(s) of type gpu-a100. (InsufficientInstanceCapacity): "
+                   "We currently do not have sufficient capacity in the Availability Zone you requested.", _PG_WAIT],
+])
+def test_ray_autoscaler_errors_a_start_went_on_after_or_that_are_no_placement_stay_no_failure(lines: list[str]) -> None:
+    assert not diagnose_text("\n".join(lines) + "\n", OPTIONS).failures
+
+
+_KV_AND_GRAPHS = [
+    "INFO 04-02 08:11:30 [kv_cache_utils.py:716] GPU KV cache size: 1,000,000 tokens",
+    "INFO 04-02 08:11:40 [gpu_model_runner.py:2000] Graph capturing finished in 12 secs, took 0.50 GiB",
+]
+_NCCL_WHAT = [
+    "NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.hpp:275, unhandled cuda error (run with "
+    "NCCL_DEBUG=INFO for details), NCCL version 2.20.5",
+    "ncclUnhandledCudaError: Call to CUDA function failed.",
+    "Last error:",
+    "Cuda failure 'peer access is not supported between these two devices'",
+    "Exception raised from getNCCLComm at /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1234 (most recent "
+    "call first):",
+    "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x57 (0x7f01 in /opt/torch/lib/libc10.so)",
+]
+_PROBE_WARNING = ("WARNING 04-02 08:11:18 [custom_all_reduce.py:133] Custom allreduce probe could not open the "
+                  "peer-to-peer channel, using NCCL: ")
+
+
+def test_a_c10_error_s_message_is_the_first_line_of_its_what() -> None:
+    exc_type, message, _ = primary("\n".join([_COMPILED, *_NCCL_WHAT]) + "\n")
+    assert (exc_type, message) == ("c10::Error", _NCCL_WHAT[0])
+
+
+@pytest.mark.parametrize("lines", [
+    # a what() of several lines logged as a WARNING record's continuation: caught, the run went on (the paste ends
+    # there)
+    [_COMPILED, _PROBE_WARNING + _NCCL_WHAT[0], *_NCCL_WHAT[1:]],
+    # under a c10 `[W…]` record
+    [_COMPILED, "[W402 08:11:18.000000000 ProcessGroupNCCL.cpp:1500] " + _NCCL_WHAT[0], *_NCCL_WHAT[1:]],
+    # printed as native output, then the start went on (the KV cache sized, the graphs captured)
+    [_COMPILED, "GatherOperation setup failed!", *_C10_BACKTRACE, *_KV_AND_GRAPHS],
+])
+def test_a_c10_block_under_a_warning_or_a_start_went_on_after_stays_no_failure(lines: list[str]) -> None:
+    assert not diagnose_text("\n".join(lines) + "\n", OPTIONS).failures
+
+
+def test_miopen_s_line_a_start_went_on_after_stays_no_failure() -> None:
+    log = "\n".join([*_LOADED, "MIOpen Error: /MIOpen/src/sqlite_db.cpp:220: Internal error while accessing SQLite "
+                               "database: attempt to write a readonly database", *_KV_AND_GRAPHS]) + "\n"
+    assert not diagnose_text(log, OPTIONS).failures
+
+
+def test_the_unstamped_line_s_failure_takes_no_time_from_a_record_above() -> None:
+    log = "\n".join([*_RAY_DRIVER, _PG_WAIT, f"(autoscaler +9s) Error: {_UNPLACEABLE}"]) + "\n"
+    (failure,) = diagnose_text(log, OPTIONS).failures
+    assert failure.failure.meta.timestamp is None
+
+
+def test_a_healthy_offline_run_with_the_new_shapes_survived_stays_no_failure() -> None:
+    """An offline run (no API server, so no readiness line) that went on to generate, whose log carries each new
+    shape where a run goes on after it: Ray's autoscaler event before the request was placed, MIOpen's line, a
+    c10::Error's what() under a WARNING record, a traceback header cut mid-log, and the look-alikes (the autoscaler's
+    warning, rocBLAS's warning, hipBLASLt's fallback line, one store timeout)."""
     log = "\n".join([
-        "INFO 07-09 14:00:01 [api_server.py:1090] vLLM API server version 0.9.2",
+        *_RAY_DRIVER,
         "(autoscaler +4s) Warning: The following resource request cannot be scheduled right now: {'GPU': 1.0}.",
+        f"(autoscaler +9s) Error: {_UNPLACEABLE}",
+        _PG_WAIT,
         _socket_timeout(0),
+        *_WORKER_LOADED,
         "rocBLAS warning: No paths matched /opt/rocm/lib/rocblas/library/*gfx942*co. Make sure that "
         "ROCBLAS_TENSILE_LIBPATH is set correctly.",
         "hipBLASLt error: algo not supported.",
-        "INFO 07-09 14:01:10 [gpu_model_runner.py:1770] Model loading took 14.99 GiB and 40.1 seconds",
-        "INFO:     Started server process [4242]",
-        "INFO:     Application startup complete.",
-        "ERROR 07-09 14:02:00 [serving_chat.py:215] Error in preprocessing prompt inputs",
-        "INFO:     10.0.0.9:51234 - \"POST /v1/chat/completions HTTP/1.1\" 400 Bad Request",
-        "INFO:     10.0.0.9:51236 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK",
+        "MIOpen Error: /MIOpen/src/sqlite_db.cpp:220: Internal error while accessing SQLite database: attempt to write "
+        "a readonly database",
+        _PROBE_WARNING + _NCCL_WHAT[0], *_NCCL_WHAT[1:],
+        "Traceback (mos",
+        *_KV_AND_GRAPHS,
+        "Processed prompts: 100%|##########| 8/8 [00:03<00:00,  2.41it/s, est. speed input: 31.2 toks/s]",
+        "Prompt: 'Hello, my name is', Generated text: ' Ana and I write'",
     ]) + "\n"
     assert not diagnose_text(log, OPTIONS).failures
+
+
+def test_a_rendezvous_hang_s_checks_place_the_store_on_rank_0_s_host() -> None:
+    """The timeouts are printed by a client and name the store's address (rank 0's host): a node of rank 1 never
+    finds it among its own interfaces, and its loopback address reaches no other node."""
+    log = "\n".join([
+        "[2025-03-11 09:01:00] server_args=ServerArgs(model_path='/models/qwen-7b', tp_size=2, nnodes=2, node_rank=1, "
+        "dist_init_addr='172.31.9.4:41235')",
+        _socket_timeout(2), _socket_timeout(3), _socket_timeout(4), "^C", "KeyboardInterrupt",
+    ]) + "\n"
+    (group,) = diagnose_text(log, OPTIONS).failures
+    assert group.diagnosis is not None and group.diagnosis.fix is not None
+    steps = group.diagnosis.fix.steps
+    assert any("the host that runs rank 0" in step for step in steps)
+    assert any("--dist-init-addr" in step for step in steps)
+    assert not any("interface of this host" in step or "127.0.0.1 always answers" in step and "Only when" not in step
+                   for step in steps)

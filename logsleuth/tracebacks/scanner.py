@@ -898,7 +898,8 @@ class FailureScanner:
             # (a runtime's status or pydantic's `Value error, …` quoted in an INFO or WARNING record, its header taken
             # off, was survived: a request refused, a retry; the process went on)
             typeless = is_typeless_engine_line(text)  # an engine's logged error text: only if nothing else failed
-            new = Collector("line", line, Phase.DONE, context=self._context(), fallback=typeless)
+            own = _unstamped(line) if fatal[0] in STOPS_A_START_ONLY else line
+            new = Collector("line", own, Phase.DONE, context=self._context(), fallback=typeless)
             device = typeless and device_error_line(text) is not None
             self._awaiting_progress = self._awaiting_progress or fatal[0] in STOPS_A_START_ONLY
             if device:
@@ -1078,8 +1079,8 @@ class FailureScanner:
             return
         first = next((above, at) for above, at in block if above.text.strip() == said)
         context = tuple(text for text in self._context() if text.strip() != said)  # (the message's own line)
-        record = Collector("bare", first[0], Phase.DONE, context=context, fallback=True, given_type=C10_ERROR)
-        record.add(LineKind.OTHER, first[0], first[1], text=said)
+        record = Collector("bare", _unstamped(first[0]), Phase.DONE, context=context, fallback=True, given_type=C10_ERROR)
+        record.add(LineKind.OTHER, _unstamped(first[0]), first[1], text=said)
         self._awaiting_progress = True
         self._register(line.stream, record)
         self._close(line.stream, record)
@@ -1278,6 +1279,13 @@ def cut_traceback_header(text: str) -> bool:
 # caller decides: torch raises `RuntimeError: miopenStatus…` when it gives up) and a c10::Error's what() printed with
 # no Python exception (a caught error logged).  A later line showing the start moving on says it was survived.
 STOPS_A_START_ONLY = frozenset({RAY_AUTOSCALER_ERROR, MIOPEN_ERROR, C10_ERROR})
+
+
+def _unstamped(line: LogLine) -> LogLine:
+    """The line without the time the normalizer carried down from a record above it, when it starts no record: native
+    output or Ray's event line (`(autoscaler +9s) …`) printed beside the records has no time of its own."""
+    return line if line.starts_record or line.meta.timestamp is None else line._replace(
+        meta=replace(line.meta, timestamp=None))
 
 
 def _shows_progress(text: str) -> bool:
