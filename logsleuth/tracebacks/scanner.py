@@ -32,15 +32,21 @@ from logsleuth.ingest.stages import past_its_arguments
 from logsleuth.ingest.startup_lines import READY_LINE, engine_up, serves
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import FACT_PREFIX, Failure, FailureKind, Frame, LogLine
-from logsleuth.tracebacks.c10_blocks import BACKTRACE_WORDS, C10_ERROR, MESSAGE_REACH, error_above_backtrace, opens_backtrace
+from logsleuth.tracebacks.c10_blocks import (
+    BACKTRACE_WORDS,
+    C10_ERROR,
+    MESSAGE_REACH,
+    error_above_backtrace,
+    opens_backtrace,
+)
 from logsleuth.tracebacks.chain import FRAMELESS_CAUSE_REACH, frameless_cause
 from logsleuth.tracebacks.collector import UNPASTED_FRAME, Collector, Phase
 from logsleuth.tracebacks.cut_tail import marked_cut
 from logsleuth.tracebacks.device_errors import (
     CANN_INNER_WORDS,
     CANN_REPORT_LINE,
-    NPU_WARNING_WORDS,
     MIOPEN_ERROR,
+    NPU_WARNING_WORDS,
     QUIET_LEVELS,
     SAYS_IT_WENT_ON,
     device_error_line,
