@@ -1081,7 +1081,9 @@ class FailureScanner:
         """c10's backtrace opening under a plain line that reads as an error: that line is a c10::Error's message,
         printed with no Python exception (c10_blocks.py), a fallback failure of one line."""
         block = list(self._blocks.get(line.stream, ()))[:-1]  # (the backtrace's opening itself is the last)
-        if not block or block[-1][1] != seq - 1 or (said := error_above_backtrace([above for above, _ in block])) is None:
+        above = self._last_unread.get(line.stream)  # (a line a reader took, an error record, is its own failure)
+        if (above is None or above[1] != seq - 1 or not block or block[-1][1] != seq - 1
+                or (said := error_above_backtrace([kept for kept, _ in block])) is None):
             return
         first = next((above, at) for above, at in block if above.text.strip() == said)
         context = tuple(text for text in self._context() if text.strip() != said)  # (the message's own line)
