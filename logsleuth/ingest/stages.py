@@ -115,6 +115,12 @@ def stage_of(text: str, engine: str | None = None) -> Stage | None:
     return None
 
 
+def past_its_arguments(text: str) -> bool:
+    """Whether a line announces a launch stage past the arguments (distributed set-up, weights, KV cache, CUDA graphs,
+    the HTTP server) in either engine's stage lines: the start-up was still moving when it was printed."""
+    return any((stage := stage_of(text, engine)) is not None and stage.key != "args" for engine in ("sglang", "vllm"))
+
+
 def is_later(new: Stage, current: Stage | None) -> bool:
     return current is None or _INDEX[new.key] > _INDEX[current.key]
 

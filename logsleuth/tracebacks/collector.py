@@ -109,6 +109,9 @@ class Collector:
     stated: bool = False  # a person's sentence states it (a prose reader's fallback): it may name a cut traceback below
     # read from prose (ExceptionBlock.read_from_prose): a class stated in words, or an error line retyped by hand
     in_words: Literal["", "stated", "retyped"] = ""
+    # a type logsleuth gives a line that prints no type of its own (c10_blocks.C10_ERROR: a c10::Error's what() above its
+    # backtrace); its message is the line as printed
+    given_type: str = ""
     # The lines of content above a traceback's header that may name it when the paste cut its exception line, nearest
     # first, each with the readers it is read by: an error line (`ERROR … Scheduler hit an exception: ValueError: …`,
     # logged_errors.record_naming) or an error the engine's code logs (named_by_logged_error).
@@ -410,6 +413,8 @@ class Collector:
             exceptions = (ExceptionBlock(type=glog_record_type(glog["msg"]), message=glog["msg"].strip()),)
         elif self.kind == "line" and (found := fatal_line(texts[0])):
             exceptions = (ExceptionBlock(type=found[0], message=found[1]),)
+        elif self.given_type:
+            exceptions = (ExceptionBlock(type=self.given_type, message=texts[0].strip()),)
         elif fact := runtime_fact(texts[0]):
             exceptions = (ExceptionBlock(type=fact.type, message=fact.message),)
         elif self.kind == "killed":

@@ -20,6 +20,15 @@ prints it or the enum it names, never from one thread's sentence:
   vllm-project/vllm-ascend#9725's `Invalid_Argument(EL0003)`);
 - torch's message for a failed HIP call alone without its type (c10/hip, the hipified CUDAException.cpp: `HIP error:
   invalid device function`), as `CUDA error: <text>` alone is read (typeless_errors.torch_cuda_error);
+- a GPU math library's own fatal line on ROCm, printed to stderr before it aborts, no Python exception: rocBLAS's
+  (library/src/tensile_host.cpp: `rocBLAS error: Cannot read <path>/TensileLibrary.dat: <strerror> for GPU arch :
+  <gfx target>` and the list of the arch files it has, then rocblas_abort(); `rocBLAS error: Could not initialize
+  Tensile host: …`, `… Could not initialize Tensile library`; vllm-project/vllm#28460 on gfx1150, ROCm/ROCm#4625 on
+  gfx906), MIOpen's (src/include/miopen/errors.hpp try_: `MIOpen Error: <file>:<line>: <message>`, the status then
+  returned to the caller, torch raising `RuntimeError: miopenStatus…` when it is pasted).  hipBLASLt's
+  `hipBLASLt error: algo not supported.` is left out: rocBLAS prints it while it falls back to Tensile, a healthy
+  run's line (ROCBLAS_VERBOSE_HIPBLASLT_ERROR).  cuBLAS's and cuDNN's own failures reach a log as their status names
+  (the first shape) or as torch's RuntimeError;
 - Habana's SynapseAI status as its PyTorch bridge words it (`synStatus=26 [Generic failure] Device acquire failed.`,
   huggingface/optimum-habana#1611, huggingface/tgi-gaudi#93) with its type lost.
 
@@ -126,8 +135,16 @@ NPU_WARNING_WORDS = "Warning: NPU warning"
 _HIP_MESSAGE = compile_lazily(r"^\s*(?P<said>HIP error: [a-z][\w ,'\-]{2,120}?)\.?\s*$")
 _SYN_STATUS = compile_lazily(r"^\s*(?P<said>synStatus=[1-9]\d{0,3} \[[^\]\n]{1,60}\] \S.{0,300})$")  # 0 is synSuccess
 _CANN_WORDS = ("[PID: ",)
+# A GPU math library's own fatal line, at the start of its line: (the words, regex, type).
+ROCBLAS_ERROR = "rocBLAS error"
+MIOPEN_ERROR = "MIOpen error"
+_GPU_LIBRARY_LINES = (
+    ("rocBLAS error: ", compile_lazily(r"^\s*(?P<said>rocBLAS error: \S.{0,1000}?)\s*$"), ROCBLAS_ERROR),
+    ("MIOpen Error: ", compile_lazily(r"^\s*(?P<said>MIOpen Error: \S.{0,1000}?)\s*$"), MIOPEN_ERROR),
+)
+_GPU_LIBRARY_WORDS = tuple(words for words, _, _ in _GPU_LIBRARY_LINES)
 
-DEVICE_ERROR_WORDS = (*_NAME_WORDS, *_CANN_WORDS, CANN_INNER_WORDS, "HIP error: ", "synStatus=")
+DEVICE_ERROR_WORDS = (*_NAME_WORDS, *_CANN_WORDS, CANN_INNER_WORDS, "HIP error: ", "synStatus=", *_GPU_LIBRARY_WORDS)
 # A record's level (its header taken off by the normalizer, models.LineMeta.level) at which such a line was survived.
 QUIET_LEVELS = frozenset({"INFO", "DEBUG", "WARNING", "WARN"})
 
@@ -149,10 +166,20 @@ def device_error_line(text: str) -> tuple[str, str] | None:
         return HIP_ERROR, m["said"]
     if "synStatus=" in text and (m := _SYN_STATUS.match(text)) is not None:
         return HPU_ERROR, m["said"].rstrip()
+    for words, pattern, library_error in _GPU_LIBRARY_LINES:
+        if words in text and (m := pattern.match(text)) is not None:
+            return library_error, m["said"].split(": ", 1)[1]
     return None
 
 
-_VENDOR_WORDS = (*_CANN_WORDS, CANN_INNER_WORDS, "HIP error: ", "synStatus=")
+_VENDOR_WORDS = (*_CANN_WORDS, CANN_INNER_WORDS, "HIP error: ", "synStatus=", *_GPU_LIBRARY_WORDS)
+
+
+def gpu_library_line(text: str) -> bool:
+    """Whether the line is a GPU math library's own fatal line (rocBLAS's, MIOpen's): printed to stderr by native code,
+    never inside a logger's record, so a level the line inherits from a record above it (a paste's INFO record, then a
+    blank line, then the library's line) is not its own."""
+    return any(words in text and pattern.match(text) is not None for words, pattern, _ in _GPU_LIBRARY_LINES)
 
 
 # A later line saying the run went on past a runtime's status line: a call that succeeded or recovered (`attempt 2/3

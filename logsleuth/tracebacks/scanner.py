@@ -28,19 +28,29 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
 from logsleuth.facts.message_templates import MIN_FIXED
-from logsleuth.ingest.startup_lines import READY_LINE
+from logsleuth.ingest.stages import past_its_arguments
+from logsleuth.ingest.startup_lines import READY_LINE, engine_up, serves
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import FACT_PREFIX, Failure, FailureKind, Frame, LogLine
+from logsleuth.tracebacks.c10_blocks import (
+    BACKTRACE_WORDS,
+    C10_ERROR,
+    MESSAGE_REACH,
+    error_above_backtrace,
+    opens_backtrace,
+)
 from logsleuth.tracebacks.chain import FRAMELESS_CAUSE_REACH, frameless_cause
 from logsleuth.tracebacks.collector import UNPASTED_FRAME, Collector, Phase
 from logsleuth.tracebacks.cut_tail import marked_cut
 from logsleuth.tracebacks.device_errors import (
     CANN_INNER_WORDS,
     CANN_REPORT_LINE,
+    MIOPEN_ERROR,
     NPU_WARNING_WORDS,
     QUIET_LEVELS,
     SAYS_IT_WENT_ON,
     device_error_line,
+    gpu_library_line,
     went_on,
 )
 from logsleuth.tracebacks.grammar import (
@@ -131,6 +141,7 @@ from logsleuth.tracebacks.raising_statement import (
     statement_frame,
     stripped_frames_above,
 )
+from logsleuth.tracebacks.rendezvous_stall import RendezvousStall
 from logsleuth.tracebacks.rendezvous_warnings import rendezvous_warning
 from logsleuth.tracebacks.repair import (
     attach_moved_exceptions,
@@ -145,6 +156,7 @@ from logsleuth.tracebacks.stated_failures import got_past_later, stated_failure
 from logsleuth.tracebacks.typeless_errors import (
     COMMAND_NOT_FOUND,
     PYDANTIC_VALIDATION_ERROR,
+    RAY_AUTOSCALER_ERROR,
     VALUE_ERROR_LINE,
     typed_by_message,
 )
@@ -290,6 +302,13 @@ class FailureScanner:
         self._warned = WarnedFailures()
         # the run of an API server's waits for its engine cores the paste ends on (startup_waits.py): a stalled start
         self._waits = StartupWaits()
+        self._rendezvous_stall = RendezvousStall()  # store timeouts the user's Ctrl-C ended (rendezvous_stall.py)
+        # each stream's lines since its last record header or blank line, for a c10::Error's message (c10_blocks.py)
+        self._blocks: dict[str, deque[tuple[LogLine, int]]] = {}
+        # A failure of STOPS_A_START_ONLY is one only while nothing after it shows the start went on: whether one was
+        # seen, and where a later line last showed the start moving (_shows_progress)
+        self._awaiting_progress = False
+        self._progress_offset = -1
 
     # -- public ------------------------------------------------------------------
     def feed(self, line: LogLine) -> None:
@@ -299,6 +318,7 @@ class FailureScanner:
         self._fed += 1
         self._warned.feed(line, self._context)
         self._waits.feed(line)
+        self._rendezvous_stall.feed(line)
         # a native dump's row in CPython's frame shape (the rows above a parent's EOFError when the banner was cut):
         # kept, as every native dump's rows are, for the failure it explains (`_context`), unless a Python traceback
         # holds it (below)
@@ -314,12 +334,16 @@ class FailureScanner:
         if kind is not LineKind.BLANK:
             self._age_rendezvous_warnings(line.text)
             self._above, self._last_text = self._last_text, line.text
-        if kind is not LineKind.BLANK and not (line.text[:1] in "`~<#" and MARKDOWN_SCAFFOLD.match(line.text)):
+        if kind is not LineKind.BLANK and not (line.text[:1] in "`~<#" and MARKDOWN_SCAFFOLD.match(line.text)) \
+                and not cut_traceback_header(line.text):
             self._last_content[stream] = seq  # (a paste's closing fence or `</details>` is not its last line)
             self._last_content_offset = line.offset
             self._content_lines += 1
         if went_on(line.text):
             self._went_on_offset = line.offset
+        if self._awaiting_progress and kind is not LineKind.BLANK and _shows_progress(line.text):
+            self._progress_offset = line.offset
+        self._note_block_line(kind, line, seq)
         self._note_cann_report(line.text)
 
         if collectors and line.starts_record:
@@ -418,12 +442,16 @@ class FailureScanner:
                 self._fallbacks.append(warned)
             if not self._fallbacks and (stalled := self._waits.stalled(self._ready_offset)) is not None:
                 self._fallbacks.append(stalled)  # a start that never finished, the paste's last lines (startup_waits.py)
+            if not self._fallbacks and (stalled := self._rendezvous_stall.stalled(self._ready_offset)) is not None:
+                self._fallbacks.append(stalled)  # a store no connect reached, until the user's Ctrl-C (rendezvous_stall.py)
         self.failures.extend(mention for mention in self._mentions if not shown_in(mention, self.failures))
         # A fallback (a bare `Exception: …`) may be the exception of frames pasted after it; else it is
         # reported only when nothing else was found.
         # A glog/c10 ERROR record or a warning the server came up after (a connection retried while ranks met, an
         # optional kernel that did not load) was survived.
         self._fallbacks = [f for f in self._fallbacks if not (_is_survivable(f) and f.offset < self._ready_offset)]
+        self._fallbacks = [f for f in self._fallbacks
+                           if not (f.final.type in STOPS_A_START_ONLY and f.offset < self._progress_offset)]
         # A runtime's status line the run went on after (a readiness line, a later success or served request, or more
         # than warned_failures.REACH lines of content, as for a warning) was survived: an autotuner's rejected config,
         # a call retried, a probe before the CPU fallback.
@@ -663,6 +691,7 @@ class FailureScanner:
                 kind is not LineKind.BLANK
                 and not (text[:1] in "`~<#" and MARKDOWN_SCAFFOLD.match(text))
                 and not _INTERRUPT_ECHO.match(text)
+                and not cut_traceback_header(text)
             ):
                 # (a paste's closing fence or `</details>` is not its last line, nor the user's Ctrl-C after it)
                 self._last_unread[line.stream] = (line, seq) if kind is LineKind.OTHER else None
@@ -790,7 +819,8 @@ class FailureScanner:
             if logged_by_request_handler(logged.partition(": ")[2]):
                 continue
             text = line.text.strip()
-            context = tuple(above for above in self._context() if above.strip() != text)  # (the record itself)
+            # (the record itself, and the traceback header the paste cut after it: no line before it)
+            context = tuple(above for above in self._context() if above.strip() != text and not cut_traceback_header(above))
             record = Collector("bare", line, Phase.DONE, context=context, fallback=True, truncated=True)
             record.ends_paste = True
             record.add(LineKind.EXCEPTION, line, seq, text=logged)
@@ -876,13 +906,16 @@ class FailureScanner:
             new = Collector("line", line, Phase.DONE, context=self._context(), fallback=True)
         elif (fatal := _fatal_output(kind, text)) is not None and not (
             line.meta.level in QUIET_LEVELS
-            and (_quotes_value_error(fatal[0], text, line) or device_error_line(text) is not None)
+            and (_quotes_value_error(fatal[0], text, line)
+                 or (device_error_line(text) is not None and (line.starts_record or not gpu_library_line(text))))
         ) and not (self._cann_continues and self._cann_report_goes_on(text)):
             # (a runtime's status or pydantic's `Value error, …` quoted in an INFO or WARNING record, its header taken
             # off, was survived: a request refused, a retry; the process went on)
             typeless = is_typeless_engine_line(text)  # an engine's logged error text: only if nothing else failed
-            new = Collector("line", line, Phase.DONE, context=self._context(), fallback=typeless)
+            own = _unstamped(line) if fatal[0] in STOPS_A_START_ONLY else line
+            new = Collector("line", own, Phase.DONE, context=self._context(), fallback=typeless)
             device = typeless and device_error_line(text) is not None
+            self._awaiting_progress = self._awaiting_progress or fatal[0] in STOPS_A_START_ONLY
             if device:
                 self._device_lines[line.offset] = self._content_lines - 1
             if fatal[0] == NPU_ERROR:
@@ -1028,6 +1061,9 @@ class FailureScanner:
         if (innermost := native_frame(text)) is not None:
             self._note_native_frame(text, innermost)
             return
+        if BACKTRACE_WORDS in text and opens_backtrace(text):
+            self._read_c10_error_above(line, seq)
+            return
         if any(word in text for word in KILL_LINE_WORDS) and KILL_LINE.search(text):
             collector = Collector("killed", line, Phase.DONE, context=self._kill_context())
             collector.add(kind, line, seq)
@@ -1056,6 +1092,34 @@ class FailureScanner:
                 self._rendezvous_followed = False
             if budget:
                 self._budget_lines[line.stream] = text.strip()
+
+    def _read_c10_error_above(self, line: LogLine, seq: int) -> None:
+        """c10's backtrace opening under a plain line that reads as an error: that line is a c10::Error's message,
+        printed with no Python exception (c10_blocks.py), a fallback failure of one line."""
+        block = list(self._blocks.get(line.stream, ()))[:-1]  # (the backtrace's opening itself is the last)
+        above = self._last_unread.get(line.stream)  # (a line a reader took, an error record, is its own failure)
+        if (above is None or above[1] != seq - 1 or not block or block[-1][1] != seq - 1
+                or (said := error_above_backtrace([kept for kept, _ in block])) is None):
+            return
+        first = next((above, at) for above, at in block if above.text.strip() == said)
+        context = tuple(text for text in self._context() if text.strip() != said)  # (the message's own line)
+        record = Collector("bare", _unstamped(first[0]), Phase.DONE, context=context, fallback=True, given_type=C10_ERROR)
+        record.add(LineKind.OTHER, _unstamped(first[0]), first[1], text=said)
+        self._awaiting_progress = True
+        self._register(line.stream, record)
+        self._close(line.stream, record)
+        self._last_unread[line.stream] = None
+
+    def _note_block_line(self, kind: LineKind, line: LogLine, seq: int) -> None:
+        """Keep the stream's lines since its last record header or blank line (a c10::Error's what() and the record
+        it is printed in, c10_blocks.error_above_backtrace)."""
+        block = self._blocks.get(line.stream)
+        if block is None:
+            block = self._blocks[line.stream] = deque(maxlen=MESSAGE_REACH + 2)  # (the header, the message, the opening)
+        if kind is LineKind.BLANK or line.starts_record:
+            block.clear()
+        if kind is not LineKind.BLANK:
+            block.append((line, seq))
 
     def _keep_context(self, text: str, erroneous: bool) -> None:
         """A line kept as the context of what fails next, and whether it reads as an error (Failure.error_context)."""
@@ -1221,6 +1285,38 @@ def _explains_a_death(failure: Failure) -> bool:
 
 # The terminal's echo of the user's Ctrl-C (`^C`) and click's line for it (`Aborted!`, click's Abort).
 _INTERRUPT_ECHO = compile_lazily(r"^\s*(?:\^C)+\s*(?:Aborted!)?\s*$|^\s*Aborted!\s*$")
+# The opening of CPython's traceback header that a paste cut mid-word (`Traceback (mos`): no line of its own, so the
+# record above it (an engine's ERROR record naming the error it logs the traceback of: vLLM's worker_base.py
+# `logger.exception("Error executing method …. This might cause deadlock in distributed execution.")`, the traceback in
+# the same record, vllm-project/vllm#11260) is the paste's last line, as it is when the whole header ends the paste.
+_CUT_HEADER_OPENING = "Traceback ("
+
+
+def cut_traceback_header(text: str) -> bool:
+    """Whether the line is only the opening of CPython's traceback header, cut before its end."""
+    said = text.strip()
+    return said.startswith(_CUT_HEADER_OPENING) and said != TRACEBACK_HEADER and TRACEBACK_HEADER.startswith(said)
+
+
+# Failures of a start that went no further: Ray's autoscaler's event for a request it cannot place (the request may be
+# placed once the cluster scales or frees GPUs), MIOpen's error line (errors.hpp try_ prints and returns the status; the
+# caller decides: torch raises `RuntimeError: miopenStatus…` when it gives up) and a c10::Error's what() printed with
+# no Python exception (a caught error logged).  A later line showing the start moving on says it was survived.
+STOPS_A_START_ONLY = frozenset({RAY_AUTOSCALER_ERROR, MIOPEN_ERROR, C10_ERROR})
+
+
+def _unstamped(line: LogLine) -> LogLine:
+    """The line without the time the normalizer carried down from a record above it, when it starts no record: native
+    output or Ray's event line (`(autoscaler +9s) …`) printed beside the records has no time of its own."""
+    return line if line.starts_record or line.meta.timestamp is None else line._replace(
+        meta=replace(line.meta, timestamp=None))
+
+
+def _shows_progress(text: str) -> bool:
+    """Whether a line shows a start-up went on: a later stage (weights, KV cache, CUDA graphs, the HTTP server), the
+    engine up or serving, a call that succeeded, the readiness line."""
+    return (went_on(text) or serves(text) or engine_up(text) or past_its_arguments(text)
+            or (("ready to roll" in text or "startup complete" in text) and READY_LINE.search(text) is not None))
 
 
 def _is_user_interrupt(failure: Failure) -> bool:
@@ -1283,7 +1379,9 @@ MAX_RETYPED_CANDIDATES = 4  # a quoted message's candidates matched with case an
 MAX_USAGES_KEPT = 8  # argparse usage lines remembered: a paste holds one per failed launch, rarely more
 # The shell's `line N: python: command not found` is a wrapper script's own line (a probe of its PATH, a setup step):
 # when the server it goes on to launch says it is ready, nothing the script needed was missing.
-SURVIVABLE_RECORD_TYPES = ("ERROR", UCX_ERROR, COMMAND_NOT_FOUND)
+# Ray's autoscaler's error event is printed while a request waits: a cluster that scaled up or freed the GPUs after it
+# placed the request, and the server came up.
+SURVIVABLE_RECORD_TYPES = ("ERROR", UCX_ERROR, COMMAND_NOT_FOUND, RAY_AUTOSCALER_ERROR)
 
 
 def _is_survivable(failure: Failure) -> bool:
@@ -1292,6 +1390,8 @@ def _is_survivable(failure: Failure) -> bool:
     frame torch.compile gave up on and ran eagerly (compile_fell_back): a server logs them and goes on."""
     if failure.kind == "traceback":
         return failure.header is not None and failure.header.startswith(COMPILE_FELL_BACK)
+    if failure.kind == "bare" and failure.final.type == C10_ERROR:
+        return True  # a c10::Error's what() printed and caught (c10_blocks.py): the server came up after it
     return failure.kind == "line" and (failure.final.type in SURVIVABLE_RECORD_TYPES or failure.meta.level == "WARNING")
 
 

@@ -232,6 +232,17 @@ def connection_error(text: str) -> str | None:
 #   (`announce(f"ERROR: Crashed container in pod: {pod.metadata.name}, container: {container_status.name}")`, its setup
 #   functions; later releases print `❌` for `ERROR:`, llm-d/llm-d-benchmark#668).
 DEVICE_DRIVER_WORDS = "could not select device driver"
+# Ray's autoscaler's own error event as a Ray driver prints it, `(autoscaler +<time since start>) Error: <event>`
+# (ray/_private/worker.py prints the autoscaler's events to the driver under that prefix; the event
+# `Error: No available node types can fulfill resource request {…}. Add suitable node types to this cluster to resolve
+# this issue.` is ray/autoscaler/_private/resource_demand_scheduler.py's, added once per interval while a request stays
+# unplaceable): the cluster cannot place what the engine's Ray executor asked for, and the engine waits on its
+# placement group (vllm-project/vllm#14186, #13388, #12670).  Only that event: the autoscaler's other errors (a node
+# launch the cloud refused, `Failed to launch N node(s) …`) are retried while the run goes on, and its `Warning: The
+# following resource request cannot be scheduled right now` (a request that may yet fit) is no row either.  The scanner
+# drops it when a later line shows the start went on (a later stage, the engine up): the request was placed.
+RAY_AUTOSCALER_WORDS = ") Error: "
+RAY_AUTOSCALER_ERROR = "Ray autoscaler error"  # its type: Ray's event, no exception was raised
 DEVICE_REQUEST_REFUSED = "device request refused"  # docker's daemon: no device driver for the container's GPU request
 CONTAINER_CRASHED = "container crashed"  # the type of a server container reported as exited with a non-zero code
 _POD_ROW = compile_lazily(
@@ -244,6 +255,9 @@ ORCHESTRATION_LINES: tuple[tuple[str, re.Pattern[str], str | None], ...] = (
     ("Error ", _POD_ROW, None),
     ("Crashed container in pod: ", compile_lazily(r"^(?:.*?\s)?(?P<msg>Crashed container in pod: \S(?:.*\S)?)\s*$"),
      CONTAINER_CRASHED),
+    (RAY_AUTOSCALER_WORDS, compile_lazily(r"^(?:.*?\s)?\(autoscaler \+[\dhms.]{1,16}\) Error: "
+                                          r"(?P<msg>No available node types can fulfill resource request \S(?:.{0,2000}\S)?)\s*$"),
+     RAY_AUTOSCALER_ERROR),
     (DEVICE_DRIVER_WORDS, compile_lazily(r'^(?:.*?\s)?(?P<msg>could not select device driver "[^"\n]{0,80}" with capabilities: '
                                          r'\[(?:\[[\w, ]{0,80}\])*\])\.?'), DEVICE_REQUEST_REFUSED),
 )
