@@ -49,7 +49,45 @@ _ENGINE_PATHS = ("sglang/", "vllm/")
 
 def cut_context_shape(evidence: Evidence) -> FrameShape | None:
     """The reading the paste's lines give a cut traceback the frames alone leave unclassified, or None."""
-    return _wrapper_warning(evidence) or _forward_on_older_gpu(evidence)
+    return pending_flush_shape(evidence) or _wrapper_warning(evidence) or _forward_on_older_gpu(evidence)
+
+
+# SGLang's scheduler refusing a flush while requests run (sglang/srt/managers/scheduler.py flush_cache, every release
+# from 0.1 on: "Cache not flushed because there are pending requests. #queue-req: N, #running-req: M"; later releases
+# list `waiting=…, running=…`).  A caller (an RL trainer between rollout and weight update: verl, AReaL) that goes on
+# to release or replace the engine's memory while that request runs leaves the scheduler working on freed memory
+# (sgl-project/sglang#6630, split 20's B-06, verl-project/verl#1686's fix of the async rollout's illegal access).
+_PENDING_FLUSH = compile_lazily(r"\bCache not flushed because there are pending requests\b")
+# the lines of content above the cut the warning is read from: the scheduler logs it in the same loop step
+_FLUSH_NEAR = 8
+
+
+def pending_flush_shape(evidence: Evidence) -> FrameShape | None:
+    """The engine's refusal to flush its cache with requests still pending, just above a cut traceback: the caller
+    released or replaced memory under a running request.  It leads over the serving step's guess from the frames."""
+    near = [line.strip() for line in evidence.failure.context if line.strip()][-_FLUSH_NEAR:]
+    warning = next((line for line in reversed(near) if _PENDING_FLUSH.search(line)), None)
+    if warning is None:
+        return None
+    return _guess(
+        shape="flush-pending-requests", category="illegal-memory-access",
+        title="Failed after the engine refused to flush its cache with requests still running (the caller's ordering)",
+        # (quoted in single quotes: the report then shows the warning's line above the cut, render/view.py)
+        reading=(f"the engine's warning just above the cut ('{warning}', SGLang's scheduler refusing flush_cache): "
+                 "the program driving the engine (an RL trainer between rollout "
+                 "and weight update) asked it to flush or release its memory while a request was still running, and "
+                 "the scheduler then went on with that request over memory being freed or replaced, which ends in an "
+                 "illegal memory access or a corrupted batch; a guess from the lines around the cut, not a finding"),
+        checks=(
+            "The exception line right after the last frame says what failed (a CUDA illegal memory access, an "
+            "internal check of the batch or the memory pool): paste the lines after the last frame.",
+            "The caller's ordering: every request sent to the engine must have finished or been aborted before the "
+            "program asks it to flush its cache, release its memory or update its weights; the warning's "
+            "#running-req/#queue-req counts say how many were still in flight.",
+            "A release of the program that drives the engine (the RL trainer) and of the engine made for each other: "
+            "the trainers fixed this ordering in their rollouts (waiting for or aborting pending requests before "
+            "releasing memory).",
+        ))
 
 
 def _guess(*, shape: str, category: str, title: str, reading: str, checks: tuple[str, ...]) -> FrameShape:

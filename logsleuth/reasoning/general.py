@@ -38,7 +38,7 @@ from logsleuth.reasoning.call_frames import (
 )
 from logsleuth.reasoning.category_score import MISSING_LINE, UNCLASSIFIED, best_row, cut_in_model_loader
 from logsleuth.reasoning.child_death import child_death_checks
-from logsleuth.reasoning.cut_context import cut_context_shape
+from logsleuth.reasoning.cut_context import cut_context_shape, pending_flush_shape
 from logsleuth.reasoning.dashed_keywords import dashed_argument_steps, dashed_engine_argument
 from logsleuth.reasoning.dependencies import release_needed
 from logsleuth.reasoning.driver_versions import driver_version_steps
@@ -139,6 +139,9 @@ def categorize(evidence: Evidence) -> Diagnosis:
     if (shape is not None and shape.kind == "step" and found is not None
             and found[0].category not in (UNCLASSIFIED, shape.category)):
         shape = None  # the serving step is the weakest reading: words, a subsystem or a frame cue that names another win
+    if (cut and shape is not None and shape.kind == "step" and (found is None or found[0].category == UNCLASSIFIED)
+            and pending_flush_shape(evidence) is not None):
+        shape = None  # the engine's refusal to flush with requests running, just above the cut, says more (below)
     shape_row = table().row(shape.category) if shape is not None else None
     read_from_shape = shape_row is not None  # what failed is read from the frames' shape, not guessed from a subsystem
     if shape is not None and shape_row is not None and found is not None and found[0].category == shape.category:

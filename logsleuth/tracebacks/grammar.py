@@ -1007,10 +1007,13 @@ STARTUP_BOUNDARY = compile_lazily(
 # load it: torch's "Failed to load the backend extension" under a device plugin, vllm-project/vllm-ascend#1440)
 CONTEXT_WORDS = ("warn", "error", "fail", "not enough", "out of memory", "out-of-memory", "oom", "crash", "is dead",
                  "xid", "fallen off the bus", "cannot open shared object", "exit code", "exitcode", "terminated with",
-                 "exit status")
+                 "exit status", "not flushed because")
 CONTEXT_HINT = compile_lazily(
     r"(?i)\b(?:warn(?:ing)?|errors?|fail(?:s|ed|ures?|ing)?|not enough|out[- ]of[- ]memory|(?:oom|crash(?:es|ed|ing)?)(?![-_])"
     r"|is dead|xid|fallen off the bus|cannot open shared object"
+    # SGLang's scheduler refusing a flush with requests running (managers/scheduler.py flush_cache), a record without a
+    # level word: reasoning/cut_context.pending_flush_shape reads it above a cut traceback
+    r"|not flushed because"
     # how a child process ended, logged on a record of its own (SGLang's engine.py `Exit code: -9` after `Rank 0
     # scheduler is dead`, its watchdog's `… terminated with -9`, torchrun's `exitcode  : -9`): read by
     # reasoning/child_death.py
