@@ -5,12 +5,20 @@ out like the engines' and our own words for the records around them:
   requests", sglang/srt/managers/scheduler.py flush_cache) just above a traceback cut in its serving loop leads the
   guess: the caller released memory under a running request (sgl-project/sglang#6630, a verl rollout);
 - Hydra's record of a failed job (`Error executing job with overrides: [...]`, hydra/core/utils.py) says where the job's
-  own exception is (verl-project/verl#1368)."""
+  own exception is (verl-project/verl#1368);
+- argparse refusing an option that a program's own parser and the engine's add_cli_args both define (CPython
+  Lib/argparse.py _handle_conflict_error; kserve/kserve#4076, vllm-project/vllm#19221) is the program's release against
+  the engine's, also in a paste cut inside argparse's adding of the option; the engine's own callers are not;
+- a wrapper's subpackage named after the engine (`huggingfaceserver/vllm/utils.py`) is the wrapper's code, not the
+  engine's (frame display, engine_of_frame)."""
 
 from __future__ import annotations
 
-from logsleuth.models import Diagnosis
-from tests.helpers import check_texts, diagnose_with_patterns, real_traceback
+from pathlib import Path
+
+from logsleuth.models import Diagnosis, Frame
+from logsleuth.reasoning.engine_api_calls import engine_of_frame
+from tests.helpers import check_texts, diagnose_with_patterns, real_traceback, traceback_of_installed
 from tests.test_cut_tracebacks import cut_after
 
 SCHEDULER = real_traceback('''
@@ -69,3 +77,83 @@ def test_hydra_s_failed_job_line_says_where_the_job_s_own_exception_is() -> None
     steps = check_texts(diagnosis)
     assert "HYDRA_FULL_ERROR=1" in steps and "worker-*.err" in steps
     assert diagnosis.engine is None  # the overrides name no engine
+
+
+# vLLM's builder adding an option a program's parser already has (our own code, laid out as vllm/engine/arg_utils.py).
+ENGINE_ARGS = """
+class AsyncEngineArgs:
+    @staticmethod
+    def add_cli_args(parser):
+        parser.add_argument("--task", default="auto")
+        return parser
+"""
+WRAPPER_UTILS = """
+from vllm.engine.arg_utils import AsyncEngineArgs
+
+
+def add_engine_options(parser):
+    return AsyncEngineArgs.add_cli_args(parser)
+"""
+WRAPPER_MAIN = """
+import argparse
+from servewrap.vllm.utils import add_engine_options
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--task", default=None)
+parser = add_engine_options(parser)
+"""
+RUN_WRAPPER = "import runpy\nrunpy.run_module('servewrap', run_name='__main__')\n"
+
+
+def _clash_traceback(tmp_path: Path, files: dict[str, str], script: str) -> str:
+    finished = traceback_of_installed(tmp_path, files, script)
+    assert "conflicting option string: --task" in finished.stderr
+    return finished.stderr.replace(str(tmp_path), "/srv")
+
+
+def _wrapper_clash(tmp_path: Path) -> str:
+    return _clash_traceback(tmp_path, {"vllm/engine/arg_utils.py": ENGINE_ARGS, "servewrap/vllm/utils.py": WRAPPER_UTILS,
+                                       "servewrap/__main__.py": WRAPPER_MAIN}, RUN_WRAPPER)
+
+
+def test_argparse_s_conflict_under_the_engine_s_add_cli_args_called_by_a_wrapper_is_the_releases_fit(tmp_path: Path) -> None:
+    diagnosis = _diagnose(_wrapper_clash(tmp_path))
+    assert diagnosis.category == "dependency-version" and diagnosis.basis == "general"
+    assert "servewrap" in diagnosis.title and "--task" in diagnosis.title and diagnosis.engine == "vllm"
+    assert "guess" not in diagnosis.root_cause
+    assert "made for this vLLM release, or the vLLM release servewrap pins" in diagnosis.fix.summary
+
+
+def test_the_same_clash_cut_inside_argparse_s_adding_of_the_option_is_a_labelled_guess(tmp_path: Path) -> None:
+    cut = cut_after(_wrapper_clash(tmp_path), "self._check_conflict(action)")
+    diagnosis = _diagnose(cut)
+    assert diagnosis.category == "dependency-version"
+    assert "guess" in diagnosis.root_cause.lower() and "--task" in diagnosis.root_cause  # named by the engine's line
+    assert diagnosis.fix.needs_input  # the exception line
+
+
+def test_a_cut_at_add_argument_alone_is_not_read_as_a_clash(tmp_path: Path) -> None:
+    # add_argument refuses other things itself (an uncallable type, a metavar) before it adds the option
+    cut = cut_after(_wrapper_clash(tmp_path), "return self._add_action(action)")
+    assert _diagnose(cut).category != "dependency-version"
+
+
+def test_the_engine_s_own_caller_of_its_parser_builder_is_not_a_wrapper_s_release(tmp_path: Path) -> None:
+    server = ("import argparse\nfrom vllm.engine.arg_utils import AsyncEngineArgs\n\n"
+              "parser = argparse.ArgumentParser()\nparser.add_argument('--task')\n"
+              "parser = AsyncEngineArgs.add_cli_args(parser)\n")
+    text = _clash_traceback(tmp_path, {"vllm/engine/arg_utils.py": ENGINE_ARGS, "vllm/entrypoints/api_server.py": server},
+                            "import runpy\nrunpy.run_module('vllm.entrypoints.api_server', run_name='__main__')\n")
+    assert _diagnose(text).category != "dependency-version"
+
+
+def test_a_wrapper_s_subpackage_named_after_the_engine_is_the_wrapper_s_code() -> None:
+    checkout = "/home/u/kserve/python/huggingfaceserver/huggingfaceserver/vllm/utils.py"
+    installed = "/venv/lib/python3.11/site-packages/huggingfaceserver/vllm/utils.py"
+    assert Frame(checkout, 57, "f").module_path == "huggingfaceserver/vllm/utils.py"
+    assert engine_of_frame(checkout) is None and engine_of_frame(installed) is None
+    # the engines' own files, installed or checked out, stay theirs
+    assert Frame("/home/u/vllm/vllm/utils.py", 1, "f").module_path == "vllm/utils.py"
+    assert engine_of_frame("/home/u/vllm/vllm/utils.py") == "vllm"
+    assert engine_of_frame("/venv/lib/python3.11/site-packages/vllm/engine/arg_utils.py") == "vllm"
+    assert engine_of_frame("/root/sglang/python/sglang/srt/server_args.py") == "sglang"

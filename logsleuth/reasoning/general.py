@@ -81,6 +81,7 @@ from logsleuth.reasoning.launch_quantization import launch_quantization
 from logsleuth.reasoning.lora_modules import lora_module_steps
 from logsleuth.reasoning.message_limits import limit_steps
 from logsleuth.reasoning.nccl_last_error import nccl_invalid_argument_steps
+from logsleuth.reasoning.option_clash import clash_diagnosis, option_clash
 from logsleuth.reasoning.parallelism import config_arithmetic_steps, launch_degree, splits_over_one_gpu
 from logsleuth.reasoning.patched_engine import patched_copy_steps
 from logsleuth.reasoning.plain_call import without_companion_check
@@ -111,6 +112,10 @@ def categorize(evidence: Evidence) -> Diagnosis:
         return _on_native_windows(evidence, engine or engine_code_of(failure), (
             f"'{posix}' is a module of Python's standard library that exists on Unix only: this interpreter is not a "
             "Unix one (native Windows), and no pip package provides it."))
+    if (clash := option_clash(failure)) is not None:
+        # argparse refusing an option the program's parser and the engine's both define: the program's release
+        # against the engine's, whatever subsystem the engine's parser code sits in (reasoning/option_clash.py).
+        return clash_diagnosis(clash, evidence, _missing_line(evidence))
     said = _cut_message_words(evidence)
     listed = _drivers_of_a_frameless_call(evidence)
     wrapper = launch.wrapper or (joined([driver.name for driver in listed]) if listed else None)
