@@ -300,6 +300,9 @@ def engine_subpackage_host(path: str) -> str | None:
     if install_end >= 0:
         below = path[install_end:]
         top = below.split("/", 1)[0]
+        if top.endswith(".egg") and "/" in below:  # an egg's directory is a path entry of its own (`vllm-0.2.2-….egg/vllm/`)
+            below = below.split("/", 1)[1]
+            top = below.split("/", 1)[0]
         return top if top not in ENGINE_NAMES and "/" in below and _ENGINE_DIRECTORY.search(below) else None
     found = _FLAT_LAYOUT_HOST.search(path)
     return found["host"] if found and found["host"] not in ENGINE_NAMES else None

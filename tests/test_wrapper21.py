@@ -10,14 +10,21 @@ out like the engines' and our own words for the records around them:
   Lib/argparse.py _handle_conflict_error; kserve/kserve#4076, vllm-project/vllm#19221) is the program's release against
   the engine's, also in a paste cut inside argparse's adding of the option; the engine's own callers are not;
 - a wrapper's subpackage named after the engine (`huggingfaceserver/vllm/utils.py`) is the wrapper's code, not the
-  engine's (frame display, engine_of_frame)."""
+  engine's (frame display, engine_of_frame);
+- Ray's record of an actor that died in its constructor (`Exception raised in creation task: …`) right above the
+  actor's traceback cut before its exception line is the headline, says where the error is, and, for a wrapper's actor
+  that reached the engine, what to compare of their releases (OpenRLHF/OpenRLHF#184)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from logsleuth.api import diagnose_text
 from logsleuth.models import Diagnosis, Frame
 from logsleuth.reasoning.engine_api_calls import engine_of_frame
+from logsleuth.reasoning.evidence import Evidence
+from logsleuth.reasoning.wrapper_death import hidden_error_steps
+from logsleuth.render.view import headline
 from tests.helpers import check_texts, diagnose_with_patterns, real_traceback, traceback_of_installed
 from tests.test_cut_tracebacks import cut_after
 
@@ -157,3 +164,69 @@ def test_a_wrapper_s_subpackage_named_after_the_engine_is_the_wrapper_s_code() -
     assert engine_of_frame("/home/u/vllm/vllm/utils.py") == "vllm"
     assert engine_of_frame("/venv/lib/python3.11/site-packages/vllm/engine/arg_utils.py") == "vllm"
     assert engine_of_frame("/root/sglang/python/sglang/srt/server_args.py") == "sglang"
+
+
+# An RL trainer's actor building the engine, whose worker set-up fails (our own code, laid out as OpenRLHF's and vLLM's).
+ENGINE_CORE = """
+class LLMEngine:
+    def __init__(self):
+        self._init_workers()
+
+    def _init_workers(self):
+        self._run_workers("init_model")
+
+    def _run_workers(self, method):
+        raise RuntimeError("worker set-up failed")
+"""
+ACTOR = """
+from vllm.engine.llm_engine import LLMEngine
+
+
+class LLMRayActor:
+    def __init__(self):
+        self.engine = LLMEngine()
+"""
+RAY_RECORD = ("Exception raised in creation task: The actor died because of an error raised in its creation task, "
+              "ray::LLMRayActor.__init__() (pid=4242, ip=10.0.0.7, actor_id=ab12, "
+              "repr=<openrlhf.trainer.ray.vllm_engine.LLMRayActor object at 0x7f00aa>)")
+
+
+def _actor_paste(tmp_path: Path, *, cut: bool) -> str:
+    """Ray's print of the actor's death: its record, then the actor's frames (no `Traceback` line), each line under
+    the actor's prefix; cut inside the engine's frames when asked."""
+    finished = traceback_of_installed(tmp_path, {"vllm/engine/llm_engine.py": ENGINE_CORE,
+                                                 "openrlhf/trainer/ray/vllm_engine.py": ACTOR},
+                                      "from openrlhf.trainer.ray.vllm_engine import LLMRayActor\nLLMRayActor()\n")
+    lines = finished.stderr.replace(str(tmp_path), "/srv").splitlines()[1:]  # Ray prints no `Traceback` line
+    if cut:
+        lines = lines[:next(i for i, line in enumerate(lines) if 'self._run_workers("init_model")' in line) + 1]
+    return "\n".join(f"(LLMRayActor pid=4242) {line}" for line in [RAY_RECORD, *lines]) + "\n"
+
+
+def test_a_cut_traceback_under_ray_s_actor_death_record_is_headed_by_it(tmp_path: Path) -> None:
+    report = diagnose_text(_actor_paste(tmp_path, cut=True))
+    assert headline(report).startswith("Ray actor LLMRayActor died in its constructor")
+    steps = check_texts(_diagnosis_of(report.failures[0].diagnosis))
+    assert "worker-*-4242.err" in steps and "on its node (10.0.0.7)" in steps
+    # the wrapper's actor reached the engine: its release against the engine's, with no release named
+    assert "an OpenRLHF release is made for certain vLLM releases" in steps and "vllm==" not in steps
+
+
+def test_pip_s_report_of_the_wrapper_s_requirement_names_the_range(tmp_path: Path) -> None:
+    # pip's resolver line read among the log's lines kept for the failure (wrapper_pins.py): the range as pip printed it
+    report = diagnose_text(_actor_paste(tmp_path, cut=True))
+    pip = "openrlhf 0.1.9 requires vllm==0.2.4, but you have vllm 0.2.2 which is incompatible."
+    steps = " ".join(hidden_error_steps(Evidence(report.failures[0].failure, report.launch, lines=(pip,))))
+    assert "openrlhf 0.1.9 requires vllm==0.2.4" in steps and "within vllm==0.2.4" in steps
+    assert "an OpenRLHF release is made for certain" not in steps
+
+
+def test_the_actor_s_whole_error_keeps_its_own_headline(tmp_path: Path) -> None:
+    report = diagnose_text(_actor_paste(tmp_path, cut=False))
+    assert "RuntimeError: worker set-up failed" in headline(report)
+    assert "Ray actor" not in headline(report)
+
+
+def _diagnosis_of(found: Diagnosis | None) -> Diagnosis:
+    assert found is not None
+    return found
