@@ -23,6 +23,7 @@ from logsleuth.api import diagnose_text
 from logsleuth.models import Diagnosis, Frame
 from logsleuth.reasoning.engine_api_calls import engine_of_frame
 from logsleuth.reasoning.evidence import Evidence
+from logsleuth.reasoning.option_clash import _library_frame
 from logsleuth.reasoning.wrapper_death import hidden_error_steps
 from logsleuth.render.view import headline
 from tests.helpers import check_texts, diagnose_with_patterns, real_traceback, traceback_of_installed
@@ -152,6 +153,65 @@ def test_the_engine_s_own_caller_of_its_parser_builder_is_not_a_wrapper_s_releas
     text = _clash_traceback(tmp_path, {"vllm/engine/arg_utils.py": ENGINE_ARGS, "vllm/entrypoints/api_server.py": server},
                             "import runpy\nrunpy.run_module('vllm.entrypoints.api_server', run_name='__main__')\n")
     assert _diagnose(text).category != "dependency-version"
+
+
+def test_the_clash_names_the_engine_release_that_added_the_option(tmp_path: Path) -> None:
+    # vLLM's catalogs have --task from 0.6.4 on, later than their oldest release (kserve/kserve#4076)
+    diagnosis = _diagnose(_wrapper_clash(tmp_path))
+    assert "vLLM added --task in 0.6.4" in diagnosis.root_cause
+
+
+# vLLM's CLI: main() builds its own parser and hands it to make_arg_parser (vllm/entrypoints/cli/main.py, serve.py).
+ENGINE_CLI_MAIN = """
+import argparse
+from vllm.entrypoints.openai.cli_args import make_arg_parser
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--task")
+    make_arg_parser(parser)
+"""
+ENGINE_CLI_ARGS = """
+from vllm.engine.arg_utils import AsyncEngineArgs
+
+
+def make_arg_parser(parser):
+    return AsyncEngineArgs.add_cli_args(parser)
+"""
+
+
+def test_a_wrapper_that_only_calls_the_engine_s_main_is_not_a_clash_of_its_own(tmp_path: Path) -> None:
+    wrapper = "from vllm.entrypoints.cli.main import main\n\nmain()\n"
+    text = _clash_traceback(tmp_path, {"vllm/engine/arg_utils.py": ENGINE_ARGS,
+                                       "vllm/entrypoints/openai/cli_args.py": ENGINE_CLI_ARGS,
+                                       "vllm/entrypoints/cli/main.py": ENGINE_CLI_MAIN,
+                                       "myserve/__main__.py": wrapper},
+                            "import runpy\nrunpy.run_module('myserve', run_name='__main__')\n")
+    assert "/myserve/__main__.py" in text  # the wrapper started it; the engine's own code built the parser
+    diagnosis = _diagnose(text)
+    assert diagnosis.category != "dependency-version" and "myserve" not in diagnosis.root_cause
+
+
+def test_a_script_of_the_user_s_own_is_led_by_its_own_parser_not_a_release(tmp_path: Path) -> None:
+    script = ("import argparse\nfrom vllm.entrypoints.openai.cli_args import make_arg_parser\n\n"
+              "parser = argparse.ArgumentParser()\nparser.add_argument('--model')\nmake_arg_parser(parser)\n")
+    model_args = ENGINE_ARGS.replace('"--task", default="auto"', '"--model", type=str')
+    finished = traceback_of_installed(tmp_path, {"vllm/engine/arg_utils.py": model_args,
+                                                 "vllm/entrypoints/openai/cli_args.py": ENGINE_CLI_ARGS},
+                                      script, script_name="bench.py")
+    text = finished.stderr.replace(str(tmp_path), "/home/me")
+    assert "conflicting option string: --model" in text
+    diagnosis = _diagnose(text)
+    assert "script of your own" in diagnosis.root_cause and "release made for" not in diagnosis.title
+    assert "no newer vLLM release added it" in diagnosis.root_cause  # every catalogued vLLM release has --model
+    assert "leave --model to vLLM's parser" in diagnosis.fix.summary
+
+
+def test_windows_standard_library_frames_are_not_the_program() -> None:
+    assert _library_frame(Frame("C:\\Users\\me\\Python310\\Lib\\runpy.py", 196, "_run_module_as_main"))
+    assert _library_frame(Frame("/usr/lib/python3.10/functools.py", 1, "wrapper"))
+    assert not _library_frame(Frame("C:\\Users\\me\\Python310\\Lib\\site-packages\\myserve\\cli.py", 1, "main"))
 
 
 def test_a_wrapper_s_subpackage_named_after_the_engine_is_the_wrapper_s_code() -> None:
