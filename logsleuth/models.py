@@ -283,12 +283,18 @@ ENGINE_NAMES = {"sglang": "SGLang", "vllm": "vLLM"}
 
 # A directory named after an engine inside another package: a wrapper's own code for that engine (kserve's
 # `huggingfaceserver/vllm/utils.py` calls vLLM's AsyncEngineArgs.add_cli_args, kserve/kserve#4076; verl's vendored
-# `verl/third_party/vllm/`), not the engine's package.  Below an install directory the package is the one installed
-# there (`site-packages/huggingfaceserver/vllm/`); in a checkout, the flat layout that repeats the package's name
-# (`kserve/python/huggingfaceserver/huggingfaceserver/vllm/`).  The engines' own checkouts repeat theirs
-# (`vllm/vllm/`), and SGLang's source layout puts its package under `python/` (`sglang/python/sglang/`).
+# `verl/third_party/vllm/` and `third_party/sglang/`), not the engine's package.  Below an install directory the
+# package is the one installed there (`site-packages/huggingfaceserver/vllm/`).  In a checkout a repeated directory
+# name alone is no evidence (a container's `/app/app/sglang/`, a vLLM checkout in `/data/data/vllm/vllm/`): only a
+# wrapper package known to hold engine-named code, in the flat layout that repeats its name, at any depth below it
+# (`kserve/python/huggingfaceserver/huggingfaceserver/vllm/`, `verl/verl/third_party/vllm/vllm_v_0_6_3/`).  The
+# engines' own checkouts repeat theirs (`vllm/vllm/`), and SGLang's puts its package under `python/`.
 _ENGINE_DIRECTORY = compile_lazily(r"(?:^|/)(?:sglang|vllm)/")
-_FLAT_LAYOUT_HOST = compile_lazily(r"(?:^|/)(?P<host>[A-Za-z_]\w*)/(?P=host)/(?:sglang|vllm)/")
+# The wrappers whose packages hold a directory named after an engine: kserve's huggingfaceserver (kserve/kserve#4076),
+# verl (verl/third_party/vllm/, verl/third_party/sglang/).
+_ENGINE_HOLDING_WRAPPERS = ("huggingfaceserver", "verl")
+_FLAT_LAYOUT_HOST = compile_lazily(
+    r"(?:^|/)(?P<host>" + "|".join(_ENGINE_HOLDING_WRAPPERS) + r")/(?P=host)/(?:[\w.-]{1,200}+/){0,20}?(?:sglang|vllm)/")
 
 
 def engine_subpackage_host(path: str) -> str | None:

@@ -224,6 +224,24 @@ def test_a_wrapper_s_subpackage_named_after_the_engine_is_the_wrapper_s_code() -
     assert engine_of_frame("/home/u/vllm/vllm/utils.py") == "vllm"
     assert engine_of_frame("/venv/lib/python3.11/site-packages/vllm/engine/arg_utils.py") == "vllm"
     assert engine_of_frame("/root/sglang/python/sglang/srt/server_args.py") == "sglang"
+    # verl's vendored vLLM code, run from its checkout (pip install -e .) or installed (verl/third_party/vllm/)
+    assert engine_of_frame("/workspace/verl/verl/third_party/vllm/vllm_v_0_6_3/llm.py") is None
+    assert engine_of_frame("/usr/local/lib/python3.10/dist-packages/verl/third_party/vllm/llm.py") is None
+
+
+def test_a_repeated_directory_name_alone_does_not_make_the_engine_s_files_a_wrapper_s() -> None:
+    # the engines' docker images, checkouts and installs, and containers whose work directory repeats a name
+    for path, engine in (("/app/app/sglang/srt/server_args.py", "sglang"),
+                         ("/workspace/workspace/vllm/engine/llm_engine.py", "vllm"),
+                         ("/data/data/vllm/vllm/engine/llm_engine.py", "vllm"),
+                         ("/workspace/python/python/sglang/srt/managers/scheduler.py", "sglang"),
+                         ("/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", "sglang"),
+                         ("/vllm-workspace/vllm/vllm/engine/llm_engine.py", "vllm"),
+                         ("/usr/local/lib/python3.10/dist-packages/vllm/engine/llm_engine.py", "vllm"),
+                         ("/opt/conda/lib/python3.10/site-packages/vllm-0.2.2-py3.10.egg/vllm/engine/llm_engine.py",
+                          "vllm")):
+        assert engine_of_frame(path) == engine, path
+    assert Frame("/app/app/sglang/srt/server_args.py", 1, "f").module_path == "srt/server_args.py"
 
 
 # An RL trainer's actor building the engine, whose worker set-up fails (our own code, laid out as OpenRLHF's and vLLM's).
