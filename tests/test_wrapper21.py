@@ -58,13 +58,34 @@ def _diagnose(text: str) -> Diagnosis:
     return diagnose_with_patterns(text)
 
 
+REFUSED = "[2025-06-01 09:00:02 TP0] Cache not flushed because there are pending requests. #queue-req: 0, #running-req: 2\n"
+DECODE = ("[2025-06-01 09:00:02 TP0] Decode batch. #running-req: 2, #token: 310, token usage: 0.01, "
+          "gen throughput (token/s): 48.20, #queue-req: 0\n")
+
+
+def _in_ray_actor(text: str) -> str:
+    """The lines as Ray prints an actor's output: verl's WorkerDict actor (split 20's B-06 shape)."""
+    return "".join(f"(WorkerDict pid=4242) {line}\n" for line in text.splitlines())
+
+
 def test_the_engine_s_refused_flush_above_a_cut_in_its_serving_loop_leads_as_the_caller_s_ordering() -> None:
-    warning = ("[2025-06-01 09:00:02 TP0] Cache not flushed because there are pending requests. "
-               "#queue-req: 0, #running-req: 2\n")
-    diagnosis = _diagnose(warning + HEADER + CUT)
+    diagnosis = _diagnose(_in_ray_actor(REFUSED + HEADER + CUT))
     assert diagnosis.category == "illegal-memory-access"
     assert "#running-req: 2" in diagnosis.root_cause and "guess" in diagnosis.root_cause
     assert "finished or been aborted before" in check_texts(diagnosis)
+
+
+def test_a_refused_flush_with_no_program_driving_the_engine_is_only_a_check() -> None:
+    # the refusal alone is routine (slime probes with flush_cache until no request runs, THUDM/slime#26)
+    diagnosis = _diagnose(REFUSED + HEADER + CUT)
+    assert diagnosis.category != "illegal-memory-access"
+    assert "the flush freed nothing" in check_texts(diagnosis)
+
+
+def test_a_refused_flush_the_scheduler_served_on_after_says_nothing_of_the_cut() -> None:
+    diagnosis = _diagnose(_in_ray_actor(REFUSED + DECODE * 3 + HEADER + CUT))
+    assert diagnosis.category != "illegal-memory-access"
+    assert "Cache not flushed" not in check_texts(diagnosis) + diagnosis.root_cause
 
 
 def test_the_same_cut_without_the_refused_flush_keeps_the_serving_step_s_reading() -> None:
@@ -74,7 +95,8 @@ def test_the_same_cut_without_the_refused_flush_keeps_the_serving_step_s_reading
 
 
 def test_a_flush_that_succeeded_says_nothing_of_the_caller() -> None:
-    diagnosis = _diagnose("[2025-06-01 09:00:01 TP0] Cache flushed successfully!\n" + HEADER + CUT)
+    success = "[2025-06-01 09:00:02 TP0] Cache flushed successfully!\n"
+    diagnosis = _diagnose(_in_ray_actor(REFUSED + success + HEADER + CUT))
     assert diagnosis.category != "illegal-memory-access"
 
 

@@ -38,7 +38,7 @@ from logsleuth.reasoning.call_frames import (
 )
 from logsleuth.reasoning.category_score import MISSING_LINE, UNCLASSIFIED, best_row, cut_in_model_loader
 from logsleuth.reasoning.child_death import child_death_checks
-from logsleuth.reasoning.cut_context import cut_context_shape, pending_flush_shape
+from logsleuth.reasoning.cut_context import cut_context_shape, pending_flush_check, pending_flush_shape
 from logsleuth.reasoning.dashed_keywords import dashed_argument_steps, dashed_engine_argument
 from logsleuth.reasoning.dependencies import release_needed
 from logsleuth.reasoning.driver_versions import driver_version_steps
@@ -278,6 +278,8 @@ def categorize(evidence: Evidence) -> Diagnosis:
         checks = death  # the parent's pipe read alone: led by what the paste shows of how the child ended
     if shape is not None and shape.kind == "step":
         checks = with_serving_switches(checks, evidence, engine)
+        if cut and (flush := pending_flush_check(evidence)):
+            checks = (*checks, flush)  # a refused flush above the cut: beside the step's reading, not over it
     for_message = (checks_for_the_message(row, engine, version, failure_texts(failure), launch_settings(launch),
                                           multimodal_architecture(launch)) if shape is None else ())
     feature = _feature_steps(evidence) if row.category not in PARSER_CATEGORIES else ()

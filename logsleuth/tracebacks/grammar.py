@@ -1005,6 +1005,11 @@ STARTUP_BOUNDARY = compile_lazily(
 )
 # (the dynamic loader's "<library>: cannot open shared object file", printed alone before the error of what failed to
 # load it: torch's "Failed to load the backend extension" under a device plugin, vllm-project/vllm-ascend#1440)
+# SGLang's scheduler refusing a flush with requests running (managers/scheduler.py flush_cache), and its records that the
+# requests went on being served or the cache was flushed after all (scheduler.py's batch log lines, flush_cache's
+# success): after one of those the refusal is no longer context of a later failure (reasoning/cut_context.py).
+REFUSED_FLUSH = compile_lazily(r"\bCache not flushed because there are pending requests\b")
+SERVED_AFTER_FLUSH = compile_lazily(r"\b(?:Decode batch|Prefill batch|Cache flushed successfully)\b")
 CONTEXT_WORDS = ("warn", "error", "fail", "not enough", "out of memory", "out-of-memory", "oom", "crash", "is dead",
                  "xid", "fallen off the bus", "cannot open shared object", "exit code", "exitcode", "terminated with",
                  "exit status", "not flushed because")
