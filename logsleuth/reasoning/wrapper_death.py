@@ -34,7 +34,7 @@ from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Failure
 from logsleuth.reasoning.engine_api_calls import engine_of_frame
 from logsleuth.reasoning.evidence import Evidence
-from logsleuth.reasoning.wrapper_pins import wrapper_pin
+from logsleuth.reasoning.wrapper_pins import release_alignment, wrapper_pin
 from logsleuth.wording import article
 
 _CREATION_TASK = compile_lazily(
@@ -136,9 +136,8 @@ def _cut_under_actor_death(evidence: Evidence, found: re.Match[str]) -> tuple[st
     installed = f"{name} {version}" if version else f"the installed {name}"
     pin = wrapper_pin([*failure.context, *evidence.lines, *evidence.earlier], engine)
     if pin is not None:
-        steps.append(f"General guidance: {pin.sentence()}: install a {name} release within {pin.requirement}, or a "
-                     f"{pin.program} release made for {name} {pin.installed}.")
-    else:
+        steps.extend(release_alignment(pin, engine, version, wrapper)[0])  # the one wording of a pin (wrapper_pins)
+    else:  # (release_alignment has only a question then; the actor's frames say where the engine was reached)
         which = "" if version else f" (pip show {engine})"
         steps.append(f"General guidance: the actor's constructor reached {installed}'s own initialisation (the frames "
                      f"above the cut), and {article(wrapper)} {wrapper} release is made for certain {name} releases "
