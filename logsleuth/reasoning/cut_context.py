@@ -79,7 +79,7 @@ def pending_flush_shape(evidence: Evidence) -> FrameShape | None:
         return None
     frames = evidence.failure.final.frames
     if (not any(frame.file.replace("\\", "/").endswith(_SCHEDULER_FILE) for frame in frames)
-            or (frames and frames[-1].function.startswith("alloc_"))
+            or (frames and (frames[-1].function or "").startswith("alloc_"))
             or not evidence.launch.wrapper):
         return None
     return _guess(
