@@ -83,11 +83,13 @@ class Frame:
     @property
     def module_path(self) -> str:
         """The file as a module path: `/usr/lib/python3.11/dist-packages/sglang/srt/server_args.py` ->
-        `sglang/srt/server_args.py`; elsewhere its last two path parts."""
+        `sglang/srt/server_args.py`; elsewhere its last two path parts, three when the directory is a wrapper's
+        subpackage named after an engine (`huggingfaceserver/vllm/utils.py`, not vLLM's own `vllm/utils.py`)."""
         for marker in ("site-packages/", "dist-packages/"):
             if marker in self.file:
                 return self.file.rsplit(marker, 1)[1]
-        return "/".join(self.file.replace("\\", "/").split("/")[-2:])
+        parts = self.file.replace("\\", "/").split("/")
+        return "/".join(parts[-3:] if engine_subpackage_host(self.file) and parts[-2] in ENGINE_NAMES else parts[-2:])
 
 
 # The type the scanner gives a failure that names no exception, its record's level: an error line or record whose
@@ -278,6 +280,38 @@ FACT_PREFIX = "[logsleuth: "
 
 # How each engine writes its own name, for what logsleuth says of it ("SGLang 0.5.9", "vLLM's --max-model-len").
 ENGINE_NAMES = {"sglang": "SGLang", "vllm": "vLLM"}
+
+# A directory named after an engine inside another package: a wrapper's own code for that engine (kserve's
+# `huggingfaceserver/vllm/utils.py` calls vLLM's AsyncEngineArgs.add_cli_args, kserve/kserve#4076; verl's vendored
+# `verl/third_party/vllm/` and `third_party/sglang/`), not the engine's package.  Below an install directory the
+# package is the one installed there (`site-packages/huggingfaceserver/vllm/`).  In a checkout a repeated directory
+# name alone is no evidence (a container's `/app/app/sglang/`, a vLLM checkout in `/data/data/vllm/vllm/`): only a
+# wrapper package known to hold engine-named code, in the flat layout that repeats its name, at any depth below it
+# (`kserve/python/huggingfaceserver/huggingfaceserver/vllm/`, `verl/verl/third_party/vllm/vllm_v_0_6_3/`).  The
+# engines' own checkouts repeat theirs (`vllm/vllm/`), and SGLang's puts its package under `python/`.
+_ENGINE_DIRECTORY = compile_lazily(r"(?:^|/)(?:sglang|vllm)/")
+# The wrappers whose packages hold a directory named after an engine: kserve's huggingfaceserver (kserve/kserve#4076),
+# verl (verl/third_party/vllm/, verl/third_party/sglang/).
+_ENGINE_HOLDING_WRAPPERS = ("huggingfaceserver", "verl")
+_FLAT_LAYOUT_HOST = compile_lazily(
+    r"(?:^|/)(?P<host>" + "|".join(_ENGINE_HOLDING_WRAPPERS) + r")/(?P=host)/(?:[\w.-]{1,200}+/){0,20}?(?:sglang|vllm)/")
+
+
+def engine_subpackage_host(path: str) -> str | None:
+    """The package a frame's engine-named directory (`vllm/`, `sglang/`) is a subpackage of, else None: that
+    directory is then a wrapper's code, not the engine's."""
+    path = path.replace("\\", "/")
+    install_end = max((path.rfind(mark) + len(mark) for mark in ("site-packages/", "dist-packages/") if mark in path),
+                      default=-1)
+    if install_end >= 0:
+        below = path[install_end:]
+        top = below.split("/", 1)[0]
+        if top.endswith(".egg") and "/" in below:  # an egg's directory is a path entry of its own (`vllm-0.2.2-….egg/vllm/`)
+            below = below.split("/", 1)[1]
+            top = below.split("/", 1)[0]
+        return top if top not in ENGINE_NAMES and "/" in below and _ENGINE_DIRECTORY.search(below) else None
+    found = _FLAT_LAYOUT_HOST.search(path)
+    return found["host"] if found and found["host"] not in ENGINE_NAMES else None
 
 
 @dataclass(frozen=True, slots=True)

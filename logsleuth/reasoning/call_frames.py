@@ -21,7 +21,7 @@ from logsleuth.ingest.engine_evidence import WRAPPERS, failure_wrappers, most_sp
 from logsleuth.ingest.engine_from_frames import engine_of_frames, shortened
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import Failure, Frame
-from logsleuth.reasoning.engine_api_calls import ENGINE_FRAME, package_path
+from logsleuth.reasoning.engine_api_calls import engine_of_frame, package_path
 
 # Frames that are never where an engine bug is raised: torch's own ops and the standard library they run through
 # (enum.py raises "'X' is not a valid Name" for the caller that converted the value).
@@ -67,9 +67,8 @@ def engine_code_of(failure: Failure) -> str | None:
     and function); with no frame shown, the engine whose code alone defines the class CPython's message names the
     object by."""
     frame = innermost_own_frame(failure.final.frames)
-    match = ENGINE_FRAME.search(frame.file) if frame is not None else None
-    if match:
-        return match[2]
+    if frame is not None and (own := engine_of_frame(frame.file)):
+        return own
     if frame is not None and (short := shortened(frame)) is not None:
         return _engine_of_shortened(*short)
     named = engine_object_class(failure)
@@ -171,7 +170,7 @@ def wrapper_call_into_engine(failure: Failure) -> Frame | None:
     own = own_frames(failure)
     engine_run = 0
     for frame in reversed(own):
-        if not ENGINE_FRAME.search(frame.file):
+        if not engine_of_frame(frame.file):
             break
         engine_run += 1
     if not 1 <= engine_run <= API_ENTRY_FRAMES or len(own) == engine_run:
@@ -278,7 +277,7 @@ def package_called_by_engine(failure: Failure) -> tuple[Frame, Frame] | None:
     if (not _INSTALLED_NOT_ENGINE.search(failing.file) or wrapper_of_path(failing.file)
             or _DISPATCHER.search(failing.file)):
         return None
-    caller = next((frame for frame in reversed(own) if ENGINE_FRAME.search(frame.file)), None)
+    caller = next((frame for frame in reversed(own) if engine_of_frame(frame.file)), None)
     return (failing, caller) if caller is not None else None
 
 
@@ -300,7 +299,7 @@ def package_being_imported(failure: Failure) -> str | None:
     at = next((i for i in range(len(frames) - 1, -1, -1) if frames[i].function == "<module>"), None)
     if not at or not _INSTALLED_NOT_ENGINE.search(frames[at].file) or not _imports(frames[at - 1]):
         return None
-    if any(ENGINE_FRAME.search(frame.file) for frame in frames[at + 1:]):
+    if any(engine_of_frame(frame.file) for frame in frames[at + 1:]):
         return None
     return package_path(frames[at].file).split("/", 1)[0]
 

@@ -21,6 +21,7 @@ from logsleuth.models import Frame
 from logsleuth.reasoning.category_score import building_model_frame, cut_in_model_loader
 from logsleuth.reasoning.evidence import Evidence
 from logsleuth.reasoning.launch_quantization import launch_model, launch_quantization, mixture_of_experts_name
+from logsleuth.tracebacks.grammar import REFUSED_FLUSH
 
 # A warning record of a named program, in the formats packages print their own (never the engine's own record, whose
 # logger is the engine's): kvcached's `[kvcached][WARNING][date][file:line] text`, Python logging's default
@@ -51,7 +52,70 @@ _ENGINE_PATHS = ("sglang/", "vllm/")
 
 def cut_context_shape(evidence: Evidence) -> FrameShape | None:
     """The reading the paste's lines give a cut traceback the frames alone leave unclassified, or None."""
-    return _wrapper_warning(evidence) or _forward_on_older_gpu(evidence)
+    return pending_flush_shape(evidence) or _wrapper_warning(evidence) or _forward_on_older_gpu(evidence)
+
+
+# SGLang's scheduler refusing a flush while requests run (sglang/srt/managers/scheduler.py flush_cache, every release
+# from 0.1 on: "Cache not flushed because there are pending requests. #queue-req: N, #running-req: M"; later releases
+# list `waiting=…, running=…`).  A caller (an RL trainer between rollout and weight update: verl, AReaL) that goes on
+# to release or replace the engine's memory while that request runs leaves the scheduler working on freed memory
+# (sgl-project/sglang#6630, split 20's B-06, verl-project/verl#1686's fix of the async rollout's illegal access).
+# The refusal alone is routine (slime calls flush_cache as a probe until no request runs, THUDM/slime#26) and frees
+# nothing, so it leads only where it is evidence: the cut is in SGLang's scheduler, nothing between the refusal and the
+# cut shows the requests served on normally (a batch record) or the cache flushed after all, the frames do not stop in
+# the KV pool's allocator (whose failure is the pool running out: "Decode out of memory"), and a program driving the
+# engine is shown (a wrapper: verl's Ray actor).  The scanner drops the refusal from the context once a batch record or
+# a successful flush follows it (tracebacks/grammar.SERVED_AFTER_FLUSH).
+_SCHEDULER_FILE = "sglang/srt/managers/scheduler.py"
+# the lines of content above the cut the warning is read from: the scheduler logs it in the same loop step
+_FLUSH_NEAR = 8
+
+
+def pending_flush_shape(evidence: Evidence) -> FrameShape | None:
+    """The engine's refusal to flush its cache with requests still pending, just above a cut traceback in its
+    scheduler, in a run a program drives: that program released or replaced memory under a running request.  It leads
+    over the serving step's guess from the frames."""
+    near = [line.strip() for line in evidence.failure.context if line.strip()][-_FLUSH_NEAR:]
+    warning = next((line for line in reversed(near) if REFUSED_FLUSH.search(line)), None)
+    if warning is None:
+        return None
+    frames = evidence.failure.final.frames
+    if (not any(frame.file.replace("\\", "/").endswith(_SCHEDULER_FILE) for frame in frames)
+            or (frames and (frames[-1].function or "").startswith("alloc_"))
+            or not evidence.launch.wrapper):
+        return None
+    return _guess(
+        shape="flush-pending-requests", category="illegal-memory-access",
+        title="Failed after the engine refused to flush its cache with requests still running (the caller's ordering)",
+        # (quoted in single quotes: the report then shows the warning's line above the cut, render/view.py)
+        reading=(f"the engine's warning just above the cut ('{warning}', SGLang's scheduler refusing flush_cache): "
+                 "the program driving the engine (an RL trainer between rollout "
+                 "and weight update) asked it to flush its cache while a request was still running (the flush itself "
+                 "freed nothing), and if it then released or replaced the engine's memory anyway, the scheduler went "
+                 "on with that request over memory being freed or replaced, which ends in an "
+                 "illegal memory access or a corrupted batch; a guess from the lines around the cut, not a finding"),
+        checks=(
+            "The exception line right after the last frame says what failed (a CUDA illegal memory access, an "
+            "internal check of the batch or the memory pool): paste the lines after the last frame.",
+            "The caller's ordering: every request sent to the engine must have finished or been aborted before the "
+            "program asks it to flush its cache, release its memory or update its weights; the warning's "
+            "#running-req/#queue-req counts say how many were still in flight.",
+            "A release of the program that drives the engine (the RL trainer) and of the engine made for each other: "
+            "the trainers fixed this ordering in their rollouts (waiting for or aborting pending requests before "
+            "releasing memory).",
+        ))
+
+
+def pending_flush_check(evidence: Evidence) -> str | None:
+    """The engine's refused flush just above a cut it does not lead (pending_flush_shape): a check beside the other
+    reading, since the refusal alone is routine."""
+    near = [line.strip() for line in evidence.failure.context if line.strip()][-_FLUSH_NEAR:]
+    warning = next((line for line in reversed(near) if REFUSED_FLUSH.search(line)), None)
+    if warning is None or pending_flush_shape(evidence) is not None:
+        return None
+    return (f"The engine refused a flush of its cache just above the cut ('{warning}'): the flush freed nothing. "
+            "Only when the program driving the engine went on to release its memory or update its weights with "
+            "those requests still running is the ordering the cause: every request must finish or be aborted first.")
 
 
 def _guess(*, shape: str, category: str, title: str, reading: str, checks: tuple[str, ...]) -> FrameShape:

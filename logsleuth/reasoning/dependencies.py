@@ -32,7 +32,7 @@ from logsleuth.facts.torch_builds import lacks_the_gpu
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Diagnosis, ExceptionBlock, Fix
 from logsleuth.reasoning.call_frames import innermost_own_frame
-from logsleuth.reasoning.engine_api_calls import ENGINE_FRAME, package_path
+from logsleuth.reasoning.engine_api_calls import engine_of_frame
 from logsleuth.reasoning.evidence import Evidence
 
 RULE_ID = "rule-dependency-version"
@@ -196,8 +196,8 @@ def _refused_call(block: ExceptionBlock, engine: str, said: str) -> Drift | None
         return None
     packages = sorted(defined_by(owner) - set(OWN_PACKAGES))
     frame = innermost_own_frame(block.frames)
-    own = ENGINE_FRAME.search(package_path(frame.file)) if frame is not None else None
-    if len(packages) != 1 or own is None or own[2] != engine:
+    own = engine_of_frame(frame.file) if frame is not None else None
+    if len(packages) != 1 or own != engine:
         return None
     return Drift("signature", packages[0], _distributions(packages[0], engine), said, found["callee"])
 

@@ -35,11 +35,19 @@ from logsleuth.facts.message_templates import short_type
 from logsleuth.fixes import static_catalogs
 from logsleuth.ingest.engine_evidence import wrapper_directory_names
 from logsleuth.lazyre import compile_lazily
-from logsleuth.models import Failure, Frame
+from logsleuth.models import Failure, Frame, engine_subpackage_host
 
 # Frames that are never the caller: torch's own ops and the standard library (as call_frames.py's LIBRARY_FRAME).
 _LIBRARY_FRAME = compile_lazily(r"(^|/)(torch|functools|contextlib|enum|asyncio|threading|concurrent|<frozen [\w.]+>)(/|\.py$)|^<")
 ENGINE_FRAME = compile_lazily(r"(^|/)(sglang|vllm)/")
+
+
+def engine_of_frame(path: str) -> str | None:
+    """The engine ("sglang", "vllm") whose own code a frame's file is, else None: a directory named after the engine,
+    not one inside another package (a wrapper's code for the engine, models.engine_subpackage_host), nor one above the
+    install directory the file's package sits in (`/home/u/vllm/.venv/…/site-packages/torch/`)."""
+    match = ENGINE_FRAME.search(package_path(path))
+    return match[2] if match and engine_subpackage_host(path) is None else None
 _SITE_PREFIX = compile_lazily(r"^.*/(site|dist)-packages/")
 _STDLIB = compile_lazily(r"^.*/lib/python3(?:\.\d+)?/")
 _WINDOWS_DRIVE = compile_lazily(r"^[A-Za-z]:/")
@@ -151,15 +159,14 @@ def _own_frames(failure: Failure) -> list[Frame]:
 
 
 def _is_engine(frame: Frame) -> bool:
-    return bool(ENGINE_FRAME.search(package_path(frame.file)))
+    return engine_of_frame(frame.file) is not None
 
 
 def engine_named_module(path: str) -> str | None:
     """The engine a module outside the engine was made to run, by its name (`lm_eval/models/vllm_causallms.py`)."""
-    path = package_path(path)
-    if ENGINE_FRAME.search(path):
+    if engine_of_frame(path):
         return None
-    match = _ENGINE_NAMED_MODULE.search(path)
+    match = _ENGINE_NAMED_MODULE.search(package_path(path))
     return (match["engine"] or match["suffix"]) if match else None
 
 
@@ -224,8 +231,7 @@ def misfit_engine(misfit: MisfitCall, failure: Failure) -> str | None:
     """The engine the misfitting call went to, when the log decided none: the engine's own frame, the module made for
     it, or the one engine defining the class the message or the raising line names."""
     if misfit.engine_calls_override:
-        match = ENGINE_FRAME.search(package_path(misfit.frame.file))
-        return match[2] if match else None
+        return engine_of_frame(misfit.frame.file)
     if module := engine_named_module(misfit.frame.file):
         return module
     named = class_in_message(failure.final.message) or _engine_class_called(misfit.frame.source)

@@ -38,7 +38,12 @@ from logsleuth.reasoning.call_frames import (
 )
 from logsleuth.reasoning.category_score import MISSING_LINE, UNCLASSIFIED, best_row, cut_in_model_loader
 from logsleuth.reasoning.child_death import child_death_checks
-from logsleuth.reasoning.cut_context import cut_context_shape, quantized_moe_steps
+from logsleuth.reasoning.cut_context import (
+    cut_context_shape,
+    pending_flush_check,
+    pending_flush_shape,
+    quantized_moe_steps,
+)
 from logsleuth.reasoning.cut_startup import cut_setup_steps
 from logsleuth.reasoning.dashed_keywords import dashed_argument_steps, dashed_engine_argument
 from logsleuth.reasoning.dependencies import release_needed
@@ -82,6 +87,7 @@ from logsleuth.reasoning.launch_quantization import launch_quantization
 from logsleuth.reasoning.lora_modules import lora_module_steps
 from logsleuth.reasoning.message_limits import limit_steps
 from logsleuth.reasoning.nccl_last_error import nccl_invalid_argument_steps
+from logsleuth.reasoning.option_clash import clash_diagnosis, option_clash
 from logsleuth.reasoning.parallelism import config_arithmetic_steps, launch_degree, splits_over_one_gpu
 from logsleuth.reasoning.patched_engine import patched_copy_steps
 from logsleuth.reasoning.plain_call import without_companion_check
@@ -112,6 +118,10 @@ def categorize(evidence: Evidence) -> Diagnosis:
         return _on_native_windows(evidence, engine or engine_code_of(failure), (
             f"'{posix}' is a module of Python's standard library that exists on Unix only: this interpreter is not a "
             "Unix one (native Windows), and no pip package provides it."))
+    if (clash := option_clash(failure)) is not None:
+        # argparse refusing an option the program's parser and the engine's both define: the program's release
+        # against the engine's, whatever subsystem the engine's parser code sits in (reasoning/option_clash.py).
+        return clash_diagnosis(clash, evidence, _missing_line(evidence))
     said = _cut_message_words(evidence)
     listed = _drivers_of_a_frameless_call(evidence)
     wrapper = launch.wrapper or (joined([driver.name for driver in listed]) if listed else None)
@@ -140,6 +150,9 @@ def categorize(evidence: Evidence) -> Diagnosis:
     if (shape is not None and shape.kind == "step" and found is not None
             and found[0].category not in (UNCLASSIFIED, shape.category)):
         shape = None  # the serving step is the weakest reading: words, a subsystem or a frame cue that names another win
+    if (cut and shape is not None and shape.kind == "step" and (found is None or found[0].category == UNCLASSIFIED)
+            and pending_flush_shape(evidence) is not None):
+        shape = None  # the engine's refusal to flush with requests running, just above the cut, says more (below)
     shape_row = table().row(shape.category) if shape is not None else None
     read_from_shape = shape_row is not None  # what failed is read from the frames' shape, not guessed from a subsystem
     if shape is not None and shape_row is not None and found is not None and found[0].category == shape.category:
@@ -271,6 +284,8 @@ def categorize(evidence: Evidence) -> Diagnosis:
         checks = death  # the parent's pipe read alone: led by what the paste shows of how the child ended
     if shape is not None and shape.kind == "step":
         checks = with_serving_switches(checks, evidence, engine)
+        if cut and (flush := pending_flush_check(evidence)):
+            checks = (*checks, flush)  # a refused flush above the cut: beside the step's reading, not over it
     for_message = (checks_for_the_message(row, engine, version, failure_texts(failure), launch_settings(launch),
                                           multimodal_architecture(launch)) if shape is None else ())
     feature = _feature_steps(evidence) if row.category not in PARSER_CATEGORIES else ()

@@ -23,7 +23,7 @@ from logsleuth.facts.engine_classes import engines_defining
 from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Diagnosis, Fix
 from logsleuth.reasoning.call_frames import innermost_own_frame
-from logsleuth.reasoning.engine_api_calls import ENGINE_FRAME, package_path
+from logsleuth.reasoning.engine_api_calls import engine_of_frame
 from logsleuth.reasoning.evidence import Evidence
 
 RULE_ID = "rule-engine-own-signature"
@@ -41,12 +41,12 @@ def engine_own_signature(evidence: Evidence) -> Diagnosis | None:
     if found is None or found["method"] == "__init__":
         return None  # a constructor is handed the caller's settings (LLM(**kwargs) -> EngineArgs): settings_keywords.py
     frame = innermost_own_frame(failure.final.frames)
-    caller = ENGINE_FRAME.search(package_path(frame.file)) if frame is not None else None
-    if caller is None or frame is None or engines_defining(found["owner"]) != frozenset({caller[2]}):
+    caller = engine_of_frame(frame.file) if frame is not None else None
+    if caller is None or frame is None or engines_defining(found["owner"]) != frozenset({caller}):
         return None
     if frame.source and "**" in frame.source:
         return None  # the engine forwards its caller's keywords: whose keyword it is, the frames do not say
-    engine = caller[2]
+    engine = caller
     name = ENGINE_NAMES[engine]
     version = evidence.launch.named_version
     release = f"{name} {version}" if version else f"the installed {name} release"

@@ -39,8 +39,8 @@ from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Diagnosis, Failure, Fix, Frame
 from logsleuth.reasoning.engine_api_calls import (
     DISPATCHER,
-    ENGINE_FRAME,
     UnseenCaller,
+    engine_of_frame,
     keyword_given_by_user,
     package_path,
 )
@@ -140,8 +140,7 @@ def _engine_code(frame: Frame) -> str | None:
     if path != frame.file or not path.startswith("/"):
         root = _ENGINE_ROOT.match(path)
         return root["engine"] if root else None
-    match = ENGINE_FRAME.search(path)
-    return match[2] if match else None
+    return engine_of_frame(path)
 
 
 def _named_on_a_line(failure: Failure) -> bool:

@@ -28,6 +28,7 @@ from logsleuth.models import (
     Report,
     SourceInfo,
 )
+from logsleuth.reasoning.wrapper_death import actor_death_headline
 from logsleuth.render.safety import clean, clean_lines, quote_shell_word, strip_controls
 from logsleuth.render.search_words import search_text
 
@@ -662,7 +663,8 @@ def group_title(group: FailureGroup) -> str:
     guidance: what died is surer than the likeliest category, which the answer names)."""
     diagnosis = group.diagnosis
     if diagnosis is None or diagnosis.basis == "general":
-        return exception_line(group.failure.final)[0]
+        # a traceback cut under Ray's record of an actor's failed constructor: that record says what died
+        return clean(actor_death_headline(group.failure) or exception_line(group.failure.final)[0])
     return prose(diagnosis.title)
 
 

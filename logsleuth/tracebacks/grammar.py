@@ -1005,15 +1005,23 @@ STARTUP_BOUNDARY = compile_lazily(
 )
 # (the dynamic loader's "<library>: cannot open shared object file", printed alone before the error of what failed to
 # load it: torch's "Failed to load the backend extension" under a device plugin, vllm-project/vllm-ascend#1440)
+# SGLang's scheduler refusing a flush with requests running (managers/scheduler.py flush_cache), and its records that the
+# requests went on being served or the cache was flushed after all (scheduler.py's batch log lines, flush_cache's
+# success): after one of those the refusal is no longer context of a later failure (reasoning/cut_context.py).
+REFUSED_FLUSH = compile_lazily(r"\bCache not flushed because there are pending requests\b")
+SERVED_AFTER_FLUSH = compile_lazily(r"\b(?:Decode batch|Prefill batch|Cache flushed successfully)\b")
 CONTEXT_WORDS = ("warn", "error", "fail", "not enough", "out of memory", "out-of-memory", "oom", "crash", "is dead",
                  "xid", "fallen off the bus", "cannot open shared object", "exit code", "exitcode", "terminated with",
-                 "exit status", "cannot find option named", "unknown command line argument")
+                 "exit status", "cannot find option named", "unknown command line argument", "not flushed because")
 CONTEXT_HINT = compile_lazily(
     r"(?i)\b(?:warn(?:ing)?|errors?|fail(?:s|ed|ures?|ing)?|not enough|out[- ]of[- ]memory|(?:oom|crash(?:es|ed|ing)?)(?![-_])"
     r"|is dead|xid|fallen off the bus|cannot open shared object"
     # LLVM's command-line errors (CANN's bishengir-compile refusing the NPU chip's name as its --target, no "error"
     # word on the line: the gpu-arch-unsupported NPU row's cause of a kill under it, sgl-project/sglang#16360, #14783)
     r"|cannot find option named|unknown command line argument"
+    # SGLang's scheduler refusing a flush with requests running (managers/scheduler.py flush_cache), a record without a
+    # level word: reasoning/cut_context.pending_flush_shape reads it above a cut traceback
+    r"|not flushed because"
     # how a child process ended, logged on a record of its own (SGLang's engine.py `Exit code: -9` after `Rank 0
     # scheduler is dead`, its watchdog's `… terminated with -9`, torchrun's `exitcode  : -9`): read by
     # reasoning/child_death.py

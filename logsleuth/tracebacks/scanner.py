@@ -72,6 +72,8 @@ from logsleuth.tracebacks.grammar import (
     NOT_BARE_TYPES,
     RAY_WORKER_DIED,
     RAY_WORKER_DIED_WORDS,
+    REFUSED_FLUSH,
+    SERVED_AFTER_FLUSH,
     STARTUP_BOUNDARY,
     STARTUP_BOUNDARY_WORDS,
     STRICT_EXCEPTION_LINE,
@@ -334,6 +336,7 @@ class FailureScanner:
         if kind is not LineKind.BLANK:
             self._age_rendezvous_warnings(line.text)
             self._above, self._last_text = self._last_text, line.text
+            self._forget_refused_flush(line.text)
         if kind is not LineKind.BLANK and not (line.text[:1] in "`~<#" and MARKDOWN_SCAFFOLD.match(line.text)) \
                 and not cut_traceback_header(line.text):
             self._last_content[stream] = seq  # (a paste's closing fence or `</details>` is not its last line)
@@ -1129,6 +1132,14 @@ class FailureScanner:
             self._erroneous.add(text)
         if len(self._erroneous) > CONTEXT_LINES:
             self._erroneous &= set(self._recent_context)
+
+    def _forget_refused_flush(self, text: str) -> None:
+        """Drop SGLang's refused flush from the context once the scheduler records a batch served or the cache flushed:
+        the requests it waited for ran on normally, so it says nothing of a later failure."""
+        if ("batch" in text or "flushed" in text) and SERVED_AFTER_FLUSH.search(text) and any(
+                REFUSED_FLUSH.search(kept) for kept in self._recent_context):
+            self._recent_context = deque((kept for kept in self._recent_context if not REFUSED_FLUSH.search(kept)),
+                                         maxlen=CONTEXT_LINES)
 
     def _age_rendezvous_warnings(self, text: str) -> None:
         """Keep torch's c10d store-socket warnings as context only for the line right after them: a failure that starts
