@@ -7,6 +7,8 @@ every URL through `http_proxy`/`HTTPS_PROXY` unless `NO_PROXY` names the host.  
 that is a 403/407/502/503/504, an HTML page, a proxy's words, or a JSON decoding error on the warm-up's own
 reply are the proxy's answer (sgl-project/sglang#9814, #4935, #16855, #9155; PR#7341).
 
+A connect that found no local port (`EADDRNOTAVAIL`): reasoning/no_local_port.py.
+
 A port: `EADDRINUSE` / `[Errno 98]` / torch's TCPStore "server socket has failed to listen" name the port in use;
 a TCPStore client that "failed to connect" or a refused connection to a rendezvous names the address that is not
 reachable.  The engines' own port-in-use patterns come first (patterns/*/port-in-use.toml); this rule answers
@@ -23,6 +25,7 @@ from logsleuth.models import Diagnosis, Fix, LaunchInfo
 from logsleuth.reasoning.catalog_flags import release_flag, releases_with, setting_fix
 from logsleuth.reasoning.evidence import Evidence
 from logsleuth.reasoning.multinode import topology_facts
+from logsleuth.reasoning.no_local_port import no_local_port
 from logsleuth.tracebacks.rendezvous_warnings import rendezvous_warning
 
 _NO_PROXY = "localhost,127.0.0.1,0.0.0.0"
@@ -81,8 +84,8 @@ _ADDRESS = compile_lazily_regex(
 def network(evidence: Evidence) -> Diagnosis | None:
     """A proxy answering the server's own request, a port in use, or a rendezvous address not reachable."""
     text = evidence.message_text
-    return (_proxy(evidence, text) or _port_in_use(evidence, text) or _unreachable(evidence, text)
-            or _unreachable_above_cut(evidence))
+    return (no_local_port(evidence) or _proxy(evidence, text) or _port_in_use(evidence, text)
+            or _unreachable(evidence, text) or _unreachable_above_cut(evidence))
 
 
 def _unreachable_above_cut(evidence: Evidence) -> Diagnosis | None:
