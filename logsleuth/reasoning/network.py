@@ -251,6 +251,26 @@ def _flag_given(launch: LaunchInfo, flag: str) -> bool:
     return bool(launch.command and flag in launch.command) or any(key == field for key, _ in launch.server_args)
 
 
+# The address a process advertises is the one its engine picks unless a variable names it: vLLM's get_ip()
+# (vllm/utils/network_utils.py, 0.11.2 and 0.33.0) reads VLLM_HOST_IP (vllm/envs.py), SGLang's get_local_ip_auto
+# (srt/utils.py 0.4.10.post2, srt/utils/common.py 0.5.9, srt/utils/network.py 0.5.23) reads SGLANG_HOST_IP, then
+# HOST_IP; torch's Gloo and NCCL pick an interface unless GLOO_SOCKET_IFNAME / NCCL_SOCKET_IFNAME name one.  A VPN's
+# tunnel is the interface picked on some hosts, an address nothing else reaches (split 20's H-04,
+# vllm-project/vllm-metal#58, with the sibling #625: the tunnel address from get_ip(), fixed by VLLM_HOST_IP).
+_HOST_IP_VARIABLES = {"vllm": "VLLM_HOST_IP", "sglang": "SGLANG_HOST_IP or HOST_IP"}
+
+
+def _interfaces_step(launch: LaunchInfo) -> str:
+    """Which interface and address the ranks use, by the variables the engine and torch read."""
+    variable = _HOST_IP_VARIABLES.get(launch.engine or "")
+    host_ip = (f"the engine's host address ({variable})" if variable else
+               "the engine's host address (vLLM: VLLM_HOST_IP; SGLang: SGLANG_HOST_IP or HOST_IP)")
+    return (f"with several network interfaces (a VPN or tunnel among them), the address and interface picked can be "
+            f"one the other ranks, or this process itself, cannot reach: set {host_ip} and GLOO_SOCKET_IFNAME / "
+            "NCCL_SOCKET_IFNAME to the address and interface the nodes share (on a single node, the loopback "
+            "address), never to the VPN's, or disconnect the VPN")
+
+
 def _unreachable(evidence: Evidence, text: str, said: regex.Match[str] | None = None) -> Diagnosis | None:
     """`said`: what torch's c10d warnings above a cut traceback say of the store's socket (_unreachable_above_cut)."""
     above_cut = said is not None
@@ -276,7 +296,7 @@ def _unreachable(evidence: Evidence, text: str, said: regex.Match[str] | None = 
         # In words, not a command: logsleuth prints no command the log or the user did not give.
         f"check that this node reaches {host} on port {port} and that no firewall closes the port" if host else
         "check that this node reaches node 0 and that no firewall closes the port",
-        "with several network interfaces, make the engine use the one the nodes share (NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME)",
+        _interfaces_step(launch),
     ]
     if host and _HOST_NAME.fullmatch(host) and not _LOCAL.search(host):
         # torch resolves a name with getaddrinfo and may take its IPv6 address first (sgl-project/sglang#7478, tagged
