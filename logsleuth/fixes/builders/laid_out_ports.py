@@ -74,7 +74,8 @@ def laid_out_port(ctx: FixContext, port: OwnPort, taken: str | None, http: str, 
             steps=tuple(steps),
             alternatives=(Fix(summary=f"Or, if that process must keep running: this launch puts {port.name} at {taken} "
                                       f"through {mover}; moving {mover} by {room} moves all of these ports past the "
-                                      "other server's.",
+                                      "other server's" + (" (the same new address on every node)."
+                                                          if mover == "--dist-init-addr" else "."),
                               flags=(FlagOp("set", mover, moved),)),),
         )
     if base is not None and taken:
