@@ -252,19 +252,24 @@ def _flag_given(launch: LaunchInfo, flag: str) -> bool:
 
 
 # The address a process advertises is the one its engine picks unless a variable names it: vLLM's get_ip()
-# (vllm/utils/network_utils.py, 0.11.2 and 0.33.0) reads VLLM_HOST_IP (vllm/envs.py), SGLang's get_local_ip_auto
-# (srt/utils.py 0.4.10.post2, srt/utils/common.py 0.5.9, srt/utils/network.py 0.5.23) reads SGLANG_HOST_IP, then
-# HOST_IP; torch's Gloo and NCCL pick an interface unless GLOO_SOCKET_IFNAME / NCCL_SOCKET_IFNAME name one.  A VPN's
-# tunnel is the interface picked on some hosts, an address nothing else reaches (split 20's H-04,
-# vllm-project/vllm-metal#58, with the sibling #625: the tunnel address from get_ip(), fixed by VLLM_HOST_IP).
-_HOST_IP_VARIABLES = {"vllm": "VLLM_HOST_IP", "sglang": "SGLANG_HOST_IP or HOST_IP"}
+# (vllm/utils/network_utils.py, 0.11.2 and 0.33.0) reads VLLM_HOST_IP (vllm/envs.py) and feeds the distributed init;
+# torch's Gloo and NCCL pick an interface unless GLOO_SOCKET_IFNAME / NCCL_SOCKET_IFNAME name one.  SGLang's rendezvous
+# is --dist-init-addr's TCPStore: its SGLANG_HOST_IP / HOST_IP (get_local_ip_auto) is read by the disaggregation and
+# Mooncake connections only (srt/disaggregation/*/conn.py 0.4.10.post2; also shm_broadcast and parallel_state helpers
+# in 0.5.9), never for that store, so it is not named here.  A VPN's tunnel is the interface picked on some hosts, an
+# address nothing else reaches (split 20's H-04, vllm-project/vllm-metal#58, with the sibling #625: the tunnel address
+# from get_ip(), fixed by VLLM_HOST_IP).
+_HOST_ADDRESS = {"vllm": "the engine's host address (VLLM_HOST_IP)",
+                 "sglang": "--dist-init-addr (the same address on every node)"}
+
+
+_NO_SOURCE_ADDRESS = compile_lazily_regex(r"errno:? 99\b|Cannot assign requested address")
 
 
 def _interfaces_step(launch: LaunchInfo) -> str:
-    """Which interface and address the ranks use, by the variables the engine and torch read."""
-    variable = _HOST_IP_VARIABLES.get(launch.engine or "")
-    host_ip = (f"the engine's host address ({variable})" if variable else
-               "the engine's host address (vLLM: VLLM_HOST_IP; SGLang: SGLANG_HOST_IP or HOST_IP)")
+    """Which interface and address the ranks use, by the settings the engine and torch read for the rendezvous."""
+    host_ip = _HOST_ADDRESS.get(launch.engine or "",
+                                "the rendezvous address (SGLang: --dist-init-addr; vLLM: VLLM_HOST_IP for its own)")
     return (f"with several network interfaces (a VPN or tunnel among them), the address and interface picked can be "
             f"one the other ranks, or this process itself, cannot reach: set {host_ip} and GLOO_SOCKET_IFNAME / "
             "NCCL_SOCKET_IFNAME to the address and interface the nodes share (on a single node, the loopback "
@@ -298,6 +303,12 @@ def _unreachable(evidence: Evidence, text: str, said: regex.Match[str] | None = 
         "check that this node reaches node 0 and that no firewall closes the port",
         _interfaces_step(launch),
     ]
+    if _NO_SOURCE_ADDRESS.search(text):
+        # connect's EADDRNOTAVAIL at a rendezvous: most often a destination of an address family this host has no
+        # address in (a name resolving to IPv6 on an IPv4-only host or container: pytorch/PiPPy#158, moby/moby#37616)
+        steps.append("errno 99 (Cannot assign requested address) on this connect: this host has no source address of "
+                     "the destination's family, most often an IPv6 address (IPv6 turned off here): give the "
+                     "rendezvous an IPv4 address")
     if host and _HOST_NAME.fullmatch(host) and not _LOCAL.search(host):
         # torch resolves a name with getaddrinfo and may take its IPv6 address first (sgl-project/sglang#7478, tagged
         # IPv6): the nodes may reach each other over IPv4 only.
