@@ -120,11 +120,13 @@ def test_a_rendezvous_not_reachable_names_the_address_and_the_release_s_flag() -
 
 
 def test_the_interface_step_names_only_the_engine_s_own_host_address_variable() -> None:
-    """The address variable each engine's get_ip reads (vllm/envs.py VLLM_HOST_IP; sglang SGLANG_HOST_IP, then
-    HOST_IP), never the other engine's, and a VPN's interface never as the one to pin (split 20's H-04,
-    vllm-project/vllm-metal#58 and #625)."""
+    """The address setting each engine reads for the rendezvous (vllm/envs.py VLLM_HOST_IP, which get_ip() feeds to
+    the distributed init; SGLang's --dist-init-addr, its SGLANG_HOST_IP being read by disaggregation and Mooncake
+    connections only, never for the TCPStore), never the other engine's, and a VPN's interface never as the one to pin
+    (split 20's H-04, vllm-project/vllm-metal#58 and #625)."""
     sglang_steps = " ".join(first_diagnosis(SGLANG_RENDEZVOUS_TIMEOUT).fix.steps)
-    assert "SGLANG_HOST_IP or HOST_IP" in sglang_steps and "VLLM_HOST_IP" not in sglang_steps
+    assert "set --dist-init-addr (the same address on every node) and GLOO_SOCKET_IFNAME" in sglang_steps
+    assert "HOST_IP" not in sglang_steps
     assert "never to the VPN's, or disconnect the VPN" in sglang_steps
     vllm_log = SGLANG_RENDEZVOUS_TIMEOUT.replace(
         "$ python3 -m sglang.launch_server --model-path /models/m --tp-size 16 --nnodes 2 --node-rank 1 "
