@@ -74,22 +74,81 @@ def test_a_metrics_port_with_no_launch_is_named_and_no_port_flag_is_set(tmp_path
     assert "set --port" not in " ".join(fix.steps)
 
 
-def test_a_port_the_launch_puts_there_through_port_moves_with_port(tmp_path: Path) -> None:
-    """One node, DP attention, no --dist-init-addr: the rendezvous is --port + 233 and the metrics port + 4."""
+def _layouts_holding(taken: int) -> list[range]:
+    """Every layout of rendezvous + 0 to + 6 (last_offset) that holds `taken`: another server's ports."""
+    return [range(first, first + last_offset() + 1) for first in range(taken - last_offset(), taken + 1)]
+
+
+def test_a_port_the_launch_puts_there_through_port_moves_past_every_layout_that_can_hold_it(tmp_path: Path) -> None:
+    """One node, DP attention, no --dist-init-addr: the rendezvous is --port + 233 and the metrics port + 4.  The
+    moved layout must be clear of every layout holding the taken port (review of stop 57: a move by 7 from this
+    launch's own rendezvous landed in the other server's ports, real SGLang 0.5.9)."""
     launch = "python3 -m sglang.launch_server --model-path /m --port 30000 --tp 2 --dp 2 --enable-dp-attention"
-    fix = first_diagnosis(_port_failure(tmp_path, 30000 + 233 + 4, "metrics_port", launch=launch)).fix
+    taken = 30000 + 233 + 4
+    fix = first_diagnosis(_port_failure(tmp_path, taken, "metrics_port", launch=launch)).fix
     assert fix is not None and not fix.flags
     assert "--port 30000 + 233" in fix.summary
-    assert [(flag, value) for _, flag, value in _all_flags(fix)] == [("--port", "30007")]
+    [(summary, flag, value)] = _all_flags(fix)
+    assert flag == "--port" and value is not None and "clients must use the new one" in summary
+    moved = range(int(value) + 233, int(value) + 233 + last_offset() + 1)
+    assert moved[-1] <= 65535
+    assert all(not set(moved) & set(other) for other in _layouts_holding(taken))
 
 
-def test_a_port_the_launch_puts_there_through_dist_init_addr_moves_that_address(tmp_path: Path) -> None:
+def test_a_port_the_launch_puts_there_through_dist_init_addr_moves_that_address_past_them(tmp_path: Path) -> None:
     launch = ("python3 -m sglang.launch_server --model-path /m --tp 8 --dp 8 --enable-dp-attention "
               "--dist-init-addr 10.0.0.1:5000 --nnodes 2 --node-rank 0")
     fix = first_diagnosis(_port_failure(tmp_path, 5002, "detokenizer_port", launch=launch)).fix
     assert fix is not None and not fix.flags
     assert "--dist-init-addr's port, 5000" in fix.summary
-    assert [(flag, value) for _, flag, value in _all_flags(fix)] == [("--dist-init-addr", "10.0.0.1:5007")]
+    [(_, flag, value)] = _all_flags(fix)
+    assert flag == "--dist-init-addr" and value is not None and value.startswith("10.0.0.1:")
+    first = int(value.rpartition(":")[2])
+    assert all(not set(range(first, first + last_offset() + 1)) & set(other) for other in _layouts_holding(5002))
+
+
+@pytest.mark.parametrize(("launch_flags", "taken", "name"), [
+    ("--dist-init-addr 10.0.0.1:65530 --nnodes 2 --node-rank 0", 65530, "dist_init_port"),  # 65530 + 6 > 65535
+    ("--port 65300", 65533, "dist_init_port"),  # rendezvous 65533: its layout passes 65535
+    ("--port 65290", 65527, "metrics_port"),  # a move past 65527's layouts would start at 65534
+])
+def test_no_move_gives_or_needs_a_port_above_65535(tmp_path: Path, launch_flags: str, taken: int, name: str) -> None:
+    """0.5.23 rejects a port above 65535 (wait_port_available: 'has invalid port number'), and 0.5.15+ lays a
+    layout that would pass it out below the rendezvous port: no flag change, no number of ours."""
+    launch = f"python3 -m sglang.launch_server --model-path /m --tp 2 --dp 2 --enable-dp-attention {launch_flags}"
+    fix = first_diagnosis(_port_failure(tmp_path, taken, name, launch=launch)).fix
+    assert fix is not None and not _all_flags(fix)
+    assert not any("would place" in step for step in fix.steps)
+
+
+def test_the_layout_the_engine_logged_overrules_the_table_when_they_differ(tmp_path: Path) -> None:
+    """PortArgs.init_new logs the layout it used before it re-raises ('Port is already in use. dist_init_port=…',
+    sglang/srt/server_args.py 0.5.5 to 0.5.23).  0.5.15+ near 65535 puts port_base below the rendezvous port: the
+    table's numbers are not this launch's, so none are printed and no flag moves.  (A record whose format shows its
+    level: one without is not kept as the failure's context, and the launch's own numbers decide.)"""
+    launch = "python3 -m sglang.launch_server --model-path /m --tp 2 --dp 2 --enable-dp-attention --port 30000"
+    logged = ("[2026-02-01 10:00:00] ERROR Port is already in use. dist_init_port=30233 port_base=30226 detokenizer_port=30227 nccl_port=41999 "
+              "scheduler_input_port=30230\n")
+    log = _port_failure(tmp_path, 30237, "metrics_port", launch=launch).replace("Traceback", logged + "Traceback", 1)
+    fix = first_diagnosis(log).fix
+    assert fix is not None and not _all_flags(fix)
+    steps = " ".join(fix.steps)
+    assert "would place" not in steps and "'Port is already in use. dist_init_port=…'" in steps
+
+
+def test_the_rendezvous_port_is_named_with_its_flag(tmp_path: Path) -> None:
+    fix = first_diagnosis(_port_failure(tmp_path, 5000, "dist_init_port")).fix
+    assert fix is not None and "--dist-init-addr's port sets it" in fix.summary and "no flag sets it" not in fix.summary
+
+
+@pytest.mark.parametrize(("cmdline", "engine"), [
+    ("['/home/u/.venvs/sglang-0.5.9/bin/python', 'other_job.py']", False),  # a path, not the engine
+    ("['python3', '-m', 'sglang.launch_server', '--port', '30003']", True),
+])
+def test_the_holder_is_an_sglang_server_by_its_own_words_not_a_path(tmp_path: Path, cmdline: str, engine: bool) -> None:
+    holder = f"process.name()='python3' process.cmdline()={cmdline} process.status()='sleeping' pid=4100"
+    fix = first_diagnosis(_port_failure(tmp_path, 30237, "metrics_port", holder=holder)).fix
+    assert fix is not None and ("likely another SGLang server" in fix.summary) == engine
 
 
 def test_a_port_the_launch_does_not_put_there_sets_no_flag(tmp_path: Path) -> None:

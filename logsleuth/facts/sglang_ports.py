@@ -18,12 +18,7 @@ class OwnPort:
     what: str
     offset: int | None
     flag: str | None
-    releases: tuple[str, ...]
-
-    @property
-    def derived(self) -> bool:
-        """Laid out after the rendezvous port, set by no flag of its own."""
-        return self.offset is not None and self.offset > 0
+    releases: tuple[str, ...]  # provenance: the indexed releases whose code prints this name (not checked per launch)
 
 
 @cache
