@@ -44,7 +44,7 @@ def _logged_layout(ctx: FixContext, text: str) -> regex.Match[str] | None:
 def _modelled(rendezvous: int, room: int) -> bool:
     """The table's layout holds: every port after the rendezvous port below 65536 (0.5.15+ lays them out below it
     otherwise, sglang/srt/server_args.py PortArgs.init_new)."""
-    return 0 < rendezvous and rendezvous + room - 1 <= _LAST_PORT
+    return rendezvous > 0 and rendezvous + room - 1 <= _LAST_PORT
 
 
 def _engine_held(words: str, name: str) -> bool:
@@ -115,7 +115,7 @@ def laid_out_port(ctx: FixContext, port: OwnPort, taken: str | None, http: str, 
             steps=tuple(steps),
             alternatives=(Fix(summary=f"Or, if that process must keep running: this launch puts {port.name} at {taken} "
                                       f"through {mover}. A server whose ports hold {taken} uses none above "
-                                      f"{int(taken) + room - 1}: {mover} {value} starts this launch's ports at {first}, "
+                                      f"{first - 1}: {mover} {value} starts this launch's ports at {first}, "
                                       "past all of them" + (" (the same new address on every node)."
                                                             if mover == "--dist-init-addr" else
                                                             "; --port is also the HTTP port, so clients must use the "
