@@ -10,6 +10,7 @@ scheduler_input_port, at the rendezvous port + 0 to + 5 (facts/sglang_ports.toml
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -175,3 +176,39 @@ def test_the_nccl_port_keeps_its_own_flag(tmp_path: Path) -> None:
     """nccl_port is set by --nccl-port, not laid out from the rendezvous port: its own flag's fix stays."""
     fix = first_diagnosis(_port_failure(tmp_path, 41000, "nccl_port")).fix
     assert fix is not None and [flag for _, flag, _ in _all_flags(fix)] == ["--nccl-port"]
+
+
+_HOLD_AND_INIT = """\
+import socket, sys, types
+from sglang.srt.server_args import PortArgs
+first, port = int(sys.argv[1]), int(sys.argv[2])
+held = []
+for p in range(first, first + 7):
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", p)); s.listen()
+    held.append(s)
+args = types.SimpleNamespace(nccl_port=41999, tokenizer_worker_num=1, enable_dp_attention=True, nnodes=1,
+                             dist_init_addr=None, port=port)
+PortArgs.init_new(args)
+print("laid out")
+"""
+
+
+@pytest.mark.oracle
+def test_real_port_args_lays_the_moved_port_out_clear_of_every_layout_holding_the_taken_one(tmp_path: Path) -> None:
+    """Real SGLang 0.5.9's PortArgs.init_new (its oracle venv): another server's seven ports held wherever they hold
+    the taken metrics port, the --port logsleuth offers lays this launch's ports out without a collision."""
+
+    python = next(Path.home().glob(".cache/logsleuth/oracle/sglang-0.5.9/bin/python"), None)
+    if python is None:
+        pytest.skip("the oracle venv sglang-0.5.9 is not set up (make oracle-setup)")
+    launch = "python3 -m sglang.launch_server --model-path /m --port 30000 --tp 2 --dp 2 --enable-dp-attention"
+    taken = 30000 + 233 + 4
+    fix = first_diagnosis(_port_failure(tmp_path, taken, "metrics_ipc_name", launch=launch)).fix
+    [(_, flag, value)] = _all_flags(fix)
+    assert flag == "--port" and value is not None
+    script = tmp_path / "hold_and_init.py"
+    script.write_text(_HOLD_AND_INIT)
+    for other in _layouts_holding(taken):
+        run = subprocess.run([str(python), str(script), str(other.start), value], capture_output=True, text=True,
+                             timeout=300, cwd=tmp_path)
+        assert "laid out" in run.stdout, (other, run.stderr[-400:])
