@@ -7,6 +7,8 @@ every URL through `http_proxy`/`HTTPS_PROXY` unless `NO_PROXY` names the host.  
 that is a 403/407/502/503/504, an HTML page, a proxy's words, or a JSON decoding error on the warm-up's own
 reply are the proxy's answer (sgl-project/sglang#9814, #4935, #16855, #9155; PR#7341).
 
+A connect that found no local port (`EADDRNOTAVAIL`): reasoning/no_local_port.py.
+
 A port: `EADDRINUSE` / `[Errno 98]` / torch's TCPStore "server socket has failed to listen" name the port in use;
 a TCPStore client that "failed to connect" or a refused connection to a rendezvous names the address that is not
 reachable.  The engines' own port-in-use patterns come first (patterns/*/port-in-use.toml); this rule answers
@@ -23,6 +25,7 @@ from logsleuth.models import Diagnosis, Fix, LaunchInfo
 from logsleuth.reasoning.catalog_flags import release_flag, releases_with, setting_fix
 from logsleuth.reasoning.evidence import Evidence
 from logsleuth.reasoning.multinode import topology_facts
+from logsleuth.reasoning.no_local_port import no_local_port
 from logsleuth.tracebacks.rendezvous_warnings import rendezvous_warning
 
 _NO_PROXY = "localhost,127.0.0.1,0.0.0.0"
@@ -81,8 +84,8 @@ _ADDRESS = compile_lazily_regex(
 def network(evidence: Evidence) -> Diagnosis | None:
     """A proxy answering the server's own request, a port in use, or a rendezvous address not reachable."""
     text = evidence.message_text
-    return (_proxy(evidence, text) or _port_in_use(evidence, text) or _unreachable(evidence, text)
-            or _unreachable_above_cut(evidence))
+    return (no_local_port(evidence) or _proxy(evidence, text) or _port_in_use(evidence, text)
+            or _unreachable(evidence, text) or _unreachable_above_cut(evidence))
 
 
 def _unreachable_above_cut(evidence: Evidence) -> Diagnosis | None:
@@ -248,6 +251,31 @@ def _flag_given(launch: LaunchInfo, flag: str) -> bool:
     return bool(launch.command and flag in launch.command) or any(key == field for key, _ in launch.server_args)
 
 
+# The address a process advertises is the one its engine picks unless a variable names it: vLLM's get_ip()
+# (vllm/utils/network_utils.py, 0.11.2 and 0.33.0) reads VLLM_HOST_IP (vllm/envs.py) and feeds the distributed init;
+# torch's Gloo and NCCL pick an interface unless GLOO_SOCKET_IFNAME / NCCL_SOCKET_IFNAME name one.  SGLang's rendezvous
+# is --dist-init-addr's TCPStore: its SGLANG_HOST_IP / HOST_IP (get_local_ip_auto) is read by the disaggregation and
+# Mooncake connections only (srt/disaggregation/*/conn.py 0.4.10.post2; also shm_broadcast and parallel_state helpers
+# in 0.5.9), never for that store, so it is not named here.  A VPN's tunnel is the interface picked on some hosts, an
+# address nothing else reaches (split 20's H-04, vllm-project/vllm-metal#58, with the sibling #625: the tunnel address
+# from get_ip(), fixed by VLLM_HOST_IP).
+_HOST_ADDRESS = {"vllm": "the engine's host address (VLLM_HOST_IP)",
+                 "sglang": "--dist-init-addr (the same address on every node)"}
+
+
+_NO_SOURCE_ADDRESS = compile_lazily_regex(r"errno:? 99\b|Cannot assign requested address")
+
+
+def _interfaces_step(launch: LaunchInfo) -> str:
+    """Which interface and address the ranks use, by the settings the engine and torch read for the rendezvous."""
+    host_ip = _HOST_ADDRESS.get(launch.engine or "",
+                                "the rendezvous address (SGLang: --dist-init-addr; vLLM: VLLM_HOST_IP for its own)")
+    return (f"with several network interfaces (a VPN or tunnel among them), the address and interface picked can be "
+            f"one the other ranks, or this process itself, cannot reach: set {host_ip} and GLOO_SOCKET_IFNAME / "
+            "NCCL_SOCKET_IFNAME to the address and interface the nodes share (on a single node, the loopback "
+            "address), never to the VPN's, or disconnect the VPN")
+
+
 def _unreachable(evidence: Evidence, text: str, said: regex.Match[str] | None = None) -> Diagnosis | None:
     """`said`: what torch's c10d warnings above a cut traceback say of the store's socket (_unreachable_above_cut)."""
     above_cut = said is not None
@@ -273,8 +301,14 @@ def _unreachable(evidence: Evidence, text: str, said: regex.Match[str] | None = 
         # In words, not a command: logsleuth prints no command the log or the user did not give.
         f"check that this node reaches {host} on port {port} and that no firewall closes the port" if host else
         "check that this node reaches node 0 and that no firewall closes the port",
-        "with several network interfaces, make the engine use the one the nodes share (NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME)",
+        _interfaces_step(launch),
     ]
+    if _NO_SOURCE_ADDRESS.search(text):
+        # connect's EADDRNOTAVAIL at a rendezvous: most often a destination of an address family this host has no
+        # address in (a name resolving to IPv6 on an IPv4-only host or container: pytorch/PiPPy#158, moby/moby#37616)
+        steps.append("errno 99 (Cannot assign requested address) on this connect: this host has no source address of "
+                     "the destination's family, most often an IPv6 address (IPv6 turned off here): give the "
+                     "rendezvous an IPv4 address")
     if host and _HOST_NAME.fullmatch(host) and not _LOCAL.search(host):
         # torch resolves a name with getaddrinfo and may take its IPv6 address first (sgl-project/sglang#7478, tagged
         # IPv6): the nodes may reach each other over IPv4 only.

@@ -119,6 +119,23 @@ def test_a_rendezvous_not_reachable_names_the_address_and_the_release_s_flag() -
     assert not any(re.search(r"\b(nc|telnet|curl)\s", step) for step in fix.steps), "no command the log did not give"
 
 
+def test_the_interface_step_names_only_the_engine_s_own_host_address_variable() -> None:
+    """The address setting each engine reads for the rendezvous (vllm/envs.py VLLM_HOST_IP, which get_ip() feeds to
+    the distributed init; SGLang's --dist-init-addr, its SGLANG_HOST_IP being read by disaggregation and Mooncake
+    connections only, never for the TCPStore), never the other engine's, and a VPN's interface never as the one to pin
+    (split 20's H-04, vllm-project/vllm-metal#58 and #625)."""
+    sglang_steps = " ".join(first_diagnosis(SGLANG_RENDEZVOUS_TIMEOUT).fix.steps)
+    assert "set --dist-init-addr (the same address on every node) and GLOO_SOCKET_IFNAME" in sglang_steps
+    assert "HOST_IP" not in sglang_steps
+    assert "never to the VPN's, or disconnect the VPN" in sglang_steps
+    vllm_log = SGLANG_RENDEZVOUS_TIMEOUT.replace(
+        "$ python3 -m sglang.launch_server --model-path /models/m --tp-size 16 --nnodes 2 --node-rank 1 "
+        "--dist-init-addr 10.1.0.5:5000", "$ vllm serve /models/m --tensor-parallel-size 16"
+    ).replace("[2026-02-01 08:31:10 TP9] Scheduler hit an exception: ", "(EngineCore_DP0 pid=812) ERROR ")
+    vllm_steps = " ".join(first_diagnosis(vllm_log).fix.steps)
+    assert "VLLM_HOST_IP" in vllm_steps and "SGLANG_HOST_IP" not in vllm_steps
+
+
 def test_a_port_in_use_on_a_log_that_shows_no_engine_names_each_engine_s_setting_and_sets_no_flag() -> None:
     diagnosis = first_diagnosis(app_traceback("OSError: [Errno 98] Address already in use", 'sock.bind(("0.0.0.0", 8000))'))
     assert diagnosis.basis == "rule" and diagnosis.category == "port-in-use" and diagnosis.engine is None

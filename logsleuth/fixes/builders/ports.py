@@ -6,6 +6,8 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from logsleuth.facts.sglang_ports import own_port
+from logsleuth.fixes.builders.laid_out_ports import HOLDER, laid_out_port
 from logsleuth.fixes.builders.memory import server_arg
 from logsleuth.fixes.context import FixContext
 from logsleuth.lazyre import compile_lazily_regex
@@ -148,6 +150,10 @@ def free_port(ctx: FixContext, data: dict[str, Any]) -> Fix:
         collided = _rank_collision(ctx, taken, giving)
         if collided is not None:
             return collided
+    laid_out = own_port(what) if ctx.launch.engine != "vllm" else None
+    if laid_out is not None and laid_out.offset is not None:
+        # a port of SGLang's own layout the message names (PortArgs.init_new): never the HTTP port's flag by default
+        return laid_out_port(ctx, laid_out, taken, _http_port(ctx), _launch_known(ctx))
     flag, arg = "--port", "port"
     for pattern, candidate_flag, candidate_arg in _PORT_FLAGS:
         if pattern.search(what):
@@ -260,9 +266,8 @@ def _engine_chosen_port(ctx: FixContext, taken: str | None, flag: str) -> Fix | 
     )
 
 
-# SGLang's wait_port_available names the process that holds the port (0.5.x: "… is used by a process already.
-# process.name()=… process.cmdline()=[…] … pid=N"); zmq's bind error names only the address.
-_HOLDER = compile_lazily_regex(r"process\.cmdline\(\)=\[(?P<cmdline>[^\]]*)\][^\n]*?\bpid=(?P<pid>\d+)")
+# SGLang's wait_port_available names the process that holds the port (laid_out_ports.HOLDER); zmq's bind error names
+# only the address.
 _ZMQ = compile_lazily_regex(r"ZMQError|zmq\.error")
 
 
@@ -272,7 +277,7 @@ def _held_by_an_earlier_launch(ctx: FixContext, taken: str | None, flag: str, mo
     its server).  Stopping them is the fix; moving a port is the other way, never the first (stop 40: a fix that led
     with another --port where the port in use was one the ranks open among themselves)."""
     text = "\n".join(f"{block.type}: {block.message}" for block in ctx.failure.exceptions)
-    holder = _HOLDER.search(text)
+    holder = HOLDER.search(text)
     if holder is not None:
         words = " ".join(part.strip().strip("'\"") for part in holder["cmdline"].split(","))
         if "sglang" not in words and "vllm" not in words:
