@@ -81,6 +81,12 @@ def verdict(flag: str, value: str | None, ctx: FixContext) -> Verdict | None:
             return _other_program(flag, has, engine, ctx) or Verdict("known", _known(flag, value, has + older, name))
         if (refused := _refused_by_another_release(flag, having, every, name, engine, ctx)) is not None:
             return refused
+        if last != every[-1] and first != every[0]:
+            # a range closed at both ends: a release older than it may need the flag's feature (a flag newer than the
+            # release that ran, vLLM's --task under an older image), one newer than it has dropped the flag
+            return Verdict("some", f"{flag} is a flag of {name} {_span(first, last, every)} only: if your release is "
+                                   f"older than {first}, leave it out or, to keep it, run a release from {first} to "
+                                   f"{last}; if it is newer than {last}, leave it out")
         return Verdict("some", f"{flag} is a flag of {name} {_span(first, last, every)} only: leave it out if your "
                                f"release is outside that range" + (f", or upgrade to {first} or later" if last == every[-1] else ""))
     running = versions.version_key(told)
