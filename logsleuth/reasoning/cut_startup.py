@@ -25,7 +25,7 @@ from logsleuth.lazyre import compile_lazily
 from logsleuth.models import ENGINE_NAMES, Frame
 from logsleuth.reasoning.call_frames import own_frames
 from logsleuth.reasoning.category_score import AFTER_BUILD_CALLS, called_by
-from logsleuth.reasoning.engine_api_calls import code_path
+from logsleuth.reasoning.engine_api_calls import ENGINE_FRAME, code_path
 from logsleuth.reasoning.evidence import Evidence
 from logsleuth.reasoning.launch_quantization import launch_model
 
@@ -47,7 +47,6 @@ _SETUP_CALLS = frozenset({
 # build), or its serving loop ran (SGLang's event loops, vLLM's engine loops).
 _AFTER_SETUP = AFTER_BUILD_CALLS | {"event_loop_normal", "event_loop_overlap", "run_engine_loop",
                                     "_process_input_queue", "run_busy_loop"}
-_ENGINE_FILES = compile_lazily(r"(?:^|/)(?:sglang|vllm)/")
 # An engine's source tree (a checkout or an editable install): its package under the repository's own directory
 # (`…/sglang/python/sglang/srt/…`, `…/vllm/vllm/engine/…`), not under site-packages.
 _SOURCE_TREE = compile_lazily(r"^(?P<tree>.*?/sglang/python)/sglang/|^(?P<vtree>.*?/vllm)/vllm/")
@@ -60,7 +59,7 @@ def setup_frame(evidence: Evidence) -> Frame | None:
     failure = evidence.failure
     if not names_no_cause(failure):
         return None
-    frames = [frame for frame in own_frames(failure) if _ENGINE_FILES.search(frame.file)]
+    frames = [frame for frame in own_frames(failure) if ENGINE_FRAME.search(frame.file)]
     if any(frame.function in _AFTER_SETUP or called_by(frame) in _AFTER_SETUP for frame in failure.final.frames):
         return None
     return next((frame for frame in reversed(frames)
@@ -153,7 +152,7 @@ def _transformers_step(engine: str | None, version: str | None, lines: list[str]
 
 def _source_tree(evidence: Evidence) -> str | None:
     """The engine's source tree the frames run from, when none is under site-packages."""
-    files = [frame.file for frame in evidence.failure.final.frames if _ENGINE_FILES.search(frame.file)]
+    files = [frame.file for frame in evidence.failure.final.frames if ENGINE_FRAME.search(frame.file)]
     if not files or any(_INSTALLED.search(file) for file in files):
         return None
     found = next((m for file in files if (m := _SOURCE_TREE.search(file))), None)
